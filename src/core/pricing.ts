@@ -1,0 +1,95 @@
+import { QUALITIES, SIZES, type Quality, type Size } from '../spec/constants.js';
+
+/**
+ * Spec §1 "Pricing": US dollars per image, service fee included. The spec shows
+ * no price for quality `auto`, other sizes or edits: such costs are estimates
+ * (basis `estimate`) at the highest price that could apply, never known figures.
+ */
+export const PRICE_TABLE: Readonly<Record<Size, Readonly<Record<Exclude<Quality, 'auto'>, number>>>> = {
+  '1024x1024': { low: 0.00636, medium: 0.05618, high: 0.22366 },
+  '1024x1536': { low: 0.0053, medium: 0.04346, high: 0.1749 },
+  '1536x1024': { low: 0.0053, medium: 0.04346, high: 0.1749 },
+};
+
+export type PriceBasis = 'table' | 'estimate';
+
+export interface PriceQuote {
+  /** Dollars per image. */
+  perImageUsd: number;
+  /** Dollars for the whole request (per image × n). */
+  totalUsd: number;
+  n: number;
+  /** `table`: the spec's price table; `estimate`: the highest price that could apply, because the spec shows none. */
+  basis: PriceBasis;
+  /** Why it is an estimate, in words (absent for table prices). */
+  reason?: string;
+}
+
+export interface PriceQuery {
+  size?: string | undefined;
+  quality?: string | undefined;
+  n?: number | undefined;
+  /** Edits have no price in the spec: always an estimate. */
+  operation?: 'generate' | 'edit';
+}
+
+const isSize = (s: string | undefined): s is Size => (SIZES as readonly string[]).includes(s ?? '');
+const isTableQuality = (q: string | undefined): q is Exclude<Quality, 'auto'> =>
+  (QUALITIES as readonly string[]).includes(q ?? '') && q !== 'auto';
+
+const roundUsd = (usd: number): number => Math.round(usd * 1e6) / 1e6;
+
+function highestPrice(sizes: readonly Size[], qualities: readonly Exclude<Quality, 'auto'>[]): number {
+  let max = 0;
+  for (const s of sizes) for (const q of qualities) max = Math.max(max, PRICE_TABLE[s][q]);
+  return max;
+}
+
+/** Prices a request before it is sent: the figure budgets are checked against. */
+export function estimatePrice(query: PriceQuery): PriceQuote {
+  const n = query.n ?? 1;
+  const reasons: string[] = [];
+  const sizes: readonly Size[] = isSize(query.size) ? [query.size] : SIZES;
+  if (!isSize(query.size)) reasons.push(`no price is shown for size ${query.size ?? '(unspecified)'}`);
+  const qualities: readonly Exclude<Quality, 'auto'>[] = isTableQuality(query.quality) ? [query.quality] : ['low', 'medium', 'high'];
+  if (!isTableQuality(query.quality)) reasons.push(`no price is shown for quality ${query.quality ?? 'auto'}`);
+  if (query.operation === 'edit') reasons.push('no price is shown for edits');
+
+  const perImageUsd = highestPrice(sizes, qualities);
+  const quote: PriceQuote = { perImageUsd, totalUsd: roundUsd(perImageUsd * n), n, basis: reasons.length ? 'estimate' : 'table' };
+  if (reasons.length) quote.reason = `${reasons.join('; ')}: the highest price that could apply`;
+  return quote;
+}
+
+/**
+ * Prices a finished job. The service reports the size and quality it really
+ * used (quality `auto` resolves to a tier), so a finished generation is often a
+ * table price even when its estimate was not.
+ */
+export function priceOfResult(input: {
+  operation: 'generate' | 'edit';
+  requested: { size?: string | undefined; quality?: string | undefined };
+  reported?: { size?: string | undefined; quality?: string | undefined } | undefined;
+  images: number;
+}): PriceQuote {
+  return estimatePrice({
+    operation: input.operation,
+    size: input.reported?.size ?? input.requested.size,
+    quality: input.reported?.quality ?? input.requested.quality,
+    n: input.images,
+  });
+}
+
+export function formatUsd(usd: number): string {
+  if (usd === 0) return '$0.00';
+  if (usd < 0.01) return `$${usd.toFixed(4)}`;
+  return `$${usd.toFixed(usd < 1 ? 3 : 2)}`;
+}
+
+/** "$0.112 (2 × $0.056)" or "≤ $0.447 (estimate: …)". */
+export function describeQuote(quote: PriceQuote): string {
+  const each = quote.n > 1 ? ` (${quote.n} × ${formatUsd(quote.perImageUsd)})` : '';
+  return quote.basis === 'table'
+    ? `${formatUsd(quote.totalUsd)}${each}`
+    : `up to ${formatUsd(quote.totalUsd)}${each}, an estimate: ${quote.reason ?? 'no price shown'}`;
+}
