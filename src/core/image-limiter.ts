@@ -149,6 +149,28 @@ export class ImageLimiter {
   }
 
   /**
+   * Waits for a slot and enough images, then holds them until the returned
+   * `release` is called (for work whose end is not one promise, like a stream).
+   */
+  acquire(options: ScheduleOptions): Promise<() => void> {
+    return new Promise<() => void>((resolveAcquire, rejectAcquire) => {
+      this.schedule(
+        options,
+        () =>
+          new Promise<void>((done) => {
+            let released = false;
+            resolveAcquire(() => {
+              if (!released) {
+                released = true;
+                done();
+              }
+            });
+          }),
+      ).catch(rejectAcquire);
+    });
+  }
+
+  /**
    * The service said "wait" (429 with a retry time): hold every request of this
    * limiter, and of every process sharing it, for `ms`. With a rate limit the
    * bucket is also emptied, so the queue does not burst when the wait ends.

@@ -1,0 +1,141 @@
+import type { Background, OutputFormat, PriceQuote, Quality, Size, Usage } from '../../src/index.js';
+
+/**
+ * The contract between the platform-neutral job runner and the chat surfaces
+ * (Discord, Slack). Surfaces turn platform input into a JobSpec, submit it, and
+ * render the ordered JobUpdates; they never talk to the image client directly.
+ */
+
+export type Platform = 'discord' | 'slack';
+
+/** Who asked, and where. `scopeId` is the Discord server (guild) or Slack workspace (team). */
+export interface Requester {
+  platform: Platform;
+  userId: string;
+  userName?: string | undefined;
+  channelId: string;
+  scopeId: string;
+  /** Holds the platform's admin role (may cancel others' jobs, is not exempt from budgets). */
+  isAdmin?: boolean | undefined;
+}
+
+/** An input image, already downloaded by the surface (attachment URLs expire). */
+export interface InputImage {
+  data: Buffer;
+  filename?: string | undefined;
+}
+
+/** The request fields a chat user can set; everything else takes the spec's defaults. */
+export interface JobOptions {
+  n?: number | undefined;
+  size?: Size | undefined;
+  quality?: Quality | undefined;
+  background?: Background | undefined;
+  output_format?: OutputFormat | undefined;
+  output_compression?: number | undefined;
+  moderation?: 'low' | 'auto' | undefined;
+}
+
+export interface JobSpec {
+  kind: 'generate' | 'edit';
+  prompt: string;
+  options: JobOptions;
+  /** Required for edits (1 to 16). */
+  images?: InputImage[] | undefined;
+  requester: Requester;
+}
+
+export type JobUpdate =
+  | { type: 'queued'; jobId: string; ahead: number }
+  | { type: 'started'; jobId: string }
+  | {
+      type: 'partial';
+      jobId: string;
+      /** Which output image (0-based) this partial belongs to, and its partial index. */
+      imageIndex: number;
+      partialIndex: number;
+      image: Buffer;
+      format: OutputFormat;
+    }
+  | {
+      type: 'completed';
+      jobId: string;
+      images: Buffer[];
+      format: OutputFormat;
+      size: string;
+      quality: string;
+      background: string;
+      usage: Usage | undefined;
+      cost: PriceQuote;
+      elapsedMs: number;
+    }
+  | {
+      type: 'failed';
+      jobId: string;
+      /** Stable: a PictorErrorCode of the core, or one of the runner's refusal codes. */
+      code: string;
+      /** One sentence a person can act on. Never a stack trace or a secret. */
+      message: string;
+      /** Worth a Retry button. */
+      retryable: boolean;
+    }
+  | { type: 'cancelled'; jobId: string; byUserId: string };
+
+export type FinalUpdate = Extract<JobUpdate, { type: 'completed' | 'failed' | 'cancelled' }>;
+
+/** Receives a job's updates, in order, one at a time (the runner awaits each). */
+export type UpdateSink = (update: JobUpdate) => void | Promise<void>;
+
+export interface JobHandle {
+  id: string;
+  /** Settles with the last update once the sink has received it. */
+  done: Promise<FinalUpdate>;
+}
+
+/** Why a job was refused before anything was queued or spent. */
+export type RefusalCode =
+  | 'validation_error'
+  | 'budget_user_daily'
+  | 'budget_scope_daily'
+  | 'user_concurrency'
+  | 'user_cooldown';
+
+/** Spending and quota limits set by the operator. Undefined means no limit. */
+export interface SpendLimits {
+  /** USD per user per UTC day. */
+  userDailyUsd?: number | undefined;
+  /** USD per Discord server / Slack workspace per UTC day. */
+  scopeDailyUsd?: number | undefined;
+  /** Jobs one user may have queued or running at once. */
+  userConcurrentJobs?: number | undefined;
+  /** Seconds between two jobs of one user. */
+  userCooldownSeconds?: number | undefined;
+}
+
+/**
+ * Where reservations and spending live. The embedded default is a JSON file in
+ * the data folder; a Redis implementation shares it between processes. Every
+ * method is atomic with respect to other callers of the same store.
+ */
+export interface QuotaStore {
+  /**
+   * Checks every limit and, if all pass, reserves `estimateUsd` for the job
+   * (counted against the user's and scope's day until settled or released) and
+   * marks the job active for the user. Returns the refusal otherwise.
+   */
+  reserve(input: {
+    jobId: string;
+    userKey: string;
+    scopeKey: string;
+    estimateUsd: number;
+    limits: SpendLimits;
+    now: number;
+  }): Promise<{ ok: true } | { ok: false; code: Exclude<RefusalCode, 'validation_error'>; limit: number; used: number; resetsAt: number }>;
+  /** Replaces the job's reservation with what it really cost, and ends it. */
+  settle(jobId: string, actualUsd: number): Promise<void>;
+  /** Drops the job's reservation (failed or cancelled before being billed). */
+  release(jobId: string): Promise<void>;
+  /** Spent plus reserved today (UTC), for a user or a scope key. */
+  spentToday(key: string, now: number): Promise<number>;
+  close(): Promise<void>;
+}
