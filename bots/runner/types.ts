@@ -79,7 +79,13 @@ export type JobUpdate =
       /** Worth a Retry button. */
       retryable: boolean;
     }
-  | { type: 'cancelled'; jobId: string; byUserId: string };
+  | {
+      type: 'cancelled';
+      jobId: string;
+      byUserId: string;
+      /** `requested`: a person cancelled it (`byUserId`); `shutdown`: the bot is stopping (`byUserId` is empty). */
+      reason?: 'requested' | 'shutdown' | undefined;
+    };
 
 export type FinalUpdate = Extract<JobUpdate, { type: 'completed' | 'failed' | 'cancelled' }>;
 
@@ -138,4 +144,21 @@ export interface QuotaStore {
   /** Spent plus reserved today (UTC), for a user or a scope key. */
   spentToday(key: string, now: number): Promise<number>;
   close(): Promise<void>;
+}
+
+/** Where a job is. `queued` waits for the image service throttle; `running` is sent upstream. */
+export type JobStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+/** What the runner tells about a job (for buttons and admin views). */
+export interface JobInfo {
+  id: string;
+  kind: JobSpec['kind'];
+  status: JobStatus;
+  requester: Requester;
+  /** Milliseconds, from the runner's clock. */
+  submittedAt: number;
+  startedAt?: number | undefined;
+  finishedAt?: number | undefined;
+  /** The upper-bound price reserved for the job before it ran. */
+  estimate: PriceQuote;
 }

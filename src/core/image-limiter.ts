@@ -54,6 +54,7 @@ export class ImageLimiter {
   readonly #waiting: Ticket[] = [];
   #running = 0;
   #pausedUntil = 0;
+  #stopped = false;
 
   constructor(options: ImageLimiterOptions = {}) {
     const id = options.id ?? 'pictor';
@@ -142,7 +143,7 @@ export class ImageLimiter {
             settled = true;
             signal?.removeEventListener('abort', onAbort);
             this.#leaveQueue(ticket);
-            reject(error);
+            reject(this.#stopped ? new AbortedError('the limiter was stopped', { cause: error }) : error);
           },
         );
     });
@@ -196,6 +197,8 @@ export class ImageLimiter {
 
   /** Stops both limiters; queued requests are dropped with an error. */
   async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
     await Promise.all([this.#slots.stop({ dropWaitingJobs: true }), this.#images?.stop({ dropWaitingJobs: true })]);
     await Promise.all([this.#slots.disconnect(), this.#images?.disconnect()]);
   }

@@ -82,8 +82,7 @@ export function priceOfResult(input: {
 
 export function formatUsd(usd: number): string {
   if (usd === 0) return '$0.00';
-  if (usd < 0.01) return `$${usd.toFixed(4)}`;
-  return `$${usd.toFixed(usd < 1 ? 3 : 2)}`;
+  return `$${usd.toFixed(usd < 0.1 ? 4 : usd < 1 ? 3 : 2)}`;
 }
 
 /** "$0.112 (2 × $0.056)" or "≤ $0.447 (estimate: …)". */

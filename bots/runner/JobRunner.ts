@@ -1,0 +1,420 @@
+import { randomBytes } from 'node:crypto';
+import {
+  AbortedError,
+  estimatePrice,
+  isCompletedEvent,
+  LIMITS,
+  parseEditRequest,
+  parseGenerationRequest,
+  resultFromCompleted,
+  decodeImages,
+  ValidationError,
+  type CompletedEvent,
+  type EditRequest,
+  type GenerationRequest,
+  type ImageEventStream,
+  type LoggerLike,
+  type PartialImageEvent,
+  type PictorClient,
+  type PriceQuote,
+  type RequestOptions,
+} from '../../src/index.js';
+import { describeFailure } from './describe-failure.js';
+import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
+import { mayCancel } from './may-cancel.js';
+import { UpdatePump } from './UpdatePump.js';
+import type {
+  FinalUpdate,
+  JobHandle,
+  JobInfo,
+  JobSpec,
+  JobUpdate,
+  QuotaStore,
+  Requester,
+  SpendLimits,
+  UpdateSink,
+} from './types.js';
+
+export interface JobRunnerOptions {
+  client: PictorClient;
+  store: QuotaStore;
+  limits: SpendLimits;
+  /** Least time between two `queued`/`partial` updates of one job. Default 1500 ms. */
+  minUpdateIntervalMs?: number | undefined;
+  /** Partial images asked for per image (0 to 3). Default 2. */
+  partialImages?: number | undefined;
+  logger?: LoggerLike | undefined;
+  /** Milliseconds since the epoch; update pacing is measured with it, so it must advance with real time. Default `Date.now`. */
+  now?: (() => number) | undefined;
+  /** How long `shutdown` waits for running jobs before it stops them. Default 30 s. */
+  shutdownGraceMs?: number | undefined;
+  /** How many finished jobs `get` still knows. Default 1000. */
+  keepFinishedJobs?: number | undefined;
+}
+
+interface Job {
+  readonly info: JobInfo;
+  readonly spec: JobSpec;
+  readonly request: GenerationRequest | EditRequest;
+  readonly controller: AbortController;
+  readonly pump: UpdatePump;
+  /** Set once the job's outcome is known: from then on it can no longer be cancelled. */
+  decided: boolean;
+  cancelledBy: { byUserId: string; reason: 'requested' | 'shutdown' } | undefined;
+  completedImages: number;
+  done: Promise<FinalUpdate>;
+}
+
+const DEFAULT_MIN_UPDATE_INTERVAL_MS = 1500;
+const DEFAULT_PARTIAL_IMAGES = 2;
+const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
+const DEFAULT_KEEP_FINISHED_JOBS = 1000;
+/** After the grace period, how long shutdown still waits for stopped jobs to report. */
+const SHUTDOWN_DRAIN_MS = 5_000;
+
+const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * Runs image jobs for the chat surfaces: validates and prices a job, reserves
+ * its budget, streams it through the (throttled) client, and reports one
+ * ordered, paced sequence of updates to the surface's sink:
+ * `queued` → `started` → `partial`* → `completed` | `failed` | `cancelled`.
+ */
+export class JobRunner {
+  readonly #client: PictorClient;
+  readonly #store: QuotaStore;
+  readonly #limits: SpendLimits;
+  readonly #minUpdateIntervalMs: number;
+  readonly #partialImages: number;
+  readonly #logger: LoggerLike;
+  readonly #now: () => number;
+  readonly #shutdownGraceMs: number;
+  readonly #keepFinishedJobs: number;
+  readonly #jobs = new Map<string, Job>();
+  #closed = false;
+
+  constructor(options: JobRunnerOptions) {
+    this.#client = options.client;
+    this.#store = options.store;
+    this.#limits = { ...options.limits };
+    this.#minUpdateIntervalMs = options.minUpdateIntervalMs ?? DEFAULT_MIN_UPDATE_INTERVAL_MS;
+    this.#partialImages = options.partialImages ?? DEFAULT_PARTIAL_IMAGES;
+    this.#logger = options.logger ?? noopLogger;
+    this.#now = options.now ?? Date.now;
+    this.#shutdownGraceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+    this.#keepFinishedJobs = options.keepFinishedJobs ?? DEFAULT_KEEP_FINISHED_JOBS;
+    if (!(Number.isFinite(this.#minUpdateIntervalMs) && this.#minUpdateIntervalMs >= 0)) {
+      throw new ValidationError('minUpdateIntervalMs', `minUpdateIntervalMs must be a number of milliseconds ≥ 0, not ${options.minUpdateIntervalMs}`);
+    }
+    const { partialImagesMin, partialImagesMax } = LIMITS;
+    if (!Number.isInteger(this.#partialImages) || this.#partialImages < partialImagesMin || this.#partialImages > partialImagesMax) {
+      throw new ValidationError(
+        'partialImages',
+        `partialImages must be an integer from ${partialImagesMin} to ${partialImagesMax}, not ${options.partialImages}`,
+      );
+    }
+  }
+
+  /**
+   * Validates, prices and reserves a job, then queues it and returns at once.
+   * Rejects with JobRefusedError (nothing queued, nothing spent) when the
+   * request is invalid or a limit is reached.
+   */
+  async submit(spec: JobSpec, sink: UpdateSink): Promise<JobHandle> {
+    this.#assertOpen();
+    const request = this.#validate(spec);
+    const estimate = estimatePrice({ operation: spec.kind, size: request.size, quality: request.quality, n: request.n });
+    const id = newJobId();
+    const submittedAt = this.#now();
+    const { requester } = spec;
+    const reservation = await this.#store.reserve({
+      jobId: id,
+      userKey: `${requester.platform}:${requester.userId}`,
+      scopeKey: `${requester.platform}:${requester.scopeId}`,
+      estimateUsd: estimate.totalUsd,
+      limits: this.#limits,
+      now: submittedAt,
+    });
+    if (!reservation.ok) {
+      const refusal = refusalFromReservation(reservation, { estimateUsd: estimate.totalUsd, platform: requester.platform, now: submittedAt });
+      this.#logger.info({ jobId: id, code: refusal.code, limit: reservation.limit, used: reservation.used }, 'job refused by a limit');
+      throw refusal;
+    }
+    if (this.#closed) {
+      await this.#store.release(id);
+      this.#assertOpen();
+    }
+
+    const job = this.#createJob({ id, spec, request, estimate, submittedAt, sink });
+    this.#logger.info(
+      { jobId: id, kind: spec.kind, platform: requester.platform, n: request.n, size: request.size, quality: request.quality, estimateUsd: estimate.totalUsd },
+      'job queued',
+    );
+    return { id, done: job.done };
+  }
+
+  /**
+   * Cancels a queued or running job (the upstream request is aborted). Only the
+   * requester or an admin of the same server/workspace may; returns false when
+   * not allowed, unknown, or already finished.
+   */
+  cancel(jobId: string, by: Requester): boolean {
+    const job = this.#jobs.get(jobId);
+    if (!job || job.decided || !mayCancel(job.spec.requester, by)) return false;
+    // Every image has arrived: the job is billed and about to complete.
+    if (job.completedImages >= job.request.n) return false;
+    this.#cancel(job, { byUserId: by.userId, reason: 'requested' });
+    return true;
+  }
+
+  /** What the runner knows about a job: running ones, and the last finished ones. */
+  get(jobId: string): JobInfo | undefined {
+    const job = this.#jobs.get(jobId);
+    return job ? { ...job.info } : undefined;
+  }
+
+  /** Jobs queued or running, oldest first. */
+  activeJobs(): JobInfo[] {
+    return [...this.#jobs.values()].filter((j) => isActive(j.info.status)).map((j) => ({ ...j.info }));
+  }
+
+  /**
+   * Stops taking jobs, cancels queued ones, waits up to the grace period for
+   * running ones, then stops those too. Resolves once every job has reported
+   * (or a few more seconds have passed). The store is the caller's to close.
+   */
+  async shutdown(options: { graceMs?: number | undefined } = {}): Promise<void> {
+    this.#closed = true;
+    const active = [...this.#jobs.values()].filter((j) => isActive(j.info.status));
+    for (const job of active) if (job.info.status === 'queued' && !job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
+    const allDone = () => Promise.allSettled(active.map((j) => j.done));
+    await raceTimeout(allDone(), options.graceMs ?? this.#shutdownGraceMs);
+    for (const job of active) if (!job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
+    await raceTimeout(allDone(), SHUTDOWN_DRAIN_MS);
+    this.#logger.info({ jobs: active.length }, 'job runner shut down');
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error('the job runner is shutting down and takes no new jobs');
+  }
+
+  /** The spec's fields through the core's schemas, images checked by content; refusals name the field. */
+  #validate(spec: JobSpec): GenerationRequest | EditRequest {
+    const input: Record<string, unknown> = { prompt: spec.prompt, stream: true };
+    for (const [key, value] of Object.entries(spec.options ?? {})) if (value !== undefined) input[key] = value;
+    if (this.#partialImages > 0) input.partial_images = this.#partialImages;
+    try {
+      if (spec.kind === 'edit') {
+        input.image = (spec.images ?? []).map((img) => ({ data: img.data, filename: img.filename }));
+        return parseEditRequest(input);
+      }
+      return parseGenerationRequest(input);
+    } catch (error) {
+      if (error instanceof ValidationError) throw refusalFromValidation(error);
+      throw error;
+    }
+  }
+
+  #createJob(input: {
+    id: string;
+    spec: JobSpec;
+    request: GenerationRequest | EditRequest;
+    estimate: PriceQuote;
+    submittedAt: number;
+    sink: UpdateSink;
+  }): Job {
+    const { id, spec, request, estimate, submittedAt, sink } = input;
+    const pump = new UpdatePump({ sink, minIntervalMs: this.#minUpdateIntervalMs, now: this.#now, logger: this.#logger, jobId: id });
+    let markRan!: () => void;
+    const ran = new Promise<void>((resolve) => (markRan = resolve));
+    const job: Job = {
+      info: { id, kind: spec.kind, status: 'queued', requester: { ...spec.requester }, submittedAt, estimate },
+      spec,
+      request,
+      controller: new AbortController(),
+      pump,
+      decided: false,
+      cancelledBy: undefined,
+      completedImages: 0,
+      done: ran.then(() => pump.delivered),
+    };
+    this.#jobs.set(id, job);
+    // Started on the next turn, so the caller holds the handle before the first update.
+    setImmediate(() => {
+      void this.#run(job)
+        .catch((error: unknown) => this.#failUnexpectedly(job, error))
+        .finally(markRan);
+    });
+    void job.done.then(() => this.#forgetOldJobs());
+    return job;
+  }
+
+  /** A bug of ours broke the job: the user still gets a final update and the reservation goes back. */
+  async #failUnexpectedly(job: Job, error: unknown): Promise<void> {
+    this.#logger.error({ jobId: job.info.id, err: error }, 'the job runner failed unexpectedly');
+    job.decided = true;
+    await this.#charge(job, 'release');
+    if (job.pump.finished) return;
+    const failure = describeFailure(error);
+    this.#finish(job, 'failed', this.#now());
+    job.pump.push({ type: 'failed', jobId: job.info.id, code: failure.code, message: failure.message, retryable: failure.retryable });
+  }
+
+  async #run(job: Job): Promise<void> {
+    const { id } = job.info;
+    const { request, controller } = job;
+    let queuedSent = false;
+    const options: RequestOptions = {
+      signal: controller.signal,
+      onQueuePosition: (ahead) => {
+        if (job.info.status !== 'queued') return;
+        queuedSent = true;
+        job.pump.push({ type: 'queued', jobId: id, ahead });
+      },
+      onStart: () => {
+        if (job.info.status !== 'queued') return;
+        if (!queuedSent) job.pump.push({ type: 'queued', jobId: id, ahead: 0 });
+        job.info.status = 'running';
+        job.info.startedAt = this.#now();
+        job.pump.push({ type: 'started', jobId: id });
+      },
+    };
+    const completed: CompletedEvent[] = [];
+    let stream: ImageEventStream | undefined;
+    try {
+      if (controller.signal.aborted) throw new AbortedError('the job was cancelled before it was sent');
+      stream =
+        job.spec.kind === 'edit'
+          ? this.#client.editStream(request as EditRequest, options)
+          : this.#client.generateStream(request as GenerationRequest, options);
+      for await (const event of stream) {
+        if (isCompletedEvent(event)) {
+          completed.push(event);
+          job.completedImages = completed.length;
+        } else {
+          job.pump.push(this.#partialUpdate(id, event, completed.length));
+        }
+      }
+    } catch (error) {
+      await this.#finishWithError(job, error);
+      return;
+    }
+    if (job.decided) {
+      // Cancelled while the last bytes arrived: the cancel has been reported.
+      await this.#charge(job, 'release');
+      return;
+    }
+    job.decided = true;
+    const operation = job.spec.kind;
+    const result = resultFromCompleted(completed, { operation, size: request.size, quality: request.quality }, stream.requestId);
+    await this.#charge(job, 'settle', result.cost.totalUsd);
+    const finishedAt = this.#now();
+    this.#finish(job, 'completed', finishedAt);
+    const first = completed[0]!;
+    job.pump.push({
+      type: 'completed',
+      jobId: id,
+      images: decodeImages(result),
+      format: first.output_format,
+      size: result.size,
+      quality: result.quality,
+      background: result.background,
+      usage: result.usage,
+      cost: result.cost,
+      elapsedMs: finishedAt - job.info.submittedAt,
+    });
+    this.#logger.info({ jobId: id, images: completed.length, costUsd: result.cost.totalUsd, basis: result.cost.basis, elapsedMs: finishedAt - job.info.submittedAt }, 'job completed');
+  }
+
+  async #finishWithError(job: Job, error: unknown): Promise<void> {
+    const { id } = job.info;
+    if (job.cancelledBy) {
+      await this.#charge(job, 'release');
+      this.#logger.info({ jobId: id, reason: job.cancelledBy.reason }, 'job cancelled');
+      return;
+    }
+    job.decided = true;
+    const failure = describeFailure(error);
+    // Only a job whose request reached the service and then broke may have been billed: keep its estimate as spent.
+    const mayBeBilled = job.info.status === 'running' && (failure.code === 'stream_broken' || failure.code === 'timeout');
+    if (mayBeBilled) await this.#charge(job, 'settle', job.info.estimate.totalUsd);
+    else await this.#charge(job, 'release');
+    this.#finish(job, 'failed', this.#now());
+    job.pump.push({ type: 'failed', jobId: id, code: failure.code, message: failure.message, retryable: failure.retryable });
+    const log = failure.code === 'internal_error' ? this.#logger.error.bind(this.#logger) : this.#logger.warn.bind(this.#logger);
+    log({ jobId: id, code: failure.code, mayBeBilled, err: failure.code === 'internal_error' ? error : undefined }, 'job failed');
+  }
+
+  #cancel(job: Job, by: { byUserId: string; reason: 'requested' | 'shutdown' }): void {
+    job.decided = true;
+    job.cancelledBy = by;
+    this.#finish(job, 'cancelled', this.#now());
+    job.pump.push({ type: 'cancelled', jobId: job.info.id, byUserId: by.byUserId, reason: by.reason });
+    job.controller.abort(new AbortedError(by.reason === 'shutdown' ? 'the bot is shutting down' : 'the job was cancelled'));
+  }
+
+  #finish(job: Job, status: 'completed' | 'failed' | 'cancelled', at: number): void {
+    job.info.status = status;
+    job.info.finishedAt = at;
+  }
+
+  /** Settles or releases the job's reservation; a store failure is logged, never shown to the user. */
+  async #charge(job: Job, action: 'settle' | 'release', usd = 0): Promise<void> {
+    try {
+      if (action === 'settle') await this.#store.settle(job.info.id, usd);
+      else await this.#store.release(job.info.id);
+    } catch (error) {
+      this.#logger.error({ jobId: job.info.id, action, err: error }, 'the quota store failed to record a finished job');
+    }
+  }
+
+  #partialUpdate(jobId: string, event: PartialImageEvent, completedSoFar: number): JobUpdate {
+    return {
+      type: 'partial',
+      jobId,
+      imageIndex: imageIndexOf(event, completedSoFar),
+      partialIndex: event.partial_image_index,
+      image: Buffer.from(event.b64_json, 'base64'),
+      format: event.output_format,
+    };
+  }
+
+  #forgetOldJobs(): void {
+    let finished = 0;
+    for (const job of this.#jobs.values()) if (!isActive(job.info.status)) finished++;
+    for (const [id, job] of this.#jobs) {
+      if (finished <= this.#keepFinishedJobs) break;
+      if (!isActive(job.info.status)) {
+        this.#jobs.delete(id);
+        finished--;
+      }
+    }
+  }
+}
+
+const isActive = (status: JobInfo['status']): boolean => status === 'queued' || status === 'running';
+
+/** 12 URL-safe characters: short enough for a Discord `custom_id` or a Slack `action_id`. */
+function newJobId(): string {
+  return randomBytes(9).toString('base64url');
+}
+
+/**
+ * Which output image a partial belongs to. The events carry no image number
+ * (wire-format.md); images stream one after the other, so a partial belongs to
+ * the image after the ones already completed, unless the service says otherwise.
+ */
+function imageIndexOf(event: PartialImageEvent, completedSoFar: number): number {
+  const explicit = (event as Record<string, unknown>).image_index ?? (event as Record<string, unknown>).output_index;
+  return typeof explicit === 'number' && Number.isInteger(explicit) && explicit >= 0 ? explicit : completedSoFar;
+}
+
+function raceTimeout(promise: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void promise.finally(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

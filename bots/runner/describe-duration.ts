@@ -1,0 +1,18 @@
+/**
+ * A wait in words, rounded up so a person never comes back too early:
+ * `45 s`, `12 min`, `3 h 12 min`.
+ */
+export function describeDuration(ms: number): string {
+  const seconds = Math.max(1, Math.ceil(ms / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.ceil(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  const rest = minutes % 60;
+  return rest === 0 ? `${hours} h` : `${hours} h ${rest} min`;
+}
+
+/** `00:00 UTC`, `13:05 UTC`. */
+export function describeUtcTime(at: number): string {
+  return `${new Date(at).toISOString().slice(11, 16)} UTC`;
+}

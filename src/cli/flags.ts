@@ -1,0 +1,80 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ValidationError } from '../core/errors.js';
+
+/** CLI flag ↔ request field: the CLI speaks flags, the spec speaks fields; errors name both. */
+export const FLAG_OF_FIELD: Record<string, string> = {
+  prompt: '--prompt',
+  n: '--n',
+  size: '--size',
+  quality: '--quality',
+  background: '--background',
+  output_format: '--format',
+  output_compression: '--compression',
+  moderation: '--moderation',
+  user: '--user',
+  partial_images: '--partial-images',
+  image: '--image',
+};
+
+export const IMAGE_FLAGS = {
+  prompt: { type: 'string' },
+  n: { type: 'string' },
+  size: { type: 'string' },
+  quality: { type: 'string' },
+  background: { type: 'string' },
+  format: { type: 'string' },
+  compression: { type: 'string' },
+  moderation: { type: 'string' },
+  user: { type: 'string' },
+  stream: { type: 'boolean' },
+  'partial-images': { type: 'string' },
+  out: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+export function parseFlags<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O) {
+  try {
+    return parseArgs({ args, options, allowPositionals: false, strict: true }).values;
+  } catch (error) {
+    const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, '');
+    const flag = /'(--?[\w-]+)/.exec(message)?.[1] ?? 'arguments';
+    throw new ValidationError(flag, message);
+  }
+}
+
+/** A number flag as the schema wants it; text that is not a number is passed on so the schema names the field. */
+export function numberFlag(value: string | undefined): number | string | undefined {
+  if (value === undefined) return undefined;
+  return /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value;
+}
+
+/** The request fields set by image flags (only those given, so the spec's defaults apply to the rest). */
+export function requestFieldsFromFlags(values: Partial<Record<keyof typeof IMAGE_FLAGS, string | boolean | undefined>>): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    prompt: values.prompt,
+    n: numberFlag(values.n as string | undefined),
+    size: values.size,
+    quality: values.quality,
+    background: values.background,
+    output_format: values.format,
+    output_compression: numberFlag(values.compression as string | undefined),
+    moderation: values.moderation,
+    user: values.user,
+    partial_images: numberFlag(values['partial-images'] as string | undefined),
+  };
+  for (const key of Object.keys(fields)) if (fields[key] === undefined) delete fields[key];
+  if (fields.prompt === undefined) throw new ValidationError('prompt', '--prompt is required: describe the image you want');
+  return fields;
+}
+
+/** Rewrites a ValidationError so it names the CLI flag beside the field. */
+export function withFlagName(error: ValidationError): ValidationError {
+  const field = error.param.replace(/\[\d+\].*$/, '');
+  const flag = FLAG_OF_FIELD[field];
+  if (!flag || error.message.startsWith('--')) return error;
+  return new ValidationError(error.param, `${flag}: ${error.message}`, {
+    ...(error.allowed ? { allowed: error.allowed } : {}),
+    issues: [...error.issues],
+  });
+}

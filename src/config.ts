@@ -1,0 +1,116 @@
+import { z } from 'zod';
+
+/**
+ * The core's settings, read once from the environment at an entry point (CLI,
+ * `npm start`) and validated. Library code never reads `process.env`.
+ */
+
+const optionalNumber = (name: string, opts: { int?: boolean; min?: number; max?: number } = {}) =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined || raw.trim() === '') return undefined;
+      const value = Number(raw);
+      const bad =
+        !Number.isFinite(value) ||
+        (opts.int && !Number.isInteger(value)) ||
+        (opts.min !== undefined && value < opts.min) ||
+        (opts.max !== undefined && value > opts.max);
+      if (bad) {
+        const range = [opts.min !== undefined ? `≥ ${opts.min}` : '', opts.max !== undefined ? `≤ ${opts.max}` : ''].filter(Boolean).join(' and ');
+        ctx.addIssue({ code: 'custom', message: `${name} must be ${opts.int ? 'an integer' : 'a number'}${range ? ` ${range}` : ''}, not ${JSON.stringify(raw)}` });
+        return z.NEVER;
+      }
+      return value;
+    });
+
+const CoreEnvSchema = z.object({
+  PICTOR_BASE_URL: z
+    .string()
+    .optional()
+    .transform((v) => (v?.trim() ? v.trim() : undefined)),
+  PICTOR_API_KEY: z
+    .string()
+    .optional()
+    .transform((v) => (v?.trim() ? v.trim() : undefined)),
+  PICTOR_LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      error: () => 'PICTOR_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info'),
+  PICTOR_IMAGES_PER_MINUTE: optionalNumber('PICTOR_IMAGES_PER_MINUTE', { min: 1 }),
+  PICTOR_MAX_CONCURRENT: optionalNumber('PICTOR_MAX_CONCURRENT', { int: true, min: 1, max: 100 }),
+  PICTOR_TIMEOUT_SECONDS: optionalNumber('PICTOR_TIMEOUT_SECONDS', { min: 1 }),
+  PICTOR_MAX_RETRIES: optionalNumber('PICTOR_MAX_RETRIES', { int: true, min: 0, max: 10 }),
+  PICTOR_EMULATOR_PORT: optionalNumber('PICTOR_EMULATOR_PORT', { int: true, min: 0, max: 65535 }),
+});
+
+export interface CoreConfig {
+  /** Upstream service; undefined means "run against the embedded emulator". */
+  baseURL: string | undefined;
+  apiKey: string | undefined;
+  logLevel: string;
+  imagesPerMinute: number | undefined;
+  maxConcurrent: number;
+  timeoutMs: number | undefined;
+  maxRetries: number | undefined;
+  /** Port of the embedded emulator when it is started (0 = a free port). */
+  emulatorPort: number;
+}
+
+export class ConfigError extends Error {
+  readonly code = 'config_error';
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(message);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+/** Parses a zod schema of environment variables into ConfigError naming the variable. */
+export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.output<S> {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const variable = String(issue.path[0] ?? 'environment');
+    const message = issue.message.startsWith(variable) ? issue.message : `${variable}: ${issue.message}`;
+    throw new ConfigError(variable, message);
+  }
+  return result.data;
+}
+
+export function readCoreConfig(env: NodeJS.ProcessEnv): CoreConfig {
+  const e = parseEnv(CoreEnvSchema, env);
+  if (e.PICTOR_BASE_URL && !e.PICTOR_API_KEY) {
+    throw new ConfigError('PICTOR_API_KEY', 'PICTOR_BASE_URL is set but PICTOR_API_KEY is not: set the key the service gave you');
+  }
+  if (e.PICTOR_BASE_URL) {
+    try {
+      const url = new URL(e.PICTOR_BASE_URL);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
+    } catch {
+      throw new ConfigError('PICTOR_BASE_URL', 'PICTOR_BASE_URL must be an http(s) URL, e.g. https://images.example.com');
+    }
+  }
+  return {
+    baseURL: e.PICTOR_BASE_URL,
+    apiKey: e.PICTOR_API_KEY,
+    logLevel: e.PICTOR_LOG_LEVEL,
+    imagesPerMinute: e.PICTOR_IMAGES_PER_MINUTE,
+    maxConcurrent: e.PICTOR_MAX_CONCURRENT ?? 4,
+    timeoutMs: e.PICTOR_TIMEOUT_SECONDS !== undefined ? e.PICTOR_TIMEOUT_SECONDS * 1000 : undefined,
+    maxRetries: e.PICTOR_MAX_RETRIES,
+    emulatorPort: e.PICTOR_EMULATOR_PORT ?? 0,
+  };
+}
+
+/** Loads `.env` from the working directory into `env` if there is one (variables already set win). */
+export function loadDotEnv(path = '.env'): void {
+  try {
+    process.loadEnvFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * Faults a test can inject: each applies to the next matching request (one
+ * that is authorized and valid), in the order they were injected.
+ */
+
+export const FAULT_NAMES = [
+  /** 500 `server_error`. */
+  'server_error',
+  /** 503 with `retry-after`. */
+  'service_unavailable',
+  /** The connection is destroyed before any byte of the answer; in-process `fetch` rejects with a TypeError. */
+  'reset_before_response',
+  /** The first event(s) are sent, then the connection is destroyed (the body stream errors). */
+  'reset_mid_stream',
+  /** The first event's data is not JSON; the rest of the stream follows as usual. */
+  'malformed_event',
+  /** Headers and one partial are sent, then nothing until the emulator or server closes. */
+  'stalled_stream',
+  /** 429 `rate_limit_exceeded` with `retry-after-ms`. */
+  'rate_limited',
+  /** 502 with an HTML body, as a proxy would answer. */
+  'html_error',
+  /** An SSE `event: error` with `{"error":{...}}` after the first event, then the stream ends. */
+  'stream_error_event',
+] as const;
+
+export type FaultName = (typeof FAULT_NAMES)[number];
+export type Route = 'generations' | 'edits';
+
+/** Faults that replace the whole answer, whatever the request asked for. */
+export const RESPONSE_FAULTS = ['server_error', 'service_unavailable', 'rate_limited', 'html_error'] as const;
+/** Faults that break an answer after it started. */
+export const STREAM_FAULTS = ['reset_mid_stream', 'malformed_event', 'stalled_stream', 'stream_error_event'] as const;
+export type StreamFault = (typeof STREAM_FAULTS)[number];
+
+export interface InjectFaultOptions {
+  /** How many matching requests get the fault. Default 1. */
+  count?: number;
+  /** Only requests to this route; default any route. */
+  route?: Route;
+  /** For `rate_limited` and `service_unavailable`: the wait advertised in `retry-after-ms` / `retry-after`. Default 1000. */
+  retryAfterMs?: number;
+}
+
+export interface PendingFault {
+  fault: FaultName;
+  route: Route | undefined;
+  remaining: number;
+  retryAfterMs: number;
+}
+
+/** A fault taken for one request. */
+export interface AppliedFault {
+  fault: FaultName;
+  retryAfterMs: number;
+}
+
+export class FaultQueue {
+  #pending: PendingFault[] = [];
+
+  inject(fault: FaultName, options: InjectFaultOptions = {}): void {
+    if (!(FAULT_NAMES as readonly string[]).includes(fault)) {
+      throw new TypeError(`unknown emulator fault ${JSON.stringify(fault)}; known: ${FAULT_NAMES.join(', ')}`);
+    }
+    const count = options.count ?? 1;
+    if (!Number.isInteger(count) || count < 1) throw new RangeError(`fault count must be an integer of at least 1, got ${count}`);
+    this.#pending.push({ fault, route: options.route, remaining: count, retryAfterMs: Math.max(0, options.retryAfterMs ?? 1000) });
+  }
+
+  /** Takes the first pending fault that applies to `route`, if any. */
+  take(route: Route): AppliedFault | undefined {
+    const index = this.#pending.findIndex((p) => p.route === undefined || p.route === route);
+    if (index < 0) return undefined;
+    const pending = this.#pending[index]!;
+    pending.remaining -= 1;
+    if (pending.remaining <= 0) this.#pending.splice(index, 1);
+    return { fault: pending.fault, retryAfterMs: pending.retryAfterMs };
+  }
+
+  clear(): void {
+    this.#pending = [];
+  }
+
+  pending(): readonly PendingFault[] {
+    return this.#pending.map((p) => ({ ...p }));
+  }
+}
+
+export function isStreamFault(fault: FaultName): fault is StreamFault {
+  return (STREAM_FAULTS as readonly string[]).includes(fault);
+}
+
+/** The cause inside the network errors the emulator raises for a reset connection. */
+export class EmulatedConnectionReset extends Error {
+  readonly code = 'ECONNRESET';
+  constructor(message = 'the emulator reset the connection (injected fault)') {
+    super(message);
+    this.name = 'EmulatedConnectionReset';
+  }
+}
+
+/**
+ * What web `fetch` raises when the connection breaks: `TypeError: fetch failed`
+ * before a response, `TypeError: terminated` while reading the body, with the
+ * reset as `cause`.
+ */
+export function connectionResetError(phase: 'before_response' | 'mid_stream'): TypeError {
+  return new TypeError(phase === 'before_response' ? 'fetch failed' : 'terminated', { cause: new EmulatedConnectionReset() });
+}
+
+/** True for an error that stands for a reset connection (the HTTP server destroys the socket for it). */
+export function isConnectionReset(err: unknown): boolean {
+  return err instanceof Error && (err instanceof EmulatedConnectionReset || err.cause instanceof EmulatedConnectionReset);
+}

@@ -1,0 +1,6 @@
+export { createEmulator, type Emulator } from './emulator.js';
+export { DEV_API_KEY, DEFAULT_SETTINGS, type EmulatorOptions, type EmulatorSettings } from './options.js';
+export { FAULT_NAMES, EmulatedConnectionReset, type FaultName, type InjectFaultOptions, type PendingFault, type Route } from './faults.js';
+export type { EmulatorServer, ListenOptions } from './node-server.js';
+export type { EmulatorStats, ReceivedRequest } from './request-log.js';
+export type { ReceivedImagePart } from './parsed-call.js';

@@ -1,0 +1,184 @@
+import { createHash } from 'node:crypto';
+import sharp from 'sharp';
+import { parseSize, type OutputFormat, type Size } from '../spec/index.js';
+import { artSvg, editOverlaySvg, subjectMaskSvg } from './prompt-art.js';
+
+/** Everything that decides an image's bytes. */
+export interface RenderSpec {
+  prompt: string;
+  /** Which image of the batch (0-based); each gets its own shapes. */
+  variant: number;
+  size: Size;
+  transparent: boolean;
+  format: OutputFormat;
+  /** `output_compression` (0–100) for JPEG and WebP. */
+  compression: number | undefined;
+  /** Edit inputs, first one is the base. Absent for a generation. */
+  inputs?: readonly Uint8Array[] | undefined;
+}
+
+export interface RenderedImage {
+  /** The finished image. */
+  final: Buffer;
+  /** Previews, index 0 the coarsest; each closer to `final` than the one before. */
+  partials: Buffer[];
+}
+
+/** JPEG/WebP quality when `output_compression` is not given (assumption: the service's default is high). */
+const DEFAULT_QUALITY = 90;
+/** Bytes of rendered images kept for requests that ask for the same thing again. */
+const DEFAULT_CACHE_BYTES = 96 * 1024 * 1024;
+
+interface RawImage {
+  data: Buffer;
+  width: number;
+  height: number;
+}
+
+/**
+ * Renders real images with sharp: a generation from its prompt (palette and
+ * shapes from the prompt's hash), an edit from its inputs (the first as base,
+ * the others as thumbnails, the prompt's tint and shapes laid over). The same
+ * spec always gives the same bytes; results are cached by spec.
+ */
+export class ImageRenderer {
+  readonly #cache = new Map<string, { image: Promise<RenderedImage>; bytes: number }>();
+  readonly #maxCacheBytes: number;
+  readonly #digests = new WeakMap<Uint8Array, string>();
+  #cacheBytes = 0;
+
+  constructor(options: { maxCacheBytes?: number } = {}) {
+    this.#maxCacheBytes = options.maxCacheBytes ?? DEFAULT_CACHE_BYTES;
+  }
+
+  render(spec: RenderSpec, partialCount: number): Promise<RenderedImage> {
+    const key = this.#keyOf(spec, partialCount);
+    const hit = this.#cache.get(key);
+    if (hit) {
+      this.#cache.delete(key);
+      this.#cache.set(key, hit);
+      return hit.image;
+    }
+    const image = renderUncached(spec, partialCount);
+    const entry = { image, bytes: 0 };
+    this.#cache.set(key, entry);
+    image.then(
+      (done) => {
+        if (this.#cache.get(key) !== entry) return;
+        entry.bytes = done.final.length + done.partials.reduce((sum, p) => sum + p.length, 0);
+        this.#cacheBytes += entry.bytes;
+        this.#evict();
+      },
+      () => {
+        if (this.#cache.get(key) === entry) this.#cache.delete(key);
+      },
+    );
+    return image;
+  }
+
+  clear(): void {
+    this.#cache.clear();
+    this.#cacheBytes = 0;
+  }
+
+  #evict(): void {
+    for (const [key, entry] of this.#cache) {
+      if (this.#cacheBytes <= this.#maxCacheBytes) break;
+      this.#cache.delete(key);
+      this.#cacheBytes -= entry.bytes;
+    }
+  }
+
+  #keyOf(spec: RenderSpec, partialCount: number): string {
+    const inputs = (spec.inputs ?? []).map((bytes) => this.#digest(bytes));
+    return JSON.stringify([spec.prompt, spec.variant, spec.size, spec.transparent, spec.format, spec.compression ?? null, partialCount, inputs]);
+  }
+
+  #digest(bytes: Uint8Array): string {
+    let digest = this.#digests.get(bytes);
+    if (!digest) {
+      digest = createHash('sha256').update(bytes).digest('hex');
+      this.#digests.set(bytes, digest);
+    }
+    return digest;
+  }
+}
+
+async function renderUncached(spec: RenderSpec, partialCount: number): Promise<RenderedImage> {
+  const raw = spec.inputs && spec.inputs.length > 0 ? await renderEditRaw(spec, spec.inputs) : await renderGenerationRaw(spec);
+  const final = encode(raw, spec);
+  const partials = Array.from({ length: partialCount }, (_, index) =>
+    pixelate(raw, partialDivisor(index, partialCount)).then((coarse) => encode(coarse, spec)),
+  );
+  return { final: await final, partials: await Promise.all(partials) };
+}
+
+/**
+ * How coarse partial `index` of `count` is: blocks of 8 px for the last one,
+ * doubling for each earlier one (3 partials: 32, 16, 8).
+ */
+export function partialDivisor(index: number, count: number): number {
+  return 2 ** (3 + (count - 1 - index));
+}
+
+async function renderGenerationRaw(spec: RenderSpec): Promise<RawImage> {
+  const { width, height } = parseSize(spec.size);
+  const svg = artSvg({ prompt: spec.prompt, variant: spec.variant, width, height, transparent: spec.transparent });
+  const data = await sharp(Buffer.from(svg)).resize(width, height, { fit: 'fill' }).ensureAlpha().raw().toBuffer();
+  return { data, width, height };
+}
+
+async function renderEditRaw(spec: RenderSpec, inputs: readonly Uint8Array[]): Promise<RawImage> {
+  const { width, height } = parseSize(spec.size);
+  const [first, ...others] = inputs;
+  const base = await sharp(first!).rotate().resize(width, height, { fit: 'cover' }).ensureAlpha().raw().toBuffer();
+
+  const composites: sharp.OverlayOptions[] = [];
+  const thumb = Math.round(Math.min(width, height) / 7);
+  const margin = Math.max(4, Math.round(thumb / 8));
+  const perRow = Math.max(1, Math.floor((width - margin) / (thumb + margin)));
+  const thumbs = await Promise.all(
+    others.map((bytes) => sharp(bytes).rotate().resize(thumb, thumb, { fit: 'cover' }).ensureAlpha().png({ compressionLevel: 0 }).toBuffer()),
+  );
+  thumbs.forEach((input, i) => {
+    const row = Math.floor(i / perRow);
+    const top = height - (row + 1) * (thumb + margin);
+    if (top < 0) return;
+    composites.push({ input, left: margin + (i % perRow) * (thumb + margin), top });
+  });
+  const art = { prompt: spec.prompt, variant: spec.variant, width, height, transparent: spec.transparent };
+  composites.push({ input: Buffer.from(editOverlaySvg(art)), left: 0, top: 0 });
+  if (spec.transparent) composites.push({ input: Buffer.from(subjectMaskSvg(width, height)), left: 0, top: 0, blend: 'dest-in' });
+
+  const data = await sharp(base, { raw: { width, height, channels: 4 } })
+    .composite(composites)
+    .raw()
+    .toBuffer();
+  return { data, width, height };
+}
+
+async function pixelate(raw: RawImage, divisor: number): Promise<RawImage> {
+  const small = await sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 4 } })
+    .resize(Math.max(1, Math.ceil(raw.width / divisor)), Math.max(1, Math.ceil(raw.height / divisor)), { fit: 'fill' })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const data = await sharp(small.data, { raw: { width: small.info.width, height: small.info.height, channels: 4 } })
+    .resize(raw.width, raw.height, { fit: 'fill', kernel: 'nearest' })
+    .raw()
+    .toBuffer();
+  return { data, width: raw.width, height: raw.height };
+}
+
+function encode(raw: RawImage, spec: RenderSpec): Promise<Buffer> {
+  let image = sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 4 } });
+  if (!spec.transparent) image = image.flatten({ background: '#ffffff' });
+  const quality = Math.max(1, Math.min(100, spec.compression ?? DEFAULT_QUALITY));
+  switch (spec.format) {
+    case 'png':
+      return image.png({ compressionLevel: 6 }).toBuffer();
+    case 'jpeg':
+      return image.jpeg({ quality }).toBuffer();
+    case 'webp':
+      return image.webp({ quality, alphaQuality: 100, effort: 2 }).toBuffer();
+  }
+}

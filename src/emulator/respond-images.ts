@@ -1,0 +1,237 @@
+import { EVENT_TYPES, type ImageRequest } from '../spec/index.js';
+import { jsonResponse, serverError } from './error-response.js';
+import { connectionResetError, type StreamFault } from './faults.js';
+import { padImage } from './pad-image.js';
+import type { ImageRenderer, RenderedImage } from './render-image.js';
+import { sleep, untilAborted } from './sleep.js';
+import { encodeEvent, encodeRawEvent, SSE_HEADERS } from './sse.js';
+import { outputTokens, resolveBackground, resolveQuality, textTokens, usageOf } from './usage.js';
+
+/** A validated request, ready to be answered with images. */
+export interface ImageJob {
+  kind: 'generation' | 'edit';
+  request: ImageRequest;
+  /** Edit inputs (bytes of each `image[]` part), first one is the base. */
+  inputs?: readonly Uint8Array[];
+  /** Tokens the input images count for (0 for a generation). */
+  inputImageTokens: number;
+}
+
+export interface RespondContext {
+  renderer: ImageRenderer;
+  latencyMs: number;
+  defaultPartialImages: number;
+  padImageBytes: number;
+  fault: StreamFault | undefined;
+  /** Aborts when the caller goes away or the emulator closes; the reason is what the body errors with. */
+  signal: AbortSignal;
+  /** Aborts `signal`: the reader cancelled the body. */
+  cancel(reason: unknown): void;
+  /** Answer when rendering fails (a bad input image for an edit, a bug for a generation). */
+  renderFailed(err: unknown): Response;
+  onPartialSent(): void;
+  onImageSent(): void;
+  /** A streamed body started (`open`) or finished in any way (`closed`). */
+  onStream(state: 'open' | 'closed'): void;
+}
+
+interface StreamEvent {
+  name: string;
+  data: Record<string, unknown>;
+  completed: boolean;
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/** Answers a valid request: JSON with `n` images, or an SSE stream of partials and completed events. */
+export async function respondWithImages(job: ImageJob, ctx: RespondContext): Promise<Response> {
+  const req = job.request;
+  const partialCount = req.stream ? (req.partial_images ?? ctx.defaultPartialImages) : 0;
+  const render = (variant: number) =>
+    ctx.renderer.render(
+      {
+        prompt: req.prompt,
+        variant,
+        size: req.size,
+        transparent: req.background === 'transparent',
+        format: req.output_format,
+        compression: req.output_compression,
+        inputs: job.inputs,
+      },
+      partialCount,
+    );
+  return req.stream ? respondStreamed(job, ctx, render, partialCount) : respondJson(job, ctx, render);
+}
+
+async function respondJson(job: ImageJob, ctx: RespondContext, render: (variant: number) => Promise<RenderedImage>): Promise<Response> {
+  const req = job.request;
+  const rendering = Promise.all(Array.from({ length: req.n }, (_, i) => render(i)));
+  rendering.catch(() => undefined);
+  await sleep(ctx.latencyMs * req.n, ctx.signal);
+  let images: RenderedImage[];
+  try {
+    images = await rendering;
+  } catch (err) {
+    return ctx.renderFailed(err);
+  }
+
+  if (ctx.fault === 'stream_error_event') return serverError();
+  const body = {
+    created: now(),
+    data: images.map((image) => ({ b64_json: b64(image.final, job, ctx) })),
+    usage: usageOf(inputOf(job), req.n * outputTokens(req.size, req.quality, 0)),
+    background: resolveBackground(req.background),
+    output_format: req.output_format,
+    quality: resolveQuality(req.quality),
+    size: req.size,
+  };
+  if (!ctx.fault) {
+    for (let i = 0; i < req.n; i++) ctx.onImageSent();
+    return jsonResponse(200, body);
+  }
+  // A fault breaks the JSON answer: half of it, then a reset, an early end, or nothing more.
+  const bytes = new TextEncoder().encode(JSON.stringify(body));
+  const half = bytes.subarray(0, Math.floor(bytes.length / 2));
+  const fault = ctx.fault;
+  async function* broken(): AsyncGenerator<Uint8Array> {
+    yield half;
+    if (fault === 'reset_mid_stream') throw connectionResetError('mid_stream');
+    if (fault === 'stalled_stream') await untilAborted(ctx.signal);
+  }
+  return new Response(toStream(broken(), ctx), { status: 200, headers: { 'content-type': 'application/json' } });
+}
+
+async function respondStreamed(
+  job: ImageJob,
+  ctx: RespondContext,
+  render: (variant: number) => Promise<RenderedImage>,
+  partialCount: number,
+): Promise<Response> {
+  const req = job.request;
+  let first: RenderedImage;
+  try {
+    first = await render(0);
+  } catch (err) {
+    return ctx.renderFailed(err);
+  }
+  const names =
+    job.kind === 'generation'
+      ? { partial: EVENT_TYPES.generationPartial, completed: EVENT_TYPES.generationCompleted }
+      : { partial: EVENT_TYPES.editPartial, completed: EVENT_TYPES.editCompleted };
+  const shared = {
+    size: req.size,
+    quality: resolveQuality(req.quality),
+    background: resolveBackground(req.background),
+    output_format: req.output_format,
+  };
+  const usage = usageOf(inputOf(job), outputTokens(req.size, req.quality, partialCount));
+  const step = ctx.latencyMs / (partialCount + 1);
+
+  async function* events(): AsyncGenerator<StreamEvent> {
+    for (let variant = 0; variant < req.n; variant++) {
+      const image = variant === 0 ? first : await render(variant);
+      for (let index = 0; index < partialCount; index++) {
+        await sleep(step, ctx.signal);
+        const data = { b64_json: b64(image.partials[index]!, job, ctx), partial_image_index: index, created_at: now(), ...shared };
+        yield { name: names.partial, data, completed: false };
+      }
+      await sleep(step, ctx.signal);
+      yield { name: names.completed, data: { b64_json: b64(image.final, job, ctx), created_at: now(), ...shared, usage }, completed: true };
+    }
+  }
+
+  const total = req.n * (partialCount + 1);
+  const body = toStream(withFault(events(), ctx, total), ctx);
+  return new Response(body, { status: 200, headers: { ...SSE_HEADERS } });
+}
+
+/** Encodes events as SSE, breaking the stream the way the injected fault says. */
+async function* withFault(source: AsyncGenerator<StreamEvent>, ctx: RespondContext, total: number): AsyncGenerator<Uint8Array> {
+  let sent = 0;
+  for await (const event of source) {
+    const bytes = encodeEvent(event.name, event.data);
+    if (sent++ > 0 || !ctx.fault) {
+      yield bytes;
+      if (event.completed) ctx.onImageSent();
+      else ctx.onPartialSent();
+      continue;
+    }
+    switch (ctx.fault) {
+      case 'malformed_event': {
+        const json = JSON.stringify({ type: event.name, ...event.data });
+        yield encodeRawEvent(event.name, json.slice(0, Math.max(1, Math.floor(json.length / 2))));
+        continue;
+      }
+      case 'reset_mid_stream':
+        yield total > 1 ? bytes : bytes.subarray(0, Math.floor(bytes.length / 2));
+        throw connectionResetError('mid_stream');
+      case 'stalled_stream':
+        if (!event.completed) {
+          yield bytes;
+          ctx.onPartialSent();
+        }
+        await untilAborted(ctx.signal);
+        return;
+      case 'stream_error_event':
+        if (total > 1) {
+          yield bytes;
+          if (event.completed) ctx.onImageSent();
+          else ctx.onPartialSent();
+        }
+        yield encodeEvent(EVENT_TYPES.error, {
+          error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: 'server_error' },
+        });
+        return;
+    }
+  }
+}
+
+/**
+ * A body that produces chunks only as they are read (no buffering ahead), ends
+ * its producer when the reader cancels, and errors with the producer's error.
+ */
+function toStream(source: AsyncGenerator<Uint8Array>, ctx: RespondContext): ReadableStream<Uint8Array> {
+  let finished = false;
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    ctx.onStream('closed');
+  };
+  ctx.onStream('open');
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const next = await source.next();
+          if (next.done) {
+            finish();
+            controller.close();
+          } else {
+            controller.enqueue(next.value);
+          }
+        } catch (err) {
+          finish();
+          try {
+            controller.error(err);
+          } catch {
+            // already cancelled
+          }
+        }
+      },
+      cancel(reason) {
+        finish();
+        ctx.cancel(reason);
+        void source.return(undefined).catch(() => undefined);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+function b64(image: Buffer, job: ImageJob, ctx: RespondContext): string {
+  return padImage(image, job.request.output_format, ctx.padImageBytes).toString('base64');
+}
+
+function inputOf(job: ImageJob): { textTokens: number; imageTokens: number } {
+  return { textTokens: textTokens(job.request.prompt), imageTokens: job.inputImageTokens };
+}

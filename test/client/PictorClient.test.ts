@@ -1,0 +1,284 @@
+import { describe, expect, it } from 'vitest';
+import {
+  AuthenticationError,
+  decodeImages,
+  ImageLimiter,
+  isPartialEvent,
+  ModerationError,
+  PictorClient,
+  QuotaExhaustedError,
+  ServerError,
+  StreamBrokenError,
+  TimeoutError,
+  ValidationError,
+  type ImageStreamEvent,
+} from '../../src/index.js';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { useEmulator } from '../helpers/emulator.js';
+import { describeImage, makeImage } from '../helpers/images.js';
+
+const env = useEmulator();
+
+describe('generating images', () => {
+  it('returns n images of the requested size and format with their cost', async () => {
+    const result = await env.client().generate({ prompt: 'a red fox', n: 2, size: '1536x1024', quality: 'low', output_format: 'jpeg' });
+    expect(result.data).toHaveLength(2);
+    for (const image of decodeImages(result)) {
+      expect(await describeImage(image)).toMatchObject({ format: 'jpeg', width: 1536, height: 1024 });
+    }
+    expect(result.cost).toMatchObject({ basis: 'table', totalUsd: 0.0106, n: 2 });
+    expect(result.requestId).toMatch(/^req_/);
+  });
+
+  it('sends the spec defaults explicitly and leaves partial_images out unless asked', async () => {
+    await env.client().generate({ prompt: 'a lighthouse' });
+    const [received] = env.emulator.requests;
+    expect(received?.fields).toMatchObject({ model: 'gpt-image-2', n: 1, size: '1024x1024', quality: 'auto', output_format: 'png', stream: false });
+    expect(received?.fields).not.toHaveProperty('partial_images');
+  });
+
+  it('prices quality auto by the tier the service reports', async () => {
+    const result = await env.client().generate({ prompt: 'auto quality' });
+    expect(result.quality).not.toBe('auto');
+    expect(result.cost.basis).toBe('table');
+  });
+
+  it('tolerates a base URL that ends in /v1', async () => {
+    const client = new PictorClient({ baseURL: `${env.url}/v1/`, apiKey: DEV_API_KEY });
+    expect((await client.generate({ prompt: 'x', quality: 'low' })).data).toHaveLength(1);
+    expect(env.emulator.requests[0]?.path).toBe('/v1/images/generations');
+  });
+
+  it('refuses bad input before anything is sent', async () => {
+    const client = env.client();
+    await expect(client.generate({ prompt: 'x', background: 'transparent', output_format: 'jpeg' })).rejects.toMatchObject({
+      code: 'validation_error',
+      param: 'output_format',
+    });
+    expect(() => client.generateStream({ prompt: 'x', n: 11 })).toThrow(ValidationError);
+    expect(env.emulator.requests).toHaveLength(0);
+  });
+});
+
+describe('editing images', () => {
+  it('sends each image as an image[] part with its real content type', async () => {
+    const png = await makeImage('png', 40, 40);
+    const webp = await makeImage('webp', 40, 40, { r: 0, g: 0, b: 255 });
+    const result = await env.client().edit({
+      prompt: 'make it purple',
+      image: [
+        { data: png, filename: 'a.png' },
+        { data: webp, filename: 'b.dat' },
+      ],
+      quality: 'low',
+    });
+    expect(result.operation).toBe('edit');
+    expect(result.cost.basis).toBe('estimate');
+    const parts = env.emulator.requests[0]?.images ?? [];
+    expect(parts.map((p) => [p.field, p.contentType])).toEqual([
+      ['image[]', 'image/png'],
+      ['image[]', 'image/webp'],
+    ]);
+    expect(await describeImage(decodeImages(result)[0]!)).toMatchObject({ format: 'png', width: 1024, height: 1024 });
+  });
+
+  it('streams an edit with image_edit events', async () => {
+    const stream = env.client().editStream({ prompt: 'edit', image: [{ data: await makeImage() }], partial_images: 1 });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    expect(types).toEqual(['image_edit.partial_image', 'image_edit.completed']);
+  });
+});
+
+describe('streaming', () => {
+  it('yields the partial images asked for, then the completed image with usage', async () => {
+    const events: ImageStreamEvent[] = [];
+    for await (const event of env.client().generateStream({ prompt: 'a castle', partial_images: 3, size: '1024x1536' })) events.push(event);
+    expect(events.map((e) => (isPartialEvent(e) ? `partial ${e.partial_image_index}` : 'completed'))).toEqual([
+      'partial 0',
+      'partial 1',
+      'partial 2',
+      'completed',
+    ]);
+    const last = events.at(-1)!;
+    expect('usage' in last && last.usage.total_tokens).toBeGreaterThan(0);
+    expect(await describeImage(Buffer.from(last.b64_json, 'base64'))).toMatchObject({ width: 1024, height: 1536 });
+    expect(env.emulator.requests[0]?.fields).toMatchObject({ stream: true, partial_images: 3 });
+  });
+
+  it('gives the finished result of a stream with its cost', async () => {
+    const result = await env.client().generateStream({ prompt: 'two birds', n: 2, quality: 'medium', partial_images: 1 }).finalResult();
+    expect(result.data).toHaveLength(2);
+    expect(result.cost).toMatchObject({ basis: 'table', totalUsd: 0.11236 });
+  });
+
+  it('aborts the request when the consumer stops reading early, and frees the slot', async () => {
+    env.emulator.configure({ latencyMs: 400 });
+    const limiter = new ImageLimiter({ maxConcurrent: 1 });
+    const client = env.client({ limiter });
+    for await (const event of client.generateStream({ prompt: 'slow', partial_images: 3 })) {
+      expect(isPartialEvent(event)).toBe(true);
+      break;
+    }
+    await expect.poll(() => env.emulator.stats().openStreams).toBe(0);
+    // The only slot is free again: a second request runs.
+    env.emulator.configure({ latencyMs: 0 });
+    expect((await client.generate({ prompt: 'next', quality: 'low' })).data).toHaveLength(1);
+    await limiter.stop();
+  });
+
+  it('can be read only once', async () => {
+    const stream = env.client().generateStream({ prompt: 'once' });
+    await stream.finalResult();
+    await expect(stream.finalResult()).rejects.toThrow(/only once/);
+  });
+
+  it('parses a single event of about 30 MB', async () => {
+    env.emulator.configure({ padImageBytes: 22 * 1024 * 1024 });
+    const result = await env.client().generateStream({ prompt: 'huge', partial_images: 0 }).finalResult();
+    const [bytes] = decodeImages(result);
+    expect(bytes!.length).toBeGreaterThanOrEqual(22 * 1024 * 1024);
+    expect(result.data[0]!.b64_json.length).toBeGreaterThan(29 * 1024 * 1024);
+    expect((await describeImage(bytes!)).format).toBe('png');
+  });
+});
+
+describe('errors', () => {
+  it('reports a bad key as authentication_failed without echoing the key', async () => {
+    const client = new PictorClient({ baseURL: env.url, apiKey: 'sk-live-very-secret-value' });
+    const error = await client.generate({ prompt: 'x' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect(error).toMatchObject({ code: 'authentication_failed', status: 401 });
+    expect(JSON.stringify(error) + String(error) + (error as Error).stack).not.toContain('very-secret');
+  });
+
+  it('never retries a moderation refusal', async () => {
+    const error = await env.client().generate({ prompt: 'something forbidden' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ModerationError);
+    expect(error).toMatchObject({ code: 'moderation_blocked', serviceCode: 'moderation_blocked' });
+    expect(env.emulator.requests).toHaveLength(1);
+  });
+
+  it('never retries an exhausted quota', async () => {
+    env.emulator.configure({ quotaExhausted: true });
+    const error = await env.client().generate({ prompt: 'x' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QuotaExhaustedError);
+    expect(error).toMatchObject({ code: 'quota_exhausted', status: 429 });
+    expect(env.emulator.requests).toHaveLength(1);
+  });
+
+  it('names the field the service rejected', async () => {
+    const response = await fetch(`${env.url}/v1/images/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${DEV_API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-image-2', prompt: 'x', size: '1x1' }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: { param: 'size', type: 'invalid_request_error' } });
+  });
+
+  it.each(['server_error', 'service_unavailable', 'reset_before_response', 'rate_limited'] as const)(
+    'retries %s, which cannot have been billed, and succeeds',
+    async (fault) => {
+      env.emulator.injectFault(fault);
+      const retries: string[] = [];
+      const result = await env.client().generate({ prompt: 'x', quality: 'low' }, { onRetry: ({ error }) => retries.push(error.code) });
+      expect(result.data).toHaveLength(1);
+      expect(retries).toHaveLength(1);
+      expect(env.emulator.requests.length).toBe(2);
+    },
+  );
+
+  it('gives up after maxRetries and reports the last failure', async () => {
+    env.emulator.injectFault('server_error', { count: 5 });
+    const error = await env.client({ maxRetries: 1 }).generate({ prompt: 'x' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServerError);
+    expect(env.emulator.requests).toHaveLength(2);
+  });
+
+  it('makes a useful error of an HTML error page', async () => {
+    env.emulator.injectFault('html_error');
+    const error = await env.client({ maxRetries: 0 }).generate({ prompt: 'x' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'server_error', status: 502 });
+    expect((error as Error).message).not.toMatch(/<html|<body/i);
+  });
+
+  it('reports a connection refused as connection_failed after retrying', async () => {
+    const client = new PictorClient({ baseURL: 'http://127.0.0.1:9', apiKey: 'k', maxRetries: 1 });
+    await expect(client.generate({ prompt: 'x' })).rejects.toMatchObject({ code: 'connection_failed' });
+  });
+
+  it.each([
+    ['reset_mid_stream', 'stream_broken'],
+    ['malformed_event', 'stream_broken'],
+  ] as const)('never resends after a stream has started (%s)', async (fault, code) => {
+    env.emulator.injectFault(fault);
+    const error = await env.client().generateStream({ prompt: 'x', partial_images: 2 }).finalResult().catch((e: unknown) => e);
+    expect(error).toMatchObject({ code });
+    expect(error).toBeInstanceOf(StreamBrokenError);
+    expect(env.emulator.requests).toHaveLength(1);
+  });
+
+  it('surfaces an error event inside a stream as an API error', async () => {
+    env.emulator.injectFault('stream_error_event');
+    const error = await env.client().generateStream({ prompt: 'x', partial_images: 2 }).finalResult().catch((e: unknown) => e);
+    expect(error).toHaveProperty('serviceCode');
+    expect(env.emulator.requests).toHaveLength(1);
+  });
+
+  it('ends a stalled stream with an idle timeout', async () => {
+    env.emulator.injectFault('stalled_stream');
+    const error = await env.client({ idleTimeoutMs: 300 }).generateStream({ prompt: 'x', partial_images: 2 }).finalResult().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error).toMatchObject({ code: 'timeout', kind: 'idle' });
+  });
+
+  it('ends a request that takes too long with a total timeout', async () => {
+    env.emulator.configure({ latencyMs: 2000 });
+    const error = await env.client({ timeoutMs: 300 }).generate({ prompt: 'x' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'timeout', kind: 'total' });
+  });
+
+  it('is cancelled by its signal, queued or running', async () => {
+    env.emulator.configure({ latencyMs: 2000 });
+    const controller = new AbortController();
+    const pending = env.client().generate({ prompt: 'x' }, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 100);
+    await expect(pending).rejects.toMatchObject({ code: 'aborted' });
+  });
+});
+
+describe('partial_images fallback', () => {
+  it('drops partial_images with a warning when the service rejects it, and still streams', async () => {
+    // A service that does not know partial_images answers 400 naming it.
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (_o: object, msg?: string) => void warnings.push(msg ?? '') };
+    env.emulator.injectFault('unknown_partial_images' as never);
+    const result = await env.client({ logger }).generateStream({ prompt: 'x', partial_images: 2 }).finalResult().catch((e: unknown) => e);
+    expect(result).toHaveProperty('data');
+    expect(warnings.some((w) => w.includes('partial_images'))).toBe(true);
+    expect(env.emulator.requests.at(-1)?.fields).not.toHaveProperty('partial_images');
+  });
+});
+
+describe('throttling', () => {
+  it('finishes a burst far above the images-per-minute limit with zero 429s from the service', async () => {
+    env.emulator.configure({ imagesPerMinute: 120 });
+    const limiter = new ImageLimiter({ imagesPerMinute: 120, maxConcurrent: 8 });
+    const client = env.client({ limiter });
+    // 150 images in one go: the whole minute's allowance at once and then some.
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => client.generate({ prompt: `burst ${i % 3}`, n: 3, quality: 'low' })));
+    expect(results.flatMap((r) => r.data)).toHaveLength(150);
+    expect(env.emulator.stats().rateLimited).toBe(0);
+    await limiter.stop();
+  });
+
+  it('absorbs 429s from the service when the client has no limit configured', async () => {
+    env.emulator.configure({ imagesPerMinute: 600 });
+    const client = env.client({ maxRetries: 6 });
+    // 660 images against 600 per minute: the last 60 only fit after the bucket refills.
+    const results = await Promise.all(Array.from({ length: 66 }, () => client.generate({ prompt: 'unthrottled', n: 10, quality: 'low' })));
+    expect(results).toHaveLength(66);
+    expect(env.emulator.stats().rateLimited).toBeGreaterThan(0);
+  }, 60_000);
+});

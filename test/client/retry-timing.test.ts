@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { backoffDelay, parseResetDuration, retryAfterFromHeaders } from '../../src/index.js';
+
+describe('retry timing', () => {
+  it('prefers retry-after-ms to retry-after', () => {
+    expect(retryAfterFromHeaders({ 'retry-after-ms': '250', 'retry-after': '9' })).toBe(250);
+  });
+
+  it('reads retry-after in seconds', () => {
+    expect(retryAfterFromHeaders({ 'retry-after': '2' })).toBe(2000);
+    expect(retryAfterFromHeaders({ 'retry-after': '0' })).toBe(0);
+  });
+
+  it('reads retry-after as an HTTP date', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(retryAfterFromHeaders({ 'retry-after': 'Thu, 01 Jan 2026 00:00:05 GMT' }, now)).toBe(5000);
+  });
+
+  it('says nothing when there is no usable header', () => {
+    expect(retryAfterFromHeaders({})).toBeUndefined();
+    expect(retryAfterFromHeaders({ 'retry-after': 'soon' })).toBeUndefined();
+  });
+
+  it('caps a very long wait at five minutes', () => {
+    expect(retryAfterFromHeaders({ 'retry-after': '86400' })).toBe(300_000);
+  });
+
+  it('backs off exponentially from half a second to eight seconds, with jitter taken off', () => {
+    expect(backoffDelay(0, () => 0)).toBe(500);
+    expect(backoffDelay(1, () => 0)).toBe(1000);
+    expect(backoffDelay(10, () => 0)).toBe(8000);
+    expect(backoffDelay(0, () => 1)).toBe(375);
+  });
+
+  it('parses rate-limit reset durations', () => {
+    expect(parseResetDuration('1s')).toBe(1000);
+    expect(parseResetDuration('6m0s')).toBe(360_000);
+    expect(parseResetDuration('250ms')).toBe(250);
+    expect(parseResetDuration('1h2m3.5s')).toBe(3_723_500);
+    expect(parseResetDuration('never')).toBeUndefined();
+  });
+});

@@ -1,0 +1,128 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { AbortedError, ImageLimiter } from '../../src/index.js';
+
+const limiters: ImageLimiter[] = [];
+function limiter(options: ConstructorParameters<typeof ImageLimiter>[0]): ImageLimiter {
+  const l = new ImageLimiter(options);
+  limiters.push(l);
+  return l;
+}
+afterEach(async () => {
+  await Promise.all(limiters.splice(0).map((l) => l.stop()));
+});
+
+const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
+
+function gate() {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => (open = r));
+  return { promise, open };
+}
+
+describe('the image limiter', () => {
+  it('never runs more requests at once than maxConcurrent', async () => {
+    const l = limiter({ maxConcurrent: 2 });
+    let running = 0;
+    let peak = 0;
+    const g = gate();
+    const jobs = Array.from({ length: 6 }, () =>
+      l.schedule({ weight: 1 }, async () => {
+        running++;
+        peak = Math.max(peak, running);
+        await g.promise;
+        running--;
+      }),
+    );
+    await tick(50);
+    expect(running).toBe(2);
+    g.open();
+    await Promise.all(jobs);
+    expect(peak).toBe(2);
+  });
+
+  it('counts a request as n images against the images-per-minute bucket', async () => {
+    const l = limiter({ imagesPerMinute: 10, maxConcurrent: 10 });
+    const started: number[] = [];
+    const jobs = [4, 4, 4].map((n, i) => l.schedule({ weight: n }, async () => void started.push(i)));
+    await tick(100);
+    // 10 images per minute: two requests of 4 fit the full bucket, the third must wait for refills.
+    expect(started).toEqual([0, 1]);
+    expect((await l.stats()).imagesAvailable).toBe(2);
+    const third = expect(jobs[2]).rejects.toBeInstanceOf(AbortedError);
+    await l.stop();
+    await third;
+  });
+
+  it('lets a request of more images than the whole bucket run instead of waiting forever', () => {
+    const l = limiter({ imagesPerMinute: 3 });
+    expect(l.weightOf(10)).toBe(3);
+    expect(l.weightOf(2)).toBe(2);
+  });
+
+  it('reports how many requests are ahead while queued, then the start', async () => {
+    const l = limiter({ maxConcurrent: 1 });
+    const g = gate();
+    const first = l.schedule({ weight: 1 }, () => g.promise);
+    const positions: number[] = [];
+    let startedThird = false;
+    const second = l.schedule({ weight: 1 }, async () => {});
+    const third = l.schedule({ weight: 1, onQueuePosition: (ahead) => positions.push(ahead), onStart: () => (startedThird = true) }, async () => {});
+    await tick();
+    expect(positions.at(-1)).toBe(1);
+    expect(startedThird).toBe(false);
+    g.open();
+    await Promise.all([first, second, third]);
+    expect(positions.slice(-2)).toEqual([1, 0]);
+    expect(startedThird).toBe(true);
+  });
+
+  it('rejects a queued request at once when it is cancelled, and gives its images back', async () => {
+    const l = limiter({ imagesPerMinute: 4, maxConcurrent: 1 });
+    const g = gate();
+    const first = l.schedule({ weight: 2 }, () => g.promise);
+    const controller = new AbortController();
+    let ran = false;
+    const second = l.schedule({ weight: 2, signal: controller.signal }, async () => void (ran = true));
+    controller.abort();
+    await expect(second).rejects.toBeInstanceOf(AbortedError);
+    g.open();
+    await first;
+    await tick(50);
+    expect(ran).toBe(false);
+    expect((await l.stats()).imagesAvailable).toBe(2);
+  });
+
+  it('holds every request after a 429 pause until the wait is over', async () => {
+    const l = limiter({ maxConcurrent: 4 });
+    await l.pause(300);
+    let started = false;
+    const job = l.schedule({ weight: 1 }, async () => void (started = true));
+    await tick(100);
+    expect(started).toBe(false);
+    expect((await l.stats()).pausedForMs).toBeGreaterThan(0);
+    await job;
+    expect(started).toBe(true);
+  });
+
+  it('empties the image bucket on a pause so the queue does not burst afterwards', async () => {
+    const l = limiter({ imagesPerMinute: 60 });
+    await l.pause(2000);
+    expect((await l.stats()).imagesAvailable).toBeLessThan(0);
+  });
+
+  it('holds a slot from acquire until release', async () => {
+    const l = limiter({ maxConcurrent: 1 });
+    const release = await l.acquire({ weight: 1 });
+    let second = false;
+    const next = l.acquire({ weight: 1 }).then((r) => {
+      second = true;
+      r();
+    });
+    await tick();
+    expect(second).toBe(false);
+    release();
+    release(); // a second release is harmless
+    await next;
+    expect(second).toBe(true);
+  });
+});

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { describeQuote, estimatePrice, PRICE_TABLE, priceOfResult } from '../../src/index.js';
+
+describe('pricing', () => {
+  it('quotes the spec table per image times n', () => {
+    const quote = estimatePrice({ size: '1024x1024', quality: 'medium', n: 3 });
+    expect(quote).toMatchObject({ basis: 'table', perImageUsd: 0.05618, totalUsd: 0.16854, n: 3 });
+    expect(quote.reason).toBeUndefined();
+  });
+
+  it('knows every cell of the table', () => {
+    expect(estimatePrice({ size: '1536x1024', quality: 'low' }).totalUsd).toBe(0.0053);
+    expect(estimatePrice({ size: '1024x1536', quality: 'high' }).totalUsd).toBe(0.1749);
+    expect(estimatePrice({ size: '1024x1024', quality: 'high' }).totalUsd).toBe(0.22366);
+    expect(Object.keys(PRICE_TABLE)).toHaveLength(3);
+  });
+
+  it('estimates quality auto at the highest tier of that size, and says so', () => {
+    const quote = estimatePrice({ size: '1536x1024', quality: 'auto', n: 2 });
+    expect(quote.basis).toBe('estimate');
+    expect(quote.perImageUsd).toBe(0.1749);
+    expect(quote.reason).toContain('quality auto');
+  });
+
+  it('estimates an unknown size at the highest price of the table', () => {
+    const quote = estimatePrice({ size: '2048x2048', quality: 'low' });
+    expect(quote).toMatchObject({ basis: 'estimate', perImageUsd: 0.00636 });
+  });
+
+  it('always flags edits as estimates, even with a table size and quality', () => {
+    const quote = estimatePrice({ operation: 'edit', size: '1024x1024', quality: 'low' });
+    expect(quote.basis).toBe('estimate');
+    expect(quote.perImageUsd).toBe(0.00636);
+    expect(quote.reason).toContain('edits');
+  });
+
+  it('prices a finished generation by the quality the service reports', () => {
+    const quote = priceOfResult({ operation: 'generate', requested: { size: '1024x1024', quality: 'auto' }, reported: { size: '1024x1024', quality: 'medium' }, images: 2 });
+    expect(quote).toMatchObject({ basis: 'table', totalUsd: 0.11236 });
+  });
+
+  it('describes a table price and an estimate differently', () => {
+    expect(describeQuote(estimatePrice({ size: '1024x1024', quality: 'low', n: 2 }))).toBe('$0.0127 (2 × $0.0064)');
+    expect(describeQuote(estimatePrice({ size: '1024x1024', quality: 'auto' }))).toMatch(/^up to \$0\.224, an estimate/);
+  });
+});

@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { createEmulator } from '../../src/emulator/index.js';
+import { formatResetDuration } from '../../src/emulator/rate-limit-headers.js';
+import { TokenBucket } from '../../src/emulator/token-bucket.js';
+import { edit, errorOf, generate, solidImage } from './emulator-helpers.js';
+
+const body = (fields: Record<string, unknown> = {}) => ({ prompt: 'a small red kite', quality: 'low', ...fields });
+
+describe('rate limiting by images per minute', () => {
+  it('answers 429 rate_limit_exceeded with retry headers once the bucket is empty', async () => {
+    const emulator = createEmulator({ imagesPerMinute: 3 });
+    const first = await generate(emulator, body({ n: 2 }));
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ratelimit-limit-requests')).toBe('3');
+    expect(first.headers.get('x-ratelimit-remaining-requests')).toBe('1');
+    expect(first.headers.get('x-ratelimit-reset-requests')).toMatch(/^(39|40)s$|^\d+(\.\d+)?s$/);
+
+    const second = await generate(emulator, body({ n: 2 }));
+    expect(second.status).toBe(429);
+    expect(await errorOf(second)).toMatchObject({ type: 'requests', code: 'rate_limit_exceeded' });
+    const retryMs = Number(second.headers.get('retry-after-ms'));
+    expect(retryMs).toBeGreaterThan(15_000);
+    expect(retryMs).toBeLessThanOrEqual(20_000);
+    expect(Number(second.headers.get('retry-after'))).toBe(Math.ceil(retryMs / 1000));
+    expect(second.headers.get('x-ratelimit-remaining-requests')).toBe('1');
+    expect(second.headers.get('x-ratelimit-limit-requests')).toBe('3');
+
+    expect((await generate(emulator, body({ n: 1 }))).status).toBe(200);
+    expect(emulator.stats().rateLimited).toBe(1);
+    await emulator.close();
+  });
+
+  it('refills continuously, so a request passes again after the advertised wait', async () => {
+    const emulator = createEmulator({ imagesPerMinute: 600 }); // 10 per second
+    expect((await generate(emulator, body({ n: 10 }))).status).toBe(200);
+    const limited = await generate(emulator, body({ n: 2 }));
+    expect(limited.status).toBe(429);
+    const wait = Number(limited.headers.get('retry-after-ms'));
+    expect(wait).toBeGreaterThan(0);
+    expect(wait).toBeLessThanOrEqual(200);
+    await new Promise((resolve) => setTimeout(resolve, wait + 20));
+    expect((await generate(emulator, body({ n: 2 }))).status).toBe(200);
+    await emulator.close();
+  });
+
+  it('sends the rate-limit headers on every answer, errors included, while a limit is set', async () => {
+    const emulator = createEmulator({ imagesPerMinute: 5 });
+    const invalid = await generate(emulator, body({ size: 'tiny' }));
+    expect(invalid.status).toBe(400);
+    expect(invalid.headers.get('x-ratelimit-remaining-requests')).toBe('5');
+    const notFound = await emulator.fetch('/v1/nothing', { method: 'POST' });
+    expect(notFound.headers.get('x-ratelimit-limit-requests')).toBe('5');
+    emulator.configure({ imagesPerMinute: undefined });
+    const unlimited = await generate(emulator, body());
+    expect(unlimited.headers.get('x-ratelimit-limit-requests')).toBeNull();
+    await emulator.close();
+  });
+
+  it('limits edits and generations from the same bucket', async () => {
+    const emulator = createEmulator({ imagesPerMinute: 1 });
+    expect((await generate(emulator, body())).status).toBe(200);
+    const response = await edit(emulator, [{ bytes: await solidImage('#444444') }], { prompt: 'x', quality: 'low' });
+    expect(response.status).toBe(429);
+    await emulator.close();
+  });
+
+  it('can be turned on at runtime with configure', async () => {
+    const emulator = createEmulator();
+    expect((await generate(emulator, body({ n: 4 }))).status).toBe(200);
+    emulator.configure({ imagesPerMinute: 2 });
+    expect((await generate(emulator, body({ n: 2 }))).status).toBe(200);
+    expect((await generate(emulator, body())).status).toBe(429);
+    await emulator.close();
+  });
+});
+
+describe('quota and moderation', () => {
+  it('answers 429 insufficient_quota without retry headers when the quota is exhausted', async () => {
+    const emulator = createEmulator({ quotaExhausted: true });
+    const response = await generate(emulator, body());
+    expect(response.status).toBe(429);
+    expect(await errorOf(response)).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' });
+    expect(response.headers.get('retry-after')).toBeNull();
+    emulator.configure({ quotaExhausted: false });
+    expect((await generate(emulator, body())).status).toBe(200);
+    expect(emulator.stats()).toMatchObject({ quotaRejected: 1, rateLimited: 0 });
+    await emulator.close();
+  });
+
+  it('answers 400 moderation_blocked for a prompt containing the marker', async () => {
+    const emulator = createEmulator();
+    const response = await generate(emulator, body({ prompt: 'Something FORBIDDEN here' }));
+    expect(response.status).toBe(400);
+    expect(await errorOf(response)).toMatchObject({ type: 'image_generation_user_error', code: 'moderation_blocked' });
+    await emulator.close();
+  });
+
+  it('blocks edits by their prompt too, and the marker can be changed or turned off', async () => {
+    const emulator = createEmulator({ moderationMarker: 'nope' });
+    const png = await solidImage('#444444');
+    expect((await edit(emulator, [{ bytes: png }], { prompt: 'say nope', quality: 'low' })).status).toBe(400);
+    expect((await generate(emulator, body({ prompt: 'forbidden is fine here' }))).status).toBe(200);
+    emulator.configure({ moderationMarker: undefined });
+    expect((await generate(emulator, body({ prompt: 'nope' }))).status).toBe(200);
+    await emulator.close();
+  });
+});
+
+describe('token bucket', () => {
+  it('holds imagesPerMinute tokens and refills at imagesPerMinute / 60 per second', () => {
+    let now = 0;
+    const bucket = new TokenBucket(60, () => now);
+    expect(bucket.take(60)).toEqual({ ok: true, remaining: 0 });
+    const denied = bucket.take(1);
+    expect(denied.ok).toBe(false);
+    expect(denied.ok ? 0 : denied.retryAfterMs).toBeCloseTo(1000);
+    now = 999;
+    expect(bucket.take(1).ok).toBe(false);
+    now = 1000;
+    expect(bucket.take(1)).toEqual({ ok: true, remaining: 0 });
+    now = 1_000_000;
+    expect(bucket.remaining()).toBe(60);
+  });
+
+  it('counts a request larger than the bucket as a full bucket', () => {
+    let now = 0;
+    const bucket = new TokenBucket(5, () => now);
+    expect(bucket.take(10).ok).toBe(true);
+    expect(bucket.take(10).ok).toBe(false);
+    now = 60_000;
+    expect(bucket.take(10).ok).toBe(true);
+  });
+
+  it('writes reset durations the way the service does', () => {
+    expect(formatResetDuration(0)).toBe('0s');
+    expect(formatResetDuration(17)).toBe('17ms');
+    expect(formatResetDuration(1000)).toBe('1s');
+    expect(formatResetDuration(1500)).toBe('1.5s');
+    expect(formatResetDuration(360_000)).toBe('6m0s');
+    expect(formatResetDuration(3_723_000)).toBe('1h2m3s');
+  });
+});

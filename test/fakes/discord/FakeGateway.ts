@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+
+const OP_DISPATCH = 0;
+const OP_HEARTBEAT = 1;
+const OP_IDENTIFY = 2;
+const OP_RESUME = 6;
+const OP_INVALID_SESSION = 9;
+const OP_HELLO = 10;
+const OP_HEARTBEAT_ACK = 11;
+const CLOSE_AUTHENTICATION_FAILED = 4004;
+
+interface Session {
+  id: string;
+  seq: number;
+  socket: WebSocket | undefined;
+}
+
+export interface GatewayOptions {
+  botToken: string;
+  heartbeatIntervalMs: number;
+  /** READY's `d`, without `session_id` / `resume_gateway_url`. */
+  readyData: () => Record<string, unknown>;
+  /** The URL sessions resume at (READY's `resume_gateway_url`). */
+  resumeUrl: () => string;
+}
+
+export interface GatewayStats {
+  connections: number;
+  identifies: number;
+  resumes: number;
+  heartbeats: number;
+  dispatches: number;
+}
+
+/**
+ * The gateway half of the fake: HELLO on connect, IDENTIFY → READY (token
+ * checked), RESUME → RESUMED, heartbeats acknowledged, and dispatches with
+ * increasing sequence numbers. JSON encoding, no compression (what discord.js
+ * asks for without zlib-sync).
+ */
+export class FakeGateway {
+  readonly #options: GatewayOptions;
+  readonly #wss = new WebSocketServer({ noServer: true });
+  readonly #sessions = new Map<string, Session>();
+  readonly #readyWaiters: (() => void)[] = [];
+  readonly stats: GatewayStats = { connections: 0, identifies: 0, resumes: 0, heartbeats: 0, dispatches: 0 };
+
+  constructor(options: GatewayOptions) {
+    this.#options = options;
+    this.#wss.on('connection', (socket) => this.#onConnection(socket));
+  }
+
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#wss.emit('connection', ws, req));
+  }
+
+  /** True while some session is connected and identified. */
+  get connected(): boolean {
+    return this.#current() !== undefined;
+  }
+
+  /** Resolves once a session is connected and identified. */
+  waitForReady(timeoutMs = 10_000): Promise<void> {
+    if (this.connected) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no bot identified with the fake gateway within ${timeoutMs} ms`)), timeoutMs);
+      this.#readyWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Sends a dispatch event to the connected session. */
+  dispatch(event: string, data: unknown): void {
+    const session = this.#current();
+    if (!session?.socket) throw new Error(`cannot dispatch ${event}: no bot is connected to the fake gateway`);
+    session.seq += 1;
+    this.stats.dispatches += 1;
+    session.socket.send(JSON.stringify({ op: OP_DISPATCH, t: event, s: session.seq, d: data }));
+  }
+
+  /** Drops every connection the way a network failure would (sessions stay resumable). */
+  dropConnections(): void {
+    for (const session of this.#sessions.values()) session.socket?.terminate();
+  }
+
+  async close(): Promise<void> {
+    for (const client of this.#wss.clients) client.terminate();
+    await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
+  }
+
+  #current(): Session | undefined {
+    let latest: Session | undefined;
+    for (const session of this.#sessions.values()) if (session.socket && session.socket.readyState === session.socket.OPEN) latest = session;
+    return latest;
+  }
+
+  #onConnection(socket: WebSocket): void {
+    this.stats.connections += 1;
+    let session: Session | undefined;
+    socket.send(JSON.stringify({ op: OP_HELLO, d: { heartbeat_interval: this.#options.heartbeatIntervalMs }, s: null, t: null }));
+    socket.on('message', (raw) => {
+      let payload: { op?: number; d?: Record<string, unknown> | number | null };
+      try {
+        payload = JSON.parse(String(raw)) as typeof payload;
+      } catch {
+        socket.close(4002, 'Error while decoding payload.');
+        return;
+      }
+      const d = (payload.d ?? {}) as Record<string, unknown>;
+      switch (payload.op) {
+        case OP_HEARTBEAT:
+          this.stats.heartbeats += 1;
+          socket.send(JSON.stringify({ op: OP_HEARTBEAT_ACK, d: null, s: null, t: null }));
+          return;
+        case OP_IDENTIFY: {
+          if (d.token !== this.#options.botToken) {
+            socket.close(CLOSE_AUTHENTICATION_FAILED, 'Authentication failed.');
+            return;
+          }
+          this.stats.identifies += 1;
+          session = { id: randomBytes(16).toString('hex'), seq: 1, socket };
+          this.#sessions.set(session.id, session);
+          const ready = { ...this.#options.readyData(), session_id: session.id, resume_gateway_url: this.#options.resumeUrl() };
+          socket.send(JSON.stringify({ op: OP_DISPATCH, t: 'READY', s: session.seq, d: ready }));
+          for (const wake of this.#readyWaiters.splice(0)) wake();
+          return;
+        }
+        case OP_RESUME: {
+          const known = this.#sessions.get(String(d.session_id));
+          if (!known || d.token !== this.#options.botToken) {
+            socket.send(JSON.stringify({ op: OP_INVALID_SESSION, d: false, s: null, t: null }));
+            return;
+          }
+          this.stats.resumes += 1;
+          session = known;
+          known.socket = socket;
+          known.seq += 1;
+          socket.send(JSON.stringify({ op: OP_DISPATCH, t: 'RESUMED', s: known.seq, d: {} }));
+          for (const wake of this.#readyWaiters.splice(0)) wake();
+          return;
+        }
+        default:
+          return; // presence updates, voice state, request guild members: ignored
+      }
+    });
+    socket.on('close', () => {
+      if (session && session.socket === socket) session.socket = undefined;
+    });
+  }
+}

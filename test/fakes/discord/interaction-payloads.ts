@@ -1,0 +1,115 @@
+import type { APIAttachment, APIMessage, APIUser } from 'discord.js';
+
+/** Who sends an interaction, and where. */
+export interface InteractionContext {
+  applicationId: string;
+  guildId: string;
+  channelId: string;
+  user: APIUser;
+  /** Role ids of the member. */
+  roles: string[];
+  /** The member's permission bits, as Discord sends them (a decimal string). */
+  permissions: string;
+  attachmentSizeLimit: number;
+}
+
+/** A slash-command option value: text, a whole number, a flag, or a file (an attachment option). */
+export type OptionValue = string | number | boolean | APIAttachment;
+
+const OPTION_STRING = 3;
+const OPTION_INTEGER = 4;
+const OPTION_BOOLEAN = 5;
+const OPTION_NUMBER = 10;
+const OPTION_ATTACHMENT = 11;
+
+function base(id: string, token: string, type: number, ctx: InteractionContext): Record<string, unknown> {
+  return {
+    id,
+    application_id: ctx.applicationId,
+    type,
+    token,
+    version: 1,
+    guild_id: ctx.guildId,
+    channel_id: ctx.channelId,
+    channel: { id: ctx.channelId, type: 0, guild_id: ctx.guildId, name: 'general' },
+    member: {
+      user: ctx.user,
+      roles: ctx.roles,
+      permissions: ctx.permissions,
+      joined_at: new Date(0).toISOString(),
+      deaf: false,
+      mute: false,
+      flags: 0,
+      nick: null,
+      avatar: null,
+    },
+    app_permissions: '2248473465835073',
+    locale: 'en-US',
+    guild_locale: 'en-US',
+    entitlements: [],
+    authorizing_integration_owners: { '0': ctx.guildId },
+    context: 0,
+    attachment_size_limit: ctx.attachmentSizeLimit,
+  };
+}
+
+export function chatInputPayload(
+  ids: { id: string; token: string; commandId: string },
+  name: string,
+  options: Record<string, OptionValue>,
+  ctx: InteractionContext,
+): Record<string, unknown> {
+  const attachments: Record<string, APIAttachment> = {};
+  const opts = Object.entries(options).map(([optionName, value]) => {
+    if (typeof value === 'object') {
+      attachments[value.id] = value;
+      return { name: optionName, type: OPTION_ATTACHMENT, value: value.id };
+    }
+    if (typeof value === 'boolean') return { name: optionName, type: OPTION_BOOLEAN, value };
+    if (typeof value === 'number') return { name: optionName, type: Number.isInteger(value) ? OPTION_INTEGER : OPTION_NUMBER, value };
+    return { name: optionName, type: OPTION_STRING, value };
+  });
+  return {
+    ...base(ids.id, ids.token, 2, ctx),
+    data: {
+      id: ids.commandId,
+      name,
+      type: 1,
+      options: opts,
+      ...(Object.keys(attachments).length ? { resolved: { attachments } } : {}),
+    },
+  };
+}
+
+export function messageCommandPayload(
+  ids: { id: string; token: string; commandId: string },
+  name: string,
+  target: APIMessage,
+  ctx: InteractionContext,
+): Record<string, unknown> {
+  return {
+    ...base(ids.id, ids.token, 2, ctx),
+    data: { id: ids.commandId, name, type: 3, target_id: target.id, resolved: { messages: { [target.id]: target } } },
+  };
+}
+
+export function buttonPayload(ids: { id: string; token: string }, customId: string, message: APIMessage, ctx: InteractionContext): Record<string, unknown> {
+  return { ...base(ids.id, ids.token, 3, ctx), data: { custom_id: customId, component_type: 2 }, message };
+}
+
+export function modalSubmitPayload(
+  ids: { id: string; token: string },
+  customId: string,
+  values: Record<string, string>,
+  message: APIMessage | undefined,
+  ctx: InteractionContext,
+): Record<string, unknown> {
+  return {
+    ...base(ids.id, ids.token, 5, ctx),
+    data: {
+      custom_id: customId,
+      components: Object.entries(values).map(([id, value]) => ({ type: 1, components: [{ type: 4, custom_id: id, value }] })),
+    },
+    ...(message ? { message } : {}),
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * The Block Kit limits Slack enforces (as documented), so a message or view
+ * the real Slack would refuse is refused here too. Returns a reason or null.
+ */
+
+type Rec = Record<string, unknown>;
+
+const MAX_MESSAGE_BLOCKS = 50;
+const MAX_VIEW_BLOCKS = 100;
+const MAX_SECTION_TEXT = 3000;
+const MAX_BUTTON_VALUE = 2000;
+const MAX_ACTION_ID = 255;
+const MAX_BUTTON_TEXT = 75;
+const MAX_ACTIONS_ELEMENTS = 25;
+const MAX_CONTEXT_ELEMENTS = 10;
+const MAX_VIEW_TITLE = 24;
+const MAX_PRIVATE_METADATA = 3000;
+const MAX_FILE_INPUT_FILES = 10;
+const MAX_PLAIN_TEXT_INPUT = 3000;
+const MAX_SELECT_OPTIONS = 100;
+
+const textOf = (value: unknown): string | undefined =>
+  value && typeof value === 'object' && typeof (value as Rec).text === 'string' ? ((value as Rec).text as string) : undefined;
+
+function checkElement(element: Rec, actionIds: Set<string>): string | null {
+  const actionId = element.action_id;
+  if (typeof actionId === 'string') {
+    if (actionId.length > MAX_ACTION_ID) return `action_id longer than ${MAX_ACTION_ID}`;
+    if (actionIds.has(actionId)) return `duplicate action_id ${actionId}`;
+    actionIds.add(actionId);
+  }
+  switch (element.type) {
+    case 'button': {
+      const text = textOf(element.text);
+      if (!text) return 'button without text';
+      if (text.length > MAX_BUTTON_TEXT) return `button text longer than ${MAX_BUTTON_TEXT}`;
+      if (typeof element.value === 'string' && element.value.length > MAX_BUTTON_VALUE) return `button value longer than ${MAX_BUTTON_VALUE}`;
+      return null;
+    }
+    case 'static_select': {
+      const options = element.options;
+      if (!Array.isArray(options) || options.length === 0 || options.length > MAX_SELECT_OPTIONS) return 'static_select needs 1 to 100 options';
+      return null;
+    }
+    case 'plain_text_input': {
+      const max = element.max_length;
+      if (typeof max === 'number' && max > MAX_PLAIN_TEXT_INPUT) return `plain_text_input max_length above ${MAX_PLAIN_TEXT_INPUT}`;
+      return null;
+    }
+    case 'file_input': {
+      const max = element.max_files;
+      if (typeof max === 'number' && (max < 1 || max > MAX_FILE_INPUT_FILES)) return `file_input max_files must be 1 to ${MAX_FILE_INPUT_FILES}`;
+      return null;
+    }
+    default:
+      return null;
+  }
+}
+
+export function checkBlocks(blocks: unknown, where: 'message' | 'view'): string | null {
+  if (blocks === undefined) return null;
+  if (!Array.isArray(blocks)) return 'blocks must be a list';
+  const max = where === 'message' ? MAX_MESSAGE_BLOCKS : MAX_VIEW_BLOCKS;
+  if (blocks.length > max) return `more than ${max} blocks`;
+  const actionIds = new Set<string>();
+  const blockIds = new Set<string>();
+  for (const raw of blocks) {
+    if (!raw || typeof raw !== 'object') return 'a block is not an object';
+    const block = raw as Rec;
+    if (typeof block.block_id === 'string') {
+      if (blockIds.has(block.block_id)) return `duplicate block_id ${block.block_id}`;
+      blockIds.add(block.block_id);
+    }
+    switch (block.type) {
+      case 'section': {
+        const text = textOf(block.text);
+        if (text !== undefined && text.length > MAX_SECTION_TEXT) return `section text longer than ${MAX_SECTION_TEXT}`;
+        if (text === undefined && !Array.isArray(block.fields)) return 'section without text or fields';
+        if (block.accessory) {
+          const reason = checkElement(block.accessory as Rec, actionIds);
+          if (reason) return reason;
+        }
+        break;
+      }
+      case 'context': {
+        const elements = block.elements;
+        if (!Array.isArray(elements) || elements.length === 0 || elements.length > MAX_CONTEXT_ELEMENTS) return 'context needs 1 to 10 elements';
+        break;
+      }
+      case 'actions': {
+        const elements = block.elements;
+        if (!Array.isArray(elements) || elements.length === 0 || elements.length > MAX_ACTIONS_ELEMENTS) return 'actions needs 1 to 25 elements';
+        for (const element of elements as Rec[]) {
+          const reason = checkElement(element, actionIds);
+          if (reason) return reason;
+        }
+        break;
+      }
+      case 'input': {
+        if (where !== 'view') return 'input blocks belong in views';
+        if (!textOf(block.label)) return 'input block without label';
+        const reason = checkElement((block.element ?? {}) as Rec, actionIds);
+        if (reason) return reason;
+        break;
+      }
+      case 'image':
+      case 'divider':
+      case 'header':
+      case 'rich_text':
+        break;
+      default:
+        return `unknown block type ${String(block.type)}`;
+    }
+  }
+  return null;
+}
+
+export function checkView(view: unknown): string | null {
+  if (!view || typeof view !== 'object') return 'view must be an object';
+  const v = view as Rec;
+  if (v.type !== 'modal') return 'only modals are supported';
+  for (const key of ['title', 'submit', 'close'] as const) {
+    const text = textOf(v[key]);
+    if (key === 'title' && !text) return 'a modal needs a title';
+    if (text !== undefined && text.length > MAX_VIEW_TITLE) return `${key} longer than ${MAX_VIEW_TITLE}`;
+  }
+  if (typeof v.private_metadata === 'string' && v.private_metadata.length > MAX_PRIVATE_METADATA) {
+    return `private_metadata longer than ${MAX_PRIVATE_METADATA}`;
+  }
+  return checkBlocks(v.blocks, 'view');
+}

@@ -1,0 +1,35 @@
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { PictorClient, type PictorClientOptions } from '../../src/index.js';
+import { createEmulator, DEFAULT_SETTINGS, DEV_API_KEY, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
+
+/**
+ * One emulator listening on a free loopback port for a whole test file,
+ * reset between tests. `client()` makes a client pointed at it.
+ */
+export function useEmulator(options: EmulatorOptions = {}) {
+  const state: { emulator: Emulator; url: string; close: () => Promise<void> } = {} as never;
+  beforeAll(async () => {
+    state.emulator = createEmulator(options);
+    const server = await state.emulator.listen({ port: 0 });
+    state.url = server.url;
+    state.close = server.close;
+  });
+  afterEach(() => {
+    state.emulator.reset();
+    state.emulator.configure({ ...DEFAULT_SETTINGS, ...options });
+  });
+  afterAll(async () => {
+    await state.close();
+  });
+  return {
+    get emulator() {
+      return state.emulator;
+    },
+    get url() {
+      return state.url;
+    },
+    client(extra: PictorClientOptions = {}) {
+      return new PictorClient({ baseURL: state.url, apiKey: DEV_API_KEY, ...extra });
+    },
+  };
+}

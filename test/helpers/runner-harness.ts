@@ -1,0 +1,140 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect } from 'vitest';
+import {
+  FileQuotaStore,
+  JobRunner,
+  type FileQuotaStoreOptions,
+  type FinalUpdate,
+  type JobRunnerOptions,
+  type JobUpdate,
+  type Requester,
+  type UpdateSink,
+} from '../../bots/runner/index.js';
+import type { EmulatorOptions } from '../../src/emulator/index.js';
+import type { PictorClientOptions } from '../../src/index.js';
+import { useEmulator } from './emulator.js';
+
+/** A fresh data folder per call, removed after each test. */
+export function useTempDirs(): () => Promise<string> {
+  const made: string[] = [];
+  afterEach(async () => {
+    await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+  return async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-runner-'));
+    made.push(dir);
+    return dir;
+  };
+}
+
+let nextUser = 0;
+
+/** A Discord requester with a user id of its own unless one is given. */
+export function requester(overrides: Partial<Requester> = {}): Requester {
+  nextUser += 1;
+  return { platform: 'discord', userId: `user-${nextUser}`, channelId: 'channel-1', scopeId: 'guild-1', ...overrides };
+}
+
+export interface RecordedUpdate {
+  update: JobUpdate;
+  /** The clock's reading when the sink received it. */
+  at: number;
+}
+
+/**
+ * A sink that records every update with the time it arrived, optionally taking
+ * `delayMs` to handle each one, and counts how many it handled at once.
+ */
+export function recordingSink(options: { clock?: () => number; delayMs?: number; onUpdate?: (update: JobUpdate) => void | Promise<void> } = {}) {
+  const clock = options.clock ?? Date.now;
+  const received: RecordedUpdate[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const sink: UpdateSink = async (update) => {
+    received.push({ update, at: clock() });
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    try {
+      if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+      await options.onUpdate?.(update);
+    } finally {
+      inFlight -= 1;
+    }
+  };
+  return {
+    sink,
+    received,
+    get types() {
+      return received.map((r) => r.update.type);
+    },
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    get final(): FinalUpdate | undefined {
+      const last = received.at(-1)?.update;
+      return last && (last.type === 'completed' || last.type === 'failed' || last.type === 'cancelled') ? last : undefined;
+    },
+    partials() {
+      return received.flatMap((r) => (r.update.type === 'partial' ? [r.update] : []));
+    },
+  };
+}
+
+/**
+ * Checks the runner's grammar: `queued`+ `started`? `partial`* then exactly one
+ * final update, last; partials only after `started`, in stream order.
+ */
+export function expectOrderedSequence(updates: readonly JobUpdate[]): void {
+  const types = updates.map((u) => u.type).join(' ');
+  expect(types).toMatch(/^(queued )+(started (partial )*)?(completed|failed|cancelled)$/);
+  const partials = updates.flatMap((u) => (u.type === 'partial' ? [u] : []));
+  for (let i = 1; i < partials.length; i++) {
+    const [a, b] = [partials[i - 1]!, partials[i]!];
+    expect(b.imageIndex > a.imageIndex || (b.imageIndex === a.imageIndex && b.partialIndex > a.partialIndex)).toBe(true);
+  }
+  const ids = new Set(updates.map((u) => u.jobId));
+  expect(ids.size).toBe(1);
+}
+
+/** Polls `check` until it is true, for at most `timeoutMs`. */
+export async function waitUntil(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
+ * An emulator on a free port plus factories for stores and runners pointed at
+ * it; every runner is shut down and every store closed after each test.
+ */
+export function useRunnerKit(emulatorOptions: EmulatorOptions = {}) {
+  const emu = useEmulator(emulatorOptions);
+  const newDir = useTempDirs();
+  const runners: JobRunner[] = [];
+  const stores: FileQuotaStore[] = [];
+  afterEach(async () => {
+    await Promise.all(runners.splice(0).map((r) => r.shutdown({ graceMs: 0 })));
+    await Promise.all(stores.splice(0).map((s) => s.close()));
+  });
+  const kit = {
+    emu,
+    newDir,
+    async store(options: Partial<FileQuotaStoreOptions> = {}): Promise<FileQuotaStore> {
+      const store = new FileQuotaStore({ dir: options.dir ?? (await newDir()), ...options });
+      stores.push(store);
+      return store;
+    },
+    async runner(options: Partial<JobRunnerOptions> & { clientOptions?: PictorClientOptions } = {}) {
+      const { clientOptions, ...rest } = options;
+      const store = (rest.store as FileQuotaStore | undefined) ?? (await kit.store());
+      const runner = new JobRunner({ client: emu.client(clientOptions), limits: {}, minUpdateIntervalMs: 0, ...rest, store });
+      runners.push(runner);
+      return { runner, store };
+    },
+  };
+  return kit;
+}
