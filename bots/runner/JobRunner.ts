@@ -291,7 +291,8 @@ export class JobRunner {
         if (isCompletedEvent(event)) {
           completed.push(event);
           job.completedImages = completed.length;
-        } else {
+        } else if (this.#partialImages > 0) {
+          // With partials turned off the field is not sent; a service whose default is to send some is not echoed.
           job.pump.push(this.#partialUpdate(id, event, completed.length));
         }
       }

@@ -1,10 +1,14 @@
 /**
  * A wait in words, rounded up so a person never comes back too early:
- * `45 s`, `12 min`, `3 h 12 min`.
+ * `45 s`, `1 min 30 s`, `12 min`, `3 h 12 min`.
  */
 export function describeDuration(ms: number): string {
   const seconds = Math.max(1, Math.ceil(ms / 1000));
   if (seconds < 60) return `${seconds} s`;
+  if (seconds < 600) {
+    const rest = seconds % 60;
+    return rest === 0 ? `${seconds / 60} min` : `${Math.floor(seconds / 60)} min ${rest} s`;
+  }
   const minutes = Math.ceil(seconds / 60);
   if (minutes < 60) return `${minutes} min`;
   const hours = Math.floor(minutes / 60);

@@ -34,8 +34,10 @@ export interface NodeServerHandler {
  */
 export async function listenWithNodeHttp(handler: NodeServerHandler, options: ListenOptions = {}): Promise<EmulatorServer> {
   const sockets = new Set<Socket>();
+  const active = new Set<Promise<void>>();
   const server = createServer((req, res) => {
-    void serve(handler, req, res);
+    const serving: Promise<void> = serve(handler, req, res).finally(() => active.delete(serving));
+    active.add(serving);
   });
   server.on('connection', (socket) => {
     sockets.add(socket);
@@ -57,11 +59,14 @@ export async function listenWithNodeHttp(handler: NodeServerHandler, options: Li
     url: `http://${shownHost}:${port}`,
     port,
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
         for (const socket of sockets) socket.destroy();
-      });
+        await closed;
+        // Every answer in progress sees its connection gone and ends its body stream.
+        await Promise.allSettled([...active]);
+      })();
       return closing;
     },
   };

@@ -1,0 +1,38 @@
+/** Stable codes of what a Slack user gave the bot that it cannot use. Switch on `code`, never on the message. */
+export type SlackInputErrorCode =
+  | 'unknown_flag'
+  | 'bad_flag_value'
+  | 'missing_flag_value'
+  | 'invalid_option'
+  | 'missing_prompt'
+  | 'no_images'
+  | 'too_many_images'
+  | 'file_too_large'
+  | 'file_not_image'
+  | 'file_host_not_allowed'
+  | 'file_download_failed';
+
+/**
+ * Input the bot refuses before anything is queued or spent. `message` is one
+ * sentence (Slack mrkdwn) for the person who asked: what is wrong and what is
+ * allowed. It never holds a token or a URL's query.
+ */
+export class SlackInputError extends Error {
+  readonly code: SlackInputErrorCode;
+  /** The flag at fault (`--size`), when there is one. */
+  readonly flag: string | undefined;
+  /** What the flag or input accepts, in words. */
+  readonly allowed: string | undefined;
+
+  constructor(code: SlackInputErrorCode, message: string, details: { flag?: string; allowed?: string; cause?: unknown } = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'SlackInputError';
+    this.code = code;
+    this.flag = details.flag;
+    this.allowed = details.allowed;
+  }
+}
+
+export function isSlackInputError(value: unknown): value is SlackInputError {
+  return value instanceof SlackInputError || (value instanceof Error && value.name === 'SlackInputError' && typeof (value as { code?: unknown }).code === 'string');
+}

@@ -1,0 +1,39 @@
+/**
+ * Slack sends message and command text with `&`, `<` and `>` escaped and with
+ * links, mentions and channels in angle brackets. A prompt wants plain words.
+ */
+export function plainTextOf(slackText: string): string {
+  return slackText
+    .replace(/<([@#!])([^>|]+)(?:\|([^>]*))?>/g, (_m, sigil: string, id: string, label: string | undefined) => {
+      if (sigil === '!') return label ? label : `@${id.split('^')[0]}`;
+      return `${sigil}${label ?? id}`;
+    })
+    .replace(/<([^>|]+)(?:\|([^>]*))?>/g, (_m, url: string, label: string | undefined) => label ?? url)
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}
+
+/** Removes every mention of one user (the bot) from message text. */
+export function withoutMention(slackText: string, userId: string): string {
+  return slackText.replace(new RegExp(`<@${escapeRegExp(userId)}(?:\\|[^>]*)?>`, 'g'), ' ');
+}
+
+export function mentions(slackText: string, userId: string): boolean {
+  return new RegExp(`<@${escapeRegExp(userId)}(?:\\|[^>]*)?>`).test(slackText);
+}
+
+/** Escapes text for mrkdwn, so a prompt cannot mention @channel or fake a link. */
+export function escapeMrkdwn(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** Shortens text to `max` characters (code points), with an ellipsis. */
+export function truncate(text: string, max: number): string {
+  const chars = [...text];
+  return chars.length <= max ? text : `${chars.slice(0, Math.max(0, max - 1)).join('')}…`;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,27 @@
+import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
+import type { EditImage } from '../../../src/spec/index.js';
+import { FIELD_PARAMETERS } from './node-properties.js';
+
+/**
+ * Reads the input images of an Edit from the item's binary fields, in the
+ * order named. Their real type is checked later by the core, from the bytes.
+ */
+export async function readInputImages(ctx: IExecuteFunctions, itemIndex: number, fieldNames: readonly string[]): Promise<EditImage[]> {
+  const binary = ctx.getInputData()[itemIndex]?.binary ?? {};
+  const images: EditImage[] = [];
+  for (const name of fieldNames) {
+    if (!binary[name]) {
+      const present = Object.keys(binary);
+      throw new NodeOperationError(ctx.getNode(), `${FIELD_PARAMETERS.image.displayName}: the input item has no binary field "${name}"`, {
+        itemIndex,
+        description: present.length
+          ? `Binary fields on this item: ${present.join(', ')}.`
+          : 'This item has no binary data. Put the images to edit in binary fields first (e.g. with Read/Write Files from Disk or HTTP Request).',
+      });
+    }
+    const meta = ctx.helpers.assertBinaryData(itemIndex, name);
+    const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, name);
+    images.push({ data: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), filename: meta.fileName ?? name });
+  }
+  return images;
+}

@@ -1,0 +1,90 @@
+import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
+import { APIError, ValidationError, isPictorError, type PictorErrorCode } from '../../../src/core/errors.js';
+import { FIELD_PARAMETERS, type SpecField } from './node-properties.js';
+
+export type NodeError = NodeOperationError | NodeApiError;
+
+/** What to tell the user to do, by the core's error code. */
+const HINTS: Partial<Record<PictorErrorCode, string>> = {
+  authentication_failed: 'The service refused the API key. Check the API key and base URL of the Pictor API credential.',
+  permission_denied: 'The key is valid but may not use this model or operation. Check the account on the service.',
+  moderation_blocked: 'The prompt or an input image was refused by moderation. Change the prompt or the images; this is never retried.',
+  quota_exhausted: 'The account is out of credit. Add credit on the service; this is never retried.',
+  rate_limited:
+    'The service still answered "rate limit exceeded" after every retry. Set Images per Minute to your account limit, or raise Max Retries.',
+  server_error: 'The service failed repeatedly. Try again later.',
+  connection_failed: 'Check the base URL of the Pictor API credential and that the service is reachable from n8n.',
+  timeout: 'The service took too long. High quality images can take minutes; try again or lower the quality.',
+  stream_broken: 'The answer broke off after the job had started; it may already be billed, so it was not sent again.',
+  aborted: 'The execution was cancelled.',
+  not_found: 'The base URL of the Pictor API credential does not point at the image service.',
+};
+
+/** The credential's fields, as the core names them. */
+const CREDENTIAL_FIELDS: Record<string, string> = {
+  apiKey: 'Pictor API credential, API Key',
+  baseURL: 'Pictor API credential, Base URL',
+};
+
+/** Names the node parameter behind a spec field or path (`output_format`, `image[2]`). */
+export function parameterOf(param: string, inputBinaryFields: readonly string[] = []): { displayName: string; detail: string | undefined } {
+  const credentialField = CREDENTIAL_FIELDS[param];
+  if (credentialField) return { displayName: credentialField, detail: undefined };
+  const field = param.replace(/\[\d+\].*$/, '').split('.')[0] as SpecField;
+  const known = FIELD_PARAMETERS[field] as (typeof FIELD_PARAMETERS)[SpecField] | undefined;
+  const index = /^\w+\[(\d+)\]/.exec(param)?.[1];
+  const binaryField = field === 'image' && index !== undefined ? inputBinaryFields[Number(index)] : undefined;
+  return {
+    displayName: known?.displayName ?? param,
+    detail: binaryField !== undefined ? `binary field "${binaryField}"` : undefined,
+  };
+}
+
+/**
+ * Turns anything one item's request threw into an n8n error carrying the item's
+ * index: bad input names the parameter at fault; the service's answers keep
+ * their status and code.
+ */
+export function toNodeError(node: INode, error: unknown, itemIndex: number, inputBinaryFields: readonly string[] = []): NodeError {
+  if (error instanceof NodeOperationError || error instanceof NodeApiError) return error;
+  if (error instanceof ValidationError) {
+    const { displayName, detail } = parameterOf(error.param, inputBinaryFields);
+    const more = error.issues.length > 1 ? ` Also: ${error.issues.slice(1).map((i) => `${parameterOf(i.param).displayName}: ${i.message}`).join('; ')}.` : '';
+    const nodeError = new NodeOperationError(node, `${displayName}: ${detail ? `${detail}: ` : ''}${error.issues[0]?.message ?? error.message}`, {
+      itemIndex,
+      description: `${error.allowed ? `${displayName} accepts ${error.allowed}.` : ''}${more}`.trim() || undefined,
+    });
+    Object.assign(nodeError.context, { parameter: error.param, code: error.code });
+    return nodeError;
+  }
+  if (error instanceof APIError) {
+    const response: JsonObject = {
+      message: error.message,
+      code: error.code,
+      serviceCode: error.serviceCode ?? null,
+      serviceType: error.serviceType ?? null,
+      param: error.param ?? null,
+      requestId: error.requestId ?? null,
+    };
+    const nodeError = new NodeApiError(node, response, {
+      itemIndex,
+      message: error.message,
+      description: HINTS[error.code] ?? (error.param ? `The service rejected ${parameterOf(error.param, inputBinaryFields).displayName}.` : undefined),
+      ...(error.status !== undefined ? { httpCode: String(error.status) } : {}),
+    });
+    Object.assign(nodeError.context, { code: error.code, requestId: error.requestId });
+    return nodeError;
+  }
+  if (isPictorError(error)) {
+    const nodeError = new NodeOperationError(node, error.message, { itemIndex, description: HINTS[error.code] });
+    Object.assign(nodeError.context, { code: error.code });
+    return nodeError;
+  }
+  return new NodeOperationError(node, error instanceof Error ? error : String(error), { itemIndex });
+}
+
+/** The core's code for an error, when it has one (`validation_error`, `rate_limited`, …). */
+export function codeOf(error: NodeError): string | undefined {
+  const code = error.context.code;
+  return typeof code === 'string' ? code : undefined;
+}

@@ -1,0 +1,88 @@
+import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { describeQuote, type PriceQuote } from '../../../src/core/pricing.js';
+import { decodeImages, type ImageJobResult } from '../../../src/client/job-result.js';
+import { FILE_EXTENSIONS, MIME_TYPES, sniffImageType, type OutputFormat } from '../../../src/spec/index.js';
+import type { Operation } from './node-properties.js';
+
+export interface OutputShape {
+  itemIndex: number;
+  operation: Operation;
+  prompt: string;
+  binaryPropertyName: string;
+  allImagesOnOneItem: boolean;
+}
+
+/** The cost of `images` images of a result, with its basis (`table` or `estimate`) spelled out. */
+function costOf(quote: PriceQuote, images: number): IDataObject {
+  const share: PriceQuote = { ...quote, n: images, totalUsd: Math.round(quote.perImageUsd * images * 1e6) / 1e6 };
+  return {
+    usd: share.totalUsd,
+    perImageUsd: quote.perImageUsd,
+    basis: quote.basis,
+    ...(quote.reason ? { reason: quote.reason } : {}),
+    text: describeQuote(share),
+  };
+}
+
+/**
+ * Shapes a finished request as n8n items: one item per image (or all on one),
+ * each image in a binary field with its real MIME type (read from the bytes),
+ * file extension and name, and json saying what was made and what it cost.
+ */
+export async function toOutputItems(ctx: IExecuteFunctions, result: ImageJobResult, shape: OutputShape): Promise<INodeExecutionData[]> {
+  const buffers = decodeImages(result);
+  const images = await Promise.all(
+    buffers.map(async (bytes, imageIndex) => {
+      const format: OutputFormat = sniffImageType(bytes) ?? (result.output_format as OutputFormat);
+      const fileName = `pictor-${shape.operation}-${result.created}-${shape.itemIndex + 1}-${imageIndex + 1}.${FILE_EXTENSIONS[format] ?? format}`;
+      const binary = await ctx.helpers.prepareBinaryData(bytes, fileName, MIME_TYPES[format] ?? 'application/octet-stream');
+      return { imageIndex, format, fileName, binary };
+    }),
+  );
+  const common: IDataObject = {
+    operation: shape.operation,
+    prompt: shape.prompt,
+    itemIndex: shape.itemIndex,
+    size: result.size,
+    quality: result.quality,
+    background: result.background,
+    imagesInRequest: images.length,
+    usage: (result.usage as IDataObject | undefined) ?? null,
+    requestId: result.requestId ?? null,
+    created: result.created,
+  };
+  const pairedItem = { item: shape.itemIndex };
+
+  if (shape.allImagesOnOneItem) {
+    const binary: IBinaryKeyData = {};
+    for (const image of images) binary[`${shape.binaryPropertyName}_${image.imageIndex}`] = image.binary;
+    return [
+      {
+        json: {
+          ...common,
+          format: images[0]?.format ?? result.output_format,
+          cost: costOf(result.cost, images.length),
+          images: images.map((image) => ({
+            imageIndex: image.imageIndex,
+            binaryField: `${shape.binaryPropertyName}_${image.imageIndex}`,
+            fileName: image.fileName,
+            format: image.format,
+          })),
+        },
+        binary,
+        pairedItem,
+      },
+    ];
+  }
+  return images.map((image) => ({
+    json: {
+      ...common,
+      imageIndex: image.imageIndex,
+      format: image.format,
+      fileName: image.fileName,
+      cost: costOf(result.cost, 1),
+    },
+    binary: { [shape.binaryPropertyName]: image.binary },
+    pairedItem,
+  }));
+}

@@ -1,0 +1,160 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { normalizeBaseURL } from '../../../src/client/base-url.js';
+import { PictorClient, type LoggerLike } from '../../../src/client/PictorClient.js';
+import { ValidationError } from '../../../src/core/errors.js';
+import type { ImageJobResult } from '../../../src/client/job-result.js';
+import { parseEditRequest, parseGenerationRequest, type EditRequest, type GenerationRequest } from '../../../src/spec/index.js';
+import { readInputImages } from './input-images.js';
+import { readItemParameters, type ItemParameters } from './item-parameters.js';
+import { limiterFor } from './limiter-registry.js';
+import { codeOf, toNodeError, type NodeError } from './node-errors.js';
+import { toOutputItems } from './output-items.js';
+
+/** What the node reads from its credential. */
+export interface PictorCredentials {
+  apiKey: string;
+  baseUrl: string;
+}
+
+export const CREDENTIAL_NAME = 'pictorApi';
+
+/** One item, checked and ready to send. */
+interface PreparedItem {
+  itemIndex: number;
+  params: ItemParameters;
+  request: GenerationRequest | EditRequest;
+}
+
+type Outcome = { itemIndex: number; items: INodeExecutionData[] } | { itemIndex: number; error: NodeError };
+
+/**
+ * The node's `execute()`: reads and validates every item first (so bad input
+ * fails before any money is spent), then sends every request through the
+ * process-wide limiter for its account, and returns the items in input order.
+ */
+export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+  const inputs = ctx.getInputData();
+  const node = ctx.getNode();
+  const continueOnFail = ctx.continueOnFail();
+  const outcomes: Outcome[] = [];
+  const prepared: PreparedItem[] = [];
+
+  for (let itemIndex = 0; itemIndex < inputs.length; itemIndex++) {
+    let params: ItemParameters | undefined;
+    try {
+      params = readItemParameters(ctx, itemIndex);
+      prepared.push({ itemIndex, params, request: await validate(ctx, itemIndex, params) });
+    } catch (error) {
+      const nodeError = toNodeError(node, error, itemIndex, params?.inputBinaryFields);
+      if (!continueOnFail) throw nodeError;
+      outcomes.push({ itemIndex, error: nodeError });
+    }
+  }
+
+  if (prepared.length > 0) {
+    const credentials = await ctx.getCredentials<PictorCredentials>(CREDENTIAL_NAME);
+    const stopAll = new AbortController();
+    const cancel = ctx.getExecutionCancelSignal();
+    const onCancel = () => stopAll.abort(cancel?.reason);
+    if (cancel?.aborted) onCancel();
+    else cancel?.addEventListener('abort', onCancel, { once: true });
+    let firstFailure: NodeError | undefined;
+
+    try {
+      const settled = await Promise.all(
+        prepared.map(async (job): Promise<Outcome> => {
+          try {
+            const result = await send(ctx, credentials, job, stopAll.signal);
+            const items = await toOutputItems(ctx, result, {
+              itemIndex: job.itemIndex,
+              operation: job.params.operation,
+              prompt: job.request.prompt,
+              binaryPropertyName: job.params.binaryPropertyName,
+              allImagesOnOneItem: job.params.allImagesOnOneItem,
+            });
+            return { itemIndex: job.itemIndex, items };
+          } catch (error) {
+            const nodeError = toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields);
+            if (!continueOnFail && !firstFailure) {
+              // One failure fails the node: stop the requests still queued or running.
+              firstFailure = nodeError;
+              stopAll.abort(nodeError);
+            }
+            return { itemIndex: job.itemIndex, error: nodeError };
+          }
+        }),
+      );
+      if (firstFailure) throw firstFailure;
+      outcomes.push(...settled);
+    } finally {
+      cancel?.removeEventListener('abort', onCancel);
+    }
+  }
+
+  outcomes.sort((a, b) => a.itemIndex - b.itemIndex);
+  return [outcomes.flatMap((outcome) => ('items' in outcome ? outcome.items : [failedItem(outcome.error, outcome.itemIndex)]))];
+}
+
+async function validate(ctx: IExecuteFunctions, itemIndex: number, params: ItemParameters): Promise<GenerationRequest | EditRequest> {
+  if (params.operation === 'edit') {
+    const image = await readInputImages(ctx, itemIndex, params.inputBinaryFields);
+    return parseEditRequest({ ...params.fields, stream: params.stream, image });
+  }
+  return parseGenerationRequest({ ...params.fields, stream: params.stream });
+}
+
+async function send(ctx: IExecuteFunctions, credentials: PictorCredentials, job: PreparedItem, signal: AbortSignal): Promise<ImageJobResult> {
+  const { params, request } = job;
+  checkCredentials(credentials);
+  const client = new PictorClient({
+    apiKey: credentials.apiKey,
+    baseURL: credentials.baseUrl,
+    limiter: limiterFor({
+      baseURL: credentials.baseUrl,
+      apiKey: credentials.apiKey,
+      imagesPerMinute: params.imagesPerMinute,
+      maxConcurrent: params.maxConcurrent,
+    }),
+    maxRetries: params.maxRetries,
+    logger: loggerOf(ctx),
+  });
+  const options = { signal };
+  if (request.stream) {
+    const stream = 'image' in request ? client.editStream(request, options) : client.generateStream(request, options);
+    return stream.finalResult();
+  }
+  return 'image' in request ? client.edit(request, options) : client.generate(request, options);
+}
+
+/** A credential that cannot work fails its items with the credential field named, before anything is sent. */
+function checkCredentials(credentials: PictorCredentials): void {
+  if (typeof credentials.apiKey !== 'string' || credentials.apiKey.trim() === '') {
+    throw new ValidationError('apiKey', 'the API key is empty');
+  }
+  try {
+    normalizeBaseURL(String(credentials.baseUrl ?? ''));
+  } catch (error) {
+    throw new ValidationError('baseURL', (error as Error).message);
+  }
+}
+
+/** The item a failed request leaves when Continue On Fail is on. */
+function failedItem(error: NodeError, itemIndex: number): INodeExecutionData {
+  const json: IDataObject = { error: error.message };
+  const code = codeOf(error);
+  if (code) json.code = code;
+  if (error.description) json.description = error.description;
+  if (typeof error.context.parameter === 'string') json.field = error.context.parameter;
+  return { json, error, pairedItem: { item: itemIndex } };
+}
+
+/** n8n's logger in the call shape the core client uses; the client never logs secrets. */
+function loggerOf(ctx: IExecuteFunctions): LoggerLike {
+  const { logger } = ctx;
+  return {
+    debug: (obj, msg) => logger.debug(msg ?? 'pictor', obj as IDataObject),
+    info: (obj, msg) => logger.info(msg ?? 'pictor', obj as IDataObject),
+    warn: (obj, msg) => logger.warn(msg ?? 'pictor', obj as IDataObject),
+    error: (obj, msg) => logger.error(msg ?? 'pictor', obj as IDataObject),
+  };
+}

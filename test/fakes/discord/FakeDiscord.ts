@@ -1,0 +1,808 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIAttachment, APIMessage, APIUser } from 'discord.js';
+import {
+  apiMessage,
+  apiUser,
+  MESSAGE_FLAG_LOADING,
+  snapshotOf,
+  type FakeAttachment,
+  type FakeMessage,
+  type MessageSnapshot,
+} from './api-objects.js';
+import { FakeGateway, type GatewayStats } from './FakeGateway.js';
+import { FixedWindowLimiter, type WindowDecision } from './fixed-window-limiter.js';
+import {
+  buttonPayload,
+  chatInputPayload,
+  messageCommandPayload,
+  modalSubmitPayload,
+  type InteractionContext,
+  type OptionValue,
+} from './interaction-payloads.js';
+import { readRequest, type ReadBody, type ReceivedFile } from './read-request.js';
+import { snowflake } from './snowflake.js';
+
+export type { FakeAttachment, FakeMessage, MessageSnapshot, OptionValue };
+
+export interface FakeDiscordOptions {
+  botToken?: string;
+  applicationId?: string;
+  /** Edits and follow-ups per webhook (interaction) token, and messages per channel, per window. Default 5 per 5 s. */
+  messageRateLimit?: { limit: number; windowMs: number };
+  /** The `attachment_size_limit` interactions carry; bigger uploads are refused with 40005. Default 10 MiB. */
+  attachmentSizeLimit?: number;
+  /** An interaction answered later than this gets 10062. Default 3000 ms. */
+  ackDeadlineMs?: number;
+  /** An interaction token used later than this gets 50027. Default 15 minutes. */
+  tokenLifetimeMs?: number;
+  /** HELLO's `heartbeat_interval`. Default 41250 ms, as Discord. */
+  heartbeatIntervalMs?: number;
+}
+
+/** Which route a request hit. */
+export type RouteName =
+  | 'gateway-bot'
+  | 'current-user'
+  | 'current-application'
+  | 'commands'
+  | 'interaction-callback'
+  | 'webhook-message'
+  | 'webhook-followup'
+  | 'channel'
+  | 'channel-message'
+  | 'cdn'
+  | 'unknown';
+
+export interface RecordedRequest {
+  at: number;
+  method: string;
+  /** Path as sent (percent-encoding kept, e.g. `%40original`). */
+  rawPath: string;
+  route: RouteName;
+  status: number;
+  /** Discord's error code when the answer was an error. */
+  code: number | undefined;
+  /** The interaction token of a callback or webhook route. */
+  token: string | undefined;
+  /** The message a webhook/channel message route touched or created. */
+  messageId: string | undefined;
+  body: Record<string, unknown> | undefined;
+  files: { field: string; filename: string; contentType: string; size: number }[];
+  multipart: boolean;
+  /** Answered 429 because the per-token/per-channel limit was exceeded (not an injected fault). */
+  rejectedByLimit: boolean;
+  /** Answered by an injected fault. */
+  injected: boolean;
+}
+
+export interface FakeInteraction {
+  id: string;
+  token: string;
+  kind: 'command' | 'message-command' | 'button' | 'modal-submit';
+  /** Command name or custom id. */
+  name: string;
+  user: APIUser;
+  channelId: string;
+  createdAt: number;
+  /** The interaction callback Discord accepted, if any (its type: 4 reply, 5 defer, 6 defer update, 7 update, 9 modal). */
+  ack: { type: number; at: number } | undefined;
+  /** Callback attempts, accepted or not. */
+  callbackAttempts: number;
+  /** The message `@original` points at, once there is one. */
+  originalMessageId: string | undefined;
+  /** For a button, or a modal opened from one: the message it was on. */
+  sourceMessageId: string | undefined;
+  /** The modal shown in answer to it (callback type 9). */
+  modal: { custom_id: string; title: string; components: unknown[] } | undefined;
+  expired: boolean;
+}
+
+export interface FaultMatch {
+  route: RouteName;
+  method?: string | undefined;
+  /** Only requests for this interaction token. */
+  token?: string | undefined;
+}
+
+export interface FaultAnswer {
+  status: number;
+  code: number;
+  message: string;
+  /** For 429: the advertised wait. */
+  retryAfterMs?: number | undefined;
+  /** Carry out the request, then answer with the error anyway (e.g. a callback that was applied but whose answer got lost: 40060 next). */
+  applyFirst?: boolean | undefined;
+  /** How many matching requests get it. Default 1. */
+  count?: number | undefined;
+}
+
+interface PendingFault {
+  match: FaultMatch;
+  answer: FaultAnswer;
+  remaining: number;
+}
+
+interface Answer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  code?: number | undefined;
+  messageId?: string | undefined;
+}
+
+class DiscordHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const CALLBACK_REPLY = 4;
+const CALLBACK_DEFER = 5;
+const CALLBACK_DEFER_UPDATE = 6;
+const CALLBACK_UPDATE = 7;
+const CALLBACK_MODAL = 9;
+const ADMINISTRATOR = 1n << 3n;
+const MAX_FILES_PER_MESSAGE = 10;
+const MAX_RECORDED_REQUESTS = 20_000;
+
+/**
+ * A local Discord: REST under `/api/v10`, the gateway at `/gateway`, and a CDN
+ * at `/attachments`, all on one 127.0.0.1 port. Point discord.js at
+ * `apiBaseUrl`; the gateway URL comes from `GET /gateway/bot` as with Discord.
+ */
+export class FakeDiscord {
+  readonly botToken: string;
+  readonly applicationId: string;
+  readonly guildId = snowflake();
+  readonly channelId = snowflake();
+  readonly botUser: APIUser;
+  /** The user interactions come from unless a test says otherwise. */
+  readonly user: APIUser;
+  readonly requests: RecordedRequest[] = [];
+  readonly interactions = new Map<string, FakeInteraction>();
+  readonly messages = new Map<string, FakeMessage>();
+  /** Commands registered with `PUT /applications/{app}/commands` (key `global`) or `/guilds/{guild}/commands` (key = guild id). */
+  readonly commands = new Map<string, Record<string, unknown>[]>();
+  attachmentSizeLimit: number;
+  ackDeadlineMs: number;
+  tokenLifetimeMs: number;
+
+  readonly #server: Server;
+  readonly #gateway: FakeGateway;
+  readonly #limiter: FixedWindowLimiter;
+  readonly #byToken = new Map<string, FakeInteraction>();
+  readonly #files = new Map<string, FakeAttachment>();
+  readonly #faults: PendingFault[] = [];
+  readonly #commandIds = new Map<string, string>();
+  #origin = '';
+
+  private constructor(options: FakeDiscordOptions) {
+    this.applicationId = options.applicationId ?? snowflake();
+    this.botToken = options.botToken ?? `${Buffer.from(this.applicationId).toString('base64url')}.${randomBytes(4).toString('base64url')}.${randomBytes(27).toString('base64url')}`;
+    this.botUser = apiUser({ id: this.applicationId, username: 'Pictor', bot: true });
+    this.user = apiUser({ id: snowflake(), username: 'ada' });
+    this.attachmentSizeLimit = options.attachmentSizeLimit ?? 10 * 1024 * 1024;
+    this.ackDeadlineMs = options.ackDeadlineMs ?? 3000;
+    this.tokenLifetimeMs = options.tokenLifetimeMs ?? 15 * 60_000;
+    const rate = options.messageRateLimit ?? { limit: 5, windowMs: 5000 };
+    this.#limiter = new FixedWindowLimiter(rate.limit, rate.windowMs);
+    this.#gateway = new FakeGateway({
+      botToken: this.botToken,
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? 41_250,
+      readyData: () => ({
+        v: 10,
+        user: { ...this.botUser, verified: true, mfa_enabled: false, flags: 0 },
+        guilds: [],
+        shard: [0, 1],
+        application: { id: this.applicationId, flags: 0 },
+      }),
+      resumeUrl: () => this.gatewayUrl,
+    });
+    this.#server = createServer((req, res) => void this.#handle(req, res));
+    this.#server.on('upgrade', (req, socket, head) => {
+      if ((req.url ?? '').startsWith('/gateway')) this.#gateway.handleUpgrade(req, socket, head);
+      else socket.destroy();
+    });
+  }
+
+  static async start(options: FakeDiscordOptions = {}): Promise<FakeDiscord> {
+    const fake = new FakeDiscord(options);
+    await new Promise<void>((resolve) => fake.#server.listen(0, '127.0.0.1', resolve));
+    const { port } = fake.#server.address() as AddressInfo;
+    fake.#origin = `http://127.0.0.1:${port}`;
+    return fake;
+  }
+
+  /** What discord.js takes as `rest.api` (it appends `/v10`). */
+  get apiBaseUrl(): string {
+    return `${this.#origin}/api`;
+  }
+
+  get gatewayUrl(): string {
+    return `${this.#origin.replace(/^http/, 'ws')}/gateway`;
+  }
+
+  /** `host:port` of the fake CDN, for the bot's allowed attachment hosts. */
+  get cdnHost(): string {
+    return new URL(this.#origin).host;
+  }
+
+  get gatewayStats(): GatewayStats {
+    return { ...this.#gateway.stats };
+  }
+
+  waitForReady(timeoutMs?: number): Promise<void> {
+    return this.#gateway.waitForReady(timeoutMs);
+  }
+
+  /** A new member of the guild. */
+  newUser(username: string): APIUser {
+    return apiUser({ id: snowflake(), username });
+  }
+
+  /** Puts a file on the fake CDN, as if a user had uploaded it, and returns its attachment object. */
+  hostFile(file: { filename: string; bytes: Uint8Array; contentType?: string; channelId?: string }): APIAttachment {
+    const attachment = this.#storeFile(file.channelId ?? this.channelId, {
+      field: 'upload',
+      filename: file.filename,
+      contentType: file.contentType ?? guessContentType(file.filename),
+      bytes: Buffer.from(file.bytes),
+    });
+    return { id: attachment.id, filename: attachment.filename, size: attachment.size, url: attachment.url, proxy_url: attachment.url, content_type: attachment.contentType };
+  }
+
+  /** A user runs a slash command. */
+  slashCommand(name: string, options: Record<string, OptionValue>, as: Partial<InteractionContext> = {}): FakeInteraction {
+    const ix = this.#newInteraction('command', name, as);
+    this.#gateway.dispatch('INTERACTION_CREATE', chatInputPayload({ ...ix, commandId: this.#commandId(name) }, name, options, this.#context(as)));
+    return ix;
+  }
+
+  /** A user runs a message context-menu command on a message. */
+  messageCommand(name: string, target: FakeMessage | APIMessage, as: Partial<InteractionContext> = {}): FakeInteraction {
+    const ix = this.#newInteraction('message-command', name, as);
+    const message = 'history' in target ? apiMessage(target, this.#authorOf(target)) : target;
+    this.#gateway.dispatch('INTERACTION_CREATE', messageCommandPayload({ ...ix, commandId: this.#commandId(name) }, name, message, this.#context(as)));
+    return ix;
+  }
+
+  /** A user presses a button of a message. */
+  clickButton(message: FakeMessage, customId: string, as: Partial<InteractionContext> = {}): FakeInteraction {
+    if (!buttonsOf(message).some((b) => b.custom_id === customId)) {
+      throw new Error(`message ${message.id} has no button ${customId} (it has ${buttonsOf(message).map((b) => b.custom_id).join(', ') || 'none'})`);
+    }
+    const ix = this.#newInteraction('button', customId, as);
+    ix.sourceMessageId = message.id;
+    this.#gateway.dispatch('INTERACTION_CREATE', buttonPayload(ix, customId, apiMessage(message, this.#authorOf(message)), this.#context(as)));
+    return ix;
+  }
+
+  /** A user fills in and submits the modal that was shown in answer to `shownBy`. */
+  submitModal(shownBy: FakeInteraction, values: Record<string, string>, as: Partial<InteractionContext> = {}): FakeInteraction {
+    const modal = shownBy.modal;
+    if (!modal) throw new Error(`interaction ${shownBy.id} showed no modal`);
+    const ix = this.#newInteraction('modal-submit', modal.custom_id, { user: shownBy.user, ...as });
+    ix.sourceMessageId = shownBy.kind === 'button' ? shownBy.sourceMessageId : undefined;
+    const source = ix.sourceMessageId ? this.messages.get(ix.sourceMessageId) : undefined;
+    const message = source ? apiMessage(source, this.#authorOf(source)) : undefined;
+    this.#gateway.dispatch('INTERACTION_CREATE', modalSubmitPayload(ix, modal.custom_id, values, message, this.#context({ user: shownBy.user, ...as })));
+    return ix;
+  }
+
+  /** The message an interaction's `@original` points at. */
+  original(ix: FakeInteraction): FakeMessage | undefined {
+    return ix.originalMessageId ? this.messages.get(ix.originalMessageId) : undefined;
+  }
+
+  /** Messages of a channel, oldest first. */
+  channelMessages(channelId: string = this.channelId): FakeMessage[] {
+    return [...this.messages.values()].filter((m) => m.channelId === channelId).sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  fileBytes(attachment: { id: string }): Buffer {
+    const file = this.#files.get(attachment.id);
+    if (!file) throw new Error(`no file ${attachment.id} on the fake CDN`);
+    return file.bytes;
+  }
+
+  /** Makes the next matching request(s) fail with a Discord error. */
+  failNext(match: FaultMatch, answer: FaultAnswer): void {
+    this.#faults.push({ match, answer, remaining: answer.count ?? 1 });
+  }
+
+  /** Makes the next matching request(s) get a 429 with `retry_after`, as a shared or sub-limit would. */
+  rateLimitNext(match: FaultMatch, retryAfterMs: number, count = 1): void {
+    this.failNext(match, { status: 429, code: 0, message: 'You are being rate limited.', retryAfterMs, count });
+  }
+
+  /** Makes an interaction token invalid from now on (as 15 minutes after the interaction): webhook calls get 50027. */
+  expireToken(token: string): void {
+    const ix = this.#byToken.get(token);
+    if (!ix) throw new Error('unknown interaction token');
+    ix.expired = true;
+  }
+
+  /** Drops the bot's gateway connection as a network failure would; discord.js reconnects and resumes. */
+  dropGatewayConnections(): void {
+    this.#gateway.dropConnections();
+  }
+
+  /** Requests answered 429 because a per-token or per-channel limit was exceeded. */
+  get rejectedByLimit(): number {
+    return this.requests.filter((r) => r.rejectedByLimit).length;
+  }
+
+  /** Polls until `check` returns something truthy; fails with `what` after `timeoutMs`. */
+  async waitFor<T>(check: () => T | undefined | null | false, what: string, timeoutMs = 15_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = check();
+      if (value) return value;
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#gateway.close();
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  // ---- interactions ----------------------------------------------------------------------------
+
+  #newInteraction(kind: FakeInteraction['kind'], name: string, as: Partial<InteractionContext>): FakeInteraction {
+    const ix: FakeInteraction = {
+      id: snowflake(),
+      token: `aW50ZXJhY3Rpb246${randomBytes(80).toString('base64url')}`,
+      kind,
+      name,
+      user: as.user ?? this.user,
+      channelId: as.channelId ?? this.channelId,
+      createdAt: Date.now(),
+      ack: undefined,
+      callbackAttempts: 0,
+      originalMessageId: undefined,
+      sourceMessageId: undefined,
+      modal: undefined,
+      expired: false,
+    };
+    this.interactions.set(ix.id, ix);
+    this.#byToken.set(ix.token, ix);
+    return ix;
+  }
+
+  #context(as: Partial<InteractionContext>): InteractionContext {
+    return {
+      applicationId: this.applicationId,
+      guildId: as.guildId ?? this.guildId,
+      channelId: as.channelId ?? this.channelId,
+      user: as.user ?? this.user,
+      roles: as.roles ?? [],
+      permissions: as.permissions ?? '0',
+      attachmentSizeLimit: as.attachmentSizeLimit ?? this.attachmentSizeLimit,
+    };
+  }
+
+  #commandId(name: string): string {
+    let id = this.#commandIds.get(name);
+    if (!id) this.#commandIds.set(name, (id = snowflake()));
+    return id;
+  }
+
+  #authorOf(message: FakeMessage): APIUser {
+    return message.authorId === this.botUser.id ? this.botUser : { ...this.user, id: message.authorId };
+  }
+
+  // ---- HTTP ------------------------------------------------------------------------------------
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.#origin);
+    const method = (req.method ?? 'GET').toUpperCase();
+    const record: RecordedRequest = {
+      at: Date.now(),
+      method,
+      rawPath: url.pathname,
+      route: 'unknown',
+      status: 0,
+      code: undefined,
+      token: undefined,
+      messageId: undefined,
+      body: undefined,
+      files: [],
+      multipart: false,
+      rejectedByLimit: false,
+      injected: false,
+    };
+    let answer: Answer;
+    try {
+      const body = method === 'GET' || method === 'HEAD' ? { json: undefined, files: [], multipart: false } : await readRequest(req);
+      record.body = body.json;
+      record.files = body.files.map((f) => ({ field: f.field, filename: f.filename, contentType: f.contentType, size: f.bytes.length }));
+      record.multipart = body.multipart;
+      answer = this.#route(method, url, req, body, record);
+    } catch (error) {
+      if (error instanceof DiscordHttpError) answer = { status: error.status, body: { message: error.message, code: error.code }, code: error.code };
+      else answer = { status: 400, body: { message: `400: Bad Request (${(error as Error).message})`, code: 50109 }, code: 50109 };
+    }
+    record.status = answer.status;
+    record.code = answer.code;
+    record.messageId ??= answer.messageId;
+    if (this.requests.length >= MAX_RECORDED_REQUESTS) this.requests.shift();
+    this.requests.push(record);
+    const headers: Record<string, string> = { ...answer.headers };
+    if (answer.body instanceof Buffer) {
+      res.writeHead(answer.status, headers);
+      res.end(answer.body);
+      return;
+    }
+    if (answer.body === undefined) {
+      res.writeHead(answer.status, headers);
+      res.end();
+      return;
+    }
+    res.writeHead(answer.status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(answer.body));
+  }
+
+  #route(method: string, url: URL, req: IncomingMessage, body: ReadBody, record: RecordedRequest): Answer {
+    const path = url.pathname;
+    const cdn = /^\/attachments\/(\d+)\/(\d+)\/[^/]+$/.exec(path);
+    if (cdn && method === 'GET') {
+      record.route = 'cdn';
+      const file = this.#files.get(cdn[2]!);
+      if (!file) return { status: 404, body: Buffer.from('Not Found'), headers: { 'content-type': 'text/plain' } };
+      return { status: 200, body: file.bytes, headers: { 'content-type': file.contentType, 'content-length': String(file.size) } };
+    }
+    const api = /^\/api\/v\d+(\/.*)$/.exec(path);
+    if (!api) throw new DiscordHttpError(404, 0, '404: Not Found');
+    const route = decodeURIComponent(api[1]!);
+    const segments = route.split('/').filter(Boolean);
+    const [a, b, c, d, e] = segments;
+
+    if (a === 'interactions' && segments.length === 4 && d === 'callback' && method === 'POST') {
+      record.route = 'interaction-callback';
+      record.token = c;
+      return this.#withFaults(record, method, () => this.#callback(b!, c!, body, url.searchParams.get('with_response') === 'true', record));
+    }
+    if (a === 'webhooks' && b === this.applicationId && c) {
+      record.token = c;
+      if (segments.length === 3 && method === 'POST') {
+        record.route = 'webhook-followup';
+        return this.#withFaults(record, method, () => this.#limited(`token:${c}`, record, () => this.#followUp(c, body, url.searchParams.get('wait') === 'true')));
+      }
+      if (segments.length === 5 && d === 'messages') {
+        record.route = 'webhook-message';
+        const work = () => this.#webhookMessage(method, c, e!, body);
+        return this.#withFaults(record, method, () => (method === 'GET' ? work() : this.#limited(`token:${c}`, record, work)));
+      }
+    }
+    if (a === 'webhooks') {
+      record.route = 'webhook-message';
+      throw new DiscordHttpError(404, 10015, 'Unknown Webhook');
+    }
+
+    this.#authenticate(req);
+    if (a === 'gateway' && b === 'bot' && method === 'GET') {
+      record.route = 'gateway-bot';
+      return {
+        status: 200,
+        body: {
+          url: this.gatewayUrl,
+          shards: 1,
+          session_start_limit: { total: 1000, remaining: 999, reset_after: 86_400_000, max_concurrency: 1 },
+        },
+      };
+    }
+    if (a === 'users' && b === '@me' && segments.length === 2 && method === 'GET') {
+      record.route = 'current-user';
+      return { status: 200, body: this.botUser };
+    }
+    if ((a === 'applications' && b === '@me') || (a === 'oauth2' && b === 'applications' && c === '@me')) {
+      record.route = 'current-application';
+      return { status: 200, body: { id: this.applicationId, name: 'Pictor', bot: this.botUser, flags: 0, description: '', verify_key: 'fake' } };
+    }
+    if (a === 'applications' && b === this.applicationId) {
+      record.route = 'commands';
+      const scope = c === 'commands' && segments.length === 3 ? 'global' : c === 'guilds' && e === 'commands' ? d! : undefined;
+      if (scope === undefined) throw new DiscordHttpError(404, 0, '404: Not Found');
+      if (method === 'PUT') return { status: 200, body: this.#registerCommands(scope, body.json) };
+      if (method === 'GET') return { status: 200, body: this.commands.get(scope) ?? [] };
+    }
+    if (a === 'channels' && b) {
+      if (segments.length === 2 && method === 'GET') {
+        record.route = 'channel';
+        return { status: 200, body: { id: b, type: 0, guild_id: this.guildId, name: 'general' } };
+      }
+      if (c === 'messages') {
+        record.route = 'channel-message';
+        if (segments.length === 3 && method === 'POST') {
+          return this.#withFaults(record, method, () => this.#limited(`channel:${b}`, record, () => this.#createChannelMessage(b, body)));
+        }
+        if (segments.length === 4) {
+          const message = this.messages.get(d!);
+          if (!message || message.channelId !== b) throw new DiscordHttpError(404, 10008, 'Unknown Message');
+          if (method === 'GET') return { status: 200, body: apiMessage(message, this.#authorOf(message)), messageId: message.id };
+          if (method === 'PATCH') {
+            return this.#withFaults(record, method, () =>
+              this.#limited(`channel:${b}`, record, () => {
+                if (message.authorId !== this.botUser.id) throw new DiscordHttpError(403, 50005, 'Cannot edit a message authored by another user');
+                this.#applyMessageBody(message, body, 'channel');
+                return { status: 200, body: apiMessage(message, this.botUser), messageId: message.id };
+              }),
+            );
+          }
+        }
+      }
+    }
+    throw new DiscordHttpError(404, 0, '404: Not Found');
+  }
+
+  #authenticate(req: IncomingMessage): void {
+    if (req.headers.authorization !== `Bot ${this.botToken}`) throw new DiscordHttpError(401, 0, '401: Unauthorized');
+  }
+
+  #withFaults(record: RecordedRequest, method: string, work: () => Answer): Answer {
+    const index = this.#faults.findIndex(
+      (f) => f.match.route === record.route && (!f.match.method || f.match.method === method) && (!f.match.token || f.match.token === record.token),
+    );
+    if (index < 0) return work();
+    const fault = this.#faults[index]!;
+    if (--fault.remaining <= 0) this.#faults.splice(index, 1);
+    record.injected = true;
+    if (fault.answer.applyFirst) {
+      try {
+        work();
+      } catch {
+        // The fault's answer is what the caller sees either way.
+      }
+    }
+    const { status, code, message, retryAfterMs } = fault.answer;
+    if (status === 429) return rateLimitedAnswer((retryAfterMs ?? 1000) / 1000, { limit: 5, remaining: 0, resetAfterMs: retryAfterMs ?? 1000, allowed: false });
+    return { status, body: { message, code }, code };
+  }
+
+  #limited(key: string, record: RecordedRequest, work: () => Answer): Answer {
+    const decision = this.#limiter.take(key);
+    if (!decision.allowed) {
+      record.rejectedByLimit = true;
+      return rateLimitedAnswer(decision.resetAfterMs / 1000, decision);
+    }
+    const answer = work();
+    return { ...answer, headers: { ...answer.headers, ...rateLimitHeaders(decision) } };
+  }
+
+  #callback(id: string, token: string, body: ReadBody, withResponse: boolean, record: RecordedRequest): Answer {
+    const ix = this.interactions.get(id);
+    if (!ix || ix.token !== token) throw new DiscordHttpError(404, 10062, 'Unknown interaction');
+    ix.callbackAttempts += 1;
+    if (ix.ack) throw new DiscordHttpError(400, 40060, 'Interaction has already been acknowledged.');
+    if (Date.now() - ix.createdAt > this.ackDeadlineMs) throw new DiscordHttpError(404, 10062, 'Unknown interaction');
+    const type = Number(body.json?.type);
+    const data = (body.json?.data ?? {}) as Record<string, unknown>;
+    let message: FakeMessage | undefined;
+    switch (type) {
+      case CALLBACK_REPLY:
+        message = this.#newMessage(ix.channelId, ix.id);
+        this.#applyMessageBody(message, { ...body, json: data }, 'callback');
+        ix.originalMessageId = message.id;
+        break;
+      case CALLBACK_DEFER:
+        message = this.#newMessage(ix.channelId, ix.id);
+        message.flags = Number(data.flags ?? 0) | MESSAGE_FLAG_LOADING;
+        message.history.push(snapshotOf(message, 'callback', Date.now()));
+        ix.originalMessageId = message.id;
+        break;
+      case CALLBACK_DEFER_UPDATE:
+      case CALLBACK_UPDATE:
+        if (!ix.sourceMessageId) throw new DiscordHttpError(400, 50035, 'Invalid Form Body (this interaction has no message to update)');
+        message = this.messages.get(ix.sourceMessageId);
+        if (!message) throw new DiscordHttpError(404, 10008, 'Unknown Message');
+        if (type === CALLBACK_UPDATE) this.#applyMessageBody(message, { ...body, json: data }, 'callback');
+        ix.originalMessageId = message.id;
+        break;
+      case CALLBACK_MODAL:
+        if (ix.kind === 'modal-submit') throw new DiscordHttpError(400, 50035, 'Invalid Form Body (a modal cannot open another modal)');
+        ix.modal = { custom_id: String(data.custom_id), title: String(data.title), components: (data.components ?? []) as unknown[] };
+        break;
+      default:
+        throw new DiscordHttpError(400, 50035, `Invalid Form Body (callback type ${type})`);
+    }
+    ix.ack = { type, at: Date.now() };
+    record.messageId = message?.id;
+    if (!withResponse) return { status: 204 };
+    return {
+      status: 200,
+      body: {
+        interaction: { id: ix.id, type: 2, response_message_id: message?.id, response_message_loading: type === CALLBACK_DEFER, response_message_ephemeral: false },
+        resource: { type, ...(message ? { message: apiMessage(message, this.botUser) } : {}) },
+      },
+    };
+  }
+
+  #interactionFor(token: string): FakeInteraction {
+    const ix = this.#byToken.get(token);
+    if (!ix) throw new DiscordHttpError(404, 10015, 'Unknown Webhook');
+    if (ix.expired || Date.now() - ix.createdAt > this.tokenLifetimeMs) throw new DiscordHttpError(401, 50027, 'Invalid Webhook Token');
+    if (!ix.ack) throw new DiscordHttpError(404, 10015, 'Unknown Webhook');
+    return ix;
+  }
+
+  #webhookMessage(method: string, token: string, which: string, body: ReadBody): Answer {
+    const ix = this.#interactionFor(token);
+    const id = which === '@original' ? ix.originalMessageId : which;
+    const message = id ? this.messages.get(id) : undefined;
+    if (!message || (which !== '@original' && message.interactionId !== ix.id)) throw new DiscordHttpError(404, 10008, 'Unknown Message');
+    switch (method) {
+      case 'GET':
+        return { status: 200, body: apiMessage(message, this.botUser), messageId: message.id };
+      case 'PATCH':
+        this.#applyMessageBody(message, body, 'webhook');
+        return { status: 200, body: apiMessage(message, this.botUser), messageId: message.id };
+      case 'DELETE':
+        this.messages.delete(message.id);
+        return { status: 204, messageId: message.id };
+      default:
+        throw new DiscordHttpError(405, 0, '405: Method Not Allowed');
+    }
+  }
+
+  #followUp(token: string, body: ReadBody, wait: boolean): Answer {
+    const ix = this.#interactionFor(token);
+    const message = this.#newMessage(ix.channelId, ix.id);
+    this.#applyMessageBody(message, body, 'followup');
+    return wait ? { status: 200, body: apiMessage(message, this.botUser), messageId: message.id } : { status: 204, messageId: message.id };
+  }
+
+  #createChannelMessage(channelId: string, body: ReadBody): Answer {
+    const message = this.#newMessage(channelId, undefined);
+    this.#applyMessageBody(message, body, 'channel');
+    return { status: 200, body: apiMessage(message, this.botUser), messageId: message.id };
+  }
+
+  #newMessage(channelId: string, interactionId: string | undefined): FakeMessage {
+    const message: FakeMessage = {
+      id: snowflake(),
+      channelId,
+      guildId: this.guildId,
+      authorId: this.botUser.id,
+      content: '',
+      components: [],
+      flags: 0,
+      attachments: [],
+      allowedMentions: undefined,
+      interactionId,
+      createdAt: Date.now(),
+      editedAt: undefined,
+      history: [],
+    };
+    this.messages.set(message.id, message);
+    return message;
+  }
+
+  /**
+   * Applies a create/edit body as Discord does: `attachments` lists what the
+   * message keeps (existing ids) and which new `files[n]` it gets (id n);
+   * without `attachments`, new files are appended to what is there.
+   */
+  #applyMessageBody(message: FakeMessage, body: ReadBody, via: MessageSnapshot['via']): void {
+    const json = body.json ?? {};
+    for (const file of body.files) {
+      if (file.bytes.length > this.attachmentSizeLimit) throw new DiscordHttpError(413, 40005, 'Request entity too large');
+    }
+    if (typeof json.content === 'string') {
+      if (json.content.length > 2000) throw new DiscordHttpError(400, 50035, 'Invalid Form Body (content: Must be 2000 or fewer in length.)');
+      message.content = json.content;
+    }
+    if (Array.isArray(json.components)) {
+      if (json.components.length > 5) throw new DiscordHttpError(400, 50035, 'Invalid Form Body (components: Must be 5 or fewer in length.)');
+      message.components = json.components;
+    }
+    if (json.allowed_mentions !== undefined) message.allowedMentions = json.allowed_mentions;
+    if (typeof json.flags === 'number' && via !== 'webhook') message.flags = json.flags;
+    const filesById = new Map(body.files.map((f) => [f.field.replace(/^files\[(\d+)\]$/, '$1'), f] as const));
+    let attachments: FakeAttachment[];
+    if (Array.isArray(json.attachments)) {
+      attachments = [];
+      for (const entry of json.attachments as { id?: unknown; filename?: unknown }[]) {
+        const key = String(entry.id);
+        const upload = filesById.get(key);
+        if (upload) {
+          attachments.push(this.#storeFile(message.channelId, { ...upload, filename: typeof entry.filename === 'string' ? entry.filename : upload.filename }));
+          continue;
+        }
+        const kept = message.attachments.find((a) => a.id === key);
+        if (kept) attachments.push(kept);
+        else throw new DiscordHttpError(400, 50035, `Invalid Form Body (attachments: unknown attachment ${key})`);
+      }
+    } else {
+      attachments = [...message.attachments, ...body.files.map((f) => this.#storeFile(message.channelId, f))];
+    }
+    if (attachments.length > MAX_FILES_PER_MESSAGE) throw new DiscordHttpError(400, 50035, 'Invalid Form Body (attachments: Must be 10 or fewer in length.)');
+    message.attachments = attachments;
+    message.flags &= ~MESSAGE_FLAG_LOADING;
+    const now = Date.now();
+    if (message.history.length > 0) message.editedAt = now;
+    message.history.push(snapshotOf(message, via, now));
+  }
+
+  #storeFile(channelId: string, file: ReceivedFile): FakeAttachment {
+    const id = snowflake();
+    const attachment: FakeAttachment = {
+      id,
+      filename: file.filename,
+      contentType: file.contentType || guessContentType(file.filename),
+      size: file.bytes.length,
+      url: `${this.#origin}/attachments/${channelId}/${id}/${encodeURIComponent(file.filename)}?ex=${randomBytes(4).toString('hex')}&hm=${randomBytes(8).toString('hex')}`,
+      bytes: file.bytes,
+    };
+    this.#files.set(id, attachment);
+    return attachment;
+  }
+
+  #registerCommands(scope: string, json: unknown): Record<string, unknown>[] {
+    if (!Array.isArray(json)) throw new DiscordHttpError(400, 50035, 'Invalid Form Body (expected a list of commands)');
+    const registered = (json as Record<string, unknown>[]).map((command) => ({
+      ...command,
+      id: this.#commandId(String(command.name)),
+      application_id: this.applicationId,
+      version: snowflake(),
+      ...(scope === 'global' ? {} : { guild_id: scope }),
+    }));
+    this.commands.set(scope, registered);
+    return registered;
+  }
+}
+
+/** Buttons of a message, in order. */
+export function buttonsOf(message: Pick<FakeMessage, 'components'>): { custom_id: string; label: string; style: number; disabled: boolean }[] {
+  const out: { custom_id: string; label: string; style: number; disabled: boolean }[] = [];
+  for (const row of message.components as { components?: { type: number; custom_id?: string; label?: string; style?: number; disabled?: boolean }[] }[]) {
+    for (const c of row.components ?? []) {
+      if (c.type === 2 && c.custom_id) out.push({ custom_id: c.custom_id, label: c.label ?? '', style: c.style ?? 1, disabled: c.disabled === true });
+    }
+  }
+  return out;
+}
+
+/** Whether a member with these permission bits is an administrator. */
+export function isAdministrator(permissions: string): boolean {
+  return (BigInt(permissions) & ADMINISTRATOR) === ADMINISTRATOR;
+}
+
+function rateLimitHeaders(decision: WindowDecision): Record<string, string> {
+  const resetAfter = Math.max(0, decision.resetAfterMs) / 1000;
+  return {
+    'x-ratelimit-limit': String(decision.limit),
+    'x-ratelimit-remaining': String(decision.remaining),
+    'x-ratelimit-reset': ((Date.now() + decision.resetAfterMs) / 1000).toFixed(3),
+    'x-ratelimit-reset-after': resetAfter.toFixed(3),
+    'x-ratelimit-bucket': 'fake-message-bucket',
+  };
+}
+
+function rateLimitedAnswer(retryAfterSeconds: number, decision: WindowDecision): Answer {
+  const retryAfter = Math.max(0.001, retryAfterSeconds);
+  return {
+    status: 429,
+    code: 0,
+    body: { message: 'You are being rate limited.', retry_after: retryAfter, global: false, code: 0 },
+    headers: { ...rateLimitHeaders(decision), 'retry-after': retryAfter.toFixed(3), 'x-ratelimit-scope': 'user' },
+  };
+}
+
+function guessContentType(filename: string): string {
+  const ext = filename.split('.').pop()?.toLowerCase();
+  if (ext === 'png') return 'image/png';
+  if (ext === 'jpg' || ext === 'jpeg') return 'image/jpeg';
+  if (ext === 'webp') return 'image/webp';
+  if (ext === 'gif') return 'image/gif';
+  if (ext === 'txt') return 'text/plain';
+  return 'application/octet-stream';
+}

@@ -1,0 +1,807 @@
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { checkBlocks, checkView } from './check-blocks.js';
+import { bearerOf, parseApiArgs, readBody } from './read-body.js';
+import { signedHeaders } from './sign-request.js';
+import {
+  buttonsOf,
+  fileObject,
+  messageObject,
+  type ApiCall,
+  type DownloadRecord,
+  type FakeEphemeral,
+  type FakeFile,
+  type FakeMessage,
+  type FakeResponse,
+  type FakeView,
+  type WriteRecord,
+} from './slack-objects.js';
+import { fillViewState, type ViewInputs } from './view-state.js';
+
+export interface FakeSlackOptions {
+  botToken?: string;
+  appToken?: string;
+  signingSecret?: string;
+  teamId?: string;
+  botUserId?: string;
+  botId?: string;
+  /**
+   * Least time between two writes (post, update, ephemeral, file share) to one
+   * channel, measured between their arrivals; a write sooner gets 429 with
+   * `Retry-After`. Default 1000 (Slack's "about one message per second per channel"); 0 = no limit.
+   */
+  channelWriteIntervalMs?: number;
+  /** How long a trigger_id can open a view. Default 3000 ms (Slack's limit). */
+  triggerLifetimeMs?: number;
+}
+
+export type Delivery = { status: number; body: unknown };
+type Kind = 'command' | 'interactive' | 'event';
+type Rec = Record<string, unknown>;
+
+interface Fault {
+  status: number;
+  retryAfterSec: number;
+  error: string;
+  count: number;
+}
+
+const WRITE_METHODS = new Set(['chat.postMessage', 'chat.update', 'chat.postEphemeral', 'chat.delete', 'files.completeUploadExternal']);
+
+/**
+ * A local Slack for tests. One HTTP server on 127.0.0.1 serves the Web API
+ * (`/api/<method>`), file downloads (`/files-pri/…`, bot token required, an HTML
+ * login page otherwise, as Slack does), upload URLs, `response_url`s and the
+ * Socket Mode WebSocket; and it delivers commands, interactions and events to
+ * an app, signed over HTTP or as Socket Mode envelopes.
+ */
+export class FakeSlack {
+  readonly botToken: string;
+  readonly appToken: string;
+  readonly signingSecret: string;
+  readonly teamId: string;
+  readonly botUserId: string;
+  readonly botId: string;
+  channelWriteIntervalMs: number;
+  readonly triggerLifetimeMs: number;
+
+  readonly calls: ApiCall[] = [];
+  readonly writes: WriteRecord[] = [];
+  readonly messages: FakeMessage[] = [];
+  readonly ephemerals: FakeEphemeral[] = [];
+  readonly responses: FakeResponse[] = [];
+  readonly views: FakeView[] = [];
+  readonly files = new Map<string, FakeFile>();
+  readonly downloads: DownloadRecord[] = [];
+  /** Tokens the Web API refused, for a test that a wrong token never works. */
+  readonly unauthorized: { method: string; at: number }[] = [];
+  connectionsOpened = 0;
+
+  readonly #events = new EventEmitter();
+  readonly #faults = new Map<string, Fault>();
+  readonly #lastWriteAt = new Map<string, number>();
+  readonly #notMember = new Set<string>();
+  readonly #triggers = new Map<string, { issuedAt: number; used: boolean; user: string }>();
+  readonly #tickets = new Set<string>();
+  readonly #sockets = new Set<WebSocket>();
+  readonly #pendingAcks = new Map<string, (payload: unknown) => void>();
+  #server: Server | undefined;
+  #wss: WebSocketServer | undefined;
+  #url = '';
+  #httpTarget: string | undefined;
+  #seq = 0;
+  #tsSeq = 0;
+
+  constructor(options: FakeSlackOptions = {}) {
+    this.botToken = options.botToken ?? 'xoxb-fake-bot-token-0001';
+    this.appToken = options.appToken ?? 'xapp-fake-app-token-0001';
+    this.signingSecret = options.signingSecret ?? 'fake-signing-secret-0001';
+    this.teamId = options.teamId ?? 'T0PICTOR';
+    this.botUserId = options.botUserId ?? 'U0PICTORBOT';
+    this.botId = options.botId ?? 'B0PICTOR';
+    this.channelWriteIntervalMs = options.channelWriteIntervalMs ?? 1000;
+    this.triggerLifetimeMs = options.triggerLifetimeMs ?? 3000;
+    this.#events.setMaxListeners(0);
+  }
+
+  /** `http://127.0.0.1:PORT` */
+  get url(): string {
+    return this.#url;
+  }
+
+  /** What the app takes as `slackApiUrl`. */
+  get apiUrl(): string {
+    return `${this.#url}/api/`;
+  }
+
+  /** The origin of this fake's file host, for the app's allowed file hosts. */
+  get fileHost(): string {
+    return this.#url;
+  }
+
+  get socketCount(): number {
+    return this.#sockets.size;
+  }
+
+  async start(): Promise<this> {
+    this.#wss = new WebSocketServer({ noServer: true });
+    this.#server = createServer((req, res) => {
+      this.#route(req, res).catch((error: unknown) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(String(error));
+      });
+    });
+    this.#server.on('upgrade', (req, socket, head) => this.#upgrade(req, socket, head));
+    await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve));
+    this.#url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const ws of this.#sockets) ws.terminate();
+    this.#sockets.clear();
+    this.#wss?.close();
+    const server = this.#server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  // ---------------------------------------------------------------- set-up
+
+  /** Deliver to an app over HTTP (its events URL), signed with the signing secret. */
+  deliverOverHttp(url: string): void {
+    this.#httpTarget = url;
+  }
+
+  /** Makes the bot a non-member of a channel: its writes there fail with `not_in_channel`. */
+  removeBotFrom(channel: string): void {
+    this.#notMember.add(channel);
+  }
+
+  /** The next `count` calls of `method` fail: 429 with `Retry-After` by default, or `{ok:false, error}` with status 200. */
+  failNext(method: string, fault: Partial<Fault> = {}): void {
+    this.#faults.set(method, { status: 429, retryAfterSec: 1, error: 'ratelimited', count: 1, ...fault });
+  }
+
+  /** A file a person uploaded to Slack (the bot downloads it from `url_private`). */
+  addFile(input: { name: string; bytes: Buffer; mimetype?: string; user?: string; urlPrivate?: string; size?: number }): FakeFile {
+    const id = this.#id('F');
+    const filetype = input.name.split('.').pop()?.toLowerCase() ?? 'binary';
+    const url = input.urlPrivate ?? `${this.#url}/files-pri/${this.teamId}-${id}/${encodeURIComponent(input.name)}`;
+    const file: FakeFile = {
+      id,
+      name: input.name,
+      title: input.name,
+      mimetype: input.mimetype ?? guessMime(filetype),
+      filetype,
+      size: input.size ?? input.bytes.length,
+      bytes: input.bytes,
+      user: input.user ?? 'U0SOMEONE',
+      url_private: url,
+      url_private_download: url.includes('/files-pri/') ? `${url}?download=1` : url,
+      channels: [],
+      state: 'shared',
+      created: Math.floor(Date.now() / 1000),
+    };
+    this.files.set(id, file);
+    return file;
+  }
+
+  // ---------------------------------------------------------------- queries
+
+  messagesIn(channel: string): FakeMessage[] {
+    return this.messages.filter((m) => m.channel === channel);
+  }
+
+  /** Top-level messages of a channel (not thread replies). */
+  topLevel(channel: string): FakeMessage[] {
+    return this.messagesIn(channel).filter((m) => !m.thread_ts || m.thread_ts === m.ts);
+  }
+
+  /** The replies in a thread (not its parent). */
+  replies(channel: string, threadTs: string): FakeMessage[] {
+    return this.messagesIn(channel).filter((m) => m.thread_ts === threadTs && m.ts !== threadTs);
+  }
+
+  botMessages(channel: string): FakeMessage[] {
+    return this.messagesIn(channel).filter((m) => m.user === this.botUserId);
+  }
+
+  callsOf(method: string): ApiCall[] {
+    return this.calls.filter((c) => c.method === method);
+  }
+
+  get rejectedWrites(): WriteRecord[] {
+    return this.writes.filter((w) => w.rejected);
+  }
+
+  /** Resolves with the probe's first truthy value; throws after `timeoutMs`. */
+  async waitFor<T>(probe: () => T | undefined | null | false, what: string, timeoutMs = 15_000): Promise<T> {
+    const first = probe();
+    if (first) return first;
+    return new Promise<T>((resolve, reject) => {
+      const check = () => {
+        let value: T | undefined | null | false;
+        try {
+          value = probe();
+        } catch (error) {
+          done();
+          reject(error as Error);
+          return;
+        }
+        if (value) {
+          done();
+          resolve(value);
+        }
+      };
+      const poll = setInterval(check, 25);
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
+      }, timeoutMs);
+      const done = () => {
+        clearInterval(poll);
+        clearTimeout(timer);
+        this.#events.off('change', check);
+      };
+      this.#events.on('change', check);
+    });
+  }
+
+  // ---------------------------------------------------------------- what people do
+
+  /** A person runs a slash command. Resolves with what the app acknowledged. */
+  async command(input: { command: string; text: string; user?: string; userName?: string; channel?: string }, sign?: SignOverride): Promise<Delivery & { responseUrl: string; triggerId: string }> {
+    const responseUrl = this.#responseUrl();
+    const user = input.user ?? 'U0ALICE';
+    const triggerId = this.#trigger(user);
+    const payload = {
+      token: 'legacy-verification-token',
+      team_id: this.teamId,
+      team_domain: 'pictor-test',
+      channel_id: input.channel ?? 'C0GENERAL',
+      channel_name: 'general',
+      user_id: user,
+      user_name: input.userName ?? user.toLowerCase(),
+      command: input.command,
+      text: input.text,
+      api_app_id: 'A0PICTOR',
+      is_enterprise_install: 'false',
+      response_url: responseUrl,
+      trigger_id: triggerId,
+    };
+    const delivery = await this.deliver('command', payload, sign);
+    return { ...delivery, responseUrl, triggerId };
+  }
+
+  /** A person clicks a button of a message. */
+  async clickButton(message: FakeMessage, actionId: string, user = 'U0ALICE'): Promise<Delivery & { responseUrl: string }> {
+    const button = buttonsOf(message).find((b) => b.actionId === actionId);
+    if (!button) throw new Error(`the message has no button ${actionId} (it has ${buttonsOf(message).map((b) => b.actionId).join(', ') || 'none'})`);
+    const responseUrl = this.#responseUrl();
+    const payload = {
+      type: 'block_actions',
+      user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: this.teamId },
+      api_app_id: 'A0PICTOR',
+      token: 'legacy-verification-token',
+      container: { type: 'message', message_ts: message.ts, channel_id: message.channel, is_ephemeral: false, ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}) },
+      trigger_id: this.#trigger(user),
+      team: { id: this.teamId, domain: 'pictor-test' },
+      enterprise: null,
+      is_enterprise_install: false,
+      channel: { id: message.channel, name: 'general' },
+      message: messageObject(message, this.teamId),
+      state: { values: {} },
+      response_url: responseUrl,
+      actions: [
+        {
+          action_id: button.actionId,
+          block_id: button.blockId ?? 'actions',
+          text: { type: 'plain_text', text: button.text, emoji: true },
+          value: button.value,
+          type: 'button',
+          action_ts: `${Date.now() / 1000}`,
+        },
+      ],
+    };
+    return { ...(await this.deliver('interactive', payload)), responseUrl };
+  }
+
+  /** A person picks a message shortcut on a message. */
+  async messageShortcut(message: FakeMessage, callbackId: string, user = 'U0ALICE'): Promise<Delivery & { responseUrl: string }> {
+    const responseUrl = this.#responseUrl();
+    const payload = {
+      type: 'message_action',
+      token: 'legacy-verification-token',
+      action_ts: `${Date.now() / 1000}`,
+      team: { id: this.teamId, domain: 'pictor-test' },
+      user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: this.teamId },
+      channel: { id: message.channel, name: 'general' },
+      is_enterprise_install: false,
+      enterprise: null,
+      callback_id: callbackId,
+      trigger_id: this.#trigger(user),
+      response_url: responseUrl,
+      message_ts: message.ts,
+      message: messageObject(message, this.teamId),
+    };
+    return { ...(await this.deliver('interactive', payload)), responseUrl };
+  }
+
+  /** A person fills in and submits an open modal. Resolves with the app's acknowledgement (`response_action`…). */
+  async submitView(view: FakeView, inputs: ViewInputs, user = view.user ?? 'U0ALICE'): Promise<Delivery> {
+    const state = { values: fillViewState(view.view, inputs, this.teamId) };
+    const payload = {
+      type: 'view_submission',
+      team: { id: this.teamId, domain: 'pictor-test' },
+      user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: this.teamId },
+      api_app_id: 'A0PICTOR',
+      token: 'legacy-verification-token',
+      trigger_id: this.#trigger(user),
+      view: { ...view.view, id: view.id, team_id: this.teamId, state, hash: `${view.openedAt}.hash` },
+      response_urls: [],
+      is_enterprise_install: false,
+      enterprise: null,
+    };
+    return this.deliver('interactive', payload);
+  }
+
+  /**
+   * A person posts a message (with files, in a thread…). Slack sends the app a
+   * `message` event (subtype `file_share` when there are files) and, when the
+   * text mentions the bot, an `app_mention` event first, which carries no files
+   * unless `mentionCarriesFiles`.
+   */
+  async userMessage(input: {
+    channel?: string;
+    user?: string;
+    text: string;
+    files?: FakeFile[];
+    threadTs?: string;
+    channelType?: 'channel' | 'group' | 'im' | 'mpim';
+    mentionCarriesFiles?: boolean;
+  }): Promise<FakeMessage> {
+    const message: FakeMessage = {
+      channel: input.channel ?? 'C0GENERAL',
+      ts: this.#ts(),
+      thread_ts: input.threadTs,
+      user: input.user ?? 'U0ALICE',
+      text: input.text,
+      files: input.files,
+      postedAt: Date.now(),
+      edits: [],
+    };
+    for (const file of input.files ?? []) file.channels.push(message.channel);
+    this.messages.push(message);
+    this.#changed();
+    const base = {
+      user: message.user,
+      text: message.text,
+      ts: message.ts,
+      channel: message.channel,
+      event_ts: message.ts,
+      team: this.teamId,
+      ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}),
+    };
+    const files = input.files?.length ? { files: input.files.map((f) => fileObject(f, this.teamId)), upload: true } : {};
+    if (message.text.includes(`<@${this.botUserId}>`)) {
+      await this.deliver('event', this.#eventEnvelope({ type: 'app_mention', ...base, ...(input.mentionCarriesFiles ? files : {}) }));
+    }
+    await this.deliver(
+      'event',
+      this.#eventEnvelope({
+        type: 'message',
+        ...(input.files?.length ? { subtype: 'file_share' } : {}),
+        ...base,
+        ...files,
+        channel_type: input.channelType ?? 'channel',
+      }),
+    );
+    return message;
+  }
+
+  /** Delivers a payload to the app: signed over HTTP, or as a Socket Mode envelope when a socket is open. */
+  async deliver(kind: Kind, payload: Rec, sign: SignOverride = {}): Promise<Delivery> {
+    if (this.#sockets.size > 0) return this.#deliverOverSocket(kind, payload);
+    if (!this.#httpTarget) throw new Error('the fake has no app to deliver to: call deliverOverHttp(url) or connect over Socket Mode');
+    const body =
+      kind === 'command'
+        ? new URLSearchParams(payload as Record<string, string>).toString()
+        : kind === 'interactive'
+          ? new URLSearchParams({ payload: JSON.stringify(payload) }).toString()
+          : JSON.stringify(payload);
+    const headers = signedHeaders(sign.secret ?? this.signingSecret, body, sign.timestampSec);
+    if (sign.signature !== undefined) headers['x-slack-signature'] = sign.signature;
+    const response = await fetch(this.#httpTarget, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': kind === 'event' ? 'application/json' : 'application/x-www-form-urlencoded' },
+      body,
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, body: parsed };
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  #eventEnvelope(event: Rec): Rec {
+    return {
+      token: 'legacy-verification-token',
+      team_id: this.teamId,
+      api_app_id: 'A0PICTOR',
+      event,
+      type: 'event_callback',
+      event_id: this.#id('Ev'),
+      event_time: Math.floor(Date.now() / 1000),
+      authorizations: [{ enterprise_id: null, team_id: this.teamId, user_id: this.botUserId, is_bot: true, is_enterprise_install: false }],
+      is_ext_shared_channel: false,
+    };
+  }
+
+  async #deliverOverSocket(kind: Kind, payload: Rec): Promise<Delivery> {
+    const envelopeId = this.#id('env');
+    const type = kind === 'command' ? 'slash_commands' : kind === 'interactive' ? 'interactive' : 'events_api';
+    const ack = new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pendingAcks.delete(envelopeId);
+        reject(new Error(`the app did not acknowledge envelope ${envelopeId} (${type}) within 5 s`));
+      }, 5000);
+      this.#pendingAcks.set(envelopeId, (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      });
+    });
+    const envelope = { envelope_id: envelopeId, type, payload, accepts_response_payload: kind !== 'event', retry_attempt: 0, retry_reason: '' };
+    for (const ws of this.#sockets) {
+      ws.send(JSON.stringify(envelope));
+      break;
+    }
+    return { status: 200, body: await ack };
+  }
+
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const ticket = (req.url ?? '').replace(/^\/socket\//, '');
+    if (!this.#tickets.has(ticket)) {
+      socket.end('HTTP/1.1 401 Unauthorized\r\n\r\n');
+      return;
+    }
+    this.#tickets.delete(ticket);
+    this.#wss!.handleUpgrade(req, socket, head, (ws) => {
+      this.#sockets.add(ws);
+      ws.on('message', (data) => {
+        let message: { envelope_id?: string; payload?: unknown };
+        try {
+          message = JSON.parse(String(data)) as typeof message;
+        } catch {
+          return;
+        }
+        if (message.envelope_id) this.#pendingAcks.get(message.envelope_id)?.(message.payload ?? {});
+        this.#pendingAcks.delete(message.envelope_id ?? '');
+      });
+      ws.on('close', () => {
+        this.#sockets.delete(ws);
+        this.#changed();
+      });
+      ws.send(JSON.stringify({ type: 'hello', num_connections: this.#sockets.size, connection_info: { app_id: 'A0PICTOR' }, debug_info: { host: 'fake' } }));
+      this.#changed();
+    });
+  }
+
+  async #route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', this.#url).pathname;
+    if (req.method === 'POST' && path.startsWith('/api/')) return this.#api(path.slice('/api/'.length), req, res);
+    if (req.method === 'GET' && path.startsWith('/files-pri/')) return this.#download(path, req, res);
+    if (req.method === 'POST' && path.startsWith('/upload/v1/')) return this.#upload(path.slice('/upload/v1/'.length), req, res);
+    if (req.method === 'POST' && path.startsWith('/response/')) {
+      const body = await readBody(req);
+      this.responses.push({ id: path.slice('/response/'.length), body: JSON.parse(body.toString('utf8') || '{}') as Rec, at: Date.now() });
+      this.#changed();
+      return json(res, 200, { ok: true });
+    }
+    res.writeHead(404, { 'content-type': 'text/plain' });
+    res.end('not found');
+  }
+
+  #download(path: string, req: IncomingMessage, res: ServerResponse): void {
+    const id = /^\/files-pri\/[^-/]+-([^/]+)\//.exec(path)?.[1];
+    const authorized = bearerOf(req) === this.botToken;
+    this.downloads.push({ fileId: id, path, authorized, at: Date.now() });
+    this.#changed();
+    const file = id ? this.files.get(id) : undefined;
+    if (!authorized) {
+      // What Slack does without a valid token: a login page, status 200.
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end('<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in to Slack</body></html>');
+      return;
+    }
+    if (!file?.bytes) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('file not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': file.mimetype, 'content-length': String(file.bytes.length) });
+    res.end(file.bytes);
+  }
+
+  async #upload(id: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const file = this.files.get(id);
+    const body = await readBody(req);
+    if (!file || file.state !== 'awaiting_upload') {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('upload url not found');
+      return;
+    }
+    let bytes = body;
+    const contentType = req.headers['content-type'] ?? '';
+    if (contentType.startsWith('multipart/form-data')) {
+      const form = await new Request('http://fake/upload', { method: 'POST', headers: { 'content-type': contentType }, body }).formData();
+      const part = [...form.values()].find((v): v is File => typeof v !== 'string');
+      bytes = part ? Buffer.from(await part.arrayBuffer()) : Buffer.alloc(0);
+    }
+    file.bytes = bytes;
+    file.size = bytes.length;
+    file.state = 'uploaded';
+    this.#changed();
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(`OK - ${bytes.length}`);
+  }
+
+  async #api(method: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req);
+    const args = parseApiArgs(body, req.headers['content-type']);
+    const at = Date.now();
+    const record = (status: number, payload: Rec) => {
+      this.calls.push({ method, args, at, status, ok: payload.ok === true, error: typeof payload.error === 'string' ? payload.error : undefined });
+      this.#changed();
+    };
+    const token = bearerOf(req) ?? (typeof args.token === 'string' ? args.token : undefined);
+    const wanted = method === 'apps.connections.open' ? this.appToken : this.botToken;
+    if (token !== wanted) {
+      this.unauthorized.push({ method, at });
+      const payload = { ok: false, error: token ? 'invalid_auth' : 'not_authed' };
+      record(200, payload);
+      return json(res, 200, payload);
+    }
+    const fault = this.#faults.get(method);
+    if (fault && fault.count > 0) {
+      fault.count--;
+      const payload = { ok: false, error: fault.error };
+      record(fault.status, payload);
+      return json(res, fault.status, payload, fault.status === 429 ? { 'retry-after': String(fault.retryAfterSec) } : {});
+    }
+    if (WRITE_METHODS.has(method)) {
+      const channel = String(args.channel ?? args.channel_id ?? '');
+      if (channel) {
+        const last = this.#lastWriteAt.get(channel);
+        const rejected = this.channelWriteIntervalMs > 0 && last !== undefined && at - last < this.channelWriteIntervalMs;
+        this.writes.push({ method, channel, at, rejected });
+        if (rejected) {
+          const payload = { ok: false, error: 'ratelimited' };
+          record(429, payload);
+          return json(res, 429, payload, { 'retry-after': String(Math.max(1, Math.ceil(this.channelWriteIntervalMs / 1000))) });
+        }
+        this.#lastWriteAt.set(channel, at);
+      }
+    }
+    const payload = this.#call(method, args);
+    record(200, payload);
+    return json(res, 200, payload);
+  }
+
+  #call(method: string, args: Rec): Rec {
+    const fail = (error: string, extra: Rec = {}) => ({ ok: false, error, ...extra });
+    const str = (key: string) => (typeof args[key] === 'string' ? (args[key] as string) : undefined);
+    const channel = str('channel') ?? str('channel_id');
+    switch (method) {
+      case 'auth.test':
+        return { ok: true, url: 'https://pictor-test.slack.com/', team: 'Pictor Test', user: 'pictor', team_id: this.teamId, user_id: this.botUserId, bot_id: this.botId, is_enterprise_install: false };
+      case 'apps.connections.open': {
+        const ticket = randomBytes(8).toString('hex');
+        this.#tickets.add(ticket);
+        this.connectionsOpened++;
+        return { ok: true, url: `${this.#url.replace(/^http/, 'ws')}/socket/${ticket}` };
+      }
+      case 'chat.postMessage': {
+        if (!channel) return fail('channel_not_found');
+        if (this.#notMember.has(channel)) return fail('not_in_channel');
+        const text = str('text') ?? '';
+        if (!text && !args.blocks) return fail('no_text');
+        const reason = checkBlocks(args.blocks, 'message');
+        if (reason) return fail('invalid_blocks', { errors: [reason] });
+        const message: FakeMessage = {
+          channel,
+          ts: this.#ts(),
+          thread_ts: str('thread_ts'),
+          user: this.botUserId,
+          bot_id: this.botId,
+          text,
+          blocks: args.blocks as unknown[] | undefined,
+          postedAt: Date.now(),
+          edits: [],
+        };
+        this.messages.push(message);
+        return { ok: true, channel, ts: message.ts, message: messageObject(message, this.teamId) };
+      }
+      case 'chat.update': {
+        if (!channel) return fail('channel_not_found');
+        if (this.#notMember.has(channel)) return fail('not_in_channel');
+        const message = this.messages.find((m) => m.channel === channel && m.ts === str('ts'));
+        if (!message) return fail('message_not_found');
+        if (message.user !== this.botUserId) return fail('cant_update_message');
+        const reason = checkBlocks(args.blocks, 'message');
+        if (reason) return fail('invalid_blocks', { errors: [reason] });
+        message.text = str('text') ?? message.text;
+        if (args.blocks !== undefined) message.blocks = args.blocks as unknown[];
+        message.edits.push({ at: Date.now(), text: message.text, blocks: message.blocks });
+        return { ok: true, channel, ts: message.ts, text: message.text };
+      }
+      case 'chat.postEphemeral': {
+        if (!channel) return fail('channel_not_found');
+        if (this.#notMember.has(channel)) return fail('not_in_channel');
+        const user = str('user');
+        if (!user) return fail('user_not_in_channel');
+        const reason = checkBlocks(args.blocks, 'message');
+        if (reason) return fail('invalid_blocks', { errors: [reason] });
+        this.ephemerals.push({ channel, user, text: str('text') ?? '', blocks: args.blocks as unknown[] | undefined, thread_ts: str('thread_ts'), at: Date.now() });
+        return { ok: true, message_ts: this.#ts() };
+      }
+      case 'views.open': {
+        const trigger = this.#triggers.get(str('trigger_id') ?? '');
+        if (!trigger) return fail('invalid_trigger_id');
+        if (trigger.used || Date.now() - trigger.issuedAt > this.triggerLifetimeMs) return fail('expired_trigger_id');
+        trigger.used = true;
+        const view = args.view as Rec;
+        const reason = checkView(view);
+        if (reason) return fail('invalid_arguments', { response_metadata: { messages: [reason] } });
+        const opened: FakeView = { id: this.#id('V'), user: trigger.user, view, openedAt: Date.now() };
+        this.views.push(opened);
+        return { ok: true, view: { ...view, id: opened.id, team_id: this.teamId, state: { values: {} } } };
+      }
+      case 'files.getUploadURLExternal': {
+        const filename = str('filename');
+        const length = Number(args.length);
+        if (!filename || !Number.isInteger(length) || length <= 0) return fail('invalid_arguments');
+        const id = this.#id('F');
+        const url = `${this.#url}/files-pri/${this.teamId}-${id}/${encodeURIComponent(filename)}`;
+        this.files.set(id, {
+          id,
+          name: filename,
+          title: filename,
+          mimetype: guessMime(filename.split('.').pop()?.toLowerCase() ?? ''),
+          filetype: filename.split('.').pop()?.toLowerCase() ?? 'binary',
+          size: length,
+          bytes: undefined,
+          user: this.botUserId,
+          url_private: url,
+          url_private_download: `${url}?download=1`,
+          channels: [],
+          state: 'awaiting_upload',
+          declaredLength: length,
+          created: Math.floor(Date.now() / 1000),
+        });
+        return { ok: true, upload_url: `${this.#url}/upload/v1/${id}`, file_id: id };
+      }
+      case 'files.completeUploadExternal': {
+        const list = args.files;
+        if (!Array.isArray(list) || list.length === 0) return fail('invalid_arguments');
+        const files: FakeFile[] = [];
+        for (const entry of list as { id?: string; title?: string }[]) {
+          const file = this.files.get(entry.id ?? '');
+          if (!file || file.state !== 'uploaded') return fail('file_not_found');
+          if (file.declaredLength !== undefined && file.declaredLength !== file.bytes?.length) return fail('file_upload_size_mismatch');
+          if (entry.title) file.title = entry.title;
+          files.push(file);
+        }
+        if (channel && this.#notMember.has(channel)) return fail('not_in_channel');
+        for (const file of files) file.state = 'shared';
+        if (channel) {
+          const message: FakeMessage = {
+            channel,
+            ts: this.#ts(),
+            thread_ts: str('thread_ts'),
+            user: this.botUserId,
+            bot_id: this.botId,
+            text: str('initial_comment') ?? '',
+            files,
+            postedAt: Date.now(),
+            edits: [],
+          };
+          for (const file of files) file.channels.push(channel);
+          this.messages.push(message);
+        }
+        return { ok: true, files: files.map((f) => ({ id: f.id, title: f.title })) };
+      }
+      case 'files.info': {
+        const file = this.files.get(str('file') ?? '');
+        if (!file || file.state === 'awaiting_upload') return fail('file_not_found');
+        return { ok: true, file: fileObject(file, this.teamId) };
+      }
+      case 'conversations.history': {
+        if (!channel) return fail('channel_not_found');
+        const latest = str('latest');
+        const inclusive = args.inclusive === 'true' || args.inclusive === true;
+        const limit = Number(args.limit ?? 100);
+        const list = this.topLevel(channel)
+          .filter((m) => !latest || Number(m.ts) < Number(latest) || (inclusive && m.ts === latest))
+          .reverse()
+          .slice(0, limit);
+        return { ok: true, messages: list.map((m) => messageObject(m, this.teamId)), has_more: false };
+      }
+      case 'conversations.replies': {
+        if (!channel) return fail('channel_not_found');
+        const ts = str('ts');
+        const parent = this.messages.find((m) => m.channel === channel && m.ts === ts);
+        if (!parent) return fail('thread_not_found');
+        const latest = str('latest');
+        const inclusive = args.inclusive === 'true' || args.inclusive === true;
+        const thread = [parent, ...this.replies(channel, parent.ts)].filter(
+          (m) => !latest || Number(m.ts) < Number(latest) || (inclusive && m.ts === latest),
+        );
+        return { ok: true, messages: thread.slice(0, Number(args.limit ?? 1000)).map((m) => messageObject(m, this.teamId)), has_more: false };
+      }
+      default:
+        return fail('unknown_method');
+    }
+  }
+
+  #responseUrl(): string {
+    return `${this.#url}/response/${this.#id('R')}`;
+  }
+
+  #trigger(user: string): string {
+    const id = `${++this.#seq}.${randomBytes(6).toString('hex')}`;
+    this.#triggers.set(id, { issuedAt: Date.now(), used: false, user });
+    return id;
+  }
+
+  #ts(): string {
+    return `${Math.floor(Date.now() / 1000)}.${String(++this.#tsSeq).padStart(6, '0')}`;
+  }
+
+  #id(prefix: string): string {
+    return `${prefix}${String(++this.#seq).padStart(6, '0')}${randomBytes(2).toString('hex').toUpperCase()}`;
+  }
+
+  #changed(): void {
+    this.#events.emit('change');
+  }
+}
+
+/** Overrides of the signature, for tests of forged and stale requests. */
+export interface SignOverride {
+  secret?: string;
+  timestampSec?: number;
+  signature?: string;
+}
+
+function json(res: ServerResponse, status: number, payload: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+  res.end(JSON.stringify(payload));
+}
+
+function guessMime(filetype: string): string {
+  switch (filetype) {
+    case 'png':
+      return 'image/png';
+    case 'jpg':
+    case 'jpeg':
+      return 'image/jpeg';
+    case 'webp':
+      return 'image/webp';
+    case 'gif':
+      return 'image/gif';
+    default:
+      return 'application/octet-stream';
+  }
+}
