@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createSerialQueue } from './serial-queue.js';
 import type { QuotaStore, SpendLimits } from './types.js';
@@ -46,14 +46,19 @@ type Ledger = z.output<typeof LedgerSchema>;
 type Reservation = z.output<typeof ReservationSchema>;
 type ReserveResult = Awaited<ReturnType<QuotaStore['reserve']>>;
 
+/** Ledgers open in this process: two stores on one file would overwrite each other's changes. */
+const OPEN_LEDGERS = new Set<string>();
+
 const emptyLedger = (): Ledger => ({ version: 1, spent: {}, reservations: {}, lastJobAt: {} });
 const roundUsd = (usd: number): number => Math.round(usd * 1e9) / 1e9;
 
 /**
  * The embedded QuotaStore: one JSON file in the data folder, rewritten
  * atomically (temporary file, fsync, rename) after every change, so it survives
- * a restart or a crash. Operations are serialized in this process; one process
- * owns a data folder (share budgets between processes with a Redis store).
+ * a restart or a crash. Operations are serialized in this process; one store
+ * per data folder, shared by every bot of the process (opening the same ledger
+ * twice throws), and one process per data folder (share budgets between
+ * processes with a Redis store).
  *
  * An expired reservation stops counting against budgets and concurrency but is
  * kept for two days, so a job that outlives it is still charged to the right
@@ -70,7 +75,11 @@ export class FileQuotaStore implements QuotaStore {
 
   constructor(options: FileQuotaStoreOptions) {
     this.#dir = options.dir;
-    this.path = join(options.dir, options.fileName ?? DEFAULT_FILE_NAME);
+    this.path = resolve(join(options.dir, options.fileName ?? DEFAULT_FILE_NAME));
+    if (OPEN_LEDGERS.has(this.path)) {
+      throw new Error(`the quota ledger ${this.path} is already open in this process; share one FileQuotaStore between the bots`);
+    }
+    OPEN_LEDGERS.add(this.path);
     this.#ttlMs = options.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
     this.#keepDays = Math.max(1, Math.floor(options.keepDays ?? DEFAULT_KEEP_DAYS));
   }
@@ -111,7 +120,10 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   spentToday(key: string, now: number): Promise<number> {
-    return this.#update((ledger) => ({ result: this.#usedToday(ledger, key, now), changed: false }));
+    return this.#serial(async () => {
+      if (this.#closed) throw new Error('the quota store is closed');
+      return this.#usedToday(await this.#load(), key, now);
+    });
   }
 
   /** Waits for pending operations; later calls fail. */
@@ -119,6 +131,7 @@ export class FileQuotaStore implements QuotaStore {
     if (this.#closed) return;
     this.#closed = true;
     await this.#serial(async () => undefined);
+    OPEN_LEDGERS.delete(this.path);
   }
 
   #check(

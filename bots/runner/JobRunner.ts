@@ -90,7 +90,10 @@ export class JobRunner {
   readonly #now: () => number;
   readonly #shutdownGraceMs: number;
   readonly #keepFinishedJobs: number;
+  /** Jobs queued or running, and finished ones whose final update is still on its way. */
   readonly #jobs = new Map<string, Job>();
+  /** What is left of finished jobs (no images, no prompt), oldest first. */
+  readonly #finished = new Map<string, JobInfo>();
   #closed = false;
 
   constructor(options: JobRunnerOptions) {
@@ -170,7 +173,9 @@ export class JobRunner {
   /** What the runner knows about a job: running ones, and the last finished ones. */
   get(jobId: string): JobInfo | undefined {
     const job = this.#jobs.get(jobId);
-    return job ? { ...job.info } : undefined;
+    if (job) return { ...job.info };
+    const finished = this.#finished.get(jobId);
+    return finished ? { ...finished } : undefined;
   }
 
   /** Jobs queued or running, oldest first. */
@@ -195,7 +200,7 @@ export class JobRunner {
   }
 
   #assertOpen(): void {
-    if (this.#closed) throw new Error('the job runner is shutting down and takes no new jobs');
+    if (this.#closed) throw new AbortedError('the bot is shutting down and takes no new jobs');
   }
 
   /** The spec's fields through the core's schemas, images checked by content; refusals name the field. */
@@ -245,7 +250,7 @@ export class JobRunner {
         .catch((error: unknown) => this.#failUnexpectedly(job, error))
         .finally(markRan);
     });
-    void job.done.then(() => this.#forgetOldJobs());
+    void job.done.then(() => this.#retire(job));
     return job;
   }
 
@@ -380,15 +385,13 @@ export class JobRunner {
     };
   }
 
-  #forgetOldJobs(): void {
-    let finished = 0;
-    for (const job of this.#jobs.values()) if (!isActive(job.info.status)) finished++;
-    for (const [id, job] of this.#jobs) {
-      if (finished <= this.#keepFinishedJobs) break;
-      if (!isActive(job.info.status)) {
-        this.#jobs.delete(id);
-        finished--;
-      }
+  /** Keeps only what `get` needs of a finished job, so its images and inputs can be freed. */
+  #retire(job: Job): void {
+    this.#jobs.delete(job.info.id);
+    this.#finished.set(job.info.id, job.info);
+    for (const id of this.#finished.keys()) {
+      if (this.#finished.size <= this.#keepFinishedJobs) break;
+      this.#finished.delete(id);
     }
   }
 }

@@ -4,12 +4,12 @@ import type { FinalUpdate, JobUpdate, UpdateSink } from './types.js';
 const isFinal = (update: JobUpdate): update is FinalUpdate =>
   update.type === 'completed' || update.type === 'failed' || update.type === 'cancelled';
 
-/** Progress that a newer update makes stale: these are paced and may be dropped. */
-const isCoalescible = (update: JobUpdate): boolean => update.type === 'queued' || update.type === 'partial';
+/** Progress that a newer update makes stale: dropped when superseded while waiting. */
+const isDroppable = (update: JobUpdate): boolean => update.type === 'queued' || update.type === 'partial';
 
 export interface UpdatePumpOptions {
   sink: UpdateSink;
-  /** Least time between two coalescible (`queued`, `partial`) deliveries. */
+  /** Least time between two deliveries of non-final updates (`queued`, `started`, `partial`). */
   minIntervalMs: number;
   /** The clock the interval is measured with; it must advance with real time. */
   now: () => number;
@@ -20,17 +20,18 @@ export interface UpdatePumpOptions {
 /**
  * Delivers one job's updates to its sink, in order and one at a time.
  *
- * Any new update supersedes a `queued` or `partial` that is still waiting (the
- * latest wins); `queued`/`partial` deliveries are at least `minIntervalMs`
- * apart; `started` and the final update are never delayed by the interval and
- * never dropped, only waited behind the delivery in progress. Nothing is
- * delivered after the final update. A sink that throws is logged and the next
- * update is still delivered.
+ * Non-final updates are paced: two are never delivered less than
+ * `minIntervalMs` apart. A `queued` or `partial` still waiting is dropped when
+ * any newer update arrives (the latest wins); `started` is never dropped for a
+ * newer progress update. The final update is never paced: it waits only for
+ * the delivery in progress, and drops everything still waiting (including a
+ * `started` the sink has not seen yet). Nothing is delivered after it. A sink
+ * that throws is logged and the next update is still delivered.
  */
 export class UpdatePump {
   readonly #options: UpdatePumpOptions;
   readonly #queue: JobUpdate[] = [];
-  #lastCoalescibleAt: number | undefined;
+  #lastPacedAt: number | undefined;
   #finalPushed = false;
   #running = false;
   #wake: (() => void) | undefined;
@@ -43,6 +44,7 @@ export class UpdatePump {
     this.delivered = new Promise((resolve) => (this.#resolveFinal = resolve));
   }
 
+  /** A final update has been queued. */
   get finished(): boolean {
     return this.#finalPushed;
   }
@@ -50,9 +52,13 @@ export class UpdatePump {
   /** Queues an update. Returns false (and drops it) once a final update has been queued. */
   push(update: JobUpdate): boolean {
     if (this.#finalPushed) return false;
-    if (isFinal(update)) this.#finalPushed = true;
-    const tail = this.#queue.at(-1);
-    if (tail && isCoalescible(tail)) this.#queue.pop();
+    if (isFinal(update)) {
+      this.#finalPushed = true;
+      this.#queue.length = 0;
+    } else {
+      const tail = this.#queue.at(-1);
+      if (tail && isDroppable(tail)) this.#queue.pop();
+    }
     this.#queue.push(update);
     this.#wake?.();
     if (!this.#running) void this.#drain();
@@ -65,7 +71,7 @@ export class UpdatePump {
       for (;;) {
         const next = this.#queue[0];
         if (!next) return;
-        if (isCoalescible(next)) {
+        if (!isFinal(next)) {
           const waitMs = this.#waitBefore();
           if (waitMs > 0) {
             await this.#sleepOrWake(waitMs);
@@ -85,8 +91,8 @@ export class UpdatePump {
   }
 
   #waitBefore(): number {
-    if (this.#lastCoalescibleAt === undefined) return 0;
-    return this.#lastCoalescibleAt + this.#options.minIntervalMs - this.#options.now();
+    if (this.#lastPacedAt === undefined) return 0;
+    return this.#lastPacedAt + this.#options.minIntervalMs - this.#options.now();
   }
 
   async #deliver(update: JobUpdate): Promise<void> {
@@ -99,7 +105,7 @@ export class UpdatePump {
     }
     // Stamped once the sink has been called, so the interval also holds for a
     // clock reading the sink takes as it receives the update.
-    if (isCoalescible(update)) this.#lastCoalescibleAt = now();
+    if (!isFinal(update)) this.#lastPacedAt = now();
     try {
       await pending;
     } catch (error) {

@@ -81,7 +81,9 @@ function describeCoreError(error: PictorError): { message: string; retryable: bo
       const when = wait === undefined ? 'in a few minutes' : `in about ${describeDuration(wait)}`;
       return {
         message:
-          apiError.status === 503
+          apiError.status === undefined
+            ? `The image service reported an error while making the images; try again ${when}.`
+            : apiError.status === 503
             ? `The image service is overloaded and did not answer after several tries; try again ${when}.`
             : `The image service had an internal error and did not recover after several tries; try again ${when}.`,
         retryable: true,

@@ -66,7 +66,9 @@ export type JobUpdate =
       quality: string;
       background: string;
       usage: Usage | undefined;
+      /** What the finished job cost by the core's pricing (a table price, or an estimate with its reason). */
       cost: PriceQuote;
+      /** From submission to completion, by the runner's clock. */
       elapsedMs: number;
     }
   | {

@@ -20,6 +20,48 @@ export interface ImageLimiterOptions {
   id?: string | undefined;
   /** Extra bottleneck options for both limiters, e.g. `{ datastore: 'ioredis', connection }`. */
   bottleneck?: Bottleneck.ConstructorOptions | undefined;
+  /**
+   * Where the queue order and the 429 pause live when several processes share
+   * this limiter (see `shared-limiter.ts`). Default: in this process only.
+   */
+  coordinator?: LimiterCoordinator | undefined;
+  /**
+   * Images kept out of the bucket (its size and refill cap become
+   * `imagesPerMinute - headroomImages`, at least 1). The bucket refills on a
+   * fixed grid, so it can hand out an image up to one refill earlier than the
+   * service's continuously refilled bucket would; one image of headroom absorbs
+   * that. Default 0.
+   */
+  headroomImages?: number | undefined;
+  /**
+   * Longest time a request holds its slot and images (bottleneck's job
+   * `expiration`). After it the slot is given back even if the request still
+   * runs (its caller still gets its result), so a process that dies holding
+   * slots does not keep them for ever. Default: no limit.
+   */
+  leaseMs?: number | undefined;
+  /** Errors of the limiters' datastore (e.g. a lost Redis connection); requests wait and retry meanwhile. */
+  onDatastoreError?: ((error: unknown) => void) | undefined;
+}
+
+/**
+ * Keeps what processes sharing one limiter must agree on beyond bottleneck's
+ * own state: the order of waiting requests (for queue positions) and the 429
+ * pause. Implemented over Redis by `RedisCoordinator`.
+ */
+export interface LimiterCoordinator {
+  /**
+   * A request joined the queue. `report` is called with the number of requests
+   * waiting ahead of it in every process, whenever that changes. Returns the
+   * function that takes it out of the queue (when it starts or gives up).
+   */
+  join(report: ((ahead: number) => void) | undefined): () => void;
+  /** Holds the requests of every process until `until` (ms since the epoch). */
+  pauseUntil(until: number): Promise<void>;
+  /** Until when requests are held (ms since the epoch; 0 or past means not held). */
+  pausedUntil(): Promise<number>;
+  /** Leaves the shared queue and releases what the coordinator holds. */
+  close(): Promise<void>;
 }
 
 export interface ScheduleOptions {
@@ -43,7 +85,13 @@ export interface LimiterStats {
 interface Ticket {
   onQueuePosition?: ((ahead: number) => void) | undefined;
   lastAhead: number;
+  /** Takes the ticket out of the coordinator's shared queue. */
+  leaveShared?: (() => void) | undefined;
 }
+
+/** How long a request waits before it is queued again after its datastore failed it (doubling, capped). */
+const REQUEUE_MIN_MS = 250;
+const REQUEUE_MAX_MS = 5000;
 
 export class ImageLimiter {
   readonly imagesPerMinute: number | undefined;
@@ -51,6 +99,13 @@ export class ImageLimiter {
   readonly #slots: Bottleneck;
   readonly #images: Bottleneck | undefined;
   readonly #increaseIntervalMs: number | undefined;
+  /** Images the bucket holds at most (imagesPerMinute less the headroom). */
+  readonly #capacity: number | undefined;
+  readonly #clustered: boolean;
+  readonly #coordinator: LimiterCoordinator | undefined;
+  readonly #leaseMs: number | undefined;
+  readonly #onDatastoreError: ((error: unknown) => void) | undefined;
+  #ready: Promise<void> | undefined;
   readonly #waiting: Ticket[] = [];
   #running = 0;
   #pausedUntil = 0;
@@ -61,27 +116,50 @@ export class ImageLimiter {
     this.maxConcurrent = Math.max(1, Math.floor(options.maxConcurrent ?? 4));
     this.imagesPerMinute = options.imagesPerMinute && options.imagesPerMinute > 0 ? options.imagesPerMinute : undefined;
     const shared = options.bottleneck ?? {};
+    this.#clustered = shared.datastore === 'redis' || shared.datastore === 'ioredis' || !!shared.connection;
+    this.#coordinator = options.coordinator;
+    this.#leaseMs = options.leaseMs !== undefined && options.leaseMs > 0 ? options.leaseMs : undefined;
+    this.#onDatastoreError = options.onDatastoreError;
     this.#slots = new Bottleneck({ ...shared, id: `${id}:slots`, maxConcurrent: this.maxConcurrent });
     if (this.imagesPerMinute !== undefined) {
       const ipm = this.imagesPerMinute;
+      const headroom = Math.max(0, Math.floor(options.headroomImages ?? 0));
+      const capacity = headroom > 0 ? Math.max(1, ipm - headroom) : ipm;
+      this.#capacity = capacity;
       this.#increaseIntervalMs = Math.max(1, Math.round(60_000 / ipm));
       this.#images = new Bottleneck({
         // The heartbeat decides how late a refill can come; keep it a small part of one interval.
         heartbeatInterval: Math.min(250, Math.max(10, Math.floor(this.#increaseIntervalMs / 20))),
         ...shared,
         id: `${id}:images`,
-        reservoir: ipm,
+        reservoir: capacity,
         reservoirIncreaseInterval: this.#increaseIntervalMs,
         reservoirIncreaseAmount: 1,
-        reservoirIncreaseMaximum: ipm,
+        reservoirIncreaseMaximum: capacity,
       } as Bottleneck.ConstructorOptions);
     }
+    if (this.#onDatastoreError) {
+      const report = this.#onDatastoreError;
+      this.#slots.on('error', report);
+      this.#images?.on('error', report);
+    }
+  }
+
+  /**
+   * Resolves once both limiters have reached their datastore. With a shared
+   * (Redis) datastore it also writes this limiter's numbers (concurrency, refill
+   * pace and bucket size, not the images left) into the shared state, so a
+   * changed configuration takes effect: the process started last wins.
+   */
+  ready(): Promise<void> {
+    this.#ready ??= this.#prepare();
+    return this.#ready;
   }
 
   /** The weight a request of `n` images takes: never more than the bucket holds, or it could never run. */
   weightOf(n: number): number {
     const w = Math.max(1, Math.floor(n));
-    return this.imagesPerMinute === undefined ? w : Math.min(w, Math.floor(this.imagesPerMinute) || 1);
+    return this.#capacity === undefined ? w : Math.min(w, Math.floor(this.#capacity) || 1);
   }
 
   /**
@@ -94,9 +172,12 @@ export class ImageLimiter {
     const weight = this.weightOf(options.weight);
     const ticket: Ticket = { onQueuePosition: options.onQueuePosition, lastAhead: -1 };
     this.#waiting.push(ticket);
+    if (this.#coordinator) ticket.leaveShared = this.#coordinator.join(options.onQueuePosition);
     this.#notifyPositions();
 
     let settled = false;
+    /** Set once `fn` has been called: from then on its own outcome is the caller's. */
+    let outcome: Promise<T> | undefined;
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => {
         if (settled) return;
@@ -105,47 +186,92 @@ export class ImageLimiter {
         reject(new AbortedError('the request was cancelled while queued'));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-
-      const run = async (): Promise<T | undefined> => {
-        if (settled) {
-          // Cancelled while queued: give the reserved images back to the others.
-          if (this.#images) await this.#images.incrementReservoir(weight);
-          return undefined;
-        }
-        await this.#waitOutPause(signal);
-        if (settled) {
-          if (this.#images) await this.#images.incrementReservoir(weight);
-          return undefined;
-        }
-        this.#leaveQueue(ticket);
-        options.onStart?.();
-        this.#running++;
-        try {
-          return await fn();
-        } finally {
-          this.#running--;
-        }
+      const settle = (apply: () => void) => {
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener('abort', onAbort);
+        apply();
       };
-      const throughImages = this.#images
-        ? () => this.#images!.schedule({ weight, expiration: undefined }, run)
-        : run;
-      this.#slots
-        .schedule({ weight: 1 }, throughImages)
-        .then(
+
+      let requeueDelayMs = REQUEUE_MIN_MS;
+      const attempt = () => {
+        if (settled) return;
+        if (this.#stopped) {
+          settle(() => {
+            this.#leaveQueue(ticket);
+            reject(new AbortedError('the limiter was stopped'));
+          });
+          return;
+        }
+        /** Marked when this attempt was given up for a new one; its images go back if it ever runs. */
+        const current = { abandoned: false };
+        const giveBack = async () => {
+          if (this.#images) await this.#images.incrementReservoir(weight);
+        };
+        const run = async (): Promise<T | undefined> => {
+          if (settled || current.abandoned) {
+            // Cancelled (or queued again) while waiting: give the reserved images back to the others.
+            await giveBack();
+            return undefined;
+          }
+          try {
+            await this.#waitOutPause(signal);
+          } catch (error) {
+            await giveBack();
+            throw error;
+          }
+          if (settled || current.abandoned) {
+            await giveBack();
+            return undefined;
+          }
+          this.#leaveQueue(ticket);
+          options.onStart?.();
+          this.#running++;
+          try {
+            try {
+              outcome = fn();
+            } catch (error) {
+              outcome = Promise.reject(error);
+            }
+            return await outcome;
+          } finally {
+            this.#running--;
+          }
+        };
+        const expiration = this.#leaseMs;
+        const throughImages = this.#images ? () => this.#images!.schedule({ weight, expiration }, run) : run;
+        this.#slots.schedule({ weight: 1, expiration }, throughImages).then(
           (value) => {
-            if (settled) return;
-            settled = true;
-            signal?.removeEventListener('abort', onAbort);
-            resolve(value as T);
+            if (current.abandoned) return;
+            settle(() => resolve(value as T));
           },
           (error: unknown) => {
-            if (settled) return;
-            settled = true;
-            signal?.removeEventListener('abort', onAbort);
-            this.#leaveQueue(ticket);
-            reject(this.#stopped ? new AbortedError('the limiter was stopped', { cause: error }) : error);
+            if (current.abandoned || settled) return;
+            if (outcome) {
+              // The lease ran out (or the datastore failed) while the request ran: its own result still counts.
+              outcome.then(
+                (value) => settle(() => resolve(value)),
+                (failure: unknown) => settle(() => reject(failure)),
+              );
+              return;
+            }
+            if (this.#clustered && !this.#stopped) {
+              // The shared datastore failed this request before it started (connection lost, lease
+              // over while waiting): queue it again; nothing was sent, so nothing can be charged twice.
+              current.abandoned = true;
+              this.#onDatastoreError?.(error);
+              setTimeout(attempt, requeueDelayMs);
+              requeueDelayMs = Math.min(REQUEUE_MAX_MS, requeueDelayMs * 2);
+              return;
+            }
+            settle(() => {
+              this.#leaveQueue(ticket);
+              reject(this.#stopped ? new AbortedError('the limiter was stopped', { cause: error }) : error);
+            });
           },
         );
+      };
+      attempt();
     });
   }
 
@@ -178,12 +304,16 @@ export class ImageLimiter {
    */
   async pause(ms: number): Promise<void> {
     if (!(ms > 0)) return;
-    this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + ms);
+    const until = Date.now() + ms;
+    this.#pausedUntil = Math.max(this.#pausedUntil, until);
+    const shared = this.#coordinator?.pauseUntil(until);
     if (this.#images && this.#increaseIntervalMs) {
       const debt = -Math.ceil(ms / this.#increaseIntervalMs);
       const current = await this.#images.currentReservoir();
-      if (current === null || current > debt) await this.#images.updateSettings({ reservoir: debt });
+      // incrementReservoir, not updateSettings: in bottleneck's local datastore updateSettings stops the refill heartbeat for good.
+      if (current !== null && current > debt) await this.#images.incrementReservoir(debt - current);
     }
+    await shared;
   }
 
   async stats(): Promise<LimiterStats> {
@@ -191,7 +321,7 @@ export class ImageLimiter {
       queued: this.#waiting.length,
       running: this.#running,
       imagesAvailable: this.#images ? ((await this.#images.currentReservoir()) ?? undefined) : undefined,
-      pausedForMs: Math.max(0, this.#pausedUntil - Date.now()),
+      pausedForMs: Math.max(0, Math.max(this.#pausedUntil, this.#coordinator ? await this.#coordinator.pausedUntil() : 0) - Date.now()),
     };
   }
 
@@ -201,11 +331,28 @@ export class ImageLimiter {
     this.#stopped = true;
     await Promise.all([this.#slots.stop({ dropWaitingJobs: true }), this.#images?.stop({ dropWaitingJobs: true })]);
     await Promise.all([this.#slots.disconnect(), this.#images?.disconnect()]);
+    await this.#coordinator?.close();
+  }
+
+  async #prepare(): Promise<void> {
+    await Promise.all([this.#slots.ready(), this.#images?.ready()]);
+    if (!this.#clustered) return;
+    await this.#slots.updateSettings({ maxConcurrent: this.maxConcurrent });
+    if (this.#images && this.#capacity !== undefined) {
+      await this.#images.updateSettings({
+        reservoirIncreaseInterval: this.#increaseIntervalMs,
+        reservoirIncreaseAmount: 1,
+        reservoirIncreaseMaximum: this.#capacity,
+      });
+      const left = await this.#images.currentReservoir();
+      if (left !== null && left > this.#capacity) await this.#images.updateSettings({ reservoir: this.#capacity });
+    }
   }
 
   async #waitOutPause(signal: AbortSignal | undefined): Promise<void> {
     for (;;) {
-      const wait = this.#pausedUntil - Date.now();
+      const shared = this.#coordinator ? await this.#coordinator.pausedUntil() : 0;
+      const wait = Math.max(this.#pausedUntil, shared) - Date.now();
       if (wait <= 0 || signal?.aborted) return;
       await new Promise((r) => setTimeout(r, wait));
     }
@@ -215,11 +362,14 @@ export class ImageLimiter {
     const i = this.#waiting.indexOf(ticket);
     if (i >= 0) {
       this.#waiting.splice(i, 1);
+      ticket.leaveShared?.();
       this.#notifyPositions();
     }
   }
 
   #notifyPositions(): void {
+    // With a coordinator, positions count the requests of every process and come from it.
+    if (this.#coordinator) return;
     this.#waiting.forEach((t, ahead) => {
       if (t.lastAhead !== ahead) {
         t.lastAhead = ahead;

@@ -182,6 +182,7 @@ class LocalImageService implements Emulator {
         this.#log.answered(record, 0);
         throw controller.signal.reason;
       }
+      this.#settings.logger?.error({ err, requestId: id, path: url.pathname }, 'the emulator failed to answer a request');
       return this.#finish(serverError(), record);
     } finally {
       if (!streamOpen) release();
@@ -213,7 +214,7 @@ class LocalImageService implements Emulator {
     record.parsed = wireFields(job.request);
     record.stream = job.request.stream;
 
-    const fault = this.#faults.take(route);
+    const fault = this.#faults.take(route, call.fields);
     if (fault) {
       record.fault = fault.fault;
       this.#log.count('faultsApplied');
@@ -237,10 +238,11 @@ class LocalImageService implements Emulator {
       fault: fault && isStreamFault(fault.fault) ? fault.fault : undefined,
       signal: controller.signal,
       cancel: (reason) => controller.abort(reason),
-      renderFailed: () =>
-        job.kind === 'edit'
-          ? badRequest('The input images could not be read as images.', 'image', 'invalid_image_file')
-          : serverError(),
+      renderFailed: (err) => {
+        if (job.kind === 'edit') return badRequest('The input images could not be read as images.', 'image', 'invalid_image_file');
+        settings.logger?.error({ err, requestId: record.id }, 'the emulator failed to render an image');
+        return serverError();
+      },
       onPartialSent: () => this.#log.count('partialImagesSent'),
       onImageSent: () => this.#log.count('imagesGenerated'),
       onStream,
@@ -275,6 +277,8 @@ function faultAnswer(fault: AppliedFault, settings: EmulatorSettings): Response 
       return rateLimitExceeded(settings.imagesPerMinute || undefined, fault.retryAfterMs);
     case 'html_error':
       return htmlBadGateway();
+    case 'unknown_partial_images':
+      return badRequest("Unknown parameter: 'partial_images'.", 'partial_images', 'unknown_parameter');
     default:
       return undefined;
   }

@@ -22,13 +22,16 @@ export const FAULT_NAMES = [
   'html_error',
   /** An SSE `event: error` with `{"error":{...}}` after the first event, then the stream ends. */
   'stream_error_event',
+  /**
+   * Plays a service that does not know `partial_images`: 400 `unknown_parameter`
+   * naming it. Matches only requests that send `partial_images`.
+   */
+  'unknown_partial_images',
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];
 export type Route = 'generations' | 'edits';
 
-/** Faults that replace the whole answer, whatever the request asked for. */
-export const RESPONSE_FAULTS = ['server_error', 'service_unavailable', 'rate_limited', 'html_error'] as const;
 /** Faults that break an answer after it started. */
 export const STREAM_FAULTS = ['reset_mid_stream', 'malformed_event', 'stalled_stream', 'stream_error_event'] as const;
 export type StreamFault = (typeof STREAM_FAULTS)[number];
@@ -67,9 +70,11 @@ export class FaultQueue {
     this.#pending.push({ fault, route: options.route, remaining: count, retryAfterMs: Math.max(0, options.retryAfterMs ?? 1000) });
   }
 
-  /** Takes the first pending fault that applies to `route`, if any. */
-  take(route: Route): AppliedFault | undefined {
-    const index = this.#pending.findIndex((p) => p.route === undefined || p.route === route);
+  /** Takes the first pending fault that applies to a request on `route` with these (received) fields, if any. */
+  take(route: Route, fields: Readonly<Record<string, unknown>>): AppliedFault | undefined {
+    const index = this.#pending.findIndex(
+      (p) => (p.route === undefined || p.route === route) && (p.fault !== 'unknown_partial_images' || 'partial_images' in fields),
+    );
     if (index < 0) return undefined;
     const pending = this.#pending[index]!;
     pending.remaining -= 1;

@@ -3,6 +3,11 @@ import { LIMITS } from '../spec/index.js';
 /** The key the emulator accepts when no `apiKeys` are given. */
 export const DEV_API_KEY = 'pictor-dev-key';
 
+/** Where the emulator reports its own failures (a pino logger fits). */
+export interface EmulatorLogger {
+  error(details: object, message?: string): void;
+}
+
 /**
  * How the emulator behaves. Every setting can be given to `createEmulator` and
  * changed later with `emulator.configure()`.
@@ -28,8 +33,10 @@ export interface EmulatorSettings {
    * (base64 makes the event about 4/3 of this). Default 0 = no padding.
    */
   padImageBytes: number;
-  /** How many received requests `emulator.requests` keeps (oldest dropped first). Default 500. */
+  /** How many received requests `emulator.requests` keeps (oldest dropped first; edit records hold the image bytes). Default 200. */
   maxRecordedRequests: number;
+  /** Told about internal failures (answered as 500 `server_error`). Default none. */
+  logger: EmulatorLogger | undefined;
 }
 
 export type EmulatorOptions = Partial<EmulatorSettings>;
@@ -43,7 +50,8 @@ export const DEFAULT_SETTINGS: Readonly<EmulatorSettings> = {
   maxImageBytes: LIMITS.editImageMaxBytes,
   defaultPartialImages: 2,
   padImageBytes: 0,
-  maxRecordedRequests: 500,
+  maxRecordedRequests: 200,
+  logger: undefined,
 };
 
 /** Applies a patch to settings; a key that is present (even as undefined) replaces the setting. */
@@ -58,7 +66,7 @@ export function applySettings(current: EmulatorSettings, patch: EmulatorOptions)
 
 /** What `undefined` means for each setting: "none" where that makes sense, the default otherwise. */
 function undefinedMeaning(key: keyof EmulatorSettings): unknown {
-  if (key === 'imagesPerMinute' || key === 'moderationMarker') return undefined;
+  if (key === 'imagesPerMinute' || key === 'moderationMarker' || key === 'logger') return undefined;
   return DEFAULT_SETTINGS[key];
 }
 

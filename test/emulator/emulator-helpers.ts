@@ -6,9 +6,14 @@ export const AUTH = { authorization: `Bearer ${DEV_API_KEY}` };
 type Fetcher = Pick<Emulator, 'fetch'> | { fetch: typeof fetch };
 
 /** POSTs a JSON generation request in process (or to `base` over HTTP when given). */
-export function generate(target: Fetcher, body: unknown, options: { headers?: Record<string, string>; base?: string } = {}): Promise<Response> {
+export function generate(
+  target: Fetcher,
+  body: unknown,
+  options: { headers?: Record<string, string>; base?: string; signal?: AbortSignal } = {},
+): Promise<Response> {
   return target.fetch(`${options.base ?? ''}/v1/images/generations`, {
     method: 'POST',
+    ...(options.signal ? { signal: options.signal } : {}),
     headers: { ...AUTH, 'content-type': 'application/json', ...options.headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
@@ -65,8 +70,16 @@ export function parseSse(text: string): SseEvent[] {
     });
 }
 
-export async function readEvents(response: Response): Promise<{ event: string | undefined; json: Record<string, any> }[]> {
-  return parseSse(await response.text()).map((e) => ({ event: e.event, json: JSON.parse(e.data) as Record<string, any> }));
+/** The JSON of an image event (the fields tests read most; the rest stay unknown). */
+export interface EventJson {
+  type: string;
+  b64_json: string;
+  partial_image_index?: number;
+  [field: string]: unknown;
+}
+
+export async function readEvents(response: Response): Promise<{ event: string | undefined; json: EventJson }[]> {
+  return parseSse(await response.text()).map((e) => ({ event: e.event, json: JSON.parse(e.data) as EventJson }));
 }
 
 export function bytesOf(b64: string): Buffer {

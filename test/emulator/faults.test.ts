@@ -163,6 +163,16 @@ describe('injected faults over a real port', () => {
     expect((await generate(http, jsonBody, over())).status).toBe(200);
   });
 
+  it('unknown_partial_images answers 400 naming partial_images, only to requests that send it', async () => {
+    emulator.injectFault('unknown_partial_images', { count: 2 });
+    expect((await generate(http, jsonBody, over())).status).toBe(200);
+    const refused = await generate(http, streamBody, over());
+    expect(refused.status).toBe(400);
+    expect(await errorOf(refused)).toMatchObject({ type: 'invalid_request_error', param: 'partial_images', code: 'unknown_parameter' });
+    expect((await generate(http, { ...jsonBody, stream: true }, over())).status).toBe(200);
+    expect(emulator.pendingFaults()).toMatchObject([{ fault: 'unknown_partial_images', remaining: 1 }]);
+  });
+
   it('refuses an unknown fault name', () => {
     expect(() => emulator.injectFault('meteor_strike' as never)).toThrow(/unknown emulator fault/);
   });
@@ -207,6 +217,30 @@ describe('injected faults in process', () => {
     const { text, stalled } = await drain(response, 200);
     expect(stalled).toBe(true);
     expect(text).toBe('');
+    await local.close();
+  });
+
+  it('stream faults on a non-streamed request break the JSON answer instead', async () => {
+    const local = createEmulator();
+    local.injectFault('malformed_event');
+    const truncated = await (await generate(local, jsonBody)).text();
+    expect(() => JSON.parse(truncated)).toThrow();
+    local.injectFault('stream_error_event');
+    expect((await generate(local, jsonBody)).status).toBe(500);
+    local.injectFault('stalled_stream');
+    const { text, stalled } = await drain(await generate(local, jsonBody), 200);
+    expect(stalled).toBe(true);
+    expect(text.startsWith('{"created":')).toBe(true);
+    await local.close();
+  });
+
+  it('counts applied faults in the stats', async () => {
+    const local = createEmulator();
+    local.injectFault('server_error', { count: 2 });
+    await generate(local, jsonBody);
+    await generate(local, jsonBody);
+    await generate(local, jsonBody);
+    expect(local.stats()).toMatchObject({ faultsApplied: 2, byStatus: { 500: 2, 200: 1 } });
     await local.close();
   });
 });

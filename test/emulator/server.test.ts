@@ -84,7 +84,7 @@ describe('listening on a port', () => {
     const emulator = createEmulator({ latencyMs: 3000 });
     const server = await emulator.listen();
     const controller = new AbortController();
-    const response = await generate(http, { ...body, stream: true, partial_images: 3 }, { base: server.url, signal: controller.signal } as never);
+    const response = await generate(http, { ...body, stream: true, partial_images: 3 }, { base: server.url, signal: controller.signal });
     const reader = response.body!.getReader();
     await reader.read();
     expect(emulator.stats().openStreams).toBe(1);

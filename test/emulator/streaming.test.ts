@@ -146,3 +146,23 @@ describe('streamed edits', () => {
     expect(response.headers.get('content-type')).toBe('application/json');
   });
 });
+
+describe('waiting answers', () => {
+  it('rejects an in-process fetch with the abort reason when the caller aborts during latency', async () => {
+    const slow = createEmulator({ latencyMs: 5000 });
+    const controller = new AbortController();
+    const pending = generate(slow, { prompt: 'slow', quality: 'low' }, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+    expect(slow.requests.at(-1)?.status).toBe(0);
+    await slow.close();
+  });
+
+  it('emulator.close() ends an answer that is still waiting', async () => {
+    const slow = createEmulator({ latencyMs: 5000 });
+    const pending = generate(slow, { prompt: 'slow', quality: 'low' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await slow.close();
+    await expect(pending).rejects.toThrow(TypeError);
+  });
+});

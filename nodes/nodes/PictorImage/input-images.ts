@@ -21,7 +21,7 @@ export async function readInputImages(ctx: IExecuteFunctions, itemIndex: number,
     }
     const meta = ctx.helpers.assertBinaryData(itemIndex, name);
     const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, name);
-    images.push({ data: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), filename: meta.fileName ?? name });
+    images.push({ data: new Uint8Array(bytes), filename: meta.fileName ?? name });
   }
   return images;
 }

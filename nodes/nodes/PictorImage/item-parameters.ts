@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import type { GenerationInput } from '../../../src/spec/index.js';
-import { FIELD_PARAMETERS, NODE_OPTIONS, OPERATIONS, type Operation } from './node-properties.js';
+import { FIELD_PARAMETERS, NODE_DEFAULTS, NODE_OPTIONS, OPERATIONS, type Operation } from './node-properties.js';
 
 /** What one input item asks for: the request fields (not yet validated) and how to run and shape it. */
 export interface ItemParameters {
@@ -38,7 +38,7 @@ export function readItemParameters(ctx: IExecuteFunctions, itemIndex: number): I
     if (isSet(value)) fields[field] = value;
   }
 
-  const ipm = numberOr(option(NODE_OPTIONS.imagesPerMinute.parameter), NODE_OPTIONS.imagesPerMinute.default);
+  const ipm = numberOr(option(NODE_OPTIONS.imagesPerMinute.parameter), NODE_DEFAULTS.imagesPerMinute);
   return {
     operation: (OPERATIONS as readonly string[]).includes(operation) ? operation : 'generate',
     fields: fields as ItemParameters['fields'],
@@ -46,11 +46,11 @@ export function readItemParameters(ctx: IExecuteFunctions, itemIndex: number): I
     inputBinaryFields:
       operation === 'edit' ? splitNames(String(param(FIELD_PARAMETERS.image.parameter, '') ?? '')) : [],
     binaryPropertyName:
-      String(option(NODE_OPTIONS.binaryPropertyName.parameter) ?? '').trim() || NODE_OPTIONS.binaryPropertyName.default,
+      String(option(NODE_OPTIONS.binaryPropertyName.parameter) ?? '').trim() || NODE_DEFAULTS.binaryPropertyName,
     allImagesOnOneItem: option(NODE_OPTIONS.allImagesOnOneItem.parameter) === true,
     imagesPerMinute: ipm > 0 ? ipm : undefined,
-    maxConcurrent: Math.max(1, Math.floor(numberOr(option(NODE_OPTIONS.maxConcurrent.parameter), NODE_OPTIONS.maxConcurrent.default))),
-    maxRetries: Math.max(0, Math.floor(numberOr(option(NODE_OPTIONS.maxRetries.parameter), NODE_OPTIONS.maxRetries.default))),
+    maxConcurrent: Math.max(1, Math.floor(numberOr(option(NODE_OPTIONS.maxConcurrent.parameter), NODE_DEFAULTS.maxConcurrent))),
+    maxRetries: Math.max(0, Math.floor(numberOr(option(NODE_OPTIONS.maxRetries.parameter), NODE_DEFAULTS.maxRetries))),
   };
 }
 

@@ -20,16 +20,8 @@ const HINTS: Partial<Record<PictorErrorCode, string>> = {
   not_found: 'The base URL of the Pictor API credential does not point at the image service.',
 };
 
-/** The credential's fields, as the core names them. */
-const CREDENTIAL_FIELDS: Record<string, string> = {
-  apiKey: 'Pictor API credential, API Key',
-  baseURL: 'Pictor API credential, Base URL',
-};
-
 /** Names the node parameter behind a spec field or path (`output_format`, `image[2]`). */
 export function parameterOf(param: string, inputBinaryFields: readonly string[] = []): { displayName: string; detail: string | undefined } {
-  const credentialField = CREDENTIAL_FIELDS[param];
-  if (credentialField) return { displayName: credentialField, detail: undefined };
   const field = param.replace(/\[\d+\].*$/, '').split('.')[0] as SpecField;
   const known = FIELD_PARAMETERS[field] as (typeof FIELD_PARAMETERS)[SpecField] | undefined;
   const index = /^\w+\[(\d+)\]/.exec(param)?.[1];

@@ -38,12 +38,41 @@ export type SpecField = keyof typeof FIELD_PARAMETERS;
 
 /** Parameters that shape the node's own behaviour, not the request. */
 export const NODE_OPTIONS = {
-  binaryPropertyName: { parameter: 'options.binaryPropertyName', displayName: 'Put Output in Field', default: 'data' },
-  allImagesOnOneItem: { parameter: 'options.allImagesOnOneItem', displayName: 'All Images on One Item', default: false },
-  imagesPerMinute: { parameter: 'options.imagesPerMinute', displayName: 'Images per Minute', default: 0 },
-  maxConcurrent: { parameter: 'options.maxConcurrent', displayName: 'Max Concurrent Requests', default: 4 },
-  maxRetries: { parameter: 'options.maxRetries', displayName: 'Max Retries', default: 6 },
+  binaryPropertyName: { parameter: 'options.binaryPropertyName', displayName: 'Put Output in Field' },
+  allImagesOnOneItem: { parameter: 'options.allImagesOnOneItem', displayName: 'All Images on One Item' },
+  imagesPerMinute: { parameter: 'options.imagesPerMinute', displayName: 'Images per Minute' },
+  maxConcurrent: { parameter: 'options.maxConcurrent', displayName: 'Max Concurrent Requests' },
+  maxRetries: { parameter: 'options.maxRetries', displayName: 'Max Retries' },
 } as const;
+
+/** The node's own defaults. 0 images per minute means no pacing; 6 retries rides out a few rate-limit answers. */
+export const NODE_DEFAULTS = {
+  binaryPropertyName: 'data',
+  allImagesOnOneItem: false,
+  imagesPerMinute: 0,
+  maxConcurrent: 4,
+  maxRetries: 6,
+} as const;
+
+// Plain names for the defaults, as n8n's lint rules read node parameters.
+const {
+  n: DEFAULT_N,
+  size: DEFAULT_SIZE,
+  quality: DEFAULT_QUALITY,
+  background: DEFAULT_BACKGROUND,
+  output_format: DEFAULT_OUTPUT_FORMAT,
+  moderation: DEFAULT_MODERATION,
+  stream: DEFAULT_STREAM,
+} = DEFAULTS;
+const [DEFAULT_MODEL] = MODELS;
+const { compressionMax: DEFAULT_COMPRESSION } = LIMITS;
+const {
+  binaryPropertyName: DEFAULT_BINARY_FIELD,
+  allImagesOnOneItem: DEFAULT_ALL_ON_ONE,
+  imagesPerMinute: DEFAULT_IMAGES_PER_MINUTE,
+  maxConcurrent: DEFAULT_MAX_CONCURRENT,
+  maxRetries: DEFAULT_MAX_RETRIES,
+} = NODE_DEFAULTS;
 
 export const OPERATIONS = ['generate', 'edit'] as const;
 export type Operation = (typeof OPERATIONS)[number];
@@ -75,6 +104,9 @@ const options = (values: readonly string[], label: (v: string) => string = words
 
 const transparentRule = `When Background is Transparent, Output Format must be ${TRANSPARENT_FORMATS.join(' or ')}.`;
 const compressionRule = `Output Compression applies only to Output Format ${COMPRESSIBLE_FORMATS.join(' or ')}.`;
+const OUTPUT_FORMAT_DESCRIPTION = `File format of the images. ${transparentRule} ${compressionRule}`;
+const BACKGROUND_DESCRIPTION = `Background of the images. ${transparentRule}`;
+const COMPRESSION_DESCRIPTION = `Compression level from ${LIMITS.compressionMin} to ${LIMITS.compressionMax} (higher keeps more detail). ${compressionRule}`;
 
 export const pictorImageProperties: INodeProperties[] = [
   {
@@ -113,7 +145,7 @@ export const pictorImageProperties: INodeProperties[] = [
     displayName: FIELD_PARAMETERS.n.displayName,
     name: FIELD_PARAMETERS.n.parameter,
     type: 'number',
-    default: DEFAULTS.n,
+    default: DEFAULT_N,
     typeOptions: { minValue: LIMITS.nMin, maxValue: LIMITS.nMax, numberPrecision: 0 },
     description: `How many images one request makes (${LIMITS.nMin} to ${LIMITS.nMax}). Each image is billed.`,
   },
@@ -122,7 +154,7 @@ export const pictorImageProperties: INodeProperties[] = [
     name: FIELD_PARAMETERS.size.parameter,
     type: 'options',
     options: options(SIZES, (v) => sizeLabel(v as (typeof SIZES)[number])),
-    default: DEFAULTS.size,
+    default: DEFAULT_SIZE,
     description: 'Width x height of each image, in pixels',
   },
   {
@@ -130,7 +162,7 @@ export const pictorImageProperties: INodeProperties[] = [
     name: FIELD_PARAMETERS.quality.parameter,
     type: 'options',
     options: options(QUALITIES, words, (v) => QUALITY_NOTES[v as (typeof QUALITIES)[number]]),
-    default: DEFAULTS.quality,
+    default: DEFAULT_QUALITY,
     description: 'Quality tier; the price depends on it and on the size',
   },
   {
@@ -138,16 +170,16 @@ export const pictorImageProperties: INodeProperties[] = [
     name: FIELD_PARAMETERS.output_format.parameter,
     type: 'options',
     options: options(OUTPUT_FORMATS, (v) => v.toUpperCase()),
-    default: DEFAULTS.output_format,
-    description: `File format of the images. ${transparentRule} ${compressionRule}`,
+    default: DEFAULT_OUTPUT_FORMAT,
+    description: OUTPUT_FORMAT_DESCRIPTION,
   },
   {
     displayName: FIELD_PARAMETERS.background.displayName,
     name: FIELD_PARAMETERS.background.parameter,
     type: 'options',
     options: options(BACKGROUNDS, words, (v) => BACKGROUND_NOTES[v as (typeof BACKGROUNDS)[number]]),
-    default: DEFAULTS.background,
-    description: `Background of the images. ${transparentRule}`,
+    default: DEFAULT_BACKGROUND,
+    description: BACKGROUND_DESCRIPTION,
   },
   {
     displayName: 'Options',
@@ -160,9 +192,9 @@ export const pictorImageProperties: INodeProperties[] = [
         displayName: NODE_OPTIONS.allImagesOnOneItem.displayName,
         name: nameOf(NODE_OPTIONS.allImagesOnOneItem.parameter),
         type: 'boolean',
-        default: NODE_OPTIONS.allImagesOnOneItem.default,
+        default: DEFAULT_ALL_ON_ONE,
         description:
-          'Whether to return all images of one request on one item (binary fields <Put Output in Field>_0, _1, …) instead of one item per image',
+          'Whether to return all images of one request on one item, in binary fields data_0, data_1, … (named after Put Output in Field), instead of one item per image',
       },
       {
         displayName: FIELD_PARAMETERS.user.displayName,
@@ -175,7 +207,7 @@ export const pictorImageProperties: INodeProperties[] = [
         displayName: NODE_OPTIONS.imagesPerMinute.displayName,
         name: nameOf(NODE_OPTIONS.imagesPerMinute.parameter),
         type: 'number',
-        default: NODE_OPTIONS.imagesPerMinute.default,
+        default: DEFAULT_IMAGES_PER_MINUTE,
         typeOptions: { minValue: 0, numberPrecision: 0 },
         description:
           "Your account's image rate limit. Requests of every workflow in this n8n process that use the same credential and limits share it and are paced to stay under it. 0 means no pacing (rate-limit answers are still waited out).",
@@ -184,7 +216,7 @@ export const pictorImageProperties: INodeProperties[] = [
         displayName: NODE_OPTIONS.maxConcurrent.displayName,
         name: nameOf(NODE_OPTIONS.maxConcurrent.parameter),
         type: 'number',
-        default: NODE_OPTIONS.maxConcurrent.default,
+        default: DEFAULT_MAX_CONCURRENT,
         typeOptions: { minValue: 1, maxValue: 64, numberPrecision: 0 },
         description: 'How many requests may run at once, across every workflow in this n8n process that uses the same credential and limits',
       },
@@ -192,7 +224,7 @@ export const pictorImageProperties: INodeProperties[] = [
         displayName: NODE_OPTIONS.maxRetries.displayName,
         name: nameOf(NODE_OPTIONS.maxRetries.parameter),
         type: 'number',
-        default: NODE_OPTIONS.maxRetries.default,
+        default: DEFAULT_MAX_RETRIES,
         typeOptions: { minValue: 0, maxValue: 20, numberPrecision: 0 },
         description:
           'How often a request is sent again when nothing can have been billed: a rate-limit answer (waiting as long as the service asks), a server error or a failed connection. Moderation refusals, an exhausted quota and bad input are never retried.',
@@ -202,7 +234,7 @@ export const pictorImageProperties: INodeProperties[] = [
         name: nameOf(FIELD_PARAMETERS.model.parameter),
         type: 'options',
         options: options(MODELS, (v) => v),
-        default: MODELS[0],
+        default: DEFAULT_MODEL,
         description: 'The image model',
       },
       {
@@ -210,29 +242,29 @@ export const pictorImageProperties: INodeProperties[] = [
         name: nameOf(FIELD_PARAMETERS.moderation.parameter),
         type: 'options',
         options: options(MODERATIONS),
-        default: DEFAULTS.moderation,
+        default: DEFAULT_MODERATION,
         description: 'How strictly the service filters prompts and images',
       },
       {
         displayName: FIELD_PARAMETERS.output_compression.displayName,
         name: nameOf(FIELD_PARAMETERS.output_compression.parameter),
         type: 'number',
-        default: LIMITS.compressionMax,
+        default: DEFAULT_COMPRESSION,
         typeOptions: { minValue: LIMITS.compressionMin, maxValue: LIMITS.compressionMax, numberPrecision: 0 },
-        description: `Compression level from ${LIMITS.compressionMin} to ${LIMITS.compressionMax} (higher keeps more detail). ${compressionRule}`,
+        description: COMPRESSION_DESCRIPTION,
       },
       {
         displayName: NODE_OPTIONS.binaryPropertyName.displayName,
         name: nameOf(NODE_OPTIONS.binaryPropertyName.parameter),
         type: 'string',
-        default: NODE_OPTIONS.binaryPropertyName.default,
+        default: DEFAULT_BINARY_FIELD,
         description: 'Name of the binary field the image is written to',
       },
       {
         displayName: FIELD_PARAMETERS.stream.displayName,
         name: nameOf(FIELD_PARAMETERS.stream.parameter),
         type: 'boolean',
-        default: DEFAULTS.stream,
+        default: DEFAULT_STREAM,
         description:
           'Whether to receive the result as a stream of events. The output is the same; the connection stays busy while a long job runs, which helps behind proxies that drop idle connections.',
       },

@@ -1,7 +1,5 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { normalizeBaseURL } from '../../../src/client/base-url.js';
+import { NodeOperationError, type IDataObject, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 import { PictorClient, type LoggerLike } from '../../../src/client/PictorClient.js';
-import { ValidationError } from '../../../src/core/errors.js';
 import type { ImageJobResult } from '../../../src/client/job-result.js';
 import { parseEditRequest, parseGenerationRequest, type EditRequest, type GenerationRequest } from '../../../src/spec/index.js';
 import { readInputImages } from './input-images.js';
@@ -53,6 +51,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
 
   if (prepared.length > 0) {
     const credentials = await ctx.getCredentials<PictorCredentials>(CREDENTIAL_NAME);
+    const problem = credentialProblem(credentials);
     const stopAll = new AbortController();
     const cancel = ctx.getExecutionCancelSignal();
     const onCancel = () => stopAll.abort(cancel?.reason);
@@ -64,6 +63,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
       const settled = await Promise.all(
         prepared.map(async (job): Promise<Outcome> => {
           try {
+            if (problem) throw new NodeOperationError(node, problem, { itemIndex: job.itemIndex });
             const result = await send(ctx, credentials, job, stopAll.signal);
             const items = await toOutputItems(ctx, result, {
               itemIndex: job.itemIndex,
@@ -105,7 +105,6 @@ async function validate(ctx: IExecuteFunctions, itemIndex: number, params: ItemP
 
 async function send(ctx: IExecuteFunctions, credentials: PictorCredentials, job: PreparedItem, signal: AbortSignal): Promise<ImageJobResult> {
   const { params, request } = job;
-  checkCredentials(credentials);
   const client = new PictorClient({
     apiKey: credentials.apiKey,
     baseURL: credentials.baseUrl,
@@ -126,16 +125,14 @@ async function send(ctx: IExecuteFunctions, credentials: PictorCredentials, job:
   return 'image' in request ? client.edit(request, options) : client.generate(request, options);
 }
 
-/** A credential that cannot work fails its items with the credential field named, before anything is sent. */
-function checkCredentials(credentials: PictorCredentials): void {
-  if (typeof credentials.apiKey !== 'string' || credentials.apiKey.trim() === '') {
-    throw new ValidationError('apiKey', 'the API key is empty');
-  }
-  try {
-    normalizeBaseURL(String(credentials.baseUrl ?? ''));
-  } catch (error) {
-    throw new ValidationError('baseURL', (error as Error).message);
-  }
+/** Why a credential cannot work, before anything is sent; undefined when it may. */
+export function credentialProblem(credentials: PictorCredentials): string | undefined {
+  if (typeof credentials.apiKey !== 'string' || credentials.apiKey.trim() === '') return 'Pictor API credential: the API Key is empty';
+  const baseUrl = String(credentials.baseUrl ?? '');
+  if (baseUrl.trim() === '') return 'Pictor API credential: the Base URL is empty; set the address of your image service';
+  return URL.canParse(baseUrl.trim()) && /^https?:$/.test(new URL(baseUrl.trim()).protocol)
+    ? undefined
+    : `Pictor API credential: the Base URL ${JSON.stringify(baseUrl)} is not an http(s) address`;
 }
 
 /** The item a failed request leaves when Continue On Fail is on. */

@@ -1,26 +1,9 @@
-import { Client, AttachmentBuilder } from 'discord.js';
-import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
-
-const fake = await FakeDiscord.start({ heartbeatIntervalMs: 500 });
-const client = new Client({ intents: [], rest: { api: fake.apiBaseUrl } });
-client.on('debug', (m) => process.env.DEBUG && console.log('debug', m));
-client.on('interactionCreate', async (i) => {
-  if (!i.isChatInputCommand()) return;
-  console.log('got', i.commandName, i.options.getString('prompt'), i.attachmentSizeLimit, i.options.getAttachment('image1')?.url);
-  await i.deferReply();
-  await i.editReply({ content: 'hello', files: [new AttachmentBuilder(Buffer.from('abc'), { name: 'a.png' })] });
-  await i.editReply({ content: 'hello2', files: [new AttachmentBuilder(Buffer.from('abcd'), { name: 'b.png' })] });
-});
-const ready = new Promise((r) => client.once('clientReady', r));
-await client.login(fake.botToken);
-await ready;
-console.log('ready as', client.user?.tag);
-const att = fake.hostFile({ filename: 'x.png', bytes: Buffer.from('zz') });
-const ix = fake.slashCommand('imagine', { prompt: 'a cat', image1: att });
-const msg = await fake.waitFor(() => fake.original(ix)?.content === 'hello2' && fake.original(ix), 'edit');
-console.log(msg.history.map((h) => [h.via, h.content, h.attachments.map((a) => a.filename)]));
-console.log(fake.requests.map((r) => `${r.method} ${r.rawPath} ${r.status} ${r.files.map(f=>f.field).join(',')}`));
-await new Promise((r) => setTimeout(r, 1200));
-console.log(fake.gatewayStats);
-await client.destroy();
-await fake.close();
+import { DiscordHarness } from './harness.js';
+const h = await DiscordHarness.start({ emulator: { latencyMs: 600 } });
+const ix = h.discord.slashCommand('imagine', { prompt: 'a lighthouse at dusk', quality: 'low' });
+await new Promise((r) => setTimeout(r, 4000));
+console.log(JSON.stringify(h.discord.original(ix)?.history.map(s => [s.via, s.content, s.attachments.map(a=>a.filename), JSON.stringify(s.components)]), null, 1));
+console.log(h.logger.text().slice(0, 5000));
+console.log(h.discord.requests.map((r) => `${r.method} ${r.route} ${r.status} ${r.code}`));
+console.log(h.emulator.requests.map((r) => `${r.path} ${r.status}`));
+await h.close();

@@ -17,6 +17,7 @@ import {
   buttonPayload,
   chatInputPayload,
   messageCommandPayload,
+  modalAnswers,
   modalSubmitPayload,
   type InteractionContext,
   type OptionValue,
@@ -257,6 +258,19 @@ export class FakeDiscord {
     return { id: attachment.id, filename: attachment.filename, size: attachment.size, url: attachment.url, proxy_url: attachment.url, content_type: attachment.contentType };
   }
 
+  /** A user posts a message (with files) in a channel, as a target for message commands. */
+  postUserMessage(post: { content?: string; files?: { filename: string; bytes: Uint8Array; contentType?: string }[]; user?: APIUser; channelId?: string }): FakeMessage {
+    const channelId = post.channelId ?? this.channelId;
+    const message = this.#newMessage(channelId, undefined);
+    message.authorId = (post.user ?? this.user).id;
+    message.content = post.content ?? '';
+    message.attachments = (post.files ?? []).map((f) =>
+      this.#storeFile(channelId, { field: 'upload', filename: f.filename, contentType: f.contentType ?? guessContentType(f.filename), bytes: Buffer.from(f.bytes) }),
+    );
+    message.history.push(snapshotOf(message, 'channel', Date.now()));
+    return message;
+  }
+
   /** A user runs a slash command. */
   slashCommand(name: string, options: Record<string, OptionValue>, as: Partial<InteractionContext> = {}): FakeInteraction {
     const ix = this.#newInteraction('command', name, as);
@@ -287,11 +301,12 @@ export class FakeDiscord {
   submitModal(shownBy: FakeInteraction, values: Record<string, string>, as: Partial<InteractionContext> = {}): FakeInteraction {
     const modal = shownBy.modal;
     if (!modal) throw new Error(`interaction ${shownBy.id} showed no modal`);
+    const components = modalAnswers(modal.components, values);
     const ix = this.#newInteraction('modal-submit', modal.custom_id, { user: shownBy.user, ...as });
     ix.sourceMessageId = shownBy.kind === 'button' ? shownBy.sourceMessageId : undefined;
     const source = ix.sourceMessageId ? this.messages.get(ix.sourceMessageId) : undefined;
     const message = source ? apiMessage(source, this.#authorOf(source)) : undefined;
-    this.#gateway.dispatch('INTERACTION_CREATE', modalSubmitPayload(ix, modal.custom_id, values, message, this.#context({ user: shownBy.user, ...as })));
+    this.#gateway.dispatch('INTERACTION_CREATE', modalSubmitPayload(ix, modal.custom_id, components, message, this.#context({ user: shownBy.user, ...as })));
     return ix;
   }
 

@@ -100,16 +100,38 @@ export function buttonPayload(ids: { id: string; token: string }, customId: stri
 export function modalSubmitPayload(
   ids: { id: string; token: string },
   customId: string,
-  values: Record<string, string>,
+  components: unknown[],
   message: APIMessage | undefined,
   ctx: InteractionContext,
 ): Record<string, unknown> {
-  return {
-    ...base(ids.id, ids.token, 5, ctx),
-    data: {
-      custom_id: customId,
-      components: Object.entries(values).map(([id, value]) => ({ type: 1, components: [{ type: 4, custom_id: id, value }] })),
-    },
-    ...(message ? { message } : {}),
+  return { ...base(ids.id, ids.token, 5, ctx), data: { custom_id: customId, components }, ...(message ? { message } : {}) };
+}
+
+interface ShownInput {
+  type: number;
+  custom_id?: string;
+  required?: boolean;
+  min_length?: number;
+  max_length?: number;
+}
+
+/**
+ * What Discord sends back for a modal: the same layout as shown (action rows
+ * or labels), each text input with the value typed into it. Enforces what the
+ * Discord client enforces before sending: required inputs and lengths.
+ */
+export function modalAnswers(shown: unknown[], values: Record<string, string>): unknown[] {
+  const answer = (input: ShownInput) => {
+    const id = input.custom_id ?? '';
+    const value = values[id] ?? '';
+    if ((input.required ?? true) && value === '') throw new Error(`the modal's input ${id} is required`);
+    if (input.max_length !== undefined && value.length > input.max_length) throw new Error(`the modal's input ${id} takes at most ${input.max_length} characters`);
+    if (input.min_length !== undefined && value !== '' && value.length < input.min_length) throw new Error(`the modal's input ${id} needs at least ${input.min_length} characters`);
+    return { type: input.type, custom_id: id, value };
   };
+  return (shown as { type: number; id?: number; components?: ShownInput[]; component?: ShownInput }[]).map((top) => {
+    if (top.type === 1) return { type: 1, id: top.id, components: (top.components ?? []).map(answer) };
+    if (top.type === 18 && top.component) return { type: 18, id: top.id, component: answer(top.component) };
+    return { type: top.type, id: top.id };
+  });
 }

@@ -62,11 +62,12 @@ export function checkBlocks(blocks: unknown, where: 'message' | 'view'): string 
   if (!Array.isArray(blocks)) return 'blocks must be a list';
   const max = where === 'message' ? MAX_MESSAGE_BLOCKS : MAX_VIEW_BLOCKS;
   if (blocks.length > max) return `more than ${max} blocks`;
-  const actionIds = new Set<string>();
   const blockIds = new Set<string>();
   for (const raw of blocks) {
     if (!raw || typeof raw !== 'object') return 'a block is not an object';
     const block = raw as Rec;
+    // An action_id must be unique within its block.
+    const actionIds = new Set<string>();
     if (typeof block.block_id === 'string') {
       if (blockIds.has(block.block_id)) return `duplicate block_id ${block.block_id}`;
       blockIds.add(block.block_id);

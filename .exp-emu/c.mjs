@@ -1,2 +1,0 @@
-import { GenerationRequestSchema, EditRequestSchema } from '../src/spec/request-schemas.ts';
-console.log(Object.keys(GenerationRequestSchema.shape), Object.keys(EditRequestSchema.shape));

@@ -1,0 +1,15 @@
+import Bottleneck from 'bottleneck';
+import { Redis } from 'ioredis';
+import { connectRedis } from '../src/core/redis-connection.js';
+const client = await connectRedis('redis://127.0.0.1:6390');
+console.log('connected', client.status);
+const connection = new Bottleneck.IORedisConnection({ Redis, client });
+connection.on('error', (e) => console.log('conn error', e));
+const l = new Bottleneck({ id: 'x' + Date.now(), datastore: 'ioredis', connection, maxConcurrent: 2 });
+l.on('error', (e) => console.log('lim error', e));
+console.log('waiting ready');
+await l.ready();
+console.log('ready');
+console.log(await l.schedule(async () => 5));
+await l.disconnect();
+await connection.disconnect();

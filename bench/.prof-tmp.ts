@@ -1,0 +1,11 @@
+import { startChildServer } from './helpers/child-server.js';
+import { makeContender, type ContenderName, type WorkloadName } from './helpers/contenders.js';
+const [name, workload, count] = process.argv.slice(2) as [ContenderName, WorkloadName, string];
+const emu = await startChildServer('./emulator-server.ts', ['{"latencyMs":0}']);
+const c = makeContender(name, emu.url);
+for (let i = 0; i < 10; i++) await c.run(workload);
+const cpu = process.cpuUsage(); const t = performance.now();
+for (let i = 0; i < Number(count); i++) await c.run(workload);
+const u = process.cpuUsage(cpu);
+console.log(name, workload, 'wall/op', ((performance.now() - t) / Number(count)).toFixed(2), 'cpu/op', ((u.user + u.system) / 1000 / Number(count)).toFixed(2));
+await emu.close();

@@ -1,0 +1,262 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile, copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FILE_EXTENSIONS, sniffImageType, type LoggerLike, type OutputFormat } from '../../src/index.js';
+import type { InputImage, JobOptions, Requester } from '../runner/types.js';
+import type { AttachmentSource } from './download-images.js';
+
+export type JobRecordStatus = 'draft' | 'pending' | 'running' | 'completed' | 'failed' | 'cancelled' | 'refused';
+
+/** An image saved in the record's folder. */
+export interface StoredImage {
+  /** File name inside the record's folder. */
+  file: string;
+  /** The name it came with, if any. */
+  filename?: string | undefined;
+}
+
+/**
+ * What a button needs to act on a job after a restart: the job spec (prompt,
+ * options, requester) and its images on disk. Never an interaction token.
+ */
+export interface JobRecord {
+  /** Short id used in custom_ids. */
+  key: string;
+  kind: 'generate' | 'edit';
+  prompt: string;
+  options: JobOptions;
+  requester: Requester;
+  createdAt: number;
+  status: JobRecordStatus;
+  runnerJobId?: string | undefined;
+  inputs: StoredImage[];
+  outputs: StoredImage[];
+  /** A draft of the "Edit image" menu: the attachments to fetch if they were not fetched before a restart. */
+  sources?: AttachmentSource[] | undefined;
+}
+
+export interface JobRecordStoreOptions {
+  /** The bot's data folder; records live in `<dataDir>/discord/`. */
+  dataDir: string;
+  /** Records kept (oldest dropped with their images). Default 500. */
+  maxRecords?: number | undefined;
+  /** Drafts (a menu opened, a modal never sent) older than this are dropped. Default 1 hour. */
+  draftTtlMs?: number | undefined;
+  logger: LoggerLike;
+}
+
+interface StoreFile {
+  version: 1;
+  records: JobRecord[];
+}
+
+const DEFAULT_MAX_RECORDS = 500;
+const DEFAULT_DRAFT_TTL_MS = 60 * 60_000;
+
+/**
+ * A small JSON store of job records keyed by a short id, with the jobs' input
+ * and output images saved beside it. Writes are atomic (temp file + rename)
+ * and serialised; the newest `maxRecords` are kept.
+ */
+export class JobRecordStore {
+  readonly #root: string;
+  readonly #file: string;
+  readonly #maxRecords: number;
+  readonly #draftTtlMs: number;
+  readonly #logger: LoggerLike;
+  readonly #records = new Map<string, JobRecord>();
+  #dirty = false;
+  #flushing: Promise<void> | undefined;
+
+  private constructor(options: JobRecordStoreOptions) {
+    this.#root = join(options.dataDir, 'discord');
+    this.#file = join(this.#root, 'jobs.json');
+    this.#maxRecords = Math.max(1, options.maxRecords ?? DEFAULT_MAX_RECORDS);
+    this.#draftTtlMs = options.draftTtlMs ?? DEFAULT_DRAFT_TTL_MS;
+    this.#logger = options.logger;
+  }
+
+  static async open(options: JobRecordStoreOptions): Promise<JobRecordStore> {
+    const store = new JobRecordStore(options);
+    await mkdir(join(store.#root, 'images'), { recursive: true });
+    await store.#load();
+    return store;
+  }
+
+  /** A new key (11 URL-safe characters). */
+  newKey(): string {
+    let key: string;
+    do key = randomBytes(8).toString('base64url');
+    while (this.#records.has(key));
+    return key;
+  }
+
+  get(key: string): JobRecord | undefined {
+    const record = this.#records.get(key);
+    return record ? structuredClone(record) : undefined;
+  }
+
+  get size(): number {
+    return this.#records.size;
+  }
+
+  /**
+   * Adds a record (visible to `get` at once) and saves its input images.
+   * Resolves once both are on disk.
+   */
+  async add(init: Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt'> & { createdAt?: number }, inputs: readonly InputImage[] = []): Promise<JobRecord> {
+    const record: JobRecord = { ...structuredClone(init), createdAt: init.createdAt ?? Date.now(), inputs: [], outputs: [] };
+    this.#records.set(record.key, record);
+    const dropped = this.#prune();
+    if (inputs.length) record.inputs = await this.#saveImages(record.key, 'in', inputs);
+    await Promise.all(dropped.map((key) => this.#removeImages(key)));
+    await this.#persist();
+    return structuredClone(record);
+  }
+
+  /** Changes a record's fields; a record that was dropped meanwhile is ignored. */
+  async update(key: string, patch: Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources'>>): Promise<void> {
+    const record = this.#records.get(key);
+    if (!record) return;
+    Object.assign(record, structuredClone(patch));
+    await this.#persist();
+  }
+
+  /** Saves the input images of a record (a draft whose downloads finished). */
+  async setInputs(key: string, images: readonly InputImage[]): Promise<void> {
+    if (!this.#records.has(key)) return;
+    const inputs = await this.#saveImages(key, 'in', images);
+    const record = this.#records.get(key);
+    if (!record) return;
+    record.inputs = inputs;
+    await this.#persist();
+  }
+
+  /** Saves a finished job's images, for its Edit buttons. */
+  async saveOutputs(key: string, images: readonly Buffer[], format: OutputFormat): Promise<void> {
+    if (!this.#records.has(key)) return;
+    const outputs = await this.#saveImages(
+      key,
+      'out',
+      images.map((data, i) => ({ data, filename: `image-${i + 1}.${FILE_EXTENSIONS[format]}` })),
+    );
+    const record = this.#records.get(key);
+    if (!record) return;
+    record.outputs = outputs;
+    await this.#persist();
+  }
+
+  async readInputs(key: string): Promise<InputImage[]> {
+    const record = this.#records.get(key);
+    if (!record) return [];
+    return Promise.all(record.inputs.map(async (img) => ({ data: await readFile(join(this.#dir(key), img.file)), filename: img.filename })));
+  }
+
+  async readOutput(key: string, index: number): Promise<InputImage | undefined> {
+    const img = this.#records.get(key)?.outputs[index];
+    if (!img) return undefined;
+    return { data: await readFile(join(this.#dir(key), img.file)), filename: img.filename };
+  }
+
+  /** Copies another record's inputs into this one (a reroll or retry gets its own copy). */
+  async copyInputs(fromKey: string, toKey: string): Promise<void> {
+    const from = this.#records.get(fromKey);
+    const to = this.#records.get(toKey);
+    if (!from || !to) return;
+    await mkdir(this.#dir(toKey), { recursive: true });
+    await Promise.all(from.inputs.map((img) => copyFile(join(this.#dir(fromKey), img.file), join(this.#dir(toKey), img.file))));
+    to.inputs = structuredClone(from.inputs);
+    await this.#persist();
+  }
+
+  async remove(key: string): Promise<void> {
+    if (!this.#records.delete(key)) return;
+    await this.#removeImages(key);
+    await this.#persist();
+  }
+
+  /** Waits for pending writes. */
+  async close(): Promise<void> {
+    await this.#flushing;
+  }
+
+  #dir(key: string): string {
+    return join(this.#root, 'images', key);
+  }
+
+  async #saveImages(key: string, prefix: 'in' | 'out', images: readonly InputImage[]): Promise<StoredImage[]> {
+    await mkdir(this.#dir(key), { recursive: true });
+    return Promise.all(
+      images.map(async (img, i) => {
+        const type = sniffImageType(img.data);
+        const file = `${prefix}-${i}.${type ? FILE_EXTENSIONS[type] : 'bin'}`;
+        await writeFile(join(this.#dir(key), file), img.data);
+        return { file, filename: img.filename };
+      }),
+    );
+  }
+
+  async #removeImages(key: string): Promise<void> {
+    await rm(this.#dir(key), { recursive: true, force: true }).catch((err: unknown) => this.#logger.warn({ err, key }, 'could not remove a job record’s images'));
+  }
+
+  /** Drops stale drafts and the oldest records beyond the limit; returns their keys. */
+  #prune(): string[] {
+    const dropped: string[] = [];
+    const now = Date.now();
+    for (const [key, record] of this.#records) {
+      if (record.status === 'draft' && now - record.createdAt > this.#draftTtlMs) {
+        this.#records.delete(key);
+        dropped.push(key);
+      }
+    }
+    for (const key of this.#records.keys()) {
+      if (this.#records.size <= this.#maxRecords) break;
+      this.#records.delete(key);
+      dropped.push(key);
+    }
+    return dropped;
+  }
+
+  async #load(): Promise<void> {
+    let text: string;
+    try {
+      text = await readFile(this.#file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    try {
+      const parsed = JSON.parse(text) as StoreFile;
+      if (parsed.version !== 1 || !Array.isArray(parsed.records)) throw new Error('unknown store format');
+      for (const record of parsed.records.sort((a, b) => a.createdAt - b.createdAt)) this.#records.set(record.key, record);
+    } catch (error) {
+      const aside = `${this.#file}.unreadable-${Date.now()}`;
+      await rename(this.#file, aside);
+      this.#logger.warn({ err: error, movedTo: aside }, 'the Discord job store was unreadable; starting with an empty one (old buttons will say they are too old)');
+    }
+  }
+
+  /** Writes the store (coalesced: one write in flight, one more if something changed meanwhile). Never rejects. */
+  #persist(): Promise<void> {
+    this.#dirty = true;
+    this.#flushing ??= this.#flushLoop();
+    return this.#flushing;
+  }
+
+  async #flushLoop(): Promise<void> {
+    while (this.#dirty) {
+      this.#dirty = false;
+      const body: StoreFile = { version: 1, records: [...this.#records.values()] };
+      const temp = `${this.#file}.${process.pid}.tmp`;
+      try {
+        await writeFile(temp, JSON.stringify(body));
+        await rename(temp, this.#file);
+      } catch (error) {
+        this.#logger.error({ err: error }, 'could not save the Discord job store; buttons of recent jobs may not work after a restart');
+      }
+    }
+    // Cleared in the same turn as the last check of #dirty, so no change can slip between them.
+    this.#flushing = undefined;
+  }
+}

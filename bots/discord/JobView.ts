@@ -1,0 +1,123 @@
+import type { LoggerLike } from '../../src/index.js';
+import type { JobUpdate, UpdateSink } from '../runner/types.js';
+import { DISCORD_LIMITS } from './discord-facts.js';
+import { describeBytes, fitImage, type OutgoingFile } from './fit-images.js';
+import type { JobRecordStatus, JobRecordStore } from './JobRecordStore.js';
+import {
+  renderCancelled,
+  renderCompleted,
+  renderFailure,
+  renderPartial,
+  renderQueued,
+  renderStarted,
+  type JobHeader,
+  type OutgoingMessage,
+} from './render-job.js';
+import type { ReplyTarget } from './ReplyTarget.js';
+
+export interface JobViewOptions {
+  target: ReplyTarget;
+  header: JobHeader;
+  store: JobRecordStore;
+  /** The interaction's `attachment_size_limit` (bytes per file). */
+  attachmentSizeLimit: number;
+  logger: LoggerLike;
+}
+
+type Completed = Extract<JobUpdate, { type: 'completed' }>;
+
+/**
+ * Renders one job's updates into its Discord reply: the runner hands them over
+ * one at a time (already coalesced and paced) and waits for each, and
+ * discord.js's REST queue keeps the edits within Discord's rate limits. Only
+ * rendering and transport live here.
+ */
+export class JobView {
+  readonly #o: JobViewOptions;
+  #lastAhead: number | undefined;
+  #finished = false;
+  /** Hand this to `runner.submit`. Never throws: a failed edit is logged, and the next update still comes. */
+  readonly sink: UpdateSink = async (update) => {
+    try {
+      await this.#show(update);
+    } catch (error) {
+      this.#o.logger.error({ err: error, jobKey: this.#o.header.key, update: update.type }, 'could not show a job update on Discord');
+    }
+  };
+
+  constructor(options: JobViewOptions) {
+    this.#o = options;
+  }
+
+  /** Shows a failure that happened before the runner took the job (a refusal, a bad input). */
+  async showFailure(failure: { code: string; message: string; retryable: boolean }, status: JobRecordStatus = 'refused'): Promise<void> {
+    this.#finished = true;
+    await this.#o.target.final([renderFailure(this.#o.header, failure)]);
+    await this.#o.store.update(this.#o.header.key, { status });
+  }
+
+  async #show(update: JobUpdate): Promise<void> {
+    if (this.#finished) return;
+    const { header, target } = this.#o;
+    switch (update.type) {
+      case 'queued':
+        if (update.ahead === this.#lastAhead) return;
+        this.#lastAhead = update.ahead;
+        await target.progress(renderQueued(header, update.ahead));
+        return;
+      case 'started':
+        await target.progress(renderStarted(header));
+        return;
+      case 'partial': {
+        const name = `preview-${update.imageIndex + 1}-${update.partialIndex + 1}`;
+        const fitted = await fitImage(update.image, update.format, name, this.#o.attachmentSizeLimit);
+        await target.progress(renderPartial(header, update, fitted.file));
+        return;
+      }
+      case 'completed':
+        this.#finished = true;
+        await this.#showCompleted(update);
+        return;
+      case 'failed':
+        this.#finished = true;
+        await target.final([renderFailure(header, update)]);
+        await this.#o.store.update(header.key, { status: 'failed' });
+        return;
+      case 'cancelled':
+        this.#finished = true;
+        await target.final([renderCancelled(header, update)]);
+        await this.#o.store.update(header.key, { status: 'cancelled' });
+        return;
+    }
+  }
+
+  async #showCompleted(update: Completed): Promise<void> {
+    const { header, store, target, logger, attachmentSizeLimit } = this.#o;
+    // Saved before the buttons appear, so Edit works even after a restart.
+    await store.saveOutputs(header.key, update.images, update.format).catch((err: unknown) => logger.error({ err, jobKey: header.key }, 'could not save a job’s images for its Edit buttons'));
+    const files: OutgoingFile[] = [];
+    const notes: string[] = [];
+    const total = update.images.length;
+    for (const [i, image] of update.images.entries()) {
+      const fitted = await fitImage(image, update.format, `pictor-${header.key}-${i + 1}`, attachmentSizeLimit);
+      const which = total === 1 ? 'The image' : `Image ${i + 1}`;
+      if (!fitted.file) {
+        notes.push(`${which} is too large to upload here (limit ${describeBytes(attachmentSizeLimit)} per file), even re-encoded.`);
+        continue;
+      }
+      if (fitted.reencodedAs) {
+        const shrunk = fitted.scale ? ` and shrunk to ${Math.round(fitted.scale * 100)}%` : '';
+        notes.push(`${which} was re-encoded as ${fitted.reencodedAs.toUpperCase()}${shrunk} to fit this server’s upload limit of ${describeBytes(attachmentSizeLimit)} per file.`);
+      }
+      files.push(fitted.file);
+    }
+    const perMessage = DISCORD_LIMITS.filesPerMessage;
+    const messages: OutgoingMessage[] = [renderCompleted(header, update, files.slice(0, perMessage), notes)];
+    for (let start = perMessage; start < files.length; start += perMessage) {
+      messages.push({ content: `More images (${start + 1}–${Math.min(start + perMessage, files.length)} of ${files.length})`, components: [], files: files.slice(start, start + perMessage) });
+    }
+    const delivered = await target.final(messages);
+    await store.update(header.key, { status: 'completed' });
+    logger.info({ jobKey: header.key, images: total, uploaded: files.length, delivered, via: target.mode }, 'job result shown on Discord');
+  }
+}

@@ -1,0 +1,198 @@
+import { Routes, type REST, type RawFile } from 'discord.js';
+import type { LoggerLike } from '../../src/index.js';
+import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus } from './discord-facts.js';
+import type { OutgoingMessage } from './render-job.js';
+
+export interface ReplyTargetOptions {
+  /** discord.js's REST client (it queues by Discord's rate-limit headers and retries 429s). */
+  rest: REST;
+  applicationId: string;
+  /** The interaction token: edits the reply for 15 minutes. */
+  token: string;
+  /** When the interaction was created (its token's age counts from here). */
+  issuedAt: number;
+  channelId: string;
+  /** Who asked: mentioned when the result has to go to the channel instead. */
+  userId: string;
+  logger: LoggerLike;
+  /** Tries of a final message before falling back to the channel. Default 3. */
+  finalAttempts?: number | undefined;
+  /** Waits between those tries. Default 1 s, then 3 s. */
+  retryDelaysMs?: readonly number[] | undefined;
+  now?: (() => number) | undefined;
+}
+
+/** Stop using the token a little before Discord does, so a result is not lost to a last-second expiry. */
+const TOKEN_SAFETY_MS = 30_000;
+
+/**
+ * Where a job's reply goes: the interaction's response (edited in place with
+ * the interaction token), or, once the token is expired (older than 15
+ * minutes, 50027) or the reply is gone, a message in the channel sent with
+ * the bot token that mentions the requester. Progress is only ever an edit of
+ * the reply; the final result always reaches the user.
+ */
+export class ReplyTarget {
+  readonly #o: ReplyTargetOptions;
+  readonly #now: () => number;
+  #mode: 'webhook' | 'channel' = 'webhook';
+  /** `@original`, or the follow-up that replaced a deleted reply. */
+  #webhookMessage = '@original';
+  #replyGone = false;
+
+  constructor(options: ReplyTargetOptions) {
+    this.#o = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** `webhook` while the interaction token works, `channel` after falling back. */
+  get mode(): 'webhook' | 'channel' {
+    return this.#mode;
+  }
+
+  /** Shows progress in the reply. Dropped (returns false) when only the channel is left or Discord refuses. */
+  async progress(message: OutgoingMessage): Promise<boolean> {
+    if (!this.#tokenUsable() || this.#replyGone) return false;
+    try {
+      await this.#patchReply(message);
+      return true;
+    } catch (error) {
+      this.#noteFailure(error, 'progress');
+      return false;
+    }
+  }
+
+  /**
+   * Shows a final message (result, failure, cancellation): edits the reply,
+   * retrying what may pass on a second try, and otherwise posts it in the
+   * channel. Extra messages (files beyond Discord's 10 per message) follow.
+   * Resolves true when the user got it.
+   */
+  async final(messages: readonly OutgoingMessage[]): Promise<boolean> {
+    const [first, ...more] = messages;
+    if (!first) return true;
+    let delivered = await this.#deliverFirst(first);
+    for (const extra of more) delivered = (await this.#followUp(extra)) && delivered;
+    return delivered;
+  }
+
+  async #deliverFirst(message: OutgoingMessage): Promise<boolean> {
+    const attempts = this.#o.finalAttempts ?? 3;
+    const delays = this.#o.retryDelaysMs ?? [1000, 3000];
+    let current = message;
+    for (let attempt = 0; attempt < attempts && this.#tokenUsable(); attempt++) {
+      try {
+        if (this.#replyGone) await this.#replaceReply(current);
+        else await this.#patchReply(current);
+        return true;
+      } catch (error) {
+        const code = discordErrorCode(error);
+        this.#noteFailure(error, 'final');
+        if (code === DISCORD_ERRORS.requestEntityTooLarge && current.files.length) {
+          current = withoutFiles(current, 'Discord refused the images as too large to upload here.');
+          attempt--;
+          continue;
+        }
+        if (this.#mode === 'channel') break;
+        if (code === DISCORD_ERRORS.unknownMessage) continue;
+        const status = discordErrorStatus(error);
+        if (status !== undefined && status >= 400 && status < 500 && status !== 429) break;
+        await sleep(delays[Math.min(attempt, delays.length - 1)] ?? 1000);
+      }
+    }
+    return this.#postInChannel(current);
+  }
+
+  async #followUp(message: OutgoingMessage): Promise<boolean> {
+    if (this.#mode === 'webhook' && this.#tokenUsable()) {
+      try {
+        await this.#o.rest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
+          body: bodyOf(message),
+          files: filesOf(message),
+          auth: false,
+          query: new URLSearchParams({ wait: 'true' }),
+        });
+        return true;
+      } catch (error) {
+        this.#noteFailure(error, 'follow-up');
+      }
+    }
+    return this.#postInChannel(message);
+  }
+
+  async #patchReply(message: OutgoingMessage): Promise<void> {
+    await this.#o.rest.patch(Routes.webhookMessage(this.#o.applicationId, this.#o.token, this.#webhookMessage), {
+      body: bodyOf(message),
+      files: filesOf(message),
+      auth: false,
+    });
+  }
+
+  /** The reply was deleted: a follow-up takes its place (and later edits go to it). */
+  async #replaceReply(message: OutgoingMessage): Promise<void> {
+    const sent = (await this.#o.rest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
+      body: bodyOf(message),
+      files: filesOf(message),
+      auth: false,
+      query: new URLSearchParams({ wait: 'true' }),
+    })) as { id: string };
+    this.#webhookMessage = sent.id;
+    this.#replyGone = false;
+  }
+
+  async #postInChannel(message: OutgoingMessage): Promise<boolean> {
+    this.#mode = 'channel';
+    try {
+      await this.#o.rest.post(Routes.channelMessages(this.#o.channelId), { body: bodyOf(message, this.#o.userId), files: filesOf(message) });
+      this.#o.logger.info({ channelId: this.#o.channelId }, 'delivered a job result as a channel message (the interaction token could not be used)');
+      return true;
+    } catch (error) {
+      this.#o.logger.error(
+        { channelId: this.#o.channelId, code: discordErrorCode(error), status: discordErrorStatus(error) },
+        'could not deliver a job result to Discord (no usable interaction token, and the channel refused the message)',
+      );
+      return false;
+    }
+  }
+
+  #tokenUsable(): boolean {
+    if (this.#mode === 'channel') return false;
+    if (this.#now() - this.#o.issuedAt >= DISCORD_LIMITS.interactionTokenMs - TOKEN_SAFETY_MS) this.#mode = 'channel';
+    return this.#mode === 'webhook';
+  }
+
+  #noteFailure(error: unknown, what: string): void {
+    const code = discordErrorCode(error);
+    if (code === DISCORD_ERRORS.invalidWebhookToken || code === DISCORD_ERRORS.unknownWebhook) this.#mode = 'channel';
+    else if (code === DISCORD_ERRORS.unknownMessage && this.#webhookMessage === '@original') this.#replyGone = true;
+    this.#o.logger.warn({ what, code, status: discordErrorStatus(error), mode: this.#mode, err: code === undefined ? errorSummary(error, this.#o.token) : undefined }, 'Discord refused an update of a job reply');
+  }
+}
+
+function bodyOf(message: OutgoingMessage, mentionUserId?: string): Record<string, unknown> {
+  const content = mentionUserId ? `<@${mentionUserId}> ${message.content}` : message.content;
+  return {
+    content: content.length <= DISCORD_LIMITS.contentChars ? content : `${content.slice(0, DISCORD_LIMITS.contentChars - 1)}…`,
+    components: message.components,
+    attachments: message.files.map((file, i) => ({ id: i, filename: file.name })),
+    allowed_mentions: mentionUserId ? { parse: [], users: [mentionUserId] } : { parse: [] },
+  };
+}
+
+function filesOf(message: OutgoingMessage): RawFile[] {
+  return message.files.map((file) => ({ name: file.name, data: file.data, contentType: file.contentType }));
+}
+
+function withoutFiles(message: OutgoingMessage, note: string): OutgoingMessage {
+  return { ...message, files: [], content: `${message.content}\n⚠️ ${note}` };
+}
+
+/** Name and message of a non-Discord error (a network failure): enough to debug, no payloads, never the token. */
+function errorSummary(error: unknown, token: string): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message} ${error.stack}` : "unknown error";
+  return text.split(token).join('[token]').slice(0, 300);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

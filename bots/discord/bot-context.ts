@@ -1,0 +1,24 @@
+import type { LoggerLike } from '../../src/index.js';
+import type { InputImage, JobHandle, JobInfo, JobSpec, Requester, UpdateSink } from '../runner/index.js';
+import type { DownloadPolicy } from './download-images.js';
+import type { JobRecordStore } from './JobRecordStore.js';
+
+/** What this surface uses of the job runner (`JobRunner` from bots/runner fits). */
+export interface DiscordJobRunner {
+  submit(spec: JobSpec, sink: UpdateSink): Promise<JobHandle>;
+  cancel(jobId: string, by: Requester): boolean;
+  get(jobId: string): JobInfo | undefined;
+}
+
+/** Everything the command, button and modal handlers share. */
+export interface BotContext {
+  runner: DiscordJobRunner;
+  store: JobRecordStore;
+  logger: LoggerLike;
+  adminRoleIds: readonly string[];
+  downloadPolicy: DownloadPolicy;
+  /** Downloads of "Edit image" drafts still under way, by record key. */
+  pendingDownloads: Map<string, Promise<InputImage[]>>;
+  /** Keeps track of a job until its reply is final (stop() waits for these). */
+  track(done: Promise<unknown>): void;
+}

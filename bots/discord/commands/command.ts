@@ -1,0 +1,23 @@
+import type {
+  ChatInputCommandInteraction,
+  MessageContextMenuCommandInteraction,
+  RESTPostAPIChatInputApplicationCommandsJSONBody,
+  RESTPostAPIContextMenuApplicationCommandsJSONBody,
+} from 'discord.js';
+import type { BotContext } from '../bot-context.js';
+
+/** A slash command: its registration data and what it does. */
+export interface SlashCommand {
+  kind: 'slash';
+  data: RESTPostAPIChatInputApplicationCommandsJSONBody;
+  execute(interaction: ChatInputCommandInteraction, ctx: BotContext): Promise<void>;
+}
+
+/** A command of a message's "Apps" menu. */
+export interface MessageMenuCommand {
+  kind: 'message-menu';
+  data: RESTPostAPIContextMenuApplicationCommandsJSONBody;
+  execute(interaction: MessageContextMenuCommandInteraction, ctx: BotContext): Promise<void>;
+}
+
+export type Command = SlashCommand | MessageMenuCommand;

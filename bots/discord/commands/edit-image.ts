@@ -1,0 +1,47 @@
+import { ApplicationCommandType, ContextMenuCommandBuilder, InteractionContextType, MessageFlags, type Attachment } from 'discord.js';
+import { acknowledge } from '../acknowledge.js';
+import { encodeCustomId } from '../custom-ids.js';
+import { isAllowedImageUrl, type AttachmentSource } from '../download-images.js';
+import { editPromptModal } from '../edit-modal.js';
+import { fetchDraftImages } from '../edit-drafts.js';
+import { requesterOf } from '../requester.js';
+import type { MessageMenuCommand } from './command.js';
+
+const IMAGE_EXTENSIONS = /\.(png|jpe?g|webp)$/i;
+
+/** Attachments that claim to be images (their bytes are checked once downloaded). */
+function looksLikeImage(attachment: Attachment): boolean {
+  return attachment.contentType ? attachment.contentType.startsWith('image/') : IMAGE_EXTENSIONS.test(attachment.name);
+}
+
+/**
+ * "Edit image" in a message's Apps menu: opens a modal asking what to change,
+ * and meanwhile downloads the message's images (their links expire).
+ */
+export default {
+  kind: 'message-menu',
+  data: new ContextMenuCommandBuilder().setName('Edit image').setType(ApplicationCommandType.Message).setContexts(InteractionContextType.Guild).toJSON(),
+  async execute(interaction, ctx) {
+    const attachments = [...interaction.targetMessage.attachments.values()].filter(looksLikeImage);
+    const sources: AttachmentSource[] = attachments.map((a, i) => ({
+      label: attachments.length === 1 ? 'the image of that message' : `image ${i + 1} of that message`,
+      filename: a.name,
+      url: a.url,
+      size: a.size,
+    }));
+    let problem: string | undefined;
+    if (sources.length === 0) problem = 'That message has no images to edit (PNG, JPEG or WebP attachments).';
+    else if (sources.length > ctx.downloadPolicy.maxCount) problem = `An edit takes at most ${ctx.downloadPolicy.maxCount} images, and that message has ${sources.length}.`;
+    else if (sources.some((s) => !isAllowedImageUrl(s.url, ctx.downloadPolicy.allowedHosts))) problem = 'I only edit images that are uploaded to Discord, and that message links to images elsewhere.';
+    if (problem) {
+      await acknowledge('edit image: explain', () => interaction.reply({ content: `✋ ${problem}`, flags: MessageFlags.Ephemeral }), ctx.logger);
+      return;
+    }
+    const key = ctx.store.newKey();
+    const title = sources.length === 1 ? 'Edit image' : `Edit ${sources.length} images`;
+    const ack = await acknowledge('edit image: modal', () => interaction.showModal(editPromptModal(encodeCustomId({ action: 'edit-message', key }), title)), ctx.logger);
+    if (ack === 'expired') return;
+    await ctx.store.add({ key, kind: 'edit', prompt: '', options: {}, requester: requesterOf(interaction, ctx.adminRoleIds), status: 'draft', sources });
+    fetchDraftImages(ctx, key, sources);
+  },
+} satisfies MessageMenuCommand;

@@ -1,0 +1,59 @@
+/**
+ * Discord's platform facts this surface builds on (wire-format.md, "Discord"),
+ * kept in one place so a change on Discord's side is a change here.
+ */
+
+export const DISCORD_API_BASE_URL = 'https://discord.com/api';
+
+/** Hosts Discord serves attachments from; anything else is refused. */
+export const DISCORD_CDN_HOSTS = ['cdn.discordapp.com', 'media.discordapp.net'] as const;
+
+export const DISCORD_LIMITS = {
+  optionsPerCommand: 25,
+  filesPerMessage: 10,
+  contentChars: 2000,
+  /** A bot's per-file upload limit when the interaction does not say (`attachment_size_limit`). */
+  defaultAttachmentBytes: 10 * 1024 * 1024,
+  /** An interaction must be answered (or deferred) within this. */
+  acknowledgeMs: 3000,
+  /** An interaction token can edit its replies for this long. */
+  interactionTokenMs: 15 * 60_000,
+  stringOptionMaxLength: 6000,
+  textInputMaxLength: 4000,
+  customIdMaxLength: 100,
+  buttonsPerRow: 5,
+  rowsPerMessage: 5,
+  choicesPerOption: 25,
+} as const;
+
+/** JSON error codes Discord answers with that this surface handles. */
+export const DISCORD_ERRORS = {
+  unknownMessage: 10008,
+  unknownWebhook: 10015,
+  /** Answered too late (after 3 s), or the interaction is gone. */
+  unknownInteraction: 10062,
+  requestEntityTooLarge: 40005,
+  /** Someone (perhaps an earlier try of ours) already answered the interaction. */
+  alreadyAcknowledged: 40060,
+  missingAccess: 50001,
+  missingPermissions: 50013,
+  /** The interaction token is older than 15 minutes. */
+  invalidWebhookToken: 50027,
+} as const;
+
+/** Message flag: only the user who ran the command sees the message. */
+export const EPHEMERAL_FLAG = 1 << 6;
+
+/** `error.code` of a Discord API error (discord.js's DiscordAPIError), else undefined. */
+export function discordErrorCode(error: unknown): number | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'number' && typeof (error as { status?: unknown }).status === 'number' ? code : undefined;
+}
+
+/** HTTP status of a Discord API error, else undefined. */
+export function discordErrorStatus(error: unknown): number | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const status = (error as { status?: unknown }).status;
+  return typeof status === 'number' ? status : undefined;
+}

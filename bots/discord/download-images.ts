@@ -1,0 +1,139 @@
+import { LIMITS, sniffImageType } from '../../src/index.js';
+import type { InputImage } from '../runner/types.js';
+import { codeSpan } from './text.js';
+
+/** One attachment to fetch: what Discord told us about it, and how the user knows it. */
+export interface AttachmentSource {
+  /** The option or position it came from, as the user knows it (`image2`, `image 3 of that message`). */
+  label: string;
+  filename: string;
+  url: string;
+  /** Size Discord reported (checked before downloading; the real size is checked while downloading). */
+  size?: number | null | undefined;
+}
+
+export interface DownloadPolicy {
+  /** Hosts (`host` or `host:port`) images may come from. Plain http only for loopback hosts (test doubles). */
+  allowedHosts: readonly string[];
+  /** Each image must be under this many bytes. */
+  maxBytes: number;
+  /** At most this many images. */
+  maxCount: number;
+  timeoutMs: number;
+}
+
+export const INPUT_REFUSAL_CODES = ['no_images', 'too_many_images', 'host_not_allowed', 'image_too_large', 'not_an_image', 'download_failed'] as const;
+export type InputRefusalCode = (typeof INPUT_REFUSAL_CODES)[number];
+
+/** An input image was refused before anything was spent. The message is for the user and names the image. */
+export class InputImageError extends Error {
+  readonly code: InputRefusalCode;
+  readonly label: string | undefined;
+
+  constructor(code: InputRefusalCode, message: string, label?: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'InputImageError';
+    this.code = code;
+    this.label = label;
+  }
+}
+
+export function defaultDownloadPolicy(allowedHosts: readonly string[]): DownloadPolicy {
+  return { allowedHosts, maxBytes: LIMITS.editImageMaxBytes, maxCount: LIMITS.editImagesMax, timeoutMs: 30_000 };
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** Whether a URL points at an allowed host over an allowed protocol (never with credentials in it). */
+export function isAllowedImageUrl(raw: string, allowedHosts: readonly string[]): boolean {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return false;
+  }
+  if (url.username || url.password) return false;
+  if (!allowedHosts.map((h) => h.toLowerCase()).includes(url.host.toLowerCase())) return false;
+  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
+}
+
+const megabytes = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+/**
+ * Checks and downloads input images: count, host, reported size, then the
+ * real bytes (size capped while reading, type by magic bytes). Refuses with
+ * InputImageError before anything is spent. Downloads run in parallel; the
+ * first refusal stops the others.
+ */
+export async function downloadImages(sources: readonly AttachmentSource[], policy: DownloadPolicy): Promise<InputImage[]> {
+  if (sources.length === 0) throw new InputImageError('no_images', 'There is no image to edit: attach a PNG, JPEG or WebP image.');
+  if (sources.length > policy.maxCount) {
+    throw new InputImageError('too_many_images', `An edit takes at most ${policy.maxCount} images, and there are ${sources.length}.`);
+  }
+  for (const source of sources) {
+    if (!isAllowedImageUrl(source.url, policy.allowedHosts)) {
+      throw new InputImageError(
+        'host_not_allowed',
+        `I only download images that are uploaded to Discord, and ${source.label} is not hosted there; upload the file itself.`,
+        source.label,
+      );
+    }
+    if (typeof source.size === 'number' && source.size >= policy.maxBytes) {
+      throw new InputImageError('image_too_large', tooLarge(source, source.size, policy), source.label);
+    }
+  }
+  const group = new AbortController();
+  try {
+    return await Promise.all(sources.map((source) => downloadOne(source, policy, group.signal)));
+  } finally {
+    group.abort();
+  }
+}
+
+function tooLarge(source: AttachmentSource, bytes: number, policy: DownloadPolicy): string {
+  return `${source.label} (${codeSpan(source.filename)}) is ${megabytes(bytes)}; each image must be under ${megabytes(policy.maxBytes)}.`;
+}
+
+async function downloadOne(source: AttachmentSource, policy: DownloadPolicy, stop: AbortSignal): Promise<InputImage> {
+  const failed = (cause?: unknown) =>
+    new InputImageError(
+      'download_failed',
+      `I could not download ${source.label} (${codeSpan(source.filename)}) from Discord; its link may have expired, so attach it again.`,
+      source.label,
+      { cause },
+    );
+  let response: Response;
+  try {
+    response = await fetch(source.url, { redirect: 'error', signal: AbortSignal.any([stop, AbortSignal.timeout(policy.timeoutMs)]) });
+  } catch (error) {
+    throw failed(error);
+  }
+  if (!response.ok || !response.body) {
+    await response.body?.cancel().catch(() => {});
+    throw failed(new Error(`HTTP ${response.status}`));
+  }
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared >= policy.maxBytes) {
+    await response.body.cancel().catch(() => {});
+    throw new InputImageError('image_too_large', tooLarge(source, declared, policy), source.label);
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      total += chunk.byteLength;
+      if (total >= policy.maxBytes) {
+        throw new InputImageError('image_too_large', `${source.label} (${codeSpan(source.filename)}) is too large; each image must be under ${megabytes(policy.maxBytes)}.`, source.label);
+      }
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (error instanceof InputImageError) throw error;
+    throw failed(error);
+  }
+  const data = Buffer.concat(chunks);
+  if (data.length === 0 || sniffImageType(data) === null) {
+    throw new InputImageError('not_an_image', `${source.label} (${codeSpan(source.filename)}) is not a PNG, JPEG or WebP image.`, source.label);
+  }
+  return { data, filename: source.filename };
+}

@@ -1,0 +1,88 @@
+import { MessageFlags, type ButtonInteraction } from 'discord.js';
+import { DEFAULTS } from '../../src/index.js';
+import { mayCancel, type JobOptions } from '../runner/index.js';
+import { acknowledge } from './acknowledge.js';
+import type { BotContext } from './bot-context.js';
+import { encodeCustomId, type CustomIdData } from './custom-ids.js';
+import { editPromptModal } from './edit-modal.js';
+import type { JobRecord } from './JobRecordStore.js';
+import { renderInterrupted } from './render-job.js';
+import { requesterOf } from './requester.js';
+import { startJob } from './start-job.js';
+
+const TOO_OLD = '✋ This job is too old: I no longer keep what it needs. Start a new one with /imagine or /edit.';
+
+async function tell(ctx: BotContext, interaction: ButtonInteraction, content: string): Promise<void> {
+  await acknowledge('button: explain', () => interaction.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
+}
+
+/** Reroll, Retry, Edit and Cancel. What they need comes from the store, so they work after a restart. */
+export async function handleButton(ctx: BotContext, interaction: ButtonInteraction, id: CustomIdData): Promise<void> {
+  const record = ctx.store.get(id.key);
+  if (!record) return tell(ctx, interaction, TOO_OLD);
+  switch (id.action) {
+    case 'reroll':
+    case 'retry':
+      return runAgain(ctx, interaction, record, id.action);
+    case 'edit':
+      return openEdit(ctx, interaction, record, id.index ?? 0);
+    case 'cancel':
+      return cancel(ctx, interaction, record);
+    default:
+      return tell(ctx, interaction, '✋ That button does not do anything any more.');
+  }
+}
+
+/** Reroll posts a new reply; Retry reuses the message it is on. The clicker is the requester (their budget). */
+async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, action: 'reroll' | 'retry'): Promise<void> {
+  const ack =
+    action === 'reroll'
+      ? await acknowledge('reroll: defer', () => interaction.deferReply(), ctx.logger)
+      : await acknowledge('retry: defer update', () => interaction.deferUpdate(), ctx.logger);
+  if (ack === 'expired') return;
+  const images = record.kind === 'edit' ? await ctx.store.readInputs(record.key) : undefined;
+  await startJob(ctx, interaction, {
+    kind: record.kind,
+    prompt: record.prompt,
+    options: record.options,
+    images,
+    requester: requesterOf(interaction, ctx.adminRoleIds),
+  });
+}
+
+async function openEdit(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, index: number): Promise<void> {
+  if (!record.outputs[index]) return tell(ctx, interaction, TOO_OLD);
+  const title = record.outputs.length > 1 ? `Edit image ${index + 1}` : 'Edit image';
+  await acknowledge('edit: modal', () => interaction.showModal(editPromptModal(encodeCustomId({ action: 'edit-result', key: record.key, index }), title)), ctx.logger);
+}
+
+async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord): Promise<void> {
+  const info = record.runnerJobId ? ctx.runner.get(record.runnerJobId) : undefined;
+  if (!info) {
+    // The runner does not know the job: the bot restarted while it ran. Say so, and offer a Retry.
+    if (record.status === 'pending' || record.status === 'running') {
+      const header = { key: record.key, kind: record.kind, prompt: record.prompt, n: record.options.n ?? DEFAULTS.n };
+      const message = renderInterrupted(header);
+      await acknowledge('cancel: interrupted', () => interaction.update({ content: message.content, components: message.components, attachments: [] }), ctx.logger);
+      await ctx.store.update(record.key, { status: 'failed' });
+      return;
+    }
+    return tell(ctx, interaction, '✋ This job has already finished.');
+  }
+  if (info.status !== 'queued' && info.status !== 'running') return tell(ctx, interaction, '✋ This job has already finished.');
+  const by = requesterOf(interaction, ctx.adminRoleIds);
+  if (!ctx.runner.cancel(info.id, by)) {
+    const content = mayCancel(info.requester, by)
+      ? '✋ This job is about to finish and can no longer be cancelled.'
+      : `✋ Only <@${info.requester.userId}> or an admin can cancel this job.`;
+    return tell(ctx, interaction, content);
+  }
+  // The job's own reply shows the cancellation.
+  await acknowledge('cancel: defer update', () => interaction.deferUpdate(), ctx.logger);
+}
+
+/** The options of an edit of a finished job's image: the same look, one image. */
+export function editOptionsFrom(record: JobRecord): JobOptions {
+  const { n: _n, ...rest } = record.options;
+  return rest;
+}

@@ -1,0 +1,52 @@
+import { MessageFlags, type ModalSubmitInteraction } from 'discord.js';
+import type { InputImage } from '../runner/index.js';
+import { acknowledge } from './acknowledge.js';
+import type { BotContext } from './bot-context.js';
+import { checkImageOptions } from './commands/job-options.js';
+import type { CustomIdData } from './custom-ids.js';
+import { draftImages } from './edit-drafts.js';
+import { promptOf } from './edit-modal.js';
+import { editOptionsFrom } from './handle-buttons.js';
+import { requesterOf } from './requester.js';
+import { showInputProblem, startJob } from './start-job.js';
+import { InputImageError } from './download-images.js';
+
+const EXPIRED = '✋ This edit form is too old: I no longer have its images. Use “Edit image” on the message again.';
+
+async function tell(ctx: BotContext, interaction: ModalSubmitInteraction, content: string): Promise<void> {
+  await acknowledge('modal: explain', () => interaction.reply({ content, flags: MessageFlags.Ephemeral }), ctx.logger);
+}
+
+/** The prompt of an edit: for the images of a message ("Edit image" menu), or for one image of a result (Edit button). */
+export async function handleModal(ctx: BotContext, interaction: ModalSubmitInteraction, id: CustomIdData): Promise<void> {
+  const prompt = promptOf(interaction);
+  const record = ctx.store.get(id.key);
+  if (!record || (id.action === 'edit-message' && record.status !== 'draft')) return tell(ctx, interaction, EXPIRED);
+  const options = id.action === 'edit-result' ? editOptionsFrom(record) : {};
+  const problem = checkImageOptions(prompt, options);
+  if (problem) return tell(ctx, interaction, problem);
+  if ((await acknowledge('modal: defer', () => interaction.deferReply(), ctx.logger)) === 'expired') return;
+  const requester = requesterOf(interaction, ctx.adminRoleIds);
+
+  let images: InputImage[];
+  if (id.action === 'edit-result') {
+    const image = await ctx.store.readOutput(record.key, id.index ?? 0);
+    if (!image) return void (await showInputProblem(ctx, interaction, requester.userId, { kind: 'edit', prompt }, expiredImage()));
+    images = [image];
+  } else {
+    try {
+      images = await draftImages(ctx, record.key);
+    } catch (error) {
+      await showInputProblem(ctx, interaction, requester.userId, { kind: 'edit', prompt }, error);
+      await ctx.store.remove(record.key);
+      return;
+    }
+    // The draft has served its purpose: the job gets a record of its own.
+    await ctx.store.remove(record.key);
+  }
+  await startJob(ctx, interaction, { kind: 'edit', prompt, options, images, requester });
+}
+
+function expiredImage(): Error {
+  return new InputImageError('no_images', 'That image is no longer kept; edit a newer one, or use /edit with the file.');
+}

@@ -1,0 +1,22 @@
+import { PermissionFlagsBits, type BaseInteraction } from 'discord.js';
+import type { Requester } from '../runner/types.js';
+
+/**
+ * Who is asking, for the runner: user, channel, server (the budget scope), and
+ * whether they count as an admin (a configured admin role, or the server's
+ * Administrator permission).
+ */
+export function requesterOf(interaction: BaseInteraction, adminRoleIds: readonly string[]): Requester {
+  const member = interaction.member;
+  const roles: string[] = !member ? [] : Array.isArray(member.roles) ? member.roles : [...member.roles.cache.keys()];
+  const hasAdminRole = roles.some((role) => adminRoleIds.includes(role));
+  const isAdministrator = interaction.memberPermissions?.has(PermissionFlagsBits.Administrator) ?? false;
+  return {
+    platform: 'discord',
+    userId: interaction.user.id,
+    userName: interaction.user.username,
+    channelId: interaction.channelId ?? '',
+    scopeId: interaction.guildId ?? `dm:${interaction.user.id}`,
+    isAdmin: hasAdminRole || isAdministrator,
+  };
+}

@@ -1,0 +1,46 @@
+import { MessageFlags, type Interaction, type RepliableInteraction } from 'discord.js';
+import type { BotContext } from './bot-context.js';
+import type { Command } from './commands/index.js';
+import { decodeCustomId } from './custom-ids.js';
+import { handleButton } from './handle-buttons.js';
+import { handleModal } from './handle-modals.js';
+
+const SOMETHING_WENT_WRONG = '⚠️ Something went wrong on my side; try again in a moment.';
+
+/** One handler for every interaction: commands, buttons, modals. Never throws; a bug is logged and the user told briefly. */
+export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<string, Command>): (interaction: Interaction) => Promise<void> {
+  return async (interaction) => {
+    try {
+      if (interaction.isChatInputCommand()) {
+        const command = commands.get(interaction.commandName);
+        if (command?.kind === 'slash') return await command.execute(interaction, ctx);
+      } else if (interaction.isMessageContextMenuCommand()) {
+        const command = commands.get(interaction.commandName);
+        if (command?.kind === 'message-menu') return await command.execute(interaction, ctx);
+      } else if (interaction.isButton()) {
+        const id = decodeCustomId(interaction.customId);
+        if (id) return await handleButton(ctx, interaction, id);
+      } else if (interaction.isModalSubmit()) {
+        const id = decodeCustomId(interaction.customId);
+        if (id && (id.action === 'edit-message' || id.action === 'edit-result')) return await handleModal(ctx, interaction, id);
+      } else {
+        return;
+      }
+      ctx.logger.warn({ type: interaction.type, id: interaction.isCommand() ? interaction.commandName : 'customId' in interaction ? interaction.customId : undefined }, 'an interaction this bot does not know');
+      if (interaction.isRepliable()) await sayQuietly(interaction, '✋ I do not know that command or button (it may be from an older version of me).');
+    } catch (error) {
+      ctx.logger.error({ err: error, type: interaction.type }, 'an interaction handler failed');
+      if (interaction.isRepliable()) await sayQuietly(interaction, SOMETHING_WENT_WRONG);
+    }
+  };
+}
+
+/** Best effort: a short private answer, or an edit of the reply if one was started. */
+async function sayQuietly(interaction: RepliableInteraction, content: string): Promise<void> {
+  try {
+    if (interaction.deferred || interaction.replied) await interaction.webhook.editMessage('@original', { content, components: [], files: [] });
+    else await interaction.reply({ content, flags: MessageFlags.Ephemeral });
+  } catch {
+    // The interaction is gone or answered; nothing more to say.
+  }
+}

@@ -1,0 +1,136 @@
+import { Client, Events, RESTEvents } from 'discord.js';
+import { scrubSecrets, type LoggerLike } from '../../src/index.js';
+import type { BotContext, DiscordJobRunner } from './bot-context.js';
+import { loadCommands } from './commands/index.js';
+import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
+import { defaultDownloadPolicy } from './download-images.js';
+import { JobRecordStore } from './JobRecordStore.js';
+import { createInteractionRouter } from './route-interaction.js';
+
+export interface StartDiscordBotOptions {
+  /** The bot token (a secret: never logged or shown). */
+  token: string;
+  /** When given, checked against the application the token belongs to. */
+  applicationId?: string | undefined;
+  /** Discord's REST base without `/v10`. Default `https://discord.com/api`. */
+  apiBaseUrl?: string | undefined;
+  runner: DiscordJobRunner;
+  /** Job records (for buttons) and their images go to `<dataDir>/discord/`. */
+  dataDir: string;
+  /** Members with one of these roles may cancel anyone's job (as may the server's Administrators). */
+  adminRoleIds?: readonly string[] | undefined;
+  /** Hosts input images may be downloaded from. Default Discord's CDN. */
+  allowedAttachmentHosts?: readonly string[] | undefined;
+  logger: LoggerLike;
+  /** Each input image must be under this. Default the spec's limit (50 MB). */
+  maxInputImageBytes?: number | undefined;
+  /** Jobs whose buttons keep working. Default 500. */
+  keepJobs?: number | undefined;
+  /** How long `stop()` waits for replies still being shown. Default 10 s. */
+  stopGraceMs?: number | undefined;
+  /** How long to wait for Discord's READY at login. Default 60 s. */
+  loginTimeoutMs?: number | undefined;
+}
+
+export interface DiscordBot {
+  client: Client<true>;
+  /**
+   * Stops taking interactions, waits (up to `stopGraceMs`) for job replies in
+   * flight, and disconnects. Call `runner.shutdown()` first so running jobs
+   * report their end to their replies.
+   */
+  stop(): Promise<void>;
+}
+
+/**
+ * Logs in and answers /imagine, /edit, the "Edit image" menu and the job
+ * buttons. Commands are registered separately (`deploy-commands.ts`).
+ */
+export async function startDiscordBot(options: StartDiscordBotOptions): Promise<DiscordBot> {
+  const { token, logger } = options;
+  const store = await JobRecordStore.open({ dataDir: options.dataDir, maxRecords: options.keepJobs, logger });
+  const client = new Client({
+    intents: [],
+    rest: { api: (options.apiBaseUrl ?? DISCORD_API_BASE_URL).replace(/\/+$/, ''), timeout: 60_000 },
+  });
+  const inFlight = new Set<Promise<unknown>>();
+  const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
+  if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);
+  const ctx: BotContext = {
+    runner: options.runner,
+    store,
+    logger,
+    adminRoleIds: options.adminRoleIds ?? [],
+    downloadPolicy,
+    pendingDownloads: new Map(),
+    track(done) {
+      const settled = done.then(
+        () => {},
+        () => {},
+      );
+      inFlight.add(settled);
+      void settled.finally(() => inFlight.delete(settled));
+    },
+  };
+  const route = createInteractionRouter(ctx, loadCommands());
+  let accepting = true;
+  client.on(Events.InteractionCreate, (interaction) => {
+    if (accepting) ctx.track(route(interaction));
+  });
+  client.on(Events.Error, (error) => logger.error({ err: scrub(error, token) }, 'discord.js reported an error'));
+  client.on(Events.Warn, (message) => logger.warn({ detail: scrubSecrets(message, [token]) }, 'discord.js warning'));
+  client.on(Events.ShardDisconnect, (event, shardId) => logger.warn({ code: event.code, shardId }, 'disconnected from the Discord gateway'));
+  client.on(Events.ShardResume, (shardId) => logger.info({ shardId }, 'resumed the Discord gateway session'));
+  client.rest.on(RESTEvents.RateLimited, (info) =>
+    logger.debug({ route: info.route, method: info.method, timeToReset: info.timeToReset, global: info.global }, 'waiting for a Discord rate limit'),
+  );
+
+  const ready = new Promise<Client<true>>((resolve) => client.once(Events.ClientReady, resolve));
+  try {
+    await client.login(token);
+    await withTimeout(ready, options.loginTimeoutMs ?? 60_000, 'Discord did not send READY in time');
+  } catch (error) {
+    await client.destroy().catch(() => {});
+    await store.close();
+    throw new Error(`could not log in to Discord: ${scrubSecrets(error instanceof Error ? error.message : String(error), [token])}`);
+  }
+  const applicationId = client.application?.id;
+  if (options.applicationId && applicationId && options.applicationId !== applicationId) {
+    logger.warn({ configured: options.applicationId, actual: applicationId }, 'DISCORD_APPLICATION_ID does not match the bot token’s application');
+  }
+  logger.info({ user: client.user?.tag, applicationId }, 'Discord bot ready');
+
+  return {
+    client: client as Client<true>,
+    async stop() {
+      accepting = false;
+      await withTimeout(Promise.allSettled([...inFlight]), options.stopGraceMs ?? 10_000, '').catch(() => {
+        logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
+      });
+      await store.close();
+      await client.destroy();
+      logger.info({}, 'Discord bot stopped');
+    },
+  };
+}
+
+function scrub(error: Error, token: string): { name: string; message: string } {
+  return { name: error.name, message: scrubSecrets(error.message, [token]) };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(message)), ms);
+    timer.unref?.();
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}

@@ -1,0 +1,82 @@
+import type { REST } from 'discord.js';
+import { DEFAULTS } from '../../src/index.js';
+import { describeFailure, type InputImage, type JobOptions, type Requester } from '../runner/index.js';
+import type { BotContext } from './bot-context.js';
+import { DISCORD_LIMITS } from './discord-facts.js';
+import { InputImageError } from './download-images.js';
+import { JobView } from './JobView.js';
+import { renderFailure } from './render-job.js';
+import { ReplyTarget } from './ReplyTarget.js';
+
+/** An interaction that has been deferred (or updated): its token edits the reply that will show the job. */
+export interface ReplyingInteraction {
+  client: { rest: REST };
+  applicationId: string;
+  token: string;
+  createdTimestamp: number;
+  channelId: string | null;
+  attachmentSizeLimit?: number | undefined;
+}
+
+export interface JobRequest {
+  kind: 'generate' | 'edit';
+  prompt: string;
+  options: JobOptions;
+  images?: InputImage[] | undefined;
+  requester: Requester;
+}
+
+/** A reply target for an acknowledged interaction (also used to show problems before a job exists). */
+export function replyTargetOf(ctx: BotContext, interaction: ReplyingInteraction, userId: string): ReplyTarget {
+  return new ReplyTarget({
+    rest: interaction.client.rest,
+    applicationId: interaction.applicationId,
+    token: interaction.token,
+    issuedAt: interaction.createdTimestamp,
+    channelId: interaction.channelId ?? '',
+    userId,
+    logger: ctx.logger,
+  });
+}
+
+/**
+ * Records a job (spec and input images, for its buttons), hands it to the
+ * runner with a view of the interaction's reply as its sink, and shows a
+ * refusal in the reply when the runner will not take it (nothing spent).
+ */
+export async function startJob(ctx: BotContext, interaction: ReplyingInteraction, job: JobRequest): Promise<void> {
+  const key = ctx.store.newKey();
+  await ctx.store.add({ key, kind: job.kind, prompt: job.prompt, options: job.options, requester: job.requester, status: 'pending' }, job.images ?? []);
+  const view = new JobView({
+    target: replyTargetOf(ctx, interaction, job.requester.userId),
+    header: { key, kind: job.kind, prompt: job.prompt, n: job.options.n ?? DEFAULTS.n },
+    store: ctx.store,
+    attachmentSizeLimit: interaction.attachmentSizeLimit ?? DISCORD_LIMITS.defaultAttachmentBytes,
+    logger: ctx.logger,
+  });
+  try {
+    const handle = await ctx.runner.submit({ kind: job.kind, prompt: job.prompt, options: job.options, images: job.images, requester: job.requester }, view.sink);
+    await ctx.store.update(key, { status: 'running', runnerJobId: handle.id });
+    ctx.track(handle.done);
+  } catch (error) {
+    const failure = describeFailure(error);
+    if (failure.code === 'internal_error') ctx.logger.error({ err: error, jobKey: key }, 'the runner did not take a job');
+    else ctx.logger.info({ jobKey: key, code: failure.code }, 'job refused');
+    await view.showFailure(failure);
+    if (!failure.retryable) await ctx.store.remove(key);
+  }
+}
+
+/** Shows why input images were refused (nothing was started or spent); rethrows anything that is not such a refusal. */
+export async function showInputProblem(
+  ctx: BotContext,
+  interaction: ReplyingInteraction,
+  userId: string,
+  job: { kind: 'generate' | 'edit'; prompt: string },
+  error: unknown,
+): Promise<void> {
+  if (!(error instanceof InputImageError)) throw error;
+  ctx.logger.info({ code: error.code, image: error.label }, 'input image refused');
+  const header = { key: 'none', kind: job.kind, prompt: job.prompt, n: 1 };
+  await replyTargetOf(ctx, interaction, userId).final([renderFailure(header, { code: error.code, message: error.message, retryable: false })]);
+}

@@ -1,0 +1,22 @@
+import { escapeMarkdown } from 'discord.js';
+
+/** Text of a user's (a file name, a prompt) shown safely: no markdown, no mentions, bounded. */
+export function codeSpan(text: string, max = 60): string {
+  const clean = text.replace(/[`\n\r]/g, ' ').trim() || 'unnamed';
+  return `\`${clean.length > max ? `${clean.slice(0, max - 1)}…` : clean}\``;
+}
+
+/** A prompt as one quoted line: markdown escaped, mentions defused, cut at `max` characters. */
+export function promptExcerpt(prompt: string, max = 180): string {
+  const oneLine = prompt.replace(/\s+/g, ' ').trim();
+  const cut = oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
+  return escapeMarkdown(cut).replace(/@/g, '@\u200b');
+}
+
+/** "4.2 s", "2 min 5 s". */
+export function describeElapsed(ms: number): string {
+  const seconds = ms / 1000;
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  const whole = Math.round(seconds);
+  return `${Math.floor(whole / 60)} min ${whole % 60} s`;
+}

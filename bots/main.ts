@@ -1,0 +1,145 @@
+#!/usr/bin/env node
+/**
+ * `npm start`: the Pictor service. Starts the chat surfaces that are configured
+ * (Discord, Slack) on one shared limiter and job runner, and, when no upstream
+ * image service is configured, an embedded emulator for them to use.
+ * The only place besides the CLI that reads the environment.
+ */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createLogger, ImageLimiter, PictorClient, ValidationError, type Logger } from '../src/index.js';
+import { ConfigError, loadDotEnv, readCoreConfig } from '../src/config.js';
+import { createEmulator, DEV_API_KEY } from '../src/emulator/index.js';
+import { readDiscordConfig, startDiscordBot, type DiscordBot } from './discord/index.js';
+import { FileQuotaStore, JobRunner, readRunnerConfig } from './runner/index.js';
+import { readSlackConfig, startSlackBot, type SlackBot } from './slack/index.js';
+
+export interface Service {
+  emulatorUrl: string | undefined;
+  stop(): Promise<void>;
+}
+
+export async function startService(env: NodeJS.ProcessEnv, print: (line: string) => void): Promise<Service> {
+  const core = readCoreConfig(env);
+  const runnerConfig = readRunnerConfig(env);
+  const discord = readDiscordConfig(env);
+  const slack = readSlackConfig(env);
+  const logger: Logger = createLogger({
+    level: core.logLevel,
+    secrets: [core.apiKey, discord?.token, slack?.botToken, slack?.appToken, slack?.signingSecret],
+  });
+
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) {
+      try {
+        await stop();
+      } catch (error) {
+        logger.warn({ err: error }, 'error while stopping');
+      }
+    }
+  };
+
+  try {
+    let baseURL = core.baseURL;
+    let apiKey = core.apiKey;
+    let emulatorUrl: string | undefined;
+    if (!baseURL) {
+      apiKey ??= DEV_API_KEY;
+      const emulator = createEmulator({ apiKeys: [apiKey] });
+      const server = await emulator.listen({ port: core.emulatorPort, host: '127.0.0.1' });
+      stops.push(() => server.close());
+      baseURL = emulatorUrl = server.url;
+      logger.info({ url: server.url }, 'no PICTOR_BASE_URL: started the embedded emulator (no money is spent)');
+    }
+
+    const limiter = new ImageLimiter({ imagesPerMinute: core.imagesPerMinute, maxConcurrent: core.maxConcurrent });
+    stops.push(() => limiter.stop());
+    const client = new PictorClient({ baseURL, apiKey, limiter, logger, timeoutMs: core.timeoutMs, maxRetries: core.maxRetries });
+
+    let discordBot: DiscordBot | undefined;
+    let slackBot: SlackBot | undefined;
+    if (discord || slack) {
+      const store = new FileQuotaStore({ dir: runnerConfig.dataDir });
+      stops.push(() => store.close());
+      const runner = new JobRunner({
+        client,
+        store,
+        limits: runnerConfig.limits,
+        partialImages: runnerConfig.partialImages,
+        minUpdateIntervalMs: runnerConfig.minUpdateIntervalMs,
+        logger,
+      });
+      stops.push(() => runner.shutdown());
+      if (discord) {
+        discordBot = await startDiscordBot({
+          token: discord.token,
+          applicationId: discord.applicationId,
+          apiBaseUrl: discord.apiBaseUrl,
+          adminRoleIds: discord.adminRoleIds,
+          allowedAttachmentHosts: discord.allowedAttachmentHosts,
+          runner,
+          dataDir: runnerConfig.dataDir,
+          logger: logger.child({ surface: 'discord' }),
+        });
+        stops.push(() => discordBot!.stop());
+        print('Discord bot is online.');
+      }
+      if (slack) {
+        slackBot = await startSlackBot({
+          ...slack,
+          runner,
+          dataDir: runnerConfig.dataDir,
+          logger: logger.child({ surface: 'slack' }),
+        });
+        stops.push(() => slackBot!.stop());
+        print(`Slack bot is online (${slack.mode === 'http' ? `HTTP, events at ${slackBot.url}` : 'Socket Mode'}).`);
+      }
+    }
+
+    if (emulatorUrl) {
+      print(`Image service emulator: ${emulatorUrl}  (API key: ${apiKey === DEV_API_KEY ? DEV_API_KEY : 'PICTOR_API_KEY'})`);
+      print(`Try it:  PICTOR_BASE_URL=${emulatorUrl} PICTOR_API_KEY=${apiKey === DEV_API_KEY ? DEV_API_KEY : '$PICTOR_API_KEY'} npx pictor generate --prompt "a lighthouse at dusk" --out ./out/`);
+    }
+    if (!discordBot && !slackBot) {
+      print('No chat surface is configured. Set these (see .env.example) and start again:');
+      print('  Discord: DISCORD_TOKEN (and DISCORD_APPLICATION_ID to deploy commands: npm run discord:deploy)');
+      print('  Slack:   SLACK_BOT_TOKEN with SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET and SLACK_MODE=http');
+      print('  Real image service: PICTOR_BASE_URL and PICTOR_API_KEY (without them the emulator above is used)');
+    }
+    return { emulatorUrl, stop: stopAll };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+async function run(): Promise<void> {
+  loadDotEnv();
+  let service: Service;
+  try {
+    service = await startService(process.env, (line) => process.stdout.write(`${line}\n`));
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof ValidationError) {
+      process.stderr.write(`pictor: ${error.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    process.stderr.write(`pictor: could not start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`${signal}: stopping…\n`);
+    void service.stop().then(() => process.exit(0));
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
+  await run();
+}

@@ -1,0 +1,141 @@
+/** What a write task returns when, at its turn, it has nothing to write (so it costs no slot). */
+export const SKIP: unique symbol = Symbol('skip');
+
+export interface WriteTask<T> {
+  /**
+   * Tasks with the same key coalesce: while one is still waiting, another is
+   * not queued and shares its result. Such a task must build its payload when
+   * it runs, from the latest state, so the one write shows everything.
+   */
+  key?: string | undefined;
+  run: () => Promise<T | typeof SKIP>;
+}
+
+export interface ChannelWriterStats {
+  writes: number;
+  skipped: number;
+  coalesced: number;
+  failed: number;
+}
+
+interface Entry {
+  key: string | undefined;
+  run: () => Promise<unknown>;
+  promise: Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+interface ChannelState {
+  queue: Entry[];
+  running: boolean;
+  /** When the last write to this channel finished. */
+  lastEnd: number | undefined;
+}
+
+/**
+ * Paces writes to Slack channels: one at a time per channel, each starting at
+ * least `intervalMs` after the previous one finished (Slack allows about one
+ * message per second per channel), so a burst of jobs never draws a 429.
+ * Progress writes coalesce by key, so a busy channel shows the latest state
+ * instead of falling behind.
+ */
+export class ChannelWriter {
+  readonly intervalMs: number;
+  readonly #channels = new Map<string, ChannelState>();
+  readonly #idleWaiters: (() => void)[] = [];
+  readonly #stats: ChannelWriterStats = { writes: 0, skipped: 0, coalesced: 0, failed: 0 };
+
+  constructor(options: { intervalMs: number }) {
+    if (!(Number.isFinite(options.intervalMs) && options.intervalMs >= 0)) throw new RangeError('intervalMs must be a number of milliseconds ≥ 0');
+    this.intervalMs = options.intervalMs;
+  }
+
+  /** Queues a write to a channel; resolves with its result (undefined when skipped). */
+  write<T>(channel: string, task: WriteTask<T>): Promise<T | undefined> {
+    let state = this.#channels.get(channel);
+    if (!state) {
+      state = { queue: [], running: false, lastEnd: undefined };
+      this.#channels.set(channel, state);
+    }
+    if (task.key !== undefined) {
+      const waiting = state.queue.find((e) => e.key === task.key);
+      if (waiting) {
+        this.#stats.coalesced++;
+        return waiting.promise as Promise<T | undefined>;
+      }
+    }
+    let resolve!: (value: unknown) => void;
+    let reject!: (error: unknown) => void;
+    const promise = new Promise<unknown>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    state.queue.push({ key: task.key, run: task.run, promise, resolve, reject });
+    if (!state.running) void this.#drain(channel, state);
+    return promise as Promise<T | undefined>;
+  }
+
+  /** Writes waiting or running, all channels together. */
+  get pending(): number {
+    let n = 0;
+    for (const state of this.#channels.values()) n += state.queue.length + (state.running ? 1 : 0);
+    return n;
+  }
+
+  stats(): ChannelWriterStats {
+    return { ...this.#stats };
+  }
+
+  /** Resolves once nothing is waiting or running (or after `timeoutMs`). */
+  idle(timeoutMs = 30_000): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#idleWaiters.push(done);
+    });
+  }
+
+  async #drain(channel: string, state: ChannelState): Promise<void> {
+    state.running = true;
+    try {
+      for (;;) {
+        const entry = state.queue[0];
+        if (!entry) break;
+        const wait = state.lastEnd === undefined ? 0 : state.lastEnd + this.intervalMs - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        state.queue.shift();
+        try {
+          const result = await entry.run();
+          if (result === SKIP) {
+            this.#stats.skipped++;
+            entry.resolve(undefined);
+          } else {
+            this.#stats.writes++;
+            state.lastEnd = Date.now();
+            entry.resolve(result);
+          }
+        } catch (error) {
+          // The request may have reached Slack: it counts against the channel.
+          this.#stats.failed++;
+          state.lastEnd = Date.now();
+          entry.reject(error);
+        }
+      }
+    } finally {
+      state.running = false;
+      if (state.queue.length === 0 && state.lastEnd !== undefined) {
+        const stale = state.lastEnd;
+        setTimeout(() => {
+          const current = this.#channels.get(channel);
+          if (current && !current.running && current.queue.length === 0 && current.lastEnd === stale) this.#channels.delete(channel);
+        }, this.intervalMs + 50).unref();
+      }
+      if (this.pending === 0) for (const waiter of this.#idleWaiters.splice(0)) waiter();
+    }
+  }
+}

@@ -1,0 +1,118 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { BACKGROUNDS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/index.js';
+
+const JobOptionsSchema = z.object({
+  n: z.int().min(LIMITS.nMin).max(LIMITS.nMax).optional(),
+  size: z.enum(SIZES).optional(),
+  quality: z.enum(QUALITIES).optional(),
+  background: z.enum(BACKGROUNDS).optional(),
+  output_format: z.enum(OUTPUT_FORMATS).optional(),
+  output_compression: z.int().min(LIMITS.compressionMin).max(LIMITS.compressionMax).optional(),
+  moderation: z.enum(MODERATIONS).optional(),
+});
+
+const FileRefSchema = z.object({ id: z.string(), name: z.string().optional() });
+
+/**
+ * What a Reroll or Edit button needs after a restart: the request, where its
+ * message is, and the files that went in and came out (Slack keeps the files;
+ * the bot keeps their ids, never their bytes).
+ */
+export const SavedRequestSchema = z.object({
+  version: z.literal(1),
+  id: z.string(),
+  kind: z.enum(['generate', 'edit']),
+  prompt: z.string(),
+  options: JobOptionsSchema,
+  inputFiles: z.array(FileRefSchema).default([]),
+  outputFiles: z.array(FileRefSchema).default([]),
+  teamId: z.string(),
+  userId: z.string(),
+  channelId: z.string(),
+  /** The thread the job's message was posted in, if any. */
+  threadTs: z.string().optional(),
+  /** The job's own message, once posted. */
+  messageTs: z.string().optional(),
+  createdAt: z.number(),
+});
+
+export type SavedRequest = z.output<typeof SavedRequestSchema>;
+export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'outputFiles' | 'inputFiles'> &
+  Partial<Pick<SavedRequest, 'inputFiles' | 'outputFiles'>>;
+
+const ID_PATTERN = /^[A-Za-z0-9_-]{16}$/;
+
+/**
+ * One small JSON file per request under `<dataDir>/slack/requests/`, written
+ * atomically (temp file, then rename). Ids are random and checked before they
+ * touch a path, since they come back in button values.
+ */
+export class RequestStore {
+  readonly dir: string;
+  readonly #maxAgeMs: number;
+
+  constructor(options: { dataDir: string; maxAgeDays?: number | undefined }) {
+    this.dir = join(options.dataDir, 'slack', 'requests');
+    this.#maxAgeMs = (options.maxAgeDays ?? 90) * 24 * 3600_000;
+  }
+
+  /** Creates the folder and drops records older than the kept age. */
+  async open(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    const cutoff = Date.now() - this.#maxAgeMs;
+    for (const name of await readdir(this.dir)) {
+      const path = join(this.dir, name);
+      try {
+        if (name.endsWith('.tmp') || (await stat(path)).mtimeMs < cutoff) await rm(path, { force: true });
+      } catch {
+        // Gone meanwhile: nothing to do.
+      }
+    }
+  }
+
+  async create(input: NewRequest): Promise<SavedRequest> {
+    const record = SavedRequestSchema.parse({
+      ...input,
+      version: 1,
+      id: randomBytes(12).toString('base64url'),
+      createdAt: Date.now(),
+      inputFiles: input.inputFiles ?? [],
+      outputFiles: input.outputFiles ?? [],
+    });
+    await this.#write(record);
+    return record;
+  }
+
+  /** The record, or undefined when the id is malformed, unknown or unreadable. */
+  async get(id: string): Promise<SavedRequest | undefined> {
+    if (!ID_PATTERN.test(id)) return undefined;
+    try {
+      const parsed = SavedRequestSchema.safeParse(JSON.parse(await readFile(join(this.dir, `${id}.json`), 'utf8')));
+      return parsed.success ? parsed.data : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'outputFiles' | 'threadTs'>>): Promise<SavedRequest | undefined> {
+    const current = await this.get(id);
+    if (!current) return undefined;
+    const next = SavedRequestSchema.parse({ ...current, ...patch });
+    await this.#write(next);
+    return next;
+  }
+
+  async #write(record: SavedRequest): Promise<void> {
+    const path = join(this.dir, `${record.id}.json`);
+    const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
+    await writeFile(tmp, JSON.stringify(record), 'utf8');
+    await rename(tmp, path);
+  }
+}
+
+export function isRequestId(value: string): boolean {
+  return ID_PATTERN.test(value);
+}

@@ -1,0 +1,321 @@
+import type { webApi } from '@slack/bolt';
+import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from '../../src/index.js';
+import type { FinalUpdate, JobUpdate, UpdateSink } from '../runner/index.js';
+import { SKIP, type ChannelWriter } from './ChannelWriter.js';
+import { renderJobMessage, summaryOf, type JobViewState } from './render-job.js';
+import type { RequestStore, SavedRequest } from './RequestStore.js';
+import { truncate } from './slack-text.js';
+import { uploadFiles } from './upload-files.js';
+
+/** Tells the person who asked something only they should see (ephemeral). */
+export type Notifier = (text: string) => Promise<void>;
+
+/** When an update became visible in Slack (for measurements); `superseded` when a later write showed it. */
+export interface ShownEvent {
+  jobId: string;
+  type: JobUpdate['type'];
+  receivedAt: number;
+  shownAt: number;
+  superseded: boolean;
+}
+
+export interface SlackJobViewOptions {
+  client: webApi.WebClient;
+  writer: ChannelWriter;
+  store: RequestStore;
+  request: SavedRequest;
+  inputCount: number;
+  notify: Notifier;
+  /** Stops the job when its message cannot be posted (nobody would see it). */
+  cancel: (jobId: string) => void;
+  logger: LoggerLike;
+  onShown?: ((event: ShownEvent) => void) | undefined;
+}
+
+interface Pending {
+  type: JobUpdate['type'];
+  receivedAt: number;
+  version: number;
+  imageIndex?: number | undefined;
+  partialIndex?: number | undefined;
+}
+
+const isFinal = (update: JobUpdate): update is FinalUpdate =>
+  update.type === 'completed' || update.type === 'failed' || update.type === 'cancelled';
+
+/**
+ * Shows one job in Slack. It is the job's update sink: it posts the job's
+ * message when the job is queued, updates that message's text in place as the
+ * job moves on, posts previews and the final images in the message's thread,
+ * and swaps Cancel for Reroll and Edit at the end. Every write goes through the
+ * channel writer; progress writes coalesce and render the latest state when
+ * their turn comes, so a busy channel never falls behind.
+ */
+export class SlackJobView {
+  readonly sink: UpdateSink;
+  readonly #o: SlackJobViewOptions;
+  readonly #state: JobViewState;
+  readonly #channelId: string;
+  #messageTs: string | undefined;
+  #posted: Promise<string | undefined> | undefined;
+  #unpostable = false;
+  #version = 0;
+  #shownVersion = -1;
+  readonly #pending: Pending[] = [];
+  /** The latest preview of each output image, and the preview index already posted. */
+  readonly #previews = new Map<number, { partialIndex: number; image: Buffer; format: OutputFormat }>();
+  readonly #previewPosted = new Map<number, number>();
+
+  constructor(options: SlackJobViewOptions) {
+    this.#o = options;
+    const { request } = options;
+    this.#channelId = request.channelId;
+    this.#state = {
+      kind: request.kind,
+      prompt: request.prompt,
+      options: request.options,
+      userId: request.userId,
+      inputCount: options.inputCount,
+      requestId: request.id,
+      jobId: undefined,
+      status: 'queued',
+      ahead: undefined,
+      previewsShown: 0,
+    };
+    this.sink = (update) => this.#receive(update);
+  }
+
+  /** The thread previews and images go to: the job message's own thread, or the thread it was posted in. */
+  get #threadTs(): string | undefined {
+    return this.#o.request.threadTs ?? this.#messageTs;
+  }
+
+  #receive(update: JobUpdate): void | Promise<void> {
+    this.#state.jobId ??= update.jobId;
+    const pending: Pending = { type: update.type, receivedAt: Date.now(), version: ++this.#version };
+    this.#pending.push(pending);
+    if (isFinal(update)) return this.#finish(update);
+    switch (update.type) {
+      case 'queued':
+        if (this.#state.status === 'queued') this.#state.ahead = update.ahead;
+        break;
+      case 'started':
+        this.#state.status = 'running';
+        break;
+      case 'partial':
+        this.#state.status = 'running';
+        pending.imageIndex = update.imageIndex;
+        pending.partialIndex = update.partialIndex;
+        this.#previews.set(update.imageIndex, { partialIndex: update.partialIndex, image: update.image, format: update.format });
+        this.#ensurePosted();
+        this.#queuePreview(update.imageIndex);
+        return;
+    }
+    this.#ensurePosted();
+    this.#queueProgress();
+  }
+
+  /** The first write of a job: its message, showing whatever the state is when the write's turn comes. */
+  #ensurePosted(): Promise<string | undefined> {
+    this.#posted ??= this.#o.writer
+      .write(this.#channelId, {
+        run: async () => {
+          const version = this.#version;
+          const rendered = renderJobMessage(this.#state);
+          const result = await this.#o.client.chat.postMessage({
+            channel: this.#channelId,
+            text: rendered.text,
+            blocks: rendered.blocks,
+            ...(this.#o.request.threadTs ? { thread_ts: this.#o.request.threadTs } : {}),
+          });
+          this.#messageTs = result.ts;
+          this.#markShown(version);
+          if (result.ts) await this.#o.store.update(this.#o.request.id, { messageTs: result.ts }).catch((error: unknown) => this.#logError(error, 'could not save the message of a request'));
+          return result.ts;
+        },
+      })
+      .catch(async (error: unknown) => {
+        await this.#cannotPost(error);
+        return undefined;
+      });
+    return this.#posted;
+  }
+
+  /** A progress update of the message (coalesced: one waiting write per job at most). */
+  #queueProgress(): void {
+    void this.#o.writer
+      .write(this.#channelId, {
+        key: `progress:${this.#state.jobId}`,
+        run: async () => {
+          if (!this.#messageTs || this.#isFinal() || this.#shownVersion >= this.#version) return SKIP;
+          await this.#update();
+        },
+      })
+      .catch((error: unknown) => this.#logError(error, 'could not update a job message'));
+  }
+
+  /** Posts the latest preview of one output image in the thread (coalesced per image), then updates the text. */
+  #queuePreview(imageIndex: number): void {
+    void this.#o.writer
+      .write(this.#channelId, {
+        key: `preview:${this.#state.jobId}:${imageIndex}`,
+        run: async () => {
+          const preview = this.#previews.get(imageIndex);
+          if (!preview || !this.#messageTs || this.#isFinal() || this.#previewPosted.get(imageIndex) === preview.partialIndex) return SKIP;
+          const name = `pictor-${this.#state.jobId}-${imageIndex + 1}-preview-${preview.partialIndex + 1}.${FILE_EXTENSIONS[preview.format]}`;
+          const several = (this.#o.request.options.n ?? 1) > 1;
+          await uploadFiles(this.#o.client, {
+            channelId: this.#channelId,
+            threadTs: this.#threadTs,
+            files: [{ data: preview.image, filename: name, title: `Preview ${preview.partialIndex + 1}${several ? ` of image ${imageIndex + 1}` : ''}` }],
+            initialComment: `Preview ${preview.partialIndex + 1}${several ? ` of image ${imageIndex + 1}` : ''}…`,
+          });
+          this.#previewPosted.set(imageIndex, preview.partialIndex);
+          this.#state.previewsShown++;
+          this.#version++;
+          this.#markPreviewShown(imageIndex, preview.partialIndex);
+          this.#queueProgress();
+        },
+      })
+      .catch((error: unknown) => this.#logError(error, 'could not post a preview'));
+  }
+
+  async #finish(update: FinalUpdate): Promise<void> {
+    const state = this.#state;
+    switch (update.type) {
+      case 'completed':
+        state.status = 'completed';
+        state.completed = {
+          size: update.size,
+          quality: update.quality,
+          format: update.format,
+          cost: update.cost,
+          elapsedMs: update.elapsedMs,
+          images: update.images.length,
+          uploaded: false,
+        };
+        break;
+      case 'failed':
+        state.status = 'failed';
+        state.failure = { message: update.message, retryable: update.retryable };
+        break;
+      case 'cancelled':
+        state.status = 'cancelled';
+        state.cancelled = { byUserId: update.byUserId, reason: update.reason ?? 'requested' };
+        break;
+    }
+    const messageTs = await this.#ensurePosted();
+    if (!messageTs) {
+      this.#reportRest(Date.now(), true);
+      return;
+    }
+    if (update.type === 'completed') await this.#postImages(update);
+    try {
+      await this.#o.writer.write(this.#channelId, {
+        run: async () => {
+          if (this.#shownVersion >= this.#version) return SKIP;
+          await this.#update();
+        },
+      });
+    } catch (error) {
+      this.#logError(error, 'could not show the end of a job');
+    }
+    this.#reportRest(Date.now(), true);
+  }
+
+  async #postImages(update: Extract<FinalUpdate, { type: 'completed' }>): Promise<void> {
+    const done = this.#state.completed!;
+    const ext = FILE_EXTENSIONS[update.format];
+    const title = truncate(this.#state.prompt.replace(/\s+/g, ' '), 80);
+    try {
+      const files = await this.#o.writer.write(this.#channelId, {
+        run: () =>
+          uploadFiles(this.#o.client, {
+            channelId: this.#channelId,
+            threadTs: this.#threadTs,
+            files: update.images.map((data, i) => ({
+              data,
+              filename: `pictor-${update.jobId}${update.images.length > 1 ? `-${i + 1}` : ''}.${ext}`,
+              title,
+              altText: truncate(this.#state.prompt, 1000),
+            })),
+            initialComment: `<@${this.#state.userId}> ${update.images.length === 1 ? 'here is your image' : `here are your ${update.images.length} images`}: ${summaryOf(done)}`,
+          }),
+      });
+      done.uploaded = true;
+      this.#version++;
+      this.#reportRest(Date.now(), true, (p) => p.type !== 'completed');
+      if (files?.length) {
+        await this.#o.store.update(this.#o.request.id, { outputFiles: files }).catch((error: unknown) => this.#logError(error, 'could not save the images of a request'));
+      }
+    } catch (error) {
+      this.#logError(error, 'could not post the images of a job');
+      this.#version++;
+    }
+  }
+
+  async #update(): Promise<void> {
+    const version = this.#version;
+    const rendered = renderJobMessage(this.#state);
+    await this.#o.client.chat.update({ channel: this.#channelId, ts: this.#messageTs!, text: rendered.text, blocks: rendered.blocks });
+    this.#markShown(version);
+  }
+
+  async #cannotPost(error: unknown): Promise<void> {
+    if (this.#unpostable) return;
+    this.#unpostable = true;
+    const code = slackErrorCode(error);
+    this.#o.logger.warn({ channel: this.#channelId, code }, 'could not post a job message; stopping the job');
+    if (this.#state.jobId && !this.#isFinal()) this.#o.cancel(this.#state.jobId);
+    const text =
+      code === 'not_in_channel' || code === 'channel_not_found'
+        ? `I cannot post in this conversation, so I did not start your job. Invite me with \`/invite @Pictor\` (or use me in a channel I am in) and try again.`
+        : 'I could not post your job’s message in Slack, so I did not start it; try again in a moment.';
+    await this.#o.notify(text).catch((e: unknown) => this.#logError(e, 'could not tell the user that a job could not be posted'));
+  }
+
+  #isFinal(): boolean {
+    return this.#state.status === 'completed' || this.#state.status === 'failed' || this.#state.status === 'cancelled';
+  }
+
+  /** Everything received up to `version` is now visible. */
+  #markShown(version: number): void {
+    this.#shownVersion = Math.max(this.#shownVersion, version);
+    const now = Date.now();
+    this.#report((p) => p.version <= version && p.type !== 'partial' && p.type !== 'completed', now, false);
+  }
+
+  #markPreviewShown(imageIndex: number, partialIndex: number): void {
+    this.#report((p) => p.type === 'partial' && p.imageIndex === imageIndex && (p.partialIndex ?? 0) <= partialIndex, Date.now(), false, partialIndex);
+  }
+
+  /** At the end: what was never shown on its own was superseded by the final state. */
+  #reportRest(now: number, superseded: boolean, filter: (p: Pending) => boolean = () => true): void {
+    this.#report(filter, now, superseded);
+  }
+
+  #report(match: (p: Pending) => boolean, now: number, superseded: boolean, shownPartialIndex?: number): void {
+    for (let i = 0; i < this.#pending.length; ) {
+      const p = this.#pending[i]!;
+      if (!match(p)) {
+        i++;
+        continue;
+      }
+      this.#pending.splice(i, 1);
+      const isSuperseded = superseded || (shownPartialIndex !== undefined && p.partialIndex !== shownPartialIndex);
+      this.#o.onShown?.({ jobId: this.#state.jobId ?? '', type: p.type, receivedAt: p.receivedAt, shownAt: now, superseded: isSuperseded && p.type !== 'completed' && p.type !== 'failed' && p.type !== 'cancelled' });
+    }
+  }
+
+  #logError(error: unknown, message: string): void {
+    this.#o.logger.warn({ jobId: this.#state.jobId, channel: this.#channelId, code: slackErrorCode(error) }, message);
+  }
+}
+
+/** The `error` of a Slack Web API answer (`not_in_channel`…), or the error's code. */
+export function slackErrorCode(error: unknown): string | undefined {
+  const data = (error as { data?: { error?: unknown } } | undefined)?.data;
+  if (data && typeof data.error === 'string') return data.error;
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}

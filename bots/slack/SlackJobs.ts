@@ -1,0 +1,110 @@
+import type { webApi } from '@slack/bolt';
+import type { LoggerLike } from '../../src/index.js';
+import { describeFailure, isJobRefusedError, type InputImage, type JobHandle, type JobOptions, type JobRunner, type Requester } from '../runner/index.js';
+import type { ChannelWriter } from './ChannelWriter.js';
+import type { RequestStore } from './RequestStore.js';
+import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js';
+
+/** What the Slack bot needs of the job runner. */
+export type SlackJobRunner = Pick<JobRunner, 'submit' | 'cancel' | 'get'>;
+
+/** Who did something in Slack, and where. */
+export interface SlackActor {
+  userId: string;
+  userName?: string | undefined;
+  teamId: string;
+  channelId: string;
+}
+
+export interface StartJob {
+  kind: 'generate' | 'edit';
+  prompt: string;
+  options: JobOptions;
+  images?: InputImage[] | undefined;
+  /** The Slack files the images came from, kept so Reroll can fetch them again. */
+  inputFiles?: { id: string; name?: string | undefined }[] | undefined;
+  actor: SlackActor;
+  /** Where the job's message goes; in a thread when `threadTs` is set. */
+  threadTs?: string | undefined;
+  notify: Notifier;
+}
+
+export interface SlackJobsOptions {
+  runner: SlackJobRunner;
+  client: webApi.WebClient;
+  writer: ChannelWriter;
+  store: RequestStore;
+  adminUserIds: readonly string[];
+  logger: LoggerLike;
+  onShown?: ((event: ShownEvent) => void) | undefined;
+}
+
+/**
+ * Starts jobs for the Slack listeners: saves the request (for Reroll and Edit
+ * after a restart), hands the runner a view of the job as its sink, and tells
+ * the person why when the runner refuses (nothing is spent then).
+ */
+export class SlackJobs {
+  readonly #o: SlackJobsOptions;
+  readonly #running = new Set<Promise<unknown>>();
+
+  constructor(options: SlackJobsOptions) {
+    this.#o = options;
+  }
+
+  requester(actor: SlackActor): Requester {
+    return {
+      platform: 'slack',
+      userId: actor.userId,
+      userName: actor.userName,
+      channelId: actor.channelId,
+      scopeId: actor.teamId,
+      isAdmin: this.#o.adminUserIds.includes(actor.userId),
+    };
+  }
+
+  /** Submits a job; resolves with its handle, or undefined when it was refused (the person has been told why). */
+  async start(input: StartJob): Promise<JobHandle | undefined> {
+    const requester = this.requester(input.actor);
+    const request = await this.#o.store.create({
+      kind: input.kind,
+      prompt: input.prompt,
+      options: input.options,
+      inputFiles: input.inputFiles,
+      teamId: input.actor.teamId,
+      userId: input.actor.userId,
+      channelId: input.actor.channelId,
+      threadTs: input.threadTs,
+    });
+    const view = new SlackJobView({
+      client: this.#o.client,
+      writer: this.#o.writer,
+      store: this.#o.store,
+      request,
+      inputCount: input.images?.length ?? 0,
+      notify: input.notify,
+      cancel: (jobId) => this.#o.runner.cancel(jobId, requester),
+      logger: this.#o.logger,
+      onShown: this.#o.onShown,
+    });
+    let handle: JobHandle;
+    try {
+      handle = await this.#o.runner.submit({ kind: input.kind, prompt: input.prompt, options: input.options, images: input.images, requester }, view.sink);
+    } catch (error) {
+      const failure = describeFailure(error);
+      if (!isJobRefusedError(error)) this.#o.logger.error({ code: failure.code, err: error }, 'the runner did not take a Slack job');
+      else this.#o.logger.info({ code: failure.code, user: input.actor.userId }, 'a Slack job was refused');
+      await input.notify(failure.message).catch(() => undefined);
+      return undefined;
+    }
+    const tracked = handle.done.catch(() => undefined).finally(() => this.#running.delete(tracked));
+    this.#running.add(tracked);
+    return handle;
+  }
+
+  /** Waits (up to `timeoutMs`) for the jobs this bot started to be shown to their end. */
+  async settle(timeoutMs: number): Promise<void> {
+    if (this.#running.size === 0) return;
+    await Promise.race([Promise.allSettled([...this.#running]), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+  }
+}

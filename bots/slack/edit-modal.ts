@@ -1,0 +1,185 @@
+import type { types } from '@slack/bolt';
+import { z } from 'zod';
+import { BACKGROUNDS, DEFAULTS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/index.js';
+import type { JobOptions } from '../runner/index.js';
+import { checkAgainstSpec } from './imagine-text.js';
+import { checkImageFiles, imageFilesOf, type SlackFileRef } from './input-images.js';
+import { isSlackInputError } from './SlackInputError.js';
+import { plainTextOf, truncate } from './slack-text.js';
+
+export const EDIT_VIEW_ID = 'pictor_edit_view';
+
+/** Slack's limits: a file_input takes up to 10 files; a text input up to 3000 characters. */
+const FILE_INPUT_MAX = 10;
+const PROMPT_INPUT_MAX = Math.min(3000, LIMITS.promptMaxChars);
+
+/** Where the edit goes and what it edits; kept in the modal's private_metadata (3000 characters at most). */
+const EditContextSchema = z.object({
+  /** Channel of the job's message. */
+  c: z.string(),
+  /** Thread of the job's message. */
+  t: z.string().optional(),
+  /** The images to edit, when they are known already (shortcut, Edit button). */
+  f: z.array(z.object({ id: z.string(), n: z.string().optional() })).max(LIMITS.editImagesMax).optional(),
+  /** A response_url for private notes, when the modal came from a command or shortcut. */
+  u: z.string().optional(),
+});
+
+export interface EditContext {
+  channelId: string;
+  threadTs?: string | undefined;
+  files?: SlackFileRef[] | undefined;
+  responseUrl?: string | undefined;
+  /** Text to start the prompt with (not kept in the metadata). */
+  initialPrompt?: string | undefined;
+}
+
+const SELECTS = [
+  { block: 'size', label: 'Size', field: 'size', values: SIZES, initial: DEFAULTS.size },
+  { block: 'quality', label: 'Quality', field: 'quality', values: QUALITIES, initial: DEFAULTS.quality },
+  { block: 'background', label: 'Background', field: 'background', values: BACKGROUNDS, initial: DEFAULTS.background },
+  { block: 'format', label: 'Format', field: 'output_format', values: OUTPUT_FORMATS, initial: DEFAULTS.output_format },
+  {
+    block: 'n',
+    label: 'Images',
+    field: 'n',
+    values: Array.from({ length: LIMITS.nMax - LIMITS.nMin + 1 }, (_, i) => String(LIMITS.nMin + i)),
+    initial: String(DEFAULTS.n),
+  },
+] as const;
+
+/** The block a flag's errors belong to. */
+const BLOCK_OF_FLAG: Record<string, string> = { '--size': 'size', '--quality': 'quality', '--background': 'background', '--format': 'format', '--n': 'n' };
+
+const option = (value: string): types.PlainTextOption => ({ text: { type: 'plain_text', text: value }, value });
+
+/**
+ * The edit modal: a prompt, the options (choices from the spec's constants,
+ * the spec's defaults preselected), and a file input when the images are not
+ * known yet (`/imagine-edit`).
+ */
+export function editModal(context: EditContext): types.ModalView {
+  const known = context.files ?? [];
+  const metadata = JSON.stringify({
+    c: context.channelId,
+    ...(context.threadTs ? { t: context.threadTs } : {}),
+    ...(known.length ? { f: known.map((f) => ({ id: f.id, ...(f.name ? { n: f.name.slice(0, 80) } : {}) })) } : {}),
+    ...(context.responseUrl ? { u: context.responseUrl } : {}),
+  } satisfies z.input<typeof EditContextSchema>);
+  const blocks: types.KnownBlock[] = [];
+  if (known.length) {
+    const names = known.map((f) => f.name ?? f.id).join(', ');
+    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `Editing ${known.length === 1 ? '1 image' : `${known.length} images`}: ${names}`.slice(0, 2000) }] });
+  } else {
+    blocks.push({
+      type: 'input',
+      block_id: 'files',
+      label: { type: 'plain_text', text: `Images (up to ${FILE_INPUT_MAX})` },
+      element: { type: 'file_input', action_id: 'value', filetypes: ['png', 'jpg', 'jpeg', 'webp'], max_files: FILE_INPUT_MAX },
+    });
+  }
+  blocks.push({
+    type: 'input',
+    block_id: 'prompt',
+    label: { type: 'plain_text', text: 'What should change?' },
+    element: {
+      type: 'plain_text_input',
+      action_id: 'value',
+      multiline: true,
+      max_length: PROMPT_INPUT_MAX,
+      placeholder: { type: 'plain_text', text: 'make the sky purple' },
+      ...(context.initialPrompt ? { initial_value: truncate(plainTextOf(context.initialPrompt), PROMPT_INPUT_MAX) } : {}),
+    },
+  });
+  for (const select of SELECTS) {
+    blocks.push({
+      type: 'input',
+      block_id: select.block,
+      label: { type: 'plain_text', text: select.label },
+      element: {
+        type: 'static_select',
+        action_id: 'value',
+        options: select.values.map(option),
+        initial_option: option(select.initial),
+      },
+    });
+  }
+  return {
+    type: 'modal',
+    callback_id: EDIT_VIEW_ID,
+    title: { type: 'plain_text', text: 'Edit image' },
+    submit: { type: 'plain_text', text: 'Edit' },
+    close: { type: 'plain_text', text: 'Cancel' },
+    private_metadata: metadata,
+    blocks,
+  };
+}
+
+export type EditSubmission =
+  | { ok: true; context: EditContext; prompt: string; options: JobOptions; files: SlackFileRef[] }
+  | { ok: false; errors: Record<string, string> };
+
+type StateValues = Record<string, Record<string, { value?: string | null; selected_option?: { value?: string } | null; files?: unknown[] }>>;
+
+/**
+ * Reads a submitted edit modal and checks it (prompt, options against the
+ * spec, image count, size and declared type) so Slack can show an error next
+ * to the field before anything is downloaded or spent.
+ */
+export function readEditSubmission(view: { private_metadata?: string; state?: { values?: unknown } }): EditSubmission {
+  let meta: z.output<typeof EditContextSchema>;
+  try {
+    meta = EditContextSchema.parse(JSON.parse(view.private_metadata ?? ''));
+  } catch {
+    return { ok: false, errors: { prompt: 'This form is out of date; close it and start the edit again.' } };
+  }
+  const values = (view.state?.values ?? {}) as StateValues;
+  const text = (block: string) => values[block]?.value?.value ?? '';
+  const selected = (block: string) => values[block]?.value?.selected_option?.value;
+  const errors: Record<string, string> = {};
+
+  const prompt = text('prompt').trim();
+  if (!prompt) errors.prompt = 'Say what should change.';
+
+  const options: Record<string, string | number> = {};
+  for (const select of SELECTS) {
+    const value = selected(select.block);
+    if (value === undefined) continue;
+    if (!(select.values as readonly string[]).includes(value)) errors[select.block] = `Pick one of ${select.values.join(', ')}.`;
+    else options[select.field] = select.field === 'n' ? Number(value) : value;
+  }
+  if (!errors.prompt) {
+    try {
+      checkAgainstSpec(prompt, options);
+    } catch (error) {
+      if (!isSlackInputError(error)) throw error;
+      errors[BLOCK_OF_FLAG[error.flag ?? ''] ?? 'prompt'] = plain(error.message);
+    }
+  }
+
+  const files: SlackFileRef[] = meta.f ? meta.f.map((f) => ({ id: f.id, name: f.n })) : imageFilesOf(values.files?.value?.files);
+  const fileBlock = meta.f ? 'prompt' : 'files';
+  if (!meta.f && Array.isArray(values.files?.value?.files) && values.files.value.files.length > files.length) {
+    errors[fileBlock] = 'Only PNG, JPEG and WebP images can be edited.';
+  } else {
+    try {
+      checkImageFiles(files);
+    } catch (error) {
+      if (!isSlackInputError(error)) throw error;
+      errors[fileBlock] ??= plain(error.message);
+    }
+  }
+  if (Object.keys(errors).length) return { ok: false, errors };
+  return {
+    ok: true,
+    context: { channelId: meta.c, threadTs: meta.t, responseUrl: meta.u, files },
+    prompt,
+    options: options as JobOptions,
+    files,
+  };
+}
+
+/** Modal errors are plain text: drop mrkdwn marks. */
+function plain(text: string): string {
+  return text.replace(/[*`]/g, '');
+}

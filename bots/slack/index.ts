@@ -1,0 +1,7 @@
+/** The Slack surface: start it with `startSlackBot(…)`, configured by `readSlackConfig(process.env)`. */
+export { startSlackBot, type SlackBot, type SlackBotOptions } from './start-slack-bot.js';
+export { readSlackConfig, DEFAULT_SLACK_API_URL, DEFAULT_SLACK_PORT, type SlackConfig, type SlackMode } from './config.js';
+export { DEFAULT_FILE_HOSTS } from './file-hosts.js';
+export type { SlackJobRunner } from './SlackJobs.js';
+export type { ShownEvent } from './SlackJobView.js';
+export { SlackInputError, isSlackInputError, type SlackInputErrorCode } from './SlackInputError.js';

@@ -1,0 +1,46 @@
+import type { App } from '@slack/bolt';
+import { ephemeralVia, respondVia, type BotContext } from '../bot-context.js';
+import { EDIT_VIEW_ID, readEditSubmission } from '../edit-modal.js';
+import { downloadImages } from '../input-images.js';
+import { isSlackInputError } from '../SlackInputError.js';
+
+/**
+ * The submitted edit modal: field errors go back into the modal; otherwise
+ * the modal closes, the images are downloaded from Slack (bot token, Slack's
+ * file hosts only, checked by content) and the edit job starts in the
+ * channel (and thread) the modal came from.
+ */
+export function registerEditView(app: App, context: BotContext): void {
+  app.view(EDIT_VIEW_ID, async ({ ack, view, body }) => {
+    const submission = readEditSubmission(view);
+    if (!submission.ok) {
+      await ack({ response_action: 'errors', errors: submission.errors });
+      return;
+    }
+    await ack();
+    const { context: where, prompt, options, files } = submission;
+    const actor = { userId: body.user.id, userName: body.user.name, teamId: body.team?.id ?? body.user.team_id ?? '', channelId: where.channelId };
+    const notify = where.responseUrl
+      ? respondVia(where.responseUrl, context.logger)
+      : ephemeralVia(context, { channelId: where.channelId, userId: actor.userId, threadTs: where.threadTs });
+    let images;
+    try {
+      images = await downloadImages(files, { client: context.client, token: context.botToken, allowedHosts: context.allowedHosts });
+    } catch (error) {
+      if (!isSlackInputError(error)) throw error;
+      context.logger.info({ code: error.code, user: actor.userId }, 'edit images refused');
+      await notify(error.message);
+      return;
+    }
+    await context.jobs.start({
+      kind: 'edit',
+      prompt,
+      options,
+      images,
+      inputFiles: files.map((f) => ({ id: f.id, name: f.name })),
+      actor,
+      threadTs: where.threadTs,
+      notify,
+    });
+  });
+}

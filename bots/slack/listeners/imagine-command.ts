@@ -1,0 +1,34 @@
+import type { App } from '@slack/bolt';
+import { respondVia, type BotContext } from '../bot-context.js';
+import { parseImagineText, usageText } from '../imagine-text.js';
+import { isSlackInputError } from '../SlackInputError.js';
+
+/**
+ * `/imagine PROMPT [--size WxH] [--quality Q] …`: a bad flag or `help` is
+ * answered privately in the acknowledgement itself; a good request becomes a
+ * job whose message the whole channel sees.
+ */
+export function registerImagineCommand(app: App, context: BotContext): void {
+  app.command(context.commands.imagine, async ({ command, ack }) => {
+    let parsed;
+    try {
+      parsed = parseImagineText(command.text, { example: `${context.commands.imagine} a lighthouse at dusk, watercolor --size 1536x1024` });
+    } catch (error) {
+      if (!isSlackInputError(error)) throw error;
+      await ack({ response_type: 'ephemeral', text: error.message });
+      return;
+    }
+    if (parsed.kind === 'help') {
+      await ack({ response_type: 'ephemeral', text: usageText(context.commands) });
+      return;
+    }
+    await ack();
+    await context.jobs.start({
+      kind: 'generate',
+      prompt: parsed.prompt,
+      options: parsed.options,
+      actor: { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id },
+      notify: respondVia(command.response_url, context.logger),
+    });
+  });
+}

@@ -1,0 +1,90 @@
+import type { App, BlockAction, ButtonAction } from '@slack/bolt';
+import { respondVia, type BotContext } from '../bot-context.js';
+import { editModal } from '../edit-modal.js';
+import { downloadImages } from '../input-images.js';
+import { ACTIONS } from '../render-job.js';
+import { isSlackInputError } from '../SlackInputError.js';
+import { slackErrorCode } from '../SlackJobView.js';
+
+/**
+ * The buttons of a job's message. Each works from its value alone (a job id,
+ * or the id of a request saved in the data folder), so they keep working
+ * after a restart: Cancel stops a queued or running job (its owner or an
+ * admin), Reroll runs the same request again for whoever clicks it, Edit opens
+ * the edit modal on the job's images.
+ */
+export function registerJobButtons(app: App, context: BotContext): void {
+  const actorOf = (body: BlockAction) => ({
+    userId: body.user.id,
+    userName: body.user.name,
+    teamId: body.team?.id ?? body.user.team_id ?? '',
+    channelId: body.channel?.id ?? body.container?.channel_id ?? '',
+  });
+
+  app.action<BlockAction<ButtonAction>>(ACTIONS.cancel, async ({ ack, body, action }) => {
+    await ack();
+    const jobId = action.value ?? '';
+    const requester = context.jobs.requester(actorOf(body));
+    if (context.runner.cancel(jobId, requester)) return;
+    const info = context.runner.get(jobId);
+    const text =
+      !info || (info.status !== 'queued' && info.status !== 'running')
+        ? 'That job is no longer running.'
+        : 'Only the person who started this job, or an admin, can cancel it.';
+    await respondVia(body.response_url, context.logger)(text);
+  });
+
+  app.action<BlockAction<ButtonAction>>(ACTIONS.reroll, async ({ ack, body, action }) => {
+    await ack();
+    const notify = respondVia(body.response_url, context.logger);
+    const request = await context.store.get(action.value ?? '');
+    if (!request) {
+      await notify(`I no longer have the details of that job; start a new one with \`${context.commands.imagine}\`.`);
+      return;
+    }
+    let images;
+    if (request.kind === 'edit') {
+      try {
+        images = await downloadImages(request.inputFiles, { client: context.client, token: context.botToken, allowedHosts: context.allowedHosts });
+      } catch (error) {
+        if (!isSlackInputError(error)) throw error;
+        await notify(error.message);
+        return;
+      }
+    }
+    await context.jobs.start({
+      kind: request.kind,
+      prompt: request.prompt,
+      options: request.options,
+      images,
+      inputFiles: request.inputFiles,
+      actor: { ...actorOf(body), channelId: request.channelId },
+      threadTs: request.threadTs,
+      notify,
+    });
+  });
+
+  app.action<BlockAction<ButtonAction>>(ACTIONS.edit, async ({ ack, body, action, client }) => {
+    await ack();
+    const notify = respondVia(body.response_url, context.logger);
+    const request = await context.store.get(action.value ?? '');
+    if (!request?.outputFiles.length) {
+      await notify('I no longer have the images of that job; use the *Edit image* shortcut on the images instead.');
+      return;
+    }
+    try {
+      await client.views.open({
+        trigger_id: body.trigger_id,
+        view: editModal({
+          channelId: request.channelId,
+          threadTs: request.threadTs ?? request.messageTs,
+          files: request.outputFiles,
+          responseUrl: body.response_url,
+        }),
+      });
+    } catch (error) {
+      context.logger.warn({ code: slackErrorCode(error) }, 'could not open the edit modal');
+      await notify('I could not open the edit form; try again.');
+    }
+  });
+}

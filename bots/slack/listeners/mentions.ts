@@ -1,0 +1,174 @@
+import type { App } from '@slack/bolt';
+import { ephemeralVia, type BotContext } from '../bot-context.js';
+import { parseImagineText, usageText } from '../imagine-text.js';
+import { downloadImages, imageFilesOf, type SlackFileRef } from '../input-images.js';
+import { isSlackInputError } from '../SlackInputError.js';
+import { slackErrorCode } from '../SlackJobView.js';
+import { mentions, withoutMention } from '../slack-text.js';
+
+interface Mention {
+  channelId: string;
+  ts: string;
+  threadTs: string | undefined;
+  userId: string;
+  teamId: string;
+  text: string;
+  files: unknown;
+  /** An `app_mention` event may leave out the message's files. */
+  mayLackFiles: boolean;
+  isDirectMessage: boolean;
+}
+
+/** Keys seen lately, so one message that arrives as both `app_mention` and `message` runs once. */
+class RecentKeys {
+  readonly #seen = new Map<string, number>();
+  constructor(
+    readonly max: number,
+    readonly ttlMs: number,
+  ) {}
+
+  /** True the first time a key is seen (within the time kept). */
+  add(key: string): boolean {
+    const now = Date.now();
+    for (const [k, at] of this.#seen) {
+      if (this.#seen.size <= this.max && now - at < this.ttlMs) break;
+      this.#seen.delete(k);
+    }
+    if (this.#seen.has(key)) return false;
+    this.#seen.set(key, now);
+    return true;
+  }
+}
+
+/**
+ * "@Pictor make the sky purple" in a message with images edits those images;
+ * in a thread without its own images it edits the latest images of the thread
+ * (Pictor's results included); with no image in reach it makes a new image.
+ * In a direct message no mention is needed. Slack sends the `message` event
+ * (which carries a file share's files) and an `app_mention` (which may not);
+ * whichever comes first handles the message, looking its files up when needed.
+ */
+export function registerMentions(app: App, context: BotContext): void {
+  const seen = new RecentKeys(2000, 15 * 60_000);
+
+  app.event('app_mention', async ({ event, body }) => {
+    if (!event.user || (event as { bot_id?: string }).bot_id) return;
+    await handle({
+      channelId: event.channel,
+      ts: event.ts,
+      threadTs: event.thread_ts,
+      userId: event.user,
+      teamId: (body as { team_id?: string }).team_id ?? event.team ?? '',
+      text: event.text,
+      files: (event as { files?: unknown }).files,
+      mayLackFiles: true,
+      isDirectMessage: false,
+    });
+  });
+
+  app.message(async ({ message, body }) => {
+    const m = message as {
+      subtype?: string;
+      bot_id?: string;
+      user?: string;
+      text?: string;
+      ts: string;
+      thread_ts?: string;
+      channel: string;
+      channel_type?: string;
+      files?: unknown;
+      team?: string;
+    };
+    if ((m.subtype && m.subtype !== 'file_share') || m.bot_id || !m.user) return;
+    const isDirectMessage = m.channel_type === 'im';
+    if (!isDirectMessage && !mentions(m.text ?? '', context.botUserId)) return;
+    await handle({
+      channelId: m.channel,
+      ts: m.ts,
+      threadTs: m.thread_ts,
+      userId: m.user,
+      teamId: (body as { team_id?: string }).team_id ?? m.team ?? '',
+      text: m.text ?? '',
+      files: m.files,
+      mayLackFiles: false,
+      isDirectMessage,
+    });
+  });
+
+  async function handle(mention: Mention): Promise<void> {
+    if (!seen.add(`${mention.channelId}:${mention.ts}`)) return;
+    const { botUserId } = context;
+    const notify = ephemeralVia(context, { channelId: mention.channelId, userId: mention.userId, threadTs: mention.threadTs ?? mention.ts });
+    const text = withoutMention(mention.text, botUserId);
+    let parsed;
+    try {
+      parsed = parseImagineText(text, { example: '@Pictor make the sky purple --size 1536x1024' });
+    } catch (error) {
+      if (!isSlackInputError(error)) throw error;
+      await notify(error.message);
+      return;
+    }
+    if (parsed.kind === 'help') {
+      await notify(usageText(context.commands));
+      return;
+    }
+    let files = imageFilesOf(mention.files);
+    if (files.length === 0 && mention.mayLackFiles) files = await filesOfMessage(mention);
+    if (files.length === 0 && mention.threadTs) files = await latestImagesOfThread(mention);
+    const actor = { userId: mention.userId, teamId: mention.teamId, channelId: mention.channelId };
+    const threadTs = mention.isDirectMessage ? mention.threadTs : (mention.threadTs ?? mention.ts);
+    if (files.length === 0) {
+      await context.jobs.start({ kind: 'generate', prompt: parsed.prompt, options: parsed.options, actor, threadTs, notify });
+      return;
+    }
+    let images;
+    try {
+      images = await downloadImages(files, { client: context.client, token: context.botToken, allowedHosts: context.allowedHosts });
+    } catch (error) {
+      if (!isSlackInputError(error)) throw error;
+      context.logger.info({ code: error.code, user: mention.userId }, 'mention images refused');
+      await notify(error.message);
+      return;
+    }
+    await context.jobs.start({
+      kind: 'edit',
+      prompt: parsed.prompt,
+      options: parsed.options,
+      images,
+      inputFiles: files.map((f) => ({ id: f.id, name: f.name })),
+      actor,
+      threadTs,
+      notify,
+    });
+  }
+
+  /** The mentioning message's own files, read back from the conversation. */
+  async function filesOfMessage(mention: Mention): Promise<SlackFileRef[]> {
+    try {
+      const inThread = mention.threadTs && mention.threadTs !== mention.ts;
+      const result = inThread
+        ? await context.client.conversations.replies({ channel: mention.channelId, ts: mention.threadTs!, latest: mention.ts, inclusive: true, limit: 200 })
+        : await context.client.conversations.history({ channel: mention.channelId, latest: mention.ts, inclusive: true, limit: 1 });
+      const message = (result.messages ?? []).find((m) => m.ts === mention.ts);
+      return imageFilesOf(message?.files);
+    } catch (error) {
+      context.logger.warn({ code: slackErrorCode(error) }, 'could not read the files of a mention');
+      return [];
+    }
+  }
+
+  /** The images of the latest message before the mention, in its thread, that has any. */
+  async function latestImagesOfThread(mention: Mention): Promise<SlackFileRef[]> {
+    try {
+      const result = await context.client.conversations.replies({ channel: mention.channelId, ts: mention.threadTs!, latest: mention.ts, inclusive: false, limit: 200 });
+      const earlier = (result.messages ?? []).filter((m) => m.ts !== mention.ts && Number(m.ts) < Number(mention.ts));
+      for (const message of earlier.reverse()) {
+        const files = imageFilesOf(message.files);
+        if (files.length) return files;
+      }
+    } catch (error) {
+      context.logger.warn({ code: slackErrorCode(error) }, 'could not read the thread of a mention');
+    }
+    return [];
+  }
+}

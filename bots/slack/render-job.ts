@@ -1,0 +1,145 @@
+import type { types } from '@slack/bolt';
+import { DEFAULTS, formatUsd, type PriceQuote } from '../../src/index.js';
+import type { JobOptions } from '../runner/index.js';
+import { FLAGS } from './imagine-text.js';
+import { escapeMrkdwn, truncate } from './slack-text.js';
+
+/** Button action ids. What a button needs is in its value (a job id or a saved request id), never only in memory. */
+export const ACTIONS = {
+  cancel: 'pictor_cancel',
+  reroll: 'pictor_reroll',
+  edit: 'pictor_edit',
+} as const;
+
+export type JobStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+/** Everything the job's message shows. */
+export interface JobViewState {
+  kind: 'generate' | 'edit';
+  prompt: string;
+  options: JobOptions;
+  userId: string;
+  inputCount: number;
+  /** The saved request behind Reroll and Edit. */
+  requestId: string;
+  jobId: string | undefined;
+  status: JobStatus;
+  ahead: number | undefined;
+  /** Preview images posted in the thread so far. */
+  previewsShown: number;
+  completed?: { size: string; quality: string; format: string; cost: PriceQuote; elapsedMs: number; images: number; uploaded: boolean } | undefined;
+  failure?: { message: string; retryable: boolean } | undefined;
+  cancelled?: { byUserId: string; reason: 'requested' | 'shutdown' } | undefined;
+}
+
+export interface RenderedMessage {
+  text: string;
+  blocks: types.KnownBlock[];
+}
+
+const PROMPT_SHOWN_CHARS = 600;
+
+/** The job's one message: who asked for what, the status line, and the buttons that fit the status. */
+export function renderJobMessage(state: JobViewState): RenderedMessage {
+  const what =
+    state.kind === 'edit' ? `asked to edit ${state.inputCount === 1 ? 'an image' : `${state.inputCount} images`}` : 'asked for';
+  const flags = describeOptions(state.options);
+  const header = `<@${state.userId}> ${what}: “${escapeMrkdwn(truncate(state.prompt, PROMPT_SHOWN_CHARS))}”${flags ? `  ${flags}` : ''}`;
+  const status = statusLine(state);
+  const blocks: types.KnownBlock[] = [
+    { type: 'section', block_id: 'request', text: { type: 'mrkdwn', text: header } },
+    { type: 'context', block_id: 'status', elements: [{ type: 'mrkdwn', text: status }] },
+  ];
+  const buttons = buttonsFor(state);
+  if (buttons.length) blocks.push({ type: 'actions', block_id: 'job_actions', elements: buttons });
+  return { text: `Pictor: ${plainStatus(state)}`, blocks };
+}
+
+/** `size · quality · format · cost · time`, for the message and the images' comment. */
+export function summaryOf(done: NonNullable<JobViewState['completed']>): string {
+  return [done.size, done.quality, done.format, costText(done.cost), elapsedText(done.elapsedMs)].join(' · ');
+}
+
+export function costText(cost: PriceQuote): string {
+  return cost.basis === 'table' ? formatUsd(cost.totalUsd) : `up to ${formatUsd(cost.totalUsd)} (estimate)`;
+}
+
+export function elapsedText(ms: number): string {
+  const seconds = ms / 1000;
+  if (seconds < 10) return `${seconds.toFixed(1)} s`;
+  if (seconds < 60) return `${Math.round(seconds)} s`;
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes} min ${Math.round(seconds - minutes * 60)} s`;
+}
+
+function statusLine(state: JobViewState): string {
+  switch (state.status) {
+    case 'queued':
+      return state.ahead ? `:hourglass_flowing_sand: Queued, ${state.ahead} ahead` : ':hourglass_flowing_sand: Queued, next up';
+    case 'running':
+      return state.previewsShown > 0
+        ? `:art: Drawing… preview ${state.previewsShown} is in the thread`
+        : ':art: Drawing…';
+    case 'completed': {
+      const done = state.completed!;
+      return done.uploaded
+        ? `:white_check_mark: Done · ${summaryOf(done)} · ${done.images === 1 ? 'the image is' : `${done.images} images are`} in the thread`
+        : `:warning: The ${done.images === 1 ? 'image was' : 'images were'} made (${summaryOf(done)}) but could not be posted to Slack; press Reroll to try again.`;
+    }
+    case 'failed':
+      return `:warning: ${escapeMrkdwn(state.failure?.message ?? 'The job failed.')}`;
+    case 'cancelled':
+      return state.cancelled?.reason === 'shutdown'
+        ? ':no_entry_sign: Stopped because the bot restarted; press Reroll to run it again.'
+        : `:no_entry_sign: Cancelled by <@${state.cancelled?.byUserId ?? state.userId}>`;
+  }
+}
+
+function plainStatus(state: JobViewState): string {
+  switch (state.status) {
+    case 'queued':
+      return state.ahead ? `queued, ${state.ahead} ahead` : 'queued';
+    case 'running':
+      return 'drawing…';
+    case 'completed':
+      return state.completed?.uploaded ? `done (${summaryOf(state.completed)})` : 'made, but could not post the images';
+    case 'failed':
+      return `failed: ${state.failure?.message ?? ''}`;
+    case 'cancelled':
+      return 'cancelled';
+  }
+}
+
+function buttonsFor(state: JobViewState): types.Button[] {
+  const button = (actionId: string, text: string, value: string, style?: 'primary' | 'danger'): types.Button => ({
+    type: 'button',
+    action_id: actionId,
+    text: { type: 'plain_text', text, emoji: true },
+    value,
+    ...(style ? { style } : {}),
+  });
+  switch (state.status) {
+    case 'queued':
+    case 'running':
+      return state.jobId ? [button(ACTIONS.cancel, 'Cancel', state.jobId, 'danger')] : [];
+    case 'completed':
+      return state.completed?.uploaded
+        ? [button(ACTIONS.reroll, 'Reroll', state.requestId), button(ACTIONS.edit, 'Edit', state.requestId, 'primary')]
+        : [button(ACTIONS.reroll, 'Reroll', state.requestId)];
+    case 'failed':
+      return [button(ACTIONS.reroll, state.failure?.retryable ? 'Try again' : 'Reroll', state.requestId)];
+    case 'cancelled':
+      return [button(ACTIONS.reroll, 'Reroll', state.requestId)];
+  }
+}
+
+/** The options that differ from the spec's defaults, as the flags that set them: `--size 1536x1024 --n 2`. */
+export function describeOptions(options: JobOptions): string {
+  const defaults: Record<string, unknown> = { ...DEFAULTS };
+  const parts: string[] = [];
+  for (const [flag, spec] of Object.entries(FLAGS)) {
+    const value = (options as Record<string, unknown>)[spec.field];
+    if (value !== undefined && value !== defaults[spec.field]) parts.push(`\`--${flag} ${String(value)}\``);
+  }
+  return parts.join(' ');
+}

@@ -1,0 +1,180 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { App, webApi } from '@slack/bolt';
+import { scrubSecrets, ValidationError, type LoggerLike } from '../../src/index.js';
+import type { BotContext } from './bot-context.js';
+import { boltLoggerFor } from './bolt-logger.js';
+import { ChannelWriter } from './ChannelWriter.js';
+import { DEFAULT_SLACK_API_URL, type SlackMode } from './config.js';
+import { DEFAULT_FILE_HOSTS, parseFileHost } from './file-hosts.js';
+import { registerEditEntryPoints } from './listeners/edit-entry-points.js';
+import { registerEditView } from './listeners/edit-view.js';
+import { registerImagineCommand } from './listeners/imagine-command.js';
+import { registerJobButtons } from './listeners/job-buttons.js';
+import { registerMentions } from './listeners/mentions.js';
+import { RequestStore } from './RequestStore.js';
+import { SlackJobs, type SlackJobRunner } from './SlackJobs.js';
+import { slackErrorCode, type ShownEvent } from './SlackJobView.js';
+
+export interface SlackBotOptions {
+  botToken: string;
+  /** Socket Mode's app-level token (`xapp-…`, scope connections:write). */
+  appToken?: string | undefined;
+  /** HTTP mode's signing secret: Bolt's receiver refuses forged and stale (over 5 minutes) requests with it. */
+  signingSecret?: string | undefined;
+  /** `socket` (default: no public URL needed) or `http`. */
+  mode?: SlackMode | undefined;
+  /** HTTP mode: where to listen. Default 3000; 0 picks a free port. */
+  port?: number | undefined;
+  host?: string | undefined;
+  /** Slack's Web API (and Socket Mode's apps.connections.open). Default https://slack.com/api/; GovSlack has its own. */
+  apiUrl?: string | undefined;
+  /** The shared job runner (one per process, shared with the Discord bot). */
+  runner: SlackJobRunner;
+  /** Where the Slack bot keeps what its buttons need (`<dataDir>/slack/`). */
+  dataDir: string;
+  /** Hosts the bot token may be sent to for downloads. Default Slack's file hosts. */
+  allowedFileHosts?: readonly string[] | undefined;
+  /** Slack user ids that may cancel anyone's job in their workspace. */
+  adminUserIds?: readonly string[] | undefined;
+  logger: LoggerLike;
+  /** Least time between two writes to one channel. Default 1000 ms (Slack's ~1 message per second per channel). */
+  channelWriteIntervalMs?: number | undefined;
+  /** Command names, as in the app manifest. */
+  commands?: { imagine?: string | undefined; edit?: string | undefined } | undefined;
+  /** Called when a job update has become visible in Slack (for measurements). */
+  onUpdateShown?: ((event: ShownEvent) => void) | undefined;
+}
+
+export interface SlackBot {
+  app: App;
+  /** HTTP mode: the events URL to give Slack (Request URL of commands, interactivity and events). */
+  url?: string | undefined;
+  botUserId: string;
+  teamId: string;
+  /** Stops receiving, then waits (up to 10 s) for pending Slack writes. The runner is the caller's to shut down. */
+  stop(): Promise<void>;
+}
+
+const DEFAULT_CHANNEL_WRITE_INTERVAL_MS = 1000;
+const WEB_API_TIMEOUT_MS = 60_000;
+const STOP_DRAIN_MS = 10_000;
+
+/**
+ * Starts the Slack surface: a Bolt app over Socket Mode or HTTP whose
+ * listeners turn `/imagine`, `/imagine-edit`, the "Edit image" shortcut,
+ * mentions and the job buttons into runner jobs, and render each job's
+ * updates in Slack.
+ */
+export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot> {
+  const mode = options.mode ?? 'socket';
+  const secrets = [options.botToken, options.appToken, options.signingSecret];
+  if (mode === 'socket' && !options.appToken) throw new ValidationError('appToken', 'Socket Mode needs an app-level token (SLACK_APP_TOKEN)');
+  if (mode === 'http' && !options.signingSecret) throw new ValidationError('signingSecret', 'HTTP mode needs the signing secret (SLACK_SIGNING_SECRET)');
+  const allowedHosts = (options.allowedFileHosts ?? DEFAULT_FILE_HOSTS).map((entry) => {
+    try {
+      return parseFileHost(entry);
+    } catch (error) {
+      throw new ValidationError('allowedFileHosts', (error as Error).message);
+    }
+  });
+  const logger = options.logger;
+  const boltLogger = boltLoggerFor(logger, secrets);
+  const clientOptions: webApi.WebClientOptions = {
+    slackApiUrl: options.apiUrl ?? DEFAULT_SLACK_API_URL,
+    retryConfig: webApi.retryPolicies.fiveRetriesInFiveMinutes,
+    timeout: WEB_API_TIMEOUT_MS,
+  };
+
+  const auth = await checkToken(options.botToken, clientOptions, boltLogger, secrets);
+  const store = new RequestStore({ dataDir: options.dataDir });
+  await store.open();
+
+  const app =
+    mode === 'socket'
+      ? new App({ token: options.botToken, appToken: options.appToken, socketMode: true, clientOptions, logger: boltLogger })
+      : new App({ token: options.botToken, signingSecret: options.signingSecret, clientOptions, logger: boltLogger, processBeforeResponse: false });
+
+  const writer = new ChannelWriter({ intervalMs: options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS });
+  const jobs = new SlackJobs({
+    runner: options.runner,
+    client: app.client,
+    writer,
+    store,
+    adminUserIds: options.adminUserIds ?? [],
+    logger,
+    onShown: options.onUpdateShown,
+  });
+  const context: BotContext = {
+    jobs,
+    runner: options.runner,
+    store,
+    writer,
+    client: app.client,
+    botUserId: auth.botUserId,
+    botToken: options.botToken,
+    allowedHosts,
+    logger,
+    commands: { imagine: options.commands?.imagine ?? '/imagine', edit: options.commands?.edit ?? '/imagine-edit' },
+  };
+  registerImagineCommand(app, context);
+  registerEditEntryPoints(app, context);
+  registerEditView(app, context);
+  registerJobButtons(app, context);
+  registerMentions(app, context);
+  app.error(async (error) => {
+    logger.error({ code: error.code, slackError: slackErrorCode((error as { original?: unknown }).original ?? error), message: scrubSecrets(error.message, secrets) }, 'a Slack listener failed');
+  });
+
+  let url: string | undefined;
+  if (mode === 'socket') {
+    await app.start();
+    logger.info({ team: auth.teamId, botUserId: auth.botUserId }, 'Slack bot connected over Socket Mode');
+  } else {
+    const server = (await app.start({ port: options.port ?? 3000, ...(options.host ? { host: options.host } : {}) })) as Server;
+    const address = server.address() as AddressInfo;
+    const host = !options.host || options.host === '0.0.0.0' || options.host === '::' ? 'localhost' : options.host;
+    url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}/slack/events`;
+    logger.info({ team: auth.teamId, botUserId: auth.botUserId, port: address.port }, 'Slack bot listening over HTTP');
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    app,
+    url,
+    botUserId: auth.botUserId,
+    teamId: auth.teamId,
+    stop: () =>
+      (stopping ??= (async () => {
+        try {
+          await app.stop();
+        } catch (error) {
+          logger.warn({ err: scrubSecrets(String(error), secrets) }, 'the Slack receiver did not stop cleanly');
+        }
+        await writer.idle(STOP_DRAIN_MS);
+      })()),
+  };
+}
+
+/** auth.test with few retries, so a wrong token or API address fails at start with a clear message. */
+async function checkToken(
+  token: string,
+  clientOptions: webApi.WebClientOptions,
+  logger: ReturnType<typeof boltLoggerFor>,
+  secrets: readonly (string | undefined)[],
+): Promise<{ botUserId: string; teamId: string }> {
+  const client = new webApi.WebClient(token, { ...clientOptions, retryConfig: { retries: 1, minTimeout: 500, maxTimeout: 1000 }, logger });
+  try {
+    const result = await client.auth.test();
+    if (!result.user_id || !result.team_id) throw new Error('auth.test gave no user or team');
+    return { botUserId: result.user_id, teamId: result.team_id };
+  } catch (error) {
+    const code = slackErrorCode(error);
+    throw new Error(
+      code === 'invalid_auth' || code === 'not_authed' || code === 'account_inactive' || code === 'token_revoked'
+        ? `Slack did not accept the bot token (${code}); check SLACK_BOT_TOKEN`
+        : `could not reach Slack's Web API at ${clientOptions.slackApiUrl} (${scrubSecrets(code ?? String(error), secrets)}); check SLACK_API_URL`,
+      { cause: error },
+    );
+  }
+}

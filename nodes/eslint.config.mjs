@@ -1,0 +1,53 @@
+// n8n's community-node lint rules (the self-hosted set: runtime dependencies are
+// allowed, since the node needs bottleneck and the core client), laid out like
+// @n8n/node-cli's own config.
+import js from '@eslint/js';
+import { n8nCommunityNodesPlugin } from '@n8n/eslint-plugin-community-nodes';
+import n8nNodesBase from 'eslint-plugin-n8n-nodes-base';
+import tseslint from 'typescript-eslint';
+
+const community = n8nCommunityNodesPlugin.configs.recommendedWithoutN8nCloudSupport;
+const selfHosted = {
+  // A self-hosted package: bottleneck, undici, zod and eventsource-parser are real dependencies.
+  '@n8n/community-nodes/no-runtime-dependencies': 'off',
+};
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'scripts/'] },
+  {
+    files: ['**/*.ts'],
+    extends: [js.configs.recommended, tseslint.configs.recommended, community],
+    rules: { ...selfHosted, 'no-console': 'error' },
+  },
+  {
+    files: ['package.json'],
+    extends: [community],
+    plugins: { 'n8n-nodes-base': n8nNodesBase },
+    rules: { ...n8nNodesBase.configs.community.rules, ...selfHosted },
+    languageOptions: { parser: tseslint.parser, parserOptions: { extraFileExtensions: ['.json'] } },
+  },
+  {
+    files: ['credentials/**/*.ts'],
+    plugins: { 'n8n-nodes-base': n8nNodesBase },
+    rules: {
+      ...n8nNodesBase.configs.credentials.rules,
+      'n8n-nodes-base/cred-class-field-documentation-url-miscased': 'off',
+      'n8n-nodes-base/cred-class-field-type-options-password-missing': 'off',
+    },
+  },
+  {
+    files: ['nodes/**/*.ts'],
+    plugins: { 'n8n-nodes-base': n8nNodesBase },
+    rules: {
+      ...n8nNodesBase.configs.nodes.rules,
+      'n8n-nodes-base/node-class-description-inputs-wrong-regular-node': 'off',
+      'n8n-nodes-base/node-class-description-outputs-wrong': 'off',
+      'n8n-nodes-base/node-param-type-options-max-value-present': 'off',
+    },
+  },
+  {
+    // Defaults here come from the core's spec constants (src/spec), not literals; this rule reads only literals.
+    files: ['nodes/PictorImage/node-properties.ts'],
+    rules: { 'n8n-nodes-base/node-param-default-wrong-for-boolean': 'off' },
+  },
+);

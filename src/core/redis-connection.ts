@@ -1,0 +1,136 @@
+import { Redis } from 'ioredis';
+import { ConnectionError } from './errors.js';
+import { redactRedisUrl, redisUrlSecrets } from './redis-url.js';
+
+/** Any logger with pino's call shape (a pino logger or a child of one fits). */
+export interface RedisLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+/** Redis could not be reached (or refused us) when a process started. Its message and `url` never hold the password. */
+export class RedisUnavailableError extends ConnectionError {
+  constructor(url: string, reason: string) {
+    const where = redactRedisUrl(url);
+    super(`cannot use Redis at ${where}: ${reason}. Start Redis, fix REDIS_URL, or unset REDIS_URL to run this process on its own`, { url: where });
+  }
+}
+
+export interface ConnectRedisOptions {
+  /** Longest wait for the first connection and its first answer. Default 5000 ms. */
+  connectTimeoutMs?: number | undefined;
+  /** Told once when the connection is lost and once when it is back. */
+  logger?: RedisLogger | undefined;
+  /** Shown by Redis's CLIENT LIST. */
+  name?: string | undefined;
+}
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+const CLOSE_TIMEOUT_MS = 2000;
+
+/**
+ * Connects to Redis and fails fast: rejects with RedisUnavailableError when
+ * the server cannot be reached, refuses the credentials or does not answer
+ * within `connectTimeoutMs`. Once connected, the client never gives up: if the
+ * connection is lost later, commands wait and are sent when it is back.
+ */
+export async function connectRedis(url: string, options: ConnectRedisOptions = {}): Promise<Redis> {
+  const timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const secrets = redisUrlSecrets(url);
+  let redis: Redis;
+  try {
+    redis = new Redis(url, {
+      lazyConnect: true,
+      connectTimeout: timeoutMs,
+      // After the first connection, commands wait for a lost connection to come back instead of failing.
+      maxRetriesPerRequest: null,
+      enableOfflineQueue: true,
+      retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
+      connectionName: options.name,
+    });
+  } catch (error) {
+    throw new RedisUnavailableError(url, scrub(messageOf(error), secrets));
+  }
+  let firstError: unknown;
+  const onStartError = (error: unknown) => {
+    firstError ??= error;
+  };
+  redis.on('error', onStartError);
+  try {
+    await withTimeout(redis.connect(), timeoutMs, `no connection within ${timeoutMs} ms`);
+    await withTimeout(redis.ping(), timeoutMs, `no answer within ${timeoutMs} ms`);
+  } catch (error) {
+    redis.disconnect();
+    // ioredis errors can carry the AUTH command's arguments: only a scrubbed message leaves here.
+    throw new RedisUnavailableError(url, scrub(messageOf(firstError ?? error), secrets));
+  }
+  redis.off('error', onStartError);
+  // Copies made with `duplicate()` (bottleneck's subscriber is one) must connect on their own.
+  redis.options.lazyConnect = false;
+  watchConnection(redis, url, secrets, options.logger);
+  return redis;
+}
+
+/** Connects, asks for a PONG and disconnects: the start-up check. Rejects with RedisUnavailableError. */
+export async function checkRedis(url: string, options: Omit<ConnectRedisOptions, 'logger'> = {}): Promise<void> {
+  const redis = await connectRedis(url, options);
+  await closeRedis(redis);
+}
+
+/** Quits politely, or drops the connection if Redis does not answer in time (it may be the one that is gone). */
+export async function closeRedis(redis: Redis, timeoutMs = CLOSE_TIMEOUT_MS): Promise<void> {
+  if (redis.status === 'end') return;
+  try {
+    await withTimeout(redis.quit(), timeoutMs, 'quit timed out');
+  } catch {
+    redis.disconnect();
+  }
+}
+
+/** Logs a lost connection once and its return once; keeps an error listener so ioredis never prints on its own. */
+function watchConnection(redis: Redis, url: string, secrets: readonly string[], logger: RedisLogger | undefined): void {
+  const where = redactRedisUrl(url);
+  let lost = false;
+  redis.on('error', (error: unknown) => {
+    if (lost || !logger) return;
+    lost = true;
+    logger.warn({ redis: where, reason: scrub(messageOf(error), secrets) }, 'lost the Redis connection; shared limits wait for it to come back');
+  });
+  redis.on('reconnecting', () => {
+    if (lost || !logger) return;
+    lost = true;
+    logger.warn({ redis: where }, 'lost the Redis connection; shared limits wait for it to come back');
+  });
+  redis.on('ready', () => {
+    if (!lost) return;
+    lost = false;
+    logger?.info({ redis: where }, 'the Redis connection is back');
+  });
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+function scrub(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (secret.length > 0) out = out.split(secret).join('***');
+  return out;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(message)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,99 @@
+import Bottleneck from 'bottleneck';
+import { Redis } from 'ioredis';
+import { ImageLimiter } from './image-limiter.js';
+import { RedisCoordinator } from './RedisCoordinator.js';
+import type { RedisConfig } from './redis-config.js';
+import { closeRedis, connectRedis, type RedisLogger } from './redis-connection.js';
+
+export interface CreateImageLimiterOptions {
+  /** Images per minute for the account; undefined means no pacing (429s still pause everyone). */
+  imagesPerMinute?: number | undefined;
+  /** Requests in flight at once, across every process sharing the limiter. Default 4. */
+  maxConcurrent?: number | undefined;
+  /** From `readRedisConfig(env)`. Undefined: a limiter for this process alone. */
+  redis?: RedisConfig | undefined;
+  /**
+   * Shared only: longest time one request holds its slot (bottleneck's job
+   * `expiration`), which is also how long a process that died can keep the
+   * slots it held. A request that runs longer keeps running and gets its
+   * result; its slot is simply counted free. Default 5 minutes.
+   */
+  leaseMs?: number | undefined;
+  /** Shared only: how often each process looks at the shared state (bottleneck's heartbeat). Default 100 ms. */
+  heartbeatMs?: number | undefined;
+  /** Shared only: how long to wait for Redis at start. Default 5000 ms. */
+  connectTimeoutMs?: number | undefined;
+  /** Shared only: tells when the Redis connection is lost and back, and other Redis trouble. */
+  logger?: RedisLogger | undefined;
+}
+
+export const DEFAULT_LEASE_MS = 5 * 60_000;
+export const DEFAULT_HEARTBEAT_MS = 100;
+/** See `headroomImages`: the shared bucket refills on a grid, the service's continuously. */
+const SHARED_HEADROOM_IMAGES = 1;
+
+/**
+ * The one place a surface (CLI, bots, n8n node) makes its limiter.
+ *
+ * Without `redis` it is today's in-process limiter. With `redis`, every process
+ * given the same URL and prefix shares one limiter through bottleneck's own
+ * Redis clustering (`Bottleneck.IORedisConnection`): one bucket of images per
+ * minute weighted by `n`, one count of requests in flight, one 429 pause, and
+ * one queue for positions. Rejects with RedisUnavailableError when Redis cannot
+ * be reached at start; a connection lost later makes requests wait, not fail.
+ */
+export async function createImageLimiter(options: CreateImageLimiterOptions = {}): Promise<ImageLimiter> {
+  const { imagesPerMinute, maxConcurrent, redis: config } = options;
+  if (!config) return new ImageLimiter({ imagesPerMinute, maxConcurrent });
+
+  const logger = options.logger;
+  const client = await connectRedis(config.url, { connectTimeoutMs: options.connectTimeoutMs, logger, name: `pictor-limiter:${config.prefix}` });
+  const connection = new Bottleneck.IORedisConnection({ Redis, client });
+  const reportError = logger ? rateLimitedReporter(logger) : undefined;
+  connection.on('error', (error: unknown) => reportError?.(error));
+  const coordinator = new RedisCoordinator({
+    redis: client,
+    prefix: config.prefix,
+    onError: reportError,
+    onClose: async () => {
+      // The connection's `disconnect` quits both of its clients (commands and subscriber); if Redis is
+      // gone and does not answer, drop them instead of waiting for ever.
+      const quit = connection.disconnect(true).then(() => true);
+      const quitInTime = await Promise.race([quit, new Promise<boolean>((resolve) => setTimeout(resolve, 2000, false).unref())]);
+      if (!quitInTime) await connection.disconnect(false);
+      await closeRedis(client);
+    },
+  });
+  const limiter = new ImageLimiter({
+    id: config.prefix,
+    imagesPerMinute,
+    maxConcurrent,
+    coordinator,
+    headroomImages: SHARED_HEADROOM_IMAGES,
+    leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
+    onDatastoreError: reportError,
+    bottleneck: {
+      datastore: 'ioredis',
+      connection,
+      heartbeatInterval: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    },
+  });
+  try {
+    await limiter.ready();
+  } catch (error) {
+    await limiter.stop().catch(() => undefined);
+    throw error;
+  }
+  return limiter;
+}
+
+/** Logs Redis trouble at most once every 10 s, so an outage does not flood the log. */
+function rateLimitedReporter(logger: RedisLogger): (error: unknown) => void {
+  let last = 0;
+  return (error) => {
+    const now = Date.now();
+    if (now - last < 10_000) return;
+    last = now;
+    logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'the shared limiter hit a Redis error; requests wait and retry');
+  };
+}

@@ -1,0 +1,131 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEV_API_KEY, createEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
+import { PictorClient, type LoggerLike } from '../../../src/index.js';
+import { startDiscordBot, type DiscordBot, type StartDiscordBotOptions } from '../../../bots/discord/index.js';
+import { FileQuotaStore, JobRunner, type SpendLimits } from '../../../bots/runner/index.js';
+import { FakeDiscord, buttonsOf, type FakeDiscordOptions, type FakeInteraction, type FakeMessage } from '../../fakes/discord/FakeDiscord.js';
+
+/** A logger that keeps every entry, so a test can check that no secret was ever logged. */
+export class RecordingLogger implements LoggerLike {
+  readonly entries: { level: string; obj: object; msg: string | undefined }[] = [];
+  debug(obj: object, msg?: string): void {
+    this.entries.push({ level: 'debug', obj, msg });
+  }
+  info(obj: object, msg?: string): void {
+    this.entries.push({ level: 'info', obj, msg });
+  }
+  warn(obj: object, msg?: string): void {
+    this.entries.push({ level: 'warn', obj, msg });
+  }
+  error(obj: object, msg?: string): void {
+    this.entries.push({ level: 'error', obj, msg });
+  }
+  /** Every entry as text (errors with their messages and stacks). */
+  text(): string {
+    return this.entries.map((e) => JSON.stringify(e.obj, (_k, v: unknown) => (v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v)) + (e.msg ?? '')).join('\n');
+  }
+}
+
+export interface HarnessOptions {
+  limits?: SpendLimits;
+  partialImages?: number;
+  emulator?: EmulatorOptions;
+  discord?: FakeDiscordOptions;
+  bot?: Partial<Omit<StartDiscordBotOptions, 'runner' | 'logger' | 'dataDir' | 'token'>>;
+  /** The client's retries of 5xx/429 upstream. Default 0, so failures show at once. */
+  maxRetries?: number;
+}
+
+/**
+ * The real discord.js client (inside startDiscordBot) logged in to a fake
+ * Discord, a real JobRunner over a real PictorClient, and the emulator, all on
+ * 127.0.0.1. `restart()` replaces the bot and runner, keeping the data folder.
+ */
+export class DiscordHarness {
+  readonly logger = new RecordingLogger();
+  bot!: DiscordBot;
+  runner!: JobRunner;
+  #quotaStore!: FileQuotaStore;
+  #closeEmulator!: () => Promise<void>;
+
+  private constructor(
+    readonly discord: FakeDiscord,
+    readonly emulator: Emulator,
+    readonly emulatorUrl: string,
+    readonly dataDir: string,
+    readonly options: HarnessOptions,
+  ) {}
+
+  static async start(options: HarnessOptions = {}): Promise<DiscordHarness> {
+    const discord = await FakeDiscord.start({ messageRateLimit: { limit: 30, windowMs: 5000 }, heartbeatIntervalMs: 1000, ...options.discord });
+    const emulator = createEmulator({ latencyMs: 150, ...options.emulator });
+    const server = await emulator.listen({ port: 0 });
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-'));
+    const harness = new DiscordHarness(discord, emulator, server.url, dataDir, options);
+    harness.#closeEmulator = server.close;
+    await harness.#startBot();
+    return harness;
+  }
+
+  async #startBot(): Promise<void> {
+    this.#quotaStore = new FileQuotaStore({ dir: this.dataDir });
+    this.runner = new JobRunner({
+      client: new PictorClient({ baseURL: this.emulatorUrl, apiKey: DEV_API_KEY, maxRetries: this.options.maxRetries ?? 0 }),
+      store: this.#quotaStore,
+      limits: this.options.limits ?? {},
+      minUpdateIntervalMs: 5,
+      partialImages: this.options.partialImages ?? 2,
+      logger: this.logger,
+    });
+    this.bot = await startDiscordBot({
+      token: this.discord.botToken,
+      applicationId: this.discord.applicationId,
+      apiBaseUrl: this.discord.apiBaseUrl,
+      runner: this.runner,
+      dataDir: this.dataDir,
+      allowedAttachmentHosts: [this.discord.cdnHost],
+      logger: this.logger,
+      stopGraceMs: 5000,
+      ...this.options.bot,
+    });
+  }
+
+  async #stopBot(): Promise<void> {
+    await this.runner.shutdown({ graceMs: 1000 });
+    await this.bot.stop();
+    await this.#quotaStore.close();
+  }
+
+  /** A new bot process: new client and runner, same data folder. */
+  async restart(): Promise<void> {
+    await this.#stopBot();
+    await this.#startBot();
+  }
+
+  async close(): Promise<void> {
+    await this.#stopBot();
+    await this.discord.close();
+    await this.#closeEmulator();
+    await this.emulator.close();
+    await rm(this.dataDir, { recursive: true, force: true });
+  }
+
+  /** Waits until the interaction's reply has buttons (a final result, failure or cancellation) matching `done`. */
+  finalReply(ix: FakeInteraction, done: (message: FakeMessage) => boolean = (m) => buttonsOf(m).some((b) => /^pictor:(reroll|retry):/.test(b.custom_id)), timeoutMs = 15_000): Promise<FakeMessage> {
+    return this.discord.waitFor(() => {
+      const message = this.discord.original(ix);
+      return message && done(message) ? message : undefined;
+    }, `the final reply of ${ix.kind} ${ix.name}`, timeoutMs);
+  }
+}
+
+export { buttonsOf };
+
+/** The custom_id of the button labelled `label` (throws if there is none). */
+export function buttonId(message: FakeMessage, label: string): string {
+  const button = buttonsOf(message).find((b) => b.label === label);
+  if (!button) throw new Error(`no button "${label}" on message ${message.id} (it has ${buttonsOf(message).map((b) => b.label).join(', ') || 'none'})`);
+  return button.custom_id;
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { PictorClient } from '../../src/index.js';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { startService } from '../../bots/main.js';
+
+describe('npm start', () => {
+  it('with nothing configured, starts the emulator, prints its URL, an example and which variables turn on which surface', async () => {
+    const lines: string[] = [];
+    const service = await startService({ PICTOR_LOG_LEVEL: 'silent' }, (l) => lines.push(l));
+    try {
+      expect(service.emulatorUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const text = lines.join('\n');
+      expect(text).toContain(service.emulatorUrl);
+      expect(text).toContain('npx pictor generate --prompt');
+      expect(text).toContain('DISCORD_TOKEN');
+      expect(text).toContain('SLACK_BOT_TOKEN');
+      const client = new PictorClient({ baseURL: service.emulatorUrl, apiKey: DEV_API_KEY });
+      expect((await client.generate({ prompt: 'it works', quality: 'low' })).data).toHaveLength(1);
+    } finally {
+      await service.stop();
+    }
+  });
+
+  it('refuses to start on a bad setting, naming the variable', async () => {
+    await expect(startService({ PICTOR_MAX_CONCURRENT: 'many' }, () => {})).rejects.toMatchObject({ variable: 'PICTOR_MAX_CONCURRENT' });
+    await expect(startService({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_MODE: 'http' }, () => {})).rejects.toMatchObject({ param: 'SLACK_SIGNING_SECRET' });
+  });
+
+  it('does not start the emulator when an upstream service is configured', async () => {
+    const service = await startService({ PICTOR_BASE_URL: 'http://127.0.0.1:9', PICTOR_API_KEY: 'k', PICTOR_LOG_LEVEL: 'silent' }, () => {});
+    expect(service.emulatorUrl).toBeUndefined();
+    await service.stop();
+  });
+});

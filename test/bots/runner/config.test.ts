@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { readRunnerConfig } from '../../../bots/runner/index.js';
+import { ValidationError } from '../../../src/index.js';
+
+function errorOf(env: NodeJS.ProcessEnv): ValidationError {
+  try {
+    readRunnerConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ValidationError);
+    return error as ValidationError;
+  }
+  throw new Error('expected the environment to be refused');
+}
+
+describe('readRunnerConfig', () => {
+  it('takes the defaults from an empty environment, with no budgets', () => {
+    expect(readRunnerConfig({})).toEqual({
+      dataDir: './.data',
+      limits: { userDailyUsd: undefined, scopeDailyUsd: undefined, userConcurrentJobs: 2, userCooldownSeconds: 0 },
+      partialImages: 2,
+      minUpdateIntervalMs: 1500,
+    });
+  });
+
+  it('reads every variable, treating blank ones as unset', () => {
+    const config = readRunnerConfig({
+      PICTOR_DATA_DIR: '/var/lib/pictor',
+      PICTOR_USER_DAILY_USD: '1.50',
+      PICTOR_SCOPE_DAILY_USD: ' ',
+      PICTOR_USER_CONCURRENT_JOBS: '3',
+      PICTOR_USER_COOLDOWN_SECONDS: '10',
+      PICTOR_PARTIAL_IMAGES: '0',
+      PICTOR_UPDATE_INTERVAL_MS: '800',
+    });
+    expect(config).toEqual({
+      dataDir: '/var/lib/pictor',
+      limits: { userDailyUsd: 1.5, scopeDailyUsd: undefined, userConcurrentJobs: 3, userCooldownSeconds: 10 },
+      partialImages: 0,
+      minUpdateIntervalMs: 800,
+    });
+  });
+
+  it('names the variable and what it takes when a value is wrong', () => {
+    const budget = errorOf({ PICTOR_USER_DAILY_USD: 'ten dollars' });
+    expect(budget.param).toBe('PICTOR_USER_DAILY_USD');
+    expect(budget.message).toBe('PICTOR_USER_DAILY_USD must be a number of US dollars, 0 or more (leave it unset for no limit) (got "ten dollars")');
+    expect(errorOf({ PICTOR_PARTIAL_IMAGES: '4' }).message).toMatch(/^PICTOR_PARTIAL_IMAGES must be a whole number from 0 to 3/);
+    expect(errorOf({ PICTOR_USER_CONCURRENT_JOBS: '0' }).param).toBe('PICTOR_USER_CONCURRENT_JOBS');
+    expect(errorOf({ PICTOR_SCOPE_DAILY_USD: '-1' }).param).toBe('PICTOR_SCOPE_DAILY_USD');
+    expect(errorOf({ PICTOR_USER_COOLDOWN_SECONDS: 'soon' }).param).toBe('PICTOR_USER_COOLDOWN_SECONDS');
+    expect(errorOf({ PICTOR_UPDATE_INTERVAL_MS: '1.5' }).param).toBe('PICTOR_UPDATE_INTERVAL_MS');
+  });
+});

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { describeDuration, describeFailure, JobRefusedError } from '../../../bots/runner/index.js';
+import {
+  AbortedError,
+  ConnectionError,
+  makeAPIError,
+  parseGenerationRequest,
+  StreamBrokenError,
+  TimeoutError,
+  ValidationError,
+} from '../../../src/index.js';
+
+function validationErrorOf(input: unknown): ValidationError {
+  try {
+    parseGenerationRequest(input);
+  } catch (error) {
+    return error as ValidationError;
+  }
+  throw new Error('expected the input to be invalid');
+}
+
+describe('describeFailure', () => {
+  it('names the field and what it accepts for invalid input', () => {
+    const failure = describeFailure(validationErrorOf({ prompt: 'x', n: 11 }));
+    expect(failure).toEqual({ code: 'validation_error', message: 'The n option is not valid: n must be an integer from 1 to 10.', retryable: false });
+  });
+
+  it('says what quality accepts', () => {
+    expect(describeFailure(validationErrorOf({ prompt: 'x', quality: 'ultra' })).message).toBe(
+      'The quality option is not valid: quality must be one of low, medium, high, auto.',
+    );
+  });
+
+  it('maps the service’s error answers to stable codes and sentences that never quote the service', () => {
+    const quota = makeAPIError({ status: 429, body: { error: { message: 'You exceeded your quota, key sk-abc', type: 'insufficient_quota', code: 'insufficient_quota' } } });
+    expect(describeFailure(quota)).toEqual({
+      code: 'quota_exhausted',
+      message: 'The image service account is out of credit; tell the bot’s operator.',
+      retryable: false,
+    });
+    const moderation = makeAPIError({ status: 400, body: { error: { message: 'blocked', type: 'image_generation_user_error', code: 'moderation_blocked' } } });
+    expect(describeFailure(moderation)).toMatchObject({ code: 'moderation_blocked', retryable: false });
+    const badField = makeAPIError({ status: 400, body: { error: { message: 'Invalid value', type: 'invalid_request_error', param: 'size', code: null } } });
+    expect(describeFailure(badField)).toEqual({
+      code: 'bad_request',
+      message: 'The image service rejected the option size; change it and try again.',
+      retryable: false,
+    });
+    for (const error of [quota, moderation, badField]) expect(describeFailure(error).message).not.toContain('sk-abc');
+  });
+
+  it('gives the wait the service asked for when it is busy', () => {
+    const limited = makeAPIError({ status: 429, body: { error: { message: 'slow down', code: 'rate_limit_exceeded' } }, retryAfterMs: 125_000 });
+    expect(describeFailure(limited)).toEqual({ code: 'rate_limited', message: 'The image service is busy right now; try again in about 2 min 5 s.', retryable: true });
+  });
+
+  it('explains timeouts, broken streams and unreachable services as worth retrying', () => {
+    expect(describeFailure(new TimeoutError('idle', 300_000))).toEqual({
+      code: 'timeout',
+      message: 'The image service sent nothing for 5 min, so the job was stopped; try again, perhaps at a lower quality.',
+      retryable: true,
+    });
+    expect(describeFailure(new StreamBrokenError('reset'))).toMatchObject({ code: 'stream_broken', retryable: true });
+    expect(describeFailure(new ConnectionError('could not reach http://10.0.0.1 (ECONNREFUSED)'))).toEqual({
+      code: 'connection_failed',
+      message: 'The bot could not reach the image service; try again in a few minutes.',
+      retryable: true,
+    });
+    expect(describeFailure(new AbortedError())).toMatchObject({ code: 'aborted' });
+  });
+
+  it('hides the details of an unexpected error behind internal_error', () => {
+    const failure = describeFailure(new TypeError("Cannot read properties of undefined (reading 'b64_json')"));
+    expect(failure.code).toBe('internal_error');
+    expect(failure.message).not.toContain('b64_json');
+  });
+
+  it('passes a refusal through with its code', () => {
+    const refusal = new JobRefusedError('user_cooldown', 'You can start one job every 30 s; try again in 12 s.');
+    expect(describeFailure(refusal)).toEqual({ code: 'user_cooldown', message: refusal.message, retryable: true });
+  });
+});
+
+describe('describeDuration', () => {
+  it('rounds up and reads like speech', () => {
+    expect(describeDuration(400)).toBe('1 s');
+    expect(describeDuration(45_000)).toBe('45 s');
+    expect(describeDuration(90_000)).toBe('1 min 30 s');
+    expect(describeDuration(12 * 60_000 - 1)).toBe('12 min');
+    expect(describeDuration((3 * 60 + 12) * 60_000)).toBe('3 h 12 min');
+    expect(describeDuration(2 * 60 * 60_000)).toBe('2 h');
+  });
+});

@@ -1,0 +1,167 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FileQuotaStore, type FileQuotaStoreOptions, type SpendLimits } from '../../../bots/runner/index.js';
+import { useTempDirs } from '../../helpers/runner-harness.js';
+
+const newDir = useTempDirs();
+const open: FileQuotaStore[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+function storeAt(dir: string, options: Partial<FileQuotaStoreOptions> = {}): FileQuotaStore {
+  const store = new FileQuotaStore({ dir, ...options });
+  open.push(store);
+  return store;
+}
+
+const NOON = Date.UTC(2030, 5, 15, 12, 0, 0);
+const HOUR = 60 * 60 * 1000;
+let nextJob = 0;
+
+function reserve(store: FileQuotaStore, usd: number, limits: SpendLimits, now = NOON, user = 'discord:u1', scope = 'discord:g1') {
+  nextJob += 1;
+  const jobId = `job-${nextJob}`;
+  return store.reserve({ jobId, userKey: user, scopeKey: scope, estimateUsd: usd, limits, now }).then((result) => ({ jobId, result }));
+}
+
+describe('FileQuotaStore', () => {
+  it('creates its data folder and keeps spending across a restart', async () => {
+    const dir = join(await newDir(), 'nested', 'data');
+    const first = storeAt(dir);
+    const { jobId, result } = await reserve(first, 0.2, { userDailyUsd: 1 });
+    expect(result).toEqual({ ok: true });
+    await first.settle(jobId, 0.05);
+    await first.close();
+
+    const second = storeAt(dir);
+    expect(await second.spentToday('discord:u1', NOON)).toBeCloseTo(0.05, 9);
+    expect(await second.spentToday('discord:g1', NOON)).toBeCloseTo(0.05, 9);
+    expect(await second.spentToday('discord:u2', NOON)).toBe(0);
+  });
+
+  it('counts a reservation left by a crash until its time to live runs out', async () => {
+    const dir = await newDir();
+    const crashed = storeAt(dir, { reservationTtlMs: 30 * 60_000 });
+    await reserve(crashed, 0.4, { userConcurrentJobs: 1 });
+    // The process dies here: no settle, no release. Every change is already on disk;
+    // close() only lets this same process open the ledger again.
+    await crashed.close();
+
+    const restarted = storeAt(dir, { reservationTtlMs: 30 * 60_000 });
+    expect(await restarted.spentToday('discord:u1', NOON + 60_000)).toBeCloseTo(0.4, 9);
+    const blocked = await reserve(restarted, 0.1, { userConcurrentJobs: 1 }, NOON + 60_000);
+    expect(blocked.result).toMatchObject({ ok: false, code: 'user_concurrency', limit: 1, used: 1 });
+
+    const later = NOON + 31 * 60_000;
+    expect(await restarted.spentToday('discord:u1', later)).toBe(0);
+    expect((await reserve(restarted, 0.1, { userConcurrentJobs: 1 }, later)).result).toEqual({ ok: true });
+  });
+
+  it('still charges the right user when a job settles after its reservation expired', async () => {
+    const store = storeAt(await newDir(), { reservationTtlMs: 1000 });
+    const { jobId } = await reserve(store, 0.3, {});
+    expect(await store.spentToday('discord:u1', NOON + 5000)).toBe(0);
+    await store.settle(jobId, 0.25);
+    expect(await store.spentToday('discord:u1', NOON + 5000)).toBeCloseTo(0.25, 9);
+  });
+
+  it('refuses a reservation that would pass the user budget, with the limit, the amount used and the next UTC midnight', async () => {
+    const store = storeAt(await newDir());
+    await reserve(store, 0.6, { userDailyUsd: 1 });
+    const { result } = await reserve(store, 0.5, { userDailyUsd: 1 });
+    expect(result).toEqual({ ok: false, code: 'budget_user_daily', limit: 1, used: 0.6, resetsAt: Date.UTC(2030, 5, 16) });
+  });
+
+  it('refuses a reservation that would pass the scope budget, counting every user of the scope', async () => {
+    const store = storeAt(await newDir());
+    await reserve(store, 0.6, { scopeDailyUsd: 1 }, NOON, 'slack:a', 'slack:T1');
+    const { result } = await reserve(store, 0.5, { scopeDailyUsd: 1 }, NOON, 'slack:b', 'slack:T1');
+    expect(result).toMatchObject({ ok: false, code: 'budget_scope_daily', used: 0.6 });
+    expect((await reserve(store, 0.5, { scopeDailyUsd: 1 }, NOON, 'slack:b', 'slack:T2')).result).toEqual({ ok: true });
+  });
+
+  it('refuses a reservation within the cooldown, saying when it ends', async () => {
+    const store = storeAt(await newDir());
+    await reserve(store, 0.1, { userCooldownSeconds: 30 });
+    const { result } = await reserve(store, 0.1, { userCooldownSeconds: 30 }, NOON + 10_000);
+    expect(result).toEqual({ ok: false, code: 'user_cooldown', limit: 30, used: 10, resetsAt: NOON + 30_000 });
+    expect((await reserve(store, 0.1, { userCooldownSeconds: 30 }, NOON + 30_000)).result).toEqual({ ok: true });
+  });
+
+  it('frees a concurrency slot when a job is released', async () => {
+    const store = storeAt(await newDir());
+    const { jobId } = await reserve(store, 0.1, { userConcurrentJobs: 1 });
+    expect((await reserve(store, 0.1, { userConcurrentJobs: 1 })).result).toMatchObject({ ok: false, code: 'user_concurrency' });
+    await store.release(jobId);
+    expect(await store.spentToday('discord:u1', NOON)).toBe(0);
+    expect((await reserve(store, 0.1, { userConcurrentJobs: 1 })).result).toEqual({ ok: true });
+  });
+
+  it('starts each UTC day afresh and prunes days older than it keeps', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir, { keepDays: 2 });
+    const { jobId } = await reserve(store, 0.9, { userDailyUsd: 1 });
+    await store.settle(jobId, 0.9);
+    expect((await reserve(store, 0.5, { userDailyUsd: 1 }, NOON + 11 * HOUR)).result).toMatchObject({ ok: false });
+
+    const tomorrow = NOON + 24 * HOUR;
+    const next = await reserve(store, 0.5, { userDailyUsd: 1 }, tomorrow);
+    expect(next.result).toEqual({ ok: true });
+    await store.settle(next.jobId, 0.5);
+    expect(Object.keys(JSON.parse(await readFile(store.path, 'utf8')).spent)).toEqual(['2030-06-15', '2030-06-16']);
+
+    await reserve(store, 0.1, {}, NOON + 48 * HOUR);
+    expect(Object.keys(JSON.parse(await readFile(store.path, 'utf8')).spent)).toEqual(['2030-06-16']);
+  });
+
+  it('lets exactly as many concurrent reservations through as the budget holds', async () => {
+    const store = storeAt(await newDir());
+    const results = await Promise.all(Array.from({ length: 10 }, () => reserve(store, 0.3, { userDailyUsd: 1 })));
+    expect(results.filter((r) => r.result.ok)).toHaveLength(3);
+    expect(await store.spentToday('discord:u1', NOON)).toBeCloseTo(0.9, 9);
+  });
+
+  it('lets exactly one of two reservations racing for the last of a budget through', async () => {
+    const store = storeAt(await newDir());
+    await reserve(store, 0.8, { userDailyUsd: 1 });
+    const [a, b] = await Promise.all([reserve(store, 0.2, { userDailyUsd: 1 }), reserve(store, 0.2, { userDailyUsd: 1 })]);
+    expect([a.result.ok, b.result.ok].sort()).toEqual([false, true]);
+  });
+
+  it('writes atomically: no temporary file is left and the ledger always parses', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => reserve(store, 0.01, {}, NOON, `discord:u${i}`)));
+    expect(await readdir(dir)).toEqual(['quota-ledger.json']);
+    expect(Object.keys(JSON.parse(await readFile(store.path, 'utf8')).reservations)).toHaveLength(20);
+  });
+
+  it('refuses to start on a ledger that is not JSON, naming the file, rather than forgetting what was spent', async () => {
+    const dir = await newDir();
+    await writeFile(join(dir, 'quota-ledger.json'), '{"version": 1, "spent": ');
+    const store = storeAt(dir);
+    await expect(store.spentToday('discord:u1', NOON)).rejects.toThrow(/quota-ledger\.json is not JSON/);
+  });
+
+  it('refuses the same job id twice', async () => {
+    const store = storeAt(await newDir());
+    await store.reserve({ jobId: 'same', userKey: 'discord:u1', scopeKey: 'discord:g1', estimateUsd: 0.1, limits: {}, now: NOON });
+    await expect(
+      store.reserve({ jobId: 'same', userKey: 'discord:u1', scopeKey: 'discord:g1', estimateUsd: 0.1, limits: {}, now: NOON }),
+    ).rejects.toThrow(/already has a reservation/);
+  });
+
+  it('refuses to open a ledger that this process already has open', async () => {
+    const dir = await newDir();
+    storeAt(dir);
+    expect(() => new FileQuotaStore({ dir })).toThrow(/already open in this process/);
+  });
+
+  it('fails every operation after close', async () => {
+    const store = storeAt(await newDir());
+    await store.close();
+    await expect(store.spentToday('discord:u1', NOON)).rejects.toThrow(/closed/);
+  });
+});

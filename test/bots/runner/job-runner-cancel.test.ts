@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import type { JobRunner, JobSpec, Requester } from '../../../bots/runner/index.js';
+import { ImageLimiter } from '../../../src/index.js';
+import { expectOrderedSequence, recordingSink, requester, useRunnerKit, waitUntil } from '../../helpers/runner-harness.js';
+
+const kit = useRunnerKit();
+
+function job(who: Requester, prompt = 'a long winding road'): JobSpec {
+  return { kind: 'generate', prompt, options: { quality: 'low' }, requester: who };
+}
+
+/** A runner whose client sends one request at a time, so a second job waits in the queue. */
+async function oneAtATime(options: { partialImages?: number } = {}): Promise<{ runner: JobRunner; store: import('../../../bots/runner/index.js').FileQuotaStore }> {
+  return kit.runner({ partialImages: options.partialImages ?? 0, clientOptions: { limiter: new ImageLimiter({ maxConcurrent: 1 }) } });
+}
+
+describe('JobRunner cancel', () => {
+  it('cancels a queued job before it is sent: the sink hears it, the service never sees it, the reservation goes back', async () => {
+    kit.emu.emulator.configure({ latencyMs: 800 });
+    const { runner, store } = await oneAtATime();
+    const [alice, bob] = [requester(), requester()];
+    const running = await runner.submit(job(alice, 'first in line'), () => {});
+    const waiting = recordingSink();
+    const queued = await runner.submit(job(bob, 'second in line'), waiting.sink);
+    await waitUntil(() => runner.get(running.id)?.status === 'running' && waiting.types.includes('queued'), 'the second job is queued');
+
+    expect(runner.get(queued.id)?.status).toBe('queued');
+    expect(runner.cancel(queued.id, bob)).toBe(true);
+    const final = await queued.done;
+
+    expect(final).toEqual({ type: 'cancelled', jobId: queued.id, byUserId: bob.userId, reason: 'requested' });
+    expectOrderedSequence(waiting.received.map((r) => r.update));
+    expect(waiting.types).not.toContain('started');
+    expect(await store.spentToday(`discord:${bob.userId}`, Date.now())).toBe(0);
+    expect((await running.done).type).toBe('completed');
+    expect(kit.emu.emulator.requests.map((r) => r.parsed?.prompt)).toEqual(['first in line']);
+  });
+
+  it('cancels a streaming job by closing the upstream connection, so the service stops before the final image', async () => {
+    kit.emu.emulator.configure({ latencyMs: 4000 });
+    const { runner, store } = await kit.runner({ partialImages: 2 });
+    const who = requester();
+    let jobId = '';
+    const rec = recordingSink({
+      onUpdate: (update) => {
+        if (update.type === 'partial') runner.cancel(jobId, who);
+      },
+    });
+
+    const handle = await runner.submit(job(who), rec.sink);
+    jobId = handle.id;
+    const final = await handle.done;
+
+    expect(final.type).toBe('cancelled');
+    expect(rec.types).toEqual(['queued', 'started', 'partial', 'cancelled']);
+    await waitUntil(() => kit.emu.emulator.stats().openStreams === 0, 'the emulator sees the stream closed');
+    expect(kit.emu.emulator.stats().imagesGenerated).toBe(0);
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBe(0);
+    expect(runner.get(handle.id)?.status).toBe('cancelled');
+    expect(runner.activeJobs()).toHaveLength(0);
+  });
+
+  it('lets only the requester or an admin of the same server cancel a job', async () => {
+    kit.emu.emulator.configure({ latencyMs: 3000 });
+    const { runner } = await kit.runner({ partialImages: 0 });
+    const owner = requester({ scopeId: 'guild-a' });
+    const handle = await runner.submit(job(owner), () => {});
+
+    expect(runner.cancel(handle.id, requester({ scopeId: 'guild-a' }))).toBe(false);
+    expect(runner.cancel(handle.id, requester({ scopeId: 'guild-b', isAdmin: true }))).toBe(false);
+    expect(runner.cancel(handle.id, { ...owner, platform: 'slack', isAdmin: true })).toBe(false);
+    expect(runner.cancel('no-such-job', owner)).toBe(false);
+    expect(runner.activeJobs().map((j) => j.id)).toEqual([handle.id]);
+    expect(runner.get(handle.id)?.requester.userId).toBe(owner.userId);
+
+    const admin = requester({ scopeId: 'guild-a', isAdmin: true });
+    expect(runner.cancel(handle.id, admin)).toBe(true);
+    expect(await handle.done).toMatchObject({ type: 'cancelled', byUserId: admin.userId });
+    expect(runner.cancel(handle.id, owner)).toBe(false);
+  });
+
+  it('refuses to cancel a job that has completed', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    const who = requester();
+    const handle = await runner.submit(job(who), () => {});
+    expect((await handle.done).type).toBe('completed');
+    expect(runner.cancel(handle.id, who)).toBe(false);
+    expect(runner.get(handle.id)).toMatchObject({ status: 'completed', kind: 'generate' });
+  });
+
+  it('on shutdown cancels queued jobs and lets the running one finish within the grace period', async () => {
+    kit.emu.emulator.configure({ latencyMs: 500 });
+    const { runner, store } = await oneAtATime();
+    const [alice, bob] = [requester(), requester()];
+    const running = await runner.submit(job(alice), () => {});
+    const queued = await runner.submit(job(bob), () => {});
+    await waitUntil(() => runner.get(running.id)?.status === 'running', 'the first job runs');
+
+    await runner.shutdown({ graceMs: 20_000 });
+
+    expect(await queued.done).toEqual({ type: 'cancelled', jobId: queued.id, byUserId: '', reason: 'shutdown' });
+    expect((await running.done).type).toBe('completed');
+    expect(await store.spentToday(`discord:${bob.userId}`, Date.now())).toBe(0);
+    expect(kit.emu.emulator.requests).toHaveLength(1);
+  });
+
+  it('on shutdown stops a running job that outlasts the grace period and closes its stream', async () => {
+    kit.emu.emulator.configure({ latencyMs: 20_000 });
+    const { runner, store } = await kit.runner({ partialImages: 0 });
+    const who = requester();
+    const handle = await runner.submit(job(who), () => {});
+    await waitUntil(() => kit.emu.emulator.stats().openStreams === 1, 'the stream is open');
+
+    await runner.shutdown({ graceMs: 50 });
+
+    expect(await handle.done).toMatchObject({ type: 'cancelled', reason: 'shutdown' });
+    await waitUntil(() => kit.emu.emulator.stats().openStreams === 0, 'the emulator sees the stream closed');
+    expect(kit.emu.emulator.stats().imagesGenerated).toBe(0);
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBe(0);
+  });
+});

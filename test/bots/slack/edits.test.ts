@@ -1,0 +1,151 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { RecordingServer } from '../../fakes/slack/RecordingServer.js';
+import { finishedJob, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
+
+let h: Harness | undefined;
+let foreign: RecordingServer | undefined;
+afterEach(async () => {
+  await h?.close();
+  await foreign?.close();
+  h = undefined;
+  foreign = undefined;
+});
+
+const edits = (harness: Harness) => harness.emulator.requests.filter((r) => r.path === '/v1/images/edits');
+
+describe('editing images in Slack', () => {
+  it('edits the images of a message through the Edit image shortcut and its modal, in that message’s thread', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const bytes = await png(48, 32);
+    const photo = fake.addFile({ name: 'beach.png', bytes });
+    const post = await fake.userMessage({ channel: 'C0PHOTOS', text: 'our trip', files: [photo] });
+
+    const shortcut = await fake.messageShortcut(post, 'pictor_edit_image');
+    expect(shortcut.status).toBe(200);
+    const view = await fake.waitFor(() => fake.views[0], 'the edit modal');
+    expect(JSON.stringify(view.view.blocks)).toContain('beach.png');
+
+    const submitted = await fake.submitView(view, { prompt: 'make the sky purple', size: '1536x1024' });
+    expect(submitted.status).toBe(200);
+    expect(submitted.body).toBeUndefined();
+
+    const message = await finishedJob(fake, 'C0PHOTOS');
+    expect(message.thread_ts).toBe(post.ts);
+    expect(statusOf(message)).toContain('Done · 1536x1024');
+    const [edit] = edits(h);
+    expect(edit!.fields).toMatchObject({ prompt: 'make the sky purple', size: '1536x1024' });
+    expect(edit!.images).toHaveLength(1);
+    expect(Buffer.from(edit!.images[0]!.bytes).equals(bytes)).toBe(true);
+    expect(fake.downloads.every((d) => d.authorized)).toBe(true);
+    const final = fake.replies('C0PHOTOS', post.ts).at(-1)!;
+    expect(final.files).toHaveLength(1);
+  });
+
+  it('refuses the shortcut privately on a message without images, without opening a modal', async () => {
+    h = await startHarness();
+    const post = await h.fake.userMessage({ channel: 'C0PHOTOS', text: 'no pictures here' });
+    await h.fake.messageShortcut(post, 'pictor_edit_image');
+    const note = await h.fake.waitFor(() => h!.fake.responses[0], 'the private note');
+    expect(String(note.body.text)).toContain('no PNG, JPEG or WebP image');
+    expect(h.fake.views).toEqual([]);
+  });
+
+  it('opens a modal with a file input for /imagine-edit, shows errors next to the fields, and edits the uploaded images', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    await fake.command({ command: '/imagine-edit', text: 'add a hat', channel: 'C0EDIT' });
+    const view = await fake.waitFor(() => fake.views[0], 'the edit modal');
+    const blocks = view.view.blocks as { block_id?: string; element?: { type?: string; max_files?: number; initial_value?: string } }[];
+    expect(blocks.find((b) => b.block_id === 'files')?.element).toMatchObject({ type: 'file_input', max_files: 10 });
+    expect(blocks.find((b) => b.block_id === 'prompt')?.element?.initial_value).toBe('add a hat');
+
+    const empty = await fake.submitView(view, { files: [], prompt: '' });
+    expect(empty.body).toMatchObject({ response_action: 'errors' });
+    const errors = (empty.body as { errors: Record<string, string> }).errors;
+    expect(Object.keys(errors).sort()).toEqual(['files', 'prompt']);
+
+    const clash = await fake.submitView(view, { files: [fake.addFile({ name: 'a.png', bytes: await png() })], background: 'transparent', format: 'jpeg' });
+    expect((clash.body as { errors: Record<string, string> }).errors.format).toMatch(/png or webp/);
+
+    const first = fake.addFile({ name: 'cat.png', bytes: await png(16, 16) });
+    const second = fake.addFile({ name: 'dog.png', bytes: await png(24, 24, { r: 200, g: 10, b: 10 }) });
+    const ok = await fake.submitView(view, { files: [first, second] });
+    expect(ok.body).toBeUndefined();
+    const message = await finishedJob(fake, 'C0EDIT');
+    expect(message.thread_ts).toBeUndefined();
+    expect(statusOf(message)).toContain('Done');
+    expect(edits(h)[0]!.images.map((i) => i.filename)).toEqual(['cat.png', 'dog.png']);
+    expect(edits(h)[0]!.fields).toMatchObject({ prompt: 'add a hat' });
+  });
+
+  it('refuses a file that is not an image by its content before anything is spent', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    await fake.command({ command: '/imagine-edit', text: '', channel: 'C0EDIT' });
+    const view = await fake.waitFor(() => fake.views[0], 'the edit modal');
+    const fakePng = fake.addFile({ name: 'notes.png', bytes: Buffer.from('these are my notes, not a picture'), mimetype: 'image/png' });
+    await fake.submitView(view, { files: [fakePng], prompt: 'make it nicer' });
+    const note = await fake.waitFor(() => fake.responses[0], 'the private refusal');
+    expect(String(note.body.text)).toContain('*notes.png* is not a PNG, JPEG or WebP image (checked by its content)');
+    expect(h.emulator.requests).toEqual([]);
+    expect(fake.messages.filter((m) => m.user === fake.botUserId)).toEqual([]);
+  });
+
+  it('edits the files of a message that mentions the bot, although app_mention carries no files, and only once', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const bytes = await png(20, 20);
+    const photo = fake.addFile({ name: 'sky.png', bytes });
+    const post = await fake.userMessage({ channel: 'C0TEAM', text: `<@${fake.botUserId}> make the sky purple --quality low`, files: [photo] });
+    const message = await finishedJob(fake, 'C0TEAM');
+    expect(message.thread_ts).toBe(post.ts);
+    expect(edits(h)).toHaveLength(1);
+    expect(edits(h)[0]!.fields).toMatchObject({ prompt: 'make the sky purple', quality: 'low' });
+    expect(Buffer.from(edits(h)[0]!.images[0]!.bytes).equals(bytes)).toBe(true);
+    expect(jobMessages(fake, 'C0TEAM')).toHaveLength(1);
+  });
+
+  it('edits the latest image of a thread when mentioned there, such as a result it posted', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a red door --quality low', channel: 'C0THREAD' });
+    const first = await finishedJob(fake, 'C0THREAD');
+    const result = fake.replies('C0THREAD', first.ts).at(-1)!.files![0]!;
+
+    await fake.userMessage({ channel: 'C0THREAD', text: `<@${fake.botUserId}> paint it blue`, threadTs: first.ts });
+    await finishedJob(fake, 'C0THREAD', 1);
+    const [edit] = edits(h);
+    expect(edit!.fields).toMatchObject({ prompt: 'paint it blue' });
+    expect(Buffer.from(edit!.images[0]!.bytes).equals(result.bytes!)).toBe(true);
+  });
+
+  it('opens the edit modal on a job’s own images from its Edit button', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a green hill --quality low', channel: 'C0BUTTON' });
+    const done = await finishedJob(fake, 'C0BUTTON');
+    const result = fake.replies('C0BUTTON', done.ts).at(-1)!.files![0]!;
+    await fake.clickButton(done, 'pictor_edit', 'U0BOB');
+    const view = await fake.waitFor(() => fake.views[0], 'the edit modal');
+    await fake.submitView(view, { prompt: 'add sheep' });
+    const edited = await finishedJob(fake, 'C0BUTTON', 1);
+    expect(edited.thread_ts).toBe(done.ts);
+    expect(edited.blocks && JSON.stringify(edited.blocks)).toContain('<@U0BOB> asked to edit an image');
+    expect(Buffer.from(edits(h)[0]!.images[0]!.bytes).equals(result.bytes!)).toBe(true);
+  });
+
+  it('refuses a file stored on a host that is not Slack’s and never sends the bot token there', async () => {
+    h = await startHarness();
+    foreign = await new RecordingServer().start();
+    const { fake } = h;
+    const planted = fake.addFile({ name: 'innocent.png', bytes: await png(), urlPrivate: `${foreign.url}/files-pri/T0PICTOR-F1/innocent.png` });
+    await fake.userMessage({ channel: 'C0SAFE', text: `<@${fake.botUserId}> make it pop`, files: [planted] });
+    const note = await fake.waitFor(() => fake.ephemerals[0], 'the private refusal');
+    expect(note.text).toContain("not one of Slack's file hosts");
+    expect(note.user).toBe('U0ALICE');
+    expect(foreign.requests).toEqual([]);
+    expect(h.emulator.requests).toEqual([]);
+    expect(jobMessages(fake, 'C0SAFE')).toEqual([]);
+  });
+});

@@ -1,0 +1,119 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { DEFAULT_FILE_HOSTS, startSlackBot, type SlackBot, type SlackBotOptions } from '../../../bots/slack/index.js';
+import { FileQuotaStore, JobRunner, type SpendLimits } from '../../../bots/runner/index.js';
+import { ImageLimiter, PictorClient, silentLogger } from '../../../src/index.js';
+import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorOptions, type EmulatorServer } from '../../../src/emulator/index.js';
+import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import type { FakeMessage } from '../../fakes/slack/slack-objects.js';
+import { buttonsOf, visibleText } from '../../fakes/slack/slack-objects.js';
+
+export interface HarnessOptions {
+  mode?: 'http' | 'socket';
+  limits?: SpendLimits;
+  emulator?: EmulatorOptions;
+  /** Reuse a data folder (restart tests). */
+  dataDir?: string;
+  /** Reuse a fake Slack (restart tests). */
+  fake?: FakeSlack;
+  bot?: Partial<SlackBotOptions>;
+}
+
+export interface Harness {
+  fake: FakeSlack;
+  emulator: Emulator;
+  runner: JobRunner;
+  bot: SlackBot;
+  dataDir: string;
+  /** Stops the bot and runner (and, unless kept, the fake, emulator and data folder). */
+  close(keep?: { fake?: boolean; dataDir?: boolean }): Promise<void>;
+}
+
+/** Small intervals so a test runs in a second or two; the fake still refuses writes closer than its own interval. */
+export const TEST_CHANNEL_INTERVAL_MS = 40;
+export const FAKE_CHANNEL_INTERVAL_MS = 30;
+
+/**
+ * The real pieces, wired as in production but on 127.0.0.1: the emulator, a
+ * client and limiter, the job runner with a file quota store, and the Slack
+ * bot (real Bolt) talking to the fake Slack.
+ */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const mode = options.mode ?? 'http';
+  const fake = options.fake ?? (await new FakeSlack({ channelWriteIntervalMs: FAKE_CHANNEL_INTERVAL_MS }).start());
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'pictor-slack-')));
+  const emulator = createEmulator({ latencyMs: 150, defaultPartialImages: 2, ...options.emulator });
+  const server: EmulatorServer = await emulator.listen({ port: 0 });
+  const limiter = new ImageLimiter({ maxConcurrent: 4 });
+  const client = new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, limiter, maxRetries: 0 });
+  const store = new FileQuotaStore({ dir: dataDir });
+  const runner = new JobRunner({ client, store, limits: options.limits ?? {}, minUpdateIntervalMs: 20, partialImages: 2, shutdownGraceMs: 2000 });
+  const bot = await startSlackBot({
+    botToken: fake.botToken,
+    appToken: fake.appToken,
+    signingSecret: fake.signingSecret,
+    mode,
+    port: 0,
+    host: '127.0.0.1',
+    apiUrl: fake.apiUrl,
+    runner,
+    dataDir,
+    allowedFileHosts: [...DEFAULT_FILE_HOSTS, fake.fileHost],
+    logger: silentLogger(),
+    channelWriteIntervalMs: TEST_CHANNEL_INTERVAL_MS,
+    ...options.bot,
+  });
+  if (mode === 'http') fake.deliverOverHttp(bot.url!);
+  else await fake.waitFor(() => fake.socketCount > 0, 'the Socket Mode connection');
+  return {
+    fake,
+    emulator,
+    runner,
+    bot,
+    dataDir,
+    async close(keep = {}) {
+      await bot.stop();
+      await runner.shutdown({ graceMs: 500 });
+      await store.close();
+      await limiter.stop();
+      await emulator.close();
+      if (!keep.fake) await fake.close();
+      if (!keep.dataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A real PNG of the given size and colour. */
+export function png(width = 32, height = 32, color = { r: 40, g: 120, b: 200 }): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: 3, background: color } }).png().toBuffer();
+}
+
+/** The job message the bot posted (top level, or in a thread) whose buttons or text match. */
+export function jobMessages(fake: FakeSlack, channel: string): FakeMessage[] {
+  return fake.botMessages(channel).filter((m) => (m.blocks ?? []).some((b) => (b as { block_id?: string }).block_id === 'status'));
+}
+
+export function statusOf(message: FakeMessage): string {
+  const block = (message.blocks ?? []).find((b) => (b as { block_id?: string }).block_id === 'status') as { elements?: { text?: string }[] } | undefined;
+  return block?.elements?.[0]?.text ?? '';
+}
+
+export function isFinished(message: FakeMessage): boolean {
+  return /Done ·|:warning:|Cancelled|Stopped/.test(statusOf(message));
+}
+
+export function hasButton(message: FakeMessage, actionId: string): boolean {
+  return buttonsOf(message).some((b) => b.actionId === actionId);
+}
+
+/** Waits for the n-th job message of a channel to reach its end, and returns it. */
+export async function finishedJob(fake: FakeSlack, channel: string, index = 0): Promise<FakeMessage> {
+  return fake.waitFor(() => {
+    const message = jobMessages(fake, channel)[index];
+    return message && isFinished(message) && !hasButton(message, 'pictor_cancel') ? message : undefined;
+  }, `job message ${index} in ${channel} to finish`);
+}
+
+export { visibleText };

@@ -1,0 +1,65 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { buttonsOf } from '../../fakes/slack/slack-objects.js';
+import { finishedJob, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
+
+const open: Harness[] = [];
+afterEach(async () => {
+  for (const h of open.splice(0).reverse()) await h.close();
+});
+
+describe('buttons after a restart', () => {
+  it('rerolls a finished job from its message on a new bot process that shares the data folder', async () => {
+    const before = await startHarness();
+    const { fake, dataDir } = before;
+    await fake.command({ command: '/imagine', text: 'a paper boat --size 1024x1536 --quality low --n 2', channel: 'C0BOATS' });
+    const done = await finishedJob(fake, 'C0BOATS');
+    await before.close({ fake: true, dataDir: true });
+
+    const after = await startHarness({ fake, dataDir });
+    open.push(after);
+    const click = await fake.clickButton(done, 'pictor_reroll', 'U0BOB');
+    expect(click.status).toBe(200);
+    const reroll = await finishedJob(fake, 'C0BOATS', 1);
+    expect(statusOf(reroll)).toContain('Done · 1024x1536 · low');
+    expect(JSON.stringify(reroll.blocks)).toContain('<@U0BOB> asked for: “a paper boat”');
+    const [sent] = after.emulator.requests;
+    expect(sent!.fields).toMatchObject({ prompt: 'a paper boat', size: '1024x1536', quality: 'low', n: 2 });
+    expect(fake.replies('C0BOATS', reroll.ts).at(-1)!.files).toHaveLength(2);
+  });
+
+  it('marks a job stopped by a restart, and its Reroll on the new process downloads the input images again', async () => {
+    const before = await startHarness({ emulator: { latencyMs: 20_000 } });
+    const { fake, dataDir } = before;
+    const bytes = await png(24, 24);
+    const photo = fake.addFile({ name: 'room.png', bytes });
+    await fake.userMessage({ channel: 'C0ROOMS', text: `<@${fake.botUserId}> add plants`, files: [photo] });
+    await fake.waitFor(() => jobMessages(fake, 'C0ROOMS').find((m) => statusOf(m).includes('Drawing')), 'the edit to start');
+    await before.close({ fake: true, dataDir: true });
+    const stopped = jobMessages(fake, 'C0ROOMS')[0]!;
+    expect(statusOf(stopped)).toContain('Stopped because the bot restarted');
+    expect(buttonsOf(stopped).map((b) => b.actionId)).toEqual(['pictor_reroll']);
+
+    const after = await startHarness({ fake, dataDir });
+    open.push(after);
+    const downloadsBefore = fake.downloads.length;
+    await fake.clickButton(stopped, 'pictor_reroll');
+    const reroll = await finishedJob(fake, 'C0ROOMS', 1);
+    expect(statusOf(reroll)).toContain('Done');
+    expect(fake.downloads.length).toBe(downloadsBefore + 1);
+    const edit = after.emulator.requests.find((r) => r.path === '/v1/images/edits')!;
+    expect(edit.fields).toMatchObject({ prompt: 'add plants' });
+    expect(Buffer.from(edit.images[0]!.bytes).equals(bytes)).toBe(true);
+  });
+
+  it('answers a Cancel click for a job the new process does not know privately', async () => {
+    const h = await startHarness();
+    open.push(h);
+    const { fake } = h;
+    const ghost = { channel: 'C0OLD', ts: '1700000000.000001', text: '', postedAt: 0, edits: [], user: fake.botUserId, blocks: [
+      { type: 'actions', block_id: 'job_actions', elements: [{ type: 'button', action_id: 'pictor_cancel', value: 'oldjob123456', text: { type: 'plain_text', text: 'Cancel' } }] },
+    ] };
+    await fake.clickButton(ghost, 'pictor_cancel');
+    const note = await fake.waitFor(() => fake.responses[0], 'the private answer');
+    expect(note.body.text).toBe('That job is no longer running.');
+  });
+});

@@ -1,0 +1,125 @@
+import { extname } from 'node:path';
+import {
+  NodeHelpers,
+  NodeOperationError,
+  type IBinaryData,
+  type IExecuteFunctions,
+  type INode,
+  type INodeExecutionData,
+  type INodeParameters,
+  type INodeType,
+} from './n8n-workflow.js';
+
+/**
+ * A minimal `IExecuteFunctions` (n8n's interface for a node's `execute()`),
+ * enough to run a programmatic node outside n8n: parameters with the node's
+ * defaults filled in by n8n-workflow's own `getNodeParameters`, per-item
+ * values (what expressions resolve to), credentials, binary data in n8n's
+ * in-memory form (base64), continue-on-fail and execution cancellation.
+ */
+export interface HarnessOptions {
+  nodeType: INodeType;
+  /** The node's parameters as saved in a workflow, or per item (as expressions would resolve). */
+  parameters: INodeParameters | ((itemIndex: number) => INodeParameters);
+  items: INodeExecutionData[];
+  credentials?: Record<string, unknown> | undefined;
+  continueOnFail?: boolean | undefined;
+  cancelSignal?: AbortSignal | undefined;
+}
+
+export interface Harness {
+  context: IExecuteFunctions;
+  /** What the node asked for with `getCredentials`. */
+  credentialRequests: string[];
+  logs: { level: string; message: string; meta: unknown }[];
+  run(): Promise<INodeExecutionData[][]>;
+}
+
+export function createHarness(options: HarnessOptions): Harness {
+  const node: INode = {
+    id: 'pictor-node-under-test',
+    name: 'Pictor Image',
+    type: `CUSTOM.${options.nodeType.description.name}`,
+    typeVersion: 1,
+    position: [0, 0],
+    parameters: {},
+  };
+  const credentialRequests: string[] = [];
+  const logs: Harness['logs'] = [];
+  const resolved = new Map<number, INodeParameters>();
+
+  const parametersOf = (itemIndex: number): INodeParameters => {
+    let values = resolved.get(itemIndex);
+    if (!values) {
+      const raw = typeof options.parameters === 'function' ? options.parameters(itemIndex) : options.parameters;
+      values = NodeHelpers.getNodeParameters(options.nodeType.description.properties, raw, true, false, node, options.nodeType.description) ?? {};
+      resolved.set(itemIndex, values);
+    }
+    return values;
+  };
+
+  const binaryOf = (itemIndex: number, propertyName: string): IBinaryData => {
+    const binary = options.items[itemIndex]?.binary?.[propertyName];
+    if (!binary) {
+      throw new NodeOperationError(node, `This operation expects the node's input data to contain a binary file '${propertyName}', but none was found [item ${itemIndex}]`, {
+        itemIndex,
+      });
+    }
+    return binary;
+  };
+
+  const log = (level: string) => (message: string, meta?: unknown) => logs.push({ level, message, meta });
+
+  const context = {
+    getNode: () => node,
+    getInputData: () => options.items,
+    continueOnFail: () => options.continueOnFail === true,
+    getExecutionCancelSignal: () => options.cancelSignal,
+    getNodeParameter(name: string, itemIndex: number, fallback?: unknown) {
+      const value = name.split('.').reduce<unknown>((at, key) => (at && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), parametersOf(itemIndex));
+      if (value !== undefined) return value;
+      if (fallback !== undefined) return fallback;
+      throw new NodeOperationError(node, `Could not get parameter "${name}"`, { itemIndex });
+    },
+    async getCredentials(type: string) {
+      credentialRequests.push(type);
+      if (!options.credentials) throw new NodeOperationError(node, 'Node does not have any credentials set');
+      return options.credentials;
+    },
+    logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error'), verbose: log('verbose') },
+    helpers: {
+      assertBinaryData: (itemIndex: number, propertyName: string) => binaryOf(itemIndex, propertyName),
+      getBinaryDataBuffer: async (itemIndex: number, propertyName: string) => Buffer.from(binaryOf(itemIndex, propertyName).data, 'base64'),
+      async prepareBinaryData(data: Buffer, fileName?: string, mimeType?: string): Promise<IBinaryData> {
+        return {
+          data: data.toString('base64'),
+          mimeType: mimeType ?? 'application/octet-stream',
+          ...(fileName ? { fileName, fileExtension: extname(fileName).slice(1) } : {}),
+          fileType: mimeType?.startsWith('image/') ? 'image' : undefined,
+          fileSize: `${data.length} B`,
+        };
+      },
+    },
+  } as unknown as IExecuteFunctions;
+
+  return {
+    context,
+    credentialRequests,
+    logs,
+    run: () => options.nodeType.execute!.call(context) as Promise<INodeExecutionData[][]>,
+  };
+}
+
+/** An input item carrying files in binary fields, as n8n keeps them in memory. */
+export function itemWithFiles(files: Record<string, { bytes: Uint8Array; fileName: string; mimeType: string }>, json: Record<string, unknown> = {}): INodeExecutionData {
+  const binary: Record<string, IBinaryData> = {};
+  for (const [field, file] of Object.entries(files)) {
+    binary[field] = {
+      data: Buffer.from(file.bytes).toString('base64'),
+      mimeType: file.mimeType,
+      fileName: file.fileName,
+      fileExtension: extname(file.fileName).slice(1),
+    };
+  }
+  return { json, binary };
+}

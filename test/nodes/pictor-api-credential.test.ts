@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PictorApi } from '../../nodes/credentials/PictorApi.credentials.js';
+import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
+import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
+import { Workflow, type IAuthenticateGeneric, type INode, type INodeTypes, type IRequestOptionsSimplified } from './n8n-workflow.js';
+
+/**
+ * The credential test request, resolved with n8n-workflow's own expression
+ * engine (as n8n's credential tester does with `$credentials`) and sent to the
+ * emulator: a good key must pass n8n's rules, a bad key must fail them, and
+ * nothing may be generated.
+ */
+let emulator: Emulator;
+let server: EmulatorServer;
+
+beforeAll(async () => {
+  emulator = createEmulator();
+  server = await emulator.listen({ port: 0 });
+});
+afterAll(async () => {
+  await emulator.close();
+});
+
+const credential = new PictorApi();
+const nodeType = new PictorImage();
+const node: INode = { id: 'n', name: 'Pictor Image', type: 'CUSTOM.pictorImage', typeVersion: 1, position: [0, 0], parameters: {} };
+const nodeTypes: INodeTypes = {
+  getByName: () => nodeType,
+  getByNameAndVersion: () => nodeType,
+  getKnownTypes: () => ({}),
+};
+const workflow = new Workflow({ nodes: [node], connections: {}, active: false, nodeTypes });
+
+function resolve(value: unknown, credentials: Record<string, unknown>): unknown {
+  if (typeof value !== 'string' || !value.startsWith('=')) return value;
+  // What n8n's CredentialsHelper.resolveValue does.
+  return workflow.expression.getSimpleParameterValue(node, value, 'internal', { $credentials: credentials } as never, undefined, '');
+}
+
+/** Runs the credential's test the way n8n does; returns n8n's verdict and what the service answered. */
+async function testCredential(credentials: { apiKey: string; baseUrl: string }) {
+  const { request, rules } = credential.test;
+  const auth = (credential.authenticate as IAuthenticateGeneric).properties.headers as Record<string, string>;
+  const headers = Object.fromEntries(Object.entries(auth).map(([k, v]) => [k, String(resolve(v, credentials))]));
+  const url = `${String(resolve(request.baseURL, credentials))}${request.url}`;
+  const answer = await fetch(url, {
+    method: request.method,
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify((request as IRequestOptionsSimplified).body),
+  });
+  const body = (await answer.json()) as Record<string, unknown>;
+  const at = (path: string) => path.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), body);
+  // n8n: with ignoreHttpStatusErrors the answer is not thrown; each responseSuccessBody rule that matches fails the test.
+  const failed = (rules ?? []).find((rule) => rule.type === 'responseSuccessBody' && at(rule.properties.key) === rule.properties.value);
+  return { status: answer.status, verdict: failed ? { status: 'Error', message: failed.properties.message } : { status: 'OK' } };
+}
+
+describe('the Pictor API credential', () => {
+  it('passes its test with a good key, without generating anything', async () => {
+    const result = await testCredential({ apiKey: DEV_API_KEY, baseUrl: server.url });
+    expect(result).toEqual({ status: 400, verdict: { status: 'OK' } });
+    expect(emulator.stats().imagesGenerated).toBe(0);
+  });
+
+  it('fails its test with a clear message on a bad key', async () => {
+    const result = await testCredential({ apiKey: 'wrong-key', baseUrl: server.url });
+    expect(result.status).toBe(401);
+    expect(result.verdict).toEqual({ status: 'Error', message: expect.stringMatching(/refused this API key/) });
+  });
+
+  it('tolerates a Base URL given with a trailing /v1/', async () => {
+    const result = await testCredential({ apiKey: DEV_API_KEY, baseUrl: `${server.url}/v1/` });
+    expect(result).toEqual({ status: 400, verdict: { status: 'OK' } });
+  });
+
+  it('sends the key as a Bearer header and keeps it in a password field', () => {
+    expect(resolve((credential.authenticate as IAuthenticateGeneric).properties.headers!.Authorization, { apiKey: 'k-123' })).toBe('Bearer k-123');
+    expect(credential.properties.find((p) => p.name === 'apiKey')).toMatchObject({ typeOptions: { password: true }, required: true });
+    expect(credential.properties.find((p) => p.name === 'baseUrl')).toMatchObject({ default: '', required: true, placeholder: 'https://api.example.com' });
+  });
+});

@@ -1,0 +1,387 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import sharp from 'sharp';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
+import { limiterFor, throttleId } from '../../nodes/nodes/PictorImage/limiter-registry.js';
+import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
+import { BACKGROUNDS, DEFAULTS, LIMITS, MODELS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/spec/index.js';
+import { createHarness, itemWithFiles, type HarnessOptions } from './execute-harness.js';
+import { NodeApiError, NodeOperationError, type INodeExecutionData, type INodeParameters, type INodeProperties } from './n8n-workflow.js';
+
+let emulator: Emulator;
+let server: EmulatorServer;
+let credentials: { apiKey: string; baseUrl: string };
+
+beforeAll(async () => {
+  emulator = createEmulator();
+  server = await emulator.listen({ port: 0 });
+  credentials = { apiKey: DEV_API_KEY, baseUrl: server.url };
+});
+afterAll(async () => {
+  await emulator.close();
+});
+beforeEach(() => {
+  emulator.configure({ latencyMs: 0, imagesPerMinute: undefined });
+  emulator.reset();
+});
+
+const node = new PictorImage();
+
+function run(parameters: HarnessOptions['parameters'], options: Partial<Omit<HarnessOptions, 'parameters' | 'nodeType'>> = {}) {
+  return createHarness({ nodeType: node, parameters, items: [{ json: {} }], credentials, ...options }).run();
+}
+
+/** Runs and returns the error the node threw. */
+async function failure(parameters: HarnessOptions['parameters'], options: Partial<Omit<HarnessOptions, 'parameters' | 'nodeType'>> = {}) {
+  const error: unknown = await run(parameters, options).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof NodeOperationError) && !(error instanceof NodeApiError)) throw new Error(`expected an n8n node error, got ${String(error)}`);
+  return error;
+}
+
+async function decoded(item: INodeExecutionData, field = 'data') {
+  const binary = item.binary?.[field];
+  if (!binary) throw new Error(`no binary field ${field}`);
+  const bytes = Buffer.from(binary.data, 'base64');
+  const meta = await sharp(bytes).metadata();
+  return { binary, width: meta.width, height: meta.height, format: meta.format };
+}
+
+/** The requests of these prompts the emulator answered, in order, with their status (late answers of earlier tests are left out). */
+const answered = (...prompts: string[]) =>
+  emulator.requests.filter((r) => prompts.includes(String(r.fields?.prompt))).map((r) => [r.fields?.prompt, r.status]);
+
+const png = (color: string) => sharp({ create: { width: 32, height: 32, channels: 4, background: color } }).png().toBuffer();
+const jpeg = (color: string) => sharp({ create: { width: 32, height: 32, channels: 3, background: color } }).jpeg().toBuffer();
+
+function property(name: string, within?: string): INodeProperties {
+  const list = within ? (node.description.properties.find((p) => p.name === within)?.options as INodeProperties[]) : node.description.properties;
+  const found = list.find((p) => p.name === name);
+  if (!found) throw new Error(`no parameter ${name}`);
+  return found;
+}
+const values = (p: INodeProperties) => (p.options as { value: unknown }[]).map((o) => o.value);
+
+describe('the Pictor Image node description', () => {
+  it('offers the spec choices, defaults and bounds taken from the core constants', () => {
+    expect(values(property('size'))).toEqual([...SIZES]);
+    expect(property('size').default).toBe(DEFAULTS.size);
+    expect(values(property('quality'))).toEqual([...QUALITIES]);
+    expect(property('quality').default).toBe(DEFAULTS.quality);
+    expect(values(property('background'))).toEqual([...BACKGROUNDS]);
+    expect(property('background').default).toBe(DEFAULTS.background);
+    expect(values(property('outputFormat'))).toEqual([...OUTPUT_FORMATS]);
+    expect(property('outputFormat').default).toBe(DEFAULTS.output_format);
+    expect(property('n')).toMatchObject({ default: DEFAULTS.n, typeOptions: { minValue: LIMITS.nMin, maxValue: LIMITS.nMax } });
+    expect(property('outputCompression', 'options').typeOptions).toMatchObject({ minValue: LIMITS.compressionMin, maxValue: LIMITS.compressionMax });
+    expect(values(property('moderation', 'options'))).toEqual([...MODERATIONS]);
+    expect(property('moderation', 'options').default).toBe(DEFAULTS.moderation);
+    expect(values(property('model', 'options'))).toEqual([...MODELS]);
+    expect(property('stream', 'options').default).toBe(DEFAULTS.stream);
+  });
+
+  it('explains the cross-field rules where the fields are set', () => {
+    expect(property('background').description).toMatch(/Transparent.*png or webp/);
+    expect(property('outputFormat').description).toMatch(/Output Compression applies only to Output Format jpeg or webp/);
+    expect(property('outputCompression', 'options').description).toMatch(/jpeg or webp/);
+  });
+
+  it('is usable as a tool and asks for the Pictor API credential', () => {
+    expect(node.description.usableAsTool).toBe(true);
+    expect(node.description.credentials).toEqual([{ name: 'pictorApi', required: true }]);
+  });
+});
+
+describe('generating with the Pictor Image node', () => {
+  it('returns one item per image, each image in a binary field with its MIME type, extension and file name', async () => {
+    const [out] = await run({ operation: 'generate', prompt: 'a red fox', n: 2, size: '1024x1536', outputFormat: 'webp' });
+    expect(out).toHaveLength(2);
+    for (const [index, item] of out!.entries()) {
+      const image = await decoded(item);
+      expect(image).toMatchObject({ width: 1024, height: 1536, format: 'webp' });
+      expect(image.binary).toMatchObject({ mimeType: 'image/webp', fileExtension: 'webp' });
+      expect(image.binary.fileName).toMatch(/^pictor-generate-\d+-1-\d\.webp$/);
+      expect(item.json).toMatchObject({ prompt: 'a red fox', itemIndex: 0, imageIndex: index, size: '1024x1536', format: 'webp', imagesInRequest: 2 });
+      expect(item.pairedItem).toEqual({ item: 0 });
+    }
+  });
+
+  it('reports the size, quality, background, usage and the cost with its basis', async () => {
+    const [out] = await run({ operation: 'generate', prompt: 'a lighthouse', quality: 'low', size: '1024x1024' });
+    const json = out![0]!.json;
+    expect(json).toMatchObject({ size: '1024x1024', quality: 'low', background: expect.any(String), format: 'png' });
+    expect(json.usage).toMatchObject({ total_tokens: expect.any(Number), output_tokens: expect.any(Number) });
+    expect(json.cost).toMatchObject({ usd: 0.00636, perImageUsd: 0.00636, basis: 'table' });
+  });
+
+  it('marks the cost of an edit as an estimate and says why', async () => {
+    const item = itemWithFiles({ data: { bytes: await png('#123456'), fileName: 'in.png', mimeType: 'image/png' } });
+    const [out] = await run({ operation: 'edit', prompt: 'add a hat', quality: 'low' }, { items: [item] });
+    expect(out![0]!.json.cost).toMatchObject({ basis: 'estimate', reason: expect.stringMatching(/edits/) });
+  });
+
+  it('sends every parameter to the service under the name the spec gives it', async () => {
+    await run({
+      operation: 'generate',
+      prompt: 'a glass bird',
+      n: 2,
+      size: '1536x1024',
+      quality: 'medium',
+      background: 'transparent',
+      outputFormat: 'webp',
+      options: { outputCompression: 40, moderation: 'low', user: 'user-7', model: 'gpt-image-2' },
+    });
+    expect(emulator.requests[0]!.fields).toEqual({
+      prompt: 'a glass bird',
+      n: 2,
+      size: '1536x1024',
+      quality: 'medium',
+      background: 'transparent',
+      output_format: 'webp',
+      output_compression: 40,
+      moderation: 'low',
+      user: 'user-7',
+      model: 'gpt-image-2',
+      stream: false,
+    });
+  });
+
+  it('leaves unset options out, so the spec defaults apply', async () => {
+    await run({ operation: 'generate', prompt: 'a plain square' });
+    const fields = emulator.requests[0]!.fields!;
+    expect(Object.keys(fields)).not.toContain('output_compression');
+    expect(Object.keys(fields)).not.toContain('user');
+    expect(emulator.requests[0]!.parsed).toMatchObject({
+      n: DEFAULTS.n,
+      size: DEFAULTS.size,
+      quality: DEFAULTS.quality,
+      background: DEFAULTS.background,
+      output_format: DEFAULTS.output_format,
+      moderation: DEFAULTS.moderation,
+    });
+  });
+
+  it('takes each item’s own values, as expressions would give them', async () => {
+    const items = [{ json: { p: 'one' } }, { json: { p: 'two' } }];
+    const [out] = await run((i) => ({ operation: 'generate', prompt: `picture ${i}`, size: SIZES[i]! }), { items });
+    expect(out!.map((item) => [item.json.prompt, item.json.size, item.pairedItem])).toEqual([
+      ['picture 0', SIZES[0], { item: 0 }],
+      ['picture 1', SIZES[1], { item: 1 }],
+    ]);
+  });
+
+  it('puts all images of one request on one item when asked', async () => {
+    const [out] = await run({ operation: 'generate', prompt: 'three cats', n: 3, options: { allImagesOnOneItem: true, binaryPropertyName: 'img' } });
+    expect(out).toHaveLength(1);
+    expect(Object.keys(out![0]!.binary!)).toEqual(['img_0', 'img_1', 'img_2']);
+    expect(out![0]!.json.images).toHaveLength(3);
+    const cost = out![0]!.json.cost as { usd: number; perImageUsd: number };
+    expect(cost.usd).toBeCloseTo(cost.perImageUsd * 3, 6);
+    expect((await decoded(out![0]!, 'img_2')).format).toBe('png');
+    expect(out![0]!.pairedItem).toEqual({ item: 0 });
+  });
+
+  it('writes the image to the binary field named in Put Output in Field', async () => {
+    const [out] = await run({ operation: 'generate', prompt: 'a kite', outputFormat: 'jpeg', options: { binaryPropertyName: 'picture' } });
+    expect(Object.keys(out![0]!.binary!)).toEqual(['picture']);
+    expect(await decoded(out![0]!, 'picture')).toMatchObject({ format: 'jpeg' });
+    expect(out![0]!.binary!.picture).toMatchObject({ mimeType: 'image/jpeg', fileExtension: 'jpg' });
+  });
+
+  it('streams the request when Stream is on and returns the same items', async () => {
+    const [out] = await run({ operation: 'generate', prompt: 'a streamed moon', n: 2, options: { stream: true } });
+    expect(emulator.requests[0]!.stream).toBe(true);
+    expect(out).toHaveLength(2);
+    expect(await decoded(out![1]!)).toMatchObject({ width: 1024, height: 1024, format: 'png' });
+  });
+
+  it('waits out a rate-limit answer and the item still succeeds', async () => {
+    emulator.injectFault('rate_limited', { count: 1, retryAfterMs: 50 });
+    const [out] = await run({ operation: 'generate', prompt: 'patience', options: { imagesPerMinute: 500 } });
+    expect(out).toHaveLength(1);
+    expect(emulator.stats().rateLimited).toBe(1);
+    expect(emulator.stats().imagesGenerated).toBe(1);
+  });
+});
+
+describe('editing with the Pictor Image node', () => {
+  it('sends the images of the named binary fields, in order, as image[] parts of their real type', async () => {
+    const item = itemWithFiles({
+      photo: { bytes: await png('#ff0000'), fileName: 'photo.png', mimeType: 'image/png' },
+      logo: { bytes: await jpeg('#00ff00'), fileName: 'logo.jpg', mimeType: 'image/jpeg' },
+    });
+    const [out] = await run({ operation: 'edit', prompt: 'put the logo on the photo', inputBinaryFields: 'photo, logo', size: '1024x1024' }, { items: [item] });
+    const parts = emulator.requests[0]!.images;
+    expect(parts.map((p) => [p.field, p.filename, p.contentType])).toEqual([
+      ['image[]', 'photo.png', 'image/png'],
+      ['image[]', 'logo.jpg', 'image/jpeg'],
+    ]);
+    expect(out).toHaveLength(1);
+    expect(out![0]!.json).toMatchObject({ operation: 'edit', prompt: 'put the logo on the photo', itemIndex: 0 });
+    expect(await decoded(out![0]!)).toMatchObject({ width: 1024, height: 1024, format: 'png' });
+  });
+
+  it('refuses a binary field that is not an image by its content, naming the field, before sending', async () => {
+    const item = itemWithFiles({ doc: { bytes: Buffer.from('not an image at all'), fileName: 'fake.png', mimeType: 'image/png' } });
+    const error = await failure({ operation: 'edit', prompt: 'edit it', inputBinaryFields: 'doc' }, { items: [item] });
+    expect(error).toBeInstanceOf(NodeOperationError);
+    expect(error.message).toMatch(/^Input Binary Fields: binary field "doc": .*not a PNG, JPEG or WebP image/);
+    expect(error.context.itemIndex).toBe(0);
+    expect(emulator.stats().requests).toBe(0);
+  });
+
+  it('names a missing binary field and the fields the item has', async () => {
+    const item = itemWithFiles({ photo: { bytes: await png('#000000'), fileName: 'p.png', mimeType: 'image/png' } });
+    const error = await failure({ operation: 'edit', prompt: 'edit it', inputBinaryFields: 'photo, logo' }, { items: [item] });
+    expect(error.message).toBe('Input Binary Fields: the input item has no binary field "logo"');
+    expect(error.description).toBe('Binary fields on this item: photo.');
+  });
+
+  it(`refuses more than ${LIMITS.editImagesMax} input images`, async () => {
+    const bytes = await png('#ffffff');
+    const files = Object.fromEntries(Array.from({ length: LIMITS.editImagesMax + 1 }, (_, i) => [`f${i}`, { bytes, fileName: `f${i}.png`, mimeType: 'image/png' }]));
+    const error = await failure(
+      { operation: 'edit', prompt: 'collage', inputBinaryFields: Object.keys(files).join(',') },
+      { items: [itemWithFiles(files)] },
+    );
+    expect(error.message).toMatch(new RegExp(`^Input Binary Fields: .*at most ${LIMITS.editImagesMax} images`));
+    expect(emulator.stats().requests).toBe(0);
+  });
+});
+
+describe('errors of the Pictor Image node', () => {
+  it('refuses a transparent background with JPEG, naming Output Format and the item, before anything is sent', async () => {
+    const items = [{ json: {} }, { json: {} }];
+    const error = await failure((i) => ({ operation: 'generate', prompt: 'a logo', background: 'transparent', outputFormat: i === 1 ? 'jpeg' : 'png' }), { items });
+    expect(error).toBeInstanceOf(NodeOperationError);
+    expect(error.message).toMatch(/^Output Format: output_format must be png or webp when background is transparent/);
+    expect(error.context).toMatchObject({ itemIndex: 1, parameter: 'output_format', code: 'validation_error' });
+    expect(emulator.stats().requests).toBe(0);
+  });
+
+  it('refuses Output Compression with PNG, naming Output Compression', async () => {
+    const error = await failure({ operation: 'generate', prompt: 'a logo', outputFormat: 'png', options: { outputCompression: 50 } });
+    expect(error.message).toMatch(/^Output Compression: output_compression applies only to output_format jpeg or webp/);
+    expect(error.context.itemIndex).toBe(0);
+  });
+
+  it('refuses a number of images out of bounds, saying what is accepted', async () => {
+    const error = await failure({ operation: 'generate', prompt: 'too many', n: LIMITS.nMax + 1 });
+    expect(error.message).toMatch(/^Number of Images: n must be an integer from 1 to 10/);
+    expect(error.description).toMatch(/accepts an integer from 1 to 10/);
+  });
+
+  it('fails the node with the item index of a request the service refused', async () => {
+    const items = [{ json: {} }, { json: {} }];
+    const error = await failure((i) => ({ operation: 'generate', prompt: i === 1 ? 'something forbidden' : 'a calm sea' }), { items });
+    expect(error).toBeInstanceOf(NodeApiError);
+    expect(error.context).toMatchObject({ itemIndex: 1, code: 'moderation_blocked' });
+    expect((error as NodeApiError).httpCode).toBe('400');
+  });
+
+  it('says the key was refused when the credential holds a bad API key', async () => {
+    const error = await failure({ operation: 'generate', prompt: 'a calm sea' }, { credentials: { ...credentials, apiKey: 'not-the-key' } });
+    expect(error).toBeInstanceOf(NodeApiError);
+    expect((error as NodeApiError).httpCode).toBe('401');
+    expect(error.context.code).toBe('authentication_failed');
+    expect(error.description).toMatch(/API key/);
+    expect(JSON.stringify(error)).not.toContain('not-the-key');
+  });
+
+  it('names the credential field when the Base URL is not set', async () => {
+    const error = await failure({ operation: 'generate', prompt: 'a calm sea' }, { credentials: { ...credentials, baseUrl: '' } });
+    expect(error.message).toMatch(/^Pictor API credential: the Base URL is empty/);
+    expect(error.context.itemIndex).toBe(0);
+  });
+
+  it('with Continue On Fail, puts each error on its own item and returns the others in input order', async () => {
+    const items = [{ json: {} }, { json: {} }, { json: {} }, { json: {} }];
+    const params = (i: number): INodeParameters =>
+      [
+        { operation: 'generate', prompt: 'first' },
+        { operation: 'generate', prompt: 'second', n: 0 },
+        { operation: 'generate', prompt: 'a forbidden third' },
+        { operation: 'generate', prompt: 'fourth', n: 2 },
+      ][i]!;
+    const [out] = await run(params, { items, continueOnFail: true });
+    expect(out!.map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }, { item: 3 }, { item: 3 }]);
+    expect(out![0]!.binary?.data).toBeDefined();
+    expect(out![1]!.json).toMatchObject({ code: 'validation_error', field: 'n', error: expect.stringMatching(/^Number of Images:/) });
+    expect(out![1]!.binary).toBeUndefined();
+    expect(out![2]!.json).toMatchObject({ code: 'moderation_blocked', description: expect.stringMatching(/never retried/) });
+    expect(out![3]!.json.imageIndex).toBe(0);
+    expect(out![4]!.json.imageIndex).toBe(1);
+    expect(answered('first', 'second', 'a forbidden third', 'fourth')).toEqual([
+      ['first', 200],
+      ['a forbidden third', 400],
+      ['fourth', 200],
+    ]);
+  });
+
+  it('sends nothing when the execution was cancelled', async () => {
+    const cancel = new AbortController();
+    cancel.abort();
+    const error = await failure({ operation: 'generate', prompt: 'never' }, { cancelSignal: cancel.signal });
+    expect(error.context.code).toBe('aborted');
+    expect(emulator.stats().requests).toBe(0);
+  });
+});
+
+describe('throttling of the Pictor Image node', () => {
+  /** A loopback proxy in front of the emulator that counts requests in flight. */
+  async function countingProxy(target: string) {
+    let inFlight = 0;
+    let peak = 0;
+    const proxy: Server = createServer((req, res) => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length')) as Record<string, string>;
+        fetch(`${target}${req.url}`, { method: req.method, headers, body: Buffer.concat(chunks) })
+          .then(async (answer) => {
+            const body = Buffer.from(await answer.arrayBuffer());
+            res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+            res.end(body);
+          })
+          .catch(() => res.destroy())
+          .finally(() => inFlight--);
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      peak: () => peak,
+      close: () => new Promise<void>((resolve) => proxy.close(() => resolve())),
+    };
+  }
+
+  it('shares one limiter per credential and limits across executions', () => {
+    const key = { baseURL: server.url, apiKey: DEV_API_KEY, imagesPerMinute: 60, maxConcurrent: 2 };
+    expect(limiterFor(key)).toBe(limiterFor({ ...key, baseURL: `${server.url}/v1/` }));
+    expect(limiterFor(key)).not.toBe(limiterFor({ ...key, maxConcurrent: 3 }));
+    expect(limiterFor(key)).not.toBe(limiterFor({ ...key, apiKey: 'another-key' }));
+    expect(throttleId(key)).not.toContain(DEV_API_KEY);
+  });
+
+  it('keeps two executions at once within Max Concurrent Requests', async () => {
+    emulator.configure({ latencyMs: 40 });
+    const proxy = await countingProxy(server.url);
+    try {
+      const items = Array.from({ length: 4 }, () => ({ json: {} }));
+      const parameters = { operation: 'generate', prompt: 'shared', options: { maxConcurrent: 2 } };
+      const proxied = { apiKey: DEV_API_KEY, baseUrl: proxy.url };
+      const [a, b] = await Promise.all([run(parameters, { items, credentials: proxied }), run(parameters, { items, credentials: proxied })]);
+      expect(a![0]).toHaveLength(4);
+      expect(b![0]).toHaveLength(4);
+      expect(proxy.peak()).toBeLessThanOrEqual(2);
+      expect(answered('shared')).toEqual(Array.from({ length: 8 }, () => ['shared', 200]));
+    } finally {
+      await proxy.close();
+    }
+  });
+});
