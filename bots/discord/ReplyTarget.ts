@@ -189,7 +189,7 @@ function withoutFiles(message: OutgoingMessage, note: string): OutgoingMessage {
 
 /** Name and message of a non-Discord error (a network failure): enough to debug, no payloads, never the token. */
 function errorSummary(error: unknown, token: string): string {
-  const text = error instanceof Error ? `${error.name}: ${error.message} ${error.stack}` : "unknown error";
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error';
   return text.split(token).join('[token]').slice(0, 300);
 }
 

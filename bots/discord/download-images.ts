@@ -1,5 +1,6 @@
 import { LIMITS, sniffImageType } from '../../src/index.js';
 import type { InputImage } from '../runner/types.js';
+import { describeBytes } from './fit-images.js';
 import { codeSpan } from './text.js';
 
 /** One attachment to fetch: what Discord told us about it, and how the user knows it. */
@@ -57,8 +58,6 @@ export function isAllowedImageUrl(raw: string, allowedHosts: readonly string[]):
   return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
 }
 
-const megabytes = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-
 /**
  * Checks and downloads input images: count, host, reported size, then the
  * real bytes (size capped while reading, type by magic bytes). Refuses with
@@ -91,7 +90,7 @@ export async function downloadImages(sources: readonly AttachmentSource[], polic
 }
 
 function tooLarge(source: AttachmentSource, bytes: number, policy: DownloadPolicy): string {
-  return `${source.label} (${codeSpan(source.filename)}) is ${megabytes(bytes)}; each image must be under ${megabytes(policy.maxBytes)}.`;
+  return `${source.label} (${codeSpan(source.filename)}) is ${describeBytes(bytes)}; each image must be under ${describeBytes(policy.maxBytes)}.`;
 }
 
 async function downloadOne(source: AttachmentSource, policy: DownloadPolicy, stop: AbortSignal): Promise<InputImage> {
@@ -123,7 +122,7 @@ async function downloadOne(source: AttachmentSource, policy: DownloadPolicy, sto
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
       total += chunk.byteLength;
       if (total >= policy.maxBytes) {
-        throw new InputImageError('image_too_large', `${source.label} (${codeSpan(source.filename)}) is too large; each image must be under ${megabytes(policy.maxBytes)}.`, source.label);
+        throw new InputImageError('image_too_large', `${source.label} (${codeSpan(source.filename)}) is too large; each image must be under ${describeBytes(policy.maxBytes)}.`, source.label);
       }
       chunks.push(chunk);
     }

@@ -5,6 +5,7 @@ import { loadCommands } from './commands/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 import { defaultDownloadPolicy } from './download-images.js';
 import { JobRecordStore } from './JobRecordStore.js';
+import { makeRequestWithEncodedForms } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
 
 export interface StartDiscordBotOptions {
@@ -51,7 +52,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const store = await JobRecordStore.open({ dataDir: options.dataDir, maxRecords: options.keepJobs, logger });
   const client = new Client({
     intents: [],
-    rest: { api: (options.apiBaseUrl ?? DISCORD_API_BASE_URL).replace(/\/+$/, ''), timeout: 60_000 },
+    rest: { api: (options.apiBaseUrl ?? DISCORD_API_BASE_URL).replace(/\/+$/, ''), timeout: 60_000, makeRequest: makeRequestWithEncodedForms },
   });
   const inFlight = new Set<Promise<unknown>>();
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);

@@ -111,7 +111,7 @@ export const GenerationRequestSchema = z
 /** One input image of an edit: its bytes, and optionally the file name it came with. */
 export const EditImageSchema = z
   .object({
-    data: z.instanceof(Uint8Array, { error: () => 'image must be the bytes of a file' }),
+    data: z.custom<Uint8Array<ArrayBufferLike>>((v) => v instanceof Uint8Array, { error: () => 'image must be the bytes of a file' }),
     filename: z.string().optional(),
   })
   .superRefine((img, ctx) => {

@@ -1,0 +1,12 @@
+import { createEmulator, DEV_API_KEY } from '../src/emulator/index.js';
+import { Child } from '../test/helpers/shared-limits-fleet.js';
+const emulator = createEmulator({ imagesPerMinute: 30, latencyMs: 100 });
+const server = await emulator.listen({ port: 0, host: '127.0.0.1' });
+const sizes = [1, 2, 3, 1, 2, 3];
+const children = ['A', 'B', 'C'].map((name) => new Child(name, { redisUrl: 'redis://127.0.0.1:6390', prefix: `unshared-${name}-${Date.now()}`, baseURL: server.url, apiKey: DEV_API_KEY, imagesPerMinute: 30, maxConcurrent: 4 }));
+await Promise.all(children.map((c) => c.ready()));
+for (const c of children) c.run(sizes.map((n, i) => ({ id: `${c.name}${i}`, n })));
+await Promise.all(children.map((c) => c.finished(sizes.map((_, i) => `${c.name}${i}`), 60000)));
+console.log(emulator.stats(), children.flatMap((c) => c.of('failed')).length, children.flatMap((c) => c.of('retry')).length);
+await Promise.all(children.map((c) => c.stop()));
+await server.close();

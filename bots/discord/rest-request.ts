@@ -1,0 +1,22 @@
+import { DefaultRestOptions, type RESTOptions } from 'discord.js';
+
+type MakeRequest = RESTOptions['makeRequest'];
+
+/**
+ * discord.js's REST strategy, with multipart bodies encoded to bytes before
+ * they reach undici. Two undici versions live in this process (ours and
+ * @discordjs/rest's), and they share one global dispatcher: when ours was
+ * loaded first, its dispatcher cannot read @discordjs/rest's FormData and
+ * every upload fails ("action is not a function"). Bytes work with any
+ * dispatcher, so uploads work whichever was loaded first.
+ */
+export const makeRequestWithEncodedForms: MakeRequest = async (url, init) => {
+  if (init.body instanceof FormData) {
+    const encoded = new Response(init.body);
+    const contentType = encoded.headers.get('content-type');
+    const body = new Uint8Array(await encoded.arrayBuffer());
+    const headers = { ...(init.headers as Record<string, string> | undefined), ...(contentType ? { 'content-type': contentType } : {}) };
+    return DefaultRestOptions.makeRequest(url, { ...init, body, headers });
+  }
+  return DefaultRestOptions.makeRequest(url, init);
+};

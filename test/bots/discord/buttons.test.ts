@@ -1,0 +1,125 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
+
+describe('buttons keep working, restarts included', () => {
+  let h: DiscordHarness;
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it('rerolls a job after the bot restarted, with a new client and runner on the same data folder', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const first = h.discord.slashCommand('imagine', { prompt: 'a red kite', size: '1536x1024', quality: 'low' });
+    const result = await h.finalReply(first);
+    const reroll = buttonId(result, 'Reroll');
+
+    await h.restart();
+    await h.discord.waitFor(() => h.discord.gatewayStats.identifies === 2, 'the new bot to identify');
+    const other = h.discord.newUser('grace');
+    const click = h.discord.clickButton(result, reroll, { user: other });
+    const rerolled = await h.finalReply(click);
+
+    expect(click.ack?.type).toBe(5); // a new reply, the first result stays
+    expect(rerolled.id).not.toBe(result.id);
+    expect(rerolled.attachments).toHaveLength(1);
+    const sent = h.emulator.requests.filter((r) => r.route === 'generations');
+    expect(sent).toHaveLength(2);
+    expect(sent[1]!.fields).toMatchObject({ prompt: 'a red kite', size: '1536x1024', quality: 'low' });
+    // The one who clicked pays for the reroll.
+    expect(h.runner.activeJobs()).toEqual([]);
+  });
+
+  it('rerolls an edit with the same input images, saved in the data folder', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const { makeImage } = await import('../../helpers/images.js');
+    const image1 = h.discord.hostFile({ filename: 'dog.png', bytes: await makeImage('png', 20, 20) });
+    const first = h.discord.slashCommand('edit', { prompt: 'give the dog a scarf', image1 });
+    const result = await h.finalReply(first);
+    await h.restart();
+    const click = h.discord.clickButton(result, buttonId(result, 'Reroll'));
+    await h.finalReply(click);
+    const edits = h.emulator.requests.filter((r) => r.route === 'edits');
+    expect(edits).toHaveLength(2);
+    expect(Buffer.from(edits[1]!.images[0]!.bytes).equals(Buffer.from(edits[0]!.images[0]!.bytes))).toBe(true);
+    expect(edits[1]!.images[0]!.filename).toBe('dog.png');
+  });
+
+  it('cancels a running job from its Cancel button', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a slow painting' });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? m : undefined;
+    }, 'the job to start');
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const cancelled = await h.finalReply(ix);
+
+    expect(click.ack?.type).toBe(6);
+    expect(cancelled.content.split('\n')[1]).toBe(`✖️ Cancelled by <@${h.discord.user.id}>.`);
+    expect(buttonsOf(cancelled).map((b) => b.label)).toEqual(['Retry']);
+    expect(cancelled.attachments).toEqual([]);
+    expect(h.emulator.stats().imagesGenerated).toBe(0);
+  });
+
+  it('does not let another member cancel someone’s job, but lets an admin role', async () => {
+    const adminRole = '123456789012345678';
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 }, bot: { adminRoleIds: [adminRole] } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a slow fresco' });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? m : undefined;
+    }, 'the job to start');
+
+    const stranger = h.discord.newUser('mallory');
+    const denied = h.discord.clickButton(running, buttonId(running, 'Cancel'), { user: stranger });
+    const note = await h.discord.waitFor(() => h.discord.original(denied), 'the refusal');
+    expect(note.flags & 64).toBe(64);
+    expect(note.content).toBe(`✋ Only <@${h.discord.user.id}> or an admin can cancel this job.`);
+    expect(h.runner.activeJobs()).toHaveLength(1);
+
+    const admin = h.discord.newUser('root');
+    h.discord.clickButton(running, buttonId(running, 'Cancel'), { user: admin, roles: [adminRole] });
+    const cancelled = await h.finalReply(ix);
+    expect(cancelled.content).toContain(`Cancelled by <@${admin.id}>`);
+  });
+
+  it('tells the user a job was lost to a restart when its Cancel button is pressed afterwards, and offers Retry', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'an unlucky job' });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? m : undefined;
+    }, 'the job to start');
+    const cancelId = buttonId(running, 'Cancel');
+    // The shutdown tells the job's reply that the bot restarted.
+    await h.restart();
+    const stopped = await h.finalReply(ix);
+    expect(stopped.content.split('\n')[1]).toBe('🔌 The bot restarted before this was done; press Retry to run it again.');
+
+    // A Cancel button from before (another client may still show it) now gets the same explanation in place.
+    const stale = { ...running, components: running.history.find((s) => s.content.includes('Drawing'))!.components };
+    const click = h.discord.clickButton(stale, cancelId);
+    await h.discord.waitFor(() => click.ack, 'the answer');
+    expect(click.ack?.type).toBe(7);
+    const updated = h.discord.messages.get(running.id)!;
+    expect(updated.content.split('\n')[1]).toBe('🔌 This job stopped when the bot restarted; press Retry to run it again.');
+    expect(buttonsOf(updated).map((b) => b.label)).toEqual(['Retry']);
+
+    h.emulator.configure({ latencyMs: 10 });
+    const retry = h.discord.clickButton(updated, buttonId(updated, 'Retry'));
+    const done = await h.finalReply(retry, (m) => m.attachments.length === 1);
+    expect(done.id).toBe(running.id); // Retry reuses the message
+    expect(buttonsOf(done).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+  });
+
+  it('answers a button of a job the store no longer has with a short private note', async () => {
+    h = await DiscordHarness.start();
+    const message = h.discord.postUserMessage({ content: 'old' });
+    message.components = [{ type: 1, components: [{ type: 2, style: 1, label: 'Reroll', custom_id: 'pictor:reroll:gone1234' }] }];
+    const click = h.discord.clickButton(message, 'pictor:reroll:gone1234');
+    const note = await h.discord.waitFor(() => h.discord.original(click), 'the note');
+    expect(note.flags & 64).toBe(64);
+    expect(note.content).toContain('too old');
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,150 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { makeImage } from '../../helpers/images.js';
+import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
+
+describe('/edit, the “Edit image” menu and the Edit button', () => {
+  let h: DiscordHarness;
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it('downloads both attachments when the command arrives and sends them to the service as image[] parts', async () => {
+    h = await DiscordHarness.start({ partialImages: 1 });
+    const png = await makeImage('png', 40, 40);
+    const jpeg = await makeImage('jpeg', 48, 32);
+    const image1 = h.discord.hostFile({ filename: 'cat.png', bytes: png });
+    const image2 = h.discord.hostFile({ filename: 'hat.jpg', bytes: jpeg });
+    const ix = h.discord.slashCommand('edit', { prompt: 'put the hat on the cat', image1, image2, quality: 'low' });
+    const final = await h.finalReply(ix);
+
+    const edits = h.emulator.requests.filter((r) => r.route === 'edits');
+    expect(edits).toHaveLength(1);
+    expect(edits[0]!.images.map((p) => ({ field: p.field, filename: p.filename, contentType: p.contentType }))).toEqual([
+      { field: 'image[]', filename: 'cat.png', contentType: 'image/png' },
+      { field: 'image[]', filename: 'hat.jpg', contentType: 'image/jpeg' },
+    ]);
+    expect(Buffer.from(edits[0]!.images[0]!.bytes).equals(Buffer.from(png))).toBe(true);
+    expect(Buffer.from(edits[0]!.images[1]!.bytes).equals(Buffer.from(jpeg))).toBe(true);
+    expect(edits[0]!.fields).toMatchObject({ prompt: 'put the hat on the cat', quality: 'low' });
+    expect(final.content.split('\n')[0]).toBe('✏️ **put the hat on the cat**');
+    expect(final.content.split('\n')[1]).toMatch(/ · up to \$\d+\.\d+ \(estimate\) · /);
+    expect(final.attachments).toHaveLength(1);
+  });
+
+  it('edits the images of a message from its Apps menu, asking for the prompt in a modal', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const source = h.discord.postUserMessage({
+      content: 'look at this',
+      files: [
+        { filename: 'sunset.webp', bytes: await makeImage('webp', 30, 30) },
+        { filename: 'notes.txt', bytes: Buffer.from('not an image'), contentType: 'text/plain' },
+      ],
+    });
+    const menu = h.discord.messageCommand('Edit image', source);
+    await h.discord.waitFor(() => menu.modal, 'the modal');
+    expect(menu.ack?.type).toBe(9);
+    expect(menu.modal!.title).toBe('Edit image');
+
+    const submit = h.discord.submitModal(menu, { prompt: 'make it a sunrise' });
+    const final = await h.finalReply(submit);
+    const edits = h.emulator.requests.filter((r) => r.route === 'edits');
+    expect(edits).toHaveLength(1);
+    expect(edits[0]!.images.map((p) => [p.filename, p.contentType])).toEqual([['sunset.webp', 'image/webp']]);
+    expect(edits[0]!.fields).toMatchObject({ prompt: 'make it a sunrise' });
+    expect(final.content.split('\n')[0]).toBe('✏️ **make it a sunrise**');
+    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+  });
+
+  it('turns the Edit button of a result into an edit of that image, keeping its size and format', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const first = h.discord.slashCommand('imagine', { prompt: 'two boats', count: 2, size: '1024x1536', format: 'webp' });
+    const result = await h.finalReply(first);
+    const click = h.discord.clickButton(result, buttonId(result, 'Edit 2'));
+    await h.discord.waitFor(() => click.modal, 'the edit modal');
+    expect(click.modal!.title).toBe('Edit image 2');
+    const submit = h.discord.submitModal(click, { prompt: 'add a storm' });
+    const edited = await h.finalReply(submit);
+
+    const edit = h.emulator.requests.filter((r) => r.route === 'edits').at(-1)!;
+    expect(edit.fields).toMatchObject({ prompt: 'add a storm', size: '1024x1536', output_format: 'webp', n: 1 });
+    expect(edit.images).toHaveLength(1);
+    expect(Buffer.from(edit.images[0]!.bytes).equals(h.discord.fileBytes(result.attachments[1]!))).toBe(true);
+    expect(edited.attachments[0]!.filename).toMatch(/\.webp$/);
+  });
+
+  it('says so when the menu is used on a message without images, and opens no modal', async () => {
+    h = await DiscordHarness.start();
+    const source = h.discord.postUserMessage({ content: 'just words' });
+    const menu = h.discord.messageCommand('Edit image', source);
+    const reply = await h.discord.waitFor(() => h.discord.original(menu), 'the reply');
+    expect(menu.modal).toBeUndefined();
+    expect(reply.flags & 64).toBe(64);
+    expect(reply.content).toContain('no images to edit');
+  });
+});
+
+describe('input images are checked before anything is spent', () => {
+  let h: DiscordHarness;
+  let elsewhere: Server;
+  let elsewhereHits = 0;
+  let elsewhereUrl = '';
+  beforeAll(async () => {
+    elsewhere = createServer((_req, res) => {
+      elsewhereHits++;
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end(Buffer.alloc(100));
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    elsewhereUrl = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
+    h = await DiscordHarness.start({ bot: { maxInputImageBytes: 64_000 } });
+  });
+  afterAll(async () => {
+    await h.close();
+    await new Promise((resolve) => elsewhere.close(resolve));
+  });
+
+  const refusal = async (image1: Parameters<typeof h.discord.hostFile>[0] | { url: string; filename: string; size: number }) => {
+    const attachment = 'url' in image1 ? { id: '1', filename: image1.filename, size: image1.size, url: image1.url, proxy_url: image1.url, content_type: 'image/png' } : h.discord.hostFile(image1);
+    const ix = h.discord.slashCommand('edit', { prompt: 'brighter', image1: attachment });
+    return h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m && m.history.length > 1 ? m : undefined;
+    }, 'the refusal');
+  };
+
+  it('refuses an attachment that is not on Discord’s CDN without downloading it', async () => {
+    const reply = await refusal({ url: `${elsewhereUrl}/attachments/1/2/cat.png`, filename: 'cat.png', size: 100 });
+    expect(reply.content).toContain('image1 is not hosted there');
+    expect(elsewhereHits).toBe(0);
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+
+  it('refuses an attachment Discord reports as too large before downloading it', async () => {
+    const before = h.discord.requests.filter((r) => r.route === 'cdn').length;
+    const image = h.discord.hostFile({ filename: 'huge.png', bytes: await makeImage('png', 8, 8) });
+    const ix = h.discord.slashCommand('edit', { prompt: 'brighter', image1: { ...image, size: 80_000_000 } });
+    const reply = await h.discord.waitFor(() => (h.discord.original(ix)?.history.length ?? 0) > 1 && h.discord.original(ix), 'the refusal');
+    expect(reply.content).toContain('image1 (`huge.png`) is 76.3 MB; each image must be under 63 KB');
+    expect(h.discord.requests.filter((r) => r.route === 'cdn').length).toBe(before);
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+
+  it('refuses a file that is larger than it claimed while downloading it', async () => {
+    const big = await makeImage('png', 400, 400);
+    const image = h.discord.hostFile({ filename: 'big.png', bytes: Buffer.concat([Buffer.from(big), Buffer.alloc(70_000)]) });
+    const ix = h.discord.slashCommand('edit', { prompt: 'brighter', image1: { ...image, size: 1000 } });
+    const reply = await h.discord.waitFor(() => (h.discord.original(ix)?.history.length ?? 0) > 1 && h.discord.original(ix), 'the refusal');
+    expect(reply.content).toContain('image1 (`big.png`) is');
+    expect(reply.content).toContain('each image must be under 63 KB');
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+
+  it('refuses a file whose bytes are not an image, whatever its name and type say', async () => {
+    const reply = await refusal({ filename: 'photo.png', bytes: Buffer.from('GIF89a not really a png'), contentType: 'image/png' });
+    expect(reply.content).toContain('image1 (`photo.png`) is not a PNG, JPEG or WebP image');
+    expect(buttonsOf(reply)).toEqual([]);
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { ChannelWriter, SKIP } from '../../../bots/slack/ChannelWriter.js';
+
+describe('ChannelWriter', () => {
+  it('runs the writes of one channel one at a time, in the order they came', async () => {
+    const writer = new ChannelWriter({ intervalMs: 1 });
+    const log: string[] = [];
+    let inFlight = 0;
+    let most = 0;
+    const task = (name: string) => ({
+      run: async () => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise((r) => setTimeout(r, 2));
+        log.push(name);
+        inFlight--;
+        return name;
+      },
+    });
+    const results = await Promise.all(['a', 'b', 'c', 'd'].map((n) => writer.write('C1', task(n))));
+    expect(results).toEqual(['a', 'b', 'c', 'd']);
+    expect(log).toEqual(['a', 'b', 'c', 'd']);
+    expect(most).toBe(1);
+  });
+
+  it('coalesces a waiting write with the same key into one run that sees the latest state', async () => {
+    const writer = new ChannelWriter({ intervalMs: 1 });
+    let state = 0;
+    const shown: number[] = [];
+    const progress = { key: 'progress:job', run: async () => void shown.push(state) };
+    const first = writer.write('C1', { run: async () => new Promise((r) => setTimeout(r, 5)) });
+    const waits = [1, 2, 3].map((n) => {
+      state = n;
+      return writer.write('C1', progress);
+    });
+    await Promise.all([first, ...waits]);
+    expect(shown).toEqual([3]);
+    expect(writer.stats()).toMatchObject({ writes: 2, coalesced: 2 });
+  });
+
+  it('keeps channels apart, counts skipped writes and passes failures to their caller only', async () => {
+    const writer = new ChannelWriter({ intervalMs: 1 });
+    const failed = writer.write('C1', { run: async () => Promise.reject(new Error('not_in_channel')) });
+    const skipped = writer.write('C1', { run: async () => SKIP });
+    const other = writer.write('C2', { run: async () => 'ok' });
+    await expect(failed).rejects.toThrow('not_in_channel');
+    await expect(skipped).resolves.toBeUndefined();
+    await expect(other).resolves.toBe('ok');
+    await writer.idle();
+    expect(writer.pending).toBe(0);
+    expect(writer.stats()).toEqual({ writes: 1, skipped: 1, coalesced: 0, failed: 1 });
+  });
+});

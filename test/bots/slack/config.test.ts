@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { readSlackConfig, DEFAULT_FILE_HOSTS } from '../../../bots/slack/index.js';
+import { ValidationError } from '../../../src/index.js';
+
+const bot = 'xoxb-1234-secret-bot-token';
+const app = 'xapp-1-secret-app-token';
+
+function refusal(env: NodeJS.ProcessEnv): ValidationError {
+  try {
+    readSlackConfig(env);
+  } catch (error) {
+    if (error instanceof ValidationError) return error;
+    throw error;
+  }
+  throw new Error('accepted');
+}
+
+describe('readSlackConfig', () => {
+  it('turns the Slack bot off when no bot token is set', () => {
+    expect(readSlackConfig({})).toBeUndefined();
+    expect(readSlackConfig({ SLACK_BOT_TOKEN: '  ' })).toBeUndefined();
+  });
+
+  it('defaults to Socket Mode with Slack’s API and file hosts', () => {
+    expect(readSlackConfig({ SLACK_BOT_TOKEN: bot, SLACK_APP_TOKEN: app })).toEqual({
+      botToken: bot,
+      appToken: app,
+      signingSecret: undefined,
+      mode: 'socket',
+      port: undefined,
+      host: undefined,
+      apiUrl: 'https://slack.com/api/',
+      allowedFileHosts: [...DEFAULT_FILE_HOSTS],
+      adminUserIds: [],
+    });
+  });
+
+  it('reads HTTP mode, port, API address, file hosts and admins', () => {
+    expect(
+      readSlackConfig({
+        SLACK_BOT_TOKEN: bot,
+        SLACK_SIGNING_SECRET: 'shh',
+        SLACK_MODE: 'HTTP',
+        SLACK_PORT: '8080',
+        SLACK_API_URL: 'https://slack-gov.com/api/',
+        SLACK_ALLOWED_FILE_HOSTS: 'files.slack-gov.com, http://127.0.0.1:9000',
+        SLACK_ADMIN_USER_IDS: 'U1 U2',
+      }),
+    ).toMatchObject({ mode: 'http', port: 8080, apiUrl: 'https://slack-gov.com/api/', allowedFileHosts: ['files.slack-gov.com', 'http://127.0.0.1:9000'], adminUserIds: ['U1', 'U2'] });
+  });
+
+  it('names the missing variable of each mode without repeating any secret', () => {
+    const socket = refusal({ SLACK_BOT_TOKEN: bot });
+    expect(socket.param).toBe('SLACK_APP_TOKEN');
+    const http = refusal({ SLACK_BOT_TOKEN: bot, SLACK_MODE: 'http' });
+    expect(http.param).toBe('SLACK_SIGNING_SECRET');
+    for (const error of [socket, http]) expect(error.message).not.toContain('secret-bot-token');
+  });
+
+  it('refuses a token of the wrong kind, a bad port and a bad file host, naming the variable', () => {
+    const wrongKind = refusal({ SLACK_BOT_TOKEN: 'xoxp-user-token-secret', SLACK_APP_TOKEN: app });
+    expect(wrongKind.param).toBe('SLACK_BOT_TOKEN');
+    expect(wrongKind.message).not.toContain('user-token-secret');
+    expect(refusal({ SLACK_BOT_TOKEN: bot, SLACK_APP_TOKEN: app, SLACK_PORT: 'eighty' }).param).toBe('SLACK_PORT');
+    expect(refusal({ SLACK_BOT_TOKEN: bot, SLACK_APP_TOKEN: app, SLACK_ALLOWED_FILE_HOSTS: 'ftp://files.example.com' }).param).toBe('SLACK_ALLOWED_FILE_HOSTS');
+    expect(refusal({ SLACK_BOT_TOKEN: bot, SLACK_APP_TOKEN: app, SLACK_MODE: 'webhook' }).param).toBe('SLACK_MODE');
+  });
+});

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { parseImagineText, usageText } from '../../../bots/slack/imagine-text.js';
+import { isSlackInputError, type SlackInputError } from '../../../bots/slack/index.js';
+import { ALLOWED, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../../src/index.js';
+
+function refusal(text: string): SlackInputError {
+  try {
+    parseImagineText(text);
+  } catch (error) {
+    if (isSlackInputError(error)) return error;
+    throw error;
+  }
+  throw new Error(`${text} was accepted`);
+}
+
+describe('parsing /imagine text', () => {
+  it('takes flags in any order and keeps the rest as the prompt', () => {
+    expect(parseImagineText('--quality high a fox in snow --size 1536x1024 --n 2 at dawn --format=webp')).toEqual({
+      kind: 'request',
+      prompt: 'a fox in snow at dawn',
+      options: { quality: 'high', size: '1536x1024', n: 2, output_format: 'webp' },
+    });
+  });
+
+  it('reads flags whose dashes a Slack client turned into an em dash, and common spellings', () => {
+    expect(parseImagineText('a fox —size portrait —format jpg –background opaque')).toMatchObject({
+      prompt: 'a fox',
+      options: { size: '1024x1536', output_format: 'jpeg', background: 'opaque' },
+    });
+    expect(parseImagineText('a fox --size 1536×1024')).toMatchObject({ options: { size: '1536x1024' } });
+  });
+
+  it('names a bad flag value and every value the spec allows', () => {
+    const error = refusal('a fox --size 512x512');
+    expect(error.code).toBe('bad_flag_value');
+    expect(error.flag).toBe('--size');
+    expect(error.message).toContain(SIZES.join(', '));
+    expect(refusal('a fox --quality ultra').message).toContain(QUALITIES.join(', '));
+    expect(refusal('a fox --format gif').message).toContain(OUTPUT_FORMATS.join(', '));
+    expect(refusal('a fox --n 0').message).toContain(ALLOWED.n!);
+  });
+
+  it('names an unknown flag and lists the flags there are', () => {
+    const error = refusal('a fox --style noir');
+    expect(error.code).toBe('unknown_flag');
+    expect(error.message).toContain('`--style`');
+    expect(error.message).toContain('`--size`');
+  });
+
+  it('asks for a value when a flag has none', () => {
+    const error = refusal('a fox --quality');
+    expect(error.code).toBe('missing_flag_value');
+    expect(error.message).toContain(QUALITIES.join(', '));
+  });
+
+  it('applies the spec’s cross-field rules before anything is spent', () => {
+    const transparent = refusal('a logo --background transparent --format jpeg');
+    expect(transparent.code).toBe('invalid_option');
+    expect(transparent.flag).toBe('--format');
+    expect(transparent.message).toContain('png or webp');
+    expect(refusal('a logo --compression 50').flag).toBe('--compression');
+  });
+
+  it('asks for a prompt when there are only flags, and shows help for help or nothing', () => {
+    expect(refusal('--size 1024x1024').code).toBe('missing_prompt');
+    expect(parseImagineText('help')).toEqual({ kind: 'help' });
+    expect(parseImagineText('  ')).toEqual({ kind: 'help' });
+  });
+
+  it('turns Slack’s escaped text and links back into plain words', () => {
+    expect(parseImagineText('cats &amp; dogs &lt;3 like <https://example.com|this> with <@U123|ann>')).toMatchObject({
+      prompt: 'cats & dogs <3 like this with @ann',
+    });
+  });
+
+  it('lists every flag with its allowed values in the usage', () => {
+    const usage = usageText({ imagine: '/imagine', edit: '/imagine-edit' });
+    for (const part of ['--size', '--quality', '--background', '--format', '--n', SIZES.join(', '), '/imagine-edit']) expect(usage).toContain(part);
+  });
+});

@@ -1,0 +1,39 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { SHORTCUT_EDIT_IMAGE } from '../../../bots/slack/bot-context.js';
+
+type Manifest = {
+  features: { slash_commands: { command: string; url?: string }[]; shortcuts: { type: string; callback_id: string }[] };
+  oauth_config: { scopes: { bot: string[] } };
+  settings: { event_subscriptions: { bot_events: string[]; request_url?: string }; interactivity: { is_enabled: boolean; request_url?: string }; socket_mode_enabled: boolean };
+};
+
+const load = async (name: string) => JSON.parse(await readFile(new URL(`../../../bots/slack/${name}`, import.meta.url), 'utf8')) as Manifest;
+
+describe('the app manifests', () => {
+  it('declare the commands, shortcut, events, interactivity and scopes the bot uses, for Socket Mode', async () => {
+    const manifest = await load('manifest.json');
+    expect(manifest.features.slash_commands.map((c) => c.command)).toEqual(['/imagine', '/imagine-edit']);
+    expect(manifest.features.shortcuts).toEqual([expect.objectContaining({ type: 'message', callback_id: SHORTCUT_EDIT_IMAGE })]);
+    expect(manifest.settings.event_subscriptions.bot_events).toEqual(
+      expect.arrayContaining(['app_mention', 'message.channels', 'message.groups', 'message.im', 'message.mpim']),
+    );
+    expect(manifest.settings.interactivity.is_enabled).toBe(true);
+    expect(manifest.settings.socket_mode_enabled).toBe(true);
+    expect(manifest.oauth_config.scopes.bot).toEqual(
+      expect.arrayContaining(['commands', 'chat:write', 'files:read', 'files:write', 'app_mentions:read', 'channels:history', 'groups:history', 'im:history', 'mpim:history']),
+    );
+  });
+
+  it('differ for HTTP only in the request URLs and Socket Mode', async () => {
+    const socket = await load('manifest.json');
+    const http = await load('manifest.http.json');
+    expect(http.settings.socket_mode_enabled).toBe(false);
+    const urls = [http.settings.event_subscriptions.request_url, http.settings.interactivity.request_url, ...http.features.slash_commands.map((c) => c.url)];
+    expect(new Set(urls).size).toBe(1);
+    expect(urls[0]).toMatch(/^https:\/\/.+\/slack\/events$/);
+    const strip = (m: Manifest) =>
+      JSON.parse(JSON.stringify(m, (key, value: unknown) => (key === 'url' || key === 'request_url' || key === 'socket_mode_enabled' ? undefined : value))) as unknown;
+    expect(strip(http)).toEqual(strip(socket));
+  });
+});
