@@ -8,6 +8,12 @@ export interface WriteTask<T> {
    * it runs, from the latest state, so the one write shows everything.
    */
   key?: string | undefined;
+  /**
+   * Goes before every waiting write that is not urgent (a job's first message,
+   * its final images and status, private notes); progress writes wait for a
+   * free slot, and coalesce meanwhile.
+   */
+  urgent?: boolean | undefined;
   run: () => Promise<T | typeof SKIP>;
 }
 
@@ -20,6 +26,7 @@ export interface ChannelWriterStats {
 
 interface Entry {
   key: string | undefined;
+  urgent: boolean;
   run: () => Promise<unknown>;
   promise: Promise<unknown>;
   resolve: (value: unknown) => void;
@@ -37,8 +44,9 @@ interface ChannelState {
  * Paces writes to Slack channels: one at a time per channel, each starting at
  * least `intervalMs` after the previous one finished (Slack allows about one
  * message per second per channel), so a burst of jobs never draws a 429.
- * Progress writes coalesce by key, so a busy channel shows the latest state
- * instead of falling behind.
+ * Urgent writes (new job messages, results, notes) go first; progress writes
+ * coalesce by key, so a busy channel shows the latest state instead of
+ * falling behind.
  */
 export class ChannelWriter {
   readonly intervalMs: number;
@@ -71,7 +79,7 @@ export class ChannelWriter {
       resolve = res;
       reject = rej;
     });
-    state.queue.push({ key: task.key, run: task.run, promise, resolve, reject });
+    state.queue.push({ key: task.key, urgent: task.urgent === true, run: task.run, promise, resolve, reject });
     if (!state.running) void this.#drain(channel, state);
     return promise as Promise<T | undefined>;
   }
@@ -104,11 +112,13 @@ export class ChannelWriter {
     state.running = true;
     try {
       for (;;) {
-        const entry = state.queue[0];
-        if (!entry) break;
+        if (state.queue.length === 0) break;
         const wait = state.lastEnd === undefined ? 0 : state.lastEnd + this.intervalMs - Date.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        state.queue.shift();
+        // Chosen after the wait: an urgent write that came meanwhile goes first.
+        const urgent = state.queue.findIndex((e) => e.urgent);
+        const [entry] = state.queue.splice(urgent >= 0 ? urgent : 0, 1);
+        if (!entry) break;
         try {
           const result = await entry.run();
           if (result === SKIP) {

@@ -119,6 +119,7 @@ export class SlackJobView {
   #ensurePosted(): Promise<string | undefined> {
     this.#posted ??= this.#o.writer
       .write(this.#channelId, {
+        urgent: true,
         run: async () => {
           const version = this.#version;
           const rendered = renderJobMessage(this.#state);
@@ -212,6 +213,7 @@ export class SlackJobView {
     if (update.type === 'completed') await this.#postImages(update);
     try {
       await this.#o.writer.write(this.#channelId, {
+        urgent: true,
         run: async () => {
           if (this.#shownVersion >= this.#version) return SKIP;
           await this.#update();
@@ -229,6 +231,7 @@ export class SlackJobView {
     const title = truncate(this.#state.prompt.replace(/\s+/g, ' '), 80);
     try {
       const files = await this.#o.writer.write(this.#channelId, {
+        urgent: true,
         run: () =>
           uploadFiles(this.#o.client, {
             channelId: this.#channelId,

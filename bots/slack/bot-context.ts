@@ -43,6 +43,7 @@ export function respondVia(responseUrl: string, logger: LoggerLike): Notifier {
 export function ephemeralVia(context: Pick<BotContext, 'client' | 'writer'>, where: { channelId: string; userId: string; threadTs?: string | undefined }): Notifier {
   return async (text) => {
     await context.writer.write(where.channelId, {
+      urgent: true,
       run: () =>
         context.client.chat.postEphemeral({
           channel: where.channelId,

@@ -83,33 +83,46 @@ describe('buttons keep working, restarts included', () => {
     expect(cancelled.content).toContain(`Cancelled by <@${admin.id}>`);
   });
 
-  it('tells the user a job was lost to a restart when its Cancel button is pressed afterwards, and offers Retry', async () => {
+  it('tells the job’s reply when the bot restarts, and runs it again in the same message on Retry', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'an unlucky job' });
     const running = await h.discord.waitFor(() => {
       const m = h.discord.original(ix);
       return m?.content.includes('Drawing') ? m : undefined;
     }, 'the job to start');
-    const cancelId = buttonId(running, 'Cancel');
-    // The shutdown tells the job's reply that the bot restarted.
+    const runningSnapshot = { ...running, components: structuredClone(running.components) };
     await h.restart();
     const stopped = await h.finalReply(ix);
     expect(stopped.content.split('\n')[1]).toBe('🔌 The bot restarted before this was done; press Retry to run it again.');
 
-    // A Cancel button from before (another client may still show it) now gets the same explanation in place.
-    const stale = { ...running, components: running.history.find((s) => s.content.includes('Drawing'))!.components };
-    const click = h.discord.clickButton(stale, cancelId);
+    // A Cancel button still shown somewhere (a client that did not refresh) gets a private note.
+    const late = h.discord.clickButton(runningSnapshot, buttonId(runningSnapshot, 'Cancel'));
+    const note = await h.discord.waitFor(() => h.discord.original(late), 'the note');
+    expect(note.content).toBe('✋ This job has already finished.');
+
+    h.emulator.configure({ latencyMs: 10 });
+    const retry = h.discord.clickButton(stopped, buttonId(stopped, 'Retry'));
+    const done = await h.finalReply(retry, (m) => m.attachments.length === 1);
+    expect(retry.ack?.type).toBe(6);
+    expect(done.id).toBe(running.id); // Retry reuses the message
+    expect(buttonsOf(done).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+  });
+
+  it('explains a job lost to a crash when its Cancel button is pressed afterwards, and offers Retry in place', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a job the crash ate' });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? m : undefined;
+    }, 'the job to start');
+    await h.restart({ crash: true });
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
     await h.discord.waitFor(() => click.ack, 'the answer');
     expect(click.ack?.type).toBe(7);
     const updated = h.discord.messages.get(running.id)!;
     expect(updated.content.split('\n')[1]).toBe('🔌 This job stopped when the bot restarted; press Retry to run it again.');
     expect(buttonsOf(updated).map((b) => b.label)).toEqual(['Retry']);
-
-    h.emulator.configure({ latencyMs: 10 });
-    const retry = h.discord.clickButton(updated, buttonId(updated, 'Retry'));
-    const done = await h.finalReply(retry, (m) => m.attachments.length === 1);
-    expect(done.id).toBe(running.id); // Retry reuses the message
-    expect(buttonsOf(done).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
   });
 
   it('answers a button of a job the store no longer has with a short private note', async () => {

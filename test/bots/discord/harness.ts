@@ -49,6 +49,8 @@ export class DiscordHarness {
   runner!: JobRunner;
   #quotaStore!: FileQuotaStore;
   #closeEmulator!: () => Promise<void>;
+  /** Runners left behind by a simulated crash, shut down on close. */
+  readonly #abandoned: JobRunner[] = [];
 
   private constructor(
     readonly discord: FakeDiscord,
@@ -98,14 +100,23 @@ export class DiscordHarness {
     await this.#quotaStore.close();
   }
 
-  /** A new bot process: new client and runner, same data folder. */
-  async restart(): Promise<void> {
-    await this.#stopBot();
+  /**
+   * A new bot process: new client and runner, same data folder. A `crash`
+   * skips the graceful shutdown: running jobs never report their end.
+   */
+  async restart(options: { crash?: boolean } = {}): Promise<void> {
+    if (options.crash) {
+      this.#abandoned.push(this.runner);
+      await this.bot.client.destroy();
+    } else {
+      await this.#stopBot();
+    }
     await this.#startBot();
   }
 
   async close(): Promise<void> {
     await this.#stopBot();
+    for (const runner of this.#abandoned) await runner.shutdown({ graceMs: 0 });
     await this.discord.close();
     await this.#closeEmulator();
     await this.emulator.close();

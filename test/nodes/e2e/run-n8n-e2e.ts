@@ -27,6 +27,8 @@ const nodesDir = join(root, 'nodes');
 const n8nDir = join(root, '.cache', `n8n-${N8N_VERSION}`);
 const n8nBin = join(n8nDir, 'node_modules', '.bin', 'n8n');
 const installedMarker = join(n8nDir, '.installed');
+/** What the last `n8n execute` printed, kept for a look when something fails. */
+const lastOutput = join(root, '.cache', 'n8n-e2e-last-output.log');
 const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
 
@@ -203,8 +205,9 @@ async function main(): Promise<void> {
     const executed = await run(n8nBin, ['execute', `--id=${workflowId}`, '--rawOutput'], { cwd: work, env, timeoutMs: 180_000 });
     console.log(`n8n ran the workflow (${elapsed()})`);
 
+    await writeFile(lastOutput, `${executed.stdout}\n--- stderr ---\n${executed.stderr}`);
     const jsonStart = executed.stdout.search(/^\{/m);
-    if (jsonStart < 0) throw new Error(`no JSON in the output of n8n execute:\n${executed.stdout.slice(0, 3000)}\n---\n${executed.stderr.slice(0, 3000)}`);
+    if (jsonStart < 0) throw new Error(`no JSON in the output of n8n execute (all of it is in ${lastOutput})`);
     const output = JSON.parse(executed.stdout.slice(jsonStart)) as {
       data: { resultData: { runData: Record<string, { data?: { main: ItemOut[][] }; error?: unknown }[]> } };
     };
