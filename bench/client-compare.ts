@@ -16,7 +16,7 @@
  *   imported in each, one exercised), peak resident memory above the idle
  *   footprint; see helpers/memory-probe.ts.
  *
- * Usage: node --import tsx bench/client-compare.ts [--rounds 30] [--batch 3] [--warmup 5] [--memory-rounds 10] [--memory-repeats 3]
+ * Usage: node --import tsx bench/client-compare.ts [--rounds 40] [--batch 4] [--warmup 5] [--memory-rounds 10] [--memory-repeats 3]
  */
 import { parseArgs } from 'node:util';
 import { ImageLimiter } from '../src/index.js';
@@ -27,8 +27,8 @@ import { collectGarbage, mb, median, ms, printTable, ratio, relativeIqr, timed }
 
 const { values: args } = parseArgs({
   options: {
-    rounds: { type: 'string', default: '30' },
-    batch: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '40' },
+    batch: { type: 'string', default: '4' },
     warmup: { type: 'string', default: '5' },
     'memory-rounds': { type: 'string', default: '10' },
     'memory-repeats': { type: 'string', default: '3' },

@@ -34,7 +34,7 @@ export function ms(value: number): string {
 }
 
 export function mb(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 /** Prints rows as a Markdown table (pipe-separated, header underlined). */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { FILE_EXTENSIONS, sniffImageType, type LoggerLike, type OutputFormat } from '../../src/index.js';
 import type { InputImage, JobOptions, Requester } from '../runner/types.js';
 import type { AttachmentSource } from './download-images.js';
+import { loggableError } from './loggable-error.js';
 
 export type JobRecordStatus = 'draft' | 'pending' | 'running' | 'completed' | 'failed' | 'cancelled' | 'refused';
 
@@ -197,7 +198,7 @@ export class JobRecordStore {
   }
 
   async #removeImages(key: string): Promise<void> {
-    await rm(this.#dir(key), { recursive: true, force: true }).catch((err: unknown) => this.#logger.warn({ err, key }, 'could not remove a job record’s images'));
+    await rm(this.#dir(key), { recursive: true, force: true }).catch((err: unknown) => this.#logger.warn({ err: loggableError(err), key }, 'could not remove a job record’s images'));
   }
 
   /** Drops stale drafts and the oldest records beyond the limit; returns their keys. */
@@ -233,7 +234,7 @@ export class JobRecordStore {
     } catch (error) {
       const aside = `${this.#file}.unreadable-${Date.now()}`;
       await rename(this.#file, aside);
-      this.#logger.warn({ err: error, movedTo: aside }, 'the Discord job store was unreadable; starting with an empty one (old buttons will say they are too old)');
+      this.#logger.warn({ err: loggableError(error), movedTo: aside }, 'the Discord job store was unreadable; starting with an empty one (old buttons will say they are too old)');
     }
   }
 
@@ -253,7 +254,7 @@ export class JobRecordStore {
         await writeFile(temp, JSON.stringify(body));
         await rename(temp, this.#file);
       } catch (error) {
-        this.#logger.error({ err: error }, 'could not save the Discord job store; buttons of recent jobs may not work after a restart');
+        this.#logger.error({ err: loggableError(error) }, 'could not save the Discord job store; buttons of recent jobs may not work after a restart');
       }
     }
     // Cleared in the same turn as the last check of #dirty, so no change can slip between them.

@@ -14,6 +14,7 @@ import {
   type OutgoingMessage,
 } from './render-job.js';
 import type { ReplyTarget } from './ReplyTarget.js';
+import { loggableError } from './loggable-error.js';
 
 export interface JobViewOptions {
   target: ReplyTarget;
@@ -41,7 +42,7 @@ export class JobView {
     try {
       await this.#show(update);
     } catch (error) {
-      this.#o.logger.error({ err: error, jobKey: this.#o.header.key, update: update.type }, 'could not show a job update on Discord');
+      this.#o.logger.error({ err: loggableError(error), jobKey: this.#o.header.key, update: update.type }, 'could not show a job update on Discord');
     }
   };
 
@@ -94,7 +95,7 @@ export class JobView {
   async #showCompleted(update: Completed): Promise<void> {
     const { header, store, target, logger, attachmentSizeLimit } = this.#o;
     // Saved before the buttons appear, so Edit works even after a restart.
-    await store.saveOutputs(header.key, update.images, update.format).catch((err: unknown) => logger.error({ err, jobKey: header.key }, 'could not save a job’s images for its Edit buttons'));
+    await store.saveOutputs(header.key, update.images, update.format).catch((err: unknown) => logger.error({ err: loggableError(err), jobKey: header.key }, 'could not save a job’s images for its Edit buttons'));
     const files: OutgoingFile[] = [];
     const notes: string[] = [];
     const total = update.images.length;

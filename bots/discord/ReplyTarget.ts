@@ -1,11 +1,14 @@
 import { Routes, type REST, type RawFile } from 'discord.js';
 import type { LoggerLike } from '../../src/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus } from './discord-facts.js';
+import { loggableError } from './loggable-error.js';
 import type { OutgoingMessage } from './render-job.js';
 
 export interface ReplyTargetOptions {
-  /** discord.js's REST client (it queues by Discord's rate-limit headers and retries 429s). */
-  rest: REST;
+  /** REST client for the interaction webhook (replies, follow-ups): queues by Discord's per-token rate-limit headers and retries 429s. */
+  webhookRest: REST;
+  /** REST client with the bot token, for channel messages (the fallback). */
+  botRest: REST;
   applicationId: string;
   /** The interaction token: edits the reply for 15 minutes. */
   token: string;
@@ -106,7 +109,7 @@ export class ReplyTarget {
   async #followUp(message: OutgoingMessage): Promise<boolean> {
     if (this.#mode === 'webhook' && this.#tokenUsable()) {
       try {
-        await this.#o.rest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
+        await this.#o.webhookRest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
           body: bodyOf(message),
           files: filesOf(message),
           auth: false,
@@ -121,7 +124,7 @@ export class ReplyTarget {
   }
 
   async #patchReply(message: OutgoingMessage): Promise<void> {
-    await this.#o.rest.patch(Routes.webhookMessage(this.#o.applicationId, this.#o.token, this.#webhookMessage), {
+    await this.#o.webhookRest.patch(Routes.webhookMessage(this.#o.applicationId, this.#o.token, this.#webhookMessage), {
       body: bodyOf(message),
       files: filesOf(message),
       auth: false,
@@ -130,7 +133,7 @@ export class ReplyTarget {
 
   /** The reply was deleted: a follow-up takes its place (and later edits go to it). */
   async #replaceReply(message: OutgoingMessage): Promise<void> {
-    const sent = (await this.#o.rest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
+    const sent = (await this.#o.webhookRest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
       body: bodyOf(message),
       files: filesOf(message),
       auth: false,
@@ -143,7 +146,7 @@ export class ReplyTarget {
   async #postInChannel(message: OutgoingMessage): Promise<boolean> {
     this.#mode = 'channel';
     try {
-      await this.#o.rest.post(Routes.channelMessages(this.#o.channelId), { body: bodyOf(message, this.#o.userId), files: filesOf(message) });
+      await this.#o.botRest.post(Routes.channelMessages(this.#o.channelId), { body: bodyOf(message, this.#o.userId), files: filesOf(message) });
       this.#o.logger.info({ channelId: this.#o.channelId }, 'delivered a job result as a channel message (the interaction token could not be used)');
       return true;
     } catch (error) {
@@ -165,7 +168,7 @@ export class ReplyTarget {
     const code = discordErrorCode(error);
     if (code === DISCORD_ERRORS.invalidWebhookToken || code === DISCORD_ERRORS.unknownWebhook) this.#mode = 'channel';
     else if (code === DISCORD_ERRORS.unknownMessage && this.#webhookMessage === '@original') this.#replyGone = true;
-    this.#o.logger.warn({ what, code, status: discordErrorStatus(error), mode: this.#mode, err: code === undefined ? errorSummary(error, this.#o.token) : undefined }, 'Discord refused an update of a job reply');
+    this.#o.logger.warn({ what, code, status: discordErrorStatus(error), mode: this.#mode, err: code === undefined ? loggableError(error) : undefined }, 'Discord refused an update of a job reply');
   }
 }
 
@@ -185,12 +188,6 @@ function filesOf(message: OutgoingMessage): RawFile[] {
 
 function withoutFiles(message: OutgoingMessage, note: string): OutgoingMessage {
   return { ...message, files: [], content: `${message.content}\n⚠️ ${note}` };
-}
-
-/** Name and message of a non-Discord error (a network failure): enough to debug, no payloads, never the token. */
-function errorSummary(error: unknown, token: string): string {
-  const text = error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error';
-  return text.split(token).join('[token]').slice(0, 300);
 }
 
 function sleep(ms: number): Promise<void> {

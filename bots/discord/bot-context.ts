@@ -1,3 +1,4 @@
+import type { REST } from 'discord.js';
 import type { LoggerLike } from '../../src/index.js';
 import type { InputImage, JobHandle, JobInfo, JobSpec, Requester, UpdateSink } from '../runner/index.js';
 import type { DownloadPolicy } from './download-images.js';
@@ -15,6 +16,8 @@ export interface BotContext {
   runner: DiscordJobRunner;
   store: JobRecordStore;
   logger: LoggerLike;
+  /** REST client for interaction webhooks (see rest-request.ts); the Discord client's own REST carries the bot token. */
+  webhookRest: REST;
   adminRoleIds: readonly string[];
   downloadPolicy: DownloadPolicy;
   /** Downloads of "Edit image" drafts still under way, by record key. */

@@ -31,7 +31,11 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
   let images: InputImage[];
   if (id.action === 'edit-result') {
     const image = await ctx.store.readOutput(record.key, id.index ?? 0);
-    if (!image) return void (await showInputProblem(ctx, interaction, requester.userId, { kind: 'edit', prompt }, expiredImage()));
+    if (!image) {
+      const gone = new InputImageError('no_images', 'That image is no longer kept; edit a newer one, or use /edit with the file.');
+      await showInputProblem(ctx, interaction, requester.userId, { kind: 'edit', prompt }, gone);
+      return;
+    }
     images = [image];
   } else {
     try {
@@ -45,8 +49,4 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
     await ctx.store.remove(record.key);
   }
   await startJob(ctx, interaction, { kind: 'edit', prompt, options, images, requester });
-}
-
-function expiredImage(): Error {
-  return new InputImageError('no_images', 'That image is no longer kept; edit a newer one, or use /edit with the file.');
 }

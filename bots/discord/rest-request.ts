@@ -1,4 +1,4 @@
-import { DefaultRestOptions, type RESTOptions } from 'discord.js';
+import { DefaultRestOptions, REST, type RESTOptions } from 'discord.js';
 
 type MakeRequest = RESTOptions['makeRequest'];
 
@@ -20,3 +20,14 @@ export const makeRequestWithEncodedForms: MakeRequest = async (url, init) => {
   }
   return DefaultRestOptions.makeRequest(url, init);
 };
+
+/**
+ * A REST client for interaction webhooks (editing replies, follow-ups; no bot
+ * token). Discord does not count these against a bot's global rate limit, but
+ * discord.js caps every request of one client at 50 per second; a busy bot's
+ * previews would queue behind that cap. The per-token limits still apply: this
+ * client follows Discord's rate-limit headers like any other.
+ */
+export function createWebhookRest(api: string): REST {
+  return new REST({ api, timeout: 60_000, makeRequest: makeRequestWithEncodedForms, globalRequestsPerSecond: 100_000 });
+}

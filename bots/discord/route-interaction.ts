@@ -4,6 +4,7 @@ import type { Command } from './commands/index.js';
 import { decodeCustomId } from './custom-ids.js';
 import { handleButton } from './handle-buttons.js';
 import { handleModal } from './handle-modals.js';
+import { loggableError } from './loggable-error.js';
 
 const SOMETHING_WENT_WRONG = '⚠️ Something went wrong on my side; try again in a moment.';
 
@@ -29,7 +30,7 @@ export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<s
       ctx.logger.warn({ type: interaction.type, id: interaction.isCommand() ? interaction.commandName : 'customId' in interaction ? interaction.customId : undefined }, 'an interaction this bot does not know');
       if (interaction.isRepliable()) await sayQuietly(interaction, '✋ I do not know that command or button (it may be from an older version of me).');
     } catch (error) {
-      ctx.logger.error({ err: error, type: interaction.type }, 'an interaction handler failed');
+      ctx.logger.error({ err: loggableError(error), type: interaction.type }, 'an interaction handler failed');
       if (interaction.isRepliable()) await sayQuietly(interaction, SOMETHING_WENT_WRONG);
     }
   };

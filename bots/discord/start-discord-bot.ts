@@ -1,11 +1,11 @@
-import { Client, Events, RESTEvents } from 'discord.js';
+import { Client, Events, RESTEvents, type REST } from 'discord.js';
 import { scrubSecrets, type LoggerLike } from '../../src/index.js';
 import type { BotContext, DiscordJobRunner } from './bot-context.js';
 import { loadCommands } from './commands/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 import { defaultDownloadPolicy } from './download-images.js';
 import { JobRecordStore } from './JobRecordStore.js';
-import { makeRequestWithEncodedForms } from './rest-request.js';
+import { createWebhookRest, makeRequestWithEncodedForms } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
 
 export interface StartDiscordBotOptions {
@@ -35,6 +35,8 @@ export interface StartDiscordBotOptions {
 
 export interface DiscordBot {
   client: Client<true>;
+  /** The REST client that edits interaction replies (its `rateLimited` events show waits for Discord's per-token limits). */
+  webhookRest: REST;
   /**
    * Stops taking interactions, waits (up to `stopGraceMs`) for job replies in
    * flight, and disconnects. Call `runner.shutdown()` first so running jobs
@@ -50,10 +52,8 @@ export interface DiscordBot {
 export async function startDiscordBot(options: StartDiscordBotOptions): Promise<DiscordBot> {
   const { token, logger } = options;
   const store = await JobRecordStore.open({ dataDir: options.dataDir, maxRecords: options.keepJobs, logger });
-  const client = new Client({
-    intents: [],
-    rest: { api: (options.apiBaseUrl ?? DISCORD_API_BASE_URL).replace(/\/+$/, ''), timeout: 60_000, makeRequest: makeRequestWithEncodedForms },
-  });
+  const api = (options.apiBaseUrl ?? DISCORD_API_BASE_URL).replace(/\/+$/, '');
+  const client = new Client({ intents: [], rest: { api, timeout: 60_000, makeRequest: makeRequestWithEncodedForms } });
   const inFlight = new Set<Promise<unknown>>();
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);
@@ -61,6 +61,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     runner: options.runner,
     store,
     logger,
+    webhookRest: createWebhookRest(api),
     adminRoleIds: options.adminRoleIds ?? [],
     downloadPolicy,
     pendingDownloads: new Map(),
@@ -82,9 +83,11 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   client.on(Events.Warn, (message) => logger.warn({ detail: scrubSecrets(message, [token]) }, 'discord.js warning'));
   client.on(Events.ShardDisconnect, (event, shardId) => logger.warn({ code: event.code, shardId }, 'disconnected from the Discord gateway'));
   client.on(Events.ShardResume, (shardId) => logger.info({ shardId }, 'resumed the Discord gateway session'));
-  client.rest.on(RESTEvents.RateLimited, (info) =>
-    logger.debug({ route: info.route, method: info.method, timeToReset: info.timeToReset, global: info.global }, 'waiting for a Discord rate limit'),
-  );
+  for (const rest of [client.rest, ctx.webhookRest]) {
+    rest.on(RESTEvents.RateLimited, (info) =>
+      logger.debug({ route: info.route, method: info.method, timeToReset: info.timeToReset, global: info.global }, 'waiting for a Discord rate limit'),
+    );
+  }
 
   const ready = new Promise<Client<true>>((resolve) => client.once(Events.ClientReady, resolve));
   try {
@@ -103,6 +106,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
 
   return {
     client: client as Client<true>,
+    webhookRest: ctx.webhookRest,
     async stop() {
       accepting = false;
       await withTimeout(Promise.allSettled([...inFlight]), options.stopGraceMs ?? 10_000, '').catch(() => {

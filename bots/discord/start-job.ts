@@ -7,6 +7,7 @@ import { InputImageError } from './download-images.js';
 import { JobView } from './JobView.js';
 import { renderFailure } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
+import { loggableError } from './loggable-error.js';
 
 /** An interaction that has been deferred (or updated): its token edits the reply that will show the job. */
 export interface ReplyingInteraction {
@@ -29,7 +30,8 @@ export interface JobRequest {
 /** A reply target for an acknowledged interaction (also used to show problems before a job exists). */
 export function replyTargetOf(ctx: BotContext, interaction: ReplyingInteraction, userId: string): ReplyTarget {
   return new ReplyTarget({
-    rest: interaction.client.rest,
+    webhookRest: ctx.webhookRest,
+    botRest: interaction.client.rest,
     applicationId: interaction.applicationId,
     token: interaction.token,
     issuedAt: interaction.createdTimestamp,
@@ -60,7 +62,7 @@ export async function startJob(ctx: BotContext, interaction: ReplyingInteraction
     ctx.track(handle.done);
   } catch (error) {
     const failure = describeFailure(error);
-    if (failure.code === 'internal_error') ctx.logger.error({ err: error, jobKey: key }, 'the runner did not take a job');
+    if (failure.code === 'internal_error') ctx.logger.error({ err: loggableError(error), jobKey: key }, 'the runner did not take a job');
     else ctx.logger.info({ jobKey: key, code: failure.code }, 'job refused');
     await view.showFailure(failure);
     if (!failure.retryable) await ctx.store.remove(key);

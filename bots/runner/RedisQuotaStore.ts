@@ -23,6 +23,8 @@ export interface RedisQuotaStoreOptions {
   ownsConnection?: boolean | undefined;
   /** Redis errors while renewing reservations (tried again on the next renewal). */
   onError?: ((error: unknown) => void) | undefined;
+  /** The clock renewals use; must be the one the runner's `now` comes from. Default `Date.now`. */
+  clock?: (() => number) | undefined;
 }
 
 type ReserveInput = Parameters<QuotaStore['reserve']>[0];
@@ -208,6 +210,7 @@ export class RedisQuotaStore implements QuotaStore {
   readonly #keepMs: number;
   readonly #ownsConnection: boolean;
   readonly #onError: ((error: unknown) => void) | undefined;
+  readonly #clock: () => number;
   /** Reservations this process made and still renews. */
   readonly #held = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
@@ -230,6 +233,7 @@ export class RedisQuotaStore implements QuotaStore {
     this.#keepMs = Math.max(1, Math.floor(options.keepDays ?? DEFAULT_KEEP_DAYS)) * DAY_MS;
     this.#ownsConnection = options.ownsConnection ?? false;
     this.#onError = options.onError;
+    this.#clock = options.clock ?? Date.now;
     for (const [name, definition] of Object.entries(SCRIPTS)) {
       if (!(name in this.#redis)) this.#redis.defineCommand(name, definition);
     }
@@ -328,7 +332,7 @@ export class RedisQuotaStore implements QuotaStore {
       return;
     }
     this.#redis
-      .pictorQuotaRenew(Date.now(), this.#leaseMs, this.#ttlMs, this.#key('res', ''), this.#key('active', ''), ...this.#held)
+      .pictorQuotaRenew(this.#clock(), this.#leaseMs, this.#ttlMs, this.#key('res', ''), this.#key('active', ''), ...this.#held)
       .then((gone) => {
         for (const jobId of gone) this.#held.delete(jobId);
       })

@@ -14,6 +14,12 @@ export interface WriteTask<T> {
    * free slot, and coalesce meanwhile.
    */
   urgent?: boolean | undefined;
+  /**
+   * Counts against the workspace budget (`chat.update`, Slack's Tier 3): such
+   * a write that is not urgent waits for a token; an urgent one spends a token
+   * when there is one, and never waits.
+   */
+  budgeted?: boolean | undefined;
   run: () => Promise<T | typeof SKIP>;
 }
 
@@ -27,6 +33,7 @@ export interface ChannelWriterStats {
 interface Entry {
   key: string | undefined;
   urgent: boolean;
+  budgeted: boolean;
   run: () => Promise<unknown>;
   promise: Promise<unknown>;
   resolve: (value: unknown) => void;
@@ -38,6 +45,21 @@ interface ChannelState {
   running: boolean;
   /** When the last write to this channel finished. */
   lastEnd: number | undefined;
+  /** Wakes the drain loop while it waits for a workspace token (a write came that may not need one). */
+  wake: (() => void) | undefined;
+}
+
+export interface ChannelWriterOptions {
+  /** Least time from the end of one write to the start of the next in the same channel. */
+  intervalMs: number;
+  /**
+   * Workspace-wide budget of budgeted writes per minute: `chat.update` is
+   * Slack's Tier 3 (about 50 a minute per workspace), so a long queue's
+   * position updates must not use it all. Undefined: no budget.
+   */
+  backgroundPerMinute?: number | undefined;
+  /** Tokens the budget can save up. Default 10. */
+  backgroundBurst?: number | undefined;
 }
 
 /**
@@ -53,17 +75,26 @@ export class ChannelWriter {
   readonly #channels = new Map<string, ChannelState>();
   readonly #idleWaiters: (() => void)[] = [];
   readonly #stats: ChannelWriterStats = { writes: 0, skipped: 0, coalesced: 0, failed: 0 };
+  readonly #perMs: number | undefined;
+  readonly #burst: number;
+  #tokens: number;
+  #tokensAt = Date.now();
 
-  constructor(options: { intervalMs: number }) {
+  constructor(options: ChannelWriterOptions) {
     if (!(Number.isFinite(options.intervalMs) && options.intervalMs >= 0)) throw new RangeError('intervalMs must be a number of milliseconds ≥ 0');
+    const perMinute = options.backgroundPerMinute;
+    if (perMinute !== undefined && !(Number.isFinite(perMinute) && perMinute > 0)) throw new RangeError('backgroundPerMinute must be a number above 0');
     this.intervalMs = options.intervalMs;
+    this.#perMs = perMinute === undefined ? undefined : perMinute / 60_000;
+    this.#burst = Math.max(1, options.backgroundBurst ?? 10);
+    this.#tokens = this.#burst;
   }
 
   /** Queues a write to a channel; resolves with its result (undefined when skipped). */
   write<T>(channel: string, task: WriteTask<T>): Promise<T | undefined> {
     let state = this.#channels.get(channel);
     if (!state) {
-      state = { queue: [], running: false, lastEnd: undefined };
+      state = { queue: [], running: false, lastEnd: undefined, wake: undefined };
       this.#channels.set(channel, state);
     }
     if (task.key !== undefined) {
@@ -79,8 +110,9 @@ export class ChannelWriter {
       resolve = res;
       reject = rej;
     });
-    state.queue.push({ key: task.key, urgent: task.urgent === true, run: task.run, promise, resolve, reject });
+    state.queue.push({ key: task.key, urgent: task.urgent === true, budgeted: task.budgeted === true, run: task.run, promise, resolve, reject });
     if (!state.running) void this.#drain(channel, state);
+    else state.wake?.();
     return promise as Promise<T | undefined>;
   }
 
@@ -108,6 +140,40 @@ export class ChannelWriter {
     });
   }
 
+  /** How long until a background write may go (0: now). */
+  #tokenWait(): number {
+    if (this.#perMs === undefined) return 0;
+    this.#refill();
+    return this.#tokens >= 1 ? 0 : Math.ceil((1 - this.#tokens) / this.#perMs);
+  }
+
+  /** Spends a token when there is one; true if it did. */
+  #takeToken(): boolean {
+    if (this.#perMs === undefined) return false;
+    this.#refill();
+    if (this.#tokens < 1) return false;
+    this.#tokens -= 1;
+    return true;
+  }
+
+  #refill(): void {
+    const now = Date.now();
+    this.#tokens = Math.min(this.#burst, this.#tokens + (now - this.#tokensAt) * this.#perMs!);
+    this.#tokensAt = now;
+  }
+
+  #sleep(state: ChannelState, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        state.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      state.wake = done;
+    });
+  }
+
   async #drain(channel: string, state: ChannelState): Promise<void> {
     state.running = true;
     try {
@@ -115,13 +181,23 @@ export class ChannelWriter {
         if (state.queue.length === 0) break;
         const wait = state.lastEnd === undefined ? 0 : state.lastEnd + this.intervalMs - Date.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        // Chosen after the wait: an urgent write that came meanwhile goes first.
-        const urgent = state.queue.findIndex((e) => e.urgent);
-        const [entry] = state.queue.splice(urgent >= 0 ? urgent : 0, 1);
+        // Chosen after the wait: an urgent write that came meanwhile goes first;
+        // then the oldest write that needs no token, or finds one.
+        const tokenWait = this.#tokenWait();
+        let index = state.queue.findIndex((e) => e.urgent);
+        if (index < 0) index = state.queue.findIndex((e) => !e.budgeted || tokenWait === 0);
+        if (index < 0) {
+          await this.#sleep(state, tokenWait);
+          continue;
+        }
+        const [entry] = state.queue.splice(index, 1);
         if (!entry) break;
+        const took = entry.budgeted && this.#takeToken();
         try {
           const result = await entry.run();
           if (result === SKIP) {
+            // Nothing was written: the token goes back.
+            if (took) this.#tokens = Math.min(this.#burst, this.#tokens + 1);
             this.#stats.skipped++;
             entry.resolve(undefined);
           } else {
@@ -138,7 +214,8 @@ export class ChannelWriter {
       }
     } finally {
       state.running = false;
-      if (state.queue.length === 0 && state.lastEnd !== undefined) {
+      if (state.queue.length === 0 && state.lastEnd === undefined) this.#channels.delete(channel);
+      else if (state.queue.length === 0) {
         const stale = state.lastEnd;
         setTimeout(() => {
           const current = this.#channels.get(channel);

@@ -105,6 +105,11 @@ export class RequestStore {
     return next;
   }
 
+  /** Forgets a request (one the runner refused: it has no message and no buttons). */
+  async delete(id: string): Promise<void> {
+    if (ID_PATTERN.test(id)) await rm(join(this.dir, `${id}.json`), { force: true });
+  }
+
   async #write(record: SavedRequest): Promise<void> {
     const path = join(this.dir, `${record.id}.json`);
     const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;

@@ -147,6 +147,7 @@ export class SlackJobView {
     void this.#o.writer
       .write(this.#channelId, {
         key: `progress:${this.#state.jobId}`,
+        budgeted: true,
         run: async () => {
           if (!this.#messageTs || this.#isFinal() || this.#shownVersion >= this.#version) return SKIP;
           await this.#update();
@@ -214,6 +215,7 @@ export class SlackJobView {
     try {
       await this.#o.writer.write(this.#channelId, {
         urgent: true,
+        budgeted: true,
         run: async () => {
           if (this.#shownVersion >= this.#version) return SKIP;
           await this.#update();

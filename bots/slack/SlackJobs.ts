@@ -94,7 +94,8 @@ export class SlackJobs {
       const failure = describeFailure(error);
       if (!isJobRefusedError(error)) this.#o.logger.error({ code: failure.code, err: error }, 'the runner did not take a Slack job');
       else this.#o.logger.info({ code: failure.code, user: input.actor.userId }, 'a Slack job was refused');
-      await input.notify(failure.message).catch(() => undefined);
+      await this.#o.store.delete(request.id).catch(() => undefined);
+      await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
       return undefined;
     }
     const tracked = handle.done.catch(() => undefined).finally(() => this.#running.delete(tracked));

@@ -40,6 +40,13 @@ export interface SlackBotOptions {
   logger: LoggerLike;
   /** Least time between two writes to one channel. Default 1000 ms (Slack's ~1 message per second per channel). */
   channelWriteIntervalMs?: number | undefined;
+  /**
+   * Workspace-wide budget of message updates (chat.update, Slack's Tier 3:
+   * about 50 a minute) per minute. Progress updates (queue position, status)
+   * wait for it and coalesce meanwhile; a job's final update spends it but
+   * never waits. Default 40.
+   */
+  progressWritesPerMinute?: number | undefined;
   /** Command names, as in the app manifest. */
   commands?: { imagine?: string | undefined; edit?: string | undefined } | undefined;
   /** Called when a job update has become visible in Slack (for measurements). */
@@ -57,6 +64,7 @@ export interface SlackBot {
 }
 
 const DEFAULT_CHANNEL_WRITE_INTERVAL_MS = 1000;
+const DEFAULT_PROGRESS_WRITES_PER_MINUTE = 40;
 const WEB_API_TIMEOUT_MS = 60_000;
 const STOP_DRAIN_MS = 10_000;
 
@@ -95,7 +103,10 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
       ? new App({ token: options.botToken, appToken: options.appToken, socketMode: true, clientOptions, logger: boltLogger })
       : new App({ token: options.botToken, signingSecret: options.signingSecret, clientOptions, logger: boltLogger, processBeforeResponse: false });
 
-  const writer = new ChannelWriter({ intervalMs: options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS });
+  const writer = new ChannelWriter({
+    intervalMs: options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS,
+    backgroundPerMinute: options.progressWritesPerMinute ?? DEFAULT_PROGRESS_WRITES_PER_MINUTE,
+  });
   const jobs = new SlackJobs({
     runner: options.runner,
     client: app.client,

@@ -33,9 +33,14 @@ export const IMAGE_FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
-export function parseFlags<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O) {
+/** The values `parseFlags` gives for a set of flag definitions. */
+export type FlagValues<O> = {
+  [K in keyof O]?: O[K] extends { multiple: true } ? string[] : O[K] extends { type: 'boolean' } ? boolean : string;
+};
+
+export function parseFlags<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O): FlagValues<O> {
   try {
-    return parseArgs({ args, options, allowPositionals: false, strict: true }).values;
+    return parseArgs({ args, options, allowPositionals: false, strict: true }).values as FlagValues<O>;
   } catch (error) {
     const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, '');
     const flag = /'(--?[\w-]+)/.exec(message)?.[1] ?? 'arguments';

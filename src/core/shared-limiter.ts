@@ -21,6 +21,15 @@ export interface CreateImageLimiterOptions {
   leaseMs?: number | undefined;
   /** Shared only: how often each process looks at the shared state (bottleneck's heartbeat). Default 100 ms. */
   heartbeatMs?: number | undefined;
+  /**
+   * Shared only: images kept out of the shared bucket (see `headroomImages` of
+   * ImageLimiter). Default: 1 for the refill grid, plus enough refills to
+   * cover `jitterToleranceMs` of difference in how long requests take to reach
+   * the service (a cold first connection, a busy machine).
+   */
+  headroomImages?: number | undefined;
+  /** Shared only: see `headroomImages`. Default 1000 ms. */
+  jitterToleranceMs?: number | undefined;
   /** Shared only: how long to wait for Redis at start. Default 5000 ms. */
   connectTimeoutMs?: number | undefined;
   /** Shared only: tells when the Redis connection is lost and back, and other Redis trouble. */
@@ -29,8 +38,7 @@ export interface CreateImageLimiterOptions {
 
 export const DEFAULT_LEASE_MS = 5 * 60_000;
 export const DEFAULT_HEARTBEAT_MS = 100;
-/** See `headroomImages`: the shared bucket refills on a grid, the service's continuously. */
-const SHARED_HEADROOM_IMAGES = 1;
+export const DEFAULT_JITTER_TOLERANCE_MS = 1000;
 
 /**
  * The one place a surface (CLI, bots, n8n node) makes its limiter.
@@ -69,7 +77,7 @@ export async function createImageLimiter(options: CreateImageLimiterOptions = {}
     imagesPerMinute,
     maxConcurrent,
     coordinator,
-    headroomImages: SHARED_HEADROOM_IMAGES,
+    headroomImages: options.headroomImages ?? defaultHeadroom(imagesPerMinute, options.jitterToleranceMs ?? DEFAULT_JITTER_TOLERANCE_MS),
     leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
     onDatastoreError: reportError,
     bottleneck: {
@@ -85,6 +93,19 @@ export async function createImageLimiter(options: CreateImageLimiterOptions = {}
     throw error;
   }
   return limiter;
+}
+
+/**
+ * One image because bottleneck refills the bucket on a fixed grid while the
+ * service refills continuously (a refill can come up to one interval early),
+ * and one more per interval of tolerated delay: a request that reaches the
+ * service later than the ones after it (a cold connection, a busy machine)
+ * must not find the service's bucket short.
+ */
+export function defaultHeadroom(imagesPerMinute: number | undefined, jitterToleranceMs: number): number {
+  if (!(imagesPerMinute && imagesPerMinute > 0)) return 0;
+  const intervalMs = 60_000 / imagesPerMinute;
+  return 1 + Math.ceil(Math.max(0, jitterToleranceMs) / intervalMs);
 }
 
 /** Logs Redis trouble at most once every 10 s, so an outage does not flood the log. */

@@ -119,7 +119,7 @@ describe('the official openai client against the emulator', () => {
     expect(error).toMatchObject({ status: 401 });
   });
 
-  it('waits the advertised retry-after-ms after a 429 and then succeeds', async () => {
+  it('retries a 429 that advertises retry-after-ms and succeeds on the next attempt', async () => {
     emu.emulator.injectFault('rate_limited', { count: 1, retryAfterMs: 20 });
     const response = await openai({ maxRetries: 1 }).images.generate({ model: MODEL, prompt: 'a cat', quality: 'low' });
     expect(response.data).toHaveLength(1);

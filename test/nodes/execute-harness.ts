@@ -1,14 +1,12 @@
 import { extname } from 'node:path';
-import {
-  NodeHelpers,
-  NodeOperationError,
-  type IBinaryData,
-  type IExecuteFunctions,
-  type INode,
-  type INodeExecutionData,
-  type INodeParameters,
-  type INodeType,
-} from './n8n-workflow.js';
+import type { IBinaryData, IDataObject, IExecuteFunctions, INode, INodeExecutionData, INodeParameters, INodeType } from './n8n-workflow.js';
+
+/**
+ * The parts of n8n-workflow the harness runs: passed in, so that it uses the
+ * same copy as the node under test (the ESM build in vitest, the CommonJS
+ * build next to a built bundle in a benchmark).
+ */
+export type N8nWorkflowRuntime = Pick<typeof import('./n8n-workflow.js'), 'NodeHelpers' | 'NodeOperationError'>;
 
 /**
  * A minimal `IExecuteFunctions` (n8n's interface for a node's `execute()`),
@@ -18,6 +16,7 @@ import {
  * in-memory form (base64), continue-on-fail and execution cancellation.
  */
 export interface HarnessOptions {
+  n8n: N8nWorkflowRuntime;
   nodeType: INodeType;
   /** The node's parameters as saved in a workflow, or per item (as expressions would resolve). */
   parameters: INodeParameters | ((itemIndex: number) => INodeParameters);
@@ -36,6 +35,7 @@ export interface Harness {
 }
 
 export function createHarness(options: HarnessOptions): Harness {
+  const { NodeHelpers, NodeOperationError } = options.n8n;
   const node: INode = {
     id: 'pictor-node-under-test',
     name: 'Pictor Image',
@@ -111,7 +111,7 @@ export function createHarness(options: HarnessOptions): Harness {
 }
 
 /** An input item carrying files in binary fields, as n8n keeps them in memory. */
-export function itemWithFiles(files: Record<string, { bytes: Uint8Array; fileName: string; mimeType: string }>, json: Record<string, unknown> = {}): INodeExecutionData {
+export function itemWithFiles(files: Record<string, { bytes: Uint8Array; fileName: string; mimeType: string }>, json: IDataObject = {}): INodeExecutionData {
   const binary: Record<string, IBinaryData> = {};
   for (const [field, file] of Object.entries(files)) {
     binary[field] = {

@@ -7,7 +7,7 @@ import { limiterFor, throttleId } from '../../nodes/nodes/PictorImage/limiter-re
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
 import { BACKGROUNDS, DEFAULTS, LIMITS, MODELS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/spec/index.js';
 import { createHarness, itemWithFiles, type HarnessOptions } from './execute-harness.js';
-import { NodeApiError, NodeOperationError, type INodeExecutionData, type INodeParameters, type INodeProperties } from './n8n-workflow.js';
+import { NodeApiError, NodeHelpers, NodeOperationError, type INodeExecutionData, type INodeParameters, type INodeProperties } from './n8n-workflow.js';
 
 let emulator: Emulator;
 let server: EmulatorServer;
@@ -29,7 +29,7 @@ beforeEach(() => {
 const node = new PictorImage();
 
 function run(parameters: HarnessOptions['parameters'], options: Partial<Omit<HarnessOptions, 'parameters' | 'nodeType'>> = {}) {
-  return createHarness({ nodeType: node, parameters, items: [{ json: {} }], credentials, ...options }).run();
+  return createHarness({ n8n: { NodeHelpers, NodeOperationError }, nodeType: node, parameters, items: [{ json: {} }], credentials, ...options }).run();
 }
 
 /** Runs and returns the error the node threw. */

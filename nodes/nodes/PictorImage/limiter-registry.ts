@@ -33,6 +33,8 @@ export function limiterFor(key: ThrottleKey): ImageLimiter {
       id: `n8n-nodes-pictor|${id}`,
       imagesPerMinute: key.imagesPerMinute,
       maxConcurrent: key.maxConcurrent,
+      // Our bucket refills in steps, the service's continuously: one image of headroom keeps us from running ahead of it.
+      headroomImages: 1,
     });
     limiters.set(id, limiter);
   }

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { NodeOperationError, type IDataObject, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 import { PictorClient, type LoggerLike } from '../../../src/client/PictorClient.js';
 import type { ImageJobResult } from '../../../src/client/job-result.js';
@@ -53,6 +54,8 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
     const credentials = await ctx.getCredentials<PictorCredentials>(CREDENTIAL_NAME);
     const problem = credentialProblem(credentials);
     const stopAll = new AbortController();
+    // Every request of this execution listens to it: no leak warning for 30 items.
+    setMaxListeners(0, stopAll.signal);
     const cancel = ctx.getExecutionCancelSignal();
     const onCancel = () => stopAll.abort(cancel?.reason);
     if (cancel?.aborted) onCancel();

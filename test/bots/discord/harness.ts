@@ -22,9 +22,10 @@ export class RecordingLogger implements LoggerLike {
   error(obj: object, msg?: string): void {
     this.entries.push({ level: 'error', obj, msg });
   }
-  /** Every entry as text (errors with their messages and stacks). */
+  /** Every entry as text; errors with every enumerable property, as pino's error serializer writes them. */
   text(): string {
-    return this.entries.map((e) => JSON.stringify(e.obj, (_k, v: unknown) => (v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v)) + (e.msg ?? '')).join('\n');
+    const errors = (_key: string, v: unknown) => (v instanceof Error ? { ...v, name: v.name, message: v.message, stack: v.stack } : v);
+    return this.entries.map((e) => JSON.stringify(e.obj, errors) + (e.msg ?? '')).join('\n');
   }
 }
 
@@ -49,6 +50,10 @@ export class DiscordHarness {
   runner!: JobRunner;
   #quotaStore!: FileQuotaStore;
   #closeEmulator!: () => Promise<void>;
+  get quotaStore(): FileQuotaStore {
+    return this.#quotaStore;
+  }
+
   /** Runners left behind by a simulated crash, shut down on close. */
   readonly #abandoned: JobRunner[] = [];
 
@@ -71,8 +76,9 @@ export class DiscordHarness {
     return harness;
   }
 
-  async #startBot(): Promise<void> {
-    this.#quotaStore = new FileQuotaStore({ dir: this.dataDir });
+  async #startBot(keepQuotaStore = false): Promise<void> {
+    // The ledger allows one open store per process; a simulated crash keeps using it.
+    if (!keepQuotaStore) this.#quotaStore = new FileQuotaStore({ dir: this.dataDir });
     this.runner = new JobRunner({
       client: new PictorClient({ baseURL: this.emulatorUrl, apiKey: DEV_API_KEY, maxRetries: this.options.maxRetries ?? 0 }),
       store: this.#quotaStore,
@@ -108,15 +114,16 @@ export class DiscordHarness {
     if (options.crash) {
       this.#abandoned.push(this.runner);
       await this.bot.client.destroy();
-    } else {
-      await this.#stopBot();
+      await this.#startBot(true);
+      return;
     }
+    await this.#stopBot();
     await this.#startBot();
   }
 
   async close(): Promise<void> {
-    await this.#stopBot();
     for (const runner of this.#abandoned) await runner.shutdown({ graceMs: 0 });
+    await this.#stopBot();
     await this.discord.close();
     await this.#closeEmulator();
     await this.emulator.close();

@@ -28,7 +28,7 @@ describe('ChannelWriter', () => {
     let state = 0;
     const shown: number[] = [];
     const progress = { key: 'progress:job', run: async () => void shown.push(state) };
-    const first = writer.write('C1', { run: async () => new Promise((r) => setTimeout(r, 5)) });
+    const first = writer.write('C1', { run: () => new Promise<void>((r) => setTimeout(r, 5)) });
     const waits = [1, 2, 3].map((n) => {
       state = n;
       return writer.write('C1', progress);
@@ -49,5 +49,28 @@ describe('ChannelWriter', () => {
     await writer.idle();
     expect(writer.pending).toBe(0);
     expect(writer.stats()).toEqual({ writes: 1, skipped: 1, coalesced: 0, failed: 1 });
+  });
+});
+
+describe('ChannelWriter’s workspace budget', () => {
+  it('holds budgeted progress writes beyond the budget in every channel, but never urgent or unbudgeted ones', async () => {
+    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 1, backgroundBurst: 1 });
+    const done: string[] = [];
+    const write = (channel: string, name: string, task: { urgent?: boolean; budgeted?: boolean }) =>
+      void writer.write(channel, { ...task, run: async () => void done.push(name) });
+    write('C1', 'progress-1', { budgeted: true });
+    write('C2', 'progress-2', { budgeted: true });
+    write('C2', 'preview-2', {});
+    write('C3', 'final-3', { urgent: true, budgeted: true });
+    await writer.write('C4', { urgent: true, run: async () => void done.push('note-4') });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(done.sort()).toEqual(['final-3', 'note-4', 'preview-2', 'progress-1']);
+    expect(writer.pending).toBe(1);
+  });
+
+  it('gives the token back when a progress write has nothing to write', async () => {
+    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 1, backgroundBurst: 1 });
+    await writer.write('C1', { budgeted: true, run: async () => SKIP });
+    await expect(writer.write('C2', { budgeted: true, run: async () => 'written' })).resolves.toBe('written');
   });
 });

@@ -1,3 +1,5 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sniffImageType } from '../../../src/index.js';
 import { buttonsOf, visibleText } from '../../fakes/slack/slack-objects.js';
@@ -101,6 +103,8 @@ describe('/imagine over HTTP', () => {
     expect(note.body.replace_original).toBe(false);
     expect(h.fake.messages).toEqual([]);
     expect(h.emulator.requests).toEqual([]);
+    // A refused job leaves nothing behind for buttons to find.
+    expect(await readdir(join(h.dataDir, 'slack', 'requests'))).toEqual([]);
   });
 
   it('lets the requester cancel a running job, and the message says who cancelled it', async () => {

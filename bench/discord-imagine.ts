@@ -1,0 +1,190 @@
+/**
+ * 100 concurrent `/imagine` jobs through the real discord.js client (inside
+ * `startDiscordBot`), the real job runner and the emulator (in a child
+ * process), against the fake Discord, which allows 5 edits per 5 s per
+ * interaction token, as Discord does, and refuses (429) anything beyond.
+ *
+ * Prints whether every job got its final image, how many requests the fake
+ * refused (the goal is zero: discord.js paces edits by the rate-limit headers),
+ * and how long a preview took to reach Discord:
+ *   - stream → edit: from the partial image event arriving from the image
+ *     service to the edit carrying it arriving at Discord (includes the
+ *     runner's pacing of previews, `minUpdateIntervalMs`, default 1.5 s);
+ *   - sink → edit: from the runner handing the preview to the Discord surface
+ *     to that edit arriving at Discord (the surface and discord.js alone).
+ * Previews superseded by a newer one before they could be sent are counted,
+ * not timed.
+ *
+ *   node --import tsx bench/discord-imagine.ts
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { startDiscordBot, type DiscordJobRunner } from '../bots/discord/index.js';
+import { FileQuotaStore, JobRunner } from '../bots/runner/index.js';
+import { DEV_API_KEY } from '../src/emulator/index.js';
+import { ImageLimiter, isPartialEvent, PictorClient, silentLogger, type GenerationInput, type ImageEventStream, type RequestOptions } from '../src/index.js';
+import { FakeDiscord, buttonsOf, type FakeInteraction } from '../test/fakes/discord/FakeDiscord.js';
+import { startChildServer } from './helpers/child-server.js';
+
+const JOBS = 100;
+/** Per image, spread over its previews and the final image, as the emulator does. */
+const IMAGE_LATENCY_MS = 3000;
+const PARTIAL_IMAGES = 2;
+/** Requests the image service takes at once (the shared limiter): 100 jobs run in 4 waves, so most wait in the queue first. */
+const MAX_CONCURRENT_REQUESTS = 25;
+/** Discord's per-token limit for interaction webhooks. */
+const EDITS_PER_WINDOW = 5;
+const WINDOW_MS = 5000;
+const DEADLINE_MS = 100_000;
+
+const percentile = (sorted: number[], p: number): number =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+const ms = (n: number) => (Number.isFinite(n) ? `${Math.round(n)} ms` : 'n/a');
+const summary = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { n: sorted.length, median: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? NaN };
+};
+
+/** When each preview (job prompt → partial index) arrived from the image service, and when the runner handed it to the surface. */
+const streamedAt = new Map<string, number>();
+const sinkAt = new Map<string, number>();
+const previewKey = (prompt: string, partialIndex: number) => `${prompt}#${partialIndex}`;
+
+/** A client that notes when each partial image event arrives. */
+class TimedClient extends PictorClient {
+  override generateStream(input: GenerationInput, options?: RequestOptions): ImageEventStream {
+    const stream = super.generateStream(input, options);
+    const iterate = stream[Symbol.asyncIterator].bind(stream);
+    Object.defineProperty(stream, Symbol.asyncIterator, {
+      value: async function* () {
+        for await (const event of { [Symbol.asyncIterator]: iterate }) {
+          if (isPartialEvent(event)) streamedAt.set(previewKey(input.prompt, event.partial_image_index), Date.now());
+          yield event;
+        }
+      },
+    });
+    return stream;
+  }
+}
+
+const started = Date.now();
+const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-bench-'));
+const discord = await FakeDiscord.start({ messageRateLimit: { limit: EDITS_PER_WINDOW, windowMs: WINDOW_MS } });
+const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES })]);
+const limiter = new ImageLimiter({ maxConcurrent: MAX_CONCURRENT_REQUESTS });
+const store = new FileQuotaStore({ dir: dataDir });
+const runner = new JobRunner({
+  client: new TimedClient({ baseURL: emulator.url, apiKey: DEV_API_KEY, limiter }),
+  store,
+  limits: {},
+  partialImages: PARTIAL_IMAGES,
+});
+/** The runner as the bot sees it, noting when each preview is handed over. */
+const timedRunner: DiscordJobRunner = {
+  submit: (spec, sink) =>
+    runner.submit(spec, (update) => {
+      if (update.type === 'partial') sinkAt.set(previewKey(spec.prompt, update.partialIndex), Date.now());
+      return sink(update);
+    }),
+  cancel: (jobId, by) => runner.cancel(jobId, by),
+  get: (jobId) => runner.get(jobId),
+};
+const bot = await startDiscordBot({
+  token: discord.botToken,
+  apiBaseUrl: discord.apiBaseUrl,
+  runner: timedRunner,
+  dataDir,
+  allowedAttachmentHosts: [discord.cdnHost],
+  logger: silentLogger(),
+});
+
+/** discord.js waiting for a rate limit before sending: its own global cap (50/s by default) or a route's bucket. */
+const waits = { global: 0, bucket: 0, globalMs: 0, bucketMs: 0 };
+for (const rest of [bot.client.rest, bot.webhookRest]) {
+  rest.on('rateLimited', (info) => {
+    if (info.global) {
+      waits.global++;
+      waits.globalMs += info.timeToReset;
+    } else {
+      waits.bucket++;
+      waits.bucketMs += info.timeToReset;
+    }
+  });
+}
+
+/** How late timers ran in this process (bot, runner and fake Discord share it; the emulator has its own). */
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
+const cpuBefore = process.cpuUsage();
+
+const jobs: { prompt: string; ix: FakeInteraction; sentAt: number }[] = [];
+for (let i = 0; i < JOBS; i++) {
+  const prompt = `bench job ${i}`;
+  jobs.push({ prompt, ix: discord.slashCommand('imagine', { prompt, quality: 'low' }), sentAt: Date.now() });
+}
+const isFinal = (ix: FakeInteraction) => {
+  const message = discord.original(ix);
+  return !!message && message.attachments.some((a) => /^pictor-.+-1\.png$/.test(a.filename)) && buttonsOf(message).some((b) => b.label === 'Reroll');
+};
+let timedOut = false;
+try {
+  await discord.waitFor(() => jobs.every((j) => isFinal(j.ix)), `all ${JOBS} final images`, DEADLINE_MS);
+} catch {
+  timedOut = true;
+}
+
+loopDelay.disable();
+const cpu = process.cpuUsage(cpuBefore);
+
+// Join the fake's records of edits with the times noted above.
+const streamToEdit: number[] = [];
+const sinkToEdit: number[] = [];
+const jobTimes: number[] = [];
+const editsPerJob: number[] = [];
+let previewsSent = 0;
+for (const job of jobs) {
+  const requests = discord.requests.filter((r) => r.token === job.ix.token && r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200);
+  editsPerJob.push(requests.length);
+  for (const r of requests) {
+    const preview = r.files.map((f) => /^preview-1-(\d+)\.png$/.exec(f.filename)).find(Boolean);
+    if (preview) {
+      previewsSent++;
+      const key = previewKey(job.prompt, Number(preview[1]) - 1);
+      const fromStream = streamedAt.get(key);
+      const fromSink = sinkAt.get(key);
+      if (fromStream !== undefined) streamToEdit.push(r.at - fromStream);
+      if (fromSink !== undefined) sinkToEdit.push(r.at - fromSink);
+    }
+    if (r.files.some((f) => /^pictor-/.test(f.filename))) jobTimes.push(r.at - job.sentAt);
+  }
+}
+const finals = jobs.filter((j) => isFinal(j.ix)).length;
+const refused = discord.rejectedByLimit;
+const retried429 = discord.requests.filter((r) => r.status === 429).length;
+const s2e = summary(streamToEdit);
+const k2e = summary(sinkToEdit);
+const total = summary(jobTimes);
+const edits = summary(editsPerJob);
+
+console.log(`discord-imagine: ${JOBS} concurrent /imagine jobs, ${PARTIAL_IMAGES} previews each, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} requests at once upstream`);
+console.log(`  fake Discord limit: ${EDITS_PER_WINDOW} edits per ${WINDOW_MS / 1000} s per interaction token (429 beyond)`);
+console.log(`  final images delivered:      ${finals} / ${JOBS}${timedOut ? ' (TIMED OUT)' : ''}`);
+console.log(`  requests refused by the fake: ${refused} (429s of any kind: ${retried429})`);
+console.log(`  discord.js waited for a rate limit: ${waits.bucket}× per token (${ms(waits.bucketMs)} in all), ${waits.global}× its global cap (${ms(waits.globalMs)} in all)`);
+console.log(`  edits per job:               median ${edits.median}, max ${edits.max}`);
+console.log(`  previews: ${streamedAt.size} streamed, ${sinkAt.size} handed to the surface, ${previewsSent} shown (the rest superseded by a newer one)`);
+console.log(`  stream → edit: median ${ms(s2e.median)}, p99 ${ms(s2e.p99)}, max ${ms(s2e.max)} (n=${s2e.n})`);
+console.log(`  sink → edit:   median ${ms(k2e.median)}, p99 ${ms(k2e.p99)}, max ${ms(k2e.max)} (n=${k2e.n})`);
+console.log(`  command → final image: median ${ms(total.median)}, p99 ${ms(total.p99)}`);
+console.log(`  this process (bot + fake Discord): CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms; event-loop delay median ${ms(loopDelay.percentile(50) / 1e6)}, p99 ${ms(loopDelay.percentile(99) / 1e6)}, max ${ms(loopDelay.max / 1e6)}`);
+console.log(`  wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+await runner.shutdown({ graceMs: 0 });
+await bot.stop();
+await store.close();
+await discord.close();
+await emulator.close();
+await rm(dataDir, { recursive: true, force: true });
+if (timedOut || finals !== JOBS || refused !== 0) process.exitCode = 1;

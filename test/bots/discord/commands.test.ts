@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BACKGROUNDS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../../src/index.js';
+import { commandDefinitions, deployCommands } from '../../../bots/discord/index.js';
+import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
+
+type Option = { name: string; type: number; required?: boolean; choices?: { value: string }[]; min_value?: number; max_value?: number };
+const byName = (name: string) => commandDefinitions().find((c) => c.name === name) as unknown as { name: string; type?: number; options?: Option[]; contexts?: number[] };
+
+describe('command definitions', () => {
+  it('define /imagine with choices taken from the spec’s constants', () => {
+    const options = byName('imagine').options!;
+    expect(options.map((o) => o.name)).toEqual(['prompt', 'size', 'quality', 'background', 'format', 'count']);
+    const values = (name: string) => options.find((o) => o.name === name)!.choices!.map((c) => c.value);
+    expect(values('size')).toEqual([...SIZES]);
+    expect(values('quality')).toEqual([...QUALITIES]);
+    expect(values('background')).toEqual([...BACKGROUNDS]);
+    expect(values('format')).toEqual([...OUTPUT_FORMATS]);
+    expect(options.find((o) => o.name === 'count')).toMatchObject({ type: 4, min_value: LIMITS.nMin, max_value: LIMITS.nMax });
+    expect(options[0]).toMatchObject({ name: 'prompt', required: true });
+  });
+
+  it('define /edit with one required and fifteen optional image attachments, within Discord’s 25 options', () => {
+    const options = byName('edit').options!;
+    expect(options.length).toBeLessThanOrEqual(25);
+    const images = options.filter((o) => o.type === 11);
+    expect(images.map((o) => o.name)).toEqual(Array.from({ length: LIMITS.editImagesMax }, (_, i) => `image${i + 1}`));
+    expect(images.map((o) => o.required === true)).toEqual([true, ...Array(LIMITS.editImagesMax - 1).fill(false)]);
+    expect(options.map((o) => o.name).slice(-4)).toEqual(['size', 'quality', 'background', 'format']);
+  });
+
+  it('define the “Edit image” message menu command, in servers only', () => {
+    expect(byName('Edit image')).toMatchObject({ type: 3 });
+    for (const c of commandDefinitions()) expect((c as { contexts?: number[] }).contexts).toEqual([0]);
+  });
+});
+
+describe('the deploy script', () => {
+  let discord: FakeDiscord;
+  beforeAll(async () => {
+    discord = await FakeDiscord.start();
+  });
+  afterAll(async () => {
+    await discord.close();
+  });
+
+  it('registers the commands in one server, asking Discord for the application id', async () => {
+    const result = await deployCommands({ token: discord.botToken, guildId: discord.guildId, apiBaseUrl: discord.apiBaseUrl });
+    expect(result).toEqual({ scope: 'guild', applicationId: discord.applicationId, names: ['imagine', 'edit', 'Edit image'] });
+    expect(discord.commands.get(discord.guildId)!.map((c) => c.name)).toEqual(['imagine', 'edit', 'Edit image']);
+    expect(discord.requests.filter((r) => r.route === 'current-application')).toHaveLength(1);
+  });
+
+  it('registers them globally with the given application id', async () => {
+    const result = await deployCommands({ token: discord.botToken, applicationId: discord.applicationId, apiBaseUrl: discord.apiBaseUrl });
+    expect(result.scope).toBe('global');
+    expect(discord.commands.get('global')).toHaveLength(3);
+  });
+
+  it('fails with Discord’s answer when the token is wrong', async () => {
+    await expect(deployCommands({ token: 'not-the-token', applicationId: discord.applicationId, apiBaseUrl: discord.apiBaseUrl })).rejects.toMatchObject({ status: 401 });
+  });
+});

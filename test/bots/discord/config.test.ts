@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { readDiscordConfig } from '../../../bots/discord/index.js';
+
+const TOKEN = 'MTA0NTY3ODkwMTIzNDU2Nzg5MA.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB';
+
+describe('readDiscordConfig', () => {
+  it('is off (undefined) when DISCORD_TOKEN is not set or blank', () => {
+    expect(readDiscordConfig({})).toBeUndefined();
+    expect(readDiscordConfig({ DISCORD_TOKEN: '  ' })).toBeUndefined();
+  });
+
+  it('defaults to Discord’s own API and CDN hosts', () => {
+    expect(readDiscordConfig({ DISCORD_TOKEN: TOKEN })).toEqual({
+      token: TOKEN,
+      applicationId: undefined,
+      apiBaseUrl: 'https://discord.com/api',
+      guildId: undefined,
+      adminRoleIds: [],
+      allowedAttachmentHosts: ['cdn.discordapp.com', 'media.discordapp.net'],
+    });
+  });
+
+  it('reads a proxy base URL, admin roles, a test server and extra attachment hosts', () => {
+    const config = readDiscordConfig({
+      DISCORD_TOKEN: TOKEN,
+      DISCORD_API_BASE_URL: 'http://127.0.0.1:8080/api/',
+      DISCORD_APPLICATION_ID: '104567890123456789',
+      DISCORD_GUILD_ID: '204567890123456789',
+      DISCORD_ADMIN_ROLE_IDS: '304567890123456789, 404567890123456789',
+      DISCORD_ALLOWED_ATTACHMENT_HOSTS: 'cdn.discordapp.com,127.0.0.1:9000',
+    });
+    expect(config).toMatchObject({
+      apiBaseUrl: 'http://127.0.0.1:8080/api',
+      applicationId: '104567890123456789',
+      guildId: '204567890123456789',
+      adminRoleIds: ['304567890123456789', '404567890123456789'],
+      allowedAttachmentHosts: ['cdn.discordapp.com', '127.0.0.1:9000'],
+    });
+  });
+
+  it('names the variable at fault and never repeats the token', () => {
+    const wrong = (env: Record<string, string>) => {
+      try {
+        readDiscordConfig({ DISCORD_TOKEN: TOKEN, ...env });
+      } catch (error) {
+        return error as { code: string; param: string; message: string };
+      }
+      throw new Error('expected a refusal');
+    };
+    expect(wrong({ DISCORD_API_BASE_URL: 'ftp://example.com' })).toMatchObject({ code: 'validation_error', param: 'DISCORD_API_BASE_URL' });
+    expect(wrong({ DISCORD_ADMIN_ROLE_IDS: 'admins' })).toMatchObject({ param: 'DISCORD_ADMIN_ROLE_IDS' });
+    expect(wrong({ DISCORD_ALLOWED_ATTACHMENT_HOSTS: 'https://cdn.example.com/x' })).toMatchObject({ param: 'DISCORD_ALLOWED_ATTACHMENT_HOSTS' });
+    const short = (() => {
+      try {
+        readDiscordConfig({ DISCORD_TOKEN: 'abc123' });
+      } catch (error) {
+        return error as Error & { param: string };
+      }
+    })();
+    expect(short?.param).toBe('DISCORD_TOKEN');
+    expect(short?.message).not.toContain('abc123');
+  });
+});

@@ -1,0 +1,120 @@
+import { DEV_API_KEY } from '../../../src/emulator/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
+
+/** Status lines of a reply, skipping the headline. */
+const statusOf = (content: string) => content.split('\n').slice(1).join('\n');
+
+describe('failures become short, kind messages', () => {
+  let h: DiscordHarness;
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it('refuses a job over the daily budget before anything is sent, saying when it resets', async () => {
+    h = await DiscordHarness.start({ limits: { userDailyUsd: 0.05 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'an expensive castle', quality: 'high' });
+    const reply = await h.discord.waitFor(() => (h.discord.original(ix)?.history.length ?? 0) > 1 && h.discord.original(ix), 'the refusal');
+    expect(statusOf(reply.content)).toMatch(/^💸 This job could cost up to \$0\.224, more than the \$0\.050\d* left of your daily budget of \$0\.050\d* .* resets at 00:00 UTC/);
+    expect(buttonsOf(reply)).toEqual([]);
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+
+  it('tells the user a prompt was refused by moderation, without a Retry button', async () => {
+    h = await DiscordHarness.start();
+    const ix = h.discord.slashCommand('imagine', { prompt: 'something forbidden' });
+    const reply = await h.finalReply(ix, (m) => m.content.includes('🚫'));
+    expect(statusOf(reply.content)).toBe('🚫 The image service refused this request under its content policy; change the prompt (or the images) and try again.');
+    expect(buttonsOf(reply)).toEqual([]);
+  });
+
+  it('offers Retry after an upstream failure, and the retry delivers the images in the same message', async () => {
+    h = await DiscordHarness.start();
+    h.emulator.injectFault('server_error', { count: 1 });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a resilient bridge' });
+    const failed = await h.finalReply(ix);
+    expect(statusOf(failed.content)).toMatch(/^⏳ The image service had an internal error and did not recover after several tries; try again in /);
+    expect(buttonsOf(failed).map((b) => b.label)).toEqual(['Retry']);
+
+    const retry = h.discord.clickButton(failed, buttonId(failed, 'Retry'));
+    const done = await h.finalReply(retry, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(done.id).toBe(failed.id);
+    expect(done.attachments).toHaveLength(1);
+    expect(h.emulator.requests.filter((r) => r.route === 'generations').map((r) => r.status)).toEqual([500, 200]);
+  });
+
+  it('says the service is busy, with the wait, when it keeps rate-limiting', async () => {
+    h = await DiscordHarness.start();
+    h.emulator.injectFault('rate_limited', { count: 1, retryAfterMs: 42_000 });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a crowded square' });
+    const reply = await h.finalReply(ix);
+    expect(statusOf(reply.content)).toBe('⏳ The image service is busy right now; try again in about 42 s.');
+    expect(buttonsOf(reply).map((b) => b.label)).toEqual(['Retry']);
+  });
+
+  it('absorbs a 429 from Discord on an edit and still delivers the final result', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 300 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a patient turtle' });
+    h.discord.rateLimitNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, 400, 2);
+    const final = await h.finalReply(ix);
+    const patches = h.discord.requests.filter((r) => r.route === 'webhook-message' && r.token === ix.token);
+    expect(patches.filter((r) => r.status === 429)).toHaveLength(2);
+    expect(final.attachments).toHaveLength(1);
+    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+  });
+
+  it('posts the result in the channel, mentioning the user, when the interaction token has expired (50027)', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a very long job' });
+    await h.discord.waitFor(() => h.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    h.discord.expireToken(ix.token);
+    const posted = await h.discord.waitFor(() => h.discord.channelMessages().find((m) => m.interactionId === undefined && m.attachments.length === 1), 'the channel message');
+
+    expect(posted.content.startsWith(`<@${h.discord.user.id}> 🖌️ **a very long job**`)).toBe(true);
+    expect(posted.allowedMentions).toEqual({ parse: [], users: [h.discord.user.id] });
+    expect(buttonsOf(posted).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+    const refused = h.discord.requests.filter((r) => r.token === ix.token && r.code === 50027);
+    expect(refused.length).toBeGreaterThan(0);
+  });
+
+  it('starts nothing for an interaction Discord no longer knows (10062) and keeps serving others', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    h.discord.failNext({ route: 'interaction-callback' }, { status: 404, code: 10062, message: 'Unknown interaction' });
+    const late = h.discord.slashCommand('imagine', { prompt: 'too late' });
+    await h.discord.waitFor(() => h.discord.requests.some((r) => r.route === 'interaction-callback' && r.token === late.token && r.code === 10062), 'the refused answer');
+    const next = h.discord.slashCommand('imagine', { prompt: 'on time' });
+    await h.finalReply(next);
+    expect(h.emulator.requests.map((r) => r.fields?.prompt)).toEqual(['on time']);
+    expect(late.ack).toBeUndefined();
+  });
+
+  it('carries on with the reply when Discord says the interaction was already acknowledged (40060)', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    h.discord.failNext({ route: 'interaction-callback' }, { status: 400, code: 40060, message: 'Interaction has already been acknowledged.', applyFirst: true });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'answered twice' });
+    const final = await h.finalReply(ix);
+    expect(final.attachments).toHaveLength(1);
+  });
+
+  it('never shows or logs a secret, and never shows an error’s raw text', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    h.emulator.injectFault('html_error', { count: 1 });
+    const failed = h.discord.slashCommand('imagine', { prompt: 'a proxy in the way' });
+    await h.finalReply(failed);
+    const expired = h.discord.slashCommand('imagine', { prompt: 'after the token' });
+    h.discord.expireToken(expired.token);
+    await h.discord.waitFor(() => h.discord.channelMessages().some((m) => m.content.includes('after the token')), 'the channel message');
+    // Discord refuses the first answer outright: the handler fails, logs, and says something went wrong.
+    h.discord.failNext({ route: 'interaction-callback' }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    const broken = h.discord.slashCommand('imagine', { prompt: 'a refused answer' });
+    await h.discord.waitFor(() => h.discord.requests.filter((r) => r.token === broken.token).length >= 2, 'the apology');
+
+    const shown = [...h.discord.messages.values()].flatMap((m) => m.history.map((s) => s.content)).join('\n');
+    const logged = h.logger.text();
+    for (const secret of [h.discord.botToken, DEV_API_KEY, failed.token, expired.token, broken.token]) {
+      expect(shown).not.toContain(secret);
+      expect(logged).not.toContain(secret);
+    }
+    expect(shown).not.toMatch(/<html|\bat .+\.(ts|js):\d+|Error:/i);
+  });
+});

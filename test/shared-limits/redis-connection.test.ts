@@ -1,0 +1,106 @@
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { RedisQuotaStore } from '../../bots/runner/RedisQuotaStore.js';
+import { ValidationError } from '../../src/core/errors.js';
+import { readRedisConfig } from '../../src/core/redis-config.js';
+import { RedisUnavailableError, checkRedis, connectRedis } from '../../src/core/redis-connection.js';
+import { redactRedisUrl } from '../../src/core/redis-url.js';
+import { createImageLimiter } from '../../src/core/shared-limiter.js';
+import { closedPort } from '../helpers/shared-limits-proxy.js';
+import { requireRedisUrl, testRedis } from '../helpers/shared-limits-redis.js';
+
+const redis = testRedis();
+const SECRET = 'hunter2-s3cret';
+
+/** Everything an error could show: message, own fields, cause, and how it prints. */
+function everythingShown(error: unknown): string {
+  return [String(error), JSON.stringify(error), inspect(error, { depth: 5 })].join('\n');
+}
+
+describe('reading the Redis settings', () => {
+  it('means "no Redis" when REDIS_URL is unset or blank', () => {
+    expect(readRedisConfig({})).toBeUndefined();
+    expect(readRedisConfig({ REDIS_URL: '  ' })).toBeUndefined();
+  });
+
+  it('takes the URL and the account prefix, with pictor as the default prefix', () => {
+    expect(readRedisConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2' })).toEqual({ url: 'redis://127.0.0.1:6379/2', prefix: 'pictor' });
+    expect(readRedisConfig({ REDIS_URL: 'rediss://cache.example:6380', PICTOR_REDIS_PREFIX: 'acme:team-1' })).toEqual({
+      url: 'rediss://cache.example:6380',
+      prefix: 'acme:team-1',
+    });
+  });
+
+  it('refuses a URL that is not redis:// or rediss://, naming the variable and never echoing the password', () => {
+    for (const bad of [`http://:${SECRET}@cache:6379`, `not a url ${SECRET}`, 'redis://']) {
+      const error = (() => {
+        try {
+          readRedisConfig({ REDIS_URL: bad });
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error).toBeInstanceOf(ValidationError);
+      expect(error).toMatchObject({ code: 'validation_error', param: 'REDIS_URL' });
+      expect(everythingShown(error)).not.toContain(SECRET);
+    }
+  });
+
+  it('refuses a prefix with spaces or braces, and a prefix without a URL', () => {
+    expect(() => readRedisConfig({ REDIS_URL: 'redis://h', PICTOR_REDIS_PREFIX: 'my team' })).toThrow(
+      expect.objectContaining({ code: 'validation_error', param: 'PICTOR_REDIS_PREFIX' }),
+    );
+    expect(() => readRedisConfig({ REDIS_URL: 'redis://h', PICTOR_REDIS_PREFIX: '{x}' })).toThrow(ValidationError);
+    expect(() => readRedisConfig({ PICTOR_REDIS_PREFIX: 'acme' })).toThrow(expect.objectContaining({ param: 'PICTOR_REDIS_PREFIX' }));
+  });
+
+  it('hides the password of a URL shown in logs', () => {
+    expect(redactRedisUrl(`redis://default:${SECRET}@cache:6379/0`)).toBe('redis://default:***@cache:6379/0');
+    expect(redactRedisUrl(`redis://:${SECRET}@cache:6379`)).toBe('redis://:***@cache:6379');
+    expect(redactRedisUrl('redis://cache:6379')).toBe('redis://cache:6379');
+  });
+});
+
+describe('starting without a reachable Redis', () => {
+  it('fails fast with RedisUnavailableError, whose message names the server but not the password', async () => {
+    const url = `redis://:${SECRET}@127.0.0.1:${await closedPort()}`;
+    const error = await connectRedis(url, { connectTimeoutMs: 2000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect(error).toMatchObject({ name: 'RedisUnavailableError', code: 'connection_failed' });
+    expect((error as RedisUnavailableError).url).toContain('127.0.0.1');
+    expect((error as Error).message).toContain('127.0.0.1');
+    expect(everythingShown(error)).not.toContain(SECRET);
+  });
+
+  it('refuses to make a shared limiter or a shared quota store', async () => {
+    const config = { url: `redis://127.0.0.1:${await closedPort()}`, prefix: 'pictor' };
+    await expect(createImageLimiter({ imagesPerMinute: 5, redis: config, connectTimeoutMs: 2000 })).rejects.toBeInstanceOf(RedisUnavailableError);
+    await expect(RedisQuotaStore.connect(config, { connectTimeoutMs: 2000 })).rejects.toBeInstanceOf(RedisUnavailableError);
+  });
+
+  it('makes a limiter for this process alone when there is no Redis config', async () => {
+    const limiter = await createImageLimiter({ imagesPerMinute: 5, maxConcurrent: 2 });
+    try {
+      expect((await limiter.stats()).imagesAvailable).toBe(5);
+      expect(await limiter.schedule({ weight: 2 }, async () => 'ran')).toBe('ran');
+    } finally {
+      await limiter.stop();
+    }
+  });
+});
+
+describe.skipIf(redis.skipReason)(`starting with a real Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
+  it('passes the start-up check', async () => {
+    await expect(checkRedis(requireRedisUrl(redis))).resolves.toBeUndefined();
+  });
+
+  it('refuses credentials Redis rejects, without showing the password anywhere', async () => {
+    const url = new URL(requireRedisUrl(redis));
+    url.username = 'pictor-no-such-user';
+    url.password = SECRET;
+    const error = await connectRedis(url.toString(), { connectTimeoutMs: 3000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect((error as Error).message).toMatch(/WRONGPASS|NOAUTH|auth/i);
+    expect(everythingShown(error)).not.toContain(SECRET);
+  });
+});

@@ -1,0 +1,202 @@
+import { fork } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FileQuotaStore } from '../../bots/runner/FileQuotaStore.js';
+import { RedisQuotaStore, type RedisQuotaStoreOptions } from '../../bots/runner/RedisQuotaStore.js';
+import type { QuotaStore, SpendLimits } from '../../bots/runner/types.js';
+import { connectRedis } from '../../src/core/redis-connection.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+
+const redis = testRedis();
+const DAY_MS = 24 * 60 * 60_000;
+/** 2030-01-02 10:00 UTC. */
+const T = Date.UTC(2030, 0, 2, 10, 0, 0);
+const MIDNIGHT = Date.UTC(2030, 0, 3);
+
+describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
+  let url: string;
+  let client: Redis;
+  const prefixes: string[] = [];
+  const stores: RedisQuotaStore[] = [];
+
+  beforeAll(async () => {
+    url = requireRedisUrl(redis);
+    client = await connectRedis(url);
+  });
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((s) => s.close()));
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    if (url) for (const prefix of prefixes) await deleteKeys(url, prefix);
+  });
+
+  function store(options: Partial<RedisQuotaStoreOptions> = {}): RedisQuotaStore {
+    const prefix = options.prefix ?? uniquePrefix('quota');
+    if (!prefixes.includes(prefix)) prefixes.push(prefix);
+    const s = new RedisQuotaStore({ redis: client, prefix, ...options });
+    stores.push(s);
+    return s;
+  }
+  const reserve = (s: QuotaStore, jobId: string, estimateUsd: number, limits: SpendLimits, extra: { userKey?: string; scopeKey?: string; now?: number } = {}) =>
+    s.reserve({ jobId, userKey: extra.userKey ?? 'discord:alice', scopeKey: extra.scopeKey ?? 'discord:guild', estimateUsd, limits, now: extra.now ?? T });
+
+  it('reserves within the budget and refuses the job that would pass it, saying what is used and when it resets', async () => {
+    const s = store();
+    expect(await reserve(s, 'j1', 0.6, { userDailyUsd: 1 })).toEqual({ ok: true });
+    expect(await reserve(s, 'j2', 0.5, { userDailyUsd: 1 })).toEqual({ ok: false, code: 'budget_user_daily', limit: 1, used: 0.6, resetsAt: MIDNIGHT });
+    expect(await reserve(s, 'j3', 0.4, { userDailyUsd: 1 })).toEqual({ ok: true });
+    expect(await s.spentToday('discord:alice', T)).toBe(1);
+  });
+
+  it('counts a server budget across all of its users', async () => {
+    const s = store();
+    const limits = { scopeDailyUsd: 1 };
+    expect(await reserve(s, 'a', 0.7, limits, { userKey: 'discord:alice' })).toEqual({ ok: true });
+    expect(await reserve(s, 'b', 0.7, limits, { userKey: 'discord:bob' })).toMatchObject({ ok: false, code: 'budget_scope_daily', used: 0.7 });
+    expect(await reserve(s, 'c', 0.7, limits, { userKey: 'discord:bob', scopeKey: 'discord:other-guild' })).toEqual({ ok: true });
+  });
+
+  it('replaces a reservation with the real cost when the job settles, and charges it only once', async () => {
+    const s = store();
+    await reserve(s, 'j1', 0.6, {});
+    await s.settle('j1', 0.25);
+    await s.settle('j1', 0.25);
+    expect(await s.spentToday('discord:alice', T)).toBe(0.25);
+    expect(await s.spentToday('discord:guild', T)).toBe(0.25);
+  });
+
+  it('drops a released reservation without charging anything', async () => {
+    const s = store();
+    await reserve(s, 'j1', 0.6, {});
+    await s.release('j1');
+    expect(await s.spentToday('discord:alice', T)).toBe(0);
+  });
+
+  it('refuses a user with too many jobs at once until one of them ends', async () => {
+    const s = store({ reservationTtlMs: 30 * 60_000, leaseMs: 30 * 60_000 });
+    const limits = { userConcurrentJobs: 2 };
+    await reserve(s, 'j1', 0.1, limits);
+    await reserve(s, 'j2', 0.1, limits, { now: T + 1000 });
+    expect(await reserve(s, 'j3', 0.1, limits, { now: T + 2000 })).toEqual({
+      ok: false,
+      code: 'user_concurrency',
+      limit: 2,
+      used: 2,
+      resetsAt: T + 30 * 60_000,
+    });
+    await s.settle('j1', 0.1);
+    expect(await reserve(s, 'j3', 0.1, limits, { now: T + 3000 })).toEqual({ ok: true });
+  });
+
+  it('refuses a job within the cooldown of the previous one', async () => {
+    const s = store();
+    const limits = { userCooldownSeconds: 30 };
+    await reserve(s, 'j1', 0.1, limits);
+    await s.settle('j1', 0.1);
+    expect(await reserve(s, 'j2', 0.1, limits, { now: T + 10_000 })).toEqual({
+      ok: false,
+      code: 'user_cooldown',
+      limit: 30,
+      used: 10,
+      resetsAt: T + 30_000,
+    });
+    expect(await reserve(s, 'j2', 0.1, limits, { now: T + 30_000 })).toEqual({ ok: true });
+  });
+
+  it('charges a job to the day it was reserved for, even when it settles after midnight', async () => {
+    const s = store();
+    await reserve(s, 'late', 0.5, {}, { now: MIDNIGHT - 1000 });
+    expect(await s.spentToday('discord:alice', MIDNIGHT + 1000)).toBe(0);
+    await s.settle('late', 0.4);
+    expect(await s.spentToday('discord:alice', MIDNIGHT - 1)).toBe(0.4);
+    expect(await s.spentToday('discord:alice', MIDNIGHT + 1000)).toBe(0);
+  });
+
+  it('treats the same reservation sent twice as one, and a different one under the same job id as an error', async () => {
+    const s = store();
+    expect(await reserve(s, 'j1', 0.6, { userDailyUsd: 1 })).toEqual({ ok: true });
+    expect(await reserve(s, 'j1', 0.6, { userDailyUsd: 1 })).toEqual({ ok: true });
+    expect(await s.spentToday('discord:alice', T)).toBe(0.6);
+    await expect(reserve(s, 'j1', 0.2, { userDailyUsd: 1 })).rejects.toThrow(/already has a reservation/);
+  });
+
+  it('stops counting the reservations of a process that died (no renewal), yet still charges them if they settle', async () => {
+    const prefix = uniquePrefix('quota-dead');
+    const dead = store({ prefix, leaseMs: 300 });
+    const alive = store({ prefix, leaseMs: 300 });
+    const now = () => Date.now();
+    await dead.reserve({ jobId: 'd1', userKey: 'u', scopeKey: 's', estimateUsd: 0.9, limits: {}, now: now() });
+    await dead.close(); // stops renewing, like a process that was killed
+    await alive.reserve({ jobId: 'a1', userKey: 'u2', scopeKey: 's', estimateUsd: 0.05, limits: {}, now: now() });
+    expect(await alive.spentToday('s', now())).toBeCloseTo(0.95, 9);
+    await new Promise((r) => setTimeout(r, 900));
+    // a1 is renewed by its live store; d1 is not.
+    expect(await alive.spentToday('s', now())).toBeCloseTo(0.05, 9);
+    expect(await alive.reserve({ jobId: 'a2', userKey: 'u', scopeKey: 's', estimateUsd: 0.9, limits: { scopeDailyUsd: 1 }, now: now() })).toEqual({ ok: true });
+    // A job of the dead reservation that still settles (e.g. settled by whoever finished it) is charged.
+    await alive.settle('d1', 0.5);
+    expect(await alive.spentToday('u', now())).toBeCloseTo(1.4, 9);
+  });
+
+  it('gives the same answers as the file store for the same story', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-quota-parity-'));
+    const file = new FileQuotaStore({ dir });
+    const shared = store({ reservationTtlMs: 30 * 60_000, leaseMs: 30 * 60_000 });
+    const limits: SpendLimits = { userDailyUsd: 1, scopeDailyUsd: 1.5, userConcurrentJobs: 2, userCooldownSeconds: 5 };
+    const story = async (s: QuotaStore) => {
+      const out: unknown[] = [];
+      const r = (jobId: string, usd: number, userKey: string, now: number) =>
+        s.reserve({ jobId, userKey, scopeKey: 'guild', estimateUsd: usd, limits, now }).then((x) => out.push(x));
+      await r('1', 0.4, 'alice', T);
+      await r('2', 0.4, 'alice', T + 1000); // cooldown
+      await r('3', 0.4, 'alice', T + 6000);
+      await r('4', 0.1, 'alice', T + 12_000); // two at once
+      await s.settle('1', 0.3);
+      await r('5', 0.4, 'alice', T + 18_000);
+      await r('6', 0.4, 'alice', T + 24_000); // user budget: 0.3 + 0.4 + 0.4 > 1
+      await r('7', 0.9, 'bob', T + 24_000); // scope budget: 0.3 + 0.4 + 0.9 > 1.5
+      await s.release('3');
+      await r('8', 0.2, 'bob', T + 30_000);
+      out.push(await s.spentToday('alice', T + 31_000), await s.spentToday('guild', T + 31_000), await s.spentToday('bob', T + 31_000));
+      return out;
+    };
+    try {
+      const expected = await story(file);
+      expect(await story(shared)).toEqual(expected);
+    } finally {
+      await file.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('lets exactly one of two processes racing for the last of a budget win, every time', async () => {
+    const prefix = uniquePrefix('quota-race');
+    prefixes.push(prefix);
+    const script = fileURLToPath(new URL('../helpers/shared-limits-ledger-child.ts', import.meta.url));
+    const racers = ['left', 'right'].map((name) => fork(script, [url, prefix, name], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    const message = (child: (typeof racers)[number], type: string) =>
+      new Promise<{ type: string; won: boolean[] }>((resolve, reject) => {
+        child.on('message', (m: { type: string; won: boolean[] }) => m.type === type && resolve(m));
+        child.once('exit', (code) => reject(new Error(`a racer exited with ${code} before "${type}"`)));
+      });
+    try {
+      await Promise.all(racers.map((r) => message(r, 'ready')));
+      const results = racers.map((r) => message(r, 'results'));
+      const rounds = 60;
+      // Both fire round i at the same moment (startAt + i × 20 ms), so each round is a real race.
+      const startAt = Date.now() + 300;
+      for (const racer of racers) racer.send({ type: 'go', rounds, estimateUsd: 0.6, userDailyUsd: 1, startAt, spacingMs: 20 });
+      const [left, right] = await Promise.all(results);
+      console.info(`[shared-limits] ledger race, rounds won: left ${left!.won.filter(Boolean).length}, right ${right!.won.filter(Boolean).length}`);
+      const winners = Array.from({ length: rounds }, (_, i) => Number(left!.won[i]) + Number(right!.won[i]));
+      expect(winners).toEqual(Array.from({ length: rounds }, () => 1));
+    } finally {
+      for (const racer of racers) racer.kill('SIGKILL');
+    }
+  });
+});

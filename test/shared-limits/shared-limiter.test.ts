@@ -1,0 +1,220 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ImageLimiter } from '../../src/core/image-limiter.js';
+import { RedisCoordinator } from '../../src/core/RedisCoordinator.js';
+import { connectRedis } from '../../src/core/redis-connection.js';
+import { createImageLimiter, defaultHeadroom, type CreateImageLimiterOptions } from '../../src/core/shared-limiter.js';
+import { AbortedError } from '../../src/core/errors.js';
+import { RedisQuotaStore } from '../../bots/runner/RedisQuotaStore.js';
+import { startCuttableLink, type CuttableLink } from '../helpers/shared-limits-proxy.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+
+const redis = testRedis();
+
+const tick = (ms = 50) => new Promise((r) => setTimeout(r, ms));
+function gate() {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => (open = r));
+  return { promise, open };
+}
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`no ${what} within ${timeoutMs} ms`);
+    await tick(20);
+  }
+}
+
+describe('the headroom a shared bucket keeps', () => {
+  it('is one image for the refill grid plus one per refill interval of tolerated delay', () => {
+    expect(defaultHeadroom(30, 1000)).toBe(2);
+    expect(defaultHeadroom(120, 1000)).toBe(3);
+    expect(defaultHeadroom(250, 1000)).toBe(6);
+    expect(defaultHeadroom(5, 0)).toBe(1);
+  });
+
+  it('is nothing without a rate limit', () => {
+    expect(defaultHeadroom(undefined, 1000)).toBe(0);
+  });
+});
+
+describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
+  let url: string;
+  const prefixes: string[] = [];
+  const limiters: ImageLimiter[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
+
+  beforeAll(() => {
+    url = requireRedisUrl(redis);
+  });
+  afterEach(async () => {
+    await Promise.all(limiters.splice(0).map((l) => l.stop()));
+    for (const cleanup of cleanups.splice(0)) await cleanup();
+  });
+  afterAll(async () => {
+    if (url) for (const prefix of prefixes) await deleteKeys(url, prefix);
+  });
+
+  /** A fresh account prefix and a factory of limiters that share it (each with its own connections, like a process). */
+  function account(options: Omit<CreateImageLimiterOptions, 'redis'> = {}, linkUrl?: string) {
+    const prefix = uniquePrefix('limiter');
+    prefixes.push(prefix);
+    return async (overrides: Omit<CreateImageLimiterOptions, 'redis'> = {}) => {
+      const limiter = await createImageLimiter({ ...options, ...overrides, redis: { url: linkUrl ?? url, prefix } });
+      limiters.push(limiter);
+      return limiter;
+    };
+  }
+
+  it('never runs more requests at once, across processes, than the account allows', async () => {
+    const make = account({ maxConcurrent: 2 });
+    const [a, b] = [await make(), await make()];
+    let running = 0;
+    let peak = 0;
+    const g = gate();
+    const job = () => async () => {
+      running++;
+      peak = Math.max(peak, running);
+      await g.promise;
+      running--;
+    };
+    const jobs = [a, b, a, b, a, b].map((l) => l.schedule({ weight: 1 }, job()));
+    await until('two running requests', () => running === 2);
+    await tick(300);
+    expect(running).toBe(2);
+    g.open();
+    await Promise.all(jobs);
+    expect(peak).toBe(2);
+  });
+
+  it('draws every process\'s images from one bucket, weighted by n, keeping some headroom', async () => {
+    const make = account({ imagesPerMinute: 12, maxConcurrent: 10 });
+    const [a, b] = [await make(), await make()];
+    // 12 a minute is one image every 5 s; the shared bucket keeps 2 of headroom (the refill grid, and
+    // 1 s of tolerated delay), so it holds 10: 4 from A and 4 from B fit, then 2 are left.
+    await a.schedule({ weight: 4 }, async () => {});
+    await b.schedule({ weight: 4 }, async () => {});
+    expect((await a.stats()).imagesAvailable).toBe(2);
+    expect((await b.stats()).imagesAvailable).toBe(2);
+    let ran = false;
+    const controller = new AbortController();
+    const third = a.schedule({ weight: 3, signal: controller.signal }, async () => void (ran = true));
+    await tick(300);
+    expect(ran).toBe(false);
+    controller.abort();
+    await expect(third).rejects.toBeInstanceOf(AbortedError);
+  });
+
+  it('reports positions in the shared queue, counting the requests other processes have waiting', async () => {
+    const make = account({ maxConcurrent: 1 });
+    const [a, b] = [await make(), await make()];
+    const g = gate();
+    const first = a.schedule({ weight: 1 }, () => g.promise);
+    await until('the first request running', async () => (await a.stats()).running === 1);
+    const aheadOfA: number[] = [];
+    const secondA = a.schedule({ weight: 1, onQueuePosition: (n) => aheadOfA.push(n) }, async () => {});
+    const thirdA = a.schedule({ weight: 1 }, async () => {});
+    await until('A\'s position', () => aheadOfA.length > 0);
+    const aheadOfB: number[] = [];
+    const fromB = b.schedule({ weight: 1, onQueuePosition: (n) => aheadOfB.push(n) }, async () => {});
+    await until('B\'s position', () => aheadOfB.length > 0);
+    expect(aheadOfA[0]).toBe(0);
+    expect(aheadOfB.at(-1)).toBe(2);
+    g.open();
+    expect(await Promise.all([first, secondA, thirdA, fromB])).toHaveLength(4);
+  });
+
+  it('holds every process after a 429 in one of them, until the wait is over', async () => {
+    const make = account({ imagesPerMinute: 60, maxConcurrent: 4 });
+    const [a, b] = [await make(), await make()];
+    await a.pause(1500);
+    expect((await b.stats()).pausedForMs).toBeGreaterThan(0);
+    let started = false;
+    const job = b.schedule({ weight: 1 }, async () => void (started = true));
+    await tick(300);
+    expect(started).toBe(false);
+    await job;
+    expect(started).toBe(true);
+  });
+
+  it('lets the process started last set the shared numbers, so a lowered limit takes effect at once', async () => {
+    const make = account({ maxConcurrent: 4 });
+    const before = await make({ imagesPerMinute: 20, headroomImages: 1 });
+    expect((await before.stats()).imagesAvailable).toBe(19);
+    const after = await make({ imagesPerMinute: 5, headroomImages: 1 });
+    expect((await after.stats()).imagesAvailable).toBe(4);
+    expect((await before.stats()).imagesAvailable).toBe(4);
+  });
+
+  it('forgets the waiting requests of a process that stopped renewing them', async () => {
+    const prefix = uniquePrefix('tickets');
+    prefixes.push(prefix);
+    const deadConnection = await connectRedis(url);
+    const liveConnection = await connectRedis(url);
+    const dead = new RedisCoordinator({ redis: deadConnection, prefix, pollMs: 100, ticketTtlMs: 600 });
+    const live = new RedisCoordinator({ redis: liveConnection, prefix, pollMs: 100, ticketTtlMs: 600 });
+    cleanups.push(async () => {
+      await live.close();
+      liveConnection.disconnect();
+    });
+    dead.join(undefined);
+    dead.join(undefined);
+    await until('the two tickets in Redis', async () => (await live.waiting()) === 2);
+    deadConnection.disconnect(); // the process is gone: nothing renews its tickets any more
+    const positions: number[] = [];
+    live.join((ahead) => positions.push(ahead));
+    await until('the first position', () => positions.length > 0);
+    expect(positions[0]).toBe(2);
+    await until('the dead tickets to vanish', () => positions.at(-1) === 0, 5000);
+  });
+
+  describe('when the Redis connection is lost and comes back', () => {
+    let link: CuttableLink;
+    beforeAll(async () => {
+      link = await startCuttableLink(url);
+    });
+    afterAll(async () => {
+      await link?.close();
+    });
+
+    it('keeps queued requests waiting and runs each of them exactly once when it is back', async () => {
+      const make = account({ imagesPerMinute: 120, maxConcurrent: 1 }, link.url);
+      const limiter = await make();
+      const runs = new Map<number, number>();
+      const g = gate();
+      const jobs = [0, 1, 2].map((i) =>
+        limiter.schedule({ weight: 1 }, async () => {
+          runs.set(i, (runs.get(i) ?? 0) + 1);
+          if (i === 0) await g.promise;
+          return i;
+        }),
+      );
+      await until('the first request running', () => runs.size === 1);
+      link.cut();
+      g.open();
+      await tick(800);
+      expect(runs.size).toBe(1);
+      link.restore();
+      expect(await Promise.all(jobs)).toEqual([0, 1, 2]);
+      expect([...runs.values()]).toEqual([1, 1, 1]);
+    });
+
+    it('keeps the ledger: what is reserved or settled during the outage counts once when it is back', async () => {
+      const prefix = uniquePrefix('quota-outage');
+      prefixes.push(prefix);
+      const store = await RedisQuotaStore.connect({ url: link.url, prefix });
+      cleanups.push(() => store.close());
+      const now = Date.now();
+      const limits = { userDailyUsd: 1 };
+      expect(await store.reserve({ jobId: 'before', userKey: 'u', scopeKey: 's', estimateUsd: 0.3, limits, now })).toEqual({ ok: true });
+      link.cut();
+      const settled = store.settle('before', 0.2);
+      const reserved = store.reserve({ jobId: 'during', userKey: 'u', scopeKey: 's', estimateUsd: 0.5, limits, now });
+      await tick(800);
+      link.restore();
+      await settled;
+      expect(await reserved).toEqual({ ok: true });
+      expect(await store.spentToday('u', now)).toBeCloseTo(0.7, 9);
+      expect(await store.reserve({ jobId: 'after', userKey: 'u', scopeKey: 's', estimateUsd: 0.4, limits, now })).toMatchObject({ ok: false, code: 'budget_user_daily' });
+    });
+  });
+});
