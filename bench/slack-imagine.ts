@@ -1,10 +1,16 @@
 /**
  * 50 concurrent `/imagine` jobs through real Bolt (HTTP receiver, signed
- * requests), the real job runner and the emulator, against the fake Slack,
- * which refuses (429) any write to a channel less than 1 s after the last one,
- * as Slack does. Prints whether every job finished, how many writes Slack
- * refused (the goal is zero), and how long a preview took from the runner to
- * Slack.
+ * requests), the real job runner and the emulator (in a child process),
+ * against the fake Slack, which refuses (429) any write to a channel less than
+ * 1 s after the previous one, as Slack does. Two runs: one job per channel,
+ * and 5 jobs in each of 10 busy channels.
+ *
+ * Prints whether every job finished, how many writes Slack refused (the goal
+ * is zero), how many chat.update calls were made per minute (Slack's Tier 3,
+ * about 50), and the partial-to-update delay: from the runner handing a
+ * preview to the Slack surface to Slack having accepted the write that shows
+ * it (that preview, or a newer preview or the final image when the channel
+ * was too busy to show it on its own).
  *
  *   node --import tsx bench/slack-imagine.ts
  */
@@ -13,9 +19,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileQuotaStore, JobRunner } from '../bots/runner/index.js';
 import { DEFAULT_FILE_HOSTS, startSlackBot, type ShownEvent } from '../bots/slack/index.js';
-import { createEmulator, DEV_API_KEY } from '../src/emulator/index.js';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { DEV_API_KEY } from '../src/emulator/index.js';
 import { ImageLimiter, PictorClient, silentLogger } from '../src/index.js';
 import { FakeSlack } from '../test/fakes/slack/FakeSlack.js';
+import { startChildServer } from './helpers/child-server.js';
 
 const JOBS = 50;
 /** Slack's pace: about one write per second per channel. Both the fake and the bot use it. */
@@ -39,10 +47,9 @@ interface Scenario {
 async function runScenario(scenario: Scenario): Promise<boolean> {
   const dataDir = await mkdtemp(join(tmpdir(), 'pictor-slack-bench-'));
   const fake = await new FakeSlack({ channelWriteIntervalMs: CHANNEL_INTERVAL_MS }).start();
-  const emulator = createEmulator({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES });
-  const server = await emulator.listen({ port: 0 });
+  const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES })]);
   const limiter = new ImageLimiter({ maxConcurrent: MAX_CONCURRENT_REQUESTS });
-  const client = new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, limiter });
+  const client = new PictorClient({ baseURL: emulator.url, apiKey: DEV_API_KEY, limiter });
   const store = new FileQuotaStore({ dir: dataDir });
   const runner = new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES });
   const shown: ShownEvent[] = [];
@@ -62,6 +69,8 @@ async function runScenario(scenario: Scenario): Promise<boolean> {
   });
   fake.deliverOverHttp(bot.url!);
 
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   const started = Date.now();
   const acks = await Promise.all(
     Array.from({ length: JOBS }, (_, i) =>
@@ -82,6 +91,7 @@ async function runScenario(scenario: Scenario): Promise<boolean> {
     timedOut = true;
   }
   const wallMs = Date.now() - started;
+  loop.disable();
   // Stopping drains the bot's pending writes, so every shown update has been counted.
   await bot.stop();
 
@@ -112,6 +122,7 @@ async function runScenario(scenario: Scenario): Promise<boolean> {
     `partial → its own preview posted (n=${own.length}, ${all.length - own.length} replaced by a newer state first): median ${ms(percentile(own, 50))}, p99 ${ms(percentile(own, 99))}`,
     `final images → shown (n=${completed.length}): median ${ms(percentile(completed, 50))}, p99 ${ms(percentile(completed, 99))}`,
     `command → job message posted: median ${ms(percentile(firstPost, 50))}, p99 ${ms(percentile(firstPost, 99))}`,
+    `event-loop delay of the bot + fake Slack process: p99 ${ms(loop.percentile(99) / 1e6)}, max ${ms(loop.max / 1e6)}`,
   ];
   for (const line of lines) console.log(line);
 

@@ -70,7 +70,6 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         minUpdateIntervalMs: runnerConfig.minUpdateIntervalMs,
         logger,
       });
-      stops.push(() => runner.shutdown());
       if (discord) {
         discordBot = await startDiscordBot({
           token: discord.token,
@@ -95,6 +94,9 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         stops.push(() => slackBot!.stop());
         print(`Slack bot is online (${slack.mode === 'http' ? `HTTP, events at ${slackBot.url}` : 'Socket Mode'}).`);
       }
+      // Stopped first (stops run last-in first-out): running jobs end and their
+      // messages say so while the bots can still write them.
+      stops.push(() => runner.shutdown());
     }
 
     if (emulatorUrl) {

@@ -70,7 +70,8 @@ export function readDiscordConfig(env: NodeJS.ProcessEnv): DiscordConfig | undef
   return {
     token: c.DISCORD_TOKEN,
     applicationId: c.DISCORD_APPLICATION_ID,
-    apiBaseUrl: (c.DISCORD_API_BASE_URL ?? DISCORD_API_BASE_URL).replace(/\/+$/, ''),
+    // discord.js adds the version itself: a base given as …/api/v10 would become …/api/v10/v10.
+    apiBaseUrl: (c.DISCORD_API_BASE_URL ?? DISCORD_API_BASE_URL).replace(/\/+$/, '').replace(/\/v\d+$/, ''),
     guildId: c.DISCORD_GUILD_ID,
     adminRoleIds: c.DISCORD_ADMIN_ROLE_IDS,
     allowedAttachmentHosts: c.DISCORD_ALLOWED_ATTACHMENT_HOSTS.map((h) => h.toLowerCase()),

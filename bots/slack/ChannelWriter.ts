@@ -45,6 +45,8 @@ interface ChannelState {
   running: boolean;
   /** When the last write to this channel finished. */
   lastEnd: number | undefined;
+  /** A write of this channel is in flight. */
+  writing: boolean;
   /** Wakes the drain loop while it waits for a workspace token (a write came that may not need one). */
   wake: (() => void) | undefined;
 }
@@ -94,7 +96,7 @@ export class ChannelWriter {
   write<T>(channel: string, task: WriteTask<T>): Promise<T | undefined> {
     let state = this.#channels.get(channel);
     if (!state) {
-      state = { queue: [], running: false, lastEnd: undefined, wake: undefined };
+      state = { queue: [], running: false, writing: false, lastEnd: undefined, wake: undefined };
       this.#channels.set(channel, state);
     }
     if (task.key !== undefined) {
@@ -119,7 +121,7 @@ export class ChannelWriter {
   /** Writes waiting or running, all channels together. */
   get pending(): number {
     let n = 0;
-    for (const state of this.#channels.values()) n += state.queue.length + (state.running ? 1 : 0);
+    for (const state of this.#channels.values()) n += state.queue.length + (state.writing ? 1 : 0);
     return n;
   }
 
@@ -193,6 +195,7 @@ export class ChannelWriter {
         const [entry] = state.queue.splice(index, 1);
         if (!entry) break;
         const took = entry.budgeted && this.#takeToken();
+        state.writing = true;
         try {
           const result = await entry.run();
           if (result === SKIP) {
@@ -210,6 +213,8 @@ export class ChannelWriter {
           this.#stats.failed++;
           state.lastEnd = Date.now();
           entry.reject(error);
+        } finally {
+          state.writing = false;
         }
       }
     } finally {

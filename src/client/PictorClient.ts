@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import type { Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import {
   AbortedError,
   isPictorError,
@@ -45,7 +45,7 @@ export interface PictorClientOptions {
   /** Shared throttle; every surface of one process should pass the same one. Default: a local limiter of 4 concurrent requests. */
   limiter?: ImageLimiter | undefined;
   logger?: LoggerLike | undefined;
-  /** undici dispatcher (proxy, custom agent). */
+  /** undici dispatcher (proxy, custom agent). Default: one agent shared by every client of this process, never undici's global one. */
   dispatcher?: Dispatcher | undefined;
 }
 
@@ -68,6 +68,17 @@ const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000;
 const DEFAULT_MAX_RETRIES = 2;
 const USER_AGENT = 'pictor/0.1';
 
+let agent: Agent | undefined;
+/**
+ * Our own agent rather than undici's process-wide default: libraries that
+ * bundle another undici major (discord.js does) share that global, and an agent
+ * of one major cannot send the other's form data.
+ */
+function sharedAgent(): Agent {
+  agent ??= new Agent({ keepAliveTimeout: 10_000 });
+  return agent;
+}
+
 const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
 
 export class PictorClient {
@@ -78,7 +89,7 @@ export class PictorClient {
   readonly maxRetries: number;
   readonly #apiKey: string;
   readonly #logger: LoggerLike;
-  readonly #dispatcher: Dispatcher | undefined;
+  readonly #dispatcher: Dispatcher;
 
   constructor(options: PictorClientOptions = {}) {
     const apiKey = options.apiKey ?? process.env.PICTOR_API_KEY;
@@ -96,7 +107,7 @@ export class PictorClient {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#logger = options.logger ?? noopLogger;
-    this.#dispatcher = options.dispatcher;
+    this.#dispatcher = options.dispatcher ?? sharedAgent();
   }
 
   /** Generates images and resolves when all are done. Throws ValidationError before anything is sent. */

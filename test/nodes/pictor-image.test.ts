@@ -207,6 +207,21 @@ describe('generating with the Pictor Image node', () => {
   });
 });
 
+describe('retries of the Pictor Image node', () => {
+  it('gives up after Max Retries rate-limit answers and says how to pace', async () => {
+    emulator.injectFault('rate_limited', { count: 3, retryAfterMs: 20 });
+    const error = await failure({ operation: 'generate', prompt: 'impatient', options: { maxRetries: 1 } });
+    expect(error).toBeInstanceOf(NodeApiError);
+    expect((error as NodeApiError).httpCode).toBe('429');
+    expect(error.context).toMatchObject({ itemIndex: 0, code: 'rate_limited' });
+    expect(error.description).toMatch(/Images per Minute/);
+    expect(answered('impatient')).toEqual([
+      ['impatient', 429],
+      ['impatient', 429],
+    ]);
+  });
+});
+
 describe('editing with the Pictor Image node', () => {
   it('sends the images of the named binary fields, in order, as image[] parts of their real type', async () => {
     const item = itemWithFiles({

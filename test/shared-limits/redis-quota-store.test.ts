@@ -12,7 +12,6 @@ import { connectRedis } from '../../src/core/redis-connection.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 const redis = testRedis();
-const DAY_MS = 24 * 60 * 60_000;
 /** 2030-01-02 10:00 UTC. */
 const T = Date.UTC(2030, 0, 2, 10, 0, 0);
 const MIDNIGHT = Date.UTC(2030, 0, 3);

@@ -1,4 +1,4 @@
-import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError, type IDataObject, type IExecuteFunctions } from 'n8n-workflow';
 import type { GenerationInput } from '../../../src/spec/index.js';
 import { FIELD_PARAMETERS, NODE_DEFAULTS, NODE_OPTIONS, OPERATIONS, type Operation } from './node-properties.js';
 
@@ -25,6 +25,9 @@ export function readItemParameters(ctx: IExecuteFunctions, itemIndex: number): I
   const option = (qualified: string): unknown => options[qualified.replace(/^options\./, '')];
 
   const operation = param('operation') as Operation;
+  if (!(OPERATIONS as readonly string[]).includes(operation)) {
+    throw new NodeOperationError(ctx.getNode(), `Operation: "${String(operation)}" is not one of ${OPERATIONS.join(', ')}`, { itemIndex });
+  }
   const fields: Record<string, unknown> = {
     prompt: param(FIELD_PARAMETERS.prompt.parameter),
     n: param(FIELD_PARAMETERS.n.parameter),
@@ -40,7 +43,7 @@ export function readItemParameters(ctx: IExecuteFunctions, itemIndex: number): I
 
   const ipm = numberOr(option(NODE_OPTIONS.imagesPerMinute.parameter), NODE_DEFAULTS.imagesPerMinute);
   return {
-    operation: (OPERATIONS as readonly string[]).includes(operation) ? operation : 'generate',
+    operation,
     fields: fields as ItemParameters['fields'],
     stream: option(FIELD_PARAMETERS.stream.parameter) === true,
     inputBinaryFields:

@@ -23,7 +23,7 @@ describe('readDiscordConfig', () => {
   it('reads a proxy base URL, admin roles, a test server and extra attachment hosts', () => {
     const config = readDiscordConfig({
       DISCORD_TOKEN: TOKEN,
-      DISCORD_API_BASE_URL: 'http://127.0.0.1:8080/api/',
+      DISCORD_API_BASE_URL: 'http://127.0.0.1:8080/api/v10/',
       DISCORD_APPLICATION_ID: '104567890123456789',
       DISCORD_GUILD_ID: '204567890123456789',
       DISCORD_ADMIN_ROLE_IDS: '304567890123456789, 404567890123456789',

@@ -77,6 +77,18 @@ describe('failures become short, kind messages', () => {
     expect(refused.length).toBeGreaterThan(0);
   });
 
+  it('sends the result as a follow-up when the user deleted the reply while the job ran', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a deleted reply' });
+    const running = await h.discord.waitFor(() => (h.discord.original(ix)?.content.includes('Drawing') ? h.discord.original(ix) : undefined), 'the job to start');
+    h.discord.deleteMessage(running.id);
+    const followUp = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === ix.id && m.attachments.length === 1), 'the follow-up');
+    expect(followUp.id).not.toBe(running.id);
+    expect(buttonsOf(followUp).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+    expect(h.discord.requests.filter((r) => r.token === ix.token && r.code === 10008).length).toBeGreaterThan(0);
+    expect(h.discord.requests.filter((r) => r.token === ix.token && r.route === 'webhook-followup' && r.status === 200)).toHaveLength(1);
+  });
+
   it('starts nothing for an interaction Discord no longer knows (10062) and keeps serving others', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     h.discord.failNext({ route: 'interaction-callback' }, { status: 404, code: 10062, message: 'Unknown interaction' });

@@ -320,6 +320,11 @@ export class FakeDiscord {
     return [...this.messages.values()].filter((m) => m.channelId === channelId).sort((a, b) => a.createdAt - b.createdAt);
   }
 
+  /** A user deletes a message (e.g. the bot's reply) in the client. */
+  deleteMessage(id: string): void {
+    if (!this.messages.delete(id)) throw new Error(`no message ${id}`);
+  }
+
   fileBytes(attachment: { id: string }): Buffer {
     const file = this.#files.get(attachment.id);
     if (!file) throw new Error(`no file ${attachment.id} on the fake CDN`);
