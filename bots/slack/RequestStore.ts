@@ -117,7 +117,3 @@ export class RequestStore {
     await rename(tmp, path);
   }
 }
-
-export function isRequestId(value: string): boolean {
-  return ID_PATTERN.test(value);
-}

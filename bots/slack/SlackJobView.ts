@@ -2,6 +2,7 @@ import type { webApi } from '@slack/bolt';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from '../../src/index.js';
 import type { FinalUpdate, JobUpdate, UpdateSink } from '../runner/index.js';
 import { SKIP, type ChannelWriter } from './ChannelWriter.js';
+import { slackErrorCode } from './slack-error-code.js';
 import { renderJobMessage, summaryOf, type JobViewState } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { truncate } from './slack-text.js';
@@ -315,12 +316,4 @@ export class SlackJobView {
   #logError(error: unknown, message: string): void {
     this.#o.logger.warn({ jobId: this.#state.jobId, channel: this.#channelId, code: slackErrorCode(error) }, message);
   }
-}
-
-/** The `error` of a Slack Web API answer (`not_in_channel`…), or the error's code. */
-export function slackErrorCode(error: unknown): string | undefined {
-  const data = (error as { data?: { error?: unknown } } | undefined)?.data;
-  if (data && typeof data.error === 'string') return data.error;
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' ? code : undefined;
 }

@@ -14,7 +14,8 @@ import { registerJobButtons } from './listeners/job-buttons.js';
 import { registerMentions } from './listeners/mentions.js';
 import { RequestStore } from './RequestStore.js';
 import { SlackJobs, type SlackJobRunner } from './SlackJobs.js';
-import { slackErrorCode, type ShownEvent } from './SlackJobView.js';
+import { slackErrorCode } from './slack-error-code.js';
+import type { ShownEvent } from './SlackJobView.js';
 
 export interface SlackBotOptions {
   botToken: string;

@@ -94,6 +94,8 @@ export class RedisCoordinator implements LimiterCoordinator {
   #refreshing = false;
   #again = false;
   #closed = false;
+  /** When the connection stopped being ready (0 while it is). */
+  #lostAt = 0;
 
   constructor(options: RedisCoordinatorOptions) {
     this.#redis = options.redis as Scripts;
@@ -104,6 +106,8 @@ export class RedisCoordinator implements LimiterCoordinator {
     this.#ttlMs = options.ticketTtlMs ?? DEFAULT_TICKET_TTL_MS;
     this.#onError = options.onError;
     this.#onClose = options.onClose;
+    this.#redis.on('close', () => (this.#lostAt ||= Date.now()));
+    this.#redis.on('ready', () => (this.#lostAt = 0));
     if (!this.#redis.pictorQueueRefresh) this.#redis.defineCommand('pictorQueueRefresh', { numberOfKeys: 2, lua: REFRESH_SCRIPT });
     if (!this.#redis.pictorPauseUntil) this.#redis.defineCommand('pictorPauseUntil', { numberOfKeys: 1, lua: PAUSE_SCRIPT });
   }
@@ -129,6 +133,10 @@ export class RedisCoordinator implements LimiterCoordinator {
   /** Requests of every process waiting now (dead processes' tickets may count until they expire). */
   async waiting(): Promise<number> {
     return this.#redis.zcard(this.#queueKey);
+  }
+
+  unreachableForMs(): number {
+    return this.#lostAt === 0 ? 0 : Date.now() - this.#lostAt;
   }
 
   async close(): Promise<void> {

@@ -62,6 +62,8 @@ export interface LimiterCoordinator {
   pausedUntil(): Promise<number>;
   /** Leaves the shared queue and releases what the coordinator holds. */
   close(): Promise<void>;
+  /** How long the shared datastore has been unreachable (0 while it answers); bounds how long `stop()` waits for it. */
+  unreachableForMs?(): number;
 }
 
 export interface ScheduleOptions {
@@ -92,6 +94,18 @@ interface Ticket {
 /** How long a request waits before it is queued again after its datastore failed it (doubling, capped). */
 const REQUEUE_MIN_MS = 250;
 const REQUEUE_MAX_MS = 5000;
+/** How long `stop()` keeps waiting for a shared datastore that does not answer. */
+const STOP_GRACE_MS = 5000;
+
+/** Waits for `promise`, or until `giveUp()` says to stop waiting (checked every 200 ms). */
+async function untilSettledOr(promise: Promise<unknown>, giveUp: () => boolean): Promise<void> {
+  let settled = false;
+  const done = promise.then(
+    () => void (settled = true),
+    () => void (settled = true),
+  );
+  while (!settled && !giveUp()) await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 200))]);
+}
 
 export class ImageLimiter {
   readonly imagesPerMinute: number | undefined;
@@ -329,7 +343,15 @@ export class ImageLimiter {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
-    await Promise.all([this.#slots.stop({ dropWaitingJobs: true }), this.#images?.stop({ dropWaitingJobs: true })]);
+    const stopping = Promise.all([this.#slots.stop({ dropWaitingJobs: true }), this.#images?.stop({ dropWaitingJobs: true })]);
+    if (this.#coordinator?.unreachableForMs) {
+      // Stopping waits for the shared datastore; if it stays unreachable, give up waiting after a grace
+      // period: closing the coordinator drops the connection, failing whatever still waits on it.
+      stopping.catch(() => undefined);
+      await untilSettledOr(stopping, () => this.#coordinator!.unreachableForMs!() > STOP_GRACE_MS);
+    } else {
+      await stopping;
+    }
     await Promise.all([this.#slots.disconnect(), this.#images?.disconnect()]);
     await this.#coordinator?.close();
   }

@@ -80,6 +80,10 @@ export async function checkRedis(url: string, options: Omit<ConnectRedisOptions,
 /** Quits politely, or drops the connection if Redis does not answer in time (it may be the one that is gone). */
 export async function closeRedis(redis: Redis, timeoutMs = CLOSE_TIMEOUT_MS): Promise<void> {
   if (redis.status === 'end') return;
+  if (redis.status !== 'ready') {
+    redis.disconnect();
+    return;
+  }
   try {
     await withTimeout(redis.quit(), timeoutMs, 'quit timed out');
   } catch {

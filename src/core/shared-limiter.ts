@@ -66,8 +66,9 @@ export async function createImageLimiter(options: CreateImageLimiterOptions = {}
     onClose: async () => {
       // The connection's `disconnect` quits both of its clients (commands and subscriber); if Redis is
       // gone and does not answer, drop them instead of waiting for ever.
-      const quit = connection.disconnect(true).then(() => true);
-      const quitInTime = await Promise.race([quit, new Promise<boolean>((resolve) => setTimeout(resolve, 2000, false).unref())]);
+      const quitInTime =
+        client.status === 'ready' &&
+        (await Promise.race([connection.disconnect(true).then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, 2000, false).unref())]));
       if (!quitInTime) await connection.disconnect(false);
       await closeRedis(client);
     },

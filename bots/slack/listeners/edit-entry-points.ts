@@ -4,7 +4,7 @@ import { editModal } from '../edit-modal.js';
 import { usageText } from '../imagine-text.js';
 import { checkImageFiles, imageFilesOf } from '../input-images.js';
 import { isSlackInputError } from '../SlackInputError.js';
-import { slackErrorCode } from '../SlackJobView.js';
+import { slackErrorCode } from '../slack-error-code.js';
 
 /**
  * The two ways into the edit modal besides the Edit button: the "Edit image"

@@ -4,7 +4,7 @@ import { editModal } from '../edit-modal.js';
 import { downloadImages } from '../input-images.js';
 import { ACTIONS } from '../render-job.js';
 import { isSlackInputError } from '../SlackInputError.js';
-import { slackErrorCode } from '../SlackJobView.js';
+import { slackErrorCode } from '../slack-error-code.js';
 
 /**
  * The buttons of a job's message. Each works from its value alone (a job id,

@@ -3,7 +3,7 @@ import { ephemeralVia, type BotContext } from '../bot-context.js';
 import { parseImagineText, usageText } from '../imagine-text.js';
 import { downloadImages, imageFilesOf, type SlackFileRef } from '../input-images.js';
 import { isSlackInputError } from '../SlackInputError.js';
-import { slackErrorCode } from '../SlackJobView.js';
+import { slackErrorCode } from '../slack-error-code.js';
 import { mentions, withoutMention } from '../slack-text.js';
 
 interface Mention {

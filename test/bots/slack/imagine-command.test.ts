@@ -43,7 +43,9 @@ describe('/imagine over HTTP', () => {
     // Uploaded the Slack way: get an upload URL, send the bytes, complete into the channel's thread.
     const uploads = fake.callsOf('files.completeUploadExternal').filter((c) => c.ok);
     expect(uploads.every((c) => c.args.channel_id === 'C0ART' && c.args.thread_ts === message.ts)).toBe(true);
-    expect(fake.callsOf('files.getUploadURLExternal').filter((c) => c.ok).length).toBe(uploads.length);
+    expect(fake.callsOf('files.getUploadURLExternal').filter((c) => c.ok).length).toBe(fake.uploads.length);
+    // The upload URL is pre-signed: the bot token does not go with the bytes.
+    expect(fake.uploads.every((u) => u.authorization === undefined && u.bytes > 0)).toBe(true);
 
     // The prompt reached the image service as asked, and Slack never had to refuse a write.
     const sent = h.emulator.requests.filter((r) => r.path === '/v1/images/generations');

@@ -77,6 +77,8 @@ export class FakeSlack {
   readonly views: FakeView[] = [];
   readonly files = new Map<string, FakeFile>();
   readonly downloads: DownloadRecord[] = [];
+  /** Bytes POSTed to upload URLs, and whether a token came with them (it should not: the URL is pre-signed). */
+  readonly uploads: { fileId: string; bytes: number; authorization: string | undefined; at: number }[] = [];
   /** Tokens the Web API refused, for a test that a wrong token never works. */
   readonly unauthorized: { method: string; at: number }[] = [];
   connectionsOpened = 0;
@@ -552,6 +554,7 @@ export class FakeSlack {
     file.bytes = bytes;
     file.size = bytes.length;
     file.state = 'uploaded';
+    this.uploads.push({ fileId: id, bytes: bytes.length, authorization: req.headers.authorization, at: Date.now() });
     this.#changed();
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end(`OK - ${bytes.length}`);

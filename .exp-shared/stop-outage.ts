@@ -1,0 +1,14 @@
+import { createImageLimiter } from '../src/core/shared-limiter.js';
+import { startCuttableLink } from '../test/helpers/shared-limits-proxy.js';
+const link = await startCuttableLink('redis://127.0.0.1:6390');
+const l = await createImageLimiter({ imagesPerMinute: 60, maxConcurrent: 1, redis: { url: link.url, prefix: `stop-${Date.now()}` } });
+const g = l.schedule({ weight: 1 }, () => new Promise((r) => setTimeout(r, 500)));
+const q = l.schedule({ weight: 1 }, async () => 'second');
+q.catch((e) => console.log('queued job rejected:', e.constructor.name, e.message));
+await new Promise((r) => setTimeout(r, 100));
+link.cut();
+const t0 = Date.now();
+await Promise.race([l.stop().then(() => console.log('stopped after', Date.now() - t0)), new Promise((r) => setTimeout(() => { console.log('stop still pending after 8 s'); r(undefined); }, 8000))]);
+await g.catch(() => {});
+await link.close();
+process.exit(0);
