@@ -352,7 +352,8 @@ export class ImageLimiter {
     } else {
       await stopping;
     }
-    await Promise.all([this.#slots.disconnect(), this.#images?.disconnect()]);
+    // With the datastore unreachable there is nothing to unsubscribe from: closing the coordinator drops the connection.
+    if (!this.#coordinator?.unreachableForMs?.()) await Promise.all([this.#slots.disconnect(), this.#images?.disconnect()]);
     await this.#coordinator?.close();
   }
 

@@ -126,3 +126,15 @@ describe('the image limiter', () => {
     expect(second).toBe(true);
   });
 });
+
+describe('the image limiter after a 429 pause', () => {
+  it('keeps refilling its bucket, so later requests still run', async () => {
+    const l = limiter({ imagesPerMinute: 600 });
+    await l.pause(200);
+    const started = Date.now();
+    await l.schedule({ weight: 1 }, async () => {});
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+    // Long after the pause the bucket is refilling again.
+    await expect(l.schedule({ weight: 1 }, async () => 'ran')).resolves.toBe('ran');
+  });
+});

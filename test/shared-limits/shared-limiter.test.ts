@@ -198,6 +198,29 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
       expect([...runs.values()]).toEqual([1, 1, 1]);
     });
 
+    it('still stops when Redis stays unreachable: the running request keeps its result, the queued one is cancelled', async () => {
+      const make = account({ maxConcurrent: 1 }, link.url);
+      const limiter = await make();
+      const g = gate();
+      let started = false;
+      const running = limiter.schedule({ weight: 1 }, async () => {
+        started = true;
+        await g.promise;
+        return 'finished';
+      });
+      const queued = limiter.schedule({ weight: 1 }, async () => 'never').catch((error: unknown) => error);
+      await until('the first request running', () => started);
+      link.cut();
+      g.open();
+      try {
+        await limiter.stop();
+        expect(await running).toBe('finished');
+        expect(await queued).toBeInstanceOf(AbortedError);
+      } finally {
+        link.restore();
+      }
+    });
+
     it('keeps the ledger: what is reserved or settled during the outage counts once when it is back', async () => {
       const prefix = uniquePrefix('quota-outage');
       prefixes.push(prefix);

@@ -1,0 +1,22 @@
+import { Redis } from 'ioredis';
+import { createImageLimiter } from '../src/core/shared-limiter.js';
+import { startCuttableLink } from '../test/helpers/shared-limits-proxy.js';
+const orig = (Redis.prototype as any).sendCommand;
+(Redis.prototype as any).sendCommand = function (command: any, stream: any) {
+  const p = orig.call(this, command, stream);
+  command.promise.catch((e: Error) => console.log('command failed:', command.name, e.message, new Error().stack?.split('\n').slice(2, 4).join(' | ')));
+  return p;
+};
+process.on('unhandledRejection', (e) => console.log('UNHANDLED', (e as Error).message));
+const link = await startCuttableLink('redis://127.0.0.1:6390');
+const l = await createImageLimiter({ maxConcurrent: 1, redis: { url: link.url, prefix: `stop-${Date.now()}` } });
+let started = false;
+const g = l.schedule({ weight: 1 }, async () => { started = true; await new Promise((r) => setTimeout(r, 300)); return 'ok'; });
+const q = l.schedule({ weight: 1 }, async () => 'second').catch((e) => e);
+while (!started) await new Promise((r) => setTimeout(r, 20));
+link.cut(); const keep = setInterval(() => {}, 1000); const t0 = Date.now();
+await l.stop();
+console.log("stopped", Date.now() - t0, await g, (await q).constructor.name); clearInterval(keep);
+await new Promise((r) => setTimeout(r, 500));
+await link.close();
+process.exit(0);
