@@ -11,7 +11,8 @@
  *   real PictorClient; jobs ask for n = 1, 2, 3, 1, 2, 3, … images, and there
  *   are about 1.5 times as many images as the window allows, split between the
  *   processes, all queued at once.
- * - For `--seconds` after the start, images the emulator accepted are counted.
+ * - For `--seconds` after the start, images the emulator accepted are counted
+ *   (the processes run on 2 s more, so requests near the end get their answer).
  *   `allowed` is what its bucket lets through in that window (one full bucket
  *   plus the refill); `achieved / allowed` is the share used (goal ≥ 0.95).
  *   `second half / limit` is the rate in the window's second half (after the
@@ -47,6 +48,7 @@ type FromChild = { type: 'ready' } | { type: 'fatal'; message: string } | { type
 const SELF = fileURLToPath(import.meta.url);
 const LATENCY_MS = 100;
 const MAX_CONCURRENT = 8;
+const ANSWER_GRACE_MS = 2000;
 
 if (process.argv[2] === '--child') await child(JSON.parse(process.argv[3]!) as ChildConfig);
 else await main();
@@ -85,7 +87,8 @@ async function main(): Promise<void> {
       const wanted = Math.ceil((1.5 * allowed) / processes);
       const start = Date.now();
       for (const c of children) c.send({ type: 'run', sizes: jobSizes(wanted) });
-      await new Promise((resolve) => setTimeout(resolve, windowMs));
+      // Run on a little past the window, so what arrived inside it has its answer before the children stop.
+      await new Promise((resolve) => setTimeout(resolve, windowMs + ANSWER_GRACE_MS));
       const results = await Promise.all(children.map((c) => c.stop()));
       await deleteKeys(redisUrl, prefix);
 

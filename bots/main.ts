@@ -7,11 +7,11 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createLogger, ImageLimiter, PictorClient, ValidationError, type Logger } from '../src/index.js';
+import { createImageLimiter, createLogger, describeRedisConfig, PictorClient, ValidationError, type Logger } from '../src/index.js';
 import { ConfigError, loadDotEnv, readCoreConfig } from '../src/config.js';
 import { createEmulator, DEV_API_KEY } from '../src/emulator/index.js';
 import { readDiscordConfig, startDiscordBot, type DiscordBot } from './discord/index.js';
-import { FileQuotaStore, JobRunner, readRunnerConfig } from './runner/index.js';
+import { FileQuotaStore, JobRunner, readRunnerConfig, RedisQuotaStore, type QuotaStore } from './runner/index.js';
 import { readSlackConfig, startSlackBot, type SlackBot } from './slack/index.js';
 
 export interface Service {
@@ -52,15 +52,17 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       baseURL = emulatorUrl = server.url;
       logger.info({ url: server.url }, 'no PICTOR_BASE_URL: started the embedded emulator (no money is spent)');
     }
+    if (core.redis) print(`Sharing limits and budgets through ${describeRedisConfig(core.redis)}.`);
 
-    const limiter = new ImageLimiter({ imagesPerMinute: core.imagesPerMinute, maxConcurrent: core.maxConcurrent });
+    // With REDIS_URL, one limiter (and below, one ledger) for every process on the account; Redis must answer now.
+    const limiter = await createImageLimiter({ imagesPerMinute: core.imagesPerMinute, maxConcurrent: core.maxConcurrent, redis: core.redis, logger });
     stops.push(() => limiter.stop());
     const client = new PictorClient({ baseURL, apiKey, limiter, logger, timeoutMs: core.timeoutMs, maxRetries: core.maxRetries });
 
     let discordBot: DiscordBot | undefined;
     let slackBot: SlackBot | undefined;
     if (discord || slack) {
-      const store = new FileQuotaStore({ dir: runnerConfig.dataDir });
+      const store: QuotaStore = core.redis ? await RedisQuotaStore.connect(core.redis, { logger }) : new FileQuotaStore({ dir: runnerConfig.dataDir });
       stops.push(() => store.close());
       const runner = new JobRunner({
         client,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { readRedisConfig, type RedisConfig } from './core/redis-config.js';
 
 /**
  * The core's settings, read once from the environment at an entry point (CLI,
@@ -57,6 +58,8 @@ export interface CoreConfig {
   maxRetries: number | undefined;
   /** Port of the embedded emulator when it is started (0 = a free port). */
   emulatorPort: number;
+  /** Shared limits through Redis (`REDIS_URL`, `PICTOR_REDIS_PREFIX`); undefined = this process only. */
+  redis: RedisConfig | undefined;
 }
 
 export class ConfigError extends Error {
@@ -103,6 +106,7 @@ export function readCoreConfig(env: NodeJS.ProcessEnv): CoreConfig {
     timeoutMs: e.PICTOR_TIMEOUT_SECONDS !== undefined ? e.PICTOR_TIMEOUT_SECONDS * 1000 : undefined,
     maxRetries: e.PICTOR_MAX_RETRIES,
     emulatorPort: e.PICTOR_EMULATOR_PORT ?? 0,
+    redis: readRedisConfig(env),
   };
 }
 

@@ -2,6 +2,10 @@
 export * from './spec/index.js';
 export * from './core/errors.js';
 export * from './core/pricing.js';
-export { ImageLimiter, type ImageLimiterOptions, type LimiterStats, type ScheduleOptions } from './core/image-limiter.js';
+export { ImageLimiter, type ImageLimiterOptions, type LimiterCoordinator, type LimiterStats, type ScheduleOptions } from './core/image-limiter.js';
+export { createImageLimiter, defaultHeadroom, type CreateImageLimiterOptions } from './core/shared-limiter.js';
+export { readRedisConfig, describeRedisConfig, DEFAULT_REDIS_PREFIX, type RedisConfig } from './core/redis-config.js';
+export { connectRedis, checkRedis, closeRedis, RedisUnavailableError, type ConnectRedisOptions, type RedisLogger } from './core/redis-connection.js';
+export { redactRedisUrl } from './core/redis-url.js';
 export { createLogger, scrubSecrets, silentLogger, REDACT_PATHS, type Logger, type LoggerConfig } from './core/logger.js';
 export * from './client/index.js';

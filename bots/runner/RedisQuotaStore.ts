@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { RedisConfig } from '../../src/core/redis-config.js';
-import { closeRedis, connectRedis, type RedisLogger } from '../../src/core/redis-connection.js';
+import { closeRedis, connectRedis, type RedisConfig, type RedisLogger } from '../../src/index.js';
 import type { QuotaStore } from './types.js';
 import { nextUtcMidnight, utcDay } from './utc-day.js';
 

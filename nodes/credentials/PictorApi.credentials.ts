@@ -4,7 +4,8 @@ import { PATHS } from '../../src/spec/constants.js';
 /**
  * The key and address of a Pictor (gpt-image-2 style) image service. There is
  * no public default host: the Base URL must be set (a local emulator such as
- * http://127.0.0.1:4010 works).
+ * http://127.0.0.1:4010 works). Optionally a Redis where every process that
+ * spends the key (n8n workers, Pictor bots) shares its rate limit.
  */
 export class PictorApi implements ICredentialType {
   name = 'pictorApi';
@@ -34,6 +35,25 @@ export class PictorApi implements ICredentialType {
       placeholder: 'https://api.example.com',
       description:
         'Address of the image service, without /v1 (a trailing /v1 is tolerated by the node). There is no public default: set the one your provider gave you, or http://127.0.0.1:4010 for a local Pictor emulator.',
+    },
+    {
+      displayName: 'Redis URL',
+      name: 'redisUrl',
+      type: 'string',
+      // eslint-disable-next-line @n8n/community-nodes/credential-unnecessary-password -- it can carry a password (redis://user:password@host:6379)
+      typeOptions: { password: true },
+      default: '',
+      placeholder: 'redis://127.0.0.1:6379',
+      description:
+        "Optional. The service limits images per minute per API key, so processes that spend one key must share one limiter: n8n in queue mode (every worker runs executions), several n8n instances, or n8n next to the Pictor Discord/Slack bots. Give them all the same Redis (redis:// or rediss://, with user and password if it needs them) and they share the key's images per minute, concurrent requests and rate-limit pauses. Empty: only the executions of this n8n process share the limit.",
+    },
+    {
+      displayName: 'Redis Key Prefix',
+      name: 'redisPrefix',
+      type: 'string',
+      default: 'pictor',
+      description:
+        'Used only with a Redis URL: the name under which the limits of this API key are kept in Redis. Use one prefix per API key, the same in every n8n worker and bot that spends that key (the bots read it from PICTOR_REDIS_PREFIX). 1 to 64 letters, digits, _ . : or -.',
     },
   ];
 

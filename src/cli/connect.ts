@@ -1,5 +1,5 @@
 import { PictorClient } from '../client/PictorClient.js';
-import { ImageLimiter } from '../core/image-limiter.js';
+import { createImageLimiter } from '../core/shared-limiter.js';
 import type { Logger } from '../core/logger.js';
 import type { CoreConfig } from '../config.js';
 import { createEmulator, DEV_API_KEY } from '../emulator/index.js';
@@ -16,7 +16,8 @@ export interface Connection {
  * emulator started in this process (the embedded default).
  */
 export async function connect(config: CoreConfig, logger: Logger): Promise<Connection> {
-  const limiter = new ImageLimiter({ imagesPerMinute: config.imagesPerMinute, maxConcurrent: config.maxConcurrent });
+  // With REDIS_URL this limiter is shared with every other Pictor process on the account.
+  const limiter = await createImageLimiter({ imagesPerMinute: config.imagesPerMinute, maxConcurrent: config.maxConcurrent, redis: config.redis, logger });
   const common = { limiter, logger, timeoutMs: config.timeoutMs, maxRetries: config.maxRetries };
   if (config.baseURL) {
     const client = new PictorClient({ ...common, baseURL: config.baseURL, apiKey: config.apiKey });

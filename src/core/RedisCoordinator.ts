@@ -113,6 +113,7 @@ export class RedisCoordinator implements LimiterCoordinator {
   }
 
   join(report: ((ahead: number) => void) | undefined): () => void {
+    if (this.#closed) return () => undefined;
     const ticket: Ticket = { id: `${this.#clientId}:${(this.#sequence++).toString(36)}`, enqueuedAt: Date.now(), report, lastAhead: -1 };
     this.#tickets.set(ticket.id, ticket);
     this.#refreshSoon();

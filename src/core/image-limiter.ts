@@ -60,7 +60,11 @@ export interface LimiterCoordinator {
   pauseUntil(until: number): Promise<void>;
   /** Until when requests are held (ms since the epoch; 0 or past means not held). */
   pausedUntil(): Promise<number>;
-  /** Leaves the shared queue and releases what the coordinator holds. */
+  /**
+   * Leaves the shared queue and closes the datastore connection the limiters
+   * use (called by `stop()` instead of disconnecting each limiter, so a
+   * connection that is down is dropped at once rather than asked to unsubscribe).
+   */
   close(): Promise<void>;
   /** How long the shared datastore has been unreachable (0 while it answers); bounds how long `stop()` waits for it. */
   unreachableForMs?(): number;
@@ -247,6 +251,14 @@ export class ImageLimiter {
             } catch (error) {
               outcome = Promise.reject(error);
             }
+            if (this.#clustered) {
+              // Shared: the caller has its result as soon as `fn` settles, not only once the datastore
+              // has recorded the freed slot (it may be unreachable just then).
+              outcome.then(
+                (value) => settle(() => resolve(value)),
+                (failure: unknown) => settle(() => reject(failure)),
+              );
+            }
             return await outcome;
           } finally {
             this.#running--;
@@ -324,8 +336,12 @@ export class ImageLimiter {
     if (this.#images && this.#increaseIntervalMs) {
       const debt = -Math.ceil(ms / this.#increaseIntervalMs);
       const current = await this.#images.currentReservoir();
-      // incrementReservoir, not updateSettings: in bottleneck's local datastore updateSettings stops the refill heartbeat for good.
-      if (current !== null && current > debt) await this.#images.incrementReservoir(debt - current);
+      if (current !== null && current > debt) {
+        // Shared: set the debt outright, so processes pausing at once do not add up their debts.
+        if (this.#clustered) await this.#images.updateSettings({ reservoir: debt });
+        // incrementReservoir, not updateSettings: in bottleneck's local datastore updateSettings stops the refill heartbeat for good.
+        else await this.#images.incrementReservoir(debt - current);
+      }
     }
     await shared;
   }
@@ -352,9 +368,9 @@ export class ImageLimiter {
     } else {
       await stopping;
     }
-    // With the datastore unreachable there is nothing to unsubscribe from: closing the coordinator drops the connection.
-    if (!this.#coordinator?.unreachableForMs?.()) await Promise.all([this.#slots.disconnect(), this.#images?.disconnect()]);
-    await this.#coordinator?.close();
+    // A coordinator closes the shared connection itself (see LimiterCoordinator.close).
+    if (this.#coordinator) await this.#coordinator.close();
+    else await Promise.all([this.#slots.disconnect(), this.#images?.disconnect()]);
   }
 
   async #prepare(): Promise<void> {

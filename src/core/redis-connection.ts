@@ -80,15 +80,30 @@ export async function checkRedis(url: string, options: Omit<ConnectRedisOptions,
 /** Quits politely, or drops the connection if Redis does not answer in time (it may be the one that is gone). */
 export async function closeRedis(redis: Redis, timeoutMs = CLOSE_TIMEOUT_MS): Promise<void> {
   if (redis.status === 'end') return;
-  if (redis.status !== 'ready') {
-    redis.disconnect();
-    return;
+  if (redis.status === 'ready') {
+    try {
+      await withTimeout(redis.quit(), timeoutMs, 'quit timed out');
+      return;
+    } catch {
+      // Fall through: drop it.
+    }
   }
-  try {
-    await withTimeout(redis.quit(), timeoutMs, 'quit timed out');
-  } catch {
-    redis.disconnect();
-  }
+  await endClient(redis, timeoutMs);
+}
+
+/**
+ * Drops a client now, failing the commands it still holds. (With ioredis,
+ * `disconnect()` on a client that is waiting to reconnect leaves it
+ * "reconnecting" for ever, its queued commands never settled; one last
+ * connection attempt, which `disconnect()` has marked as closing, ends it.)
+ */
+async function endClient(redis: Redis, timeoutMs: number): Promise<void> {
+  const status = (): string => redis.status;
+  const waitingToReconnect = status() === 'reconnecting';
+  redis.disconnect();
+  if (!waitingToReconnect || status() === 'end') return;
+  await withTimeout(redis.connect(), timeoutMs, 'connect timed out').catch(() => undefined);
+  if (status() !== 'end') redis.disconnect();
 }
 
 /** Logs a lost connection once and its return once; keeps an error listener so ioredis never prints on its own. */

@@ -65,11 +65,9 @@ export async function createImageLimiter(options: CreateImageLimiterOptions = {}
     onError: reportError,
     onClose: async () => {
       // The connection's `disconnect` quits both of its clients (commands and subscriber); if Redis is
-      // gone and does not answer, drop them instead of waiting for ever.
-      const quitInTime =
-        client.status === 'ready' &&
-        (await Promise.race([connection.disconnect(true).then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, 2000, false).unref())]));
-      if (!quitInTime) await connection.disconnect(false);
+      // gone or does not answer, it drops them instead (and `closeRedis` ends the commands client for good).
+      const quit = client.status === 'ready' && (await settlesWithin(connection.disconnect(true), 2000));
+      if (!quit) await connection.disconnect(false);
       await closeRedis(client);
     },
   });
@@ -107,6 +105,23 @@ export function defaultHeadroom(imagesPerMinute: number | undefined, jitterToler
   if (!(imagesPerMinute && imagesPerMinute > 0)) return 0;
   const intervalMs = 60_000 / imagesPerMinute;
   return 1 + Math.ceil(Math.max(0, jitterToleranceMs) / intervalMs);
+}
+
+/** Whether `promise` fulfils within `ms`. */
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    promise.then(
+      () => {
+        clearTimeout(timer);
+        resolve(true);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(false);
+      },
+    );
+  });
 }
 
 /** Logs Redis trouble at most once every 10 s, so an outage does not flood the log. */

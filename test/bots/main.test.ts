@@ -26,6 +26,12 @@ describe('npm start', () => {
     await expect(startService({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_MODE: 'http' }, () => {})).rejects.toMatchObject({ param: 'SLACK_SIGNING_SECRET' });
   });
 
+  it('refuses to start when REDIS_URL is set but Redis does not answer, without showing its password', async () => {
+    const error = await startService({ REDIS_URL: 'redis://:hunter2-secret@127.0.0.1:9', PICTOR_LOG_LEVEL: 'silent' }, () => {}).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'connection_failed' });
+    expect(String((error as Error).message)).not.toContain('hunter2-secret');
+  });
+
   it('does not start the emulator when an upstream service is configured', async () => {
     const service = await startService({ PICTOR_BASE_URL: 'http://127.0.0.1:9', PICTOR_API_KEY: 'k', PICTOR_LOG_LEVEL: 'silent' }, () => {});
     expect(service.emulatorUrl).toBeUndefined();

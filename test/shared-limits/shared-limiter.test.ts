@@ -136,6 +136,16 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
     expect(started).toBe(true);
   });
 
+  it('owes a 429 pause once when two processes pause at the same moment', async () => {
+    const make = account({ imagesPerMinute: 60, maxConcurrent: 4 });
+    const [a, b] = [await make(), await make()];
+    // 60 a minute is one image a second: a 3 s pause leaves the shared bucket 3 images in debt, not 6.
+    await Promise.all([a.pause(3000), b.pause(3000)]);
+    const left = (await a.stats()).imagesAvailable!;
+    expect(left).toBeLessThan(0);
+    expect(left).toBeGreaterThanOrEqual(-3);
+  });
+
   it('lets the process started last set the shared numbers, so a lowered limit takes effect at once', async () => {
     const make = account({ maxConcurrent: 4 });
     const before = await make({ imagesPerMinute: 20, headroomImages: 1 });

@@ -1,6 +1,7 @@
 import { NodeConnectionTypes, type IExecuteFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription } from 'n8n-workflow';
 import { pictorImageProperties } from './node-properties.js';
-import { CREDENTIAL_NAME, runPictorImage } from './run-pictor-image.js';
+import { CREDENTIAL_NAME } from './pictor-credentials.js';
+import { runPictorImage } from './run-pictor-image.js';
 
 export class PictorImage implements INodeType {
   description: INodeTypeDescription = {

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 import { ImageLimiter } from '../../../src/core/image-limiter.js';
+import type { RedisConfig } from '../../../src/core/redis-config.js';
+import type { RedisLogger } from '../../../src/core/redis-connection.js';
+import { createImageLimiter } from '../../../src/core/shared-limiter.js';
 import { normalizeBaseURL } from '../../../src/client/base-url.js';
 
 /** Which account and limits a throttle stands for. */
@@ -9,34 +12,60 @@ export interface ThrottleKey {
   /** Undefined: no pacing by images (429s still pause everyone sharing the limiter). */
   imagesPerMinute: number | undefined;
   maxConcurrent: number;
+  /** Where other processes (n8n workers, Pictor bots) share the account's limits; undefined: this n8n process only. */
+  redis?: RedisConfig | undefined;
+}
+
+export interface LimiterForOptions {
+  /** Told when a shared limiter loses its Redis connection and gets it back. */
+  logger?: RedisLogger | undefined;
 }
 
 /**
  * One limiter per account and limits for the whole n8n process: every
  * execution of every workflow that uses the same credential and limits shares
  * it, so 50 items, or several workflows at once, stay under the account limit.
+ * The promise is kept, so executions that start together wait for one
+ * connection to Redis instead of each opening their own.
  */
-const limiters = new Map<string, ImageLimiter>();
+const limiters = new Map<string, Promise<ImageLimiter>>();
 
-/** The registry key: base URL, a hash of the key (never the key itself), and the limits. */
+const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 16);
+
+/** The registry key: base URL, hashes of the key and of the Redis URL and prefix (never the key or URL themselves), and the limits. */
 export function throttleId(key: ThrottleKey): string {
-  const keyHash = createHash('sha256').update(key.apiKey).digest('hex').slice(0, 16);
-  return [normalizeBaseURL(key.baseURL), keyHash, key.imagesPerMinute ?? 'unpaced', key.maxConcurrent].join('|');
+  const shared = key.redis ? `redis:${digest(key.redis.url, key.redis.prefix)}` : 'local';
+  return [normalizeBaseURL(key.baseURL), digest(key.apiKey), key.imagesPerMinute ?? 'unpaced', key.maxConcurrent, shared].join('|');
 }
 
-/** The shared limiter for these settings, made on first use. The only place limiters are created. */
-export function limiterFor(key: ThrottleKey): ImageLimiter {
+/**
+ * The limiter for these settings, made on first use: the only place the node's
+ * limiters are created. With `redis` it is shared through Redis with every
+ * process given the same URL and prefix (core's `createImageLimiter`), and
+ * rejects with RedisUnavailableError when Redis cannot be reached; a failure
+ * is not kept, so the next execution tries again.
+ */
+export function limiterFor(key: ThrottleKey, options: LimiterForOptions = {}): Promise<ImageLimiter> {
   const id = throttleId(key);
-  let limiter = limiters.get(id);
-  if (!limiter) {
-    limiter = new ImageLimiter({
-      id: `n8n-nodes-pictor|${id}`,
-      imagesPerMinute: key.imagesPerMinute,
-      maxConcurrent: key.maxConcurrent,
-      // Our bucket refills in steps, the service's continuously: one image of headroom keeps us from running ahead of it.
-      headroomImages: 1,
-    });
-    limiters.set(id, limiter);
-  }
-  return limiter;
+  const known = limiters.get(id);
+  if (known) return known;
+  const made = makeLimiter(id, key, options);
+  limiters.set(id, made);
+  made.catch(() => {
+    if (limiters.get(id) === made) limiters.delete(id);
+  });
+  return made;
+}
+
+async function makeLimiter(id: string, key: ThrottleKey, options: LimiterForOptions): Promise<ImageLimiter> {
+  const { imagesPerMinute, maxConcurrent, redis } = key;
+  // Shared: the core picks the bottleneck id (the prefix) and the headroom that covers several processes' timing.
+  if (redis) return createImageLimiter({ imagesPerMinute, maxConcurrent, redis, logger: options.logger });
+  return new ImageLimiter({
+    id: `n8n-nodes-pictor|${id}`,
+    imagesPerMinute,
+    maxConcurrent,
+    // Our bucket refills in steps, the service's continuously: one image of headroom keeps us from running ahead of it.
+    headroomImages: 1,
+  });
 }

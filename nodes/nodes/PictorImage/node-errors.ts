@@ -1,5 +1,6 @@
 import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
 import { APIError, ValidationError, isPictorError, type PictorErrorCode } from '../../../src/core/errors.js';
+import { RedisUnavailableError } from '../../../src/core/redis-connection.js';
 import { FIELD_PARAMETERS, type SpecField } from './node-properties.js';
 
 export type NodeError = NodeOperationError | NodeApiError;
@@ -67,12 +68,37 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
     Object.assign(nodeError.context, { code: error.code, requestId: error.requestId });
     return nodeError;
   }
+  if (isRedisUnavailable(error)) return redisNodeError(node, error, itemIndex);
   if (isPictorError(error)) {
     const nodeError = new NodeOperationError(node, error.message, { itemIndex, description: HINTS[error.code] });
     Object.assign(nodeError.context, { code: error.code });
     return nodeError;
   }
   return new NodeOperationError(node, error instanceof Error ? error : String(error), { itemIndex });
+}
+
+function isRedisUnavailable(error: unknown): error is RedisUnavailableError {
+  return error instanceof RedisUnavailableError || (error instanceof Error && error.name === 'RedisUnavailableError');
+}
+
+/**
+ * The credential's Redis could not be reached when the shared limiter was
+ * made. The core's message and `url` already hide the password; its advice
+ * names environment variables, so the node gives its own.
+ */
+function redisNodeError(node: INode, error: RedisUnavailableError, itemIndex: number): NodeOperationError {
+  const where = error.url ?? 'the Redis URL';
+  const lead = `cannot use Redis at ${where}: `;
+  const end = error.message.indexOf('. Start Redis');
+  const reason = error.message.startsWith(lead) && end > lead.length ? error.message.slice(lead.length, end) : undefined;
+  const nodeError = new NodeOperationError(node, `cannot reach Redis at ${where} — check the Redis URL of the Pictor API credential`, {
+    itemIndex,
+    description:
+      `${reason ? `Cause: ${reason}. ` : ''}The node shares the account's rate limit through this Redis with other n8n processes and Pictor bots. ` +
+      'Start Redis, correct the Redis URL (host, port, password), or empty it to limit this n8n process on its own. Nothing was sent to the image service; the next execution connects again.',
+  });
+  Object.assign(nodeError.context, { code: error.code });
+  return nodeError;
 }
 
 /** The core's code for an error, when it has one (`validation_error`, `rate_limited`, …). */

@@ -210,7 +210,7 @@ export const pictorImageProperties: INodeProperties[] = [
         default: DEFAULT_IMAGES_PER_MINUTE,
         typeOptions: { minValue: 0, numberPrecision: 0 },
         description:
-          "Your account's image rate limit. Requests of every workflow in this n8n process that use the same credential and limits share it and are paced to stay under it. 0 means no pacing (rate-limit answers are still waited out).",
+          "Your account's image rate limit. Requests of every workflow in this n8n process that use the same credential and limits share it and are paced to stay under it; with a Redis URL in the credential, so do other n8n workers and Pictor bots using that Redis. 0 means no pacing (rate-limit answers are still waited out).",
       },
       {
         displayName: NODE_OPTIONS.maxConcurrent.displayName,
@@ -218,7 +218,8 @@ export const pictorImageProperties: INodeProperties[] = [
         type: 'number',
         default: DEFAULT_MAX_CONCURRENT,
         typeOptions: { minValue: 1, maxValue: 64, numberPrecision: 0 },
-        description: 'How many requests may run at once, across every workflow in this n8n process that uses the same credential and limits',
+        description:
+          'How many requests may run at once, across every workflow in this n8n process that uses the same credential and limits (and, with a Redis URL in the credential, across every process using that Redis)',
       },
       {
         displayName: NODE_OPTIONS.maxRetries.displayName,

@@ -2,20 +2,14 @@ import { setMaxListeners } from 'node:events';
 import { NodeOperationError, type IDataObject, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 import { PictorClient, type LoggerLike } from '../../../src/client/PictorClient.js';
 import type { ImageJobResult } from '../../../src/client/job-result.js';
+import type { RedisConfig } from '../../../src/core/redis-config.js';
 import { parseEditRequest, parseGenerationRequest, type EditRequest, type GenerationRequest } from '../../../src/spec/index.js';
 import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
 import { codeOf, toNodeError, type NodeError } from './node-errors.js';
 import { toOutputItems } from './output-items.js';
-
-/** What the node reads from its credential. */
-export interface PictorCredentials {
-  apiKey: string;
-  baseUrl: string;
-}
-
-export const CREDENTIAL_NAME = 'pictorApi';
+import { CREDENTIAL_NAME, credentialProblem, sharedLimitsOf, type PictorCredentials } from './pictor-credentials.js';
 
 /** One item, checked and ready to send. */
 interface PreparedItem {
@@ -53,6 +47,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
   if (prepared.length > 0) {
     const credentials = await ctx.getCredentials<PictorCredentials>(CREDENTIAL_NAME);
     const problem = credentialProblem(credentials);
+    const redis = problem ? undefined : sharedLimitsOf(credentials);
     const stopAll = new AbortController();
     // Every request of this execution listens to it: no leak warning for 30 items.
     setMaxListeners(0, stopAll.signal);
@@ -67,7 +62,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
         prepared.map(async (job): Promise<Outcome> => {
           try {
             if (problem) throw new NodeOperationError(node, problem, { itemIndex: job.itemIndex });
-            const result = await send(ctx, credentials, job, stopAll.signal);
+            const result = await send(ctx, credentials, redis, job, stopAll.signal);
             const items = await toOutputItems(ctx, result, {
               itemIndex: job.itemIndex,
               operation: job.params.operation,
@@ -106,36 +101,27 @@ async function validate(ctx: IExecuteFunctions, itemIndex: number, params: ItemP
   return parseGenerationRequest({ ...params.fields, stream: params.stream });
 }
 
-async function send(ctx: IExecuteFunctions, credentials: PictorCredentials, job: PreparedItem, signal: AbortSignal): Promise<ImageJobResult> {
+async function send(
+  ctx: IExecuteFunctions,
+  credentials: PictorCredentials,
+  redis: RedisConfig | undefined,
+  job: PreparedItem,
+  signal: AbortSignal,
+): Promise<ImageJobResult> {
   const { params, request } = job;
-  const client = new PictorClient({
-    apiKey: credentials.apiKey,
-    baseURL: credentials.baseUrl,
-    limiter: limiterFor({
-      baseURL: credentials.baseUrl,
-      apiKey: credentials.apiKey,
-      imagesPerMinute: params.imagesPerMinute,
-      maxConcurrent: params.maxConcurrent,
-    }),
-    maxRetries: params.maxRetries,
-    logger: loggerOf(ctx),
-  });
+  const logger = loggerOf(ctx);
+  // Shared through the credential's Redis when it has one; RedisUnavailableError becomes the item's error.
+  const limiter = await limiterFor(
+    { baseURL: credentials.baseUrl, apiKey: credentials.apiKey, imagesPerMinute: params.imagesPerMinute, maxConcurrent: params.maxConcurrent, redis },
+    { logger },
+  );
+  const client = new PictorClient({ apiKey: credentials.apiKey, baseURL: credentials.baseUrl, limiter, maxRetries: params.maxRetries, logger });
   const options = { signal };
   if (request.stream) {
     const stream = 'image' in request ? client.editStream(request, options) : client.generateStream(request, options);
     return stream.finalResult();
   }
   return 'image' in request ? client.edit(request, options) : client.generate(request, options);
-}
-
-/** Why a credential cannot work, before anything is sent; undefined when it may. */
-export function credentialProblem(credentials: PictorCredentials): string | undefined {
-  if (typeof credentials.apiKey !== 'string' || credentials.apiKey.trim() === '') return 'Pictor API credential: the API Key is empty';
-  const baseUrl = String(credentials.baseUrl ?? '');
-  if (baseUrl.trim() === '') return 'Pictor API credential: the Base URL is empty; set the address of your image service';
-  return URL.canParse(baseUrl.trim()) && /^https?:$/.test(new URL(baseUrl.trim()).protocol)
-    ? undefined
-    : `Pictor API credential: the Base URL ${JSON.stringify(baseUrl)} is not an http(s) address`;
 }
 
 /** The item a failed request leaves when Continue On Fail is on. */
