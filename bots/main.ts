@@ -103,7 +103,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
 
     if (emulatorUrl) {
       print(`Image service emulator: ${emulatorUrl}  (API key: ${apiKey === DEV_API_KEY ? DEV_API_KEY : 'PICTOR_API_KEY'})`);
-      print(`Try it:  PICTOR_BASE_URL=${emulatorUrl} PICTOR_API_KEY=${apiKey === DEV_API_KEY ? DEV_API_KEY : '$PICTOR_API_KEY'} npx pictor generate --prompt "a lighthouse at dusk" --out ./out/`);
+      print(`Try it:  PICTOR_BASE_URL=${emulatorUrl} PICTOR_API_KEY=${apiKey === DEV_API_KEY ? DEV_API_KEY : '$PICTOR_API_KEY'} npm run pictor -- generate --prompt "a lighthouse at dusk" --out ./out/`);
     }
     if (!discordBot && !slackBot) {
       print('No chat surface is configured. Set these (see .env.example) and start again:');

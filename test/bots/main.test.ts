@@ -11,7 +11,7 @@ describe('npm start', () => {
       expect(service.emulatorUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const text = lines.join('\n');
       expect(text).toContain(service.emulatorUrl);
-      expect(text).toContain('npx pictor generate --prompt');
+      expect(text).toContain('npm run pictor -- generate --prompt');
       expect(text).toContain('DISCORD_TOKEN');
       expect(text).toContain('SLACK_BOT_TOKEN');
       const client = new PictorClient({ baseURL: service.emulatorUrl, apiKey: DEV_API_KEY });

@@ -42,7 +42,7 @@ export async function runEmulator(args: string[], ctx: CliContext, stopSignal?: 
   ctx.stdout(`Pictor emulator listening on ${server.url}`);
   if (!given.length && !ctx.env.PICTOR_API_KEY) ctx.stdout(`API key: ${DEV_API_KEY}`);
   else ctx.stdout(`Accepting ${keys.length} API key${keys.length === 1 ? '' : 's'} (not printed).`);
-  ctx.stdout(`Try: PICTOR_BASE_URL=${server.url} PICTOR_API_KEY=<key> npx pictor generate --prompt "a lighthouse at dusk"`);
+  ctx.stdout(`Try: PICTOR_BASE_URL=${server.url} PICTOR_API_KEY=<key> pictor generate --prompt "a lighthouse at dusk"`);
 
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
