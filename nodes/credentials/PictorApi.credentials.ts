@@ -36,7 +36,6 @@ export class PictorApi implements ICredentialType {
       description:
         'Address of the image service, without /v1 (a trailing /v1 is tolerated by the node). There is no public default: set the one your provider gave you, or http://127.0.0.1:4010 for a local Pictor emulator.',
     },
-    // eslint-disable-next-line @n8n/community-nodes/credential-unnecessary-password -- the URL can carry the Redis password
     {
       displayName: 'Redis URL',
       name: 'redisUrl',

@@ -43,7 +43,7 @@ describe('the n8n-nodes-pictor package', () => {
 
   it('takes n8n-workflow from n8n as a peer, and needs at run time only what the node uses', () => {
     expect(pkg.peerDependencies).toEqual({ 'n8n-workflow': '*' });
-    expect(Object.keys(pkg.dependencies).sort()).toEqual(['bottleneck', 'eventsource-parser', 'undici', 'zod']);
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['bottleneck', 'eventsource-parser', 'ioredis', 'undici', 'zod']);
     for (const script of ['preinstall', 'install', 'postinstall', 'prepare']) expect(pkg.scripts[script]).toBeUndefined();
   });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PictorApi } from '../../nodes/credentials/PictorApi.credentials.js';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
+import { DEFAULT_REDIS_PREFIX } from '../../src/core/redis-config.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
 import { Workflow, type IAuthenticateGeneric, type INode, type INodeTypes, type IRequestOptionsSimplified } from './n8n-workflow.js';
 
@@ -77,5 +78,19 @@ describe('the Pictor API credential', () => {
     expect(resolve((credential.authenticate as IAuthenticateGeneric).properties.headers!.Authorization, { apiKey: 'k-123' })).toBe('Bearer k-123');
     expect(credential.properties.find((p) => p.name === 'apiKey')).toMatchObject({ typeOptions: { password: true }, required: true });
     expect(credential.properties.find((p) => p.name === 'baseUrl')).toMatchObject({ default: '', required: true, placeholder: 'https://api.example.com' });
+  });
+
+  it('has an optional Redis URL in a password field, since it can carry a password, and says why to set it', () => {
+    const field = credential.properties.find((p) => p.name === 'redisUrl');
+    expect(field).toMatchObject({ displayName: 'Redis URL', type: 'string', default: '', typeOptions: { password: true } });
+    expect(field?.required).not.toBe(true);
+    expect(field?.description).toMatch(/queue mode/);
+    expect(field?.description).toMatch(/Pictor Discord\/Slack bots/);
+  });
+
+  it('defaults the Redis Key Prefix to the core’s prefix and asks for one per API key', () => {
+    const field = credential.properties.find((p) => p.name === 'redisPrefix');
+    expect(field).toMatchObject({ displayName: 'Redis Key Prefix', default: DEFAULT_REDIS_PREFIX });
+    expect(field?.description).toMatch(/one prefix per API key/);
   });
 });

@@ -1,11 +1,10 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { limiterFor, throttleId } from '../../nodes/nodes/PictorImage/limiter-registry.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
 import { BACKGROUNDS, DEFAULTS, LIMITS, MODELS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/spec/index.js';
+import { startCountingProxy } from './counting-proxy.js';
 import { createHarness, itemWithFiles, type HarnessOptions } from './execute-harness.js';
 import { NodeApiError, NodeHelpers, NodeOperationError, type INodeExecutionData, type INodeParameters, type INodeProperties } from './n8n-workflow.js';
 
@@ -346,46 +345,18 @@ describe('errors of the Pictor Image node', () => {
 });
 
 describe('throttling of the Pictor Image node', () => {
-  /** A loopback proxy in front of the emulator that counts requests in flight. */
-  async function countingProxy(target: string) {
-    let inFlight = 0;
-    let peak = 0;
-    const proxy: Server = createServer((req, res) => {
-      inFlight++;
-      peak = Math.max(peak, inFlight);
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length')) as Record<string, string>;
-        fetch(`${target}${req.url}`, { method: req.method, headers, body: Buffer.concat(chunks) })
-          .then(async (answer) => {
-            const body = Buffer.from(await answer.arrayBuffer());
-            res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
-            res.end(body);
-          })
-          .catch(() => res.destroy())
-          .finally(() => inFlight--);
-      });
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    return {
-      url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-      peak: () => peak,
-      close: () => new Promise<void>((resolve) => proxy.close(() => resolve())),
-    };
-  }
-
-  it('shares one limiter per credential and limits across executions', () => {
+  it('shares one limiter per credential and limits across executions', async () => {
     const key = { baseURL: server.url, apiKey: DEV_API_KEY, imagesPerMinute: 60, maxConcurrent: 2 };
-    expect(limiterFor(key)).toBe(limiterFor({ ...key, baseURL: `${server.url}/v1/` }));
-    expect(limiterFor(key)).not.toBe(limiterFor({ ...key, maxConcurrent: 3 }));
-    expect(limiterFor(key)).not.toBe(limiterFor({ ...key, apiKey: 'another-key' }));
+    const limiter = await limiterFor(key);
+    expect(await limiterFor({ ...key, baseURL: `${server.url}/v1/` })).toBe(limiter);
+    expect(await limiterFor({ ...key, maxConcurrent: 3 })).not.toBe(limiter);
+    expect(await limiterFor({ ...key, apiKey: 'another-key' })).not.toBe(limiter);
     expect(throttleId(key)).not.toContain(DEV_API_KEY);
   });
 
   it('keeps two executions at once within Max Concurrent Requests', async () => {
     emulator.configure({ latencyMs: 40 });
-    const proxy = await countingProxy(server.url);
+    const proxy = await startCountingProxy(server.url);
     try {
       const items = Array.from({ length: 4 }, () => ({ json: {} }));
       const parameters = { operation: 'generate', prompt: 'shared', options: { maxConcurrent: 2 } };

@@ -90,7 +90,7 @@ function redisNodeError(node: INode, error: RedisUnavailableError, itemIndex: nu
   const where = error.url ?? 'the Redis URL';
   const lead = `cannot use Redis at ${where}: `;
   const end = error.message.indexOf('. Start Redis');
-  const reason = error.message.startsWith(lead) && end > lead.length ? error.message.slice(lead.length, end) : undefined;
+  const reason = error.message.startsWith(lead) && end > lead.length ? error.message.slice(lead.length, end).replace(/\.+$/, '') : undefined;
   const nodeError = new NodeOperationError(node, `cannot reach Redis at ${where} — check the Redis URL of the Pictor API credential`, {
     itemIndex,
     description:

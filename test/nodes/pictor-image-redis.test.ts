@@ -1,0 +1,252 @@
+import { execFile } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
+import { limiterFor, throttleId, type ThrottleKey } from '../../nodes/nodes/PictorImage/limiter-registry.js';
+import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
+import { startCuttableLink } from '../helpers/shared-limits-proxy.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+import { startCountingProxy } from './counting-proxy.js';
+import { createHarness, type HarnessOptions } from './execute-harness.js';
+import { startN8nProcess, type ExecutionOutcome, type N8nProcess } from './n8n-process.js';
+import { NodeApiError, NodeHelpers, NodeOperationError, type INodeExecutionData, type INodeParameters } from './n8n-workflow.js';
+
+/**
+ * The Pictor API credential's Redis URL and Key Prefix: with them, executions
+ * in different n8n processes (queue-mode workers) share one limiter per
+ * account. This process runs the node from its sources; a forked child runs
+ * the built package as n8n loads it, with its own limiter registry.
+ */
+const redis = testRedis();
+const SECRET = 'hunter2-redis-secret';
+
+let emulator: Emulator;
+let server: EmulatorServer;
+
+beforeAll(async () => {
+  emulator = createEmulator();
+  server = await emulator.listen({ port: 0, host: '127.0.0.1' });
+});
+afterAll(async () => {
+  await emulator?.close();
+});
+beforeEach(() => {
+  emulator.configure({ latencyMs: 0, imagesPerMinute: undefined });
+  emulator.reset();
+});
+
+const node = new PictorImage();
+
+function run(parameters: INodeParameters, options: Partial<Omit<HarnessOptions, 'parameters' | 'nodeType' | 'n8n'>> & { items?: INodeExecutionData[] }) {
+  return createHarness({ n8n: { NodeHelpers, NodeOperationError }, nodeType: node, parameters, items: [{ json: {} }], ...options }).run();
+}
+
+async function failure(parameters: INodeParameters, options: Parameters<typeof run>[1]) {
+  const error: unknown = await run(parameters, options).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof NodeOperationError) && !(error instanceof NodeApiError)) throw new Error(`expected an n8n node error, got ${String(error)}`);
+  return error;
+}
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const { port } = probe.address() as { port: number };
+  await new Promise<void>((r) => probe.close(() => r()));
+  return port;
+}
+
+describe('the limiter registry with a Redis URL', () => {
+  const key: ThrottleKey = {
+    baseURL: 'http://127.0.0.1:4010',
+    apiKey: DEV_API_KEY,
+    imagesPerMinute: 30,
+    maxConcurrent: 2,
+    redis: { url: `redis://pictor:${SECRET}@redis.internal:6379/2`, prefix: 'account-a' },
+  };
+
+  it('keeps one limiter per Redis URL and prefix, named by hashes that hold neither the URL nor its password', () => {
+    const id = throttleId(key);
+    expect(id).not.toContain(SECRET);
+    expect(id).not.toContain('redis.internal');
+    expect(id).not.toContain('account-a');
+    expect(id).not.toBe(throttleId({ ...key, redis: undefined }));
+    expect(id).not.toBe(throttleId({ ...key, redis: { ...key.redis!, prefix: 'account-b' } }));
+    expect(id).not.toBe(throttleId({ ...key, redis: { ...key.redis!, url: 'redis://127.0.0.1:6379/2' } }));
+    expect(id).toBe(throttleId({ ...key, baseURL: 'http://127.0.0.1:4010/v1/' }));
+  });
+});
+
+describe('a Pictor API credential whose Redis cannot be used', () => {
+  it('fails the item with a NodeOperationError that names the Redis URL without its password, and sends nothing', async () => {
+    const port = await closedPort();
+    const credentials = { apiKey: DEV_API_KEY, baseUrl: server.url, redisUrl: `redis://pictor:${SECRET}@127.0.0.1:${port}/0`, redisPrefix: 'pictor' };
+    const error = await failure({ operation: 'generate', prompt: 'a shared fox' }, { credentials });
+    expect(error).toBeInstanceOf(NodeOperationError);
+    expect(error.message).toBe(`cannot reach Redis at redis://pictor:***@127.0.0.1:${port}/0 — check the Redis URL of the Pictor API credential`);
+    expect(error.context).toMatchObject({ itemIndex: 0, code: 'connection_failed' });
+    expect(error.description).toMatch(/^Cause: connect ECONNREFUSED 127\.0\.0\.1:\d+\. /);
+    expect(error.description).toMatch(/empty it to limit this n8n process on its own/);
+    expect(`${JSON.stringify(error)} ${error.description} ${error.stack}`).not.toContain(SECRET);
+    expect(emulator.stats().requests).toBe(0);
+  });
+
+  it('with Continue On Fail, puts the Redis error on every item with its own index', async () => {
+    const port = await closedPort();
+    const credentials = { apiKey: DEV_API_KEY, baseUrl: server.url, redisUrl: `redis://:${SECRET}@127.0.0.1:${port}`, redisPrefix: 'pictor' };
+    const [out] = await run({ operation: 'generate', prompt: 'a shared fox' }, { credentials, continueOnFail: true, items: [{ json: {} }, { json: {} }] });
+    expect(out!.map((item) => [item.pairedItem, item.json.code])).toEqual([
+      [{ item: 0 }, 'connection_failed'],
+      [{ item: 1 }, 'connection_failed'],
+    ]);
+    expect(out![1]!.json.error).toMatch(/^cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ — check the Redis URL/);
+    expect(JSON.stringify(out)).not.toContain(SECRET);
+    expect(emulator.stats().requests).toBe(0);
+  });
+
+  it('refuses a Redis URL that is not redis:// or rediss:// before connecting, without echoing it', async () => {
+    const credentials = { apiKey: DEV_API_KEY, baseUrl: server.url, redisUrl: `http://pictor:${SECRET}@127.0.0.1:6379` };
+    const error = await failure({ operation: 'generate', prompt: 'a shared fox' }, { credentials });
+    expect(error.message).toMatch(/^Pictor API credential: the Redis URL is not a redis:\/\/ or rediss:\/\/ address/);
+    expect(error.context.itemIndex).toBe(0);
+    expect(JSON.stringify(error)).not.toContain(SECRET);
+    expect(emulator.stats().requests).toBe(0);
+  });
+
+  it('refuses a Redis Key Prefix with spaces, naming the field', async () => {
+    const credentials = { apiKey: DEV_API_KEY, baseUrl: server.url, redisUrl: 'redis://127.0.0.1:6379', redisPrefix: 'my account' };
+    const error = await failure({ operation: 'generate', prompt: 'a shared fox' }, { credentials });
+    expect(error.message).toMatch(/^Pictor API credential: the Redis Key Prefix "my account" is not valid/);
+    expect(emulator.stats().requests).toBe(0);
+  });
+
+  it('limits this process on its own when the Redis URL is empty, whatever the prefix', async () => {
+    const credentials = { apiKey: DEV_API_KEY, baseUrl: server.url, redisUrl: '', redisPrefix: 'not used' };
+    const [out] = await run({ operation: 'generate', prompt: 'a local fox' }, { credentials });
+    expect(out).toHaveLength(1);
+    expect(emulator.stats().imagesGenerated).toBe(1);
+  });
+});
+
+describe.skipIf(redis.skipReason)(`executions of two n8n processes sharing one Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
+  const nodesDir = resolve(import.meta.dirname, '../../nodes');
+  const bundleDir = join(nodesDir, 'node_modules', '.cache', `redis-test-${process.pid}`);
+  const prefixes: string[] = [];
+  /** The keys of the limiters this process made, stopped at the end (their Redis connections closed). */
+  const made: ThrottleKey[] = [];
+  let url: string;
+  let other: N8nProcess | undefined;
+
+  beforeAll(async () => {
+    url = requireRedisUrl(redis);
+    await promisify(execFile)(process.execPath, [join(nodesDir, 'scripts', 'build.mjs'), '--outdir', bundleDir]);
+    other = await startN8nProcess({ bundleDir, nodesDir });
+  }, 60_000);
+  afterAll(async () => {
+    await other?.stop();
+    for (const key of made) await (await limiterFor(key)).stop();
+    if (url) for (const prefix of prefixes) await deleteKeys(url, prefix);
+    await rm(bundleDir, { recursive: true, force: true });
+  });
+
+  /** A credential of a fresh account: its own Redis prefix. */
+  function account(baseUrl: string, redisUrl = url) {
+    const prefix = uniquePrefix('n8n');
+    prefixes.push(prefix);
+    return { apiKey: DEV_API_KEY, baseUrl, redisUrl, redisPrefix: prefix };
+  }
+
+  function remember(credentials: ReturnType<typeof account>, imagesPerMinute: number | undefined, maxConcurrent: number) {
+    made.push({
+      baseURL: credentials.baseUrl,
+      apiKey: credentials.apiKey,
+      imagesPerMinute,
+      maxConcurrent,
+      redis: { url: credentials.redisUrl, prefix: credentials.redisPrefix },
+    });
+  }
+
+  const succeeded = (outcome: ExecutionOutcome) => {
+    if (!outcome.ok) throw new Error(`the other process's execution failed: ${outcome.error.message}`);
+    return outcome.items;
+  };
+
+  it('never run more requests at once than Max Concurrent Requests, counted across both processes', async () => {
+    emulator.configure({ latencyMs: 250 });
+    const proxy = await startCountingProxy(server.url);
+    try {
+      const credentials = account(proxy.url);
+      remember(credentials, undefined, 2);
+      const parameters = (prompt: string): INodeParameters => ({ operation: 'generate', prompt, options: { maxConcurrent: 2 } });
+      // One execution each first, so both processes hold their shared limiter before the race.
+      await run(parameters('warm-up here'), { credentials });
+      succeeded(await other!.execute({ parameters: parameters('warm-up there'), items: 1, credentials }));
+
+      const items = Array.from({ length: 6 }, () => ({ json: {} }));
+      const [here, there] = await Promise.all([
+        run(parameters('from this process'), { credentials, items }),
+        other!.execute({ parameters: parameters('from the other process'), items: 6, credentials }),
+      ]);
+      expect(here[0]).toHaveLength(6);
+      expect(succeeded(there)).toHaveLength(6);
+      expect(proxy.peak()).toBe(2);
+
+      // The executions really overlapped: at some moment each process had a request in flight.
+      const inFlight = new Map<string, number>();
+      let together = false;
+      for (const event of proxy.events) {
+        inFlight.set(event.prompt, (inFlight.get(event.prompt) ?? 0) + (event.kind === 'start' ? 1 : -1));
+        if ((inFlight.get('from this process') ?? 0) > 0 && (inFlight.get('from the other process') ?? 0) > 0) together = true;
+      }
+      expect(together).toBe(true);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('keep the images of both processes within Images per Minute, so the service never answers 429', async () => {
+    // 30 a minute: the service's bucket holds 30 and refills one every 2 s. Each process asks for 16 images
+    // (4 items of 4), which its own limiter alone would send at once: 32 together, more than the bucket.
+    emulator.configure({ imagesPerMinute: 30, latencyMs: 50 });
+    emulator.reset();
+    const credentials = account(server.url);
+    remember(credentials, 30, 4);
+    const parameters: INodeParameters = { operation: 'generate', prompt: 'a paced fox', n: 4, quality: 'low', options: { imagesPerMinute: 30, maxConcurrent: 4 } };
+    const items = Array.from({ length: 4 }, () => ({ json: {} }));
+    const [here, there] = await Promise.all([
+      run(parameters, { credentials, items }),
+      other!.execute({ parameters, items: 4, credentials }, 45_000),
+    ]);
+    expect(here[0]).toHaveLength(16);
+    expect(succeeded(there)).toHaveLength(16);
+    expect(succeeded(there).every((item) => item.binary.includes('data'))).toBe(true);
+    expect(emulator.stats()).toMatchObject({ imagesGenerated: 32, rateLimited: 0 });
+  }, 45_000);
+
+  it('connect again on the next execution after Redis could not be reached', async () => {
+    const link = await startCuttableLink(url);
+    try {
+      const credentials = account(server.url, link.url);
+      link.cut();
+      const error = await failure({ operation: 'generate', prompt: 'no redis yet' }, { credentials });
+      expect(error.context).toMatchObject({ itemIndex: 0, code: 'connection_failed' });
+      expect(emulator.stats().requests).toBe(0);
+
+      link.restore();
+      const [out] = await run({ operation: 'generate', prompt: 'redis is back' }, { credentials });
+      remember(credentials, undefined, 4);
+      expect(out).toHaveLength(1);
+      expect(emulator.stats().imagesGenerated).toBe(1);
+      // Stopped while the link is up, so its connections close cleanly.
+      await (await limiterFor(made.pop()!)).stop();
+    } finally {
+      await link.close();
+    }
+  });
+});
