@@ -8,6 +8,7 @@ import {
 } from '../spec/result-schemas.js';
 import type { RawResponse } from './transport.js';
 import { resultFromCompleted, type ImageJobResult } from './job-result.js';
+import { createUtf8Decoder } from './utf8-decoder.js';
 
 /** What the client hands a stream once the service has answered 200. */
 export interface OpenedStream {
@@ -67,14 +68,14 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     this.#requestId = response.requestId;
     const pending: EventSourceMessage[] = [];
     const parser = createParser({ onEvent: (message) => pending.push(message) });
-    const decoder = new TextDecoder();
+    const decoder = createUtf8Decoder();
     const completed: CompletedEvent[] = [];
     let finished = false;
     let done = false;
     try {
       try {
         for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-          parser.feed(decoder.decode(chunk, { stream: true }));
+          parser.feed(decoder.push(chunk));
           while (pending.length) {
             const event = this.#toEvent(pending.shift()!, response);
             if (event === 'done') {
@@ -88,7 +89,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
           if (done) break;
         }
         if (!done) {
-          parser.feed(decoder.decode());
+          parser.feed(decoder.end());
           parser.feed('\n\n');
           for (const message of pending.splice(0)) {
             const event = this.#toEvent(message, response);

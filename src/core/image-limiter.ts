@@ -1,15 +1,20 @@
 import Bottleneck from 'bottleneck';
 import { AbortedError } from './errors.js';
+import { SlotSemaphore } from './SlotSemaphore.js';
 
 /**
  * Throttles requests to the image service by the two numbers the service
  * limits: images per minute (a request weighs `n`) and concurrent requests.
  *
- * Two bottleneck limiters in a row: a slot limiter (max concurrent requests,
- * weight 1) and a token bucket of images (bottleneck's reservoir, refilled one
- * image every 60000/imagesPerMinute ms up to imagesPerMinute, weight n). Both
- * can be clustered through Redis by passing bottleneck's own `datastore` /
- * `connection` options (see `bottleneck` below), so many processes share one limit.
+ * Two gates in a row: slots (max concurrent requests, weight 1) and a token
+ * bucket of images (bottleneck's reservoir, refilled one image every
+ * 60000/imagesPerMinute ms up to imagesPerMinute, weight n). Both can be
+ * clustered through Redis by passing bottleneck's own `datastore` /
+ * `connection` options (see `bottleneck` below), so many processes share one
+ * limit; the slots are then a bottleneck limiter too. In one process alone (no
+ * `bottleneck` options, no `coordinator`) the slots are a `SlotSemaphore`,
+ * which grants a free slot at once: bottleneck's in-process datastore waits
+ * for a timer in each of its operations, a few per request.
  */
 export interface ImageLimiterOptions {
   /** Images per minute for the account; `undefined` means no rate limit (429s still pause everyone). */
@@ -18,7 +23,10 @@ export interface ImageLimiterOptions {
   maxConcurrent?: number | undefined;
   /** Name of this limiter; processes that share one through Redis use the same id. */
   id?: string | undefined;
-  /** Extra bottleneck options for both limiters, e.g. `{ datastore: 'ioredis', connection }`. */
+  /**
+   * Extra bottleneck options for both limiters, e.g. `{ datastore: 'ioredis', connection }`.
+   * Given at all, the slots are a bottleneck limiter (with these options) rather than an in-process semaphore.
+   */
   bottleneck?: Bottleneck.ConstructorOptions | undefined;
   /**
    * Where the queue order and the 429 pause live when several processes share
@@ -35,9 +43,10 @@ export interface ImageLimiterOptions {
   headroomImages?: number | undefined;
   /**
    * Longest time a request holds its slot and images (bottleneck's job
-   * `expiration`). After it the slot is given back even if the request still
-   * runs (its caller still gets its result), so a process that dies holding
-   * slots does not keep them for ever. Default: no limit.
+   * `expiration`; the in-process semaphore keeps the same lease). After it the
+   * slot is given back even if the request still runs (its caller still gets
+   * its result), so a process that dies holding slots does not keep them for
+   * ever. Default: no limit.
    */
   leaseMs?: number | undefined;
   /** Errors of the limiters' datastore (e.g. a lost Redis connection); requests wait and retry meanwhile. */
@@ -114,7 +123,10 @@ async function untilSettledOr(promise: Promise<unknown>, giveUp: () => boolean):
 export class ImageLimiter {
   readonly imagesPerMinute: number | undefined;
   readonly maxConcurrent: number;
-  readonly #slots: Bottleneck;
+  /** Slots when shared (or given bottleneck options): a bottleneck limiter. */
+  readonly #slots: Bottleneck | undefined;
+  /** Slots in this process alone: granted at once when free. */
+  readonly #gate: SlotSemaphore | undefined;
   readonly #images: Bottleneck | undefined;
   readonly #increaseIntervalMs: number | undefined;
   /** Images the bucket holds at most (imagesPerMinute less the headroom). */
@@ -138,7 +150,8 @@ export class ImageLimiter {
     this.#coordinator = options.coordinator;
     this.#leaseMs = options.leaseMs !== undefined && options.leaseMs > 0 ? options.leaseMs : undefined;
     this.#onDatastoreError = options.onDatastoreError;
-    this.#slots = new Bottleneck({ ...shared, id: `${id}:slots`, maxConcurrent: this.maxConcurrent });
+    if (!this.#clustered && !this.#coordinator && options.bottleneck === undefined) this.#gate = new SlotSemaphore(this.maxConcurrent);
+    else this.#slots = new Bottleneck({ ...shared, id: `${id}:slots`, maxConcurrent: this.maxConcurrent });
     if (this.imagesPerMinute !== undefined) {
       const ipm = this.imagesPerMinute;
       const headroom = Math.max(0, Math.floor(options.headroomImages ?? 0));
@@ -158,7 +171,7 @@ export class ImageLimiter {
     }
     if (this.#onDatastoreError) {
       const report = this.#onDatastoreError;
-      this.#slots.on('error', report);
+      this.#slots?.on('error', report);
       this.#images?.on('error', report);
     }
   }
@@ -266,7 +279,10 @@ export class ImageLimiter {
         };
         const expiration = this.#leaseMs;
         const throughImages = this.#images ? () => this.#images!.schedule({ weight, expiration }, run) : run;
-        this.#slots.schedule({ weight: 1, expiration }, throughImages).then(
+        const slotted = this.#gate
+          ? this.#throughGate(this.#gate, signal, () => settled, throughImages)
+          : this.#slots!.schedule({ weight: 1, expiration }, throughImages);
+        slotted.then(
           (value) => {
             if (current.abandoned) return;
             settle(() => resolve(value as T));
@@ -355,11 +371,18 @@ export class ImageLimiter {
     };
   }
 
-  /** Stops both limiters; queued requests are dropped with an error. */
+  /** Stops both limiters; queued requests are dropped with an error. Resolves once the running ones have ended (or their lease). */
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
-    const stopping = Promise.all([this.#slots.stop({ dropWaitingJobs: true }), this.#images?.stop({ dropWaitingJobs: true })]);
+    if (this.#gate) {
+      this.#gate.rejectWaiting(new AbortedError('the limiter was stopped'));
+      await Promise.all([this.#images?.stop({ dropWaitingJobs: true }), this.#gate.whenIdle()]);
+      await this.#images?.disconnect();
+      return;
+    }
+    const slots = this.#slots!;
+    const stopping = Promise.all([slots.stop({ dropWaitingJobs: true }), this.#images?.stop({ dropWaitingJobs: true })]);
     if (this.#coordinator?.unreachableForMs) {
       // Stopping waits for the shared datastore; if it stays unreachable, give up waiting after a grace
       // period: closing the coordinator drops the connection, failing whatever still waits on it.
@@ -370,12 +393,12 @@ export class ImageLimiter {
     }
     // A coordinator closes the shared connection itself (see LimiterCoordinator.close).
     if (this.#coordinator) await this.#coordinator.close();
-    else await Promise.all([this.#slots.disconnect(), this.#images?.disconnect()]);
+    else await Promise.all([slots.disconnect(), this.#images?.disconnect()]);
   }
 
   async #prepare(): Promise<void> {
-    await Promise.all([this.#slots.ready(), this.#images?.ready()]);
-    if (!this.#clustered) return;
+    await Promise.all([this.#slots?.ready(), this.#images?.ready()]);
+    if (!this.#clustered || !this.#slots) return;
     await this.#slots.updateSettings({ maxConcurrent: this.maxConcurrent });
     if (this.#images && this.#capacity !== undefined) {
       await this.#images.updateSettings({
@@ -386,6 +409,49 @@ export class ImageLimiter {
       const left = await this.#images.currentReservoir();
       if (left !== null && left > this.#capacity) await this.#images.updateSettings({ reservoir: this.#capacity });
     }
+  }
+
+  /**
+   * Runs `job` once the semaphore grants a slot, and gives the slot back when
+   * the job settles, or when its lease ends: then, as bottleneck does for a
+   * job past its `expiration`, the returned promise rejects while the job goes on.
+   * A request cancelled or stopped before its turn gives the slot straight back.
+   */
+  #throughGate<T>(gate: SlotSemaphore, signal: AbortSignal | undefined, cancelled: () => boolean, job: () => Promise<T>): Promise<T | undefined> {
+    return gate.take(signal).then((release) => {
+      if (cancelled()) {
+        release();
+        return undefined;
+      }
+      if (this.#stopped) {
+        release();
+        throw new AbortedError('the limiter was stopped');
+      }
+      return new Promise<T>((resolve, reject) => {
+        const leaseMs = this.#leaseMs;
+        const lease =
+          leaseMs === undefined
+            ? undefined
+            : setTimeout(() => {
+                release();
+                reject(new Bottleneck.BottleneckError(`This job timed out after ${leaseMs} ms.`));
+              }, leaseMs);
+        const end = () => {
+          clearTimeout(lease);
+          release();
+        };
+        job().then(
+          (value) => {
+            end();
+            resolve(value);
+          },
+          (error: unknown) => {
+            end();
+            reject(error);
+          },
+        );
+      });
+    });
   }
 
   async #waitOutPause(signal: AbortSignal | undefined): Promise<void> {

@@ -127,6 +127,150 @@ describe('the image limiter', () => {
   });
 });
 
+const nextTurnOfTheLoop = () => new Promise<void>((r) => setImmediate(r));
+
+/** Settles to 'pending' if `promise` has not settled before the next turn of the event loop. */
+function stateBeforeNextTurn(promise: Promise<unknown>): Promise<string> {
+  return Promise.race([
+    promise.then(
+      () => 'resolved',
+      (error: unknown) => `rejected: ${error instanceof Error ? error.name : String(error)}`,
+    ),
+    nextTurnOfTheLoop().then(() => 'pending'),
+  ]);
+}
+
+describe('the image limiter in one process', () => {
+  it('grants a free slot without waiting for a timer', async () => {
+    const l = limiter({ maxConcurrent: 2 });
+    let started = false;
+    const acquiring = l.acquire({ weight: 1, onStart: () => (started = true) });
+    expect(await stateBeforeNextTurn(acquiring)).toBe('resolved');
+    expect(started).toBe(true);
+    (await acquiring)();
+  });
+
+  it('runs a scheduled request on a free slot without waiting for a timer', async () => {
+    const l = limiter({ maxConcurrent: 1 });
+    expect(await stateBeforeNextTurn(l.schedule({ weight: 1 }, async () => 'ran'))).toBe('resolved');
+  });
+
+  it('hands a released slot to the first waiter without waiting for a timer', async () => {
+    const l = limiter({ maxConcurrent: 1 });
+    const release = await l.acquire({ weight: 1 });
+    const next = l.acquire({ weight: 1 });
+    expect(await stateBeforeNextTurn(next)).toBe('pending');
+    release();
+    expect(await stateBeforeNextTurn(next)).toBe('resolved');
+    (await next)();
+  });
+
+  it('starts queued requests in the order they arrived', async () => {
+    const l = limiter({ maxConcurrent: 1 });
+    const release = await l.acquire({ weight: 1 });
+    const order: string[] = [];
+    const jobs = ['a', 'b', 'c', 'd'].map((name) => l.schedule({ weight: 1 }, async () => void order.push(name)));
+    await tick();
+    expect(order).toEqual([]);
+    release();
+    await Promise.all(jobs);
+    expect(order).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('gives the slot of a request cancelled while queued to the next one in line', async () => {
+    const l = limiter({ maxConcurrent: 1 });
+    const release = await l.acquire({ weight: 1 });
+    const controller = new AbortController();
+    let cancelledRan = false;
+    const cancelled = l.schedule({ weight: 1, signal: controller.signal }, async () => void (cancelledRan = true));
+    const positions: number[] = [];
+    const next = l.acquire({ weight: 1, onQueuePosition: (ahead) => positions.push(ahead) });
+    controller.abort();
+    await expect(cancelled).rejects.toBeInstanceOf(AbortedError);
+    expect(positions).toEqual([1, 0]);
+    release();
+    (await next)();
+    await nextTurnOfTheLoop();
+    expect(cancelledRan).toBe(false);
+    expect(await l.stats()).toMatchObject({ queued: 0, running: 0 });
+  });
+
+  it('never runs more requests at once than maxConcurrent while requests come and go', async () => {
+    const l = limiter({ maxConcurrent: 3 });
+    let running = 0;
+    let peak = 0;
+    const controllers = Array.from({ length: 40 }, () => new AbortController());
+    const jobs = controllers.map((controller, i) =>
+      l
+        .schedule({ weight: 1, signal: controller.signal }, async () => {
+          running++;
+          peak = Math.max(peak, running);
+          await new Promise((r) => setTimeout(r, i % 3));
+          running--;
+          return 'ran';
+        })
+        .catch((error: unknown) => (error instanceof AbortedError ? 'cancelled' : 'failed')),
+    );
+    controllers.forEach((controller, i) => i % 4 === 3 && controller.abort());
+    const outcomes = await Promise.all(jobs);
+    expect(peak).toBe(3);
+    expect(outcomes.filter((o) => o === 'ran')).toHaveLength(30);
+    expect(outcomes.filter((o) => o === 'cancelled')).toHaveLength(10);
+    expect(await l.stats()).toMatchObject({ queued: 0, running: 0 });
+  });
+
+  it('rejects queued requests when stopped, and finishes stopping once the running ones have ended', async () => {
+    const l = limiter({ maxConcurrent: 1 });
+    const release = await l.acquire({ weight: 1 });
+    const queued = l.acquire({ weight: 1 });
+    let stopped = false;
+    const stopping = l.stop().then(() => (stopped = true));
+    await expect(queued).rejects.toThrow(new AbortedError('the limiter was stopped'));
+    await tick();
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    await expect(l.acquire({ weight: 1 })).rejects.toBeInstanceOf(AbortedError);
+  });
+
+  it('rejects a request waiting for images when stopped, and gives its slot back', async () => {
+    const l = limiter({ imagesPerMinute: 2, maxConcurrent: 2 });
+    const release = await l.acquire({ weight: 2 });
+    let ran = false;
+    const waiting = l.schedule({ weight: 2 }, async () => void (ran = true));
+    await tick();
+    expect(await l.stats()).toMatchObject({ queued: 1, running: 1 });
+    const stopping = l.stop();
+    await expect(waiting).rejects.toThrow(new AbortedError('the limiter was stopped'));
+    release();
+    await stopping;
+    expect(ran).toBe(false);
+  });
+
+  it('gives a slot back when its lease ends, while the request still runs and gets its result', async () => {
+    const l = limiter({ maxConcurrent: 1, leaseMs: 50 });
+    const g = gate();
+    const long = l.schedule({ weight: 1 }, () => g.promise.then(() => 'long done'));
+    // The second request gets the slot once the first one's lease is over, although the first still runs.
+    await expect(l.schedule({ weight: 1 }, async () => 'second ran')).resolves.toBe('second ran');
+    g.open();
+    await expect(long).resolves.toBe('long done');
+  });
+
+  it('spends n images per request from the bucket, starting requests in the order they arrived', async () => {
+    const l = limiter({ imagesPerMinute: 6, maxConcurrent: 4 });
+    const started: number[] = [];
+    const jobs = [2, 3, 1, 1].map((n, i) => l.schedule({ weight: n }, async () => void started.push(i)));
+    await tick(100);
+    // A bucket of 6: 2 + 3 + 1 fit, the fourth waits for a refill (one image every 10 s).
+    expect(started).toEqual([0, 1, 2]);
+    expect((await l.stats()).imagesAvailable).toBe(0);
+    const fourth = expect(jobs[3]).rejects.toBeInstanceOf(AbortedError);
+    await l.stop();
+    await fourth;
+  });
+});
+
 describe('the image limiter after a 429 pause', () => {
   it('keeps refilling its bucket, so later requests still run', async () => {
     const l = limiter({ imagesPerMinute: 600 });
