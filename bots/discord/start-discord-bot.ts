@@ -7,6 +7,7 @@ import { defaultDownloadPolicy } from './download-images.js';
 import { JobRecordStore } from './JobRecordStore.js';
 import { createWebhookRest, makeRequestWithEncodedForms } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
+import { withTimeout } from '../../src/index.js';
 
 export interface StartDiscordBotOptions {
   /** The bot token (a secret: never logged or shown). */
@@ -123,19 +124,3 @@ function scrub(error: Error, token: string): { name: string; message: string } {
   return { name: error.name, message: scrubSecrets(error.message, [token]) };
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(message)), ms);
-    timer.unref?.();
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
-}

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { ConnectionError } from './errors.js';
 import { redactRedisUrl, redisUrlSecrets } from './redis-url.js';
+import { withTimeout } from './with-timeout.js';
 
 /** Any logger with pino's call shape (a pino logger or a child of one fits). */
 export interface RedisLogger {
@@ -138,18 +139,3 @@ function scrub(text: string, secrets: readonly string[]): string {
   return out;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(message)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
