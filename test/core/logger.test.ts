@@ -1,0 +1,61 @@
+import { Writable } from 'node:stream';
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { createLogger, PictorClient } from '../../src/index.js';
+import { useEmulator } from '../helpers/emulator.js';
+
+const SECRET = 'sk-test-7c1f0d9e2b4a';
+
+function capture() {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { lines, destination };
+}
+
+const env = useEmulator({ apiKeys: [SECRET] });
+
+describe('secret redaction', () => {
+  it('blanks API keys, tokens and Authorization headers in logged objects at every level', () => {
+    const { lines, destination } = capture();
+    const logger = createLogger({ level: 'trace', destination });
+    for (const level of ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const) {
+      logger[level]({ apiKey: SECRET, headers: { authorization: `Bearer ${SECRET}` }, request: { headers: { Authorization: `Bearer ${SECRET}` } }, slack: { botToken: SECRET } }, 'a request');
+    }
+    expect(lines).toHaveLength(6);
+    expect(lines.join('')).not.toContain(SECRET);
+    expect(lines.join('')).toContain('[redacted]');
+  });
+
+  it('scrubs a known secret out of free text and nested strings', () => {
+    const { lines, destination } = capture();
+    const logger = createLogger({ level: 'info', destination, secrets: [SECRET] });
+    logger.info({ detail: `sent with ${SECRET}` }, `the key ${SECRET} was refused`);
+    expect(lines.join('')).not.toContain(SECRET);
+  });
+
+  it('never shows the key in a client, its string, JSON or inspection', () => {
+    const client = new PictorClient({ baseURL: env.url, apiKey: SECRET });
+    expect(String(client) + JSON.stringify(client) + inspect(client, { depth: 5, showHidden: true })).not.toContain(SECRET);
+  });
+
+  it('keeps the key out of the client’s own log lines, even at trace level', async () => {
+    const { lines, destination } = capture();
+    const logger = createLogger({ level: 'trace', destination });
+    env.emulator.injectFault('server_error');
+    const client = new PictorClient({ baseURL: env.url, apiKey: SECRET, logger });
+    await client.generate({ prompt: 'x', quality: 'low' });
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.join('')).not.toContain(SECRET);
+  });
+
+  it('keeps the key out of errors', async () => {
+    const client = new PictorClient({ baseURL: 'http://127.0.0.1:9', apiKey: SECRET, maxRetries: 0 });
+    const error = await client.generate({ prompt: 'x' }).catch((e: unknown) => e);
+    expect(`${String(error)} ${JSON.stringify(error)} ${(error as Error).stack} ${inspect(error, { depth: 5 })}`).not.toContain(SECRET);
+  });
+});
