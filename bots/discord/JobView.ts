@@ -36,6 +36,7 @@ type Completed = Extract<JobUpdate, { type: 'completed' }>;
 export class JobView {
   readonly #o: JobViewOptions;
   #lastAhead: number | undefined;
+  #lastNotice: string | undefined;
   #finished = false;
   /** Hand this to `runner.submit`. Never throws: a failed edit is logged, and the next update still comes. */
   readonly sink: UpdateSink = async (update) => {
@@ -62,9 +63,10 @@ export class JobView {
     const { header, target } = this.#o;
     switch (update.type) {
       case 'queued':
-        if (update.ahead === this.#lastAhead) return;
+        if (update.ahead === this.#lastAhead && update.notice === this.#lastNotice) return;
         this.#lastAhead = update.ahead;
-        await target.progress(renderQueued(header, update.ahead));
+        this.#lastNotice = update.notice;
+        await target.progress(renderQueued(header, update.ahead, update.notice));
         return;
       case 'started':
         await target.progress(renderStarted(header));

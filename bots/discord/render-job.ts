@@ -68,8 +68,9 @@ export function renderAccepted(job: JobHeader): OutgoingMessage {
   return { content: withHeadline(job, '⏳ Getting ready…'), components: cancelButtons(job.key), files: [] };
 }
 
-export function renderQueued(job: JobHeader, ahead: number): OutgoingMessage {
-  const line = ahead <= 0 ? '⏳ Next in line…' : `⏳ In the queue: ${ahead} ${ahead === 1 ? 'job' : 'jobs'} ahead of yours.`;
+export function renderQueued(job: JobHeader, ahead: number, notice?: string): OutgoingMessage {
+  const position = ahead <= 0 ? '⏳ Next in line…' : `⏳ In the queue: ${ahead} ${ahead === 1 ? 'job' : 'jobs'} ahead of yours.`;
+  const line = notice ? `${position}\n${notice}` : position;
   return { content: withHeadline(job, line), components: cancelButtons(job.key), files: [] };
 }
 

@@ -69,6 +69,11 @@ const DEFAULT_MIN_UPDATE_INTERVAL_MS = 1500;
 const DEFAULT_PARTIAL_IMAGES = 2;
 const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 const DEFAULT_KEEP_FINISHED_JOBS = 1000;
+
+/** Told to a user whose job waits because the limiter shared through Redis lost its connection. */
+export const QUEUE_TROUBLE_NOTICE =
+  'The shared queue is unreachable for a moment, so this takes longer than usual; your job keeps its place and nothing is charged until it runs.';
+
 /** After the grace period, how long shutdown still waits for stopped jobs to report. */
 const SHUTDOWN_DRAIN_MS = 5_000;
 
@@ -269,12 +274,21 @@ export class JobRunner {
     const { id } = job.info;
     const { request, controller } = job;
     let queuedSent = false;
+    let lastAhead = 0;
+    let notice: string | undefined;
     const options: RequestOptions = {
       signal: controller.signal,
       onQueuePosition: (ahead) => {
         if (job.info.status !== 'queued') return;
         queuedSent = true;
-        job.pump.push({ type: 'queued', jobId: id, ahead });
+        lastAhead = ahead;
+        job.pump.push({ type: 'queued', jobId: id, ahead, notice });
+      },
+      onQueueTrouble: () => {
+        if (job.info.status !== 'queued' || notice) return;
+        notice = QUEUE_TROUBLE_NOTICE;
+        queuedSent = true;
+        job.pump.push({ type: 'queued', jobId: id, ahead: lastAhead, notice });
       },
       onStart: () => {
         if (job.info.status !== 'queued') return;

@@ -46,7 +46,13 @@ export interface JobSpec {
 }
 
 export type JobUpdate =
-  | { type: 'queued'; jobId: string; ahead: number }
+  | {
+      type: 'queued';
+      jobId: string;
+      ahead: number;
+      /** Why the wait is long, when the runner knows (e.g. the shared queue is unreachable). Shown to the user. */
+      notice?: string | undefined;
+    }
   | { type: 'started'; jobId: string }
   | {
       type: 'partial';

@@ -98,7 +98,10 @@ export class SlackJobView {
     if (isFinal(update)) return this.#finish(update);
     switch (update.type) {
       case 'queued':
-        if (this.#state.status === 'queued') this.#state.ahead = update.ahead;
+        if (this.#state.status === 'queued') {
+          this.#state.ahead = update.ahead;
+          this.#state.notice = update.notice;
+        }
         break;
       case 'started':
         this.#state.status = 'running';

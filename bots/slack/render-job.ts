@@ -25,6 +25,8 @@ export interface JobViewState {
   jobId: string | undefined;
   status: JobStatus;
   ahead: number | undefined;
+  /** Why the wait is long, from the runner (e.g. the shared queue is unreachable). */
+  notice?: string | undefined;
   /** Preview images posted in the thread so far. */
   previewsShown: number;
   completed?: { size: string; quality: string; format: string; cost: PriceQuote; elapsedMs: number; images: number; uploaded: boolean } | undefined;
@@ -75,7 +77,7 @@ export function elapsedText(ms: number): string {
 function statusLine(state: JobViewState): string {
   switch (state.status) {
     case 'queued':
-      return state.ahead ? `:hourglass_flowing_sand: Queued, ${state.ahead} ahead` : ':hourglass_flowing_sand: Queued, next up';
+      return `${state.ahead ? `:hourglass_flowing_sand: Queued, ${state.ahead} ahead` : ':hourglass_flowing_sand: Queued, next up'}${state.notice ? ` · ${escapeMrkdwn(state.notice)}` : ''}`;
     case 'running':
       return state.previewsShown > 0
         ? `:art: Drawing… preview ${state.previewsShown} is in the thread`

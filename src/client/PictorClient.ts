@@ -58,6 +58,8 @@ export interface RequestOptions {
   onQueuePosition?: ((ahead: number) => void) | undefined;
   /** When the request leaves the queue and is sent (again on each retry). */
   onStart?: (() => void) | undefined;
+  /** While queued in a limiter shared through Redis: Redis failed, the request keeps its place and waits. */
+  onQueueTrouble?: ((error: unknown) => void) | undefined;
   /** Before waiting to retry. */
   onRetry?: ((info: { attempt: number; delayMs: number; error: PictorError }) => void) | undefined;
 }
@@ -253,6 +255,7 @@ export class PictorClient {
           signal: controller.signal,
           onQueuePosition: options.onQueuePosition,
           onStart: options.onStart,
+          onDatastoreTrouble: options.onQueueTrouble,
         });
       } catch (error) {
         stopTotalTimer();

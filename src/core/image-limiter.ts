@@ -87,6 +87,12 @@ export interface ScheduleOptions {
   onQueuePosition?: ((ahead: number) => void) | undefined;
   /** Called once when the request leaves the queue and starts. */
   onStart?: (() => void) | undefined;
+  /**
+   * Shared limiter only: the datastore (Redis) failed while this request was
+   * waiting, so it keeps its place and waits for the connection to come back.
+   * Called each time that happens; a chat surface tells the user why it takes long.
+   */
+  onDatastoreTrouble?: ((error: unknown) => void) | undefined;
 }
 
 export interface LimiterStats {
@@ -99,6 +105,7 @@ export interface LimiterStats {
 
 interface Ticket {
   onQueuePosition?: ((ahead: number) => void) | undefined;
+  onDatastoreTrouble?: ((error: unknown) => void) | undefined;
   lastAhead: number;
   /** Takes the ticket out of the coordinator's shared queue. */
   leaveShared?: (() => void) | undefined;
@@ -201,7 +208,7 @@ export class ImageLimiter {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(new AbortedError('the request was cancelled before it started'));
     const weight = this.weightOf(options.weight);
-    const ticket: Ticket = { onQueuePosition: options.onQueuePosition, lastAhead: -1 };
+    const ticket: Ticket = { onQueuePosition: options.onQueuePosition, onDatastoreTrouble: options.onDatastoreTrouble, lastAhead: -1 };
     this.#waiting.push(ticket);
     if (this.#coordinator) ticket.leaveShared = this.#coordinator.join(options.onQueuePosition);
     this.#notifyPositions();
@@ -302,6 +309,7 @@ export class ImageLimiter {
               // over while waiting): queue it again; nothing was sent, so nothing can be charged twice.
               current.abandoned = true;
               this.#onDatastoreError?.(error);
+              ticket.onDatastoreTrouble?.(error);
               setTimeout(attempt, requeueDelayMs);
               requeueDelayMs = Math.min(REQUEUE_MAX_MS, requeueDelayMs * 2);
               return;
@@ -360,6 +368,15 @@ export class ImageLimiter {
       }
     }
     await shared;
+  }
+
+  /**
+   * The shared datastore (Redis) is unreachable: every request waiting in this
+   * process is told (`onDatastoreTrouble`); they keep their places and go on
+   * once the connection is back.
+   */
+  reportDatastoreTrouble(error: unknown): void {
+    for (const ticket of [...this.#waiting]) ticket.onDatastoreTrouble?.(error);
   }
 
   async stats(): Promise<LimiterStats> {

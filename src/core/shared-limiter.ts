@@ -85,6 +85,8 @@ export async function createImageLimiter(options: CreateImageLimiterOptions = {}
       heartbeatInterval: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     },
   });
+  // A lost connection makes waiting requests wait longer: tell them why (chat users see it).
+  client.on('reconnecting', () => limiter.reportDatastoreTrouble(new Error('the connection to Redis was lost; reconnecting')));
   try {
     await limiter.ready();
   } catch (error) {

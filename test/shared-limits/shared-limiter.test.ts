@@ -191,8 +191,9 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
       const limiter = await make();
       const runs = new Map<number, number>();
       const g = gate();
+      const troubled = new Set<number>();
       const jobs = [0, 1, 2].map((i) =>
-        limiter.schedule({ weight: 1 }, async () => {
+        limiter.schedule({ weight: 1, onDatastoreTrouble: () => troubled.add(i) }, async () => {
           runs.set(i, (runs.get(i) ?? 0) + 1);
           if (i === 0) await g.promise;
           return i;
@@ -206,6 +207,8 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
       link.restore();
       expect(await Promise.all(jobs)).toEqual([0, 1, 2]);
       expect([...runs.values()]).toEqual([1, 1, 1]);
+      // The requests that were waiting were told why (a chat surface passes that on); the running one was not.
+      expect([...troubled].sort()).toEqual([1, 2]);
     });
 
     it('still stops when Redis stays unreachable: the running request keeps its result, the queued one is cancelled', async () => {
