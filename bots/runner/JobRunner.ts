@@ -389,12 +389,16 @@ export class JobRunner {
   }
 
   #partialUpdate(jobId: string, event: PartialImageEvent, completedSoFar: number): JobUpdate {
+    let image: Buffer | undefined;
     return {
       type: 'partial',
       jobId,
       imageIndex: imageIndexOf(event, completedSoFar),
       partialIndex: event.partial_image_index,
-      image: Buffer.from(event.b64_json, 'base64'),
+      // Decoded when a surface reads it: most partials are superseded by pacing and never shown.
+      get image() {
+        return (image ??= Buffer.from(event.b64_json, 'base64'));
+      },
       format: event.output_format,
     };
   }
