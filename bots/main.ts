@@ -7,9 +7,10 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createImageLimiter, createLogger, describeRedisConfig, PictorClient, ValidationError, type Logger } from '../src/index.js';
-import { ConfigError, loadDotEnv, readCoreConfig } from '../src/config.js';
-import { createEmulator, DEV_API_KEY } from '../src/emulator/index.js';
+import { createLogger, describeRedisConfig, ValidationError, type Logger } from '../src/index.js';
+import { connect } from '../src/connect.js';
+import { loadDotEnv, readCoreConfig } from '../src/config.js';
+import { DEV_API_KEY } from '../src/emulator/index.js';
 import { readDiscordConfig, startDiscordBot, type DiscordBot } from './discord/index.js';
 import { FileQuotaStore, JobRunner, readRunnerConfig, RedisQuotaStore, type QuotaStore } from './runner/index.js';
 import { readSlackConfig, startSlackBot, type SlackBot } from './slack/index.js';
@@ -41,23 +42,11 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
   };
 
   try {
-    let baseURL = core.baseURL;
-    let apiKey = core.apiKey;
-    let emulatorUrl: string | undefined;
-    if (!baseURL) {
-      apiKey ??= DEV_API_KEY;
-      const emulator = createEmulator({ apiKeys: [apiKey] });
-      const server = await emulator.listen({ port: core.emulatorPort, host: '127.0.0.1' });
-      stops.push(() => server.close());
-      baseURL = emulatorUrl = server.url;
-      logger.info({ url: server.url }, 'no PICTOR_BASE_URL: started the embedded emulator (no money is spent)');
-    }
     if (core.redis) print(`Sharing limits and budgets through ${describeRedisConfig(core.redis)}.`);
-
     // With REDIS_URL, one limiter (and below, one ledger) for every process on the account; Redis must answer now.
-    const limiter = await createImageLimiter({ imagesPerMinute: core.imagesPerMinute, maxConcurrent: core.maxConcurrent, redis: core.redis, logger });
-    stops.push(() => limiter.stop());
-    const client = new PictorClient({ baseURL, apiKey, limiter, logger, timeoutMs: core.timeoutMs, maxRetries: core.maxRetries });
+    const connection = await connect(core, logger, { emulatorPort: core.emulatorPort });
+    stops.push(() => connection.close()); // last: running jobs still reach the emulator while the runner shuts down
+    const { client, emulatorUrl } = connection;
 
     let discordBot: DiscordBot | undefined;
     let slackBot: SlackBot | undefined;
@@ -102,8 +91,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
     }
 
     if (emulatorUrl) {
-      print(`Image service emulator: ${emulatorUrl}  (API key: ${apiKey === DEV_API_KEY ? DEV_API_KEY : 'PICTOR_API_KEY'})`);
-      print(`Try it:  PICTOR_BASE_URL=${emulatorUrl} PICTOR_API_KEY=${apiKey === DEV_API_KEY ? DEV_API_KEY : '$PICTOR_API_KEY'} npm run pictor -- generate --prompt "a lighthouse at dusk" --out ./out/`);
+      print(`Image service emulator: ${emulatorUrl}  (API key: ${core.apiKey ? 'PICTOR_API_KEY' : DEV_API_KEY})`);
+      print(`Try it:  PICTOR_BASE_URL=${emulatorUrl} PICTOR_API_KEY=${core.apiKey ? '$PICTOR_API_KEY' : DEV_API_KEY} npm run pictor -- generate --prompt "a lighthouse at dusk" --out ./out/`);
     }
     if (!discordBot && !slackBot) {
       print('No chat surface is configured. Set these (see .env.example) and start again:');
@@ -124,7 +113,7 @@ async function run(): Promise<void> {
   try {
     service = await startService(process.env, (line) => process.stdout.write(`${line}\n`));
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof ValidationError) {
+    if (error instanceof ValidationError) {
       process.stderr.write(`pictor: ${error.message}\n`);
       process.exitCode = 2;
       return;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ValidationError } from './core/errors.js';
 import { readRedisConfig, type RedisConfig } from './core/redis-config.js';
 
 /**
@@ -62,24 +63,14 @@ export interface CoreConfig {
   redis: RedisConfig | undefined;
 }
 
-export class ConfigError extends Error {
-  readonly code = 'config_error';
-  readonly variable: string;
-  constructor(variable: string, message: string) {
-    super(message);
-    this.name = 'ConfigError';
-    this.variable = variable;
-  }
-}
-
-/** Parses a zod schema of environment variables into ConfigError naming the variable. */
+/** Parses a zod schema of environment variables; a bad value is a ValidationError naming the variable (as every surface's config reports it). */
 export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.output<S> {
   const result = schema.safeParse(env);
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const variable = String(issue.path[0] ?? 'environment');
     const message = issue.message.startsWith(variable) ? issue.message : `${variable}: ${issue.message}`;
-    throw new ConfigError(variable, message);
+    throw new ValidationError(variable, message);
   }
   return result.data;
 }
@@ -87,14 +78,14 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv)
 export function readCoreConfig(env: NodeJS.ProcessEnv): CoreConfig {
   const e = parseEnv(CoreEnvSchema, env);
   if (e.PICTOR_BASE_URL && !e.PICTOR_API_KEY) {
-    throw new ConfigError('PICTOR_API_KEY', 'PICTOR_BASE_URL is set but PICTOR_API_KEY is not: set the key the service gave you');
+    throw new ValidationError('PICTOR_API_KEY', 'PICTOR_BASE_URL is set but PICTOR_API_KEY is not: set the key the service gave you');
   }
   if (e.PICTOR_BASE_URL) {
     try {
       const url = new URL(e.PICTOR_BASE_URL);
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
     } catch {
-      throw new ConfigError('PICTOR_BASE_URL', 'PICTOR_BASE_URL must be an http(s) URL, e.g. https://images.example.com');
+      throw new ValidationError('PICTOR_BASE_URL', 'PICTOR_BASE_URL must be an http(s) URL, e.g. https://images.example.com');
     }
   }
   return {

@@ -1,5 +1,5 @@
 import type { PictorClient } from '../client/PictorClient.js';
-import type { Connection } from './connect.js';
+import type { Connection } from '../connect.js';
 
 /** What a command needs from the outside world; tests pass their own. */
 export interface CliContext {

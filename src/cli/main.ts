@@ -3,11 +3,11 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isPictorError, ValidationError, type PictorError } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
-import { ConfigError, loadDotEnv, readCoreConfig } from '../config.js';
+import { loadDotEnv, readCoreConfig } from '../config.js';
 import { runEmulator } from './commands/emulator.js';
 import { EDIT_USAGE, GENERATE_USAGE, runImageJob } from './commands/image-job.js';
 import { runPrice } from './commands/price.js';
-import { connect } from './connect.js';
+import { connect } from '../connect.js';
 import type { CliContext } from './context.js';
 
 const USAGE = `Usage: pictor <command> [options]
@@ -73,9 +73,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Pick<CliC
 }
 
 function report(error: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, json: boolean): number {
-  if (error instanceof ConfigError || error instanceof ValidationError) {
-    const param = error instanceof ConfigError ? error.variable : error.param;
-    const allowed = error instanceof ValidationError && error.allowed ? ` Allowed: ${error.allowed}.` : '';
+  if (error instanceof ValidationError) {
+    const param = error.param;
+    const allowed = error.allowed ? ` Allowed: ${error.allowed}.` : '';
     if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, param, message: error.message }));
     io.stderr(`pictor: ${error.message}.${allowed} Nothing was sent.`);
     return 2;

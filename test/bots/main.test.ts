@@ -22,7 +22,7 @@ describe('npm start', () => {
   });
 
   it('refuses to start on a bad setting, naming the variable', async () => {
-    await expect(startService({ PICTOR_MAX_CONCURRENT: 'many' }, () => {})).rejects.toMatchObject({ variable: 'PICTOR_MAX_CONCURRENT' });
+    await expect(startService({ PICTOR_MAX_CONCURRENT: 'many' }, () => {})).rejects.toMatchObject({ code: 'validation_error', param: 'PICTOR_MAX_CONCURRENT' });
     await expect(startService({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_MODE: 'http' }, () => {})).rejects.toMatchObject({ param: 'SLACK_SIGNING_SECRET' });
   });
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { runEmulator } from '../../src/cli/commands/emulator.js';
-import { connect } from '../../src/cli/connect.js';
+import { connect } from '../../src/connect.js';
 import { readCoreConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/index.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
