@@ -29,7 +29,8 @@ const result = await build({
   format: 'cjs',
   // Bare imports (n8n-workflow, bottleneck, undici, zod) are required at run time; ../src is bundled.
   packages: 'external',
-  sourcemap: true,
+  // No source maps: they would point at ../src files the package does not ship.
+  sourcemap: false,
   legalComments: 'none',
   logLevel: 'warning',
   metafile: true,

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { inject } from 'vitest';
 import { connectRedis } from '../../src/core/redis-connection.js';
 
 /**
- * Which Redis the shared-limits tests use: `PICTOR_TEST_REDIS_URL`. Without
- * it they are skipped, with the reason in their name, except in CI
- * (`CI=true`), where a missing Redis fails them instead.
+ * Which Redis the shared-limits tests use: `PICTOR_TEST_REDIS_URL`, or else a
+ * throwaway redis-server the test run started (test/setup/redis.ts). Without
+ * either they are skipped, except in CI (`CI=true`), where a missing Redis
+ * fails them instead.
  */
 export interface TestRedis {
   url: string | undefined;
@@ -14,15 +16,15 @@ export interface TestRedis {
 }
 
 export function testRedis(): TestRedis {
-  const url = process.env.PICTOR_TEST_REDIS_URL?.trim() || undefined;
+  const url = inject('pictorTestRedisUrl') || process.env.PICTOR_TEST_REDIS_URL?.trim() || undefined;
   const inCi = /^(1|true|yes)$/i.test(process.env.CI ?? '');
   if (url || inCi) return { url, skipReason: undefined };
-  return { url: undefined, skipReason: 'skipped: set PICTOR_TEST_REDIS_URL (e.g. redis://127.0.0.1:6390) to run them' };
+  return { url: undefined, skipReason: 'skipped: no Redis (install redis-server, or set PICTOR_TEST_REDIS_URL)' };
 }
 
 /** The URL, or the failure a CI run must report when there is none. */
 export function requireRedisUrl(redis: TestRedis): string {
-  if (!redis.url) throw new Error('PICTOR_TEST_REDIS_URL is not set, and CI=true: the shared-limits tests need a Redis (see .ci/run)');
+  if (!redis.url) throw new Error('no Redis, and CI=true: the shared-limits tests need redis-server on PATH or PICTOR_TEST_REDIS_URL (see .ci/run)');
   return redis.url;
 }
 
