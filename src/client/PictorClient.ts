@@ -20,7 +20,7 @@ import { endpointURL, normalizeBaseURL } from './base-url.js';
 import { ImageEventStream, type OpenedStream } from './event-stream.js';
 import { resultFromBody, type ImageJobResult, type RequestedJob } from './job-result.js';
 import { backoffDelay, retryAfterFromHeaders, sleep } from './retry-timing.js';
-import { classifyTransportError, send, type RawResponse } from './transport.js';
+import { classifyTransportError, discardBody, send, type RawResponse } from './transport.js';
 
 /** Any logger with pino's call shape (a pino logger or a child of one fits). */
 export interface LoggerLike {
@@ -169,7 +169,7 @@ export class PictorClient {
         return resultFromBody(text, requestedJob(request), response.requestId);
       } finally {
         // Closes the connection too when the service sent the whole result but kept it open.
-        response.body.destroy();
+        discardBody(response.body);
         opened.release();
       }
     } finally {
@@ -297,7 +297,7 @@ export class PictorClient {
   async #errorFrom(response: RawResponse, url: string): Promise<APIError> {
     const path = new URL(url).pathname;
     if (response.status >= 300 && response.status < 400) {
-      response.body.destroy();
+      discardBody(response.body);
       const location = response.headers.location;
       let target = 'no Location given';
       if (location) {
@@ -361,7 +361,7 @@ async function readBounded(body: RawResponse['body'], limit: number): Promise<st
       if (size >= limit) break;
     }
   } finally {
-    body.destroy();
+    discardBody(body);
   }
   return Buffer.concat(chunks).toString('utf8');
 }

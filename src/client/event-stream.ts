@@ -3,7 +3,7 @@ import { BadResponseError, isPictorError, makeAPIError, sanitizeServiceText, Str
 import { EVENT_TYPES } from '../spec/constants.js';
 import { problemWithImage } from './check-result.js';
 import { ImageStreamEventSchema, isCompletedEvent, type CompletedEvent, type ImageStreamEvent } from '../spec/result-schemas.js';
-import type { RawResponse } from './transport.js';
+import { discardBody, type RawResponse } from './transport.js';
 import { resultFromBody, resultFromCompleted, type ImageJobResult, type RequestedJob } from './job-result.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
 
@@ -161,7 +161,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     } finally {
       if (!finished && !controller.signal.aborted) controller.abort(new StreamBrokenError('the stream was closed before it ended'));
       // Closes the connection too when the service keeps it open after the last image.
-      response.body.destroy();
+      discardBody(response.body);
       opened.release();
       this.#ctx.onEnd?.();
     }

@@ -249,3 +249,10 @@ export function classifyTransportError(
   }
   return new ConnectionError(`could not reach the image service at ${new URL(ctx.url).origin} (${describeCause(error)})`, { cause: error, url: ctx.url });
 }
+
+/** Drops a response body (and its connection, unless it was read to the end); the abort this causes is expected, not an error. */
+export function discardBody(body: RawResponse['body']): void {
+  if (body.destroyed) return;
+  body.on('error', () => {});
+  body.destroy();
+}
