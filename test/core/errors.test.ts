@@ -48,6 +48,7 @@ describe('server-provided text in an error is made safe to print', () => {
 
   it('cuts and cleans a non-JSON error page', () => {
     const error = makeAPIError({ status: 502, body: undefined, rawText: `<html><body>${'\u001b[2J'}Bad gateway ${'x'.repeat(10_000)}</body></html>` });
+    // eslint-disable-next-line no-control-regex
     expect(error.message).not.toMatch(/<html|\u001b/);
     expect(error.message.length).toBeLessThan(300);
   });
