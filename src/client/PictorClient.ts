@@ -178,18 +178,24 @@ export class PictorClient {
   }
 
   #stream(request: ImageRequest, options: RequestOptions): ImageEventStream {
-    const link = linkedController(options.signal);
-    const { controller } = link;
+    const controller = new AbortController();
+    // The caller's signal is followed from the moment the stream is read, so a stream never read leaves no listener behind.
+    let unlink = () => {};
     return new ImageEventStream({
       controller,
       meta: requestedJob(request),
-      open: () => this.#open(request, options, controller),
+      open: () => {
+        unlink = linkSignal(controller, options.signal);
+        return this.#open(request, options, controller);
+      },
       classifyBodyError: (error) => this.#classifyBody(error, controller, options),
-      onEnd: link.unlink,
+      onEnd: () => unlink(),
     });
   }
 
   #classifyBody(error: unknown, controller: AbortController, options: RequestOptions): PictorError {
+    // The answer was arriving, so the request had been sent: a timeout now may be billed.
+    if (error instanceof TimeoutError) return error.afterSending();
     if (isPictorError(error)) return error;
     return classifyTransportError(error, {
       signal: controller.signal,
@@ -447,12 +453,17 @@ function asAborted(error: unknown, controller: AbortController): PictorError {
  */
 function linkedController(signal: AbortSignal | undefined): { controller: AbortController; unlink: () => void } {
   const controller = new AbortController();
-  if (!signal) return { controller, unlink: () => {} };
+  return { controller, unlink: linkSignal(controller, signal) };
+}
+
+/** Aborts `controller` when `signal` does; returns what removes the listener again. */
+function linkSignal(controller: AbortController, signal: AbortSignal | undefined): () => void {
+  if (!signal) return () => {};
   const forward = () => controller.abort(new AbortedError('the request was cancelled', { cause: signal.reason }));
   if (signal.aborted) {
     forward();
-    return { controller, unlink: () => {} };
+    return () => {};
   }
   signal.addEventListener('abort', forward, { once: true });
-  return { controller, unlink: () => signal.removeEventListener('abort', forward) };
+  return () => signal.removeEventListener('abort', forward);
 }

@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { BadResponseError, isPictorError, makeAPIError, sanitizeServiceText, StreamBrokenError, type PictorError } from '../core/errors.js';
+import { BadResponseError, makeAPIError, sanitizeServiceText, StreamBrokenError, type PictorError } from '../core/errors.js';
 import { EVENT_TYPES } from '../spec/constants.js';
 import { problemWithImage } from './check-result.js';
 import { ImageStreamEventSchema, isCompletedEvent, type CompletedEvent, type ImageStreamEvent } from '../spec/result-schemas.js';
@@ -147,7 +147,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
           }
         }
       } catch (error) {
-        if (isPictorError(error)) throw error;
+        // Our own errors pass through as they are; a timeout is marked as striking after the request was sent.
         throw this.#ctx.classifyBodyError(error);
       }
       if (!finished) {

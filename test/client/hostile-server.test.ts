@@ -153,6 +153,18 @@ describe('a request that may have reached the service is sent once', () => {
 });
 
 describe('a job is done when its images are in', () => {
+  it('says a stream that runs out of time after it started may be billed', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.write(SSE_HEAD + chunk(sse('image_generation.partial_image', { ...completed(), type: 'image_generation.partial_image', partial_image_index: 0, usage: undefined })));
+    });
+    const error = await failureOf(clientOf(s, { timeoutMs: 500, idleTimeoutMs: 60_000 }).generateStream({ prompt: 'x', partial_images: 1 }).finalResult());
+    expect(error).toMatchObject({ code: 'timeout', kind: 'total', mayBeBilled: true });
+    expect(error.message).toMatch(/may have been billed/);
+    expect(s.requests).toBe(1);
+  });
+
+
   it('ends a stream at its last completed event although the server keeps the connection open', async () => {
     const s = await serve(async (req) => {
       await req.body();
@@ -379,6 +391,12 @@ describe('a caller signal shared by many requests', () => {
     } finally {
       process.off('warning', onWarning);
     }
+  });
+
+  it('adds no listener for a stream that is made but never read', () => {
+    const controller = new AbortController();
+    for (let i = 0; i < 15; i++) env.client().generateStream({ prompt: `unread ${i}` }, { signal: controller.signal });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('still cancels a running request through that signal', async () => {
