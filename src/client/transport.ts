@@ -169,6 +169,9 @@ export async function send(options: SendOptions): Promise<RawResponse> {
       body,
       signal: options.signal,
       dispatcher: new ProgressDispatcher(inner, progress),
+      // A fresh connection per request: a reused keep-alive connection that the server (or a proxy) has just closed
+      // fails after the body was written, and such a request may not be sent again. A handshake is cheap next to an image.
+      reset: true,
       headersTimeout: options.headersTimeoutMs,
       bodyTimeout: options.idleTimeoutMs,
     });
