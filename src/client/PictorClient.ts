@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import { Agent, type Dispatcher } from 'undici';
 import {
   AbortedError,
+  BadResponseError,
   isPictorError,
   registerSecret,
   makeAPIError,
@@ -18,7 +19,7 @@ import { isEditRequest, type EditInput, type GenerationInput, type ImageRequest 
 import { parseEditRequest, parseGenerationRequest } from '../spec/validate.js';
 import { endpointURL, normalizeBaseURL } from './base-url.js';
 import { ImageEventStream, type OpenedStream } from './event-stream.js';
-import { resultFromBody, type ImageJobResult, type RequestedJob } from './job-result.js';
+import { resultFromJson, type ImageJobResult, type RequestedJob } from './job-result.js';
 import { backoffDelay, retryAfterFromHeaders, sleep } from './retry-timing.js';
 import { classifyTransportError, discardBody, send, type RawResponse } from './transport.js';
 
@@ -160,13 +161,13 @@ export class PictorClient {
       const opened = await this.#open(request, options, controller);
       const { response } = opened;
       try {
-        let text: string;
+        let json: unknown;
         try {
-          text = await readJsonBody(response.body, request.n);
+          json = await readJsonBody(response.body, request.n, response.requestId);
         } catch (error) {
           throw this.#classifyBody(error, controller, options);
         }
-        return resultFromBody(text, requestedJob(request), response.requestId);
+        return resultFromJson(json, requestedJob(request), response.requestId);
       } finally {
         // Closes the connection too when the service sent the whole result but kept it open.
         discardBody(response.body);
@@ -373,26 +374,37 @@ async function readBounded(body: RawResponse['body'], limit: number): Promise<st
 }
 
 /**
- * Reads a JSON result. It is done when the body ends, or as soon as what has
- * arrived is a whole JSON object holding the `n` images: a server that sends
- * the result and then keeps the connection open does not hold it back.
+ * Reads and parses a JSON result. It is done when the body ends, or as soon as
+ * what has arrived is a whole JSON object holding the `n` images: a server
+ * that sends the result and then keeps the connection open does not hold it
+ * back. A body that is not JSON is a BadResponseError.
  */
-async function readJsonBody(body: RawResponse['body'], n: number): Promise<string> {
+async function readJsonBody(body: RawResponse['body'], n: number, requestId: string | undefined): Promise<unknown> {
   const decoder = new TextDecoder();
-  let text = '';
+  const pieces: string[] = [];
   for await (const chunk of body as AsyncIterable<Buffer>) {
-    text += decoder.decode(chunk, { stream: true });
-    // Only a chunk that ends a JSON object can finish it; try a parse only then.
-    if (/}\s*$/.test(text.slice(-64))) {
+    const piece = decoder.decode(chunk, { stream: true });
+    pieces.push(piece);
+    // Only a chunk that ends a JSON object can finish it (base64 never holds a brace): try a parse only then.
+    if (/}\s*$/.test(piece)) {
+      const text = pieces.join('');
+      pieces.length = 0;
+      pieces.push(text);
       try {
         const json = JSON.parse(text) as { data?: unknown };
-        if (Array.isArray(json.data) && json.data.length >= n) return text;
+        if (Array.isArray(json.data) && json.data.length >= n) return json;
       } catch {
         // Not whole yet.
       }
     }
   }
-  return text + decoder.decode();
+  pieces.push(decoder.decode());
+  try {
+    return JSON.parse(pieces.join(''));
+  } catch {
+    // The parser's message quotes the body; it is left out (it may carry anything the server sent).
+    throw new BadResponseError('the service answered 200 with a body that is not JSON', { requestId });
+  }
 }
 
 function requestedJob(request: ImageRequest): RequestedJob {

@@ -8,18 +8,20 @@ export interface Expected {
   output_format: OutputFormat;
 }
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
 /**
  * Checks one image of an answer: base64 that decodes to an image of the
  * requested format (told by its magic bytes). Returns what is wrong, or
- * undefined when it is fine.
+ * undefined when it is fine. Node's decoder skips characters that are not
+ * base64, so a string holding any decodes short of the length its size
+ * promises; comparing the two checks every character at native speed.
  */
 export function problemWithImage(b64: string, format: OutputFormat): string | undefined {
   if (b64.length === 0) return 'is empty';
-  if (b64.length % 4 !== 0 || !BASE64.test(b64)) return 'is not base64';
-  const head = Buffer.from(b64.slice(0, 32), 'base64');
-  const actual = sniffImageType(head);
+  const padding = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
+  if (b64.length % 4 !== 0) return 'is not base64';
+  const bytes = Buffer.from(b64, 'base64');
+  if (bytes.length !== (b64.length / 4) * 3 - padding) return 'is not base64';
+  const actual = sniffImageType(bytes.subarray(0, 16));
   if (actual === null) return `does not decode to an image (expected ${format})`;
   if (actual !== format) return `is ${actual}, not the ${format} asked for`;
   return undefined;

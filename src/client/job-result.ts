@@ -46,6 +46,11 @@ export function resultFromBody(text: string, request: RequestedJob, requestId: s
     // The parser's message quotes the body; it is left out (it may carry anything the server sent).
     throw new BadResponseError('the service answered 200 with a body that is not JSON', { requestId });
   }
+  return resultFromJson(json, request, requestId);
+}
+
+/** `resultFromBody` for a body already parsed. */
+export function resultFromJson(json: unknown, request: RequestedJob, requestId: string | undefined): ImageJobResult {
   const parsed = ImageResultSchema.safeParse(json);
   if (!parsed.success) {
     throw new BadResponseError('the service answered 200 with an unexpected result shape', { requestId, cause: parsed.error });
