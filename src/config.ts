@@ -27,6 +27,9 @@ const optionalNumber = (name: string, opts: { int?: boolean; min?: number; max?:
       return value;
     });
 
+/** Longest timeout a Node timer can hold, in whole seconds (2^31 − 1 ms ≈ 24.8 days). */
+export const MAX_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
 const CoreEnvSchema = z.object({
   PICTOR_BASE_URL: z
     .string()
@@ -35,7 +38,11 @@ const CoreEnvSchema = z.object({
   PICTOR_API_KEY: z
     .string()
     .optional()
-    .transform((v) => (v?.trim() ? v.trim() : undefined)),
+    .transform((v) => (v?.trim() ? v.trim() : undefined))
+    .refine((v) => v === undefined || /^[\x21-\x7e]+$/.test(v), {
+      // The value itself is never quoted: it is a secret.
+      message: 'PICTOR_API_KEY contains characters an HTTP header cannot carry (spaces, line breaks or non-ASCII); check for a stray line break',
+    }),
   PICTOR_LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: () => 'PICTOR_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
@@ -43,7 +50,8 @@ const CoreEnvSchema = z.object({
     .default('info'),
   PICTOR_IMAGES_PER_MINUTE: optionalNumber('PICTOR_IMAGES_PER_MINUTE', { min: 1 }),
   PICTOR_MAX_CONCURRENT: optionalNumber('PICTOR_MAX_CONCURRENT', { int: true, min: 1, max: 100 }),
-  PICTOR_TIMEOUT_SECONDS: optionalNumber('PICTOR_TIMEOUT_SECONDS', { min: 1 }),
+  // A Node timer holds at most 2^31 − 1 ms; a longer one fires at once (an instant false timeout).
+  PICTOR_TIMEOUT_SECONDS: optionalNumber('PICTOR_TIMEOUT_SECONDS', { min: 1, max: MAX_TIMEOUT_SECONDS }),
   PICTOR_MAX_RETRIES: optionalNumber('PICTOR_MAX_RETRIES', { int: true, min: 0, max: 10 }),
   PICTOR_EMULATOR_PORT: optionalNumber('PICTOR_EMULATOR_PORT', { int: true, min: 0, max: 65535 }),
 });

@@ -356,7 +356,7 @@ export class JobRunner {
     job.decided = true;
     const failure = describeFailure(error);
     // Only a job whose request reached the service and then broke may have been billed: keep its estimate as spent.
-    const mayBeBilled = job.info.status === 'running' && (failure.code === 'stream_broken' || failure.code === 'timeout');
+    const mayBeBilled = job.info.status === 'running' && (failure.code === 'stream_broken' || failure.code === 'timeout' || failure.code === 'bad_response');
     if (mayBeBilled) await this.#charge(job, 'settle', job.info.estimate.totalUsd);
     else await this.#charge(job, 'release');
     this.#finish(job, 'failed', this.#now());

@@ -108,6 +108,8 @@ function describeCoreError(error: PictorError): { message: string; retryable: bo
       return { message: 'The connection to the image service broke before the images arrived; try again.', retryable: true };
     case 'aborted':
       return { message: 'The job was stopped before it finished; try again.', retryable: true };
+    case 'bad_response':
+      return { message: 'The image service answered with something that is not the images asked for; it may have been billed, so it was not sent again.', retryable: false };
   }
 }
 

@@ -2,26 +2,26 @@ import { inspect } from 'node:util';
 import { Agent, type Dispatcher } from 'undici';
 import {
   AbortedError,
+  BadResponseError,
   isPictorError,
+  registerSecret,
   makeAPIError,
   RateLimitError,
-  StreamBrokenError,
   TimeoutError,
   ValidationError,
   type APIError,
   type PictorError,
 } from '../core/errors.js';
 import { ImageLimiter } from '../core/image-limiter.js';
-import { estimatePrice, priceOfResult, type PriceQuote } from '../core/pricing.js';
+import { estimatePrice, type PriceQuote } from '../core/pricing.js';
 import { PATHS } from '../spec/constants.js';
 import { isEditRequest, type EditInput, type GenerationInput, type ImageRequest } from '../spec/request-schemas.js';
-import { ImageResultSchema } from '../spec/result-schemas.js';
 import { parseEditRequest, parseGenerationRequest } from '../spec/validate.js';
 import { endpointURL, normalizeBaseURL } from './base-url.js';
 import { ImageEventStream, type OpenedStream } from './event-stream.js';
-import type { ImageJobResult } from './job-result.js';
+import { resultFromJson, type ImageJobResult, type RequestedJob } from './job-result.js';
 import { backoffDelay, retryAfterFromHeaders, sleep } from './retry-timing.js';
-import { classifyTransportError, send, type RawResponse } from './transport.js';
+import { classifyTransportError, discardBody, send, type RawResponse } from './transport.js';
 
 /** Any logger with pino's call shape (a pino logger or a child of one fits). */
 export interface LoggerLike {
@@ -103,10 +103,12 @@ export class PictorClient {
     } catch (error) {
       throw new ValidationError('baseURL', (error as Error).message);
     }
+    checkApiKey(apiKey, 'apiKey');
+    registerSecret(apiKey);
     this.#apiKey = apiKey;
     this.limiter = options.limiter ?? new ImageLimiter();
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.timeoutMs = checkTimerMs(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs');
+    this.idleTimeoutMs = checkTimerMs(options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, 'idleTimeoutMs');
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#logger = options.logger ?? noopLogger;
     this.#dispatcher = options.dispatcher ?? sharedAgent();
@@ -153,80 +155,56 @@ export class PictorClient {
   }
 
   async #complete(request: ImageRequest, options: RequestOptions): Promise<ImageJobResult> {
-    const controller = linkedController(options.signal);
-    const opened = await this.#open(request, options, controller);
-    const { response } = opened;
+    const link = linkedController(options.signal);
+    const { controller } = link;
     try {
-      let text: string;
+      const opened = await this.#open(request, options, controller);
+      const { response } = opened;
       try {
-        text = await response.body.text();
-      } catch (error) {
-        throw this.#classifyBody(error, controller, options, response);
+        let json: unknown;
+        try {
+          json = await readJsonBody(response.body, request.n, response.requestId);
+        } catch (error) {
+          throw this.#classifyBody(error, controller, options);
+        }
+        return resultFromJson(json, requestedJob(request), response.requestId);
+      } finally {
+        // Closes the connection too when the service sent the whole result but kept it open.
+        discardBody(response.body);
+        opened.release();
       }
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch (cause) {
-        throw new StreamBrokenError('the service answered 200 with a body that is not JSON', { cause, requestId: response.requestId });
-      }
-      const parsed = ImageResultSchema.safeParse(json);
-      if (!parsed.success) {
-        throw new StreamBrokenError('the service answered 200 with an unexpected result shape', {
-          cause: parsed.error,
-          requestId: response.requestId,
-        });
-      }
-      const body = parsed.data;
-      const operation = isEditRequest(request) ? 'edit' : 'generate';
-      const size = body.size ?? request.size;
-      const quality = body.quality ?? request.quality;
-      return {
-        operation,
-        created: body.created,
-        data: body.data.map((d) => ({ b64_json: d.b64_json })),
-        usage: body.usage,
-        size,
-        quality,
-        background: body.background ?? request.background,
-        output_format: body.output_format ?? request.output_format,
-        requestId: response.requestId,
-        cost: priceOfResult({ operation, requested: request, reported: { size, quality }, images: body.data.length }),
-      };
     } finally {
-      opened.release();
+      link.unlink();
     }
   }
 
   #stream(request: ImageRequest, options: RequestOptions): ImageEventStream {
-    const controller = linkedController(options.signal);
-    let response: RawResponse | undefined;
+    const controller = new AbortController();
+    // The caller's signal is followed from the moment the stream is read, so a stream never read leaves no listener behind.
+    let unlink = () => {};
     return new ImageEventStream({
       controller,
-      meta: { operation: isEditRequest(request) ? 'edit' : 'generate', size: request.size, quality: request.quality },
-      open: async () => {
-        const opened = await this.#open(request, options, controller);
-        response = opened.response;
-        return opened;
+      meta: requestedJob(request),
+      open: () => {
+        unlink = linkSignal(controller, options.signal);
+        return this.#open(request, options, controller);
       },
-      classifyBodyError: (error) => this.#classifyBody(error, controller, options, response),
+      classifyBodyError: (error) => this.#classifyBody(error, controller, options),
+      onEnd: () => unlink(),
     });
   }
 
-  #classifyBody(error: unknown, controller: AbortController, options: RequestOptions, response: RawResponse | undefined): PictorError {
-    const classified = classifyTransportError(error, {
+  #classifyBody(error: unknown, controller: AbortController, options: RequestOptions): PictorError {
+    // The answer was arriving, so the request had been sent: a timeout now may be billed.
+    if (error instanceof TimeoutError) return error.afterSending();
+    if (isPictorError(error)) return error;
+    return classifyTransportError(error, {
       signal: controller.signal,
       url: '',
       idleTimeoutMs: options.idleTimeoutMs ?? this.idleTimeoutMs,
       headersTimeoutMs: options.timeoutMs ?? this.timeoutMs,
       phase: 'body',
     });
-    if (classified.code === 'connection_failed') {
-      return new StreamBrokenError('the connection broke while the result was arriving; the job may already be billed, so it is not retried', {
-        cause: error,
-        requestId: response?.requestId,
-      });
-    }
-    return classified;
   }
 
   /**
@@ -241,8 +219,11 @@ export class PictorClient {
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const idleTimeoutMs = options.idleTimeoutMs ?? this.idleTimeoutMs;
     let totalTimer: NodeJS.Timeout | undefined;
+    let deadline = Number.POSITIVE_INFINITY;
     const startTotalTimer = () => {
-      totalTimer ??= setTimeout(() => controller.abort(new TimeoutError('total', timeoutMs)), timeoutMs);
+      if (totalTimer) return;
+      deadline = Date.now() + timeoutMs;
+      totalTimer = setTimeout(() => controller.abort(new TimeoutError('total', timeoutMs)), timeoutMs);
       totalTimer.unref?.();
     };
     const stopTotalTimer = () => clearTimeout(totalTimer);
@@ -280,7 +261,7 @@ export class PictorClient {
           headersTimeoutMs: timeoutMs,
           idleTimeoutMs,
         });
-        if (response.status < 400) return { response, release: done };
+        if (response.status >= 200 && response.status < 300) return { response, release: done };
         error = await this.#errorFrom(response, url);
       } catch (thrown) {
         error = isPictorError(thrown) ? thrown : asAborted(thrown, controller);
@@ -295,13 +276,20 @@ export class PictorClient {
         continue;
       }
       if (error instanceof RateLimitError) {
-        await this.limiter.pause(error.retryAfterMs ?? backoffDelay(attempt));
+        await this.limiter.pause(Math.min(error.retryAfterMs ?? backoffDelay(attempt), MAX_LIMITER_PAUSE_MS));
       }
       if (!isRetryable(error) || attempt >= maxRetries) {
         stopTotalTimer();
         throw error;
       }
       const delayMs = (error instanceof RateLimitError || error.code === 'server_error' ? retryAfterOf(error) : undefined) ?? backoffDelay(attempt);
+      const leftMs = deadline - Date.now();
+      if (delayMs > leftMs) {
+        // Waiting would outlast the request's timeout: say so now rather than sleep into a timeout.
+        stopTotalTimer();
+        error.message = `${error.message}; the service asked to wait ${formatSeconds(delayMs)} before trying again, longer than the ${formatSeconds(Math.max(0, leftMs))} left of the request's timeout`;
+        throw error;
+      }
       this.#logger.warn({ attempt: attempt + 1, delayMs, code: error.code }, 'retrying image request');
       options.onRetry?.({ attempt: attempt + 1, delayMs, error });
       try {
@@ -314,9 +302,31 @@ export class PictorClient {
   }
 
   async #errorFrom(response: RawResponse, url: string): Promise<APIError> {
+    const path = new URL(url).pathname;
+    if (response.status >= 300 && response.status < 400) {
+      discardBody(response.body);
+      const location = response.headers.location;
+      let target = 'no Location given';
+      if (location) {
+        try {
+          const to = new URL(location, url);
+          target = `to ${to.origin}${to.pathname}`;
+        } catch {
+          target = `to ${JSON.stringify(location)}`;
+        }
+      }
+      return makeAPIError({
+        status: response.status,
+        body: { error: { message: `redirect (${target}); redirects are not followed, so check the base URL`, type: 'redirect' } },
+        headers: response.headers,
+        requestId: response.requestId,
+        method: 'POST',
+        url: path,
+      });
+    }
     let rawText = '';
     try {
-      rawText = await response.body.text();
+      rawText = await readBounded(response.body, MAX_ERROR_BODY_BYTES);
     } catch {
       // The error body broke off: classify by status alone.
     }
@@ -334,9 +344,96 @@ export class PictorClient {
       requestId: response.requestId,
       retryAfterMs: retryAfterFromHeaders(response.headers),
       method: 'POST',
-      url: new URL(url).pathname,
+      url: path,
     });
   }
+}
+
+/** Most of an error body that is read; the rest is dropped with the connection. */
+export const MAX_ERROR_BODY_BYTES = 64 * 1024;
+/** Longest a 429 pauses the whole limiter, whatever the header said. */
+const MAX_LIMITER_PAUSE_MS = 5 * 60_000;
+/** Longest delay a Node timer can hold (2^31 − 1 ms); a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Reads at most `limit` bytes of a body as text, then drops the rest (and the connection). */
+async function readBounded(body: RawResponse['body'], limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      const room = limit - size;
+      chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+      size += Math.min(chunk.length, room);
+      if (size >= limit) break;
+    }
+  } finally {
+    discardBody(body);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Reads and parses a JSON result. It is done when the body ends, or as soon as
+ * what has arrived is a whole JSON object holding the `n` images: a server
+ * that sends the result and then keeps the connection open does not hold it
+ * back. A body that is not JSON is a BadResponseError.
+ */
+async function readJsonBody(body: RawResponse['body'], n: number, requestId: string | undefined): Promise<unknown> {
+  const decoder = new TextDecoder();
+  const pieces: string[] = [];
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    const piece = decoder.decode(chunk, { stream: true });
+    pieces.push(piece);
+    // Only a chunk that ends a JSON object can finish it (base64 never holds a brace): try a parse only then.
+    if (/}\s*$/.test(piece)) {
+      const text = pieces.join('');
+      pieces.length = 0;
+      pieces.push(text);
+      try {
+        const json = JSON.parse(text) as { data?: unknown };
+        if (Array.isArray(json.data) && json.data.length >= n) return json;
+      } catch {
+        // Not whole yet.
+      }
+    }
+  }
+  pieces.push(decoder.decode());
+  try {
+    return JSON.parse(pieces.join(''));
+  } catch {
+    // The parser's message quotes the body; it is left out (it may carry anything the server sent).
+    throw new BadResponseError('the service answered 200 with a body that is not JSON', { requestId });
+  }
+}
+
+function requestedJob(request: ImageRequest): RequestedJob {
+  return {
+    operation: isEditRequest(request) ? 'edit' : 'generate',
+    n: request.n,
+    output_format: request.output_format,
+    size: request.size,
+    quality: request.quality,
+    background: request.background,
+  };
+}
+
+function formatSeconds(ms: number): string {
+  return `${Math.ceil(ms / 1000)} s`;
+}
+
+/** A key goes into a header: characters a header cannot carry (a newline from a pasted file) are refused before anything is sent. */
+export function checkApiKey(key: string, param: string): void {
+  if (!/^[\x21-\x7e]+$/.test(key)) {
+    throw new ValidationError(param, `${param} contains characters an HTTP header cannot carry (spaces, newlines or non-ASCII); check for a stray line break`);
+  }
+}
+
+function checkTimerMs(ms: number, param: string): number {
+  if (!Number.isFinite(ms) || ms <= 0 || ms > MAX_TIMER_MS) {
+    throw new ValidationError(param, `${param} must be more than 0 and at most ${MAX_TIMER_MS} ms (about 24.8 days), not ${ms}`);
+  }
+  return ms;
 }
 
 /** Retried: nothing can have been billed. Never moderation, quota, bad input or a broken stream. */
@@ -361,14 +458,24 @@ function asAborted(error: unknown, controller: AbortController): PictorError {
   return new AbortedError('the request was cancelled', { cause: error });
 }
 
-function linkedController(signal: AbortSignal | undefined): AbortController {
+/**
+ * A controller that follows the caller's signal for as long as the request
+ * lives. `unlink` removes the listener from the caller's signal (many requests
+ * may share one), and is called when the request ends, however it ends.
+ */
+function linkedController(signal: AbortSignal | undefined): { controller: AbortController; unlink: () => void } {
   const controller = new AbortController();
-  if (signal) {
-    const forward = () => controller.abort(new AbortedError('the request was cancelled', { cause: signal.reason }));
-    if (signal.aborted) forward();
-    else signal.addEventListener('abort', forward, { once: true });
-  }
-  return controller;
+  return { controller, unlink: linkSignal(controller, signal) };
 }
 
-
+/** Aborts `controller` when `signal` does; returns what removes the listener again. */
+function linkSignal(controller: AbortController, signal: AbortSignal | undefined): () => void {
+  if (!signal) return () => {};
+  const forward = () => controller.abort(new AbortedError('the request was cancelled', { cause: signal.reason }));
+  if (signal.aborted) {
+    forward();
+    return () => {};
+  }
+  signal.addEventListener('abort', forward, { once: true });
+  return () => signal.removeEventListener('abort', forward);
+}

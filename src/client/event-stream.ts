@@ -1,13 +1,10 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { isPictorError, makeAPIError, StreamBrokenError, type PictorError } from '../core/errors.js';
-import {
-  ImageStreamEventSchema,
-  isCompletedEvent,
-  type CompletedEvent,
-  type ImageStreamEvent,
-} from '../spec/result-schemas.js';
-import type { RawResponse } from './transport.js';
-import { resultFromCompleted, type ImageJobResult } from './job-result.js';
+import { BadResponseError, makeAPIError, sanitizeServiceText, StreamBrokenError, type PictorError } from '../core/errors.js';
+import { EVENT_TYPES } from '../spec/constants.js';
+import { problemWithImage } from './check-result.js';
+import { ImageStreamEventSchema, isCompletedEvent, type CompletedEvent, type ImageStreamEvent } from '../spec/result-schemas.js';
+import { discardBody, type RawResponse } from './transport.js';
+import { resultFromBody, resultFromCompleted, type ImageJobResult, type RequestedJob } from './job-result.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
 
 /** What the client hands a stream once the service has answered 200. */
@@ -22,19 +19,27 @@ export interface StreamContext {
   controller: AbortController;
   /** Maps an error thrown while reading the body to our tree. */
   classifyBodyError: (error: unknown) => PictorError;
-  /** What was asked, to price the result. */
-  meta: { operation: 'generate' | 'edit'; size?: string | undefined; quality?: string | undefined };
+  /** What was asked, to check and price the result. */
+  meta: RequestedJob;
+  /** Called once when the stream is done with, however it ended. */
+  onEnd?: (() => void) | undefined;
 }
 
 /**
  * An SSE response as an async iterable of typed events. It can be read once;
  * leaving the loop early aborts the request. Parsing is linear in the stream's
  * size and puts no cap on one event (a whole image is one event).
+ *
+ * The stream is over once `n` completed events have arrived: the connection is
+ * closed then, whether or not the service ends the body. A service that
+ * answers a streamed request with a plain JSON result is accepted too: its
+ * images come as completed events.
  */
 export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
   readonly #ctx: StreamContext;
   #used = false;
   #requestId: string | undefined;
+  #jsonResult: ImageJobResult | undefined;
 
   constructor(ctx: StreamContext) {
     this.#ctx = ctx;
@@ -56,34 +61,75 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     for await (const event of this) {
       if (isCompletedEvent(event)) completed.push(event);
     }
-    return resultFromCompleted(completed, this.#ctx.meta, this.#requestId);
+    return this.#jsonResult ?? resultFromCompleted(completed, this.#ctx.meta, this.#requestId);
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<ImageStreamEvent> {
     if (this.#used) throw new TypeError('an ImageEventStream can be read only once');
     this.#used = true;
-    const { controller } = this.#ctx;
-    const opened = await this.#ctx.open();
+    let opened: OpenedStream;
+    try {
+      opened = await this.#ctx.open();
+    } catch (error) {
+      this.#ctx.onEnd?.();
+      throw error;
+    }
+    const { controller, meta } = this.#ctx;
     const { response } = opened;
     this.#requestId = response.requestId;
     const pending: EventSourceMessage[] = [];
     const parser = createParser({ onEvent: (message) => pending.push(message) });
     const decoder = createUtf8Decoder();
-    const completed: CompletedEvent[] = [];
+    let completedCount = 0;
     let finished = false;
-    let done = false;
+    /** Checks an event before it is handed on; true once all n images are in. */
+    const accept = (event: ImageStreamEvent): boolean => {
+      if (!isCompletedEvent(event)) return false;
+      completedCount++;
+      if (completedCount > meta.n) {
+        throw new BadResponseError(`the service sent completed event ${completedCount} for ${meta.n} image${meta.n === 1 ? '' : 's'} asked for`, {
+          requestId: response.requestId,
+        });
+      }
+      const wrong = problemWithImage(event.b64_json, meta.output_format);
+      if (wrong) throw new BadResponseError(`completed image ${completedCount} ${wrong}`, { requestId: response.requestId, partial: event });
+      return completedCount === meta.n;
+    };
     try {
+      if (isJson(response)) {
+        let text: string;
+        try {
+          text = await response.body.text();
+        } catch (error) {
+          throw this.#ctx.classifyBodyError(error);
+        }
+        const result = resultFromBody(text, meta, response.requestId);
+        this.#jsonResult = result;
+        finished = true;
+        for (const [i, image] of result.data.entries()) yield completedFromResult(result, image.b64_json, i === 0);
+        return;
+      }
+      let done = false;
       try {
         for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
           parser.feed(decoder.push(chunk));
-          while (pending.length) {
+          while (pending.length && !done) {
             const event = this.#toEvent(pending.shift()!, response);
             if (event === 'done') {
               done = true;
               break;
             }
             if (event === null) continue;
-            if (isCompletedEvent(event)) completed.push(event);
+            const allIn = accept(event);
+            if (allIn) {
+              // More completed events already here would be a bad answer; anything else after the last image is not needed.
+              for (const message of pending.splice(0)) {
+                const extra = this.#toEvent(message, response);
+                if (extra !== 'done' && extra !== null) accept(extra);
+              }
+              finished = true;
+              done = true;
+            }
             yield event;
           }
           if (done) break;
@@ -95,50 +141,82 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
             const event = this.#toEvent(message, response);
             if (event === 'done') break;
             if (event === null) continue;
-            if (isCompletedEvent(event)) completed.push(event);
+            if (accept(event)) finished = true;
             yield event;
+            if (finished) break;
           }
         }
       } catch (error) {
-        if (isPictorError(error)) throw error;
+        // Our own errors pass through as they are; a timeout is marked as striking after the request was sent.
         throw this.#ctx.classifyBodyError(error);
       }
-      if (completed.length === 0) {
-        throw new StreamBrokenError('the stream ended before the final image arrived', { requestId: response.requestId });
+      if (!finished) {
+        throw new StreamBrokenError(
+          completedCount === 0
+            ? 'the stream ended before the final image arrived; the job may have been billed, so it was not sent again'
+            : `the stream ended after ${completedCount} of ${meta.n} images; the job may have been billed, so it was not sent again`,
+          { requestId: response.requestId },
+        );
       }
-      finished = true;
     } finally {
       if (!finished && !controller.signal.aborted) controller.abort(new StreamBrokenError('the stream was closed before it ended'));
-      if (!finished) response.body.destroy();
+      // Closes the connection too when the service keeps it open after the last image.
+      discardBody(response.body);
       opened.release();
+      this.#ctx.onEnd?.();
     }
   }
 
   #toEvent(message: EventSourceMessage, response: RawResponse): ImageStreamEvent | 'done' | null {
     const data = message.data;
     if (data === '[DONE]') return 'done';
+    const name = message.event;
+    // Named events we do not know (`ping`, keep-alives) are skipped, whatever their data.
+    if (name !== undefined && name !== 'error' && !isImageEventName(name)) return null;
     let parsed: unknown;
     try {
       parsed = JSON.parse(data);
-    } catch (cause) {
-      throw new StreamBrokenError(`the service sent an event that is not JSON (${message.event ?? 'message'})`, {
-        cause,
+    } catch {
+      throw new StreamBrokenError(`the service sent an event that is not JSON (${sanitizeServiceText(name ?? 'message', 60)}); the job may have been billed, so it was not sent again`, {
         requestId: response.requestId,
       });
     }
-    if (message.event === 'error' || (parsed && typeof parsed === 'object' && 'error' in parsed)) {
+    const errorField = parsed && typeof parsed === 'object' ? (parsed as { error?: unknown }).error : undefined;
+    if (name === 'error' || (errorField !== undefined && errorField !== null)) {
       throw makeAPIError({ status: undefined, body: parsed, headers: response.headers, requestId: response.requestId });
     }
     const result = ImageStreamEventSchema.safeParse(parsed);
     if (!result.success) {
       const type = (parsed as { type?: unknown } | null)?.type;
       // Event types we do not know are skipped, so a newer service does not break the stream.
-      if (typeof type === 'string' && !type.endsWith('.partial_image') && !type.endsWith('.completed')) return null;
-      throw new StreamBrokenError(`the service sent a malformed ${String(type ?? message.event ?? 'event')} event`, {
-        cause: result.error,
-        requestId: response.requestId,
-      });
+      if (typeof type === 'string' && !isImageEventName(type)) return null;
+      throw new StreamBrokenError(
+        `the service sent a malformed ${sanitizeServiceText(String(type ?? name ?? 'event'), 60)} event; the job may have been billed, so it was not sent again`,
+        { cause: result.error, requestId: response.requestId },
+      );
     }
     return result.data;
   }
+}
+
+function isImageEventName(name: string): boolean {
+  return name.endsWith('.partial_image') || name.endsWith('.completed');
+}
+
+function isJson(response: RawResponse): boolean {
+  return /^application\/(.+\+)?json\b/i.test(response.headers['content-type'] ?? '');
+}
+
+/** A completed event made from one image of a plain JSON result (its usage rides on the first one). */
+function completedFromResult(result: ImageJobResult, b64: string, first: boolean): CompletedEvent {
+  return {
+    type: result.operation === 'edit' ? EVENT_TYPES.editCompleted : EVENT_TYPES.generationCompleted,
+    b64_json: b64,
+    created_at: result.created,
+    size: result.size,
+    quality: result.quality,
+    background: result.background,
+    output_format: result.output_format as CompletedEvent['output_format'],
+    usage: first && result.usage ? result.usage : { total_tokens: 0, input_tokens: 0, output_tokens: 0 },
+  };
 }

@@ -1,7 +1,8 @@
 import type { PriceQuote } from '../core/pricing.js';
 import { priceOfResult } from '../core/pricing.js';
-import { StreamBrokenError } from '../core/errors.js';
-import type { CompletedEvent, Usage } from '../spec/result-schemas.js';
+import { BadResponseError, StreamBrokenError } from '../core/errors.js';
+import { ImageResultSchema, type CompletedEvent, type Usage } from '../spec/result-schemas.js';
+import { checkImages, type Expected } from './check-result.js';
 
 /** A finished generation or edit. */
 export interface ImageJobResult {
@@ -22,6 +23,60 @@ export interface ImageJobResult {
 /** The images of a result as bytes. */
 export function decodeImages(result: Pick<ImageJobResult, 'data'>): Buffer[] {
   return result.data.map((d) => Buffer.from(d.b64_json, 'base64'));
+}
+
+/** What was asked, to check and price an answer. */
+export interface RequestedJob extends Expected {
+  operation: 'generate' | 'edit';
+  size: string;
+  quality: string;
+  background: string;
+}
+
+/**
+ * Builds a finished result from the JSON body of a 200 answer, checking that
+ * it holds exactly the images asked for (else BadResponseError, with whatever
+ * images came attached as `partial`).
+ */
+export function resultFromBody(text: string, request: RequestedJob, requestId: string | undefined): ImageJobResult {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // The parser's message quotes the body; it is left out (it may carry anything the server sent).
+    throw new BadResponseError('the service answered 200 with a body that is not JSON', { requestId });
+  }
+  return resultFromJson(json, request, requestId);
+}
+
+/** `resultFromBody` for a body already parsed. */
+export function resultFromJson(json: unknown, request: RequestedJob, requestId: string | undefined): ImageJobResult {
+  const parsed = ImageResultSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new BadResponseError('the service answered 200 with an unexpected result shape', { requestId, cause: parsed.error });
+  }
+  const body = parsed.data;
+  const size = body.size ?? request.size;
+  const quality = body.quality ?? request.quality;
+  const result: ImageJobResult = {
+    operation: request.operation,
+    created: body.created,
+    data: body.data.map((d) => ({ b64_json: d.b64_json })),
+    usage: body.usage,
+    size,
+    quality,
+    background: body.background ?? request.background,
+    output_format: body.output_format ?? request.output_format,
+    requestId,
+    cost: priceOfResult({ operation: request.operation, requested: request, reported: { size, quality }, images: body.data.length }),
+  };
+  checkImages(
+    result.data.map((d) => d.b64_json),
+    request,
+    requestId,
+    () => result,
+  );
+  return result;
 }
 
 /** Builds a finished result from a stream's completed events. */

@@ -1,20 +1,38 @@
 /** Every form of "wait before retrying", parsed in one place. */
 
-const MAX_WAIT_MS = 5 * 60_000;
+/**
+ * An HTTP-date as `retry-after` may carry it (RFC 9110: IMF-fixdate, or the
+ * obsolete RFC 850 and asctime forms). Anything else is not a date, however
+ * leniently `Date.parse` would read it (`-5` and `abc 12` parse as years).
+ */
+const HTTP_DATE = [
+  /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/,
+  /^[A-Z][a-z]+, \d{2}-[A-Z][a-z]{2}-\d{2} \d{2}:\d{2}:\d{2} GMT$/,
+  /^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/,
+];
 
-/** `retry-after-ms`, then `retry-after` (seconds or an HTTP date); undefined when neither says. */
+/**
+ * `retry-after-ms`, then `retry-after` (delay-seconds or an HTTP-date);
+ * undefined when neither says anything valid. Negative, fractional-garbage or
+ * non-numeric values are ignored, so the caller falls back to its backoff.
+ * No upper clamp: a caller compares a long wait with the time it has left.
+ */
 export function retryAfterFromHeaders(headers: Record<string, string>, now = Date.now()): number | undefined {
-  const ms = headers['retry-after-ms'];
-  if (ms !== undefined) {
-    const value = Number.parseFloat(ms);
-    if (Number.isFinite(value) && value >= 0) return Math.min(value, MAX_WAIT_MS);
+  const ms = headers['retry-after-ms']?.trim();
+  if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms)) {
+    const value = Number(ms);
+    if (Number.isFinite(value)) return value;
   }
-  const after = headers['retry-after'];
+  const after = headers['retry-after']?.trim();
   if (after !== undefined) {
-    const seconds = Number.parseFloat(after);
-    if (Number.isFinite(seconds) && /^\s*\d+(\.\d+)?\s*$/.test(after)) return Math.min(Math.max(0, seconds * 1000), MAX_WAIT_MS);
-    const date = Date.parse(after);
-    if (Number.isFinite(date)) return Math.min(Math.max(0, date - now), MAX_WAIT_MS);
+    if (/^\d+(\.\d+)?$/.test(after)) {
+      const seconds = Number(after);
+      if (Number.isFinite(seconds)) return seconds * 1000;
+    }
+    if (HTTP_DATE.some((re) => re.test(after))) {
+      const date = Date.parse(after);
+      if (Number.isFinite(date)) return Math.max(0, date - now);
+    }
   }
   return undefined;
 }

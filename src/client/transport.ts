@@ -1,8 +1,8 @@
 import { Blob } from 'node:buffer';
-import { FormData, request, type Dispatcher } from 'undici';
+import { Agent, Client, Dispatcher, EnvHttpProxyAgent, FormData, getGlobalDispatcher, Pool, ProxyAgent, request } from 'undici';
 import { EDIT_FILE_FIELD, FILE_EXTENSIONS, mimeTypeOf, sniffImageType } from '../spec/index.js';
 import { isEditRequest, wireFields, type ImageRequest } from '../spec/request-schemas.js';
-import { AbortedError, ConnectionError, TimeoutError, type PictorError } from '../core/errors.js';
+import { AbortedError, ConnectionError, sanitizeServiceText, StreamBrokenError, TimeoutError, type PictorError } from '../core/errors.js';
 
 /** One HTTP exchange with the service, as the client sees it. */
 export interface RawResponse {
@@ -23,6 +23,8 @@ export interface SendOptions {
   headersTimeoutMs: number;
   /** Longest silence between two pieces of the body. */
   idleTimeoutMs: number;
+  /** Filled in as the request goes out (to tell later failures that may be billed from ones that cannot). */
+  progress?: SendProgress | undefined;
 }
 
 /** Builds the body: JSON for generations, multipart with `image[]` parts of real content types for edits. */
@@ -48,6 +50,108 @@ export function flattenHeaders(headers: Record<string, string | string[] | undef
   return out;
 }
 
+/**
+ * What became of one request on the wire, as undici reports it to the
+ * request's handler: whether a connection was made for it, and whether any
+ * byte of its body was handed to the socket. This is what decides a retry.
+ */
+export class SendProgress {
+  /** A connection was made and the request was about to be written. */
+  connected = false;
+  /** Bytes of the body handed to the socket. */
+  bodyBytesSent = 0;
+  /** The whole request (head and body) was written. */
+  requestSent = false;
+  /** A response began to arrive. */
+  responseStarted = false;
+
+  /**
+   * The request may have reached the service. With an undici dispatcher of
+   * this package's major, body progress is reported, so a connection that
+   * closed before the first body byte is still safe. With any other
+   * dispatcher (composed interceptors do not pass body progress on), a made
+   * connection counts as sent.
+   */
+  mayHaveReachedService(tracksBody: boolean): boolean {
+    if (this.bodyBytesSent > 0 || this.requestSent || this.responseStarted) return true;
+    return this.connected && !tracksBody;
+  }
+}
+
+/**
+ * Passes every call to an inner dispatcher and reports the request's progress
+ * (connection made, body bytes written) through the handler's own callbacks,
+ * which undici calls on the handler it was given.
+ */
+class ProgressDispatcher extends Dispatcher {
+  readonly #inner: Dispatcher;
+  readonly #progress: SendProgress;
+
+  constructor(inner: Dispatcher, progress: SendProgress) {
+    super();
+    this.#inner = inner;
+    this.#progress = progress;
+  }
+
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    const progress = this.#progress;
+    const legacy = handler as LegacyHandler;
+    const tracked: LegacyHandler = {
+      onConnect: (abort, context) => {
+        progress.connected = true;
+        return legacy.onConnect?.(abort, context);
+      },
+      onBodySent: (chunk) => {
+        progress.bodyBytesSent += chunk.length;
+        return legacy.onBodySent?.(chunk);
+      },
+      onRequestSent: () => {
+        progress.requestSent = true;
+        return legacy.onRequestSent?.();
+      },
+      onResponseStarted: () => {
+        progress.responseStarted = true;
+        return legacy.onResponseStarted?.();
+      },
+      onHeaders: (statusCode, rawHeaders, resume, statusText) => {
+        progress.responseStarted = true;
+        return legacy.onHeaders?.(statusCode, rawHeaders, resume, statusText) ?? true;
+      },
+      onUpgrade: (statusCode, rawHeaders, socket) => legacy.onUpgrade?.(statusCode, rawHeaders, socket),
+      onData: (chunk) => legacy.onData?.(chunk) ?? true,
+      onComplete: (trailers) => legacy.onComplete?.(trailers),
+      onError: (error) => legacy.onError?.(error),
+    };
+    return this.#inner.dispatch(options, tracked as Dispatcher.DispatchHandler);
+  }
+
+  override close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  override destroy(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** The callbacks undici's `request()` gives a dispatcher (its handler style that reports body progress). */
+interface LegacyHandler {
+  onConnect?: (abort: (err?: Error) => void, context?: unknown) => void;
+  onBodySent?: (chunk: Uint8Array) => void;
+  onRequestSent?: () => void;
+  onResponseStarted?: () => void;
+  onHeaders?: (statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string) => boolean;
+  onUpgrade?: (statusCode: number, rawHeaders: Buffer[] | string[] | null, socket: unknown) => void;
+  onData?: (chunk: Buffer) => boolean;
+  onComplete?: (trailers: string[] | null) => void;
+  onError?: (error: Error) => void;
+}
+
+/** Dispatchers of this undici major that hand a request's own handler to the connection, so body progress reaches us. */
+function tracksBodyProgress(dispatcher: Dispatcher): boolean {
+  return dispatcher instanceof Agent || dispatcher instanceof Pool || dispatcher instanceof Client || dispatcher instanceof ProxyAgent || dispatcher instanceof EnvHttpProxyAgent;
+}
+
 export async function send(options: SendOptions): Promise<RawResponse> {
   const { body, contentType } = encodeBody(options.request);
   const headers: Record<string, string> = {
@@ -56,20 +160,31 @@ export async function send(options: SendOptions): Promise<RawResponse> {
     'user-agent': options.userAgent,
   };
   if (contentType) headers['content-type'] = contentType;
+  const inner = options.dispatcher ?? getGlobalDispatcher();
+  const progress = options.progress ?? new SendProgress();
   try {
     const res = await request(options.url, {
       method: 'POST',
       headers,
       body,
       signal: options.signal,
-      dispatcher: options.dispatcher,
+      dispatcher: new ProgressDispatcher(inner, progress),
+      // A fresh connection per request: a reused keep-alive connection that the server (or a proxy) has just closed
+      // fails after the body was written, and such a request may not be sent again. A handshake is cheap next to an image.
+      reset: true,
       headersTimeout: options.headersTimeoutMs,
       bodyTimeout: options.idleTimeoutMs,
     });
     const flat = flattenHeaders(res.headers);
     return { status: res.statusCode, headers: flat, body: res.body, requestId: flat['x-request-id'] };
   } catch (error) {
-    throw classifyTransportError(error, { signal: options.signal, url: options.url, idleTimeoutMs: options.idleTimeoutMs, headersTimeoutMs: options.headersTimeoutMs, phase: 'connect' });
+    throw classifyTransportError(error, {
+      signal: options.signal,
+      url: options.url,
+      idleTimeoutMs: options.idleTimeoutMs,
+      headersTimeoutMs: options.headersTimeoutMs,
+      phase: progress.mayHaveReachedService(tracksBodyProgress(inner)) ? 'sent' : 'connect',
+    });
   }
 }
 
@@ -97,25 +212,50 @@ function errorCode(error: unknown): string | undefined {
   return undefined;
 }
 
+function describeCause(error: unknown): string {
+  const code = errorCode(error);
+  if (code && CONNECTION_CODES.has(code)) return code;
+  return error instanceof Error ? sanitizeServiceText(error.message, 120) : 'unknown error';
+}
+
 /**
  * Maps what undici throws to our tree. `signal.reason` says why we aborted:
- * a TimeoutError (total timeout) or the caller's cancel.
+ * a TimeoutError (total timeout) or the caller's cancel. `phase` says how far
+ * the request got: `connect` (no byte of the body left: safe to send again),
+ * `sent` (the body, or part of it, left before the connection broke: may be
+ * billed) or `body` (the answer was arriving).
  */
 export function classifyTransportError(
   error: unknown,
-  ctx: { signal: AbortSignal; url: string; idleTimeoutMs: number; headersTimeoutMs: number; phase: 'connect' | 'body' },
+  ctx: { signal: AbortSignal; url: string; idleTimeoutMs: number; headersTimeoutMs: number; phase: 'connect' | 'sent' | 'body' },
 ): PictorError {
+  const sent = ctx.phase !== 'connect';
   if (ctx.signal.aborted) {
     const reason: unknown = ctx.signal.reason;
-    if (reason instanceof TimeoutError || reason instanceof AbortedError) return reason;
+    if (reason instanceof TimeoutError) return sent ? reason.afterSending() : reason;
+    if (reason instanceof AbortedError) return reason;
     return new AbortedError('the request was cancelled', { cause: reason });
   }
   const code = errorCode(error);
-  if (code === 'UND_ERR_BODY_TIMEOUT') return new TimeoutError('idle', ctx.idleTimeoutMs, { cause: error });
-  if (code === 'UND_ERR_HEADERS_TIMEOUT') return new TimeoutError('total', ctx.headersTimeoutMs, { cause: error });
+  if (code === 'UND_ERR_BODY_TIMEOUT') return new TimeoutError('idle', ctx.idleTimeoutMs, { cause: error, mayBeBilled: true });
+  if (code === 'UND_ERR_HEADERS_TIMEOUT') return new TimeoutError('total', ctx.headersTimeoutMs, { cause: error, mayBeBilled: true });
   if (ctx.phase === 'body') {
-    return new ConnectionError('the connection broke while the response was arriving', { cause: error, url: ctx.url });
+    return new StreamBrokenError(`the connection broke while the result was arriving (${describeCause(error)}); the job may have been billed, so it was not sent again`, {
+      cause: error,
+    });
   }
-  const what = code && CONNECTION_CODES.has(code) ? code : error instanceof Error ? error.message : 'unknown error';
-  return new ConnectionError(`could not reach the image service at ${new URL(ctx.url).origin} (${what})`, { cause: error, url: ctx.url });
+  if (ctx.phase === 'sent') {
+    return new StreamBrokenError(
+      `the connection broke after the request was sent and before any answer (${describeCause(error)}); the job may have been billed, so it was not sent again`,
+      { cause: error },
+    );
+  }
+  return new ConnectionError(`could not reach the image service at ${new URL(ctx.url).origin} (${describeCause(error)})`, { cause: error, url: ctx.url });
+}
+
+/** Drops a response body (and its connection, unless it was read to the end); the abort this causes is expected, not an error. */
+export function discardBody(body: RawResponse['body']): void {
+  if (body.destroyed) return;
+  body.on('error', () => {});
+  body.destroy();
 }

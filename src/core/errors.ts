@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'timeout',
   'aborted',
   'stream_broken',
+  'bad_response',
 ] as const;
 
 export type PictorErrorCode = (typeof ERROR_CODES)[number];
@@ -26,10 +27,63 @@ export class PictorError extends Error {
   readonly code: PictorErrorCode;
 
   constructor(code: PictorErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(redactSecrets(message), options);
     this.code = code;
     this.name = new.target.name;
   }
+}
+
+/**
+ * Secret values (API keys) that must never appear in an error. A client
+ * registers its key here when it is made, so an error built anywhere in the
+ * process — even from a server that echoes the key back — is scrubbed.
+ */
+const knownSecrets = new Set<string>();
+
+/** Keys shorter than this are not scrubbed by value (too likely to hit ordinary words). */
+const MIN_SECRET_LENGTH = 6;
+
+export function registerSecret(secret: string | undefined): void {
+  if (secret && secret.length >= MIN_SECRET_LENGTH) knownSecrets.add(secret);
+}
+
+/** Anything shaped like a credential, even one never registered: Bearer values and `sk-…` style keys. */
+const CREDENTIAL_PATTERNS: readonly RegExp[] = [
+  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi,
+  /\b(authorization)(["']?\s*[:=]\s*["']?)[^\s"',}]+/gi,
+  /\bsk-[A-Za-z0-9_-]{6,}/g,
+];
+
+/** Replaces registered secrets and anything credential-shaped with `[redacted]`. */
+export function redactSecrets(text: string): string {
+  let out = text;
+  for (const secret of knownSecrets) {
+    if (out.includes(secret)) out = out.split(secret).join('[redacted]');
+  }
+  return out
+    .replace(CREDENTIAL_PATTERNS[0]!, '$1 [redacted]')
+    .replace(CREDENTIAL_PATTERNS[1]!, '$1$2[redacted]')
+    .replace(CREDENTIAL_PATTERNS[2]!, 'sk-[redacted]');
+}
+
+/** Longest piece of server-provided text kept in an error message. */
+export const MAX_SERVICE_TEXT = 300;
+
+/**
+ * Server-provided text made safe to print: secrets redacted, ANSI escapes and
+ * control characters removed, whitespace collapsed, cut to a sane length.
+ */
+export function sanitizeServiceText(text: string, maxLength = MAX_SERVICE_TEXT): string {
+  const cleaned = redactSecrets(
+    text
+      // eslint-disable-next-line no-control-regex
+      .replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)?|\u001b[@-_]?/g, '')
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]+/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim(),
+  );
+  return cleaned.length > maxLength ? `${cleaned.slice(0, maxLength)}…` : cleaned;
 }
 
 /** Input that breaks a rule of the spec. Raised before anything is sent. */
@@ -74,7 +128,7 @@ export class APIError extends PictorError {
   constructor(code: PictorErrorCode, message: string, details: APIErrorDetails) {
     super(code, message, { cause: details.cause });
     this.status = details.status;
-    this.headers = details.headers ?? {};
+    this.headers = Object.fromEntries(Object.entries(details.headers ?? {}).map(([k, v]) => [k, redactSecrets(v)]));
     this.requestId = details.requestId;
     this.serviceCode = details.serviceCode;
     this.serviceType = details.serviceType;
@@ -101,7 +155,7 @@ export class RateLimitError extends APIError {
 export class QuotaExhaustedError extends APIError {}
 export class ServerError extends APIError {}
 
-/** No answer could be had: DNS, refused or reset connection before any response. */
+/** The request never reached the service (DNS, refused connection, connect timeout, closed before the body left): safe to send again. */
 export class ConnectionError extends PictorError {
   readonly url: string | undefined;
   constructor(message: string, options: { cause?: unknown; url?: string } = {}) {
@@ -114,16 +168,20 @@ export class TimeoutError extends PictorError {
   /** `idle`: nothing arrived for too long; `total`: the whole request took too long. */
   readonly kind: 'idle' | 'total';
   readonly timeoutMs: number;
-  constructor(kind: 'idle' | 'total', timeoutMs: number, options: { cause?: unknown } = {}) {
-    super(
-      'timeout',
-      kind === 'idle'
-        ? `the service sent nothing for ${Math.round(timeoutMs / 1000)} s`
-        : `the request took longer than ${Math.round(timeoutMs / 1000)} s`,
-      options,
-    );
+  /** The request had been sent when time ran out: the job may be billed, so it is not sent again. */
+  readonly mayBeBilled: boolean;
+  constructor(kind: 'idle' | 'total', timeoutMs: number, options: { cause?: unknown; mayBeBilled?: boolean } = {}) {
+    const what =
+      kind === 'idle' ? `the service sent nothing for ${Math.round(timeoutMs / 1000)} s` : `the request took longer than ${Math.round(timeoutMs / 1000)} s`;
+    super('timeout', options.mayBeBilled ? `${what}; the request had been sent, so the job may have been billed and was not sent again` : what, options);
     this.kind = kind;
     this.timeoutMs = timeoutMs;
+    this.mayBeBilled = options.mayBeBilled ?? false;
+  }
+
+  /** The same timeout, known to have struck after the request was sent. */
+  afterSending(): TimeoutError {
+    return this.mayBeBilled ? this : new TimeoutError(this.kind, this.timeoutMs, { cause: this.cause, mayBeBilled: true });
   }
 }
 
@@ -139,6 +197,23 @@ export class StreamBrokenError extends PictorError {
   constructor(message: string, options: { cause?: unknown; requestId?: string | undefined } = {}) {
     super('stream_broken', message, { cause: options.cause });
     this.requestId = options.requestId;
+  }
+}
+
+/**
+ * The service answered 200 with something that is not what was asked: no
+ * images, too few or too many, bytes that are not an image of the requested
+ * format, more `completed` events than images. The job may have been billed,
+ * so it is never sent again.
+ */
+export class BadResponseError extends PictorError {
+  readonly requestId: string | undefined;
+  /** What did arrive (for example the images of a result with too many or too few), so a paid image is not lost. */
+  readonly partial: unknown;
+  constructor(message: string, options: { cause?: unknown; requestId?: string | undefined; partial?: unknown } = {}) {
+    super('bad_response', `${message}; the job may have been billed, so it was not sent again`, { cause: options.cause });
+    this.requestId = options.requestId;
+    this.partial = options.partial;
   }
 }
 
@@ -168,19 +243,20 @@ export function makeAPIError(input: {
   url?: string | undefined;
 }): APIError {
   const err = extractErrorObject(input.body);
-  const serviceCode = err?.code ?? undefined;
-  const serviceType = err?.type ?? undefined;
+  const serviceCode = err?.code == null ? undefined : sanitizeServiceText(err.code, 100);
+  const serviceType = err?.type == null ? undefined : sanitizeServiceText(err.type, 100);
   const details: APIErrorDetails = {
     status: input.status,
     headers: input.headers,
     requestId: input.requestId,
     serviceCode,
     serviceType,
-    param: err?.param ?? undefined,
+    param: err?.param == null ? undefined : sanitizeServiceText(err.param, 100),
   };
   const where = input.method && input.url ? ` (${input.method} ${input.url})` : '';
   const statusText = input.status === undefined ? 'error' : `${input.status}`;
-  const serviceMessage = err?.message ?? summarizeText(input.rawText);
+  const rawMessage = err?.message ?? summarizeText(input.rawText);
+  const serviceMessage = rawMessage === undefined ? undefined : sanitizeServiceText(rawMessage) || undefined;
   const message = `${statusText}${serviceMessage ? ` ${serviceMessage}` : ' (no error details in the response)'}${where}`;
 
   if (serviceCode === 'moderation_blocked' || serviceType === 'image_generation_user_error') {
@@ -226,10 +302,6 @@ function extractErrorObject(body: unknown): { message?: string; type?: string | 
 
 function summarizeText(text: string | undefined): string | undefined {
   if (!text) return undefined;
-  const stripped = text
-    .replace(/<[^>]*>/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-  if (!stripped) return undefined;
-  return stripped.length > 200 ? `${stripped.slice(0, 200)}…` : stripped;
+  const stripped = sanitizeServiceText(text.slice(0, 64 * 1024).replace(/<[^>]*>/g, ' '), 200);
+  return stripped || undefined;
 }

@@ -177,7 +177,7 @@ describe('errors', () => {
     expect(await response.json()).toMatchObject({ error: { param: 'size', type: 'invalid_request_error' } });
   });
 
-  it.each(['server_error', 'service_unavailable', 'reset_before_response', 'rate_limited'] as const)(
+  it.each(['server_error', 'service_unavailable', 'rate_limited'] as const)(
     'retries %s, which cannot have been billed, and succeeds',
     async (fault) => {
       env.emulator.injectFault(fault);
@@ -188,6 +188,13 @@ describe('errors', () => {
       expect(env.emulator.requests.length).toBe(2);
     },
   );
+
+  it('never resends a request whose connection was reset after it was sent', async () => {
+    env.emulator.injectFault('reset_before_response');
+    const error = await env.client().generate({ prompt: 'x', quality: 'low' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'stream_broken', message: expect.stringMatching(/may have been billed/) });
+    expect(env.emulator.requests).toHaveLength(1);
+  });
 
   it('gives up after maxRetries and reports the last failure', async () => {
     env.emulator.injectFault('server_error', { count: 5 });

@@ -21,8 +21,17 @@ describe('retry timing', () => {
     expect(retryAfterFromHeaders({ 'retry-after': 'soon' })).toBeUndefined();
   });
 
-  it('caps a very long wait at five minutes', () => {
-    expect(retryAfterFromHeaders({ 'retry-after': '86400' })).toBe(300_000);
+  it('reports a very long wait as it is, for the caller to weigh against its timeout', () => {
+    expect(retryAfterFromHeaders({ 'retry-after': '86400' })).toBe(86_400_000);
+  });
+
+  it.each(['-5', 'abc 12', '12abc', '1e3', '', ' ', 'NaN', 'Infinity', '-1.5'])('ignores the garbage retry-after %j', (value) => {
+    expect(retryAfterFromHeaders({ 'retry-after': value })).toBeUndefined();
+    expect(retryAfterFromHeaders({ 'retry-after-ms': value })).toBeUndefined();
+  });
+
+  it('falls back from a garbage retry-after-ms to a valid retry-after', () => {
+    expect(retryAfterFromHeaders({ 'retry-after-ms': '-5', 'retry-after': '3' })).toBe(3000);
   });
 
   it('backs off exponentially from half a second to eight seconds, with jitter taken off', () => {

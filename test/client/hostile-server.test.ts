@@ -1,0 +1,410 @@
+import { getEventListeners } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { decodeImages, isCompletedEvent, PictorClient, type ImageStreamEvent, type PictorClientOptions } from '../../src/index.js';
+import { makeImage } from '../helpers/images.js';
+import { useEmulator } from '../helpers/emulator.js';
+import { head, misbehavingServer, sse, type MisbehavingServer, type SeenRequest } from './misbehaving-server.js';
+
+/**
+ * The client against servers that break the rules on purpose. Each server
+ * counts the requests it saw: wherever the first may have been billed, it must
+ * see exactly one.
+ */
+
+const KEY = 'sk-proj-Z9y8X7w6V5u4T3s2R1q0';
+let server: MisbehavingServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function serve(onRequest: (request: SeenRequest) => void | Promise<void>): Promise<MisbehavingServer> {
+  server = await misbehavingServer(onRequest);
+  return server;
+}
+
+function clientOf(s: MisbehavingServer, extra: PictorClientOptions = {}): PictorClient {
+  return new PictorClient({ baseURL: s.url, apiKey: KEY, maxRetries: 2, ...extra });
+}
+
+const png = (await makeImage('png', 8, 8)).slice();
+const jpeg = (await makeImage('jpeg', 8, 8)).slice();
+const PNG_B64 = Buffer.from(png).toString('base64');
+const JPEG_B64 = Buffer.from(jpeg).toString('base64');
+
+function resultBody(images: string[]): string {
+  return JSON.stringify({ created: 1, data: images.map((b64_json) => ({ b64_json })), usage: { total_tokens: 3, input_tokens: 1, output_tokens: 2 } });
+}
+
+function completed(b64 = PNG_B64, extra: Record<string, unknown> = {}) {
+  return {
+    type: 'image_generation.completed',
+    b64_json: b64,
+    created_at: 1,
+    size: '1024x1024',
+    quality: 'low',
+    background: 'opaque',
+    output_format: 'png',
+    usage: { total_tokens: 3, input_tokens: 1, output_tokens: 2 },
+    ...extra,
+  };
+}
+
+const SSE_HEAD = head(200, { 'content-type': 'text/event-stream', 'transfer-encoding': 'chunked' });
+/** One chunk of a chunked body. */
+const chunk = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+
+async function failureOf(promise: Promise<unknown>): Promise<Error & Record<string, unknown>> {
+  return promise.then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (error: Error & Record<string, unknown>) => error,
+  );
+}
+
+describe('a request that may have reached the service is sent once', () => {
+  it('does not resend after the connection is reset once the whole body was written', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.resetAndDestroy();
+    });
+    const error = await failureOf(clientOf(s).generate({ prompt: 'x' }));
+    expect(error).toMatchObject({ code: 'stream_broken', message: expect.stringMatching(/may have been billed; not sent again|may have been billed, so it was not sent again/) });
+    expect(s.requests).toBe(1);
+  });
+
+  it('does not resend when a proxy resets the connection a while after the request', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      setTimeout(() => req.socket.resetAndDestroy(), 1500);
+    });
+    const error = await failureOf(clientOf(s).generate({ prompt: 'x' }));
+    expect(error).toMatchObject({ code: 'stream_broken' });
+    expect(s.requests).toBe(1);
+  });
+
+  it('does not resend when the server closes the connection without answering', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end();
+    });
+    const error = await failureOf(clientOf(s).generate({ prompt: 'x' }));
+    expect(error).toMatchObject({ code: 'stream_broken' });
+    expect(s.requests).toBe(1);
+  });
+
+  it('reports a 413 sent while a 16-image upload is still being written as that answer, sent once', async () => {
+    const big = Buffer.concat([png, Buffer.alloc(2 * 1024 * 1024)]);
+    const s = await serve((req) => {
+      req.socket.write(
+        head(413, { 'content-type': 'application/json', connection: 'close' }, JSON.stringify({ error: { message: 'Request entity too large', type: 'invalid_request_error', code: null, param: null } })),
+      );
+      req.socket.resetAndDestroy();
+    });
+    const image = Array.from({ length: 16 }, () => ({ data: big }));
+    const error = await failureOf(clientOf(s).edit({ prompt: 'x', image }));
+    expect(error).toMatchObject({ code: 'bad_request', status: 413 });
+    expect(error.message).toMatch(/too large/);
+    expect(s.requests).toBe(1);
+  });
+
+  it('does not resend a streamed request whose connection breaks before the first event', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.write(SSE_HEAD);
+      setTimeout(() => req.socket.resetAndDestroy(), 50);
+    });
+    const error = await failureOf(clientOf(s).generateStream({ prompt: 'x' }).finalResult());
+    expect(error).toMatchObject({ code: 'stream_broken' });
+    expect(s.requests).toBe(1);
+  });
+
+  it('retries a refused connection, which cannot have reached the service', async () => {
+    const s = await serve(() => {});
+    const url = s.url;
+    await s.close();
+    server = undefined;
+    const retries: string[] = [];
+    const client = new PictorClient({ baseURL: url, apiKey: KEY, maxRetries: 2 });
+    const error = await failureOf(client.generate({ prompt: 'x' }, { onRetry: ({ error: e }) => retries.push(e.code) }));
+    expect(error).toMatchObject({ code: 'connection_failed' });
+    expect(retries).toEqual(['connection_failed', 'connection_failed']);
+  });
+
+  it('retries a name that does not resolve', async () => {
+    const retries: string[] = [];
+    const client = new PictorClient({ baseURL: 'http://pictor-test.invalid', apiKey: KEY, maxRetries: 1 });
+    const error = await failureOf(client.generate({ prompt: 'x' }, { onRetry: ({ error: e }) => retries.push(e.code) }));
+    expect(error).toMatchObject({ code: 'connection_failed' });
+    expect(retries).toEqual(['connection_failed']);
+  });
+
+  it('says a timeout after the request was sent may be billed, and sends it once', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+    });
+    const error = await failureOf(clientOf(s, { timeoutMs: 400 }).generate({ prompt: 'x' }));
+    expect(error).toMatchObject({ code: 'timeout', mayBeBilled: true });
+    expect(error.message).toMatch(/may have been billed/);
+    expect(s.requests).toBe(1);
+  });
+});
+
+describe('a job is done when its images are in', () => {
+  it('says a stream that runs out of time after it started may be billed', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.write(SSE_HEAD + chunk(sse('image_generation.partial_image', { ...completed(), type: 'image_generation.partial_image', partial_image_index: 0, usage: undefined })));
+    });
+    const error = await failureOf(clientOf(s, { timeoutMs: 500, idleTimeoutMs: 60_000 }).generateStream({ prompt: 'x', partial_images: 1 }).finalResult());
+    expect(error).toMatchObject({ code: 'timeout', kind: 'total', mayBeBilled: true });
+    expect(error.message).toMatch(/may have been billed/);
+    expect(s.requests).toBe(1);
+  });
+
+
+  it('ends a stream at its last completed event although the server keeps the connection open', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.write(SSE_HEAD + chunk(sse('image_generation.completed', completed())) + chunk(sse('image_generation.completed', completed())));
+    });
+    const events: ImageStreamEvent[] = [];
+    for await (const event of clientOf(s, { idleTimeoutMs: 60_000 }).generateStream({ prompt: 'x', n: 2 })) events.push(event);
+    expect(events.filter(isCompletedEvent)).toHaveLength(2);
+    await expect.poll(() => s.openRequestConnections).toBe(0);
+    expect(s.requests).toBe(1);
+    expect(s.requests).toBe(1);
+  });
+
+  it('gives the final result of such a stream at once', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.write(SSE_HEAD + chunk(sse('image_generation.completed', completed())));
+    });
+    const result = await clientOf(s, { idleTimeoutMs: 60_000 }).generateStream({ prompt: 'x' }).finalResult();
+    expect(decodeImages(result)[0]).toEqual(Buffer.from(png));
+    await expect.poll(() => s.openRequestConnections).toBe(0);
+    expect(s.requests).toBe(1);
+  });
+
+  it('ends a plain result whose body is whole although the server never ends it', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.write(head(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }) + chunk(resultBody([PNG_B64])));
+    });
+    const result = await clientOf(s, { idleTimeoutMs: 60_000 }).generate({ prompt: 'x' });
+    expect(result.data).toHaveLength(1);
+    await expect.poll(() => s.openRequestConnections).toBe(0);
+    expect(s.requests).toBe(1);
+  });
+});
+
+describe('a key the server echoes back is never shown', () => {
+  it.each([KEY, 'pictor-live-0123456789abcdef'])('scrubs %s from the message, toString, stack and headers of a 401', async (key) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      const auth = req.headers.authorization ?? '';
+      req.socket.end(
+        head(
+          401,
+          { 'content-type': 'application/json', 'x-echo': auth },
+          JSON.stringify({ error: { message: `Incorrect API key provided: ${key}. You passed ${auth}.`, type: 'invalid_request_error', code: 'invalid_api_key' } }),
+        ),
+      );
+    });
+    const error = await failureOf(new PictorClient({ baseURL: s.url, apiKey: key }).generate({ prompt: 'x' }));
+    expect(error).toMatchObject({ code: 'authentication_failed', status: 401 });
+    const everything = [error.message, String(error), error.stack, JSON.stringify(error), JSON.stringify(error.headers)].join('\n');
+    expect(everything).not.toContain(key);
+    expect(everything).not.toContain(key.slice(6));
+    expect(error.message).toContain('[redacted]');
+  });
+});
+
+describe('an answer that is not what was asked is a bad_response, never retried', () => {
+  it.each([
+    ['no images', resultBody([])],
+    ['fewer images than asked', resultBody([PNG_B64])],
+    ['more images than asked', resultBody([PNG_B64, PNG_B64, PNG_B64])],
+    ['something that is not base64', resultBody(['not base64!', PNG_B64])],
+    ['base64 that is not an image', resultBody([Buffer.from('hello world, no image here').toString('base64'), PNG_B64])],
+    ['a JPEG when PNG was asked', resultBody([JPEG_B64, PNG_B64])],
+    ['a body that is not JSON', 'Internal Server Error, but 200'],
+  ])('rejects %s', async (_what, body) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, { 'content-type': 'application/json' }, body));
+    });
+    const error = await failureOf(clientOf(s).generate({ prompt: 'x', n: 2 }));
+    expect(error).toMatchObject({ code: 'bad_response', message: expect.stringMatching(/may have been billed/) });
+    expect(s.requests).toBe(1);
+  });
+
+  it('keeps the images that did come on the error, so a paid image is not lost', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, { 'content-type': 'application/json' }, resultBody([PNG_B64])));
+    });
+    const error = await failureOf(clientOf(s).generate({ prompt: 'x', n: 2 }));
+    expect(error).toMatchObject({ code: 'bad_response', partial: { data: [{ b64_json: PNG_B64 }] } });
+  });
+
+  it('rejects more completed events than images asked for', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(SSE_HEAD + chunk([1, 2, 3].map(() => sse('image_generation.completed', completed())).join('')) + chunk(''));
+    });
+    const error = await failureOf(clientOf(s).generateStream({ prompt: 'x', n: 1 }).finalResult());
+    expect(error).toMatchObject({ code: 'bad_response' });
+    expect(s.requests).toBe(1);
+  });
+
+  it('rejects a completed event whose image is not of the requested format', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(SSE_HEAD + chunk(sse('image_generation.completed', completed(JPEG_B64))) + chunk(''));
+    });
+    const error = await failureOf(clientOf(s).generateStream({ prompt: 'x' }).finalResult());
+    expect(error).toMatchObject({ code: 'bad_response' });
+  });
+
+  it('names the target of a redirect and does not follow or resend it', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(302, { location: 'https://elsewhere.example/v1/images/generations?token=abc' }, ''));
+    });
+    const error = await failureOf(clientOf(s).generate({ prompt: 'x' }));
+    expect(error).toMatchObject({ code: 'api_error', status: 302 });
+    expect(error.message).toContain('https://elsewhere.example/v1/images/generations');
+    expect(error.message).not.toContain('token=abc');
+    expect(s.requests).toBe(1);
+  });
+});
+
+describe('an answer within the rules but out of the ordinary is accepted', () => {
+  it('takes a completed event with "error": null as a success, and skips unknown untyped events', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(SSE_HEAD + chunk(sse('ping', '') + sse('ping', {}) + sse('image_generation.completed', completed(PNG_B64, { error: null }))) + chunk(''));
+    });
+    const result = await clientOf(s).generateStream({ prompt: 'x' }).finalResult();
+    expect(result.data).toHaveLength(1);
+  });
+
+  it('takes a plain JSON answer to a streamed request as the result', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, { 'content-type': 'application/json' }, resultBody([PNG_B64, PNG_B64])));
+    });
+    const stream = clientOf(s).generateStream({ prompt: 'x', n: 2 });
+    const events: ImageStreamEvent[] = [];
+    for await (const event of stream) events.push(event);
+    expect(events.map((e) => e.type)).toEqual(['image_generation.completed', 'image_generation.completed']);
+    const again = await clientOf(s).generateStream({ prompt: 'x', n: 2 }).finalResult();
+    expect(again).toMatchObject({ data: [{ b64_json: PNG_B64 }, { b64_json: PNG_B64 }], usage: { total_tokens: 3 } });
+  });
+});
+
+describe('what a server sends in an error is bounded and cleaned', () => {
+  it('reads at most 64 KiB of a huge error body and prints a short message', async () => {
+    let written = 0;
+    const s = await serve(async (req) => {
+      await req.body();
+      const socket = req.socket;
+      socket.write(head(400, { 'content-type': 'application/json', 'content-length': 50 * 1024 * 1024 }));
+      socket.write('{"error":{"type":"invalid_request_error","message":"');
+      const piece = Buffer.alloc(64 * 1024, 'A');
+      const pump = () => {
+        while (written < 50 * 1024 * 1024 && !socket.destroyed) {
+          written += piece.length;
+          if (!socket.write(piece)) return void socket.once('drain', pump);
+        }
+      };
+      pump();
+    });
+    const error = await failureOf(clientOf(s).generate({ prompt: 'x' }));
+    expect(error).toMatchObject({ code: 'bad_request', status: 400 });
+    expect(error.message.length).toBeLessThan(500);
+    await expect.poll(() => s.openRequestConnections).toBe(0);
+    expect(s.requests).toBe(1);
+    expect(written).toBeLessThan(20 * 1024 * 1024);
+  });
+
+  it('strips ANSI escapes and control characters from the service message', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      const message = '\u001b[2J\u001b[31mdanger\u001b[0m\u0007 line\r\nbreak \u001b]0;title\u0007end';
+      req.socket.end(head(400, { 'content-type': 'application/json' }, JSON.stringify({ error: { message, type: 'invalid_request_error' } })));
+    });
+    const error = await failureOf(clientOf(s).generate({ prompt: 'x' }));
+    // eslint-disable-next-line no-control-regex
+    expect(error.message).not.toMatch(/[\u0000-\u001f\u007f]/);
+    expect(error.message).toContain('danger line break end');
+  });
+});
+
+describe('retry-after', () => {
+  it.each(['-5', 'abc 12'])('ignores %j and backs off instead', async (value) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      if (s.requests === 1) req.socket.end(head(503, { 'retry-after': value, 'content-type': 'application/json' }, '{"error":{"message":"busy","type":"server_error"}}'));
+      else req.socket.end(head(200, { 'content-type': 'application/json' }, resultBody([PNG_B64])));
+    });
+    const delays: number[] = [];
+    await clientOf(s).generate({ prompt: 'x' }, { onRetry: ({ delayMs }) => delays.push(delayMs) });
+    expect(delays).toHaveLength(1);
+    expect(delays[0]).toBeGreaterThanOrEqual(375);
+    expect(delays[0]).toBeLessThanOrEqual(500);
+  });
+
+  it('fails at once, naming the wait, when the service asks to wait longer than the timeout leaves', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(503, { 'retry-after': '600', 'content-type': 'application/json' }, '{"error":{"message":"busy","type":"server_error"}}'));
+    });
+    const started = Date.now();
+    const error = await failureOf(clientOf(s, { timeoutMs: 60_000 }).generate({ prompt: 'x' }));
+    expect(error).toMatchObject({ code: 'server_error', status: 503 });
+    expect(error.message).toMatch(/wait 600 s/);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(s.requests).toBe(1);
+  });
+});
+
+describe('a caller signal shared by many requests', () => {
+  const env = useEmulator();
+
+  it('keeps no listener on the signal once the requests are over (no MaxListenersExceededWarning)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const controller = new AbortController();
+      const client = env.client();
+      for (let i = 0; i < 15; i++) await client.generate({ prompt: `shared ${i}`, quality: 'low' }, { signal: controller.signal });
+      for (let i = 0; i < 3; i++) await client.generateStream({ prompt: `streamed ${i}`, quality: 'low' }, { signal: controller.signal }).finalResult();
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('adds no listener for a stream that is made but never read', () => {
+    const controller = new AbortController();
+    for (let i = 0; i < 15; i++) env.client().generateStream({ prompt: `unread ${i}` }, { signal: controller.signal });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('still cancels a running request through that signal', async () => {
+    env.emulator.configure({ latencyMs: 2000 });
+    const controller = new AbortController();
+    const pending = env.client().generate({ prompt: 'x' }, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 100);
+    await expect(pending).rejects.toMatchObject({ code: 'aborted' });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+});

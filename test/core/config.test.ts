@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_TIMEOUT_SECONDS, readCoreConfig } from '../../src/config.js';
+import { PictorClient, ValidationError } from '../../src/index.js';
+
+/** src/config.ts: the core's settings, read once at an entry point. */
+describe('core config', () => {
+  const base = { PICTOR_BASE_URL: 'https://images.example.com', PICTOR_API_KEY: 'sk-test-0123456789' };
+
+  it('takes the longest timeout a timer can hold', () => {
+    expect(readCoreConfig({ ...base, PICTOR_TIMEOUT_SECONDS: String(MAX_TIMEOUT_SECONDS) }).timeoutMs).toBeLessThanOrEqual(2 ** 31 - 1);
+  });
+
+  it.each(['2147484', '1e12', 'Infinity'])('refuses PICTOR_TIMEOUT_SECONDS=%s, which a timer cannot hold, naming the variable', (value) => {
+    expect(() => readCoreConfig({ ...base, PICTOR_TIMEOUT_SECONDS: value })).toThrow(ValidationError);
+    expect(() => readCoreConfig({ ...base, PICTOR_TIMEOUT_SECONDS: value })).toThrow(expect.objectContaining({ param: 'PICTOR_TIMEOUT_SECONDS' }));
+  });
+
+  it.each([
+    ['a line break inside', 'sk-abc\ndef-0123456789'],
+    ['a space inside', 'sk-abc def-0123456789'],
+    ['a non-ASCII character', 'sk-abcé-0123456789'],
+    ['a NUL byte', 'sk-abc\u0000def-0123456789'],
+  ])('refuses a PICTOR_API_KEY with %s, naming the variable and not the key', (_what, key) => {
+    let error: unknown;
+    try {
+      readCoreConfig({ ...base, PICTOR_API_KEY: key });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error).toMatchObject({ code: 'validation_error', param: 'PICTOR_API_KEY' });
+    expect((error as Error).message).not.toContain('0123456789');
+  });
+
+  it('still tolerates a trailing line break (as a file read with a newline has)', () => {
+    expect(readCoreConfig({ ...base, PICTOR_API_KEY: 'sk-test-0123456789\n' }).apiKey).toBe('sk-test-0123456789');
+  });
+});
+
+describe('client options checked like the config', () => {
+  it('refuses a key a header cannot carry', () => {
+    expect(() => new PictorClient({ baseURL: 'http://127.0.0.1:1', apiKey: 'sk-a\nb-0123456789' })).toThrow(expect.objectContaining({ code: 'validation_error', param: 'apiKey' }));
+  });
+
+  it('refuses a timeout a timer cannot hold', () => {
+    expect(() => new PictorClient({ baseURL: 'http://127.0.0.1:1', apiKey: 'k', timeoutMs: 2 ** 31 })).toThrow(expect.objectContaining({ param: 'timeoutMs' }));
+  });
+});

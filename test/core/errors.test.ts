@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import {
+  BadResponseError,
+  ConnectionError,
+  makeAPIError,
+  redactSecrets,
+  registerSecret,
+  sanitizeServiceText,
+  StreamBrokenError,
+  TimeoutError,
+} from '../../src/index.js';
+
+describe('errors never carry a secret', () => {
+  it('redacts a registered key wherever it appears in a message', () => {
+    registerSecret('plain-registered-key-42');
+    const error = new StreamBrokenError('the server said plain-registered-key-42 twice: plain-registered-key-42');
+    expect(error.message).not.toContain('plain-registered-key-42');
+    expect(String(error)).not.toContain('plain-registered-key-42');
+    expect(error.stack).not.toContain('plain-registered-key-42');
+  });
+
+  it('redacts credential-shaped text that was never registered', () => {
+    const text = redactSecrets('key sk-abcdef0123456789, header Bearer abc.def-ghi, {"Authorization": "Basic dXNlcjpwYXNz"}');
+    expect(text).not.toMatch(/abcdef0123456789|abc\.def-ghi|dXNlcjpwYXNz/);
+  });
+
+  it('redacts an echoed key from a service error message, its code and its headers', () => {
+    registerSecret('echoed-key-0000-1111');
+    const error = makeAPIError({
+      status: 401,
+      body: { error: { message: 'Incorrect API key provided: echoed-key-0000-1111', type: 'invalid_request_error', code: 'invalid_api_key' } },
+      headers: { 'x-echo': 'Bearer echoed-key-0000-1111' },
+    });
+    expect(error.code).toBe('authentication_failed');
+    expect(JSON.stringify({ message: error.message, headers: error.headers, str: String(error) })).not.toContain('echoed-key-0000-1111');
+  });
+});
+
+describe('server-provided text in an error is made safe to print', () => {
+  it('removes ANSI escapes and control characters', () => {
+    expect(sanitizeServiceText('\u001b[31mred\u001b[0m\u0007 and\r\nmore\u0000 \u001b]8;;http://x\u0007link\u001b]8;;\u0007')).toBe('red and more link');
+  });
+
+  it('cuts a long message to a sane length', () => {
+    const error = makeAPIError({ status: 400, body: { error: { message: 'A'.repeat(5_000_000), type: 'invalid_request_error' } } });
+    expect(error.message.length).toBeLessThan(400);
+  });
+
+  it('cuts and cleans a non-JSON error page', () => {
+    const error = makeAPIError({ status: 502, body: undefined, rawText: `<html><body>${'\u001b[2J'}Bad gateway ${'x'.repeat(10_000)}</body></html>` });
+    // eslint-disable-next-line no-control-regex
+    expect(error.message).not.toMatch(/<html|\u001b/);
+    expect(error.message.length).toBeLessThan(300);
+  });
+});
+
+describe('error codes', () => {
+  it('gives an answer that is not what was asked the code bad_response and says it may be billed', () => {
+    const error = new BadResponseError('the service answered 200 with no images', { requestId: 'req_1' });
+    expect(error).toMatchObject({ code: 'bad_response', requestId: 'req_1' });
+    expect(error.message).toMatch(/may have been billed/);
+  });
+
+  it('says a timeout after sending may be billed, and one before sending does not', () => {
+    const before = new TimeoutError('total', 60_000);
+    expect(before.message).not.toMatch(/billed/);
+    expect(before.afterSending()).toMatchObject({ code: 'timeout', kind: 'total', mayBeBilled: true, message: expect.stringMatching(/may have been billed/) });
+  });
+
+  it('keeps connection_failed for what never reached the service', () => {
+    expect(new ConnectionError('could not reach')).toMatchObject({ code: 'connection_failed' });
+  });
+});
