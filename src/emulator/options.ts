@@ -33,8 +33,14 @@ export interface EmulatorSettings {
    * (base64 makes the event about 4/3 of this). Default 0 = no padding.
    */
   padImageBytes: number;
-  /** How many received requests `emulator.requests` keeps (oldest dropped first; edit records hold the image bytes). Default 200. */
+  /** How many received requests `emulator.requests` keeps (oldest dropped first). Default 200. */
   maxRecordedRequests: number;
+  /**
+   * Keep each edit image's bytes in `emulator.requests` (`images[i].bytes`), for
+   * tests that compare them. Default false: the log keeps sizes, types and
+   * SHA-256 hashes only, so a long-running emulator does not hold every image it was sent.
+   */
+  recordImageBytes: boolean;
   /** Told about internal failures (answered as 500 `server_error`). Default none. */
   logger: EmulatorLogger | undefined;
 }
@@ -51,6 +57,7 @@ export const DEFAULT_SETTINGS: Readonly<EmulatorSettings> = {
   defaultPartialImages: 2,
   padImageBytes: 0,
   maxRecordedRequests: 200,
+  recordImageBytes: false,
   logger: undefined,
 };
 
