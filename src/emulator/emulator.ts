@@ -231,6 +231,7 @@ class LocalImageService implements Emulator {
     return respondWithImages(job, {
       renderer: this.#renderer,
       latencyMs: settings.latencyMs,
+      latencyScales: settings.latencyScales,
       defaultPartialImages: settings.defaultPartialImages,
       padImageBytes: settings.padImageBytes,
       fault: fault && isStreamFault(fault.fault) ? fault.fault : undefined,

@@ -15,8 +15,17 @@ export interface EmulatorLogger {
 export interface EmulatorSettings {
   /** Bearer keys that are accepted. Default `[DEV_API_KEY]`. */
   apiKeys: readonly string[];
-  /** Time each image takes, spread evenly across its partials and its completed event. Default 0. */
+  /**
+   * Time each image takes, spread evenly across its partials and its completed
+   * event. Default 0 (instant). With `latencyScales`, the time of a
+   * medium-quality 1024×1024 image, scaled for the others.
+   */
   latencyMs: number;
+  /**
+   * Service-like timing: `latencyMs` is scaled by quality (low ×0.5, high ×2)
+   * and by size (pixels / 1024²). Default false: every image takes `latencyMs`.
+   */
+  latencyScales: boolean;
   /** Images per minute (token bucket of that capacity, refilled continuously); `undefined` or 0 = no limit. */
   imagesPerMinute: number | undefined;
   /** Answer every image request with 429 `insufficient_quota`. Default false. */
@@ -50,6 +59,7 @@ export type EmulatorOptions = Partial<EmulatorSettings>;
 export const DEFAULT_SETTINGS: Readonly<EmulatorSettings> = {
   apiKeys: [DEV_API_KEY],
   latencyMs: 0,
+  latencyScales: false,
   imagesPerMinute: undefined,
   quotaExhausted: false,
   moderationMarker: 'forbidden',
