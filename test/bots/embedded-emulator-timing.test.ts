@@ -6,6 +6,8 @@ import { startService } from '../../bots/main.js';
 import { buttonsOf, FakeDiscord } from '../fakes/discord/FakeDiscord.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { finishedJob, visibleText } from './slack/harness.js';
+import { runTryLine } from '../helpers/try-line.js';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
 
 let cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -62,4 +64,16 @@ describe("npm start's embedded emulator, with nothing configured about its timin
     expect(slackFinal.edits.map((edit) => visibleText(edit)).some((text) => /preview \d is in the thread/.test(text))).toBe(true);
     expect(slack.replies('C0TIME', slackFinal.ts).filter((m) => m.text.startsWith('Preview')).length).toBeGreaterThanOrEqual(1);
   }, 60_000);
+
+  it('is instant with PICTOR_EMULATOR_LATENCY_MS=0, says so, and prints a Try line that runs as printed with the key it printed', async () => {
+    const lines: string[] = [];
+    const service = await startService({ PICTOR_LOG_LEVEL: 'silent', PICTOR_EMULATOR_LATENCY_MS: '0' }, (line) => lines.push(line));
+    cleanup.push(() => service.stop());
+    expect(lines.join('\n')).toMatch(/Timing: answers instantly/);
+    const tryLine = lines.find((l) => l.startsWith('Try:'))!;
+    expect(tryLine).toContain(`PICTOR_BASE_URL=${service.emulatorUrl} PICTOR_API_KEY=${DEV_API_KEY} npm run pictor -- generate`);
+    const result = await runTryLine(tryLine);
+    expect(result.code).toBe(0);
+    expect(result.files.some((f) => f.endsWith('.png'))).toBe(true);
+  });
 });
