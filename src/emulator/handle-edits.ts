@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { ValidationError } from '../core/errors.js';
-import { EDIT_FILE_FIELD_ALIASES, EditRequestSchema, LIMITS, MIME_TYPES, fromFormFields, parseEditRequest } from '../spec/index.js';
+import { EDIT_FILE_FIELD_ALIASES, EditImageSchema, EditRequestSchema, LIMITS, MIME_TYPES, fromFormFields, parseEditRequest } from '../spec/index.js';
 import { badRequest, payloadTooLarge, responseFormatUnsupported, unsupportedMimetype, validationErrorResponse } from './error-response.js';
 import type { ParsedCall, ReceivedImagePart } from './parsed-call.js';
 import { declaredLength } from './read-body.js';
@@ -12,6 +12,8 @@ const FILE_FIELDS: readonly string[] = EDIT_FILE_FIELD_ALIASES;
 const ACCEPTED_MIME_TYPES: readonly string[] = Object.values(MIME_TYPES);
 /** Room for the text parts and multipart framing on top of the images. */
 const FORM_OVERHEAD_BYTES = 1024 * 1024;
+/** Longest side kept of an input image (the largest output is 1536 px wide or high); larger uploads are shrunk as they arrive. */
+const MAX_INPUT_SIDE = 1536;
 /** File parts read beyond the images (a `mask`, say) before further ones are skipped. */
 const EXTRA_FILE_PARTS = 4;
 
@@ -41,6 +43,8 @@ export async function parseEditCall(request: Request, options: { maxImageBytes: 
     return fail(payloadTooLarge(`The request is ${length} bytes; an edit takes at most ${maxBody} bytes.`, 'image', 'request_too_large'));
   }
 
+  const measured: (number | undefined)[] = [];
+  const kept: Uint8Array[] = [];
   const read = await readMultipart(request, contentType, {
     maxBodyBytes: maxBody,
     maxFileBytes: options.maxImageBytes,
@@ -48,18 +52,36 @@ export async function parseEditCall(request: Request, options: { maxImageBytes: 
     // One more than allowed, so that too many images get the schema's error.
     maxFiles: LIMITS.editImagesMax + 1 + EXTRA_FILE_PARTS,
     keepFile: (field) => FILE_FIELDS.includes(field),
+    onFile: async (part, index) => {
+      const original = part.bytes;
+      if (options.recordImageBytes) kept[index] = new Uint8Array(original);
+      try {
+        const meta = await sharp(original).metadata();
+        measured[index] = inputImageTokens(meta.width ?? 1024, meta.height ?? 1024);
+      } catch {
+        return; // Not an image: kept as received, so that validation reports it as before.
+      }
+      // The schema checks each image's own bytes; one it would refuse is kept as received so that it says why.
+      if (!EditImageSchema.safeParse({ data: original, filename: part.filename }).success) return;
+      // Drawing needs at most an output's worth of pixels: keep that, not the upload.
+      part.bytes = await sharp(original)
+        .rotate()
+        .resize(MAX_INPUT_SIDE, MAX_INPUT_SIDE, { fit: 'outside', withoutEnlargement: true })
+        .png({ compressionLevel: 1 })
+        .toBuffer();
+    },
     checkFile: ({ contentType: type, index }) => {
       const mime = type.split(';')[0]!.trim().toLowerCase();
       return ACCEPTED_MIME_TYPES.includes(mime) ? undefined : unsupportedMimetype(`image[${index}]`, type);
     },
   });
-  const images: ReceivedImagePart[] = read.files.map((part) => ({
+  const images: ReceivedImagePart[] = read.files.map((part, i) => ({
     field: part.field,
     filename: part.filename,
     contentType: part.contentType,
     size: part.size,
     sha256: part.sha256,
-    ...(options.recordImageBytes ? { bytes: new Uint8Array(part.bytes) } : {}),
+    ...(options.recordImageBytes ? { bytes: kept[i] ?? new Uint8Array(part.bytes) } : {}),
   }));
   const text: Record<string, string> = {};
   const imageEntries: unknown[] = [];
@@ -97,13 +119,10 @@ export async function parseEditCall(request: Request, options: { maxImageBytes: 
   }
 
   let imageTokens = 0;
-  for (const [i, part] of read.files.entries()) {
-    try {
-      const meta = await sharp(part.bytes).metadata();
-      imageTokens += inputImageTokens(meta.width ?? 1024, meta.height ?? 1024);
-    } catch {
-      return fail(badRequest(`image[${i}] could not be read as an image.`, `image[${i}]`, 'invalid_image_file'), fields, images);
-    }
+  for (const [i] of read.files.entries()) {
+    const tokens = measured[i];
+    if (tokens === undefined) return fail(badRequest(`image[${i}] could not be read as an image.`, `image[${i}]`, 'invalid_image_file'), fields, images);
+    imageTokens += tokens;
   }
 
   return {

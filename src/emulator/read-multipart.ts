@@ -23,6 +23,12 @@ export interface MultipartLimits {
   maxFiles: number;
   /** Whether a file part is kept; the others are skipped unread (listed in `otherFiles`). */
   keepFile(field: string): boolean;
+  /**
+   * Called with each kept file part once it has arrived whole, one at a time in
+   * order, while the rest of the body streams in; it may replace `bytes` (with
+   * something smaller) so that a large upload is never held whole.
+   */
+  onFile?(part: FilePart, index: number): Promise<void>;
   /** Checked when a kept file part starts; a failure ends the reading. */
   checkFile?(part: { field: string; contentType: string; index: number }): Response | undefined;
 }
@@ -62,6 +68,8 @@ export async function readMultipart(request: Request, contentType: string, limit
     return out;
   }
   const stopped = () => out.breach !== undefined || out.refused !== undefined;
+  let processing: Promise<void> = Promise.resolve();
+  let processingFailed: unknown;
 
   parser.on('field', (name, value, info) => {
     if (info.valueTruncated) out.breach ??= { kind: 'field', field: name };
@@ -103,6 +111,13 @@ export async function readMultipart(request: Request, contentType: string, limit
       if (stopped()) return;
       part.sha256 = hash.digest('hex');
       part.bytes = Buffer.concat(chunks);
+      chunks.length = 0;
+      const onFile = limits.onFile;
+      if (onFile) {
+        processing = processing.then(() => (stopped() || processingFailed ? undefined : onFile(part, index))).catch((err: unknown) => {
+          processingFailed ??= err;
+        });
+      }
     });
   });
 
@@ -131,11 +146,14 @@ export async function readMultipart(request: Request, contentType: string, limit
   }
   if (stopped()) {
     parser.destroy();
+    await processing;
     for (const file of out.files) file.bytes = Buffer.alloc(0);
     return out;
   }
   parser.end();
   await finished;
+  await processing;
+  if (processingFailed) throw processingFailed;
   return out;
 }
 
