@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { createLogger, describeRedisConfig, ValidationError, type Logger } from '../src/index.js';
 import { connect } from '../src/connect.js';
 import { loadDotEnv, readCoreConfig } from '../src/config.js';
-import { DEV_API_KEY } from '../src/emulator/index.js';
+import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emulator/index.js';
 import { readDiscordConfig, startDiscordBot, type DiscordBot } from './discord/index.js';
 import { FileQuotaStore, JobRunner, readRunnerConfig, RedisQuotaStore, type QuotaStore } from './runner/index.js';
 import { readSlackConfig, startSlackBot, type SlackBot } from './slack/index.js';
@@ -44,7 +44,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
   try {
     if (core.redis) print(`Sharing limits and budgets through ${describeRedisConfig(core.redis)}.`);
     // With REDIS_URL, one limiter (and below, one ledger) for every process on the account; Redis must answer now.
-    const connection = await connect(core, logger, { emulatorPort: core.emulatorPort });
+    // The embedded emulator takes service-like time per image unless PICTOR_EMULATOR_LATENCY_MS says otherwise, so partial images show.
+    const connection = await connect(core, logger, { emulatorPort: core.emulatorPort, emulatorLatencyMs: SERVICE_LIKE_LATENCY_MS });
     stops.push(() => connection.close()); // last: running jobs still reach the emulator while the runner shuts down
     const { client, emulatorUrl } = connection;
 
@@ -91,8 +92,14 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
     }
 
     if (emulatorUrl) {
-      print(`Image service emulator: ${emulatorUrl}  (API key: ${core.apiKey ? 'PICTOR_API_KEY' : DEV_API_KEY})`);
-      print(`Try it:  PICTOR_BASE_URL=${emulatorUrl} PICTOR_API_KEY=${core.apiKey ? '$PICTOR_API_KEY' : DEV_API_KEY} npm run pictor -- generate --prompt "a lighthouse at dusk" --out ./out/`);
+      const banner = emulatorBanner({
+        url: emulatorUrl,
+        printableKey: core.apiKey ? undefined : DEV_API_KEY,
+        latencyMs: connection.emulatorLatencyMs ?? 0,
+        latencyScales: true,
+        latencySetting: 'PICTOR_EMULATOR_LATENCY_MS',
+      });
+      for (const line of banner) print(line);
     }
     if (!discordBot && !slackBot) {
       print('No chat surface is configured. Set these (see .env.example) and start again:');

@@ -54,6 +54,7 @@ const CoreEnvSchema = z.object({
   PICTOR_TIMEOUT_SECONDS: optionalNumber('PICTOR_TIMEOUT_SECONDS', { min: 1, max: MAX_TIMEOUT_SECONDS }),
   PICTOR_MAX_RETRIES: optionalNumber('PICTOR_MAX_RETRIES', { int: true, min: 0, max: 10 }),
   PICTOR_EMULATOR_PORT: optionalNumber('PICTOR_EMULATOR_PORT', { int: true, min: 0, max: 65535 }),
+  PICTOR_EMULATOR_LATENCY_MS: optionalNumber('PICTOR_EMULATOR_LATENCY_MS', { int: true, min: 0, max: 600_000 }),
 });
 
 export interface CoreConfig {
@@ -67,6 +68,8 @@ export interface CoreConfig {
   maxRetries: number | undefined;
   /** Port of the embedded emulator when it is started (0 = a free port). */
   emulatorPort: number;
+  /** Base time per image of the embedded emulator (a medium 1024x1024 image; 0 = instant); undefined = the entry point's default. */
+  emulatorLatencyMs: number | undefined;
   /** Shared limits through Redis (`REDIS_URL`, `PICTOR_REDIS_PREFIX`); undefined = this process only. */
   redis: RedisConfig | undefined;
 }
@@ -105,6 +108,7 @@ export function readCoreConfig(env: NodeJS.ProcessEnv): CoreConfig {
     timeoutMs: e.PICTOR_TIMEOUT_SECONDS !== undefined ? e.PICTOR_TIMEOUT_SECONDS * 1000 : undefined,
     maxRetries: e.PICTOR_MAX_RETRIES,
     emulatorPort: e.PICTOR_EMULATOR_PORT ?? 0,
+    emulatorLatencyMs: e.PICTOR_EMULATOR_LATENCY_MS,
     redis: readRedisConfig(env),
   };
 }

@@ -8,7 +8,6 @@ import {
   methodNotAllowed,
   moderationBlocked,
   notFound,
-  payloadTooLarge,
   rateLimitExceeded,
   serverError,
   serviceUnavailable,
@@ -25,7 +24,7 @@ import {
   type PendingFault,
   type Route,
 } from './faults.js';
-import { maxEditBodyBytes, parseEditCall } from './handle-edits.js';
+import { parseEditCall } from './handle-edits.js';
 import { parseGenerationCall } from './handle-generations.js';
 import { listenWithNodeHttp, type EmulatorServer, type ListenOptions } from './node-server.js';
 import { DEFAULT_SETTINGS, applySettings, type EmulatorOptions, type EmulatorSettings } from './options.js';
@@ -131,8 +130,7 @@ class LocalImageService implements Emulator {
     const server = await listenWithNodeHttp(
       {
         handle: (request) => this.fetch(request),
-        maxRequestBytes: () => maxEditBodyBytes(this.#settings.maxImageBytes),
-        tooLarge: () => this.#decorate(payloadTooLarge('The request body is too large.', null), newRequestId()),
+        badRequest: () => this.#decorate(badRequest('The Host header of the request is not valid.', null, 'invalid_host'), newRequestId()),
         internalError: () => this.#decorate(serverError(), newRequestId()),
       },
       options,
@@ -233,6 +231,7 @@ class LocalImageService implements Emulator {
     return respondWithImages(job, {
       renderer: this.#renderer,
       latencyMs: settings.latencyMs,
+      latencyScales: settings.latencyScales,
       defaultPartialImages: settings.defaultPartialImages,
       padImageBytes: settings.padImageBytes,
       fault: fault && isStreamFault(fault.fault) ? fault.fault : undefined,

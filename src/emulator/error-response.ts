@@ -52,8 +52,8 @@ export function badRequest(message: string, param: string | null, code: string |
   return errorResponse(400, invalid(message, param, code));
 }
 
-export function payloadTooLarge(message: string, param: string | null): Response {
-  return errorResponse(413, invalid(message, param, 'file_too_large'));
+export function payloadTooLarge(message: string, param: string | null, code = 'file_too_large'): Response {
+  return errorResponse(413, invalid(message, param, code));
 }
 
 export function unsupportedMimetype(param: string, contentType: string): Response {

@@ -4,3 +4,5 @@ export { FAULT_NAMES, EmulatedConnectionReset, type FaultName, type InjectFaultO
 export type { EmulatorServer, ListenOptions } from './node-server.js';
 export type { EmulatorStats, ReceivedRequest } from './request-log.js';
 export type { ReceivedImagePart } from './parsed-call.js';
+export { SERVICE_LIKE_LATENCY_MS, describeTiming } from './timing.js';
+export { emulatorBanner, type BannerOptions } from './banner.js';

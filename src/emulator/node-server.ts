@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import { isConnectionReset } from './faults.js';
 
 export interface ListenOptions {
@@ -20,17 +21,18 @@ export interface EmulatorServer {
 export interface NodeServerHandler {
   /** Answers one request (the emulator's `fetch`). A rejection that stands for a reset destroys the socket. */
   handle(request: Request): Promise<Response>;
-  /** Request bodies above this many bytes are refused with `tooLarge()` without reading further. */
-  maxRequestBytes(): number;
-  tooLarge(): Response;
+  /** The answer to a request whose `Host` header (or target) does not make a URL. */
+  badRequest(): Response;
   /** The answer when `handle` fails for another reason. */
   internalError(): Response;
 }
 
 /**
- * Serves a web-standard handler over node:http: request bodies are read into a
- * Request, response bodies are streamed to the socket chunk by chunk as the
- * handler produces them (with backpressure), never buffered.
+ * Serves a web-standard handler over node:http: request bodies reach the
+ * handler as a stream it reads as far as it wants (an answer given without
+ * reading it all closes the connection instead of draining the rest), response
+ * bodies are streamed to the socket chunk by chunk as the handler produces them
+ * (with backpressure), never buffered.
  */
 export async function listenWithNodeHttp(handler: NodeServerHandler, options: ListenOptions = {}): Promise<EmulatorServer> {
   const sockets = new Set<Socket>();
@@ -78,71 +80,51 @@ async function serve(handler: NodeServerHandler, req: IncomingMessage, res: Serv
     if (!res.writableFinished) caller.abort(new Error('the client closed the connection'));
   });
 
+  const url = requestUrl(req);
   let response: Response;
-  try {
-    const body = await readBody(req, handler.maxRequestBytes());
-    if (body === 'too_large') {
-      res.shouldKeepAlive = false;
-      await writeResponse(handler.tooLarge(), res);
-      return;
+  if (!url) {
+    response = handler.badRequest();
+  } else {
+    try {
+      response = await handler.handle(toRequest(req, url, caller.signal));
+    } catch (err) {
+      if (isConnectionReset(err) || caller.signal.aborted) {
+        req.socket.destroy();
+        return;
+      }
+      response = handler.internalError();
     }
-    response = await handler.handle(toRequest(req, body, caller.signal));
-  } catch (err) {
-    if (isConnectionReset(err) || caller.signal.aborted) {
-      req.socket.destroy();
-      return;
-    }
-    response = handler.internalError();
   }
+  // The rest of a body the handler did not read is not read: the connection closes after this answer.
+  if (!req.complete) res.shouldKeepAlive = false;
   await writeResponse(response, res);
 }
 
-function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer | 'too_large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        done = true;
-        req.off('data', onData);
-        req.resume();
-        resolve('too_large');
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.on('end', () => {
-      if (done) return;
-      done = true;
-      resolve(Buffer.concat(chunks));
-    });
-    req.on('error', (err) => {
-      if (done) return;
-      done = true;
-      reject(err);
-    });
-    req.on('close', () => {
-      if (done) return;
-      done = true;
-      reject(new Error('the client closed the connection before sending the whole request'));
-    });
-  });
+/** The request's URL, or undefined when its `Host` header or target is not one. */
+function requestUrl(req: IncomingMessage): URL | undefined {
+  const host = req.headers.host ?? '127.0.0.1';
+  const target = req.url ?? '/';
+  if (!target.startsWith('/') || /[\s/?#@\\]/.test(host)) return undefined;
+  try {
+    const url = new URL(`http://${host}${target}`);
+    return url.host.length > 0 ? url : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
-function toRequest(req: IncomingMessage, body: Buffer, signal: AbortSignal): Request {
+function toRequest(req: IncomingMessage, url: URL, signal: AbortSignal): Request {
   const headers = new Headers();
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
   const method = req.method ?? 'GET';
   const hasBody = method !== 'GET' && method !== 'HEAD';
-  return new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? '127.0.0.1'}`), {
+  return new Request(url, {
     method,
     headers,
-    body: hasBody ? body : null,
+    body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : null,
     signal,
-  });
+    duplex: 'half',
+  } as RequestInit);
 }
 
 async function writeResponse(response: Response, res: ServerResponse): Promise<void> {

@@ -15,8 +15,17 @@ export interface EmulatorLogger {
 export interface EmulatorSettings {
   /** Bearer keys that are accepted. Default `[DEV_API_KEY]`. */
   apiKeys: readonly string[];
-  /** Time each image takes, spread evenly across its partials and its completed event. Default 0. */
+  /**
+   * Time each image takes, spread evenly across its partials and its completed
+   * event. Default 0 (instant). With `latencyScales`, the time of a
+   * medium-quality 1024×1024 image, scaled for the others.
+   */
   latencyMs: number;
+  /**
+   * Service-like timing: `latencyMs` is scaled by quality (low ×0.5, high ×2)
+   * and by size (pixels / 1024²). Default false: every image takes `latencyMs`.
+   */
+  latencyScales: boolean;
   /** Images per minute (token bucket of that capacity, refilled continuously); `undefined` or 0 = no limit. */
   imagesPerMinute: number | undefined;
   /** Answer every image request with 429 `insufficient_quota`. Default false. */
@@ -33,8 +42,14 @@ export interface EmulatorSettings {
    * (base64 makes the event about 4/3 of this). Default 0 = no padding.
    */
   padImageBytes: number;
-  /** How many received requests `emulator.requests` keeps (oldest dropped first; edit records hold the image bytes). Default 200. */
+  /** How many received requests `emulator.requests` keeps (oldest dropped first). Default 200. */
   maxRecordedRequests: number;
+  /**
+   * Keep each edit image's bytes in `emulator.requests` (`images[i].bytes`), for
+   * tests that compare them. Default false: the log keeps sizes, types and
+   * SHA-256 hashes only, so a long-running emulator does not hold every image it was sent.
+   */
+  recordImageBytes: boolean;
   /** Told about internal failures (answered as 500 `server_error`). Default none. */
   logger: EmulatorLogger | undefined;
 }
@@ -44,6 +59,7 @@ export type EmulatorOptions = Partial<EmulatorSettings>;
 export const DEFAULT_SETTINGS: Readonly<EmulatorSettings> = {
   apiKeys: [DEV_API_KEY],
   latencyMs: 0,
+  latencyScales: false,
   imagesPerMinute: undefined,
   quotaExhausted: false,
   moderationMarker: 'forbidden',
@@ -51,6 +67,7 @@ export const DEFAULT_SETTINGS: Readonly<EmulatorSettings> = {
   defaultPartialImages: 2,
   padImageBytes: 0,
   maxRecordedRequests: 200,
+  recordImageBytes: false,
   logger: undefined,
 };
 

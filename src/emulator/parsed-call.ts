@@ -1,12 +1,17 @@
 import type { ImageJob } from './respond-images.js';
 
-/** One file part of an edit, as received. */
+/** One file part of an edit, as received: what it was, not (unless asked) its bytes. */
 export interface ReceivedImagePart {
   /** The multipart field name (`image[]`, `image`, …). */
   field: string;
   filename: string | undefined;
   contentType: string;
-  bytes: Uint8Array;
+  /** Bytes received for this part (when it was refused as too large: as far as it was read). */
+  size: number;
+  /** SHA-256 of the bytes, hex ('' when the part was not read to its end). */
+  sha256: string;
+  /** The bytes themselves, only with the `recordImageBytes` setting (the log would hold every edit's images otherwise). */
+  bytes?: Uint8Array;
 }
 
 /**

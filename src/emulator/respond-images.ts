@@ -5,6 +5,7 @@ import { padImage } from './pad-image.js';
 import type { ImageRenderer, RenderedImage } from './render-image.js';
 import { sleep, untilAborted } from './sleep.js';
 import { encodeEvent, encodeRawEvent, SSE_HEADERS } from './sse.js';
+import { imageTimeMs } from './timing.js';
 import { outputTokens, resolveBackground, resolveQuality, textTokens, usageOf } from './usage.js';
 
 /** A validated request, ready to be answered with images. */
@@ -20,6 +21,7 @@ export interface ImageJob {
 export interface RespondContext {
   renderer: ImageRenderer;
   latencyMs: number;
+  latencyScales: boolean;
   defaultPartialImages: number;
   padImageBytes: number;
   fault: StreamFault | undefined;
@@ -67,7 +69,7 @@ async function respondJson(job: ImageJob, ctx: RespondContext, render: (variant:
   const req = job.request;
   const rendering = Promise.all(Array.from({ length: req.n }, (_, i) => render(i)));
   rendering.catch(() => undefined);
-  await sleep(ctx.latencyMs * req.n, ctx.signal);
+  await sleep(imageTimeMs(ctx.latencyMs, ctx.latencyScales, req.size, req.quality) * req.n, ctx.signal);
   let images: RenderedImage[];
   try {
     images = await rendering;
@@ -125,7 +127,7 @@ async function respondStreamed(
     output_format: req.output_format,
   };
   const usage = usageOf(inputOf(job), outputTokens(req.size, req.quality, partialCount));
-  const step = ctx.latencyMs / (partialCount + 1);
+  const step = imageTimeMs(ctx.latencyMs, ctx.latencyScales, req.size, req.quality) / (partialCount + 1);
 
   async function* events(): AsyncGenerator<StreamEvent> {
     for (let variant = 0; variant < req.n; variant++) {

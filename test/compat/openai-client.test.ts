@@ -9,7 +9,7 @@ import { describeImage, makeImage } from '../helpers/images.js';
  * The official `openai` npm client, unmodified, pointed at the emulator: what
  * works against the emulator works against anything that speaks the real wire.
  */
-const emu = useEmulator();
+const emu = useEmulator({ recordImageBytes: true });
 
 function openai(options: { maxRetries?: number; apiKey?: string } = {}): OpenAI {
   return new OpenAI({ apiKey: options.apiKey ?? DEV_API_KEY, baseURL: `${emu.url}/v1`, maxRetries: options.maxRetries ?? 0, timeout: 20_000 });
@@ -81,8 +81,8 @@ describe('the official openai client against the emulator', () => {
       [EDIT_FILE_FIELD, 'base.png', 'image/png'],
       [EDIT_FILE_FIELD, 'corner.png', 'image/png'],
     ]);
-    expect(Buffer.from(received!.images[0]!.bytes).equals(Buffer.from(base))).toBe(true);
-    expect(Buffer.from(received!.images[1]!.bytes).equals(Buffer.from(mask))).toBe(true);
+    expect(Buffer.from(received!.images[0]!.bytes!).equals(Buffer.from(base))).toBe(true);
+    expect(Buffer.from(received!.images[1]!.bytes!).equals(Buffer.from(mask))).toBe(true);
 
     expect(response.data).toHaveLength(1);
     expect(await describeImage(bytesOf(response.data?.[0]?.b64_json))).toMatchObject({ format: 'png', width: 1024, height: 1024 });

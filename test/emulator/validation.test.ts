@@ -150,7 +150,7 @@ describe('edit requests are validated with the spec schema', () => {
     const record = emulator.requests.at(-1)!;
     expect(record.images).toHaveLength(1);
     expect(record.images[0]).toMatchObject({ field: 'image', filename: 'input.png', contentType: 'image/png' });
-    expect(Buffer.from(record.images[0]!.bytes).equals(png)).toBe(true);
+    expect(record.images[0]!.size).toBe(png.length);
   });
 
   it('answers 413 naming the part that is larger than maxImageBytes', async () => {

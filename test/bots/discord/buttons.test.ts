@@ -40,7 +40,7 @@ describe('buttons keep working, restarts included', () => {
     await h.finalReply(click);
     const edits = h.emulator.requests.filter((r) => r.route === 'edits');
     expect(edits).toHaveLength(2);
-    expect(Buffer.from(edits[1]!.images[0]!.bytes).equals(Buffer.from(edits[0]!.images[0]!.bytes))).toBe(true);
+    expect(Buffer.from(edits[1]!.images[0]!.bytes!).equals(Buffer.from(edits[0]!.images[0]!.bytes!))).toBe(true);
     expect(edits[1]!.images[0]!.filename).toBe('dog.png');
   });
 

@@ -25,8 +25,8 @@ describe('/edit, the “Edit image” menu and the Edit button', () => {
       { field: 'image[]', filename: 'cat.png', contentType: 'image/png' },
       { field: 'image[]', filename: 'hat.jpg', contentType: 'image/jpeg' },
     ]);
-    expect(Buffer.from(edits[0]!.images[0]!.bytes).equals(Buffer.from(png))).toBe(true);
-    expect(Buffer.from(edits[0]!.images[1]!.bytes).equals(Buffer.from(jpeg))).toBe(true);
+    expect(Buffer.from(edits[0]!.images[0]!.bytes!).equals(Buffer.from(png))).toBe(true);
+    expect(Buffer.from(edits[0]!.images[1]!.bytes!).equals(Buffer.from(jpeg))).toBe(true);
     expect(edits[0]!.fields).toMatchObject({ prompt: 'put the hat on the cat', quality: 'low' });
     expect(final.content.split('\n')[0]).toBe('✏️ **put the hat on the cat**');
     expect(final.content.split('\n')[1]).toMatch(/ · up to \$\d+\.\d+ \(estimate\) · /);
@@ -70,7 +70,7 @@ describe('/edit, the “Edit image” menu and the Edit button', () => {
     const edit = h.emulator.requests.filter((r) => r.route === 'edits').at(-1)!;
     expect(edit.fields).toMatchObject({ prompt: 'add a storm', size: '1024x1536', output_format: 'webp', n: 1 });
     expect(edit.images).toHaveLength(1);
-    expect(Buffer.from(edit.images[0]!.bytes).equals(h.discord.fileBytes(result.attachments[1]!))).toBe(true);
+    expect(Buffer.from(edit.images[0]!.bytes!).equals(h.discord.fileBytes(result.attachments[1]!))).toBe(true);
     expect(edited.attachments[0]!.filename).toMatch(/\.webp$/);
   });
 

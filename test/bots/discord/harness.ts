@@ -67,7 +67,7 @@ export class DiscordHarness {
 
   static async start(options: HarnessOptions = {}): Promise<DiscordHarness> {
     const discord = await FakeDiscord.start({ messageRateLimit: { limit: 30, windowMs: 5000 }, heartbeatIntervalMs: 1000, ...options.discord });
-    const emulator = createEmulator({ latencyMs: 150, ...options.emulator });
+    const emulator = createEmulator({ latencyMs: 150, recordImageBytes: true, ...options.emulator });
     const server = await emulator.listen({ port: 0 });
     const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-'));
     const harness = new DiscordHarness(discord, emulator, server.url, dataDir, options);

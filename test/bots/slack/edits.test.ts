@@ -36,7 +36,7 @@ describe('editing images in Slack', () => {
     const [edit] = edits(h);
     expect(edit!.fields).toMatchObject({ prompt: 'make the sky purple', size: '1536x1024' });
     expect(edit!.images).toHaveLength(1);
-    expect(Buffer.from(edit!.images[0]!.bytes).equals(bytes)).toBe(true);
+    expect(Buffer.from(edit!.images[0]!.bytes!).equals(bytes)).toBe(true);
     expect(fake.downloads.every((d) => d.authorized)).toBe(true);
     const final = fake.replies('C0PHOTOS', post.ts).at(-1)!;
     expect(final.files).toHaveLength(1);
@@ -102,7 +102,7 @@ describe('editing images in Slack', () => {
     expect(message.thread_ts).toBe(post.ts);
     expect(edits(h)).toHaveLength(1);
     expect(edits(h)[0]!.fields).toMatchObject({ prompt: 'make the sky purple', quality: 'low' });
-    expect(Buffer.from(edits(h)[0]!.images[0]!.bytes).equals(bytes)).toBe(true);
+    expect(Buffer.from(edits(h)[0]!.images[0]!.bytes!).equals(bytes)).toBe(true);
     expect(jobMessages(fake, 'C0TEAM')).toHaveLength(1);
   });
 
@@ -117,7 +117,7 @@ describe('editing images in Slack', () => {
     await finishedJob(fake, 'C0THREAD', 1);
     const [edit] = edits(h);
     expect(edit!.fields).toMatchObject({ prompt: 'paint it blue' });
-    expect(Buffer.from(edit!.images[0]!.bytes).equals(result.bytes!)).toBe(true);
+    expect(Buffer.from(edit!.images[0]!.bytes!).equals(result.bytes!)).toBe(true);
   });
 
   it('opens the edit modal on a job’s own images from its Edit button', async () => {
@@ -132,7 +132,7 @@ describe('editing images in Slack', () => {
     const edited = await finishedJob(fake, 'C0BUTTON', 1);
     expect(edited.thread_ts).toBe(done.ts);
     expect(edited.blocks && JSON.stringify(edited.blocks)).toContain('<@U0BOB> asked to edit an image');
-    expect(Buffer.from(edits(h)[0]!.images[0]!.bytes).equals(result.bytes!)).toBe(true);
+    expect(Buffer.from(edits(h)[0]!.images[0]!.bytes!).equals(result.bytes!)).toBe(true);
   });
 
   it('refuses a file stored on a host that is not Slack’s and never sends the bot token there', async () => {

@@ -48,7 +48,7 @@ describe('buttons after a restart', () => {
     expect(fake.downloads.length).toBe(downloadsBefore + 1);
     const edit = after.emulator.requests.find((r) => r.path === '/v1/images/edits')!;
     expect(edit.fields).toMatchObject({ prompt: 'add plants' });
-    expect(Buffer.from(edit.images[0]!.bytes).equals(bytes)).toBe(true);
+    expect(Buffer.from(edit.images[0]!.bytes!).equals(bytes)).toBe(true);
   });
 
   it('answers a Cancel click for a job the new process does not know privately', async () => {

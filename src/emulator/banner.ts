@@ -1,0 +1,30 @@
+import { describeTiming } from './timing.js';
+
+export interface BannerOptions {
+  /** Where it listens, e.g. `http://127.0.0.1:4010`. */
+  url: string;
+  /** The key to print (the development key); undefined when the user's own key is used (it is never printed). */
+  printableKey: string | undefined;
+  /** Where the key comes from when it is not printed, e.g. `your PICTOR_API_KEY`. */
+  keySource?: string;
+  latencyMs: number;
+  latencyScales: boolean;
+  /** How to change the timing where it was started, e.g. `--latency-ms` or `PICTOR_EMULATOR_LATENCY_MS`. */
+  latencySetting: string;
+}
+
+/**
+ * The lines an entry point prints when it starts an emulator: that it is the
+ * emulator (no money is spent), how fast it answers, and a command that runs
+ * as printed in this repository against it.
+ */
+export function emulatorBanner(options: BannerOptions): string[] {
+  const key = options.printableKey;
+  const keyAssignment = key ? ` PICTOR_API_KEY=${key}` : '';
+  return [
+    `Image service emulator listening on ${options.url} (a local stand-in: no money is spent)`,
+    key ? `API key: ${key}` : `API key: ${options.keySource ?? 'your PICTOR_API_KEY'} (not printed)`,
+    `Timing: ${describeTiming(options.latencyMs, options.latencyScales)}; set ${options.latencySetting} to change it (0 = instant).`,
+    `Try: PICTOR_BASE_URL=${options.url}${keyAssignment} npm run pictor -- generate --prompt "a lighthouse at dusk"`,
+  ];
+}

@@ -1,0 +1,99 @@
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { runEmulator } from '../../../src/cli/commands/emulator.js';
+import type { CliContext } from '../../../src/cli/context.js';
+import { DEV_API_KEY } from '../../../src/emulator/index.js';
+import { runTryLine } from '../../helpers/try-line.js';
+
+function context(env: NodeJS.ProcessEnv = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const ctx: CliContext = {
+    stdout: (l) => out.push(l),
+    stderr: (l) => err.push(l),
+    env,
+    connect: () => Promise.reject(new Error('unused')),
+    client: (c) => c.client,
+  };
+  return { ctx, out, err };
+}
+
+/** Starts `pictor emulator` with these flags; resolves once its banner is printed. */
+async function started(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const { ctx, out, err } = context(env);
+  const stop = new AbortController();
+  const running = runEmulator(args, ctx, stop.signal);
+  await expect.poll(() => out.length >= 4 || err.length > 0).toBe(true);
+  return { out, err, stop: async () => {
+    stop.abort();
+    return running;
+  } };
+}
+
+describe('pictor emulator', () => {
+  it('prints a Try line that runs as printed in this repository, with the key it printed', async () => {
+    const emulator = await started(['--port', '0', '--latency-ms', '0']);
+    const tryLine = emulator.out.find((l) => l.startsWith('Try:'))!;
+    expect(tryLine).not.toContain('<');
+    expect(tryLine).toContain(`PICTOR_API_KEY=${DEV_API_KEY}`);
+    const result = await runTryLine(tryLine);
+    expect(result.code).toBe(0);
+    expect(result.files.some((f) => f.endsWith('.png'))).toBe(true);
+    await expect(emulator.stop()).resolves.toBe(0);
+  });
+
+  it('does not print a key it was given, and its Try line still runs with the key set by the user', async () => {
+    const emulator = await started(['--port', '0', '--latency-ms', '0'], { PICTOR_API_KEY: 'sk-users-own-key' });
+    const text = emulator.out.join('\n');
+    expect(text).not.toContain('sk-users-own-key');
+    const tryLine = emulator.out.find((l) => l.startsWith('Try:'))!;
+    expect(tryLine).not.toContain('PICTOR_API_KEY=');
+    // The user's shell (or .env) has the key; the line adds the rest.
+    const result = await runTryLine(tryLine.replace('Try: ', 'Try: PICTOR_API_KEY=sk-users-own-key '));
+    expect(result.code).toBe(0);
+    await emulator.stop();
+  });
+
+  it('says it is the emulator and how fast it answers: service-like by default, instant with --latency-ms 0', async () => {
+    const slow = await started(['--port', '0']);
+    expect(slow.out.join('\n')).toMatch(/takes about 6 s per medium 1024x1024 image/);
+    await slow.stop();
+    const fromEnv = await started(['--port', '0'], { PICTOR_EMULATOR_LATENCY_MS: '2000' });
+    expect(fromEnv.out.join('\n')).toMatch(/takes about 2 s per medium 1024x1024 image/);
+    await fromEnv.stop();
+    const instant = await started(['--port', '0', '--latency-ms', '0']);
+    expect(instant.out.join('\n')).toMatch(/Image service emulator listening on http:\/\/127\.0\.0\.1:\d+ .*no money/);
+    expect(instant.out.join('\n')).toMatch(/answers instantly/);
+    await instant.stop();
+  });
+
+  it('says a busy port is in use and suggests --port 0', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    const { ctx, err } = context();
+    const code = await runEmulator(['--port', String(port), '--latency-ms', '0'], ctx);
+    blocker.close();
+    expect(code).toBe(1);
+    expect(err.join('\n')).toContain(`port ${port} on 127.0.0.1 is already in use`);
+    expect(err.join('\n')).toContain('--port 0');
+  });
+
+  it.each([['--port', 'abc'], ['--port', '70000'], ['--latency-ms', '-5'], ['--images-per-minute', 'lots']])(
+    'refuses %s %s as a validation error naming the flag, without talk of sending',
+    async (flag, value) => {
+      const { ctx, err } = context();
+      const code = await runEmulator([flag, value], ctx);
+      expect(code).toBe(2);
+      expect(err.join('\n')).toContain(flag);
+      expect(err.join('\n')).not.toContain('Nothing was sent');
+    },
+  );
+
+  it('refuses an unknown flag naming it, without talk of sending', async () => {
+    const { ctx, err } = context();
+    expect(await runEmulator(['--prot', '1'], ctx)).toBe(2);
+    expect(err.join('\n')).toContain('--prot');
+    expect(err.join('\n')).not.toContain('Nothing was sent');
+  });
+});

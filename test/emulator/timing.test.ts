@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { imageTimeMs, SERVICE_LIKE_LATENCY_MS } from '../../src/emulator/timing.js';
+import { createEmulator } from '../../src/emulator/index.js';
+
+describe('emulator timing', () => {
+  it('is flat unless scaled: every image takes latencyMs', () => {
+    expect(imageTimeMs(1000, false, '1536x1024', 'high')).toBe(1000);
+  });
+
+  it('scales the base time with quality and with pixels when service-like', () => {
+    expect(imageTimeMs(1000, true, '1024x1024', 'medium')).toBe(1000);
+    expect(imageTimeMs(1000, true, '1024x1024', 'auto')).toBe(1000);
+    expect(imageTimeMs(1000, true, 'auto', 'low')).toBe(500);
+    expect(imageTimeMs(1000, true, '1024x1024', 'high')).toBe(2000);
+    expect(imageTimeMs(1000, true, '1536x1024', 'high')).toBe(3000);
+    expect(imageTimeMs(0, true, '1536x1024', 'high')).toBe(0);
+  });
+
+  it('stays instant by default for the library (tests), service-like only where an entry point asks', () => {
+    const emulator = createEmulator();
+    expect(emulator.settings).toMatchObject({ latencyMs: 0, latencyScales: false });
+    expect(SERVICE_LIKE_LATENCY_MS).toBeGreaterThanOrEqual(3000);
+  });
+});

@@ -1,0 +1,38 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../../src/cli/main.js';
+
+/**
+ * Runs a printed "Try: VAR=… VAR=… npm run pictor -- …" line the way a shell
+ * would in this repository: the assignments become the environment, and
+ * `npm run pictor --` is this package's `pictor` script (the CLI's main), run
+ * from a fresh folder. Resolves with the exit code and the files it wrote.
+ */
+export async function runTryLine(line: string): Promise<{ code: number; files: string[]; stderr: string }> {
+  const command = /Try:\s+(.*)$/.exec(line)?.[1];
+  if (!command) throw new Error(`not a Try line: ${line}`);
+  const words = [...command.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+  const env: NodeJS.ProcessEnv = {};
+  while (words[0] && /^[A-Z_]+=/.test(words[0])) {
+    const [name, ...value] = words.shift()!.split('=');
+    env[name!] = value.join('=');
+  }
+  const [npm, run, script, dashes, ...argv] = words;
+  if (`${npm} ${run} ${script} ${dashes}` !== 'npm run pictor --') throw new Error(`not an npm run pictor line: ${command}`);
+  const scripts = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  if (!scripts.pictor?.includes('cli/main.js')) throw new Error('package.json has no pictor script running the CLI');
+
+  const dir = await mkdtemp(join(tmpdir(), 'pictor-try-'));
+  const before = process.cwd();
+  const stderr: string[] = [];
+  try {
+    process.chdir(dir);
+    const code = await main(argv, { ...env, PICTOR_LOG_LEVEL: 'silent' }, { stdout: () => {}, stderr: (l) => stderr.push(l) });
+    return { code, files: await readdir(dir, { recursive: true }), stderr: stderr.join('\n') };
+  } finally {
+    process.chdir(before);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
