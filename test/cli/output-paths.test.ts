@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
