@@ -169,7 +169,8 @@ if (isEntryPoint()) {
   const io: CliIo = {
     stdout: (line) => process.stdout.write(`${line}\n`),
     stderr: (line) => process.stderr.write(`${line}\n`),
-    terminal: process.stderr.isTTY ? process.stderr : undefined,
+    // A live line only on a real terminal (as the spinner library judges one: not dumb, not CI).
+    terminal: process.stderr.isTTY && process.env.TERM !== 'dumb' && !('CI' in process.env) ? process.stderr : undefined,
     cwd: userDirectory(process.env),
   };
   let code: number;
@@ -177,7 +178,7 @@ if (isEntryPoint()) {
     loadSettingsFile();
     code = await main(process.argv.slice(2), process.env, io);
   } catch (error) {
-    code = report(error, io, process.argv.includes('--json'));
+    code = report(error, { stdout: (l) => io.stdout(cleanForTerminal(l)), stderr: (l) => io.stderr(cleanForTerminal(l)) }, process.argv.includes('--json'));
   }
   process.exitCode = code;
 }
