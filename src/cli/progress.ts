@@ -1,5 +1,4 @@
 import type { Writable } from 'node:stream';
-import yoctoSpinner from 'yocto-spinner';
 
 /**
  * What a long job is doing, on stderr, while the user waits: queued (and how
@@ -31,7 +30,7 @@ export interface ProgressOptions {
   now?: () => number;
 }
 
-export function startProgress(options: ProgressOptions): Progress {
+export async function startProgress(options: ProgressOptions): Promise<Progress> {
   const now = options.now ?? Date.now;
   const started = now();
   let state = 'waiting for a slot';
@@ -46,6 +45,8 @@ export function startProgress(options: ProgressOptions): Progress {
   };
 
   if (options.terminal?.isTTY) {
+    // Loaded only for a terminal: a CLI run from a script does not pay for it.
+    const { default: yoctoSpinner } = await import('yocto-spinner');
     const spinner = yoctoSpinner({ stream: options.terminal, text: describe() }).start();
     const timer = setInterval(() => (spinner.text = describe()), 1000);
     timer.unref();

@@ -27,7 +27,7 @@ describe('pictor progress on long work', () => {
 
   it('counts partial images and finished images in the status', async () => {
     const lines: string[] = [];
-    const progress = startProgress({ line: (l) => lines.push(l), images: 2, everyMs: 20, now: () => (lines.length ? 7_000 : 0) });
+    const progress = await startProgress({ line: (l) => lines.push(l), images: 2, everyMs: 20, now: () => (lines.length ? 7_000 : 0) });
     progress.sending();
     progress.partialReceived();
     progress.imageDone();
@@ -47,7 +47,7 @@ describe('pictor progress on long work', () => {
       }),
       { isTTY: true, columns: 80, cursorTo: () => true, moveCursor: () => true, clearLine: () => true },
     );
-    const progress = startProgress({ terminal, line: () => {}, images: 1, everyMs: 5000 });
+    const progress = await startProgress({ terminal, line: () => {}, images: 1, everyMs: 5000 });
     progress.queued(2);
     await new Promise((resolve) => setTimeout(resolve, 50));
     progress.stop();

@@ -61,7 +61,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
   });
 
   const connection = await ctx.connect();
-  const progress = startProgress({ terminal: ctx.terminal, line: ctx.stderr, images: request.n, everyMs: ctx.progressEveryMs ?? 5000 });
+  const progress = await startProgress({ terminal: ctx.terminal, line: ctx.stderr, images: request.n, everyMs: ctx.progressEveryMs ?? 5000 });
   try {
     if (connection.emulatorUrl) ctx.stderr(`No PICTOR_BASE_URL set: using an embedded emulator at ${connection.emulatorUrl} (no money is spent).`);
     const started = Date.now();
