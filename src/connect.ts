@@ -1,8 +1,6 @@
-import { PictorClient } from './client/PictorClient.js';
-import { createImageLimiter } from './core/shared-limiter.js';
-import type { Logger } from './core/logger.js';
+import { PictorClient, type LoggerLike } from './client/PictorClient.js';
+import { ImageLimiter } from './core/image-limiter.js';
 import type { CoreConfig } from './config.js';
-import { createEmulator, DEV_API_KEY } from './emulator/index.js';
 
 export interface Connection {
   client: PictorClient;
@@ -19,26 +17,30 @@ export interface Connection {
  * configured service, or, with no `PICTOR_BASE_URL`, for an emulator started in
  * this process (the embedded default), always through the account's limiter
  * (shared through Redis with `REDIS_URL`).
+ *
+ * What only some set-ups need is imported when they need it: the Redis client
+ * with `REDIS_URL`, the emulator (and its image encoder) without
+ * `PICTOR_BASE_URL`, so a one-off CLI run against a service starts fast.
  */
 export async function connect(
   config: CoreConfig,
-  logger: Logger,
+  logger: LoggerLike,
   /** `emulatorLatencyMs`: the embedded emulator's base time per image when `PICTOR_EMULATOR_LATENCY_MS` is not set (default 0, instant). */
   options: { emulatorPort?: number; emulatorLatencyMs?: number } = {},
 ): Promise<Connection> {
-  // With REDIS_URL this limiter is shared with every other Pictor process on the account.
-  const limiter = await createImageLimiter({ imagesPerMinute: config.imagesPerMinute, maxConcurrent: config.maxConcurrent, redis: config.redis, logger });
+  const limiter = await makeLimiter(config, logger);
   const common = { limiter, logger, timeoutMs: config.timeoutMs, maxRetries: config.maxRetries };
   if (config.baseURL) {
     const client = new PictorClient({ ...common, baseURL: config.baseURL, apiKey: config.apiKey });
     return { client, emulatorUrl: undefined, emulatorLatencyMs: undefined, close: () => limiter.stop() };
   }
-  const apiKey = config.apiKey ?? DEV_API_KEY;
   const latencyMs = config.emulatorLatencyMs ?? options.emulatorLatencyMs ?? 0;
-  const emulator = createEmulator({ apiKeys: [apiKey], latencyMs, latencyScales: true });
   let server;
+  let apiKey;
   try {
-    server = await emulator.listen({ port: options.emulatorPort ?? 0, host: '127.0.0.1' });
+    const { createEmulator, DEV_API_KEY } = await import('./emulator/index.js');
+    apiKey = config.apiKey ?? DEV_API_KEY;
+    server = await createEmulator({ apiKeys: [apiKey], latencyMs, latencyScales: true }).listen({ port: options.emulatorPort ?? 0, host: '127.0.0.1' });
   } catch (error) {
     await limiter.stop();
     throw error;
@@ -54,4 +56,12 @@ export async function connect(
       await server.close();
     },
   };
+}
+
+/** With REDIS_URL this limiter is shared with every other Pictor process on the account; without, it is this process's own. */
+async function makeLimiter(config: CoreConfig, logger: LoggerLike): Promise<ImageLimiter> {
+  const { imagesPerMinute, maxConcurrent, redis } = config;
+  if (!redis) return new ImageLimiter({ imagesPerMinute, maxConcurrent });
+  const { createImageLimiter } = await import('./core/shared-limiter.js');
+  return createImageLimiter({ imagesPerMinute, maxConcurrent, redis, logger });
 }

@@ -30,22 +30,39 @@ export async function deployCommands(options: DeployCommandsOptions): Promise<De
   return { scope: options.guildId ? 'guild' : 'global', applicationId, names: registered.map((c) => c.name) };
 }
 
-/** `node --import tsx bots/discord/deploy-commands.ts` (or the built file): reads DISCORD_* from the environment. */
-async function main(): Promise<void> {
-  const config = readDiscordConfig(process.env);
+/**
+ * `node --import tsx bots/discord/deploy-commands.ts` (or the built file): reads DISCORD_* from the environment.
+ * Every failure is one line on stderr without the token: exit 2 for a setting that is wrong, 1 when Discord refuses or cannot be reached.
+ */
+export async function main(env: NodeJS.ProcessEnv = process.env, print: { out(line: string): void; err(line: string): void } = { out: console.log, err: console.error }): Promise<number> {
+  const token = env.DISCORD_TOKEN?.trim();
+  let config;
+  try {
+    config = readDiscordConfig(env);
+  } catch (error) {
+    print.err(`Could not register the commands: ${oneLine(error, token)}`);
+    return 2;
+  }
   if (!config) {
-    console.error('Set DISCORD_TOKEN (and DISCORD_GUILD_ID to register in one server for testing) to deploy the commands.');
-    process.exitCode = 1;
-    return;
+    print.err('Set DISCORD_TOKEN (and DISCORD_GUILD_ID to register in one server for testing) to deploy the commands.');
+    return 1;
   }
   try {
     const result = await deployCommands(config);
     const where = result.scope === 'guild' ? `in server ${config.guildId}` : 'globally (they can take up to an hour to appear)';
-    console.log(`Registered ${result.names.map((n) => (n.includes(' ') ? `"${n}"` : `/${n}`)).join(', ')} ${where} for application ${result.applicationId}.`);
+    print.out(`Registered ${result.names.map((n) => (n.includes(' ') ? `"${n}"` : `/${n}`)).join(', ')} ${where} for application ${result.applicationId}.`);
+    return 0;
   } catch (error) {
-    console.error(`Could not register the commands: ${scrubSecrets(error instanceof Error ? error.message : String(error), [config.token])}`);
-    process.exitCode = 1;
+    print.err(`Could not register the commands: ${oneLine(error, config.token)}`);
+    return 1;
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
+/** An error as one line: its message only (no stack, no object dump), without the token or control characters. */
+function oneLine(error: unknown, token: string | undefined): string {
+  const message = error instanceof Error ? error.message : String(error);
+  // eslint-disable-next-line no-control-regex -- removing control characters is the point
+  return scrubSecrets(message, [token]).replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim().slice(0, 500);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) process.exitCode = await main();

@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import type { PictorClient } from '../client/PictorClient.js';
 import type { Connection } from '../connect.js';
 
@@ -9,4 +10,13 @@ export interface CliContext {
   connect(): Promise<Connection>;
   client(connection: Connection): PictorClient;
   env: NodeJS.ProcessEnv;
+  /** The directory the user ran the command from: relative `--image`/`--out` paths start here. Default: the process's. */
+  cwd?: string | undefined;
+  /** stderr when it is a terminal (for the live status line); undefined elsewhere. */
+  terminal?: (Writable & { isTTY?: boolean }) | undefined;
+  /** Off a terminal, how often a progress line is printed. Default 5 s. */
+  progressEveryMs?: number | undefined;
 }
+
+/** The streams and settings `main` runs with; the entry point passes the process's own. */
+export type CliIo = Pick<CliContext, 'stdout' | 'stderr' | 'terminal' | 'progressEveryMs'> & { cwd?: string | undefined };

@@ -29,6 +29,7 @@ export const IMAGE_FLAGS = {
   stream: { type: 'boolean' },
   'partial-images': { type: 'string' },
   out: { type: 'string' },
+  overwrite: { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
@@ -38,14 +39,31 @@ export type FlagValues<O> = {
   [K in keyof O]?: O[K] extends { multiple: true } ? string[] : O[K] extends { type: 'boolean' } ? boolean : string;
 };
 
-export function parseFlags<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O): FlagValues<O> {
+/**
+ * Parses a command's flags strictly: an unknown flag points to `--help`, and a
+ * flag given twice is refused (the last one silently winning once billed
+ * `high` after `low`); only flags declared `multiple` may repeat.
+ */
+export function parseFlags<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O, command?: string): FlagValues<O> {
+  let parsed;
   try {
-    return parseArgs({ args, options, allowPositionals: false, strict: true }).values as FlagValues<O>;
+    parsed = parseArgs({ args, options, allowPositionals: false, strict: true, tokens: true });
   } catch (error) {
-    const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, '');
+    const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, '').replace(/\.$/, '');
     const flag = /'(--?[\w-]+)/.exec(message)?.[1] ?? 'arguments';
-    throw new ValidationError(flag, message);
+    throw new ValidationError(flag, `${message}. Run "pictor ${command ? `${command} ` : ''}--help" for the options`);
   }
+  const seen = new Map<string, string[]>();
+  for (const token of parsed.tokens) {
+    if (token.kind !== 'option' || options[token.name]?.multiple) continue;
+    seen.set(token.name, [...(seen.get(token.name) ?? []), token.value ?? 'on']);
+  }
+  for (const [name, values] of seen) {
+    if (values.length > 1) {
+      throw new ValidationError(`--${name}`, `--${name} was given ${values.length} times (${values.join(', then ')}): give it once`);
+    }
+  }
+  return parsed.values as FlagValues<O>;
 }
 
 /** A number flag as the schema wants it; text that is not a number is passed on so the schema names the field. */

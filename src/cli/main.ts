@@ -1,14 +1,12 @@
 #!/usr/bin/env node
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isPictorError, ValidationError, type PictorError } from '../core/errors.js';
-import { createLogger } from '../core/logger.js';
 import { loadDotEnv, readCoreConfig } from '../config.js';
-import { runEmulator } from './commands/emulator.js';
-import { EDIT_USAGE, GENERATE_USAGE, runImageJob } from './commands/image-job.js';
-import { runPrice } from './commands/price.js';
-import { connect } from '../connect.js';
-import type { CliContext } from './context.js';
+import { createCliLogger } from './cli-logger.js';
+import type { CliContext, CliIo } from './context.js';
+import { cleanForTerminal } from './terminal-text.js';
 
 const USAGE = `Usage: pictor <command> [options]
 
@@ -18,8 +16,18 @@ Commands:
   price      what a request costs
   emulator   run a local stand-in for the image service
 
-Environment: PICTOR_BASE_URL, PICTOR_API_KEY (with neither, an embedded emulator is used), PICTOR_LOG_LEVEL.
-Run "pictor <command> --help" for a command's options.`;
+Environment (also read from ./.env):
+  PICTOR_BASE_URL           the image service (unset: an embedded emulator is used, no money is spent)
+  PICTOR_API_KEY            its key (required with PICTOR_BASE_URL)
+  PICTOR_TIMEOUT_SECONDS    longest time one request may take once sent (default 900)
+  PICTOR_MAX_RETRIES        retries of what cannot have been billed (default 2)
+  PICTOR_IMAGES_PER_MINUTE  pace requests to the account's limit (default: no pacing)
+  PICTOR_MAX_CONCURRENT     requests in flight at once (default 4)
+  REDIS_URL                 share those limits with other Pictor processes
+  PICTOR_LOG_LEVEL          error (default for the CLI), warn, info, debug, trace, silent
+  PICTOR_LOG_FORMAT         human (default) or json
+
+Run "pictor <command> --help" for a command's options; "pictor --version" for the version.`;
 
 /** What to do about each failure, in a sentence. */
 const ADVICE: Partial<Record<PictorError['code'], string>> = {
@@ -29,55 +37,71 @@ const ADVICE: Partial<Record<PictorError['code'], string>> = {
   rate_limited: 'The service is busy; wait a minute and try again, or set PICTOR_IMAGES_PER_MINUTE to your limit.',
   quota_exhausted: 'The account is out of credit; add credit with the service provider.',
   connection_failed: 'Check PICTOR_BASE_URL and the network, then try again.',
-  timeout: 'The service took too long; try again, or raise PICTOR_TIMEOUT_SECONDS.',
+  timeout: 'The service took too long; if the request was sent it may have been billed, so check before retrying; or raise PICTOR_TIMEOUT_SECONDS.',
   server_error: 'The service had a problem; try again later.',
   stream_broken: 'The result was cut off; the job may have been billed, so check before retrying.',
   not_found: 'Check that PICTOR_BASE_URL points at the service (without /v1 is fine).',
 };
 
-/** Runs the CLI; returns the exit code: 0 success, 2 invalid input (nothing sent), 1 service or network failure. */
-export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Pick<CliContext, 'stdout' | 'stderr'>): Promise<number> {
+/**
+ * Runs the CLI; returns the exit code: 0 success, 2 invalid input or settings
+ * (nothing sent), 1 service or network failure, or images paid for that could
+ * not be written where asked (they are saved elsewhere and the path printed).
+ * Every line printed passes through `cleanForTerminal`: text from the server
+ * never drives the terminal.
+ */
+export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
+  const out = { stdout: (line: string) => io.stdout(cleanForTerminal(line)), stderr: (line: string) => io.stderr(cleanForTerminal(line)) };
   const [command, ...args] = argv;
   const json = args.includes('--json');
   try {
+    if (command === '--version' || command === '-v' || command === 'version') {
+      out.stdout(packageVersion());
+      return 0;
+    }
+    if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+      if (command === 'help' && (args[0] === 'generate' || args[0] === 'edit')) {
+        const { EDIT_USAGE, GENERATE_USAGE } = await import('./commands/image-job.js');
+        out.stdout(args[0] === 'edit' ? EDIT_USAGE : GENERATE_USAGE);
+      } else out.stdout(USAGE);
+      return command === undefined ? 2 : 0;
+    }
     const config = readCoreConfig(env);
-    const logger = createLogger({ level: config.logLevel, secrets: [config.apiKey] });
+    const logger = await createCliLogger({ env, level: config.logLevel, secrets: [config.apiKey], line: out.stderr });
     const ctx: CliContext = {
-      ...io,
+      ...out,
       env,
-      connect: () => connect(config, logger),
+      cwd: io.cwd,
+      terminal: io.terminal,
+      progressEveryMs: io.progressEveryMs,
+      connect: async () => (await import('../connect.js')).connect(config, logger),
       client: (c) => c.client,
     };
     switch (command) {
       case 'generate':
-        return await runImageJob('generate', args, ctx);
       case 'edit':
-        return await runImageJob('edit', args, ctx);
+        return await (await import('./commands/image-job.js')).runImageJob(command, args, ctx);
       case 'price':
-        return await runPrice(args, ctx);
+        return await (await import('./commands/price.js')).runPrice(args, ctx);
       case 'emulator':
-        return await runEmulator(args, ctx);
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        io.stdout(command === 'help' && args[0] === 'generate' ? GENERATE_USAGE : command === 'help' && args[0] === 'edit' ? EDIT_USAGE : USAGE);
-        return command === undefined ? 2 : 0;
+        return await (await import('./commands/emulator.js')).runEmulator(args, ctx);
       default:
-        io.stderr(`pictor: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
+        out.stderr(`pictor: unknown command ${JSON.stringify(command)}. Run "pictor --help" for the commands.`);
         return 2;
     }
   } catch (error) {
-    return report(error, io, json);
+    return report(error, out, json);
   }
 }
 
 function report(error: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, json: boolean): number {
   if (error instanceof ValidationError) {
     const param = error.param;
-    const allowed = error.allowed ? ` Allowed: ${error.allowed}.` : '';
+    // The allowed values only when the message does not already name them all (it usually does).
+    const values = error.allowed?.split(/,\s*|\s+or\s+/).map((v) => v.trim()) ?? [];
+    const allowed = error.allowed && !values.every((v) => error.message.includes(v)) ? ` Allowed: ${error.allowed}.` : '';
     if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, param, message: error.message }));
-    io.stderr(`pictor: ${error.message}.${allowed} Nothing was sent.`);
+    io.stderr(`pictor: ${error.message.replace(/\.$/, '')}.${allowed} Nothing was sent.`);
     return 2;
   }
   if (isPictorError(error)) {
@@ -93,6 +117,44 @@ function report(error: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, json:
   return 1;
 }
 
+/** This package's version, from the package.json above this file (in the sources and in the built `dist/`). */
+function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'pictor' && pkg.version) return pkg.version;
+    } catch {
+      // not here; look one level up
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return 'unknown';
+    dir = parent;
+  }
+}
+
+/**
+ * The directory the user ran the command from. Under `npm run pictor`, npm
+ * starts the script in the package's root and keeps the user's directory in
+ * INIT_CWD; it is used only when this process is that script (its working
+ * directory is the package's root), not in a child of some other npm script.
+ */
+export function userDirectory(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): string {
+  const packageJson = env.npm_package_json;
+  if (env.INIT_CWD && packageJson && resolve(dirname(packageJson)) === resolve(cwd)) return resolve(env.INIT_CWD);
+  return cwd;
+}
+
+/** `.env` in the working directory, read before the settings; one that cannot be read is a settings error (exit 2). */
+function loadSettingsFile(): void {
+  try {
+    loadDotEnv();
+  } catch (error) {
+    const why = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ValidationError('.env', `.env: cannot read ${resolve('.env')} (${why})`);
+  }
+}
+
 function isEntryPoint(): boolean {
   const script = process.argv[1];
   if (!script) return false;
@@ -104,17 +166,19 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) {
-  loadDotEnv();
-  main(process.argv.slice(2), process.env, {
+  const io: CliIo = {
     stdout: (line) => process.stdout.write(`${line}\n`),
     stderr: (line) => process.stderr.write(`${line}\n`),
-  }).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(`pictor: ${error instanceof Error ? error.message : String(error)}\n`);
-      process.exitCode = 1;
-    },
-  );
+    // A live line only on a real terminal (as the spinner library judges one: not dumb, not CI).
+    terminal: process.stderr.isTTY && process.env.TERM !== 'dumb' && !('CI' in process.env) ? process.stderr : undefined,
+    cwd: userDirectory(process.env),
+  };
+  let code: number;
+  try {
+    loadSettingsFile();
+    code = await main(process.argv.slice(2), process.env, io);
+  } catch (error) {
+    code = report(error, { stdout: (l) => io.stdout(cleanForTerminal(l)), stderr: (l) => io.stderr(cleanForTerminal(l)) }, process.argv.includes('--json'));
+  }
+  process.exitCode = code;
 }

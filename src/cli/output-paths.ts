@@ -1,41 +1,159 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises';
-import { dirname, extname, join, resolve } from 'node:path';
-import { FILE_EXTENSIONS, type OutputFormat } from '../spec/constants.js';
+import { randomBytes } from 'node:crypto';
+import { lstat, mkdir, mkdtemp, open, stat, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { ValidationError } from '../core/errors.js';
+import { FILE_EXTENSIONS, LIMITS, type OutputFormat } from '../spec/constants.js';
 
 /**
+ * Where a job's images go, decided and checked before anything is sent, so a
+ * paid image never meets an unwritable path.
+ *
  * `--out PATH`: a directory (existing, or written with a trailing slash) gets
- * files named after the job; anything else is a file name, and several images
- * or partials become numbered siblings (`cat.png`, `cat-2.png`, `cat.partial-0.png`).
+ * files named after the job: the prompt's first words, a time stamp and a
+ * random suffix, so parallel runs never share a name. Anything else is a file
+ * name; several images or partials become numbered siblings (`cat.png`,
+ * `cat-2.png`, `cat.partial-0.png`). A file name's extension must match the
+ * format (`.jpg`/`.jpeg` for jpeg); a name without one gets the format's.
+ * An existing file is never replaced unless `overwrite` is set.
  */
 export interface OutputPlan {
-  finalPath(index: number, count: number, format: OutputFormat): string;
-  partialPath(imageIndex: number, partialIndex: number, count: number, format: OutputFormat): string;
+  finalPath(index: number): string;
+  partialPath(imageIndex: number, partialIndex: number): string;
 }
 
-export async function planOutput(out: string | undefined, jobName: string): Promise<OutputPlan> {
-  const target = resolve(out ?? '.');
-  const isDir = out === undefined || /[/\\]$/.test(out) || (await stat(target).then((s) => s.isDirectory(), () => false));
+export interface OutputRequest {
+  /** `--out` as given; undefined means the current directory. */
+  out: string | undefined;
+  /** Where relative paths start: the directory the user ran the command from. */
+  cwd: string;
+  jobName: string;
+  format: OutputFormat;
+  /** Images the job makes. */
+  count: number;
+  /** Whether partial images will be written (streaming). */
+  partials: boolean;
+  overwrite: boolean;
+}
+
+const IMAGE_EXTENSIONS: Record<string, OutputFormat> = { png: 'png', jpg: 'jpeg', jpeg: 'jpeg', webp: 'webp' };
+
+/** Decides the paths and proves they can be written; a ValidationError naming `--out` otherwise. */
+export async function planOutput(request: OutputRequest): Promise<OutputPlan> {
+  const { format, count } = request;
+  const target = resolve(request.cwd, request.out ?? '.');
+  const isDir = request.out === undefined || /[/\\]$/.test(request.out) || (await stat(target).then((s) => s.isDirectory(), () => false));
+  const ext = FILE_EXTENSIONS[format];
+  let plan: OutputPlan;
   if (isDir) {
-    return {
-      finalPath: (i, count, format) => join(target, `${jobName}${count > 1 ? `-${i + 1}` : ''}.${FILE_EXTENSIONS[format]}`),
-      partialPath: (i, p, count, format) => join(target, `${jobName}${count > 1 ? `-${i + 1}` : ''}.partial-${p}.${FILE_EXTENSIONS[format]}`),
+    const name = (i: number) => `${request.jobName}${count > 1 ? `-${i + 1}` : ''}`;
+    plan = {
+      finalPath: (i) => join(target, `${name(i)}.${ext}`),
+      partialPath: (i, p) => join(target, `${name(i)}.partial-${p}.${ext}`),
+    };
+  } else {
+    const given = extname(target);
+    const givenFormat = IMAGE_EXTENSIONS[given.slice(1).toLowerCase()];
+    if (givenFormat && givenFormat !== format) {
+      throw new ValidationError(
+        'out',
+        `--out: ${target} ends in ${given} but the images will be ${format}: name the file .${ext}, or choose the format with --format ${givenFormat}`,
+      );
+    }
+    const stem = givenFormat ? target.slice(0, -given.length) : target;
+    const fileExt = givenFormat ? given.slice(1) : ext;
+    plan = {
+      finalPath: (i) => `${stem}${i > 0 ? `-${i + 1}` : ''}.${fileExt}`,
+      partialPath: (i, p) => `${stem}${i > 0 ? `-${i + 1}` : ''}.partial-${p}.${fileExt}`,
     };
   }
-  const ext = extname(target);
-  const stem = ext ? target.slice(0, -ext.length) : target;
-  const extOf = (format: OutputFormat) => (ext ? ext.slice(1) : FILE_EXTENSIONS[format]);
-  return {
-    finalPath: (i, _count, format) => `${stem}${i > 0 ? `-${i + 1}` : ''}.${extOf(format)}`,
-    partialPath: (i, p, _count, format) => `${stem}${i > 0 ? `-${i + 1}` : ''}.partial-${p}.${extOf(format)}`,
-  };
+
+  const directory = isDir ? target : dirname(target);
+  await makeDirectory(directory).catch((error: NodeJS.ErrnoException) => {
+    throw new ValidationError('out', `--out: cannot create the directory ${directory} (${error.code === 'EEXIST' || error.code === 'ENOTDIR' ? 'a file is in the way' : reason(error)})`);
+  });
+  const isDirectory = await stat(directory).then((s) => s.isDirectory(), () => false);
+  if (!isDirectory) throw new ValidationError('out', `--out: ${directory} is not a directory`);
+  await probeWritable(directory);
+
+  const paths: string[] = [];
+  for (let i = 0; i < count; i++) {
+    paths.push(plan.finalPath(i));
+    if (request.partials) for (let p = 0; p < LIMITS.partialImagesMax; p++) paths.push(plan.partialPath(i, p));
+  }
+  for (const path of paths) await checkTarget(path, request.overwrite);
+  return plan;
 }
 
-export async function writeOutput(path: string, bytes: Uint8Array): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  await writeFile(path, bytes);
+/**
+ * `mkdir -p`, one level at a time. Node's `mkdir(…, { recursive: true })`
+ * never returns for a path under /proc (it keeps retrying the parent, which
+ * exists but refuses children), so it is not used on paths the user gives.
+ */
+async function makeDirectory(directory: string): Promise<void> {
+  const missing: string[] = [];
+  let current = directory;
+  while (!(await lstat(current).then(() => true, () => false))) {
+    missing.unshift(current);
+    const parent = dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  for (const path of missing) {
+    await mkdir(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+  }
 }
 
-/** A short name for a job's files: prompt words and a time stamp. */
+/** Opens (and removes) a fresh file beside the target: the surest test that the directory takes files. */
+async function probeWritable(directory: string): Promise<void> {
+  const probe = join(directory, `.pictor-write-check-${randomBytes(4).toString('hex')}`);
+  try {
+    const handle = await open(probe, 'wx');
+    await handle.close();
+    await unlink(probe).catch(() => undefined);
+  } catch (error) {
+    throw new ValidationError('out', `--out: cannot write files in ${directory} (${reason(error as NodeJS.ErrnoException)})`);
+  }
+}
+
+async function checkTarget(path: string, overwrite: boolean): Promise<void> {
+  const link = await lstat(path).catch(() => undefined);
+  if (!link) return;
+  const info = await stat(path).catch(() => undefined);
+  if (!info) throw new ValidationError('out', `--out: ${path} is a link to a path that does not exist`);
+  if (info.isDirectory()) throw new ValidationError('out', `--out: ${path} is a directory`);
+  if (!overwrite) throw new ValidationError('out', `--out: ${path} already exists; pass --overwrite to replace it, or choose another name`);
+  const handle = await open(path, 'r+').catch((error: NodeJS.ErrnoException) => {
+    throw new ValidationError('out', `--out: cannot replace ${path} (${reason(error)})`);
+  });
+  await handle.close();
+}
+
+/** Writes one image; never replaces an existing file unless `overwrite`. */
+export async function writeOutput(path: string, bytes: Uint8Array, overwrite: boolean): Promise<void> {
+  await makeDirectory(dirname(path));
+  await writeFile(path, bytes, { flag: overwrite ? 'w' : 'wx' });
+}
+
+/** Saves images that could not be written where asked into a new folder of the OS temp directory; returns their paths. */
+export async function saveToFallback(images: readonly { wanted: string; bytes: Uint8Array }[]): Promise<string[]> {
+  const directory = await mkdtemp(join(tmpdir(), 'pictor-'));
+  const saved: string[] = [];
+  for (const { wanted, bytes } of images) {
+    const path = join(directory, basename(wanted));
+    await writeFile(path, bytes, { flag: 'wx' });
+    saved.push(path);
+  }
+  return saved;
+}
+
+function reason(error: NodeJS.ErrnoException): string {
+  return error.code ?? error.message;
+}
+
+/** A short, unique name for a job's files: prompt words, a time stamp and a random suffix. */
 export function jobNameOf(prompt: string, now = new Date()): string {
   const words = prompt
     .toLowerCase()
@@ -47,5 +165,5 @@ export function jobNameOf(prompt: string, now = new Date()): string {
     .join('-')
     .slice(0, 40);
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
-  return `${words || 'image'}-${stamp}`;
+  return `${words || 'image'}-${stamp}-${randomBytes(3).toString('hex')}`;
 }

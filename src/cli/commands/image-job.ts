@@ -1,38 +1,43 @@
-import { readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { resolve } from 'node:path';
 import { decodeImages, resultFromCompleted, type ImageJobResult } from '../../client/job-result.js';
 import { ValidationError } from '../../core/errors.js';
 import { describeQuote, estimatePrice } from '../../core/pricing.js';
-import type { OutputFormat } from '../../spec/constants.js';
+import { LIMITS } from '../../spec/constants.js';
 import { parseEditRequest, parseGenerationRequest } from '../../spec/validate.js';
 import { isPartialEvent, type CompletedEvent } from '../../spec/result-schemas.js';
 import { IMAGE_FLAGS, parseFlags, requestFieldsFromFlags, withFlagName } from '../flags.js';
-import { jobNameOf, planOutput, writeOutput } from '../output-paths.js';
+import { readImageFile } from '../input-files.js';
+import { jobNameOf, planOutput, saveToFallback, writeOutput } from '../output-paths.js';
+import { startProgress } from '../progress.js';
 import type { CliContext } from '../context.js';
 
 const EDIT_FLAGS = { ...IMAGE_FLAGS, image: { type: 'string', multiple: true } } as const;
 
-/** `pictor generate …` and `pictor edit …`: validate, send (streamed or not), write the files, print where and the cost. */
+/**
+ * `pictor generate …` and `pictor edit …`: validate the request and check that
+ * the output can be written (both before anything is sent), send it (streamed
+ * or not) with progress on stderr, write the files, print where and the cost.
+ * Images paid for that cannot be written where asked are saved in the OS temp
+ * directory instead, and the command says where and exits 1.
+ */
 export async function runImageJob(operation: 'generate' | 'edit', args: string[], ctx: CliContext): Promise<number> {
-  const values = parseFlags(args, operation === 'edit' ? EDIT_FLAGS : IMAGE_FLAGS);
+  const values = parseFlags(args, operation === 'edit' ? EDIT_FLAGS : IMAGE_FLAGS, operation);
   if (values.help) {
     ctx.stdout(operation === 'edit' ? EDIT_USAGE : GENERATE_USAGE);
     return 0;
   }
+  if (values['partial-images'] !== undefined && !values.stream) {
+    throw new ValidationError('partial_images', '--partial-images needs --stream (partial images only come in a stream)');
+  }
+  const cwd = ctx.cwd ?? process.cwd();
   const fields = requestFieldsFromFlags(values);
   let input: Record<string, unknown> = fields;
   if (operation === 'edit') {
     const files = (values as { image?: string[] }).image ?? [];
     if (files.length === 0) throw new ValidationError('image', '--image is required: give at least one PNG, JPEG or WebP file');
-    const image = await Promise.all(
-      files.map(async (file) => {
-        try {
-          return { data: new Uint8Array(await readFile(file)), filename: basename(file) };
-        } catch (error) {
-          throw new ValidationError('image', `--image: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-        }
-      }),
-    );
+    if (files.length > LIMITS.editImagesMax) throw new ValidationError('image', `--image: at most ${LIMITS.editImagesMax} images, not ${files.length}`);
+    const image = [];
+    for (const file of files) image.push(await readImageFile(resolve(cwd, file)));
     input = { ...fields, image };
   }
 
@@ -44,17 +49,35 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     throw error instanceof ValidationError ? withFlagName(error) : error;
   }
   const estimate = estimatePrice({ operation, size: request.size, quality: request.quality, n: request.n });
-  const plan = await planOutput(values.out, jobNameOf(request.prompt));
+  const overwrite = values.overwrite === true;
+  const plan = await planOutput({
+    out: values.out,
+    cwd,
+    jobName: jobNameOf(request.prompt),
+    format: request.output_format,
+    count: request.n,
+    partials: values.stream === true,
+    overwrite,
+  });
+
   const connection = await ctx.connect();
+  const progress = await startProgress({ terminal: ctx.terminal, line: ctx.stderr, images: request.n, everyMs: ctx.progressEveryMs ?? 5000 });
   try {
     if (connection.emulatorUrl) ctx.stderr(`No PICTOR_BASE_URL set: using an embedded emulator at ${connection.emulatorUrl} (no money is spent).`);
     const started = Date.now();
     const partialFiles: string[] = [];
     let result: ImageJobResult;
     const requestOptions = {
-      onQueuePosition: (ahead: number) => ahead > 0 && ctx.stderr(`queued, ${ahead} ahead`),
-      onRetry: ({ attempt, delayMs, error }: { attempt: number; delayMs: number; error: { code: string } }) =>
-        ctx.stderr(`retry ${attempt} in ${(delayMs / 1000).toFixed(1)} s (${error.code})`),
+      onQueuePosition: (ahead: number) => {
+        progress.queued(ahead);
+        if (ahead > 0) ctx.stderr(`queued, ${ahead} ahead`);
+      },
+      onStart: () => progress.sending(),
+      onRetry: ({ attempt, delayMs, error }: { attempt: number; delayMs: number; error: { code: string } }) => {
+        const line = `retry ${attempt} in ${(delayMs / 1000).toFixed(1)} s (${error.code})`;
+        progress.retrying(line);
+        ctx.stderr(line);
+      },
     };
     if (values.stream) {
       const stream =
@@ -66,14 +89,21 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       let imageIndex = 0;
       for await (const event of stream) {
         if (isPartialEvent(event)) {
-          const bytes = Buffer.from(event.b64_json, 'base64');
-          const path = plan.partialPath(imageIndex, event.partial_image_index, request.n, event.output_format);
-          await writeOutput(path, bytes);
-          partialFiles.push(path);
-          ctx.stderr(`partial ${event.partial_image_index + 1}${wanted !== undefined ? `/${wanted}` : ''} of image ${imageIndex + 1}/${request.n} → ${path}`);
+          progress.partialReceived();
+          const path = plan.partialPath(imageIndex, event.partial_image_index);
+          const label = `partial ${event.partial_image_index + 1}${wanted !== undefined ? `/${wanted}` : ''} of image ${imageIndex + 1}/${request.n}`;
+          try {
+            // A partial that cannot be written is only a preview: say so and keep the stream (and the final image).
+            await writeOutput(path, Buffer.from(event.b64_json, 'base64'), overwrite);
+            partialFiles.push(path);
+            ctx.stderr(`${label} → ${path}`);
+          } catch (error) {
+            ctx.stderr(`${label}: could not write ${path} (${errorCode(error)}); going on`);
+          }
         } else {
           completed.push(event);
           imageIndex++;
+          progress.imageDone();
           ctx.stderr(`image ${imageIndex}/${request.n} done`);
         }
       }
@@ -84,20 +114,30 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
           ? await ctx.client(connection).edit(input as never, requestOptions)
           : await ctx.client(connection).generate(input as never, requestOptions);
     }
+    progress.stop();
     const images = decodeImages(result);
     const files: string[] = [];
+    const unwritten: { wanted: string; bytes: Uint8Array; why: string }[] = [];
     for (const [i, bytes] of images.entries()) {
-      const path = plan.finalPath(i, images.length, result.output_format as OutputFormat);
-      await writeOutput(path, bytes);
-      files.push(path);
+      const path = plan.finalPath(i);
+      try {
+        await writeOutput(path, bytes, overwrite);
+        files.push(path);
+      } catch (error) {
+        unwritten.push({ wanted: path, bytes, why: errorCode(error) });
+      }
     }
+    // Paid for, so never lost: what could not go where asked goes to the OS temp directory.
+    const saved = unwritten.length ? await saveToFallback(unwritten) : [];
+    for (const [i, item] of unwritten.entries()) ctx.stderr(`pictor: could not write ${item.wanted} (${item.why}); saved it to ${saved[i]} instead.`);
     const seconds = (Date.now() - started) / 1000;
     if (values.json) {
       ctx.stdout(
         JSON.stringify({
-          ok: true,
+          ok: unwritten.length === 0,
+          ...(unwritten.length ? { code: 'output_not_written' } : {}),
           operation,
-          files,
+          files: [...files, ...saved],
           partials: partialFiles,
           size: result.size,
           quality: result.quality,
@@ -111,15 +151,21 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
         }),
       );
     } else {
-      ctx.stdout(`Wrote ${files.length} image${files.length === 1 ? '' : 's'} (${result.size}, ${result.quality}, ${result.output_format}) in ${seconds.toFixed(1)} s:`);
-      for (const f of files) ctx.stdout(`  ${f}`);
+      const all = [...files, ...saved];
+      ctx.stdout(`Wrote ${all.length} image${all.length === 1 ? '' : 's'} (${result.size}, ${result.quality}, ${result.output_format}) in ${seconds.toFixed(1)} s:`);
+      for (const f of all) ctx.stdout(`  ${f}`);
       if (partialFiles.length) ctx.stdout(`and ${partialFiles.length} partial image${partialFiles.length === 1 ? '' : 's'} beside them.`);
       ctx.stdout(`Cost: ${describeQuote(result.cost)}`);
     }
-    return 0;
+    return unwritten.length ? 1 : 0;
   } finally {
+    progress.stop();
     await connection.close();
   }
+}
+
+function errorCode(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
 }
 
 const COMMON_OPTIONS = `  --n N                 images to make, 1–10 (default 1)
@@ -127,19 +173,33 @@ const COMMON_OPTIONS = `  --n N                 images to make, 1–10 (default 
   --quality Q           low, medium, high, auto (default auto)
   --background B        transparent, opaque, auto (default auto)
   --format F            png (default), jpeg, webp
-  --compression C       0–100, jpeg or webp only
+  --compression C       0–100, jpeg or webp only (default: not sent)
   --moderation M        low, auto (default auto)
-  --user U              end-user identifier passed to the service
-  --stream              stream partial images as they come
-  --partial-images K    partial images per image when streaming, 0–3
-  --out PATH            a directory, or a file name (numbered siblings for several images)
-  --json                print one machine-readable result`;
+  --user U              end-user identifier passed to the service (default: none)
+  --stream              stream partial images as they come (default off)
+    --partial-images K  with --stream: partial images per image, 0–3 (default: not sent, the service decides)
+  --out PATH            a directory or a file name, see below (default: the current directory)
+  --overwrite           replace files that exist (default: refuse, before anything is sent)
+  --json                print one machine-readable result on stdout (default off)
+  -h, --help            this help
+
+Output files: in a directory, new files named after the prompt with a time stamp and a random
+suffix (a-fox-20250101-120000-3f9a2c.png). A file name must end in the format's extension (.png,
+.jpg or .jpeg, .webp), or gets it; several images become numbered siblings (fox.png, fox-2.png) and
+partial images fox.partial-0.png. An existing file is never replaced without --overwrite.
+Relative paths start from the directory you run the command in. Nothing is sent (or paid) until the
+request is valid and --out can be written. Exit codes: 0 done; 2 invalid input or settings, nothing
+sent; 1 the service or network failed, or the images could not be written where asked (they are then
+saved in the OS temp directory and the path is printed).
+Environment: PICTOR_BASE_URL, PICTOR_API_KEY, PICTOR_TIMEOUT_SECONDS (default 900) and more: "pictor --help".`;
 
 export const GENERATE_USAGE = `Usage: pictor generate --prompt TEXT [options]
 
+  --prompt TEXT         what to make (required)
 ${COMMON_OPTIONS}`;
 
 export const EDIT_USAGE = `Usage: pictor edit --prompt TEXT --image FILE [--image FILE …] [options]
 
-  --image FILE          a PNG, JPEG or WebP file to edit (up to 16)
+  --prompt TEXT         what to change (required)
+  --image FILE          a PNG, JPEG or WebP file to edit, up to 50 MB (up to 16 --image)
 ${COMMON_OPTIONS}`;

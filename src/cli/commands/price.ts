@@ -4,7 +4,13 @@ import { ValidationError } from '../../core/errors.js';
 import { numberFlag, parseFlags, withFlagName } from '../flags.js';
 import type { CliContext } from '../context.js';
 
-export const PRICE_USAGE = `Usage: pictor price --size WxH --quality Q [--n N] [--edit] [--json]
+export const PRICE_USAGE = `Usage: pictor price [--size WxH] [--quality Q] [--n N] [--edit] [--json]
+
+  --size WxH     1024x1024 (default), 1024x1536, 1536x1024
+  --quality Q    low, medium, high, auto (default auto)
+  --n N          images, 1–10 (default 1)
+  --edit         price an edit instead of a generation
+  --json         print one machine-readable result
 
 Prints what a request costs at most, and whether that comes from the spec's price table or is an estimate.`;
 
@@ -16,7 +22,7 @@ export async function runPrice(args: string[], ctx: CliContext): Promise<number>
     edit: { type: 'boolean' },
     json: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
-  });
+  }, 'price');
   if (values.help) {
     ctx.stdout(PRICE_USAGE);
     return 0;

@@ -1,0 +1,52 @@
+import type { LoggerLike } from '../client/PictorClient.js';
+import { ValidationError } from '../core/errors.js';
+import { cleanForTerminal } from './terminal-text.js';
+
+/**
+ * The CLI's logger. The CLI already tells the user what happens in sentences
+ * (queued, retrying, written), so by default its log says nothing below
+ * `error`, and says it as one human line on stderr. `PICTOR_LOG_LEVEL` set
+ * explicitly shows more, still as sentences; `PICTOR_LOG_FORMAT=json` gives
+ * the core's JSON log lines (pino) for machines.
+ */
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+
+export async function createCliLogger(options: {
+  env: NodeJS.ProcessEnv;
+  level: string;
+  secrets: readonly (string | undefined)[];
+  line: (text: string) => void;
+}): Promise<LoggerLike> {
+  const format = options.env.PICTOR_LOG_FORMAT?.trim() || 'human';
+  if (format !== 'human' && format !== 'json') {
+    throw new ValidationError('PICTOR_LOG_FORMAT', `PICTOR_LOG_FORMAT must be human or json, not ${JSON.stringify(format)}`);
+  }
+  if (format === 'json') {
+    const { createLogger } = await import('../core/logger.js');
+    return createLogger({ level: options.level, secrets: options.secrets });
+  }
+  const level = options.env.PICTOR_LOG_LEVEL?.trim() ? options.level : 'error';
+  const threshold = level === 'silent' ? Infinity : LEVELS.indexOf(level as (typeof LEVELS)[number]);
+  const secrets = options.secrets.filter((s): s is string => !!s && s.length >= 4);
+  const at =
+    (name: (typeof LEVELS)[number]) =>
+    (fields: object, message?: string): void => {
+      if (LEVELS.indexOf(name) < threshold) return;
+      options.line(scrub(`pictor: ${name === 'info' || name === 'error' ? '' : `${name}: `}${message ?? ''}${describeFields(fields)}`, secrets));
+    };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** ` (key value, …)` for the simple fields of a log call. */
+function describeFields(fields: object): string {
+  const parts = Object.entries(fields)
+    .filter(([, value]) => value !== undefined && ['string', 'number', 'boolean'].includes(typeof value))
+    .map(([key, value]) => `${key} ${String(value)}`);
+  return parts.length ? ` (${parts.join(', ')})` : '';
+}
+
+function scrub(text: string, secrets: readonly string[]): string {
+  let out = cleanForTerminal(text);
+  for (const secret of secrets) out = out.split(secret).join('[redacted]');
+  return out;
+}

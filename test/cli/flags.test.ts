@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { EDIT_USAGE, GENERATE_USAGE } from '../../src/cli/commands/image-job.js';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { useEmulator } from '../helpers/emulator.js';
+import { run } from './run-cli.js';
+
+const env = useEmulator();
+const service = () => ({ PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY });
+
+describe('pictor flags', () => {
+  it('refuses a flag given twice, naming both values, and sends nothing', async () => {
+    const { code, stderr } = await run(['generate', '--prompt', 'x', '--quality', 'low', '--quality', 'high'], service());
+    expect(code).toBe(2);
+    expect(stderr).toContain('--quality was given 2 times (low, then high)');
+    expect(env.emulator.requests).toHaveLength(0);
+  });
+
+  it('refuses a boolean flag given twice too, but lets --image repeat', async () => {
+    expect((await run(['generate', '--prompt', 'x', '--stream', '--stream'], service())).code).toBe(2);
+    expect((await run(['edit', '--prompt', 'x', '--image', '/nonexistent/a.png', '--image', '/nonexistent/b.png'], service())).stderr).not.toContain('given 2 times');
+  });
+
+  it('points an unknown flag to --help', async () => {
+    const { code, stderr } = await run(['generate', '--promt', 'x']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('Run "pictor generate --help"');
+  });
+
+  it('refuses --partial-images without --stream', async () => {
+    const { code, stderr } = await run(['generate', '--prompt', 'x', '--partial-images', '2'], service());
+    expect(code).toBe(2);
+    expect(stderr).toContain('--partial-images needs --stream');
+    expect(env.emulator.requests).toHaveLength(0);
+  });
+
+  it('lists the allowed values once', async () => {
+    const { stderr } = await run(['generate', '--prompt', 'x', '--size', '512x512']);
+    expect(stderr.split('1024x1024, 1024x1536, 1536x1024')).toHaveLength(2);
+  });
+
+  it('never offers the rejected value as allowed (transparent with jpeg)', async () => {
+    const { code, stderr } = await run(['generate', '--prompt', 'x', '--background', 'transparent', '--format', 'jpeg']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('png or webp');
+    expect(stderr).not.toContain('Allowed: png, jpeg, webp');
+  });
+});
+
+describe('pictor help and version', () => {
+  it('shows every option with its default, --partial-images under --stream, and PICTOR_TIMEOUT_SECONDS', async () => {
+    for (const usage of [GENERATE_USAGE, EDIT_USAGE]) {
+      for (const line of usage.split('\n').filter((l) => /^\s+--(?!prompt|image)/.test(l))) expect(line).toMatch(/default/);
+      expect(usage).toMatch(/--stream .*\n\s+--partial-images K\s+with --stream/);
+      expect(usage).toContain('PICTOR_TIMEOUT_SECONDS');
+    }
+    const { code, stdout } = await run(['--help']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('PICTOR_TIMEOUT_SECONDS');
+  });
+
+  it('prints its version', async () => {
+    const { code, stdout } = await run(['--version']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});

@@ -1,0 +1,118 @@
+import { readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { describeImage } from '../helpers/images.js';
+import { useEmulator } from '../helpers/emulator.js';
+import { run, tempDir } from './run-cli.js';
+
+const env = useEmulator();
+const service = () => ({ PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY });
+
+describe('pictor --out is checked before anything is paid for', () => {
+  it.each([
+    ['a file used as a directory', async (dir: string) => (await writeFile(join(dir, 'file'), 'x'), join(dir, 'file', 'cat.png'))],
+    ['a path under /proc', async () => '/proc/pictor-test/cat.png'],
+    ['a directory under /proc', async () => '/proc/'],
+    ['a dangling symbolic link', async (dir: string) => (await symlink('/nonexistent/dir/cat.png', join(dir, 'link.png')), join(dir, 'link.png'))],
+  ])('exits 2 naming --out and sends nothing for %s', async (_case, make) => {
+    const out = await make(await tempDir());
+    const { code, stderr } = await run(['generate', '--prompt', 'x', '--out', out], service());
+    expect(code).toBe(2);
+    expect(stderr).toContain('--out');
+    expect(env.emulator.requests).toHaveLength(0);
+  });
+
+  it('creates a missing directory before sending', async () => {
+    const dir = join(await tempDir(), 'new', 'deeper');
+    const { code } = await run(['generate', '--prompt', 'x', '--out', `${dir}/`], service());
+    expect(code).toBe(0);
+    expect(await readdir(dir)).toHaveLength(1);
+  });
+
+  it('refuses a file name whose extension does not match --format, naming both', async () => {
+    const dir = await tempDir();
+    const { code, stderr } = await run(['generate', '--prompt', 'x', '--format', 'jpeg', '--out', join(dir, 'x.png')], service());
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--out: .*x\.png ends in \.png but the images will be jpeg/);
+    expect(env.emulator.requests).toHaveLength(0);
+  });
+
+  it('accepts .jpeg and .jpg for jpeg, and adds the extension to a name without one', async () => {
+    const dir = await tempDir();
+    expect((await run(['generate', '--prompt', 'x', '--format', 'jpeg', '--out', join(dir, 'a.jpeg')], service())).code).toBe(0);
+    expect((await run(['generate', '--prompt', 'x', '--format', 'webp', '--out', join(dir, 'b')], service())).code).toBe(0);
+    expect((await readdir(dir)).sort()).toEqual(['a.jpeg', 'b.webp']);
+  });
+});
+
+describe('pictor never overwrites silently', () => {
+  it('gives parallel runs of the same prompt in the same second files of their own', async () => {
+    const dir = await tempDir();
+    const runs = await Promise.all([1, 2, 3].map(() => run(['generate', '--prompt', 'same prompt', '--out', `${dir}/`], service())));
+    expect(runs.map((r) => r.code)).toEqual([0, 0, 0]);
+    expect(await readdir(dir)).toHaveLength(3);
+  });
+
+  it('refuses an existing file before sending, and replaces it with --overwrite', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'cat.png');
+    await writeFile(path, 'precious');
+    const refused = await run(['generate', '--prompt', 'x', '--out', path], service());
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--overwrite');
+    expect(await readFile(path, 'utf8')).toBe('precious');
+    expect(env.emulator.requests).toHaveLength(0);
+
+    expect((await run(['generate', '--prompt', 'x', '--out', path, '--overwrite'], service())).code).toBe(0);
+    expect(await describeImage(await readFile(path))).toMatchObject({ format: 'png' });
+  });
+});
+
+describe('pictor keeps images it paid for when writing fails after the job', () => {
+  it('saves the final image to the temp directory and says where when --out broke during the stream, exit 1', async () => {
+    const dir = await tempDir();
+    const outDir = join(dir, 'out');
+    let broken = false;
+    const { code, stderr } = await run(
+      ['generate', '--prompt', 'x', '--stream', '--partial-images', '2', '--out', join(outDir, 'cat.png')],
+      service(),
+      {
+        stderr: (line) => {
+          // After the first partial is written, the output directory becomes a file: no later write can succeed, even as root.
+          if (!broken && line.includes('partial 1/2')) {
+            broken = true;
+            rmSync(outDir, { recursive: true });
+            writeFileSync(outDir, 'in the way');
+          }
+        },
+      },
+    );
+    expect(broken).toBe(true);
+    expect(code).toBe(1);
+    expect(stderr).toContain('partial 2/2 of image 1/1: could not write');
+    const saved = /saved it to (\S+) instead/.exec(stderr)?.[1];
+    expect(saved).toBeDefined();
+    expect(await describeImage(await readFile(saved!))).toMatchObject({ format: 'png' });
+    expect(env.emulator.requests).toHaveLength(1);
+    await rm(dirname(saved!), { recursive: true });
+  });
+
+  it('lists the saved file in --json output with ok false', async () => {
+    const dir = await tempDir();
+    const outDir = join(dir, 'out');
+    const { code, stdout } = await run(['generate', '--prompt', 'x', '--stream', '--partial-images', '1', '--json', '--out', join(outDir, 'cat.png')], service(), {
+      stderr: (line) => {
+        if (line.includes('partial 1/1')) {
+          rmSync(outDir, { recursive: true });
+          writeFileSync(outDir, 'in the way');
+        }
+      },
+    });
+    expect(code).toBe(1);
+    const result = JSON.parse(stdout) as { ok: boolean; code: string; files: string[] };
+    expect(result).toMatchObject({ ok: false, code: 'output_not_written' });
+    expect((await stat(result.files[0]!)).isFile()).toBe(true);
+  });
+});

@@ -1,0 +1,56 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { startProgress } from '../../src/cli/progress.js';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { useEmulator } from '../helpers/emulator.js';
+import { run, tempDir } from './run-cli.js';
+
+const env = useEmulator();
+const service = () => ({ PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY });
+
+describe('pictor progress on long work', () => {
+  it('prints a status line every few seconds on stderr when stderr is not a terminal', async () => {
+    env.emulator.configure({ latencyMs: 600 });
+    const { code, stderr } = await run(['generate', '--prompt', 'x', '--n', '2', '--out', `${await tempDir()}/`], service(), { progressEveryMs: 100 });
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/… sent, the service is working, \d+ s/);
+  });
+
+  it('keeps stdout to the one JSON result with --json', async () => {
+    env.emulator.configure({ latencyMs: 400 });
+    const { code, stdout, stderr } = await run(['generate', '--prompt', 'x', '--json', '--out', `${await tempDir()}/`], service(), { progressEveryMs: 100 });
+    expect(code).toBe(0);
+    expect(stdout.split('\n')).toHaveLength(1);
+    expect(JSON.parse(stdout)).toMatchObject({ ok: true });
+    expect(stderr).toContain('…');
+  });
+
+  it('counts partial images and finished images in the status', async () => {
+    const lines: string[] = [];
+    const progress = await startProgress({ line: (l) => lines.push(l), images: 2, everyMs: 20, now: () => (lines.length ? 7_000 : 0) });
+    progress.sending();
+    progress.partialReceived();
+    progress.imageDone();
+    await expect.poll(() => lines.length).toBeGreaterThan(0);
+    progress.stop();
+    expect(lines[0]).toMatch(/sent, the service is working, \d+ s, 1 partial image received, 1\/2 images done/);
+  });
+
+  it('draws a live line with a spinner on a terminal, and leaves it clean when done', async () => {
+    let written = '';
+    const terminal = Object.assign(
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          written += chunk.toString();
+          done();
+        },
+      }),
+      { isTTY: true, columns: 80, cursorTo: () => true, moveCursor: () => true, clearLine: () => true },
+    );
+    const progress = await startProgress({ terminal, line: () => {}, images: 1, everyMs: 5000 });
+    progress.queued(2);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    progress.stop();
+    expect(written).toContain('queued, 2 ahead');
+  });
+});

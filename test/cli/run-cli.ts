@@ -1,0 +1,49 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { main } from '../../src/cli/main.js';
+import type { CliIo } from '../../src/cli/context.js';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The CLI's entry point, run from the sources (through tsx) so a test never meets a stale build. */
+export const CLI_ENTRY = join(REPO_ROOT, 'src/cli/main.ts');
+/** tsx by its file address, so the child finds it from any working directory. */
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+export const tempDir = () => mkdtemp(join(tmpdir(), 'pictor-cli-'));
+
+/** Runs `main` in this process with captured output. */
+export async function run(argv: string[], environment: NodeJS.ProcessEnv = {}, io: Partial<CliIo> = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, environment, {
+    stdout: (l) => out.push(l),
+    stderr: (l) => {
+      err.push(l);
+      io.stderr?.(l);
+    },
+    ...(io.cwd ? { cwd: io.cwd } : {}),
+    ...(io.progressEveryMs ? { progressEveryMs: io.progressEveryMs } : {}),
+  });
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+}
+
+/** Runs the CLI in its own process (for what only a process shows: its entry point, `.env`, stray log lines). */
+export function spawnCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, ...args], {
+      cwd: options.cwd ?? REPO_ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
