@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from './core/errors.js';
 import { readRedisConfig, type RedisConfig } from './core/redis-config.js';
+import { readSpendConfig, type SpendConfig } from './spend/caps.js';
 
 /**
  * The core's settings, read once from the environment at an entry point (CLI,
@@ -61,6 +62,8 @@ export interface CoreConfig {
   emulatorPort: number;
   /** Shared limits through Redis (`REDIS_URL`, `PICTOR_REDIS_PREFIX`); undefined = this process only. */
   redis: RedisConfig | undefined;
+  /** Spending caps (`PICTOR_*_USD`) and the file ledger's folder. */
+  spend: SpendConfig;
 }
 
 /** Parses a zod schema of environment variables; a bad value is a ValidationError naming the variable (as every surface's config reports it). */
@@ -98,6 +101,7 @@ export function readCoreConfig(env: NodeJS.ProcessEnv): CoreConfig {
     maxRetries: e.PICTOR_MAX_RETRIES,
     emulatorPort: e.PICTOR_EMULATOR_PORT ?? 0,
     redis: readRedisConfig(env),
+    spend: readSpendConfig(env),
   };
 }
 

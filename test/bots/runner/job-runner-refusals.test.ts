@@ -96,7 +96,7 @@ describe('JobRunner refusals', () => {
     await (await runner.submit(lowJob({ requester: who }), () => {})).done;
     const error = await refusal(runner.submit(lowJob({ requester: who }), () => {}));
     expect(error.code).toBe('budget_user_daily');
-    expect(error.message).toMatch(/^You have reached your daily budget of \$0\.0064 \(spent \$0\.0064\); it resets at 00:00 UTC \(in .+\)\.$/);
+    expect(error.message).toMatch(/^You have reached your daily budget of \$0\.0064 \(spent \$0\.0064, \$0\.00 left\); it resets at 00:00 UTC \(in .+\)\.$/);
   });
 
   it('refuses a job that could cost more than the whole daily budget, at the highest price that could apply', async () => {
