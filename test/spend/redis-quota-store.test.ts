@@ -146,11 +146,41 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
     expect(await alive.spentToday('u', now())).toBeCloseTo(0.9, 9);
   });
 
+  it('keeps counting a reservation past 30 minutes while its process lives (the clock moved on)', async () => {
+    const s = store();
+    const limits = { accountDailyUsd: 1, userConcurrentJobs: 1 };
+    await reserve(s, 'long', 0.8, limits);
+    const later = T + 31 * 60_000;
+    expect(await s.spentToday('account', later)).toBeCloseTo(0.8, 9);
+    expect(await reserve(s, 'second', 0.5, { accountDailyUsd: 1 }, { userKey: 'discord:bob', now: later })).toMatchObject({ ok: false, code: 'budget_account_daily', used: 0.8 });
+    expect(await reserve(s, 'third', 0.1, limits, { now: later })).toMatchObject({ ok: false, code: 'user_concurrency' });
+  });
+
+  it('refuses at the account, user and scope caps, daily and monthly, and starts each month from zero', async () => {
+    const s = store();
+    await reserve(s, 'a', 0.9, {});
+    await s.settle('a', 0.9);
+    const dayEnd = Date.UTC(2030, 0, 3);
+    const monthEnd = Date.UTC(2030, 1, 1);
+    expect(await reserve(s, 'b', 0.2, { accountDailyUsd: 1 }, { userKey: 'discord:u2' })).toEqual({ ok: false, code: 'budget_account_daily', limit: 1, used: 0.9, resetsAt: dayEnd });
+    expect(await reserve(s, 'c', 0.2, { accountMonthlyUsd: 1 }, { userKey: 'discord:u2', now: T + 2 * 86_400_000 })).toEqual({
+      ok: false,
+      code: 'budget_account_monthly',
+      limit: 1,
+      used: 0.9,
+      resetsAt: monthEnd,
+    });
+    expect(await reserve(s, 'd', 0.2, { userMonthlyUsd: 1 }, { now: T + 86_400_000 })).toMatchObject({ ok: false, code: 'budget_user_monthly', used: 0.9 });
+    expect(await reserve(s, 'e', 0.2, { scopeMonthlyUsd: 1 }, { userKey: 'discord:u3', now: T + 86_400_000 })).toMatchObject({ ok: false, code: 'budget_scope_monthly' });
+    expect(await reserve(s, 'f', 0.2, { accountMonthlyUsd: 1, userMonthlyUsd: 1 }, { now: monthEnd })).toEqual({ ok: true });
+    expect(await s.spentThisMonth('account', T)).toBeCloseTo(0.9, 9);
+  });
+
   it('gives the same answers as the file store for the same story', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'pictor-quota-parity-'));
     const file = new FileQuotaStore({ dir });
     const shared = store();
-    const limits: SpendLimits = { userDailyUsd: 1, scopeDailyUsd: 1.5, userConcurrentJobs: 2, userCooldownSeconds: 5 };
+    const limits: SpendLimits = { userDailyUsd: 1, scopeDailyUsd: 1.5, accountDailyUsd: 1.4, scopeMonthlyUsd: 5, userConcurrentJobs: 2, userCooldownSeconds: 5 };
     const story = async (s: QuotaStore) => {
       const out: unknown[] = [];
       const r = (jobId: string, usd: number, userKey: string, now: number) =>
