@@ -74,6 +74,7 @@ const LedgerV1Schema = z.object({
 });
 
 type Ledger = z.output<typeof LedgerV2Schema>;
+type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport) => { result: T; changed: boolean };
 type Reservation = z.output<typeof ReservationSchema>;
 
 /** Ledgers open in this process: one store per file per process (processes share it through the lock). */
@@ -84,10 +85,11 @@ const roundUsd = (usd: number): number => Math.round(usd * 1e9) / 1e9;
 
 /**
  * The embedded QuotaStore: one JSON file in the data folder, shared by the
- * processes of one machine. Every operation takes the ledger's lock file,
- * reads the ledger, changes it and writes it atomically (temporary file,
- * fsync, rename) before it lets go, so two processes never both spend the
- * last dollar and a crash loses nothing that was answered. The previous
+ * processes of one machine. Every change takes the ledger's lock file, reads
+ * the ledger, changes it and writes it atomically (temporary file, fsync,
+ * rename) before it lets go and answers, so two processes never both spend
+ * the last dollar and a crash loses nothing that was answered. Changes that
+ * arrive while the ledger is busy are committed together (one write). The previous
  * version is kept beside it (`<file>.bak`); `open()` checks the ledger at
  * start and restores that copy when the ledger is unreadable.
  */
@@ -99,6 +101,9 @@ export class FileQuotaStore implements QuotaStore {
   readonly #clock: () => number;
   readonly #onError: ((error: unknown) => void) | undefined;
   readonly #serial = createSerialQueue();
+  /** Operations waiting for the next group commit. */
+  readonly #pending: { now: number; operation: Operation<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
+  #flushScheduled = false;
   /** This process's name in `owners`. */
   readonly #owner = `${THIS_HOST}:${process.pid}:${randomBytes(4).toString('hex')}`;
   /** Reservations this store made and has not ended. */
@@ -319,22 +324,50 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /**
-   * Runs one operation under the ledger's lock on a fresh copy of the ledger,
-   * after ending the reservations of dead processes, and writes it before
-   * answering: a failed write changes nothing.
+   * Queues one operation for the next group commit: every operation waiting
+   * when the ledger is free runs in turn, under one lock, on one fresh read of
+   * the ledger (after the reservations of dead processes are ended), and all
+   * of them are answered only once that one write (one fsync) is done — so
+   * nothing answered is lost on a crash, and a failed write changes nothing.
    */
-  #update<T>(now: number, operation: (ledger: Ledger, reconciled: ReconcileReport) => { result: T; changed: boolean }): Promise<T> {
-    return this.#serial(() => {
-      if (this.#closed) return Promise.reject(new Error('the quota store is closed'));
-      return this.#locked(async () => {
-        const ledger = await this.#load();
-        const reconciled = this.#reconcile(ledger, now);
-        const { result, changed } = operation(ledger, reconciled);
-        const swept = reconciled.released.length + reconciled.settledAtEstimate.length > 0;
-        if (changed || swept) await this.#write(ledger);
-        return result;
-      });
+  #update<T>(now: number, operation: Operation<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error('the quota store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.push({ now, operation, resolve: resolve as (value: unknown) => void, reject });
+      if (this.#flushScheduled) return;
+      this.#flushScheduled = true;
+      void this.#serial(() => this.#flush());
     });
+  }
+
+  async #flush(): Promise<void> {
+    this.#flushScheduled = false;
+    const batch = this.#pending.splice(0);
+    if (batch.length === 0) return;
+    try {
+      const outcomes = await this.#locked(async () => {
+        const ledger = await this.#load();
+        let dirty = false;
+        const outcomes = batch.map(({ now, operation }) => {
+          const reconciled = this.#reconcile(ledger, now);
+          if (reconciled.released.length + reconciled.settledAtEstimate.length > 0) dirty = true;
+          try {
+            // An operation that throws does so before it changes anything (unknown job, duplicate, bad amount).
+            const { result, changed } = operation(ledger, reconciled);
+            if (changed) dirty = true;
+            return { ok: true as const, result };
+          } catch (error) {
+            return { ok: false as const, error };
+          }
+        });
+        if (dirty) await this.#write(ledger);
+        return outcomes;
+      });
+      // Answered once the write is on disk and the lock is free.
+      outcomes.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.result) : batch[i]!.reject(outcome.error)));
+    } catch (error) {
+      for (const op of batch) op.reject(error);
+    }
   }
 
   #query<T>(read: (ledger: Ledger) => T): Promise<T> {

@@ -4,6 +4,8 @@
  *   other racers fire at the same moments) against caps only one can win;
  * - `hold`: runs jobs through a JobRunner against an emulator and reports when
  *   the first is sent (the parent watches the service) and the second waits in the limiter, so the parent can kill it with SIGKILL.
+ * - `burst`: reserves jobs `concurrent` at a time, without end, telling the
+ *   parent each job id as soon as its reservation is answered.
  * argv: store kind (`file` | `redis`), data folder or Redis URL, key prefix, name.
  */
 import { JobRunner } from '../../bots/runner/index.js';
@@ -11,7 +13,8 @@ import { FileQuotaStore, ImageLimiter, PictorClient, RedisQuotaStore, type Quota
 
 type Message =
   | { type: 'race'; rounds: number; estimateUsd: number; limits: SpendLimits; startAt: number; spacingMs: number; dayOfRound0: number }
-  | { type: 'hold'; baseURL: string; apiKey: string; userId: string };
+  | { type: 'hold'; baseURL: string; apiKey: string; userId: string }
+  | { type: 'burst'; concurrent: number };
 
 const sleepUntil = (at: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
 
@@ -39,6 +42,17 @@ process.on('message', (message: Message) => {
       // process, whose unsent reservations the other may rightly release.
       process.send?.({ type: 'results', won });
     });
+  }
+  if (message.type === 'burst') {
+    let next = 0;
+    const one = async (): Promise<void> => {
+      for (;;) {
+        const jobId = `${name}-${next++}`;
+        const result = await store.reserve({ jobId, userKey: `u${next % 5}`, scopeKey: 's', estimateUsd: 0.01, limits: {}, now: Date.now() });
+        if (result.ok) process.send?.({ type: 'answered', jobId });
+      }
+    };
+    for (let i = 0; i < message.concurrent; i++) void one();
   }
   if (message.type === 'hold') {
     // One request at a time: the first job is sent (and stays in flight), the second waits in the limiter.

@@ -1,4 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FileQuotaStore, RedisQuotaStore, type QuotaStore, type SpendLimits } from '../../src/index.js';
@@ -105,5 +107,25 @@ describe.each(kinds)('the $kind ledger shared by processes', ({ kind, skip }) =>
     } finally {
       await store.close();
     }
+  }, 60_000);
+});
+
+describe('the file ledger’s group commit', () => {
+  it('loses no answered reservation when its process is killed with SIGKILL in the middle of a burst', async () => {
+    const l = await ledger('file');
+    const proc = child(l, 'burst');
+    const answered: string[] = [];
+    proc.on('message', (m: { type: string; jobId?: string }) => m.type === 'answered' && answered.push(m.jobId!));
+    try {
+      await message(proc, 'ready');
+      proc.send({ type: 'burst', concurrent: 25 });
+      await waitUntil(() => answered.length >= 150, 'a few batches are answered', 30_000);
+    } finally {
+      proc.kill('SIGKILL');
+    }
+    await new Promise((resolve) => proc.once('exit', resolve));
+    const onDisk = JSON.parse(await readFile(join(l.where, 'quota-ledger.json'), 'utf8')) as { reservations: Record<string, unknown> };
+    const missing = answered.filter((id) => !(id in onDisk.reservations));
+    expect(missing).toEqual([]);
   }, 60_000);
 });
