@@ -263,11 +263,16 @@ export class JobRunner {
     return job;
   }
 
-  /** A bug of ours broke the job: the user still gets a final update and the reservation goes back. */
+  /**
+   * A bug of ours broke the job: the user still gets a final update, and the
+   * reservation goes back — unless the request had been sent (it may be billed:
+   * its estimate stays spent; a job already settled is not charged again).
+   */
   async #failUnexpectedly(job: Job, error: unknown): Promise<void> {
     this.#logger.error({ jobId: job.info.id, err: error }, 'the job runner failed unexpectedly');
     job.decided = true;
-    await this.#charge(job, 'release');
+    if (job.sent) await this.#charge(job, 'settle', job.info.estimate.totalUsd);
+    else await this.#charge(job, 'release');
     if (job.pump.finished) return;
     const failure = describeFailure(error);
     this.#finish(job, 'failed', this.#now());

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { FileQuotaStore } from '../../src/index.js';
+import { FileQuotaStore, GuardedPictorClient, SpendGuard } from '../../src/index.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
@@ -73,5 +73,41 @@ describe('the CLI through the spend guard', () => {
     const env = { PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data };
     expect((await pictor(['generate', '--prompt', 'x', '--quality', 'low', '--out', `${await newDir()}/`], env)).code).toBe(0);
     await expect(mkdtemp(join(data, 'x'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('the guarded client', () => {
+  it('does not send a request whose "sent" mark could not be recorded, and gives its reservation back', async () => {
+    const dir = await newDir();
+    class BrokenMark extends FileQuotaStore {
+      override markSent(): Promise<void> {
+        return Promise.reject(new Error('disk full'));
+      }
+    }
+    const store = new BrokenMark({ dir });
+    try {
+      const guard = new SpendGuard({ store, limits: { accountDailyUsd: 1 }, userKey: 'cli:test', scopeKey: 'cli' });
+      const client = new GuardedPictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, guard });
+      await expect(client.generate({ prompt: 'x', quality: 'low' })).rejects.toThrow('disk full');
+      expect(emu.emulator.requests).toHaveLength(0);
+      expect(await store.spentToday('account', Date.now())).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps the estimate of a streamed job whose reader stops after the request was sent', async () => {
+    const dir = await newDir();
+    const store = new FileQuotaStore({ dir });
+    try {
+      emu.emulator.configure({ latencyMs: 2000 });
+      const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:test', scopeKey: 'cli' });
+      const client = new GuardedPictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, guard });
+      const stream = client.generateStream({ prompt: 'x', quality: 'low', size: '1024x1024', partial_images: 1 });
+      for await (const _event of stream) break; // the first partial arrived: the request was sent, the reader leaves
+      expect(await store.spentToday('account', Date.now())).toBeCloseTo(0.00636, 9);
+    } finally {
+      await store.close();
+    }
   });
 });
