@@ -123,7 +123,10 @@ async function openLedger(core: CoreConfig, dataDir: string, logger: Logger, pri
     const file = new FileQuotaStore({ dir: dataDir, onError });
     try {
       const opened = await file.open();
-      if (opened.restoredFromBackup) print(`The spend ledger ${file.path} was unreadable: restored its backup copy (the broken one is kept as ${opened.brokenCopy}).`);
+      if (opened.restoredFromBackup) {
+        const what = opened.brokenCopy ? `was unreadable (kept as ${opened.brokenCopy})` : 'was missing';
+        print(`The spend ledger ${file.path} ${what}: restored its backup copy ${file.backupPath}, one change behind.`);
+      }
     } catch (error) {
       await file.close();
       throw error;

@@ -138,9 +138,15 @@ export class FileQuotaStore implements QuotaStore {
     return this.#serial(() =>
       this.#locked(async () => {
         const main = await this.#read(this.path);
-        if (main.ok || main.problem === undefined) return { restoredFromBackup: false };
+        if (main.ok) return { restoredFromBackup: false };
         const backup = await this.#read(this.backupPath);
-        if (!backup.ok) throw new LedgerUnreadableError(this.path, main.problem, { cause: main.cause });
+        // No ledger and no backup: a fresh start. No ledger but a backup: it was lost, not never made.
+        if (main.problem === undefined && !backup.ok && backup.problem === undefined) return { restoredFromBackup: false };
+        if (!backup.ok) throw new LedgerUnreadableError(this.path, main.problem ?? 'is missing', { cause: main.ok ? undefined : main.cause });
+        if (main.problem === undefined) {
+          await copyFile(this.backupPath, this.path);
+          return { restoredFromBackup: true };
+        }
         const brokenCopy = `${this.path}.broken-${new Date(this.#clock()).toISOString().replace(/[:.]/g, '-')}`;
         await rename(this.path, brokenCopy).catch(() => undefined);
         await copyFile(this.backupPath, this.path);

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -146,6 +146,19 @@ describe('the file ledger over the life of its processes', () => {
       expect(await store.spentToday('discord:u1', T)).toBeCloseTo(0.5, 9);
       expect((await readdir(dir)).some((f) => f.startsWith('quota-ledger.json.broken-'))).toBe(true);
     });
+  });
+
+  it('restores a ledger that went missing while its backup copy stayed', async () => {
+    const dir = await newDir();
+    const first = storeAt(dir);
+    await reserve(first, 'a', 0.4);
+    await first.settle('a', 0.4);
+    await reserve(first, 'b', 0.1);
+    await first.close();
+    await rm(join(dir, 'quota-ledger.json'));
+    const store = storeAt(dir);
+    expect(await store.open()).toEqual({ restoredFromBackup: true });
+    expect(await store.spentToday('discord:u1', T)).toBeCloseTo(0.4, 9);
   });
 
   it('opens a missing ledger as a fresh one, and a good one as it is', async () => {
