@@ -9,7 +9,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createLogger, describeRedisConfig, ValidationError, type Logger } from '../src/index.js';
 import { connect } from '../src/connect.js';
-import { loadDotEnv, readCoreConfig } from '../src/config.js';
+import { loadDotEnv, readCoreConfig, type CoreConfig } from '../src/config.js';
 import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emulator/index.js';
 import { readDiscordConfig, startDiscordBot, type DiscordBot } from './discord/index.js';
 import { FileQuotaStore, JobRunner, readRunnerConfig, RedisQuotaStore, type QuotaStore } from './runner/index.js';
@@ -45,14 +45,15 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
     if (core.redis) print(`Sharing limits and budgets through ${describeRedisConfig(core.redis)}.`);
     // With REDIS_URL, one limiter (and below, one ledger) for every process on the account; Redis must answer now.
     // The embedded emulator takes service-like time per image unless PICTOR_EMULATOR_LATENCY_MS says otherwise, so partial images show.
-    const connection = await connect(core, logger, { emulatorPort: core.emulatorPort, emulatorLatencyMs: SERVICE_LIKE_LATENCY_MS });
+    // The job runner guards every job itself (account caps on top of user/scope caps), so the client is not guarded twice.
+    const connection = await connect(core, logger, { emulatorPort: core.emulatorPort, emulatorLatencyMs: SERVICE_LIKE_LATENCY_MS, spendGuard: false });
     stops.push(() => connection.close()); // last: running jobs still reach the emulator while the runner shuts down
     const { client, emulatorUrl } = connection;
 
     let discordBot: DiscordBot | undefined;
     let slackBot: SlackBot | undefined;
     if (discord || slack) {
-      const store: QuotaStore = core.redis ? await RedisQuotaStore.connect(core.redis, { logger }) : new FileQuotaStore({ dir: runnerConfig.dataDir });
+      const store = await openLedger(core, runnerConfig.dataDir, logger, print);
       stops.push(() => store.close());
       const runner = new JobRunner({
         client,
@@ -112,6 +113,43 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
     await stopAll();
     throw error;
   }
+}
+
+/**
+ * The spend ledger, checked before any surface goes online: an unreadable
+ * ledger file is restored from its backup copy (said so) or stops the start
+ * (LedgerUnreadableError names the file); reservations left by a process that
+ * died (kill -9, crash) are settled at their estimate if sent, released if not.
+ */
+async function openLedger(core: CoreConfig, dataDir: string, logger: Logger, print: (line: string) => void): Promise<QuotaStore> {
+  const onError = (err: unknown) => logger.warn({ err }, 'could not renew the spend lease');
+  let store: QuotaStore;
+  if (core.redis) {
+    store = await RedisQuotaStore.connect(core.redis, { logger, onError });
+  } else {
+    const file = new FileQuotaStore({ dir: dataDir, onError });
+    try {
+      const opened = await file.open();
+      if (opened.restoredFromBackup) {
+        const what = opened.brokenCopy ? `was unreadable (kept as ${opened.brokenCopy})` : 'was missing';
+        print(`The spend ledger ${file.path} ${what}: restored its backup copy ${file.backupPath}, one change behind.`);
+      }
+    } catch (error) {
+      await file.close();
+      throw error;
+    }
+    store = file;
+  }
+  try {
+    const report = await store.reconcile(Date.now());
+    if (report.released.length + report.settledAtEstimate.length > 0) {
+      logger.warn(report, 'ended the reservations of a process that stopped without settling them');
+    }
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
 }
 
 async function run(): Promise<void> {

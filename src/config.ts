@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from './core/errors.js';
 import { readRedisConfig, type RedisConfig } from './core/redis-config.js';
+import { readSpendConfig, type SpendConfig } from './spend/caps.js';
 
 /**
  * The core's settings, read once from the environment at an entry point (CLI,
@@ -72,6 +73,8 @@ export interface CoreConfig {
   emulatorLatencyMs: number | undefined;
   /** Shared limits through Redis (`REDIS_URL`, `PICTOR_REDIS_PREFIX`); undefined = this process only. */
   redis: RedisConfig | undefined;
+  /** Spending caps (`PICTOR_*_USD`) and the file ledger's folder. */
+  spend: SpendConfig;
 }
 
 /** Parses a zod schema of environment variables; a bad value is a ValidationError naming the variable (as every surface's config reports it). */
@@ -110,6 +113,7 @@ export function readCoreConfig(env: NodeJS.ProcessEnv): CoreConfig {
     emulatorPort: e.PICTOR_EMULATOR_PORT ?? 0,
     emulatorLatencyMs: e.PICTOR_EMULATOR_LATENCY_MS,
     redis: readRedisConfig(env),
+    spend: readSpendConfig(env),
   };
 }
 

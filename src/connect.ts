@@ -1,6 +1,7 @@
 import { PictorClient, type LoggerLike } from './client/PictorClient.js';
 import { ImageLimiter } from './core/image-limiter.js';
 import type { CoreConfig } from './config.js';
+import { accountCaps } from './spend/caps.js';
 
 export interface Connection {
   client: PictorClient;
@@ -25,14 +26,32 @@ export interface Connection {
 export async function connect(
   config: CoreConfig,
   logger: LoggerLike,
-  /** `emulatorLatencyMs`: the embedded emulator's base time per image when `PICTOR_EMULATOR_LATENCY_MS` is not set (default 0, instant). */
-  options: { emulatorPort?: number; emulatorLatencyMs?: number } = {},
+  options: {
+    emulatorPort?: number;
+    /** The embedded emulator's base time per image when `PICTOR_EMULATOR_LATENCY_MS` is not set (default 0, instant). */
+    emulatorLatencyMs?: number;
+    /** Guard every request with the account's caps (default true); `npm start` guards in its job runner instead. */
+    spendGuard?: boolean;
+  } = {},
 ): Promise<Connection> {
   const limiter = await makeLimiter(config, logger);
+  let spend;
+  try {
+    spend = options.spendGuard === false ? undefined : await openGuard(config, logger);
+  } catch (error) {
+    await limiter.stop();
+    throw error;
+  }
+  const stopAll = async () => {
+    await limiter.stop();
+    await spend?.close();
+  };
   const common = { limiter, logger, timeoutMs: config.timeoutMs, maxRetries: config.maxRetries };
+  const newClient = (baseURL: string, apiKey: string | undefined): PictorClient =>
+    spend ? new spend.GuardedPictorClient({ ...common, baseURL, apiKey, guard: spend.guard }) : new PictorClient({ ...common, baseURL, apiKey });
   if (config.baseURL) {
-    const client = new PictorClient({ ...common, baseURL: config.baseURL, apiKey: config.apiKey });
-    return { client, emulatorUrl: undefined, emulatorLatencyMs: undefined, close: () => limiter.stop() };
+    const client = newClient(config.baseURL, config.apiKey);
+    return { client, emulatorUrl: undefined, emulatorLatencyMs: undefined, close: stopAll };
   }
   const latencyMs = config.emulatorLatencyMs ?? options.emulatorLatencyMs ?? 0;
   let server;
@@ -42,17 +61,17 @@ export async function connect(
     apiKey = config.apiKey ?? DEV_API_KEY;
     server = await createEmulator({ apiKeys: [apiKey], latencyMs, latencyScales: true }).listen({ port: options.emulatorPort ?? 0, host: '127.0.0.1' });
   } catch (error) {
-    await limiter.stop();
+    await stopAll();
     throw error;
   }
   logger.debug({ url: server.url }, 'no PICTOR_BASE_URL: started an embedded emulator (no money is spent)');
-  const client = new PictorClient({ ...common, baseURL: server.url, apiKey });
+  const client = newClient(server.url, apiKey);
   return {
     client,
     emulatorUrl: server.url,
     emulatorLatencyMs: latencyMs,
     close: async () => {
-      await limiter.stop();
+      await stopAll();
       await server.close();
     },
   };
@@ -64,4 +83,17 @@ async function makeLimiter(config: CoreConfig, logger: LoggerLike): Promise<Imag
   if (!redis) return new ImageLimiter({ imagesPerMinute, maxConcurrent });
   const { createImageLimiter } = await import('./core/shared-limiter.js');
   return createImageLimiter({ imagesPerMinute, maxConcurrent, redis, logger });
+}
+
+/**
+ * The account's spend guard, loaded only when there is something to guard: a
+ * shared ledger (`REDIS_URL`) or an account cap. Without either, no ledger file
+ * is created and a one-off CLI run does not load the guard at all.
+ */
+async function openGuard(config: CoreConfig, logger: LoggerLike) {
+  const limits = accountCaps(config.spend.caps);
+  if (!config.redis && limits.accountDailyUsd === undefined && limits.accountMonthlyUsd === undefined) return undefined;
+  const [{ openSpendGuard }, { GuardedPictorClient }] = await Promise.all([import('./spend/open-guard.js'), import('./spend/guarded-client.js')]);
+  const opened = await openSpendGuard(config, logger);
+  return opened && { ...opened, GuardedPictorClient };
 }

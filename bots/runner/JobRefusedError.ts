@@ -41,8 +41,12 @@ export class JobRefusedError extends Error {
 
 const REFUSAL_CODES: readonly string[] = [
   'validation_error',
+  'budget_account_daily',
+  'budget_account_monthly',
   'budget_user_daily',
+  'budget_user_monthly',
   'budget_scope_daily',
+  'budget_scope_monthly',
   'user_concurrency',
   'user_cooldown',
 ] satisfies RefusalCode[];

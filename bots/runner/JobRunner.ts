@@ -9,6 +9,7 @@ import {
   resultFromCompleted,
   decodeImages,
   ValidationError,
+  interruptedCostUsd,
   type CompletedEvent,
   type EditRequest,
   type GenerationRequest,
@@ -62,6 +63,8 @@ interface Job {
   decided: boolean;
   cancelledBy: { byUserId: string; reason: 'requested' | 'shutdown' } | undefined;
   completedImages: number;
+  /** The store recorded that the request is leaving: from then on it may be billed. */
+  sent: boolean;
   done: Promise<FinalUpdate>;
 }
 
@@ -246,6 +249,7 @@ export class JobRunner {
       decided: false,
       cancelledBy: undefined,
       completedImages: 0,
+      sent: false,
       done: ran.then(() => pump.delivered),
     };
     this.#jobs.set(id, job);
@@ -259,11 +263,16 @@ export class JobRunner {
     return job;
   }
 
-  /** A bug of ours broke the job: the user still gets a final update and the reservation goes back. */
+  /**
+   * A bug of ours broke the job: the user still gets a final update, and the
+   * reservation goes back — unless the request had been sent (it may be billed:
+   * its estimate stays spent; a job already settled is not charged again).
+   */
   async #failUnexpectedly(job: Job, error: unknown): Promise<void> {
     this.#logger.error({ jobId: job.info.id, err: error }, 'the job runner failed unexpectedly');
     job.decided = true;
-    await this.#charge(job, 'release');
+    if (job.sent) await this.#charge(job, 'settle', job.info.estimate.totalUsd);
+    else await this.#charge(job, 'release');
     if (job.pump.finished) return;
     const failure = describeFailure(error);
     this.#finish(job, 'failed', this.#now());
@@ -289,6 +298,11 @@ export class JobRunner {
         notice = QUEUE_TROUBLE_NOTICE;
         queuedSent = true;
         job.pump.push({ type: 'queued', jobId: id, ahead: lastAhead, notice });
+      },
+      // Recorded before the body leaves (after any wait in the limiter): a crash from here on settles the job at its estimate.
+      beforeSend: async () => {
+        await this.#store.markSent(id);
+        job.sent = true;
       },
       onStart: () => {
         if (job.info.status !== 'queued') return;
@@ -316,12 +330,12 @@ export class JobRunner {
         }
       }
     } catch (error) {
-      await this.#finishWithError(job, error);
+      await this.#finishWithError(job, error, completed);
       return;
     }
     if (job.decided) {
-      // Cancelled while the last bytes arrived: the cancel has been reported.
-      await this.#charge(job, 'release');
+      // Cancelled while the last bytes arrived: the cancel has been reported, and what was produced is charged.
+      await this.#charge(job, 'settle', interruptedCost(job, completed));
       return;
     }
     job.decided = true;
@@ -346,17 +360,19 @@ export class JobRunner {
     this.#logger.info({ jobId: id, images: completed.length, costUsd: result.cost.totalUsd, basis: result.cost.basis, elapsedMs: finishedAt - job.info.submittedAt }, 'job completed');
   }
 
-  async #finishWithError(job: Job, error: unknown): Promise<void> {
+  async #finishWithError(job: Job, error: unknown, completed: CompletedEvent[]): Promise<void> {
     const { id } = job.info;
     if (job.cancelledBy) {
-      await this.#charge(job, 'release');
-      this.#logger.info({ jobId: id, reason: job.cancelledBy.reason }, 'job cancelled');
+      // Once sent, a cancelled job is charged what it produced and, for images cut off mid-flight, their estimate.
+      if (job.sent) await this.#charge(job, 'settle', interruptedCost(job, completed));
+      else await this.#charge(job, 'release');
+      this.#logger.info({ jobId: id, reason: job.cancelledBy.reason, sent: job.sent }, 'job cancelled');
       return;
     }
     job.decided = true;
     const failure = describeFailure(error);
     // Only a job whose request reached the service and then broke may have been billed: keep its estimate as spent.
-    const mayBeBilled = job.info.status === 'running' && (failure.code === 'stream_broken' || failure.code === 'timeout' || failure.code === 'bad_response');
+    const mayBeBilled = job.sent && (failure.code === 'stream_broken' || failure.code === 'timeout' || failure.code === 'bad_response');
     if (mayBeBilled) await this.#charge(job, 'settle', job.info.estimate.totalUsd);
     else await this.#charge(job, 'release');
     this.#finish(job, 'failed', this.#now());
@@ -412,6 +428,11 @@ export class JobRunner {
       this.#finished.delete(id);
     }
   }
+}
+
+function interruptedCost(job: Job, completed: CompletedEvent[]): number {
+  const { request } = job;
+  return interruptedCostUsd(job.info.estimate, completed, { operation: job.spec.kind, n: request.n, size: request.size, quality: request.quality });
 }
 
 const isActive = (status: JobInfo['status']): boolean => status === 'queued' || status === 'running';

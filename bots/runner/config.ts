@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS, ValidationError } from '../../src/index.js';
+import { LIMITS, readSpendCaps, ValidationError } from '../../src/index.js';
 import type { SpendLimits } from './types.js';
 
 export interface RunnerConfig {
@@ -26,8 +26,6 @@ const number = (what: string, check: (n: number) => boolean) =>
 
 const VARIABLES = {
   PICTOR_DATA_DIR: z.preprocess(unset, z.string().trim().optional()),
-  PICTOR_USER_DAILY_USD: number('a number of US dollars, 0 or more (leave it unset for no limit)', (n) => n >= 0),
-  PICTOR_SCOPE_DAILY_USD: number('a number of US dollars, 0 or more (leave it unset for no limit)', (n) => n >= 0),
   PICTOR_USER_CONCURRENT_JOBS: number('a whole number of jobs, 1 or more', (n) => Number.isInteger(n) && n >= 1),
   PICTOR_USER_COOLDOWN_SECONDS: number('a number of seconds, 0 or more', (n) => n >= 0),
   PICTOR_PARTIAL_IMAGES: number(
@@ -44,6 +42,8 @@ const RunnerEnvSchema = z.object(VARIABLES);
  * Slack bots. Throws a ValidationError naming the variable and what it takes.
  */
 export function readRunnerConfig(env: NodeJS.ProcessEnv): RunnerConfig {
+  // Every cap (account, user, scope; daily and monthly) through the core's one parser of them.
+  const caps = readSpendCaps(env);
   const parsed = RunnerEnvSchema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -55,8 +55,7 @@ export function readRunnerConfig(env: NodeJS.ProcessEnv): RunnerConfig {
   return {
     dataDir: e.PICTOR_DATA_DIR ?? './.data',
     limits: {
-      userDailyUsd: e.PICTOR_USER_DAILY_USD,
-      scopeDailyUsd: e.PICTOR_SCOPE_DAILY_USD,
+      ...caps,
       userConcurrentJobs: e.PICTOR_USER_CONCURRENT_JOBS ?? 2,
       userCooldownSeconds: e.PICTOR_USER_COOLDOWN_SECONDS ?? 0,
     },

@@ -17,6 +17,9 @@ export function describeDuration(ms: number): string {
 }
 
 /** `00:00 UTC`, `13:05 UTC`. */
-export function describeUtcTime(at: number): string {
-  return `${new Date(at).toISOString().slice(11, 16)} UTC`;
+export function describeUtcTime(at: number, now?: number): string {
+  const iso = new Date(at).toISOString();
+  // More than a day away (a monthly cap): the date too.
+  if (now !== undefined && at - now > 24 * 60 * 60_000) return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+  return `${iso.slice(11, 16)} UTC`;
 }

@@ -29,17 +29,21 @@ export function refusalFromReservation(
 ): JobRefusedError {
   const { code, limit, used, resetsAt } = refusal;
   const details = { limit, used, resetsAt };
-  const inWords = `${describeUtcTime(resetsAt)} (in ${describeDuration(resetsAt - context.now)})`;
+  const inWords = `${describeUtcTime(resetsAt, context.now)} (in ${describeDuration(resetsAt - context.now)})`;
   switch (code) {
     case 'budget_user_daily':
-    case 'budget_scope_daily': {
-      const whose = code === 'budget_user_daily' ? 'your' : `${SCOPE_NAMES[context.platform]}’s`;
-      const Whose = code === 'budget_user_daily' ? 'You have' : `${capitalize(SCOPE_NAMES[context.platform])} has`;
+    case 'budget_user_monthly':
+    case 'budget_scope_daily':
+    case 'budget_scope_monthly':
+    case 'budget_account_daily':
+    case 'budget_account_monthly': {
+      const [whose, whoHas, its] = capOwner(code, context.platform);
+      const period = code.endsWith('_daily') ? 'daily' : 'monthly';
       const left = Math.max(0, limit - used);
       const message =
         left < 0.000_001 || used >= limit
-          ? `${Whose} reached ${code === 'budget_user_daily' ? 'your' : 'its'} daily budget of ${formatUsd(limit)} (spent ${formatUsd(used)}); it resets at ${inWords}.`
-          : `This job could cost up to ${formatUsd(context.estimateUsd)}, more than the ${formatUsd(left)} left of ${whose} daily budget of ${formatUsd(limit)} (spent ${formatUsd(used)}); fewer or cheaper images may fit, and the budget resets at ${inWords}.`;
+          ? `${whoHas} reached ${its} ${period} budget of ${formatUsd(limit)} (spent ${formatUsd(used)}, $0.00 left); it resets at ${inWords}.`
+          : `This job could cost up to ${formatUsd(context.estimateUsd)}, more than the ${formatUsd(left)} left of ${whose} ${period} budget of ${formatUsd(limit)} (spent ${formatUsd(used)}); fewer or cheaper images may fit, and the budget resets at ${inWords}.`;
       return new JobRefusedError(code, message, details);
     }
     case 'user_concurrency':
@@ -55,6 +59,13 @@ export function refusalFromReservation(
         details,
       );
   }
+}
+
+/** Whose cap, three ways: "your" / "You have" / "your"; "this server’s" / "This server has" / "its"; "the bot’s" … */
+function capOwner(code: string, platform: Platform): [string, string, string] {
+  if (code.startsWith('budget_user_')) return ['your', 'You have', 'your'];
+  if (code.startsWith('budget_scope_')) return [`${SCOPE_NAMES[platform]}’s`, `${capitalize(SCOPE_NAMES[platform])} has`, 'its'];
+  return ['the whole account’s', 'The whole account (every server, workspace and tool sharing this API key) has', 'its'];
 }
 
 function capitalize(text: string): string {

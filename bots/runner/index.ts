@@ -1,7 +1,7 @@
 /** The platform-neutral job runner shared by the Discord and Slack bots. */
 export { JobRunner, type JobRunnerOptions } from './JobRunner.js';
-export { FileQuotaStore, type FileQuotaStoreOptions } from './FileQuotaStore.js';
-export { RedisQuotaStore, type RedisQuotaStoreOptions } from './RedisQuotaStore.js';
+/** The ledger lives in the core's spend guard; re-exported for the bots. */
+export { FileQuotaStore, RedisQuotaStore, type FileQuotaStoreOptions, type RedisQuotaStoreOptions } from '../../src/index.js';
 export { JobRefusedError, isJobRefusedError, type JobRefusalDetails } from './JobRefusedError.js';
 export { describeFailure, describeValidation, INTERNAL_ERROR_CODE, type FailureCode, type FailureDescription } from './describe-failure.js';
 export { describeDuration, describeUtcTime } from './describe-duration.js';

@@ -1,4 +1,4 @@
-import type { Background, OutputFormat, PriceQuote, Quality, Size, Usage } from '../../src/index.js';
+import type { Background, OutputFormat, PriceQuote, Quality, Size, SpendRefusalCode, Usage } from '../../src/index.js';
 
 /**
  * The contract between the platform-neutral job runner and the chat surfaces
@@ -107,52 +107,10 @@ export interface JobHandle {
 }
 
 /** Why a job was refused before anything was queued or spent. */
-export type RefusalCode =
-  | 'validation_error'
-  | 'budget_user_daily'
-  | 'budget_scope_daily'
-  | 'user_concurrency'
-  | 'user_cooldown';
+export type RefusalCode = 'validation_error' | SpendRefusalCode;
 
-/** Spending and quota limits set by the operator. Undefined means no limit. */
-export interface SpendLimits {
-  /** USD per user per UTC day. */
-  userDailyUsd?: number | undefined;
-  /** USD per Discord server / Slack workspace per UTC day. */
-  scopeDailyUsd?: number | undefined;
-  /** Jobs one user may have queued or running at once. */
-  userConcurrentJobs?: number | undefined;
-  /** Seconds between two jobs of one user. */
-  userCooldownSeconds?: number | undefined;
-}
-
-/**
- * Where reservations and spending live. The embedded default is a JSON file in
- * the data folder; a Redis implementation shares it between processes. Every
- * method is atomic with respect to other callers of the same store.
- */
-export interface QuotaStore {
-  /**
-   * Checks every limit and, if all pass, reserves `estimateUsd` for the job
-   * (counted against the user's and scope's day until settled or released) and
-   * marks the job active for the user. Returns the refusal otherwise.
-   */
-  reserve(input: {
-    jobId: string;
-    userKey: string;
-    scopeKey: string;
-    estimateUsd: number;
-    limits: SpendLimits;
-    now: number;
-  }): Promise<{ ok: true } | { ok: false; code: Exclude<RefusalCode, 'validation_error'>; limit: number; used: number; resetsAt: number }>;
-  /** Replaces the job's reservation with what it really cost, and ends it. */
-  settle(jobId: string, actualUsd: number): Promise<void>;
-  /** Drops the job's reservation (failed or cancelled before being billed). */
-  release(jobId: string): Promise<void>;
-  /** Spent plus reserved today (UTC), for a user or a scope key. */
-  spentToday(key: string, now: number): Promise<number>;
-  close(): Promise<void>;
-}
+/** The core's spend guard contract: the runner reserves, marks sent, settles and releases through it. */
+export type { QuotaStore, SpendLimits } from '../../src/index.js';
 
 /** Where a job is. `queued` waits for the image service throttle; `running` is sent upstream. */
 export type JobStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';

@@ -3,6 +3,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isPictorError, ValidationError, type PictorError } from '../core/errors.js';
+import { BudgetExceededError } from '../spend/errors.js';
 import { loadDotEnv, readCoreConfig } from '../config.js';
 import { createCliLogger } from './cli-logger.js';
 import type { CliContext, CliIo } from './context.js';
@@ -109,6 +110,11 @@ function report(error: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, json:
     const requestId = (error as { requestId?: string }).requestId;
     if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, message: error.message, requestId: requestId ?? null }));
     io.stderr(`pictor: ${error.message}${requestId ? ` (request ${requestId})` : ''}. ${advice}`.trim());
+    return 1;
+  }
+  if (error instanceof BudgetExceededError) {
+    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, cap: error.cap, leftUsd: error.leftUsd, resetsAt: new Date(error.resetsAt).toISOString(), message: error.message }));
+    io.stderr(`pictor: ${error.message} Nothing was sent.`);
     return 1;
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -58,6 +58,12 @@ export interface RequestOptions {
   onQueuePosition?: ((ahead: number) => void) | undefined;
   /** When the request leaves the queue and is sent (again on each retry). */
   onStart?: (() => void) | undefined;
+  /**
+   * Awaited after the limiter lets the request go and just before its body is
+   * sent (again on each retry): the spend guard records that it may be billed.
+   * A rejection stops the request unsent.
+   */
+  beforeSend?: (() => Promise<void>) | undefined;
   /** While queued in a limiter shared through Redis: Redis failed, the request keeps its place and waits. */
   onQueueTrouble?: ((error: unknown) => void) | undefined;
   /** Before waiting to retry. */
@@ -241,6 +247,15 @@ export class PictorClient {
       } catch (error) {
         stopTotalTimer();
         throw controller.signal.reason instanceof TimeoutError ? controller.signal.reason : asAborted(error, controller);
+      }
+      if (options.beforeSend) {
+        try {
+          await options.beforeSend();
+        } catch (error) {
+          release();
+          stopTotalTimer();
+          throw error;
+        }
       }
       startTotalTimer();
       const done = () => {

@@ -1,3 +1,6 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PictorClient } from '../../src/index.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
@@ -36,5 +39,16 @@ describe('npm start', () => {
     const service = await startService({ PICTOR_BASE_URL: 'http://127.0.0.1:9', PICTOR_API_KEY: 'k', PICTOR_LOG_LEVEL: 'silent' }, () => {});
     expect(service.emulatorUrl).toBeUndefined();
     await service.stop();
+  });
+
+  it('refuses to start a chat surface on an unreadable spend ledger with no backup, naming the file and what to do', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-main-ledger-'));
+    await writeFile(join(dataDir, 'quota-ledger.json'), '{"version":2,"spent":{"2030-');
+    const env = { PICTOR_DATA_DIR: dataDir, SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's', SLACK_MODE: 'http', PICTOR_LOG_LEVEL: 'silent' };
+    const lines: string[] = [];
+    const error = await startService(env, (l) => lines.push(l)).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'ledger_unreadable', path: join(dataDir, 'quota-ledger.json') });
+    expect((error as Error).message).toMatch(/quota-ledger\.json is not JSON.*move it away/);
+    expect(lines.join('\n')).not.toContain('online');
   });
 });

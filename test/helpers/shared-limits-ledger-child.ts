@@ -4,7 +4,7 @@
  * (the other racer fires at the same moments), each round against a budget
  * that only one of the racing processes can win.
  */
-import { RedisQuotaStore } from '../../bots/runner/RedisQuotaStore.js';
+import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 
 interface Go {
   type: 'go';

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { RedisQuotaStore } from '../../bots/runner/RedisQuotaStore.js';
+import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import { ValidationError } from '../../src/core/errors.js';
 import { readRedisConfig } from '../../src/core/redis-config.js';
 import { RedisUnavailableError, checkRedis, connectRedis } from '../../src/core/redis-connection.js';

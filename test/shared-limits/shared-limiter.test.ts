@@ -4,7 +4,7 @@ import { RedisCoordinator } from '../../src/core/RedisCoordinator.js';
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { createImageLimiter, defaultHeadroom, type CreateImageLimiterOptions } from '../../src/core/shared-limiter.js';
 import { AbortedError } from '../../src/core/errors.js';
-import { RedisQuotaStore } from '../../bots/runner/RedisQuotaStore.js';
+import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import { startCuttableLink, type CuttableLink } from '../helpers/shared-limits-proxy.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 

@@ -36,7 +36,7 @@ describe('JobRunner cancel', () => {
     expect(kit.emu.emulator.requests.map((r) => r.parsed?.prompt)).toEqual(['first in line']);
   });
 
-  it('cancels a streaming job by closing the upstream connection, so the service stops before the final image', async () => {
+  it('cancels a streaming job by closing the upstream connection, and keeps its estimate charged: the request reached the service', async () => {
     kit.emu.emulator.configure({ latencyMs: 4000 });
     const { runner, store } = await kit.runner({ partialImages: 2 });
     const who = requester();
@@ -55,7 +55,8 @@ describe('JobRunner cancel', () => {
     expect(rec.types).toEqual(['queued', 'started', 'partial', 'cancelled']);
     await waitUntil(() => kit.emu.emulator.stats().openStreams === 0, 'the emulator sees the stream closed');
     expect(kit.emu.emulator.stats().imagesGenerated).toBe(0);
-    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBe(0);
+    // Cancelled mid-flight: the service may bill it, so its estimate stays spent.
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBeCloseTo(runner.get(handle.id)!.estimate.totalUsd, 9);
     expect(runner.get(handle.id)?.status).toBe('cancelled');
     expect(runner.activeJobs()).toHaveLength(0);
   });
@@ -104,7 +105,7 @@ describe('JobRunner cancel', () => {
     expect(kit.emu.emulator.requests).toHaveLength(1);
   });
 
-  it('on shutdown stops a running job that outlasts the grace period and closes its stream', async () => {
+  it('on shutdown stops a running job that outlasts the grace period, closes its stream and keeps its estimate charged', async () => {
     kit.emu.emulator.configure({ latencyMs: 20_000 });
     const { runner, store } = await kit.runner({ partialImages: 0 });
     const who = requester();
@@ -116,6 +117,45 @@ describe('JobRunner cancel', () => {
     expect(await handle.done).toMatchObject({ type: 'cancelled', reason: 'shutdown' });
     await waitUntil(() => kit.emu.emulator.stats().openStreams === 0, 'the emulator sees the stream closed');
     expect(kit.emu.emulator.stats().imagesGenerated).toBe(0);
-    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBe(0);
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBeCloseTo(runner.get(handle.id)!.estimate.totalUsd, 9);
+  });
+
+  it('charges a job cancelled after its first image what it produced at table price, plus the estimate of the image cut off', async () => {
+    kit.emu.emulator.configure({ latencyMs: 1500 });
+    const { runner, store } = await kit.runner({ partialImages: 0 });
+    const who = requester();
+    const spec: JobSpec = { kind: 'generate', prompt: 'two lighthouses', options: { quality: 'low', size: '1024x1024', n: 2 }, requester: who };
+    const handle = await runner.submit(spec, () => {});
+    // The first image has completed (the runner counts it) while the second is still being drawn.
+    await waitUntil(() => kit.emu.emulator.stats().imagesGenerated >= 1, 'the first image is made', 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(runner.cancel(handle.id, who)).toBe(true);
+    expect(await handle.done).toMatchObject({ type: 'cancelled' });
+
+    const estimate = runner.get(handle.id)!.estimate;
+    // low 1024x1024 has a table price: one produced image plus one cut off mid-flight.
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBeCloseTo(2 * estimate.perImageUsd, 9);
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBeGreaterThan(0);
+  });
+
+  it('lets five jobs cancelled right after their first image spend no more than the budget allows', async () => {
+    kit.emu.emulator.configure({ latencyMs: 600 });
+    const { runner, store } = await kit.runner({ partialImages: 0, limits: { userDailyUsd: 0.05 } });
+    const who = requester();
+    const spec: JobSpec = { kind: 'generate', prompt: 'a fleet', options: { quality: 'low', size: '1024x1024', n: 2 }, requester: who };
+    let accepted = 0;
+    for (let i = 0; i < 5; i++) {
+      const handle = await runner.submit(spec, () => {}).catch(() => undefined);
+      if (!handle) continue;
+      accepted++;
+      await waitUntil(() => runner.get(handle.id)?.status === 'running', 'the job runs', 15_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      runner.cancel(handle.id, who);
+      await handle.done;
+    }
+    const spent = await store.spentToday(`discord:${who.userId}`, Date.now());
+    expect(spent).toBeGreaterThan(0);
+    expect(spent).toBeLessThanOrEqual(0.05 + 1e-9);
+    expect(accepted).toBeLessThan(5);
   });
 });

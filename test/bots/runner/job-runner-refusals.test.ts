@@ -96,7 +96,22 @@ describe('JobRunner refusals', () => {
     await (await runner.submit(lowJob({ requester: who }), () => {})).done;
     const error = await refusal(runner.submit(lowJob({ requester: who }), () => {}));
     expect(error.code).toBe('budget_user_daily');
-    expect(error.message).toMatch(/^You have reached your daily budget of \$0\.0064 \(spent \$0\.0064\); it resets at 00:00 UTC \(in .+\)\.$/);
+    expect(error.message).toMatch(/^You have reached your daily budget of \$0\.0064 \(spent \$0\.0064, \$0\.00 left\); it resets at 00:00 UTC \(in .+\)\.$/);
+  });
+
+  it('refuses at the account’s cap on top of the user’s, naming the account, what is left and when it resets', async () => {
+    const { runner } = await kit.runner({ limits: { accountDailyUsd: LOW * 1.5, userDailyUsd: 1 }, partialImages: 0 });
+    await (await runner.submit(lowJob(), () => {})).done;
+    const error = await refusal(runner.submit(lowJob(), () => {}));
+    expect(error.code).toBe('budget_account_daily');
+    expect(error.message).toMatch(/more than the \$0\.0032 left of the whole account’s daily budget of \$0\.0095 \(spent \$0\.0064\).*resets at 00:00 UTC \(in .+\)/);
+  });
+
+  it('names the date a monthly cap resets', async () => {
+    const { runner } = await kit.runner({ limits: { userMonthlyUsd: LOW / 2 }, partialImages: 0 });
+    const error = await refusal(runner.submit(lowJob(), () => {}));
+    expect(error.code).toBe('budget_user_monthly');
+    expect(error.message).toMatch(/your monthly budget of \$0\.0032.*resets at \d{4}-\d\d-01 00:00 UTC/);
   });
 
   it('refuses a job that could cost more than the whole daily budget, at the highest price that could apply', async () => {

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FileQuotaStore } from '../../bots/runner/FileQuotaStore.js';
-import { RedisQuotaStore, type RedisQuotaStoreOptions } from '../../bots/runner/RedisQuotaStore.js';
-import type { QuotaStore, SpendLimits } from '../../bots/runner/types.js';
+import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
+import { RedisQuotaStore, type RedisQuotaStoreOptions } from '../../src/spend/RedisQuotaStore.js';
+import type { QuotaStore, SpendLimits } from '../../src/spend/types.js';
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
@@ -77,7 +77,7 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
   });
 
   it('refuses a user with too many jobs at once until one of them ends', async () => {
-    const s = store({ reservationTtlMs: 30 * 60_000, leaseMs: 30 * 60_000 });
+    const s = store();
     const limits = { userConcurrentJobs: 2 };
     await reserve(s, 'j1', 0.1, limits);
     await reserve(s, 'j2', 0.1, limits, { now: T + 1000 });
@@ -86,7 +86,7 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
       code: 'user_concurrency',
       limit: 2,
       used: 2,
-      resetsAt: T + 30 * 60_000,
+      resetsAt: T + 2000,
     });
     await s.settle('j1', 0.1);
     expect(await reserve(s, 'j3', 0.1, limits, { now: T + 3000 })).toEqual({ ok: true });
@@ -124,29 +124,63 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
     await expect(reserve(s, 'j1', 0.2, { userDailyUsd: 1 })).rejects.toThrow(/already has a reservation/);
   });
 
-  it('stops counting the reservations of a process that died (no renewal), yet still charges them if they settle', async () => {
+  it('ends the reservations of a process that died (no renewal): a sent one is charged at its estimate, a queued one released', async () => {
     const prefix = uniquePrefix('quota-dead');
     const dead = store({ prefix, leaseMs: 300 });
     const alive = store({ prefix, leaseMs: 300 });
     const now = () => Date.now();
-    await dead.reserve({ jobId: 'd1', userKey: 'u', scopeKey: 's', estimateUsd: 0.9, limits: {}, now: now() });
+    await dead.reserve({ jobId: 'd-sent', userKey: 'u', scopeKey: 's', estimateUsd: 0.5, limits: {}, now: now() });
+    await dead.markSent('d-sent');
+    await dead.reserve({ jobId: 'd-queued', userKey: 'u', scopeKey: 's', estimateUsd: 0.4, limits: {}, now: now() });
     await dead.close(); // stops renewing, like a process that was killed
     await alive.reserve({ jobId: 'a1', userKey: 'u2', scopeKey: 's', estimateUsd: 0.05, limits: {}, now: now() });
     expect(await alive.spentToday('s', now())).toBeCloseTo(0.95, 9);
     await new Promise((r) => setTimeout(r, 900));
-    // a1 is renewed by its live store; d1 is not.
-    expect(await alive.spentToday('s', now())).toBeCloseTo(0.05, 9);
-    expect(await alive.reserve({ jobId: 'a2', userKey: 'u', scopeKey: 's', estimateUsd: 0.9, limits: { scopeDailyUsd: 1 }, now: now() })).toEqual({ ok: true });
-    // A job of the dead reservation that still settles (e.g. settled by whoever finished it) is charged.
-    await alive.settle('d1', 0.5);
-    expect(await alive.spentToday('u', now())).toBeCloseTo(1.4, 9);
+    // a1 is renewed by its live store; the dead one's sent job stays charged, its queued one is gone.
+    expect(await alive.reconcile(now())).toEqual({ released: ['d-queued'], settledAtEstimate: ['d-sent'] });
+    expect(await alive.spentToday('s', now())).toBeCloseTo(0.55, 9);
+    expect(await alive.spentThisMonth('u', now())).toBeCloseTo(0.5, 9);
+    expect(await alive.reserve({ jobId: 'a2', userKey: 'u', scopeKey: 's', estimateUsd: 0.4, limits: { scopeDailyUsd: 1, userConcurrentJobs: 1 }, now: now() })).toEqual({ ok: true });
+    // Settling the dead job later (nobody should) changes nothing: it was ended once.
+    await alive.settle('d-sent', 0.1);
+    expect(await alive.spentToday('u', now())).toBeCloseTo(0.9, 9);
+  });
+
+  it('keeps counting a reservation past 30 minutes while its process lives (the clock moved on)', async () => {
+    const s = store();
+    const limits = { accountDailyUsd: 1, userConcurrentJobs: 1 };
+    await reserve(s, 'long', 0.8, limits);
+    const later = T + 31 * 60_000;
+    expect(await s.spentToday('account', later)).toBeCloseTo(0.8, 9);
+    expect(await reserve(s, 'second', 0.5, { accountDailyUsd: 1 }, { userKey: 'discord:bob', now: later })).toMatchObject({ ok: false, code: 'budget_account_daily', used: 0.8 });
+    expect(await reserve(s, 'third', 0.1, limits, { now: later })).toMatchObject({ ok: false, code: 'user_concurrency' });
+  });
+
+  it('refuses at the account, user and scope caps, daily and monthly, and starts each month from zero', async () => {
+    const s = store();
+    await reserve(s, 'a', 0.9, {});
+    await s.settle('a', 0.9);
+    const dayEnd = Date.UTC(2030, 0, 3);
+    const monthEnd = Date.UTC(2030, 1, 1);
+    expect(await reserve(s, 'b', 0.2, { accountDailyUsd: 1 }, { userKey: 'discord:u2' })).toEqual({ ok: false, code: 'budget_account_daily', limit: 1, used: 0.9, resetsAt: dayEnd });
+    expect(await reserve(s, 'c', 0.2, { accountMonthlyUsd: 1 }, { userKey: 'discord:u2', now: T + 2 * 86_400_000 })).toEqual({
+      ok: false,
+      code: 'budget_account_monthly',
+      limit: 1,
+      used: 0.9,
+      resetsAt: monthEnd,
+    });
+    expect(await reserve(s, 'd', 0.2, { userMonthlyUsd: 1 }, { now: T + 86_400_000 })).toMatchObject({ ok: false, code: 'budget_user_monthly', used: 0.9 });
+    expect(await reserve(s, 'e', 0.2, { scopeMonthlyUsd: 1 }, { userKey: 'discord:u3', now: T + 86_400_000 })).toMatchObject({ ok: false, code: 'budget_scope_monthly' });
+    expect(await reserve(s, 'f', 0.2, { accountMonthlyUsd: 1, userMonthlyUsd: 1 }, { now: monthEnd })).toEqual({ ok: true });
+    expect(await s.spentThisMonth('account', T)).toBeCloseTo(0.9, 9);
   });
 
   it('gives the same answers as the file store for the same story', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'pictor-quota-parity-'));
     const file = new FileQuotaStore({ dir });
-    const shared = store({ reservationTtlMs: 30 * 60_000, leaseMs: 30 * 60_000 });
-    const limits: SpendLimits = { userDailyUsd: 1, scopeDailyUsd: 1.5, userConcurrentJobs: 2, userCooldownSeconds: 5 };
+    const shared = store();
+    const limits: SpendLimits = { userDailyUsd: 1, scopeDailyUsd: 1.5, accountDailyUsd: 1.4, scopeMonthlyUsd: 5, userConcurrentJobs: 2, userCooldownSeconds: 5 };
     const story = async (s: QuotaStore) => {
       const out: unknown[] = [];
       const r = (jobId: string, usd: number, userKey: string, now: number) =>

@@ -1,0 +1,433 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { RedisConfig } from '../core/redis-config.js';
+import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
+import { isProcessAlive, THIS_HOST } from './file-lock.js';
+import { ACCOUNT_KEY, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendRefusalCode } from './types.js';
+import { nextUtcMidnight, nextUtcMonth, utcDay, utcMonth } from './utc-period.js';
+
+export interface RedisQuotaStoreOptions {
+  /** A connected client (see `connectRedis`); `RedisQuotaStore.connect` makes one. */
+  redis: Redis;
+  /** The account's key prefix (`PICTOR_REDIS_PREFIX`); keys are `<prefix>:quota:…`. Default `pictor`. */
+  prefix?: string | undefined;
+  /**
+   * The process's lease: renewed every third of this while it holds
+   * reservations. When it lapses (the process died), its reservations are
+   * settled at their estimate if sent, released if not. Default 60 s.
+   */
+  leaseMs?: number | undefined;
+  /** UTC days of daily spending kept, today included. Default 7 (monthly totals: 62 days). */
+  keepDays?: number | undefined;
+  /** `close()` also closes `redis`. Default false (true from `connect`). */
+  ownsConnection?: boolean | undefined;
+  /** Redis errors while renewing the lease (tried again on the next renewal). */
+  onError?: ((error: unknown) => void) | undefined;
+}
+
+const DEFAULT_PREFIX = 'pictor';
+const DEFAULT_LEASE_MS = 60_000;
+const DEFAULT_KEEP_DAYS = 7;
+const DAY_MS = 24 * 60 * 60_000;
+const MONTH_KEEP_MS = 62 * DAY_MS;
+/** Amounts are kept as whole nano-dollars, so sums are exact and atomic (INCRBY). */
+const NANOS_PER_USD = 1e9;
+
+/*
+ * Every script is one atomic step of the ledger, and safe to run twice (ioredis
+ * sends a command again when the connection broke before its answer came).
+ * A reservation `res:<job>` is a hash; `active:<key>` (one per user key, scope
+ * key and the account) lists the reservations not yet ended. `owner:<id>` is a
+ * process's lease: a reservation whose owner key is gone belongs to a dead
+ * process and is ended by whichever script meets it first.
+ *
+ * ARGV of every script starts with: key prefix (`<prefix>:quota:`), daily keep ms, now.
+ */
+const PRELUDE = `
+local P, keepMs, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local MONTH_KEEP_MS = ${MONTH_KEEP_MS}
+local ACCOUNT = '${ACCOUNT_KEY}'
+local FIELDS = {'userKey', 'scopeKey', 'day', 'month', 'nanos', 'owner', 'sent'}
+
+local function keysOf(r)
+  local keys, seen = {}, {}
+  for _, k in ipairs({r[1], r[2], ACCOUNT}) do
+    if not seen[k] then seen[k] = true; keys[#keys + 1] = k end
+  end
+  return keys
+end
+
+local function charge(r, nanos)
+  for _, k in ipairs(keysOf(r)) do
+    local d = P .. 'spent:' .. r[3] .. ':' .. k
+    redis.call('incrby', d, nanos)
+    redis.call('pexpire', d, keepMs)
+    local m = P .. 'spent:' .. r[4] .. ':' .. k
+    redis.call('incrby', m, nanos)
+    redis.call('pexpire', m, MONTH_KEEP_MS)
+  end
+end
+
+local function forget(job, r)
+  redis.call('del', P .. 'res:' .. job)
+  for _, k in ipairs(keysOf(r)) do redis.call('zrem', P .. 'active:' .. k, job) end
+end
+
+local function load(job)
+  local r = redis.call('hmget', P .. 'res:' .. job, unpack(FIELDS))
+  if not r[1] then return nil end
+  if not r[4] then r[4] = string.sub(r[3], 1, 7) end
+  return r
+end
+
+-- The reservation if it still counts; ends it first when its process is dead.
+local function live(job, ended)
+  local r = load(job)
+  if not r then return nil end
+  if r[6] and redis.call('exists', P .. 'owner:' .. r[6]) == 1 then return r end
+  forget(job, r)
+  -- No owner: written by an older version, whether it was sent is unknown; charge it (the safe side of a cap).
+  if r[7] == '1' or not r[6] then
+    charge(r, tonumber(r[5]))
+    redis.call('hset', P .. 'uncertain', job, table.concat({r[5], r[3], r[1], r[2], now}, ' '))
+    redis.call('pexpire', P .. 'uncertain', keepMs)
+    if ended then ended.settled[#ended.settled + 1] = job end
+  elseif ended then
+    ended.released[#ended.released + 1] = job
+  end
+  return nil
+end
+
+local function members(key, ended)
+  local out = {}
+  local activeKey = P .. 'active:' .. key
+  for _, job in ipairs(redis.call('zrange', activeKey, 0, -1)) do
+    local r = live(job, ended)
+    if r then out[#out + 1] = r else redis.call('zrem', activeKey, job) end
+  end
+  return out
+end
+
+local function used(key, list, idx, current)
+  local total = tonumber(redis.call('get', P .. 'spent:' .. current .. ':' .. key) or '0')
+  for _, r in ipairs(list) do
+    if r[idx] == current and (key == ACCOUNT or r[1] == key or r[2] == key) then total = total + tonumber(r[5]) end
+  end
+  return total
+end
+`;
+
+/**
+ * ARGV: prelude, then job, userKey, scopeKey, nanos, day, month, owner, ownerValue, leaseMs, concurrent, cooldownMs,
+ *       caps (nanos or ''): user day, user month, scope day, scope month, account day, account month.
+ * Returns {1} (reserved), or {0, code, used}.
+ */
+const RESERVE = `${PRELUDE}
+local job, userKey, scopeKey, nanos, day, month = ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9]
+local owner, ownerValue, leaseMs = ARGV[10], ARGV[11], tonumber(ARGV[12])
+local concurrent, cooldownMs = tonumber(ARGV[13]), tonumber(ARGV[14])
+
+local existing = load(job)
+if existing then
+  if existing[1] == userKey and existing[2] == scopeKey and tonumber(existing[5]) == nanos then return {1} end
+  return redis.error_reply('DUPLICATE_JOB')
+end
+
+local lists = {user = members(userKey), scope = members(scopeKey), account = members(ACCOUNT)}
+
+if concurrent then
+  local count = 0
+  for _, r in ipairs(lists.user) do if r[1] == userKey then count = count + 1 end end
+  if count >= concurrent then return {0, 'user_concurrency', count} end
+end
+
+if cooldownMs and cooldownMs > 0 then
+  local last = tonumber(redis.call('get', P .. 'last:' .. userKey))
+  if last and now < last + cooldownMs then return {0, 'user_cooldown', last} end
+end
+
+local caps = {
+  {'budget_user_daily', userKey, lists.user, 3, day, ARGV[15]},
+  {'budget_user_monthly', userKey, lists.user, 4, month, ARGV[16]},
+  {'budget_scope_daily', scopeKey, lists.scope, 3, day, ARGV[17]},
+  {'budget_scope_monthly', scopeKey, lists.scope, 4, month, ARGV[18]},
+  {'budget_account_daily', ACCOUNT, lists.account, 3, day, ARGV[19]},
+  {'budget_account_monthly', ACCOUNT, lists.account, 4, month, ARGV[20]},
+}
+for _, c in ipairs(caps) do
+  local limit = tonumber(c[6])
+  if limit then
+    local u = used(c[2], c[3], c[4], c[5])
+    if u + nanos > limit then return {0, c[1], u} end
+  end
+end
+
+redis.call('set', P .. 'owner:' .. owner, ownerValue, 'PX', leaseMs)
+redis.call('hset', P .. 'res:' .. job, 'userKey', userKey, 'scopeKey', scopeKey, 'nanos', ARGV[7], 'day', day, 'month', month,
+  'at', ARGV[3], 'owner', owner, 'sent', '0')
+for _, k in ipairs(keysOf({userKey, scopeKey})) do redis.call('zadd', P .. 'active:' .. k, now, job) end
+redis.call('set', P .. 'last:' .. userKey, ARGV[3], 'PX', keepMs)
+return {1}
+`;
+
+/** ARGV: prelude, job. Returns 1, or 0 when the job has no reservation. */
+const MARK_SENT = `${PRELUDE}
+if not load(ARGV[4]) then return 0 end
+redis.call('hset', P .. 'res:' .. ARGV[4], 'sent', '1')
+return 1
+`;
+
+/** ARGV: prelude, job, actualNanos. Charges the day and month the job was reserved for. */
+const SETTLE = `${PRELUDE}
+local r = load(ARGV[4])
+if not r then return 0 end
+forget(ARGV[4], r)
+charge(r, tonumber(ARGV[5]))
+return 1
+`;
+
+/** ARGV: prelude, job. */
+const RELEASE = `${PRELUDE}
+local r = load(ARGV[4])
+if not r then return 0 end
+forget(ARGV[4], r)
+return 1
+`;
+
+/** ARGV: prelude, key, field index (3 day, 4 month), current period. Spent plus reserved. */
+const SPENT = `${PRELUDE}
+return used(ARGV[4], members(ARGV[4]), tonumber(ARGV[5]), ARGV[6])
+`;
+
+/** ARGV: prelude. Ends every reservation of a dead process; returns {released, settled}. */
+const RECONCILE = `${PRELUDE}
+local ended = {released = {}, settled = {}}
+members(ACCOUNT, ended)
+return {ended.released, ended.settled}
+`;
+
+type Arg = string | number;
+type LedgerClient = Redis & {
+  pictorSpendReserve(...args: Arg[]): Promise<[1] | [0, string, number]>;
+  pictorSpendMarkSent(...args: Arg[]): Promise<number>;
+  pictorSpendSettle(...args: Arg[]): Promise<number>;
+  pictorSpendRelease(...args: Arg[]): Promise<number>;
+  pictorSpendUsed(...args: Arg[]): Promise<number>;
+  pictorSpendReconcile(...args: Arg[]): Promise<[string[], string[]]>;
+};
+
+const SCRIPTS = {
+  pictorSpendReserve: { numberOfKeys: 0, lua: RESERVE },
+  pictorSpendMarkSent: { numberOfKeys: 0, lua: MARK_SENT },
+  pictorSpendSettle: { numberOfKeys: 0, lua: SETTLE },
+  pictorSpendRelease: { numberOfKeys: 0, lua: RELEASE },
+  pictorSpendUsed: { numberOfKeys: 0, lua: SPENT },
+  pictorSpendReconcile: { numberOfKeys: 0, lua: RECONCILE },
+} as const;
+
+/**
+ * The QuotaStore shared by every process that uses the same Redis and prefix:
+ * each check-and-reserve is one Lua script, so two processes can never both
+ * spend the last dollar of a cap. Same rules, order of checks and numbers as
+ * the FileQuotaStore. A reservation counts as long as the process that made it
+ * keeps its lease (`owner:<id>`); once the lease lapses, the reservation is
+ * settled at its estimate if its request was sent, released if not.
+ *
+ * Scripts name keys they compute from the prefix, so the store needs a single
+ * Redis (or a cluster slot per prefix), as the shared limiter does.
+ */
+export class RedisQuotaStore implements QuotaStore {
+  readonly prefix: string;
+  readonly #redis: LedgerClient;
+  readonly #leaseMs: number;
+  readonly #keepMs: number;
+  readonly #ownsConnection: boolean;
+  readonly #onError: ((error: unknown) => void) | undefined;
+  readonly #owner = `${THIS_HOST}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  readonly #ownerValue = `${THIS_HOST} ${process.pid}`;
+  /** Reservations this process made and has not ended. */
+  readonly #held = new Set<string>();
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  /** Connects (failing fast with RedisUnavailableError) and returns a store that closes the connection on `close()`. */
+  static async connect(
+    config: RedisConfig,
+    options: Omit<RedisQuotaStoreOptions, 'redis' | 'prefix' | 'ownsConnection'> & { connectTimeoutMs?: number | undefined; logger?: RedisLogger | undefined } = {},
+  ): Promise<RedisQuotaStore> {
+    const redis = await connectRedis(config.url, { connectTimeoutMs: options.connectTimeoutMs, logger: options.logger, name: `pictor-quota:${config.prefix}` });
+    return new RedisQuotaStore({ ...options, redis, prefix: config.prefix, ownsConnection: true });
+  }
+
+  constructor(options: RedisQuotaStoreOptions) {
+    this.prefix = options.prefix ?? DEFAULT_PREFIX;
+    this.#redis = options.redis as LedgerClient;
+    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.#keepMs = Math.max(1, Math.floor(options.keepDays ?? DEFAULT_KEEP_DAYS)) * DAY_MS;
+    this.#ownsConnection = options.ownsConnection ?? false;
+    this.#onError = options.onError;
+    for (const [name, definition] of Object.entries(SCRIPTS)) {
+      if (!(name in this.#redis)) this.#redis.defineCommand(name, definition);
+    }
+  }
+
+  async reserve(input: ReserveInput): Promise<ReserveResult> {
+    this.#assertOpen();
+    const { jobId, userKey, scopeKey, estimateUsd, limits, now } = input;
+    const nanos = toNanos('estimateUsd', estimateUsd);
+    const cooldownMs = (limits.userCooldownSeconds ?? 0) * 1000;
+    const cap = (field: keyof typeof limits) => (limits[field] === undefined ? '' : toNanos(field, limits[field]));
+    const reply = await this.#redis
+      .pictorSpendReserve(
+        ...this.#prelude(now),
+        jobId,
+        userKey,
+        scopeKey,
+        nanos,
+        utcDay(now),
+        utcMonth(now),
+        this.#owner,
+        this.#ownerValue,
+        this.#leaseMs,
+        limits.userConcurrentJobs === undefined ? '' : String(limits.userConcurrentJobs),
+        cooldownMs > 0 ? String(cooldownMs) : '',
+        cap('userDailyUsd'),
+        cap('userMonthlyUsd'),
+        cap('scopeDailyUsd'),
+        cap('scopeMonthlyUsd'),
+        cap('accountDailyUsd'),
+        cap('accountMonthlyUsd'),
+      )
+      .catch((error: unknown) => {
+        if (error instanceof Error && error.message.includes('DUPLICATE_JOB')) throw new Error(`job ${jobId} already has a reservation`);
+        throw error;
+      });
+    if (reply[0] === 1) {
+      this.#hold(jobId);
+      return { ok: true };
+    }
+    const [, code, a] = reply;
+    const limitOf: Partial<Record<SpendRefusalCode, number | undefined>> = {
+      budget_user_daily: limits.userDailyUsd,
+      budget_user_monthly: limits.userMonthlyUsd,
+      budget_scope_daily: limits.scopeDailyUsd,
+      budget_scope_monthly: limits.scopeMonthlyUsd,
+      budget_account_daily: limits.accountDailyUsd,
+      budget_account_monthly: limits.accountMonthlyUsd,
+    };
+    switch (code) {
+      case 'user_concurrency':
+        return { ok: false, code, limit: limits.userConcurrentJobs!, used: a, resetsAt: now };
+      case 'user_cooldown':
+        return { ok: false, code, limit: limits.userCooldownSeconds!, used: (now - a) / 1000, resetsAt: a + cooldownMs };
+      case 'budget_user_daily':
+      case 'budget_scope_daily':
+      case 'budget_account_daily':
+        return { ok: false, code, limit: limitOf[code]!, used: fromNanos(a), resetsAt: nextUtcMidnight(now) };
+      case 'budget_user_monthly':
+      case 'budget_scope_monthly':
+      case 'budget_account_monthly':
+        return { ok: false, code, limit: limitOf[code]!, used: fromNanos(a), resetsAt: nextUtcMonth(now) };
+      default:
+        throw new Error(`the quota ledger answered an unknown refusal ${JSON.stringify(code)}`);
+    }
+  }
+
+  async markSent(jobId: string): Promise<void> {
+    this.#assertOpen();
+    const found = await this.#redis.pictorSpendMarkSent(...this.#prelude(Date.now()), jobId);
+    if (found !== 1) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
+  }
+
+  async settle(jobId: string, actualUsd: number): Promise<void> {
+    if (!(Number.isFinite(actualUsd) && actualUsd >= 0)) throw new RangeError(`actualUsd must be a non-negative number, not ${actualUsd}`);
+    this.#assertOpen();
+    await this.#redis.pictorSpendSettle(...this.#prelude(Date.now()), jobId, toNanos('actualUsd', actualUsd));
+    this.#held.delete(jobId);
+  }
+
+  async release(jobId: string): Promise<void> {
+    this.#assertOpen();
+    await this.#redis.pictorSpendRelease(...this.#prelude(Date.now()), jobId);
+    this.#held.delete(jobId);
+  }
+
+  async spentToday(key: string, now: number): Promise<number> {
+    this.#assertOpen();
+    return fromNanos(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 3, utcDay(now)));
+  }
+
+  async spentThisMonth(key: string, now: number): Promise<number> {
+    this.#assertOpen();
+    return fromNanos(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 4, utcMonth(now)));
+  }
+
+  /**
+   * Ends the reservations of dead processes. A process of this machine whose
+   * pid is gone (killed, crashed) is dead at once; others when their lease lapses.
+   */
+  async reconcile(now: number): Promise<ReconcileReport> {
+    this.#assertOpen();
+    const pattern = `${this.prefix}:quota:owner:${THIS_HOST}:*`;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 200);
+      cursor = next;
+      for (const key of keys) {
+        const pid = Number(key.slice(pattern.length - 1).split(':')[0]);
+        if (!key.endsWith(this.#owner) && !isProcessAlive(pid)) await this.#redis.del(key);
+      }
+    } while (cursor !== '0');
+    const [released, settledAtEstimate] = await this.#redis.pictorSpendReconcile(...this.#prelude(now));
+    return { released, settledAtEstimate };
+  }
+
+  /** Stops renewing the lease (what is still reserved is ended within `leaseMs`) and closes the connection if it owns it. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    this.#held.clear();
+    if (this.#ownsConnection) await closeRedis(this.#redis);
+  }
+
+  /** Renews the lease now (the timer does it every third of `leaseMs`). */
+  async renewLease(): Promise<void> {
+    await this.#redis.set(this.#key('owner', this.#owner), this.#ownerValue, 'PX', this.#leaseMs);
+  }
+
+  #prelude(now: number): Arg[] {
+    return [`${this.prefix}:quota:`, this.#keepMs, now];
+  }
+
+  #hold(jobId: string): void {
+    this.#held.add(jobId);
+    this.#timer ??= setInterval(() => this.#renew(), Math.max(50, Math.floor(this.#leaseMs / 3))).unref();
+  }
+
+  #renew(): void {
+    if (this.#held.size === 0) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+      return;
+    }
+    this.renewLease().catch((error: unknown) => this.#onError?.(error));
+  }
+
+  #key(kind: 'owner', ...parts: string[]): string {
+    return [this.prefix, 'quota', kind, ...parts].join(':');
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error('the quota store is closed');
+  }
+}
+
+function toNanos(field: string, usd: number | undefined): string {
+  if (!(typeof usd === 'number' && Number.isFinite(usd) && usd >= 0)) throw new RangeError(`${field} must be a non-negative number, not ${usd}`);
+  return String(Math.round(usd * NANOS_PER_USD));
+}
+
+function fromNanos(nanos: number): number {
+  return Math.round(nanos) / NANOS_PER_USD;
+}

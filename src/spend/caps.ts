@@ -1,0 +1,56 @@
+import { ValidationError } from '../core/errors.js';
+import type { SpendLimits } from './types.js';
+
+/** The spending caps an operator sets, in USD. Undefined means no cap. */
+export type SpendCaps = Pick<
+  SpendLimits,
+  'accountDailyUsd' | 'accountMonthlyUsd' | 'userDailyUsd' | 'userMonthlyUsd' | 'scopeDailyUsd' | 'scopeMonthlyUsd'
+>;
+
+/** Which variable sets which cap. */
+export const SPEND_CAP_VARIABLES = {
+  PICTOR_ACCOUNT_DAILY_USD: 'accountDailyUsd',
+  PICTOR_ACCOUNT_MONTHLY_USD: 'accountMonthlyUsd',
+  PICTOR_USER_DAILY_USD: 'userDailyUsd',
+  PICTOR_USER_MONTHLY_USD: 'userMonthlyUsd',
+  PICTOR_SCOPE_DAILY_USD: 'scopeDailyUsd',
+  PICTOR_SCOPE_MONTHLY_USD: 'scopeMonthlyUsd',
+} as const satisfies Record<string, keyof SpendCaps>;
+
+/**
+ * Reads every spending cap from the environment: the one parser of these
+ * variables, for every entry point (CLI, `npm start`). Unset or blank means no
+ * cap (never zero); a bad value is a ValidationError naming the variable.
+ */
+export function readSpendCaps(env: NodeJS.ProcessEnv): SpendCaps {
+  const caps: SpendCaps = {};
+  for (const [variable, field] of Object.entries(SPEND_CAP_VARIABLES)) {
+    const raw = env[variable];
+    if (raw === undefined || raw.trim() === '') {
+      caps[field] = undefined;
+      continue;
+    }
+    const usd = Number(raw.trim());
+    if (!(Number.isFinite(usd) && usd >= 0)) {
+      throw new ValidationError(variable, `${variable} must be a number of US dollars, 0 or more (leave it unset for no limit) (got ${JSON.stringify(raw)})`);
+    }
+    caps[field] = usd;
+  }
+  return caps;
+}
+
+/** The caps that apply to every surface of the account (the CLI has no user or scope). */
+export function accountCaps(caps: SpendCaps): SpendLimits {
+  return { accountDailyUsd: caps.accountDailyUsd, accountMonthlyUsd: caps.accountMonthlyUsd };
+}
+
+/** The spend guard's settings: the caps, and the data folder of the file ledger (used without `REDIS_URL`). */
+export interface SpendConfig {
+  caps: SpendCaps;
+  /** `PICTOR_DATA_DIR`, default `./.data` (as the bots). */
+  dataDir: string;
+}
+
+export function readSpendConfig(env: NodeJS.ProcessEnv): SpendConfig {
+  return { caps: readSpendCaps(env), dataDir: env.PICTOR_DATA_DIR?.trim() || './.data' };
+}

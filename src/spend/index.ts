@@ -1,0 +1,10 @@
+/** The spend guard: the ledger every surface reserves, marks sent, settles and releases through, with the account's caps. */
+export * from './types.js';
+export { FileQuotaStore, type FileQuotaStoreOptions } from './FileQuotaStore.js';
+export { RedisQuotaStore, type RedisQuotaStoreOptions } from './RedisQuotaStore.js';
+export { readSpendCaps, readSpendConfig, accountCaps, SPEND_CAP_VARIABLES, type SpendCaps, type SpendConfig } from './caps.js';
+export { BudgetExceededError, LedgerUnreadableError, isBudgetCode, describeResetTime } from './errors.js';
+export { SpendGuard, GuardedPictorClient, type SpendGuardOptions } from './guarded-client.js';
+export { interruptedCostUsd } from './charge-rules.js';
+export { utcDay, utcMonth, nextUtcMidnight, nextUtcMonth, utcDayBefore, utcMonthBefore } from './utc-period.js';
+export { createSerialQueue } from './serial-queue.js';

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { readRunnerConfig } from '../../bots/runner/index.js';
+import { readCoreConfig } from '../../src/config.js';
+import { accountCaps, readSpendCaps } from '../../src/index.js';
+
+describe('the spending caps from the environment', () => {
+  it('reads every cap in USD, blank or unset meaning no cap', () => {
+    expect(
+      readSpendCaps({
+        PICTOR_ACCOUNT_DAILY_USD: '20',
+        PICTOR_ACCOUNT_MONTHLY_USD: '300.5',
+        PICTOR_USER_DAILY_USD: '1',
+        PICTOR_USER_MONTHLY_USD: ' ',
+        PICTOR_SCOPE_DAILY_USD: '0',
+      }),
+    ).toEqual({ accountDailyUsd: 20, accountMonthlyUsd: 300.5, userDailyUsd: 1, userMonthlyUsd: undefined, scopeDailyUsd: 0, scopeMonthlyUsd: undefined });
+  });
+
+  it('names the variable and what it takes when a value is wrong', () => {
+    expect(() => readSpendCaps({ PICTOR_ACCOUNT_MONTHLY_USD: '-5' })).toThrow(
+      expect.objectContaining({ code: 'validation_error', param: 'PICTOR_ACCOUNT_MONTHLY_USD', message: expect.stringContaining('a number of US dollars, 0 or more') }),
+    );
+  });
+
+  it('is the one parser behind the core config (CLI) and the job runner config (npm start)', () => {
+    const env = { PICTOR_ACCOUNT_DAILY_USD: '5', PICTOR_SCOPE_MONTHLY_USD: '50' };
+    expect(readCoreConfig(env).spend.caps).toEqual(readSpendCaps(env));
+    expect(readRunnerConfig(env).limits).toMatchObject({ accountDailyUsd: 5, scopeMonthlyUsd: 50 });
+    expect(() => readRunnerConfig({ PICTOR_USER_MONTHLY_USD: 'lots' })).toThrow(expect.objectContaining({ param: 'PICTOR_USER_MONTHLY_USD' }));
+    expect(accountCaps(readSpendCaps(env))).toEqual({ accountDailyUsd: 5, accountMonthlyUsd: undefined });
+  });
+});

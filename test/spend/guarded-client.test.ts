@@ -1,0 +1,113 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { FileQuotaStore, GuardedPictorClient, SpendGuard } from '../../src/index.js';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { useEmulator } from '../helpers/emulator.js';
+import { useTempDirs } from '../helpers/runner-harness.js';
+
+const emu = useEmulator();
+const newDir = useTempDirs();
+
+async function pictor(argv: string[], environment: NodeJS.ProcessEnv) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, environment, { stdout: (l) => out.push(l), stderr: (l) => err.push(l) });
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+}
+
+async function spentByAccount(dir: string): Promise<number> {
+  const store = new FileQuotaStore({ dir });
+  try {
+    return await store.spentToday('account', Date.now());
+  } finally {
+    await store.close();
+  }
+}
+
+describe('the CLI through the spend guard', () => {
+  it('refuses a job past the account’s daily cap with budget_exceeded, naming the cap, what is left and when it resets, and sends nothing', async () => {
+    const data = await newDir();
+    const out = await mkdtemp(join(tmpdir(), 'pictor-guard-out-'));
+    const env = { PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data, PICTOR_ACCOUNT_DAILY_USD: '0.01' };
+    const args = ['generate', '--prompt', 'a harbour', '--quality', 'low', '--size', '1024x1024', '--out', `${out}/`];
+
+    expect((await pictor(args, env)).code).toBe(0);
+    expect(await spentByAccount(data)).toBeCloseTo(0.00636, 9);
+
+    const refused = await pictor([...args, '--json'], env);
+    expect(refused.code).toBe(1);
+    const answer = JSON.parse(refused.stdout);
+    expect(answer).toMatchObject({ ok: false, code: 'budget_exceeded', cap: 'budget_account_daily' });
+    expect(answer.leftUsd).toBeCloseTo(0.00364, 9);
+    expect(answer.resetsAt).toMatch(/T00:00:00\.000Z$/);
+    expect(refused.stderr).toMatch(/account's daily cap of \$0\.0100.*resets at \d{4}-\d\d-\d\d 00:00 UTC.*Nothing was sent/);
+    expect(emu.emulator.requests).toHaveLength(1);
+  });
+
+  it('charges a streamed job what it really cost, and the monthly cap holds too', async () => {
+    const data = await newDir();
+    const out = await mkdtemp(join(tmpdir(), 'pictor-guard-out-'));
+    const env = { PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data, PICTOR_ACCOUNT_MONTHLY_USD: '0.015' };
+    const args = ['generate', '--prompt', 'a harbour', '--quality', 'low', '--size', '1024x1024', '--stream', '--partial-images', '1', '--out', `${out}/`];
+    expect((await pictor(args, env)).code).toBe(0);
+    expect((await pictor(args, env)).code).toBe(0);
+    expect(await spentByAccount(data)).toBeCloseTo(2 * 0.00636, 9);
+    const refused = await pictor([...args, '--json'], env);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ code: 'budget_exceeded', cap: 'budget_account_monthly' });
+    expect(emu.emulator.requests).toHaveLength(2);
+  });
+
+  it('releases the reservation when the service refuses the request, so nothing is counted', async () => {
+    const data = await newDir();
+    const env = { PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: 'wrong-key', PICTOR_DATA_DIR: data, PICTOR_ACCOUNT_DAILY_USD: '1' };
+    const { code } = await pictor(['generate', '--prompt', 'x', '--quality', 'low', '--out', `${await newDir()}/`], env);
+    expect(code).toBe(1);
+    expect(await spentByAccount(data)).toBe(0);
+  });
+
+  it('creates no ledger when no account cap is set and no Redis is shared', async () => {
+    const data = join(await newDir(), 'never');
+    const env = { PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data };
+    expect((await pictor(['generate', '--prompt', 'x', '--quality', 'low', '--out', `${await newDir()}/`], env)).code).toBe(0);
+    await expect(mkdtemp(join(data, 'x'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('the guarded client', () => {
+  it('does not send a request whose "sent" mark could not be recorded, and gives its reservation back', async () => {
+    const dir = await newDir();
+    class BrokenMark extends FileQuotaStore {
+      override markSent(): Promise<void> {
+        return Promise.reject(new Error('disk full'));
+      }
+    }
+    const store = new BrokenMark({ dir });
+    try {
+      const guard = new SpendGuard({ store, limits: { accountDailyUsd: 1 }, userKey: 'cli:test', scopeKey: 'cli' });
+      const client = new GuardedPictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, guard });
+      await expect(client.generate({ prompt: 'x', quality: 'low' })).rejects.toThrow('disk full');
+      expect(emu.emulator.requests).toHaveLength(0);
+      expect(await store.spentToday('account', Date.now())).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps the estimate of a streamed job whose reader stops after the request was sent', async () => {
+    const dir = await newDir();
+    const store = new FileQuotaStore({ dir });
+    try {
+      emu.emulator.configure({ latencyMs: 2000 });
+      const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:test', scopeKey: 'cli' });
+      const client = new GuardedPictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, guard });
+      const stream = client.generateStream({ prompt: 'x', quality: 'low', size: '1024x1024', partial_images: 1 });
+      for await (const _event of stream) break; // the first partial arrived: the request was sent, the reader leaves
+      expect(await store.spentToday('account', Date.now())).toBeCloseTo(0.00636, 9);
+    } finally {
+      await store.close();
+    }
+  });
+});
