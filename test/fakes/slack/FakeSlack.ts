@@ -281,19 +281,19 @@ export class FakeSlack {
     return { ...delivery, responseUrl, triggerId };
   }
 
-  /** A person clicks a button of a message. */
-  async clickButton(message: FakeMessage, actionId: string, user = 'U0ALICE'): Promise<Delivery & { responseUrl: string }> {
+  /** A person clicks a button of a message (from another workspace with `team`, as in a channel shared between workspaces). */
+  async clickButton(message: FakeMessage, actionId: string, user = 'U0ALICE', team = this.teamId): Promise<Delivery & { responseUrl: string }> {
     const button = buttonsOf(message).find((b) => b.actionId === actionId);
     if (!button) throw new Error(`the message has no button ${actionId} (it has ${buttonsOf(message).map((b) => b.actionId).join(', ') || 'none'})`);
     const responseUrl = this.#responseUrl();
     const payload = {
       type: 'block_actions',
-      user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: this.teamId },
+      user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: team },
       api_app_id: 'A0PICTOR',
       token: 'legacy-verification-token',
       container: { type: 'message', message_ts: message.ts, channel_id: message.channel, is_ephemeral: false, ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}) },
       trigger_id: this.#trigger(user),
-      team: { id: this.teamId, domain: 'pictor-test' },
+      team: { id: team, domain: 'pictor-test' },
       enterprise: null,
       is_enterprise_install: false,
       channel: { id: message.channel, name: 'general' },
