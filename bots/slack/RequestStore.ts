@@ -37,6 +37,8 @@ export const SavedRequestSchema = z.object({
   /** The job's own message, once posted. */
   messageTs: z.string().optional(),
   createdAt: z.number(),
+  /** `active` from submission until the message shows the job's end; a crash leaves it `active` (see the start-up sweep). */
+  status: z.enum(['active', 'ended']).optional(),
 });
 
 export type SavedRequest = z.output<typeof SavedRequestSchema>;
@@ -53,6 +55,8 @@ const ID_PATTERN = /^[A-Za-z0-9_-]{16}$/;
 export class RequestStore {
   readonly dir: string;
   readonly #maxAgeMs: number;
+  /** Updates of one request run one after the other (each reads, then writes the whole record). */
+  readonly #updates = new Map<string, Promise<unknown>>();
 
   constructor(options: { dataDir: string; maxAgeDays?: number | undefined }) {
     this.dir = join(options.dataDir, 'slack', 'requests');
@@ -97,7 +101,17 @@ export class RequestStore {
     }
   }
 
-  async update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'outputFiles' | 'threadTs'>>): Promise<SavedRequest | undefined> {
+  update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'outputFiles' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
+    const previous = this.#updates.get(id) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.#update(id, patch));
+    this.#updates.set(id, next);
+    void next.finally(() => {
+      if (this.#updates.get(id) === next) this.#updates.delete(id);
+    }).catch(() => undefined);
+    return next;
+  }
+
+  async #update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'outputFiles' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
     const current = await this.get(id);
     if (!current) return undefined;
     const next = SavedRequestSchema.parse({ ...current, ...patch });

@@ -37,6 +37,8 @@ export function registerJobButtons(app: App, context: BotContext): void {
     const jobId = action.value ?? '';
     const requester = context.jobs.requester(actorOf(body));
     if (context.runner.cancel(jobId, requester)) return;
+    // The job ended but its message never said so (Slack failed every try): the click brings it up to date.
+    if (await context.jobs.repair(jobId)) return;
     const info = context.runner.get(jobId);
     const text =
       !info || (info.status !== 'queued' && info.status !== 'running')

@@ -48,6 +48,8 @@ interface Fault {
   retryAfterSec: number;
   error: string;
   count: number;
+  /** Only calls whose arguments match fail (default: every call of the method). */
+  match: ((args: Rec) => boolean) | undefined;
 }
 
 const WRITE_METHODS = new Set(['chat.postMessage', 'chat.update', 'chat.postEphemeral', 'chat.delete', 'files.completeUploadExternal']);
@@ -87,6 +89,7 @@ export class FakeSlack {
   readonly #faults = new Map<string, Fault>();
   readonly #lastWriteAt = new Map<string, number>();
   readonly #notMember = new Set<string>();
+  readonly #archived = new Set<string>();
   readonly #triggers = new Map<string, { issuedAt: number; used: boolean; user: string }>();
   readonly #tickets = new Set<string>();
   readonly #sockets = new Set<WebSocket>();
@@ -165,9 +168,19 @@ export class FakeSlack {
     this.#notMember.add(channel);
   }
 
+  /** Archives a channel: writes there fail with `is_archived`, as Slack answers for an archived conversation. */
+  archive(channel: string): void {
+    this.#archived.add(channel);
+  }
+
+  /** The id of the direct-message conversation between the bot and a user (what `conversations.open` returns). */
+  dmOf(user: string): string {
+    return `D${user.replace(/^U/, '')}`;
+  }
+
   /** The next `count` calls of `method` fail: 429 with `Retry-After` by default, or `{ok:false, error}` with status 200. */
   failNext(method: string, fault: Partial<Fault> = {}): void {
-    this.#faults.set(method, { status: 429, retryAfterSec: 1, error: 'ratelimited', count: 1, ...fault });
+    this.#faults.set(method, { status: 429, retryAfterSec: 1, error: 'ratelimited', count: 1, match: undefined, ...fault });
   }
 
   /** A file a person uploaded to Slack (the bot downloads it from `url_private`). */
@@ -577,7 +590,7 @@ export class FakeSlack {
       return json(res, 200, payload);
     }
     const fault = this.#faults.get(method);
-    if (fault && fault.count > 0) {
+    if (fault && fault.count > 0 && (!fault.match || fault.match(args))) {
       fault.count--;
       const payload = { ok: false, error: fault.error };
       record(fault.status, payload);
@@ -615,8 +628,14 @@ export class FakeSlack {
         this.connectionsOpened++;
         return { ok: true, url: `${this.#url.replace(/^http/, 'ws')}/socket/${ticket}` };
       }
+      case 'conversations.open': {
+        const users = str('users')?.split(',') ?? [];
+        if (users.length !== 1 || !/^[UW][A-Z0-9]+$/.test(users[0]!)) return fail('user_not_found');
+        return { ok: true, channel: { id: this.dmOf(users[0]!) } };
+      }
       case 'chat.postMessage': {
         if (!channel) return fail('channel_not_found');
+        if (this.#archived.has(channel)) return fail('is_archived');
         if (this.#notMember.has(channel)) return fail('not_in_channel');
         const text = str('text') ?? '';
         if (!text && !args.blocks) return fail('no_text');
@@ -638,6 +657,7 @@ export class FakeSlack {
       }
       case 'chat.update': {
         if (!channel) return fail('channel_not_found');
+        if (this.#archived.has(channel)) return fail('is_archived');
         if (this.#notMember.has(channel)) return fail('not_in_channel');
         const message = this.messages.find((m) => m.channel === channel && m.ts === str('ts'));
         if (!message) return fail('message_not_found');
@@ -707,6 +727,7 @@ export class FakeSlack {
           files.push(file);
         }
         if (channel && this.#notMember.has(channel)) return fail('not_in_channel');
+        if (channel && this.#archived.has(channel)) return fail('is_archived');
         for (const file of files) file.state = 'shared';
         if (channel) {
           const message: FakeMessage = {
