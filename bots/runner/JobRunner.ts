@@ -20,6 +20,7 @@ import {
   type RequestOptions,
 } from '../../src/index.js';
 import { describeFailure } from './describe-failure.js';
+import { JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
 import { mayCancel } from './may-cancel.js';
 import { UpdatePump } from './UpdatePump.js';
@@ -74,6 +75,9 @@ const DEFAULT_KEEP_FINISHED_JOBS = 1000;
 export const QUEUE_TROUBLE_NOTICE =
   'The shared queue is unreachable for a moment, so this takes longer than usual; your job keeps its place and nothing is charged until it runs.';
 
+/** Told to whoever starts a job while the bot drains for a restart. */
+export const RESTARTING_MESSAGE = 'The bot is restarting; try again in a minute.';
+
 /** After the grace period, how long shutdown still waits for stopped jobs to report. */
 const SHUTDOWN_DRAIN_MS = 5_000;
 
@@ -100,6 +104,8 @@ export class JobRunner {
   /** What is left of finished jobs (no images, no prompt), oldest first. */
   readonly #finished = new Map<string, JobInfo>();
   #closed = false;
+  /** Set by `drain`: new jobs are refused (`restarting`) while the ones taken run to their end. */
+  #draining = false;
 
   constructor(options: JobRunnerOptions) {
     this.#client = options.client;
@@ -189,6 +195,32 @@ export class JobRunner {
   }
 
   /**
+   * Stops taking jobs at once (a new submit is refused with `restarting`) and
+   * waits, up to `graceMs`, for every job already taken — queued ones
+   * included — to end and be shown by its surface. Nothing is cancelled: a
+   * deploy lets paid work finish. Resolves with how many jobs are still
+   * queued or running (0 when all ended in time); `shutdown` stops those.
+   */
+  async drain(graceMs: number): Promise<number> {
+    this.#draining = true;
+    const deadline = this.#now() + graceMs;
+    // A submit that passed its check just before the drain began joins the jobs waited for.
+    while (this.#jobs.size > 0) {
+      const left = deadline - this.#now();
+      if (left <= 0) break;
+      await raceTimeout(Promise.allSettled([...this.#jobs.values()].map((j) => j.done)), left);
+    }
+    const active = this.activeJobs().length;
+    this.#logger.info({ active, graceMs }, active ? 'drained the job runner; some jobs are still running' : 'drained the job runner');
+    return active;
+  }
+
+  /** True once `drain` or `shutdown` began: new jobs are refused. */
+  get draining(): boolean {
+    return this.#draining || this.#closed;
+  }
+
+  /**
    * Stops taking jobs, cancels queued ones, waits up to the grace period for
    * running ones, then stops those too. Resolves once every job has reported
    * (or a few more seconds have passed). The store is the caller's to close.
@@ -205,6 +237,7 @@ export class JobRunner {
   }
 
   #assertOpen(): void {
+    if (this.#draining) throw new JobRefusedError('restarting', RESTARTING_MESSAGE);
     if (this.#closed) throw new AbortedError('the bot is shutting down and takes no new jobs');
   }
 

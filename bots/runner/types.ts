@@ -112,7 +112,9 @@ export type RefusalCode =
   | 'budget_user_daily'
   | 'budget_scope_daily'
   | 'user_concurrency'
-  | 'user_cooldown';
+  | 'user_cooldown'
+  /** The bot is draining for a restart (deploy): nothing queued, nothing spent. */
+  | 'restarting';
 
 /** Spending and quota limits set by the operator. Undefined means no limit. */
 export interface SpendLimits {
@@ -144,7 +146,7 @@ export interface QuotaStore {
     estimateUsd: number;
     limits: SpendLimits;
     now: number;
-  }): Promise<{ ok: true } | { ok: false; code: Exclude<RefusalCode, 'validation_error'>; limit: number; used: number; resetsAt: number }>;
+  }): Promise<{ ok: true } | { ok: false; code: Exclude<RefusalCode, 'validation_error' | 'restarting'>; limit: number; used: number; resetsAt: number }>;
   /** Replaces the job's reservation with what it really cost, and ends it. */
   settle(jobId: string, actualUsd: number): Promise<void>;
   /** Drops the job's reservation (failed or cancelled before being billed). */
