@@ -18,7 +18,10 @@ export interface StoredImage {
 
 /**
  * What a button needs to act on a job after a restart: the job spec (prompt,
- * options, requester) and its images on disk. Never an interaction token.
+ * options, requester) and its images on disk. While the job is pending or
+ * running it also keeps how to edit its reply (the interaction token, good for
+ * 15 minutes), so a restart after a crash can say the job was interrupted; it
+ * is dropped as soon as the job ends.
  */
 export interface JobRecord {
   /** Short id used in custom_ids. */
@@ -34,7 +37,18 @@ export interface JobRecord {
   outputs: StoredImage[];
   /** A draft of the "Edit image" menu: the attachments to fetch if they were not fetched before a restart. */
   sources?: AttachmentSource[] | undefined;
+  /** Pending or running jobs only: the reply to edit if the process dies before the job ends. */
+  reply?: ReplyHandle | undefined;
 }
+
+/** An interaction's reply, as a later process can edit it (until the token expires, 15 minutes after `issuedAt`). */
+export interface ReplyHandle {
+  applicationId: string;
+  token: string;
+  issuedAt: number;
+}
+
+const ENDED: readonly JobRecordStatus[] = ['completed', 'failed', 'cancelled', 'refused'];
 
 export interface JobRecordStoreOptions {
   /** The bot's data folder; records live in `<dataDir>/discord/`. */
@@ -120,7 +134,14 @@ export class JobRecordStore {
     const record = this.#records.get(key);
     if (!record) return;
     Object.assign(record, structuredClone(patch));
+    // An ended job's reply token is of no more use: it is not kept.
+    if (ENDED.includes(record.status)) delete record.reply;
     await this.#persist();
+  }
+
+  /** Records of jobs that were pending or running (at start: those a dead process left behind), oldest first. */
+  unfinished(): JobRecord[] {
+    return [...this.#records.values()].filter((r) => r.status === 'pending' || r.status === 'running').map((r) => structuredClone(r));
   }
 
   /** Saves the input images of a record (a draft whose downloads finished). */

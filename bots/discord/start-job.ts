@@ -48,7 +48,8 @@ export function replyTargetOf(ctx: BotContext, interaction: ReplyingInteraction,
  */
 export async function startJob(ctx: BotContext, interaction: ReplyingInteraction, job: JobRequest): Promise<void> {
   const key = ctx.store.newKey();
-  await ctx.store.add({ key, kind: job.kind, prompt: job.prompt, options: job.options, requester: job.requester, status: 'pending' }, job.images ?? []);
+  const reply = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
+  await ctx.store.add({ key, kind: job.kind, prompt: job.prompt, options: job.options, requester: job.requester, status: 'pending', reply }, job.images ?? []);
   const view = new JobView({
     target: replyTargetOf(ctx, interaction, job.requester.userId),
     header: { key, kind: job.kind, prompt: job.prompt, n: job.options.n ?? DEFAULTS.n },

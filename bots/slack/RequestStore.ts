@@ -77,6 +77,17 @@ export class RequestStore {
     }
   }
 
+  /** Requests whose job had not ended (at start: those a dead process left behind). */
+  async unfinished(): Promise<SavedRequest[]> {
+    const found: SavedRequest[] = [];
+    for (const name of await readdir(this.dir)) {
+      if (!name.endsWith('.json')) continue;
+      const request = await this.get(name.slice(0, -'.json'.length));
+      if (request?.status === 'active') found.push(request);
+    }
+    return found.sort((a, b) => a.createdAt - b.createdAt);
+  }
+
   async create(input: NewRequest): Promise<SavedRequest> {
     const record = SavedRequestSchema.parse({
       ...input,

@@ -14,6 +14,7 @@ import { registerJobButtons } from './listeners/job-buttons.js';
 import { registerMentions } from './listeners/mentions.js';
 import { RequestStore } from './RequestStore.js';
 import { SlackJobs, type SlackJobRunner } from './SlackJobs.js';
+import { sweepInterrupted } from './sweep-interrupted.js';
 import { slackErrorCode } from './slack-error-code.js';
 import type { ShownEvent } from './SlackJobView.js';
 
@@ -98,6 +99,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const auth = await checkToken(options.botToken, clientOptions, boltLogger, secrets);
   const store = new RequestStore({ dataDir: options.dataDir });
   await store.open();
+  // Read before this process takes any job: every unfinished request was left by a process that is gone.
+  const interrupted = await store.unfinished();
 
   const app =
     mode === 'socket'
@@ -129,6 +132,9 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     logger,
     commands: { imagine: options.commands?.imagine ?? '/imagine', edit: options.commands?.edit ?? '/imagine-edit' },
   };
+  const sweep = sweepInterrupted({ client: app.client, writer, store, logger, requests: interrupted }).catch((error: unknown) =>
+    logger.warn({ code: slackErrorCode(error) }, 'could not sweep the jobs interrupted by the last stop'),
+  );
   registerImagineCommand(app, context);
   registerEditEntryPoints(app, context);
   registerEditView(app, context);
@@ -163,6 +169,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         } catch (error) {
           logger.warn({ err: scrubSecrets(String(error), secrets) }, 'the Slack receiver did not stop cleanly');
         }
+        await sweep;
         await writer.idle(STOP_DRAIN_MS);
       })()),
   };
