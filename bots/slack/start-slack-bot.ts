@@ -171,6 +171,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         }
         await sweep;
         await writer.idle(STOP_DRAIN_MS);
+        store.close();
       })()),
   };
 }

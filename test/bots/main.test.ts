@@ -1,3 +1,6 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PictorClient } from '../../src/index.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
@@ -36,5 +39,19 @@ describe('npm start', () => {
     const service = await startService({ PICTOR_BASE_URL: 'http://127.0.0.1:9', PICTOR_API_KEY: 'k', PICTOR_LOG_LEVEL: 'silent' }, () => {});
     expect(service.emulatorUrl).toBeUndefined();
     await service.stop();
+  });
+
+  it('refuses to start when the Discord job store is garbage and has no backup, naming the file', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-main-'));
+    try {
+      await mkdir(join(dataDir, 'discord'), { recursive: true });
+      const file = join(dataDir, 'discord', 'jobs.json');
+      await writeFile(file, '{"version":1,"records":[{"ke');
+      const error = await startService({ PICTOR_LOG_LEVEL: 'silent', PICTOR_DATA_DIR: dataDir, DISCORD_TOKEN: 'not-used-before-the-check' }, () => {}).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'job_store_unreadable', file });
+      expect((error as Error).message).toContain('move it aside');
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
