@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, webApi } from '@slack/bolt';
+import { App, HTTPReceiver, webApi } from '@slack/bolt';
 import { scrubSecrets, ValidationError, type LoggerLike } from '../../src/index.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
@@ -12,6 +12,7 @@ import { registerEditView } from './listeners/edit-view.js';
 import { registerImagineCommand } from './listeners/imagine-command.js';
 import { registerJobButtons } from './listeners/job-buttons.js';
 import { registerMentions } from './listeners/mentions.js';
+import { createReplayGuard } from './replay-guard.js';
 import { RequestStore } from './RequestStore.js';
 import { SlackJobs, type SlackJobRunner } from './SlackJobs.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
@@ -102,10 +103,22 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   // Read before this process takes any job: every unfinished request was left by a process that is gone.
   const interrupted = await store.unfinished();
 
+  const replayGuard = mode === 'http' ? createReplayGuard({ logger }) : undefined;
   const app =
     mode === 'socket'
       ? new App({ token: options.botToken, appToken: options.appToken, socketMode: true, clientOptions, logger: boltLogger })
-      : new App({ token: options.botToken, signingSecret: options.signingSecret, clientOptions, logger: boltLogger, processBeforeResponse: false });
+      : new App({
+          token: options.botToken,
+          clientOptions,
+          logger: boltLogger,
+          receiver: new HTTPReceiver({
+            signingSecret: options.signingSecret!,
+            logger: boltLogger,
+            processBeforeResponse: false,
+            customPropertiesExtractor: (req) => replayGuard!.extract(req),
+          }),
+        });
+  if (replayGuard) app.use(replayGuard.middleware);
 
   const writer = new ChannelWriter({
     intervalMs: options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS,

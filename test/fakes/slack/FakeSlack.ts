@@ -98,6 +98,7 @@ export class FakeSlack {
   #wss: WebSocketServer | undefined;
   #url = '';
   #httpTarget: string | undefined;
+  #lastDelivery: { headers: Record<string, string>; body: string } | undefined;
   #seq = 0;
   #tsSeq = 0;
 
@@ -432,10 +433,21 @@ export class FakeSlack {
           : JSON.stringify(payload);
     const headers = signedHeaders(sign.secret ?? this.signingSecret, body, sign.timestampSec);
     if (sign.signature !== undefined) headers['x-slack-signature'] = sign.signature;
-    const response = await fetch(this.#httpTarget, {
+    this.#lastDelivery = { headers: { ...headers, 'content-type': kind === 'event' ? 'application/json' : 'application/x-www-form-urlencoded' }, body };
+    return this.#post(this.#lastDelivery);
+  }
+
+  /** Sends the last HTTP delivery again, byte for byte (same body, timestamp and signature), as an eavesdropper would. */
+  replayLastDelivery(): Promise<Delivery> {
+    if (!this.#lastDelivery) throw new Error('nothing was delivered over HTTP yet');
+    return this.#post(this.#lastDelivery);
+  }
+
+  async #post(delivery: { headers: Record<string, string>; body: string }): Promise<Delivery> {
+    const response = await fetch(this.#httpTarget!, {
       method: 'POST',
-      headers: { ...headers, 'content-type': kind === 'event' ? 'application/json' : 'application/x-www-form-urlencoded' },
-      body,
+      headers: delivery.headers,
+      body: delivery.body,
       signal: AbortSignal.timeout(10_000),
     });
     const text = await response.text();
