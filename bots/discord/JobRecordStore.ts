@@ -172,6 +172,11 @@ export class JobRecordStore {
     await this.#persist();
   }
 
+  /** Drafts of the "Edit image" menu (links only), oldest first. */
+  drafts(): JobRecord[] {
+    return [...this.#records.values()].filter((r) => r.status === 'draft').map((r) => structuredClone(r));
+  }
+
   /** Records of jobs that were pending or running (at start: those a dead process left behind), oldest first. */
   unfinished(): JobRecord[] {
     return [...this.#records.values()].filter((r) => r.status === 'pending' || r.status === 'running').map((r) => structuredClone(r));

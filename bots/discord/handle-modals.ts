@@ -8,7 +8,7 @@ import { draftImages } from './edit-drafts.js';
 import { promptOf } from './edit-modal.js';
 import { editOptionsFrom, inScope } from './handle-buttons.js';
 import { requesterOf } from './requester.js';
-import { showInputProblem, startJob } from './start-job.js';
+import { showInputProblem, showRefusal, startJob } from './start-job.js';
 import { InputImageError } from './download-images.js';
 
 const EXPIRED = '✋ This edit form is too old: I no longer have its images. Use “Edit image” on the message again.';
@@ -40,6 +40,13 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
     }
     images = [image];
   } else {
+    const refusal = await ctx.runner.budgetRefusal?.(requester);
+    if (refusal) {
+      // The draft is dropped and nothing is downloaded.
+      await ctx.store.remove(record.key);
+      await showRefusal(ctx, interaction, requester.userId, { kind: 'edit', prompt }, refusal);
+      return;
+    }
     try {
       images = await draftImages(ctx, record.key);
     } catch (error) {

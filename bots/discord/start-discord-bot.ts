@@ -68,7 +68,6 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     webhookRest: createWebhookRest(api),
     adminRoleIds: options.adminRoleIds ?? [],
     downloadPolicy,
-    pendingDownloads: new Map(),
     track(done) {
       const settled = done.then(
         () => {},

@@ -86,3 +86,11 @@ export async function showInputProblem(
   const header = { key: 'none', kind: job.kind, prompt: job.prompt, n: 1 };
   await replyTargetOf(ctx, interaction, userId).final([renderFailure(header, { code: error.code, message: error.message, retryable: false })]);
 }
+
+/** Shows why a job was refused before anything was fetched or started (nothing spent). */
+export async function showRefusal(ctx: BotContext, interaction: ReplyingInteraction, userId: string, job: { kind: 'generate' | 'edit'; prompt: string }, error: unknown): Promise<void> {
+  const failure = describeFailure(error);
+  ctx.logger.info({ code: failure.code }, 'job refused before its images were fetched');
+  const header = { key: 'none', kind: job.kind, prompt: job.prompt, n: 1 };
+  await replyTargetOf(ctx, interaction, userId).final([renderFailure(header, { ...failure, retryable: false })]);
+}

@@ -23,6 +23,7 @@ import { describeFailure } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
 import { mayCancel } from './may-cancel.js';
+import { nextUtcMidnight } from './utc-day.js';
 import { UpdatePump } from './UpdatePump.js';
 import type {
   FinalUpdate,
@@ -213,6 +214,29 @@ export class JobRunner {
     const active = this.activeJobs().length;
     this.#logger.info({ active, graceMs }, active ? 'drained the job runner; some jobs are still running' : 'drained the job runner');
     return active;
+  }
+
+  /**
+   * Read-only: the refusal a job of this requester would get because their
+   * (or their server's/workspace's) daily budget is already spent, so a
+   * surface can say so before it fetches anything for the job. Undefined when
+   * some budget is left (the job may still be refused at `submit`).
+   */
+  async budgetRefusal(requester: Requester): Promise<JobRefusedError | undefined> {
+    if (this.draining) return new JobRefusedError('restarting', RESTARTING_MESSAGE);
+    const now = this.#now();
+    const checks = [
+      { code: 'budget_user_daily' as const, limit: this.#limits.userDailyUsd, key: `${requester.platform}:${requester.userId}` },
+      { code: 'budget_scope_daily' as const, limit: this.#limits.scopeDailyUsd, key: `${requester.platform}:${requester.scopeId}` },
+    ];
+    for (const check of checks) {
+      if (check.limit === undefined) continue;
+      const used = await this.#store.spentToday(check.key, now);
+      if (used >= check.limit) {
+        return refusalFromReservation({ ok: false, code: check.code, limit: check.limit, used, resetsAt: nextUtcMidnight(now) }, { estimateUsd: 0, platform: requester.platform, now });
+      }
+    }
+    return undefined;
   }
 
   /** True once `drain` or `shutdown` began: new jobs are refused. */

@@ -37,7 +37,17 @@ export interface FakeSlackOptions {
   channelWriteIntervalMs?: number;
   /** How long a trigger_id can open a view. Default 3000 ms (Slack's limit). */
   triggerLifetimeMs?: number;
+  /**
+   * Calls of each Tier 3 method (`chat.update`, `conversations.history`,
+   * `conversations.replies`) accepted per workspace in any 60 s; one more
+   * gets 429 with `Retry-After` (seconds until the oldest leaves the window).
+   * Slack documents Tier 3 as "50+ per minute". Default 50; 0 = no limit.
+   */
+  tier3PerMinute?: number;
 }
+
+const TIER3_METHODS = new Set(['chat.update', 'conversations.history', 'conversations.replies']);
+const MINUTE_MS = 60_000;
 
 export type Delivery = { status: number; body: unknown };
 type Kind = 'command' | 'interactive' | 'event';
@@ -70,6 +80,9 @@ export class FakeSlack {
   readonly botId: string;
   channelWriteIntervalMs: number;
   readonly triggerLifetimeMs: number;
+  tier3PerMinute: number;
+  /** Calls refused because their method's Tier 3 limit was reached. */
+  readonly tier3Refusals: { method: string; at: number }[] = [];
 
   readonly calls: ApiCall[] = [];
   readonly writes: WriteRecord[] = [];
@@ -88,6 +101,8 @@ export class FakeSlack {
   readonly #events = new EventEmitter();
   readonly #faults = new Map<string, Fault>();
   readonly #lastWriteAt = new Map<string, number>();
+  /** Accepted calls of each Tier 3 method in the last minute, oldest first. */
+  readonly #tier3Calls = new Map<string, number[]>();
   readonly #notMember = new Set<string>();
   readonly #archived = new Set<string>();
   readonly #triggers = new Map<string, { issuedAt: number; used: boolean; user: string }>();
@@ -111,6 +126,7 @@ export class FakeSlack {
     this.botId = options.botId ?? 'B0PICTOR';
     this.channelWriteIntervalMs = options.channelWriteIntervalMs ?? 1000;
     this.triggerLifetimeMs = options.triggerLifetimeMs ?? 3000;
+    this.tier3PerMinute = options.tier3PerMinute ?? 50;
     this.#events.setMaxListeners(0);
   }
 
@@ -607,6 +623,19 @@ export class FakeSlack {
       const payload = { ok: false, error: fault.error };
       record(fault.status, payload);
       return json(res, fault.status, payload, fault.status === 429 ? { 'retry-after': String(fault.retryAfterSec) } : {});
+    }
+    if (TIER3_METHODS.has(method) && this.tier3PerMinute > 0) {
+      const calls = this.#tier3Calls.get(method) ?? [];
+      while (calls.length > 0 && at - calls[0]! >= MINUTE_MS) calls.shift();
+      if (calls.length >= this.tier3PerMinute) {
+        this.tier3Refusals.push({ method, at });
+        if (WRITE_METHODS.has(method)) this.writes.push({ method, channel: String(args.channel ?? ''), at, rejected: true });
+        const payload = { ok: false, error: 'ratelimited' };
+        record(429, payload);
+        return json(res, 429, payload, { 'retry-after': String(Math.max(1, Math.ceil((calls[0]! + MINUTE_MS - at) / 1000))) });
+      }
+      calls.push(at);
+      this.#tier3Calls.set(method, calls);
     }
     if (WRITE_METHODS.has(method)) {
       const channel = String(args.channel ?? args.channel_id ?? '');
