@@ -45,9 +45,10 @@ export interface SlackBotOptions {
   channelWriteIntervalMs?: number | undefined;
   /**
    * Workspace-wide budget of message updates (chat.update, Slack's Tier 3:
-   * about 50 a minute) per minute. Progress updates (queue position, status)
-   * wait for it and coalesce meanwhile; a job's final update spends it but
-   * never waits. Default 40.
+   * about 50 a minute) per minute, 10 of which can be saved up. Every update
+   * waits for it; a job's final update goes first, and progress updates
+   * (queue position, status) coalesce meanwhile and are what is shed.
+   * Default 40 (never more than 50 in any 60 s).
    */
   progressWritesPerMinute?: number | undefined;
   /** Command names, as in the app manifest. */

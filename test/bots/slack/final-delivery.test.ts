@@ -76,4 +76,15 @@ describe('the end of a paid job reaches the user in Slack', () => {
     await fake.waitFor(() => fake.botMessages(dm).find((m) => statusOf(m).includes('Done')), 'the end in the DM', 15_000);
     expect(fake.messagesIn(dm).filter((m) => (m.files ?? []).length > 0)).toHaveLength(1);
   }, 20_000);
+
+  it('posts the end as a new message when the job’s message was deleted mid-job', async () => {
+    h = await startHarness({ emulator: { latencyMs: 1500 } });
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a lantern whose message vanished --quality low', channel: 'C0GONE' });
+    const running = await fake.waitFor(() => jobMessages(fake, 'C0GONE').find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+    fake.messages.splice(fake.messages.indexOf(running), 1);
+    const replacement = await finishedJob(fake, 'C0GONE');
+    expect(replacement.ts).not.toBe(running.ts);
+    expect(statusOf(replacement)).toContain('Done');
+  }, 20_000);
 });
