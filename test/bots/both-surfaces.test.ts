@@ -187,6 +187,54 @@ describe('npm start with Discord and Slack configured', () => {
   }, 90_000);
 });
 
+describe('npm start on signals', () => {
+  it('keeps running a job through the first SIGTERM, and stops at once on a second one', async () => {
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    cleanup.push(() => discord.close());
+    const slack = await new FakeSlack({ channelWriteIntervalMs: 30 }).start();
+    cleanup.push(() => slack.close());
+    const emulator = createEmulator({ latencyMs: 60_000 });
+    const upstream = await emulator.listen({ port: 0 });
+    cleanup.push(async () => {
+      await upstream.close();
+      await emulator.close();
+    });
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-service-'));
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const started = await startProcess({
+      PATH: process.env.PATH,
+      PICTOR_LOG_LEVEL: 'silent',
+      PICTOR_DATA_DIR: dataDir,
+      PICTOR_BASE_URL: upstream.url,
+      PICTOR_API_KEY: DEV_API_KEY,
+      DISCORD_TOKEN: discord.botToken,
+      DISCORD_APPLICATION_ID: discord.applicationId,
+      DISCORD_API_BASE_URL: discord.apiBaseUrl,
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: slack.signingSecret,
+      SLACK_MODE: 'http',
+      SLACK_PORT: '0',
+      SLACK_HOST: '127.0.0.1',
+      SLACK_API_URL: slack.apiUrl,
+    });
+    cleanup.push(() => started.stop());
+    const ix = discord.slashCommand('imagine', { prompt: 'a job through a deploy' });
+    await discord.waitFor(() => (discord.original(ix)?.content.includes('Drawing') ? true : undefined), 'the job to start');
+
+    started.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(started.child.exitCode).toBeNull();
+    expect(discord.original(ix)!.content).toContain('Drawing');
+
+    const exited = once(started.child, 'exit');
+    const sentAt = Date.now();
+    started.child.kill('SIGTERM');
+    const [code] = (await exited) as [number | null];
+    expect(code).toBe(1);
+    expect(Date.now() - sentAt).toBeLessThan(5000);
+  }, 60_000);
+});
+
 interface StartedProcess {
   child: ChildProcess;
   eventsUrl: string;
