@@ -2,12 +2,13 @@
  * 50 concurrent `/imagine` jobs through real Bolt (HTTP receiver, signed
  * requests), the real job runner and the emulator (in a child process),
  * against the fake Slack, which refuses (429) any write to a channel less than
- * 1 s after the previous one, as Slack does. Two runs: one job per channel,
- * and 5 jobs in each of 10 busy channels.
+ * 1 s after the previous one, and any `chat.update` beyond 50 in 60 s per
+ * workspace (Tier 3), as Slack does. Two runs: one job per channel, and 5 jobs
+ * in each of 10 busy channels.
  *
  * Prints whether every job finished, how many writes Slack refused (the goal
- * is zero), how many chat.update calls were made per minute (Slack's Tier 3,
- * about 50), and the partial-to-update delay: from the runner handing a
+ * is zero), how many chat.update calls were made per minute, how long the
+ * final "Done" updates waited for the budget, and the partial-to-update delay: from the runner handing a
  * preview to the Slack surface to Slack having accepted the write that shows
  * it (that preview, or a newer preview or the final image when the channel
  * was too busy to show it on its own).
@@ -117,10 +118,10 @@ async function runScenario(scenario: Scenario): Promise<boolean> {
     `## ${scenario.name}: ${JOBS} jobs over ${scenario.channels} channels`,
     `acknowledged ${acks.filter((a) => a.status === 200).length}/${JOBS}; finished ${finished()}/${JOBS}${timedOut ? ' (DEADLINE REACHED)' : ''} in ${(wallMs / 1000).toFixed(1)} s`,
     `channel writes: ${fake.writes.length - rejected} accepted, ${rejected} refused with 429; closest two writes to one channel ${ms(closestGap)}`,
-    `chat.update calls: ${updates.length}, at most ${peakPerMinute} in any 60 s (Slack's Tier 3 is about 50 a minute)`,
+    `chat.update calls: ${updates.length}, at most ${peakPerMinute} in any 60 s; refused by the Tier 3 limit (50 in 60 s): ${fake.tier3Refusals.length}`,
     `partial → update in Slack (that preview, or a newer one or the final image; n=${all.length}): median ${ms(percentile(all, 50))}, p99 ${ms(percentile(all, 99))}`,
     `partial → its own preview posted (n=${own.length}, ${all.length - own.length} replaced by a newer state first): median ${ms(percentile(own, 50))}, p99 ${ms(percentile(own, 99))}`,
-    `final images → shown (n=${completed.length}): median ${ms(percentile(completed, 50))}, p99 ${ms(percentile(completed, 99))}`,
+    `final images → shown in the thread and the message (n=${completed.length}): median ${ms(percentile(completed, 50))}, p99 ${ms(percentile(completed, 99))}`,
     `command → job message posted: median ${ms(percentile(firstPost, 50))}, p99 ${ms(percentile(firstPost, 99))}`,
     `event-loop delay of the bot + fake Slack process: p99 ${ms(loop.percentile(99) / 1e6)}, max ${ms(loop.max / 1e6)}`,
   ];
@@ -132,7 +133,7 @@ async function runScenario(scenario: Scenario): Promise<boolean> {
   await emulator.close();
   await fake.close();
   await rm(dataDir, { recursive: true, force: true });
-  return !timedOut && rejected === 0 && finished() >= JOBS;
+  return !timedOut && rejected === 0 && fake.tier3Refusals.length === 0 && finished() >= JOBS;
 }
 
 console.log(`${JOBS} concurrent /imagine jobs; Slack (fake) allows one write per ${CHANNEL_INTERVAL_MS} ms per channel; ${PARTIAL_IMAGES} previews per image, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} image requests at once`);

@@ -17,6 +17,12 @@ import { readSlackConfig, startSlackBot, type SlackBot } from './slack/index.js'
 
 export interface Service {
   emulatorUrl: string | undefined;
+  /**
+   * Stops taking jobs (new ones are told the bot is restarting) and waits up to
+   * PICTOR_SHUTDOWN_GRACE_SECONDS for the jobs already taken to end and be
+   * shown. Resolves with how many are still running; `stop` then stops those.
+   */
+  drain(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -50,6 +56,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
     stops.push(() => connection.close()); // last: running jobs still reach the emulator while the runner shuts down
     const { client, emulatorUrl } = connection;
 
+    let runnerOfService: JobRunner | undefined;
     let discordBot: DiscordBot | undefined;
     let slackBot: SlackBot | undefined;
     if (discord || slack) {
@@ -63,6 +70,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         minUpdateIntervalMs: runnerConfig.minUpdateIntervalMs,
         logger,
       });
+      runnerOfService = runner;
       if (discord) {
         discordBot = await startDiscordBot({
           token: discord.token,
@@ -89,7 +97,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       }
       // Stopped first (stops run last-in first-out): running jobs end and their
       // messages say so while the bots can still write them.
-      stops.push(() => runner.shutdown());
+      // After a drain, what still runs is stopped at once (the drain was the grace).
+      stops.push(() => runner.shutdown(runner.draining ? { graceMs: 0 } : {}));
     }
 
     if (emulatorUrl) {
@@ -108,7 +117,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       print('  Slack:   SLACK_BOT_TOKEN with SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET and SLACK_MODE=http');
       print('  Real image service: PICTOR_BASE_URL and PICTOR_API_KEY (without them the emulator above is used)');
     }
-    return { emulatorUrl, stop: stopAll };
+    const drain = async () => (runnerOfService ? runnerOfService.drain(runnerConfig.shutdownGraceMs) : 0);
+    return { emulatorUrl, drain, stop: stopAll };
   } catch (error) {
     await stopAll();
     throw error;
@@ -169,13 +179,20 @@ async function run(): Promise<void> {
   }
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second signal: stop now. Jobs still running are shown as interrupted at the next start.
+      process.stdout.write(`${signal} again: stopping at once.\n`);
+      process.exit(1);
+    }
     stopping = true;
-    process.stdout.write(`${signal}: stopping…\n`);
-    void service.stop().then(() => process.exit(0));
+    process.stdout.write(`${signal}: taking no new jobs; letting running ones finish (a second ${signal} stops at once)…\n`);
+    void service
+      .drain()
+      .then(() => service.stop())
+      .then(() => process.exit(0));
   };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {

@@ -1,7 +1,8 @@
 import { Routes, type REST, type RawFile } from 'discord.js';
-import type { LoggerLike } from '../../src/index.js';
+import type { LoggerLike, OutputFormat } from '../../src/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus } from './discord-facts.js';
 import { loggableError } from './loggable-error.js';
+import { fitImage, type OutgoingFile } from './fit-images.js';
 import type { OutgoingMessage } from './render-job.js';
 
 export interface ReplyTargetOptions {
@@ -25,6 +26,9 @@ export interface ReplyTargetOptions {
   now?: (() => number) | undefined;
 }
 
+/** Halvings of one image's bytes tried when Discord refuses it alone as too large. */
+const MAX_SHRINKS = 3;
+
 /** Stop using the token a little before Discord does, so a result is not lost to a last-second expiry. */
 const TOKEN_SAFETY_MS = 30_000;
 
@@ -42,6 +46,8 @@ export class ReplyTarget {
   /** `@original`, or the follow-up that replaced a deleted reply. */
   #webhookMessage = '@original';
   #replyGone = false;
+  /** Files of the final message that Discord refused together (413): sent alone after it. */
+  #oversized: OutgoingFile[] = [];
 
   constructor(options: ReplyTargetOptions) {
     this.#o = options;
@@ -74,9 +80,46 @@ export class ReplyTarget {
   async final(messages: readonly OutgoingMessage[]): Promise<boolean> {
     const [first, ...more] = messages;
     if (!first) return true;
+    this.#oversized = [];
     let delivered = await this.#deliverFirst(first);
     for (const extra of more) delivered = (await this.#followUp(extra)) && delivered;
+    // Files Discord refused as too large together (413) follow one per message, shrunk if one alone is still too large.
+    for (const file of this.#oversized.splice(0)) delivered = (await this.#sendAlone(file)) && delivered;
     return delivered;
+  }
+
+  /** One file in its own message (follow-up, or channel message), re-encoded smaller while Discord answers 413. */
+  async #sendAlone(file: OutgoingFile): Promise<boolean> {
+    let current: OutgoingFile | undefined = file;
+    for (let shrink = 0; current && shrink <= MAX_SHRINKS; shrink++) {
+      const message: OutgoingMessage = { content: '', components: [], files: [current] };
+      try {
+        if (this.#mode === 'webhook' && this.#tokenUsable()) {
+          await this.#o.webhookRest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
+            body: bodyOf(message),
+            files: filesOf(message),
+            auth: false,
+            query: new URLSearchParams({ wait: 'true' }),
+          });
+        } else {
+          await this.#o.botRest.post(Routes.channelMessages(this.#o.channelId), { body: bodyOf(message, this.#o.userId), files: filesOf(message) });
+        }
+        return true;
+      } catch (error) {
+        this.#noteFailure(error, 'file');
+        if (discordErrorCode(error) !== DISCORD_ERRORS.requestEntityTooLarge) {
+          if (this.#mode === 'webhook') {
+            this.#mode = 'channel';
+            shrink--;
+            continue;
+          }
+          return false;
+        }
+        current = (await fitImage(current.data, formatOf(current), current.name.replace(/\.[^.]+$/, ''), Math.floor(current.data.length / 2))).file;
+      }
+    }
+    this.#o.logger.error({ file: file.name }, 'Discord refused an image as too large even shrunk');
+    return false;
   }
 
   async #deliverFirst(message: OutgoingMessage): Promise<boolean> {
@@ -92,7 +135,9 @@ export class ReplyTarget {
         const code = discordErrorCode(error);
         this.#noteFailure(error, 'final');
         if (code === DISCORD_ERRORS.requestEntityTooLarge && current.files.length) {
-          current = withoutFiles(current, 'Discord refused the images as too large to upload here.');
+          // Paid images are not dropped: the message goes without them, and they follow one by one.
+          this.#oversized.push(...current.files);
+          current = withoutFiles(current, 'The images were too large to upload together here; they follow in separate messages.');
           attempt--;
           continue;
         }
@@ -188,6 +233,10 @@ function filesOf(message: OutgoingMessage): RawFile[] {
 
 function withoutFiles(message: OutgoingMessage, note: string): OutgoingMessage {
   return { ...message, files: [], content: `${message.content}\n⚠️ ${note}` };
+}
+
+function formatOf(file: OutgoingFile): OutputFormat {
+  return file.contentType === 'image/jpeg' ? 'jpeg' : file.contentType === 'image/webp' ? 'webp' : 'png';
 }
 
 function sleep(ms: number): Promise<void> {

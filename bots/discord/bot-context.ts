@@ -1,6 +1,6 @@
 import type { REST } from 'discord.js';
 import type { LoggerLike } from '../../src/index.js';
-import type { InputImage, JobHandle, JobInfo, JobSpec, Requester, UpdateSink } from '../runner/index.js';
+import type { JobHandle, JobInfo, JobSpec, Requester, UpdateSink } from '../runner/index.js';
 import type { DownloadPolicy } from './download-images.js';
 import type { JobRecordStore } from './JobRecordStore.js';
 
@@ -9,6 +9,8 @@ export interface DiscordJobRunner {
   submit(spec: JobSpec, sink: UpdateSink): Promise<JobHandle>;
   cancel(jobId: string, by: Requester): boolean;
   get(jobId: string): JobInfo | undefined;
+  /** A refusal when the requester's (or server's) budget for today is already spent; checked before anything is downloaded. */
+  budgetRefusal?(requester: Requester): Promise<Error | undefined>;
 }
 
 /** Everything the command, button and modal handlers share. */
@@ -20,8 +22,6 @@ export interface BotContext {
   webhookRest: REST;
   adminRoleIds: readonly string[];
   downloadPolicy: DownloadPolicy;
-  /** Downloads of "Edit image" drafts still under way, by record key. */
-  pendingDownloads: Map<string, Promise<InputImage[]>>;
   /** Keeps track of a job until its reply is final (stop() waits for these). */
   track(done: Promise<unknown>): void;
 }

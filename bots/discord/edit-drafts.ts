@@ -1,30 +1,27 @@
 import type { InputImage } from '../runner/index.js';
 import type { BotContext } from './bot-context.js';
-import { downloadImages, type AttachmentSource } from './download-images.js';
+import { downloadImages } from './download-images.js';
+import type { JobRecord } from './JobRecordStore.js';
 
-/** How long a finished draft download stays in memory for its modal (the store keeps the images anyway). */
-const KEEP_IN_MEMORY_MS = 15 * 60_000;
+/**
+ * "Edit image" drafts: a menu opened, its modal not yet sent. A draft keeps
+ * only the attachments' links; the images are downloaded once, when the
+ * modal is submitted (and the budget still allows a job), and the draft is
+ * removed then. Each member keeps a few drafts at most.
+ */
 
-/** Starts downloading a draft's images while the user types the prompt; the modal's submit awaits it. */
-export function fetchDraftImages(ctx: BotContext, key: string, sources: readonly AttachmentSource[]): void {
-  const download = (async () => {
-    const images = await downloadImages(sources, ctx.downloadPolicy);
-    await ctx.store.setInputs(key, images);
-    return images;
-  })();
-  ctx.pendingDownloads.set(key, download);
-  // A refusal is shown when the modal is submitted; until then it must not count as unhandled.
-  download.catch(() => {});
-  void download.finally(() => setTimeout(() => ctx.pendingDownloads.delete(key), KEEP_IN_MEMORY_MS).unref()).catch(() => {});
+/** Drafts one member may have open at once; opening another drops their oldest. */
+export const MAX_DRAFTS_PER_USER = 3;
+
+/** The member's drafts beyond what may be kept: the keys to drop, oldest first. */
+export function draftsToDrop(drafts: readonly JobRecord[], userId: string): string[] {
+  const own = drafts.filter((r) => r.status === 'draft' && r.requester.userId === userId).sort((a, b) => a.createdAt - b.createdAt);
+  return own.slice(0, Math.max(0, own.length - MAX_DRAFTS_PER_USER)).map((r) => r.key);
 }
 
-/** A draft's images: the download under way, the saved copies, or (after a restart mid-download) a new download. */
+/** A draft's images, downloaded now from its links (checked by content and size as every input is). */
 export async function draftImages(ctx: BotContext, key: string): Promise<InputImage[]> {
-  const pending = ctx.pendingDownloads.get(key);
-  if (pending) return pending;
   const record = ctx.store.get(key);
   if (record && record.inputs.length) return ctx.store.readInputs(key);
-  const images = await downloadImages(record?.sources ?? [], ctx.downloadPolicy);
-  await ctx.store.setInputs(key, images);
-  return images;
+  return downloadImages(record?.sources ?? [], ctx.downloadPolicy);
 }

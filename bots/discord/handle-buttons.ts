@@ -1,4 +1,4 @@
-import { MessageFlags, type ButtonInteraction } from 'discord.js';
+import { MessageFlags, type BaseInteraction, type ButtonInteraction } from 'discord.js';
 import { DEFAULTS } from '../../src/index.js';
 import { mayCancel, type JobOptions } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
@@ -7,7 +7,7 @@ import { encodeCustomId, type CustomIdData } from './custom-ids.js';
 import { editPromptModal } from './edit-modal.js';
 import type { JobRecord } from './JobRecordStore.js';
 import { renderInterrupted } from './render-job.js';
-import { requesterOf } from './requester.js';
+import { requesterOf, scopeOf } from './requester.js';
 import { startJob } from './start-job.js';
 
 const TOO_OLD = '✋ This job is too old: I no longer keep what it needs. Start a new one with /imagine or /edit.';
@@ -19,7 +19,8 @@ async function tell(ctx: BotContext, interaction: ButtonInteraction, content: st
 /** Reroll, Retry, Edit and Cancel. What they need comes from the store, so they work after a restart. */
 export async function handleButton(ctx: BotContext, interaction: ButtonInteraction, id: CustomIdData): Promise<void> {
   const record = ctx.store.get(id.key);
-  if (!record) return tell(ctx, interaction, TOO_OLD);
+  // A custom_id is only a string: one carrying another server's key must not reach that server's job (its inputs, its budget).
+  if (!record || !inScope(record, interaction)) return tell(ctx, interaction, TOO_OLD);
   switch (id.action) {
     case 'reroll':
     case 'retry':
@@ -79,6 +80,11 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
   }
   // The job's own reply shows the cancellation.
   await acknowledge('cancel: defer update', () => interaction.deferUpdate(), ctx.logger);
+}
+
+/** The record was made in the server (or, outside a server, the DM) the interaction comes from. */
+export function inScope(record: JobRecord, interaction: BaseInteraction): boolean {
+  return record.requester.platform === 'discord' && record.requester.scopeId === scopeOf(interaction);
 }
 
 /** The options of an edit of a finished job's image: the same look, one image. */

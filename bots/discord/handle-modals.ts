@@ -6,9 +6,9 @@ import { checkImageOptions } from './commands/job-options.js';
 import type { CustomIdData } from './custom-ids.js';
 import { draftImages } from './edit-drafts.js';
 import { promptOf } from './edit-modal.js';
-import { editOptionsFrom } from './handle-buttons.js';
+import { editOptionsFrom, inScope } from './handle-buttons.js';
 import { requesterOf } from './requester.js';
-import { showInputProblem, startJob } from './start-job.js';
+import { showInputProblem, showRefusal, startJob } from './start-job.js';
 import { InputImageError } from './download-images.js';
 
 const EXPIRED = '✋ This edit form is too old: I no longer have its images. Use “Edit image” on the message again.';
@@ -21,7 +21,9 @@ async function tell(ctx: BotContext, interaction: ModalSubmitInteraction, conten
 export async function handleModal(ctx: BotContext, interaction: ModalSubmitInteraction, id: CustomIdData): Promise<void> {
   const prompt = promptOf(interaction);
   const record = ctx.store.get(id.key);
-  if (!record || (id.action === 'edit-message' && record.status !== 'draft')) return tell(ctx, interaction, EXPIRED);
+  if (!record || !inScope(record, interaction)) return tell(ctx, interaction, EXPIRED);
+  // A draft holds the images one member chose: only they may submit it.
+  if (id.action === 'edit-message' && (record.status !== 'draft' || record.requester.userId !== interaction.user.id)) return tell(ctx, interaction, EXPIRED);
   const options = id.action === 'edit-result' ? editOptionsFrom(record) : {};
   const problem = checkImageOptions(prompt, options);
   if (problem) return tell(ctx, interaction, problem);
@@ -38,6 +40,13 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
     }
     images = [image];
   } else {
+    const refusal = await ctx.runner.budgetRefusal?.(requester);
+    if (refusal) {
+      // The draft is dropped and nothing is downloaded.
+      await ctx.store.remove(record.key);
+      await showRefusal(ctx, interaction, requester.userId, { kind: 'edit', prompt }, refusal);
+      return;
+    }
     try {
       images = await draftImages(ctx, record.key);
     } catch (error) {

@@ -16,7 +16,12 @@ export function requesterOf(interaction: BaseInteraction, adminRoleIds: readonly
     userId: interaction.user.id,
     userName: interaction.user.username,
     channelId: interaction.channelId ?? '',
-    scopeId: interaction.guildId ?? `dm:${interaction.user.id}`,
+    scopeId: scopeOf(interaction),
     isAdmin: hasAdminRole || isAdministrator,
   };
+}
+
+/** The budget scope of an interaction: its server, or outside a server the user's DMs. */
+export function scopeOf(interaction: BaseInteraction): string {
+  return interaction.guildId ?? `dm:${interaction.user.id}`;
 }

@@ -7,6 +7,7 @@ import { defaultDownloadPolicy } from './download-images.js';
 import { JobRecordStore } from './JobRecordStore.js';
 import { createWebhookRest, makeRequestWithEncodedForms } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
+import { sweepInterrupted } from './sweep-interrupted.js';
 import { withTimeout } from '../../src/index.js';
 
 export interface StartDiscordBotOptions {
@@ -53,6 +54,8 @@ export interface DiscordBot {
 export async function startDiscordBot(options: StartDiscordBotOptions): Promise<DiscordBot> {
   const { token, logger } = options;
   const store = await JobRecordStore.open({ dataDir: options.dataDir, maxRecords: options.keepJobs, logger });
+  // Taken before any interaction arrives: every job still pending or running was left by a process that is gone.
+  const interrupted = store.unfinished();
   const api = (options.apiBaseUrl ?? DISCORD_API_BASE_URL).replace(/\/+$/, '');
   const client = new Client({ intents: [], rest: { api, timeout: 60_000, makeRequest: makeRequestWithEncodedForms } });
   const inFlight = new Set<Promise<unknown>>();
@@ -65,7 +68,6 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     webhookRest: createWebhookRest(api),
     adminRoleIds: options.adminRoleIds ?? [],
     downloadPolicy,
-    pendingDownloads: new Map(),
     track(done) {
       const settled = done.then(
         () => {},
@@ -104,6 +106,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     logger.warn({ configured: options.applicationId, actual: applicationId }, 'DISCORD_APPLICATION_ID does not match the bot token’s application');
   }
   logger.info({ user: client.user?.tag, applicationId }, 'Discord bot ready');
+  if (interrupted.length) ctx.track(sweepInterrupted(ctx, client.rest, interrupted));
 
   return {
     client: client as Client<true>,

@@ -1,6 +1,6 @@
 import type { REST } from 'discord.js';
 import { DEFAULTS } from '../../src/index.js';
-import { describeFailure, type InputImage, type JobOptions, type Requester } from '../runner/index.js';
+import { describeFailure, type InputImage, type JobHandle, type JobOptions, type Requester } from '../runner/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { InputImageError } from './download-images.js';
@@ -42,13 +42,13 @@ export function replyTargetOf(ctx: BotContext, interaction: ReplyingInteraction,
 }
 
 /**
- * Records a job (spec and input images, for its buttons), hands it to the
- * runner with a view of the interaction's reply as its sink, and shows a
- * refusal in the reply when the runner will not take it (nothing spent).
+ * Hands a job to the runner with a view of the interaction's reply as its
+ * sink, then records it (spec and input images, for its buttons). A job the
+ * runner refuses is not recorded: its reply says why and what to do, and
+ * nothing is kept (refusals cannot fill the store or push out others' jobs).
  */
 export async function startJob(ctx: BotContext, interaction: ReplyingInteraction, job: JobRequest): Promise<void> {
   const key = ctx.store.newKey();
-  await ctx.store.add({ key, kind: job.kind, prompt: job.prompt, options: job.options, requester: job.requester, status: 'pending' }, job.images ?? []);
   const view = new JobView({
     target: replyTargetOf(ctx, interaction, job.requester.userId),
     header: { key, kind: job.kind, prompt: job.prompt, n: job.options.n ?? DEFAULTS.n },
@@ -56,17 +56,21 @@ export async function startJob(ctx: BotContext, interaction: ReplyingInteraction
     attachmentSizeLimit: interaction.attachmentSizeLimit ?? DISCORD_LIMITS.defaultAttachmentBytes,
     logger: ctx.logger,
   });
+  let handle: JobHandle;
   try {
-    const handle = await ctx.runner.submit({ kind: job.kind, prompt: job.prompt, options: job.options, images: job.images, requester: job.requester }, view.sink);
-    await ctx.store.update(key, { status: 'running', runnerJobId: handle.id });
-    ctx.track(handle.done);
+    handle = await ctx.runner.submit({ kind: job.kind, prompt: job.prompt, options: job.options, images: job.images, requester: job.requester }, view.sink);
   } catch (error) {
     const failure = describeFailure(error);
     if (failure.code === 'internal_error') ctx.logger.error({ err: loggableError(error), jobKey: key }, 'the runner did not take a job');
     else ctx.logger.info({ jobKey: key, code: failure.code }, 'job refused');
-    await view.showFailure(failure);
-    if (!failure.retryable) await ctx.store.remove(key);
+    // No record, so no button: the message says what to do.
+    await view.showFailure({ ...failure, retryable: false });
+    return;
   }
+  // Visible to buttons at once (the runner's first update comes on a later turn); saved to disk in the background of this await.
+  const reply = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
+  await ctx.store.add({ key, kind: job.kind, prompt: job.prompt, options: job.options, requester: job.requester, status: 'running', runnerJobId: handle.id, reply }, job.images ?? []);
+  ctx.track(handle.done);
 }
 
 /** Shows why input images were refused (nothing was started or spent); rethrows anything that is not such a refusal. */
@@ -81,4 +85,12 @@ export async function showInputProblem(
   ctx.logger.info({ code: error.code, image: error.label }, 'input image refused');
   const header = { key: 'none', kind: job.kind, prompt: job.prompt, n: 1 };
   await replyTargetOf(ctx, interaction, userId).final([renderFailure(header, { code: error.code, message: error.message, retryable: false })]);
+}
+
+/** Shows why a job was refused before anything was fetched or started (nothing spent). */
+export async function showRefusal(ctx: BotContext, interaction: ReplyingInteraction, userId: string, job: { kind: 'generate' | 'edit'; prompt: string }, error: unknown): Promise<void> {
+  const failure = describeFailure(error);
+  ctx.logger.info({ code: failure.code }, 'job refused before its images were fetched');
+  const header = { key: 'none', kind: job.kind, prompt: job.prompt, n: 1 };
+  await replyTargetOf(ctx, interaction, userId).final([renderFailure(header, { ...failure, retryable: false })]);
 }

@@ -49,6 +49,7 @@ const REFUSAL_CODES: readonly string[] = [
   'budget_scope_monthly',
   'user_concurrency',
   'user_cooldown',
+  'restarting',
 ] satisfies RefusalCode[];
 
 /** Type guard that works across copies of this module (by name and code, not only `instanceof`). */

@@ -10,6 +10,9 @@ import {
   decodeImages,
   ValidationError,
   interruptedCostUsd,
+  budgetsOf,
+  nextUtcMidnight,
+  nextUtcMonth,
   type CompletedEvent,
   type EditRequest,
   type GenerationRequest,
@@ -21,6 +24,7 @@ import {
   type RequestOptions,
 } from '../../src/index.js';
 import { describeFailure } from './describe-failure.js';
+import { JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
 import { mayCancel } from './may-cancel.js';
 import { UpdatePump } from './UpdatePump.js';
@@ -77,6 +81,9 @@ const DEFAULT_KEEP_FINISHED_JOBS = 1000;
 export const QUEUE_TROUBLE_NOTICE =
   'The shared queue is unreachable for a moment, so this takes longer than usual; your job keeps its place and nothing is charged until it runs.';
 
+/** Told to whoever starts a job while the bot drains for a restart. */
+export const RESTARTING_MESSAGE = 'The bot is restarting; try again in a minute.';
+
 /** After the grace period, how long shutdown still waits for stopped jobs to report. */
 const SHUTDOWN_DRAIN_MS = 5_000;
 
@@ -103,6 +110,8 @@ export class JobRunner {
   /** What is left of finished jobs (no images, no prompt), oldest first. */
   readonly #finished = new Map<string, JobInfo>();
   #closed = false;
+  /** Set by `drain`: new jobs are refused (`restarting`) while the ones taken run to their end. */
+  #draining = false;
 
   constructor(options: JobRunnerOptions) {
     this.#client = options.client;
@@ -192,6 +201,54 @@ export class JobRunner {
   }
 
   /**
+   * Stops taking jobs at once (a new submit is refused with `restarting`) and
+   * waits, up to `graceMs`, for every job already taken — queued ones
+   * included — to end and be shown by its surface. Nothing is cancelled: a
+   * deploy lets paid work finish. Resolves with how many jobs are still
+   * queued or running (0 when all ended in time); `shutdown` stops those.
+   */
+  async drain(graceMs: number): Promise<number> {
+    this.#draining = true;
+    const deadline = this.#now() + graceMs;
+    // A submit that passed its check just before the drain began joins the jobs waited for.
+    while (this.#jobs.size > 0) {
+      const left = deadline - this.#now();
+      if (left <= 0) break;
+      await raceTimeout(Promise.allSettled([...this.#jobs.values()].map((j) => j.done)), left);
+    }
+    const active = this.activeJobs().length;
+    this.#logger.info({ active, graceMs }, active ? 'drained the job runner; some jobs are still running' : 'drained the job runner');
+    return active;
+  }
+
+  /**
+   * Read-only: the refusal a job of this requester would get because their
+   * (or their server's/workspace's, or the account's) daily or monthly budget is already spent, so a
+   * surface can say so before it fetches anything for the job. Undefined when
+   * some budget is left (the job may still be refused at `submit`).
+   */
+  async budgetRefusal(requester: Requester): Promise<JobRefusedError | undefined> {
+    if (this.draining) return new JobRefusedError('restarting', RESTARTING_MESSAGE);
+    const now = this.#now();
+    const userKey = `${requester.platform}:${requester.userId}`;
+    const scopeKey = `${requester.platform}:${requester.scopeId}`;
+    for (const { code, key, period, limit } of budgetsOf(this.#limits, userKey, scopeKey)) {
+      if (limit === undefined) continue;
+      const used = period === 'day' ? await this.#store.spentToday(key, now) : await this.#store.spentThisMonth(key, now);
+      if (used >= limit) {
+        const resetsAt = period === 'day' ? nextUtcMidnight(now) : nextUtcMonth(now);
+        return refusalFromReservation({ ok: false, code, limit, used, resetsAt }, { estimateUsd: 0, platform: requester.platform, now });
+      }
+    }
+    return undefined;
+  }
+
+  /** True once `drain` or `shutdown` began: new jobs are refused. */
+  get draining(): boolean {
+    return this.#draining || this.#closed;
+  }
+
+  /**
    * Stops taking jobs, cancels queued ones, waits up to the grace period for
    * running ones, then stops those too. Resolves once every job has reported
    * (or a few more seconds have passed). The store is the caller's to close.
@@ -208,6 +265,7 @@ export class JobRunner {
   }
 
   #assertOpen(): void {
+    if (this.#draining) throw new JobRefusedError('restarting', RESTARTING_MESSAGE);
     if (this.#closed) throw new AbortedError('the bot is shutting down and takes no new jobs');
   }
 

@@ -8,7 +8,12 @@ export interface RunnerConfig {
   limits: SpendLimits;
   partialImages: number;
   minUpdateIntervalMs: number;
+  /** How long a stop (SIGTERM) lets jobs already taken run to their end before it cancels them. */
+  shutdownGraceMs: number;
 }
+
+/** Covers a high-quality image that was queued behind others; see bots/README.md for the matching container/service setting. */
+export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 300;
 
 /** Unset or blank means "not set" (so defaults and "no limit" apply), never zero. */
 const unset = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
@@ -33,6 +38,7 @@ const VARIABLES = {
     (n) => Number.isInteger(n) && n >= LIMITS.partialImagesMin && n <= LIMITS.partialImagesMax,
   ),
   PICTOR_UPDATE_INTERVAL_MS: number('a whole number of milliseconds, 0 or more', (n) => Number.isInteger(n) && n >= 0),
+  PICTOR_SHUTDOWN_GRACE_SECONDS: number('a number of seconds, 0 or more', (n) => n >= 0),
 };
 
 const RunnerEnvSchema = z.object(VARIABLES);
@@ -61,5 +67,6 @@ export function readRunnerConfig(env: NodeJS.ProcessEnv): RunnerConfig {
     },
     partialImages: e.PICTOR_PARTIAL_IMAGES ?? 2,
     minUpdateIntervalMs: e.PICTOR_UPDATE_INTERVAL_MS ?? 1500,
+    shutdownGraceMs: (e.PICTOR_SHUTDOWN_GRACE_SECONDS ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000,
   };
 }

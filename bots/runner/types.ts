@@ -107,7 +107,11 @@ export interface JobHandle {
 }
 
 /** Why a job was refused before anything was queued or spent. */
-export type RefusalCode = 'validation_error' | SpendRefusalCode;
+export type RefusalCode =
+  | 'validation_error'
+  | SpendRefusalCode
+  /** The bot is draining for a restart (deploy): nothing queued, nothing spent. */
+  | 'restarting';
 
 /** The core's spend guard contract: the runner reserves, marks sent, settles and releases through it. */
 export type { QuotaStore, SpendLimits } from '../../src/index.js';

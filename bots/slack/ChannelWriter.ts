@@ -15,9 +15,10 @@ export interface WriteTask<T> {
    */
   urgent?: boolean | undefined;
   /**
-   * Counts against the workspace budget (`chat.update`, Slack's Tier 3): such
-   * a write that is not urgent waits for a token; an urgent one spends a token
-   * when there is one, and never waits.
+   * Counts against the workspace budget (`chat.update`, Slack's Tier 3): every
+   * such write waits for a token. Urgent ones (a job's final update) come
+   * first: while one waits anywhere in the workspace, no progress write takes
+   * a token, so progress is what the budget sheds.
    */
   budgeted?: boolean | undefined;
   run: () => Promise<T | typeof SKIP>;
@@ -56,8 +57,9 @@ export interface ChannelWriterOptions {
   intervalMs: number;
   /**
    * Workspace-wide budget of budgeted writes per minute: `chat.update` is
-   * Slack's Tier 3 (about 50 a minute per workspace), so a long queue's
-   * position updates must not use it all. Undefined: no budget.
+   * Slack's Tier 3 (about 50 a minute per workspace). With the default burst
+   * of 10, 40 a minute never makes more than 50 calls in any 60 s. Undefined:
+   * no budget.
    */
   backgroundPerMinute?: number | undefined;
   /** Tokens the budget can save up. Default 10. */
@@ -81,6 +83,8 @@ export class ChannelWriter {
   readonly #burst: number;
   #tokens: number;
   #tokensAt = Date.now();
+  /** Urgent budgeted writes waiting in any channel: the tokens they need are not for progress writes. */
+  #urgentWaiting = 0;
 
   constructor(options: ChannelWriterOptions) {
     if (!(Number.isFinite(options.intervalMs) && options.intervalMs >= 0)) throw new RangeError('intervalMs must be a number of milliseconds ≥ 0');
@@ -112,7 +116,9 @@ export class ChannelWriter {
       resolve = res;
       reject = rej;
     });
-    state.queue.push({ key: task.key, urgent: task.urgent === true, budgeted: task.budgeted === true, run: task.run, promise, resolve, reject });
+    const entry = { key: task.key, urgent: task.urgent === true, budgeted: task.budgeted === true, run: task.run, promise, resolve, reject };
+    state.queue.push(entry);
+    if (entry.urgent && entry.budgeted && this.#perMs !== undefined) this.#urgentWaiting++;
     if (!state.running) void this.#drain(channel, state);
     else state.wake?.();
     return promise as Promise<T | undefined>;
@@ -142,20 +148,18 @@ export class ChannelWriter {
     });
   }
 
-  /** How long until a background write may go (0: now). */
-  #tokenWait(): number {
+  /** How long until a budgeted write may go (0: now); a progress write also leaves the tokens urgent ones wait for. */
+  #tokenWait(urgent: boolean): number {
     if (this.#perMs === undefined) return 0;
     this.#refill();
-    return this.#tokens >= 1 ? 0 : Math.ceil((1 - this.#tokens) / this.#perMs);
+    const needed = urgent ? 1 : 1 + this.#urgentWaiting;
+    return this.#tokens >= needed ? 0 : Math.ceil((needed - this.#tokens) / this.#perMs);
   }
 
-  /** Spends a token when there is one; true if it did. */
-  #takeToken(): boolean {
-    if (this.#perMs === undefined) return false;
+  #takeToken(): void {
+    if (this.#perMs === undefined) return;
     this.#refill();
-    if (this.#tokens < 1) return false;
     this.#tokens -= 1;
-    return true;
   }
 
   #refill(): void {
@@ -185,16 +189,23 @@ export class ChannelWriter {
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         // Chosen after the wait: an urgent write that came meanwhile goes first;
         // then the oldest write that needs no token, or finds one.
-        const tokenWait = this.#tokenWait();
-        let index = state.queue.findIndex((e) => e.urgent);
-        if (index < 0) index = state.queue.findIndex((e) => !e.budgeted || tokenWait === 0);
+        const urgentWait = this.#tokenWait(true);
+        const progressWait = this.#tokenWait(false);
+        const mayGo = (e: Entry) => !e.budgeted || (e.urgent ? urgentWait : progressWait) === 0;
+        let index = state.queue.findIndex((e) => e.urgent && mayGo(e));
+        if (index < 0) index = state.queue.findIndex(mayGo);
         if (index < 0) {
-          await this.#sleep(state, tokenWait);
+          const waits = state.queue.map((e) => (e.urgent ? urgentWait : progressWait));
+          await this.#sleep(state, Math.max(1, Math.min(...waits)));
           continue;
         }
         const [entry] = state.queue.splice(index, 1);
         if (!entry) break;
-        const took = entry.budgeted && this.#takeToken();
+        const took = entry.budgeted && this.#perMs !== undefined;
+        if (took) {
+          this.#takeToken();
+          if (entry.urgent) this.#urgentWaiting--;
+        }
         state.writing = true;
         try {
           const result = await entry.run();

@@ -6,7 +6,8 @@ import { slackErrorCode } from './slack-error-code.js';
 import { renderJobMessage, summaryOf, type JobViewState } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { truncate } from './slack-text.js';
-import { uploadFiles } from './upload-files.js';
+import { isConversationGone, isMessageGone, isTransientSlackError, retryTransient } from './slack-faults.js';
+import { uploadFiles, type UploadedFile } from './upload-files.js';
 
 /** Tells the person who asked something only they should see (ephemeral). */
 export type Notifier = (text: string) => Promise<void>;
@@ -31,7 +32,11 @@ export interface SlackJobViewOptions {
   cancel: (jobId: string) => void;
   logger: LoggerLike;
   onShown?: ((event: ShownEvent) => void) | undefined;
+  /** Pauses between tries of a final write that Slack failed on its side. Default 1 s, then 3 s. */
+  retryPausesMs?: readonly number[] | undefined;
 }
+
+const DEFAULT_RETRY_PAUSES_MS = [1000, 3000];
 
 interface Pending {
   type: JobUpdate['type'];
@@ -60,6 +65,10 @@ export class SlackJobView {
   #messageTs: string | undefined;
   #posted: Promise<string | undefined> | undefined;
   #unpostable = false;
+  /** Where the end of the job goes: its channel, or (the channel no longer takes the bot's messages) the requester's DM. */
+  #where: 'channel' | 'dm' = 'channel';
+  #dm: Promise<string> | undefined;
+  #finalShown = false;
   #version = 0;
   #shownVersion = -1;
   readonly #pending: Pending[] = [];
@@ -211,55 +220,161 @@ export class SlackJobView {
         break;
     }
     const messageTs = await this.#ensurePosted();
-    if (!messageTs) {
-      this.#reportRest(Date.now(), true);
-      return;
-    }
-    if (update.type === 'completed') await this.#postImages(update);
-    try {
-      await this.#o.writer.write(this.#channelId, {
-        urgent: true,
-        budgeted: true,
-        run: async () => {
-          if (this.#shownVersion >= this.#version) return SKIP;
-          await this.#update();
-        },
-      });
-    } catch (error) {
-      this.#logError(error, 'could not show the end of a job');
-    }
+    if (update.type === 'completed') await this.#postImages(update, messageTs !== undefined);
+    if (messageTs || update.type === 'completed') await this.#showFinal();
     this.#reportRest(Date.now(), true);
   }
 
-  async #postImages(update: Extract<FinalUpdate, { type: 'completed' }>): Promise<void> {
+  /** The job has ended but its message does not show it (every route failed): any of its buttons may try again. */
+  get needsRepair(): boolean {
+    return this.#isFinal() && !this.#finalShown && !this.#unpostable;
+  }
+
+  /** Shows the end of the job again (a button was pressed on a message still showing it running). */
+  async repair(): Promise<boolean> {
+    if (!this.needsRepair) return this.#finalShown;
+    await this.#showFinal();
+    return this.#finalShown;
+  }
+
+  /**
+   * The job's message shows its end: updated in place (retried while Slack
+   * has trouble of its own), or posted anew when the message is gone, or sent
+   * to the requester's direct messages when the conversation no longer takes
+   * the bot's messages (archived, bot removed).
+   */
+  async #showFinal(): Promise<void> {
+    const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
+    if (this.#messageTs && this.#where === 'channel') {
+      try {
+        await retryTransient(
+          () =>
+            this.#o.writer.write(this.#channelId, {
+              urgent: true,
+              budgeted: true,
+              run: async () => {
+                if (this.#shownVersion >= this.#version) return SKIP;
+                await this.#update();
+              },
+            }),
+          pauses,
+        );
+        this.#finalShown = true;
+        this.#persistEnded();
+        return;
+      } catch (error) {
+        this.#logError(error, 'could not show the end of a job in its message');
+        // Slack kept failing on its side: the message waits for a repair (any of its buttons, see SlackJobs.repair).
+        if (isTransientSlackError(error)) return;
+        if (!isMessageGone(error)) this.#where = 'dm';
+      }
+    }
+    if (this.#where === 'channel') {
+      // The message is gone (or Slack kept failing to edit it): a new message in the same place.
+      try {
+        await retryTransient(() => this.#postFinalMessage(this.#channelId, this.#o.request.threadTs), pauses);
+        return;
+      } catch (error) {
+        this.#logError(error, 'could not post the end of a job in its channel');
+        this.#where = 'dm';
+      }
+    }
+    try {
+      const dm = await this.#dmChannel();
+      await retryTransient(() => this.#postFinalMessage(dm, undefined), pauses);
+    } catch (error) {
+      this.#logError(error, 'could not send the end of a job to the requester directly');
+    }
+  }
+
+  async #postFinalMessage(channel: string, threadTs: string | undefined): Promise<void> {
+    await this.#o.writer.write(channel, {
+      urgent: true,
+      run: async () => {
+        const version = this.#version;
+        const rendered = renderJobMessage(this.#state);
+        const result = await this.#o.client.chat.postMessage({ channel, text: rendered.text, blocks: rendered.blocks, ...(threadTs ? { thread_ts: threadTs } : {}) });
+        this.#markShown(version);
+        this.#finalShown = true;
+        if (channel === this.#channelId && result.ts) {
+          this.#messageTs = result.ts;
+          await this.#o.store.update(this.#o.request.id, { messageTs: result.ts }).catch((error: unknown) => this.#logError(error, 'could not save the message of a request'));
+        }
+        this.#persistEnded();
+      },
+    });
+  }
+
+  /** The requester's direct messages with the bot (Slack opens the conversation if needed; scope im:write). */
+  async #dmChannel(): Promise<string> {
+    this.#dm ??= this.#o.client.conversations.open({ users: this.#state.userId }).then((result) => {
+      const id = result.channel?.id;
+      if (!id) throw new Error('conversations.open gave no channel');
+      return id;
+    });
+    this.#dm.catch(() => (this.#dm = undefined));
+    return this.#dm;
+  }
+
+  #persistEnded(): void {
+    void this.#o.store.update(this.#o.request.id, { status: 'ended' }).catch((error: unknown) => this.#logError(error, 'could not save the end of a request'));
+  }
+
+  /**
+   * The finished images, in the job's thread (retried while Slack has trouble
+   * of its own), or in the requester's direct messages when the channel no
+   * longer takes them. They were paid for: only when every route fails does
+   * the message say they could not be posted.
+   */
+  async #postImages(update: Extract<FinalUpdate, { type: 'completed' }>, inChannel: boolean): Promise<void> {
     const done = this.#state.completed!;
     const ext = FILE_EXTENSIONS[update.format];
     const title = truncate(this.#state.prompt.replace(/\s+/g, ' '), 80);
-    try {
-      const files = await this.#o.writer.write(this.#channelId, {
-        urgent: true,
-        run: () =>
-          uploadFiles(this.#o.client, {
-            channelId: this.#channelId,
-            threadTs: this.#threadTs,
-            files: update.images.map((data, i) => ({
-              data,
-              filename: `pictor-${update.jobId}${update.images.length > 1 ? `-${i + 1}` : ''}.${ext}`,
-              title,
-              altText: truncate(this.#state.prompt, 1000),
-            })),
-            initialComment: `<@${this.#state.userId}> ${update.images.length === 1 ? 'here is your image' : `here are your ${update.images.length} images`}: ${summaryOf(done)}`,
+    const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
+    const upload = (channel: string, threadTs: string | undefined) =>
+      retryTransient(
+        () =>
+          this.#o.writer.write(channel, {
+            urgent: true,
+            run: () =>
+              uploadFiles(this.#o.client, {
+                channelId: channel,
+                threadTs,
+                files: update.images.map((data, i) => ({
+                  data,
+                  filename: `pictor-${update.jobId}${update.images.length > 1 ? `-${i + 1}` : ''}.${ext}`,
+                  title,
+                  altText: truncate(this.#state.prompt, 1000),
+                })),
+                initialComment: `<@${this.#state.userId}> ${update.images.length === 1 ? 'here is your image' : `here are your ${update.images.length} images`}: ${summaryOf(done)}`,
+              }),
           }),
-      });
-      done.uploaded = true;
-      this.#version++;
-      this.#reportRest(Date.now(), true, (p) => p.type !== 'completed');
-      if (files?.length) {
-        await this.#o.store.update(this.#o.request.id, { outputFiles: files }).catch((error: unknown) => this.#logError(error, 'could not save the images of a request'));
+        pauses,
+      );
+    let files: UploadedFile[] | undefined;
+    if (inChannel) {
+      try {
+        files = await upload(this.#channelId, this.#threadTs);
+        done.where = 'thread';
+      } catch (error) {
+        this.#logError(error, 'could not post the images of a job in its thread');
+        if (isConversationGone(error)) this.#where = 'dm';
       }
-    } catch (error) {
-      this.#logError(error, 'could not post the images of a job');
-      this.#version++;
+    }
+    if (!files) {
+      try {
+        files = await upload(await this.#dmChannel(), undefined);
+        done.where = 'dm';
+      } catch (error) {
+        this.#logError(error, 'could not send the images of a job to the requester directly');
+      }
+    }
+    this.#version++;
+    if (!files) return;
+    done.uploaded = true;
+    this.#reportRest(Date.now(), true, (p) => p.type !== 'completed');
+    if (files.length) {
+      await this.#o.store.update(this.#o.request.id, { outputFiles: files }).catch((error: unknown) => this.#logError(error, 'could not save the images of a request'));
     }
   }
 

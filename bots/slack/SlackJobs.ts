@@ -5,6 +5,9 @@ import type { ChannelWriter } from './ChannelWriter.js';
 import type { RequestStore } from './RequestStore.js';
 import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js';
 
+/** Ended jobs kept for a repair by button; each holds its final images until repaired. */
+const MAX_UNREPAIRED = 50;
+
 /** What the Slack bot needs of the job runner. */
 export type SlackJobRunner = Pick<JobRunner, 'submit' | 'cancel' | 'get'>;
 
@@ -47,6 +50,8 @@ export interface SlackJobsOptions {
 export class SlackJobs {
   readonly #o: SlackJobsOptions;
   readonly #running = new Set<Promise<unknown>>();
+  /** Ended jobs whose message could not be brought to its end, by job id (oldest first, bounded): a button press tries again. */
+  readonly #unrepaired = new Map<string, SlackJobView>();
 
   constructor(options: SlackJobsOptions) {
     this.#o = options;
@@ -75,6 +80,7 @@ export class SlackJobs {
       userId: input.actor.userId,
       channelId: input.actor.channelId,
       threadTs: input.threadTs,
+      status: 'active',
     });
     const view = new SlackJobView({
       client: this.#o.client,
@@ -98,9 +104,34 @@ export class SlackJobs {
       await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
       return undefined;
     }
-    const tracked = handle.done.catch(() => undefined).finally(() => this.#running.delete(tracked));
+    const tracked = handle.done
+      .catch(() => undefined)
+      .finally(() => {
+        this.#running.delete(tracked);
+        if (view.needsRepair) this.#keepForRepair(handle.id, view);
+      });
     this.#running.add(tracked);
     return handle;
+  }
+
+  /**
+   * A button of an ended job whose message still shows it running (Slack
+   * failed every try): shows the end now. True when the message was repaired.
+   */
+  async repair(jobId: string): Promise<boolean> {
+    const view = this.#unrepaired.get(jobId);
+    if (!view) return false;
+    const repaired = await view.repair();
+    if (repaired) this.#unrepaired.delete(jobId);
+    return repaired;
+  }
+
+  #keepForRepair(jobId: string, view: SlackJobView): void {
+    this.#unrepaired.set(jobId, view);
+    for (const key of this.#unrepaired.keys()) {
+      if (this.#unrepaired.size <= MAX_UNREPAIRED) break;
+      this.#unrepaired.delete(key);
+    }
   }
 
   /** Waits (up to `timeoutMs`) for the jobs this bot started to be shown to their end. */

@@ -29,7 +29,19 @@ export interface JobViewState {
   notice?: string | undefined;
   /** Preview images posted in the thread so far. */
   previewsShown: number;
-  completed?: { size: string; quality: string; format: string; cost: PriceQuote; elapsedMs: number; images: number; uploaded: boolean } | undefined;
+  completed?:
+    | {
+        size: string;
+        quality: string;
+        format: string;
+        cost: PriceQuote;
+        elapsedMs: number;
+        images: number;
+        uploaded: boolean;
+        /** Where the images went: the job's thread, or (the channel refused them) the requester's direct messages. */
+        where?: 'thread' | 'dm' | undefined;
+      }
+    | undefined;
   failure?: { message: string; retryable: boolean } | undefined;
   cancelled?: { byUserId: string; reason: 'requested' | 'shutdown' } | undefined;
 }
@@ -85,7 +97,7 @@ function statusLine(state: JobViewState): string {
     case 'completed': {
       const done = state.completed!;
       return done.uploaded
-        ? `:white_check_mark: Done · ${summaryOf(done)} · ${done.images === 1 ? 'the image is' : `${done.images} images are`} in the thread`
+        ? `:white_check_mark: Done · ${summaryOf(done)} · ${done.images === 1 ? 'the image is' : `${done.images} images are`} ${done.where === 'dm' ? 'in your direct messages with me' : 'in the thread'}`
         : `:warning: The ${done.images === 1 ? 'image was' : 'images were'} made (${summaryOf(done)}) but could not be posted to Slack; press Reroll to try again.`;
     }
     case 'failed':

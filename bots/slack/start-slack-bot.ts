@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, webApi } from '@slack/bolt';
+import { App, HTTPReceiver, webApi } from '@slack/bolt';
 import { scrubSecrets, ValidationError, type LoggerLike } from '../../src/index.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
@@ -12,8 +12,10 @@ import { registerEditView } from './listeners/edit-view.js';
 import { registerImagineCommand } from './listeners/imagine-command.js';
 import { registerJobButtons } from './listeners/job-buttons.js';
 import { registerMentions } from './listeners/mentions.js';
+import { createReplayGuard } from './replay-guard.js';
 import { RequestStore } from './RequestStore.js';
 import { SlackJobs, type SlackJobRunner } from './SlackJobs.js';
+import { sweepInterrupted } from './sweep-interrupted.js';
 import { slackErrorCode } from './slack-error-code.js';
 import type { ShownEvent } from './SlackJobView.js';
 
@@ -43,9 +45,10 @@ export interface SlackBotOptions {
   channelWriteIntervalMs?: number | undefined;
   /**
    * Workspace-wide budget of message updates (chat.update, Slack's Tier 3:
-   * about 50 a minute) per minute. Progress updates (queue position, status)
-   * wait for it and coalesce meanwhile; a job's final update spends it but
-   * never waits. Default 40.
+   * about 50 a minute) per minute, 10 of which can be saved up. Every update
+   * waits for it; a job's final update goes first, and progress updates
+   * (queue position, status) coalesce meanwhile and are what is shed.
+   * Default 40 (never more than 50 in any 60 s).
    */
   progressWritesPerMinute?: number | undefined;
   /** Command names, as in the app manifest. */
@@ -98,11 +101,25 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const auth = await checkToken(options.botToken, clientOptions, boltLogger, secrets);
   const store = new RequestStore({ dataDir: options.dataDir });
   await store.open();
+  // Read before this process takes any job: every unfinished request was left by a process that is gone.
+  const interrupted = await store.unfinished();
 
+  const replayGuard = mode === 'http' ? createReplayGuard({ logger }) : undefined;
   const app =
     mode === 'socket'
       ? new App({ token: options.botToken, appToken: options.appToken, socketMode: true, clientOptions, logger: boltLogger })
-      : new App({ token: options.botToken, signingSecret: options.signingSecret, clientOptions, logger: boltLogger, processBeforeResponse: false });
+      : new App({
+          token: options.botToken,
+          clientOptions,
+          logger: boltLogger,
+          receiver: new HTTPReceiver({
+            signingSecret: options.signingSecret!,
+            logger: boltLogger,
+            processBeforeResponse: false,
+            customPropertiesExtractor: (req) => replayGuard!.extract(req),
+          }),
+        });
+  if (replayGuard) app.use(replayGuard.middleware);
 
   const writer = new ChannelWriter({
     intervalMs: options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS,
@@ -129,6 +146,9 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     logger,
     commands: { imagine: options.commands?.imagine ?? '/imagine', edit: options.commands?.edit ?? '/imagine-edit' },
   };
+  const sweep = sweepInterrupted({ client: app.client, writer, store, logger, requests: interrupted }).catch((error: unknown) =>
+    logger.warn({ code: slackErrorCode(error) }, 'could not sweep the jobs interrupted by the last stop'),
+  );
   registerImagineCommand(app, context);
   registerEditEntryPoints(app, context);
   registerEditView(app, context);
@@ -163,7 +183,9 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         } catch (error) {
           logger.warn({ err: scrubSecrets(String(error), secrets) }, 'the Slack receiver did not stop cleanly');
         }
+        await sweep;
         await writer.idle(STOP_DRAIN_MS);
+        store.close();
       })()),
   };
 }

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { createSerialQueue } from './serial-queue.js';
+import { budgetsOf } from './caps.js';
 import { ACCOUNT_KEY, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendLimits, type SpendRefusal } from './types.js';
 import { nextUtcMidnight, nextUtcMonth, utcDay, utcDayBefore, utcMonth, utcMonthBefore } from './utc-period.js';
 
@@ -461,17 +462,6 @@ function charge(ledger: Ledger, r: Reservation, usd: number): void {
   }
 }
 
-/** The caps in the order they are checked: the user's, the scope's, then the account's. */
-export function budgetsOf(limits: SpendLimits, userKey: string, scopeKey: string) {
-  return [
-    { code: 'budget_user_daily', key: userKey, period: 'day', limit: limits.userDailyUsd },
-    { code: 'budget_user_monthly', key: userKey, period: 'month', limit: limits.userMonthlyUsd },
-    { code: 'budget_scope_daily', key: scopeKey, period: 'day', limit: limits.scopeDailyUsd },
-    { code: 'budget_scope_monthly', key: scopeKey, period: 'month', limit: limits.scopeMonthlyUsd },
-    { code: 'budget_account_daily', key: ACCOUNT_KEY, period: 'day', limit: limits.accountDailyUsd },
-    { code: 'budget_account_monthly', key: ACCOUNT_KEY, period: 'month', limit: limits.accountMonthlyUsd },
-  ] as const;
-}
 
 /** Version 1 had daily totals and reservations with a time to live: they become reservations of a gone process. */
 function upgrade(v1: z.output<typeof LedgerV1Schema>): Ledger {

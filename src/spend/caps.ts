@@ -1,5 +1,5 @@
 import { ValidationError } from '../core/errors.js';
-import type { SpendLimits } from './types.js';
+import { ACCOUNT_KEY, type SpendLimits } from './types.js';
 
 /** The spending caps an operator sets, in USD. Undefined means no cap. */
 export type SpendCaps = Pick<
@@ -53,4 +53,16 @@ export interface SpendConfig {
 
 export function readSpendConfig(env: NodeJS.ProcessEnv): SpendConfig {
   return { caps: readSpendCaps(env), dataDir: env.PICTOR_DATA_DIR?.trim() || './.data' };
+}
+
+/** The caps in the order they are checked: the user's, the scope's, then the account's. */
+export function budgetsOf(limits: SpendLimits, userKey: string, scopeKey: string) {
+  return [
+    { code: 'budget_user_daily', key: userKey, period: 'day', limit: limits.userDailyUsd },
+    { code: 'budget_user_monthly', key: userKey, period: 'month', limit: limits.userMonthlyUsd },
+    { code: 'budget_scope_daily', key: scopeKey, period: 'day', limit: limits.scopeDailyUsd },
+    { code: 'budget_scope_monthly', key: scopeKey, period: 'month', limit: limits.scopeMonthlyUsd },
+    { code: 'budget_account_daily', key: ACCOUNT_KEY, period: 'day', limit: limits.accountDailyUsd },
+    { code: 'budget_account_monthly', key: ACCOUNT_KEY, period: 'month', limit: limits.accountMonthlyUsd },
+  ] as const;
 }

@@ -2,7 +2,7 @@
 export * from './types.js';
 export { FileQuotaStore, type FileQuotaStoreOptions } from './FileQuotaStore.js';
 export { RedisQuotaStore, type RedisQuotaStoreOptions } from './RedisQuotaStore.js';
-export { readSpendCaps, readSpendConfig, accountCaps, SPEND_CAP_VARIABLES, type SpendCaps, type SpendConfig } from './caps.js';
+export { readSpendCaps, readSpendConfig, accountCaps, budgetsOf, SPEND_CAP_VARIABLES, type SpendCaps, type SpendConfig } from './caps.js';
 export { BudgetExceededError, LedgerUnreadableError, isBudgetCode, describeResetTime } from './errors.js';
 export { SpendGuard, GuardedPictorClient, type SpendGuardOptions } from './guarded-client.js';
 export { interruptedCostUsd } from './charge-rules.js';

@@ -1,3 +1,5 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,7 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../../bots/main.js';
 import { buttonsOf, FakeDiscord } from '../fakes/discord/FakeDiscord.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
-import { finishedJob, statusOf } from './slack/harness.js';
+import { createEmulator, DEV_API_KEY } from '../../src/emulator/index.js';
+import { buttonsOf as slackButtons } from '../fakes/slack/slack-objects.js';
+import { finishedJob, jobMessages, statusOf } from './slack/harness.js';
 
 let cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -61,4 +65,210 @@ describe('npm start with Discord and Slack configured', () => {
     const slackFinal = await finishedJob(slack, 'C0BOTH');
     expect(statusOf(slackFinal)).toMatch(/Done · 1024x1024 · low · png · \$0\.0064/);
   }, 60_000);
+
+  it('on a deploy, refuses new jobs on both surfaces at once and lets the running one finish and be shown', async () => {
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    cleanup.push(() => discord.close());
+    const slack = await new FakeSlack({ channelWriteIntervalMs: 30 }).start();
+    cleanup.push(() => slack.close());
+    const emulator = createEmulator({ latencyMs: 2500 });
+    const upstream = await emulator.listen({ port: 0 });
+    cleanup.push(async () => {
+      await upstream.close();
+      await emulator.close();
+    });
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-service-'));
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const lines: string[] = [];
+    const service = await startService(
+      {
+        PICTOR_LOG_LEVEL: 'silent',
+        PICTOR_DATA_DIR: dataDir,
+        PICTOR_BASE_URL: upstream.url,
+        PICTOR_API_KEY: DEV_API_KEY,
+        PICTOR_UPDATE_INTERVAL_MS: '20',
+        PICTOR_SHUTDOWN_GRACE_SECONDS: '60',
+        DISCORD_TOKEN: discord.botToken,
+        DISCORD_APPLICATION_ID: discord.applicationId,
+        DISCORD_API_BASE_URL: discord.apiBaseUrl,
+        SLACK_BOT_TOKEN: slack.botToken,
+        SLACK_SIGNING_SECRET: slack.signingSecret,
+        SLACK_MODE: 'http',
+        SLACK_PORT: '0',
+        SLACK_HOST: '127.0.0.1',
+        SLACK_API_URL: slack.apiUrl,
+      },
+      (line) => lines.push(line),
+    );
+    let stopped = false;
+    cleanup.push(async () => {
+      if (!stopped) await service.stop();
+    });
+    slack.deliverOverHttp(/events at (\S+)\)/.exec(lines.join('\n'))![1]!);
+
+    const running = discord.slashCommand('imagine', { prompt: 'a lighthouse during a deploy', quality: 'high' });
+    await discord.waitFor(() => (discord.original(running)?.content.includes('Drawing') ? true : undefined), 'the job to start');
+    const drained = service.drain();
+
+    const late = discord.slashCommand('imagine', { prompt: 'one more, please' });
+    const refused = await discord.waitFor(() => {
+      const m = discord.original(late);
+      return m && /restarting/.test(m.content) ? m : undefined;
+    }, 'the refusal of a new job');
+    expect(refused.content).toContain('The bot is restarting; try again in a minute.');
+    const slackLate = await slack.command({ command: '/imagine', text: 'one more from Slack', channel: 'C0DEPLOY' });
+    const slackNote = await slack.waitFor(() => slack.responses.find((r) => slackLate.responseUrl.endsWith(r.id)), 'the Slack refusal');
+    expect(String(slackNote.body.text)).toBe('The bot is restarting; try again in a minute.');
+
+    expect(await drained).toBe(0);
+    const delivered = discord.original(running)!;
+    expect(buttonsOf(delivered).some((b) => /^pictor:reroll:/.test(b.custom_id))).toBe(true);
+    expect(delivered.attachments).toHaveLength(1);
+    expect(emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
+    await service.stop();
+    stopped = true;
+  }, 60_000);
+
+  it('after a kill -9 of npm start, the next start marks both surfaces’ running jobs interrupted, with Retry and Reroll', async () => {
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    cleanup.push(() => discord.close());
+    const slack = await new FakeSlack({ channelWriteIntervalMs: 30 }).start();
+    cleanup.push(() => slack.close());
+    const emulator = createEmulator({ latencyMs: 60_000 });
+    const upstream = await emulator.listen({ port: 0 });
+    cleanup.push(async () => {
+      await upstream.close();
+      await emulator.close();
+    });
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-service-'));
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const env = {
+      PATH: process.env.PATH,
+      PICTOR_LOG_LEVEL: 'silent',
+      PICTOR_DATA_DIR: dataDir,
+      PICTOR_BASE_URL: upstream.url,
+      PICTOR_API_KEY: DEV_API_KEY,
+      PICTOR_UPDATE_INTERVAL_MS: '20',
+      DISCORD_TOKEN: discord.botToken,
+      DISCORD_APPLICATION_ID: discord.applicationId,
+      DISCORD_API_BASE_URL: discord.apiBaseUrl,
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: slack.signingSecret,
+      SLACK_MODE: 'http',
+      SLACK_PORT: '0',
+      SLACK_HOST: '127.0.0.1',
+      SLACK_API_URL: slack.apiUrl,
+    };
+
+    const first = await startProcess(env);
+    cleanup.push(() => first.stop());
+    slack.deliverOverHttp(first.eventsUrl);
+    const ix = discord.slashCommand('imagine', { prompt: 'a lighthouse before the crash' });
+    await slack.command({ command: '/imagine', text: 'a lighthouse before the crash', channel: 'C0CRASH' });
+    await discord.waitFor(() => (discord.original(ix)?.content.includes('Drawing') ? true : undefined), 'the Discord job to start');
+    await slack.waitFor(() => jobMessages(slack, 'C0CRASH').find((m) => statusOf(m).includes('Drawing')), 'the Slack job to start');
+    first.child.kill('SIGKILL');
+    await once(first.child, 'exit');
+
+    const second = await startProcess(env);
+    cleanup.push(() => second.stop());
+    const discordSwept = await discord.waitFor(() => {
+      const m = discord.original(ix);
+      return m?.content.includes('restarted') ? m : undefined;
+    }, 'the Discord reply to be swept');
+    expect(buttonsOf(discordSwept).map((b) => b.label)).toEqual(['Retry']);
+    const slackSwept = await slack.waitFor(() => jobMessages(slack, 'C0CRASH').find((m) => statusOf(m).includes('restarted')), 'the Slack message to be swept');
+    expect(slackButtons(slackSwept).map((b) => b.actionId)).toEqual(['pictor_reroll']);
+
+    // A deploy of the second process: SIGTERM, nothing running, a clean exit.
+    second.child.kill('SIGTERM');
+    const [code] = (await once(second.child, 'exit')) as [number | null];
+    expect(code).toBe(0);
+  }, 90_000);
 });
+
+describe('npm start on signals', () => {
+  it('keeps running a job through the first SIGTERM, and stops at once on a second one', async () => {
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    cleanup.push(() => discord.close());
+    const slack = await new FakeSlack({ channelWriteIntervalMs: 30 }).start();
+    cleanup.push(() => slack.close());
+    const emulator = createEmulator({ latencyMs: 60_000 });
+    const upstream = await emulator.listen({ port: 0 });
+    cleanup.push(async () => {
+      await upstream.close();
+      await emulator.close();
+    });
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-service-'));
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const started = await startProcess({
+      PATH: process.env.PATH,
+      PICTOR_LOG_LEVEL: 'silent',
+      PICTOR_DATA_DIR: dataDir,
+      PICTOR_BASE_URL: upstream.url,
+      PICTOR_API_KEY: DEV_API_KEY,
+      DISCORD_TOKEN: discord.botToken,
+      DISCORD_APPLICATION_ID: discord.applicationId,
+      DISCORD_API_BASE_URL: discord.apiBaseUrl,
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: slack.signingSecret,
+      SLACK_MODE: 'http',
+      SLACK_PORT: '0',
+      SLACK_HOST: '127.0.0.1',
+      SLACK_API_URL: slack.apiUrl,
+    });
+    cleanup.push(() => started.stop());
+    const ix = discord.slashCommand('imagine', { prompt: 'a job through a deploy' });
+    await discord.waitFor(() => (discord.original(ix)?.content.includes('Drawing') ? true : undefined), 'the job to start');
+
+    started.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(started.child.exitCode).toBeNull();
+    expect(discord.original(ix)!.content).toContain('Drawing');
+
+    const exited = once(started.child, 'exit');
+    const sentAt = Date.now();
+    started.child.kill('SIGTERM');
+    const [code] = (await exited) as [number | null];
+    expect(code).toBe(1);
+    expect(Date.now() - sentAt).toBeLessThan(5000);
+  }, 60_000);
+});
+
+interface StartedProcess {
+  child: ChildProcess;
+  eventsUrl: string;
+  stop(): Promise<void>;
+}
+
+/** `npm start` from the sources (what `node dist/bots/main.js` runs once built), as its own process. */
+async function startProcess(env: Record<string, string | undefined>): Promise<StartedProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bots/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const eventsUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start did not come online: ${output}`)), 30_000);
+    const check = () => {
+      const url = /events at (\S+)\)/.exec(output)?.[1];
+      if (url && output.includes('Discord bot is online.')) {
+        clearTimeout(timer);
+        resolve(url);
+      }
+    };
+    child.stdout!.on('data', check);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      reject(new Error(`npm start exited: ${output}`));
+    });
+  });
+  return {
+    child,
+    eventsUrl,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    },
+  };
+}

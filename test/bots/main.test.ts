@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -50,5 +50,19 @@ describe('npm start', () => {
     expect(error).toMatchObject({ code: 'ledger_unreadable', path: join(dataDir, 'quota-ledger.json') });
     expect((error as Error).message).toMatch(/quota-ledger\.json is not JSON.*move it away/);
     expect(lines.join('\n')).not.toContain('online');
+  });
+
+  it('refuses to start when the Discord job store is garbage and has no backup, naming the file', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-main-'));
+    try {
+      await mkdir(join(dataDir, 'discord'), { recursive: true });
+      const file = join(dataDir, 'discord', 'jobs.json');
+      await writeFile(file, '{"version":1,"records":[{"ke');
+      const error = await startService({ PICTOR_LOG_LEVEL: 'silent', PICTOR_DATA_DIR: dataDir, DISCORD_TOKEN: 'not-used-before-the-check' }, () => {}).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'job_store_unreadable', file });
+      expect((error as Error).message).toContain('move it aside');
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -3,7 +3,7 @@ import { acknowledge } from '../acknowledge.js';
 import { encodeCustomId } from '../custom-ids.js';
 import { isAllowedImageUrl, type AttachmentSource } from '../download-images.js';
 import { editPromptModal } from '../edit-modal.js';
-import { fetchDraftImages } from '../edit-drafts.js';
+import { draftsToDrop } from '../edit-drafts.js';
 import { requesterOf } from '../requester.js';
 import type { MessageMenuCommand } from './command.js';
 
@@ -15,8 +15,8 @@ function looksLikeImage(attachment: Attachment): boolean {
 }
 
 /**
- * "Edit image" in a message's Apps menu: opens a modal asking what to change,
- * and meanwhile downloads the message's images (their links expire).
+ * "Edit image" in a message's Apps menu: opens a modal asking what to change.
+ * The message's images are downloaded when the modal is sent (see edit-drafts.ts).
  */
 export default {
   kind: 'message-menu',
@@ -37,11 +37,19 @@ export default {
       await acknowledge('edit image: explain', () => interaction.reply({ content: `✋ ${problem}`, flags: MessageFlags.Ephemeral }), ctx.logger);
       return;
     }
+    const requester = requesterOf(interaction, ctx.adminRoleIds);
+    // Nothing is downloaded for a member who could not run the edit anyway.
+    const refusal = await ctx.runner.budgetRefusal?.(requester);
+    if (refusal) {
+      await acknowledge('edit image: refuse', () => interaction.reply({ content: `✋ ${refusal.message}`, flags: MessageFlags.Ephemeral }), ctx.logger);
+      return;
+    }
     const key = ctx.store.newKey();
     const title = sources.length === 1 ? 'Edit image' : `Edit ${sources.length} images`;
     const ack = await acknowledge('edit image: modal', () => interaction.showModal(editPromptModal(encodeCustomId({ action: 'edit-message', key }), title)), ctx.logger);
     if (ack === 'expired') return;
-    await ctx.store.add({ key, kind: 'edit', prompt: '', options: {}, requester: requesterOf(interaction, ctx.adminRoleIds), status: 'draft', sources });
-    fetchDraftImages(ctx, key, sources);
+    // Only the links are kept: the images are downloaded once, when the modal is sent.
+    await ctx.store.add({ key, kind: 'edit', prompt: '', options: {}, requester, status: 'draft', sources });
+    for (const old of draftsToDrop(ctx.store.drafts(), requester.userId)) await ctx.store.remove(old);
   },
 } satisfies MessageMenuCommand;

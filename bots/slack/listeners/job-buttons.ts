@@ -5,6 +5,7 @@ import { downloadImages } from '../input-images.js';
 import { ACTIONS } from '../render-job.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import { slackErrorCode } from '../slack-error-code.js';
+import type { SavedRequest } from '../RequestStore.js';
 
 /**
  * The buttons of a job's message. Each works from its value alone (a job id,
@@ -13,6 +14,16 @@ import { slackErrorCode } from '../slack-error-code.js';
  * admin), Reroll runs the same request again for whoever clicks it, Edit opens
  * the edit modal on the job's images.
  */
+/**
+ * A saved request acts only for the workspace it was made in: a button
+ * pressed from another workspace (a shared channel) must not re-run its
+ * files there or charge that workspace for them.
+ */
+function inScope(request: SavedRequest | undefined, body: BlockAction): SavedRequest | undefined {
+  const teamId = body.team?.id ?? body.user.team_id;
+  return request && request.teamId === teamId ? request : undefined;
+}
+
 export function registerJobButtons(app: App, context: BotContext): void {
   const actorOf = (body: BlockAction) => ({
     userId: body.user.id,
@@ -26,6 +37,8 @@ export function registerJobButtons(app: App, context: BotContext): void {
     const jobId = action.value ?? '';
     const requester = context.jobs.requester(actorOf(body));
     if (context.runner.cancel(jobId, requester)) return;
+    // The job ended but its message never said so (Slack failed every try): the click brings it up to date.
+    if (await context.jobs.repair(jobId)) return;
     const info = context.runner.get(jobId);
     const text =
       !info || (info.status !== 'queued' && info.status !== 'running')
@@ -37,7 +50,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
   app.action<BlockAction<ButtonAction>>(ACTIONS.reroll, async ({ ack, body, action }) => {
     await ack();
     const notify = respondVia(body.response_url, context.logger);
-    const request = await context.store.get(action.value ?? '');
+    const request = inScope(await context.store.get(action.value ?? ''), body);
     if (!request) {
       await notify(`I no longer have the details of that job; start a new one with \`${context.commands.imagine}\`.`);
       return;
@@ -67,7 +80,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
   app.action<BlockAction<ButtonAction>>(ACTIONS.edit, async ({ ack, body, action, client }) => {
     await ack();
     const notify = respondVia(body.response_url, context.logger);
-    const request = await context.store.get(action.value ?? '');
+    const request = inScope(await context.store.get(action.value ?? ''), body);
     if (!request?.outputFiles.length) {
       await notify('I no longer have the images of that job; use the *Edit image* shortcut on the images instead.');
       return;

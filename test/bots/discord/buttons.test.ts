@@ -108,7 +108,7 @@ describe('buttons keep working, restarts included', () => {
     expect(buttonsOf(done).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
   });
 
-  it('explains a job lost to a crash when its Cancel button is pressed afterwards, and offers Retry in place', async () => {
+  it('marks a job lost to a crash as interrupted when the bot starts again, with Retry in the same message', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a job the crash ate' });
     const running = await h.discord.waitFor(() => {
@@ -117,12 +117,31 @@ describe('buttons keep working, restarts included', () => {
     }, 'the job to start');
     await h.restart({ crash: true });
 
-    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
-    await h.discord.waitFor(() => click.ack, 'the answer');
-    expect(click.ack?.type).toBe(7);
-    const updated = h.discord.messages.get(running.id)!;
-    expect(updated.content.split('\n')[1]).toBe('🔌 This job stopped when the bot restarted; press Retry to run it again.');
-    expect(buttonsOf(updated).map((b) => b.label)).toEqual(['Retry']);
+    const swept = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id)!;
+      return m.content.includes('restarted') ? m : undefined;
+    }, 'the sweep');
+    expect(swept.content.split('\n')[1]).toBe('🔌 This job stopped when the bot restarted; press Retry to run it again.');
+    expect(buttonsOf(swept).map((b) => b.label)).toEqual(['Retry']);
+    expect(h.discord.channelMessages().filter((m) => m.content.includes('restarted'))).toHaveLength(1);
+  });
+
+  it('marks a job lost to a crash with a channel message mentioning its requester once the reply token has expired', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'an old job the crash ate' });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? m : undefined;
+    }, 'the job to start');
+    h.discord.expireToken(ix.token);
+    await h.restart({ crash: true });
+
+    const note = await h.discord.waitFor(
+      () => h.discord.channelMessages().find((m) => m.id !== running.id && m.content.includes('restarted')),
+      'the channel message',
+    );
+    expect(note.content.startsWith(`<@${h.discord.user.id}> `)).toBe(true);
+    expect(buttonsOf(note).map((b) => b.label)).toEqual(['Retry']);
   });
 
   it('answers a button of a job the store no longer has with a short private note', async () => {

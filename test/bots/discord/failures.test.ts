@@ -77,6 +77,35 @@ describe('failures become short, kind messages', () => {
     expect(refused.length).toBeGreaterThan(0);
   });
 
+  it('sends the images in messages of their own when Discord refuses the final upload as too large (413), and shrinks one refused alone', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a heavy painting' });
+    await h.discord.waitFor(() => h.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    const tooLarge = { status: 413, code: 40005, message: 'Request entity too large' };
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, tooLarge);
+    h.discord.failNext({ route: 'webhook-followup', token: ix.token }, tooLarge);
+    const final = await h.finalReply(ix);
+    expect(final.content).toContain('they follow in separate messages');
+    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+    const image = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === ix.id && m.id !== final.id && m.attachments.length === 1), 'the image on its own');
+    expect(image.attachments[0]!.filename).toMatch(/\.(webp|jpg|jpeg)$/);
+    expect(h.discord.requests.filter((r) => r.token === ix.token && r.code === 40005)).toHaveLength(2);
+  });
+
+  it('retries a final edit Discord keeps answering with 500, then posts the result in the channel', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a stormy server' });
+    await h.discord.waitFor(() => h.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: 20 });
+    const posted = await h.discord.waitFor(
+      () => h.discord.channelMessages().find((m) => m.interactionId === undefined && m.attachments.length === 1),
+      'the channel message',
+      20_000,
+    );
+    expect(posted.content.startsWith(`<@${h.discord.user.id}> `)).toBe(true);
+    expect(buttonsOf(posted).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+  }, 30_000);
+
   it('sends the result as a follow-up when the user deleted the reply while the job ran', async () => {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a deleted reply' });

@@ -19,6 +19,7 @@ describe('readRunnerConfig', () => {
       limits: { userDailyUsd: undefined, scopeDailyUsd: undefined, userConcurrentJobs: 2, userCooldownSeconds: 0 },
       partialImages: 2,
       minUpdateIntervalMs: 1500,
+      shutdownGraceMs: 300_000,
     });
   });
 
@@ -31,12 +32,14 @@ describe('readRunnerConfig', () => {
       PICTOR_USER_COOLDOWN_SECONDS: '10',
       PICTOR_PARTIAL_IMAGES: '0',
       PICTOR_UPDATE_INTERVAL_MS: '800',
+      PICTOR_SHUTDOWN_GRACE_SECONDS: '600',
     });
     expect(config).toEqual({
       dataDir: '/var/lib/pictor',
       limits: { userDailyUsd: 1.5, scopeDailyUsd: undefined, userConcurrentJobs: 3, userCooldownSeconds: 10 },
       partialImages: 0,
       minUpdateIntervalMs: 800,
+      shutdownGraceMs: 600_000,
     });
   });
 
@@ -49,5 +52,6 @@ describe('readRunnerConfig', () => {
     expect(errorOf({ PICTOR_SCOPE_DAILY_USD: '-1' }).param).toBe('PICTOR_SCOPE_DAILY_USD');
     expect(errorOf({ PICTOR_USER_COOLDOWN_SECONDS: 'soon' }).param).toBe('PICTOR_USER_COOLDOWN_SECONDS');
     expect(errorOf({ PICTOR_UPDATE_INTERVAL_MS: '1.5' }).param).toBe('PICTOR_UPDATE_INTERVAL_MS');
+    expect(errorOf({ PICTOR_SHUTDOWN_GRACE_SECONDS: 'a while' }).param).toBe('PICTOR_SHUTDOWN_GRACE_SECONDS');
   });
 });

@@ -53,19 +53,23 @@ describe('ChannelWriter', () => {
 });
 
 describe('ChannelWriter’s workspace budget', () => {
-  it('holds budgeted progress writes beyond the budget in every channel, but never urgent or unbudgeted ones', async () => {
-    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 1, backgroundBurst: 1 });
+  it('holds every budgeted write beyond the budget, never unbudgeted ones, and gives the next token to a final update before progress', async () => {
+    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 600, backgroundBurst: 1 });
     const done: string[] = [];
     const write = (channel: string, name: string, task: { urgent?: boolean; budgeted?: boolean }) =>
-      void writer.write(channel, { ...task, run: async () => void done.push(name) });
-    write('C1', 'progress-1', { budgeted: true });
-    write('C2', 'progress-2', { budgeted: true });
-    write('C2', 'preview-2', {});
-    write('C3', 'final-3', { urgent: true, budgeted: true });
-    await writer.write('C4', { urgent: true, run: async () => void done.push('note-4') });
-    await new Promise((r) => setTimeout(r, 50));
-    expect(done.sort()).toEqual(['final-3', 'note-4', 'preview-2', 'progress-1']);
-    expect(writer.pending).toBe(1);
+      writer.write(channel, { ...task, run: async () => void done.push(name) });
+    const all = [
+      write('C1', 'progress-1', { budgeted: true }),
+      write('C2', 'progress-2', { budgeted: true }),
+      write('C2', 'preview-2', {}),
+      write('C3', 'final-3', { urgent: true, budgeted: true }),
+      write('C4', 'note-4', { urgent: true }),
+    ];
+    await new Promise((r) => setTimeout(r, 30));
+    expect(done.sort()).toEqual(['note-4', 'preview-2', 'progress-1']);
+    await Promise.all(all);
+    // One token every 100 ms: the final update, though it came after progress-2, had the first.
+    expect(done.slice(3)).toEqual(['final-3', 'progress-2']);
   });
 
   it('gives the token back when a progress write has nothing to write', async () => {

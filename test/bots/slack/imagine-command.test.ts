@@ -72,6 +72,26 @@ describe('/imagine over HTTP', () => {
     expect(h.emulator.requests).toEqual([]);
   });
 
+  it('runs a correctly signed request once: the same request sent again within five minutes is dropped', async () => {
+    h = await startHarness({ emulator: { latencyMs: 10 } });
+    const ack = await h.fake.command({ command: '/imagine', text: 'a cat --quality low', channel: 'C0REPLAY' });
+    expect(ack.status).toBe(200);
+    await finishedJob(h.fake, 'C0REPLAY');
+    const replayed = await h.fake.replayLastDelivery();
+    expect(replayed.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(h.emulator.requests.filter((r) => r.path === '/v1/images/generations')).toHaveLength(1);
+    expect(jobMessages(h.fake, 'C0REPLAY')).toHaveLength(1);
+  });
+
+  it('refuses a correctly signed request dated ten minutes in the future', async () => {
+    h = await startHarness();
+    await h.fake.command({ command: '/imagine', text: 'a cat from the future' }, { timestampSec: Math.floor(Date.now() / 1000) + 10 * 60 });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(h.fake.messages).toEqual([]);
+    expect(h.emulator.requests).toEqual([]);
+  });
+
   it('answers a bad flag privately, naming the flag and its allowed values, and queues nothing', async () => {
     h = await startHarness();
     const ack = await h.fake.command({ command: '/imagine', text: 'a cat --size 512x512' });

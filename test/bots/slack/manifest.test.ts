@@ -21,7 +21,7 @@ describe('the app manifests', () => {
     expect(manifest.settings.interactivity.is_enabled).toBe(true);
     expect(manifest.settings.socket_mode_enabled).toBe(true);
     expect(manifest.oauth_config.scopes.bot).toEqual(
-      expect.arrayContaining(['commands', 'chat:write', 'files:read', 'files:write', 'app_mentions:read', 'channels:history', 'groups:history', 'im:history', 'mpim:history']),
+      expect.arrayContaining(['commands', 'chat:write', 'files:read', 'files:write', 'im:write', 'app_mentions:read', 'channels:history', 'groups:history', 'im:history', 'mpim:history']),
     );
   });
 

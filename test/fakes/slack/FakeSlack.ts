@@ -37,7 +37,17 @@ export interface FakeSlackOptions {
   channelWriteIntervalMs?: number;
   /** How long a trigger_id can open a view. Default 3000 ms (Slack's limit). */
   triggerLifetimeMs?: number;
+  /**
+   * Calls of each Tier 3 method (`chat.update`, `conversations.history`,
+   * `conversations.replies`) accepted per workspace in any 60 s; one more
+   * gets 429 with `Retry-After` (seconds until the oldest leaves the window).
+   * Slack documents Tier 3 as "50+ per minute". Default 50; 0 = no limit.
+   */
+  tier3PerMinute?: number;
 }
+
+const TIER3_METHODS = new Set(['chat.update', 'conversations.history', 'conversations.replies']);
+const MINUTE_MS = 60_000;
 
 export type Delivery = { status: number; body: unknown };
 type Kind = 'command' | 'interactive' | 'event';
@@ -48,6 +58,8 @@ interface Fault {
   retryAfterSec: number;
   error: string;
   count: number;
+  /** Only calls whose arguments match fail (default: every call of the method). */
+  match: ((args: Rec) => boolean) | undefined;
 }
 
 const WRITE_METHODS = new Set(['chat.postMessage', 'chat.update', 'chat.postEphemeral', 'chat.delete', 'files.completeUploadExternal']);
@@ -68,6 +80,9 @@ export class FakeSlack {
   readonly botId: string;
   channelWriteIntervalMs: number;
   readonly triggerLifetimeMs: number;
+  tier3PerMinute: number;
+  /** Calls refused because their method's Tier 3 limit was reached. */
+  readonly tier3Refusals: { method: string; at: number }[] = [];
 
   readonly calls: ApiCall[] = [];
   readonly writes: WriteRecord[] = [];
@@ -86,7 +101,10 @@ export class FakeSlack {
   readonly #events = new EventEmitter();
   readonly #faults = new Map<string, Fault>();
   readonly #lastWriteAt = new Map<string, number>();
+  /** Accepted calls of each Tier 3 method in the last minute, oldest first. */
+  readonly #tier3Calls = new Map<string, number[]>();
   readonly #notMember = new Set<string>();
+  readonly #archived = new Set<string>();
   readonly #triggers = new Map<string, { issuedAt: number; used: boolean; user: string }>();
   readonly #tickets = new Set<string>();
   readonly #sockets = new Set<WebSocket>();
@@ -95,6 +113,7 @@ export class FakeSlack {
   #wss: WebSocketServer | undefined;
   #url = '';
   #httpTarget: string | undefined;
+  #lastDelivery: { headers: Record<string, string>; body: string } | undefined;
   #seq = 0;
   #tsSeq = 0;
 
@@ -107,6 +126,7 @@ export class FakeSlack {
     this.botId = options.botId ?? 'B0PICTOR';
     this.channelWriteIntervalMs = options.channelWriteIntervalMs ?? 1000;
     this.triggerLifetimeMs = options.triggerLifetimeMs ?? 3000;
+    this.tier3PerMinute = options.tier3PerMinute ?? 50;
     this.#events.setMaxListeners(0);
   }
 
@@ -165,9 +185,19 @@ export class FakeSlack {
     this.#notMember.add(channel);
   }
 
+  /** Archives a channel: writes there fail with `is_archived`, as Slack answers for an archived conversation. */
+  archive(channel: string): void {
+    this.#archived.add(channel);
+  }
+
+  /** The id of the direct-message conversation between the bot and a user (what `conversations.open` returns). */
+  dmOf(user: string): string {
+    return `D${user.replace(/^U/, '')}`;
+  }
+
   /** The next `count` calls of `method` fail: 429 with `Retry-After` by default, or `{ok:false, error}` with status 200. */
   failNext(method: string, fault: Partial<Fault> = {}): void {
-    this.#faults.set(method, { status: 429, retryAfterSec: 1, error: 'ratelimited', count: 1, ...fault });
+    this.#faults.set(method, { status: 429, retryAfterSec: 1, error: 'ratelimited', count: 1, match: undefined, ...fault });
   }
 
   /** A file a person uploaded to Slack (the bot downloads it from `url_private`). */
@@ -281,19 +311,19 @@ export class FakeSlack {
     return { ...delivery, responseUrl, triggerId };
   }
 
-  /** A person clicks a button of a message. */
-  async clickButton(message: FakeMessage, actionId: string, user = 'U0ALICE'): Promise<Delivery & { responseUrl: string }> {
+  /** A person clicks a button of a message (from another workspace with `team`, as in a channel shared between workspaces). */
+  async clickButton(message: FakeMessage, actionId: string, user = 'U0ALICE', team = this.teamId): Promise<Delivery & { responseUrl: string }> {
     const button = buttonsOf(message).find((b) => b.actionId === actionId);
     if (!button) throw new Error(`the message has no button ${actionId} (it has ${buttonsOf(message).map((b) => b.actionId).join(', ') || 'none'})`);
     const responseUrl = this.#responseUrl();
     const payload = {
       type: 'block_actions',
-      user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: this.teamId },
+      user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: team },
       api_app_id: 'A0PICTOR',
       token: 'legacy-verification-token',
       container: { type: 'message', message_ts: message.ts, channel_id: message.channel, is_ephemeral: false, ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}) },
       trigger_id: this.#trigger(user),
-      team: { id: this.teamId, domain: 'pictor-test' },
+      team: { id: team, domain: 'pictor-test' },
       enterprise: null,
       is_enterprise_install: false,
       channel: { id: message.channel, name: 'general' },
@@ -419,10 +449,21 @@ export class FakeSlack {
           : JSON.stringify(payload);
     const headers = signedHeaders(sign.secret ?? this.signingSecret, body, sign.timestampSec);
     if (sign.signature !== undefined) headers['x-slack-signature'] = sign.signature;
-    const response = await fetch(this.#httpTarget, {
+    this.#lastDelivery = { headers: { ...headers, 'content-type': kind === 'event' ? 'application/json' : 'application/x-www-form-urlencoded' }, body };
+    return this.#post(this.#lastDelivery);
+  }
+
+  /** Sends the last HTTP delivery again, byte for byte (same body, timestamp and signature), as an eavesdropper would. */
+  replayLastDelivery(): Promise<Delivery> {
+    if (!this.#lastDelivery) throw new Error('nothing was delivered over HTTP yet');
+    return this.#post(this.#lastDelivery);
+  }
+
+  async #post(delivery: { headers: Record<string, string>; body: string }): Promise<Delivery> {
+    const response = await fetch(this.#httpTarget!, {
       method: 'POST',
-      headers: { ...headers, 'content-type': kind === 'event' ? 'application/json' : 'application/x-www-form-urlencoded' },
-      body,
+      headers: delivery.headers,
+      body: delivery.body,
       signal: AbortSignal.timeout(10_000),
     });
     const text = await response.text();
@@ -577,11 +618,24 @@ export class FakeSlack {
       return json(res, 200, payload);
     }
     const fault = this.#faults.get(method);
-    if (fault && fault.count > 0) {
+    if (fault && fault.count > 0 && (!fault.match || fault.match(args))) {
       fault.count--;
       const payload = { ok: false, error: fault.error };
       record(fault.status, payload);
       return json(res, fault.status, payload, fault.status === 429 ? { 'retry-after': String(fault.retryAfterSec) } : {});
+    }
+    if (TIER3_METHODS.has(method) && this.tier3PerMinute > 0) {
+      const calls = this.#tier3Calls.get(method) ?? [];
+      while (calls.length > 0 && at - calls[0]! >= MINUTE_MS) calls.shift();
+      if (calls.length >= this.tier3PerMinute) {
+        this.tier3Refusals.push({ method, at });
+        if (WRITE_METHODS.has(method)) this.writes.push({ method, channel: String(args.channel ?? ''), at, rejected: true });
+        const payload = { ok: false, error: 'ratelimited' };
+        record(429, payload);
+        return json(res, 429, payload, { 'retry-after': String(Math.max(1, Math.ceil((calls[0]! + MINUTE_MS - at) / 1000))) });
+      }
+      calls.push(at);
+      this.#tier3Calls.set(method, calls);
     }
     if (WRITE_METHODS.has(method)) {
       const channel = String(args.channel ?? args.channel_id ?? '');
@@ -615,8 +669,14 @@ export class FakeSlack {
         this.connectionsOpened++;
         return { ok: true, url: `${this.#url.replace(/^http/, 'ws')}/socket/${ticket}` };
       }
+      case 'conversations.open': {
+        const users = str('users')?.split(',') ?? [];
+        if (users.length !== 1 || !/^[UW][A-Z0-9]+$/.test(users[0]!)) return fail('user_not_found');
+        return { ok: true, channel: { id: this.dmOf(users[0]!) } };
+      }
       case 'chat.postMessage': {
         if (!channel) return fail('channel_not_found');
+        if (this.#archived.has(channel)) return fail('is_archived');
         if (this.#notMember.has(channel)) return fail('not_in_channel');
         const text = str('text') ?? '';
         if (!text && !args.blocks) return fail('no_text');
@@ -638,6 +698,7 @@ export class FakeSlack {
       }
       case 'chat.update': {
         if (!channel) return fail('channel_not_found');
+        if (this.#archived.has(channel)) return fail('is_archived');
         if (this.#notMember.has(channel)) return fail('not_in_channel');
         const message = this.messages.find((m) => m.channel === channel && m.ts === str('ts'));
         if (!message) return fail('message_not_found');
@@ -707,6 +768,7 @@ export class FakeSlack {
           files.push(file);
         }
         if (channel && this.#notMember.has(channel)) return fail('not_in_channel');
+        if (channel && this.#archived.has(channel)) return fail('is_archived');
         for (const file of files) file.state = 'shared';
         if (channel) {
           const message: FakeMessage = {

@@ -1,0 +1,62 @@
+import { slackErrorCode } from './slack-error-code.js';
+
+/**
+ * How the Slack surface reads a failed Web API call. The WebClient already
+ * waits out 429s and retries broken connections; what reaches us is Slack
+ * saying no in an `ok: false` answer, or the client giving up.
+ */
+
+/** Slack's own trouble, not the request's: worth another try after a pause. */
+const TRANSIENT = new Set([
+  'internal_error',
+  'fatal_error',
+  'service_unavailable',
+  'request_timeout',
+  'ratelimited',
+  'rate_limited',
+  'slack_webapi_request_error',
+  'slack_webapi_http_error',
+  'slack_webapi_rate_limited_error',
+]);
+
+/** The conversation no longer takes the bot's messages (archived, deleted, bot removed): another route is needed. */
+const CONVERSATION_GONE = new Set([
+  'channel_not_found',
+  'is_archived',
+  'not_in_channel',
+  'restricted_action',
+  'restricted_action_read_only_channel',
+  'restricted_action_thread_only_channel',
+  'restricted_action_non_threadable_channel',
+  'team_access_not_granted',
+]);
+
+/** The job's message is gone (deleted) or no longer the bot's to edit: post a new one. */
+const MESSAGE_GONE = new Set(['message_not_found', 'cant_update_message', 'edit_window_closed']);
+
+export function isTransientSlackError(error: unknown): boolean {
+  const code = slackErrorCode(error);
+  return code === undefined || TRANSIENT.has(code);
+}
+
+export function isConversationGone(error: unknown): boolean {
+  const code = slackErrorCode(error);
+  return code !== undefined && CONVERSATION_GONE.has(code);
+}
+
+export function isMessageGone(error: unknown): boolean {
+  const code = slackErrorCode(error);
+  return code !== undefined && MESSAGE_GONE.has(code);
+}
+
+/** Runs `attempt` until it passes, a non-transient error comes, or the pauses run out (one try more than pauses). */
+export async function retryTransient<T>(attempt: () => Promise<T>, pausesMs: readonly number[]): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (i >= pausesMs.length || !isTransientSlackError(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pausesMs[i]));
+    }
+  }
+}

@@ -1,0 +1,58 @@
+import type { webApi } from '@slack/bolt';
+import type { LoggerLike } from '../../src/index.js';
+import type { ChannelWriter } from './ChannelWriter.js';
+import { renderJobMessage } from './render-job.js';
+import type { RequestStore, SavedRequest } from './RequestStore.js';
+import { slackErrorCode } from './slack-error-code.js';
+import { retryTransient } from './slack-faults.js';
+
+/**
+ * At start: jobs a dead process left unfinished still show "Drawing…" and a
+ * Cancel button. Each message is updated to say the job stopped when the bot
+ * restarted, with Reroll. Returns how many messages were updated.
+ */
+export async function sweepInterrupted(input: {
+  client: webApi.WebClient;
+  writer: ChannelWriter;
+  store: RequestStore;
+  logger: LoggerLike;
+  /** From `store.unfinished()`, read before this process took any job. */
+  requests: readonly SavedRequest[];
+}): Promise<number> {
+  const { client, writer, store, logger } = input;
+  let updated = 0;
+  for (const request of input.requests) {
+    if (request.messageTs) {
+      const rendered = renderJobMessage({
+        kind: request.kind,
+        prompt: request.prompt,
+        options: request.options,
+        userId: request.userId,
+        inputCount: request.inputFiles.length,
+        requestId: request.id,
+        jobId: undefined,
+        status: 'cancelled',
+        cancelled: { byUserId: '', reason: 'shutdown' },
+        ahead: undefined,
+        previewsShown: 0,
+      });
+      try {
+        await retryTransient(
+          () =>
+            writer.write(request.channelId, {
+              urgent: true,
+              budgeted: true,
+              run: () => client.chat.update({ channel: request.channelId, ts: request.messageTs!, text: rendered.text, blocks: rendered.blocks }),
+            }),
+          [1000, 3000],
+        );
+        updated++;
+      } catch (error) {
+        logger.warn({ channel: request.channelId, code: slackErrorCode(error) }, 'could not mark a job interrupted by the last stop');
+      }
+    }
+    await store.update(request.id, { status: 'ended' }).catch(() => undefined);
+  }
+  if (updated) logger.info({ updated }, 'marked jobs interrupted by the last stop');
+  return updated;
+}

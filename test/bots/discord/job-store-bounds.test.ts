@@ -1,0 +1,37 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeImage } from '../../helpers/images.js';
+import { buttonId, DiscordHarness } from './harness.js';
+
+describe('the job store under refused jobs', () => {
+  let h: DiscordHarness;
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it('keeps no record or image of refused /edits, so 25 of them cannot push out another member’s running job', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 }, limits: { userConcurrentJobs: 1 }, bot: { keepJobs: 5 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a job someone is waiting for' });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? m : undefined;
+    }, 'the job to start');
+
+    const mallory = h.discord.newUser('mallory');
+    const png = await makeImage('png', 16, 16);
+    const first = h.discord.slashCommand('edit', { prompt: 'hold my slot', image1: h.discord.hostFile({ filename: 'a.png', bytes: png }) }, { user: mallory });
+    await h.discord.waitFor(() => (h.discord.original(first)?.content.includes('Drawing') ? true : undefined), 'the first edit to start');
+    const refused = [];
+    for (let i = 0; i < 25; i++) {
+      refused.push(h.discord.slashCommand('edit', { prompt: `refused ${i}`, image1: h.discord.hostFile({ filename: `r${i}.png`, bytes: png }) }, { user: mallory }));
+    }
+    for (const r of refused) await h.discord.waitFor(() => (h.discord.original(r)?.content.includes('already have') ? true : undefined), 'the refusal');
+    expect((await readdir(join(h.dataDir, 'discord', 'images'))).length).toBe(1);
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const cancelled = await h.finalReply(ix);
+    expect(click.ack?.type).toBe(6);
+    expect(cancelled.content).toContain('Cancelled by');
+  }, 30_000);
+});

@@ -1,0 +1,90 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { buttonsOf } from '../../fakes/slack/slack-objects.js';
+import { finishedJob, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const isFinalUpdate = (args: Record<string, unknown>) => typeof args.text === 'string' && /^Pictor: (done|failed|cancelled)/.test(args.text);
+
+describe('the end of a paid job reaches the user in Slack', () => {
+  it('retries a final chat.update that Slack failed with internal_error, so the message does not stay at “Drawing…”', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    fake.failNext('chat.update', { status: 200, error: 'internal_error', count: 1, match: isFinalUpdate });
+    await fake.command({ command: '/imagine', text: 'a lantern --quality low', channel: 'C0RETRY' });
+    const done = await finishedJob(fake, 'C0RETRY');
+    expect(statusOf(done)).toContain('Done');
+    const finals = fake.callsOf('chat.update').filter((c) => isFinalUpdate(c.args));
+    expect(finals.map((c) => c.error ?? 'ok')).toEqual(['internal_error', 'ok']);
+  });
+
+  it('lets the Cancel button repair a message whose final update failed every try', async () => {
+    h = await startHarness({ bot: {} });
+    const { fake } = h;
+    fake.failNext('chat.update', { status: 200, error: 'internal_error', count: 3, match: isFinalUpdate });
+    await fake.command({ command: '/imagine', text: 'a stuck lantern --quality low', channel: 'C0STUCK' });
+    await fake.waitFor(() => fake.callsOf('chat.update').filter((c) => isFinalUpdate(c.args)).length === 3 || undefined, 'three failed final updates', 15_000);
+    await new Promise((r) => setTimeout(r, 200));
+    const stuck = jobMessages(fake, 'C0STUCK')[0]!;
+    expect(buttonsOf(stuck).map((b) => b.actionId)).toEqual(['pictor_cancel']);
+    // The images were delivered in the thread all the same.
+    expect(fake.replies('C0STUCK', stuck.ts).some((m) => (m.files ?? []).length === 1 && !/preview/i.test(m.text))).toBe(true);
+
+    const click = await fake.clickButton(stuck, 'pictor_cancel');
+    const repaired = await finishedJob(fake, 'C0STUCK');
+    expect(statusOf(repaired)).toContain('Done');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(fake.responses.filter((r) => click.responseUrl.endsWith(r.id))).toEqual([]);
+  }, 20_000);
+
+  it('sends the images and the end to the requester directly when the channel is archived mid-job', async () => {
+    h = await startHarness({ emulator: { latencyMs: 1500 } });
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a lantern in the archive --quality low', channel: 'C0ARCHIVE', user: 'U0ALICE' });
+    await fake.waitFor(() => jobMessages(fake, 'C0ARCHIVE').find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+    fake.archive('C0ARCHIVE');
+    const dm = fake.dmOf('U0ALICE');
+    const note = await fake.waitFor(() => fake.botMessages(dm).find((m) => statusOf(m).includes('Done')), 'the end in the DM', 15_000);
+    expect(statusOf(note)).toContain('in your direct messages with me');
+    const images = fake.messagesIn(dm).filter((m) => (m.files ?? []).length > 0);
+    expect(images).toHaveLength(1);
+    expect(images[0]!.text).toContain('<@U0ALICE> here is your image');
+  }, 20_000);
+
+  it('retries the upload steps Slack failed on its side, and posts the images in the thread', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const finalUpload = (args: Record<string, unknown>) => typeof args.filename === 'string' && !args.filename.includes('preview');
+    fake.failNext('files.getUploadURLExternal', { status: 200, error: 'internal_error', count: 1, match: finalUpload });
+    await fake.command({ command: '/imagine', text: 'a lantern uploaded twice --quality low', channel: 'C0UPLOAD' });
+    const done = await finishedJob(fake, 'C0UPLOAD');
+    expect(statusOf(done)).toContain('the image is in the thread');
+    expect(fake.replies('C0UPLOAD', done.ts).filter((m) => /here is your image/.test(m.text))).toHaveLength(1);
+  });
+
+  it('sends the result directly to the requester when the bot was removed from the channel mid-job', async () => {
+    h = await startHarness({ emulator: { latencyMs: 1500 } });
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a lantern nobody sees --quality low', channel: 'C0KICKED', user: 'U0BOB' });
+    await fake.waitFor(() => jobMessages(fake, 'C0KICKED').find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+    fake.removeBotFrom('C0KICKED');
+    const dm = fake.dmOf('U0BOB');
+    await fake.waitFor(() => fake.botMessages(dm).find((m) => statusOf(m).includes('Done')), 'the end in the DM', 15_000);
+    expect(fake.messagesIn(dm).filter((m) => (m.files ?? []).length > 0)).toHaveLength(1);
+  }, 20_000);
+
+  it('posts the end as a new message when the job’s message was deleted mid-job', async () => {
+    h = await startHarness({ emulator: { latencyMs: 1500 } });
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a lantern whose message vanished --quality low', channel: 'C0GONE' });
+    const running = await fake.waitFor(() => jobMessages(fake, 'C0GONE').find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+    fake.messages.splice(fake.messages.indexOf(running), 1);
+    const replacement = await finishedJob(fake, 'C0GONE');
+    expect(replacement.ts).not.toBe(running.ts);
+    expect(statusOf(replacement)).toContain('Done');
+  }, 20_000);
+});

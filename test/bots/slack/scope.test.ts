@@ -1,0 +1,30 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { finishedJob, png, startHarness, type Harness } from './harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe('job buttons act only for the workspace the job was made in', () => {
+  it('refuses Reroll and Edit pressed from another workspace, sending nothing to the service', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const photo = fake.addFile({ name: 'private.png', bytes: await png(24, 24) });
+    await fake.userMessage({ channel: 'C0SHARED', text: `<@${fake.botUserId}> add a hat`, files: [photo] });
+    const done = await finishedJob(fake, 'C0SHARED');
+    const sentBefore = h.emulator.requests.length;
+    const downloadsBefore = fake.downloads.length;
+
+    for (const action of ['pictor_reroll', 'pictor_edit']) {
+      const click = await fake.clickButton(done, action, 'U0EVE', 'T0OTHER');
+      const answer = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
+      expect(String(answer.body.text)).toContain('no longer have');
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(h.emulator.requests.length).toBe(sentBefore);
+    expect(fake.downloads.length).toBe(downloadsBefore);
+    expect(fake.callsOf('views.open')).toHaveLength(0);
+  });
+});
