@@ -73,6 +73,11 @@ const {
   maxConcurrent: DEFAULT_MAX_CONCURRENT,
   maxRetries: DEFAULT_MAX_RETRIES,
 } = NODE_DEFAULTS;
+// n8n's scanner wants boolean defaults as literals (inline lint comments are ignored there): these
+// two lines stop the build if a spec default ever stops being the `false` written below.
+const streamDefaultIsFalse: false = DEFAULT_STREAM;
+const allOnOneDefaultIsFalse: false = DEFAULT_ALL_ON_ONE;
+void [streamDefaultIsFalse, allOnOneDefaultIsFalse];
 
 export const OPERATIONS = ['generate', 'edit'] as const;
 export type Operation = (typeof OPERATIONS)[number];
@@ -195,7 +200,7 @@ export const pictorImageProperties: INodeProperties[] = [
         displayName: NODE_OPTIONS.allImagesOnOneItem.displayName,
         name: nameOf(NODE_OPTIONS.allImagesOnOneItem.parameter),
         type: 'boolean',
-        default: DEFAULT_ALL_ON_ONE,
+        default: false,
         description:
           'Whether to return all images of one request on one item, in binary fields data_0, data_1, … (named after Put Output in Field), instead of one item per image',
       },
@@ -268,7 +273,7 @@ export const pictorImageProperties: INodeProperties[] = [
         displayName: FIELD_PARAMETERS.stream.displayName,
         name: nameOf(FIELD_PARAMETERS.stream.parameter),
         type: 'boolean',
-        default: DEFAULT_STREAM,
+        default: false,
         description:
           'Whether to receive the result as a stream of events. The output is the same; the connection stays busy while a long job runs, which helps behind proxies that drop idle connections.',
       },
