@@ -48,9 +48,5 @@ export default tseslint.config(
       'n8n-nodes-base/node-param-type-options-max-value-present': 'off',
     },
   },
-  {
-    // Defaults here come from the core's spec constants (src/spec), not literals; this rule reads only literals.
-    files: ['nodes/PictorImage/node-properties.ts'],
-    rules: { 'n8n-nodes-base/node-param-default-wrong-for-boolean': 'off' },
-  },
+
 );

@@ -23,6 +23,8 @@ export interface HarnessOptions {
   items: INodeExecutionData[];
   credentials?: Record<string, unknown> | undefined;
   continueOnFail?: boolean | undefined;
+  /** The node's On Error setting, as n8n saves it (`continueRegularOutput`, `continueErrorOutput`); implies continueOnFail. */
+  onError?: 'continueRegularOutput' | 'continueErrorOutput' | undefined;
   cancelSignal?: AbortSignal | undefined;
 }
 
@@ -43,6 +45,7 @@ export function createHarness(options: HarnessOptions): Harness {
     typeVersion: 1,
     position: [0, 0],
     parameters: {},
+    ...(options.onError ? { onError: options.onError } : {}),
   };
   const credentialRequests: string[] = [];
   const logs: Harness['logs'] = [];
@@ -73,7 +76,7 @@ export function createHarness(options: HarnessOptions): Harness {
   const context = {
     getNode: () => node,
     getInputData: () => options.items,
-    continueOnFail: () => options.continueOnFail === true,
+    continueOnFail: () => options.continueOnFail === true || options.onError !== undefined,
     getExecutionCancelSignal: () => options.cancelSignal,
     getNodeParameter(name: string, itemIndex: number, fallback?: unknown) {
       const value = name.split('.').reduce<unknown>((at, key) => (at && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), parametersOf(itemIndex));

@@ -335,6 +335,27 @@ describe('errors of the Pictor Image node', () => {
     ]);
   });
 
+  it('with Continue, gives a failed item its fields in plain JSON and no error property, which n8n would reduce to { error }', async () => {
+    const [out] = await run({ operation: 'generate', prompt: 'a forbidden fox' }, { onError: 'continueRegularOutput' });
+    expect(out![0]).toEqual({
+      json: { error: expect.any(String), code: 'moderation_blocked', description: expect.stringMatching(/never retried/), itemIndex: 0 },
+      pairedItem: { item: 0 },
+    });
+    expect('error' in out![0]!).toBe(false);
+  });
+
+  it('with Continue (using error output), marks a failed item for the error output in a way a spread copy of it leaves behind', async () => {
+    const [out] = await run({ operation: 'generate', prompt: 'x', n: 0 }, { onError: 'continueErrorOutput' });
+    const item = out![0]!;
+    expect(item.error).toBeInstanceOf(NodeOperationError);
+    const copy = { ...item, json: { fromInput: true, ...item.json } };
+    expect('error' in copy).toBe(false);
+    expect(copy).toEqual({
+      json: { fromInput: true, error: expect.stringMatching(/^Number of Images:/), code: 'validation_error', field: 'n', itemIndex: 0, description: expect.any(String) },
+      pairedItem: { item: 0 },
+    });
+  });
+
   it('sends nothing when the execution was cancelled', async () => {
     const cancel = new AbortController();
     cancel.abort();

@@ -73,6 +73,11 @@ const {
   maxConcurrent: DEFAULT_MAX_CONCURRENT,
   maxRetries: DEFAULT_MAX_RETRIES,
 } = NODE_DEFAULTS;
+// n8n's scanner wants boolean defaults as literals (inline lint comments are ignored there): these
+// two lines stop the build if a spec default ever stops being the `false` written below.
+const streamDefaultIsFalse: false = DEFAULT_STREAM;
+const allOnOneDefaultIsFalse: false = DEFAULT_ALL_ON_ONE;
+void [streamDefaultIsFalse, allOnOneDefaultIsFalse];
 
 export const OPERATIONS = ['generate', 'edit'] as const;
 export type Operation = (typeof OPERATIONS)[number];
@@ -80,10 +85,13 @@ export type Operation = (typeof OPERATIONS)[number];
 const words = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 const nameOf = (qualified: string): string => qualified.replace(/^options\./, '');
 
-function sizeLabel(size: (typeof SIZES)[number]): string {
+function sizeShape(size: (typeof SIZES)[number]): string {
   const { width, height } = parseSize(size);
-  const shape = width === height ? 'Square' : width < height ? 'Portrait' : 'Landscape';
-  return `${size} (${shape})`;
+  return width === height ? 'Square' : width < height ? 'Portrait' : 'Landscape';
+}
+
+function sizeLabel(size: (typeof SIZES)[number]): string {
+  return `${size} (${sizeShape(size)})`;
 }
 
 const QUALITY_NOTES: Record<(typeof QUALITIES)[number], string> = {
@@ -128,7 +136,7 @@ export const pictorImageProperties: INodeProperties[] = [
     default: '',
     placeholder: 'e.g. A watercolor fox reading a map',
     typeOptions: { rows: 4 },
-    description: `What to draw, or for Edit how to change the input images. At most ${LIMITS.promptMaxChars} characters.`,
+    description: `A text description of the image to make (Generate) or of how to change the input images (Edit): subject, style, composition, lighting and any text to show in the image. At most ${LIMITS.promptMaxChars} characters.`,
   },
   {
     displayName: FIELD_PARAMETERS.image.displayName,
@@ -153,9 +161,9 @@ export const pictorImageProperties: INodeProperties[] = [
     displayName: FIELD_PARAMETERS.size.displayName,
     name: FIELD_PARAMETERS.size.parameter,
     type: 'options',
-    options: options(SIZES, (v) => sizeLabel(v as (typeof SIZES)[number])),
+    options: options(SIZES, (v) => sizeLabel(v as (typeof SIZES)[number]), (v) => `${sizeShape(v as (typeof SIZES)[number])} image`),
     default: DEFAULT_SIZE,
-    description: 'Width x height of each image, in pixels',
+    description: `Width x height of each image, in pixels: one of ${SIZES.map((v) => `${v} (${sizeShape(v).toLowerCase()})`).join(', ')}`,
   },
   {
     displayName: FIELD_PARAMETERS.quality.displayName,
@@ -163,7 +171,7 @@ export const pictorImageProperties: INodeProperties[] = [
     type: 'options',
     options: options(QUALITIES, words, (v) => QUALITY_NOTES[v as (typeof QUALITIES)[number]]),
     default: DEFAULT_QUALITY,
-    description: 'Quality tier; the price depends on it and on the size',
+    description: `Quality tier, one of ${QUALITIES.map((v) => `${v} (${QUALITY_NOTES[v].toLowerCase()})`).join(', ')}. The price depends on it and on the size.`,
   },
   {
     displayName: FIELD_PARAMETERS.output_format.displayName,
@@ -192,7 +200,7 @@ export const pictorImageProperties: INodeProperties[] = [
         displayName: NODE_OPTIONS.allImagesOnOneItem.displayName,
         name: nameOf(NODE_OPTIONS.allImagesOnOneItem.parameter),
         type: 'boolean',
-        default: DEFAULT_ALL_ON_ONE,
+        default: false,
         description:
           'Whether to return all images of one request on one item, in binary fields data_0, data_1, … (named after Put Output in Field), instead of one item per image',
       },
@@ -265,7 +273,7 @@ export const pictorImageProperties: INodeProperties[] = [
         displayName: FIELD_PARAMETERS.stream.displayName,
         name: nameOf(FIELD_PARAMETERS.stream.parameter),
         type: 'boolean',
-        default: DEFAULT_STREAM,
+        default: false,
         description:
           'Whether to receive the result as a stream of events. The output is the same; the connection stays busy while a long job runs, which helps behind proxies that drop idle connections.',
       },

@@ -90,7 +90,8 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
   }
 
   outcomes.sort((a, b) => a.itemIndex - b.itemIndex);
-  return [outcomes.flatMap((outcome) => ('items' in outcome ? outcome.items : [failedItem(outcome.error, outcome.itemIndex)]))];
+  const { onError } = node;
+  return [outcomes.flatMap((outcome) => ('items' in outcome ? outcome.items : [failedItem(outcome.error, outcome.itemIndex, onError)]))];
 }
 
 async function validate(ctx: IExecuteFunctions, itemIndex: number, params: ItemParameters): Promise<GenerationRequest | EditRequest> {
@@ -124,14 +125,31 @@ async function send(
   return 'image' in request ? client.edit(request, options) : client.generate(request, options);
 }
 
-/** The item a failed request leaves when Continue On Fail is on. */
-function failedItem(error: NodeError, itemIndex: number): INodeExecutionData {
+/**
+ * The item a failed request leaves when the node's On Error setting continues.
+ *
+ * n8n 2.8 (WorkflowExecute) replaces the JSON of every output item that carries
+ * an `error` property with `{ error: message }`, which would drop `code`,
+ * `description`, `field` and `itemIndex`. So:
+ * - *Continue* (regular output): the item has no `error` property, only the
+ *   fields in its JSON, and goes on to the next node as it is.
+ * - *Continue (using error output)*: n8n picks the items for the error output
+ *   by their `error` property, then passes on copies made with object spread
+ *   (`{ ...item, json: { ...inputItem.json, ...item.json } }`). The property is
+ *   set non-enumerable: n8n still finds it, the copy leaves it behind, and the
+ *   JSON (the input item's fields plus these) reaches the error output intact.
+ * The real-n8n end-to-end test (test/nodes/e2e) checks both modes.
+ */
+export function failedItem(error: NodeError, itemIndex: number, onError: string | undefined): INodeExecutionData {
   const json: IDataObject = { error: error.message };
   const code = codeOf(error);
   if (code) json.code = code;
   if (error.description) json.description = error.description;
   if (typeof error.context.parameter === 'string') json.field = error.context.parameter;
-  return { json, error, pairedItem: { item: itemIndex } };
+  json.itemIndex = itemIndex;
+  const item: INodeExecutionData = { json, pairedItem: { item: itemIndex } };
+  if (onError === 'continueErrorOutput') Object.defineProperty(item, 'error', { value: error, enumerable: false, configurable: true, writable: true });
+  return item;
 }
 
 /** n8n's logger in the call shape the core client uses; the client never logs secrets. */

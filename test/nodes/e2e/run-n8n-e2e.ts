@@ -5,21 +5,26 @@
  *    wire-format.md: n8n + two @opentelemetry pins, xlsx override, legacy peers).
  * 2. Builds and packs nodes/ (`npm pack`).
  * 3. Starts the emulator on a free loopback port. Then twice, once per way
- *    n8n finds a package (a folder named by N8N_CUSTOM_EXTENSIONS, and n8n's
- *    community-packages folder <user folder>/.n8n/nodes), in a fresh isolated
- *    N8N_USER_FOLDER: installs the tarball as a user would (runtime
- *    dependencies only; n8n-workflow comes from n8n), imports a Pictor API
- *    credential and a workflow (Manual Trigger → Generate 3 images → Limit 1 →
- *    Edit with a second prompt), and runs it headless with
- *    `n8n execute --rawOutput`.
- * 4. Checks that every binary decodes to an image of the requested size and
- *    format, and what the emulator received.
+ *    n8n finds a package, in an empty home folder: runs the install block of
+ *    nodes/README.md for that way exactly as written (the tarball's path put
+ *    in for /path/to/…), imports a Pictor API credential and workflows, and
+ *    runs them headless with `n8n execute --rawOutput`:
+ *    - custom extensions (N8N_CUSTOM_EXTENSIONS): Generate 3 → Limit 1 → Edit;
+ *    - community-packages folder (~/.n8n/nodes): a Code node makes three
+ *      items, a prompt expression per item, one refused by moderation, an IF
+ *      node branching on `code`; once with On Error → Continue and once with
+ *      Continue (using error output); and Read/Write Files from Disk → Edit
+ *      (N8N_RESTRICT_FILE_ACCESS_TO set to the folder). Then `n8n
+ *      export:nodes` must list the tool variant n8n derives from the node.
+ * 4. Checks the output of every node (images decoded to the requested size
+ *    and format, the failed item's error fields, pairedItem) and what the
+ *    emulator received.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { createEmulator, DEV_API_KEY, type Emulator } from '../../../src/emulator/index.js';
 
@@ -97,22 +102,44 @@ async function packPackage(work: string): Promise<string> {
   return join(work, info!.filename);
 }
 
-/** Installs the tarball into `folder` as a user would: runtime dependencies only, n8n-workflow left to n8n. */
-async function installPackage(tarball: string, folder: string): Promise<string> {
-  await mkdir(folder, { recursive: true });
-  await writeFile(join(folder, 'package.json'), '{ "private": true }\n');
-  await run('npm', ['install', '--omit=dev', '--legacy-peer-deps', '--ignore-scripts', '--no-audit', '--no-fund', tarball], { cwd: folder, timeoutMs: 180_000 });
-  if (existsSync(join(folder, 'node_modules', 'n8n-workflow'))) throw new Error('n8n-workflow was installed with the package; it must come from n8n');
-  return join(folder, 'node_modules', 'n8n-nodes-pictor');
+const readmePath = join(nodesDir, 'README.md');
+const TARBALL_PLACEHOLDER = /\/path\/to\/(n8n-nodes-pictor-[\w.-]+\.tgz)/g;
+
+/**
+ * The README's install block for one route: the ```sh block containing
+ * `marker`, minus the line that starts n8n (its N8N_CUSTOM_EXTENSIONS is
+ * returned, with ~ for the home folder), with the packed tarball for the path.
+ */
+async function readmeRecipe(marker: string, tarball: string): Promise<{ script: string; customExtensions?: string }> {
+  const readme = await readFile(readmePath, 'utf8');
+  const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  const block = blocks.find((b) => b.includes(marker) && b.includes('npm install'));
+  if (!block) throw new Error(`nodes/README.md has no sh block installing into ${marker}`);
+  let customExtensions: string | undefined;
+  const lines: string[] = [];
+  for (const line of block.split('\n')) {
+    if (/\bn8n start\b/.test(line)) customExtensions = /N8N_CUSTOM_EXTENSIONS=(\S+)/.exec(line)?.[1];
+    else lines.push(line);
+  }
+  const named = [...block.matchAll(TARBALL_PLACEHOLDER)].map((m) => m[1]);
+  check(`README ${marker} recipe names the packed tarball (${basename(tarball)})`, named.length > 0 && named.every((n) => n === basename(tarball)), JSON.stringify(named));
+  return { script: lines.join('\n').replace(TARBALL_PLACEHOLDER, tarball), ...(customExtensions ? { customExtensions } : {}) };
 }
 
 /**
- * How n8n finds the package: a custom-extensions folder (N8N_CUSTOM_EXTENSIONS,
- * node type CUSTOM.pictorImage), or n8n's community-packages folder
- * (<user folder>/.n8n/nodes, read through the package.json `n8n` field, node
- * type n8n-nodes-pictor.pictorImage), where Settings → Community Nodes installs.
+ * npm's own settings and cache stay those of this machine (its registry);
+ * everything else sees an empty home folder.
  */
-type Route = 'custom-extensions' | 'community-package';
+async function npmSettings(): Promise<NodeJS.ProcessEnv> {
+  const get = async (key: string) => (await run('npm', ['config', 'get', key], { cwd: root, timeoutMs: 30_000 })).stdout.trim();
+  return { npm_config_userconfig: await get('userconfig'), npm_config_cache: await get('cache') };
+}
+
+/** Runs a README install block in `home` as the user would, in bash with -e. */
+async function runRecipe(script: string, home: string, npmEnv: NodeJS.ProcessEnv): Promise<void> {
+  await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: home, env: { ...process.env, ...npmEnv, HOME: home }, timeoutMs: 240_000 });
+}
+
 
 interface BinaryOut {
   data?: string;
@@ -149,14 +176,31 @@ async function checkImages(label: string, items: ItemOut[] | undefined, expected
   }
 }
 
-async function runPass(route: Route, tarball: string, work: string, emulator: Emulator, baseUrl: string): Promise<void> {
-  emulator.reset();
-  const pass = join(work, route);
-  const userFolder = join(pass, 'user');
-  await mkdir(userFolder, { recursive: true });
-  const env: NodeJS.ProcessEnv = {
+interface RunOut {
+  runData: Record<string, { data?: { main: (ItemOut[] | null)[] }; error?: unknown }[]>;
+}
+
+/** `n8n execute --rawOutput` of one imported workflow, parsed. */
+async function execute(workflowId: string, cwd: string, env: NodeJS.ProcessEnv): Promise<RunOut> {
+  const executed = await run(n8nBin, ['execute', `--id=${workflowId}`, '--rawOutput'], { cwd, env, timeoutMs: 180_000 });
+  await writeFile(lastOutput, `${executed.stdout}\n--- stderr ---\n${executed.stderr}`);
+  // n8n prints the run data through its logger, which may colour it.
+  // eslint-disable-next-line no-control-regex
+  const printed = executed.stdout.replace(/\u001b\[[0-9;]*m/g, '');
+  const jsonStart = printed.search(/^\{/m);
+  if (jsonStart < 0) throw new Error(`no JSON in the output of n8n execute (all of it is in ${lastOutput})`);
+  const output = JSON.parse(printed.slice(jsonStart)) as { data: { resultData: RunOut } };
+  console.log(`n8n ran workflow ${workflowId} (${elapsed()})`);
+  return output.data.resultData;
+}
+
+const outputOf = (out: RunOut, name: string, index = 0): ItemOut[] | undefined => out.runData[name]?.[0]?.data?.main[index] ?? undefined;
+
+function n8nEnv(home: string): NodeJS.ProcessEnv {
+  return {
     ...process.env,
-    N8N_USER_FOLDER: userFolder,
+    HOME: home,
+    N8N_USER_FOLDER: home,
     N8N_ENCRYPTION_KEY: 'pictor-e2e-encryption-key',
     // Binaries inline in the --rawOutput JSON, so they can be decoded here.
     N8N_DEFAULT_BINARY_DATA_MODE: 'default',
@@ -167,16 +211,33 @@ async function runPass(route: Route, tarball: string, work: string, emulator: Em
     N8N_LOG_LEVEL: process.env.PICTOR_E2E_N8N_LOG_LEVEL ?? 'info',
     DB_TYPE: 'sqlite',
   };
-  let nodeType: string;
-  if (route === 'custom-extensions') {
-    env.N8N_CUSTOM_EXTENSIONS = await installPackage(tarball, join(pass, 'extensions'));
-    nodeType = 'CUSTOM.pictorImage';
-  } else {
-    await installPackage(tarball, join(userFolder, '.n8n', 'nodes'));
-    nodeType = 'n8n-nodes-pictor.pictorImage';
-  }
-  const credential = { id: 'pictorE2eCred001', name: 'Pictor emulator', type: 'pictorApi', data: { apiKey: DEV_API_KEY, baseUrl } };
-  const credentialRef = { pictorApi: { id: credential.id, name: credential.name } };
+}
+
+async function importAll(pass: string, env: NodeJS.ProcessEnv, credential: object, workflows: object[]): Promise<void> {
+  await writeFile(join(pass, 'credentials.json'), JSON.stringify([credential]));
+  await writeFile(join(pass, 'workflows.json'), JSON.stringify(workflows));
+  await run(n8nBin, ['import:credentials', `--input=${join(pass, 'credentials.json')}`], { cwd: pass, env, timeoutMs: 120_000 });
+  await run(n8nBin, ['import:workflow', `--input=${join(pass, 'workflows.json')}`], { cwd: pass, env, timeoutMs: 120_000 });
+}
+
+const credentialId = 'pictorE2eCred001';
+const credentialRef = { pictorApi: { id: credentialId, name: 'Pictor emulator' } };
+const credentialFor = (baseUrl: string) => ({ id: credentialId, name: 'Pictor emulator', type: 'pictorApi', data: { apiKey: DEV_API_KEY, baseUrl } });
+
+/** Custom-extensions folder: Generate 3 → Limit 1 → Edit, installed by the README's custom-extensions block. */
+async function customExtensionsPass(tarball: string, work: string, npmEnv: NodeJS.ProcessEnv, emulator: Emulator, baseUrl: string): Promise<void> {
+  const route = 'custom-extensions';
+  emulator.reset();
+  const home = join(work, route);
+  await mkdir(home, { recursive: true });
+  const recipe = await readmeRecipe('~/n8n-custom', tarball);
+  await runRecipe(recipe.script, home, npmEnv);
+  if (!recipe.customExtensions) throw new Error('the README custom-extensions block does not set N8N_CUSTOM_EXTENSIONS');
+  const extensions = recipe.customExtensions.replace(/^~/, home);
+  check(`${route}: README recipe installed the package where N8N_CUSTOM_EXTENSIONS points`, existsSync(join(extensions, 'package.json')), extensions);
+  check(`${route}: README recipe left n8n-workflow to n8n`, !existsSync(join(home, 'n8n-custom', 'node_modules', 'n8n-workflow')));
+  const env = { ...n8nEnv(home), N8N_CUSTOM_EXTENSIONS: extensions };
+  const nodeType = 'CUSTOM.pictorImage';
   const workflowId = 'pictorE2eFlow001';
   const workflow = {
     id: workflowId,
@@ -211,28 +272,13 @@ async function runPass(route: Route, tarball: string, work: string, emulator: Em
       First: { main: [[{ node: 'Edit', type: 'main', index: 0 }]] },
     },
   };
-  await writeFile(join(pass, 'credentials.json'), JSON.stringify([credential]));
-  await writeFile(join(pass, 'workflow.json'), JSON.stringify(workflow));
-  await run(n8nBin, ['import:credentials', `--input=${join(pass, 'credentials.json')}`], { cwd: pass, env, timeoutMs: 120_000 });
-  await run(n8nBin, ['import:workflow', `--input=${join(pass, 'workflow.json')}`], { cwd: pass, env, timeoutMs: 120_000 });
-  const executed = await run(n8nBin, ['execute', `--id=${workflowId}`, '--rawOutput'], { cwd: pass, env, timeoutMs: 180_000 });
-  console.log(`${route}: n8n ran the workflow with node type ${nodeType} (${elapsed()})`);
+  await importAll(home, env, credentialFor(baseUrl), [workflow]);
+  const out = await execute(workflowId, home, env);
 
-  await writeFile(lastOutput, `${executed.stdout}\n--- stderr ---\n${executed.stderr}`);
-  // n8n prints the run data through its logger, which may colour it.
-  // eslint-disable-next-line no-control-regex
-  const printed = executed.stdout.replace(/\u001b\[[0-9;]*m/g, '');
-  const jsonStart = printed.search(/^\{/m);
-  if (jsonStart < 0) throw new Error(`no JSON in the output of n8n execute (all of it is in ${lastOutput})`);
-  const output = JSON.parse(printed.slice(jsonStart)) as {
-    data: { resultData: { runData: Record<string, { data?: { main: ItemOut[][] }; error?: unknown }[]> } };
-  };
-  const runData = output.data.resultData.runData;
-  const itemsOf = (name: string) => runData[name]?.[0]?.data?.main[0];
-
-  await checkImages(`${route} Generate`, itemsOf('Generate'), { count: 3, width: 1536, height: 1024, format: 'webp', mime: 'image/webp' });
-  await checkImages(`${route} Edit`, itemsOf('Edit'), { count: 1, width: 1024, height: 1024, format: 'png', mime: 'image/png' });
-  const editJson = itemsOf('Edit')?.[0]?.json ?? {};
+  await checkImages(`${route} Generate`, outputOf(out, 'Generate'), { count: 3, width: 1536, height: 1024, format: 'webp', mime: 'image/webp' });
+  check(`${route} First: one item`, outputOf(out, 'First')?.length === 1);
+  await checkImages(`${route} Edit`, outputOf(out, 'Edit'), { count: 1, width: 1024, height: 1024, format: 'png', mime: 'image/png' });
+  const editJson = outputOf(out, 'Edit')?.[0]?.json ?? {};
   check(
     `${route} Edit: json says edit, prompt and cost basis`,
     editJson.operation === 'edit' && editJson.prompt === 'add a red boat' && (editJson.cost as { basis?: string })?.basis === 'estimate',
@@ -253,6 +299,195 @@ async function runPass(route: Route, tarball: string, work: string, emulator: Em
   check(`${route} emulator: no 429 and nothing failed`, emulator.stats().rateLimited === 0 && requests.every((r) => r.status === 200), JSON.stringify(emulator.stats().byStatus));
 }
 
+const SUBJECTS = ['a lighthouse', 'a forbidden door', 'a red fox'];
+/** The Code node's output: one item per subject. */
+const SUBJECTS_CODE = `return ${JSON.stringify(SUBJECTS)}.map((subject) => ({ json: { subject } }));`;
+
+/** Manual Trigger → Code (3 subjects) → Pictor Generate (prompt expression, On Error `onError`) → IF `code` is moderation_blocked. */
+function refusalWorkflow(id: string, nodeType: string, onError: 'continueRegularOutput' | 'continueErrorOutput'): object {
+  const errorOutput = onError === 'continueErrorOutput';
+  return {
+    id,
+    name: `Pictor e2e: one refused item, ${onError}`,
+    active: false,
+    settings: { executionOrder: 'v1' },
+    nodes: [
+      { id: 'b1', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+      { id: 'b2', name: 'Subjects', type: 'n8n-nodes-base.code', typeVersion: 2, position: [200, 0], parameters: { jsCode: SUBJECTS_CODE } },
+      {
+        id: 'b3',
+        name: 'Paint',
+        type: nodeType,
+        typeVersion: 1,
+        position: [400, 0],
+        onError,
+        parameters: { operation: 'generate', prompt: '=a watercolour of {{ $json.subject }}', size: '1024x1024', quality: 'low', options: { imagesPerMinute: 120 } },
+        credentials: credentialRef,
+      },
+      {
+        id: 'b4',
+        name: 'Refused?',
+        type: 'n8n-nodes-base.if',
+        typeVersion: 2.2,
+        position: [600, 100],
+        parameters: {
+          conditions: {
+            options: { caseSensitive: true, leftValue: '', typeValidation: 'loose', version: 2 },
+            conditions: [{ id: 'c1', leftValue: '={{ $json.code }}', rightValue: 'moderation_blocked', operator: { type: 'string', operation: 'equals' } }],
+            combinator: 'and',
+          },
+          looseTypeValidation: true,
+          options: {},
+        },
+      },
+      { id: 'b5', name: 'Painted', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [600, -100], parameters: {} },
+    ],
+    connections: {
+      Start: { main: [[{ node: 'Subjects', type: 'main', index: 0 }]] },
+      Subjects: { main: [[{ node: 'Paint', type: 'main', index: 0 }]] },
+      Paint: {
+        main: errorOutput
+          ? [[{ node: 'Painted', type: 'main', index: 0 }], [{ node: 'Refused?', type: 'main', index: 0 }]]
+          : [[{ node: 'Refused?', type: 'main', index: 0 }]],
+      },
+    },
+  };
+}
+
+/** Manual Trigger → Read/Write Files from Disk (a PNG in the allowed folder) → Pictor Edit. */
+function fileEditWorkflow(id: string, nodeType: string, photo: string): object {
+  return {
+    id,
+    name: 'Pictor e2e: edit a file read from disk',
+    active: false,
+    settings: { executionOrder: 'v1' },
+    nodes: [
+      { id: 'c1', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+      { id: 'c2', name: 'Read Photo', type: 'n8n-nodes-base.readWriteFile', typeVersion: 1, position: [200, 0], parameters: { operation: 'read', fileSelector: photo, options: {} } },
+      {
+        id: 'c3',
+        name: 'Edit Photo',
+        type: nodeType,
+        typeVersion: 1,
+        position: [400, 0],
+        parameters: { operation: 'edit', prompt: 'make it look like a postcard', inputBinaryFields: 'data', size: '1024x1536', outputFormat: 'jpeg' },
+        credentials: credentialRef,
+      },
+    ],
+    connections: {
+      Start: { main: [[{ node: 'Read Photo', type: 'main', index: 0 }]] },
+      'Read Photo': { main: [[{ node: 'Edit Photo', type: 'main', index: 0 }]] },
+    },
+  };
+}
+
+/** The fields a failed item must carry, whichever error mode; `code` above all, since workflows branch on it. */
+function checkRefusedItem(label: string, item: ItemOut | undefined, itemIndex: number): void {
+  const json = item?.json ?? {};
+  check(`${label}: the refused item keeps code moderation_blocked`, json.code === 'moderation_blocked', JSON.stringify(json).slice(0, 300));
+  check(
+    `${label}: the refused item keeps error, description and itemIndex`,
+    typeof json.error === 'string' && /safety|moderation|rejected/i.test(json.error) && typeof json.description === 'string' && json.description.length > 0 && json.itemIndex === itemIndex,
+    JSON.stringify(json).slice(0, 300),
+  );
+  check(`${label}: the refused item points at its input item and has no image`, JSON.stringify(item?.pairedItem) === JSON.stringify({ item: itemIndex }) && item?.binary === undefined, JSON.stringify(item?.pairedItem));
+}
+
+/** Community-packages folder (~/.n8n/nodes, the README's block): the workflows a user builds, and the tool variant. */
+async function communityPackagePass(tarball: string, work: string, npmEnv: NodeJS.ProcessEnv, emulator: Emulator, baseUrl: string): Promise<void> {
+  const route = 'community-package';
+  const home = join(work, route);
+  await mkdir(home, { recursive: true });
+  const recipe = await readmeRecipe('~/.n8n/nodes', tarball);
+  await runRecipe(recipe.script, home, npmEnv);
+  const installed = join(home, '.n8n', 'nodes', 'node_modules');
+  check(`${route}: README recipe installed the package in a fresh home`, existsSync(join(installed, 'n8n-nodes-pictor', 'package.json')));
+  check(`${route}: README recipe left n8n-workflow to n8n`, !existsSync(join(installed, 'n8n-workflow')));
+
+  const files = join(work, 'files');
+  await mkdir(files, { recursive: true });
+  const photo = join(files, 'photo.png');
+  await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 30, g: 120, b: 200 } } }).png().toFile(photo);
+  const env = { ...n8nEnv(home), N8N_RESTRICT_FILE_ACCESS_TO: files };
+  const nodeType = 'n8n-nodes-pictor.pictorImage';
+  await importAll(home, env, credentialFor(baseUrl), [
+    refusalWorkflow('pictorE2eContinue', nodeType, 'continueRegularOutput'),
+    refusalWorkflow('pictorE2eErrorOut', nodeType, 'continueErrorOutput'),
+    fileEditWorkflow('pictorE2eFileEdit', nodeType, photo),
+  ]);
+
+  const subjectsOk = (out: RunOut) => JSON.stringify(outputOf(out, 'Subjects')?.map((i) => i.json.subject)) === JSON.stringify(SUBJECTS);
+
+  // On Error → Continue: every item on the one output, in input order.
+  emulator.reset();
+  let label = `${route} Continue`;
+  let out = await execute('pictorE2eContinue', home, env);
+  check(`${label} Subjects: three items`, subjectsOk(out));
+  const painted = outputOf(out, 'Paint') ?? [];
+  check(`${label} Paint: three items in input order`, painted.length === 3 && painted.every((item, i) => JSON.stringify(item.pairedItem) === JSON.stringify({ item: i })), JSON.stringify(painted.map((i) => i.pairedItem)));
+  await checkImages(`${label} Paint (made)`, [painted[0], painted[2]].filter((i): i is ItemOut => i !== undefined), { count: 2, width: 1024, height: 1024, format: 'png', mime: 'image/png' });
+  check(`${label} Paint: prompts from the expression`, painted[0]?.json.prompt === 'a watercolour of a lighthouse' && painted[2]?.json.prompt === 'a watercolour of a red fox');
+  checkRefusedItem(`${label} Paint`, painted[1], 1);
+  check(`${label} Refused?: true branch holds only the refused item`, JSON.stringify(outputOf(out, 'Refused?', 0)?.map((i) => i.json.code)) === '["moderation_blocked"]');
+  check(`${label} Refused?: false branch holds the two images`, outputOf(out, 'Refused?', 1)?.length === 2 && (outputOf(out, 'Refused?', 1) ?? []).every((i) => i.binary?.data !== undefined));
+  check(`${label} emulator: three generations, one refused with 400`, emulator.requests.filter((r) => r.route === 'generations').length === 3 && emulator.requests.filter((r) => r.status === 400).length === 1);
+
+  // On Error → Continue (using error output): successes on the main output, the refusal on the error output.
+  emulator.reset();
+  label = `${route} Continue (using error output)`;
+  out = await execute('pictorE2eErrorOut', home, env);
+  check(`${label} Subjects: three items`, subjectsOk(out));
+  const main = outputOf(out, 'Paint', 0) ?? [];
+  const failed = outputOf(out, 'Paint', 1) ?? [];
+  await checkImages(`${label} Paint main output`, main, { count: 2, width: 1024, height: 1024, format: 'png', mime: 'image/png' });
+  check(`${label} Paint main output: pairedItem 0 and 2`, JSON.stringify(main.map((i) => i.pairedItem)) === JSON.stringify([{ item: 0 }, { item: 2 }]));
+  check(`${label} Paint error output: one item`, failed.length === 1, `got ${failed.length}`);
+  checkRefusedItem(`${label} Paint error output`, failed[0], 1);
+  check(`${label} Paint error output: n8n adds the input item's fields`, failed[0]?.json.subject === 'a forbidden door');
+  check(`${label} Painted: the two images`, outputOf(out, 'Painted')?.length === 2);
+  check(`${label} Refused?: true branch holds the refused item`, JSON.stringify(outputOf(out, 'Refused?', 0)?.map((i) => i.json.code)) === '["moderation_blocked"]');
+  check(`${label} Refused?: false branch is empty`, (outputOf(out, 'Refused?', 1) ?? []).length === 0);
+
+  // A file read from disk (inside N8N_RESTRICT_FILE_ACCESS_TO) → Edit.
+  emulator.reset();
+  label = `${route} file edit`;
+  out = await execute('pictorE2eFileEdit', home, env);
+  const read = outputOf(out, 'Read Photo')?.[0];
+  check(`${label} Read Photo: the PNG as binary data`, outputOf(out, 'Read Photo')?.length === 1 && read?.binary?.data?.mimeType === 'image/png' && read.binary.data.fileName === 'photo.png', JSON.stringify(read?.binary?.data ? { ...read.binary.data, data: undefined } : null));
+  await checkImages(`${label} Edit Photo`, outputOf(out, 'Edit Photo'), { count: 1, width: 1024, height: 1536, format: 'jpeg', mime: 'image/jpeg' });
+  const edit = emulator.requests.find((r) => r.route === 'edits');
+  check(`${label} emulator: one edit with the file as an image/png part`, emulator.requests.length === 1 && edit?.images.length === 1 && edit.images[0]?.contentType === 'image/png', JSON.stringify(edit?.images.map((i) => i.contentType)));
+
+  await checkToolVariant(route, home, env);
+}
+
+interface NodeTypeOut {
+  name: string;
+  description?: string;
+  properties?: { name: string; description?: string; options?: { value?: unknown; description?: string }[] }[];
+}
+
+/** n8n derives `<name>Tool` from a usableAsTool node for AI agents: it must load and describe its parameters for a model. */
+async function checkToolVariant(route: string, home: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const file = join(home, 'node-types.json');
+  await run(n8nBin, ['export:nodes', `--output=${file}`], { cwd: home, env, timeoutMs: 120_000 });
+  const types = JSON.parse(await readFile(file, 'utf8')) as NodeTypeOut[];
+  const tool = types.find((t) => t.name === 'n8n-nodes-pictor.pictorImageTool');
+  check(`${route} tool: n8n lists n8n-nodes-pictor.pictorImageTool next to the node`, tool !== undefined && types.some((t) => t.name === 'n8n-nodes-pictor.pictorImage'), `${types.length} types`);
+  const property = (name: string) => tool?.properties?.find((p) => p.name === name);
+  check(`${route} tool: has the tool description parameter n8n adds`, property('toolDescription') !== undefined || property('descriptionType') !== undefined);
+  check(`${route} tool: prompt is described for a model`, /description of the image/i.test(property('prompt')?.description ?? '') && /subject|style/i.test(property('prompt')?.description ?? ''), property('prompt')?.description);
+  for (const name of ['size', 'quality']) {
+    const p = property(name);
+    const values = (p?.options ?? []).map((o) => String(o.value));
+    check(
+      `${route} tool: ${name} names every choice in its description, and each choice is described`,
+      values.length > 1 && values.every((v) => p?.description?.includes(v)) && (p?.options ?? []).every((o) => (o.description ?? '').length > 0),
+      p?.description,
+    );
+  }
+}
+
 async function main(): Promise<void> {
   await ensureN8n();
   const work = await mkdtemp(join(tmpdir(), 'pictor-n8n-e2e-'));
@@ -260,7 +495,9 @@ async function main(): Promise<void> {
   const server = await emulator.listen({ port: 0 });
   try {
     const tarball = await packPackage(work);
-    for (const route of ['custom-extensions', 'community-package'] as const) await runPass(route, tarball, work, emulator, server.url);
+    const npmEnv = await npmSettings();
+    await customExtensionsPass(tarball, work, npmEnv, emulator, server.url);
+    await communityPackagePass(tarball, work, npmEnv, emulator, server.url);
   } finally {
     await emulator.close();
     await rm(work, { recursive: true, force: true });
@@ -270,7 +507,7 @@ async function main(): Promise<void> {
 const deadline = setTimeout(() => {
   console.error(`n8n e2e: gave up after ${elapsed()}`);
   process.exit(1);
-}, 9.5 * 60_000);
+}, 15 * 60_000);
 deadline.unref();
 
 main().then(
