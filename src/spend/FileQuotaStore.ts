@@ -6,7 +6,7 @@ import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { createSerialQueue } from './serial-queue.js';
 import { budgetsOf } from './caps.js';
-import { ACCOUNT_KEY, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendLimits, type SpendRefusal } from './types.js';
+import { ACCOUNT_KEY, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendRefusal } from './types.js';
 import { nextUtcMidnight, nextUtcMonth, utcDay, utcDayBefore, utcMonth, utcMonthBefore } from './utc-period.js';
 
 export interface FileQuotaStoreOptions {
