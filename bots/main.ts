@@ -113,7 +113,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
     }
     if (!discordBot && !slackBot) {
       print('No chat surface is configured. Set these (see .env.example) and start again:');
-      print('  Discord: DISCORD_TOKEN (and DISCORD_APPLICATION_ID to deploy commands: npm run discord:deploy)');
+      print('  Discord: DISCORD_TOKEN (then register the commands once: npm run discord:deploy)');
       print('  Slack:   SLACK_BOT_TOKEN with SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET and SLACK_MODE=http');
       print('  Real image service: PICTOR_BASE_URL and PICTOR_API_KEY (without them the emulator above is used)');
     }

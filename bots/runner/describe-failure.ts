@@ -99,13 +99,17 @@ function describeCoreError(error: PictorError): { message: string; retryable: bo
       return {
         message:
           timeout.kind === 'idle'
-            ? `The image service sent nothing for ${howLong}, so the job was stopped; try again, perhaps at a lower quality.`
-            : `The job took longer than ${howLong}, so it was stopped; try again, perhaps at a lower quality.`,
+            ? `The image service sent nothing for ${howLong}, so the job was stopped. It had reached the service and may have been billed (its estimate counts against the budget), so it was not sent again; Retry starts a new job, perhaps at a lower quality.`
+            : `The job took longer than ${howLong}, so it was stopped. It had reached the service and may have been billed (its estimate counts against the budget), so it was not sent again; Retry starts a new job, perhaps at a lower quality.`,
         retryable: true,
       };
     }
     case 'stream_broken':
-      return { message: 'The connection to the image service broke before the images arrived; try again.', retryable: true };
+      return {
+        message:
+          'The connection to the image service broke after the request reached it, before the images arrived. It may have been billed (its estimate counts against the budget), so it was not sent again; Retry starts a new job.',
+        retryable: true,
+      };
     case 'aborted':
       return { message: 'The job was stopped before it finished; try again.', retryable: true };
     case 'bad_response':

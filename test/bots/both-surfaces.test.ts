@@ -33,6 +33,7 @@ describe('npm start with Discord and Slack configured', () => {
         PICTOR_DATA_DIR: dataDir,
         PICTOR_MAX_CONCURRENT: '1',
         PICTOR_UPDATE_INTERVAL_MS: '20',
+        PICTOR_EMULATOR_LATENCY_MS: '0',
         DISCORD_TOKEN: discord.botToken,
         DISCORD_APPLICATION_ID: discord.applicationId,
         DISCORD_API_BASE_URL: discord.apiBaseUrl,

@@ -96,4 +96,15 @@ describe('pictor output is for humans', () => {
     // eslint-disable-next-line no-control-regex -- looking for control characters is the point
     expect(stderr + stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
   });
+
+  it('says a 200 that is not the images asked for may have been billed, and does not send it again', async () => {
+    failing.status = 200;
+    failing.message = 'not an image result';
+    const before = failing.requests;
+    const { code, stderr, stdout } = await run(['generate', '--prompt', 'x', '--json'], { PICTOR_BASE_URL: failing.url, PICTOR_API_KEY: 'k-123456' });
+    expect(code).toBe(1);
+    expect(JSON.parse(stdout)).toMatchObject({ ok: false, code: 'bad_response' });
+    expect(stderr).toContain('may have been billed');
+    expect(failing.requests - before).toBe(1);
+  });
 });

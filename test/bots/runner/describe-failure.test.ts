@@ -54,13 +54,14 @@ describe('describeFailure', () => {
     expect(describeFailure(limited)).toEqual({ code: 'rate_limited', message: 'The image service is busy right now; try again in about 2 min 5 s.', retryable: true });
   });
 
-  it('explains timeouts, broken streams and unreachable services as worth retrying', () => {
+  it('explains timeouts, broken streams and unreachable services as worth retrying, saying which ones may have been billed', () => {
     expect(describeFailure(new TimeoutError('idle', 300_000))).toEqual({
       code: 'timeout',
-      message: 'The image service sent nothing for 5 min, so the job was stopped; try again, perhaps at a lower quality.',
+      message:
+        'The image service sent nothing for 5 min, so the job was stopped. It had reached the service and may have been billed (its estimate counts against the budget), so it was not sent again; Retry starts a new job, perhaps at a lower quality.',
       retryable: true,
     });
-    expect(describeFailure(new StreamBrokenError('reset'))).toMatchObject({ code: 'stream_broken', retryable: true });
+    expect(describeFailure(new StreamBrokenError('reset'))).toMatchObject({ code: 'stream_broken', retryable: true, message: expect.stringContaining('may have been billed') });
     expect(describeFailure(new ConnectionError('could not reach http://10.0.0.1 (ECONNREFUSED)'))).toEqual({
       code: 'connection_failed',
       message: 'The bot could not reach the image service; try again in a few minutes.',
