@@ -84,7 +84,7 @@ async function ensureN8n(): Promise<void> {
       2,
     )}\n`,
   );
-  await run('npm', ['install', '--legacy-peer-deps', '--no-audit', '--no-fund'], { cwd: n8nDir, timeoutMs: 9 * 60_000 });
+  await run('npm', ['install', '--legacy-peer-deps', '--no-audit', '--no-fund'], { cwd: n8nDir, timeoutMs: 20 * 60_000 });
   await writeFile(installedMarker, `${new Date().toISOString()}\n`);
   console.log(`n8n installed (${elapsed()})`);
 }
@@ -507,7 +507,7 @@ async function main(): Promise<void> {
 const deadline = setTimeout(() => {
   console.error(`n8n e2e: gave up after ${elapsed()}`);
   process.exit(1);
-}, 15 * 60_000);
+}, 35 * 60_000);
 deadline.unref();
 
 main().then(
