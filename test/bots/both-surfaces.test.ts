@@ -1,30 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startService, type Service } from '../../bots/main.js';
-import { buttonsOf, FakeDiscord } from '../fakes/discord/FakeDiscord.js';
-import { FakeSlack } from '../fakes/slack/FakeSlack.js';
-import { createEmulator, DEV_API_KEY } from '../../src/emulator/index.js';
+import { buttonsOf } from '../fakes/discord/FakeDiscord.js';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { slackEventsUrl, startChatFakes, startUpstream, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { buttonsOf as slackButtons } from '../fakes/slack/slack-objects.js';
 import { finishedJob, jobMessages, statusOf } from './slack/harness.js';
 
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const step of cleanup.reverse()) await step();
-  cleanup = [];
-});
+const defer = useCleanup();
 
 describe('npm start with Discord and Slack configured', () => {
   it('runs both bots in one process on one runner and one limiter, against the embedded emulator', async () => {
-    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
-    cleanup.push(() => discord.close());
-    const slack = await new FakeSlack({ channelWriteIntervalMs: 30 }).start();
-    cleanup.push(() => slack.close());
-    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-service-'));
-    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const { discord, slack } = await startChatFakes(defer);
+    const dataDir = await tempDataDir(defer);
 
     const lines: string[] = [];
     const service: Service = await startService(
@@ -34,22 +23,14 @@ describe('npm start with Discord and Slack configured', () => {
         PICTOR_MAX_CONCURRENT: '1',
         PICTOR_UPDATE_INTERVAL_MS: '20',
         PICTOR_EMULATOR_LATENCY_MS: '0',
-        DISCORD_TOKEN: discord.botToken,
-        DISCORD_APPLICATION_ID: discord.applicationId,
-        DISCORD_API_BASE_URL: discord.apiBaseUrl,
-        SLACK_BOT_TOKEN: slack.botToken,
-        SLACK_SIGNING_SECRET: slack.signingSecret,
-        SLACK_MODE: 'http',
-        SLACK_PORT: '0',
-        SLACK_HOST: '127.0.0.1',
-        SLACK_API_URL: slack.apiUrl,
+        ...surfaceEnv({ discord, slack }),
       },
       (line) => lines.push(line),
     );
-    cleanup.push(() => service.stop());
+    defer(() => service.stop());
     const printed = lines.join('\n');
     expect(printed).toContain('Discord bot is online.');
-    const eventsUrl = /events at (\S+)\)/.exec(printed)?.[1];
+    const eventsUrl = slackEventsUrl(printed);
     expect(eventsUrl).toBeDefined();
     slack.deliverOverHttp(eventsUrl!);
 
@@ -68,18 +49,10 @@ describe('npm start with Discord and Slack configured', () => {
   }, 60_000);
 
   it('on a deploy, refuses new jobs on both surfaces at once and lets the running one finish and be shown', async () => {
-    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
-    cleanup.push(() => discord.close());
-    const slack = await new FakeSlack({ channelWriteIntervalMs: 30 }).start();
-    cleanup.push(() => slack.close());
-    const emulator = createEmulator({ latencyMs: 2500 });
-    const upstream = await emulator.listen({ port: 0 });
-    cleanup.push(async () => {
-      await upstream.close();
-      await emulator.close();
-    });
-    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-service-'));
-    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const { discord, slack } = await startChatFakes(defer);
+    const upstream = await startUpstream(defer, 2500);
+    const { emulator } = upstream;
+    const dataDir = await tempDataDir(defer);
     const lines: string[] = [];
     const service = await startService(
       {
@@ -89,23 +62,15 @@ describe('npm start with Discord and Slack configured', () => {
         PICTOR_API_KEY: DEV_API_KEY,
         PICTOR_UPDATE_INTERVAL_MS: '20',
         PICTOR_SHUTDOWN_GRACE_SECONDS: '60',
-        DISCORD_TOKEN: discord.botToken,
-        DISCORD_APPLICATION_ID: discord.applicationId,
-        DISCORD_API_BASE_URL: discord.apiBaseUrl,
-        SLACK_BOT_TOKEN: slack.botToken,
-        SLACK_SIGNING_SECRET: slack.signingSecret,
-        SLACK_MODE: 'http',
-        SLACK_PORT: '0',
-        SLACK_HOST: '127.0.0.1',
-        SLACK_API_URL: slack.apiUrl,
+        ...surfaceEnv({ discord, slack }),
       },
       (line) => lines.push(line),
     );
     let stopped = false;
-    cleanup.push(async () => {
+    defer(async () => {
       if (!stopped) await service.stop();
     });
-    slack.deliverOverHttp(/events at (\S+)\)/.exec(lines.join('\n'))![1]!);
+    slack.deliverOverHttp(slackEventsUrl(lines.join('\n'))!);
 
     const running = discord.slashCommand('imagine', { prompt: 'a lighthouse during a deploy', quality: 'high' });
     await discord.waitFor(() => (discord.original(running)?.content.includes('Drawing') ? true : undefined), 'the job to start');
@@ -131,18 +96,9 @@ describe('npm start with Discord and Slack configured', () => {
   }, 60_000);
 
   it('after a kill -9 of npm start, the next start marks both surfaces’ running jobs interrupted, with Retry and Reroll', async () => {
-    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
-    cleanup.push(() => discord.close());
-    const slack = await new FakeSlack({ channelWriteIntervalMs: 30 }).start();
-    cleanup.push(() => slack.close());
-    const emulator = createEmulator({ latencyMs: 60_000 });
-    const upstream = await emulator.listen({ port: 0 });
-    cleanup.push(async () => {
-      await upstream.close();
-      await emulator.close();
-    });
-    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-service-'));
-    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const { discord, slack } = await startChatFakes(defer);
+    const upstream = await startUpstream(defer, 60_000);
+    const dataDir = await tempDataDir(defer);
     const env = {
       PATH: process.env.PATH,
       PICTOR_LOG_LEVEL: 'silent',
@@ -150,19 +106,11 @@ describe('npm start with Discord and Slack configured', () => {
       PICTOR_BASE_URL: upstream.url,
       PICTOR_API_KEY: DEV_API_KEY,
       PICTOR_UPDATE_INTERVAL_MS: '20',
-      DISCORD_TOKEN: discord.botToken,
-      DISCORD_APPLICATION_ID: discord.applicationId,
-      DISCORD_API_BASE_URL: discord.apiBaseUrl,
-      SLACK_BOT_TOKEN: slack.botToken,
-      SLACK_SIGNING_SECRET: slack.signingSecret,
-      SLACK_MODE: 'http',
-      SLACK_PORT: '0',
-      SLACK_HOST: '127.0.0.1',
-      SLACK_API_URL: slack.apiUrl,
+      ...surfaceEnv({ discord, slack }),
     };
 
     const first = await startProcess(env);
-    cleanup.push(() => first.stop());
+    defer(() => first.stop());
     slack.deliverOverHttp(first.eventsUrl);
     const ix = discord.slashCommand('imagine', { prompt: 'a lighthouse before the crash' });
     await slack.command({ command: '/imagine', text: 'a lighthouse before the crash', channel: 'C0CRASH' });
@@ -172,7 +120,7 @@ describe('npm start with Discord and Slack configured', () => {
     await once(first.child, 'exit');
 
     const second = await startProcess(env);
-    cleanup.push(() => second.stop());
+    defer(() => second.stop());
     const discordSwept = await discord.waitFor(() => {
       const m = discord.original(ix);
       return m?.content.includes('restarted') ? m : undefined;
@@ -190,35 +138,18 @@ describe('npm start with Discord and Slack configured', () => {
 
 describe('npm start on signals', () => {
   it('keeps running a job through the first SIGTERM, and stops at once on a second one', async () => {
-    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
-    cleanup.push(() => discord.close());
-    const slack = await new FakeSlack({ channelWriteIntervalMs: 30 }).start();
-    cleanup.push(() => slack.close());
-    const emulator = createEmulator({ latencyMs: 60_000 });
-    const upstream = await emulator.listen({ port: 0 });
-    cleanup.push(async () => {
-      await upstream.close();
-      await emulator.close();
-    });
-    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-service-'));
-    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const { discord, slack } = await startChatFakes(defer);
+    const upstream = await startUpstream(defer, 60_000);
+    const dataDir = await tempDataDir(defer);
     const started = await startProcess({
       PATH: process.env.PATH,
       PICTOR_LOG_LEVEL: 'silent',
       PICTOR_DATA_DIR: dataDir,
       PICTOR_BASE_URL: upstream.url,
       PICTOR_API_KEY: DEV_API_KEY,
-      DISCORD_TOKEN: discord.botToken,
-      DISCORD_APPLICATION_ID: discord.applicationId,
-      DISCORD_API_BASE_URL: discord.apiBaseUrl,
-      SLACK_BOT_TOKEN: slack.botToken,
-      SLACK_SIGNING_SECRET: slack.signingSecret,
-      SLACK_MODE: 'http',
-      SLACK_PORT: '0',
-      SLACK_HOST: '127.0.0.1',
-      SLACK_API_URL: slack.apiUrl,
+      ...surfaceEnv({ discord, slack }),
     });
-    cleanup.push(() => started.stop());
+    defer(() => started.stop());
     const ix = discord.slashCommand('imagine', { prompt: 'a job through a deploy' });
     await discord.waitFor(() => (discord.original(ix)?.content.includes('Drawing') ? true : undefined), 'the job to start');
 
@@ -251,7 +182,7 @@ async function startProcess(env: Record<string, string | undefined>): Promise<St
   const eventsUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`npm start did not come online: ${output}`)), 30_000);
     const check = () => {
-      const url = /events at (\S+)\)/.exec(output)?.[1];
+      const url = slackEventsUrl(output);
       if (url && output.includes('Discord bot is online.')) {
         clearTimeout(timer);
         resolve(url);

@@ -1,30 +1,25 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startService } from '../../bots/main.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { useEmulator } from '../helpers/emulator.js';
+import { slackEventsUrl, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { waitUntil } from '../helpers/runner-harness.js';
 import { finishedJob, statusOf } from './slack/harness.js';
 
 const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
 const emu = useEmulator();
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const step of cleanup.reverse()) await step();
-  cleanup = [];
-});
+const defer = useCleanup();
 
 describe('npm start killed with SIGKILL in the middle of a paid job, then started again', () => {
   it('charges the job that reached the service at its estimate (uncertain) and lets the same user start a new job at once', async () => {
     const slack = await new FakeSlack({ channelWriteIntervalMs: 10 }).start();
-    cleanup.push(() => slack.close());
-    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-killed-'));
-    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    defer(() => slack.close());
+    const dataDir = await tempDataDir(defer, 'pictor-killed-');
     const env = {
       PATH: process.env.PATH,
       PICTOR_LOG_LEVEL: 'silent',
@@ -33,12 +28,7 @@ describe('npm start killed with SIGKILL in the middle of a paid job, then starte
       PICTOR_DATA_DIR: dataDir,
       PICTOR_USER_CONCURRENT_JOBS: '1',
       PICTOR_PARTIAL_IMAGES: '0',
-      SLACK_BOT_TOKEN: slack.botToken,
-      SLACK_SIGNING_SECRET: slack.signingSecret,
-      SLACK_MODE: 'http',
-      SLACK_PORT: '0',
-      SLACK_HOST: '127.0.0.1',
-      SLACK_API_URL: slack.apiUrl,
+      ...surfaceEnv({ slack }),
     };
 
     // The first life: one job, sent and still being drawn when the process is killed.
@@ -47,8 +37,8 @@ describe('npm start killed with SIGKILL in the middle of a paid job, then starte
     let printed = '';
     first.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
     try {
-      await waitUntil(() => /events at (\S+)\)/.test(printed), 'the first process is online', 30_000);
-      slack.deliverOverHttp(/events at (\S+)\)/.exec(printed)![1]!);
+      await waitUntil(() => slackEventsUrl(printed) !== undefined, 'the first process is online', 30_000);
+      slack.deliverOverHttp(slackEventsUrl(printed)!);
       expect((await slack.command({ command: '/imagine', text: 'a paid lighthouse --quality low --size 1024x1024', user: 'U0PAYER', channel: 'C0KILL' })).status).toBe(200);
       await waitUntil(() => emu.emulator.stats().openStreams === 1, 'the request reached the service', 30_000);
     } finally {
@@ -60,7 +50,7 @@ describe('npm start killed with SIGKILL in the middle of a paid job, then starte
     emu.emulator.configure({ latencyMs: 0 });
     const lines: string[] = [];
     const service = await startService({ ...env, PICTOR_LOG_LEVEL: 'silent' }, (l) => lines.push(l));
-    cleanup.push(() => service.stop());
+    defer(() => service.stop());
     const ledger = JSON.parse(await readFile(join(dataDir, 'quota-ledger.json'), 'utf8'));
     expect(Object.keys(ledger.reservations)).toEqual([]);
     expect(Object.values(ledger.uncertain)).toEqual([expect.objectContaining({ userKey: 'slack:U0PAYER', usd: 0.00636 })]);
@@ -68,7 +58,7 @@ describe('npm start killed with SIGKILL in the middle of a paid job, then starte
     expect(ledger.spent[today]['slack:U0PAYER']).toBeCloseTo(0.00636, 9);
 
     // Not "you already have 1 job running": the dead process's slot is free.
-    slack.deliverOverHttp(/events at (\S+)\)/.exec(lines.join('\n'))![1]!);
+    slack.deliverOverHttp(slackEventsUrl(lines.join('\n'))!);
     await slack.command({ command: '/imagine', text: 'another lighthouse --quality low', user: 'U0PAYER', channel: 'C0AGAIN' });
     expect(statusOf(await finishedJob(slack, 'C0AGAIN'))).toMatch(/Done/);
   }, 90_000);

@@ -1,0 +1,72 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import { createEmulator, type Emulator } from '../../src/emulator/index.js';
+import { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
+import { FakeSlack } from '../fakes/slack/FakeSlack.js';
+
+/** Registers a step to run after the current test; steps run last registered first. */
+export type Defer = (step: () => Promise<void>) => void;
+
+/** The `defer` of a test file: everything deferred in a test is undone after it, in reverse order. */
+export function useCleanup(): Defer {
+  let steps: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const step of steps.reverse()) await step();
+    steps = [];
+  });
+  return (step) => void steps.push(step);
+}
+
+/** The fake Discord and the fake Slack `npm start` talks to, closed after the test. */
+export async function startChatFakes(defer: Defer, options: { slackWriteIntervalMs?: number } = {}): Promise<{ discord: FakeDiscord; slack: FakeSlack }> {
+  const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+  defer(() => discord.close());
+  const slack = await new FakeSlack({ channelWriteIntervalMs: options.slackWriteIntervalMs ?? 30 }).start();
+  defer(() => slack.close());
+  return { discord, slack };
+}
+
+/** A data folder of its own for one test, removed after it. */
+export async function tempDataDir(defer: Defer, prefix = 'pictor-service-'): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  defer(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** An emulator as the upstream service (`PICTOR_BASE_URL`), stopped after the test. */
+export async function startUpstream(defer: Defer, latencyMs: number): Promise<{ emulator: Emulator; url: string }> {
+  const emulator = createEmulator({ latencyMs });
+  const upstream = await emulator.listen({ port: 0 });
+  defer(async () => {
+    await upstream.close();
+    await emulator.close();
+  });
+  return { emulator, url: upstream.url };
+}
+
+/**
+ * The settings that point `npm start`'s surfaces at the fakes: Discord at the
+ * fake's REST API and gateway, Slack in HTTP mode on a free loopback port (its
+ * events URL is printed at start; see `slackEventsUrl`).
+ */
+export function surfaceEnv(fakes: { discord?: FakeDiscord | undefined; slack?: FakeSlack | undefined }): Record<string, string> {
+  const { discord, slack } = fakes;
+  return {
+    ...(discord && { DISCORD_TOKEN: discord.botToken, DISCORD_APPLICATION_ID: discord.applicationId, DISCORD_API_BASE_URL: discord.apiBaseUrl }),
+    ...(slack && {
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: slack.signingSecret,
+      SLACK_MODE: 'http',
+      SLACK_PORT: '0',
+      SLACK_HOST: '127.0.0.1',
+      SLACK_API_URL: slack.apiUrl,
+    }),
+  };
+}
+
+/** The Slack events URL `npm start` printed, or undefined before it did. */
+export function slackEventsUrl(printed: string): string | undefined {
+  return /events at (\S+)\)/.exec(printed)?.[1];
+}
