@@ -5,7 +5,8 @@ import { PATHS } from '../../src/spec/constants.js';
  * The key and address of a Pictor (gpt-image-2 style) image service. There is
  * no public default host: the Base URL must be set (a local emulator such as
  * http://127.0.0.1:4010 works). Optionally a Redis where every process that
- * spends the key (n8n workers, Pictor bots) shares its rate limit.
+ * spends the key (n8n workers, Pictor bots) shares its rate limit and its
+ * spending ledger, and caps on what the account may spend.
  */
 export class PictorApi implements ICredentialType {
   name = 'pictorApi';
@@ -54,6 +55,33 @@ export class PictorApi implements ICredentialType {
       default: 'pictor',
       description:
         'Used only with a Redis URL: the name under which the limits of this API key are kept in Redis. Use one prefix per API key, the same in every n8n worker and bot that spends that key (the bots read it from PICTOR_REDIS_PREFIX). 1 to 64 letters, digits, _ . : or -.',
+    },
+    {
+      displayName: 'Account Daily Cap (USD)',
+      name: 'accountDailyUsd',
+      type: 'string',
+      default: '',
+      placeholder: 'no cap',
+      description:
+        "Optional. The most the whole account (every workflow, and with a Redis URL every n8n process and Pictor bot sharing it) may spend per UTC day, in US dollars, e.g. 5 or 12.50. Each request is checked at the highest price it could cost before it is sent; a request over the cap fails its item with code budget_exceeded and nothing is sent. Empty: no cap; 0: nothing may be spent. The bots' PICTOR_ACCOUNT_DAILY_USD is the same cap.",
+    },
+    {
+      displayName: 'Account Monthly Cap (USD)',
+      name: 'accountMonthlyUsd',
+      type: 'string',
+      default: '',
+      placeholder: 'no cap',
+      description:
+        'Optional. The same per UTC calendar month (resets at 00:00 UTC on the 1st). The bots\' PICTOR_ACCOUNT_MONTHLY_USD is the same cap.',
+    },
+    {
+      displayName: 'Ledger Folder',
+      name: 'ledgerFolder',
+      type: 'string',
+      default: '',
+      placeholder: '~/.n8n/pictor',
+      description:
+        "Used only with a cap and without a Redis URL: the folder of the file where spending is counted (quota-ledger.json), shared by every n8n process on this machine that uses it. Empty: pictor inside n8n's own folder (N8N_USER_FOLDER/.n8n, else ~/.n8n). With a Redis URL, spending is counted in Redis instead, under the Redis Key Prefix.",
     },
   ];
 

@@ -26,6 +26,8 @@ export interface HarnessOptions {
   /** The node's On Error setting, as n8n saves it (`continueRegularOutput`, `continueErrorOutput`); implies continueOnFail. */
   onError?: 'continueRegularOutput' | 'continueErrorOutput' | undefined;
   cancelSignal?: AbortSignal | undefined;
+  /** The id of the workflow the node runs in (n8n's `getWorkflow().id`). Default `wf-under-test`. */
+  workflowId?: string | undefined;
 }
 
 export interface Harness {
@@ -78,6 +80,7 @@ export function createHarness(options: HarnessOptions): Harness {
     getInputData: () => options.items,
     continueOnFail: () => options.continueOnFail === true || options.onError !== undefined,
     getExecutionCancelSignal: () => options.cancelSignal,
+    getWorkflow: () => ({ id: options.workflowId ?? 'wf-under-test', name: 'Workflow under test', active: false }),
     getNodeParameter(name: string, itemIndex: number, fallback?: unknown) {
       const value = name.split('.').reduce<unknown>((at, key) => (at && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), parametersOf(itemIndex));
       if (value !== undefined) return value;

@@ -9,6 +9,9 @@ import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { requester, useTempDirs } from '../helpers/runner-harness.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
+import { createHarness } from '../nodes/execute-harness.js';
+import { NodeHelpers, NodeOperationError } from '../nodes/n8n-workflow.js';
 
 const emu = useEmulator();
 const newDir = useTempDirs();
@@ -40,8 +43,22 @@ async function chatJob(store: QuotaStore, accountDailyUsd: number): Promise<stri
   }
 }
 
-describe('one account cap for the CLI and the chat bots', () => {
-  it.skipIf(redis.skipReason)('holds across both through one Redis: what the CLI spent, the bots cannot spend again', async () => {
+/** One item through the n8n node, its credential holding the same cap and ledger: `completed` or the item's error code. */
+async function n8nItem(credentials: Record<string, unknown>): Promise<string> {
+  const [out] = await createHarness({
+    n8n: { NodeHelpers, NodeOperationError },
+    nodeType: new PictorImage(),
+    parameters: { operation: 'generate', prompt: 'a lighthouse', quality: 'low', size: '1024x1024' },
+    items: [{ json: {} }],
+    credentials: { apiKey: DEV_API_KEY, baseUrl: emu.url, ...credentials },
+    onError: 'continueRegularOutput',
+  }).run();
+  const item = out![0]!;
+  return item.binary?.data ? 'completed' : String(item.json.code);
+}
+
+describe('one account cap for the CLI, the chat bots and the n8n node', () => {
+  it.skipIf(redis.skipReason)('holds across all three through one Redis: what the CLI spent, the bots and the node cannot spend again', async () => {
     const cap = 2.5 * LOW;
     const env = { PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, REDIS_URL: redis.url, PICTOR_REDIS_PREFIX: prefix, PICTOR_ACCOUNT_DAILY_USD: String(cap) };
     expect((await cli(env)).code).toBe(0);
@@ -53,12 +70,35 @@ describe('one account cap for the CLI and the chat bots', () => {
       expect(refused.code).toBe(1);
       expect(JSON.parse(refused.stdout)).toMatchObject({ code: 'budget_exceeded', cap: 'budget_account_daily' });
       expect(await store.spentToday('account', Date.now())).toBeCloseTo(2 * LOW, 9);
+      expect(await n8nItem({ redisUrl: redis.url, redisPrefix: prefix, accountDailyUsd: String(cap) })).toBe('budget_exceeded');
     } finally {
       await store.close();
     }
   });
 
-  it('holds across both through the ledger file in one data folder', async () => {
+  it.skipIf(redis.skipReason)('lets exactly one of the CLI, a chat job and an n8n item racing for the last image through one Redis win', async () => {
+    const racePrefix = uniquePrefix('surfaces-race');
+    const cap = 1.5 * LOW;
+    const env = { PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, REDIS_URL: redis.url, PICTOR_REDIS_PREFIX: racePrefix, PICTOR_ACCOUNT_DAILY_USD: String(cap) };
+    const store = await RedisQuotaStore.connect({ url: redis.url!, prefix: racePrefix });
+    try {
+      const before = emu.emulator.stats().requests;
+      const outcomes = await Promise.all([
+        cli(env).then((r) => (r.code === 0 ? 'completed' : String((JSON.parse(r.stdout) as { code: string }).code))),
+        chatJob(store, cap),
+        n8nItem({ redisUrl: redis.url, redisPrefix: racePrefix, accountDailyUsd: String(cap) }),
+      ]);
+      expect(outcomes.filter((o) => o === 'completed')).toHaveLength(1);
+      for (const refused of outcomes.filter((o) => o !== 'completed')) expect(refused).toMatch(/^budget_(exceeded|account_daily)$/);
+      expect(emu.emulator.stats().requests - before).toBe(1);
+      expect(await store.spentToday('account', Date.now())).toBeCloseTo(LOW, 9);
+    } finally {
+      await store.close();
+      await deleteKeys(redis.url!, racePrefix);
+    }
+  });
+
+  it('holds across all three through the ledger file in one data folder', async () => {
     const dir = await newDir();
     const cap = 2.5 * LOW;
     const env = { PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: dir, PICTOR_ACCOUNT_DAILY_USD: String(cap) };
@@ -71,5 +111,7 @@ describe('one account cap for the CLI and the chat bots', () => {
       await store.close();
     }
     expect(JSON.parse((await cli(env)).stdout)).toMatchObject({ code: 'budget_exceeded', cap: 'budget_account_daily' });
+    // Last: the node keeps its store of this ledger open for the rest of the process, as in n8n.
+    expect(await n8nItem({ ledgerFolder: dir, accountDailyUsd: String(cap) })).toBe('budget_exceeded');
   });
 });

@@ -1,6 +1,8 @@
 import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
 import { APIError, ValidationError, isPictorError, type PictorErrorCode } from '../../../src/core/errors.js';
 import { RedisUnavailableError } from '../../../src/core/redis-connection.js';
+import { formatUsd } from '../../../src/core/pricing.js';
+import { BudgetExceededError, LedgerUnreadableError, describeResetTime } from '../../../src/spend/errors.js';
 import { FIELD_PARAMETERS, type SpecField } from './node-properties.js';
 
 export type NodeError = NodeOperationError | NodeApiError;
@@ -15,8 +17,11 @@ const HINTS: Partial<Record<PictorErrorCode, string>> = {
     'The service still answered "rate limit exceeded" after every retry. Set Images per Minute to your account limit, or raise Max Retries.',
   server_error: 'The service failed repeatedly. Try again later.',
   connection_failed: 'Check the base URL of the Pictor API credential and that the service is reachable from n8n.',
-  timeout: 'The service took too long. High quality images can take minutes; try again or lower the quality.',
+  timeout:
+    'The service took too long after the request had reached it, so it may already be billed and was not sent again. High quality images can take minutes: lower the quality, or check the service before running it again.',
   stream_broken: 'The answer broke off after the job had started; it may already be billed, so it was not sent again.',
+  bad_response:
+    'The service answered with something that is not the images asked for (wrong count, not an image of the requested format). It may already be billed, so it was not sent again.',
   aborted: 'The execution was cancelled.',
   not_found: 'The base URL of the Pictor API credential does not point at the image service.',
 };
@@ -69,6 +74,24 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
     return nodeError;
   }
   if (isRedisUnavailable(error)) return redisNodeError(node, error, itemIndex);
+  if (error instanceof BudgetExceededError) {
+    const nodeError = new NodeOperationError(node, error.message, {
+      itemIndex,
+      description:
+        `Nothing was sent. ${capName(error.cap)}: ${formatUsd(error.limitUsd)}, ${formatUsd(error.leftUsd)} left, resets at ${describeResetTime(error.resetsAt)}. ` +
+        'The caps are the Account Daily/Monthly Cap of the Pictor API credential (and, through a shared Redis, the ledger the bots count in too).',
+    });
+    Object.assign(nodeError.context, { code: error.code, cap: error.cap, leftUsd: error.leftUsd, resetsAt: new Date(error.resetsAt).toISOString() });
+    return nodeError;
+  }
+  if (error instanceof LedgerUnreadableError) {
+    const nodeError = new NodeOperationError(node, error.message, {
+      itemIndex,
+      description: 'Nothing was sent: the node will not spend without knowing what was already spent. Set the Ledger Folder of the Pictor API credential to change where it is kept.',
+    });
+    Object.assign(nodeError.context, { code: error.code });
+    return nodeError;
+  }
   if (isPictorError(error)) {
     const nodeError = new NodeOperationError(node, error.message, { itemIndex, description: HINTS[error.code] });
     Object.assign(nodeError.context, { code: error.code });
@@ -99,6 +122,10 @@ function redisNodeError(node: INode, error: RedisUnavailableError, itemIndex: nu
   });
   Object.assign(nodeError.context, { code: error.code });
   return nodeError;
+}
+
+function capName(cap: BudgetExceededError['cap']): string {
+  return cap === 'budget_account_monthly' ? "The account's monthly cap" : cap === 'budget_account_daily' ? "The account's daily cap" : `The cap ${cap}`;
 }
 
 /** The core's code for an error, when it has one (`validation_error`, `rate_limited`, …). */

@@ -1,5 +1,8 @@
 import { ValidationError } from '../../../src/core/errors.js';
 import { readRedisConfig, type RedisConfig } from '../../../src/core/redis-config.js';
+import { accountCaps, readSpendCaps } from '../../../src/spend/caps.js';
+import type { SpendLimits } from '../../../src/spend/types.js';
+import { defaultLedgerFolder, type LedgerKey } from './spend-registry.js';
 
 /** What the node reads from its "Pictor API" credential (the Redis fields are absent on credentials saved before they existed). */
 export interface PictorCredentials {
@@ -9,6 +12,32 @@ export interface PictorCredentials {
   redisUrl?: string | undefined;
   /** One per account; empty means the core's default. */
   redisPrefix?: string | undefined;
+  /** USD per UTC day / month for the whole account; empty means no cap (absent on credentials saved before they existed). */
+  accountDailyUsd?: string | number | undefined;
+  accountMonthlyUsd?: string | number | undefined;
+  /** The file ledger's folder (without Redis); empty means the default in n8n's folder. */
+  ledgerFolder?: string | undefined;
+}
+
+/** The credential fields of the account caps, by the core's variable (the one parser every surface uses). */
+const CAP_FIELDS = {
+  PICTOR_ACCOUNT_DAILY_USD: { field: 'accountDailyUsd', displayName: 'Account Daily Cap (USD)' },
+  PICTOR_ACCOUNT_MONTHLY_USD: { field: 'accountMonthlyUsd', displayName: 'Account Monthly Cap (USD)' },
+} as const;
+
+const text = (value: unknown) => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '');
+
+/** The account's caps from the credential, read by the core's `readSpendCaps`; throws its ValidationError (`param` the variable) for a bad value. */
+export function capsOf(credentials: PictorCredentials): SpendLimits {
+  return accountCaps(
+    readSpendCaps({ PICTOR_ACCOUNT_DAILY_USD: text(credentials.accountDailyUsd), PICTOR_ACCOUNT_MONTHLY_USD: text(credentials.accountMonthlyUsd) }),
+  );
+}
+
+/** Where the node counts its spending and what it enforces there (see spend-registry). */
+export function ledgerOf(credentials: PictorCredentials): LedgerKey {
+  const folder = text(credentials.ledgerFolder).trim();
+  return { limits: capsOf(credentials), redis: sharedLimitsOf(credentials), ledgerFolder: folder === '' ? defaultLedgerFolder() : folder };
 }
 
 export const CREDENTIAL_NAME = 'pictorApi';
@@ -34,6 +63,13 @@ export function credentialProblem(credentials: PictorCredentials): string | unde
   if (baseUrl.trim() === '') return 'Pictor API credential: the Base URL is empty; set the address of your image service';
   if (!(URL.canParse(baseUrl.trim()) && /^https?:$/.test(new URL(baseUrl.trim()).protocol))) {
     return `Pictor API credential: the Base URL ${JSON.stringify(baseUrl)} is not an http(s) address`;
+  }
+  try {
+    capsOf(credentials);
+  } catch (error) {
+    const cap = (error instanceof ValidationError && CAP_FIELDS[error.param as keyof typeof CAP_FIELDS]) || CAP_FIELDS.PICTOR_ACCOUNT_DAILY_USD;
+    const value = cap.field === 'accountDailyUsd' ? credentials.accountDailyUsd : credentials.accountMonthlyUsd;
+    return `Pictor API credential: the ${cap.displayName} ${JSON.stringify(value)} is not a number of US dollars; use 0 or more (e.g. 5 or 12.50), or leave it empty for no cap`;
   }
   try {
     sharedLimitsOf(credentials);

@@ -1,15 +1,16 @@
 import { setMaxListeners } from 'node:events';
 import { NodeOperationError, type IDataObject, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 import { PictorClient, type LoggerLike } from '../../../src/client/PictorClient.js';
+import { GuardedPictorClient, SpendGuard } from '../../../src/spend/guarded-client.js';
 import type { ImageJobResult } from '../../../src/client/job-result.js';
-import type { RedisConfig } from '../../../src/core/redis-config.js';
 import { parseEditRequest, parseGenerationRequest, type EditRequest, type GenerationRequest } from '../../../src/spec/index.js';
 import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
 import { codeOf, toNodeError, type NodeError } from './node-errors.js';
 import { toOutputItems } from './output-items.js';
-import { CREDENTIAL_NAME, credentialProblem, sharedLimitsOf, type PictorCredentials } from './pictor-credentials.js';
+import { CREDENTIAL_NAME, credentialProblem, ledgerOf, type PictorCredentials } from './pictor-credentials.js';
+import { ledgerFor, needsLedger, type LedgerKey } from './spend-registry.js';
 
 /** One item, checked and ready to send. */
 interface PreparedItem {
@@ -47,7 +48,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
   if (prepared.length > 0) {
     const credentials = await ctx.getCredentials<PictorCredentials>(CREDENTIAL_NAME);
     const problem = credentialProblem(credentials);
-    const redis = problem ? undefined : sharedLimitsOf(credentials);
+    const ledger = problem ? undefined : ledgerOf(credentials);
     const stopAll = new AbortController();
     // Every request of this execution listens to it: no leak warning for 30 items.
     setMaxListeners(0, stopAll.signal);
@@ -62,7 +63,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
         prepared.map(async (job): Promise<Outcome> => {
           try {
             if (problem) throw new NodeOperationError(node, problem, { itemIndex: job.itemIndex });
-            const result = await send(ctx, credentials, redis, job, stopAll.signal);
+            const result = await send(ctx, credentials, ledger!, job, stopAll.signal);
             const items = await toOutputItems(ctx, result, {
               itemIndex: job.itemIndex,
               operation: job.params.operation,
@@ -105,18 +106,24 @@ async function validate(ctx: IExecuteFunctions, itemIndex: number, params: ItemP
 async function send(
   ctx: IExecuteFunctions,
   credentials: PictorCredentials,
-  redis: RedisConfig | undefined,
+  ledger: LedgerKey,
   job: PreparedItem,
   signal: AbortSignal,
 ): Promise<ImageJobResult> {
   const { params, request } = job;
   const logger = loggerOf(ctx);
+  const { redis } = ledger;
   // Shared through the credential's Redis when it has one; RedisUnavailableError becomes the item's error.
   const limiter = await limiterFor(
     { baseURL: credentials.baseUrl, apiKey: credentials.apiKey, imagesPerMinute: params.imagesPerMinute, maxConcurrent: params.maxConcurrent, redis },
     { logger },
   );
-  const client = new PictorClient({ apiKey: credentials.apiKey, baseURL: credentials.baseUrl, limiter, maxRetries: params.maxRetries, logger });
+  const common = { apiKey: credentials.apiKey, baseURL: credentials.baseUrl, limiter, maxRetries: params.maxRetries, logger };
+  // Through the account's spend guard (the same ledger as the CLI and the bots): reserved at its highest price before it
+  // is sent, refused with BudgetExceededError (nothing sent) over a cap, settled at its real cost.
+  const client = needsLedger(ledger)
+    ? new GuardedPictorClient({ ...common, guard: new SpendGuard({ store: await ledgerFor(ledger, { logger }), limits: ledger.limits, userKey: `n8n:${workflowIdOf(ctx)}`, scopeKey: 'n8n' }) })
+    : new PictorClient(common);
   const options = { signal };
   if (request.stream) {
     const stream = 'image' in request ? client.editStream(request, options) : client.generateStream(request, options);
@@ -146,10 +153,21 @@ export function failedItem(error: NodeError, itemIndex: number, onError: string 
   if (code) json.code = code;
   if (error.description) json.description = error.description;
   if (typeof error.context.parameter === 'string') json.field = error.context.parameter;
+  // A budget refusal says which cap, what is left and when it resets, for an IF node to route on.
+  for (const key of ['cap', 'leftUsd', 'resetsAt'] as const) {
+    const value = error.context[key];
+    if (typeof value === 'string' || typeof value === 'number') json[key] = value;
+  }
   json.itemIndex = itemIndex;
   const item: INodeExecutionData = { json, pairedItem: { item: itemIndex } };
   if (onError === 'continueErrorOutput') Object.defineProperty(item, 'error', { value: error, enumerable: false, configurable: true, writable: true });
   return item;
+}
+
+/** The workflow's id, under which the ledger counts what it spent (`n8n:<id>`). */
+function workflowIdOf(ctx: IExecuteFunctions): string {
+  const id = ctx.getWorkflow().id;
+  return typeof id === 'string' && id !== '' ? id : 'unsaved';
 }
 
 /** n8n's logger in the call shape the core client uses; the client never logs secrets. */

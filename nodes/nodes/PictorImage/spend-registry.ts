@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { RedisConfig } from '../../../src/core/redis-config.js';
+import type { RedisLogger } from '../../../src/core/redis-connection.js';
+import { FileQuotaStore } from '../../../src/spend/FileQuotaStore.js';
+import { RedisQuotaStore } from '../../../src/spend/RedisQuotaStore.js';
+import type { QuotaStore, SpendLimits } from '../../../src/spend/types.js';
+
+/** Where the node's spending is counted, and the account caps it enforces there. */
+export interface LedgerKey {
+  /** The account's caps from the credential (undefined: no cap). */
+  limits: SpendLimits;
+  /** With a Redis URL: the ledger every process of the account shares (the bots' with the same REDIS_URL and prefix). */
+  redis?: RedisConfig | undefined;
+  /** Without Redis: the folder of the file ledger (shared by every process of this machine that uses it). */
+  ledgerFolder: string;
+}
+
+/**
+ * n8n's own folder (`N8N_USER_FOLDER/.n8n`, else `~/.n8n`), where the node
+ * keeps its file ledger by default: it survives restarts like n8n's database.
+ */
+export function defaultLedgerFolder(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.N8N_USER_FOLDER?.trim() || homedir(), '.n8n', 'pictor');
+}
+
+/** Whether requests go through a ledger at all: with Redis always (the account's spending is shared), else only when a cap is set. */
+export function needsLedger(key: LedgerKey): boolean {
+  return key.redis !== undefined || key.limits.accountDailyUsd !== undefined || key.limits.accountMonthlyUsd !== undefined;
+}
+
+/**
+ * One ledger store per Redis (URL and prefix) or folder for the whole n8n
+ * process, like the limiters: every execution of every workflow counts its
+ * spending in the same place, and a file ledger has one store per process, as
+ * the file lock expects. A failure is not kept, so the next execution tries again.
+ */
+const stores = new Map<string, Promise<QuotaStore>>();
+
+const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 16);
+
+export function ledgerFor(key: LedgerKey, options: { logger?: RedisLogger | undefined } = {}): Promise<QuotaStore> {
+  const id = key.redis ? `redis:${digest(key.redis.url, key.redis.prefix)}` : `file:${resolve(key.ledgerFolder)}`;
+  const known = stores.get(id);
+  if (known) return known;
+  const made = openLedger(key, options);
+  stores.set(id, made);
+  made.catch(() => {
+    if (stores.get(id) === made) stores.delete(id);
+  });
+  return made;
+}
+
+async function openLedger(key: LedgerKey, options: { logger?: RedisLogger | undefined }): Promise<QuotaStore> {
+  const onError = (err: unknown) => options.logger?.warn({ err }, 'could not renew the spend lease');
+  if (key.redis) return RedisQuotaStore.connect(key.redis, { logger: options.logger, onError });
+  const store = new FileQuotaStore({ dir: resolve(key.ledgerFolder), onError });
+  let ready = false;
+  try {
+    const opened = await store.open();
+    if (opened.restoredFromBackup) options.logger?.warn({ path: store.path, brokenCopy: opened.brokenCopy }, 'the spend ledger was unreadable: restored its backup copy');
+    ready = true;
+  } finally {
+    // An unreadable ledger (LedgerUnreadableError) frees the file for the next execution's try.
+    if (!ready) await store.close();
+  }
+  return store;
+}

@@ -1,0 +1,117 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
+import { defaultLedgerFolder } from '../../nodes/nodes/PictorImage/spend-registry.js';
+import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
+import { utcDay, utcMonth } from '../../src/spend/index.js';
+import { createHarness, type HarnessOptions } from './execute-harness.js';
+import { NodeHelpers, NodeOperationError, type INodeExecutionData } from './n8n-workflow.js';
+
+/**
+ * The node spends the account's money like the CLI and the bots: through the
+ * core's spend guard, against the Account Daily/Monthly Cap of its
+ * credential, counted in a ledger (here the file ledger in the credential's
+ * Ledger Folder; the Redis ledger is in pictor-image-redis.test.ts).
+ */
+let emulator: Emulator;
+let server: EmulatorServer;
+const folders: string[] = [];
+
+beforeAll(async () => {
+  emulator = createEmulator({ moderationMarker: 'forbidden' });
+  server = await emulator.listen({ port: 0 });
+});
+afterAll(async () => {
+  await emulator.close();
+  for (const folder of folders) await rm(folder, { recursive: true, force: true });
+});
+beforeEach(() => {
+  emulator.configure({ latencyMs: 0 });
+  emulator.reset();
+});
+
+const node = new PictorImage();
+const LOW = { operation: 'generate', quality: 'low', size: '1024x1024' };
+/** The table price of one low 1024x1024 image. */
+const ONE_IMAGE_USD = 0.00636;
+
+async function ledgerFolder(): Promise<string> {
+  const folder = await mkdtemp(join(tmpdir(), 'pictor-n8n-ledger-'));
+  folders.push(folder);
+  return folder;
+}
+
+function run(prompts: string[], credentials: Record<string, unknown>, options: Partial<HarnessOptions> = {}) {
+  return createHarness({
+    n8n: { NodeHelpers, NodeOperationError },
+    nodeType: node,
+    parameters: (i) => ({ ...LOW, prompt: prompts[i] }),
+    items: prompts.map((): INodeExecutionData => ({ json: {} })),
+    credentials: { apiKey: DEV_API_KEY, baseUrl: server.url, ...credentials },
+    onError: 'continueRegularOutput',
+    ...options,
+  }).run();
+}
+
+async function ledgerOf(folder: string) {
+  return JSON.parse(await readFile(join(folder, 'quota-ledger.json'), 'utf8')) as {
+    spent: Record<string, Record<string, number>>;
+    reservations: Record<string, unknown>;
+  };
+}
+
+describe('the Pictor Image node under an account cap', () => {
+  it('refuses the item that would pass the Account Daily Cap with code budget_exceeded, naming the cap and what is left, and sends nothing for it', async () => {
+    const folder = await ledgerFolder();
+    // Room for one image, not two. Every item is reserved before it waits for its turn, in item order.
+    const [out] = await run(['first under the cap', 'second over the cap'], { accountDailyUsd: '0.01', ledgerFolder: folder });
+    expect(out![0]!.binary?.data).toBeDefined();
+    expect(out![1]!.json).toMatchObject({
+      code: 'budget_exceeded',
+      cap: 'budget_account_daily',
+      leftUsd: expect.closeTo(0.01 - ONE_IMAGE_USD, 6),
+      resetsAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T00:00:00\.000Z$/),
+      description: expect.stringContaining('Nothing was sent'),
+      itemIndex: 1,
+    });
+    expect(emulator.requests.map((r) => r.fields?.prompt)).toEqual(['first under the cap']);
+  });
+
+  it('settles what a request cost in the ledger, under the workflow and the whole account', async () => {
+    const folder = await ledgerFolder();
+    await run(['a paid fox'], { accountMonthlyUsd: '5', ledgerFolder: folder }, { workflowId: 'wf-42' });
+    const ledger = await ledgerOf(folder);
+    const now = Date.now();
+    expect(ledger.spent[utcDay(now)]).toMatchObject({ 'n8n:wf-42': ONE_IMAGE_USD, n8n: ONE_IMAGE_USD, account: ONE_IMAGE_USD });
+    expect(ledger.spent[utcMonth(now)]).toMatchObject({ account: ONE_IMAGE_USD });
+    expect(ledger.reservations).toEqual({});
+  });
+
+  it('releases the reservation of a request the service refused, so it costs nothing and leaves the cap to the next execution', async () => {
+    const folder = await ledgerFolder();
+    const credentials = { accountDailyUsd: '0.01', ledgerFolder: folder };
+    const [refused] = await run(['a forbidden fox'], credentials);
+    expect(refused![0]!.json.code).toBe('moderation_blocked');
+    const [next] = await run(['an allowed fox'], credentials);
+    expect(next![0]!.binary?.data).toBeDefined();
+    expect((await ledgerOf(folder)).spent[utcDay(Date.now())]?.account).toBe(ONE_IMAGE_USD);
+  });
+
+  it('fails every item before sending anything when a cap in the credential is not a number, naming the field', async () => {
+    const [out] = await run(['a fox'], { accountDailyUsd: 'five dollars', ledgerFolder: await ledgerFolder() });
+    expect(out![0]!.json.error).toMatch(/Account Daily Cap \(USD\) "five dollars" is not a number of US dollars/);
+    expect(emulator.requests).toHaveLength(0);
+  });
+
+  it('keeps no ledger without a cap and without Redis, as the CLI', async () => {
+    const folder = await ledgerFolder();
+    await run(['an uncounted fox'], { ledgerFolder: folder });
+    await expect(readFile(join(folder, 'quota-ledger.json'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it("keeps its ledger in n8n's own folder by default", () => {
+    expect(defaultLedgerFolder({ N8N_USER_FOLDER: '/srv/n8n' })).toBe(join('/srv/n8n', '.n8n', 'pictor'));
+  });
+});
