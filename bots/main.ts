@@ -68,6 +68,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         limits: runnerConfig.limits,
         partialImages: runnerConfig.partialImages,
         minUpdateIntervalMs: runnerConfig.minUpdateIntervalMs,
+        recordPrompts: core.spend.recordPrompts,
         logger,
       });
       runnerOfService = runner;
@@ -135,9 +136,9 @@ async function openLedger(core: CoreConfig, dataDir: string, logger: Logger, pri
   const onError = (err: unknown) => logger.warn({ err }, 'could not renew the spend lease');
   let store: QuotaStore;
   if (core.redis) {
-    store = await RedisQuotaStore.connect(core.redis, { logger, onError });
+    store = await RedisQuotaStore.connect(core.redis, { logger, onError, usageRetentionDays: core.spend.usageRetentionDays });
   } else {
-    const file = new FileQuotaStore({ dir: dataDir, onError });
+    const file = new FileQuotaStore({ dir: dataDir, onError, usageRetentionDays: core.spend.usageRetentionDays });
     try {
       const opened = await file.open();
       if (opened.restoredFromBackup) {

@@ -48,6 +48,8 @@ export interface JobRunnerOptions {
   minUpdateIntervalMs?: number | undefined;
   /** Partial images asked for per image (0 to 3). Default 2. */
   partialImages?: number | undefined;
+  /** Keep each job's prompt in its usage record (`PICTOR_USAGE_PROMPTS=1`). Default false. */
+  recordPrompts?: boolean | undefined;
   logger?: LoggerLike | undefined;
   /** Milliseconds since the epoch; update pacing is measured with it, so it must advance with real time. Default `Date.now`. */
   now?: (() => number) | undefined;
@@ -69,6 +71,8 @@ interface Job {
   completedImages: number;
   /** The store recorded that the request is leaving: from then on it may be billed. */
   sent: boolean;
+  /** The service's id of the request, once it answered (for the usage record). */
+  requestId: string | undefined;
   done: Promise<FinalUpdate>;
 }
 
@@ -101,6 +105,7 @@ export class JobRunner {
   readonly #limits: SpendLimits;
   readonly #minUpdateIntervalMs: number;
   readonly #partialImages: number;
+  readonly #recordPrompts: boolean;
   readonly #logger: LoggerLike;
   readonly #now: () => number;
   readonly #shutdownGraceMs: number;
@@ -119,6 +124,7 @@ export class JobRunner {
     this.#limits = { ...options.limits };
     this.#minUpdateIntervalMs = options.minUpdateIntervalMs ?? DEFAULT_MIN_UPDATE_INTERVAL_MS;
     this.#partialImages = options.partialImages ?? DEFAULT_PARTIAL_IMAGES;
+    this.#recordPrompts = options.recordPrompts ?? false;
     this.#logger = options.logger ?? noopLogger;
     this.#now = options.now ?? Date.now;
     this.#shutdownGraceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
@@ -154,6 +160,7 @@ export class JobRunner {
       estimateUsd: estimate.totalUsd,
       limits: this.#limits,
       now: submittedAt,
+      job: { operation: spec.kind, n: request.n, size: request.size, quality: request.quality, ...(this.#recordPrompts && { prompt: request.prompt }) },
     });
     if (!reservation.ok) {
       const refusal = refusalFromReservation(reservation, { estimateUsd: estimate.totalUsd, platform: requester.platform, now: submittedAt });
@@ -308,6 +315,7 @@ export class JobRunner {
       cancelledBy: undefined,
       completedImages: 0,
       sent: false,
+      requestId: undefined,
       done: ran.then(() => pump.delivered),
     };
     this.#jobs.set(id, job);
@@ -388,9 +396,11 @@ export class JobRunner {
         }
       }
     } catch (error) {
+      job.requestId = stream?.requestId;
       await this.#finishWithError(job, error, completed);
       return;
     }
+    job.requestId = stream.requestId;
     if (job.decided) {
       // Cancelled while the last bytes arrived: the cancel has been reported, and what was produced is charged.
       await this.#charge(job, 'settle', interruptedCost(job, completed));
@@ -455,7 +465,7 @@ export class JobRunner {
   /** Settles or releases the job's reservation; a store failure is logged, never shown to the user. */
   async #charge(job: Job, action: 'settle' | 'release', usd = 0): Promise<void> {
     try {
-      if (action === 'settle') await this.#store.settle(job.info.id, usd);
+      if (action === 'settle') await this.#store.settle(job.info.id, usd, { requestId: job.requestId });
       else await this.#store.release(job.info.id);
     } catch (error) {
       this.#logger.error({ jobId: job.info.id, action, err: error }, 'the quota store failed to record a finished job');

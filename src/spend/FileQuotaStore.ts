@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, link, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { createSerialQueue } from './serial-queue.js';
 import { budgetsOf } from './caps.js';
-import { ACCOUNT_KEY, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendRefusal } from './types.js';
+import { ACCOUNT_KEY, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendRefusal, type UsageQuery, type UsageRecord } from './types.js';
+import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, usageRecord, UsageRecordSchema } from './usage-records.js';
 import { nextUtcMidnight, nextUtcMonth, utcDay, utcDayBefore, utcMonth, utcMonthBefore } from './utc-period.js';
 
 export interface FileQuotaStoreOptions {
@@ -26,9 +27,12 @@ export interface FileQuotaStoreOptions {
   clock?: (() => number) | undefined;
   /** Lease renewal failures (tried again on the next renewal). */
   onError?: ((error: unknown) => void) | undefined;
+  /** Days usage records are kept in `usage.jsonl` (`PICTOR_USAGE_RETENTION_DAYS`). Default 400. */
+  usageRetentionDays?: number | undefined;
 }
 
 const DEFAULT_FILE_NAME = 'quota-ledger.json';
+const USAGE_FILE_NAME = 'usage.jsonl';
 const DEFAULT_LEASE_MS = 60_000;
 const DEFAULT_KEEP_DAYS = 7;
 const DAY_MS = 24 * 60 * 60_000;
@@ -48,6 +52,8 @@ const ReservationSchema = z.object({
   owner: z.string(),
   /** Its request may have reached the service: if its process dies, it is charged at its estimate. */
   sent: z.boolean(),
+  /** What the job is, for its usage record. */
+  job: JobDetailsSchema.optional(),
 });
 
 const OwnerSchema = z.object({ pid: z.number(), host: z.string(), renewedAt: z.number() });
@@ -75,7 +81,7 @@ const LedgerV1Schema = z.object({
 });
 
 type Ledger = z.output<typeof LedgerV2Schema>;
-type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport) => { result: T; changed: boolean };
+type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport) => { result: T; changed: boolean; usage?: UsageRecord | undefined };
 type Reservation = z.output<typeof ReservationSchema>;
 
 /** Ledgers open in this process: one store per file per process (processes share it through the lock). */
@@ -111,6 +117,12 @@ export class FileQuotaStore implements QuotaStore {
   readonly #held = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  readonly usagePath: string;
+  readonly #usageRetentionMs: number;
+  /** When this process last dropped expired usage records (at most once a day). */
+  #usagePrunedAt = Number.NEGATIVE_INFINITY;
+  /** Usage records of the reservations the current commit settled at their estimate (dead processes). */
+  #reconciledUsage: UsageRecord[] = [];
 
   constructor(options: FileQuotaStoreOptions) {
     this.#dir = options.dir;
@@ -123,6 +135,8 @@ export class FileQuotaStore implements QuotaStore {
     this.#keepDays = Math.max(1, Math.floor(options.keepDays ?? DEFAULT_KEEP_DAYS));
     this.#clock = options.clock ?? Date.now;
     this.#onError = options.onError;
+    this.usagePath = resolve(join(options.dir, USAGE_FILE_NAME));
+    this.#usageRetentionMs = Math.max(1, options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS) * DAY_MS;
   }
 
   get backupPath(): string {
@@ -173,6 +187,7 @@ export class FileQuotaStore implements QuotaStore {
         at: now,
         owner: this.#owner,
         sent: false,
+        ...(input.job && { job: input.job }),
       };
       ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
       ledger.lastJobAt[userKey] = now;
@@ -191,15 +206,17 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
-  settle(jobId: string, actualUsd: number): Promise<void> {
+  settle(jobId: string, actualUsd: number, info: { requestId?: string | undefined } = {}): Promise<void> {
     if (!(Number.isFinite(actualUsd) && actualUsd >= 0)) return Promise.reject(new RangeError(`actualUsd must be a non-negative number, not ${actualUsd}`));
-    return this.#update(this.#clock(), (ledger) => {
+    const now = this.#clock();
+    return this.#update(now, (ledger) => {
       this.#held.delete(jobId);
       const reservation = ledger.reservations[jobId];
       if (!reservation) return { result: undefined, changed: false };
       delete ledger.reservations[jobId];
       charge(ledger, reservation, actualUsd);
-      return { result: undefined, changed: true };
+      const usage = recordOf(jobId, reservation, roundUsd(actualUsd), 'actual', now, info.requestId);
+      return { result: undefined, changed: true, usage };
     });
   }
 
@@ -222,6 +239,14 @@ export class FileQuotaStore implements QuotaStore {
 
   reconcile(now: number): Promise<ReconcileReport> {
     return this.#update(now, (_ledger, reconciled) => ({ result: reconciled, changed: false }));
+  }
+
+  /** The usage records in `usage.jsonl` beside the ledger, one per settled job, oldest first. */
+  usage(query: UsageQuery): Promise<UsageRecord[]> {
+    return this.#serial(() => {
+      if (this.#closed) return Promise.reject(new Error('the quota store is closed'));
+      return this.#locked(async () => (await this.#readUsage()).filter((r) => matchesQuery(r, query)));
+    });
   }
 
   /** Waits for pending operations and stops renewing the lease; later calls fail. */
@@ -283,6 +308,7 @@ export class FileQuotaStore implements QuotaStore {
       if (r.sent) {
         charge(ledger, r, r.usd);
         ledger.uncertain[jobId] = { userKey: r.userKey, scopeKey: r.scopeKey, usd: r.usd, day: r.day, at: now };
+        this.#reconciledUsage.push(recordOf(jobId, r, r.usd, 'estimate', now, undefined));
         report.settledAtEstimate.push(jobId);
       } else {
         report.released.push(jobId);
@@ -355,18 +381,24 @@ export class FileQuotaStore implements QuotaStore {
       const outcomes = await this.#locked(async () => {
         const ledger = await this.#load();
         let dirty = false;
+        const usage: UsageRecord[] = [];
+        this.#reconciledUsage = [];
         const outcomes = batch.map(({ now, operation }) => {
           const reconciled = this.#reconcile(ledger, now);
           if (reconciled.released.length + reconciled.settledAtEstimate.length > 0) dirty = true;
           try {
             // An operation that throws does so before it changes anything (unknown job, duplicate, bad amount).
-            const { result, changed } = operation(ledger, reconciled);
+            const { result, changed, usage: record } = operation(ledger, reconciled);
             if (changed) dirty = true;
+            if (record) usage.push(record);
             return { ok: true as const, result };
           } catch (error) {
             return { ok: false as const, error };
           }
         });
+        // Usage first: a crash between the two leaves a record whose settle the ledger lacks; the job is then settled
+        // again at its estimate when its dead process is met, and the later record is the one read (latestPerJob).
+        if (dirty) await this.#appendUsage([...this.#reconciledUsage, ...usage], batch[batch.length - 1]!.now);
         if (dirty) await this.#write(ledger);
         return outcomes;
       });
@@ -423,6 +455,58 @@ export class FileQuotaStore implements QuotaStore {
     throw new LedgerUnreadableError(this.path, read.problem, { cause: read.cause });
   }
 
+  /** Appends records to `usage.jsonl` (0600) and syncs it; drops expired records at most once a day. */
+  async #appendUsage(records: UsageRecord[], now: number): Promise<void> {
+    if (now - this.#usagePrunedAt >= DAY_MS) {
+      this.#usagePrunedAt = now;
+      const lines = await this.#readUsageLines();
+      const kept = lines.filter((r) => r.time >= now - this.#usageRetentionMs);
+      if (kept.length < lines.length) {
+        const temp = `${this.usagePath}.${process.pid}.tmp`;
+        await writeFile(temp, kept.map((r) => `${JSON.stringify(r)}\n`).join(''), { mode: 0o600 });
+        await rename(temp, this.usagePath);
+      }
+    }
+    if (records.length === 0) return;
+    const handle = await open(this.usagePath, 'a+', 0o600);
+    try {
+      // A line a crash cut short is left as it is (it is skipped when read); the next record starts on a line of its own.
+      const { size } = await handle.stat();
+      const last = Buffer.alloc(1);
+      const cut = size > 0 && (await handle.read(last, 0, 1, size - 1)).bytesRead === 1 && last[0] !== 0x0a;
+      await handle.appendFile(`${cut ? '\n' : ''}${records.map((r) => `${JSON.stringify(r)}\n`).join('')}`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Every readable line of `usage.jsonl`, in file order (a line cut short by a crash is skipped). */
+  async #readUsageLines(): Promise<UsageRecord[]> {
+    let text: string;
+    try {
+      text = await readFile(this.usagePath, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const records: UsageRecord[] = [];
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      try {
+        const parsed = UsageRecordSchema.safeParse(JSON.parse(line));
+        if (parsed.success) records.push(parsed.data);
+      } catch {
+        // A torn last line: its settle never reached the ledger either.
+      }
+    }
+    return records;
+  }
+
+  async #readUsage(): Promise<UsageRecord[]> {
+    return latestPerJob(await this.#readUsageLines());
+  }
+
   /** Temporary file, fsync, then the current version becomes the backup and the new one takes its place. */
   async #write(ledger: Ledger): Promise<void> {
     const temp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
@@ -448,6 +532,10 @@ export class FileQuotaStore implements QuotaStore {
       throw error;
     }
   }
+}
+
+function recordOf(jobId: string, r: Reservation, costUsd: number, basis: UsageRecord['basis'], now: number, requestId: string | undefined): UsageRecord {
+  return usageRecord({ jobId, time: now, day: r.day, userKey: r.userKey, scopeKey: r.scopeKey, job: r.job, costUsd, basis, requestId });
 }
 
 function keysOf(r: Pick<Reservation, 'userKey' | 'scopeKey'>): Set<string> {

@@ -3,7 +3,8 @@ import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
-import { ACCOUNT_KEY, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendRefusalCode } from './types.js';
+import { ACCOUNT_KEY, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendRefusalCode, type UsageQuery, type UsageRecord } from './types.js';
+import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, usageRecord } from './usage-records.js';
 import { nextUtcMidnight, nextUtcMonth, utcDay, utcMonth } from './utc-period.js';
 
 export interface RedisQuotaStoreOptions {
@@ -23,12 +24,15 @@ export interface RedisQuotaStoreOptions {
   ownsConnection?: boolean | undefined;
   /** Redis errors while renewing the lease (tried again on the next renewal). */
   onError?: ((error: unknown) => void) | undefined;
+  /** Days usage records are kept in the stream `<prefix>:quota:usage` (`PICTOR_USAGE_RETENTION_DAYS`). Default 400. */
+  usageRetentionDays?: number | undefined;
 }
 
 const DEFAULT_PREFIX = 'pictor';
 const DEFAULT_LEASE_MS = 60_000;
 const DEFAULT_KEEP_DAYS = 7;
 const DAY_MS = 24 * 60 * 60_000;
+const HOUR_MS = 60 * 60_000;
 const MONTH_KEEP_MS = 62 * DAY_MS;
 /** Amounts are kept as whole nano-dollars, so sums are exact and atomic (INCRBY). */
 const NANOS_PER_USD = 1e9;
@@ -47,7 +51,15 @@ const PRELUDE = `
 local P, keepMs, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local MONTH_KEEP_MS = ${MONTH_KEEP_MS}
 local ACCOUNT = '${ACCOUNT_KEY}'
-local FIELDS = {'userKey', 'scopeKey', 'day', 'month', 'nanos', 'owner', 'sent'}
+local FIELDS = {'userKey', 'scopeKey', 'day', 'month', 'nanos', 'owner', 'sent', 'job'}
+
+-- One usage record per settled job, in the same step as the charge: never lost, never doubled.
+local function record(job, r, nanos, basis, requestId)
+  local entry = {jobId = job, time = now, day = r[3], userKey = r[1], scopeKey = r[2], nanos = nanos, basis = basis}
+  if r[8] and r[8] ~= '' then entry.job = r[8] end
+  if requestId and requestId ~= '' then entry.requestId = requestId end
+  redis.call('xadd', P .. 'usage', '*', 'r', cjson.encode(entry))
+end
 
 local function keysOf(r)
   local keys, seen = {}, {}
@@ -89,6 +101,7 @@ local function live(job, ended)
   -- No owner: written by an older version, whether it was sent is unknown; charge it (the safe side of a cap).
   if r[7] == '1' or not r[6] then
     charge(r, tonumber(r[5]))
+    record(job, r, tonumber(r[5]), 'estimate', nil)
     redis.call('hset', P .. 'uncertain', job, table.concat({r[5], r[3], r[1], r[2], now}, ' '))
     redis.call('pexpire', P .. 'uncertain', keepMs)
     if ended then ended.settled[#ended.settled + 1] = job end
@@ -165,6 +178,7 @@ end
 redis.call('set', P .. 'owner:' .. owner, ownerValue, 'PX', leaseMs)
 redis.call('hset', P .. 'res:' .. job, 'userKey', userKey, 'scopeKey', scopeKey, 'nanos', ARGV[7], 'day', day, 'month', month,
   'at', ARGV[3], 'owner', owner, 'sent', '0')
+if ARGV[21] and ARGV[21] ~= '' then redis.call('hset', P .. 'res:' .. job, 'job', ARGV[21]) end
 for _, k in ipairs(keysOf({userKey, scopeKey})) do redis.call('zadd', P .. 'active:' .. k, now, job) end
 redis.call('set', P .. 'last:' .. userKey, ARGV[3], 'PX', keepMs)
 return {1}
@@ -177,12 +191,13 @@ redis.call('hset', P .. 'res:' .. ARGV[4], 'sent', '1')
 return 1
 `;
 
-/** ARGV: prelude, job, actualNanos. Charges the day and month the job was reserved for. */
+/** ARGV: prelude, job, actualNanos, requestId (or ''). Charges the day and month the job was reserved for, and records it. */
 const SETTLE = `${PRELUDE}
 local r = load(ARGV[4])
 if not r then return 0 end
 forget(ARGV[4], r)
 charge(r, tonumber(ARGV[5]))
+record(ARGV[4], r, tonumber(ARGV[5]), 'actual', ARGV[6])
 return 1
 `;
 
@@ -243,6 +258,9 @@ export class RedisQuotaStore implements QuotaStore {
   readonly #keepMs: number;
   readonly #ownsConnection: boolean;
   readonly #onError: ((error: unknown) => void) | undefined;
+  readonly #usageRetentionMs: number;
+  /** When this process last trimmed expired usage records (at most once an hour). */
+  #usageTrimmedAt = Number.NEGATIVE_INFINITY;
   readonly #owner = `${THIS_HOST}:${process.pid}:${randomBytes(4).toString('hex')}`;
   readonly #ownerValue = `${THIS_HOST} ${process.pid}`;
   /** Reservations this process made and has not ended. */
@@ -266,6 +284,7 @@ export class RedisQuotaStore implements QuotaStore {
     this.#keepMs = Math.max(1, Math.floor(options.keepDays ?? DEFAULT_KEEP_DAYS)) * DAY_MS;
     this.#ownsConnection = options.ownsConnection ?? false;
     this.#onError = options.onError;
+    this.#usageRetentionMs = Math.max(1, options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS) * DAY_MS;
     for (const [name, definition] of Object.entries(SCRIPTS)) {
       if (!(name in this.#redis)) this.#redis.defineCommand(name, definition);
     }
@@ -297,6 +316,7 @@ export class RedisQuotaStore implements QuotaStore {
         cap('scopeMonthlyUsd'),
         cap('accountDailyUsd'),
         cap('accountMonthlyUsd'),
+        input.job ? JSON.stringify(input.job) : '',
       )
       .catch((error: unknown) => {
         if (error instanceof Error && error.message.includes('DUPLICATE_JOB')) throw new Error(`job ${jobId} already has a reservation`);
@@ -339,11 +359,36 @@ export class RedisQuotaStore implements QuotaStore {
     if (found !== 1) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
   }
 
-  async settle(jobId: string, actualUsd: number): Promise<void> {
+  async settle(jobId: string, actualUsd: number, info: { requestId?: string | undefined } = {}): Promise<void> {
     if (!(Number.isFinite(actualUsd) && actualUsd >= 0)) throw new RangeError(`actualUsd must be a non-negative number, not ${actualUsd}`);
     this.#assertOpen();
-    await this.#redis.pictorSpendSettle(...this.#prelude(Date.now()), jobId, toNanos('actualUsd', actualUsd));
+    const now = Date.now();
+    await this.#redis.pictorSpendSettle(...this.#prelude(now), jobId, toNanos('actualUsd', actualUsd), info.requestId ?? '');
     this.#held.delete(jobId);
+    if (now - this.#usageTrimmedAt >= HOUR_MS) {
+      this.#usageTrimmedAt = now;
+      // Approximate (~) trimming is cheap: Redis drops whole nodes of the stream older than the retention.
+      await this.#redis.xtrim(this.#usageKey(), 'MINID', '~', String(now - this.#usageRetentionMs)).catch((error: unknown) => this.#onError?.(error));
+    }
+  }
+
+  /** The usage records of the stream `<prefix>:quota:usage`, oldest first. */
+  async usage(query: UsageQuery): Promise<UsageRecord[]> {
+    this.#assertOpen();
+    // Stream ids are Redis's clock; records carry the callers' `now`: read a day's margin either side, then filter.
+    const from = query.since === undefined ? '-' : String(Math.max(0, query.since - DAY_MS));
+    const to = query.until === undefined ? '+' : String(query.until + DAY_MS);
+    const entries = await this.#redis.xrange(this.#usageKey(), from, to);
+    const records: UsageRecord[] = [];
+    for (const [, fields] of entries) {
+      const record = parseStreamRecord(fields[fields.indexOf('r') + 1]);
+      if (record && matchesQuery(record, query)) records.push(record);
+    }
+    return latestPerJob(records);
+  }
+
+  #usageKey(): string {
+    return `${this.prefix}:quota:usage`;
   }
 
   async release(jobId: string): Promise<void> {
@@ -430,4 +475,16 @@ function toNanos(field: string, usd: number | undefined): string {
 
 function fromNanos(nanos: number): number {
   return Math.round(nanos) / NANOS_PER_USD;
+}
+
+/** A stream entry's record (written by the Lua `record`), or undefined when it cannot be read. */
+function parseStreamRecord(text: string | undefined): UsageRecord | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const raw = JSON.parse(text) as { jobId: string; time: number; day: string; userKey: string; scopeKey: string; nanos: number; basis: UsageRecord['basis']; requestId?: string; job?: string };
+    const job = raw.job === undefined ? undefined : JobDetailsSchema.safeParse(JSON.parse(raw.job)).data;
+    return usageRecord({ ...raw, job, costUsd: fromNanos(raw.nanos) });
+  } catch {
+    return undefined;
+  }
 }

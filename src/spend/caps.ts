@@ -1,5 +1,6 @@
 import { ValidationError } from '../core/errors.js';
 import { ACCOUNT_KEY, type SpendLimits } from './types.js';
+import { DEFAULT_USAGE_RETENTION_DAYS } from './usage-records.js';
 
 /** The spending caps an operator sets, in USD. Undefined means no cap. */
 export type SpendCaps = Pick<
@@ -44,15 +45,33 @@ export function accountCaps(caps: SpendCaps): SpendLimits {
   return { accountDailyUsd: caps.accountDailyUsd, accountMonthlyUsd: caps.accountMonthlyUsd };
 }
 
-/** The spend guard's settings: the caps, and the data folder of the file ledger (used without `REDIS_URL`). */
+/** The spend guard's settings: the caps, the data folder of the file ledger (used without `REDIS_URL`), and the usage records. */
 export interface SpendConfig {
   caps: SpendCaps;
   /** `PICTOR_DATA_DIR`, default `./.data` (as the bots). */
   dataDir: string;
+  /** `PICTOR_USAGE_PROMPTS=1`: keep each job's prompt in its usage record. Default off. */
+  recordPrompts: boolean;
+  /** `PICTOR_USAGE_RETENTION_DAYS`: how long usage records are kept. Default 400. */
+  usageRetentionDays: number;
 }
 
 export function readSpendConfig(env: NodeJS.ProcessEnv): SpendConfig {
-  return { caps: readSpendCaps(env), dataDir: env.PICTOR_DATA_DIR?.trim() || './.data' };
+  const prompts = env.PICTOR_USAGE_PROMPTS?.trim() ?? '';
+  if (!['', '0', '1', 'true', 'false'].includes(prompts.toLowerCase())) {
+    throw new ValidationError('PICTOR_USAGE_PROMPTS', `PICTOR_USAGE_PROMPTS must be 1 (keep prompts in usage records) or 0 (got ${JSON.stringify(env.PICTOR_USAGE_PROMPTS)})`);
+  }
+  const retention = env.PICTOR_USAGE_RETENTION_DAYS?.trim() ?? '';
+  const days = retention === '' ? DEFAULT_USAGE_RETENTION_DAYS : Number(retention);
+  if (!(Number.isInteger(days) && days >= 1 && days <= 3650)) {
+    throw new ValidationError('PICTOR_USAGE_RETENTION_DAYS', `PICTOR_USAGE_RETENTION_DAYS must be a whole number of days from 1 to 3650 (got ${JSON.stringify(env.PICTOR_USAGE_RETENTION_DAYS)})`);
+  }
+  return {
+    caps: readSpendCaps(env),
+    dataDir: env.PICTOR_DATA_DIR?.trim() || './.data',
+    recordPrompts: prompts === '1' || prompts.toLowerCase() === 'true',
+    usageRetentionDays: days,
+  };
 }
 
 /** The caps in the order they are checked: the user's, the scope's, then the account's. */

@@ -17,9 +17,11 @@ export interface SpendGuardOptions {
   userKey: string;
   scopeKey: string;
   now?: (() => number) | undefined;
+  /** Keep each job's prompt in its usage record (`PICTOR_USAGE_PROMPTS=1`). Default false. */
+  recordPrompts?: boolean | undefined;
 }
 
-type Meta = { operation: 'generate' | 'edit'; n: number; size?: string | undefined; quality?: string | undefined };
+type Meta = { operation: 'generate' | 'edit'; n: number; size?: string | undefined; quality?: string | undefined; prompt?: string | undefined };
 
 /**
  * One job's way through the ledger: reserved at its upper-bound price before
@@ -43,10 +45,10 @@ class GuardedJob {
     this.#sent = true;
   };
 
-  async settle(usd: number): Promise<void> {
+  async settle(usd: number, requestId?: string): Promise<void> {
     if (this.#ended) return;
     this.#ended = true;
-    await this.store.settle(this.id, usd);
+    await this.store.settle(this.id, usd, { requestId });
   }
 
   /** A failure or an early stop: did the service take the request (and may bill it), or refuse it, or never see it? */
@@ -73,7 +75,14 @@ export class SpendGuard {
     const estimate = estimatePrice({ operation: meta.operation, size: meta.size as never, quality: meta.quality as never, n: meta.n });
     const jobId = `${userKey}:${randomBytes(9).toString('base64url')}`;
     const now = (this.#options.now ?? Date.now)();
-    const result = await store.reserve({ jobId, userKey, scopeKey, estimateUsd: estimate.totalUsd, limits, now });
+    const job = {
+      operation: meta.operation,
+      n: estimate.n,
+      size: meta.size ?? 'auto',
+      quality: meta.quality ?? 'auto',
+      ...(this.#options.recordPrompts && meta.prompt !== undefined && { prompt: meta.prompt }),
+    };
+    const result = await store.reserve({ jobId, userKey, scopeKey, estimateUsd: estimate.totalUsd, limits, now, job });
     if (!result.ok) {
       if (isBudgetCode(result.code)) throw new BudgetExceededError({ ...result, code: result.code }, estimate.totalUsd);
       throw new Error(`the spend guard refused the job (${result.code})`);
@@ -115,9 +124,9 @@ export class GuardedPictorClient extends PictorClient {
   }
 
   /** Validates (throwing ValidationError before anything is reserved) and says what the guard needs. */
-  #meta(operation: 'generate' | 'edit', input: GenerationInput | EditInput): RequestedJob {
+  #meta(operation: 'generate' | 'edit', input: GenerationInput | EditInput): RequestedJob & { prompt: string } {
     const req = operation === 'edit' ? parseEditRequest(input as EditInput) : parseGenerationRequest(input as GenerationInput);
-    return { operation, n: req.n, size: req.size, quality: req.quality, background: req.background, output_format: req.output_format };
+    return { operation, n: req.n, size: req.size, quality: req.quality, background: req.background, output_format: req.output_format, prompt: req.prompt };
   }
 
   async #complete(job: GuardedJob, run: () => Promise<ImageJobResult>): Promise<ImageJobResult> {
@@ -128,7 +137,7 @@ export class GuardedPictorClient extends PictorClient {
       await job.fail(error, []);
       throw error;
     }
-    await job.settle(result.cost.totalUsd);
+    await job.settle(result.cost.totalUsd, result.requestId);
     return result;
   }
 }
@@ -180,7 +189,7 @@ class GuardedEventStream extends ImageEventStream {
       throw error;
     } finally {
       if (finished) {
-            await job.settle(resultFromCompleted(completed, this.meta, undefined).cost.totalUsd);
+        await job.settle(resultFromCompleted(completed, this.meta, undefined).cost.totalUsd, this.#inner?.requestId);
       } else {
         // Left early by the reader: the inner stream aborted its request.
         await job.fail(undefined, completed);

@@ -19,9 +19,17 @@ export async function openSpendGuard(config: CoreConfig, logger: LoggerLike): Pr
   let store: QuotaStore;
   if (config.redis) {
     const { RedisQuotaStore } = await import('./RedisQuotaStore.js'); // ioredis only with REDIS_URL
-    store = await RedisQuotaStore.connect(config.redis, { logger, onError: (err) => logger.warn({ err }, 'could not renew the spend lease') });
+    store = await RedisQuotaStore.connect(config.redis, {
+      logger,
+      onError: (err) => logger.warn({ err }, 'could not renew the spend lease'),
+      usageRetentionDays: config.spend.usageRetentionDays,
+    });
   } else {
-    const file = new FileQuotaStore({ dir: config.spend.dataDir, onError: (err) => logger.warn({ err }, 'could not renew the spend lease') });
+    const file = new FileQuotaStore({
+      dir: config.spend.dataDir,
+      onError: (err) => logger.warn({ err }, 'could not renew the spend lease'),
+      usageRetentionDays: config.spend.usageRetentionDays,
+    });
     try {
       const opened = await file.open();
       if (opened.restoredFromBackup) logger.warn({ path: file.path, brokenCopy: opened.brokenCopy }, 'the spend ledger was unreadable: restored its backup copy');
@@ -37,5 +45,8 @@ export async function openSpendGuard(config: CoreConfig, logger: LoggerLike): Pr
   } catch {
     // No passwd entry (some containers): spending is still counted, under "unknown".
   }
-  return { guard: new SpendGuard({ store, limits, userKey: `cli:${user}`, scopeKey: 'cli' }), close: () => store.close() };
+  return {
+    guard: new SpendGuard({ store, limits, userKey: `cli:${user}`, scopeKey: 'cli', recordPrompts: config.spend.recordPrompts }),
+    close: () => store.close(),
+  };
 }

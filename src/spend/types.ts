@@ -58,6 +58,52 @@ export interface ReserveInput {
   estimateUsd: number;
   limits: SpendLimits;
   now: number;
+  /** What the job is, kept with the reservation for its usage record (also when a dead process's job is settled). */
+  job?: JobDetails | undefined;
+}
+
+/** What a job was, for its usage record. */
+export interface JobDetails {
+  operation: 'generate' | 'edit';
+  n: number;
+  size: string;
+  quality: string;
+  /** Only when the operator asked for prompts in usage records (`PICTOR_USAGE_PROMPTS=1`). */
+  prompt?: string | undefined;
+}
+
+/**
+ * One settled job, as `pictor usage` and the chat usage commands read it.
+ * Every settle writes exactly one; a release writes none. The costs of the
+ * records of a period add up to what the ledger counts as spent in it.
+ */
+export interface UsageRecord {
+  jobId: string;
+  /** When it was settled (ms). */
+  time: number;
+  /** The UTC day (`YYYY-MM-DD`) its cost counts for: the day it was reserved. */
+  day: string;
+  /** The user key's prefix: `cli`, `discord`, `slack`, `n8n`. */
+  surface: string;
+  userKey: string;
+  scopeKey: string;
+  operation?: 'generate' | 'edit' | undefined;
+  n?: number | undefined;
+  size?: string | undefined;
+  quality?: string | undefined;
+  costUsd: number;
+  /** `estimate`: charged at its estimate because its process died after sending it (the real cost is unknown). */
+  basis: 'actual' | 'estimate';
+  requestId?: string | undefined;
+  prompt?: string | undefined;
+}
+
+/** Which records: settled in [since, until) (ms), optionally of one user or scope. */
+export interface UsageQuery {
+  since?: number | undefined;
+  until?: number | undefined;
+  userKey?: string | undefined;
+  scopeKey?: string | undefined;
 }
 
 /** What `reconcile` did with the reservations of processes that are gone. */
@@ -84,8 +130,8 @@ export interface QuotaStore {
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /** Records that the job's request is about to leave: from now on it may be billed. Call before every send. */
   markSent(jobId: string): Promise<void>;
-  /** Replaces the job's reservation with what it really cost, and ends it. */
-  settle(jobId: string, actualUsd: number): Promise<void>;
+  /** Replaces the job's reservation with what it really cost, and ends it; appends its usage record. */
+  settle(jobId: string, actualUsd: number, info?: { requestId?: string | undefined }): Promise<void>;
   /** Drops the job's reservation (nothing was billed). */
   release(jobId: string): Promise<void>;
   /** Spent plus reserved in the UTC day of `now`, for a user key, a scope key or `ACCOUNT_KEY`. */
@@ -94,6 +140,8 @@ export interface QuotaStore {
   spentThisMonth(key: string, now: number): Promise<number>;
   /** Settles or releases the reservations of processes that are gone (called at start, and lazily by `reserve`). */
   reconcile(now: number): Promise<ReconcileReport>;
+  /** The usage records of settled jobs, oldest first (kept `PICTOR_USAGE_RETENTION_DAYS`). */
+  usage(query: UsageQuery): Promise<UsageRecord[]>;
   close(): Promise<void>;
 }
 

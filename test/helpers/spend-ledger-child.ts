@@ -6,6 +6,9 @@
  *   the first is sent (the parent watches the service) and the second waits in the limiter, so the parent can kill it with SIGKILL.
  * - `burst`: reserves jobs `concurrent` at a time, without end, telling the
  *   parent each job id as soon as its reservation is answered.
+ * - `settleBurst`: reserves, marks sent and settles jobs `concurrent` at a
+ *   time, without end (each job's usage record and ledger change in flight
+ *   together), telling the parent each job id once its settle is answered.
  * argv: store kind (`file` | `redis`), data folder or Redis URL, key prefix, name.
  */
 import { JobRunner } from '../../bots/runner/index.js';
@@ -14,7 +17,8 @@ import { FileQuotaStore, ImageLimiter, PictorClient, RedisQuotaStore, type Quota
 type Message =
   | { type: 'race'; rounds: number; estimateUsd: number; limits: SpendLimits; startAt: number; spacingMs: number; dayOfRound0: number }
   | { type: 'hold'; baseURL: string; apiKey: string; userId: string }
-  | { type: 'burst'; concurrent: number };
+  | { type: 'burst'; concurrent: number }
+  | { type: 'settleBurst'; concurrent: number };
 
 const sleepUntil = (at: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
 
@@ -50,6 +54,21 @@ process.on('message', (message: Message) => {
         const jobId = `${name}-${next++}`;
         const result = await store.reserve({ jobId, userKey: `u${next % 5}`, scopeKey: 's', estimateUsd: 0.01, limits: {}, now: Date.now() });
         if (result.ok) process.send?.({ type: 'answered', jobId });
+      }
+    };
+    for (let i = 0; i < message.concurrent; i++) void one();
+  }
+  if (message.type === 'settleBurst') {
+    let next = 0;
+    const one = async (): Promise<void> => {
+      for (;;) {
+        const jobId = `${name}-${next++}`;
+        const job = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low' };
+        const result = await store.reserve({ jobId, userKey: `cli:${name}`, scopeKey: 'cli', estimateUsd: 0.02, limits: {}, now: Date.now(), job });
+        if (!result.ok) continue;
+        await store.markSent(jobId);
+        await store.settle(jobId, 0.01, { requestId: `req-${jobId}` });
+        process.send?.({ type: 'settled', jobId });
       }
     };
     for (let i = 0; i < message.concurrent; i++) void one();

@@ -110,6 +110,39 @@ describe.each(kinds)('the $kind ledger shared by processes', ({ kind, skip }) =>
   }, 60_000);
 });
 
+describe('usage records when the process is killed with SIGKILL while settling', () => {
+  for (const kind of ['file', 'redis'] as const) {
+    it.skipIf(kind === 'redis' && redis.skipReason)(`${kind}: keeps exactly one record per charged job, adding up to what the ledger counts as spent`, async () => {
+      const l = await ledger(kind);
+      const proc = child(l, 'settler');
+      const settled: string[] = [];
+      proc.on('message', (m: { type: string; jobId?: string }) => m.type === 'settled' && settled.push(m.jobId!));
+      try {
+        await message(proc, 'ready');
+        proc.send({ type: 'settleBurst', concurrent: 10 });
+        await waitUntil(() => settled.length >= 60, 'a few batches are settled', 30_000);
+      } finally {
+        proc.kill('SIGKILL');
+      }
+      await new Promise((resolve) => proc.once('exit', resolve));
+      const store = await l.open();
+      try {
+        // The dead process's sent jobs are charged at their estimate, each with a record of its own.
+        await store.reconcile(Date.now());
+        const records = await store.usage({});
+        const ids = records.map((r) => r.jobId);
+        expect(new Set(ids).size).toBe(ids.length);
+        expect(settled.filter((id) => !ids.includes(id))).toEqual([]);
+        const total = records.reduce((sum, r) => sum + r.costUsd, 0);
+        expect(total).toBeCloseTo(await store.spentThisMonth('account', Date.now()), 9);
+        expect(records.find((r) => r.jobId === settled[0])).toMatchObject({ surface: 'cli', basis: 'actual', costUsd: 0.01, operation: 'generate', requestId: `req-${settled[0]}` });
+      } finally {
+        await store.close();
+      }
+    }, 60_000);
+  }
+});
+
 describe('the file ledger’s group commit', () => {
   it('loses no answered reservation when its process is killed with SIGKILL in the middle of a burst', async () => {
     const l = await ledger('file');

@@ -213,8 +213,8 @@ function n8nEnv(home: string): NodeJS.ProcessEnv {
   };
 }
 
-async function importAll(pass: string, env: NodeJS.ProcessEnv, credential: object, workflows: object[]): Promise<void> {
-  await writeFile(join(pass, 'credentials.json'), JSON.stringify([credential]));
+async function importAll(pass: string, env: NodeJS.ProcessEnv, credential: object | object[], workflows: object[]): Promise<void> {
+  await writeFile(join(pass, 'credentials.json'), JSON.stringify(Array.isArray(credential) ? credential : [credential]));
   await writeFile(join(pass, 'workflows.json'), JSON.stringify(workflows));
   await run(n8nBin, ['import:credentials', `--input=${join(pass, 'credentials.json')}`], { cwd: pass, env, timeoutMs: 120_000 });
   await run(n8nBin, ['import:workflow', `--input=${join(pass, 'workflows.json')}`], { cwd: pass, env, timeoutMs: 120_000 });
@@ -354,6 +354,34 @@ function refusalWorkflow(id: string, nodeType: string, onError: 'continueRegular
   };
 }
 
+const CAP_SUBJECTS = ['a lighthouse', 'a harbour', 'a red fox'];
+/** The table price of one low 1024x1024 image; the cap below leaves room for two of the three. */
+const LOW_USD = 0.00636;
+const CAP_USD = 0.015;
+
+/** A credential with an Account Daily Cap and its own ledger folder. */
+const cappedCredential = (id: string, baseUrl: string, ledgerFolder: string) => ({
+  id,
+  name: `Pictor capped ${id}`,
+  type: 'pictorApi',
+  data: { apiKey: DEV_API_KEY, baseUrl, accountDailyUsd: String(CAP_USD), ledgerFolder },
+});
+
+/** Manual Trigger → Code (3 subjects) → Pictor Generate under a cap with room for two (On Error `onError`) → IF `code` is budget_exceeded. */
+function capWorkflow(id: string, nodeType: string, onError: 'continueRegularOutput' | 'continueErrorOutput', credential: { id: string; name: string }): object {
+  const workflow = refusalWorkflow(id, nodeType, onError) as { name: string; nodes: { name: string; parameters: Record<string, unknown>; credentials?: object }[] };
+  workflow.name = `Pictor e2e: an account cap refuses the third item, ${onError}`;
+  for (const node of workflow.nodes) {
+    if (node.name === 'Subjects') node.parameters.jsCode = `return ${JSON.stringify(CAP_SUBJECTS)}.map((subject) => ({ json: { subject } }));`;
+    if (node.name === 'Paint') node.credentials = { pictorApi: { id: credential.id, name: credential.name } };
+    if (node.name === 'Refused?') {
+      const conditions = (node.parameters.conditions as { conditions: { rightValue: string }[] }).conditions;
+      conditions[0]!.rightValue = 'budget_exceeded';
+    }
+  }
+  return workflow;
+}
+
 /** Manual Trigger → Read/Write Files from Disk (a PNG in the allowed folder) → Pictor Edit. */
 function fileEditWorkflow(id: string, nodeType: string, photo: string): object {
   return {
@@ -410,10 +438,14 @@ async function communityPackagePass(tarball: string, work: string, npmEnv: NodeJ
   await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 30, g: 120, b: 200 } } }).png().toFile(photo);
   const env = { ...n8nEnv(home), N8N_RESTRICT_FILE_ACCESS_TO: files };
   const nodeType = 'n8n-nodes-pictor.pictorImage';
-  await importAll(home, env, credentialFor(baseUrl), [
+  const capContinue = cappedCredential('pictorE2eCapCont', baseUrl, join(work, 'ledger-continue'));
+  const capErrorOut = cappedCredential('pictorE2eCapErrO', baseUrl, join(work, 'ledger-error-output'));
+  await importAll(home, env, [credentialFor(baseUrl), capContinue, capErrorOut], [
     refusalWorkflow('pictorE2eContinue', nodeType, 'continueRegularOutput'),
     refusalWorkflow('pictorE2eErrorOut', nodeType, 'continueErrorOutput'),
     fileEditWorkflow('pictorE2eFileEdit', nodeType, photo),
+    capWorkflow('pictorE2eCapContinue', nodeType, 'continueRegularOutput', capContinue),
+    capWorkflow('pictorE2eCapErrorOut', nodeType, 'continueErrorOutput', capErrorOut),
   ]);
 
   const subjectsOk = (out: RunOut) => JSON.stringify(outputOf(out, 'Subjects')?.map((i) => i.json.subject)) === JSON.stringify(SUBJECTS);
@@ -458,7 +490,46 @@ async function communityPackagePass(tarball: string, work: string, npmEnv: NodeJ
   const edit = emulator.requests.find((r) => r.route === 'edits');
   check(`${label} emulator: one edit with the file as an image/png part`, emulator.requests.length === 1 && edit?.images.length === 1 && edit.images[0]?.contentType === 'image/png', JSON.stringify(edit?.images.map((i) => i.contentType)));
 
+  // An Account Daily Cap with room for two of three images, On Error → Continue: the third item says why, nothing is sent for it.
+  emulator.reset();
+  label = `${route} cap Continue`;
+  out = await execute('pictorE2eCapContinue', home, env);
+  const capped = outputOf(out, 'Paint') ?? [];
+  check(`${label} Paint: two images, then the refused item`, capped.length === 3 && capped[0]?.binary?.data !== undefined && capped[1]?.binary?.data !== undefined, JSON.stringify(capped.map((i) => i.json.code ?? 'image')));
+  checkBudgetItem(label, capped[2], 2);
+  check(`${label} Refused?: true branch holds only the refused item`, JSON.stringify(outputOf(out, 'Refused?', 0)?.map((i) => i.json.code)) === '["budget_exceeded"]');
+  check(`${label} emulator: two generations, none for the refused item`, emulator.requests.filter((r) => r.route === 'generations').length === 2);
+  const ledger = JSON.parse(await readFile(join(work, 'ledger-continue', 'quota-ledger.json'), 'utf8')) as { spent: Record<string, Record<string, number>> };
+  const today = new Date().toISOString().slice(0, 10);
+  check(`${label} ledger: the two images settled under the account`, Math.abs((ledger.spent[today]?.account ?? 0) - 2 * LOW_USD) < 1e-9, JSON.stringify(ledger.spent[today]));
+
+  // The same with Continue (using error output): the refused item on the error output, with the input item's fields.
+  emulator.reset();
+  label = `${route} cap error output`;
+  out = await execute('pictorE2eCapErrorOut', home, env);
+  check(`${label} Paint main output: the two images`, (outputOf(out, 'Paint', 0) ?? []).filter((i) => i.binary?.data !== undefined).length === 2);
+  const refusedCap = outputOf(out, 'Paint', 1) ?? [];
+  check(`${label} Paint error output: one item`, refusedCap.length === 1, `got ${refusedCap.length}`);
+  checkBudgetItem(label, refusedCap[0], 2);
+  check(`${label} Paint error output: n8n adds the input item's fields`, refusedCap[0]?.json.subject === CAP_SUBJECTS[2]);
+  check(`${label} emulator: two generations`, emulator.requests.filter((r) => r.route === 'generations').length === 2);
+
   await checkToolVariant(route, home, env);
+}
+
+function checkBudgetItem(label: string, item: ItemOut | undefined, itemIndex: number): void {
+  const json = item?.json ?? {};
+  check(
+    `${label}: the refused item keeps code budget_exceeded, the cap, what is left and when it resets`,
+    json.code === 'budget_exceeded' &&
+      json.cap === 'budget_account_daily' &&
+      Math.abs(Number(json.leftUsd) - (CAP_USD - 2 * LOW_USD)) < 1e-9 &&
+      /T00:00:00\.000Z$/.test(String(json.resetsAt)) &&
+      json.itemIndex === itemIndex &&
+      /Nothing was sent/.test(String(json.description)),
+    JSON.stringify(json).slice(0, 400),
+  );
+  check(`${label}: the refused item points at its input item and has no image`, JSON.stringify(item?.pairedItem) === JSON.stringify({ item: itemIndex }) && item?.binary === undefined);
 }
 
 interface NodeTypeOut {

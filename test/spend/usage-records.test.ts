@@ -1,0 +1,129 @@
+import { spawnSync } from 'node:child_process';
+import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { FileQuotaStore, RedisQuotaStore, type QuotaStore } from '../../src/index.js';
+import { useTempDirs } from '../helpers/runner-harness.js';
+import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+
+const newDir = useTempDirs();
+const redis = testRedis();
+const prefixes: string[] = [];
+const open: QuotaStore[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+afterAll(async () => {
+  if (redis.url) for (const prefix of prefixes) await deleteKeys(redis.url, prefix);
+});
+
+const DAY = 24 * 60 * 60_000;
+const job = { operation: 'generate' as const, n: 2, size: '1024x1024', quality: 'low' };
+
+const stores = {
+  file: async (options: { usageRetentionDays?: number } = {}) => {
+    const store = new FileQuotaStore({ dir: await newDir(), ...options });
+    open.push(store);
+    return store;
+  },
+  redis: async () => {
+    const prefix = uniquePrefix('usage');
+    prefixes.push(prefix);
+    const store = await RedisQuotaStore.connect({ url: redis.url!, prefix });
+    open.push(store);
+    return store;
+  },
+};
+
+async function settled(store: QuotaStore, jobId: string, usd: number, userKey = 'discord:u1', scopeKey = 'discord:g1', requestId?: string) {
+  expect(await store.reserve({ jobId, userKey, scopeKey, estimateUsd: usd * 2, limits: {}, now: Date.now(), job })).toEqual({ ok: true });
+  await store.markSent(jobId);
+  await store.settle(jobId, usd, { requestId });
+}
+
+describe.each(['file', 'redis'] as const)('usage records (%s ledger)', (kind) => {
+  const skip = kind === 'redis' && redis.skipReason !== undefined;
+
+  it.skipIf(skip)('writes one record per settled job with who, where, what, the cost and the request id, and none for a release', async () => {
+    const store = await stores[kind]();
+    const before = Date.now();
+    await settled(store, 'a', 0.0127, 'discord:u1', 'discord:g1', 'req_123');
+    await settled(store, 'b', 0.05, 'slack:U2', 'slack:T1');
+    await store.reserve({ jobId: 'c', userKey: 'cli:me', scopeKey: 'cli', estimateUsd: 0.2, limits: {}, now: Date.now(), job });
+    await store.release('c');
+    const records = await store.usage({});
+    expect(records.map((r) => r.jobId)).toEqual(['a', 'b']);
+    expect(records[0]).toEqual({
+      jobId: 'a',
+      time: expect.any(Number),
+      day: new Date(before).toISOString().slice(0, 10),
+      surface: 'discord',
+      userKey: 'discord:u1',
+      scopeKey: 'discord:g1',
+      operation: 'generate',
+      n: 2,
+      size: '1024x1024',
+      quality: 'low',
+      costUsd: 0.0127,
+      basis: 'actual',
+      requestId: 'req_123',
+    });
+    expect(records[0]!.time).toBeGreaterThanOrEqual(before);
+    expect(records[1]).toMatchObject({ surface: 'slack', costUsd: 0.05 });
+    expect(records.reduce((sum, r) => sum + r.costUsd, 0)).toBeCloseTo(await store.spentToday('account', Date.now()), 9);
+  });
+
+  it.skipIf(skip)('filters by time, user and scope', async () => {
+    const store = await stores[kind]();
+    await settled(store, 'a', 0.01, 'discord:u1', 'discord:g1');
+    await settled(store, 'b', 0.02, 'discord:u2', 'discord:g1');
+    await settled(store, 'c', 0.03, 'discord:u1', 'discord:g2');
+    expect((await store.usage({ userKey: 'discord:u1' })).map((r) => r.jobId)).toEqual(['a', 'c']);
+    expect((await store.usage({ scopeKey: 'discord:g1' })).map((r) => r.jobId)).toEqual(['a', 'b']);
+    expect(await store.usage({ since: Date.now() + 60_000 })).toEqual([]);
+    expect(await store.usage({ until: Date.now() - DAY })).toEqual([]);
+  });
+});
+
+describe('usage records of the file ledger', () => {
+  it('keeps the record of the charge the ledger made when a settle was recorded but the process died before the ledger change', async () => {
+    const dir = await newDir();
+    const pid = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString());
+    const owner = `${hostname()}:${pid}:dead`;
+    const now = Date.now();
+    const day = new Date(now).toISOString().slice(0, 10);
+    await writeFile(
+      join(dir, 'quota-ledger.json'),
+      JSON.stringify({
+        version: 2,
+        spent: {},
+        reservations: { torn: { userKey: 'cli:me', scopeKey: 'cli', usd: 0.3, day, month: day.slice(0, 7), at: now, owner, sent: true, job } },
+        owners: { [owner]: { pid, host: hostname(), renewedAt: now } },
+        uncertain: {},
+        lastJobAt: {},
+      }),
+    );
+    // Its settle's record reached usage.jsonl; the ledger write that would have ended the reservation did not.
+    const torn = { jobId: 'torn', time: now, day, surface: 'cli', userKey: 'cli:me', scopeKey: 'cli', costUsd: 0.1, basis: 'actual' };
+    await appendFile(join(dir, 'usage.jsonl'), `${JSON.stringify(torn)}\n{"jobId":"cut-sh`);
+    const reopened = new FileQuotaStore({ dir });
+    open.push(reopened);
+    expect(await reopened.reconcile(now + 1000)).toMatchObject({ settledAtEstimate: ['torn'] });
+    const records = await reopened.usage({});
+    expect(records).toEqual([expect.objectContaining({ jobId: 'torn', basis: 'estimate', costUsd: 0.3, operation: 'generate' })]);
+    expect(await reopened.spentToday('account', now + 1000)).toBeCloseTo(0.3, 9);
+  });
+
+  it('keeps usage.jsonl private and drops records older than the retention', async () => {
+    const dir = await newDir();
+    const old = { jobId: 'old', time: Date.now() - 3 * DAY, day: '2000-01-01', surface: 'cli', userKey: 'cli:me', scopeKey: 'cli', costUsd: 1, basis: 'actual' };
+    await writeFile(join(dir, 'usage.jsonl'), `${JSON.stringify(old)}\n`);
+    const store = new FileQuotaStore({ dir, usageRetentionDays: 2 });
+    open.push(store);
+    await settled(store, 'new', 0.01);
+    expect((await store.usage({})).map((r) => r.jobId)).toEqual(['new']);
+    expect((await stat(join(dir, 'usage.jsonl'))).mode & 0o777).toBe(0o600);
+    expect(await readFile(join(dir, 'usage.jsonl'), 'utf8')).not.toContain('"old"');
+  });
+});
