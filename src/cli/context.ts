@@ -19,4 +19,8 @@ export interface CliContext {
 }
 
 /** The streams and settings `main` runs with; the entry point passes the process's own. */
-export type CliIo = Pick<CliContext, 'stdout' | 'stderr' | 'terminal' | 'progressEveryMs'> & { cwd?: string | undefined };
+export type CliIo = Pick<CliContext, 'stdout' | 'stderr' | 'terminal' | 'progressEveryMs'> & {
+  cwd?: string | undefined;
+  /** stdout is a terminal: `pictor usage` draws its bar chart there. */
+  stdoutIsTerminal?: boolean | undefined;
+};

@@ -15,6 +15,7 @@ Commands:
   generate   make images from a prompt
   edit       edit images with a prompt
   price      what a request costs
+  usage      what the account spent, by day, user, scope or surface
   emulator   run a local stand-in for the image service
 
 Environment (also read from ./.env):
@@ -24,7 +25,9 @@ Environment (also read from ./.env):
   PICTOR_MAX_RETRIES        retries of what cannot have been billed (default 2)
   PICTOR_IMAGES_PER_MINUTE  pace requests to the account's limit (default: no pacing)
   PICTOR_MAX_CONCURRENT     requests in flight at once (default 4)
-  REDIS_URL                 share those limits with other Pictor processes
+  REDIS_URL                 share those limits, the spend ledger and its caps with other Pictor processes
+  PICTOR_ACCOUNT_DAILY_USD, PICTOR_ACCOUNT_MONTHLY_USD   caps on what the account may spend (default: none)
+  PICTOR_DATA_DIR           the file spend ledger without REDIS_URL (default ./.data)
   PICTOR_LOG_LEVEL          error (default for the CLI), warn, info, debug, trace, silent
   PICTOR_LOG_FORMAT         human (default) or json
 
@@ -87,6 +90,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
         return await (await import('./commands/price.js')).runPrice(args, ctx);
       case 'emulator':
         return await (await import('./commands/emulator.js')).runEmulator(args, ctx);
+      case 'usage':
+        return await (await import('./commands/usage.js')).runUsage(args, ctx, config, io.stdoutIsTerminal === true);
       default:
         out.stderr(`pictor: unknown command ${JSON.stringify(command)}. Run "pictor --help" for the commands.`);
         return 2;
@@ -178,6 +183,7 @@ if (isEntryPoint()) {
     stderr: (line) => process.stderr.write(`${line}\n`),
     // A live line only on a real terminal (as the spinner library judges one: not dumb, not CI).
     terminal: process.stderr.isTTY && process.env.TERM !== 'dumb' && !('CI' in process.env) ? process.stderr : undefined,
+    stdoutIsTerminal: process.stdout.isTTY === true,
     cwd: userDirectory(process.env),
   };
   let code: number;
