@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
+import { makeImage } from '../helpers/images.js';
 import { REPO_ROOT, tempDir } from './run-cli.js';
 
 /**
@@ -74,6 +75,32 @@ describe('the built pictor command', () => {
     const loaded = (await readFile(loadsFile, 'utf8')).trim().split('\n');
     expect(loaded.length).toBeGreaterThan(1);
     expect(loaded.filter((url) => !url.startsWith(`file://${outdir}/`))).toEqual([]);
+  });
+
+  it('streams a generation with partial images', async () => {
+    const out = await tempDir();
+    const { code, stderr } = await runBundle(['generate', '--prompt', 'x', '--quality', 'low', '--stream', '--partial-images', '2', '--out', `${out}/`], {
+      PICTOR_BASE_URL: env.url,
+      PICTOR_API_KEY: DEV_API_KEY,
+    });
+    expect(stderr).not.toContain('pictor:');
+    expect(code).toBe(0);
+    expect((await readdir(out)).length).toBeGreaterThan(1);
+  });
+
+  it('edits an image (a multipart upload) against a service', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.png'), await makeImage('png'));
+    const { code, stdout, stderr } = await runBundle(['edit', '--prompt', 'x', '--image', join(dir, 'a.png'), '--out', join(dir, 'out/'), '--json'], {
+      PICTOR_BASE_URL: env.url,
+      PICTOR_API_KEY: DEV_API_KEY,
+    });
+    expect(stderr).not.toContain('pictor:');
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ ok: true });
+    const edits = env.emulator.requests.filter((r) => r.path === '/v1/images/edits');
+    expect(edits.map((r) => [r.status, r.images.length])).toEqual([[200, 1]]);
+    expect(await readdir(join(dir, 'out'))).toHaveLength(1);
   });
 
   it('does not send a request again once its body has left and the connection broke', async () => {
