@@ -24,41 +24,47 @@ const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
 const external = ['sharp', 'pino', 'ioredis', 'yocto-spinner'];
 
 // undici's index also loads its mocks, caches, fetch, WebSocket and cookies
-// (which load Node's own copy of undici): about a third of a one-off
-// command's start. The client uses only what this module gives, taken from
-// the same undici files the index takes them from, put together as it does.
+// (which make Node load its own copy of undici too): about a tenth of a
+// one-off command's run (bench/RESULTS.md). The client's imports of `undici`
+// get this module instead: the same undici files the index takes those names
+// from, put together as the index does. It has named exports, so a name the
+// client starts to import from undici and this lacks fails the build.
 const UNDICI_USED = `
-const Dispatcher = require('undici/lib/dispatcher/dispatcher');
-const api = require('undici/lib/api');
-const util = require('undici/lib/core/util');
-const { InvalidArgumentError } = require('undici/lib/core/errors');
-const { getGlobalDispatcher, setGlobalDispatcher } = require('undici/lib/global');
+import Dispatcher from 'undici/lib/dispatcher/dispatcher.js';
+import api from 'undici/lib/api/index.js';
+import util from 'undici/lib/core/util.js';
+import errors from 'undici/lib/core/errors.js';
+import global from 'undici/lib/global.js';
+import Agent from 'undici/lib/dispatcher/agent.js';
+import Client from 'undici/lib/dispatcher/client.js';
+import Pool from 'undici/lib/dispatcher/pool.js';
+import ProxyAgent from 'undici/lib/dispatcher/proxy-agent.js';
+import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js';
+import formData from 'undici/lib/web/fetch/formdata.js';
+
 Object.assign(Dispatcher.prototype, api);
-function request(url, opts, handler) {
+export { Agent, Client, Dispatcher, EnvHttpProxyAgent, Pool, ProxyAgent };
+export const { getGlobalDispatcher, setGlobalDispatcher } = global;
+export const FormData = formData.FormData;
+
+// undici's request(): its index wraps api.request like this.
+export function request(url, opts, handler) {
   if (typeof opts === 'function') { handler = opts; opts = null; }
-  if (!url || (typeof url !== 'string' && typeof url !== 'object' && !(url instanceof URL))) throw new InvalidArgumentError('invalid url');
-  if (opts != null && typeof opts !== 'object') throw new InvalidArgumentError('invalid opts');
+  if (!url || (typeof url !== 'string' && typeof url !== 'object' && !(url instanceof URL))) throw new errors.InvalidArgumentError('invalid url');
+  if (opts != null && typeof opts !== 'object') throw new errors.InvalidArgumentError('invalid opts');
   if (opts && opts.path != null) {
-    if (typeof opts.path !== 'string') throw new InvalidArgumentError('invalid opts.path');
+    if (typeof opts.path !== 'string') throw new errors.InvalidArgumentError('invalid opts.path');
     const path = opts.path.startsWith('/') ? opts.path : '/' + opts.path;
     url = new URL(util.parseOrigin(url).origin + path);
   } else {
     if (!opts) opts = typeof url === 'object' ? url : {};
     url = util.parseURL(url);
   }
-  const { agent, dispatcher = getGlobalDispatcher() } = opts;
-  if (agent) throw new InvalidArgumentError('unsupported opts.agent. Did you mean opts.client?');
+  const { agent, dispatcher = global.getGlobalDispatcher() } = opts;
+  if (agent) throw new errors.InvalidArgumentError('unsupported opts.agent. Did you mean opts.client?');
   return api.request.call(dispatcher, { ...opts, origin: url.origin, path: url.search ? url.pathname + url.search : url.pathname, method: opts.method || (opts.body ? 'PUT' : 'GET') }, handler);
 }
-module.exports = {
-  Dispatcher, request, getGlobalDispatcher, setGlobalDispatcher,
-  Agent: require('undici/lib/dispatcher/agent'),
-  Client: require('undici/lib/dispatcher/client'),
-  Pool: require('undici/lib/dispatcher/pool'),
-  ProxyAgent: require('undici/lib/dispatcher/proxy-agent'),
-  EnvHttpProxyAgent: require('undici/lib/dispatcher/env-http-proxy-agent'),
-  FormData: require('undici/lib/web/fetch/formdata').FormData,
-};`;
+`;
 const undiciUsed = {
   name: 'undici-used',
   setup(b) {
