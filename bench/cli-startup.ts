@@ -10,12 +10,14 @@
  *   exit, CPU time reported by the process itself at exit (user + system,
  *   helpers/report-cpu.mjs, preloaded into every contender alike).
  * - Rounds rotate the order of the contenders; medians are compared.
- * - `pictor` is the built CLI (`dist/`, what `npm run pictor` and `npx pictor`
- *   run), so run `npm run build` first. `node (empty)` is the floor every
+ * - `pictor` is the built CLI (`dist/cli/pictor.js`, the bundle `npm run
+ *   pictor` and `npx pictor` run), so run `npm run build` first. `node (empty)` is the floor every
  *   contender pays; `pictor price` a command that sends nothing.
  *
  * - `--compare-with DIR`: another checkout of Pictor, built, whose CLI joins
- *   as `pictor generate (other)` (e.g. the commit before a change).
+ *   as `pictor generate (other)` (e.g. the commit before a change): its
+ *   `dist/cli/pictor.js`, or `dist/src/cli/main.js` where there is none (builds
+ *   from before the CLI was bundled).
  *
  * Usage: node --import tsx bench/cli-startup.ts [--rounds 10] [--warmup 2] [--compare-with DIR]
  */
@@ -35,14 +37,19 @@ const ROUNDS = Number(args.rounds);
 const WARMUP = Number(args.warmup);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1 || !Number.isInteger(WARMUP) || WARMUP < 0) throw new Error('--rounds must be ≥ 1 and --warmup ≥ 0');
 
-const CLI = join(REPO_ROOT, 'dist/src/cli/main.js');
+const CLI = join(REPO_ROOT, 'dist/cli/pictor.js');
 if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first`);
 const REPORT_CPU = join(REPO_ROOT, 'bench/helpers/report-cpu.mjs');
 const OPENAI_SCRIPT = join(REPO_ROOT, 'bench/helpers/openai-one-shot.mjs');
 const PROMPT = 'a lighthouse at dusk';
 
-const OTHER_CLI = args['compare-with'] ? join(args['compare-with'], 'dist/src/cli/main.js') : undefined;
+const OTHER_CLI = args['compare-with'] ? builtCli(args['compare-with']) : undefined;
 if (OTHER_CLI && !existsSync(OTHER_CLI)) throw new Error(`${OTHER_CLI} is missing: build that checkout first`);
+
+function builtCli(dir: string): string {
+  const bundled = join(dir, 'dist/cli/pictor.js');
+  return existsSync(bundled) ? bundled : join(dir, 'dist/src/cli/main.js');
+}
 
 type Contender = 'openai script' | 'pictor generate' | 'pictor generate (other)' | 'pictor price' | 'node (empty)';
 const CONTENDERS: readonly Contender[] = ['openai script', 'pictor generate', ...(OTHER_CLI ? (['pictor generate (other)'] as const) : []), 'pictor price', 'node (empty)'];

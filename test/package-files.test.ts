@@ -47,6 +47,12 @@ describe('the published packages', () => {
     if (dir !== root) expect(pkg.repository?.directory).toBe('nodes');
   });
 
+  it('pictor ships the file its pictor command runs, and the npm script runs the same file', async () => {
+    const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
+    expect(await packedFiles(root)).toContain(pkg.bin.pictor);
+    expect(pkg.scripts.pictor).toBe(`node ${pkg.bin.pictor}`);
+  });
+
   it('n8n-nodes-pictor builds without source maps, which would point at ../src files it does not ship', async () => {
     await run(process.execPath, [join(root, 'nodes', 'scripts', 'build.mjs'), '--outdir', buildOut]);
     const files = (await readdir(buildOut, { recursive: true })).map(String);

@@ -177,7 +177,12 @@ function isEntryPoint(): boolean {
   }
 }
 
-if (isEntryPoint()) {
+/**
+ * Runs the CLI as this process: the process's own streams, `.env`, argv and
+ * environment; returns the exit code. The entry points (this file run
+ * directly, and the built `pictor` command, bin.ts) call it.
+ */
+export async function runCli(): Promise<number> {
   const io: CliIo = {
     stdout: (line) => process.stdout.write(`${line}\n`),
     stderr: (line) => process.stderr.write(`${line}\n`),
@@ -186,12 +191,12 @@ if (isEntryPoint()) {
     stdoutIsTerminal: process.stdout.isTTY === true,
     cwd: userDirectory(process.env),
   };
-  let code: number;
   try {
     loadSettingsFile();
-    code = await main(process.argv.slice(2), process.env, io);
+    return await main(process.argv.slice(2), process.env, io);
   } catch (error) {
-    code = report(error, { stdout: (l) => io.stdout(cleanForTerminal(l)), stderr: (l) => io.stderr(cleanForTerminal(l)) }, process.argv.includes('--json'));
+    return report(error, { stdout: (l) => io.stdout(cleanForTerminal(l)), stderr: (l) => io.stderr(cleanForTerminal(l)) }, process.argv.includes('--json'));
   }
-  process.exitCode = code;
 }
+
+if (isEntryPoint()) process.exitCode = await runCli();

@@ -7,7 +7,8 @@ import { main } from '../../src/cli/main.js';
 /**
  * Runs a printed "Try: VAR=… VAR=… npm run pictor -- …" line the way a shell
  * would in this repository: the assignments become the environment, and
- * `npm run pictor --` is this package's `pictor` script (the CLI's main), run
+ * `npm run pictor --` is this package's `pictor` script (the built CLI, whose
+ * entry runs `main`), run
  * from a fresh folder. Resolves with the exit code and the files it wrote.
  */
 export async function runTryLine(line: string): Promise<{ code: number; files: string[]; stderr: string }> {
@@ -22,7 +23,7 @@ export async function runTryLine(line: string): Promise<{ code: number; files: s
   const [npm, run, script, dashes, ...argv] = words;
   if (`${npm} ${run} ${script} ${dashes}` !== 'npm run pictor --') throw new Error(`not an npm run pictor line: ${command}`);
   const scripts = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> }).scripts;
-  if (!scripts.pictor?.includes('cli/main.js')) throw new Error('package.json has no pictor script running the CLI');
+  if (!scripts.pictor?.includes('dist/cli/pictor.js')) throw new Error('package.json has no pictor script running the CLI');
 
   const dir = await mkdtemp(join(tmpdir(), 'pictor-try-'));
   const before = process.cwd();
