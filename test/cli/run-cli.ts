@@ -27,6 +27,7 @@ export async function run(argv: string[], environment: NodeJS.ProcessEnv = {}, i
     },
     ...(io.cwd ? { cwd: io.cwd } : {}),
     ...(io.progressEveryMs ? { progressEveryMs: io.progressEveryMs } : {}),
+    ...(io.stdoutIsTerminal ? { stdoutIsTerminal: true } : {}),
   });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { DEV_API_KEY } from '../../../src/emulator/index.js';
+import { FileQuotaStore } from '../../../src/index.js';
+import { useEmulator } from '../../helpers/emulator.js';
+import { run, tempDir } from '../run-cli.js';
+
+const emu = useEmulator();
+const LOW = 0.00636;
+const today = () => new Date().toISOString().slice(0, 10);
+
+/** A data folder whose ledger holds what two `pictor generate` runs under an account cap spent. */
+async function ledgerWithTwoJobs(prompts = ['a lighthouse', 'a harbour']): Promise<{ env: NodeJS.ProcessEnv }> {
+  const env = {
+    PICTOR_BASE_URL: emu.url,
+    PICTOR_API_KEY: DEV_API_KEY,
+    PICTOR_DATA_DIR: await tempDir(),
+    PICTOR_ACCOUNT_MONTHLY_USD: '10',
+    PICTOR_USAGE_PROMPTS: '1',
+  };
+  for (const [i, prompt] of prompts.entries()) {
+    const result = await run(['generate', '--prompt', prompt, '--quality', 'low', '--size', '1024x1024', '--n', String(i + 1), '--out', `${await tempDir()}/`], env);
+    expect(result.code, result.stderr).toBe(0);
+  }
+  return { env };
+}
+
+describe('pictor usage', () => {
+  it('totals what the CLI spent this month, equal to the sum of the settled costs, as JSON', async () => {
+    const { env } = await ledgerWithTwoJobs();
+    const { code, stdout } = await run(['usage', '--json'], env);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout) as { total: { jobs: number; images: number; usd: number }; rows: { key: string; usd: number }[]; by: string };
+    expect(report.total).toMatchObject({ jobs: 2, images: 3, usd: expect.closeTo(3 * LOW, 9), uncertainUsd: 0 });
+    expect(report.by).toBe('day');
+    expect(report.rows.find((r) => r.key === today())?.usd).toBeCloseTo(3 * LOW, 9);
+    const store = new FileQuotaStore({ dir: env.PICTOR_DATA_DIR! });
+    try {
+      expect(await store.spentThisMonth('account', Date.now())).toBeCloseTo(report.total.usd, 9);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('groups by surface and user, largest spend first', async () => {
+    const { env } = await ledgerWithTwoJobs();
+    const bySurface = JSON.parse((await run(['usage', '--by', 'surface', '--json'], env)).stdout) as { rows: { key: string; jobs: number }[] };
+    expect(bySurface.rows).toEqual([expect.objectContaining({ key: 'cli', jobs: 2 })]);
+    const byUser = JSON.parse((await run(['usage', '--by', 'user', '--json'], env)).stdout) as { rows: { key: string }[] };
+    expect(byUser.rows[0]!.key).toMatch(/^cli:/);
+  });
+
+  it('writes one CSV row per job, quoting a prompt with commas, quotes and a line break, and defusing a leading =', async () => {
+    const { env } = await ledgerWithTwoJobs(['a "quoted", two-line\nprompt', '=HYPERLINK("x")']);
+    const { code, stdout } = await run(['usage', '--csv'], env);
+    expect(code).toBe(0);
+    expect(stdout.split('\n')[0]).toBe('time,surface,user,scope,operation,n,size,quality,cost_usd,basis,request_id,prompt,job_id');
+    expect(stdout).toContain('"a ""quoted"", two-line\nprompt"');
+    expect(stdout).toContain(`"'=HYPERLINK(""x"")"`);
+    expect(stdout).toMatch(/,cli,cli:[^,]+,cli,generate,1,1024x1024,low,0\.00636,actual,/);
+  });
+
+  it('draws a bar per day on a terminal, and no bars elsewhere', async () => {
+    const { env } = await ledgerWithTwoJobs();
+    const onTerminal = await run(['usage'], env, { stdoutIsTerminal: true });
+    expect(onTerminal.stdout).toMatch(new RegExp(`${today()}\\s+2\\s+3\\s+\\$0\\.0191\\s+█+`));
+    expect((await run(['usage'], env)).stdout).not.toContain('█');
+  });
+
+  it('says nothing was recorded yet when there is no ledger, and creates none', async () => {
+    const dir = await tempDir();
+    const { code, stdout } = await run(['usage'], { PICTOR_DATA_DIR: `${dir}/none` });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Nothing recorded yet/);
+  });
+
+  it('refuses bad dates, a period that ends before it starts, an unknown grouping and two formats, naming the flag (exit 2)', async () => {
+    const env = { PICTOR_DATA_DIR: await tempDir() };
+    expect(await run(['usage', '--since', '2026-02-30'], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('--since must be a UTC day') });
+    expect(await run(['usage', '--since', '2026-11-10', '--until', '2026-11-01'], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('is after --until') });
+    expect(await run(['usage', '--by', 'model'], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('--by must be one of day, user, scope, surface') });
+    expect(await run(['usage', '--json', '--csv'], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('--json and --csv') });
+  });
+});
