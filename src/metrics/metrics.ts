@@ -1,0 +1,112 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What a job runner reports, in the terms of `docs/metrics.md`. Every method is a counter bump or an observation. */
+export interface JobMetrics {
+  /** A job ended: `completed`, `failed` or `cancelled`; or was `refused` before anything was sent. */
+  jobFinished(surface: string, outcome: 'completed' | 'failed' | 'cancelled' | 'refused'): void;
+  /** A refusal by a cap or a per-user rule, by its code (`budget_account_daily`, `user_cooldown`, …). */
+  refused(code: string): void;
+  /** Images the service made (and the account paid for). */
+  imagesMade(size: string, quality: string, count: number): void;
+  /** USD settled for a job (its real cost, or what an interrupted job was charged). */
+  spent(usd: number): void;
+  /** Time from submit to the request leaving the queue. */
+  queueWait(seconds: number): void;
+  /** Time from sending a request to the end of its answer. */
+  requestDuration(operation: 'generate' | 'edit', streamed: boolean, seconds: number): void;
+  /** A request was retried; `rate_limited` ones were a 429 from the service. */
+  retried(code: string): void;
+  /** A 429 from the service, retried or not. */
+  rateLimited(): void;
+  /** A chat platform refused a write of the bot (a 429, a 5xx, an error answer). */
+  chatWriteRefused(platform: string): void;
+}
+
+/** Nothing recorded: what a runner uses when metrics are off. */
+export const NO_METRICS: JobMetrics = {
+  jobFinished() {},
+  refused() {},
+  imagesMade() {},
+  spent() {},
+  queueWait() {},
+  requestDuration() {},
+  retried() {},
+  rateLimited() {},
+  chatWriteRefused() {},
+};
+
+/** Read when Prometheus scrapes: what is reserved and queued right now. */
+export interface LiveReadings {
+  reservedUsd(): number;
+  queued(): number;
+}
+
+export interface Metrics extends JobMetrics {
+  readonly registry: Registry;
+  /** Where the gauges read from (the job runner, once it exists). */
+  watch(readings: LiveReadings): void;
+}
+
+/**
+ * The service's Prometheus metrics, in a registry of its own (two services in
+ * one process, or tests, never share counters), with Node's process metrics
+ * under the same `pictor_` prefix. Labels are bounded: surfaces, outcomes,
+ * codes, sizes and qualities — never users, prompts or ids.
+ */
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'pictor_' });
+  const jobs = new Counter({ name: 'pictor_jobs_total', help: 'Jobs by surface and outcome (refused: before anything was sent).', labelNames: ['surface', 'outcome'], registers: [registry] });
+  const refusals = new Counter({ name: 'pictor_refusals_total', help: 'Jobs refused by a spending cap or a per-user rule, by code.', labelNames: ['code'], registers: [registry] });
+  const images = new Counter({ name: 'pictor_images_total', help: 'Images the service made, by size and quality.', labelNames: ['size', 'quality'], registers: [registry] });
+  const spentUsd = new Counter({ name: 'pictor_spent_usd_total', help: 'US dollars settled for jobs (real cost, or the charge of an interrupted job).', registers: [registry] });
+  let readings: LiveReadings | undefined;
+  new Gauge({
+    name: 'pictor_reserved_usd',
+    help: 'US dollars reserved right now for jobs queued or running (their upper-bound price).',
+    registers: [registry],
+    collect() {
+      this.set(readings?.reservedUsd() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'pictor_queue_length',
+    help: 'Jobs waiting for the throttle (queued, not yet sent).',
+    registers: [registry],
+    collect() {
+      this.set(readings?.queued() ?? 0);
+    },
+  });
+  const queueWait = new Histogram({
+    name: 'pictor_queue_wait_seconds',
+    help: 'Time from submit to the request leaving the queue.',
+    buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'pictor_request_duration_seconds',
+    help: 'Time from sending a request to the end of its answer, by operation and whether it was streamed.',
+    labelNames: ['operation', 'stream'],
+    buckets: [1, 2, 5, 10, 20, 30, 60, 120, 300, 600],
+    registers: [registry],
+  });
+  const retries = new Counter({ name: 'pictor_retries_total', help: 'Requests sent again (never one that may have been billed), by the code of the failure.', labelNames: ['code'], registers: [registry] });
+  const rateLimited = new Counter({ name: 'pictor_rate_limited_total', help: '429 answers from the image service.', registers: [registry] });
+  const chatRefused = new Counter({ name: 'pictor_chat_writes_refused_total', help: 'Writes of the bot the chat platform refused (429, 5xx, error answers), by platform.', labelNames: ['platform'], registers: [registry] });
+
+  return {
+    registry,
+    watch(next) {
+      readings = next;
+    },
+    jobFinished: (surface, outcome) => jobs.inc({ surface, outcome }),
+    refused: (code) => refusals.inc({ code }),
+    imagesMade: (size, quality, count) => images.inc({ size, quality }, count),
+    spent: (usd) => usd > 0 && spentUsd.inc(usd),
+    queueWait: (seconds) => queueWait.observe(seconds),
+    requestDuration: (operation, streamed, seconds) => duration.observe({ operation, stream: String(streamed) }, seconds),
+    retried: (code) => retries.inc({ code }),
+    rateLimited: () => rateLimited.inc(),
+    chatWriteRefused: (platform) => chatRefused.inc({ platform }),
+  };
+}
