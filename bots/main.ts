@@ -11,6 +11,7 @@ import { createLogger, describeRedisConfig, ValidationError, type Logger } from 
 import { connect } from '../src/connect.js';
 import { loadDotEnv, readCoreConfig, type CoreConfig } from '../src/config.js';
 import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emulator/index.js';
+import { createMetrics, startMetricsServer, type HealthCheck, type Metrics } from '../src/metrics/index.js';
 import { readDiscordConfig, startDiscordBot, type DiscordBot } from './discord/index.js';
 import { FileQuotaStore, JobRunner, readRunnerConfig, RedisQuotaStore, type QuotaStore } from './runner/index.js';
 import { readSlackConfig, startSlackBot, type SlackBot } from './slack/index.js';
@@ -56,6 +57,9 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
     stops.push(() => connection.close()); // last: running jobs still reach the emulator while the runner shuts down
     const { client, emulatorUrl } = connection;
 
+    // Off unless PICTOR_METRICS_PORT is set; counted from the first job on.
+    const metrics: Metrics | undefined = core.metrics ? createMetrics() : undefined;
+    const checks: Record<string, HealthCheck> = {};
     let runnerOfService: JobRunner | undefined;
     let discordBot: DiscordBot | undefined;
     let slackBot: SlackBot | undefined;
@@ -69,9 +73,12 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         partialImages: runnerConfig.partialImages,
         minUpdateIntervalMs: runnerConfig.minUpdateIntervalMs,
         recordPrompts: core.spend.recordPrompts,
+        metrics,
         logger,
       });
       runnerOfService = runner;
+      metrics?.watch(runner.liveReadings());
+      if (store instanceof RedisQuotaStore) checks.redis = () => store.ping();
       if (discord) {
         discordBot = await startDiscordBot({
           token: discord.token,
@@ -82,8 +89,11 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
           runner,
           dataDir: runnerConfig.dataDir,
           logger: logger.child({ surface: 'discord' }),
+          onWriteRefused: metrics && (() => metrics.chatWriteRefused('discord')),
         });
         stops.push(() => discordBot!.stop());
+        const { client: discordClient } = discordBot;
+        checks.discord = () => discordClient.isReady();
         print('Discord bot is online.');
       }
       if (slack) {
@@ -92,14 +102,23 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
           runner,
           dataDir: runnerConfig.dataDir,
           logger: logger.child({ surface: 'slack' }),
+          onWriteRefused: metrics && (() => metrics.chatWriteRefused('slack')),
         });
         stops.push(() => slackBot!.stop());
+        const bot = slackBot;
+        checks.slack = () => bot.connected();
         print(`Slack bot is online (${slack.mode === 'http' ? `HTTP, events at ${slackBot.url}` : 'Socket Mode'}).`);
       }
       // Stopped first (stops run last-in first-out): running jobs end and their
       // messages say so while the bots can still write them.
       // After a drain, what still runs is stopped at once (the drain was the grace).
       stops.push(() => runner.shutdown(runner.draining ? { graceMs: 0 } : {}));
+    }
+
+    if (metrics && core.metrics) {
+      const server = await startMetricsServer({ registry: metrics.registry, checks, host: core.metrics.host, port: core.metrics.port });
+      stops.push(() => server.close());
+      print(`Metrics for Prometheus at ${server.url}/metrics; readiness at ${server.url}/healthz.`);
     }
 
     if (emulatorUrl) {

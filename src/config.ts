@@ -56,6 +56,14 @@ const CoreEnvSchema = z.object({
   PICTOR_MAX_RETRIES: optionalNumber('PICTOR_MAX_RETRIES', { int: true, min: 0, max: 10 }),
   PICTOR_EMULATOR_PORT: optionalNumber('PICTOR_EMULATOR_PORT', { int: true, min: 0, max: 65535 }),
   PICTOR_EMULATOR_LATENCY_MS: optionalNumber('PICTOR_EMULATOR_LATENCY_MS', { int: true, min: 0, max: 600_000 }),
+  PICTOR_METRICS_PORT: optionalNumber('PICTOR_METRICS_PORT', { int: true, min: 0, max: 65535 }),
+  PICTOR_METRICS_HOST: z
+    .string()
+    .optional()
+    .transform((v) => (v?.trim() ? v.trim() : undefined))
+    .refine((v) => v === undefined || /^[\w.:-]+$/.test(v), {
+      message: 'PICTOR_METRICS_HOST must be a host name or an IP address to listen on, e.g. 127.0.0.1 or 0.0.0.0',
+    }),
 });
 
 export interface CoreConfig {
@@ -75,6 +83,8 @@ export interface CoreConfig {
   redis: RedisConfig | undefined;
   /** Spending caps (`PICTOR_*_USD`) and the file ledger's folder. */
   spend: SpendConfig;
+  /** `PICTOR_METRICS_PORT` (and `PICTOR_METRICS_HOST`, default 127.0.0.1): where `npm start` serves /metrics and /healthz; undefined = off. */
+  metrics: { port: number; host: string } | undefined;
 }
 
 /** Parses a zod schema of environment variables; a bad value is a ValidationError naming the variable (as every surface's config reports it). */
@@ -102,6 +112,9 @@ export function readCoreConfig(env: NodeJS.ProcessEnv): CoreConfig {
       throw new ValidationError('PICTOR_BASE_URL', 'PICTOR_BASE_URL must be an http(s) URL, e.g. https://images.example.com');
     }
   }
+  if (e.PICTOR_METRICS_HOST !== undefined && e.PICTOR_METRICS_PORT === undefined) {
+    throw new ValidationError('PICTOR_METRICS_PORT', 'PICTOR_METRICS_HOST is set but PICTOR_METRICS_PORT is not: set the port to serve /metrics and /healthz on');
+  }
   return {
     baseURL: e.PICTOR_BASE_URL,
     apiKey: e.PICTOR_API_KEY,
@@ -114,6 +127,7 @@ export function readCoreConfig(env: NodeJS.ProcessEnv): CoreConfig {
     emulatorLatencyMs: e.PICTOR_EMULATOR_LATENCY_MS,
     redis: readRedisConfig(env),
     spend: readSpendConfig(env),
+    metrics: e.PICTOR_METRICS_PORT === undefined ? undefined : { port: e.PICTOR_METRICS_PORT, host: e.PICTOR_METRICS_HOST ?? '127.0.0.1' },
   };
 }
 

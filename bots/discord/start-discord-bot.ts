@@ -33,6 +33,8 @@ export interface StartDiscordBotOptions {
   stopGraceMs?: number | undefined;
   /** How long to wait for Discord's READY at login. Default 60 s. */
   loginTimeoutMs?: number | undefined;
+  /** Called for every write of the bot Discord answered with an error status (429, 5xx, 4xx), retried or not (for metrics). */
+  onWriteRefused?: (() => void) | undefined;
 }
 
 export interface DiscordBot {
@@ -90,6 +92,12 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     rest.on(RESTEvents.RateLimited, (info) =>
       logger.debug({ route: info.route, method: info.method, timeToReset: info.timeToReset, global: info.global }, 'waiting for a Discord rate limit'),
     );
+    const { onWriteRefused } = options;
+    if (onWriteRefused) {
+      rest.on(RESTEvents.Response, (request, response) => {
+        if (request.method !== 'GET' && response.status >= 400) onWriteRefused();
+      });
+    }
   }
 
   const ready = new Promise<Client<true>>((resolve) => client.once(Events.ClientReady, resolve));

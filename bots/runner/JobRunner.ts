@@ -28,6 +28,7 @@ import { JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
 import { mayCancel } from './may-cancel.js';
 import { UpdatePump } from './UpdatePump.js';
+import { NO_METRICS, type JobMetrics } from '../../src/metrics/job-metrics.js';
 import type {
   FinalUpdate,
   JobHandle,
@@ -57,6 +58,8 @@ export interface JobRunnerOptions {
   shutdownGraceMs?: number | undefined;
   /** How many finished jobs `get` still knows. Default 1000. */
   keepFinishedJobs?: number | undefined;
+  /** Where jobs, refusals, spending, waits and retries are counted (`PICTOR_METRICS_PORT`). Default: nowhere. */
+  metrics?: JobMetrics | undefined;
 }
 
 interface Job {
@@ -110,6 +113,7 @@ export class JobRunner {
   readonly #now: () => number;
   readonly #shutdownGraceMs: number;
   readonly #keepFinishedJobs: number;
+  readonly #metrics: JobMetrics;
   /** Jobs queued or running, and finished ones whose final update is still on its way. */
   readonly #jobs = new Map<string, Job>();
   /** What is left of finished jobs (no images, no prompt), oldest first. */
@@ -129,6 +133,7 @@ export class JobRunner {
     this.#now = options.now ?? Date.now;
     this.#shutdownGraceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.#keepFinishedJobs = options.keepFinishedJobs ?? DEFAULT_KEEP_FINISHED_JOBS;
+    this.#metrics = options.metrics ?? NO_METRICS;
     if (!(Number.isFinite(this.#minUpdateIntervalMs) && this.#minUpdateIntervalMs >= 0)) {
       throw new ValidationError('minUpdateIntervalMs', `minUpdateIntervalMs must be a number of milliseconds ≥ 0, not ${options.minUpdateIntervalMs}`);
     }
@@ -147,6 +152,27 @@ export class JobRunner {
    * request is invalid or a limit is reached.
    */
   async submit(spec: JobSpec, sink: UpdateSink): Promise<JobHandle> {
+    try {
+      return await this.#submit(spec, sink);
+    } catch (error) {
+      if (error instanceof JobRefusedError) {
+        this.#metrics.refused(error.code);
+        this.#metrics.jobFinished(spec.requester.platform, 'refused');
+      }
+      throw error;
+    }
+  }
+
+  /** What the gauges read when metrics are scraped: USD reserved by jobs queued or running, and jobs waiting to be sent. */
+  liveReadings(): { reservedUsd: () => number; queued: () => number } {
+    const active = () => [...this.#jobs.values()].filter((j) => isActive(j.info.status));
+    return {
+      reservedUsd: () => active().reduce((sum, j) => sum + j.info.estimate.totalUsd, 0),
+      queued: () => active().filter((j) => j.info.status === 'queued').length,
+    };
+  }
+
+  async #submit(spec: JobSpec, sink: UpdateSink): Promise<JobHandle> {
     this.#assertOpen();
     const request = this.#validate(spec);
     const estimate = estimatePrice({ operation: spec.kind, size: request.size, quality: request.quality, n: request.n });
@@ -370,11 +396,16 @@ export class JobRunner {
         await this.#store.markSent(id);
         job.sent = true;
       },
+      onRetry: ({ error }) => {
+        this.#metrics.retried(error.code);
+        if (error.code === 'rate_limited') this.#metrics.rateLimited();
+      },
       onStart: () => {
         if (job.info.status !== 'queued') return;
         if (!queuedSent) job.pump.push({ type: 'queued', jobId: id, ahead: 0 });
         job.info.status = 'running';
         job.info.startedAt = this.#now();
+        this.#metrics.queueWait((job.info.startedAt - job.info.submittedAt) / 1000);
         job.pump.push({ type: 'started', jobId: id });
       },
     };
@@ -439,6 +470,8 @@ export class JobRunner {
     }
     job.decided = true;
     const failure = describeFailure(error);
+    // The last answer was a 429 that was not sent again (retries used up, or a wait longer than the timeout).
+    if (failure.code === 'rate_limited') this.#metrics.rateLimited();
     // Only a job whose request reached the service and then broke may have been billed: keep its estimate as spent.
     const mayBeBilled = job.sent && (failure.code === 'stream_broken' || failure.code === 'timeout' || failure.code === 'bad_response');
     if (mayBeBilled) await this.#charge(job, 'settle', job.info.estimate.totalUsd);
@@ -460,13 +493,18 @@ export class JobRunner {
   #finish(job: Job, status: 'completed' | 'failed' | 'cancelled', at: number): void {
     job.info.status = status;
     job.info.finishedAt = at;
+    this.#metrics.jobFinished(job.spec.requester.platform, status);
+    if (job.info.startedAt !== undefined) this.#metrics.requestDuration(job.spec.kind, true, (at - job.info.startedAt) / 1000);
   }
 
   /** Settles or releases the job's reservation; a store failure is logged, never shown to the user. */
   async #charge(job: Job, action: 'settle' | 'release', usd = 0): Promise<void> {
     try {
-      if (action === 'settle') await this.#store.settle(job.info.id, usd, { requestId: job.requestId });
-      else await this.#store.release(job.info.id);
+      if (action === 'settle') {
+        await this.#store.settle(job.info.id, usd, { requestId: job.requestId });
+        this.#metrics.spent(usd);
+        if (job.completedImages > 0) this.#metrics.imagesMade(job.request.size, job.request.quality, job.completedImages);
+      } else await this.#store.release(job.info.id);
     } catch (error) {
       this.#logger.error({ jobId: job.info.id, action, err: error }, 'the quota store failed to record a finished job');
     }

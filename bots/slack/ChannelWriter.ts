@@ -64,6 +64,8 @@ export interface ChannelWriterOptions {
   backgroundPerMinute?: number | undefined;
   /** Tokens the budget can save up. Default 10. */
   backgroundBurst?: number | undefined;
+  /** Called when Slack refused a write (an error answer, or no answer); for metrics. */
+  onFailure?: (() => void) | undefined;
 }
 
 /**
@@ -81,6 +83,7 @@ export class ChannelWriter {
   readonly #stats: ChannelWriterStats = { writes: 0, skipped: 0, coalesced: 0, failed: 0 };
   readonly #perMs: number | undefined;
   readonly #burst: number;
+  readonly #onFailure: (() => void) | undefined;
   #tokens: number;
   #tokensAt = Date.now();
   /** Urgent budgeted writes waiting in any channel: the tokens they need are not for progress writes. */
@@ -91,6 +94,7 @@ export class ChannelWriter {
     const perMinute = options.backgroundPerMinute;
     if (perMinute !== undefined && !(Number.isFinite(perMinute) && perMinute > 0)) throw new RangeError('backgroundPerMinute must be a number above 0');
     this.intervalMs = options.intervalMs;
+    this.#onFailure = options.onFailure;
     this.#perMs = perMinute === undefined ? undefined : perMinute / 60_000;
     this.#burst = Math.max(1, options.backgroundBurst ?? 10);
     this.#tokens = this.#burst;
@@ -222,6 +226,7 @@ export class ChannelWriter {
         } catch (error) {
           // The request may have reached Slack: it counts against the channel.
           this.#stats.failed++;
+          this.#onFailure?.();
           state.lastEnd = Date.now();
           entry.reject(error);
         } finally {

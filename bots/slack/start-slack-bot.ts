@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, HTTPReceiver, webApi } from '@slack/bolt';
+import { App, HTTPReceiver, SocketModeReceiver, webApi } from '@slack/bolt';
 import { scrubSecrets, ValidationError, type LoggerLike } from '../../src/index.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
@@ -55,6 +55,8 @@ export interface SlackBotOptions {
   commands?: { imagine?: string | undefined; edit?: string | undefined } | undefined;
   /** Called when a job update has become visible in Slack (for measurements). */
   onUpdateShown?: ((event: ShownEvent) => void) | undefined;
+  /** Called for every write of the bot Slack refused: a 429 (retried by the Web API client) or a failed message write (for metrics). */
+  onWriteRefused?: (() => void) | undefined;
 }
 
 export interface SlackBot {
@@ -63,6 +65,8 @@ export interface SlackBot {
   url?: string | undefined;
   botUserId: string;
   teamId: string;
+  /** Socket Mode: the WebSocket to Slack is open now (it reconnects by itself). HTTP mode: the receiver listens. */
+  connected(): boolean;
   /** Stops receiving, then waits (up to 10 s) for pending Slack writes. The runner is the caller's to shut down. */
   stop(): Promise<void>;
 }
@@ -105,9 +109,15 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const interrupted = await store.unfinished();
 
   const replayGuard = mode === 'http' ? createReplayGuard({ logger }) : undefined;
+  // Made here rather than by Bolt so its connection state can be watched (`connected`, for /healthz).
+  const socketReceiver =
+    mode === 'socket' ? new SocketModeReceiver({ appToken: options.appToken!, logger: boltLogger, installerOptions: { clientOptions } }) : undefined;
+  let socketOpen = false;
+  socketReceiver?.client.on('connected', () => (socketOpen = true));
+  for (const state of ['reconnecting', 'disconnecting', 'disconnected']) socketReceiver?.client.on(state, () => (socketOpen = false));
   const app =
-    mode === 'socket'
-      ? new App({ token: options.botToken, appToken: options.appToken, socketMode: true, clientOptions, logger: boltLogger })
+    socketReceiver
+      ? new App({ token: options.botToken, receiver: socketReceiver, clientOptions, logger: boltLogger })
       : new App({
           token: options.botToken,
           clientOptions,
@@ -124,7 +134,10 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const writer = new ChannelWriter({
     intervalMs: options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS,
     backgroundPerMinute: options.progressWritesPerMinute ?? DEFAULT_PROGRESS_WRITES_PER_MINUTE,
+    onFailure: options.onWriteRefused,
   });
+  const { onWriteRefused } = options;
+  if (onWriteRefused) app.client.on(webApi.WebClientEvent.RATE_LIMITED, () => onWriteRefused());
   const jobs = new SlackJobs({
     runner: options.runner,
     client: app.client,
@@ -176,6 +189,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     url,
     botUserId: auth.botUserId,
     teamId: auth.teamId,
+    connected: () => (socketReceiver ? socketOpen : !stopping),
     stop: () =>
       (stopping ??= (async () => {
         try {

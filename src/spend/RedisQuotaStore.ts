@@ -436,6 +436,18 @@ export class RedisQuotaStore implements QuotaStore {
     if (this.#ownsConnection) await closeRedis(this.#redis);
   }
 
+  /** True when Redis answers a PING within `timeoutMs` (what `/healthz` asks); never throws. */
+  async ping(timeoutMs = 2_000): Promise<boolean> {
+    if (this.#closed) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
+    try {
+      return await Promise.race([this.#redis.ping().then((answer) => answer === 'PONG', () => false), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Renews the lease now (the timer does it every third of `leaseMs`). */
   async renewLease(): Promise<void> {
     await this.#redis.set(this.#key('owner', this.#owner), this.#ownerValue, 'PX', this.#leaseMs);

@@ -28,4 +28,17 @@ describe('Socket Mode', () => {
     expect((ack.body as { text: string }).text).toContain('`--n 11` is not allowed: --n takes an integer from 1 to 10');
     expect(h.emulator.requests).toEqual([]);
   });
+
+  it('says it is connected while the WebSocket is open, and not while Slack cannot be reached', async () => {
+    h = await startHarness({ mode: 'socket' });
+    const { fake, bot } = h;
+    expect(bot.connected()).toBe(true);
+
+    // Slack stops handing out connections, then the socket breaks.
+    fake.failNext('apps.connections.open', { status: 503, retryAfterSec: 30, count: 100 });
+    fake.dropSocketConnections();
+
+    await fake.waitFor(() => !bot.connected(), 'the bot to notice the lost connection');
+    expect(bot.connected()).toBe(false);
+  });
 });

@@ -163,6 +163,11 @@ export class FakeSlack {
     return this;
   }
 
+  /** Cuts every Socket Mode connection, as a network failure would (the app reconnects through apps.connections.open). */
+  dropSocketConnections(): void {
+    for (const ws of this.#sockets) ws.terminate();
+  }
+
   async close(): Promise<void> {
     for (const ws of this.#sockets) ws.terminate();
     this.#sockets.clear();

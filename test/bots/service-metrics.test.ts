@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { startService } from '../../bots/main.js';
+import { buttonsOf } from '../fakes/discord/FakeDiscord.js';
+import { startThrowawayRedis } from '../setup/redis-server.js';
+import { scrape } from '../metrics/scrape.js';
+import { slackEventsUrl, startChatFakes, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
+import { requireRedisUrl, testRedis } from '../helpers/shared-limits-redis.js';
+
+const defer = useCleanup();
+const redisPresent = testRedis();
+
+describe('npm start with PICTOR_METRICS_PORT', () => {
+  it.skipIf(redisPresent.skipReason)(
+    'serves /metrics and /healthz: ready with both bots and Redis up, counting jobs and the writes Discord refused; unready when Redis goes away',
+    async () => {
+      requireRedisUrl(redisPresent);
+      // A Redis of its own: this test stops it.
+      const redis = await startThrowawayRedis();
+      if (!redis) throw new Error('redis-server is needed to stop a Redis under a running service');
+      let redisUp = true;
+      defer(async () => {
+        if (redisUp) await redis.stop();
+      });
+      const { discord, slack } = await startChatFakes(defer);
+      const dataDir = await tempDataDir(defer);
+      const lines: string[] = [];
+      const service = await startService(
+        {
+          PICTOR_LOG_LEVEL: 'silent',
+          PICTOR_DATA_DIR: dataDir,
+          PICTOR_EMULATOR_LATENCY_MS: '0',
+          PICTOR_UPDATE_INTERVAL_MS: '20',
+          PICTOR_METRICS_PORT: '0',
+          REDIS_URL: redis.url,
+          ...surfaceEnv({ discord, slack }),
+        },
+        (line) => lines.push(line),
+      );
+      defer(() => service.stop());
+      const printed = lines.join('\n');
+      const base = /Metrics for Prometheus at (\S+)\/metrics/.exec(printed)?.[1];
+      expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      slack.deliverOverHttp(slackEventsUrl(printed)!);
+
+      const ready = await fetch(`${base}/healthz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ok', checks: { redis: true, discord: true, slack: true } });
+
+      // Discord answers the first edit of the reply with a 429; discord.js waits and sends it again.
+      const ix = discord.slashCommand('imagine', { prompt: 'a lighthouse, metered', quality: 'low' });
+      discord.rateLimitNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, 50);
+      await discord.waitFor(() => {
+        const message = discord.original(ix);
+        return message && buttonsOf(message).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? message : undefined;
+      }, 'the Discord result');
+
+      const scraped = await scrape(`${base}/metrics`);
+      expect(scraped.value('pictor_jobs_total', { surface: 'discord', outcome: 'completed' })).toBe(1);
+      expect(scraped.value('pictor_images_total', { size: '1024x1024', quality: 'low' })).toBe(1);
+      expect(scraped.value('pictor_chat_writes_refused_total', { platform: 'discord' })).toBeGreaterThanOrEqual(1);
+      expect(scraped.value('pictor_spent_usd_total')).toBeGreaterThan(0);
+      for (const secret of [discord.botToken, slack.botToken, slack.signingSecret]) expect(scraped.text).not.toContain(secret);
+
+      await redis.stop();
+      redisUp = false;
+      const unready = await fetch(`${base}/healthz`);
+      expect(unready.status).toBe(503);
+      expect(await unready.json()).toMatchObject({ status: 'unavailable', checks: { redis: false, discord: true, slack: true } });
+    },
+    60_000,
+  );
+
+  it('refuses PICTOR_METRICS_HOST without a port, naming the variable', async () => {
+    await expect(startService({ PICTOR_METRICS_HOST: '0.0.0.0' }, () => {})).rejects.toMatchObject({ code: 'validation_error', param: 'PICTOR_METRICS_PORT' });
+  });
+});
