@@ -32,6 +32,20 @@ describe('core config', () => {
     expect((error as Error).message).not.toContain('0123456789');
   });
 
+  it('turns metrics on only with PICTOR_METRICS_PORT, on loopback unless PICTOR_METRICS_HOST says otherwise', () => {
+    expect(readCoreConfig(base).metrics).toBeUndefined();
+    expect(readCoreConfig({ ...base, PICTOR_METRICS_PORT: '9464' }).metrics).toEqual({ port: 9464, host: '127.0.0.1' });
+    expect(readCoreConfig({ ...base, PICTOR_METRICS_PORT: '9464', PICTOR_METRICS_HOST: '0.0.0.0' }).metrics).toEqual({ port: 9464, host: '0.0.0.0' });
+  });
+
+  it.each([
+    [{ PICTOR_METRICS_PORT: '70000' }, 'PICTOR_METRICS_PORT'],
+    [{ PICTOR_METRICS_PORT: 'metrics' }, 'PICTOR_METRICS_PORT'],
+    [{ PICTOR_METRICS_PORT: '9464', PICTOR_METRICS_HOST: 'http://0.0.0.0/' }, 'PICTOR_METRICS_HOST'],
+  ])('refuses the metrics setting %o, naming %s', (env, variable) => {
+    expect(() => readCoreConfig({ ...base, ...env })).toThrow(expect.objectContaining({ code: 'validation_error', param: variable }));
+  });
+
   it('still tolerates a trailing line break (as a file read with a newline has)', () => {
     expect(readCoreConfig({ ...base, PICTOR_API_KEY: 'sk-test-0123456789\n' }).apiKey).toBe('sk-test-0123456789');
   });
