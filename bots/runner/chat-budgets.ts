@@ -223,9 +223,7 @@ export class ChatBudgets {
    */
   async setCap(requester: Requester, cap: OverridableCap, usd: number | undefined): Promise<CapChange> {
     const scopeName = SCOPE_NAMES[requester.platform];
-    if (!requester.isAdmin) {
-      return { ok: false, code: 'not_admin', message: `Only an admin of ${scopeName} can change its budgets.` };
-    }
+    if (!requester.isAdmin) return { ok: false, code: 'not_admin', message: notAdminMessage(requester.platform) };
     if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) {
       return { ok: false, code: 'invalid_amount', message: 'Give the budget in US dollars, 0 or more (e.g. 2.50), or clear to go back to the operator’s setting.' };
     }
@@ -280,6 +278,11 @@ const FIELD_OF_CODE: Partial<Record<BudgetCode, OverridableCap>> = {
   budget_scope_daily: 'scopeDailyUsd',
   budget_scope_monthly: 'scopeMonthlyUsd',
 };
+
+/** Told to someone who is not an admin and tries to change a budget. */
+export function notAdminMessage(platform: Platform): string {
+  return `Only an admin of ${SCOPE_NAMES[platform]} can change its budgets.`;
+}
 
 /** "the daily budget of each user", "this server’s monthly budget". */
 export function describeCap(cap: OverridableCap, platform: Platform): string {

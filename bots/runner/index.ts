@@ -5,6 +5,7 @@ export {
   CAP_NAMES,
   capOfName,
   describeCap,
+  notAdminMessage,
   parseCapAmount,
   TOP_USERS,
   type CapChange,
