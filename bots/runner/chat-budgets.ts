@@ -11,6 +11,7 @@ import {
   type LoggerLike,
   type OverridableCap,
 } from '../../src/index.js';
+import { describeDuration, describeUtcTime } from './describe-duration.js';
 import type { Platform, QuotaStore, Requester, SpendLimits } from './types.js';
 
 /** How long the caps chat admins set for a scope are kept in memory before the ledger is read again. */
@@ -278,6 +279,13 @@ const FIELD_OF_CODE: Partial<Record<BudgetCode, OverridableCap>> = {
   budget_scope_daily: 'scopeDailyUsd',
   budget_scope_monthly: 'scopeMonthlyUsd',
 };
+
+/** When a cap resets, in words: `00:00 UTC (in 3 h 12 min)`, or for a month `2026-12-01 00:00 UTC (in 9 days)`. */
+export function describeReset(resetsAt: number, now: number): string {
+  const ms = resetsAt - now;
+  const days = Math.ceil(ms / (24 * 60 * 60_000));
+  return `${describeUtcTime(resetsAt, now)} (in ${days > 2 ? `${days} days` : describeDuration(ms)})`;
+}
 
 /** Told to someone who is not an admin and tries to change a budget. */
 export function notAdminMessage(platform: Platform): string {

@@ -5,6 +5,7 @@ export {
   CAP_NAMES,
   capOfName,
   describeCap,
+  describeReset,
   notAdminMessage,
   parseCapAmount,
   TOP_USERS,

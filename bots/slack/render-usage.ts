@@ -1,5 +1,5 @@
 import { formatUsd } from '../../src/index.js';
-import { describeDuration, describeUtcTime, type CapStatus, type UsageSummary } from '../runner/index.js';
+import { describeReset, type CapStatus, type UsageSummary } from '../runner/index.js';
 
 const WHOSE: Record<CapStatus['whose'], string> = { user: 'Your', scope: 'This workspace’s', account: 'The whole account’s' };
 
@@ -26,6 +26,6 @@ export function renderUsage(summary: UsageSummary): string {
 function describeCapStatus(cap: CapStatus, now: number): string {
   const period = cap.period === 'day' ? 'daily' : 'monthly';
   const setBy = cap.setBy === 'chat' ? ' (set by a workspace admin)' : '';
-  const resets = `resets ${describeUtcTime(cap.resetsAt, now)} (in ${describeDuration(cap.resetsAt - now)})`;
+  const resets = `resets ${describeReset(cap.resetsAt, now)}`;
   return `${WHOSE[cap.whose]} ${period} budget${setBy}: ${formatUsd(cap.leftUsd)} left of ${formatUsd(cap.limitUsd)} (spent ${formatUsd(cap.spentUsd)}); ${resets}`;
 }
