@@ -6,6 +6,7 @@ import {
   nextUtcMidnight,
   nextUtcMonth,
   SPEND_CAP_VARIABLES,
+  usageByKey,
   utcMonth,
   type BudgetCode,
   type LoggerLike,
@@ -257,18 +258,12 @@ export class ChatBudgets {
   async #topUsers(platform: Platform, scopeKey: string, now: number): Promise<{ userId: string; usd: number; jobs: number }[]> {
     const month = utcMonth(now);
     const records = await this.#store.usage({ since: Date.parse(`${month}-01T00:00:00Z`), scopeKey });
-    const byUser = new Map<string, { usd: number; jobs: number }>();
-    for (const r of records) {
-      if (r.day.slice(0, 7) !== month) continue;
-      const row = byUser.get(r.userKey) ?? { usd: 0, jobs: 0 };
-      row.usd += r.costUsd;
-      row.jobs += 1;
-      byUser.set(r.userKey, row);
-    }
     const prefix = `${platform}:`;
-    return [...byUser]
-      .map(([userKey, row]) => ({ userId: userKey.startsWith(prefix) ? userKey.slice(prefix.length) : userKey, usd: roundUsd(row.usd), jobs: row.jobs }))
-      .sort((a, b) => b.usd - a.usd || a.userId.localeCompare(b.userId))
+    return usageByKey(
+      records.filter((r) => r.day.slice(0, 7) === month),
+      (r) => r.userKey,
+    )
+      .map((row) => ({ userId: row.key.startsWith(prefix) ? row.key.slice(prefix.length) : row.key, usd: row.usd, jobs: row.jobs }))
       .slice(0, TOP_USERS);
   }
 }
