@@ -17,11 +17,24 @@ export function budgetCommandOf(slackText: string): { kind: 'usage' } | { kind: 
   return undefined;
 }
 
+const SOMETHING_WENT_WRONG = ':warning: Something went wrong on my side; try again in a moment.';
+
 /** `/imagine usage`: acknowledged at once, then answered privately through the command's response URL. */
 export async function answerUsage(context: BotContext, actor: SlackActor, ack: Ack, respond: RespondFn): Promise<void> {
   await ack();
-  const summary = await context.runner.budgets.summary(context.jobs.requester(actor));
-  await respond({ response_type: 'ephemeral', replace_original: false, text: renderUsage(summary) });
+  await answerLater(context, respond, 'usage', async () => renderUsage(await context.runner.budgets.summary(context.jobs.requester(actor))));
+}
+
+/** Answers privately once `work` is done; a failure (the ledger unreachable) is logged and the person told briefly. */
+async function answerLater(context: BotContext, respond: RespondFn, what: string, work: () => Promise<string>): Promise<void> {
+  let text: string;
+  try {
+    text = await work();
+  } catch (error) {
+    context.logger.error({ err: error, what }, 'a budget command failed');
+    text = SOMETHING_WENT_WRONG;
+  }
+  await respond({ response_type: 'ephemeral', replace_original: false, text });
 }
 
 /** `/imagine admin budget CAP USD|clear`: only for SLACK_ADMIN_USER_IDS; every answer is private. */
@@ -40,6 +53,8 @@ export async function answerAdmin(context: BotContext, actor: SlackActor, words:
     return;
   }
   await ack();
-  const change = await context.runner.budgets.setCap(requester, cap, amount.usd);
-  await respond({ response_type: 'ephemeral', replace_original: false, text: change.ok ? `:white_check_mark: ${change.message}` : `:raised_hand: ${change.message}` });
+  await answerLater(context, respond, 'admin budget', async () => {
+    const change = await context.runner.budgets.setCap(requester, cap, amount.usd);
+    return change.ok ? `:white_check_mark: ${change.message}` : `:raised_hand: ${change.message}`;
+  });
 }
