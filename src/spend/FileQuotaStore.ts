@@ -6,7 +6,7 @@ import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { createSerialQueue } from './serial-queue.js';
 import { budgetsOf } from './caps.js';
-import { CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
+import { CapOverridesFileSchema, isOverridableCap, type CapOverridesFile } from './cap-overrides.js';
 import { ACCOUNT_KEY, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendRefusal, type UsageQuery, type UsageRecord } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, usageRecord, UsageRecordSchema } from './usage-records.js';
 import { nextUtcMidnight, nextUtcMonth, utcDay, utcDayBefore, utcMonth, utcMonthBefore } from './utc-period.js';
@@ -262,6 +262,7 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }> {
+    if (!isOverridableCap(cap)) return Promise.reject(new RangeError(`${String(cap)} cannot be changed from chat`));
     if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) return Promise.reject(new RangeError(`usd must be a non-negative number, not ${usd}`));
     return this.#serial(() => {
       if (this.#closed) return Promise.reject(new Error('the quota store is closed'));

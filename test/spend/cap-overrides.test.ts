@@ -53,10 +53,12 @@ function behavesLikeALedgerOfCaps(open: () => Promise<{ store: QuotaStore; reope
     expect(await store.setCapOverride('slack:T1', 'scopeDailyUsd', undefined, 'slack:U1', NOON)).toEqual({ previousUsd: undefined });
   });
 
-  it('refuses a negative or non-numeric amount', async () => {
+  it('refuses a negative or non-numeric amount, and the account’s caps', async () => {
     const { store } = await open();
     await expect(store.setCapOverride('slack:T1', 'userDailyUsd', -1, 'slack:U1', NOON)).rejects.toThrow(RangeError);
     await expect(store.setCapOverride('slack:T1', 'userDailyUsd', Number.NaN, 'slack:U1', NOON)).rejects.toThrow(RangeError);
+    // The account's caps are never a chat admin's.
+    await expect(store.setCapOverride('slack:T1', 'accountDailyUsd' as never, 1, 'slack:U1', NOON)).rejects.toThrow(RangeError);
     expect(await store.capOverrides('slack:T1')).toEqual({});
   });
 }
