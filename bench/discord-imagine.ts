@@ -90,6 +90,7 @@ const timedRunner: DiscordJobRunner = {
     }),
   cancel: (jobId, by) => runner.cancel(jobId, by),
   get: (jobId) => runner.get(jobId),
+  budgets: runner.budgets,
 };
 const bot = await startDiscordBot({
   token: discord.botToken,

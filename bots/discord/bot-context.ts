@@ -1,6 +1,6 @@
 import type { REST } from 'discord.js';
 import type { LoggerLike } from '../../src/index.js';
-import type { JobHandle, JobInfo, JobSpec, Requester, UpdateSink } from '../runner/index.js';
+import type { ChatBudgets, JobHandle, JobInfo, JobSpec, Requester, UpdateSink } from '../runner/index.js';
 import type { DownloadPolicy } from './download-images.js';
 import type { JobRecordStore } from './JobRecordStore.js';
 
@@ -11,6 +11,8 @@ export interface DiscordJobRunner {
   get(jobId: string): JobInfo | undefined;
   /** A refusal when the requester's (or server's) budget for today is already spent; checked before anything is downloaded. */
   budgetRefusal?(requester: Requester): Promise<Error | undefined>;
+  /** The usage summaries and the server's budgets (`/imagine-usage`, `/imagine-admin budget`). */
+  readonly budgets: Pick<ChatBudgets, 'summary' | 'setCap'>;
 }
 
 /** Everything the command, button and modal handlers share. */

@@ -25,3 +25,14 @@ export function requesterOf(interaction: BaseInteraction, adminRoleIds: readonly
 export function scopeOf(interaction: BaseInteraction): string {
   return interaction.guildId ?? `dm:${interaction.user.id}`;
 }
+
+/**
+ * Who may see the server's totals and change its budgets: an admin as for
+ * `requesterOf` (a configured admin role, or Administrator), or a member with
+ * Manage Server — the permission `/imagine-admin` asks for by default.
+ */
+export function budgetRequesterOf(interaction: BaseInteraction, adminRoleIds: readonly string[]): Requester {
+  const requester = requesterOf(interaction, adminRoleIds);
+  const managesServer = interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild) ?? false;
+  return { ...requester, isAdmin: requester.isAdmin === true || managesServer };
+}

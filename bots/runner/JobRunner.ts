@@ -23,6 +23,7 @@ import {
   type PriceQuote,
   type RequestOptions,
 } from '../../src/index.js';
+import { ChatBudgets } from './chat-budgets.js';
 import { describeFailure } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
@@ -60,6 +61,8 @@ export interface JobRunnerOptions {
   keepFinishedJobs?: number | undefined;
   /** Where jobs, refusals, spending, waits and retries are counted (`PICTOR_METRICS_PORT`). Default: nowhere. */
   metrics?: JobMetrics | undefined;
+  /** How long the caps chat admins set for a server/workspace are cached before the ledger is read again. Default 5 s. */
+  capCacheMs?: number | undefined;
 }
 
 interface Job {
@@ -121,6 +124,8 @@ export class JobRunner {
   #closed = false;
   /** Set by `drain`: new jobs are refused (`restarting`) while the ones taken run to their end. */
   #draining = false;
+  /** The caps of each server/workspace (the operator's with what its chat admins set), and the usage summaries. */
+  readonly budgets: ChatBudgets;
 
   constructor(options: JobRunnerOptions) {
     this.#client = options.client;
@@ -134,6 +139,7 @@ export class JobRunner {
     this.#shutdownGraceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.#keepFinishedJobs = options.keepFinishedJobs ?? DEFAULT_KEEP_FINISHED_JOBS;
     this.#metrics = options.metrics ?? NO_METRICS;
+    this.budgets = new ChatBudgets({ store: this.#store, limits: this.#limits, logger: this.#logger, now: this.#now, cacheMs: options.capCacheMs });
     if (!(Number.isFinite(this.#minUpdateIntervalMs) && this.#minUpdateIntervalMs >= 0)) {
       throw new ValidationError('minUpdateIntervalMs', `minUpdateIntervalMs must be a number of milliseconds ≥ 0, not ${options.minUpdateIntervalMs}`);
     }
@@ -179,12 +185,13 @@ export class JobRunner {
     const id = newJobId();
     const submittedAt = this.#now();
     const { requester } = spec;
+    const scopeKey = `${requester.platform}:${requester.scopeId}`;
     const reservation = await this.#store.reserve({
       jobId: id,
       userKey: `${requester.platform}:${requester.userId}`,
-      scopeKey: `${requester.platform}:${requester.scopeId}`,
+      scopeKey,
       estimateUsd: estimate.totalUsd,
-      limits: this.#limits,
+      limits: await this.budgets.limitsFor(scopeKey),
       now: submittedAt,
       job: { operation: spec.kind, n: request.n, size: request.size, quality: request.quality, ...(this.#recordPrompts && { prompt: request.prompt }) },
     });
@@ -265,7 +272,7 @@ export class JobRunner {
     const now = this.#now();
     const userKey = `${requester.platform}:${requester.userId}`;
     const scopeKey = `${requester.platform}:${requester.scopeId}`;
-    for (const { code, key, period, limit } of budgetsOf(this.#limits, userKey, scopeKey)) {
+    for (const { code, key, period, limit } of budgetsOf(await this.budgets.limitsFor(scopeKey), userKey, scopeKey)) {
       if (limit === undefined) continue;
       const used = period === 'day' ? await this.#store.spentToday(key, now) : await this.#store.spentThisMonth(key, now);
       if (used >= limit) {

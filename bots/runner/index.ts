@@ -1,5 +1,21 @@
 /** The platform-neutral job runner shared by the Discord and Slack bots. */
 export { JobRunner, type JobRunnerOptions } from './JobRunner.js';
+export {
+  ChatBudgets,
+  CAP_NAMES,
+  capOfName,
+  describeCap,
+  describeReset,
+  notAdminMessage,
+  parseCapAmount,
+  TOP_USERS,
+  type CapChange,
+  type CapChangeRefusal,
+  type CapName,
+  type CapStatus,
+  type ChatBudgetsOptions,
+  type UsageSummary,
+} from './chat-budgets.js';
 /** The ledger lives in the core's spend guard; re-exported for the bots. */
 export { FileQuotaStore, RedisQuotaStore, type FileQuotaStoreOptions, type RedisQuotaStoreOptions } from '../../src/index.js';
 export { JobRefusedError, isJobRefusedError, type JobRefusalDetails } from './JobRefusedError.js';

@@ -9,7 +9,7 @@ import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js'
 const MAX_UNREPAIRED = 50;
 
 /** What the Slack bot needs of the job runner. */
-export type SlackJobRunner = Pick<JobRunner, 'submit' | 'cancel' | 'get'>;
+export type SlackJobRunner = Pick<JobRunner, 'submit' | 'cancel' | 'get' | 'budgets'>;
 
 /** Who did something in Slack, and where. */
 export interface SlackActor {

@@ -52,7 +52,7 @@ export function allowedFor(flag: string): string {
 
 export type ImagineText = { kind: 'help' } | { kind: 'request'; prompt: string; options: JobOptions };
 
-const HELP_WORDS = new Set(['help', '--help', '-h', '?', 'usage']);
+const HELP_WORDS = new Set(['help', '--help', '-h', '?']);
 /** `--size`, and `—size` / `–size` (Slack clients turn `--` into a dash). */
 const FLAG_TOKEN = /^(?:--|—|–)([a-z][a-z_-]*)(?:=(.*))?$/i;
 
@@ -163,5 +163,7 @@ export function usageText(commands: { imagine: string; edit: string }): string {
     ...lines,
     `*Edit images:* pick *Edit image* in the ⋯ menu of a message with images, run \`${commands.edit}\` to upload up to 10, or mention me in a message (or a thread) with images: _@Pictor make the sky purple_.`,
     'Progress shows in the message I post; images land in its thread, with *Reroll* and *Edit* buttons.',
+    `*What you spent:* \`${commands.imagine} usage\` (today, this month, what is left of your budgets).`,
+    `*Bot admins:* \`${commands.imagine} admin budget user-daily 2.50\` (user-daily, user-monthly, workspace-daily, workspace-monthly; \`clear\` for the operator’s setting).`,
   ].join('\n');
 }

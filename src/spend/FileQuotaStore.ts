@@ -6,7 +6,8 @@ import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { createSerialQueue } from './serial-queue.js';
 import { budgetsOf } from './caps.js';
-import { ACCOUNT_KEY, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendRefusal, type UsageQuery, type UsageRecord } from './types.js';
+import { CapOverridesFileSchema, isOverridableCap, type CapOverridesFile } from './cap-overrides.js';
+import { ACCOUNT_KEY, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendRefusal, type UsageQuery, type UsageRecord } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, usageRecord, UsageRecordSchema } from './usage-records.js';
 import { nextUtcMidnight, nextUtcMonth, utcDay, utcDayBefore, utcMonth, utcMonthBefore } from './utc-period.js';
 
@@ -33,6 +34,7 @@ export interface FileQuotaStoreOptions {
 
 const DEFAULT_FILE_NAME = 'quota-ledger.json';
 const USAGE_FILE_NAME = 'usage.jsonl';
+const CAP_OVERRIDES_FILE_NAME = 'cap-overrides.json';
 const DEFAULT_LEASE_MS = 60_000;
 const DEFAULT_KEEP_DAYS = 7;
 const DAY_MS = 24 * 60 * 60_000;
@@ -118,6 +120,8 @@ export class FileQuotaStore implements QuotaStore {
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   readonly usagePath: string;
+  /** The caps chat admins set per scope (`cap-overrides.json` beside the ledger), written under the ledger's lock. */
+  readonly capOverridesPath: string;
   readonly #usageRetentionMs: number;
   /** When this process last dropped expired usage records (at most once a day). */
   #usagePrunedAt = Number.NEGATIVE_INFINITY;
@@ -136,6 +140,7 @@ export class FileQuotaStore implements QuotaStore {
     this.#clock = options.clock ?? Date.now;
     this.#onError = options.onError;
     this.usagePath = resolve(join(options.dir, USAGE_FILE_NAME));
+    this.capOverridesPath = resolve(join(options.dir, CAP_OVERRIDES_FILE_NAME));
     this.#usageRetentionMs = Math.max(1, options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS) * DAY_MS;
   }
 
@@ -247,6 +252,47 @@ export class FileQuotaStore implements QuotaStore {
       if (this.#closed) return Promise.reject(new Error('the quota store is closed'));
       return this.#locked(async () => (await this.#readUsage()).filter((r) => matchesQuery(r, query)));
     });
+  }
+
+  capOverrides(scopeKey: string): Promise<CapOverrides> {
+    return this.#serial(() => {
+      if (this.#closed) return Promise.reject(new Error('the quota store is closed'));
+      return this.#locked(async () => ({ ...(await this.#readCapOverrides()).scopes[scopeKey] }));
+    });
+  }
+
+  setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }> {
+    if (!isOverridableCap(cap)) return Promise.reject(new RangeError(`${String(cap)} cannot be changed from chat`));
+    if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) return Promise.reject(new RangeError(`usd must be a non-negative number, not ${usd}`));
+    return this.#serial(() => {
+      if (this.#closed) return Promise.reject(new Error('the quota store is closed'));
+      return this.#locked(async () => {
+        const file = await this.#readCapOverrides();
+        const scope = (file.scopes[scopeKey] ??= {});
+        const previousUsd = scope[cap]?.usd;
+        if (usd === undefined) delete scope[cap];
+        else scope[cap] = { usd: roundUsd(usd), by: changedBy, at: now };
+        if (Object.keys(scope).length === 0) delete file.scopes[scopeKey];
+        await writeAtomically(this.capOverridesPath, JSON.stringify(file));
+        return { previousUsd };
+      });
+    });
+  }
+
+  /** `cap-overrides.json`, or none set when it does not exist; an unreadable one is an error naming it (never silently dropped). */
+  async #readCapOverrides(): Promise<CapOverridesFile> {
+    let text: string;
+    try {
+      text = await readFile(this.capOverridesPath, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, scopes: {} };
+      throw error;
+    }
+    try {
+      return CapOverridesFileSchema.parse(JSON.parse(text));
+    } catch (cause) {
+      throw new Error(`the chat admins' caps in ${this.capOverridesPath} cannot be read; fix or move the file away (the operator's caps then apply)`, { cause });
+    }
   }
 
   /** Waits for pending operations and stops renewing the lease; later calls fail. */
@@ -531,6 +577,24 @@ export class FileQuotaStore implements QuotaStore {
       await rm(backupTemp, { force: true });
       throw error;
     }
+  }
+}
+
+/** Temporary file (0600), fsync, rename: the file is always either the old or the new version. */
+async function writeAtomically(path: string, text: string): Promise<void> {
+  const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    const handle = await open(temp, 'w', 0o600);
+    try {
+      await handle.writeFile(text);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
   }
 }
 

@@ -3,7 +3,8 @@ import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
-import { ACCOUNT_KEY, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendRefusalCode, type UsageQuery, type UsageRecord } from './types.js';
+import { isOverridableCap, OVERRIDABLE_CAPS } from './cap-overrides.js';
+import { ACCOUNT_KEY, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendRefusalCode, type UsageQuery, type UsageRecord } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, usageRecord } from './usage-records.js';
 import { nextUtcMidnight, nextUtcMonth, utcDay, utcMonth } from './utc-period.js';
 
@@ -221,6 +222,20 @@ members(ACCOUNT, ended)
 return {ended.released, ended.settled}
 `;
 
+/**
+ * KEYS[1]: the scope's hash of chat admins' caps. ARGV: cap, nanos ('' clears), changedBy, now.
+ * Returns the nanos it had before (or nil). Fields: `<cap>` nanos, `<cap>:by`, `<cap>:at`.
+ */
+const SET_CAP = `
+local old = redis.call('hget', KEYS[1], ARGV[1])
+if ARGV[2] == '' then
+  redis.call('hdel', KEYS[1], ARGV[1], ARGV[1] .. ':by', ARGV[1] .. ':at')
+else
+  redis.call('hset', KEYS[1], ARGV[1], ARGV[2], ARGV[1] .. ':by', ARGV[3], ARGV[1] .. ':at', ARGV[4])
+end
+return old
+`;
+
 type Arg = string | number;
 type LedgerClient = Redis & {
   pictorSpendReserve(...args: Arg[]): Promise<[1] | [0, string, number]>;
@@ -229,6 +244,7 @@ type LedgerClient = Redis & {
   pictorSpendRelease(...args: Arg[]): Promise<number>;
   pictorSpendUsed(...args: Arg[]): Promise<number>;
   pictorSpendReconcile(...args: Arg[]): Promise<[string[], string[]]>;
+  pictorSpendSetCap(...args: Arg[]): Promise<string | null>;
 };
 
 const SCRIPTS = {
@@ -238,6 +254,7 @@ const SCRIPTS = {
   pictorSpendRelease: { numberOfKeys: 0, lua: RELEASE },
   pictorSpendUsed: { numberOfKeys: 0, lua: SPENT },
   pictorSpendReconcile: { numberOfKeys: 0, lua: RECONCILE },
+  pictorSpendSetCap: { numberOfKeys: 1, lua: SET_CAP },
 } as const;
 
 /**
@@ -385,6 +402,31 @@ export class RedisQuotaStore implements QuotaStore {
       if (record && matchesQuery(record, query)) records.push(record);
     }
     return latestPerJob(records);
+  }
+
+  /** The hash `<prefix>:quota:caps:<scopeKey>`: what chat admins set for that scope. */
+  async capOverrides(scopeKey: string): Promise<CapOverrides> {
+    this.#assertOpen();
+    const fields = await this.#redis.hgetall(this.#capsKey(scopeKey));
+    const overrides: CapOverrides = {};
+    for (const cap of OVERRIDABLE_CAPS) {
+      const nanos = fields[cap];
+      if (nanos === undefined || !/^\d+$/.test(nanos)) continue;
+      overrides[cap] = { usd: fromNanos(Number(nanos)), by: fields[`${cap}:by`] ?? '', at: Number(fields[`${cap}:at`] ?? 0) };
+    }
+    return overrides;
+  }
+
+  async setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }> {
+    this.#assertOpen();
+    if (!isOverridableCap(cap)) throw new RangeError(`${String(cap)} cannot be changed from chat`);
+    const nanos = usd === undefined ? '' : toNanos('usd', usd);
+    const previous = await this.#redis.pictorSpendSetCap(this.#capsKey(scopeKey), cap, nanos, changedBy, now);
+    return { previousUsd: previous === null || previous === undefined ? undefined : fromNanos(Number(previous)) };
+  }
+
+  #capsKey(scopeKey: string): string {
+    return `${this.prefix}:quota:caps:${scopeKey}`;
   }
 
   #usageKey(): string {

@@ -142,8 +142,29 @@ export interface QuotaStore {
   reconcile(now: number): Promise<ReconcileReport>;
   /** The usage records of settled jobs, oldest first (kept `PICTOR_USAGE_RETENTION_DAYS`). */
   usage(query: UsageQuery): Promise<UsageRecord[]>;
+  /** The caps chat admins set for one server/workspace (scope key), with who set each and when; `{}` when none. */
+  capOverrides(scopeKey: string): Promise<CapOverrides>;
+  /**
+   * Sets (or, with `usd` undefined, clears) one cap of a scope, atomically, and
+   * answers what it was before. Checks nothing against the operator's caps:
+   * that is the caller's rule (see `effectiveLimits`).
+   */
+  setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }>;
   close(): Promise<void>;
 }
+
+/** The caps a chat admin may change for their own server/workspace. The account's caps never are. */
+export type OverridableCap = 'userDailyUsd' | 'userMonthlyUsd' | 'scopeDailyUsd' | 'scopeMonthlyUsd';
+
+/** One cap a chat admin set: the amount, who set it (a user key) and when (ms). */
+export interface CapOverride {
+  usd: number;
+  by: string;
+  at: number;
+}
+
+/** The caps chat admins set for one scope; a cap not listed follows the operator's setting. */
+export type CapOverrides = Partial<Record<OverridableCap, CapOverride>>;
 
 /** The key the whole account's spending is counted under. */
 export const ACCOUNT_KEY = 'account';

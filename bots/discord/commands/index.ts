@@ -4,10 +4,12 @@ import type { Command } from './command.js';
 import edit from './edit.js';
 import editImage from './edit-image.js';
 import imagine from './imagine.js';
+import admin from './admin.js';
+import usage from './usage.js';
 
 export type { Command, MessageMenuCommand, SlashCommand } from './command.js';
 
-const ALL: readonly Command[] = [imagine, edit, editImage];
+const ALL: readonly Command[] = [imagine, edit, editImage, usage, admin];
 
 /**
  * The commands, checked: unique names, at most Discord's 25 options each,

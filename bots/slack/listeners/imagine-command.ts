@@ -2,14 +2,23 @@ import type { App } from '@slack/bolt';
 import { respondVia, type BotContext } from '../bot-context.js';
 import { parseImagineText, usageText } from '../imagine-text.js';
 import { isSlackInputError } from '../SlackInputError.js';
+import { answerAdmin, answerUsage, budgetCommandOf } from './budget-commands.js';
 
 /**
  * `/imagine PROMPT [--size WxH] [--quality Q] …`: a bad flag or `help` is
  * answered privately in the acknowledgement itself; a good request becomes a
- * job whose message the whole channel sees.
+ * job whose message the whole channel sees. `/imagine usage` and
+ * `/imagine admin budget …` are answered privately.
  */
 export function registerImagineCommand(app: App, context: BotContext): void {
-  app.command(context.commands.imagine, async ({ command, ack }) => {
+  app.command(context.commands.imagine, async ({ command, ack, respond }) => {
+    const budget = budgetCommandOf(command.text);
+    if (budget) {
+      const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id };
+      if (budget.kind === 'usage') await answerUsage(context, actor, ack, respond);
+      else await answerAdmin(context, actor, budget.words, ack, respond);
+      return;
+    }
     let parsed;
     try {
       parsed = parseImagineText(command.text, { example: `${context.commands.imagine} a lighthouse at dusk, watercolor --size 1536x1024` });

@@ -4,6 +4,7 @@ import { ValidationError } from '../../core/errors.js';
 import { formatUsd } from '../../core/pricing.js';
 import type { CoreConfig } from '../../config.js';
 import type { QuotaStore, UsageRecord } from '../../spend/types.js';
+import { sumUsage, usageByKey, type UsageTotals } from '../../spend/usage-totals.js';
 import { parseFlags } from '../flags.js';
 import type { CliContext } from '../context.js';
 
@@ -23,13 +24,7 @@ const BY = ['day', 'user', 'scope', 'surface'] as const;
 type By = (typeof BY)[number];
 const DAY_MS = 24 * 60 * 60_000;
 
-interface Row {
-  key: string;
-  jobs: number;
-  images: number;
-  usd: number;
-  uncertainUsd: number;
-}
+type Row = UsageTotals;
 
 export async function runUsage(args: string[], ctx: CliContext, config: CoreConfig, stdoutIsTerminal: boolean): Promise<number> {
   const values = parseFlags(
@@ -74,7 +69,7 @@ export async function runUsage(args: string[], ctx: CliContext, config: CoreConf
     return 0;
   }
   const rows = group(records, by, since, lastDay);
-  const total = sum(records, 'total');
+  const total = sumUsage(records, 'total');
   if (values.json) {
     ctx.stdout(JSON.stringify({ ok: true, since: isoDay(since), until: isoDay(lastDay), by, total, rows }));
     return 0;
@@ -121,27 +116,13 @@ function parseDay(flag: string, value: string): number {
 const isoDay = (at: number) => new Date(at).toISOString().slice(0, 10);
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
 
-function sum(records: UsageRecord[], key: string): Row {
-  const row: Row = { key, jobs: 0, images: 0, usd: 0, uncertainUsd: 0 };
-  for (const r of records) {
-    row.jobs += 1;
-    row.images += r.n ?? 0;
-    row.usd += r.costUsd;
-    if (r.basis === 'estimate') row.uncertainUsd += r.costUsd;
-  }
-  row.usd = Math.round(row.usd * 1e9) / 1e9;
-  row.uncertainUsd = Math.round(row.uncertainUsd * 1e9) / 1e9;
-  return row;
-}
-
 /** By day: every day of the period, oldest first (empty days too, so a chart shows the gaps); otherwise by spend, largest first. */
 function group(records: UsageRecord[], by: By, since: number, lastDay: number): Row[] {
-  const keyOf = (r: UsageRecord) => (by === 'day' ? isoDay(r.time) : by === 'user' ? r.userKey : by === 'scope' ? r.scopeKey : r.surface);
+  if (by !== 'day') return usageByKey(records, (r) => (by === 'user' ? r.userKey : by === 'scope' ? r.scopeKey : r.surface));
   const groups = new Map<string, UsageRecord[]>();
-  if (by === 'day') for (let at = since; at <= lastDay && groups.size < 400; at = at + DAY_MS) groups.set(isoDay(at), []);
-  for (const r of records) groups.set(keyOf(r), [...(groups.get(keyOf(r)) ?? []), r]);
-  const rows = [...groups].map(([key, list]) => sum(list, key));
-  return by === 'day' ? rows : rows.sort((a, b) => b.usd - a.usd || a.key.localeCompare(b.key));
+  for (let at = since; at <= lastDay && groups.size < 400; at = at + DAY_MS) groups.set(isoDay(at), []);
+  for (const r of records) groups.set(isoDay(r.time), [...(groups.get(isoDay(r.time)) ?? []), r]);
+  return [...groups].map(([key, list]) => sumUsage(list, key));
 }
 
 const CSV_COLUMNS = ['time', 'surface', 'user', 'scope', 'operation', 'n', 'size', 'quality', 'cost_usd', 'basis', 'request_id', 'prompt', 'job_id'] as const;

@@ -1,3 +1,4 @@
+import { PermissionFlagsBits } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKGROUNDS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../../src/index.js';
 import { commandDefinitions, deployCommands } from '../../../bots/discord/index.js';
@@ -28,6 +29,23 @@ describe('command definitions', () => {
     expect(options.map((o) => o.name).slice(-4)).toEqual(['size', 'quality', 'background', 'format']);
   });
 
+  it('define /imagine-usage without options, for every member', () => {
+    const usage = byName('imagine-usage') as { options?: unknown[]; default_member_permissions?: string | null };
+    expect(usage.options ?? []).toEqual([]);
+    expect(usage.default_member_permissions ?? null).toBeNull();
+  });
+
+  it('define /imagine-admin budget with the four caps a server admin may change, shown by default to Manage Server only', () => {
+    const admin = byName('imagine-admin') as unknown as { default_member_permissions: string; options: { name: string; type: number; options: Option[] }[] };
+    expect(admin.default_member_permissions).toBe(String(PermissionFlagsBits.ManageGuild));
+    expect(admin.options.map((o) => [o.name, o.type])).toEqual([['budget', 1]]);
+    const [cap, usd] = admin.options[0]!.options;
+    expect(cap).toMatchObject({ name: 'cap', required: true });
+    expect(cap!.choices!.map((c) => c.value)).toEqual(['user-daily', 'user-monthly', 'server-daily', 'server-monthly']);
+    expect(usd).toMatchObject({ name: 'usd', type: 3 });
+    expect(usd!.required ?? false).toBe(false);
+  });
+
   it('define the “Edit image” message menu command, in servers only', () => {
     expect(byName('Edit image')).toMatchObject({ type: 3 });
     for (const c of commandDefinitions()) expect((c as { contexts?: number[] }).contexts).toEqual([0]);
@@ -45,15 +63,15 @@ describe('the deploy script', () => {
 
   it('registers the commands in one server, asking Discord for the application id', async () => {
     const result = await deployCommands({ token: discord.botToken, guildId: discord.guildId, apiBaseUrl: discord.apiBaseUrl });
-    expect(result).toEqual({ scope: 'guild', applicationId: discord.applicationId, names: ['imagine', 'edit', 'Edit image'] });
-    expect(discord.commands.get(discord.guildId)!.map((c) => c.name)).toEqual(['imagine', 'edit', 'Edit image']);
+    expect(result).toEqual({ scope: 'guild', applicationId: discord.applicationId, names: ['imagine', 'edit', 'Edit image', 'imagine-usage', 'imagine-admin'] });
+    expect(discord.commands.get(discord.guildId)!.map((c) => c.name)).toEqual(['imagine', 'edit', 'Edit image', 'imagine-usage', 'imagine-admin']);
     expect(discord.requests.filter((r) => r.route === 'current-application')).toHaveLength(1);
   });
 
   it('registers them globally with the given application id', async () => {
     const result = await deployCommands({ token: discord.botToken, applicationId: discord.applicationId, apiBaseUrl: discord.apiBaseUrl });
     expect(result.scope).toBe('global');
-    expect(discord.commands.get('global')).toHaveLength(3);
+    expect(discord.commands.get('global')).toHaveLength(5);
   });
 
   it('fails with Discord’s answer when the token is wrong', async () => {

@@ -25,6 +25,8 @@ export interface Harness {
   fake: FakeSlack;
   emulator: Emulator;
   runner: JobRunner;
+  /** The runner's spend ledger. */
+  store: FileQuotaStore;
   bot: SlackBot;
   dataDir: string;
   /** Stops the bot and runner (and, unless kept, the fake, emulator and data folder). */
@@ -71,6 +73,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     fake,
     emulator,
     runner,
+    store,
     bot,
     dataDir,
     async close(keep = {}) {

@@ -271,10 +271,10 @@ export class FakeDiscord {
     return message;
   }
 
-  /** A user runs a slash command. */
+  /** A user runs a slash command; `name` may name a subcommand after a space (`imagine-admin budget`). */
   slashCommand(name: string, options: Record<string, OptionValue>, as: Partial<InteractionContext> = {}): FakeInteraction {
     const ix = this.#newInteraction('command', name, as);
-    this.#gateway.dispatch('INTERACTION_CREATE', chatInputPayload({ ...ix, commandId: this.#commandId(name) }, name, options, this.#context(as)));
+    this.#gateway.dispatch('INTERACTION_CREATE', chatInputPayload({ ...ix, commandId: this.#commandId(name.split(' ')[0]!) }, name, options, this.#context(as)));
     return ix;
   }
 

@@ -16,6 +16,7 @@ export interface InteractionContext {
 /** A slash-command option value: text, a whole number, a flag, or a file (an attachment option). */
 export type OptionValue = string | number | boolean | APIAttachment;
 
+const OPTION_SUBCOMMAND = 1;
 const OPTION_STRING = 3;
 const OPTION_INTEGER = 4;
 const OPTION_BOOLEAN = 5;
@@ -69,13 +70,15 @@ export function chatInputPayload(
     if (typeof value === 'number') return { name: optionName, type: Number.isInteger(value) ? OPTION_INTEGER : OPTION_NUMBER, value };
     return { name: optionName, type: OPTION_STRING, value };
   });
+  // `imagine-admin budget`: a subcommand (option type 1) carrying the options.
+  const [commandName, subcommand] = name.split(' ');
   return {
     ...base(ids.id, ids.token, 2, ctx),
     data: {
       id: ids.commandId,
-      name,
+      name: commandName,
       type: 1,
-      options: opts,
+      options: subcommand ? [{ name: subcommand, type: OPTION_SUBCOMMAND, options: opts }] : opts,
       ...(Object.keys(attachments).length ? { resolved: { attachments } } : {}),
     },
   };

@@ -1,0 +1,21 @@
+import { InteractionContextType, MessageFlags, SlashCommandBuilder } from 'discord.js';
+import { acknowledge } from '../acknowledge.js';
+import { renderUsage } from '../render-usage.js';
+import { budgetRequesterOf } from '../requester.js';
+import type { SlashCommand } from './command.js';
+
+const data = new SlashCommandBuilder()
+  .setName('imagine-usage')
+  .setDescription('What you spent today and this month, and what is left of your budgets')
+  .setContexts(InteractionContextType.Guild);
+
+/** `/imagine-usage`: a private answer; server admins also see the server's totals and top users (mentions that ping nobody). */
+export default {
+  kind: 'slash',
+  data: data.toJSON(),
+  async execute(interaction, ctx) {
+    if ((await acknowledge('usage: defer', () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
+    const summary = await ctx.runner.budgets.summary(budgetRequesterOf(interaction, ctx.adminRoleIds));
+    await interaction.editReply({ content: renderUsage(summary), allowedMentions: { parse: [] } });
+  },
+} satisfies SlashCommand;

@@ -1,0 +1,302 @@
+import {
+  ACCOUNT_KEY,
+  budgetsOf,
+  effectiveLimits,
+  formatUsd,
+  nextUtcMidnight,
+  nextUtcMonth,
+  SPEND_CAP_VARIABLES,
+  usageByKey,
+  utcMonth,
+  type BudgetCode,
+  type LoggerLike,
+  type OverridableCap,
+} from '../../src/index.js';
+import { describeDuration, describeUtcTime } from './describe-duration.js';
+import type { Platform, QuotaStore, Requester, SpendLimits } from './types.js';
+
+/** How long the caps chat admins set for a scope are kept in memory before the ledger is read again. */
+export const DEFAULT_CAP_CACHE_MS = 5_000;
+/** Users listed by spend in an admin's usage summary. */
+export const TOP_USERS = 5;
+
+/** The names chat admins give the caps they may change (`user-daily` …; a Slack admin may say `workspace-…`). */
+export const CAP_NAMES = {
+  'user-daily': 'userDailyUsd',
+  'user-monthly': 'userMonthlyUsd',
+  'server-daily': 'scopeDailyUsd',
+  'server-monthly': 'scopeMonthlyUsd',
+} as const satisfies Record<string, OverridableCap>;
+
+export type CapName = keyof typeof CAP_NAMES;
+
+const CAP_ALIASES: Readonly<Record<string, OverridableCap>> = {
+  ...CAP_NAMES,
+  'workspace-daily': 'scopeDailyUsd',
+  'workspace-monthly': 'scopeMonthlyUsd',
+  'scope-daily': 'scopeDailyUsd',
+  'scope-monthly': 'scopeMonthlyUsd',
+};
+
+/** The cap a chat admin named (`user-daily`, `server-monthly`, `workspace-daily` …), or undefined. */
+export function capOfName(name: string): OverridableCap | undefined {
+  return CAP_ALIASES[name.trim().toLowerCase()];
+}
+
+/** Words that put a cap back to the operator's setting. */
+const CLEAR_WORDS = new Set(['clear', 'reset', 'default', 'none', 'unset']);
+
+/**
+ * A chat admin's amount: `2.50`, `$2.50`, `0`; `clear` (or nothing) for the
+ * operator's setting. `{ ok: false }` for anything else.
+ */
+export function parseCapAmount(text: string | undefined | null): { ok: true; usd: number | undefined } | { ok: false } {
+  const value = (text ?? '').trim().toLowerCase();
+  if (value === '' || CLEAR_WORDS.has(value)) return { ok: true, usd: undefined };
+  const match = /^\$?(\d+(?:\.\d*)?|\.\d+)$/.exec(value);
+  if (!match) return { ok: false };
+  const usd = Number(match[1]);
+  return Number.isFinite(usd) && usd >= 0 && usd <= 1_000_000 ? { ok: true, usd } : { ok: false };
+}
+
+/** One cap that applies to the person asking, and where they stand with it. */
+export interface CapStatus {
+  code: BudgetCode;
+  /** Whose spending it counts: the person's, their server's/workspace's, or the whole account's. */
+  whose: 'user' | 'scope' | 'account';
+  period: 'day' | 'month';
+  limitUsd: number;
+  /** Spent plus reserved (jobs running now) in the period, as the cap counts it. */
+  spentUsd: number;
+  leftUsd: number;
+  resetsAt: number;
+  /** `chat`: a chat admin of this server/workspace set it; `operator`: the environment (PICTOR_…_USD). */
+  setBy: 'operator' | 'chat';
+}
+
+/** What `/imagine-usage` (Discord) and `/imagine usage` (Slack) show: structured, rendered by each surface. */
+export interface UsageSummary {
+  platform: Platform;
+  userId: string;
+  scopeId: string;
+  now: number;
+  /** The person's spend (spent plus reserved) in the UTC day and month of `now`. */
+  user: { todayUsd: number; monthUsd: number };
+  /** Only the caps that are set, in the order they are checked. */
+  caps: CapStatus[];
+  /** Admins only: the server's/workspace's totals and its biggest spenders this month (settled jobs). */
+  scope?: {
+    todayUsd: number;
+    monthUsd: number;
+    topUsers: { userId: string; usd: number; jobs: number }[];
+  } | undefined;
+}
+
+/** Why a cap change was refused. Stable: surfaces and tests switch on it. */
+export type CapChangeRefusal = 'not_admin' | 'above_operator_cap' | 'invalid_amount';
+
+export type CapChange =
+  | {
+      ok: true;
+      cap: OverridableCap;
+      /** What a chat admin had set before (undefined: the operator's setting applied). */
+      previousUsd: number | undefined;
+      /** What was set (undefined: cleared). */
+      usd: number | undefined;
+      /** The operator's cap, when set. */
+      operatorUsd: number | undefined;
+      /** One sentence for the admin. */
+      message: string;
+    }
+  | { ok: false; code: CapChangeRefusal; message: string };
+
+const SCOPE_NAMES: Record<Platform, string> = { discord: 'this server', slack: 'this workspace' };
+
+const VARIABLE_OF: Record<OverridableCap, string> = Object.fromEntries(
+  Object.entries(SPEND_CAP_VARIABLES).map(([variable, field]) => [field, variable]),
+) as Record<OverridableCap, string>;
+
+export interface ChatBudgetsOptions {
+  store: QuotaStore;
+  /** The operator's limits (environment): the most a chat admin can set. */
+  limits: SpendLimits;
+  logger: LoggerLike;
+  now?: (() => number) | undefined;
+  /** Default 5 s: how soon another process sees a change (this one sees its own at once). */
+  cacheMs?: number | undefined;
+}
+
+/**
+ * The caps of each server/workspace (the operator's, lowered by what its chat
+ * admins set, kept in the ledger so every process of the account shares
+ * them), and the usage summary the chat commands show. Platform-neutral: the
+ * surfaces decide who is an admin and render what this answers.
+ */
+export class ChatBudgets {
+  readonly #store: QuotaStore;
+  readonly #operator: SpendLimits;
+  readonly #logger: LoggerLike;
+  readonly #now: () => number;
+  readonly #cacheMs: number;
+  readonly #cache = new Map<string, { at: number; limits: Promise<SpendLimits> }>();
+
+  constructor(options: ChatBudgetsOptions) {
+    this.#store = options.store;
+    this.#operator = { ...options.limits };
+    this.#logger = options.logger;
+    this.#now = options.now ?? Date.now;
+    this.#cacheMs = options.cacheMs ?? DEFAULT_CAP_CACHE_MS;
+  }
+
+  /** The operator's caps (environment), unchanged by chat. */
+  get operatorLimits(): SpendLimits {
+    return { ...this.#operator };
+  }
+
+  /** The limits for jobs of a scope (`discord:<guild>`, `slack:<team>`): the operator's with the scope's chat caps. */
+  limitsFor(scopeKey: string): Promise<SpendLimits> {
+    const now = this.#now();
+    const cached = this.#cache.get(scopeKey);
+    if (cached && now - cached.at < this.#cacheMs) return cached.limits;
+    const limits = this.#store.capOverrides(scopeKey).then((overrides) => effectiveLimits(this.#operator, overrides));
+    this.#cache.set(scopeKey, { at: now, limits });
+    // A failed read is not kept: the next job reads again.
+    limits.catch(() => this.#cache.get(scopeKey)?.limits === limits && this.#cache.delete(scopeKey));
+    if (this.#cache.size > 1000) this.#cache.delete(this.#cache.keys().next().value!);
+    return limits;
+  }
+
+  /** The person's spend and what is left of each cap that applies to them; for admins, the scope's totals and top users. */
+  async summary(requester: Requester): Promise<UsageSummary> {
+    const now = this.#now();
+    const userKey = `${requester.platform}:${requester.userId}`;
+    const scopeKey = `${requester.platform}:${requester.scopeId}`;
+    const overrides = await this.#store.capOverrides(scopeKey);
+    const limits = effectiveLimits(this.#operator, overrides);
+    const spent = new Map<string, number>();
+    const spentIn = async (key: string, period: 'day' | 'month'): Promise<number> => {
+      const id = `${period} ${key}`;
+      let usd = spent.get(id);
+      if (usd === undefined) {
+        usd = period === 'day' ? await this.#store.spentToday(key, now) : await this.#store.spentThisMonth(key, now);
+        spent.set(id, usd);
+      }
+      return usd;
+    };
+    const caps: CapStatus[] = [];
+    for (const { code, key, period, limit } of budgetsOf(limits, userKey, scopeKey)) {
+      if (limit === undefined) continue;
+      const spentUsd = await spentIn(key, period);
+      const field = FIELD_OF_CODE[code];
+      const chat = field !== undefined && overrides[field] !== undefined && limit === overrides[field].usd;
+      caps.push({
+        code,
+        whose: key === ACCOUNT_KEY ? 'account' : code.startsWith('budget_user_') ? 'user' : 'scope',
+        period,
+        limitUsd: limit,
+        spentUsd,
+        leftUsd: roundUsd(Math.max(0, limit - spentUsd)),
+        resetsAt: period === 'day' ? nextUtcMidnight(now) : nextUtcMonth(now),
+        setBy: chat ? 'chat' : 'operator',
+      });
+    }
+    const summary: UsageSummary = {
+      platform: requester.platform,
+      userId: requester.userId,
+      scopeId: requester.scopeId,
+      now,
+      user: { todayUsd: await spentIn(userKey, 'day'), monthUsd: await spentIn(userKey, 'month') },
+      caps,
+    };
+    if (requester.isAdmin) {
+      summary.scope = {
+        todayUsd: await spentIn(scopeKey, 'day'),
+        monthUsd: await spentIn(scopeKey, 'month'),
+        topUsers: await this.#topUsers(requester.platform, scopeKey, now),
+      };
+    }
+    return summary;
+  }
+
+  /**
+   * A chat admin sets (or with `usd` undefined clears) one cap of their own
+   * server/workspace. Refused for non-admins, and above the operator's cap when
+   * the operator set one. Kept in the ledger and logged with who changed it.
+   */
+  async setCap(requester: Requester, cap: OverridableCap, usd: number | undefined): Promise<CapChange> {
+    const scopeName = SCOPE_NAMES[requester.platform];
+    if (!requester.isAdmin) return { ok: false, code: 'not_admin', message: notAdminMessage(requester.platform) };
+    if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) {
+      return { ok: false, code: 'invalid_amount', message: 'Give the budget in US dollars, 0 or more (e.g. 2.50), or clear to go back to the operator’s setting.' };
+    }
+    const operatorUsd = this.#operator[cap];
+    const what = describeCap(cap, requester.platform);
+    if (usd !== undefined && operatorUsd !== undefined && usd > operatorUsd) {
+      return {
+        ok: false,
+        code: 'above_operator_cap',
+        message: `The bot’s operator caps ${what} at ${formatUsd(operatorUsd)} (${VARIABLE_OF[cap]}); an admin can set it lower, not higher. Ask the operator to raise it.`,
+      };
+    }
+    const scopeKey = `${requester.platform}:${requester.scopeId}`;
+    const changedBy = `${requester.platform}:${requester.userId}`;
+    const { previousUsd } = await this.#store.setCapOverride(scopeKey, cap, usd, changedBy, this.#now());
+    this.#cache.delete(scopeKey);
+    this.#logger.info(
+      { scopeKey, cap, changedBy, oldUsd: previousUsd ?? null, newUsd: usd ?? null, operatorUsd: operatorUsd ?? null },
+      usd === undefined ? 'a chat admin cleared a budget' : 'a chat admin set a budget',
+    );
+    const operator = operatorUsd === undefined ? 'none' : formatUsd(operatorUsd);
+    const message =
+      usd === undefined
+        ? `${capitalize(what)} is back to the operator’s setting (${operatorUsd === undefined ? 'no limit' : formatUsd(operatorUsd)}).`
+        : `${capitalize(what)} is now ${formatUsd(usd)} for ${scopeName} (operator’s cap: ${operator}).`;
+    return { ok: true, cap, previousUsd, usd, operatorUsd, message };
+  }
+
+  /** The scope's users by what their settled jobs cost this month (UTC, the month each job was reserved in), biggest first. */
+  async #topUsers(platform: Platform, scopeKey: string, now: number): Promise<{ userId: string; usd: number; jobs: number }[]> {
+    const month = utcMonth(now);
+    const records = await this.#store.usage({ since: Date.parse(`${month}-01T00:00:00Z`), scopeKey });
+    const prefix = `${platform}:`;
+    return usageByKey(
+      records.filter((r) => r.day.slice(0, 7) === month),
+      (r) => r.userKey,
+    )
+      .map((row) => ({ userId: row.key.startsWith(prefix) ? row.key.slice(prefix.length) : row.key, usd: row.usd, jobs: row.jobs }))
+      .slice(0, TOP_USERS);
+  }
+}
+
+const FIELD_OF_CODE: Partial<Record<BudgetCode, OverridableCap>> = {
+  budget_user_daily: 'userDailyUsd',
+  budget_user_monthly: 'userMonthlyUsd',
+  budget_scope_daily: 'scopeDailyUsd',
+  budget_scope_monthly: 'scopeMonthlyUsd',
+};
+
+/** When a cap resets, in words: `00:00 UTC (in 3 h 12 min)`, or for a month `2026-12-01 00:00 UTC (in 9 days)`. */
+export function describeReset(resetsAt: number, now: number): string {
+  const ms = resetsAt - now;
+  const days = Math.ceil(ms / (24 * 60 * 60_000));
+  return `${describeUtcTime(resetsAt, now)} (in ${days > 2 ? `${days} days` : describeDuration(ms)})`;
+}
+
+/** Told to someone who is not an admin and tries to change a budget. */
+export function notAdminMessage(platform: Platform): string {
+  return `Only an admin of ${SCOPE_NAMES[platform]} can change its budgets.`;
+}
+
+/** "the daily budget of each user", "this server’s monthly budget". */
+export function describeCap(cap: OverridableCap, platform: Platform): string {
+  const period = cap.includes('Daily') ? 'daily' : 'monthly';
+  return cap.startsWith('user') ? `the ${period} budget of each user` : `${SCOPE_NAMES[platform]}’s ${period} budget`;
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+function roundUsd(usd: number): number {
+  return Math.round(usd * 1e9) / 1e9;
+}

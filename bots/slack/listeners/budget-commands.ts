@@ -1,0 +1,60 @@
+import type { RespondFn } from '@slack/bolt';
+import { capOfName, notAdminMessage, parseCapAmount } from '../../runner/index.js';
+import type { BotContext } from '../bot-context.js';
+import { renderUsage } from '../render-usage.js';
+import type { SlackActor } from '../SlackJobs.js';
+import { plainTextOf } from '../slack-text.js';
+
+type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
+
+/** What `/imagine <text>` asks for when it is not a picture: `usage`, or `admin budget …`; undefined for a prompt. */
+export function budgetCommandOf(slackText: string): { kind: 'usage' } | { kind: 'admin'; words: string[] } | undefined {
+  const words = plainTextOf(slackText).trim().split(/\s+/).filter(Boolean);
+  const first = words[0]?.toLowerCase();
+  if (first === 'usage' && words.length === 1) return { kind: 'usage' };
+  // "admin" alone or followed by "budget": a prompt such as "admin panel, flat design" stays a prompt.
+  if (first === 'admin' && (words.length === 1 || words[1]!.toLowerCase() === 'budget')) return { kind: 'admin', words: words.slice(1) };
+  return undefined;
+}
+
+const SOMETHING_WENT_WRONG = ':warning: Something went wrong on my side; try again in a moment.';
+
+/** `/imagine usage`: acknowledged at once, then answered privately through the command's response URL. */
+export async function answerUsage(context: BotContext, actor: SlackActor, ack: Ack, respond: RespondFn): Promise<void> {
+  await ack();
+  await answerLater(context, respond, 'usage', async () => renderUsage(await context.runner.budgets.summary(context.jobs.requester(actor))));
+}
+
+/** Answers privately once `work` is done; a failure (the ledger unreachable) is logged and the person told briefly. */
+async function answerLater(context: BotContext, respond: RespondFn, what: string, work: () => Promise<string>): Promise<void> {
+  let text: string;
+  try {
+    text = await work();
+  } catch (error) {
+    context.logger.error({ err: error, what }, 'a budget command failed');
+    text = SOMETHING_WENT_WRONG;
+  }
+  await respond({ response_type: 'ephemeral', replace_original: false, text });
+}
+
+/** `/imagine admin budget CAP USD|clear`: only for SLACK_ADMIN_USER_IDS; every answer is private. */
+export async function answerAdmin(context: BotContext, actor: SlackActor, words: string[], ack: Ack, respond: RespondFn): Promise<void> {
+  const requester = context.jobs.requester(actor);
+  if (!requester.isAdmin) {
+    await ack({ response_type: 'ephemeral', text: notAdminMessage('slack') });
+    return;
+  }
+  const usage = `Say \`${context.commands.imagine} admin budget CAP USD\`: CAP is user-daily, user-monthly, workspace-daily or workspace-monthly; USD is 0 or more (e.g. 2.50), or \`clear\` for the operator’s setting.`;
+  const [subcommand, capName, amountText, ...rest] = words;
+  const cap = capName === undefined ? undefined : capOfName(capName);
+  const amount = parseCapAmount(amountText);
+  if (subcommand?.toLowerCase() !== 'budget' || !cap || rest.length > 0 || !amount.ok) {
+    await ack({ response_type: 'ephemeral', text: usage });
+    return;
+  }
+  await ack();
+  await answerLater(context, respond, 'admin budget', async () => {
+    const change = await context.runner.budgets.setCap(requester, cap, amount.usd);
+    return change.ok ? `:white_check_mark: ${change.message}` : `:raised_hand: ${change.message}`;
+  });
+}

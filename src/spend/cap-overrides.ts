@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import type { CapOverrides, OverridableCap, SpendLimits } from './types.js';
+
+/** The caps a chat admin may change, in the order they are checked. */
+export const OVERRIDABLE_CAPS = ['userDailyUsd', 'userMonthlyUsd', 'scopeDailyUsd', 'scopeMonthlyUsd'] as const satisfies readonly OverridableCap[];
+
+export function isOverridableCap(value: string): value is OverridableCap {
+  return (OVERRIDABLE_CAPS as readonly string[]).includes(value);
+}
+
+export const CapOverrideSchema = z.object({ usd: z.number().nonnegative(), by: z.string(), at: z.number() });
+
+/** `cap-overrides.json` beside the file ledger: the chat admins' caps per scope key. */
+export const CapOverridesFileSchema = z.object({
+  version: z.literal(1),
+  scopes: z.record(z.string(), z.partialRecord(z.enum(OVERRIDABLE_CAPS), CapOverrideSchema)),
+});
+
+export type CapOverridesFile = z.output<typeof CapOverridesFileSchema>;
+
+/**
+ * The caps that apply to a scope's jobs: the operator's, each lowered to what a
+ * chat admin of that scope set. An admin's cap never raises the operator's (if
+ * the operator lowers theirs below it later, the operator's wins); where the
+ * operator set none, the admin's applies as it is.
+ */
+export function effectiveLimits(operator: SpendLimits, overrides: CapOverrides): SpendLimits {
+  const limits: SpendLimits = { ...operator };
+  for (const cap of OVERRIDABLE_CAPS) {
+    const chosen = overrides[cap]?.usd;
+    if (chosen === undefined) continue;
+    const set = operator[cap];
+    limits[cap] = set === undefined ? chosen : Math.min(set, chosen);
+  }
+  return limits;
+}

@@ -1,0 +1,39 @@
+import type { UsageRecord } from './types.js';
+
+/** What a group of usage records adds up to: `pictor usage`'s rows and the chat usage summaries' top users. */
+export interface UsageTotals {
+  key: string;
+  jobs: number;
+  images: number;
+  usd: number;
+  /** What of `usd` was charged at an estimate (its process died after sending the job). */
+  uncertainUsd: number;
+}
+
+const roundUsd = (usd: number): number => Math.round(usd * 1e9) / 1e9;
+
+/** The records' jobs, images and cost, under one key. */
+export function sumUsage(records: Iterable<UsageRecord>, key: string): UsageTotals {
+  const totals: UsageTotals = { key, jobs: 0, images: 0, usd: 0, uncertainUsd: 0 };
+  for (const r of records) {
+    totals.jobs += 1;
+    totals.images += r.n ?? 0;
+    totals.usd += r.costUsd;
+    if (r.basis === 'estimate') totals.uncertainUsd += r.costUsd;
+  }
+  totals.usd = roundUsd(totals.usd);
+  totals.uncertainUsd = roundUsd(totals.uncertainUsd);
+  return totals;
+}
+
+/** The records grouped by `keyOf` (user key, scope key, surface …), largest spend first, then by key. */
+export function usageByKey(records: Iterable<UsageRecord>, keyOf: (record: UsageRecord) => string): UsageTotals[] {
+  const groups = new Map<string, UsageRecord[]>();
+  for (const r of records) {
+    const key = keyOf(r);
+    const list = groups.get(key);
+    if (list) list.push(r);
+    else groups.set(key, [r]);
+  }
+  return [...groups].map(([key, list]) => sumUsage(list, key)).sort((a, b) => b.usd - a.usd || a.key.localeCompare(b.key));
+}
