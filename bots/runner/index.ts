@@ -21,6 +21,7 @@ export { FileQuotaStore, RedisQuotaStore, type FileQuotaStoreOptions, type Redis
 export { JobRefusedError, isJobRefusedError, type JobRefusalDetails } from './JobRefusedError.js';
 export { describeFailure, describeValidation, INTERNAL_ERROR_CODE, type FailureCode, type FailureDescription } from './describe-failure.js';
 export { describeDuration, describeUtcTime } from './describe-duration.js';
+export { describeUsage, type UsageMarkup } from './describe-usage.js';
 export { mayCancel } from './may-cancel.js';
 export { readRunnerConfig, type RunnerConfig } from './config.js';
 export type * from './types.js';
