@@ -47,12 +47,13 @@ export function capOfName(name: string): OverridableCap | undefined {
 const CLEAR_WORDS = new Set(['clear', 'reset', 'default', 'none', 'unset']);
 
 /**
- * A chat admin's amount: `2.50`, `$2.50`, `0`; `clear` (or nothing) for the
- * operator's setting. `{ ok: false }` for anything else.
+ * A chat admin's amount: `2.50`, `$2.50`, `0`; `clear` for the operator's
+ * setting. `{ ok: false }` for anything else — a missing amount too: a cap is
+ * never lifted by a command sent before it was finished.
  */
 export function parseCapAmount(text: string | undefined | null): { ok: true; usd: number | undefined } | { ok: false } {
   const value = (text ?? '').trim().toLowerCase();
-  if (value === '' || CLEAR_WORDS.has(value)) return { ok: true, usd: undefined };
+  if (CLEAR_WORDS.has(value)) return { ok: true, usd: undefined };
   const match = /^\$?(\d+(?:\.\d*)?|\.\d+)$/.exec(value);
   if (!match) return { ok: false };
   const usd = Number(match[1]);

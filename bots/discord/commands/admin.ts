@@ -20,7 +20,9 @@ const data = new SlashCommandBuilder()
           .setRequired(true)
           .addChoices(...Object.keys(CAP_NAMES).map((name) => ({ name, value: name }))),
       )
-      .addStringOption((o) => o.setName('usd').setDescription('US dollars, 0 or more (e.g. 2.50); clear or leave out for the operator’s setting').setMaxLength(20)),
+      .addStringOption((o) =>
+        o.setName('usd').setDescription('US dollars, 0 or more (e.g. 2.50), or clear for the operator’s setting').setRequired(true).setMaxLength(20),
+      ),
   );
 
 /** `/imagine-admin budget cap [usd]`: only for admins (the answer is private either way). */
@@ -32,7 +34,7 @@ export default {
     if ((await acknowledge('admin: defer', () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
     const requester = budgetRequesterOf(interaction, ctx.adminRoleIds);
     const cap = capOfName(interaction.options.getString('cap', true));
-    const amount = parseCapAmount(interaction.options.getString('usd'));
+    const amount = parseCapAmount(interaction.options.getString('usd', true));
     if (!cap) {
       await say(`Choose one of ${Object.keys(CAP_NAMES).join(', ')}.`);
       return;

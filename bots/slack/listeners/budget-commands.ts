@@ -5,6 +5,9 @@ import { renderUsage } from '../render-usage.js';
 import type { SlackActor } from '../SlackJobs.js';
 import { plainTextOf } from '../slack-text.js';
 
+/** What a cap's name looks like (`user-daily`, `workspace-monthly`, and mistakes such as `account-daily`). */
+const CAP_NAME_SHAPE = /^[a-z]+-(daily|monthly)$/i;
+
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
 /** What `/imagine <text>` asks for when it is not a picture: `usage`, or `admin budget …`; undefined for a prompt. */
@@ -12,8 +15,11 @@ export function budgetCommandOf(slackText: string): { kind: 'usage' } | { kind: 
   const words = plainTextOf(slackText).trim().split(/\s+/).filter(Boolean);
   const first = words[0]?.toLowerCase();
   if (first === 'usage' && words.length === 1) return { kind: 'usage' };
-  // "admin" alone or followed by "budget": a prompt such as "admin panel, flat design" stays a prompt.
-  if (first === 'admin' && (words.length === 1 || words[1]!.toLowerCase() === 'budget')) return { kind: 'admin', words: words.slice(1) };
+  // "admin", "admin budget", or "admin budget <something>-daily|monthly [USD]" (a wrong cap name gets the usage text);
+  // a prompt such as "admin panel, flat design" or "admin budget meeting, flat icons" stays a prompt.
+  if (first !== 'admin' || words.length > 4) return undefined;
+  if (words.length === 1 || (words.length === 2 && words[1]!.toLowerCase() === 'budget')) return { kind: 'admin', words: words.slice(1) };
+  if (words[1]!.toLowerCase() === 'budget' && CAP_NAME_SHAPE.test(words[2]!)) return { kind: 'admin', words: words.slice(1) };
   return undefined;
 }
 

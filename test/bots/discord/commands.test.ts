@@ -43,7 +43,8 @@ describe('command definitions', () => {
     expect(cap).toMatchObject({ name: 'cap', required: true });
     expect(cap!.choices!.map((c) => c.value)).toEqual(['user-daily', 'user-monthly', 'server-daily', 'server-monthly']);
     expect(usd).toMatchObject({ name: 'usd', type: 3 });
-    expect(usd!.required ?? false).toBe(false);
+    // Required: a command sent without an amount must not lift a cap.
+    expect(usd!.required).toBe(true);
   });
 
   it('define the “Edit image” message menu command, in servers only', () => {

@@ -90,8 +90,13 @@ describe('what chat admins type', () => {
     expect(parseCapAmount('$3')).toEqual({ ok: true, usd: 3 });
     expect(parseCapAmount('0')).toEqual({ ok: true, usd: 0 });
     expect(parseCapAmount('clear')).toEqual({ ok: true, usd: undefined });
-    expect(parseCapAmount(undefined)).toEqual({ ok: true, usd: undefined });
     for (const bad of ['-1', 'lots', '1e3', 'NaN', '2,50']) expect(parseCapAmount(bad)).toEqual({ ok: false });
+  });
+
+  it('never takes a missing amount for clear: a command sent before it was finished lifts no cap', () => {
+    expect(parseCapAmount(undefined)).toEqual({ ok: false });
+    expect(parseCapAmount('')).toEqual({ ok: false });
+    expect(parseCapAmount('  ')).toEqual({ ok: false });
   });
 });
 

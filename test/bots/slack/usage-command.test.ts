@@ -126,6 +126,15 @@ describe('/imagine admin budget', () => {
     expect(await privately(h.fake, 'admin budget user-daily lots', ADMIN)).toContain('0 or more');
     expect(await h.store.capOverrides(scope(h))).toEqual({});
   });
+
+  it('keeps a cap when an admin leaves the amount out: only `clear` lifts it', async () => {
+    h = await start();
+    await privately(h.fake, 'admin budget workspace-daily 0', ADMIN);
+
+    expect(await privately(h.fake, 'admin budget workspace-daily', ADMIN)).toContain('0 or more');
+
+    expect((await h.store.capOverrides(scope(h))).scopeDailyUsd?.usd).toBe(0);
+  });
 });
 
 describe('which /imagine text is a budget command', () => {
@@ -135,5 +144,7 @@ describe('which /imagine text is a budget command', () => {
     expect(budgetCommandOf('admin budget user-daily 2.50')).toEqual({ kind: 'admin', words: ['budget', 'user-daily', '2.50'] });
     expect(budgetCommandOf('usage statistics as an infographic')).toBeUndefined();
     expect(budgetCommandOf('admin panel, flat design')).toBeUndefined();
+    expect(budgetCommandOf('admin budget meeting, flat icons')).toBeUndefined();
+    expect(budgetCommandOf('admin budget account-daily 5')).toEqual({ kind: 'admin', words: ['budget', 'account-daily', '5'] });
   });
 });
