@@ -262,12 +262,23 @@ export class JobRunner {
   }
 
   /**
-   * Read-only: the refusal a job of this requester would get because their
-   * (or their server's/workspace's, or the account's) daily or monthly budget is already spent, so a
-   * surface can say so before it fetches anything for the job. Undefined when
-   * some budget is left (the job may still be refused at `submit`).
+   * The refusal a job of this requester would get because their (or their
+   * server's/workspace's, or the account's) daily or monthly budget is already
+   * spent, so a surface can refuse before it fetches anything for the job
+   * (nothing is reserved; the refusal is counted in the metrics as a refused
+   * job). Undefined when some budget is left (the job may still be refused at `submit`).
    */
   async budgetRefusal(requester: Requester): Promise<JobRefusedError | undefined> {
+    const refusal = await this.#budgetRefusal(requester);
+    // A surface that asks refuses the job with it, so it counts as a refused job (as a refusal by `submit` does).
+    if (refusal) {
+      this.#metrics.refused(refusal.code);
+      this.#metrics.jobFinished(requester.platform, 'refused');
+    }
+    return refusal;
+  }
+
+  async #budgetRefusal(requester: Requester): Promise<JobRefusedError | undefined> {
     if (this.draining) return new JobRefusedError('restarting', RESTARTING_MESSAGE);
     const now = this.#now();
     const userKey = `${requester.platform}:${requester.userId}`;
@@ -508,9 +519,11 @@ export class JobRunner {
   async #charge(job: Job, action: 'settle' | 'release', usd = 0): Promise<void> {
     try {
       if (action === 'settle') {
-        await this.#store.settle(job.info.id, usd, { requestId: job.requestId });
-        this.#metrics.spent(usd);
-        if (job.completedImages > 0) this.#metrics.imagesMade(job.request.size, job.request.quality, job.completedImages);
+        // Counted only when this settle charged the ledger: a job reconciled elsewhere was counted there, at its estimate.
+        if (await this.#store.settle(job.info.id, usd, { requestId: job.requestId })) {
+          this.#metrics.spent(usd);
+          if (job.completedImages > 0) this.#metrics.imagesMade(job.request.size, job.request.quality, job.completedImages);
+        }
       } else await this.#store.release(job.info.id);
     } catch (error) {
       this.#logger.error({ jobId: job.info.id, action, err: error }, 'the quota store failed to record a finished job');

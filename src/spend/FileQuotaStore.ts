@@ -211,17 +211,17 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
-  settle(jobId: string, actualUsd: number, info: { requestId?: string | undefined } = {}): Promise<void> {
+  settle(jobId: string, actualUsd: number, info: { requestId?: string | undefined } = {}): Promise<boolean> {
     if (!(Number.isFinite(actualUsd) && actualUsd >= 0)) return Promise.reject(new RangeError(`actualUsd must be a non-negative number, not ${actualUsd}`));
     const now = this.#clock();
     return this.#update(now, (ledger) => {
       this.#held.delete(jobId);
       const reservation = ledger.reservations[jobId];
-      if (!reservation) return { result: undefined, changed: false };
+      if (!reservation) return { result: false, changed: false };
       delete ledger.reservations[jobId];
       charge(ledger, reservation, actualUsd);
       const usage = recordOf(jobId, reservation, roundUsd(actualUsd), 'actual', now, info.requestId);
-      return { result: undefined, changed: true, usage };
+      return { result: true, changed: true, usage };
     });
   }
 

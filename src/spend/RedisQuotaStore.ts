@@ -376,17 +376,18 @@ export class RedisQuotaStore implements QuotaStore {
     if (found !== 1) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
   }
 
-  async settle(jobId: string, actualUsd: number, info: { requestId?: string | undefined } = {}): Promise<void> {
+  async settle(jobId: string, actualUsd: number, info: { requestId?: string | undefined } = {}): Promise<boolean> {
     if (!(Number.isFinite(actualUsd) && actualUsd >= 0)) throw new RangeError(`actualUsd must be a non-negative number, not ${actualUsd}`);
     this.#assertOpen();
     const now = Date.now();
-    await this.#redis.pictorSpendSettle(...this.#prelude(now), jobId, toNanos('actualUsd', actualUsd), info.requestId ?? '');
+    const settled = await this.#redis.pictorSpendSettle(...this.#prelude(now), jobId, toNanos('actualUsd', actualUsd), info.requestId ?? '');
     this.#held.delete(jobId);
     if (now - this.#usageTrimmedAt >= HOUR_MS) {
       this.#usageTrimmedAt = now;
       // Approximate (~) trimming is cheap: Redis drops whole nodes of the stream older than the retention.
       await this.#redis.xtrim(this.#usageKey(), 'MINID', '~', String(now - this.#usageRetentionMs)).catch((error: unknown) => this.#onError?.(error));
     }
+    return settled === 1;
   }
 
   /** The usage records of the stream `<prefix>:quota:usage`, oldest first. */

@@ -130,8 +130,12 @@ export interface QuotaStore {
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /** Records that the job's request is about to leave: from now on it may be billed. Call before every send. */
   markSent(jobId: string): Promise<void>;
-  /** Replaces the job's reservation with what it really cost, and ends it; appends its usage record. */
-  settle(jobId: string, actualUsd: number, info?: { requestId?: string | undefined }): Promise<void>;
+  /**
+   * Replaces the job's reservation with what it really cost, and ends it; appends its usage record. Resolves true;
+   * false when the reservation had already ended (settled before, or settled at its estimate by a reconcile after
+   * this process's lease lapsed): then nothing is charged or recorded.
+   */
+  settle(jobId: string, actualUsd: number, info?: { requestId?: string | undefined }): Promise<boolean>;
   /** Drops the job's reservation (nothing was billed). */
   release(jobId: string): Promise<void>;
   /** Spent plus reserved in the UTC day of `now`, for a user key, a scope key or `ACCOUNT_KEY`. */

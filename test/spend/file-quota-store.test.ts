@@ -57,6 +57,15 @@ describe('FileQuotaStore', () => {
     expect(await store.spentToday('discord:u1', NOON + 5 * HOUR)).toBeCloseTo(0.25, 9);
   });
 
+  it('settles a job once: a second settle (or one after the reservation was ended) charges nothing and says so', async () => {
+    const store = storeAt(await newDir());
+    const { jobId } = await reserve(store, 0.3, {});
+    expect(await store.settle(jobId, 0.25)).toBe(true);
+    expect(await store.settle(jobId, 0.25)).toBe(false);
+    expect(await store.spentToday('discord:u1', NOON + HOUR)).toBeCloseTo(0.25, 9);
+    expect(await store.usage({})).toHaveLength(1);
+  });
+
   it('refuses a reservation that would pass the user budget, with the limit, the amount used and the next UTC midnight', async () => {
     const store = storeAt(await newDir());
     await reserve(store, 0.6, { userDailyUsd: 1 });

@@ -63,8 +63,8 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
   it('replaces a reservation with the real cost when the job settles, and charges it only once', async () => {
     const s = store();
     await reserve(s, 'j1', 0.6, {});
-    await s.settle('j1', 0.25);
-    await s.settle('j1', 0.25);
+    expect(await s.settle('j1', 0.25)).toBe(true);
+    expect(await s.settle('j1', 0.25)).toBe(false);
     expect(await s.spentToday('discord:alice', T)).toBe(0.25);
     expect(await s.spentToday('discord:guild', T)).toBe(0.25);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JobSpec } from '../../../bots/runner/index.js';
+import type { JobSpec, QuotaStore } from '../../../bots/runner/index.js';
 import { createMetrics, startMetricsServer, type Metrics } from '../../../src/metrics/index.js';
 import { PRICE_TABLE } from '../../../src/index.js';
 import { recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
@@ -71,6 +71,44 @@ describe('JobRunner metrics, as Prometheus scrapes them', () => {
     expect(scraped.value('pictor_refusals_total', { code: 'budget_user_daily' })).toBe(1);
     expect(scraped.value('pictor_jobs_total', { surface: 'slack', outcome: 'refused' })).toBe(1);
     expect(scraped.value('pictor_spent_usd_total')).toBe(0);
+  });
+
+  it('counts a refusal a surface got before submitting (a spent budget), as a refused job', async () => {
+    const { runner, scrape } = await meteredRunner({ limits: { userDailyUsd: 0 } });
+
+    const refusal = await runner.budgetRefusal(requester());
+
+    expect(refusal?.code).toBe('budget_user_daily');
+    const scraped = await scrape();
+    expect(scraped.value('pictor_refusals_total', { code: 'budget_user_daily' })).toBe(1);
+    expect(scraped.value('pictor_jobs_total', { surface: 'discord', outcome: 'refused' })).toBe(1);
+  });
+
+  it('counts as spent only what this process settled in the ledger: not a job another process already ended', async () => {
+    const ledger = await kit.store();
+    // The reservation ends just before this process settles, as a reconcile by another process would after this one's
+    // lease lapsed (there it is charged at its estimate, and counted by that process).
+    const store = new Proxy(ledger, {
+      get(target, property) {
+        if (property === 'settle') {
+          return async (...args: Parameters<QuotaStore['settle']>) => {
+            await target.release(args[0]);
+            return target.settle(...args);
+          };
+        }
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const { runner, scrape } = await meteredRunner({ store });
+
+    const final = await (await runner.submit(job(), recordingSink().sink)).done;
+
+    expect(final.type).toBe('completed');
+    expect(await ledger.usage({})).toEqual([]);
+    const scraped = await scrape();
+    expect(scraped.value('pictor_spent_usd_total')).toBe(0);
+    expect(scraped.value('pictor_jobs_total', { surface: 'discord', outcome: 'completed' })).toBe(1);
   });
 
   it('counts the 429s of the image service and the retries they caused', async () => {
