@@ -10,4 +10,5 @@ export { redactRedisUrl } from './core/redis-url.js';
 export { createLogger, scrubSecrets, silentLogger, REDACT_PATHS, type Logger, type LoggerConfig } from './core/logger.js';
 export * from './client/index.js';
 export { withTimeout } from './core/with-timeout.js';
+export { writeFileAtomically, type WriteFileAtomicallyOptions } from './core/atomic-file.js';
 export * from './spend/index.js';

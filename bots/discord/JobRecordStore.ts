@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, copyFile, link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FILE_EXTENSIONS, sniffImageType, type LoggerLike, type OutputFormat } from '../../src/index.js';
+import { FILE_EXTENSIONS, sniffImageType, writeFileAtomically, type LoggerLike, type OutputFormat } from '../../src/index.js';
 import type { InputImage, JobOptions, Requester } from '../runner/types.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
@@ -324,35 +324,15 @@ export class JobRecordStore {
     while (this.#dirty) {
       this.#dirty = false;
       const body: StoreFile = { version: 1, records: [...this.#records.values()] };
-      const temp = `${this.#file}.${process.pid}.tmp`;
       try {
-        await writeFile(temp, JSON.stringify(body), { mode: FILE_MODE });
         // The previous version stays as the backup a damaged file is restored from; the file itself is never missing.
-        await keepAsBackup(this.#file, `${this.#file}.bak`);
-        await rename(temp, this.#file);
+        await writeFileAtomically(this.#file, JSON.stringify(body), { backupPath: `${this.#file}.bak`, mode: FILE_MODE });
       } catch (error) {
         this.#logger.error({ err: loggableError(error) }, 'could not save the Discord job store; buttons of recent jobs may not work after a restart');
       }
     }
     // Cleared in the same turn as the last check of #dirty, so no change can slip between them.
     this.#flushing = undefined;
-  }
-}
-
-/**
- * Makes `backup` a copy of `file` without ever removing `file`: a hard link
- * (instant, atomic), or a copy where the file system has no hard links. No
- * file yet (a first write): nothing to keep.
- */
-async function keepAsBackup(file: string, backup: string): Promise<void> {
-  await rm(backup, { force: true });
-  try {
-    await link(file, backup);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return;
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EXDEV' && code !== 'ENOSYS') throw error;
-    await copyFile(file, backup);
   }
 }
 

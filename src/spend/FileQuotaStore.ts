@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, link, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { writeFileAtomically } from '../core/atomic-file.js';
 import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { createSerialQueue } from './serial-queue.js';
@@ -273,7 +274,7 @@ export class FileQuotaStore implements QuotaStore {
         if (usd === undefined) delete scope[cap];
         else scope[cap] = { usd: roundUsd(usd), by: changedBy, at: now };
         if (Object.keys(scope).length === 0) delete file.scopes[scopeKey];
-        await writeAtomically(this.capOverridesPath, JSON.stringify(file));
+        await writeFileAtomically(this.capOverridesPath, JSON.stringify(file));
         return { previousUsd };
       });
     });
@@ -508,9 +509,7 @@ export class FileQuotaStore implements QuotaStore {
       const lines = await this.#readUsageLines();
       const kept = lines.filter((r) => r.time >= now - this.#usageRetentionMs);
       if (kept.length < lines.length) {
-        const temp = `${this.usagePath}.${process.pid}.tmp`;
-        await writeFile(temp, kept.map((r) => `${JSON.stringify(r)}\n`).join(''), { mode: 0o600 });
-        await rename(temp, this.usagePath);
+        await writeFileAtomically(this.usagePath, kept.map((r) => `${JSON.stringify(r)}\n`).join(''));
       }
     }
     if (records.length === 0) return;
@@ -555,47 +554,9 @@ export class FileQuotaStore implements QuotaStore {
 
   /** Temporary file, fsync, then the current version becomes the backup and the new one takes its place. */
   async #write(ledger: Ledger): Promise<void> {
-    const temp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    const backupTemp = `${temp}.bak`;
-    try {
-      const handle = await open(temp, 'w', 0o600);
-      try {
-        await handle.writeFile(JSON.stringify(ledger));
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      try {
-        await link(this.path, backupTemp);
-        await rename(backupTemp, this.backupPath);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      }
-      await rename(temp, this.path);
-    } catch (error) {
-      await rm(temp, { force: true });
-      await rm(backupTemp, { force: true });
-      throw error;
-    }
+    await writeFileAtomically(this.path, JSON.stringify(ledger), { backupPath: this.backupPath });
   }
-}
 
-/** Temporary file (0600), fsync, rename: the file is always either the old or the new version. */
-async function writeAtomically(path: string, text: string): Promise<void> {
-  const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    const handle = await open(temp, 'w', 0o600);
-    try {
-      await handle.writeFile(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
 }
 
 function recordOf(jobId: string, r: Reservation, costUsd: number, basis: UsageRecord['basis'], now: number, requestId: string | undefined): UsageRecord {
