@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { withTimeout } from '../core/with-timeout.js';
 
 /** One readiness check of `/healthz`: a surface connected, Redis answering. */
 export type HealthCheck = () => boolean | Promise<boolean>;
@@ -85,16 +86,9 @@ async function healthAnswer(checks: Record<string, HealthCheck>, timeoutMs: numb
   return { status: ok ? 200 : 503, type: 'application/json; charset=utf-8', body: `${body}\n` };
 }
 
-async function passes(check: HealthCheck, timeoutMs: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      Promise.resolve().then(check).then((passed) => passed === true),
-      new Promise<boolean>((resolve) => (timer = setTimeout(resolve, timeoutMs, false))),
-    ]);
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
+function passes(check: HealthCheck, timeoutMs: number): Promise<boolean> {
+  return withTimeout(Promise.resolve().then(check), timeoutMs, 'the check did not answer').then(
+    (passed) => passed === true,
+    () => false,
+  );
 }

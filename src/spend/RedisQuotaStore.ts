@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
+import { withTimeout } from '../core/with-timeout.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { isOverridableCap, OVERRIDABLE_CAPS } from './cap-overrides.js';
 import { ACCOUNT_KEY, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendRefusalCode, type UsageQuery, type UsageRecord } from './types.js';
@@ -482,13 +483,10 @@ export class RedisQuotaStore implements QuotaStore {
   /** True when Redis answers a PING within `timeoutMs` (what `/healthz` asks); never throws. */
   async ping(timeoutMs = 2_000): Promise<boolean> {
     if (this.#closed) return false;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
-    try {
-      return await Promise.race([this.#redis.ping().then((answer) => answer === 'PONG', () => false), late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return withTimeout(this.#redis.ping(), timeoutMs, 'Redis did not answer PING').then(
+      (answer) => answer === 'PONG',
+      () => false,
+    );
   }
 
   /** Renews the lease now (the timer does it every third of `leaseMs`). */
