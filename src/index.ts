@@ -12,3 +12,4 @@ export * from './client/index.js';
 export { withTimeout } from './core/with-timeout.js';
 export { writeFileAtomically, type WriteFileAtomicallyOptions } from './core/atomic-file.js';
 export * from './spend/index.js';
+export { NO_METRICS, type JobMetrics } from './metrics/job-metrics.js';

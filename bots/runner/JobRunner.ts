@@ -22,6 +22,8 @@ import {
   type PictorClient,
   type PriceQuote,
   type RequestOptions,
+  NO_METRICS,
+  type JobMetrics,
 } from '../../src/index.js';
 import { ChatBudgets } from './chat-budgets.js';
 import { describeFailure } from './describe-failure.js';
@@ -29,7 +31,6 @@ import { JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
 import { mayCancel } from './may-cancel.js';
 import { UpdatePump } from './UpdatePump.js';
-import { NO_METRICS, type JobMetrics } from '../../src/metrics/job-metrics.js';
 import type {
   FinalUpdate,
   JobHandle,
@@ -161,10 +162,7 @@ export class JobRunner {
     try {
       return await this.#submit(spec, sink);
     } catch (error) {
-      if (error instanceof JobRefusedError) {
-        this.#metrics.refused(error.code);
-        this.#metrics.jobFinished(spec.requester.platform, 'refused');
-      }
+      if (error instanceof JobRefusedError) this.#countRefusal(error, spec.requester);
       throw error;
     }
   }
@@ -271,11 +269,13 @@ export class JobRunner {
   async budgetRefusal(requester: Requester): Promise<JobRefusedError | undefined> {
     const refusal = await this.#budgetRefusal(requester);
     // A surface that asks refuses the job with it, so it counts as a refused job (as a refusal by `submit` does).
-    if (refusal) {
-      this.#metrics.refused(refusal.code);
-      this.#metrics.jobFinished(requester.platform, 'refused');
-    }
+    if (refusal) this.#countRefusal(refusal, requester);
     return refusal;
+  }
+
+  #countRefusal(refusal: JobRefusedError, requester: Requester): void {
+    this.#metrics.refused(refusal.code);
+    this.#metrics.jobFinished(requester.platform, 'refused');
   }
 
   async #budgetRefusal(requester: Requester): Promise<JobRefusedError | undefined> {

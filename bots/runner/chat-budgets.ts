@@ -3,8 +3,10 @@ import {
   budgetsOf,
   effectiveLimits,
   formatUsd,
+  isOverridableCap,
   nextUtcMidnight,
   nextUtcMonth,
+  roundToNanoUsd,
   SPEND_CAP_VARIABLES,
   usageByKey,
   utcMonth,
@@ -12,7 +14,6 @@ import {
   type LoggerLike,
   type OverridableCap,
 } from '../../src/index.js';
-import { describeDuration, describeUtcTime } from './describe-duration.js';
 import type { Platform, QuotaStore, Requester, SpendLimits } from './types.js';
 
 /** How long the caps chat admins set for a scope are kept in memory before the ledger is read again. */
@@ -42,6 +43,9 @@ const CAP_ALIASES: Readonly<Record<string, OverridableCap>> = {
 export function capOfName(name: string): OverridableCap | undefined {
   return CAP_ALIASES[name.trim().toLowerCase()];
 }
+
+/** Told when an amount cannot be read. */
+export const AMOUNT_HINT = 'Give the budget in US dollars, 0 or more (e.g. 2.50), or clear to go back to the operator’s setting.';
 
 /** Words that put a cap back to the operator's setting. */
 const CLEAR_WORDS = new Set(['clear', 'reset', 'default', 'none', 'unset']);
@@ -185,18 +189,17 @@ export class ChatBudgets {
       return usd;
     };
     const caps: CapStatus[] = [];
-    for (const { code, key, period, limit } of budgetsOf(limits, userKey, scopeKey)) {
+    for (const { code, field, key, period, limit } of budgetsOf(limits, userKey, scopeKey)) {
       if (limit === undefined) continue;
       const spentUsd = await spentIn(key, period);
-      const field = FIELD_OF_CODE[code];
-      const chat = field !== undefined && overrides[field] !== undefined && limit === overrides[field].usd;
+      const chat = isOverridableCap(field) && overrides[field] !== undefined && limit === overrides[field].usd;
       caps.push({
         code,
         whose: key === ACCOUNT_KEY ? 'account' : code.startsWith('budget_user_') ? 'user' : 'scope',
         period,
         limitUsd: limit,
         spentUsd,
-        leftUsd: roundUsd(Math.max(0, limit - spentUsd)),
+        leftUsd: roundToNanoUsd(Math.max(0, limit - spentUsd)),
         resetsAt: period === 'day' ? nextUtcMidnight(now) : nextUtcMonth(now),
         setBy: chat ? 'chat' : 'operator',
       });
@@ -228,7 +231,7 @@ export class ChatBudgets {
     const scopeName = SCOPE_NAMES[requester.platform];
     if (!requester.isAdmin) return { ok: false, code: 'not_admin', message: notAdminMessage(requester.platform) };
     if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) {
-      return { ok: false, code: 'invalid_amount', message: 'Give the budget in US dollars, 0 or more (e.g. 2.50), or clear to go back to the operator’s setting.' };
+      return { ok: false, code: 'invalid_amount', message: AMOUNT_HINT };
     }
     const operatorUsd = this.#operator[cap];
     const what = describeCap(cap, requester.platform);
@@ -269,20 +272,6 @@ export class ChatBudgets {
   }
 }
 
-const FIELD_OF_CODE: Partial<Record<BudgetCode, OverridableCap>> = {
-  budget_user_daily: 'userDailyUsd',
-  budget_user_monthly: 'userMonthlyUsd',
-  budget_scope_daily: 'scopeDailyUsd',
-  budget_scope_monthly: 'scopeMonthlyUsd',
-};
-
-/** When a cap resets, in words: `00:00 UTC (in 3 h 12 min)`, or for a month `2026-12-01 00:00 UTC (in 9 days)`. */
-export function describeReset(resetsAt: number, now: number): string {
-  const ms = resetsAt - now;
-  const days = Math.ceil(ms / (24 * 60 * 60_000));
-  return `${describeUtcTime(resetsAt, now)} (in ${days > 2 ? `${days} days` : describeDuration(ms)})`;
-}
-
 /** Told to someone who is not an admin and tries to change a budget. */
 export function notAdminMessage(platform: Platform): string {
   return `Only an admin of ${SCOPE_NAMES[platform]} can change its budgets.`;
@@ -296,8 +285,4 @@ export function describeCap(cap: OverridableCap, platform: Platform): string {
 
 function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-function roundUsd(usd: number): number {
-  return Math.round(usd * 1e9) / 1e9;
 }

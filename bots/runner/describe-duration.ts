@@ -16,6 +16,13 @@ export function describeDuration(ms: number): string {
   return rest === 0 ? `${hours} h` : `${hours} h ${rest} min`;
 }
 
+/** When a cap resets, in words: `00:00 UTC (in 3 h 12 min)`, or for a month `2026-12-01 00:00 UTC (in 9 days)`. */
+export function describeReset(resetsAt: number, now: number): string {
+  const ms = resetsAt - now;
+  const days = Math.ceil(ms / (24 * 60 * 60_000));
+  return `${describeUtcTime(resetsAt, now)} (in ${days > 2 ? `${days} days` : describeDuration(ms)})`;
+}
+
 /** `00:00 UTC`, `13:05 UTC`. */
 export function describeUtcTime(at: number, now?: number): string {
   const iso = new Date(at).toISOString();

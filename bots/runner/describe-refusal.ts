@@ -1,5 +1,5 @@
 import { formatUsd, type ValidationError } from '../../src/index.js';
-import { describeDuration, describeUtcTime } from './describe-duration.js';
+import { describeDuration, describeReset } from './describe-duration.js';
 import { describeValidation } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import type { Platform, QuotaStore } from './types.js';
@@ -29,7 +29,7 @@ export function refusalFromReservation(
 ): JobRefusedError {
   const { code, limit, used, resetsAt } = refusal;
   const details = { limit, used, resetsAt };
-  const inWords = `${describeUtcTime(resetsAt, context.now)} (in ${describeDuration(resetsAt - context.now)})`;
+  const inWords = describeReset(resetsAt, context.now);
   switch (code) {
     case 'budget_user_daily':
     case 'budget_user_monthly':

@@ -1,5 +1,6 @@
 import { formatUsd } from '../../src/index.js';
-import { describeReset, type CapStatus, type UsageSummary } from './chat-budgets.js';
+import type { CapStatus, UsageSummary } from './chat-budgets.js';
+import { describeReset } from './describe-duration.js';
 
 /** How a surface marks text up, and what it calls a scope. */
 export interface UsageMarkup {

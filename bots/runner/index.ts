@@ -1,11 +1,11 @@
 /** The platform-neutral job runner shared by the Discord and Slack bots. */
 export { JobRunner, type JobRunnerOptions } from './JobRunner.js';
 export {
+  AMOUNT_HINT,
   ChatBudgets,
   CAP_NAMES,
   capOfName,
   describeCap,
-  describeReset,
   notAdminMessage,
   parseCapAmount,
   TOP_USERS,
@@ -20,7 +20,7 @@ export {
 export { FileQuotaStore, RedisQuotaStore, type FileQuotaStoreOptions, type RedisQuotaStoreOptions } from '../../src/index.js';
 export { JobRefusedError, isJobRefusedError, type JobRefusalDetails } from './JobRefusedError.js';
 export { describeFailure, describeValidation, INTERNAL_ERROR_CODE, type FailureCode, type FailureDescription } from './describe-failure.js';
-export { describeDuration, describeUtcTime } from './describe-duration.js';
+export { describeDuration, describeReset, describeUtcTime } from './describe-duration.js';
 export { describeUsage, type UsageMarkup } from './describe-usage.js';
 export { mayCancel } from './may-cancel.js';
 export { readRunnerConfig, type RunnerConfig } from './config.js';

@@ -10,6 +10,7 @@ import { budgetsOf } from './caps.js';
 import { CapOverridesFileSchema, isOverridableCap, type CapOverridesFile } from './cap-overrides.js';
 import { ACCOUNT_KEY, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendRefusal, type UsageQuery, type UsageRecord } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, usageRecord, UsageRecordSchema } from './usage-records.js';
+import { roundToNanoUsd } from './usage-totals.js';
 import { nextUtcMidnight, nextUtcMonth, utcDay, utcDayBefore, utcMonth, utcMonthBefore } from './utc-period.js';
 
 export interface FileQuotaStoreOptions {
@@ -91,7 +92,6 @@ type Reservation = z.output<typeof ReservationSchema>;
 const OPEN_LEDGERS = new Set<string>();
 
 const emptyLedger = (): Ledger => ({ version: 2, spent: {}, reservations: {}, owners: {}, uncertain: {}, lastJobAt: {} });
-const roundUsd = (usd: number): number => Math.round(usd * 1e9) / 1e9;
 
 /**
  * The embedded QuotaStore: one JSON file in the data folder, shared by the
@@ -187,7 +187,7 @@ export class FileQuotaStore implements QuotaStore {
       ledger.reservations[jobId] = {
         userKey,
         scopeKey,
-        usd: roundUsd(estimateUsd),
+        usd: roundToNanoUsd(estimateUsd),
         day: utcDay(now),
         month: utcMonth(now),
         at: now,
@@ -221,7 +221,7 @@ export class FileQuotaStore implements QuotaStore {
       if (!reservation) return { result: false, changed: false };
       delete ledger.reservations[jobId];
       charge(ledger, reservation, actualUsd);
-      const usage = recordOf(jobId, reservation, roundUsd(actualUsd), 'actual', now, info.requestId);
+      const usage = recordOf(jobId, reservation, roundToNanoUsd(actualUsd), 'actual', now, info.requestId);
       return { result: true, changed: true, usage };
     });
   }
@@ -272,7 +272,7 @@ export class FileQuotaStore implements QuotaStore {
         const scope = (file.scopes[scopeKey] ??= {});
         const previousUsd = scope[cap]?.usd;
         if (usd === undefined) delete scope[cap];
-        else scope[cap] = { usd: roundUsd(usd), by: changedBy, at: now };
+        else scope[cap] = { usd: roundToNanoUsd(usd), by: changedBy, at: now };
         if (Object.keys(scope).length === 0) delete file.scopes[scopeKey];
         await writeFileAtomically(this.capOverridesPath, JSON.stringify(file));
         return { previousUsd };
@@ -335,7 +335,7 @@ export class FileQuotaStore implements QuotaStore {
     for (const r of Object.values(ledger.reservations)) {
       if (r[period] === current && keysOf(r).has(key)) used += r.usd;
     }
-    return roundUsd(used);
+    return roundToNanoUsd(used);
   }
 
   #isAlive(ledger: Ledger, owner: string, now: number): boolean {
@@ -571,7 +571,7 @@ function keysOf(r: Pick<Reservation, 'userKey' | 'scopeKey'>): Set<string> {
 function charge(ledger: Ledger, r: Reservation, usd: number): void {
   for (const period of [r.day, r.month]) {
     const totals = (ledger.spent[period] ??= {});
-    for (const key of keysOf(r)) totals[key] = roundUsd((totals[key] ?? 0) + usd);
+    for (const key of keysOf(r)) totals[key] = roundToNanoUsd((totals[key] ?? 0) + usd);
   }
 }
 
@@ -583,7 +583,7 @@ function upgrade(v1: z.output<typeof LedgerV1Schema>): Ledger {
   for (const [day, totals] of Object.entries(v1.spent)) {
     ledger.spent[day] = { ...totals };
     const month = (ledger.spent[day.slice(0, 7)] ??= {});
-    for (const [key, usd] of Object.entries(totals)) month[key] = roundUsd((month[key] ?? 0) + usd);
+    for (const [key, usd] of Object.entries(totals)) month[key] = roundToNanoUsd((month[key] ?? 0) + usd);
   }
   for (const [jobId, r] of Object.entries(v1.reservations)) {
     // Whether it was sent is unknown: it is charged at its estimate when reconciled, the safe side of a cap.

@@ -77,11 +77,11 @@ export function readSpendConfig(env: NodeJS.ProcessEnv): SpendConfig {
 /** The caps in the order they are checked: the user's, the scope's, then the account's. */
 export function budgetsOf(limits: SpendLimits, userKey: string, scopeKey: string) {
   return [
-    { code: 'budget_user_daily', key: userKey, period: 'day', limit: limits.userDailyUsd },
-    { code: 'budget_user_monthly', key: userKey, period: 'month', limit: limits.userMonthlyUsd },
-    { code: 'budget_scope_daily', key: scopeKey, period: 'day', limit: limits.scopeDailyUsd },
-    { code: 'budget_scope_monthly', key: scopeKey, period: 'month', limit: limits.scopeMonthlyUsd },
-    { code: 'budget_account_daily', key: ACCOUNT_KEY, period: 'day', limit: limits.accountDailyUsd },
-    { code: 'budget_account_monthly', key: ACCOUNT_KEY, period: 'month', limit: limits.accountMonthlyUsd },
+    { code: 'budget_user_daily', field: 'userDailyUsd', key: userKey, period: 'day', limit: limits.userDailyUsd },
+    { code: 'budget_user_monthly', field: 'userMonthlyUsd', key: userKey, period: 'month', limit: limits.userMonthlyUsd },
+    { code: 'budget_scope_daily', field: 'scopeDailyUsd', key: scopeKey, period: 'day', limit: limits.scopeDailyUsd },
+    { code: 'budget_scope_monthly', field: 'scopeMonthlyUsd', key: scopeKey, period: 'month', limit: limits.scopeMonthlyUsd },
+    { code: 'budget_account_daily', field: 'accountDailyUsd', key: ACCOUNT_KEY, period: 'day', limit: limits.accountDailyUsd },
+    { code: 'budget_account_monthly', field: 'accountMonthlyUsd', key: ACCOUNT_KEY, period: 'month', limit: limits.accountMonthlyUsd },
   ] as const;
 }

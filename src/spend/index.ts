@@ -6,7 +6,7 @@ export { readSpendCaps, readSpendConfig, accountCaps, budgetsOf, SPEND_CAP_VARIA
 export { BudgetExceededError, LedgerUnreadableError, isBudgetCode, describeResetTime } from './errors.js';
 export { SpendGuard, GuardedPictorClient, type SpendGuardOptions } from './guarded-client.js';
 export { effectiveLimits, isOverridableCap, OVERRIDABLE_CAPS } from './cap-overrides.js';
-export { sumUsage, usageByKey, type UsageTotals } from './usage-totals.js';
+export { roundToNanoUsd, sumUsage, usageByKey, type UsageTotals } from './usage-totals.js';
 export { interruptedCostUsd } from './charge-rules.js';
 export { utcDay, utcMonth, nextUtcMidnight, nextUtcMonth, utcDayBefore, utcMonthBefore } from './utc-period.js';
 export { createSerialQueue } from './serial-queue.js';

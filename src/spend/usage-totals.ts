@@ -10,7 +10,8 @@ export interface UsageTotals {
   uncertainUsd: number;
 }
 
-const roundUsd = (usd: number): number => Math.round(usd * 1e9) / 1e9;
+/** USD to the nano-dollar, the ledger's precision (sums of floats drift below it). */
+export const roundToNanoUsd = (usd: number): number => Math.round(usd * 1e9) / 1e9;
 
 /** The records' jobs, images and cost, under one key. */
 export function sumUsage(records: Iterable<UsageRecord>, key: string): UsageTotals {
@@ -21,8 +22,8 @@ export function sumUsage(records: Iterable<UsageRecord>, key: string): UsageTota
     totals.usd += r.costUsd;
     if (r.basis === 'estimate') totals.uncertainUsd += r.costUsd;
   }
-  totals.usd = roundUsd(totals.usd);
-  totals.uncertainUsd = roundUsd(totals.uncertainUsd);
+  totals.usd = roundToNanoUsd(totals.usd);
+  totals.uncertainUsd = roundToNanoUsd(totals.uncertainUsd);
   return totals;
 }
 

@@ -1,7 +1,7 @@
 import { InteractionContextType, MessageFlags, PermissionFlagsBits, SlashCommandBuilder } from 'discord.js';
 import { acknowledge } from '../acknowledge.js';
 import { budgetRequesterOf } from '../requester.js';
-import { CAP_NAMES, capOfName, parseCapAmount } from '../../runner/index.js';
+import { AMOUNT_HINT, CAP_NAMES, capOfName, notAdminMessage, parseCapAmount } from '../../runner/index.js';
 import type { SlashCommand } from './command.js';
 
 const data = new SlashCommandBuilder()
@@ -39,7 +39,12 @@ export default {
       await say(`Choose one of ${Object.keys(CAP_NAMES).join(', ')}.`);
       return;
     }
-    const change = await ctx.runner.budgets.setCap(requester, cap, amount.ok ? amount.usd : Number.NaN);
+    if (!amount.ok) {
+      // Who may change budgets is told first, as `setCap` does.
+      await say(`✋ ${requester.isAdmin ? AMOUNT_HINT : notAdminMessage('discord')}`);
+      return;
+    }
+    const change = await ctx.runner.budgets.setCap(requester, cap, amount.usd);
     await say(change.ok ? `✅ ${change.message}` : `✋ ${change.message}`);
   },
 } satisfies SlashCommand;

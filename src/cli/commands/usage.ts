@@ -24,8 +24,6 @@ const BY = ['day', 'user', 'scope', 'surface'] as const;
 type By = (typeof BY)[number];
 const DAY_MS = 24 * 60 * 60_000;
 
-type Row = UsageTotals;
-
 export async function runUsage(args: string[], ctx: CliContext, config: CoreConfig, stdoutIsTerminal: boolean): Promise<number> {
   const values = parseFlags(
     args,
@@ -117,11 +115,16 @@ const isoDay = (at: number) => new Date(at).toISOString().slice(0, 10);
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
 
 /** By day: every day of the period, oldest first (empty days too, so a chart shows the gaps); otherwise by spend, largest first. */
-function group(records: UsageRecord[], by: By, since: number, lastDay: number): Row[] {
+function group(records: UsageRecord[], by: By, since: number, lastDay: number): UsageTotals[] {
   if (by !== 'day') return usageByKey(records, (r) => (by === 'user' ? r.userKey : by === 'scope' ? r.scopeKey : r.surface));
   const groups = new Map<string, UsageRecord[]>();
   for (let at = since; at <= lastDay && groups.size < 400; at = at + DAY_MS) groups.set(isoDay(at), []);
-  for (const r of records) groups.set(isoDay(r.time), [...(groups.get(isoDay(r.time)) ?? []), r]);
+  for (const r of records) {
+    const day = isoDay(r.time);
+    const list = groups.get(day);
+    if (list) list.push(r);
+    else groups.set(day, [r]);
+  }
   return [...groups].map(([key, list]) => sumUsage(list, key));
 }
 
