@@ -1,20 +1,21 @@
 import Bottleneck from 'bottleneck';
 import { AbortedError } from './errors.js';
+import { bucketShape, DEFAULT_TOLERANCE_MS, LocalImageBucket, type BucketShape, type ImageBucket } from './image-bucket.js';
 import { SlotSemaphore } from './SlotSemaphore.js';
 
 /**
  * Throttles requests to the image service by the two numbers the service
  * limits: images per minute (a request weighs `n`) and concurrent requests.
  *
- * Two gates in a row: slots (max concurrent requests, weight 1) and a token
- * bucket of images (bottleneck's reservoir, refilled one image every
- * 60000/imagesPerMinute ms up to imagesPerMinute, weight n). Both can be
- * clustered through Redis by passing bottleneck's own `datastore` /
- * `connection` options (see `bottleneck` below), so many processes share one
- * limit; the slots are then a bottleneck limiter too. In one process alone (no
- * `bottleneck` options, no `coordinator`) the slots are a `SlotSemaphore`,
- * which grants a free slot at once: bottleneck's in-process datastore waits
- * for a timer in each of its operations, a few per request.
+ * Two gates in a row: slots (max concurrent requests, weight 1) and a bucket
+ * of images refilled continuously on the service's clock (`ImageBucket`, see
+ * image-bucket.ts: up to imagesPerMinute, weight n, waiting requests served in
+ * order). The slots can be clustered through Redis by passing bottleneck's own
+ * `datastore` / `connection` options (see `bottleneck` below) and the bucket by
+ * passing a shared one (`bucket`), so many processes share one limit. In one
+ * process alone (no `bottleneck` options, no `coordinator`) the slots are a
+ * `SlotSemaphore`, which grants a free slot at once: bottleneck's in-process
+ * datastore waits for a timer in each of its operations, a few per request.
  */
 export interface ImageLimiterOptions {
   /** Images per minute for the account; `undefined` means no rate limit (429s still pause everyone). */
@@ -34,13 +35,14 @@ export interface ImageLimiterOptions {
    */
   coordinator?: LimiterCoordinator | undefined;
   /**
-   * Images kept out of the bucket (its size and refill cap become
-   * `imagesPerMinute - headroomImages`, at least 1). The bucket refills on a
-   * fixed grid, so it can hand out an image up to one refill earlier than the
-   * service's continuously refilled bucket would; one image of headroom absorbs
-   * that. Default 0.
+   * How long a request may take to reach the service after it leaves (a cold
+   * connection, a busy machine, another process) without the service's bucket
+   * being found short: the bucket lets requests leave as if this much later.
+   * Costs this much waiting once per burst, nothing in the steady rate. Default 1000 ms.
    */
-  headroomImages?: number | undefined;
+  toleranceMs?: number | undefined;
+  /** Where the bucket lives when several processes share it (a `RedisImageBucket`). Default: in this process. */
+  bucket?: ((shape: BucketShape) => ImageBucket) | undefined;
   /**
    * Longest time a request holds its slot and images (bottleneck's job
    * `expiration`; the in-process semaphore keeps the same lease). After it the
@@ -134,10 +136,11 @@ export class ImageLimiter {
   readonly #slots: Bottleneck | undefined;
   /** Slots in this process alone: granted at once when free. */
   readonly #gate: SlotSemaphore | undefined;
-  readonly #images: Bottleneck | undefined;
-  readonly #increaseIntervalMs: number | undefined;
-  /** Images the bucket holds at most (imagesPerMinute less the headroom). */
-  readonly #capacity: number | undefined;
+  readonly #bucket: ImageBucket | undefined;
+  /** Requests waiting for images, served in order: each waits for the one before it. */
+  #imageLine: Promise<void> = Promise.resolve();
+  /** Wakes every request sleeping until its images are due (stop, abort). */
+  readonly #sleepers = new Set<() => void>();
   readonly #clustered: boolean;
   readonly #coordinator: LimiterCoordinator | undefined;
   readonly #leaseMs: number | undefined;
@@ -160,34 +163,17 @@ export class ImageLimiter {
     if (!this.#clustered && !this.#coordinator && options.bottleneck === undefined) this.#gate = new SlotSemaphore(this.maxConcurrent);
     else this.#slots = new Bottleneck({ ...shared, id: `${id}:slots`, maxConcurrent: this.maxConcurrent });
     if (this.imagesPerMinute !== undefined) {
-      const ipm = this.imagesPerMinute;
-      const headroom = Math.max(0, Math.floor(options.headroomImages ?? 0));
-      const capacity = headroom > 0 ? Math.max(1, ipm - headroom) : ipm;
-      this.#capacity = capacity;
-      this.#increaseIntervalMs = Math.max(1, Math.round(60_000 / ipm));
-      this.#images = new Bottleneck({
-        // The heartbeat decides how late a refill can come; keep it a small part of one interval.
-        heartbeatInterval: Math.min(250, Math.max(10, Math.floor(this.#increaseIntervalMs / 20))),
-        ...shared,
-        id: `${id}:images`,
-        reservoir: capacity,
-        reservoirIncreaseInterval: this.#increaseIntervalMs,
-        reservoirIncreaseAmount: 1,
-        reservoirIncreaseMaximum: capacity,
-      } as Bottleneck.ConstructorOptions);
+      const shape = bucketShape(this.imagesPerMinute, options.toleranceMs ?? DEFAULT_TOLERANCE_MS);
+      this.#bucket = options.bucket ? options.bucket(shape) : new LocalImageBucket(shape);
     }
-    if (this.#onDatastoreError) {
-      const report = this.#onDatastoreError;
-      this.#slots?.on('error', report);
-      this.#images?.on('error', report);
-    }
+    if (this.#onDatastoreError) this.#slots?.on('error', this.#onDatastoreError);
   }
 
   /**
-   * Resolves once both limiters have reached their datastore. With a shared
-   * (Redis) datastore it also writes this limiter's numbers (concurrency, refill
-   * pace and bucket size, not the images left) into the shared state, so a
-   * changed configuration takes effect: the process started last wins.
+   * Resolves once the slots have reached their datastore. With a shared (Redis)
+   * datastore it also writes this limiter's concurrency into the shared state,
+   * so a changed configuration takes effect: the process started last wins. (The
+   * shared bucket's numbers come with each request: see RedisImageBucket.)
    */
   ready(): Promise<void> {
     this.#ready ??= this.#prepare();
@@ -197,7 +183,7 @@ export class ImageLimiter {
   /** The weight a request of `n` images takes: never more than the bucket holds, or it could never run. */
   weightOf(n: number): number {
     const w = Math.max(1, Math.floor(n));
-    return this.#capacity === undefined ? w : Math.min(w, Math.floor(this.#capacity) || 1);
+    return this.#bucket === undefined ? w : Math.min(w, Math.max(1, Math.floor(this.#bucket.shape.capacity)));
   }
 
   /**
@@ -244,7 +230,7 @@ export class ImageLimiter {
         /** Marked when this attempt was given up for a new one; its images go back if it ever runs. */
         const current = { abandoned: false };
         const giveBack = async () => {
-          if (this.#images) await this.#images.incrementReservoir(weight);
+          if (this.#bucket) await this.#bucket.giveBack(weight);
         };
         const run = async (): Promise<T | undefined> => {
           if (settled || current.abandoned) {
@@ -285,7 +271,7 @@ export class ImageLimiter {
           }
         };
         const expiration = this.#leaseMs;
-        const throughImages = this.#images ? () => this.#images!.schedule({ weight, expiration }, run) : run;
+        const throughImages = this.#bucket ? () => this.#takeImages(weight, ticket, signal, () => settled || current.abandoned).then(run) : run;
         const slotted = this.#gate
           ? this.#throughGate(this.#gate, signal, () => settled, throughImages)
           : this.#slots!.schedule({ weight: 1, expiration }, throughImages);
@@ -350,24 +336,14 @@ export class ImageLimiter {
   /**
    * The service said "wait" (429 with a retry time): hold every request of this
    * limiter, and of every process sharing it, for `ms`. With a rate limit the
-   * bucket is also emptied, so the queue does not burst when the wait ends.
+   * bucket is also emptied until then (once, however many processes pause at
+   * the same moment), so the queue does not burst when the wait ends.
    */
   async pause(ms: number): Promise<void> {
     if (!(ms > 0)) return;
     const until = Date.now() + ms;
     this.#pausedUntil = Math.max(this.#pausedUntil, until);
-    const shared = this.#coordinator?.pauseUntil(until);
-    if (this.#images && this.#increaseIntervalMs) {
-      const debt = -Math.ceil(ms / this.#increaseIntervalMs);
-      const current = await this.#images.currentReservoir();
-      if (current !== null && current > debt) {
-        // Shared: set the debt outright, so processes pausing at once do not add up their debts.
-        if (this.#clustered) await this.#images.updateSettings({ reservoir: debt });
-        // incrementReservoir, not updateSettings: in bottleneck's local datastore updateSettings stops the refill heartbeat for good.
-        else await this.#images.incrementReservoir(debt - current);
-      }
-    }
-    await shared;
+    await Promise.all([this.#coordinator?.pauseUntil(until), this.#bucket?.drain(ms)]);
   }
 
   /**
@@ -383,7 +359,7 @@ export class ImageLimiter {
     return {
       queued: this.#waiting.length,
       running: this.#running,
-      imagesAvailable: this.#images ? ((await this.#images.currentReservoir()) ?? undefined) : undefined,
+      imagesAvailable: this.#bucket ? await this.#bucket.available() : undefined,
       pausedForMs: Math.max(0, Math.max(this.#pausedUntil, this.#coordinator ? await this.#coordinator.pausedUntil() : 0) - Date.now()),
     };
   }
@@ -392,14 +368,15 @@ export class ImageLimiter {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    // Requests waiting for images give their slots back.
+    for (const wake of [...this.#sleepers]) wake();
     if (this.#gate) {
       this.#gate.rejectWaiting(new AbortedError('the limiter was stopped'));
-      await Promise.all([this.#images?.stop({ dropWaitingJobs: true }), this.#gate.whenIdle()]);
-      await this.#images?.disconnect();
+      await this.#gate.whenIdle();
       return;
     }
     const slots = this.#slots!;
-    const stopping = Promise.all([slots.stop({ dropWaitingJobs: true }), this.#images?.stop({ dropWaitingJobs: true })]);
+    const stopping = slots.stop({ dropWaitingJobs: true });
     if (this.#coordinator?.unreachableForMs) {
       // Stopping waits for the shared datastore; if it stays unreachable, give up waiting after a grace
       // period: closing the coordinator drops the connection, failing whatever still waits on it.
@@ -410,22 +387,59 @@ export class ImageLimiter {
     }
     // A coordinator closes the shared connection itself (see LimiterCoordinator.close).
     if (this.#coordinator) await this.#coordinator.close();
-    else await Promise.all([slots.disconnect(), this.#images?.disconnect()]);
+    else await slots.disconnect();
   }
 
   async #prepare(): Promise<void> {
-    await Promise.all([this.#slots?.ready(), this.#images?.ready()]);
+    await this.#slots?.ready();
     if (!this.#clustered || !this.#slots) return;
     await this.#slots.updateSettings({ maxConcurrent: this.maxConcurrent });
-    if (this.#images && this.#capacity !== undefined) {
-      await this.#images.updateSettings({
-        reservoirIncreaseInterval: this.#increaseIntervalMs,
-        reservoirIncreaseAmount: 1,
-        reservoirIncreaseMaximum: this.#capacity,
-      });
-      const left = await this.#images.currentReservoir();
-      if (left !== null && left > this.#capacity) await this.#images.updateSettings({ reservoir: this.#capacity });
+  }
+
+  /** Waits for its turn among the requests waiting for images, then until the bucket lets `weight` images leave, and takes them. */
+  #takeImages(weight: number, ticket: Ticket, signal: AbortSignal | undefined, cancelled: () => boolean): Promise<void> {
+    const turn = this.#imageLine.then(() => this.#waitForImages(weight, ticket, signal, cancelled));
+    this.#imageLine = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
+  }
+
+  async #waitForImages(weight: number, ticket: Ticket, signal: AbortSignal | undefined, cancelled: () => boolean): Promise<void> {
+    let retryMs = REQUEUE_MIN_MS;
+    for (;;) {
+      if (this.#stopped) throw new AbortedError('the limiter was stopped');
+      if (signal?.aborted || cancelled()) throw new AbortedError('the request was cancelled while queued');
+      let waitMs: number;
+      try {
+        waitMs = await this.#bucket!.take(weight);
+        retryMs = REQUEUE_MIN_MS;
+      } catch (error) {
+        // The shared bucket is unreachable: keep the place in line and ask again (doubling, capped).
+        this.#onDatastoreError?.(error);
+        ticket.onDatastoreTrouble?.(error);
+        waitMs = retryMs;
+        retryMs = Math.min(REQUEUE_MAX_MS, retryMs * 2);
+      }
+      if (waitMs <= 0) return;
+      await this.#sleep(waitMs, signal);
     }
+  }
+
+  /** Sleeps `ms`, or less if `signal` aborts or the limiter stops. */
+  #sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', wake);
+        this.#sleepers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      signal?.addEventListener('abort', wake, { once: true });
+      this.#sleepers.add(wake);
+    });
   }
 
   /**

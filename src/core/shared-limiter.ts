@@ -1,6 +1,8 @@
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
+import { DEFAULT_TOLERANCE_MS } from './image-bucket.js';
 import { ImageLimiter } from './image-limiter.js';
+import { RedisImageBucket } from './RedisImageBucket.js';
 import { RedisCoordinator } from './RedisCoordinator.js';
 import type { RedisConfig } from './redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from './redis-connection.js';
@@ -22,14 +24,12 @@ export interface CreateImageLimiterOptions {
   /** Shared only: how often each process looks at the shared state (bottleneck's heartbeat). Default 100 ms. */
   heartbeatMs?: number | undefined;
   /**
-   * Shared only: images kept out of the shared bucket (see `headroomImages` of
-   * ImageLimiter). Default: 1 for the refill grid, plus enough refills to
-   * cover `jitterToleranceMs` of difference in how long requests take to reach
-   * the service (a cold first connection, a busy machine).
+   * How long a request may take to reach the service after it leaves (a cold
+   * first connection, a busy machine, another process's request overtaking it)
+   * without the service's bucket being found short; see `toleranceMs` of
+   * ImageLimiter. Default 1000 ms.
    */
-  headroomImages?: number | undefined;
-  /** Shared only: see `headroomImages`. Default 1000 ms. */
-  jitterToleranceMs?: number | undefined;
+  toleranceMs?: number | undefined;
   /** Shared only: how long to wait for Redis at start. Default 5000 ms. */
   connectTimeoutMs?: number | undefined;
   /** Shared only: tells when the Redis connection is lost and back, and other Redis trouble. */
@@ -38,21 +38,21 @@ export interface CreateImageLimiterOptions {
 
 export const DEFAULT_LEASE_MS = 5 * 60_000;
 export const DEFAULT_HEARTBEAT_MS = 100;
-export const DEFAULT_JITTER_TOLERANCE_MS = 1000;
 
 /**
  * The one place a surface (CLI, bots, n8n node) makes its limiter.
  *
  * Without `redis` it is today's in-process limiter. With `redis`, every process
- * given the same URL and prefix shares one limiter through bottleneck's own
- * Redis clustering (`Bottleneck.IORedisConnection`): one bucket of images per
- * minute weighted by `n`, one count of requests in flight, one 429 pause, and
- * one queue for positions. Rejects with RedisUnavailableError when Redis cannot
+ * given the same URL and prefix shares one limiter: one count of requests in
+ * flight (bottleneck's own Redis clustering, `Bottleneck.IORedisConnection`),
+ * one bucket of images per minute weighted by `n` on Redis's clock
+ * (`RedisImageBucket`), one 429 pause, and one queue for positions. Rejects with RedisUnavailableError when Redis cannot
  * be reached at start; a connection lost later makes requests wait, not fail.
  */
 export async function createImageLimiter(options: CreateImageLimiterOptions = {}): Promise<ImageLimiter> {
   const { imagesPerMinute, maxConcurrent, redis: config } = options;
-  if (!config) return new ImageLimiter({ imagesPerMinute, maxConcurrent });
+  const toleranceMs = options.toleranceMs ?? DEFAULT_TOLERANCE_MS;
+  if (!config) return new ImageLimiter({ imagesPerMinute, maxConcurrent, toleranceMs });
 
   const logger = options.logger;
   const client = await connectRedis(config.url, { connectTimeoutMs: options.connectTimeoutMs, logger, name: `pictor-limiter:${config.prefix}` });
@@ -76,7 +76,8 @@ export async function createImageLimiter(options: CreateImageLimiterOptions = {}
     imagesPerMinute,
     maxConcurrent,
     coordinator,
-    headroomImages: options.headroomImages ?? defaultHeadroom(imagesPerMinute, options.jitterToleranceMs ?? DEFAULT_JITTER_TOLERANCE_MS),
+    toleranceMs,
+    bucket: (shape) => new RedisImageBucket(client, config.prefix, shape),
     leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
     onDatastoreError: reportError,
     bottleneck: {
@@ -94,19 +95,6 @@ export async function createImageLimiter(options: CreateImageLimiterOptions = {}
     throw error;
   }
   return limiter;
-}
-
-/**
- * One image because bottleneck refills the bucket on a fixed grid while the
- * service refills continuously (a refill can come up to one interval early),
- * and one more per interval of tolerated delay: a request that reaches the
- * service later than the ones after it (a cold connection, a busy machine)
- * must not find the service's bucket short.
- */
-export function defaultHeadroom(imagesPerMinute: number | undefined, jitterToleranceMs: number): number {
-  if (!(imagesPerMinute && imagesPerMinute > 0)) return 0;
-  const intervalMs = 60_000 / imagesPerMinute;
-  return 1 + Math.ceil(Math.max(0, jitterToleranceMs) / intervalMs);
 }
 
 /** Whether `promise` fulfils within `ms`. */

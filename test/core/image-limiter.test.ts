@@ -41,7 +41,7 @@ describe('the image limiter', () => {
   });
 
   it('counts a request as n images against the images-per-minute bucket', async () => {
-    const l = limiter({ imagesPerMinute: 10, maxConcurrent: 10 });
+    const l = limiter({ imagesPerMinute: 10, maxConcurrent: 10, toleranceMs: 0 });
     const started: number[] = [];
     const jobs = [4, 4, 4].map((n, i) => l.schedule({ weight: n }, async () => void started.push(i)));
     await tick(100);
@@ -77,7 +77,7 @@ describe('the image limiter', () => {
   });
 
   it('rejects a queued request at once when it is cancelled, and gives its images back', async () => {
-    const l = limiter({ imagesPerMinute: 4, maxConcurrent: 1 });
+    const l = limiter({ imagesPerMinute: 4, maxConcurrent: 1, toleranceMs: 0 });
     const g = gate();
     const first = l.schedule({ weight: 2 }, () => g.promise);
     const controller = new AbortController();
@@ -258,7 +258,7 @@ describe('the image limiter in one process', () => {
   });
 
   it('spends n images per request from the bucket, starting requests in the order they arrived', async () => {
-    const l = limiter({ imagesPerMinute: 6, maxConcurrent: 4 });
+    const l = limiter({ imagesPerMinute: 6, maxConcurrent: 4, toleranceMs: 0 });
     const started: number[] = [];
     const jobs = [2, 3, 1, 1].map((n, i) => l.schedule({ weight: n }, async () => void started.push(i)));
     await tick(100);
@@ -268,6 +268,33 @@ describe('the image limiter in one process', () => {
     const fourth = expect(jobs[3]).rejects.toBeInstanceOf(AbortedError);
     await l.stop();
     await fourth;
+  });
+
+  it('keeps its tolerance in time: a burst waits that long for its last image, not a whole refill', async () => {
+    // 60 a minute is one image a second; 300 ms of tolerated delay: 59 of 60 images leave at once, the 60th 300 ms later.
+    const l = limiter({ imagesPerMinute: 60, maxConcurrent: 100, toleranceMs: 300 });
+    const started: number[] = [];
+    const at = Date.now();
+    const jobs = Array.from({ length: 60 }, (_, i) => l.schedule({ weight: 1 }, async () => void started.push(Date.now() - at)));
+    await tick(100);
+    expect(started).toHaveLength(59);
+    await Promise.all(jobs);
+    expect(started[59]).toBeGreaterThanOrEqual(250);
+  });
+
+  it('serves requests waiting for images in the order they came, a large one before later small ones', async () => {
+    const l = limiter({ imagesPerMinute: 600, maxConcurrent: 10, toleranceMs: 0 });
+    await l.schedule({ weight: 10 }, async () => {}); // 600 a minute: 10 a second, the bucket holds 600
+    for (let i = 0; i < 58; i++) await l.schedule({ weight: 10 }, async () => {});
+    // 10 images left: a request of 10 leaves, then one of 5 waits, and the 1s behind it wait their turn.
+    const order: string[] = [];
+    const jobs = [
+      l.schedule({ weight: 10 }, async () => void order.push('ten')),
+      l.schedule({ weight: 5 }, async () => void order.push('five')),
+      l.schedule({ weight: 1 }, async () => void order.push('one')),
+    ];
+    await Promise.all(jobs);
+    expect(order).toEqual(['ten', 'five', 'one']);
   });
 });
 

@@ -59,13 +59,11 @@ export function limiterFor(key: ThrottleKey, options: LimiterForOptions = {}): P
 
 async function makeLimiter(id: string, key: ThrottleKey, options: LimiterForOptions): Promise<ImageLimiter> {
   const { imagesPerMinute, maxConcurrent, redis } = key;
-  // Shared: the core picks the bottleneck id (the prefix) and the headroom that covers several processes' timing.
+  // Shared: the core picks the bottleneck id (the prefix); the bucket runs on the service's clock either way.
   if (redis) return createImageLimiter({ imagesPerMinute, maxConcurrent, redis, logger: options.logger });
   return new ImageLimiter({
     id: `n8n-nodes-pictor|${id}`,
     imagesPerMinute,
     maxConcurrent,
-    // Our bucket refills in steps, the service's continuously: one image of headroom keeps us from running ahead of it.
-    headroomImages: 1,
   });
 }
