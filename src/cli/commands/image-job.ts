@@ -69,52 +69,52 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     let result: ImageJobResult;
     const completed: CompletedEvent[] = [];
     try {
-    const requestOptions = {
-      onQueuePosition: (ahead: number) => {
-        progress.queued(ahead);
-        if (ahead > 0) ctx.stderr(`queued, ${ahead} ahead`);
-      },
-      onStart: () => progress.sending(),
-      onRetry: ({ attempt, delayMs, error }: { attempt: number; delayMs: number; error: { code: string } }) => {
-        const line = `retry ${attempt} in ${(delayMs / 1000).toFixed(1)} s (${error.code})`;
-        progress.retrying(line);
-        ctx.stderr(line);
-      },
-    };
-    if (values.stream) {
-      const stream =
-        operation === 'edit'
-          ? ctx.client(connection).editStream(input as never, requestOptions)
-          : ctx.client(connection).generateStream(input as never, requestOptions);
-      const wanted = request.partial_images;
-      let imageIndex = 0;
-      for await (const event of stream) {
-        if (isPartialEvent(event)) {
-          progress.partialReceived();
-          const path = plan.partialPath(imageIndex, event.partial_image_index);
-          const label = `partial ${event.partial_image_index + 1}${wanted !== undefined ? `/${wanted}` : ''} of image ${imageIndex + 1}/${request.n}`;
-          try {
-            // A partial that cannot be written is only a preview: say so and keep the stream (and the final image).
-            await writeOutput(path, Buffer.from(event.b64_json, 'base64'), overwrite);
-            partialFiles.push(path);
-            ctx.stderr(`${label} → ${path}`);
-          } catch (error) {
-            ctx.stderr(`${label}: could not write ${path} (${errorCode(error)}); going on`);
+      const requestOptions = {
+        onQueuePosition: (ahead: number) => {
+          progress.queued(ahead);
+          if (ahead > 0) ctx.stderr(`queued, ${ahead} ahead`);
+        },
+        onStart: () => progress.sending(),
+        onRetry: ({ attempt, delayMs, error }: { attempt: number; delayMs: number; error: { code: string } }) => {
+          const line = `retry ${attempt} in ${(delayMs / 1000).toFixed(1)} s (${error.code})`;
+          progress.retrying(line);
+          ctx.stderr(line);
+        },
+      };
+      if (values.stream) {
+        const stream =
+          operation === 'edit'
+            ? ctx.client(connection).editStream(input as never, requestOptions)
+            : ctx.client(connection).generateStream(input as never, requestOptions);
+        const wanted = request.partial_images;
+        let imageIndex = 0;
+        for await (const event of stream) {
+          if (isPartialEvent(event)) {
+            progress.partialReceived();
+            const path = plan.partialPath(imageIndex, event.partial_image_index);
+            const label = `partial ${event.partial_image_index + 1}${wanted !== undefined ? `/${wanted}` : ''} of image ${imageIndex + 1}/${request.n}`;
+            try {
+              // A partial that cannot be written is only a preview: say so and keep the stream (and the final image).
+              await writeOutput(path, Buffer.from(event.b64_json, 'base64'), overwrite);
+              partialFiles.push(path);
+              ctx.stderr(`${label} → ${path}`);
+            } catch (error) {
+              ctx.stderr(`${label}: could not write ${path} (${errorCode(error)}); going on`);
+            }
+          } else {
+            completed.push(event);
+            imageIndex++;
+            progress.imageDone();
+            ctx.stderr(`image ${imageIndex}/${request.n} done`);
           }
-        } else {
-          completed.push(event);
-          imageIndex++;
-          progress.imageDone();
-          ctx.stderr(`image ${imageIndex}/${request.n} done`);
         }
+        result = resultFromCompleted(completed, { operation, size: request.size, quality: request.quality }, stream.requestId);
+      } else {
+        result =
+          operation === 'edit'
+            ? await ctx.client(connection).edit(input as never, requestOptions)
+            : await ctx.client(connection).generate(input as never, requestOptions);
       }
-      result = resultFromCompleted(completed, { operation, size: request.size, quality: request.quality }, stream.requestId);
-    } else {
-      result =
-        operation === 'edit'
-          ? await ctx.client(connection).edit(input as never, requestOptions)
-          : await ctx.client(connection).generate(input as never, requestOptions);
-    }
     } catch (error) {
       // The images that arrived before the failure were made (and are charged): they are written, and the job still fails.
       progress.stop();
