@@ -46,7 +46,9 @@ function failingSettles(store: QuotaStore, failures: { left: number }): QuotaSto
           return (target[key] as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         };
       }
-      return Reflect.get(target, key, receiver) as unknown;
+      const value = Reflect.get(target, key, receiver) as unknown;
+      // The store's methods read its private fields: called on the store itself, not on the proxy.
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
 }
