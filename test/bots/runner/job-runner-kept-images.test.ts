@@ -14,6 +14,8 @@ function twoImages(): JobSpec {
 describe('JobRunner: images made before a job ends badly reach the user and are charged', () => {
   it('hands over image 1 of 2 with the failure when an error event follows it, and charges that image', async () => {
     const { runner, store } = await kit.runner({ partialImages: 0 });
+    // Without partials (the runner then sends no partial_images): the first event is image 1.
+    kit.emu.emulator.configure({ defaultPartialImages: 0 });
     kit.emu.emulator.injectFault('stream_error_event');
 
     const final = await (await runner.submit(twoImages(), recordingSink().sink)).done;
@@ -25,6 +27,8 @@ describe('JobRunner: images made before a job ends badly reach the user and are 
 
   it('hands over image 1 of 2 with the failure when the connection resets after it, charging it and the estimate of the other', async () => {
     const { runner, store } = await kit.runner({ partialImages: 0 });
+    // Without partials (the runner then sends no partial_images): the first event is image 1.
+    kit.emu.emulator.configure({ defaultPartialImages: 0 });
     kit.emu.emulator.injectFault('reset_mid_stream');
 
     const final = await (await runner.submit(twoImages(), recordingSink().sink)).done;
