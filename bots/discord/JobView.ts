@@ -1,4 +1,5 @@
-import type { LoggerLike } from '../../src/index.js';
+import type { LoggerLike, OutputFormat } from '../../src/index.js';
+import { describeKeptImages } from '../runner/describe-failure.js';
 import type { JobUpdate, UpdateSink } from '../runner/types.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { describeBytes, fitImage, type OutgoingFile } from './fit-images.js';
@@ -83,27 +84,45 @@ export class JobView {
         return;
       case 'failed':
         this.#finished = true;
-        await target.final([renderFailure(header, update)]);
+        // The images that came before the failure were made and charged: they are shown with it.
+        await target.final(await this.#withImages(renderFailure(header, update), update.images ?? [], update.format));
         await this.#o.store.update(header.key, { status: 'failed' });
         return;
       case 'cancelled':
         this.#finished = true;
-        await target.final([renderCancelled(header, update)]);
+        await target.final(await this.#withImages(renderCancelled(header, update), update.images ?? [], update.format));
         await this.#o.store.update(header.key, { status: 'cancelled' });
         return;
     }
   }
 
   async #showCompleted(update: Completed): Promise<void> {
-    const { header, store, target, logger, attachmentSizeLimit } = this.#o;
+    const { header, store, target, logger } = this.#o;
     // Saved before the buttons appear, so Edit works even after a restart.
     await store.saveOutputs(header.key, update.images, update.format).catch((err: unknown) => logger.error({ err: loggableError(err), jobKey: header.key }, 'could not save a job’s images for its Edit buttons'));
+    const { files, notes } = await this.#fit(update.images, update.format);
+    const total = update.images.length;
+    const delivered = await target.final(this.#spread(renderCompleted(header, update, files.slice(0, DISCORD_LIMITS.filesPerMessage), notes), files));
+    await store.update(header.key, { status: 'completed' });
+    logger.info({ jobKey: header.key, images: total, uploaded: files.length, delivered, via: target.mode }, 'job result shown on Discord');
+  }
+
+  /** A final message with the images a job finished before it failed or was cancelled (none: the message alone). */
+  async #withImages(message: OutgoingMessage, images: Buffer[], format: OutputFormat | undefined): Promise<OutgoingMessage[]> {
+    if (images.length === 0 || !format) return [message];
+    const { files, notes } = await this.#fit(images, format);
+    const first = { ...message, content: [message.content, describeKeptImages(images.length), ...notes].join('\n'), files: files.slice(0, DISCORD_LIMITS.filesPerMessage) };
+    return this.#spread(first, files);
+  }
+
+  /** Each image as an upload that fits the server's limit, with a note for what had to change (or could not fit). */
+  async #fit(images: Buffer[], format: OutputFormat): Promise<{ files: OutgoingFile[]; notes: string[] }> {
+    const { header, attachmentSizeLimit } = this.#o;
     const files: OutgoingFile[] = [];
     const notes: string[] = [];
-    const total = update.images.length;
-    for (const [i, image] of update.images.entries()) {
-      const fitted = await fitImage(image, update.format, `pictor-${header.key}-${i + 1}`, attachmentSizeLimit);
-      const which = total === 1 ? 'The image' : `Image ${i + 1}`;
+    for (const [i, image] of images.entries()) {
+      const fitted = await fitImage(image, format, `pictor-${header.key}-${i + 1}`, attachmentSizeLimit);
+      const which = images.length === 1 ? 'The image' : `Image ${i + 1}`;
       if (!fitted.file) {
         notes.push(`${which} is too large to upload here (limit ${describeBytes(attachmentSizeLimit)} per file), even re-encoded.`);
         continue;
@@ -114,13 +133,16 @@ export class JobView {
       }
       files.push(fitted.file);
     }
+    return { files, notes };
+  }
+
+  /** The first message, then as many more as the files need (Discord takes 10 per message). */
+  #spread(first: OutgoingMessage, files: OutgoingFile[]): OutgoingMessage[] {
     const perMessage = DISCORD_LIMITS.filesPerMessage;
-    const messages: OutgoingMessage[] = [renderCompleted(header, update, files.slice(0, perMessage), notes)];
+    const messages: OutgoingMessage[] = [first];
     for (let start = perMessage; start < files.length; start += perMessage) {
       messages.push({ content: `More images (${start + 1}–${Math.min(start + perMessage, files.length)} of ${files.length})`, components: [], files: files.slice(start, start + perMessage) });
     }
-    const delivered = await target.final(messages);
-    await store.update(header.key, { status: 'completed' });
-    logger.info({ jobKey: header.key, images: total, uploaded: files.length, delivered, via: target.mode }, 'job result shown on Discord');
+    return messages;
   }
 }

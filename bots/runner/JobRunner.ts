@@ -9,12 +9,15 @@ import {
   resultFromCompleted,
   decodeImages,
   ValidationError,
-  interruptedCostUsd,
+  JobLedger,
   budgetsOf,
   nextUtcMidnight,
   nextUtcMonth,
+  type ChargedJob,
   type CompletedEvent,
   type EditRequest,
+  type JobEnding,
+  type JobSettlement,
   type GenerationRequest,
   type ImageEventStream,
   type LoggerLike,
@@ -64,6 +67,8 @@ export interface JobRunnerOptions {
   metrics?: JobMetrics | undefined;
   /** How long the caps chat admins set for a server/workspace are cached before the ledger is read again. Default 5 s. */
   capCacheMs?: number | undefined;
+  /** How long a settle the ledger does not take is tried again before it is kept for later (`JobLedger`). Default 30 s. */
+  settleRetryMs?: number | undefined;
 }
 
 interface Job {
@@ -76,10 +81,8 @@ interface Job {
   decided: boolean;
   cancelledBy: { byUserId: string; reason: 'requested' | 'shutdown' } | undefined;
   completedImages: number;
-  /** The store recorded that the request is leaving: from then on it may be billed. */
-  sent: boolean;
-  /** The service's id of the request, once it answered (for the usage record). */
-  requestId: string | undefined;
+  /** Its way through the ledger: reserved, sent, each image, settled or released. */
+  readonly charged: ChargedJob;
   done: Promise<FinalUpdate>;
 }
 
@@ -109,6 +112,7 @@ const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
 export class JobRunner {
   readonly #client: PictorClient;
   readonly #store: QuotaStore;
+  readonly #ledger: JobLedger;
   readonly #limits: SpendLimits;
   readonly #minUpdateIntervalMs: number;
   readonly #partialImages: number;
@@ -140,6 +144,18 @@ export class JobRunner {
     this.#shutdownGraceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.#keepFinishedJobs = options.keepFinishedJobs ?? DEFAULT_KEEP_FINISHED_JOBS;
     this.#metrics = options.metrics ?? NO_METRICS;
+    this.#ledger = new JobLedger({
+      store: this.#store,
+      logger: this.#logger,
+      now: this.#now,
+      retryForMs: options.settleRetryMs,
+      onCharged: (charged) => {
+        this.#metrics.spent(charged.usd);
+        const { size, quality } = charged.request;
+        if (charged.images > 0) this.#metrics.imagesMade(size ?? 'auto', quality ?? 'auto', charged.images);
+        if (charged.reservedUsd !== undefined) this.#metrics.overReserved(charged.usd - charged.reservedUsd);
+      },
+    });
     this.budgets = new ChatBudgets({ store: this.#store, limits: this.#limits, logger: this.#logger, now: this.#now, cacheMs: options.capCacheMs });
     if (!(Number.isFinite(this.#minUpdateIntervalMs) && this.#minUpdateIntervalMs >= 0)) {
       throw new ValidationError('minUpdateIntervalMs', `minUpdateIntervalMs must be a number of milliseconds ≥ 0, not ${options.minUpdateIntervalMs}`);
@@ -184,14 +200,13 @@ export class JobRunner {
     const submittedAt = this.#now();
     const { requester } = spec;
     const scopeKey = `${requester.platform}:${requester.scopeId}`;
-    const reservation = await this.#store.reserve({
+    const reservation = await this.#ledger.begin({
       jobId: id,
       userKey: `${requester.platform}:${requester.userId}`,
       scopeKey,
-      estimateUsd: estimate.totalUsd,
       limits: await this.budgets.limitsFor(scopeKey),
-      now: submittedAt,
-      job: { operation: spec.kind, n: request.n, size: request.size, quality: request.quality, ...(this.#recordPrompts && { prompt: request.prompt }) },
+      request: { operation: spec.kind, n: request.n, size: request.size, quality: request.quality },
+      prompt: this.#recordPrompts ? request.prompt : undefined,
     });
     if (!reservation.ok) {
       const refusal = refusalFromReservation(reservation, { estimateUsd: estimate.totalUsd, platform: requester.platform, now: submittedAt });
@@ -199,11 +214,11 @@ export class JobRunner {
       throw refusal;
     }
     if (this.#closed) {
-      await this.#store.release(id);
+      await reservation.job.end({ kind: 'cancelled' });
       this.#assertOpen();
     }
 
-    const job = this.#createJob({ id, spec, request, estimate, submittedAt, sink });
+    const job = this.#createJob({ id, spec, request, estimate, submittedAt, sink, charged: reservation.job });
     this.#logger.info(
       { jobId: id, kind: spec.kind, platform: requester.platform, n: request.n, size: request.size, quality: request.quality, estimateUsd: estimate.totalUsd },
       'job queued',
@@ -344,8 +359,9 @@ export class JobRunner {
     estimate: PriceQuote;
     submittedAt: number;
     sink: UpdateSink;
+    charged: ChargedJob;
   }): Job {
-    const { id, spec, request, estimate, submittedAt, sink } = input;
+    const { id, spec, request, estimate, submittedAt, sink, charged } = input;
     const pump = new UpdatePump({ sink, minIntervalMs: this.#minUpdateIntervalMs, now: this.#now, logger: this.#logger, jobId: id });
     let markRan!: () => void;
     const ran = new Promise<void>((resolve) => (markRan = resolve));
@@ -358,8 +374,7 @@ export class JobRunner {
       decided: false,
       cancelledBy: undefined,
       completedImages: 0,
-      sent: false,
-      requestId: undefined,
+      charged,
       done: ran.then(() => pump.delivered),
     };
     this.#jobs.set(id, job);
@@ -381,12 +396,11 @@ export class JobRunner {
   async #failUnexpectedly(job: Job, error: unknown): Promise<void> {
     this.#logger.error({ jobId: job.info.id, err: error }, 'the job runner failed unexpectedly');
     job.decided = true;
-    if (job.sent) await this.#charge(job, 'settle', job.info.estimate.totalUsd);
-    else await this.#charge(job, 'release');
+    await this.#end(job, { kind: 'failed', error });
     if (job.pump.finished) return;
     const failure = describeFailure(error);
     this.#finish(job, 'failed', this.#now());
-    job.pump.push({ type: 'failed', jobId: job.info.id, code: failure.code, message: failure.message, retryable: failure.retryable });
+    job.pump.push({ type: 'failed', jobId: job.info.id, code: failure.code, message: failure.message, retryable: failure.retryable, ...this.#imagesOf(job) });
   }
 
   async #run(job: Job): Promise<void> {
@@ -410,10 +424,7 @@ export class JobRunner {
         job.pump.push({ type: 'queued', jobId: id, ahead: lastAhead, notice });
       },
       // Recorded before the body leaves (after any wait in the limiter): a crash from here on settles the job at its estimate.
-      beforeSend: async () => {
-        await this.#store.markSent(id);
-        job.sent = true;
-      },
+      beforeSend: job.charged.beforeSend,
       onRetry: ({ error }) => {
         this.#metrics.retried(error.code);
         if (error.code === 'rate_limited') this.#metrics.rateLimited();
@@ -429,6 +440,7 @@ export class JobRunner {
     };
     const completed: CompletedEvent[] = [];
     let stream: ImageEventStream | undefined;
+    const { charged } = job;
     try {
       if (controller.signal.aborted) throw new AbortedError('the job was cancelled before it was sent');
       stream =
@@ -438,6 +450,7 @@ export class JobRunner {
       for await (const event of stream) {
         if (isCompletedEvent(event)) {
           completed.push(event);
+          charged.onImage(event);
           job.completedImages = completed.length;
         } else if (this.#partialImages > 0) {
           // With partials turned off the field is not sent; a service whose default is to send some is not echoed.
@@ -445,20 +458,20 @@ export class JobRunner {
         }
       }
     } catch (error) {
-      job.requestId = stream?.requestId;
-      await this.#finishWithError(job, error, completed);
+      charged.requestId = stream?.requestId;
+      await this.#finishWithError(job, error);
       return;
     }
-    job.requestId = stream.requestId;
+    charged.requestId = stream.requestId;
     if (job.decided) {
       // Cancelled while the last bytes arrived: the cancel has been reported, and what was produced is charged.
-      await this.#charge(job, 'settle', interruptedCost(job, completed));
+      await this.#end(job, { kind: 'cancelled' });
       return;
     }
     job.decided = true;
     const operation = job.spec.kind;
     const result = resultFromCompleted(completed, { operation, size: request.size, quality: request.quality }, stream.requestId);
-    await this.#charge(job, 'settle', result.cost.totalUsd);
+    await this.#end(job, { kind: 'completed' });
     const finishedAt = this.#now();
     this.#finish(job, 'completed', finishedAt);
     const first = completed[0]!;
@@ -477,34 +490,40 @@ export class JobRunner {
     this.#logger.info({ jobId: id, images: completed.length, costUsd: result.cost.totalUsd, basis: result.cost.basis, elapsedMs: finishedAt - job.info.submittedAt }, 'job completed');
   }
 
-  async #finishWithError(job: Job, error: unknown, completed: CompletedEvent[]): Promise<void> {
+  async #finishWithError(job: Job, error: unknown): Promise<void> {
     const { id } = job.info;
+    const { charged } = job;
     if (job.cancelledBy) {
       // Once sent, a cancelled job is charged what it produced and, for images cut off mid-flight, their estimate.
-      if (job.sent) await this.#charge(job, 'settle', interruptedCost(job, completed));
-      else await this.#charge(job, 'release');
-      this.#logger.info({ jobId: id, reason: job.cancelledBy.reason, sent: job.sent }, 'job cancelled');
+      await this.#end(job, { kind: 'cancelled' });
+      this.#logger.info({ jobId: id, reason: job.cancelledBy.reason, sent: charged.sent }, 'job cancelled');
       return;
     }
     job.decided = true;
     const failure = describeFailure(error);
     // The last answer was a 429 that was not sent again (retries used up, or a wait longer than the timeout).
     if (failure.code === 'rate_limited') this.#metrics.rateLimited();
-    // Only a job whose request reached the service and then broke may have been billed: keep its estimate as spent.
-    const mayBeBilled = job.sent && (failure.code === 'stream_broken' || failure.code === 'timeout' || failure.code === 'bad_response');
-    if (mayBeBilled) await this.#charge(job, 'settle', job.info.estimate.totalUsd);
-    else await this.#charge(job, 'release');
+    const settlement = await this.#end(job, { kind: 'failed', error });
     this.#finish(job, 'failed', this.#now());
-    job.pump.push({ type: 'failed', jobId: id, code: failure.code, message: failure.message, retryable: failure.retryable });
+    // The images that came before the failure were made and are charged: the user gets them with the failure.
+    job.pump.push({ type: 'failed', jobId: id, code: failure.code, message: failure.message, retryable: failure.retryable, ...this.#imagesOf(job) });
     const log = failure.code === 'internal_error' ? this.#logger.error.bind(this.#logger) : this.#logger.warn.bind(this.#logger);
-    log({ jobId: id, code: failure.code, mayBeBilled, err: failure.code === 'internal_error' ? error : undefined }, 'job failed');
+    const mayBeBilled = settlement.action === 'settled';
+    log({ jobId: id, code: failure.code, mayBeBilled, images: charged.images.length, err: failure.code === 'internal_error' ? error : undefined }, 'job failed');
+  }
+
+  /** The finished images of a job that did not complete, for its final update (none: nothing added). */
+  #imagesOf(job: Job): { images?: Buffer[]; format?: CompletedEvent['output_format'] } {
+    const images = job.charged.images;
+    if (images.length === 0) return {};
+    return { images: images.map((e) => Buffer.from(e.b64_json, 'base64')), format: images[0]!.output_format };
   }
 
   #cancel(job: Job, by: { byUserId: string; reason: 'requested' | 'shutdown' }): void {
     job.decided = true;
     job.cancelledBy = by;
     this.#finish(job, 'cancelled', this.#now());
-    job.pump.push({ type: 'cancelled', jobId: job.info.id, byUserId: by.byUserId, reason: by.reason });
+    job.pump.push({ type: 'cancelled', jobId: job.info.id, byUserId: by.byUserId, reason: by.reason, ...this.#imagesOf(job) });
     job.controller.abort(new AbortedError(by.reason === 'shutdown' ? 'the bot is shutting down' : 'the job was cancelled'));
   }
 
@@ -515,19 +534,9 @@ export class JobRunner {
     if (job.info.startedAt !== undefined) this.#metrics.requestDuration(job.spec.kind, true, (at - job.info.startedAt) / 1000);
   }
 
-  /** Settles or releases the job's reservation; a store failure is logged, never shown to the user. */
-  async #charge(job: Job, action: 'settle' | 'release', usd = 0): Promise<void> {
-    try {
-      if (action === 'settle') {
-        // Counted only when this settle charged the ledger: a job reconciled elsewhere was counted there, at its estimate.
-        if (await this.#store.settle(job.info.id, usd, { requestId: job.requestId })) {
-          this.#metrics.spent(usd);
-          if (job.completedImages > 0) this.#metrics.imagesMade(job.request.size, job.request.quality, job.completedImages);
-        }
-      } else await this.#store.release(job.info.id);
-    } catch (error) {
-      this.#logger.error({ jobId: job.info.id, action, err: error }, 'the quota store failed to record a finished job');
-    }
+  /** Ends the job in the ledger by the one rule (`chargeOf`); a ledger that stays unreachable keeps the settle for later, never shown to the user. */
+  #end(job: Job, ending: JobEnding): Promise<JobSettlement> {
+    return job.charged.end(ending);
   }
 
   #partialUpdate(jobId: string, event: PartialImageEvent, completedSoFar: number): JobUpdate {
@@ -554,11 +563,6 @@ export class JobRunner {
       this.#finished.delete(id);
     }
   }
-}
-
-function interruptedCost(job: Job, completed: CompletedEvent[]): number {
-  const { request } = job;
-  return interruptedCostUsd(job.info.estimate, completed, { operation: job.spec.kind, n: request.n, size: request.size, quality: request.quality });
 }
 
 const isActive = (status: JobInfo['status']): boolean => status === 'queued' || status === 'running';

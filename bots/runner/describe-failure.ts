@@ -107,7 +107,7 @@ function describeCoreError(error: PictorError): { message: string; retryable: bo
     case 'stream_broken':
       return {
         message:
-          'The connection to the image service broke after the request reached it, before the images arrived. It may have been billed (its estimate counts against the budget), so it was not sent again; Retry starts a new job.',
+          'The connection to the image service broke after the request reached it, before all the images arrived. It may have been billed (the estimate of each missing image counts against the budget), so it was not sent again; Retry starts a new job.',
         retryable: true,
       };
     case 'aborted':
@@ -115,6 +115,14 @@ function describeCoreError(error: PictorError): { message: string; retryable: bo
     case 'bad_response':
       return { message: 'The image service answered with something that is not the images asked for; it may have been billed, so it was not sent again.', retryable: false };
   }
+}
+
+/**
+ * Said with a failed or cancelled job's final message when some of its images
+ * had finished before it ended: they are shown (and charged) all the same.
+ */
+export function describeKeptImages(count: number): string {
+  return count === 1 ? 'The image finished before that is here; it is charged.' : `The ${count} images finished before that are here; they are charged.`;
 }
 
 /** "The size option is not valid: size must be one of …": the field, then what it accepts. */

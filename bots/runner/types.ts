@@ -86,6 +86,9 @@ export type JobUpdate =
       message: string;
       /** Worth a Retry button. */
       retryable: boolean;
+      /** The images that arrived before it failed: made, charged, and shown to the user. */
+      images?: Buffer[] | undefined;
+      format?: OutputFormat | undefined;
     }
   | {
       type: 'cancelled';
@@ -93,6 +96,9 @@ export type JobUpdate =
       byUserId: string;
       /** `requested`: a person cancelled it (`byUserId`); `shutdown`: the bot is stopping (`byUserId` is empty). */
       reason?: 'requested' | 'shutdown' | undefined;
+      /** The images finished before it was stopped: charged, and shown to the user. */
+      images?: Buffer[] | undefined;
+      format?: OutputFormat | undefined;
     };
 
 export type FinalUpdate = Extract<JobUpdate, { type: 'completed' | 'failed' | 'cancelled' }>;

@@ -1,6 +1,6 @@
 import type { webApi } from '@slack/bolt';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from '../../src/index.js';
-import type { FinalUpdate, JobUpdate, UpdateSink } from '../runner/index.js';
+import { describeKeptImages, type FinalUpdate, type JobUpdate, type UpdateSink } from '../runner/index.js';
 import { SKIP, type ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { renderJobMessage, summaryOf, type JobViewState } from './render-job.js';
@@ -221,6 +221,7 @@ export class SlackJobView {
     }
     const messageTs = await this.#ensurePosted();
     if (update.type === 'completed') await this.#postImages(update, messageTs !== undefined);
+    else if (update.images?.length && update.format) await this.#postKeptImages(update.images, update.format, messageTs !== undefined);
     if (messageTs || update.type === 'completed') await this.#showFinal();
     this.#reportRest(Date.now(), true);
   }
@@ -326,6 +327,40 @@ export class SlackJobView {
    * longer takes them. They were paid for: only when every route fails does
    * the message say they could not be posted.
    */
+  /** The images a failed or cancelled job finished before it ended (made and charged): in its thread, else to the requester directly. */
+  async #postKeptImages(images: Buffer[], format: OutputFormat, inChannel: boolean): Promise<void> {
+    const ext = FILE_EXTENSIONS[format];
+    const jobId = this.#state.jobId;
+    const upload = (channel: string, threadTs: string | undefined) =>
+      retryTransient(
+        () =>
+          this.#o.writer.write(channel, {
+            urgent: true,
+            run: () =>
+              uploadFiles(this.#o.client, {
+                channelId: channel,
+                threadTs,
+                files: images.map((data, i) => ({ data, filename: `pictor-${jobId}${images.length > 1 ? `-${i + 1}` : ''}.${ext}`, title: `Image ${i + 1}` })),
+                initialComment: `<@${this.#state.userId}> ${describeKeptImages(images.length)}`,
+              }),
+          }),
+        this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS,
+      );
+    if (inChannel && this.#where === 'channel') {
+      try {
+        await upload(this.#channelId, this.#threadTs);
+        return;
+      } catch (error) {
+        this.#logError(error, 'could not post the finished images of a failed job in its thread');
+      }
+    }
+    try {
+      await upload(await this.#dmChannel(), undefined);
+    } catch (error) {
+      this.#logError(error, 'could not send the finished images of a failed job to the requester directly');
+    }
+  }
+
   async #postImages(update: Extract<FinalUpdate, { type: 'completed' }>, inChannel: boolean): Promise<void> {
     const done = this.#state.completed!;
     const ext = FILE_EXTENSIONS[update.format];

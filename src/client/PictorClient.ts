@@ -19,7 +19,7 @@ import { isEditRequest, type EditInput, type GenerationInput, type ImageRequest 
 import { parseEditRequest, parseGenerationRequest } from '../spec/validate.js';
 import { endpointURL, normalizeBaseURL } from './base-url.js';
 import { ImageEventStream, type OpenedStream } from './event-stream.js';
-import { resultFromJson, type ImageJobResult, type RequestedJob } from './job-result.js';
+import { resultFromJson, salvageResult, type ImageJobResult, type RequestedJob } from './job-result.js';
 import { backoffDelay, retryAfterFromHeaders, sleep } from './retry-timing.js';
 import { classifyTransportError, discardBody, send, type RawResponse } from './transport.js';
 
@@ -169,11 +169,13 @@ export class PictorClient {
       try {
         let json: unknown;
         try {
-          json = await readJsonBody(response.body, request.n, response.requestId);
+          json = await readJsonBody(response.body, requestedJob(request), response.requestId);
         } catch (error) {
           throw this.#classifyBody(error, controller, options);
         }
-        return resultFromJson(json, requestedJob(request), response.requestId);
+        const result = resultFromJson(json, requestedJob(request), response.requestId);
+        if (result.missing) this.#logger.warn({ requestId: result.requestId, missing: result.missing }, 'the service left labels out of its result: taken from the request');
+        return result;
       } finally {
         // Closes the connection too when the service sent the whole result but kept it open.
         discardBody(response.body);
@@ -197,6 +199,7 @@ export class PictorClient {
       },
       classifyBodyError: (error) => this.#classifyBody(error, controller, options),
       onEnd: () => unlink(),
+      logger: this.#logger,
     });
   }
 
@@ -394,7 +397,8 @@ async function readBounded(body: RawResponse['body'], limit: number): Promise<st
  * that sends the result and then keeps the connection open does not hold it
  * back. A body that is not JSON is a BadResponseError.
  */
-async function readJsonBody(body: RawResponse['body'], n: number, requestId: string | undefined): Promise<unknown> {
+async function readJsonBody(body: RawResponse['body'], request: RequestedJob, requestId: string | undefined): Promise<unknown> {
+  const { n } = request;
   const decoder = new TextDecoder();
   const pieces: string[] = [];
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -414,11 +418,12 @@ async function readJsonBody(body: RawResponse['body'], n: number, requestId: str
     }
   }
   pieces.push(decoder.decode());
+  const text = pieces.join('');
   try {
-    return JSON.parse(pieces.join(''));
+    return JSON.parse(text);
   } catch {
-    // The parser's message quotes the body; it is left out (it may carry anything the server sent).
-    throw new BadResponseError('the service answered 200 with a body that is not JSON', { requestId });
+    // The parser's message quotes the body; it is left out (it may carry anything the server sent). Whole images in it are kept.
+    throw new BadResponseError('the service answered 200 with a body that is not JSON', { requestId, partial: salvageResult(text, request, requestId) });
   }
 }
 

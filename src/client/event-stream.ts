@@ -1,10 +1,10 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { BadResponseError, makeAPIError, sanitizeServiceText, StreamBrokenError, type PictorError } from '../core/errors.js';
-import { EVENT_TYPES } from '../spec/constants.js';
 import { problemWithImage } from './check-result.js';
-import { ImageStreamEventSchema, isCompletedEvent, type CompletedEvent, type ImageStreamEvent } from '../spec/result-schemas.js';
+import { isCompletedEvent, type CompletedEvent, type ImageStreamEvent } from '../spec/result-schemas.js';
 import { discardBody, type RawResponse } from './transport.js';
-import { resultFromBody, resultFromCompleted, type ImageJobResult, type RequestedJob } from './job-result.js';
+import type { LoggerLike } from './PictorClient.js';
+import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromBody, resultFromCompleted, type ImageJobResult, type RequestedJob } from './job-result.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
 
 /** What the client hands a stream once the service has answered 200. */
@@ -23,6 +23,8 @@ export interface StreamContext {
   meta: RequestedJob;
   /** Called once when the stream is done with, however it ended. */
   onEnd?: (() => void) | undefined;
+  /** Told (once per stream) which labels the service left out of its image events. */
+  logger?: LoggerLike | undefined;
 }
 
 /**
@@ -40,6 +42,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
   #used = false;
   #requestId: string | undefined;
   #jsonResult: ImageJobResult | undefined;
+  #toldMissing = false;
 
   constructor(ctx: StreamContext) {
     this.#ctx = ctx;
@@ -103,10 +106,18 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
         } catch (error) {
           throw this.#ctx.classifyBodyError(error);
         }
-        const result = resultFromBody(text, meta, response.requestId);
+        let result: ImageJobResult;
+        try {
+          result = resultFromBody(text, meta, response.requestId);
+        } catch (error) {
+          // Not the whole result: its good images come first (they may be paid for), then the error.
+          for (const event of imagesOfFailure(error)) yield event;
+          throw error;
+        }
+        this.#tellMissing(result.missing, response.requestId);
         this.#jsonResult = result;
         finished = true;
-        for (const [i, image] of result.data.entries()) yield completedFromResult(result, image.b64_json, i === 0);
+        yield* completedEventsOf(result);
         return;
       }
       let done = false;
@@ -185,17 +196,25 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     if (name === 'error' || (errorField !== undefined && errorField !== null)) {
       throw makeAPIError({ status: undefined, body: parsed, headers: response.headers, requestId: response.requestId });
     }
-    const result = ImageStreamEventSchema.safeParse(parsed);
-    if (!result.success) {
+    // Only the image is required: a label the service left out is taken from the request (and told once).
+    const read = imageEventFromWire(parsed, name, this.#ctx.meta);
+    // Event types we do not know are skipped, so a newer service does not break the stream.
+    if (read === 'unknown') return null;
+    if (read === 'malformed') {
       const type = (parsed as { type?: unknown } | null)?.type;
-      // Event types we do not know are skipped, so a newer service does not break the stream.
-      if (typeof type === 'string' && !isImageEventName(type)) return null;
       throw new StreamBrokenError(
         `the service sent a malformed ${sanitizeServiceText(String(type ?? name ?? 'event'), 60)} event; the job may have been billed, so it was not sent again`,
-        { cause: result.error, requestId: response.requestId },
+        { requestId: response.requestId },
       );
     }
-    return result.data;
+    this.#tellMissing(read.missing, response.requestId);
+    return read.event;
+  }
+
+  #tellMissing(missing: string[] | undefined, requestId: string | undefined): void {
+    if (!missing?.length || this.#toldMissing) return;
+    this.#toldMissing = true;
+    this.#ctx.logger?.warn({ requestId, missing }, 'the service left labels out of an image event: taken from the request');
   }
 }
 
@@ -205,18 +224,4 @@ function isImageEventName(name: string): boolean {
 
 function isJson(response: RawResponse): boolean {
   return /^application\/(.+\+)?json\b/i.test(response.headers['content-type'] ?? '');
-}
-
-/** A completed event made from one image of a plain JSON result (its usage rides on the first one). */
-function completedFromResult(result: ImageJobResult, b64: string, first: boolean): CompletedEvent {
-  return {
-    type: result.operation === 'edit' ? EVENT_TYPES.editCompleted : EVENT_TYPES.generationCompleted,
-    b64_json: b64,
-    created_at: result.created,
-    size: result.size,
-    quality: result.quality,
-    background: result.background,
-    output_format: result.output_format as CompletedEvent['output_format'],
-    usage: first && result.usage ? result.usage : { total_tokens: 0, input_tokens: 0, output_tokens: 0 },
-  };
 }

@@ -1,8 +1,17 @@
 import type { PriceQuote } from '../core/pricing.js';
 import { priceOfResult } from '../core/pricing.js';
 import { BadResponseError, StreamBrokenError } from '../core/errors.js';
-import { ImageResultSchema, type CompletedEvent, type Usage } from '../spec/result-schemas.js';
-import { checkImages, type Expected } from './check-result.js';
+import { EVENT_TYPES } from '../spec/constants.js';
+import {
+  IMAGE_EVENT_LABELS,
+  ImageResultSchema,
+  isCompletedEvent,
+  WireImageEventSchema,
+  type CompletedEvent,
+  type ImageStreamEvent,
+  type Usage,
+} from '../spec/result-schemas.js';
+import { checkImages, problemWithImage, type Expected } from './check-result.js';
 
 /** A finished generation or edit. */
 export interface ImageJobResult {
@@ -18,6 +27,8 @@ export interface ImageJobResult {
   output_format: string;
   requestId: string | undefined;
   cost: PriceQuote;
+  /** Labels the service left out of its answer (taken from the request instead); only when some were. */
+  missing?: string[] | undefined;
 }
 
 /** The images of a result as bytes. */
@@ -43,8 +54,8 @@ export function resultFromBody(text: string, request: RequestedJob, requestId: s
   try {
     json = JSON.parse(text);
   } catch {
-    // The parser's message quotes the body; it is left out (it may carry anything the server sent).
-    throw new BadResponseError('the service answered 200 with a body that is not JSON', { requestId });
+    // The parser's message quotes the body; it is left out (it may carry anything the server sent). Whole images in it are kept.
+    throw new BadResponseError('the service answered 200 with a body that is not JSON', { requestId, partial: salvageResult(text, request, requestId) });
   }
   return resultFromJson(json, request, requestId);
 }
@@ -58,9 +69,10 @@ export function resultFromJson(json: unknown, request: RequestedJob, requestId: 
   const body = parsed.data;
   const size = body.size ?? request.size;
   const quality = body.quality ?? request.quality;
+  const missing = (['created', 'size', 'quality', 'background', 'output_format', 'usage'] as const).filter((key) => body[key] === undefined);
   const result: ImageJobResult = {
     operation: request.operation,
-    created: body.created,
+    created: body.created ?? nowSeconds(),
     data: body.data.map((d) => ({ b64_json: d.b64_json })),
     usage: body.usage,
     size,
@@ -69,15 +81,117 @@ export function resultFromJson(json: unknown, request: RequestedJob, requestId: 
     output_format: body.output_format ?? request.output_format,
     requestId,
     cost: priceOfResult({ operation: request.operation, requested: request, reported: { size, quality }, images: body.data.length }),
+    ...(missing.length > 0 && { missing }),
   };
+  // A bad answer keeps its good images (they may be paid for), to be handed over with the error.
   checkImages(
     result.data.map((d) => d.b64_json),
     request,
     requestId,
-    () => result,
+    () => withImages(result, result.data.filter((d) => problemWithImage(d.b64_json, request.output_format) === undefined).slice(0, request.n), request),
   );
   return result;
 }
+
+/**
+ * The whole images of a 200 body that is not JSON (cut off, or damaged after
+ * them): every complete `"b64_json": "…"` string that decodes to an image of
+ * the requested format, as a result, for the error to carry.
+ */
+export function salvageResult(text: string, request: RequestedJob, requestId: string | undefined): ImageJobResult | undefined {
+  const images: { b64_json: string }[] = [];
+  for (const match of text.matchAll(/"b64_json"\s*:\s*"([A-Za-z0-9+/=]*)"/g)) {
+    if (images.length >= request.n) break;
+    if (problemWithImage(match[1]!, request.output_format) === undefined) images.push({ b64_json: match[1]! });
+  }
+  if (images.length === 0) return undefined;
+  const result: ImageJobResult = {
+    operation: request.operation,
+    created: nowSeconds(),
+    data: [],
+    usage: undefined,
+    size: request.size,
+    quality: request.quality,
+    background: request.background,
+    output_format: request.output_format,
+    requestId,
+    cost: priceOfResult({ operation: request.operation, requested: request, images: 0 }),
+  };
+  return withImages(result, images, request);
+}
+
+function withImages(result: ImageJobResult, data: { b64_json: string }[], request: RequestedJob): ImageJobResult {
+  return {
+    ...result,
+    data,
+    cost: priceOfResult({ operation: request.operation, requested: request, reported: { size: result.size, quality: result.quality }, images: data.length }),
+  };
+}
+
+/** The images of a result as completed events, one per image (its usage rides on the first one). */
+export function completedEventsOf(result: ImageJobResult): CompletedEvent[] {
+  return result.data.map((image, i) => ({
+    type: result.operation === 'edit' ? EVENT_TYPES.editCompleted : EVENT_TYPES.generationCompleted,
+    b64_json: image.b64_json,
+    created_at: result.created,
+    size: result.size,
+    quality: result.quality,
+    background: result.background,
+    output_format: result.output_format as CompletedEvent['output_format'],
+    usage: i === 0 ? result.usage : undefined,
+  }));
+}
+
+/**
+ * The good images that came with a failure (a 200 whose body was not the
+ * whole result): they may have been paid for, so they are handed over too.
+ */
+export function imagesOfFailure(error: unknown): CompletedEvent[] {
+  const partial = error instanceof BadResponseError ? error.partial : undefined;
+  return isJobResult(partial) ? completedEventsOf(partial) : [];
+}
+
+function isJobResult(value: unknown): value is ImageJobResult {
+  return typeof value === 'object' && value !== null && Array.isArray((value as ImageJobResult).data) && typeof (value as ImageJobResult).operation === 'string';
+}
+
+/**
+ * A streamed image event read leniently: only the image (and a partial's
+ * index) is required, the rest is taken from the request when missing, and
+ * `missing` names what was. `unknown`: an event type we do not know (skipped);
+ * `malformed`: not an image event at all.
+ */
+export function imageEventFromWire(
+  parsed: unknown,
+  eventName: string | undefined,
+  request: RequestedJob,
+): { event: ImageStreamEvent; missing: string[] } | 'unknown' | 'malformed' {
+  const read = WireImageEventSchema.safeParse(parsed);
+  const declared = read.success ? (read.data.type ?? eventName) : eventName;
+  if (declared !== undefined && !declared.endsWith('.partial_image') && !declared.endsWith('.completed')) return 'unknown';
+  if (!read.success) return 'malformed';
+  const wire = read.data;
+  const partial = declared === undefined ? wire.partial_image_index !== undefined : declared.endsWith('.partial_image');
+  if (partial && wire.partial_image_index === undefined) return 'malformed';
+  const missing = IMAGE_EVENT_LABELS.filter((key) => wire[key] === undefined && (key !== 'usage' || !partial));
+  const edit = request.operation === 'edit';
+  const type = partial ? (edit ? EVENT_TYPES.editPartial : EVENT_TYPES.generationPartial) : edit ? EVENT_TYPES.editCompleted : EVENT_TYPES.generationCompleted;
+  const fields = {
+    ...wire,
+    type,
+    b64_json: wire.b64_json,
+    created_at: wire.created_at ?? nowSeconds(),
+    size: wire.size ?? request.size,
+    quality: wire.quality ?? request.quality,
+    background: wire.background ?? request.background,
+    output_format: wire.output_format ?? (request.output_format as CompletedEvent['output_format']),
+  };
+  const event = (partial ? { ...fields, partial_image_index: wire.partial_image_index! } : { ...fields, usage: wire.usage }) as ImageStreamEvent;
+  if (!partial && !isCompletedEvent(event)) return 'malformed';
+  return { event, missing };
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /** Builds a finished result from a stream's completed events. */
 export function resultFromCompleted(
@@ -107,7 +221,8 @@ export function resultFromCompleted(
   };
 }
 
-function addUsage(a: Usage | undefined, b: Usage): Usage {
+function addUsage(a: Usage | undefined, b: Usage | undefined): Usage | undefined {
+  if (!b) return a;
   if (!a) return { ...b };
   return {
     total_tokens: a.total_tokens + b.total_tokens,

@@ -235,6 +235,7 @@ class LocalImageService implements Emulator {
       defaultPartialImages: settings.defaultPartialImages,
       padImageBytes: settings.padImageBytes,
       fault: fault && isStreamFault(fault.fault) ? fault.fault : undefined,
+      missingFields: fault?.fields ?? [],
       signal: controller.signal,
       cancel: (reason) => controller.abort(reason),
       renderFailed: (err) => {

@@ -27,13 +27,26 @@ export const FAULT_NAMES = [
    * naming it. Matches only requests that send `partial_images`.
    */
   'unknown_partial_images',
+  /** A 200 with one image fewer than asked (`data: []` for one); streamed: one completed event fewer, then the stream ends. */
+  'short_result',
+  /** A 200 whose JSON body ends right after its first image (for one image: halfway); streamed: the first event cut in half, then the end. */
+  'cut_off_body',
+  /**
+   * Completed events (and the JSON result) without the labels named in the
+   * option `fields` (default all: `type`, `created_at`/`created`, `size`,
+   * `quality`, `output_format`, `background`, `usage`); the images are whole.
+   */
+  'missing_fields',
 ] as const;
+
+/** The labels `missing_fields` leaves out by default. */
+export const IMAGE_LABELS = ['type', 'created_at', 'size', 'quality', 'output_format', 'background', 'usage'] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];
 export type Route = 'generations' | 'edits';
 
 /** Faults that break an answer after it started. */
-export const STREAM_FAULTS = ['reset_mid_stream', 'malformed_event', 'stalled_stream', 'stream_error_event'] as const;
+export const STREAM_FAULTS = ['reset_mid_stream', 'malformed_event', 'stalled_stream', 'stream_error_event', 'short_result', 'cut_off_body', 'missing_fields'] as const;
 export type StreamFault = (typeof STREAM_FAULTS)[number];
 
 export interface InjectFaultOptions {
@@ -43,6 +56,8 @@ export interface InjectFaultOptions {
   route?: Route;
   /** For `rate_limited` and `service_unavailable`: the wait advertised in `retry-after-ms` / `retry-after`. Default 1000. */
   retryAfterMs?: number;
+  /** For `missing_fields`: the labels left out (`created_at` stands for the JSON result's `created` too). Default `IMAGE_LABELS`. */
+  fields?: readonly string[];
 }
 
 export interface PendingFault {
@@ -50,12 +65,14 @@ export interface PendingFault {
   route: Route | undefined;
   remaining: number;
   retryAfterMs: number;
+  fields: readonly string[];
 }
 
 /** A fault taken for one request. */
 export interface AppliedFault {
   fault: FaultName;
   retryAfterMs: number;
+  fields: readonly string[];
 }
 
 export class FaultQueue {
@@ -67,7 +84,7 @@ export class FaultQueue {
     }
     const count = options.count ?? 1;
     if (!Number.isInteger(count) || count < 1) throw new RangeError(`fault count must be an integer of at least 1, got ${count}`);
-    this.#pending.push({ fault, route: options.route, remaining: count, retryAfterMs: Math.max(0, options.retryAfterMs ?? 1000) });
+    this.#pending.push({ fault, route: options.route, remaining: count, retryAfterMs: Math.max(0, options.retryAfterMs ?? 1000), fields: [...(options.fields ?? IMAGE_LABELS)] });
   }
 
   /** Takes the first pending fault that applies to a request on `route` with these (received) fields, if any. */
@@ -79,7 +96,7 @@ export class FaultQueue {
     const pending = this.#pending[index]!;
     pending.remaining -= 1;
     if (pending.remaining <= 0) this.#pending.splice(index, 1);
-    return { fault: pending.fault, retryAfterMs: pending.retryAfterMs };
+    return { fault: pending.fault, retryAfterMs: pending.retryAfterMs, fields: pending.fields };
   }
 
   clear(): void {

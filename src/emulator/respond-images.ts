@@ -25,6 +25,8 @@ export interface RespondContext {
   defaultPartialImages: number;
   padImageBytes: number;
   fault: StreamFault | undefined;
+  /** For `missing_fields`: the labels to leave out. */
+  missingFields?: readonly string[] | undefined;
   /** Aborts when the caller goes away or the emulator closes; the reason is what the body errors with. */
   signal: AbortSignal;
   /** Aborts `signal`: the reader cancelled the body. */
@@ -87,9 +89,22 @@ async function respondJson(job: ImageJob, ctx: RespondContext, render: (variant:
     quality: resolveQuality(req.quality),
     size: req.size,
   };
-  if (!ctx.fault) {
-    for (let i = 0; i < req.n; i++) ctx.onImageSent();
+  if (ctx.fault === 'short_result') body.data = body.data.slice(0, req.n - 1);
+  if (ctx.fault === 'missing_fields') {
+    const leave = new Set(ctx.missingFields ?? []);
+    for (const key of ['size', 'quality', 'output_format', 'background', 'usage'] as const) if (leave.has(key)) delete (body as Partial<typeof body>)[key];
+    if (leave.has('created_at')) delete (body as Partial<typeof body>).created;
+  }
+  if (!ctx.fault || ctx.fault === 'short_result' || ctx.fault === 'missing_fields') {
+    for (let i = 0; i < body.data.length; i++) ctx.onImageSent();
     return jsonResponse(200, body);
+  }
+  if (ctx.fault === 'cut_off_body') {
+    // Right after the first image's entry: a whole image, then nothing.
+    const text = JSON.stringify(body);
+    const second = text.indexOf('"b64_json"', text.indexOf('"b64_json"') + 1);
+    const cut = text.slice(0, second > 0 ? second : Math.floor(text.length / 2));
+    return new Response(cut, { status: 200, headers: { 'content-type': 'application/json' } });
   }
   // A fault breaks the JSON answer: half of it, then a reset, an early end, or nothing more.
   const bytes = new TextEncoder().encode(JSON.stringify(body));
@@ -143,14 +158,26 @@ async function respondStreamed(
   }
 
   const total = req.n * (partialCount + 1);
-  const body = toStream(withFault(events(), ctx, total), ctx);
+  const body = toStream(withFault(events(), ctx, total, req.n), ctx);
   return new Response(body, { status: 200, headers: { ...SSE_HEADERS } });
 }
 
 /** Encodes events as SSE, breaking the stream the way the injected fault says. */
-async function* withFault(source: AsyncGenerator<StreamEvent>, ctx: RespondContext, total: number): AsyncGenerator<Uint8Array> {
+async function* withFault(source: AsyncGenerator<StreamEvent>, ctx: RespondContext, total: number, images: number): AsyncGenerator<Uint8Array> {
   let sent = 0;
+  let completedLeft = images;
   for await (const event of source) {
+    if (ctx.fault === 'missing_fields' || ctx.fault === 'short_result') {
+      if (event.completed && --completedLeft === 0 && ctx.fault === 'short_result') {
+        // The last completed event never comes: the stream just ends.
+        return;
+      }
+      const bytes = ctx.fault === 'missing_fields' && event.completed ? withoutLabels(event, ctx.missingFields ?? []) : encodeEvent(event.name, event.data);
+      yield bytes;
+      if (event.completed) ctx.onImageSent();
+      else ctx.onPartialSent();
+      continue;
+    }
     const bytes = encodeEvent(event.name, event.data);
     if (sent++ > 0 || !ctx.fault) {
       yield bytes;
@@ -159,6 +186,9 @@ async function* withFault(source: AsyncGenerator<StreamEvent>, ctx: RespondConte
       continue;
     }
     switch (ctx.fault) {
+      case 'cut_off_body':
+        yield bytes.subarray(0, Math.floor(bytes.length / 2));
+        return;
       case 'malformed_event': {
         const json = JSON.stringify({ type: event.name, ...event.data });
         yield encodeRawEvent(event.name, json.slice(0, Math.max(1, Math.floor(json.length / 2))));
@@ -186,6 +216,15 @@ async function* withFault(source: AsyncGenerator<StreamEvent>, ctx: RespondConte
         return;
     }
   }
+}
+
+/** A completed event without the labels named (`type` goes from the data and from the SSE event name). */
+function withoutLabels(event: StreamEvent, labels: readonly string[]): Uint8Array {
+  const leave = new Set(labels);
+  const data: Record<string, unknown> = { type: event.name, ...event.data };
+  for (const key of leave) delete data[key];
+  const text = `${leave.has('type') ? '' : `event: ${event.name}\n`}data: ${JSON.stringify(data)}\n\n`;
+  return new TextEncoder().encode(text);
 }
 
 /**

@@ -8,6 +8,8 @@ export interface JobMetrics {
   imagesMade(size: string, quality: string, count: number): void;
   /** USD settled for a job (its real cost, or what an interrupted job was charged). */
   spent(usd: number): void;
+  /** A settle charged more than its job had reserved (the service reported a dearer job): by how many USD. */
+  overReserved(overUsd: number): void;
   /** Time from submit to the request leaving the queue. */
   queueWait(seconds: number): void;
   /** Time from sending a request to the end of its answer. */
@@ -26,6 +28,7 @@ export const NO_METRICS: JobMetrics = {
   refused() {},
   imagesMade() {},
   spent() {},
+  overReserved() {},
   queueWait() {},
   requestDuration() {},
   retried() {},

@@ -26,6 +26,8 @@ export function createMetrics(): Metrics {
   const refusals = new Counter({ name: 'pictor_refusals_total', help: 'Jobs refused by a spending cap or a per-user rule, by code.', labelNames: ['code'], registers: [registry] });
   const images = new Counter({ name: 'pictor_images_total', help: 'Images the service made, by size and quality.', labelNames: ['size', 'quality'], registers: [registry] });
   const spentUsd = new Counter({ name: 'pictor_spent_usd_total', help: 'US dollars settled for jobs (real cost, or the charge of an interrupted job).', registers: [registry] });
+  const overReserved = new Counter({ name: 'pictor_over_reservation_total', help: 'Settles that charged more than their job had reserved (counted in full, past the caps).', registers: [registry] });
+  const overReservedUsd = new Counter({ name: 'pictor_over_reservation_usd_total', help: 'US dollars charged beyond what their jobs had reserved.', registers: [registry] });
   let readings: LiveReadings | undefined;
   new Gauge({
     name: 'pictor_reserved_usd',
@@ -69,6 +71,10 @@ export function createMetrics(): Metrics {
     refused: (code) => refusals.inc({ code }),
     imagesMade: (size, quality, count) => images.inc({ size, quality }, count),
     spent: (usd) => usd > 0 && spentUsd.inc(usd),
+    overReserved: (overUsd) => {
+      overReserved.inc();
+      if (overUsd > 0) overReservedUsd.inc(overUsd);
+    },
     queueWait: (seconds) => queueWait.observe(seconds),
     requestDuration: (operation, streamed, seconds) => duration.observe({ operation, stream: String(streamed) }, seconds),
     retried: (code) => retries.inc({ code }),

@@ -18,16 +18,43 @@ export const UsageSchema = z.looseObject({
     .optional(),
 });
 
-/** Spec §2.3 plus wire-format.md: the body of a non-streamed generation or edit. */
+/** An optional label of a paid answer: one that is missing or not what we know reads as missing (taken from the request). */
+const label = <T extends z.ZodType>(schema: T) => schema.optional().catch(undefined);
+
+/**
+ * Spec §2.3 plus wire-format.md: the body of a non-streamed generation or
+ * edit. Only the images are required: a paid image is never dropped for a
+ * missing label (what is missing is taken from the request).
+ */
 export const ImageResultSchema = z.looseObject({
-  created: z.number(),
+  created: label(z.number()),
   data: z.array(z.looseObject({ b64_json: z.string() })),
-  usage: UsageSchema.optional(),
-  background: z.enum(BACKGROUNDS).optional(),
-  output_format: z.enum(OUTPUT_FORMATS).optional(),
-  quality: z.enum(QUALITIES).optional(),
-  size: z.enum(SIZES).optional(),
+  usage: label(UsageSchema),
+  background: label(z.enum(BACKGROUNDS)),
+  output_format: label(z.enum(OUTPUT_FORMATS)),
+  quality: label(z.enum(QUALITIES)),
+  size: label(z.enum(SIZES)),
 });
+
+/**
+ * A streamed image event as the service may send it: only the image (and a
+ * partial's index) is required; `type` may be left to the SSE event's name.
+ * The stream fills what is missing from the request (`ImageStreamEvent`).
+ */
+export const WireImageEventSchema = z.looseObject({
+  type: label(z.string()),
+  b64_json: z.string(),
+  partial_image_index: label(z.int().min(0)),
+  created_at: label(z.number()),
+  size: label(z.string()),
+  quality: label(z.string()),
+  background: label(z.string()),
+  output_format: label(z.enum(OUTPUT_FORMATS)),
+  usage: label(UsageSchema),
+});
+
+/** The labels of an image event that may be missing on the wire (and are then taken from the request). */
+export const IMAGE_EVENT_LABELS = ['type', 'created_at', 'size', 'quality', 'background', 'output_format', 'usage'] as const;
 
 const eventImageFields = {
   b64_json: z.string(),
@@ -47,7 +74,8 @@ export const PartialImageEventSchema = z.looseObject({
 export const CompletedEventSchema = z.looseObject({
   type: z.enum([EVENT_TYPES.generationCompleted, EVENT_TYPES.editCompleted]),
   ...eventImageFields,
-  usage: UsageSchema,
+  /** Missing when the service did not report it. */
+  usage: UsageSchema.optional(),
 });
 
 export const ImageStreamEventSchema = z.discriminatedUnion('type', [PartialImageEventSchema, CompletedEventSchema]);
@@ -64,6 +92,7 @@ export const ErrorBodySchema = z.looseObject({
 
 export type Usage = z.output<typeof UsageSchema>;
 export type ImageResult = z.output<typeof ImageResultSchema>;
+export type WireImageEvent = z.output<typeof WireImageEventSchema>;
 export type PartialImageEvent = z.output<typeof PartialImageEventSchema>;
 export type CompletedEvent = z.output<typeof CompletedEventSchema>;
 export type ImageStreamEvent = z.output<typeof ImageStreamEventSchema>;

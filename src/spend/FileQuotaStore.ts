@@ -8,7 +8,7 @@ import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { createSerialQueue } from './serial-queue.js';
 import { budgetsOf } from './caps.js';
 import { CapOverridesFileSchema, isOverridableCap, type CapOverridesFile } from './cap-overrides.js';
-import { ACCOUNT_KEY, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendRefusal, type UsageQuery, type UsageRecord } from './types.js';
+import { ACCOUNT_KEY, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SettleInfo, type SpendRefusal, type UsageQuery, type UsageRecord } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, usageRecord, UsageRecordSchema } from './usage-records.js';
 import { roundToNanoUsd } from './usage-totals.js';
 import { nextUtcMidnight, nextUtcMonth, utcDay, utcDayBefore, utcMonth, utcMonthBefore } from './utc-period.js';
@@ -212,7 +212,7 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
-  settle(jobId: string, actualUsd: number, info: { requestId?: string | undefined } = {}): Promise<boolean> {
+  settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
     if (!(Number.isFinite(actualUsd) && actualUsd >= 0)) return Promise.reject(new RangeError(`actualUsd must be a non-negative number, not ${actualUsd}`));
     const now = this.#clock();
     return this.#update(now, (ledger) => {
@@ -221,7 +221,7 @@ export class FileQuotaStore implements QuotaStore {
       if (!reservation) return { result: false, changed: false };
       delete ledger.reservations[jobId];
       charge(ledger, reservation, actualUsd);
-      const usage = recordOf(jobId, reservation, roundToNanoUsd(actualUsd), 'actual', now, info.requestId);
+      const usage = { ...recordOf(jobId, reservation, roundToNanoUsd(actualUsd), info.basis ?? 'table', now, info.requestId), ...(info.reservedUsd !== undefined && { reservedUsd: info.reservedUsd }) };
       return { result: true, changed: true, usage };
     });
   }
@@ -355,7 +355,7 @@ export class FileQuotaStore implements QuotaStore {
       if (r.sent) {
         charge(ledger, r, r.usd);
         ledger.uncertain[jobId] = { userKey: r.userKey, scopeKey: r.scopeKey, usd: r.usd, day: r.day, at: now };
-        this.#reconciledUsage.push(recordOf(jobId, r, r.usd, 'estimate', now, undefined));
+        this.#reconciledUsage.push(recordOf(jobId, r, r.usd, 'uncertain', now, undefined));
         report.settledAtEstimate.push(jobId);
       } else {
         report.released.push(jobId);

@@ -5,8 +5,8 @@ import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connec
 import { withTimeout } from '../core/with-timeout.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { isOverridableCap, OVERRIDABLE_CAPS } from './cap-overrides.js';
-import { ACCOUNT_KEY, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SpendRefusalCode, type UsageQuery, type UsageRecord } from './types.js';
-import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, usageRecord } from './usage-records.js';
+import { ACCOUNT_KEY, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SettleInfo, type SpendRefusalCode, type UsageQuery, type UsageRecord } from './types.js';
+import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, usageRecord, UsageRecordSchema } from './usage-records.js';
 import { nextUtcMidnight, nextUtcMonth, utcDay, utcMonth } from './utc-period.js';
 
 export interface RedisQuotaStoreOptions {
@@ -56,8 +56,9 @@ local ACCOUNT = '${ACCOUNT_KEY}'
 local FIELDS = {'userKey', 'scopeKey', 'day', 'month', 'nanos', 'owner', 'sent', 'job'}
 
 -- One usage record per settled job, in the same step as the charge: never lost, never doubled.
-local function record(job, r, nanos, basis, requestId)
+local function record(job, r, nanos, basis, requestId, reservedNanos)
   local entry = {jobId = job, time = now, day = r[3], userKey = r[1], scopeKey = r[2], nanos = nanos, basis = basis}
+  if reservedNanos and reservedNanos ~= '' then entry.reservedNanos = tonumber(reservedNanos) end
   if r[8] and r[8] ~= '' then entry.job = r[8] end
   if requestId and requestId ~= '' then entry.requestId = requestId end
   redis.call('xadd', P .. 'usage', '*', 'r', cjson.encode(entry))
@@ -103,7 +104,7 @@ local function live(job, ended)
   -- No owner: written by an older version, whether it was sent is unknown; charge it (the safe side of a cap).
   if r[7] == '1' or not r[6] then
     charge(r, tonumber(r[5]))
-    record(job, r, tonumber(r[5]), 'estimate', nil)
+    record(job, r, tonumber(r[5]), 'uncertain', nil)
     redis.call('hset', P .. 'uncertain', job, table.concat({r[5], r[3], r[1], r[2], now}, ' '))
     redis.call('pexpire', P .. 'uncertain', keepMs)
     if ended then ended.settled[#ended.settled + 1] = job end
@@ -193,13 +194,13 @@ redis.call('hset', P .. 'res:' .. ARGV[4], 'sent', '1')
 return 1
 `;
 
-/** ARGV: prelude, job, actualNanos, requestId (or ''). Charges the day and month the job was reserved for, and records it. */
+/** ARGV: prelude, job, actualNanos, requestId (or ''), basis, reservedNanos (or ''). Charges the day and month the job was reserved for, and records it. */
 const SETTLE = `${PRELUDE}
 local r = load(ARGV[4])
 if not r then return 0 end
 forget(ARGV[4], r)
 charge(r, tonumber(ARGV[5]))
-record(ARGV[4], r, tonumber(ARGV[5]), 'actual', ARGV[6])
+record(ARGV[4], r, tonumber(ARGV[5]), ARGV[7], ARGV[6], ARGV[8])
 return 1
 `;
 
@@ -377,11 +378,11 @@ export class RedisQuotaStore implements QuotaStore {
     if (found !== 1) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
   }
 
-  async settle(jobId: string, actualUsd: number, info: { requestId?: string | undefined } = {}): Promise<boolean> {
+  async settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
     if (!(Number.isFinite(actualUsd) && actualUsd >= 0)) throw new RangeError(`actualUsd must be a non-negative number, not ${actualUsd}`);
     this.#assertOpen();
     const now = Date.now();
-    const settled = await this.#redis.pictorSpendSettle(...this.#prelude(now), jobId, toNanos('actualUsd', actualUsd), info.requestId ?? '');
+    const settled = await this.#redis.pictorSpendSettle(...this.#prelude(now), jobId, toNanos('actualUsd', actualUsd), info.requestId ?? '', info.basis ?? 'table', info.reservedUsd === undefined ? '' : toNanos('reservedUsd', info.reservedUsd));
     this.#held.delete(jobId);
     if (now - this.#usageTrimmedAt >= HOUR_MS) {
       this.#usageTrimmedAt = now;
@@ -534,9 +535,10 @@ function fromNanos(nanos: number): number {
 function parseStreamRecord(text: string | undefined): UsageRecord | undefined {
   if (text === undefined) return undefined;
   try {
-    const raw = JSON.parse(text) as { jobId: string; time: number; day: string; userKey: string; scopeKey: string; nanos: number; basis: UsageRecord['basis']; requestId?: string; job?: string };
+    const raw = JSON.parse(text) as { jobId: string; time: number; day: string; userKey: string; scopeKey: string; nanos: number; basis: string; reservedNanos?: number; requestId?: string; job?: string };
     const job = raw.job === undefined ? undefined : JobDetailsSchema.safeParse(JSON.parse(raw.job)).data;
-    return usageRecord({ ...raw, job, costUsd: fromNanos(raw.nanos) });
+    const basis = UsageRecordSchema.shape.basis.parse(raw.basis);
+    return usageRecord({ ...raw, basis, job, costUsd: fromNanos(raw.nanos), reservedUsd: raw.reservedNanos === undefined ? undefined : fromNanos(raw.reservedNanos) });
   } catch {
     return undefined;
   }

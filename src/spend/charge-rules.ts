@@ -1,20 +1,96 @@
 import { resultFromCompleted } from '../client/job-result.js';
+import { isPictorError, type PictorErrorCode } from '../core/errors.js';
 import type { PriceQuote } from '../core/pricing.js';
 import type { CompletedEvent } from '../spec/index.js';
+import type { ChargeBasis } from './types.js';
 
 /**
- * What a request that was sent and then interrupted (cancelled, stream
- * broken, process stopping) is charged: the images it produced at table price,
- * and the estimate of each image it had not finished — those may be billed.
- * The one rule every surface applies (the job runner, the CLI guard).
+ * The one money rule of every surface (the job runner, the CLI, the n8n node):
+ * whether a job that ended may have been billed (`mayBeBilled`), and what it
+ * is charged then (`chargeOf`). docs/spend-guard.md has the same rule as a table.
  */
-export function interruptedCostUsd(
-  estimate: PriceQuote,
-  completed: CompletedEvent[],
-  request: { operation: 'generate' | 'edit'; n: number; size?: string | undefined; quality?: string | undefined },
-): number {
-  if (completed.length === 0) return estimate.totalUsd;
-  const produced = resultFromCompleted(completed, request, undefined).cost.totalUsd;
-  const missing = Math.max(0, request.n - completed.length);
-  return Math.round((produced + missing * estimate.perImageUsd) * 1e9) / 1e9;
+
+/** How a job ended. `cancelled`: a person cancelled it, a shutdown stopped it, or its reader left early. */
+export type JobEnding = { kind: 'completed' } | { kind: 'failed'; error: unknown } | { kind: 'cancelled' };
+
+export interface JobOutcome {
+  ending: JobEnding;
+  /** The request was recorded as sent (`markSent`): from then on the service may bill it. */
+  sent: boolean;
+  /** The images that arrived whole, in order (a stream's completed events, or the good images of a bad answer). */
+  completed: readonly CompletedEvent[];
+}
+
+/** What the request asked for, to price an answer. */
+export interface ChargedRequest {
+  operation: 'generate' | 'edit';
+  n: number;
+  size?: string | undefined;
+  quality?: string | undefined;
+}
+
+export interface Charge {
+  usd: number;
+  /** `table`: every charged image came back, priced from the table; `estimate`: some or all of it is the upper-bound estimate. */
+  basis: ChargeBasis;
+}
+
+/**
+ * Error answers of the service (and a request that never reached it): the
+ * service made nothing more than the images it had already sent.
+ */
+const ANSWERED_WITH_AN_ERROR: ReadonlySet<PictorErrorCode> = new Set<PictorErrorCode>([
+  'validation_error',
+  'authentication_failed',
+  'permission_denied',
+  'moderation_blocked',
+  'rate_limited',
+  'quota_exhausted',
+  'bad_request',
+  'not_found',
+  'server_error',
+  'api_error',
+  'connection_failed',
+]);
+
+/** True when the service ended the job with an error answer (an error status, or an `error` event in the stream). */
+function answeredWithAnError(ending: JobEnding): boolean {
+  return ending.kind === 'failed' && isPictorError(ending.error) && ANSWERED_WITH_AN_ERROR.has(ending.error.code);
+}
+
+/**
+ * May the service bill this job? Never when it was not sent; always when an
+ * image came back or it completed; after a cancel, a timeout, a broken stream,
+ * a 200 that is not the result, or a failure of ours once sent: yes. Only an
+ * error answer of the service with no image before it is known to cost nothing.
+ */
+export function mayBeBilled(outcome: JobOutcome): boolean {
+  if (!outcome.sent) return false;
+  if (outcome.completed.length > 0 || outcome.ending.kind !== 'failed') return true;
+  return !answeredWithAnError(outcome.ending);
+}
+
+/**
+ * What a job is charged, or undefined when it is released (nothing can have
+ * been billed). The images that came back are charged at the table price of
+ * what the service reported (an unknown quality at its estimate); each image
+ * asked for that did not come back is charged at its estimate — it may have
+ * been made and billed — unless the service ended the job with an error answer.
+ */
+export function chargeOf(outcome: JobOutcome, estimate: PriceQuote, request: ChargedRequest): Charge | undefined {
+  if (!mayBeBilled(outcome)) return undefined;
+  const made = outcome.completed.length;
+  const produced = made > 0 ? resultFromCompleted([...outcome.completed], request, undefined).cost : undefined;
+  const missing = answeredWithAnError(outcome.ending) ? 0 : Math.max(0, request.n - made);
+  const usd = Math.round(((produced?.totalUsd ?? 0) + missing * estimate.perImageUsd) * 1e9) / 1e9;
+  const basis: ChargeBasis = missing > 0 || (produced !== undefined && produced.basis !== 'table') ? 'estimate' : 'table';
+  return { usd, basis };
+}
+
+/**
+ * What a request that was sent and then interrupted (cancelled, stream broken,
+ * process stopping) is charged: `chargeOf` for a cancelled job.
+ */
+export function interruptedCostUsd(estimate: PriceQuote, completed: CompletedEvent[], request: ChargedRequest): number {
+  return chargeOf({ ending: { kind: 'cancelled' }, sent: true, completed }, estimate, request)!.usd;
 }

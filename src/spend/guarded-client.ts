@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { PictorClient, type PictorClientOptions, type RequestOptions } from '../client/PictorClient.js';
+import { PictorClient, type LoggerLike, type PictorClientOptions, type RequestOptions } from '../client/PictorClient.js';
 import { ImageEventStream } from '../client/event-stream.js';
-import { resultFromCompleted, type ImageJobResult, type RequestedJob } from '../client/job-result.js';
-import { isPictorError } from '../core/errors.js';
-import { estimatePrice, type PriceQuote } from '../core/pricing.js';
+import { completedEventsOf, imagesOfFailure, resultFromCompleted, type ImageJobResult, type RequestedJob } from '../client/job-result.js';
+import { estimatePrice } from '../core/pricing.js';
 import { isCompletedEvent, type CompletedEvent, type EditInput, type GenerationInput, type ImageStreamEvent } from '../spec/index.js';
 import { parseEditRequest, parseGenerationRequest } from '../spec/validate.js';
-import { interruptedCostUsd } from './charge-rules.js';
+import type { JobEnding } from './charge-rules.js';
 import { BudgetExceededError, isBudgetCode } from './errors.js';
+import { JobLedger, type ChargedJob } from './job-ledger.js';
 import type { QuotaStore, SpendLimits } from './types.js';
 
 export interface SpendGuardOptions {
@@ -19,75 +19,48 @@ export interface SpendGuardOptions {
   now?: (() => number) | undefined;
   /** Keep each job's prompt in its usage record (`PICTOR_USAGE_PROMPTS=1`). Default false. */
   recordPrompts?: boolean | undefined;
+  /** Where settles the ledger did not take are told. */
+  logger?: LoggerLike | undefined;
+  /** How long a settle the ledger does not take is tried again before it is kept for later. Default 30 s. */
+  settleRetryMs?: number | undefined;
 }
 
 type Meta = { operation: 'generate' | 'edit'; n: number; size?: string | undefined; quality?: string | undefined; prompt?: string | undefined };
 
 /**
- * One job's way through the ledger: reserved at its upper-bound price before
- * anything is sent (a refusal throws BudgetExceededError), marked sent just
- * before the body leaves, settled at the real cost — or, when it fails, released
- * if the service cannot have billed it and charged by `interruptedCostUsd` if it may have.
+ * The account's caps for one spender (the CLI's `cli:<name>`, an n8n
+ * workflow): each job goes through the one lifecycle of `JobLedger` —
+ * reserved before anything is sent (a refusal throws BudgetExceededError),
+ * marked sent, each image counted as it arrives, and settled or released by
+ * the one rule (`chargeOf`) when it ends.
  */
-class GuardedJob {
-  #sent = false;
-  #ended = false;
-
-  constructor(
-    private readonly store: QuotaStore,
-    readonly id: string,
-    readonly estimate: PriceQuote,
-    private readonly meta: Meta,
-  ) {}
-
-  readonly beforeSend = async (): Promise<void> => {
-    await this.store.markSent(this.id);
-    this.#sent = true;
-  };
-
-  async settle(usd: number, requestId?: string): Promise<void> {
-    if (this.#ended) return;
-    this.#ended = true;
-    await this.store.settle(this.id, usd, { requestId });
-  }
-
-  /** A failure or an early stop: did the service take the request (and may bill it), or refuse it, or never see it? */
-  async fail(error: unknown, completed: CompletedEvent[]): Promise<void> {
-    if (this.#ended) return;
-    this.#ended = true;
-    const code = isPictorError(error) ? error.code : 'aborted';
-    const mayBeBilled = this.#sent && (completed.length > 0 || code === 'stream_broken' || code === 'timeout' || code === 'aborted');
-    if (mayBeBilled) await this.store.settle(this.id, interruptedCostUsd(this.estimate, completed, this.meta));
-    else await this.store.release(this.id);
-  }
-}
-
 export class SpendGuard {
   readonly #options: SpendGuardOptions;
+  readonly ledger: JobLedger;
 
   constructor(options: SpendGuardOptions) {
     this.#options = options;
+    this.ledger = new JobLedger({ store: options.store, now: options.now, logger: options.logger, retryForMs: options.settleRetryMs });
   }
 
   /** Reserves the job's upper-bound price, or throws BudgetExceededError (nothing reserved, nothing sent). */
-  async begin(meta: Meta): Promise<GuardedJob> {
-    const { store, limits, userKey, scopeKey } = this.#options;
-    const estimate = estimatePrice({ operation: meta.operation, size: meta.size as never, quality: meta.quality as never, n: meta.n });
+  async begin(meta: Meta): Promise<ChargedJob> {
+    const { limits, userKey, scopeKey } = this.#options;
     const jobId = `${userKey}:${randomBytes(9).toString('base64url')}`;
-    const now = (this.#options.now ?? Date.now)();
-    const job = {
-      operation: meta.operation,
-      n: estimate.n,
-      size: meta.size ?? 'auto',
-      quality: meta.quality ?? 'auto',
-      ...(this.#options.recordPrompts && meta.prompt !== undefined && { prompt: meta.prompt }),
-    };
-    const result = await store.reserve({ jobId, userKey, scopeKey, estimateUsd: estimate.totalUsd, limits, now, job });
-    if (!result.ok) {
-      if (isBudgetCode(result.code)) throw new BudgetExceededError({ ...result, code: result.code }, estimate.totalUsd);
-      throw new Error(`the spend guard refused the job (${result.code})`);
+    const begun = await this.ledger.begin({
+      jobId,
+      userKey,
+      scopeKey,
+      limits,
+      request: { operation: meta.operation, n: meta.n, size: meta.size, quality: meta.quality },
+      prompt: this.#options.recordPrompts ? meta.prompt : undefined,
+    });
+    if (!begun.ok) {
+      const estimate = estimatePrice({ operation: meta.operation, size: meta.size as never, quality: meta.quality as never, n: meta.n });
+      if (isBudgetCode(begun.code)) throw new BudgetExceededError({ ...begun, code: begun.code }, estimate.totalUsd);
+      throw new Error(`the spend guard refused the job (${begun.code})`);
     }
-    return new GuardedJob(store, jobId, estimate, meta);
+    return begun.job;
   }
 }
 
@@ -129,15 +102,20 @@ export class GuardedPictorClient extends PictorClient {
     return { operation, n: req.n, size: req.size, quality: req.quality, background: req.background, output_format: req.output_format, prompt: req.prompt };
   }
 
-  async #complete(job: GuardedJob, run: () => Promise<ImageJobResult>): Promise<ImageJobResult> {
+  async #complete(job: ChargedJob, run: () => Promise<ImageJobResult>): Promise<ImageJobResult> {
     let result: ImageJobResult;
     try {
       result = await run();
     } catch (error) {
-      await job.fail(error, []);
+      // The good images of a bad answer are the caller's (on the error) and charged.
+      for (const image of imagesOfFailure(error)) job.onImage(image);
+      job.requestId = (error as { requestId?: string }).requestId;
+      await job.end({ kind: 'failed', error });
       throw error;
     }
-    await job.settle(result.cost.totalUsd, result.requestId);
+    for (const image of completedEventsOf(result)) job.onImage(image);
+    job.requestId = result.requestId;
+    await job.end({ kind: 'completed' });
     return result;
   }
 }
@@ -152,8 +130,8 @@ class GuardedEventStream extends ImageEventStream {
 
   constructor(
     private readonly meta: RequestedJob,
-    private readonly begin: () => Promise<GuardedJob>,
-    private readonly open: (job: GuardedJob) => ImageEventStream,
+    private readonly begin: () => Promise<ChargedJob>,
+    private readonly open: (job: ChargedJob) => ImageEventStream,
   ) {
     const controller = new AbortController();
     super({ controller, meta, open: () => Promise.reject(new Error('unused')), classifyBodyError: (error) => error as never });
@@ -175,25 +153,21 @@ class GuardedEventStream extends ImageEventStream {
 
   override async *[Symbol.asyncIterator](): AsyncIterator<ImageStreamEvent> {
     const job = await this.begin();
-    const completed: CompletedEvent[] = [];
-    let finished = false;
+    let ending: JobEnding = { kind: 'cancelled' };
     try {
       this.#inner = this.open(job);
       for await (const event of this.#inner) {
-        if (isCompletedEvent(event)) completed.push(event);
+        if (isCompletedEvent(event)) job.onImage(event);
         yield event;
       }
-      finished = true;
+      ending = { kind: 'completed' };
     } catch (error) {
-      await job.fail(error, completed);
+      ending = { kind: 'failed', error };
       throw error;
     } finally {
-      if (finished) {
-        await job.settle(resultFromCompleted(completed, this.meta, undefined).cost.totalUsd, this.#inner?.requestId);
-      } else {
-        // Left early by the reader: the inner stream aborted its request.
-        await job.fail(undefined, completed);
-      }
+      // Left early by the reader (the inner stream aborted its request): a cancel.
+      job.requestId = this.#inner?.requestId;
+      await job.end(ending);
     }
   }
 }

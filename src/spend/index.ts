@@ -7,6 +7,7 @@ export { BudgetExceededError, LedgerUnreadableError, isBudgetCode, describeReset
 export { SpendGuard, GuardedPictorClient, type SpendGuardOptions } from './guarded-client.js';
 export { effectiveLimits, isOverridableCap, OVERRIDABLE_CAPS } from './cap-overrides.js';
 export { roundToNanoUsd, sumUsage, usageByKey, type UsageTotals } from './usage-totals.js';
-export { interruptedCostUsd } from './charge-rules.js';
+export { interruptedCostUsd, mayBeBilled, chargeOf, type JobEnding, type JobOutcome, type Charge, type ChargedRequest } from './charge-rules.js';
+export { JobLedger, ChargedJob, type JobLedgerOptions, type JobSettlement, type ChargedSettle, type BeginInput } from './job-ledger.js';
 export { utcDay, utcMonth, nextUtcMidnight, nextUtcMonth, utcDayBefore, utcMonthBefore } from './utc-period.js';
 export { createSerialQueue } from './serial-queue.js';

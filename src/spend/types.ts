@@ -92,10 +92,33 @@ export interface UsageRecord {
   size?: string | undefined;
   quality?: string | undefined;
   costUsd: number;
-  /** `estimate`: charged at its estimate because its process died after sending it (the real cost is unknown). */
-  basis: 'actual' | 'estimate';
+  /**
+   * `table`: every charged image came back, priced from the table; `estimate`: some or all of the charge is the
+   * upper-bound estimate (images that may have been billed never arrived, or their quality was unknown);
+   * `uncertain`: charged at its estimate by reconcile, because its process died after sending it. Older records'
+   * `actual` reads as `table`.
+   */
+  basis: UsageBasis;
+  /** Only when the charge exceeded the reservation (the service reported a dearer job than reserved): what was reserved. */
+  reservedUsd?: number | undefined;
   requestId?: string | undefined;
   prompt?: string | undefined;
+}
+
+/** How a settle's amount was found: priced from the table, or (in part) the upper-bound estimate. */
+export type ChargeBasis = 'table' | 'estimate';
+
+/** A usage record's basis: a settle's, or `uncertain` when reconcile charged the estimate of a job whose process died. */
+export type UsageBasis = ChargeBasis | 'uncertain';
+
+/** What a settle tells the ledger beside the amount, for the usage record. */
+export interface SettleInfo {
+  /** The service's id of the request. */
+  requestId?: string | undefined;
+  /** Default `table`. */
+  basis?: ChargeBasis | undefined;
+  /** Only when the amount exceeds the job's reservation: what was reserved (recorded, so the overrun is visible). */
+  reservedUsd?: number | undefined;
 }
 
 /** Which records: settled in [since, until) (ms), optionally of one user or scope. */
@@ -135,7 +158,7 @@ export interface QuotaStore {
    * false when the reservation had already ended (settled before, or settled at its estimate by a reconcile after
    * this process's lease lapsed): then nothing is charged or recorded.
    */
-  settle(jobId: string, actualUsd: number, info?: { requestId?: string | undefined }): Promise<boolean>;
+  settle(jobId: string, actualUsd: number, info?: SettleInfo): Promise<boolean>;
   /** Drops the job's reservation (nothing was billed). */
   release(jobId: string): Promise<void>;
   /** Spent plus reserved in the UTC day of `now`, for a user key, a scope key or `ACCOUNT_KEY`. */

@@ -25,7 +25,9 @@ export const UsageRecordSchema = z.object({
   size: z.string().optional(),
   quality: z.string().optional(),
   costUsd: z.number(),
-  basis: z.enum(['actual', 'estimate']),
+  // Records written before `table` and `uncertain` existed said `actual` for a settle.
+  basis: z.enum(['actual', 'table', 'estimate', 'uncertain']).transform((b) => (b === 'actual' ? 'table' : b)),
+  reservedUsd: z.number().optional(),
   requestId: z.string().optional(),
   prompt: z.string().optional(),
 });
@@ -46,6 +48,7 @@ export function usageRecord(input: {
   job: JobDetails | undefined;
   costUsd: number;
   basis: UsageRecord['basis'];
+  reservedUsd?: number | undefined;
   requestId?: string | undefined;
 }): UsageRecord {
   const { job } = input;
@@ -60,6 +63,7 @@ export function usageRecord(input: {
     ...(job?.prompt !== undefined && { prompt: job.prompt }),
     costUsd: input.costUsd,
     basis: input.basis,
+    ...(input.reservedUsd !== undefined && { reservedUsd: input.reservedUsd }),
     ...(input.requestId !== undefined && { requestId: input.requestId }),
   };
 }

@@ -115,3 +115,32 @@ describe('the Pictor Image node under an account cap', () => {
     expect(defaultLedgerFolder({ N8N_USER_FOLDER: '/srv/n8n' })).toBe(join('/srv/n8n', '.n8n', 'pictor'));
   });
 });
+
+describe('the Pictor Image node when a request fails after some images', () => {
+  it('outputs image 1 of 2 that came before an error event, then the error’s item, and charges that image', async () => {
+    const folder = await ledgerFolder();
+    emulator.configure({ latencyMs: 0, defaultPartialImages: 0 });
+    emulator.injectFault('stream_error_event');
+    const [out] = await run(['two lighthouses'], { accountDailyUsd: '1', ledgerFolder: folder }, {
+      parameters: () => ({ ...LOW, prompt: 'two lighthouses', n: 2, options: { stream: true } }),
+    });
+    expect(out).toHaveLength(2);
+    expect(out![0]!.binary?.data).toBeDefined();
+    expect(out![1]!.json).toMatchObject({ code: 'server_error', itemIndex: 0 });
+    const ledger = await ledgerOf(folder);
+    expect(ledger.spent[utcDay(Date.now())]!.account).toBeCloseTo(ONE_IMAGE_USD, 9);
+  });
+
+  it('outputs the one image of a 200 with 1 of 2, and keeps the job charged as may-be-billed (not released)', async () => {
+    const folder = await ledgerFolder();
+    emulator.injectFault('short_result');
+    const [out] = await run(['two lighthouses'], { accountDailyUsd: '1', ledgerFolder: folder }, {
+      parameters: () => ({ ...LOW, prompt: 'two lighthouses', n: 2 }),
+    });
+    expect(out).toHaveLength(2);
+    expect(out![0]!.binary?.data).toBeDefined();
+    expect(out![1]!.json).toMatchObject({ code: 'bad_response' });
+    const ledger = await ledgerOf(folder);
+    expect(ledger.spent[utcDay(Date.now())]!.account).toBeGreaterThan(ONE_IMAGE_USD);
+  });
+});

@@ -135,7 +135,7 @@ describe('usage records when the process is killed with SIGKILL while settling',
         expect(settled.filter((id) => !ids.includes(id))).toEqual([]);
         const total = records.reduce((sum, r) => sum + r.costUsd, 0);
         expect(total).toBeCloseTo(await store.spentThisMonth('account', Date.now()), 9);
-        expect(records.find((r) => r.jobId === settled[0])).toMatchObject({ surface: 'cli', basis: 'actual', costUsd: 0.01, operation: 'generate', requestId: `req-${settled[0]}` });
+        expect(records.find((r) => r.jobId === settled[0])).toMatchObject({ surface: 'cli', basis: 'table', costUsd: 0.01, operation: 'generate', requestId: `req-${settled[0]}` });
       } finally {
         await store.close();
       }

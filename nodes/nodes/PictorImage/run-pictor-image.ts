@@ -2,8 +2,9 @@ import { setMaxListeners } from 'node:events';
 import { NodeOperationError, type IDataObject, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 import { PictorClient, type LoggerLike } from '../../../src/client/PictorClient.js';
 import { GuardedPictorClient, SpendGuard } from '../../../src/spend/guarded-client.js';
-import type { ImageJobResult } from '../../../src/client/job-result.js';
-import { parseEditRequest, parseGenerationRequest, type EditRequest, type GenerationRequest } from '../../../src/spec/index.js';
+import type { ImageEventStream } from '../../../src/client/event-stream.js';
+import { imagesOfFailure, resultFromCompleted, type ImageJobResult } from '../../../src/client/job-result.js';
+import { isCompletedEvent, parseEditRequest, parseGenerationRequest, type CompletedEvent, type EditRequest, type GenerationRequest } from '../../../src/spec/index.js';
 import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
@@ -19,7 +20,15 @@ interface PreparedItem {
   request: GenerationRequest | EditRequest;
 }
 
-type Outcome = { itemIndex: number; items: INodeExecutionData[] } | { itemIndex: number; error: NodeError };
+type Outcome = { itemIndex: number; items: INodeExecutionData[] } | { itemIndex: number; error: NodeError; items?: INodeExecutionData[] };
+
+/** A request that failed after some of its images had arrived: they were made and are charged, so they are output too. */
+class FailedAfterImages {
+  constructor(
+    readonly error: unknown,
+    readonly arrived: ImageJobResult,
+  ) {}
+}
 
 /**
  * The node's `execute()`: reads and validates every item first (so bad input
@@ -61,17 +70,23 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
     try {
       const settled = await Promise.all(
         prepared.map(async (job): Promise<Outcome> => {
+          const shape = {
+            itemIndex: job.itemIndex,
+            operation: job.params.operation,
+            prompt: job.request.prompt,
+            binaryPropertyName: job.params.binaryPropertyName,
+            allImagesOnOneItem: job.params.allImagesOnOneItem,
+          };
           try {
             if (problem) throw new NodeOperationError(node, problem, { itemIndex: job.itemIndex });
             const result = await send(ctx, credentials, ledger!, job, stopAll.signal);
-            const items = await toOutputItems(ctx, result, {
-              itemIndex: job.itemIndex,
-              operation: job.params.operation,
-              prompt: job.request.prompt,
-              binaryPropertyName: job.params.binaryPropertyName,
-              allImagesOnOneItem: job.params.allImagesOnOneItem,
-            });
-            return { itemIndex: job.itemIndex, items };
+            if (result instanceof FailedAfterImages) {
+              // The images that came are output before the error's item (On Error → Continue); they are charged.
+              const nodeError = toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields);
+              if (!continueOnFail) throw result.error;
+              return { itemIndex: job.itemIndex, error: nodeError, items: await toOutputItems(ctx, result.arrived, shape) };
+            }
+            return { itemIndex: job.itemIndex, items: await toOutputItems(ctx, result, shape) };
           } catch (error) {
             const nodeError = toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields);
             if (!continueOnFail && !firstFailure) {
@@ -92,7 +107,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
 
   outcomes.sort((a, b) => a.itemIndex - b.itemIndex);
   const { onError } = node;
-  return [outcomes.flatMap((outcome) => ('items' in outcome ? outcome.items : [failedItem(outcome.error, outcome.itemIndex, onError)]))];
+  return [outcomes.flatMap((outcome) => ('error' in outcome ? [...(outcome.items ?? []), failedItem(outcome.error, outcome.itemIndex, onError)] : outcome.items))];
 }
 
 async function validate(ctx: IExecuteFunctions, itemIndex: number, params: ItemParameters): Promise<GenerationRequest | EditRequest> {
@@ -109,7 +124,7 @@ async function send(
   ledger: LedgerKey,
   job: PreparedItem,
   signal: AbortSignal,
-): Promise<ImageJobResult> {
+): Promise<ImageJobResult | FailedAfterImages> {
   const { params, request } = job;
   const logger = loggerOf(ctx);
   const { redis } = ledger;
@@ -125,11 +140,19 @@ async function send(
     ? new GuardedPictorClient({ ...common, guard: new SpendGuard({ store: await ledgerFor(ledger, { logger }), limits: ledger.limits, userKey: `n8n:${workflowIdOf(ctx)}`, scopeKey: 'n8n' }) })
     : new PictorClient(common);
   const options = { signal };
-  if (request.stream) {
-    const stream = 'image' in request ? client.editStream(request, options) : client.generateStream(request, options);
-    return stream.finalResult();
+  const meta = { operation: 'image' in request ? ('edit' as const) : ('generate' as const), size: request.size, quality: request.quality };
+  const completed: CompletedEvent[] = [];
+  let stream: ImageEventStream | undefined;
+  try {
+    if (!request.stream) return await ('image' in request ? client.edit(request, options) : client.generate(request, options));
+    stream = 'image' in request ? client.editStream(request, options) : client.generateStream(request, options);
+    for await (const event of stream) if (isCompletedEvent(event)) completed.push(event);
+    return resultFromCompleted(completed, meta, stream.requestId);
+  } catch (error) {
+    const arrived = request.stream ? completed : imagesOfFailure(error);
+    if (arrived.length === 0) throw error;
+    return new FailedAfterImages(error, resultFromCompleted(arrived, meta, stream?.requestId ?? (error as { requestId?: string }).requestId));
   }
-  return 'image' in request ? client.edit(request, options) : client.generate(request, options);
 }
 
 /**

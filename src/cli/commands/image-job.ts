@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { decodeImages, resultFromCompleted, type ImageJobResult } from '../../client/job-result.js';
+import { decodeImages, imagesOfFailure, resultFromCompleted, type ImageJobResult } from '../../client/job-result.js';
 import { ValidationError } from '../../core/errors.js';
 import { describeQuote, estimatePrice } from '../../core/pricing.js';
 import { LIMITS } from '../../spec/constants.js';
@@ -67,69 +67,67 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     const started = Date.now();
     const partialFiles: string[] = [];
     let result: ImageJobResult;
-    const requestOptions = {
-      onQueuePosition: (ahead: number) => {
-        progress.queued(ahead);
-        if (ahead > 0) ctx.stderr(`queued, ${ahead} ahead`);
-      },
-      onStart: () => progress.sending(),
-      onRetry: ({ attempt, delayMs, error }: { attempt: number; delayMs: number; error: { code: string } }) => {
-        const line = `retry ${attempt} in ${(delayMs / 1000).toFixed(1)} s (${error.code})`;
-        progress.retrying(line);
-        ctx.stderr(line);
-      },
-    };
-    if (values.stream) {
-      const stream =
-        operation === 'edit'
-          ? ctx.client(connection).editStream(input as never, requestOptions)
-          : ctx.client(connection).generateStream(input as never, requestOptions);
-      const completed: CompletedEvent[] = [];
-      const wanted = request.partial_images;
-      let imageIndex = 0;
-      for await (const event of stream) {
-        if (isPartialEvent(event)) {
-          progress.partialReceived();
-          const path = plan.partialPath(imageIndex, event.partial_image_index);
-          const label = `partial ${event.partial_image_index + 1}${wanted !== undefined ? `/${wanted}` : ''} of image ${imageIndex + 1}/${request.n}`;
-          try {
-            // A partial that cannot be written is only a preview: say so and keep the stream (and the final image).
-            await writeOutput(path, Buffer.from(event.b64_json, 'base64'), overwrite);
-            partialFiles.push(path);
-            ctx.stderr(`${label} → ${path}`);
-          } catch (error) {
-            ctx.stderr(`${label}: could not write ${path} (${errorCode(error)}); going on`);
+    const completed: CompletedEvent[] = [];
+    try {
+      const requestOptions = {
+        onQueuePosition: (ahead: number) => {
+          progress.queued(ahead);
+          if (ahead > 0) ctx.stderr(`queued, ${ahead} ahead`);
+        },
+        onStart: () => progress.sending(),
+        onRetry: ({ attempt, delayMs, error }: { attempt: number; delayMs: number; error: { code: string } }) => {
+          const line = `retry ${attempt} in ${(delayMs / 1000).toFixed(1)} s (${error.code})`;
+          progress.retrying(line);
+          ctx.stderr(line);
+        },
+      };
+      if (values.stream) {
+        const stream =
+          operation === 'edit'
+            ? ctx.client(connection).editStream(input as never, requestOptions)
+            : ctx.client(connection).generateStream(input as never, requestOptions);
+        const wanted = request.partial_images;
+        let imageIndex = 0;
+        for await (const event of stream) {
+          if (isPartialEvent(event)) {
+            progress.partialReceived();
+            const path = plan.partialPath(imageIndex, event.partial_image_index);
+            const label = `partial ${event.partial_image_index + 1}${wanted !== undefined ? `/${wanted}` : ''} of image ${imageIndex + 1}/${request.n}`;
+            try {
+              // A partial that cannot be written is only a preview: say so and keep the stream (and the final image).
+              await writeOutput(path, Buffer.from(event.b64_json, 'base64'), overwrite);
+              partialFiles.push(path);
+              ctx.stderr(`${label} → ${path}`);
+            } catch (error) {
+              ctx.stderr(`${label}: could not write ${path} (${errorCode(error)}); going on`);
+            }
+          } else {
+            completed.push(event);
+            imageIndex++;
+            progress.imageDone();
+            ctx.stderr(`image ${imageIndex}/${request.n} done`);
           }
-        } else {
-          completed.push(event);
-          imageIndex++;
-          progress.imageDone();
-          ctx.stderr(`image ${imageIndex}/${request.n} done`);
         }
+        result = resultFromCompleted(completed, { operation, size: request.size, quality: request.quality }, stream.requestId);
+      } else {
+        result =
+          operation === 'edit'
+            ? await ctx.client(connection).edit(input as never, requestOptions)
+            : await ctx.client(connection).generate(input as never, requestOptions);
       }
-      result = resultFromCompleted(completed, { operation, size: request.size, quality: request.quality }, stream.requestId);
-    } else {
-      result =
-        operation === 'edit'
-          ? await ctx.client(connection).edit(input as never, requestOptions)
-          : await ctx.client(connection).generate(input as never, requestOptions);
+    } catch (error) {
+      // The images that arrived before the failure were made (and are charged): they are written, and the job still fails.
+      progress.stop();
+      const arrived = values.stream ? completed : imagesOfFailure(error);
+      if (arrived.length > 0) {
+        const kept = await writeImages(arrived.map((e) => Buffer.from(e.b64_json, 'base64')));
+        ctx.stderr(`pictor: the job failed after ${arrived.length} of ${request.n} image${request.n === 1 ? '' : 's'}; wrote the ${arrived.length === 1 ? 'one' : arrived.length} that arrived:`);
+        for (const f of [...kept.files, ...kept.saved]) ctx.stderr(`  ${f}`);
+      }
+      throw error;
     }
     progress.stop();
-    const images = decodeImages(result);
-    const files: string[] = [];
-    const unwritten: { wanted: string; bytes: Uint8Array; why: string }[] = [];
-    for (const [i, bytes] of images.entries()) {
-      const path = plan.finalPath(i);
-      try {
-        await writeOutput(path, bytes, overwrite);
-        files.push(path);
-      } catch (error) {
-        unwritten.push({ wanted: path, bytes, why: errorCode(error) });
-      }
-    }
-    // Paid for, so never lost: what could not go where asked goes to the OS temp directory.
-    const saved = unwritten.length ? await saveToFallback(unwritten) : [];
-    for (const [i, item] of unwritten.entries()) ctx.stderr(`pictor: could not write ${item.wanted} (${item.why}); saved it to ${saved[i]} instead.`);
+    const { files, saved, unwritten } = await writeImages(decodeImages(result));
     const seconds = (Date.now() - started) / 1000;
     if (values.json) {
       ctx.stdout(
@@ -158,6 +156,24 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       ctx.stdout(`Cost: ${describeQuote(result.cost)}`);
     }
     return unwritten.length ? 1 : 0;
+
+    /** Writes the final images where asked; paid for, so never lost: what cannot go there goes to the OS temp directory. */
+    async function writeImages(images: Buffer[]) {
+      const files: string[] = [];
+      const unwritten: { wanted: string; bytes: Uint8Array; why: string }[] = [];
+      for (const [i, bytes] of images.entries()) {
+        const path = plan.finalPath(i);
+        try {
+          await writeOutput(path, bytes, overwrite);
+          files.push(path);
+        } catch (error) {
+          unwritten.push({ wanted: path, bytes, why: errorCode(error) });
+        }
+      }
+      const saved = unwritten.length ? await saveToFallback(unwritten) : [];
+      for (const [i, item] of unwritten.entries()) ctx.stderr(`pictor: could not write ${item.wanted} (${item.why}); saved it to ${saved[i]} instead.`);
+      return { files, saved, unwritten };
+    }
   } finally {
     progress.stop();
     await connection.close();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeDuration, describeFailure, JobRefusedError } from '../../../bots/runner/index.js';
+import { describeDuration, describeFailure, describeKeptImages, JobRefusedError } from '../../../bots/runner/index.js';
 import {
   AbortedError,
   ConnectionError,
@@ -79,6 +79,17 @@ describe('describeFailure', () => {
   it('passes a refusal through with its code', () => {
     const refusal = new JobRefusedError('user_cooldown', 'You can start one job every 30 s; try again in 12 s.');
     expect(describeFailure(refusal)).toEqual({ code: 'user_cooldown', message: refusal.message, retryable: true });
+  });
+});
+
+describe('describeKeptImages', () => {
+  it('says the images finished before a failure or cancel are here, and charged', () => {
+    expect(describeKeptImages(1)).toBe('The image finished before that is here; it is charged.');
+    expect(describeKeptImages(3)).toBe('The 3 images finished before that are here; they are charged.');
+  });
+
+  it('no longer tells of a broken stream that it broke before the images arrived when some had', () => {
+    expect(describeFailure(new StreamBrokenError('reset')).message).toContain('before all the images arrived');
   });
 });
 

@@ -1,0 +1,268 @@
+import type { LoggerLike } from '../client/PictorClient.js';
+import { estimatePrice, type PriceQuote } from '../core/pricing.js';
+import type { CompletedEvent } from '../spec/index.js';
+import { chargeOf, type ChargedRequest, type JobEnding } from './charge-rules.js';
+import type { ChargeBasis, JobDetails, QuotaStore, SpendLimits, SpendRefusal } from './types.js';
+
+/**
+ * One job's way through the ledger, the same on every surface (the chat bots'
+ * job runner, the CLI, the n8n node):
+ *
+ *   begin (check the caps, reserve the upper-bound price)
+ *   → beforeSend (mark sent: from here on it may be billed)
+ *   → onImage (each finished image, handed to the user as it comes)
+ *   → end (settle what it may have been billed — `chargeOf` — or release)
+ *
+ * A settle or release the ledger does not take (its lock busy, Redis away) is
+ * tried again with backoff for `retryForMs`; then it is kept and tried again
+ * before the next `begin` and every `retryForMs`, so the user's concurrency
+ * slot is freed once the ledger answers. Never lost: until it lands, the
+ * reservation stays in the ledger (renewed by this process's lease), and if
+ * this process dies first, reconcile charges its estimate (`uncertain`) —
+ * once, since a settle of a job already ended charges nothing.
+ */
+export interface JobLedgerOptions {
+  store: QuotaStore;
+  logger?: LoggerLike | undefined;
+  now?: (() => number) | undefined;
+  /** How long a settle or release is tried before it is kept for later. Default 30 s. */
+  retryForMs?: number | undefined;
+  /** The first wait between two tries; doubled each time, up to 5 s. Default 200 ms. */
+  retryDelayMs?: number | undefined;
+  /** Told of every settle that charged the ledger (for metrics). */
+  onCharged?: ((charged: ChargedSettle) => void) | undefined;
+}
+
+/** A settle that charged the ledger. */
+export interface ChargedSettle {
+  jobId: string;
+  usd: number;
+  basis: ChargeBasis;
+  /** The images that came back, and what was asked. */
+  images: number;
+  request: ChargedRequest;
+  /** Set when the charge exceeded the reservation (the service reported a dearer job than reserved). */
+  reservedUsd?: number | undefined;
+}
+
+export interface BeginInput {
+  jobId: string;
+  /** Who spends and where (`discord:<id>`, `discord:<guild>`; `cli:<name>`, `cli`; `n8n:<workflow>`, `n8n`). */
+  userKey: string;
+  scopeKey: string;
+  limits: SpendLimits;
+  request: ChargedRequest;
+  /** Kept in the usage record only when given (`PICTOR_USAGE_PROMPTS=1`). */
+  prompt?: string | undefined;
+}
+
+/** How a job's end went through the ledger. */
+export interface JobSettlement {
+  /** `settled`: charged `usd`; `released`: nothing can have been billed. */
+  action: 'settled' | 'released';
+  usd: number;
+  basis: ChargeBasis | undefined;
+  /** False when the ledger did not take it yet (kept and tried again), or the job had already been ended elsewhere. */
+  recorded: boolean;
+  /** The ledger stayed unreachable: the settle or release is kept and tried again later. */
+  deferred: boolean;
+}
+
+const DEFAULT_RETRY_FOR_MS = 30_000;
+const DEFAULT_RETRY_DELAY_MS = 200;
+const MAX_RETRY_DELAY_MS = 5_000;
+const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
+
+export class JobLedger {
+  readonly store: QuotaStore;
+  readonly #logger: LoggerLike;
+  readonly #now: () => number;
+  readonly #retryForMs: number;
+  readonly #retryDelayMs: number;
+  readonly #onCharged: ((charged: ChargedSettle) => void) | undefined;
+  /** Settles and releases the ledger did not take in time, by job id. */
+  readonly #kept = new Map<string, () => Promise<unknown>>();
+  #keptTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: JobLedgerOptions) {
+    this.store = options.store;
+    this.#logger = options.logger ?? noopLogger;
+    this.#now = options.now ?? Date.now;
+    this.#retryForMs = options.retryForMs ?? DEFAULT_RETRY_FOR_MS;
+    this.#retryDelayMs = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
+    this.#onCharged = options.onCharged;
+  }
+
+  /** Checks the caps and reserves the job's upper-bound price; a refusal reserves nothing. */
+  async begin(input: BeginInput): Promise<{ ok: true; job: ChargedJob } | SpendRefusal> {
+    // What the ledger did not take before: it may hold the user's slot.
+    await this.flushKept();
+    const { request } = input;
+    const estimate = estimatePrice({ operation: request.operation, size: request.size as never, quality: request.quality as never, n: request.n });
+    const job: JobDetails = {
+      operation: request.operation,
+      n: estimate.n,
+      size: request.size ?? 'auto',
+      quality: request.quality ?? 'auto',
+      ...(input.prompt !== undefined && { prompt: input.prompt }),
+    };
+    const reserved = await this.store.reserve({
+      jobId: input.jobId,
+      userKey: input.userKey,
+      scopeKey: input.scopeKey,
+      estimateUsd: estimate.totalUsd,
+      limits: input.limits,
+      now: this.#now(),
+      job,
+    });
+    if (!reserved.ok) return reserved;
+    return { ok: true, job: new ChargedJob(this, input.jobId, estimate, request) };
+  }
+
+  /** How many settles or releases wait for the ledger. */
+  get kept(): number {
+    return this.#kept.size;
+  }
+
+  /** Tries once more every settle or release the ledger did not take; those it still refuses stay kept. */
+  async flushKept(): Promise<void> {
+    for (const [jobId, commit] of [...this.#kept]) {
+      try {
+        await commit();
+        this.#kept.delete(jobId);
+        this.#logger.info({ jobId }, 'a kept settle reached the spend ledger');
+      } catch (error) {
+        this.#logger.warn({ jobId, err: error }, 'the spend ledger still refuses a kept settle');
+      }
+    }
+    if (this.#kept.size === 0 && this.#keptTimer) {
+      clearInterval(this.#keptTimer);
+      this.#keptTimer = undefined;
+    }
+  }
+
+  /** @internal Ends a job in the ledger: retried with backoff, then kept. */
+  async commit(jobId: string, what: 'settle' | 'release', commit: () => Promise<unknown>): Promise<{ result: unknown; deferred: boolean }> {
+    const deadline = this.#now() + this.#retryForMs;
+    let delay = this.#retryDelayMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return { result: await commit(), deferred: false };
+      } catch (error) {
+        if (this.#now() + delay > deadline) {
+          this.#logger.error({ jobId, action: what, attempts: attempt, err: error }, 'the spend ledger did not take a finished job: kept, and tried again later');
+          this.#keep(jobId, commit);
+          return { result: undefined, deferred: true };
+        }
+        this.#logger.warn({ jobId, action: what, attempt, err: error }, 'the spend ledger did not take a finished job: trying again');
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS);
+      }
+    }
+  }
+
+  /** @internal */
+  charged(settle: ChargedSettle): void {
+    if (settle.reservedUsd !== undefined) {
+      this.#logger.warn(
+        { jobId: settle.jobId, usd: settle.usd, reservedUsd: settle.reservedUsd },
+        'a job cost more than its reservation (the service reported a dearer job than asked): counted in full, past the caps',
+      );
+    }
+    this.#onCharged?.(settle);
+  }
+
+  /** @internal */
+  get logger(): LoggerLike {
+    return this.#logger;
+  }
+
+  #keep(jobId: string, commit: () => Promise<unknown>): void {
+    this.#kept.set(jobId, commit);
+    this.#keptTimer ??= setInterval(() => void this.flushKept(), Math.max(1000, this.#retryForMs)).unref();
+  }
+
+  /** Stops trying kept settles (a process that stops leaves them to reconcile: their estimate, marked uncertain). */
+  close(): void {
+    if (this.#keptTimer) clearInterval(this.#keptTimer);
+    this.#keptTimer = undefined;
+  }
+}
+
+/**
+ * One reserved job. `beforeSend` goes to the client (awaited before each
+ * attempt leaves), `onImage` is called with each finished image as it is
+ * handed to the user, and `end` once, however the job ended.
+ */
+export class ChargedJob {
+  #sent = false;
+  #ended: Promise<JobSettlement> | undefined;
+  #requestId: string | undefined;
+  readonly #images: CompletedEvent[] = [];
+
+  constructor(
+    private readonly ledger: JobLedger,
+    readonly id: string,
+    /** The upper-bound price reserved. */
+    readonly estimate: PriceQuote,
+    readonly request: ChargedRequest,
+  ) {}
+
+  /** Recorded before the body leaves: a crash from here on charges the job its estimate. If recording fails, nothing is sent. */
+  readonly beforeSend = async (): Promise<void> => {
+    await this.ledger.store.markSent(this.id);
+    this.#sent = true;
+  };
+
+  get sent(): boolean {
+    return this.#sent;
+  }
+
+  /** The finished images so far, in order. */
+  get images(): readonly CompletedEvent[] {
+    return this.#images;
+  }
+
+  get ended(): boolean {
+    return this.#ended !== undefined;
+  }
+
+  /** A finished image reached the user (or is about to): it is charged whatever happens next. */
+  onImage(event: CompletedEvent): void {
+    if (this.#ended === undefined) this.#images.push(event);
+  }
+
+  /** The service's id of the request, for the usage record. */
+  set requestId(id: string | undefined) {
+    this.#requestId ??= id;
+  }
+
+  /**
+   * Settles what the job may have been billed (`chargeOf`: the images that came
+   * back, plus the estimate of each one that may have been made and did not
+   * arrive), or releases it. Never throws: a ledger that stays unreachable
+   * keeps the settle for later. Only the first call counts.
+   */
+  end(ending: JobEnding): Promise<JobSettlement> {
+    this.#ended ??= this.#end(ending);
+    return this.#ended;
+  }
+
+  async #end(ending: JobEnding): Promise<JobSettlement> {
+    const { ledger, id } = this;
+    const charge = chargeOf({ ending, sent: this.#sent, completed: this.#images }, this.estimate, this.request);
+    if (!charge) {
+      const { deferred } = await ledger.commit(id, 'release', () => ledger.store.release(id));
+      return { action: 'released', usd: 0, basis: undefined, recorded: !deferred, deferred };
+    }
+    const reservedUsd = charge.usd > this.estimate.totalUsd + 1e-9 ? this.estimate.totalUsd : undefined;
+    const info = { requestId: this.#requestId, basis: charge.basis, ...(reservedUsd !== undefined && { reservedUsd }) };
+    const { result, deferred } = await ledger.commit(id, 'settle', async () => {
+      const charged = await ledger.store.settle(id, charge.usd, info);
+      // Told once, by whichever try (now, or a kept one later) charged it.
+      if (charged) ledger.charged({ jobId: id, usd: charge.usd, basis: charge.basis, images: this.#images.length, request: this.request, reservedUsd });
+      return charged;
+    });
+    return { action: 'settled', usd: charge.usd, basis: charge.basis, recorded: result === true, deferred };
+  }
+}

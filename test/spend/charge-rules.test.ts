@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { AbortedError, BadResponseError, ModerationError, ServerError, StreamBrokenError, TimeoutError } from '../../src/core/errors.js';
+import { chargeOf, estimatePrice, mayBeBilled, PRICE_TABLE, type CompletedEvent, type JobEnding } from '../../src/index.js';
+
+const LOW = PRICE_TABLE['1024x1024'].low;
+const request = { operation: 'generate' as const, n: 2, size: '1024x1024', quality: 'low' };
+const estimate = estimatePrice(request);
+const image: CompletedEvent = {
+  type: 'image_generation.completed',
+  b64_json: 'AAAA',
+  created_at: 1,
+  size: '1024x1024',
+  quality: 'low',
+  background: 'opaque',
+  output_format: 'png',
+  usage: undefined,
+};
+const serverError = new ServerError('server_error', 'the service failed', { status: undefined, headers: {}, requestId: undefined });
+const failed = (error: unknown): JobEnding => ({ kind: 'failed', error });
+
+describe('mayBeBilled: the one answer of every surface', () => {
+  it('is never true for a job that was not sent', () => {
+    expect(mayBeBilled({ ending: failed(new StreamBrokenError('broke')), sent: false, completed: [] })).toBe(false);
+    expect(mayBeBilled({ ending: { kind: 'cancelled' }, sent: false, completed: [] })).toBe(false);
+  });
+
+  it('is false only for an error answer of the service that came before any image', () => {
+    expect(mayBeBilled({ ending: failed(serverError), sent: true, completed: [] })).toBe(false);
+    expect(mayBeBilled({ ending: failed(new ModerationError('moderation_blocked', 'no', { status: 400, headers: {}, requestId: undefined })), sent: true, completed: [] })).toBe(false);
+    expect(mayBeBilled({ ending: failed(serverError), sent: true, completed: [image] })).toBe(true);
+  });
+
+  it('is true once sent for a broken stream, a timeout, a bad answer, a cancel, and a bug of ours', () => {
+    for (const error of [new StreamBrokenError('broke'), new TimeoutError('idle', 1000, { mayBeBilled: true }), new BadResponseError('no images'), new AbortedError(), new Error('a bug')]) {
+      expect(mayBeBilled({ ending: failed(error), sent: true, completed: [] })).toBe(true);
+    }
+    expect(mayBeBilled({ ending: { kind: 'cancelled' }, sent: true, completed: [] })).toBe(true);
+  });
+});
+
+describe('chargeOf: the one cost rule', () => {
+  it('charges a completed job the table price of what came back', () => {
+    expect(chargeOf({ ending: { kind: 'completed' }, sent: true, completed: [image, image] }, estimate, request)).toEqual({ usd: 2 * LOW, basis: 'table' });
+  });
+
+  it('charges only the images made when the service ended the job with an error event', () => {
+    expect(chargeOf({ ending: failed(serverError), sent: true, completed: [image] }, estimate, request)).toEqual({ usd: LOW, basis: 'table' });
+  });
+
+  it('charges the images that came plus the estimate of each missing one after a broken stream, a bad answer or a cancel', () => {
+    for (const ending of [failed(new StreamBrokenError('broke')), failed(new BadResponseError('1 of 2')), { kind: 'cancelled' } as const]) {
+      expect(chargeOf({ ending, sent: true, completed: [image] }, estimate, request)).toEqual({ usd: LOW + estimate.perImageUsd, basis: 'estimate' });
+    }
+  });
+
+  it('prices an image whose quality is unknown at its estimate, and says so', () => {
+    const auto = { ...request, n: 1, quality: 'auto' };
+    const charge = chargeOf({ ending: { kind: 'completed' }, sent: true, completed: [{ ...image, quality: 'auto' }] }, estimatePrice(auto), auto);
+    expect(charge).toEqual({ usd: estimatePrice(auto).totalUsd, basis: 'estimate' });
+  });
+
+  it('releases what cannot have been billed', () => {
+    expect(chargeOf({ ending: failed(serverError), sent: true, completed: [] }, estimate, request)).toBeUndefined();
+  });
+});

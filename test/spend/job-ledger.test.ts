@@ -1,0 +1,163 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StreamBrokenError } from '../../src/core/errors.js';
+import { FileQuotaStore, JobLedger, PRICE_TABLE, type CompletedEvent, type QuotaStore } from '../../src/index.js';
+
+const LOW = PRICE_TABLE['1024x1024'].low;
+const HIGH = PRICE_TABLE['1024x1024'].high;
+const image = (quality = 'low'): CompletedEvent => ({
+  type: 'image_generation.completed',
+  b64_json: 'AAAA',
+  created_at: 1,
+  size: '1024x1024',
+  quality,
+  background: 'opaque',
+  output_format: 'png',
+  usage: undefined,
+});
+
+const dirs: string[] = [];
+const stores: FileQuotaStore[] = [];
+afterEach(async () => {
+  await Promise.all(stores.splice(0).map((s) => s.close()));
+  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+});
+
+async function fileStore(dir?: string): Promise<FileQuotaStore> {
+  const folder = dir ?? (await mkdtemp(join(tmpdir(), 'pictor-job-ledger-')));
+  if (!dir) dirs.push(folder);
+  const store = new FileQuotaStore({ dir: folder });
+  stores.push(store);
+  return store;
+}
+
+/** The ledger as the job sees it when its settles fail (lock busy, Redis away) `failures` times, then work again. */
+function failingSettles(store: QuotaStore, failures: { left: number }): QuotaStore {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      if (key === 'settle' || key === 'release') {
+        return (...args: unknown[]) => {
+          if (failures.left > 0) {
+            failures.left -= 1;
+            return Promise.reject(new Error('the ledger lock is busy'));
+          }
+          return (target[key] as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      }
+      const value = Reflect.get(target, key, receiver) as unknown;
+      // The store's methods read its private fields: called on the store itself, not on the proxy.
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+const request = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low' };
+const begin = async (ledger: JobLedger, jobId: string, limits = {}) => {
+  const begun = await ledger.begin({ jobId, userKey: 'cli:ann', scopeKey: 'cli', limits, request });
+  if (!begun.ok) throw new Error(`refused: ${begun.code}`);
+  return begun.job;
+};
+
+describe('JobLedger', () => {
+  it('tries a settle the ledger refused again, and charges it once when the ledger takes it', async () => {
+    const store = await fileStore();
+    const ledger = new JobLedger({ store: failingSettles(store, { left: 2 }), retryDelayMs: 10, retryForMs: 5_000 });
+    const job = await begin(ledger, 'cli:ann:1');
+    await job.beforeSend();
+    job.onImage(image());
+
+    const settlement = await job.end({ kind: 'completed' });
+
+    expect(settlement).toMatchObject({ action: 'settled', usd: LOW, basis: 'table', recorded: true, deferred: false });
+    expect(await store.spentToday('cli:ann', Date.now())).toBeCloseTo(LOW, 9);
+    expect(await store.usage({})).toEqual([expect.objectContaining({ jobId: 'cli:ann:1', costUsd: LOW, basis: 'table' })]);
+  });
+
+  it('keeps a settle the ledger refuses for good, frees the user’s slot once the ledger answers, and never charges twice', async () => {
+    const store = await fileStore();
+    const failures = { left: 1_000 };
+    const ledger = new JobLedger({ store: failingSettles(store, failures), retryDelayMs: 5, retryForMs: 30 });
+    const limits = { userConcurrentJobs: 1 };
+    const job = await begin(ledger, 'cli:ann:1', limits);
+    await job.beforeSend();
+    job.onImage(image());
+
+    const settlement = await job.end({ kind: 'completed' });
+
+    expect(settlement).toMatchObject({ action: 'settled', usd: LOW, recorded: false, deferred: true });
+    expect(ledger.kept).toBe(1);
+    // Meanwhile the reservation still counts (its estimate), and holds the user's one slot.
+    expect(await store.reserve({ jobId: 'other', userKey: 'cli:ann', scopeKey: 'cli', estimateUsd: 0, limits, now: Date.now() })).toMatchObject({ ok: false, code: 'user_concurrency' });
+
+    failures.left = 0;
+    const next = await begin(ledger, 'cli:ann:2', limits);
+
+    expect(ledger.kept).toBe(0);
+    expect(next.id).toBe('cli:ann:2');
+    expect(await store.usage({})).toEqual([expect.objectContaining({ jobId: 'cli:ann:1', costUsd: LOW, basis: 'table' })]);
+    await next.end({ kind: 'cancelled' });
+    await ledger.flushKept();
+    expect(await store.spentToday('cli:ann', Date.now())).toBeCloseTo(LOW, 9);
+  });
+
+  it('leaves a kept settle of a process that stops to reconcile: its estimate, once, marked uncertain', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-job-ledger-'));
+    dirs.push(dir);
+    const store = await fileStore(dir);
+    const ledger = new JobLedger({ store: failingSettles(store, { left: 1_000 }), retryDelayMs: 5, retryForMs: 20 });
+    const job = await begin(ledger, 'cli:ann:1');
+    await job.beforeSend();
+    job.onImage(image());
+    expect((await job.end({ kind: 'completed' })).deferred).toBe(true);
+    ledger.close();
+    // The process stops without its settle (its pid gone); a later one meets the reservation of a dead owner.
+    await store.close();
+    const file = join(dir, 'quota-ledger.json');
+    const saved = JSON.parse(await readFile(file, 'utf8')) as { owners: Record<string, { pid: number; renewedAt: number }> };
+    for (const owner of Object.values(saved.owners)) Object.assign(owner, { pid: 2 ** 22 + 1, renewedAt: 0 });
+    await writeFile(file, JSON.stringify(saved));
+    const later = await fileStore(dir);
+
+    const report = await later.reconcile(Date.now());
+
+    expect(report.settledAtEstimate).toEqual(['cli:ann:1']);
+    expect(await later.usage({})).toEqual([expect.objectContaining({ jobId: 'cli:ann:1', costUsd: job.estimate.totalUsd, basis: 'uncertain' })]);
+    // The old process's settle, had it come back, would charge nothing more.
+    expect(await later.settle('cli:ann:1', LOW)).toBe(false);
+  });
+
+  it('counts a settle above its reservation in full, and flags it in the usage record, the log and the callback', async () => {
+    const store = await fileStore();
+    const warnings: unknown[] = [];
+    const charged: unknown[] = [];
+    const ledger = new JobLedger({
+      store,
+      logger: { debug() {}, info() {}, warn: (obj) => warnings.push(obj), error() {} },
+      onCharged: (c) => charged.push(c),
+    });
+    const job = await begin(ledger, 'cli:ann:1');
+    await job.beforeSend();
+    // Reserved at low; the service reports it made a high-quality image.
+    job.onImage(image('high'));
+
+    await job.end({ kind: 'completed' });
+
+    expect(await store.spentToday('cli:ann', Date.now())).toBeCloseTo(HIGH, 9);
+    expect(await store.usage({})).toEqual([expect.objectContaining({ costUsd: HIGH, reservedUsd: LOW, basis: 'table' })]);
+    expect(warnings).toEqual([expect.objectContaining({ jobId: 'cli:ann:1', usd: HIGH, reservedUsd: LOW })]);
+    expect(charged).toEqual([expect.objectContaining({ usd: HIGH, reservedUsd: LOW })]);
+  });
+
+  it('records an estimate charged after a broken stream as an estimate, not as a table price', async () => {
+    const store = await fileStore();
+    const ledger = new JobLedger({ store });
+    const job = await begin(ledger, 'cli:ann:1');
+    await job.beforeSend();
+
+    await job.end({ kind: 'failed', error: new StreamBrokenError('the stream broke') });
+
+    expect(await store.usage({})).toEqual([expect.objectContaining({ costUsd: job.estimate.totalUsd, basis: 'estimate' })]);
+  });
+});
