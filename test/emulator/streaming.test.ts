@@ -34,8 +34,8 @@ describe('streamed generations', () => {
     const completed = CompletedEventSchema.parse(events[1]!.json);
     expect(completed.type).toBe('image_generation.completed');
     expect(completed).not.toHaveProperty('partial_image_index');
-    expect(Object.keys(completed.usage).sort()).toEqual(['input_tokens', 'input_tokens_details', 'output_tokens', 'total_tokens']);
-    expect(completed.usage.input_tokens_details).toEqual({ text_tokens: 3, image_tokens: 0 });
+    expect(Object.keys(completed.usage!).sort()).toEqual(['input_tokens', 'input_tokens_details', 'output_tokens', 'total_tokens']);
+    expect(completed.usage!.input_tokens_details).toEqual({ text_tokens: 3, image_tokens: 0 });
     const meta = await metadataOf(completed.b64_json);
     expect([meta.format, meta.width, meta.height]).toEqual(['webp', 1024, 1536]);
   });
@@ -138,7 +138,7 @@ describe('streamed edits', () => {
     expect(events.map((e) => e.event)).toEqual(['image_edit.partial_image', 'image_edit.partial_image', 'image_edit.completed']);
     const completed = CompletedEventSchema.parse(events[2]!.json);
     expect(completed.quality).toBe('high');
-    expect(completed.usage.input_tokens_details?.image_tokens).toBeGreaterThan(0);
+    expect(completed.usage!.input_tokens_details?.image_tokens).toBeGreaterThan(0);
   });
 
   it('answers JSON for an edit when stream is false', async () => {
