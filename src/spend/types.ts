@@ -1,3 +1,5 @@
+import type { BUDGETS } from './rules.js';
+
 /**
  * The spend guard's contract: every surface (CLI, chat bots, n8n node) reserves
  * a job's upper-bound price before the request is sent, marks it sent just
@@ -26,14 +28,8 @@ export interface SpendLimits {
   userCooldownSeconds?: number | undefined;
 }
 
-/** Which cap refused a job. Stable: surfaces switch on it. */
-export type BudgetCode =
-  | 'budget_account_daily'
-  | 'budget_account_monthly'
-  | 'budget_user_daily'
-  | 'budget_user_monthly'
-  | 'budget_scope_daily'
-  | 'budget_scope_monthly';
+/** Which cap refused a job (`BUDGETS` in the rulebook lists them). Stable: surfaces switch on it. */
+export type BudgetCode = (typeof BUDGETS)[number]['code'];
 
 export type SpendRefusalCode = BudgetCode | 'user_concurrency' | 'user_cooldown';
 
@@ -81,8 +77,10 @@ export interface UsageRecord {
   jobId: string;
   /** When it was settled (ms). */
   time: number;
-  /** The UTC day (`YYYY-MM-DD`) its cost counts for: the day it was reserved. */
+  /** The UTC day (`YYYY-MM-DD`) its cost counts for: the day it was reserved (not settled), as in the ledger. */
   day: string;
+  /** The UTC month (`YYYY-MM`) its cost counts for: the month it was reserved in. */
+  month: string;
   /** The user key's prefix: `cli`, `discord`, `slack`, `n8n`. */
   surface: string;
   userKey: string;
@@ -92,13 +90,32 @@ export interface UsageRecord {
   size?: string | undefined;
   quality?: string | undefined;
   costUsd: number;
-  /** `estimate`: charged at its estimate because its process died after sending it (the real cost is unknown). */
-  basis: 'actual' | 'estimate';
+  /**
+   * How `costUsd` was found. `table`: priced from what came back. `estimate`: charged (partly or wholly) at the
+   * job's upper-bound estimate by the live process (a broken stream, a bad body: it may have been billed).
+   * `uncertain`: charged at the estimate by a reconcile after the sending process died. Records of older
+   * versions read back as `table` (`actual`) and `uncertain` (`estimate` without a `month`).
+   */
+  basis: UsageBasis;
+  /** Set when the charge exceeded the job's reservation (the service reported a dearer job than was reserved): what was reserved. */
+  reservedUsd?: number | undefined;
   requestId?: string | undefined;
   prompt?: string | undefined;
 }
 
-/** Which records: settled in [since, until) (ms), optionally of one user or scope. */
+export type UsageBasis = 'table' | 'estimate' | 'uncertain';
+
+/** What a settle knows besides the amount: the service's request id, and how the amount was found (default `table`). */
+export interface SettleInfo {
+  requestId?: string | undefined;
+  basis?: 'table' | 'estimate' | undefined;
+}
+
+/**
+ * Which records: of jobs that count in [since, until) (ms) — the UTC day a job
+ * counts in is the day it was reserved, whenever it was settled — optionally
+ * of one user or scope.
+ */
 export interface UsageQuery {
   since?: number | undefined;
   until?: number | undefined;
@@ -112,6 +129,8 @@ export interface ReconcileReport {
   released: string[];
   /** Jobs whose request had been sent: charged at their estimate and marked uncertain. */
   settledAtEstimate: string[];
+  /** What those were charged in all (USD): spending the metrics count too. */
+  chargedUsd: number;
 }
 
 /**
@@ -125,7 +144,7 @@ export interface ReconcileReport {
  * reservations are settled at their estimate if their request had been sent
  * (`markSent`), marked uncertain, and released otherwise.
  */
-export interface QuotaStore {
+export interface QuotaStore extends SeenRequests {
   /** Checks every limit and, if all pass, reserves `estimateUsd` and marks the job active for the user. */
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /** Records that the job's request is about to leave: from now on it may be billed. Call before every send. */
@@ -135,7 +154,7 @@ export interface QuotaStore {
    * false when the reservation had already ended (settled before, or settled at its estimate by a reconcile after
    * this process's lease lapsed): then nothing is charged or recorded.
    */
-  settle(jobId: string, actualUsd: number, info?: { requestId?: string | undefined }): Promise<boolean>;
+  settle(jobId: string, actualUsd: number, info?: SettleInfo): Promise<boolean>;
   /** Drops the job's reservation (nothing was billed). */
   release(jobId: string): Promise<void>;
   /** Spent plus reserved in the UTC day of `now`, for a user key, a scope key or `ACCOUNT_KEY`. */
@@ -156,6 +175,22 @@ export interface QuotaStore {
   setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }>;
   close(): Promise<void>;
 }
+
+/**
+ * One-time request ids seen lately (Slack's request signatures), kept in the
+ * ledger's storage — the data folder or Redis — so a replay is recognised
+ * after a restart and by every process sharing that storage. Each id is
+ * kept until the moment its request could no longer be accepted anyway; the
+ * file and memory stores keep at most `MAX_SEEN_REQUESTS` (the soonest to
+ * expire are dropped first), Redis one key per id with that time to live.
+ */
+export interface SeenRequests {
+  /** True the first time `id` is offered; false while it is remembered (a replay). Atomic for every process sharing the storage. */
+  firstSight(id: string, until: number, now: number): Promise<boolean>;
+}
+
+/** The most request ids a file or memory store remembers at once. */
+export const MAX_SEEN_REQUESTS = 50_000;
 
 /** The caps a chat admin may change for their own server/workspace. The account's caps never are. */
 export type OverridableCap = 'userDailyUsd' | 'userMonthlyUsd' | 'scopeDailyUsd' | 'scopeMonthlyUsd';

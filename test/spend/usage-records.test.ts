@@ -58,6 +58,7 @@ describe.each(['file', 'redis'] as const)('usage records (%s ledger)', (kind) =>
       jobId: 'a',
       time: expect.any(Number),
       day: new Date(before).toISOString().slice(0, 10),
+      month: new Date(before).toISOString().slice(0, 7),
       surface: 'discord',
       userKey: 'discord:u1',
       scopeKey: 'discord:g1',
@@ -66,7 +67,7 @@ describe.each(['file', 'redis'] as const)('usage records (%s ledger)', (kind) =>
       size: '1024x1024',
       quality: 'low',
       costUsd: 0.0127,
-      basis: 'actual',
+      basis: 'table',
       requestId: 'req_123',
     });
     expect(records[0]!.time).toBeGreaterThanOrEqual(before);
@@ -111,7 +112,7 @@ describe('usage records of the file ledger', () => {
     open.push(reopened);
     expect(await reopened.reconcile(now + 1000)).toMatchObject({ settledAtEstimate: ['torn'] });
     const records = await reopened.usage({});
-    expect(records).toEqual([expect.objectContaining({ jobId: 'torn', basis: 'estimate', costUsd: 0.3, operation: 'generate' })]);
+    expect(records).toEqual([expect.objectContaining({ jobId: 'torn', basis: 'uncertain', costUsd: 0.3, operation: 'generate' })]);
     expect(await reopened.spentToday('account', now + 1000)).toBeCloseTo(0.3, 9);
   });
 
