@@ -44,8 +44,8 @@ const OPEN_LEDGERS = new Set<string>();
  * atomically (temporary file, fsync, rename) before it lets go and answers,
  * so two processes never both spend the last dollar and a crash loses
  * nothing that was answered. The previous version is kept beside it
- * (`<file>.bak`); `open()` checks the ledger at start and restores that copy
- * when the ledger is unreadable (see `checkLedgerFiles` for the other files).
+ * (`<file>.bak`); `open()` checks every file at start: it restores that copy
+ * when the ledger is unreadable, and the chat caps' copy likewise.
  */
 export class FileQuotaStore extends DocumentQuotaStore {
   readonly path: string;
