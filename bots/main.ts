@@ -9,11 +9,14 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createLogger, describeRedisConfig, ValidationError, type Logger } from '../src/index.js';
 import { connect } from '../src/connect.js';
-import { loadDotEnv, readCoreConfig, type CoreConfig } from '../src/config.js';
+import { loadDotEnv, readCoreConfig } from '../src/config.js';
+import { LedgerUnreadableError } from '../src/spend/errors.js';
+import { ledgerKindOf } from '../src/spend/ledger-kind.js';
+import { openQuotaStore } from '../src/spend/open-store.js';
 import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emulator/index.js';
 import { createMetrics, startMetricsServer, type HealthCheck, type Metrics } from '../src/metrics/index.js';
 import { readDiscordConfig, startDiscordBot, type DiscordBot } from './discord/index.js';
-import { FileQuotaStore, JobRunner, readRunnerConfig, RedisQuotaStore, type QuotaStore } from './runner/index.js';
+import { JobRunner, readRunnerConfig, RedisQuotaStore } from './runner/index.js';
 import { readSlackConfig, startSlackBot, type SlackBot } from './slack/index.js';
 
 export interface Service {
@@ -64,7 +67,18 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
     let discordBot: DiscordBot | undefined;
     let slackBot: SlackBot | undefined;
     if (discord || slack) {
-      const store = await openLedger(core, runnerConfig.dataDir, logger, print);
+      // Checked before any surface goes online (a damaged ledger file is restored from its backup or stops the start,
+      // naming the file); what a reconcile of a dead process's jobs charges is counted as spent. Emulator jobs have a
+      // ledger of their own.
+      const store = await openQuotaStore({
+        redis: core.redis,
+        dataDir: runnerConfig.dataDir,
+        ledger: ledgerKindOf(core),
+        usageRetentionDays: core.spend.usageRetentionDays,
+        logger,
+        onRestored: print,
+        onReconciled: (report) => metrics?.spent(report.chargedUsd),
+      });
       stops.push(() => store.close());
       const runner = new JobRunner({
         client,
@@ -101,6 +115,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
           ...slack,
           runner,
           dataDir: runnerConfig.dataDir,
+          seenRequests: store,
           logger: logger.child({ surface: 'slack' }),
           onWriteRefused: metrics && (() => metrics.chatWriteRefused('slack')),
         });
@@ -145,50 +160,13 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
   }
 }
 
-/**
- * The spend ledger, checked before any surface goes online: an unreadable
- * ledger file is restored from its backup copy (said so) or stops the start
- * (LedgerUnreadableError names the file); reservations left by a process that
- * died (kill -9, crash) are settled at their estimate if sent, released if not.
- */
-async function openLedger(core: CoreConfig, dataDir: string, logger: Logger, print: (line: string) => void): Promise<QuotaStore> {
-  const onError = (err: unknown) => logger.warn({ err }, 'could not renew the spend lease');
-  let store: QuotaStore;
-  if (core.redis) {
-    store = await RedisQuotaStore.connect(core.redis, { logger, onError, usageRetentionDays: core.spend.usageRetentionDays });
-  } else {
-    const file = new FileQuotaStore({ dir: dataDir, onError, usageRetentionDays: core.spend.usageRetentionDays });
-    try {
-      const opened = await file.open();
-      if (opened.restoredFromBackup) {
-        const what = opened.brokenCopy ? `was unreadable (kept as ${opened.brokenCopy})` : 'was missing';
-        print(`The spend ledger ${file.path} ${what}: restored its backup copy ${file.backupPath}, one change behind.`);
-      }
-    } catch (error) {
-      await file.close();
-      throw error;
-    }
-    store = file;
-  }
-  try {
-    const report = await store.reconcile(Date.now());
-    if (report.released.length + report.settledAtEstimate.length > 0) {
-      logger.warn(report, 'ended the reservations of a process that stopped without settling them');
-    }
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
-  return store;
-}
-
 async function run(): Promise<void> {
   loadDotEnv();
   let service: Service;
   try {
     service = await startService(process.env, (line) => process.stdout.write(`${line}\n`));
   } catch (error) {
-    if (error instanceof ValidationError) {
+    if (error instanceof ValidationError || error instanceof LedgerUnreadableError) {
       process.stderr.write(`pictor: ${error.message}\n`);
       process.exitCode = 2;
       return;

@@ -1,7 +1,7 @@
 import { PictorClient, type LoggerLike } from './client/PictorClient.js';
 import { ImageLimiter } from './core/image-limiter.js';
 import type { CoreConfig } from './config.js';
-import { accountCaps } from './spend/caps.js';
+import { needsSpendGuard } from './spend/ledger-kind.js';
 
 export interface Connection {
   client: PictorClient;
@@ -86,13 +86,13 @@ async function makeLimiter(config: CoreConfig, logger: LoggerLike): Promise<Imag
 }
 
 /**
- * The account's spend guard, loaded only when there is something to guard: a
- * shared ledger (`REDIS_URL`) or an account cap. Without either, no ledger file
- * is created and a one-off CLI run does not load the guard at all.
+ * The spend guard, loaded only when there is something to keep: every job sent
+ * to the real service (recorded for `pictor usage`), and emulator jobs only
+ * with a cap or Redis (in the emulator's own ledger, never the account's).
+ * Otherwise no ledger file is created and the guard is not loaded at all.
  */
 async function openGuard(config: CoreConfig, logger: LoggerLike) {
-  const limits = accountCaps(config.spend.caps);
-  if (!config.redis && limits.accountDailyUsd === undefined && limits.accountMonthlyUsd === undefined) return undefined;
+  if (!needsSpendGuard(config)) return undefined;
   const [{ openSpendGuard }, { GuardedPictorClient }] = await Promise.all([import('./spend/open-guard.js'), import('./spend/guarded-client.js')]);
   const opened = await openSpendGuard(config, logger);
   return opened && { ...opened, GuardedPictorClient };

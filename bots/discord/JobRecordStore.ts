@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FILE_EXTENSIONS, sniffImageType, writeFileAtomically, type LoggerLike, type OutputFormat } from '../../src/index.js';
+import { FILE_EXTENSIONS, PictorError, sniffImageType, writeFileAtomically, type LoggerLike, type OutputFormat } from '../../src/index.js';
 import type { InputImage, JobOptions, Requester } from '../runner/types.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
@@ -76,18 +76,17 @@ const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
 
 /** The store file could not be read, and there was no good backup copy: the bot must not start as if all were well. */
-export class JobStoreUnreadableError extends Error {
-  readonly code = 'job_store_unreadable';
+export class JobStoreUnreadableError extends PictorError<'job_store_unreadable'> {
   constructor(
     readonly file: string,
     cause: unknown,
   ) {
     super(
+      'job_store_unreadable',
       `the Discord job store ${file} is unreadable (${cause instanceof Error ? cause.message : String(cause)}) and has no usable backup (${file}.bak); ` +
         'move it aside (or delete it) to start with an empty store — buttons of older jobs will then say they are too old',
       { cause },
     );
-    this.name = 'JobStoreUnreadableError';
   }
 }
 const DEFAULT_DRAFT_TTL_MS = 60 * 60_000;

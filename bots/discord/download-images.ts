@@ -1,4 +1,4 @@
-import { LIMITS, sniffImageType } from '../../src/index.js';
+import { LIMITS, PictorError, sniffImageType } from '../../src/index.js';
 import type { InputImage } from '../runner/types.js';
 import { describeBytes } from './fit-images.js';
 import { codeSpan } from './text.js';
@@ -27,14 +27,11 @@ export const INPUT_REFUSAL_CODES = ['no_images', 'too_many_images', 'host_not_al
 export type InputRefusalCode = (typeof INPUT_REFUSAL_CODES)[number];
 
 /** An input image was refused before anything was spent. The message is for the user and names the image. */
-export class InputImageError extends Error {
-  readonly code: InputRefusalCode;
+export class InputImageError extends PictorError<InputRefusalCode> {
   readonly label: string | undefined;
 
   constructor(code: InputRefusalCode, message: string, label?: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'InputImageError';
-    this.code = code;
+    super(code, message, options);
     this.label = label;
   }
 }

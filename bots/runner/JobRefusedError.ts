@@ -1,3 +1,4 @@
+import { PictorError } from '../../src/index.js';
 import type { RefusalCode } from './types.js';
 
 export interface JobRefusalDetails {
@@ -19,8 +20,7 @@ export interface JobRefusalDetails {
  * sentence for the person who asked: the limit or field, and when it resets or
  * what is allowed. Switch on `code`, never on the message.
  */
-export class JobRefusedError extends Error {
-  readonly code: RefusalCode;
+export class JobRefusedError extends PictorError<RefusalCode> {
   readonly field: string | undefined;
   readonly allowed: string | undefined;
   readonly limit: number | undefined;
@@ -28,9 +28,7 @@ export class JobRefusedError extends Error {
   readonly resetsAt: number | undefined;
 
   constructor(code: RefusalCode, message: string, details: JobRefusalDetails = {}) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
-    this.name = 'JobRefusedError';
-    this.code = code;
+    super(code, message, details.cause === undefined ? undefined : { cause: details.cause });
     this.field = details.field;
     this.allowed = details.allowed;
     this.limit = details.limit;

@@ -1,3 +1,5 @@
+import { PictorError } from '../../src/index.js';
+
 /** Stable codes of what a Slack user gave the bot that it cannot use. Switch on `code`, never on the message. */
 export type SlackInputErrorCode =
   | 'unknown_flag'
@@ -17,17 +19,14 @@ export type SlackInputErrorCode =
  * sentence (Slack mrkdwn) for the person who asked: what is wrong and what is
  * allowed. It never holds a token or a URL's query.
  */
-export class SlackInputError extends Error {
-  readonly code: SlackInputErrorCode;
+export class SlackInputError extends PictorError<SlackInputErrorCode> {
   /** The flag at fault (`--size`), when there is one. */
   readonly flag: string | undefined;
   /** What the flag or input accepts, in words. */
   readonly allowed: string | undefined;
 
   constructor(code: SlackInputErrorCode, message: string, details: { flag?: string; allowed?: string; cause?: unknown } = {}) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
-    this.name = 'SlackInputError';
-    this.code = code;
+    super(code, message, details.cause === undefined ? undefined : { cause: details.cause });
     this.flag = details.flag;
     this.allowed = details.allowed;
   }

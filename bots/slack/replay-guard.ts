@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { AnyMiddlewareArgs, Middleware } from '@slack/bolt';
-import type { LoggerLike } from '../../src/index.js';
+import type { LoggerLike, SeenRequests } from '../../src/index.js';
 
 /**
  * HTTP mode's second check of a request, after Bolt's HTTPReceiver has
@@ -10,36 +10,34 @@ import type { LoggerLike } from '../../src/index.js';
  * replayed as another paid job. Here a signature is accepted once, and a
  * timestamp more than `maxSkewSec` ahead of our clock is refused.
  *
- * The receiver's `customPropertiesExtractor` runs on every verified request
- * and marks the ones to refuse; a global middleware acknowledges them
- * (Slack gets its 200, nothing runs). Only verified requests reach the cache,
- * so an outsider cannot fill it; it holds each signature for the 5 minutes
- * Bolt would still accept it, plus the skew.
+ * The signatures seen are kept in the ledger's storage (`seen`: the data
+ * folder or Redis, see `SeenRequests`), each until Bolt would refuse its
+ * request anyway (5 minutes plus the skew), so a replay is dropped after a
+ * restart and by every process sharing that storage. Only verified requests
+ * reach it, so an outsider cannot fill it.
+ *
+ * The receiver's `customPropertiesExtractor` (synchronous) runs on every
+ * verified request and notes its signature; a global middleware asks the
+ * storage and acknowledges what it refuses (Slack gets its 200, nothing
+ * runs). When the storage cannot answer, the request is refused too: it may
+ * be a paid job.
  */
 export interface ReplayGuard {
   /** For `HTTPReceiver`'s `customPropertiesExtractor`. */
   extract(req: IncomingMessage): Record<string, unknown>;
-  /** For `app.use`: drops what `extract` marked. */
+  /** For `app.use`: drops replays and what `extract` marked. */
   middleware: Middleware<AnyMiddlewareArgs>;
 }
 
 /** Bolt's own limit for old timestamps. */
 const STALE_AFTER_SEC = 5 * 60;
 const CHECK = 'pictorRequestCheck';
+const SIGNATURE = 'pictorRequestSignature';
+const UNTIL = 'pictorRequestUntil';
 
-export function createReplayGuard(options: { logger: LoggerLike; maxSkewSec?: number | undefined; maxEntries?: number | undefined; now?: (() => number) | undefined }): ReplayGuard {
+export function createReplayGuard(options: { logger: LoggerLike; seen: SeenRequests; maxSkewSec?: number | undefined; now?: (() => number) | undefined }): ReplayGuard {
   const maxSkewSec = options.maxSkewSec ?? 60;
-  const maxEntries = options.maxEntries ?? 50_000;
   const now = options.now ?? Date.now;
-  /** Signature → when it stops mattering (ms), oldest first. */
-  const seen = new Map<string, number>();
-
-  const forget = (at: number) => {
-    for (const [signature, until] of seen) {
-      if (until > at && seen.size <= maxEntries) break;
-      seen.delete(signature);
-    }
-  };
 
   return {
     extract(req) {
@@ -47,17 +45,24 @@ export function createReplayGuard(options: { logger: LoggerLike; maxSkewSec?: nu
       const timestampSec = Number(header(req, 'x-slack-request-timestamp'));
       // ssl_check requests carry no signature (Bolt strips their payload): nothing to check.
       if (!signature || !Number.isFinite(timestampSec)) return { [CHECK]: 'ok' };
-      const at = now();
-      forget(at);
-      if (timestampSec * 1000 > at + maxSkewSec * 1000) return { [CHECK]: 'future' };
-      if (seen.has(signature)) return { [CHECK]: 'replay' };
-      seen.set(signature, (timestampSec + STALE_AFTER_SEC + maxSkewSec) * 1000);
-      return { [CHECK]: 'ok' };
+      if (timestampSec * 1000 > now() + maxSkewSec * 1000) return { [CHECK]: 'future' };
+      return { [CHECK]: 'once', [SIGNATURE]: signature, [UNTIL]: (timestampSec + STALE_AFTER_SEC + maxSkewSec) * 1000 };
     },
     middleware: async (args) => {
-      const check = (args.context as Record<string, unknown>)[CHECK];
-      if (check === 'replay' || check === 'future') {
-        options.logger.warn({ check, type: args.body.type }, check === 'replay' ? 'refused a replayed Slack request' : 'refused a Slack request dated in the future');
+      const context = args.context as Record<string, unknown>;
+      let check = context[CHECK];
+      if (check === 'once') {
+        try {
+          check = (await options.seen.firstSight(String(context[SIGNATURE]), Number(context[UNTIL]), now())) ? 'ok' : 'replay';
+        } catch (err) {
+          options.logger.error({ err }, 'could not check a Slack request against the ones seen lately: refused it');
+          check = 'unchecked';
+        }
+      }
+      if (check === 'replay' || check === 'future' || check === 'unchecked') {
+        if (check !== 'unchecked') {
+          options.logger.warn({ check, type: args.body.type }, check === 'replay' ? 'refused a replayed Slack request' : 'refused a Slack request dated in the future');
+        }
         if ('ack' in args && typeof args.ack === 'function') await (args.ack as () => Promise<void>)();
         return;
       }

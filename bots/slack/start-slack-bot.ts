@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, HTTPReceiver, SocketModeReceiver, webApi } from '@slack/bolt';
-import { scrubSecrets, ValidationError, type LoggerLike } from '../../src/index.js';
+import { scrubSecrets, ValidationError, type LoggerLike, type SeenRequests } from '../../src/index.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
 import { ChannelWriter } from './ChannelWriter.js';
@@ -36,6 +36,8 @@ export interface SlackBotOptions {
   runner: SlackJobRunner;
   /** Where the Slack bot keeps what its buttons need (`<dataDir>/slack/`). */
   dataDir: string;
+  /** HTTP mode: the ledger's record of request signatures seen lately (the runner's QuotaStore), so a replay is dropped after a restart and by every process sharing it. */
+  seenRequests: SeenRequests;
   /** Hosts the bot token may be sent to for downloads. Default Slack's file hosts. */
   allowedFileHosts?: readonly string[] | undefined;
   /** Slack user ids that may cancel anyone's job in their workspace. */
@@ -108,7 +110,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   // Read before this process takes any job: every unfinished request was left by a process that is gone.
   const interrupted = await store.unfinished();
 
-  const replayGuard = mode === 'http' ? createReplayGuard({ logger }) : undefined;
+  const replayGuard = mode === 'http' ? createReplayGuard({ logger, seen: options.seenRequests }) : undefined;
   // Made here rather than by Bolt so its connection state can be watched (`connected`, for /healthz).
   const socketReceiver =
     mode === 'socket' ? new SocketModeReceiver({ appToken: options.appToken!, logger: boltLogger, installerOptions: { clientOptions } }) : undefined;

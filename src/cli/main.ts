@@ -3,7 +3,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isPictorError, ValidationError, type PictorError } from '../core/errors.js';
-import { BudgetExceededError } from '../spend/errors.js';
+import { BudgetExceededError, LedgerUnreadableError } from '../spend/errors.js';
 import { loadDotEnv, readCoreConfig } from '../config.js';
 import { createCliLogger } from './cli-logger.js';
 import type { CliContext, CliIo } from './context.js';
@@ -111,16 +111,22 @@ function report(error: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, json:
     io.stderr(`pictor: ${error.message.replace(/\.$/, '')}.${allowed} Nothing was sent.`);
     return 2;
   }
+  if (error instanceof LedgerUnreadableError) {
+    // A ledger file the CLI cannot use: nothing was sent; the message names the file and what to do.
+    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, path: error.path, message: error.message }));
+    io.stderr(`pictor: ${error.message} Nothing was sent.`);
+    return 2;
+  }
+  if (error instanceof BudgetExceededError) {
+    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, cap: error.cap, leftUsd: error.leftUsd, resetsAt: new Date(error.resetsAt).toISOString(), message: error.message }));
+    io.stderr(`pictor: ${error.message} Nothing was sent.`);
+    return 1;
+  }
   if (isPictorError(error)) {
     const advice = ADVICE[error.code] ?? '';
     const requestId = (error as { requestId?: string }).requestId;
     if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, message: error.message, requestId: requestId ?? null }));
     io.stderr(`pictor: ${error.message}${requestId ? ` (request ${requestId})` : ''}. ${advice}`.trim());
-    return 1;
-  }
-  if (error instanceof BudgetExceededError) {
-    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, cap: error.cap, leftUsd: error.leftUsd, resetsAt: new Date(error.resetsAt).toISOString(), message: error.message }));
-    io.stderr(`pictor: ${error.message} Nothing was sent.`);
     return 1;
   }
   const message = error instanceof Error ? error.message : String(error);

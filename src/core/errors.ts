@@ -23,10 +23,15 @@ export const ERROR_CODES = [
 
 export type PictorErrorCode = (typeof ERROR_CODES)[number];
 
-export class PictorError extends Error {
-  readonly code: PictorErrorCode;
+/**
+ * The root of every error the project raises. The core's own errors use the
+ * codes above; an error of a part above the core (the spend guard, the bots,
+ * the CLI) names its own stable code as `C`.
+ */
+export class PictorError<C extends string = PictorErrorCode> extends Error {
+  readonly code: C;
 
-  constructor(code: PictorErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: C, message: string, options?: { cause?: unknown }) {
     super(redactSecrets(message), options);
     this.code = code;
     this.name = new.target.name;
@@ -217,13 +222,17 @@ export class BadResponseError extends PictorError {
   }
 }
 
-/** Type guard that works across copies of this module (by shape, not only `instanceof`). */
+/**
+ * Whether an error is one of the core's (its code among `ERROR_CODES`): what a
+ * request to the service can fail with. Works across copies of this module (by
+ * code, not `instanceof`). Errors of the parts above the core are PictorErrors
+ * too, with codes of their own, and have their own guards.
+ */
 export function isPictorError(value: unknown): value is PictorError {
   return (
-    value instanceof PictorError ||
-    (value instanceof Error &&
-      typeof (value as { code?: unknown }).code === 'string' &&
-      (ERROR_CODES as readonly string[]).includes((value as unknown as { code: string }).code))
+    value instanceof Error &&
+    typeof (value as { code?: unknown }).code === 'string' &&
+    (ERROR_CODES as readonly string[]).includes((value as unknown as { code: string }).code)
   );
 }
 

@@ -1,3 +1,5 @@
+import { PictorError } from '../core/errors.js';
+
 /**
  * Faults a test can inject: each applies to the next matching request (one
  * that is authorized and valid), in the order they were injected.
@@ -113,11 +115,9 @@ export function isStreamFault(fault: FaultName): fault is StreamFault {
 }
 
 /** The cause inside the network errors the emulator raises for a reset connection. */
-export class EmulatedConnectionReset extends Error {
-  readonly code = 'ECONNRESET';
+export class EmulatedConnectionReset extends PictorError<'ECONNRESET'> {
   constructor(message = 'the emulator reset the connection (injected fault)') {
-    super(message);
-    this.name = 'EmulatedConnectionReset';
+    super('ECONNRESET', message);
   }
 }
 

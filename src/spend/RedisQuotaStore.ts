@@ -5,9 +5,9 @@ import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connec
 import { withTimeout } from '../core/with-timeout.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { isOverridableCap, OVERRIDABLE_CAPS } from './cap-overrides.js';
-import { ACCOUNT_KEY, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SettleInfo, type SpendRefusalCode, type UsageQuery, type UsageRecord } from './types.js';
-import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, usageRecord, UsageRecordSchema } from './usage-records.js';
-import { nextUtcMidnight, nextUtcMonth, utcDay, utcMonth } from './utc-period.js';
+import { capsAsData, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
+import { ACCOUNT_KEY, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SettleInfo, type UsageQuery, type UsageRecord } from './types.js';
+import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, readBasis, usageRecord } from './usage-records.js';
 
 export interface RedisQuotaStoreOptions {
   /** A connected client (see `connectRedis`); `RedisQuotaStore.connect` makes one. */
@@ -36,8 +36,6 @@ const DEFAULT_KEEP_DAYS = 7;
 const DAY_MS = 24 * 60 * 60_000;
 const HOUR_MS = 60 * 60_000;
 const MONTH_KEEP_MS = 62 * DAY_MS;
-/** Amounts are kept as whole nano-dollars, so sums are exact and atomic (INCRBY). */
-const NANOS_PER_USD = 1e9;
 
 /*
  * Every script is one atomic step of the ledger, and safe to run twice (ioredis
@@ -56,9 +54,9 @@ local ACCOUNT = '${ACCOUNT_KEY}'
 local FIELDS = {'userKey', 'scopeKey', 'day', 'month', 'nanos', 'owner', 'sent', 'job'}
 
 -- One usage record per settled job, in the same step as the charge: never lost, never doubled.
-local function record(job, r, nanos, basis, requestId, reservedNanos)
-  local entry = {jobId = job, time = now, day = r[3], userKey = r[1], scopeKey = r[2], nanos = nanos, basis = basis}
-  if reservedNanos and reservedNanos ~= '' then entry.reservedNanos = tonumber(reservedNanos) end
+local function record(job, r, nanos, basis, requestId)
+  local entry = {jobId = job, time = now, day = r[3], month = r[4], userKey = r[1], scopeKey = r[2], nanos = nanos, basis = basis}
+  if nanos > tonumber(r[5]) then entry.reservedNanos = tonumber(r[5]) end
   if r[8] and r[8] ~= '' then entry.job = r[8] end
   if requestId and requestId ~= '' then entry.requestId = requestId end
   redis.call('xadd', P .. 'usage', '*', 'r', cjson.encode(entry))
@@ -107,7 +105,7 @@ local function live(job, ended)
     record(job, r, tonumber(r[5]), 'uncertain', nil)
     redis.call('hset', P .. 'uncertain', job, table.concat({r[5], r[3], r[1], r[2], now}, ' '))
     redis.call('pexpire', P .. 'uncertain', keepMs)
-    if ended then ended.settled[#ended.settled + 1] = job end
+    if ended then ended.settled[#ended.settled + 1] = job; ended.nanos = ended.nanos + tonumber(r[5]) end
   elseif ended then
     ended.released[#ended.released + 1] = job
   end
@@ -135,8 +133,9 @@ end
 
 /**
  * ARGV: prelude, then job, userKey, scopeKey, nanos, day, month, owner, ownerValue, leaseMs, concurrent, cooldownMs,
- *       caps (nanos or ''): user day, user month, scope day, scope month, account day, account month.
- * Returns {1} (reserved), or {0, code, used}.
+ *       job details (JSON or ''), the number of caps, then per cap in the rulebook's order: code, key, field index
+ *       (3: its day, 4: its month), limit in nanos. The script knows no cap of its own: it is handed them.
+ * Returns {1} (reserved), or {0, code, used} (for the cooldown: {0, code, last job time}).
  */
 const RESERVE = `${PRELUDE}
 local job, userKey, scopeKey, nanos, day, month = ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9]
@@ -149,11 +148,16 @@ if existing then
   return redis.error_reply('DUPLICATE_JOB')
 end
 
-local lists = {user = members(userKey), scope = members(scopeKey), account = members(ACCOUNT)}
+local lists = {}
+local function listOf(key)
+  if not lists[key] then lists[key] = members(key) end
+  return lists[key]
+end
+listOf(userKey); listOf(scopeKey); listOf(ACCOUNT)
 
 if concurrent then
   local count = 0
-  for _, r in ipairs(lists.user) do if r[1] == userKey then count = count + 1 end end
+  for _, r in ipairs(listOf(userKey)) do if r[1] == userKey then count = count + 1 end end
   if count >= concurrent then return {0, 'user_concurrency', count} end
 end
 
@@ -162,26 +166,17 @@ if cooldownMs and cooldownMs > 0 then
   if last and now < last + cooldownMs then return {0, 'user_cooldown', last} end
 end
 
-local caps = {
-  {'budget_user_daily', userKey, lists.user, 3, day, ARGV[15]},
-  {'budget_user_monthly', userKey, lists.user, 4, month, ARGV[16]},
-  {'budget_scope_daily', scopeKey, lists.scope, 3, day, ARGV[17]},
-  {'budget_scope_monthly', scopeKey, lists.scope, 4, month, ARGV[18]},
-  {'budget_account_daily', ACCOUNT, lists.account, 3, day, ARGV[19]},
-  {'budget_account_monthly', ACCOUNT, lists.account, 4, month, ARGV[20]},
-}
-for _, c in ipairs(caps) do
-  local limit = tonumber(c[6])
-  if limit then
-    local u = used(c[2], c[3], c[4], c[5])
-    if u + nanos > limit then return {0, c[1], u} end
-  end
+for i = 0, tonumber(ARGV[16]) - 1 do
+  local at = 17 + i * 4
+  local code, key, idx, limit = ARGV[at], ARGV[at + 1], tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3])
+  local u = used(key, listOf(key), idx, idx == 3 and day or month)
+  if u + nanos > limit then return {0, code, u} end
 end
 
 redis.call('set', P .. 'owner:' .. owner, ownerValue, 'PX', leaseMs)
 redis.call('hset', P .. 'res:' .. job, 'userKey', userKey, 'scopeKey', scopeKey, 'nanos', ARGV[7], 'day', day, 'month', month,
   'at', ARGV[3], 'owner', owner, 'sent', '0')
-if ARGV[21] and ARGV[21] ~= '' then redis.call('hset', P .. 'res:' .. job, 'job', ARGV[21]) end
+if ARGV[15] ~= '' then redis.call('hset', P .. 'res:' .. job, 'job', ARGV[15]) end
 for _, k in ipairs(keysOf({userKey, scopeKey})) do redis.call('zadd', P .. 'active:' .. k, now, job) end
 redis.call('set', P .. 'last:' .. userKey, ARGV[3], 'PX', keepMs)
 return {1}
@@ -194,13 +189,13 @@ redis.call('hset', P .. 'res:' .. ARGV[4], 'sent', '1')
 return 1
 `;
 
-/** ARGV: prelude, job, actualNanos, requestId (or ''), basis, reservedNanos (or ''). Charges the day and month the job was reserved for, and records it. */
+/** ARGV: prelude, job, actualNanos, requestId (or ''), basis. Charges the day and month the job was reserved in, and records it. */
 const SETTLE = `${PRELUDE}
 local r = load(ARGV[4])
 if not r then return 0 end
 forget(ARGV[4], r)
 charge(r, tonumber(ARGV[5]))
-record(ARGV[4], r, tonumber(ARGV[5]), ARGV[7], ARGV[6], ARGV[8])
+record(ARGV[4], r, tonumber(ARGV[5]), ARGV[7], ARGV[6])
 return 1
 `;
 
@@ -219,9 +214,9 @@ return used(ARGV[4], members(ARGV[4]), tonumber(ARGV[5]), ARGV[6])
 
 /** ARGV: prelude. Ends every reservation of a dead process; returns {released, settled}. */
 const RECONCILE = `${PRELUDE}
-local ended = {released = {}, settled = {}}
+local ended = {released = {}, settled = {}, nanos = 0}
 members(ACCOUNT, ended)
-return {ended.released, ended.settled}
+return {ended.released, ended.settled, tostring(ended.nanos)}
 `;
 
 /**
@@ -245,7 +240,7 @@ type LedgerClient = Redis & {
   pictorSpendSettle(...args: Arg[]): Promise<number>;
   pictorSpendRelease(...args: Arg[]): Promise<number>;
   pictorSpendUsed(...args: Arg[]): Promise<number>;
-  pictorSpendReconcile(...args: Arg[]): Promise<[string[], string[]]>;
+  pictorSpendReconcile(...args: Arg[]): Promise<[string[], string[], string]>;
   pictorSpendSetCap(...args: Arg[]): Promise<string | null>;
 };
 
@@ -314,7 +309,7 @@ export class RedisQuotaStore implements QuotaStore {
     const { jobId, userKey, scopeKey, estimateUsd, limits, now } = input;
     const nanos = toNanos('estimateUsd', estimateUsd);
     const cooldownMs = (limits.userCooldownSeconds ?? 0) * 1000;
-    const cap = (field: keyof typeof limits) => (limits[field] === undefined ? '' : toNanos(field, limits[field]));
+    const caps = capsAsData(limits, userKey, scopeKey).flatMap((c) => [c.code, c.key, c.period === 'day' ? 3 : 4, c.limitNanos]);
     const reply = await this.#redis
       .pictorSpendReserve(
         ...this.#prelude(now),
@@ -322,20 +317,16 @@ export class RedisQuotaStore implements QuotaStore {
         userKey,
         scopeKey,
         nanos,
-        utcDay(now),
-        utcMonth(now),
+        periodKey('day', now),
+        periodKey('month', now),
         this.#owner,
         this.#ownerValue,
         this.#leaseMs,
         limits.userConcurrentJobs === undefined ? '' : String(limits.userConcurrentJobs),
         cooldownMs > 0 ? String(cooldownMs) : '',
-        cap('userDailyUsd'),
-        cap('userMonthlyUsd'),
-        cap('scopeDailyUsd'),
-        cap('scopeMonthlyUsd'),
-        cap('accountDailyUsd'),
-        cap('accountMonthlyUsd'),
         input.job ? JSON.stringify(input.job) : '',
+        caps.length / 4,
+        ...caps,
       )
       .catch((error: unknown) => {
         if (error instanceof Error && error.message.includes('DUPLICATE_JOB')) throw new Error(`job ${jobId} already has a reservation`);
@@ -345,31 +336,8 @@ export class RedisQuotaStore implements QuotaStore {
       this.#hold(jobId);
       return { ok: true };
     }
-    const [, code, a] = reply;
-    const limitOf: Partial<Record<SpendRefusalCode, number | undefined>> = {
-      budget_user_daily: limits.userDailyUsd,
-      budget_user_monthly: limits.userMonthlyUsd,
-      budget_scope_daily: limits.scopeDailyUsd,
-      budget_scope_monthly: limits.scopeMonthlyUsd,
-      budget_account_daily: limits.accountDailyUsd,
-      budget_account_monthly: limits.accountMonthlyUsd,
-    };
-    switch (code) {
-      case 'user_concurrency':
-        return { ok: false, code, limit: limits.userConcurrentJobs!, used: a, resetsAt: now };
-      case 'user_cooldown':
-        return { ok: false, code, limit: limits.userCooldownSeconds!, used: (now - a) / 1000, resetsAt: a + cooldownMs };
-      case 'budget_user_daily':
-      case 'budget_scope_daily':
-      case 'budget_account_daily':
-        return { ok: false, code, limit: limitOf[code]!, used: fromNanos(a), resetsAt: nextUtcMidnight(now) };
-      case 'budget_user_monthly':
-      case 'budget_scope_monthly':
-      case 'budget_account_monthly':
-        return { ok: false, code, limit: limitOf[code]!, used: fromNanos(a), resetsAt: nextUtcMonth(now) };
-      default:
-        throw new Error(`the quota ledger answered an unknown refusal ${JSON.stringify(code)}`);
-    }
+    const [, code, usedOrLast] = reply;
+    return refusalFromStore(code, usedOrLast, input);
   }
 
   async markSent(jobId: string): Promise<void> {
@@ -379,10 +347,10 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
-    if (!(Number.isFinite(actualUsd) && actualUsd >= 0)) throw new RangeError(`actualUsd must be a non-negative number, not ${actualUsd}`);
+    const nanos = toNanos('actualUsd', actualUsd);
     this.#assertOpen();
     const now = Date.now();
-    const settled = await this.#redis.pictorSpendSettle(...this.#prelude(now), jobId, toNanos('actualUsd', actualUsd), info.requestId ?? '', info.basis ?? 'table', info.reservedUsd === undefined ? '' : toNanos('reservedUsd', info.reservedUsd));
+    const settled = await this.#redis.pictorSpendSettle(...this.#prelude(now), jobId, nanos, info.requestId ?? '', info.basis ?? 'table');
     this.#held.delete(jobId);
     if (now - this.#usageTrimmedAt >= HOUR_MS) {
       this.#usageTrimmedAt = now;
@@ -395,9 +363,10 @@ export class RedisQuotaStore implements QuotaStore {
   /** The usage records of the stream `<prefix>:quota:usage`, oldest first. */
   async usage(query: UsageQuery): Promise<UsageRecord[]> {
     this.#assertOpen();
-    // Stream ids are Redis's clock; records carry the callers' `now`: read a day's margin either side, then filter.
+    // Stream ids are Redis's clock, records the callers' `now`, and a job counts in the day it was reserved (it may be
+    // settled days later, by a reconcile): read from a day's margin before `since` to the end, then filter.
     const from = query.since === undefined ? '-' : String(Math.max(0, query.since - DAY_MS));
-    const to = query.until === undefined ? '+' : String(query.until + DAY_MS);
+    const to = '+';
     const entries = await this.#redis.xrange(this.#usageKey(), from, to);
     const records: UsageRecord[] = [];
     for (const [, fields] of entries) {
@@ -405,6 +374,13 @@ export class RedisQuotaStore implements QuotaStore {
       if (record && matchesQuery(record, query)) records.push(record);
     }
     return latestPerJob(records);
+  }
+
+  /** `SET <prefix>:quota:seen:<id> NX PX`: one key per id, gone when it no longer matters. */
+  async firstSight(id: string, until: number, now: number): Promise<boolean> {
+    this.#assertOpen();
+    const answer = await this.#redis.set(`${this.prefix}:quota:seen:${id}`, '1', 'PX', Math.max(1, Math.ceil(until - now)), 'NX');
+    return answer === 'OK';
   }
 
   /** The hash `<prefix>:quota:caps:<scopeKey>`: what chat admins set for that scope. */
@@ -444,12 +420,12 @@ export class RedisQuotaStore implements QuotaStore {
 
   async spentToday(key: string, now: number): Promise<number> {
     this.#assertOpen();
-    return fromNanos(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 3, utcDay(now)));
+    return fromNanos(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 3, periodKey('day', now)));
   }
 
   async spentThisMonth(key: string, now: number): Promise<number> {
     this.#assertOpen();
-    return fromNanos(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 4, utcMonth(now)));
+    return fromNanos(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 4, periodKey('month', now)));
   }
 
   /**
@@ -468,8 +444,8 @@ export class RedisQuotaStore implements QuotaStore {
         if (!key.endsWith(this.#owner) && !isProcessAlive(pid)) await this.#redis.del(key);
       }
     } while (cursor !== '0');
-    const [released, settledAtEstimate] = await this.#redis.pictorSpendReconcile(...this.#prelude(now));
-    return { released, settledAtEstimate };
+    const [released, settledAtEstimate, nanos] = await this.#redis.pictorSpendReconcile(...this.#prelude(now));
+    return { released, settledAtEstimate, chargedUsd: fromNanos(Number(nanos)) };
   }
 
   /** Stops renewing the lease (what is still reserved is ended within `leaseMs`) and closes the connection if it owns it. */
@@ -522,23 +498,32 @@ export class RedisQuotaStore implements QuotaStore {
   }
 }
 
-function toNanos(field: string, usd: number | undefined): string {
-  if (!(typeof usd === 'number' && Number.isFinite(usd) && usd >= 0)) throw new RangeError(`${field} must be a non-negative number, not ${usd}`);
-  return String(Math.round(usd * NANOS_PER_USD));
-}
-
-function fromNanos(nanos: number): number {
-  return Math.round(nanos) / NANOS_PER_USD;
-}
-
 /** A stream entry's record (written by the Lua `record`), or undefined when it cannot be read. */
 function parseStreamRecord(text: string | undefined): UsageRecord | undefined {
   if (text === undefined) return undefined;
   try {
-    const raw = JSON.parse(text) as { jobId: string; time: number; day: string; userKey: string; scopeKey: string; nanos: number; basis: string; reservedNanos?: number; requestId?: string; job?: string };
+    const raw = JSON.parse(text) as {
+      jobId: string;
+      time: number;
+      day: string;
+      month?: string;
+      userKey: string;
+      scopeKey: string;
+      nanos: number;
+      reservedNanos?: number;
+      basis: string;
+      requestId?: string;
+      job?: string;
+    };
     const job = raw.job === undefined ? undefined : JobDetailsSchema.safeParse(JSON.parse(raw.job)).data;
-    const basis = UsageRecordSchema.shape.basis.parse(raw.basis);
-    return usageRecord({ ...raw, basis, job, costUsd: fromNanos(raw.nanos), reservedUsd: raw.reservedNanos === undefined ? undefined : fromNanos(raw.reservedNanos) });
+    return usageRecord({
+      ...raw,
+      month: raw.month ?? raw.day.slice(0, 7),
+      basis: readBasis(raw.basis, raw.month !== undefined),
+      job,
+      costUsd: fromNanos(raw.nanos),
+      reservedUsd: raw.reservedNanos === undefined ? undefined : fromNanos(raw.reservedNanos),
+    });
   } catch {
     return undefined;
   }

@@ -1,5 +1,7 @@
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import { ValidationError } from '../core/errors.js';
-import { ACCOUNT_KEY, type SpendLimits } from './types.js';
+import type { SpendLimits } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS } from './usage-records.js';
 
 /** The spending caps an operator sets, in USD. Undefined means no cap. */
@@ -48,7 +50,12 @@ export function accountCaps(caps: SpendCaps): SpendLimits {
 /** The spend guard's settings: the caps, the data folder of the file ledger (used without `REDIS_URL`), and the usage records. */
 export interface SpendConfig {
   caps: SpendCaps;
-  /** `PICTOR_DATA_DIR`, default `./.data` (as the bots). */
+  /**
+   * `PICTOR_DATA_DIR`: the CLI's file ledger. Default the user's state folder
+   * (`$XDG_STATE_HOME/pictor`, else `~/.local/state/pictor`), so the CLI run
+   * from any folder finds the same ledger. (`npm start` keeps its own default,
+   * `./.data`.)
+   */
   dataDir: string;
   /** `PICTOR_USAGE_PROMPTS=1`: keep each job's prompt in its usage record. Default off. */
   recordPrompts: boolean;
@@ -56,32 +63,37 @@ export interface SpendConfig {
   usageRetentionDays: number;
 }
 
-export function readSpendConfig(env: NodeJS.ProcessEnv): SpendConfig {
-  const prompts = env.PICTOR_USAGE_PROMPTS?.trim() ?? '';
-  if (!['', '0', '1', 'true', 'false'].includes(prompts.toLowerCase())) {
-    throw new ValidationError('PICTOR_USAGE_PROMPTS', `PICTOR_USAGE_PROMPTS must be 1 (keep prompts in usage records) or 0 (got ${JSON.stringify(env.PICTOR_USAGE_PROMPTS)})`);
-  }
+/** `PICTOR_USAGE_RETENTION_DAYS`: whole days from 1 to 3650, default 400; a bad value is a ValidationError naming it. */
+export function readUsageRetentionDays(env: NodeJS.ProcessEnv): number {
   const retention = env.PICTOR_USAGE_RETENTION_DAYS?.trim() ?? '';
   const days = retention === '' ? DEFAULT_USAGE_RETENTION_DAYS : Number(retention);
   if (!(Number.isInteger(days) && days >= 1 && days <= 3650)) {
     throw new ValidationError('PICTOR_USAGE_RETENTION_DAYS', `PICTOR_USAGE_RETENTION_DAYS must be a whole number of days from 1 to 3650 (got ${JSON.stringify(env.PICTOR_USAGE_RETENTION_DAYS)})`);
   }
+  return days;
+}
+
+/** The user's state folder for Pictor: `$XDG_STATE_HOME/pictor`, else `~/.local/state/pictor` (the XDG base directory rule). */
+export function userStateDir(env: NodeJS.ProcessEnv): string {
+  const xdg = env.XDG_STATE_HOME?.trim();
+  // The spec says a relative XDG_STATE_HOME is invalid and to be ignored.
+  if (xdg && isAbsolute(xdg)) return join(xdg, 'pictor');
+  return join(env.HOME?.trim() || homedir(), '.local', 'state', 'pictor');
+}
+
+export function readSpendConfig(env: NodeJS.ProcessEnv): SpendConfig {
+  const prompts = env.PICTOR_USAGE_PROMPTS?.trim() ?? '';
+  if (!['', '0', '1', 'true', 'false'].includes(prompts.toLowerCase())) {
+    throw new ValidationError('PICTOR_USAGE_PROMPTS', `PICTOR_USAGE_PROMPTS must be 1 (keep prompts in usage records) or 0 (got ${JSON.stringify(env.PICTOR_USAGE_PROMPTS)})`);
+  }
+  const days = readUsageRetentionDays(env);
   return {
     caps: readSpendCaps(env),
-    dataDir: env.PICTOR_DATA_DIR?.trim() || './.data',
+    dataDir: env.PICTOR_DATA_DIR?.trim() || userStateDir(env),
     recordPrompts: prompts === '1' || prompts.toLowerCase() === 'true',
     usageRetentionDays: days,
   };
 }
 
-/** The caps in the order they are checked: the user's, the scope's, then the account's. */
-export function budgetsOf(limits: SpendLimits, userKey: string, scopeKey: string) {
-  return [
-    { code: 'budget_user_daily', field: 'userDailyUsd', key: userKey, period: 'day', limit: limits.userDailyUsd },
-    { code: 'budget_user_monthly', field: 'userMonthlyUsd', key: userKey, period: 'month', limit: limits.userMonthlyUsd },
-    { code: 'budget_scope_daily', field: 'scopeDailyUsd', key: scopeKey, period: 'day', limit: limits.scopeDailyUsd },
-    { code: 'budget_scope_monthly', field: 'scopeMonthlyUsd', key: scopeKey, period: 'month', limit: limits.scopeMonthlyUsd },
-    { code: 'budget_account_daily', field: 'accountDailyUsd', key: ACCOUNT_KEY, period: 'day', limit: limits.accountDailyUsd },
-    { code: 'budget_account_monthly', field: 'accountMonthlyUsd', key: ACCOUNT_KEY, period: 'month', limit: limits.accountMonthlyUsd },
-  ] as const;
-}
+/** The caps in the order they are checked (the rulebook's). */
+export { budgetsOf } from './rules.js';

@@ -1,3 +1,4 @@
+import { PictorError } from '../core/errors.js';
 import { formatUsd } from '../core/pricing.js';
 import type { BudgetCode, SpendRefusal } from './types.js';
 
@@ -22,8 +23,7 @@ export function describeResetTime(at: number): string {
  * A job was refused by a spending cap before anything was sent. `cap` says
  * which; `message` says how much is left and when the cap resets (UTC).
  */
-export class BudgetExceededError extends Error {
-  readonly code = 'budget_exceeded' as const;
+export class BudgetExceededError extends PictorError<'budget_exceeded'> {
   readonly cap: BudgetCode;
   readonly limitUsd: number;
   readonly usedUsd: number;
@@ -34,10 +34,10 @@ export class BudgetExceededError extends Error {
     const left = Math.max(0, refusal.limit - refusal.used);
     const name = CAP_NAMES[refusal.code];
     super(
+      'budget_exceeded',
       `This job could cost up to ${formatUsd(estimateUsd)}, more than the ${formatUsd(left)} left of ${name} of ${formatUsd(refusal.limit)} ` +
         `(spent or reserved: ${formatUsd(refusal.used)}); it resets at ${describeResetTime(refusal.resetsAt)}.`,
     );
-    this.name = 'BudgetExceededError';
     this.cap = refusal.code;
     this.limitUsd = refusal.limit;
     this.usedUsd = refusal.used;
@@ -47,20 +47,24 @@ export class BudgetExceededError extends Error {
 }
 
 /**
- * The ledger file cannot be read (empty, truncated, not a ledger) and no good
- * backup copy was beside it. Starting anyway would forget what was spent.
+ * A file of the ledger (the ledger itself, the chat admins' caps, the usage
+ * records, the Slack replay record) cannot be read and no good backup copy
+ * was beside it. Starting anyway would forget what was spent or allowed, so
+ * every surface refuses to start (or to run a job) and names the file and
+ * what to do.
  */
-export class LedgerUnreadableError extends Error {
-  readonly code = 'ledger_unreadable' as const;
+export class LedgerUnreadableError extends PictorError<'ledger_unreadable'> {
   readonly path: string;
 
-  constructor(path: string, problem: string, options?: { cause?: unknown }) {
+  constructor(path: string, problem: string, options?: { cause?: unknown; remedy?: string | undefined }) {
     super(
-      `the spend ledger ${path} ${problem}, and no good backup copy (${path}.bak) is beside it. ` +
-        `Restore a copy of it, or move it away to start counting spending from zero (caps then ignore what was already spent).`,
-      options,
+      'ledger_unreadable',
+      options?.remedy
+        ? `${path} ${problem}. ${options.remedy}`
+        : `the spend ledger ${path} ${problem}, and no good backup copy (${path}.bak) is beside it. ` +
+            `Restore a copy of it, or move it away to start counting spending from zero (caps then ignore what was already spent).`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
     );
-    this.name = 'LedgerUnreadableError';
     this.path = path;
   }
 }

@@ -1,8 +1,12 @@
 /** The spend guard: the ledger every surface reserves, marks sent, settles and releases through, with the account's caps. */
 export * from './types.js';
 export { FileQuotaStore, type FileQuotaStoreOptions } from './FileQuotaStore.js';
+export { MemoryQuotaStore, MemoryLedger, type MemoryQuotaStoreOptions } from './MemoryQuotaStore.js';
+export { BUDGETS, evaluate, resetsAt, periodKey, type Budget, type CapPeriod, type LedgerSnapshot } from './rules.js';
+export { LEDGER_FILES } from './ledger-files.js';
+export { openQuotaStore, ledgerDir, ledgerRedis, type LedgerKind, type OpenQuotaStoreOptions } from './open-store.js';
 export { RedisQuotaStore, type RedisQuotaStoreOptions } from './RedisQuotaStore.js';
-export { readSpendCaps, readSpendConfig, accountCaps, budgetsOf, SPEND_CAP_VARIABLES, type SpendCaps, type SpendConfig } from './caps.js';
+export { readSpendCaps, readSpendConfig, readUsageRetentionDays, userStateDir, accountCaps, budgetsOf, SPEND_CAP_VARIABLES, type SpendCaps, type SpendConfig } from './caps.js';
 export { BudgetExceededError, LedgerUnreadableError, isBudgetCode, describeResetTime } from './errors.js';
 export { SpendGuard, GuardedPictorClient, type SpendGuardOptions } from './guarded-client.js';
 export { effectiveLimits, isOverridableCap, OVERRIDABLE_CAPS } from './cap-overrides.js';

@@ -2,43 +2,26 @@ import { userInfo } from 'node:os';
 import type { CoreConfig } from '../config.js';
 import type { LoggerLike } from '../client/PictorClient.js';
 import { accountCaps } from './caps.js';
-import { FileQuotaStore } from './FileQuotaStore.js';
 import { SpendGuard } from './guarded-client.js';
-import type { QuotaStore } from './types.js';
+import { ledgerKindOf, needsSpendGuard } from './ledger-kind.js';
+import { openQuotaStore } from './open-store.js';
 
 /**
  * The spend guard of a process that sends requests itself (the CLI): the
  * account's caps on the shared ledger — Redis with `REDIS_URL`, else the file
- * ledger in `PICTOR_DATA_DIR`. Without Redis and without an account cap there
- * is nothing to enforce, and no ledger file is created.
+ * ledger in `PICTOR_DATA_DIR` (default the user's state folder) — or, against
+ * the embedded emulator, on the emulator's own ledger. Undefined when there is
+ * nothing to keep (see `needsSpendGuard`).
  */
 export async function openSpendGuard(config: CoreConfig, logger: LoggerLike): Promise<{ guard: SpendGuard; close(): Promise<void> } | undefined> {
-  const limits = accountCaps(config.spend.caps);
-  const capped = limits.accountDailyUsd !== undefined || limits.accountMonthlyUsd !== undefined;
-  if (!config.redis && !capped) return undefined;
-  let store: QuotaStore;
-  if (config.redis) {
-    const { RedisQuotaStore } = await import('./RedisQuotaStore.js'); // ioredis only with REDIS_URL
-    store = await RedisQuotaStore.connect(config.redis, {
-      logger,
-      onError: (err) => logger.warn({ err }, 'could not renew the spend lease'),
-      usageRetentionDays: config.spend.usageRetentionDays,
-    });
-  } else {
-    const file = new FileQuotaStore({
-      dir: config.spend.dataDir,
-      onError: (err) => logger.warn({ err }, 'could not renew the spend lease'),
-      usageRetentionDays: config.spend.usageRetentionDays,
-    });
-    try {
-      const opened = await file.open();
-      if (opened.restoredFromBackup) logger.warn({ path: file.path, brokenCopy: opened.brokenCopy }, 'the spend ledger was unreadable: restored its backup copy');
-    } catch (error) {
-      await file.close();
-      throw error;
-    }
-    store = file;
-  }
+  if (!needsSpendGuard(config)) return undefined;
+  const store = await openQuotaStore({
+    redis: config.redis,
+    dataDir: config.spend.dataDir,
+    ledger: ledgerKindOf(config),
+    usageRetentionDays: config.spend.usageRetentionDays,
+    logger,
+  });
   let user = 'unknown';
   try {
     user = userInfo().username;
@@ -46,7 +29,7 @@ export async function openSpendGuard(config: CoreConfig, logger: LoggerLike): Pr
     // No passwd entry (some containers): spending is still counted, under "unknown".
   }
   return {
-    guard: new SpendGuard({ store, limits, userKey: `cli:${user}`, scopeKey: 'cli', recordPrompts: config.spend.recordPrompts }),
+    guard: new SpendGuard({ store, limits: accountCaps(config.spend.caps), userKey: `cli:${user}`, scopeKey: 'cli', recordPrompts: config.spend.recordPrompts }),
     close: () => store.close(),
   };
 }

@@ -1,3 +1,5 @@
+import type { BUDGETS } from './rules.js';
+
 /**
  * The spend guard's contract: every surface (CLI, chat bots, n8n node) reserves
  * a job's upper-bound price before the request is sent, marks it sent just
@@ -26,14 +28,8 @@ export interface SpendLimits {
   userCooldownSeconds?: number | undefined;
 }
 
-/** Which cap refused a job. Stable: surfaces switch on it. */
-export type BudgetCode =
-  | 'budget_account_daily'
-  | 'budget_account_monthly'
-  | 'budget_user_daily'
-  | 'budget_user_monthly'
-  | 'budget_scope_daily'
-  | 'budget_scope_monthly';
+/** Which cap refused a job (`BUDGETS` in the rulebook lists them). Stable: surfaces switch on it. */
+export type BudgetCode = (typeof BUDGETS)[number]['code'];
 
 export type SpendRefusalCode = BudgetCode | 'user_concurrency' | 'user_cooldown';
 
@@ -81,8 +77,10 @@ export interface UsageRecord {
   jobId: string;
   /** When it was settled (ms). */
   time: number;
-  /** The UTC day (`YYYY-MM-DD`) its cost counts for: the day it was reserved. */
+  /** The UTC day (`YYYY-MM-DD`) its cost counts for: the day it was reserved (not settled), as in the ledger. */
   day: string;
+  /** The UTC month (`YYYY-MM`) its cost counts for: the month it was reserved in. */
+  month: string;
   /** The user key's prefix: `cli`, `discord`, `slack`, `n8n`. */
   surface: string;
   userKey: string;
@@ -93,13 +91,14 @@ export interface UsageRecord {
   quality?: string | undefined;
   costUsd: number;
   /**
-   * `table`: every charged image came back, priced from the table; `estimate`: some or all of the charge is the
-   * upper-bound estimate (images that may have been billed never arrived, or their quality was unknown);
-   * `uncertain`: charged at its estimate by reconcile, because its process died after sending it. Older records'
-   * `actual` reads as `table`.
+   * How `costUsd` was found. `table`: every charged image came back, priced from the table. `estimate`: some or
+   * all of the charge is the job's upper-bound estimate, charged by the live process (images that may have been
+   * billed never arrived, or their quality was unknown). `uncertain`: charged at the estimate by a reconcile after
+   * the sending process died. Records of older versions read back as `table` (`actual`) and `uncertain`
+   * (`estimate` without a `month`).
    */
   basis: UsageBasis;
-  /** Only when the charge exceeded the reservation (the service reported a dearer job than reserved): what was reserved. */
+  /** Set when the charge exceeded the job's reservation (the service reported a dearer job than was reserved): what was reserved. */
   reservedUsd?: number | undefined;
   requestId?: string | undefined;
   prompt?: string | undefined;
@@ -121,7 +120,11 @@ export interface SettleInfo {
   reservedUsd?: number | undefined;
 }
 
-/** Which records: settled in [since, until) (ms), optionally of one user or scope. */
+/**
+ * Which records: of jobs that count in [since, until) (ms) — the UTC day a job
+ * counts in is the day it was reserved, whenever it was settled — optionally
+ * of one user or scope.
+ */
 export interface UsageQuery {
   since?: number | undefined;
   until?: number | undefined;
@@ -135,6 +138,8 @@ export interface ReconcileReport {
   released: string[];
   /** Jobs whose request had been sent: charged at their estimate and marked uncertain. */
   settledAtEstimate: string[];
+  /** What those were charged in all (USD): spending the metrics count too. */
+  chargedUsd: number;
 }
 
 /**
@@ -148,7 +153,7 @@ export interface ReconcileReport {
  * reservations are settled at their estimate if their request had been sent
  * (`markSent`), marked uncertain, and released otherwise.
  */
-export interface QuotaStore {
+export interface QuotaStore extends SeenRequests {
   /** Checks every limit and, if all pass, reserves `estimateUsd` and marks the job active for the user. */
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /** Records that the job's request is about to leave: from now on it may be billed. Call before every send. */
@@ -179,6 +184,22 @@ export interface QuotaStore {
   setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }>;
   close(): Promise<void>;
 }
+
+/**
+ * One-time request ids seen lately (Slack's request signatures), kept in the
+ * ledger's storage — the data folder or Redis — so a replay is recognised
+ * after a restart and by every process sharing that storage. Each id is
+ * kept until the moment its request could no longer be accepted anyway; the
+ * file and memory stores keep at most `MAX_SEEN_REQUESTS` (the soonest to
+ * expire are dropped first), Redis one key per id with that time to live.
+ */
+export interface SeenRequests {
+  /** True the first time `id` is offered; false while it is remembered (a replay). Atomic for every process sharing the storage. */
+  firstSight(id: string, until: number, now: number): Promise<boolean>;
+}
+
+/** The most request ids a file or memory store remembers at once. */
+export const MAX_SEEN_REQUESTS = 50_000;
 
 /** The caps a chat admin may change for their own server/workspace. The account's caps never are. */
 export type OverridableCap = 'userDailyUsd' | 'userMonthlyUsd' | 'scopeDailyUsd' | 'scopeMonthlyUsd';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { JobDetails, UsageQuery, UsageRecord } from './types.js';
+import { utcDay } from './utc-period.js';
 
 /** Default `PICTOR_USAGE_RETENTION_DAYS`: a little over a year, so this month can be compared with the same month last year. */
 export const DEFAULT_USAGE_RETENTION_DAYS = 400;
@@ -12,11 +13,18 @@ export const JobDetailsSchema = z.object({
   prompt: z.string().optional(),
 });
 
-/** One line of `usage.jsonl` / one entry of the Redis stream: a record, read back tolerantly (unknown fields are dropped). */
-export const UsageRecordSchema = z.object({
+/**
+ * One line of `usage.jsonl` / one entry of the Redis stream: a record, read
+ * back tolerantly (unknown fields are dropped). Records of older versions have
+ * no `month` (it is the day's), `basis: "actual"` (priced from the result:
+ * `table`) and `basis: "estimate"` for what a reconcile charged (`uncertain`).
+ */
+export const UsageRecordSchema = z
+  .object({
   jobId: z.string(),
   time: z.number(),
   day: z.string(),
+  month: z.string().optional(),
   surface: z.string(),
   userKey: z.string(),
   scopeKey: z.string(),
@@ -25,12 +33,23 @@ export const UsageRecordSchema = z.object({
   size: z.string().optional(),
   quality: z.string().optional(),
   costUsd: z.number(),
-  // Records written before `table` and `uncertain` existed said `actual` for a settle.
-  basis: z.enum(['actual', 'table', 'estimate', 'uncertain']).transform((b) => (b === 'actual' ? 'table' : b)),
+  basis: z.enum(['table', 'estimate', 'uncertain', 'actual']),
   reservedUsd: z.number().optional(),
   requestId: z.string().optional(),
   prompt: z.string().optional(),
-});
+})
+  .transform(({ month, basis, ...rest }): UsageRecord => ({
+    ...rest,
+    month: month ?? rest.day.slice(0, 7),
+    basis: readBasis(basis, month !== undefined),
+  }));
+
+/** A stored basis as today's: `actual` (older versions) is `table`; `estimate` in a record without a month (older versions) is `uncertain`. */
+export function readBasis(basis: string, hasMonth: boolean): UsageRecord['basis'] {
+  if (basis === 'actual') return 'table';
+  if (basis === 'estimate') return hasMonth ? 'estimate' : 'uncertain';
+  return basis === 'uncertain' ? 'uncertain' : 'table';
+}
 
 /** The surface a user key belongs to: what comes before its first `:` (`discord:123` → `discord`). */
 export function surfaceOf(userKey: string): string {
@@ -43,19 +62,21 @@ export function usageRecord(input: {
   jobId: string;
   time: number;
   day: string;
+  month: string;
   userKey: string;
   scopeKey: string;
   job: JobDetails | undefined;
   costUsd: number;
   basis: UsageRecord['basis'];
-  reservedUsd?: number | undefined;
   requestId?: string | undefined;
+  reservedUsd?: number | undefined;
 }): UsageRecord {
   const { job } = input;
   return {
     jobId: input.jobId,
     time: input.time,
     day: input.day,
+    month: input.month,
     surface: surfaceOf(input.userKey),
     userKey: input.userKey,
     scopeKey: input.scopeKey,
@@ -68,9 +89,10 @@ export function usageRecord(input: {
   };
 }
 
+/** Whether a record is one the query asks for: judged by the UTC day its job counts in (reserved), not when it was settled. */
 export function matchesQuery(record: UsageRecord, query: UsageQuery): boolean {
-  if (query.since !== undefined && record.time < query.since) return false;
-  if (query.until !== undefined && record.time >= query.until) return false;
+  if (query.since !== undefined && record.day < utcDay(query.since)) return false;
+  if (query.until !== undefined && Date.parse(`${record.day}T00:00:00Z`) >= query.until) return false;
   if (query.userKey !== undefined && record.userKey !== query.userKey) return false;
   if (query.scopeKey !== undefined && record.scopeKey !== query.scopeKey) return false;
   return true;

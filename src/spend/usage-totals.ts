@@ -1,3 +1,4 @@
+import { roundToNanoUsd } from './rules.js';
 import type { UsageRecord } from './types.js';
 
 /** What a group of usage records adds up to: `pictor usage`'s rows and the chat usage summaries' top users. */
@@ -6,12 +7,10 @@ export interface UsageTotals {
   jobs: number;
   images: number;
   usd: number;
-  /** What of `usd` was charged at an estimate (its process died after sending the job). */
+  /** What of `usd` was charged at an estimate by a reconcile (its process died after sending the job): basis `uncertain`. */
   uncertainUsd: number;
 }
 
-/** USD to the nano-dollar, the ledger's precision (sums of floats drift below it). */
-export const roundToNanoUsd = (usd: number): number => Math.round(usd * 1e9) / 1e9;
 
 /** The records' jobs, images and cost, under one key. */
 export function sumUsage(records: Iterable<UsageRecord>, key: string): UsageTotals {
@@ -20,7 +19,7 @@ export function sumUsage(records: Iterable<UsageRecord>, key: string): UsageTota
     totals.jobs += 1;
     totals.images += r.n ?? 0;
     totals.usd += r.costUsd;
-    if (r.basis === 'estimate') totals.uncertainUsd += r.costUsd;
+    if (r.basis === 'uncertain') totals.uncertainUsd += r.costUsd;
   }
   totals.usd = roundToNanoUsd(totals.usd);
   totals.uncertainUsd = roundToNanoUsd(totals.uncertainUsd);
@@ -38,3 +37,6 @@ export function usageByKey(records: Iterable<UsageRecord>, keyOf: (record: Usage
   }
   return [...groups].map(([key, list]) => sumUsage(list, key)).sort((a, b) => b.usd - a.usd || a.key.localeCompare(b.key));
 }
+
+/** USD to the nano-dollar, the ledger's precision (the rulebook's rounding). */
+export { roundToNanoUsd };

@@ -9,6 +9,7 @@ import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { slackEventsUrl, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { waitUntil } from '../helpers/runner-harness.js';
+import { scrape } from '../metrics/scrape.js';
 import { finishedJob, statusOf } from './slack/harness.js';
 
 const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
@@ -49,13 +50,16 @@ describe('npm start killed with SIGKILL in the middle of a paid job, then starte
     // The second life: started again on the same data folder.
     emu.emulator.configure({ latencyMs: 0 });
     const lines: string[] = [];
-    const service = await startService({ ...env, PICTOR_LOG_LEVEL: 'silent' }, (l) => lines.push(l));
+    const service = await startService({ ...env, PICTOR_LOG_LEVEL: 'silent', PICTOR_METRICS_PORT: '0' }, (l) => lines.push(l));
     defer(() => service.stop());
     const ledger = JSON.parse(await readFile(join(dataDir, 'quota-ledger.json'), 'utf8'));
     expect(Object.keys(ledger.reservations)).toEqual([]);
     expect(Object.values(ledger.uncertain)).toEqual([expect.objectContaining({ userKey: 'slack:U0PAYER', usd: 0.00636 })]);
     const today = new Date().toISOString().slice(0, 10);
     expect(ledger.spent[today]['slack:U0PAYER']).toBeCloseTo(0.00636, 9);
+    // What the reconcile at start charged is spent, for the metrics too.
+    const metricsBase = /Metrics for Prometheus at (\S+)\/metrics/.exec(lines.join('\n'))![1]!;
+    expect((await scrape(`${metricsBase}/metrics`)).value('pictor_spent_usd_total')).toBeCloseTo(0.00636, 9);
 
     // Not "you already have 1 job running": the dead process's slot is free.
     slack.deliverOverHttp(slackEventsUrl(lines.join('\n'))!);

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,11 +16,19 @@ const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).
 
 export const tempDir = () => mkdtemp(join(tmpdir(), 'pictor-cli-'));
 
+/**
+ * The per-user state folder the CLI keeps its ledger in by default: a
+ * throwaway one for each run (unless a test sets its own), never the real
+ * `~/.local/state/pictor`. One per run, as runs in this process stand for
+ * processes of their own (a file ledger is opened once per process).
+ */
+const testStateHome = () => mkdtempSync(join(tmpdir(), 'pictor-state-'));
+
 /** Runs `main` in this process with captured output. */
 export async function run(argv: string[], environment: NodeJS.ProcessEnv = {}, io: Partial<CliIo> = {}) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(argv, environment, {
+  const code = await main(argv, { XDG_STATE_HOME: testStateHome(), ...environment }, {
     stdout: (l) => out.push(l),
     stderr: (l) => {
       err.push(l);
@@ -37,7 +46,7 @@ export function spawnCli(args: string[], options: { cwd?: string; env?: NodeJS.P
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, ...args], {
       cwd: options.cwd ?? REPO_ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, XDG_STATE_HOME: testStateHome(), ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -105,7 +105,30 @@ describe('the Pictor Image node under an account cap', () => {
     expect(emulator.requests).toHaveLength(0);
   });
 
-  it('keeps no ledger without a cap and without Redis, as the CLI', async () => {
+  it('fails the item with ledger_unreadable, sending nothing, when cap-overrides.json is malformed or usage.jsonl is a folder', async () => {
+    const damaged = await ledgerFolder();
+    await writeFile(join(damaged, 'cap-overrides.json'), '{"version":1,"scopes":');
+    const [first] = await run(['a fox on a damaged ledger'], { accountDailyUsd: '1', ledgerFolder: damaged });
+    expect(first![0]!.json).toMatchObject({ code: 'ledger_unreadable' });
+    expect(String(first![0]!.json.error)).toContain(join(damaged, 'cap-overrides.json'));
+    const folder = await ledgerFolder();
+    await mkdir(join(folder, 'usage.jsonl'));
+    const [second] = await run(['a fox without usage records'], { accountDailyUsd: '1', ledgerFolder: folder });
+    expect(second![0]!.json).toMatchObject({ code: 'ledger_unreadable' });
+    expect(String(second![0]!.json.error)).toContain(join(folder, 'usage.jsonl'));
+    expect(emulator.requests).toHaveLength(0);
+  });
+
+  it('puts back the backup of a damaged cap-overrides.json and runs the item', async () => {
+    const folder = await ledgerFolder();
+    await writeFile(join(folder, 'cap-overrides.json.bak'), '{"version":1,"scopes":{}}');
+    await writeFile(join(folder, 'cap-overrides.json'), '{"version":1,"scopes":');
+    const [out] = await run(['a fox on a restored ledger'], { accountDailyUsd: '1', ledgerFolder: folder });
+    expect(out![0]!.binary?.data).toBeDefined();
+    expect(await readFile(join(folder, 'cap-overrides.json'), 'utf8')).toBe('{"version":1,"scopes":{}}');
+  });
+
+  it('keeps no ledger without a cap and without Redis', async () => {
     const folder = await ledgerFolder();
     await run(['an uncounted fox'], { ledgerFolder: folder });
     await expect(readFile(join(folder, 'quota-ledger.json'))).rejects.toMatchObject({ code: 'ENOENT' });

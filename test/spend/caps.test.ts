@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readRunnerConfig } from '../../bots/runner/index.js';
 import { readCoreConfig } from '../../src/config.js';
-import { accountCaps, readSpendCaps } from '../../src/index.js';
+import { accountCaps, readSpendCaps, userStateDir } from '../../src/index.js';
 
 describe('the spending caps from the environment', () => {
   it('reads every cap in USD, blank or unset meaning no cap', () => {
@@ -28,5 +28,15 @@ describe('the spending caps from the environment', () => {
     expect(readRunnerConfig(env).limits).toMatchObject({ accountDailyUsd: 5, scopeMonthlyUsd: 50 });
     expect(() => readRunnerConfig({ PICTOR_USER_MONTHLY_USD: 'lots' })).toThrow(expect.objectContaining({ param: 'PICTOR_USER_MONTHLY_USD' }));
     expect(accountCaps(readSpendCaps(env))).toEqual({ accountDailyUsd: 5, accountMonthlyUsd: undefined });
+  });
+
+  it('puts the CLI ledger in the user state folder by default: $XDG_STATE_HOME/pictor, else ~/.local/state/pictor', () => {
+    expect(readCoreConfig({ XDG_STATE_HOME: '/var/state/ann' }).spend.dataDir).toBe('/var/state/ann/pictor');
+    expect(readCoreConfig({ HOME: '/home/ann' }).spend.dataDir).toBe('/home/ann/.local/state/pictor');
+    // A relative XDG_STATE_HOME is not valid (XDG base directories): ignored.
+    expect(userStateDir({ XDG_STATE_HOME: 'state', HOME: '/home/ann' })).toBe('/home/ann/.local/state/pictor');
+    expect(readCoreConfig({ PICTOR_DATA_DIR: '/srv/pictor', XDG_STATE_HOME: '/var/state/ann' }).spend.dataDir).toBe('/srv/pictor');
+    // npm start keeps its own default.
+    expect(readRunnerConfig({ XDG_STATE_HOME: '/var/state/ann' }).dataDir).toBe('./.data');
   });
 });

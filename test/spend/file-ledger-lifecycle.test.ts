@@ -49,7 +49,7 @@ describe('the file ledger over the life of its processes', () => {
     const dir = await newDir();
     await ledgerLeftBy(dir, deadPid(), T);
     const store = storeAt(dir);
-    expect(await store.reconcile(T + 1000)).toEqual({ released: ['queued'], settledAtEstimate: ['sent'] });
+    expect(await store.reconcile(T + 1000)).toMatchObject({ released: ['queued'], settledAtEstimate: ['sent'] });
     expect(await store.spentToday('discord:u1', T + 1000)).toBeCloseTo(0.3, 9);
     expect(await store.spentThisMonth('account', T + 1000)).toBeCloseTo(0.3, 9);
     const ledger = JSON.parse(await readFile(store.path, 'utf8'));
@@ -62,7 +62,7 @@ describe('the file ledger over the life of its processes', () => {
     // The pid is alive (this one), but the lease was last renewed two minutes ago: that process is gone.
     await ledgerLeftBy(dir, process.pid, T - 120_000);
     const store = storeAt(dir, { leaseMs: 60_000 });
-    expect(await store.reconcile(T)).toEqual({ released: ['queued'], settledAtEstimate: ['sent'] });
+    expect(await store.reconcile(T)).toMatchObject({ released: ['queued'], settledAtEstimate: ['sent'] });
   });
 
   it('keeps counting a live process’s reservation past 30 minutes, and its renewed lease keeps it alive for others', async () => {
@@ -108,7 +108,7 @@ describe('the file ledger over the life of its processes', () => {
       }),
     );
     const store = storeAt(dir);
-    expect(await store.reconcile(T)).toEqual({ released: [], settledAtEstimate: ['old'] });
+    expect(await store.reconcile(T)).toMatchObject({ released: [], settledAtEstimate: ['old'] });
     expect(await store.spentThisMonth('discord:u1', T)).toBeCloseTo(0.6, 9);
   });
 

@@ -58,6 +58,7 @@ describe.each(['file', 'redis'] as const)('usage records (%s ledger)', (kind) =>
       jobId: 'a',
       time: expect.any(Number),
       day: new Date(before).toISOString().slice(0, 10),
+      month: new Date(before).toISOString().slice(0, 7),
       surface: 'discord',
       userKey: 'discord:u1',
       scopeKey: 'discord:g1',

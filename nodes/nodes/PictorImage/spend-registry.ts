@@ -3,8 +3,8 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { RedisConfig } from '../../../src/core/redis-config.js';
 import type { RedisLogger } from '../../../src/core/redis-connection.js';
-import { FileQuotaStore } from '../../../src/spend/FileQuotaStore.js';
-import { RedisQuotaStore } from '../../../src/spend/RedisQuotaStore.js';
+import { readUsageRetentionDays } from '../../../src/spend/caps.js';
+import { openQuotaStore } from '../../../src/spend/open-store.js';
 import type { QuotaStore, SpendLimits } from '../../../src/spend/types.js';
 
 /** Where the node's spending is counted, and the account caps it enforces there. */
@@ -15,6 +15,8 @@ export interface LedgerKey {
   redis?: RedisConfig | undefined;
   /** Without Redis: the folder of the file ledger (shared by every process of this machine that uses it). */
   ledgerFolder: string;
+  /** How long usage records are kept; default `PICTOR_USAGE_RETENTION_DAYS` of n8n's environment, else 400 days. */
+  usageRetentionDays?: number | undefined;
 }
 
 /**
@@ -52,18 +54,13 @@ export function ledgerFor(key: LedgerKey, options: { logger?: RedisLogger | unde
   return made;
 }
 
-async function openLedger(key: LedgerKey, options: { logger?: RedisLogger | undefined }): Promise<QuotaStore> {
-  const onError = (err: unknown) => options.logger?.warn({ err }, 'could not renew the spend lease');
-  if (key.redis) return RedisQuotaStore.connect(key.redis, { logger: options.logger, onError });
-  const store = new FileQuotaStore({ dir: resolve(key.ledgerFolder), onError });
-  let ready = false;
-  try {
-    const opened = await store.open();
-    if (opened.restoredFromBackup) options.logger?.warn({ path: store.path, brokenCopy: opened.brokenCopy }, 'the spend ledger was unreadable: restored its backup copy');
-    ready = true;
-  } finally {
-    // An unreadable ledger (LedgerUnreadableError) frees the file for the next execution's try.
-    if (!ready) await store.close();
-  }
-  return store;
+/** The one `openQuotaStore` of every surface: files checked (restored or refused naming the file), usage kept as long as the operator says. */
+function openLedger(key: LedgerKey, options: { logger?: RedisLogger | undefined }): Promise<QuotaStore> {
+  return openQuotaStore({
+    redis: key.redis,
+    dataDir: key.ledgerFolder,
+    usageRetentionDays: key.usageRetentionDays ?? readUsageRetentionDays(process.env),
+    logger: options.logger,
+    // A file ledger has one store per process: an unreadable one (LedgerUnreadableError) is closed, so the next execution tries again.
+  });
 }

@@ -2,7 +2,7 @@ import { readCoreConfig } from '../../config.js';
 import { createEmulator, DEV_API_KEY, emulatorBanner, SERVICE_LIKE_LATENCY_MS, type EmulatorServer } from '../../emulator/index.js';
 import { parseFlags } from '../flags.js';
 import type { CliContext } from '../context.js';
-import { ValidationError } from '../../core/errors.js';
+import { PictorError, ValidationError } from '../../core/errors.js';
 
 export const EMULATOR_USAGE = `Usage: pictor emulator [--port P] [--host H] [--api-key KEY …] [--latency-ms MS] [--images-per-minute N]
 
@@ -16,7 +16,11 @@ Accepts the keys given, else PICTOR_API_KEY, else a development key that it prin
   --images-per-minute N  refuse with 429 past N images a minute; default no limit`;
 
 /** A flag value that is not what it should be: exit 2 naming the flag (nothing is sent by this command, so no such wording). */
-class FlagError extends Error {}
+class FlagError extends PictorError<'validation_error'> {
+  constructor(message: string) {
+    super('validation_error', message);
+  }
+}
 
 /** Runs until SIGINT/SIGTERM, then closes cleanly. */
 export async function runEmulator(args: string[], ctx: CliContext, stopSignal?: AbortSignal): Promise<number> {

@@ -1,24 +1,30 @@
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { ValidationError } from '../../core/errors.js';
 import { formatUsd } from '../../core/pricing.js';
 import type { CoreConfig } from '../../config.js';
 import type { QuotaStore, UsageRecord } from '../../spend/types.js';
 import { sumUsage, usageByKey, type UsageTotals } from '../../spend/usage-totals.js';
+import { LEDGER_FILES } from '../../spend/ledger-files.js';
+import { ledgerDir, ledgerRedis, openQuotaStore, type LedgerKind } from '../../spend/open-store.js';
 import { parseFlags } from '../flags.js';
 import type { CliContext } from '../context.js';
 
-export const USAGE_USAGE = `Usage: pictor usage [--since DATE] [--until DATE] [--by day|user|scope|surface] [--json | --csv]
+export const USAGE_USAGE = `Usage: pictor usage [--since DATE] [--until DATE] [--by day|user|scope|surface] [--json | --csv] [--emulator]
 
   --since DATE   first UTC day counted, YYYY-MM-DD (default: the 1st of this month)
   --until DATE   last UTC day counted, YYYY-MM-DD (default: today)
   --by KEY       one row per day (default), user, scope or surface
   --json         one JSON document: the totals and the rows
-  --csv          one row per job (time, surface, user, scope, operation, n, size, quality, cost, basis, request id, prompt)
+  --csv          one row per job (time, day, month, surface, user, scope, operation, n, size, quality, cost, basis,
+                 reserved, request id, prompt)
+  --emulator     the embedded emulator's ledger (jobs run without PICTOR_BASE_URL) instead of the account's
 
 What the account spent, from the usage records of its ledger: Redis with REDIS_URL (every process sharing it),
-else the file ledger in PICTOR_DATA_DIR (default ./.data). Each job counts on the UTC day it was settled.
-"uncertain" is what was charged at a job's estimate because its process died after sending it.`;
+else the file ledger in PICTOR_DATA_DIR (default ~/.local/state/pictor, or $XDG_STATE_HOME/pictor). Each job
+counts on the UTC day (and month) it was reserved in, as the caps count it, even when it was settled after midnight.
+Basis: "table" priced from what came back, "estimate" charged at its upper-bound estimate (it may have been billed),
+"uncertain" charged at its estimate after its process died.`;
 
 const BY = ['day', 'user', 'scope', 'surface'] as const;
 type By = (typeof BY)[number];
@@ -33,6 +39,7 @@ export async function runUsage(args: string[], ctx: CliContext, config: CoreConf
       by: { type: 'string' },
       json: { type: 'boolean' },
       csv: { type: 'boolean' },
+      emulator: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     'usage',
@@ -51,7 +58,8 @@ export async function runUsage(args: string[], ctx: CliContext, config: CoreConf
   if (since > lastDay) throw new ValidationError('--since', `--since (${values.since ?? isoDay(since)}) is after --until (${values.until ?? isoDay(lastDay)})`);
   const until = lastDay + DAY_MS;
 
-  const store = await openLedger(config);
+  const ledger: LedgerKind = values.emulator ? 'emulator' : 'account';
+  const store = await openLedger(config, ledger);
   let records: UsageRecord[] = [];
   if (store) {
     try {
@@ -69,12 +77,12 @@ export async function runUsage(args: string[], ctx: CliContext, config: CoreConf
   const rows = group(records, by, since, lastDay);
   const total = sumUsage(records, 'total');
   if (values.json) {
-    ctx.stdout(JSON.stringify({ ok: true, since: isoDay(since), until: isoDay(lastDay), by, total, rows }));
+    ctx.stdout(JSON.stringify({ ok: true, ledger, since: isoDay(since), until: isoDay(lastDay), by, total, rows }));
     return 0;
   }
-  const where = config.redis ? 'the Redis ledger' : `the ledger in ${resolve(config.spend.dataDir)}`;
+  const where = `${ledger === 'emulator' ? "the emulator's" : "the account's"} ${config.redis ? `Redis ledger (prefix ${ledgerRedis(config.redis, ledger).prefix})` : `ledger in ${ledgerDir(config.spend.dataDir, ledger)}`}`;
   if (!store) {
-    ctx.stdout(`Nothing recorded yet: ${where} does not exist. Spending is recorded once a job is settled (with an account cap, REDIS_URL, or by npm start).`);
+    ctx.stdout(`Nothing recorded yet: ${where} does not exist. Every job sent to the image service is recorded once it is settled (by this CLI, npm start or the n8n node using this ledger); emulator jobs only in the emulator's ledger.`);
     return 0;
   }
   const uncertain = total.uncertainUsd > 0 ? ` (${formatUsd(total.uncertainUsd)} of it uncertain)` : '';
@@ -92,16 +100,14 @@ export async function runUsage(args: string[], ctx: CliContext, config: CoreConf
   return 0;
 }
 
-/** The account's ledger to read, or undefined when there is none yet (nothing is created to read it). */
-async function openLedger(config: CoreConfig): Promise<QuotaStore | undefined> {
-  if (config.redis) {
-    const { RedisQuotaStore } = await import('../../spend/RedisQuotaStore.js');
-    return RedisQuotaStore.connect(config.redis);
-  }
-  const dir = resolve(config.spend.dataDir);
-  if (!existsSync(join(dir, 'quota-ledger.json')) && !existsSync(join(dir, 'usage.jsonl'))) return undefined;
-  const { FileQuotaStore } = await import('../../spend/FileQuotaStore.js');
-  return new FileQuotaStore({ dir, usageRetentionDays: config.spend.usageRetentionDays });
+/**
+ * The ledger to read, or undefined when there is none yet (nothing is created to read it). Checked as every surface
+ * checks it (a damaged file is restored or named); reservations are left as they are (reading changes nothing).
+ */
+async function openLedger(config: CoreConfig, ledger: LedgerKind): Promise<QuotaStore | undefined> {
+  const dir = ledgerDir(config.spend.dataDir, ledger);
+  if (!config.redis && !existsSync(join(dir, LEDGER_FILES.ledger)) && !existsSync(join(dir, LEDGER_FILES.usage))) return undefined;
+  return openQuotaStore({ redis: config.redis, dataDir: config.spend.dataDir, ledger, usageRetentionDays: config.spend.usageRetentionDays, reconcile: false });
 }
 
 function parseDay(flag: string, value: string): number {
@@ -120,7 +126,7 @@ function group(records: UsageRecord[], by: By, since: number, lastDay: number): 
   const groups = new Map<string, UsageRecord[]>();
   for (let at = since; at <= lastDay && groups.size < 400; at = at + DAY_MS) groups.set(isoDay(at), []);
   for (const r of records) {
-    const day = isoDay(r.time);
+    const day = r.day;
     const list = groups.get(day);
     if (list) list.push(r);
     else groups.set(day, [r]);
@@ -128,7 +134,7 @@ function group(records: UsageRecord[], by: By, since: number, lastDay: number): 
   return [...groups].map(([key, list]) => sumUsage(list, key));
 }
 
-const CSV_COLUMNS = ['time', 'surface', 'user', 'scope', 'operation', 'n', 'size', 'quality', 'cost_usd', 'basis', 'request_id', 'prompt', 'job_id'] as const;
+const CSV_COLUMNS = ['time', 'day', 'month', 'surface', 'user', 'scope', 'operation', 'n', 'size', 'quality', 'cost_usd', 'basis', 'reserved_usd', 'request_id', 'prompt', 'job_id'] as const;
 
 function csvValue(r: UsageRecord, column: (typeof CSV_COLUMNS)[number]): string {
   switch (column) {
@@ -142,6 +148,8 @@ function csvValue(r: UsageRecord, column: (typeof CSV_COLUMNS)[number]): string 
       return r.scopeKey;
     case 'cost_usd':
       return String(r.costUsd);
+    case 'reserved_usd':
+      return r.reservedUsd === undefined ? '' : String(r.reservedUsd);
     case 'request_id':
       return r.requestId ?? '';
     case 'job_id':

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { DEFAULT_FILE_HOSTS, startSlackBot, type SlackBot, type SlackBotOptions } from '../../../bots/slack/index.js';
 import { FileQuotaStore, JobRunner, type SpendLimits } from '../../../bots/runner/index.js';
+import type { QuotaStore } from '../../../src/index.js';
 import { ImageLimiter, PictorClient, silentLogger } from '../../../src/index.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorOptions, type EmulatorServer } from '../../../src/emulator/index.js';
 import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
@@ -19,6 +20,8 @@ export interface HarnessOptions {
   /** Reuse a fake Slack (restart tests). */
   fake?: FakeSlack;
   bot?: Partial<SlackBotOptions>;
+  /** The runner's ledger (default a file ledger in the data folder); closed by `close()`. */
+  store?: QuotaStore;
 }
 
 export interface Harness {
@@ -26,7 +29,7 @@ export interface Harness {
   emulator: Emulator;
   runner: JobRunner;
   /** The runner's spend ledger. */
-  store: FileQuotaStore;
+  store: QuotaStore;
   bot: SlackBot;
   dataDir: string;
   /** Stops the bot and runner (and, unless kept, the fake, emulator and data folder). */
@@ -50,7 +53,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const server: EmulatorServer = await emulator.listen({ port: 0 });
   const limiter = new ImageLimiter({ maxConcurrent: 4 });
   const client = new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, limiter, maxRetries: 0 });
-  const store = new FileQuotaStore({ dir: dataDir });
+  const store = options.store ?? new FileQuotaStore({ dir: dataDir });
   const runner = new JobRunner({ client, store, limits: options.limits ?? {}, minUpdateIntervalMs: 20, partialImages: 2, shutdownGraceMs: 2000 });
   const bot = await startSlackBot({
     botToken: fake.botToken,
@@ -62,6 +65,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     apiUrl: fake.apiUrl,
     runner,
     dataDir,
+    seenRequests: store,
     allowedFileHosts: [...DEFAULT_FILE_HOSTS, fake.fileHost],
     logger: silentLogger(),
     channelWriteIntervalMs: TEST_CHANNEL_INTERVAL_MS,

@@ -53,10 +53,10 @@ describe('pictor usage', () => {
     const { env } = await ledgerWithTwoJobs(['a "quoted", two-line\nprompt', '=HYPERLINK("x")']);
     const { code, stdout } = await run(['usage', '--csv'], env);
     expect(code).toBe(0);
-    expect(stdout.split('\n')[0]).toBe('time,surface,user,scope,operation,n,size,quality,cost_usd,basis,request_id,prompt,job_id');
+    expect(stdout.split('\n')[0]).toBe('time,day,month,surface,user,scope,operation,n,size,quality,cost_usd,basis,reserved_usd,request_id,prompt,job_id');
     expect(stdout).toContain('"a ""quoted"", two-line\nprompt"');
     expect(stdout).toContain(`"'=HYPERLINK(""x"")"`);
-    expect(stdout).toMatch(/,cli,cli:[^,]+,cli,generate,1,1024x1024,low,0\.00636,actual,/);
+    expect(stdout).toMatch(/,cli,cli:[^,]+,cli,generate,1,1024x1024,low,0\.00636,table,,/);
   });
 
   it('draws a bar per day on a terminal, and no bars elsewhere', async () => {

@@ -1,0 +1,14 @@
+/**
+ * The files of a file ledger, all in one data folder. `FileQuotaStore.open()`
+ * checks each before a surface takes jobs (see docs/spend-guard.md).
+ */
+export const LEDGER_FILES = {
+  /** Spending and reservations; `<name>.bak` is the previous version. */
+  ledger: 'quota-ledger.json',
+  /** One JSON line per settled job. */
+  usage: 'usage.jsonl',
+  /** The chat admins' caps per scope; `<name>.bak` is the previous version. */
+  capOverrides: 'cap-overrides.json',
+  /** Slack request signatures seen in the last minutes (HTTP mode), so a replay is dropped after a restart too. */
+  replay: 'slack-replay.json',
+} as const;

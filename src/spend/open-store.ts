@@ -1,0 +1,93 @@
+import { join, resolve } from 'node:path';
+import type { RedisConfig } from '../core/redis-config.js';
+import type { RedisLogger } from '../core/redis-connection.js';
+import { FileQuotaStore } from './FileQuotaStore.js';
+import type { QuotaStore } from './types.js';
+import { DEFAULT_USAGE_RETENTION_DAYS } from './usage-records.js';
+
+/**
+ * Which ledger: the real account's, or the embedded emulator's. Jobs run
+ * against the emulator (no `PICTOR_BASE_URL`) never count against the
+ * account: they have a ledger of their own — the `emulator` folder inside
+ * the data folder, or the Redis prefix `<prefix>:emulator`.
+ */
+export type LedgerKind = 'account' | 'emulator';
+
+export interface OpenQuotaStoreOptions {
+  /** With Redis: the ledger every process of the account shares. */
+  redis?: RedisConfig | undefined;
+  /** Without Redis: the data folder of the file ledger. */
+  dataDir: string;
+  ledger?: LedgerKind | undefined;
+  /** `PICTOR_USAGE_RETENTION_DAYS`. Default 400. */
+  usageRetentionDays?: number | undefined;
+  /** Warnings (a lease not renewed, reservations of a dead process ended, a file restored) and Redis's connection news. */
+  logger?: RedisLogger | undefined;
+  /** Told (one sentence) when a damaged ledger file was replaced by its backup copy. Default: a warning in the log. */
+  onRestored?: ((sentence: string) => void) | undefined;
+  /** End the reservations left by a process that died (kill -9, crash) before answering. Default true. */
+  reconcile?: boolean | undefined;
+  /** Called with what a reconcile at start charged or released, so metrics can count it. */
+  onReconciled?: ((report: Awaited<ReturnType<QuotaStore['reconcile']>>) => void) | undefined;
+}
+
+/** The data folder of a ledger: the emulator's is a folder of its own inside it. */
+export function ledgerDir(dataDir: string, ledger: LedgerKind = 'account'): string {
+  return ledger === 'emulator' ? resolve(join(dataDir, 'emulator')) : resolve(dataDir);
+}
+
+/** The Redis prefix of a ledger. */
+export function ledgerRedis(redis: RedisConfig, ledger: LedgerKind = 'account'): RedisConfig {
+  return ledger === 'emulator' ? { ...redis, prefix: `${redis.prefix}:emulator` } : redis;
+}
+
+/**
+ * The one way every surface (the CLI, `npm start`, the n8n node) opens its
+ * ledger: Redis with a Redis config, else the file ledger in `dataDir`. Every
+ * file of a file ledger is checked first (`FileQuotaStore.open`): a damaged
+ * one is restored from its backup copy (said through `onRestored`) or the
+ * open fails with LedgerUnreadableError naming the file and what to do —
+ * so a surface never goes online with a ledger it cannot use. Then the
+ * reservations of dead processes are ended.
+ */
+export async function openQuotaStore(options: OpenQuotaStoreOptions): Promise<QuotaStore> {
+  const { logger } = options;
+  const onError = (err: unknown) => logger?.warn({ err }, 'could not renew the spend lease');
+  const usageRetentionDays = options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS;
+  let store: QuotaStore;
+  if (options.redis) {
+    const { RedisQuotaStore } = await import('./RedisQuotaStore.js'); // ioredis only with a Redis URL
+    store = await RedisQuotaStore.connect(ledgerRedis(options.redis, options.ledger), { logger, onError, usageRetentionDays });
+  } else {
+    const file = new FileQuotaStore({ dir: ledgerDir(options.dataDir, options.ledger), onError, usageRetentionDays });
+    try {
+      const opened = await file.open();
+      const restored: string[] = [];
+      if (opened.restoredFromBackup) {
+        const what = opened.brokenCopy ? `was unreadable (kept as ${opened.brokenCopy})` : 'was missing';
+        restored.push(`The spend ledger ${file.path} ${what}: restored its backup copy ${file.backupPath}, one change behind.`);
+      }
+      if (opened.restoredCapOverrides) restored.push(`The chat admins' caps ${file.capOverridesPath} were unreadable: restored their backup copy, one change behind.`);
+      for (const sentence of restored) {
+        if (options.onRestored) options.onRestored(sentence);
+        else logger?.warn({ path: file.path }, sentence);
+      }
+    } catch (error) {
+      await file.close();
+      throw error;
+    }
+    store = file;
+  }
+  if (options.reconcile === false) return store;
+  try {
+    const report = await store.reconcile(Date.now());
+    if (report.released.length + report.settledAtEstimate.length > 0) {
+      logger?.warn(report, 'ended the reservations of a process that stopped without settling them');
+      options.onReconciled?.(report);
+    }
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
+}
