@@ -58,6 +58,7 @@ async function runScenario(scenario: Scenario): Promise<boolean> {
     botToken: fake.botToken,
     signingSecret: fake.signingSecret,
     mode: 'http',
+    seenRequests: store,
     port: 0,
     host: '127.0.0.1',
     apiUrl: fake.apiUrl,

@@ -94,7 +94,7 @@ describe('the image limiter', () => {
 
   it('holds every request after a 429 pause until the wait is over', async () => {
     const l = limiter({ maxConcurrent: 4 });
-    await l.pause(300);
+    await l.pause(1000);
     let started = false;
     const job = l.schedule({ weight: 1 }, async () => void (started = true));
     await tick(100);

@@ -82,7 +82,8 @@ describe.each(['file', 'redis'] as const)('usage records (%s ledger)', (kind) =>
     await settled(store, 'c', 0.03, 'discord:u1', 'discord:g2');
     expect((await store.usage({ userKey: 'discord:u1' })).map((r) => r.jobId)).toEqual(['a', 'c']);
     expect((await store.usage({ scopeKey: 'discord:g1' })).map((r) => r.jobId)).toEqual(['a', 'b']);
-    expect(await store.usage({ since: Date.now() + 60_000 })).toEqual([]);
+    // A job counts in the UTC day it was reserved: a query from tomorrow on finds none of today's.
+    expect(await store.usage({ since: Date.now() + DAY })).toEqual([]);
     expect(await store.usage({ until: Date.now() - DAY })).toEqual([]);
   });
 });
