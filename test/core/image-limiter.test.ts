@@ -275,7 +275,7 @@ describe('the image limiter in one process', () => {
     const l = limiter({ imagesPerMinute: 60, maxConcurrent: 100, toleranceMs: 300 });
     const started: number[] = [];
     const at = Date.now();
-    const jobs = Array.from({ length: 60 }, (_, i) => l.schedule({ weight: 1 }, async () => void started.push(Date.now() - at)));
+    const jobs = Array.from({ length: 60 }, () => l.schedule({ weight: 1 }, async () => void started.push(Date.now() - at)));
     await tick(100);
     expect(started).toHaveLength(59);
     await Promise.all(jobs);
