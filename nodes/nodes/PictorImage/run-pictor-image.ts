@@ -143,16 +143,18 @@ async function send(
   const meta = { operation: 'image' in request ? ('edit' as const) : ('generate' as const), size: request.size, quality: request.quality };
   const completed: CompletedEvent[] = [];
   let stream: ImageEventStream | undefined;
-  try {
-    if (!request.stream) return await ('image' in request ? client.edit(request, options) : client.generate(request, options));
+  const attempt = async (): Promise<ImageJobResult> => {
+    if (!request.stream) return 'image' in request ? client.edit(request, options) : client.generate(request, options);
     stream = 'image' in request ? client.editStream(request, options) : client.generateStream(request, options);
     for await (const event of stream) if (isCompletedEvent(event)) completed.push(event);
     return resultFromCompleted(completed, meta, stream.requestId);
-  } catch (error) {
+  };
+  // A failure with images that arrived before it keeps them (they are delivered and charged); without any, it is the item's error.
+  return attempt().catch((error: unknown) => {
     const arrived = request.stream ? completed : imagesOfFailure(error);
-    if (arrived.length === 0) throw error;
+    if (arrived.length === 0) return Promise.reject(error);
     return new FailedAfterImages(error, resultFromCompleted(arrived, meta, stream?.requestId ?? (error as { requestId?: string }).requestId));
-  }
+  });
 }
 
 /**
