@@ -321,12 +321,6 @@ export class SlackJobView {
     void this.#o.store.update(this.#o.request.id, { status: 'ended' }).catch((error: unknown) => this.#logError(error, 'could not save the end of a request'));
   }
 
-  /**
-   * The finished images, in the job's thread (retried while Slack has trouble
-   * of its own), or in the requester's direct messages when the channel no
-   * longer takes them. They were paid for: only when every route fails does
-   * the message say they could not be posted.
-   */
   /** The images a failed or cancelled job finished before it ended (made and charged): in its thread, else to the requester directly. */
   async #postKeptImages(images: Buffer[], format: OutputFormat, inChannel: boolean): Promise<void> {
     const ext = FILE_EXTENSIONS[format];
@@ -361,6 +355,12 @@ export class SlackJobView {
     }
   }
 
+  /**
+   * The finished images, in the job's thread (retried while Slack has trouble
+   * of its own), or in the requester's direct messages when the channel no
+   * longer takes them. They were paid for: only when every route fails does
+   * the message say they could not be posted.
+   */
   async #postImages(update: Extract<FinalUpdate, { type: 'completed' }>, inChannel: boolean): Promise<void> {
     const done = this.#state.completed!;
     const ext = FILE_EXTENSIONS[update.format];
