@@ -7,20 +7,23 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createLogger, describeRedisConfig, ValidationError, type Logger } from '../src/index.js';
+import { closeRedis, connectRedis, createLogger, describeRedisConfig, pingRedis, ValidationError, type Logger } from '../src/index.js';
 import { connect } from '../src/connect.js';
 import { loadDotEnv, readCoreConfig } from '../src/config.js';
+import { humanLogDestination } from '../src/core/log-format.js';
 import { LedgerUnreadableError } from '../src/spend/errors.js';
 import { ledgerKindOf } from '../src/spend/ledger-kind.js';
 import { openQuotaStore } from '../src/spend/open-store.js';
 import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emulator/index.js';
 import { createMetrics, startMetricsServer, type HealthCheck, type Metrics } from '../src/metrics/index.js';
-import { readDiscordConfig, startDiscordBot, type DiscordBot } from './discord/index.js';
+import { inviteLink, readDiscordConfig, startDiscordBot, type DiscordBot } from './discord/index.js';
 import { JobRunner, readRunnerConfig, RedisQuotaStore } from './runner/index.js';
 import { readSlackConfig, startSlackBot, type SlackBot } from './slack/index.js';
 
 export interface Service {
   emulatorUrl: string | undefined;
+  /** PICTOR_SHUTDOWN_GRACE_SECONDS in ms: how long `drain` lets running jobs go on. */
+  shutdownGraceMs: number;
   /**
    * Stops taking jobs (new ones are told the bot is restarting) and waits up to
    * PICTOR_SHUTDOWN_GRACE_SECONDS for the jobs already taken to end and be
@@ -30,15 +33,30 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-export async function startService(env: NodeJS.ProcessEnv, print: (line: string) => void): Promise<Service> {
+export interface ServiceOutput {
+  /** Whether stderr is a terminal: log lines are then human lines unless PICTOR_LOG_FORMAT=json. Default false. */
+  logToTerminal?: boolean | undefined;
+  /** Where log lines go. Default stderr. */
+  writeLog?: ((line: string) => void) | undefined;
+}
+
+export async function startService(env: NodeJS.ProcessEnv, print: (line: string) => void, output: ServiceOutput = {}): Promise<Service> {
   const core = readCoreConfig(env);
   const runnerConfig = readRunnerConfig(env);
   const discord = readDiscordConfig(env);
   const slack = readSlackConfig(env);
+  // Human lines on a terminal, JSON for machines (a log shipper, a file) or when PICTOR_LOG_FORMAT=json says so.
+  const format = core.logFormat ?? (output.logToTerminal ? 'human' : 'json');
+  const { writeLog } = output;
   const logger: Logger = createLogger({
     level: core.logLevel,
     secrets: [core.apiKey, discord?.token, slack?.botToken, slack?.appToken, slack?.signingSecret],
+    destination:
+      format === 'human'
+        ? humanLogDestination(writeLog ?? ((line) => process.stderr.write(line)))
+        : writeLog && { write: (chunk: string) => writeLog(chunk) },
   });
+  if (core.baseURL && !discord && !slack) throw nothingToRun();
 
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
@@ -109,6 +127,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         const { client: discordClient } = discordBot;
         checks.discord = () => discordClient.isReady();
         print('Discord bot is online.');
+        const applicationId = discordClient.application?.id ?? discordClient.user?.id;
+        if (applicationId) print(`Invite it to a server: ${inviteLink(applicationId)}`);
       }
       if (slack) {
         slackBot = await startSlackBot({
@@ -131,6 +151,12 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
     }
 
     if (metrics && core.metrics) {
+      // Every configured dependency is checked, whatever runs: without a bot, Redis still carries the shared limiter.
+      if (core.redis && !checks.redis) {
+        const redis = await connectRedis(core.redis.url, { logger, name: 'pictor-healthz' });
+        stops.push(() => closeRedis(redis));
+        checks.redis = () => pingRedis(redis);
+      }
       const server = await startMetricsServer({ registry: metrics.registry, checks, host: core.metrics.host, port: core.metrics.port });
       stops.push(() => server.close());
       print(`Metrics for Prometheus at ${server.url}/metrics; readiness at ${server.url}/healthz.`);
@@ -150,47 +176,115 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       print('No chat surface is configured. Set these (see .env.example) and start again:');
       print('  Discord: DISCORD_TOKEN (then register the commands once: npm run discord:deploy)');
       print('  Slack:   SLACK_BOT_TOKEN with SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET and SLACK_MODE=http');
-      print('  Real image service: PICTOR_BASE_URL and PICTOR_API_KEY (without them the emulator above is used)');
+      print('  Real image service: PICTOR_BASE_URL and PICTOR_API_KEY (until then the emulator above is used)');
     }
     const drain = async () => (runnerOfService ? runnerOfService.drain(runnerConfig.shutdownGraceMs) : 0);
-    return { emulatorUrl, drain, stop: stopAll };
+    return { emulatorUrl, shutdownGraceMs: runnerConfig.shutdownGraceMs, drain, stop: stopAll };
   } catch (error) {
     await stopAll();
     throw error;
   }
 }
 
+/**
+ * With a real service and no chat surface there is nothing for `npm start` to
+ * run (the emulator is only started without `PICTOR_BASE_URL`): it says so and
+ * exits 2 rather than sit idle or end as if it had run.
+ */
+function nothingToRun(): ValidationError {
+  return new ValidationError(
+    'DISCORD_TOKEN',
+    'nothing is configured to run: PICTOR_BASE_URL is set (so no emulator is started) and no chat surface is. ' +
+      'Set DISCORD_TOKEN, or SLACK_BOT_TOKEN with SLACK_APP_TOKEN (or SLACK_SIGNING_SECRET and SLACK_MODE=http) — see .env.example — ' +
+      'or unset PICTOR_BASE_URL to try the emulator. For one-off images use the pictor command.',
+  );
+}
+
+/** Time the stop steps after the grace get (the last chat messages, closing connections) before the process ends regardless. */
+export const STOP_ALLOWANCE_MS = 10_000;
+
+/**
+ * stdout and stderr as `npm start` uses them: a reader that went away (`npm start | head -1`, a log shipper that
+ * died) is reported once through `onClosed` instead of an EPIPE stack, and later lines are dropped.
+ */
+function processOutput(onClosed: (stream: 'stdout' | 'stderr') => void): { out(line: string): void; err(line: string): void } {
+  const closed = new Set<NodeJS.WriteStream>();
+  const watch = (stream: NodeJS.WriteStream, name: 'stdout' | 'stderr') =>
+    stream.on('error', () => {
+      if (closed.has(stream)) return;
+      closed.add(stream);
+      onClosed(name);
+    });
+  watch(process.stdout, 'stdout');
+  watch(process.stderr, 'stderr');
+  const write = (stream: NodeJS.WriteStream, line: string) => {
+    if (closed.has(stream) || stream.destroyed) return;
+    try {
+      stream.write(`${line}\n`);
+    } catch {
+      closed.add(stream);
+    }
+  };
+  return { out: (line) => write(process.stdout, line), err: (line) => write(process.stderr, line) };
+}
+
 async function run(): Promise<void> {
   loadDotEnv();
+  let stopRequested: ((reason: string) => void) | undefined;
+  let closedBeforeStart = false;
+  const output = processOutput((stream) => {
+    // Nobody reads us any more: stop as on SIGTERM (running jobs still end within the grace), quietly.
+    if (stopRequested) stopRequested(`${stream} closed`);
+    else closedBeforeStart = true;
+  });
   let service: Service;
   try {
-    service = await startService(process.env, (line) => process.stdout.write(`${line}\n`));
+    service = await startService(process.env, output.out, {
+      logToTerminal: process.stderr.isTTY === true && process.env.TERM !== 'dumb',
+      writeLog: (line) => output.err(line.replace(/\n$/, '')),
+    });
   } catch (error) {
     if (error instanceof ValidationError || error instanceof LedgerUnreadableError) {
-      process.stderr.write(`pictor: ${error.message}\n`);
+      output.err(`pictor: ${error.message}`);
       process.exitCode = 2;
       return;
     }
-    process.stderr.write(`pictor: could not start: ${error instanceof Error ? error.message : String(error)}\n`);
+    output.err(`pictor: could not start: ${error instanceof Error ? error.message : String(error)}`);
     process.exitCode = 1;
     return;
   }
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (reason: string) => {
     if (stopping) {
+      if (reason.endsWith('closed')) return;
       // A second signal: stop now. Jobs still running are shown as interrupted at the next start.
-      process.stdout.write(`${signal} again: stopping at once.\n`);
+      output.out(`${reason} again: stopping at once.`);
       process.exit(1);
     }
     stopping = true;
-    process.stdout.write(`${signal}: taking no new jobs; letting running ones finish (a second ${signal} stops at once)…\n`);
+    output.out(`${reason}: taking no new jobs; letting running ones finish (a second SIGTERM or SIGINT stops at once)…`);
+    // The grace bounds the whole stop, whatever state a job ended in and whatever no longer answers
+    // (a chat platform that went away while the last messages were being written): then the process ends regardless.
+    const deadline = setTimeout(() => {
+      output.err(`pictor: could not stop cleanly within ${Math.round((service.shutdownGraceMs + STOP_ALLOWANCE_MS) / 1000)} s; exiting.`);
+      process.exit(1);
+    }, service.shutdownGraceMs + STOP_ALLOWANCE_MS);
+    deadline.unref();
     void service
       .drain()
       .then(() => service.stop())
-      .then(() => process.exit(0));
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          output.err(`pictor: error while stopping: ${error instanceof Error ? error.message : String(error)}`);
+          process.exit(1);
+        },
+      );
   };
+  stopRequested = stop;
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  if (closedBeforeStart) stop('stdout closed');
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {

@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { ValidationError } from '../../src/index.js';
+import { envError, envList, envText, envUrl, ValidationError, type Env } from '../../src/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 
 /** What the Discord surface reads from the environment (`readDiscordConfig`). */
@@ -18,62 +17,37 @@ export interface DiscordConfig {
   allowedAttachmentHosts: string[];
 }
 
-const snowflake = (name: string) =>
-  z.string().regex(/^\d{17,20}$/, { error: () => `${name} must be a Discord id (17 to 20 digits)` });
-
-const list = (value: string | undefined): string[] =>
-  (value ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+const SNOWFLAKE = /^\d{17,20}$/;
 
 const hostPattern = /^(?:[a-z0-9-]+\.)*[a-z0-9-]+(?::\d{1,5})?$|^\[[0-9a-f:]+\](?::\d{1,5})?$/i;
 
-const ConfigSchema = z.object({
-  DISCORD_TOKEN: z.string().min(20, { error: () => 'DISCORD_TOKEN does not look like a bot token (too short)' }),
-  DISCORD_APPLICATION_ID: snowflake('DISCORD_APPLICATION_ID').optional(),
-  DISCORD_API_BASE_URL: z
-    .url({ protocol: /^https?$/, error: () => 'DISCORD_API_BASE_URL must be an http(s) URL, such as https://discord.com/api' })
-    .optional(),
-  DISCORD_GUILD_ID: snowflake('DISCORD_GUILD_ID').optional(),
-  DISCORD_ADMIN_ROLE_IDS: z.array(snowflake('each of DISCORD_ADMIN_ROLE_IDS')),
-  DISCORD_ALLOWED_ATTACHMENT_HOSTS: z
-    .array(z.string().regex(hostPattern, { error: () => 'DISCORD_ALLOWED_ATTACHMENT_HOSTS must list host names (host or host:port), comma-separated' }))
-    .min(1, { error: () => 'DISCORD_ALLOWED_ATTACHMENT_HOSTS must name at least one host' }),
-});
-
-const blankToUndefined = (value: string | undefined): string | undefined => (value === undefined || value.trim() === '' ? undefined : value.trim());
+function snowflake(env: Env, name: string): string | undefined {
+  const id = envText(env, name);
+  if (id !== undefined && !SNOWFLAKE.test(id)) throw envError(env, name, 'a Discord id (17 to 20 digits)');
+  return id;
+}
 
 /**
  * Reads the Discord surface's settings. Returns undefined when `DISCORD_TOKEN`
  * is not set (the bot is off); throws ValidationError naming the variable when
  * a setting is wrong. Error messages never contain the token.
  */
-export function readDiscordConfig(env: NodeJS.ProcessEnv): DiscordConfig | undefined {
-  const token = blankToUndefined(env.DISCORD_TOKEN);
+export function readDiscordConfig(env: Env): DiscordConfig | undefined {
+  const token = envText(env, 'DISCORD_TOKEN');
   if (token === undefined) return undefined;
-  const hosts = list(env.DISCORD_ALLOWED_ATTACHMENT_HOSTS);
-  const parsed = ConfigSchema.safeParse({
-    DISCORD_TOKEN: token,
-    DISCORD_APPLICATION_ID: blankToUndefined(env.DISCORD_APPLICATION_ID),
-    DISCORD_API_BASE_URL: blankToUndefined(env.DISCORD_API_BASE_URL),
-    DISCORD_GUILD_ID: blankToUndefined(env.DISCORD_GUILD_ID),
-    DISCORD_ADMIN_ROLE_IDS: list(env.DISCORD_ADMIN_ROLE_IDS),
-    DISCORD_ALLOWED_ATTACHMENT_HOSTS: hosts.length ? hosts : [...DISCORD_CDN_HOSTS],
-  });
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const variable = String(issue.path[0] ?? 'DISCORD_TOKEN');
-    throw new ValidationError(variable, issue.message);
-  }
-  const c = parsed.data;
+  if (token.length < 20) throw new ValidationError('DISCORD_TOKEN', 'DISCORD_TOKEN does not look like a bot token (too short)');
+  const adminRoleIds = envList(env, 'DISCORD_ADMIN_ROLE_IDS', /,/) ?? [];
+  if (!adminRoleIds.every((id) => SNOWFLAKE.test(id))) throw envError(env, 'DISCORD_ADMIN_ROLE_IDS', 'Discord role ids (17 to 20 digits each), comma-separated');
+  const hosts = envList(env, 'DISCORD_ALLOWED_ATTACHMENT_HOSTS', /,/) ?? [...DISCORD_CDN_HOSTS];
+  if (!hosts.every((host) => hostPattern.test(host))) throw envError(env, 'DISCORD_ALLOWED_ATTACHMENT_HOSTS', 'a list of host names (host or host:port), comma-separated');
+  const apiBaseUrl = envUrl(env, 'DISCORD_API_BASE_URL', { example: 'https://discord.com/api' }) ?? DISCORD_API_BASE_URL;
   return {
-    token: c.DISCORD_TOKEN,
-    applicationId: c.DISCORD_APPLICATION_ID,
+    token,
+    applicationId: snowflake(env, 'DISCORD_APPLICATION_ID'),
     // discord.js adds the version itself: a base given as …/api/v10 would become …/api/v10/v10.
-    apiBaseUrl: (c.DISCORD_API_BASE_URL ?? DISCORD_API_BASE_URL).replace(/\/+$/, '').replace(/\/v\d+$/, ''),
-    guildId: c.DISCORD_GUILD_ID,
-    adminRoleIds: c.DISCORD_ADMIN_ROLE_IDS,
-    allowedAttachmentHosts: c.DISCORD_ALLOWED_ATTACHMENT_HOSTS.map((h) => h.toLowerCase()),
+    apiBaseUrl: apiBaseUrl.replace(/\/+$/, '').replace(/\/v\d+$/, ''),
+    guildId: snowflake(env, 'DISCORD_GUILD_ID'),
+    adminRoleIds,
+    allowedAttachmentHosts: hosts.map((h) => h.toLowerCase()),
   };
 }

@@ -1,9 +1,11 @@
 import { pathToFileURL } from 'node:url';
-import { REST, Routes, type RESTPostAPIApplicationCommandsJSONBody } from 'discord.js';
-import { scrubSecrets } from '../../src/index.js';
+import { DiscordAPIError, HTTPError, REST, Routes, type RESTPostAPIApplicationCommandsJSONBody } from 'discord.js';
+import { loadDotEnv } from '../../src/config.js';
+import { describeUnreachable, scrubSecrets } from '../../src/index.js';
 import { commandDefinitions } from './commands/index.js';
 import { readDiscordConfig } from './config.js';
 import { DISCORD_API_BASE_URL } from './discord-facts.js';
+import { inviteLink } from './invite-link.js';
 
 export interface DeployCommandsOptions {
   token: string;
@@ -31,7 +33,8 @@ export async function deployCommands(options: DeployCommandsOptions): Promise<De
 }
 
 /**
- * `node --import tsx bots/discord/deploy-commands.ts` (or the built file): reads DISCORD_* from the environment.
+ * `npm run discord:deploy` (the built file; `node --import tsx bots/discord/deploy-commands.ts` from source): reads
+ * DISCORD_* from the environment and `.env`, as `npm start` does.
  * Every failure is one line on stderr without the token: exit 2 for a setting that is wrong, 1 when Discord refuses or cannot be reached.
  */
 export async function main(env: NodeJS.ProcessEnv = process.env, print: { out(line: string): void; err(line: string): void } = { out: console.log, err: console.error }): Promise<number> {
@@ -51,11 +54,24 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: { out(li
     const result = await deployCommands(config);
     const where = result.scope === 'guild' ? `in server ${config.guildId}` : 'globally (they can take up to an hour to appear)';
     print.out(`Registered ${result.names.map((n) => (n.includes(' ') ? `"${n}"` : `/${n}`)).join(', ')} ${where} for application ${result.applicationId}.`);
+    print.out(`Invite the bot to a server: ${inviteLink(result.applicationId)}`);
     return 0;
   } catch (error) {
-    print.err(`Could not register the commands: ${oneLine(error, config.token)}`);
+    print.err(`Could not register the commands: ${describeDeployFailure(error, config)}`);
     return 1;
   }
+}
+
+/** Why Discord refused, naming the setting to fix: the token (401), the server id (no access to it), or the network. */
+function describeDeployFailure(error: unknown, config: { token: string; apiBaseUrl: string; guildId: string | undefined }): string {
+  const status = error instanceof DiscordAPIError || error instanceof HTTPError ? error.status : undefined;
+  if (status === 401) return 'Discord did not accept DISCORD_TOKEN (401 Unauthorized): copy it again, or Bot → Reset Token in the Developer Portal.';
+  if (config.guildId && (status === 403 || status === 404)) {
+    return `Discord refused to register commands in server ${config.guildId} (${status}): check DISCORD_GUILD_ID, and that the bot was invited there with the applications.commands scope.`;
+  }
+  const unreachable = describeUnreachable(error, new URL(config.apiBaseUrl).host);
+  if (unreachable) return `${unreachable}; check the network.`;
+  return oneLine(error, config.token);
 }
 
 /** An error as one line: its message only (no stack, no object dump), without the token or control characters. */
@@ -65,4 +81,7 @@ function oneLine(error: unknown, token: string | undefined): string {
   return scrubSecrets(message, [token]).replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim().slice(0, 500);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) process.exitCode = await main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  loadDotEnv();
+  process.exitCode = await main();
+}

@@ -1,5 +1,5 @@
 import { Client, Events, RESTEvents, type REST } from 'discord.js';
-import { scrubSecrets, type LoggerLike } from '../../src/index.js';
+import { describeUnreachable, scrubSecrets, type LoggerLike } from '../../src/index.js';
 import type { BotContext, DiscordJobRunner } from './bot-context.js';
 import { loadCommands } from './commands/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
@@ -107,7 +107,9 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   } catch (error) {
     await client.destroy().catch(() => {});
     await store.close();
-    throw new Error(`could not log in to Discord: ${scrubSecrets(error instanceof Error ? error.message : String(error), [token])}`);
+    const unreachable = describeUnreachable(error, new URL(options.apiBaseUrl ?? DISCORD_API_BASE_URL).host);
+    const why = unreachable ? `${unreachable}; check the network` : scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
+    throw new Error(`could not log in to Discord: ${why}`, { cause: error });
   }
   const applicationId = client.application?.id;
   if (options.applicationId && applicationId && options.applicationId !== applicationId) {

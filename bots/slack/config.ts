@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { ValidationError } from '../../src/index.js';
+import { envChoice, envError, envList, envNumber, envText, ValidationError, type Env } from '../../src/index.js';
 import { DEFAULT_FILE_HOSTS, parseFileHost } from './file-hosts.js';
 
 export type SlackMode = 'socket' | 'http';
@@ -20,59 +19,39 @@ export interface SlackConfig {
 export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
 export const DEFAULT_SLACK_PORT = 3000;
 
-/** Unset or blank means "not set". */
-const unset = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
-const optionalText = z.preprocess(unset, z.string().trim().optional());
-const list = z.preprocess(
-  unset,
-  z
-    .string()
-    .optional()
-    .transform((s) => (s === undefined ? undefined : s.split(/[\s,]+/).filter(Boolean))),
-);
-
-const SlackEnvSchema = z.object({
-  SLACK_BOT_TOKEN: optionalText.refine((t) => t === undefined || t.startsWith('xoxb-'), {
-    error: () => 'SLACK_BOT_TOKEN must be a bot token (it starts with xoxb-)',
-  }),
-  SLACK_APP_TOKEN: optionalText.refine((t) => t === undefined || t.startsWith('xapp-'), {
-    error: () => 'SLACK_APP_TOKEN must be an app-level token (it starts with xapp-) with the connections:write scope',
-  }),
-  SLACK_SIGNING_SECRET: optionalText,
-  SLACK_MODE: z.preprocess(
-    (v) => (typeof unset(v) === 'string' ? String(v).trim().toLowerCase() : undefined),
-    z.enum(['socket', 'http'], { error: () => 'SLACK_MODE must be socket or http' }).default('socket'),
-  ),
-  SLACK_PORT: z.preprocess(
-    unset,
-    z
-      .string()
-      .trim()
-      .transform(Number)
-      .refine((n) => Number.isInteger(n) && n >= 0 && n <= 65535, { error: () => 'SLACK_PORT must be a port number from 0 to 65535' })
-      .optional(),
-  ),
-  SLACK_HOST: optionalText,
-  SLACK_API_URL: optionalText.refine((u) => u === undefined || /^https?:\/\/[^/]+/.test(u), {
-    error: () => 'SLACK_API_URL must be an http(s) address such as https://slack.com/api/',
-  }),
-  SLACK_ALLOWED_FILE_HOSTS: list,
-  SLACK_ADMIN_USER_IDS: list,
-});
-
 /**
  * The Slack bot's settings from the environment, or `undefined` when
  * SLACK_BOT_TOKEN is not set (the Slack bot is off). Throws a ValidationError
  * naming the variable; secrets are never repeated in a message.
  */
-export function readSlackConfig(env: NodeJS.ProcessEnv): SlackConfig | undefined {
-  const parsed = SlackEnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ValidationError(String(issue.path[0] ?? 'environment'), issue.message);
+export function readSlackConfig(env: Env): SlackConfig | undefined {
+  const botToken = envText(env, 'SLACK_BOT_TOKEN');
+  if (botToken !== undefined && !botToken.startsWith('xoxb-')) throw new ValidationError('SLACK_BOT_TOKEN', 'SLACK_BOT_TOKEN must be a bot token (it starts with xoxb-)');
+  const appToken = envText(env, 'SLACK_APP_TOKEN');
+  if (appToken !== undefined && !appToken.startsWith('xapp-')) {
+    throw new ValidationError('SLACK_APP_TOKEN', 'SLACK_APP_TOKEN must be an app-level token (it starts with xapp-) with the connections:write scope');
   }
-  const e = parsed.data;
-  if (!e.SLACK_BOT_TOKEN) return undefined;
+  const apiUrl = envText(env, 'SLACK_API_URL');
+  if (apiUrl !== undefined && !/^https?:\/\/[^/]+/.test(apiUrl)) throw envError(env, 'SLACK_API_URL', 'an http(s) address such as https://slack.com/api/');
+  const e = {
+    SLACK_BOT_TOKEN: botToken,
+    SLACK_APP_TOKEN: appToken,
+    SLACK_SIGNING_SECRET: envText(env, 'SLACK_SIGNING_SECRET'),
+    SLACK_MODE: envChoice(env, 'SLACK_MODE', ['socket', 'http'] as const) ?? 'socket',
+    SLACK_PORT: envNumber(env, 'SLACK_PORT', { int: true, min: 0, max: 65535, takes: 'a port number from 0 to 65535' }),
+    SLACK_HOST: envText(env, 'SLACK_HOST'),
+    SLACK_API_URL: apiUrl,
+    SLACK_ALLOWED_FILE_HOSTS: envList(env, 'SLACK_ALLOWED_FILE_HOSTS'),
+    SLACK_ADMIN_USER_IDS: envList(env, 'SLACK_ADMIN_USER_IDS'),
+  };
+  if (!e.SLACK_BOT_TOKEN) {
+    // Half a set-up is a mistake, not "Slack is off": name what is missing.
+    const given = (['SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET'] as const).find((name) => e[name] !== undefined);
+    if (given) {
+      throw new ValidationError('SLACK_BOT_TOKEN', `${given} is set but SLACK_BOT_TOKEN is not: set the bot token (xoxb-…, OAuth & Permissions → Bot User OAuth Token), or unset ${given} to run without Slack`);
+    }
+    return undefined;
+  }
   if (e.SLACK_MODE === 'socket' && !e.SLACK_APP_TOKEN) {
     throw new ValidationError(
       'SLACK_APP_TOKEN',

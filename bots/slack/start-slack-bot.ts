@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, HTTPReceiver, SocketModeReceiver, webApi } from '@slack/bolt';
-import { scrubSecrets, ValidationError, type LoggerLike, type SeenRequests } from '../../src/index.js';
+import { describeUnreachable, scrubSecrets, ValidationError, type LoggerLike, type SeenRequests } from '../../src/index.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
 import { ChannelWriter } from './ChannelWriter.js';
@@ -220,10 +220,17 @@ async function checkToken(
     return { botUserId: result.user_id, teamId: result.team_id };
   } catch (error) {
     const code = slackErrorCode(error);
+    const apiUrl = clientOptions.slackApiUrl ?? DEFAULT_SLACK_API_URL;
+    const host = new URL(apiUrl).host;
+    // SLACK_API_URL is named only when it was set: most people never set it, and a network problem is likelier.
+    const fix = apiUrl === DEFAULT_SLACK_API_URL ? 'check the network (and a proxy, if one is needed)' : `check the network and SLACK_API_URL (${apiUrl})`;
+    const unreachable = describeUnreachable(error, host);
     throw new Error(
       code === 'invalid_auth' || code === 'not_authed' || code === 'account_inactive' || code === 'token_revoked'
         ? `Slack did not accept the bot token (${code}); check SLACK_BOT_TOKEN`
-        : `could not reach Slack's Web API at ${clientOptions.slackApiUrl} (${scrubSecrets(code ?? String(error), secrets)}); check SLACK_API_URL`,
+        : unreachable
+          ? `${unreachable}; ${fix}`
+          : `Slack's Web API at ${apiUrl} did not answer as expected (${scrubSecrets(code ?? String(error), secrets)}); ${fix}`,
       { cause: error },
     );
   }

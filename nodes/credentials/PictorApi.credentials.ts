@@ -15,7 +15,7 @@ export class PictorApi implements ICredentialType {
 
   icon: Icon = { light: 'file:../icons/pictor.svg', dark: 'file:../icons/pictor.dark.svg' };
 
-  documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-pictor';
+  documentationUrl = 'https://github.com/pictor-project/pictor/tree/main/nodes#credentials-pictor-api';
 
   properties: INodeProperties[] = [
     {

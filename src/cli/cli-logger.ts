@@ -1,5 +1,6 @@
 import type { LoggerLike } from '../client/PictorClient.js';
-import { ValidationError } from '../core/errors.js';
+import { envChoice, envText } from '../core/env.js';
+import { LOG_FORMATS } from '../core/log-format.js';
 import { cleanForTerminal } from './terminal-text.js';
 
 /**
@@ -17,15 +18,12 @@ export async function createCliLogger(options: {
   secrets: readonly (string | undefined)[];
   line: (text: string) => void;
 }): Promise<LoggerLike> {
-  const format = options.env.PICTOR_LOG_FORMAT?.trim() || 'human';
-  if (format !== 'human' && format !== 'json') {
-    throw new ValidationError('PICTOR_LOG_FORMAT', `PICTOR_LOG_FORMAT must be human or json, not ${JSON.stringify(format)}`);
-  }
+  const format = envChoice(options.env, 'PICTOR_LOG_FORMAT', LOG_FORMATS) ?? 'human';
   if (format === 'json') {
     const { createLogger } = await import('../core/logger.js');
     return createLogger({ level: options.level, secrets: options.secrets });
   }
-  const level = options.env.PICTOR_LOG_LEVEL?.trim() ? options.level : 'error';
+  const level = envText(options.env, 'PICTOR_LOG_LEVEL') !== undefined ? options.level : 'error';
   const threshold = level === 'silent' ? Infinity : LEVELS.indexOf(level as (typeof LEVELS)[number]);
   const secrets = options.secrets.filter((s): s is string => !!s && s.length >= 4);
   const at =

@@ -34,6 +34,98 @@ export const IMAGE_FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
+/** `pictor edit`: the image flags and the input images. */
+export const EDIT_FLAGS = { ...IMAGE_FLAGS, image: { type: 'string', multiple: true } } as const satisfies ParseArgsConfig['options'];
+
+export const PRICE_FLAGS = {
+  size: { type: 'string' },
+  quality: { type: 'string' },
+  n: { type: 'string' },
+  edit: { type: 'boolean' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+export const USAGE_FLAGS = {
+  since: { type: 'string' },
+  until: { type: 'string' },
+  by: { type: 'string' },
+  json: { type: 'boolean' },
+  csv: { type: 'boolean' },
+  emulator: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+export const EMULATOR_FLAGS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'api-key': { type: 'string', multiple: true },
+  'latency-ms': { type: 'string' },
+  'images-per-minute': { type: 'string' },
+  fault: { type: 'string', multiple: true },
+  'out-of-credit': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+/**
+ * Every command, what it does and its flags: the one list the parser, `pictor --help`, "did you mean" and the shell
+ * completion scripts (`pictor completion bash|zsh|fish`) are made from.
+ */
+export const COMMANDS = {
+  generate: { summary: 'make images from a prompt', flags: IMAGE_FLAGS },
+  edit: { summary: 'edit images with a prompt', flags: EDIT_FLAGS },
+  price: { summary: 'what a request costs', flags: PRICE_FLAGS },
+  usage: { summary: 'what the account spent, by day, user, scope or surface', flags: USAGE_FLAGS },
+  emulator: { summary: 'run a local stand-in for the image service', flags: EMULATOR_FLAGS },
+  completion: { summary: 'print a shell completion script: pictor completion bash|zsh|fish', flags: { help: { type: 'boolean', short: 'h' } } },
+} as const satisfies Record<string, { summary: string; flags: NonNullable<ParseArgsConfig['options']> }>;
+
+export type CommandName = keyof typeof COMMANDS;
+
+/**
+ * The known word closest to a mistyped one, if one is close: a prefix of at least two letters ("gen" → "generate"),
+ * or at most two letters away (a third of the word for short words) — "--qualty" → "--quality".
+ */
+export function closestWord(word: string, known: readonly string[]): string | undefined {
+  const typed = word.toLowerCase();
+  if (typed.length >= 2) {
+    const prefixed = known.filter((k) => k.startsWith(typed));
+    if (prefixed.length === 1) return prefixed[0];
+  }
+  let best: { word: string; distance: number } | undefined;
+  for (const candidate of known) {
+    const distance = editDistance(typed, candidate);
+    if (distance <= Math.min(2, Math.max(1, Math.floor(candidate.length / 3))) && (!best || distance < best.distance)) best = { word: candidate, distance };
+  }
+  return best?.word;
+}
+
+/** Levenshtein distance, with a swap of two neighbours counting one. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = value;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/** Other names people give our flags (other tools' words for them). */
+const FLAG_SYNONYMS: Record<string, string> = { output: 'out', count: 'n', number: 'n' };
+
+/** "Did you mean --quality?" for an unknown flag, or '' when nothing is close. */
+export function suggestFlag(flag: string, options: Readonly<Record<string, unknown>>): string {
+  const name = flag.replace(/^-+/, '').split('=')[0]!;
+  const names = Object.keys(options);
+  const match = closestWord(name, names) ?? (FLAG_SYNONYMS[name.toLowerCase()] && names.includes(FLAG_SYNONYMS[name.toLowerCase()]!) ? FLAG_SYNONYMS[name.toLowerCase()] : undefined);
+  return match ? ` Did you mean --${match}?` : '';
+}
+
 /** The values `parseFlags` gives for a set of flag definitions. */
 export type FlagValues<O> = {
   [K in keyof O]?: O[K] extends { multiple: true } ? string[] : O[K] extends { type: 'boolean' } ? boolean : string;
@@ -51,7 +143,8 @@ export function parseFlags<O extends NonNullable<ParseArgsConfig['options']>>(ar
   } catch (error) {
     const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, '').replace(/\.$/, '');
     const flag = /'(--?[\w-]+)/.exec(message)?.[1] ?? 'arguments';
-    throw new ValidationError(flag, `${message}. Run "pictor ${command ? `${command} ` : ''}--help" for the options`);
+    const suggestion = /^Unknown option/.test(message) ? suggestFlag(flag, options) : '';
+    throw new ValidationError(flag, `${message}.${suggestion} Run "pictor ${command ? `${command} ` : ''}--help" for the options`);
   }
   const seen = new Map<string, string[]>();
   for (const token of parsed.tokens) {

@@ -1,6 +1,7 @@
 import { open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { ValidationError } from '../core/errors.js';
+import { describeFileError } from '../core/system-errors.js';
 import { LIMITS } from '../spec/constants.js';
 
 /**
@@ -12,12 +13,12 @@ import { LIMITS } from '../spec/constants.js';
 export async function readImageFile(path: string, maxBytes: number = LIMITS.editImageMaxBytes): Promise<{ data: Uint8Array; filename: string }> {
   const cannot = (why: string) => new ValidationError('image', `--image: cannot read ${path} (${why})`);
   const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
-    throw cannot(error.code ?? 'error');
+    throw cannot(describeFileError(error));
   });
   if (!info.isFile()) throw cannot(info.isDirectory() ? 'a directory, not a file' : 'not a regular file');
   if (info.size > maxBytes) throw tooLarge(path, maxBytes);
   const handle = await open(path, 'r').catch((error: NodeJS.ErrnoException) => {
-    throw cannot(error.code ?? 'error');
+    throw cannot(describeFileError(error));
   });
   try {
     // Read until the end, but stop one byte past the limit: a file that grew since `stat` is still bounded.

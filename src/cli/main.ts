@@ -5,18 +5,18 @@ import { fileURLToPath } from 'node:url';
 import { isPictorError, ValidationError, type PictorError } from '../core/errors.js';
 import { BudgetExceededError, LedgerUnreadableError } from '../spend/errors.js';
 import { loadDotEnv, readCoreConfig } from '../config.js';
+import { describeFileError } from '../core/system-errors.js';
 import { createCliLogger } from './cli-logger.js';
+import { closestWord, COMMANDS } from './flags.js';
 import type { CliContext, CliIo } from './context.js';
 import { cleanForTerminal } from './terminal-text.js';
 
 const USAGE = `Usage: pictor <command> [options]
 
 Commands:
-  generate   make images from a prompt
-  edit       edit images with a prompt
-  price      what a request costs
-  usage      what the account spent, by day, user, scope or surface
-  emulator   run a local stand-in for the image service
+${Object.entries(COMMANDS)
+  .map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`)
+  .join('\n')}
 
 Environment (also read from ./.env):
   PICTOR_BASE_URL           the image service (unset: an embedded emulator is used, no money is spent)
@@ -92,38 +92,49 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
         return await (await import('./commands/emulator.js')).runEmulator(args, ctx);
       case 'usage':
         return await (await import('./commands/usage.js')).runUsage(args, ctx, config, io.stdoutIsTerminal === true);
-      default:
-        out.stderr(`pictor: unknown command ${JSON.stringify(command)}. Run "pictor --help" for the commands.`);
+      case 'completion':
+        return (await import('./commands/completion.js')).runCompletion(args, ctx);
+      default: {
+        const near = closestWord(command, Object.keys(COMMANDS));
+        out.stderr(`pictor: unknown command ${JSON.stringify(command)}.${near ? ` Did you mean "${near}"?` : ''} Run "pictor --help" for the commands.`);
         return 2;
+      }
     }
   } catch (error) {
-    return report(error, out, json);
+    return report(error, out, json, command === 'generate' || command === 'edit');
   }
 }
 
-function report(error: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, json: boolean): number {
+/**
+ * Prints a failure; returns the exit code. `sends`: the command sends requests (generate, edit), so a refusal before
+ * sending says "Nothing was sent."; other commands (usage, price, emulator) never send, and do not say it.
+ */
+function report(error: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, json: boolean, sends: boolean): number {
+  const nothingSent = sends ? ' Nothing was sent.' : '';
   if (error instanceof ValidationError) {
     const param = error.param;
     // The allowed values only when the message does not already name them all (it usually does).
     const values = error.allowed?.split(/,\s*|\s+or\s+/).map((v) => v.trim()) ?? [];
     const allowed = error.allowed && !values.every((v) => error.message.includes(v)) ? ` Allowed: ${error.allowed}.` : '';
     if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, param, message: error.message }));
-    io.stderr(`pictor: ${error.message.replace(/\.$/, '')}.${allowed} Nothing was sent.`);
+    io.stderr(`pictor: ${error.message.replace(/\.$/, '')}.${allowed}${nothingSent}`);
     return 2;
   }
   if (error instanceof LedgerUnreadableError) {
     // A ledger file the CLI cannot use: nothing was sent; the message names the file and what to do.
     if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, path: error.path, message: error.message }));
-    io.stderr(`pictor: ${error.message} Nothing was sent.`);
+    io.stderr(`pictor: ${error.message}${nothingSent}`);
     return 2;
   }
   if (error instanceof BudgetExceededError) {
     if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, cap: error.cap, leftUsd: error.leftUsd, resetsAt: new Date(error.resetsAt).toISOString(), message: error.message }));
-    io.stderr(`pictor: ${error.message} Nothing was sent.`);
+    io.stderr(`pictor: ${error.message}${nothingSent}`);
     return 1;
   }
   if (isPictorError(error)) {
-    const advice = ADVICE[error.code] ?? '';
+    // Redis's own message already says what to do (start it, fix or unset REDIS_URL); the service's advice would mislead.
+    // (By name: the Redis client is loaded only when REDIS_URL is set.)
+    const advice = error.name === 'RedisUnavailableError' ? '' : (ADVICE[error.code] ?? '');
     const requestId = (error as { requestId?: string }).requestId;
     if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, message: error.message, requestId: requestId ?? null }));
     io.stderr(`pictor: ${error.message}${requestId ? ` (request ${requestId})` : ''}. ${advice}`.trim());
@@ -168,7 +179,7 @@ function loadSettingsFile(): void {
   try {
     loadDotEnv();
   } catch (error) {
-    const why = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    const why = describeFileError(error);
     throw new ValidationError('.env', `.env: cannot read ${resolve('.env')} (${why})`);
   }
 }
@@ -201,7 +212,8 @@ export async function runCli(): Promise<number> {
     loadSettingsFile();
     return await main(process.argv.slice(2), process.env, io);
   } catch (error) {
-    return report(error, { stdout: (l) => io.stdout(cleanForTerminal(l)), stderr: (l) => io.stderr(cleanForTerminal(l)) }, process.argv.includes('--json'));
+    const command = process.argv[2];
+    return report(error, { stdout: (l) => io.stdout(cleanForTerminal(l)), stderr: (l) => io.stderr(cleanForTerminal(l)) }, process.argv.includes('--json'), command === 'generate' || command === 'edit');
   }
 }
 

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, mkdtemp, open, stat, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
+import { describeFileError } from '../core/system-errors.js';
+import { noteWritten } from './interrupt.js';
 import { ValidationError } from '../core/errors.js';
 import { FILE_EXTENSIONS, LIMITS, type OutputFormat } from '../spec/constants.js';
 
@@ -23,7 +25,7 @@ export interface OutputPlan {
 }
 
 export interface OutputRequest {
-  /** `--out` as given; undefined means the current directory. */
+  /** `--out` as given; undefined means `./out/` (created when missing), so images never land loose in a repository's root. */
   out: string | undefined;
   /** Where relative paths start: the directory the user ran the command from. */
   cwd: string;
@@ -38,10 +40,13 @@ export interface OutputRequest {
 
 const IMAGE_EXTENSIONS: Record<string, OutputFormat> = { png: 'png', jpg: 'jpeg', jpeg: 'jpeg', webp: 'webp' };
 
+/** Where images go without `--out`: a folder `out` in the current directory. */
+export const DEFAULT_OUT = 'out/';
+
 /** Decides the paths and proves they can be written; a ValidationError naming `--out` otherwise. */
 export async function planOutput(request: OutputRequest): Promise<OutputPlan> {
   const { format, count } = request;
-  const target = resolve(request.cwd, request.out ?? '.');
+  const target = resolve(request.cwd, request.out ?? DEFAULT_OUT);
   const isDir = request.out === undefined || /[/\\]$/.test(request.out) || (await stat(target).then((s) => s.isDirectory(), () => false));
   const ext = FILE_EXTENSIONS[format];
   let plan: OutputPlan;
@@ -135,6 +140,7 @@ async function checkTarget(path: string, overwrite: boolean): Promise<void> {
 export async function writeOutput(path: string, bytes: Uint8Array, overwrite: boolean): Promise<void> {
   await makeDirectory(dirname(path));
   await writeFile(path, bytes, { flag: overwrite ? 'w' : 'wx' });
+  noteWritten(path);
 }
 
 /** Saves images that could not be written where asked into a new folder of the OS temp directory; returns their paths. */
@@ -144,13 +150,14 @@ export async function saveToFallback(images: readonly { wanted: string; bytes: U
   for (const { wanted, bytes } of images) {
     const path = join(directory, basename(wanted));
     await writeFile(path, bytes, { flag: 'wx' });
+    noteWritten(path);
     saved.push(path);
   }
   return saved;
 }
 
 function reason(error: NodeJS.ErrnoException): string {
-  return error.code ?? error.message;
+  return describeFileError(error);
 }
 
 /** A short, unique name for a job's files: prompt words, a time stamp and a random suffix. */

@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { watchJob } from './interrupt.js';
 
 /**
  * What a long job is doing, on stderr, while the user waits: queued (and how
@@ -31,6 +32,12 @@ export interface ProgressOptions {
 }
 
 export async function startProgress(options: ProgressOptions): Promise<Progress> {
+  // What Ctrl+C will say (sent or not, files written): the progress sees every step of the job.
+  const job = watchJob((lines) => {
+    // Off the live line, and the cursor the spinner hid shown again, before saying what was interrupted.
+    if (options.terminal?.isTTY) options.terminal.write('\r\u001b[2K\u001b[?25h');
+    for (const line of lines) options.line(line);
+  });
   const now = options.now ?? Date.now;
   const started = now();
   let state = 'waiting for a slot';
@@ -53,7 +60,7 @@ export async function startProgress(options: ProgressOptions): Promise<Progress>
     const update = () => (spinner.text = describe());
     return {
       queued: (ahead) => ((state = ahead > 0 ? `queued, ${ahead} ahead` : 'waiting for a slot'), update()),
-      sending: () => ((state = 'sent, the service is working'), update()),
+      sending: () => ((job.phase = 'sent'), (state = 'sent, the service is working'), update()),
       partialReceived: () => (partials++, update()),
       imageDone: () => (done++, update()),
       retrying: (detail) => ((state = detail), update()),
@@ -71,6 +78,7 @@ export async function startProgress(options: ProgressOptions): Promise<Progress>
       state = ahead > 0 ? `queued, ${ahead} ahead` : 'waiting for a slot';
     },
     sending: () => {
+      job.phase = 'sent';
       state = 'sent, the service is working';
     },
     partialReceived: () => {

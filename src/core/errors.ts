@@ -52,12 +52,27 @@ export function registerSecret(secret: string | undefined): void {
   if (secret && secret.length >= MIN_SECRET_LENGTH) knownSecrets.add(secret);
 }
 
-/** Anything shaped like a credential, even one never registered: Bearer values and `sk-…` style keys. */
-const CREDENTIAL_PATTERNS: readonly RegExp[] = [
-  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi,
-  /\b(authorization)(["']?\s*[:=]\s*["']?)[^\s"',}]+/gi,
-  /\bsk-[A-Za-z0-9_-]{6,}/g,
-];
+/**
+ * Anything shaped like a credential, even one never registered: `Bearer <token>`, `Basic <base64 of user:password>`,
+ * an `authorization` field's value and `sk-…` style keys. Only the credential goes: our own prose ("Basic
+ * Information → Signing Secret", "a Bearer token") stays as written.
+ */
+const BEARER = /\bBearer(\s+)([A-Za-z0-9._~+/=-]+)/gi;
+const BASIC = /\bBasic(\s+)([A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])/gi;
+const AUTHORIZATION_FIELD = /\b(authorization)(["']?\s*[:=]\s*["']?)((?:Bearer|Basic)\s+)?[^\s"',}]+/gi;
+const SK_KEY = /\bsk-[A-Za-z0-9_-]{6,}/g;
+
+/** A bearer token, not a word: it has a digit or punctuation in it, or is longer than any English word. */
+function looksLikeToken(value: string): boolean {
+  return /[0-9._~+/=-]/.test(value) || value.length >= 24;
+}
+
+/** Basic credentials are base64 of `user:password`: decoded, printable text with a colon. */
+function looksLikeBasicCredentials(value: string): boolean {
+  if (value.length < 4 || value.replace(/=+$/, '').length % 4 === 1) return false;
+  const decoded = Buffer.from(value, 'base64').toString('latin1');
+  return decoded.includes(':') && /^[\x20-\x7e]+$/.test(decoded);
+}
 
 /** Replaces registered secrets and anything credential-shaped with `[redacted]`. */
 export function redactSecrets(text: string): string {
@@ -65,10 +80,12 @@ export function redactSecrets(text: string): string {
   for (const secret of knownSecrets) {
     if (out.includes(secret)) out = out.split(secret).join('[redacted]');
   }
+  // In an authorization field whatever follows the scheme is the credential; elsewhere only what looks like one.
   return out
-    .replace(CREDENTIAL_PATTERNS[0]!, '$1 [redacted]')
-    .replace(CREDENTIAL_PATTERNS[1]!, '$1$2[redacted]')
-    .replace(CREDENTIAL_PATTERNS[2]!, 'sk-[redacted]');
+    .replace(AUTHORIZATION_FIELD, (_whole, name: string, separator: string, scheme: string | undefined) => `${name}${separator}${scheme ?? ''}[redacted]`)
+    .replace(BEARER, (whole: string, space: string, value: string) => (looksLikeToken(value) ? `${whole.slice(0, 6)}${space}[redacted]` : whole))
+    .replace(BASIC, (whole: string, space: string, value: string) => (looksLikeBasicCredentials(value) ? `${whole.slice(0, 5)}${space}[redacted]` : whole))
+    .replace(SK_KEY, 'sk-[redacted]');
 }
 
 /** Longest piece of server-provided text kept in an error message. */
@@ -262,10 +279,11 @@ export function makeAPIError(input: {
     serviceType,
     param: err?.param == null ? undefined : sanitizeServiceText(err.param, 100),
   };
-  const where = input.method && input.url ? ` (${input.method} ${input.url})` : '';
   const statusText = input.status === undefined ? 'error' : `${input.status}`;
   const rawMessage = err?.message ?? summarizeText(input.rawText);
   const serviceMessage = rawMessage === undefined ? undefined : sanitizeServiceText(rawMessage) || undefined;
+  // The request is named once: not again when the service's own message already names its path ("Invalid URL (POST /v1/…)").
+  const where = input.method && input.url && !serviceMessage?.includes(input.url) ? ` (${input.method} ${input.url})` : '';
   const message = `${statusText}${serviceMessage ? ` ${serviceMessage}` : ' (no error details in the response)'}${where}`;
 
   if (serviceCode === 'moderation_blocked' || serviceType === 'image_generation_user_error') {

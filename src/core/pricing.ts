@@ -85,10 +85,23 @@ export function formatUsd(usd: number): string {
   return `$${usd.toFixed(usd < 0.1 ? 4 : usd < 1 ? 3 : 2)}`;
 }
 
-/** "$0.112 (2 × $0.056)" or "≤ $0.447 (estimate: …)". */
+/**
+ * A price with every digit it has (up to 6 decimals), at least as many as `formatUsd` shows: "$0.22375". A quote
+ * shows its total and per-image price so, and the two add up ("$0.895 (4 × $0.22375)", not "4 × $0.224").
+ */
+export function formatUsdExact(usd: number): string {
+  const shown = formatUsd(usd);
+  for (let decimals = shown.length - shown.indexOf('.') - 1; decimals <= 6; decimals++) {
+    if (Math.abs(Number(usd.toFixed(decimals)) - usd) < 1e-9) return `$${usd.toFixed(decimals)}`;
+  }
+  return `$${usd.toFixed(6)}`;
+}
+
+/** "$0.112 (2 × $0.056)" or "up to $0.895 (4 × $0.22375), an estimate: …". */
 export function describeQuote(quote: PriceQuote): string {
-  const each = quote.n > 1 ? ` (${quote.n} × ${formatUsd(quote.perImageUsd)})` : '';
-  return quote.basis === 'table'
-    ? `${formatUsd(quote.totalUsd)}${each}`
-    : `up to ${formatUsd(quote.totalUsd)}${each}, an estimate: ${quote.reason ?? 'no price shown'}`;
+  // With several images every digit shows, so the product is the total shown; one image reads as any other price.
+  const several = quote.n > 1;
+  const each = several ? ` (${quote.n} × ${formatUsdExact(quote.perImageUsd)})` : '';
+  const total = several ? formatUsdExact(quote.totalUsd) : formatUsd(quote.totalUsd);
+  return quote.basis === 'table' ? `${total}${each}` : `up to ${total}${each}, an estimate: ${quote.reason ?? 'no price shown'}`;
 }

@@ -78,6 +78,14 @@ export async function checkRedis(url: string, options: Omit<ConnectRedisOptions,
   await closeRedis(redis);
 }
 
+/** Readiness of a connection: true when Redis answers PING within `timeoutMs`, false otherwise (never throws). */
+export async function pingRedis(redis: Redis, timeoutMs = 2_000): Promise<boolean> {
+  return withTimeout(redis.ping(), timeoutMs, 'Redis did not answer PING').then(
+    (answer) => answer === 'PONG',
+    () => false,
+  );
+}
+
 /** Quits politely, or drops the connection if Redis does not answer in time (it may be the one that is gone). */
 export async function closeRedis(redis: Redis, timeoutMs = CLOSE_TIMEOUT_MS): Promise<void> {
   if (redis.status === 'end') return;

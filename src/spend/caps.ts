@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { ValidationError } from '../core/errors.js';
-import type { SpendLimits } from './types.js';
+import { envBoolean, envNumber, envText, type Env } from '../core/env.js';
+import { ACCOUNT_KEY, type SpendLimits } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS } from './usage-records.js';
 
 /** The spending caps an operator sets, in USD. Undefined means no cap. */
@@ -25,19 +25,10 @@ export const SPEND_CAP_VARIABLES = {
  * variables, for every entry point (CLI, `npm start`). Unset or blank means no
  * cap (never zero); a bad value is a ValidationError naming the variable.
  */
-export function readSpendCaps(env: NodeJS.ProcessEnv): SpendCaps {
+export function readSpendCaps(env: Env): SpendCaps {
   const caps: SpendCaps = {};
   for (const [variable, field] of Object.entries(SPEND_CAP_VARIABLES)) {
-    const raw = env[variable];
-    if (raw === undefined || raw.trim() === '') {
-      caps[field] = undefined;
-      continue;
-    }
-    const usd = Number(raw.trim());
-    if (!(Number.isFinite(usd) && usd >= 0)) {
-      throw new ValidationError(variable, `${variable} must be a number of US dollars, 0 or more (leave it unset for no limit) (got ${JSON.stringify(raw)})`);
-    }
-    caps[field] = usd;
+    caps[field] = envNumber(env, variable, { min: 0, takes: 'a number of US dollars, 0 or more (leave it unset for no limit)' });
   }
   return caps;
 }
@@ -64,33 +55,28 @@ export interface SpendConfig {
 }
 
 /** `PICTOR_USAGE_RETENTION_DAYS`: whole days from 1 to 3650, default 400; a bad value is a ValidationError naming it. */
-export function readUsageRetentionDays(env: NodeJS.ProcessEnv): number {
-  const retention = env.PICTOR_USAGE_RETENTION_DAYS?.trim() ?? '';
-  const days = retention === '' ? DEFAULT_USAGE_RETENTION_DAYS : Number(retention);
-  if (!(Number.isInteger(days) && days >= 1 && days <= 3650)) {
-    throw new ValidationError('PICTOR_USAGE_RETENTION_DAYS', `PICTOR_USAGE_RETENTION_DAYS must be a whole number of days from 1 to 3650 (got ${JSON.stringify(env.PICTOR_USAGE_RETENTION_DAYS)})`);
-  }
-  return days;
+export function readUsageRetentionDays(env: Env): number {
+  return (
+    envNumber(env, 'PICTOR_USAGE_RETENTION_DAYS', { int: true, min: 1, max: 3650, takes: 'a whole number of days from 1 to 3650' }) ??
+    DEFAULT_USAGE_RETENTION_DAYS
+  );
 }
 
 /** The user's state folder for Pictor: `$XDG_STATE_HOME/pictor`, else `~/.local/state/pictor` (the XDG base directory rule). */
-export function userStateDir(env: NodeJS.ProcessEnv): string {
+export function userStateDir(env: Env): string {
   const xdg = env.XDG_STATE_HOME?.trim();
   // The spec says a relative XDG_STATE_HOME is invalid and to be ignored.
   if (xdg && isAbsolute(xdg)) return join(xdg, 'pictor');
   return join(env.HOME?.trim() || homedir(), '.local', 'state', 'pictor');
 }
 
-export function readSpendConfig(env: NodeJS.ProcessEnv): SpendConfig {
-  const prompts = env.PICTOR_USAGE_PROMPTS?.trim() ?? '';
-  if (!['', '0', '1', 'true', 'false'].includes(prompts.toLowerCase())) {
-    throw new ValidationError('PICTOR_USAGE_PROMPTS', `PICTOR_USAGE_PROMPTS must be 1 (keep prompts in usage records) or 0 (got ${JSON.stringify(env.PICTOR_USAGE_PROMPTS)})`);
-  }
+export function readSpendConfig(env: Env): SpendConfig {
+  const recordPrompts = envBoolean(env, 'PICTOR_USAGE_PROMPTS', '1 (keep prompts in usage records) or 0') ?? false;
   const days = readUsageRetentionDays(env);
   return {
     caps: readSpendCaps(env),
-    dataDir: env.PICTOR_DATA_DIR?.trim() || userStateDir(env),
-    recordPrompts: prompts === '1' || prompts.toLowerCase() === 'true',
+    dataDir: envText(env, 'PICTOR_DATA_DIR') ?? userStateDir(env),
+    recordPrompts,
     usageRetentionDays: days,
   };
 }

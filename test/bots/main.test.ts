@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { PictorClient } from '../../src/index.js';
+import { PictorClient, ValidationError } from '../../src/index.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { startService } from '../../bots/main.js';
 
@@ -40,6 +40,21 @@ describe('npm start', () => {
     }
   });
 
+  it('logs human lines on a terminal, JSON elsewhere or when PICTOR_LOG_FORMAT=json', async () => {
+    const logsOf = async (env: NodeJS.ProcessEnv, logToTerminal: boolean) => {
+      const lines: string[] = [];
+      const service = await startService({ PICTOR_LOG_LEVEL: 'debug', ...env }, () => {}, { logToTerminal, writeLog: (l) => lines.push(l) });
+      await service.stop();
+      return lines.filter((l) => l.includes('embedded emulator'));
+    };
+    const human = await logsOf({}, true);
+    expect(human).toHaveLength(1);
+    expect(human[0]).toMatch(/^\d\d:\d\d:\d\d DEBUG no PICTOR_BASE_URL: started an embedded emulator \(no money is spent\) \(url http:\/\/127\.0\.0\.1:\d+\)/);
+    for (const json of [...(await logsOf({}, false)), ...(await logsOf({ PICTOR_LOG_FORMAT: 'json' }, true))]) {
+      expect(JSON.parse(json)).toMatchObject({ level: 20, msg: 'no PICTOR_BASE_URL: started an embedded emulator (no money is spent)' });
+    }
+  });
+
   it('refuses to start on a bad setting, naming the variable', async () => {
     await expect(startService({ PICTOR_MAX_CONCURRENT: 'many' }, () => {})).rejects.toMatchObject({ code: 'validation_error', param: 'PICTOR_MAX_CONCURRENT' });
     await expect(startService({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_MODE: 'http' }, () => {})).rejects.toMatchObject({ param: 'SLACK_SIGNING_SECRET' });
@@ -51,10 +66,21 @@ describe('npm start', () => {
     expect(String((error as Error).message)).not.toContain('hunter2-secret');
   });
 
-  it('does not start the emulator when an upstream service is configured', async () => {
-    const service = await startService({ PICTOR_BASE_URL: 'http://127.0.0.1:9', PICTOR_API_KEY: 'k', PICTOR_LOG_LEVEL: 'silent' }, () => {});
-    expect(service.emulatorUrl).toBeUndefined();
-    await service.stop();
+  it('with a real service and no chat surface, says plainly that nothing is configured to run (exit 2) rather than sit idle', async () => {
+    const lines: string[] = [];
+    const error = await startService({ PICTOR_BASE_URL: 'http://127.0.0.1:9', PICTOR_API_KEY: 'k', PICTOR_LOG_LEVEL: 'silent' }, (l) => lines.push(l)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error).toMatchObject({ code: 'validation_error', param: 'DISCORD_TOKEN' });
+    expect((error as Error).message).toBe(
+      'nothing is configured to run: PICTOR_BASE_URL is set (so no emulator is started) and no chat surface is. ' +
+        'Set DISCORD_TOKEN, or SLACK_BOT_TOKEN with SLACK_APP_TOKEN (or SLACK_SIGNING_SECRET and SLACK_MODE=http) — see .env.example — ' +
+        'or unset PICTOR_BASE_URL to try the emulator. For one-off images use the pictor command.',
+    );
+    expect(lines).toEqual([]);
+  });
+
+  it('names the missing SLACK_BOT_TOKEN when only SLACK_APP_TOKEN is set', async () => {
+    await expect(startService({ SLACK_APP_TOKEN: 'xapp-1-abc', PICTOR_LOG_LEVEL: 'silent' }, () => {})).rejects.toMatchObject({ param: 'SLACK_BOT_TOKEN' });
   });
 
   it('refuses to start a chat surface on an unreadable spend ledger with no backup, naming the file and what to do', async () => {

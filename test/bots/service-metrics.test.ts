@@ -70,6 +70,26 @@ describe('npm start with PICTOR_METRICS_PORT', () => {
     60_000,
   );
 
+  it.skipIf(redisPresent.skipReason)('checks Redis in /healthz whenever REDIS_URL is set, with no bot running', async () => {
+    requireRedisUrl(redisPresent);
+    const redis = await startThrowawayRedis();
+    if (!redis) throw new Error('redis-server is needed to stop a Redis under a running service');
+    let redisUp = true;
+    defer(async () => {
+      if (redisUp) await redis.stop();
+    });
+    const lines: string[] = [];
+    const service = await startService({ PICTOR_LOG_LEVEL: 'silent', PICTOR_METRICS_PORT: '0', PICTOR_EMULATOR_LATENCY_MS: '0', REDIS_URL: redis.url }, (l) => lines.push(l));
+    defer(() => service.stop());
+    const base = /Metrics for Prometheus at (\S+)\/metrics/.exec(lines.join('\n'))![1]!;
+    const ready = await fetch(`${base}/healthz`);
+    expect({ status: ready.status, body: await ready.json() }).toEqual({ status: 200, body: { status: 'ok', checks: { redis: true } } });
+    await redis.stop();
+    redisUp = false;
+    const unready = await fetch(`${base}/healthz`);
+    expect({ status: unready.status, body: await unready.json() }).toEqual({ status: 503, body: { status: 'unavailable', checks: { redis: false } } });
+  }, 60_000);
+
   it('refuses PICTOR_METRICS_HOST without a port, naming the variable', async () => {
     await expect(startService({ PICTOR_METRICS_HOST: '0.0.0.0' }, () => {})).rejects.toMatchObject({ code: 'validation_error', param: 'PICTOR_METRICS_PORT' });
   });

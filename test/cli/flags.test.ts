@@ -26,6 +26,34 @@ describe('pictor flags', () => {
     expect(stderr).toContain('Run "pictor generate --help"');
   });
 
+  it.each([
+    [['generate', '--promt', 'x'], 'Did you mean --prompt?'],
+    [['generate', '--prompt', 'x', '--qualty', 'low'], 'Did you mean --quality?'],
+    [['generate', '--prompt', 'x', '--output', 'a.png'], 'Did you mean --out?'],
+    [['price', '--siz', '1024x1024'], 'Did you mean --size?'],
+  ])('suggests the flag meant: %s', async (argv, suggestion) => {
+    const { code, stderr } = await run(argv);
+    expect(code).toBe(2);
+    expect(stderr).toContain(suggestion);
+  });
+
+  it('suggests nothing when no flag is close', async () => {
+    const { stderr } = await run(['generate', '--prompt', 'x', '--colour', 'red']);
+    expect(stderr).toContain("Unknown option '--colour'");
+    expect(stderr).not.toContain('Did you mean');
+  });
+
+  it.each([
+    ['gen', 'generate'],
+    ['genrate', 'generate'],
+    ['prize', 'price'],
+    ['emu', 'emulator'],
+  ])('suggests the command meant by %s', async (typed, meant) => {
+    const { code, stderr } = await run([typed]);
+    expect(code).toBe(2);
+    expect(stderr).toBe(`pictor: unknown command "${typed}". Did you mean "${meant}"? Run "pictor --help" for the commands.`);
+  });
+
   it('refuses --partial-images without --stream', async () => {
     const { code, stderr } = await run(['generate', '--prompt', 'x', '--partial-images', '2'], service());
     expect(code).toBe(2);

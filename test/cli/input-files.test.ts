@@ -25,6 +25,14 @@ describe('pictor edit --image reads only regular files, bounded', () => {
     expect(stderr).toContain('a directory, not a file');
   });
 
+  it('says in words why a file cannot be read, not with an error code', async () => {
+    const dir = await tempDir();
+    const { code, stderr } = await run(['edit', '--prompt', 'x', '--image', join(dir, 'missing.png')], service());
+    expect(code).toBe(2);
+    expect(stderr).toContain(`--image: cannot read ${join(dir, 'missing.png')} (no such file or directory)`);
+    expect(stderr).not.toContain('ENOENT');
+  });
+
   it('refuses a file larger than the limit without reading it', async () => {
     const dir = await tempDir();
     const big = join(dir, 'big.png');

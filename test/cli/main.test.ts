@@ -95,6 +95,19 @@ describe('pictor generate', () => {
     expect(stderr).toContain('PICTOR_BASE_URL');
   });
 
+  it('names a wrong path once when the service answers 404 with it', async () => {
+    const { code, stderr } = await run(['generate', '--prompt', 'x'], { PICTOR_BASE_URL: `${env.url}/api`, PICTOR_API_KEY: DEV_API_KEY });
+    expect(code).toBe(1);
+    expect(stderr.split('POST /api/v1/images/generations')).toHaveLength(2);
+  });
+
+  it('does not blame PICTOR_BASE_URL when it is Redis that cannot be reached', async () => {
+    const { code, stderr } = await run(['generate', '--prompt', 'x'], { REDIS_URL: 'redis://127.0.0.1:9' });
+    expect(code).toBe(1);
+    expect(stderr).toContain('REDIS_URL');
+    expect(stderr).not.toContain('PICTOR_BASE_URL');
+  });
+
   it('prints one machine-readable result with --json', async () => {
     const dir = await tempDir();
     const { code, stdout } = await run(['generate', '--prompt', 'x', '--quality', 'high', '--json', '--out', `${dir}/`]);
@@ -142,16 +155,36 @@ describe('pictor edit', () => {
 });
 
 describe('pictor price', () => {
+  it.each(['1024x1024', '1024x1536', '1536x1024'])('shows a per-image price that adds up to the total (%s, 4 images, every quality)', async (size) => {
+    for (const quality of ['low', 'medium', 'high']) {
+      const { stdout } = await run(['price', '--size', size, '--quality', quality, '--n', '4']);
+      const [, total, each] = /: \$([\d.]+) \(4 × \$([\d.]+)\)/.exec(stdout)!;
+      expect(Math.round(Number(each) * 4 * 1e6) / 1e6).toBe(Number(total));
+    }
+  });
+
   it('prints a table price and its basis', async () => {
     const { code, stdout } = await run(['price', '--size', '1024x1024', '--quality', 'medium', '--n', '2']);
     expect(code).toBe(0);
-    expect(stdout).toContain('$0.112 (2 × $0.0562)');
+    expect(stdout).toContain('$0.11236 (2 × $0.05618)');
     expect(stdout).toContain('basis: table');
   });
 
   it('flags an estimate for quality auto', async () => {
     const { stdout } = await run(['price', '--size', '1536x1024', '--quality', 'auto', '--json']);
     expect(JSON.parse(stdout)).toMatchObject({ basis: 'estimate', perImageUsd: 0.1749 });
+  });
+});
+
+describe('refusals of commands that send nothing', () => {
+  it.each([
+    [['usage', '--by', 'color']],
+    [['price', '--quality', 'ultra']],
+  ])('pictor %s names the flag without saying "Nothing was sent." (it never sends)', async (argv) => {
+    const { code, stderr } = await run(argv);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^pictor: --/);
+    expect(stderr).not.toContain('Nothing was sent');
   });
 });
 

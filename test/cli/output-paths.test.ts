@@ -24,6 +24,16 @@ describe('pictor --out is checked before anything is paid for', () => {
     expect(env.emulator.requests).toHaveLength(0);
   });
 
+  it('without --out, writes into ./out/ of the folder it was run from (made when missing) and says where each file went', async () => {
+    const dir = await tempDir();
+    const { code, stdout } = await run(['generate', '--prompt', 'a red kite', '--n', '2'], service(), { cwd: dir });
+    expect(code).toBe(0);
+    const files = (await readdir(join(dir, 'out'))).sort();
+    expect(files).toHaveLength(2);
+    expect(await readdir(dir)).toEqual(['out']);
+    for (const file of files) expect(stdout).toContain(join(dir, 'out', file));
+  });
+
   it('creates a missing directory before sending', async () => {
     const dir = join(await tempDir(), 'new', 'deeper');
     const { code } = await run(['generate', '--prompt', 'x', '--out', `${dir}/`], service());

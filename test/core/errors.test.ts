@@ -24,6 +24,26 @@ describe('errors never carry a secret', () => {
     expect(text).not.toMatch(/abcdef0123456789|abc\.def-ghi|dXNlcjpwYXNz/);
   });
 
+  it.each([
+    ['a Bearer token', 'header Bearer abc.def-ghi sent', 'abc.def-ghi'],
+    ['a long letters-only Bearer token', 'Bearer abcdefghijklmnopqrstuvwxyz', 'abcdefghijklmnopqrstuvwxyz'],
+    ['Basic credentials (base64 of user:password)', 'Authorization was Basic dXNlcjpwYXNz here', 'dXNlcjpwYXNz'],
+    ['Basic credentials inside a JSON header', '{"Authorization": "Basic dXNlcjpwYXNz"}', 'dXNlcjpwYXNz'],
+    ['a letters-only token after an Authorization header', 'Authorization: Bearer abcdefgh', 'abcdefgh'],
+  ])('redacts %s', (_what, text, secret) => {
+    const redacted = redactSecrets(text);
+    expect(redacted).not.toContain(secret);
+    expect(redacted).toContain('[redacted]');
+  });
+
+  it.each([
+    'SLACK_SIGNING_SECRET is needed when SLACK_MODE=http (Basic Information → Signing Secret)',
+    'Send it in the Authorization header as "Bearer <API_KEY>".',
+    'a Bearer token is what the service expects; Basic auth is not supported',
+  ])('leaves our own words intact: %s', (text) => {
+    expect(redactSecrets(text)).toBe(text);
+  });
+
   it('redacts an echoed key from a service error message, its code and its headers', () => {
     registerSecret('echoed-key-0000-1111');
     const error = makeAPIError({

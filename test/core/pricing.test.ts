@@ -40,7 +40,9 @@ describe('pricing', () => {
   });
 
   it('describes a table price and an estimate differently', () => {
-    expect(describeQuote(estimatePrice({ size: '1024x1024', quality: 'low', n: 2 }))).toBe('$0.0127 (2 × $0.0064)');
+    // Every digit of the price per image, so that it adds up to the total shown (not "$0.0127 (2 × $0.0064)").
+    expect(describeQuote(estimatePrice({ size: '1024x1024', quality: 'low', n: 2 }))).toBe('$0.01272 (2 × $0.00636)');
+    expect(describeQuote(estimatePrice({ size: '1024x1024', quality: 'high', n: 4 }))).toBe('$0.89464 (4 × $0.22366)');
     expect(describeQuote(estimatePrice({ size: '1024x1024', quality: 'auto' }))).toMatch(/^up to \$0\.224, an estimate/);
   });
 });

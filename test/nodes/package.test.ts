@@ -41,6 +41,23 @@ describe('the n8n-nodes-pictor package', () => {
     expect(pkg.n8n.credentials).toEqual(['dist/credentials/PictorApi.credentials.js']);
   });
 
+  it('points its homepage, bugs, author and the credential’s documentation at the repository, never example.com or an npm page', () => {
+    const rootPkg = JSON.parse(readFileSync(join(nodesDir, '..', 'package.json'), 'utf8')) as Record<string, unknown>;
+    const repository = (rootPkg.repository as { url: string }).url.replace(/^git\+/, '').replace(/\.git$/, '');
+    const credential = readFileSync(join(nodesDir, 'credentials', 'PictorApi.credentials.ts'), 'utf8');
+    const documentationUrl = /documentationUrl = '([^']+)'/.exec(credential)![1]!;
+    const readme = readFileSync(join(nodesDir, 'README.md'), 'utf8');
+    for (const p of [pkg as unknown as Record<string, unknown>, rootPkg]) {
+      expect((p.repository as { url: string }).url.replace(/^git\+/, '').replace(/\.git$/, '')).toBe(repository);
+      expect(p.homepage).toMatch(new RegExp(`^${repository}[#/]`));
+      expect(p.bugs).toEqual({ url: `${repository}/issues` });
+      expect(JSON.stringify(p.author)).not.toMatch(/example\.com/);
+      expect(JSON.stringify(p)).not.toMatch(/example\.com|npmjs\.com/);
+    }
+    expect(documentationUrl).toBe(`${repository}/tree/main/nodes#credentials-pictor-api`);
+    expect(readme).toContain('## Credentials: Pictor API'); // the anchor the link names
+  });
+
   it('takes n8n-workflow from n8n as a peer, and needs at run time only what the node uses', () => {
     expect(pkg.peerDependencies).toEqual({ 'n8n-workflow': '*' });
     expect(Object.keys(pkg.dependencies).sort()).toEqual(['bottleneck', 'eventsource-parser', 'ioredis', 'undici', 'zod']);

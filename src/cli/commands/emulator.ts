@@ -1,10 +1,10 @@
 import { readCoreConfig } from '../../config.js';
-import { createEmulator, DEV_API_KEY, emulatorBanner, SERVICE_LIKE_LATENCY_MS, type EmulatorServer } from '../../emulator/index.js';
-import { parseFlags } from '../flags.js';
+import { createEmulator, DEV_API_KEY, emulatorBanner, FAULT_NAMES, SERVICE_LIKE_LATENCY_MS, type EmulatorServer, type FaultName } from '../../emulator/index.js';
+import { EMULATOR_FLAGS, parseFlags } from '../flags.js';
 import type { CliContext } from '../context.js';
 import { PictorError, ValidationError } from '../../core/errors.js';
 
-export const EMULATOR_USAGE = `Usage: pictor emulator [--port P] [--host H] [--api-key KEY …] [--latency-ms MS] [--images-per-minute N]
+export const EMULATOR_USAGE = `Usage: pictor emulator [--port P] [--host H] [--api-key KEY …] [--latency-ms MS] [--images-per-minute N] [--fault NAME[:N] …] [--out-of-credit]
 
 Serves the image service's interface locally (127.0.0.1 by default; --port 0 picks a free port).
 Accepts the keys given, else PICTOR_API_KEY, else a development key that it prints.
@@ -13,7 +13,13 @@ Accepts the keys given, else PICTOR_API_KEY, else a development key that it prin
   --host H               default 127.0.0.1
   --latency-ms MS        time of a medium-quality 1024x1024 image (low takes half, high twice,
                          larger sizes in proportion); default PICTOR_EMULATOR_LATENCY_MS, else ${SERVICE_LIKE_LATENCY_MS}; 0 = instant
-  --images-per-minute N  refuse with 429 past N images a minute; default no limit`;
+  --images-per-minute N  refuse with 429 past N images a minute; default no limit
+  --fault NAME[:N]       break the next N (default 1) requests that are valid, the way NAME says;
+                         repeatable, applied in the order given. NAME is one of:
+${FAULT_NAMES.map((name) => `                           ${name}`).join('\n')}
+  --out-of-credit        answer every image request 429 insufficient_quota (an account out of credit)
+
+Faults are described in src/emulator/README.md ("Faults").`;
 
 /** A flag value that is not what it should be: exit 2 naming the flag (nothing is sent by this command, so no such wording). */
 class FlagError extends PictorError<'validation_error'> {
@@ -41,8 +47,10 @@ export async function runEmulator(args: string[], ctx: CliContext, stopSignal?: 
     apiKeys: settings.keys,
     latencyMs: settings.latencyMs,
     latencyScales: true,
+    quotaExhausted: settings.outOfCredit,
     ...(settings.imagesPerMinute !== undefined ? { imagesPerMinute: settings.imagesPerMinute } : {}),
   });
+  for (const { fault, count } of settings.faults) emulator.injectFault(fault, { count });
   let server: EmulatorServer;
   try {
     server = await emulator.listen({ port: settings.port, host: settings.host });
@@ -66,6 +74,8 @@ export async function runEmulator(args: string[], ctx: CliContext, stopSignal?: 
   })) {
     ctx.stdout(line);
   }
+  for (const { fault, count } of settings.faults) ctx.stdout(`Fault: the next ${count === 1 ? 'valid request gets' : `${count} valid requests get`} ${fault}.`);
+  if (settings.outOfCredit) ctx.stdout('Every image request is answered 429 insufficient_quota (--out-of-credit).');
 
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
@@ -94,18 +104,22 @@ function readFlags(args: string[], ctx: CliContext) {
   if (given.some((key) => key.length === 0)) throw new FlagError('--api-key must not be empty');
   const keySource = given.length ? ('flag' as const) : ctx.env.PICTOR_API_KEY ? ('env' as const) : ('development' as const);
   const keys = given.length ? given : ctx.env.PICTOR_API_KEY ? [ctx.env.PICTOR_API_KEY] : [DEV_API_KEY];
-  return { port, host: values.host ?? '127.0.0.1', latencyMs, imagesPerMinute, keys, keySource };
+  const faults = (values.fault ?? []).map(parseFault);
+  return { port, host: values.host ?? '127.0.0.1', latencyMs, imagesPerMinute, keys, keySource, faults, outOfCredit: values['out-of-credit'] === true };
+}
+
+/** `--fault NAME[:N]`: a fault of the emulator's list, for the next N valid requests. */
+function parseFault(value: string): { fault: FaultName; count: number } {
+  const [name = '', count = '1', ...rest] = value.trim().split(':');
+  const times = /^\d{1,7}$/.test(count) ? Number(count) : 0;
+  if (!(FAULT_NAMES as readonly string[]).includes(name) || rest.length || times < 1) {
+    throw new FlagError(`--fault must be one of ${FAULT_NAMES.join(', ')}, optionally followed by :N (how many requests, 1 or more), got ${JSON.stringify(value)}`);
+  }
+  return { fault: name as FaultName, count: times };
 }
 
 function flagValues(args: string[]) {
-  return parseFlags(args, {
-    port: { type: 'string' },
-    host: { type: 'string' },
-    'api-key': { type: 'string', multiple: true },
-    'latency-ms': { type: 'string' },
-    'images-per-minute': { type: 'string' },
-    help: { type: 'boolean', short: 'h' },
-  });
+  return parseFlags(args, EMULATOR_FLAGS);
 }
 
 function wholeNumber(flag: string, value: string | undefined, min: number, max: number): number | undefined {

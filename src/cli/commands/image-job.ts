@@ -1,17 +1,17 @@
 import { resolve } from 'node:path';
 import { decodeImages, imagesOfFailure, resultFromCompleted, type ImageJobResult } from '../../client/job-result.js';
 import { ValidationError } from '../../core/errors.js';
+import { describeFileError } from '../../core/system-errors.js';
 import { describeQuote, estimatePrice } from '../../core/pricing.js';
 import { LIMITS } from '../../spec/constants.js';
 import { parseEditRequest, parseGenerationRequest } from '../../spec/validate.js';
 import { isPartialEvent, type CompletedEvent } from '../../spec/result-schemas.js';
-import { IMAGE_FLAGS, parseFlags, requestFieldsFromFlags, withFlagName } from '../flags.js';
+import { EDIT_FLAGS, IMAGE_FLAGS, parseFlags, requestFieldsFromFlags, withFlagName } from '../flags.js';
 import { readImageFile } from '../input-files.js';
 import { jobNameOf, planOutput, saveToFallback, writeOutput } from '../output-paths.js';
 import { startProgress } from '../progress.js';
 import type { CliContext } from '../context.js';
 
-const EDIT_FLAGS = { ...IMAGE_FLAGS, image: { type: 'string', multiple: true } } as const;
 
 /**
  * `pictor generate …` and `pictor edit …`: validate the request and check that
@@ -181,7 +181,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
 }
 
 function errorCode(error: unknown): string {
-  return (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+  return describeFileError(error);
 }
 
 const COMMON_OPTIONS = `  --n N                 images to make, 1–10 (default 1)
@@ -194,7 +194,7 @@ const COMMON_OPTIONS = `  --n N                 images to make, 1–10 (default 
   --user U              end-user identifier passed to the service (default: none)
   --stream              stream partial images as they come (default off)
     --partial-images K  with --stream: partial images per image, 0–3 (default: not sent, the service decides)
-  --out PATH            a directory or a file name, see below (default: the current directory)
+  --out PATH            a directory or a file name, see below (default: ./out/)
   --overwrite           replace files that exist (default: refuse, before anything is sent)
   --json                print one machine-readable result on stdout (default off)
   -h, --help            this help

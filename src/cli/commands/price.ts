@@ -1,7 +1,7 @@
 import { describeQuote, estimatePrice } from '../../core/pricing.js';
 import { parseGenerationRequest } from '../../spec/validate.js';
 import { ValidationError } from '../../core/errors.js';
-import { numberFlag, parseFlags, withFlagName } from '../flags.js';
+import { numberFlag, parseFlags, PRICE_FLAGS, withFlagName } from '../flags.js';
 import type { CliContext } from '../context.js';
 
 export const PRICE_USAGE = `Usage: pictor price [--size WxH] [--quality Q] [--n N] [--edit] [--json]
@@ -15,14 +15,7 @@ export const PRICE_USAGE = `Usage: pictor price [--size WxH] [--quality Q] [--n 
 Prints what a request costs at most, and whether that comes from the spec's price table or is an estimate.`;
 
 export async function runPrice(args: string[], ctx: CliContext): Promise<number> {
-  const values = parseFlags(args, {
-    size: { type: 'string' },
-    quality: { type: 'string' },
-    n: { type: 'string' },
-    edit: { type: 'boolean' },
-    json: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  }, 'price');
+  const values = parseFlags(args, PRICE_FLAGS, 'price');
   if (values.help) {
     ctx.stdout(PRICE_USAGE);
     return 0;

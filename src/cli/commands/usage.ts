@@ -7,7 +7,7 @@ import type { QuotaStore, UsageRecord } from '../../spend/types.js';
 import { sumUsage, usageByKey, type UsageTotals } from '../../spend/usage-totals.js';
 import { LEDGER_FILES } from '../../spend/ledger-files.js';
 import { ledgerDir, ledgerRedis, openQuotaStore, type LedgerKind } from '../../spend/open-store.js';
-import { parseFlags } from '../flags.js';
+import { parseFlags, USAGE_FLAGS } from '../flags.js';
 import type { CliContext } from '../context.js';
 
 export const USAGE_USAGE = `Usage: pictor usage [--since DATE] [--until DATE] [--by day|user|scope|surface] [--json | --csv] [--emulator]
@@ -31,19 +31,7 @@ type By = (typeof BY)[number];
 const DAY_MS = 24 * 60 * 60_000;
 
 export async function runUsage(args: string[], ctx: CliContext, config: CoreConfig, stdoutIsTerminal: boolean): Promise<number> {
-  const values = parseFlags(
-    args,
-    {
-      since: { type: 'string' },
-      until: { type: 'string' },
-      by: { type: 'string' },
-      json: { type: 'boolean' },
-      csv: { type: 'boolean' },
-      emulator: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    'usage',
-  );
+  const values = parseFlags(args, USAGE_FLAGS, 'usage');
   if (values.help) {
     ctx.stdout(USAGE_USAGE);
     return 0;

@@ -1,5 +1,12 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../../bots/discord/deploy-commands.js';
+import { INVITE_PERMISSIONS, inviteLink } from '../../../bots/discord/index.js';
+import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
 
 async function deploy(env: NodeJS.ProcessEnv) {
   const out: string[] = [];
@@ -24,5 +31,63 @@ describe('npm run discord:deploy', () => {
     expect(err).toHaveLength(1);
     expect(err[0]).not.toContain('\n');
     expect(err[0]).not.toContain('ghijklmnop');
+  });
+});
+
+describe('npm run discord:deploy against Discord', () => {
+  it('names DISCORD_TOKEN when Discord refuses the token (401), without repeating it', async () => {
+    const discord = await FakeDiscord.start();
+    try {
+      const token = 'MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.wrong.token-of-another-bot';
+      const { code, err } = await deploy({ DISCORD_TOKEN: token, DISCORD_API_BASE_URL: discord.apiBaseUrl, DISCORD_APPLICATION_ID: discord.applicationId });
+      expect(code).toBe(1);
+      expect(err).toEqual(['Could not register the commands: Discord did not accept DISCORD_TOKEN (401 Unauthorized): copy it again, or Bot → Reset Token in the Developer Portal.']);
+    } finally {
+      await discord.close();
+    }
+  });
+
+  it('registers the commands and prints the ready-to-click invite link of the application', async () => {
+    const discord = await FakeDiscord.start();
+    try {
+      const { code, out } = await deploy({ DISCORD_TOKEN: discord.botToken, DISCORD_API_BASE_URL: discord.apiBaseUrl });
+      expect(code).toBe(0);
+      expect(out.at(-1)).toBe(`Invite the bot to a server: ${inviteLink(discord.applicationId)}`);
+    } finally {
+      await discord.close();
+    }
+  });
+
+  it('reads DISCORD_TOKEN and DISCORD_GUILD_ID from .env in the folder it is run from, as npm start does', async () => {
+    const discord = await FakeDiscord.start();
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-deploy-'));
+    try {
+      const guildId = '204567890123456789';
+      await writeFile(join(dir, '.env'), `DISCORD_TOKEN=${discord.botToken}\nDISCORD_GUILD_ID=${guildId}\nDISCORD_API_BASE_URL=${discord.apiBaseUrl}\n`);
+      const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('DISCORD_')));
+      const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve) => {
+        execFile(process.execPath, [fileURLToPath(new URL('../../../dist/bots/discord/deploy-commands.js', import.meta.url))], { cwd: dir, env }, (error, stdout, stderr) =>
+          resolve({ stdout, stderr, code: error ? (typeof error.code === 'number' ? error.code : 1) : 0 }),
+        );
+      });
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+      expect(stdout).toContain(`in server ${guildId}`);
+      expect(discord.commands.get(guildId)?.length).toBeGreaterThan(0);
+    } finally {
+      await discord.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the invite link', () => {
+  it('asks for the bot and its commands, with the permissions the README documents (274877942784), computed from their names', () => {
+    const link = new URL(inviteLink('104567890123456789'));
+    expect(link.origin + link.pathname).toBe('https://discord.com/oauth2/authorize');
+    expect(link.searchParams.get('client_id')).toBe('104567890123456789');
+    expect(link.searchParams.get('scope')).toBe('bot applications.commands');
+    expect(link.searchParams.get('permissions')).toBe('274877942784');
+    expect(INVITE_PERMISSIONS.toArray()).toEqual(['ViewChannel', 'SendMessages', 'AttachFiles', 'SendMessagesInThreads']);
+    expect(link.href).toContain('scope=bot+applications.commands&permissions=274877942784');
   });
 });

@@ -57,6 +57,20 @@ describe('readSlackConfig', () => {
     for (const error of [socket, http]) expect(error.message).not.toContain('secret-bot-token');
   });
 
+  it.each([
+    [{ SLACK_APP_TOKEN: app }, 'SLACK_APP_TOKEN'],
+    [{ SLACK_SIGNING_SECRET: 'shh-signing', SLACK_MODE: 'http' }, 'SLACK_SIGNING_SECRET'],
+  ])('names the missing SLACK_BOT_TOKEN when only %o is set, rather than turning Slack off', (env, given) => {
+    const error = refusal(env);
+    expect(error.param).toBe('SLACK_BOT_TOKEN');
+    expect(error.message).toBe(`${given} is set but SLACK_BOT_TOKEN is not: set the bot token (xoxb-…, OAuth & Permissions → Bot User OAuth Token), or unset ${given} to run without Slack`);
+    expect(error.message).not.toMatch(/secret-app-token|shh-signing/);
+  });
+
+  it('keeps its own words about the signing secret whole (Basic Information is not a credential)', () => {
+    expect(refusal({ SLACK_BOT_TOKEN: bot, SLACK_MODE: 'http' }).message).toBe('SLACK_SIGNING_SECRET is needed when SLACK_MODE=http (Basic Information → Signing Secret)');
+  });
+
   it('refuses a token of the wrong kind, a bad port and a bad file host, naming the variable', () => {
     const wrongKind = refusal({ SLACK_BOT_TOKEN: 'xoxp-user-token-secret', SLACK_APP_TOKEN: app });
     expect(wrongKind.param).toBe('SLACK_BOT_TOKEN');

@@ -15,14 +15,20 @@ describe('the app manifests', () => {
     const manifest = await load('manifest.json');
     expect(manifest.features.slash_commands.map((c) => c.command)).toEqual(['/imagine', '/imagine-edit']);
     expect(manifest.features.shortcuts).toEqual([expect.objectContaining({ type: 'message', callback_id: SHORTCUT_EDIT_IMAGE })]);
-    expect(manifest.settings.event_subscriptions.bot_events).toEqual(
-      expect.arrayContaining(['app_mention', 'message.channels', 'message.groups', 'message.im', 'message.mpim']),
-    );
+    // Mentions arrive as app_mention; only direct messages (no mention needed) need the message events.
+    expect(manifest.settings.event_subscriptions.bot_events).toEqual(['app_mention', 'message.im']);
     expect(manifest.settings.interactivity.is_enabled).toBe(true);
     expect(manifest.settings.socket_mode_enabled).toBe(true);
     expect(manifest.oauth_config.scopes.bot).toEqual(
       expect.arrayContaining(['commands', 'chat:write', 'files:read', 'files:write', 'im:write', 'app_mentions:read', 'channels:history', 'groups:history', 'im:history', 'mpim:history']),
     );
+  });
+
+  it('ask for nothing the README does not explain', async () => {
+    const manifest = await load('manifest.json');
+    const readme = await readFile(new URL('../../../bots/slack/README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('### What the app asks for, and why'));
+    for (const item of [...manifest.oauth_config.scopes.bot, ...manifest.settings.event_subscriptions.bot_events]) expect(section).toContain(`| \`${item}\` |`);
   });
 
   it('differ for HTTP only in the request URLs and Socket Mode', async () => {

@@ -1,9 +1,13 @@
+import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runEmulator } from '../../../src/cli/commands/emulator.js';
 import type { CliContext } from '../../../src/cli/context.js';
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { runTryLine } from '../../helpers/try-line.js';
+import { run } from '../run-cli.js';
 
 function context(env: NodeJS.ProcessEnv = {}) {
   const out: string[] = [];
@@ -65,6 +69,36 @@ describe('pictor emulator', () => {
     expect(instant.out.join('\n')).toMatch(/Image service emulator listening on http:\/\/127\.0\.0\.1:\d+ .*no money/);
     expect(instant.out.join('\n')).toMatch(/answers instantly/);
     await instant.stop();
+  });
+
+  it('injects the faults given with --fault, in order, each for its count, then answers normally', async () => {
+    const emulator = await started(['--port', '0', '--latency-ms', '0', '--fault', 'rate_limited:2', '--fault', 'server_error']);
+    const url = /listening on (http:\/\/\S+)/.exec(emulator.out.join('\n'))![1]!;
+    const service = { PICTOR_BASE_URL: url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_MAX_RETRIES: '0' };
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-faults-'));
+    const codes: unknown[] = [];
+    for (let i = 0; i < 4; i++) {
+      const { stdout } = await run(['generate', '--prompt', 'x', '--json', '--out', `${dir}/`], service);
+      const result = JSON.parse(stdout) as { ok: boolean; code?: string };
+      codes.push(result.ok ? 'ok' : result.code);
+    }
+    expect(codes).toEqual(['rate_limited', 'rate_limited', 'server_error', 'ok']);
+    await emulator.stop();
+  });
+
+  it('answers every image request as an account out of credit with --out-of-credit', async () => {
+    const emulator = await started(['--port', '0', '--latency-ms', '0', '--out-of-credit']);
+    const url = /listening on (http:\/\/\S+)/.exec(emulator.out.join('\n'))![1]!;
+    const { code, stdout } = await run(['generate', '--prompt', 'x', '--json'], { PICTOR_BASE_URL: url, PICTOR_API_KEY: DEV_API_KEY });
+    expect(code).toBe(1);
+    expect(JSON.parse(stdout)).toMatchObject({ ok: false, code: 'quota_exhausted' });
+    await emulator.stop();
+  });
+
+  it.each(['no_such_fault', 'server_error:0', 'server_error:2:3'])('refuses --fault %s, listing the faults', async (value) => {
+    const { ctx, err } = context();
+    expect(await runEmulator(['--fault', value], ctx)).toBe(2);
+    expect(err.join('\n')).toContain('--fault must be one of server_error, service_unavailable');
   });
 
   it('says a busy port is in use and suggests --port 0', async () => {

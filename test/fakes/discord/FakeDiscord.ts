@@ -212,6 +212,8 @@ export class FakeDiscord {
     });
   }
 
+  #silent = false;
+
   static async start(options: FakeDiscordOptions = {}): Promise<FakeDiscord> {
     const fake = new FakeDiscord(options);
     await new Promise<void>((resolve) => fake.#server.listen(0, '127.0.0.1', resolve));
@@ -369,6 +371,14 @@ export class FakeDiscord {
     }
   }
 
+  /**
+   * Discord becomes unreachable the way a network that went away looks: from now on every REST request is
+   * accepted and never answered (nothing is refused, nothing times out on this side).
+   */
+  stopAnswering(): void {
+    this.#silent = true;
+  }
+
   async close(): Promise<void> {
     await this.#gateway.close();
     this.#server.closeAllConnections();
@@ -423,6 +433,7 @@ export class FakeDiscord {
   // ---- HTTP ------------------------------------------------------------------------------------
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.#silent) return; // held open until close() drops every connection
     const url = new URL(req.url ?? '/', this.#origin);
     const method = (req.method ?? 'GET').toUpperCase();
     const record: RecordedRequest = {

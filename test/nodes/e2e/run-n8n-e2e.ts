@@ -3,7 +3,8 @@
  *
  * 1. Installs n8n into .cache/n8n-2.8.4/ if it is not there yet (the recipe of
  *    wire-format.md: n8n + two @opentelemetry pins, xlsx override, legacy peers).
- * 2. Builds and packs nodes/ (`npm pack`).
+ * 2. Builds and packs nodes/ with the build-and-pack block of nodes/README.md,
+ *    run as written in the repository's root.
  * 3. Starts the emulator on a free loopback port. Then twice, once per way
  *    n8n finds a package, in an empty home folder: runs the install block of
  *    nodes/README.md for that way exactly as written (the tarball's path put
@@ -22,7 +23,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import sharp from 'sharp';
@@ -89,17 +90,30 @@ async function ensureN8n(): Promise<void> {
   console.log(`n8n installed (${elapsed()})`);
 }
 
-/** Builds and packs nodes/ with `npm pack`; returns the tarball. */
+/**
+ * Builds and packs nodes/ by running the README's build-and-pack block as written (the sh block with
+ * `npm pack --workspace nodes`), in the repository's root as the README says; moves the tarball it made into `work`.
+ */
 async function packPackage(work: string): Promise<string> {
-  await run('npm', ['run', 'build'], { cwd: nodesDir, timeoutMs: 120_000 });
-  const packed = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: nodesDir, timeoutMs: 120_000 });
-  const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
-  const files = info!.files.map((f) => f.path);
+  const readme = await readFile(join(nodesDir, 'README.md'), 'utf8');
+  const block = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('npm pack --workspace nodes'));
+  if (!block) throw new Error('nodes/README.md has no sh block with npm pack --workspace nodes');
+  const { version } = JSON.parse(await readFile(join(nodesDir, 'package.json'), 'utf8')) as { version: string };
+  const filename = `n8n-nodes-pictor-${version}.tgz`;
+  check(`README build-and-pack block names the tarball it makes (${filename})`, block.includes(filename), block);
+  await rm(join(root, filename), { force: true });
+  await run('bash', ['-euo', 'pipefail', '-c', block], { cwd: root, timeoutMs: 600_000 });
+  const tarball = join(work, filename);
+  // Copied, not renamed: the work folder may be on another file system.
+  await copyFile(join(root, filename), tarball);
+  await rm(join(root, filename));
+  const listed = await run('tar', ['-tzf', tarball], { cwd: work, timeoutMs: 60_000 });
+  const files = listed.stdout.split('\n').filter(Boolean).map((line) => line.replace(/^package\//, ''));
   for (const required of ['package.json', 'dist/nodes/PictorImage/PictorImage.node.js', 'dist/nodes/PictorImage/PictorImage.node.json', 'dist/credentials/PictorApi.credentials.js']) {
     if (!files.includes(required)) throw new Error(`the packed package lacks ${required}`);
   }
-  console.log(`packed ${info!.filename} (${files.length} files, ${elapsed()})`);
-  return join(work, info!.filename);
+  console.log(`packed ${filename} with the README's block (${files.length} files, ${elapsed()})`);
+  return tarball;
 }
 
 const readmePath = join(nodesDir, 'README.md');

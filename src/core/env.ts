@@ -1,0 +1,109 @@
+import { ValidationError } from './errors.js';
+
+/**
+ * The one way settings are read from environment variables, by every config
+ * reader of every entry point (`npm start`, the CLI, `npm run discord:deploy`):
+ *
+ * - unset or blank means "not set" (so the default, or "no limit", applies — never zero or an empty string);
+ * - values are trimmed (a value read from a file often ends in a line break);
+ * - a bad value is a ValidationError whose `param` is the variable and whose message says what it takes:
+ *   `NAME must be <what it takes> (got "<value>")`, without the value for a secret.
+ */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** The variable's value, trimmed; undefined when it is unset or blank. */
+export function envText(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined) return undefined;
+  const value = raw.trim();
+  return value === '' ? undefined : value;
+}
+
+/** A refusal naming the variable and what it takes; the value is quoted unless it is a secret. */
+export function envError(env: Env, name: string, takes: string, options: { secret?: boolean } = {}): ValidationError {
+  const raw = env[name];
+  const got = !options.secret && typeof raw === 'string' ? ` (got ${JSON.stringify(raw)})` : '';
+  return new ValidationError(name, `${name} must be ${takes}${got}`);
+}
+
+export interface NumberRule {
+  /** Whole numbers only. */
+  int?: boolean;
+  min?: number;
+  max?: number;
+  /** What it takes, in words (e.g. "a number of seconds, 0 or more"); default from the rule. */
+  takes?: string;
+}
+
+/** A number within a range (finite; whole with `int`); undefined when unset or blank. */
+export function envNumber(env: Env, name: string, rule: NumberRule = {}): number | undefined {
+  const text = envText(env, name);
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  const ok =
+    Number.isFinite(value) &&
+    (!rule.int || Number.isInteger(value)) &&
+    (rule.min === undefined || value >= rule.min) &&
+    (rule.max === undefined || value <= rule.max);
+  if (!ok) throw envError(env, name, rule.takes ?? describeNumberRule(rule));
+  return value;
+}
+
+function describeNumberRule(rule: NumberRule): string {
+  const kind = rule.int ? 'a whole number' : 'a number';
+  if (rule.min !== undefined && rule.max !== undefined) return `${kind} from ${rule.min} to ${rule.max}`;
+  if (rule.min !== undefined) return `${kind}, ${rule.min} or more`;
+  if (rule.max !== undefined) return `${kind}, ${rule.max} or less`;
+  return kind;
+}
+
+const TRUE_WORDS = ['1', 'true', 'yes', 'on'];
+const FALSE_WORDS = ['0', 'false', 'no', 'off'];
+
+/** `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off` (any case); undefined when unset or blank. */
+export function envBoolean(env: Env, name: string, takes = '1 or 0'): boolean | undefined {
+  const text = envText(env, name)?.toLowerCase();
+  if (text === undefined) return undefined;
+  if (TRUE_WORDS.includes(text)) return true;
+  if (FALSE_WORDS.includes(text)) return false;
+  throw envError(env, name, takes);
+}
+
+/** One of a fixed set of words (any case); undefined when unset or blank. */
+export function envChoice<T extends string>(env: Env, name: string, choices: readonly T[]): T | undefined {
+  const text = envText(env, name)?.toLowerCase();
+  if (text === undefined) return undefined;
+  const choice = choices.find((c) => c === text);
+  if (choice === undefined) throw envError(env, name, `one of ${choices.join(', ')}`);
+  return choice;
+}
+
+/** A list separated by commas and/or white space (empty items dropped); undefined when unset or blank. */
+export function envList(env: Env, name: string, separator: RegExp = /[\s,]+/): string[] | undefined {
+  const text = envText(env, name);
+  if (text === undefined) return undefined;
+  const items = text
+    .split(separator)
+    .map((item) => item.trim())
+    .filter(Boolean);
+  return items.length ? items : undefined;
+}
+
+/** A URL of one of `protocols` (default http and https) with a host; undefined when unset or blank. */
+export function envUrl(env: Env, name: string, options: { protocols?: readonly string[]; example: string; secret?: boolean }): string | undefined {
+  const text = envText(env, name);
+  if (text === undefined) return undefined;
+  const protocols = options.protocols ?? ['http', 'https'];
+  let ok = false;
+  try {
+    const url = new URL(text);
+    ok = protocols.includes(url.protocol.replace(/:$/, '')) && url.host !== '';
+  } catch {
+    ok = false;
+  }
+  if (!ok) {
+    const kinds = protocols.length === 2 && protocols.includes('http') && protocols.includes('https') ? 'an http(s)' : `a ${protocols.map((p) => `${p}://`).join(' or ')}`;
+    throw envError(env, name, `${kinds} URL, e.g. ${options.example}`, { secret: options.secret });
+  }
+  return text;
+}

@@ -1,0 +1,62 @@
+import { getSystemErrorMap } from 'node:util';
+
+/**
+ * Operating-system and network error codes (`ENOENT`, `ENOTFOUND`, …) in words, for messages people read: "no such
+ * file or directory" rather than "(ENOENT)".
+ */
+
+/** Failures to look a host name up: libuv's table does not hold these (they come from getaddrinfo). */
+const LOOKUP_WORDS: Record<string, string> = {
+  ENOTFOUND: 'its name could not be found (no network, or a wrong host name)',
+  EAI_AGAIN: 'its name could not be looked up (DNS did not answer: no network?)',
+  EAI_FAIL: 'its name could not be looked up (DNS failed)',
+  EAI_NONAME: 'its name could not be found (no network, or a wrong host name)',
+};
+
+/** The first `code` like `ENOENT` or `EAI_AGAIN` on the error or the errors it wraps. */
+export function systemErrorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z0-9_]+$/.test(code)) return code;
+    const errors = (current as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors.length) {
+      const inner = systemErrorCode(errors[0]);
+      if (inner) return inner;
+    }
+    // undici and discord.js put the system error in `cause`; Slack's WebClient in `original`.
+    current = (current as { cause?: unknown }).cause ?? (current as { original?: unknown }).original;
+  }
+  return undefined;
+}
+
+/** True when the code means the other side could not be reached at all (name lookup, refused, unreachable, timed out). */
+export function isUnreachableCode(code: string | undefined): boolean {
+  return code !== undefined && (code in LOOKUP_WORDS || ['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'ETIMEDOUT', 'ECONNRESET'].includes(code));
+}
+
+let byName: Map<string, string> | undefined;
+
+/** The code in words ("no such file or directory"), or undefined for a code Node does not know. */
+export function describeSystemError(code: string): string | undefined {
+  if (code in LOOKUP_WORDS) return LOOKUP_WORDS[code];
+  byName ??= new Map([...getSystemErrorMap().values()].map(([name, message]): [string, string] => [name, message]));
+  return byName.get(code);
+}
+
+/** Why a file operation failed, in words: "no such file or directory", else the code, else the message. */
+export function describeFileError(error: unknown): string {
+  const code = systemErrorCode(error);
+  if (code) return describeSystemError(code) ?? code;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Why a service could not be reached, in words, naming it: "could not reach discord.com: its name could not be found
+ * (no network, or a wrong host name)". Undefined when the error is not about reaching it.
+ */
+export function describeUnreachable(error: unknown, host: string): string | undefined {
+  const code = systemErrorCode(error);
+  if (!isUnreachableCode(code)) return undefined;
+  return `could not reach ${host}: ${describeSystemError(code!) ?? code}`;
+}

@@ -1,0 +1,95 @@
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
+import { useEmulator } from '../helpers/emulator.js';
+import { surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
+import { waitUntil } from '../helpers/runner-harness.js';
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const emu = useEmulator();
+const defer = useCleanup();
+
+type Started = { child: ChildProcessByStdio<null, Readable, Readable>; printed: () => string; stderr: () => string; exited: Promise<number | null> };
+
+/** `npm start` (the built service) in its own process, as an operator runs it. */
+function npmStart(env: Record<string, string>): Started {
+  const child = spawn('npm', ['start', '--silent'], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PICTOR_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let printed = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  defer(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  return { child, printed: () => printed, stderr: () => stderr, exited };
+}
+
+/** The reader of stdout goes away (`| head -1` done, a log shipper gone): the pipe's read end is closed. */
+function closeStdout(started: Started): void {
+  started.child.stdout.destroy();
+}
+
+const within = <T>(promise: Promise<T>, ms: number): Promise<T | 'still running'> =>
+  Promise.race([promise, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), ms).unref())]);
+
+describe('stopping npm start', () => {
+  it('ends quietly when its stdout reader is gone (npm start | head -1), without an EPIPE stack', async () => {
+    const dataDir = await tempDataDir(defer, 'pictor-stop-');
+    const started = npmStart({ PICTOR_DATA_DIR: dataDir, PICTOR_EMULATOR_LATENCY_MS: '0' });
+    await waitUntil(() => started.printed().includes('\n'), 'the first line', 30_000);
+    closeStdout(started);
+    started.child.kill('SIGTERM'); // its answer ("SIGTERM: taking no new jobs…") goes to the closed pipe
+    expect(await within(started.exited, 15_000)).toBe(0);
+    expect(started.stderr()).not.toMatch(/EPIPE|Error:|\n\s+at /);
+  }, 60_000);
+
+  it('ends within its grace when Discord stops answering and stdout is gone, with a job running; a second signal stops it at once', async () => {
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    defer(() => discord.close());
+    const dataDir = await tempDataDir(defer, 'pictor-stop-');
+    emu.emulator.configure({ latencyMs: 60_000 });
+    const env = {
+      PICTOR_BASE_URL: emu.url,
+      PICTOR_API_KEY: DEV_API_KEY,
+      PICTOR_DATA_DIR: dataDir,
+      PICTOR_PARTIAL_IMAGES: '0',
+      PICTOR_SHUTDOWN_GRACE_SECONDS: '1',
+      ...surfaceEnv({ discord }),
+    };
+    const started = npmStart(env);
+    await waitUntil(() => started.printed().includes('Discord bot is online'), 'the bot is online', 30_000);
+    discord.slashCommand('imagine', { prompt: 'a lighthouse that never finishes', quality: 'low' });
+    await waitUntil(() => emu.emulator.requests.length > 0, 'the job reached the service', 30_000);
+
+    discord.stopAnswering();
+    closeStdout(started);
+    started.child.kill('SIGTERM');
+    // Grace 1 s, then at most STOP_ALLOWANCE_MS (10 s) for the last messages Discord will never take.
+    expect(await within(started.exited, 20_000)).toBe(1);
+    expect(started.stderr()).toContain('pictor: could not stop cleanly within 11 s; exiting.');
+    expect(started.stderr()).not.toMatch(/EPIPE/);
+
+    // The same, stopped by a second signal instead of waiting out the grace.
+    const answering = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    defer(() => answering.close());
+    const again = npmStart({ ...env, ...surfaceEnv({ discord: answering }), PICTOR_SHUTDOWN_GRACE_SECONDS: '300' });
+    await waitUntil(() => again.printed().includes('Discord bot is online'), 'the bot is online again', 30_000);
+    const sent = emu.emulator.requests.length;
+    answering.slashCommand('imagine', { prompt: 'another that never finishes', quality: 'low' });
+    await waitUntil(() => emu.emulator.requests.length > sent, 'the second job reached the service', 30_000);
+    closeStdout(again);
+    again.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    again.child.kill('SIGINT');
+    expect(await within(again.exited, 3_000)).toBe(1);
+  }, 90_000);
+});
