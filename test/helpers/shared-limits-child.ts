@@ -22,6 +22,7 @@ try {
     redis: { url: config.redisUrl, prefix: config.prefix },
     leaseMs: config.leaseMs,
     heartbeatMs: config.heartbeatMs,
+    toleranceMs: config.toleranceMs,
   });
 } catch (error) {
   send({ type: 'fatal', code: (error as { code?: string }).code ?? 'unknown', message: (error as Error).message });

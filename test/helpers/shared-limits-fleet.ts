@@ -12,6 +12,8 @@ export interface ChildConfig {
   leaseMs?: number | undefined;
   heartbeatMs?: number | undefined;
   maxRetries?: number | undefined;
+  /** The limiter's `toleranceMs`: how late a request may reach the service after it leaves. */
+  toleranceMs?: number | undefined;
   prompt?: string | undefined;
 }
 

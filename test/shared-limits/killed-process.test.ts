@@ -61,5 +61,5 @@ describe.skipIf(redis.skipReason)(`a process killed while it holds the shared sl
       doomed!.kill();
       await Promise.all(survivors.map((c) => c.stop()));
     }
-  });
+  }, 120_000);
 });

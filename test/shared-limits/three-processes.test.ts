@@ -9,6 +9,14 @@ const redis = testRedis();
 const IMAGES_PER_MINUTE = 30;
 /** Per process: 12 images in 6 requests. Three processes ask for 36, more than one bucket. */
 const JOB_SIZES = [1, 2, 3, 1, 2, 3];
+/**
+ * How late a request may reach the emulator after its process took it from the
+ * shared bucket. The limiter's default (1 s) covers a network hop; here three
+ * processes, the emulator and the rest of the suite share two cores, and a
+ * request can wait seconds for a turn of its process's event loop. Sized for
+ * that, the test is about the shared bucket, not about this machine's load.
+ */
+const TOLERANCE_MS = 4000;
 
 describe.skipIf(redis.skipReason)(`three processes sharing one account through Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
   let emulator: Emulator;
@@ -34,11 +42,12 @@ describe.skipIf(redis.skipReason)(`three processes sharing one account through R
       apiKey: DEV_API_KEY,
       imagesPerMinute: IMAGES_PER_MINUTE,
       maxConcurrent: 4,
+      toleranceMs: TOLERANCE_MS,
     });
     try {
       const idsOf = (child: Child) => JOB_SIZES.map((_, i) => `${child.name}${i}`);
       for (const child of children) child.run(JOB_SIZES.map((n, i) => ({ id: `${child.name}${i}`, n })));
-      await Promise.all(children.map((child) => child.finished(idsOf(child), 45_000)));
+      await Promise.all(children.map((child) => child.finished(idsOf(child), 100_000)));
 
       const failed = children.flatMap((c) => c.of('failed'));
       const retried429 = children.flatMap((c) => c.of('retry')).filter((r) => r.code === 'rate_limited');
@@ -61,5 +70,5 @@ describe.skipIf(redis.skipReason)(`three processes sharing one account through R
     } finally {
       await Promise.all(children.map((c) => c.stop()));
     }
-  });
+  }, 120_000);
 });
