@@ -230,12 +230,12 @@ function processOutput(onClosed: (stream: 'stdout' | 'stderr') => void): { out(l
 
 async function run(): Promise<void> {
   loadDotEnv();
-  let stopRequested: ((reason: string) => void) | undefined;
-  let closedBeforeStart = false;
+  // Set once the service runs; a stream closed before that is remembered and stops it as soon as it is up.
+  const stopper: { request?: (reason: string) => void; closedBeforeStart?: boolean } = {};
   const output = processOutput((stream) => {
     // Nobody reads us any more: stop as on SIGTERM (running jobs still end within the grace), quietly.
-    if (stopRequested) stopRequested(`${stream} closed`);
-    else closedBeforeStart = true;
+    if (stopper.request) stopper.request(`${stream} closed`);
+    else stopper.closedBeforeStart = true;
   });
   let service: Service;
   try {
@@ -281,10 +281,10 @@ async function run(): Promise<void> {
         },
       );
   };
-  stopRequested = stop;
+  stopper.request = stop;
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  if (closedBeforeStart) stop('stdout closed');
+  if (stopper.closedBeforeStart) stop('stdout closed');
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { envBoolean, envNumber, envText, type Env } from '../core/env.js';
-import { ACCOUNT_KEY, type SpendLimits } from './types.js';
+import type { SpendLimits } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS } from './usage-records.js';
 
 /** The spending caps an operator sets, in USD. Undefined means no cap. */

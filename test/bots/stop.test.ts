@@ -14,9 +14,12 @@ const defer = useCleanup();
 
 type Started = { child: ChildProcessByStdio<null, Readable, Readable>; printed: () => string; stderr: () => string; exited: Promise<number | null> };
 
-/** `npm start` (the built service) in its own process, as an operator runs it. */
+/**
+ * What `npm start` runs (the built service), started as a process manager starts it: signals go to the service
+ * itself (npm would hand them to the `sh -c` it runs the script in, not to the service).
+ */
 function npmStart(env: Record<string, string>): Started {
-  const child = spawn('npm', ['start', '--silent'], {
+  const child = spawn(process.execPath, ['dist/bots/main.js'], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PICTOR_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
