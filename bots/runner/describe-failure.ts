@@ -1,4 +1,5 @@
 import {
+  describeDuration,
   isPictorError,
   parseResetDuration,
   retryAfterFromHeaders,
@@ -9,7 +10,6 @@ import {
   type TimeoutError,
   type ValidationError,
 } from '../../src/index.js';
-import { describeDuration } from './describe-duration.js';
 import { isJobRefusedError } from './JobRefusedError.js';
 import type { RefusalCode } from './types.js';
 

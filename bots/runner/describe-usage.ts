@@ -1,6 +1,5 @@
-import { formatUsd } from '../../src/index.js';
+import { describeReset, formatUsd } from '../../src/index.js';
 import type { CapStatus, UsageSummary } from './chat-budgets.js';
-import { describeReset } from './describe-duration.js';
 
 /** How a surface marks text up, and what it calls a scope. */
 export interface UsageMarkup {

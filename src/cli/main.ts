@@ -127,7 +127,7 @@ function report(error: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, json:
     return 2;
   }
   if (error instanceof BudgetExceededError) {
-    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, cap: error.cap, leftUsd: error.leftUsd, resetsAt: new Date(error.resetsAt).toISOString(), message: error.message }));
+    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, limitUsd: error.limitUsd, leftUsd: error.leftUsd, resetsAt: new Date(error.resetsAt).toISOString(), message: error.message }));
     io.stderr(`pictor: ${error.message}${nothingSent}`);
     return 1;
   }

@@ -1,47 +1,27 @@
 import { PictorError } from '../core/errors.js';
-import { formatUsd } from '../core/pricing.js';
+import { describeSpendRefusal } from './describe-refusal.js';
+import { BUDGETS } from './rules.js';
 import type { BudgetCode, SpendRefusal } from './types.js';
 
-/** Whose cap, in words ("the account's daily cap"). */
-const CAP_NAMES: Record<BudgetCode, string> = {
-  budget_account_daily: "the account's daily cap",
-  budget_account_monthly: "the account's monthly cap",
-  budget_user_daily: 'your daily budget',
-  budget_user_monthly: 'your monthly budget',
-  budget_scope_daily: 'the daily budget of this server or workspace',
-  budget_scope_monthly: 'the monthly budget of this server or workspace',
-};
-
-export const isBudgetCode = (code: string): code is BudgetCode => code in CAP_NAMES;
-
-/** "2030-01-03 00:00 UTC". */
-export function describeResetTime(at: number): string {
-  return `${new Date(at).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
+export const isBudgetCode = (code: string): code is BudgetCode => BUDGETS.some((b) => b.code === code);
 
 /**
- * A job was refused by a spending cap before anything was sent. `cap` says
- * which; `message` says how much is left and when the cap resets (UTC).
+ * A job was refused by a spending cap before anything was sent. `code` names
+ * the cap (`budget_account_daily`, … — the same codes on every surface);
+ * `message` is the one sentence of `describeSpendRefusal`: how much is left and
+ * when the cap resets (UTC).
  */
-export class BudgetExceededError extends PictorError<'budget_exceeded'> {
-  readonly cap: BudgetCode;
+export class BudgetExceededError extends PictorError<BudgetCode> {
   readonly limitUsd: number;
   readonly usedUsd: number;
   readonly leftUsd: number;
   readonly resetsAt: number;
 
-  constructor(refusal: SpendRefusal & { code: BudgetCode }, estimateUsd: number) {
-    const left = Math.max(0, refusal.limit - refusal.used);
-    const name = CAP_NAMES[refusal.code];
-    super(
-      'budget_exceeded',
-      `This job could cost up to ${formatUsd(estimateUsd)}, more than the ${formatUsd(left)} left of ${name} of ${formatUsd(refusal.limit)} ` +
-        `(spent or reserved: ${formatUsd(refusal.used)}); it resets at ${describeResetTime(refusal.resetsAt)}.`,
-    );
-    this.cap = refusal.code;
+  constructor(refusal: SpendRefusal & { code: BudgetCode }, estimateUsd: number, now: number = Date.now()) {
+    super(refusal.code, describeSpendRefusal(refusal, { estimateUsd, now }));
     this.limitUsd = refusal.limit;
     this.usedUsd = refusal.used;
-    this.leftUsd = left;
+    this.leftUsd = Math.max(0, refusal.limit - refusal.used);
     this.resetsAt = refusal.resetsAt;
   }
 }

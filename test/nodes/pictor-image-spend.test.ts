@@ -63,14 +63,14 @@ async function ledgerOf(folder: string) {
 }
 
 describe('the Pictor Image node under an account cap', () => {
-  it('refuses the item that would pass the Account Daily Cap with code budget_exceeded, naming the cap and what is left, and sends nothing for it', async () => {
+  it('refuses the item that would pass the Account Daily Cap with code budget_account_daily, naming the cap and what is left, and sends nothing for it', async () => {
     const folder = await ledgerFolder();
     // Room for one image, not two. Every item is reserved before it waits for its turn, in item order.
     const [out] = await run(['first under the cap', 'second over the cap'], { accountDailyUsd: '0.01', ledgerFolder: folder });
     expect(out![0]!.binary?.data).toBeDefined();
     expect(out![1]!.json).toMatchObject({
-      code: 'budget_exceeded',
-      cap: 'budget_account_daily',
+      code: 'budget_account_daily',
+      limitUsd: 0.01,
       leftUsd: expect.closeTo(0.01 - ONE_IMAGE_USD, 6),
       resetsAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T00:00:00\.000Z$/),
       description: expect.stringContaining('Nothing was sent'),

@@ -1,8 +1,7 @@
 import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
 import { APIError, ValidationError, isPictorError, type PictorErrorCode } from '../../../src/core/errors.js';
 import { RedisUnavailableError } from '../../../src/core/redis-connection.js';
-import { formatUsd } from '../../../src/core/pricing.js';
-import { BudgetExceededError, LedgerUnreadableError, describeResetTime } from '../../../src/spend/errors.js';
+import { BudgetExceededError, LedgerUnreadableError } from '../../../src/spend/errors.js';
 import { FIELD_PARAMETERS, type SpecField } from './node-properties.js';
 
 export type NodeError = NodeOperationError | NodeApiError;
@@ -78,10 +77,9 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
     const nodeError = new NodeOperationError(node, error.message, {
       itemIndex,
       description:
-        `Nothing was sent. ${capName(error.cap)}: ${formatUsd(error.limitUsd)}, ${formatUsd(error.leftUsd)} left, resets at ${describeResetTime(error.resetsAt)}. ` +
-        'The caps are the Account Daily/Monthly Cap of the Pictor API credential (and, through a shared Redis, the ledger the bots count in too).',
+        'Nothing was sent. The caps are the Account Daily/Monthly Cap of the Pictor API credential (and, through a shared Redis, the ledger the bots count in too).',
     });
-    Object.assign(nodeError.context, { code: error.code, cap: error.cap, leftUsd: error.leftUsd, resetsAt: new Date(error.resetsAt).toISOString() });
+    Object.assign(nodeError.context, { code: error.code, limitUsd: error.limitUsd, leftUsd: error.leftUsd, resetsAt: new Date(error.resetsAt).toISOString() });
     return nodeError;
   }
   if (error instanceof LedgerUnreadableError) {
@@ -124,9 +122,6 @@ function redisNodeError(node: INode, error: RedisUnavailableError, itemIndex: nu
   return nodeError;
 }
 
-function capName(cap: BudgetExceededError['cap']): string {
-  return cap === 'budget_account_monthly' ? "The account's monthly cap" : cap === 'budget_account_daily' ? "The account's daily cap" : `The cap ${cap}`;
-}
 
 /** The core's code for an error, when it has one (`validation_error`, `rate_limited`, …). */
 export function codeOf(error: NodeError): string | undefined {

@@ -178,8 +178,8 @@ export function failedItem(error: NodeError, itemIndex: number, onError: string 
   if (code) json.code = code;
   if (error.description) json.description = error.description;
   if (typeof error.context.parameter === 'string') json.field = error.context.parameter;
-  // A budget refusal says which cap, what is left and when it resets, for an IF node to route on.
-  for (const key of ['cap', 'leftUsd', 'resetsAt'] as const) {
+  // A budget refusal (its code names the cap) says the cap, what is left and when it resets, for an IF node to route on.
+  for (const key of ['limitUsd', 'leftUsd', 'resetsAt'] as const) {
     const value = error.context[key];
     if (typeof value === 'string' || typeof value === 'number') json[key] = value;
   }

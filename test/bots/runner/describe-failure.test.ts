@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeDuration, describeFailure, describeKeptImages, JobRefusedError } from '../../../bots/runner/index.js';
+import { describeFailure, describeKeptImages, JobRefusedError } from '../../../bots/runner/index.js';
 import {
   AbortedError,
   ConnectionError,
@@ -90,16 +90,5 @@ describe('describeKeptImages', () => {
 
   it('no longer tells of a broken stream that it broke before the images arrived when some had', () => {
     expect(describeFailure(new StreamBrokenError('reset')).message).toContain('before all the images arrived');
-  });
-});
-
-describe('describeDuration', () => {
-  it('rounds up and reads like speech', () => {
-    expect(describeDuration(400)).toBe('1 s');
-    expect(describeDuration(45_000)).toBe('45 s');
-    expect(describeDuration(90_000)).toBe('1 min 30 s');
-    expect(describeDuration(12 * 60_000 - 1)).toBe('12 min');
-    expect(describeDuration((3 * 60 + 12) * 60_000)).toBe('3 h 12 min');
-    expect(describeDuration(2 * 60 * 60_000)).toBe('2 h');
   });
 });
