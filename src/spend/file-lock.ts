@@ -1,13 +1,17 @@
 import { hostname } from 'node:os';
-import { open, readFile, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { link, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 
 /**
- * A lock shared by the processes of one machine: a file created with O_EXCL
- * holding the owner's pid and host. A lock whose owner is dead (same host, pid
- * gone) is stale and broken — under a second O_EXCL "breaker" file, so two
- * processes breaking it at once can never remove a fresh lock. A lock of
- * another host (a network folder) is stale only when it has not changed for
- * `staleMs`.
+ * A lock shared by the processes of one machine: a file holding the owner's
+ * pid and host, which appears with its content at once (written beside it, then
+ * hard-linked into place, which fails when the lock exists), so a process
+ * killed while taking the lock never leaves an empty one behind. A lock whose
+ * owner is dead (same host, pid gone) is stale and broken — under a second
+ * "breaker" lock, so two processes breaking it at once can never remove a
+ * fresh lock. A lock of another host (a network folder) is stale only when it
+ * has not changed for `staleMs`; one without a readable owner (a folder that
+ * cannot link, a damaged file) after `UNREADABLE_STALE_MS`.
  */
 export interface FileLockOptions {
   /** Give up after this long. Default 10 s. */
@@ -58,7 +62,30 @@ async function acquire(path: string, options: FileLockOptions): Promise<void> {
   }
 }
 
+/** A lock without a readable owner is stale once unchanged this long: a live owner fills it in far sooner. */
+export const UNREADABLE_STALE_MS = 2000;
+
+/** Errors of a file system that has no hard links (some network and FUSE folders): the lock is then made with O_EXCL. */
+const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
+
+/** Makes the lock file with `content` in one step; false when it exists. */
 async function tryCreate(path: string, content: string): Promise<boolean> {
+  const draft = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(draft, content, { mode: 0o600 });
+  try {
+    await link(draft, path);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    if (code === 'EEXIST') return false;
+    if (NO_LINKS.has(code)) return tryCreateExclusive(path, content);
+    throw error;
+  } finally {
+    await rm(draft, { force: true });
+  }
+}
+
+async function tryCreateExclusive(path: string, content: string): Promise<boolean> {
   try {
     const handle = await open(path, 'wx', 0o600);
     try {
@@ -91,10 +118,11 @@ async function readHolder(path: string): Promise<Holder | undefined> {
 }
 
 async function isStale(path: string, holder: Holder, staleMs: number): Promise<boolean> {
-  // Written by a process between create and write: give it time (an empty file of a live process is brief).
-  if (holder.host === HOST && holder.raw !== '') return !isProcessAlive(holder.pid);
+  const readable = Number.isInteger(holder.pid) && holder.pid > 0 && holder.host !== '';
+  if (readable && holder.host === HOST) return !isProcessAlive(holder.pid);
+  // Another host's lock, or one without an owner: only time tells (an owner still filling it in is brief).
   try {
-    return Date.now() - (await stat(path)).mtimeMs > staleMs;
+    return Date.now() - (await stat(path)).mtimeMs > (readable ? staleMs : Math.min(staleMs, UNREADABLE_STALE_MS));
   } catch {
     return false;
   }

@@ -1,0 +1,52 @@
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { THIS_HOST, UNREADABLE_STALE_MS, withFileLock } from '../../src/spend/file-lock.js';
+
+const dirs: string[] = [];
+async function lockPath(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'pictor-lock-'));
+  dirs.push(dir);
+  return join(dir, 'ledger.json.lock');
+}
+afterEach(async () => {
+  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+describe('the ledger’s file lock', () => {
+  it('lets one task in at a time, and leaves no file behind', async () => {
+    const path = await lockPath();
+    let inside = 0;
+    let most = 0;
+    const task = async () => {
+      inside++;
+      most = Math.max(most, inside);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      inside--;
+    };
+    await Promise.all(Array.from({ length: 8 }, () => withFileLock(path, task)));
+    expect(most).toBe(1);
+    expect(await readdir(join(path, '..'))).toEqual([]);
+  });
+
+  it('breaks at once a lock whose owner on this machine is dead (a process killed while holding it)', async () => {
+    const path = await lockPath();
+    await writeFile(path, `2147483646\n${THIS_HOST}\n`);
+    const started = Date.now();
+    expect(await withFileLock(path, async () => 'in', { timeoutMs: 5000 })).toBe('in');
+    expect(Date.now() - started).toBeLessThan(4000);
+  });
+
+  it('breaks an empty lock (a process killed between making it and writing its name) within seconds, not at the stale age of a live lock', async () => {
+    const path = await lockPath();
+    await writeFile(path, '');
+    expect(await withFileLock(path, async () => 'in', { timeoutMs: UNREADABLE_STALE_MS + 5000, staleMs: 60_000 })).toBe('in');
+  });
+
+  it('waits for a live owner and gives up naming it', async () => {
+    const path = await lockPath();
+    await writeFile(path, `${process.pid}\n${THIS_HOST}\n`);
+    await expect(withFileLock(path, async () => 'in', { timeoutMs: 300 })).rejects.toThrow(`held by process ${process.pid} on ${THIS_HOST}`);
+  });
+});
