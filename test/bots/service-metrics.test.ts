@@ -9,18 +9,26 @@ import { requireRedisUrl, testRedis } from '../helpers/shared-limits-redis.js';
 const defer = useCleanup();
 const redisPresent = testRedis();
 
+/** A Redis of the test's own, which it may stop under the running service; stopped at the end if it still runs. */
+async function aRedisOfItsOwn(): Promise<{ url: string; stop(): Promise<void> }> {
+  requireRedisUrl(redisPresent);
+  const redis = await startThrowawayRedis();
+  if (!redis) throw new Error('redis-server is needed to stop a Redis under a running service');
+  let up = true;
+  const stop = async () => {
+    if (!up) return;
+    up = false;
+    await redis.stop();
+  };
+  defer(stop);
+  return { url: redis.url, stop };
+}
+
 describe('npm start with PICTOR_METRICS_PORT', () => {
   it.skipIf(redisPresent.skipReason)(
     'serves /metrics and /healthz: ready with both bots and Redis up, counting jobs and the writes Discord refused; unready when Redis goes away',
     async () => {
-      requireRedisUrl(redisPresent);
-      // A Redis of its own: this test stops it.
-      const redis = await startThrowawayRedis();
-      if (!redis) throw new Error('redis-server is needed to stop a Redis under a running service');
-      let redisUp = true;
-      defer(async () => {
-        if (redisUp) await redis.stop();
-      });
+      const redis = await aRedisOfItsOwn();
       const { discord, slack } = await startChatFakes(defer);
       const dataDir = await tempDataDir(defer);
       const lines: string[] = [];
@@ -62,7 +70,6 @@ describe('npm start with PICTOR_METRICS_PORT', () => {
       for (const secret of [discord.botToken, slack.botToken, slack.signingSecret]) expect(scraped.text).not.toContain(secret);
 
       await redis.stop();
-      redisUp = false;
       const unready = await fetch(`${base}/healthz`);
       expect(unready.status).toBe(503);
       expect(await unready.json()).toMatchObject({ status: 'unavailable', checks: { redis: false, discord: true, slack: true } });
@@ -71,13 +78,7 @@ describe('npm start with PICTOR_METRICS_PORT', () => {
   );
 
   it.skipIf(redisPresent.skipReason)('checks Redis in /healthz whenever REDIS_URL is set, with no bot running', async () => {
-    requireRedisUrl(redisPresent);
-    const redis = await startThrowawayRedis();
-    if (!redis) throw new Error('redis-server is needed to stop a Redis under a running service');
-    let redisUp = true;
-    defer(async () => {
-      if (redisUp) await redis.stop();
-    });
+    const redis = await aRedisOfItsOwn();
     const lines: string[] = [];
     const service = await startService({ PICTOR_LOG_LEVEL: 'silent', PICTOR_METRICS_PORT: '0', PICTOR_EMULATOR_LATENCY_MS: '0', REDIS_URL: redis.url }, (l) => lines.push(l));
     defer(() => service.stop());
@@ -85,7 +86,6 @@ describe('npm start with PICTOR_METRICS_PORT', () => {
     const ready = await fetch(`${base}/healthz`);
     expect({ status: ready.status, body: await ready.json() }).toEqual({ status: 200, body: { status: 'ok', checks: { redis: true } } });
     await redis.stop();
-    redisUp = false;
     const unready = await fetch(`${base}/healthz`);
     expect({ status: unready.status, body: await unready.json() }).toEqual({ status: 503, body: { status: 'unavailable', checks: { redis: false } } });
   }, 60_000);
