@@ -11,10 +11,13 @@ describe('the gateway connection', () => {
     h = await DiscordHarness.start({ partialImages: 0, discord: { heartbeatIntervalMs: 100 } });
     await h.discord.waitFor(() => h.discord.gatewayStats.heartbeats >= 2, 'two heartbeats');
     h.discord.dropGatewayConnections();
-    await h.discord.waitFor(() => h.discord.gatewayStats.resumes === 1, 'the resume', 10_000);
+    await h.discord.waitFor(() => h.discord.gatewayStats.resumes >= 1, 'the resume', 10_000);
     const ix = h.discord.slashCommand('imagine', { prompt: 'after the reconnect' });
     const final = await h.finalReply(ix);
     expect(final.attachments).toHaveLength(1);
-    expect(h.discord.gatewayStats).toMatchObject({ identifies: 1, resumes: 1 });
+    // One session throughout: never identified again. (On a busy machine a late heartbeat ACK can make discord.js
+    // resume once more on its own, so the resumes are counted from one up.)
+    expect(h.discord.gatewayStats.identifies).toBe(1);
+    expect(h.discord.gatewayStats.resumes).toBeGreaterThanOrEqual(1);
   });
 });
