@@ -33,9 +33,8 @@ describe('the ledger’s file lock', () => {
   it('breaks at once a lock whose owner on this machine is dead (a process killed while holding it)', async () => {
     const path = await lockPath();
     await writeFile(path, `2147483646\n${THIS_HOST}\n`);
-    const started = Date.now();
+    // A live owner's lock would hold it for the whole wait (5 s) and fail it.
     expect(await withFileLock(path, async () => 'in', { timeoutMs: 5000 })).toBe('in');
-    expect(Date.now() - started).toBeLessThan(4000);
   });
 
   it('breaks an empty lock (a process killed between making it and writing its name) within seconds, not at the stale age of a live lock', async () => {
