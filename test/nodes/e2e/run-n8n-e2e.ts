@@ -70,7 +70,7 @@ async function ensureN8n(): Promise<void> {
     console.log(`n8n ${N8N_VERSION} already installed in ${n8nDir}`);
     return;
   }
-  console.log(`installing n8n ${N8N_VERSION} into ${n8nDir} (a few minutes, once)…`);
+  console.log(`installing n8n ${N8N_VERSION} into ${n8nDir} (once; 5 to 20 minutes)…`);
   await mkdir(n8nDir, { recursive: true });
   await writeFile(
     join(n8nDir, 'package.json'),
@@ -90,7 +90,7 @@ async function ensureN8n(): Promise<void> {
       2,
     )}\n`,
   );
-  await run('npm', ['install', '--legacy-peer-deps', '--no-audit', '--no-fund'], { cwd: n8nDir, timeoutMs: 20 * 60_000 });
+  await run('npm', ['install', '--legacy-peer-deps', '--no-audit', '--no-fund'], { cwd: n8nDir, timeoutMs: 30 * 60_000 });
   if (!existsSync(sqliteBinding)) throw new Error(`npm installed n8n but did not build sqlite3's binding (${sqliteBinding}); n8n cannot open its database without it`);
   await writeFile(installedMarker, `${new Date().toISOString()}\n`);
   console.log(`n8n installed (${elapsed()})`);
@@ -598,7 +598,7 @@ async function main(): Promise<void> {
 const deadline = setTimeout(() => {
   console.error(`n8n e2e: gave up after ${elapsed()}`);
   process.exit(1);
-}, 35 * 60_000);
+}, 45 * 60_000);
 deadline.unref();
 
 main().then(
