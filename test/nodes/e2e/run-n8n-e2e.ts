@@ -90,7 +90,10 @@ async function ensureN8n(): Promise<void> {
       2,
     )}\n`,
   );
-  await run('npm', ['install', '--legacy-peer-deps', '--no-audit', '--no-fund'], { cwd: n8nDir, timeoutMs: 30 * 60_000 });
+  await run('npm', ['install', '--prefer-offline', '--legacy-peer-deps', '--no-audit', '--no-fund'], { cwd: n8nDir, timeoutMs: 30 * 60_000 });
+  // An install stopped while sqlite3 was building leaves the package without its binding, and npm install then
+  // counts it as installed: build it again.
+  if (!existsSync(sqliteBinding)) await run('npm', ['rebuild', 'sqlite3'], { cwd: n8nDir, timeoutMs: 15 * 60_000 });
   if (!existsSync(sqliteBinding)) throw new Error(`npm installed n8n but did not build sqlite3's binding (${sqliteBinding}); n8n cannot open its database without it`);
   await writeFile(installedMarker, `${new Date().toISOString()}\n`);
   console.log(`n8n installed (${elapsed()})`);
