@@ -70,7 +70,7 @@ async function ensureN8n(): Promise<void> {
     console.log(`n8n ${N8N_VERSION} already installed in ${n8nDir}`);
     return;
   }
-  console.log(`installing n8n ${N8N_VERSION} into ${n8nDir} (once; 5 to 20 minutes)…`);
+  console.log(`installing n8n ${N8N_VERSION} into ${n8nDir} (once; 5 to 30 minutes)…`);
   await mkdir(n8nDir, { recursive: true });
   await writeFile(
     join(n8nDir, 'package.json'),
@@ -90,7 +90,7 @@ async function ensureN8n(): Promise<void> {
       2,
     )}\n`,
   );
-  await run('npm', ['install', '--prefer-offline', '--legacy-peer-deps', '--no-audit', '--no-fund'], { cwd: n8nDir, timeoutMs: 30 * 60_000 });
+  await run('npm', ['install', '--prefer-offline', '--legacy-peer-deps', '--no-audit', '--no-fund'], { cwd: n8nDir, timeoutMs: 40 * 60_000 });
   // An install stopped while sqlite3 was building leaves the package without its binding, and npm install then
   // counts it as installed: build it again.
   if (!existsSync(sqliteBinding)) await run('npm', ['rebuild', 'sqlite3'], { cwd: n8nDir, timeoutMs: 15 * 60_000 });
@@ -601,7 +601,7 @@ async function main(): Promise<void> {
 const deadline = setTimeout(() => {
   console.error(`n8n e2e: gave up after ${elapsed()}`);
   process.exit(1);
-}, 45 * 60_000);
+}, 52 * 60_000);
 deadline.unref();
 
 main().then(
