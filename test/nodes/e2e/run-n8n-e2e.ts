@@ -23,7 +23,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import sharp from 'sharp';
@@ -47,22 +47,33 @@ interface Ran {
   stderr: string;
 }
 
-/** Runs a command with a time limit; rejects when it fails, with the end of its output. */
-function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<Ran> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolvePromise({ code, stdout, stderr });
-      else reject(new Error(`${command} ${args.join(' ')} exited with ${code}\n${(stdout + stderr).slice(-4000)}`));
+/**
+ * Runs a command with a time limit; rejects when it fails, with the end of its output. With `stdoutFile` its stdout
+ * goes to that file instead of a pipe: a process that exits right after printing a large output (n8n execute's
+ * `--rawOutput`) can lose the end of what it wrote to a pipe, never what it wrote to a file.
+ */
+async function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number; stdoutFile?: string }): Promise<Ran> {
+  const file = options.stdoutFile ? await open(options.stdoutFile, 'w') : undefined;
+  try {
+    const ran = await new Promise<Ran>((resolvePromise, reject) => {
+      const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', file ? file.fd : 'pipe', 'pipe'] });
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
+      child.stderr?.on('data', (chunk: Buffer) => err.push(chunk));
+      const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+      child.on('error', reject);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolvePromise({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+      });
     });
-  });
+    if (options.stdoutFile) ran.stdout = await readFile(options.stdoutFile, 'utf8');
+    if (ran.code !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${ran.code}\n${(ran.stdout + ran.stderr).slice(-4000)}`);
+    return ran;
+  } finally {
+    await file?.close();
+  }
 }
 
 async function ensureN8n(): Promise<void> {
@@ -205,7 +216,7 @@ interface RunOut {
 
 /** `n8n execute --rawOutput` of one imported workflow, parsed. */
 async function execute(workflowId: string, cwd: string, env: NodeJS.ProcessEnv): Promise<RunOut> {
-  const executed = await run(n8nBin, ['execute', `--id=${workflowId}`, '--rawOutput'], { cwd, env, timeoutMs: 180_000 });
+  const executed = await run(n8nBin, ['execute', `--id=${workflowId}`, '--rawOutput'], { cwd, env, timeoutMs: 180_000, stdoutFile: `${lastOutput}.stdout` });
   await writeFile(lastOutput, `${executed.stdout}\n--- stderr ---\n${executed.stderr}`);
   // n8n prints the run data through its logger, which may colour it.
   // eslint-disable-next-line no-control-regex
