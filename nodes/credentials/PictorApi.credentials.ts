@@ -63,7 +63,7 @@ export class PictorApi implements ICredentialType {
       default: '',
       placeholder: 'no cap',
       description:
-        "Optional. The most the whole account (every workflow, and with a Redis URL every n8n process and Pictor bot sharing it) may spend per UTC day, in US dollars, e.g. 5 or 12.50. Each request is checked at the highest price it could cost before it is sent; a request over the cap fails its item with code budget_exceeded and nothing is sent. Empty: no cap; 0: nothing may be spent. The bots' PICTOR_ACCOUNT_DAILY_USD is the same cap.",
+        "Optional. The most the whole account (every workflow, and with a Redis URL every n8n process and Pictor bot sharing it) may spend per UTC day, in US dollars, e.g. 5 or 12.50. Each request is checked at the highest price it could cost before it is sent; a request over the cap fails its item with code budget_account_daily and nothing is sent. Empty: no cap; 0: nothing may be spent. The bots' PICTOR_ACCOUNT_DAILY_USD is the same cap.",
     },
     {
       displayName: 'Account Monthly Cap (USD)',
