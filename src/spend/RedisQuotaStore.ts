@@ -5,7 +5,7 @@ import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connec
 import { withTimeout } from '../core/with-timeout.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { isOverridableCap, OVERRIDABLE_CAPS } from './cap-overrides.js';
-import { capsAsData, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
+import { capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
 import { ACCOUNT_KEY, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SettleInfo, type UsageQuery, type UsageRecord } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, readBasis, usageRecord } from './usage-records.js';
 
@@ -56,7 +56,7 @@ local FIELDS = {'userKey', 'scopeKey', 'day', 'month', 'nanos', 'owner', 'sent',
 -- One usage record per settled job, in the same step as the charge: never lost, never doubled.
 local function record(job, r, nanos, basis, requestId)
   local entry = {jobId = job, time = now, day = r[3], month = r[4], userKey = r[1], scopeKey = r[2], nanos = nanos, basis = basis}
-  if nanos > tonumber(r[5]) then entry.reservedNanos = tonumber(r[5]) end
+  entry.reservedNanos = tonumber(r[5])
   if r[8] and r[8] ~= '' then entry.job = r[8] end
   if requestId and requestId ~= '' then entry.requestId = requestId end
   redis.call('xadd', P .. 'usage', '*', 'r', cjson.encode(entry))
@@ -522,7 +522,8 @@ function parseStreamRecord(text: string | undefined): UsageRecord | undefined {
       basis: readBasis(raw.basis, raw.month !== undefined),
       job,
       costUsd: fromNanos(raw.nanos),
-      reservedUsd: raw.reservedNanos === undefined ? undefined : fromNanos(raw.reservedNanos),
+      // Records keep what was reserved; whether the charge exceeded it is the ledger's one rule (older records kept it only then).
+      reservedUsd: raw.reservedNanos !== undefined && exceedsReservation({ usd: fromNanos(raw.reservedNanos) }, fromNanos(raw.nanos)) ? fromNanos(raw.reservedNanos) : undefined,
     });
   } catch {
     return undefined;

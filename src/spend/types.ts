@@ -116,8 +116,6 @@ export interface SettleInfo {
   requestId?: string | undefined;
   /** Default `table`. */
   basis?: ChargeBasis | undefined;
-  /** Only when the amount exceeds the job's reservation: what was reserved (recorded, so the overrun is visible). */
-  reservedUsd?: number | undefined;
 }
 
 /**
