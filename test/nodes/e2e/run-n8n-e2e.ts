@@ -27,7 +27,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { createEmulator, DEV_API_KEY, type Emulator } from '../../../src/emulator/index.js';
 
@@ -600,6 +600,7 @@ async function checkToolVariant(route: string, home: string, env: NodeJS.Process
 }
 
 async function main(): Promise<void> {
+  await mkdir(dirname(lastOutput), { recursive: true });
   await ensureN8n();
   const work = await mkdtemp(join(tmpdir(), 'pictor-n8n-e2e-'));
   const emulator = createEmulator();
