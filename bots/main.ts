@@ -118,15 +118,16 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
           apiBaseUrl: discord.apiBaseUrl,
           adminRoleIds: discord.adminRoleIds,
           allowedAttachmentHosts: discord.allowedAttachmentHosts,
+          interactions: discord.interactions,
           runner,
           dataDir: runnerConfig.dataDir,
           logger: logger.child({ surface: 'discord' }),
           onWriteRefused: metrics && (() => metrics.chatWriteRefused('discord')),
         });
         stops.push(() => discordBot!.stop());
-        const { client: discordClient } = discordBot;
-        checks.discord = () => discordClient.isReady();
-        print('Discord bot is online.');
+        const { client: discordClient, interactionsUrl } = discordBot;
+        checks.discord = discordBot.online;
+        print(interactionsUrl ? `Discord bot is online (HTTP, interactions at ${interactionsUrl}).` : 'Discord bot is online.');
         const applicationId = discordClient.application?.id ?? discordClient.user?.id;
         if (applicationId) print(`Invite it to a server: ${inviteLink(applicationId)}`);
       }
