@@ -112,6 +112,13 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       metrics?.watch(runner.liveReadings());
       if (store instanceof RedisQuotaStore) checks.redis = () => store.ping();
       if (discord) {
+        // With Redis, processes on the gateway take turns holding it (a lease in Redis): one connected at a time.
+        let gatewayLease: { redis: Awaited<ReturnType<typeof connectRedis>> } | undefined;
+        if (core.redis && !discord.interactions) {
+          const redis = await connectRedis(core.redis.url, { logger, name: 'pictor-discord-gateway-lease' });
+          stops.push(() => closeRedis(redis));
+          gatewayLease = { redis };
+        }
         discordBot = await startDiscordBot({
           token: discord.token,
           applicationId: discord.applicationId,
@@ -119,6 +126,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
           adminRoleIds: discord.adminRoleIds,
           allowedAttachmentHosts: discord.allowedAttachmentHosts,
           interactions: discord.interactions,
+          gatewayLease,
           runner,
           dataDir: runnerConfig.dataDir,
           logger: logger.child({ surface: 'discord' }),

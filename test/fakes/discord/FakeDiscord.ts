@@ -283,6 +283,11 @@ export class FakeDiscord {
     return { ...this.#gateway.stats };
   }
 
+  /** Bot sessions connected to the gateway now (a bot running twice has two, and gets every interaction twice). */
+  get openGatewaySessions(): number {
+    return this.#gateway.openSessions;
+  }
+
   waitForReady(timeoutMs?: number): Promise<void> {
     return this.#gateway.waitForReady(timeoutMs);
   }
