@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { withTimeout, type LoggerLike } from '../../src/index.js';
 
 export interface GatewayLeaseOptions {
   redis: Redis;
-  /** The Redis key of the lease. Default `pictor:discord:gateway-lease`. */
+  /** The Redis key of the lease. Default `pictor:discord:gateway-lease:<application id>` (`gatewayLeaseKey`). */
   key?: string | undefined;
   /** How long the lease lasts unless renewed. Default 15 s. */
   ttlMs?: number | undefined;
@@ -15,7 +15,16 @@ export interface GatewayLeaseOptions {
   logger: LoggerLike;
 }
 
-export const GATEWAY_LEASE_DEFAULTS = { key: 'pictor:discord:gateway-lease', ttlMs: 15_000, renewEveryMs: 5_000, pollEveryMs: 2_000 } as const;
+export const GATEWAY_LEASE_DEFAULTS = { ttlMs: 15_000, renewEveryMs: 5_000, pollEveryMs: 2_000 } as const;
+
+/**
+ * One lease per bot: the key names the application the token belongs to (a bot token starts with its user id, which
+ * is the application id, in base64), so two bots on one Redis do not wait for each other. Never the token itself.
+ */
+export function gatewayLeaseKey(token: string): string {
+  const id = Buffer.from(token.split('.')[0] ?? '', 'base64').toString('utf8');
+  return `pictor:discord:gateway-lease:${/^\d{17,20}$/.test(id) ? id : createHash('sha256').update(token).digest('hex').slice(0, 16)}`;
+}
 
 /** Extends the lease only while this holder has it. */
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
@@ -32,13 +41,13 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
  */
 export class GatewayLease {
   readonly holder = randomUUID();
-  readonly #o: Required<Omit<GatewayLeaseOptions, 'logger' | 'redis'>> & Pick<GatewayLeaseOptions, 'logger' | 'redis'>;
+  readonly #o: Required<Omit<GatewayLeaseOptions, 'logger' | 'redis' | 'key'>> & Pick<GatewayLeaseOptions, 'logger' | 'redis'> & { key: string };
   #renewTimer: NodeJS.Timeout | undefined;
   #stopped = false;
   #wake: (() => void) | undefined;
 
-  constructor(options: GatewayLeaseOptions) {
-    const o = { ...GATEWAY_LEASE_DEFAULTS, ...definedOnly(options), redis: options.redis, logger: options.logger };
+  constructor(options: GatewayLeaseOptions & { key: string }) {
+    const o = { ...GATEWAY_LEASE_DEFAULTS, ...definedOnly(options), key: options.key, redis: options.redis, logger: options.logger };
     if (!(o.renewEveryMs * 2 < o.ttlMs)) throw new Error('the gateway lease must be renewed at least twice per lifetime (renewEveryMs * 2 < ttlMs)');
     this.#o = o;
   }

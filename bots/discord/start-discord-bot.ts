@@ -4,7 +4,7 @@ import type { BotContext, DiscordJobRunner } from './bot-context.js';
 import { loadCommands } from './commands/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 import { defaultDownloadPolicy } from './download-images.js';
-import { GatewayLease, type GatewayLeaseOptions } from './gateway-lease.js';
+import { GatewayLease, gatewayLeaseKey, type GatewayLeaseOptions } from './gateway-lease.js';
 import { HttpInitialResponses, startInteractionsEndpoint, type InteractionsEndpoint } from './interactions-endpoint.js';
 import { JobRecordStore } from './JobRecordStore.js';
 import { createWebhookRest, makeRequestWithEncodedForms } from './rest-request.js';
@@ -117,7 +117,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   }
 
   let endpoint: InteractionsEndpoint | undefined;
-  const lease = options.gatewayLease && !options.interactions ? new GatewayLease({ ...options.gatewayLease, logger }) : undefined;
+  const lease = options.gatewayLease && !options.interactions ? new GatewayLease({ ...options.gatewayLease, key: options.gatewayLease.key ?? gatewayLeaseKey(token), logger }) : undefined;
   let holding = false;
   let stopping = false;
   const connectGateway = async () => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { gatewayLeaseKey } from '../../../bots/discord/gateway-lease.js';
 import { startDiscordBot, type DiscordBot } from '../../../bots/discord/index.js';
 import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
@@ -13,6 +14,19 @@ import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../help
 import { RecordingLogger } from './harness.js';
 
 const redisSetup = testRedis();
+
+describe('gatewayLeaseKey', () => {
+  it('names the bot’s application, read from the token, so two bots on one Redis each have a lease', () => {
+    const token = `${Buffer.from('104567890123456789').toString('base64')}.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB`;
+    expect(gatewayLeaseKey(token)).toBe('pictor:discord:gateway-lease:104567890123456789');
+  });
+
+  it('falls back to a digest of a token that does not start with an id, never the token itself', () => {
+    const key = gatewayLeaseKey('not-a-discord-token-but-long-enough');
+    expect(key).toMatch(/^pictor:discord:gateway-lease:[0-9a-f]{16}$/);
+    expect(key).not.toContain('not-a-discord');
+  });
+});
 const LEASE = { ttlMs: 1500, renewEveryMs: 400, pollEveryMs: 200 };
 
 /** One bot process: its own Redis connection, runner, ledger and data folder, on the shared fake Discord. */
