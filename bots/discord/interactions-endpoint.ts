@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Client, RESTOptions } from 'discord.js';
-import type { LoggerLike } from '../../src/index.js';
+import { ClientApplication, Routes, type APIApplication, type Client, type RESTOptions } from 'discord.js';
+import { withTimeout, type LoggerLike } from '../../src/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS } from './discord-facts.js';
 import { createSignatureCheck } from './verify-signature.js';
 
@@ -176,6 +176,16 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
       });
     },
   };
+}
+
+/**
+ * Without the gateway there is no login: the token goes on REST and is checked by asking Discord for its
+ * application, which discord.js's interaction objects are then built with (as READY would have set it).
+ */
+export async function useTokenWithoutGateway(client: Client, token: string, timeoutMs: number): Promise<void> {
+  client.rest.setToken(token);
+  const application = (await withTimeout(client.rest.get(Routes.currentApplication()), timeoutMs, 'Discord did not answer in time')) as APIApplication;
+  Object.assign(client, { application: Reflect.construct(ClientApplication, [client, application]) as ClientApplication });
 }
 
 /**

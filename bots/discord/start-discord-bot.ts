@@ -1,11 +1,12 @@
-import { Client, ClientApplication, Events, RESTEvents, Routes, type APIApplication, type REST } from 'discord.js';
+import { Client, Events, RESTEvents, type REST } from 'discord.js';
 import { describeUnreachable, scrubSecrets, type LoggerLike } from '../../src/index.js';
 import type { BotContext, DiscordJobRunner } from './bot-context.js';
 import { loadCommands } from './commands/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 import { defaultDownloadPolicy } from './download-images.js';
-import { GatewayLease, gatewayLeaseKey, type GatewayLeaseOptions } from './gateway-lease.js';
-import { HttpInitialResponses, startInteractionsEndpoint, type InteractionsEndpoint } from './interactions-endpoint.js';
+import { gatewayConnection } from './gateway-connection.js';
+import type { GatewayLeaseOptions } from './gateway-lease.js';
+import { HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint } from './interactions-endpoint.js';
 import { JobRecordStore } from './JobRecordStore.js';
 import { createWebhookRest, makeRequestWithEncodedForms } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
@@ -117,63 +118,14 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   }
 
   let endpoint: InteractionsEndpoint | undefined;
-  const lease = options.gatewayLease && !options.interactions ? new GatewayLease({ ...options.gatewayLease, key: options.gatewayLease.key ?? gatewayLeaseKey(token), logger }) : undefined;
-  let holding = false;
-  let stopping = false;
-  const connectGateway = async () => {
-    const ready = new Promise<Client<true>>((resolve) => client.once(Events.ClientReady, resolve));
-    await client.login(token);
-    await withTimeout(ready, options.loginTimeoutMs ?? 60_000, 'Discord did not send READY in time');
-  };
-  // The lease is lost (another process has it, or Redis cannot confirm it in time): off the gateway at once, then wait.
-  const onLeaseLost = (why: string) => {
-    holding = false;
-    logger.error({ why }, 'lost the Discord gateway lease; disconnecting from the gateway');
-    void client.destroy().finally(() => {
-      client.rest.setToken(token);
-      standBy();
-    });
-  };
-  const standBy = () => {
-    if (!lease || stopping) return;
-    logger.info({ takeoverWithinMs: lease.takeoverWithinMs }, 'another process holds the Discord gateway; standing by');
-    void (async () => {
-      while (await lease.acquire()) {
-        if (stopping) return lease.release();
-        try {
-          await connectGateway();
-          holding = true;
-          lease.keep(onLeaseLost);
-          logger.info({}, 'took over the Discord gateway');
-          return;
-        } catch (error) {
-          logger.error({ err: scrub(error instanceof Error ? error : new Error(String(error)), token) }, 'could not connect to the Discord gateway after taking the lease');
-          await client.destroy().catch(() => {});
-          client.rest.setToken(token);
-          await lease.release();
-          await new Promise((resolve) => setTimeout(resolve, lease.takeoverWithinMs));
-        }
-      }
-    })();
-  };
+  const gateway = options.interactions
+    ? undefined
+    : gatewayConnection({ client, token, loginTimeoutMs: options.loginTimeoutMs ?? 60_000, lease: options.gatewayLease, logger });
   try {
-    if (options.interactions && httpResponses) {
-      // No gateway: the token is checked by asking Discord for its application, which the interactions are built with.
-      client.rest.setToken(token);
-      const application = (await withTimeout(client.rest.get(Routes.currentApplication()), options.loginTimeoutMs ?? 60_000, 'Discord did not answer in time')) as APIApplication;
-      Object.assign(client, { application: Reflect.construct(ClientApplication, [client, application]) as ClientApplication });
-    } else if (!lease || (await lease.tryAcquire().catch(() => false))) {
-      await connectGateway();
-      holding = true;
-      lease?.keep(onLeaseLost);
-    } else {
-      // Job replies of the crash sweep and channel fallbacks still need the bot token on REST.
-      client.rest.setToken(token);
-      standBy();
-    }
+    if (options.interactions) await useTokenWithoutGateway(client, token, options.loginTimeoutMs ?? 60_000);
+    else await gateway!.start();
   } catch (error) {
     await client.destroy().catch(() => {});
-    if (holding) await lease?.release();
     await store.close();
     const unreachable = describeUnreachable(error, new URL(options.apiBaseUrl ?? DISCORD_API_BASE_URL).host);
     const why = unreachable ? `${unreachable}; check the network` : scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
@@ -199,26 +151,18 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     client: client as Client<true>,
     webhookRest: ctx.webhookRest,
     interactionsUrl: endpoint?.url,
-    // A process standing by for the gateway lease is healthy: it takes over when the holder goes.
-    online: () => (endpoint ? endpoint.listening() : lease && !holding ? !stopping : client.isReady()),
+    online: () => (endpoint ? endpoint.listening() : gateway!.online()),
     async stop() {
       accepting = false;
-      stopping = true;
       await endpoint?.close();
-      if (lease) {
-        // Off the gateway first, then the lease goes (never two processes connected), so a standby takes over while
-        // the replies still being shown finish over REST.
-        lease.stop();
-        await client.destroy();
-        client.rest.setToken(token);
-        if (holding) await lease.release();
-        holding = false;
-      }
+      // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
+      if (gateway?.leased) await gateway.leave();
       await withTimeout(Promise.allSettled([...inFlight]), options.stopGraceMs ?? 10_000, '').catch(() => {
         logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
       });
       await store.close();
-      await client.destroy();
+      if (gateway) await gateway.leave();
+      else await client.destroy();
       logger.info({}, 'Discord bot stopped');
     },
   };
