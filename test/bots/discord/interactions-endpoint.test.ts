@@ -2,6 +2,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpInitialResponses, MAX_INTERACTION_BODY_BYTES } from '../../../bots/discord/interactions-endpoint.js';
+import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
 import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
 
 describe('interactions over HTTP: a signed POST from the fake Discord to the bot’s /interactions endpoint', () => {
@@ -95,6 +96,36 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
     expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(2);
     expect(h.emulator.requests.filter((r) => r.route === 'edits').at(-1)!.fields).toMatchObject({ prompt: 'add a storm' });
     expect(h.discord.requests.filter((r) => r.route === 'interaction-callback')).toEqual([]);
+  });
+});
+
+describe('the fake Discord’s rule for interactions endpoints, as Discord’s: an answer after 3 s counts as failed', () => {
+  let discord: FakeDiscord | undefined;
+  let slow: Server | undefined;
+  afterEach(async () => {
+    slow?.closeAllConnections();
+    await new Promise((resolve) => slow?.close(resolve));
+    await discord?.close();
+  });
+
+  it('does not take a deferral that comes too late: the interaction is not acknowledged and its token edits nothing', async () => {
+    discord = await FakeDiscord.start({ ackDeadlineMs: 200 });
+    slow = createServer((_req, res) => {
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 5 })), 400);
+    });
+    await new Promise<void>((resolve) => slow!.listen(0, '127.0.0.1', resolve));
+    discord.interactionsEndpoint = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/interactions`;
+    const ix = discord.slashCommand('imagine', { prompt: 'too slow' });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(ix.ack).toBeUndefined();
+    expect(ix.httpStatus).toBeUndefined();
+    const edit = await fetch(`${discord.apiBaseUrl}/v10/webhooks/${discord.applicationId}/${ix.token}/messages/@original`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ content: 'late' }),
+    });
+    expect(edit.status).toBe(404);
+    expect(await edit.json()).toMatchObject({ code: 10015 });
   });
 });
 
