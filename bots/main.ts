@@ -113,11 +113,11 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       if (store instanceof RedisQuotaStore) checks.redis = () => store.ping();
       if (discord) {
         // With Redis, processes on the gateway take turns holding it (a lease in Redis): one connected at a time.
-        let gatewayLease: { redis: Awaited<ReturnType<typeof connectRedis>> } | undefined;
+        let gatewayLease: { redis: Awaited<ReturnType<typeof connectRedis>>; prefix: string } | undefined;
         if (core.redis && !discord.interactions) {
           const redis = await connectRedis(core.redis.url, { logger, name: 'pictor-discord-gateway-lease' });
           stops.push(() => closeRedis(redis));
-          gatewayLease = { redis };
+          gatewayLease = { redis, prefix: core.redis.prefix };
         }
         discordBot = await startDiscordBot({
           token: discord.token,

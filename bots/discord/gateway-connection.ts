@@ -30,7 +30,7 @@ export interface GatewayConnection {
  */
 export function gatewayConnection(options: GatewayConnectionOptions): GatewayConnection {
   const { client, token, logger } = options;
-  const lease = options.lease ? new GatewayLease({ ...options.lease, key: options.lease.key ?? gatewayLeaseKey(token), logger }) : undefined;
+  const lease = options.lease ? new GatewayLease({ ...options.lease, key: options.lease.key ?? gatewayLeaseKey(token, options.lease.prefix), logger }) : undefined;
   let holding = false;
   let leaving = false;
 

@@ -4,8 +4,10 @@ import { withTimeout, type LoggerLike } from '../../src/index.js';
 
 export interface GatewayLeaseOptions {
   redis: Redis;
-  /** The Redis key of the lease. Default `pictor:discord:gateway-lease:<application id>` (`gatewayLeaseKey`). */
+  /** The Redis key of the lease. Default `<prefix>:discord:gateway-lease:<application id>` (`gatewayLeaseKey`). */
   key?: string | undefined;
+  /** The account's key prefix (`PICTOR_REDIS_PREFIX`), when `key` is not given. Default `pictor`. */
+  prefix?: string | undefined;
   /** How long the lease lasts unless renewed. Default 15 s. */
   ttlMs?: number | undefined;
   /** How often the holder renews it. Default 5 s. */
@@ -21,9 +23,9 @@ export const GATEWAY_LEASE_DEFAULTS = { ttlMs: 15_000, renewEveryMs: 5_000, poll
  * One lease per bot: the key names the application the token belongs to (a bot token starts with its user id, which
  * is the application id, in base64), so two bots on one Redis do not wait for each other. Never the token itself.
  */
-export function gatewayLeaseKey(token: string): string {
+export function gatewayLeaseKey(token: string, prefix = 'pictor'): string {
   const id = Buffer.from(token.split('.')[0] ?? '', 'base64').toString('utf8');
-  return `pictor:discord:gateway-lease:${/^\d{17,20}$/.test(id) ? id : createHash('sha256').update(token).digest('hex').slice(0, 16)}`;
+  return `${prefix}:discord:gateway-lease:${/^\d{17,20}$/.test(id) ? id : createHash('sha256').update(token).digest('hex').slice(0, 16)}`;
 }
 
 /** Extends the lease only while this holder has it. */
@@ -41,13 +43,14 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
  */
 export class GatewayLease {
   readonly holder = randomUUID();
-  readonly #o: Required<Omit<GatewayLeaseOptions, 'logger' | 'redis' | 'key'>> & Pick<GatewayLeaseOptions, 'logger' | 'redis'> & { key: string };
+  readonly #o: Required<Omit<GatewayLeaseOptions, 'logger' | 'redis' | 'key' | 'prefix'>> & Pick<GatewayLeaseOptions, 'logger' | 'redis'> & { key: string };
   #renewTimer: NodeJS.Timeout | undefined;
   #stopped = false;
   #wake: (() => void) | undefined;
 
   constructor(options: GatewayLeaseOptions & { key: string }) {
-    const o = { ...GATEWAY_LEASE_DEFAULTS, ...definedOnly(options), key: options.key, redis: options.redis, logger: options.logger };
+    const { prefix: _prefix, ...rest } = definedOnly(options);
+    const o = { ...GATEWAY_LEASE_DEFAULTS, ...rest, key: options.key, redis: options.redis, logger: options.logger };
     if (!(o.renewEveryMs * 2 < o.ttlMs)) throw new Error('the gateway lease must be renewed at least twice per lifetime (renewEveryMs * 2 < ttlMs)');
     this.#o = o;
   }

@@ -28,6 +28,8 @@ describe('npm start with Discord over HTTP', () => {
     const printed = lines.join('\n');
     const endpoint = /Discord bot is online \(HTTP, interactions at (\S+)\)\./.exec(printed)?.[1];
     expect(endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/interactions$/);
+    // Learnt from Discord without a gateway login: the application, for the invite link.
+    expect(printed).toContain(`Invite it to a server: https://discord.com/oauth2/authorize?client_id=${discord.applicationId}&`);
     discord.interactionsEndpoint = endpoint;
     expect(await discord.pingInteractionsEndpoint()).toEqual({ status: 200, body: { type: 1 } });
 

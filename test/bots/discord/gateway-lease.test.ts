@@ -19,6 +19,7 @@ describe('gatewayLeaseKey', () => {
   it('names the bot’s application, read from the token, so two bots on one Redis each have a lease', () => {
     const token = `${Buffer.from('104567890123456789').toString('base64')}.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB`;
     expect(gatewayLeaseKey(token)).toBe('pictor:discord:gateway-lease:104567890123456789');
+    expect(gatewayLeaseKey(token, 'acme')).toBe('acme:discord:gateway-lease:104567890123456789');
   });
 
   it('falls back to a digest of a token that does not start with an id, never the token itself', () => {
@@ -154,7 +155,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     await a.crash();
     await discord.waitFor(() => discord.gatewayStats.identifies === 2, 'the standby to connect', 10_000);
     expect(Date.now() - diedAt).toBeLessThan(LEASE.ttlMs + LEASE.pollEveryMs + 3000);
-    expect(b.logger.entries.some((e) => e.msg === 'took over the Discord gateway')).toBe(true);
+    await discord.waitFor(() => b.logger.entries.some((e) => e.msg === 'took over the Discord gateway'), 'the standby to say it took over');
     expect(discord.openGatewaySessions).toBe(1);
 
     const after = await imagine('after the crash');
