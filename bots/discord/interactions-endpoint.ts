@@ -140,12 +140,13 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
       logger.warn({ remote: req.socket.remoteAddress }, 'refused an interaction with a bad or missing signature');
       return answer(res, 401, { message: 'invalid request signature' });
     }
-    let payload: { id?: unknown; token?: unknown; type?: unknown };
+    let payload: { id?: unknown; token?: unknown; type?: unknown } | null;
     try {
       payload = JSON.parse(raw.toString('utf8')) as typeof payload;
     } catch {
       return answer(res, 400, { message: 'body is not JSON' });
     }
+    if (typeof payload !== 'object' || payload === null) return answer(res, 400, { message: 'not an interaction' });
     if (payload.type === INTERACTION_PING) return answer(res, 200, { type: CALLBACK_PONG });
     if (!accepting) return answer(res, 503, { message: 'stopping' });
     if (typeof payload.id !== 'string' || typeof payload.token !== 'string') return answer(res, 400, { message: 'not an interaction' });

@@ -32,13 +32,17 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
     expect(h.logger.entries.filter((e) => e.msg === 'refused an interaction with a bad or missing signature')).toHaveLength(4);
   });
 
-  it('refuses a body over its bound before checking anything, and answers only POST /interactions', async () => {
+  it('refuses a body over its bound before checking anything, answers only POST /interactions, and only interactions', async () => {
     h = await DiscordHarness.start({ http: true });
     const huge = JSON.stringify({ type: 1, pad: 'x'.repeat(MAX_INTERACTION_BODY_BYTES) });
     expect((await h.discord.postToInteractionsEndpoint(huge)).status).toBe(413);
     const url = h.bot.interactionsUrl!;
     expect((await fetch(url)).status).toBe(405);
     expect((await fetch(url.replace(/\/interactions$/, '/other'), { method: 'POST', body: '{}' })).status).toBe(404);
+    // Signed, but not an interaction.
+    expect((await h.discord.postToInteractionsEndpoint('null')).status).toBe(400);
+    expect((await h.discord.postToInteractionsEndpoint('{"type":2}')).status).toBe(400);
+    expect((await h.discord.postToInteractionsEndpoint('not json')).status).toBe(400);
   });
 
   it('runs /imagine: the answer to the POST is the deferral, then the queue, each preview and the final image', async () => {
