@@ -1,9 +1,16 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startDiscordBot } from '../../../bots/discord/index.js';
 import { HttpInitialResponses, MAX_INTERACTION_BODY_BYTES } from '../../../bots/discord/interactions-endpoint.js';
+import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
+import { DEV_API_KEY } from '../../../src/emulator/index.js';
+import { PictorClient } from '../../../src/index.js';
 import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
-import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
+import { buttonId, buttonsOf, DiscordHarness, RecordingLogger } from './harness.js';
 
 describe('interactions over HTTP: a signed POST from the fake Discord to the bot’s /interactions endpoint', () => {
   let h: DiscordHarness;
@@ -76,6 +83,39 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
     expect(reply.flags & 64).toBe(64);
     expect(reply.content).toContain('transparent background needs a format that can store transparency');
     expect(h.emulator.requests).toHaveLength(0);
+  });
+
+  it('shares the work between two processes behind a load balancer, each interaction answered by one of them', async () => {
+    h = await DiscordHarness.start({ http: true, partialImages: 0 });
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-second-'));
+    const quota = new FileQuotaStore({ dir: dataDir });
+    const logger = new RecordingLogger();
+    const runner = new JobRunner({ client: new PictorClient({ baseURL: h.emulatorUrl, apiKey: DEV_API_KEY, maxRetries: 0 }), store: quota, limits: {}, partialImages: 0, logger });
+    const second = await startDiscordBot({
+      token: h.discord.botToken,
+      apiBaseUrl: h.discord.apiBaseUrl,
+      runner,
+      dataDir,
+      logger,
+      allowedAttachmentHosts: [h.discord.cdnHost],
+      interactions: { publicKey: h.discord.publicKeyHex, host: '127.0.0.1', port: 0 },
+    });
+    const balancer = await roundRobin([h.bot.interactionsUrl!, second.interactionsUrl!]);
+    try {
+      h.discord.interactionsEndpoint = balancer.url;
+      const asked = ['a pear', 'a plum', 'a fig', 'a lime'].map((prompt) => h.discord.slashCommand('imagine', { prompt, quality: 'low' }));
+      for (const ix of asked) expect((await h.finalReply(ix)).attachments).toHaveLength(1);
+      const completedBy = (l: RecordingLogger) => l.entries.filter((e) => e.msg === 'job completed').length;
+      expect([completedBy(h.logger), completedBy(logger)]).toEqual([2, 2]);
+      expect(asked.map((ix) => ix.callbackAttempts)).toEqual([1, 1, 1, 1]);
+      expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(4);
+    } finally {
+      await balancer.close();
+      await runner.shutdown({ graceMs: 0 });
+      await second.stop();
+      await quota.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('keeps the buttons working after a restart: Reroll, and Edit with its modal', async () => {
@@ -204,3 +244,26 @@ describe('HttpInitialResponses: discord.js’s callback request becomes the answ
     expect(sent).toHaveLength(2);
   });
 });
+
+/** A load balancer that sends each request to the next of `targets` in turn. */
+async function roundRobin(targets: string[]): Promise<{ url: string; close(): Promise<void> }> {
+  let next = 0;
+  const server = createServer((req, res) => {
+    const target = new URL(targets[next++ % targets.length]!);
+    const upstream = request(target, { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/interactions`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
