@@ -112,21 +112,30 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       metrics?.watch(runner.liveReadings());
       if (store instanceof RedisQuotaStore) checks.redis = () => store.ping();
       if (discord) {
+        // With Redis, processes on the gateway take turns holding it (a lease in Redis): one connected at a time.
+        let gatewayLease: { redis: Awaited<ReturnType<typeof connectRedis>>; prefix: string } | undefined;
+        if (core.redis && !discord.interactions) {
+          const redis = await connectRedis(core.redis.url, { logger, name: 'pictor-discord-gateway-lease' });
+          stops.push(() => closeRedis(redis));
+          gatewayLease = { redis, prefix: core.redis.prefix };
+        }
         discordBot = await startDiscordBot({
           token: discord.token,
           applicationId: discord.applicationId,
           apiBaseUrl: discord.apiBaseUrl,
           adminRoleIds: discord.adminRoleIds,
           allowedAttachmentHosts: discord.allowedAttachmentHosts,
+          interactions: discord.interactions,
+          gatewayLease,
           runner,
           dataDir: runnerConfig.dataDir,
           logger: logger.child({ surface: 'discord' }),
           onWriteRefused: metrics && (() => metrics.chatWriteRefused('discord')),
         });
         stops.push(() => discordBot!.stop());
-        const { client: discordClient } = discordBot;
-        checks.discord = () => discordClient.isReady();
-        print('Discord bot is online.');
+        const { client: discordClient, interactionsUrl } = discordBot;
+        checks.discord = discordBot.online;
+        print(interactionsUrl ? `Discord bot is online (HTTP, interactions at ${interactionsUrl}).` : 'Discord bot is online.');
         const applicationId = discordClient.application?.id ?? discordClient.user?.id;
         if (applicationId) print(`Invite it to a server: ${inviteLink(applicationId)}`);
       }

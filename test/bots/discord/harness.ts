@@ -37,6 +37,8 @@ export interface HarnessOptions {
   bot?: Partial<Omit<StartDiscordBotOptions, 'runner' | 'logger' | 'dataDir' | 'token'>>;
   /** The client's retries of 5xx/429 upstream. Default 0, so failures show at once. */
   maxRetries?: number;
+  /** Interactions over HTTP: the bot takes them at an interactions endpoint the fake Discord POSTs to, signed, instead of the gateway. */
+  http?: boolean;
 }
 
 /**
@@ -96,8 +98,11 @@ export class DiscordHarness {
       allowedAttachmentHosts: [this.discord.cdnHost],
       logger: this.logger,
       stopGraceMs: 5000,
+      ...(this.options.http ? { interactions: { publicKey: this.discord.publicKeyHex, host: '127.0.0.1', port: 0 } } : {}),
       ...this.options.bot,
     });
+    // As an operator would set the new address in the Developer Portal (a replica behind a load balancer keeps one).
+    if (this.options.http) this.discord.interactionsEndpoint = this.bot.interactionsUrl;
   }
 
   async #stopBot(): Promise<void> {
