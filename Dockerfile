@@ -2,28 +2,28 @@
 # /healthz) and the `pictor` CLI, on Node.js 20. See docs/deploying.md.
 #
 #   docker build -t pictor .
-#   docker run -d --env-file .env -v pictor-data:/data --stop-timeout 330 pictor
+#   docker run -d --env-file .env -e PICTOR_DATA_DIR=/data -e PICTOR_METRICS_PORT=9464 \
+#     -v pictor-data:/data --stop-timeout 330 pictor
 #
-# Build arguments:
-#   NODE_IMAGE           the Node.js 20 base image (default node:20-bookworm-slim;
-#                        any Debian-like image with node and npm on PATH)
-#   NODE_EXTRA_CA_CERTS  a CA file for npm to trust during the build, for a
-#                        registry reached through a TLS-inspecting proxy; the
-#                        file must be readable in the build (e.g. podman build
-#                        --volume /path/ca.crt:/run/extra-ca.crt:ro
-#                        --build-arg NODE_EXTRA_CA_CERTS=/run/extra-ca.crt)
+# Build argument NODE_IMAGE: the Node.js 20 base image (default node:20-bookworm-slim;
+# any Debian-like image with node 20.18.1 or later and npm on PATH).
+#
+# Behind a TLS-inspecting proxy, npm ci needs the proxy's CA: hand it in as the
+# build secret extra_ca (it is read by npm, never stored in a layer):
+#   docker build --secret id=extra_ca,src=/path/to/proxy-ca.crt -t pictor .
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 # --- build: every dependency, then dist/ (the compiled service and the CLI bundle)
 FROM ${NODE_IMAGE} AS build
-ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
 # The n8n node package (workspace nodes/) is not part of the image: --workspaces=false.
 # No install scripts: the package's `prepare` is the build itself, run below once
 # the sources are in; sharp's and esbuild's native code comes prebuilt in their
 # platform packages (@img/sharp-*, @esbuild/*).
 COPY package.json package-lock.json ./
-RUN npm ci --workspaces=false --ignore-scripts --prefer-offline --no-audit --no-fund
+RUN --mount=type=secret,id=extra_ca \
+    if [ -f /run/secrets/extra_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/extra_ca; fi \
+ && npm ci --workspaces=false --ignore-scripts --prefer-offline --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
@@ -32,10 +32,11 @@ RUN npm run build
 
 # --- production dependencies only (npm's cache stays in this stage)
 FROM ${NODE_IMAGE} AS deps
-ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --workspaces=false --ignore-scripts --prefer-offline --no-audit --no-fund
+RUN --mount=type=secret,id=extra_ca \
+    if [ -f /run/secrets/extra_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/extra_ca; fi \
+ && npm ci --omit=dev --workspaces=false --ignore-scripts --prefer-offline --no-audit --no-fund
 
 # --- runtime: dist/ and the production dependencies, as an unprivileged user
 FROM ${NODE_IMAGE} AS runtime

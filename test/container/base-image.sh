@@ -5,17 +5,26 @@
 # (--build-arg NODE_IMAGE=...), so the test needs only Debian's packages and
 # the npm registry. Kept between runs: an existing image is reused.
 #
-#   test/container/base-image.sh [IMAGE]      (default localhost/pictor-node-base:20)
+#   test/container/base-image.sh [--rebuild] [IMAGE]   (default localhost/pictor-node-base:20)
+#
+# --rebuild makes it again even when it exists (CI does, as a fresh machine would).
 #
 # Needs root, podman, runc and debootstrap. PODMAN (default "podman --runtime
 # runc") and DEBIAN_MIRROR (default http://deb.debian.org/debian) may be set.
 set -euo pipefail
 
+rebuild=false
+if [ "${1:-}" = "--rebuild" ]; then
+  rebuild=true
+  shift
+fi
 image="${1:-localhost/pictor-node-base:20}"
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 read -r -a podman <<<"${PODMAN:-podman --runtime runc}"
 
-if "${podman[@]}" image exists "$image"; then
+if [ "$rebuild" = true ]; then
+  "${podman[@]}" rmi --force "$image" >/dev/null 2>&1 || true
+elif "${podman[@]}" image exists "$image"; then
   echo "== base image $image: present, reused"
   exit 0
 fi

@@ -13,8 +13,8 @@
  * Needs root, podman, runc and debootstrap (Debian: apt-get install podman
  * runc debootstrap). No container registry is used: the Node.js base image is
  * made with debootstrap from Debian's packages (test/container/base-image.sh,
- * kept between runs) and the build's `npm ci` reaches the npm registry through
- * the host's network (with the CA file of NODE_EXTRA_CA_CERTS, when set), taking
+ * kept between runs, made afresh when CI=true) and the build's `npm ci` reaches the npm registry through
+ * the host's network (with the CA file of NODE_EXTRA_CA_CERTS, when set, as the build secret extra_ca), taking
  * what it can from the host's npm cache first.
  *
  * Settings (all optional): PICTOR_TEST_PODMAN (default "podman --runtime runc"),
@@ -141,12 +141,15 @@ async function main(): Promise<void> {
 
   try {
     let done = step(`base image ${baseImage}`);
-    await run([join(root, 'test/container/base-image.sh'), baseImage], { timeoutMs: 8 * 60_000, show: true, env: { ...env, PODMAN: podman.join(' ') } });
+    // In CI the base image is made afresh, as on a fresh machine: a copy left by an earlier run proves nothing.
+    const rebuild = process.env.CI === 'true' ? ['--rebuild'] : [];
+    await run([join(root, 'test/container/base-image.sh'), ...rebuild, baseImage], { timeoutMs: 8 * 60_000, show: true, env: { ...env, PODMAN: podman.join(' ') } });
     done();
 
     done = step(`build ${image} from the Dockerfile (FROM ${baseImage})`);
     const ca = process.env.NODE_EXTRA_CA_CERTS;
-    const caArgs = ca ? ['--volume', `${ca}:/run/extra-ca.crt:ro`, '--build-arg', 'NODE_EXTRA_CA_CERTS=/run/extra-ca.crt'] : [];
+    // A TLS proxy's CA for the build's npm ci, as the Dockerfile takes it: the build secret extra_ca.
+    const caArgs = ca ? ['--secret', `id=extra_ca,src=${ca}`] : [];
     // The build's npm ci takes packages from this machine's npm cache (filled by npm install) before the registry.
     const npmCache = (await run(['npm', 'config', 'get', 'cache'], { timeoutMs: 30_000 })).stdout.trim();
     const cacheArgs = npmCache && existsSync(npmCache) ? ['--volume', `${npmCache}:/root/.npm`] : [];
