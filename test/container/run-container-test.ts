@@ -4,14 +4,15 @@
  *
  * - the image runs as a non-root user, keeps its HEALTHCHECK and starts Node
  *   itself (exec form), with a read-only root file system;
- * - `npm start` in it, with nothing but a (fake) Discord configured, starts its
- *   embedded emulator and answers `/healthz` and the image's HEALTHCHECK;
+ * - `npm start` in it, with a (fake) Discord and a Redis (as compose.yaml runs
+ *   it: limiter and ledger in Redis), starts its embedded emulator and answers
+ *   `/healthz` (Discord and Redis checked) and the image's HEALTHCHECK;
  * - the `pictor` CLI inside the container makes an image file;
  * - SIGTERM with a chat job running: new jobs are refused, the running one
  *   finishes and is shown within the grace, and the container exits 0.
  *
  * Needs root, podman, runc and debootstrap (Debian: apt-get install podman
- * runc debootstrap). No container registry is used: the Node.js base image is
+ * runc debootstrap), and redis-server on PATH (a throwaway one is started). No container registry is used: the Node.js base image is
  * made with debootstrap from Debian's packages (test/container/base-image.sh,
  * kept between runs, made afresh when CI=true) and the build's `npm ci` reaches the npm registry through
  * the host's network (with the CA file of NODE_EXTRA_CA_CERTS, when set, as the build secret extra_ca), taking
@@ -29,6 +30,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buttonsOf, FakeDiscord } from '../fakes/discord/FakeDiscord.js';
+import { startThrowawayRedis } from '../setup/redis-server.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const podman = (process.env.PICTOR_TEST_PODMAN ?? 'podman --runtime runc').split(/\s+/).filter(Boolean);
@@ -172,7 +174,10 @@ async function main(): Promise<void> {
     check((inspected.Healthcheck ?? inspected.Config.Healthcheck)?.Test?.join(' ').includes('/healthz'), 'the image keeps its HEALTHCHECK on /healthz');
     done();
 
-    done = step('start the container against a fake Discord on the host, with the embedded emulator');
+    done = step('start the container against a fake Discord and a Redis on the host, with the embedded emulator');
+    const redis = await startThrowawayRedis();
+    check(redis, 'a throwaway redis-server starts (redis-server on PATH; Debian: apt-get install redis-server)');
+    cleanups.push(() => redis.stop());
     const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
     cleanups.push(() => discord.close());
     const metricsPort = await freePort();
@@ -205,6 +210,8 @@ async function main(): Promise<void> {
       `DISCORD_APPLICATION_ID=${discord.applicationId}`,
       '--env',
       `DISCORD_API_BASE_URL=${discord.apiBaseUrl}`,
+      '--env',
+      `REDIS_URL=${redis.url}`,
       image,
     ]);
     const health = await waitUntil('/healthz to answer 200', 90_000, async () => {
@@ -212,6 +219,7 @@ async function main(): Promise<void> {
       return response.status === 200 ? ((await response.json()) as { status: string; checks: Record<string, boolean> }) : undefined;
     });
     check(health.checks.discord === true, `/healthz checks the Discord session (${JSON.stringify(health)})`);
+    check(health.checks.redis === true, `/healthz checks Redis (${JSON.stringify(health)})`);
     const logs = await pod(['logs', container]);
     check(logs.stdout.includes('Image service emulator listening on'), 'npm start runs the embedded emulator (no PICTOR_BASE_URL)');
     check(logs.stdout.includes('Discord bot is online.'), 'npm start says the Discord bot is online');
