@@ -2,8 +2,9 @@
  * `npm run test:container`: builds the image of the repository's Dockerfile
  * with podman and tests the running container:
  *
- * - the image runs as a non-root user, keeps its HEALTHCHECK and starts Node
- *   itself (exec form), with a read-only root file system;
+ * - the image runs as a non-root user, keeps its HEALTHCHECK, starts Node
+ *   itself (exec form) and holds the production dependencies only; it runs
+ *   with a read-only root file system;
  * - `npm start` in it, with a (fake) Discord and a Redis (as compose.yaml runs
  *   it: limiter and ledger in Redis), starts its embedded emulator and answers
  *   `/healthz` (Discord and Redis checked) and the image's HEALTHCHECK;
@@ -161,7 +162,7 @@ async function main(): Promise<void> {
     });
     done();
 
-    done = step('the image: a non-root user, a HEALTHCHECK, Node started directly');
+    done = step('the image: a non-root user, a HEALTHCHECK, Node started directly, production dependencies only');
     const [inspected] = JSON.parse((await pod(['image', 'inspect', image])).stdout) as {
       Config: { User?: string; Cmd?: string[]; Entrypoint?: string[] | null; Healthcheck?: { Test?: string[] } };
       /** Where Podman reports the image's HEALTHCHECK (Docker reports it in Config). */
@@ -172,6 +173,20 @@ async function main(): Promise<void> {
     check(!inspected.Config.Entrypoint?.length, 'the image has no entrypoint wrapping Node');
     check(JSON.stringify(inspected.Config.Cmd) === JSON.stringify(['node', 'dist/bots/main.js']), `CMD is exec-form node dist/bots/main.js (it is ${JSON.stringify(inspected.Config.Cmd)})`);
     check((inspected.Healthcheck ?? inspected.Config.Healthcheck)?.Test?.join(' ').includes('/healthz'), 'the image keeps its HEALTHCHECK on /healthz');
+    // What package-lock.json marks "dev" is needed only by devDependencies; none of it may be in the image.
+    const installed = await pod([
+      'run',
+      '--rm',
+      image,
+      'node',
+      '-e',
+      "const fs = require('fs'); const { packages } = require('./package-lock.json'); " +
+        "const paths = Object.keys(packages).filter((path) => path.startsWith('node_modules/') && !path.includes('/node_modules/')); " +
+        'const here = (dev) => paths.filter((path) => packages[path].dev === dev && fs.existsSync(path)); ' +
+        'console.log(JSON.stringify({ production: here(undefined).length, dev: here(true) }))',
+    ]);
+    const modules = JSON.parse(installed.stdout.trim().split('\n').at(-1)!) as { production: number; dev: string[] };
+    check(modules.production > 100 && modules.dev.length === 0, `the image holds the production dependencies and nothing only devDependencies need (${installed.stdout.trim()})`);
     done();
 
     done = step('start the container against a fake Discord and a Redis on the host, with the embedded emulator');
