@@ -214,7 +214,8 @@ async function main(): Promise<void> {
       '--env',
       `PICTOR_METRICS_PORT=${metricsPort}`,
       '--env',
-      'PICTOR_EMULATOR_LATENCY_MS=3000',
+      // A medium image takes 6 s, a high one 12 s: the chat job is still running when SIGTERM comes, even on a loaded machine.
+      'PICTOR_EMULATOR_LATENCY_MS=6000',
       '--env',
       `PICTOR_SHUTDOWN_GRACE_SECONDS=${GRACE_SECONDS}`,
       '--env',
