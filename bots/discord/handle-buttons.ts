@@ -8,6 +8,7 @@ import { editPromptModal } from './edit-modal.js';
 import type { JobRecord } from './JobRecordStore.js';
 import { renderInterrupted } from './render-job.js';
 import { requesterOf, scopeOf } from './requester.js';
+import { refusedPrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 
 const TOO_OLD = '✋ This job is too old: I no longer keep what it needs. Start a new one with /imagine or /edit.';
@@ -36,6 +37,8 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
 
 /** Reroll posts a new reply; Retry reuses the message it is on. The clicker is the requester (their budget). */
 async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, action: 'reroll' | 'retry'): Promise<void> {
+  const requester = requesterOf(interaction, ctx.adminRoleIds);
+  if (await refusedPrivately(ctx, interaction, { kind: record.kind, prompt: record.prompt, options: record.options, requester })) return;
   const ack =
     action === 'reroll'
       ? await acknowledge('reroll: defer', () => interaction.deferReply(), ctx.logger)
@@ -47,7 +50,7 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
     prompt: record.prompt,
     options: record.options,
     images,
-    requester: requesterOf(interaction, ctx.adminRoleIds),
+    requester,
   });
 }
 

@@ -9,7 +9,7 @@ import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js'
 const MAX_UNREPAIRED = 50;
 
 /** What the Slack bot needs of the job runner. */
-export type SlackJobRunner = Pick<JobRunner, 'submit' | 'cancel' | 'get' | 'budgets'>;
+export type SlackJobRunner = Pick<JobRunner, 'submit' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history'>;
 
 /** Who did something in Slack, and where. */
 export interface SlackActor {
@@ -104,6 +104,21 @@ export class SlackJobs {
       await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
       return undefined;
     }
+    // The member's history (`/imagine history`), once the job has ended.
+    void handle.done
+      .then((final) =>
+        this.#o.runner.history?.record(requester, {
+          key: request.id,
+          kind: input.kind,
+          prompt: input.prompt,
+          n: input.options.n ?? 1,
+          size: final.type === 'completed' ? final.size : input.options.size,
+          quality: final.type === 'completed' ? final.quality : input.options.quality,
+          status: final.type,
+          ...(final.type === 'completed' && { costUsd: final.cost.totalUsd }),
+        }),
+      )
+      .catch(() => undefined);
     const tracked = handle.done
       .catch(() => undefined)
       .finally(() => {

@@ -28,6 +28,8 @@ export interface HarnessOptions {
   cancelSignal?: AbortSignal | undefined;
   /** The id of the workflow the node runs in (n8n's `getWorkflow().id`). Default `wf-under-test`. */
   workflowId?: string | undefined;
+  /** n8n runs the node as an AI agent's tool (`isToolExecution()` answers true). Default false. */
+  asAgentTool?: boolean | undefined;
 }
 
 export interface Harness {
@@ -80,6 +82,7 @@ export function createHarness(options: HarnessOptions): Harness {
     getInputData: () => options.items,
     continueOnFail: () => options.continueOnFail === true || options.onError !== undefined,
     getExecutionCancelSignal: () => options.cancelSignal,
+    isToolExecution: () => options.asAgentTool === true,
     getWorkflow: () => ({ id: options.workflowId ?? 'wf-under-test', name: 'Workflow under test', active: false }),
     getNodeParameter(name: string, itemIndex: number, fallback?: unknown) {
       const value = name.split('.').reduce<unknown>((at, key) => (at && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), parametersOf(itemIndex));

@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { settingsCommandOf } from '../../../bots/slack/listeners/settings-commands.js';
+import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import { finishedJob, startHarness, type Harness, type HarnessOptions } from './harness.js';
+
+const ADMIN = 'U0ADMIN';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const start = (options: HarnessOptions = {}) => startHarness({ ...options, bot: { adminUserIds: [ADMIN], ...options.bot } });
+
+/** Runs `/imagine …` and returns the private answer: in the acknowledgement, or through the response URL. */
+async function privately(fake: FakeSlack, text: string, user = 'U0ALICE', channel?: string): Promise<string> {
+  const ack = await fake.command({ command: '/imagine', text, user, ...(channel && { channel }) });
+  expect(ack.status).toBe(200);
+  const inAck = (ack.body as { text?: string; response_type?: string } | undefined) ?? {};
+  if (inAck.text) {
+    expect(inAck.response_type).toBe('ephemeral');
+    return inAck.text;
+  }
+  const response = await fake.waitFor(() => fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), `the answer to /imagine ${text}`);
+  expect(response.body.response_type).toBe('ephemeral');
+  return String(response.body.text);
+}
+
+/** What the runner says of a job of this member now (the code of its refusal, or undefined when it would run). */
+async function ruleFor(harness: Harness, userId: string, channelId: string, prompt = 'a lighthouse'): Promise<string | undefined> {
+  const refusal = await harness.runner.policyRefusal({ kind: 'generate', prompt, options: {}, requester: { platform: 'slack', userId, channelId, scopeId: harness.fake.teamId } });
+  return refusal?.code;
+}
+
+describe('the rules of a workspace, on Slack', () => {
+  it('refuses every job in a workspace the operator has not allowed, privately, and sends nothing', async () => {
+    h = await start({ controls: { allowedScopes: ['T0SOMEWHERE'] } });
+    await privately(h.fake, 'a lighthouse --quality low', 'U0ALICE', 'C0ONE');
+    expect(await ruleFor(h, 'U0ALICE', 'C0ONE')).toBe('scope_not_allowed');
+    expect(h.emulator.requests).toHaveLength(0);
+    expect(h.fake.botMessages('C0ONE')).toEqual([]);
+  });
+
+  it('lets an admin choose the channels and block a member; refusals are private and send nothing, other jobs run', async () => {
+    h = await start();
+    expect(await privately(h.fake, 'admin set channels <#C0ART|art>', ADMIN)).toMatch(/^:white_check_mark:/);
+    expect(await privately(h.fake, 'admin set blocked <@U0MALLORY|mallory>', ADMIN)).toMatch(/^:white_check_mark:/);
+
+    await privately(h.fake, 'a lighthouse --quality low', 'U0ALICE', 'C0GENERAL');
+    expect(await ruleFor(h, 'U0ALICE', 'C0GENERAL')).toBe('channel_not_allowed');
+    await privately(h.fake, 'a lighthouse --quality low', 'U0MALLORY', 'C0ART');
+    expect(await ruleFor(h, 'U0MALLORY', 'C0ART')).toBe('member_blocked');
+    expect(h.emulator.requests).toHaveLength(0);
+
+    await h.fake.command({ command: '/imagine', text: 'a lighthouse --quality low', channel: 'C0ART', user: 'U0ALICE' });
+    await finishedJob(h.fake, 'C0ART');
+    expect(h.emulator.requests).toHaveLength(1);
+  });
+
+  it('keeps the workspace’s settings across a restart', async () => {
+    h = await start();
+    await privately(h.fake, 'admin set blocked-words kraken', ADMIN);
+    const { fake, dataDir } = h;
+    await h.close({ fake: true, dataDir: true });
+    h = await start({ fake, dataDir });
+    expect(await ruleFor(h, 'U0ALICE', 'C0ONE', 'a kraken')).toBe('blocked_word');
+  });
+
+  it('shows an admin every setting and where it comes from; anyone else is told only admins may', async () => {
+    h = await start({ controls: { blockedWords: ['gore'] } });
+    await privately(h.fake, 'admin set max-images 2', ADMIN);
+    const shown = await privately(h.fake, 'admin settings', ADMIN);
+    expect(shown).toContain('• max-images: 2 (admin: <@U0ADMIN>,');
+    expect(shown).toContain('• operator’s blocked words (everywhere): gore (operator)');
+    expect(await privately(h.fake, 'admin settings', 'U0ALICE')).toContain('Only an admin');
+    expect(await privately(h.fake, 'admin set max-images 20', ADMIN)).toMatch(/^:raised_hand:/);
+    expect((await h.runner.policy.effective({ platform: 'slack', scopeId: h.fake.teamId })).maxImages.value).toBe(2);
+  });
+
+  it('keeps a prompt that merely starts with “admin set” a prompt', () => {
+    expect(settingsCommandOf('admin set of flat icons')).toBeUndefined();
+    expect(settingsCommandOf('admin settings')).toEqual({ kind: 'show' });
+    expect(settingsCommandOf('admin set channels &lt;#C1|art&gt;')).toEqual({ kind: 'set', setting: 'channels', value: '<#C1|art>' });
+  });
+});
