@@ -1,5 +1,5 @@
 import { ButtonStyle, ComponentType, Routes, type APIActionRowComponent, type APIButtonComponentWithCustomId, type APIMessage } from 'discord.js';
-import { DEFAULTS, formatUsd } from '../../src/index.js';
+import { formatUsd } from '../../src/index.js';
 import type { FinalUpdate, HistoryEntry } from '../runner/index.js';
 import type { BotContext } from './bot-context.js';
 import { encodeCustomId } from './custom-ids.js';
@@ -22,17 +22,7 @@ export async function recordInHistory(ctx: BotContext, interaction: ReplyingInte
   } catch (error) {
     ctx.logger.debug({ err: loggableError(error), jobKey: key }, 'no link to the job’s message for its history');
   }
-  await history.record(job.requester, {
-    key,
-    kind: job.kind,
-    prompt: job.prompt,
-    n: job.options.n ?? DEFAULTS.n,
-    size: final.type === 'completed' ? final.size : job.options.size,
-    quality: final.type === 'completed' ? final.quality : job.options.quality,
-    status: final.type,
-    ...(final.type === 'completed' && { costUsd: final.cost.totalUsd }),
-    ...(link && { link }),
-  });
+  await history.recordEnd(job.requester, { key, kind: job.kind, prompt: job.prompt, options: job.options }, final, link);
 }
 
 /** One line per job, newest first, with a Reroll button each (mentions ping nobody: the reply sets `allowedMentions`). */

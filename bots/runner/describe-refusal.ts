@@ -1,7 +1,7 @@
 import { describeSpendRefusal, type ValidationError } from '../../src/index.js';
 import { describeValidation } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import type { Platform, QuotaStore } from './types.js';
+import type { Platform, QuotaStore, RefusalCode } from './types.js';
 
 type Refusal = Extract<Awaited<ReturnType<QuotaStore['reserve']>>, { ok: false }>;
 

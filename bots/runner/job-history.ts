@@ -1,8 +1,8 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { closeRedis, connectRedis, withFileLock, writeFileAtomically, type LoggerLike, type RedisConfig } from '../../src/index.js';
-import type { Platform, Requester } from './types.js';
+import { closeRedis, connectRedis, DEFAULTS, withFileLock, writeFileAtomically, type LoggerLike, type RedisConfig } from '../../src/index.js';
+import type { FinalUpdate, JobOptions, JobSpec, Platform, Requester } from './types.js';
 
 /**
  * What `/imagine-history` (Discord) and `/imagine history` (Slack) show: a
@@ -69,6 +69,25 @@ export class JobHistory {
     this.#keepMs = (options.retentionDays ?? DEFAULT_HISTORY_RETENTION_DAYS) * DAY_MS;
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * Keeps a job that has ended as both surfaces show it: what was asked, the
+   * size and quality it ran with, what it cost; `link` points at its message
+   * when the surface knows it.
+   */
+  recordEnd(requester: Requester, job: { key: string; kind: JobSpec['kind']; prompt: string; options: JobOptions }, final: FinalUpdate, link?: string): Promise<void> {
+    return this.record(requester, {
+      key: job.key,
+      kind: job.kind,
+      prompt: job.prompt,
+      n: job.options.n ?? DEFAULTS.n,
+      size: final.type === 'completed' ? final.size : job.options.size,
+      quality: final.type === 'completed' ? final.quality : job.options.quality,
+      status: final.type,
+      ...(final.type === 'completed' && { costUsd: final.cost.totalUsd }),
+      ...(link && { link }),
+    });
   }
 
   /** Keeps one ended job; a failure to keep it is logged, never shown to the member (the job itself is done). */

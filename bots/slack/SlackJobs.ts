@@ -104,22 +104,9 @@ export class SlackJobs {
       await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
       return undefined;
     }
-    // The member's history (`/imagine history`), once the job has ended.
-    void handle.done
-      .then((final) =>
-        this.#o.runner.history?.record(requester, {
-          key: request.id,
-          kind: input.kind,
-          prompt: input.prompt,
-          n: input.options.n ?? 1,
-          size: final.type === 'completed' ? final.size : input.options.size,
-          quality: final.type === 'completed' ? final.quality : input.options.quality,
-          status: final.type,
-          ...(final.type === 'completed' && { costUsd: final.cost.totalUsd }),
-        }),
-      )
-      .catch(() => undefined);
+    // The member's history (`/imagine history`), once the job has ended; a stop waits for it with the job.
     const tracked = handle.done
+      .then((final) => this.#o.runner.history?.recordEnd(requester, { key: request.id, kind: input.kind, prompt: input.prompt, options: input.options }, final))
       .catch(() => undefined)
       .finally(() => {
         this.#running.delete(tracked);

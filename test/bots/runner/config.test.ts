@@ -82,7 +82,7 @@ describe('readRunnerConfig', () => {
     expect(errorOf({ PICTOR_MAX_IMAGES_PER_JOB: '11' }).param).toBe('PICTOR_MAX_IMAGES_PER_JOB');
     expect(errorOf({ PICTOR_ALLOWED_QUALITIES: 'low,best' }).message).toMatch(/^PICTOR_ALLOWED_QUALITIES must be one or more of low, medium, high, auto/);
     expect(errorOf({ PICTOR_ALLOWED_SIZES: '512x512' }).param).toBe('PICTOR_ALLOWED_SIZES');
-    expect(errorOf({ PICTOR_ALLOW_LOW_MODERATION: 'yes' }).param).toBe('PICTOR_ALLOW_LOW_MODERATION');
+    expect(errorOf({ PICTOR_ALLOW_LOW_MODERATION: 'maybe' }).param).toBe('PICTOR_ALLOW_LOW_MODERATION');
     expect(errorOf({ PICTOR_ALLOWED_SCOPES: 'a b' }).param).toBe('PICTOR_ALLOWED_SCOPES');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JobRefusedError, MemoryScopeSettingsStore, type JobSpec, type OperatorControls, type Requester } from '../../../bots/runner/index.js';
+import { JobRefusedError, type JobSpec, type OperatorControls, type Requester } from '../../../bots/runner/index.js';
 import { recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
@@ -11,7 +11,7 @@ function job(who: Requester, overrides: Partial<JobSpec> = {}): JobSpec {
 }
 
 async function runnerWith(operatorControls: OperatorControls = {}, partialImages = 0) {
-  return (await kit.runner({ operatorControls, partialImages, scopeSettings: new MemoryScopeSettingsStore() })).runner;
+  return (await kit.runner({ operatorControls, partialImages })).runner;
 }
 
 /** The code the runner refused the job with; fails the test when it ran. */
