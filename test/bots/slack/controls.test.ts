@@ -84,3 +84,23 @@ describe('the rules of a workspace, on Slack', () => {
     expect(settingsCommandOf('admin set channels &lt;#C1|art&gt;')).toEqual({ kind: 'set', setting: 'channels', value: '<#C1|art>' });
   });
 });
+
+describe('/imagine history and /imagine forget, on Slack', () => {
+  it('show a member their own jobs privately, admins the workspace’s, and erase a member’s on request', async () => {
+    h = await start();
+    await h.fake.command({ command: '/imagine', text: 'a lighthouse at dusk --quality low', channel: 'C0ART', user: 'U0ALICE' });
+    await finishedJob(h.fake, 'C0ART');
+    const alice = { platform: 'slack' as const, userId: 'U0ALICE', channelId: 'C0ART', scopeId: h.fake.teamId };
+    for (let tries = 0; tries < 200 && (await h.runner.history!.mine(alice)).length === 0; tries++) await new Promise((r) => setTimeout(r, 25));
+
+    const mine = await privately(h.fake, 'history', 'U0ALICE');
+    expect(mine).toMatch(/in <#C0ART> “a lighthouse at dusk” · 1 × 1024x1024, low · \$\d/);
+    expect(await privately(h.fake, 'history', 'U0BOB')).toContain('Nothing yet.');
+    expect(await privately(h.fake, 'history workspace', 'U0BOB')).toContain('Only an admin');
+    expect(await privately(h.fake, 'history workspace', ADMIN)).toContain('<@U0ALICE> in <#C0ART> “a lighthouse at dusk”');
+
+    expect(await privately(h.fake, 'forget', 'U0ALICE')).toMatch(/^:broom: Erased your history \(1 job\)/);
+    expect(await privately(h.fake, 'history', 'U0ALICE')).toContain('Nothing yet.');
+    expect(h.emulator.requests).toHaveLength(1);
+  });
+});
