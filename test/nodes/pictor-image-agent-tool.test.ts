@@ -15,7 +15,7 @@ afterAll(async () => {
   await emulator.close();
 });
 
-function run(asAgentTool: boolean) {
+function run(asAgentTool?: 'direct' | 'engine') {
   return createHarness({
     n8n: { NodeHelpers, NodeOperationError },
     nodeType: new PictorImage(),
@@ -31,8 +31,8 @@ describe('the Pictor Image node as an AI agent’s tool', () => {
     expect(new PictorImage().description.usableAsTool).toBe(true);
   });
 
-  it('answers an agent with a short text saying what was made, where the binary is and its cost, keeping the binary', async () => {
-    const [[item]] = (await run(true)) as unknown as [[{ json: Record<string, unknown>; binary?: Record<string, { fileName?: string }> }]];
+  it.each(['direct', 'engine'] as const)('answers an agent (%s tool call) with a short text saying what was made, where the binary is and its cost, keeping the binary', async (how) => {
+    const [[item]] = (await run(how)) as unknown as [[{ json: Record<string, unknown>; binary?: Record<string, { fileName?: string }> }]];
     const fileName = item.binary!.data!.fileName!;
     expect(item.json.response).toMatch(/^Made 1 image \(1024x1024, low quality\) for the prompt "a lighthouse at dusk"; it is in binary field "data" /);
     expect(item.json.response).toContain(fileName);
@@ -42,7 +42,7 @@ describe('the Pictor Image node as an AI agent’s tool', () => {
   });
 
   it('keeps the workflow fields when it runs in a workflow', async () => {
-    const [[item]] = (await run(false)) as unknown as [[{ json: Record<string, unknown> }]];
+    const [[item]] = (await run()) as unknown as [[{ json: Record<string, unknown> }]];
     expect(item.json.response).toBeUndefined();
     expect(item.json).toMatchObject({ operation: 'generate', prompt: 'a lighthouse at dusk', size: '1024x1024' });
   });
