@@ -155,10 +155,11 @@ export class ScopePolicy {
     const n = options.n ?? DEFAULTS.n;
     const quality = options.quality ?? DEFAULTS.quality;
     const size = options.size ?? DEFAULTS.size;
-    if (n > s.maxImages.value) refuse('too_many_images', { limit: s.maxImages.value, used: n });
-    if (!s.qualities.value.includes(quality)) refuse('quality_not_allowed', { allowed: s.qualities.value.join(', ') });
+    // A value the service would not take at all is left to validation, which names the field and what it takes.
+    if (Number.isInteger(n) && n <= LIMITS.nMax && n > s.maxImages.value) refuse('too_many_images', { limit: s.maxImages.value, used: n });
+    if (isOneOf(quality, QUALITIES) && !s.qualities.value.includes(quality)) refuse('quality_not_allowed', { allowed: s.qualities.value.join(', ') });
     if (quality === 'high' && s.highQualityFor.value.length > 0 && !isListed(requester, s.highQualityFor.value)) refuse('high_quality_not_allowed');
-    if (!s.sizes.value.includes(size)) refuse('size_not_allowed', { allowed: s.sizes.value.join(', ') });
+    if (isOneOf(size, SIZES) && !s.sizes.value.includes(size)) refuse('size_not_allowed', { allowed: s.sizes.value.join(', ') });
     return { spec: { ...spec, options }, previews: s.defaultPreviews.value };
   }
 
@@ -297,6 +298,10 @@ export class ScopePolicy {
     if (this.#cache.size > 1000) this.#cache.delete(this.#cache.keys().next().value!);
     return settings;
   }
+}
+
+function isOneOf<T extends string>(value: unknown, choices: readonly T[]): value is T {
+  return (choices as readonly unknown[]).includes(value);
 }
 
 function keyOf(requester: Pick<Requester, 'platform' | 'scopeId'>): string {

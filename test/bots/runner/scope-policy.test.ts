@@ -95,6 +95,24 @@ describe('the rules of a server or workspace', () => {
     expect(await ranWith(runner, job(requester({ roleIds: ['patrons'] }), { options: { quality: 'high', n: 2 } }))).toMatchObject({ quality: 'high', n: 2 });
   });
 
+  it('leaves a value the service would not take at all to validation, which names the field, where the admins narrowed the choices', async () => {
+    const runner = await runnerWith();
+    const a = admin();
+    await runner.policy.set(a, 'maxImages', 2);
+    await runner.policy.set(a, 'sizes', ['1024x1024']);
+    const bad = async (options: JobSpec['options']) => {
+      const error = await runner.submit(job(requester(), { options: { quality: 'low', ...options } }), () => {}).then(
+        () => undefined,
+        (e: unknown) => e as JobRefusedError,
+      );
+      return error && { code: error.code, field: error.field };
+    };
+    expect(await bad({ size: '512x512' as never })).toEqual({ code: 'validation_error', field: 'size' });
+    expect(await bad({ n: 11 })).toEqual({ code: 'validation_error', field: 'n' });
+    expect(await bad({ quality: 'best' as never })).toEqual({ code: 'validation_error', field: 'quality' });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
   it('fills in the server’s defaults for what a member did not choose, and keeps what they chose', async () => {
     const runner = await runnerWith({}, 2);
     const a = admin();
