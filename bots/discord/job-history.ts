@@ -12,17 +12,19 @@ import type { JobRequest, ReplyingInteraction } from './start-job.js';
  * link to its message when Discord still tells it (the interaction token
  * works for 15 minutes). Never fails the job: a problem is logged.
  */
-export async function recordInHistory(ctx: BotContext, interaction: ReplyingInteraction, job: JobRequest, key: string, final: FinalUpdate): Promise<void> {
+export function recordInHistory(ctx: BotContext, interaction: ReplyingInteraction, job: JobRequest, key: string, final: FinalUpdate): Promise<void> {
   const history = ctx.runner.history;
-  if (!history) return;
-  let link: string | undefined;
-  try {
-    const message = (await ctx.webhookRest.get(Routes.webhookMessage(interaction.applicationId, interaction.token, '@original'), { auth: false })) as APIMessage;
-    link = `https://discord.com/channels/${job.requester.scopeId}/${message.channel_id}/${message.id}`;
-  } catch (error) {
-    ctx.logger.debug({ err: loggableError(error), jobKey: key }, 'no link to the job’s message for its history');
-  }
-  await history.recordEnd(job.requester, { key, kind: job.kind, prompt: job.prompt, options: job.options }, final, link);
+  if (!history) return Promise.resolve();
+  const link = (async () => {
+    try {
+      const message = (await ctx.webhookRest.get(Routes.webhookMessage(interaction.applicationId, interaction.token, '@original'), { auth: false })) as APIMessage;
+      return `https://discord.com/channels/${job.requester.scopeId}/${message.channel_id}/${message.id}`;
+    } catch (error) {
+      ctx.logger.debug({ err: loggableError(error), jobKey: key }, 'no link to the job’s message for its history');
+      return undefined;
+    }
+  })();
+  return history.recordEnd(job.requester, { key, kind: job.kind, prompt: job.prompt, options: job.options }, final, link);
 }
 
 /** One line per job, newest first, with a Reroll button each (mentions ping nobody: the reply sets `allowedMentions`). */

@@ -373,6 +373,8 @@ export class JobRunner {
     await raceTimeout(allDone(), options.graceMs ?? this.#shutdownGraceMs);
     for (const job of active) if (!job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
     await raceTimeout(allDone(), SHUTDOWN_DRAIN_MS);
+    // The surfaces keep an ended job in the history as its `done` resolves: nothing is written after the runner is down.
+    await raceTimeout(this.history?.settled() ?? Promise.resolve(), SHUTDOWN_DRAIN_MS);
     this.#logger.info({ jobs: active.length }, 'job runner shut down');
   }
 

@@ -63,6 +63,8 @@ export class JobHistory {
   readonly #keepMs: number;
   readonly #logger: LoggerLike | undefined;
   readonly #now: () => number;
+  /** Entries being kept: the runner's shutdown waits for them, so none is written after the bot stops. */
+  readonly #pending = new Set<Promise<void>>();
 
   constructor(options: JobHistoryOptions) {
     this.#store = options.store;
@@ -74,20 +76,38 @@ export class JobHistory {
   /**
    * Keeps a job that has ended as both surfaces show it: what was asked, the
    * size and quality it ran with, what it cost; `link` points at its message
-   * when the surface knows it.
+   * when the surface can tell (it may still be asking Discord). Call it when
+   * the job's `done` resolves: `settled()` then covers it.
    */
-  recordEnd(requester: Requester, job: { key: string; kind: JobSpec['kind']; prompt: string; options: JobOptions }, final: FinalUpdate, link?: string): Promise<void> {
-    return this.record(requester, {
-      key: job.key,
-      kind: job.kind,
-      prompt: job.prompt,
-      n: job.options.n ?? DEFAULTS.n,
-      size: final.type === 'completed' ? final.size : job.options.size,
-      quality: final.type === 'completed' ? final.quality : job.options.quality,
-      status: final.type,
-      ...(final.type === 'completed' && { costUsd: final.cost.totalUsd }),
-      ...(link && { link }),
-    });
+  recordEnd(
+    requester: Requester,
+    job: { key: string; kind: JobSpec['kind']; prompt: string; options: JobOptions },
+    final: FinalUpdate,
+    link?: Promise<string | undefined> | string | undefined,
+  ): Promise<void> {
+    const kept = Promise.resolve(link)
+      .catch(() => undefined)
+      .then((url) =>
+        this.record(requester, {
+          key: job.key,
+          kind: job.kind,
+          prompt: job.prompt,
+          n: job.options.n ?? DEFAULTS.n,
+          size: final.type === 'completed' ? final.size : job.options.size,
+          quality: final.type === 'completed' ? final.quality : job.options.quality,
+          status: final.type,
+          ...(final.type === 'completed' && { costUsd: final.cost.totalUsd }),
+          ...(url && { link: url }),
+        }),
+      );
+    this.#pending.add(kept);
+    void kept.finally(() => this.#pending.delete(kept));
+    return kept;
+  }
+
+  /** Resolves once every entry being kept is written (or has failed, which is logged). */
+  async settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
   }
 
   /** Keeps one ended job; a failure to keep it is logged, never shown to the member (the job itself is done). */

@@ -84,7 +84,7 @@ describe('the deploy script', () => {
   it('registers them globally with the given application id', async () => {
     const result = await deployCommands({ token: discord.botToken, applicationId: discord.applicationId, apiBaseUrl: discord.apiBaseUrl });
     expect(result.scope).toBe('global');
-    expect(discord.commands.get('global')).toHaveLength(5);
+    expect(discord.commands.get('global')).toHaveLength(6);
   });
 
   it('fails with Discord’s answer when the token is wrong', async () => {

@@ -93,8 +93,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     bot,
     dataDir,
     async close(keep = {}) {
-      await bot.stop();
+      // As `npm start` stops: the runner first (running jobs end and are shown), then the bot waits for what it still shows.
       await runner.shutdown({ graceMs: 500 });
+      await bot.stop();
       await store.close();
       await limiter.stop();
       await emulator.close();
