@@ -1,7 +1,7 @@
 import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
-import { buttonsOf, DiscordHarness } from './harness.js';
+import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
 
 const EPHEMERAL = 64;
 const MANAGE_SERVER = String(PermissionFlagsBits.ManageGuild);
@@ -55,5 +55,31 @@ describe('/imagine-history', () => {
     expect(forgot.flags & EPHEMERAL).toBe(EPHEMERAL);
     expect(forgot.content).toMatch(/^🧹 Erased your history \(1 job\)/);
     expect((await answerOf(h, h.discord.slashCommand('imagine-history', {}, { user: ada }))).content).toContain('Nothing yet.');
+  });
+});
+
+describe('the Delete button of a result', () => {
+  it('deletes the message and its images for the member who asked, after a restart too', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a kite', quality: 'low' }));
+    expect(result.attachments.length).toBeGreaterThan(0);
+    await h.restart();
+    const click = h.discord.clickButton(result, buttonId(result, 'Delete'));
+    await h.discord.waitFor(() => !h!.discord.messages.has(result.id), 'the result to be deleted');
+    expect(click.ack?.type).toBe(6);
+  });
+
+  it('lets an admin delete another member’s result, and tells anyone else privately who may', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const ada = h.discord.newUser('ada');
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a kite', quality: 'low' }, { user: ada }));
+    const refused = h.discord.clickButton(result, buttonId(result, 'Delete'), { user: h.discord.newUser('bo') });
+    const answer = await answerOf(h, refused);
+    expect(answer.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(answer.content).toBe(`✋ Only <@${ada.id}> or an admin can delete this message.`);
+    expect(h.discord.messages.has(result.id)).toBe(true);
+
+    h.discord.clickButton(result, buttonId(result, 'Delete'), { user: h.discord.newUser('mod'), permissions: String(PermissionFlagsBits.Administrator) });
+    await h.discord.waitFor(() => !h!.discord.messages.has(result.id), 'the result to be deleted');
   });
 });
