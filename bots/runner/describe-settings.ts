@@ -19,8 +19,7 @@ export interface SettingAnswer {
  * who may and the operator's bounds, stores and logs it), and answers in words.
  */
 export async function changeSetting(policy: ScopePolicy, requester: Requester, word: string, text: string): Promise<SettingAnswer> {
-  const here = SCOPE_NAMES[requester.platform];
-  if (!requester.isAdmin) return { ok: false, code: 'not_admin', message: `Only an admin of ${here} can change its settings.` };
+  if (!requester.isAdmin) return notAdmin(requester.platform);
   const name = settingOfWord(word);
   if (!name) return { ok: false, code: 'unknown_setting', message: `Choose one of ${Object.keys(SETTING_WORDS).join(', ')}.` };
   const parsed = parseSettingValue(name, text);
@@ -29,6 +28,8 @@ export async function changeSetting(policy: ScopePolicy, requester: Requester, w
   const value = mergeSetting(name, current.value, parsed);
   return answerOf(await policy.set(requester, name, value), requester.platform);
 }
+
+const notAdmin = (platform: Platform): SettingAnswer => ({ ok: false, code: 'not_admin', message: `Only an admin of ${SCOPE_NAMES[platform]} can change its settings.` });
 
 function answerOf(result: SettingChangeResult, platform: Platform): SettingAnswer {
   const word = WORD_OF[result.name];
@@ -39,7 +40,7 @@ function answerOf(result: SettingChangeResult, platform: Platform): SettingAnswe
   }
   switch (result.code) {
     case 'not_admin':
-      return { ok: false, code: result.code, message: `Only an admin of ${SCOPE_NAMES[platform]} can change its settings.` };
+      return notAdmin(platform);
     case 'invalid_value':
       return { ok: false, code: result.code, message: `${word} takes ${SETTING_HINTS[result.name]}.` };
     case 'not_allowed_by_operator':
