@@ -1,7 +1,8 @@
-import type { RespondFn } from '@slack/bolt';
+import type { RespondFn, types } from '@slack/bolt';
 import { formatUsd } from '../../../src/index.js';
 import type { HistoryEntry } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
+import { ACTIONS } from '../render-job.js';
 import type { SlackActor } from '../SlackJobs.js';
 import { plainTextOf } from '../slack-text.js';
 
@@ -25,31 +26,50 @@ export async function answerHistoryCommand(context: BotContext, actor: SlackActo
   }
   await ack();
   const requester = context.jobs.requester(actor);
-  let text: string;
+  let answer: { text: string; blocks?: types.KnownBlock[] };
   try {
     if (command.kind === 'forget') {
       const count = await history.forget(requester);
-      text = `:broom: Erased your history (${count} ${count === 1 ? 'job' : 'jobs'}). Images already posted stay in their channels.`;
+      answer = { text: `:broom: Erased your history (${count} ${count === 1 ? 'job' : 'jobs'}). Images already posted stay in their channels.` };
     } else if (command.kind === 'workspace') {
       const entries = await history.ofScope(requester);
-      text = entries ? renderHistory(entries, '*This workspace’s recent images*', true) : ':raised_hand: Only an admin of this workspace can see its history.';
+      answer = entries ? await renderHistory(context, entries, '*This workspace’s recent images*', true) : { text: ':raised_hand: Only an admin of this workspace can see its history.' };
     } else {
-      text = renderHistory(await history.mine(requester), '*Your last images* (only you see this)', false);
+      answer = await renderHistory(context, await history.mine(requester), '*Your last images* (only you see this)', false);
     }
   } catch (error) {
     context.logger.error({ err: error, what: `history ${command.kind}` }, 'a history command failed');
-    text = ':warning: Something went wrong on my side; try again in a moment.';
+    answer = { text: ':warning: Something went wrong on my side; try again in a moment.' };
   }
-  await respond({ response_type: 'ephemeral', replace_original: false, text });
+  await respond({ response_type: 'ephemeral', replace_original: false, ...answer });
 }
 
-function renderHistory(entries: readonly HistoryEntry[], title: string, withAuthor: boolean): string {
-  if (entries.length === 0) return `${title}\nNothing yet.`;
-  const lines = entries.map((e, i) => {
-    const when = `<!date^${Math.floor(e.at / 1000)}^{date_short_pretty} {time}|${new Date(e.at).toISOString()}>`;
-    const prompt = e.prompt.length > 80 ? `${e.prompt.slice(0, 79)}…` : e.prompt;
-    const cost = e.costUsd === undefined ? e.status : formatUsd(e.costUsd);
-    return `${i + 1}. ${when}${withAuthor ? ` <@${e.userId}>` : ''} in <#${e.channelId}> “${prompt.replace(/[\n`<>&]/g, ' ')}” · ${e.n} × ${e.size ?? 'default size'}, ${e.quality ?? 'default quality'} · ${cost}`;
-  });
-  return [title, ...lines].join('\n');
+/**
+ * One section per job, newest first: when, where, the prompt, options and
+ * cost, a link to its message (while the request is kept), and a Reroll
+ * button that runs it again in its channel, counted against whoever clicks.
+ */
+async function renderHistory(context: BotContext, entries: readonly HistoryEntry[], title: string, withAuthor: boolean): Promise<{ text: string; blocks: types.KnownBlock[] }> {
+  if (entries.length === 0) return { text: `${title}\nNothing yet.`, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${title}\nNothing yet.` } }] };
+  const lines = await Promise.all(
+    entries.map(async (e, i) => {
+      const when = `<!date^${Math.floor(e.at / 1000)}^{date_short_pretty} {time}|${new Date(e.at).toISOString()}>`;
+      const prompt = e.prompt.length > 80 ? `${e.prompt.slice(0, 79)}…` : e.prompt;
+      const cost = e.costUsd === undefined ? e.status : formatUsd(e.costUsd);
+      const request = await context.store.get(e.key).catch(() => undefined);
+      const where = request?.messageTs ? ` · <https://slack.com/archives/${request.channelId}/p${request.messageTs.replace('.', '')}|message>` : '';
+      return `${i + 1}. ${when}${withAuthor ? ` <@${e.userId}>` : ''} in <#${e.channelId}> “${prompt.replace(/[\n`<>&]/g, ' ')}” · ${e.n} × ${e.size ?? 'default size'}, ${e.quality ?? 'default quality'} · ${cost}${where}`;
+    }),
+  );
+  const blocks: types.KnownBlock[] = [
+    { type: 'section', text: { type: 'mrkdwn', text: title } },
+    ...lines.map(
+      (line, i): types.KnownBlock => ({
+        type: 'section',
+        text: { type: 'mrkdwn', text: line },
+        accessory: { type: 'button', action_id: ACTIONS.reroll, text: { type: 'plain_text', text: 'Reroll' }, value: entries[i]!.key },
+      }),
+    ),
+  ];
+  return { text: [title, ...lines].join('\n'), blocks };
 }

@@ -89,12 +89,18 @@ describe('/imagine history and /imagine forget, on Slack', () => {
   it('show a member their own jobs privately, admins the workspace’s, and erase a member’s on request', async () => {
     h = await start();
     await h.fake.command({ command: '/imagine', text: 'a lighthouse at dusk --quality low', channel: 'C0ART', user: 'U0ALICE' });
-    await finishedJob(h.fake, 'C0ART');
+    const job = await finishedJob(h.fake, 'C0ART');
     const alice = { platform: 'slack' as const, userId: 'U0ALICE', channelId: 'C0ART', scopeId: h.fake.teamId };
     for (let tries = 0; tries < 200 && (await h.runner.history!.mine(alice)).length === 0; tries++) await new Promise((r) => setTimeout(r, 25));
 
     const mine = await privately(h.fake, 'history', 'U0ALICE');
-    expect(mine).toMatch(/in <#C0ART> “a lighthouse at dusk” · 1 × 1024x1024, low · \$\d/);
+    expect(mine).toMatch(/in <#C0ART> “a lighthouse at dusk” · 1 × 1024x1024, low · \$\d+\.\d+ · <https:\/\/slack\.com\/archives\/C0ART\/p\d+\|message>$/m);
+    expect(mine).toContain(`/archives/C0ART/p${job.ts.replace('.', '')}|message>`);
+    // Each job has a Reroll button, the same as its message's own.
+    const blocks = h.fake.responses.at(-1)!.body.blocks as { accessory?: { action_id: string; value: string } }[];
+    const jobReroll = (job.blocks as { elements?: { action_id?: string; value?: string }[] }[]).flatMap((b) => b.elements ?? []).find((e) => e.action_id === 'pictor_reroll')?.value;
+    expect(jobReroll).toBeTruthy();
+    expect(blocks.flatMap((b) => (b.accessory ? [b.accessory] : []))).toEqual([{ type: 'button', action_id: 'pictor_reroll', text: { type: 'plain_text', text: 'Reroll' }, value: jobReroll }]);
     expect(await privately(h.fake, 'history', 'U0BOB')).toContain('Nothing yet.');
     expect(await privately(h.fake, 'history workspace', 'U0BOB')).toContain('Only an admin');
     expect(await privately(h.fake, 'history workspace', ADMIN)).toContain('<@U0ALICE> in <#C0ART> “a lighthouse at dusk”');
