@@ -2,7 +2,7 @@ import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { DiscordHarness } from './harness.js';
+import { buttonId, DiscordHarness } from './harness.js';
 
 const EPHEMERAL = 64;
 const MANAGE_SERVER = String(PermissionFlagsBits.ManageGuild);
@@ -66,6 +66,20 @@ describe('the rules of a server, on Discord', () => {
     await set(h, 'blocked-words', 'kraken, red fox');
     await h.restart();
     await expectRefusedPrivately(h, h.discord.slashCommand('imagine', { prompt: 'A KRAKEN attacks', quality: 'low' }), 'blocked_word');
+  });
+
+  it('refuses a blocked word in the prompt of an Edit button’s form privately, before anything is sent', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a harbour', quality: 'low' }));
+    await set(h, 'blocked-words', 'kraken');
+    const click = h.discord.clickButton(result, buttonId(result, 'Edit'));
+    await h.discord.waitFor(() => click.modal, 'the edit modal');
+    const before = h.emulator.requests.length;
+    const submit = h.discord.submitModal(click, { prompt: 'add a kraken' });
+    const answer = await answerOf(h, submit);
+    expect(answer.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(h.logger.entries.some((e) => (e.obj as { code?: string }).code === 'blocked_word')).toBe(true);
+    expect(h.emulator.requests).toHaveLength(before);
   });
 
   it('holds a member to the most images per job an admin chose', async () => {
