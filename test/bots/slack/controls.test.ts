@@ -110,3 +110,23 @@ describe('/imagine history and /imagine forget, on Slack', () => {
     expect(h.emulator.requests).toHaveLength(1);
   });
 });
+
+describe('the Delete button of a result, on Slack', () => {
+  it('deletes the message and its final images for whoever asked or an admin, and tells anyone else privately who may', async () => {
+    h = await start();
+    await h.fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0ART', user: 'U0ALICE' });
+    const job = await finishedJob(h.fake, 'C0ART');
+    // The final images (previews posted in the thread are not kept track of, and stay).
+    const images = [...h.fake.files.values()].filter((f) => !f.name.includes('-preview-')).map((f) => f.id);
+    expect(images.length).toBeGreaterThan(0);
+
+    const stranger = await h.fake.clickButton(job, 'pictor_delete', 'U0BOB');
+    const told = await h.fake.waitFor(() => h!.fake.responses.find((r) => stranger.responseUrl.endsWith(r.id)), 'the answer to the stranger');
+    expect(told.body).toMatchObject({ response_type: 'ephemeral', text: 'Only <@U0ALICE> or an admin can delete this message.' });
+    expect(h.fake.messages).toContain(job);
+
+    await h.fake.clickButton(job, 'pictor_delete', ADMIN);
+    await h.fake.waitFor(() => !h!.fake.messages.includes(job), 'the message to be deleted');
+    expect(images.filter((id) => h!.fake.files.has(id))).toEqual([]);
+  });
+});
