@@ -17,7 +17,7 @@ import { openQuotaStore } from '../src/spend/open-store.js';
 import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emulator/index.js';
 import { createMetrics, startMetricsServer, type HealthCheck, type Metrics } from '../src/metrics/index.js';
 import { inviteLink, readDiscordConfig, startDiscordBot, type DiscordBot } from './discord/index.js';
-import { JobRunner, readRunnerConfig, RedisQuotaStore } from './runner/index.js';
+import { JobRunner, openJobHistory, readRunnerConfig, RedisQuotaStore } from './runner/index.js';
 import { readSlackConfig, startSlackBot, type SlackBot } from './slack/index.js';
 
 export interface Service {
@@ -98,6 +98,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         onReconciled: (report) => metrics?.spent(report.chargedUsd),
       });
       stops.push(() => store.close());
+      const history = await openJobHistory(core.redis, runnerConfig.dataDir, logger);
+      stops.push(() => history.close());
       const runner = new JobRunner({
         client,
         store,
@@ -105,6 +107,9 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         partialImages: runnerConfig.partialImages,
         minUpdateIntervalMs: runnerConfig.minUpdateIntervalMs,
         recordPrompts: core.spend.recordPrompts,
+        operatorControls: runnerConfig.controls,
+        history,
+        historyRetentionDays: runnerConfig.historyRetentionDays,
         metrics,
         logger,
       });

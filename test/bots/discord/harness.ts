@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DEV_API_KEY, createEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
 import { PictorClient, type LoggerLike } from '../../../src/index.js';
 import { startDiscordBot, type DiscordBot, type StartDiscordBotOptions } from '../../../bots/discord/index.js';
-import { FileQuotaStore, JobRunner, type SpendLimits } from '../../../bots/runner/index.js';
+import { FileJobHistoryStore, FileQuotaStore, JobRunner, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { FakeDiscord, buttonsOf, type FakeDiscordOptions, type FakeInteraction, type FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 
 /** A logger that keeps every entry, so a test can check that no secret was ever logged. */
@@ -31,6 +31,8 @@ export class RecordingLogger implements LoggerLike {
 
 export interface HarnessOptions {
   limits?: SpendLimits;
+  /** What the operator allows every server (PICTOR_ALLOWED_SCOPES, PICTOR_BLOCKED_WORDS …). */
+  controls?: OperatorControls;
   partialImages?: number;
   emulator?: EmulatorOptions;
   discord?: FakeDiscordOptions;
@@ -88,6 +90,8 @@ export class DiscordHarness {
       minUpdateIntervalMs: 5,
       partialImages: this.options.partialImages ?? 2,
       logger: this.logger,
+      operatorControls: this.options.controls,
+      history: new FileJobHistoryStore({ dir: this.dataDir }),
     });
     this.bot = await startDiscordBot({
       token: this.discord.botToken,
