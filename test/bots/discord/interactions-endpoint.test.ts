@@ -72,7 +72,7 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
     ]);
     expect(final.content.split('\n')[1]).toMatch(/^1024x1024 · low · png · \$0\.0064 · /);
     expect(final.attachments).toHaveLength(1);
-    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
   });
 
   it('answers an option mistake privately in the response itself, before anything is spent', async () => {
