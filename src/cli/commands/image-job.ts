@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { decodeImages, imagesOfFailure, resultFromCompleted, type ImageJobResult } from '../../client/job-result.js';
+import { imageBytes } from '../../client/image-bytes.js';
 import { ValidationError } from '../../core/errors.js';
 import { describeFileError } from '../../core/system-errors.js';
 import { describeQuote, estimatePrice } from '../../core/pricing.js';
@@ -120,7 +121,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       progress.stop();
       const arrived = values.stream ? completed : imagesOfFailure(error);
       if (arrived.length > 0) {
-        const kept = await writeImages(arrived.map((e) => Buffer.from(e.b64_json, 'base64')));
+        const kept = await writeImages(arrived.map(imageBytes));
         ctx.stderr(`pictor: the job failed after ${arrived.length} of ${request.n} image${request.n === 1 ? '' : 's'}; wrote the ${arrived.length === 1 ? 'one' : arrived.length} that arrived:`);
         for (const f of [...kept.files, ...kept.saved]) ctx.stderr(`  ${f}`);
       }
