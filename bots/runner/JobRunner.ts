@@ -8,6 +8,7 @@ import {
   parseGenerationRequest,
   resultFromCompleted,
   decodeImages,
+  imageBytes,
   ValidationError,
   JobLedger,
   budgetsOf,
@@ -516,7 +517,7 @@ export class JobRunner {
   #imagesOf(job: Job): { images?: Buffer[]; format?: CompletedEvent['output_format'] } {
     const images = job.charged.images;
     if (images.length === 0) return {};
-    return { images: images.map((e) => Buffer.from(e.b64_json, 'base64')), format: images[0]!.output_format };
+    return { images: images.map(imageBytes), format: images[0]!.output_format };
   }
 
   #cancel(job: Job, by: { byUserId: string; reason: 'requested' | 'shutdown' }): void {
