@@ -1,4 +1,5 @@
 import { envNumber, envText, LIMITS, readSpendCaps, type Env } from '../../src/index.js';
+import { DEFAULT_MAX_QUEUED_JOBS } from './queue-bound.js';
 import type { SpendLimits } from './types.js';
 
 export interface RunnerConfig {
@@ -9,6 +10,8 @@ export interface RunnerConfig {
   minUpdateIntervalMs: number;
   /** How long a stop (SIGTERM) lets jobs already taken run to their end before it cancels them. */
   shutdownGraceMs: number;
+  /** Jobs waiting to be sent at once; past it a new one is refused (`queue_full`). */
+  maxQueuedJobs: number;
 }
 
 /** Covers a high-quality image that was queued behind others; see bots/README.md for the matching container/service setting. */
@@ -32,5 +35,6 @@ export function readRunnerConfig(env: Env): RunnerConfig {
     partialImages: envNumber(env, 'PICTOR_PARTIAL_IMAGES', { int: true, min: LIMITS.partialImagesMin, max: LIMITS.partialImagesMax }) ?? 2,
     minUpdateIntervalMs: envNumber(env, 'PICTOR_UPDATE_INTERVAL_MS', { int: true, min: 0, takes: 'a whole number of milliseconds, 0 or more' }) ?? 1500,
     shutdownGraceMs: (graceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000,
+    maxQueuedJobs: envNumber(env, 'PICTOR_MAX_QUEUED_JOBS', { int: true, min: 1, takes: 'a whole number of jobs, 1 or more' }) ?? DEFAULT_MAX_QUEUED_JOBS,
   };
 }

@@ -117,7 +117,9 @@ export type RefusalCode =
   | 'validation_error'
   | SpendRefusalCode
   /** The bot is draining for a restart (deploy): nothing queued, nothing spent. */
-  | 'restarting';
+  | 'restarting'
+  /** As many jobs wait to be sent as the runner queues (`PICTOR_MAX_QUEUED_JOBS`): nothing queued, nothing spent. */
+  | 'queue_full';
 
 /** The core's spend guard contract: the runner reserves, marks sent, settles and releases through it. */
 export type { QuotaStore, SpendLimits } from '../../src/index.js';

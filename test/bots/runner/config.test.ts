@@ -20,6 +20,7 @@ describe('readRunnerConfig', () => {
       partialImages: 2,
       minUpdateIntervalMs: 1500,
       shutdownGraceMs: 300_000,
+      maxQueuedJobs: 200,
     });
   });
 
@@ -33,6 +34,7 @@ describe('readRunnerConfig', () => {
       PICTOR_PARTIAL_IMAGES: '0',
       PICTOR_UPDATE_INTERVAL_MS: '800',
       PICTOR_SHUTDOWN_GRACE_SECONDS: '600',
+      PICTOR_MAX_QUEUED_JOBS: '50',
     });
     expect(config).toEqual({
       dataDir: '/var/lib/pictor',
@@ -40,6 +42,7 @@ describe('readRunnerConfig', () => {
       partialImages: 0,
       minUpdateIntervalMs: 800,
       shutdownGraceMs: 600_000,
+      maxQueuedJobs: 50,
     });
   });
 
@@ -53,5 +56,6 @@ describe('readRunnerConfig', () => {
     expect(errorOf({ PICTOR_USER_COOLDOWN_SECONDS: 'soon' }).param).toBe('PICTOR_USER_COOLDOWN_SECONDS');
     expect(errorOf({ PICTOR_UPDATE_INTERVAL_MS: '1.5' }).param).toBe('PICTOR_UPDATE_INTERVAL_MS');
     expect(errorOf({ PICTOR_SHUTDOWN_GRACE_SECONDS: 'a while' }).param).toBe('PICTOR_SHUTDOWN_GRACE_SECONDS');
+    expect(errorOf({ PICTOR_MAX_QUEUED_JOBS: '0' }).message).toMatch(/^PICTOR_MAX_QUEUED_JOBS must be a whole number of jobs, 1 or more/);
   });
 });
