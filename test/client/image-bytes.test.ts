@@ -11,7 +11,7 @@ function base64DecodesDuring<T>(run: () => T): { value: T; decodes: number } {
   const from = vi.spyOn(Buffer, 'from');
   try {
     const value = run();
-    const decodes = from.mock.calls.filter((args) => args[1] === 'base64').length;
+    const decodes = from.mock.calls.filter((args) => (args as unknown[])[1] === 'base64').length;
     return { value, decodes };
   } finally {
     from.mockRestore();
