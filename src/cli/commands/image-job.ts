@@ -162,14 +162,12 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     async function writeImages(images: Buffer[]) {
       const files: string[] = [];
       const unwritten: { wanted: string; bytes: Uint8Array; why: string }[] = [];
-      for (const [i, bytes] of images.entries()) {
+      // Written at once (each file is its own), reported in order.
+      const outcomes = await Promise.allSettled(images.map((bytes, i) => writeOutput(plan.finalPath(i), bytes, overwrite)));
+      for (const [i, outcome] of outcomes.entries()) {
         const path = plan.finalPath(i);
-        try {
-          await writeOutput(path, bytes, overwrite);
-          files.push(path);
-        } catch (error) {
-          unwritten.push({ wanted: path, bytes, why: errorCode(error) });
-        }
+        if (outcome.status === 'fulfilled') files.push(path);
+        else unwritten.push({ wanted: path, bytes: images[i]!, why: errorCode(outcome.reason) });
       }
       const saved = unwritten.length ? await saveToFallback(unwritten) : [];
       for (const [i, item] of unwritten.entries()) ctx.stderr(`pictor: could not write ${item.wanted} (${item.why}); saved it to ${saved[i]} instead.`);
