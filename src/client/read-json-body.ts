@@ -1,4 +1,3 @@
-import { isAscii } from 'node:buffer';
 import { BadResponseError } from '../core/errors.js';
 import { salvageResult, type RequestedJob } from './job-result.js';
 import type { RawResponse } from './transport.js';
@@ -10,7 +9,7 @@ import type { RawResponse } from './transport.js';
  * back. A body that is not JSON is a BadResponseError (with the whole images
  * it holds attached).
  *
- * The body is kept as bytes and turned into text when a parse is tried:
+ * The body is kept as bytes and turned into text once, when a parse is tried:
  * `Buffer#toString` makes a one-byte string of the base64 at native speed,
  * where a streaming `TextDecoder` went through ICU chunk by chunk and a
  * regular expression looked for the closing brace in every chunk.
@@ -52,14 +51,8 @@ function lastSignificantByte(chunk: Buffer): number {
   return -1;
 }
 
-/**
- * UTF-8 text as `TextDecoder` gives it: a leading byte-order mark dropped, bad
- * bytes as U+FFFD. A body of ASCII alone (base64 and JSON's punctuation, the
- * usual answer) is the same text read as Latin-1, which is a plain copy: a
- * quarter to a half of the time UTF-8 decoding takes.
- */
+/** UTF-8 text as `TextDecoder` gives it: a leading byte-order mark dropped, bad bytes as U+FFFD. */
 function textOf(bytes: Buffer): string {
-  if (isAscii(bytes)) return bytes.toString('latin1');
   const text = bytes.toString('utf8');
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
