@@ -31,6 +31,11 @@ describe('readJsonBody', () => {
     expect(json).toEqual({ data: [] });
   });
 
+  it('reads bad UTF-8 as U+FFFD, as a text decoder does', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"data": [], "note": "'), Buffer.from([0xff]), Buffer.from('"}')]);
+    expect(await readJsonBody(bodyOf([bytes]), REQUEST, undefined)).toEqual({ data: [], note: '\uFFFD' });
+  });
+
   it('says a body that is not JSON is a bad response', async () => {
     await expect(readJsonBody(bodyOf(['{"data": [{"b64_json": "AA']), REQUEST, 'req_7')).rejects.toMatchObject({ code: 'bad_response', requestId: 'req_7' });
   });
