@@ -72,7 +72,8 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     } finally {
       connecting = undefined;
     }
-    if (attempt.lost) {
+    // The lease was lost, or the bot began to stop, while the login went on: off the gateway again.
+    if (attempt.lost || leaving) {
       await disconnect();
       return false;
     }

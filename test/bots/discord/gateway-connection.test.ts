@@ -57,4 +57,20 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
     expect(await other.tryAcquire()).toBe(true);
     await other.release();
   });
+
+  it('does not stay on the gateway when the bot stops while a standby is still logging in', async () => {
+    const lease = { redis, key: `${prefix}:lease-2`, ttlMs: 600, renewEveryMs: 200, pollEveryMs: 100 };
+    const logger = new RecordingLogger();
+    const holder = new GatewayLease({ ...lease, logger });
+    expect(await holder.tryAcquire()).toBe(true);
+    const client = new SlowLoginClient(800);
+    const connection = gatewayConnection({ client: client as unknown as Client, token: 'token', loginTimeoutMs: 5000, lease, logger });
+    await connection.start();
+    await holder.release();
+    // The standby takes the lease at its next poll and logs in; the bot stops meanwhile.
+    await sleep(400);
+    await connection.leave();
+    await sleep(800);
+    expect(client.isReady()).toBe(false);
+  });
 });
