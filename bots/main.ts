@@ -252,6 +252,14 @@ async function run(): Promise<void> {
     if (stopper.request) stopper.request(`${stream} closed`);
     else stopper.closedBeforeStart = true;
   });
+  // While starting (a login may take a minute), a signal ends the process at once, as the default action would. In a
+  // container Node is PID 1, which gets no signal it has no handler for: without these, `docker stop` waited its timeout.
+  const stopWhileStarting = (signal: NodeJS.Signals) => {
+    output.out(`${signal} while starting: stopping at once.`);
+    process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+  };
+  process.on('SIGINT', stopWhileStarting);
+  process.on('SIGTERM', stopWhileStarting);
   let service: Service;
   try {
     service = await startService(process.env, output.out, {
@@ -297,6 +305,8 @@ async function run(): Promise<void> {
       );
   };
   stopper.request = stop;
+  process.off('SIGINT', stopWhileStarting);
+  process.off('SIGTERM', stopWhileStarting);
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
   if (stopper.closedBeforeStart) stop('stdout closed');

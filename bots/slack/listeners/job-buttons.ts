@@ -57,8 +57,11 @@ export function registerJobButtons(app: App, context: BotContext): void {
       await notify(`I no longer have the details of that job; start a new one with \`${context.commands.imagine}\`.`);
       return;
     }
+    const actor = { ...actorOf(body), channelId: request.channelId };
     let images;
     if (request.kind === 'edit') {
+      // The workspace's rules (who, where, what) before the images are downloaded again.
+      if (await context.jobs.refused({ kind: 'edit', prompt: request.prompt, options: request.options, actor, notify })) return;
       try {
         images = await downloadImages(request.inputFiles, { client: context.client, token: context.botToken, allowedHosts: context.allowedHosts });
       } catch (error) {
@@ -73,7 +76,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
       options: request.options,
       images,
       inputFiles: request.inputFiles,
-      actor: { ...actorOf(body), channelId: request.channelId },
+      actor,
       threadTs: request.threadTs,
       notify,
     });
