@@ -1,0 +1,58 @@
+import type { LoggerLike } from '../../src/index.js';
+import type { Space, StateEntry, StateStore } from './StateStore.js';
+
+export interface Sweeper {
+  /** The first sweep (at start: what a process that is gone left unfinished). */
+  readonly first: Promise<number>;
+  /** Stops sweeping and waits for a sweep under way. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Every replica runs one per space: at start, then (with a shared store) every
+ * third of the lease, it claims the records whose holder is gone and hands
+ * each to `sweep`, which shows the job interrupted and releases the record.
+ * A claim goes to one process only, so one message is edited once. With the
+ * file backend there is nothing to take over later: one sweep, at start.
+ */
+export function startSweeper<T>(options: {
+  store: StateStore;
+  space: Space<T>;
+  sweep: (entry: StateEntry<T>) => Promise<void>;
+  logger: LoggerLike;
+  /** Default a third of the store's lease. */
+  intervalMs?: number | undefined;
+}): Sweeper {
+  const { store, space, logger } = options;
+  let running: Promise<number> | undefined;
+  const once = (): Promise<number> =>
+    (running ??= (async () => {
+      let swept = 0;
+      try {
+        for (const entry of await space.claimOrphans()) {
+          try {
+            await options.sweep(entry);
+            swept++;
+          } catch (error) {
+            logger.warn({ err: error, space: space.definition.name, key: entry.key }, 'could not mark a job interrupted');
+          }
+        }
+      } catch (error) {
+        logger.warn({ err: error, space: space.definition.name }, 'could not look for jobs left by a stopped process');
+      } finally {
+        running = undefined;
+      }
+      return swept;
+    })());
+  const first = once();
+  const intervalMs = options.intervalMs ?? store.leaseMs / 3;
+  const timer = Number.isFinite(intervalMs) ? setInterval(() => void once(), Math.max(50, intervalMs)) : undefined;
+  timer?.unref();
+  return {
+    first,
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
