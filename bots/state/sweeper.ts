@@ -1,5 +1,5 @@
 import type { LoggerLike } from '../../src/index.js';
-import type { Space, StateEntry, StateStore } from './StateStore.js';
+import type { StateStore } from './StateStore.js';
 
 export interface Sweeper {
   /** The first sweep (at start: what a process that is gone left unfinished). */
@@ -17,28 +17,32 @@ export interface Sweeper {
  */
 export function startSweeper<T>(options: {
   store: StateStore;
-  space: Space<T>;
-  sweep: (entry: StateEntry<T>) => Promise<void>;
+  /** What is swept, in logs. */
+  name: string;
+  /** Claims what a gone process left (a space's `claimOrphans`, or a store's view of it). */
+  claim: () => Promise<readonly T[]>;
+  /** Shows one claimed job interrupted, and releases it. */
+  sweep: (entry: T) => Promise<void>;
   logger: LoggerLike;
   /** Default a third of the store's lease. */
   intervalMs?: number | undefined;
 }): Sweeper {
-  const { store, space, logger } = options;
+  const { store, name, logger } = options;
   let running: Promise<number> | undefined;
   const once = (): Promise<number> =>
     (running ??= (async () => {
       let swept = 0;
       try {
-        for (const entry of await space.claimOrphans()) {
+        for (const entry of await options.claim()) {
           try {
             await options.sweep(entry);
             swept++;
           } catch (error) {
-            logger.warn({ err: error, space: space.definition.name, key: entry.key }, 'could not mark a job interrupted');
+            logger.warn({ err: error, swept: name }, 'could not mark a job interrupted');
           }
         }
       } catch (error) {
-        logger.warn({ err: error, space: space.definition.name }, 'could not look for jobs left by a stopped process');
+        logger.warn({ err: error, swept: name }, 'could not look for jobs left by a stopped process');
       } finally {
         running = undefined;
       }

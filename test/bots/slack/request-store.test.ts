@@ -27,8 +27,8 @@ describe('the Slack request store', () => {
     store.close();
     const mode = async (path: string) => (await stat(path)).mode & 0o777;
     expect(await mode(join(dataDir, 'slack'))).toBe(0o700);
-    expect(await mode(store.dir)).toBe(0o700);
-    expect(await mode(join(store.dir, `${saved.id}.json`))).toBe(0o600);
+    expect(await mode(store.dir!)).toBe(0o700);
+    expect(await mode(join(store.dir!, `${saved.id}.json`))).toBe(0o600);
     expect(await mode(old)).toBe(0o600);
   });
 
@@ -40,7 +40,7 @@ describe('the Slack request store', () => {
       expect(await store.get(saved.id)).toBeDefined();
       await new Promise((r) => setTimeout(r, 1200));
       expect(await store.get(saved.id)).toBeUndefined();
-      expect(await readdir(store.dir)).toEqual([]);
+      expect(await readdir(store.dir!)).toEqual([]);
     } finally {
       store.close();
     }

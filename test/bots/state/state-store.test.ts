@@ -183,7 +183,8 @@ for (const [name, make, skipReason] of backends) {
       const space = backend.b.space<Job>(SPACE);
       const sweeper = startSweeper({
         store: backend.b,
-        space,
+        name: 'test jobs',
+        claim: () => space.claimOrphans(),
         logger: silentLogger(),
         intervalMs: 50,
         sweep: async (entry) => {
