@@ -19,6 +19,7 @@ import { createMetrics, startMetricsServer, type HealthCheck, type Metrics } fro
 import { inviteLink, readDiscordConfig, startDiscordBot, type DiscordBot } from './discord/index.js';
 import { JobRunner, readRunnerConfig, RedisQuotaStore } from './runner/index.js';
 import { readSlackConfig, startSlackBot, type SlackBot } from './slack/index.js';
+import { FileStateStore, RedisStateStore, readStateConfig, type StateStore } from './state/index.js';
 
 export interface Service {
   emulatorUrl: string | undefined;
@@ -45,6 +46,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
   const runnerConfig = readRunnerConfig(env);
   const discord = readDiscordConfig(env);
   const slack = readSlackConfig(env);
+  const stateConfig = readStateConfig(env);
   // Human lines on a terminal, JSON for machines (a log shipper, a file) or when PICTOR_LOG_FORMAT=json says so.
   const format = core.logFormat ?? (output.logToTerminal ? 'human' : 'json');
   const { writeLog } = output;
@@ -111,6 +113,18 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       runnerOfService = runner;
       metrics?.watch(runner.liveReadings());
       if (store instanceof RedisQuotaStore) checks.redis = () => store.ping();
+      // What a job or a button needs later: the data folder, or with REDIS_URL the Redis every replica shares
+      // (each holds its running jobs by a lease; a replica that dies has them swept by another). Closed after the
+      // surfaces (stops run last-in first-out), giving the lease back.
+      let state: StateStore;
+      if (core.redis) {
+        const stateRedis = await connectRedis(core.redis.url, { logger, name: 'pictor-bots-state' });
+        stops.push(() => closeRedis(stateRedis));
+        state = await RedisStateStore.open({ redis: stateRedis, prefix: core.redis.prefix, leaseMs: stateConfig.leaseMs, logger });
+      } else {
+        state = new FileStateStore({ dataDir: runnerConfig.dataDir });
+      }
+      stops.push(() => state.close());
       if (discord) {
         discordBot = await startDiscordBot({
           token: discord.token,
@@ -135,6 +149,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
           ...slack,
           runner,
           dataDir: runnerConfig.dataDir,
+          state,
           seenRequests: store,
           logger: logger.child({ surface: 'slack' }),
           onWriteRefused: metrics && (() => metrics.chatWriteRefused('slack')),
