@@ -134,6 +134,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
           allowedAttachmentHosts: discord.allowedAttachmentHosts,
           runner,
           dataDir: runnerConfig.dataDir,
+          state,
           logger: logger.child({ surface: 'discord' }),
           onWriteRefused: metrics && (() => metrics.chatWriteRefused('discord')),
         });

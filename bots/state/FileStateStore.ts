@@ -164,6 +164,11 @@ class FileSpace<T> implements Space<T> {
     return claimed;
   }
 
+  async heldElsewhere(): Promise<boolean> {
+    // One process per data folder: any other holder is gone.
+    return false;
+  }
+
   #path(key: string): string {
     return join(this.dir, `${key}.json`);
   }

@@ -153,6 +153,13 @@ class RedisSpace<T> implements Space<T> {
     await this.#redis.multi().del(this.#recordKey(key)).hdel(this.#heldKey, key).exec();
   }
 
+  async heldElsewhere(key: string): Promise<boolean> {
+    if (!STATE_KEY_PATTERN.test(key)) return false;
+    const holder = await this.#redis.hget(this.#heldKey, key);
+    if (holder === null || holder === this.#owner) return false;
+    return (await this.#redis.exists(this.#leaseKey(holder))) === 1;
+  }
+
   async claimOrphans(): Promise<StateEntry<T>[]> {
     const held = await this.#redis.hgetall(this.#heldKey);
     const holders = [...new Set(Object.values(held))].filter((holder) => holder !== this.#owner);

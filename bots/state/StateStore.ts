@@ -49,6 +49,8 @@ export interface Space<T> {
    * over) until it releases it with `put(…, { hold: false })` or `delete`.
    */
   claimOrphans(): Promise<StateEntry<T>[]>;
+  /** Whether another process that is alive holds the record (its job runs there, not here). */
+  heldElsewhere(key: string): Promise<boolean>;
 }
 
 export interface StateStore {

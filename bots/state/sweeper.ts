@@ -16,7 +16,8 @@ export interface Sweeper {
  * file backend there is nothing to take over later: one sweep, at start.
  */
 export function startSweeper<T>(options: {
-  store: StateStore;
+  /** Whose lease sets the pace (a third of it). */
+  store: Pick<StateStore, 'leaseMs'>;
   /** What is swept, in logs. */
   name: string;
   /** Claims what a gone process left (a space's `claimOrphans`, or a store's view of it). */

@@ -164,6 +164,15 @@ for (const [name, make, skipReason] of backends) {
       expect(await backend.b.space<Job>(SPACE).claimOrphans()).toEqual([{ key: 'k', value: job('second') }]);
     });
 
+    it('says a record is held elsewhere only while another live process holds it', async () => {
+      backend = await make();
+      await backend.a.space<Job>(SPACE).put('k', job('x'), { hold: true });
+      expect(await backend.a.space<Job>(SPACE).heldElsewhere('k')).toBe(false);
+      expect(await backend.b.space<Job>(SPACE).heldElsewhere('k')).toBe(backend.b.backend === 'redis');
+      await backend.lose(backend.a);
+      expect(await backend.b.space<Job>(SPACE).heldElsewhere('k')).toBe(false);
+    });
+
     it('gives each orphan to exactly one of several sweeping processes', async () => {
       backend = await make();
       const space = backend.a.space<Job>(SPACE);
