@@ -1,9 +1,11 @@
 import type { Redis } from 'ioredis';
-import type { LoggerLike } from '../../src/index.js';
+import { withTimeout, type LoggerLike } from '../../src/index.js';
 import { checkSpace, encodeValue, newOwnerId, STATE_KEY_PATTERN, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
 export const DEFAULT_LEASE_MS = 15_000;
+
+const CLOSE_WAIT_MS = 2_000;
 
 export interface RedisStateStoreOptions {
   /** A connection from `connectRedis`; closed by the caller, after `close()`. */
@@ -65,8 +67,15 @@ export class RedisStateStore implements StateStore {
   static async open(options: RedisStateStoreOptions): Promise<RedisStateStore> {
     const store = new RedisStateStore(options);
     await store.#renew();
+    let renewing = false;
     store.#renewTimer = setInterval(() => {
-      store.#renew().catch((error: unknown) => store.#logger?.warn({ err: error }, 'could not renew this process’s lease on its running jobs'));
+      // One renewal at a time: while Redis is away they would only pile up in the connection's queue.
+      if (renewing) return;
+      renewing = true;
+      store
+        .#renew()
+        .catch((error: unknown) => store.#logger?.warn({ err: error }, 'could not renew this process’s lease on its running jobs'))
+        .finally(() => (renewing = false));
     }, Math.max(50, Math.floor(store.leaseMs / 3)));
     store.#renewTimer.unref();
     return store;
@@ -98,7 +107,8 @@ export class RedisStateStore implements StateStore {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#renewTimer);
-    await this.#redis.del(this.#leaseKey(this.owner)).catch(() => undefined);
+    // Redis may be the one that went away: then the lease simply lapses.
+    await withTimeout(this.#redis.del(this.#leaseKey(this.owner)), CLOSE_WAIT_MS, 'lease not given back').catch(() => undefined);
   }
 }
 

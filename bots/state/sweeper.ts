@@ -1,5 +1,8 @@
-import type { LoggerLike } from '../../src/index.js';
+import { withTimeout, type LoggerLike } from '../../src/index.js';
 import type { StateStore } from './StateStore.js';
+
+/** How long `stop` waits for a sweep under way. */
+const STOP_WAIT_MS = 2_000;
 
 export interface Sweeper {
   /** The first sweep (at start: what a process that is gone left unfinished). */
@@ -57,7 +60,8 @@ export function startSweeper<T>(options: {
     first,
     async stop() {
       clearInterval(timer);
-      await running;
+      // A sweep waiting for a storage that went away is not waited for long: the next process sweeps again.
+      await withTimeout(running ?? Promise.resolve(0), STOP_WAIT_MS, 'sweep still running').catch(() => undefined);
     },
   };
 }
