@@ -91,6 +91,7 @@ const timedRunner: DiscordJobRunner = {
   cancel: (jobId, by) => runner.cancel(jobId, by),
   get: (jobId) => runner.get(jobId),
   budgets: runner.budgets,
+  policy: runner.policy,
 };
 const bot = await startDiscordBot({
   token: discord.botToken,

@@ -17,7 +17,7 @@ import { openQuotaStore } from '../src/spend/open-store.js';
 import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emulator/index.js';
 import { createMetrics, startMetricsServer, type HealthCheck, type Metrics } from '../src/metrics/index.js';
 import { discordSurface } from './discord/index.js';
-import { JobRunner, readRunnerConfig, RedisQuotaStore } from './runner/index.js';
+import { JobRunner, openJobHistory, readRunnerConfig, RedisQuotaStore } from './runner/index.js';
 import { slackSurface } from './slack/index.js';
 import { listed, type ConfiguredSurface, type ListedSurface } from './surface.js';
 import { FileStateStore, RedisStateStore, readStateConfig, type StateStore } from './state/index.js';
@@ -101,6 +101,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         onReconciled: (report) => metrics?.spent(report.chargedUsd),
       });
       stops.push(() => store.close());
+      const history = await openJobHistory(core.redis, runnerConfig.dataDir, logger);
+      stops.push(() => history.close());
       const runner = new JobRunner({
         client,
         store,
@@ -108,6 +110,9 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         partialImages: runnerConfig.partialImages,
         minUpdateIntervalMs: runnerConfig.minUpdateIntervalMs,
         recordPrompts: core.spend.recordPrompts,
+        operatorControls: runnerConfig.controls,
+        history,
+        historyRetentionDays: runnerConfig.historyRetentionDays,
         metrics,
         logger,
       });
@@ -132,6 +137,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
           state,
           seenRequests: store,
           dataDir: runnerConfig.dataDir,
+          redis: core.redis,
           logger: logger.child({ surface: surface.id }),
           onWriteRefused: metrics && (() => metrics.chatWriteRefused(surface.id)),
           print,

@@ -1,4 +1,4 @@
-import type { Env, LoggerLike, SeenRequests } from '../src/index.js';
+import type { Env, LoggerLike, RedisConfig, SeenRequests } from '../src/index.js';
 import type { JobRunner } from './runner/index.js';
 import type { StateStore } from './state/index.js';
 
@@ -12,6 +12,8 @@ export interface SurfaceContext {
   seenRequests: SeenRequests;
   /** `PICTOR_DATA_DIR`. */
   dataDir: string;
+  /** `REDIS_URL` and its prefix, when the service shares a Redis (a surface may hold a lease there of its own). */
+  redis: RedisConfig | undefined;
   /** Already a child logger for this surface. */
   logger: LoggerLike;
   /** Counts a write the platform refused (metrics), when metrics are on. */

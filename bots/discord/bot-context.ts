@@ -1,6 +1,6 @@
 import type { REST } from 'discord.js';
 import type { LoggerLike } from '../../src/index.js';
-import type { ChatBudgets, JobHandle, JobInfo, JobSpec, Requester, UpdateSink } from '../runner/index.js';
+import type { ChatBudgets, JobHandle, JobHistory, JobInfo, JobSpec, Requester, ScopePolicy, UpdateSink } from '../runner/index.js';
 import type { DownloadPolicy } from './download-images.js';
 import type { DiscordJobStore } from './job-store.js';
 
@@ -11,8 +11,14 @@ export interface DiscordJobRunner {
   get(jobId: string): JobInfo | undefined;
   /** A refusal when the requester's (or server's) budget for today is already spent; checked before anything is downloaded. */
   budgetRefusal?(requester: Requester): Promise<Error | undefined>;
+  /** A refusal by the server's rules (who, where, what); checked before the interaction is answered, so it stays private. */
+  policyRefusal?(spec: JobSpec): Promise<Error | undefined>;
   /** The usage summaries and the server's budgets (`/imagine-usage`, `/imagine-admin budget`). */
   readonly budgets: Pick<ChatBudgets, 'summary' | 'setCap'>;
+  /** The server's rules and settings (`/imagine-admin settings`, `/imagine-admin set`). */
+  readonly policy: ScopePolicy;
+  /** Members' last jobs (`/imagine-history`); undefined when none are kept. */
+  readonly history?: JobHistory | undefined;
 }
 
 /** Everything the command, button and modal handlers share. */

@@ -1,5 +1,6 @@
-import { envError, envList, envText, envUrl, ValidationError, type Env } from '../../src/index.js';
+import { envError, envList, envNumber, envText, envUrl, ValidationError, type Env } from '../../src/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
+import { isPublicKeyHex } from './verify-signature.js';
 
 /** What the Discord surface reads from the environment (`readDiscordConfig`). */
 export interface DiscordConfig {
@@ -15,6 +16,11 @@ export interface DiscordConfig {
   adminRoleIds: string[];
   /** `DISCORD_ALLOWED_ATTACHMENT_HOSTS`: comma-separated hosts input images may be downloaded from. Default Discord's CDN. */
   allowedAttachmentHosts: string[];
+  /**
+   * `DISCORD_INTERACTIONS_PORT` (with `DISCORD_PUBLIC_KEY`, optionally `DISCORD_INTERACTIONS_HOST`): interactions
+   * arrive over HTTP at `/interactions` on this port instead of through the gateway. Undefined: gateway.
+   */
+  interactions: { publicKey: string; port: number; host: string | undefined } | undefined;
 }
 
 const SNOWFLAKE = /^\d{17,20}$/;
@@ -41,6 +47,16 @@ export function readDiscordConfig(env: Env): DiscordConfig | undefined {
   const hosts = envList(env, 'DISCORD_ALLOWED_ATTACHMENT_HOSTS', /,/) ?? [...DISCORD_CDN_HOSTS];
   if (!hosts.every((host) => hostPattern.test(host))) throw envError(env, 'DISCORD_ALLOWED_ATTACHMENT_HOSTS', 'a list of host names (host or host:port), comma-separated');
   const apiBaseUrl = envUrl(env, 'DISCORD_API_BASE_URL', { example: 'https://discord.com/api' }) ?? DISCORD_API_BASE_URL;
+  const publicKey = envText(env, 'DISCORD_PUBLIC_KEY');
+  if (publicKey !== undefined && !isPublicKeyHex(publicKey)) throw envError(env, 'DISCORD_PUBLIC_KEY', 'the application’s Public Key from the Developer Portal (64 hex digits)');
+  const port = envNumber(env, 'DISCORD_INTERACTIONS_PORT', { int: true, min: 0, max: 65535, takes: 'a port number from 0 to 65535' });
+  const host = envText(env, 'DISCORD_INTERACTIONS_HOST');
+  if (port === undefined && (publicKey !== undefined || host !== undefined)) {
+    throw new ValidationError('DISCORD_INTERACTIONS_PORT', `DISCORD_INTERACTIONS_PORT must be set with ${publicKey !== undefined ? 'DISCORD_PUBLIC_KEY' : 'DISCORD_INTERACTIONS_HOST'} (interactions over HTTP); unset it for the gateway`);
+  }
+  if (port !== undefined && publicKey === undefined) {
+    throw new ValidationError('DISCORD_PUBLIC_KEY', 'DISCORD_PUBLIC_KEY must be set with DISCORD_INTERACTIONS_PORT: it checks that interactions come from Discord');
+  }
   return {
     token,
     applicationId: snowflake(env, 'DISCORD_APPLICATION_ID'),
@@ -49,5 +65,6 @@ export function readDiscordConfig(env: Env): DiscordConfig | undefined {
     guildId: snowflake(env, 'DISCORD_GUILD_ID'),
     adminRoleIds,
     allowedAttachmentHosts: hosts.map((h) => h.toLowerCase()),
+    interactions: port !== undefined && publicKey !== undefined ? { publicKey: publicKey.toLowerCase(), port, host } : undefined,
   };
 }

@@ -6,7 +6,7 @@ import { DISCORD_LIMITS } from './discord-facts.js';
  * keep working after a restart. Format: `pictor:<action>:<key>[:<index>]`.
  */
 
-export const CUSTOM_ID_ACTIONS = ['reroll', 'edit', 'cancel', 'retry', 'edit-result', 'edit-message'] as const;
+export const CUSTOM_ID_ACTIONS = ['reroll', 'edit', 'cancel', 'retry', 'edit-result', 'edit-message', 'delete'] as const;
 export type CustomIdAction = (typeof CUSTOM_ID_ACTIONS)[number];
 
 export interface CustomIdData {

@@ -8,6 +8,7 @@ import { editPromptModal } from './edit-modal.js';
 import type { JobRecord } from './JobRecordStore.js';
 import { renderInterrupted } from './render-job.js';
 import { requesterOf, scopeOf } from './requester.js';
+import { refusedPrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 
 const RUNS_ELSEWHERE = '✋ This job is being drawn by another instance of the bot, which cannot be reached from here: it will show its result when done.';
@@ -17,7 +18,7 @@ async function tell(ctx: BotContext, interaction: ButtonInteraction, content: st
   await acknowledge('button: explain', () => interaction.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
 }
 
-/** Reroll, Retry, Edit and Cancel. What they need comes from the store, so they work after a restart. */
+/** Reroll, Retry, Edit, Cancel and Delete. What they need comes from the store, so they work after a restart. */
 export async function handleButton(ctx: BotContext, interaction: ButtonInteraction, id: CustomIdData): Promise<void> {
   const record = await ctx.store.get(id.key);
   // A custom_id is only a string: one carrying another server's key must not reach that server's job (its inputs, its budget).
@@ -30,6 +31,8 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
       return openEdit(ctx, interaction, record, id.index ?? 0);
     case 'cancel':
       return cancel(ctx, interaction, record);
+    case 'delete':
+      return deleteResult(ctx, interaction, record);
     default:
       return tell(ctx, interaction, '✋ That button does not do anything any more.');
   }
@@ -40,6 +43,8 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
   const images = record.kind === 'edit' ? await ctx.store.readInputs(record.key) : undefined;
   // An edit whose images are no longer kept cannot run again.
   if (images && images.length === 0) return tell(ctx, interaction, TOO_OLD);
+  const requester = requesterOf(interaction, ctx.adminRoleIds);
+  if (await refusedPrivately(ctx, interaction, { kind: record.kind, prompt: record.prompt, options: record.options, requester })) return;
   const ack =
     action === 'reroll'
       ? await acknowledge('reroll: defer', () => interaction.deferReply(), ctx.logger)
@@ -50,7 +55,7 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
     prompt: record.prompt,
     options: record.options,
     images,
-    requester: requesterOf(interaction, ctx.adminRoleIds),
+    requester,
   });
 }
 
@@ -85,6 +90,18 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
   }
   // The job's own reply shows the cancellation.
   await acknowledge('cancel: defer update', () => interaction.deferUpdate(), ctx.logger);
+}
+
+/**
+ * Deletes a result message, and its images with it, for the person who asked
+ * for the job or an admin of the server (who may cancel it may delete it).
+ */
+async function deleteResult(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord): Promise<void> {
+  const by = requesterOf(interaction, ctx.adminRoleIds);
+  if (!mayCancel(record.requester, by)) return tell(ctx, interaction, `✋ Only <@${record.requester.userId}> or an admin can delete this message.`);
+  if ((await acknowledge('delete: defer update', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
+  await interaction.deleteReply();
+  ctx.logger.info({ jobKey: record.key, by: `discord:${by.userId}` }, 'a result message was deleted');
 }
 
 /** The record was made in the server (or, outside a server, the DM) the interaction comes from. */

@@ -7,6 +7,7 @@ import type { CustomIdData } from './custom-ids.js';
 import { draftImages } from './edit-drafts.js';
 import { promptOf } from './edit-modal.js';
 import { editOptionsFrom, inScope } from './handle-buttons.js';
+import { refusedPrivately } from './refuse-privately.js';
 import { requesterOf } from './requester.js';
 import { showInputProblem, showRefusal, startJob } from './start-job.js';
 import { InputImageError } from './download-images.js';
@@ -27,8 +28,13 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
   const options = id.action === 'edit-result' ? editOptionsFrom(record) : {};
   const problem = checkImageOptions(prompt, options);
   if (problem) return tell(ctx, interaction, problem);
-  if ((await acknowledge('modal: defer', () => interaction.deferReply(), ctx.logger)) === 'expired') return;
   const requester = requesterOf(interaction, ctx.adminRoleIds);
+  // The server's rules (who, where, what) before anything public or any download; a refused draft is dropped.
+  if (await refusedPrivately(ctx, interaction, { kind: 'edit', prompt, options, requester })) {
+    if (id.action === 'edit-message') await ctx.store.remove(record.key);
+    return;
+  }
+  if ((await acknowledge('modal: defer', () => interaction.deferReply(), ctx.logger)) === 'expired') return;
 
   let images: InputImage[];
   if (id.action === 'edit-result') {

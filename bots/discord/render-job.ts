@@ -45,12 +45,16 @@ function rows(buttons: APIButtonComponentWithCustomId[]): APIActionRowComponent<
 export const cancelButtons = (key: string) => rows([button('Cancel', '✖️', ButtonStyle.Danger, encodeCustomId({ action: 'cancel', key }))]);
 export const retryButtons = (key: string) => rows([button('Retry', '🔁', ButtonStyle.Primary, encodeCustomId({ action: 'retry', key }))]);
 
-/** Reroll, and one Edit per image (just "Edit" for a single image). */
+/** Reroll, one Edit per image (just "Edit" for a single image), and Delete (the requester or an admin: the message and its images). */
 export function resultButtons(key: string, images: number): APIActionRowComponent<APIButtonComponentWithCustomId>[] {
-  const edits = Array.from({ length: Math.min(images, DISCORD_LIMITS.buttonsPerRow * DISCORD_LIMITS.rowsPerMessage - 1) }, (_, i) =>
+  const edits = Array.from({ length: Math.min(images, DISCORD_LIMITS.buttonsPerRow * DISCORD_LIMITS.rowsPerMessage - 2) }, (_, i) =>
     button(images === 1 ? 'Edit' : `Edit ${i + 1}`, '✏️', ButtonStyle.Secondary, encodeCustomId({ action: 'edit', key, index: i })),
   );
-  return rows([button('Reroll', '🎲', ButtonStyle.Primary, encodeCustomId({ action: 'reroll', key })), ...edits]);
+  return rows([
+    button('Reroll', '🎲', ButtonStyle.Primary, encodeCustomId({ action: 'reroll', key })),
+    ...edits,
+    button('Delete', '🗑️', ButtonStyle.Danger, encodeCustomId({ action: 'delete', key })),
+  ]);
 }
 
 function headline(job: JobHeader): string {

@@ -18,6 +18,7 @@ export function requesterOf(interaction: BaseInteraction, adminRoleIds: readonly
     channelId: interaction.channelId ?? '',
     scopeId: scopeOf(interaction),
     isAdmin: hasAdminRole || isAdministrator,
+    roleIds: roles,
   };
 }
 

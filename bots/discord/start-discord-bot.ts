@@ -5,6 +5,9 @@ import { loadCommands } from './commands/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 import { defaultDownloadPolicy } from './download-images.js';
 import type { DiscordJobStore } from './job-store.js';
+import { gatewayConnection } from './gateway-connection.js';
+import type { GatewayLeaseOptions } from './gateway-lease.js';
+import { HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint } from './interactions-endpoint.js';
 import { JobRecordStore } from './JobRecordStore.js';
 import { StateJobRecordStore } from './StateJobRecordStore.js';
 import { startSweeper, type StateStore } from '../state/index.js';
@@ -44,12 +47,23 @@ export interface StartDiscordBotOptions {
   loginTimeoutMs?: number | undefined;
   /** Called for every write of the bot Discord answered with an error status (429, 5xx, 4xx), retried or not (for metrics). */
   onWriteRefused?: (() => void) | undefined;
+  /** Take interactions over HTTP at `/interactions` on this port (checked with the public key) instead of the gateway. */
+  interactions?: { publicKey: string; port: number; host?: string | undefined } | undefined;
+  /**
+   * On the gateway, with several processes on one Redis: only the holder of this lease connects; the others stand by
+   * and one takes over when the holder stops or dies (see gateway-lease.ts).
+   */
+  gatewayLease?: Omit<GatewayLeaseOptions, 'logger'> | undefined;
 }
 
 export interface DiscordBot {
   client: Client<true>;
   /** The REST client that edits interaction replies (its `rateLimited` events show waits for Discord's per-token limits). */
   webhookRest: REST;
+  /** Where interactions are taken over HTTP (`…/interactions`); undefined on the gateway. */
+  interactionsUrl: string | undefined;
+  /** Connected to the gateway, or (over HTTP) taking interactions. */
+  online(): boolean;
   /**
    * Stops taking interactions, waits (up to `stopGraceMs`) for job replies in
    * flight, and disconnects. Call `runner.shutdown()` first so running jobs
@@ -67,7 +81,10 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   // With a shared (Redis) state store every replica sees every job; else the data folder's `discord/jobs.json`.
   const store = await openJobStore(options);
   const api = (options.apiBaseUrl ?? DISCORD_API_BASE_URL).replace(/\/+$/, '');
-  const client = new Client({ intents: [], rest: { api, timeout: 60_000, makeRequest: makeRequestWithEncodedForms } });
+  // Over HTTP, the first answer to an interaction is the answer to Discord's POST (see interactions-endpoint.ts).
+  const httpResponses = options.interactions ? new HttpInitialResponses() : undefined;
+  const makeRequest = httpResponses ? httpResponses.wrap(makeRequestWithEncodedForms) : makeRequestWithEncodedForms;
+  const client = new Client({ intents: [], rest: { api, timeout: 60_000, makeRequest } });
   const inFlight = new Set<Promise<unknown>>();
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);
@@ -108,10 +125,13 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     }
   }
 
-  const ready = new Promise<Client<true>>((resolve) => client.once(Events.ClientReady, resolve));
+  let endpoint: InteractionsEndpoint | undefined;
+  const gateway = options.interactions
+    ? undefined
+    : gatewayConnection({ client, token, loginTimeoutMs: options.loginTimeoutMs ?? 60_000, lease: options.gatewayLease, logger });
   try {
-    await client.login(token);
-    await withTimeout(ready, options.loginTimeoutMs ?? 60_000, 'Discord did not send READY in time');
+    if (options.interactions) await useTokenWithoutGateway(client, token, options.loginTimeoutMs ?? 60_000);
+    else await gateway!.start();
   } catch (error) {
     await client.destroy().catch(() => {});
     await store.close();
@@ -119,11 +139,20 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     const why = unreachable ? `${unreachable}; check the network` : scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
     throw new Error(`could not log in to Discord: ${why}`, { cause: error });
   }
+  if (options.interactions && httpResponses) {
+    try {
+      endpoint = await startInteractionsEndpoint({ ...options.interactions, client, responses: httpResponses, logger });
+    } catch (error) {
+      await client.destroy().catch(() => {});
+      await store.close();
+      throw new Error(`could not take Discord interactions on port ${options.interactions.port}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  }
   const applicationId = client.application?.id;
   if (options.applicationId && applicationId && options.applicationId !== applicationId) {
     logger.warn({ configured: options.applicationId, actual: applicationId }, 'DISCORD_APPLICATION_ID does not match the bot token’s application');
   }
-  logger.info({ user: client.user?.tag, applicationId }, 'Discord bot ready');
+  logger.info({ user: client.user?.tag, applicationId, interactionsUrl: endpoint?.url }, 'Discord bot ready');
   // Every process sweeps: at start what the last one left, and (with Redis) the jobs of a replica whose lease lapsed.
   const sweeper = startSweeper({
     store: options.state ?? FILE_STORE_TIMING,
@@ -139,14 +168,20 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   return {
     client: client as Client<true>,
     webhookRest: ctx.webhookRest,
+    interactionsUrl: endpoint?.url,
+    online: () => (endpoint ? endpoint.listening() : gateway!.online()),
     async stop() {
       accepting = false;
       await sweeper.stop();
+      await endpoint?.close();
+      // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
+      if (gateway?.leased) await gateway.leave();
       await withTimeout(Promise.allSettled([...inFlight]), options.stopGraceMs ?? 10_000, '').catch(() => {
         logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
       });
       await store.close();
-      await client.destroy();
+      if (gateway) await gateway.leave();
+      else await client.destroy();
       logger.info({}, 'Discord bot stopped');
     },
   };

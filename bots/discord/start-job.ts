@@ -8,6 +8,7 @@ import { JobView } from './JobView.js';
 import { renderFailure } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
 import { loggableError } from './loggable-error.js';
+import { recordInHistory } from './job-history.js';
 
 /** An interaction that has been deferred (or updated): its token edits the reply that will show the job. */
 export interface ReplyingInteraction {
@@ -71,6 +72,8 @@ export async function startJob(ctx: BotContext, interaction: ReplyingInteraction
   const reply = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
   await ctx.store.add({ key, kind: job.kind, prompt: job.prompt, options: job.options, requester: job.requester, status: 'running', runnerJobId: handle.id, reply }, job.images ?? []);
   ctx.track(handle.done);
+  // The member's history (`/imagine-history`), once the job has ended; stop() waits for it too.
+  ctx.track(handle.done.then((final) => recordInHistory(ctx, interaction, job, key, final)).catch(() => undefined));
 }
 
 /** Shows why input images were refused (nothing was started or spent); rethrows anything that is not such a refusal. */

@@ -48,6 +48,16 @@ const REFUSAL_CODES: readonly string[] = [
   'user_concurrency',
   'user_cooldown',
   'restarting',
+  'scope_not_allowed',
+  'member_blocked',
+  'channel_not_allowed',
+  'member_not_allowed',
+  'blocked_word',
+  'too_many_images',
+  'quality_not_allowed',
+  'high_quality_not_allowed',
+  'size_not_allowed',
+  'moderation_not_allowed',
 ] satisfies RefusalCode[];
 
 /** Type guard that works across copies of this module (by name and code, not only `instanceof`). */

@@ -33,6 +33,9 @@ import { describeFailure } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
 import { mayCancel } from './may-cancel.js';
+import { ScopePolicy, type OperatorControls } from './scope-policy.js';
+import { settingsInLedger } from './scope-settings.js';
+import { JobHistory, type JobHistoryStore } from './job-history.js';
 import { UpdatePump } from './UpdatePump.js';
 import type {
   FinalUpdate,
@@ -69,6 +72,14 @@ export interface JobRunnerOptions {
   capCacheMs?: number | undefined;
   /** How long a settle the ledger does not take is tried again before it is kept for later (`JobLedger`). Default 30 s. */
   settleRetryMs?: number | undefined;
+  /** What the operator allows every server/workspace (`PICTOR_ALLOWED_SCOPES`, `PICTOR_BLOCKED_WORDS` …). Default: everything. */
+  operatorControls?: OperatorControls | undefined;
+  /** How long a server's/workspace's settings are cached before the store is read again. Default 5 s. */
+  settingsCacheMs?: number | undefined;
+  /** Where members' job history is kept (`/imagine-history`); without it no history is kept. */
+  history?: JobHistoryStore | undefined;
+  /** Days a job stays in the history (`PICTOR_HISTORY_RETENTION_DAYS`). Default 30. */
+  historyRetentionDays?: number | undefined;
 }
 
 interface Job {
@@ -131,6 +142,10 @@ export class JobRunner {
   #draining = false;
   /** The caps of each server/workspace (the operator's with what its chat admins set), and the usage summaries. */
   readonly budgets: ChatBudgets;
+  /** Who may generate, where and what, per server/workspace (the operator's bounds with what its chat admins chose). */
+  readonly policy: ScopePolicy;
+  /** Members' last jobs, recorded by the surfaces when a job ends; undefined when no history store was given. */
+  readonly history: JobHistory | undefined;
 
   constructor(options: JobRunnerOptions) {
     this.#client = options.client;
@@ -157,6 +172,16 @@ export class JobRunner {
       },
     });
     this.budgets = new ChatBudgets({ store: this.#store, limits: this.#limits, logger: this.#logger, now: this.#now, cacheMs: options.capCacheMs });
+    this.policy = new ScopePolicy({
+      // Kept in the ledger's storage beside the chat admins' caps: every process of the account applies one set.
+      store: settingsInLedger(this.#store, this.#logger),
+      operator: options.operatorControls,
+      partialImages: this.#partialImages,
+      logger: this.#logger,
+      now: this.#now,
+      cacheMs: options.settingsCacheMs,
+    });
+    this.history = options.history && new JobHistory({ store: options.history, retentionDays: options.historyRetentionDays, logger: this.#logger, now: this.#now });
     if (!(Number.isFinite(this.#minUpdateIntervalMs) && this.#minUpdateIntervalMs >= 0)) {
       throw new ValidationError('minUpdateIntervalMs', `minUpdateIntervalMs must be a number of milliseconds ≥ 0, not ${options.minUpdateIntervalMs}`);
     }
@@ -192,9 +217,11 @@ export class JobRunner {
     };
   }
 
-  async #submit(spec: JobSpec, sink: UpdateSink): Promise<JobHandle> {
+  async #submit(asked: JobSpec, sink: UpdateSink): Promise<JobHandle> {
     this.#assertOpen();
-    const request = this.#validate(spec);
+    // The server's/workspace's rules (who, where, what) before anything is reserved or sent; they fill in its defaults.
+    const { spec, previews } = await this.policy.admit(asked);
+    const request = this.#validate(spec, previews);
     const estimate = estimatePrice({ operation: spec.kind, size: request.size, quality: request.quality, n: request.n });
     const id = newJobId();
     const submittedAt = this.#now();
@@ -288,6 +315,23 @@ export class JobRunner {
     return refusal;
   }
 
+  /**
+   * The refusal this job would get from the rules of its server/workspace
+   * (who, where, what), so a surface can refuse privately before it answers in
+   * public; counted as a refused job. Undefined when the rules let it through
+   * (budgets are checked at `submit`).
+   */
+  async policyRefusal(spec: JobSpec): Promise<JobRefusedError | undefined> {
+    try {
+      await this.policy.admit(spec);
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof JobRefusedError)) throw error;
+      this.#countRefusal(error, spec.requester);
+      return error;
+    }
+  }
+
   #countRefusal(refusal: JobRefusedError, requester: Requester): void {
     this.#metrics.refused(refusal.code);
     this.#metrics.jobFinished(requester.platform, 'refused');
@@ -295,6 +339,8 @@ export class JobRunner {
 
   async #budgetRefusal(requester: Requester): Promise<JobRefusedError | undefined> {
     if (this.draining) return new JobRefusedError('restarting', RESTARTING_MESSAGE);
+    const rule = await this.policy.whoWhereRefusal(requester);
+    if (rule) return rule;
     const now = this.#now();
     const userKey = `${requester.platform}:${requester.userId}`;
     const scopeKey = `${requester.platform}:${requester.scopeId}`;
@@ -327,6 +373,8 @@ export class JobRunner {
     await raceTimeout(allDone(), options.graceMs ?? this.#shutdownGraceMs);
     for (const job of active) if (!job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
     await raceTimeout(allDone(), SHUTDOWN_DRAIN_MS);
+    // The surfaces keep an ended job in the history as its `done` resolves: nothing is written after the runner is down.
+    await raceTimeout(this.history?.settled() ?? Promise.resolve(), SHUTDOWN_DRAIN_MS);
     this.#logger.info({ jobs: active.length }, 'job runner shut down');
   }
 
@@ -336,10 +384,11 @@ export class JobRunner {
   }
 
   /** The spec's fields through the core's schemas, images checked by content; refusals name the field. */
-  #validate(spec: JobSpec): GenerationRequest | EditRequest {
+  #validate(spec: JobSpec, previews = this.#partialImages): GenerationRequest | EditRequest {
     const input: Record<string, unknown> = { prompt: spec.prompt, stream: true };
     for (const [key, value] of Object.entries(spec.options ?? {})) if (value !== undefined) input[key] = value;
-    if (this.#partialImages > 0) input.partial_images = this.#partialImages;
+    const partials = Math.min(previews, this.#partialImages);
+    if (partials > 0) input.partial_images = partials;
     try {
       if (spec.kind === 'edit') {
         input.image = (spec.images ?? []).map((img) => ({ data: img.data, filename: img.filename }));

@@ -1,4 +1,6 @@
-import { envNumber, envText, LIMITS, readSpendCaps, type Env } from '../../src/index.js';
+import { envBoolean, envError, envList, envNumber, envText, LIMITS, QUALITIES, readSpendCaps, SIZES, type Env, type Quality, type Size } from '../../src/index.js';
+import { BLOCKED_WORDS_LIMITS, parseWordList } from './blocked-words.js';
+import type { OperatorControls } from './scope-policy.js';
 import type { SpendLimits } from './types.js';
 
 export interface RunnerConfig {
@@ -9,10 +11,22 @@ export interface RunnerConfig {
   minUpdateIntervalMs: number;
   /** How long a stop (SIGTERM) lets jobs already taken run to their end before it cancels them. */
   shutdownGraceMs: number;
+  /** What every server/workspace may do at most: where the bot works, blocked words, images per job, qualities, sizes, moderation. */
+  controls: OperatorControls;
+  /** Days members' job history (prompts included) is kept for `/imagine history`. */
+  historyRetentionDays: number;
 }
 
 /** Covers a high-quality image that was queued behind others; see bots/README.md for the matching container/service setting. */
 export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 300;
+
+/** A comma-separated list whose every entry is one of `choices`; undefined when unset. */
+function envChoices<T extends string>(env: Env, name: string, choices: readonly T[]): T[] | undefined {
+  const items = envList(env, name, /\s*,\s*/);
+  if (items === undefined) return undefined;
+  if (!items.every((item) => (choices as readonly string[]).includes(item))) throw envError(env, name, `one or more of ${choices.join(', ')}, separated by commas`);
+  return items as T[];
+}
 
 /**
  * The job runner's settings from the environment, shared by the Discord and
@@ -32,5 +46,32 @@ export function readRunnerConfig(env: Env): RunnerConfig {
     partialImages: envNumber(env, 'PICTOR_PARTIAL_IMAGES', { int: true, min: LIMITS.partialImagesMin, max: LIMITS.partialImagesMax }) ?? 2,
     minUpdateIntervalMs: envNumber(env, 'PICTOR_UPDATE_INTERVAL_MS', { int: true, min: 0, takes: 'a whole number of milliseconds, 0 or more' }) ?? 1500,
     shutdownGraceMs: (graceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000,
+    controls: readOperatorControls(env),
+    historyRetentionDays: envNumber(env, 'PICTOR_HISTORY_RETENTION_DAYS', { int: true, min: 1, max: 3650, takes: 'a whole number of days from 1 to 3650' }) ?? 30,
+  };
+}
+
+/** What the operator allows every server/workspace: `PICTOR_ALLOWED_SCOPES`, `PICTOR_BLOCKED_WORDS` and the others in bots/README.md. */
+function readOperatorControls(env: Env): OperatorControls {
+  const allowedScopes = envList(env, 'PICTOR_ALLOWED_SCOPES', /\s*,\s*/);
+  if (allowedScopes && !allowedScopes.every((id) => /^[A-Za-z0-9_-]{1,64}$/.test(id))) {
+    throw envError(env, 'PICTOR_ALLOWED_SCOPES', 'Discord server ids and Slack workspace ids separated by commas');
+  }
+  const wordsText = envText(env, 'PICTOR_BLOCKED_WORDS');
+  const blockedWords = wordsText === undefined ? [] : parseWordList(wordsText);
+  if (blockedWords.length > BLOCKED_WORDS_LIMITS.entries || blockedWords.some((w) => w.length > BLOCKED_WORDS_LIMITS.length)) {
+    throw envError(
+      env,
+      'PICTOR_BLOCKED_WORDS',
+      `words or phrases separated by commas, at most ${BLOCKED_WORDS_LIMITS.entries} of at most ${BLOCKED_WORDS_LIMITS.length} characters each`,
+    );
+  }
+  return {
+    allowedScopes,
+    blockedWords,
+    maxImagesPerJob: envNumber(env, 'PICTOR_MAX_IMAGES_PER_JOB', { int: true, min: LIMITS.nMin, max: LIMITS.nMax }) ?? LIMITS.nMax,
+    qualities: envChoices<Quality>(env, 'PICTOR_ALLOWED_QUALITIES', QUALITIES) ?? [...QUALITIES],
+    sizes: envChoices<Size>(env, 'PICTOR_ALLOWED_SIZES', SIZES) ?? [...SIZES],
+    allowLowModeration: envBoolean(env, 'PICTOR_ALLOW_LOW_MODERATION', '1 (chat admins may choose moderation low) or 0') ?? false,
   };
 }

@@ -1,7 +1,7 @@
 import { describeSpendRefusal, type ValidationError } from '../../src/index.js';
 import { describeValidation } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import type { Platform, QuotaStore } from './types.js';
+import type { Platform, QuotaStore, RefusalCode } from './types.js';
 
 type Refusal = Extract<Awaited<ReturnType<QuotaStore['reserve']>>, { ok: false }>;
 
@@ -25,4 +25,59 @@ export function refusalFromReservation(
   const { code, limit, used, resetsAt } = refusal;
   const message = describeSpendRefusal(refusal, { estimateUsd: context.estimateUsd, now: context.now, scopeName: SCOPE_NAMES[context.platform] });
   return new JobRefusedError(code, message, code === 'user_concurrency' ? { limit, used } : { limit, used, resetsAt });
+}
+
+/** The scope rules' refusals (scope-policy.ts): who and where, then what. */
+export type PolicyRefusalCode = Extract<
+  RefusalCode,
+  | 'scope_not_allowed'
+  | 'member_blocked'
+  | 'channel_not_allowed'
+  | 'member_not_allowed'
+  | 'blocked_word'
+  | 'too_many_images'
+  | 'quality_not_allowed'
+  | 'high_quality_not_allowed'
+  | 'size_not_allowed'
+  | 'moderation_not_allowed'
+>;
+
+/**
+ * A scope rule's refusal as one sentence saying why and what to do:
+ * "Images can't be made in this channel; use <#123>." Channel mentions are
+ * written `<#id>`, which Discord and Slack both show as a link.
+ */
+export function refusalFromPolicy(
+  code: PolicyRefusalCode,
+  context: { platform: Platform; word?: string | undefined; channels?: readonly string[] | undefined; allowed?: string | undefined; limit?: number | undefined; used?: number | undefined },
+): JobRefusedError {
+  const here = SCOPE_NAMES[context.platform];
+  switch (code) {
+    case 'scope_not_allowed':
+      return new JobRefusedError(code, `This bot is not enabled for ${here}: its operator has not allowed it here, so it makes no images. Ask the bot’s operator to add ${here}.`);
+    case 'member_blocked':
+      return new JobRefusedError(code, `An admin of ${here} has blocked you from making images here; ask one of them if you think this is a mistake.`);
+    case 'channel_not_allowed': {
+      const where = (context.channels ?? []).slice(0, 10).map((id) => `<#${id}>`).join(', ');
+      return new JobRefusedError(code, `Images can’t be made in this channel; use ${where}.`);
+    }
+    case 'member_not_allowed':
+      return new JobRefusedError(code, `The admins of ${here} have chosen who may make images, and you are not among them; ask one of them for access.`);
+    case 'blocked_word':
+      return new JobRefusedError(code, `Your prompt contains “${context.word}”, which is blocked here; rephrase it and try again.`, { field: 'prompt' });
+    case 'too_many_images':
+      return new JobRefusedError(code, `At most ${context.limit} ${context.limit === 1 ? 'image' : 'images'} per job can be made here; ask for fewer.`, {
+        field: 'n',
+        limit: context.limit,
+        used: context.used,
+      });
+    case 'quality_not_allowed':
+      return new JobRefusedError(code, `That quality is not allowed here; choose one of ${context.allowed}.`, { field: 'quality', allowed: context.allowed });
+    case 'high_quality_not_allowed':
+      return new JobRefusedError(code, `Quality high is kept for some members of ${here}; choose another quality or ask an admin.`, { field: 'quality' });
+    case 'size_not_allowed':
+      return new JobRefusedError(code, `That size is not allowed here; choose one of ${context.allowed}.`, { field: 'size', allowed: context.allowed });
+    case 'moderation_not_allowed':
+      return new JobRefusedError(code, `Moderation low is not allowed here; leave moderation unset to use ${here}’s level.`, { field: 'moderation' });
+  }
 }

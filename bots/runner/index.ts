@@ -24,3 +24,37 @@ export { describeUsage, type UsageMarkup } from './describe-usage.js';
 export { mayCancel } from './may-cancel.js';
 export { readRunnerConfig, type RunnerConfig } from './config.js';
 export type * from './types.js';
+export {
+  ScopePolicy,
+  DEFAULT_SETTINGS_CACHE_MS,
+  type EffectiveSetting,
+  type EffectiveSettings,
+  type OperatorControls,
+  type ScopePolicyOptions,
+  type SettingChangeRefusal,
+  type SettingChangeResult,
+  type SettingSource,
+} from './scope-policy.js';
+export {
+  settingsInLedger,
+  SETTING_NAMES,
+  type ScopeSettings,
+  type ScopeSettingsStore,
+  type SettingChange,
+  type SettingName,
+  type StoredScopeSettings,
+} from './scope-settings.js';
+export { findBlockedWord, foldText, parseWordList } from './blocked-words.js';
+export { changeSetting, describeSettings, type SettingAnswer } from './describe-settings.js';
+export { SETTING_WORDS, SETTING_HINTS, settingOfWord, parseSettingValue, type SettingWord } from './setting-words.js';
+export {
+  JobHistory,
+  FileJobHistoryStore,
+  RedisJobHistoryStore,
+  openJobHistory,
+  HISTORY_LIMITS,
+  DEFAULT_HISTORY_RETENTION_DAYS,
+  type HistoryEntry,
+  type JobHistoryStore,
+  type JobHistoryOptions,
+} from './job-history.js';

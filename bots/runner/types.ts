@@ -17,6 +17,8 @@ export interface Requester {
   scopeId: string;
   /** Holds the platform's admin role (may cancel others' jobs, is not exempt from budgets). */
   isAdmin?: boolean | undefined;
+  /** Discord: the member's roles, which a server's rules may name (who may generate, who may use `high`). */
+  roleIds?: readonly string[] | undefined;
 }
 
 /** An input image, already downloaded by the surface (attachment URLs expire). */
@@ -117,7 +119,18 @@ export type RefusalCode =
   | 'validation_error'
   | SpendRefusalCode
   /** The bot is draining for a restart (deploy): nothing queued, nothing spent. */
-  | 'restarting';
+  | 'restarting'
+  /** A rule of the server/workspace (scope-policy.ts) or of the operator refused it before anything was reserved or sent. */
+  | 'scope_not_allowed'
+  | 'member_blocked'
+  | 'channel_not_allowed'
+  | 'member_not_allowed'
+  | 'blocked_word'
+  | 'too_many_images'
+  | 'quality_not_allowed'
+  | 'high_quality_not_allowed'
+  | 'size_not_allowed'
+  | 'moderation_not_allowed';
 
 /** The core's spend guard contract: the runner reserves, marks sent, settles and releases through it. */
 export type { QuotaStore, SpendLimits } from '../../src/index.js';

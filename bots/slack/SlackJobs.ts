@@ -9,7 +9,7 @@ import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js'
 const MAX_UNREPAIRED = 50;
 
 /** What the Slack bot needs of the job runner. */
-export type SlackJobRunner = Pick<JobRunner, 'submit' | 'cancel' | 'get' | 'budgets'>;
+export type SlackJobRunner = Pick<JobRunner, 'submit' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history'>;
 
 /** Who did something in Slack, and where. */
 export interface SlackActor {
@@ -104,7 +104,9 @@ export class SlackJobs {
       await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
       return undefined;
     }
+    // The member's history (`/imagine history`), once the job has ended; a stop waits for it with the job.
     const tracked = handle.done
+      .then((final) => this.#o.runner.history?.recordEnd(requester, { key: request.id, kind: input.kind, prompt: input.prompt, options: input.options }, final))
       .catch(() => undefined)
       .finally(() => {
         this.#running.delete(tracked);

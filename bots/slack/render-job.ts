@@ -9,6 +9,7 @@ export const ACTIONS = {
   cancel: 'pictor_cancel',
   reroll: 'pictor_reroll',
   edit: 'pictor_edit',
+  delete: 'pictor_delete',
 } as const;
 
 export type JobStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
@@ -138,7 +139,7 @@ function buttonsFor(state: JobViewState): types.Button[] {
       return state.jobId ? [button(ACTIONS.cancel, 'Cancel', state.jobId, 'danger')] : [];
     case 'completed':
       return state.completed?.uploaded
-        ? [button(ACTIONS.reroll, 'Reroll', state.requestId), button(ACTIONS.edit, 'Edit', state.requestId, 'primary')]
+        ? [button(ACTIONS.reroll, 'Reroll', state.requestId), button(ACTIONS.edit, 'Edit', state.requestId, 'primary'), button(ACTIONS.delete, 'Delete', state.requestId, 'danger')]
         : [button(ACTIONS.reroll, 'Reroll', state.requestId)];
     case 'failed':
       return [button(ACTIONS.reroll, state.failure?.retryable ? 'Try again' : 'Reroll', state.requestId)];

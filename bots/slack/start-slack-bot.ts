@@ -211,6 +211,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         }
         await sweeper.stop();
         await writer.idle(STOP_DRAIN_MS);
+        // The jobs this bot showed, to their end: their history entries are kept before the stores close.
+        await jobs.settle(STOP_DRAIN_MS);
         store.close();
       })()),
   };

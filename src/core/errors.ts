@@ -3,7 +3,12 @@
  * (bots, node, CLI) switch on; messages are for people and never carry secrets.
  */
 
-export const ERROR_CODES = [
+/**
+ * Codes of an error answer of the service, or of a request that never reached it: the service made nothing beyond
+ * the images it had already sent. Every other code leaves the outcome at the service unknown. The spend guard's
+ * billing rule (src/spend/charge-rules.ts) reads this split; a new code must take a side here.
+ */
+export const ANSWERED_ERROR_CODES = [
   'validation_error',
   'authentication_failed',
   'permission_denied',
@@ -15,11 +20,12 @@ export const ERROR_CODES = [
   'server_error',
   'api_error',
   'connection_failed',
-  'timeout',
-  'aborted',
-  'stream_broken',
-  'bad_response',
 ] as const;
+
+/** Codes of an ending whose outcome at the service is unknown: it may have made, and billed, images we never saw. */
+const UNKNOWN_OUTCOME_CODES = ['timeout', 'aborted', 'stream_broken', 'bad_response'] as const;
+
+export const ERROR_CODES = [...ANSWERED_ERROR_CODES, ...UNKNOWN_OUTCOME_CODES] as const;
 
 export type PictorErrorCode = (typeof ERROR_CODES)[number];
 

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { isOverridableCap, type CapOverridesFile } from './cap-overrides.js';
+import { isOverridableCap, ScopeSettingEntrySchema, type CapOverridesFile } from './cap-overrides.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { chargeIn, checkIn, pruneIn, recordOf, usedIn, type Ledger, type LedgerOwner } from './ledger-document.js';
 import { periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
-import { MAX_SEEN_REQUESTS, type CapOverrides, type OverridableCap, QuotaStore, ReconcileReport, ReserveInput, ReserveResult, SettleInfo, UsageQuery, UsageRecord } from './types.js';
+import { MAX_SEEN_REQUESTS, type CapOverrides, type OverridableCap, QuotaStore, type ScopeSettingEntries, ReconcileReport, ReserveInput, ReserveResult, SettleInfo, UsageQuery, UsageRecord } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, latestPerJob, matchesQuery } from './usage-records.js';
 
 export interface DocumentQuotaStoreOptions {
@@ -188,6 +188,24 @@ export abstract class DocumentQuotaStore implements QuotaStore {
       if (Object.keys(scope).length === 0) delete file.scopes[scopeKey];
       await this.writeCapOverrides(file);
       return { previousUsd };
+    });
+  }
+
+  scopeSettings(scopeKey: string): Promise<ScopeSettingEntries> {
+    return this.#readLocked(async () => structuredClone((await this.readCapOverrides()).settings?.[scopeKey] ?? {}));
+  }
+
+  setScopeSetting(scopeKey: string, name: string, value: unknown, changedBy: string, now: number): Promise<{ previous: unknown }> {
+    return this.#readLocked(async () => {
+      const file = await this.readCapOverrides();
+      const settings = (file.settings ??= {});
+      const scope = (settings[scopeKey] ??= {});
+      const previous = scope[name]?.value;
+      if (value === undefined) delete scope[name];
+      else scope[name] = { value: ScopeSettingEntrySchema.shape.value.parse(value), by: changedBy, at: now };
+      if (Object.keys(scope).length === 0) delete settings[scopeKey];
+      await this.writeCapOverrides(file);
+      return { previous };
     });
   }
 

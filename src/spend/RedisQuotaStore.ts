@@ -4,9 +4,9 @@ import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
 import { withTimeout } from '../core/with-timeout.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
-import { isOverridableCap, OVERRIDABLE_CAPS } from './cap-overrides.js';
-import { capsAsData, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
-import { ACCOUNT_KEY, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type SettleInfo, type UsageQuery, type UsageRecord } from './types.js';
+import { isOverridableCap, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
+import { capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
+import { ACCOUNT_KEY, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type ScopeSettingEntries, type ScopeSettingEntry, type SettleInfo, type UsageQuery, type UsageRecord } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, readBasis, usageRecord } from './usage-records.js';
 
 export interface RedisQuotaStoreOptions {
@@ -56,7 +56,7 @@ local FIELDS = {'userKey', 'scopeKey', 'day', 'month', 'nanos', 'owner', 'sent',
 -- One usage record per settled job, in the same step as the charge: never lost, never doubled.
 local function record(job, r, nanos, basis, requestId)
   local entry = {jobId = job, time = now, day = r[3], month = r[4], userKey = r[1], scopeKey = r[2], nanos = nanos, basis = basis}
-  if nanos > tonumber(r[5]) then entry.reservedNanos = tonumber(r[5]) end
+  entry.reservedNanos = tonumber(r[5])
   if r[8] and r[8] ~= '' then entry.job = r[8] end
   if requestId and requestId ~= '' then entry.requestId = requestId end
   redis.call('xadd', P .. 'usage', '*', 'r', cjson.encode(entry))
@@ -404,6 +404,34 @@ export class RedisQuotaStore implements QuotaStore {
     return { previousUsd: previous === null || previous === undefined ? undefined : fromNanos(Number(previous)) };
   }
 
+  /** The hash `<prefix>:quota:settings:<scopeKey>`: one field per setting, `{ value, by, at }` as JSON. A damaged field is left out (its default applies). */
+  async scopeSettings(scopeKey: string): Promise<ScopeSettingEntries> {
+    this.#assertOpen();
+    const fields = await this.#redis.hgetall(this.#settingsKey(scopeKey));
+    const settings: ScopeSettingEntries = {};
+    for (const [name, raw] of Object.entries(fields)) {
+      const entry = parseSettingEntry(raw);
+      if (entry) settings[name] = entry;
+    }
+    return settings;
+  }
+
+  async setScopeSetting(scopeKey: string, name: string, value: unknown, changedBy: string, now: number): Promise<{ previous: unknown }> {
+    this.#assertOpen();
+    const key = this.#settingsKey(scopeKey);
+    const transaction = this.#redis.multi().hget(key, name);
+    if (value === undefined) transaction.hdel(key, name);
+    else transaction.hset(key, name, JSON.stringify({ value, by: changedBy, at: now }));
+    const replies = await transaction.exec();
+    const [error, before] = replies?.[0] ?? [new Error('the Redis transaction was discarded'), null];
+    if (error) throw error;
+    return { previous: typeof before === 'string' ? parseSettingEntry(before)?.value : undefined };
+  }
+
+  #settingsKey(scopeKey: string): string {
+    return `${this.prefix}:quota:settings:${scopeKey}`;
+  }
+
   #capsKey(scopeKey: string): string {
     return `${this.prefix}:quota:caps:${scopeKey}`;
   }
@@ -522,8 +550,18 @@ function parseStreamRecord(text: string | undefined): UsageRecord | undefined {
       basis: readBasis(raw.basis, raw.month !== undefined),
       job,
       costUsd: fromNanos(raw.nanos),
-      reservedUsd: raw.reservedNanos === undefined ? undefined : fromNanos(raw.reservedNanos),
+      // Records keep what was reserved; whether the charge exceeded it is the ledger's one rule (older records kept it only then).
+      reservedUsd: raw.reservedNanos !== undefined && exceedsReservation({ usd: fromNanos(raw.reservedNanos) }, fromNanos(raw.nanos)) ? fromNanos(raw.reservedNanos) : undefined,
     });
+  } catch {
+    return undefined;
+  }
+}
+
+function parseSettingEntry(raw: string): ScopeSettingEntry | undefined {
+  try {
+    const parsed = ScopeSettingEntrySchema.safeParse(JSON.parse(raw));
+    return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
   }

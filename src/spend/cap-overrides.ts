@@ -10,10 +10,17 @@ export function isOverridableCap(value: string): value is OverridableCap {
 
 export const CapOverrideSchema = z.object({ usd: z.number().nonnegative(), by: z.string(), at: z.number() });
 
-/** `cap-overrides.json` beside the file ledger: the chat admins' caps per scope key. */
+export const ScopeSettingEntrySchema = z.object({ value: z.json(), by: z.string(), at: z.number() });
+
+/**
+ * `cap-overrides.json` beside the file ledger: the chat admins' caps per scope
+ * key, and their other settings per scope key (`settings`, absent in files
+ * written before there were any).
+ */
 export const CapOverridesFileSchema = z.object({
   version: z.literal(1),
   scopes: z.record(z.string(), z.partialRecord(z.enum(OVERRIDABLE_CAPS), CapOverrideSchema)),
+  settings: z.record(z.string(), z.record(z.string(), ScopeSettingEntrySchema)).optional(),
 });
 
 export type CapOverridesFile = z.output<typeof CapOverridesFileSchema>;

@@ -1,5 +1,5 @@
 import { resultFromCompleted } from '../client/job-result.js';
-import { isPictorError, type PictorErrorCode } from '../core/errors.js';
+import { ANSWERED_ERROR_CODES, isPictorError, type PictorErrorCode } from '../core/errors.js';
 import type { PriceQuote } from '../core/pricing.js';
 import type { CompletedEvent } from '../spec/index.js';
 import type { ChargeBasis } from './types.js';
@@ -35,23 +35,8 @@ export interface Charge {
   basis: ChargeBasis;
 }
 
-/**
- * Error answers of the service (and a request that never reached it): the
- * service made nothing more than the images it had already sent.
- */
-const ANSWERED_WITH_AN_ERROR: ReadonlySet<PictorErrorCode> = new Set<PictorErrorCode>([
-  'validation_error',
-  'authentication_failed',
-  'permission_denied',
-  'moderation_blocked',
-  'rate_limited',
-  'quota_exhausted',
-  'bad_request',
-  'not_found',
-  'server_error',
-  'api_error',
-  'connection_failed',
-]);
+/** Error answers of the service (and a request that never reached it), as the error tree classes its codes. */
+const ANSWERED_WITH_AN_ERROR: ReadonlySet<PictorErrorCode> = new Set<PictorErrorCode>(ANSWERED_ERROR_CODES);
 
 /** True when the service ended the job with an error answer (an error status, or an `error` event in the stream). */
 function answeredWithAnError(ending: JobEnding): boolean {

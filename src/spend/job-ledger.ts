@@ -2,6 +2,7 @@ import type { LoggerLike } from '../client/PictorClient.js';
 import { estimatePrice, type PriceQuote } from '../core/pricing.js';
 import type { CompletedEvent } from '../spec/index.js';
 import { chargeOf, type ChargedRequest, type JobEnding } from './charge-rules.js';
+import { exceedsReservation } from './rules.js';
 import type { ChargeBasis, JobDetails, QuotaStore, SpendLimits, SpendRefusal } from './types.js';
 
 /**
@@ -255,8 +256,8 @@ export class ChargedJob {
       const { deferred } = await ledger.commit(id, 'release', () => ledger.store.release(id));
       return { action: 'released', usd: 0, basis: undefined, recorded: !deferred, deferred };
     }
-    const reservedUsd = charge.usd > this.estimate.totalUsd + 1e-9 ? this.estimate.totalUsd : undefined;
-    const info = { requestId: this.#requestId, basis: charge.basis, ...(reservedUsd !== undefined && { reservedUsd }) };
+    const reservedUsd = exceedsReservation({ usd: this.estimate.totalUsd }, charge.usd) ? this.estimate.totalUsd : undefined;
+    const info = { requestId: this.#requestId, basis: charge.basis };
     const { result, deferred } = await ledger.commit(id, 'settle', async () => {
       const charged = await ledger.store.settle(id, charge.usd, info);
       // Told once, by whichever try (now, or a kept one later) charged it.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EPSILON_USD, evaluate, keysOfJob, periodKey, roundToNanoUsd, type CapPeriod } from './rules.js';
+import { evaluate, exceedsReservation, keysOfJob, periodKey, roundToNanoUsd, type CapPeriod } from './rules.js';
 import type { ReserveInput, SpendRefusal, UsageRecord } from './types.js';
 import { JobDetailsSchema, usageRecord } from './usage-records.js';
 import { utcDayBefore, utcMonthBefore } from './utc-period.js';
@@ -98,9 +98,6 @@ export function chargeIn(ledger: Ledger, r: Reservation, usd: number): void {
     for (const key of keysOfJob(r.userKey, r.scopeKey)) totals[key] = roundToNanoUsd((totals[key] ?? 0) + usd);
   }
 }
-
-/** Whether a settle of `usd` exceeds what was reserved (to the nano-dollar). */
-export const exceedsReservation = (r: Pick<Reservation, 'usd'>, usd: number): boolean => usd > r.usd + EPSILON_USD;
 
 /** The usage record of a reservation ended at `costUsd`. */
 export function recordOf(

@@ -35,6 +35,9 @@ export const NANOS_PER_USD = 1e9;
 /** Below a nano-dollar two amounts are the same. */
 export const EPSILON_USD = 1 / NANOS_PER_USD;
 
+/** Whether a charge of `usd` exceeds what was reserved (to the nano-dollar): the one rule every store and the job's ledger use. */
+export const exceedsReservation = (reservation: { usd: number }, usd: number): boolean => usd > reservation.usd + EPSILON_USD;
+
 /** USD rounded to the nano-dollar, the ledger's precision. */
 export const roundToNanoUsd = (usd: number): number => Math.round(usd * NANOS_PER_USD) / NANOS_PER_USD;
 

@@ -116,8 +116,6 @@ export interface SettleInfo {
   requestId?: string | undefined;
   /** Default `table`. */
   basis?: ChargeBasis | undefined;
-  /** Only when the amount exceeds the job's reservation: what was reserved (recorded, so the overrun is visible). */
-  reservedUsd?: number | undefined;
 }
 
 /**
@@ -182,6 +180,14 @@ export interface QuotaStore extends SeenRequests {
    * that is the caller's rule (see `effectiveLimits`).
    */
   setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }>;
+  /**
+   * The other settings chat admins chose for one scope (channels, blocked words,
+   * defaults …), kept beside its caps, by name; `{}` when none. Values are JSON
+   * as stored: what a value may be is the caller's rule.
+   */
+  scopeSettings(scopeKey: string): Promise<ScopeSettingEntries>;
+  /** Sets (or, with `value` undefined, clears) one setting of a scope, atomically, and answers what it was before. */
+  setScopeSetting(scopeKey: string, name: string, value: unknown, changedBy: string, now: number): Promise<{ previous: unknown }>;
   close(): Promise<void>;
 }
 
@@ -213,6 +219,16 @@ export interface CapOverride {
 
 /** The caps chat admins set for one scope; a cap not listed follows the operator's setting. */
 export type CapOverrides = Partial<Record<OverridableCap, CapOverride>>;
+
+/** One setting a chat admin chose for their scope: its value (JSON), who set it (a user key) and when (ms). */
+export interface ScopeSettingEntry {
+  value: unknown;
+  by: string;
+  at: number;
+}
+
+/** The settings chat admins chose for one scope, by name; a setting not listed has its default. */
+export type ScopeSettingEntries = Record<string, ScopeSettingEntry>;
 
 /** The key the whole account's spending is counted under. */
 export const ACCOUNT_KEY = 'account';

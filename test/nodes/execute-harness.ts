@@ -28,6 +28,13 @@ export interface HarnessOptions {
   cancelSignal?: AbortSignal | undefined;
   /** The id of the workflow the node runs in (n8n's `getWorkflow().id`). Default `wf-under-test`. */
   workflowId?: string | undefined;
+  /**
+   * n8n runs the node as an AI agent's tool: `direct` as an agent that calls
+   * its tools itself (`isToolExecution()` answers true), `engine` as one that
+   * has the workflow engine run them (the node's type is n8n's generated tool
+   * variant, `…Tool`; `isToolExecution()` answers false). Default: a workflow node.
+   */
+  asAgentTool?: 'direct' | 'engine' | undefined;
 }
 
 export interface Harness {
@@ -43,7 +50,7 @@ export function createHarness(options: HarnessOptions): Harness {
   const node: INode = {
     id: 'pictor-node-under-test',
     name: 'Pictor Image',
-    type: `CUSTOM.${options.nodeType.description.name}`,
+    type: `CUSTOM.${options.nodeType.description.name}${options.asAgentTool === 'engine' ? 'Tool' : ''}`,
     typeVersion: 1,
     position: [0, 0],
     parameters: {},
@@ -80,6 +87,7 @@ export function createHarness(options: HarnessOptions): Harness {
     getInputData: () => options.items,
     continueOnFail: () => options.continueOnFail === true || options.onError !== undefined,
     getExecutionCancelSignal: () => options.cancelSignal,
+    isToolExecution: () => options.asAgentTool === 'direct',
     getWorkflow: () => ({ id: options.workflowId ?? 'wf-under-test', name: 'Workflow under test', active: false }),
     getNodeParameter(name: string, itemIndex: number, fallback?: unknown) {
       const value = name.split('.').reduce<unknown>((at, key) => (at && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), parametersOf(itemIndex));

@@ -211,7 +211,8 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
       } finally {
         link.restore();
       }
-    });
+      // Stopping waits up to 5 s for Redis to come back, and ioredis's reconnect attempts run on a loaded machine too.
+    }, 60_000);
 
     it('keeps the ledger: what is reserved or settled during the outage counts once when it is back', async () => {
       const prefix = uniquePrefix('quota-outage');

@@ -225,6 +225,26 @@ describe.each(kinds)('the %s quota store', (kind) => {
     await expect(s.setCapOverride('discord:guild', 'accountDailyUsd' as never, 1, 'discord:admin', 1)).rejects.toThrow(/cannot be changed from chat/);
   });
 
+  it('keeps the other settings chat admins chose per scope beside the caps, with who set them, for every store on the same storage', async () => {
+    const group = `settings-${Math.random()}`;
+    const a = await open(group);
+    expect(await a.scopeSettings('discord:guild')).toEqual({});
+    expect(await a.setScopeSetting('discord:guild', 'channels', ['art'], 'discord:admin', 1000)).toEqual({ previous: undefined });
+    expect(await a.setScopeSetting('discord:guild', 'channels', ['art', 'memes'], 'discord:admin', 2000)).toEqual({ previous: ['art'] });
+    await a.setScopeSetting('discord:guild', 'maxImages', 2, 'discord:other-admin', 3000);
+    await a.setCapOverride('discord:guild', 'userDailyUsd', 0.5, 'discord:admin', 4000);
+    await a.close();
+    const b = await open(group);
+    expect(await b.scopeSettings('discord:guild')).toEqual({
+      channels: { value: ['art', 'memes'], by: 'discord:admin', at: 2000 },
+      maxImages: { value: 2, by: 'discord:other-admin', at: 3000 },
+    });
+    expect(await b.capOverrides('discord:guild')).toEqual({ userDailyUsd: { usd: 0.5, by: 'discord:admin', at: 4000 } });
+    expect(await b.scopeSettings('discord:other')).toEqual({});
+    expect(await b.setScopeSetting('discord:guild', 'channels', undefined, 'discord:admin', 5000)).toEqual({ previous: ['art', 'memes'] });
+    expect(Object.keys(await b.scopeSettings('discord:guild'))).toEqual(['maxImages']);
+  });
+
   it('ends the reservations of a process that died: the sent one charged at its estimate (uncertain), the queued one released', async () => {
     const group = `dead-${Math.random()}`;
     const dead = await open(group, { leaseMs: 300 });

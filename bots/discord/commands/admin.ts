@@ -2,9 +2,10 @@ import { InteractionContextType, MessageFlags, PermissionFlagsBits, SlashCommand
 import { acknowledge } from '../acknowledge.js';
 import { budgetRequesterOf } from '../requester.js';
 import { AMOUNT_HINT, CAP_NAMES, capOfName, notAdminMessage, parseCapAmount } from '../../runner/index.js';
+import { addSettingsSubcommands, answerSettings } from './admin-settings.js';
 import type { SlashCommand } from './command.js';
 
-const data = new SlashCommandBuilder()
+const data = addSettingsSubcommands(new SlashCommandBuilder()
   .setName('imagine-admin')
   .setDescription('Server admins: change this server’s image budgets')
   .setContexts(InteractionContextType.Guild)
@@ -23,13 +24,14 @@ const data = new SlashCommandBuilder()
       .addStringOption((o) =>
         o.setName('usd').setDescription('US dollars, 0 or more (e.g. 2.50), or clear for the operator’s setting').setRequired(true).setMaxLength(20),
       ),
-  );
+  ));
 
-/** `/imagine-admin budget cap [usd]`: only for admins (the answer is private either way). */
+/** `/imagine-admin budget cap [usd]`, `settings`, `set setting value`: only for admins (the answer is private either way). */
 export default {
   kind: 'slash',
   data: data.toJSON(),
   async execute(interaction, ctx) {
+    if (interaction.options.getSubcommand() !== 'budget') return answerSettings(interaction, ctx);
     const say = (content: string) => interaction.editReply({ content, allowedMentions: { parse: [] } });
     if ((await acknowledge('admin: defer', () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
     const requester = budgetRequesterOf(interaction, ctx.adminRoleIds);

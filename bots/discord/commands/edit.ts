@@ -2,6 +2,7 @@ import { InteractionContextType, MessageFlags, SlashCommandBuilder } from 'disco
 import { acknowledge } from '../acknowledge.js';
 import { EDIT_IMAGE_OPTION_NAMES, PROMPT_OPTION_MAX } from '../command-choices.js';
 import { downloadImages, type AttachmentSource } from '../download-images.js';
+import { refusedPrivately } from '../refuse-privately.js';
 import { requesterOf } from '../requester.js';
 import { showInputProblem, startJob } from '../start-job.js';
 import type { SlashCommand } from './command.js';
@@ -33,9 +34,10 @@ export default {
       await acknowledge('edit: explain options', () => interaction.reply({ content: problem, flags: MessageFlags.Ephemeral }), ctx.logger);
       return;
     }
+    const requester = requesterOf(interaction, ctx.adminRoleIds);
+    if (await refusedPrivately(ctx, interaction, { kind: 'edit', prompt, options, requester })) return;
     // Downloads can take longer than Discord's 3 s: answer first.
     if ((await acknowledge('edit: defer', () => interaction.deferReply(), ctx.logger)) === 'expired') return;
-    const requester = requesterOf(interaction, ctx.adminRoleIds);
     const sources: AttachmentSource[] = [];
     for (const name of EDIT_IMAGE_OPTION_NAMES) {
       const attachment = interaction.options.getAttachment(name);

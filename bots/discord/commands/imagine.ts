@@ -1,6 +1,7 @@
 import { InteractionContextType, MessageFlags, SlashCommandBuilder } from 'discord.js';
 import { acknowledge } from '../acknowledge.js';
 import { PROMPT_OPTION_MAX } from '../command-choices.js';
+import { refusedPrivately } from '../refuse-privately.js';
 import { requesterOf } from '../requester.js';
 import { startJob } from '../start-job.js';
 import type { SlashCommand } from './command.js';
@@ -27,7 +28,9 @@ export default {
       await acknowledge('imagine: explain options', () => interaction.reply({ content: problem, flags: MessageFlags.Ephemeral }), ctx.logger);
       return;
     }
+    const spec = { kind: 'generate' as const, prompt, options, requester: requesterOf(interaction, ctx.adminRoleIds) };
+    if (await refusedPrivately(ctx, interaction, spec)) return;
     if ((await acknowledge('imagine: defer', () => interaction.deferReply(), ctx.logger)) === 'expired') return;
-    await startJob(ctx, interaction, { kind: 'generate', prompt, options, requester: requesterOf(interaction, ctx.adminRoleIds) });
+    await startJob(ctx, interaction, spec);
   },
 } satisfies SlashCommand;

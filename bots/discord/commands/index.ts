@@ -6,10 +6,11 @@ import editImage from './edit-image.js';
 import imagine from './imagine.js';
 import admin from './admin.js';
 import usage from './usage.js';
+import history from './history.js';
 
 export type { Command, MessageMenuCommand, SlashCommand } from './command.js';
 
-const ALL: readonly Command[] = [imagine, edit, editImage, usage, admin];
+const ALL: readonly Command[] = [imagine, edit, editImage, usage, admin, history];
 
 /**
  * The commands, checked: unique names, at most Discord's 25 options each,

@@ -3,6 +3,8 @@ import { respondVia, type BotContext } from '../bot-context.js';
 import { parseImagineText, usageText } from '../imagine-text.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import { answerAdmin, answerUsage, budgetCommandOf } from './budget-commands.js';
+import { answerSettingsCommand, settingsCommandOf } from './settings-commands.js';
+import { answerHistoryCommand, historyCommandOf } from './history-commands.js';
 
 /**
  * `/imagine PROMPT [--size WxH] [--quality Q] …`: a bad flag or `help` is
@@ -12,6 +14,18 @@ import { answerAdmin, answerUsage, budgetCommandOf } from './budget-commands.js'
  */
 export function registerImagineCommand(app: App, context: BotContext): void {
   app.command(context.commands.imagine, async ({ command, ack, respond }) => {
+    const history = historyCommandOf(command.text);
+    if (history) {
+      const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id };
+      await answerHistoryCommand(context, actor, history, ack, respond);
+      return;
+    }
+    const settings = settingsCommandOf(command.text);
+    if (settings) {
+      const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id };
+      await answerSettingsCommand(context, actor, settings, ack, respond);
+      return;
+    }
     const budget = budgetCommandOf(command.text);
     if (budget) {
       const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id };

@@ -6,13 +6,15 @@ import { ACTIONS } from '../render-job.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import type { SavedRequest } from '../RequestStore.js';
+import { mayCancel } from '../../runner/index.js';
 
 /**
  * The buttons of a job's message. Each works from its value alone (a job id,
  * or the id of a request saved in the data folder), so they keep working
  * after a restart: Cancel stops a queued or running job (its owner or an
  * admin), Reroll runs the same request again for whoever clicks it, Edit opens
- * the edit modal on the job's images.
+ * the edit modal on the job's images, Delete deletes the job's message and its
+ * images (its owner or an admin, as for Cancel).
  */
 /**
  * A saved request acts only for the workspace it was made in: a button
@@ -75,6 +77,31 @@ export function registerJobButtons(app: App, context: BotContext): void {
       threadTs: request.threadTs,
       notify,
     });
+  });
+
+  app.action<BlockAction<ButtonAction>>(ACTIONS.delete, async ({ ack, body, action, client }) => {
+    await ack();
+    const notify = respondVia(body.response_url, context.logger);
+    const request = inScope(await context.store.get(action.value ?? ''), body);
+    if (!request?.messageTs) {
+      await notify('I no longer have the details of that job; delete its message from Slack’s own menu.');
+      return;
+    }
+    const by = context.jobs.requester(actorOf(body));
+    const owner = context.jobs.requester({ userId: request.userId, teamId: request.teamId, channelId: request.channelId });
+    if (!mayCancel(owner, by)) {
+      await notify(`Only <@${request.userId}> or an admin can delete this message.`);
+      return;
+    }
+    try {
+      // The images first: a message deleted while they stay would leave them where nobody can reach them to delete.
+      for (const file of request.outputFiles) await client.files.delete({ file: file.id });
+      await client.chat.delete({ channel: request.channelId, ts: request.messageTs });
+      context.logger.info({ request: request.id, by: `slack:${by.userId}` }, 'a result message was deleted');
+    } catch (error) {
+      context.logger.warn({ code: slackErrorCode(error) }, 'could not delete a result message');
+      await notify('I could not delete that message; try again.');
+    }
   });
 
   app.action<BlockAction<ButtonAction>>(ACTIONS.edit, async ({ ack, body, action, client }) => {

@@ -9,6 +9,7 @@ import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
 import { codeOf, toNodeError, type NodeError } from './node-errors.js';
+import { answerForAgent } from './agent-answer.js';
 import { toOutputItems } from './output-items.js';
 import { CREDENTIAL_NAME, credentialProblem, ledgerOf, type PictorCredentials } from './pictor-credentials.js';
 import { ledgerFor, needsLedger, type LedgerKey } from './spend-registry.js';
@@ -84,9 +85,9 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
               // The images that came are output before the error's item (On Error → Continue); they are charged.
               const nodeError = toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields);
               if (!continueOnFail) throw result.error;
-              return { itemIndex: job.itemIndex, error: nodeError, items: await toOutputItems(ctx, result.arrived, shape) };
+              return { itemIndex: job.itemIndex, error: nodeError, items: answerForAgent(ctx, await toOutputItems(ctx, result.arrived, shape)) };
             }
-            return { itemIndex: job.itemIndex, items: await toOutputItems(ctx, result, shape) };
+            return { itemIndex: job.itemIndex, items: answerForAgent(ctx, await toOutputItems(ctx, result, shape)) };
           } catch (error) {
             const nodeError = toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields);
             if (!continueOnFail && !firstFailure) {

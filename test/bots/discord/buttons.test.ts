@@ -105,7 +105,7 @@ describe('buttons keep working, restarts included', () => {
     const done = await h.finalReply(retry, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
     expect(retry.ack?.type).toBe(6);
     expect(done.id).toBe(running.id); // Retry reuses the message
-    expect(buttonsOf(done).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+    expect(buttonsOf(done).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
   });
 
   it('marks a job lost to a crash as interrupted when the bot starts again, with Retry in the same message', async () => {

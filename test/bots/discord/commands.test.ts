@@ -2,6 +2,7 @@ import { PermissionFlagsBits } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKGROUNDS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../../src/index.js';
 import { commandDefinitions, deployCommands } from '../../../bots/discord/index.js';
+import { SETTING_WORDS } from '../../../bots/runner/index.js';
 import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
 
 type Option = { name: string; type: number; required?: boolean; choices?: { value: string }[]; min_value?: number; max_value?: number };
@@ -38,13 +39,24 @@ describe('command definitions', () => {
   it('define /imagine-admin budget with the four caps a server admin may change, shown by default to Manage Server only', () => {
     const admin = byName('imagine-admin') as unknown as { default_member_permissions: string; options: { name: string; type: number; options: Option[] }[] };
     expect(admin.default_member_permissions).toBe(String(PermissionFlagsBits.ManageGuild));
-    expect(admin.options.map((o) => [o.name, o.type])).toEqual([['budget', 1]]);
+    expect(admin.options.map((o) => [o.name, o.type])).toEqual([
+      ['budget', 1],
+      ['settings', 1],
+      ['set', 1],
+    ]);
     const [cap, usd] = admin.options[0]!.options;
     expect(cap).toMatchObject({ name: 'cap', required: true });
     expect(cap!.choices!.map((c) => c.value)).toEqual(['user-daily', 'user-monthly', 'server-daily', 'server-monthly']);
     expect(usd).toMatchObject({ name: 'usd', type: 3 });
     // Required: a command sent without an amount must not lift a cap.
     expect(usd!.required).toBe(true);
+  });
+
+  it('define /imagine-admin set with every setting an admin may change and a required value', () => {
+    const admin = byName('imagine-admin') as unknown as { options: { name: string; options?: Option[] }[] };
+    const [setting, value] = admin.options.find((o) => o.name === 'set')!.options!;
+    expect(setting!.choices!.map((c) => c.value)).toEqual(Object.keys(SETTING_WORDS));
+    expect(value).toMatchObject({ name: 'value', type: 3, required: true });
   });
 
   it('define the “Edit image” message menu command, in servers only', () => {
@@ -64,15 +76,15 @@ describe('the deploy script', () => {
 
   it('registers the commands in one server, asking Discord for the application id', async () => {
     const result = await deployCommands({ token: discord.botToken, guildId: discord.guildId, apiBaseUrl: discord.apiBaseUrl });
-    expect(result).toEqual({ scope: 'guild', applicationId: discord.applicationId, names: ['imagine', 'edit', 'Edit image', 'imagine-usage', 'imagine-admin'] });
-    expect(discord.commands.get(discord.guildId)!.map((c) => c.name)).toEqual(['imagine', 'edit', 'Edit image', 'imagine-usage', 'imagine-admin']);
+    expect(result).toEqual({ scope: 'guild', applicationId: discord.applicationId, names: ['imagine', 'edit', 'Edit image', 'imagine-usage', 'imagine-admin', 'imagine-history'] });
+    expect(discord.commands.get(discord.guildId)!.map((c) => c.name)).toEqual(['imagine', 'edit', 'Edit image', 'imagine-usage', 'imagine-admin', 'imagine-history']);
     expect(discord.requests.filter((r) => r.route === 'current-application')).toHaveLength(1);
   });
 
   it('registers them globally with the given application id', async () => {
     const result = await deployCommands({ token: discord.botToken, applicationId: discord.applicationId, apiBaseUrl: discord.apiBaseUrl });
     expect(result.scope).toBe('global');
-    expect(discord.commands.get('global')).toHaveLength(5);
+    expect(discord.commands.get('global')).toHaveLength(6);
   });
 
   it('fails with Discord’s answer when the token is wrong', async () => {

@@ -17,7 +17,25 @@ describe('readDiscordConfig', () => {
       guildId: undefined,
       adminRoleIds: [],
       allowedAttachmentHosts: ['cdn.discordapp.com', 'media.discordapp.net'],
+      interactions: undefined,
     });
+  });
+
+  it('takes interactions over HTTP when DISCORD_INTERACTIONS_PORT is set with the application’s public key', () => {
+    const publicKey = 'AB'.repeat(32);
+    expect(readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_PUBLIC_KEY: publicKey, DISCORD_INTERACTIONS_PORT: '8443', DISCORD_INTERACTIONS_HOST: '127.0.0.1' })?.interactions).toEqual({
+      publicKey: publicKey.toLowerCase(),
+      port: 8443,
+      host: '127.0.0.1',
+    });
+  });
+
+  it('refuses an HTTP endpoint without a public key, a key or host without a port, and a key that is not 64 hex digits', () => {
+    expect(() => readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_INTERACTIONS_PORT: '8443' })).toThrow(/DISCORD_PUBLIC_KEY must be set/);
+    expect(() => readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_PUBLIC_KEY: 'ab'.repeat(32) })).toThrow(/DISCORD_INTERACTIONS_PORT must be set/);
+    expect(() => readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_INTERACTIONS_HOST: '0.0.0.0' })).toThrow(/DISCORD_INTERACTIONS_PORT must be set/);
+    expect(() => readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_PUBLIC_KEY: 'xyz', DISCORD_INTERACTIONS_PORT: '8443' })).toThrow(/DISCORD_PUBLIC_KEY/);
+    expect(() => readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_PUBLIC_KEY: 'ab'.repeat(32), DISCORD_INTERACTIONS_PORT: '70000' })).toThrow(/DISCORD_INTERACTIONS_PORT/);
   });
 
   it('reads a proxy base URL, admin roles, a test server and extra attachment hosts', () => {

@@ -54,7 +54,7 @@ describe('/edit, the “Edit image” menu and the Edit button', () => {
     expect(edits[0]!.images.map((p) => [p.filename, p.contentType])).toEqual([['sunset.webp', 'image/webp']]);
     expect(edits[0]!.fields).toMatchObject({ prompt: 'make it a sunrise' });
     expect(final.content.split('\n')[0]).toBe('✏️ **make it a sunrise**');
-    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
   });
 
   it('turns the Edit button of a result into an edit of that image, keeping its size and format', async () => {

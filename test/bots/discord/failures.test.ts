@@ -60,7 +60,7 @@ describe('failures become short, kind messages', () => {
     const patches = h.discord.requests.filter((r) => r.route === 'webhook-message' && r.token === ix.token);
     expect(patches.filter((r) => r.status === 429)).toHaveLength(2);
     expect(final.attachments).toHaveLength(1);
-    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
   });
 
   it('posts the result in the channel, mentioning the user, when the interaction token has expired (50027)', async () => {
@@ -72,7 +72,7 @@ describe('failures become short, kind messages', () => {
 
     expect(posted.content.startsWith(`<@${h.discord.user.id}> 🖌️ **a very long job**`)).toBe(true);
     expect(posted.allowedMentions).toEqual({ parse: [], users: [h.discord.user.id] });
-    expect(buttonsOf(posted).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+    expect(buttonsOf(posted).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
     const refused = h.discord.requests.filter((r) => r.token === ix.token && r.code === 50027);
     expect(refused.length).toBeGreaterThan(0);
   });
@@ -86,7 +86,7 @@ describe('failures become short, kind messages', () => {
     h.discord.failNext({ route: 'webhook-followup', token: ix.token }, tooLarge);
     const final = await h.finalReply(ix);
     expect(final.content).toContain('they follow in separate messages');
-    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
     const image = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === ix.id && m.id !== final.id && m.attachments.length === 1), 'the image on its own');
     expect(image.attachments[0]!.filename).toMatch(/\.(webp|jpg|jpeg)$/);
     expect(h.discord.requests.filter((r) => r.token === ix.token && r.code === 40005)).toHaveLength(2);
@@ -103,7 +103,7 @@ describe('failures become short, kind messages', () => {
       20_000,
     );
     expect(posted.content.startsWith(`<@${h.discord.user.id}> `)).toBe(true);
-    expect(buttonsOf(posted).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+    expect(buttonsOf(posted).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
   }, 30_000);
 
   it('sends the result as a follow-up when the user deleted the reply while the job ran', async () => {
@@ -113,7 +113,7 @@ describe('failures become short, kind messages', () => {
     h.discord.deleteMessage(running.id);
     const followUp = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === ix.id && m.attachments.length === 1), 'the follow-up');
     expect(followUp.id).not.toBe(running.id);
-    expect(buttonsOf(followUp).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+    expect(buttonsOf(followUp).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
     expect(h.discord.requests.filter((r) => r.token === ix.token && r.code === 10008).length).toBeGreaterThan(0);
     expect(h.discord.requests.filter((r) => r.token === ix.token && r.route === 'webhook-followup' && r.status === 200)).toHaveLength(1);
   });

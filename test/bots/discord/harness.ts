@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DEV_API_KEY, createEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
 import { PictorClient, type LoggerLike } from '../../../src/index.js';
 import { startDiscordBot, type DiscordBot, type StartDiscordBotOptions } from '../../../bots/discord/index.js';
-import { FileQuotaStore, JobRunner, type SpendLimits } from '../../../bots/runner/index.js';
+import { FileJobHistoryStore, FileQuotaStore, JobRunner, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { FakeDiscord, buttonsOf, type FakeDiscordOptions, type FakeInteraction, type FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 
 /** A logger that keeps every entry, so a test can check that no secret was ever logged. */
@@ -31,12 +31,16 @@ export class RecordingLogger implements LoggerLike {
 
 export interface HarnessOptions {
   limits?: SpendLimits;
+  /** What the operator allows every server (PICTOR_ALLOWED_SCOPES, PICTOR_BLOCKED_WORDS …). */
+  controls?: OperatorControls;
   partialImages?: number;
   emulator?: EmulatorOptions;
   discord?: FakeDiscordOptions;
   bot?: Partial<Omit<StartDiscordBotOptions, 'runner' | 'logger' | 'dataDir' | 'token'>>;
   /** The client's retries of 5xx/429 upstream. Default 0, so failures show at once. */
   maxRetries?: number;
+  /** Interactions over HTTP: the bot takes them at an interactions endpoint the fake Discord POSTs to, signed, instead of the gateway. */
+  http?: boolean;
 }
 
 /**
@@ -86,6 +90,8 @@ export class DiscordHarness {
       minUpdateIntervalMs: 5,
       partialImages: this.options.partialImages ?? 2,
       logger: this.logger,
+      operatorControls: this.options.controls,
+      history: new FileJobHistoryStore({ dir: this.dataDir }),
     });
     this.bot = await startDiscordBot({
       token: this.discord.botToken,
@@ -96,8 +102,11 @@ export class DiscordHarness {
       allowedAttachmentHosts: [this.discord.cdnHost],
       logger: this.logger,
       stopGraceMs: 5000,
+      ...(this.options.http ? { interactions: { publicKey: this.discord.publicKeyHex, host: '127.0.0.1', port: 0 } } : {}),
       ...this.options.bot,
     });
+    // As an operator would set the new address in the Developer Portal (a replica behind a load balancer keeps one).
+    if (this.options.http) this.discord.interactionsEndpoint = this.bot.interactionsUrl;
   }
 
   async #stopBot(): Promise<void> {

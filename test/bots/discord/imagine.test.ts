@@ -27,7 +27,7 @@ describe('/imagine through the real discord.js client and a fake Discord', () =>
     expect(final.history[3]!.components).toEqual([
       { type: 1, components: [expect.objectContaining({ type: 2, label: 'Cancel', custom_id: expect.stringMatching(/^pictor:cancel:/) })] },
     ]);
-    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit']);
+    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
 
     const [headline, facts] = final.content.split('\n');
     expect(headline).toBe('🖌️ **a lighthouse at dusk**');
@@ -49,7 +49,7 @@ describe('/imagine through the real discord.js client and a fake Discord', () =>
     const final = await h.finalReply(ix);
     expect(final.attachments.map((a) => a.filename)).toEqual([1, 2, 3].map((i) => expect.stringMatching(new RegExp(`-${i}\\.png$`))));
     expect(final.content.split('\n')[1]).toMatch(/^1536x1024 · medium · png · \$0\.130 · /);
-    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit 1', 'Edit 2', 'Edit 3']);
+    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit 1', 'Edit 2', 'Edit 3', 'Delete']);
     expect(h.emulator.requests.at(-1)!.fields).toMatchObject({ n: 3, size: '1536x1024' });
   });
 

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { readRunnerConfig } from '../../../bots/runner/index.js';
-import { ValidationError } from '../../../src/index.js';
+import { QUALITIES, SIZES, ValidationError } from '../../../src/index.js';
+
+/** What the operator allows every server/workspace when nothing is set. */
+const OPEN_CONTROLS = { allowedScopes: undefined, blockedWords: [], maxImagesPerJob: 10, qualities: [...QUALITIES], sizes: [...SIZES], allowLowModeration: false };
 
 function errorOf(env: NodeJS.ProcessEnv): ValidationError {
   try {
@@ -20,6 +23,8 @@ describe('readRunnerConfig', () => {
       partialImages: 2,
       minUpdateIntervalMs: 1500,
       shutdownGraceMs: 300_000,
+      controls: OPEN_CONTROLS,
+      historyRetentionDays: 30,
     });
   });
 
@@ -40,6 +45,8 @@ describe('readRunnerConfig', () => {
       partialImages: 0,
       minUpdateIntervalMs: 800,
       shutdownGraceMs: 600_000,
+      controls: OPEN_CONTROLS,
+      historyRetentionDays: 30,
     });
   });
 
@@ -53,5 +60,29 @@ describe('readRunnerConfig', () => {
     expect(errorOf({ PICTOR_USER_COOLDOWN_SECONDS: 'soon' }).param).toBe('PICTOR_USER_COOLDOWN_SECONDS');
     expect(errorOf({ PICTOR_UPDATE_INTERVAL_MS: '1.5' }).param).toBe('PICTOR_UPDATE_INTERVAL_MS');
     expect(errorOf({ PICTOR_SHUTDOWN_GRACE_SECONDS: 'a while' }).param).toBe('PICTOR_SHUTDOWN_GRACE_SECONDS');
+  });
+
+  it('reads what the operator allows every server and workspace', () => {
+    const { controls } = readRunnerConfig({
+      PICTOR_ALLOWED_SCOPES: ' 123456789012345678, T0ABC ',
+      PICTOR_BLOCKED_WORDS: 'gore, Café,,red fox',
+      PICTOR_MAX_IMAGES_PER_JOB: '4',
+      PICTOR_ALLOWED_QUALITIES: 'low,medium',
+      PICTOR_ALLOWED_SIZES: '1024x1024',
+      PICTOR_ALLOW_LOW_MODERATION: '1',
+    });
+    expect(controls).toEqual({
+      allowedScopes: ['123456789012345678', 'T0ABC'],
+      blockedWords: ['gore', 'Café', 'red fox'],
+      maxImagesPerJob: 4,
+      qualities: ['low', 'medium'],
+      sizes: ['1024x1024'],
+      allowLowModeration: true,
+    });
+    expect(errorOf({ PICTOR_MAX_IMAGES_PER_JOB: '11' }).param).toBe('PICTOR_MAX_IMAGES_PER_JOB');
+    expect(errorOf({ PICTOR_ALLOWED_QUALITIES: 'low,best' }).message).toMatch(/^PICTOR_ALLOWED_QUALITIES must be one or more of low, medium, high, auto/);
+    expect(errorOf({ PICTOR_ALLOWED_SIZES: '512x512' }).param).toBe('PICTOR_ALLOWED_SIZES');
+    expect(errorOf({ PICTOR_ALLOW_LOW_MODERATION: 'maybe' }).param).toBe('PICTOR_ALLOW_LOW_MODERATION');
+    expect(errorOf({ PICTOR_ALLOWED_SCOPES: 'a b' }).param).toBe('PICTOR_ALLOWED_SCOPES');
   });
 });

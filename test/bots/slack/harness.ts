@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { DEFAULT_FILE_HOSTS, startSlackBot, type SlackBot, type SlackBotOptions } from '../../../bots/slack/index.js';
-import { FileQuotaStore, JobRunner, type SpendLimits } from '../../../bots/runner/index.js';
+import { FileJobHistoryStore, FileQuotaStore, JobRunner, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import type { QuotaStore } from '../../../src/index.js';
 import { ImageLimiter, PictorClient, silentLogger } from '../../../src/index.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorOptions, type EmulatorServer } from '../../../src/emulator/index.js';
@@ -14,6 +14,8 @@ import { buttonsOf, visibleText } from '../../fakes/slack/slack-objects.js';
 export interface HarnessOptions {
   mode?: 'http' | 'socket';
   limits?: SpendLimits;
+  /** What the operator allows every workspace (PICTOR_ALLOWED_SCOPES, PICTOR_BLOCKED_WORDS …). */
+  controls?: OperatorControls;
   emulator?: EmulatorOptions;
   /** Reuse a data folder (restart tests). */
   dataDir?: string;
@@ -53,8 +55,18 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const server: EmulatorServer = await emulator.listen({ port: 0 });
   const limiter = new ImageLimiter({ maxConcurrent: 4 });
   const client = new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, limiter, maxRetries: 0 });
+  // The workspaces' settings are kept beside the ledger's caps, as `npm start` keeps them without Redis.
   const store = options.store ?? new FileQuotaStore({ dir: dataDir });
-  const runner = new JobRunner({ client, store, limits: options.limits ?? {}, minUpdateIntervalMs: 20, partialImages: 2, shutdownGraceMs: 2000 });
+  const runner = new JobRunner({
+    client,
+    store,
+    limits: options.limits ?? {},
+    minUpdateIntervalMs: 20,
+    partialImages: 2,
+    shutdownGraceMs: 2000,
+    operatorControls: options.controls,
+    history: new FileJobHistoryStore({ dir: dataDir }),
+  });
   const bot = await startSlackBot({
     botToken: fake.botToken,
     appToken: fake.appToken,
@@ -81,8 +93,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     bot,
     dataDir,
     async close(keep = {}) {
-      await bot.stop();
+      // As `npm start` stops: the runner first (running jobs end and are shown), then the bot waits for what it still shows.
       await runner.shutdown({ graceMs: 500 });
+      await bot.stop();
       await store.close();
       await limiter.stop();
       await emulator.close();

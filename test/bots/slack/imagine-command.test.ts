@@ -29,7 +29,7 @@ describe('/imagine over HTTP', () => {
     expect(statuses.some((s) => s.includes('Drawing'))).toBe(true);
     expect(statuses.some((s) => /preview \d is in the thread/.test(s))).toBe(true);
     expect(statusOf(message)).toMatch(/^:white_check_mark: Done · 1024x1024 · low · png · \$0\.0064 · [\d.]+ s · the image is in the thread$/);
-    expect(buttonsOf(message).map((b) => b.actionId)).toEqual(['pictor_reroll', 'pictor_edit']);
+    expect(buttonsOf(message).map((b) => b.actionId)).toEqual(['pictor_reroll', 'pictor_edit', 'pictor_delete']);
 
     // Previews and the final image are files in the message's thread.
     const thread = fake.replies('C0ART', message.ts);

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIAttachment, APIMessage, APIUser } from 'discord.js';
@@ -98,6 +98,10 @@ export interface FakeInteraction {
   /** The modal shown in answer to it (callback type 9). */
   modal: { custom_id: string; title: string; components: unknown[] } | undefined;
   expired: boolean;
+  /** How it reached the bot: the gateway, or a signed POST to the bot's interactions endpoint. */
+  via: 'gateway' | 'http';
+  /** Over HTTP: the endpoint's answer status (undefined while waiting, or when it did not answer within 3 s). */
+  httpStatus: number | undefined;
 }
 
 export interface FaultMatch {
@@ -172,6 +176,12 @@ export class FakeDiscord {
   readonly commands = new Map<string, Record<string, unknown>[]>();
   attachmentSizeLimit: number;
   ackDeadlineMs: number;
+  /**
+   * The application's Interactions Endpoint URL. When set, interactions are
+   * POSTed there, signed, instead of sent through the gateway, and the answer
+   * to the POST is the interaction's initial response.
+   */
+  interactionsEndpoint: string | undefined;
   tokenLifetimeMs: number;
 
   readonly #server: Server;
@@ -181,6 +191,10 @@ export class FakeDiscord {
   readonly #files = new Map<string, FakeAttachment>();
   readonly #faults: PendingFault[] = [];
   readonly #commandIds = new Map<string, string>();
+  /** The application's key pair: Discord signs what it POSTs to an interactions endpoint with the private key. */
+  readonly #keys = generateKeyPairSync('ed25519');
+  /** Interactions POSTed to the endpoint whose answer is still awaited, by token (webhook calls with the token wait for it). */
+  readonly #deliveries = new Map<string, Promise<void>>();
   #origin = '';
 
   private constructor(options: FakeDiscordOptions) {
@@ -236,8 +250,42 @@ export class FakeDiscord {
     return new URL(this.#origin).host;
   }
 
+  /** The application's public key as the Developer Portal shows it: 32 bytes in hex. */
+  get publicKeyHex(): string {
+    return this.#keys.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex');
+  }
+
+  /**
+   * POSTs `body` to the interactions endpoint as Discord does: `X-Signature-Ed25519` over the timestamp and the body,
+   * `X-Signature-Timestamp`. `signature: null` leaves the signature out; a string replaces it.
+   */
+  async postToInteractionsEndpoint(body: string, options: { signature?: string | null; timestamp?: string; timeoutMs?: number } = {}): Promise<Response> {
+    if (!this.interactionsEndpoint) throw new Error('no interactions endpoint is set');
+    const timestamp = options.timestamp ?? String(Math.floor(Date.now() / 1000));
+    const signature = options.signature === undefined ? this.signInteraction(timestamp, body) : options.signature;
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'Discord-Interactions/1.0 (+https://discord.com)', 'x-signature-timestamp': timestamp };
+    if (signature !== null) headers['x-signature-ed25519'] = signature;
+    return fetch(this.interactionsEndpoint, { method: 'POST', headers, body, signal: AbortSignal.timeout(options.timeoutMs ?? this.ackDeadlineMs) });
+  }
+
+  /** The signature Discord sends with a POST of `body` at `timestamp`: Ed25519 over the two, in hex. */
+  signInteraction(timestamp: string, body: string): string {
+    return sign(null, Buffer.from(timestamp + body), this.#keys.privateKey).toString('hex');
+  }
+
+  /** Discord's check of an endpoint (type 1, PING): the answer it got. */
+  async pingInteractionsEndpoint(): Promise<{ status: number; body: unknown }> {
+    const res = await this.postToInteractionsEndpoint(JSON.stringify({ id: snowflake(), application_id: this.applicationId, type: 1, token: randomBytes(20).toString('base64url'), version: 1 }));
+    return { status: res.status, body: await res.json().catch(() => undefined) };
+  }
+
   get gatewayStats(): GatewayStats {
     return { ...this.#gateway.stats };
+  }
+
+  /** Bot sessions connected to the gateway now (a bot running twice has two, and gets every interaction twice). */
+  get openGatewaySessions(): number {
+    return this.#gateway.openSessions;
   }
 
   waitForReady(timeoutMs?: number): Promise<void> {
@@ -276,7 +324,7 @@ export class FakeDiscord {
   /** A user runs a slash command; `name` may name a subcommand after a space (`imagine-admin budget`). */
   slashCommand(name: string, options: Record<string, OptionValue>, as: Partial<InteractionContext> = {}): FakeInteraction {
     const ix = this.#newInteraction('command', name, as);
-    this.#gateway.dispatch('INTERACTION_CREATE', chatInputPayload({ ...ix, commandId: this.#commandId(name.split(' ')[0]!) }, name, options, this.#context(as)));
+    this.#deliver(ix, chatInputPayload({ ...ix, commandId: this.#commandId(name.split(' ')[0]!) }, name, options, this.#context(as)));
     return ix;
   }
 
@@ -284,7 +332,7 @@ export class FakeDiscord {
   messageCommand(name: string, target: FakeMessage | APIMessage, as: Partial<InteractionContext> = {}): FakeInteraction {
     const ix = this.#newInteraction('message-command', name, as);
     const message = 'history' in target ? apiMessage(target, this.#authorOf(target)) : target;
-    this.#gateway.dispatch('INTERACTION_CREATE', messageCommandPayload({ ...ix, commandId: this.#commandId(name) }, name, message, this.#context(as)));
+    this.#deliver(ix, messageCommandPayload({ ...ix, commandId: this.#commandId(name) }, name, message, this.#context(as)));
     return ix;
   }
 
@@ -295,7 +343,7 @@ export class FakeDiscord {
     }
     const ix = this.#newInteraction('button', customId, as);
     ix.sourceMessageId = message.id;
-    this.#gateway.dispatch('INTERACTION_CREATE', buttonPayload(ix, customId, apiMessage(message, this.#authorOf(message)), this.#context(as)));
+    this.#deliver(ix, buttonPayload(ix, customId, apiMessage(message, this.#authorOf(message)), this.#context(as)));
     return ix;
   }
 
@@ -308,7 +356,7 @@ export class FakeDiscord {
     ix.sourceMessageId = shownBy.kind === 'button' ? shownBy.sourceMessageId : undefined;
     const source = ix.sourceMessageId ? this.messages.get(ix.sourceMessageId) : undefined;
     const message = source ? apiMessage(source, this.#authorOf(source)) : undefined;
-    this.#gateway.dispatch('INTERACTION_CREATE', modalSubmitPayload(ix, modal.custom_id, components, message, this.#context({ user: shownBy.user, ...as })));
+    this.#deliver(ix, modalSubmitPayload(ix, modal.custom_id, components, message, this.#context({ user: shownBy.user, ...as })));
     return ix;
   }
 
@@ -402,10 +450,35 @@ export class FakeDiscord {
       sourceMessageId: undefined,
       modal: undefined,
       expired: false,
+      via: this.interactionsEndpoint ? 'http' : 'gateway',
+      httpStatus: undefined,
     };
     this.interactions.set(ix.id, ix);
     this.#byToken.set(ix.token, ix);
     return ix;
+  }
+
+  /** Through the gateway, or as a signed POST whose answer (a 200 with an interaction response, within 3 s) is the initial response. */
+  #deliver(ix: FakeInteraction, payload: Record<string, unknown>): void {
+    if (ix.via === 'gateway') {
+      this.#gateway.dispatch('INTERACTION_CREATE', payload);
+      return;
+    }
+    const delivery = (async () => {
+      try {
+        const res = await this.postToInteractionsEndpoint(JSON.stringify(payload), { timeoutMs: Math.max(0, this.ackDeadlineMs - (Date.now() - ix.createdAt)) });
+        const body = await readInteractionResponse(res);
+        ix.httpStatus = res.status;
+        // A response after 3 s, or anything but a 200 with an interaction response, counts as failed.
+        if (res.status !== 200 || !body || Date.now() - ix.createdAt > this.ackDeadlineMs) return;
+        ix.callbackAttempts += 1;
+        this.#acknowledge(ix, body);
+      } catch {
+        // No answer in time (or an answer Discord would not take): the interaction failed; its token is never valid.
+      }
+    })();
+    this.#deliveries.set(ix.token, delivery);
+    void delivery.finally(() => this.#deliveries.delete(ix.token));
   }
 
   #context(as: Partial<InteractionContext>): InteractionContext {
@@ -435,6 +508,10 @@ export class FakeDiscord {
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (this.#silent) return; // held open until close() drops every connection
     const url = new URL(req.url ?? '/', this.#origin);
+    // Discord applies an endpoint's answer before it takes webhook calls with that interaction's token.
+    const webhookToken = /^\/api\/v\d+\/webhooks\/\d+\/([^/]+)/.exec(url.pathname)?.[1];
+    const delivery = webhookToken ? this.#deliveries.get(decodeURIComponent(webhookToken)) : undefined;
+    if (delivery) await delivery;
     const method = (req.method ?? 'GET').toUpperCase();
     const record: RecordedRequest = {
       at: Date.now(),
@@ -615,6 +692,21 @@ export class FakeDiscord {
     ix.callbackAttempts += 1;
     if (ix.ack) throw new DiscordHttpError(400, 40060, 'Interaction has already been acknowledged.');
     if (Date.now() - ix.createdAt > this.ackDeadlineMs) throw new DiscordHttpError(404, 10062, 'Unknown interaction');
+    const message = this.#acknowledge(ix, body);
+    const type = ix.ack!.type;
+    record.messageId = message?.id;
+    if (!withResponse) return { status: 204 };
+    return {
+      status: 200,
+      body: {
+        interaction: { id: ix.id, type: 2, response_message_id: message?.id, response_message_loading: type === CALLBACK_DEFER, response_message_ephemeral: false },
+        resource: { type, ...(message ? { message: apiMessage(message, this.botUser) } : {}) },
+      },
+    };
+  }
+
+  /** Applies an interaction's initial response (from the callback endpoint, or the answer to an endpoint POST). */
+  #acknowledge(ix: FakeInteraction, body: ReadBody): FakeMessage | undefined {
     const type = Number(body.json?.type);
     const data = (body.json?.data ?? {}) as Record<string, unknown>;
     let message: FakeMessage | undefined;
@@ -646,15 +738,7 @@ export class FakeDiscord {
         throw new DiscordHttpError(400, 50035, `Invalid Form Body (callback type ${type})`);
     }
     ix.ack = { type, at: Date.now() };
-    record.messageId = message?.id;
-    if (!withResponse) return { status: 204 };
-    return {
-      status: 200,
-      body: {
-        interaction: { id: ix.id, type: 2, response_message_id: message?.id, response_message_loading: type === CALLBACK_DEFER, response_message_ephemeral: false },
-        resource: { type, ...(message ? { message: apiMessage(message, this.botUser) } : {}) },
-      },
-    };
+    return message;
   }
 
   #interactionFor(token: string): FakeInteraction {
@@ -826,6 +910,20 @@ function rateLimitedAnswer(retryAfterSeconds: number, decision: WindowDecision):
     body: { message: 'You are being rate limited.', retry_after: retryAfter, global: false, code: 0 },
     headers: { ...rateLimitHeaders(decision), 'retry-after': retryAfter.toFixed(3), 'x-ratelimit-scope': 'user' },
   };
+}
+
+/** An interaction response in an endpoint's answer: JSON, or multipart with `payload_json` and `files[n]` as on the callback endpoint. */
+async function readInteractionResponse(res: Response): Promise<ReadBody | undefined> {
+  const type = res.headers.get('content-type') ?? '';
+  if (type.startsWith('application/json')) return { json: (await res.json()) as Record<string, unknown>, files: [], multipart: false };
+  if (!type.startsWith('multipart/form-data')) return undefined;
+  const form = await res.formData();
+  const files: ReceivedFile[] = [];
+  for (const [field, value] of form) {
+    if (typeof value !== 'string') files.push({ field, filename: value.name, contentType: value.type, bytes: Buffer.from(await value.arrayBuffer()) });
+  }
+  const payload = form.get('payload_json');
+  return { json: typeof payload === 'string' ? (JSON.parse(payload) as Record<string, unknown>) : undefined, files, multipart: true };
 }
 
 function guessContentType(filename: string): string {

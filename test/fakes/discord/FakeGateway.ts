@@ -74,13 +74,24 @@ export class FakeGateway {
     });
   }
 
-  /** Sends a dispatch event to the connected session. */
+  /** Sends a dispatch event to every connected session, as Discord does when a bot (one shard) is connected more than once. */
   dispatch(event: string, data: unknown): void {
-    const session = this.#current();
-    if (!session?.socket) throw new Error(`cannot dispatch ${event}: no bot is connected to the fake gateway`);
-    session.seq += 1;
-    this.stats.dispatches += 1;
-    session.socket.send(JSON.stringify({ op: OP_DISPATCH, t: event, s: session.seq, d: data }));
+    const sessions = this.#open();
+    if (sessions.length === 0) throw new Error(`cannot dispatch ${event}: no bot is connected to the fake gateway`);
+    for (const session of sessions) {
+      session.seq += 1;
+      this.stats.dispatches += 1;
+      session.socket!.send(JSON.stringify({ op: OP_DISPATCH, t: event, s: session.seq, d: data }));
+    }
+  }
+
+  /** How many sessions are connected now. */
+  get openSessions(): number {
+    return this.#open().length;
+  }
+
+  #open(): Session[] {
+    return [...this.#sessions.values()].filter((session) => session.socket && session.socket.readyState === session.socket.OPEN);
   }
 
   /** Drops every connection the way a network failure would (sessions stay resumable). */

@@ -715,6 +715,22 @@ export class FakeSlack {
         message.edits.push({ at: Date.now(), text: message.text, blocks: message.blocks });
         return { ok: true, channel, ts: message.ts, text: message.text };
       }
+      case 'chat.delete': {
+        if (!channel) return fail('channel_not_found');
+        const index = this.messages.findIndex((m) => m.channel === channel && m.ts === str('ts'));
+        if (index < 0) return fail('message_not_found');
+        if (this.messages[index]!.user !== this.botUserId) return fail('cant_delete_message');
+        this.messages.splice(index, 1);
+        return { ok: true, channel, ts: str('ts') };
+      }
+      case 'files.delete': {
+        const file = this.files.get(str('file') ?? '');
+        if (!file) return fail('file_not_found');
+        if (file.user !== this.botUserId) return fail('cant_delete_file');
+        this.files.delete(file.id);
+        for (const message of this.messages) if (message.files) message.files = message.files.filter((f) => f.id !== file.id);
+        return { ok: true };
+      }
       case 'chat.postEphemeral': {
         if (!channel) return fail('channel_not_found');
         if (this.#notMember.has(channel)) return fail('not_in_channel');

@@ -1,8 +1,10 @@
 /**
  * End-to-end test of the n8n node with a REAL n8n 2.8.4 (run: npm run test:n8n).
  *
- * 1. Installs n8n into .cache/n8n-2.8.4/ if it is not there yet (the recipe of
- *    wire-format.md: n8n + two @opentelemetry pins, xlsx override, legacy peers).
+ * 1. Installs n8n into the user's cache folder (~/.cache/pictor/n8n-2.8.4/, or
+ *    $XDG_CACHE_HOME/pictor/…, or PICTOR_N8N_DIR) if it is not there yet, once
+ *    per machine rather than once per clone (the recipe of wire-format.md: n8n +
+ *    two @opentelemetry pins, xlsx override, legacy peers).
  * 2. Builds and packs nodes/ with the build-and-pack block of nodes/README.md,
  *    run as written in the repository's root.
  * 3. Starts the emulator on a free loopback port. Then twice, once per way
@@ -24,15 +26,19 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { homedir, tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { createEmulator, DEV_API_KEY, type Emulator } from '../../../src/emulator/index.js';
 
 const N8N_VERSION = '2.8.4';
 const root = resolve(import.meta.dirname, '../../..');
 const nodesDir = join(root, 'nodes');
-const n8nDir = join(root, '.cache', `n8n-${N8N_VERSION}`);
+/**
+ * Where n8n is installed: 1.7 GB and up to half an hour to install, so once per machine (like a browser that a
+ * test runner downloads), not once per clone. `PICTOR_N8N_DIR` names another folder.
+ */
+const n8nDir = process.env.PICTOR_N8N_DIR?.trim() || join(process.env.XDG_CACHE_HOME?.trim() || join(homedir(), '.cache'), 'pictor', `n8n-${N8N_VERSION}`);
 const n8nBin = join(n8nDir, 'node_modules', '.bin', 'n8n');
 const installedMarker = join(n8nDir, '.installed');
 const sqliteBinding = join(n8nDir, 'node_modules', 'sqlite3', 'build', 'Release', 'node_sqlite3.node');
@@ -594,6 +600,7 @@ async function checkToolVariant(route: string, home: string, env: NodeJS.Process
 }
 
 async function main(): Promise<void> {
+  await mkdir(dirname(lastOutput), { recursive: true });
   await ensureN8n();
   const work = await mkdtemp(join(tmpdir(), 'pictor-n8n-e2e-'));
   const emulator = createEmulator();

@@ -1,0 +1,101 @@
+import { Events, type Client } from 'discord.js';
+import { scrubSecrets, withTimeout, type LoggerLike } from '../../src/index.js';
+import { GatewayLease, gatewayLeaseKey, type GatewayLeaseOptions } from './gateway-lease.js';
+
+export interface GatewayConnectionOptions {
+  client: Client;
+  token: string;
+  /** How long to wait for Discord's READY at login. */
+  loginTimeoutMs: number;
+  /** With several processes on one Redis: connect only while holding this lease. */
+  lease?: Omit<GatewayLeaseOptions, 'logger'> | undefined;
+  logger: LoggerLike;
+}
+
+export interface GatewayConnection {
+  /** Logs in (rejects when that fails), or, when another process holds the lease, stands by and returns. */
+  start(): Promise<void>;
+  /** Connected, or standing by for the lease (a healthy state). */
+  online(): boolean;
+  /** Whether `leave()` should come before the replies in flight are waited for (a standby can take over meanwhile). */
+  readonly leased: boolean;
+  /** Off the gateway, then the lease given up (in that order: never two processes connected). */
+  leave(): Promise<void>;
+}
+
+/**
+ * The bot's gateway connection. Without a lease: log in, stay connected. With
+ * one (see gateway-lease.ts): connect only while holding it, disconnect at once
+ * when it is lost, and wait to take it (again) otherwise.
+ */
+export function gatewayConnection(options: GatewayConnectionOptions): GatewayConnection {
+  const { client, token, logger } = options;
+  const lease = options.lease ? new GatewayLease({ ...options.lease, key: options.lease.key ?? gatewayLeaseKey(token, options.lease.prefix), logger }) : undefined;
+  let holding = false;
+  let leaving = false;
+
+  const connect = async () => {
+    const ready = new Promise<Client<true>>((resolve) => client.once(Events.ClientReady, resolve));
+    await client.login(token);
+    await withTimeout(ready, options.loginTimeoutMs, 'Discord did not send READY in time');
+  };
+  /** Disconnected, with the token kept on REST: replies, the crash sweep and channel messages still need it. */
+  const disconnect = async () => {
+    await client.destroy().catch(() => {});
+    client.rest.setToken(token);
+  };
+  const onLost = (why: string) => {
+    holding = false;
+    logger.error({ why }, 'lost the Discord gateway lease; disconnecting from the gateway');
+    void disconnect().then(standBy);
+  };
+  const standBy = () => {
+    if (!lease || leaving) return;
+    logger.info({ takeoverWithinMs: lease.takeoverWithinMs }, 'another process holds the Discord gateway; standing by');
+    void (async () => {
+      while (await lease.acquire()) {
+        if (leaving) return lease.release();
+        try {
+          await connect();
+          holding = true;
+          lease.keep(onLost);
+          logger.info({}, 'took over the Discord gateway');
+          return;
+        } catch (error) {
+          const message = scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
+          logger.error({ err: { message } }, 'could not connect to the Discord gateway after taking the lease; giving it up for now');
+          await disconnect();
+          await lease.release();
+          await new Promise((resolve) => setTimeout(resolve, lease.takeoverWithinMs));
+        }
+      }
+    })();
+  };
+
+  return {
+    leased: lease !== undefined,
+    async start() {
+      if (lease && !(await lease.tryAcquire().catch(() => false))) {
+        client.rest.setToken(token);
+        standBy();
+        return;
+      }
+      try {
+        await connect();
+      } catch (error) {
+        await lease?.release();
+        throw error;
+      }
+      holding = true;
+      lease?.keep(onLost);
+    },
+    online: () => (lease && !holding ? !leaving : client.isReady()),
+    async leave() {
+      leaving = true;
+      lease?.stop();
+      await disconnect();
+      if (holding) await lease?.release();
+      holding = false;
+    },
+  };
+}

@@ -1,0 +1,147 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { withTimeout, type LoggerLike } from '../../src/index.js';
+
+export interface GatewayLeaseOptions {
+  redis: Redis;
+  /** The Redis key of the lease. Default `<prefix>:discord:gateway-lease:<application id>` (`gatewayLeaseKey`). */
+  key?: string | undefined;
+  /** The account's key prefix (`PICTOR_REDIS_PREFIX`), when `key` is not given. Default `pictor`. */
+  prefix?: string | undefined;
+  /** How long the lease lasts unless renewed. Default 15 s. */
+  ttlMs?: number | undefined;
+  /** How often the holder renews it. Default 5 s. */
+  renewEveryMs?: number | undefined;
+  /** How often a waiting process tries to take it. Default 2 s. */
+  pollEveryMs?: number | undefined;
+  logger: LoggerLike;
+}
+
+export const GATEWAY_LEASE_DEFAULTS = { ttlMs: 15_000, renewEveryMs: 5_000, pollEveryMs: 2_000 } as const;
+
+/**
+ * One lease per bot: the key names the application the token belongs to (a bot token starts with its user id, which
+ * is the application id, in base64), so two bots on one Redis do not wait for each other. Never the token itself.
+ */
+export function gatewayLeaseKey(token: string, prefix = 'pictor'): string {
+  const id = Buffer.from(token.split('.')[0] ?? '', 'base64').toString('utf8');
+  return `${prefix}:discord:gateway-lease:${/^\d{17,20}$/.test(id) ? id : createHash('sha256').update(token).digest('hex').slice(0, 16)}`;
+}
+
+/** Extends the lease only while this holder has it. */
+const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
+/** Drops the lease only while this holder has it. */
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
+
+/**
+ * Which process holds the Discord gateway when several share one Redis: a key
+ * set only if absent (`SET NX PX`), renewed by its holder, gone when the holder
+ * stops renewing. A holder that cannot confirm its lease gives it up (`onLost`)
+ * one renew interval before the lease can expire, so two processes are never
+ * connected at once; a waiting process takes over within `ttlMs + pollEveryMs`
+ * of the holder's death (at once, at the next poll, when it stops cleanly).
+ */
+export class GatewayLease {
+  readonly holder = randomUUID();
+  readonly #o: Required<Omit<GatewayLeaseOptions, 'logger' | 'redis' | 'key' | 'prefix'>> & Pick<GatewayLeaseOptions, 'logger' | 'redis'> & { key: string };
+  #renewTimer: NodeJS.Timeout | undefined;
+  #stopped = false;
+  #wake: (() => void) | undefined;
+
+  constructor(options: GatewayLeaseOptions & { key: string }) {
+    const { prefix: _prefix, ...rest } = definedOnly(options);
+    const o = { ...GATEWAY_LEASE_DEFAULTS, ...rest, key: options.key, redis: options.redis, logger: options.logger };
+    if (!(o.renewEveryMs * 2 < o.ttlMs)) throw new Error('the gateway lease must be renewed at least twice per lifetime (renewEveryMs * 2 < ttlMs)');
+    this.#o = o;
+  }
+
+  /** The longest a waiting process needs to take over from a holder that died. */
+  get takeoverWithinMs(): number {
+    return this.#o.ttlMs + this.#o.pollEveryMs;
+  }
+
+  /** One try: true when this process now holds the lease. */
+  async tryAcquire(): Promise<boolean> {
+    const { redis, key, ttlMs } = this.#o;
+    const set = await withTimeout(redis.set(key, this.holder, 'PX', ttlMs, 'NX'), this.#o.renewEveryMs, 'Redis did not answer');
+    return set === 'OK';
+  }
+
+  /** Waits until this process holds the lease; false when `stop()` ended the wait. Redis errors are logged and retried. */
+  async acquire(): Promise<boolean> {
+    for (;;) {
+      if (this.#stopped) return false;
+      try {
+        if (await this.tryAcquire()) return true;
+      } catch (error) {
+        this.#o.logger.warn({ err: messageOf(error) }, 'could not ask Redis for the Discord gateway lease; trying again');
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.#o.pollEveryMs);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
+  }
+
+  /**
+   * Renews the lease every `renewEveryMs` until `release()`. `onLost` is called
+   * once, and renewing stops, when Redis says another process holds it, or when
+   * the last confirmed renewal is so old that the lease may expire before the next.
+   */
+  keep(onLost: (why: string) => void): void {
+    const { redis, key, ttlMs, renewEveryMs } = this.#o;
+    let confirmedAt = Date.now();
+    const tick = async () => {
+      if (Date.now() - confirmedAt >= ttlMs - renewEveryMs) return lost('Redis has not confirmed the lease in time');
+      try {
+        const renewed = await withTimeout(redis.eval(RENEW, 1, key, this.holder, String(ttlMs)), renewEveryMs, 'Redis did not answer');
+        if (this.#renewTimer === undefined) return;
+        if (Number(renewed) !== 1) return lost('another process holds the lease');
+        confirmedAt = Date.now();
+      } catch (error) {
+        this.#o.logger.warn({ err: messageOf(error) }, 'could not renew the Discord gateway lease');
+        if (Date.now() - confirmedAt >= ttlMs - renewEveryMs) return lost('Redis has not confirmed the lease in time');
+      }
+      if (this.#renewTimer !== undefined) this.#renewTimer = setTimeout(() => void tick(), renewEveryMs);
+    };
+    const lost = (why: string) => {
+      this.#clearRenew();
+      onLost(why);
+    };
+    this.#renewTimer = setTimeout(() => void tick(), renewEveryMs);
+  }
+
+  /** Stops renewing and gives the lease up (if still ours) so another process can take it at once. */
+  async release(): Promise<void> {
+    this.#clearRenew();
+    try {
+      await withTimeout(this.#o.redis.eval(RELEASE, 1, this.#o.key, this.holder), 2000, 'Redis did not answer');
+    } catch (error) {
+      this.#o.logger.warn({ err: messageOf(error) }, 'could not give up the Discord gateway lease; it expires on its own');
+    }
+  }
+
+  /** Ends a wait in `acquire()` and stops renewing. */
+  stop(): void {
+    this.#stopped = true;
+    this.#clearRenew();
+    this.#wake?.();
+  }
+
+  #clearRenew(): void {
+    if (this.#renewTimer !== undefined) clearTimeout(this.#renewTimer);
+    this.#renewTimer = undefined;
+  }
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,225 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ClientApplication, Routes, type APIApplication, type Client, type RESTOptions } from 'discord.js';
+import { withTimeout, type LoggerLike } from '../../src/index.js';
+import { DISCORD_ERRORS, DISCORD_LIMITS } from './discord-facts.js';
+import { createSignatureCheck } from './verify-signature.js';
+
+type MakeRequest = RESTOptions['makeRequest'];
+
+/** The path Discord posts interactions to (the portal's Interactions Endpoint URL ends with it). */
+export const INTERACTIONS_PATH = '/interactions';
+
+/**
+ * Largest interaction body taken. An interaction carries at most one message
+ * (a message command's target, a button's message: 2,000 characters, 10
+ * embeds of 6,000) and the options and resolved objects of one command, far
+ * below this.
+ */
+export const MAX_INTERACTION_BODY_BYTES = 1024 * 1024;
+
+const INTERACTION_PING = 1;
+const CALLBACK_PONG = 1;
+const CALLBACK_PATH = /\/interactions\/(\d+)\/([^/]+)\/callback$/;
+
+interface PendingAnswer {
+  token: string;
+  res: ServerResponse;
+  settled: boolean;
+}
+
+/**
+ * The initial responses of interactions received over HTTP. Discord takes the
+ * answer to its POST as the interaction's initial response, so discord.js's
+ * callback request (`deferReply`, `reply`, `update`, `showModal`) for such an
+ * interaction is written into that HTTP response instead of being sent to
+ * Discord; everything after it (edits, follow-ups) goes to Discord's webhook
+ * endpoints as usual.
+ */
+export class HttpInitialResponses {
+  readonly #pending = new Map<string, PendingAnswer>();
+
+  /** discord.js's request function with callbacks of pending interactions answered over HTTP. */
+  wrap(inner: MakeRequest): MakeRequest {
+    return async (url, init) => {
+      const match = CALLBACK_PATH.exec(new URL(url).pathname);
+      const pending = match ? this.#pending.get(match[1]!) : undefined;
+      if (!match || !pending || pending.token !== decodeURIComponent(match[2]!)) return inner(url, init);
+      this.#pending.delete(match[1]!);
+      pending.settled = true;
+      // The same bytes discord.js would send to the callback endpoint (JSON, or multipart when files are attached).
+      const encoded = new Response(init.body as ConstructorParameters<typeof Response>[0]);
+      const body = Buffer.from(await encoded.arrayBuffer());
+      const contentType = (init.body instanceof FormData ? encoded.headers.get('content-type') : new Headers(init.headers as ConstructorParameters<typeof Headers>[0]).get('content-type')) ?? 'application/json';
+      const { res } = pending;
+      const delivered =
+        !res.destroyed &&
+        (await new Promise<boolean>((resolve) => {
+          res.once('close', () => resolve(res.writableFinished));
+          res.writeHead(200, { 'content-type': contentType, 'content-length': String(body.length) }).end(body);
+        }));
+      // Discord hung up first (its 3 s passed): to the handler this is what the callback endpoint would say then.
+      if (!delivered) return Response.json({ message: 'Unknown interaction', code: DISCORD_ERRORS.unknownInteraction }, { status: 404 });
+      return new Response(null, { status: 204 });
+    };
+  }
+
+  /** Waits up to `timeoutMs` for the interaction's initial response; false when none came (the response is then ended with 500). */
+  expect(id: string, token: string, res: ServerResponse, timeoutMs: number): Promise<boolean> {
+    const pending: PendingAnswer = { token, res, settled: false };
+    this.#pending.set(id, pending);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        if (this.#pending.get(id) === pending) this.#pending.delete(id);
+        if (!pending.settled) {
+          pending.settled = true;
+          answer(res, 500, { message: 'no response in time' });
+        }
+        resolve(false);
+      }, timeoutMs);
+      res.once('close', () => {
+        if (this.#pending.get(id) === pending) this.#pending.delete(id);
+        clearTimeout(timer);
+        resolve(pending.settled && res.writableFinished);
+      });
+    });
+  }
+}
+
+export interface InteractionsEndpointOptions {
+  /** The application's public key (hex), for the signature check. */
+  publicKey: string;
+  host?: string | undefined;
+  /** 0 for any free port. */
+  port: number;
+  client: Client;
+  responses: HttpInitialResponses;
+  logger: LoggerLike;
+  /** How long an interaction's initial response may take. Default Discord's 3 s. */
+  ackDeadlineMs?: number | undefined;
+}
+
+export interface InteractionsEndpoint {
+  /** `http://host:port/interactions`. */
+  url: string;
+  listening(): boolean;
+  /** Stops taking interactions (new ones get 503) and closes the port. */
+  close(): Promise<void>;
+}
+
+/**
+ * Discord's outgoing interactions over HTTP (`POST /interactions`): checks the
+ * Ed25519 signature (401 otherwise), answers PING with PONG, and hands every
+ * other interaction to discord.js as the gateway would, so commands, buttons
+ * and modals run the same code. Holds nothing between requests: any number of
+ * processes can take them behind a load balancer.
+ */
+export async function startInteractionsEndpoint(options: InteractionsEndpointOptions): Promise<InteractionsEndpoint> {
+  const { client, responses, logger } = options;
+  const signedByDiscord = createSignatureCheck(options.publicKey);
+  const deadlineMs = options.ackDeadlineMs ?? DISCORD_LIMITS.acknowledgeMs;
+  const dispatch = interactionDispatcher(client);
+  let accepting = true;
+
+  const server: Server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      logger.error({ err: error instanceof Error ? { name: error.name, message: error.message } : String(error) }, 'the interactions endpoint failed on a request');
+      if (!res.headersSent) answer(res, 500, { message: 'internal error' });
+    });
+  });
+  server.requestTimeout = 10_000;
+  server.headersTimeout = 10_000;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'http://endpoint').pathname;
+    if (path !== INTERACTIONS_PATH) return answer(res, 404, { message: 'not found' });
+    if (req.method !== 'POST') return answer(res, 405, { message: 'POST only' }, { allow: 'POST' });
+    const raw = await readBounded(req, MAX_INTERACTION_BODY_BYTES);
+    if (raw === undefined) return answer(res, 413, { message: 'body too large' }, { connection: 'close' });
+    if (!signedByDiscord(header(req, 'x-signature-timestamp'), raw, header(req, 'x-signature-ed25519'))) {
+      logger.warn({ remote: req.socket.remoteAddress }, 'refused an interaction with a bad or missing signature');
+      return answer(res, 401, { message: 'invalid request signature' });
+    }
+    let payload: { id?: unknown; token?: unknown; type?: unknown } | null;
+    try {
+      payload = JSON.parse(raw.toString('utf8')) as typeof payload;
+    } catch {
+      return answer(res, 400, { message: 'body is not JSON' });
+    }
+    if (typeof payload !== 'object' || payload === null) return answer(res, 400, { message: 'not an interaction' });
+    if (payload.type === INTERACTION_PING) return answer(res, 200, { type: CALLBACK_PONG });
+    if (!accepting) return answer(res, 503, { message: 'stopping' });
+    if (typeof payload.id !== 'string' || typeof payload.token !== 'string') return answer(res, 400, { message: 'not an interaction' });
+    const answered = responses.expect(payload.id, payload.token, res, deadlineMs);
+    dispatch(payload);
+    if (!(await answered)) logger.warn({ id: payload.id, type: payload.type }, 'an interaction received over HTTP got no initial response in time');
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}${INTERACTIONS_PATH}`;
+  logger.info({ url }, 'taking Discord interactions over HTTP');
+  return {
+    url,
+    listening: () => server.listening && accepting,
+    async close() {
+      accepting = false;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+    },
+  };
+}
+
+/**
+ * Without the gateway there is no login: the token goes on REST and is checked by asking Discord for its
+ * application, which discord.js's interaction objects are then built with (as READY would have set it).
+ */
+export async function useTokenWithoutGateway(client: Client, token: string, timeoutMs: number): Promise<void> {
+  client.rest.setToken(token);
+  const application = (await withTimeout(client.rest.get(Routes.currentApplication()), timeoutMs, 'Discord did not answer in time')) as APIApplication;
+  Object.assign(client, { application: Reflect.construct(ClientApplication, [client, application]) as ClientApplication });
+}
+
+/**
+ * discord.js turns a raw interaction into its objects (ChatInputCommandInteraction,
+ * ButtonInteraction, …) and emits `interactionCreate` in its handler of the
+ * gateway's INTERACTION_CREATE; the same handler takes the payloads received here.
+ */
+function interactionDispatcher(client: Client): (payload: object) => void {
+  const action = (client as unknown as { actions?: { InteractionCreate?: { handle?: (data: object) => void } } }).actions?.InteractionCreate;
+  if (typeof action?.handle !== 'function') throw new Error('this discord.js version has no InteractionCreate action to build interactions from HTTP payloads');
+  return (payload) => action.handle!(payload);
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The body, or undefined once it passes `limit` bytes (reading stops there). */
+async function readBounded(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) return undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+function answer(res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers }).end(text);
+}

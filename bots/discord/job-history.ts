@@ -1,0 +1,50 @@
+import { ButtonStyle, ComponentType, Routes, type APIActionRowComponent, type APIButtonComponentWithCustomId, type APIMessage } from 'discord.js';
+import { formatUsd } from '../../src/index.js';
+import type { FinalUpdate, HistoryEntry } from '../runner/index.js';
+import type { BotContext } from './bot-context.js';
+import { encodeCustomId } from './custom-ids.js';
+import { DISCORD_LIMITS } from './discord-facts.js';
+import { loggableError } from './loggable-error.js';
+import type { JobRequest, ReplyingInteraction } from './start-job.js';
+
+/**
+ * Keeps an ended job in the member's history (`/imagine-history`), with a
+ * link to its message when Discord still tells it (the interaction token
+ * works for 15 minutes). Never fails the job: a problem is logged.
+ */
+export function recordInHistory(ctx: BotContext, interaction: ReplyingInteraction, job: JobRequest, key: string, final: FinalUpdate): Promise<void> {
+  const history = ctx.runner.history;
+  if (!history) return Promise.resolve();
+  const link = (async () => {
+    try {
+      const message = (await ctx.webhookRest.get(Routes.webhookMessage(interaction.applicationId, interaction.token, '@original'), { auth: false })) as APIMessage;
+      return `https://discord.com/channels/${job.requester.scopeId}/${message.channel_id}/${message.id}`;
+    } catch (error) {
+      ctx.logger.debug({ err: loggableError(error), jobKey: key }, 'no link to the job’s message for its history');
+      return undefined;
+    }
+  })();
+  return history.recordEnd(job.requester, { key, kind: job.kind, prompt: job.prompt, options: job.options }, final, link);
+}
+
+/** One line per job, newest first, with a Reroll button each (mentions ping nobody: the reply sets `allowedMentions`). */
+export function renderHistory(entries: readonly HistoryEntry[], title: string, withAuthor: boolean): { content: string; components: APIActionRowComponent<APIButtonComponentWithCustomId>[] } {
+  if (entries.length === 0) return { content: `${title}\nNothing yet.`, components: [] };
+  const lines = entries.map((e, i) => {
+    const when = `<t:${Math.floor(e.at / 1000)}:R>`;
+    const prompt = e.prompt.length > 80 ? `${e.prompt.slice(0, 79)}…` : e.prompt;
+    const what = `${e.n} × ${e.size ?? 'default size'}, ${e.quality ?? 'default quality'}`;
+    const cost = e.costUsd === undefined ? e.status : formatUsd(e.costUsd);
+    const where = e.link ? ` · [message](${e.link})` : '';
+    return `${i + 1}. ${when}${withAuthor ? ` <@${e.userId}>` : ''} “${prompt.replace(/[\n`]/g, ' ')}” · ${what} · ${cost}${where}`;
+  });
+  const buttons: APIButtonComponentWithCustomId[] = entries.slice(0, DISCORD_LIMITS.buttonsPerRow * 2).map((e, i) => ({
+    type: ComponentType.Button,
+    style: ButtonStyle.Secondary,
+    label: `Reroll ${i + 1}`,
+    custom_id: encodeCustomId({ action: 'reroll', key: e.key }),
+  }));
+  const components: APIActionRowComponent<APIButtonComponentWithCustomId>[] = [];
+  for (let i = 0; i < buttons.length; i += DISCORD_LIMITS.buttonsPerRow) components.push({ type: ComponentType.ActionRow, components: buttons.slice(i, i + DISCORD_LIMITS.buttonsPerRow) });
+  return { content: [title, ...lines].join('\n'), components };
+}

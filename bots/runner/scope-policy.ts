@@ -1,0 +1,314 @@
+import { DEFAULTS, LIMITS, QUALITIES, SIZES, type LoggerLike, type Quality, type Size } from '../../src/index.js';
+import { findBlockedWord } from './blocked-words.js';
+import { refusalFromPolicy } from './describe-refusal.js';
+import { JobRefusedError } from './JobRefusedError.js';
+import { ScopeSettingsSchema, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type StoredScopeSettings } from './scope-settings.js';
+import type { JobSpec, Platform, Requester } from './types.js';
+
+/** What the operator's environment allows every server/workspace (read in config.ts). */
+export interface OperatorControls {
+  /** Discord server ids and Slack workspace ids where the bot works (`PICTOR_ALLOWED_SCOPES`); undefined: everywhere. */
+  allowedScopes?: readonly string[] | undefined;
+  /** Refused in every prompt everywhere (`PICTOR_BLOCKED_WORDS`). */
+  blockedWords?: readonly string[] | undefined;
+  /** Most images in one job (`PICTOR_MAX_IMAGES_PER_JOB`). Default 10, the service's most. */
+  maxImagesPerJob?: number | undefined;
+  /** Qualities anyone may use (`PICTOR_ALLOWED_QUALITIES`). Default all. */
+  qualities?: readonly Quality[] | undefined;
+  /** Sizes anyone may use (`PICTOR_ALLOWED_SIZES`). Default all. */
+  sizes?: readonly Size[] | undefined;
+  /** Whether admins may choose moderation `low` (`PICTOR_ALLOW_LOW_MODERATION=1`). Default no: `auto` everywhere. */
+  allowLowModeration?: boolean | undefined;
+}
+
+/** Where an effective setting comes from: the operator's environment, a chat admin of the scope, or the built-in default. */
+export type SettingSource = 'operator' | 'admin' | 'default';
+
+export interface EffectiveSetting<T> {
+  value: T;
+  source: SettingSource;
+  /** Who set it and when, for an admin's setting (`discord:<user>`). */
+  change?: SettingChange | undefined;
+}
+
+/** Every rule that applies to the jobs of one scope, and where each comes from (what the settings commands show). */
+export interface EffectiveSettings {
+  platform: Platform;
+  scopeId: string;
+  /** False when the operator does not let the bot work in this server/workspace. */
+  scopeAllowed: boolean;
+  channels: EffectiveSetting<string[]>;
+  allowed: EffectiveSetting<string[]>;
+  blocked: EffectiveSetting<string[]>;
+  operatorBlockedWords: string[];
+  blockedWords: EffectiveSetting<string[]>;
+  maxImages: EffectiveSetting<number>;
+  qualities: EffectiveSetting<Quality[]>;
+  sizes: EffectiveSetting<Size[]>;
+  highQualityFor: EffectiveSetting<string[]>;
+  moderation: EffectiveSetting<'low' | 'auto'>;
+  defaultSize: EffectiveSetting<Size>;
+  defaultQuality: EffectiveSetting<Quality>;
+  defaultPreviews: EffectiveSetting<number>;
+}
+
+/** Why a settings change was refused. Stable: surfaces and tests switch on it. */
+export type SettingChangeRefusal = 'not_admin' | 'invalid_value' | 'not_allowed_by_operator';
+
+export type SettingChangeResult =
+  | { ok: true; name: SettingName; previous: unknown; value: unknown }
+  | { ok: false; code: SettingChangeRefusal; name: SettingName; /** What the operator allows, or what the value must be. */ allowed?: string | undefined };
+
+export interface ScopePolicyOptions {
+  store: ScopeSettingsStore;
+  operator?: OperatorControls | undefined;
+  /** The operator's previews per image (`PICTOR_PARTIAL_IMAGES`): the most a scope may choose. */
+  partialImages: number;
+  logger?: LoggerLike | undefined;
+  now?: (() => number) | undefined;
+  /** How long a scope's settings are cached before the store is read again. Default 5 s (a change made in this process applies at once). */
+  cacheMs?: number | undefined;
+}
+
+export const DEFAULT_SETTINGS_CACHE_MS = 5_000;
+
+/** The operator's controls with their defaults filled in. */
+interface OperatorBounds {
+  allowedScopes: readonly string[] | undefined;
+  blockedWords: readonly string[];
+  maxImagesPerJob: number;
+  qualities: readonly Quality[];
+  sizes: readonly Size[];
+  allowLowModeration: boolean;
+}
+
+type RefusalContext = Omit<Parameters<typeof refusalFromPolicy>[1], 'platform'>;
+
+/** A user or a role in a setting's list: `user:<id>` or `role:<id>` (Discord roles only). */
+export type Principal = `user:${string}` | `role:${string}`;
+
+/**
+ * The rules of who may generate, where and what, per server/workspace: the
+ * operator's environment bounds them, its chat admins choose within that.
+ * `admit` checks a job before anything is reserved or sent and fills in the
+ * scope's defaults; `set` is the one place a chat admin's change is checked.
+ */
+export class ScopePolicy {
+  readonly #store: ScopeSettingsStore;
+  readonly #operator: OperatorBounds;
+  readonly #partialImages: number;
+  readonly #logger: LoggerLike | undefined;
+  readonly #now: () => number;
+  readonly #cacheMs: number;
+  readonly #cache = new Map<string, { at: number; settings: Promise<StoredScopeSettings> }>();
+  /** Scopes the operator does not allow whose refusal was already logged (once each). */
+  readonly #toldScopes = new Set<string>();
+
+  constructor(options: ScopePolicyOptions) {
+    const op = options.operator ?? {};
+    this.#store = options.store;
+    this.#operator = {
+      allowedScopes: op.allowedScopes && op.allowedScopes.length > 0 ? [...op.allowedScopes] : undefined,
+      blockedWords: [...(op.blockedWords ?? [])],
+      maxImagesPerJob: op.maxImagesPerJob ?? LIMITS.nMax,
+      qualities: op.qualities && op.qualities.length > 0 ? [...op.qualities] : [...QUALITIES],
+      sizes: op.sizes && op.sizes.length > 0 ? [...op.sizes] : [...SIZES],
+      allowLowModeration: op.allowLowModeration ?? false,
+    };
+    this.#partialImages = options.partialImages;
+    this.#logger = options.logger;
+    this.#now = options.now ?? Date.now;
+    this.#cacheMs = options.cacheMs ?? DEFAULT_SETTINGS_CACHE_MS;
+  }
+
+  /**
+   * The job as it will run — the scope's defaults filled in where the member
+   * chose nothing — or the refusal (`JobRefusedError`, thrown) saying which
+   * rule stops it. Nothing is reserved or sent either way.
+   */
+  async admit(spec: JobSpec): Promise<{ spec: JobSpec; previews: number }> {
+    const { requester } = spec;
+    const refuse = (code: Parameters<typeof refusalFromPolicy>[0], details: RefusalContext = {}): never => {
+      throw refusalFromPolicy(code, { platform: requester.platform, ...details });
+    };
+    if (!this.#scopeAllowed(requester)) {
+      const scopeKey = keyOf(requester);
+      if (!this.#toldScopes.has(scopeKey) && this.#toldScopes.size < 10_000) {
+        this.#toldScopes.add(scopeKey);
+        this.#logger?.warn({ scopeKey }, 'refusing jobs of a server/workspace PICTOR_ALLOWED_SCOPES does not list');
+      }
+      refuse('scope_not_allowed');
+    }
+    const s = await this.effective(requester);
+    if (s.blocked.value.includes(requester.userId)) refuse('member_blocked');
+    if (s.channels.value.length > 0 && !s.channels.value.includes(requester.channelId)) refuse('channel_not_allowed', { channels: s.channels.value });
+    if (s.allowed.value.length > 0 && !isListed(requester, s.allowed.value)) refuse('member_not_allowed');
+    const word = findBlockedWord(spec.prompt, s.operatorBlockedWords) ?? findBlockedWord(spec.prompt, s.blockedWords.value);
+    if (word !== undefined) refuse('blocked_word', { word });
+
+    // The scope's defaults are filled in only where they differ from the spec's, so a job of a scope with no settings is sent as asked.
+    const options = { ...spec.options };
+    if (options.size === undefined && s.defaultSize.value !== DEFAULTS.size) options.size = s.defaultSize.value;
+    if (options.quality === undefined && s.defaultQuality.value !== DEFAULTS.quality) options.quality = s.defaultQuality.value;
+    if (options.moderation === undefined && s.moderation.value !== DEFAULTS.moderation) options.moderation = s.moderation.value;
+    else if (options.moderation === 'low' && s.moderation.value !== 'low') refuse('moderation_not_allowed');
+    const n = options.n ?? DEFAULTS.n;
+    const quality = options.quality ?? DEFAULTS.quality;
+    const size = options.size ?? DEFAULTS.size;
+    // A value the service would not take at all is left to validation, which names the field and what it takes.
+    if (Number.isInteger(n) && n <= LIMITS.nMax && n > s.maxImages.value) refuse('too_many_images', { limit: s.maxImages.value, used: n });
+    if (isOneOf(quality, QUALITIES) && !s.qualities.value.includes(quality)) refuse('quality_not_allowed', { allowed: s.qualities.value.join(', ') });
+    if (quality === 'high' && s.highQualityFor.value.length > 0 && !isListed(requester, s.highQualityFor.value)) refuse('high_quality_not_allowed');
+    if (isOneOf(size, SIZES) && !s.sizes.value.includes(size)) refuse('size_not_allowed', { allowed: s.sizes.value.join(', ') });
+    return { spec: { ...spec, options }, previews: s.defaultPreviews.value };
+  }
+
+  /** The refusal `admit` would give before looking at the prompt or options (who and where), so a surface can refuse before it downloads anything. */
+  async whoWhereRefusal(requester: Requester): Promise<JobRefusedError | undefined> {
+    try {
+      await this.admit({ kind: 'generate', prompt: '', options: {}, requester });
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof JobRefusedError)) throw error;
+      return ['scope_not_allowed', 'member_blocked', 'channel_not_allowed', 'member_not_allowed'].includes(error.code) ? error : undefined;
+    }
+  }
+
+  /** Every rule that applies to a scope's jobs and where it comes from. */
+  async effective(requester: Pick<Requester, 'platform' | 'scopeId'>): Promise<EffectiveSettings> {
+    const stored = await this.#settingsOf(keyOf(requester));
+    const op = this.#operator;
+    const v = stored.values;
+    const admin = <T>(name: SettingName, value: T): EffectiveSetting<T> => ({ value, source: 'admin', change: stored.setBy[name] });
+    const list = <T>(name: SettingName, fallback: T[], source: SettingSource = 'default'): EffectiveSetting<T[]> =>
+      v[name] !== undefined ? admin(name, [...(v[name] as unknown as T[])]) : { value: fallback, source };
+
+    const qualities: EffectiveSetting<Quality[]> =
+      v.qualities !== undefined
+        ? admin('qualities', v.qualities.filter((q) => op.qualities.includes(q)))
+        : { value: [...op.qualities], source: op.qualities.length < QUALITIES.length ? 'operator' : 'default' };
+    const sizes: EffectiveSetting<Size[]> =
+      v.sizes !== undefined
+        ? admin('sizes', v.sizes.filter((q) => op.sizes.includes(q)))
+        : { value: [...op.sizes], source: op.sizes.length < SIZES.length ? 'operator' : 'default' };
+    // An admin's choice the operator has since narrowed away falls back to what the operator allows.
+    if (qualities.value.length === 0) Object.assign(qualities, { value: [...op.qualities], source: 'operator' });
+    if (sizes.value.length === 0) Object.assign(sizes, { value: [...op.sizes], source: 'operator' });
+
+    const maxImages: EffectiveSetting<number> =
+      v.maxImages !== undefined && v.maxImages <= op.maxImagesPerJob
+        ? admin('maxImages', v.maxImages)
+        : { value: op.maxImagesPerJob, source: op.maxImagesPerJob < LIMITS.nMax ? 'operator' : 'default' };
+    const moderation: EffectiveSetting<'low' | 'auto'> =
+      v.moderation !== undefined && (v.moderation === 'auto' || op.allowLowModeration)
+        ? admin('moderation', v.moderation)
+        : { value: 'auto', source: op.allowLowModeration ? 'default' : 'operator' };
+    const defaultSize: EffectiveSetting<Size> =
+      v.defaultSize !== undefined && sizes.value.includes(v.defaultSize)
+        ? admin('defaultSize', v.defaultSize)
+        : { value: sizes.value.includes(DEFAULTS.size) ? DEFAULTS.size : sizes.value[0]!, source: 'default' };
+    const defaultQuality: EffectiveSetting<Quality> =
+      v.defaultQuality !== undefined && qualities.value.includes(v.defaultQuality)
+        ? admin('defaultQuality', v.defaultQuality)
+        : { value: qualities.value.includes(DEFAULTS.quality) ? DEFAULTS.quality : qualities.value[0]!, source: 'default' };
+    const defaultPreviews: EffectiveSetting<number> =
+      v.defaultPreviews !== undefined
+        ? admin('defaultPreviews', Math.min(v.defaultPreviews, this.#partialImages))
+        : { value: this.#partialImages, source: 'operator' };
+
+    return {
+      platform: requester.platform,
+      scopeId: requester.scopeId,
+      scopeAllowed: this.#scopeAllowed(requester),
+      channels: list<string>('channels', []),
+      allowed: list<string>('allowed', []),
+      blocked: list<string>('blocked', []),
+      operatorBlockedWords: [...op.blockedWords],
+      blockedWords: list<string>('blockedWords', []),
+      maxImages,
+      qualities,
+      sizes,
+      highQualityFor: list<string>('highQualityFor', []),
+      moderation,
+      defaultSize,
+      defaultQuality,
+      defaultPreviews,
+    };
+  }
+
+  /**
+   * A chat admin sets (or with `value` undefined clears) one setting of their
+   * own scope, within what the operator allows. Kept in the store (every
+   * process sees it within the cache time; this one at once) and logged with
+   * who made it. The surfaces decide who is an admin.
+   */
+  async set<K extends SettingName>(requester: Requester, name: K, value: ScopeSettings[K] | undefined): Promise<SettingChangeResult> {
+    if (!requester.isAdmin) return { ok: false, code: 'not_admin', name };
+    const checked = ScopeSettingsSchema.shape[name].safeParse(value);
+    if (!checked.success) return { ok: false, code: 'invalid_value', name };
+    const bound = value === undefined ? undefined : await this.#operatorBound(requester, name, value);
+    if (bound) return { ok: false, code: 'not_allowed_by_operator', name, allowed: bound };
+    const scopeKey = keyOf(requester);
+    const by = `${requester.platform}:${requester.userId}`;
+    const { previous } = await this.#store.set(scopeKey, name, value, { by, at: this.#now() });
+    this.#cache.delete(scopeKey);
+    this.#logger?.info({ scopeKey, setting: name, changedBy: by, old: previous ?? null, new: value ?? null }, value === undefined ? 'a chat admin cleared a setting' : 'a chat admin changed a setting');
+    return { ok: true, name, previous, value };
+  }
+
+  /** What the operator allows for this setting, in words, when `value` goes beyond it; undefined when it is within. */
+  async #operatorBound(requester: Requester, name: SettingName, value: unknown): Promise<string | undefined> {
+    const op = this.#operator;
+    switch (name) {
+      case 'maxImages':
+        return (value as number) > op.maxImagesPerJob ? `at most ${op.maxImagesPerJob}` : undefined;
+      case 'qualities':
+        return (value as Quality[]).every((q) => op.qualities.includes(q)) ? undefined : op.qualities.join(', ');
+      case 'sizes':
+        return (value as Size[]).every((s) => op.sizes.includes(s)) ? undefined : op.sizes.join(', ');
+      case 'moderation':
+        return value === 'low' && !op.allowLowModeration ? 'auto' : undefined;
+      case 'defaultPreviews':
+        return (value as number) > this.#partialImages ? `at most ${this.#partialImages}` : undefined;
+      case 'defaultQuality': {
+        const { qualities } = await this.effective(requester);
+        return qualities.value.includes(value as Quality) ? undefined : qualities.value.join(', ');
+      }
+      case 'defaultSize': {
+        const { sizes } = await this.effective(requester);
+        return sizes.value.includes(value as Size) ? undefined : sizes.value.join(', ');
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  #scopeAllowed(requester: Pick<Requester, 'scopeId'>): boolean {
+    return this.#operator.allowedScopes === undefined || this.#operator.allowedScopes.includes(requester.scopeId);
+  }
+
+  #settingsOf(scopeKey: string): Promise<StoredScopeSettings> {
+    const now = this.#now();
+    const cached = this.#cache.get(scopeKey);
+    if (cached && now - cached.at < this.#cacheMs) return cached.settings;
+    const settings = this.#store.get(scopeKey);
+    this.#cache.set(scopeKey, { at: now, settings });
+    // A failed read is not kept: the next job reads again.
+    settings.catch(() => this.#cache.get(scopeKey)?.settings === settings && this.#cache.delete(scopeKey));
+    if (this.#cache.size > 1000) this.#cache.delete(this.#cache.keys().next().value!);
+    return settings;
+  }
+}
+
+function isOneOf<T extends string>(value: unknown, choices: readonly T[]): value is T {
+  return (choices as readonly unknown[]).includes(value);
+}
+
+function keyOf(requester: Pick<Requester, 'platform' | 'scopeId'>): string {
+  return `${requester.platform}:${requester.scopeId}`;
+}
+
+/** The requester is in a list of users and roles (`user:<id>`, `role:<id>`). */
+function isListed(requester: Requester, list: readonly string[]): boolean {
+  return list.includes(`user:${requester.userId}`) || (requester.roleIds ?? []).some((role) => list.includes(`role:${role}`));
+}

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { MODERATIONS, QUALITIES, SIZES, type LoggerLike, type QuotaStore } from '../../src/index.js';
+import { BLOCKED_WORDS_LIMITS } from './blocked-words.js';
+
+/**
+ * What the admins of one server/workspace decided from chat (the operator's
+ * environment bounds every one of them; see scope-policy.ts). Unset means the
+ * default: every channel, everyone, nothing blocked, the operator's choices.
+ */
+const id = z.string().min(1).max(64);
+export const ScopeSettingsSchema = z.object({
+  /** Channels where the bot takes jobs (empty or unset: every channel it can see). */
+  channels: z.array(id).max(100).optional(),
+  /** Users or roles who may generate (unset: everyone). */
+  allowed: z.array(id).max(100).optional(),
+  /** Users who may not generate. */
+  blocked: z.array(id).max(1000).optional(),
+  /** Words and phrases refused in prompts (whole words, case- and accent-insensitive). */
+  blockedWords: z.array(z.string().min(1).max(BLOCKED_WORDS_LIMITS.length)).max(BLOCKED_WORDS_LIMITS.entries).optional(),
+  /** Most images in one job. */
+  maxImages: z.number().int().min(1).max(10).optional(),
+  /** Qualities members may ask for. */
+  qualities: z.array(z.enum(QUALITIES)).min(1).optional(),
+  /** Sizes members may ask for. */
+  sizes: z.array(z.enum(SIZES)).min(1).optional(),
+  /** Only these users or roles may ask for `high` quality (unset: whoever may use the qualities above). */
+  highQualityFor: z.array(id).max(100).optional(),
+  /** The moderation level sent with every job (within what the operator allows). */
+  moderation: z.enum(MODERATIONS).optional(),
+  /** Applied when a member does not choose. */
+  defaultSize: z.enum(SIZES).optional(),
+  defaultQuality: z.enum(QUALITIES).optional(),
+  /** Previews streamed per image, 0–3 (at most the operator's PICTOR_PARTIAL_IMAGES). */
+  defaultPreviews: z.number().int().min(0).max(3).optional(),
+});
+
+export type ScopeSettings = z.output<typeof ScopeSettingsSchema>;
+export type SettingName = keyof ScopeSettings;
+export const SETTING_NAMES = Object.keys(ScopeSettingsSchema.shape) as SettingName[];
+
+/** Who changed a setting last, and when (ms since the epoch). */
+export interface SettingChange {
+  by: string;
+  at: number;
+}
+
+/** One scope's settings as stored: the values and who set each. */
+export interface StoredScopeSettings {
+  values: ScopeSettings;
+  setBy: Partial<Record<SettingName, SettingChange>>;
+}
+
+/**
+ * The settings of every server/workspace, kept in the spending ledger's storage
+ * beside the caps chat admins set (the data folder's `cap-overrides.json`, or
+ * Redis with `REDIS_URL`), so every process of the account applies one set and
+ * a restart keeps them. A store is storage: the rules that bound a value live
+ * in scope-policy.ts.
+ */
+export interface ScopeSettingsStore {
+  /** The scope's settings (`discord:<guild>`, `slack:<team>`); empty when none were set. */
+  get(scopeKey: string): Promise<StoredScopeSettings>;
+  /** Sets one setting (`undefined` clears it); answers what it was before. */
+  set<K extends SettingName>(scopeKey: string, name: K, value: ScopeSettings[K] | undefined, change: SettingChange): Promise<{ previous: ScopeSettings[K] | undefined }>;
+}
+
+/**
+ * The settings as the ledger keeps them. A stored value this version cannot
+ * read (an unknown name, a damaged or out-of-range value) is left out — its
+ * default applies — with a warning, never failing the scope's jobs.
+ */
+export function settingsInLedger(ledger: Pick<QuotaStore, 'scopeSettings' | 'setScopeSetting'>, logger?: LoggerLike): ScopeSettingsStore {
+  const read = (scopeKey: string, name: string, value: unknown): unknown => {
+    if (!(SETTING_NAMES as string[]).includes(name)) return undefined;
+    const parsed = ScopeSettingsSchema.shape[name as SettingName].safeParse(value);
+    if (parsed.success) return parsed.data;
+    logger?.warn({ scopeKey, setting: name }, 'a stored chat setting is unreadable; its default applies');
+    return undefined;
+  };
+  return {
+    async get(scopeKey) {
+      const stored: StoredScopeSettings = { values: {}, setBy: {} };
+      for (const [name, entry] of Object.entries(await ledger.scopeSettings(scopeKey))) {
+        const value = read(scopeKey, name, entry.value);
+        if (value === undefined) continue;
+        (stored.values as Record<string, unknown>)[name] = value;
+        stored.setBy[name as SettingName] = { by: entry.by, at: entry.at };
+      }
+      return stored;
+    },
+    async set(scopeKey, name, value, change) {
+      ScopeSettingsSchema.shape[name].parse(value);
+      const { previous } = await ledger.setScopeSetting(scopeKey, name, value, change.by, change.at);
+      return { previous: read(scopeKey, name, previous) as ScopeSettings[typeof name] | undefined };
+    },
+  };
+}

@@ -1,0 +1,134 @@
+import { MODERATIONS, QUALITIES, SIZES } from '../../src/index.js';
+import { parseWordList } from './blocked-words.js';
+import type { ScopeSettings, SettingName } from './scope-settings.js';
+
+/**
+ * How chat admins name and write the settings (`/imagine-admin set`,
+ * `/imagine admin set`): the names, and values read from what they type —
+ * channel, user and role mentions as Discord and Slack send them, words,
+ * numbers — with `clear` for the default and `add …`/`remove …` for lists.
+ */
+export const SETTING_WORDS = {
+  channels: 'channels',
+  who: 'allowed',
+  blocked: 'blocked',
+  'blocked-words': 'blockedWords',
+  'max-images': 'maxImages',
+  qualities: 'qualities',
+  sizes: 'sizes',
+  'high-quality': 'highQualityFor',
+  moderation: 'moderation',
+  'default-size': 'defaultSize',
+  'default-quality': 'defaultQuality',
+  'default-previews': 'defaultPreviews',
+} as const satisfies Record<string, SettingName>;
+
+export type SettingWord = keyof typeof SETTING_WORDS;
+
+/** The chat name of a setting (`blocked-words` for `blockedWords`). */
+export const WORD_OF: Record<SettingName, SettingWord> = Object.fromEntries(Object.entries(SETTING_WORDS).map(([word, name]) => [name, word])) as Record<SettingName, SettingWord>;
+
+export function settingOfWord(word: string): SettingName | undefined {
+  return (SETTING_WORDS as Record<string, SettingName>)[word.trim().toLowerCase()];
+}
+
+/** What each setting takes, in words (shown when a value cannot be read). */
+export const SETTING_HINTS: Record<SettingName, string> = {
+  channels: 'channel mentions (#art #memes); clear for every channel',
+  allowed: 'user or role mentions (@artists @sam); clear for everyone',
+  blocked: 'user mentions (@sam)',
+  blockedWords: 'words or phrases separated by commas (gore, red fox)',
+  maxImages: 'a whole number from 1 to 10',
+  qualities: `one or more of ${QUALITIES.join(', ')}`,
+  sizes: `one or more of ${SIZES.join(', ')}`,
+  highQualityFor: 'user or role mentions who may use quality high; clear for everyone who may use it',
+  moderation: MODERATIONS.join(' or '),
+  defaultSize: `one of ${SIZES.join(', ')}`,
+  defaultQuality: `one of ${QUALITIES.join(', ')}`,
+  defaultPreviews: 'a whole number from 0 to 3',
+};
+
+const LISTS: readonly SettingName[] = ['channels', 'allowed', 'blocked', 'blockedWords', 'qualities', 'sizes', 'highQualityFor'];
+
+export type ParsedSetting =
+  | { ok: true; op: 'set' | 'add' | 'remove'; value: unknown[] | string | number }
+  | { ok: true; op: 'clear' }
+  | { ok: false };
+
+/** Reads what an admin typed for one setting. */
+export function parseSettingValue(name: SettingName, text: string): ParsedSetting {
+  let rest = text.trim();
+  if (/^(clear|reset|default|none)$/i.test(rest)) return { ok: true, op: 'clear' };
+  let op: 'set' | 'add' | 'remove' = 'set';
+  const verb = /^(add|remove)\s+/i.exec(rest);
+  if (verb && LISTS.includes(name)) {
+    op = verb[1]!.toLowerCase() as 'add' | 'remove';
+    rest = rest.slice(verb[0].length);
+  }
+  const value = readValue(name, rest);
+  return value === undefined ? { ok: false } : { ok: true, op, value };
+}
+
+function readValue(name: SettingName, text: string): unknown[] | string | number | undefined {
+  const words = text.split(/[\s,]+/).filter(Boolean);
+  const nonEmpty = <T>(list: T[]) => (list.length > 0 ? list : undefined);
+  switch (name) {
+    case 'channels':
+      return ids(words, (w) => /^<#([A-Za-z0-9]+)(\|[^>]*)?>$/.exec(w)?.[1] ?? (/^[A-Za-z0-9]+$/.test(w) ? w : undefined));
+    case 'blocked':
+      return ids(words, (w) => /^<@!?([A-Za-z0-9]+)(\|[^>]*)?>$/.exec(w)?.[1] ?? (/^[A-Za-z0-9]+$/.test(w) ? w : undefined));
+    case 'allowed':
+    case 'highQualityFor':
+      return ids(words, principalOf);
+    case 'blockedWords':
+      return nonEmpty(parseWordList(text));
+    case 'qualities':
+      return oneOf(words, QUALITIES);
+    case 'sizes':
+      return oneOf(words, SIZES);
+    case 'maxImages':
+    case 'defaultPreviews':
+      return /^\d{1,2}$/.test(text) ? Number(text) : undefined;
+    case 'moderation':
+      return (MODERATIONS as readonly string[]).includes(text.toLowerCase()) ? text.toLowerCase() : undefined;
+    case 'defaultSize':
+      return (SIZES as readonly string[]).includes(text) ? text : undefined;
+    case 'defaultQuality':
+      return (QUALITIES as readonly string[]).includes(text.toLowerCase()) ? text.toLowerCase() : undefined;
+  }
+}
+
+/** `<@&123>` → `role:123`; `<@123>`, `<@!123>`, `<@U123|sam>`, a bare id → `user:…`; `role:…`/`user:…` as written. */
+function principalOf(word: string): string | undefined {
+  const role = /^<@&([A-Za-z0-9]+)>$/.exec(word) ?? /^role:([A-Za-z0-9]+)$/.exec(word);
+  if (role) return `role:${role[1]}`;
+  const user = /^<@!?([A-Za-z0-9]+)(\|[^>]*)?>$/.exec(word) ?? /^(?:user:)?([A-Za-z0-9]+)$/.exec(word);
+  return user ? `user:${user[1]}` : undefined;
+}
+
+function ids(words: string[], read: (word: string) => string | undefined): string[] | undefined {
+  if (words.length === 0) return undefined;
+  const out: string[] = [];
+  for (const word of words) {
+    const id = read(word);
+    if (id === undefined) return undefined;
+    if (!out.includes(id)) out.push(id);
+  }
+  return out;
+}
+
+function oneOf(words: string[], allowed: readonly string[]): string[] | undefined {
+  const out = [...new Set(words.map((w) => w.toLowerCase()))];
+  return out.length > 0 && out.every((w) => allowed.includes(w)) ? out : undefined;
+}
+
+/** The new value of a setting after `add`/`remove` (or `set`) of what an admin typed. */
+export function mergeSetting(name: SettingName, current: unknown, parsed: Extract<ParsedSetting, { ok: true }>): ScopeSettings[SettingName] | undefined {
+  if (parsed.op === 'clear') return undefined;
+  if (parsed.op === 'set') return parsed.value as ScopeSettings[SettingName];
+  const list = Array.isArray(current) ? [...(current as unknown[])] : [];
+  const items = parsed.value as unknown[];
+  const merged = parsed.op === 'add' ? [...list, ...items.filter((i) => !list.includes(i))] : list.filter((i) => !items.includes(i));
+  // An empty list means "no rule" for every list setting: stored as cleared.
+  return (merged.length > 0 ? merged : undefined) as ScopeSettings[SettingName] | undefined;
+}

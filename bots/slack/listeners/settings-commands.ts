@@ -1,0 +1,57 @@
+import type { RespondFn } from '@slack/bolt';
+import { changeSetting, describeSettings, settingOfWord, SETTING_WORDS } from '../../runner/index.js';
+import type { BotContext } from '../bot-context.js';
+import type { SlackActor } from '../SlackJobs.js';
+
+type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
+
+/**
+ * `/imagine admin settings`, `/imagine admin set SETTING VALUE`; undefined for
+ * anything else (a prompt such as "admin set of icons" stays a prompt). The
+ * value keeps Slack's mentions (`<#C1|art>`, `<@U1|sam>`) so ids can be read.
+ */
+export function settingsCommandOf(slackText: string): { kind: 'show' } | { kind: 'set'; setting: string | undefined; value: string } | undefined {
+  const text = slackText.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&').trim();
+  const words = text.split(/\s+/).filter(Boolean);
+  if (words[0]?.toLowerCase() !== 'admin') return undefined;
+  const sub = words[1]?.toLowerCase();
+  if (sub === 'settings' && words.length === 2) return { kind: 'show' };
+  if (sub !== 'set') return undefined;
+  if (words.length === 2) return { kind: 'set', setting: undefined, value: '' };
+  if (!settingOfWord(words[2]!)) return undefined;
+  const value = text.replace(/^\S+\s+\S+\s+\S+\s*/, '');
+  return { kind: 'set', setting: words[2], value };
+}
+
+/** Answers privately; only SLACK_ADMIN_USER_IDS may see or change the settings (the same admins as `admin budget`). */
+export async function answerSettingsCommand(
+  context: BotContext,
+  actor: SlackActor,
+  command: NonNullable<ReturnType<typeof settingsCommandOf>>,
+  ack: Ack,
+  respond: RespondFn,
+): Promise<void> {
+  const requester = context.jobs.requester(actor);
+  if (!requester.isAdmin) {
+    await ack({ response_type: 'ephemeral', text: ':raised_hand: Only an admin of this workspace can see and change its settings.' });
+    return;
+  }
+  const how = `\`${context.commands.imagine} admin set SETTING VALUE\``;
+  if (command.kind === 'set' && (command.setting === undefined || command.value === '')) {
+    await ack({ response_type: 'ephemeral', text: `Say ${how}: SETTING is one of ${Object.keys(SETTING_WORDS).join(', ')}; \`${context.commands.imagine} admin settings\` shows them all.` });
+    return;
+  }
+  await ack();
+  let text: string;
+  try {
+    if (command.kind === 'show') text = describeSettings(await context.runner.policy.effective(requester), how);
+    else {
+      const answer = await changeSetting(context.runner.policy, requester, command.setting!, command.value);
+      text = answer.ok ? `:white_check_mark: ${answer.message}` : `:raised_hand: ${answer.message}`;
+    }
+  } catch (error) {
+    context.logger.error({ err: error, what: `admin ${command.kind}` }, 'a settings command failed');
+    text = ':warning: Something went wrong on my side; try again in a moment.';
+  }
+  await respond({ response_type: 'ephemeral', replace_original: false, text });
+}

@@ -1,0 +1,108 @@
+import { PermissionFlagsBits } from 'discord.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
+import { snowflake } from '../../fakes/discord/snowflake.js';
+import { buttonId, DiscordHarness } from './harness.js';
+
+const EPHEMERAL = 64;
+const MANAGE_SERVER = String(PermissionFlagsBits.ManageGuild);
+
+let h: DiscordHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** The first answer of an interaction once it has text. */
+function answerOf(harness: DiscordHarness, ix: FakeInteraction): Promise<FakeMessage> {
+  return harness.discord.waitFor(() => {
+    const message = harness.discord.original(ix);
+    return message && message.content ? message : undefined;
+  }, `the answer to /${ix.name}`);
+}
+
+/** An admin changes a setting of the server; answers the private reply. */
+async function set(harness: DiscordHarness, setting: string, value: string): Promise<FakeMessage> {
+  const answer = await answerOf(harness, harness.discord.slashCommand('imagine-admin set', { setting, value }, { permissions: MANAGE_SERVER }));
+  expect(answer.flags & EPHEMERAL).toBe(EPHEMERAL);
+  return answer;
+}
+
+/** A job the server's rules refuse: a private first answer, the code in the log, nothing sent to the service. */
+async function expectRefusedPrivately(harness: DiscordHarness, ix: FakeInteraction, code: string): Promise<void> {
+  const answer = await answerOf(harness, ix);
+  expect(answer.flags & EPHEMERAL).toBe(EPHEMERAL);
+  expect(harness.logger.entries.some((e) => (e.obj as { code?: string }).code === code && e.msg === 'job refused by a rule of the server')).toBe(true);
+  expect(harness.emulator.requests).toHaveLength(0);
+}
+
+describe('the rules of a server, on Discord', () => {
+  it('refuses every job in a server the operator has not allowed, privately, and sends nothing', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, controls: { allowedScopes: [snowflake()] } });
+    await expectRefusedPrivately(h, h.discord.slashCommand('imagine', { prompt: 'a fox', quality: 'low' }), 'scope_not_allowed');
+  });
+
+  it('takes jobs only in the channels an admin chose; the chosen channel works', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const art = snowflake();
+    expect((await set(h, 'channels', `<#${art}>`)).content).toMatch(/^✅/);
+    await expectRefusedPrivately(h, h.discord.slashCommand('imagine', { prompt: 'a fox', quality: 'low' }), 'channel_not_allowed');
+    const done = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a fox', quality: 'low' }, { channelId: art }));
+    expect(done.attachments.length).toBeGreaterThan(0);
+    expect(h.emulator.requests).toHaveLength(1);
+  });
+
+  it('lets only members with a chosen role generate', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const artists = snowflake();
+    await set(h, 'who', `<@&${artists}>`);
+    await expectRefusedPrivately(h, h.discord.slashCommand('imagine', { prompt: 'a heron', quality: 'low' }, { roles: [snowflake()] }), 'member_not_allowed');
+    await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a heron', quality: 'low' }, { roles: [artists] }));
+    expect(h.emulator.requests).toHaveLength(1);
+  });
+
+  it('refuses a blocked word privately, and keeps the rule across a restart', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    await set(h, 'blocked-words', 'kraken, red fox');
+    await h.restart();
+    await expectRefusedPrivately(h, h.discord.slashCommand('imagine', { prompt: 'A KRAKEN attacks', quality: 'low' }), 'blocked_word');
+  });
+
+  it('refuses a blocked word in the prompt of an Edit button’s form privately, before anything is sent', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a harbour', quality: 'low' }));
+    await set(h, 'blocked-words', 'kraken');
+    const click = h.discord.clickButton(result, buttonId(result, 'Edit'));
+    await h.discord.waitFor(() => click.modal, 'the edit modal');
+    const before = h.emulator.requests.length;
+    const submit = h.discord.submitModal(click, { prompt: 'add a kraken' });
+    const answer = await answerOf(h, submit);
+    expect(answer.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(h.logger.entries.some((e) => (e.obj as { code?: string }).code === 'blocked_word')).toBe(true);
+    expect(h.emulator.requests).toHaveLength(before);
+  });
+
+  it('holds a member to the most images per job an admin chose', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    await set(h, 'max-images', '1');
+    await expectRefusedPrivately(h, h.discord.slashCommand('imagine', { prompt: 'boats', quality: 'low', count: 2 }), 'too_many_images');
+  });
+
+  it('shows an admin every setting and where it comes from; a member may neither see nor change them', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, controls: { maxImagesPerJob: 4 } });
+    const admin = h.discord.newUser('ada');
+    await answerOf(h, h.discord.slashCommand('imagine-admin set', { setting: 'blocked-words', value: 'kraken' }, { permissions: MANAGE_SERVER, user: admin }));
+    const shown = await answerOf(h, h.discord.slashCommand('imagine-admin settings', {}, { permissions: MANAGE_SERVER }));
+    expect(shown.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(shown.content).toContain('• max-images: 4 (operator)');
+    expect(shown.content).toContain(`• blocked-words: kraken (admin: <@${admin.id}>,`);
+    expect(shown.content).toContain('• channels: every channel (default)');
+    expect(shown.allowedMentions).toEqual({ parse: [] });
+    expect(h.logger.entries.some((e) => e.msg === 'a chat admin changed a setting' && (e.obj as { changedBy?: string }).changedBy === `discord:${admin.id}`)).toBe(true);
+
+    const member = await answerOf(h, h.discord.slashCommand('imagine-admin set', { setting: 'blocked-words', value: 'clear' }));
+    expect(member.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(member.content).toMatch(/^✋/);
+    expect((await h.runner.policy.effective({ platform: 'discord', scopeId: h.discord.guildId })).blockedWords.value).toEqual(['kraken']);
+  });
+});

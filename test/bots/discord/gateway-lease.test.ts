@@ -1,0 +1,213 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { gatewayLeaseKey } from '../../../bots/discord/gateway-lease.js';
+import { startDiscordBot, type DiscordBot } from '../../../bots/discord/index.js';
+import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
+import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
+import { DEV_API_KEY, createEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { PictorClient } from '../../../src/index.js';
+import { FakeDiscord, buttonsOf, type FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { RecordingLogger } from './harness.js';
+
+const redisSetup = testRedis();
+
+describe('gatewayLeaseKey', () => {
+  it('names the bot’s application, read from the token, so two bots on one Redis each have a lease', () => {
+    const token = `${Buffer.from('104567890123456789').toString('base64')}.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB`;
+    expect(gatewayLeaseKey(token)).toBe('pictor:discord:gateway-lease:104567890123456789');
+    expect(gatewayLeaseKey(token, 'acme')).toBe('acme:discord:gateway-lease:104567890123456789');
+  });
+
+  it('falls back to a digest of a token that does not start with an id, never the token itself', () => {
+    const key = gatewayLeaseKey('not-a-discord-token-but-long-enough');
+    expect(key).toMatch(/^pictor:discord:gateway-lease:[0-9a-f]{16}$/);
+    expect(key).not.toContain('not-a-discord');
+  });
+});
+const LEASE = { ttlMs: 1500, renewEveryMs: 400, pollEveryMs: 200 };
+
+/** One bot process: its own Redis connection, runner, ledger and data folder, on the shared fake Discord. */
+interface Replica {
+  name: string;
+  bot: DiscordBot;
+  runner: JobRunner;
+  redis: Redis;
+  logger: RecordingLogger;
+  /** Dies as a killed process does: off the gateway and Redis at once, nothing given up (stopped for good by close()). */
+  crash(): Promise<void>;
+  close(): Promise<void>;
+}
+
+describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the gateway at a time, another takes over', () => {
+  let discord: FakeDiscord;
+  let emulator: Emulator;
+  let emulatorUrl: string;
+  let closeEmulator: () => Promise<void>;
+  let key: string;
+  let url: string;
+  const replicas: Replica[] = [];
+
+  beforeEach(async () => {
+    url = requireRedisUrl(redisSetup);
+    key = `${uniquePrefix('discord-gateway-lease')}:lease`;
+    discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000, messageRateLimit: { limit: 30, windowMs: 5000 } });
+    emulator = createEmulator({ latencyMs: 20 });
+    const server = await emulator.listen({ port: 0 });
+    emulatorUrl = server.url;
+    closeEmulator = server.close;
+  });
+
+  afterEach(async () => {
+    for (const replica of replicas.splice(0)) await replica.close();
+    await discord.close();
+    await closeEmulator();
+    await emulator.close();
+    await deleteKeys(url, key.replace(/:lease$/, ''));
+  });
+
+  async function startReplica(name: string): Promise<Replica> {
+    const redis = await connectRedis(url, { name });
+    const dataDir = await mkdtemp(join(tmpdir(), `pictor-lease-${name}-`));
+    const store = new FileQuotaStore({ dir: dataDir });
+    const logger = new RecordingLogger();
+    const runner = new JobRunner({
+      client: new PictorClient({ baseURL: emulatorUrl, apiKey: DEV_API_KEY, maxRetries: 0 }),
+      store,
+      limits: {},
+      partialImages: 0,
+      minUpdateIntervalMs: 5,
+      logger,
+    });
+    const bot = await startDiscordBot({
+      token: discord.botToken,
+      apiBaseUrl: discord.apiBaseUrl,
+      runner,
+      dataDir,
+      logger,
+      stopGraceMs: 2000,
+      gatewayLease: { redis, key, ...LEASE },
+    });
+    let closed = false;
+    const replica: Replica = {
+      name,
+      bot,
+      runner,
+      redis,
+      logger,
+      async crash() {
+        redis.disconnect();
+        await runner.shutdown({ graceMs: 0 });
+        await bot.client.destroy();
+      },
+      async close() {
+        if (closed) return;
+        closed = true;
+        await runner.shutdown({ graceMs: 500 });
+        await bot.stop();
+        await store.close();
+        await closeRedis(redis).catch(() => {});
+        await rm(dataDir, { recursive: true, force: true });
+      },
+    };
+    replicas.push(replica);
+    return replica;
+  }
+
+  /** Runs /imagine and waits for its final image. */
+  async function imagine(prompt: string): Promise<FakeInteraction> {
+    const ix = discord.slashCommand('imagine', { prompt });
+    await discord.waitFor(() => {
+      const m = discord.original(ix);
+      return m && buttonsOf(m).some((b) => b.label === 'Reroll') ? m : undefined;
+    }, `the final reply of "${prompt}"`);
+    return ix;
+  }
+
+  const handledBy = (replica: Replica) => replica.logger.entries.filter((e) => e.msg === 'job completed').length;
+
+  it('connects only the first process; the second stands by, healthy, and sees no interaction', async () => {
+    const a = await startReplica('a');
+    const b = await startReplica('b');
+    expect(discord.gatewayStats.identifies).toBe(1);
+    expect(discord.openGatewaySessions).toBe(1);
+    expect(a.bot.online()).toBe(true);
+    expect(b.bot.online()).toBe(true);
+    expect(b.logger.entries.some((e) => e.msg === 'another process holds the Discord gateway; standing by')).toBe(true);
+
+    const ix = await imagine('one process answers');
+    expect(ix.callbackAttempts).toBe(1);
+    expect(emulatorGenerations()).toBe(1);
+    expect(handledBy(a)).toBe(1);
+    expect(handledBy(b)).toBe(0);
+  });
+
+  it('takes over within the lease’s lifetime when the holder dies without a word, and answers each interaction once', async () => {
+    const a = await startReplica('a');
+    const b = await startReplica('b');
+    await imagine('before the crash');
+
+    // The holder dies: off the gateway, no more renewals, the lease left to expire.
+    const diedAt = Date.now();
+    await a.crash();
+    await discord.waitFor(() => discord.gatewayStats.identifies === 2, 'the standby to connect', 10_000);
+    expect(Date.now() - diedAt).toBeLessThan(LEASE.ttlMs + LEASE.pollEveryMs + 3000);
+    await discord.waitFor(() => b.logger.entries.some((e) => e.msg === 'took over the Discord gateway'), 'the standby to say it took over');
+    expect(discord.openGatewaySessions).toBe(1);
+
+    const after = await imagine('after the crash');
+    expect(after.callbackAttempts).toBe(1);
+    expect(emulatorGenerations()).toBe(2);
+    expect(handledBy(b)).toBe(1);
+    expect(discord.requests.filter((r) => r.code === 40060)).toEqual([]);
+  });
+
+  it('disconnects a holder that cannot reach Redis before its lease expires, so the two are never connected at once', async () => {
+    const a = await startReplica('a');
+    const b = await startReplica('b');
+    let most = 0;
+    const watch = setInterval(() => (most = Math.max(most, discord.openGatewaySessions)), 5);
+    try {
+      a.redis.disconnect(); // still on the gateway, but its renewals fail
+      await discord.waitFor(() => discord.gatewayStats.identifies === 2, 'the standby to connect', 10_000);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      clearInterval(watch);
+    }
+    expect(most).toBe(1);
+    expect(a.logger.entries.find((e) => e.msg === 'lost the Discord gateway lease; disconnecting from the gateway')?.obj).toEqual({ why: 'Redis has not confirmed the lease in time' });
+    expect((await imagine('served by the new holder')).callbackAttempts).toBe(1);
+    expect(b.logger.entries.filter((e) => e.msg === 'job completed')).toHaveLength(1);
+  });
+
+  it('hands over at once on a clean stop', async () => {
+    const a = await startReplica('a');
+    await startReplica('b');
+    const stoppedAt = Date.now();
+    await a.close();
+    await discord.waitFor(() => discord.gatewayStats.identifies === 2, 'the standby to connect', 10_000);
+    expect(Date.now() - stoppedAt).toBeLessThan(LEASE.ttlMs);
+    expect((await imagine('after the hand-over')).callbackAttempts).toBe(1);
+  });
+
+  it('disconnects a holder whose lease another process took (Redis says so), before that one connects', async () => {
+    const a = await startReplica('a');
+    await discord.waitFor(() => discord.openGatewaySessions === 1, 'the holder to connect');
+    // As if the lease had expired during a pause of this process and another took it.
+    await a.redis.set(key, 'another-process', 'PX', 60_000);
+    await discord.waitFor(() => discord.openGatewaySessions === 0, 'the holder to disconnect', 5000);
+    expect(a.logger.entries.some((e) => e.msg === 'lost the Discord gateway lease; disconnecting from the gateway')).toBe(true);
+    expect(a.bot.online()).toBe(true); // standing by again
+    await a.redis.del(key);
+    // discord.js waits 5 s between two identifies of one process, so this takes longer than a takeover by another process.
+    await discord.waitFor(() => discord.openGatewaySessions === 1, 'the holder to take the lease back', 15_000);
+    expect(discord.gatewayStats.identifies).toBe(2);
+  });
+
+  function emulatorGenerations(): number {
+    return emulator.requests.filter((r) => r.route === 'generations').length;
+  }
+});

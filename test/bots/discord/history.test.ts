@@ -1,0 +1,85 @@
+import { PermissionFlagsBits } from 'discord.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
+import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
+
+const EPHEMERAL = 64;
+const MANAGE_SERVER = String(PermissionFlagsBits.ManageGuild);
+
+let h: DiscordHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+function answerOf(harness: DiscordHarness, ix: FakeInteraction): Promise<FakeMessage> {
+  return harness.discord.waitFor(() => {
+    const message = harness.discord.original(ix);
+    return message && message.content ? message : undefined;
+  }, `the answer to /${ix.name}`);
+}
+
+/** Waits until the member's ended job is in their history (it is kept once the job's reply is final). */
+async function inHistory(harness: DiscordHarness, userId: string): Promise<void> {
+  const requester = { platform: 'discord' as const, userId, channelId: '', scopeId: harness.discord.guildId };
+  for (let tries = 0; tries < 200; tries++) {
+    if ((await harness.runner.history!.mine(requester)).length > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error('the job never reached the history');
+}
+
+describe('/imagine-history', () => {
+  it('shows a member their own jobs privately with a link and a Reroll, lets admins see the server’s, and forgets a member’s on request', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const ada = h.discord.newUser('ada');
+    const bo = h.discord.newUser('bo');
+    const done = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a lighthouse at dusk', quality: 'low' }, { user: ada }));
+    await inHistory(h, ada.id);
+
+    const mine = await answerOf(h, h.discord.slashCommand('imagine-history', {}, { user: ada }));
+    expect(mine.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(mine.content).toMatch(/“a lighthouse at dusk” · 1 × 1024x1024, low · \$\d/);
+    expect(mine.content).toContain(`(https://discord.com/channels/${h.discord.guildId}/${done.channelId}/${done.id})`);
+    expect(buttonsOf(mine).map((b) => b.label)).toEqual(['Reroll 1']);
+
+    const others = await answerOf(h, h.discord.slashCommand('imagine-history', {}, { user: bo }));
+    expect(others.content).toContain('Nothing yet.');
+    const refused = await answerOf(h, h.discord.slashCommand('imagine-history', { show: 'server' }, { user: bo }));
+    expect(refused.content).toMatch(/^✋ Only an admin/);
+    const server = await answerOf(h, h.discord.slashCommand('imagine-history', { show: 'server' }, { user: bo, permissions: MANAGE_SERVER }));
+    expect(server.content).toContain(`<@${ada.id}> “a lighthouse at dusk”`);
+    expect(server.allowedMentions).toEqual({ parse: [] });
+
+    const forgot = await answerOf(h, h.discord.slashCommand('imagine-history', { show: 'forget' }, { user: ada }));
+    expect(forgot.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(forgot.content).toMatch(/^🧹 Erased your history \(1 job\)/);
+    expect((await answerOf(h, h.discord.slashCommand('imagine-history', {}, { user: ada }))).content).toContain('Nothing yet.');
+  });
+});
+
+describe('the Delete button of a result', () => {
+  it('deletes the message and its images for the member who asked, after a restart too', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a kite', quality: 'low' }));
+    expect(result.attachments.length).toBeGreaterThan(0);
+    await h.restart();
+    const click = h.discord.clickButton(result, buttonId(result, 'Delete'));
+    await h.discord.waitFor(() => !h!.discord.messages.has(result.id), 'the result to be deleted');
+    expect(click.ack?.type).toBe(6);
+  });
+
+  it('lets an admin delete another member’s result, and tells anyone else privately who may', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const ada = h.discord.newUser('ada');
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a kite', quality: 'low' }, { user: ada }));
+    const refused = h.discord.clickButton(result, buttonId(result, 'Delete'), { user: h.discord.newUser('bo') });
+    const answer = await answerOf(h, refused);
+    expect(answer.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(answer.content).toBe(`✋ Only <@${ada.id}> or an admin can delete this message.`);
+    expect(h.discord.messages.has(result.id)).toBe(true);
+
+    h.discord.clickButton(result, buttonId(result, 'Delete'), { user: h.discord.newUser('mod'), permissions: String(PermissionFlagsBits.Administrator) });
+    await h.discord.waitFor(() => !h!.discord.messages.has(result.id), 'the result to be deleted');
+  });
+});

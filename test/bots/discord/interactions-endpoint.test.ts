@@ -1,0 +1,269 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, request, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startDiscordBot } from '../../../bots/discord/index.js';
+import { HttpInitialResponses, MAX_INTERACTION_BODY_BYTES } from '../../../bots/discord/interactions-endpoint.js';
+import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
+import { DEV_API_KEY } from '../../../src/emulator/index.js';
+import { PictorClient } from '../../../src/index.js';
+import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
+import { buttonId, buttonsOf, DiscordHarness, RecordingLogger } from './harness.js';
+
+describe('interactions over HTTP: a signed POST from the fake Discord to the bot’s /interactions endpoint', () => {
+  let h: DiscordHarness;
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it('answers Discord’s PING with a PONG, and the bot never connects to the gateway', async () => {
+    h = await DiscordHarness.start({ http: true });
+    expect(h.bot.interactionsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/interactions$/);
+    expect(await h.discord.pingInteractionsEndpoint()).toEqual({ status: 200, body: { type: 1 } });
+    expect(h.bot.online()).toBe(true);
+    expect(h.discord.gatewayStats.identifies).toBe(0);
+  });
+
+  it('refuses with 401 a missing signature, a wrong one, and one over another body, and runs nothing', async () => {
+    h = await DiscordHarness.start({ http: true });
+    const ping = JSON.stringify({ id: '1', type: 1, token: 't', version: 1 });
+    expect((await h.discord.postToInteractionsEndpoint(ping, { signature: null })).status).toBe(401);
+    expect((await h.discord.postToInteractionsEndpoint(ping, { signature: 'ab'.repeat(64) })).status).toBe(401);
+    expect((await h.discord.postToInteractionsEndpoint(ping, { signature: 'not hex' })).status).toBe(401);
+    // A real signature of one timestamp does not cover another.
+    const real = await h.discord.postToInteractionsEndpoint(ping, { timestamp: '1700000000' });
+    expect(real.status).toBe(200);
+    expect((await h.discord.postToInteractionsEndpoint(ping, { timestamp: '1700000001', signature: h.discord.signInteraction('1700000000', ping) })).status).toBe(401);
+    expect(h.logger.entries.filter((e) => e.msg === 'refused an interaction with a bad or missing signature')).toHaveLength(4);
+  });
+
+  it('refuses a body over its bound before checking anything, answers only POST /interactions, and only interactions', async () => {
+    h = await DiscordHarness.start({ http: true });
+    const huge = JSON.stringify({ type: 1, pad: 'x'.repeat(MAX_INTERACTION_BODY_BYTES) });
+    expect((await h.discord.postToInteractionsEndpoint(huge)).status).toBe(413);
+    const url = h.bot.interactionsUrl!;
+    expect((await fetch(url)).status).toBe(405);
+    expect((await fetch(url.replace(/\/interactions$/, '/other'), { method: 'POST', body: '{}' })).status).toBe(404);
+    // Signed, but not an interaction.
+    expect((await h.discord.postToInteractionsEndpoint('null')).status).toBe(400);
+    expect((await h.discord.postToInteractionsEndpoint('{"type":2}')).status).toBe(400);
+    expect((await h.discord.postToInteractionsEndpoint('not json')).status).toBe(400);
+  });
+
+  it('runs /imagine: the answer to the POST is the deferral, then the queue, each preview and the final image', async () => {
+    h = await DiscordHarness.start({ http: true, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a lighthouse at dusk', quality: 'low' });
+    const final = await h.finalReply(ix);
+
+    expect(ix.via).toBe('http');
+    expect(ix.httpStatus).toBe(200);
+    expect(ix.ack?.type).toBe(5);
+    // Nothing went to the callback endpoint: the HTTP answer was the initial response.
+    expect(h.discord.requests.filter((r) => r.route === 'interaction-callback')).toEqual([]);
+    const history = final.history.map((s) => ({ via: s.via, status: s.content.split('\n')[1], files: s.attachments.map((a) => a.filename) }));
+    expect(history.slice(0, 5)).toEqual([
+      { via: 'callback', status: undefined, files: [] },
+      { via: 'webhook', status: '⏳ Next in line…', files: [] },
+      { via: 'webhook', status: '🎨 Drawing the image…', files: [] },
+      { via: 'webhook', status: '🎨 Drawing… preview 1', files: ['preview-1-1.png'] },
+      { via: 'webhook', status: '🎨 Drawing… preview 2', files: ['preview-1-2.png'] },
+    ]);
+    expect(final.content.split('\n')[1]).toMatch(/^1024x1024 · low · png · \$0\.0064 · /);
+    expect(final.attachments).toHaveLength(1);
+    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
+  });
+
+  it('answers an option mistake privately in the response itself, before anything is spent', async () => {
+    h = await DiscordHarness.start({ http: true });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a sticker', background: 'transparent', format: 'jpeg' });
+    const reply = await h.discord.waitFor(() => h.discord.original(ix), 'the reply');
+    expect(ix.ack?.type).toBe(4);
+    expect(reply.flags & 64).toBe(64);
+    expect(reply.content).toContain('transparent background needs a format that can store transparency');
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+
+  it('shares the work between two processes behind a load balancer, each interaction answered by one of them', async () => {
+    h = await DiscordHarness.start({ http: true, partialImages: 0 });
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-second-'));
+    const quota = new FileQuotaStore({ dir: dataDir });
+    const logger = new RecordingLogger();
+    const runner = new JobRunner({ client: new PictorClient({ baseURL: h.emulatorUrl, apiKey: DEV_API_KEY, maxRetries: 0 }), store: quota, limits: {}, partialImages: 0, logger });
+    const second = await startDiscordBot({
+      token: h.discord.botToken,
+      apiBaseUrl: h.discord.apiBaseUrl,
+      runner,
+      dataDir,
+      logger,
+      allowedAttachmentHosts: [h.discord.cdnHost],
+      interactions: { publicKey: h.discord.publicKeyHex, host: '127.0.0.1', port: 0 },
+    });
+    const balancer = await roundRobin([h.bot.interactionsUrl!, second.interactionsUrl!]);
+    try {
+      h.discord.interactionsEndpoint = balancer.url;
+      const asked = ['a pear', 'a plum', 'a fig', 'a lime'].map((prompt) => h.discord.slashCommand('imagine', { prompt, quality: 'low' }));
+      for (const ix of asked) expect((await h.finalReply(ix)).attachments).toHaveLength(1);
+      const completedBy = (l: RecordingLogger) => l.entries.filter((e) => e.msg === 'job completed').length;
+      expect([completedBy(h.logger), completedBy(logger)]).toEqual([2, 2]);
+      expect(asked.map((ix) => ix.callbackAttempts)).toEqual([1, 1, 1, 1]);
+      expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(4);
+    } finally {
+      await balancer.close();
+      await runner.shutdown({ graceMs: 0 });
+      await second.stop();
+      await quota.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps the buttons working after a restart: Reroll, and Edit with its modal', async () => {
+    h = await DiscordHarness.start({ http: true, partialImages: 0 });
+    const first = h.discord.slashCommand('imagine', { prompt: 'a red kite', quality: 'low' });
+    const result = await h.finalReply(first);
+
+    await h.restart();
+    const reroll = h.discord.clickButton(result, buttonId(result, 'Reroll'));
+    const rerolled = await h.finalReply(reroll);
+    expect(reroll.via).toBe('http');
+    expect(reroll.ack?.type).toBe(5);
+    expect(rerolled.id).not.toBe(result.id);
+    expect(rerolled.attachments).toHaveLength(1);
+
+    const edit = h.discord.clickButton(result, buttonId(result, 'Edit'));
+    await h.discord.waitFor(() => edit.modal, 'the edit modal');
+    expect(edit.ack?.type).toBe(9);
+    const submit = h.discord.submitModal(edit, { prompt: 'add a storm' });
+    const edited = await h.finalReply(submit);
+    expect(edited.attachments).toHaveLength(1);
+    expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(2);
+    expect(h.emulator.requests.filter((r) => r.route === 'edits').at(-1)!.fields).toMatchObject({ prompt: 'add a storm' });
+    expect(h.discord.requests.filter((r) => r.route === 'interaction-callback')).toEqual([]);
+  });
+});
+
+describe('the fake Discord’s rule for interactions endpoints, as Discord’s: an answer after 3 s counts as failed', () => {
+  let discord: FakeDiscord | undefined;
+  let slow: Server | undefined;
+  afterEach(async () => {
+    slow?.closeAllConnections();
+    await new Promise((resolve) => slow?.close(resolve));
+    await discord?.close();
+  });
+
+  it('does not take a deferral that comes too late: the interaction is not acknowledged and its token edits nothing', async () => {
+    discord = await FakeDiscord.start({ ackDeadlineMs: 200 });
+    slow = createServer((_req, res) => {
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 5 })), 400);
+    });
+    await new Promise<void>((resolve) => slow!.listen(0, '127.0.0.1', resolve));
+    discord.interactionsEndpoint = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/interactions`;
+    const ix = discord.slashCommand('imagine', { prompt: 'too slow' });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(ix.ack).toBeUndefined();
+    expect(ix.httpStatus).toBeUndefined();
+    const edit = await fetch(`${discord.apiBaseUrl}/v10/webhooks/${discord.applicationId}/${ix.token}/messages/@original`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ content: 'late' }),
+    });
+    expect(edit.status).toBe(404);
+    expect(await edit.json()).toMatchObject({ code: 10015 });
+  });
+});
+
+describe('HttpInitialResponses: discord.js’s callback request becomes the answer to Discord’s POST', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  /** A server whose every request waits (up to `waitMs`) for the initial response of interaction 42. */
+  async function endpoint(responses: HttpInitialResponses, waitMs = 3000): Promise<{ url: string; taken: Promise<ServerResponse> }> {
+    let take!: (res: ServerResponse) => void;
+    const taken = new Promise<ServerResponse>((resolve) => (take = resolve));
+    server = createServer((_req, res) => {
+      void responses.expect('42', 'tok', res, waitMs);
+      take(res);
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/interactions`, taken };
+  }
+
+  const callbackUrl = 'https://discord.test/api/v10/interactions/42/tok/callback?with_response=false';
+  const deferral = { method: 'POST', body: JSON.stringify({ type: 5 }), headers: { 'Content-Type': 'application/json' } };
+  const neverCalled = async () => {
+    throw new Error('sent to the callback endpoint');
+  };
+
+  it('writes the callback body into the pending HTTP response and tells discord.js it went through', async () => {
+    const responses = new HttpInitialResponses();
+    const { url, taken } = await endpoint(responses);
+    const post = fetch(url, { method: 'POST', body: '{}' });
+    await taken;
+    const answered = await responses.wrap(neverCalled)(callbackUrl, deferral);
+    expect(answered.status).toBe(204);
+    const res = await post;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ type: 5 });
+  });
+
+  it('sends the callback to Discord’s callback endpoint when Discord hung up before the answer (Discord then says whether it still takes it)', async () => {
+    const responses = new HttpInitialResponses();
+    const { url, taken } = await endpoint(responses);
+    const abort = new AbortController();
+    const post = fetch(url, { method: 'POST', body: '{}', signal: abort.signal }).catch(() => 'aborted');
+    const res = await taken;
+    abort.abort();
+    await new Promise((resolve) => res.once('close', resolve));
+    expect(await post).toBe('aborted');
+    const sent: string[] = [];
+    const answered = await responses.wrap(async (u) => {
+      sent.push(u);
+      return Response.json({ message: 'Unknown interaction', code: 10062 }, { status: 404 });
+    })(callbackUrl, deferral);
+    expect(sent).toEqual([callbackUrl]);
+    expect(answered.status).toBe(404);
+  });
+
+  it('sends the callback to Discord once the wait for it is over, and for interactions it does not hold', async () => {
+    const responses = new HttpInitialResponses();
+    const { url, taken } = await endpoint(responses, 50);
+    const post = fetch(url, { method: 'POST', body: '{}' });
+    await taken;
+    expect((await post).status).toBe(500);
+    const sent: string[] = [];
+    const inner = async (u: string) => {
+      sent.push(u);
+      return new Response(null, { status: 204 });
+    };
+    await responses.wrap(inner)(callbackUrl, deferral);
+    await responses.wrap(inner)('https://discord.test/api/v10/interactions/43/other/callback', deferral);
+    expect(sent).toHaveLength(2);
+  });
+});
+
+/** A load balancer that sends each request to the next of `targets` in turn. */
+async function roundRobin(targets: string[]): Promise<{ url: string; close(): Promise<void> }> {
+  let next = 0;
+  const server = createServer((req, res) => {
+    const target = new URL(targets[next++ % targets.length]!);
+    const upstream = request(target, { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/interactions`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

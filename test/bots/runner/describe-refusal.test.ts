@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { refusalFromPolicy } from '../../../bots/runner/describe-refusal.js';
+
+describe('refusalFromPolicy', () => {
+  it('tells a member of a server the operator has not allowed that the bot is off here and whom to ask', () => {
+    expect(refusalFromPolicy('scope_not_allowed', { platform: 'discord' }).message).toBe(
+      'This bot is not enabled for this server: its operator has not allowed it here, so it makes no images. Ask the bot’s operator to add this server.',
+    );
+    expect(refusalFromPolicy('scope_not_allowed', { platform: 'slack' }).message).toContain('enabled for this workspace');
+  });
+
+  it('says who decided and what to do for who-and-where refusals', () => {
+    expect(refusalFromPolicy('member_blocked', { platform: 'discord' }).message).toBe(
+      'An admin of this server has blocked you from making images here; ask one of them if you think this is a mistake.',
+    );
+    expect(refusalFromPolicy('member_not_allowed', { platform: 'slack' }).message).toBe(
+      'The admins of this workspace have chosen who may make images, and you are not among them; ask one of them for access.',
+    );
+    expect(refusalFromPolicy('channel_not_allowed', { platform: 'discord', channels: ['1', '2'] }).message).toBe('Images can’t be made in this channel; use <#1>, <#2>.');
+  });
+
+  it('names the blocked word, the limit, or what is allowed for what-refusals', () => {
+    expect(refusalFromPolicy('blocked_word', { platform: 'discord', word: 'kraken' }).message).toBe('Your prompt contains “kraken”, which is blocked here; rephrase it and try again.');
+    expect(refusalFromPolicy('too_many_images', { platform: 'discord', limit: 2, used: 4 }).message).toBe('At most 2 images per job can be made here; ask for fewer.');
+    expect(refusalFromPolicy('too_many_images', { platform: 'discord', limit: 1, used: 2 }).message).toBe('At most 1 image per job can be made here; ask for fewer.');
+    expect(refusalFromPolicy('quality_not_allowed', { platform: 'slack', allowed: 'low, medium' }).message).toBe('That quality is not allowed here; choose one of low, medium.');
+    expect(refusalFromPolicy('high_quality_not_allowed', { platform: 'discord' }).message).toBe(
+      'Quality high is kept for some members of this server; choose another quality or ask an admin.',
+    );
+    expect(refusalFromPolicy('size_not_allowed', { platform: 'slack', allowed: '1024x1024' }).message).toBe('That size is not allowed here; choose one of 1024x1024.');
+    expect(refusalFromPolicy('moderation_not_allowed', { platform: 'discord' }).message).toBe(
+      'Moderation low is not allowed here; leave moderation unset to use this server’s level.',
+    );
+  });
+});

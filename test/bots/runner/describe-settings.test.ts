@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { changeSetting, describeSettings, parseSettingValue } from '../../../bots/runner/index.js';
+import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
+
+const kit = useRunnerKit();
+
+describe('changeSetting: what an admin types, and the answer in words', () => {
+  it('changes a setting and says what it is now and what it was', async () => {
+    const { runner } = await kit.runner();
+    const admin = requester({ isAdmin: true });
+    expect(await changeSetting(runner.policy, admin, 'channels', '<#111> <#222|memes>')).toEqual({ ok: true, message: 'channels is now <#111>, <#222> (was the default).' });
+    expect(await changeSetting(runner.policy, admin, 'channels', 'remove <#111>')).toEqual({ ok: true, message: 'channels is now <#222> (was <#111>, <#222>).' });
+    expect(await changeSetting(runner.policy, admin, 'who', 'add <@&333> <@444>')).toEqual({ ok: true, message: 'who is now <@&333>, <@444> (was the default).' });
+    expect(await changeSetting(runner.policy, admin, 'max-images', 'clear')).toEqual({ ok: true, message: 'max-images is back to its default (was the default).' });
+  });
+
+  it('refuses with a stable code and one sentence saying what to do', async () => {
+    const { runner } = await kit.runner({ operatorControls: { maxImagesPerJob: 4 } });
+    const admin = requester({ isAdmin: true });
+    expect(await changeSetting(runner.policy, requester(), 'max-images', '2')).toEqual({ ok: false, code: 'not_admin', message: 'Only an admin of this server can change its settings.' });
+    expect(await changeSetting(runner.policy, { ...requester(), platform: 'slack' }, 'max-images', '2')).toMatchObject({ message: 'Only an admin of this workspace can change its settings.' });
+    expect(await changeSetting(runner.policy, admin, 'colour', 'teal')).toEqual({
+      ok: false,
+      code: 'unknown_setting',
+      message: 'Choose one of channels, who, blocked, blocked-words, max-images, qualities, sizes, high-quality, moderation, default-size, default-quality, default-previews.',
+    });
+    expect(await changeSetting(runner.policy, admin, 'max-images', 'lots')).toEqual({ ok: false, code: 'invalid_value', message: 'max-images takes a whole number from 1 to 10.' });
+    expect(await changeSetting(runner.policy, admin, 'max-images', '8')).toEqual({
+      ok: false,
+      code: 'not_allowed_by_operator',
+      message: 'The bot’s operator allows at most 4 for max-images; an admin can choose within that, not beyond. Ask the operator to change it.',
+    });
+    expect(await changeSetting(runner.policy, admin, 'moderation', 'low')).toMatchObject({ code: 'not_allowed_by_operator', message: expect.stringContaining('allows auto for moderation') as unknown });
+    expect((await runner.policy.effective(admin)).maxImages.value).toBe(4);
+  });
+});
+
+describe('parseSettingValue', () => {
+  it('reads mentions as Discord and Slack send them, words and numbers, and clear', () => {
+    expect(parseSettingValue('blocked', '<@!12> <@U34|sam>')).toEqual({ ok: true, op: 'set', value: ['12', 'U34'] });
+    expect(parseSettingValue('highQualityFor', '<@&5>, user:6')).toEqual({ ok: true, op: 'set', value: ['role:5', 'user:6'] });
+    expect(parseSettingValue('blockedWords', 'gore, Red  Fox, gore')).toEqual({ ok: true, op: 'set', value: ['gore', 'Red Fox'] });
+    expect(parseSettingValue('qualities', 'LOW medium')).toEqual({ ok: true, op: 'set', value: ['low', 'medium'] });
+    expect(parseSettingValue('sizes', 'reset')).toEqual({ ok: true, op: 'clear' });
+    expect(parseSettingValue('sizes', '512x512')).toEqual({ ok: false });
+    expect(parseSettingValue('defaultPreviews', 'two')).toEqual({ ok: false });
+  });
+});
+
+describe('describeSettings', () => {
+  it('lists every effective setting of a server with where it comes from, and how to change one', async () => {
+    const { runner } = await kit.runner({ operatorControls: { blockedWords: ['gore'], qualities: ['low', 'medium'] }, partialImages: 2 });
+    const admin = requester({ isAdmin: true, userId: '42' });
+    await runner.policy.set(admin, 'maxImages', 3);
+    const text = describeSettings(await runner.policy.effective(admin), '`/imagine-admin set`');
+    const today = new Date().toISOString().slice(0, 10);
+    expect(text.split('\n')).toEqual([
+      'Settings of this server — where each comes from: operator (the bot’s environment), admin (set here), default.',
+      '• bot allowed here: yes (operator)',
+      '• channels: every channel (default)',
+      '• who: everyone (default)',
+      '• blocked: nobody (default)',
+      '• blocked-words: none (default)',
+      '• operator’s blocked words (everywhere): gore (operator)',
+      `• max-images: 3 (admin: <@42>, ${today})`,
+      '• qualities: low, medium (operator)',
+      '• sizes: 1024x1024, 1024x1536, 1536x1024 (default)',
+      '• high-quality: whoever may use it (default)',
+      '• moderation: auto (operator)',
+      '• default-size: 1024x1024 (default)',
+      '• default-quality: low (default)',
+      '• default-previews: 2 (operator)',
+      'Change one with `/imagine-admin set` (clear for the default; add or remove for lists).',
+    ]);
+  });
+});

@@ -1,0 +1,82 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { FileJobHistoryStore, HISTORY_LIMITS, JobHistory, RedisJobHistoryStore, type HistoryEntry, type JobHistoryStore } from '../../../bots/runner/index.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { requester, useTempDirs } from '../../helpers/runner-harness.js';
+
+const newDir = useTempDirs();
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function entry(i: number): Omit<HistoryEntry, 'scopeKey' | 'userId' | 'channelId' | 'at'> {
+  return { key: `job-${i}`, kind: 'generate', prompt: `prompt ${i}`, n: 1, size: '1024x1024', quality: 'low', status: 'completed', costUsd: 0.01 };
+}
+
+/** The same story on both backends: bounded, newest first, kept only for the retention, erased by forget. */
+function historyBehaviour(name: string, open: () => Promise<JobHistoryStore>) {
+  describe(`the job history (${name})`, () => {
+    it('shows a member their last 10 jobs, newest first, and keeps at most 20', async () => {
+      const store = await open();
+      let now = Date.now();
+      const history = new JobHistory({ store, now: () => now });
+      const alice = requester({ scopeId: 'guild-h' });
+      for (let i = 0; i < 25; i++) {
+        now += 1000;
+        await history.record(alice, entry(i));
+      }
+      const mine = await history.mine(alice);
+      expect(mine.map((e) => e.prompt)).toEqual(Array.from({ length: 10 }, (_, i) => `prompt ${24 - i}`));
+      expect(await store.ofUser(`discord:${alice.userId}`)).toHaveLength(HISTORY_LIMITS.perUser);
+    });
+
+    it('lets only admins see the server’s jobs, and forgets a member’s jobs there too', async () => {
+      const store = await open();
+      const history = new JobHistory({ store });
+      const scopeId = `guild-${Math.random()}`;
+      const alice = requester({ scopeId });
+      const bob = requester({ scopeId });
+      await history.record(alice, entry(1));
+      await history.record(bob, entry(2));
+      expect(await history.ofScope(alice)).toBeUndefined();
+      expect((await history.ofScope({ ...alice, isAdmin: true }))!.map((e) => e.userId).sort()).toEqual([alice.userId, bob.userId].sort());
+
+      expect(await history.forget(alice)).toBe(1);
+      expect(await history.mine(alice)).toEqual([]);
+      expect((await history.ofScope({ ...bob, isAdmin: true }))!.map((e) => e.userId)).toEqual([bob.userId]);
+    });
+
+    it('shows nothing older than the retention', async () => {
+      const store = await open();
+      let now = Date.now();
+      const history = new JobHistory({ store, retentionDays: 1, now: () => now });
+      const alice = requester();
+      await history.record(alice, entry(1));
+      now += 2 * DAY_MS;
+      expect(await history.mine(alice)).toEqual([]);
+    });
+  });
+}
+
+historyBehaviour('data folder', async () => new FileJobHistoryStore({ dir: await newDir() }));
+
+const redis = testRedis();
+const prefix = uniquePrefix('history');
+const opened: RedisJobHistoryStore[] = [];
+afterAll(async () => {
+  for (const store of opened) await store.close();
+  if (redis.url) await deleteKeys(redis.url, prefix);
+});
+if (!redis.skipReason) {
+  historyBehaviour('Redis', async () => {
+    const store = await RedisJobHistoryStore.connect({ url: requireRedisUrl(redis), prefix });
+    opened.push(store);
+    return store;
+  });
+}
+
+describe('the history file', () => {
+  it('keeps a member’s history across a restart of the bot (a new store on the same folder)', async () => {
+    const dir = await newDir();
+    const alice = requester();
+    await new JobHistory({ store: new FileJobHistoryStore({ dir }) }).record(alice, entry(7));
+    expect((await new JobHistory({ store: new FileJobHistoryStore({ dir }) }).mine(alice)).map((e) => e.key)).toEqual(['job-7']);
+  });
+});

@@ -1,0 +1,132 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { settingsCommandOf } from '../../../bots/slack/listeners/settings-commands.js';
+import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import { finishedJob, startHarness, type Harness, type HarnessOptions } from './harness.js';
+
+const ADMIN = 'U0ADMIN';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const start = (options: HarnessOptions = {}) => startHarness({ ...options, bot: { adminUserIds: [ADMIN], ...options.bot } });
+
+/** Runs `/imagine …` and returns the private answer: in the acknowledgement, or through the response URL. */
+async function privately(fake: FakeSlack, text: string, user = 'U0ALICE', channel?: string): Promise<string> {
+  const ack = await fake.command({ command: '/imagine', text, user, ...(channel && { channel }) });
+  expect(ack.status).toBe(200);
+  const inAck = (ack.body as { text?: string; response_type?: string } | undefined) ?? {};
+  if (inAck.text) {
+    expect(inAck.response_type).toBe('ephemeral');
+    return inAck.text;
+  }
+  const response = await fake.waitFor(() => fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), `the answer to /imagine ${text}`);
+  expect(response.body.response_type).toBe('ephemeral');
+  return String(response.body.text);
+}
+
+/** What the runner says of a job of this member now (the code of its refusal, or undefined when it would run). */
+async function ruleFor(harness: Harness, userId: string, channelId: string, prompt = 'a lighthouse'): Promise<string | undefined> {
+  const refusal = await harness.runner.policyRefusal({ kind: 'generate', prompt, options: {}, requester: { platform: 'slack', userId, channelId, scopeId: harness.fake.teamId } });
+  return refusal?.code;
+}
+
+describe('the rules of a workspace, on Slack', () => {
+  it('refuses every job in a workspace the operator has not allowed, privately, and sends nothing', async () => {
+    h = await start({ controls: { allowedScopes: ['T0SOMEWHERE'] } });
+    await privately(h.fake, 'a lighthouse --quality low', 'U0ALICE', 'C0ONE');
+    expect(await ruleFor(h, 'U0ALICE', 'C0ONE')).toBe('scope_not_allowed');
+    expect(h.emulator.requests).toHaveLength(0);
+    expect(h.fake.botMessages('C0ONE')).toEqual([]);
+  });
+
+  it('lets an admin choose the channels and block a member; refusals are private and send nothing, other jobs run', async () => {
+    h = await start();
+    expect(await privately(h.fake, 'admin set channels <#C0ART|art>', ADMIN)).toMatch(/^:white_check_mark:/);
+    expect(await privately(h.fake, 'admin set blocked <@U0MALLORY|mallory>', ADMIN)).toMatch(/^:white_check_mark:/);
+
+    await privately(h.fake, 'a lighthouse --quality low', 'U0ALICE', 'C0GENERAL');
+    expect(await ruleFor(h, 'U0ALICE', 'C0GENERAL')).toBe('channel_not_allowed');
+    await privately(h.fake, 'a lighthouse --quality low', 'U0MALLORY', 'C0ART');
+    expect(await ruleFor(h, 'U0MALLORY', 'C0ART')).toBe('member_blocked');
+    expect(h.emulator.requests).toHaveLength(0);
+
+    await h.fake.command({ command: '/imagine', text: 'a lighthouse --quality low', channel: 'C0ART', user: 'U0ALICE' });
+    await finishedJob(h.fake, 'C0ART');
+    expect(h.emulator.requests).toHaveLength(1);
+  });
+
+  it('keeps the workspace’s settings across a restart', async () => {
+    h = await start();
+    await privately(h.fake, 'admin set blocked-words kraken', ADMIN);
+    const { fake, dataDir } = h;
+    await h.close({ fake: true, dataDir: true });
+    h = await start({ fake, dataDir });
+    expect(await ruleFor(h, 'U0ALICE', 'C0ONE', 'a kraken')).toBe('blocked_word');
+  });
+
+  it('shows an admin every setting and where it comes from; anyone else is told only admins may', async () => {
+    h = await start({ controls: { blockedWords: ['gore'] } });
+    await privately(h.fake, 'admin set max-images 2', ADMIN);
+    const shown = await privately(h.fake, 'admin settings', ADMIN);
+    expect(shown).toContain('• max-images: 2 (admin: <@U0ADMIN>,');
+    expect(shown).toContain('• operator’s blocked words (everywhere): gore (operator)');
+    expect(await privately(h.fake, 'admin settings', 'U0ALICE')).toContain('Only an admin');
+    expect(await privately(h.fake, 'admin set max-images 20', ADMIN)).toMatch(/^:raised_hand:/);
+    expect((await h.runner.policy.effective({ platform: 'slack', scopeId: h.fake.teamId })).maxImages.value).toBe(2);
+  });
+
+  it('keeps a prompt that merely starts with “admin set” a prompt', () => {
+    expect(settingsCommandOf('admin set of flat icons')).toBeUndefined();
+    expect(settingsCommandOf('admin settings')).toEqual({ kind: 'show' });
+    expect(settingsCommandOf('admin set channels &lt;#C1|art&gt;')).toEqual({ kind: 'set', setting: 'channels', value: '<#C1|art>' });
+  });
+});
+
+describe('/imagine history and /imagine forget, on Slack', () => {
+  it('show a member their own jobs privately, admins the workspace’s, and erase a member’s on request', async () => {
+    h = await start();
+    await h.fake.command({ command: '/imagine', text: 'a lighthouse at dusk --quality low', channel: 'C0ART', user: 'U0ALICE' });
+    const job = await finishedJob(h.fake, 'C0ART');
+    const alice = { platform: 'slack' as const, userId: 'U0ALICE', channelId: 'C0ART', scopeId: h.fake.teamId };
+    for (let tries = 0; tries < 200 && (await h.runner.history!.mine(alice)).length === 0; tries++) await new Promise((r) => setTimeout(r, 25));
+
+    const mine = await privately(h.fake, 'history', 'U0ALICE');
+    expect(mine).toMatch(/in <#C0ART> “a lighthouse at dusk” · 1 × 1024x1024, low · \$\d+\.\d+ · <https:\/\/slack\.com\/archives\/C0ART\/p\d+\|message>$/m);
+    expect(mine).toContain(`/archives/C0ART/p${job.ts.replace('.', '')}|message>`);
+    // Each job has a Reroll button, the same as its message's own.
+    const blocks = h.fake.responses.at(-1)!.body.blocks as { accessory?: { action_id: string; value: string } }[];
+    const jobReroll = (job.blocks as { elements?: { action_id?: string; value?: string }[] }[]).flatMap((b) => b.elements ?? []).find((e) => e.action_id === 'pictor_reroll')?.value;
+    expect(jobReroll).toBeTruthy();
+    expect(blocks.flatMap((b) => (b.accessory ? [b.accessory] : []))).toEqual([{ type: 'button', action_id: 'pictor_reroll', text: { type: 'plain_text', text: 'Reroll' }, value: jobReroll }]);
+    expect(await privately(h.fake, 'history', 'U0BOB')).toContain('Nothing yet.');
+    expect(await privately(h.fake, 'history workspace', 'U0BOB')).toContain('Only an admin');
+    expect(await privately(h.fake, 'history workspace', ADMIN)).toContain('<@U0ALICE> in <#C0ART> “a lighthouse at dusk”');
+
+    expect(await privately(h.fake, 'forget', 'U0ALICE')).toMatch(/^:broom: Erased your history \(1 job\)/);
+    expect(await privately(h.fake, 'history', 'U0ALICE')).toContain('Nothing yet.');
+    expect(h.emulator.requests).toHaveLength(1);
+  });
+});
+
+describe('the Delete button of a result, on Slack', () => {
+  it('deletes the message and its final images for whoever asked or an admin, and tells anyone else privately who may', async () => {
+    h = await start();
+    await h.fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0ART', user: 'U0ALICE' });
+    const job = await finishedJob(h.fake, 'C0ART');
+    // The final images (previews posted in the thread are not kept track of, and stay).
+    const images = [...h.fake.files.values()].filter((f) => !f.name.includes('-preview-')).map((f) => f.id);
+    expect(images.length).toBeGreaterThan(0);
+
+    const stranger = await h.fake.clickButton(job, 'pictor_delete', 'U0BOB');
+    const told = await h.fake.waitFor(() => h!.fake.responses.find((r) => stranger.responseUrl.endsWith(r.id)), 'the answer to the stranger');
+    expect(told.body).toMatchObject({ response_type: 'ephemeral', text: 'Only <@U0ALICE> or an admin can delete this message.' });
+    expect(h.fake.messages).toContain(job);
+
+    await h.fake.clickButton(job, 'pictor_delete', ADMIN);
+    await h.fake.waitFor(() => !h!.fake.messages.includes(job), 'the message to be deleted');
+    expect(images.filter((id) => h!.fake.files.has(id))).toEqual([]);
+  });
+});
