@@ -18,6 +18,8 @@ const LEASE_MS = 600;
 /** One replica: its own runner, ledger, data folder, Redis connection and lease; the shared Redis prefix. */
 interface Replica {
   bot: DiscordBot;
+  /** Sends the next interactions to this replica. */
+  use(): void;
   runner: JobRunner;
   state: RedisStateStore;
   connection: Redis;
@@ -58,6 +60,8 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
         dataDir,
         state,
         allowedAttachmentHosts: [discord.cdnHost],
+        // Over HTTP, the test picks which replica an interaction reaches (`discord.interactionsEndpoint`).
+        interactions: { publicKey: discord.publicKeyHex, port: 0, host: '127.0.0.1' },
         logger: silentLogger(),
         stopGraceMs: 2000,
       });
@@ -75,6 +79,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
       cleanups.push(stop);
       return {
         bot,
+        use: () => (discord.interactionsEndpoint = bot.interactionsUrl),
         runner,
         state,
         connection,
@@ -84,6 +89,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
           connection.disconnect();
           await bot.client.destroy();
           cleanups.push(async () => {
+            await bot.stop();
             await runner.shutdown({ graceMs: 0 });
             await quota.close();
             await rm(dataDir, { recursive: true, force: true });
@@ -96,15 +102,15 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
 
   it('a Reroll pressed on replica B runs the job replica A made (its spec from Redis)', async () => {
     const { discord, emulator, replica } = await setUp(100);
-    await replica();
+    const a = await replica();
+    const b = await replica();
+    a.use();
     const first = discord.slashCommand('imagine', { prompt: 'a red kite', size: '1536x1024', quality: 'low' });
     const result = await discord.waitFor(() => {
       const m = discord.original(first);
       return m && buttonsOf(m).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? m : undefined;
     }, 'the job on A');
-    // B connects last: the fake gateway hands it the next interactions.
-    await replica();
-    await discord.waitFor(() => discord.gatewayStats.identifies === 2 || undefined, 'replica B to identify');
+    b.use();
     const click = discord.clickButton(result, buttonId(result, 'Reroll'));
     await discord.waitFor(() => {
       const m = discord.original(click);
@@ -118,12 +124,13 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
   it('when replica A dies mid-job, replica B marks its job interrupted within the lease, with Retry', async () => {
     const { discord, replica } = await setUp(30_000);
     const a = await replica();
+    await replica();
+    a.use();
     const ix = discord.slashCommand('imagine', { prompt: 'a job the crash ate' });
     const running = await discord.waitFor(() => {
       const m = discord.original(ix);
       return m?.content.includes('Drawing') ? m : undefined;
     }, 'the job to start on A');
-    await replica();
     await a.kill();
     const killedAt = Date.now();
     const swept = await discord.waitFor(() => {
@@ -139,14 +146,15 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
 
   it('a Cancel that reaches replica B for a job running on live replica A is answered privately, and the job goes on', async () => {
     const { discord, replica } = await setUp(1500);
-    await replica();
+    const a = await replica();
+    const b = await replica();
+    a.use();
     const ix = discord.slashCommand('imagine', { prompt: 'a job running on a' });
     const running = await discord.waitFor(() => {
       const m = discord.original(ix);
       return m?.content.includes('Drawing') ? m : undefined;
     }, 'the job to start on A');
-    await replica();
-    await discord.waitFor(() => discord.gatewayStats.identifies === 2 || undefined, 'replica B to identify');
+    b.use();
     const click = discord.clickButton(running, buttonId(running, 'Cancel'));
     const note = await discord.waitFor(() => discord.original(click), 'B’s note');
     expect(note.flags & 64).toBe(64);
