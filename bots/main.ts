@@ -109,6 +109,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         limits: runnerConfig.limits,
         partialImages: runnerConfig.partialImages,
         minUpdateIntervalMs: runnerConfig.minUpdateIntervalMs,
+        maxQueuedJobs: runnerConfig.maxQueuedJobs,
         recordPrompts: core.spend.recordPrompts,
         operatorControls: runnerConfig.controls,
         history,
