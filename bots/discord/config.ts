@@ -1,4 +1,4 @@
-import { envError, envList, envNumber, envText, envUrl, ValidationError, type Env } from '../../src/index.js';
+import { envBoolean, envError, envList, envNumber, envText, envUrl, ValidationError, type Env } from '../../src/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 import { isPublicKeyHex } from './verify-signature.js';
 
@@ -21,6 +21,11 @@ export interface DiscordConfig {
    * arrive over HTTP at `/interactions` on this port instead of through the gateway. Undefined: gateway.
    */
   interactions: { publicKey: string; port: number; host: string | undefined } | undefined;
+  /**
+   * `DISCORD_USER_INSTALLS=1`: the commands are registered for user installs and DMs too, and jobs there are taken
+   * (on the user's own budget, `PICTOR_DM_*_USD`). Default off: such interactions are refused (`dms_not_enabled`).
+   */
+  userInstalls: boolean;
 }
 
 const SNOWFLAKE = /^\d{17,20}$/;
@@ -66,5 +71,6 @@ export function readDiscordConfig(env: Env): DiscordConfig | undefined {
     adminRoleIds,
     allowedAttachmentHosts: hosts.map((h) => h.toLowerCase()),
     interactions: port !== undefined && publicKey !== undefined ? { publicKey: publicKey.toLowerCase(), port, host } : undefined,
+    userInstalls: envBoolean(env, 'DISCORD_USER_INSTALLS', '1 (commands in DMs and user installs too) or 0') ?? false,
   };
 }
