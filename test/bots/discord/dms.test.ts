@@ -1,5 +1,6 @@
 import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { formatUsd } from '../../../src/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { buttonsOf, DiscordHarness, type HarnessOptions } from './harness.js';
 
@@ -117,6 +118,16 @@ describe('DMs and user installs, on (DISCORD_USER_INSTALLS=1)', () => {
     expect(posted.content).toContain('a very long job');
     expect(h.discord.requests.filter((r) => r.route === 'dm-channel')).toHaveLength(1);
     expect(h.discord.channelMessages(h.discord.foreignChannelId).filter((m) => m.interactionId === undefined)).toHaveLength(0);
+  });
+
+  it('shows /imagine-usage in a DM with the user’s budget outside servers, not a server’s', async () => {
+    h = await start({ userInstalls: true, dmCaps: { dailyUsd: 1 }, limits: { scopeMonthlyUsd: 5 } });
+    await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a fox', quality: 'low' }, { place: 'dm' }));
+    const spent = await h.quotaStore.spentToday(`discord:dm:${h.discord.user.id}`, Date.now());
+    const answer = await answerOf(h, h.discord.slashCommand('imagine-usage', {}, { place: 'dm' }));
+    expect(answer.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(answer.content).toContain(`Your daily budget outside servers: ${formatUsd(1 - spent)} left of $1.00 (spent ${formatUsd(spent)})`);
+    expect(answer.content).not.toContain('server’s');
   });
 
   it('does not let anyone change budgets or settings from a DM', async () => {
