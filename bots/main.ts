@@ -107,6 +107,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         client,
         store,
         limits: runnerConfig.limits,
+        dmCaps: runnerConfig.dmCaps,
         partialImages: runnerConfig.partialImages,
         minUpdateIntervalMs: runnerConfig.minUpdateIntervalMs,
         maxQueuedJobs: runnerConfig.maxQueuedJobs,

@@ -29,6 +29,8 @@ export interface BotContext {
   /** REST client for interaction webhooks (see rest-request.ts); the Discord client's own REST carries the bot token. */
   webhookRest: REST;
   adminRoleIds: readonly string[];
+  /** `DISCORD_USER_INSTALLS`: jobs are taken in DMs and user installs (on the user's own budget); otherwise refused there. */
+  userInstalls: boolean;
   downloadPolicy: DownloadPolicy;
   /** Keeps track of a job until its reply is final (stop() waits for these). */
   track(done: Promise<unknown>): void;

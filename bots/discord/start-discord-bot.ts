@@ -34,6 +34,8 @@ export interface StartDiscordBotOptions {
   state?: StateStore | undefined;
   /** Members with one of these roles may cancel anyone's job (as may the server's Administrators). */
   adminRoleIds?: readonly string[] | undefined;
+  /** Take commands in DMs and user installs (`DISCORD_USER_INSTALLS`), on the user's own budget. Default false: refused there. */
+  userInstalls?: boolean | undefined;
   /** Hosts input images may be downloaded from. Default Discord's CDN. */
   allowedAttachmentHosts?: readonly string[] | undefined;
   logger: LoggerLike;
@@ -94,6 +96,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     logger,
     webhookRest: createWebhookRest(api),
     adminRoleIds: options.adminRoleIds ?? [],
+    userInstalls: options.userInstalls ?? false,
     downloadPolicy,
     track(done) {
       const settled = done.then(

@@ -20,6 +20,7 @@ export const discordSurface: Surface<DiscordConfig> = {
         applicationId: config.applicationId,
         apiBaseUrl: config.apiBaseUrl,
         adminRoleIds: config.adminRoleIds,
+        userInstalls: config.userInstalls,
         allowedAttachmentHosts: config.allowedAttachmentHosts,
         interactions: config.interactions,
         gatewayLease: leaseRedis && ctx.redis && { redis: leaseRedis, prefix: ctx.redis.prefix },
