@@ -116,6 +116,8 @@ export class RedisStateStore implements StateStore {
     if (this.#subscriber) return;
     const subscriber = this.#redis.duplicate();
     this.#subscriber = subscriber;
+    // The state connection already says when Redis is lost and back; this one reconnects (and resubscribes) on its own.
+    subscriber.on('error', () => undefined);
     subscriber.on('message', (_channel: string, text: string) => {
       if (text.length > MAX_NOTICE_BYTES) return;
       try {
