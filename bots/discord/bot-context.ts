@@ -25,6 +25,8 @@ export interface DiscordJobRunner {
 export interface BotContext {
   runner: DiscordJobRunner;
   store: DiscordJobStore;
+  /** Asks the replica running the job of the record `key` to cancel it for `by` (true when it got the request); false without Redis. */
+  askHolderToCancel(key: string, by: Requester): Promise<boolean>;
   logger: LoggerLike;
   /** REST client for interaction webhooks (see rest-request.ts); the Discord client's own REST carries the bot token. */
   webhookRest: REST;

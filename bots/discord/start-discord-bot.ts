@@ -7,10 +7,10 @@ import { defaultDownloadPolicy } from './download-images.js';
 import type { DiscordJobStore } from './job-store.js';
 import { gatewayConnection } from './gateway-connection.js';
 import type { GatewayLeaseOptions } from './gateway-lease.js';
-import { HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint } from './interactions-endpoint.js';
+import { DISCORD_INTERACTIONS, HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint } from './interactions-endpoint.js';
 import { JobRecordStore } from './JobRecordStore.js';
-import { StateJobRecordStore } from './StateJobRecordStore.js';
-import { startSweeper, type StateStore } from '../state/index.js';
+import { DISCORD_JOBS, StateJobRecordStore } from './StateJobRecordStore.js';
+import { askHolderToCancel, cancelWhenAsked, startSweeper, type StateStore } from '../state/index.js';
 import { createWebhookRest, makeRequestWithEncodedForms } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
@@ -90,9 +90,18 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const inFlight = new Set<Promise<unknown>>();
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);
+  // With Redis, a Cancel pressed on another replica reaches the one running the job (see cancel-notices.ts).
+  const jobSpace = options.state?.backend === 'redis' ? options.state.space(DISCORD_JOBS) : undefined;
+  if (jobSpace) {
+    await cancelWhenAsked(jobSpace, async (key, by) => {
+      const runnerJobId = (await store.get(key))?.runnerJobId;
+      if (runnerJobId) options.runner.cancel(runnerJobId, by);
+    });
+  }
   const ctx: BotContext = {
     runner: options.runner,
     store,
+    askHolderToCancel: (key, by) => (jobSpace ? askHolderToCancel(jobSpace, key, by) : Promise.resolve(false)),
     logger,
     webhookRest: createWebhookRest(api),
     adminRoleIds: options.adminRoleIds ?? [],
@@ -144,7 +153,9 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   }
   if (options.interactions && httpResponses) {
     try {
-      endpoint = await startInteractionsEndpoint({ ...options.interactions, client, responses: httpResponses, logger });
+      // With Redis, an interaction id is taken once by all replicas (a POST replayed to another one is refused there too).
+      const taken = options.state?.backend === 'redis' ? options.state.space(DISCORD_INTERACTIONS) : undefined;
+      endpoint = await startInteractionsEndpoint({ ...options.interactions, client, responses: httpResponses, logger, taken });
     } catch (error) {
       await client.destroy().catch(() => {});
       await store.close();

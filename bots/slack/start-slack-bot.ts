@@ -154,6 +154,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     logger,
     onShown: options.onUpdateShown,
   });
+  // With Redis, a Cancel pressed on another replica for a job running here.
+  await jobs.listenForCancels();
   const context: BotContext = {
     jobs,
     runner: options.runner,

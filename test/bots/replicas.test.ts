@@ -2,7 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../../bots/main.js';
+import { RedisQuotaStore } from '../../bots/runner/index.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { estimatePrice } from '../../src/index.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { buttonsOf } from '../fakes/slack/slack-objects.js';
 import { useEmulator } from '../helpers/emulator.js';
@@ -147,6 +149,51 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     expect(buttonsOf(stopped).map((button) => button.actionId)).toEqual(['pictor_reroll']);
     emu.emulator.configure({ latencyMs: 0 });
   }, 90_000);
+
+  it('a Cancel pressed on B stops the job running on A: B checks who may, A cancels it, its request is aborted and charged once', async () => {
+    const slack = await new FakeSlack({ channelWriteIntervalMs: 10 }).start();
+    defer(() => slack.close());
+    const env = await sharedEnv(slack, 'http');
+    const a = await startReplica(env);
+    const b = await startReplica(env);
+
+    emu.emulator.configure({ latencyMs: 60_000 });
+    slack.deliverOverHttp(a.url);
+    await slack.command({ command: '/imagine', text: 'a slow kite --size 1024x1024 --quality low', user: 'U0ANN', channel: 'C0CANCEL' });
+    await waitUntil(() => emu.emulator.stats().openStreams === 1, 'the job reached the service from A', 10_000);
+    const running = await slack.waitFor(() => {
+      const message = jobMessages(slack, 'C0CANCEL')[0];
+      return message && buttonsOf(message).some((button) => button.actionId === 'pictor_cancel') ? message : undefined;
+    }, 'the job’s message with Cancel');
+
+    slack.deliverOverHttp(b.url);
+    const denied = await slack.clickButton(running, 'pictor_cancel', 'U0BOB');
+    const refusal = await slack.waitFor(() => slack.responses.find((r) => denied.responseUrl.endsWith(r.id)), 'B’s refusal');
+    expect(refusal.body.text).toBe('Only the person who started this job, or an admin, can cancel it.');
+    expect(emu.emulator.stats().openStreams).toBe(1);
+
+    const clicked = await slack.clickButton(running, 'pictor_cancel', 'U0ANN');
+    expect(clicked.status).toBe(200);
+    const cancelled = await slack.waitFor(() => {
+      const message = jobMessages(slack, 'C0CANCEL')[0];
+      return message && statusOf(message).includes('Cancelled by <@U0ANN>') ? message : undefined;
+    }, 'A to show its job cancelled');
+    expect(buttonsOf(cancelled).map((button) => button.actionId)).toEqual(['pictor_reroll']);
+    await waitUntil(() => emu.emulator.stats().openStreams === 0, 'the service request aborted', 5_000);
+    // Nothing said to the canceller: the job's message says it.
+    expect(slack.responses.filter((r) => clicked.responseUrl.endsWith(r.id))).toEqual([]);
+    // Sent, then cut off: charged its estimate, once, on the account's shared ledger.
+    const ledger = await RedisQuotaStore.connect({ url: requireRedisUrl(redis), prefix: env.PICTOR_REDIS_PREFIX! });
+    defer(() => ledger.close());
+    const estimate = estimatePrice({ size: '1024x1024', quality: 'low' }).totalUsd;
+    let spent = 0;
+    for (const deadline = Date.now() + 5_000; spent === 0 && Date.now() < deadline; ) {
+      spent = await ledger.spentToday('slack:U0ANN', Date.now());
+      if (spent === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(spent).toBeCloseTo(estimate, 9);
+    emu.emulator.configure({ latencyMs: 0 });
+  }, 30_000);
 
   it('in Socket Mode: jobs spread over both connections finish, and a button on A’s message works on B', async () => {
     // Each replica paces its own writes (per channel, and 40 chat.update a minute): one channel per job, and Slack's
