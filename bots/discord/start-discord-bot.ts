@@ -65,6 +65,11 @@ export interface DiscordBot {
   /** Connected to the gateway, or (over HTTP) taking interactions. */
   online(): boolean;
   /**
+   * With a gateway lease: off the gateway and the lease given up, so a standby connects and takes the new
+   * interactions, while the replies of running jobs go on over REST (they never need the gateway). Nothing otherwise.
+   */
+  handOver(): Promise<void>;
+  /**
    * Stops taking interactions, waits (up to `stopGraceMs`) for job replies in
    * flight, and disconnects. Call `runner.shutdown()` first so running jobs
    * report their end to their replies.
@@ -170,6 +175,9 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     webhookRest: ctx.webhookRest,
     interactionsUrl: endpoint?.url,
     online: () => (endpoint ? endpoint.listening() : gateway!.online()),
+    async handOver() {
+      if (gateway?.leased) await gateway.leave();
+    },
     async stop() {
       accepting = false;
       await sweeper.stop();
