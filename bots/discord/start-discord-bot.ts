@@ -65,8 +65,9 @@ export interface DiscordBot {
   /** Connected to the gateway, or (over HTTP) taking interactions. */
   online(): boolean;
   /**
-   * With a gateway lease: off the gateway and the lease given up, so a standby connects and takes the new
-   * interactions, while the replies of running jobs go on over REST (they never need the gateway). Nothing otherwise.
+   * With a gateway lease: off the gateway and the lease given up as soon as another process stands by, so that one
+   * connects and takes the new interactions, while the replies of running jobs go on over REST (they never need the
+   * gateway). Nothing otherwise (see GatewayConnection.handOver).
    */
   handOver(): Promise<void>;
   /**
@@ -176,7 +177,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     interactionsUrl: endpoint?.url,
     online: () => (endpoint ? endpoint.listening() : gateway!.online()),
     async handOver() {
-      if (gateway?.leased) await gateway.leave();
+      if (gateway?.leased) await gateway.handOver();
     },
     async stop() {
       accepting = false;
