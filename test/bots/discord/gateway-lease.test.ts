@@ -231,6 +231,18 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(await drained).toBe(0);
   });
 
+  it('stops standing by once a standby drains, so it never takes the gateway only to refuse every command', async () => {
+    const a = await startReplica('a');
+    const b = await startReplica('b');
+    const drained = b.runner.drain(10_000);
+    await b.bot.handOver();
+    await a.close();
+    await new Promise((resolve) => setTimeout(resolve, 3 * LEASE.pollEveryMs + 300));
+    expect(discord.gatewayStats.identifies).toBe(1);
+    expect(discord.openGatewaySessions).toBe(0);
+    expect(await drained).toBe(0);
+  });
+
   it('disconnects a holder whose lease another process took (Redis says so), before that one connects', async () => {
     const a = await startReplica('a');
     await discord.waitFor(() => discord.openGatewaySessions === 1, 'the holder to connect');
