@@ -67,6 +67,12 @@ export interface DiscordBot {
   /** Connected to the gateway, or (over HTTP) taking interactions. */
   online(): boolean;
   /**
+   * With a gateway lease: off the gateway and the lease given up as soon as another process stands by, so that one
+   * connects and takes the new interactions, while the replies of running jobs go on over REST (they never need the
+   * gateway). Nothing otherwise (see GatewayConnection.handOver).
+   */
+  handOver(): Promise<void>;
+  /**
    * Stops taking interactions, waits (up to `stopGraceMs`) for job replies in
    * flight, and disconnects. Call `runner.shutdown()` first so running jobs
    * report their end to their replies.
@@ -184,6 +190,9 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     webhookRest: ctx.webhookRest,
     interactionsUrl: endpoint?.url,
     online: () => (endpoint ? endpoint.listening() : gateway!.online()),
+    async handOver() {
+      if (gateway?.leased) await gateway.handOver();
+    },
     async stop() {
       accepting = false;
       await sweeper.stop();

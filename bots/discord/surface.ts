@@ -41,6 +41,8 @@ export const discordSurface: Surface<DiscordConfig> = {
     const running = bot;
     return {
       health: () => running.online(),
+      // On the gateway with a lease: a standby takes the gateway at once. Over HTTP, /healthz turns the traffic away.
+      ...(leaseRedis ? { handOver: () => running.handOver() } : {}),
       stop: async () => {
         await running.stop();
         if (leaseRedis) await closeRedis(leaseRedis);

@@ -19,6 +19,7 @@ export const slackSurface: Surface<SlackConfig> = {
       onWriteRefused: ctx.onWriteRefused,
     });
     ctx.print(`Slack bot is online (${config.mode === 'http' ? `HTTP, events at ${bot.url}` : 'Socket Mode'}).`);
-    return { health: () => bot.connected(), stop: () => bot.stop() };
+    // Socket Mode: the other replicas' connections take the new events. HTTP: /healthz turns the traffic away.
+    return { health: () => bot.connected(), ...(config.mode === 'http' ? {} : { handOver: () => bot.handOver() }), stop: () => bot.stop() };
   },
 };

@@ -5,6 +5,7 @@ import { startService, type Service } from '../../bots/main.js';
 import { RedisQuotaStore } from '../../bots/runner/index.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { estimatePrice } from '../../src/index.js';
+import { FakeDiscord, buttonsOf as discordButtonsOf, type FakeInteraction } from '../fakes/discord/FakeDiscord.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { buttonsOf } from '../fakes/slack/slack-objects.js';
 import { useEmulator } from '../helpers/emulator.js';
@@ -35,7 +36,7 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
   });
 
   /** Settings every replica shares (its data folder is its own: what they share goes through Redis only). */
-  async function sharedEnv(slack: FakeSlack, mode: 'http' | 'socket'): Promise<NodeJS.ProcessEnv> {
+  async function sharedEnv(fakes: { slack?: FakeSlack; discord?: FakeDiscord }, mode: 'http' | 'socket' = 'http'): Promise<NodeJS.ProcessEnv> {
     const prefix = uniquePrefix('replicas');
     prefixes.push(prefix);
     return {
@@ -47,8 +48,8 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
       REDIS_URL: requireRedisUrl(redis),
       PICTOR_REDIS_PREFIX: prefix,
       PICTOR_REPLICA_LEASE_SECONDS: String(LEASE_SECONDS),
-      ...surfaceEnv({ slack }),
-      ...(mode === 'socket' ? { SLACK_MODE: 'socket', SLACK_APP_TOKEN: slack.appToken } : {}),
+      ...surfaceEnv(fakes),
+      ...(mode === 'socket' && fakes.slack ? { SLACK_MODE: 'socket', SLACK_APP_TOKEN: fakes.slack.appToken } : {}),
     };
   }
 
@@ -79,7 +80,7 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     // workspace-wide Tier 3 limit is not what is tested here (see docs: Replicas).
     const slack = await new FakeSlack({ channelWriteIntervalMs: 5, tier3PerMinute: 0 }).start();
     defer(() => slack.close());
-    const env = await sharedEnv(slack, 'http');
+    const env = await sharedEnv({ slack }, 'http');
     const a = await spawnReplica(env);
     const b = await startReplica(env);
     const proxy = await startRoundRobinProxy([a.url, b.url]);
@@ -127,7 +128,7 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
   it('when A is killed (-9) mid-job, B marks A’s job interrupted within the lease, with Reroll', async () => {
     const slack = await new FakeSlack({ channelWriteIntervalMs: 10 }).start();
     defer(() => slack.close());
-    const env = await sharedEnv(slack, 'http');
+    const env = await sharedEnv({ slack }, 'http');
     const a = await spawnReplica(env);
     await startReplica(env);
 
@@ -153,7 +154,7 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
   it('a Cancel pressed on B stops the job running on A: B checks who may, A cancels it, its request is aborted and charged once', async () => {
     const slack = await new FakeSlack({ channelWriteIntervalMs: 10 }).start();
     defer(() => slack.close());
-    const env = await sharedEnv(slack, 'http');
+    const env = await sharedEnv({ slack }, 'http');
     const a = await startReplica(env);
     const b = await startReplica(env);
 
@@ -200,8 +201,8 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     // workspace-wide Tier 3 limit is not what is tested here (see docs: Replicas).
     const slack = await new FakeSlack({ channelWriteIntervalMs: 5, tier3PerMinute: 0 }).start();
     defer(() => slack.close());
-    const env = await sharedEnv(slack, 'socket');
-    await startReplica(env);
+    const env = await sharedEnv({ slack }, 'socket');
+    const a = await startReplica(env);
     await startReplica(env);
     await slack.waitFor(() => slack.socketCount === 2 || undefined, 'both replicas’ Socket Mode connections');
 
@@ -213,5 +214,51 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     await slack.clickButton(first, 'pictor_reroll', 'U0BOB');
     expect(statusOf(await finishedJob(slack, 'C0KITE0', 1))).toContain('Done');
     expect(generations()).toBe(21);
+
+    // A rolling deploy: A drains with a job of each replica running; A closes its connection, so B takes every new
+    // command, and A's job still finishes and is shown.
+    emu.emulator.configure({ latencyMs: 1500 });
+    for (const i of [0, 1]) await slack.command({ command: '/imagine', text: `slow kite ${i} --quality low`, user: `U0SLOW${i}`, channel: `C0SLOW${i}` });
+    await waitUntil(() => emu.emulator.stats().openStreams === 2, 'a job on each replica reached the service', 10_000);
+    const drained = a.service.drain();
+    await slack.waitFor(() => slack.socketCount === 1 || undefined, 'A to close its Socket Mode connection', 3000);
+    emu.emulator.configure({ latencyMs: 50 });
+    for (let i = 0; i < 4; i++) await slack.command({ command: '/imagine', text: `new kite ${i} --quality low`, user: `U0NEW${i}`, channel: `C0NEW${i}` });
+    for (let i = 0; i < 4; i++) expect(statusOf(await finishedJob(slack, `C0NEW${i}`))).toContain('Done');
+    for (const i of [0, 1]) expect(statusOf(await finishedJob(slack, `C0SLOW${i}`))).toContain('Done');
+    expect(slack.responses.filter((r) => /restarting/.test(String(r.body.text)))).toEqual([]);
+    expect(await drained).toBe(0);
+    emu.emulator.configure({ latencyMs: 0 });
   }, 90_000);
+
+  it('on the Discord gateway: when the holder starts draining, the standby connects within seconds and takes new commands while the holder’s job finishes and is shown', async () => {
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    defer(() => discord.close());
+    const env = await sharedEnv({ discord });
+    const a = await startReplica(env);
+    await startReplica(env);
+    expect(discord.openGatewaySessions).toBe(1);
+
+    emu.emulator.configure({ latencyMs: 1500 });
+    const running = discord.slashCommand('imagine', { prompt: 'a slow lighthouse', quality: 'low' });
+    await waitUntil(() => emu.emulator.stats().openStreams === 1, 'the job reached the service', 10_000);
+    const drainedAt = Date.now();
+    const drained = a.service.drain();
+    await discord.waitFor(() => discord.gatewayStats.identifies === 2 || undefined, 'the standby to connect', 10_000);
+    expect(Date.now() - drainedAt).toBeLessThan(4000);
+    expect(discord.openGatewaySessions).toBe(1);
+
+    emu.emulator.configure({ latencyMs: 50 });
+    const late = discord.slashCommand('imagine', { prompt: 'a new lighthouse', quality: 'low' });
+    const finalReply = (ix: FakeInteraction) =>
+      discord.waitFor(() => {
+        const m = discord.original(ix);
+        return m && discordButtonsOf(m).some((b) => b.label === 'Reroll') ? m : undefined;
+      }, `the final reply of ${ix.token}`);
+    expect((await finalReply(late)).content).not.toMatch(/restarting/);
+    expect((await finalReply(running)).content).not.toMatch(/restarting/);
+    expect([running.callbackAttempts, late.callbackAttempts]).toEqual([1, 1]);
+    expect(await drained).toBe(0);
+    emu.emulator.configure({ latencyMs: 0 });
+  }, 60_000);
 });
