@@ -1,5 +1,5 @@
-import { PictorError } from '../../src/index.js';
-import type { RefusalCode } from './types.js';
+import { isBudgetCode, PictorError } from '../../src/index.js';
+import { RUNNER_REFUSAL_CODES, type RefusalCode } from './types.js';
 
 export interface JobRefusalDetails {
   /** Validation: the field at fault, as the spec names it (`size`, `image[2]`). */
@@ -37,34 +37,17 @@ export class JobRefusedError extends PictorError<RefusalCode> {
   }
 }
 
-const REFUSAL_CODES: readonly string[] = [
-  'validation_error',
-  'budget_account_daily',
-  'budget_account_monthly',
-  'budget_user_daily',
-  'budget_user_monthly',
-  'budget_scope_daily',
-  'budget_scope_monthly',
-  'user_concurrency',
-  'user_cooldown',
-  'restarting',
-  'scope_not_allowed',
-  'member_blocked',
-  'channel_not_allowed',
-  'member_not_allowed',
-  'blocked_word',
-  'too_many_images',
-  'quality_not_allowed',
-  'high_quality_not_allowed',
-  'size_not_allowed',
-  'moderation_not_allowed',
-  'queue_full',
-] satisfies RefusalCode[];
+const RUNNER_CODES: ReadonlySet<string> = new Set(RUNNER_REFUSAL_CODES);
 
 /** Type guard that works across copies of this module (by name and code, not only `instanceof`). */
 export function isJobRefusedError(value: unknown): value is JobRefusedError {
   return (
     value instanceof JobRefusedError ||
-    (value instanceof Error && value.name === 'JobRefusedError' && REFUSAL_CODES.includes((value as { code?: string }).code ?? ''))
+    (value instanceof Error && value.name === 'JobRefusedError' && isRefusalCode((value as { code?: unknown }).code))
   );
+}
+
+/** Whether `code` is one a refusal carries: a cap's (src/spend) or the runner's own (types.ts lists both). */
+function isRefusalCode(code: unknown): code is RefusalCode {
+  return typeof code === 'string' && (isBudgetCode(code) || RUNNER_CODES.has(code));
 }

@@ -1,7 +1,7 @@
 import { describeSpendRefusal, type ValidationError } from '../../src/index.js';
 import { describeValidation } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import { isDmScope, type Platform, type QuotaStore, type RefusalCode } from './types.js';
+import { isDmScope, type Platform, type PolicyRefusalCode, type QuotaStore } from './types.js';
 
 type Refusal = Extract<Awaited<ReturnType<QuotaStore['reserve']>>, { ok: false }>;
 
@@ -30,21 +30,6 @@ export function refusalFromReservation(
   return new JobRefusedError(code, message, code === 'user_concurrency' ? { limit, used } : { limit, used, resetsAt });
 }
 
-/** The scope rules' refusals (scope-policy.ts): who and where, then what. */
-export type PolicyRefusalCode = Extract<
-  RefusalCode,
-  | 'scope_not_allowed'
-  | 'member_blocked'
-  | 'channel_not_allowed'
-  | 'member_not_allowed'
-  | 'blocked_word'
-  | 'too_many_images'
-  | 'quality_not_allowed'
-  | 'high_quality_not_allowed'
-  | 'size_not_allowed'
-  | 'moderation_not_allowed'
-  | 'dms_not_enabled'
->;
 
 /**
  * A scope rule's refusal as one sentence saying why and what to do:

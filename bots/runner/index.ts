@@ -25,7 +25,7 @@ export { describeUsage, type UsageMarkup } from './describe-usage.js';
 export { mayCancel } from './may-cancel.js';
 export { readRunnerConfig, type RunnerConfig } from './config.js';
 export type * from './types.js';
-export { dmScopeId, isDmScope } from './types.js';
+export { dmScopeId, isDmScope, POLICY_REFUSAL_CODES, RUNNER_REFUSAL_CODES } from './types.js';
 export {
   ScopePolicy,
   DEFAULT_SETTINGS_CACHE_MS,

@@ -134,27 +134,36 @@ export interface JobHandle {
   done: Promise<FinalUpdate>;
 }
 
+/**
+ * The scope rules' refusals (scope-policy.ts): who and where, then what. A rule of the server/workspace or of the
+ * operator refused the job before anything was reserved or sent. `dms_not_enabled`: a DM or a user install while the
+ * operator has not turned them on (`DISCORD_USER_INSTALLS`).
+ */
+export const POLICY_REFUSAL_CODES = [
+  'scope_not_allowed',
+  'member_blocked',
+  'channel_not_allowed',
+  'member_not_allowed',
+  'blocked_word',
+  'too_many_images',
+  'quality_not_allowed',
+  'high_quality_not_allowed',
+  'size_not_allowed',
+  'moderation_not_allowed',
+  'dms_not_enabled',
+] as const;
+
+export type PolicyRefusalCode = (typeof POLICY_REFUSAL_CODES)[number];
+
+/**
+ * The runner's own refusal codes; the spend guard's caps (`budget_*`, src/spend) are the others. `restarting`: the
+ * bot is draining for a restart (deploy); `queue_full`: as many jobs wait to be sent as the runner queues
+ * (`PICTOR_MAX_QUEUED_JOBS`). Nothing queued, nothing spent, for each of them.
+ */
+export const RUNNER_REFUSAL_CODES = ['validation_error', 'user_concurrency', 'user_cooldown', 'restarting', ...POLICY_REFUSAL_CODES, 'queue_full'] as const;
+
 /** Why a job was refused before anything was queued or spent. */
-export type RefusalCode =
-  | 'validation_error'
-  | SpendRefusalCode
-  /** The bot is draining for a restart (deploy): nothing queued, nothing spent. */
-  | 'restarting'
-  /** A rule of the server/workspace (scope-policy.ts) or of the operator refused it before anything was reserved or sent. */
-  | 'scope_not_allowed'
-  | 'member_blocked'
-  | 'channel_not_allowed'
-  | 'member_not_allowed'
-  | 'blocked_word'
-  | 'too_many_images'
-  | 'quality_not_allowed'
-  | 'high_quality_not_allowed'
-  | 'size_not_allowed'
-  | 'moderation_not_allowed'
-  /** A DM or a user install while the operator has not turned them on (`DISCORD_USER_INSTALLS`): nothing reserved or sent. */
-  | 'dms_not_enabled'
-  /** As many jobs wait to be sent as the runner queues (`PICTOR_MAX_QUEUED_JOBS`): nothing queued, nothing spent. */
-  | 'queue_full';
+export type RefusalCode = SpendRefusalCode | (typeof RUNNER_REFUSAL_CODES)[number];
 
 /** The core's spend guard contract: the runner reserves, marks sent, settles and releases through it. */
 export type { QuotaStore, SpendLimits } from '../../src/index.js';
