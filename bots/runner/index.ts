@@ -23,6 +23,7 @@ export { describeFailure, describeKeptImages, describeValidation, INTERNAL_ERROR
 export { describeUsage, type UsageMarkup } from './describe-usage.js';
 export { mayCancel } from './may-cancel.js';
 export { readRunnerConfig, type RunnerConfig } from './config.js';
+export { PreviewEncoder, PREVIEW_LONGEST_SIDE, type PreviewEncoderOptions } from './preview-image.js';
 export type * from './types.js';
 export {
   ScopePolicy,
