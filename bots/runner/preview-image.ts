@@ -76,8 +76,11 @@ export class PreviewEncoder {
 }
 
 async function reencode(image: Buffer): Promise<PreviewImage> {
-  const meta = await sharp(image).metadata();
-  const pipeline = sharp(image).resize({ width: PREVIEW_LONGEST_SIDE, height: PREVIEW_LONGEST_SIDE, fit: 'inside', withoutEnlargement: true });
-  if (meta.hasAlpha) return { data: await pipeline.png({ palette: true }).toBuffer(), format: 'png', light: true };
-  return { data: await pipeline.jpeg({ quality: PREVIEW_JPEG_QUALITY, mozjpeg: true }).toBuffer(), format: 'jpeg', light: true };
+  // One instance: the header read for the alpha check is not parsed twice.
+  const pipeline = sharp(image);
+  const { hasAlpha } = await pipeline.metadata();
+  pipeline.resize({ width: PREVIEW_LONGEST_SIDE, height: PREVIEW_LONGEST_SIDE, fit: 'inside', withoutEnlargement: true });
+  if (hasAlpha) return { data: await pipeline.png({ palette: true }).toBuffer(), format: 'png', light: true };
+  // libjpeg-turbo's defaults, not mozjpeg: about a third faster here, and a preview lives seconds.
+  return { data: await pipeline.jpeg({ quality: PREVIEW_JPEG_QUALITY }).toBuffer(), format: 'jpeg', light: true };
 }
