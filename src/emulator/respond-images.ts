@@ -95,7 +95,8 @@ async function respondJson(job: ImageJob, ctx: RespondContext, render: (variant:
     for (const key of ['size', 'quality', 'output_format', 'background', 'usage'] as const) if (leave.has(key)) delete (body as Partial<typeof body>)[key];
     if (leave.has('created_at')) delete (body as Partial<typeof body>).created;
   }
-  if (!ctx.fault || ctx.fault === 'short_result' || ctx.fault === 'missing_fields') {
+  // A non-streamed answer has no partials: `corrupt_partials` leaves it whole.
+  if (!ctx.fault || ctx.fault === 'short_result' || ctx.fault === 'missing_fields' || ctx.fault === 'corrupt_partials') {
     for (let i = 0; i < body.data.length; i++) ctx.onImageSent();
     return jsonResponse(200, body);
   }
