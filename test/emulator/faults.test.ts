@@ -117,7 +117,7 @@ describe('injected faults over a real port', () => {
     expect((await sharp(images[2]!).metadata()).format).toBe('png');
     // A non-streamed answer has no partials: it comes whole.
     emulator.injectFault('corrupt_partials');
-    const json = await (await generate(http, jsonBody, over())).json();
+    const json = (await (await generate(http, jsonBody, over())).json()) as { data: { b64_json: string }[] };
     expect((await sharp(Buffer.from(json.data[0].b64_json, 'base64')).metadata()).format).toBe('png');
   });
 
