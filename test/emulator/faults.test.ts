@@ -118,7 +118,7 @@ describe('injected faults over a real port', () => {
     // A non-streamed answer has no partials: it comes whole.
     emulator.injectFault('corrupt_partials');
     const json = (await (await generate(http, jsonBody, over())).json()) as { data: { b64_json: string }[] };
-    expect((await sharp(Buffer.from(json.data[0].b64_json, 'base64')).metadata()).format).toBe('png');
+    expect((await sharp(Buffer.from(json.data[0]!.b64_json, 'base64')).metadata()).format).toBe('png');
   });
 
   it('stream_error_event sends an error event with the service error shape mid-stream, and no result', async () => {
