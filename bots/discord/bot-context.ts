@@ -2,7 +2,7 @@ import type { REST } from 'discord.js';
 import type { LoggerLike } from '../../src/index.js';
 import type { ChatBudgets, JobHandle, JobHistory, JobInfo, JobSpec, Requester, ScopePolicy, UpdateSink } from '../runner/index.js';
 import type { DownloadPolicy } from './download-images.js';
-import type { JobRecordStore } from './JobRecordStore.js';
+import type { DiscordJobStore } from './job-store.js';
 
 /** What this surface uses of the job runner (`JobRunner` from bots/runner fits). */
 export interface DiscordJobRunner {
@@ -24,11 +24,15 @@ export interface DiscordJobRunner {
 /** Everything the command, button and modal handlers share. */
 export interface BotContext {
   runner: DiscordJobRunner;
-  store: JobRecordStore;
+  store: DiscordJobStore;
+  /** Asks the replica running the job of the record `key` to cancel it for `by` (true when it got the request); false without Redis. */
+  askHolderToCancel(key: string, by: Requester): Promise<boolean>;
   logger: LoggerLike;
   /** REST client for interaction webhooks (see rest-request.ts); the Discord client's own REST carries the bot token. */
   webhookRest: REST;
   adminRoleIds: readonly string[];
+  /** `DISCORD_USER_INSTALLS`: jobs are taken in DMs and user installs (on the user's own budget); otherwise refused there. */
+  userInstalls: boolean;
   downloadPolicy: DownloadPolicy;
   /** Keeps track of a job until its reply is final (stop() waits for these). */
   track(done: Promise<unknown>): void;

@@ -18,6 +18,7 @@ export {
 } from './chat-budgets.js';
 /** The ledger lives in the core's spend guard; re-exported for the bots. */
 export { FileQuotaStore, RedisQuotaStore, type FileQuotaStoreOptions, type RedisQuotaStoreOptions } from '../../src/index.js';
+export { refusalFromPolicy } from './describe-refusal.js';
 export { JobRefusedError, isJobRefusedError, type JobRefusalDetails } from './JobRefusedError.js';
 export { describeFailure, describeKeptImages, describeValidation, INTERNAL_ERROR_CODE, type FailureCode, type FailureDescription } from './describe-failure.js';
 export { describeUsage, type UsageMarkup } from './describe-usage.js';
@@ -25,6 +26,7 @@ export { mayCancel } from './may-cancel.js';
 export { readRunnerConfig, type RunnerConfig } from './config.js';
 export { PreviewEncoder, PREVIEW_LONGEST_SIDE, type PreviewEncoderOptions } from './preview-image.js';
 export type * from './types.js';
+export { dmScopeId, isDmScope } from './types.js';
 export {
   ScopePolicy,
   DEFAULT_SETTINGS_CACHE_MS,

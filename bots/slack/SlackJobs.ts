@@ -1,15 +1,16 @@
 import type { webApi } from '@slack/bolt';
 import type { LoggerLike } from '../../src/index.js';
-import { describeFailure, isJobRefusedError, type InputImage, type JobHandle, type JobOptions, type JobRunner, type Requester } from '../runner/index.js';
+import { describeFailure, isJobRefusedError, mayCancel, type InputImage, type JobHandle, type JobOptions, type JobRunner, type Requester } from '../runner/index.js';
 import type { ChannelWriter } from './ChannelWriter.js';
 import type { RequestStore } from './RequestStore.js';
+import { askHolderToCancel, cancelWhenAsked } from '../state/index.js';
 import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js';
 
 /** Ended jobs kept for a repair by button; each holds its final images until repaired. */
 const MAX_UNREPAIRED = 50;
 
 /** What the Slack bot needs of the job runner. */
-export type SlackJobRunner = Pick<JobRunner, 'submit' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history'>;
+export type SlackJobRunner = Pick<JobRunner, 'submit' | 'cancel' | 'get' | 'budgets' | 'policy' | 'policyRefusal' | 'history'>;
 
 /** Who did something in Slack, and where. */
 export interface SlackActor {
@@ -52,9 +53,34 @@ export class SlackJobs {
   readonly #running = new Set<Promise<unknown>>();
   /** Ended jobs whose message could not be brought to its end, by job id (oldest first, bounded): a button press tries again. */
   readonly #unrepaired = new Map<string, SlackJobView>();
+  /** The runner's id of each job this process runs, by its request's id (for a Cancel pressed on another replica). */
+  readonly #jobIdOf = new Map<string, string>();
 
   constructor(options: SlackJobsOptions) {
     this.#o = options;
+  }
+
+  /** With Redis: cancels this process's jobs that another replica is asked to cancel (as if the button was pressed here). */
+  listenForCancels(): Promise<void> {
+    return cancelWhenAsked(this.#o.store.space, (requestId, by) => {
+      const jobId = this.#jobIdOf.get(requestId);
+      if (jobId) this.#o.runner.cancel(jobId, by);
+    });
+  }
+
+  /**
+   * A Cancel for a job this process does not run: with Redis, asks the replica
+   * that runs it, after the same check as here (`mayCancel`, from the saved
+   * request). 'asked' when that replica got it; 'not allowed'; or undefined
+   * when no live replica runs the request's job.
+   */
+  async cancelElsewhere(requestId: string, teamId: string, by: Requester): Promise<'asked' | 'not allowed' | undefined> {
+    const request = await this.#o.store.get(requestId);
+    if (request?.teamId !== teamId || request.status !== 'active') return undefined;
+    const owner = this.requester({ userId: request.userId, teamId: request.teamId, channelId: request.channelId });
+    if (!(await this.#o.store.space.heldElsewhere(requestId))) return undefined;
+    if (!mayCancel(owner, by)) return 'not allowed';
+    return (await askHolderToCancel(this.#o.store.space, requestId, by)) ? 'asked' : undefined;
   }
 
   requester(actor: SlackActor): Requester {
@@ -66,6 +92,17 @@ export class SlackJobs {
       scopeId: actor.teamId,
       isAdmin: this.#o.adminUserIds.includes(actor.userId),
     };
+  }
+
+  /**
+   * Checks a job against its workspace's rules (who, where, what) before anything is fetched for it (an edit's images):
+   * true when it is refused, and the person has been told why, as `start` tells them.
+   */
+  async refused(input: Pick<StartJob, 'kind' | 'prompt' | 'options' | 'actor' | 'notify'>): Promise<boolean> {
+    const refusal = await this.#o.runner.policyRefusal({ kind: input.kind, prompt: input.prompt, options: input.options, requester: this.requester(input.actor) });
+    if (!refusal) return false;
+    await this.#tellRefusal(refusal, input);
+    return true;
   }
 
   /** Submits a job; resolves with its handle, or undefined when it was refused (the person has been told why). */
@@ -97,19 +134,18 @@ export class SlackJobs {
     try {
       handle = await this.#o.runner.submit({ kind: input.kind, prompt: input.prompt, options: input.options, images: input.images, requester }, view.sink);
     } catch (error) {
-      const failure = describeFailure(error);
-      if (!isJobRefusedError(error)) this.#o.logger.error({ code: failure.code, err: error }, 'the runner did not take a Slack job');
-      else this.#o.logger.info({ code: failure.code, user: input.actor.userId }, 'a Slack job was refused');
       await this.#o.store.delete(request.id).catch(() => undefined);
-      await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
+      await this.#tellRefusal(error, input);
       return undefined;
     }
+    this.#jobIdOf.set(request.id, handle.id);
     // The member's history (`/imagine history`), once the job has ended; a stop waits for it with the job.
     const tracked = handle.done
       .then((final) => this.#o.runner.history?.recordEnd(requester, { key: request.id, kind: input.kind, prompt: input.prompt, options: input.options }, final))
       .catch(() => undefined)
       .finally(() => {
         this.#running.delete(tracked);
+        this.#jobIdOf.delete(request.id);
         if (view.needsRepair) this.#keepForRepair(handle.id, view);
       });
     this.#running.add(tracked);
@@ -126,6 +162,13 @@ export class SlackJobs {
     const repaired = await view.repair();
     if (repaired) this.#unrepaired.delete(jobId);
     return repaired;
+  }
+
+  async #tellRefusal(error: unknown, input: Pick<StartJob, 'actor' | 'notify'>): Promise<void> {
+    const failure = describeFailure(error);
+    if (!isJobRefusedError(error)) this.#o.logger.error({ code: failure.code, err: error }, 'the runner did not take a Slack job');
+    else this.#o.logger.info({ code: failure.code, user: input.actor.userId }, 'a Slack job was refused');
+    await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
   }
 
   #keepForRepair(jobId: string, view: SlackJobView): void {

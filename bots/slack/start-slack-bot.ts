@@ -16,6 +16,7 @@ import { createReplayGuard } from './replay-guard.js';
 import { RequestStore } from './RequestStore.js';
 import { SlackJobs, type SlackJobRunner } from './SlackJobs.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
+import { startSweeper, type StateStore } from '../state/index.js';
 import { slackErrorCode } from './slack-error-code.js';
 import type { ShownEvent } from './SlackJobView.js';
 
@@ -34,8 +35,14 @@ export interface SlackBotOptions {
   apiUrl?: string | undefined;
   /** The shared job runner (one per process, shared with the Discord bot). */
   runner: SlackJobRunner;
-  /** Where the Slack bot keeps what its buttons need (`<dataDir>/slack/`). */
+  /** Where the Slack bot keeps what its buttons need (`<dataDir>/slack/`) when no `state` is given. */
   dataDir: string;
+  /**
+   * The bots' state store (the data folder, or Redis shared by replicas): where
+   * requests live and who holds them. Default a store of the bot's own in
+   * `dataDir`. Not closed by `stop()`: its opener closes it after.
+   */
+  state?: StateStore | undefined;
   /** HTTP mode: the ledger's record of request signatures seen lately (the runner's QuotaStore), so a replay is dropped after a restart and by every process sharing it. */
   seenRequests: SeenRequests;
   /** Hosts the bot token may be sent to for downloads. Default Slack's file hosts. */
@@ -105,10 +112,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   };
 
   const auth = await checkToken(options.botToken, clientOptions, boltLogger, secrets);
-  const store = new RequestStore({ dataDir: options.dataDir });
+  const store = new RequestStore(options.state ? { state: options.state } : { dataDir: options.dataDir });
   await store.open();
-  // Read before this process takes any job: every unfinished request was left by a process that is gone.
-  const interrupted = await store.unfinished();
 
   const replayGuard = mode === 'http' ? createReplayGuard({ logger, seen: options.seenRequests }) : undefined;
   // Made here rather than by Bolt so its connection state can be watched (`connected`, for /healthz).
@@ -149,6 +154,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     logger,
     onShown: options.onUpdateShown,
   });
+  // With Redis, a Cancel pressed on another replica for a job running here.
+  await jobs.listenForCancels();
   const context: BotContext = {
     jobs,
     runner: options.runner,
@@ -161,9 +168,14 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     logger,
     commands: { imagine: options.commands?.imagine ?? '/imagine', edit: options.commands?.edit ?? '/imagine-edit' },
   };
-  const sweep = sweepInterrupted({ client: app.client, writer, store, logger, requests: interrupted }).catch((error: unknown) =>
-    logger.warn({ code: slackErrorCode(error) }, 'could not sweep the jobs interrupted by the last stop'),
-  );
+  // Every process sweeps: at start what the last one left, and (with Redis) the jobs of a replica whose lease lapsed.
+  const sweeper = startSweeper({
+    store: store.state,
+    name: 'slack requests',
+    claim: () => store.claimInterrupted(),
+    sweep: (request) => sweepInterrupted({ client: app.client, writer, store, logger, request }).then(() => undefined),
+    logger,
+  });
   registerImagineCommand(app, context);
   registerEditEntryPoints(app, context);
   registerEditView(app, context);
@@ -199,7 +211,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         } catch (error) {
           logger.warn({ err: scrubSecrets(String(error), secrets) }, 'the Slack receiver did not stop cleanly');
         }
-        await sweep;
+        await sweeper.stop();
         await writer.idle(STOP_DRAIN_MS);
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
         await jobs.settle(STOP_DRAIN_MS);

@@ -1,0 +1,241 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startDiscordBot, type DiscordBot } from '../../../bots/discord/index.js';
+import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
+import { RedisStateStore } from '../../../bots/state/index.js';
+import { createEmulator, DEV_API_KEY } from '../../../src/emulator/index.js';
+import { closeRedis, connectRedis, PictorClient, silentLogger } from '../../../src/index.js';
+import { FakeDiscord, buttonsOf } from '../../fakes/discord/FakeDiscord.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { buttonId } from './harness.js';
+
+const redis = testRedis();
+const LEASE_MS = 600;
+
+/** One replica: its own runner, ledger, data folder, Redis connection and lease; the shared Redis prefix. */
+interface Replica {
+  bot: DiscordBot;
+  /** Sends the next interactions to this replica. */
+  use(): void;
+  runner: JobRunner;
+  /** Its own ledger. */
+  quota: FileQuotaStore;
+  state: RedisStateStore;
+  connection: Redis;
+  /** As kill -9: the gateway connection and Redis drop, nothing is stopped politely. */
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  });
+
+  async function setUp(latencyMs: number) {
+    const url = requireRedisUrl(redis);
+    const prefix = uniquePrefix('discord-replicas');
+    const discord = await FakeDiscord.start({ messageRateLimit: { limit: 30, windowMs: 5000 }, heartbeatIntervalMs: 1000 });
+    const emulator = createEmulator({ latencyMs, recordImageBytes: true });
+    const server = await emulator.listen({ port: 0 });
+    cleanups.push(async () => {
+      await discord.close();
+      await server.close();
+      await emulator.close();
+      await deleteKeys(url, prefix);
+    });
+    const replica = async (): Promise<Replica> => {
+      const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-replica-'));
+      const quota = new FileQuotaStore({ dir: dataDir });
+      const runner = new JobRunner({ client: new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 0 }), store: quota, limits: {}, minUpdateIntervalMs: 5, partialImages: 0 });
+      const connection = await connectRedis(url);
+      const state = await RedisStateStore.open({ redis: connection, prefix, leaseMs: LEASE_MS });
+      const bot = await startDiscordBot({
+        token: discord.botToken,
+        applicationId: discord.applicationId,
+        apiBaseUrl: discord.apiBaseUrl,
+        runner,
+        dataDir,
+        state,
+        allowedAttachmentHosts: [discord.cdnHost],
+        // Over HTTP, the test picks which replica an interaction reaches (`discord.interactionsEndpoint`).
+        interactions: { publicKey: discord.publicKeyHex, port: 0, host: '127.0.0.1' },
+        logger: silentLogger(),
+        stopGraceMs: 2000,
+      });
+      let stopped = false;
+      const stop = async () => {
+        if (stopped) return;
+        stopped = true;
+        await runner.shutdown({ graceMs: 500 });
+        await bot.stop();
+        await state.close();
+        await closeRedis(connection);
+        await quota.close();
+        await rm(dataDir, { recursive: true, force: true });
+      };
+      cleanups.push(stop);
+      return {
+        bot,
+        use: () => (discord.interactionsEndpoint = bot.interactionsUrl),
+        runner,
+        quota,
+        state,
+        connection,
+        stop,
+        async kill() {
+          stopped = true;
+          connection.disconnect();
+          await bot.client.destroy();
+          cleanups.push(async () => {
+            await bot.stop();
+            await runner.shutdown({ graceMs: 0 });
+            await quota.close();
+            await rm(dataDir, { recursive: true, force: true });
+          });
+        },
+      };
+    };
+    return { discord, emulator, replica };
+  }
+
+  it('a Reroll pressed on replica B runs the job replica A made (its spec from Redis)', async () => {
+    const { discord, emulator, replica } = await setUp(100);
+    const a = await replica();
+    const b = await replica();
+    a.use();
+    const first = discord.slashCommand('imagine', { prompt: 'a red kite', size: '1536x1024', quality: 'low' });
+    const result = await discord.waitFor(() => {
+      const m = discord.original(first);
+      return m && buttonsOf(m).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? m : undefined;
+    }, 'the job on A');
+    b.use();
+    const click = discord.clickButton(result, buttonId(result, 'Reroll'));
+    await discord.waitFor(() => {
+      const m = discord.original(click);
+      return m && buttonsOf(m).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? m : undefined;
+    }, 'the reroll on B');
+    const sent = emulator.requests.filter((r) => r.route === 'generations');
+    expect(sent).toHaveLength(2);
+    expect(sent[1]!.fields).toMatchObject({ prompt: 'a red kite', size: '1536x1024', quality: 'low' });
+  });
+
+  it('when replica A dies mid-job, replica B marks its job interrupted within the lease, with Retry', async () => {
+    const { discord, replica } = await setUp(30_000);
+    const a = await replica();
+    await replica();
+    a.use();
+    const ix = discord.slashCommand('imagine', { prompt: 'a job the crash ate' });
+    const running = await discord.waitFor(() => {
+      const m = discord.original(ix);
+      return m?.content.includes('Drawing') ? m : undefined;
+    }, 'the job to start on A');
+    await a.kill();
+    const killedAt = Date.now();
+    const swept = await discord.waitFor(() => {
+      const m = discord.messages.get(running.id)!;
+      return m.content.includes('restarted') ? m : undefined;
+    }, 'replica B to sweep A’s job');
+    expect(Date.now() - killedAt).toBeLessThan(LEASE_MS * (1 + 1 / 3) + 1500);
+    expect(swept.content.split('\n')[1]).toBe('🔌 This job stopped when the bot restarted; press Retry to run it again.');
+    expect(buttonsOf(swept).map((b) => b.label)).toEqual(['Retry']);
+    // Swept once: one replica claimed it.
+    expect(discord.channelMessages().filter((m) => m.content.includes('restarted'))).toHaveLength(1);
+  });
+
+  it('a Cancel pressed on replica B stops the job running on replica A: its request is aborted, it is charged once, its reply says who cancelled', async () => {
+    const { discord, emulator, replica } = await setUp(30_000);
+    const a = await replica();
+    const b = await replica();
+    a.use();
+    const ix = discord.slashCommand('imagine', { prompt: 'a job running on a' });
+    const running = await discord.waitFor(() => {
+      const m = discord.original(ix);
+      return m?.content.includes('Drawing') && emulator.stats().openStreams === 1 ? m : undefined;
+    }, 'the job to reach the service from A');
+    b.use();
+
+    // B checks who may cancel, from the job's record: a stranger is refused there and A's job goes on.
+    const stranger = discord.newUser('mallory');
+    const denied = discord.clickButton(running, buttonId(running, 'Cancel'), { user: stranger });
+    const note = await discord.waitFor(() => discord.original(denied), 'B’s refusal');
+    expect(note.flags & 64).toBe(64);
+    expect(note.content).toBe(`✋ Only <@${discord.user.id}> or an admin can cancel this job.`);
+    const [job] = a.runner.activeJobs();
+    expect(job).toBeDefined();
+
+    const click = discord.clickButton(running, buttonId(running, 'Cancel'));
+    const cancelled = await discord.waitFor(() => {
+      const m = discord.messages.get(running.id)!;
+      return m.content.includes('Cancelled') ? m : undefined;
+    }, 'A to cancel its job');
+    expect(click.ack?.type).toBe(6);
+    expect(cancelled.content.split('\n')[1]).toBe(`✖️ Cancelled by <@${discord.user.id}>.`);
+    expect(buttonsOf(cancelled).map((b) => b.label)).toEqual(['Retry']);
+    await discord.waitFor(() => emulator.stats().openStreams === 0 || undefined, 'the service request to be aborted');
+    const info = a.runner.get(job!.id);
+    expect(info?.status).toBe('cancelled');
+    // Sent, then cut off: charged its estimate once, on A's ledger only.
+    expect(await a.quota.spentToday(`discord:${discord.user.id}`, Date.now())).toBeCloseTo(info!.estimate.totalUsd, 9);
+    expect(await b.quota.spentToday(`discord:${discord.user.id}`, Date.now())).toBe(0);
+  });
+
+  it('runs a signed interaction POSTed to two replicas (a replay through the load balancer) once, and answers the second POST 409', async () => {
+    const { discord, emulator, replica } = await setUp(50);
+    const a = await replica();
+    const b = await replica();
+    const proxy = await deliveringToBoth(a.bot.interactionsUrl!, b.bot.interactionsUrl!);
+    cleanups.push(proxy.close);
+    discord.interactionsEndpoint = proxy.url;
+    const ix = discord.slashCommand('imagine', { prompt: 'a pear', quality: 'low' });
+    await discord.waitFor(() => {
+      const m = discord.original(ix);
+      return m && buttonsOf(m).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? m : undefined;
+    }, 'the job');
+    expect(ix.httpStatus).toBe(200);
+    expect(await proxy.secondStatus).toBe(409);
+    expect(emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
+  });
+});
+
+/** A load balancer that retries: each POST goes to `first` (its answer goes back) and, at once, to `second` (its status is kept). */
+async function deliveringToBoth(first: string, second: string): Promise<{ url: string; secondStatus: Promise<number>; close(): Promise<void> }> {
+  let settle!: (status: number) => void;
+  const secondStatus = new Promise<number>((resolve) => (settle = resolve));
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const headers = { ...req.headers, 'content-length': String(body.length) };
+      const there = request(first, { method: req.method, headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      there.on('error', () => res.writeHead(502).end());
+      there.end(body);
+      const again = request(second, { method: req.method, headers }, (answer) => {
+        answer.resume();
+        settle(answer.statusCode ?? 0);
+      });
+      again.on('error', () => settle(0));
+      again.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/interactions`,
+    secondStatus,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
