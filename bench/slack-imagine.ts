@@ -88,6 +88,7 @@ async function runScenario(scenario: Scenario): Promise<boolean> {
     get: (jobId) => runners.light.get(jobId) ?? runners.raw.get(jobId),
     budgets: runners.light.budgets,
     policy: runners.light.policy,
+    policyRefusal: (spec) => runners.light.policyRefusal(spec),
     history: runners.light.history,
   };
   const shown: ShownEvent[] = [];
