@@ -13,9 +13,20 @@
  *   - sink → edit: from the runner handing the preview to the Discord surface
  *     to that edit arriving at Discord (the surface and discord.js alone).
  * Previews superseded by a newer one before they could be sent are counted,
- * not timed.
+ * not timed. Also the bytes uploaded per job: its previews and its final image.
  *
- *   node --import tsx bench/discord-imagine.ts
+ * Light previews side by side: by default (`--light-previews both`) the jobs
+ * alternate between two runners on the same client, limiter and ledger — one
+ * re-encoding previews at display size (`PICTOR_LIGHT_PREVIEWS=1`, the
+ * default), one uploading the partials as the service sent them — so both
+ * halves run interleaved under the same load; each half is reported on its
+ * own. `--light-previews on` or `off` runs every job one way. `--jobs N`
+ * (default 100) and `--size` (default 1024x1024; 1536x1024 for images as large
+ * as the service draws) change the load; `--pad-image-bytes N` pads every
+ * image the emulator sends (partials and finals) to N bytes with a chunk
+ * decoders skip, so partials weigh what the service's do.
+ *
+ *   node --import tsx bench/discord-imagine.ts [--light-previews both|on|off] [--jobs N] [--size 1536x1024] [--pad-image-bytes 1500000]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -28,7 +39,18 @@ import { ImageLimiter, isPartialEvent, PictorClient, silentLogger, type Generati
 import { FakeDiscord, buttonsOf, type FakeInteraction } from '../test/fakes/discord/FakeDiscord.js';
 import { startChildServer } from './helpers/child-server.js';
 
-const JOBS = 100;
+const flag = (name: string): string | undefined => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at === -1 ? undefined : process.argv[at + 1];
+};
+const JOBS = Number(flag('jobs') ?? 100);
+const SIZE = (flag('size') ?? '1024x1024') as '1024x1024' | '1536x1024' | '1024x1536';
+const LIGHT = flag('light-previews') ?? 'both';
+/** Pads every image the emulator sends to at least this many bytes (the service's 1536x1024 PNGs are a few MB; the emulator's flat art far less). */
+const PAD_IMAGE_BYTES = Number(flag('pad-image-bytes') ?? 0);
+if (!['both', 'on', 'off'].includes(LIGHT) || !(Number.isInteger(JOBS) && JOBS > 0)) throw new Error('usage: --light-previews both|on|off --jobs N --size WxH');
+/** Which way job `i` runs: light previews or the partials as sent. */
+const lightFor = (i: number): boolean => (LIGHT === 'both' ? i % 2 === 0 : LIGHT === 'on');
 /** Per image, spread over its previews and the final image, as the emulator does. */
 const IMAGE_LATENCY_MS = 3000;
 const PARTIAL_IMAGES = 2;
@@ -72,26 +94,27 @@ class TimedClient extends PictorClient {
 const started = Date.now();
 const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-bench-'));
 const discord = await FakeDiscord.start({ messageRateLimit: { limit: EDITS_PER_WINDOW, windowMs: WINDOW_MS } });
-const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES })]);
+const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES, padImageBytes: PAD_IMAGE_BYTES })]);
 const limiter = new ImageLimiter({ maxConcurrent: MAX_CONCURRENT_REQUESTS });
 const store = new FileQuotaStore({ dir: dataDir });
-const runner = new JobRunner({
-  client: new TimedClient({ baseURL: emulator.url, apiKey: DEV_API_KEY, limiter }),
-  store,
-  limits: {},
-  partialImages: PARTIAL_IMAGES,
-});
-/** The runner as the bot sees it, noting when each preview is handed over. */
+const client = new TimedClient({ baseURL: emulator.url, apiKey: DEV_API_KEY, limiter });
+const runners = {
+  light: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: true }),
+  raw: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: false }),
+};
+/** Each prompt's runner: `bench job <i>` runs on the light one when `lightFor(i)`. */
+const runnerOf = (prompt: string): JobRunner => (lightFor(Number(/\d+$/.exec(prompt)?.[0] ?? 0)) ? runners.light : runners.raw);
+/** The runners as the bot sees them, noting when each preview is handed over. */
 const timedRunner: DiscordJobRunner = {
   submit: (spec, sink) =>
-    runner.submit(spec, (update) => {
+    runnerOf(spec.prompt).submit(spec, (update) => {
       if (update.type === 'partial') sinkAt.set(previewKey(spec.prompt, update.partialIndex), Date.now());
       return sink(update);
     }),
-  cancel: (jobId, by) => runner.cancel(jobId, by),
-  get: (jobId) => runner.get(jobId),
-  budgets: runner.budgets,
-  policy: runner.policy,
+  cancel: (jobId, by) => runners.light.cancel(jobId, by) || runners.raw.cancel(jobId, by),
+  get: (jobId) => runners.light.get(jobId) ?? runners.raw.get(jobId),
+  budgets: runners.light.budgets,
+  policy: runners.light.policy,
 };
 const bot = await startDiscordBot({
   token: discord.botToken,
@@ -121,10 +144,10 @@ const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 loopDelay.enable();
 const cpuBefore = process.cpuUsage();
 
-const jobs: { prompt: string; ix: FakeInteraction; sentAt: number }[] = [];
+const jobs: { prompt: string; light: boolean; ix: FakeInteraction; sentAt: number }[] = [];
 for (let i = 0; i < JOBS; i++) {
   const prompt = `bench job ${i}`;
-  jobs.push({ prompt, ix: discord.slashCommand('imagine', { prompt, quality: 'low' }), sentAt: Date.now() });
+  jobs.push({ prompt, light: lightFor(i), ix: discord.slashCommand('imagine', { prompt, quality: 'low', size: SIZE }), sentAt: Date.now() });
 }
 const isFinal = (ix: FakeInteraction) => {
   const message = discord.original(ix);
@@ -140,50 +163,73 @@ try {
 loopDelay.disable();
 const cpu = process.cpuUsage(cpuBefore);
 
-// Join the fake's records of edits with the times noted above.
-const streamToEdit: number[] = [];
-const sinkToEdit: number[] = [];
-const jobTimes: number[] = [];
-const editsPerJob: number[] = [];
-let previewsSent = 0;
+// Join the fake's records of edits with the times noted above, per way of showing previews.
+interface Half {
+  streamToEdit: number[];
+  sinkToEdit: number[];
+  jobTimes: number[];
+  editsPerJob: number[];
+  previewBytes: number[];
+  finalBytes: number[];
+  previewsSent: number;
+  jobs: number;
+}
+const halves = new Map<boolean, Half>();
 for (const job of jobs) {
+  let half = halves.get(job.light);
+  if (!half) halves.set(job.light, (half = { streamToEdit: [], sinkToEdit: [], jobTimes: [], editsPerJob: [], previewBytes: [], finalBytes: [], previewsSent: 0, jobs: 0 }));
+  half.jobs++;
   const requests = discord.requests.filter((r) => r.token === job.ix.token && r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200);
-  editsPerJob.push(requests.length);
+  half.editsPerJob.push(requests.length);
+  let previewBytes = 0;
+  let finalBytes = 0;
   for (const r of requests) {
-    const preview = r.files.map((f) => /^preview-1-(\d+)\.png$/.exec(f.filename)).find(Boolean);
+    const preview = r.files.map((f) => /^preview-1-(\d+)\.(png|jpg|webp)$/.exec(f.filename)).find(Boolean);
+    previewBytes += r.files.filter((f) => f.filename.startsWith('preview-')).reduce((sum, f) => sum + f.size, 0);
+    finalBytes += r.files.filter((f) => f.filename.startsWith('pictor-')).reduce((sum, f) => sum + f.size, 0);
     if (preview) {
-      previewsSent++;
+      half.previewsSent++;
       const key = previewKey(job.prompt, Number(preview[1]) - 1);
       const fromStream = streamedAt.get(key);
       const fromSink = sinkAt.get(key);
-      if (fromStream !== undefined) streamToEdit.push(r.at - fromStream);
-      if (fromSink !== undefined) sinkToEdit.push(r.at - fromSink);
+      if (fromStream !== undefined) half.streamToEdit.push(r.at - fromStream);
+      if (fromSink !== undefined) half.sinkToEdit.push(r.at - fromSink);
     }
-    if (r.files.some((f) => /^pictor-/.test(f.filename))) jobTimes.push(r.at - job.sentAt);
+    if (r.files.some((f) => /^pictor-/.test(f.filename))) half.jobTimes.push(r.at - job.sentAt);
   }
+  half.previewBytes.push(previewBytes);
+  half.finalBytes.push(finalBytes);
 }
 const finals = jobs.filter((j) => isFinal(j.ix)).length;
 const refused = discord.rejectedByLimit;
 const retried429 = discord.requests.filter((r) => r.status === 429).length;
-const s2e = summary(streamToEdit);
-const k2e = summary(sinkToEdit);
-const total = summary(jobTimes);
-const edits = summary(editsPerJob);
+const kb = (n: number) => (Number.isFinite(n) ? `${(n / 1024).toFixed(0)} KB` : 'n/a');
 
-console.log(`discord-imagine: ${JOBS} concurrent /imagine jobs, ${PARTIAL_IMAGES} previews each, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} requests at once upstream`);
+console.log(`discord-imagine: ${JOBS} concurrent /imagine jobs at ${SIZE}, ${PARTIAL_IMAGES} previews each, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} requests at once upstream; light previews: ${LIGHT}`);
 console.log(`  fake Discord limit: ${EDITS_PER_WINDOW} edits per ${WINDOW_MS / 1000} s per interaction token (429 beyond)`);
 console.log(`  final images delivered:      ${finals} / ${JOBS}${timedOut ? ' (TIMED OUT)' : ''}`);
 console.log(`  requests refused by the fake: ${refused} (429s of any kind: ${retried429})`);
 console.log(`  discord.js waited for a rate limit: ${waits.bucket}× per token (${ms(waits.bucketMs)} in all), ${waits.global}× its global cap (${ms(waits.globalMs)} in all)`);
-console.log(`  edits per job:               median ${edits.median}, max ${edits.max}`);
-console.log(`  previews: ${streamedAt.size} streamed, ${sinkAt.size} handed to the surface, ${previewsSent} shown (the rest superseded by a newer one)`);
-console.log(`  stream → edit: median ${ms(s2e.median)}, p99 ${ms(s2e.p99)}, max ${ms(s2e.max)} (n=${s2e.n})`);
-console.log(`  sink → edit:   median ${ms(k2e.median)}, p99 ${ms(k2e.p99)}, max ${ms(k2e.max)} (n=${k2e.n})`);
-console.log(`  command → final image: median ${ms(total.median)}, p99 ${ms(total.p99)}`);
+console.log(`  previews: ${streamedAt.size} streamed, ${sinkAt.size} handed to the surface`);
+for (const [light, half] of [...halves].sort(([a], [b]) => Number(b) - Number(a))) {
+  const s2e = summary(half.streamToEdit);
+  const k2e = summary(half.sinkToEdit);
+  const total = summary(half.jobTimes);
+  const edits = summary(half.editsPerJob);
+  const pb = summary(half.previewBytes);
+  const fb = summary(half.finalBytes);
+  console.log(`  ${light ? 'light previews (re-encoded at display size)' : 'previews as sent (the partial PNGs)'}: ${half.jobs} jobs`);
+  console.log(`    previews shown: ${half.previewsSent}; edits per job: median ${edits.median}, max ${edits.max}`);
+  console.log(`    bytes uploaded per job: previews median ${kb(pb.median)} (max ${kb(pb.max)}), final image median ${kb(fb.median)}`);
+  console.log(`    stream → edit: median ${ms(s2e.median)}, p99 ${ms(s2e.p99)}, max ${ms(s2e.max)} (n=${s2e.n})`);
+  console.log(`    sink → edit:   median ${ms(k2e.median)}, p99 ${ms(k2e.p99)}, max ${ms(k2e.max)} (n=${k2e.n})`);
+  console.log(`    command → final image: median ${ms(total.median)}, p99 ${ms(total.p99)}`);
+}
 console.log(`  this process (bot + fake Discord): CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms; event-loop delay median ${ms(loopDelay.percentile(50) / 1e6)}, p99 ${ms(loopDelay.percentile(99) / 1e6)}, max ${ms(loopDelay.max / 1e6)}`);
 console.log(`  wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
-await runner.shutdown({ graceMs: 0 });
+await runners.light.shutdown({ graceMs: 0 });
+await runners.raw.shutdown({ graceMs: 0 });
 await bot.stop();
 await store.close();
 await discord.close();

@@ -13,20 +13,39 @@
  * it (that preview, or a newer preview or the final image when the channel
  * was too busy to show it on its own).
  *
- *   node --import tsx bench/slack-imagine.ts
+ * Light previews side by side, as in discord-imagine.ts: by default
+ * (`--light-previews both`) the jobs alternate between a runner re-encoding
+ * previews at display size and one posting the partials as the service sent
+ * them (same client, limiter and ledger), and each half is reported on its
+ * own, with the bytes uploaded per job. `--jobs N`, `--size WxH`,
+ * `--pad-image-bytes N` and `--scenarios one,busy` change the load.
+ *
+ *   node --import tsx bench/slack-imagine.ts [--light-previews both|on|off] [--jobs N] [--size 1536x1024] [--pad-image-bytes 1500000] [--scenarios one,busy]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileQuotaStore, JobRunner } from '../bots/runner/index.js';
-import { DEFAULT_FILE_HOSTS, startSlackBot, type ShownEvent } from '../bots/slack/index.js';
+import { DEFAULT_FILE_HOSTS, startSlackBot, type ShownEvent, type SlackJobRunner } from '../bots/slack/index.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DEV_API_KEY } from '../src/emulator/index.js';
 import { ImageLimiter, PictorClient, silentLogger } from '../src/index.js';
 import { FakeSlack } from '../test/fakes/slack/FakeSlack.js';
 import { startChildServer } from './helpers/child-server.js';
 
-const JOBS = 50;
+const flag = (name: string): string | undefined => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at === -1 ? undefined : process.argv[at + 1];
+};
+const JOBS = Number(flag('jobs') ?? 50);
+const SIZE = flag('size') ?? '1024x1024';
+const LIGHT = flag('light-previews') ?? 'both';
+/** Pads every image the emulator sends to at least this many bytes (the service's PNGs weigh far more than the emulator's flat art). */
+const PAD_IMAGE_BYTES = Number(flag('pad-image-bytes') ?? 0);
+const SCENARIOS = (flag('scenarios') ?? 'one,busy').split(',');
+if (!['both', 'on', 'off'].includes(LIGHT) || !(Number.isInteger(JOBS) && JOBS > 0)) throw new Error('usage: --light-previews both|on|off --jobs N');
+/** Which way the job of scene `n` (1-based) runs: light previews or the partials as sent. */
+const lightFor = (n: number): boolean => (LIGHT === 'both' ? n % 2 === 1 : LIGHT === 'on');
 /** Slack's pace: about one write per second per channel. Both the fake and the bot use it. */
 const CHANNEL_INTERVAL_MS = 1000;
 /** Per image, spread over its previews and the final image, as the emulator does. */
@@ -48,11 +67,30 @@ interface Scenario {
 async function runScenario(scenario: Scenario): Promise<boolean> {
   const dataDir = await mkdtemp(join(tmpdir(), 'pictor-slack-bench-'));
   const fake = await new FakeSlack({ channelWriteIntervalMs: CHANNEL_INTERVAL_MS }).start();
-  const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES })]);
+  const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES, padImageBytes: PAD_IMAGE_BYTES })]);
   const limiter = new ImageLimiter({ maxConcurrent: MAX_CONCURRENT_REQUESTS });
   const client = new PictorClient({ baseURL: emulator.url, apiKey: DEV_API_KEY, limiter });
   const store = new FileQuotaStore({ dir: dataDir });
-  const runner = new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES });
+  const runners = {
+    light: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: true }),
+    raw: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: false }),
+  };
+  /** Which jobs ran with light previews. */
+  const lightJobs = new Map<string, boolean>();
+  const runner: SlackJobRunner = {
+    submit: async (spec, sink) => {
+      const light = lightFor(Number(/bench scene (\d+)/.exec(spec.prompt)?.[1] ?? 1));
+      const handle = await (light ? runners.light : runners.raw).submit(spec, sink);
+      lightJobs.set(handle.id, light);
+      return handle;
+    },
+    cancel: (jobId, by) => runners.light.cancel(jobId, by) || runners.raw.cancel(jobId, by),
+    get: (jobId) => runners.light.get(jobId) ?? runners.raw.get(jobId),
+    budgets: runners.light.budgets,
+    policy: runners.light.policy,
+    policyRefusal: (spec) => runners.light.policyRefusal(spec),
+    history: runners.light.history,
+  };
   const shown: ShownEvent[] = [];
   const bot = await startSlackBot({
     botToken: fake.botToken,
@@ -78,7 +116,7 @@ async function runScenario(scenario: Scenario): Promise<boolean> {
     Array.from({ length: JOBS }, (_, i) =>
       fake.command({
         command: '/imagine',
-        text: `bench scene ${i + 1}, a lighthouse in a storm --quality low`,
+        text: `bench scene ${i + 1}, a lighthouse in a storm --quality low --size ${SIZE}`,
         user: `U${String(i + 1).padStart(4, '0')}`,
         channel: `C0BENCH${String(i % scenario.channels).padStart(2, '0')}`,
       }),
@@ -98,9 +136,24 @@ async function runScenario(scenario: Scenario): Promise<boolean> {
   await bot.stop();
 
   const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
-  const previews = shown.filter((e) => e.type === 'partial');
-  const own = sorted(previews.filter((e) => !e.superseded).map((e) => e.shownAt - e.receivedAt));
-  const all = sorted(previews.map((e) => e.shownAt - e.receivedAt));
+  const halves = [...new Set(lightJobs.values())].sort((a, b) => Number(b) - Number(a));
+  const kb = (n: number) => (Number.isFinite(n) ? `${(n / 1024).toFixed(0)} KB` : 'n/a');
+  const halfLines = halves.flatMap((light) => {
+    const previews = shown.filter((e) => e.type === 'partial' && lightJobs.get(e.jobId) === light);
+    const own = sorted(previews.filter((e) => !e.superseded).map((e) => e.shownAt - e.receivedAt));
+    const all = sorted(previews.map((e) => e.shownAt - e.receivedAt));
+    const jobIds = [...lightJobs].filter(([, l]) => l === light).map(([id]) => id);
+    const bytesOf = (id: string, preview: boolean) =>
+      [...fake.files.values()].filter((f) => f.name.startsWith(`pictor-${id}`) && f.name.includes('-preview-') === preview).reduce((sum, f) => sum + (f.bytes?.length ?? 0), 0);
+    const previewBytes = sorted(jobIds.map((id) => bytesOf(id, true)));
+    const finalBytes = sorted(jobIds.map((id) => bytesOf(id, false)));
+    return [
+      `${light ? 'light previews (re-encoded at display size)' : 'previews as sent (the partial PNGs)'}: ${jobIds.length} jobs`,
+      `  bytes uploaded per job: previews median ${kb(percentile(previewBytes, 50))} (max ${kb(previewBytes.at(-1) ?? NaN)}), final image median ${kb(percentile(finalBytes, 50))}`,
+      `  partial → update in Slack (that preview, or a newer one or the final image; n=${all.length}): median ${ms(percentile(all, 50))}, p99 ${ms(percentile(all, 99))}`,
+      `  partial → its own preview posted (n=${own.length}, ${all.length - own.length} replaced by a newer state first): median ${ms(percentile(own, 50))}, p99 ${ms(percentile(own, 99))}`,
+    ];
+  });
   const firstPost = sorted(jobMessages().map((m) => m.postedAt - started));
   const completed = sorted(shown.filter((e) => e.type === 'completed').map((e) => e.shownAt - e.receivedAt));
   const rejected = fake.rejectedWrites.length;
@@ -120,15 +173,15 @@ async function runScenario(scenario: Scenario): Promise<boolean> {
     `acknowledged ${acks.filter((a) => a.status === 200).length}/${JOBS}; finished ${finished()}/${JOBS}${timedOut ? ' (DEADLINE REACHED)' : ''} in ${(wallMs / 1000).toFixed(1)} s`,
     `channel writes: ${fake.writes.length - rejected} accepted, ${rejected} refused with 429; closest two writes to one channel ${ms(closestGap)}`,
     `chat.update calls: ${updates.length}, at most ${peakPerMinute} in any 60 s; refused by the Tier 3 limit (50 in 60 s): ${fake.tier3Refusals.length}`,
-    `partial → update in Slack (that preview, or a newer one or the final image; n=${all.length}): median ${ms(percentile(all, 50))}, p99 ${ms(percentile(all, 99))}`,
-    `partial → its own preview posted (n=${own.length}, ${all.length - own.length} replaced by a newer state first): median ${ms(percentile(own, 50))}, p99 ${ms(percentile(own, 99))}`,
+    ...halfLines,
     `final images → shown in the thread and the message (n=${completed.length}): median ${ms(percentile(completed, 50))}, p99 ${ms(percentile(completed, 99))}`,
     `command → job message posted: median ${ms(percentile(firstPost, 50))}, p99 ${ms(percentile(firstPost, 99))}`,
     `event-loop delay of the bot + fake Slack process: p99 ${ms(loop.percentile(99) / 1e6)}, max ${ms(loop.max / 1e6)}`,
   ];
   for (const line of lines) console.log(line);
 
-  await runner.shutdown({ graceMs: 1000 });
+  await runners.light.shutdown({ graceMs: 1000 });
+  await runners.raw.shutdown({ graceMs: 1000 });
   await store.close();
   await limiter.stop();
   await emulator.close();
@@ -137,12 +190,12 @@ async function runScenario(scenario: Scenario): Promise<boolean> {
   return !timedOut && rejected === 0 && fake.tier3Refusals.length === 0 && finished() >= JOBS;
 }
 
-console.log(`${JOBS} concurrent /imagine jobs; Slack (fake) allows one write per ${CHANNEL_INTERVAL_MS} ms per channel; ${PARTIAL_IMAGES} previews per image, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} image requests at once`);
+console.log(`${JOBS} concurrent /imagine jobs at ${SIZE}, light previews: ${LIGHT}; Slack (fake) allows one write per ${CHANNEL_INTERVAL_MS} ms per channel; ${PARTIAL_IMAGES} previews per image, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} image requests at once`);
 const results = [];
 for (const scenario of [
-  { name: 'one job per channel', channels: JOBS },
-  { name: 'busy channels', channels: 10 },
-]) {
+  { key: 'one', name: 'one job per channel', channels: JOBS },
+  { key: 'busy', name: 'busy channels', channels: 10 },
+].filter((s) => SCENARIOS.includes(s.key))) {
   results.push(await runScenario(scenario));
 }
 if (results.some((ok) => !ok)) process.exitCode = 1;

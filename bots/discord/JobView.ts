@@ -75,7 +75,9 @@ export class JobView {
         return;
       case 'partial': {
         const name = `preview-${update.imageIndex + 1}-${update.partialIndex + 1}`;
-        const fitted = await fitImage(update.image, update.format, name, this.#o.attachmentSizeLimit);
+        // The runner's preview (display size, light format): its name and content type follow its format.
+        const preview = await update.preview();
+        const fitted = await fitImage(preview.data, preview.format, name, this.#o.attachmentSizeLimit);
         await target.progress(renderPartial(header, update, fitted.file));
         return;
       }

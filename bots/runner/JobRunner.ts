@@ -39,12 +39,14 @@ import { settingsInLedger } from './scope-settings.js';
 import { JobHistory, type JobHistoryStore } from './job-history.js';
 import { DEFAULT_MAX_QUEUED_JOBS, QueueBound } from './queue-bound.js';
 import { UpdatePump } from './UpdatePump.js';
+import { PreviewEncoder } from './preview-image.js';
 import type {
   FinalUpdate,
   JobHandle,
   JobInfo,
   JobSpec,
   JobUpdate,
+  PreviewImage,
   QuotaStore,
   Requester,
   SpendLimits,
@@ -87,6 +89,8 @@ export interface JobRunnerOptions {
   historyRetentionDays?: number | undefined;
   /** Jobs waiting to be sent at once (`PICTOR_MAX_QUEUED_JOBS`); past it a new job is refused at once (`queue_full`). Default 200. */
   maxQueuedJobs?: number | undefined;
+  /** Previews re-encoded at display size (`PICTOR_LIGHT_PREVIEWS`); false: the partials as the service sent them. Default true. */
+  lightPreviews?: boolean | undefined;
 }
 
 interface Job {
@@ -156,6 +160,8 @@ export class JobRunner {
   readonly policy: ScopePolicy;
   /** Members' last jobs, recorded by the surfaces when a job ends; undefined when no history store was given. */
   readonly history: JobHistory | undefined;
+  /** Makes the preview each shown partial is uploaded as (`JobUpdate['preview']`). */
+  readonly previews: PreviewEncoder;
 
   constructor(options: JobRunnerOptions) {
     this.#client = options.client;
@@ -194,6 +200,7 @@ export class JobRunner {
       now: this.#now,
       cacheMs: options.settingsCacheMs,
     });
+    this.previews = new PreviewEncoder({ enabled: options.lightPreviews, logger: this.#logger });
     this.history = options.history && new JobHistory({ store: options.history, retentionDays: options.historyRetentionDays, logger: this.#logger, now: this.#now });
     if (!(Number.isFinite(this.#minUpdateIntervalMs) && this.#minUpdateIntervalMs >= 0)) {
       throw new ValidationError('minUpdateIntervalMs', `minUpdateIntervalMs must be a number of milliseconds ≥ 0, not ${options.minUpdateIntervalMs}`);
@@ -623,6 +630,9 @@ export class JobRunner {
 
   #partialUpdate(jobId: string, event: PartialImageEvent, completedSoFar: number): JobUpdate {
     let image: Buffer | undefined;
+    let preview: Promise<PreviewImage> | undefined;
+    const bytes = () => (image ??= Buffer.from(event.b64_json, 'base64'));
+    const previews = this.previews;
     return {
       type: 'partial',
       jobId,
@@ -630,9 +640,11 @@ export class JobRunner {
       partialIndex: event.partial_image_index,
       // Decoded when a surface reads it: most partials are superseded by pacing and never shown.
       get image() {
-        return (image ??= Buffer.from(event.b64_json, 'base64'));
+        return bytes();
       },
       format: event.output_format,
+      // Likewise encoded only for a partial a surface shows, once however often it is asked for.
+      preview: () => (preview ??= previews.encode(bytes(), event.output_format, jobId)),
     };
   }
 

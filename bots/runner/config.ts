@@ -20,6 +20,8 @@ export interface RunnerConfig {
   historyRetentionDays: number;
   /** Jobs waiting to be sent at once; past it a new one is refused (`queue_full`). */
   maxQueuedJobs: number;
+  /** Previews re-encoded at display size before they are uploaded (`PICTOR_LIGHT_PREVIEWS`, default on). */
+  lightPreviews: boolean;
 }
 
 /** Covers a high-quality image that was queued behind others; see bots/README.md for the matching container/service setting. */
@@ -58,6 +60,7 @@ export function readRunnerConfig(env: Env): RunnerConfig {
     controls: readOperatorControls(env),
     historyRetentionDays: envNumber(env, 'PICTOR_HISTORY_RETENTION_DAYS', { int: true, min: 1, max: 3650, takes: 'a whole number of days from 1 to 3650' }) ?? 30,
     maxQueuedJobs: envNumber(env, 'PICTOR_MAX_QUEUED_JOBS', { int: true, min: 1, takes: 'a whole number of jobs, 1 or more' }) ?? DEFAULT_MAX_QUEUED_JOBS,
+    lightPreviews: envBoolean(env, 'PICTOR_LIGHT_PREVIEWS', '1 (previews re-encoded at display size) or 0 (the partial images as sent)') ?? true,
   };
 }
 

@@ -82,8 +82,16 @@ export type JobUpdate =
       /** Which output image (0-based) this partial belongs to, and its partial index. */
       imageIndex: number;
       partialIndex: number;
+      /** The partial as the service sent it. */
       image: Buffer;
       format: OutputFormat;
+      /**
+       * What a surface uploads to show this partial: re-encoded at display
+       * size by the runner (`PICTOR_LIGHT_PREVIEWS`), or the partial as it came
+       * when that is off or fails. Made on the first call (a partial superseded
+       * before it is shown is never encoded); never rejects.
+       */
+      preview(): Promise<PreviewImage>;
     }
   | {
       type: 'completed';
@@ -122,6 +130,14 @@ export type JobUpdate =
       images?: Buffer[] | undefined;
       format?: OutputFormat | undefined;
     };
+
+/** A partial image ready to upload: its bytes and the format they are in (name and content type follow it). */
+export interface PreviewImage {
+  data: Buffer;
+  format: OutputFormat;
+  /** Re-encoded at display size; false when it is the partial as the service sent it. */
+  light: boolean;
+}
 
 export type FinalUpdate = Extract<JobUpdate, { type: 'completed' | 'failed' | 'cancelled' }>;
 

@@ -1,6 +1,6 @@
 import type { webApi } from '@slack/bolt';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from '../../src/index.js';
-import { describeKeptImages, type FinalUpdate, type JobUpdate, type UpdateSink } from '../runner/index.js';
+import { describeKeptImages, type FinalUpdate, type JobUpdate, type PreviewImage, type UpdateSink } from '../runner/index.js';
 import { SKIP, type ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { renderJobMessage, summaryOf, type JobViewState } from './render-job.js';
@@ -73,7 +73,7 @@ export class SlackJobView {
   #shownVersion = -1;
   readonly #pending: Pending[] = [];
   /** The latest preview of each output image, and the preview index already posted. */
-  readonly #previews = new Map<number, { partialIndex: number; image: Buffer; format: OutputFormat }>();
+  readonly #previews = new Map<number, { partialIndex: number; preview: () => Promise<PreviewImage> }>();
   readonly #previewPosted = new Map<number, number>();
 
   constructor(options: SlackJobViewOptions) {
@@ -119,7 +119,8 @@ export class SlackJobView {
         this.#state.status = 'running';
         pending.imageIndex = update.imageIndex;
         pending.partialIndex = update.partialIndex;
-        this.#previews.set(update.imageIndex, { partialIndex: update.partialIndex, image: update.image, format: update.format });
+        // Encoded only when its upload's turn comes: a preview superseded while it waits is never made.
+        this.#previews.set(update.imageIndex, { partialIndex: update.partialIndex, preview: update.preview });
         this.#ensurePosted();
         this.#queuePreview(update.imageIndex);
         return;
@@ -177,12 +178,14 @@ export class SlackJobView {
         run: async () => {
           const preview = this.#previews.get(imageIndex);
           if (!preview || !this.#messageTs || this.#isFinal() || this.#previewPosted.get(imageIndex) === preview.partialIndex) return SKIP;
-          const name = `pictor-${this.#state.jobId}-${imageIndex + 1}-preview-${preview.partialIndex + 1}.${FILE_EXTENSIONS[preview.format]}`;
+          const image = await preview.preview();
+          if (this.#isFinal()) return SKIP;
+          const name = `pictor-${this.#state.jobId}-${imageIndex + 1}-preview-${preview.partialIndex + 1}.${FILE_EXTENSIONS[image.format]}`;
           const several = (this.#o.request.options.n ?? 1) > 1;
           await uploadFiles(this.#o.client, {
             channelId: this.#channelId,
             threadTs: this.#threadTs,
-            files: [{ data: preview.image, filename: name, title: `Preview ${preview.partialIndex + 1}${several ? ` of image ${imageIndex + 1}` : ''}` }],
+            files: [{ data: image.data, filename: name, title: `Preview ${preview.partialIndex + 1}${several ? ` of image ${imageIndex + 1}` : ''}` }],
             initialComment: `Preview ${preview.partialIndex + 1}${several ? ` of image ${imageIndex + 1}` : ''}…`,
           });
           this.#previewPosted.set(imageIndex, preview.partialIndex);

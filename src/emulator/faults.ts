@@ -39,6 +39,8 @@ export const FAULT_NAMES = [
    * `quality`, `output_format`, `background`, `usage`); the images are whole.
    */
   'missing_fields',
+  /** Streamed: every partial's image is bytes no decoder reads (a PNG signature, then noise); the completed images are whole. */
+  'corrupt_partials',
 ] as const;
 
 /** The labels `missing_fields` leaves out by default. */
@@ -48,7 +50,7 @@ export type FaultName = (typeof FAULT_NAMES)[number];
 export type Route = 'generations' | 'edits';
 
 /** Faults that break an answer after it started. */
-export const STREAM_FAULTS = ['reset_mid_stream', 'malformed_event', 'stalled_stream', 'stream_error_event', 'short_result', 'cut_off_body', 'missing_fields'] as const;
+export const STREAM_FAULTS = ['reset_mid_stream', 'malformed_event', 'stalled_stream', 'stream_error_event', 'short_result', 'cut_off_body', 'missing_fields', 'corrupt_partials'] as const;
 export type StreamFault = (typeof STREAM_FAULTS)[number];
 
 export interface InjectFaultOptions {

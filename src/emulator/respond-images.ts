@@ -95,7 +95,8 @@ async function respondJson(job: ImageJob, ctx: RespondContext, render: (variant:
     for (const key of ['size', 'quality', 'output_format', 'background', 'usage'] as const) if (leave.has(key)) delete (body as Partial<typeof body>)[key];
     if (leave.has('created_at')) delete (body as Partial<typeof body>).created;
   }
-  if (!ctx.fault || ctx.fault === 'short_result' || ctx.fault === 'missing_fields') {
+  // A non-streamed answer has no partials: `corrupt_partials` leaves it whole.
+  if (!ctx.fault || ctx.fault === 'short_result' || ctx.fault === 'missing_fields' || ctx.fault === 'corrupt_partials') {
     for (let i = 0; i < body.data.length; i++) ctx.onImageSent();
     return jsonResponse(200, body);
   }
@@ -162,11 +163,20 @@ async function respondStreamed(
   return new Response(body, { status: 200, headers: { ...SSE_HEADERS } });
 }
 
+/** What `corrupt_partials` sends as a partial's image: a PNG signature, then bytes that are no PNG chunk. */
+const CORRUPT_IMAGE_B64 = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(2048, 0x5a)]).toString('base64');
+
 /** Encodes events as SSE, breaking the stream the way the injected fault says. */
 async function* withFault(source: AsyncGenerator<StreamEvent>, ctx: RespondContext, total: number, images: number): AsyncGenerator<Uint8Array> {
   let sent = 0;
   let completedLeft = images;
   for await (const event of source) {
+    if (ctx.fault === 'corrupt_partials') {
+      yield encodeEvent(event.name, event.completed ? event.data : { ...event.data, b64_json: CORRUPT_IMAGE_B64 });
+      if (event.completed) ctx.onImageSent();
+      else ctx.onPartialSent();
+      continue;
+    }
     if (ctx.fault === 'missing_fields' || ctx.fault === 'short_result') {
       if (event.completed && --completedLeft === 0 && ctx.fault === 'short_result') {
         // The last completed event never comes: the stream just ends.

@@ -1,3 +1,4 @@
+import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createEmulator, type EmulatorServer } from '../../src/emulator/index.js';
 import { edit, errorOf, generate, parseSse, solidImage } from './emulator-helpers.js';
@@ -105,6 +106,19 @@ describe('injected faults over a real port', () => {
     expect(events.map((e) => e.event)).toEqual(['image_generation.partial_image', 'image_generation.partial_image', 'image_generation.completed']);
     expect(() => JSON.parse(events[0]!.data)).toThrow();
     expect(JSON.parse(events[2]!.data).type).toBe('image_generation.completed');
+  });
+
+  it('corrupt_partials sends partials whose images no decoder reads, and whole completed images', async () => {
+    emulator.injectFault('corrupt_partials');
+    const events = parseSse(await (await generate(http, streamBody, over())).text());
+    expect(events.map((e) => e.event)).toEqual(['image_generation.partial_image', 'image_generation.partial_image', 'image_generation.completed']);
+    const images = events.map((e) => Buffer.from(JSON.parse(e.data).b64_json, 'base64'));
+    for (const partial of images.slice(0, 2)) await expect(sharp(partial).stats()).rejects.toThrow();
+    expect((await sharp(images[2]!).metadata()).format).toBe('png');
+    // A non-streamed answer has no partials: it comes whole.
+    emulator.injectFault('corrupt_partials');
+    const json = (await (await generate(http, jsonBody, over())).json()) as { data: { b64_json: string }[] };
+    expect((await sharp(Buffer.from(json.data[0]!.b64_json, 'base64')).metadata()).format).toBe('png');
   });
 
   it('stream_error_event sends an error event with the service error shape mid-stream, and no result', async () => {

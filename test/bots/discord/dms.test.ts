@@ -69,7 +69,7 @@ describe('DMs and user installs, on (DISCORD_USER_INSTALLS=1)', () => {
 
     expect(final.channelId).toBe(h.discord.dmChannelOf(h.discord.user.id));
     expect(final.history.map((s) => s.via)).toEqual(['callback', 'webhook', 'webhook', 'webhook', 'webhook']);
-    expect(final.history.some((s) => s.attachments.some((a) => a.filename === 'preview-1-1.png'))).toBe(true);
+    expect(final.history.some((s) => s.attachments.some((a) => a.filename === 'preview-1-1.jpg'))).toBe(true);
     expect(final.attachments).toHaveLength(1);
     expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
     expect(channelPosts(h)).toBe(0);

@@ -19,8 +19,8 @@ describe('/imagine through the real discord.js client and a fake Discord', () =>
       { via: 'callback', status: undefined, files: [] },
       { via: 'webhook', status: '⏳ Next in line…', files: [] },
       { via: 'webhook', status: '🎨 Drawing the image…', files: [] },
-      { via: 'webhook', status: '🎨 Drawing… preview 1', files: ['preview-1-1.png'] },
-      { via: 'webhook', status: '🎨 Drawing… preview 2', files: ['preview-1-2.png'] },
+      { via: 'webhook', status: '🎨 Drawing… preview 1', files: ['preview-1-1.jpg'] },
+      { via: 'webhook', status: '🎨 Drawing… preview 2', files: ['preview-1-2.jpg'] },
     ]);
     expect(history).toHaveLength(6);
     // Progress carries a Cancel button; the final message Reroll and Edit instead.

@@ -68,8 +68,8 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
       { via: 'callback', status: undefined, files: [] },
       { via: 'webhook', status: '⏳ Next in line…', files: [] },
       { via: 'webhook', status: '🎨 Drawing the image…', files: [] },
-      { via: 'webhook', status: '🎨 Drawing… preview 1', files: ['preview-1-1.png'] },
-      { via: 'webhook', status: '🎨 Drawing… preview 2', files: ['preview-1-2.png'] },
+      { via: 'webhook', status: '🎨 Drawing… preview 1', files: ['preview-1-1.jpg'] },
+      { via: 'webhook', status: '🎨 Drawing… preview 2', files: ['preview-1-2.jpg'] },
     ]);
     expect(final.content.split('\n')[1]).toMatch(/^1024x1024 · low · png · \$0\.0064 · /);
     expect(final.attachments).toHaveLength(1);

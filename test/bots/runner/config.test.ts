@@ -27,6 +27,7 @@ describe('readRunnerConfig', () => {
       controls: OPEN_CONTROLS,
       historyRetentionDays: 30,
       maxQueuedJobs: 200,
+      lightPreviews: true,
     });
   });
 
@@ -41,6 +42,7 @@ describe('readRunnerConfig', () => {
       PICTOR_UPDATE_INTERVAL_MS: '800',
       PICTOR_SHUTDOWN_GRACE_SECONDS: '600',
       PICTOR_MAX_QUEUED_JOBS: '50',
+      PICTOR_LIGHT_PREVIEWS: '0',
       PICTOR_DM_DAILY_USD: '0.50',
       PICTOR_DM_MONTHLY_USD: '5',
     });
@@ -54,6 +56,7 @@ describe('readRunnerConfig', () => {
       controls: OPEN_CONTROLS,
       historyRetentionDays: 30,
       maxQueuedJobs: 50,
+      lightPreviews: false,
     });
   });
 
@@ -69,6 +72,7 @@ describe('readRunnerConfig', () => {
     expect(errorOf({ PICTOR_UPDATE_INTERVAL_MS: '1.5' }).param).toBe('PICTOR_UPDATE_INTERVAL_MS');
     expect(errorOf({ PICTOR_SHUTDOWN_GRACE_SECONDS: 'a while' }).param).toBe('PICTOR_SHUTDOWN_GRACE_SECONDS');
     expect(errorOf({ PICTOR_MAX_QUEUED_JOBS: '0' }).message).toMatch(/^PICTOR_MAX_QUEUED_JOBS must be a whole number of jobs, 1 or more/);
+    expect(errorOf({ PICTOR_LIGHT_PREVIEWS: 'smaller' }).param).toBe('PICTOR_LIGHT_PREVIEWS');
   });
 
   it('reads what the operator allows every server and workspace', () => {

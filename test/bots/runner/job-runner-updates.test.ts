@@ -148,3 +148,32 @@ describe('JobRunner updates', () => {
     for (let i = 1; i < aheads.length; i++) expect(aheads[i]).toBeLessThan(aheads[i - 1]!);
   });
 });
+
+describe('JobRunner previews', () => {
+  it('hands each partial with its light preview, made once however often a surface asks for it', async () => {
+    kit.emu.emulator.configure({ latencyMs: 200 });
+    const { runner } = await kit.runner({ partialImages: 2, minUpdateIntervalMs: 0 });
+    const rec = recordingSink();
+    await (await runner.submit({ kind: 'generate', prompt: 'a red fox', options: { size: '1536x1024', quality: 'low' }, requester: requester() }, rec.sink)).done;
+
+    const [partial] = rec.partials();
+    const first = partial!.preview();
+    expect(partial!.preview()).toBe(first);
+    const preview = await first;
+    expect(preview.format).toBe('jpeg');
+    expect(sniffImageType(preview.data)).toBe('jpeg');
+    expect(preview.data.length).toBeLessThan(partial!.image.length);
+  });
+
+  it('hands the partial itself as the preview when light previews are off', async () => {
+    kit.emu.emulator.configure({ latencyMs: 200 });
+    const { runner } = await kit.runner({ partialImages: 1, minUpdateIntervalMs: 0, lightPreviews: false });
+    const rec = recordingSink();
+    await (await runner.submit({ kind: 'generate', prompt: 'a red fox', options: { quality: 'low' }, requester: requester() }, rec.sink)).done;
+
+    const [partial] = rec.partials();
+    const preview = await partial!.preview();
+    expect(preview).toMatchObject({ format: 'png', light: false });
+    expect(preview.data.equals(partial!.image)).toBe(true);
+  });
+});

@@ -17,7 +17,8 @@ export interface MessageSnapshot {
   via: 'callback' | 'webhook' | 'followup' | 'channel';
   content: string;
   components: unknown[];
-  attachments: { filename: string; size: number; contentType: string }[];
+  /** The files it showed (the bytes are the uploaded ones, not copies). */
+  attachments: { filename: string; size: number; contentType: string; bytes: Buffer }[];
 }
 
 export interface FakeMessage {
@@ -84,6 +85,6 @@ export function snapshotOf(message: FakeMessage, via: MessageSnapshot['via'], at
     via,
     content: message.content,
     components: structuredClone(message.components),
-    attachments: message.attachments.map((a) => ({ filename: a.filename, size: a.size, contentType: a.contentType })),
+    attachments: message.attachments.map((a) => ({ filename: a.filename, size: a.size, contentType: a.contentType, bytes: a.bytes })),
   };
 }
