@@ -12,17 +12,19 @@ import { retryTransient } from './slack-faults.js';
  * restarted, with Reroll. Returns how many messages were updated.
  */
 export async function sweepInterrupted(input: {
-  client: webApi.WebClient;
+  /** The Web API client of a request's workspace; undefined when the app is no longer installed there. */
+  clientFor: (teamId: string) => Promise<webApi.WebClient | undefined>;
   writer: ChannelWriter;
   store: RequestStore;
   logger: LoggerLike;
   /** From `store.unfinished()`, read before this process took any job. */
   requests: readonly SavedRequest[];
 }): Promise<number> {
-  const { client, writer, store, logger } = input;
+  const { writer, store, logger } = input;
   let updated = 0;
   for (const request of input.requests) {
-    if (request.messageTs) {
+    const client = request.messageTs ? await input.clientFor(request.teamId).catch(() => undefined) : undefined;
+    if (request.messageTs && client) {
       const rendered = renderJobMessage({
         kind: request.kind,
         prompt: request.prompt,
