@@ -18,7 +18,7 @@ import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emu
 import { createMetrics, startMetricsServer, type HealthCheck, type Metrics } from '../src/metrics/index.js';
 import { inviteLink, readDiscordConfig, startDiscordBot, type DiscordBot } from './discord/index.js';
 import { JobRunner, openJobHistory, readRunnerConfig, RedisQuotaStore } from './runner/index.js';
-import { readSlackConfig, startSlackBot, type SlackBot } from './slack/index.js';
+import { readSlackConfig, RedisInstallationRecords, startSlackBot, type InstallationRecords, type SlackBot } from './slack/index.js';
 
 export interface Service {
   emulatorUrl: string | undefined;
@@ -50,7 +50,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
   const { writeLog } = output;
   const logger: Logger = createLogger({
     level: core.logLevel,
-    secrets: [core.apiKey, discord?.token, slack?.botToken, slack?.appToken, slack?.signingSecret],
+    secrets: [core.apiKey, discord?.token, slack?.botToken, slack?.appToken, slack?.signingSecret, slack?.oauth?.clientSecret, slack?.oauth?.stateSecret],
     destination:
       format === 'human'
         ? humanLogDestination(writeLog ?? ((line) => process.stderr.write(line)))
@@ -145,8 +145,16 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         if (applicationId) print(`Invite it to a server: ${inviteLink(applicationId)}`);
       }
       if (slack) {
+        // With OAuth, the installations (each workspace's bot token) live beside the other shared state: Redis when set, else the data folder.
+        let installations: InstallationRecords | undefined;
+        if (slack.oauth && core.redis) {
+          const redis = await connectRedis(core.redis.url, { logger, name: 'pictor-slack-installations' });
+          stops.push(() => closeRedis(redis));
+          installations = new RedisInstallationRecords({ redis, prefix: core.redis.prefix });
+        }
         slackBot = await startSlackBot({
           ...slack,
+          oauth: slack.oauth && { ...slack.oauth, installations },
           runner,
           dataDir: runnerConfig.dataDir,
           seenRequests: store,
@@ -157,6 +165,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         const bot = slackBot;
         checks.slack = () => bot.connected();
         print(`Slack bot is online (${slack.mode === 'http' ? `HTTP, events at ${slackBot.url}` : 'Socket Mode'}).`);
+        if (slackBot.installUrl) print(`Install it in a workspace: ${slackBot.installUrl} (through your public address).`);
       }
       // Stopped first (stops run last-in first-out): running jobs end and their
       // messages say so while the bots can still write them.
