@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../../src/index.js';
 import { startSlackBot } from '../../../bots/slack/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
-import { finishedJob, startHarness, type Harness } from './harness.js';
+import { finishedJob, jobMessages, png, startHarness, type Harness } from './harness.js';
 
 const ADMIN = 'U0ADMIN';
 const STATE_SECRET = 'a-state-secret-for-the-oauth-tests';
@@ -112,6 +112,24 @@ describe('the Slack app in many workspaces (OAuth)', () => {
     expect(alphaCalls.length).toBeGreaterThan(2);
     expect(alphaCalls.every((c) => c.ok && c.team === 'T0ALPHA')).toBe(true);
     expect(fake.unauthorized).toEqual([]);
+  });
+
+  it('answers a mention of the workspace’s own bot user, downloading the message’s image with that workspace’s token', async () => {
+    h = await startOAuth();
+    const { fake } = h;
+    await install(h, 'T0ALPHA');
+    await install(h, 'T0BETA');
+    const image = fake.addFile({ name: 'photo.png', bytes: await png(), team: 'T0BETA' });
+
+    // Alpha's bot user named in Beta is not a mention of the bot there.
+    await fake.userMessage({ team: 'T0BETA', channel: 'C0BETA', text: '<@U0BOTALPHA> a cat' });
+    await fake.userMessage({ team: 'T0BETA', channel: 'C0BETA', text: '<@U0BOTBETA> make the sky purple --quality low', files: [image] });
+    await finishedJob(fake, 'C0BETA');
+
+    expect(jobMessages(fake, 'C0BETA')).toHaveLength(1);
+    expect(h.emulator.requests.map((r) => r.path)).toEqual(['/v1/images/edits']);
+    expect(fake.downloads.map((d) => ({ fileId: d.fileId, authorized: d.authorized }))).toEqual([{ fileId: image.id, authorized: true }]);
+    expect(fake.calls.filter((c) => c.ok && c.args.channel === 'C0BETA').every((c) => c.team === 'T0BETA')).toBe(true);
   });
 
   it('removes the installation when a workspace uninstalls the app, and then ignores that workspace’s requests while serving the others', async () => {

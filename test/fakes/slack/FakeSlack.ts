@@ -230,10 +230,10 @@ export class FakeSlack {
   }
 
   /** A file a person uploaded to Slack (the bot downloads it from `url_private`). */
-  addFile(input: { name: string; bytes: Buffer; mimetype?: string; user?: string; urlPrivate?: string; size?: number }): FakeFile {
+  addFile(input: { name: string; bytes: Buffer; mimetype?: string; user?: string; urlPrivate?: string; size?: number; team?: string }): FakeFile {
     const id = this.#id('F');
     const filetype = input.name.split('.').pop()?.toLowerCase() ?? 'binary';
-    const url = input.urlPrivate ?? `${this.#url}/files-pri/${this.teamId}-${id}/${encodeURIComponent(input.name)}`;
+    const url = input.urlPrivate ?? `${this.#url}/files-pri/${input.team ?? this.teamId}-${id}/${encodeURIComponent(input.name)}`;
     const file: FakeFile = {
       id,
       name: input.name,
@@ -473,7 +473,11 @@ export class FakeSlack {
     threadTs?: string;
     channelType?: 'channel' | 'group' | 'im' | 'mpim';
     mentionCarriesFiles?: boolean;
+    /** The workspace it is posted in (default this fake's own); the app must be installed there. */
+    team?: string;
   }): Promise<FakeMessage> {
+    const workspace = input.team ? this.workspaceOf(input.team) : this;
+    if (!workspace) throw new Error(`the app is not installed in ${input.team}`);
     const message: FakeMessage = {
       channel: input.channel ?? 'C0GENERAL',
       ts: this.#ts(),
@@ -493,12 +497,12 @@ export class FakeSlack {
       ts: message.ts,
       channel: message.channel,
       event_ts: message.ts,
-      team: this.teamId,
+      team: workspace.teamId,
       ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}),
     };
-    const files = input.files?.length ? { files: input.files.map((f) => fileObject(f, this.teamId)), upload: true } : {};
-    if (message.text.includes(`<@${this.botUserId}>`)) {
-      await this.deliver('event', this.#eventEnvelope({ type: 'app_mention', ...base, ...(input.mentionCarriesFiles ? files : {}) }));
+    const files = input.files?.length ? { files: input.files.map((f) => fileObject(f, workspace.teamId)), upload: true } : {};
+    if (message.text.includes(`<@${workspace.botUserId}>`)) {
+      await this.deliver('event', this.#eventEnvelope({ type: 'app_mention', ...base, ...(input.mentionCarriesFiles ? files : {}) }, workspace));
     }
     await this.deliver(
       'event',
@@ -508,7 +512,7 @@ export class FakeSlack {
         ...base,
         ...files,
         channel_type: input.channelType ?? 'channel',
-      }),
+      }, workspace),
     );
     return message;
   }
