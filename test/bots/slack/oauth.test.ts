@@ -191,6 +191,36 @@ describe('the Slack app in many workspaces (OAuth)', () => {
     await stat(installationFile(h, 'T0ALPHA'));
   });
 
+  it('keeps the installations across a restart: a button of an earlier job works on the new process, with its workspace’s token', async () => {
+    const before = await startOAuth();
+    const { fake, dataDir } = before;
+    await install(before, 'T0ALPHA');
+    await fake.command({ command: '/imagine', text: 'a paper boat --quality low', team: 'T0ALPHA', channel: 'C0ALPHA' });
+    const done = await finishedJob(fake, 'C0ALPHA');
+    await before.close({ fake: true, dataDir: true });
+
+    h = await startHarness({ fake, dataDir, bot: { botToken: undefined, oauth: { clientId: fake.clientId, clientSecret: fake.clientSecret, stateSecret: STATE_SECRET } } });
+    await fake.clickButton(done, 'pictor_reroll', 'U0BOB', 'T0ALPHA');
+    await finishedJob(fake, 'C0ALPHA', 1);
+
+    expect(fake.callsOf('oauth.v2.access')).toHaveLength(1);
+    expect(fake.calls.filter((c) => c.args.channel === 'C0ALPHA').every((c) => c.ok && c.team === 'T0ALPHA')).toBe(true);
+  });
+
+  it('still drops a replayed request (signature and replay guard as with one token)', async () => {
+    h = await startOAuth();
+    await install(h, 'T0ALPHA');
+    await h.fake.command({ command: '/imagine', text: 'a cat --quality low', team: 'T0ALPHA', channel: 'C0ALPHA' });
+    await finishedJob(h.fake, 'C0ALPHA');
+
+    expect((await h.fake.replayLastDelivery()).status).toBe(200);
+    const forged = await h.fake.command({ command: '/imagine', text: 'a dog', team: 'T0ALPHA', channel: 'C0ALPHA' }, { secret: 'not-the-signing-secret' });
+
+    expect(forged.status).toBe(401);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(jobMessages(h.fake, 'C0ALPHA')).toHaveLength(1);
+  });
+
   it('refuses OAuth over Socket Mode, and a bot token together with OAuth, before connecting', async () => {
     const common = { runner: {} as never, dataDir: '/nonexistent', seenRequests: {} as never, logger: silentLogger() };
     const oauth = { clientId: '1', clientSecret: 'secret-secret', stateSecret: STATE_SECRET };
