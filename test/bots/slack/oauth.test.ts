@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { silentLogger } from '../../../src/index.js';
+import { createLogger, silentLogger } from '../../../src/index.js';
 import { startSlackBot } from '../../../bots/slack/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { finishedJob, jobMessages, png, startHarness, type Harness } from './harness.js';
@@ -219,6 +219,25 @@ describe('the Slack app in many workspaces (OAuth)', () => {
     expect(forged.status).toBe(401);
     await new Promise((r) => setTimeout(r, 500));
     expect(jobMessages(h.fake, 'C0ALPHA')).toHaveLength(1);
+  });
+
+  it('never logs a workspace’s bot token, the client secret or the state secret', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'debug', destination: { write: (line: string) => lines.push(line) } });
+    h = await startHarness({
+      bot: { botToken: undefined, oauth: { clientId: '1111.2222', clientSecret: 'fake-client-secret-0001', stateSecret: STATE_SECRET }, logger },
+    });
+    await install(h, 'T0ALPHA');
+    await h.fake.command({ command: '/imagine', text: 'a cat --quality low', team: 'T0ALPHA', channel: 'C0ALPHA' });
+    await finishedJob(h.fake, 'C0ALPHA');
+    const token = h.fake.workspaceOf('T0ALPHA')!.botToken;
+    await h.fake.uninstall('T0ALPHA');
+    await removed(installationFile(h, 'T0ALPHA'));
+
+    const log = lines.join('');
+    expect(log).toContain('the Slack app was installed');
+    expect(log).toContain('T0ALPHA');
+    for (const secret of [token, 'fake-client-secret-0001', STATE_SECRET]) expect(log).not.toContain(secret);
   });
 
   it('refuses OAuth over Socket Mode, and a bot token together with OAuth, before connecting', async () => {
