@@ -13,6 +13,7 @@ import { registerEditView } from './listeners/edit-view.js';
 import { registerImagineCommand } from './listeners/imagine-command.js';
 import { registerJobButtons } from './listeners/job-buttons.js';
 import { registerMentions } from './listeners/mentions.js';
+import { registerUninstalls } from './listeners/uninstalls.js';
 import { createReplayGuard } from './replay-guard.js';
 import { RequestStore } from './RequestStore.js';
 import { SlackJobs, type SlackJobRunner } from './SlackJobs.js';
@@ -231,7 +232,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const sweep = sweepInterrupted({ clientFor, writer, store, logger, requests: interrupted }).catch((error: unknown) =>
     logger.warn({ code: slackErrorCode(error) }, 'could not sweep the jobs interrupted by the last stop'),
   );
-  if (installations) registerUninstalls(app, installations, clients, logger);
+  if (installations) registerUninstalls(app, { installations, forget: (token) => clients.forget(token), logger });
   registerImagineCommand(app, context);
   registerEditEntryPoints(app, context);
   registerEditView(app, context);
@@ -315,37 +316,3 @@ async function checkToken(
   }
 }
 
-/**
- * A workspace that uninstalls the app (`app_uninstalled`) or revokes its bot
- * token (`tokens_revoked` naming the bot) loses its installation: the next
- * request from it finds none and is refused. Bolt delivers these two events
- * without authorizing them (the token is already gone).
- */
-function registerUninstalls(
-  app: App,
-  installations: ReturnType<typeof slackInstallationStore>,
-  clients: WorkspaceClients,
-  logger: SlackBotOptions['logger'],
-): void {
-  const remove = async (body: { team_id?: string; enterprise_id?: string; is_enterprise_install?: boolean; authorizations?: { is_enterprise_install?: boolean }[] }) => {
-    const isEnterpriseInstall = body.is_enterprise_install === true || body.authorizations?.[0]?.is_enterprise_install === true;
-    const query = { teamId: isEnterpriseInstall ? undefined : body.team_id, enterpriseId: body.enterprise_id, isEnterpriseInstall };
-    const found = isEnterpriseInstall
-      ? await installations.fetchInstallation(query as Parameters<typeof installations.fetchInstallation>[0]).catch(() => undefined)
-      : await installations.forTeam(body.team_id ?? '');
-    if (found?.bot?.token) clients.forget(found.bot.token);
-    await installations.deleteInstallation!(query as Parameters<typeof installations.fetchInstallation>[0]);
-  };
-  app.event('app_uninstalled', async ({ body }) => {
-    await remove(body as Parameters<typeof remove>[0]);
-  });
-  app.event('tokens_revoked', async ({ event, body }) => {
-    const b = body as Parameters<typeof remove>[0];
-    const bots = (event as { tokens?: { bot?: string[] } }).tokens?.bot ?? [];
-    if (bots.length === 0) return;
-    const found = await installations.forTeam(b.team_id ?? '', b.enterprise_id);
-    // Only the bot's own token matters here: a user token revoked leaves the bot installed.
-    if (found && (!found.bot?.userId || bots.includes(found.bot.userId))) await remove(b);
-    else logger.info({ team: b.team_id }, 'a token revoked in Slack was not this app\'s bot token');
-  });
-}
