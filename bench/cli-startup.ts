@@ -14,6 +14,9 @@
  *   pictor` and `npx pictor` run), so run `npm run build` first. `node (empty)` is the floor every
  *   contender pays; `pictor price` a command that sends nothing.
  *
+ * - End to end: `pictor generate --n 4 --size 1536x1024` to files against the
+ *   same script asking for the same and writing the same files (its rows say
+ *   `4 × 1536x1024`, compared with each other).
  * - `--compare-with DIR`: another checkout of Pictor, built, whose CLI joins
  *   as `pictor generate (other)` (e.g. the commit before a change): its
  *   `dist/cli/pictor.js`, or `dist/src/cli/main.js` where there is none (builds
@@ -51,8 +54,24 @@ function builtCli(dir: string): string {
   return existsSync(bundled) ? bundled : join(dir, 'dist/src/cli/main.js');
 }
 
-type Contender = 'openai script' | 'pictor generate' | 'pictor generate (other)' | 'pictor price' | 'node (empty)';
-const CONTENDERS: readonly Contender[] = ['openai script', 'pictor generate', ...(OTHER_CLI ? (['pictor generate (other)'] as const) : []), 'pictor price', 'node (empty)'];
+type Contender =
+  | 'openai script'
+  | 'pictor generate'
+  | 'pictor generate (other)'
+  | 'pictor price'
+  | 'node (empty)'
+  | 'openai script, 4 × 1536x1024'
+  | 'pictor generate, 4 × 1536x1024';
+const CONTENDERS: readonly Contender[] = [
+  'openai script',
+  'pictor generate',
+  ...(OTHER_CLI ? (['pictor generate (other)'] as const) : []),
+  'pictor price',
+  'node (empty)',
+  'openai script, 4 × 1536x1024',
+  'pictor generate, 4 × 1536x1024',
+];
+const LARGE = { n: '4', size: '1536x1024' };
 
 function commandOf(contender: Contender, outDir: string, index: number): string[] {
   switch (contender) {
@@ -66,6 +85,10 @@ function commandOf(contender: Contender, outDir: string, index: number): string[
       return [CLI, 'price', '--quality', 'low'];
     case 'node (empty)':
       return ['-e', ''];
+    case 'openai script, 4 × 1536x1024':
+      return [OPENAI_SCRIPT, PROMPT, join(outDir, `openai-${index}.png`), LARGE.n, LARGE.size];
+    case 'pictor generate, 4 × 1536x1024':
+      return [CLI, 'generate', '--prompt', PROMPT, '--quality', 'low', '--n', LARGE.n, '--size', LARGE.size, '--out', `${outDir}/`];
   }
 }
 
@@ -111,6 +134,11 @@ try {
       const cpu = samples.get(c)!.map((s) => s.cpuMs);
       return [c, ms(median(wall)), relativeIqr(wall).toFixed(2), ms(median(cpu)), ratio(median(wall), baseWall), ratio(median(cpu), baseCpu)];
     }),
+  );
+  const large = (c: Contender) => samples.get(c)!;
+  const [pictorLarge, openaiLarge] = [large('pictor generate, 4 × 1536x1024'), large('openai script, 4 × 1536x1024')];
+  console.log(
+    `\nend to end, 4 × 1536x1024 to files: pictor/openai wall ${ratio(median(pictorLarge.map((s) => s.wallMs)), median(openaiLarge.map((s) => s.wallMs)))}, CPU ${ratio(median(pictorLarge.map((s) => s.cpuMs)), median(openaiLarge.map((s) => s.cpuMs)))}`,
   );
 } finally {
   await rm(outDir, { recursive: true, force: true });

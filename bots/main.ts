@@ -16,9 +16,14 @@ import { ledgerKindOf } from '../src/spend/ledger-kind.js';
 import { openQuotaStore } from '../src/spend/open-store.js';
 import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emulator/index.js';
 import { createMetrics, startMetricsServer, type HealthCheck, type Metrics } from '../src/metrics/index.js';
-import { inviteLink, readDiscordConfig, startDiscordBot, type DiscordBot } from './discord/index.js';
+import { discordSurface } from './discord/index.js';
 import { JobRunner, openJobHistory, readRunnerConfig, RedisQuotaStore } from './runner/index.js';
-import { readSlackConfig, RedisInstallationRecords, startSlackBot, type InstallationRecords, type SlackBot } from './slack/index.js';
+import { slackSurface } from './slack/index.js';
+import { listed, type ConfiguredSurface, type ListedSurface } from './surface.js';
+import { FileStateStore, RedisStateStore, readStateConfig, type StateStore } from './state/index.js';
+
+/** The chat surfaces `npm start` can run, in start order; each starts when its settings are there. */
+const SURFACES: readonly ListedSurface[] = [listed(discordSurface), listed(slackSurface)];
 
 export interface Service {
   emulatorUrl: string | undefined;
@@ -43,20 +48,20 @@ export interface ServiceOutput {
 export async function startService(env: NodeJS.ProcessEnv, print: (line: string) => void, output: ServiceOutput = {}): Promise<Service> {
   const core = readCoreConfig(env);
   const runnerConfig = readRunnerConfig(env);
-  const discord = readDiscordConfig(env);
-  const slack = readSlackConfig(env);
+  const configured = SURFACES.map((surface) => surface.configure(env)).filter((s): s is ConfiguredSurface => s !== undefined);
+  const stateConfig = readStateConfig(env);
   // Human lines on a terminal, JSON for machines (a log shipper, a file) or when PICTOR_LOG_FORMAT=json says so.
   const format = core.logFormat ?? (output.logToTerminal ? 'human' : 'json');
   const { writeLog } = output;
   const logger: Logger = createLogger({
     level: core.logLevel,
-    secrets: [core.apiKey, discord?.token, slack?.botToken, slack?.appToken, slack?.signingSecret, slack?.oauth?.clientSecret, slack?.oauth?.stateSecret],
+    secrets: [core.apiKey, ...configured.flatMap((surface) => surface.secrets)],
     destination:
       format === 'human'
         ? humanLogDestination(writeLog ?? ((line) => process.stderr.write(line)))
         : writeLog && { write: (chunk: string) => writeLog(chunk) },
   });
-  if (core.baseURL && !discord && !slack) throw nothingToRun();
+  if (core.baseURL && configured.length === 0) throw nothingToRun();
 
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
@@ -82,9 +87,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
     const metrics: Metrics | undefined = core.metrics ? createMetrics() : undefined;
     const checks: Record<string, HealthCheck> = {};
     let runnerOfService: JobRunner | undefined;
-    let discordBot: DiscordBot | undefined;
-    let slackBot: SlackBot | undefined;
-    if (discord || slack) {
+    if (configured.length > 0) {
       // Checked before any surface goes online (a damaged ledger file is restored from its backup or stops the start,
       // naming the file); what a reconcile of a dead process's jobs charges is counted as spent. Emulator jobs have a
       // ledger of their own.
@@ -106,6 +109,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         limits: runnerConfig.limits,
         partialImages: runnerConfig.partialImages,
         minUpdateIntervalMs: runnerConfig.minUpdateIntervalMs,
+        maxQueuedJobs: runnerConfig.maxQueuedJobs,
         recordPrompts: core.spend.recordPrompts,
         operatorControls: runnerConfig.controls,
         history,
@@ -116,56 +120,31 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       runnerOfService = runner;
       metrics?.watch(runner.liveReadings());
       if (store instanceof RedisQuotaStore) checks.redis = () => store.ping();
-      if (discord) {
-        // With Redis, processes on the gateway take turns holding it (a lease in Redis): one connected at a time.
-        let gatewayLease: { redis: Awaited<ReturnType<typeof connectRedis>>; prefix: string } | undefined;
-        if (core.redis && !discord.interactions) {
-          const redis = await connectRedis(core.redis.url, { logger, name: 'pictor-discord-gateway-lease' });
-          stops.push(() => closeRedis(redis));
-          gatewayLease = { redis, prefix: core.redis.prefix };
-        }
-        discordBot = await startDiscordBot({
-          token: discord.token,
-          applicationId: discord.applicationId,
-          apiBaseUrl: discord.apiBaseUrl,
-          adminRoleIds: discord.adminRoleIds,
-          allowedAttachmentHosts: discord.allowedAttachmentHosts,
-          interactions: discord.interactions,
-          gatewayLease,
-          runner,
-          dataDir: runnerConfig.dataDir,
-          logger: logger.child({ surface: 'discord' }),
-          onWriteRefused: metrics && (() => metrics.chatWriteRefused('discord')),
-        });
-        stops.push(() => discordBot!.stop());
-        const { client: discordClient, interactionsUrl } = discordBot;
-        checks.discord = discordBot.online;
-        print(interactionsUrl ? `Discord bot is online (HTTP, interactions at ${interactionsUrl}).` : 'Discord bot is online.');
-        const applicationId = discordClient.application?.id ?? discordClient.user?.id;
-        if (applicationId) print(`Invite it to a server: ${inviteLink(applicationId)}`);
+      // What a job or a button needs later: the data folder, or with REDIS_URL the Redis every replica shares
+      // (each holds its running jobs by a lease; a replica that dies has them swept by another). Closed after the
+      // surfaces (stops run last-in first-out), giving the lease back.
+      let state: StateStore;
+      if (core.redis) {
+        const stateRedis = await connectRedis(core.redis.url, { logger, name: 'pictor-bots-state' });
+        stops.push(() => closeRedis(stateRedis));
+        state = await RedisStateStore.open({ redis: stateRedis, prefix: core.redis.prefix, leaseMs: stateConfig.leaseMs, logger });
+      } else {
+        state = new FileStateStore({ dataDir: runnerConfig.dataDir });
       }
-      if (slack) {
-        // With OAuth, the installations (each workspace's bot token) live beside the other shared state: Redis when set, else the data folder.
-        let installations: InstallationRecords | undefined;
-        if (slack.oauth && core.redis) {
-          const redis = await connectRedis(core.redis.url, { logger, name: 'pictor-slack-installations' });
-          stops.push(() => closeRedis(redis));
-          installations = new RedisInstallationRecords({ redis, prefix: core.redis.prefix });
-        }
-        slackBot = await startSlackBot({
-          ...slack,
-          oauth: slack.oauth && { ...slack.oauth, installations },
+      stops.push(() => state.close());
+      for (const surface of configured) {
+        const running = await surface.start({
           runner,
-          dataDir: runnerConfig.dataDir,
+          state,
           seenRequests: store,
-          logger: logger.child({ surface: 'slack' }),
-          onWriteRefused: metrics && (() => metrics.chatWriteRefused('slack')),
+          dataDir: runnerConfig.dataDir,
+          redis: core.redis,
+          logger: logger.child({ surface: surface.id }),
+          onWriteRefused: metrics && (() => metrics.chatWriteRefused(surface.id)),
+          print,
         });
-        stops.push(() => slackBot!.stop());
-        const bot = slackBot;
-        checks.slack = () => bot.connected();
-        print(`Slack bot is online (${slack.mode === 'http' ? `HTTP, events at ${slackBot.url}` : 'Socket Mode'}).`);
-        if (slackBot.installUrl) print(`Install it in a workspace: ${slackBot.installUrl} (through your public address).`);
+        stops.push(() => running.stop());
+        checks[surface.id] = () => running.health();
       }
       // Stopped first (stops run last-in first-out): running jobs end and their
       // messages say so while the bots can still write them.
@@ -195,10 +174,9 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       });
       for (const line of banner) print(line);
     }
-    if (!discordBot && !slackBot) {
+    if (configured.length === 0) {
       print('No chat surface is configured. Set these (see .env.example) and start again:');
-      print('  Discord: DISCORD_TOKEN (then register the commands once: npm run discord:deploy)');
-      print('  Slack:   SLACK_BOT_TOKEN with SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET and SLACK_MODE=http');
+      for (const surface of SURFACES) print(`  ${surface.hint}`);
       print('  Real image service: PICTOR_BASE_URL and PICTOR_API_KEY (until then the emulator above is used)');
     }
     const drain = async () => (runnerOfService ? runnerOfService.drain(runnerConfig.shutdownGraceMs) : 0);
@@ -260,6 +238,14 @@ async function run(): Promise<void> {
     if (stopper.request) stopper.request(`${stream} closed`);
     else stopper.closedBeforeStart = true;
   });
+  // While starting (a login may take a minute), a signal ends the process at once, as the default action would. In a
+  // container Node is PID 1, which gets no signal it has no handler for: without these, `docker stop` waited its timeout.
+  const stopWhileStarting = (signal: NodeJS.Signals) => {
+    output.out(`${signal} while starting: stopping at once.`);
+    process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+  };
+  process.on('SIGINT', stopWhileStarting);
+  process.on('SIGTERM', stopWhileStarting);
   let service: Service;
   try {
     service = await startService(process.env, output.out, {
@@ -305,6 +291,8 @@ async function run(): Promise<void> {
       );
   };
   stopper.request = stop;
+  process.off('SIGINT', stopWhileStarting);
+  process.off('SIGTERM', stopWhileStarting);
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
   if (stopper.closedBeforeStart) stop('stdout closed');

@@ -40,12 +40,17 @@ import Client from 'undici/lib/dispatcher/client.js';
 import Pool from 'undici/lib/dispatcher/pool.js';
 import ProxyAgent from 'undici/lib/dispatcher/proxy-agent.js';
 import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js';
-import formData from 'undici/lib/web/fetch/formdata.js';
 
 Object.assign(Dispatcher.prototype, api);
 export { Agent, Client, Dispatcher, EnvHttpProxyAgent, Pool, ProxyAgent };
 export const { getGlobalDispatcher, setGlobalDispatcher } = global;
-export const FormData = formData.FormData;
+// FormData (multipart edits only) brings in much of undici's fetch and zlib: loaded on the first \`new FormData()\`,
+// which gives undici's own FormData.
+let UndiciFormData;
+export function FormData() {
+  UndiciFormData ??= require('undici/lib/web/fetch/formdata.js').FormData;
+  return new UndiciFormData();
+}
 
 // undici's request(): its index wraps api.request like this.
 export function request(url, opts, handler) {
@@ -73,6 +78,24 @@ const undiciUsed = {
   },
 };
 
+// zod re-exports all its locales (`z.locales`, 60 of them, a third of its
+// code); Pictor speaks English and never reads `z.locales`. The bundle keeps
+// only `en` (which zod itself installs), so a command compiles less code.
+const zodLocales = join(root, 'node_modules', 'zod', 'v4', 'locales');
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      args.importer.includes(`${join('node_modules', 'zod', 'v4')}`) ? { path: 'zod-locales', namespace: 'zod-english-only' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, () => ({
+      contents: `export { default as en } from ${JSON.stringify(join(zodLocales, 'en.js'))};`,
+      loader: 'js',
+      resolveDir: root,
+    }));
+  },
+};
+
 await rm(outdir, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
@@ -90,7 +113,7 @@ const result = await build({
   sourcemap: false,
   logLevel: 'warning',
   metafile: true,
-  plugins: [undiciUsed],
+  plugins: [undiciUsed, zodEnglishOnly],
 });
 
 const imported = new Set();

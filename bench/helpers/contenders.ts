@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { request } from 'undici';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
-import { PictorClient } from '../../src/index.js';
+import { decodeImages, imageBytes, isCompletedEvent, PictorClient } from '../../src/index.js';
 import { MODEL, PATHS } from '../../src/spec/index.js';
 
 /** The two workloads every client runs, with the same fields on the wire. */
@@ -17,9 +17,11 @@ export const CONTENDER_NAMES = ['pictor', 'openai', 'undici'] as const;
 export type ContenderName = (typeof CONTENDER_NAMES)[number];
 
 /**
- * One way of calling the service. Each call resolves with the number of
- * base64 characters of image data it received, so a run can check that every
- * contender got the same thing.
+ * One way of calling the service. Each call turns every image it received
+ * (partials included) into bytes, as a caller that writes or uploads them
+ * must, and resolves with how many bytes that made, so a run can check that
+ * every contender got the same thing. Each contender decodes each image once:
+ * Pictor hands on the bytes its check decoded, the others decode the base64.
  */
 export interface Contender {
   name: ContenderName;
@@ -44,11 +46,14 @@ function pictorContender(baseURL: string): Contender {
     async run(workload) {
       if (workload === 'nonStreamed') {
         const result = await client.generate(WORKLOADS.nonStreamed);
-        return sumLengths(result.data);
+        return sumBytes(decodeImages(result));
       }
-      let chars = 0;
-      for await (const event of client.generateStream(WORKLOADS.streamed)) chars += event.b64_json.length;
-      return chars;
+      let bytes = 0;
+      for await (const event of client.generateStream(WORKLOADS.streamed)) {
+        // A completed image was decoded by the client's check; a partial is not checked, so it is decoded here.
+        bytes += (isCompletedEvent(event) ? imageBytes(event) : Buffer.from(event.b64_json, 'base64')).length;
+      }
+      return bytes;
     },
   };
 }
@@ -60,12 +65,12 @@ function openaiContender(baseURL: string): Contender {
     async run(workload) {
       if (workload === 'nonStreamed') {
         const result = await client.images.generate(WORKLOADS.nonStreamed);
-        return sumLengths(result.data ?? []);
+        return sumBytes((result.data ?? []).map((d) => decodeBase64(d.b64_json)));
       }
-      let chars = 0;
+      let bytes = 0;
       const stream = await client.images.generate({ ...WORKLOADS.streamed, stream: true });
-      for await (const event of stream) chars += event.b64_json.length;
-      return chars;
+      for await (const event of stream) bytes += decodeBase64(event.b64_json).length;
+      return bytes;
     },
   };
 }
@@ -91,16 +96,16 @@ function undiciContender(baseURL: string): Contender {
       if (workload === 'nonStreamed') {
         const body = await post(WORKLOADS.nonStreamed, 'application/json');
         const json = JSON.parse(await body.text()) as { data: { b64_json: string }[] };
-        return sumLengths(json.data);
+        return sumBytes(json.data.map((d) => decodeBase64(d.b64_json)));
       }
       const body = await post({ ...WORKLOADS.streamed, stream: true }, 'text/event-stream');
-      let chars = 0;
+      let bytes = 0;
       await readSse(body, (data) => {
         const event = JSON.parse(data) as { b64_json?: string; error?: unknown };
         if (event.error) throw new Error(`stream error event: ${JSON.stringify(event.error)}`);
-        chars += event.b64_json?.length ?? 0;
+        bytes += decodeBase64(event.b64_json).length;
       });
-      return chars;
+      return bytes;
     },
   };
 }
@@ -138,6 +143,10 @@ export async function readSse(body: AsyncIterable<Uint8Array>, onData: (data: st
   if (parts.length) flush();
 }
 
-function sumLengths(data: readonly { b64_json?: string | undefined }[]): number {
-  return data.reduce((sum, d) => sum + (d.b64_json?.length ?? 0), 0);
+function decodeBase64(b64: string | undefined): Buffer {
+  return Buffer.from(b64 ?? '', 'base64');
+}
+
+function sumBytes(images: readonly Buffer[]): number {
+  return images.reduce((sum, bytes) => sum + bytes.length, 0);
 }

@@ -40,16 +40,16 @@ const sample = () => {
 };
 const sampler = setInterval(sample, 1);
 
-let chars = 0;
+let bytes = 0;
 for (let i = 0; i < rounds; i++) {
-  chars = await contender.run(workload);
+  bytes = await contender.run(workload);
   sample();
 }
 clearInterval(sampler);
 
 const peakRss = exactPeak ? linuxPeakRss() : process.resourceUsage().maxRSS * 1024;
 process.stdout.write(
-  `${JSON.stringify({ name, workload, rounds, chars, exactPeak, peakRssDelta: peakRss - baseRss, peakHeapDelta: peakHeap - baseHeap })}\n`,
+  `${JSON.stringify({ name, workload, rounds, bytes, exactPeak, peakRssDelta: peakRss - baseRss, peakHeapDelta: peakHeap - baseHeap })}\n`,
 );
 process.exit(0);
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { FILE_EXTENSIONS, PictorError, sniffImageType, writeFileAtomically, type LoggerLike, type OutputFormat } from '../../src/index.js';
 import type { InputImage, JobOptions, Requester } from '../runner/types.js';
 import type { AttachmentSource } from './download-images.js';
+import type { DiscordJobStore, JobRecordPatch, NewJobRecord } from './job-store.js';
 import { loggableError } from './loggable-error.js';
 
 export type JobRecordStatus = 'draft' | 'pending' | 'running' | 'completed' | 'failed' | 'cancelled' | 'refused';
@@ -99,7 +100,7 @@ const DEFAULT_DRAFT_TTL_MS = 60 * 60_000;
  * dropped for it (oldest first), never a pending or running job's. The folder
  * is 0700 and every file 0600.
  */
-export class JobRecordStore {
+export class JobRecordStore implements DiscordJobStore {
   readonly #root: string;
   readonly #file: string;
   readonly #maxRecords: number;
@@ -109,6 +110,8 @@ export class JobRecordStore {
   readonly #records = new Map<string, JobRecord>();
   #dirty = false;
   #flushing: Promise<void> | undefined;
+  /** Keys of the records left pending or running by the last process (read at open), until claimed. */
+  #leftRunning: string[] = [];
 
   private constructor(options: JobRecordStoreOptions) {
     this.#root = join(options.dataDir, 'discord');
@@ -138,7 +141,12 @@ export class JobRecordStore {
     return key;
   }
 
-  get(key: string): JobRecord | undefined {
+  async get(key: string): Promise<JobRecord | undefined> {
+    return this.peek(key);
+  }
+
+  /** The record now, from memory (this store keeps them all there). */
+  peek(key: string): JobRecord | undefined {
     const record = this.#records.get(key);
     return record ? structuredClone(record) : undefined;
   }
@@ -151,7 +159,7 @@ export class JobRecordStore {
    * Adds a record (visible to `get` at once) and saves its input images.
    * Resolves once both are on disk.
    */
-  async add(init: Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt'> & { createdAt?: number }, inputs: readonly InputImage[] = []): Promise<JobRecord> {
+  async add(init: NewJobRecord, inputs: readonly InputImage[] = []): Promise<JobRecord> {
     const record: JobRecord = { ...structuredClone(init), createdAt: init.createdAt ?? Date.now(), inputs: [], outputs: [] };
     this.#records.set(record.key, record);
     const dropped = this.#prune(inputs.reduce((sum, img) => sum + img.data.length, 0));
@@ -162,7 +170,7 @@ export class JobRecordStore {
   }
 
   /** Changes a record's fields; a record that was dropped meanwhile is ignored. */
-  async update(key: string, patch: Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources'>>): Promise<void> {
+  async update(key: string, patch: JobRecordPatch): Promise<void> {
     const record = this.#records.get(key);
     if (!record) return;
     Object.assign(record, structuredClone(patch));
@@ -171,14 +179,26 @@ export class JobRecordStore {
     await this.#persist();
   }
 
-  /** Drafts of the "Edit image" menu (links only), oldest first. */
-  drafts(): JobRecord[] {
-    return [...this.#records.values()].filter((r) => r.status === 'draft').map((r) => structuredClone(r));
+  /** The member's drafts of the "Edit image" menu (links only), oldest first. */
+  async drafts(userId: string): Promise<JobRecord[]> {
+    return [...this.#records.values()].filter((r) => r.status === 'draft' && r.requester.userId === userId).map((r) => structuredClone(r));
   }
 
   /** Records of jobs that were pending or running (at start: those a dead process left behind), oldest first. */
   unfinished(): JobRecord[] {
     return [...this.#records.values()].filter((r) => r.status === 'pending' || r.status === 'running').map((r) => structuredClone(r));
+  }
+
+  /** One process per data folder: no job runs elsewhere. */
+  async runsElsewhere(): Promise<boolean> {
+    return false;
+  }
+
+  /** One process per data folder: what the last one left pending or running, once (the first call after open). */
+  async claimInterrupted(): Promise<JobRecord[]> {
+    const keys = this.#leftRunning;
+    this.#leftRunning = [];
+    return keys.map((key) => this.peek(key)).filter((r): r is JobRecord => r !== undefined && (r.status === 'pending' || r.status === 'running'));
   }
 
   /** Saves the input images of a record (a draft whose downloads finished). */
@@ -208,7 +228,11 @@ export class JobRecordStore {
   async readInputs(key: string): Promise<InputImage[]> {
     const record = this.#records.get(key);
     if (!record) return [];
-    return Promise.all(record.inputs.map(async (img) => ({ data: await readFile(join(this.#dir(key), img.file)), filename: img.filename })));
+    try {
+      return await Promise.all(record.inputs.map(async (img) => ({ data: await readFile(join(this.#dir(key), img.file)), filename: img.filename })));
+    } catch {
+      return [];
+    }
   }
 
   async readOutput(key: string, index: number): Promise<InputImage | undefined> {
@@ -308,6 +332,7 @@ export class JobRecordStore {
       records = await readStoreFile(`${this.#file}.bak`).catch(() => undefined);
     }
     for (const record of (records ?? []).sort((a, b) => a.createdAt - b.createdAt)) this.#records.set(record.key, record);
+    this.#leftRunning = this.unfinished().map((r) => r.key);
     await chmod(this.#file, FILE_MODE).catch(() => undefined);
     if (this.#dirty) await this.#persist();
   }

@@ -3,7 +3,8 @@ import { describeKeptImages } from '../runner/describe-failure.js';
 import type { JobUpdate, UpdateSink } from '../runner/types.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { describeBytes, fitImage, type OutgoingFile } from './fit-images.js';
-import type { JobRecordStatus, JobRecordStore } from './JobRecordStore.js';
+import type { DiscordJobStore } from './job-store.js';
+import type { JobRecordStatus } from './JobRecordStore.js';
 import {
   renderCancelled,
   renderCompleted,
@@ -20,7 +21,7 @@ import { loggableError } from './loggable-error.js';
 export interface JobViewOptions {
   target: ReplyTarget;
   header: JobHeader;
-  store: JobRecordStore;
+  store: DiscordJobStore;
   /** The interaction's `attachment_size_limit` (bytes per file). */
   attachmentSizeLimit: number;
   logger: LoggerLike;

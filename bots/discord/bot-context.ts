@@ -2,7 +2,7 @@ import type { REST } from 'discord.js';
 import type { LoggerLike } from '../../src/index.js';
 import type { ChatBudgets, JobHandle, JobHistory, JobInfo, JobSpec, Requester, ScopePolicy, UpdateSink } from '../runner/index.js';
 import type { DownloadPolicy } from './download-images.js';
-import type { JobRecordStore } from './JobRecordStore.js';
+import type { DiscordJobStore } from './job-store.js';
 
 /** What this surface uses of the job runner (`JobRunner` from bots/runner fits). */
 export interface DiscordJobRunner {
@@ -24,7 +24,7 @@ export interface DiscordJobRunner {
 /** Everything the command, button and modal handlers share. */
 export interface BotContext {
   runner: DiscordJobRunner;
-  store: JobRecordStore;
+  store: DiscordJobStore;
   logger: LoggerLike;
   /** REST client for interaction webhooks (see rest-request.ts); the Discord client's own REST carries the bot token. */
   webhookRest: REST;

@@ -21,7 +21,7 @@ export function draftsToDrop(drafts: readonly JobRecord[], userId: string): stri
 
 /** A draft's images, downloaded now from its links (checked by content and size as every input is). */
 export async function draftImages(ctx: BotContext, key: string): Promise<InputImage[]> {
-  const record = ctx.store.get(key);
+  const record = await ctx.store.get(key);
   if (record && record.inputs.length) return ctx.store.readInputs(key);
   return downloadImages(record?.sources ?? [], ctx.downloadPolicy);
 }

@@ -44,10 +44,41 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     await client.destroy().catch(() => {});
     client.rest.setToken(token);
   };
+  /** Set while `connectHolding` logs in: a lease lost meanwhile is then its to handle. */
+  let connecting: { lost: boolean } | undefined;
   const onLost = (why: string) => {
     holding = false;
     logger.error({ why }, 'lost the Discord gateway lease; disconnecting from the gateway');
+    if (connecting) {
+      connecting.lost = true;
+      void disconnect();
+      return;
+    }
     void disconnect().then(standBy);
+  };
+  /**
+   * Logs in while renewing the lease (a login may take longer than the lease lives); false when the lease was lost
+   * meanwhile, and the client is off the gateway again. Rejects when the login fails.
+   */
+  const connectHolding = async (): Promise<boolean> => {
+    const attempt = { lost: false };
+    connecting = attempt;
+    lease?.keep(onLost);
+    try {
+      await connect();
+    } catch (error) {
+      if (attempt.lost) return false;
+      throw error;
+    } finally {
+      connecting = undefined;
+    }
+    // The lease was lost, or the bot began to stop, while the login went on: off the gateway again.
+    if (attempt.lost || leaving) {
+      await disconnect();
+      return false;
+    }
+    holding = true;
+    return true;
   };
   const standBy = () => {
     if (!lease || leaving) return;
@@ -56,9 +87,7 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       while (await lease.acquire()) {
         if (leaving) return lease.release();
         try {
-          await connect();
-          holding = true;
-          lease.keep(onLost);
+          if (!(await connectHolding())) continue;
           logger.info({}, 'took over the Discord gateway');
           return;
         } catch (error) {
@@ -80,14 +109,17 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
         standBy();
         return;
       }
+      let connected: boolean;
       try {
-        await connect();
+        connected = await connectHolding();
       } catch (error) {
         await lease?.release();
         throw error;
       }
-      holding = true;
-      lease?.keep(onLost);
+      if (!connected) {
+        client.rest.setToken(token);
+        standBy();
+      }
     },
     online: () => (lease && !holding ? !leaving : client.isReady()),
     async leave() {

@@ -97,11 +97,13 @@ export class GatewayLease {
     let confirmedAt = Date.now();
     const tick = async () => {
       if (Date.now() - confirmedAt >= ttlMs - renewEveryMs) return lost('Redis has not confirmed the lease in time');
+      // The lease runs from when Redis got the renewal, at the latest when it was sent, not from when its answer came.
+      const sentAt = Date.now();
       try {
         const renewed = await withTimeout(redis.eval(RENEW, 1, key, this.holder, String(ttlMs)), renewEveryMs, 'Redis did not answer');
         if (this.#renewTimer === undefined) return;
         if (Number(renewed) !== 1) return lost('another process holds the lease');
-        confirmedAt = Date.now();
+        confirmedAt = sentAt;
       } catch (error) {
         this.#o.logger.warn({ err: messageOf(error) }, 'could not renew the Discord gateway lease');
         if (Date.now() - confirmedAt >= ttlMs - renewEveryMs) return lost('Redis has not confirmed the lease in time');

@@ -11,6 +11,7 @@ import { requesterOf, scopeOf } from './requester.js';
 import { refusedPrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 
+const RUNS_ELSEWHERE = '✋ This job is being drawn by another instance of the bot, which cannot be reached from here: it will show its result when done.';
 const TOO_OLD = '✋ This job is too old: I no longer keep what it needs. Start a new one with /imagine or /edit.';
 
 async function tell(ctx: BotContext, interaction: ButtonInteraction, content: string): Promise<void> {
@@ -19,7 +20,7 @@ async function tell(ctx: BotContext, interaction: ButtonInteraction, content: st
 
 /** Reroll, Retry, Edit, Cancel and Delete. What they need comes from the store, so they work after a restart. */
 export async function handleButton(ctx: BotContext, interaction: ButtonInteraction, id: CustomIdData): Promise<void> {
-  const record = ctx.store.get(id.key);
+  const record = await ctx.store.get(id.key);
   // A custom_id is only a string: one carrying another server's key must not reach that server's job (its inputs, its budget).
   if (!record || !inScope(record, interaction)) return tell(ctx, interaction, TOO_OLD);
   switch (id.action) {
@@ -39,6 +40,9 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
 
 /** Reroll posts a new reply; Retry reuses the message it is on. The clicker is the requester (their budget). */
 async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, action: 'reroll' | 'retry'): Promise<void> {
+  const images = record.kind === 'edit' ? await ctx.store.readInputs(record.key) : undefined;
+  // An edit whose images are no longer kept cannot run again.
+  if (images && images.length === 0) return tell(ctx, interaction, TOO_OLD);
   const requester = requesterOf(interaction, ctx.adminRoleIds);
   if (await refusedPrivately(ctx, interaction, { kind: record.kind, prompt: record.prompt, options: record.options, requester })) return;
   const ack =
@@ -46,7 +50,6 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
       ? await acknowledge('reroll: defer', () => interaction.deferReply(), ctx.logger)
       : await acknowledge('retry: defer update', () => interaction.deferUpdate(), ctx.logger);
   if (ack === 'expired') return;
-  const images = record.kind === 'edit' ? await ctx.store.readInputs(record.key) : undefined;
   await startJob(ctx, interaction, {
     kind: record.kind,
     prompt: record.prompt,
@@ -65,6 +68,8 @@ async function openEdit(ctx: BotContext, interaction: ButtonInteraction, record:
 async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord): Promise<void> {
   const info = record.runnerJobId ? ctx.runner.get(record.runnerJobId) : undefined;
   if (!info) {
+    // Running on another replica: it is not this process's to stop (and it is not interrupted).
+    if (await ctx.store.runsElsewhere(record.key)) return tell(ctx, interaction, RUNS_ELSEWHERE);
     // The runner does not know the job: the bot restarted while it ran. Say so, and offer a Retry.
     if (record.status === 'pending' || record.status === 'running') {
       const header = { key: record.key, kind: record.kind, prompt: record.prompt, n: record.options.n ?? DEFAULTS.n };

@@ -21,7 +21,7 @@ async function tell(ctx: BotContext, interaction: ModalSubmitInteraction, conten
 /** The prompt of an edit: for the images of a message ("Edit image" menu), or for one image of a result (Edit button). */
 export async function handleModal(ctx: BotContext, interaction: ModalSubmitInteraction, id: CustomIdData): Promise<void> {
   const prompt = promptOf(interaction);
-  const record = ctx.store.get(id.key);
+  const record = await ctx.store.get(id.key);
   if (!record || !inScope(record, interaction)) return tell(ctx, interaction, EXPIRED);
   // A draft holds the images one member chose: only they may submit it.
   if (id.action === 'edit-message' && (record.status !== 'draft' || record.requester.userId !== interaction.user.id)) return tell(ctx, interaction, EXPIRED);

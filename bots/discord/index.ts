@@ -6,3 +6,4 @@ export { commandDefinitions } from './commands/index.js';
 export { inviteLink, INVITE_PERMISSIONS, INVITE_SCOPES } from './invite-link.js';
 export type { DiscordJobRunner } from './bot-context.js';
 export { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
+export { discordSurface } from './surface.js';

@@ -18,6 +18,13 @@ export const INTERACTIONS_PATH = '/interactions';
  */
 export const MAX_INTERACTION_BODY_BYTES = 1024 * 1024;
 
+/**
+ * Interaction ids a process remembers having taken: Discord sends each interaction once, so another POST of one
+ * (a replayed request, a proxy that retries) is refused instead of run twice. As long as its token lives (15
+ * minutes), and at most this many (the oldest forgotten first).
+ */
+export const TAKEN_INTERACTIONS = { max: 10_000, forMs: 15 * 60_000 } as const;
+
 const INTERACTION_PING = 1;
 const CALLBACK_PONG = 1;
 const CALLBACK_PATH = /\/interactions\/(\d+)\/([^/]+)\/callback$/;
@@ -111,14 +118,16 @@ export interface InteractionsEndpoint {
  * Discord's outgoing interactions over HTTP (`POST /interactions`): checks the
  * Ed25519 signature (401 otherwise), answers PING with PONG, and hands every
  * other interaction to discord.js as the gateway would, so commands, buttons
- * and modals run the same code. Holds nothing between requests: any number of
- * processes can take them behind a load balancer.
+ * and modals run the same code. Holds nothing between requests but the ids it
+ * took (a second POST of one is refused with 409, not run again): any number of
+ * processes can take them behind a load balancer (each remembers its own ids).
  */
 export async function startInteractionsEndpoint(options: InteractionsEndpointOptions): Promise<InteractionsEndpoint> {
   const { client, responses, logger } = options;
   const signedByDiscord = createSignatureCheck(options.publicKey);
   const deadlineMs = options.ackDeadlineMs ?? DISCORD_LIMITS.acknowledgeMs;
   const dispatch = interactionDispatcher(client);
+  const taken = new RecentIds(TAKEN_INTERACTIONS.max, TAKEN_INTERACTIONS.forMs);
   let accepting = true;
 
   const server: Server = createServer((req, res) => {
@@ -150,6 +159,10 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
     if (payload.type === INTERACTION_PING) return answer(res, 200, { type: CALLBACK_PONG });
     if (!accepting) return answer(res, 503, { message: 'stopping' });
     if (typeof payload.id !== 'string' || typeof payload.token !== 'string') return answer(res, 400, { message: 'not an interaction' });
+    if (!taken.add(payload.id)) {
+      logger.warn({ id: payload.id }, 'refused an interaction received before (a replay, or a retry by a proxy)');
+      return answer(res, 409, { message: 'interaction already received' });
+    }
     const answered = responses.expect(payload.id, payload.token, res, deadlineMs);
     dispatch(payload);
     if (!(await answered)) logger.warn({ id: payload.id, type: payload.type }, 'an interaction received over HTTP got no initial response in time');
@@ -198,6 +211,26 @@ function interactionDispatcher(client: Client): (payload: object) => void {
   const action = (client as unknown as { actions?: { InteractionCreate?: { handle?: (data: object) => void } } }).actions?.InteractionCreate;
   if (typeof action?.handle !== 'function') throw new Error('this discord.js version has no InteractionCreate action to build interactions from HTTP payloads');
   return (payload) => action.handle!(payload);
+}
+
+/** Ids seen within `forMs`, at most `max` of them (the oldest dropped first). */
+class RecentIds {
+  readonly #seenAt = new Map<string, number>();
+  constructor(
+    readonly max: number,
+    readonly forMs: number,
+  ) {}
+
+  /** False when `id` was seen within `forMs`; otherwise remembers it and answers true. */
+  add(id: string, now = Date.now()): boolean {
+    for (const [old, at] of this.#seenAt) {
+      if (now - at < this.forMs && this.#seenAt.size < this.max) break;
+      this.#seenAt.delete(old);
+    }
+    if (this.#seenAt.has(id)) return false;
+    this.#seenAt.set(id, now);
+    return true;
+  }
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -4,10 +4,13 @@ import type { BotContext, DiscordJobRunner } from './bot-context.js';
 import { loadCommands } from './commands/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 import { defaultDownloadPolicy } from './download-images.js';
+import type { DiscordJobStore } from './job-store.js';
 import { gatewayConnection } from './gateway-connection.js';
 import type { GatewayLeaseOptions } from './gateway-lease.js';
 import { HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint } from './interactions-endpoint.js';
 import { JobRecordStore } from './JobRecordStore.js';
+import { StateJobRecordStore } from './StateJobRecordStore.js';
+import { startSweeper, type StateStore } from '../state/index.js';
 import { createWebhookRest, makeRequestWithEncodedForms } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
@@ -21,8 +24,14 @@ export interface StartDiscordBotOptions {
   /** Discord's REST base without `/v10`. Default `https://discord.com/api`. */
   apiBaseUrl?: string | undefined;
   runner: DiscordJobRunner;
-  /** Job records (for buttons) and their images go to `<dataDir>/discord/`. */
+  /** Job records (for buttons) and their images go to `<dataDir>/discord/` (without a shared `state`). */
   dataDir: string;
+  /**
+   * The bots' state store. With Redis (replicas), job records and size-capped
+   * copies of their images live there; otherwise they stay in `dataDir`. Not
+   * closed by `stop()`.
+   */
+  state?: StateStore | undefined;
   /** Members with one of these roles may cancel anyone's job (as may the server's Administrators). */
   adminRoleIds?: readonly string[] | undefined;
   /** Hosts input images may be downloaded from. Default Discord's CDN. */
@@ -69,9 +78,8 @@ export interface DiscordBot {
  */
 export async function startDiscordBot(options: StartDiscordBotOptions): Promise<DiscordBot> {
   const { token, logger } = options;
-  const store = await JobRecordStore.open({ dataDir: options.dataDir, maxRecords: options.keepJobs, logger });
-  // Taken before any interaction arrives: every job still pending or running was left by a process that is gone.
-  const interrupted = store.unfinished();
+  // With a shared (Redis) state store every replica sees every job; else the data folder's `discord/jobs.json`.
+  const store = await openJobStore(options);
   const api = (options.apiBaseUrl ?? DISCORD_API_BASE_URL).replace(/\/+$/, '');
   // Over HTTP, the first answer to an interaction is the answer to Discord's POST (see interactions-endpoint.ts).
   const httpResponses = options.interactions ? new HttpInitialResponses() : undefined;
@@ -145,7 +153,17 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     logger.warn({ configured: options.applicationId, actual: applicationId }, 'DISCORD_APPLICATION_ID does not match the bot token’s application');
   }
   logger.info({ user: client.user?.tag, applicationId, interactionsUrl: endpoint?.url }, 'Discord bot ready');
-  if (interrupted.length) ctx.track(sweepInterrupted(ctx, client.rest, interrupted));
+  // Every process sweeps: at start what the last one left, and (with Redis) the jobs of a replica whose lease lapsed.
+  const sweeper = startSweeper({
+    store: options.state ?? FILE_STORE_TIMING,
+    name: 'discord jobs',
+    claim: () => store.claimInterrupted(),
+    sweep: async (record) => {
+      await sweepInterrupted(ctx, client.rest, [record]);
+    },
+    logger,
+  });
+  ctx.track(sweeper.first);
 
   return {
     client: client as Client<true>,
@@ -154,6 +172,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     online: () => (endpoint ? endpoint.listening() : gateway!.online()),
     async stop() {
       accepting = false;
+      await sweeper.stop();
       await endpoint?.close();
       // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
       if (gateway?.leased) await gateway.leave();
@@ -166,6 +185,18 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       logger.info({}, 'Discord bot stopped');
     },
   };
+}
+
+/** Without a state store: one sweep at start (one process per data folder). */
+const FILE_STORE_TIMING = { leaseMs: Number.POSITIVE_INFINITY };
+
+async function openJobStore(options: StartDiscordBotOptions): Promise<DiscordJobStore> {
+  if (options.state?.backend === 'redis') {
+    const store = new StateJobRecordStore({ state: options.state, logger: options.logger });
+    await store.open();
+    return store;
+  }
+  return JobRecordStore.open({ dataDir: options.dataDir, maxRecords: options.keepJobs, logger: options.logger });
 }
 
 function scrub(error: Error, token: string): { name: string; message: string } {

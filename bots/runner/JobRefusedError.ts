@@ -6,7 +6,7 @@ export interface JobRefusalDetails {
   field?: string | undefined;
   /** Validation: what the field accepts, in words. */
   allowed?: string | undefined;
-  /** Limits: the limit (USD for budgets, jobs for concurrency, seconds for the cooldown). */
+  /** Limits: the limit (USD for budgets, jobs for concurrency and the queue, seconds for the cooldown). */
   limit?: number | undefined;
   /** Limits: how much of it is used (USD spent and reserved today, jobs active, seconds since the last job). */
   used?: number | undefined;
@@ -58,6 +58,7 @@ const REFUSAL_CODES: readonly string[] = [
   'high_quality_not_allowed',
   'size_not_allowed',
   'moderation_not_allowed',
+  'queue_full',
 ] satisfies RefusalCode[];
 
 /** Type guard that works across copies of this module (by name and code, not only `instanceof`). */

@@ -8,6 +8,7 @@ import {
   parseGenerationRequest,
   resultFromCompleted,
   decodeImages,
+  imageBytes,
   ValidationError,
   JobLedger,
   budgetsOf,
@@ -36,6 +37,7 @@ import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
 import { settingsInLedger } from './scope-settings.js';
 import { JobHistory, type JobHistoryStore } from './job-history.js';
+import { DEFAULT_MAX_QUEUED_JOBS, QueueBound } from './queue-bound.js';
 import { UpdatePump } from './UpdatePump.js';
 import type {
   FinalUpdate,
@@ -80,6 +82,8 @@ export interface JobRunnerOptions {
   history?: JobHistoryStore | undefined;
   /** Days a job stays in the history (`PICTOR_HISTORY_RETENTION_DAYS`). Default 30. */
   historyRetentionDays?: number | undefined;
+  /** Jobs waiting to be sent at once (`PICTOR_MAX_QUEUED_JOBS`); past it a new job is refused at once (`queue_full`). Default 200. */
+  maxQueuedJobs?: number | undefined;
 }
 
 interface Job {
@@ -138,6 +142,9 @@ export class JobRunner {
   /** What is left of finished jobs (no images, no prompt), oldest first. */
   readonly #finished = new Map<string, JobInfo>();
   #closed = false;
+  readonly #queueBound: QueueBound;
+  /** Submits past the queue bound's check that have not yet queued their job (their budget is being reserved). */
+  #submitting = 0;
   /** Set by `drain`: new jobs are refused (`restarting`) while the ones taken run to their end. */
   #draining = false;
   /** The caps of each server/workspace (the operator's with what its chat admins set), and the usage summaries. */
@@ -159,6 +166,9 @@ export class JobRunner {
     this.#shutdownGraceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.#keepFinishedJobs = options.keepFinishedJobs ?? DEFAULT_KEEP_FINISHED_JOBS;
     this.#metrics = options.metrics ?? NO_METRICS;
+    const maxQueued = options.maxQueuedJobs ?? DEFAULT_MAX_QUEUED_JOBS;
+    if (!Number.isInteger(maxQueued) || maxQueued < 1) throw new ValidationError('maxQueuedJobs', `maxQueuedJobs must be a whole number of jobs, 1 or more, not ${maxQueued}`);
+    this.#queueBound = new QueueBound({ maxQueued, now: this.#now });
     this.#ledger = new JobLedger({
       store: this.#store,
       logger: this.#logger,
@@ -227,14 +237,26 @@ export class JobRunner {
     const submittedAt = this.#now();
     const { requester } = spec;
     const scopeKey = `${requester.platform}:${requester.scopeId}`;
-    const reservation = await this.#ledger.begin({
-      jobId: id,
-      userKey: `${requester.platform}:${requester.userId}`,
-      scopeKey,
-      limits: await this.budgets.limitsFor(scopeKey),
-      request: { operation: spec.kind, n: request.n, size: request.size, quality: request.quality },
-      prompt: this.#recordPrompts ? request.prompt : undefined,
-    });
+    // Counted with the jobs still reserving their budget, so a burst of submits cannot all pass the bound at once.
+    const full = this.#queueBound.refusal(this.#queuedCount() + this.#submitting);
+    if (full) {
+      this.#logger.warn({ jobId: id, code: full.code, queued: full.used, maxQueued: full.limit }, 'job refused: the queue is full');
+      throw full;
+    }
+    this.#submitting++;
+    let reservation: Awaited<ReturnType<JobLedger['begin']>>;
+    try {
+      reservation = await this.#ledger.begin({
+        jobId: id,
+        userKey: `${requester.platform}:${requester.userId}`,
+        scopeKey,
+        limits: await this.budgets.limitsFor(scopeKey),
+        request: { operation: spec.kind, n: request.n, size: request.size, quality: request.quality },
+        prompt: this.#recordPrompts ? request.prompt : undefined,
+      });
+    } finally {
+      this.#submitting--;
+    }
     if (!reservation.ok) {
       const refusal = refusalFromReservation(reservation, { estimateUsd: estimate.totalUsd, platform: requester.platform, now: submittedAt });
       this.#logger.info({ jobId: id, code: refusal.code, limit: reservation.limit, used: reservation.used }, 'job refused by a limit');
@@ -378,6 +400,13 @@ export class JobRunner {
     this.#logger.info({ jobs: active.length }, 'job runner shut down');
   }
 
+  /** Jobs taken and not yet sent. */
+  #queuedCount(): number {
+    let queued = 0;
+    for (const job of this.#jobs.values()) if (job.info.status === 'queued') queued++;
+    return queued;
+  }
+
   #assertOpen(): void {
     if (this.#draining) throw new JobRefusedError('restarting', RESTARTING_MESSAGE);
     if (this.#closed) throw new AbortedError('the bot is shutting down and takes no new jobs');
@@ -483,6 +512,7 @@ export class JobRunner {
         if (!queuedSent) job.pump.push({ type: 'queued', jobId: id, ahead: 0 });
         job.info.status = 'running';
         job.info.startedAt = this.#now();
+        this.#queueBound.started();
         this.#metrics.queueWait((job.info.startedAt - job.info.submittedAt) / 1000);
         job.pump.push({ type: 'started', jobId: id });
       },
@@ -565,7 +595,7 @@ export class JobRunner {
   #imagesOf(job: Job): { images?: Buffer[]; format?: CompletedEvent['output_format'] } {
     const images = job.charged.images;
     if (images.length === 0) return {};
-    return { images: images.map((e) => Buffer.from(e.b64_json, 'base64')), format: images[0]!.output_format };
+    return { images: images.map(imageBytes), format: images[0]!.output_format };
   }
 
   #cancel(job: Job, by: { byUserId: string; reason: 'requested' | 'shutdown' }): void {

@@ -1,16 +1,17 @@
 /**
  * Blocked words and phrases, matched the way a person reads them: case- and
  * accent-insensitive (Unicode NFKD, combining marks dropped, so "Café",
- * "CAFE" and "ｃａｆｅ" are one word) and whole words only ("ass" does not block
- * "class"; "red fox" blocks "a RED, fox" but not "redfox").
+ * "CAFE" and "ｃａｆｅ" are one word; invisible format characters such as a
+ * zero-width space or a soft hyphen do not split one) and whole words only
+ * ("ass" does not block "class"; "red fox" blocks "a RED, fox" but not "redfox").
  */
 
 /** The most words or phrases one list holds, and the longest one (characters). */
 export const BLOCKED_WORDS_LIMITS = { entries: 200, length: 100 } as const;
 
-/** Lower case, no accents, compatibility forms folded: how prompts and entries are compared. */
+/** Lower case, no accents, compatibility forms folded, invisible format characters (Unicode Cf) dropped: how prompts and entries are compared. */
 export function foldText(text: string): string {
-  return text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  return text.normalize('NFKD').replace(/[\p{M}\p{Cf}]+/gu, '').toLowerCase();
 }
 
 /** The words of a text after folding: runs of letters and digits. */

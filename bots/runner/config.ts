@@ -1,5 +1,6 @@
 import { envBoolean, envError, envList, envNumber, envText, LIMITS, QUALITIES, readSpendCaps, SIZES, type Env, type Quality, type Size } from '../../src/index.js';
 import { BLOCKED_WORDS_LIMITS, parseWordList } from './blocked-words.js';
+import { DEFAULT_MAX_QUEUED_JOBS } from './queue-bound.js';
 import type { OperatorControls } from './scope-policy.js';
 import type { SpendLimits } from './types.js';
 
@@ -15,6 +16,8 @@ export interface RunnerConfig {
   controls: OperatorControls;
   /** Days members' job history (prompts included) is kept for `/imagine history`. */
   historyRetentionDays: number;
+  /** Jobs waiting to be sent at once; past it a new one is refused (`queue_full`). */
+  maxQueuedJobs: number;
 }
 
 /** Covers a high-quality image that was queued behind others; see bots/README.md for the matching container/service setting. */
@@ -48,6 +51,7 @@ export function readRunnerConfig(env: Env): RunnerConfig {
     shutdownGraceMs: (graceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000,
     controls: readOperatorControls(env),
     historyRetentionDays: envNumber(env, 'PICTOR_HISTORY_RETENTION_DAYS', { int: true, min: 1, max: 3650, takes: 'a whole number of days from 1 to 3650' }) ?? 30,
+    maxQueuedJobs: envNumber(env, 'PICTOR_MAX_QUEUED_JOBS', { int: true, min: 1, takes: 'a whole number of jobs, 1 or more' }) ?? DEFAULT_MAX_QUEUED_JOBS,
   };
 }
 

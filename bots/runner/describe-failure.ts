@@ -34,7 +34,7 @@ export interface FailureDescription {
  */
 export function describeFailure(error: unknown): FailureDescription {
   if (isJobRefusedError(error)) {
-    return { code: error.code, message: error.message, retryable: error.code === 'user_cooldown' || error.code === 'user_concurrency' || error.code === 'restarting' };
+    return { code: error.code, message: error.message, retryable: error.code === 'user_cooldown' || error.code === 'user_concurrency' || error.code === 'restarting' || error.code === 'queue_full' };
   }
   if (!isPictorError(error)) {
     return { code: INTERNAL_ERROR_CODE, message: 'Something went wrong inside the bot; try again, and tell the bot’s operator if it keeps happening.', retryable: true };

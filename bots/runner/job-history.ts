@@ -146,6 +146,8 @@ export class JobHistory {
 
 const userKeyOf = (r: Requester) => `${r.platform}:${r.userId}`;
 const scopeKeyOf = (r: { platform: Platform; scopeId: string }) => `${r.platform}:${r.scopeId}`;
+/** The member an entry belongs to, as `userKeyOf` names them (the platform is the scope key's). */
+const userKeyOfEntry = (e: HistoryEntry) => `${e.scopeKey.slice(0, e.scopeKey.indexOf(':'))}:${e.userId}`;
 
 const HistoryFileSchema = z.object({ version: z.literal(1), users: z.record(z.string(), z.array(HistoryEntrySchema)) });
 type HistoryFile = z.output<typeof HistoryFileSchema>;
@@ -238,22 +240,49 @@ export class FileJobHistoryStore implements JobHistoryStore {
 
 /** What the Redis history store needs of an ioredis client. */
 export interface JobHistoryRedis {
-  multi(): {
-    lpush(key: string, value: string): unknown;
-    ltrim(key: string, start: number, stop: number): unknown;
-    pexpire(key: string, ms: number): unknown;
-    exec(): Promise<unknown>;
-  };
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
   lrange(key: string, start: number, stop: number): Promise<string[]>;
   lrem(key: string, count: number, value: string): Promise<unknown>;
-  del(key: string): Promise<unknown>;
+  smembers(key: string): Promise<string[]>;
+  del(...keys: string[]): Promise<unknown>;
 }
+
+/**
+ * Pushes an entry onto the member's list and the scope's (KEYS[1], KEYS[2]),
+ * trims each to its bound and drops its tail entries older than the retention
+ * (newest are pushed first), and notes the scope among the member's (KEYS[3],
+ * so `forget` finds entries the member's own list no longer holds).
+ * ARGV: entry, per-user bound, per-scope bound, retention (ms), oldest `at` kept, scope key.
+ */
+const ADD_ENTRY = `
+local function push(key, limit)
+  redis.call('LPUSH', key, ARGV[1])
+  redis.call('LTRIM', key, 0, limit - 1)
+  while true do
+    local tail = redis.call('LINDEX', key, -1)
+    if not tail then break end
+    local ok, entry = pcall(cjson.decode, tail)
+    if ok and type(entry) == 'table' and type(entry.at) == 'number' and entry.at < tonumber(ARGV[5]) then
+      redis.call('RPOP', key)
+    else
+      break
+    end
+  end
+  redis.call('PEXPIRE', key, ARGV[4])
+end
+push(KEYS[1], tonumber(ARGV[2]))
+push(KEYS[2], tonumber(ARGV[3]))
+redis.call('SADD', KEYS[3], ARGV[6])
+redis.call('PEXPIRE', KEYS[3], ARGV[4])
+return 1`;
 
 /**
  * The history in Redis: a list per member `<prefix>:history:user:<userKey>`
  * (20 jobs) and one per server/workspace `<prefix>:history:scope:<scopeKey>`
- * (100 jobs), each expiring after the retention; `forget` removes a member's
- * jobs from both.
+ * (100 jobs), each without entries older than the retention and expiring after
+ * it; `<prefix>:history:scopes:<userKey>` names the scopes a member has jobs in,
+ * so `forget` removes the member's jobs from every scope's list, also those
+ * their own (shorter) list has already let go.
  */
 export class RedisJobHistoryStore implements JobHistoryStore {
   readonly #redis: JobHistoryRedis;
@@ -271,16 +300,9 @@ export class RedisJobHistoryStore implements JobHistoryStore {
     this.#close = options.close;
   }
 
-  async add(userKey: string, entry: HistoryEntry, keepMs: number): Promise<void> {
-    const value = JSON.stringify(entry);
-    const tx = this.#redis.multi();
-    tx.lpush(this.#userKey(userKey), value);
-    tx.ltrim(this.#userKey(userKey), 0, HISTORY_LIMITS.perUser - 1);
-    tx.pexpire(this.#userKey(userKey), keepMs);
-    tx.lpush(this.#scopeKey(entry.scopeKey), value);
-    tx.ltrim(this.#scopeKey(entry.scopeKey), 0, HISTORY_LIMITS.perScope - 1);
-    tx.pexpire(this.#scopeKey(entry.scopeKey), keepMs);
-    await tx.exec();
+  async add(userKey: string, entry: HistoryEntry, keepMs: number, now: number): Promise<void> {
+    const keys = [this.#userKey(userKey), this.#scopeKey(entry.scopeKey), this.#scopesKey(userKey)];
+    await this.#redis.eval(ADD_ENTRY, keys.length, ...keys, JSON.stringify(entry), HISTORY_LIMITS.perUser, HISTORY_LIMITS.perScope, keepMs, now - keepMs, entry.scopeKey);
   }
 
   async ofUser(userKey: string): Promise<HistoryEntry[]> {
@@ -293,11 +315,15 @@ export class RedisJobHistoryStore implements JobHistoryStore {
 
   async forget(userKey: string): Promise<number> {
     const raw = await this.#redis.lrange(this.#userKey(userKey), 0, -1);
-    for (const value of raw) {
-      const entry = parseEntries([value])[0];
-      if (entry) await this.#redis.lrem(this.#scopeKey(entry.scopeKey), 0, value);
+    const scopes = new Set([...(await this.#redis.smembers(this.#scopesKey(userKey))), ...parseEntries(raw).map((e) => e.scopeKey)]);
+    for (const scopeKey of scopes) {
+      const scopeList = this.#scopeKey(scopeKey);
+      for (const value of await this.#redis.lrange(scopeList, 0, -1)) {
+        const entry = parseEntries([value])[0];
+        if (entry && userKeyOfEntry(entry) === userKey) await this.#redis.lrem(scopeList, 0, value);
+      }
     }
-    await this.#redis.del(this.#userKey(userKey));
+    await this.#redis.del(this.#userKey(userKey), this.#scopesKey(userKey));
     return raw.length;
   }
 
@@ -311,6 +337,10 @@ export class RedisJobHistoryStore implements JobHistoryStore {
 
   #scopeKey(scopeKey: string): string {
     return `${this.#prefix}:history:scope:${scopeKey}`;
+  }
+
+  #scopesKey(userKey: string): string {
+    return `${this.#prefix}:history:scopes:${userKey}`;
   }
 }
 

@@ -130,7 +130,9 @@ export type RefusalCode =
   | 'quality_not_allowed'
   | 'high_quality_not_allowed'
   | 'size_not_allowed'
-  | 'moderation_not_allowed';
+  | 'moderation_not_allowed'
+  /** As many jobs wait to be sent as the runner queues (`PICTOR_MAX_QUEUED_JOBS`): nothing queued, nothing spent. */
+  | 'queue_full';
 
 /** The core's spend guard contract: the runner reserves, marks sent, settles and releases through it. */
 export type { QuotaStore, SpendLimits } from '../../src/index.js';

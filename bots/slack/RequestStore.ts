@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
+import { FileStateStore, type Space, type SpaceDefinition, type StateStore } from '../state/index.js';
 import { BACKGROUNDS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/index.js';
 
 const JobOptionsSchema = z.object({
@@ -46,73 +46,71 @@ export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'ou
   Partial<Pick<SavedRequest, 'inputFiles' | 'outputFiles'>>;
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{16}$/;
-/** Requests hold people's prompts: only the bot's user may read them. */
-const DIR_MODE = 0o700;
-const FILE_MODE = 0o600;
-const PRUNE_EVERY_MS = 60 * 60_000;
-const STALE_TEMP_MS = 60_000;
+const DEFAULT_MAX_AGE_DAYS = 90;
+/** A record holds a prompt (at most a few thousand characters) and file ids: 64 KiB is far above any real one. */
+export const MAX_REQUEST_BYTES = 64 * 1024;
+
+/** Where Slack requests live in the bots' state store: `slack/requests/` in the data folder, `<prefix>:bots:slack-requests:…` in Redis. */
+export function slackRequestSpace(maxAgeDays = DEFAULT_MAX_AGE_DAYS): SpaceDefinition {
+  return { name: 'slack-requests', dir: join('slack', 'requests'), ttlMs: maxAgeDays * 24 * 3600_000, maxValueBytes: MAX_REQUEST_BYTES };
+}
+
+export type RequestStoreOptions =
+  | { state: StateStore; maxAgeDays?: number | undefined }
+  /** A store of its own in the data folder (one process). */
+  | { dataDir: string; maxAgeDays?: number | undefined; pruneEveryMs?: number | undefined };
 
 /**
- * One small JSON file per request under `<dataDir>/slack/requests/`, written
- * atomically (temp file, then rename), folders 0700 and files 0600. Requests
- * older than the kept age are pruned at open and every hour while running.
- * Ids are random and checked before they touch a path, since they come back
- * in button values.
+ * The Slack requests, in the bots' state store (the data folder: one small
+ * JSON file per request under `<dataDir>/slack/requests/`; or Redis). A
+ * request is held by the process running its job from submission until its
+ * message shows the end; if that process dies, a surviving one (or the next
+ * start) claims it and marks it interrupted. Requests older than the kept age
+ * (default 90 days since their last change) are dropped. Ids are random and
+ * checked before they touch a path or a key, since they come back in button
+ * values.
  */
 export class RequestStore {
-  readonly dir: string;
-  readonly #maxAgeMs: number;
+  /** The folder of the requests, with the data-folder backend. */
+  readonly dir: string | undefined;
+  readonly state: StateStore;
+  readonly #space: Space<SavedRequest>;
+  readonly #ownsState: boolean;
   /** Updates of one request run one after the other (each reads, then writes the whole record). */
   readonly #updates = new Map<string, Promise<unknown>>();
 
-  readonly #dataDir: string;
-  readonly #pruneEveryMs: number;
-  #pruneTimer: NodeJS.Timeout | undefined;
-
-  constructor(options: { dataDir: string; maxAgeDays?: number | undefined; pruneEveryMs?: number | undefined }) {
-    this.#dataDir = options.dataDir;
-    this.dir = join(options.dataDir, 'slack', 'requests');
-    this.#maxAgeMs = (options.maxAgeDays ?? 90) * 24 * 3600_000;
-    this.#pruneEveryMs = options.pruneEveryMs ?? PRUNE_EVERY_MS;
+  constructor(options: RequestStoreOptions) {
+    this.#ownsState = !('state' in options);
+    this.state = 'state' in options ? options.state : new FileStateStore({ dataDir: options.dataDir, pruneEveryMs: options.pruneEveryMs });
+    this.#space = this.state.space<SavedRequest>(slackRequestSpace(options.maxAgeDays));
+    this.dir = 'dataDir' in options ? join(options.dataDir, 'slack', 'requests') : this.state instanceof FileStateStore ? join(this.state.dataDir, 'slack', 'requests') : undefined;
   }
 
-  /** Creates the folder (private), drops records older than the kept age, and keeps doing so while open. */
+  get space(): Space<SavedRequest> {
+    return this.#space;
+  }
+
+  /** Makes the store ready (the data folder: the private folder, a first prune, and an hourly one while open). */
   async open(): Promise<void> {
-    await mkdir(this.#dataDir, { recursive: true, mode: DIR_MODE });
-    await mkdir(this.dir, { recursive: true, mode: DIR_MODE });
-    // Folders and files made by an older version were world-readable.
-    for (const dir of [dirname(this.dir), this.dir]) await chmod(dir, DIR_MODE);
-    for (const name of await readdir(this.dir)) await chmod(join(this.dir, name), FILE_MODE).catch(() => undefined);
-    await this.prune();
-    this.#pruneTimer = setInterval(() => void this.prune().catch(() => undefined), this.#pruneEveryMs);
-    this.#pruneTimer.unref();
+    await this.#space.open();
   }
 
   close(): void {
-    clearInterval(this.#pruneTimer);
+    if (this.#ownsState) void this.state.close();
   }
 
-  /** Drops records older than the kept age, and temp files a crash left (a minute old: younger ones may be writes under way). */
-  async prune(): Promise<void> {
-    const now = Date.now();
-    for (const name of await readdir(this.dir)) {
-      const path = join(this.dir, name);
-      try {
-        const age = now - (await stat(path)).mtimeMs;
-        if (age > (name.endsWith('.tmp') ? STALE_TEMP_MS : this.#maxAgeMs)) await rm(path, { force: true });
-      } catch {
-        // Gone meanwhile: nothing to do.
-      }
-    }
-  }
-
-  /** Requests whose job had not ended (at start: those a dead process left behind). */
-  async unfinished(): Promise<SavedRequest[]> {
+  /**
+   * Takes the requests whose job ran in a process that is gone (at start: the
+   * last one; with Redis: also a replica whose lease lapsed). Each is handed to
+   * one process only; ended ones are simply released. Oldest first.
+   */
+  async claimInterrupted(): Promise<SavedRequest[]> {
     const found: SavedRequest[] = [];
-    for (const name of await readdir(this.dir)) {
-      if (!name.endsWith('.json')) continue;
-      const request = await this.get(name.slice(0, -'.json'.length));
-      if (request?.status === 'active') found.push(request);
+    for (const { key, value } of await this.#space.claimOrphans()) {
+      const request = SavedRequestSchema.safeParse(value);
+      if (request.success && request.data.status === 'active') found.push(request.data);
+      else if (request.success) await this.#space.put(key, request.data, { hold: false });
+      else await this.#space.delete(key);
     }
     return found.sort((a, b) => a.createdAt - b.createdAt);
   }
@@ -126,7 +124,7 @@ export class RequestStore {
       inputFiles: input.inputFiles ?? [],
       outputFiles: input.outputFiles ?? [],
     });
-    await this.#write(record);
+    await this.#space.put(record.id, record, { hold: record.status === 'active' });
     return record;
   }
 
@@ -134,7 +132,7 @@ export class RequestStore {
   async get(id: string): Promise<SavedRequest | undefined> {
     if (!ID_PATTERN.test(id)) return undefined;
     try {
-      const parsed = SavedRequestSchema.safeParse(JSON.parse(await readFile(join(this.dir, `${id}.json`), 'utf8')));
+      const parsed = SavedRequestSchema.safeParse(await this.#space.get(id));
       return parsed.success ? parsed.data : undefined;
     } catch {
       return undefined;
@@ -155,19 +153,13 @@ export class RequestStore {
     const current = await this.get(id);
     if (!current) return undefined;
     const next = SavedRequestSchema.parse({ ...current, ...patch });
-    await this.#write(next);
+    // The job's end is shown: nobody has to sweep it any more.
+    await this.#space.put(id, next, { hold: next.status === 'ended' ? false : undefined });
     return next;
   }
 
   /** Forgets a request (one the runner refused: it has no message and no buttons). */
   async delete(id: string): Promise<void> {
-    if (ID_PATTERN.test(id)) await rm(join(this.dir, `${id}.json`), { force: true });
-  }
-
-  async #write(record: SavedRequest): Promise<void> {
-    const path = join(this.dir, `${record.id}.json`);
-    const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
-    await writeFile(tmp, JSON.stringify(record), { encoding: 'utf8', mode: FILE_MODE });
-    await rename(tmp, path);
+    if (ID_PATTERN.test(id)) await this.#space.delete(id);
   }
 }

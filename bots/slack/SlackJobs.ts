@@ -9,7 +9,7 @@ import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js'
 const MAX_UNREPAIRED = 50;
 
 /** What the Slack bot needs of the job runner. */
-export type SlackJobRunner = Pick<JobRunner, 'submit' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history'>;
+export type SlackJobRunner = Pick<JobRunner, 'submit' | 'cancel' | 'get' | 'budgets' | 'policy' | 'policyRefusal' | 'history'>;
 
 /** Who did something in Slack, and where. */
 export interface SlackActor {
@@ -69,6 +69,17 @@ export class SlackJobs {
     };
   }
 
+  /**
+   * Checks a job against its workspace's rules (who, where, what) before anything is fetched for it (an edit's images):
+   * true when it is refused, and the person has been told why, as `start` tells them.
+   */
+  async refused(input: Pick<StartJob, 'kind' | 'prompt' | 'options' | 'actor' | 'notify'>): Promise<boolean> {
+    const refusal = await this.#o.runner.policyRefusal({ kind: input.kind, prompt: input.prompt, options: input.options, requester: this.requester(input.actor) });
+    if (!refusal) return false;
+    await this.#tellRefusal(refusal, input);
+    return true;
+  }
+
   /** Submits a job; resolves with its handle, or undefined when it was refused (the person has been told why). */
   async start(input: StartJob): Promise<JobHandle | undefined> {
     const requester = this.requester(input.actor);
@@ -98,11 +109,8 @@ export class SlackJobs {
     try {
       handle = await this.#o.runner.submit({ kind: input.kind, prompt: input.prompt, options: input.options, images: input.images, requester }, view.sink);
     } catch (error) {
-      const failure = describeFailure(error);
-      if (!isJobRefusedError(error)) this.#o.logger.error({ code: failure.code, err: error }, 'the runner did not take a Slack job');
-      else this.#o.logger.info({ code: failure.code, user: input.actor.userId }, 'a Slack job was refused');
       await this.#o.store.delete(request.id).catch(() => undefined);
-      await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
+      await this.#tellRefusal(error, input);
       return undefined;
     }
     // The member's history (`/imagine history`), once the job has ended; a stop waits for it with the job.
@@ -127,6 +135,13 @@ export class SlackJobs {
     const repaired = await view.repair();
     if (repaired) this.#unrepaired.delete(jobId);
     return repaired;
+  }
+
+  async #tellRefusal(error: unknown, input: Pick<StartJob, 'actor' | 'notify'>): Promise<void> {
+    const failure = describeFailure(error);
+    if (!isJobRefusedError(error)) this.#o.logger.error({ code: failure.code, err: error }, 'the runner did not take a Slack job');
+    else this.#o.logger.info({ code: failure.code, user: input.actor.userId }, 'a Slack job was refused');
+    await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
   }
 
   #keepForRepair(jobId: string, view: SlackJobView): void {

@@ -6,3 +6,4 @@ export { DEFAULT_FILE_HOSTS } from './file-hosts.js';
 export type { SlackJobRunner } from './SlackJobs.js';
 export type { ShownEvent } from './SlackJobView.js';
 export { SlackInputError, isSlackInputError, type SlackInputErrorCode } from './SlackInputError.js';
+export { slackSurface } from './surface.js';

@@ -18,6 +18,7 @@ import { createReplayGuard } from './replay-guard.js';
 import { RequestStore } from './RequestStore.js';
 import { SlackJobs, type SlackJobRunner } from './SlackJobs.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
+import { startSweeper, type StateStore } from '../state/index.js';
 import { slackErrorCode } from './slack-error-code.js';
 import type { ShownEvent } from './SlackJobView.js';
 import { WorkspaceClients, type Workspace } from './workspace.js';
@@ -64,8 +65,14 @@ export interface SlackBotOptions {
   apiUrl?: string | undefined;
   /** The shared job runner (one per process, shared with the Discord bot). */
   runner: SlackJobRunner;
-  /** Where the Slack bot keeps what its buttons need (`<dataDir>/slack/`). */
+  /** Where the Slack bot keeps what its buttons need (`<dataDir>/slack/`) when no `state` is given. */
   dataDir: string;
+  /**
+   * The bots' state store (the data folder, or Redis shared by replicas): where
+   * requests live and who holds them. Default a store of the bot's own in
+   * `dataDir`. Not closed by `stop()`: its opener closes it after.
+   */
+  state?: StateStore | undefined;
   /** HTTP mode: the ledger's record of request signatures seen lately (the runner's QuotaStore), so a replay is dropped after a restart and by every process sharing it. */
   seenRequests: SeenRequests;
   /** Hosts the bot token may be sent to for downloads. Default Slack's file hosts. */
@@ -146,10 +153,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
 
   const auth = options.botToken ? await checkToken(options.botToken, clientOptions, boltLogger, secrets) : undefined;
   const installations = oauth ? slackInstallationStore(oauth.installations ?? new FileInstallationRecords({ dataDir: options.dataDir }), logger) : undefined;
-  const store = new RequestStore({ dataDir: options.dataDir });
+  const store = new RequestStore(options.state ? { state: options.state } : { dataDir: options.dataDir });
   await store.open();
-  // Read before this process takes any job: every unfinished request was left by a process that is gone.
-  const interrupted = await store.unfinished();
 
   const { onWriteRefused } = options;
   const clients = new WorkspaceClients((token) => {
@@ -229,9 +234,14 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     const token = (await installations!.forTeam(teamId))?.bot?.token;
     return token ? clients.client(token) : undefined;
   };
-  const sweep = sweepInterrupted({ clientFor, writer, store, logger, requests: interrupted }).catch((error: unknown) =>
-    logger.warn({ code: slackErrorCode(error) }, 'could not sweep the jobs interrupted by the last stop'),
-  );
+  // Every process sweeps: at start what the last one left, and (with Redis) the jobs of a replica whose lease lapsed.
+  const sweeper = startSweeper({
+    store: store.state,
+    name: 'slack requests',
+    claim: () => store.claimInterrupted(),
+    sweep: (request) => sweepInterrupted({ clientFor, writer, store, logger, request }).then(() => undefined),
+    logger,
+  });
   if (installations) registerUninstalls(app, { installations, forget: (token) => clients.forget(token), logger });
   registerImagineCommand(app, context);
   registerEditEntryPoints(app, context);
@@ -277,7 +287,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         } catch (error) {
           logger.warn({ err: scrubSecrets(String(error), secrets) }, 'the Slack receiver did not stop cleanly');
         }
-        await sweep;
+        await sweeper.stop();
         await writer.idle(STOP_DRAIN_MS);
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
         await jobs.settle(STOP_DRAIN_MS);

@@ -7,9 +7,12 @@ import { slackErrorCode } from './slack-error-code.js';
 import { retryTransient } from './slack-faults.js';
 
 /**
- * At start: jobs a dead process left unfinished still show "Drawing…" and a
- * Cancel button. Each message is updated to say the job stopped when the bot
- * restarted, with Reroll. Returns how many messages were updated.
+ * A job whose process is gone (stopped, killed, or a replica whose lease
+ * lapsed) still shows "Drawing…" and a Cancel button. Its message is updated
+ * to say the job stopped when the bot restarted, with Reroll, and the request
+ * is released (ended). Runs for each request `RequestStore.claimInterrupted`
+ * hands this process, at start and, with Redis, while running. Returns
+ * whether the message was updated.
  */
 export async function sweepInterrupted(input: {
   /** The Web API client of a request's workspace; undefined when the app is no longer installed there. */
@@ -17,44 +20,41 @@ export async function sweepInterrupted(input: {
   writer: ChannelWriter;
   store: RequestStore;
   logger: LoggerLike;
-  /** From `store.unfinished()`, read before this process took any job. */
-  requests: readonly SavedRequest[];
-}): Promise<number> {
-  const { writer, store, logger } = input;
-  let updated = 0;
-  for (const request of input.requests) {
-    const client = request.messageTs ? await input.clientFor(request.teamId).catch(() => undefined) : undefined;
-    if (request.messageTs && client) {
-      const rendered = renderJobMessage({
-        kind: request.kind,
-        prompt: request.prompt,
-        options: request.options,
-        userId: request.userId,
-        inputCount: request.inputFiles.length,
-        requestId: request.id,
-        jobId: undefined,
-        status: 'cancelled',
-        cancelled: { byUserId: '', reason: 'shutdown' },
-        ahead: undefined,
-        previewsShown: 0,
-      });
-      try {
-        await retryTransient(
-          () =>
-            writer.write(request.channelId, {
-              urgent: true,
-              budgeted: true,
-              run: () => client.chat.update({ channel: request.channelId, ts: request.messageTs!, text: rendered.text, blocks: rendered.blocks }),
-            }),
-          [1000, 3000],
-        );
-        updated++;
-      } catch (error) {
-        logger.warn({ channel: request.channelId, code: slackErrorCode(error) }, 'could not mark a job interrupted by the last stop');
-      }
+  request: SavedRequest;
+}): Promise<boolean> {
+  const { writer, store, logger, request } = input;
+  let updated = false;
+  const client = request.messageTs ? await input.clientFor(request.teamId).catch(() => undefined) : undefined;
+  if (request.messageTs && client) {
+    const rendered = renderJobMessage({
+      kind: request.kind,
+      prompt: request.prompt,
+      options: request.options,
+      userId: request.userId,
+      inputCount: request.inputFiles.length,
+      requestId: request.id,
+      jobId: undefined,
+      status: 'cancelled',
+      cancelled: { byUserId: '', reason: 'shutdown' },
+      ahead: undefined,
+      previewsShown: 0,
+    });
+    try {
+      await retryTransient(
+        () =>
+          writer.write(request.channelId, {
+            urgent: true,
+            budgeted: true,
+            run: () => client.chat.update({ channel: request.channelId, ts: request.messageTs!, text: rendered.text, blocks: rendered.blocks }),
+          }),
+        [1000, 3000],
+      );
+      updated = true;
+      logger.info({ channel: request.channelId }, 'marked a job interrupted by a stop');
+    } catch (error) {
+      logger.warn({ channel: request.channelId, code: slackErrorCode(error) }, 'could not mark a job interrupted by a stop');
     }
-    await store.update(request.id, { status: 'ended' }).catch(() => undefined);
   }
-  if (updated) logger.info({ updated }, 'marked jobs interrupted by the last stop');
+  await store.update(request.id, { status: 'ended' }).catch(() => undefined);
   return updated;
 }

@@ -2,7 +2,6 @@ import { inspect } from 'node:util';
 import { Agent, type Dispatcher } from 'undici';
 import {
   AbortedError,
-  BadResponseError,
   isPictorError,
   registerSecret,
   makeAPIError,
@@ -19,7 +18,8 @@ import { isEditRequest, type EditInput, type GenerationInput, type ImageRequest 
 import { parseEditRequest, parseGenerationRequest } from '../spec/validate.js';
 import { endpointURL, normalizeBaseURL } from './base-url.js';
 import { ImageEventStream, type OpenedStream } from './event-stream.js';
-import { resultFromJson, salvageResult, type ImageJobResult, type RequestedJob } from './job-result.js';
+import { resultFromJson, type ImageJobResult, type RequestedJob } from './job-result.js';
+import { readJsonBody } from './read-json-body.js';
 import { backoffDelay, retryAfterFromHeaders, sleep } from './retry-timing.js';
 import { classifyTransportError, discardBody, send, type RawResponse } from './transport.js';
 
@@ -389,42 +389,6 @@ async function readBounded(body: RawResponse['body'], limit: number): Promise<st
     discardBody(body);
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/**
- * Reads and parses a JSON result. It is done when the body ends, or as soon as
- * what has arrived is a whole JSON object holding the `n` images: a server
- * that sends the result and then keeps the connection open does not hold it
- * back. A body that is not JSON is a BadResponseError.
- */
-async function readJsonBody(body: RawResponse['body'], request: RequestedJob, requestId: string | undefined): Promise<unknown> {
-  const { n } = request;
-  const decoder = new TextDecoder();
-  const pieces: string[] = [];
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    const piece = decoder.decode(chunk, { stream: true });
-    pieces.push(piece);
-    // Only a chunk that ends a JSON object can finish it (base64 never holds a brace): try a parse only then.
-    if (/}\s*$/.test(piece)) {
-      const text = pieces.join('');
-      pieces.length = 0;
-      pieces.push(text);
-      try {
-        const json = JSON.parse(text) as { data?: unknown };
-        if (Array.isArray(json.data) && json.data.length >= n) return json;
-      } catch {
-        // Not whole yet.
-      }
-    }
-  }
-  pieces.push(decoder.decode());
-  const text = pieces.join('');
-  try {
-    return JSON.parse(text);
-  } catch {
-    // The parser's message quotes the body; it is left out (it may carry anything the server sent). Whole images in it are kept.
-    throw new BadResponseError('the service answered 200 with a body that is not JSON', { requestId, partial: salvageResult(text, request, requestId) });
-  }
 }
 
 function requestedJob(request: ImageRequest): RequestedJob {

@@ -1,5 +1,5 @@
-import { BadResponseError } from '../core/errors.js';
 import { sniffImageType } from '../spec/image-type.js';
+import { keepImageBytes } from './image-bytes.js';
 import type { OutputFormat } from '../spec/constants.js';
 
 /** What a request asked for, to check an answer against. */
@@ -8,42 +8,50 @@ export interface Expected {
   output_format: OutputFormat;
 }
 
+/** One image of an answer, decoded and checked: its bytes, or what is wrong with it. */
+export type CheckedImage = { bytes: Buffer; problem?: undefined } | { bytes?: undefined; problem: string };
+
 /**
- * Checks one image of an answer: base64 that decodes to an image of the
- * requested format (told by its magic bytes). Returns what is wrong, or
- * undefined when it is fine. Node's decoder skips characters that are not
- * base64, so a string holding any decodes short of the length its size
- * promises; comparing the two checks every character at native speed.
+ * Decodes one image of an answer and checks it: base64 that decodes to an
+ * image of the requested format (told by its magic bytes). Node's decoder
+ * skips characters that are not base64, so a string holding any decodes short
+ * of the length its size promises; comparing the two checks every character
+ * at native speed. The bytes are handed on, so the image is decoded once.
  */
-export function problemWithImage(b64: string, format: OutputFormat): string | undefined {
-  if (b64.length === 0) return 'is empty';
+export function checkImage(b64: string, format: OutputFormat): CheckedImage {
+  if (b64.length === 0) return { problem: 'is empty' };
   const padding = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
-  if (b64.length % 4 !== 0) return 'is not base64';
+  if (b64.length % 4 !== 0) return { problem: 'is not base64' };
   const bytes = Buffer.from(b64, 'base64');
-  if (bytes.length !== (b64.length / 4) * 3 - padding) return 'is not base64';
+  if (bytes.length !== (b64.length / 4) * 3 - padding) return { problem: 'is not base64' };
   const actual = sniffImageType(bytes.subarray(0, 16));
-  if (actual === null) return `does not decode to an image (expected ${format})`;
-  if (actual !== format) return `is ${actual}, not the ${format} asked for`;
-  return undefined;
+  if (actual === null) return { problem: `does not decode to an image (expected ${format})` };
+  if (actual !== format) return { problem: `is ${actual}, not the ${format} asked for` };
+  return { bytes };
 }
 
 /**
- * Throws a BadResponseError unless `images` are exactly the `n` images of the
- * requested format. `partial` is attached to the error so a caller can still
- * hand over whatever good images came (they may have been paid for).
+ * Checks the images of an answer against what was asked: exactly `n` images of
+ * the requested format. Keeps the bytes of each good one (see image-bytes.ts)
+ * and returns the good ones, in order, with the first problem found (none when
+ * all is well).
  */
-export function checkImages<T>(images: readonly string[], expected: Expected, requestId: string | undefined, partial?: () => T): void {
-  let problem: string | undefined;
-  if (images.length !== expected.n) {
-    problem = images.length === 0 ? 'the service answered 200 with no images' : `the service sent ${images.length} images, not the ${expected.n} asked for`;
-  } else {
-    for (const [i, b64] of images.entries()) {
-      const wrong = problemWithImage(b64, expected.output_format);
-      if (wrong) {
-        problem = `image ${i + 1} of the answer ${wrong}`;
-        break;
-      }
+export function checkImages<T extends { b64_json: string }>(images: readonly T[], expected: Expected): { good: T[]; problem: string | undefined } {
+  let problem: string | undefined =
+    images.length === expected.n
+      ? undefined
+      : images.length === 0
+        ? 'the service answered 200 with no images'
+        : `the service sent ${images.length} images, not the ${expected.n} asked for`;
+  const good: T[] = [];
+  for (const [i, image] of images.entries()) {
+    const checked = checkImage(image.b64_json, expected.output_format);
+    if (checked.bytes) {
+      keepImageBytes(image, checked.bytes);
+      good.push(image);
+    } else {
+      problem ??= `image ${i + 1} of the answer ${checked.problem}`;
     }
   }
-  if (problem) throw new BadResponseError(problem, { requestId, partial: partial?.() });
+  return { good, problem };
 }

@@ -1,6 +1,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { BadResponseError, makeAPIError, sanitizeServiceText, StreamBrokenError, type PictorError } from '../core/errors.js';
-import { problemWithImage } from './check-result.js';
+import { checkImage } from './check-result.js';
+import { keepImageBytes } from './image-bytes.js';
 import { isCompletedEvent, type CompletedEvent, type ImageStreamEvent } from '../spec/result-schemas.js';
 import { discardBody, type RawResponse } from './transport.js';
 import type { LoggerLike } from './PictorClient.js';
@@ -94,8 +95,10 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
           requestId: response.requestId,
         });
       }
-      const wrong = problemWithImage(event.b64_json, meta.output_format);
-      if (wrong) throw new BadResponseError(`completed image ${completedCount} ${wrong}`, { requestId: response.requestId, partial: event });
+      const checked = checkImage(event.b64_json, meta.output_format);
+      if (!checked.bytes) throw new BadResponseError(`completed image ${completedCount} ${checked.problem}`, { requestId: response.requestId, partial: event });
+      // The bytes of the check are the image's (`imageBytes(event)`): decoded once.
+      keepImageBytes(event, checked.bytes);
       return completedCount === meta.n;
     };
     try {

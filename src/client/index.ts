@@ -1,5 +1,6 @@
 export { PictorClient, isRetryable, type LoggerLike, type PictorClientOptions, type RequestOptions } from './PictorClient.js';
 export { ImageEventStream } from './event-stream.js';
 export { decodeImages, resultFromCompleted, completedEventsOf, imagesOfFailure, type ImageJobResult } from './job-result.js';
+export { imageBytes } from './image-bytes.js';
 export { normalizeBaseURL } from './base-url.js';
 export { backoffDelay, parseResetDuration, retryAfterFromHeaders } from './retry-timing.js';

@@ -11,13 +11,14 @@ import {
   type ImageStreamEvent,
   type Usage,
 } from '../spec/result-schemas.js';
-import { checkImages, problemWithImage, type Expected } from './check-result.js';
+import { checkImage, checkImages, type Expected } from './check-result.js';
+import { carryImageBytes, imageBytes, keepImageBytes } from './image-bytes.js';
 
 /** A finished generation or edit. */
 export interface ImageJobResult {
   operation: 'generate' | 'edit';
   created: number;
-  /** One entry per image, base64 as the service sent it (see `decodeImages`). */
+  /** One entry per image, base64 as the service sent it; its bytes, decoded once, through `imageBytes(entry)` or `decodeImages(result)`. */
   data: { b64_json: string }[];
   usage: Usage | undefined;
   /** As the service reported them (quality `auto` resolves to a tier), else as requested. */
@@ -31,9 +32,9 @@ export interface ImageJobResult {
   missing?: string[] | undefined;
 }
 
-/** The images of a result as bytes. */
+/** The images of a result as bytes: the ones the client decoded when it checked them (see `imageBytes`), never decoded again. */
 export function decodeImages(result: Pick<ImageJobResult, 'data'>): Buffer[] {
-  return result.data.map((d) => Buffer.from(d.b64_json, 'base64'));
+  return result.data.map(imageBytes);
 }
 
 /** What was asked, to check and price an answer. */
@@ -83,13 +84,9 @@ export function resultFromJson(json: unknown, request: RequestedJob, requestId: 
     cost: priceOfResult({ operation: request.operation, requested: request, reported: { size, quality }, images: body.data.length }),
     ...(missing.length > 0 && { missing }),
   };
+  const { good, problem } = checkImages(result.data, request);
   // A bad answer keeps its good images (they may be paid for), to be handed over with the error.
-  checkImages(
-    result.data.map((d) => d.b64_json),
-    request,
-    requestId,
-    () => withImages(result, result.data.filter((d) => problemWithImage(d.b64_json, request.output_format) === undefined).slice(0, request.n), request),
-  );
+  if (problem) throw new BadResponseError(problem, { requestId, partial: withImages(result, good.slice(0, request.n), request) });
   return result;
 }
 
@@ -102,7 +99,12 @@ export function salvageResult(text: string, request: RequestedJob, requestId: st
   const images: { b64_json: string }[] = [];
   for (const match of text.matchAll(/"b64_json"\s*:\s*"([A-Za-z0-9+/=]*)"/g)) {
     if (images.length >= request.n) break;
-    if (problemWithImage(match[1]!, request.output_format) === undefined) images.push({ b64_json: match[1]! });
+    const checked = checkImage(match[1]!, request.output_format);
+    if (checked.bytes) {
+      const image = { b64_json: match[1]! };
+      keepImageBytes(image, checked.bytes);
+      images.push(image);
+    }
   }
   if (images.length === 0) return undefined;
   const result: ImageJobResult = {
@@ -130,7 +132,7 @@ function withImages(result: ImageJobResult, data: { b64_json: string }[], reques
 
 /** The images of a result as completed events, one per image (its usage rides on the first one). */
 export function completedEventsOf(result: ImageJobResult): CompletedEvent[] {
-  return result.data.map((image, i) => ({
+  return result.data.map((image, i) => withBytesOf(image, {
     type: result.operation === 'edit' ? EVENT_TYPES.editCompleted : EVENT_TYPES.generationCompleted,
     b64_json: image.b64_json,
     created_at: result.created,
@@ -140,6 +142,12 @@ export function completedEventsOf(result: ImageJobResult): CompletedEvent[] {
     output_format: result.output_format as CompletedEvent['output_format'],
     usage: i === 0 ? result.usage : undefined,
   }));
+}
+
+/** `to`, carrying the same image as `from`, with the bytes kept for `from`. */
+function withBytesOf<T extends object>(from: object, to: T): T {
+  carryImageBytes(from, to);
+  return to;
 }
 
 /**
@@ -205,7 +213,7 @@ export function resultFromCompleted(
   return {
     operation: request.operation,
     created: first.created_at,
-    data: completed.map((e) => ({ b64_json: e.b64_json })),
+    data: completed.map((e) => withBytesOf(e, { b64_json: e.b64_json })),
     usage,
     size: first.size,
     quality: first.quality,

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { createServer, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -53,6 +54,23 @@ describe('stopping npm start', () => {
     started.child.kill('SIGTERM'); // its answer ("SIGTERM: taking no new jobs…") goes to the closed pipe
     expect(await within(started.exited, 15_000)).toBe(0);
     expect(started.stderr()).not.toMatch(/EPIPE|Error:|\n\s+at /);
+  }, 60_000);
+
+  it('ends at once on SIGTERM while still starting (as PID 1 in a container, Node would otherwise ignore it)', async () => {
+    // A Discord API that takes connections and never answers: the login waits.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    defer(() => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => silent.close(() => resolve()));
+    });
+    const dataDir = await tempDataDir(defer, 'pictor-stop-');
+    const discord = { DISCORD_TOKEN: `${Buffer.from('104567890123456789').toString('base64')}.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB`, DISCORD_API_BASE_URL: `http://127.0.0.1:${(silent.address() as { port: number }).port}/api` };
+    const started = npmStart({ PICTOR_DATA_DIR: dataDir, PICTOR_EMULATOR_LATENCY_MS: '0', ...discord });
+    await waitUntil(() => sockets.length > 0, 'the login reached Discord', 30_000);
+    started.child.kill('SIGTERM');
+    expect(await within(started.exited, 5_000)).toBe(143);
   }, 60_000);
 
   it('ends within its grace when Discord stops answering and stdout is gone, with a job running; a second signal stops it at once', async () => {

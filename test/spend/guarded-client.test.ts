@@ -1,9 +1,9 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { FileQuotaStore, GuardedPictorClient, SpendGuard } from '../../src/index.js';
+import { decodeImages, FileQuotaStore, GuardedPictorClient, SpendGuard } from '../../src/index.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
@@ -91,6 +91,28 @@ describe('the guarded client', () => {
       await expect(client.generate({ prompt: 'x', quality: 'low' })).rejects.toThrow('disk full');
       expect(emu.emulator.requests).toHaveLength(0);
       expect(await store.spentToday('account', Date.now())).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('hands on the bytes the client decoded to check each image, streamed or not: nothing is decoded again', async () => {
+    const dir = await newDir();
+    const store = new FileQuotaStore({ dir });
+    try {
+      const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:test', scopeKey: 'cli' });
+      const client = new GuardedPictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, guard });
+      const results = [
+        await client.generate({ prompt: 'x', n: 2, quality: 'low' }),
+        await client.generateStream({ prompt: 'y', n: 2, quality: 'low', partial_images: 1 }).finalResult(),
+      ];
+      const from = vi.spyOn(Buffer, 'from');
+      try {
+        for (const result of results) expect(decodeImages(result)).toHaveLength(2);
+        expect(from.mock.calls.filter((args) => (args as unknown[])[1] === 'base64')).toHaveLength(0);
+      } finally {
+        from.mockRestore();
+      }
     } finally {
       await store.close();
     }

@@ -50,6 +50,6 @@ export default {
     if (ack === 'expired') return;
     // Only the links are kept: the images are downloaded once, when the modal is sent.
     await ctx.store.add({ key, kind: 'edit', prompt: '', options: {}, requester, status: 'draft', sources });
-    for (const old of draftsToDrop(ctx.store.drafts(), requester.userId)) await ctx.store.remove(old);
+    for (const old of draftsToDrop(await ctx.store.drafts(requester.userId), requester.userId)) await ctx.store.remove(old);
   },
 } satisfies MessageMenuCommand;

@@ -6,7 +6,7 @@ import { isSlackInputError } from '../SlackInputError.js';
 
 /**
  * The submitted edit modal: field errors go back into the modal; otherwise
- * the modal closes, the images are downloaded from Slack (bot token, Slack's
+ * the modal closes, the workspace's rules are checked, the images are downloaded from Slack (bot token, Slack's
  * file hosts only, checked by content) and the edit job starts in the
  * channel (and thread) the modal came from.
  */
@@ -24,6 +24,8 @@ export function registerEditView(app: App, context: BotContext): void {
     const notify = where.responseUrl
       ? respondVia(where.responseUrl, context.logger)
       : ephemeralVia({ client, writer: context.writer }, { channelId: where.channelId, userId: actor.userId, threadTs: where.threadTs });
+    // The workspace's rules (who, where, what) before any download.
+    if (await context.jobs.refused({ kind: 'edit', prompt, options, actor, notify })) return;
     let images;
     try {
       images = await downloadImages(files, { client, token: botToken, allowedHosts: context.allowedHosts });

@@ -58,8 +58,11 @@ export function registerJobButtons(app: App, context: BotContext): void {
       return;
     }
     const { client, botToken } = context.workspace(auth);
+    const actor = { ...actorOf(body), channelId: request.channelId };
     let images;
     if (request.kind === 'edit') {
+      // The workspace's rules (who, where, what) before the images are downloaded again.
+      if (await context.jobs.refused({ kind: 'edit', prompt: request.prompt, options: request.options, actor, notify })) return;
       try {
         images = await downloadImages(request.inputFiles, { client, token: botToken, allowedHosts: context.allowedHosts });
       } catch (error) {
@@ -74,7 +77,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
       options: request.options,
       images,
       inputFiles: request.inputFiles,
-      actor: { ...actorOf(body), channelId: request.channelId },
+      actor,
       threadTs: request.threadTs,
       notify,
       client,

@@ -127,6 +127,8 @@ export function registerMentions(app: App, context: BotContext): void {
       await context.jobs.start({ kind: 'generate', prompt: parsed.prompt, options: parsed.options, actor, threadTs, notify, client });
       return;
     }
+    // The workspace's rules (who, where, what) before any download.
+    if (await context.jobs.refused({ kind: 'edit', prompt: parsed.prompt, options: parsed.options, actor, notify })) return;
     let images;
     try {
       images = await downloadImages(files, { client, token: mention.workspace.botToken, allowedHosts: context.allowedHosts });

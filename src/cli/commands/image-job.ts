@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { decodeImages, imagesOfFailure, resultFromCompleted, type ImageJobResult } from '../../client/job-result.js';
+import { imageBytes } from '../../client/image-bytes.js';
 import { ValidationError } from '../../core/errors.js';
 import { describeFileError } from '../../core/system-errors.js';
 import { describeQuote, estimatePrice } from '../../core/pricing.js';
@@ -120,7 +121,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       progress.stop();
       const arrived = values.stream ? completed : imagesOfFailure(error);
       if (arrived.length > 0) {
-        const kept = await writeImages(arrived.map((e) => Buffer.from(e.b64_json, 'base64')));
+        const kept = await writeImages(arrived.map(imageBytes));
         ctx.stderr(`pictor: the job failed after ${arrived.length} of ${request.n} image${request.n === 1 ? '' : 's'}; wrote the ${arrived.length === 1 ? 'one' : arrived.length} that arrived:`);
         for (const f of [...kept.files, ...kept.saved]) ctx.stderr(`  ${f}`);
       }
@@ -161,14 +162,12 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     async function writeImages(images: Buffer[]) {
       const files: string[] = [];
       const unwritten: { wanted: string; bytes: Uint8Array; why: string }[] = [];
-      for (const [i, bytes] of images.entries()) {
+      // Written at once (each file is its own), reported in order.
+      const outcomes = await Promise.allSettled(images.map((bytes, i) => writeOutput(plan.finalPath(i), bytes, overwrite)));
+      for (const [i, outcome] of outcomes.entries()) {
         const path = plan.finalPath(i);
-        try {
-          await writeOutput(path, bytes, overwrite);
-          files.push(path);
-        } catch (error) {
-          unwritten.push({ wanted: path, bytes, why: errorCode(error) });
-        }
+        if (outcome.status === 'fulfilled') files.push(path);
+        else unwritten.push({ wanted: path, bytes: images[i]!, why: errorCode(outcome.reason) });
       }
       const saved = unwritten.length ? await saveToFallback(unwritten) : [];
       for (const [i, item] of unwritten.entries()) ctx.stderr(`pictor: could not write ${item.wanted} (${item.why}); saved it to ${saved[i]} instead.`);

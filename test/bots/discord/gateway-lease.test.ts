@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { gatewayLeaseKey } from '../../../bots/discord/gateway-lease.js';
+import { GatewayLease, gatewayLeaseKey } from '../../../bots/discord/gateway-lease.js';
 import { startDiscordBot, type DiscordBot } from '../../../bots/discord/index.js';
 import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
@@ -28,6 +28,26 @@ describe('gatewayLeaseKey', () => {
     expect(key).not.toContain('not-a-discord');
   });
 });
+
+describe('GatewayLease', () => {
+  it('counts a renewal from when it was sent, so a holder whose Redis answers slowly gives the lease up before it can expire', async () => {
+    const ttlMs = 1000;
+    let firstRenewalSentAt: number | undefined;
+    // The first renewal is answered after 380 ms, later ones never.
+    const redis = {
+      eval: () => {
+        if (firstRenewalSentAt !== undefined) return new Promise(() => {});
+        firstRenewalSentAt = Date.now();
+        return new Promise((resolve) => setTimeout(() => resolve(1), 380));
+      },
+    };
+    const lease = new GatewayLease({ redis: redis as unknown as Redis, key: 'lease', ttlMs, renewEveryMs: 400, pollEveryMs: 100, logger: new RecordingLogger() });
+    const lostAt = await new Promise<number>((resolve) => lease.keep(() => resolve(Date.now())));
+    lease.stop();
+    expect(lostAt).toBeLessThan(firstRenewalSentAt! + ttlMs);
+  });
+});
+
 const LEASE = { ttlMs: 1500, renewEveryMs: 400, pollEveryMs: 200 };
 
 /** One bot process: its own Redis connection, runner, ledger and data folder, on the shared fake Discord. */

@@ -85,6 +85,21 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
     expect(h.emulator.requests).toHaveLength(0);
   });
 
+  it('runs an interaction POSTed twice (a replay, a proxy that retries) once, and refuses the second POST with 409', async () => {
+    h = await DiscordHarness.start({ http: true, partialImages: 0 });
+    const proxy = await deliveringTwice(h.bot.interactionsUrl!);
+    try {
+      h.discord.interactionsEndpoint = proxy.url;
+      const ix = h.discord.slashCommand('imagine', { prompt: 'a pear', quality: 'low' });
+      expect((await h.finalReply(ix)).attachments).toHaveLength(1);
+      expect(ix.httpStatus).toBe(200);
+      expect(await proxy.secondStatus).toBe(409);
+      expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('shares the work between two processes behind a load balancer, each interaction answered by one of them', async () => {
     h = await DiscordHarness.start({ http: true, partialImages: 0 });
     const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-second-'));
@@ -260,6 +275,42 @@ async function roundRobin(targets: string[]): Promise<{ url: string; close(): Pr
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/interactions`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A proxy that POSTs each request it gets to `target` twice at once: the first answer goes back, the second's status is kept. */
+async function deliveringTwice(target: string): Promise<{ url: string; secondStatus: Promise<number>; close(): Promise<void> }> {
+  let second!: (status: number) => void;
+  const secondStatus = new Promise<number>((resolve) => (second = resolve));
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const headers = { ...req.headers, 'content-length': String(body.length) };
+      const first = request(target, { method: req.method, headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      first.on('error', () => res.writeHead(502).end());
+      first.end(body);
+      const again = request(target, { method: req.method, headers }, (answer) => {
+        answer.resume();
+        second(answer.statusCode ?? 0);
+      });
+      again.on('error', () => second(0));
+      again.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/interactions`,
+    secondStatus,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

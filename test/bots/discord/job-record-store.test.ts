@@ -29,7 +29,7 @@ describe('the job record store', () => {
     await store.close();
 
     const again = await JobRecordStore.open({ dataDir: dir, logger: silentLogger() });
-    expect(again.get(key)).toMatchObject({ kind: 'edit', prompt: 'p', options: { size: '1024x1536' }, status: 'completed', runnerJobId: 'job1' });
+    expect(await again.get(key)).toMatchObject({ kind: 'edit', prompt: 'p', options: { size: '1024x1536' }, status: 'completed', runnerJobId: 'job1' });
     expect((await again.readInputs(key)).map((i) => [i.filename, i.data.equals(png)])).toEqual([['a.png', true]]);
     expect((await again.readOutput(key, 1))?.data.equals(png)).toBe(true);
     expect(await again.readOutput(key, 2)).toBeUndefined();
@@ -43,8 +43,8 @@ describe('the job record store', () => {
       keys.push(key);
       await store.add({ key, kind: 'edit', prompt: `p${i}`, options: {}, requester, status: 'completed' }, [{ data: Buffer.from(await makeImage('png', 4, 4)) }]);
     }
-    expect(store.get(keys[0]!)).toBeUndefined();
-    expect(store.get(keys[2]!)?.prompt).toBe('p2');
+    expect(await store.get(keys[0]!)).toBeUndefined();
+    expect((await store.get(keys[2]!))?.prompt).toBe('p2');
     await expect(readFile(join(dir, 'discord', 'images', keys[0]!, 'in-0.png'))).rejects.toMatchObject({ code: 'ENOENT' });
     await store.close();
   });
@@ -70,7 +70,7 @@ describe('the job record store', () => {
     await writeFile(join(dir, 'discord', 'jobs.json'), '{"version":1,"rec');
 
     const again = await JobRecordStore.open({ dataDir: dir, logger: silentLogger() });
-    expect(again.get(kept)?.prompt).toBe('kept');
+    expect((await again.get(kept))?.prompt).toBe('kept');
     expect(again.size).toBe(1);
     await again.close();
     expect((await readdir(join(dir, 'discord'))).some((name) => name.startsWith('jobs.json.unreadable-'))).toBe(true);
@@ -86,9 +86,9 @@ describe('the job record store', () => {
       finished.push(key);
       await store.add({ key, kind: 'edit', prompt: `done ${i}`, options: {}, requester, status: 'completed' }, [{ data: Buffer.alloc(3000, 2) }]);
     }
-    expect(store.get(running)?.prompt).toBe('running');
+    expect((await store.get(running))?.prompt).toBe('running');
     // 6000 + 3000 bytes fit; a second finished record would not.
-    expect(finished.map((k) => store.get(k) !== undefined)).toEqual([false, false, false, true]);
+    expect(await Promise.all(finished.map(async (k) => (await store.get(k)) !== undefined))).toEqual([false, false, false, true]);
     await store.close();
   });
 

@@ -9,6 +9,12 @@ describe('findBlockedWord', () => {
     expect(findBlockedWord('the red,  FOX.', ['red fox'])).toBe('red fox');
   });
 
+  it('matches a word split by invisible characters (zero-width space, soft hyphen, zero-width joiner)', () => {
+    expect(findBlockedWord('go\u200Bre', ['gore'])).toBe('gore');
+    expect(findBlockedWord('go\u00ADre', ['gore'])).toBe('gore');
+    expect(findBlockedWord('a red fo\u200Dx', ['red fox'])).toBe('red fox');
+  });
+
   it('does not match inside other words or across a word in between', () => {
     expect(findBlockedWord('a classic glass', ['ass'])).toBeUndefined();
     expect(findBlockedWord('a redfox', ['red fox'])).toBeUndefined();

@@ -25,6 +25,7 @@ describe('readRunnerConfig', () => {
       shutdownGraceMs: 300_000,
       controls: OPEN_CONTROLS,
       historyRetentionDays: 30,
+      maxQueuedJobs: 200,
     });
   });
 
@@ -38,6 +39,7 @@ describe('readRunnerConfig', () => {
       PICTOR_PARTIAL_IMAGES: '0',
       PICTOR_UPDATE_INTERVAL_MS: '800',
       PICTOR_SHUTDOWN_GRACE_SECONDS: '600',
+      PICTOR_MAX_QUEUED_JOBS: '50',
     });
     expect(config).toEqual({
       dataDir: '/var/lib/pictor',
@@ -47,6 +49,7 @@ describe('readRunnerConfig', () => {
       shutdownGraceMs: 600_000,
       controls: OPEN_CONTROLS,
       historyRetentionDays: 30,
+      maxQueuedJobs: 50,
     });
   });
 
@@ -60,6 +63,7 @@ describe('readRunnerConfig', () => {
     expect(errorOf({ PICTOR_USER_COOLDOWN_SECONDS: 'soon' }).param).toBe('PICTOR_USER_COOLDOWN_SECONDS');
     expect(errorOf({ PICTOR_UPDATE_INTERVAL_MS: '1.5' }).param).toBe('PICTOR_UPDATE_INTERVAL_MS');
     expect(errorOf({ PICTOR_SHUTDOWN_GRACE_SECONDS: 'a while' }).param).toBe('PICTOR_SHUTDOWN_GRACE_SECONDS');
+    expect(errorOf({ PICTOR_MAX_QUEUED_JOBS: '0' }).message).toMatch(/^PICTOR_MAX_QUEUED_JOBS must be a whole number of jobs, 1 or more/);
   });
 
   it('reads what the operator allows every server and workspace', () => {

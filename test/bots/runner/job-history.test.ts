@@ -43,6 +43,32 @@ function historyBehaviour(name: string, open: () => Promise<JobHistoryStore>) {
       expect((await history.ofScope({ ...bob, isAdmin: true }))!.map((e) => e.userId)).toEqual([bob.userId]);
     });
 
+    it('forgets every job of a member in the server’s list, also those past the 20 their own list keeps', async () => {
+      const store = await open();
+      const history = new JobHistory({ store });
+      const scopeId = `guild-${Math.random()}`;
+      const alice = requester({ scopeId });
+      const bob = requester({ scopeId });
+      await history.record(bob, entry(0));
+      for (let i = 1; i <= HISTORY_LIMITS.perUser + 5; i++) await history.record(alice, entry(i));
+
+      expect(await history.forget(alice)).toBe(HISTORY_LIMITS.perUser);
+      expect((await store.ofScope(`discord:${scopeId}`)).map((e) => e.userId)).toEqual([bob.userId]);
+    });
+
+    it('keeps nothing older than the retention once a newer job is kept', async () => {
+      const store = await open();
+      let now = Date.now();
+      const history = new JobHistory({ store, retentionDays: 1, now: () => now });
+      const scopeId = `guild-${Math.random()}`;
+      const alice = requester({ scopeId });
+      await history.record(alice, entry(1));
+      now += 2 * DAY_MS;
+      await history.record(alice, entry(2));
+      expect((await store.ofUser(`discord:${alice.userId}`)).map((e) => e.key)).toEqual(['job-2']);
+      expect((await store.ofScope(`discord:${scopeId}`)).map((e) => e.key)).toEqual(['job-2']);
+    });
+
     it('shows nothing older than the retention', async () => {
       const store = await open();
       let now = Date.now();

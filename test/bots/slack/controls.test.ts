@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { settingsCommandOf } from '../../../bots/slack/listeners/settings-commands.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
-import { finishedJob, startHarness, type Harness, type HarnessOptions } from './harness.js';
+import { finishedJob, png, startHarness, type Harness, type HarnessOptions } from './harness.js';
 
 const ADMIN = 'U0ADMIN';
 
@@ -55,6 +55,38 @@ describe('the rules of a workspace, on Slack', () => {
 
     await h.fake.command({ command: '/imagine', text: 'a lighthouse --quality low', channel: 'C0ART', user: 'U0ALICE' });
     await finishedJob(h.fake, 'C0ART');
+    expect(h.emulator.requests).toHaveLength(1);
+  });
+
+  it('refuses an edit by the workspace’s rules before its images are downloaded: the edit modal, a mention, a Reroll', async () => {
+    h = await start();
+    const { fake } = h;
+    await fake.command({ command: '/imagine-edit', text: '', channel: 'C0EDIT', user: 'U0ALICE' });
+    const view = await fake.waitFor(() => fake.views[0], 'the edit modal');
+    const aliceEdit = await fake.submitView(view, { files: [fake.addFile({ name: 'cat.png', bytes: await png() })], prompt: 'add a hat', quality: 'low' });
+    expect(aliceEdit.status).toBe(200);
+    await finishedJob(fake, 'C0EDIT');
+    const job = fake.botMessages('C0EDIT')[0]!;
+    const downloadsBefore = fake.downloads.length;
+    expect(await privately(fake, 'admin set blocked <@U0MALLORY|mallory>', ADMIN)).toMatch(/^:white_check_mark:/);
+    expect(await ruleFor(h, 'U0MALLORY', 'C0EDIT')).toBe('member_blocked');
+    const answered = () => fake.responses.length + fake.ephemerals.length;
+
+    let before = answered();
+    await fake.command({ command: '/imagine-edit', text: '', channel: 'C0EDIT', user: 'U0MALLORY' });
+    const mallorysView = await fake.waitFor(() => fake.views[1], 'Mallory’s edit modal');
+    await fake.submitView(mallorysView, { files: [fake.addFile({ name: 'dog.png', bytes: await png() })], prompt: 'add a hat' }, 'U0MALLORY');
+    await fake.waitFor(() => answered() > before || undefined, 'the refusal of the modal');
+
+    before = answered();
+    await fake.userMessage({ channel: 'C0EDIT', user: 'U0MALLORY', text: `<@${fake.botUserId}> add a hat`, files: [fake.addFile({ name: 'owl.png', bytes: await png() })] });
+    await fake.waitFor(() => answered() > before || undefined, 'the refusal of the mention');
+
+    before = answered();
+    await fake.clickButton(job, 'pictor_reroll', 'U0MALLORY');
+    await fake.waitFor(() => answered() > before || undefined, 'the refusal of the Reroll');
+
+    expect(fake.downloads).toHaveLength(downloadsBefore);
     expect(h.emulator.requests).toHaveLength(1);
   });
 

@@ -27,8 +27,8 @@ describe('the Slack request store', () => {
     store.close();
     const mode = async (path: string) => (await stat(path)).mode & 0o777;
     expect(await mode(join(dataDir, 'slack'))).toBe(0o700);
-    expect(await mode(store.dir)).toBe(0o700);
-    expect(await mode(join(store.dir, `${saved.id}.json`))).toBe(0o600);
+    expect(await mode(store.dir!)).toBe(0o700);
+    expect(await mode(join(store.dir!, `${saved.id}.json`))).toBe(0o600);
     expect(await mode(old)).toBe(0o600);
   });
 
@@ -40,7 +40,26 @@ describe('the Slack request store', () => {
       expect(await store.get(saved.id)).toBeDefined();
       await new Promise((r) => setTimeout(r, 1200));
       expect(await store.get(saved.id)).toBeUndefined();
-      expect(await readdir(store.dir)).toEqual([]);
+      expect(await readdir(store.dir!)).toEqual([]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('reads request files of older versions (the bare record), and hands an active one to the sweep once', async () => {
+    const folder = join(dir, 'slack', 'requests');
+    await mkdir(folder, { recursive: true });
+    const old = { version: 1, id: 'OLDOLDOLDOLDOLD1', kind: 'generate', prompt: 'from before', options: {}, teamId: 'T1', userId: 'U1', channelId: 'C1', messageTs: '1.2', createdAt: 1, status: 'active' };
+    const ended = { ...old, id: 'OLDOLDOLDOLDOLD2', status: 'ended' };
+    await writeFile(join(folder, `${old.id}.json`), JSON.stringify(old));
+    await writeFile(join(folder, `${ended.id}.json`), JSON.stringify(ended));
+    const store = new RequestStore({ dataDir: dir });
+    await store.open();
+    try {
+      expect(await store.get(old.id)).toMatchObject({ prompt: 'from before', status: 'active' });
+      expect((await store.claimInterrupted()).map((r) => r.id)).toEqual([old.id]);
+      expect(await store.claimInterrupted()).toEqual([]);
+      expect(await store.get(ended.id)).toMatchObject({ status: 'ended' });
     } finally {
       store.close();
     }

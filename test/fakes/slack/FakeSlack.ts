@@ -129,6 +129,7 @@ export class FakeSlack {
   readonly #triggers = new Map<string, { issuedAt: number; used: boolean; user: string }>();
   readonly #tickets = new Set<string>();
   readonly #sockets = new Set<WebSocket>();
+  #nextSocket = 0;
   readonly #pendingAcks = new Map<string, (payload: unknown) => void>();
   #server: Server | undefined;
   #wss: WebSocketServer | undefined;
@@ -586,10 +587,9 @@ export class FakeSlack {
       });
     });
     const envelope = { envelope_id: envelopeId, type, payload, accepts_response_payload: kind !== 'event', retry_attempt: 0, retry_reason: '' };
-    for (const ws of this.#sockets) {
-      ws.send(JSON.stringify(envelope));
-      break;
-    }
+    // Slack spreads envelopes over an app's open connections (one per replica): here in turn.
+    const sockets = [...this.#sockets];
+    sockets[this.#nextSocket++ % sockets.length]!.send(JSON.stringify(envelope));
     return { status: 200, body: await ack };
   }
 

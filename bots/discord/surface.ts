@@ -1,0 +1,49 @@
+import { closeRedis, connectRedis } from '../../src/index.js';
+import type { Surface } from '../surface.js';
+import { readDiscordConfig, type DiscordConfig } from './config.js';
+import { inviteLink } from './invite-link.js';
+import { startDiscordBot } from './start-discord-bot.js';
+
+/** The Discord surface for `npm start`. */
+export const discordSurface: Surface<DiscordConfig> = {
+  id: 'discord',
+  hint: 'Discord: DISCORD_TOKEN (then register the commands once: npm run discord:deploy)',
+  readConfig: readDiscordConfig,
+  secrets: (config) => [config.token],
+  async start(config, ctx) {
+    // With Redis, processes on the gateway take turns holding it (a lease in Redis): one connected at a time.
+    const leaseRedis = ctx.redis && !config.interactions ? await connectRedis(ctx.redis.url, { logger: ctx.logger, name: 'pictor-discord-gateway-lease' }) : undefined;
+    let bot;
+    try {
+      bot = await startDiscordBot({
+        token: config.token,
+        applicationId: config.applicationId,
+        apiBaseUrl: config.apiBaseUrl,
+        adminRoleIds: config.adminRoleIds,
+        allowedAttachmentHosts: config.allowedAttachmentHosts,
+        interactions: config.interactions,
+        gatewayLease: leaseRedis && ctx.redis && { redis: leaseRedis, prefix: ctx.redis.prefix },
+        runner: ctx.runner,
+        dataDir: ctx.dataDir,
+        state: ctx.state,
+        logger: ctx.logger,
+        onWriteRefused: ctx.onWriteRefused,
+      });
+    } catch (error) {
+      if (leaseRedis) await closeRedis(leaseRedis);
+      throw error;
+    }
+    const { interactionsUrl } = bot;
+    ctx.print(interactionsUrl ? `Discord bot is online (HTTP, interactions at ${interactionsUrl}).` : 'Discord bot is online.');
+    const applicationId = bot.client.application?.id ?? bot.client.user?.id;
+    if (applicationId) ctx.print(`Invite it to a server: ${inviteLink(applicationId)}`);
+    const running = bot;
+    return {
+      health: () => running.online(),
+      stop: async () => {
+        await running.stop();
+        if (leaseRedis) await closeRedis(leaseRedis);
+      },
+    };
+  },
+};

@@ -1,0 +1,67 @@
+import { withTimeout, type LoggerLike } from '../../src/index.js';
+import type { StateStore } from './StateStore.js';
+
+/** How long `stop` waits for a sweep under way. */
+const STOP_WAIT_MS = 2_000;
+
+export interface Sweeper {
+  /** The first sweep (at start: what a process that is gone left unfinished). */
+  readonly first: Promise<number>;
+  /** Stops sweeping and waits for a sweep under way. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Every replica runs one per space: at start, then (with a shared store) every
+ * third of the lease, it claims the records whose holder is gone and hands
+ * each to `sweep`, which shows the job interrupted and releases the record.
+ * A claim goes to one process only, so one message is edited once. With the
+ * file backend there is nothing to take over later: one sweep, at start.
+ */
+export function startSweeper<T>(options: {
+  /** Whose lease sets the pace (a third of it). */
+  store: Pick<StateStore, 'leaseMs'>;
+  /** What is swept, in logs. */
+  name: string;
+  /** Claims what a gone process left (a space's `claimOrphans`, or a store's view of it). */
+  claim: () => Promise<readonly T[]>;
+  /** Shows one claimed job interrupted, and releases it. */
+  sweep: (entry: T) => Promise<void>;
+  logger: LoggerLike;
+  /** Default a third of the store's lease. */
+  intervalMs?: number | undefined;
+}): Sweeper {
+  const { store, name, logger } = options;
+  let running: Promise<number> | undefined;
+  const once = (): Promise<number> =>
+    (running ??= (async () => {
+      let swept = 0;
+      try {
+        for (const entry of await options.claim()) {
+          try {
+            await options.sweep(entry);
+            swept++;
+          } catch (error) {
+            logger.warn({ err: error, swept: name }, 'could not mark a job interrupted');
+          }
+        }
+      } catch (error) {
+        logger.warn({ err: error, swept: name }, 'could not look for jobs left by a stopped process');
+      } finally {
+        running = undefined;
+      }
+      return swept;
+    })());
+  const first = once();
+  const intervalMs = options.intervalMs ?? store.leaseMs / 3;
+  const timer = Number.isFinite(intervalMs) ? setInterval(() => void once(), Math.max(50, intervalMs)) : undefined;
+  timer?.unref();
+  return {
+    first,
+    async stop() {
+      clearInterval(timer);
+      // A sweep waiting for a storage that went away is not waited for long: the next process sweeps again.
+      await withTimeout(running ?? Promise.resolve(0), STOP_WAIT_MS, 'sweep still running').catch(() => undefined);
+    },
+  };
+}

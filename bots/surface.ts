@@ -1,0 +1,73 @@
+import type { Env, LoggerLike, RedisConfig, SeenRequests } from '../src/index.js';
+import type { JobRunner } from './runner/index.js';
+import type { StateStore } from './state/index.js';
+
+/** What `npm start` hands every surface it starts. */
+export interface SurfaceContext {
+  /** The one job runner of the process (budgets, queue, pacing). */
+  runner: JobRunner;
+  /** The bots' state store: the data folder, or Redis shared by replicas. Closed by `npm start` after the surfaces. */
+  state: StateStore;
+  /** Requests seen lately (the ledger's), for surfaces that must drop replays. */
+  seenRequests: SeenRequests;
+  /** `PICTOR_DATA_DIR`. */
+  dataDir: string;
+  /** `REDIS_URL` and its prefix, when the service shares a Redis (a surface may hold a lease there of its own). */
+  redis: RedisConfig | undefined;
+  /** Already a child logger for this surface. */
+  logger: LoggerLike;
+  /** Counts a write the platform refused (metrics), when metrics are on. */
+  onWriteRefused: (() => void) | undefined;
+  /** A line for the operator (stdout). */
+  print(line: string): void;
+}
+
+/** A surface that runs. */
+export interface RunningSurface {
+  /** Readiness for /healthz: connected to its platform. */
+  health(): boolean;
+  /** Stops taking interactions and shows what it still owes; called after the runner has ended the jobs. */
+  stop(): Promise<void>;
+}
+
+/**
+ * One chat surface as `npm start` sees it: an id (for logs, metrics and
+ * /healthz), its settings read from the environment (undefined when it is not
+ * configured), the secrets among them (kept out of logs), and how to start it.
+ * A new surface is a folder with one of these, and a line in `bots/main.ts`.
+ */
+export interface Surface<C = unknown> {
+  id: string;
+  /** What to tell an operator who has not configured any surface: the settings that turn this one on. */
+  hint: string;
+  readConfig(env: Env): C | undefined;
+  secrets(config: C): (string | undefined)[];
+  start(config: C, ctx: SurfaceContext): Promise<RunningSurface>;
+}
+
+/** A surface together with its settings, ready to start (the type of `main.ts`'s list). */
+export interface ConfiguredSurface {
+  id: string;
+  secrets: (string | undefined)[];
+  start(ctx: SurfaceContext): Promise<RunningSurface>;
+}
+
+/** A surface in `main.ts`'s list, whatever its settings' type. */
+export interface ListedSurface {
+  id: string;
+  hint: string;
+  /** Reads its settings: undefined when it is not configured (a ValidationError when they are wrong). */
+  configure(env: Env): ConfiguredSurface | undefined;
+}
+
+export function listed<C>(surface: Surface<C>): ListedSurface {
+  return {
+    id: surface.id,
+    hint: surface.hint,
+    configure(env) {
+      const config = surface.readConfig(env);
+      if (config === undefined) return undefined;
+      return { id: surface.id, secrets: surface.secrets(config), start: (ctx) => surface.start(config, ctx) };
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import { BadResponseError } from '../core/errors.js';
+import { salvageResult, type RequestedJob } from './job-result.js';
+import type { RawResponse } from './transport.js';
+
+/**
+ * Reads and parses a JSON result. It is done when the body ends, or as soon as
+ * what has arrived is a whole JSON object holding the `n` images: a server
+ * that sends the result and then keeps the connection open does not hold it
+ * back. A body that is not JSON is a BadResponseError (with the whole images
+ * it holds attached).
+ *
+ * The body is kept as bytes and turned into text once, when a parse is tried:
+ * `Buffer#toString` makes a one-byte string of the base64 at native speed,
+ * where a streaming `TextDecoder` went through ICU chunk by chunk and a
+ * regular expression looked for the closing brace in every chunk.
+ */
+export async function readJsonBody(body: RawResponse['body'], request: RequestedJob, requestId: string | undefined): Promise<unknown> {
+  const { n } = request;
+  let chunks: Buffer[] = [];
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    // Only a chunk that ends a JSON object can finish it (base64 never holds a brace): try a parse only then.
+    if (lastSignificantByte(chunk) === CLOSING_BRACE) {
+      const whole = chunks.length === 1 ? chunk : Buffer.concat(chunks);
+      chunks = [whole];
+      try {
+        const json = JSON.parse(textOf(whole)) as { data?: unknown };
+        if (Array.isArray(json.data) && json.data.length >= n) return json;
+      } catch {
+        // Not whole yet.
+      }
+    }
+  }
+  const text = textOf(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+  try {
+    return JSON.parse(text);
+  } catch {
+    // The parser's message quotes the body; it is left out (it may carry anything the server sent). Whole images in it are kept.
+    throw new BadResponseError('the service answered 200 with a body that is not JSON', { requestId, partial: salvageResult(text, request, requestId) });
+  }
+}
+
+const CLOSING_BRACE = 0x7d;
+
+/** The last byte of `chunk` that is not JSON whitespace, or -1 when there is none. */
+function lastSignificantByte(chunk: Buffer): number {
+  for (let i = chunk.length - 1; i >= 0; i--) {
+    const byte = chunk[i]!;
+    if (byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09) return byte;
+  }
+  return -1;
+}
+
+/** UTF-8 text as `TextDecoder` gives it: a leading byte-order mark dropped, bad bytes as U+FFFD. */
+function textOf(bytes: Buffer): string {
+  const text = bytes.toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}

@@ -1,0 +1,76 @@
+import { EventEmitter } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Events, type Client } from 'discord.js';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gatewayConnection } from '../../../bots/discord/gateway-connection.js';
+import { GatewayLease } from '../../../bots/discord/gateway-lease.js';
+import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { RecordingLogger } from './harness.js';
+
+const redisSetup = testRedis();
+
+/** The part of discord.js's Client the connection uses, with a login that takes `loginMs` before READY. */
+class SlowLoginClient extends EventEmitter {
+  readonly rest = { setToken: () => {} };
+  #ready = false;
+  constructor(readonly loginMs: number) {
+    super();
+  }
+  async login(): Promise<string> {
+    await sleep(this.loginMs);
+    this.#ready = true;
+    this.emit(Events.ClientReady, this);
+    return 'token';
+  }
+  async destroy(): Promise<void> {
+    this.#ready = false;
+  }
+  isReady(): boolean {
+    return this.#ready;
+  }
+}
+
+describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', () => {
+  const prefix = uniquePrefix('discord-gateway-connection');
+  let redis: Redis;
+  beforeAll(async () => {
+    redis = await connectRedis(requireRedisUrl(redisSetup), { name: 'gateway-connection-test' });
+  });
+  afterAll(async () => {
+    await closeRedis(redis);
+    await deleteKeys(requireRedisUrl(redisSetup), prefix);
+  });
+
+  it('keeps its lease while a login takes longer than the lease lives, so no other process can take it meanwhile', async () => {
+    const lease = { redis, key: `${prefix}:lease`, ttlMs: 600, renewEveryMs: 200, pollEveryMs: 100 };
+    const logger = new RecordingLogger();
+    const connection = gatewayConnection({ client: new SlowLoginClient(1500) as unknown as Client, token: 'token', loginTimeoutMs: 5000, lease, logger });
+    const started = connection.start();
+    await sleep(1000);
+    const other = new GatewayLease({ ...lease, logger });
+    expect(await other.tryAcquire()).toBe(false);
+    await started;
+    expect(connection.online()).toBe(true);
+    await connection.leave();
+    expect(await other.tryAcquire()).toBe(true);
+    await other.release();
+  });
+
+  it('does not stay on the gateway when the bot stops while a standby is still logging in', async () => {
+    const lease = { redis, key: `${prefix}:lease-2`, ttlMs: 600, renewEveryMs: 200, pollEveryMs: 100 };
+    const logger = new RecordingLogger();
+    const holder = new GatewayLease({ ...lease, logger });
+    expect(await holder.tryAcquire()).toBe(true);
+    const client = new SlowLoginClient(800);
+    const connection = gatewayConnection({ client: client as unknown as Client, token: 'token', loginTimeoutMs: 5000, lease, logger });
+    await connection.start();
+    await holder.release();
+    // The standby takes the lease at its next poll and logs in; the bot stops meanwhile.
+    await sleep(400);
+    await connection.leave();
+    await sleep(800);
+    expect(client.isReady()).toBe(false);
+  });
+});

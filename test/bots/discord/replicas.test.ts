@@ -1,0 +1,170 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startDiscordBot, type DiscordBot } from '../../../bots/discord/index.js';
+import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
+import { RedisStateStore } from '../../../bots/state/index.js';
+import { createEmulator, DEV_API_KEY } from '../../../src/emulator/index.js';
+import { closeRedis, connectRedis, PictorClient, silentLogger } from '../../../src/index.js';
+import { FakeDiscord, buttonsOf } from '../../fakes/discord/FakeDiscord.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { buttonId } from './harness.js';
+
+const redis = testRedis();
+const LEASE_MS = 600;
+
+/** One replica: its own runner, ledger, data folder, Redis connection and lease; the shared Redis prefix. */
+interface Replica {
+  bot: DiscordBot;
+  /** Sends the next interactions to this replica. */
+  use(): void;
+  runner: JobRunner;
+  state: RedisStateStore;
+  connection: Redis;
+  /** As kill -9: the gateway connection and Redis drop, nothing is stopped politely. */
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  });
+
+  async function setUp(latencyMs: number) {
+    const url = requireRedisUrl(redis);
+    const prefix = uniquePrefix('discord-replicas');
+    const discord = await FakeDiscord.start({ messageRateLimit: { limit: 30, windowMs: 5000 }, heartbeatIntervalMs: 1000 });
+    const emulator = createEmulator({ latencyMs, recordImageBytes: true });
+    const server = await emulator.listen({ port: 0 });
+    cleanups.push(async () => {
+      await discord.close();
+      await server.close();
+      await emulator.close();
+      await deleteKeys(url, prefix);
+    });
+    const replica = async (): Promise<Replica> => {
+      const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-replica-'));
+      const quota = new FileQuotaStore({ dir: dataDir });
+      const runner = new JobRunner({ client: new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 0 }), store: quota, limits: {}, minUpdateIntervalMs: 5, partialImages: 0 });
+      const connection = await connectRedis(url);
+      const state = await RedisStateStore.open({ redis: connection, prefix, leaseMs: LEASE_MS });
+      const bot = await startDiscordBot({
+        token: discord.botToken,
+        applicationId: discord.applicationId,
+        apiBaseUrl: discord.apiBaseUrl,
+        runner,
+        dataDir,
+        state,
+        allowedAttachmentHosts: [discord.cdnHost],
+        // Over HTTP, the test picks which replica an interaction reaches (`discord.interactionsEndpoint`).
+        interactions: { publicKey: discord.publicKeyHex, port: 0, host: '127.0.0.1' },
+        logger: silentLogger(),
+        stopGraceMs: 2000,
+      });
+      let stopped = false;
+      const stop = async () => {
+        if (stopped) return;
+        stopped = true;
+        await runner.shutdown({ graceMs: 500 });
+        await bot.stop();
+        await state.close();
+        await closeRedis(connection);
+        await quota.close();
+        await rm(dataDir, { recursive: true, force: true });
+      };
+      cleanups.push(stop);
+      return {
+        bot,
+        use: () => (discord.interactionsEndpoint = bot.interactionsUrl),
+        runner,
+        state,
+        connection,
+        stop,
+        async kill() {
+          stopped = true;
+          connection.disconnect();
+          await bot.client.destroy();
+          cleanups.push(async () => {
+            await bot.stop();
+            await runner.shutdown({ graceMs: 0 });
+            await quota.close();
+            await rm(dataDir, { recursive: true, force: true });
+          });
+        },
+      };
+    };
+    return { discord, emulator, replica };
+  }
+
+  it('a Reroll pressed on replica B runs the job replica A made (its spec from Redis)', async () => {
+    const { discord, emulator, replica } = await setUp(100);
+    const a = await replica();
+    const b = await replica();
+    a.use();
+    const first = discord.slashCommand('imagine', { prompt: 'a red kite', size: '1536x1024', quality: 'low' });
+    const result = await discord.waitFor(() => {
+      const m = discord.original(first);
+      return m && buttonsOf(m).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? m : undefined;
+    }, 'the job on A');
+    b.use();
+    const click = discord.clickButton(result, buttonId(result, 'Reroll'));
+    await discord.waitFor(() => {
+      const m = discord.original(click);
+      return m && buttonsOf(m).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? m : undefined;
+    }, 'the reroll on B');
+    const sent = emulator.requests.filter((r) => r.route === 'generations');
+    expect(sent).toHaveLength(2);
+    expect(sent[1]!.fields).toMatchObject({ prompt: 'a red kite', size: '1536x1024', quality: 'low' });
+  });
+
+  it('when replica A dies mid-job, replica B marks its job interrupted within the lease, with Retry', async () => {
+    const { discord, replica } = await setUp(30_000);
+    const a = await replica();
+    await replica();
+    a.use();
+    const ix = discord.slashCommand('imagine', { prompt: 'a job the crash ate' });
+    const running = await discord.waitFor(() => {
+      const m = discord.original(ix);
+      return m?.content.includes('Drawing') ? m : undefined;
+    }, 'the job to start on A');
+    await a.kill();
+    const killedAt = Date.now();
+    const swept = await discord.waitFor(() => {
+      const m = discord.messages.get(running.id)!;
+      return m.content.includes('restarted') ? m : undefined;
+    }, 'replica B to sweep A’s job');
+    expect(Date.now() - killedAt).toBeLessThan(LEASE_MS * (1 + 1 / 3) + 1500);
+    expect(swept.content.split('\n')[1]).toBe('🔌 This job stopped when the bot restarted; press Retry to run it again.');
+    expect(buttonsOf(swept).map((b) => b.label)).toEqual(['Retry']);
+    // Swept once: one replica claimed it.
+    expect(discord.channelMessages().filter((m) => m.content.includes('restarted'))).toHaveLength(1);
+  });
+
+  it('a Cancel that reaches replica B for a job running on live replica A is answered privately, and the job goes on', async () => {
+    const { discord, replica } = await setUp(1500);
+    const a = await replica();
+    const b = await replica();
+    a.use();
+    const ix = discord.slashCommand('imagine', { prompt: 'a job running on a' });
+    const running = await discord.waitFor(() => {
+      const m = discord.original(ix);
+      return m?.content.includes('Drawing') ? m : undefined;
+    }, 'the job to start on A');
+    b.use();
+    const click = discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await discord.waitFor(() => discord.original(click), 'B’s note');
+    expect(note.flags & 64).toBe(64);
+    expect(note.content).toContain('another instance of the bot');
+    const done = await discord.waitFor(() => {
+      const m = discord.messages.get(running.id)!;
+      return buttonsOf(m).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? m : undefined;
+    }, 'the job to finish on A');
+    expect(done.content).not.toContain('restarted');
+    expect(done.content).not.toContain('Cancelled');
+    expect(done.attachments).toHaveLength(1);
+  });
+});

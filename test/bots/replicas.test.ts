@@ -1,0 +1,170 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startService, type Service } from '../../bots/main.js';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { FakeSlack } from '../fakes/slack/FakeSlack.js';
+import { buttonsOf } from '../fakes/slack/slack-objects.js';
+import { useEmulator } from '../helpers/emulator.js';
+import { startRoundRobinProxy } from '../helpers/round-robin-proxy.js';
+import { waitUntil } from '../helpers/runner-harness.js';
+import { slackEventsUrl, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+import { finishedJob, jobMessages, statusOf } from './slack/harness.js';
+
+const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
+const redis = testRedis();
+const emu = useEmulator();
+const defer = useCleanup();
+const LEASE_SECONDS = 1;
+const generations = () => emu.emulator.requests.filter((r) => r.path === '/v1/images/generations').length;
+
+interface Replica {
+  process: ChildProcess;
+  /** Its Slack events URL (HTTP mode). */
+  url: string;
+  exited: Promise<number | null>;
+}
+
+describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
+  const prefixes: string[] = [];
+  afterAll(async () => {
+    if (redis.url) for (const prefix of prefixes) await deleteKeys(redis.url, prefix);
+  });
+
+  /** Settings every replica shares (its data folder is its own: what they share goes through Redis only). */
+  async function sharedEnv(slack: FakeSlack, mode: 'http' | 'socket'): Promise<NodeJS.ProcessEnv> {
+    const prefix = uniquePrefix('replicas');
+    prefixes.push(prefix);
+    return {
+      PATH: process.env.PATH,
+      PICTOR_LOG_LEVEL: 'silent',
+      PICTOR_BASE_URL: emu.url,
+      PICTOR_API_KEY: DEV_API_KEY,
+      PICTOR_PARTIAL_IMAGES: '0',
+      REDIS_URL: requireRedisUrl(redis),
+      PICTOR_REDIS_PREFIX: prefix,
+      PICTOR_REPLICA_LEASE_SECONDS: String(LEASE_SECONDS),
+      ...surfaceEnv({ slack }),
+      ...(mode === 'socket' ? { SLACK_MODE: 'socket', SLACK_APP_TOKEN: slack.appToken } : {}),
+    };
+  }
+
+  /** A replica in a process of its own (to be stopped with a signal). */
+  async function spawnReplica(env: NodeJS.ProcessEnv): Promise<Replica> {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { ...env, PICTOR_DATA_DIR: await tempDataDir(defer, 'pictor-replica-') }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    defer(async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    });
+    let printed = '';
+    child.stdout!.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+    await waitUntil(() => slackEventsUrl(printed) !== undefined || /Socket Mode/.test(printed), 'a replica is online', 30_000);
+    return { process: child, url: slackEventsUrl(printed) ?? '', exited };
+  }
+
+  /** A replica in this process. */
+  async function startReplica(env: NodeJS.ProcessEnv): Promise<{ service: Service; url: string }> {
+    const printed: string[] = [];
+    const service = await startService({ ...env, PICTOR_DATA_DIR: await tempDataDir(defer, 'pictor-replica-') }, (line) => printed.push(line));
+    defer(() => service.stop());
+    return { service, url: slackEventsUrl(printed.join('\n')) ?? '' };
+  }
+
+  it('in HTTP mode behind a round-robin proxy: 20 jobs over both finish, a button on A’s message works on B, a replay to either is dropped, SIGTERM on A mid-job loses nothing', async () => {
+    // Each replica paces its own writes (per channel, and 40 chat.update a minute): one channel per job, and Slack's
+    // workspace-wide Tier 3 limit is not what is tested here (see docs: Replicas).
+    const slack = await new FakeSlack({ channelWriteIntervalMs: 5, tier3PerMinute: 0 }).start();
+    defer(() => slack.close());
+    const env = await sharedEnv(slack, 'http');
+    const a = await spawnReplica(env);
+    const b = await startReplica(env);
+    const proxy = await startRoundRobinProxy([a.url, b.url]);
+    defer(() => proxy.close());
+    slack.deliverOverHttp(proxy.url);
+
+    emu.emulator.configure({ latencyMs: 50 });
+    for (let i = 0; i < 20; i++) {
+      expect((await slack.command({ command: '/imagine', text: `lighthouse ${i} --quality low`, user: `U0USER${i}`, channel: `C0MANY${i}` })).status).toBe(200);
+    }
+    for (let i = 0; i < 20; i++) expect(statusOf(await finishedJob(slack, `C0MANY${i}`))).toContain('Done');
+    expect(proxy.sent).toEqual([10, 10]);
+    expect(generations()).toBe(20);
+
+    // The last command went to B; its replay reaches A, then B: neither runs it again.
+    for (let i = 0; i < 2; i++) expect((await slack.replayLastDelivery()).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(generations()).toBe(20);
+    expect(proxy.sent).toEqual([11, 11]);
+
+    // A job made on A; its Reroll pressed on B.
+    slack.deliverOverHttp(a.url);
+    await slack.command({ command: '/imagine', text: 'a paper boat --quality low', user: 'U0ANN', channel: 'C0BUTTON' });
+    const done = await finishedJob(slack, 'C0BUTTON', 0);
+    slack.deliverOverHttp(b.url);
+    expect((await slack.clickButton(done, 'pictor_reroll', 'U0BOB')).status).toBe(200);
+    const reroll = await finishedJob(slack, 'C0BUTTON', 1);
+    expect(statusOf(reroll)).toContain('Done');
+    expect(JSON.stringify(reroll.blocks)).toContain('<@U0BOB> asked for: “a paper boat”');
+
+    // A rolling deploy: A gets SIGTERM while drawing; it finishes and shows that job, while B takes a new one.
+    emu.emulator.configure({ latencyMs: 1500 });
+    slack.deliverOverHttp(a.url);
+    await slack.command({ command: '/imagine', text: 'a slow boat --quality low', user: 'U0CAT', channel: 'C0TERM' });
+    await waitUntil(() => emu.emulator.stats().openStreams === 1, 'the job reached the service', 10_000);
+    a.process.kill('SIGTERM');
+    slack.deliverOverHttp(b.url);
+    await slack.command({ command: '/imagine', text: 'a new boat --quality low', user: 'U0DAN', channel: 'C0NEW' });
+    expect(statusOf(await finishedJob(slack, 'C0TERM', 0))).toContain('Done');
+    expect(statusOf(await finishedJob(slack, 'C0NEW', 0))).toContain('Done');
+    expect(await a.exited).toBe(0);
+    emu.emulator.configure({ latencyMs: 0 });
+  }, 90_000);
+
+  it('when A is killed (-9) mid-job, B marks A’s job interrupted within the lease, with Reroll', async () => {
+    const slack = await new FakeSlack({ channelWriteIntervalMs: 10 }).start();
+    defer(() => slack.close());
+    const env = await sharedEnv(slack, 'http');
+    const a = await spawnReplica(env);
+    await startReplica(env);
+
+    emu.emulator.configure({ latencyMs: 60_000 });
+    slack.deliverOverHttp(a.url);
+    await slack.command({ command: '/imagine', text: 'a slow lighthouse --quality low', user: 'U0CAT', channel: 'C0KILL' });
+    await waitUntil(() => emu.emulator.stats().openStreams === 1, 'the job reached the service', 30_000);
+    await slack.waitFor(() => jobMessages(slack, 'C0KILL')[0], 'the job’s message');
+    a.process.kill('SIGKILL');
+    const killedAt = Date.now();
+    await a.exited;
+
+    // The lease, then at most a third of it for B's next sweep (and a margin for a loaded machine).
+    const stopped = await slack.waitFor(() => {
+      const message = jobMessages(slack, 'C0KILL')[0];
+      return message && statusOf(message).includes('Stopped because the bot restarted') ? message : undefined;
+    }, 'replica B to mark A’s job interrupted');
+    expect(Date.now() - killedAt).toBeLessThan(LEASE_SECONDS * 1000 * (1 + 1 / 3) + 1500);
+    expect(buttonsOf(stopped).map((button) => button.actionId)).toEqual(['pictor_reroll']);
+    emu.emulator.configure({ latencyMs: 0 });
+  }, 90_000);
+
+  it('in Socket Mode: jobs spread over both connections finish, and a button on A’s message works on B', async () => {
+    // Each replica paces its own writes (per channel, and 40 chat.update a minute): one channel per job, and Slack's
+    // workspace-wide Tier 3 limit is not what is tested here (see docs: Replicas).
+    const slack = await new FakeSlack({ channelWriteIntervalMs: 5, tier3PerMinute: 0 }).start();
+    defer(() => slack.close());
+    const env = await sharedEnv(slack, 'socket');
+    await startReplica(env);
+    await startReplica(env);
+    await slack.waitFor(() => slack.socketCount === 2 || undefined, 'both replicas’ Socket Mode connections');
+
+    emu.emulator.configure({ latencyMs: 50 });
+    for (let i = 0; i < 20; i++) await slack.command({ command: '/imagine', text: `kite ${i} --quality low`, user: `U0KITE${i}`, channel: `C0KITE${i}` });
+    for (let i = 0; i < 20; i++) expect(statusOf(await finishedJob(slack, `C0KITE${i}`))).toContain('Done');
+    // The fake hands envelopes to the connections in turn: the click goes to the other replica than the job did.
+    const first = jobMessages(slack, 'C0KITE0')[0]!;
+    await slack.clickButton(first, 'pictor_reroll', 'U0BOB');
+    expect(statusOf(await finishedJob(slack, 'C0KITE0', 1))).toContain('Done');
+    expect(generations()).toBe(21);
+  }, 90_000);
+});

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { readJsonBody } from '../../src/client/read-json-body.js';
+import type { RequestedJob } from '../../src/client/job-result.js';
+import type { RawResponse } from '../../src/client/transport.js';
+
+const REQUEST: RequestedJob = { operation: 'generate', n: 1, output_format: 'png', size: '1024x1024', quality: 'low', background: 'auto' };
+
+/** A body that yields `chunks`, then, when `hang` is set, never ends. */
+function bodyOf(chunks: readonly (string | Buffer)[], hang = false): RawResponse['body'] {
+  return (async function* () {
+    for (const chunk of chunks) yield typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (hang) await new Promise(() => {});
+  })() as unknown as RawResponse['body'];
+}
+
+describe('readJsonBody', () => {
+  it('parses a result cut into chunks anywhere, a character split between two of them included', async () => {
+    const bytes = Buffer.from(JSON.stringify({ data: [{ b64_json: 'AAAA' }], note: 'café ☕' }));
+    const cut = bytes.indexOf(Buffer.from('☕')) + 1;
+    const json = await readJsonBody(bodyOf([bytes.subarray(0, 5), bytes.subarray(5, cut), bytes.subarray(cut)]), REQUEST, undefined);
+    expect(json).toEqual({ data: [{ b64_json: 'AAAA' }], note: 'café ☕' });
+  });
+
+  it('is done once the whole result has arrived, even when the server keeps the body open', async () => {
+    const json = await readJsonBody(bodyOf(['{"data": [{"b64_json": ', '"AAAA"}]}\n'], true), REQUEST, undefined);
+    expect(json).toEqual({ data: [{ b64_json: 'AAAA' }] });
+  });
+
+  it('drops a leading byte-order mark, as a text decoder does', async () => {
+    const json = await readJsonBody(bodyOf(['\uFEFF{"data": []}']), REQUEST, undefined);
+    expect(json).toEqual({ data: [] });
+  });
+
+  it('reads bad UTF-8 as U+FFFD, as a text decoder does', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"data": [], "note": "'), Buffer.from([0xff]), Buffer.from('"}')]);
+    expect(await readJsonBody(bodyOf([bytes]), REQUEST, undefined)).toEqual({ data: [], note: '\uFFFD' });
+  });
+
+  it('says a body that is not JSON is a bad response', async () => {
+    await expect(readJsonBody(bodyOf(['{"data": [{"b64_json": "AA']), REQUEST, 'req_7')).rejects.toMatchObject({ code: 'bad_response', requestId: 'req_7' });
+  });
+});
