@@ -1,10 +1,10 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger, silentLogger } from '../../../src/index.js';
 import { startSlackBot } from '../../../bots/slack/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
-import { finishedJob, jobMessages, png, startHarness, type Harness } from './harness.js';
+import { finishedJob, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
 
 const ADMIN = 'U0ADMIN';
 const STATE_SECRET = 'a-state-secret-for-the-oauth-tests';
@@ -205,6 +205,28 @@ describe('the Slack app in many workspaces (OAuth)', () => {
 
     expect(fake.callsOf('oauth.v2.access')).toHaveLength(1);
     expect(fake.calls.filter((c) => c.args.channel === 'C0ALPHA').every((c) => c.ok && c.team === 'T0ALPHA')).toBe(true);
+  });
+
+  it('sweeps a job a dead process left with the token of the job’s workspace, and makes no call for one of a workspace no longer installed', async () => {
+    const before = await startOAuth();
+    const { fake, dataDir } = before;
+    await install(before, 'T0ALPHA');
+    await fake.command({ command: '/imagine', text: 'a paper boat --quality low', team: 'T0ALPHA', channel: 'C0ALPHA' });
+    const message = await finishedJob(fake, 'C0ALPHA');
+    await before.close({ fake: true, dataDir: true });
+    // What a killed process leaves: requests still active, one in Alpha, one in a workspace that has since uninstalled.
+    const folder = join(dataDir, 'slack', 'requests');
+    const lost = { version: 1, id: 'LOSTLOSTLOSTLOS1', kind: 'generate', prompt: 'a lost boat', options: {}, teamId: 'T0ALPHA', userId: 'U0ALICE', channelId: 'C0ALPHA', messageTs: message.ts, createdAt: Date.now(), status: 'active' };
+    const gone = { ...lost, id: 'LOSTLOSTLOSTLOS2', teamId: 'T0GONE', channelId: 'C0GONE' };
+    for (const record of [lost, gone]) await writeFile(join(folder, `${record.id}.json`), JSON.stringify(record));
+    const updatesBefore = fake.callsOf('chat.update').length;
+
+    h = await startHarness({ fake, dataDir, bot: { botToken: undefined, oauth: { clientId: fake.clientId, clientSecret: fake.clientSecret, stateSecret: STATE_SECRET } } });
+
+    await fake.waitFor(() => statusOf(jobMessages(fake, 'C0ALPHA')[0]!).includes('restarted'), 'the lost job to be marked stopped');
+    const sweeps = fake.callsOf('chat.update').slice(updatesBefore);
+    expect(sweeps).toEqual([expect.objectContaining({ ok: true, team: 'T0ALPHA', args: expect.objectContaining({ channel: 'C0ALPHA', ts: message.ts }) })]);
+    expect(fake.unauthorized).toEqual([]);
   });
 
   it('still drops a replayed request (signature and replay guard as with one token)', async () => {
