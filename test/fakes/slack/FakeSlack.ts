@@ -51,7 +51,9 @@ export interface FakeSlackOptions {
 
 /** A workspace the app is installed in: its bot token and bot user. */
 export interface FakeWorkspace {
+  /** The workspace, or for an org-wide install (Enterprise Grid) the organization (`E…`): its token acts in every workspace of it. */
   teamId: string;
+  orgWide?: boolean;
   botToken: string;
   botUserId: string;
   botId: string;
@@ -120,7 +122,7 @@ export class FakeSlack {
   readonly #workspaces = new Map<string, FakeWorkspace>();
   /** Tokens revoked or of an uninstalled app: Slack answers `token_revoked`. */
   readonly #revoked = new Set<string>();
-  readonly #codes = new Map<string, { teamId: string; redirectUri: string; issuedAt: number; used: boolean }>();
+  readonly #codes = new Map<string, { teamId: string; orgWide: boolean; redirectUri: string; issuedAt: number; used: boolean }>();
   readonly #lastWriteAt = new Map<string, number>();
   /** Accepted calls of each Tier 3 method in the last minute, oldest first. */
   readonly #tier3Calls = new Map<string, number[]>();
@@ -327,7 +329,7 @@ export class FakeSlack {
    * page's query (client id, bot scopes, state) as Slack does, and returns
    * where Slack sends the browser: `redirectUri?code=…&state=…`.
    */
-  approveInstall(location: string, input: { team: string; redirectUri: string }): string {
+  approveInstall(location: string, input: { team: string; redirectUri: string; orgWide?: boolean }): string {
     const url = new URL(location);
     if (`${url.origin}${url.pathname}` !== this.authorizeUrl) throw new Error(`not Slack's authorize page: ${url.origin}${url.pathname}`);
     if (url.searchParams.get('client_id') !== this.clientId) throw new Error('the authorize page was opened with another client_id');
@@ -335,7 +337,7 @@ export class FakeSlack {
     const state = url.searchParams.get('state');
     if (!state) throw new Error('the authorize page was opened without a state');
     const code = `${input.team}.${randomBytes(8).toString('hex')}`;
-    this.#codes.set(code, { teamId: input.team, redirectUri: url.searchParams.get('redirect_uri') ?? input.redirectUri, issuedAt: Date.now(), used: false });
+    this.#codes.set(code, { teamId: input.team, orgWide: input.orgWide === true, redirectUri: url.searchParams.get('redirect_uri') ?? input.redirectUri, issuedAt: Date.now(), used: false });
     const redirect = new URL(input.redirectUri);
     redirect.searchParams.set('code', code);
     redirect.searchParams.set('state', state);
@@ -365,7 +367,10 @@ export class FakeSlack {
   // ---------------------------------------------------------------- what people do
 
   /** A person runs a slash command. Resolves with what the app acknowledged. */
-  async command(input: { command: string; text: string; user?: string; userName?: string; channel?: string; team?: string }, sign?: SignOverride): Promise<Delivery & { responseUrl: string; triggerId: string }> {
+  async command(
+    input: { command: string; text: string; user?: string; userName?: string; channel?: string; team?: string; /** A workspace of this Enterprise Grid organization, where the app is installed org-wide. */ enterprise?: string },
+    sign?: SignOverride,
+  ): Promise<Delivery & { responseUrl: string; triggerId: string }> {
     const responseUrl = this.#responseUrl();
     const user = input.user ?? 'U0ALICE';
     const triggerId = this.#trigger(user);
@@ -380,7 +385,8 @@ export class FakeSlack {
       command: input.command,
       text: input.text,
       api_app_id: 'A0PICTOR',
-      is_enterprise_install: 'false',
+      ...(input.enterprise ? { enterprise_id: input.enterprise } : {}),
+      is_enterprise_install: input.enterprise ? 'true' : 'false',
       response_url: responseUrl,
       trigger_id: triggerId,
     };
@@ -762,8 +768,8 @@ export class FakeSlack {
     code.used = true;
     let workspace = this.workspaceOf(code.teamId);
     if (!workspace) {
-      const suffix = code.teamId.replace(/^T0?/, '');
-      workspace = { teamId: code.teamId, botToken: `xoxb-${suffix}-${randomBytes(12).toString('hex')}`, botUserId: `U0BOT${suffix}`, botId: `B0BOT${suffix}` };
+      const suffix = code.teamId.replace(/^[TE]0?/, '');
+      workspace = { teamId: code.teamId, orgWide: code.orgWide, botToken: `xoxb-${suffix}-${randomBytes(12).toString('hex')}`, botUserId: `U0BOT${suffix}`, botId: `B0BOT${suffix}` };
       this.#workspaces.set(workspace.botToken, workspace);
     }
     this.#changed();
@@ -774,10 +780,10 @@ export class FakeSlack {
       scope: 'commands,chat:write,chat:write.public,files:read,files:write,im:write,app_mentions:read,channels:history,groups:history,im:history,mpim:history',
       bot_user_id: workspace.botUserId,
       app_id: 'A0PICTOR',
-      team: { name: `Team ${code.teamId}`, id: code.teamId },
-      enterprise: null,
+      team: code.orgWide ? null : { name: `Team ${code.teamId}`, id: code.teamId },
+      enterprise: code.orgWide ? { name: `Org ${code.teamId}`, id: code.teamId } : null,
       authed_user: { id: 'U0INSTALLER' },
-      is_enterprise_install: false,
+      is_enterprise_install: code.orgWide,
     };
   }
 
@@ -787,7 +793,7 @@ export class FakeSlack {
     const channel = str('channel') ?? str('channel_id');
     switch (method) {
       case 'auth.test':
-        return { ok: true, url: 'https://pictor-test.slack.com/', team: 'Pictor Test', user: 'pictor', team_id: workspace!.teamId, user_id: workspace!.botUserId, bot_id: workspace!.botId, is_enterprise_install: false };
+        return { ok: true, url: 'https://pictor-test.slack.com/', team: 'Pictor Test', user: 'pictor', team_id: workspace!.teamId, user_id: workspace!.botUserId, bot_id: workspace!.botId, is_enterprise_install: workspace!.orgWide === true };
       case 'apps.connections.open': {
         const ticket = randomBytes(8).toString('hex');
         this.#tickets.add(ticket);
