@@ -87,6 +87,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
     const metrics: Metrics | undefined = core.metrics ? createMetrics() : undefined;
     const checks: Record<string, HealthCheck> = {};
     let runnerOfService: JobRunner | undefined;
+    /** What the running surfaces let go of when a drain begins with replicas (see `RunningSurface.handOver`). */
+    const handOvers: { id: string; handOver: () => Promise<void> }[] = [];
     if (configured.length > 0) {
       // Checked before any surface goes online (a damaged ledger file is restored from its backup or stops the start,
       // naming the file); what a reconcile of a dead process's jobs charges is counted as spent. Emulator jobs have a
@@ -107,6 +109,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         client,
         store,
         limits: runnerConfig.limits,
+        dmCaps: runnerConfig.dmCaps,
         partialImages: runnerConfig.partialImages,
         minUpdateIntervalMs: runnerConfig.minUpdateIntervalMs,
         maxQueuedJobs: runnerConfig.maxQueuedJobs,
@@ -145,7 +148,10 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         });
         stops.push(() => running.stop());
         checks[surface.id] = () => running.health();
+        if (running.handOver) handOvers.push({ id: surface.id, handOver: running.handOver.bind(running) });
       }
+      // With replicas, a draining process is no longer ready: load balancers send new requests to the others.
+      if (core.redis) checks.accepting = () => !runner.draining;
       // Stopped first (stops run last-in first-out): running jobs end and their
       // messages say so while the bots can still write them.
       // After a drain, what still runs is stopped at once (the drain was the grace).
@@ -179,7 +185,23 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       for (const surface of SURFACES) print(`  ${surface.hint}`);
       print('  Real image service: PICTOR_BASE_URL and PICTOR_API_KEY (until then the emulator above is used)');
     }
-    const drain = async () => (runnerOfService ? runnerOfService.drain(runnerConfig.shutdownGraceMs) : 0);
+    const drain = async () => {
+      if (!runnerOfService) return 0;
+      const drained = runnerOfService.drain(runnerConfig.shutdownGraceMs);
+      // With Redis other replicas may be running: new work goes to them while this process's jobs finish. Alone,
+      // the process stays connected and tells new requests it is restarting.
+      if (core.redis) {
+        await Promise.all(
+          handOvers.map(({ id, handOver }) =>
+            handOver().then(
+              () => logger.info({ surface: id }, 'handed new work over to the other replicas'),
+              (error: unknown) => logger.warn({ surface: id, err: error instanceof Error ? error.message : String(error) }, 'could not hand new work over'),
+            ),
+          ),
+        );
+      }
+      return drained;
+    };
     return { emulatorUrl, shutdownGraceMs: runnerConfig.shutdownGraceMs, drain, stop: stopAll };
   } catch (error) {
     await stopAll();

@@ -26,6 +26,13 @@ export interface SurfaceContext {
 export interface RunningSurface {
   /** Readiness for /healthz: connected to its platform. */
   health(): boolean;
+  /**
+   * Called when the process begins to drain (SIGTERM) and other replicas may be running (`REDIS_URL` is set): lets go
+   * of what brings it new work (a gateway lease, a socket connection) so the platform hands that to the others, while
+   * the jobs this process runs keep writing their messages. Optional: a surface reached over HTTP has nothing to let
+   * go of (its /healthz turns unready instead). Not called for a lone process: it has nobody to hand over to.
+   */
+  handOver?(): Promise<void>;
   /** Stops taking interactions and shows what it still owes; called after the runner has ended the jobs. */
   stop(): Promise<void>;
 }

@@ -18,6 +18,11 @@ export interface ReplyTargetOptions {
   channelId: string;
   /** Who asked: mentioned when the result has to go to the channel instead. */
   userId: string;
+  /**
+   * `channel` (a server the bot is in): once the token is unusable, final messages go to the channel. `dm` (DMs and
+   * user installs, where the bot may not post in the channel at all): they go to a DM the bot opens with the user.
+   */
+  fallback?: 'channel' | 'dm' | undefined;
   logger: LoggerLike;
   /** Tries of a final message before falling back to the channel. Default 3. */
   finalAttempts?: number | undefined;
@@ -48,6 +53,8 @@ export class ReplyTarget {
   #replyGone = false;
   /** Files of the final message that Discord refused together (413): sent alone after it. */
   #oversized: OutgoingFile[] = [];
+  /** The fallback's channel: the interaction's, or the DM opened with the user (once). */
+  #fallbackChannel: Promise<string> | undefined;
 
   constructor(options: ReplyTargetOptions) {
     this.#o = options;
@@ -102,7 +109,7 @@ export class ReplyTarget {
             query: new URLSearchParams({ wait: 'true' }),
           });
         } else {
-          await this.#o.botRest.post(Routes.channelMessages(this.#o.channelId), { body: bodyOf(message, this.#o.userId), files: filesOf(message) });
+          await this.#o.botRest.post(Routes.channelMessages(await this.#fallbackChannelId()), { body: bodyOf(message, this.#o.userId), files: filesOf(message) });
         }
         return true;
       } catch (error) {
@@ -190,17 +197,30 @@ export class ReplyTarget {
 
   async #postInChannel(message: OutgoingMessage): Promise<boolean> {
     this.#mode = 'channel';
+    const where = this.#o.fallback === 'dm' ? 'dm' : 'channel';
     try {
-      await this.#o.botRest.post(Routes.channelMessages(this.#o.channelId), { body: bodyOf(message, this.#o.userId), files: filesOf(message) });
-      this.#o.logger.info({ channelId: this.#o.channelId }, 'delivered a job result as a channel message (the interaction token could not be used)');
+      const channelId = await this.#fallbackChannelId();
+      await this.#o.botRest.post(Routes.channelMessages(channelId), { body: bodyOf(message, this.#o.userId), files: filesOf(message) });
+      this.#o.logger.info({ channelId, where }, `delivered a job result as a ${where === 'dm' ? 'direct' : 'channel'} message (the interaction token could not be used)`);
       return true;
     } catch (error) {
       this.#o.logger.error(
-        { channelId: this.#o.channelId, code: discordErrorCode(error), status: discordErrorStatus(error) },
-        'could not deliver a job result to Discord (no usable interaction token, and the channel refused the message)',
+        { channelId: this.#o.channelId, where, code: discordErrorCode(error), status: discordErrorStatus(error) },
+        `could not deliver a job result to Discord (no usable interaction token, and ${where === 'dm' ? 'no DM could be sent to the user' : 'the channel refused the message'})`,
       );
       return false;
     }
+  }
+
+  /** The interaction's channel, or for `fallback: 'dm'` the DM channel with the user (opened once; a failure is tried again next time). */
+  #fallbackChannelId(): Promise<string> {
+    if (this.#o.fallback !== 'dm') return Promise.resolve(this.#o.channelId);
+    this.#fallbackChannel ??= (this.#o.botRest.post(Routes.userChannels(), { body: { recipient_id: this.#o.userId } }) as Promise<{ id: string }>).then((dm) => dm.id);
+    const opened = this.#fallbackChannel;
+    opened.catch(() => {
+      if (this.#fallbackChannel === opened) this.#fallbackChannel = undefined;
+    });
+    return opened;
   }
 
   #tokenUsable(): boolean {

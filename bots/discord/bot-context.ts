@@ -25,10 +25,14 @@ export interface DiscordJobRunner {
 export interface BotContext {
   runner: DiscordJobRunner;
   store: DiscordJobStore;
+  /** Asks the replica running the job of the record `key` to cancel it for `by` (true when it got the request); false without Redis. */
+  askHolderToCancel(key: string, by: Requester): Promise<boolean>;
   logger: LoggerLike;
   /** REST client for interaction webhooks (see rest-request.ts); the Discord client's own REST carries the bot token. */
   webhookRest: REST;
   adminRoleIds: readonly string[];
+  /** `DISCORD_USER_INSTALLS`: jobs are taken in DMs and user installs (on the user's own budget); otherwise refused there. */
+  userInstalls: boolean;
   downloadPolicy: DownloadPolicy;
   /** Keeps track of a job until its reply is final (stop() waits for these). */
   track(done: Promise<unknown>): void;

@@ -1,4 +1,4 @@
-import { envError, envList, envNumber, envText, envUrl, ValidationError, type Env } from '../../src/index.js';
+import { envBoolean, envError, envList, envNumber, envText, envUrl, ValidationError, type Env } from '../../src/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 import { isPublicKeyHex } from './verify-signature.js';
 
@@ -21,6 +21,11 @@ export interface DiscordConfig {
    * arrive over HTTP at `/interactions` on this port instead of through the gateway. Undefined: gateway.
    */
   interactions: { publicKey: string; port: number; host: string | undefined } | undefined;
+  /**
+   * `DISCORD_USER_INSTALLS=1`: the commands are registered for user installs and DMs too, and jobs there are taken
+   * (on the user's own budget, `PICTOR_DM_*_USD`). Default off: such interactions are refused (`dms_not_enabled`).
+   */
+  userInstalls: boolean;
 }
 
 const SNOWFLAKE = /^\d{17,20}$/;
@@ -57,6 +62,14 @@ export function readDiscordConfig(env: Env): DiscordConfig | undefined {
   if (port !== undefined && publicKey === undefined) {
     throw new ValidationError('DISCORD_PUBLIC_KEY', 'DISCORD_PUBLIC_KEY must be set with DISCORD_INTERACTIONS_PORT: it checks that interactions come from Discord');
   }
+  const userInstalls = envBoolean(env, 'DISCORD_USER_INSTALLS', '1 (commands in DMs and user installs too) or 0') ?? false;
+  // Anyone may install the app for themselves: without a DM budget, strangers would spend the account up to its own caps.
+  if (userInstalls && envText(env, 'PICTOR_DM_DAILY_USD') === undefined && envText(env, 'PICTOR_DM_MONTHLY_USD') === undefined) {
+    throw new ValidationError(
+      'PICTOR_DM_DAILY_USD',
+      'DISCORD_USER_INSTALLS=1 lets anyone who installs the app spend on your account: set PICTOR_DM_DAILY_USD or PICTOR_DM_MONTHLY_USD (each person’s budget outside servers) first',
+    );
+  }
   return {
     token,
     applicationId: snowflake(env, 'DISCORD_APPLICATION_ID'),
@@ -66,5 +79,6 @@ export function readDiscordConfig(env: Env): DiscordConfig | undefined {
     adminRoleIds,
     allowedAttachmentHosts: hosts.map((h) => h.toLowerCase()),
     interactions: port !== undefined && publicKey !== undefined ? { publicKey: publicKey.toLowerCase(), port, host } : undefined,
+    userInstalls,
   };
 }

@@ -14,6 +14,8 @@ export interface DeployCommandsOptions {
   /** Register in this one server (instant; for testing) instead of globally (may take up to an hour to show). */
   guildId?: string | undefined;
   apiBaseUrl?: string | undefined;
+  /** `DISCORD_USER_INSTALLS`: also register the commands for user installs and DMs (`integration_types`, `contexts`). */
+  userInstalls?: boolean | undefined;
 }
 
 export interface DeployedCommands {
@@ -26,7 +28,7 @@ export interface DeployedCommands {
 export async function deployCommands(options: DeployCommandsOptions): Promise<DeployedCommands> {
   const rest = new REST({ api: (options.apiBaseUrl ?? DISCORD_API_BASE_URL).replace(/\/+$/, '') }).setToken(options.token);
   const applicationId = options.applicationId ?? ((await rest.get(Routes.currentApplication())) as { id: string }).id;
-  const body: RESTPostAPIApplicationCommandsJSONBody[] = commandDefinitions();
+  const body: RESTPostAPIApplicationCommandsJSONBody[] = commandDefinitions(undefined, { userInstalls: options.userInstalls });
   const route = options.guildId ? Routes.applicationGuildCommands(applicationId, options.guildId) : Routes.applicationCommands(applicationId);
   const registered = (await rest.put(route, { body })) as { name: string }[];
   return { scope: options.guildId ? 'guild' : 'global', applicationId, names: registered.map((c) => c.name) };
@@ -54,6 +56,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: { out(li
     const result = await deployCommands(config);
     const where = result.scope === 'guild' ? `in server ${config.guildId}` : 'globally (they can take up to an hour to appear)';
     print.out(`Registered ${result.names.map((n) => (n.includes(' ') ? `"${n}"` : `/${n}`)).join(', ')} ${where} for application ${result.applicationId}.`);
+    if (config.userInstalls) print.out('DISCORD_USER_INSTALLS is on: all but /imagine-admin are offered in DMs and user installs too (tick Installation → User Install in the Developer Portal).');
     print.out(`Invite the bot to a server: ${inviteLink(result.applicationId)}`);
     return 0;
   } catch (error) {

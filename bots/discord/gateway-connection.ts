@@ -21,6 +21,13 @@ export interface GatewayConnection {
   readonly leased: boolean;
   /** Off the gateway, then the lease given up (in that order: never two processes connected). */
   leave(): Promise<void>;
+  /**
+   * At drain start (with a lease): `leave()` as soon as another process stands by for the lease (at once if one
+   * does), so it takes the new interactions. Until then, and for a lone process, stays connected: new commands are
+   * told the bot is restarting rather than not answered at all. A standby itself stops standing by. Resolves once the
+   * first check is done.
+   */
+  handOver(): Promise<void>;
 }
 
 /**
@@ -101,7 +108,7 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     })();
   };
 
-  return {
+  const connection: GatewayConnection = {
     leased: lease !== undefined,
     async start() {
       if (lease && !(await lease.tryAcquire().catch(() => false))) {
@@ -122,6 +129,22 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       }
     },
     online: () => (lease && !holding ? !leaving : client.isReady()),
+    async handOver() {
+      if (!lease || leaving) return;
+      if (!holding) return connection.leave();
+      const leaveToStandby = () => {
+        logger.info({}, 'another process stands by for the Discord gateway; leaving it to that one');
+        return connection.leave();
+      };
+      if (await lease.standbyWaiting()) return leaveToStandby();
+      logger.info({}, 'no other process stands by for the Discord gateway; staying connected until one does');
+      void (async () => {
+        while (!leaving) {
+          await new Promise((resolve) => setTimeout(resolve, lease.pollEveryMs).unref());
+          if (!leaving && (await lease.standbyWaiting())) return leaveToStandby();
+        }
+      })();
+    },
     async leave() {
       leaving = true;
       lease?.stop();
@@ -130,4 +153,5 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       holding = false;
     },
   };
+  return connection;
 }

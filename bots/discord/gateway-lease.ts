@@ -60,6 +60,27 @@ export class GatewayLease {
     return this.#o.ttlMs + this.#o.pollEveryMs;
   }
 
+  /** How often a waiting process tries to take the lease. */
+  get pollEveryMs(): number {
+    return this.#o.pollEveryMs;
+  }
+
+  /** Where a waiting process says it waits (its id, expiring soon after its last poll). */
+  get #standbyKey(): string {
+    return `${this.#o.key}:standby`;
+  }
+
+  /** Whether another process polled for the lease lately, so a holder that lets go has a successor. False when Redis does not answer. */
+  async standbyWaiting(): Promise<boolean> {
+    const { redis, renewEveryMs } = this.#o;
+    try {
+      const value = await withTimeout(redis.get(this.#standbyKey), renewEveryMs, 'Redis did not answer');
+      return value !== null && value !== this.holder;
+    } catch {
+      return false;
+    }
+  }
+
   /** One try: true when this process now holds the lease. */
   async tryAcquire(): Promise<boolean> {
     const { redis, key, ttlMs } = this.#o;
@@ -72,7 +93,11 @@ export class GatewayLease {
     for (;;) {
       if (this.#stopped) return false;
       try {
-        if (await this.tryAcquire()) return true;
+        if (await this.tryAcquire()) {
+          await this.#o.redis.eval(RELEASE, 1, this.#standbyKey, this.holder).catch(() => {});
+          return true;
+        }
+        await this.#o.redis.set(this.#standbyKey, this.holder, 'PX', this.#o.pollEveryMs * 2 + 1000);
       } catch (error) {
         this.#o.logger.warn({ err: messageOf(error) }, 'could not ask Redis for the Discord gateway lease; trying again');
       }

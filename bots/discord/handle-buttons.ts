@@ -11,7 +11,7 @@ import { requesterOf, scopeOf } from './requester.js';
 import { refusedPrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 
-const RUNS_ELSEWHERE = '✋ This job is being drawn by another instance of the bot, which cannot be reached from here: it will show its result when done.';
+const RUNS_ELSEWHERE = '✋ This job is being drawn by another instance of the bot, which could not be reached: it will show its result when done.';
 const TOO_OLD = '✋ This job is too old: I no longer keep what it needs. Start a new one with /imagine or /edit.';
 
 async function tell(ctx: BotContext, interaction: ButtonInteraction, content: string): Promise<void> {
@@ -68,8 +68,8 @@ async function openEdit(ctx: BotContext, interaction: ButtonInteraction, record:
 async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord): Promise<void> {
   const info = record.runnerJobId ? ctx.runner.get(record.runnerJobId) : undefined;
   if (!info) {
-    // Running on another replica: it is not this process's to stop (and it is not interrupted).
-    if (await ctx.store.runsElsewhere(record.key)) return tell(ctx, interaction, RUNS_ELSEWHERE);
+    // Running on another replica: the same rule as here, from the record, then that replica cancels it (its reply shows it).
+    if (await ctx.store.runsElsewhere(record.key)) return cancelElsewhere(ctx, interaction, record);
     // The runner does not know the job: the bot restarted while it ran. Say so, and offer a Retry.
     if (record.status === 'pending' || record.status === 'running') {
       const header = { key: record.key, kind: record.kind, prompt: record.prompt, n: record.options.n ?? DEFAULTS.n };
@@ -90,6 +90,16 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
   }
   // The job's own reply shows the cancellation.
   await acknowledge('cancel: defer update', () => interaction.deferUpdate(), ctx.logger);
+}
+
+async function cancelElsewhere(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord): Promise<void> {
+  const by = requesterOf(interaction, ctx.adminRoleIds);
+  if (!mayCancel(record.requester, by)) return tell(ctx, interaction, `✋ Only <@${record.requester.userId}> or an admin can cancel this job.`);
+  // Answered first (Discord's 3 s): the ask goes through Redis, and the job's own reply shows the cancellation.
+  if ((await acknowledge('cancel: defer update', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
+  if (!(await ctx.askHolderToCancel(record.key, by))) {
+    await acknowledge('cancel: unreachable', () => interaction.followUp({ content: RUNS_ELSEWHERE, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { ClientApplication, Routes, type APIApplication, type Client, type RESTOptions } from 'discord.js';
 import { withTimeout, type LoggerLike } from '../../src/index.js';
+import type { Space, SpaceDefinition } from '../state/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS } from './discord-facts.js';
 import { createSignatureCheck } from './verify-signature.js';
 
@@ -24,6 +25,12 @@ export const MAX_INTERACTION_BODY_BYTES = 1024 * 1024;
  * minutes), and at most this many (the oldest forgotten first).
  */
 export const TAKEN_INTERACTIONS = { max: 10_000, forMs: 15 * 60_000 } as const;
+
+/** Interaction ids taken by any replica (`<prefix>:bots:discord-interactions:once:<id>`), for as long as an interaction token lives. */
+export const DISCORD_INTERACTIONS: SpaceDefinition = { name: 'discord-interactions', dir: 'discord/interactions', ttlMs: TAKEN_INTERACTIONS.forMs, maxValueBytes: 16 };
+
+/** How long the shared claim of an interaction id may take before the POST is refused (503): within Discord's 3 s. */
+const CLAIM_WAIT_MS = 1_500;
 
 const INTERACTION_PING = 1;
 const CALLBACK_PONG = 1;
@@ -104,6 +111,12 @@ export interface InteractionsEndpointOptions {
   logger: LoggerLike;
   /** How long an interaction's initial response may take. Default Discord's 3 s. */
   ackDeadlineMs?: number | undefined;
+  /**
+   * The ids taken by every replica (the shared state store's `DISCORD_INTERACTIONS`
+   * space): a POST replayed to another replica is refused there too. Without it,
+   * each process remembers its own.
+   */
+  taken?: Pick<Space<unknown>, 'claimOnce'> | undefined;
 }
 
 export interface InteractionsEndpoint {
@@ -120,7 +133,8 @@ export interface InteractionsEndpoint {
  * other interaction to discord.js as the gateway would, so commands, buttons
  * and modals run the same code. Holds nothing between requests but the ids it
  * took (a second POST of one is refused with 409, not run again): any number of
- * processes can take them behind a load balancer (each remembers its own ids).
+ * processes can take them behind a load balancer; given `taken` (Redis), an id
+ * is taken once by all of them, else each remembers its own.
  */
 export async function startInteractionsEndpoint(options: InteractionsEndpointOptions): Promise<InteractionsEndpoint> {
   const { client, responses, logger } = options;
@@ -159,7 +173,16 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
     if (payload.type === INTERACTION_PING) return answer(res, 200, { type: CALLBACK_PONG });
     if (!accepting) return answer(res, 503, { message: 'stopping' });
     if (typeof payload.id !== 'string' || typeof payload.token !== 'string') return answer(res, 400, { message: 'not an interaction' });
-    if (!taken.add(payload.id)) {
+    let first = taken.add(payload.id);
+    if (first && options.taken) {
+      try {
+        first = await withTimeout(options.taken.claimOnce(payload.id), CLAIM_WAIT_MS, 'the state store did not answer in time');
+      } catch (error) {
+        logger.warn({ id: payload.id, err: error instanceof Error ? { message: error.message } : String(error) }, 'refused an interaction: could not check that no other replica took it');
+        return answer(res, 503, { message: 'state store unavailable' });
+      }
+    }
+    if (!first) {
       logger.warn({ id: payload.id }, 'refused an interaction received before (a replay, or a retry by a proxy)');
       return answer(res, 409, { message: 'interaction already received' });
     }

@@ -1,5 +1,18 @@
-import { PermissionFlagsBits, type BaseInteraction } from 'discord.js';
+import { InteractionContextType, PermissionFlagsBits, type BaseInteraction } from 'discord.js';
+import { dmScopeId } from '../runner/index.js';
 import type { Requester } from '../runner/types.js';
+
+/**
+ * Whether an interaction comes from the user's own context rather than a server the bot is installed in: a DM with
+ * the bot (`context` 1), a group DM or another DM (2), or a server where only the user installed the app (`context`
+ * 0, but `authorizing_integration_owners` has no guild install for that server). There the job is the user's own:
+ * no server, roles or admins count, and the bot may not be able to post in the channel at all.
+ */
+export function isPersonalContext(interaction: BaseInteraction): boolean {
+  if (interaction.context === InteractionContextType.BotDM || interaction.context === InteractionContextType.PrivateChannel) return true;
+  if (!interaction.guildId) return true;
+  return interaction.authorizingIntegrationOwners.guildId !== interaction.guildId;
+}
 
 /**
  * Who is asking, for the runner: user, channel, server (the budget scope), and
@@ -7,6 +20,10 @@ import type { Requester } from '../runner/types.js';
  * Administrator permission).
  */
 export function requesterOf(interaction: BaseInteraction, adminRoleIds: readonly string[]): Requester {
+  if (isPersonalContext(interaction)) {
+    // The user's own jobs: no server, so no roles and no admin (a role of a server the bot is not in means nothing here).
+    return { platform: 'discord', userId: interaction.user.id, userName: interaction.user.username, channelId: interaction.channelId ?? '', scopeId: scopeOf(interaction), isAdmin: false, roleIds: [] };
+  }
   const member = interaction.member;
   const roles: string[] = !member ? [] : Array.isArray(member.roles) ? member.roles : [...member.roles.cache.keys()];
   const hasAdminRole = roles.some((role) => adminRoleIds.includes(role));
@@ -22,9 +39,9 @@ export function requesterOf(interaction: BaseInteraction, adminRoleIds: readonly
   };
 }
 
-/** The budget scope of an interaction: its server, or outside a server the user's DMs. */
+/** The budget scope of an interaction: its server, or in the user's own context (`isPersonalContext`) the user's own scope. */
 export function scopeOf(interaction: BaseInteraction): string {
-  return interaction.guildId ?? `dm:${interaction.user.id}`;
+  return isPersonalContext(interaction) ? dmScopeId(interaction.user.id) : interaction.guildId!;
 }
 
 /**
@@ -34,6 +51,6 @@ export function scopeOf(interaction: BaseInteraction): string {
  */
 export function budgetRequesterOf(interaction: BaseInteraction, adminRoleIds: readonly string[]): Requester {
   const requester = requesterOf(interaction, adminRoleIds);
-  const managesServer = interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild) ?? false;
+  const managesServer = !isPersonalContext(interaction) && (interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild) ?? false);
   return { ...requester, isAdmin: requester.isAdmin === true || managesServer };
 }

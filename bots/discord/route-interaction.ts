@@ -1,10 +1,13 @@
 import { MessageFlags, type Interaction, type RepliableInteraction } from 'discord.js';
+import { describeFailure, refusalFromPolicy } from '../runner/index.js';
+import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import type { Command } from './commands/index.js';
 import { decodeCustomId } from './custom-ids.js';
 import { handleButton } from './handle-buttons.js';
 import { handleModal } from './handle-modals.js';
 import { loggableError } from './loggable-error.js';
+import { isPersonalContext } from './requester.js';
 
 const SOMETHING_WENT_WRONG = '⚠️ Something went wrong on my side; try again in a moment.';
 
@@ -12,6 +15,8 @@ const SOMETHING_WENT_WRONG = '⚠️ Something went wrong on my side; try again 
 export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<string, Command>): (interaction: Interaction) => Promise<void> {
   return async (interaction) => {
     try {
+      // DMs and user installs are the operator's choice (`DISCORD_USER_INSTALLS`): otherwise refused here, privately, before anything runs.
+      if (!ctx.userInstalls && interaction.isRepliable() && isPersonalContext(interaction)) return await refuseOutsideServers(ctx, interaction);
       if (interaction.isChatInputCommand()) {
         const command = commands.get(interaction.commandName);
         if (command?.kind === 'slash') return await command.execute(interaction, ctx);
@@ -34,6 +39,12 @@ export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<s
       if (interaction.isRepliable()) await sayQuietly(interaction, SOMETHING_WENT_WRONG);
     }
   };
+}
+
+async function refuseOutsideServers(ctx: BotContext, interaction: RepliableInteraction): Promise<void> {
+  const { code, message } = describeFailure(refusalFromPolicy('dms_not_enabled', { platform: 'discord' }));
+  ctx.logger.info({ code, context: interaction.context }, 'refused an interaction outside the servers the bot is in');
+  await acknowledge('refuse outside servers', () => interaction.reply({ content: `✋ ${message}`, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
 }
 
 /** Best effort: a short private answer, or an edit of the reply if one was started. */

@@ -7,10 +7,10 @@ import { defaultDownloadPolicy } from './download-images.js';
 import type { DiscordJobStore } from './job-store.js';
 import { gatewayConnection } from './gateway-connection.js';
 import type { GatewayLeaseOptions } from './gateway-lease.js';
-import { HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint } from './interactions-endpoint.js';
+import { DISCORD_INTERACTIONS, HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint } from './interactions-endpoint.js';
 import { JobRecordStore } from './JobRecordStore.js';
-import { StateJobRecordStore } from './StateJobRecordStore.js';
-import { startSweeper, type StateStore } from '../state/index.js';
+import { DISCORD_JOBS, StateJobRecordStore } from './StateJobRecordStore.js';
+import { askHolderToCancel, cancelWhenAsked, startSweeper, type StateStore } from '../state/index.js';
 import { createWebhookRest, makeRequestWithEncodedForms } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
@@ -34,6 +34,8 @@ export interface StartDiscordBotOptions {
   state?: StateStore | undefined;
   /** Members with one of these roles may cancel anyone's job (as may the server's Administrators). */
   adminRoleIds?: readonly string[] | undefined;
+  /** Take commands in DMs and user installs (`DISCORD_USER_INSTALLS`), on the user's own budget. Default false: refused there. */
+  userInstalls?: boolean | undefined;
   /** Hosts input images may be downloaded from. Default Discord's CDN. */
   allowedAttachmentHosts?: readonly string[] | undefined;
   logger: LoggerLike;
@@ -65,6 +67,12 @@ export interface DiscordBot {
   /** Connected to the gateway, or (over HTTP) taking interactions. */
   online(): boolean;
   /**
+   * With a gateway lease: off the gateway and the lease given up as soon as another process stands by, so that one
+   * connects and takes the new interactions, while the replies of running jobs go on over REST (they never need the
+   * gateway). Nothing otherwise (see GatewayConnection.handOver).
+   */
+  handOver(): Promise<void>;
+  /**
    * Stops taking interactions, waits (up to `stopGraceMs`) for job replies in
    * flight, and disconnects. Call `runner.shutdown()` first so running jobs
    * report their end to their replies.
@@ -88,12 +96,22 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const inFlight = new Set<Promise<unknown>>();
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);
+  // With Redis, a Cancel pressed on another replica reaches the one running the job (see cancel-notices.ts).
+  const jobSpace = options.state?.backend === 'redis' ? options.state.space(DISCORD_JOBS) : undefined;
+  if (jobSpace) {
+    await cancelWhenAsked(jobSpace, async (key, by) => {
+      const runnerJobId = (await store.get(key))?.runnerJobId;
+      if (runnerJobId) options.runner.cancel(runnerJobId, by);
+    });
+  }
   const ctx: BotContext = {
     runner: options.runner,
     store,
+    askHolderToCancel: (key, by) => (jobSpace ? askHolderToCancel(jobSpace, key, by) : Promise.resolve(false)),
     logger,
     webhookRest: createWebhookRest(api),
     adminRoleIds: options.adminRoleIds ?? [],
+    userInstalls: options.userInstalls ?? false,
     downloadPolicy,
     track(done) {
       const settled = done.then(
@@ -141,7 +159,9 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   }
   if (options.interactions && httpResponses) {
     try {
-      endpoint = await startInteractionsEndpoint({ ...options.interactions, client, responses: httpResponses, logger });
+      // With Redis, an interaction id is taken once by all replicas (a POST replayed to another one is refused there too).
+      const taken = options.state?.backend === 'redis' ? options.state.space(DISCORD_INTERACTIONS) : undefined;
+      endpoint = await startInteractionsEndpoint({ ...options.interactions, client, responses: httpResponses, logger, taken });
     } catch (error) {
       await client.destroy().catch(() => {});
       await store.close();
@@ -170,6 +190,9 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     webhookRest: ctx.webhookRest,
     interactionsUrl: endpoint?.url,
     online: () => (endpoint ? endpoint.listening() : gateway!.online()),
+    async handOver() {
+      if (gateway?.leased) await gateway.handOver();
+    },
     async stop() {
       accepting = false;
       await sweeper.stop();

@@ -20,6 +20,7 @@ export const discordSurface: Surface<DiscordConfig> = {
         applicationId: config.applicationId,
         apiBaseUrl: config.apiBaseUrl,
         adminRoleIds: config.adminRoleIds,
+        userInstalls: config.userInstalls,
         allowedAttachmentHosts: config.allowedAttachmentHosts,
         interactions: config.interactions,
         gatewayLease: leaseRedis && ctx.redis && { redis: leaseRedis, prefix: ctx.redis.prefix },
@@ -40,6 +41,8 @@ export const discordSurface: Surface<DiscordConfig> = {
     const running = bot;
     return {
       health: () => running.online(),
+      // On the gateway with a lease: a standby takes the gateway at once. Over HTTP, /healthz turns the traffic away.
+      ...(leaseRedis ? { handOver: () => running.handOver() } : {}),
       stop: async () => {
         await running.stop();
         if (leaseRedis) await closeRedis(leaseRedis);

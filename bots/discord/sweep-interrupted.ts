@@ -1,5 +1,6 @@
 import type { REST } from 'discord.js';
 import { DEFAULTS } from '../../src/index.js';
+import { isDmScope } from '../runner/index.js';
 import type { BotContext } from './bot-context.js';
 import type { JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
@@ -25,6 +26,8 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
       issuedAt: record.reply?.issuedAt ?? 0,
       channelId: record.requester.channelId,
       userId: record.requester.userId,
+      // A DM or user-install job: the bot may not post in that channel, so by DM.
+      fallback: isDmScope(record.requester.scopeId) ? 'dm' : 'channel',
       logger: ctx.logger,
       finalAttempts: 2,
     });

@@ -49,12 +49,15 @@ import type {
   Requester,
   SpendLimits,
   UpdateSink,
+  DmCaps,
 } from './types.js';
 
 export interface JobRunnerOptions {
   client: PictorClient;
   store: QuotaStore;
   limits: SpendLimits;
+  /** The operator's caps of each person's own scope (DMs and user installs: `PICTOR_DM_DAILY_USD`, `PICTOR_DM_MONTHLY_USD`). Default none. */
+  dmCaps?: DmCaps | undefined;
   /** Least time between two `queued`/`partial` updates of one job. Default 1500 ms. */
   minUpdateIntervalMs?: number | undefined;
   /** Partial images asked for per image (0 to 3). Default 2. */
@@ -181,7 +184,7 @@ export class JobRunner {
         if (charged.reservedUsd !== undefined) this.#metrics.overReserved(charged.usd - charged.reservedUsd);
       },
     });
-    this.budgets = new ChatBudgets({ store: this.#store, limits: this.#limits, logger: this.#logger, now: this.#now, cacheMs: options.capCacheMs });
+    this.budgets = new ChatBudgets({ store: this.#store, limits: this.#limits, dmCaps: options.dmCaps, logger: this.#logger, now: this.#now, cacheMs: options.capCacheMs });
     this.policy = new ScopePolicy({
       // Kept in the ledger's storage beside the chat admins' caps: every process of the account applies one set.
       store: settingsInLedger(this.#store, this.#logger),
@@ -258,7 +261,7 @@ export class JobRunner {
       this.#submitting--;
     }
     if (!reservation.ok) {
-      const refusal = refusalFromReservation(reservation, { estimateUsd: estimate.totalUsd, platform: requester.platform, now: submittedAt });
+      const refusal = refusalFromReservation(reservation, { estimateUsd: estimate.totalUsd, platform: requester.platform, now: submittedAt, scopeId: requester.scopeId });
       this.#logger.info({ jobId: id, code: refusal.code, limit: reservation.limit, used: reservation.used }, 'job refused by a limit');
       throw refusal;
     }
@@ -371,7 +374,7 @@ export class JobRunner {
       const used = period === 'day' ? await this.#store.spentToday(key, now) : await this.#store.spentThisMonth(key, now);
       if (used >= limit) {
         const resetsAt = period === 'day' ? nextUtcMidnight(now) : nextUtcMonth(now);
-        return refusalFromReservation({ ok: false, code, limit, used, resetsAt }, { estimateUsd: 0, platform: requester.platform, now });
+        return refusalFromReservation({ ok: false, code, limit, used, resetsAt }, { estimateUsd: 0, platform: requester.platform, now, scopeId: requester.scopeId });
       }
     }
     return undefined;

@@ -14,7 +14,7 @@ import {
   type LoggerLike,
   type OverridableCap,
 } from '../../src/index.js';
-import type { Platform, QuotaStore, Requester, SpendLimits } from './types.js';
+import { isDmScope, type DmCaps, type Platform, type QuotaStore, type Requester, type SpendLimits } from './types.js';
 
 /** How long the caps chat admins set for a scope are kept in memory before the ledger is read again. */
 export const DEFAULT_CAP_CACHE_MS = 5_000;
@@ -125,6 +125,8 @@ export interface ChatBudgetsOptions {
   store: QuotaStore;
   /** The operator's limits (environment): the most a chat admin can set. */
   limits: SpendLimits;
+  /** The operator's caps of each person's own scope (DMs, user installs): they stand in for the server caps there. */
+  dmCaps?: DmCaps | undefined;
   logger: LoggerLike;
   now?: (() => number) | undefined;
   /** Default 5 s: how soon another process sees a change (this one sees its own at once). */
@@ -140,6 +142,7 @@ export interface ChatBudgetsOptions {
 export class ChatBudgets {
   readonly #store: QuotaStore;
   readonly #operator: SpendLimits;
+  readonly #dm: SpendLimits;
   readonly #logger: LoggerLike;
   readonly #now: () => number;
   readonly #cacheMs: number;
@@ -148,6 +151,7 @@ export class ChatBudgets {
   constructor(options: ChatBudgetsOptions) {
     this.#store = options.store;
     this.#operator = { ...options.limits };
+    this.#dm = { ...options.limits, scopeDailyUsd: options.dmCaps?.dailyUsd, scopeMonthlyUsd: options.dmCaps?.monthlyUsd };
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
     this.#cacheMs = options.cacheMs ?? DEFAULT_CAP_CACHE_MS;
@@ -158,8 +162,12 @@ export class ChatBudgets {
     return { ...this.#operator };
   }
 
-  /** The limits for jobs of a scope (`discord:<guild>`, `slack:<team>`): the operator's with the scope's chat caps. */
+  /**
+   * The limits for jobs of a scope (`discord:<guild>`, `slack:<team>`): the operator's with the scope's chat caps. A
+   * person's own scope (`discord:dm:<user>`) has the operator's DM caps as its scope caps, and no chat caps.
+   */
   limitsFor(scopeKey: string): Promise<SpendLimits> {
+    if (isDmScopeKey(scopeKey)) return Promise.resolve({ ...this.#dm });
     const now = this.#now();
     const cached = this.#cache.get(scopeKey);
     if (cached && now - cached.at < this.#cacheMs) return cached.limits;
@@ -176,8 +184,9 @@ export class ChatBudgets {
     const now = this.#now();
     const userKey = `${requester.platform}:${requester.userId}`;
     const scopeKey = `${requester.platform}:${requester.scopeId}`;
-    const overrides = await this.#store.capOverrides(scopeKey);
-    const limits = effectiveLimits(this.#operator, overrides);
+    const dm = isDmScopeKey(scopeKey);
+    const overrides = dm ? {} : await this.#store.capOverrides(scopeKey);
+    const limits = dm ? { ...this.#dm } : effectiveLimits(this.#operator, overrides);
     const spent = new Map<string, number>();
     const spentIn = async (key: string, period: 'day' | 'month'): Promise<number> => {
       const id = `${period} ${key}`;
@@ -229,7 +238,7 @@ export class ChatBudgets {
    */
   async setCap(requester: Requester, cap: OverridableCap, usd: number | undefined): Promise<CapChange> {
     const scopeName = SCOPE_NAMES[requester.platform];
-    if (!requester.isAdmin) return { ok: false, code: 'not_admin', message: notAdminMessage(requester.platform) };
+    if (!requester.isAdmin || isDmScope(requester.scopeId)) return { ok: false, code: 'not_admin', message: notAdminMessage(requester.platform) };
     if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) {
       return { ok: false, code: 'invalid_amount', message: AMOUNT_HINT };
     }
@@ -270,6 +279,10 @@ export class ChatBudgets {
       .map((row) => ({ userId: row.key.startsWith(prefix) ? row.key.slice(prefix.length) : row.key, usd: row.usd, jobs: row.jobs }))
       .slice(0, TOP_USERS);
   }
+}
+
+function isDmScopeKey(scopeKey: string): boolean {
+  return isDmScope(scopeKey.slice(scopeKey.indexOf(':') + 1));
 }
 
 /** Told to someone who is not an admin and tries to change a budget. */

@@ -2,12 +2,14 @@ import { envBoolean, envError, envList, envNumber, envText, LIMITS, QUALITIES, r
 import { BLOCKED_WORDS_LIMITS, parseWordList } from './blocked-words.js';
 import { DEFAULT_MAX_QUEUED_JOBS } from './queue-bound.js';
 import type { OperatorControls } from './scope-policy.js';
-import type { SpendLimits } from './types.js';
+import type { DmCaps, SpendLimits } from './types.js';
 
 export interface RunnerConfig {
   /** Folder of the quota ledger (and other bot state). */
   dataDir: string;
   limits: SpendLimits;
+  /** `PICTOR_DM_DAILY_USD`, `PICTOR_DM_MONTHLY_USD`: each person's own budget in DMs and user installs (with the user and account caps). */
+  dmCaps: DmCaps;
   partialImages: number;
   minUpdateIntervalMs: number;
   /** How long a stop (SIGTERM) lets jobs already taken run to their end before it cancels them. */
@@ -45,6 +47,10 @@ export function readRunnerConfig(env: Env): RunnerConfig {
       ...caps,
       userConcurrentJobs: envNumber(env, 'PICTOR_USER_CONCURRENT_JOBS', { int: true, min: 1, takes: 'a whole number of jobs, 1 or more' }) ?? 2,
       userCooldownSeconds: envNumber(env, 'PICTOR_USER_COOLDOWN_SECONDS', { min: 0, takes: 'a number of seconds, 0 or more' }) ?? 0,
+    },
+    dmCaps: {
+      dailyUsd: envNumber(env, 'PICTOR_DM_DAILY_USD', { min: 0, takes: 'a number of US dollars, 0 or more (leave it unset for no limit)' }),
+      monthlyUsd: envNumber(env, 'PICTOR_DM_MONTHLY_USD', { min: 0, takes: 'a number of US dollars, 0 or more (leave it unset for no limit)' }),
     },
     partialImages: envNumber(env, 'PICTOR_PARTIAL_IMAGES', { int: true, min: LIMITS.partialImagesMin, max: LIMITS.partialImagesMax }) ?? 2,
     minUpdateIntervalMs: envNumber(env, 'PICTOR_UPDATE_INTERVAL_MS', { int: true, min: 0, takes: 'a whole number of milliseconds, 0 or more' }) ?? 1500,

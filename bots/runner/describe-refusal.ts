@@ -1,12 +1,14 @@
 import { describeSpendRefusal, type ValidationError } from '../../src/index.js';
 import { describeValidation } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import type { Platform, QuotaStore, RefusalCode } from './types.js';
+import { isDmScope, type Platform, type QuotaStore, type RefusalCode } from './types.js';
 
 type Refusal = Extract<Awaited<ReturnType<QuotaStore['reserve']>>, { ok: false }>;
 
 /** What a Discord server and a Slack workspace are called in a sentence. */
 const SCOPE_NAMES: Record<Platform, string> = { discord: 'this server', slack: 'this workspace' };
+/** A person's own scope (DMs, user installs) in a sentence: its caps are the operator's DM caps. */
+const DM_SCOPE_NAME = 'your use of the bot outside servers';
 
 /** A validation error of the core as a refusal naming the field and what it accepts. */
 export function refusalFromValidation(error: ValidationError): JobRefusedError {
@@ -20,10 +22,11 @@ export function refusalFromValidation(error: ValidationError): JobRefusedError {
 /** A store's refusal as a job refusal: the core's one sentence for it, with the limit and when it resets. */
 export function refusalFromReservation(
   refusal: Refusal,
-  context: { estimateUsd: number; platform: Platform; now: number },
+  context: { estimateUsd: number; platform: Platform; now: number; scopeId?: string | undefined },
 ): JobRefusedError {
   const { code, limit, used, resetsAt } = refusal;
-  const message = describeSpendRefusal(refusal, { estimateUsd: context.estimateUsd, now: context.now, scopeName: SCOPE_NAMES[context.platform] });
+  const scopeName = context.scopeId !== undefined && isDmScope(context.scopeId) ? DM_SCOPE_NAME : SCOPE_NAMES[context.platform];
+  const message = describeSpendRefusal(refusal, { estimateUsd: context.estimateUsd, now: context.now, scopeName });
   return new JobRefusedError(code, message, code === 'user_concurrency' ? { limit, used } : { limit, used, resetsAt });
 }
 
@@ -40,6 +43,7 @@ export type PolicyRefusalCode = Extract<
   | 'high_quality_not_allowed'
   | 'size_not_allowed'
   | 'moderation_not_allowed'
+  | 'dms_not_enabled'
 >;
 
 /**
@@ -55,6 +59,8 @@ export function refusalFromPolicy(
   switch (code) {
     case 'scope_not_allowed':
       return new JobRefusedError(code, `This bot is not enabled for ${here}: its operator has not allowed it here, so it makes no images. Ask the bot’s operator to add ${here}.`);
+    case 'dms_not_enabled':
+      return new JobRefusedError(code, 'This bot makes images only in the servers it was added to: its operator has not turned on DMs and user installs. Use it in one of those servers.');
     case 'member_blocked':
       return new JobRefusedError(code, `An admin of ${here} has blocked you from making images here; ask one of them if you think this is a mistake.`);
     case 'channel_not_allowed': {

@@ -1,5 +1,6 @@
 import { describeReset, formatUsd } from '../../src/index.js';
 import type { CapStatus, UsageSummary } from './chat-budgets.js';
+import { isDmScope } from './types.js';
 
 /** How a surface marks text up, and what it calls a scope. */
 export interface UsageMarkup {
@@ -22,7 +23,7 @@ export function describeUsage(summary: UsageSummary, markup: UsageMarkup): strin
     lines.push('No budget applies to you: the bot’s operator set none.');
   } else {
     lines.push(bold('Budgets'));
-    for (const cap of summary.caps) lines.push(`• ${describeCapStatus(cap, summary.now, scopeWord)}`);
+    for (const cap of summary.caps) lines.push(`• ${describeCapStatus(cap, summary.now, scopeWord, isDmScope(summary.scopeId))}`);
   }
   if (summary.scope) {
     lines.push('', `${bold(`This ${scopeWord}`)} (UTC): ${formatUsd(summary.scope.todayUsd)} today · ${formatUsd(summary.scope.monthUsd)} this month`);
@@ -35,9 +36,11 @@ export function describeUsage(summary: UsageSummary, markup: UsageMarkup): strin
   return lines.join('\n');
 }
 
-function describeCapStatus(cap: CapStatus, now: number, scopeWord: string): string {
+function describeCapStatus(cap: CapStatus, now: number, scopeWord: string, dm: boolean): string {
   const whose: Record<CapStatus['whose'], string> = { user: 'Your', scope: `This ${scopeWord}’s`, account: 'The whole account’s' };
   const period = cap.period === 'day' ? 'daily' : 'monthly';
+  // A person's own scope (DMs, user installs): its caps are the operator's DM caps.
+  if (dm && cap.whose === 'scope') return `Your ${period} budget outside servers: ${formatUsd(cap.leftUsd)} left of ${formatUsd(cap.limitUsd)} (spent ${formatUsd(cap.spentUsd)}); resets ${describeReset(cap.resetsAt, now)}`;
   const setBy = cap.setBy === 'chat' ? ` (set by a ${scopeWord} admin)` : '';
   return `${whose[cap.whose]} ${period} budget${setBy}: ${formatUsd(cap.leftUsd)} left of ${formatUsd(cap.limitUsd)} (spent ${formatUsd(cap.spentUsd)}); resets ${describeReset(cap.resetsAt, now)}`;
 }

@@ -18,12 +18,14 @@ export {
 } from './chat-budgets.js';
 /** The ledger lives in the core's spend guard; re-exported for the bots. */
 export { FileQuotaStore, RedisQuotaStore, type FileQuotaStoreOptions, type RedisQuotaStoreOptions } from '../../src/index.js';
+export { refusalFromPolicy } from './describe-refusal.js';
 export { JobRefusedError, isJobRefusedError, type JobRefusalDetails } from './JobRefusedError.js';
 export { describeFailure, describeKeptImages, describeValidation, INTERNAL_ERROR_CODE, type FailureCode, type FailureDescription } from './describe-failure.js';
 export { describeUsage, type UsageMarkup } from './describe-usage.js';
 export { mayCancel } from './may-cancel.js';
 export { readRunnerConfig, type RunnerConfig } from './config.js';
 export type * from './types.js';
+export { dmScopeId, isDmScope } from './types.js';
 export {
   ScopePolicy,
   DEFAULT_SETTINGS_CACHE_MS,

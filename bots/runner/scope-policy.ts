@@ -3,7 +3,7 @@ import { findBlockedWord } from './blocked-words.js';
 import { refusalFromPolicy } from './describe-refusal.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { ScopeSettingsSchema, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type StoredScopeSettings } from './scope-settings.js';
-import type { JobSpec, Platform, Requester } from './types.js';
+import { isDmScope, type JobSpec, type Platform, type Requester } from './types.js';
 
 /** What the operator's environment allows every server/workspace (read in config.ts). */
 export interface OperatorControls {
@@ -283,8 +283,9 @@ export class ScopePolicy {
     }
   }
 
+  /** `PICTOR_ALLOWED_SCOPES` lists servers/workspaces; a person's own scope (DMs, user installs) is the surface's to allow. */
   #scopeAllowed(requester: Pick<Requester, 'scopeId'>): boolean {
-    return this.#operator.allowedScopes === undefined || this.#operator.allowedScopes.includes(requester.scopeId);
+    return this.#operator.allowedScopes === undefined || isDmScope(requester.scopeId) || this.#operator.allowedScopes.includes(requester.scopeId);
   }
 
   #settingsOf(scopeKey: string): Promise<StoredScopeSettings> {

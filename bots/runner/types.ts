@@ -8,7 +8,27 @@ import type { Background, OutputFormat, PriceQuote, Quality, Size, SpendRefusalC
 
 export type Platform = 'discord' | 'slack';
 
-/** Who asked, and where. `scopeId` is the Discord server (guild) or Slack workspace (team). */
+/**
+ * A person's own scope: Discord DMs and user installs (`dm:<user id>`). Its
+ * jobs count against the operator's DM caps (`PICTOR_DM_*_USD`) instead of a
+ * server's, and no chat admin's settings or caps apply to it.
+ */
+export function dmScopeId(userId: string): string {
+  return `dm:${userId}`;
+}
+
+/** Whether a scope id is a person's own scope (`dmScopeId`). */
+export function isDmScope(scopeId: string): boolean {
+  return scopeId.startsWith('dm:');
+}
+
+/** The operator's caps of each person's own scope (`PICTOR_DM_DAILY_USD`, `PICTOR_DM_MONTHLY_USD`), in USD; undefined: no cap. */
+export interface DmCaps {
+  dailyUsd?: number | undefined;
+  monthlyUsd?: number | undefined;
+}
+
+/** Who asked, and where. `scopeId` is the Discord server (guild) or Slack workspace (team), or the person's own (`dmScopeId`). */
 export interface Requester {
   platform: Platform;
   userId: string;
@@ -131,6 +151,8 @@ export type RefusalCode =
   | 'high_quality_not_allowed'
   | 'size_not_allowed'
   | 'moderation_not_allowed'
+  /** A DM or a user install while the operator has not turned them on (`DISCORD_USER_INSTALLS`): nothing reserved or sent. */
+  | 'dms_not_enabled'
   /** As many jobs wait to be sent as the runner queues (`PICTOR_MAX_QUEUED_JOBS`): nothing queued, nothing spent. */
   | 'queue_full';
 

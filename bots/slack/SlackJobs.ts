@@ -1,8 +1,9 @@
 import type { webApi } from '@slack/bolt';
 import type { LoggerLike } from '../../src/index.js';
-import { describeFailure, isJobRefusedError, type InputImage, type JobHandle, type JobOptions, type JobRunner, type Requester } from '../runner/index.js';
+import { describeFailure, isJobRefusedError, mayCancel, type InputImage, type JobHandle, type JobOptions, type JobRunner, type Requester } from '../runner/index.js';
 import type { ChannelWriter } from './ChannelWriter.js';
 import type { RequestStore } from './RequestStore.js';
+import { askHolderToCancel, cancelWhenAsked } from '../state/index.js';
 import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js';
 
 /** Ended jobs kept for a repair by button; each holds its final images until repaired. */
@@ -53,9 +54,34 @@ export class SlackJobs {
   readonly #running = new Set<Promise<unknown>>();
   /** Ended jobs whose message could not be brought to its end, by job id (oldest first, bounded): a button press tries again. */
   readonly #unrepaired = new Map<string, SlackJobView>();
+  /** The runner's id of each job this process runs, by its request's id (for a Cancel pressed on another replica). */
+  readonly #jobIdOf = new Map<string, string>();
 
   constructor(options: SlackJobsOptions) {
     this.#o = options;
+  }
+
+  /** With Redis: cancels this process's jobs that another replica is asked to cancel (as if the button was pressed here). */
+  listenForCancels(): Promise<void> {
+    return cancelWhenAsked(this.#o.store.space, (requestId, by) => {
+      const jobId = this.#jobIdOf.get(requestId);
+      if (jobId) this.#o.runner.cancel(jobId, by);
+    });
+  }
+
+  /**
+   * A Cancel for a job this process does not run: with Redis, asks the replica
+   * that runs it, after the same check as here (`mayCancel`, from the saved
+   * request). 'asked' when that replica got it; 'not allowed'; or undefined
+   * when no live replica runs the request's job.
+   */
+  async cancelElsewhere(requestId: string, teamId: string, by: Requester): Promise<'asked' | 'not allowed' | undefined> {
+    const request = await this.#o.store.get(requestId);
+    if (request?.teamId !== teamId || request.status !== 'active') return undefined;
+    const owner = this.requester({ userId: request.userId, teamId: request.teamId, channelId: request.channelId });
+    if (!(await this.#o.store.space.heldElsewhere(requestId))) return undefined;
+    if (!mayCancel(owner, by)) return 'not allowed';
+    return (await askHolderToCancel(this.#o.store.space, requestId, by)) ? 'asked' : undefined;
   }
 
   requester(actor: SlackActor): Requester {
@@ -113,12 +139,14 @@ export class SlackJobs {
       await this.#tellRefusal(error, input);
       return undefined;
     }
+    this.#jobIdOf.set(request.id, handle.id);
     // The member's history (`/imagine history`), once the job has ended; a stop waits for it with the job.
     const tracked = handle.done
       .then((final) => this.#o.runner.history?.recordEnd(requester, { key: request.id, kind: input.kind, prompt: input.prompt, options: input.options }, final))
       .catch(() => undefined)
       .finally(() => {
         this.#running.delete(tracked);
+        this.#jobIdOf.delete(request.id);
         if (view.needsRepair) this.#keepForRepair(handle.id, view);
       });
     this.#running.add(tracked);

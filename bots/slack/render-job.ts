@@ -125,6 +125,17 @@ function plainStatus(state: JobViewState): string {
   }
 }
 
+/** A Cancel button's value: the runner's job id (on this replica) and the request's id (for another replica to find it). */
+export function cancelValue(jobId: string, requestId: string): string {
+  return `${jobId}:${requestId}`;
+}
+
+/** The job id and request id of a Cancel button's value (buttons made before carried the job id alone). */
+export function readCancelValue(value: string): { jobId: string; requestId: string | undefined } {
+  const [jobId = '', requestId] = value.split(':');
+  return { jobId, requestId };
+}
+
 function buttonsFor(state: JobViewState): types.Button[] {
   const button = (actionId: string, text: string, value: string, style?: 'primary' | 'danger'): types.Button => ({
     type: 'button',
@@ -136,7 +147,7 @@ function buttonsFor(state: JobViewState): types.Button[] {
   switch (state.status) {
     case 'queued':
     case 'running':
-      return state.jobId ? [button(ACTIONS.cancel, 'Cancel', state.jobId, 'danger')] : [];
+      return state.jobId ? [button(ACTIONS.cancel, 'Cancel', cancelValue(state.jobId, state.requestId), 'danger')] : [];
     case 'completed':
       return state.completed?.uploaded
         ? [button(ACTIONS.reroll, 'Reroll', state.requestId), button(ACTIONS.edit, 'Edit', state.requestId, 'primary'), button(ACTIONS.delete, 'Delete', state.requestId, 'danger')]

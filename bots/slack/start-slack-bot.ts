@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
-import { describeUnreachable, scrubSecrets, ValidationError, type LoggerLike, type SeenRequests } from '../../src/index.js';
+import { describeUnreachable, scrubSecrets, ValidationError, withTimeout, type LoggerLike, type SeenRequests } from '../../src/index.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
 import { ChannelWriter } from './ChannelWriter.js';
@@ -109,6 +109,11 @@ export interface SlackBot {
   installUrl?: string | undefined;
   /** Socket Mode: the WebSocket to Slack is open now (it reconnects by itself). HTTP mode: the receiver listens. */
   connected(): boolean;
+  /**
+   * Socket Mode: closes the socket connection, so Slack hands new events to the app's other connections (other
+   * replicas), while the jobs this bot runs keep writing through the Web API. Nothing in HTTP mode.
+   */
+  handOver(): Promise<void>;
   /** Stops receiving, then waits (up to 10 s) for pending Slack writes. The runner is the caller's to shut down. */
   stop(): Promise<void>;
 }
@@ -119,6 +124,7 @@ const WEB_API_TIMEOUT_MS = 60_000;
 const STOP_DRAIN_MS = 10_000;
 const INSTALL_PATH = '/slack/install';
 const REDIRECT_PATH = '/slack/oauth_redirect';
+const HAND_OVER_MS = 5_000;
 
 /**
  * Starts the Slack surface: a Bolt app over Socket Mode or HTTP whose
@@ -219,6 +225,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     logger,
     onShown: options.onUpdateShown,
   });
+  // With Redis, a Cancel pressed on another replica for a job running here.
+  await jobs.listenForCancels();
   const context: BotContext = {
     jobs,
     runner: options.runner,
@@ -280,6 +288,13 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     botUserId: auth?.botUserId,
     teamId: auth?.teamId,
     connected: () => (socketReceiver ? socketOpen : !stopping),
+    async handOver() {
+      if (!socketReceiver || stopping) return;
+      await withTimeout(socketReceiver.client.disconnect(), HAND_OVER_MS, 'the Socket Mode connection did not close in time').catch((error: unknown) =>
+        logger.warn({ err: scrubSecrets(String(error), secrets) }, 'could not close the Socket Mode connection cleanly'),
+      );
+      logger.info({}, 'closed the Socket Mode connection: Slack sends new events to the other connections');
+    },
     stop: () =>
       (stopping ??= (async () => {
         try {

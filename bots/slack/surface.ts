@@ -37,6 +37,8 @@ export const slackSurface: Surface<SlackConfig> = {
     const running = bot;
     return {
       health: () => running.connected(),
+      // Socket Mode: the other replicas' connections take the new events. HTTP: /healthz turns the traffic away.
+      ...(config.mode === 'http' ? {} : { handOver: () => running.handOver() }),
       stop: async () => {
         await running.stop();
         if (installationsRedis) await closeRedis(installationsRedis);

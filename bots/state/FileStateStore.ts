@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { checkSpace, encodeValue, newOwnerId, STATE_KEY_PATTERN, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
+import { checkSpace, encodeValue, newOwnerId, STATE_KEY_PATTERN, type Notice, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
@@ -167,6 +167,30 @@ class FileSpace<T> implements Space<T> {
   async heldElsewhere(): Promise<boolean> {
     // One process per data folder: any other holder is gone.
     return false;
+  }
+
+  /** Keys taken by `claimOnce`, with when they were taken, oldest first (one process: memory is enough). */
+  readonly #claimed = new Map<string, number>();
+
+  async claimOnce(key: string): Promise<boolean> {
+    if (!STATE_KEY_PATTERN.test(key)) return false;
+    const now = Date.now();
+    for (const [old, at] of this.#claimed) {
+      if (now - at < this.definition.ttlMs) break;
+      this.#claimed.delete(old);
+    }
+    if (this.#claimed.has(key)) return false;
+    this.#claimed.set(key, now);
+    return true;
+  }
+
+  async notifyHolder(_key: string, _notice: Notice): Promise<boolean> {
+    // One process per data folder: the holder of a running job is this one.
+    return false;
+  }
+
+  async onNotice(): Promise<void> {
+    // Nobody else to hear from.
   }
 
   #path(key: string): string {

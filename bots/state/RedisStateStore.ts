@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { withTimeout, type LoggerLike } from '../../src/index.js';
-import { checkSpace, encodeValue, newOwnerId, STATE_KEY_PATTERN, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
+import { checkSpace, encodeValue, MAX_NOTICE_BYTES, newOwnerId, STATE_KEY_PATTERN, type Notice, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
 export const DEFAULT_LEASE_MS = 15_000;
@@ -40,7 +40,12 @@ return 0`;
  *   jobs are running (one field per unfinished job), expiring `ttlMs` after
  *   its last change;
  * - `<prefix>:bots:lease:<owner>`: this process's lease, renewed every
- *   third of `leaseMs` and given back by `close()`.
+ *   third of `leaseMs` and given back by `close()`;
+ * - `<prefix>:bots:<space>:once:<key>`: a key taken by `claimOnce`, expiring
+ *   with the space's `ttlMs`;
+ * - the pub/sub channel `<prefix>:bots:notices:<owner>`: notices about the
+ *   records this process holds (JSON, at most `MAX_NOTICE_BYTES`), on a
+ *   connection of its own opened by the first `onNotice`.
  *
  * A record whose holder's lease is gone is claimed by one process (a Lua
  * compare-and-set on the holders hash).
@@ -54,6 +59,8 @@ export class RedisStateStore implements StateStore {
   readonly #logger: LoggerLike | undefined;
   #renewTimer: NodeJS.Timeout | undefined;
   #closed = false;
+  #subscriber: Redis | undefined;
+  readonly #noticeHandlers = new Map<string, (key: string, notice: Notice) => void>();
 
   private constructor(options: RedisStateStoreOptions) {
     this.#redis = options.redis;
@@ -90,9 +97,39 @@ export class RedisStateStore implements StateStore {
     return `${this.#prefix}:lease:${owner}`;
   }
 
+  #noticeChannel(owner: string): string {
+    return `${this.#prefix}:notices:${owner}`;
+  }
+
   space<T>(definition: SpaceDefinition): Space<T> {
     checkSpace(definition);
-    return new RedisSpace<T>(this.#redis, `${this.#prefix}:${definition.name}`, definition, this.owner, (owner) => this.#leaseKey(owner));
+    return new RedisSpace<T>(this.#redis, `${this.#prefix}:${definition.name}`, definition, this.owner, {
+      leaseKey: (owner) => this.#leaseKey(owner),
+      noticeChannel: (owner) => this.#noticeChannel(owner),
+      listen: (handler) => this.#listen(definition.name, handler),
+    });
+  }
+
+  /** Subscribes (once, on a connection of its own) to this process's channel, and routes each notice to its space's handler. */
+  async #listen(space: string, handler: (key: string, notice: Notice) => void): Promise<void> {
+    this.#noticeHandlers.set(space, handler);
+    if (this.#subscriber) return;
+    const subscriber = this.#redis.duplicate();
+    this.#subscriber = subscriber;
+    // The state connection already says when Redis is lost and back; this one reconnects (and resubscribes) on its own.
+    subscriber.on('error', () => undefined);
+    subscriber.on('message', (_channel: string, text: string) => {
+      if (text.length > MAX_NOTICE_BYTES) return;
+      try {
+        const { space: to, key, notice } = JSON.parse(text) as { space?: unknown; key?: unknown; notice?: unknown };
+        const route = typeof to === 'string' ? this.#noticeHandlers.get(to) : undefined;
+        if (!route || typeof key !== 'string' || !STATE_KEY_PATTERN.test(key) || typeof notice !== 'object' || notice === null) return;
+        route(key, notice as Notice);
+      } catch (error) {
+        this.#logger?.warn({ err: error }, 'could not read a notice from another process');
+      }
+    });
+    await subscriber.subscribe(this.#noticeChannel(this.owner));
   }
 
   async ping(): Promise<boolean> {
@@ -107,22 +144,33 @@ export class RedisStateStore implements StateStore {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#renewTimer);
+    this.#subscriber?.disconnect();
     // Redis may be the one that went away: then the lease simply lapses.
     await withTimeout(this.#redis.del(this.#leaseKey(this.owner)), CLOSE_WAIT_MS, 'lease not given back').catch(() => undefined);
   }
+}
+
+interface StoreLinks {
+  leaseKey: (owner: string) => string;
+  noticeChannel: (owner: string) => string;
+  listen: (handler: (key: string, notice: Notice) => void) => Promise<void>;
 }
 
 class RedisSpace<T> implements Space<T> {
   readonly #redis: Redis;
   readonly #base: string;
   readonly #owner: string;
-  readonly #leaseKey: (owner: string) => string;
+  readonly #links: StoreLinks;
 
-  constructor(redis: Redis, base: string, readonly definition: SpaceDefinition, owner: string, leaseKey: (owner: string) => string) {
+  constructor(redis: Redis, base: string, readonly definition: SpaceDefinition, owner: string, links: StoreLinks) {
     this.#redis = redis;
     this.#base = base;
     this.#owner = owner;
-    this.#leaseKey = leaseKey;
+    this.#links = links;
+  }
+
+  #leaseKey(owner: string): string {
+    return this.#links.leaseKey(owner);
   }
 
   async open(): Promise<void> {
@@ -168,6 +216,25 @@ class RedisSpace<T> implements Space<T> {
     const holder = await this.#redis.hget(this.#heldKey, key);
     if (holder === null || holder === this.#owner) return false;
     return (await this.#redis.exists(this.#leaseKey(holder))) === 1;
+  }
+
+  async claimOnce(key: string): Promise<boolean> {
+    if (!STATE_KEY_PATTERN.test(key)) return false;
+    return (await this.#redis.set(`${this.#base}:once:${key}`, '1', 'PX', this.definition.ttlMs, 'NX')) === 'OK';
+  }
+
+  async notifyHolder(key: string, notice: Notice): Promise<boolean> {
+    if (!STATE_KEY_PATTERN.test(key)) return false;
+    const text = JSON.stringify({ space: this.definition.name, key, notice });
+    if (text.length > MAX_NOTICE_BYTES) throw new Error(`a notice of ${text.length} characters is over the bound of ${MAX_NOTICE_BYTES}`);
+    const holder = await this.#redis.hget(this.#heldKey, key);
+    if (holder === null || holder === this.#owner) return false;
+    if ((await this.#redis.exists(this.#leaseKey(holder))) !== 1) return false;
+    return (await this.#redis.publish(this.#links.noticeChannel(holder), text)) > 0;
+  }
+
+  onNotice(handler: (key: string, notice: Notice) => void): Promise<void> {
+    return this.#links.listen(handler);
   }
 
   async claimOrphans(): Promise<StateEntry<T>[]> {

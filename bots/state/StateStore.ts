@@ -51,7 +51,26 @@ export interface Space<T> {
   claimOrphans(): Promise<StateEntry<T>[]>;
   /** Whether another process that is alive holds the record (its job runs there, not here). */
   heldElsewhere(key: string): Promise<boolean>;
+  /**
+   * Takes a key once: true for the first call across every process sharing the
+   * backend within the space's TTL, false after (a replayed request). The file
+   * backend remembers in memory (one process per data folder).
+   */
+  claimOnce(key: string): Promise<boolean>;
+  /**
+   * Sends a notice about a record to the live process that holds it (another
+   * replica, where its job runs): true when that process received it. False
+   * when no other live process holds it, and always with the file backend
+   * (one process: its holder is this one).
+   */
+  notifyHolder(key: string, notice: Notice): Promise<boolean>;
+  /** Receives the notices other processes send about the records this process holds (one handler per space). */
+  onNotice(handler: (key: string, notice: Notice) => void): Promise<void>;
 }
+
+/** A small message between processes about one record (at most `MAX_NOTICE_BYTES` as JSON). */
+export type Notice = Record<string, unknown>;
+export const MAX_NOTICE_BYTES = 4096;
 
 export interface StateStore {
   readonly backend: 'file' | 'redis';

@@ -2,7 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../../bots/main.js';
+import { RedisQuotaStore } from '../../bots/runner/index.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { estimatePrice } from '../../src/index.js';
+import { FakeDiscord, buttonsOf as discordButtonsOf, type FakeInteraction } from '../fakes/discord/FakeDiscord.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { buttonsOf } from '../fakes/slack/slack-objects.js';
 import { useEmulator } from '../helpers/emulator.js';
@@ -33,7 +36,7 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
   });
 
   /** Settings every replica shares (its data folder is its own: what they share goes through Redis only). */
-  async function sharedEnv(slack: FakeSlack, mode: 'http' | 'socket'): Promise<NodeJS.ProcessEnv> {
+  async function sharedEnv(fakes: { slack?: FakeSlack; discord?: FakeDiscord }, mode: 'http' | 'socket' = 'http'): Promise<NodeJS.ProcessEnv> {
     const prefix = uniquePrefix('replicas');
     prefixes.push(prefix);
     return {
@@ -45,8 +48,8 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
       REDIS_URL: requireRedisUrl(redis),
       PICTOR_REDIS_PREFIX: prefix,
       PICTOR_REPLICA_LEASE_SECONDS: String(LEASE_SECONDS),
-      ...surfaceEnv({ slack }),
-      ...(mode === 'socket' ? { SLACK_MODE: 'socket', SLACK_APP_TOKEN: slack.appToken } : {}),
+      ...surfaceEnv(fakes),
+      ...(mode === 'socket' && fakes.slack ? { SLACK_MODE: 'socket', SLACK_APP_TOKEN: fakes.slack.appToken } : {}),
     };
   }
 
@@ -77,7 +80,7 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     // workspace-wide Tier 3 limit is not what is tested here (see docs: Replicas).
     const slack = await new FakeSlack({ channelWriteIntervalMs: 5, tier3PerMinute: 0 }).start();
     defer(() => slack.close());
-    const env = await sharedEnv(slack, 'http');
+    const env = await sharedEnv({ slack }, 'http');
     const a = await spawnReplica(env);
     const b = await startReplica(env);
     const proxy = await startRoundRobinProxy([a.url, b.url]);
@@ -125,7 +128,7 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
   it('when A is killed (-9) mid-job, B marks A’s job interrupted within the lease, with Reroll', async () => {
     const slack = await new FakeSlack({ channelWriteIntervalMs: 10 }).start();
     defer(() => slack.close());
-    const env = await sharedEnv(slack, 'http');
+    const env = await sharedEnv({ slack }, 'http');
     const a = await spawnReplica(env);
     await startReplica(env);
 
@@ -148,13 +151,58 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     emu.emulator.configure({ latencyMs: 0 });
   }, 90_000);
 
+  it('a Cancel pressed on B stops the job running on A: B checks who may, A cancels it, its request is aborted and charged once', async () => {
+    const slack = await new FakeSlack({ channelWriteIntervalMs: 10 }).start();
+    defer(() => slack.close());
+    const env = await sharedEnv({ slack }, 'http');
+    const a = await startReplica(env);
+    const b = await startReplica(env);
+
+    emu.emulator.configure({ latencyMs: 60_000 });
+    slack.deliverOverHttp(a.url);
+    await slack.command({ command: '/imagine', text: 'a slow kite --size 1024x1024 --quality low', user: 'U0ANN', channel: 'C0CANCEL' });
+    await waitUntil(() => emu.emulator.stats().openStreams === 1, 'the job reached the service from A', 10_000);
+    const running = await slack.waitFor(() => {
+      const message = jobMessages(slack, 'C0CANCEL')[0];
+      return message && buttonsOf(message).some((button) => button.actionId === 'pictor_cancel') ? message : undefined;
+    }, 'the job’s message with Cancel');
+
+    slack.deliverOverHttp(b.url);
+    const denied = await slack.clickButton(running, 'pictor_cancel', 'U0BOB');
+    const refusal = await slack.waitFor(() => slack.responses.find((r) => denied.responseUrl.endsWith(r.id)), 'B’s refusal');
+    expect(refusal.body.text).toBe('Only the person who started this job, or an admin, can cancel it.');
+    expect(emu.emulator.stats().openStreams).toBe(1);
+
+    const clicked = await slack.clickButton(running, 'pictor_cancel', 'U0ANN');
+    expect(clicked.status).toBe(200);
+    const cancelled = await slack.waitFor(() => {
+      const message = jobMessages(slack, 'C0CANCEL')[0];
+      return message && statusOf(message).includes('Cancelled by <@U0ANN>') ? message : undefined;
+    }, 'A to show its job cancelled');
+    expect(buttonsOf(cancelled).map((button) => button.actionId)).toEqual(['pictor_reroll']);
+    await waitUntil(() => emu.emulator.stats().openStreams === 0, 'the service request aborted', 5_000);
+    // Nothing said to the canceller: the job's message says it.
+    expect(slack.responses.filter((r) => clicked.responseUrl.endsWith(r.id))).toEqual([]);
+    // Sent, then cut off: charged its estimate, once, on the account's shared ledger.
+    const ledger = await RedisQuotaStore.connect({ url: requireRedisUrl(redis), prefix: env.PICTOR_REDIS_PREFIX! });
+    defer(() => ledger.close());
+    const estimate = estimatePrice({ size: '1024x1024', quality: 'low' }).totalUsd;
+    let spent = 0;
+    for (const deadline = Date.now() + 5_000; spent === 0 && Date.now() < deadline; ) {
+      spent = await ledger.spentToday('slack:U0ANN', Date.now());
+      if (spent === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(spent).toBeCloseTo(estimate, 9);
+    emu.emulator.configure({ latencyMs: 0 });
+  }, 30_000);
+
   it('in Socket Mode: jobs spread over both connections finish, and a button on A’s message works on B', async () => {
     // Each replica paces its own writes (per channel, and 40 chat.update a minute): one channel per job, and Slack's
     // workspace-wide Tier 3 limit is not what is tested here (see docs: Replicas).
     const slack = await new FakeSlack({ channelWriteIntervalMs: 5, tier3PerMinute: 0 }).start();
     defer(() => slack.close());
-    const env = await sharedEnv(slack, 'socket');
-    await startReplica(env);
+    const env = await sharedEnv({ slack }, 'socket');
+    const a = await startReplica(env);
     await startReplica(env);
     await slack.waitFor(() => slack.socketCount === 2 || undefined, 'both replicas’ Socket Mode connections');
 
@@ -166,5 +214,51 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     await slack.clickButton(first, 'pictor_reroll', 'U0BOB');
     expect(statusOf(await finishedJob(slack, 'C0KITE0', 1))).toContain('Done');
     expect(generations()).toBe(21);
+
+    // A rolling deploy: A drains with a job of each replica running; A closes its connection, so B takes every new
+    // command, and A's job still finishes and is shown.
+    emu.emulator.configure({ latencyMs: 1500 });
+    for (const i of [0, 1]) await slack.command({ command: '/imagine', text: `slow kite ${i} --quality low`, user: `U0SLOW${i}`, channel: `C0SLOW${i}` });
+    await waitUntil(() => emu.emulator.stats().openStreams === 2, 'a job on each replica reached the service', 10_000);
+    const drained = a.service.drain();
+    await slack.waitFor(() => slack.socketCount === 1 || undefined, 'A to close its Socket Mode connection', 3000);
+    emu.emulator.configure({ latencyMs: 50 });
+    for (let i = 0; i < 4; i++) await slack.command({ command: '/imagine', text: `new kite ${i} --quality low`, user: `U0NEW${i}`, channel: `C0NEW${i}` });
+    for (let i = 0; i < 4; i++) expect(statusOf(await finishedJob(slack, `C0NEW${i}`))).toContain('Done');
+    for (const i of [0, 1]) expect(statusOf(await finishedJob(slack, `C0SLOW${i}`))).toContain('Done');
+    expect(slack.responses.filter((r) => /restarting/.test(String(r.body.text)))).toEqual([]);
+    expect(await drained).toBe(0);
+    emu.emulator.configure({ latencyMs: 0 });
   }, 90_000);
+
+  it('on the Discord gateway: when the holder starts draining, the standby connects within seconds and takes new commands while the holder’s job finishes and is shown', async () => {
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    defer(() => discord.close());
+    const env = await sharedEnv({ discord });
+    const a = await startReplica(env);
+    await startReplica(env);
+    expect(discord.openGatewaySessions).toBe(1);
+
+    emu.emulator.configure({ latencyMs: 1500 });
+    const running = discord.slashCommand('imagine', { prompt: 'a slow lighthouse', quality: 'low' });
+    await waitUntil(() => emu.emulator.stats().openStreams === 1, 'the job reached the service', 10_000);
+    const drainedAt = Date.now();
+    const drained = a.service.drain();
+    await discord.waitFor(() => discord.gatewayStats.identifies === 2 || undefined, 'the standby to connect', 10_000);
+    expect(Date.now() - drainedAt).toBeLessThan(4000);
+    expect(discord.openGatewaySessions).toBe(1);
+
+    emu.emulator.configure({ latencyMs: 50 });
+    const late = discord.slashCommand('imagine', { prompt: 'a new lighthouse', quality: 'low' });
+    const finalReply = (ix: FakeInteraction) =>
+      discord.waitFor(() => {
+        const m = discord.original(ix);
+        return m && discordButtonsOf(m).some((b) => b.label === 'Reroll') ? m : undefined;
+      }, `the final reply of ${ix.token}`);
+    expect((await finalReply(late)).content).not.toMatch(/restarting/);
+    expect((await finalReply(running)).content).not.toMatch(/restarting/);
+    expect([running.callbackAttempts, late.callbackAttempts]).toEqual([1, 1]);
+    expect(await drained).toBe(0);
+    emu.emulator.configure({ latencyMs: 0 });
+  }, 60_000);
 });

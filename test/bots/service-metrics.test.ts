@@ -4,7 +4,7 @@ import { buttonsOf } from '../fakes/discord/FakeDiscord.js';
 import { startThrowawayRedis } from '../setup/redis-server.js';
 import { scrape } from '../metrics/scrape.js';
 import { slackEventsUrl, startChatFakes, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
-import { requireRedisUrl, testRedis } from '../helpers/shared-limits-redis.js';
+import { requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 const defer = useCleanup();
 const redisPresent = testRedis();
@@ -52,7 +52,7 @@ describe('npm start with PICTOR_METRICS_PORT', () => {
 
       const ready = await fetch(`${base}/healthz`);
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: 'ok', checks: { redis: true, discord: true, slack: true } });
+      expect(await ready.json()).toEqual({ status: 'ok', checks: { redis: true, accepting: true, discord: true, slack: true } });
 
       // Discord answers the first edit of the reply with a 429; discord.js waits and sends it again.
       const ix = discord.slashCommand('imagine', { prompt: 'a lighthouse, metered', quality: 'low' });
@@ -76,6 +76,59 @@ describe('npm start with PICTOR_METRICS_PORT', () => {
     },
     60_000,
   );
+
+  it.skipIf(redisPresent.skipReason)(
+    'turns /healthz unready (accepting: false) once a drain begins with REDIS_URL, while the Slack HTTP endpoint still answers',
+    async () => {
+      const { slack } = await startChatFakes(defer);
+      const lines: string[] = [];
+      const service = await startService(
+        {
+          PICTOR_LOG_LEVEL: 'silent',
+          PICTOR_DATA_DIR: await tempDataDir(defer),
+          PICTOR_EMULATOR_LATENCY_MS: '0',
+          PICTOR_METRICS_PORT: '0',
+          REDIS_URL: requireRedisUrl(redisPresent),
+          PICTOR_REDIS_PREFIX: uniquePrefix('healthz-drain'),
+          ...surfaceEnv({ slack }),
+        },
+        (line) => lines.push(line),
+      );
+      defer(() => service.stop());
+      const printed = lines.join('\n');
+      const base = /Metrics for Prometheus at (\S+)\/metrics/.exec(printed)![1]!;
+      slack.deliverOverHttp(slackEventsUrl(printed)!);
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+
+      const drained = service.drain();
+      const draining = await fetch(`${base}/healthz`);
+      expect({ status: draining.status, body: await draining.json() }).toEqual({
+        status: 503,
+        body: { status: 'unavailable', checks: { redis: true, accepting: false, slack: true } },
+      });
+      // A request that still arrives is answered: the new job is refused politely.
+      const late = await slack.command({ command: '/imagine', text: 'a late lighthouse', user: 'U0LATE', channel: 'C0LATE' });
+      expect(late.status).toBe(200);
+      const note = await slack.waitFor(() => slack.responses.find((r) => late.responseUrl.endsWith(r.id)), 'the polite refusal');
+      expect(String(note.body.text)).toBe('The bot is restarting; try again in a minute.');
+      expect(await drained).toBe(0);
+    },
+    60_000,
+  );
+
+  it('stays ready while draining without REDIS_URL: a lone process has nobody to hand its traffic to', async () => {
+    const lines: string[] = [];
+    const service = await startService(
+      { PICTOR_LOG_LEVEL: 'silent', PICTOR_DATA_DIR: await tempDataDir(defer), PICTOR_EMULATOR_LATENCY_MS: '0', PICTOR_METRICS_PORT: '0', ...surfaceEnv({ slack: (await startChatFakes(defer)).slack }) },
+      (line) => lines.push(line),
+    );
+    defer(() => service.stop());
+    const base = /Metrics for Prometheus at (\S+)\/metrics/.exec(lines.join('\n'))![1]!;
+    const drained = service.drain();
+    const draining = await fetch(`${base}/healthz`);
+    expect({ status: draining.status, body: await draining.json() }).toEqual({ status: 200, body: { status: 'ok', checks: { slack: true } } });
+    expect(await drained).toBe(0);
+  }, 60_000);
 
   it.skipIf(redisPresent.skipReason)('checks Redis in /healthz whenever REDIS_URL is set, with no bot running', async () => {
     const redis = await aRedisOfItsOwn();

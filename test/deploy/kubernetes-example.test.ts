@@ -54,12 +54,14 @@ describe('the Kubernetes example (deploy/kubernetes/pictor.yaml)', () => {
     expect(container!.envFrom).toEqual([{ secretRef: { name: secret.metadata.name } }, { configMapRef: { name: config.metadata.name } }]);
   });
 
-  it('runs one replica that is ready on /healthz, has no liveness probe, and outlasts the shutdown grace', async () => {
+  it('runs replicas that roll one at a time, are ready on /healthz, have no liveness probe, and outlast the shutdown grace', async () => {
     const all = await manifests();
     const deployment = all.find((m) => m.kind === 'Deployment')!;
     const config = all.find((m) => m.kind === 'ConfigMap')!;
-    expect(deployment.spec!.replicas).toBe(1);
-    expect(deployment.spec!.strategy).toEqual({ type: 'Recreate' });
+    expect(deployment.spec!.replicas).toBeGreaterThan(1);
+    // Replicas share their state through Redis: without REDIS_URL two pods would each keep their own.
+    expect(Object.keys(all.find((m) => m.kind === 'Secret')!.stringData!)).toContain('REDIS_URL');
+    expect(deployment.spec!.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
     const pod = deployment.spec!.template.spec;
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(Number(config.data!.PICTOR_SHUTDOWN_GRACE_SECONDS));
     const [container] = pod.containers;
@@ -69,13 +71,15 @@ describe('the Kubernetes example (deploy/kubernetes/pictor.yaml)', () => {
     expect(container!.livenessProbe).toBeUndefined();
   });
 
-  it('runs as the image’s user with the data folder on a claim it can write', async () => {
+  it('runs as the image’s user with a data folder of its own that it can write', async () => {
     const all = await manifests();
     const pod = all.find((m) => m.kind === 'Deployment')!.spec!.template.spec;
     const dockerfile = await readFile(join(root, 'Dockerfile'), 'utf8');
     const uid = Number(/useradd[^\n]*--uid (\d+)/.exec(dockerfile)![1]);
     expect(pod.securityContext).toMatchObject({ runAsUser: uid, fsGroup: uid });
     expect(pod.containers[0]!.volumeMounts).toContainEqual({ name: 'data', mountPath: '/data' });
-    expect(all.some((m) => m.kind === 'PersistentVolumeClaim')).toBe(true);
+    // Never one claim shared by the replicas: each pod's folder is its own.
+    expect(all.some((m) => m.kind === 'PersistentVolumeClaim')).toBe(false);
+    expect((pod as { volumes?: { name: string; emptyDir?: object }[] }).volumes).toContainEqual({ name: 'data', emptyDir: {} });
   });
 });

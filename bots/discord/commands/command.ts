@@ -10,6 +10,8 @@ import type { BotContext } from '../bot-context.js';
 export interface SlashCommand {
   kind: 'slash';
   data: RESTPostAPIChatInputApplicationCommandsJSONBody;
+  /** Offered in DMs and user installs too when the operator turns them on (`DISCORD_USER_INSTALLS`). */
+  personal?: boolean | undefined;
   execute(interaction: ChatInputCommandInteraction, ctx: BotContext): Promise<void>;
 }
 
@@ -17,6 +19,8 @@ export interface SlashCommand {
 export interface MessageMenuCommand {
   kind: 'message-menu';
   data: RESTPostAPIContextMenuApplicationCommandsJSONBody;
+  /** Offered in DMs and user installs too when the operator turns them on (`DISCORD_USER_INSTALLS`). */
+  personal?: boolean | undefined;
   execute(interaction: MessageContextMenuCommandInteraction, ctx: BotContext): Promise<void>;
 }
 

@@ -20,6 +20,7 @@ function looksLikeImage(attachment: Attachment): boolean {
  */
 export default {
   kind: 'message-menu',
+  personal: true,
   data: new ContextMenuCommandBuilder().setName('Edit image').setType(ApplicationCommandType.Message).setContexts(InteractionContextType.Guild).toJSON(),
   async execute(interaction, ctx) {
     const attachments = [...interaction.targetMessage.attachments.values()].filter(looksLikeImage);

@@ -25,6 +25,7 @@ for (const [i, name] of EDIT_IMAGE_OPTION_NAMES.entries()) {
 /** `/edit prompt image1 [image2 … image16] [size] [quality] [background] [format]` */
 export default {
   kind: 'slash',
+  personal: true,
   data: addImageOptions(builder, false).toJSON(),
   async execute(interaction, ctx) {
     const prompt = interaction.options.getString('prompt', true);

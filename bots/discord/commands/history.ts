@@ -18,6 +18,7 @@ const data = new SlashCommandBuilder()
 /** `/imagine-history [show]`: a private answer; Reroll buttons run a job again in this channel. */
 export default {
   kind: 'slash',
+  personal: true,
   data: data.toJSON(),
   async execute(interaction, ctx) {
     if ((await acknowledge('history: defer', () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;

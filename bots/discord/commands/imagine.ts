@@ -19,6 +19,7 @@ const data = addImageOptions(
 /** `/imagine prompt [size] [quality] [background] [format] [count]` */
 export default {
   kind: 'slash',
+  personal: true,
   data: data.toJSON(),
   async execute(interaction, ctx) {
     const prompt = interaction.options.getString('prompt', true);

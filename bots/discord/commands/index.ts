@@ -1,4 +1,4 @@
-import type { RESTPostAPIApplicationCommandsJSONBody } from 'discord.js';
+import { ApplicationIntegrationType, InteractionContextType, type RESTPostAPIApplicationCommandsJSONBody } from 'discord.js';
 import { DISCORD_LIMITS } from '../discord-facts.js';
 import type { Command } from './command.js';
 import edit from './edit.js';
@@ -39,7 +39,19 @@ export function loadCommands(commands: readonly Command[] = ALL): Map<string, Co
   return byName;
 }
 
-/** What the deploy script registers with Discord. */
-export function commandDefinitions(commands: readonly Command[] = ALL): RESTPostAPIApplicationCommandsJSONBody[] {
-  return [...loadCommands(commands).values()].map((c) => c.data);
+/**
+ * What the deploy script registers with Discord: every command for servers the bot is installed in; with
+ * `userInstalls` (`DISCORD_USER_INSTALLS`) the personal ones also for user installs (`integration_types` 1) and for
+ * DMs with the bot, group DMs and other DMs (`contexts` 1 and 2). `/imagine-admin` stays server-only.
+ */
+export function commandDefinitions(commands: readonly Command[] = ALL, options: { userInstalls?: boolean | undefined } = {}): RESTPostAPIApplicationCommandsJSONBody[] {
+  return [...loadCommands(commands).values()].map((c) =>
+    options.userInstalls && c.personal
+      ? {
+          ...c.data,
+          integration_types: [ApplicationIntegrationType.GuildInstall, ApplicationIntegrationType.UserInstall],
+          contexts: [InteractionContextType.Guild, InteractionContextType.BotDM, InteractionContextType.PrivateChannel],
+        }
+      : c.data,
+  );
 }

@@ -12,6 +12,7 @@ const data = new SlashCommandBuilder()
 /** `/imagine-usage`: a private answer; server admins also see the server's totals and top users (mentions that ping nobody). */
 export default {
   kind: 'slash',
+  personal: true,
   data: data.toJSON(),
   async execute(interaction, ctx) {
     if ((await acknowledge('usage: defer', () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;

@@ -2,7 +2,7 @@ import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { respondVia, type BotContext } from '../bot-context.js';
 import { editModal } from '../edit-modal.js';
 import { downloadImages } from '../input-images.js';
-import { ACTIONS } from '../render-job.js';
+import { ACTIONS, readCancelValue } from '../render-job.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import type { SavedRequest } from '../RequestStore.js';
@@ -36,14 +36,18 @@ export function registerJobButtons(app: App, context: BotContext): void {
 
   app.action<BlockAction<ButtonAction>>(ACTIONS.cancel, async ({ ack, body, action }) => {
     await ack();
-    const jobId = action.value ?? '';
-    const requester = context.jobs.requester(actorOf(body));
+    const { jobId, requestId } = readCancelValue(action.value ?? '');
+    const actor = actorOf(body);
+    const requester = context.jobs.requester(actor);
     if (context.runner.cancel(jobId, requester)) return;
     // The job ended but its message never said so (Slack failed every try): the click brings it up to date.
     if (await context.jobs.repair(jobId)) return;
     const info = context.runner.get(jobId);
+    // Not a job of this process: with Redis, another replica may run it; it then shows the cancellation in the job's message.
+    const elsewhere = !info && requestId ? await context.jobs.cancelElsewhere(requestId, actor.teamId, requester) : undefined;
+    if (elsewhere === 'asked') return;
     const text =
-      !info || (info.status !== 'queued' && info.status !== 'running')
+      elsewhere !== 'not allowed' && (!info || (info.status !== 'queued' && info.status !== 'running'))
         ? 'That job is no longer running.'
         : 'Only the person who started this job, or an admin, can cancel it.';
     await respondVia(body.response_url, context.logger)(text);

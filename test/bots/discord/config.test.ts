@@ -18,7 +18,19 @@ describe('readDiscordConfig', () => {
       adminRoleIds: [],
       allowedAttachmentHosts: ['cdn.discordapp.com', 'media.discordapp.net'],
       interactions: undefined,
+      userInstalls: false,
     });
+  });
+
+  it('takes DMs and user installs only with DISCORD_USER_INSTALLS=1, and names the variable for anything but 1 or 0', () => {
+    expect(readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_USER_INSTALLS: '1', PICTOR_DM_DAILY_USD: '1' })?.userInstalls).toBe(true);
+    expect(readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_USER_INSTALLS: '1', PICTOR_DM_MONTHLY_USD: '5' })?.userInstalls).toBe(true);
+    expect(readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_USER_INSTALLS: '0' })?.userInstalls).toBe(false);
+    expect(() => readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_USER_INSTALLS: 'maybe' })).toThrow(/DISCORD_USER_INSTALLS/);
+  });
+
+  it('refuses user installs without a DM budget, naming the variable to set: strangers would spend the account', () => {
+    expect(() => readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_USER_INSTALLS: '1' })).toThrow(expect.objectContaining({ code: 'validation_error', param: 'PICTOR_DM_DAILY_USD' }));
   });
 
   it('takes interactions over HTTP when DISCORD_INTERACTIONS_PORT is set with the application’s public key', () => {

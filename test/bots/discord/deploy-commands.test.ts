@@ -58,6 +58,31 @@ describe('npm run discord:deploy against Discord', () => {
     }
   });
 
+  it('registers the commands for servers only unless DISCORD_USER_INSTALLS=1, which adds user installs and DMs to all but /imagine-admin', async () => {
+    const discord = await FakeDiscord.start();
+    try {
+      const env = { DISCORD_TOKEN: discord.botToken, DISCORD_API_BASE_URL: discord.apiBaseUrl };
+      expect((await deploy(env)).code).toBe(0);
+      const off = discord.commands.get('global')!;
+      for (const command of off) {
+        expect(command.integration_types ?? [0]).toEqual([0]);
+        expect(command.contexts).toEqual([0]);
+      }
+
+      const on = await deploy({ ...env, DISCORD_USER_INSTALLS: '1', PICTOR_DM_DAILY_USD: '1' });
+      expect(on.code).toBe(0);
+      expect(on.out.some((line) => line.includes('User Install'))).toBe(true);
+      const byName = new Map(discord.commands.get('global')!.map((c) => [c.name as string, c]));
+      for (const name of ['imagine', 'edit', 'Edit image', 'imagine-usage', 'imagine-history']) {
+        expect(byName.get(name)).toMatchObject({ integration_types: [0, 1], contexts: [0, 1, 2] });
+      }
+      expect(byName.get('imagine-admin')!.contexts).toEqual([0]);
+      expect(byName.get('imagine-admin')!.integration_types ?? [0]).toEqual([0]);
+    } finally {
+      await discord.close();
+    }
+  });
+
   it('reads DISCORD_TOKEN and DISCORD_GUILD_ID from .env in the folder it is run from, as npm start does', async () => {
     const discord = await FakeDiscord.start();
     const dir = await mkdtemp(join(tmpdir(), 'pictor-deploy-'));

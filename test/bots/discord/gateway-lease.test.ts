@@ -213,6 +213,36 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect((await imagine('after the hand-over')).callbackAttempts).toBe(1);
   });
 
+  it('at drain start stays on the gateway while nobody stands by (new commands are told it restarts), and leaves it to a standby as soon as one waits', async () => {
+    const a = await startReplica('a');
+    const drained = a.runner.drain(10_000);
+    await a.bot.handOver();
+    expect(discord.openGatewaySessions).toBe(1);
+    const refused = discord.slashCommand('imagine', { prompt: 'while alone and draining' });
+    await discord.waitFor(() => (/restarting/.test(discord.original(refused)?.content ?? '') ? true : undefined), 'the refusal of a new job');
+
+    const b = await startReplica('b');
+    const waitingSince = Date.now();
+    await discord.waitFor(() => discord.gatewayStats.identifies === 2 || undefined, 'the standby to connect', 10_000);
+    expect(Date.now() - waitingSince).toBeLessThan(3 * LEASE.pollEveryMs + 2000);
+    expect(a.logger.entries.some((e) => e.msg === 'another process stands by for the Discord gateway; leaving it to that one')).toBe(true);
+    expect((await imagine('after the hand-over')).callbackAttempts).toBe(1);
+    expect(handledBy(b)).toBe(1);
+    expect(await drained).toBe(0);
+  });
+
+  it('stops standing by once a standby drains, so it never takes the gateway only to refuse every command', async () => {
+    const a = await startReplica('a');
+    const b = await startReplica('b');
+    const drained = b.runner.drain(10_000);
+    await b.bot.handOver();
+    await a.close();
+    await new Promise((resolve) => setTimeout(resolve, 3 * LEASE.pollEveryMs + 300));
+    expect(discord.gatewayStats.identifies).toBe(1);
+    expect(discord.openGatewaySessions).toBe(0);
+    expect(await drained).toBe(0);
+  });
+
   it('disconnects a holder whose lease another process took (Redis says so), before that one connects', async () => {
     const a = await startReplica('a');
     await discord.waitFor(() => discord.openGatewaySessions === 1, 'the holder to connect');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DEV_API_KEY, createEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
 import { PictorClient, type LoggerLike } from '../../../src/index.js';
 import { startDiscordBot, type DiscordBot, type StartDiscordBotOptions } from '../../../bots/discord/index.js';
-import { FileJobHistoryStore, FileQuotaStore, JobRunner, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
+import { FileJobHistoryStore, FileQuotaStore, JobRunner, type DmCaps, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { FakeDiscord, buttonsOf, type FakeDiscordOptions, type FakeInteraction, type FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 
 /** A logger that keeps every entry, so a test can check that no secret was ever logged. */
@@ -31,6 +31,8 @@ export class RecordingLogger implements LoggerLike {
 
 export interface HarnessOptions {
   limits?: SpendLimits;
+  /** The operator's DM caps (PICTOR_DM_DAILY_USD, PICTOR_DM_MONTHLY_USD). */
+  dmCaps?: DmCaps;
   /** What the operator allows every server (PICTOR_ALLOWED_SCOPES, PICTOR_BLOCKED_WORDS …). */
   controls?: OperatorControls;
   partialImages?: number;
@@ -87,6 +89,7 @@ export class DiscordHarness {
       client: new PictorClient({ baseURL: this.emulatorUrl, apiKey: DEV_API_KEY, maxRetries: this.options.maxRetries ?? 0 }),
       store: this.#quotaStore,
       limits: this.options.limits ?? {},
+      dmCaps: this.options.dmCaps,
       minUpdateIntervalMs: 5,
       partialImages: this.options.partialImages ?? 2,
       logger: this.logger,

@@ -1,4 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
@@ -21,6 +23,8 @@ interface Replica {
   /** Sends the next interactions to this replica. */
   use(): void;
   runner: JobRunner;
+  /** Its own ledger. */
+  quota: FileQuotaStore;
   state: RedisStateStore;
   connection: Redis;
   /** As kill -9: the gateway connection and Redis drop, nothing is stopped politely. */
@@ -81,6 +85,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
         bot,
         use: () => (discord.interactionsEndpoint = bot.interactionsUrl),
         runner,
+        quota,
         state,
         connection,
         stop,
@@ -144,27 +149,93 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     expect(discord.channelMessages().filter((m) => m.content.includes('restarted'))).toHaveLength(1);
   });
 
-  it('a Cancel that reaches replica B for a job running on live replica A is answered privately, and the job goes on', async () => {
-    const { discord, replica } = await setUp(1500);
+  it('a Cancel pressed on replica B stops the job running on replica A: its request is aborted, it is charged once, its reply says who cancelled', async () => {
+    const { discord, emulator, replica } = await setUp(30_000);
     const a = await replica();
     const b = await replica();
     a.use();
     const ix = discord.slashCommand('imagine', { prompt: 'a job running on a' });
     const running = await discord.waitFor(() => {
       const m = discord.original(ix);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the job to start on A');
+      return m?.content.includes('Drawing') && emulator.stats().openStreams === 1 ? m : undefined;
+    }, 'the job to reach the service from A');
     b.use();
-    const click = discord.clickButton(running, buttonId(running, 'Cancel'));
-    const note = await discord.waitFor(() => discord.original(click), 'B’s note');
+
+    // B checks who may cancel, from the job's record: a stranger is refused there and A's job goes on.
+    const stranger = discord.newUser('mallory');
+    const denied = discord.clickButton(running, buttonId(running, 'Cancel'), { user: stranger });
+    const note = await discord.waitFor(() => discord.original(denied), 'B’s refusal');
     expect(note.flags & 64).toBe(64);
-    expect(note.content).toContain('another instance of the bot');
-    const done = await discord.waitFor(() => {
+    expect(note.content).toBe(`✋ Only <@${discord.user.id}> or an admin can cancel this job.`);
+    const [job] = a.runner.activeJobs();
+    expect(job).toBeDefined();
+
+    const click = discord.clickButton(running, buttonId(running, 'Cancel'));
+    const cancelled = await discord.waitFor(() => {
       const m = discord.messages.get(running.id)!;
-      return buttonsOf(m).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? m : undefined;
-    }, 'the job to finish on A');
-    expect(done.content).not.toContain('restarted');
-    expect(done.content).not.toContain('Cancelled');
-    expect(done.attachments).toHaveLength(1);
+      return m.content.includes('Cancelled') ? m : undefined;
+    }, 'A to cancel its job');
+    expect(click.ack?.type).toBe(6);
+    expect(cancelled.content.split('\n')[1]).toBe(`✖️ Cancelled by <@${discord.user.id}>.`);
+    expect(buttonsOf(cancelled).map((b) => b.label)).toEqual(['Retry']);
+    await discord.waitFor(() => emulator.stats().openStreams === 0 || undefined, 'the service request to be aborted');
+    const info = a.runner.get(job!.id);
+    expect(info?.status).toBe('cancelled');
+    // Sent, then cut off: charged its estimate once, on A's ledger only.
+    expect(await a.quota.spentToday(`discord:${discord.user.id}`, Date.now())).toBeCloseTo(info!.estimate.totalUsd, 9);
+    expect(await b.quota.spentToday(`discord:${discord.user.id}`, Date.now())).toBe(0);
+  });
+
+  it('runs a signed interaction POSTed to two replicas (a replay through the load balancer) once, and answers the second POST 409', async () => {
+    const { discord, emulator, replica } = await setUp(50);
+    const a = await replica();
+    const b = await replica();
+    const proxy = await deliveringToBoth(a.bot.interactionsUrl!, b.bot.interactionsUrl!);
+    cleanups.push(proxy.close);
+    discord.interactionsEndpoint = proxy.url;
+    const ix = discord.slashCommand('imagine', { prompt: 'a pear', quality: 'low' });
+    await discord.waitFor(() => {
+      const m = discord.original(ix);
+      return m && buttonsOf(m).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? m : undefined;
+    }, 'the job');
+    expect(ix.httpStatus).toBe(200);
+    expect(await proxy.secondStatus).toBe(409);
+    expect(emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
   });
 });
+
+/** A load balancer that retries: each POST goes to `first` (its answer goes back) and, at once, to `second` (its status is kept). */
+async function deliveringToBoth(first: string, second: string): Promise<{ url: string; secondStatus: Promise<number>; close(): Promise<void> }> {
+  let settle!: (status: number) => void;
+  const secondStatus = new Promise<number>((resolve) => (settle = resolve));
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const headers = { ...req.headers, 'content-length': String(body.length) };
+      const there = request(first, { method: req.method, headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      there.on('error', () => res.writeHead(502).end());
+      there.end(body);
+      const again = request(second, { method: req.method, headers }, (answer) => {
+        answer.resume();
+        settle(answer.statusCode ?? 0);
+      });
+      again.on('error', () => settle(0));
+      again.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/interactions`,
+    secondStatus,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { capOfName, ChatBudgets, JobRefusedError, parseCapAmount, RedisQuotaStore, type JobRunner, type JobSpec, type QuotaStore, type Requester } from '../../../bots/runner/index.js';
+import { capOfName, ChatBudgets, dmScopeId, JobRefusedError, parseCapAmount, RedisQuotaStore, type JobRunner, type JobSpec, type QuotaStore, type Requester } from '../../../bots/runner/index.js';
 import { connectRedis } from '../../../src/core/redis-connection.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
@@ -25,6 +25,30 @@ async function runToEnd(runner: JobRunner, who: Requester): Promise<void> {
   const handle = await runner.submit(lowJob(who), recordingSink().sink);
   expect(await handle.done).toMatchObject({ type: 'completed' });
 }
+
+describe('a person’s own budget in DMs and user installs', () => {
+  it('holds a DM scope to the operator’s DM caps instead of the servers’ caps, and lets no chat admin change it', async () => {
+    const { runner } = await kit.runner({ limits: { scopeDailyUsd: 0 }, dmCaps: { dailyUsd: 0 } });
+    const inDm = requester({ scopeId: dmScopeId('u-1'), userId: 'u-1' });
+    // The servers' cap (0) does not apply in the DM; the DM cap (0) does.
+    expect(await runner.budgets.limitsFor('discord:dm:u-1')).toMatchObject({ scopeDailyUsd: 0, scopeMonthlyUsd: undefined });
+    expect((await refusalOf(runner.submit(lowJob(inDm), () => {}))).code).toBe('budget_scope_daily');
+    expect(await runner.budgets.setCap({ ...inDm, isAdmin: true }, 'scopeDailyUsd', 5)).toMatchObject({ ok: false, code: 'not_admin' });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
+  it('counts a DM job in the user’s spend, so the user caps hold across servers and DMs', async () => {
+    const { runner } = await kit.runner({ limits: { userDailyUsd: 1 }, dmCaps: { dailyUsd: 1 } });
+    const inDm = requester({ scopeId: dmScopeId('u-2'), userId: 'u-2' });
+    await runToEnd(runner, inDm);
+    const summary = await runner.budgets.summary(inDm);
+    expect(summary.user.todayUsd).toBeGreaterThan(0);
+    expect(summary.caps.map((c) => [c.whose, c.period, c.limitUsd])).toEqual([
+      ['user', 'day', 1],
+      ['scope', 'day', 1],
+    ]);
+  });
+});
 
 describe('chat admins’ budgets in the job runner', () => {
   it('refuses the next job with budget_user_daily once an admin lowered the daily cap below what a user spent', async () => {

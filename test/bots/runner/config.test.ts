@@ -20,6 +20,7 @@ describe('readRunnerConfig', () => {
     expect(readRunnerConfig({})).toEqual({
       dataDir: './.data',
       limits: { userDailyUsd: undefined, scopeDailyUsd: undefined, userConcurrentJobs: 2, userCooldownSeconds: 0 },
+      dmCaps: { dailyUsd: undefined, monthlyUsd: undefined },
       partialImages: 2,
       minUpdateIntervalMs: 1500,
       shutdownGraceMs: 300_000,
@@ -40,10 +41,13 @@ describe('readRunnerConfig', () => {
       PICTOR_UPDATE_INTERVAL_MS: '800',
       PICTOR_SHUTDOWN_GRACE_SECONDS: '600',
       PICTOR_MAX_QUEUED_JOBS: '50',
+      PICTOR_DM_DAILY_USD: '0.50',
+      PICTOR_DM_MONTHLY_USD: '5',
     });
     expect(config).toEqual({
       dataDir: '/var/lib/pictor',
       limits: { userDailyUsd: 1.5, scopeDailyUsd: undefined, userConcurrentJobs: 3, userCooldownSeconds: 10 },
+      dmCaps: { dailyUsd: 0.5, monthlyUsd: 5 },
       partialImages: 0,
       minUpdateIntervalMs: 800,
       shutdownGraceMs: 600_000,
@@ -57,6 +61,7 @@ describe('readRunnerConfig', () => {
     const budget = errorOf({ PICTOR_USER_DAILY_USD: 'ten dollars' });
     expect(budget.param).toBe('PICTOR_USER_DAILY_USD');
     expect(budget.message).toBe('PICTOR_USER_DAILY_USD must be a number of US dollars, 0 or more (leave it unset for no limit) (got "ten dollars")');
+    expect(errorOf({ PICTOR_DM_DAILY_USD: '-1' }).param).toBe('PICTOR_DM_DAILY_USD');
     expect(errorOf({ PICTOR_PARTIAL_IMAGES: '4' }).message).toMatch(/^PICTOR_PARTIAL_IMAGES must be a whole number from 0 to 3/);
     expect(errorOf({ PICTOR_USER_CONCURRENT_JOBS: '0' }).param).toBe('PICTOR_USER_CONCURRENT_JOBS');
     expect(errorOf({ PICTOR_SCOPE_DAILY_USD: '-1' }).param).toBe('PICTOR_SCOPE_DAILY_USD');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { refusalFromPolicy } from '../../../bots/runner/describe-refusal.js';
+import { refusalFromPolicy, refusalFromReservation } from '../../../bots/runner/describe-refusal.js';
 
 describe('refusalFromPolicy', () => {
   it('tells a member of a server the operator has not allowed that the bot is off here and whom to ask', () => {
@@ -7,6 +7,12 @@ describe('refusalFromPolicy', () => {
       'This bot is not enabled for this server: its operator has not allowed it here, so it makes no images. Ask the bot’s operator to add this server.',
     );
     expect(refusalFromPolicy('scope_not_allowed', { platform: 'slack' }).message).toContain('enabled for this workspace');
+  });
+
+  it('tells someone in a DM or a user install that the operator keeps the bot to its servers', () => {
+    expect(refusalFromPolicy('dms_not_enabled', { platform: 'discord' }).message).toBe(
+      'This bot makes images only in the servers it was added to: its operator has not turned on DMs and user installs. Use it in one of those servers.',
+    );
   });
 
   it('says who decided and what to do for who-and-where refusals', () => {
@@ -31,5 +37,16 @@ describe('refusalFromPolicy', () => {
     expect(refusalFromPolicy('moderation_not_allowed', { platform: 'discord' }).message).toBe(
       'Moderation low is not allowed here; leave moderation unset to use this server’s level.',
     );
+  });
+});
+
+describe('refusalFromReservation', () => {
+  it('names the user’s own DM budget, not a server’s, for a job in a DM or a user install', () => {
+    const now = Date.parse('2026-03-01T12:00:00Z');
+    const spent = { ok: false as const, code: 'budget_scope_daily' as const, limit: 0.5, used: 0.5, resetsAt: Date.parse('2026-03-02T00:00:00Z') };
+    expect(refusalFromReservation(spent, { estimateUsd: 0.1, platform: 'discord', now, scopeId: 'dm:42' }).message).toBe(
+      'Your use of the bot outside servers has reached its daily budget of $0.500 (spent $0.500, $0.00 left); it resets at 00:00 UTC (in 12 h).',
+    );
+    expect(refusalFromReservation(spent, { estimateUsd: 0.1, platform: 'discord', now, scopeId: '42' }).message).toMatch(/^This server has reached its daily budget/);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JobRefusedError, type JobSpec, type OperatorControls, type Requester } from '../../../bots/runner/index.js';
+import { dmScopeId, JobRefusedError, type JobSpec, type OperatorControls, type Requester } from '../../../bots/runner/index.js';
 import { recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
@@ -42,6 +42,13 @@ describe('the rules of a server or workspace', () => {
     expect(await refusedCode(runner.submit(job(admin({ scopeId: 'guild-elsewhere' })), () => {}))).toBe('scope_not_allowed');
     expect(kit.emu.emulator.requests).toHaveLength(0);
     await ranWith(runner, job(requester({ scopeId: 'guild-ok' })));
+  });
+
+  it('leaves a person’s own scope (DMs, user installs) out of PICTOR_ALLOWED_SCOPES, which lists servers; the operator’s blocked words still apply there', async () => {
+    const runner = await runnerWith({ allowedScopes: ['guild-ok'], blockedWords: ['kraken'] });
+    const inDm = requester({ scopeId: dmScopeId('u-1') });
+    expect(await refusedCode(runner.submit(job(inDm, { prompt: 'a kraken' }), () => {}))).toBe('blocked_word');
+    await ranWith(runner, job(inDm));
   });
 
   it('takes jobs only in the channels its admins chose', async () => {

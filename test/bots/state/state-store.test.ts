@@ -173,6 +173,35 @@ for (const [name, make, skipReason] of backends) {
       expect(await backend.b.space<Job>(SPACE).heldElsewhere('k')).toBe(false);
     });
 
+    it('takes a key once: the first claim wins, every later one (from any process sharing the store) loses', async () => {
+      backend = await make();
+      const claims = await Promise.all([backend.a.space(SPACE).claimOnce('ix1'), backend.b.space(SPACE).claimOnce('ix1')]);
+      if (backend.b.backend === 'redis') expect(claims.sort()).toEqual([false, true]);
+      expect(await backend.a.space(SPACE).claimOnce('ix1')).toBe(false);
+      expect(await backend.a.space(SPACE).claimOnce('ix2')).toBe(true);
+      expect(await backend.a.space(SPACE).claimOnce('../ix')).toBe(false);
+    });
+
+    it('delivers a notice about a record to the live process holding it, and to no one once it is gone', async () => {
+      backend = await make();
+      const heard: [string, unknown][] = [];
+      await backend.a.space(SPACE).onNotice((key, notice) => heard.push([key, notice]));
+      await backend.a.space<Job>(SPACE).put('k', job('running on a'), { hold: true });
+      await backend.a.space<Job>(SPACE).put('free', { prompt: 'ended', status: 'ended' }, { hold: false });
+      // The holder itself, and a record nobody holds: nobody to tell.
+      expect(await backend.a.space(SPACE).notifyHolder('k', { hello: 1 })).toBe(false);
+      expect(await backend.b.space(SPACE).notifyHolder('free', { hello: 2 })).toBe(false);
+      if (backend.b.backend === 'redis') {
+        expect(await backend.b.space(SPACE).notifyHolder('k', { hello: 3 })).toBe(true);
+        await new Promise((r) => setTimeout(r, 100));
+        expect(heard).toEqual([['k', { hello: 3 }]]);
+        await backend.lose(backend.a);
+      }
+      // One process (file), or its holder gone: the notice reaches no one.
+      expect(await backend.b.space(SPACE).notifyHolder('k', { hello: 4 })).toBe(false);
+      expect(heard.filter(([, notice]) => (notice as { hello: number }).hello !== 3)).toEqual([]);
+    });
+
     it('gives each orphan to exactly one of several sweeping processes', async () => {
       backend = await make();
       const space = backend.a.space<Job>(SPACE);

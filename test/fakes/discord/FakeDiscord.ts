@@ -53,6 +53,7 @@ export type RouteName =
   | 'webhook-followup'
   | 'channel'
   | 'channel-message'
+  | 'dm-channel'
   | 'cdn'
   | 'unknown';
 
@@ -166,6 +167,11 @@ export class FakeDiscord {
   readonly applicationId: string;
   readonly guildId = snowflake();
   readonly channelId = snowflake();
+  /** A server the bot is not in, where the user installed the app for themselves, and a channel of it (the bot cannot post there). */
+  readonly foreignGuildId = snowflake();
+  readonly foreignChannelId = snowflake();
+  /** DM channels between the bot and each user (`POST /users/@me/channels`, and where `place: 'dm'` interactions happen), by user id. */
+  readonly dmChannels = new Map<string, string>();
   readonly botUser: APIUser;
   /** The user interactions come from unless a test says otherwise. */
   readonly user: APIUser;
@@ -290,6 +296,13 @@ export class FakeDiscord {
 
   waitForReady(timeoutMs?: number): Promise<void> {
     return this.#gateway.waitForReady(timeoutMs);
+  }
+
+  /** The DM channel between the bot and a user (the same one every time, as on Discord). */
+  dmChannelOf(userId: string): string {
+    let id = this.dmChannels.get(userId);
+    if (!id) this.dmChannels.set(userId, (id = snowflake()));
+    return id;
   }
 
   /** A new member of the guild. */
@@ -442,7 +455,7 @@ export class FakeDiscord {
       kind,
       name,
       user: as.user ?? this.user,
-      channelId: as.channelId ?? this.channelId,
+      channelId: this.#context(as).channelId,
       createdAt: Date.now(),
       ack: undefined,
       callbackAttempts: 0,
@@ -482,10 +495,13 @@ export class FakeDiscord {
   }
 
   #context(as: Partial<InteractionContext>): InteractionContext {
+    const place = as.place ?? 'guild';
+    const user = as.user ?? this.user;
     return {
+      place,
       applicationId: this.applicationId,
-      guildId: as.guildId ?? this.guildId,
-      channelId: as.channelId ?? this.channelId,
+      guildId: as.guildId ?? (place === 'user-install' ? this.foreignGuildId : this.guildId),
+      channelId: as.channelId ?? (place === 'dm' ? this.dmChannelOf(user.id) : place === 'user-install' ? this.foreignChannelId : this.channelId),
       user: as.user ?? this.user,
       roles: as.roles ?? [],
       permissions: as.permissions ?? '0',
@@ -612,6 +628,12 @@ export class FakeDiscord {
       record.route = 'current-user';
       return { status: 200, body: this.botUser };
     }
+    if (a === 'users' && b === '@me' && c === 'channels' && segments.length === 3 && method === 'POST') {
+      record.route = 'dm-channel';
+      const recipient = (body.json as { recipient_id?: unknown } | undefined)?.recipient_id;
+      if (typeof recipient !== 'string') throw new DiscordHttpError(400, 50035, 'Invalid Form Body');
+      return { status: 200, body: { id: this.dmChannelOf(recipient), type: 1, last_message_id: null, flags: 0, recipients: [{ ...this.user, id: recipient }] } };
+    }
     if ((a === 'applications' && b === '@me') || (a === 'oauth2' && b === 'applications' && c === '@me')) {
       record.route = 'current-application';
       return { status: 200, body: { id: this.applicationId, name: 'Pictor', bot: this.botUser, flags: 0, description: '', verify_key: 'fake' } };
@@ -630,6 +652,8 @@ export class FakeDiscord {
       }
       if (c === 'messages') {
         record.route = 'channel-message';
+        // A server the bot is not in: it can neither see nor post in its channels.
+        if (b === this.foreignChannelId) throw new DiscordHttpError(403, 50001, 'Missing Access');
         if (segments.length === 3 && method === 'POST') {
           return this.#withFaults(record, method, () => this.#limited(`channel:${b}`, record, () => this.#createChannelMessage(b, body)));
         }

@@ -2,6 +2,12 @@ import type { APIAttachment, APIMessage, APIUser } from 'discord.js';
 
 /** Who sends an interaction, and where. */
 export interface InteractionContext {
+  /**
+   * Where it happens: a server the bot is installed in (`guild`), the user's DM with the bot (`dm`: context 1, no
+   * guild, `user` instead of `member`), or a server where only the user installed the app (`user-install`: context 0,
+   * the guild's id, but `authorizing_integration_owners` names only the user).
+   */
+  place: 'guild' | 'dm' | 'user-install';
   applicationId: string;
   guildId: string;
   channelId: string;
@@ -23,7 +29,28 @@ const OPTION_BOOLEAN = 5;
 const OPTION_NUMBER = 10;
 const OPTION_ATTACHMENT = 11;
 
+/** What a user-installed app may do in a channel of a server it is not in (Attach Files, Embed Links, Use External Emojis): it answers through the interaction only. */
+const USER_INSTALL_APP_PERMISSIONS = String((1n << 15n) | (1n << 14n) | (1n << 18n));
+
 function base(id: string, token: string, type: number, ctx: InteractionContext): Record<string, unknown> {
+  if (ctx.place === 'dm') {
+    return {
+      id,
+      application_id: ctx.applicationId,
+      type,
+      token,
+      version: 1,
+      channel_id: ctx.channelId,
+      channel: { id: ctx.channelId, type: 1, recipients: [ctx.user], flags: 0 },
+      user: ctx.user,
+      app_permissions: USER_INSTALL_APP_PERMISSIONS,
+      locale: 'en-US',
+      entitlements: [],
+      authorizing_integration_owners: { '1': ctx.user.id },
+      context: 1,
+      attachment_size_limit: ctx.attachmentSizeLimit,
+    };
+  }
   return {
     id,
     application_id: ctx.applicationId,
@@ -44,11 +71,11 @@ function base(id: string, token: string, type: number, ctx: InteractionContext):
       nick: null,
       avatar: null,
     },
-    app_permissions: '2248473465835073',
+    app_permissions: ctx.place === 'user-install' ? USER_INSTALL_APP_PERMISSIONS : '2248473465835073',
     locale: 'en-US',
     guild_locale: 'en-US',
     entitlements: [],
-    authorizing_integration_owners: { '0': ctx.guildId },
+    authorizing_integration_owners: ctx.place === 'user-install' ? { '1': ctx.user.id } : { '0': ctx.guildId },
     context: 0,
     attachment_size_limit: ctx.attachmentSizeLimit,
   };
