@@ -31,11 +31,12 @@ export interface StartJob {
   /** Where the job's message goes; in a thread when `threadTs` is set. */
   threadTs?: string | undefined;
   notify: Notifier;
+  /** The Web API client of the actor's workspace (its bot token): every write of the job goes through it. */
+  client: webApi.WebClient;
 }
 
 export interface SlackJobsOptions {
   runner: SlackJobRunner;
-  client: webApi.WebClient;
   writer: ChannelWriter;
   store: RequestStore;
   adminUserIds: readonly string[];
@@ -120,7 +121,7 @@ export class SlackJobs {
       status: 'active',
     });
     const view = new SlackJobView({
-      client: this.#o.client,
+      client: input.client,
       writer: this.#o.writer,
       store: this.#o.store,
       request,

@@ -16,7 +16,8 @@ export function boltLoggerFor(logger: LoggerLike, secrets: readonly (string | un
         .map((p) => (p instanceof Error ? `${p.name}: ${p.message}` : typeof p === 'string' ? p : safeJson(p)))
         .join(' '),
       secrets,
-    );
+      // Tokens not known at start (each workspace's bot token, with OAuth) by their shape.
+    ).replace(/\bxox[a-z]-[A-Za-z0-9-]+/g, '[redacted]');
   const emit = (at: LogLevel, parts: unknown[]) => {
     if (RANK[at] < RANK[level]) return;
     const fields = { component: name };

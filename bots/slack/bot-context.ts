@@ -1,10 +1,11 @@
-import type { webApi } from '@slack/bolt';
+import type { Context } from '@slack/bolt';
 import type { LoggerLike } from '../../src/index.js';
 import type { ChannelWriter } from './ChannelWriter.js';
 import type { FileHost } from './file-hosts.js';
 import type { RequestStore } from './RequestStore.js';
 import type { SlackJobRunner, SlackJobs } from './SlackJobs.js';
 import type { Notifier } from './SlackJobView.js';
+import type { Workspace } from './workspace.js';
 
 /** What every listener gets: the pieces of one running Slack bot. */
 export interface BotContext {
@@ -12,11 +13,12 @@ export interface BotContext {
   runner: SlackJobRunner;
   store: RequestStore;
   writer: ChannelWriter;
-  client: webApi.WebClient;
-  /** The bot's own user id (from auth.test at start), to spot mentions. */
-  botUserId: string;
-  /** For downloads from Slack's file hosts only. */
-  botToken: string;
+  /**
+   * The workspace a request came from (its bot token, client and bot user
+   * id), from Bolt's `context`: every Web API call for a request, and for the
+   * job it starts, uses the token of the request's workspace.
+   */
+  workspace(auth: Context): Workspace;
   allowedHosts: readonly FileHost[];
   logger: LoggerLike;
   commands: { imagine: string; edit: string };
@@ -40,7 +42,7 @@ export function respondVia(responseUrl: string, logger: LoggerLike): Notifier {
 }
 
 /** A private note in a channel (or thread) through chat.postEphemeral, paced with the channel's other writes. */
-export function ephemeralVia(context: Pick<BotContext, 'client' | 'writer'>, where: { channelId: string; userId: string; threadTs?: string | undefined }): Notifier {
+export function ephemeralVia(context: Pick<Workspace, 'client'> & Pick<BotContext, 'writer'>, where: { channelId: string; userId: string; threadTs?: string | undefined }): Notifier {
   return async (text) => {
     await context.writer.write(where.channelId, {
       urgent: true,

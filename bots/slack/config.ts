@@ -5,7 +5,10 @@ export type SlackMode = 'socket' | 'http';
 
 /** The Slack bot's settings: what `startSlackBot` takes besides the runner, data folder and logger. */
 export interface SlackConfig {
-  botToken: string;
+  /** One workspace (the default). Undefined when `oauth` is set. */
+  botToken?: string | undefined;
+  /** Many workspaces: each installs the app through OAuth and gets its own bot token. */
+  oauth?: { clientId: string; clientSecret: string; stateSecret: string } | undefined;
   appToken?: string | undefined;
   signingSecret?: string | undefined;
   mode: SlackMode;
@@ -20,8 +23,10 @@ export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
 export const DEFAULT_SLACK_PORT = 3000;
 
 /**
- * The Slack bot's settings from the environment, or `undefined` when
- * SLACK_BOT_TOKEN is not set (the Slack bot is off). Throws a ValidationError
+ * The Slack bot's settings from the environment, or `undefined` when neither
+ * SLACK_BOT_TOKEN nor SLACK_CLIENT_ID is set (the Slack bot is off).
+ * SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET (all three, over
+ * HTTP, instead of SLACK_BOT_TOKEN) serve many workspaces through OAuth. Throws a ValidationError
  * naming the variable; secrets are never repeated in a message.
  */
 export function readSlackConfig(env: Env): SlackConfig | undefined {
@@ -44,7 +49,8 @@ export function readSlackConfig(env: Env): SlackConfig | undefined {
     SLACK_ALLOWED_FILE_HOSTS: envList(env, 'SLACK_ALLOWED_FILE_HOSTS'),
     SLACK_ADMIN_USER_IDS: envList(env, 'SLACK_ADMIN_USER_IDS'),
   };
-  if (!e.SLACK_BOT_TOKEN) {
+  const oauth = readOAuth(env, e);
+  if (!e.SLACK_BOT_TOKEN && !oauth) {
     // Half a set-up is a mistake, not "Slack is off": name what is missing.
     const given = (['SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET'] as const).find((name) => e[name] !== undefined);
     if (given) {
@@ -71,6 +77,7 @@ export function readSlackConfig(env: Env): SlackConfig | undefined {
   }
   return {
     botToken: e.SLACK_BOT_TOKEN,
+    oauth,
     appToken: e.SLACK_APP_TOKEN,
     signingSecret: e.SLACK_SIGNING_SECRET,
     mode: e.SLACK_MODE,
@@ -80,4 +87,26 @@ export function readSlackConfig(env: Env): SlackConfig | undefined {
     allowedFileHosts,
     adminUserIds: e.SLACK_ADMIN_USER_IDS ?? [],
   };
+}
+
+/** The OAuth settings, all three or none; with them, no single bot token and HTTP mode (the install pages are served with the events). */
+function readOAuth(env: Env, e: { SLACK_BOT_TOKEN: string | undefined; SLACK_MODE: SlackMode }): SlackConfig['oauth'] {
+  const values = {
+    SLACK_CLIENT_ID: envText(env, 'SLACK_CLIENT_ID'),
+    SLACK_CLIENT_SECRET: envText(env, 'SLACK_CLIENT_SECRET'),
+    SLACK_STATE_SECRET: envText(env, 'SLACK_STATE_SECRET'),
+  };
+  const names = Object.keys(values) as (keyof typeof values)[];
+  const given = names.filter((name) => values[name] !== undefined);
+  if (given.length === 0) return undefined;
+  const missing = names.find((name) => values[name] === undefined);
+  if (missing) throw new ValidationError(missing, `${given.join(' and ')} ${given.length > 1 ? 'are' : 'is'} set but ${missing} is not: OAuth installs need SLACK_CLIENT_ID, SLACK_CLIENT_SECRET (Basic Information → App Credentials) and SLACK_STATE_SECRET (a long random string of yours)`);
+  if (e.SLACK_BOT_TOKEN) {
+    throw new ValidationError('SLACK_BOT_TOKEN', 'SLACK_BOT_TOKEN and SLACK_CLIENT_ID are both set: use the bot token for one workspace, or OAuth (SLACK_CLIENT_ID …) for many, not both');
+  }
+  if (e.SLACK_MODE !== 'http') {
+    throw new ValidationError('SLACK_MODE', 'OAuth installs (SLACK_CLIENT_ID) need SLACK_MODE=http: Slack redirects the browser to this server after an install');
+  }
+  if (values.SLACK_STATE_SECRET!.length < 16) throw new ValidationError('SLACK_STATE_SECRET', 'SLACK_STATE_SECRET must be at least 16 characters (a long random string, e.g. openssl rand -hex 32)');
+  return { clientId: values.SLACK_CLIENT_ID!, clientSecret: values.SLACK_CLIENT_SECRET!, stateSecret: values.SLACK_STATE_SECRET! };
 }

@@ -1,17 +1,19 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, HTTPReceiver, SocketModeReceiver, webApi } from '@slack/bolt';
+import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
 import { describeUnreachable, scrubSecrets, ValidationError, withTimeout, type LoggerLike, type SeenRequests } from '../../src/index.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
 import { ChannelWriter } from './ChannelWriter.js';
 import { DEFAULT_SLACK_API_URL, type SlackMode } from './config.js';
 import { DEFAULT_FILE_HOSTS, parseFileHost } from './file-hosts.js';
+import { FileInstallationRecords, slackInstallationStore, type InstallationRecords } from './installation-store.js';
 import { registerEditEntryPoints } from './listeners/edit-entry-points.js';
 import { registerEditView } from './listeners/edit-view.js';
 import { registerImagineCommand } from './listeners/imagine-command.js';
 import { registerJobButtons } from './listeners/job-buttons.js';
 import { registerMentions } from './listeners/mentions.js';
+import { registerUninstalls } from './listeners/uninstalls.js';
 import { createReplayGuard } from './replay-guard.js';
 import { RequestStore } from './RequestStore.js';
 import { SlackJobs, type SlackJobRunner } from './SlackJobs.js';
@@ -19,9 +21,37 @@ import { sweepInterrupted } from './sweep-interrupted.js';
 import { startSweeper, type StateStore } from '../state/index.js';
 import { slackErrorCode } from './slack-error-code.js';
 import type { ShownEvent } from './SlackJobView.js';
+import { WorkspaceClients, type Workspace } from './workspace.js';
+
+/** The bot scopes Pictor asks for when a workspace installs it through OAuth, as in the app manifest. */
+export const SLACK_BOT_SCOPES = [
+  'commands',
+  'chat:write',
+  'chat:write.public',
+  'files:read',
+  'files:write',
+  'im:write',
+  'app_mentions:read',
+  'channels:history',
+  'groups:history',
+  'im:history',
+  'mpim:history',
+] as const;
+
+/** Many workspaces: each installs the app through OAuth (`/slack/install`) and gets its own bot token. HTTP mode only. */
+export interface SlackOAuthOptions {
+  clientId: string;
+  clientSecret: string;
+  /** Signs the OAuth `state` (with a browser cookie, so an install cannot be forged or replayed across browsers). */
+  stateSecret: string;
+  /** Where the installations (and so every workspace's bot token) are kept. Default the data folder. */
+  installations?: InstallationRecords | undefined;
+}
 
 export interface SlackBotOptions {
-  botToken: string;
+  /** One workspace: the bot token (`xoxb-…`). Exactly one of `botToken` and `oauth`. */
+  botToken?: string | undefined;
+  oauth?: SlackOAuthOptions | undefined;
   /** Socket Mode's app-level token (`xapp-…`, scope connections:write). */
   appToken?: string | undefined;
   /** HTTP mode's signing secret: Bolt's receiver refuses forged and stale (over 5 minutes) requests with it. */
@@ -72,8 +102,11 @@ export interface SlackBot {
   app: App;
   /** HTTP mode: the events URL to give Slack (Request URL of commands, interactivity and events). */
   url?: string | undefined;
-  botUserId: string;
-  teamId: string;
+  /** Single-token mode: the bot's user id and workspace (from auth.test at start). Undefined with OAuth. */
+  botUserId?: string | undefined;
+  teamId?: string | undefined;
+  /** OAuth: the address that starts an install (Slack's authorize page follows). */
+  installUrl?: string | undefined;
   /** Socket Mode: the WebSocket to Slack is open now (it reconnects by itself). HTTP mode: the receiver listens. */
   connected(): boolean;
   /**
@@ -89,6 +122,8 @@ const DEFAULT_CHANNEL_WRITE_INTERVAL_MS = 1000;
 const DEFAULT_PROGRESS_WRITES_PER_MINUTE = 40;
 const WEB_API_TIMEOUT_MS = 60_000;
 const STOP_DRAIN_MS = 10_000;
+const INSTALL_PATH = '/slack/install';
+const REDIRECT_PATH = '/slack/oauth_redirect';
 const HAND_OVER_MS = 5_000;
 
 /**
@@ -99,7 +134,11 @@ const HAND_OVER_MS = 5_000;
  */
 export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot> {
   const mode = options.mode ?? 'socket';
-  const secrets = [options.botToken, options.appToken, options.signingSecret];
+  const { oauth } = options;
+  const secrets = [options.botToken, options.appToken, options.signingSecret, oauth?.clientSecret, oauth?.stateSecret];
+  if (!options.botToken === !oauth) throw new ValidationError('botToken', 'give either a bot token (one workspace) or the OAuth settings (many workspaces), not both or neither');
+  // Bolt can serve the install pages beside Socket Mode on a port of their own; Pictor serves them with the events, over HTTP only.
+  if (oauth && mode !== 'http') throw new ValidationError('mode', 'OAuth installs (SLACK_CLIENT_ID) need HTTP mode: set SLACK_MODE=http');
   if (mode === 'socket' && !options.appToken) throw new ValidationError('appToken', 'Socket Mode needs an app-level token (SLACK_APP_TOKEN)');
   if (mode === 'http' && !options.signingSecret) throw new ValidationError('signingSecret', 'HTTP mode needs the signing secret (SLACK_SIGNING_SECRET)');
   const allowedHosts = (options.allowedFileHosts ?? DEFAULT_FILE_HOSTS).map((entry) => {
@@ -111,16 +150,24 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   });
   const logger = options.logger;
   const boltLogger = boltLoggerFor(logger, secrets);
+  const apiUrl = options.apiUrl ?? DEFAULT_SLACK_API_URL;
   const clientOptions: webApi.WebClientOptions = {
-    slackApiUrl: options.apiUrl ?? DEFAULT_SLACK_API_URL,
+    slackApiUrl: apiUrl,
     retryConfig: webApi.retryPolicies.fiveRetriesInFiveMinutes,
     timeout: WEB_API_TIMEOUT_MS,
   };
 
-  const auth = await checkToken(options.botToken, clientOptions, boltLogger, secrets);
+  const auth = options.botToken ? await checkToken(options.botToken, clientOptions, boltLogger, secrets) : undefined;
+  const installations = oauth ? slackInstallationStore(oauth.installations ?? new FileInstallationRecords({ dataDir: options.dataDir }), logger) : undefined;
   const store = new RequestStore(options.state ? { state: options.state } : { dataDir: options.dataDir });
   await store.open();
 
+  const { onWriteRefused } = options;
+  const clients = new WorkspaceClients((token) => {
+    const client = new webApi.WebClient(token, { ...clientOptions, logger: boltLogger });
+    if (onWriteRefused) client.on(webApi.WebClientEvent.RATE_LIMITED, () => onWriteRefused());
+    return client;
+  });
   const replayGuard = mode === 'http' ? createReplayGuard({ logger, seen: options.seenRequests }) : undefined;
   // Made here rather than by Bolt so its connection state can be watched (`connected`, for /healthz).
   const socketReceiver =
@@ -128,11 +175,30 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   let socketOpen = false;
   socketReceiver?.client.on('connected', () => (socketOpen = true));
   for (const state of ['reconnecting', 'disconnecting', 'disconnected']) socketReceiver?.client.on(state, () => (socketOpen = false));
+  const installerSettings: Partial<HTTPReceiverOptions> = oauth
+    ? {
+        clientId: oauth.clientId,
+        clientSecret: oauth.clientSecret,
+        stateSecret: oauth.stateSecret,
+        scopes: [...SLACK_BOT_SCOPES],
+        installationStore: installations,
+        installerOptions: {
+          installPath: INSTALL_PATH,
+          redirectUriPath: REDIRECT_PATH,
+          // /slack/install goes straight to Slack's authorize page (no page of ours in between).
+          directInstall: true,
+          stateVerification: true,
+          clientOptions,
+          // Slack's authorize page beside its Web API (GovSlack has its own host).
+          authorizationUrl: new URL('../oauth/v2/authorize', apiUrl).toString(),
+        },
+      }
+    : {};
   const app =
     socketReceiver
       ? new App({ token: options.botToken, receiver: socketReceiver, clientOptions, logger: boltLogger })
       : new App({
-          token: options.botToken,
+          ...(options.botToken ? { token: options.botToken } : {}),
           clientOptions,
           logger: boltLogger,
           receiver: new HTTPReceiver({
@@ -140,6 +206,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
             logger: boltLogger,
             processBeforeResponse: false,
             customPropertiesExtractor: (req) => replayGuard!.extract(req),
+            ...installerSettings,
           }),
         });
   if (replayGuard) app.use(replayGuard.middleware);
@@ -149,11 +216,9 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     backgroundPerMinute: options.progressWritesPerMinute ?? DEFAULT_PROGRESS_WRITES_PER_MINUTE,
     onFailure: options.onWriteRefused,
   });
-  const { onWriteRefused } = options;
-  if (onWriteRefused) app.client.on(webApi.WebClientEvent.RATE_LIMITED, () => onWriteRefused());
+  const single: Workspace | undefined = options.botToken && auth ? { client: clients.client(options.botToken), botToken: options.botToken, botUserId: auth.botUserId } : undefined;
   const jobs = new SlackJobs({
     runner: options.runner,
-    client: app.client,
     writer,
     store,
     adminUserIds: options.adminUserIds ?? [],
@@ -167,48 +232,61 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     runner: options.runner,
     store,
     writer,
-    client: app.client,
-    botUserId: auth.botUserId,
-    botToken: options.botToken,
+    workspace: (boltContext) => single ?? clients.of(boltContext),
     allowedHosts,
     logger,
     commands: { imagine: options.commands?.imagine ?? '/imagine', edit: options.commands?.edit ?? '/imagine-edit' },
+  };
+  const clientFor = async (teamId: string): Promise<webApi.WebClient | undefined> => {
+    if (single) return single.client;
+    const token = (await installations!.forTeam(teamId))?.bot?.token;
+    return token ? clients.client(token) : undefined;
   };
   // Every process sweeps: at start what the last one left, and (with Redis) the jobs of a replica whose lease lapsed.
   const sweeper = startSweeper({
     store: store.state,
     name: 'slack requests',
     claim: () => store.claimInterrupted(),
-    sweep: (request) => sweepInterrupted({ client: app.client, writer, store, logger, request }).then(() => undefined),
+    sweep: (request) => sweepInterrupted({ clientFor, writer, store, logger, request }).then(() => undefined),
     logger,
   });
+  if (installations) registerUninstalls(app, { installations, forget: (token) => clients.forget(token), logger });
   registerImagineCommand(app, context);
   registerEditEntryPoints(app, context);
   registerEditView(app, context);
   registerJobButtons(app, context);
   registerMentions(app, context);
   app.error(async (error) => {
+    if (error.code === ErrorCode.AuthorizationError) {
+      // OAuth: a workspace without an installation (uninstalled, or never installed); Bolt acknowledged and ignores it.
+      logger.warn({ code: error.code }, 'a Slack request from a workspace without an installation was ignored');
+      return;
+    }
     logger.error({ code: error.code, slackError: slackErrorCode((error as { original?: unknown }).original ?? error), message: scrubSecrets(error.message, secrets) }, 'a Slack listener failed');
   });
 
   let url: string | undefined;
+  let installUrl: string | undefined;
   if (mode === 'socket') {
     await app.start();
-    logger.info({ team: auth.teamId, botUserId: auth.botUserId }, 'Slack bot connected over Socket Mode');
+    logger.info({ team: auth?.teamId, botUserId: auth?.botUserId }, 'Slack bot connected over Socket Mode');
   } else {
     const server = (await app.start({ port: options.port ?? 3000, ...(options.host ? { host: options.host } : {}) })) as Server;
     const address = server.address() as AddressInfo;
     const host = !options.host || options.host === '0.0.0.0' || options.host === '::' ? 'localhost' : options.host;
-    url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}/slack/events`;
-    logger.info({ team: auth.teamId, botUserId: auth.botUserId, port: address.port }, 'Slack bot listening over HTTP');
+    const origin = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+    url = `${origin}/slack/events`;
+    if (oauth) installUrl = `${origin}${INSTALL_PATH}`;
+    logger.info({ team: auth?.teamId, botUserId: auth?.botUserId, port: address.port, oauth: !!oauth }, 'Slack bot listening over HTTP');
   }
 
   let stopping: Promise<void> | undefined;
   return {
     app,
     url,
-    botUserId: auth.botUserId,
-    teamId: auth.teamId,
+    installUrl,
+    botUserId: auth?.botUserId,
+    teamId: auth?.teamId,
     connected: () => (socketReceiver ? socketOpen : !stopping),
     async handOver() {
       if (!socketReceiver || stopping) return;
@@ -262,3 +340,4 @@ async function checkToken(
     );
   }
 }
+

@@ -15,15 +15,17 @@ import { retryTransient } from './slack-faults.js';
  * whether the message was updated.
  */
 export async function sweepInterrupted(input: {
-  client: webApi.WebClient;
+  /** The Web API client of a request's workspace; undefined when the app is no longer installed there. */
+  clientFor: (teamId: string) => Promise<webApi.WebClient | undefined>;
   writer: ChannelWriter;
   store: RequestStore;
   logger: LoggerLike;
   request: SavedRequest;
 }): Promise<boolean> {
-  const { client, writer, store, logger, request } = input;
+  const { writer, store, logger, request } = input;
   let updated = false;
-  if (request.messageTs) {
+  const client = request.messageTs ? await input.clientFor(request.teamId).catch(() => undefined) : undefined;
+  if (request.messageTs && client) {
     const rendered = renderJobMessage({
       kind: request.kind,
       prompt: request.prompt,

@@ -1,12 +1,14 @@
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { PictorClient, ValidationError } from '../../src/index.js';
+import { closeRedis, connectRedis, PictorClient, ValidationError } from '../../src/index.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { startService } from '../../bots/main.js';
+import { FakeSlack } from '../fakes/slack/FakeSlack.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
 
@@ -148,6 +150,53 @@ describe('npm start', () => {
       expect(error).toMatchObject({ code: 'job_store_unreadable', file });
       expect((error as Error).message).toContain('move it aside');
     } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+const redis = testRedis();
+
+describe.skipIf(redis.skipReason)(`npm start with Slack OAuth and Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
+  it('prints the install address and keeps each installation in Redis under the prefix, not in the data folder', async () => {
+    const url = requireRedisUrl(redis);
+    const prefix = uniquePrefix('main-slack-oauth');
+    const fake = await new FakeSlack().start();
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-main-oauth-'));
+    const lines: string[] = [];
+    const service = await startService(
+      {
+        PICTOR_LOG_LEVEL: 'silent',
+        PICTOR_DATA_DIR: dataDir,
+        REDIS_URL: url,
+        PICTOR_REDIS_PREFIX: prefix,
+        SLACK_MODE: 'http',
+        SLACK_PORT: '0',
+        SLACK_HOST: '127.0.0.1',
+        SLACK_API_URL: fake.apiUrl,
+        SLACK_SIGNING_SECRET: fake.signingSecret,
+        SLACK_CLIENT_ID: fake.clientId,
+        SLACK_CLIENT_SECRET: fake.clientSecret,
+        SLACK_STATE_SECRET: 'a-state-secret-for-the-main-test',
+      },
+      (l) => lines.push(l),
+    );
+    const connection = await connectRedis(url);
+    try {
+      const installUrl = /Install it in a workspace: (\S+)/.exec(lines.join('\n'))?.[1];
+      expect(installUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/slack\/install$/);
+      const start = await fetch(installUrl!, { redirect: 'manual' });
+      const back = fake.approveInstall(start.headers.get('location')!, { team: 'T0ALPHA', redirectUri: new URL('/slack/oauth_redirect', installUrl).toString() });
+      expect((await fetch(back, { headers: { cookie: start.headers.get('set-cookie')!.split(';')[0]! } })).status).toBe(200);
+
+      const saved = JSON.parse((await connection.get(`${prefix}:slack:installation:team-T0ALPHA`))!) as { bot: { token: string } };
+      expect(saved.bot.token).toBe(fake.workspaceOf('T0ALPHA')!.botToken);
+      await expect(readdir(join(dataDir, 'slack', 'installations'))).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      await service.stop();
+      await closeRedis(connection);
+      await deleteKeys(url, prefix);
+      await fake.close();
       await rm(dataDir, { recursive: true, force: true });
     }
   });

@@ -11,7 +11,7 @@ import { isSlackInputError } from '../SlackInputError.js';
  * channel (and thread) the modal came from.
  */
 export function registerEditView(app: App, context: BotContext): void {
-  app.view(EDIT_VIEW_ID, async ({ ack, view, body }) => {
+  app.view(EDIT_VIEW_ID, async ({ ack, view, body, context: auth }) => {
     const submission = readEditSubmission(view);
     if (!submission.ok) {
       await ack({ response_action: 'errors', errors: submission.errors });
@@ -20,14 +20,15 @@ export function registerEditView(app: App, context: BotContext): void {
     await ack();
     const { context: where, prompt, options, files } = submission;
     const actor = { userId: body.user.id, userName: body.user.name, teamId: body.team?.id ?? body.user.team_id ?? '', channelId: where.channelId };
+    const { client, botToken } = context.workspace(auth);
     const notify = where.responseUrl
       ? respondVia(where.responseUrl, context.logger)
-      : ephemeralVia(context, { channelId: where.channelId, userId: actor.userId, threadTs: where.threadTs });
+      : ephemeralVia({ client, writer: context.writer }, { channelId: where.channelId, userId: actor.userId, threadTs: where.threadTs });
     // The workspace's rules (who, where, what) before any download.
     if (await context.jobs.refused({ kind: 'edit', prompt, options, actor, notify })) return;
     let images;
     try {
-      images = await downloadImages(files, { client: context.client, token: context.botToken, allowedHosts: context.allowedHosts });
+      images = await downloadImages(files, { client, token: botToken, allowedHosts: context.allowedHosts });
     } catch (error) {
       if (!isSlackInputError(error)) throw error;
       context.logger.info({ code: error.code, user: actor.userId }, 'edit images refused');
@@ -43,6 +44,7 @@ export function registerEditView(app: App, context: BotContext): void {
       actor,
       threadTs: where.threadTs,
       notify,
+      client,
     });
   });
 }

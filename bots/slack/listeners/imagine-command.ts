@@ -13,7 +13,7 @@ import { answerHistoryCommand, historyCommandOf } from './history-commands.js';
  * `/imagine admin budget …` are answered privately.
  */
 export function registerImagineCommand(app: App, context: BotContext): void {
-  app.command(context.commands.imagine, async ({ command, ack, respond }) => {
+  app.command(context.commands.imagine, async ({ command, ack, respond, context: auth }) => {
     const history = historyCommandOf(command.text);
     if (history) {
       const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id };
@@ -52,6 +52,7 @@ export function registerImagineCommand(app: App, context: BotContext): void {
       options: parsed.options,
       actor: { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id },
       notify: respondVia(command.response_url, context.logger),
+      client: context.workspace(auth).client,
     });
   });
 }

@@ -53,7 +53,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
     await respondVia(body.response_url, context.logger)(text);
   });
 
-  app.action<BlockAction<ButtonAction>>(ACTIONS.reroll, async ({ ack, body, action }) => {
+  app.action<BlockAction<ButtonAction>>(ACTIONS.reroll, async ({ ack, body, action, context: auth }) => {
     await ack();
     const notify = respondVia(body.response_url, context.logger);
     const request = inScope(await context.store.get(action.value ?? ''), body);
@@ -61,13 +61,14 @@ export function registerJobButtons(app: App, context: BotContext): void {
       await notify(`I no longer have the details of that job; start a new one with \`${context.commands.imagine}\`.`);
       return;
     }
+    const { client, botToken } = context.workspace(auth);
     const actor = { ...actorOf(body), channelId: request.channelId };
     let images;
     if (request.kind === 'edit') {
       // The workspace's rules (who, where, what) before the images are downloaded again.
       if (await context.jobs.refused({ kind: 'edit', prompt: request.prompt, options: request.options, actor, notify })) return;
       try {
-        images = await downloadImages(request.inputFiles, { client: context.client, token: context.botToken, allowedHosts: context.allowedHosts });
+        images = await downloadImages(request.inputFiles, { client, token: botToken, allowedHosts: context.allowedHosts });
       } catch (error) {
         if (!isSlackInputError(error)) throw error;
         await notify(error.message);
@@ -83,6 +84,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
       actor,
       threadTs: request.threadTs,
       notify,
+      client,
     });
   });
 

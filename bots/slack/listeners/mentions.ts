@@ -5,6 +5,7 @@ import { downloadImages, imageFilesOf, type SlackFileRef } from '../input-images
 import { isSlackInputError } from '../SlackInputError.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import { mentions, withoutMention } from '../slack-text.js';
+import type { Workspace } from '../workspace.js';
 
 interface Mention {
   channelId: string;
@@ -17,6 +18,8 @@ interface Mention {
   /** An `app_mention` event may leave out the message's files. */
   mayLackFiles: boolean;
   isDirectMessage: boolean;
+  /** The workspace the message came from: its token reads the conversation and the files. */
+  workspace: Workspace;
 }
 
 /** Keys seen lately, so one message that arrives as both `app_mention` and `message` runs once. */
@@ -51,7 +54,7 @@ class RecentKeys {
 export function registerMentions(app: App, context: BotContext): void {
   const seen = new RecentKeys(2000, 15 * 60_000);
 
-  app.event('app_mention', async ({ event, body }) => {
+  app.event('app_mention', async ({ event, body, context: auth }) => {
     if (!event.user || (event as { bot_id?: string }).bot_id) return;
     await handle({
       channelId: event.channel,
@@ -63,10 +66,11 @@ export function registerMentions(app: App, context: BotContext): void {
       files: (event as { files?: unknown }).files,
       mayLackFiles: true,
       isDirectMessage: false,
+      workspace: context.workspace(auth),
     });
   });
 
-  app.message(async ({ message, body }) => {
+  app.message(async ({ message, body, context: auth }) => {
     const m = message as {
       subtype?: string;
       bot_id?: string;
@@ -81,7 +85,8 @@ export function registerMentions(app: App, context: BotContext): void {
     };
     if ((m.subtype && m.subtype !== 'file_share') || m.bot_id || !m.user) return;
     const isDirectMessage = m.channel_type === 'im';
-    if (!isDirectMessage && !mentions(m.text ?? '', context.botUserId)) return;
+    const workspace = context.workspace(auth);
+    if (!isDirectMessage && !mentions(m.text ?? '', workspace.botUserId)) return;
     await handle({
       channelId: m.channel,
       ts: m.ts,
@@ -92,13 +97,14 @@ export function registerMentions(app: App, context: BotContext): void {
       files: m.files,
       mayLackFiles: false,
       isDirectMessage,
+      workspace,
     });
   });
 
   async function handle(mention: Mention): Promise<void> {
     if (!seen.add(`${mention.channelId}:${mention.ts}`)) return;
-    const { botUserId } = context;
-    const notify = ephemeralVia(context, { channelId: mention.channelId, userId: mention.userId, threadTs: mention.threadTs ?? mention.ts });
+    const { botUserId, client } = mention.workspace;
+    const notify = ephemeralVia({ client, writer: context.writer }, { channelId: mention.channelId, userId: mention.userId, threadTs: mention.threadTs ?? mention.ts });
     const text = withoutMention(mention.text, botUserId);
     let parsed;
     try {
@@ -118,14 +124,14 @@ export function registerMentions(app: App, context: BotContext): void {
     const actor = { userId: mention.userId, teamId: mention.teamId, channelId: mention.channelId };
     const threadTs = mention.isDirectMessage ? mention.threadTs : (mention.threadTs ?? mention.ts);
     if (files.length === 0) {
-      await context.jobs.start({ kind: 'generate', prompt: parsed.prompt, options: parsed.options, actor, threadTs, notify });
+      await context.jobs.start({ kind: 'generate', prompt: parsed.prompt, options: parsed.options, actor, threadTs, notify, client });
       return;
     }
     // The workspace's rules (who, where, what) before any download.
     if (await context.jobs.refused({ kind: 'edit', prompt: parsed.prompt, options: parsed.options, actor, notify })) return;
     let images;
     try {
-      images = await downloadImages(files, { client: context.client, token: context.botToken, allowedHosts: context.allowedHosts });
+      images = await downloadImages(files, { client, token: mention.workspace.botToken, allowedHosts: context.allowedHosts });
     } catch (error) {
       if (!isSlackInputError(error)) throw error;
       context.logger.info({ code: error.code, user: mention.userId }, 'mention images refused');
@@ -141,6 +147,7 @@ export function registerMentions(app: App, context: BotContext): void {
       actor,
       threadTs,
       notify,
+      client,
     });
   }
 
@@ -149,8 +156,8 @@ export function registerMentions(app: App, context: BotContext): void {
     try {
       const inThread = mention.threadTs && mention.threadTs !== mention.ts;
       const result = inThread
-        ? await context.client.conversations.replies({ channel: mention.channelId, ts: mention.threadTs!, latest: mention.ts, inclusive: true, limit: 200 })
-        : await context.client.conversations.history({ channel: mention.channelId, latest: mention.ts, inclusive: true, limit: 1 });
+        ? await mention.workspace.client.conversations.replies({ channel: mention.channelId, ts: mention.threadTs!, latest: mention.ts, inclusive: true, limit: 200 })
+        : await mention.workspace.client.conversations.history({ channel: mention.channelId, latest: mention.ts, inclusive: true, limit: 1 });
       const message = (result.messages ?? []).find((m) => m.ts === mention.ts);
       return imageFilesOf(message?.files);
     } catch (error) {
@@ -162,7 +169,7 @@ export function registerMentions(app: App, context: BotContext): void {
   /** The images of the latest message before the mention, in its thread, that has any. */
   async function latestImagesOfThread(mention: Mention): Promise<SlackFileRef[]> {
     try {
-      const result = await context.client.conversations.replies({ channel: mention.channelId, ts: mention.threadTs!, latest: mention.ts, inclusive: false, limit: 200 });
+      const result = await mention.workspace.client.conversations.replies({ channel: mention.channelId, ts: mention.threadTs!, latest: mention.ts, inclusive: false, limit: 200 });
       const earlier = (result.messages ?? []).filter((m) => m.ts !== mention.ts && Number(m.ts) < Number(mention.ts));
       for (const message of earlier.reverse()) {
         const files = imageFilesOf(message.files);

@@ -80,3 +80,31 @@ describe('readSlackConfig', () => {
     expect(refusal({ SLACK_BOT_TOKEN: bot, SLACK_APP_TOKEN: app, SLACK_MODE: 'webhook' }).param).toBe('SLACK_MODE');
   });
 });
+
+describe('readSlackConfig with OAuth (many workspaces)', () => {
+  const oauth = { SLACK_CLIENT_ID: '1111.2222', SLACK_CLIENT_SECRET: 'client-secret-value', SLACK_STATE_SECRET: 'a-long-random-state-secret' };
+  const http = { SLACK_MODE: 'http', SLACK_SIGNING_SECRET: 'signing-secret-value' };
+
+  it('turns the Slack bot on without a bot token when the three OAuth settings are set over HTTP', () => {
+    const config = readSlackConfig({ ...oauth, ...http });
+    expect(config?.botToken).toBeUndefined();
+    expect(config?.oauth).toEqual({ clientId: '1111.2222', clientSecret: 'client-secret-value', stateSecret: 'a-long-random-state-secret' });
+    expect(config?.mode).toBe('http');
+  });
+
+  it('names the OAuth setting that is missing, without repeating a secret', () => {
+    const error = refusal({ SLACK_CLIENT_ID: '1111.2222', SLACK_CLIENT_SECRET: 'client-secret-value', ...http });
+    expect(error.param).toBe('SLACK_STATE_SECRET');
+    expect(error.message).not.toContain('client-secret-value');
+  });
+
+  it('refuses a bot token together with OAuth, OAuth over Socket Mode, and a short state secret', () => {
+    expect(refusal({ ...oauth, ...http, SLACK_BOT_TOKEN: bot }).param).toBe('SLACK_BOT_TOKEN');
+    expect(refusal({ ...oauth, SLACK_APP_TOKEN: app }).param).toBe('SLACK_MODE');
+    expect(refusal({ ...oauth, ...http, SLACK_STATE_SECRET: 'short' }).param).toBe('SLACK_STATE_SECRET');
+  });
+
+  it('still needs the signing secret over HTTP', () => {
+    expect(refusal({ ...oauth, SLACK_MODE: 'http' }).param).toBe('SLACK_SIGNING_SECRET');
+  });
+});

@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { SHORTCUT_EDIT_IMAGE } from '../../../bots/slack/bot-context.js';
+import { SLACK_BOT_SCOPES } from '../../../bots/slack/index.js';
 
 type Manifest = {
   features: { slash_commands: { command: string; url?: string }[]; shortcuts: { type: string; callback_id: string }[] };
-  oauth_config: { scopes: { bot: string[] } };
+  oauth_config: { scopes: { bot: string[] }; redirect_urls?: string[] };
   settings: { event_subscriptions: { bot_events: string[]; request_url?: string }; interactivity: { is_enabled: boolean; request_url?: string }; socket_mode_enabled: boolean };
 };
 
@@ -25,13 +26,21 @@ describe('the app manifests', () => {
   });
 
   it('ask for nothing the README does not explain', async () => {
-    const manifest = await load('manifest.json');
     const readme = await readFile(new URL('../../../bots/slack/README.md', import.meta.url), 'utf8');
     const section = readme.slice(readme.indexOf('### What the app asks for, and why'));
-    for (const item of [...manifest.oauth_config.scopes.bot, ...manifest.settings.event_subscriptions.bot_events]) expect(section).toContain(`| \`${item}\` |`);
+    for (const manifest of [await load('manifest.json'), await load('manifest.http.json')]) {
+      for (const item of [...manifest.oauth_config.scopes.bot, ...manifest.settings.event_subscriptions.bot_events]) expect(section).toContain(`| \`${item}\` |`);
+    }
   });
 
-  it('differ for HTTP only in the request URLs and Socket Mode', async () => {
+  it('ask for the scopes an OAuth install asks for, and give HTTP the OAuth redirect and the uninstall events', async () => {
+    const http = await load('manifest.http.json');
+    expect(http.oauth_config.scopes.bot).toEqual([...SLACK_BOT_SCOPES]);
+    expect(http.oauth_config.redirect_urls).toEqual([expect.stringMatching(/^https:\/\/.+\/slack\/oauth_redirect$/)]);
+    expect(http.settings.event_subscriptions.bot_events).toEqual(expect.arrayContaining(['app_uninstalled', 'tokens_revoked']));
+  });
+
+  it('differ for HTTP only in the request URLs, Socket Mode, and OAuth’s redirect and uninstall events', async () => {
     const socket = await load('manifest.json');
     const http = await load('manifest.http.json');
     expect(http.settings.socket_mode_enabled).toBe(false);
@@ -39,7 +48,15 @@ describe('the app manifests', () => {
     expect(new Set(urls).size).toBe(1);
     expect(urls[0]).toMatch(/^https:\/\/.+\/slack\/events$/);
     const strip = (m: Manifest) =>
-      JSON.parse(JSON.stringify(m, (key, value: unknown) => (key === 'url' || key === 'request_url' || key === 'socket_mode_enabled' ? undefined : value))) as unknown;
+      JSON.parse(
+        JSON.stringify(m, (key, value: unknown) =>
+          key === 'url' || key === 'request_url' || key === 'socket_mode_enabled' || key === 'redirect_urls'
+            ? undefined
+            : key === 'bot_events'
+              ? (value as string[]).filter((e) => e !== 'app_uninstalled' && e !== 'tokens_revoked')
+              : value,
+        ),
+      ) as unknown;
     expect(strip(http)).toEqual(strip(socket));
   });
 });

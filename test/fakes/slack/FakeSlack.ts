@@ -44,7 +44,23 @@ export interface FakeSlackOptions {
    * Slack documents Tier 3 as "50+ per minute". Default 50; 0 = no limit.
    */
   tier3PerMinute?: number;
+  /** The app's OAuth client id and secret (for `oauth.v2.access`). */
+  clientId?: string;
+  clientSecret?: string;
 }
+
+/** A workspace the app is installed in: its bot token and bot user. */
+export interface FakeWorkspace {
+  /** The workspace, or for an org-wide install (Enterprise Grid) the organization (`E…`): its token acts in every workspace of it. */
+  teamId: string;
+  orgWide?: boolean;
+  botToken: string;
+  botUserId: string;
+  botId: string;
+}
+
+/** Slack's authorization codes expire after 10 minutes and are good once. */
+const CODE_LIFETIME_MS = 10 * 60_000;
 
 const TIER3_METHODS = new Set(['chat.update', 'conversations.history', 'conversations.replies']);
 const MINUTE_MS = 60_000;
@@ -78,6 +94,8 @@ export class FakeSlack {
   readonly teamId: string;
   readonly botUserId: string;
   readonly botId: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
   channelWriteIntervalMs: number;
   readonly triggerLifetimeMs: number;
   tier3PerMinute: number;
@@ -100,6 +118,11 @@ export class FakeSlack {
 
   readonly #events = new EventEmitter();
   readonly #faults = new Map<string, Fault>();
+  /** Live bot tokens, each acting in its own workspace. */
+  readonly #workspaces = new Map<string, FakeWorkspace>();
+  /** Tokens revoked or of an uninstalled app: Slack answers `token_revoked`. */
+  readonly #revoked = new Set<string>();
+  readonly #codes = new Map<string, { teamId: string; orgWide: boolean; redirectUri: string; issuedAt: number; used: boolean }>();
   readonly #lastWriteAt = new Map<string, number>();
   /** Accepted calls of each Tier 3 method in the last minute, oldest first. */
   readonly #tier3Calls = new Map<string, number[]>();
@@ -125,6 +148,9 @@ export class FakeSlack {
     this.teamId = options.teamId ?? 'T0PICTOR';
     this.botUserId = options.botUserId ?? 'U0PICTORBOT';
     this.botId = options.botId ?? 'B0PICTOR';
+    this.clientId = options.clientId ?? '1111.2222';
+    this.clientSecret = options.clientSecret ?? 'fake-client-secret-0001';
+    this.#workspaces.set(this.botToken, { teamId: this.teamId, botToken: this.botToken, botUserId: this.botUserId, botId: this.botId });
     this.channelWriteIntervalMs = options.channelWriteIntervalMs ?? 1000;
     this.triggerLifetimeMs = options.triggerLifetimeMs ?? 3000;
     this.tier3PerMinute = options.tier3PerMinute ?? 50;
@@ -207,10 +233,10 @@ export class FakeSlack {
   }
 
   /** A file a person uploaded to Slack (the bot downloads it from `url_private`). */
-  addFile(input: { name: string; bytes: Buffer; mimetype?: string; user?: string; urlPrivate?: string; size?: number }): FakeFile {
+  addFile(input: { name: string; bytes: Buffer; mimetype?: string; user?: string; urlPrivate?: string; size?: number; team?: string }): FakeFile {
     const id = this.#id('F');
     const filetype = input.name.split('.').pop()?.toLowerCase() ?? 'binary';
-    const url = input.urlPrivate ?? `${this.#url}/files-pri/${this.teamId}-${id}/${encodeURIComponent(input.name)}`;
+    const url = input.urlPrivate ?? `${this.#url}/files-pri/${input.team ?? this.teamId}-${id}/${encodeURIComponent(input.name)}`;
     const file: FakeFile = {
       id,
       name: input.name,
@@ -291,16 +317,66 @@ export class FakeSlack {
     });
   }
 
+  // ---------------------------------------------------------------- installs (OAuth)
+
+  /** Slack's authorize page (what the app's install path redirects to). */
+  get authorizeUrl(): string {
+    return `${this.#url}/oauth/v2/authorize`;
+  }
+
+  /**
+   * A workspace admin approves the app on Slack's authorize page: checks the
+   * page's query (client id, bot scopes, state) as Slack does, and returns
+   * where Slack sends the browser: `redirectUri?code=…&state=…`.
+   */
+  approveInstall(location: string, input: { team: string; redirectUri: string; orgWide?: boolean }): string {
+    const url = new URL(location);
+    if (`${url.origin}${url.pathname}` !== this.authorizeUrl) throw new Error(`not Slack's authorize page: ${url.origin}${url.pathname}`);
+    if (url.searchParams.get('client_id') !== this.clientId) throw new Error('the authorize page was opened with another client_id');
+    if (!(url.searchParams.get('scope') ?? '').split(',').includes('commands')) throw new Error('the authorize page was opened without bot scopes');
+    const state = url.searchParams.get('state');
+    if (!state) throw new Error('the authorize page was opened without a state');
+    const code = `${input.team}.${randomBytes(8).toString('hex')}`;
+    this.#codes.set(code, { teamId: input.team, orgWide: input.orgWide === true, redirectUri: url.searchParams.get('redirect_uri') ?? input.redirectUri, issuedAt: Date.now(), used: false });
+    const redirect = new URL(input.redirectUri);
+    redirect.searchParams.set('code', code);
+    redirect.searchParams.set('state', state);
+    return redirect.toString();
+  }
+
+  /** The workspace a team's live bot token acts in, if the app is installed there. */
+  workspaceOf(team: string): FakeWorkspace | undefined {
+    return [...this.#workspaces.values()].find((w) => w.teamId === team && !this.#revoked.has(w.botToken));
+  }
+
+  /**
+   * The team uninstalls the app: its tokens stop working (`token_revoked`)
+   * and Slack sends `tokens_revoked` (naming the bot user) and `app_uninstalled`.
+   */
+  async uninstall(team: string): Promise<Delivery[]> {
+    const workspace = this.workspaceOf(team);
+    if (!workspace) throw new Error(`the app is not installed in ${team}`);
+    this.#revoked.add(workspace.botToken);
+    this.#changed();
+    return [
+      await this.deliver('event', this.#eventEnvelope({ type: 'tokens_revoked', tokens: { oauth: [], bot: [workspace.botUserId] }, event_ts: this.#ts() }, workspace)),
+      await this.deliver('event', this.#eventEnvelope({ type: 'app_uninstalled', event_ts: this.#ts() }, workspace)),
+    ];
+  }
+
   // ---------------------------------------------------------------- what people do
 
   /** A person runs a slash command. Resolves with what the app acknowledged. */
-  async command(input: { command: string; text: string; user?: string; userName?: string; channel?: string }, sign?: SignOverride): Promise<Delivery & { responseUrl: string; triggerId: string }> {
+  async command(
+    input: { command: string; text: string; user?: string; userName?: string; channel?: string; team?: string; /** A workspace of this Enterprise Grid organization, where the app is installed org-wide. */ enterprise?: string },
+    sign?: SignOverride,
+  ): Promise<Delivery & { responseUrl: string; triggerId: string }> {
     const responseUrl = this.#responseUrl();
     const user = input.user ?? 'U0ALICE';
     const triggerId = this.#trigger(user);
     const payload = {
       token: 'legacy-verification-token',
-      team_id: this.teamId,
+      team_id: input.team ?? this.teamId,
       team_domain: 'pictor-test',
       channel_id: input.channel ?? 'C0GENERAL',
       channel_name: 'general',
@@ -309,7 +385,8 @@ export class FakeSlack {
       command: input.command,
       text: input.text,
       api_app_id: 'A0PICTOR',
-      is_enterprise_install: 'false',
+      ...(input.enterprise ? { enterprise_id: input.enterprise } : {}),
+      is_enterprise_install: input.enterprise ? 'true' : 'false',
       response_url: responseUrl,
       trigger_id: triggerId,
     };
@@ -403,7 +480,11 @@ export class FakeSlack {
     threadTs?: string;
     channelType?: 'channel' | 'group' | 'im' | 'mpim';
     mentionCarriesFiles?: boolean;
+    /** The workspace it is posted in (default this fake's own); the app must be installed there. */
+    team?: string;
   }): Promise<FakeMessage> {
+    const workspace = input.team ? this.workspaceOf(input.team) : this;
+    if (!workspace) throw new Error(`the app is not installed in ${input.team}`);
     const message: FakeMessage = {
       channel: input.channel ?? 'C0GENERAL',
       ts: this.#ts(),
@@ -423,12 +504,12 @@ export class FakeSlack {
       ts: message.ts,
       channel: message.channel,
       event_ts: message.ts,
-      team: this.teamId,
+      team: workspace.teamId,
       ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}),
     };
-    const files = input.files?.length ? { files: input.files.map((f) => fileObject(f, this.teamId)), upload: true } : {};
-    if (message.text.includes(`<@${this.botUserId}>`)) {
-      await this.deliver('event', this.#eventEnvelope({ type: 'app_mention', ...base, ...(input.mentionCarriesFiles ? files : {}) }));
+    const files = input.files?.length ? { files: input.files.map((f) => fileObject(f, workspace.teamId)), upload: true } : {};
+    if (message.text.includes(`<@${workspace.botUserId}>`)) {
+      await this.deliver('event', this.#eventEnvelope({ type: 'app_mention', ...base, ...(input.mentionCarriesFiles ? files : {}) }, workspace));
     }
     await this.deliver(
       'event',
@@ -438,7 +519,7 @@ export class FakeSlack {
         ...base,
         ...files,
         channel_type: input.channelType ?? 'channel',
-      }),
+      }, workspace),
     );
     return message;
   }
@@ -484,16 +565,16 @@ export class FakeSlack {
 
   // ---------------------------------------------------------------- internals
 
-  #eventEnvelope(event: Rec): Rec {
+  #eventEnvelope(event: Rec, workspace: Pick<FakeWorkspace, 'teamId' | 'botUserId'> = this): Rec {
     return {
       token: 'legacy-verification-token',
-      team_id: this.teamId,
+      team_id: workspace.teamId,
       api_app_id: 'A0PICTOR',
       event,
       type: 'event_callback',
       event_id: this.#id('Ev'),
       event_time: Math.floor(Date.now() / 1000),
-      authorizations: [{ enterprise_id: null, team_id: this.teamId, user_id: this.botUserId, is_bot: true, is_enterprise_install: false }],
+      authorizations: [{ enterprise_id: null, team_id: workspace.teamId, user_id: workspace.botUserId, is_bot: true, is_enterprise_install: false }],
       is_ext_shared_channel: false,
     };
   }
@@ -563,7 +644,9 @@ export class FakeSlack {
 
   #download(path: string, req: IncomingMessage, res: ServerResponse): void {
     const id = /^\/files-pri\/[^-/]+-([^/]+)\//.exec(path)?.[1];
-    const authorized = bearerOf(req) === this.botToken;
+    // A token acts in its own workspace only: team A's token gets the login page for team B's files.
+    const owner = this.#live(bearerOf(req));
+    const authorized = owner !== undefined && path.startsWith(`/files-pri/${owner.teamId}-`);
     this.downloads.push({ fileId: id, path, authorized, at: Date.now() });
     this.#changed();
     const file = id ? this.files.get(id) : undefined;
@@ -610,15 +693,22 @@ export class FakeSlack {
     const body = await readBody(req);
     const args = parseApiArgs(body, req.headers['content-type']);
     const at = Date.now();
+    const token = bearerOf(req) ?? (typeof args.token === 'string' ? args.token : undefined);
+    const workspace = method === 'apps.connections.open' || method === 'oauth.v2.access' ? undefined : this.#live(token);
     const record = (status: number, payload: Rec) => {
-      this.calls.push({ method, args, at, status, ok: payload.ok === true, error: typeof payload.error === 'string' ? payload.error : undefined });
+      const team = workspace?.teamId;
+      this.calls.push({ method, args, at, status, ok: payload.ok === true, error: typeof payload.error === 'string' ? payload.error : undefined, team });
       this.#changed();
     };
-    const token = bearerOf(req) ?? (typeof args.token === 'string' ? args.token : undefined);
-    const wanted = method === 'apps.connections.open' ? this.appToken : this.botToken;
-    if (token !== wanted) {
+    if (method === 'oauth.v2.access') {
+      // No token: the app's client id and secret (in the body, or HTTP Basic) and the code.
+      const payload = this.#exchangeCode(args, req.headers.authorization);
+      record(200, payload);
+      return json(res, 200, payload);
+    }
+    if (method === 'apps.connections.open' ? token !== this.appToken : !workspace) {
       this.unauthorized.push({ method, at });
-      const payload = { ok: false, error: token ? 'invalid_auth' : 'not_authed' };
+      const payload = { ok: false, error: !token ? 'not_authed' : this.#revoked.has(token) ? 'token_revoked' : 'invalid_auth' };
       record(200, payload);
       return json(res, 200, payload);
     }
@@ -656,18 +746,54 @@ export class FakeSlack {
         this.#lastWriteAt.set(channel, at);
       }
     }
-    const payload = this.#call(method, args);
+    const payload = this.#call(method, args, workspace);
     record(200, payload);
     return json(res, 200, payload);
   }
 
-  #call(method: string, args: Rec): Rec {
+  #live(token: string | undefined): FakeWorkspace | undefined {
+    return token && !this.#revoked.has(token) ? this.#workspaces.get(token) : undefined;
+  }
+
+  /** `oauth.v2.access`: an authorization code for a bot token of the code's workspace (a new install, or the same token again). */
+  #exchangeCode(args: Rec, authorization: string | undefined): Rec {
+    const basic = authorization?.startsWith('Basic ') ? Buffer.from(authorization.slice(6), 'base64').toString('utf8').split(':') : [];
+    const clientId = typeof args.client_id === 'string' ? args.client_id : basic[0];
+    const clientSecret = typeof args.client_secret === 'string' ? args.client_secret : basic[1];
+    if (clientId !== this.clientId) return { ok: false, error: 'invalid_client_id' };
+    if (clientSecret !== this.clientSecret) return { ok: false, error: 'bad_client_secret' };
+    const code = typeof args.code === 'string' ? this.#codes.get(args.code) : undefined;
+    if (!code || code.used || Date.now() - code.issuedAt > CODE_LIFETIME_MS) return { ok: false, error: 'invalid_code' };
+    if (typeof args.redirect_uri === 'string' && args.redirect_uri !== code.redirectUri) return { ok: false, error: 'bad_redirect_uri' };
+    code.used = true;
+    let workspace = this.workspaceOf(code.teamId);
+    if (!workspace) {
+      const suffix = code.teamId.replace(/^[TE]0?/, '');
+      workspace = { teamId: code.teamId, orgWide: code.orgWide, botToken: `xoxb-${suffix}-${randomBytes(12).toString('hex')}`, botUserId: `U0BOT${suffix}`, botId: `B0BOT${suffix}` };
+      this.#workspaces.set(workspace.botToken, workspace);
+    }
+    this.#changed();
+    return {
+      ok: true,
+      access_token: workspace.botToken,
+      token_type: 'bot',
+      scope: 'commands,chat:write,chat:write.public,files:read,files:write,im:write,app_mentions:read,channels:history,groups:history,im:history,mpim:history',
+      bot_user_id: workspace.botUserId,
+      app_id: 'A0PICTOR',
+      team: code.orgWide ? null : { name: `Team ${code.teamId}`, id: code.teamId },
+      enterprise: code.orgWide ? { name: `Org ${code.teamId}`, id: code.teamId } : null,
+      authed_user: { id: 'U0INSTALLER' },
+      is_enterprise_install: code.orgWide,
+    };
+  }
+
+  #call(method: string, args: Rec, workspace: FakeWorkspace | undefined): Rec {
     const fail = (error: string, extra: Rec = {}) => ({ ok: false, error, ...extra });
     const str = (key: string) => (typeof args[key] === 'string' ? (args[key] as string) : undefined);
     const channel = str('channel') ?? str('channel_id');
     switch (method) {
       case 'auth.test':
-        return { ok: true, url: 'https://pictor-test.slack.com/', team: 'Pictor Test', user: 'pictor', team_id: this.teamId, user_id: this.botUserId, bot_id: this.botId, is_enterprise_install: false };
+        return { ok: true, url: 'https://pictor-test.slack.com/', team: 'Pictor Test', user: 'pictor', team_id: workspace!.teamId, user_id: workspace!.botUserId, bot_id: workspace!.botId, is_enterprise_install: workspace!.orgWide === true };
       case 'apps.connections.open': {
         const ticket = randomBytes(8).toString('hex');
         this.#tickets.add(ticket);

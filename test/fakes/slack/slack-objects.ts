@@ -68,6 +68,8 @@ export interface ApiCall {
   status: number;
   ok: boolean;
   error?: string | undefined;
+  /** The workspace whose token made the call (undefined when the token was refused or none was needed). */
+  team?: string | undefined;
 }
 
 export interface WriteRecord {
