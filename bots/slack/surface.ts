@@ -1,8 +1,12 @@
-import { closeRedis, connectRedis } from '../../src/index.js';
+import { closeRedis, connectRedis, type LoggerLike, type RedisConfig } from '../../src/index.js';
 import type { Surface } from '../surface.js';
 import { readSlackConfig, type SlackConfig } from './config.js';
 import { RedisInstallationRecords } from './installation-store.js';
+import { SocketReplicas } from './socket-replicas.js';
 import { startSlackBot } from './start-slack-bot.js';
+
+/** How often a draining process that is the only one connected looks again for a replica to hand its events to. */
+const HAND_OVER_POLL_MS = 2_000;
 
 /** The Slack surface for `npm start`. */
 export const slackSurface: Surface<SlackConfig> = {
@@ -35,14 +39,45 @@ export const slackSurface: Surface<SlackConfig> = {
     ctx.print(`Slack bot is online (${config.mode === 'http' ? `HTTP, events at ${bot.url}` : 'Socket Mode'}).`);
     if (bot.installUrl) ctx.print(`Install it in a workspace: ${bot.installUrl} (through your public address).`);
     const running = bot;
+    // Socket Mode with Redis: the replicas of this bot that hold a connection, so a draining one lets go only when
+    // another can take the new events (a lone process keeps its connection and says it is restarting).
+    const presence = config.mode !== 'http' && ctx.redis && running.teamId && running.botUserId ? await joinSocketReplicas(ctx.redis, `${running.teamId}:${running.botUserId}`, ctx.logger) : undefined;
+    let stopped = false;
+    let waiting: NodeJS.Timeout | undefined;
+    const handOverWhenAnotherIsConnected = async (): Promise<void> => {
+      if (stopped || !presence) return;
+      if (!(await presence.replicas.othersConnected())) {
+        // Checked again while the drain lasts: a replica that connects later (a rolling deploy's new one) takes over then.
+        waiting = setTimeout(() => void handOverWhenAnotherIsConnected(), HAND_OVER_POLL_MS);
+        return;
+      }
+      await presence.replicas.leave();
+      await running.handOver();
+    };
     return {
       health: () => running.connected(),
       // Socket Mode: the other replicas' connections take the new events. HTTP: /healthz turns the traffic away.
-      ...(config.mode === 'http' ? {} : { handOver: () => running.handOver() }),
+      ...(presence ? { handOver: handOverWhenAnotherIsConnected } : {}),
       stop: async () => {
+        stopped = true;
+        clearTimeout(waiting);
+        await presence?.replicas.leave();
         await running.stop();
+        if (presence) await closeRedis(presence.redis);
         if (installationsRedis) await closeRedis(installationsRedis);
       },
     };
   },
 };
+
+async function joinSocketReplicas(config: RedisConfig, bot: string, logger: LoggerLike): Promise<{ redis: Awaited<ReturnType<typeof connectRedis>>; replicas: SocketReplicas }> {
+  const redis = await connectRedis(config.url, { logger, name: 'pictor-slack-socket-replicas' });
+  const replicas = new SocketReplicas({ redis, key: `${config.prefix}:slack:socket-replicas:${bot}` });
+  try {
+    await replicas.join();
+  } catch (error) {
+    await closeRedis(redis);
+    throw error;
+  }
+  return { redis, replicas };
+}

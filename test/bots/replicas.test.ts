@@ -231,6 +231,34 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     emu.emulator.configure({ latencyMs: 0 });
   }, 90_000);
 
+  it('in Socket Mode, a lone replica that drains keeps its connection and says it is restarting, until a new replica connects and takes over', async () => {
+    const slack = await new FakeSlack({ channelWriteIntervalMs: 5, tier3PerMinute: 0 }).start();
+    defer(() => slack.close());
+    const env = await sharedEnv({ slack }, 'socket');
+    const a = await startReplica(env);
+    await slack.waitFor(() => slack.socketCount === 1 || undefined, 'A’s Socket Mode connection');
+
+    emu.emulator.configure({ latencyMs: 3000 });
+    await slack.command({ command: '/imagine', text: 'a slow kite --quality low', user: 'U0LONE', channel: 'C0LONE' });
+    await waitUntil(() => emu.emulator.stats().openStreams === 1, 'A’s job reached the service', 10_000);
+    const drained = a.service.drain();
+    // Nobody else is connected: Slack would have nowhere to send new events, so A stays and answers them.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(slack.socketCount).toBe(1);
+    await slack.command({ command: '/imagine', text: 'a kite during the drain', user: 'U0LATE', channel: 'C0LATE' });
+    await slack.waitFor(() => slack.responses.find((r) => /restarting/.test(String(r.body.text))), 'A to say it is restarting');
+
+    // The rolling deploy's new replica connects: A lets go, and the new one takes the next commands.
+    emu.emulator.configure({ latencyMs: 50 });
+    await startReplica(env);
+    await slack.waitFor(() => slack.socketCount === 1 || undefined, 'A to hand its events over to the new replica', 10_000);
+    await slack.command({ command: '/imagine', text: 'a kite after the hand-over --quality low', user: 'U0NEXT', channel: 'C0NEXT' });
+    expect(statusOf(await finishedJob(slack, 'C0NEXT'))).toContain('Done');
+    expect(statusOf(await finishedJob(slack, 'C0LONE'))).toContain('Done');
+    expect(await drained).toBe(0);
+    emu.emulator.configure({ latencyMs: 0 });
+  }, 60_000);
+
   it('on the Discord gateway: when the holder starts draining, the standby connects within seconds and takes new commands while the holder’s job finishes and is shown', async () => {
     const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
     defer(() => discord.close());
