@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SocketReplicas } from '../../../bots/slack/socket-replicas.js';
-import { closeRedis, connectRedis, silentLogger } from '../../../src/index.js';
+import { closeRedis, connectRedis } from '../../../src/index.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 
 const redisServer = testRedis();
@@ -11,7 +11,7 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
   let redis: Redis;
   const joined: SocketReplicas[] = [];
   beforeAll(async () => {
-    redis = await connectRedis(requireRedisUrl(redisServer), { logger: silentLogger });
+    redis = await connectRedis(requireRedisUrl(redisServer));
   });
   afterEach(async () => {
     for (const replica of joined.splice(0)) await replica.leave();
