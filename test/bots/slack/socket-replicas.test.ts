@@ -11,7 +11,7 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
   let redis: Redis;
   const joined: SocketReplicas[] = [];
   beforeAll(async () => {
-    redis = await connectRedis(requireRedisUrl(redisServer), { logger: silentLogger });
+    redis = await connectRedis(requireRedisUrl(redisServer), { logger: silentLogger() });
   });
   afterEach(async () => {
     for (const replica of joined.splice(0)) await replica.leave();
