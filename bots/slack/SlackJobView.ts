@@ -380,7 +380,8 @@ export class SlackJobView {
   }
 
   /**
-   * The finished images, in the job's thread (retried while Slack has trouble
+   * The finished images with their caption, beside the job's message (see
+   * `finalImagesIn`; retried while Slack has trouble
    * of its own), or in the requester's direct messages when the channel no
    * longer takes them. They were paid for: only when every route fails does
    * the message say they could not be posted.
