@@ -13,6 +13,14 @@
  * it (that preview, or a newer preview or the final image when the channel
  * was too busy to show it on its own).
  *
+ * Finals: with many jobs ending at once, where the result shows. By default
+ * (`--finals both`) each scenario runs twice, one after the other: `channel`
+ * (the images shared beside the job's message with their caption, at once) and
+ * `thread` (the old way: the images in the message's thread, so the channel
+ * shows the result only when the message's "Done", a Tier 3 `chat.update`,
+ * gets its turn). Both report final → visible in the channel and final →
+ * "Done" with the buttons on the job's message.
+ *
  * Light previews side by side, as in discord-imagine.ts: by default
  * (`--light-previews both`) the jobs alternate between a runner re-encoding
  * previews at display size and one posting the partials as the service sent
@@ -20,7 +28,7 @@
  * own, with the bytes uploaded per job. `--jobs N`, `--size WxH`,
  * `--pad-image-bytes N` and `--scenarios one,busy` change the load.
  *
- *   node --import tsx bench/slack-imagine.ts [--light-previews both|on|off] [--jobs N] [--size 1536x1024] [--pad-image-bytes 1500000] [--scenarios one,busy]
+ *   node --import tsx bench/slack-imagine.ts [--finals both|channel|thread] [--light-previews both|on|off] [--jobs N] [--size 1536x1024] [--pad-image-bytes 1500000] [--scenarios one,busy]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -43,6 +51,9 @@ const LIGHT = flag('light-previews') ?? 'both';
 /** Pads every image the emulator sends to at least this many bytes (the service's PNGs weigh far more than the emulator's flat art). */
 const PAD_IMAGE_BYTES = Number(flag('pad-image-bytes') ?? 0);
 const SCENARIOS = (flag('scenarios') ?? 'one,busy').split(',');
+const FINALS = flag('finals') ?? 'both';
+if (!['both', 'channel', 'thread'].includes(FINALS)) throw new Error('usage: --finals both|channel|thread');
+const finalModes = (FINALS === 'both' ? ['thread', 'channel'] : [FINALS]) as ('channel' | 'thread')[];
 if (!['both', 'on', 'off'].includes(LIGHT) || !(Number.isInteger(JOBS) && JOBS > 0)) throw new Error('usage: --light-previews both|on|off --jobs N');
 /** Which way the job of scene `n` (1-based) runs: light previews or the partials as sent. */
 const lightFor = (n: number): boolean => (LIGHT === 'both' ? n % 2 === 1 : LIGHT === 'on');
@@ -64,7 +75,7 @@ interface Scenario {
 }
 
 /** Runs 50 jobs spread over `channels` channels; resolves with what it printed and whether it met the goals. */
-async function runScenario(scenario: Scenario): Promise<boolean> {
+async function runScenario(scenario: Scenario, finals: 'channel' | 'thread'): Promise<boolean> {
   const dataDir = await mkdtemp(join(tmpdir(), 'pictor-slack-bench-'));
   const fake = await new FakeSlack({ channelWriteIntervalMs: CHANNEL_INTERVAL_MS }).start();
   const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES, padImageBytes: PAD_IMAGE_BYTES })]);
@@ -106,6 +117,7 @@ async function runScenario(scenario: Scenario): Promise<boolean> {
     logger: silentLogger(),
     channelWriteIntervalMs: CHANNEL_INTERVAL_MS,
     onUpdateShown: (event) => shown.push(event),
+    finalImagesIn: finals,
   });
   fake.deliverOverHttp(bot.url!);
 
@@ -155,7 +167,11 @@ async function runScenario(scenario: Scenario): Promise<boolean> {
     ];
   });
   const firstPost = sorted(jobMessages().map((m) => m.postedAt - started));
-  const completed = sorted(shown.filter((e) => e.type === 'completed').map((e) => e.shownAt - e.receivedAt));
+  const finalStep = (step: 'result' | 'message') => sorted(shown.filter((e) => e.type === 'completed' && e.step === step).map((e) => e.shownAt - e.receivedAt));
+  const visible = finalStep('result');
+  const done = finalStep('message');
+  const finalEnds = sorted(shown.filter((e) => e.type === 'completed' && e.step === 'message').map((e) => e.receivedAt));
+  const finalSpreadS = finalEnds.length ? ((finalEnds.at(-1)! - finalEnds[0]!) / 1000).toFixed(1) : 'n/a';
   const rejected = fake.rejectedWrites.length;
   const perChannel = new Map<string, number[]>();
   for (const w of fake.writes.filter((x) => !x.rejected)) perChannel.set(w.channel, [...(perChannel.get(w.channel) ?? []), w.at]);
@@ -169,12 +185,14 @@ async function runScenario(scenario: Scenario): Promise<boolean> {
     peakPerMinute = Math.max(peakPerMinute, i - j + 1);
   }
   const lines = [
-    `## ${scenario.name}: ${JOBS} jobs over ${scenario.channels} channels`,
+    `## ${scenario.name}: ${JOBS} jobs over ${scenario.channels} channels; final images ${finals === 'channel' ? 'beside the job message (new)' : 'in its thread (old)'}`,
     `acknowledged ${acks.filter((a) => a.status === 200).length}/${JOBS}; finished ${finished()}/${JOBS}${timedOut ? ' (DEADLINE REACHED)' : ''} in ${(wallMs / 1000).toFixed(1)} s`,
     `channel writes: ${fake.writes.length - rejected} accepted, ${rejected} refused with 429; closest two writes to one channel ${ms(closestGap)}`,
     `chat.update calls: ${updates.length}, at most ${peakPerMinute} in any 60 s; refused by the Tier 3 limit (50 in 60 s): ${fake.tier3Refusals.length}`,
     ...halfLines,
-    `final images → shown in the thread and the message (n=${completed.length}): median ${ms(percentile(completed, 50))}, p99 ${ms(percentile(completed, 99))}`,
+    `jobs ended within ${finalSpreadS} s of each other`,
+    `final → result visible in the channel (n=${visible.length}): median ${ms(percentile(visible, 50))}, p99 ${ms(percentile(visible, 99))}, max ${ms(visible.at(-1) ?? NaN)}`,
+    `final → job message shows Done with its buttons (n=${done.length}): median ${ms(percentile(done, 50))}, p99 ${ms(percentile(done, 99))}, max ${ms(done.at(-1) ?? NaN)}`,
     `command → job message posted: median ${ms(percentile(firstPost, 50))}, p99 ${ms(percentile(firstPost, 99))}`,
     `event-loop delay of the bot + fake Slack process: p99 ${ms(loop.percentile(99) / 1e6)}, max ${ms(loop.max / 1e6)}`,
   ];
@@ -190,12 +208,12 @@ async function runScenario(scenario: Scenario): Promise<boolean> {
   return !timedOut && rejected === 0 && fake.tier3Refusals.length === 0 && finished() >= JOBS;
 }
 
-console.log(`${JOBS} concurrent /imagine jobs at ${SIZE}, light previews: ${LIGHT}; Slack (fake) allows one write per ${CHANNEL_INTERVAL_MS} ms per channel; ${PARTIAL_IMAGES} previews per image, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} image requests at once`);
+console.log(`finals: ${finalModes.join(' then ')}; ${JOBS} concurrent /imagine jobs at ${SIZE}, light previews: ${LIGHT}; Slack (fake) allows one write per ${CHANNEL_INTERVAL_MS} ms per channel; ${PARTIAL_IMAGES} previews per image, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} image requests at once`);
 const results = [];
 for (const scenario of [
   { key: 'one', name: 'one job per channel', channels: JOBS },
   { key: 'busy', name: 'busy channels', channels: 10 },
 ].filter((s) => SCENARIOS.includes(s.key))) {
-  results.push(await runScenario(scenario));
+  for (const finals of finalModes) results.push(await runScenario(scenario, finals));
 }
 if (results.some((ok) => !ok)) process.exitCode = 1;

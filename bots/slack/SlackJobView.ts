@@ -3,11 +3,11 @@ import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from '../../src/i
 import { describeKeptImages, type FinalUpdate, type JobUpdate, type PreviewImage, type UpdateSink } from '../runner/index.js';
 import { SKIP, type ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
-import { renderJobMessage, summaryOf, type JobViewState } from './render-job.js';
+import { renderJobMessage, renderResultCaption, type JobViewState } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { truncate } from './slack-text.js';
 import { isConversationGone, isMessageGone, isTransientSlackError, retryTransient } from './slack-faults.js';
-import { uploadFiles, type UploadedFile } from './upload-files.js';
+import { previewFileName, uploadFiles, type UploadedFile } from './upload-files.js';
 
 /** Tells the person who asked something only they should see (ephemeral). */
 export type Notifier = (text: string) => Promise<void>;
@@ -19,6 +19,13 @@ export interface ShownEvent {
   receivedAt: number;
   shownAt: number;
   superseded: boolean;
+  /**
+   * For a completed job: `result` when its images and their caption were
+   * shared where the job lives (or, when the channel refused them, in the
+   * requester's direct messages); `message` when its message shows "Done" with
+   * Reroll, Edit and Delete.
+   */
+  step?: 'result' | 'message' | undefined;
 }
 
 export interface SlackJobViewOptions {
@@ -32,6 +39,14 @@ export interface SlackJobViewOptions {
   cancel: (jobId: string) => void;
   logger: LoggerLike;
   onShown?: ((event: ShownEvent) => void) | undefined;
+  /**
+   * Where a completed job's images go. `channel` (default): beside the job's
+   * message (in the thread the job was asked in, if any), captioned with the
+   * prompt and cost, so the result shows at once; the message's own "Done"
+   * (a `chat.update`, Slack's Tier 3) follows when the workspace budget allows.
+   * `thread`: in the job's message's thread, as before (kept for comparison).
+   */
+  finalImagesIn?: 'channel' | 'thread' | undefined;
   /** Pauses between tries of a final write that Slack failed on its side. Default 1 s, then 3 s. */
   retryPausesMs?: readonly number[] | undefined;
 }
@@ -52,10 +67,13 @@ const isFinal = (update: JobUpdate): update is FinalUpdate =>
 /**
  * Shows one job in Slack. It is the job's update sink: it posts the job's
  * message when the job is queued, updates that message's text in place as the
- * job moves on, posts previews and the final images in the message's thread,
- * and swaps Cancel for Reroll and Edit at the end. Every write goes through the
- * channel writer; progress writes coalesce and render the latest state when
- * their turn comes, so a busy channel never falls behind.
+ * job moves on, posts previews in the message's thread and the final images
+ * beside the message (captioned with the prompt and cost: `chat.postMessage`
+ * and file shares are not Tier 3-bound, so the result shows at once), and
+ * swaps Cancel for Reroll, Edit and Delete at the end (a `chat.update`, which
+ * waits for the workspace's Tier 3 budget when many jobs end together). Every
+ * write goes through the channel writer; progress writes coalesce and render
+ * the latest state when their turn comes, so a busy channel never falls behind.
  */
 export class SlackJobView {
   readonly sink: UpdateSink;
@@ -69,6 +87,7 @@ export class SlackJobView {
   #where: 'channel' | 'dm' = 'channel';
   #dm: Promise<string> | undefined;
   #finalShown = false;
+  #resultReported = false;
   #version = 0;
   #shownVersion = -1;
   readonly #pending: Pending[] = [];
@@ -180,7 +199,7 @@ export class SlackJobView {
           if (!preview || !this.#messageTs || this.#isFinal() || this.#previewPosted.get(imageIndex) === preview.partialIndex) return SKIP;
           const image = await preview.preview();
           if (this.#isFinal()) return SKIP;
-          const name = `pictor-${this.#state.jobId}-${imageIndex + 1}-preview-${preview.partialIndex + 1}.${FILE_EXTENSIONS[image.format]}`;
+          const name = previewFileName(this.#state.jobId, imageIndex, preview.partialIndex, FILE_EXTENSIONS[image.format]);
           const several = (this.#o.request.options.n ?? 1) > 1;
           await uploadFiles(this.#o.client, {
             channelId: this.#channelId,
@@ -226,7 +245,9 @@ export class SlackJobView {
     if (update.type === 'completed') await this.#postImages(update, messageTs !== undefined);
     else if (update.images?.length && update.format) await this.#postKeptImages(update.images, update.format, messageTs !== undefined);
     if (messageTs || update.type === 'completed') await this.#showFinal();
-    this.#reportRest(Date.now(), true);
+    const now = Date.now();
+    if (update.type === 'completed' && !this.#resultReported) this.#reportResult(now);
+    this.#reportRest(now, true);
   }
 
   /** The job has ended but its message does not show it (every route failed): any of its buttons may try again. */
@@ -359,13 +380,15 @@ export class SlackJobView {
   }
 
   /**
-   * The finished images, in the job's thread (retried while Slack has trouble
+   * The finished images with their caption, beside the job's message (see
+   * `finalImagesIn`; retried while Slack has trouble
    * of its own), or in the requester's direct messages when the channel no
    * longer takes them. They were paid for: only when every route fails does
    * the message say they could not be posted.
    */
   async #postImages(update: Extract<FinalUpdate, { type: 'completed' }>, inChannel: boolean): Promise<void> {
     const done = this.#state.completed!;
+    const beside = this.#o.finalImagesIn !== 'thread';
     const ext = FILE_EXTENSIONS[update.format];
     const title = truncate(this.#state.prompt.replace(/\s+/g, ' '), 80);
     const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
@@ -384,7 +407,7 @@ export class SlackJobView {
                   title,
                   altText: truncate(this.#state.prompt, 1000),
                 })),
-                initialComment: `<@${this.#state.userId}> ${update.images.length === 1 ? 'here is your image' : `here are your ${update.images.length} images`}: ${summaryOf(done)}`,
+                initialComment: renderResultCaption(this.#state, update.images.length),
               }),
           }),
         pauses,
@@ -392,8 +415,9 @@ export class SlackJobView {
     let files: UploadedFile[] | undefined;
     if (inChannel) {
       try {
-        files = await upload(this.#channelId, this.#threadTs);
-        done.where = 'thread';
+        const threadTs = beside ? this.#o.request.threadTs : this.#threadTs;
+        files = await upload(this.#channelId, threadTs);
+        done.where = threadTs ? 'thread' : 'channel';
       } catch (error) {
         this.#logError(error, 'could not post the images of a job in its thread');
         if (isConversationGone(error)) this.#where = 'dm';
@@ -410,7 +434,10 @@ export class SlackJobView {
     this.#version++;
     if (!files) return;
     done.uploaded = true;
-    this.#reportRest(Date.now(), true, (p) => p.type !== 'completed');
+    const now = Date.now();
+    this.#reportRest(now, true, (p) => p.type !== 'completed');
+    // The result can be read where the job lives (or in the DM) now; in the thread it waits for the message's "Done".
+    if (beside || done.where === 'dm') this.#reportResult(now);
     if (files.length) {
       await this.#o.store.update(this.#o.request.id, { outputFiles: files }).catch((error: unknown) => this.#logError(error, 'could not save the images of a request'));
     }
@@ -452,6 +479,14 @@ export class SlackJobView {
   }
 
   /** At the end: what was never shown on its own was superseded by the final state. */
+  /** The completed job's result is visible (step `result` of its final event). */
+  #reportResult(now: number): void {
+    const final = this.#pending.find((p) => p.type === 'completed');
+    if (!final || this.#resultReported) return;
+    this.#resultReported = true;
+    this.#o.onShown?.({ jobId: this.#state.jobId ?? '', type: 'completed', receivedAt: final.receivedAt, shownAt: now, superseded: false, step: 'result' });
+  }
+
   #reportRest(now: number, superseded: boolean, filter: (p: Pending) => boolean = () => true): void {
     this.#report(filter, now, superseded);
   }
@@ -465,7 +500,7 @@ export class SlackJobView {
       }
       this.#pending.splice(i, 1);
       const isSuperseded = superseded || (shownPartialIndex !== undefined && p.partialIndex !== shownPartialIndex);
-      this.#o.onShown?.({ jobId: this.#state.jobId ?? '', type: p.type, receivedAt: p.receivedAt, shownAt: now, superseded: isSuperseded && p.type !== 'completed' && p.type !== 'failed' && p.type !== 'cancelled' });
+      this.#o.onShown?.({ jobId: this.#state.jobId ?? '', type: p.type, receivedAt: p.receivedAt, shownAt: now, superseded: isSuperseded && p.type !== 'completed' && p.type !== 'failed' && p.type !== 'cancelled', ...(p.type === 'completed' ? { step: 'message' as const } : {}) });
     }
   }
 

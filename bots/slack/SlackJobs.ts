@@ -42,6 +42,8 @@ export interface SlackJobsOptions {
   adminUserIds: readonly string[];
   logger: LoggerLike;
   onShown?: ((event: ShownEvent) => void) | undefined;
+  /** Where finished images go (see SlackJobViewOptions.finalImagesIn). */
+  finalImagesIn?: 'channel' | 'thread' | undefined;
 }
 
 /**
@@ -130,6 +132,7 @@ export class SlackJobs {
       cancel: (jobId) => this.#o.runner.cancel(jobId, requester),
       logger: this.#o.logger,
       onShown: this.#o.onShown,
+      finalImagesIn: this.#o.finalImagesIn,
     });
     let handle: JobHandle;
     try {

@@ -39,8 +39,11 @@ export interface JobViewState {
         elapsedMs: number;
         images: number;
         uploaded: boolean;
-        /** Where the images went: the job's thread, or (the channel refused them) the requester's direct messages. */
-        where?: 'thread' | 'dm' | undefined;
+        /**
+         * Where the images went: the channel beside the job's message, the thread the job was asked in, or (the
+         * channel refused them) the requester's direct messages.
+         */
+        where?: 'channel' | 'thread' | 'dm' | undefined;
       }
     | undefined;
   failure?: { message: string; retryable: boolean } | undefined;
@@ -54,12 +57,17 @@ export interface RenderedMessage {
 
 const PROMPT_SHOWN_CHARS = 600;
 
+/** The prompt as the job's message and its result show it: `“a lighthouse”  \`--size 1536x1024\``. */
+function promptText(state: JobViewState): string {
+  const flags = describeOptions(state.options);
+  return `“${escapeMrkdwn(truncate(state.prompt, PROMPT_SHOWN_CHARS))}”${flags ? `  ${flags}` : ''}`;
+}
+
 /** The job's one message: who asked for what, the status line, and the buttons that fit the status. */
 export function renderJobMessage(state: JobViewState): RenderedMessage {
   const what =
     state.kind === 'edit' ? `asked to edit ${state.inputCount === 1 ? 'an image' : `${state.inputCount} images`}` : 'asked for';
-  const flags = describeOptions(state.options);
-  const header = `<@${state.userId}> ${what}: “${escapeMrkdwn(truncate(state.prompt, PROMPT_SHOWN_CHARS))}”${flags ? `  ${flags}` : ''}`;
+  const header = `<@${state.userId}> ${what}: ${promptText(state)}`;
   const status = statusLine(state);
   const blocks: types.KnownBlock[] = [
     { type: 'section', block_id: 'request', text: { type: 'mrkdwn', text: header } },
@@ -68,6 +76,17 @@ export function renderJobMessage(state: JobViewState): RenderedMessage {
   const buttons = buttonsFor(state);
   if (buttons.length) blocks.push({ type: 'actions', block_id: 'job_actions', elements: buttons });
   return { text: `Pictor: ${plainStatus(state)}`, blocks };
+}
+
+/**
+ * The comment of a finished job's images (a file share carries text, not
+ * blocks): who asked, the prompt and options as the job's message shows them,
+ * and its summary. The result can be read from it alone, before (or without)
+ * the job's message showing "Done".
+ */
+export function renderResultCaption(state: JobViewState, images: number): string {
+  const done = state.completed!;
+  return `<@${state.userId}> ${images === 1 ? 'here is your image' : `here are your ${images} images`}: ${promptText(state)}\n${summaryOf(done)}`;
 }
 
 /** `size · quality · format · cost · time`, for the message and the images' comment. */
@@ -98,7 +117,7 @@ function statusLine(state: JobViewState): string {
     case 'completed': {
       const done = state.completed!;
       return done.uploaded
-        ? `:white_check_mark: Done · ${summaryOf(done)} · ${done.images === 1 ? 'the image is' : `${done.images} images are`} ${done.where === 'dm' ? 'in your direct messages with me' : 'in the thread'}`
+        ? `:white_check_mark: Done · ${summaryOf(done)} · ${done.images === 1 ? 'the image is' : `${done.images} images are`} ${whereText(done.where)}`
         : `:warning: The ${done.images === 1 ? 'image was' : 'images were'} made (${summaryOf(done)}) but could not be posted to Slack; press Reroll to try again.`;
     }
     case 'failed':
@@ -107,6 +126,17 @@ function statusLine(state: JobViewState): string {
       return state.cancelled?.reason === 'shutdown'
         ? ':no_entry_sign: Stopped because the bot restarted; press Reroll to run it again.'
         : `:no_entry_sign: Cancelled by <@${state.cancelled?.byUserId ?? state.userId}>`;
+  }
+}
+
+function whereText(where: NonNullable<JobViewState['completed']>['where']): string {
+  switch (where) {
+    case 'dm':
+      return 'in your direct messages with me';
+    case 'channel':
+      return 'posted in the channel';
+    default:
+      return 'in the thread';
   }
 }
 
@@ -134,6 +164,18 @@ export function cancelValue(jobId: string, requestId: string): string {
 export function readCancelValue(value: string): { jobId: string; requestId: string | undefined } {
   const [jobId = '', requestId] = value.split(':');
   return { jobId, requestId };
+}
+
+/** The saved request behind a job message, read from its buttons; undefined when the blocks are not a job message's. */
+export function requestIdOfJobMessage(blocks: unknown): string | undefined {
+  if (!Array.isArray(blocks)) return undefined;
+  const actions = (blocks as { block_id?: string; elements?: { action_id?: string; value?: string }[] }[]).find((b) => b?.block_id === 'job_actions');
+  for (const element of actions?.elements ?? []) {
+    if (!element.value) continue;
+    if (element.action_id === ACTIONS.cancel) return readCancelValue(element.value).requestId;
+    if (Object.values(ACTIONS).includes(element.action_id as (typeof ACTIONS)[keyof typeof ACTIONS])) return element.value;
+  }
+  return undefined;
 }
 
 function buttonsFor(state: JobViewState): types.Button[] {

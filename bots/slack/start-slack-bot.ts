@@ -90,8 +90,15 @@ export interface SlackBotOptions {
    * Default 40 (never more than 50 in any 60 s).
    */
   progressWritesPerMinute?: number | undefined;
+  /** Updates of that budget that can be saved up. Default 10. */
+  progressWritesBurst?: number | undefined;
   /** Command names, as in the app manifest. */
   commands?: { imagine?: string | undefined; edit?: string | undefined } | undefined;
+  /**
+   * Where a finished job's images go: `channel` (default), beside the job's message with the prompt and cost as
+   * their comment, visible at once; `thread`, in the message's thread (the old way, for comparison in benches).
+   */
+  finalImagesIn?: 'channel' | 'thread' | undefined;
   /** Called when a job update has become visible in Slack (for measurements). */
   onUpdateShown?: ((event: ShownEvent) => void) | undefined;
   /** Called for every write of the bot Slack refused: a 429 (retried by the Web API client) or a failed message write (for metrics). */
@@ -214,6 +221,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const writer = new ChannelWriter({
     intervalMs: options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS,
     backgroundPerMinute: options.progressWritesPerMinute ?? DEFAULT_PROGRESS_WRITES_PER_MINUTE,
+    backgroundBurst: options.progressWritesBurst,
     onFailure: options.onWriteRefused,
   });
   const single: Workspace | undefined = options.botToken && auth ? { client: clients.client(options.botToken), botToken: options.botToken, botUserId: auth.botUserId } : undefined;
@@ -224,6 +232,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     adminUserIds: options.adminUserIds ?? [],
     logger,
     onShown: options.onUpdateShown,
+    finalImagesIn: options.finalImagesIn,
   });
   // With Redis, a Cancel pressed on another replica for a job running here.
   await jobs.listenForCancels();

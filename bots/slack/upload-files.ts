@@ -14,6 +14,15 @@ export interface UploadedFile {
 
 const UPLOAD_TIMEOUT_MS = 120_000;
 
+/** The name of a preview Pictor posts in a job's thread: `pictor-<job>-<image>-preview-<n>.<ext>`. */
+export function previewFileName(jobId: string | undefined, imageIndex: number, partialIndex: number, ext: string): string {
+  return `pictor-${jobId}-${imageIndex + 1}-preview-${partialIndex + 1}.${ext}`;
+}
+
+export function isPreviewFileName(name: string | undefined): boolean {
+  return name !== undefined && /^pictor-.+-preview-\d+\.\w+$/.test(name);
+}
+
 /**
  * Slack's upload flow: `files.getUploadURLExternal` for each file, the bytes
  * POSTed to the URL Slack gave (pre-signed: no token goes with them), then one

@@ -26,6 +26,23 @@ function inScope(request: SavedRequest | undefined, body: BlockAction): SavedReq
   return request && request.teamId === teamId ? request : undefined;
 }
 
+/**
+ * The message that shared a job's final images with their caption: beside the job's message, or in the thread the
+ * job was asked in. Found by its first file among the messages after the job's; undefined when it is not there.
+ */
+async function resultMessageTs(client: App['client'], request: SavedRequest): Promise<string | undefined> {
+  const first = request.outputFiles[0]?.id;
+  if (!first || !request.messageTs) return undefined;
+  try {
+    const result = request.threadTs
+      ? await client.conversations.replies({ channel: request.channelId, ts: request.threadTs, limit: 200 })
+      : await client.conversations.history({ channel: request.channelId, oldest: request.messageTs, limit: 200 });
+    return result.messages?.find((m) => m.ts !== request.messageTs && (m.files ?? []).some((f) => f.id === first))?.ts;
+  } catch {
+    return undefined;
+  }
+}
+
 export function registerJobButtons(app: App, context: BotContext): void {
   const actorOf = (body: BlockAction) => ({
     userId: body.user.id,
@@ -103,8 +120,11 @@ export function registerJobButtons(app: App, context: BotContext): void {
       return;
     }
     try {
+      const resultTs = await resultMessageTs(client, request);
       // The images first: a message deleted while they stay would leave them where nobody can reach them to delete.
       for (const file of request.outputFiles) await client.files.delete({ file: file.id });
+      // Then their caption (prompt and cost), which Slack keeps when only the files are deleted.
+      if (resultTs) await client.chat.delete({ channel: request.channelId, ts: resultTs }).catch((error: unknown) => context.logger.warn({ code: slackErrorCode(error) }, 'could not delete the caption of deleted images'));
       await client.chat.delete({ channel: request.channelId, ts: request.messageTs });
       context.logger.info({ request: request.id, by: `slack:${by.userId}` }, 'a result message was deleted');
     } catch (error) {

@@ -4,7 +4,9 @@ import { parseImagineText, usageText } from '../imagine-text.js';
 import { downloadImages, imageFilesOf, type SlackFileRef } from '../input-images.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import { slackErrorCode } from '../slack-error-code.js';
+import { requestIdOfJobMessage } from '../render-job.js';
 import { mentions, withoutMention } from '../slack-text.js';
+import { isPreviewFileName } from '../upload-files.js';
 import type { Workspace } from '../workspace.js';
 
 interface Mention {
@@ -151,6 +153,13 @@ export function registerMentions(app: App, context: BotContext): void {
     });
   }
 
+  /** The final images of the job whose message has these blocks (none when it is not a job's message, or has none yet). */
+  async function resultsOfJobMessage(blocks: unknown, teamId: string): Promise<SlackFileRef[]> {
+    const requestId = requestIdOfJobMessage(blocks);
+    const request = requestId ? await context.store.get(requestId) : undefined;
+    return request?.teamId === teamId ? request.outputFiles.map((f) => ({ id: f.id, name: f.name })) : [];
+  }
+
   /** The mentioning message's own files, read back from the conversation. */
   async function filesOfMessage(mention: Mention): Promise<SlackFileRef[]> {
     try {
@@ -166,14 +175,24 @@ export function registerMentions(app: App, context: BotContext): void {
     }
   }
 
-  /** The images of the latest message before the mention, in its thread, that has any. */
+  /**
+   * The images of the latest message before the mention, in its thread, that
+   * has any. In the thread of a job's message, whose final images are posted
+   * beside it in the channel, the job's previews give way to those images.
+   */
   async function latestImagesOfThread(mention: Mention): Promise<SlackFileRef[]> {
     try {
       const result = await mention.workspace.client.conversations.replies({ channel: mention.channelId, ts: mention.threadTs!, latest: mention.ts, inclusive: false, limit: 200 });
       const earlier = (result.messages ?? []).filter((m) => m.ts !== mention.ts && Number(m.ts) < Number(mention.ts));
+      const parent = earlier.find((m) => m.ts === mention.threadTs);
       for (const message of earlier.reverse()) {
         const files = imageFilesOf(message.files);
-        if (files.length) return files;
+        if (!files.length) continue;
+        if (files.every((f) => isPreviewFileName(f.name))) {
+          const results = await resultsOfJobMessage(parent?.blocks, mention.teamId);
+          if (results.length) return results;
+        }
+        return files;
       }
     } catch (error) {
       context.logger.warn({ code: slackErrorCode(error) }, 'could not read the thread of a mention');

@@ -111,7 +111,8 @@ describe('editing images in Slack', () => {
     const { fake } = h;
     await fake.command({ command: '/imagine', text: 'a red door --quality low', channel: 'C0THREAD' });
     const first = await finishedJob(fake, 'C0THREAD');
-    const result = fake.replies('C0THREAD', first.ts).at(-1)!.files![0]!;
+    // The result is shared beside the job's message; its thread holds the previews.
+    const result = fake.topLevel('C0THREAD').at(-1)!.files![0]!;
 
     await fake.userMessage({ channel: 'C0THREAD', text: `<@${fake.botUserId}> paint it blue`, threadTs: first.ts });
     await finishedJob(fake, 'C0THREAD', 1);
@@ -125,7 +126,7 @@ describe('editing images in Slack', () => {
     const { fake } = h;
     await fake.command({ command: '/imagine', text: 'a green hill --quality low', channel: 'C0BUTTON' });
     const done = await finishedJob(fake, 'C0BUTTON');
-    const result = fake.replies('C0BUTTON', done.ts).at(-1)!.files![0]!;
+    const result = fake.topLevel('C0BUTTON').at(-1)!.files![0]!;
     await fake.clickButton(done, 'pictor_edit', 'U0BOB');
     const view = await fake.waitFor(() => fake.views[0], 'the edit modal');
     await fake.submitView(view, { prompt: 'add sheep' });

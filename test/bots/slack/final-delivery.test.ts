@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { buttonsOf } from '../../fakes/slack/slack-objects.js';
-import { finishedJob, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
+import { FAKE_CHANNEL_INTERVAL_MS, finishedJob, isFinished, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -31,8 +32,8 @@ describe('the end of a paid job reaches the user in Slack', () => {
     await new Promise((r) => setTimeout(r, 200));
     const stuck = jobMessages(fake, 'C0STUCK')[0]!;
     expect(buttonsOf(stuck).map((b) => b.actionId)).toEqual(['pictor_cancel']);
-    // The images were delivered in the thread all the same.
-    expect(fake.replies('C0STUCK', stuck.ts).some((m) => (m.files ?? []).length === 1 && !/preview/i.test(m.text))).toBe(true);
+    // The images were delivered in the channel all the same.
+    expect(fake.topLevel('C0STUCK').some((m) => (m.files ?? []).length === 1 && /here is your image/.test(m.text))).toBe(true);
 
     const click = await fake.clickButton(stuck, 'pictor_cancel');
     const repaired = await finishedJob(fake, 'C0STUCK');
@@ -55,15 +56,15 @@ describe('the end of a paid job reaches the user in Slack', () => {
     expect(images[0]!.text).toContain('<@U0ALICE> here is your image');
   }, 20_000);
 
-  it('retries the upload steps Slack failed on its side, and posts the images in the thread', async () => {
+  it('retries the upload steps Slack failed on its side, and posts the images in the channel', async () => {
     h = await startHarness();
     const { fake } = h;
     const finalUpload = (args: Record<string, unknown>) => typeof args.filename === 'string' && !args.filename.includes('preview');
     fake.failNext('files.getUploadURLExternal', { status: 200, error: 'internal_error', count: 1, match: finalUpload });
     await fake.command({ command: '/imagine', text: 'a lantern uploaded twice --quality low', channel: 'C0UPLOAD' });
     const done = await finishedJob(fake, 'C0UPLOAD');
-    expect(statusOf(done)).toContain('the image is in the thread');
-    expect(fake.replies('C0UPLOAD', done.ts).filter((m) => /here is your image/.test(m.text))).toHaveLength(1);
+    expect(statusOf(done)).toContain('the image is posted in the channel');
+    expect(fake.topLevel('C0UPLOAD').filter((m) => /here is your image/.test(m.text))).toHaveLength(1);
   });
 
   it('sends the result directly to the requester when the bot was removed from the channel mid-job', async () => {
@@ -87,4 +88,29 @@ describe('the end of a paid job reaches the user in Slack', () => {
     expect(replacement.ts).not.toBe(running.ts);
     expect(statusOf(replacement)).toContain('Done');
   }, 20_000);
+});
+
+describe('results of jobs ending together, under Slack’s Tier 3 limit on chat.update', () => {
+  it('shows every result in its channel with its caption at once, brings Done and the buttons to the messages within the budget, and draws no 429', async () => {
+    // Slack allows 30 chat.updates a minute here; the bot keeps below it (25 a minute, none saved up), so the job messages' Done waits its turn.
+    const fake = await new FakeSlack({ channelWriteIntervalMs: FAKE_CHANNEL_INTERVAL_MS, tier3PerMinute: 30 }).start();
+    h = await startHarness({ fake, bot: { progressWritesPerMinute: 25, progressWritesBurst: 1 } });
+    const channels = ['C0TIER1', 'C0TIER2', 'C0TIER3', 'C0TIER4'];
+    await Promise.all(channels.map((channel, i) => fake.command({ command: '/imagine', text: `a lantern number ${i + 1} --quality low`, channel, user: 'U0ALICE' })));
+    const resultIn = (channel: string) => fake.topLevel(channel).find((m) => (m.files ?? []).length === 1 && /here is your image/.test(m.text));
+
+    await fake.waitFor(() => channels.every(resultIn) || undefined, 'every result in its channel', 15_000);
+    // The results are out while job messages still wait for the budget to show Done.
+    expect(channels.filter((c) => isFinished(jobMessages(fake, c)[0]!)).length).toBeLessThan(channels.length);
+    for (const [i, channel] of channels.entries()) {
+      expect(resultIn(channel)!.text).toMatch(new RegExp(`^<@U0ALICE> here is your image: “a lantern number ${i + 1}”  \`--quality low\`\\n1024x1024 · low · png · \\$0\\.0064 · `));
+    }
+
+    for (const channel of channels) {
+      const done = await finishedJob(fake, channel);
+      expect(buttonsOf(done).map((b) => b.actionId)).toEqual(['pictor_reroll', 'pictor_edit', 'pictor_delete']);
+    }
+    expect(fake.rejectedWrites).toEqual([]);
+    expect(fake.tier3Refusals).toEqual([]);
+  }, 30_000);
 });

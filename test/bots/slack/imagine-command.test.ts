@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 describe('/imagine over HTTP', () => {
-  it('posts a queued message, updates it in place as the job starts and previews arrive, and uploads the final image in its thread', async () => {
+  it('posts a queued message, updates it in place as the job starts and previews arrive, and shares the final image beside it with the prompt and cost', async () => {
     // Slow enough that each preview is shown before the next one arrives.
     h = await startHarness({ emulator: { latencyMs: 1200 } });
     const { fake } = h;
@@ -28,21 +28,23 @@ describe('/imagine over HTTP', () => {
     const statuses = message.edits.map((e) => visibleText(e));
     expect(statuses.some((s) => s.includes('Drawing'))).toBe(true);
     expect(statuses.some((s) => /preview \d is in the thread/.test(s))).toBe(true);
-    expect(statusOf(message)).toMatch(/^:white_check_mark: Done · 1024x1024 · low · png · \$0\.0064 · [\d.]+ s · the image is in the thread$/);
+    expect(statusOf(message)).toMatch(/^:white_check_mark: Done · 1024x1024 · low · png · \$0\.0064 · [\d.]+ s · the image is posted in the channel$/);
     expect(buttonsOf(message).map((b) => b.actionId)).toEqual(['pictor_reroll', 'pictor_edit', 'pictor_delete']);
 
-    // Previews and the final image are files in the message's thread.
+    // Previews are files in the message's thread; the final image is shared in the channel, captioned so it reads on its own.
     const thread = fake.replies('C0ART', message.ts);
     const previews = thread.filter((m) => m.text.startsWith('Preview'));
     expect(previews.length).toBeGreaterThanOrEqual(1);
-    const final = thread.at(-1)!;
-    expect(final.text).toContain('<@U0ALICE> here is your image: 1024x1024 · low · png · $0.0064');
+    expect(thread.every((m) => m.text.startsWith('Preview'))).toBe(true);
+    const final = fake.topLevel('C0ART').at(-1)!;
+    expect(final.text).toMatch(/^<@U0ALICE> here is your image: “a lighthouse at dusk” {2}`--quality low`\n1024x1024 · low · png · \$0\.0064 · [\d.]+ s$/);
     expect(final.files).toHaveLength(1);
     expect(sniffImageType(final.files![0]!.bytes!)).toBe('png');
 
-    // Uploaded the Slack way: get an upload URL, send the bytes, complete into the channel's thread.
+    // Uploaded the Slack way: get an upload URL, send the bytes, complete into the channel (previews: into its thread).
     const uploads = fake.callsOf('files.completeUploadExternal').filter((c) => c.ok);
-    expect(uploads.every((c) => c.args.channel_id === 'C0ART' && c.args.thread_ts === message.ts)).toBe(true);
+    expect(uploads.every((c) => c.args.channel_id === 'C0ART')).toBe(true);
+    expect(uploads.filter((c) => c.args.thread_ts !== message.ts).map((c) => c.args.initial_comment)).toEqual([final.text]);
     expect(fake.callsOf('files.getUploadURLExternal').filter((c) => c.ok).length).toBe(fake.uploads.length);
     // The upload URL is pre-signed: the bot token does not go with the bytes.
     expect(fake.uploads.every((u) => u.authorization === undefined && u.bytes > 0)).toBe(true);

@@ -33,7 +33,8 @@ describe('previews of a job in Slack', () => {
       const index = Number(/-preview-(\d)\.jpg$/.exec(file.name)![1]) - 1;
       expect(file.bytes!.length).toBeLessThan(service.partials[index]!.length);
     }
-    const final = thread.at(-1)!;
+    // The final image is shared in the channel, after the job's message.
+    const final = fake.topLevel('C0ART').at(-1)!;
     expect(final.files).toHaveLength(1);
     expect(final.files![0]!.name).toMatch(/\.png$/);
     expect(final.files![0]!.bytes!.equals(service.finals[0]!)).toBe(true);
@@ -51,7 +52,7 @@ describe('previews of a job in Slack', () => {
     expect(previews.length).toBeGreaterThanOrEqual(1);
     expect(previews.every((f) => f.name.endsWith('.png'))).toBe(true);
     expect(statusOf(message)).toMatch(/^:white_check_mark: Done · 1024x1024 · low · png · /);
-    const final = thread.at(-1)!;
+    const final = fake.topLevel('C0ART').at(-1)!;
     expect((await sharp(final.files![0]!.bytes!).metadata()).format).toBe('png');
   });
 });

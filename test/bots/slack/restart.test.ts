@@ -24,7 +24,7 @@ describe('buttons after a restart', () => {
     expect(JSON.stringify(reroll.blocks)).toContain('<@U0BOB> asked for: “a paper boat”');
     const [sent] = after.emulator.requests;
     expect(sent!.fields).toMatchObject({ prompt: 'a paper boat', size: '1024x1536', quality: 'low', n: 2 });
-    expect(fake.replies('C0BOATS', reroll.ts).at(-1)!.files).toHaveLength(2);
+    expect(fake.topLevel('C0BOATS').at(-1)!.files).toHaveLength(2);
   });
 
   it('marks a job stopped by a restart, and its Reroll on the new process downloads the input images again', async () => {
