@@ -303,7 +303,8 @@ console.log(`  this process (bot + fake Discord): CPU ${((cpu.user + cpu.system)
 console.log(`  CPU per job: ${((cpu.user + cpu.system) / 1000 / JOBS).toFixed(1)} ms`);
 global.gc?.();
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
-console.log(`  RSS (bot + fake Discord): start ${mb(rssAtStart)}, peak ${mb(rssPeak)}, after the run ${mb(process.memoryUsage().rss)}; the fake holds ${mb(fakeHeldBytes)} of files it was sent`);
+const after = process.memoryUsage();
+console.log(`  RSS (bot + fake Discord): start ${mb(rssAtStart)}, peak ${mb(rssPeak)}, after the run ${mb(after.rss)} (of which JS heap used ${mb(after.heapUsed)}, buffers ${mb(after.arrayBuffers)}); the fake holds ${mb(fakeHeldBytes)} of files it was sent`);
 console.log(`  wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
 await runners.light.shutdown({ graceMs: 0 });
