@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_DISCORD_CONNECTIONS } from '../../../bots/discord/rest-request.js';
 import { DiscordHarness } from './harness.js';
 
 /** Keeps this process (the bot and the fake Discord alike) busy, as a burst of work on one event loop does. */
@@ -21,6 +22,16 @@ describe('Discord’s 3 s rule for the first answer to an interaction from the g
     await h.finalReply(ix);
     expect(ix.ack?.type).toBe(5);
     expect(h.discord.requests.filter((r) => r.route === 'interaction-callback' && r.token === ix.token).map((r) => r.status)).toEqual([204]);
+  });
+
+  it('is met for a burst of interactions, answered over a bounded set of connections rather than one per request', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const before = h.discord.connectionsAccepted;
+    const burst = Array.from({ length: 120 }, (_, i) => h.discord.slashCommand('imagine', { prompt: `burst ${i}` }));
+    await h.discord.waitFor(() => burst.every((ix) => ix.ack || ix.callbackAttempts > 0), 'a first answer to every interaction');
+    expect(burst.filter((ix) => ix.ack?.type === 5)).toHaveLength(120);
+    // The bot's two REST clients (bot token, interaction webhooks), each with its own pool.
+    expect(h.discord.connectionsAccepted - before).toBeLessThanOrEqual(2 * MAX_DISCORD_CONNECTIONS);
   });
 
   it('is enforced by the fake Discord: a first answer after the deadline gets 10062 Unknown interaction and the bot starts nothing', async () => {

@@ -193,6 +193,8 @@ export class FakeDiscord {
   tokenLifetimeMs: number;
 
   readonly #server: Server;
+  /** TCP connections accepted so far (REST, gateway and CDN alike). */
+  connectionsAccepted = 0;
   readonly #gateway: FakeGateway;
   readonly #limiter: FixedWindowLimiter;
   readonly #byToken = new Map<string, FakeInteraction>();
@@ -230,6 +232,7 @@ export class FakeDiscord {
       resumeUrl: () => this.gatewayUrl,
     });
     this.#server = createServer((req, res) => void this.#handle(req, res));
+    this.#server.on('connection', () => (this.connectionsAccepted += 1));
     this.#server.on('upgrade', (req, socket, head) => {
       if ((req.url ?? '').startsWith('/gateway')) this.#gateway.handleUpgrade(req, socket, head);
       else socket.destroy();
