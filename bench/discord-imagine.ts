@@ -26,7 +26,18 @@
  * image the emulator sends (partials and finals) to N bytes with a chunk
  * decoders skip, so partials weigh what the service's do.
  *
- *   node --import tsx bench/discord-imagine.ts [--light-previews both|on|off] [--jobs N] [--size 1536x1024] [--pad-image-bytes 1500000]
+ * Bursts and memory: every interaction must get its first answer within 3 s
+ * (the fake refuses a later one with 10062, as Discord does); printed are that
+ * delay (median, p99; split into the gateway's part and the bot's), the
+ * interactions answered too late, jobs refused at once because the runner's
+ * queue was full (`--max-queued N`, default the runner's 200 per runner), CPU
+ * per job, and this process's RSS (start, peak sampled every 100 ms, after the
+ * run and a GC; run with `--expose-gc`). The fake keeps only the sizes of what
+ * the bot uploads, so the RSS is the bot's with the fake's bookkeeping.
+ * `--latency-ms` (default 3000) is the emulator's time per image, `--images N`
+ * the images per job, `--deadline-s` how long to wait for every job to end.
+ *
+ *   node --expose-gc --import tsx bench/discord-imagine.ts [--light-previews both|on|off] [--jobs N] [--size 1536x1024] [--images 4] [--pad-image-bytes 1500000] [--latency-ms 300] [--max-queued N] [--deadline-s S]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -46,20 +57,24 @@ const flag = (name: string): string | undefined => {
 const JOBS = Number(flag('jobs') ?? 100);
 const SIZE = (flag('size') ?? '1024x1024') as '1024x1024' | '1536x1024' | '1024x1536';
 const LIGHT = flag('light-previews') ?? 'both';
+/** Images per job (`count`). */
+const IMAGES = Number(flag('images') ?? 1);
 /** Pads every image the emulator sends to at least this many bytes (the service's 1536x1024 PNGs are a few MB; the emulator's flat art far less). */
 const PAD_IMAGE_BYTES = Number(flag('pad-image-bytes') ?? 0);
 if (!['both', 'on', 'off'].includes(LIGHT) || !(Number.isInteger(JOBS) && JOBS > 0)) throw new Error('usage: --light-previews both|on|off --jobs N --size WxH');
 /** Which way job `i` runs: light previews or the partials as sent. */
 const lightFor = (i: number): boolean => (LIGHT === 'both' ? i % 2 === 0 : LIGHT === 'on');
 /** Per image, spread over its previews and the final image, as the emulator does. */
-const IMAGE_LATENCY_MS = 3000;
+const IMAGE_LATENCY_MS = Number(flag('latency-ms') ?? 3000);
+/** The runners' queue bound (`PICTOR_MAX_QUEUED_JOBS`); default the runner's own. */
+const MAX_QUEUED = flag('max-queued') === undefined ? undefined : Number(flag('max-queued'));
 const PARTIAL_IMAGES = 2;
 /** Requests the image service takes at once (the shared limiter): 100 jobs run in 4 waves, so most wait in the queue first. */
 const MAX_CONCURRENT_REQUESTS = 25;
 /** Discord's per-token limit for interaction webhooks. */
 const EDITS_PER_WINDOW = 5;
 const WINDOW_MS = 5000;
-const DEADLINE_MS = 100_000;
+const DEADLINE_MS = Number(flag('deadline-s') ?? Math.max(100, JOBS / 10)) * 1000;
 
 const percentile = (sorted: number[], p: number): number =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
@@ -93,14 +108,15 @@ class TimedClient extends PictorClient {
 
 const started = Date.now();
 const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-bench-'));
-const discord = await FakeDiscord.start({ messageRateLimit: { limit: EDITS_PER_WINDOW, windowMs: WINDOW_MS } });
+// The fake keeps only the sizes of what the bot uploads: the memory measured is the bot's (the fake's bookkeeping aside).
+const discord = await FakeDiscord.start({ messageRateLimit: { limit: EDITS_PER_WINDOW, windowMs: WINDOW_MS }, keepUploadedBytes: false });
 const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES, padImageBytes: PAD_IMAGE_BYTES })]);
 const limiter = new ImageLimiter({ maxConcurrent: MAX_CONCURRENT_REQUESTS });
 const store = new FileQuotaStore({ dir: dataDir });
 const client = new TimedClient({ baseURL: emulator.url, apiKey: DEV_API_KEY, limiter });
 const runners = {
-  light: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: true }),
-  raw: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: false }),
+  light: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: true, maxQueuedJobs: MAX_QUEUED }),
+  raw: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: false, maxQueuedJobs: MAX_QUEUED }),
 };
 /** Each prompt's runner: `bench job <i>` runs on the light one when `lightFor(i)`. */
 const runnerOf = (prompt: string): JobRunner => (lightFor(Number(/\d+$/.exec(prompt)?.[0] ?? 0)) ? runners.light : runners.raw);
@@ -139,29 +155,62 @@ for (const rest of [bot.client.rest, bot.webhookRest]) {
   });
 }
 
+/** When the bot (discord.js) emitted each interaction, by token: splits the first answer's delay into the gateway's part and the bot's. */
+const receivedAt = new Map<string, number>();
+bot.client.on('interactionCreate', (interaction) => {
+  receivedAt.set(interaction.token, Date.now());
+});
+
 /** How late timers ran in this process (bot, runner and fake Discord share it; the emulator has its own). */
 const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 loopDelay.enable();
 const cpuBefore = process.cpuUsage();
+/** This process's resident memory (bot + fake Discord, which keeps every file it was sent), sampled every 100 ms. */
+global.gc?.();
+const rssAtStart = process.memoryUsage().rss;
+let rssPeak = rssAtStart;
+const rssSampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 100);
 
 const jobs: { prompt: string; light: boolean; ix: FakeInteraction; sentAt: number }[] = [];
 for (let i = 0; i < JOBS; i++) {
   const prompt = `bench job ${i}`;
-  jobs.push({ prompt, light: lightFor(i), ix: discord.slashCommand('imagine', { prompt, quality: 'low', size: SIZE }), sentAt: Date.now() });
+  jobs.push({ prompt, light: lightFor(i), ix: discord.slashCommand('imagine', { prompt, quality: 'low', size: SIZE, ...(IMAGES > 1 ? { count: IMAGES } : {}) }), sentAt: Date.now() });
 }
+/** A job refused at once because the queue was full: its reply says so. */
+const isRefused = (ix: FakeInteraction) => /The bot is busy/.test(discord.original(ix)?.content ?? '');
+/** Answered after the 3 s deadline (the fake refused it with 10062): nothing can be shown. */
+const isExpired = (ix: FakeInteraction) => !ix.ack && ix.callbackAttempts > 0;
 const isFinal = (ix: FakeInteraction) => {
   const message = discord.original(ix);
-  return !!message && message.attachments.some((a) => /^pictor-.+-1\.png$/.test(a.filename)) && buttonsOf(message).some((b) => b.label === 'Reroll');
+  return !!message && message.attachments.some((a) => new RegExp(`^pictor-.+-${IMAGES}\\.png$`).test(a.filename)) && buttonsOf(message).some((b) => b.label === 'Reroll');
 };
 let timedOut = false;
+let progress: NodeJS.Timeout | undefined;
 try {
-  await discord.waitFor(() => jobs.every((j) => isFinal(j.ix)), `all ${JOBS} final images`, DEADLINE_MS);
+  // Jobs already seen to end are not looked at again (the check runs every 10 ms).
+  let ended = 0;
+  progress = setInterval(() => {
+    const acked = jobs.filter((j) => j.ix.ack).length;
+    const finalsSoFar = jobs.filter((j) => isFinal(j.ix)).length;
+    const refusedSoFar = jobs.filter((j) => isRefused(j.ix)).length;
+    const expired = discord.requests.filter((r) => r.route === 'interaction-callback' && r.code === 10062).length;
+    console.log(`  … ${((Date.now() - started) / 1000).toFixed(0)} s: ${acked} acknowledged, ${expired} too late (10062), ${finalsSoFar} finals, ${refusedSoFar} refused (queue full)`);
+  }, 10_000);
+  progress.unref();
+  await discord.waitFor(() => {
+    while (ended < jobs.length && (isFinal(jobs[ended]!.ix) || isRefused(jobs[ended]!.ix) || isExpired(jobs[ended]!.ix))) ended++;
+    return ended === jobs.length;
+  }, `all ${JOBS} final images or refusals`, DEADLINE_MS);
 } catch {
   timedOut = true;
 }
 
+clearInterval(progress);
 loopDelay.disable();
 const cpu = process.cpuUsage(cpuBefore);
+clearInterval(rssSampler);
+/** What the fake Discord holds: every file it was sent (counted apart from the bot's memory). */
+const fakeHeldBytes = discord.heldFileBytes;
 
 // Join the fake's records of edits with the times noted above, per way of showing previews.
 interface Half {
@@ -201,6 +250,25 @@ for (const job of jobs) {
   half.finalBytes.push(finalBytes);
 }
 const finals = jobs.filter((j) => isFinal(j.ix)).length;
+const refusedQueueFull = jobs.filter((j) => isRefused(j.ix)).length;
+/** From the interaction's creation (its dispatch on the gateway) to its first answer (callback) arriving at the fake, and callbacks refused as too late (10062). */
+const callbackLatency: number[] = [];
+const gatewayLatency: number[] = [];
+const handlerLatency: number[] = [];
+let callbacksExpired = 0;
+const jobTokens = new Set(jobs.map((j) => j.ix.token));
+for (const r of discord.requests) {
+  if (r.route !== 'interaction-callback' || !r.token || !jobTokens.has(r.token)) continue;
+  const ix = jobs.find((j) => j.ix.token === r.token)!.ix;
+  callbackLatency.push(r.at - ix.createdAt);
+  const received = receivedAt.get(r.token);
+  if (received !== undefined) {
+    gatewayLatency.push(received - ix.createdAt);
+    handlerLatency.push(r.at - received);
+  }
+  if (r.code === 10062) callbacksExpired++;
+}
+const unanswered = jobs.filter((j) => !j.ix.ack).length;
 const refused = discord.rejectedByLimit;
 const retried429 = discord.requests.filter((r) => r.status === 429).length;
 const kb = (n: number) => (Number.isFinite(n) ? `${(n / 1024).toFixed(0)} KB` : 'n/a');
@@ -208,6 +276,12 @@ const kb = (n: number) => (Number.isFinite(n) ? `${(n / 1024).toFixed(0)} KB` : 
 console.log(`discord-imagine: ${JOBS} concurrent /imagine jobs at ${SIZE}, ${PARTIAL_IMAGES} previews each, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} requests at once upstream; light previews: ${LIGHT}`);
 console.log(`  fake Discord limit: ${EDITS_PER_WINDOW} edits per ${WINDOW_MS / 1000} s per interaction token (429 beyond)`);
 console.log(`  final images delivered:      ${finals} / ${JOBS}${timedOut ? ' (TIMED OUT)' : ''}`);
+console.log(`  refused at once, queue full:  ${refusedQueueFull}`);
+const ack = summary(callbackLatency);
+console.log(`  first answer (callback) after the interaction: median ${ms(ack.median)}, p99 ${ms(ack.p99)}, max ${ms(ack.max)} (n=${ack.n}); refused as too late (10062): ${callbacksExpired}; never acknowledged: ${unanswered}`);
+const gw = summary(gatewayLatency);
+const hl = summary(handlerLatency);
+console.log(`    of which: interaction → bot (gateway) median ${ms(gw.median)}, p99 ${ms(gw.p99)}; bot → first answer median ${ms(hl.median)}, p99 ${ms(hl.p99)}`);
 console.log(`  requests refused by the fake: ${refused} (429s of any kind: ${retried429})`);
 console.log(`  discord.js waited for a rate limit: ${waits.bucket}× per token (${ms(waits.bucketMs)} in all), ${waits.global}× its global cap (${ms(waits.globalMs)} in all)`);
 console.log(`  previews: ${streamedAt.size} streamed, ${sinkAt.size} handed to the surface`);
@@ -226,6 +300,11 @@ for (const [light, half] of [...halves].sort(([a], [b]) => Number(b) - Number(a)
   console.log(`    command → final image: median ${ms(total.median)}, p99 ${ms(total.p99)}`);
 }
 console.log(`  this process (bot + fake Discord): CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms; event-loop delay median ${ms(loopDelay.percentile(50) / 1e6)}, p99 ${ms(loopDelay.percentile(99) / 1e6)}, max ${ms(loopDelay.max / 1e6)}`);
+console.log(`  CPU per job: ${((cpu.user + cpu.system) / 1000 / JOBS).toFixed(1)} ms`);
+global.gc?.();
+const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
+const after = process.memoryUsage();
+console.log(`  RSS (bot + fake Discord): start ${mb(rssAtStart)}, peak ${mb(rssPeak)}, after the run ${mb(after.rss)} (of which JS heap used ${mb(after.heapUsed)}, buffers ${mb(after.arrayBuffers)}); the fake holds ${mb(fakeHeldBytes)} of files it was sent`);
 console.log(`  wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
 await runners.light.shutdown({ graceMs: 0 });
@@ -235,4 +314,4 @@ await store.close();
 await discord.close();
 await emulator.close();
 await rm(dataDir, { recursive: true, force: true });
-if (timedOut || finals !== JOBS || refused !== 0) process.exitCode = 1;
+if (timedOut || finals + refusedQueueFull !== JOBS || unanswered !== 0 || refused !== 0) process.exitCode = 1;

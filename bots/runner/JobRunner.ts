@@ -37,7 +37,7 @@ import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
 import { settingsInLedger } from './scope-settings.js';
 import { JobHistory, type JobHistoryStore } from './job-history.js';
-import { DEFAULT_MAX_QUEUED_JOBS, QueueBound } from './queue-bound.js';
+import { DEFAULT_MAX_QUEUED_JOBS, positionWorthShowing, QueueBound } from './queue-bound.js';
 import { UpdatePump } from './UpdatePump.js';
 import { PreviewEncoder } from './preview-image.js';
 import type {
@@ -496,19 +496,24 @@ export class JobRunner {
     const { request, controller } = job;
     let queuedSent = false;
     let lastAhead = 0;
+    /** The position last pushed to the job's updates (a long queue's moves are thinned: `positionWorthShowing`). */
+    let shownAhead: number | undefined;
     let notice: string | undefined;
     const options: RequestOptions = {
       signal: controller.signal,
       onQueuePosition: (ahead) => {
         if (job.info.status !== 'queued') return;
-        queuedSent = true;
         lastAhead = ahead;
+        if (!positionWorthShowing(shownAhead, ahead)) return;
+        queuedSent = true;
+        shownAhead = ahead;
         job.pump.push({ type: 'queued', jobId: id, ahead, notice });
       },
       onQueueTrouble: () => {
         if (job.info.status !== 'queued' || notice) return;
         notice = QUEUE_TROUBLE_NOTICE;
         queuedSent = true;
+        shownAhead = lastAhead;
         job.pump.push({ type: 'queued', jobId: id, ahead: lastAhead, notice });
       },
       // Recorded before the body leaves (after any wait in the limiter): a crash from here on settles the job at its estimate.

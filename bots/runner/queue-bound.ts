@@ -57,3 +57,22 @@ export function describeQueueFull(input: { queued: number; maxQueued: number; wa
   if (input.waitMs === undefined) return `${head} none has been sent in the last minute, so try again in a few minutes.`;
   return `${head} at the present pace a new job would wait about ${describeDuration(input.waitMs)}, so try again then.`;
 }
+
+/** Positions this close to the front are all shown: each is a few seconds of waiting. */
+const SHOW_EVERY_POSITION_BELOW = 10;
+/** Further back, a new position is shown once the number ahead has fallen to this share of the one last shown. */
+const SHOW_AFTER_FALLING_TO = 0.8;
+
+/**
+ * Whether a queued job's new position (`ahead`) is worth an update, given the
+ * one it was last shown (undefined: none yet). The first is always shown, then
+ * every position near the front, and further back only steps of a fifth: a job
+ * that waits behind n others gets O(log n) updates instead of one per job that
+ * leaves the queue, so a long queue does not cost every waiting job an edit on
+ * each move (which made the work per job grow with the queue).
+ */
+export function positionWorthShowing(lastShown: number | undefined, ahead: number): boolean {
+  if (lastShown === undefined || ahead > lastShown) return true;
+  if (ahead === lastShown) return false;
+  return ahead < SHOW_EVERY_POSITION_BELOW || ahead <= lastShown * SHOW_AFTER_FALLING_TO;
+}

@@ -147,6 +147,27 @@ describe('JobRunner updates', () => {
     expect(aheads.at(-1)).toBe(0);
     for (let i = 1; i < aheads.length; i++) expect(aheads[i]).toBeLessThan(aheads[i - 1]!);
   });
+
+  it('shows a job far back in a long queue its position in steps, each near the front, not once per job that leaves', async () => {
+    kit.emu.emulator.configure({ latencyMs: 20 });
+    const limiter = new ImageLimiter({ maxConcurrent: 1 });
+    const { runner } = await kit.runner({ partialImages: 0, clientOptions: { limiter } });
+    const sinks = Array.from({ length: 40 }, () => recordingSink());
+
+    const handles = await Promise.all(
+      sinks.map((rec, i) => runner.submit({ kind: 'generate', prompt: `job ${i}`, options: { quality: 'low' }, requester: requester() }, rec.sink)),
+    );
+    await Promise.all(handles.map((h) => h.done));
+
+    const last = sinks.at(-1)!;
+    expectOrderedSequence(last.received.map((r) => r.update));
+    const aheads = last.received.flatMap((r) => (r.update.type === 'queued' ? [r.update.ahead] : []));
+    expect(aheads[0]).toBeGreaterThanOrEqual(30);
+    expect(aheads.at(-1)).toBe(0);
+    // Far back, a new position once a fifth of those ahead have left; near the front, every one.
+    for (let i = 1; i < aheads.length; i++) expect(aheads[i]! < 10 || aheads[i]! <= aheads[i - 1]! * 0.8).toBe(true);
+    expect(aheads.length).toBeLessThan(20);
+  });
 });
 
 describe('JobRunner previews', () => {

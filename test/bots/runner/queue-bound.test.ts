@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isJobRefusedError, JobRefusedError, type JobSpec } from '../../../bots/runner/index.js';
-import { QueueBound } from '../../../bots/runner/queue-bound.js';
+import { positionWorthShowing, QueueBound } from '../../../bots/runner/queue-bound.js';
 import { describeFailure } from '../../../bots/runner/describe-failure.js';
 import { ImageLimiter } from '../../../src/index.js';
 import { recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
@@ -74,5 +74,32 @@ describe('QueueBound', () => {
     expect(bound.refusal(6)?.message).toMatch(/about 6 min,/);
     now = 200_000;
     expect(bound.refusal(6)?.message).toMatch(/none has been sent in the last minute, so try again in a few minutes\.$/);
+  });
+});
+
+describe('which queue positions are worth showing', () => {
+  it('shows the first position, every one near the front, and further back only a fall by a fifth', () => {
+    expect(positionWorthShowing(undefined, 500)).toBe(true);
+    expect(positionWorthShowing(500, 499)).toBe(false);
+    expect(positionWorthShowing(500, 400)).toBe(true);
+    expect(positionWorthShowing(12, 9)).toBe(true);
+    expect(positionWorthShowing(9, 8)).toBe(true);
+    expect(positionWorthShowing(8, 8)).toBe(false);
+  });
+
+  it('shows a position that moved back', () => {
+    expect(positionWorthShowing(100, 101)).toBe(true);
+  });
+
+  it('gives a job behind 1,600 others a few dozen positions, not 1,600', () => {
+    let shown: number | undefined;
+    let count = 0;
+    for (let ahead = 1600; ahead >= 0; ahead--) {
+      if (!positionWorthShowing(shown, ahead)) continue;
+      shown = ahead;
+      count++;
+    }
+    expect(shown).toBe(0);
+    expect(count).toBeLessThan(40);
   });
 });

@@ -32,6 +32,8 @@ export interface FakeDiscordOptions {
   applicationId?: string;
   /** Edits and follow-ups per webhook (interaction) token, and messages per channel, per window. Default 5 per 5 s. */
   messageRateLimit?: { limit: number; windowMs: number };
+  /** Keep the bytes of files the bot uploads (default true). False keeps only their names and sizes, so a bench of many large uploads measures the bot's memory, not the fake's; such files cannot be downloaded. */
+  keepUploadedBytes?: boolean;
   /** The `attachment_size_limit` interactions carry; bigger uploads are refused with 40005. Default 10 MiB. */
   attachmentSizeLimit?: number;
   /** An interaction answered later than this gets 10062. Default 3000 ms. */
@@ -191,10 +193,13 @@ export class FakeDiscord {
   tokenLifetimeMs: number;
 
   readonly #server: Server;
+  /** TCP connections accepted so far (REST, gateway and CDN alike). */
+  connectionsAccepted = 0;
   readonly #gateway: FakeGateway;
   readonly #limiter: FixedWindowLimiter;
   readonly #byToken = new Map<string, FakeInteraction>();
   readonly #files = new Map<string, FakeAttachment>();
+  readonly #keepUploadedBytes: boolean;
   readonly #faults: PendingFault[] = [];
   readonly #commandIds = new Map<string, string>();
   /** The application's key pair: Discord signs what it POSTs to an interactions endpoint with the private key. */
@@ -210,6 +215,7 @@ export class FakeDiscord {
     this.user = apiUser({ id: snowflake(), username: 'ada' });
     this.attachmentSizeLimit = options.attachmentSizeLimit ?? 10 * 1024 * 1024;
     this.ackDeadlineMs = options.ackDeadlineMs ?? 3000;
+    this.#keepUploadedBytes = options.keepUploadedBytes ?? true;
     this.tokenLifetimeMs = options.tokenLifetimeMs ?? 15 * 60_000;
     const rate = options.messageRateLimit ?? { limit: 5, windowMs: 5000 };
     this.#limiter = new FixedWindowLimiter(rate.limit, rate.windowMs);
@@ -226,6 +232,7 @@ export class FakeDiscord {
       resumeUrl: () => this.gatewayUrl,
     });
     this.#server = createServer((req, res) => void this.#handle(req, res));
+    this.#server.on('connection', () => (this.connectionsAccepted += 1));
     this.#server.on('upgrade', (req, socket, head) => {
       if ((req.url ?? '').startsWith('/gateway')) this.#gateway.handleUpgrade(req, socket, head);
       else socket.destroy();
@@ -414,6 +421,13 @@ export class FakeDiscord {
   /** Drops the bot's gateway connection as a network failure would; discord.js reconnects and resumes. */
   dropGatewayConnections(): void {
     this.#gateway.dropConnections();
+  }
+
+  /** Bytes of the files the fake holds (the bot's uploads, unless `keepUploadedBytes` is false, and files it hosts): what it adds to its process's memory. */
+  get heldFileBytes(): number {
+    let bytes = 0;
+    for (const file of this.#files.values()) bytes += file.bytes.length;
+    return bytes;
   }
 
   /** Requests answered 429 because a per-token or per-channel limit was exceeded. */
@@ -879,7 +893,7 @@ export class FakeDiscord {
       contentType: file.contentType || guessContentType(file.filename),
       size: file.bytes.length,
       url: `${this.#origin}/attachments/${channelId}/${id}/${encodeURIComponent(file.filename)}?ex=${randomBytes(4).toString('hex')}&hm=${randomBytes(8).toString('hex')}`,
-      bytes: file.bytes,
+      bytes: this.#keepUploadedBytes || file.field === 'upload' ? file.bytes : Buffer.alloc(0),
     };
     this.#files.set(id, attachment);
     return attachment;
