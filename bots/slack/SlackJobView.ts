@@ -230,6 +230,8 @@ export class SlackJobView {
           elapsedMs: update.elapsedMs,
           images: update.images.length,
           uploaded: false,
+          // Until #postImages is through: a message first posted now must not say the images could not be posted.
+          posting: true,
         };
         break;
       case 'failed':
@@ -431,6 +433,7 @@ export class SlackJobView {
         this.#logError(error, 'could not send the images of a job to the requester directly');
       }
     }
+    done.posting = false;
     this.#version++;
     if (!files) return;
     done.uploaded = true;

@@ -39,6 +39,8 @@ export interface JobViewState {
         elapsedMs: number;
         images: number;
         uploaded: boolean;
+        /** The images are being posted: neither posted nor given up on yet (a fast job's message may first appear now). */
+        posting?: boolean | undefined;
         /**
          * Where the images went: the channel beside the job's message, the thread the job was asked in, or (the
          * channel refused them) the requester's direct messages.
@@ -116,6 +118,7 @@ function statusLine(state: JobViewState): string {
         : ':art: Drawing…';
     case 'completed': {
       const done = state.completed!;
+      if (done.posting) return `:outbox_tray: Made (${summaryOf(done)}); posting ${done.images === 1 ? 'the image' : `the ${done.images} images`}…`;
       return done.uploaded
         ? `:white_check_mark: Done · ${summaryOf(done)} · ${done.images === 1 ? 'the image is' : `${done.images} images are`} ${whereText(done.where)}`
         : `:warning: The ${done.images === 1 ? 'image was' : 'images were'} made (${summaryOf(done)}) but could not be posted to Slack; press Reroll to try again.`;
@@ -147,6 +150,7 @@ function plainStatus(state: JobViewState): string {
     case 'running':
       return 'drawing…';
     case 'completed':
+      if (state.completed?.posting) return `made (${summaryOf(state.completed)}), posting the images`;
       return state.completed?.uploaded ? `done (${summaryOf(state.completed)})` : 'made, but could not post the images';
     case 'failed':
       return `failed: ${state.failure?.message ?? ''}`;
@@ -191,6 +195,7 @@ function buttonsFor(state: JobViewState): types.Button[] {
     case 'running':
       return state.jobId ? [button(ACTIONS.cancel, 'Cancel', cancelValue(state.jobId, state.requestId), 'danger')] : [];
     case 'completed':
+      if (state.completed?.posting) return [];
       return state.completed?.uploaded
         ? [button(ACTIONS.reroll, 'Reroll', state.requestId), button(ACTIONS.edit, 'Edit', state.requestId, 'primary'), button(ACTIONS.delete, 'Delete', state.requestId, 'danger')]
         : [button(ACTIONS.reroll, 'Reroll', state.requestId)];
