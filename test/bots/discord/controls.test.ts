@@ -2,7 +2,7 @@ import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { buttonId, DiscordHarness } from './harness.js';
+import { answerOf, buttonId, DiscordHarness } from './harness.js';
 
 const EPHEMERAL = 64;
 const MANAGE_SERVER = String(PermissionFlagsBits.ManageGuild);
@@ -12,14 +12,6 @@ afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-/** The first answer of an interaction once it has text. */
-function answerOf(harness: DiscordHarness, ix: FakeInteraction): Promise<FakeMessage> {
-  return harness.discord.waitFor(() => {
-    const message = harness.discord.original(ix);
-    return message && message.content ? message : undefined;
-  }, `the answer to /${ix.name}`);
-}
 
 /** An admin changes a setting of the server; answers the private reply. */
 async function set(harness: DiscordHarness, setting: string, value: string): Promise<FakeMessage> {

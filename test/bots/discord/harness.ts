@@ -154,6 +154,14 @@ export class DiscordHarness {
 export { buttonsOf };
 
 /** The custom_id of the button labelled `label` (throws if there is none). */
+/** The first answer of an interaction (a command's private reply), once it has text. */
+export function answerOf(harness: DiscordHarness, ix: FakeInteraction): Promise<FakeMessage> {
+  return harness.discord.waitFor(() => {
+    const message = harness.discord.original(ix);
+    return message && message.content ? message : undefined;
+  }, `the answer to /${ix.name}`);
+}
+
 export function buttonId(message: FakeMessage, label: string): string {
   const button = buttonsOf(message).find((b) => b.label === label);
   if (!button) throw new Error(`no button "${label}" on message ${message.id} (it has ${buttonsOf(message).map((b) => b.label).join(', ') || 'none'})`);

@@ -1,7 +1,6 @@
 import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
-import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
+import { answerOf, buttonId, buttonsOf, DiscordHarness } from './harness.js';
 
 const EPHEMERAL = 64;
 const MANAGE_SERVER = String(PermissionFlagsBits.ManageGuild);
@@ -11,13 +10,6 @@ afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-function answerOf(harness: DiscordHarness, ix: FakeInteraction): Promise<FakeMessage> {
-  return harness.discord.waitFor(() => {
-    const message = harness.discord.original(ix);
-    return message && message.content ? message : undefined;
-  }, `the answer to /${ix.name}`);
-}
 
 /** Waits until the member's ended job is in their history (it is kept once the job's reply is final). */
 async function inHistory(harness: DiscordHarness, userId: string): Promise<void> {

@@ -1,9 +1,8 @@
 import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatUsd } from '../../../src/index.js';
-import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { DiscordHarness } from './harness.js';
+import { answerOf, DiscordHarness } from './harness.js';
 
 const EPHEMERAL = 64;
 const MANAGE_SERVER = String(PermissionFlagsBits.ManageGuild);
@@ -13,14 +12,6 @@ afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-/** The private answer of a command, once it has text. */
-function answerOf(harness: DiscordHarness, ix: FakeInteraction): Promise<FakeMessage> {
-  return harness.discord.waitFor(() => {
-    const message = harness.discord.original(ix);
-    return message && message.content ? message : undefined;
-  }, `the answer to /${ix.name}`);
-}
 
 async function drawLow(harness: DiscordHarness, prompt: string, as: Parameters<DiscordHarness['discord']['slashCommand']>[2] = {}): Promise<void> {
   await harness.finalReply(harness.discord.slashCommand('imagine', { prompt, quality: 'low' }, as));
