@@ -56,7 +56,7 @@ async function acquire(path: string, options: FileLockOptions): Promise<void> {
       continue;
     }
     if (Date.now() > deadline) {
-      throw new Error(`the ledger lock ${path} is held by ${holder ? `process ${holder.pid} on ${holder.host}` : 'another process'} for more than ${timeoutMs / 1000} s`);
+      throw new Error(`the lock ${path} is held by ${holder ? `process ${holder.pid} on ${holder.host}` : 'another process'} for more than ${timeoutMs / 1000} s`);
     }
     await sleep(Math.min(25, 1 + attempt) + Math.random() * 2);
   }

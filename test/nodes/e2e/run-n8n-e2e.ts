@@ -30,6 +30,7 @@ import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { createEmulator, DEV_API_KEY, type Emulator } from '../../../src/emulator/index.js';
+import { withFileLock } from '../../../src/spend/file-lock.js';
 
 const N8N_VERSION = '2.8.4';
 const root = resolve(import.meta.dirname, '../../..');
@@ -82,9 +83,26 @@ async function run(command: string, args: string[], options: { cwd: string; env?
   }
 }
 
+const n8nInstalled = () => existsSync(installedMarker) && existsSync(n8nBin) && existsSync(sqliteBinding);
+
+/**
+ * Installs n8n once per machine. Two clones testing at once share the folder,
+ * so the install runs under a lock beside it (held by this process's pid: a
+ * run killed mid-install leaves a lock the next one breaks), and a run that
+ * waited finds the other's install done.
+ */
 async function ensureN8n(): Promise<void> {
-  if (existsSync(installedMarker) && existsSync(n8nBin) && existsSync(sqliteBinding)) {
+  if (n8nInstalled()) {
     console.log(`n8n ${N8N_VERSION} already installed in ${n8nDir}`);
+    return;
+  }
+  await mkdir(dirname(n8nDir), { recursive: true });
+  await withFileLock(`${n8nDir}.lock`, installN8n, { timeoutMs: 60 * 60_000 });
+}
+
+async function installN8n(): Promise<void> {
+  if (n8nInstalled()) {
+    console.log(`n8n ${N8N_VERSION} was installed in ${n8nDir} by another run while this one waited`);
     return;
   }
   console.log(`installing n8n ${N8N_VERSION} into ${n8nDir} (once; 5 to 30 minutes)…`);
