@@ -29,6 +29,8 @@ export const SavedRequestSchema = z.object({
   options: JobOptionsSchema,
   inputFiles: z.array(FileRefSchema).default([]),
   outputFiles: z.array(FileRefSchema).default([]),
+  /** The previews posted in the thread while the job ran (saved at its end), so Delete removes them with the result. */
+  previewFiles: z.array(FileRefSchema).default([]),
   teamId: z.string(),
   userId: z.string(),
   channelId: z.string(),
@@ -42,7 +44,7 @@ export const SavedRequestSchema = z.object({
 });
 
 export type SavedRequest = z.output<typeof SavedRequestSchema>;
-export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'outputFiles' | 'inputFiles'> &
+export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'outputFiles' | 'inputFiles' | 'previewFiles'> &
   Partial<Pick<SavedRequest, 'inputFiles' | 'outputFiles'>>;
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{16}$/;
@@ -139,7 +141,7 @@ export class RequestStore {
     }
   }
 
-  update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'outputFiles' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
+  update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'outputFiles' | 'previewFiles' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
     const previous = this.#updates.get(id) ?? Promise.resolve();
     const next = previous.catch(() => undefined).then(() => this.#update(id, patch));
     this.#updates.set(id, next);
@@ -149,7 +151,7 @@ export class RequestStore {
     return next;
   }
 
-  async #update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'outputFiles' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
+  async #update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'outputFiles' | 'previewFiles' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
     const current = await this.get(id);
     if (!current) return undefined;
     const next = SavedRequestSchema.parse({ ...current, ...patch });

@@ -94,6 +94,8 @@ export class SlackJobView {
   /** The latest preview of each output image, and the preview index already posted. */
   readonly #previews = new Map<number, { partialIndex: number; preview: () => Promise<PreviewImage> }>();
   readonly #previewPosted = new Map<number, number>();
+  /** Every preview posted in the thread, saved with the final images so Delete can remove them too. */
+  readonly #previewFiles: UploadedFile[] = [];
 
   constructor(options: SlackJobViewOptions) {
     this.#o = options;
@@ -201,12 +203,13 @@ export class SlackJobView {
           if (this.#isFinal()) return SKIP;
           const name = previewFileName(this.#state.jobId, imageIndex, preview.partialIndex, FILE_EXTENSIONS[image.format]);
           const several = (this.#o.request.options.n ?? 1) > 1;
-          await uploadFiles(this.#o.client, {
+          const posted = await uploadFiles(this.#o.client, {
             channelId: this.#channelId,
             threadTs: this.#threadTs,
             files: [{ data: image.data, filename: name, title: `Preview ${preview.partialIndex + 1}${several ? ` of image ${imageIndex + 1}` : ''}` }],
             initialComment: `Preview ${preview.partialIndex + 1}${several ? ` of image ${imageIndex + 1}` : ''}…`,
           });
+          this.#previewFiles.push(...posted);
           this.#previewPosted.set(imageIndex, preview.partialIndex);
           this.#state.previewsShown++;
           this.#version++;
@@ -442,7 +445,9 @@ export class SlackJobView {
     // The result can be read where the job lives (or in the DM) now; in the thread it waits for the message's "Done".
     if (beside || done.where === 'dm') this.#reportResult(now);
     if (files.length) {
-      await this.#o.store.update(this.#o.request.id, { outputFiles: files }).catch((error: unknown) => this.#logError(error, 'could not save the images of a request'));
+      // Before the message shows Done and its Delete button: Delete removes the previews in the thread with the images.
+      const previewFiles = this.#previewFiles.map(({ id, name }) => ({ id, name }));
+      await this.#o.store.update(this.#o.request.id, { outputFiles: files, previewFiles }).catch((error: unknown) => this.#logError(error, 'could not save the images of a request'));
     }
   }
 

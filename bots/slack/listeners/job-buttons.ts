@@ -13,8 +13,9 @@ import { mayCancel } from '../../runner/index.js';
  * or the id of a request saved in the data folder), so they keep working
  * after a restart: Cancel stops a queued or running job (its owner or an
  * admin), Reroll runs the same request again for whoever clicks it, Edit opens
- * the edit modal on the job's images, Delete deletes the job's message and its
- * images (its owner or an admin, as for Cancel).
+ * the edit modal on the job's images, Delete deletes the job's message, its
+ * images with their caption, and the previews in its thread (its owner or an
+ * admin, as for Cancel).
  */
 /**
  * A saved request acts only for the workspace it was made in: a button
@@ -125,6 +126,10 @@ export function registerJobButtons(app: App, context: BotContext): void {
       for (const file of request.outputFiles) await client.files.delete({ file: file.id });
       // Then their caption (prompt and cost), which Slack keeps when only the files are deleted.
       if (resultTs) await client.chat.delete({ channel: request.channelId, ts: resultTs }).catch((error: unknown) => context.logger.warn({ code: slackErrorCode(error) }, 'could not delete the caption of deleted images'));
+      // And the previews in the thread: drafts of the same images. One already gone (deleted by hand) does not stop the rest.
+      for (const file of request.previewFiles) {
+        await client.files.delete({ file: file.id }).catch((error: unknown) => context.logger.warn({ code: slackErrorCode(error) }, 'could not delete a preview of deleted images'));
+      }
       await client.chat.delete({ channel: request.channelId, ts: request.messageTs });
       context.logger.info({ request: request.id, by: `slack:${by.userId}` }, 'a result message was deleted');
     } catch (error) {

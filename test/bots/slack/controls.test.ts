@@ -144,13 +144,14 @@ describe('/imagine history and /imagine forget, on Slack', () => {
 });
 
 describe('the Delete button of a result, on Slack', () => {
-  it('deletes the message and its final images with their caption for whoever asked or an admin, and tells anyone else privately who may', async () => {
+  it('deletes the message, its final images with their caption and the previews in its thread, for whoever asked or an admin, and tells anyone else privately who may', async () => {
     h = await start();
     await h.fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0ART', user: 'U0ALICE' });
     const job = await finishedJob(h.fake, 'C0ART');
-    // The final images (previews posted in the thread are not kept track of, and stay).
     const images = [...h.fake.files.values()].filter((f) => !f.name.includes('-preview-')).map((f) => f.id);
+    const previews = [...h.fake.files.values()].filter((f) => f.name.includes('-preview-')).map((f) => f.id);
     expect(images.length).toBeGreaterThan(0);
+    expect(previews.length).toBeGreaterThan(0);
     const result = h.fake.topLevel('C0ART').find((m) => images.includes(m.files?.[0]?.id ?? ''))!;
     expect(result.text).toContain('here is your image: “a kite”');
 
@@ -162,6 +163,7 @@ describe('the Delete button of a result, on Slack', () => {
     await h.fake.clickButton(job, 'pictor_delete', ADMIN);
     await h.fake.waitFor(() => !h!.fake.messages.includes(job), 'the message to be deleted');
     expect(images.filter((id) => h!.fake.files.has(id))).toEqual([]);
+    expect(previews.filter((id) => h!.fake.files.has(id))).toEqual([]);
     // With their caption: nothing of the result is left in the channel.
     expect(h.fake.messages).not.toContain(result);
   });
