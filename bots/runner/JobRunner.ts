@@ -272,12 +272,13 @@ export class JobRunner {
     };
   }
 
-  /** What the gauges read when metrics are scraped: USD reserved by jobs queued or running, and jobs waiting to be sent. */
-  liveReadings(): { reservedUsd: () => number; queued: () => number } {
+  /** What the gauges read when metrics are scraped: USD reserved by jobs queued or running, jobs waiting to be sent, and the input bytes the queue bound counts. */
+  liveReadings(): { reservedUsd: () => number; queued: () => number; queuedInputBytes: () => number } {
     const active = () => [...this.#jobs.values()].filter((j) => isActive(j.info.status));
     return {
       reservedUsd: () => active().reduce((sum, j) => sum + j.info.estimate.totalUsd, 0),
       queued: () => active().filter((j) => j.info.status === 'queued').length,
+      queuedInputBytes: () => this.#queuedLoad().inputBytes,
     };
   }
 
