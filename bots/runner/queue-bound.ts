@@ -73,7 +73,9 @@ export class QueueBound {
       return new JobRefusedError('queue_full', describeQueueFull({ queued: queued.jobs, maxQueued: this.maxQueued, waitMs }), { limit: this.maxQueued, used: queued.jobs });
     }
     const input = { heldBytes: queued.inputBytes, jobBytes: inputBytes, maxBytes: this.maxQueuedInputBytes };
-    return new JobRefusedError('queue_full', describeQueueFull({ queued: queued.jobs, maxQueued: this.maxQueued, waitMs, input }), {
+    // The images held may all be edits still being fetched (no job queued yet): they free room about as fast as one job leaves.
+    const inputWaitMs = this.#starts.length === 0 ? undefined : (Math.max(1, queued.jobs) * PACE_WINDOW_MS) / this.#starts.length;
+    return new JobRefusedError('queue_full', describeQueueFull({ queued: queued.jobs, maxQueued: this.maxQueued, waitMs: inputWaitMs, input }), {
       limit: this.maxQueuedInputBytes,
       used: queued.inputBytes,
     });

@@ -190,6 +190,18 @@ describe('QueueBound', () => {
     expect(bound.refusal({ jobs: 1, inputBytes: 500 }, 0)).toBeUndefined();
   });
 
+  it('names the wait of one job, not none, when the images held are all of edits still being fetched', () => {
+    let now = 0;
+    const bound = new QueueBound({ maxQueued: 10, maxQueuedInputBytes: 100, now: () => now });
+    for (const at of [10_000, 40_000]) {
+      now = at;
+      bound.started();
+    }
+    now = 60_000;
+    // 2 jobs sent in a minute: one job's wait is about 30 s.
+    expect(bound.refusal({ jobs: 0, inputBytes: 90 }, 20)?.message).toMatch(/a new job would wait about 30 s,/);
+  });
+
   it('names the wait from the pace at which jobs left the queue over the last minute', () => {
     let now = 0;
     const bound = new QueueBound({ maxQueued: 6, now: () => now });
