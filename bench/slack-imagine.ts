@@ -100,6 +100,7 @@ async function runScenario(scenario: Scenario, finals: 'channel' | 'thread'): Pr
     budgets: runners.light.budgets,
     policy: runners.light.policy,
     policyRefusal: (spec) => runners.light.policyRefusal(spec),
+    holdInputRoom: (requester, bytes) => runners.light.holdInputRoom(requester, bytes),
     history: runners.light.history,
   };
   const shown: ShownEvent[] = [];

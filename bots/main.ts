@@ -113,6 +113,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         partialImages: runnerConfig.partialImages,
         minUpdateIntervalMs: runnerConfig.minUpdateIntervalMs,
         maxQueuedJobs: runnerConfig.maxQueuedJobs,
+        maxQueuedInputBytes: runnerConfig.maxQueuedInputBytes,
         lightPreviews: runnerConfig.lightPreviews,
         recordPrompts: core.spend.recordPrompts,
         operatorControls: runnerConfig.controls,

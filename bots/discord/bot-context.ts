@@ -1,6 +1,6 @@
 import type { REST } from 'discord.js';
 import type { LoggerLike } from '../../src/index.js';
-import type { ChatBudgets, JobHandle, JobHistory, JobInfo, JobSpec, Requester, ScopePolicy, UpdateSink } from '../runner/index.js';
+import type { ChatBudgets, InputRoomHold, JobHandle, JobHistory, JobInfo, JobSpec, Requester, ScopePolicy, UpdateSink } from '../runner/index.js';
 import type { DownloadPolicy } from './download-images.js';
 import type { DiscordJobStore } from './job-store.js';
 
@@ -13,6 +13,8 @@ export interface DiscordJobRunner {
   budgetRefusal?(requester: Requester): Promise<Error | undefined>;
   /** A refusal by the server's rules (who, where, what); checked before the interaction is answered, so it stays private. */
   policyRefusal?(spec: JobSpec): Promise<Error | undefined>;
+  /** Room in the queue for an edit's images while they are fetched (`queue_full` refusal when there is none); see fetch-within-queue.ts. */
+  holdInputRoom?(requester: Requester, bytes: number): Error | InputRoomHold;
   /** The usage summaries and the server's budgets (`/imagine-usage`, `/imagine-admin budget`). */
   readonly budgets: Pick<ChatBudgets, 'summary' | 'setCap'>;
   /** The server's rules and settings (`/imagine-admin settings`, `/imagine-admin set`). */

@@ -10,6 +10,8 @@ import { renderInterrupted } from './render-job.js';
 import { requesterOf, scopeOf } from './requester.js';
 import { refusedPrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
+import { declaredBytesOf, fetchWithinQueue } from './fetch-within-queue.js';
+import type { InputImage } from '../runner/index.js';
 
 const RUNS_ELSEWHERE = '✋ This job is being drawn by another instance of the bot, which could not be reached: it will show its result when done.';
 const TOO_OLD = '✋ This job is too old: I no longer keep what it needs. Start a new one with /imagine or /edit.';
@@ -40,10 +42,16 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
 
 /** Reroll posts a new reply; Retry reuses the message it is on. The clicker is the requester (their budget). */
 async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, action: 'reroll' | 'retry'): Promise<void> {
-  const images = record.kind === 'edit' ? await ctx.store.readInputs(record.key) : undefined;
-  // An edit whose images are no longer kept cannot run again.
-  if (images && images.length === 0) return tell(ctx, interaction, TOO_OLD);
   const requester = requesterOf(interaction, ctx.adminRoleIds);
+  let images: InputImage[] | undefined;
+  if (record.kind === 'edit') {
+    // A full queue refuses the edit before its kept images are read (their sizes as saved count until then).
+    const fetched = await fetchWithinQueue(ctx, requester, declaredBytesOf(record.inputs), () => ctx.store.readInputs(record.key));
+    if ('refusal' in fetched) return tell(ctx, interaction, `✋ ${fetched.refusal.message}`);
+    images = fetched.images;
+    // An edit whose images are no longer kept cannot run again.
+    if (images.length === 0) return tell(ctx, interaction, TOO_OLD);
+  }
   if (await refusedPrivately(ctx, interaction, { kind: record.kind, prompt: record.prompt, options: record.options, requester })) return;
   const ack =
     action === 'reroll'

@@ -11,6 +11,7 @@ import { refusedPrivately } from './refuse-privately.js';
 import { requesterOf } from './requester.js';
 import { showInputProblem, showRefusal, startJob } from './start-job.js';
 import { InputImageError } from './download-images.js';
+import { declaredBytesOf, fetchWithinQueue } from './fetch-within-queue.js';
 
 const EXPIRED = '✋ This edit form is too old: I no longer have its images. Use “Edit image” on the message again.';
 
@@ -38,13 +39,23 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
 
   let images: InputImage[];
   if (id.action === 'edit-result') {
-    const image = await ctx.store.readOutput(record.key, id.index ?? 0);
-    if (!image) {
+    const index = id.index ?? 0;
+    const kept = record.outputs[index];
+    // A full queue refuses the edit before the image is read (its size as saved counts until then).
+    const fetched = await fetchWithinQueue(ctx, requester, declaredBytesOf(kept ? [kept] : []), async () => {
+      const image = await ctx.store.readOutput(record.key, index);
+      return image ? [image] : [];
+    });
+    if ('refusal' in fetched) {
+      await showRefusal(ctx, interaction, requester.userId, { kind: 'edit', prompt }, fetched.refusal);
+      return;
+    }
+    if (fetched.images.length === 0) {
       const gone = new InputImageError('no_images', 'That image is no longer kept; edit a newer one, or use /edit with the file.');
       await showInputProblem(ctx, interaction, requester.userId, { kind: 'edit', prompt }, gone);
       return;
     }
-    images = [image];
+    images = fetched.images;
   } else {
     const refusal = await ctx.runner.budgetRefusal?.(requester);
     if (refusal) {
@@ -53,15 +64,23 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
       await showRefusal(ctx, interaction, requester.userId, { kind: 'edit', prompt }, refusal);
       return;
     }
+    let fetched;
     try {
-      images = await draftImages(ctx, record.key);
+      // A full queue refuses the edit before anything is downloaded (the sizes Discord reported count until then).
+      const declared = declaredBytesOf(record.inputs.length ? record.inputs : (record.sources ?? []));
+      fetched = await fetchWithinQueue(ctx, requester, declared, () => draftImages(ctx, record.key));
     } catch (error) {
       await showInputProblem(ctx, interaction, requester.userId, { kind: 'edit', prompt }, error);
       await ctx.store.remove(record.key);
       return;
     }
-    // The draft has served its purpose: the job gets a record of its own.
+    // The draft has served its purpose: the job gets a record of its own (or, refused, none).
     await ctx.store.remove(record.key);
+    if ('refusal' in fetched) {
+      await showRefusal(ctx, interaction, requester.userId, { kind: 'edit', prompt }, fetched.refusal);
+      return;
+    }
+    images = fetched.images;
   }
   await startJob(ctx, interaction, { kind: 'edit', prompt, options, images, requester });
 }

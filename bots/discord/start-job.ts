@@ -74,8 +74,9 @@ export async function startJob(ctx: BotContext, interaction: ReplyingInteraction
   const reply = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
   await ctx.store.add({ key, kind: job.kind, prompt: job.prompt, options: job.options, requester: job.requester, status: 'running', runnerJobId: handle.id, reply }, job.images ?? []);
   ctx.track(handle.done);
-  // The member's history (`/imagine-history`), once the job has ended; stop() waits for it too.
-  ctx.track(handle.done.then((final) => recordInHistory(ctx, interaction, job, key, final)).catch(() => undefined));
+  // The member's history (`/imagine-history`), once the job has ended; stop() waits for it too. Without the input images: nothing here holds them while the job runs.
+  const ended = { kind: job.kind, prompt: job.prompt, options: job.options, requester: job.requester };
+  ctx.track(handle.done.then((final) => recordInHistory(ctx, interaction, ended, key, final)).catch(() => undefined));
 }
 
 /** Shows why input images were refused (nothing was started or spent); rethrows anything that is not such a refusal. */

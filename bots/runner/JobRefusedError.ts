@@ -6,9 +6,9 @@ export interface JobRefusalDetails {
   field?: string | undefined;
   /** Validation: what the field accepts, in words. */
   allowed?: string | undefined;
-  /** Limits: the limit (USD for budgets, jobs for concurrency and the queue, seconds for the cooldown). */
+  /** Limits: the limit (USD for budgets, jobs for concurrency and the queue — bytes when the queue's input images refused an edit —, seconds for the cooldown). */
   limit?: number | undefined;
-  /** Limits: how much of it is used (USD spent and reserved today, jobs active, seconds since the last job). */
+  /** Limits: how much of it is used (USD spent and reserved today, jobs active or queued, bytes of input images held, seconds since the last job). */
   used?: number | undefined;
   /** Limits: when the limit lets the user in again (ms since the epoch), when that is known. */
   resetsAt?: number | undefined;

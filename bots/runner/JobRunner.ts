@@ -37,7 +37,7 @@ import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
 import { settingsInLedger } from './scope-settings.js';
 import { JobHistory, type JobHistoryStore } from './job-history.js';
-import { DEFAULT_MAX_QUEUED_JOBS, positionWorthShowing, QueueBound } from './queue-bound.js';
+import { DEFAULT_MAX_QUEUED_JOBS, positionWorthShowing, QueueBound, type QueuedLoad } from './queue-bound.js';
 import { UpdatePump } from './UpdatePump.js';
 import { PreviewEncoder } from './preview-image.js';
 import type {
@@ -89,14 +89,22 @@ export interface JobRunnerOptions {
   historyRetentionDays?: number | undefined;
   /** Jobs waiting to be sent at once (`PICTOR_MAX_QUEUED_JOBS`); past it a new job is refused at once (`queue_full`). Default 200. */
   maxQueuedJobs?: number | undefined;
+  /**
+   * Bytes of edit input images held by jobs waiting to be sent and by edits being downloaded (`PICTOR_MAX_QUEUED_INPUT_MB`);
+   * an edit that would pass it is refused at once (`queue_full`), unless no other input is held. Default 512 MB.
+   */
+  maxQueuedInputBytes?: number | undefined;
   /** Previews re-encoded at display size (`PICTOR_LIGHT_PREVIEWS`); false: the partials as the service sent them. Default true. */
   lightPreviews?: boolean | undefined;
 }
 
 interface Job {
   readonly info: JobInfo;
-  readonly spec: JobSpec;
-  readonly request: GenerationRequest | EditRequest;
+  /** The spec and request; an edit's input images are dropped from both once the job has finished (`#finish`). */
+  spec: JobSpec;
+  request: GenerationRequest | EditRequest;
+  /** Bytes of its input images (0 for a generation): held against the queue's input bound while it is queued. */
+  readonly inputBytes: number;
   readonly controller: AbortController;
   readonly pump: UpdatePump;
   /** Set once the job's outcome is known: from then on it can no longer be cancelled. */
@@ -152,6 +160,10 @@ export class JobRunner {
   readonly #queueBound: QueueBound;
   /** Submits past the queue bound's check that have not yet queued their job (their budget is being reserved). */
   #submitting = 0;
+  /** The input bytes of those submits. */
+  #submittingBytes = 0;
+  /** Input bytes held for edits whose images are being downloaded or read (`holdInputRoom`). */
+  #roomBytes = 0;
   /** Set by `drain`: new jobs are refused (`restarting`) while the ones taken run to their end. */
   #draining = false;
   /** The caps of each server/workspace (the operator's with what its chat admins set), and the usage summaries. */
@@ -177,7 +189,11 @@ export class JobRunner {
     this.#metrics = options.metrics ?? NO_METRICS;
     const maxQueued = options.maxQueuedJobs ?? DEFAULT_MAX_QUEUED_JOBS;
     if (!Number.isInteger(maxQueued) || maxQueued < 1) throw new ValidationError('maxQueuedJobs', `maxQueuedJobs must be a whole number of jobs, 1 or more, not ${maxQueued}`);
-    this.#queueBound = new QueueBound({ maxQueued, now: this.#now });
+    const maxInput = options.maxQueuedInputBytes;
+    if (maxInput !== undefined && !(Number.isInteger(maxInput) && maxInput >= 1)) {
+      throw new ValidationError('maxQueuedInputBytes', `maxQueuedInputBytes must be a whole number of bytes, 1 or more, not ${maxInput}`);
+    }
+    this.#queueBound = new QueueBound({ maxQueued, maxQueuedInputBytes: maxInput, now: this.#now });
     this.#ledger = new JobLedger({
       store: this.#store,
       logger: this.#logger,
@@ -228,12 +244,41 @@ export class JobRunner {
     }
   }
 
-  /** What the gauges read when metrics are scraped: USD reserved by jobs queued or running, and jobs waiting to be sent. */
-  liveReadings(): { reservedUsd: () => number; queued: () => number } {
+  /**
+   * Holds room in the queue for an edit's input images of about `bytes` (the
+   * sizes the chat reported) while the surface downloads or reads them, so a
+   * burst of edits is refused before it downloads more than the queue would
+   * take. Returns the `queue_full` refusal (counted as a refused job; nothing
+   * held) when the queue has no room for them, or a hold the surface releases
+   * once it has the images, before it submits the job (`submit` checks the
+   * bound again with the real bytes).
+   */
+  holdInputRoom(requester: Requester, bytes: number): JobRefusedError | InputRoomHold {
+    const held = Math.max(0, Math.ceil(bytes));
+    const full = this.#queueBound.refusal(this.#queuedLoad(), held);
+    if (full) {
+      this.#logger.warn({ code: full.code, queued: this.#queuedCount(), inputBytes: held }, 'edit refused before its images were fetched: the queue is full');
+      this.#countRefusal(full, requester);
+      return full;
+    }
+    this.#roomBytes += held;
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#roomBytes -= held;
+      },
+    };
+  }
+
+  /** What the gauges read when metrics are scraped: USD reserved by jobs queued or running, jobs waiting to be sent, and the input bytes the queue bound counts. */
+  liveReadings(): { reservedUsd: () => number; queued: () => number; queuedInputBytes: () => number } {
     const active = () => [...this.#jobs.values()].filter((j) => isActive(j.info.status));
     return {
       reservedUsd: () => active().reduce((sum, j) => sum + j.info.estimate.totalUsd, 0),
       queued: () => active().filter((j) => j.info.status === 'queued').length,
+      queuedInputBytes: () => this.#queuedLoad().inputBytes,
     };
   }
 
@@ -247,13 +292,15 @@ export class JobRunner {
     const submittedAt = this.#now();
     const { requester } = spec;
     const scopeKey = `${requester.platform}:${requester.scopeId}`;
+    const inputBytes = inputBytesOf(request);
     // Counted with the jobs still reserving their budget, so a burst of submits cannot all pass the bound at once.
-    const full = this.#queueBound.refusal(this.#queuedCount() + this.#submitting);
+    const full = this.#queueBound.refusal(this.#queuedLoad(), inputBytes);
     if (full) {
-      this.#logger.warn({ jobId: id, code: full.code, queued: full.used, maxQueued: full.limit }, 'job refused: the queue is full');
+      this.#logger.warn({ jobId: id, code: full.code, queued: this.#queuedCount() + this.#submitting, inputBytes, limit: full.limit, used: full.used }, 'job refused: the queue is full');
       throw full;
     }
     this.#submitting++;
+    this.#submittingBytes += inputBytes;
     let reservation: Awaited<ReturnType<JobLedger['begin']>>;
     try {
       reservation = await this.#ledger.begin({
@@ -266,6 +313,7 @@ export class JobRunner {
       });
     } finally {
       this.#submitting--;
+      this.#submittingBytes -= inputBytes;
     }
     if (!reservation.ok) {
       const refusal = refusalFromReservation(reservation, { estimateUsd: estimate.totalUsd, platform: requester.platform, now: submittedAt, scopeId: requester.scopeId });
@@ -277,7 +325,7 @@ export class JobRunner {
       this.#assertOpen();
     }
 
-    const job = this.#createJob({ id, spec, request, estimate, submittedAt, sink, charged: reservation.job });
+    const job = this.#createJob({ id, spec, request, inputBytes, estimate, submittedAt, sink, charged: reservation.job });
     this.#logger.info(
       { jobId: id, kind: spec.kind, platform: requester.platform, n: request.n, size: request.size, quality: request.quality, estimateUsd: estimate.totalUsd },
       'job queued',
@@ -417,6 +465,23 @@ export class JobRunner {
     return queued;
   }
 
+  /**
+   * What the queue bound counts: jobs not yet sent, with the submits still
+   * reserving their budget; and the input bytes those hold, with the edits
+   * whose images are being fetched. A job's bytes stop counting once it is
+   * sent, cancelled or failed (its status is no longer `queued`).
+   */
+  #queuedLoad(): QueuedLoad {
+    let jobs = this.#submitting;
+    let inputBytes = this.#submittingBytes + this.#roomBytes;
+    for (const job of this.#jobs.values()) {
+      if (job.info.status !== 'queued') continue;
+      jobs++;
+      inputBytes += job.inputBytes;
+    }
+    return { jobs, inputBytes };
+  }
+
   #assertOpen(): void {
     if (this.#draining) throw new JobRefusedError('restarting', RESTARTING_MESSAGE);
     if (this.#closed) throw new AbortedError('the bot is shutting down and takes no new jobs');
@@ -444,12 +509,13 @@ export class JobRunner {
     id: string;
     spec: JobSpec;
     request: GenerationRequest | EditRequest;
+    inputBytes: number;
     estimate: PriceQuote;
     submittedAt: number;
     sink: UpdateSink;
     charged: ChargedJob;
   }): Job {
-    const { id, spec, request, estimate, submittedAt, sink, charged } = input;
+    const { id, spec, request, inputBytes, estimate, submittedAt, sink, charged } = input;
     const pump = new UpdatePump({ sink, minIntervalMs: this.#minUpdateIntervalMs, now: this.#now, logger: this.#logger, jobId: id });
     let markRan!: () => void;
     const ran = new Promise<void>((resolve) => (markRan = resolve));
@@ -457,6 +523,7 @@ export class JobRunner {
       info: { id, kind: spec.kind, status: 'queued', requester: { ...spec.requester }, submittedAt, estimate },
       spec,
       request,
+      inputBytes,
       controller: new AbortController(),
       pump,
       decided: false,
@@ -624,6 +691,11 @@ export class JobRunner {
   #finish(job: Job, status: 'completed' | 'failed' | 'cancelled', at: number): void {
     job.info.status = status;
     job.info.finishedAt = at;
+    // Its request will not be sent again: the input images need not wait for the final update to be shown.
+    if (job.inputBytes > 0) {
+      job.spec = { ...job.spec, images: undefined };
+      job.request = { ...(job.request as EditRequest), image: [] };
+    }
     this.#metrics.jobFinished(job.spec.requester.platform, status);
     if (job.info.startedAt !== undefined) this.#metrics.requestDuration(job.spec.kind, true, (at - job.info.startedAt) / 1000);
   }
@@ -662,6 +734,17 @@ export class JobRunner {
       this.#finished.delete(id);
     }
   }
+}
+
+/** Holds room in the queue for an edit's input images while they are fetched (`JobRunner.holdInputRoom`). */
+export interface InputRoomHold {
+  /** Gives the room back (once; later calls do nothing). */
+  release(): void;
+}
+
+/** The bytes of a request's input images (0 for a generation). */
+function inputBytesOf(request: GenerationRequest | EditRequest): number {
+  return 'image' in request ? request.image.reduce((sum, img) => sum + img.data.byteLength, 0) : 0;
 }
 
 const isActive = (status: JobInfo['status']): boolean => status === 'queued' || status === 'running';

@@ -1,6 +1,6 @@
 import { envBoolean, envError, envList, envNumber, envText, LIMITS, QUALITIES, readSpendCaps, SIZES, type Env, type Quality, type Size } from '../../src/index.js';
 import { BLOCKED_WORDS_LIMITS, parseWordList } from './blocked-words.js';
-import { DEFAULT_MAX_QUEUED_JOBS } from './queue-bound.js';
+import { DEFAULT_MAX_QUEUED_INPUT_MB, DEFAULT_MAX_QUEUED_JOBS } from './queue-bound.js';
 import type { OperatorControls } from './scope-policy.js';
 import type { DmCaps, SpendLimits } from './types.js';
 
@@ -20,6 +20,8 @@ export interface RunnerConfig {
   historyRetentionDays: number;
   /** Jobs waiting to be sent at once; past it a new one is refused (`queue_full`). */
   maxQueuedJobs: number;
+  /** Bytes of edit input images held by jobs waiting to be sent (`PICTOR_MAX_QUEUED_INPUT_MB`); past it a new edit is refused (`queue_full`). */
+  maxQueuedInputBytes: number;
   /** Previews re-encoded at display size before they are uploaded (`PICTOR_LIGHT_PREVIEWS`, default on). */
   lightPreviews: boolean;
 }
@@ -60,6 +62,8 @@ export function readRunnerConfig(env: Env): RunnerConfig {
     controls: readOperatorControls(env),
     historyRetentionDays: envNumber(env, 'PICTOR_HISTORY_RETENTION_DAYS', { int: true, min: 1, max: 3650, takes: 'a whole number of days from 1 to 3650' }) ?? 30,
     maxQueuedJobs: envNumber(env, 'PICTOR_MAX_QUEUED_JOBS', { int: true, min: 1, takes: 'a whole number of jobs, 1 or more' }) ?? DEFAULT_MAX_QUEUED_JOBS,
+    maxQueuedInputBytes:
+      (envNumber(env, 'PICTOR_MAX_QUEUED_INPUT_MB', { int: true, min: 1, takes: 'a whole number of megabytes, 1 or more' }) ?? DEFAULT_MAX_QUEUED_INPUT_MB) * 1024 * 1024,
     lightPreviews: envBoolean(env, 'PICTOR_LIGHT_PREVIEWS', '1 (previews re-encoded at display size) or 0 (the partial images as sent)') ?? true,
   };
 }

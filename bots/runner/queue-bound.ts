@@ -4,24 +4,46 @@ import { JobRefusedError } from './JobRefusedError.js';
 /** Jobs queued at once (waiting to be sent) when `PICTOR_MAX_QUEUED_JOBS` is not set. */
 export const DEFAULT_MAX_QUEUED_JOBS = 200;
 
+/**
+ * Megabytes of edit input images held by queued jobs when `PICTOR_MAX_QUEUED_INPUT_MB`
+ * is not set. A queued generate job holds a few KB; an edit holds its images (up to
+ * 16 of up to 50 MB each) until it is sent. 512 MB takes a full queue of ordinary
+ * edits (a phone photo is 2–5 MB: 100–250 of them) and keeps the worst case inside
+ * the 1 GiB the Kubernetes example gives the process (its own ~200 MB, and the
+ * requests in flight). One edit is always taken when no other input waits, so the
+ * bound never makes an edit the service takes impossible.
+ */
+export const DEFAULT_MAX_QUEUED_INPUT_MB = 512;
+
+const MB = 1024 * 1024;
+
 /** How far back the pace at which jobs leave the queue is measured. */
 const PACE_WINDOW_MS = 60_000;
 
+/** What waits to be sent: jobs, and the bytes of the edit input images they (and edits being downloaded) hold. */
+export interface QueuedLoad {
+  jobs: number;
+  inputBytes: number;
+}
+
 /**
- * The runner's bound on jobs waiting to be sent. Past it a new job is refused
- * at once (`queue_full`, nothing reserved, nothing sent), so a burst cannot
- * pile up more work than the service can take before people give up on it,
- * nor memory the bot cannot give back. The refusal names the wait, from the
- * pace at which jobs left the queue over the last minute.
+ * The runner's bounds on what waits to be sent: the number of jobs, and the
+ * bytes of edit input images they hold. Past either a new job is refused at
+ * once (`queue_full`, nothing reserved, nothing sent), so a burst cannot pile
+ * up more work than the service can take before people give up on it, nor
+ * memory the bot cannot give back. The refusal names the wait, from the pace
+ * at which jobs left the queue over the last minute.
  */
 export class QueueBound {
   readonly maxQueued: number;
+  readonly maxQueuedInputBytes: number;
   readonly #now: () => number;
   /** When jobs left the queue (were sent), oldest first, within the pace window. */
   readonly #starts: number[] = [];
 
-  constructor(options: { maxQueued: number; now: () => number }) {
+  constructor(options: { maxQueued: number; maxQueuedInputBytes?: number | undefined; now: () => number }) {
     this.maxQueued = options.maxQueued;
+    this.maxQueuedInputBytes = options.maxQueuedInputBytes ?? DEFAULT_MAX_QUEUED_INPUT_MB * MB;
     this.#now = options.now;
   }
 
@@ -32,14 +54,31 @@ export class QueueBound {
     this.#forget(now);
   }
 
-  /** The refusal of a new job when `queued` jobs already wait (undefined while there is room). */
-  refusal(queued: number): JobRefusedError | undefined {
-    if (queued < this.maxQueued) return undefined;
+  /**
+   * The refusal of a new job holding `inputBytes` of input images when `queued`
+   * already waits (undefined while there is room). An edit is refused when its
+   * images would take the held bytes past the bound, unless no other input is
+   * held (one edit is always taken); a job without input images is refused by
+   * the job count only.
+   */
+  refusal(queued: QueuedLoad, inputBytes = 0): JobRefusedError | undefined {
+    const tooMany = queued.jobs >= this.maxQueued;
+    const tooLarge = inputBytes > 0 && queued.inputBytes > 0 && queued.inputBytes + inputBytes > this.maxQueuedInputBytes;
+    if (!tooMany && !tooLarge) return undefined;
     const now = this.#now();
     this.#forget(now);
     // Jobs sent in the last minute, as a rate over the whole minute (a runner younger than that errs on the long side).
-    const waitMs = this.#starts.length === 0 ? undefined : (queued * PACE_WINDOW_MS) / this.#starts.length;
-    return new JobRefusedError('queue_full', describeQueueFull({ queued, maxQueued: this.maxQueued, waitMs }), { limit: this.maxQueued, used: queued });
+    const waitMs = this.#starts.length === 0 ? undefined : (queued.jobs * PACE_WINDOW_MS) / this.#starts.length;
+    if (tooMany) {
+      return new JobRefusedError('queue_full', describeQueueFull({ queued: queued.jobs, maxQueued: this.maxQueued, waitMs }), { limit: this.maxQueued, used: queued.jobs });
+    }
+    const input = { heldBytes: queued.inputBytes, jobBytes: inputBytes, maxBytes: this.maxQueuedInputBytes };
+    // The images held may all be edits still being fetched (no job queued yet): they free room about as fast as one job leaves.
+    const inputWaitMs = this.#starts.length === 0 ? undefined : (Math.max(1, queued.jobs) * PACE_WINDOW_MS) / this.#starts.length;
+    return new JobRefusedError('queue_full', describeQueueFull({ queued: queued.jobs, maxQueued: this.maxQueued, waitMs: inputWaitMs, input }), {
+      limit: this.maxQueuedInputBytes,
+      used: queued.inputBytes,
+    });
   }
 
   #forget(now: number): void {
@@ -48,14 +87,29 @@ export class QueueBound {
 }
 
 /**
- * The sentence of a `queue_full` refusal: how many jobs wait, the bound, and
- * how long a new job would wait at the present pace (or that none has left the
- * queue for a minute).
+ * The sentence of a `queue_full` refusal: how many jobs wait and the bound (or,
+ * refused for its input images, how many megabytes of images wait, this edit's
+ * and the bound), and how long a new job would wait at the present pace (or
+ * that none has left the queue for a minute).
  */
-export function describeQueueFull(input: { queued: number; maxQueued: number; waitMs: number | undefined }): string {
-  const head = `The bot is busy: ${input.queued} jobs are waiting, the most it queues at once (${input.maxQueued}), so this one was not started and costs nothing;`;
+export function describeQueueFull(input: {
+  queued: number;
+  maxQueued: number;
+  waitMs: number | undefined;
+  /** Set when the edit was refused for the bytes of input images held, not for the number of jobs. */
+  input?: { heldBytes: number; jobBytes: number; maxBytes: number } | undefined;
+}): string {
+  const held = input.input;
+  const head = held
+    ? `The bot is busy: the edits waiting hold ${describeMegabytes(held.heldBytes)} of images, and this one’s ${describeMegabytes(held.jobBytes)} would pass the most it keeps at once (${describeMegabytes(held.maxBytes)}), so it was not started and costs nothing;`
+    : `The bot is busy: ${input.queued} jobs are waiting, the most it queues at once (${input.maxQueued}), so this one was not started and costs nothing;`;
   if (input.waitMs === undefined) return `${head} none has been sent in the last minute, so try again in a few minutes.`;
   return `${head} at the present pace a new job would wait about ${describeDuration(input.waitMs)}, so try again then.`;
+}
+
+/** Bytes as whole megabytes (at least 1 MB for any bytes at all). */
+function describeMegabytes(bytes: number): string {
+  return `${bytes > 0 ? Math.max(1, Math.round(bytes / MB)) : 0} MB`;
 }
 
 /** Positions this close to the front are all shown: each is a few seconds of waiting. */

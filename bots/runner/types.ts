@@ -174,7 +174,7 @@ export type PolicyRefusalCode = (typeof POLICY_REFUSAL_CODES)[number];
 /**
  * The runner's own refusal codes; the spend guard's caps (`budget_*`, src/spend) are the others. `restarting`: the
  * bot is draining for a restart (deploy); `queue_full`: as many jobs wait to be sent as the runner queues
- * (`PICTOR_MAX_QUEUED_JOBS`). Nothing queued, nothing spent, for each of them.
+ * (`PICTOR_MAX_QUEUED_JOBS`), or an edit's images would take the input images they hold past `PICTOR_MAX_QUEUED_INPUT_MB`. Nothing queued, nothing spent, for each of them.
  */
 export const RUNNER_REFUSAL_CODES = ['validation_error', 'user_concurrency', 'user_cooldown', 'restarting', ...POLICY_REFUSAL_CODES, 'queue_full'] as const;
 

@@ -1,6 +1,16 @@
 import type { webApi } from '@slack/bolt';
 import type { LoggerLike } from '../../src/index.js';
-import { describeFailure, isJobRefusedError, mayCancel, type InputImage, type JobHandle, type JobOptions, type JobRunner, type Requester } from '../runner/index.js';
+import {
+  describeFailure,
+  isJobRefusedError,
+  mayCancel,
+  type InputImage,
+  type InputRoomHold,
+  type JobHandle,
+  type JobOptions,
+  type JobRunner,
+  type Requester,
+} from '../runner/index.js';
 import type { ChannelWriter } from './ChannelWriter.js';
 import type { RequestStore } from './RequestStore.js';
 import { askHolderToCancel, cancelWhenAsked } from '../state/index.js';
@@ -10,7 +20,7 @@ import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js'
 const MAX_UNREPAIRED = 50;
 
 /** What the Slack bot needs of the job runner. */
-export type SlackJobRunner = Pick<JobRunner, 'submit' | 'cancel' | 'get' | 'budgets' | 'policy' | 'policyRefusal' | 'history'>;
+export type SlackJobRunner = Pick<JobRunner, 'submit' | 'cancel' | 'get' | 'budgets' | 'policy' | 'policyRefusal' | 'holdInputRoom' | 'history'>;
 
 /** Who did something in Slack, and where. */
 export interface SlackActor {
@@ -108,6 +118,19 @@ export class SlackJobs {
     return true;
   }
 
+  /**
+   * Room in the runner's queue for an edit's images while they download (`downloadImages`' `holdRoom`): throws the
+   * runner's `queue_full` refusal (counted as a refused job) when the queue has none, so nothing is downloaded.
+   */
+  roomFor(actor: SlackActor): (declaredBytes: number) => InputRoomHold {
+    const requester = this.requester(actor);
+    return (declaredBytes) => {
+      const room = this.#o.runner.holdInputRoom(requester, declaredBytes);
+      if (room instanceof Error) throw room;
+      return room;
+    };
+  }
+
   /** Submits a job; resolves with its handle, or undefined when it was refused (the person has been told why). */
   async start(input: StartJob): Promise<JobHandle | undefined> {
     const requester = this.requester(input.actor);
@@ -143,9 +166,10 @@ export class SlackJobs {
       return undefined;
     }
     this.#jobIdOf.set(request.id, handle.id);
-    // The member's history (`/imagine history`), once the job has ended; a stop waits for it with the job.
+    // The member's history (`/imagine history`), once the job has ended; a stop waits for it with the job. Not `input`: it holds the images.
+    const ended = { key: request.id, kind: input.kind, prompt: input.prompt, options: input.options };
     const tracked = handle.done
-      .then((final) => this.#o.runner.history?.recordEnd(requester, { key: request.id, kind: input.kind, prompt: input.prompt, options: input.options }, final))
+      .then((final) => this.#o.runner.history?.recordEnd(requester, ended, final))
       .catch(() => undefined)
       .finally(() => {
         this.#running.delete(tracked);

@@ -1,6 +1,6 @@
 import type { webApi } from '@slack/bolt';
 import { LIMITS, MIME_TYPES } from '../../src/index.js';
-import type { InputImage } from '../runner/index.js';
+import type { InputImage, InputRoomHold } from '../runner/index.js';
 import { downloadSlackFile } from './download-slack-file.js';
 import type { FileHost } from './file-hosts.js';
 import { SlackInputError } from './SlackInputError.js';
@@ -65,13 +65,30 @@ export interface DownloadImagesOptions {
   token: string;
   allowedHosts: readonly FileHost[];
   maxImages?: number | undefined;
+  /**
+   * Holds room in the runner's queue for the images, by the sizes Slack reported, while they download
+   * (`SlackJobs.roomFor`); throws the runner's `queue_full` refusal, before anything is downloaded, when there is none.
+   */
+  holdRoom?: ((declaredBytes: number) => InputRoomHold) | undefined;
 }
 
-/** Checks, then downloads every file (asking Slack for a file's address when the payload had none). */
+/**
+ * Checks, then downloads every file (asking Slack for a file's address and size when the payload had none), holding
+ * room in the queue for them meanwhile (`holdRoom`; given back once they are here: the job's submit counts their real bytes).
+ */
 export async function downloadImages(files: readonly SlackFileRef[], options: DownloadImagesOptions): Promise<InputImage[]> {
   checkImageFiles(files, options.maxImages);
   const resolved = await Promise.all(files.map((file) => (file.url_private ? file : fileInfo(options.client, file))));
   checkImageFiles(resolved, options.maxImages);
+  const room = options.holdRoom?.(resolved.reduce((sum, file) => sum + (file.size ?? 0), 0));
+  try {
+    return await downloadAll(resolved, options);
+  } finally {
+    room?.release();
+  }
+}
+
+async function downloadAll(resolved: readonly SlackFileRef[], options: DownloadImagesOptions): Promise<InputImage[]> {
   const out: InputImage[] = new Array<InputImage>(resolved.length);
   let next = 0;
   const worker = async () => {

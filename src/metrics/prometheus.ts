@@ -5,6 +5,8 @@ import type { JobMetrics } from './job-metrics.js';
 export interface LiveReadings {
   reservedUsd(): number;
   queued(): number;
+  /** Bytes of edit input images held by jobs not yet sent and by edits being fetched (the bots' `PICTOR_MAX_QUEUED_INPUT_MB` bound). */
+  queuedInputBytes?(): number;
 }
 
 export interface Metrics extends JobMetrics {
@@ -43,6 +45,14 @@ export function createMetrics(): Metrics {
     registers: [registry],
     collect() {
       this.set(readings?.queued() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'pictor_queued_input_bytes',
+    help: 'Bytes of edit input images held by jobs not yet sent and by edits whose images are being fetched.',
+    registers: [registry],
+    collect() {
+      this.set(readings?.queuedInputBytes?.() ?? 0);
     },
   });
   const queueWait = new Histogram({

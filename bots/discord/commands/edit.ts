@@ -2,9 +2,10 @@ import { InteractionContextType, MessageFlags, SlashCommandBuilder } from 'disco
 import { acknowledge } from '../acknowledge.js';
 import { EDIT_IMAGE_OPTION_NAMES, PROMPT_OPTION_MAX } from '../command-choices.js';
 import { downloadImages, type AttachmentSource } from '../download-images.js';
+import { declaredBytesOf, fetchWithinQueue } from '../fetch-within-queue.js';
 import { refusedPrivately } from '../refuse-privately.js';
 import { requesterOf } from '../requester.js';
-import { showInputProblem, startJob } from '../start-job.js';
+import { showInputProblem, showRefusal, startJob } from '../start-job.js';
 import type { SlashCommand } from './command.js';
 import { addImageOptions, checkImageOptions, readImageOptions } from './job-options.js';
 
@@ -44,13 +45,18 @@ export default {
       const attachment = interaction.options.getAttachment(name);
       if (attachment) sources.push({ label: name, filename: attachment.name, url: attachment.url, size: attachment.size });
     }
-    let images;
+    let fetched;
     try {
-      images = await downloadImages(sources, ctx.downloadPolicy);
+      // A full queue refuses the edit before anything is downloaded (the sizes Discord reported count until then).
+      fetched = await fetchWithinQueue(ctx, requester, declaredBytesOf(sources), () => downloadImages(sources, ctx.downloadPolicy));
     } catch (error) {
       await showInputProblem(ctx, interaction, requester.userId, { kind: 'edit', prompt }, error);
       return;
     }
-    await startJob(ctx, interaction, { kind: 'edit', prompt, options, images, requester });
+    if ('refusal' in fetched) {
+      await showRefusal(ctx, interaction, requester.userId, { kind: 'edit', prompt }, fetched.refusal);
+      return;
+    }
+    await startJob(ctx, interaction, { kind: 'edit', prompt, options, images: fetched.images, requester });
   },
 } satisfies SlashCommand;

@@ -3,6 +3,7 @@ import { ephemeralVia, respondVia, type BotContext } from '../bot-context.js';
 import { EDIT_VIEW_ID, readEditSubmission } from '../edit-modal.js';
 import { downloadImages } from '../input-images.js';
 import { isSlackInputError } from '../SlackInputError.js';
+import { isJobRefusedError } from '../../runner/index.js';
 
 /**
  * The submitted edit modal: field errors go back into the modal; otherwise
@@ -28,9 +29,10 @@ export function registerEditView(app: App, context: BotContext): void {
     if (await context.jobs.refused({ kind: 'edit', prompt, options, actor, notify })) return;
     let images;
     try {
-      images = await downloadImages(files, { client, token: botToken, allowedHosts: context.allowedHosts });
+      images = await downloadImages(files, { client, token: botToken, allowedHosts: context.allowedHosts, holdRoom: context.jobs.roomFor(actor) });
     } catch (error) {
-      if (!isSlackInputError(error)) throw error;
+      // A bad image, or a full queue (`queue_full`, before anything was downloaded).
+      if (!isSlackInputError(error) && !isJobRefusedError(error)) throw error;
       context.logger.info({ code: error.code, user: actor.userId }, 'edit images refused');
       await notify(error.message);
       return;

@@ -6,7 +6,7 @@ import { ACTIONS, readCancelValue } from '../render-job.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import type { SavedRequest } from '../RequestStore.js';
-import { mayCancel } from '../../runner/index.js';
+import { isJobRefusedError, mayCancel } from '../../runner/index.js';
 
 /**
  * The buttons of a job's message. Each works from its value alone (a job id,
@@ -86,9 +86,10 @@ export function registerJobButtons(app: App, context: BotContext): void {
       // The workspace's rules (who, where, what) before the images are downloaded again.
       if (await context.jobs.refused({ kind: 'edit', prompt: request.prompt, options: request.options, actor, notify })) return;
       try {
-        images = await downloadImages(request.inputFiles, { client, token: botToken, allowedHosts: context.allowedHosts });
+        images = await downloadImages(request.inputFiles, { client, token: botToken, allowedHosts: context.allowedHosts, holdRoom: context.jobs.roomFor(actor) });
       } catch (error) {
-        if (!isSlackInputError(error)) throw error;
+        // A file no longer there, or a full queue (`queue_full`, before anything was downloaded).
+        if (!isSlackInputError(error) && !isJobRefusedError(error)) throw error;
         await notify(error.message);
         return;
       }

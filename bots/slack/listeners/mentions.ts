@@ -3,6 +3,7 @@ import { ephemeralVia, type BotContext } from '../bot-context.js';
 import { parseImagineText, usageText } from '../imagine-text.js';
 import { downloadImages, imageFilesOf, type SlackFileRef } from '../input-images.js';
 import { isSlackInputError } from '../SlackInputError.js';
+import { isJobRefusedError } from '../../runner/index.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import { requestIdOfJobMessage } from '../render-job.js';
 import { mentions, withoutMention } from '../slack-text.js';
@@ -133,9 +134,10 @@ export function registerMentions(app: App, context: BotContext): void {
     if (await context.jobs.refused({ kind: 'edit', prompt: parsed.prompt, options: parsed.options, actor, notify })) return;
     let images;
     try {
-      images = await downloadImages(files, { client, token: mention.workspace.botToken, allowedHosts: context.allowedHosts });
+      images = await downloadImages(files, { client, token: mention.workspace.botToken, allowedHosts: context.allowedHosts, holdRoom: context.jobs.roomFor(actor) });
     } catch (error) {
-      if (!isSlackInputError(error)) throw error;
+      // A bad image, or a full queue (`queue_full`, before anything was downloaded).
+      if (!isSlackInputError(error) && !isJobRefusedError(error)) throw error;
       context.logger.info({ code: error.code, user: mention.userId }, 'mention images refused');
       await notify(error.message);
       return;

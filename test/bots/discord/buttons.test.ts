@@ -44,6 +44,25 @@ describe('buttons keep working, restarts included', () => {
     expect(edits[1]!.images[0]!.filename).toBe('dog.png');
   });
 
+  it('refuses the Reroll of an edit privately, before reading its kept images, when they would take the queue past its bound for input images', async () => {
+    const { makeImage } = await import('../../helpers/images.js');
+    const bytes = await makeImage('png', 20, 20);
+    h = await DiscordHarness.start({ partialImages: 0, maxQueuedInputBytes: bytes.length + 100 });
+    const image1 = h.discord.hostFile({ filename: 'dog.png', bytes });
+    const result = await h.finalReply(h.discord.slashCommand('edit', { prompt: 'give the dog a scarf', image1 }));
+    // Another edit's images fill the queue's room while they download.
+    const other = h.runner.holdInputRoom({ platform: 'discord', userId: 'someone', channelId: 'c', scopeId: 'g' }, 200);
+    if (other instanceof Error) throw other;
+
+    const click = h.discord.clickButton(result, buttonId(result, 'Reroll'));
+    const note = await h.discord.waitFor(() => h.discord.original(click), 'the note');
+    other.release();
+
+    expect(note.flags & 64).toBe(64);
+    expect(note.content).toContain('The bot is busy');
+    expect(h.emulator.requests.filter((r) => r.route === 'edits')).toHaveLength(1);
+  });
+
   it('cancels a running job from its Cancel button', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a slow painting' });

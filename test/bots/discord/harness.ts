@@ -41,6 +41,8 @@ export interface HarnessOptions {
   bot?: Partial<Omit<StartDiscordBotOptions, 'runner' | 'logger' | 'dataDir' | 'token'>>;
   /** The client's retries of 5xx/429 upstream. Default 0, so failures show at once. */
   maxRetries?: number;
+  /** The runner's bound on the input images held by queued edits (PICTOR_MAX_QUEUED_INPUT_MB), in bytes. */
+  maxQueuedInputBytes?: number;
   /** Interactions over HTTP: the bot takes them at an interactions endpoint the fake Discord POSTs to, signed, instead of the gateway. */
   http?: boolean;
 }
@@ -95,6 +97,7 @@ export class DiscordHarness {
       logger: this.logger,
       operatorControls: this.options.controls,
       history: new FileJobHistoryStore({ dir: this.dataDir }),
+      maxQueuedInputBytes: this.options.maxQueuedInputBytes,
     });
     this.bot = await startDiscordBot({
       token: this.discord.botToken,

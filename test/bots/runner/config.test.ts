@@ -27,6 +27,7 @@ describe('readRunnerConfig', () => {
       controls: OPEN_CONTROLS,
       historyRetentionDays: 30,
       maxQueuedJobs: 200,
+      maxQueuedInputBytes: 512 * 1024 * 1024,
       lightPreviews: true,
     });
   });
@@ -42,6 +43,7 @@ describe('readRunnerConfig', () => {
       PICTOR_UPDATE_INTERVAL_MS: '800',
       PICTOR_SHUTDOWN_GRACE_SECONDS: '600',
       PICTOR_MAX_QUEUED_JOBS: '50',
+      PICTOR_MAX_QUEUED_INPUT_MB: '256',
       PICTOR_LIGHT_PREVIEWS: '0',
       PICTOR_DM_DAILY_USD: '0.50',
       PICTOR_DM_MONTHLY_USD: '5',
@@ -56,6 +58,7 @@ describe('readRunnerConfig', () => {
       controls: OPEN_CONTROLS,
       historyRetentionDays: 30,
       maxQueuedJobs: 50,
+      maxQueuedInputBytes: 256 * 1024 * 1024,
       lightPreviews: false,
     });
   });
@@ -72,6 +75,7 @@ describe('readRunnerConfig', () => {
     expect(errorOf({ PICTOR_UPDATE_INTERVAL_MS: '1.5' }).param).toBe('PICTOR_UPDATE_INTERVAL_MS');
     expect(errorOf({ PICTOR_SHUTDOWN_GRACE_SECONDS: 'a while' }).param).toBe('PICTOR_SHUTDOWN_GRACE_SECONDS');
     expect(errorOf({ PICTOR_MAX_QUEUED_JOBS: '0' }).message).toMatch(/^PICTOR_MAX_QUEUED_JOBS must be a whole number of jobs, 1 or more/);
+    expect(errorOf({ PICTOR_MAX_QUEUED_INPUT_MB: '0.5' }).message).toMatch(/^PICTOR_MAX_QUEUED_INPUT_MB must be a whole number of megabytes, 1 or more/);
     expect(errorOf({ PICTOR_LIGHT_PREVIEWS: 'smaller' }).param).toBe('PICTOR_LIGHT_PREVIEWS');
   });
 

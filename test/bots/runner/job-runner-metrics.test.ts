@@ -45,6 +45,17 @@ describe('JobRunner metrics, as Prometheus scrapes them', () => {
     // Nothing is left reserved or queued once the jobs have ended.
     expect(scraped.value('pictor_reserved_usd')).toBe(0);
     expect(scraped.value('pictor_queue_length')).toBe(0);
+    expect(scraped.value('pictor_queued_input_bytes')).toBe(0);
+  });
+
+  it('shows the input bytes the queue holds for edits being fetched, and none once they are given back', async () => {
+    const { runner, scrape } = await meteredRunner();
+    const hold = runner.holdInputRoom(requester(), 30_000);
+    if (hold instanceof Error) throw hold;
+
+    expect((await scrape()).value('pictor_queued_input_bytes')).toBe(30_000);
+    hold.release();
+    expect((await scrape()).value('pictor_queued_input_bytes')).toBe(0);
   });
 
   it('shows what a running job holds in reserve while it runs', async () => {

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { isJobRefusedError, JobRefusedError, type JobSpec } from '../../../bots/runner/index.js';
-import { positionWorthShowing, QueueBound } from '../../../bots/runner/queue-bound.js';
+import { isJobRefusedError, JobRefusedError, type InputRoomHold, type JobRunner, type JobSpec, type Requester } from '../../../bots/runner/index.js';
+import { describeQueueFull, positionWorthShowing, QueueBound } from '../../../bots/runner/queue-bound.js';
 import { describeFailure } from '../../../bots/runner/describe-failure.js';
 import { ImageLimiter } from '../../../src/index.js';
-import { recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
+import { makeImage } from '../../helpers/images.js';
+import { recordingSink, requester, useRunnerKit, waitUntil } from '../../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
 
@@ -52,11 +53,153 @@ describe('the runner with a bound on queued jobs', () => {
   });
 });
 
+/** A limiter that keeps every request waiting until `open`, then lets them go (or, with `fail`, refuses them): jobs stay queued meanwhile. */
+class GateLimiter extends ImageLimiter {
+  #open!: (fail: boolean) => void;
+  readonly #gate = new Promise<boolean>((resolve) => (this.#open = resolve));
+
+  override async acquire(options: Parameters<ImageLimiter['acquire']>[0]): Promise<() => void> {
+    if (await this.#gate) throw new Error('the limiter broke');
+    return super.acquire(options);
+  }
+
+  open(options: { fail?: boolean } = {}): void {
+    this.#open(options.fail ?? false);
+  }
+}
+
+describe('the runner with a bound on the input images held by queued jobs', () => {
+  let image: Buffer;
+  const edit = (who: Requester, prompt = 'make it blue'): JobSpec => ({ kind: 'edit', prompt, options: { quality: 'low' }, images: [{ data: image, filename: 'a.png' }], requester: who });
+
+  /** A runner whose queue holds the images of one edit and not two, and whose requests wait at the gate. */
+  async function oneEditOfRoom(): Promise<{ runner: JobRunner; gate: GateLimiter; store: Awaited<ReturnType<typeof kit.runner>>['store'] }> {
+    image = Buffer.from(await makeImage('png'));
+    const gate = new GateLimiter({ maxConcurrent: 1 });
+    const { runner, store } = await kit.runner({ partialImages: 0, maxQueuedInputBytes: Math.floor(image.length * 1.5), clientOptions: { limiter: gate } });
+    return { runner, gate, store };
+  }
+
+  it('refuses an edit whose images would take the queued ones past the bound: queue_full, nothing reserved or sent; a generation is still taken', async () => {
+    const { runner, gate, store } = await oneEditOfRoom();
+    const first = await runner.submit(edit(requester(), 'first'), recordingSink().sink);
+    const late = requester();
+
+    const refused = await runner.submit(edit(late, 'second'), recordingSink().sink).catch((error: unknown) => error);
+
+    expect(isJobRefusedError(refused)).toBe(true);
+    expect(refused).toMatchObject({ code: 'queue_full', limit: Math.floor(image.length * 1.5), used: image.length });
+    expect(describeFailure(refused)).toMatchObject({ code: 'queue_full', retryable: true });
+    expect(await store.spentToday(`discord:${late.userId}`, Date.now())).toBe(0);
+    const generation = await runner.submit({ kind: 'generate', prompt: 'no images', options: { quality: 'low' }, requester: requester() }, recordingSink().sink);
+    gate.open();
+    expect((await first.done).type).toBe('completed');
+    expect((await generation.done).type).toBe('completed');
+    expect(kit.emu.emulator.requests.map((r) => r.parsed?.prompt).sort()).toEqual(['first', 'no images']);
+    await gate.stop();
+  });
+
+  it('takes one edit larger than the bound when no other input waits', async () => {
+    const { runner, gate } = await oneEditOfRoom();
+    const big = { ...edit(requester()), images: [{ data: image }, { data: image }] };
+    const handle = await runner.submit(big, recordingSink().sink);
+    gate.open();
+    expect((await handle.done).type).toBe('completed');
+    await gate.stop();
+  });
+
+  it('gives a queued edit’s bytes back once it is sent', async () => {
+    const { runner, gate } = await oneEditOfRoom();
+    const first = await runner.submit(edit(requester(), 'first'), recordingSink().sink);
+    await expect(runner.submit(edit(requester()), recordingSink().sink)).rejects.toMatchObject({ code: 'queue_full' });
+    kit.emu.emulator.configure({ latencyMs: 2000 });
+    gate.open();
+    await waitUntil(() => runner.get(first.id)?.status === 'running', 'the first edit is sent');
+
+    const next = await runner.submit(edit(requester(), 'next'), recordingSink().sink);
+    expect(runner.get(first.id)?.status).toBe('running');
+    expect((await next.done).type).toBe('completed');
+    await gate.stop();
+  });
+
+  it('gives a queued edit’s bytes back when it is cancelled', async () => {
+    const { runner, gate } = await oneEditOfRoom();
+    const who = requester();
+    const first = await runner.submit(edit(who, 'first'), recordingSink().sink);
+    await expect(runner.submit(edit(requester()), recordingSink().sink)).rejects.toMatchObject({ code: 'queue_full' });
+
+    expect(runner.cancel(first.id, who)).toBe(true);
+    const next = await runner.submit(edit(requester(), 'next'), recordingSink().sink);
+    gate.open();
+    expect((await first.done).type).toBe('cancelled');
+    expect((await next.done).type).toBe('completed');
+    await gate.stop();
+  });
+
+  it('gives a queued edit’s bytes back when it fails before it is sent', async () => {
+    const { runner, gate } = await oneEditOfRoom();
+    const first = await runner.submit(edit(requester(), 'first'), recordingSink().sink);
+    await expect(runner.submit(edit(requester()), recordingSink().sink)).rejects.toMatchObject({ code: 'queue_full' });
+
+    gate.open({ fail: true });
+    expect((await first.done).type).toBe('failed');
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+    expect(runner.holdInputRoom(requester(), image.length)).not.toBeInstanceOf(JobRefusedError);
+    await gate.stop();
+  });
+
+  it('holds room for an edit whose images are being fetched: another is refused before it fetches anything, until the hold is released', async () => {
+    const { runner, gate } = await oneEditOfRoom();
+    const hold = runner.holdInputRoom(requester(), image.length) as InputRoomHold;
+    expect(hold).not.toBeInstanceOf(JobRefusedError);
+
+    expect(runner.holdInputRoom(requester(), image.length)).toMatchObject({ code: 'queue_full', used: image.length });
+    await expect(runner.submit(edit(requester()), recordingSink().sink)).rejects.toMatchObject({ code: 'queue_full' });
+
+    hold.release();
+    hold.release();
+    const handle = await runner.submit(edit(requester()), recordingSink().sink);
+    gate.open();
+    expect((await handle.done).type).toBe('completed');
+    await gate.stop();
+  });
+
+  it('refuses a hold at once when as many jobs wait as the queue takes', async () => {
+    const { runner } = await kit.runner({ partialImages: 0, maxQueuedJobs: 1, clientOptions: { limiter: new GateLimiter({ maxConcurrent: 1 }) } });
+    await runner.submit(lowJob('waiting'), recordingSink().sink);
+    expect(runner.holdInputRoom(requester(), 1000)).toMatchObject({ code: 'queue_full', limit: 1, used: 1 });
+  });
+
+  it('refuses a bound that is not a whole number of bytes, 1 or more', async () => {
+    await expect(kit.runner({ maxQueuedInputBytes: 0 })).rejects.toMatchObject({ code: 'validation_error', param: 'maxQueuedInputBytes' });
+  });
+});
+
 describe('QueueBound', () => {
   it('has room below the bound', () => {
     const bound = new QueueBound({ maxQueued: 3, now: () => 0 });
-    expect(bound.refusal(2)).toBeUndefined();
-    expect(bound.refusal(3)).toBeInstanceOf(JobRefusedError);
+    expect(bound.refusal({ jobs: 2, inputBytes: 0 })).toBeUndefined();
+    expect(bound.refusal({ jobs: 3, inputBytes: 0 })).toBeInstanceOf(JobRefusedError);
+  });
+
+  it('has room for an edit’s images up to the bound, for one edit alone whatever its size, and for a generation whatever is held', () => {
+    const bound = new QueueBound({ maxQueued: 10, maxQueuedInputBytes: 100, now: () => 0 });
+    expect(bound.refusal({ jobs: 1, inputBytes: 60 }, 40)).toBeUndefined();
+    expect(bound.refusal({ jobs: 1, inputBytes: 60 }, 41)).toMatchObject({ code: 'queue_full', limit: 100, used: 60 });
+    expect(bound.refusal({ jobs: 0, inputBytes: 0 }, 500)).toBeUndefined();
+    expect(bound.refusal({ jobs: 1, inputBytes: 500 }, 0)).toBeUndefined();
+  });
+
+  it('names the wait of one job, not none, when the images held are all of edits still being fetched', () => {
+    let now = 0;
+    const bound = new QueueBound({ maxQueued: 10, maxQueuedInputBytes: 100, now: () => now });
+    for (const at of [10_000, 40_000]) {
+      now = at;
+      bound.started();
+    }
+    now = 60_000;
+    // 2 jobs sent in a minute: one job's wait is about 30 s.
+    expect(bound.refusal({ jobs: 0, inputBytes: 90 }, 20)?.message).toMatch(/a new job would wait about 30 s,/);
   });
 
   it('names the wait from the pace at which jobs left the queue over the last minute', () => {
@@ -67,13 +210,26 @@ describe('QueueBound', () => {
       bound.started();
     }
     now = 60_000;
+    const six = { jobs: 6, inputBytes: 0 };
     // 3 jobs sent in a minute, 6 waiting: about 2 minutes.
-    expect(bound.refusal(6)?.message).toMatch(/at the present pace a new job would wait about 2 min, so try again then\.$/);
+    expect(bound.refusal(six)?.message).toMatch(/at the present pace a new job would wait about 2 min, so try again then\.$/);
     now = 105_000;
     // Only the start at 0:50 is still within the minute: 6 minutes.
-    expect(bound.refusal(6)?.message).toMatch(/about 6 min,/);
+    expect(bound.refusal(six)?.message).toMatch(/about 6 min,/);
     now = 200_000;
-    expect(bound.refusal(6)?.message).toMatch(/none has been sent in the last minute, so try again in a few minutes\.$/);
+    expect(bound.refusal(six)?.message).toMatch(/none has been sent in the last minute, so try again in a few minutes\.$/);
+  });
+});
+
+describe('describeQueueFull', () => {
+  it('names the megabytes of images waiting, the edit’s own and the bound, then the wait, for an edit refused for its images', () => {
+    const MB = 1024 * 1024;
+    expect(describeQueueFull({ queued: 12, maxQueued: 200, waitMs: 120_000, input: { heldBytes: 500 * MB, jobBytes: 40 * MB, maxBytes: 512 * MB } })).toBe(
+      'The bot is busy: the edits waiting hold 500 MB of images, and this one’s 40 MB would pass the most it keeps at once (512 MB), so it was not started and costs nothing; at the present pace a new job would wait about 2 min, so try again then.',
+    );
+    expect(describeQueueFull({ queued: 3, maxQueued: 200, waitMs: undefined, input: { heldBytes: 20_000, jobBytes: 1, maxBytes: 1 * MB } })).toMatch(
+      /hold 1 MB of images, and this one’s 1 MB would pass the most it keeps at once \(1 MB\).*none has been sent in the last minute/,
+    );
   });
 });
 

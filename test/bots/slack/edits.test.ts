@@ -92,6 +92,22 @@ describe('editing images in Slack', () => {
     expect(fake.messages.filter((m) => m.user === fake.botUserId)).toEqual([]);
   });
 
+  it('refuses an edit at once, before downloading its images, when their size would take the queue past its bound for input images', async () => {
+    h = await startHarness({ maxQueuedInputBytes: 50_000 });
+    const { fake } = h;
+    // Another edit's images hold 40 KB of the queue's 50 KB while they download.
+    const other = h.runner.holdInputRoom({ platform: 'slack', userId: 'U0OTHER', channelId: 'C0TEAM', scopeId: fake.teamId }, 40_000);
+    if (other instanceof Error) throw other;
+    const photo = fake.addFile({ name: 'sky.png', bytes: await png(20, 20), size: 20_000 });
+    await fake.userMessage({ channel: 'C0TEAM', text: `<@${fake.botUserId}> make the sky purple --quality low`, files: [photo] });
+    const note = await fake.waitFor(() => fake.ephemerals[0] ?? fake.responses[0], 'the private refusal');
+    other.release();
+
+    expect(JSON.stringify(note)).toContain('The bot is busy');
+    expect(fake.downloads).toEqual([]);
+    expect(h.emulator.requests).toEqual([]);
+  });
+
   it('edits the files of a message that mentions the bot, although app_mention carries no files, and only once', async () => {
     h = await startHarness();
     const { fake } = h;

@@ -24,6 +24,8 @@ export interface HarnessOptions {
   bot?: Partial<SlackBotOptions>;
   /** The runner's ledger (default a file ledger in the data folder); closed by `close()`. */
   store?: QuotaStore;
+  /** The runner's bound on the input images held by queued edits (PICTOR_MAX_QUEUED_INPUT_MB), in bytes. */
+  maxQueuedInputBytes?: number;
 }
 
 export interface Harness {
@@ -66,6 +68,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     shutdownGraceMs: 2000,
     operatorControls: options.controls,
     history: new FileJobHistoryStore({ dir: dataDir }),
+    maxQueuedInputBytes: options.maxQueuedInputBytes,
   });
   const bot = await startSlackBot({
     botToken: fake.botToken,
