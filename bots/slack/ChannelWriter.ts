@@ -1,7 +1,10 @@
+import { LocalImageBucket, type BucketShape } from '../../src/index.js';
+import type { SharedWriteBuckets } from './shared-write-buckets.js';
+
 /** What a write task returns when, at its turn, it has nothing to write (so it costs no slot). */
 export const SKIP: unique symbol = Symbol('skip');
 
-export interface WriteTask<T> {
+interface WriteTaskBase<T> {
   /**
    * Tasks with the same key coalesce: while one is still waiting, another is
    * not queued and shares its result. Such a task must build its payload when
@@ -14,15 +17,32 @@ export interface WriteTask<T> {
    * free slot, and coalesce meanwhile.
    */
   urgent?: boolean | undefined;
-  /**
-   * Counts against the workspace budget (`chat.update`, Slack's Tier 3): every
-   * such write waits for a token. Urgent ones (a job's final update) come
-   * first: while one waits anywhere in the workspace, no progress write takes
-   * a token, so progress is what the budget sheds.
-   */
-  budgeted?: boolean | undefined;
   run: () => Promise<T | typeof SKIP>;
 }
+
+/**
+ * Counts against its workspace's budget (`chat.update`, Slack's Tier 3, which
+ * Slack counts per app per workspace): every such write waits for a token of
+ * `workspace`'s bucket. Urgent ones (a job's final update) come first: while
+ * one waits in the workspace, no progress write of that workspace takes a
+ * token, so progress is what the budget sheds.
+ */
+export interface BudgetedWriteTask<T> extends WriteTaskBase<T> {
+  budgeted: true;
+  /**
+   * The workspace Slack counts the call against: the team id of the workspace
+   * the message is in (for an Enterprise Grid org-wide install too: the
+   * workspace of the request, never the organization's id).
+   */
+  workspace: string;
+}
+
+export interface UnbudgetedWriteTask<T> extends WriteTaskBase<T> {
+  budgeted?: false | undefined;
+  workspace?: string | undefined;
+}
+
+export type WriteTask<T> = BudgetedWriteTask<T> | UnbudgetedWriteTask<T>;
 
 export interface ChannelWriterStats {
   writes: number;
@@ -34,7 +54,8 @@ export interface ChannelWriterStats {
 interface Entry {
   key: string | undefined;
   urgent: boolean;
-  budgeted: boolean;
+  /** The workspace whose budget a budgeted write takes a token of; undefined for a write outside the budget. */
+  workspace: string | undefined;
   run: () => Promise<unknown>;
   promise: Promise<unknown>;
   resolve: (value: unknown) => void;
@@ -48,25 +69,59 @@ interface ChannelState {
   lastEnd: number | undefined;
   /** A write of this channel is in flight. */
   writing: boolean;
-  /** Wakes the drain loop while it waits for a workspace token (a write came that may not need one). */
+  /** Wakes the drain loop while it waits for a token (a write came that may not need one). */
   wake: (() => void) | undefined;
+  /** Writes queued so far: one that came while the loop was choosing is looked at before it sleeps. */
+  added: number;
 }
+
+/** One workspace's budget as this process keeps it. */
+interface WorkspaceBudget {
+  /** The tokens, when the budget is not shared (or the shared one cannot be reached). */
+  local: LocalImageBucket;
+  /** Urgent budgeted writes of the workspace waiting in any channel: the tokens they need are not for progress writes. */
+  urgentWaiting: number;
+  /** When a token was last taken: a budget unused for a whole refill is full again, and can be forgotten. */
+  usedAt: number;
+}
+
+/** Where a write's token came from, to give it back if the write wrote nothing. */
+type TokenFrom = 'local' | 'shared' | undefined;
 
 export interface ChannelWriterOptions {
   /** Least time from the end of one write to the start of the next in the same channel. */
   intervalMs: number;
   /**
-   * Workspace-wide budget of budgeted writes per minute: `chat.update` is
-   * Slack's Tier 3 (about 50 a minute per workspace). With the default burst
-   * of 10, 40 a minute never makes more than 50 calls in any 60 s. Undefined:
-   * no budget.
+   * Each workspace's budget of budgeted writes per minute: `chat.update` is
+   * Slack's Tier 3 (about 50 a minute per app per workspace). With the
+   * default burst of 10, 40 a minute never makes more than 50 calls in any
+   * 60 s. Undefined: no budget.
    */
   backgroundPerMinute?: number | undefined;
-  /** Tokens the budget can save up. Default 10. */
+  /** Tokens each workspace's budget can save up. Default 10. */
   backgroundBurst?: number | undefined;
+  /**
+   * Buckets shared with the other replicas (Redis): each workspace's budget,
+   * and each channel's pace (one write start per `intervalMs` across all
+   * replicas, on top of this process's own pace). Undefined: this process
+   * counts alone. When they cannot be reached, the process paces with its own.
+   */
+  shared?: SharedWriteBuckets | undefined;
+  /**
+   * With a shared budget: tokens a progress write leaves in the bucket for the
+   * final updates of the other replicas, which this process does not see
+   * waiting. Default 3.
+   */
+  sharedHeadroom?: number | undefined;
   /** Called when Slack refused a write (an error answer, or no answer); for metrics. */
   onFailure?: (() => void) | undefined;
+  /** The clock of the budgets and pace (tests). Default Date.now. */
+  now?: (() => number) | undefined;
 }
+
+/** Workspace budgets kept before the full ones are forgotten. */
+const KEPT_BUDGETS = 1000;
+const DEFAULT_SHARED_HEADROOM = 3;
 
 /**
  * Paces writes to Slack channels: one at a time per channel, each starting at
@@ -74,20 +129,23 @@ export interface ChannelWriterOptions {
  * message per second per channel), so a burst of jobs never draws a 429.
  * Urgent writes (new job messages, results, notes) go first; progress writes
  * coalesce by key, so a busy channel shows the latest state instead of
- * falling behind.
+ * falling behind. Message updates also wait for their workspace's budget
+ * (`backgroundPerMinute`), one bucket per workspace, kept by the rule of the
+ * image bucket (src/core/image-bucket.ts) with weight 1; with `shared`, the
+ * replicas keep each bucket together in Redis.
  */
 export class ChannelWriter {
   readonly intervalMs: number;
   readonly #channels = new Map<string, ChannelState>();
   readonly #idleWaiters: (() => void)[] = [];
   readonly #stats: ChannelWriterStats = { writes: 0, skipped: 0, coalesced: 0, failed: 0 };
-  readonly #perMs: number | undefined;
-  readonly #burst: number;
+  readonly #budgetShape: BucketShape | undefined;
+  readonly #paceShape: BucketShape;
+  readonly #budgets = new Map<string, WorkspaceBudget>();
+  readonly #shared: SharedWriteBuckets | undefined;
+  readonly #sharedHeadroom: number;
   readonly #onFailure: (() => void) | undefined;
-  #tokens: number;
-  #tokensAt = Date.now();
-  /** Urgent budgeted writes waiting in any channel: the tokens they need are not for progress writes. */
-  #urgentWaiting = 0;
+  readonly #now: () => number;
 
   constructor(options: ChannelWriterOptions) {
     if (!(Number.isFinite(options.intervalMs) && options.intervalMs >= 0)) throw new RangeError('intervalMs must be a number of milliseconds ≥ 0');
@@ -95,16 +153,19 @@ export class ChannelWriter {
     if (perMinute !== undefined && !(Number.isFinite(perMinute) && perMinute > 0)) throw new RangeError('backgroundPerMinute must be a number above 0');
     this.intervalMs = options.intervalMs;
     this.#onFailure = options.onFailure;
-    this.#perMs = perMinute === undefined ? undefined : perMinute / 60_000;
-    this.#burst = Math.max(1, options.backgroundBurst ?? 10);
-    this.#tokens = this.#burst;
+    this.#now = options.now ?? Date.now;
+    this.#budgetShape = perMinute === undefined ? undefined : { capacity: Math.max(1, options.backgroundBurst ?? 10), intervalMs: 60_000 / perMinute, toleranceMs: 0 };
+    this.#paceShape = { capacity: 1, intervalMs: options.intervalMs, toleranceMs: 0 };
+    this.#shared = options.shared;
+    this.#sharedHeadroom = Math.max(0, options.sharedHeadroom ?? DEFAULT_SHARED_HEADROOM);
   }
 
   /** Queues a write to a channel; resolves with its result (undefined when skipped). */
   write<T>(channel: string, task: WriteTask<T>): Promise<T | undefined> {
+    if (task.budgeted === true && typeof task.workspace !== 'string') return Promise.reject(new TypeError('a budgeted write needs the workspace Slack counts it against'));
     let state = this.#channels.get(channel);
     if (!state) {
-      state = { queue: [], running: false, writing: false, lastEnd: undefined, wake: undefined };
+      state = { queue: [], running: false, writing: false, lastEnd: undefined, wake: undefined, added: 0 };
       this.#channels.set(channel, state);
     }
     if (task.key !== undefined) {
@@ -120,9 +181,11 @@ export class ChannelWriter {
       resolve = res;
       reject = rej;
     });
-    const entry = { key: task.key, urgent: task.urgent === true, budgeted: task.budgeted === true, run: task.run, promise, resolve, reject };
+    const workspace = task.budgeted === true && this.#budgetShape ? task.workspace : undefined;
+    const entry: Entry = { key: task.key, urgent: task.urgent === true, workspace, run: task.run, promise, resolve, reject };
     state.queue.push(entry);
-    if (entry.urgent && entry.budgeted && this.#perMs !== undefined) this.#urgentWaiting++;
+    state.added++;
+    if (entry.urgent && workspace !== undefined) this.#budget(workspace).urgentWaiting++;
     if (!state.running) void this.#drain(channel, state);
     else state.wake?.();
     return promise as Promise<T | undefined>;
@@ -152,24 +215,66 @@ export class ChannelWriter {
     });
   }
 
-  /** How long until a budgeted write may go (0: now); a progress write also leaves the tokens urgent ones wait for. */
-  #tokenWait(urgent: boolean): number {
-    if (this.#perMs === undefined) return 0;
-    this.#refill();
-    const needed = urgent ? 1 : 1 + this.#urgentWaiting;
-    return this.#tokens >= needed ? 0 : Math.ceil((needed - this.#tokens) / this.#perMs);
+  #budget(workspace: string): WorkspaceBudget {
+    let budget = this.#budgets.get(workspace);
+    if (!budget) {
+      if (this.#budgets.size >= KEPT_BUDGETS) this.#forgetFullBudgets();
+      budget = { local: new LocalImageBucket(this.#budgetShape!, this.#now), urgentWaiting: 0, usedAt: Number.NEGATIVE_INFINITY };
+      this.#budgets.set(workspace, budget);
+    }
+    return budget;
   }
 
-  #takeToken(): void {
-    if (this.#perMs === undefined) return;
-    this.#refill();
-    this.#tokens -= 1;
+  /** Budgets nobody waits for whose bucket is full again: a new one starts full, the same. */
+  #forgetFullBudgets(): void {
+    const { capacity, intervalMs } = this.#budgetShape!;
+    const fullSince = this.#now() - capacity * intervalMs;
+    for (const [workspace, budget] of this.#budgets) if (budget.urgentWaiting === 0 && budget.usedAt <= fullSince) this.#budgets.delete(workspace);
   }
 
-  #refill(): void {
-    const now = Date.now();
-    this.#tokens = Math.min(this.#burst, this.#tokens + (now - this.#tokensAt) * this.#perMs!);
-    this.#tokensAt = now;
+  /**
+   * Takes a token of the workspace's budget for a write: wait 0 and where it came from, or how long until one may be
+   * taken. A progress write leaves the tokens the workspace's waiting urgent writes need, and, when the budget is
+   * shared, `sharedHeadroom` more for the urgent writes of other replicas.
+   */
+  async #takeToken(workspace: string, urgent: boolean): Promise<{ waitMs: number; from: TokenFrom }> {
+    const budget = this.#budget(workspace);
+    const headroom = urgent ? 0 : budget.urgentWaiting;
+    // The urgent writes waiting here need every token the bucket can hold: they take the next ones.
+    if (headroom >= this.#budgetShape!.capacity) return { waitMs: Math.ceil(this.#budgetShape!.intervalMs), from: undefined };
+    let waitMs = await this.#shared?.take(`updates:${workspace}`, this.#budgetShape!, urgent ? 0 : headroom + this.#sharedHeadroom);
+    let from: TokenFrom = 'shared';
+    if (waitMs === undefined) {
+      waitMs = await budget.local.take(1, headroom);
+      from = 'local';
+    }
+    if (waitMs > 0) return { waitMs, from: undefined };
+    budget.usedAt = this.#now();
+    return { waitMs: 0, from };
+  }
+
+  #giveTokenBack(workspace: string, from: TokenFrom): void {
+    if (from === 'shared') void this.#shared!.giveBack(`updates:${workspace}`, this.#budgetShape!);
+    else if (from === 'local') void this.#budget(workspace).local.giveBack(1);
+  }
+
+  /**
+   * The write to run next, its token taken: an urgent write that may go first, then the oldest write that needs no
+   * token or finds one. Otherwise how long until one may.
+   */
+  async #choose(state: ChannelState): Promise<{ entry: Entry; from: TokenFrom } | { entry: undefined; waitMs: number }> {
+    const tried = new Set<string>();
+    let waitMs = Number.POSITIVE_INFINITY;
+    for (const entry of [...state.queue.filter((e) => e.urgent), ...state.queue.filter((e) => !e.urgent)]) {
+      if (entry.workspace === undefined) return { entry, from: undefined };
+      const kind = `${entry.urgent ? 'urgent' : 'progress'}:${entry.workspace}`;
+      if (tried.has(kind)) continue;
+      tried.add(kind);
+      const token = await this.#takeToken(entry.workspace, entry.urgent);
+      if (token.waitMs === 0) return { entry, from: token.from };
+      waitMs = Math.min(waitMs, token.waitMs);
+    }
+    return { entry: undefined, waitMs };
   }
 
   #sleep(state: ChannelState, ms: number): Promise<void> {
@@ -186,48 +291,53 @@ export class ChannelWriter {
 
   async #drain(channel: string, state: ChannelState): Promise<void> {
     state.running = true;
+    const paceName = `channel:${channel}`;
     try {
       for (;;) {
         if (state.queue.length === 0) break;
-        const wait = state.lastEnd === undefined ? 0 : state.lastEnd + this.intervalMs - Date.now();
+        const wait = state.lastEnd === undefined ? 0 : state.lastEnd + this.intervalMs - this.#now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        // Chosen after the wait: an urgent write that came meanwhile goes first;
-        // then the oldest write that needs no token, or finds one.
-        const urgentWait = this.#tokenWait(true);
-        const progressWait = this.#tokenWait(false);
-        const mayGo = (e: Entry) => !e.budgeted || (e.urgent ? urgentWait : progressWait) === 0;
-        let index = state.queue.findIndex((e) => e.urgent && mayGo(e));
-        if (index < 0) index = state.queue.findIndex(mayGo);
-        if (index < 0) {
-          const waits = state.queue.map((e) => (e.urgent ? urgentWait : progressWait));
-          await this.#sleep(state, Math.max(1, Math.min(...waits)));
+        // With replicas: this channel's turn among all of them (when Redis cannot answer, this process's pace alone).
+        let paced = false;
+        if (this.#shared && this.intervalMs > 0) {
+          const paceWait = await this.#shared.take(paceName, this.#paceShape);
+          if (paceWait !== undefined && paceWait > 0) {
+            await this.#sleep(state, paceWait);
+            continue;
+          }
+          paced = paceWait === 0;
+        }
+        // Chosen after the waits: an urgent write that came meanwhile goes first.
+        const added = state.added;
+        const chosen = await this.#choose(state);
+        if (!chosen.entry) {
+          if (paced) void this.#shared!.giveBack(paceName, this.#paceShape);
+          // A write that came while the tokens were asked for may need none: looked at before sleeping.
+          if (state.added === added) await this.#sleep(state, Math.max(1, Math.min(chosen.waitMs, 60_000)));
           continue;
         }
-        const [entry] = state.queue.splice(index, 1);
-        if (!entry) break;
-        const took = entry.budgeted && this.#perMs !== undefined;
-        if (took) {
-          this.#takeToken();
-          if (entry.urgent) this.#urgentWaiting--;
-        }
+        const { entry, from } = chosen;
+        state.queue.splice(state.queue.indexOf(entry), 1);
+        if (entry.urgent && entry.workspace !== undefined) this.#budget(entry.workspace).urgentWaiting--;
         state.writing = true;
         try {
           const result = await entry.run();
           if (result === SKIP) {
-            // Nothing was written: the token goes back.
-            if (took) this.#tokens = Math.min(this.#burst, this.#tokens + 1);
+            // Nothing was written: the token and the channel's turn go back.
+            if (entry.workspace !== undefined) this.#giveTokenBack(entry.workspace, from);
+            if (paced) void this.#shared!.giveBack(paceName, this.#paceShape);
             this.#stats.skipped++;
             entry.resolve(undefined);
           } else {
             this.#stats.writes++;
-            state.lastEnd = Date.now();
+            state.lastEnd = this.#now();
             entry.resolve(result);
           }
         } catch (error) {
           // The request may have reached Slack: it counts against the channel.
           this.#stats.failed++;
           this.#onFailure?.();
-          state.lastEnd = Date.now();
+          state.lastEnd = this.#now();
           entry.reject(error);
         } finally {
           state.writing = false;

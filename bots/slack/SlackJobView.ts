@@ -183,6 +183,7 @@ export class SlackJobView {
       .write(this.#channelId, {
         key: `progress:${this.#state.jobId}`,
         budgeted: true,
+        workspace: this.#o.request.teamId,
         run: async () => {
           if (!this.#messageTs || this.#isFinal() || this.#shownVersion >= this.#version) return SKIP;
           await this.#update();
@@ -282,6 +283,7 @@ export class SlackJobView {
             this.#o.writer.write(this.#channelId, {
               urgent: true,
               budgeted: true,
+              workspace: this.#o.request.teamId,
               run: async () => {
                 if (this.#shownVersion >= this.#version) return SKIP;
                 await this.#update();

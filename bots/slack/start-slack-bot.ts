@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Redis } from 'ioredis';
 import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
 import { describeUnreachable, scrubSecrets, ValidationError, withTimeout, type LoggerLike, type SeenRequests } from '../../src/index.js';
 import type { BotContext } from './bot-context.js';
@@ -17,6 +18,7 @@ import { registerUninstalls } from './listeners/uninstalls.js';
 import { createReplayGuard } from './replay-guard.js';
 import { RequestStore } from './RequestStore.js';
 import { SlackJobs, type SlackJobRunner } from './SlackJobs.js';
+import { SharedWriteBuckets } from './shared-write-buckets.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
 import { startSweeper, type StateStore } from '../state/index.js';
 import { slackErrorCode } from './slack-error-code.js';
@@ -83,15 +85,23 @@ export interface SlackBotOptions {
   /** Least time between two writes to one channel. Default 1000 ms (Slack's ~1 message per second per channel). */
   channelWriteIntervalMs?: number | undefined;
   /**
-   * Workspace-wide budget of message updates (chat.update, Slack's Tier 3:
-   * about 50 a minute) per minute, 10 of which can be saved up. Every update
-   * waits for it; a job's final update goes first, and progress updates
-   * (queue position, status) coalesce meanwhile and are what is shed.
-   * Default 40 (never more than 50 in any 60 s).
+   * Each workspace's budget of message updates (chat.update, Slack's Tier 3:
+   * about 50 a minute per app per workspace) per minute, 10 of which can be
+   * saved up. Every update waits for its workspace's budget; a job's final
+   * update goes first, and progress updates (queue position, status) coalesce
+   * meanwhile and are what is shed. Default 40 (never more than 50 in any 60 s).
    */
   progressWritesPerMinute?: number | undefined;
   /** Updates of that budget that can be saved up. Default 10. */
   progressWritesBurst?: number | undefined;
+  /**
+   * With replicas (`REDIS_URL`): the Redis connection and key prefix through
+   * which they share each workspace's budget of updates and each channel's
+   * pace (keys `<prefix>:slack:updates:<team id>:tat` and
+   * `<prefix>:slack:channel:<channel id>:tat`). Undefined: this process counts
+   * alone. Not closed by `stop()`.
+   */
+  sharedWrites?: { redis: Redis; prefix: string } | undefined;
   /** Command names, as in the app manifest. */
   commands?: { imagine?: string | undefined; edit?: string | undefined } | undefined;
   /**
@@ -222,6 +232,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     intervalMs: options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS,
     backgroundPerMinute: options.progressWritesPerMinute ?? DEFAULT_PROGRESS_WRITES_PER_MINUTE,
     backgroundBurst: options.progressWritesBurst,
+    shared: options.sharedWrites && new SharedWriteBuckets({ ...options.sharedWrites, logger }),
     onFailure: options.onWriteRefused,
   });
   const single: Workspace | undefined = options.botToken && auth ? { client: clients.client(options.botToken), botToken: options.botToken, botUserId: auth.botUserId } : undefined;

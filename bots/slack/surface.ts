@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { closeRedis, connectRedis, type LoggerLike, type RedisConfig } from '../../src/index.js';
 import type { Surface } from '../surface.js';
 import { readSlackConfig, type SlackConfig } from './config.js';
@@ -17,8 +18,11 @@ export const slackSurface: Surface<SlackConfig> = {
   async start(config, ctx) {
     // With OAuth, the installations (each workspace's bot token) live beside the other shared state: Redis when set, else the data folder.
     const installationsRedis = config.oauth && ctx.redis ? await connectRedis(ctx.redis.url, { logger: ctx.logger, name: 'pictor-slack-installations' }) : undefined;
+    // With Redis, the replicas share each workspace's budget of message updates and each channel's pace.
+    let writesRedis: Redis | undefined;
     let bot;
     try {
+      writesRedis = ctx.redis ? await connectRedis(ctx.redis.url, { logger: ctx.logger, name: 'pictor-slack-writes' }) : undefined;
       bot = await startSlackBot({
         ...config,
         oauth: config.oauth && {
@@ -31,8 +35,10 @@ export const slackSurface: Surface<SlackConfig> = {
         seenRequests: ctx.seenRequests,
         logger: ctx.logger,
         onWriteRefused: ctx.onWriteRefused,
+        sharedWrites: writesRedis && ctx.redis && { redis: writesRedis, prefix: ctx.redis.prefix },
       });
     } catch (error) {
+      if (writesRedis) await closeRedis(writesRedis);
       if (installationsRedis) await closeRedis(installationsRedis);
       throw error;
     }
@@ -64,6 +70,7 @@ export const slackSurface: Surface<SlackConfig> = {
         await presence?.replicas.leave();
         await running.stop();
         if (presence) await closeRedis(presence.redis);
+        if (writesRedis) await closeRedis(writesRedis);
         if (installationsRedis) await closeRedis(installationsRedis);
       },
     };

@@ -45,6 +45,7 @@ export async function sweepInterrupted(input: {
           writer.write(request.channelId, {
             urgent: true,
             budgeted: true,
+            workspace: request.teamId,
             run: () => client.chat.update({ channel: request.channelId, ts: request.messageTs!, text: rendered.text, blocks: rendered.blocks }),
           }),
         [1000, 3000],

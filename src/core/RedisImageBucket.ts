@@ -7,7 +7,7 @@ import { imagesAvailable, type BucketShape, type ImageBucket } from './image-buc
  * on machines whose clocks differ share one bucket. KEYS[1] holds the bucket's
  * `tat` (ms, Redis time); it expires once the bucket would be full again, which
  * reads as "full" (no key). ARGV: operation (take, give, drain, peek), weight or
- * ms, capacity, interval ms, tolerance ms. Answers [wait ms, tat, now] as strings.
+ * ms, capacity, interval ms, tolerance ms, headroom (take). Answers [wait ms, tat, now] as strings.
  * test/core/image-bucket.test.ts runs the same cases against this and the local bucket.
  */
 const BUCKET_SCRIPT = `
@@ -18,12 +18,14 @@ local arg = tonumber(ARGV[2])
 local capacity = tonumber(ARGV[3])
 local interval = tonumber(ARGV[4])
 local tolerance = tonumber(ARGV[5])
+local headroom = tonumber(ARGV[6] or '0')
 local stored = redis.call('get', KEYS[1])
 local tat = stored and tonumber(stored) or (now - capacity * interval - tolerance)
 local wait = 0
 if op == 'take' then
   local w = math.min(math.max(1, arg), capacity)
-  local excess = tat - now - ((capacity - w) * interval - tolerance)
+  local h = math.min(math.max(0, headroom), capacity - w)
+  local excess = tat - now - ((capacity - w - h) * interval - tolerance)
   if excess > 0 then
     wait = math.ceil(excess)
   else
@@ -46,7 +48,7 @@ return { tostring(wait), string.format('%.3f', tat), string.format('%.3f', now) 
 `;
 
 type Scripts = Redis & {
-  pictorImageBucket(key: string, op: string, arg: number, capacity: number, intervalMs: number, toleranceMs: number): Promise<[string, string, string]>;
+  pictorImageBucket(key: string, op: string, arg: number, capacity: number, intervalMs: number, toleranceMs: number, headroom: number): Promise<[string, string, string]>;
 };
 
 /** The bucket of every process that shares one Redis and prefix. Uses the connection it is given; never closes it. */
@@ -56,17 +58,19 @@ export class RedisImageBucket implements ImageBucket {
 
   constructor(
     redis: Redis,
-    /** The account's key prefix: the bucket is `<prefix>:images:tat`. */
+    /** The account's key prefix: the bucket is `<prefix>:<name>:tat`. */
     prefix: string,
     readonly shape: BucketShape,
+    /** Which bucket under the prefix. Default `images` (the account's images per minute). */
+    name = 'images',
   ) {
     this.#redis = redis as Scripts;
-    this.#key = `${prefix}:images:tat`;
+    this.#key = `${prefix}:${name}:tat`;
     if (!this.#redis.pictorImageBucket) this.#redis.defineCommand('pictorImageBucket', { numberOfKeys: 1, lua: BUCKET_SCRIPT });
   }
 
-  async take(weight: number): Promise<number> {
-    return Number((await this.#call('take', weight))[0]);
+  async take(weight: number, headroom = 0): Promise<number> {
+    return Number((await this.#call('take', weight, headroom))[0]);
   }
 
   async giveBack(weight: number): Promise<void> {
@@ -82,8 +86,8 @@ export class RedisImageBucket implements ImageBucket {
     return imagesAvailable(this.shape, Number(tat), Number(now));
   }
 
-  #call(op: 'take' | 'give' | 'drain' | 'peek', arg: number): Promise<[string, string, string]> {
+  #call(op: 'take' | 'give' | 'drain' | 'peek', arg: number, headroom = 0): Promise<[string, string, string]> {
     const { capacity, intervalMs, toleranceMs } = this.shape;
-    return this.#redis.pictorImageBucket(this.#key, op, arg, capacity, intervalMs, toleranceMs);
+    return this.#redis.pictorImageBucket(this.#key, op, arg, capacity, intervalMs, toleranceMs, headroom);
   }
 }

@@ -18,6 +18,16 @@
  * costs is `tolerance` of waiting once per burst — a fraction of an image — and
  * nothing in the steady rate, which is the account's whole limit.
  *
+ * A request may also ask for `headroom`: it leaves only if `headroom` more
+ * units would still be left after it (it waits for
+ * `tat − now ≤ (capacity − weight − headroom) × interval − tolerance`) but
+ * takes only its own `weight`. That is how a less urgent caller leaves the
+ * last units to more urgent ones it cannot see (other processes).
+ *
+ * The rule knows nothing of images: the Slack bot paces its `chat.update`
+ * calls (Slack's Tier 3, per workspace) and its writes to a channel with the
+ * same buckets, weight 1 (bots/slack/ChannelWriter.ts).
+ *
  * The same rule runs in Redis for processes that share one limiter
  * (`RedisImageBucket`); test/core/image-bucket.test.ts runs the same cases
  * against both.
@@ -40,10 +50,14 @@ export function bucketShape(imagesPerMinute: number, toleranceMs: number = DEFAU
   return { capacity: imagesPerMinute, intervalMs: 60_000 / imagesPerMinute, toleranceMs: Math.max(0, toleranceMs) };
 }
 
-/** Whether `weight` images may leave at `now`: `waitMs` 0 and the new `tat` when they may, else how long until they may. */
-export function decideTake(shape: BucketShape, tat: number, now: number, weight: number): { waitMs: number; tat: number } {
+/**
+ * Whether `weight` images may leave at `now` with `headroom` more still left after them: `waitMs` 0 and the new `tat`
+ * when they may, else how long until they may. The headroom is at most what the bucket holds besides the weight.
+ */
+export function decideTake(shape: BucketShape, tat: number, now: number, weight: number, headroom = 0): { waitMs: number; tat: number } {
   const w = Math.min(Math.max(1, weight), shape.capacity);
-  const excess = tat - now - ((shape.capacity - w) * shape.intervalMs - shape.toleranceMs);
+  const h = Math.min(Math.max(0, headroom), shape.capacity - w);
+  const excess = tat - now - ((shape.capacity - w - h) * shape.intervalMs - shape.toleranceMs);
   if (excess > 0) return { waitMs: Math.ceil(excess), tat };
   return { waitMs: 0, tat: Math.max(tat, now) + w * shape.intervalMs };
 }
@@ -61,8 +75,11 @@ export function drainedTat(shape: BucketShape, tat: number, now: number, ms: num
 /** Where a bucket's `tat` lives: in this process, or in Redis for every process of the account. */
 export interface ImageBucket {
   readonly shape: BucketShape;
-  /** Takes `weight` images if they may leave now and answers 0; otherwise takes nothing and answers how many ms to wait. */
-  take(weight: number): Promise<number>;
+  /**
+   * Takes `weight` images if they may leave now (with `headroom` more still left after them, default 0) and answers 0;
+   * otherwise takes nothing and answers how many ms to wait.
+   */
+  take(weight: number, headroom?: number): Promise<number>;
   /** Gives back images taken by a request that then did not leave (cancelled). */
   giveBack(weight: number): Promise<void>;
   /** Empties the bucket until `ms` from now (the service answered 429 with a wait). */
@@ -80,8 +97,8 @@ export class LocalImageBucket implements ImageBucket {
     private readonly now: () => number = Date.now,
   ) {}
 
-  take(weight: number): Promise<number> {
-    const decision = decideTake(this.shape, this.#tat, this.now(), weight);
+  take(weight: number, headroom = 0): Promise<number> {
+    const decision = decideTake(this.shape, this.#tat, this.now(), weight, headroom);
     this.#tat = decision.tat;
     return Promise.resolve(decision.waitMs);
   }

@@ -140,6 +140,17 @@ describe.each(bucketKinds)('an image bucket %s', (_name, make) => {
     expect(await bucket.take(1)).toBeGreaterThan(2000);
   });
 
+  it('lets a request that asks for headroom leave only while that much more is left, and takes only its own weight', async () => {
+    const bucket = await make(bucketShape(6, 0));
+    for (let i = 0; i < 4; i++) expect(await bucket.take(1, 2)).toBe(0);
+    expect(await bucket.take(1, 2)).toBeGreaterThan(0);
+    expect(await bucket.available()).toBe(2);
+    // A caller without headroom takes the last two.
+    expect(await bucket.take(1)).toBe(0);
+    expect(await bucket.take(1)).toBe(0);
+    expect(await bucket.take(1)).toBeGreaterThan(0);
+  });
+
   it('keeps the tolerance out of a burst: five single images of six leave at once, the sixth a tolerance later', async () => {
     const bucket = await make(bucketShape(6, 1000));
     for (let i = 0; i < 5; i++) expect(await bucket.take(1)).toBe(0);

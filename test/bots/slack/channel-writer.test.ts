@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ChannelWriter, SKIP } from '../../../bots/slack/ChannelWriter.js';
 
 describe('ChannelWriter', () => {
@@ -52,12 +52,12 @@ describe('ChannelWriter', () => {
   });
 });
 
-describe('ChannelWriter’s workspace budget', () => {
+describe('ChannelWriter’s workspace budgets', () => {
   it('holds every budgeted write beyond the budget, never unbudgeted ones, and gives the next token to a final update before progress', async () => {
     const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 600, backgroundBurst: 1 });
     const done: string[] = [];
     const write = (channel: string, name: string, task: { urgent?: boolean; budgeted?: boolean }) =>
-      writer.write(channel, { ...task, run: async () => void done.push(name) });
+      writer.write(channel, task.budgeted ? { ...task, budgeted: true, workspace: 'T1', run: async () => void done.push(name) } : { urgent: task.urgent, run: async () => void done.push(name) });
     const all = [
       write('C1', 'progress-1', { budgeted: true }),
       write('C2', 'progress-2', { budgeted: true }),
@@ -72,9 +72,32 @@ describe('ChannelWriter’s workspace budget', () => {
     expect(done.slice(3)).toEqual(['final-3', 'progress-2']);
   });
 
+  it('gives each workspace a budget of its own: a busy one does not hold back the updates of another', async () => {
+    // One token a minute, two saved up: in each workspace two updates go now and the rest wait.
+    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 1, backgroundBurst: 2 });
+    const done: string[] = [];
+    const update = (workspace: string, channel: string, urgent = false) =>
+      void writer.write(channel, { budgeted: true, workspace, urgent, run: async () => void done.push(`${workspace}/${channel}`) });
+    for (const channel of ['C1', 'C2', 'C3', 'C4']) update('T1', channel);
+    update('T2', 'C5');
+    update('T2', 'C6', true);
+    update('T2', 'C7');
+    await vi.waitFor(() => expect(done).toHaveLength(4));
+    expect(done.filter((d) => d.startsWith('T1/'))).toEqual(['T1/C1', 'T1/C2']);
+    // T2's waiting final update keeps T2's last token from its progress, not T1's.
+    expect(done.filter((d) => d.startsWith('T2/')).sort()).toEqual(['T2/C5', 'T2/C6']);
+    expect(writer.pending).toBe(3);
+  });
+
+  it('refuses a budgeted write that does not say its workspace', async () => {
+    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 60 });
+    const task = { budgeted: true, run: async () => 'written' } as unknown as Parameters<typeof writer.write<string>>[1];
+    await expect(writer.write('C1', task)).rejects.toThrow(TypeError);
+  });
+
   it('gives the token back when a progress write has nothing to write', async () => {
     const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 1, backgroundBurst: 1 });
-    await writer.write('C1', { budgeted: true, run: async () => SKIP });
-    await expect(writer.write('C2', { budgeted: true, run: async () => 'written' })).resolves.toBe('written');
+    await writer.write('C1', { budgeted: true, workspace: 'T1', run: async () => SKIP });
+    await expect(writer.write('C2', { budgeted: true, workspace: 'T1', run: async () => 'written' })).resolves.toBe('written');
   });
 });
