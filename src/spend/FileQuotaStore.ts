@@ -43,7 +43,10 @@ const OPEN_LEDGERS = new Set<string>();
  * takes the ledger's lock file, reads the ledger, changes it and writes it
  * atomically (temporary file, fsync, rename) before it lets go and answers,
  * so two processes never both spend the last dollar and a crash loses
- * nothing that was answered. The previous version is kept beside it
+ * nothing that was answered. A commit awaits only its fsyncs: the other
+ * steps are synchronous calls on small local files, since a job's `markSent`
+ * stands between the limiter's grant and the request leaving, and each awaited
+ * call would wait a turn of a busy event loop. The previous version is kept beside it
  * (`<file>.bak`); `open()` checks every file at start: it restores that copy
  * when the ledger is unreadable, and the chat caps' copy likewise.
  */
