@@ -1,8 +1,8 @@
-import { constants } from 'node:fs';
-import { access, copyFile, mkdir, open, readFile, rename, stat } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { access, copyFile, readFile, rename, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomically } from '../core/atomic-file.js';
+import { fsyncOf, writeFileAtomically } from '../core/atomic-file.js';
 import { CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { DocumentQuotaStore, type DocumentQuotaStoreOptions } from './DocumentQuotaStore.js';
 import { LedgerUnreadableError } from './errors.js';
@@ -43,7 +43,10 @@ const OPEN_LEDGERS = new Set<string>();
  * takes the ledger's lock file, reads the ledger, changes it and writes it
  * atomically (temporary file, fsync, rename) before it lets go and answers,
  * so two processes never both spend the last dollar and a crash loses
- * nothing that was answered. The previous version is kept beside it
+ * nothing that was answered. A commit awaits only its fsyncs: the other
+ * steps are synchronous calls on small local files, since a job's `markSent`
+ * stands between the limiter's grant and the request leaving, and each awaited
+ * call would wait a turn of a busy event loop. The previous version is kept beside it
  * (`<file>.bak`); `open()` checks every file at start: it restores that copy
  * when the ledger is unreadable, and the chat caps' copy likewise.
  */
@@ -153,7 +156,7 @@ export class FileQuotaStore extends DocumentQuotaStore {
   }
 
   protected async locked<T>(task: () => Promise<T>): Promise<T> {
-    await mkdir(this.#dir, { recursive: true, mode: 0o700 });
+    mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
     return withFileLock(`${this.path}.lock`, task);
   }
 
@@ -171,13 +174,13 @@ export class FileQuotaStore extends DocumentQuotaStore {
 
   /** Temporary file, fsync, then the current version becomes the backup and the new one takes its place. */
   protected async write(ledger: Ledger): Promise<void> {
-    await writeFileAtomically(this.path, JSON.stringify(ledger), { backupPath: this.backupPath });
+    await writeFileAtomically(this.path, JSON.stringify(ledger), { backupPath: this.backupPath, inline: true });
   }
 
   async #read(path: string): Promise<{ ok: true; ledger: Ledger } | { ok: false; problem: string | undefined; cause?: unknown }> {
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      text = readFileSync(path, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: false, problem: undefined };
       throw error;
@@ -204,16 +207,17 @@ export class FileQuotaStore extends DocumentQuotaStore {
       }
     }
     if (records.length === 0) return;
-    const handle = await open(this.usagePath, 'a+', 0o600);
+    const fd = openSync(this.usagePath, 'a+', 0o600);
     try {
       // A line a crash cut short is left as it is (it is skipped when read); the next record starts on a line of its own.
-      const { size } = await handle.stat();
+      const { size } = fstatSync(fd);
       const last = Buffer.alloc(1);
-      const cut = size > 0 && (await handle.read(last, 0, 1, size - 1)).bytesRead === 1 && last[0] !== 0x0a;
-      await handle.appendFile(`${cut ? '\n' : ''}${records.map((r) => `${JSON.stringify(r)}\n`).join('')}`);
-      await handle.sync();
+      const cut = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
+      const bytes = Buffer.from(`${cut ? '\n' : ''}${records.map((r) => `${JSON.stringify(r)}\n`).join('')}`);
+      for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
+      await fsyncOf(fd);
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
   }
 
@@ -243,7 +247,7 @@ export class FileQuotaStore extends DocumentQuotaStore {
   protected async readCapOverrides(): Promise<CapOverridesFile> {
     let text: string;
     try {
-      text = await readFile(this.capOverridesPath, 'utf8');
+      text = readFileSync(this.capOverridesPath, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, scopes: {} };
       throw new LedgerUnreadableError(this.capOverridesPath, "cannot be read (the chat admins' caps)", { cause: error, remedy: CAP_OVERRIDES_REMEDY });

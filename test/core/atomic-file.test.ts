@@ -14,15 +14,18 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
-describe('writeFileAtomically', () => {
+describe.each([
+  { steps: 'awaited one by one', inline: false },
+  { steps: 'inline but the fsync', inline: true },
+])('writeFileAtomically, its steps $steps', ({ inline }) => {
   it('writes a first version (0600) with no backup, then keeps the previous version as the backup', async () => {
     const dir = await tempDir();
     const file = join(dir, 'store.json');
-    await writeFileAtomically(file, 'one', { backupPath: `${file}.bak` });
+    await writeFileAtomically(file, 'one', { backupPath: `${file}.bak`, inline });
     expect(await readdir(dir)).toEqual(['store.json']);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
 
-    await writeFileAtomically(file, 'two', { backupPath: `${file}.bak` });
+    await writeFileAtomically(file, 'two', { backupPath: `${file}.bak`, inline });
 
     expect(await readFile(file, 'utf8')).toBe('two');
     expect(await readFile(`${file}.bak`, 'utf8')).toBe('one');
@@ -32,14 +35,14 @@ describe('writeFileAtomically', () => {
   it('never leaves the file missing to a reader while it is rewritten', async () => {
     const dir = await tempDir();
     const file = join(dir, 'store.json');
-    await writeFileAtomically(file, '0', { backupPath: `${file}.bak` });
+    await writeFileAtomically(file, '0', { backupPath: `${file}.bak`, inline });
     let writing = true;
     const reads: string[] = [];
     const reader = (async () => {
       while (writing) reads.push(await readFile(file, 'utf8'));
     })();
 
-    for (let i = 1; i <= 50; i++) await writeFileAtomically(file, String(i), { backupPath: `${file}.bak` });
+    for (let i = 1; i <= 50; i++) await writeFileAtomically(file, String(i), { backupPath: `${file}.bak`, inline });
     writing = false;
     await reader;
 
@@ -49,7 +52,7 @@ describe('writeFileAtomically', () => {
 
   it('leaves no temporary file behind when the write fails', async () => {
     const dir = await tempDir();
-    await expect(writeFileAtomically(join(dir, 'missing', 'store.json'), 'x')).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(writeFileAtomically(join(dir, 'missing', 'store.json'), 'x', { inline })).rejects.toMatchObject({ code: 'ENOENT' });
     expect(await readdir(dir)).toEqual([]);
   });
 });

@@ -1,0 +1,101 @@
+import { basename } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { FileQuotaStore } from '../../src/index.js';
+import { useTempDirs } from '../helpers/runner-harness.js';
+
+/**
+ * What a commit of the file ledger waits for. A job's `markSent` stands between
+ * the limiter letting its request go and the request leaving, so on a busy
+ * event loop every awaited file call there delays the request by a turn of the
+ * loop: a commit awaits its fsyncs and nothing else.
+ */
+const io = vi.hoisted(() => ({ recording: false, awaited: [] as string[], synced: [] as string[], paths: new Map<number, string>() }));
+
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const actual = await importOriginal<Record<string, unknown>>();
+  const counted = Object.fromEntries(
+    Object.entries(actual).map(([name, value]) => [
+      name,
+      typeof value === 'function'
+        ? (...args: unknown[]) => {
+            if (io.recording) io.awaited.push(name);
+            return (value as (...a: unknown[]) => unknown)(...args);
+          }
+        : value,
+    ]),
+  );
+  return { ...counted, default: counted };
+});
+
+vi.mock('node:fs', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:fs')>();
+  const openSync = ((path: string, ...rest: unknown[]) => {
+    const fd = (actual.openSync as (...a: unknown[]) => number)(path, ...rest);
+    io.paths.set(fd, String(path));
+    return fd;
+  }) as typeof actual.openSync;
+  const fsync = ((fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
+    if (io.recording) io.synced.push(basename(io.paths.get(fd) ?? '?').replace(/\.\d+\.[0-9a-f]+\.tmp$/, '.tmp'));
+    actual.fsync(fd, callback);
+  }) as typeof actual.fsync;
+  return { ...actual, openSync, fsync, default: { ...actual, openSync, fsync } };
+});
+
+const newDir = useTempDirs();
+let store: FileQuotaStore | undefined;
+beforeEach(() => {
+  io.recording = false;
+  io.awaited.length = 0;
+  io.synced.length = 0;
+});
+afterEach(async () => {
+  io.recording = false;
+  await store?.close();
+  store = undefined;
+});
+
+async function reservedJob(): Promise<FileQuotaStore> {
+  store = new FileQuotaStore({ dir: await newDir() });
+  await store.open();
+  expect(await store.reserve({ jobId: 'job-1', userKey: 'slack:U1', scopeKey: 'slack:T1', estimateUsd: 0.05, limits: {}, now: Date.now() })).toEqual({ ok: true });
+  return store;
+}
+
+describe('a commit of the file ledger', () => {
+  it('records a job as sent with one fsync of the ledger and no other awaited file call', async () => {
+    const ledger = await reservedJob();
+
+    io.recording = true;
+    await ledger.markSent('job-1');
+    io.recording = false;
+
+    expect(io.awaited).toEqual([]);
+    expect(io.synced).toEqual(['quota-ledger.json.tmp']);
+  });
+
+  it('settles a job with the usage record synced first, then the ledger, and no other awaited file call', async () => {
+    const ledger = await reservedJob();
+    await ledger.markSent('job-1');
+
+    io.recording = true;
+    expect(await ledger.settle('job-1', 0.011)).toBe(true);
+    io.recording = false;
+
+    expect(io.awaited).toEqual([]);
+    expect(io.synced).toEqual(['usage.jsonl', 'quota-ledger.json.tmp']);
+  });
+
+  it('commits a burst of markSents that arrive while a commit is under way together: one more fsync, not one each', async () => {
+    const ledger = await reservedJob();
+    for (let i = 2; i <= 20; i++) await ledger.reserve({ jobId: `job-${i}`, userKey: `slack:U${i}`, scopeKey: 'slack:T1', estimateUsd: 0.05, limits: {}, now: Date.now() });
+
+    io.recording = true;
+    await Promise.all(Array.from({ length: 20 }, (_, i) => ledger.markSent(`job-${i + 1}`)));
+    io.recording = false;
+
+    expect(io.awaited).toEqual([]);
+    expect(io.synced.length).toBeGreaterThanOrEqual(1);
+    expect(io.synced.length).toBeLessThanOrEqual(2);
+    expect(new Set(io.synced)).toEqual(new Set(['quota-ledger.json.tmp']));
+  });
+});
