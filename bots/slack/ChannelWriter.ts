@@ -202,6 +202,27 @@ export class ChannelWriter {
     return { ...this.#stats };
   }
 
+  /**
+   * Drops the progress writes still waiting for a workspace token (budgeted,
+   * not urgent): resolved as skipped. For a bot that stops: its jobs have
+   * ended, so a progress update would only be skipped once its token came,
+   * and waiting for those tokens would hold the stop for nothing. Final
+   * updates, messages and uploads still wait their turn.
+   */
+  shedProgress(): void {
+    for (const state of this.#channels.values()) {
+      for (let i = state.queue.length - 1; i >= 0; i--) {
+        const entry = state.queue[i]!;
+        if (entry.workspace === undefined || entry.urgent) continue;
+        state.queue.splice(i, 1);
+        this.#stats.skipped++;
+        entry.resolve(undefined);
+      }
+      state.wake?.();
+    }
+    if (this.pending === 0) for (const waiter of this.#idleWaiters.splice(0)) waiter();
+  }
+
   /** Resolves once nothing is waiting or running (or after `timeoutMs`). */
   idle(timeoutMs = 30_000): Promise<void> {
     if (this.pending === 0) return Promise.resolve();

@@ -323,6 +323,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
           logger.warn({ err: scrubSecrets(String(error), secrets) }, 'the Slack receiver did not stop cleanly');
         }
         await sweeper.stop();
+        // The jobs have ended: their final updates are waited for, progress nobody will see is not.
+        writer.shedProgress();
         await writer.idle(STOP_DRAIN_MS);
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
         await jobs.settle(STOP_DRAIN_MS);

@@ -95,6 +95,28 @@ describe('ChannelWriter’s workspace budgets', () => {
     await expect(writer.write('C1', task)).rejects.toThrow(TypeError);
   });
 
+  it('drops the progress writes waiting for a token when told to shed them, and still makes the final updates', async () => {
+    // One token a minute, one saved up: the first update goes, the rest wait for a token.
+    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 1, backgroundBurst: 1 });
+    const done: string[] = [];
+    const first = writer.write('C1', { budgeted: true, workspace: 'T1', run: async () => void done.push('progress-1') });
+    await first;
+    const progress = writer.write('C2', { budgeted: true, workspace: 'T1', run: async () => 'progress-2' });
+    const note = writer.write('C2', { urgent: true, run: async () => 'note-2' });
+    const final = writer.write('C3', { budgeted: true, urgent: true, workspace: 'T1', run: async () => 'final-3' });
+    await expect(note).resolves.toBe('note-2');
+    expect(writer.pending).toBe(2);
+
+    writer.shedProgress();
+    await expect(progress).resolves.toBeUndefined();
+    expect(writer.pending).toBe(1);
+    expect(writer.stats().skipped).toBe(1);
+    // The final update is not shed: it still waits for its token.
+    await writer.idle(50);
+    expect(writer.pending).toBe(1);
+    void final;
+  });
+
   it('gives the token back when a progress write has nothing to write', async () => {
     const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 1, backgroundBurst: 1 });
     await writer.write('C1', { budgeted: true, workspace: 'T1', run: async () => SKIP });
