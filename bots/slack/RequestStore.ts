@@ -16,6 +16,17 @@ const JobOptionsSchema = z.object({
 
 const FileRefSchema = z.object({ id: z.string(), name: z.string().optional() });
 
+/** What a finished job's message says at its end (saved with its images, so a message whose "Done" a stop cut off can still show it). */
+const ResultSchema = z.object({
+  size: z.string(),
+  quality: z.string(),
+  format: z.string(),
+  cost: z.object({ perImageUsd: z.number(), totalUsd: z.number(), n: z.number(), basis: z.enum(['table', 'estimate']), reason: z.string().optional() }),
+  elapsedMs: z.number(),
+  images: z.number(),
+  where: z.enum(['channel', 'thread', 'dm']).optional(),
+});
+
 /**
  * What a Reroll or Edit button needs after a restart: the request, where its
  * message is, and the files that went in and came out (Slack keeps the files;
@@ -31,6 +42,8 @@ export const SavedRequestSchema = z.object({
   outputFiles: z.array(FileRefSchema).default([]),
   /** The previews posted in the thread while the job ran (saved at its end), so Delete removes them with the result. */
   previewFiles: z.array(FileRefSchema).default([]),
+  /** The finished job's result, saved with `outputFiles`. */
+  result: ResultSchema.optional(),
   teamId: z.string(),
   userId: z.string(),
   channelId: z.string(),
@@ -44,7 +57,7 @@ export const SavedRequestSchema = z.object({
 });
 
 export type SavedRequest = z.output<typeof SavedRequestSchema>;
-export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'outputFiles' | 'inputFiles' | 'previewFiles'> &
+export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'outputFiles' | 'inputFiles' | 'previewFiles' | 'result'> &
   Partial<Pick<SavedRequest, 'inputFiles' | 'outputFiles'>>;
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{16}$/;
@@ -141,7 +154,7 @@ export class RequestStore {
     }
   }
 
-  update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'outputFiles' | 'previewFiles' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
+  update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
     const previous = this.#updates.get(id) ?? Promise.resolve();
     const next = previous.catch(() => undefined).then(() => this.#update(id, patch));
     this.#updates.set(id, next);
@@ -151,7 +164,7 @@ export class RequestStore {
     return next;
   }
 
-  async #update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'outputFiles' | 'previewFiles' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
+  async #update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
     const current = await this.get(id);
     if (!current) return undefined;
     const next = SavedRequestSchema.parse({ ...current, ...patch });

@@ -449,7 +449,10 @@ export class SlackJobView {
     if (files.length) {
       // Before the message shows Done and its Delete button: Delete removes the previews in the thread with the images.
       const previewFiles = this.#previewFiles.map(({ id, name }) => ({ id, name }));
-      await this.#o.store.update(this.#o.request.id, { outputFiles: files, previewFiles }).catch((error: unknown) => this.#logError(error, 'could not save the images of a request'));
+      // And what the message's "Done" says: a stop before that update is made leaves the sweep able to show it.
+      const { size, quality, format, cost, elapsedMs, images, where } = done;
+      const result = { size, quality, format, cost, elapsedMs, images, where };
+      await this.#o.store.update(this.#o.request.id, { outputFiles: files, previewFiles, result }).catch((error: unknown) => this.#logError(error, 'could not save the images of a request'));
     }
   }
 

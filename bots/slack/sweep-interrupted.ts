@@ -9,10 +9,13 @@ import { retryTransient } from './slack-faults.js';
 /**
  * A job whose process is gone (stopped, killed, or a replica whose lease
  * lapsed) still shows "Drawing…" and a Cancel button. Its message is updated
- * to say the job stopped when the bot restarted, with Reroll, and the request
- * is released (ended). Runs for each request `RequestStore.claimInterrupted`
- * hands this process, at start and, with Redis, while running. Returns
- * whether the message was updated.
+ * to say the job stopped when the bot restarted, with Reroll — or, when the
+ * job had finished and its images were posted but the stop came before the
+ * message said so (its "Done" waits for the workspace's update budget), to
+ * show it done, with its buttons. The request is then released (ended). Runs
+ * for each request `RequestStore.claimInterrupted` hands this process, at
+ * start and, with Redis, while running. Returns whether the message was
+ * updated.
  */
 export async function sweepInterrupted(input: {
   /** The Web API client of a request's workspace; undefined when the app is no longer installed there. */
@@ -23,6 +26,7 @@ export async function sweepInterrupted(input: {
   request: SavedRequest;
 }): Promise<boolean> {
   const { writer, store, logger, request } = input;
+  const finished = request.outputFiles.length > 0 ? request.result : undefined;
   let updated = false;
   const client = request.messageTs ? await input.clientFor(request.teamId).catch(() => undefined) : undefined;
   if (request.messageTs && client) {
@@ -34,8 +38,7 @@ export async function sweepInterrupted(input: {
       inputCount: request.inputFiles.length,
       requestId: request.id,
       jobId: undefined,
-      status: 'cancelled',
-      cancelled: { byUserId: '', reason: 'shutdown' },
+      ...(finished ? { status: 'completed', completed: { ...finished, uploaded: true } } : { status: 'cancelled', cancelled: { byUserId: '', reason: 'shutdown' } }),
       ahead: undefined,
       previewsShown: 0,
     });
@@ -51,7 +54,7 @@ export async function sweepInterrupted(input: {
         [1000, 3000],
       );
       updated = true;
-      logger.info({ channel: request.channelId }, 'marked a job interrupted by a stop');
+      logger.info({ channel: request.channelId }, finished ? 'showed the end of a job a stop cut off' : 'marked a job interrupted by a stop');
     } catch (error) {
       logger.warn({ channel: request.channelId, code: slackErrorCode(error) }, 'could not mark a job interrupted by a stop');
     }

@@ -1,3 +1,5 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buttonsOf } from '../../fakes/slack/slack-objects.js';
 import { finishedJob, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
@@ -49,6 +51,26 @@ describe('buttons after a restart', () => {
     const edit = after.emulator.requests.find((r) => r.path === '/v1/images/edits')!;
     expect(edit.fields).toMatchObject({ prompt: 'add plants' });
     expect(Buffer.from(edit.images[0]!.bytes!).equals(bytes)).toBe(true);
+  });
+
+  it('shows Done, with its buttons, for a job that finished before a stop cut off its message’s last update', async () => {
+    const before = await startHarness();
+    const { fake, dataDir } = before;
+    await fake.command({ command: '/imagine', text: 'a lantern --quality low', channel: 'C0LAMPS' });
+    const done = await finishedJob(fake, 'C0LAMPS');
+    await before.close({ fake: true, dataDir: true });
+    // As if the process had stopped after posting the images, while the message's "Done" waited for the workspace's budget.
+    const dir = join(dataDir, 'slack', 'requests');
+    const [file] = (await readdir(dir)).filter((name) => name.endsWith('.json'));
+    const envelope = JSON.parse(await readFile(join(dir, file!), 'utf8'));
+    await writeFile(join(dir, file!), JSON.stringify({ ...envelope, holder: 'a-stopped-process', value: { ...envelope.value, status: 'active' } }));
+    done.blocks = [];
+
+    const after = await startHarness({ fake, dataDir });
+    open.push(after);
+    await fake.waitFor(() => buttonsOf(done).length > 0, 'the start-up sweep to update the message');
+    expect(statusOf(done)).toContain('Done · 1024x1024 · low');
+    expect(buttonsOf(done).map((b) => b.actionId)).toEqual(['pictor_reroll', 'pictor_edit', 'pictor_delete']);
   });
 
   it('answers a Cancel click for a job the new process does not know privately', async () => {
