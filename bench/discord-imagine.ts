@@ -36,32 +36,56 @@
  * the bot uploads, so the RSS is the bot's with the fake's bookkeeping.
  * `--latency-ms` (default 3000) is the emulator's time per image, `--images N`
  * the images per job, `--deadline-s` how long to wait for every job to end.
+ * The first answer's time in the bot is split further: the handler → discord.js
+ * asked for the callback → undici's request created → its headers written on a
+ * connection → arrived at the fake (undici's diagnostics channels). undici's
+ * pool queues a request before it creates it on one of its connections, so
+ * waiting for a free connection shows in "asked → created". Memory is printed
+ * as RSS, the JS heap held (V8's `heapTotal`) and used, external and array
+ * buffers, each at the start, at its peak (the RSS sampled every 100 ms, the
+ * others every second) and after the run, a full GC, a second of idle and
+ * another GC, with the bot still up.
  *
- *   node --expose-gc --import tsx bench/discord-imagine.ts [--light-previews both|on|off] [--jobs N] [--size 1536x1024] [--images 4] [--pad-image-bytes 1500000] [--latency-ms 300] [--max-queued N] [--deadline-s S]
+ * Series: `--jobs 100,400,800` runs each count in turn, each in a process of its
+ * own (a fresh heap and CPU count), with the other flags passed on, then prints
+ * one table side by side: finals, refusals, first answers, CPU per job and its
+ * ratio to the first count's. `--compare-with DIR` runs another checkout's
+ * bench too (e.g. the commit before a change; its node_modules must resolve),
+ * alternating which goes first; `--compare-env NAME=VALUE` runs this checkout
+ * once more with that environment variable set (e.g. `MALLOC_ARENA_MAX=2`).
+ *
+ *   node --expose-gc --import tsx bench/discord-imagine.ts [--light-previews both|on|off] [--jobs N|N,N,…] [--size 1536x1024] [--images 4] [--pad-image-bytes 1500000] [--latency-ms 300] [--max-queued N] [--deadline-s S] [--compare-with DIR] [--compare-env NAME=VALUE]
  */
+import { spawn } from 'node:child_process';
+import { subscribe } from 'node:diagnostics_channel';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startDiscordBot, type DiscordJobRunner } from '../bots/discord/index.js';
 import { FileQuotaStore, JobRunner } from '../bots/runner/index.js';
 import { DEV_API_KEY } from '../src/emulator/index.js';
 import { ImageLimiter, isPartialEvent, PictorClient, silentLogger, type GenerationInput, type ImageEventStream, type RequestOptions } from '../src/index.js';
 import { FakeDiscord, buttonsOf, type FakeInteraction } from '../test/fakes/discord/FakeDiscord.js';
-import { startChildServer } from './helpers/child-server.js';
+import { REPO_ROOT, startChildServer } from './helpers/child-server.js';
 
 const flag = (name: string): string | undefined => {
   const at = process.argv.indexOf(`--${name}`);
   return at === -1 ? undefined : process.argv[at + 1];
 };
-const JOBS = Number(flag('jobs') ?? 100);
+/** One count runs here; several (`--jobs 100,400,800`) run as a series of child processes. */
+const JOB_COUNTS = (flag('jobs') ?? '100').split(',').map(Number);
+const JOBS = JOB_COUNTS[0]!;
+const COMPARE_WITH = flag('compare-with');
+const COMPARE_ENV = flag('compare-env');
+const SERIES = JOB_COUNTS.length > 1 || COMPARE_WITH !== undefined || COMPARE_ENV !== undefined;
 const SIZE = (flag('size') ?? '1024x1024') as '1024x1024' | '1536x1024' | '1024x1536';
 const LIGHT = flag('light-previews') ?? 'both';
 /** Images per job (`count`). */
 const IMAGES = Number(flag('images') ?? 1);
 /** Pads every image the emulator sends to at least this many bytes (the service's 1536x1024 PNGs are a few MB; the emulator's flat art far less). */
 const PAD_IMAGE_BYTES = Number(flag('pad-image-bytes') ?? 0);
-if (!['both', 'on', 'off'].includes(LIGHT) || !(Number.isInteger(JOBS) && JOBS > 0)) throw new Error('usage: --light-previews both|on|off --jobs N --size WxH');
+if (!['both', 'on', 'off'].includes(LIGHT) || !JOB_COUNTS.every((n) => Number.isInteger(n) && n > 0) || (COMPARE_ENV !== undefined && !COMPARE_ENV.includes('='))) throw new Error('usage: --light-previews both|on|off --jobs N --size WxH');
 /** Which way job `i` runs: light previews or the partials as sent. */
 const lightFor = (i: number): boolean => (LIGHT === 'both' ? i % 2 === 0 : LIGHT === 'on');
 /** Per image, spread over its previews and the final image, as the emulator does. */
@@ -75,6 +99,15 @@ const MAX_CONCURRENT_REQUESTS = 25;
 const EDITS_PER_WINDOW = 5;
 const WINDOW_MS = 5000;
 const DEADLINE_MS = Number(flag('deadline-s') ?? Math.max(100, JOBS / 10)) * 1000;
+
+const MEMORY_KINDS = ['rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers'] as const;
+type MemoryKind = (typeof MEMORY_KINDS)[number];
+const MEMORY_LABELS: Record<MemoryKind, string> = { rss: 'RSS', heapTotal: 'JS heap held', heapUsed: 'JS heap used', external: 'external', arrayBuffers: 'array buffers' };
+const memoryNow = (): Record<MemoryKind, number> => {
+  const m = process.memoryUsage();
+  return { rss: m.rss, heapTotal: m.heapTotal, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers };
+};
+const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
 
 const percentile = (sorted: number[], p: number): number =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
@@ -106,212 +139,350 @@ class TimedClient extends PictorClient {
   }
 }
 
-const started = Date.now();
-const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-bench-'));
-// The fake keeps only the sizes of what the bot uploads: the memory measured is the bot's (the fake's bookkeeping aside).
-const discord = await FakeDiscord.start({ messageRateLimit: { limit: EDITS_PER_WINDOW, windowMs: WINDOW_MS }, keepUploadedBytes: false });
-const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES, padImageBytes: PAD_IMAGE_BYTES })]);
-const limiter = new ImageLimiter({ maxConcurrent: MAX_CONCURRENT_REQUESTS });
-const store = new FileQuotaStore({ dir: dataDir });
-const client = new TimedClient({ baseURL: emulator.url, apiKey: DEV_API_KEY, limiter });
-const runners = {
-  light: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: true, maxQueuedJobs: MAX_QUEUED }),
-  raw: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: false, maxQueuedJobs: MAX_QUEUED }),
-};
-/** Each prompt's runner: `bench job <i>` runs on the light one when `lightFor(i)`. */
-const runnerOf = (prompt: string): JobRunner => (lightFor(Number(/\d+$/.exec(prompt)?.[0] ?? 0)) ? runners.light : runners.raw);
-/** The runners as the bot sees them, noting when each preview is handed over. */
-const timedRunner: DiscordJobRunner = {
-  submit: (spec, sink) =>
-    runnerOf(spec.prompt).submit(spec, (update) => {
-      if (update.type === 'partial') sinkAt.set(previewKey(spec.prompt, update.partialIndex), Date.now());
-      return sink(update);
-    }),
-  cancel: (jobId, by) => runners.light.cancel(jobId, by) || runners.raw.cancel(jobId, by),
-  get: (jobId) => runners.light.get(jobId) ?? runners.raw.get(jobId),
-  budgets: runners.light.budgets,
-  policy: runners.light.policy,
-};
-const bot = await startDiscordBot({
-  token: discord.botToken,
-  apiBaseUrl: discord.apiBaseUrl,
-  runner: timedRunner,
-  dataDir,
-  allowedAttachmentHosts: [discord.cdnHost],
-  logger: silentLogger(),
-});
-
-/** discord.js waiting for a rate limit before sending: its own global cap (50/s by default) or a route's bucket. */
-const waits = { global: 0, bucket: 0, globalMs: 0, bucketMs: 0 };
-for (const rest of [bot.client.rest, bot.webhookRest]) {
-  rest.on('rateLimited', (info) => {
-    if (info.global) {
-      waits.global++;
-      waits.globalMs += info.timeToReset;
-    } else {
-      waits.bucket++;
-      waits.bucketMs += info.timeToReset;
-    }
+/** One run of `JOBS` jobs in this process. */
+async function runOnce(): Promise<void> {
+  const started = Date.now();
+  const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-bench-'));
+  // The fake keeps only the sizes of what the bot uploads: the memory measured is the bot's (the fake's bookkeeping aside).
+  const discord = await FakeDiscord.start({ messageRateLimit: { limit: EDITS_PER_WINDOW, windowMs: WINDOW_MS }, keepUploadedBytes: false });
+  const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES, padImageBytes: PAD_IMAGE_BYTES })]);
+  const limiter = new ImageLimiter({ maxConcurrent: MAX_CONCURRENT_REQUESTS });
+  const store = new FileQuotaStore({ dir: dataDir });
+  const client = new TimedClient({ baseURL: emulator.url, apiKey: DEV_API_KEY, limiter });
+  const runners = {
+    light: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: true, maxQueuedJobs: MAX_QUEUED }),
+    raw: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: false, maxQueuedJobs: MAX_QUEUED }),
+  };
+  /** Each prompt's runner: `bench job <i>` runs on the light one when `lightFor(i)`. */
+  const runnerOf = (prompt: string): JobRunner => (lightFor(Number(/\d+$/.exec(prompt)?.[0] ?? 0)) ? runners.light : runners.raw);
+  /** The runners as the bot sees them, noting when each preview is handed over. */
+  const timedRunner: DiscordJobRunner = {
+    submit: (spec, sink) =>
+      runnerOf(spec.prompt).submit(spec, (update) => {
+        if (update.type === 'partial') sinkAt.set(previewKey(spec.prompt, update.partialIndex), Date.now());
+        return sink(update);
+      }),
+    cancel: (jobId, by) => runners.light.cancel(jobId, by) || runners.raw.cancel(jobId, by),
+    get: (jobId) => runners.light.get(jobId) ?? runners.raw.get(jobId),
+    budgets: runners.light.budgets,
+    policy: runners.light.policy,
+  };
+  const bot = await startDiscordBot({
+    token: discord.botToken,
+    apiBaseUrl: discord.apiBaseUrl,
+    runner: timedRunner,
+    dataDir,
+    allowedAttachmentHosts: [discord.cdnHost],
+    logger: silentLogger(),
   });
-}
 
-/** When the bot (discord.js) emitted each interaction, by token: splits the first answer's delay into the gateway's part and the bot's. */
-const receivedAt = new Map<string, number>();
-bot.client.on('interactionCreate', (interaction) => {
-  receivedAt.set(interaction.token, Date.now());
-});
+  /** discord.js waiting for a rate limit before sending: its own global cap (50/s by default) or a route's bucket. */
+  const waits = { global: 0, bucket: 0, globalMs: 0, bucketMs: 0 };
+  for (const rest of [bot.client.rest, bot.webhookRest]) {
+    rest.on('rateLimited', (info) => {
+      if (info.global) {
+        waits.global++;
+        waits.globalMs += info.timeToReset;
+      } else {
+        waits.bucket++;
+        waits.bucketMs += info.timeToReset;
+      }
+    });
+  }
 
-/** How late timers ran in this process (bot, runner and fake Discord share it; the emulator has its own). */
-const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-loopDelay.enable();
-const cpuBefore = process.cpuUsage();
-/** This process's resident memory (bot + fake Discord, which keeps every file it was sent), sampled every 100 ms. */
-global.gc?.();
-const rssAtStart = process.memoryUsage().rss;
-let rssPeak = rssAtStart;
-const rssSampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 100);
+  /** When the bot (discord.js) emitted each interaction, by token: splits the first answer's delay into the gateway's part and the bot's. */
+  const receivedAt = new Map<string, number>();
+  bot.client.on('interactionCreate', (interaction) => {
+    receivedAt.set(interaction.token, Date.now());
+  });
+  /** When the bot asked discord.js for each first answer, when its request reached undici (created) and was written on a connection (headers sent), by token. */
+  const callbackAskedAt = new Map<string, number>();
+  const restRequest = bot.client.rest.request.bind(bot.client.rest);
+  bot.client.rest.request = (options) => {
+    const token = /\/interactions\/\d+\/([^/]+)\/callback/.exec(options.fullRoute)?.[1];
+    if (token !== undefined && !callbackAskedAt.has(token)) callbackAskedAt.set(token, Date.now());
+    return restRequest(options);
+  };
+  const callbackCreatedAt = new Map<string, number>();
+  const callbackSentAt = new Map<string, number>();
+  const callbackToken = (request: unknown) => /\/interactions\/\d+\/([^/]+)\/callback/.exec((request as { path?: string }).path ?? '')?.[1];
+  const onCreate = (message: unknown) => {
+    const token = callbackToken((message as { request: unknown }).request);
+    if (token !== undefined && !callbackCreatedAt.has(token)) callbackCreatedAt.set(token, Date.now());
+  };
+  const onSend = (message: unknown) => {
+    const token = callbackToken((message as { request: unknown }).request);
+    if (token !== undefined && !callbackSentAt.has(token)) callbackSentAt.set(token, Date.now());
+  };
+  subscribe('undici:request:create', onCreate);
+  subscribe('undici:client:sendHeaders', onSend);
 
-const jobs: { prompt: string; light: boolean; ix: FakeInteraction; sentAt: number }[] = [];
-for (let i = 0; i < JOBS; i++) {
-  const prompt = `bench job ${i}`;
-  jobs.push({ prompt, light: lightFor(i), ix: discord.slashCommand('imagine', { prompt, quality: 'low', size: SIZE, ...(IMAGES > 1 ? { count: IMAGES } : {}) }), sentAt: Date.now() });
-}
-/** A job refused at once because the queue was full: its reply says so. */
-const isRefused = (ix: FakeInteraction) => /The bot is busy/.test(discord.original(ix)?.content ?? '');
-/** Answered after the 3 s deadline (the fake refused it with 10062): nothing can be shown. */
-const isExpired = (ix: FakeInteraction) => !ix.ack && ix.callbackAttempts > 0;
-const isFinal = (ix: FakeInteraction) => {
-  const message = discord.original(ix);
-  return !!message && message.attachments.some((a) => new RegExp(`^pictor-.+-${IMAGES}\\.png$`).test(a.filename)) && buttonsOf(message).some((b) => b.label === 'Reroll');
-};
-let timedOut = false;
-let progress: NodeJS.Timeout | undefined;
-try {
-  // Jobs already seen to end are not looked at again (the check runs every 10 ms).
-  let ended = 0;
-  progress = setInterval(() => {
-    const acked = jobs.filter((j) => j.ix.ack).length;
-    const finalsSoFar = jobs.filter((j) => isFinal(j.ix)).length;
-    const refusedSoFar = jobs.filter((j) => isRefused(j.ix)).length;
-    const expired = discord.requests.filter((r) => r.route === 'interaction-callback' && r.code === 10062).length;
-    console.log(`  … ${((Date.now() - started) / 1000).toFixed(0)} s: ${acked} acknowledged, ${expired} too late (10062), ${finalsSoFar} finals, ${refusedSoFar} refused (queue full)`);
-  }, 10_000);
-  progress.unref();
-  await discord.waitFor(() => {
-    while (ended < jobs.length && (isFinal(jobs[ended]!.ix) || isRefused(jobs[ended]!.ix) || isExpired(jobs[ended]!.ix))) ended++;
-    return ended === jobs.length;
-  }, `all ${JOBS} final images or refusals`, DEADLINE_MS);
-} catch {
-  timedOut = true;
-}
+  /** How late timers ran in this process (bot, runner and fake Discord share it; the emulator has its own). */
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
+  const cpuBefore = process.cpuUsage();
+  /** This process's memory (bot + fake Discord, which keeps only the sizes of the files it was sent), sampled every 100 ms. */
+  global.gc?.();
+  const memoryAtStart = memoryNow();
+  const memoryPeak = { ...memoryAtStart };
+  // The RSS every 100 ms; the heap's figures (dearer to read: about a millisecond each time) every second.
+  let samples = 0;
+  const memorySampler = setInterval(() => {
+    const now: Partial<Record<MemoryKind, number>> = samples++ % 10 === 0 ? memoryNow() : { rss: process.memoryUsage.rss() };
+    for (const key of MEMORY_KINDS) memoryPeak[key] = Math.max(memoryPeak[key], now[key] ?? 0);
+  }, 100);
 
-clearInterval(progress);
-loopDelay.disable();
-const cpu = process.cpuUsage(cpuBefore);
-clearInterval(rssSampler);
-/** What the fake Discord holds: every file it was sent (counted apart from the bot's memory). */
-const fakeHeldBytes = discord.heldFileBytes;
+  const jobs: { prompt: string; light: boolean; ix: FakeInteraction; sentAt: number }[] = [];
+  for (let i = 0; i < JOBS; i++) {
+    const prompt = `bench job ${i}`;
+    jobs.push({ prompt, light: lightFor(i), ix: discord.slashCommand('imagine', { prompt, quality: 'low', size: SIZE, ...(IMAGES > 1 ? { count: IMAGES } : {}) }), sentAt: Date.now() });
+  }
+  /** A job refused at once because the queue was full: its reply says so. */
+  const isRefused = (ix: FakeInteraction) => /The bot is busy/.test(discord.original(ix)?.content ?? '');
+  /** Answered after the 3 s deadline (the fake refused it with 10062): nothing can be shown. */
+  const isExpired = (ix: FakeInteraction) => !ix.ack && ix.callbackAttempts > 0;
+  const isFinal = (ix: FakeInteraction) => {
+    const message = discord.original(ix);
+    return !!message && message.attachments.some((a) => new RegExp(`^pictor-.+-${IMAGES}\\.png$`).test(a.filename)) && buttonsOf(message).some((b) => b.label === 'Reroll');
+  };
+  let timedOut = false;
+  let progress: NodeJS.Timeout | undefined;
+  try {
+    // Jobs already seen to end are not looked at again (the check runs every 10 ms).
+    let ended = 0;
+    progress = setInterval(() => {
+      const acked = jobs.filter((j) => j.ix.ack).length;
+      const finalsSoFar = jobs.filter((j) => isFinal(j.ix)).length;
+      const refusedSoFar = jobs.filter((j) => isRefused(j.ix)).length;
+      const expired = discord.requests.filter((r) => r.route === 'interaction-callback' && r.code === 10062).length;
+      console.log(`  … ${((Date.now() - started) / 1000).toFixed(0)} s: ${acked} acknowledged, ${expired} too late (10062), ${finalsSoFar} finals, ${refusedSoFar} refused (queue full)`);
+    }, 10_000);
+    progress.unref();
+    await discord.waitFor(() => {
+      while (ended < jobs.length && (isFinal(jobs[ended]!.ix) || isRefused(jobs[ended]!.ix) || isExpired(jobs[ended]!.ix))) ended++;
+      return ended === jobs.length;
+    }, `all ${JOBS} final images or refusals`, DEADLINE_MS);
+  } catch {
+    timedOut = true;
+  }
 
-// Join the fake's records of edits with the times noted above, per way of showing previews.
-interface Half {
-  streamToEdit: number[];
-  sinkToEdit: number[];
-  jobTimes: number[];
-  editsPerJob: number[];
-  previewBytes: number[];
-  finalBytes: number[];
-  previewsSent: number;
-  jobs: number;
-}
-const halves = new Map<boolean, Half>();
-for (const job of jobs) {
-  let half = halves.get(job.light);
-  if (!half) halves.set(job.light, (half = { streamToEdit: [], sinkToEdit: [], jobTimes: [], editsPerJob: [], previewBytes: [], finalBytes: [], previewsSent: 0, jobs: 0 }));
-  half.jobs++;
-  const requests = discord.requests.filter((r) => r.token === job.ix.token && r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200);
-  half.editsPerJob.push(requests.length);
-  let previewBytes = 0;
-  let finalBytes = 0;
-  for (const r of requests) {
-    const preview = r.files.map((f) => /^preview-1-(\d+)\.(png|jpg|webp)$/.exec(f.filename)).find(Boolean);
-    previewBytes += r.files.filter((f) => f.filename.startsWith('preview-')).reduce((sum, f) => sum + f.size, 0);
-    finalBytes += r.files.filter((f) => f.filename.startsWith('pictor-')).reduce((sum, f) => sum + f.size, 0);
-    if (preview) {
-      half.previewsSent++;
-      const key = previewKey(job.prompt, Number(preview[1]) - 1);
-      const fromStream = streamedAt.get(key);
-      const fromSink = sinkAt.get(key);
-      if (fromStream !== undefined) half.streamToEdit.push(r.at - fromStream);
-      if (fromSink !== undefined) half.sinkToEdit.push(r.at - fromSink);
+  clearInterval(progress);
+  loopDelay.disable();
+  const cpu = process.cpuUsage(cpuBefore);
+  clearInterval(memorySampler);
+  /** What the fake Discord holds: every file it was sent (counted apart from the bot's memory). */
+  const fakeHeldBytes = discord.heldFileBytes;
+
+  // Join the fake's records of edits with the times noted above, per way of showing previews.
+  interface Half {
+    streamToEdit: number[];
+    sinkToEdit: number[];
+    jobTimes: number[];
+    editsPerJob: number[];
+    previewBytes: number[];
+    finalBytes: number[];
+    previewsSent: number;
+    jobs: number;
+  }
+  const halves = new Map<boolean, Half>();
+  for (const job of jobs) {
+    let half = halves.get(job.light);
+    if (!half) halves.set(job.light, (half = { streamToEdit: [], sinkToEdit: [], jobTimes: [], editsPerJob: [], previewBytes: [], finalBytes: [], previewsSent: 0, jobs: 0 }));
+    half.jobs++;
+    const requests = discord.requests.filter((r) => r.token === job.ix.token && r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200);
+    half.editsPerJob.push(requests.length);
+    let previewBytes = 0;
+    let finalBytes = 0;
+    for (const r of requests) {
+      const preview = r.files.map((f) => /^preview-1-(\d+)\.(png|jpg|webp)$/.exec(f.filename)).find(Boolean);
+      previewBytes += r.files.filter((f) => f.filename.startsWith('preview-')).reduce((sum, f) => sum + f.size, 0);
+      finalBytes += r.files.filter((f) => f.filename.startsWith('pictor-')).reduce((sum, f) => sum + f.size, 0);
+      if (preview) {
+        half.previewsSent++;
+        const key = previewKey(job.prompt, Number(preview[1]) - 1);
+        const fromStream = streamedAt.get(key);
+        const fromSink = sinkAt.get(key);
+        if (fromStream !== undefined) half.streamToEdit.push(r.at - fromStream);
+        if (fromSink !== undefined) half.sinkToEdit.push(r.at - fromSink);
+      }
+      if (r.files.some((f) => /^pictor-/.test(f.filename))) half.jobTimes.push(r.at - job.sentAt);
     }
-    if (r.files.some((f) => /^pictor-/.test(f.filename))) half.jobTimes.push(r.at - job.sentAt);
+    half.previewBytes.push(previewBytes);
+    half.finalBytes.push(finalBytes);
   }
-  half.previewBytes.push(previewBytes);
-  half.finalBytes.push(finalBytes);
-}
-const finals = jobs.filter((j) => isFinal(j.ix)).length;
-const refusedQueueFull = jobs.filter((j) => isRefused(j.ix)).length;
-/** From the interaction's creation (its dispatch on the gateway) to its first answer (callback) arriving at the fake, and callbacks refused as too late (10062). */
-const callbackLatency: number[] = [];
-const gatewayLatency: number[] = [];
-const handlerLatency: number[] = [];
-let callbacksExpired = 0;
-const jobTokens = new Set(jobs.map((j) => j.ix.token));
-for (const r of discord.requests) {
-  if (r.route !== 'interaction-callback' || !r.token || !jobTokens.has(r.token)) continue;
-  const ix = jobs.find((j) => j.ix.token === r.token)!.ix;
-  callbackLatency.push(r.at - ix.createdAt);
-  const received = receivedAt.get(r.token);
-  if (received !== undefined) {
-    gatewayLatency.push(received - ix.createdAt);
-    handlerLatency.push(r.at - received);
+  const finals = jobs.filter((j) => isFinal(j.ix)).length;
+  const refusedQueueFull = jobs.filter((j) => isRefused(j.ix)).length;
+  /** From the interaction's creation (its dispatch on the gateway) to its first answer (callback) arriving at the fake, and callbacks refused as too late (10062). */
+  const callbackLatency: number[] = [];
+  const gatewayLatency: number[] = [];
+  const handlerLatency: number[] = [];
+  /** The bot's part split: handler → discord.js asked, asked → undici's request created (the pool's wait for a connection), created → written on it, written → at the fake. */
+  const toAsked: number[] = [];
+  const toCreated: number[] = [];
+  const createdToSent: number[] = [];
+  const sentToArrived: number[] = [];
+  let callbacksExpired = 0;
+  const jobTokens = new Set(jobs.map((j) => j.ix.token));
+  for (const r of discord.requests) {
+    if (r.route !== 'interaction-callback' || !r.token || !jobTokens.has(r.token)) continue;
+    const ix = jobs.find((j) => j.ix.token === r.token)!.ix;
+    callbackLatency.push(r.at - ix.createdAt);
+    const received = receivedAt.get(r.token);
+    if (received !== undefined) {
+      gatewayLatency.push(received - ix.createdAt);
+      handlerLatency.push(r.at - received);
+    }
+    const created = callbackCreatedAt.get(r.token);
+    const sent = callbackSentAt.get(r.token);
+    const asked = callbackAskedAt.get(r.token);
+    if (received !== undefined && asked !== undefined && created !== undefined && sent !== undefined) {
+      toAsked.push(asked - received);
+      toCreated.push(created - asked);
+      createdToSent.push(sent - created);
+      sentToArrived.push(r.at - sent);
+    }
+    if (r.code === 10062) callbacksExpired++;
   }
-  if (r.code === 10062) callbacksExpired++;
-}
-const unanswered = jobs.filter((j) => !j.ix.ack).length;
-const refused = discord.rejectedByLimit;
-const retried429 = discord.requests.filter((r) => r.status === 429).length;
-const kb = (n: number) => (Number.isFinite(n) ? `${(n / 1024).toFixed(0)} KB` : 'n/a');
+  const unanswered = jobs.filter((j) => !j.ix.ack).length;
+  const refused = discord.rejectedByLimit;
+  const retried429 = discord.requests.filter((r) => r.status === 429).length;
+  const kb = (n: number) => (Number.isFinite(n) ? `${(n / 1024).toFixed(0)} KB` : 'n/a');
 
-console.log(`discord-imagine: ${JOBS} concurrent /imagine jobs at ${SIZE}, ${PARTIAL_IMAGES} previews each, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} requests at once upstream; light previews: ${LIGHT}`);
-console.log(`  fake Discord limit: ${EDITS_PER_WINDOW} edits per ${WINDOW_MS / 1000} s per interaction token (429 beyond)`);
-console.log(`  final images delivered:      ${finals} / ${JOBS}${timedOut ? ' (TIMED OUT)' : ''}`);
-console.log(`  refused at once, queue full:  ${refusedQueueFull}`);
-const ack = summary(callbackLatency);
-console.log(`  first answer (callback) after the interaction: median ${ms(ack.median)}, p99 ${ms(ack.p99)}, max ${ms(ack.max)} (n=${ack.n}); refused as too late (10062): ${callbacksExpired}; never acknowledged: ${unanswered}`);
-const gw = summary(gatewayLatency);
-const hl = summary(handlerLatency);
-console.log(`    of which: interaction → bot (gateway) median ${ms(gw.median)}, p99 ${ms(gw.p99)}; bot → first answer median ${ms(hl.median)}, p99 ${ms(hl.p99)}`);
-console.log(`  requests refused by the fake: ${refused} (429s of any kind: ${retried429})`);
-console.log(`  discord.js waited for a rate limit: ${waits.bucket}× per token (${ms(waits.bucketMs)} in all), ${waits.global}× its global cap (${ms(waits.globalMs)} in all)`);
-console.log(`  previews: ${streamedAt.size} streamed, ${sinkAt.size} handed to the surface`);
-for (const [light, half] of [...halves].sort(([a], [b]) => Number(b) - Number(a))) {
-  const s2e = summary(half.streamToEdit);
-  const k2e = summary(half.sinkToEdit);
-  const total = summary(half.jobTimes);
-  const edits = summary(half.editsPerJob);
-  const pb = summary(half.previewBytes);
-  const fb = summary(half.finalBytes);
-  console.log(`  ${light ? 'light previews (re-encoded at display size)' : 'previews as sent (the partial PNGs)'}: ${half.jobs} jobs`);
-  console.log(`    previews shown: ${half.previewsSent}; edits per job: median ${edits.median}, max ${edits.max}`);
-  console.log(`    bytes uploaded per job: previews median ${kb(pb.median)} (max ${kb(pb.max)}), final image median ${kb(fb.median)}`);
-  console.log(`    stream → edit: median ${ms(s2e.median)}, p99 ${ms(s2e.p99)}, max ${ms(s2e.max)} (n=${s2e.n})`);
-  console.log(`    sink → edit:   median ${ms(k2e.median)}, p99 ${ms(k2e.p99)}, max ${ms(k2e.max)} (n=${k2e.n})`);
-  console.log(`    command → final image: median ${ms(total.median)}, p99 ${ms(total.p99)}`);
-}
-console.log(`  this process (bot + fake Discord): CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms; event-loop delay median ${ms(loopDelay.percentile(50) / 1e6)}, p99 ${ms(loopDelay.percentile(99) / 1e6)}, max ${ms(loopDelay.max / 1e6)}`);
-console.log(`  CPU per job: ${((cpu.user + cpu.system) / 1000 / JOBS).toFixed(1)} ms`);
-global.gc?.();
-const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
-const after = process.memoryUsage();
-console.log(`  RSS (bot + fake Discord): start ${mb(rssAtStart)}, peak ${mb(rssPeak)}, after the run ${mb(after.rss)} (of which JS heap used ${mb(after.heapUsed)}, buffers ${mb(after.arrayBuffers)}); the fake holds ${mb(fakeHeldBytes)} of files it was sent`);
-console.log(`  wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`discord-imagine: ${JOBS} concurrent /imagine jobs at ${SIZE}, ${PARTIAL_IMAGES} previews each, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} requests at once upstream; light previews: ${LIGHT}`);
+  console.log(`  fake Discord limit: ${EDITS_PER_WINDOW} edits per ${WINDOW_MS / 1000} s per interaction token (429 beyond)`);
+  console.log(`  final images delivered:      ${finals} / ${JOBS}${timedOut ? ' (TIMED OUT)' : ''}`);
+  console.log(`  refused at once, queue full:  ${refusedQueueFull}`);
+  const ack = summary(callbackLatency);
+  console.log(`  first answer (callback) after the interaction: median ${ms(ack.median)}, p99 ${ms(ack.p99)}, max ${ms(ack.max)} (n=${ack.n}); refused as too late (10062): ${callbacksExpired}; never acknowledged: ${unanswered}`);
+  const gw = summary(gatewayLatency);
+  const hl = summary(handlerLatency);
+  console.log(`    of which: interaction → bot (gateway) median ${ms(gw.median)}, p99 ${ms(gw.p99)}; bot → first answer median ${ms(hl.median)}, p99 ${ms(hl.p99)}`);
+  const [ta, tc, cs, sa] = [summary(toAsked), summary(toCreated), summary(createdToSent), summary(sentToArrived)];
+  console.log(
+    `    bot → first answer, split (n=${tc.n}): handler → discord.js asked median ${ms(ta.median)}, p99 ${ms(ta.p99)}; asked → request created median ${ms(tc.median)}, p99 ${ms(tc.p99)}; created → written on a connection median ${ms(cs.median)}, p99 ${ms(cs.p99)}; written → at the fake median ${ms(sa.median)}, p99 ${ms(sa.p99)}`,
+  );
+  console.log(`  requests refused by the fake: ${refused} (429s of any kind: ${retried429})`);
+  console.log(`  discord.js waited for a rate limit: ${waits.bucket}× per token (${ms(waits.bucketMs)} in all), ${waits.global}× its global cap (${ms(waits.globalMs)} in all)`);
+  console.log(`  previews: ${streamedAt.size} streamed, ${sinkAt.size} handed to the surface`);
+  for (const [light, half] of [...halves].sort(([a], [b]) => Number(b) - Number(a))) {
+    const s2e = summary(half.streamToEdit);
+    const k2e = summary(half.sinkToEdit);
+    const total = summary(half.jobTimes);
+    const edits = summary(half.editsPerJob);
+    const pb = summary(half.previewBytes);
+    const fb = summary(half.finalBytes);
+    console.log(`  ${light ? 'light previews (re-encoded at display size)' : 'previews as sent (the partial PNGs)'}: ${half.jobs} jobs`);
+    console.log(`    previews shown: ${half.previewsSent}; edits per job: median ${edits.median}, max ${edits.max}`);
+    console.log(`    bytes uploaded per job: previews median ${kb(pb.median)} (max ${kb(pb.max)}), final image median ${kb(fb.median)}`);
+    console.log(`    stream → edit: median ${ms(s2e.median)}, p99 ${ms(s2e.p99)}, max ${ms(s2e.max)} (n=${s2e.n})`);
+    console.log(`    sink → edit:   median ${ms(k2e.median)}, p99 ${ms(k2e.p99)}, max ${ms(k2e.max)} (n=${k2e.n})`);
+    console.log(`    command → final image: median ${ms(total.median)}, p99 ${ms(total.p99)}`);
+  }
+  console.log(`  this process (bot + fake Discord): CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms; event-loop delay median ${ms(loopDelay.percentile(50) / 1e6)}, p99 ${ms(loopDelay.percentile(99) / 1e6)}, max ${ms(loopDelay.max / 1e6)}`);
+  console.log(`  CPU per job: ${((cpu.user + cpu.system) / 1000 / JOBS).toFixed(1)} ms`);
+  // The bot is still up, as a long-running one would be: what it keeps after a burst, not after shutting down.
+  global.gc?.();
+  await new Promise((r) => setTimeout(r, 1000));
+  global.gc?.();
+  const after = memoryNow();
+  console.log(`  RSS (bot + fake Discord): start ${mb(memoryAtStart.rss)}, peak ${mb(memoryPeak.rss)}, after the run ${mb(after.rss)} (of which JS heap used ${mb(after.heapUsed)}, buffers ${mb(after.arrayBuffers)}); the fake holds ${mb(fakeHeldBytes)} of files it was sent`);
+  console.log(`  memory, start / peak / after the run and a GC:${process.env.MALLOC_ARENA_MAX ? ` (MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX})` : ''}`);
+  for (const key of MEMORY_KINDS) console.log(`    ${MEMORY_LABELS[key].padEnd(14)} ${mb(memoryAtStart[key])} / ${mb(memoryPeak[key])} / ${mb(after[key])}`);
+  console.log(`  wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
-await runners.light.shutdown({ graceMs: 0 });
-await runners.raw.shutdown({ graceMs: 0 });
-await bot.stop();
-await store.close();
-await discord.close();
-await emulator.close();
-await rm(dataDir, { recursive: true, force: true });
-if (timedOut || finals + refusedQueueFull !== JOBS || unanswered !== 0 || refused !== 0) process.exitCode = 1;
+  await runners.light.shutdown({ graceMs: 0 });
+  await runners.raw.shutdown({ graceMs: 0 });
+  await bot.stop();
+  await store.close();
+  await discord.close();
+  await emulator.close();
+  await rm(dataDir, { recursive: true, force: true });
+  if (timedOut || finals + refusedQueueFull !== JOBS || unanswered !== 0 || refused !== 0) process.exitCode = 1;
+}
+
+interface SeriesRow {
+  variant: string;
+  jobs: number;
+  exitCode: number | null;
+  finals?: number;
+  refused?: number;
+  tooLate?: number;
+  firstAnswer?: { median: number; p99: number };
+  cpuPerJobMs?: number;
+  rss?: { start: number; peak: number; after: number };
+}
+
+/** The numbers a run prints (this checkout's bench or an older one's: the same lines). */
+function parseRun(output: string): Omit<SeriesRow, 'variant' | 'jobs' | 'exitCode'> {
+  const num = (re: RegExp, group = 1) => {
+    const m = re.exec(output);
+    return m ? Number(m[group]) : undefined;
+  };
+  const answer = /first answer \(callback\) after the interaction: median (\d+) ms, p99 (\d+) ms/.exec(output);
+  const rss = /RSS \(bot \+ fake Discord\): start (\d+) MB, peak (\d+) MB, after the run (\d+) MB/.exec(output);
+  return {
+    finals: num(/final images delivered:\s+(\d+) \//),
+    refused: num(/refused at once, queue full:\s+(\d+)/),
+    tooLate: num(/refused as too late \(10062\): (\d+)/),
+    firstAnswer: answer ? { median: Number(answer[1]), p99: Number(answer[2]) } : undefined,
+    cpuPerJobMs: num(/CPU per job: ([\d.]+) ms/),
+    rss: rss ? { start: Number(rss[1]), peak: Number(rss[2]), after: Number(rss[3]) } : undefined,
+  };
+}
+
+/** The command line without `--jobs` and the series' own flags (each child gets one count). */
+function argsForChild(): string[] {
+  const own = new Set(['--jobs', '--compare-with', '--compare-env']);
+  const args = process.argv.slice(2);
+  const kept: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (own.has(args[i]!)) i++;
+    else kept.push(args[i]!);
+  }
+  return kept;
+}
+
+async function runChild(dir: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ output: string; exitCode: number | null }> {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', join(dir, 'bench/discord-imagine.ts'), ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    process.stdout.write(chunk);
+  });
+  const exitCode = await new Promise<number | null>((done) => child.on('exit', done));
+  return { output, exitCode };
+}
+
+/** Every count of `--jobs` (and each variant to compare) in a process of its own, then one table side by side. */
+async function runSeries(): Promise<void> {
+  const variants = [
+    { name: 'this checkout', dir: REPO_ROOT, env: process.env },
+    ...(COMPARE_WITH ? [{ name: `other (${COMPARE_WITH})`, dir: resolve(COMPARE_WITH), env: process.env }] : []),
+    ...(COMPARE_ENV ? [{ name: `this checkout, ${COMPARE_ENV}`, dir: REPO_ROOT, env: { ...process.env, [COMPARE_ENV.split('=')[0]!]: COMPARE_ENV.slice(COMPARE_ENV.indexOf('=') + 1) } }] : []),
+  ];
+  const rows: SeriesRow[] = [];
+  for (const [round, jobs] of JOB_COUNTS.entries()) {
+    // Which variant goes first rotates from one count to the next.
+    const order = variants.map((_, i) => variants[(i + round) % variants.length]!);
+    for (const variant of order) {
+      console.log(`\n=== ${variant.name}: ${jobs} jobs ===`);
+      const { output, exitCode } = await runChild(variant.dir, [...argsForChild(), '--jobs', String(jobs)], variant.env);
+      rows.push({ variant: variant.name, jobs, exitCode, ...parseRun(output) });
+    }
+  }
+  const n = (v: number | undefined, unit = '') => (v === undefined ? 'n/a' : `${v}${unit}`);
+  console.log(`\ndiscord-imagine series: ${argsForChild().join(' ')}`);
+  console.log('| variant | jobs | finals | refused at once | too late (10062) | first answer median / p99 | CPU per job | ÷ first count | RSS start / peak / after |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const row of rows) {
+    const base = rows.find((r) => r.variant === row.variant)!.cpuPerJobMs;
+    const ratio = row.cpuPerJobMs !== undefined && base ? (row.cpuPerJobMs / base).toFixed(2) : 'n/a';
+    const answer = row.firstAnswer ? `${row.firstAnswer.median} ms / ${row.firstAnswer.p99} ms` : 'n/a';
+    const rss = row.rss ? `${row.rss.start} / ${row.rss.peak} / ${row.rss.after} MB` : 'n/a';
+    console.log(`| ${row.variant} | ${row.jobs} | ${n(row.finals)} | ${n(row.refused)} | ${n(row.tooLate)} | ${answer} | ${n(row.cpuPerJobMs, ' ms')} | ${ratio} | ${rss} |`);
+  }
+  if (rows.some((r) => r.exitCode !== 0)) process.exitCode = 1;
+}
+
+if (SERIES) await runSeries();
+else await runOnce();

@@ -37,12 +37,23 @@ export function createWebhookRest(api: string): REST {
 export const MAX_DISCORD_CONNECTIONS = 32;
 
 /**
- * The connection pool of a REST client: at most `MAX_DISCORD_CONNECTIONS`
- * kept-alive connections, instead of one new connection for every request in
- * flight, so a burst of interactions is answered over connections already open
- * rather than hundreds of handshakes at once.
+ * Connections of the bot's own REST client, which carries the first answers to
+ * interactions (defer, reply, modal, update; the edits and uploads go through
+ * the webhook client). Each first answer holds a connection for a round trip
+ * to Discord, so a pool of n answers at most n per round trip: with 32, a burst
+ * of 1,600 interactions waited 50 round trips in the pool's queue (2–4 s on a
+ * busy machine), past Discord's 3 s. First answers are small, so this pool is
+ * larger; still bounded, so a burst does not open one connection per request.
  */
-export function discordAgent(): Agent {
+export const MAX_FIRST_ANSWER_CONNECTIONS = 128;
+
+/**
+ * The connection pool of a REST client: at most `connections` kept-alive
+ * connections (default `MAX_DISCORD_CONNECTIONS`), instead of one new
+ * connection for every request in flight, so a burst of interactions is
+ * answered over connections already open rather than hundreds of handshakes at once.
+ */
+export function discordAgent(connections = MAX_DISCORD_CONNECTIONS): Agent {
   // Typed against our undici; @discordjs/rest's own copy takes it as its dispatcher (same interface), hence the casts where it is passed.
-  return new Agent({ connections: MAX_DISCORD_CONNECTIONS, keepAliveTimeout: 30_000 });
+  return new Agent({ connections, keepAliveTimeout: 30_000 });
 }

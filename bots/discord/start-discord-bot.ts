@@ -11,7 +11,7 @@ import { DISCORD_INTERACTIONS, HttpInitialResponses, startInteractionsEndpoint, 
 import { JobRecordStore } from './JobRecordStore.js';
 import { DISCORD_JOBS, StateJobRecordStore } from './StateJobRecordStore.js';
 import { askHolderToCancel, cancelWhenAsked, startSweeper, type StateStore } from '../state/index.js';
-import { createWebhookRest, discordAgent, makeRequestWithEncodedForms } from './rest-request.js';
+import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST_ANSWER_CONNECTIONS } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
 import { withTimeout } from '../../src/index.js';
@@ -92,7 +92,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   // Over HTTP, the first answer to an interaction is the answer to Discord's POST (see interactions-endpoint.ts).
   const httpResponses = options.interactions ? new HttpInitialResponses() : undefined;
   const makeRequest = httpResponses ? httpResponses.wrap(makeRequestWithEncodedForms) : makeRequestWithEncodedForms;
-  const client = new Client({ intents: [], rest: { api, timeout: 60_000, makeRequest, agent: discordAgent() as never } });
+  const client = new Client({ intents: [], rest: { api, timeout: 60_000, makeRequest, agent: discordAgent(MAX_FIRST_ANSWER_CONNECTIONS) as never } });
   const inFlight = new Set<Promise<unknown>>();
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);

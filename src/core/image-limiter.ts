@@ -85,7 +85,14 @@ export interface ScheduleOptions {
   /** Images this request may produce (its `n`). */
   weight: number;
   signal?: AbortSignal | undefined;
-  /** Called while queued with the number of requests ahead of this one, whenever it changes. */
+  /**
+   * Called while queued with the number of requests ahead of this one, whenever
+   * it changes. The moves of one turn of the event loop are reported together,
+   * once per waiting request with its position after them (a burst of requests
+   * leaving costs one pass over the queue, not one per request); so a request
+   * that starts in the turn it was queued is told no position (`onStart` says
+   * it started). With a coordinator, positions come from it.
+   */
   onQueuePosition?: ((ahead: number) => void) | undefined;
   /** Called once when the request leaves the queue and starts. */
   onStart?: (() => void) | undefined;
@@ -146,7 +153,10 @@ export class ImageLimiter {
   readonly #leaseMs: number | undefined;
   readonly #onDatastoreError: ((error: unknown) => void) | undefined;
   #ready: Promise<void> | undefined;
-  readonly #waiting: Ticket[] = [];
+  /** Requests waiting, in the order they were queued (a Set: leaving is O(1) wherever one stands). */
+  readonly #waiting = new Set<Ticket>();
+  /** The pass reporting positions, when one is due at the end of this turn of the event loop. */
+  #positionsDue: NodeJS.Immediate | undefined;
   #running = 0;
   #pausedUntil = 0;
   #stopped = false;
@@ -195,9 +205,9 @@ export class ImageLimiter {
     if (signal?.aborted) return Promise.reject(new AbortedError('the request was cancelled before it started'));
     const weight = this.weightOf(options.weight);
     const ticket: Ticket = { onQueuePosition: options.onQueuePosition, onDatastoreTrouble: options.onDatastoreTrouble, lastAhead: -1 };
-    this.#waiting.push(ticket);
+    this.#waiting.add(ticket);
     if (this.#coordinator) ticket.leaveShared = this.#coordinator.join(options.onQueuePosition);
-    this.#notifyPositions();
+    else if (ticket.onQueuePosition) this.#reportPositionsSoon();
 
     let settled = false;
     /** Set once `fn` has been called: from then on its own outcome is the caller's. */
@@ -357,7 +367,7 @@ export class ImageLimiter {
 
   async stats(): Promise<LimiterStats> {
     return {
-      queued: this.#waiting.length,
+      queued: this.#waiting.size,
       running: this.#running,
       imagesAvailable: this.#bucket ? await this.#bucket.available() : undefined,
       pausedForMs: Math.max(0, Math.max(this.#pausedUntil, this.#coordinator ? await this.#coordinator.pausedUntil() : 0) - Date.now()),
@@ -368,6 +378,8 @@ export class ImageLimiter {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    if (this.#positionsDue) clearImmediate(this.#positionsDue);
+    this.#positionsDue = undefined;
     // Requests waiting for images give their slots back.
     for (const wake of [...this.#sleepers]) wake();
     if (this.#gate) {
@@ -495,22 +507,29 @@ export class ImageLimiter {
   }
 
   #leaveQueue(ticket: Ticket): void {
-    const i = this.#waiting.indexOf(ticket);
-    if (i >= 0) {
-      this.#waiting.splice(i, 1);
-      ticket.leaveShared?.();
-      this.#notifyPositions();
-    }
+    if (!this.#waiting.delete(ticket)) return;
+    ticket.leaveShared?.();
+    // Those behind it moved up: told in one pass at the end of this turn, however many leave in it.
+    if (!this.#coordinator && this.#waiting.size > 0) this.#reportPositionsSoon();
   }
 
-  #notifyPositions(): void {
-    // With a coordinator, positions count the requests of every process and come from it.
-    if (this.#coordinator) return;
-    this.#waiting.forEach((t, ahead) => {
-      if (t.lastAhead !== ahead) {
-        t.lastAhead = ahead;
-        t.onQueuePosition?.(ahead);
-      }
+  #reportPositionsSoon(): void {
+    if (this.#stopped) return;
+    this.#positionsDue ??= setImmediate(() => {
+      this.#positionsDue = undefined;
+      this.#reportPositions();
     });
+  }
+
+  /** Tells each waiting request its position, if it changed since it was last told. */
+  #reportPositions(): void {
+    let ahead = 0;
+    for (const ticket of this.#waiting) {
+      if (ticket.lastAhead !== ahead) {
+        ticket.lastAhead = ahead;
+        ticket.onQueuePosition?.(ahead);
+      }
+      ahead++;
+    }
   }
 }

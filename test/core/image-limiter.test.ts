@@ -61,19 +61,48 @@ describe('the image limiter', () => {
 
   it('reports how many requests are ahead while queued, then the start', async () => {
     const l = limiter({ maxConcurrent: 1 });
-    const g = gate();
-    const first = l.schedule({ weight: 1 }, () => g.promise);
+    const [firstRuns, secondRuns] = [gate(), gate()];
+    const first = l.schedule({ weight: 1 }, () => firstRuns.promise);
     const positions: number[] = [];
     let startedThird = false;
-    const second = l.schedule({ weight: 1 }, async () => {});
+    const second = l.schedule({ weight: 1 }, () => secondRuns.promise);
     const third = l.schedule({ weight: 1, onQueuePosition: (ahead) => positions.push(ahead), onStart: () => (startedThird = true) }, async () => {});
     await tick();
-    expect(positions.at(-1)).toBe(1);
+    expect(positions).toEqual([1]);
+    firstRuns.open();
+    await tick();
+    expect(positions).toEqual([1, 0]);
     expect(startedThird).toBe(false);
-    g.open();
+    secondRuns.open();
     await Promise.all([first, second, third]);
-    expect(positions.slice(-2)).toEqual([1, 0]);
     expect(startedThird).toBe(true);
+    expect(positions).toEqual([1, 0]);
+  });
+
+  it('tells each waiting request its position once for all the moves of one turn of the event loop', async () => {
+    const l = limiter({ maxConcurrent: 1 });
+    const release = await l.acquire({ weight: 1 });
+    const leaving = Array.from({ length: 10 }, () => new AbortController());
+    const cancelled = leaving.map((c) => l.schedule({ weight: 1, signal: c.signal }, async () => {}).catch((error: unknown) => error));
+    const positions = Array.from({ length: 5 }, () => [] as number[]);
+    const staying = positions.map((seen) => l.acquire({ weight: 1, onQueuePosition: (ahead) => seen.push(ahead) }));
+    await tick();
+    expect(positions).toEqual([[10], [11], [12], [13], [14]]);
+
+    for (const c of leaving) c.abort();
+    for (const error of await Promise.all(cancelled)) expect(error).toBeInstanceOf(AbortedError);
+    await tick();
+
+    // Ten requests left ahead of them in one turn: each is told where it stands now, once.
+    expect(positions).toEqual([
+      [10, 0],
+      [11, 1],
+      [12, 2],
+      [13, 3],
+      [14, 4],
+    ]);
+    release();
+    for (const next of staying) (await next)();
   });
 
   it('rejects a queued request at once when it is cancelled, and gives its images back', async () => {
@@ -186,7 +215,9 @@ describe('the image limiter in one process', () => {
     const next = l.acquire({ weight: 1, onQueuePosition: (ahead) => positions.push(ahead) });
     controller.abort();
     await expect(cancelled).rejects.toBeInstanceOf(AbortedError);
-    expect(positions).toEqual([1, 0]);
+    await tick();
+    // Queued and moved up in the same turn of the event loop: told once, where it stands now.
+    expect(positions).toEqual([0]);
     release();
     (await next)();
     await nextTurnOfTheLoop();

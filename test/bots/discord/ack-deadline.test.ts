@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_DISCORD_CONNECTIONS } from '../../../bots/discord/rest-request.js';
+import { MAX_DISCORD_CONNECTIONS, MAX_FIRST_ANSWER_CONNECTIONS } from '../../../bots/discord/rest-request.js';
 import { DiscordHarness } from './harness.js';
 
 /** Keeps this process (the bot and the fake Discord alike) busy, as a burst of work on one event loop does. */
@@ -27,11 +27,23 @@ describe('Discord’s 3 s rule for the first answer to an interaction from the g
   it('is met for a burst of interactions, answered over a bounded set of connections rather than one per request', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const before = h.discord.connectionsAccepted;
-    const burst = Array.from({ length: 120 }, (_, i) => h.discord.slashCommand('imagine', { prompt: `burst ${i}` }));
+    const size = MAX_FIRST_ANSWER_CONNECTIONS + MAX_DISCORD_CONNECTIONS + 40;
+    const burst = Array.from({ length: size }, (_, i) => h.discord.slashCommand('imagine', { prompt: `burst ${i}` }));
     await h.discord.waitFor(() => burst.every((ix) => ix.ack || ix.callbackAttempts > 0), 'a first answer to every interaction');
-    expect(burst.filter((ix) => ix.ack?.type === 5)).toHaveLength(120);
-    // The bot's two REST clients (bot token, interaction webhooks), each with its own pool.
-    expect(h.discord.connectionsAccepted - before).toBeLessThanOrEqual(2 * MAX_DISCORD_CONNECTIONS);
+    expect(burst.filter((ix) => ix.ack?.type === 5)).toHaveLength(size);
+    // The bot's two REST clients (first answers with the bot token, interaction webhooks), each with its own pool.
+    expect(h.discord.connectionsAccepted - before).toBeLessThanOrEqual(MAX_FIRST_ANSWER_CONNECTIONS + MAX_DISCORD_CONNECTIONS);
+  });
+
+  it('sends the first answers of a burst side by side, not a few connections’ worth at a time', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    h.discord.holdFirstAnswers();
+    const size = MAX_DISCORD_CONNECTIONS * 3;
+    const burst = Array.from({ length: size }, (_, i) => h.discord.slashCommand('imagine', { prompt: `side by side ${i}` }));
+    // Every one is on its way to Discord at once: none waits for another's round trip.
+    await h.discord.waitFor(() => h.discord.firstAnswersHeld === size, `${size} first answers in flight at once`);
+    h.discord.releaseFirstAnswers();
+    await h.discord.waitFor(() => burst.every((ix) => ix.ack), 'a first answer to every interaction');
   });
 
   it('is enforced by the fake Discord: a first answer after the deadline gets 10062 Unknown interaction and the bot starts nothing', async () => {

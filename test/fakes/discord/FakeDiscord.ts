@@ -195,6 +195,10 @@ export class FakeDiscord {
   readonly #server: Server;
   /** TCP connections accepted so far (REST, gateway and CDN alike). */
   connectionsAccepted = 0;
+  /** First answers (interaction callbacks) that arrived and are held unanswered (see `holdFirstAnswers`). */
+  firstAnswersHeld = 0;
+  /** Set while first answers are held: resolves when they are let through. */
+  #firstAnswersGate: { promise: Promise<void>; open: () => void } | undefined;
   readonly #gateway: FakeGateway;
   readonly #limiter: FixedWindowLimiter;
   readonly #byToken = new Map<string, FakeInteraction>();
@@ -401,6 +405,23 @@ export class FakeDiscord {
     return file.bytes;
   }
 
+  /**
+   * Holds every first answer (interaction callback) that arrives, unanswered,
+   * until `releaseFirstAnswers()`: how many a bot has in flight at once shows
+   * in `firstAnswersHeld`.
+   */
+  holdFirstAnswers(): void {
+    if (this.#firstAnswersGate) return;
+    let open!: () => void;
+    const promise = new Promise<void>((resolve) => (open = resolve));
+    this.#firstAnswersGate = { promise, open };
+  }
+
+  releaseFirstAnswers(): void {
+    this.#firstAnswersGate?.open();
+    this.#firstAnswersGate = undefined;
+  }
+
   /** Makes the next matching request(s) fail with a Discord error. */
   failNext(match: FaultMatch, answer: FaultAnswer): void {
     this.#faults.push({ match, answer, remaining: answer.count ?? 1 });
@@ -542,6 +563,12 @@ export class FakeDiscord {
     const webhookToken = /^\/api\/v\d+\/webhooks\/\d+\/([^/]+)/.exec(url.pathname)?.[1];
     const delivery = webhookToken ? this.#deliveries.get(decodeURIComponent(webhookToken)) : undefined;
     if (delivery) await delivery;
+    const held = this.#firstAnswersGate;
+    if (held && /^\/api\/v\d+\/interactions\/\d+\/[^/]+\/callback$/.test(url.pathname)) {
+      this.firstAnswersHeld += 1;
+      await held.promise;
+      this.firstAnswersHeld -= 1;
+    }
     const method = (req.method ?? 'GET').toUpperCase();
     const record: RecordedRequest = {
       at: Date.now(),
