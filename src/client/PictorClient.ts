@@ -181,7 +181,7 @@ export class PictorClient {
       try {
         let json: unknown;
         try {
-          json = await readJsonBody(response.body, requestedJob(request), response.requestId);
+          json = await readJsonBody(response.body, requestedJob(request), response.requestId, contentLengthOf(response.headers));
         } catch (error) {
           throw this.#classifyBody(error, controller, options);
         }
@@ -401,6 +401,12 @@ async function readBounded(body: RawResponse['body'], limit: number): Promise<st
     discardBody(body);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A response's `content-length`, when it is a plain number. */
+function contentLengthOf(headers: Record<string, string>): number | undefined {
+  const raw = headers['content-length'];
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : undefined;
 }
 
 function requestedJob(request: ImageRequest): RequestedJob {
