@@ -18,18 +18,30 @@
  *
  * - Every contender turns each image it receives into bytes once, as a caller
  *   that writes or uploads it must (Pictor: the bytes its check decoded).
+ * - Contenders: pictor, openai, undici (a kept-alive connection reused, as
+ *   undici does by default) and undici-fresh (the same, with a new connection
+ *   per request, as Pictor opens on purpose): pictor/undici-fresh is Pictor's
+ *   own work, undici-fresh/undici the cost of that connection policy.
+ * - `--pictor dist` measures the built package (`dist/src/`, `npm run build`
+ *   first), the JavaScript users run, instead of the TypeScript source through
+ *   tsx; source-mapped stack traces (which tsx turns on for the whole process)
+ *   are then turned off, so an error's stack costs every contender what it
+ *   costs under plain node. Memory is measured on the source either way.
  *
- * Usage: node --import tsx bench/client-compare.ts [--rounds 40] [--batch 4] [--warmup 5] [--memory-rounds 10] [--memory-repeats 3]
+ * Usage: node --import tsx bench/client-compare.ts [--pictor src|dist] [--rounds 40] [--batch 4] [--warmup 5] [--memory-rounds 10] [--memory-repeats 3]
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ImageLimiter } from '../src/index.js';
 import { startChildServer } from './helpers/child-server.js';
 import { runChildScript } from './helpers/child-script.js';
-import { CONTENDER_NAMES, makeContender, WORKLOADS, type Contender, type ContenderName, type WorkloadName } from './helpers/contenders.js';
+import { CONTENDER_NAMES, makeContender, WORKLOADS, type Contender, type ContenderName, type PictorModule, type WorkloadName } from './helpers/contenders.js';
 import { collectGarbage, mb, median, ms, printTable, ratio, relativeIqr, timed } from './helpers/measure.js';
 
 const { values: args } = parseArgs({
   options: {
+    pictor: { type: 'string', default: 'src' },
     rounds: { type: 'string', default: '40' },
     batch: { type: 'string', default: '4' },
     warmup: { type: 'string', default: '5' },
@@ -42,6 +54,8 @@ const BATCH = positiveInt('batch', args.batch);
 const WARMUP = positiveInt('warmup', args.warmup);
 const MEMORY_ROUNDS = positiveInt('memory-rounds', args['memory-rounds']);
 const MEMORY_REPEATS = positiveInt('memory-repeats', args['memory-repeats']);
+if (args.pictor !== 'src' && args.pictor !== 'dist') throw new RangeError(`--pictor must be src or dist, got ${JSON.stringify(args.pictor)}`);
+const pictorModule = args.pictor === 'dist' ? await loadBuild() : undefined;
 
 const LIMITER_SAMPLES = 15;
 const LIMITER_BATCH = 100;
@@ -50,7 +64,7 @@ const LABELS: Record<WorkloadName, string> = {
   nonStreamed: 'non-streamed, n=4, 1536x1024 PNG',
   streamed: 'streamed, 3 partials + completed, 1536x1024 PNG',
 };
-/** All orders of the three contenders; round r uses PERMUTATIONS[r % 6]. */
+/** All orders of the contenders; round r uses PERMUTATIONS[r % PERMUTATIONS.length]. */
 const PERMUTATIONS: readonly (readonly ContenderName[])[] = permutations(CONTENDER_NAMES);
 
 interface Sample {
@@ -61,9 +75,14 @@ interface Sample {
 const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: 0 })]);
 try {
   console.log(`# Core client: Pictor vs openai ${await openaiVersion()} vs bare undici`);
-  console.log(`emulator in child process ${emulator.pid} at ${emulator.url}; node ${process.version}; ${ROUNDS} rounds of ${BATCH} requests per client and workload, after ${WARMUP} warm-up rounds\n`);
+  console.log(`emulator in child process ${emulator.pid} at ${emulator.url}; node ${process.version}; ${ROUNDS} rounds of ${BATCH} requests per client and workload, after ${WARMUP} warm-up rounds`);
+  console.log(
+    pictorModule
+      ? 'pictor: the build (dist/src/), source-mapped stack traces off in this process\n'
+      : 'pictor: the TypeScript source through tsx (source-mapped stack traces on for every contender)\n',
+  );
 
-  const contenders = Object.fromEntries(CONTENDER_NAMES.map((name) => [name, makeContender(name, emulator.url)])) as Record<ContenderName, Contender>;
+  const contenders = Object.fromEntries(CONTENDER_NAMES.map((name) => [name, makeContender(name, emulator.url, pictorModule)])) as Record<ContenderName, Contender>;
   await checkSameAnswers(contenders);
 
   const samples = await timeSideBySide(contenders);
@@ -90,7 +109,7 @@ try {
   for (const workload of WORKLOAD_NAMES) {
     const med = (name: ContenderName, key: keyof Sample) => median(samples[workload][name].map((x) => x[key]));
     const mem = memory[workload];
-    for (const other of ['openai', 'undici'] as const) {
+    for (const other of ['openai', 'undici', 'undici-fresh'] as const) {
       rows.push([
         LABELS[workload],
         `pictor/${other}`,
@@ -110,6 +129,11 @@ try {
     const vsUndici = cpu('pictor') / cpu('undici');
     const met = workload === 'nonStreamed' ? vsOpenai <= 0.8 && vsUndici <= 1.2 : vsUndici <= 1.1;
     console.log(`- ${LABELS[workload]}: pictor/openai ${vsOpenai.toFixed(2)}, pictor/undici ${vsUndici.toFixed(2)} → ${met ? 'met' : 'MISSED'}`);
+  }
+  console.log('\n## Split of the gap to bare undici: a fresh connection per request (undici-fresh/undici) and Pictor\'s own work (pictor/undici-fresh)\n');
+  for (const workload of WORKLOAD_NAMES) {
+    const cpu = (name: ContenderName) => median(samples[workload][name].map((x) => x.cpuMs));
+    console.log(`- ${LABELS[workload]}: undici-fresh/undici ${(cpu('undici-fresh') / cpu('undici')).toFixed(2)}, pictor/undici-fresh ${(cpu('pictor') / cpu('undici-fresh')).toFixed(2)}`);
   }
 } finally {
   await emulator.close();
@@ -192,6 +216,14 @@ async function measureMemory(url: string): Promise<Record<WorkloadName, Record<C
   printTable(['workload', 'client', 'peak RSS above idle', 'peak heap + ArrayBuffers above idle (sampled)'], rows);
   if (!exact) console.log('\n(peak RSS is getrusage maxrss since process start here: /proc/self/clear_refs was not available)');
   return out;
+}
+
+/** The built package, with stack traces as plain node makes them (tsx turned source maps on for the process). */
+async function loadBuild(): Promise<PictorModule> {
+  const entry = new URL('../dist/src/index.js', import.meta.url);
+  if (!existsSync(fileURLToPath(entry))) throw new Error('--pictor dist needs the build: run `npm run build` first');
+  process.setSourceMapsEnabled(false);
+  return (await import(entry.href)) as PictorModule;
 }
 
 async function openaiVersion(): Promise<string> {

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { request } from 'undici';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
-import { decodeImages, imageBytes, isCompletedEvent, PictorClient } from '../../src/index.js';
+import * as pictorSource from '../../src/index.js';
 import { MODEL, PATHS } from '../../src/spec/index.js';
 
 /** The two workloads every client runs, with the same fields on the wire. */
@@ -13,8 +13,11 @@ export const WORKLOADS = {
 } as const;
 
 export type WorkloadName = keyof typeof WORKLOADS;
-export const CONTENDER_NAMES = ['pictor', 'openai', 'undici'] as const;
+export const CONTENDER_NAMES = ['pictor', 'openai', 'undici', 'undici-fresh'] as const;
 export type ContenderName = (typeof CONTENDER_NAMES)[number];
+
+/** What the Pictor contender uses of the package: its TypeScript source (`src/`, the default) or its build (`dist/src/`). */
+export type PictorModule = Pick<typeof pictorSource, 'PictorClient' | 'decodeImages' | 'imageBytes' | 'isCompletedEvent'>;
 
 /**
  * One way of calling the service. Each call turns every image it received
@@ -28,18 +31,20 @@ export interface Contender {
   run(workload: WorkloadName): Promise<number>;
 }
 
-export function makeContender(name: ContenderName, baseURL: string): Contender {
+export function makeContender(name: ContenderName, baseURL: string, pictor: PictorModule = pictorSource): Contender {
   switch (name) {
     case 'pictor':
-      return pictorContender(baseURL);
+      return pictorContender(baseURL, pictor);
     case 'openai':
       return openaiContender(baseURL);
     case 'undici':
-      return undiciContender(baseURL);
+      return undiciContender(baseURL, false);
+    case 'undici-fresh':
+      return undiciContender(baseURL, true);
   }
 }
 
-function pictorContender(baseURL: string): Contender {
+function pictorContender(baseURL: string, { PictorClient, decodeImages, imageBytes, isCompletedEvent }: PictorModule): Contender {
   const client = new PictorClient({ baseURL, apiKey: DEV_API_KEY, maxRetries: 0 });
   return {
     name: 'pictor',
@@ -75,14 +80,20 @@ function openaiContender(baseURL: string): Contender {
   };
 }
 
-/** The least a careful hand-written client does: one undici request, JSON.parse, a minimal SSE splitter. */
-function undiciContender(baseURL: string): Contender {
+/**
+ * The least a careful hand-written client does: one undici request, JSON.parse,
+ * a minimal SSE splitter. `fresh`: a new connection per request, as Pictor
+ * opens (`reset: true`), to tell the cost of that policy from Pictor's own work;
+ * otherwise undici's default, a kept-alive connection reused.
+ */
+function undiciContender(baseURL: string, fresh: boolean): Contender {
   const url = `${baseURL}${PATHS.generations}`;
   const post = async (body: object, accept: string) => {
     const res = await request(url, {
       method: 'POST',
       headers: { authorization: `Bearer ${DEV_API_KEY}`, 'content-type': 'application/json', accept },
       body: JSON.stringify(body),
+      ...(fresh && { reset: true }),
     });
     if (res.statusCode !== 200) {
       const text = await res.body.text();
@@ -91,7 +102,7 @@ function undiciContender(baseURL: string): Contender {
     return res.body;
   };
   return {
-    name: 'undici',
+    name: fresh ? 'undici-fresh' : 'undici',
     async run(workload) {
       if (workload === 'nonStreamed') {
         const body = await post(WORKLOADS.nonStreamed, 'application/json');

@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { Agent, type Dispatcher } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import {
   AbortedError,
   isPictorError,
@@ -45,7 +45,7 @@ export interface PictorClientOptions {
   /** Shared throttle; every surface of one process should pass the same one. Default: a local limiter of 4 concurrent requests. */
   limiter?: ImageLimiter | undefined;
   logger?: LoggerLike | undefined;
-  /** undici dispatcher (proxy, custom agent). Default: one agent shared by every client of this process, never undici's global one. */
+  /** undici dispatcher (proxy, custom agent). Default: one connection pool per service origin, shared by every client of this process, never undici's global dispatcher. */
   dispatcher?: Dispatcher | undefined;
 }
 
@@ -76,15 +76,27 @@ const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000;
 const DEFAULT_MAX_RETRIES = 2;
 const USER_AGENT = 'pictor/0.1';
 
-let agent: Agent | undefined;
+/** The connection pool of each service origin, shared by every client of this process that talks to it. */
+const pools = new Map<string, Pool>();
 /**
- * Our own agent rather than undici's process-wide default: libraries that
- * bundle another undici major (discord.js does) share that global, and an agent
- * of one major cannot send the other's form data.
+ * Our own dispatcher rather than undici's process-wide default: libraries that
+ * bundle another undici major (discord.js does) share that global, and a
+ * dispatcher of one major cannot send the other's form data.
+ *
+ * A pool per origin that lives as long as the process, rather than an Agent:
+ * every request opens a fresh connection (see `send`), and an Agent drops its
+ * pool for an origin as soon as that origin has no connection left, so it built
+ * a pool and a client, and tore them down again (an error object each time),
+ * for every request. A pool keeps its clients and only their sockets come and
+ * go; an idle pool holds no socket and no timer.
  */
-function sharedAgent(): Agent {
-  agent ??= new Agent({ keepAliveTimeout: 10_000 });
-  return agent;
+function sharedPool(origin: string): Pool {
+  let pool = pools.get(origin);
+  if (!pool) {
+    pool = new Pool(origin);
+    pools.set(origin, pool);
+  }
+  return pool;
 }
 
 const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
@@ -117,7 +129,7 @@ export class PictorClient {
     this.idleTimeoutMs = checkTimerMs(options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, 'idleTimeoutMs');
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#logger = options.logger ?? noopLogger;
-    this.#dispatcher = options.dispatcher ?? sharedAgent();
+    this.#dispatcher = options.dispatcher ?? sharedPool(new URL(this.baseURL).origin);
   }
 
   /** Generates images and resolves when all are done. Throws ValidationError before anything is sent. */
@@ -169,7 +181,7 @@ export class PictorClient {
       try {
         let json: unknown;
         try {
-          json = await readJsonBody(response.body, requestedJob(request), response.requestId);
+          json = await readJsonBody(response.body, requestedJob(request), response.requestId, contentLengthOf(response.headers));
         } catch (error) {
           throw this.#classifyBody(error, controller, options);
         }
@@ -389,6 +401,12 @@ async function readBounded(body: RawResponse['body'], limit: number): Promise<st
     discardBody(body);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A response's `content-length`, when it is a plain number. */
+function contentLengthOf(headers: Record<string, string>): number | undefined {
+  const raw = headers['content-length'];
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : undefined;
 }
 
 function requestedJob(request: ImageRequest): RequestedJob {

@@ -13,14 +13,27 @@ import type { RawResponse } from './transport.js';
  * `Buffer#toString` makes a one-byte string of the base64 at native speed,
  * where a streaming `TextDecoder` went through ICU chunk by chunk and a
  * regular expression looked for the closing brace in every chunk.
+ *
+ * `contentLength` (the response's, when it gave one): once that many bytes
+ * have arrived the body is whole and its end is already on its way, so it is
+ * read to that end instead of being cut off at its last brace (cutting a body
+ * off makes undici and Node build an abort error, stack and all, each time).
  */
-export async function readJsonBody(body: RawResponse['body'], request: RequestedJob, requestId: string | undefined): Promise<unknown> {
+export async function readJsonBody(
+  body: RawResponse['body'],
+  request: RequestedJob,
+  requestId: string | undefined,
+  contentLength?: number | undefined,
+): Promise<unknown> {
   const { n } = request;
   let chunks: Buffer[] = [];
+  let received = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
     chunks.push(chunk);
-    // Only a chunk that ends a JSON object can finish it (base64 never holds a brace): try a parse only then.
-    if (lastSignificantByte(chunk) === CLOSING_BRACE) {
+    received += chunk.length;
+    // Only a chunk that ends a JSON object can finish it (base64 never holds a brace): try a parse only then,
+    // and not when the body is whole by its length (it ends with the next step of the loop, and is parsed below).
+    if (lastSignificantByte(chunk) === CLOSING_BRACE && received !== contentLength) {
       const whole = chunks.length === 1 ? chunk : Buffer.concat(chunks);
       chunks = [whole];
       try {

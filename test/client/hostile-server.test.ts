@@ -152,6 +152,22 @@ describe('a request that may have reached the service is sent once', () => {
   });
 });
 
+describe('a connection carries one request', () => {
+  it('opens a fresh connection for each request although the server would keep one alive', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.write(head(200, { 'content-type': 'application/json', connection: 'keep-alive', 'keep-alive': 'timeout=60' }, resultBody([PNG_B64])));
+    });
+    const client = clientOf(s);
+    await client.generate({ prompt: 'x' });
+    await client.generate({ prompt: 'y' });
+    await new PictorClient({ baseURL: s.url, apiKey: KEY }).generate({ prompt: 'z' });
+    expect(s.requests).toBe(3);
+    expect(s.connections).toBe(3);
+    await expect.poll(() => s.openRequestConnections).toBe(0);
+  });
+});
+
 describe('a job is done when its images are in', () => {
   it('says a stream that runs out of time after it started may be billed', async () => {
     const s = await serve(async (req) => {

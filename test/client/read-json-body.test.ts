@@ -26,6 +26,23 @@ describe('readJsonBody', () => {
     expect(json).toEqual({ data: [{ b64_json: 'AAAA' }] });
   });
 
+  it('is done at the last brace when the server keeps the body open short of its content-length', async () => {
+    const json = await readJsonBody(bodyOf(['{"data": [{"b64_json": ', '"AAAA"}]}'], true), REQUEST, undefined, 1000);
+    expect(json).toEqual({ data: [{ b64_json: 'AAAA' }] });
+  });
+
+  it('reads a body that is whole by its content-length to its end instead of cutting it off', async () => {
+    const text = '{"data": [{"b64_json": "AAAA"}]}';
+    let ended = false;
+    const body = (async function* () {
+      yield Buffer.from(text.slice(0, 10));
+      yield Buffer.from(text.slice(10));
+      ended = true;
+    })() as unknown as RawResponse['body'];
+    expect(await readJsonBody(body, REQUEST, undefined, Buffer.byteLength(text))).toEqual({ data: [{ b64_json: 'AAAA' }] });
+    expect(ended).toBe(true);
+  });
+
   it('drops a leading byte-order mark, as a text decoder does', async () => {
     const json = await readJsonBody(bodyOf(['\uFEFF{"data": []}']), REQUEST, undefined);
     expect(json).toEqual({ data: [] });
