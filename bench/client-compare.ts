@@ -10,6 +10,15 @@
  *   full GC (outside the timed window) so no contender pays for another's
  *   garbage. One sample is the batch's time divided by its size; medians of
  *   the samples are compared.
+ * - `--forced-gc off`: no full GC before each batch. A forced full GC resets
+ *   V8's heap sizing, and the garbage collections that follow in the next few
+ *   requests cost a client that keeps more alive per request (Pictor holds the
+ *   base64 and the decoded bytes of a result) far more than they would in a
+ *   process that runs steadily (measured: Pictor's non-streamed CPU per request
+ *   ~7 ms in 200 requests in a row, ~12 ms with a full GC every 4, bare undici
+ *   ~7.5 ms either way). Without it, use batches long enough for the GC to
+ *   settle (e.g. `--batch 20`); the rotating order spreads the garbage one
+ *   contender leaves over the others alike.
  * - Where Pictor's extra time goes: the shared `ImageLimiter` every Pictor
  *   request passes through, timed alone (acquire + release) in this process.
  * - Memory: one child process per contender and workload (all three clients
@@ -28,7 +37,7 @@
  *   are then turned off, so an error's stack costs every contender what it
  *   costs under plain node. Memory is measured on the source either way.
  *
- * Usage: node --import tsx bench/client-compare.ts [--pictor src|dist] [--rounds 40] [--batch 4] [--warmup 5] [--memory-rounds 10] [--memory-repeats 3]
+ * Usage: node --import tsx bench/client-compare.ts [--pictor src|dist] [--rounds 40] [--batch 4] [--warmup 5] [--forced-gc on|off] [--memory-rounds 10] [--memory-repeats 3]
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +54,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '40' },
     batch: { type: 'string', default: '4' },
     warmup: { type: 'string', default: '5' },
+    'forced-gc': { type: 'string', default: 'on' },
     'memory-rounds': { type: 'string', default: '10' },
     'memory-repeats': { type: 'string', default: '3' },
   },
@@ -54,6 +64,8 @@ const BATCH = positiveInt('batch', args.batch);
 const WARMUP = positiveInt('warmup', args.warmup);
 const MEMORY_ROUNDS = positiveInt('memory-rounds', args['memory-rounds']);
 const MEMORY_REPEATS = positiveInt('memory-repeats', args['memory-repeats']);
+if (args['forced-gc'] !== 'on' && args['forced-gc'] !== 'off') throw new RangeError(`--forced-gc must be on or off, got ${JSON.stringify(args['forced-gc'])}`);
+const FORCED_GC = args['forced-gc'] === 'on';
 if (args.pictor !== 'src' && args.pictor !== 'dist') throw new RangeError(`--pictor must be src or dist, got ${JSON.stringify(args.pictor)}`);
 const pictorModule = args.pictor === 'dist' ? await loadBuild() : undefined;
 
@@ -75,7 +87,7 @@ interface Sample {
 const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: 0 })]);
 try {
   console.log(`# Core client: Pictor vs openai ${await openaiVersion()} vs bare undici`);
-  console.log(`emulator in child process ${emulator.pid} at ${emulator.url}; node ${process.version}; ${ROUNDS} rounds of ${BATCH} requests per client and workload, after ${WARMUP} warm-up rounds`);
+  console.log(`emulator in child process ${emulator.pid} at ${emulator.url}; node ${process.version}; ${ROUNDS} rounds of ${BATCH} requests per client and workload, after ${WARMUP} warm-up rounds${FORCED_GC ? ", a full GC before each batch" : ", no forced GC"}`);
   console.log(
     pictorModule
       ? 'pictor: the build (dist/src/), source-mapped stack traces off in this process\n'
@@ -158,7 +170,7 @@ async function timeSideBySide(contenders: Record<ContenderName, Contender>): Pro
     const order = PERMUTATIONS[(round + WARMUP) % PERMUTATIONS.length]!;
     for (const workload of WORKLOAD_NAMES) {
       for (const name of order) {
-        collectGarbage();
+        if (FORCED_GC) collectGarbage();
         const { wallMs, cpuMs } = await timed(async () => {
           for (let i = 0; i < BATCH; i++) await contenders[name].run(workload);
         });
