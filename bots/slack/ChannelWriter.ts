@@ -338,7 +338,14 @@ export class ChannelWriter {
           continue;
         }
         const { entry, from } = chosen;
-        state.queue.splice(state.queue.indexOf(entry), 1);
+        const at = state.queue.indexOf(entry);
+        if (at < 0) {
+          // Shed (`shedProgress`) while its token was being asked for: it is settled already; its token and turn go back.
+          if (entry.workspace !== undefined) this.#giveTokenBack(entry.workspace, from);
+          if (paced) void this.#shared!.giveBack(paceName, this.#paceShape);
+          continue;
+        }
+        state.queue.splice(at, 1);
         if (entry.urgent && entry.workspace !== undefined) this.#budget(entry.workspace).urgentWaiting--;
         state.writing = true;
         try {

@@ -93,11 +93,22 @@ const pools = new Map<string, Pool>();
 function sharedPool(origin: string): Pool {
   let pool = pools.get(origin);
   if (!pool) {
+    // A process that talks to many services (an n8n host whose users each set a base URL) keeps the latest few:
+    // the oldest is closed once its requests in flight are done (`close` lets them finish); a client looks its
+    // pool up per request, so its next request to that origin gets a new one.
+    if (pools.size >= MAX_POOLS) {
+      const [oldest, closing] = pools.entries().next().value!;
+      pools.delete(oldest);
+      void closing.close().catch(() => undefined);
+    }
     pool = new Pool(origin);
     pools.set(origin, pool);
   }
   return pool;
 }
+
+/** Origins whose pool is kept at once. */
+const MAX_POOLS = 16;
 
 const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -109,7 +120,9 @@ export class PictorClient {
   readonly maxRetries: number;
   readonly #apiKey: string;
   readonly #logger: LoggerLike;
-  readonly #dispatcher: Dispatcher;
+  /** The caller's dispatcher; undefined: the shared pool of the service's origin, looked up per request (see `sharedPool`). */
+  readonly #dispatcher: Dispatcher | undefined;
+  readonly #origin: string;
 
   constructor(options: PictorClientOptions = {}) {
     const apiKey = options.apiKey ?? process.env.PICTOR_API_KEY;
@@ -129,7 +142,8 @@ export class PictorClient {
     this.idleTimeoutMs = checkTimerMs(options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, 'idleTimeoutMs');
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#logger = options.logger ?? noopLogger;
-    this.#dispatcher = options.dispatcher ?? sharedPool(new URL(this.baseURL).origin);
+    this.#dispatcher = options.dispatcher;
+    this.#origin = new URL(this.baseURL).origin;
   }
 
   /** Generates images and resolves when all are done. Throws ValidationError before anything is sent. */
@@ -286,7 +300,7 @@ export class PictorClient {
           apiKey: this.#apiKey,
           request,
           userAgent: USER_AGENT,
-          dispatcher: this.#dispatcher,
+          dispatcher: this.#dispatcher ?? sharedPool(this.#origin),
           signal: controller.signal,
           headersTimeoutMs: timeoutMs,
           idleTimeoutMs,

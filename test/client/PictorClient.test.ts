@@ -290,3 +290,17 @@ describe('throttling', () => {
     await limiter.stop();
   });
 });
+
+describe('connections', () => {
+  it('keeps working for a service whose connection pool was let go while the process talked to many others', async () => {
+    const client = env.client();
+    await client.generate({ prompt: 'a kite', quality: 'low' });
+    // Requests to more services than the process keeps pools for (ports where nothing listens: each fails at once).
+    for (let port = 1; port <= 20; port++) {
+      const elsewhere = new PictorClient({ baseURL: `http://127.0.0.1:${port}`, apiKey: DEV_API_KEY, maxRetries: 0 });
+      await expect(elsewhere.generate({ prompt: 'a kite', quality: 'low' })).rejects.toMatchObject({ code: 'connection_failed' });
+    }
+    const result = await client.generate({ prompt: 'a kite', quality: 'low' });
+    expect(result.data).toHaveLength(1);
+  });
+});

@@ -117,6 +117,25 @@ describe('ChannelWriter’s workspace budgets', () => {
     void final;
   });
 
+  it('still makes a final update that came while a shed progress write was having its shared token looked up', async () => {
+    // A shared budget whose answers take a Redis round trip: the drain loop is awaiting one when the writes below come.
+    const taken: string[] = [];
+    const shared = {
+      take: (name: string) => new Promise<number>((resolve) => setTimeout(() => resolve(taken.push(name) && 0), 30)),
+      giveBack: async () => undefined,
+    } as unknown as ConstructorParameters<typeof ChannelWriter>[0]['shared'];
+    const writer = new ChannelWriter({ intervalMs: 0, backgroundPerMinute: 40, shared });
+    const ran: string[] = [];
+    const progress = writer.write('C1', { budgeted: true, workspace: 'T1', key: 'progress', run: async () => void ran.push('progress') });
+    await new Promise((r) => setTimeout(r, 10));
+    const final = writer.write('C1', { budgeted: true, workspace: 'T1', urgent: true, run: async () => void ran.push('final') });
+    writer.shedProgress();
+    await expect(progress).resolves.toBeUndefined();
+    await final;
+    expect(ran).toEqual(['final']);
+    expect(writer.pending).toBe(0);
+  });
+
   it('gives the token back when a progress write has nothing to write', async () => {
     const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 1, backgroundBurst: 1 });
     await writer.write('C1', { budgeted: true, workspace: 'T1', run: async () => SKIP });
