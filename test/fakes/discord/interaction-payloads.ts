@@ -33,32 +33,20 @@ const OPTION_ATTACHMENT = 11;
 const USER_INSTALL_APP_PERMISSIONS = String((1n << 15n) | (1n << 14n) | (1n << 18n));
 
 function base(id: string, token: string, type: number, ctx: InteractionContext): Record<string, unknown> {
+  const common = { id, application_id: ctx.applicationId, type, token, version: 1, channel_id: ctx.channelId, locale: 'en-US', entitlements: [], attachment_size_limit: ctx.attachmentSizeLimit };
   if (ctx.place === 'dm') {
     return {
-      id,
-      application_id: ctx.applicationId,
-      type,
-      token,
-      version: 1,
-      channel_id: ctx.channelId,
+      ...common,
       channel: { id: ctx.channelId, type: 1, recipients: [ctx.user], flags: 0 },
       user: ctx.user,
       app_permissions: USER_INSTALL_APP_PERMISSIONS,
-      locale: 'en-US',
-      entitlements: [],
       authorizing_integration_owners: { '1': ctx.user.id },
       context: 1,
-      attachment_size_limit: ctx.attachmentSizeLimit,
     };
   }
   return {
-    id,
-    application_id: ctx.applicationId,
-    type,
-    token,
-    version: 1,
+    ...common,
     guild_id: ctx.guildId,
-    channel_id: ctx.channelId,
     channel: { id: ctx.channelId, type: 0, guild_id: ctx.guildId, name: 'general' },
     member: {
       user: ctx.user,
@@ -72,12 +60,9 @@ function base(id: string, token: string, type: number, ctx: InteractionContext):
       avatar: null,
     },
     app_permissions: ctx.place === 'user-install' ? USER_INSTALL_APP_PERMISSIONS : '2248473465835073',
-    locale: 'en-US',
     guild_locale: 'en-US',
-    entitlements: [],
     authorizing_integration_owners: ctx.place === 'user-install' ? { '1': ctx.user.id } : { '0': ctx.guildId },
     context: 0,
-    attachment_size_limit: ctx.attachmentSizeLimit,
   };
 }
 
