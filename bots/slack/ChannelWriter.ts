@@ -220,6 +220,11 @@ export class ChannelWriter {
       }
       state.wake?.();
     }
+    this.#settleIfIdle();
+  }
+
+  /** Answers every `idle()` caller once nothing is waiting or running. */
+  #settleIfIdle(): void {
     if (this.pending === 0) for (const waiter of this.#idleWaiters.splice(0)) waiter();
   }
 
@@ -381,7 +386,7 @@ export class ChannelWriter {
           if (current && !current.running && current.queue.length === 0 && current.lastEnd === stale) this.#channels.delete(channel);
         }, this.intervalMs + 50).unref();
       }
-      if (this.pending === 0) for (const waiter of this.#idleWaiters.splice(0)) waiter();
+      this.#settleIfIdle();
     }
   }
 }
