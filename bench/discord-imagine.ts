@@ -32,7 +32,7 @@
  * interactions answered too late, jobs refused at once because the runner's
  * queue was full (`--max-queued N`, default the runner's 200 per runner), CPU
  * per job, and this process's RSS (start, peak sampled every 100 ms, after the
- * run and a GC; run with `--expose-gc`). The fake keeps only the sizes of what
+ * run and a full GC). The fake keeps only the sizes of what
  * the bot uploads, so the RSS is the bot's with the fake's bookkeeping.
  * `--latency-ms` (default 3000) is the emulator's time per image, `--images N`
  * the images per job, `--deadline-s` how long to wait for every job to end.
@@ -54,7 +54,7 @@
  * alternating which goes first; `--compare-env NAME=VALUE` runs this checkout
  * once more with that environment variable set (e.g. `MALLOC_ARENA_MAX=2`).
  *
- *   node --expose-gc --import tsx bench/discord-imagine.ts [--light-previews both|on|off] [--jobs N|N,N,…] [--size 1536x1024] [--images 4] [--pad-image-bytes 1500000] [--latency-ms 300] [--max-queued N] [--deadline-s S] [--compare-with DIR] [--compare-env NAME=VALUE]
+ *   node --import tsx bench/discord-imagine.ts [--light-previews both|on|off] [--jobs N|N,N,…] [--size 1536x1024] [--images 4] [--pad-image-bytes 1500000] [--latency-ms 300] [--max-queued N] [--deadline-s S] [--compare-with DIR] [--compare-env NAME=VALUE]
  */
 import { spawn } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
@@ -68,6 +68,7 @@ import { DEV_API_KEY } from '../src/emulator/index.js';
 import { ImageLimiter, isPartialEvent, PictorClient, silentLogger, type GenerationInput, type ImageEventStream, type RequestOptions } from '../src/index.js';
 import { FakeDiscord, buttonsOf, type FakeInteraction } from '../test/fakes/discord/FakeDiscord.js';
 import { REPO_ROOT, startChildServer } from './helpers/child-server.js';
+import { collectGarbage, percentile } from './helpers/measure.js';
 
 const flag = (name: string): string | undefined => {
   const at = process.argv.indexOf(`--${name}`);
@@ -109,8 +110,6 @@ const memoryNow = (): Record<MemoryKind, number> => {
 };
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
 
-const percentile = (sorted: number[], p: number): number =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 const ms = (n: number) => (Number.isFinite(n) ? `${Math.round(n)} ms` : 'n/a');
 const summary = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -222,7 +221,7 @@ async function runOnce(): Promise<void> {
   loopDelay.enable();
   const cpuBefore = process.cpuUsage();
   /** This process's memory (bot + fake Discord, which keeps only the sizes of the files it was sent), sampled every 100 ms. */
-  global.gc?.();
+  collectGarbage();
   const memoryAtStart = memoryNow();
   const memoryPeak = { ...memoryAtStart };
   // The RSS every 100 ms; the heap's figures (dearer to read: about a millisecond each time) every second.
@@ -381,9 +380,9 @@ async function runOnce(): Promise<void> {
   console.log(`  this process (bot + fake Discord): CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms; event-loop delay median ${ms(loopDelay.percentile(50) / 1e6)}, p99 ${ms(loopDelay.percentile(99) / 1e6)}, max ${ms(loopDelay.max / 1e6)}`);
   console.log(`  CPU per job: ${((cpu.user + cpu.system) / 1000 / JOBS).toFixed(1)} ms`);
   // The bot is still up, as a long-running one would be: what it keeps after a burst, not after shutting down.
-  global.gc?.();
+  collectGarbage();
   await new Promise((r) => setTimeout(r, 1000));
-  global.gc?.();
+  collectGarbage();
   const after = memoryNow();
   console.log(`  RSS (bot + fake Discord): start ${mb(memoryAtStart.rss)}, peak ${mb(memoryPeak.rss)}, after the run ${mb(after.rss)} (of which JS heap used ${mb(after.heapUsed)}, buffers ${mb(after.arrayBuffers)}); the fake holds ${mb(fakeHeldBytes)} of files it was sent`);
   console.log(`  memory, start / peak / after the run and a GC:${process.env.MALLOC_ARENA_MAX ? ` (MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX})` : ''}`);
@@ -443,7 +442,7 @@ function argsForChild(): string[] {
 }
 
 async function runChild(dir: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ output: string; exitCode: number | null }> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', join(dir, 'bench/discord-imagine.ts'), ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(dir, 'bench/discord-imagine.ts'), ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => {
     output += chunk.toString();

@@ -38,11 +38,10 @@ import { FakeSlack } from '../test/fakes/slack/FakeSlack.js';
 import { jobMessages, statusOf } from '../test/bots/slack/harness.js';
 import { startRoundRobinProxy } from '../test/helpers/round-robin-proxy.js';
 import { deleteKeys } from '../test/helpers/shared-limits-redis.js';
-import { printTable } from './helpers/measure.js';
+import { isPreviewFileName } from '../bots/slack/upload-files.js';
+import { percentile, printTable } from './helpers/measure.js';
 
 const MAIN = fileURLToPath(new URL('../bots/main.ts', import.meta.url));
-const percentile = (sorted: number[], p: number): number =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 
 const { values: args } = parseArgs({
   options: {
@@ -126,7 +125,7 @@ for (const count of args.replicas.split(',').map(Number)) {
     const doneAt = new Map<number, number>();
     while (Date.now() < start + windowMs) {
       for (let i = 0; i < jobs; i++) {
-        if (!shownAt.has(i) && slack.topLevel(`C0B${i}`).some((m) => m.files?.some((f) => !f.name.includes('-preview-')))) shownAt.set(i, Date.now());
+        if (!shownAt.has(i) && slack.topLevel(`C0B${i}`).some((m) => m.files?.some((f) => !isPreviewFileName(f.name)))) shownAt.set(i, Date.now());
         if (doneAt.has(i)) continue;
         const message = jobMessages(slack, `C0B${i}`)[0];
         if (message && statusOf(message).includes('Done')) doneAt.set(i, Date.now());

@@ -35,11 +35,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileQuotaStore, JobRunner } from '../bots/runner/index.js';
 import { DEFAULT_FILE_HOSTS, startSlackBot, type ShownEvent, type SlackJobRunner } from '../bots/slack/index.js';
+import { isPreviewFileName } from '../bots/slack/upload-files.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DEV_API_KEY } from '../src/emulator/index.js';
 import { ImageLimiter, PictorClient, silentLogger } from '../src/index.js';
 import { FakeSlack } from '../test/fakes/slack/FakeSlack.js';
 import { startChildServer } from './helpers/child-server.js';
+import { percentile } from './helpers/measure.js';
 
 const flag = (name: string): string | undefined => {
   const at = process.argv.indexOf(`--${name}`);
@@ -65,8 +67,6 @@ const PARTIAL_IMAGES = 2;
 const MAX_CONCURRENT_REQUESTS = 10;
 const DEADLINE_MS = 150_000;
 
-const percentile = (sorted: number[], p: number): number =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 const ms = (n: number) => (Number.isFinite(n) ? `${Math.round(n)} ms` : 'n/a');
 
 interface Scenario {
@@ -157,7 +157,7 @@ async function runScenario(scenario: Scenario, finals: 'channel' | 'thread'): Pr
     const all = sorted(previews.map((e) => e.shownAt - e.receivedAt));
     const jobIds = [...lightJobs].filter(([, l]) => l === light).map(([id]) => id);
     const bytesOf = (id: string, preview: boolean) =>
-      [...fake.files.values()].filter((f) => f.name.startsWith(`pictor-${id}`) && f.name.includes('-preview-') === preview).reduce((sum, f) => sum + (f.bytes?.length ?? 0), 0);
+      [...fake.files.values()].filter((f) => f.name.startsWith(`pictor-${id}`) && isPreviewFileName(f.name) === preview).reduce((sum, f) => sum + (f.bytes?.length ?? 0), 0);
     const previewBytes = sorted(jobIds.map((id) => bytesOf(id, true)));
     const finalBytes = sorted(jobIds.map((id) => bytesOf(id, false)));
     return [

@@ -18,6 +18,11 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/** The nearest-rank percentile `p` (0–100) of values sorted ascending (NaN when there are none). */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
 /** The middle half's spread, as a share of the median: how noisy a series was. */
 export function relativeIqr(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
