@@ -27,7 +27,7 @@ interface WriteTaskBase<T> {
  * one waits in the workspace, no progress write of that workspace takes a
  * token, so progress is what the budget sheds.
  */
-export interface BudgetedWriteTask<T> extends WriteTaskBase<T> {
+interface BudgetedWriteTask<T> extends WriteTaskBase<T> {
   budgeted: true;
   /**
    * The workspace Slack counts the call against: the team id of the workspace
@@ -37,7 +37,7 @@ export interface BudgetedWriteTask<T> extends WriteTaskBase<T> {
   workspace: string;
 }
 
-export interface UnbudgetedWriteTask<T> extends WriteTaskBase<T> {
+interface UnbudgetedWriteTask<T> extends WriteTaskBase<T> {
   budgeted?: false | undefined;
   workspace?: string | undefined;
 }

@@ -92,7 +92,7 @@ export function renderResultCaption(state: JobViewState, images: number): string
 }
 
 /** `size · quality · format · cost · time`, for the message and the images' comment. */
-export function summaryOf(done: NonNullable<JobViewState['completed']>): string {
+function summaryOf(done: NonNullable<JobViewState['completed']>): string {
   return [done.size, done.quality, done.format, costText(done.cost), elapsedText(done.elapsedMs)].join(' · ');
 }
 
@@ -160,7 +160,7 @@ function plainStatus(state: JobViewState): string {
 }
 
 /** A Cancel button's value: the runner's job id (on this replica) and the request's id (for another replica to find it). */
-export function cancelValue(jobId: string, requestId: string): string {
+function cancelValue(jobId: string, requestId: string): string {
   return `${jobId}:${requestId}`;
 }
 
