@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, copyFileSync, fsync, linkSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, fsync, linkSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { copyFile, link, open, rename, rm } from 'node:fs/promises';
 
 export interface WriteFileAtomicallyOptions {
@@ -69,9 +69,7 @@ const INLINE: WriteSteps = {
   async writeDurably(path, data, mode) {
     const fd = openSync(path, 'w', mode);
     try {
-      const bytes = typeof data === 'string' ? Buffer.from(data) : data;
-      for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
-      await fsyncOf(fd);
+      await writeAllAndSync(fd, data);
     } finally {
       closeSync(fd);
     }
@@ -82,9 +80,10 @@ const INLINE: WriteSteps = {
   rm: (path) => rmSync(path, { force: true }),
 };
 
-/** fsync(2) on the thread pool: the one step that may take long. */
-export function fsyncOf(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
+/** Writes all of `data` at the descriptor's position (synchronously), then fsync(2) on the thread pool: the one step that may take long. */
+export async function writeAllAndSync(fd: number, data: string | Uint8Array): Promise<void> {
+  writeFileSync(fd, data);
+  await new Promise<void>((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
 }
 
 /** A hard link to (or a copy of) `file` at `aside`; false when there is no `file`. */

@@ -1,8 +1,8 @@
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
 import { access, copyFile, readFile, rename, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { fsyncOf, writeFileAtomically } from '../core/atomic-file.js';
+import { writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
 import { CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { DocumentQuotaStore, type DocumentQuotaStoreOptions } from './DocumentQuotaStore.js';
 import { LedgerUnreadableError } from './errors.js';
@@ -213,9 +213,7 @@ export class FileQuotaStore extends DocumentQuotaStore {
       const { size } = fstatSync(fd);
       const last = Buffer.alloc(1);
       const cut = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
-      const bytes = Buffer.from(`${cut ? '\n' : ''}${records.map((r) => `${JSON.stringify(r)}\n`).join('')}`);
-      for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
-      await fsyncOf(fd);
+      await writeAllAndSync(fd, `${cut ? '\n' : ''}${records.map((r) => `${JSON.stringify(r)}\n`).join('')}`);
     } finally {
       closeSync(fd);
     }
