@@ -92,7 +92,11 @@ const pools = new Map<string, Pool>();
  */
 function sharedPool(origin: string): Pool {
   let pool = pools.get(origin);
-  if (!pool) {
+  if (pool) {
+    // The most recently used last: an origin in steady use is never the one let go.
+    pools.delete(origin);
+    pools.set(origin, pool);
+  } else {
     // A process that talks to many services (an n8n host whose users each set a base URL) keeps the latest few:
     // the oldest is closed once its requests in flight are done (`close` lets them finish); a client looks its
     // pool up per request, so its next request to that origin gets a new one.
