@@ -152,11 +152,12 @@ export class GatewayLease {
     }
   }
 
-  /** Ends a wait in `acquire()` and stops renewing. */
+  /** Ends a wait in `acquire()` and stops renewing; a process that stood by says it no longer does, so a holder that drains now does not leave the gateway to nobody. */
   stop(): void {
     this.#stopped = true;
     this.#clearRenew();
     this.#wake?.();
+    void this.#o.redis.eval(RELEASE, 1, this.#standbyKey, this.holder).catch(() => {});
   }
 
   #clearRenew(): void {

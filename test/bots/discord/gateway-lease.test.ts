@@ -243,6 +243,21 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(await drained).toBe(0);
   });
 
+  it('stays on the gateway when the only standby stopped standing by just before the holder drains', async () => {
+    const a = await startReplica('a');
+    const b = await startReplica('b');
+    await new Promise((resolve) => setTimeout(resolve, 2 * LEASE.pollEveryMs));
+    // Both drain at once (a scale-down): the standby first, then the holder while the standby's last poll is recent.
+    const drainedB = b.runner.drain(10_000);
+    await b.bot.handOver();
+    const drainedA = a.runner.drain(10_000);
+    await a.bot.handOver();
+    expect(discord.openGatewaySessions).toBe(1);
+    expect(a.logger.entries.some((e) => e.msg === 'another process stands by for the Discord gateway; leaving it to that one')).toBe(false);
+    expect(await drainedA).toBe(0);
+    expect(await drainedB).toBe(0);
+  });
+
   it('disconnects a holder whose lease another process took (Redis says so), before that one connects', async () => {
     const a = await startReplica('a');
     await discord.waitFor(() => discord.openGatewaySessions === 1, 'the holder to connect');
