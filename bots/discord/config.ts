@@ -1,4 +1,4 @@
-import { envBoolean, envError, envList, envNumber, envText, envUrl, ValidationError, type Env } from '../../src/index.js';
+import { envBoolean, envError, envList, envNumber, envText, envUrl, readDmCaps, ValidationError, type Env } from '../../src/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 import { isPublicKeyHex } from './verify-signature.js';
 
@@ -64,7 +64,8 @@ export function readDiscordConfig(env: Env): DiscordConfig | undefined {
   }
   const userInstalls = envBoolean(env, 'DISCORD_USER_INSTALLS', '1 (commands in DMs and user installs too) or 0') ?? false;
   // Anyone may install the app for themselves: without a DM budget, strangers would spend the account up to its own caps.
-  if (userInstalls && envText(env, 'PICTOR_DM_DAILY_USD') === undefined && envText(env, 'PICTOR_DM_MONTHLY_USD') === undefined) {
+  const dmCaps = readDmCaps(env);
+  if (userInstalls && dmCaps.dailyUsd === undefined && dmCaps.monthlyUsd === undefined) {
     throw new ValidationError(
       'PICTOR_DM_DAILY_USD',
       'DISCORD_USER_INSTALLS=1 lets anyone who installs the app spend on your account: set PICTOR_DM_DAILY_USD or PICTOR_DM_MONTHLY_USD (each person’s budget outside servers) first',

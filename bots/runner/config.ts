@@ -1,4 +1,4 @@
-import { envBoolean, envError, envList, envNumber, envText, LIMITS, QUALITIES, readSpendCaps, SIZES, type Env, type Quality, type Size } from '../../src/index.js';
+import { envBoolean, envError, envList, envNumber, envText, LIMITS, QUALITIES, readDmCaps, readSpendCaps, SIZES, type Env, type Quality, type Size } from '../../src/index.js';
 import { BLOCKED_WORDS_LIMITS, parseWordList } from './blocked-words.js';
 import { DEFAULT_MAX_QUEUED_INPUT_MB, DEFAULT_MAX_QUEUED_JOBS } from './queue-bound.js';
 import type { OperatorControls } from './scope-policy.js';
@@ -52,10 +52,7 @@ export function readRunnerConfig(env: Env): RunnerConfig {
       userConcurrentJobs: envNumber(env, 'PICTOR_USER_CONCURRENT_JOBS', { int: true, min: 1, takes: 'a whole number of jobs, 1 or more' }) ?? 2,
       userCooldownSeconds: envNumber(env, 'PICTOR_USER_COOLDOWN_SECONDS', { min: 0, takes: 'a number of seconds, 0 or more' }) ?? 0,
     },
-    dmCaps: {
-      dailyUsd: envNumber(env, 'PICTOR_DM_DAILY_USD', { min: 0, takes: 'a number of US dollars, 0 or more (leave it unset for no limit)' }),
-      monthlyUsd: envNumber(env, 'PICTOR_DM_MONTHLY_USD', { min: 0, takes: 'a number of US dollars, 0 or more (leave it unset for no limit)' }),
-    },
+    dmCaps: readDmCaps(env),
     partialImages: envNumber(env, 'PICTOR_PARTIAL_IMAGES', { int: true, min: LIMITS.partialImagesMin, max: LIMITS.partialImagesMax }) ?? 2,
     minUpdateIntervalMs: envNumber(env, 'PICTOR_UPDATE_INTERVAL_MS', { int: true, min: 0, takes: 'a whole number of milliseconds, 0 or more' }) ?? 1500,
     shutdownGraceMs: (graceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000,

@@ -27,10 +27,22 @@ export const SPEND_CAP_VARIABLES = {
  */
 export function readSpendCaps(env: Env): SpendCaps {
   const caps: SpendCaps = {};
-  for (const [variable, field] of Object.entries(SPEND_CAP_VARIABLES)) {
-    caps[field] = envNumber(env, variable, { min: 0, takes: 'a number of US dollars, 0 or more (leave it unset for no limit)' });
-  }
+  for (const [variable, field] of Object.entries(SPEND_CAP_VARIABLES)) caps[field] = readCap(env, variable);
   return caps;
+}
+
+/**
+ * The chat bots' budget for each person outside servers and workspaces (Discord
+ * DMs and user installs): `PICTOR_DM_DAILY_USD`, `PICTOR_DM_MONTHLY_USD`, read
+ * as every other cap is.
+ */
+export function readDmCaps(env: Env): { dailyUsd: number | undefined; monthlyUsd: number | undefined } {
+  return { dailyUsd: readCap(env, 'PICTOR_DM_DAILY_USD'), monthlyUsd: readCap(env, 'PICTOR_DM_MONTHLY_USD') };
+}
+
+/** One cap: dollars, 0 or more; unset or blank is no cap (never zero). */
+function readCap(env: Env, variable: string): number | undefined {
+  return envNumber(env, variable, { min: 0, takes: 'a number of US dollars, 0 or more (leave it unset for no limit)' });
 }
 
 /** The caps that apply to every surface of the account (the CLI has no user or scope). */

@@ -33,6 +33,12 @@ describe('readDiscordConfig', () => {
     expect(() => readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_USER_INSTALLS: '1' })).toThrow(expect.objectContaining({ code: 'validation_error', param: 'PICTOR_DM_DAILY_USD' }));
   });
 
+  it('reads the DM budget as every cap is read: a value that is not an amount is refused, not taken as a budget', () => {
+    expect(() => readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_USER_INSTALLS: '1', PICTOR_DM_DAILY_USD: 'abc' })).toThrow(
+      expect.objectContaining({ code: 'validation_error', param: 'PICTOR_DM_DAILY_USD' }),
+    );
+  });
+
   it('takes interactions over HTTP when DISCORD_INTERACTIONS_PORT is set with the application’s public key', () => {
     const publicKey = 'AB'.repeat(32);
     expect(readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_PUBLIC_KEY: publicKey, DISCORD_INTERACTIONS_PORT: '8443', DISCORD_INTERACTIONS_HOST: '127.0.0.1' })?.interactions).toEqual({
