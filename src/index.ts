@@ -12,6 +12,7 @@ export { envBoolean, envChoice, envError, envList, envNumber, envText, envUrl, t
 export { createLogger, scrubSecrets, silentLogger, REDACT_PATHS, type Logger, type LoggerConfig } from './core/logger.js';
 export * from './client/index.js';
 export { withTimeout } from './core/with-timeout.js';
+export { SlotSemaphore } from './core/SlotSemaphore.js';
 export { describeDuration, describeReset, describeUtcTime } from './core/describe-duration.js';
 export { describeFileError, describeSystemError, describeUnreachable, systemErrorCode } from './core/system-errors.js';
 export { writeFileAtomically, type WriteFileAtomicallyOptions } from './core/atomic-file.js';

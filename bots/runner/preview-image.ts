@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import type { LoggerLike, OutputFormat } from '../../src/index.js';
+import { SlotSemaphore, type LoggerLike, type OutputFormat } from '../../src/index.js';
 import type { PreviewImage } from './types.js';
 
 /** Longest side of a light preview, in pixels: about what Discord and Slack show of an image inline. */
@@ -28,26 +28,24 @@ export interface PreviewEncoderOptions {
 export class PreviewEncoder {
   readonly enabled: boolean;
   readonly #logger: LoggerLike;
-  readonly #maxAtOnce: number;
-  #running = 0;
-  readonly #waiting: (() => void)[] = [];
+  readonly #slots: SlotSemaphore;
 
   constructor(options: PreviewEncoderOptions) {
     this.enabled = options.enabled ?? true;
     this.#logger = options.logger;
-    this.#maxAtOnce = options.maxAtOnce ?? DEFAULT_MAX_AT_ONCE;
+    this.#slots = new SlotSemaphore(options.maxAtOnce ?? DEFAULT_MAX_AT_ONCE);
   }
 
   /** Re-encodings waiting for their turn. */
   get waiting(): number {
-    return this.#waiting.length;
+    return this.#slots.waiting;
   }
 
   /** The preview of one partial; never rejects. */
   async encode(image: Buffer, format: OutputFormat, jobId: string): Promise<PreviewImage> {
     const original: PreviewImage = { data: image, format, light: false };
     if (!this.enabled) return original;
-    await this.#turn();
+    const release = await this.#slots.take();
     try {
       const light = await reencode(image);
       return light.data.length < image.length ? light : original;
@@ -55,23 +53,8 @@ export class PreviewEncoder {
       this.#logger.warn({ jobId, bytes: image.length, err: error instanceof Error ? error.message : String(error) }, 'could not re-encode a preview; showing the partial as it came');
       return original;
     } finally {
-      this.#release();
+      release();
     }
-  }
-
-  #turn(): Promise<void> {
-    if (this.#running < this.#maxAtOnce) {
-      this.#running++;
-      return Promise.resolve();
-    }
-    // The slot is handed over by #release, so #running stays within the bound.
-    return new Promise((resolve) => this.#waiting.push(resolve));
-  }
-
-  #release(): void {
-    const next = this.#waiting.shift();
-    if (next) next();
-    else this.#running--;
   }
 }
 
