@@ -8,7 +8,7 @@ import type { Requester } from '../runner/types.js';
  * 0, but `authorizing_integration_owners` has no guild install for that server). There the job is the user's own:
  * no server, roles or admins count, and the bot may not be able to post in the channel at all.
  */
-export function isPersonalContext(interaction: BaseInteraction): boolean {
+export function isPersonalContext(interaction: Pick<BaseInteraction, 'context' | 'guildId' | 'authorizingIntegrationOwners'>): boolean {
   if (interaction.context === InteractionContextType.BotDM || interaction.context === InteractionContextType.PrivateChannel) return true;
   if (!interaction.guildId) return true;
   return interaction.authorizingIntegrationOwners.guildId !== interaction.guildId;

@@ -1,6 +1,6 @@
-import type { REST } from 'discord.js';
+import type { BaseInteraction, REST } from 'discord.js';
 import { DEFAULTS } from '../../src/index.js';
-import { describeFailure, isDmScope, type InputImage, type JobHandle, type JobOptions, type Requester } from '../runner/index.js';
+import { describeFailure, type InputImage, type JobHandle, type JobOptions, type Requester } from '../runner/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { InputImageError } from './download-images.js';
@@ -9,9 +9,10 @@ import { renderFailure } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
 import { loggableError } from './loggable-error.js';
 import { recordInHistory } from './job-history.js';
+import { isPersonalContext } from './requester.js';
 
 /** An interaction that has been deferred (or updated): its token edits the reply that will show the job. */
-export interface ReplyingInteraction {
+export interface ReplyingInteraction extends Pick<BaseInteraction, 'context' | 'guildId' | 'authorizingIntegrationOwners'> {
   client: { rest: REST };
   applicationId: string;
   token: string;
@@ -29,7 +30,7 @@ export interface JobRequest {
 }
 
 /** A reply target for an acknowledged interaction (also used to show problems before a job exists). */
-export function replyTargetOf(ctx: BotContext, interaction: ReplyingInteraction, userId: string, personal = false): ReplyTarget {
+export function replyTargetOf(ctx: BotContext, interaction: ReplyingInteraction, userId: string): ReplyTarget {
   return new ReplyTarget({
     webhookRest: ctx.webhookRest,
     botRest: interaction.client.rest,
@@ -39,7 +40,7 @@ export function replyTargetOf(ctx: BotContext, interaction: ReplyingInteraction,
     channelId: interaction.channelId ?? '',
     userId,
     // In DMs and user installs the bot may not post in the channel: past the token, results go to a DM with the user.
-    fallback: personal ? 'dm' : 'channel',
+    fallback: isPersonalContext(interaction) ? 'dm' : 'channel',
     logger: ctx.logger,
   });
 }
@@ -53,7 +54,7 @@ export function replyTargetOf(ctx: BotContext, interaction: ReplyingInteraction,
 export async function startJob(ctx: BotContext, interaction: ReplyingInteraction, job: JobRequest): Promise<void> {
   const key = ctx.store.newKey();
   const view = new JobView({
-    target: replyTargetOf(ctx, interaction, job.requester.userId, isDmScope(job.requester.scopeId)),
+    target: replyTargetOf(ctx, interaction, job.requester.userId),
     header: { key, kind: job.kind, prompt: job.prompt, n: job.options.n ?? DEFAULTS.n },
     store: ctx.store,
     attachmentSizeLimit: interaction.attachmentSizeLimit ?? DISCORD_LIMITS.defaultAttachmentBytes,
