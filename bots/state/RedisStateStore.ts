@@ -213,9 +213,14 @@ class RedisSpace<T> implements Space<T> {
 
   async heldElsewhere(key: string): Promise<boolean> {
     if (!STATE_KEY_PATTERN.test(key)) return false;
+    return (await this.#liveHolderElsewhere(key)) !== undefined;
+  }
+
+  /** The process holding `key` when it is another one whose lease is alive; undefined otherwise. */
+  async #liveHolderElsewhere(key: string): Promise<string | undefined> {
     const holder = await this.#redis.hget(this.#heldKey, key);
-    if (holder === null || holder === this.#owner) return false;
-    return (await this.#redis.exists(this.#leaseKey(holder))) === 1;
+    if (holder === null || holder === this.#owner) return undefined;
+    return (await this.#redis.exists(this.#leaseKey(holder))) === 1 ? holder : undefined;
   }
 
   async claimOnce(key: string): Promise<boolean> {
@@ -227,10 +232,8 @@ class RedisSpace<T> implements Space<T> {
     if (!STATE_KEY_PATTERN.test(key)) return false;
     const text = JSON.stringify({ space: this.definition.name, key, notice });
     if (text.length > MAX_NOTICE_BYTES) throw new Error(`a notice of ${text.length} characters is over the bound of ${MAX_NOTICE_BYTES}`);
-    const holder = await this.#redis.hget(this.#heldKey, key);
-    if (holder === null || holder === this.#owner) return false;
-    if ((await this.#redis.exists(this.#leaseKey(holder))) !== 1) return false;
-    return (await this.#redis.publish(this.#links.noticeChannel(holder), text)) > 0;
+    const holder = await this.#liveHolderElsewhere(key);
+    return holder !== undefined && (await this.#redis.publish(this.#links.noticeChannel(holder), text)) > 0;
   }
 
   onNotice(handler: (key: string, notice: Notice) => void): Promise<void> {
