@@ -68,14 +68,13 @@ export class QueueBound {
     const now = this.#now();
     this.#forget(now);
     // Jobs sent in the last minute, as a rate over the whole minute (a runner younger than that errs on the long side).
-    const waitMs = this.#starts.length === 0 ? undefined : (queued.jobs * PACE_WINDOW_MS) / this.#starts.length;
+    // The input images held may all be edits still being fetched (no job queued yet): they free room about as fast as one job leaves.
+    const waitMs = this.#starts.length === 0 ? undefined : (Math.max(1, queued.jobs) * PACE_WINDOW_MS) / this.#starts.length;
     if (tooMany) {
       return new JobRefusedError('queue_full', describeQueueFull({ queued: queued.jobs, maxQueued: this.maxQueued, waitMs }), { limit: this.maxQueued, used: queued.jobs });
     }
     const input = { heldBytes: queued.inputBytes, jobBytes: inputBytes, maxBytes: this.maxQueuedInputBytes };
-    // The images held may all be edits still being fetched (no job queued yet): they free room about as fast as one job leaves.
-    const inputWaitMs = this.#starts.length === 0 ? undefined : (Math.max(1, queued.jobs) * PACE_WINDOW_MS) / this.#starts.length;
-    return new JobRefusedError('queue_full', describeQueueFull({ queued: queued.jobs, maxQueued: this.maxQueued, waitMs: inputWaitMs, input }), {
+    return new JobRefusedError('queue_full', describeQueueFull({ queued: queued.jobs, maxQueued: this.maxQueued, waitMs, input }), {
       limit: this.maxQueuedInputBytes,
       used: queued.inputBytes,
     });
