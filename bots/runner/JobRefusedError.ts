@@ -1,4 +1,4 @@
-import { isBudgetCode, PictorError } from '../../src/index.js';
+import { isSpendRefusalCode, PictorError } from '../../src/index.js';
 import { RUNNER_REFUSAL_CODES, type RefusalCode } from './types.js';
 
 export interface JobRefusalDetails {
@@ -49,5 +49,5 @@ export function isJobRefusedError(value: unknown): value is JobRefusedError {
 
 /** Whether `code` is one a refusal carries: a cap's (src/spend) or the runner's own (types.ts lists both). */
 function isRefusalCode(code: unknown): code is RefusalCode {
-  return typeof code === 'string' && (isBudgetCode(code) || RUNNER_CODES.has(code));
+  return typeof code === 'string' && (isSpendRefusalCode(code) || RUNNER_CODES.has(code));
 }

@@ -7,7 +7,7 @@ export { LEDGER_FILES } from './ledger-files.js';
 export { openQuotaStore, ledgerDir, ledgerRedis, type LedgerKind, type OpenQuotaStoreOptions } from './open-store.js';
 export { RedisQuotaStore, type RedisQuotaStoreOptions } from './RedisQuotaStore.js';
 export { readDmCaps, readSpendCaps, readSpendConfig, readUsageRetentionDays, userStateDir, accountCaps, budgetsOf, SPEND_CAP_VARIABLES, type SpendCaps, type SpendConfig } from './caps.js';
-export { BudgetExceededError, LedgerUnreadableError, isBudgetCode } from './errors.js';
+export { BudgetExceededError, LedgerUnreadableError, isBudgetCode, isSpendRefusalCode } from './errors.js';
 export { describeSpendRefusal, type RefusalContext } from './describe-refusal.js';
 export { SpendGuard, GuardedPictorClient, type SpendGuardOptions } from './guarded-client.js';
 export { effectiveLimits, isOverridableCap, OVERRIDABLE_CAPS } from './cap-overrides.js';

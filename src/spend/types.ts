@@ -31,7 +31,10 @@ export interface SpendLimits {
 /** Which cap refused a job (`BUDGETS` in the rulebook lists them). Stable: surfaces switch on it. */
 export type BudgetCode = (typeof BUDGETS)[number]['code'];
 
-export type SpendRefusalCode = BudgetCode | 'user_concurrency' | 'user_cooldown';
+/** The spend guard's refusals of a user's pace (`PICTOR_USER_CONCURRENT_JOBS`, `PICTOR_USER_COOLDOWN_SECONDS`), beside the caps'. */
+export const USER_PACE_CODES = ['user_concurrency', 'user_cooldown'] as const;
+
+export type SpendRefusalCode = BudgetCode | (typeof USER_PACE_CODES)[number];
 
 /** Why a reservation was refused: the limit, how much of it is used, and when it lets the job in again (ms). */
 export interface SpendRefusal {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isJobRefusedError, JobRefusedError, POLICY_REFUSAL_CODES, RUNNER_REFUSAL_CODES } from '../../../bots/runner/index.js';
-import { BUDGETS } from '../../../src/index.js';
+import { BUDGETS, USER_PACE_CODES } from '../../../src/index.js';
 
 /** A refusal made by another copy of the runner's module (a second bundle): same name and code, another class. */
 function refusalFromAnotherCopy(code: string): Error {
@@ -11,7 +11,7 @@ function refusalFromAnotherCopy(code: string): Error {
 
 describe('isJobRefusedError', () => {
   it('knows every refusal code, the caps’ and the runner’s own (the scope rules’ included), also from another copy of the module', () => {
-    const codes = [...BUDGETS.map((b) => b.code), ...RUNNER_REFUSAL_CODES];
+    const codes = [...BUDGETS.map((b) => b.code), ...USER_PACE_CODES, ...RUNNER_REFUSAL_CODES];
     expect(codes).toEqual(expect.arrayContaining([...POLICY_REFUSAL_CODES, 'dms_not_enabled', 'queue_full', 'restarting']));
     for (const code of codes) {
       expect(isJobRefusedError(refusalFromAnotherCopy(code)), code).toBe(true);
