@@ -1,0 +1,92 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
+
+/**
+ * A TCP relay on 127.0.0.1 in front of a real Redis that a test steers by events, not by time: it can hold Redis's
+ * answers until the test lets them through (`holdAnswers`, `releaseAnswers`: answers that arrive late, when the test
+ * says so — with fake timers, after as much fake time as it wants), and drop what the client sends (`dropRequests`:
+ * a network that no longer carries anything to Redis). `forwardedAt` has the time (`Date.now()`, fake or real) of each
+ * piece sent on to Redis, and `heldAnswers` how many pieces of answer wait.
+ */
+export interface HoldingLink {
+  /** `redis://127.0.0.1:<port>` plus the target's path (db), for clients. */
+  url: string;
+  readonly forwardedAt: number[];
+  readonly heldAnswers: number;
+  /** Resolves once `count` pieces have been sent on to Redis in all. */
+  whenForwarded(count: number): Promise<void>;
+  /** Resolves once at least one answer is held. */
+  whenAnswerHeld(): Promise<void>;
+  holdAnswers(): void;
+  /** Lets every held answer through (and later ones too, until `holdAnswers`). */
+  releaseAnswers(): void;
+  dropRequests(): void;
+  close(): Promise<void>;
+}
+
+export async function startHoldingLink(targetUrl: string): Promise<HoldingLink> {
+  const target = new URL(targetUrl);
+  const sockets = new Set<Socket>();
+  const forwardedAt: number[] = [];
+  const held: { to: Socket; chunk: Buffer }[] = [];
+  let holding = false;
+  let dropping = false;
+  let waiters: { ready: () => boolean; resolve: () => void }[] = [];
+  const wake = () => {
+    waiters = waiters.filter((w) => (w.ready() ? (w.resolve(), false) : true));
+  };
+  const when = (ready: () => boolean) =>
+    new Promise<void>((resolve) => {
+      if (ready()) resolve();
+      else waiters.push({ ready, resolve });
+    });
+  const server: Server = createServer((inbound) => {
+    const outbound = connect(Number(target.port || 6379), target.hostname);
+    sockets.add(inbound).add(outbound);
+    const drop = () => {
+      inbound.destroy();
+      outbound.destroy();
+      sockets.delete(inbound);
+      sockets.delete(outbound);
+    };
+    inbound.on('error', drop).on('close', drop);
+    outbound.on('error', drop).on('close', drop);
+    inbound.on('data', (chunk: Buffer) => {
+      if (dropping) return;
+      forwardedAt.push(Date.now());
+      outbound.write(chunk);
+      wake();
+    });
+    outbound.on('data', (chunk: Buffer) => {
+      if (holding) held.push({ to: inbound, chunk });
+      else inbound.write(chunk);
+      wake();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(targetUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as { port: number }).port);
+  return {
+    url: url.toString(),
+    forwardedAt,
+    get heldAnswers() {
+      return held.length;
+    },
+    whenForwarded: (count) => when(() => forwardedAt.length >= count),
+    whenAnswerHeld: () => when(() => held.length > 0),
+    holdAnswers() {
+      holding = true;
+    },
+    releaseAnswers() {
+      holding = false;
+      for (const { to, chunk } of held.splice(0)) if (!to.destroyed) to.write(chunk);
+    },
+    dropRequests() {
+      dropping = true;
+    },
+    close() {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
