@@ -90,8 +90,9 @@ export interface JobRunnerOptions {
   /** Jobs waiting to be sent at once (`PICTOR_MAX_QUEUED_JOBS`); past it a new job is refused at once (`queue_full`). Default 200. */
   maxQueuedJobs?: number | undefined;
   /**
-   * Bytes of edit input images held by jobs waiting to be sent and by edits being downloaded (`PICTOR_MAX_QUEUED_INPUT_MB`);
-   * an edit that would pass it is refused at once (`queue_full`), unless no other input is held. Default 512 MB.
+   * Bytes of edit input images held by edits being downloaded, waiting to be sent, and sent until the service has taken
+   * them (`PICTOR_MAX_QUEUED_INPUT_MB`); an edit that would pass it is refused at once (`queue_full`; `input_too_large`
+   * when its images alone pass it). Default 512 MB.
    */
   maxQueuedInputBytes?: number | undefined;
   /** Previews re-encoded at display size (`PICTOR_LIGHT_PREVIEWS`); false: the partials as the service sent them. Default true. */

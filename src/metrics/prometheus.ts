@@ -5,7 +5,7 @@ import type { JobMetrics } from './job-metrics.js';
 export interface LiveReadings {
   reservedUsd(): number;
   queued(): number;
-  /** Bytes of edit input images held by jobs not yet sent and by edits being fetched (the bots' `PICTOR_MAX_QUEUED_INPUT_MB` bound). */
+  /** Bytes of edit input images held: being fetched, queued, or sent and not yet taken by the service (the bots' `PICTOR_MAX_QUEUED_INPUT_MB` bound). */
   queuedInputBytes?(): number;
 }
 
@@ -51,7 +51,7 @@ export function createMetrics(): Metrics {
   });
   new Gauge({
     name: 'pictor_queued_input_bytes',
-    help: 'Bytes of edit input images held by jobs not yet sent and by edits whose images are being fetched.',
+    help: 'Bytes of edit input images held: by edits being fetched, waiting to be sent, or sent and not yet taken by the image service.',
     registers: [registry],
     collect() {
       this.set(readings?.queuedInputBytes?.() ?? 0);
