@@ -148,6 +148,21 @@ describe('input images are checked before anything is spent', () => {
     expect(h.emulator.requests).toHaveLength(0);
   });
 
+  it('refuses an edit whose images alone pass the bound for input images, before downloading anything, as not worth retrying', async () => {
+    const before = h.discord.requests.filter((r) => r.route === 'cdn').length;
+    const bytes = await makeImage('png', 8, 8);
+    const first = h.discord.hostFile({ filename: 'left.png', bytes });
+    const second = h.discord.hostFile({ filename: 'right.png', bytes });
+    // Each under the 63 KB an image may weigh here; together past the 100 KB the queue holds at once.
+    const ix = h.discord.slashCommand('edit', { prompt: 'brighter', image1: { ...first, size: 60_000 }, image2: { ...second, size: 60_000 } });
+    const reply = await h.discord.waitFor(() => (h.discord.original(ix)?.history.length ?? 0) > 1 && h.discord.original(ix), 'the refusal');
+    expect(h.logger.entries.some((e) => (e.obj as { code?: string }).code === 'input_too_large')).toBe(true);
+    expect(reply.content).toContain('more than this bot takes at once');
+    expect(buttonsOf(reply)).toEqual([]);
+    expect(h.discord.requests.filter((r) => r.route === 'cdn').length).toBe(before);
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+
   it('refuses a file that is larger than it claimed while downloading it', async () => {
     const big = await makeImage('png', 400, 400);
     const image = h.discord.hostFile({ filename: 'big.png', bytes: Buffer.concat([Buffer.from(big), Buffer.alloc(70_000)]) });
