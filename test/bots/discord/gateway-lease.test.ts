@@ -10,7 +10,7 @@ import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js'
 import { DEV_API_KEY, createEmulator, type Emulator } from '../../../src/emulator/index.js';
 import { PictorClient } from '../../../src/index.js';
 import { FakeDiscord, buttonsOf, type FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
-import { startHoldingLink } from '../../helpers/holding-redis-link.js';
+import { startCuttableLink } from '../../helpers/shared-limits-proxy.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { RecordingLogger } from './harness.js';
 
@@ -53,7 +53,7 @@ describe.skipIf(redisSetup.skipReason)('GatewayLease against a Redis whose answe
   it('gives the lease up one renew interval before it can expire, even when every renewal is answered just under that interval after it was sent', async () => {
     const url = requireRedisUrl(redisSetup);
     const key = `${uniquePrefix('gateway-lease-timing')}:lease`;
-    const link = await startHoldingLink(url);
+    const link = await startCuttableLink(url);
     const redis = await connectRedis(link.url, { name: 'lease-timing' });
     const lease = new GatewayLease({ redis, key, ttlMs: 15_000, renewEveryMs: 5_000, pollEveryMs: 2_000, logger: new RecordingLogger() });
     expect(await lease.tryAcquire()).toBe(true);
