@@ -101,6 +101,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         logger,
         onRestored: print,
         onReconciled: (report) => metrics?.spent(report.chargedUsd),
+        onReservationLost: () => metrics?.reservationLost(),
       });
       stops.push(() => store.close());
       const history = await openJobHistory(core.redis, runnerConfig.dataDir, logger);

@@ -1,4 +1,5 @@
 import { LIMITS, PictorError, sniffImageType } from '../../src/index.js';
+import { DownloadTooLargeError, readDownload } from '../read-download.js';
 import type { InputImage } from '../runner/types.js';
 import { describeBytes } from './fit-images.js';
 import { codeSpan } from './text.js';
@@ -108,26 +109,24 @@ async function downloadOne(source: AttachmentSource, policy: DownloadPolicy, sto
     await response.body?.cancel().catch(() => {});
     throw failed(new Error(`HTTP ${response.status}`));
   }
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared >= policy.maxBytes) {
+  const contentLength = response.headers.get('content-length');
+  const declared = contentLength === null ? undefined : Number(contentLength);
+  if (declared !== undefined && Number.isFinite(declared) && declared >= policy.maxBytes) {
     await response.body.cancel().catch(() => {});
     throw new InputImageError('image_too_large', tooLarge(source, declared, policy), source.label);
   }
-  const chunks: Uint8Array[] = [];
-  let total = 0;
+  let data: Buffer;
   try {
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      total += chunk.byteLength;
-      if (total >= policy.maxBytes) {
-        throw new InputImageError('image_too_large', `${source.label} (${codeSpan(source.filename)}) is too large; each image must be under ${describeBytes(policy.maxBytes)}.`, source.label);
-      }
-      chunks.push(chunk);
-    }
+    // One buffer of the size Discord reported (or the response says), filled as the chunks arrive.
+    data = await readDownload(response.body as unknown as AsyncIterable<Uint8Array>, { announced: [source.size, declared], maxBytes: policy.maxBytes });
   } catch (error) {
-    if (error instanceof InputImageError) throw error;
+    if (error instanceof DownloadTooLargeError) {
+      await response.body.cancel().catch(() => {});
+      const what = error.limitBytes >= policy.maxBytes - 1 ? `each image must be under ${describeBytes(policy.maxBytes)}` : 'it is larger than Discord said; attach it again';
+      throw new InputImageError('image_too_large', `${source.label} (${codeSpan(source.filename)}) is too large; ${what}.`, source.label);
+    }
     throw failed(error);
   }
-  const data = Buffer.concat(chunks);
   if (data.length === 0 || sniffImageType(data) === null) {
     throw new InputImageError('not_an_image', `${source.label} (${codeSpan(source.filename)}) is not a PNG, JPEG or WebP image.`, source.label);
   }

@@ -6,8 +6,9 @@ import type { BotContext } from './bot-context.js';
  * runner holds room for them in its queue, sized by what Discord or the store
  * reported (`declaredBytes`). When the queue has no room the job is refused
  * before anything is fetched: the runner's `queue_full` refusal is returned and
- * `fetch` is never called. The room is given back once the images are here:
- * `submit` checks the queue again with their real bytes.
+ * `fetch` is never called. Once the images are here the room is handed over to
+ * them: their real bytes count until `submit` counts them as its job's (and
+ * checks the queue again with them).
  */
 export async function fetchWithinQueue(
   ctx: BotContext,
@@ -17,11 +18,16 @@ export async function fetchWithinQueue(
 ): Promise<{ images: InputImage[] } | { refusal: Error }> {
   const room = ctx.runner.holdInputRoom?.(requester, declaredBytes);
   if (room instanceof Error) return { refusal: room };
+  let images: InputImage[];
   try {
-    return { images: await fetch() };
-  } finally {
+    images = await fetch();
+  } catch (error) {
     room?.release();
+    throw error;
   }
+  // Their own bytes count now, until the job's submit counts them (never uncounted on the way).
+  room?.handOver(images);
+  return { images };
 }
 
 /** The bytes of images as reported before they are fetched (an unknown size counts as 0: the real bytes are checked at submit). */

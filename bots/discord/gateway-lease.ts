@@ -45,6 +45,10 @@ export class GatewayLease {
   readonly holder = randomUUID();
   readonly #o: Required<Omit<GatewayLeaseOptions, 'logger' | 'redis' | 'key' | 'prefix'>> & Pick<GatewayLeaseOptions, 'logger' | 'redis'> & { key: string };
   #renewTimer: NodeJS.Timeout | undefined;
+  /** Gives the lease up when no renewal has been confirmed in time (see `keep`). */
+  #deadlineTimer: NodeJS.Timeout | undefined;
+  /** When the `SET NX` that took the lease was sent: the lease runs from then at the latest. */
+  #acquiredAt: number | undefined;
   #stopped = false;
   #wake: (() => void) | undefined;
 
@@ -84,7 +88,9 @@ export class GatewayLease {
   /** One try: true when this process now holds the lease. */
   async tryAcquire(): Promise<boolean> {
     const { redis, key, ttlMs } = this.#o;
+    const sentAt = Date.now();
     const set = await withTimeout(redis.set(key, this.holder, 'PX', ttlMs, 'NX'), this.#o.renewEveryMs, 'Redis did not answer');
+    if (set === 'OK') this.#acquiredAt = sentAt;
     return set === 'OK';
   }
 
@@ -113,33 +119,46 @@ export class GatewayLease {
   }
 
   /**
-   * Renews the lease every `renewEveryMs` until `release()`. `onLost` is called
-   * once, and renewing stops, when Redis says another process holds it, or when
-   * the last confirmed renewal is so old that the lease may expire before the next.
+   * Renews the lease every `renewEveryMs` until `release()`. `onLost` is called once, and renewing stops, when Redis
+   * says another process holds it, or when no renewal has been confirmed for `ttlMs - renewEveryMs`: one renew interval
+   * before the lease can expire, so the holder is off the gateway before another process can take the lease.
+   *
+   * The lease runs `ttlMs` from when Redis got the last renewal it confirmed, which is no earlier than when that renewal
+   * was *sent*: the holder counts from the sending, never from the answer (an answer that took almost `renewEveryMs`
+   * would otherwise add that much to what the holder believes it has). That count is kept by a timer of its own, not
+   * checked only when the next renewal goes out: renewals go out every `renewEveryMs` from the last one sent, whatever
+   * their answers do, and a renewal whose answer is late or never comes does not delay the moment the holder gives up.
    */
   keep(onLost: (why: string) => void): void {
     const { redis, key, ttlMs, renewEveryMs } = this.#o;
-    let confirmedAt = Date.now();
-    const tick = async () => {
-      if (Date.now() - confirmedAt >= ttlMs - renewEveryMs) return lost('Redis has not confirmed the lease in time');
-      // The lease runs from when Redis got the renewal, at the latest when it was sent, not from when its answer came.
+    let confirmedAt = this.#acquiredAt ?? Date.now();
+    this.#acquiredAt = undefined;
+    const lost = (why: string) => {
+      if (this.#renewTimer === undefined) return;
+      this.#clearRenew();
+      onLost(why);
+    };
+    const armDeadline = () => {
+      clearTimeout(this.#deadlineTimer);
+      this.#deadlineTimer = setTimeout(() => lost('Redis has not confirmed the lease in time'), Math.max(0, confirmedAt + ttlMs - renewEveryMs - Date.now()));
+    };
+    const renew = async () => {
       const sentAt = Date.now();
+      this.#renewTimer = setTimeout(() => void renew(), renewEveryMs);
       try {
         const renewed = await withTimeout(redis.eval(RENEW, 1, key, this.holder, String(ttlMs)), renewEveryMs, 'Redis did not answer');
         if (this.#renewTimer === undefined) return;
         if (Number(renewed) !== 1) return lost('another process holds the lease');
-        confirmedAt = sentAt;
+        if (sentAt > confirmedAt) {
+          confirmedAt = sentAt;
+          armDeadline();
+        }
       } catch (error) {
-        this.#o.logger.warn({ err: messageOf(error) }, 'could not renew the Discord gateway lease');
-        if (Date.now() - confirmedAt >= ttlMs - renewEveryMs) return lost('Redis has not confirmed the lease in time');
+        if (this.#renewTimer !== undefined) this.#o.logger.warn({ err: messageOf(error) }, 'could not renew the Discord gateway lease');
       }
-      if (this.#renewTimer !== undefined) this.#renewTimer = setTimeout(() => void tick(), renewEveryMs);
     };
-    const lost = (why: string) => {
-      this.#clearRenew();
-      onLost(why);
-    };
-    this.#renewTimer = setTimeout(() => void tick(), renewEveryMs);
+    this.#renewTimer = setTimeout(() => void renew(), renewEveryMs);
+    armDeadline();
   }
 
   /** Stops renewing and gives the lease up (if still ours) so another process can take it at once. */
@@ -162,7 +181,9 @@ export class GatewayLease {
 
   #clearRenew(): void {
     if (this.#renewTimer !== undefined) clearTimeout(this.#renewTimer);
+    clearTimeout(this.#deadlineTimer);
     this.#renewTimer = undefined;
+    this.#deadlineTimer = undefined;
   }
 }
 

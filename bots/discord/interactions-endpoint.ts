@@ -4,6 +4,7 @@ import { ClientApplication, Routes, type APIApplication, type Client, type RESTO
 import { withTimeout, type LoggerLike } from '../../src/index.js';
 import type { Space, SpaceDefinition } from '../state/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS } from './discord-facts.js';
+import { createdAtOf, interactionAge } from './interaction-age.js';
 import { createSignatureCheck } from './verify-signature.js';
 
 type MakeRequest = RESTOptions['makeRequest'];
@@ -129,7 +130,9 @@ export interface InteractionsEndpoint {
 
 /**
  * Discord's outgoing interactions over HTTP (`POST /interactions`): checks the
- * Ed25519 signature (401 otherwise), answers PING with PONG, and hands every
+ * Ed25519 signature and that it was made now (401 otherwise: a replayed capture
+ * is stale), answers PING with PONG, refuses (401) an interaction older than its
+ * token's 15 minutes before anything is claimed or run, and hands every
  * other interaction to discord.js as the gateway would, so commands, buttons
  * and modals run the same code. Holds nothing between requests but the ids it
  * took (a second POST of one is refused with 409, not run again): any number of
@@ -159,9 +162,16 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
     if (req.method !== 'POST') return answer(res, 405, { message: 'POST only' }, { allow: 'POST' });
     const raw = await readBounded(req, MAX_INTERACTION_BODY_BYTES);
     if (raw === undefined) return answer(res, 413, { message: 'body too large' }, { connection: 'close' });
-    if (!signedByDiscord(header(req, 'x-signature-timestamp'), raw, header(req, 'x-signature-ed25519'))) {
+    const timestamp = header(req, 'x-signature-timestamp');
+    const signature = signedByDiscord(timestamp, raw, header(req, 'x-signature-ed25519'));
+    if (signature === 'invalid') {
       logger.warn({ remote: req.socket.remoteAddress }, 'refused an interaction with a bad or missing signature');
       return answer(res, 401, { message: 'invalid request signature' });
+    }
+    if (signature === 'stale') {
+      // Signed by Discord, but not now: a captured request played again (or one signed for later).
+      logger.warn({ remote: req.socket.remoteAddress, timestamp }, 'refused an interaction whose signature is too old or too far ahead (a replay?)');
+      return answer(res, 401, { message: 'invalid request signature: stale timestamp' });
     }
     let payload: { id?: unknown; token?: unknown; type?: unknown } | null;
     try {
@@ -173,6 +183,14 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
     if (payload.type === INTERACTION_PING) return answer(res, 200, { type: CALLBACK_PONG });
     if (!accepting) return answer(res, 503, { message: 'stopping' });
     if (typeof payload.id !== 'string' || typeof payload.token !== 'string') return answer(res, 400, { message: 'not an interaction' });
+    const createdAt = createdAtOf(payload.id);
+    if (createdAt === undefined) return answer(res, 400, { message: 'not an interaction' });
+    // Its token is dead (or it was stamped ahead): nothing is claimed, reserved or sent for it.
+    const age = interactionAge(createdAt);
+    if (age !== 'fresh') {
+      logger.warn({ id: payload.id, age, createdAt: new Date(createdAt).toISOString() }, 'refused an interaction made longer ago than its token lives (or stamped ahead)');
+      return answer(res, 401, { message: age === 'expired' ? 'interaction expired' : 'interaction from the future' });
+    }
     let first = taken.add(payload.id);
     if (first && options.taken) {
       try {

@@ -6,15 +6,23 @@ import type { Command } from './commands/index.js';
 import { decodeCustomId } from './custom-ids.js';
 import { handleButton } from './handle-buttons.js';
 import { handleModal } from './handle-modals.js';
+import { interactionAge } from './interaction-age.js';
 import { loggableError } from './loggable-error.js';
 import { isPersonalContext } from './requester.js';
 
 const SOMETHING_WENT_WRONG = '⚠️ Something went wrong on my side; try again in a moment.';
 
-/** One handler for every interaction: commands, buttons, modals. Never throws; a bug is logged and the user told briefly. */
+/** One handler for every interaction: commands, buttons, modals. Never throws; a bug is logged and the user told briefly. An interaction too old to answer is dropped first. */
 export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<string, Command>): (interaction: Interaction) => Promise<void> {
   return async (interaction) => {
     try {
+      // Made longer ago than its token lives (a gateway event delivered late, a replay): nothing can be shown to the
+      // member any more, so nothing is run, reserved or answered (the HTTP endpoint refuses these before claiming them).
+      const age = interactionAge(interaction.createdTimestamp);
+      if (age !== 'fresh') {
+        ctx.logger.warn({ id: interaction.id, type: interaction.type, age, createdAt: new Date(interaction.createdTimestamp).toISOString() }, 'dropped an interaction made longer ago than its token lives (or stamped ahead)');
+        return;
+      }
       // DMs and user installs are the operator's choice (`DISCORD_USER_INSTALLS`): otherwise refused here, privately, before anything runs.
       if (!ctx.userInstalls && interaction.isRepliable() && isPersonalContext(interaction)) return await refuseOutsideServers(ctx, interaction);
       if (interaction.isChatInputCommand()) {

@@ -37,7 +37,7 @@ import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
 import { settingsInLedger } from './scope-settings.js';
 import { JobHistory, type JobHistoryStore } from './job-history.js';
-import { DEFAULT_MAX_QUEUED_JOBS, positionWorthShowing, QueueBound, type QueuedLoad } from './queue-bound.js';
+import { DEFAULT_MAX_QUEUED_JOBS, InputRoom, positionWorthShowing, QueueBound, type InputRoomHold, type QueuedLoad } from './queue-bound.js';
 import { UpdatePump } from './UpdatePump.js';
 import { PreviewEncoder } from './preview-image.js';
 import type {
@@ -90,8 +90,9 @@ export interface JobRunnerOptions {
   /** Jobs waiting to be sent at once (`PICTOR_MAX_QUEUED_JOBS`); past it a new job is refused at once (`queue_full`). Default 200. */
   maxQueuedJobs?: number | undefined;
   /**
-   * Bytes of edit input images held by jobs waiting to be sent and by edits being downloaded (`PICTOR_MAX_QUEUED_INPUT_MB`);
-   * an edit that would pass it is refused at once (`queue_full`), unless no other input is held. Default 512 MB.
+   * Bytes of edit input images held by edits being downloaded, waiting to be sent, and sent until the service has taken
+   * them (`PICTOR_MAX_QUEUED_INPUT_MB`); an edit that would pass it is refused at once (`queue_full`; `input_too_large`
+   * when its images alone pass it). Default 512 MB.
    */
   maxQueuedInputBytes?: number | undefined;
   /** Previews re-encoded at display size (`PICTOR_LIGHT_PREVIEWS`); false: the partials as the service sent them. Default true. */
@@ -100,11 +101,13 @@ export interface JobRunnerOptions {
 
 interface Job {
   readonly info: JobInfo;
-  /** The spec and request; an edit's input images are dropped from both once the job has finished (`#finish`). */
+  /** The spec and request; an edit's input images are dropped from both once its request has left (`#letGoOfInputs`). */
   spec: JobSpec;
   request: GenerationRequest | EditRequest;
-  /** Bytes of its input images (0 for a generation): held against the queue's input bound while it is queued. */
+  /** Bytes of its input images (0 for a generation): held against the queue's input bound until its request has left. */
   readonly inputBytes: number;
+  /** Its input images are still needed (not yet taken by the service, nor the job ended). */
+  inputHeld: boolean;
   readonly controller: AbortController;
   readonly pump: UpdatePump;
   /** Set once the job's outcome is known: from then on it can no longer be cancelled. */
@@ -162,8 +165,8 @@ export class JobRunner {
   #submitting = 0;
   /** The input bytes of those submits. */
   #submittingBytes = 0;
-  /** Input bytes held for edits whose images are being downloaded or read (`holdInputRoom`). */
-  #roomBytes = 0;
+  /** Input bytes held for edits whose images are being downloaded or read, until their submit counts them (`holdInputRoom`). */
+  readonly #inputRoom = new InputRoom();
   /** Set by `drain`: new jobs are refused (`restarting`) while the ones taken run to their end. */
   #draining = false;
   /** The caps of each server/workspace (the operator's with what its chat admins set), and the usage summaries. */
@@ -241,6 +244,8 @@ export class JobRunner {
     } catch (error) {
       if (error instanceof JobRefusedError) this.#countRefusal(error, spec.requester);
       throw error;
+    } finally {
+      this.#inputRoom.forget(spec.images);
     }
   }
 
@@ -261,15 +266,7 @@ export class JobRunner {
       this.#countRefusal(full, requester);
       return full;
     }
-    this.#roomBytes += held;
-    let released = false;
-    return {
-      release: () => {
-        if (released) return;
-        released = true;
-        this.#roomBytes -= held;
-      },
-    };
+    return this.#inputRoom.hold(held);
   }
 
   /** What the gauges read when metrics are scraped: USD reserved by jobs queued or running, jobs waiting to be sent, and the input bytes the queue bound counts. */
@@ -294,13 +291,16 @@ export class JobRunner {
     const scopeKey = `${requester.platform}:${requester.scopeId}`;
     const inputBytes = inputBytesOf(request);
     // Counted with the jobs still reserving their budget, so a burst of submits cannot all pass the bound at once.
-    const full = this.#queueBound.refusal(this.#queuedLoad(), inputBytes);
+    // Its own images, handed over by the surface that fetched them, are not counted twice.
+    const load = this.#queuedLoad();
+    const full = this.#queueBound.refusal({ ...load, inputBytes: load.inputBytes - this.#inputRoom.handedOverBytes(asked.images) }, inputBytes);
     if (full) {
       this.#logger.warn({ jobId: id, code: full.code, queued: this.#queuedCount() + this.#submitting, inputBytes, limit: full.limit, used: full.used }, 'job refused: the queue is full');
       throw full;
     }
     this.#submitting++;
     this.#submittingBytes += inputBytes;
+    this.#inputRoom.forget(asked.images);
     let reservation: Awaited<ReturnType<JobLedger['begin']>>;
     try {
       reservation = await this.#ledger.begin({
@@ -467,17 +467,18 @@ export class JobRunner {
 
   /**
    * What the queue bound counts: jobs not yet sent, with the submits still
-   * reserving their budget; and the input bytes those hold, with the edits
-   * whose images are being fetched. A job's bytes stop counting once it is
-   * sent, cancelled or failed (its status is no longer `queued`).
+   * reserving their budget; and the input bytes held: those of the jobs whose
+   * request has not yet left (queued, or sent and not yet taken by the
+   * service), of those submits, and of the edits whose images are being
+   * fetched. A job's bytes stop counting once the service has taken its
+   * request, or it was cancelled or failed (`#letGoOfInputs`).
    */
   #queuedLoad(): QueuedLoad {
     let jobs = this.#submitting;
-    let inputBytes = this.#submittingBytes + this.#roomBytes;
+    let inputBytes = this.#submittingBytes + this.#inputRoom.bytes;
     for (const job of this.#jobs.values()) {
-      if (job.info.status !== 'queued') continue;
-      jobs++;
-      inputBytes += job.inputBytes;
+      if (job.info.status === 'queued') jobs++;
+      if (job.inputHeld) inputBytes += job.inputBytes;
     }
     return { jobs, inputBytes };
   }
@@ -524,6 +525,7 @@ export class JobRunner {
       spec,
       request,
       inputBytes,
+      inputHeld: inputBytes > 0,
       controller: new AbortController(),
       pump,
       decided: false,
@@ -560,7 +562,8 @@ export class JobRunner {
 
   async #run(job: Job): Promise<void> {
     const { id } = job.info;
-    const { request, controller } = job;
+    // The request is read from the job, never kept here: its input images are let go once it has left.
+    const { controller } = job;
     let queuedSent = false;
     let lastAhead = 0;
     /** The position last pushed to the job's updates (a long queue's moves are thinned: `positionWorthShowing`). */
@@ -585,6 +588,8 @@ export class JobRunner {
       },
       // Recorded before the body leaves (after any wait in the limiter): a crash from here on settles the job at its estimate.
       beforeSend: job.charged.beforeSend,
+      // The service took the request: its input images leave the bound and the job.
+      onAccepted: () => this.#letGoOfInputs(job),
       onRetry: ({ error }) => {
         this.#metrics.retried(error.code);
         if (error.code === 'rate_limited') this.#metrics.rateLimited();
@@ -606,8 +611,8 @@ export class JobRunner {
       if (controller.signal.aborted) throw new AbortedError('the job was cancelled before it was sent');
       stream =
         job.spec.kind === 'edit'
-          ? this.#client.editStream(request as EditRequest, options)
-          : this.#client.generateStream(request as GenerationRequest, options);
+          ? this.#client.editStream(job.request as EditRequest, options)
+          : this.#client.generateStream(job.request as GenerationRequest, options);
       for await (const event of stream) {
         if (isCompletedEvent(event)) {
           completed.push(event);
@@ -631,7 +636,7 @@ export class JobRunner {
     }
     job.decided = true;
     const operation = job.spec.kind;
-    const result = resultFromCompleted(completed, { operation, size: request.size, quality: request.quality }, stream.requestId);
+    const result = resultFromCompleted(completed, { operation, size: job.request.size, quality: job.request.quality }, stream.requestId);
     await this.#end(job, { kind: 'completed' });
     const finishedAt = this.#now();
     this.#finish(job, 'completed', finishedAt);
@@ -692,12 +697,17 @@ export class JobRunner {
     job.info.status = status;
     job.info.finishedAt = at;
     // Its request will not be sent again: the input images need not wait for the final update to be shown.
-    if (job.inputBytes > 0) {
-      job.spec = { ...job.spec, images: undefined };
-      job.request = { ...(job.request as EditRequest), image: [] };
-    }
+    this.#letGoOfInputs(job);
     this.#metrics.jobFinished(job.spec.requester.platform, status);
     if (job.info.startedAt !== undefined) this.#metrics.requestDuration(job.spec.kind, true, (at - job.info.startedAt) / 1000);
+  }
+
+  /** Drops an edit's input images (once the service took its request, or the job ended): they leave the bound and can be freed. */
+  #letGoOfInputs(job: Job): void {
+    if (!job.inputHeld) return;
+    job.inputHeld = false;
+    job.spec = { ...job.spec, images: undefined };
+    job.request = { ...(job.request as EditRequest), image: [] };
   }
 
   /** Ends the job in the ledger by the one rule (`chargeOf`); a ledger that stays unreachable keeps the settle for later, never shown to the user. */
@@ -736,11 +746,7 @@ export class JobRunner {
   }
 }
 
-/** Holds room in the queue for an edit's input images while they are fetched (`JobRunner.holdInputRoom`). */
-export interface InputRoomHold {
-  /** Gives the room back (once; later calls do nothing). */
-  release(): void;
-}
+export type { InputRoomHold };
 
 /** The bytes of a request's input images (0 for a generation). */
 function inputBytesOf(request: GenerationRequest | EditRequest): number {

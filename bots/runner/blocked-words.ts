@@ -1,17 +1,75 @@
+import { createRequire } from 'node:module';
+
 /**
  * Blocked words and phrases, matched the way a person reads them: case- and
  * accent-insensitive (Unicode NFKD, combining marks dropped, so "Café",
- * "CAFE" and "ｃａｆｅ" are one word; invisible format characters such as a
- * zero-width space or a soft hyphen do not split one) and whole words only
- * ("ass" does not block "class"; "red fox" blocks "a RED, fox" but not "redfox").
+ * "CAFE" and "ｃａｆｅ" are one word); characters that show nothing do not
+ * split one (every Unicode Default_Ignorable_Code_Point — zero-width space,
+ * soft hyphen, the Hangul fillers, variation selectors, tags — and the
+ * braille blank); letters of another script that look like a Latin one are
+ * read as it ("gоre" with a Cyrillic о is "gore"); and whole words only ("ass"
+ * does not block "class"; "red fox" blocks "a RED, fox" but not "redfox").
+ *
+ * The look-alikes are Unicode's own (UTS #39 `confusables.txt`, as the
+ * `unhomoglyph` package ships it), one letter for one letter: a mapping to
+ * several letters (the skeleton of "m" is "rn") is not taken, so a blocked
+ * "bum" never refuses "burn", nor a blocked "modem" "modern".
  */
 
 /** The most words or phrases one list holds, and the longest one (characters). */
 export const BLOCKED_WORDS_LIMITS = { entries: 200, length: 100 } as const;
 
-/** Lower case, no accents, compatibility forms folded, invisible format characters (Unicode Cf) dropped: how prompts and entries are compared. */
+/**
+ * What shows nothing and is dropped: combining marks (after NFKD, the accents), every default-ignorable code point
+ * (format characters, the Hangul fillers U+115F, U+1160, U+3164, U+FFA0, variation selectors, tags …), and
+ * characters that are not default-ignorable but are drawn blank: U+2800 BRAILLE PATTERN BLANK and U+1D159 MUSICAL
+ * SYMBOL NULL NOTEHEAD.
+ */
+const SHOWS_NOTHING = /[\p{M}\p{Default_Ignorable_Code_Point}\u{2800}\u{1D159}]+/gu;
+
+const LETTER = /^\p{L}$/u;
+
+/**
+ * One letter for one letter, from `confusables.txt`: what each lower-case letter reads as, already folded. Taken
+ * after lower-casing, so a capital and its small letter always read alike (case stays irrelevant in every script);
+ * a capital of another script is read through its small letter (a Greek "Ο" is "ο", which reads as "o").
+ */
+const LOOK_ALIKES = buildLookAlikes(createRequire(import.meta.url)('unhomoglyph/data.json') as Record<string, string>);
+
+function buildLookAlikes(confusables: Record<string, string>): Map<string, string> {
+  const single = new Map<string, string>();
+  for (const [source, target] of Object.entries(confusables)) {
+    const plain = stripMarks(target);
+    if (LETTER.test(source) && source === source.toLowerCase() && LETTER.test(plain) && plain !== source) single.set(source, plain);
+  }
+  // Follows a letter's mappings to their end (a prototype lower-cased may itself be a look-alike), a few steps at most.
+  const settle = (letter: string): string => {
+    let current = letter;
+    for (let step = 0; step < 4; step++) {
+      const next = single.get(current);
+      const lowered = (next ?? current).toLowerCase();
+      if (lowered === current) break;
+      current = lowered;
+    }
+    return current;
+  };
+  const folded = new Map<string, string>();
+  for (const source of single.keys()) folded.set(source, settle(source));
+  return folded;
+}
+
+function stripMarks(text: string): string {
+  return text.normalize('NFKD').replace(SHOWS_NOTHING, '');
+}
+
+/**
+ * How prompts and entries are compared: compatibility forms folded (NFKD), what shows nothing dropped, lower case,
+ * and each letter read as the Latin letter (or Unicode's prototype) it looks like.
+ */
 export function foldText(text: string): string {
-  return text.normalize('NFKD').replace(/[\p{M}\p{Cf}]+/gu, '').toLowerCase();
+  let out = '';
+  for (const letter of stripMarks(text).toLowerCase()) out += LOOK_ALIKES.get(letter) ?? letter;
+  return out;
 }
 
 /** The words of a text after folding: runs of letters and digits. */

@@ -20,7 +20,7 @@ export interface RunnerConfig {
   historyRetentionDays: number;
   /** Jobs waiting to be sent at once; past it a new one is refused (`queue_full`). */
   maxQueuedJobs: number;
-  /** Bytes of edit input images held by jobs waiting to be sent (`PICTOR_MAX_QUEUED_INPUT_MB`); past it a new edit is refused (`queue_full`). */
+  /** Bytes of edit input images held at once (`PICTOR_MAX_QUEUED_INPUT_MB`); past it a new edit is refused (`queue_full`, or `input_too_large` for one that alone passes it). */
   maxQueuedInputBytes: number;
   /** Previews re-encoded at display size before they are uploaded (`PICTOR_LIGHT_PREVIEWS`, default on). */
   lightPreviews: boolean;

@@ -5,22 +5,27 @@ import { JobRefusedError } from './JobRefusedError.js';
 export const DEFAULT_MAX_QUEUED_JOBS = 200;
 
 /**
- * Megabytes of edit input images held by queued jobs when `PICTOR_MAX_QUEUED_INPUT_MB`
- * is not set. A queued generate job holds a few KB; an edit holds its images (up to
- * 16 of up to 50 MB each) until it is sent. 512 MB takes a full queue of ordinary
- * edits (a phone photo is 2–5 MB: 100–250 of them) and keeps the worst case inside
- * the 1 GiB the Kubernetes example gives the process (its own ~200 MB, and the
- * requests in flight). One edit is always taken when no other input waits, so the
- * bound never makes an edit the service takes impossible.
+ * Megabytes of edit input images the bots hold at once when `PICTOR_MAX_QUEUED_INPUT_MB`
+ * is not set: those of edits being fetched, waiting to be sent, and being sent until
+ * the service has taken them. A queued generate job holds a few KB; an edit holds its
+ * images (up to 16 of up to 50 MB each) from their download to the moment its request
+ * has left. 512 MB takes a full queue of ordinary edits (a phone photo is 2–5 MB:
+ * 100–250 of them) and keeps the worst case inside the 1 GiB the Kubernetes example
+ * gives the process (its own ~150 MB, each image held once, bench/RESULTS.md). It is
+ * also the largest edit taken: one whose images alone pass it is refused
+ * (`input_too_large`), so the bound holds for any mix of edits.
  */
 export const DEFAULT_MAX_QUEUED_INPUT_MB = 512;
+
+/** How long fetched images handed over to their submit (`InputRoomHold.handOver`) count at most, if no submit carries them. */
+const HANDED_OVER_MS = 60_000;
 
 const MB = 1024 * 1024;
 
 /** How far back the pace at which jobs leave the queue is measured. */
 const PACE_WINDOW_MS = 60_000;
 
-/** What waits to be sent: jobs, and the bytes of the edit input images they (and edits being downloaded) hold. */
+/** What waits to be sent: jobs, and the bytes of the edit input images held (by them, by edits being fetched and by edits whose request has not yet left). */
 export interface QueuedLoad {
   jobs: number;
   inputBytes: number;
@@ -57,13 +62,16 @@ export class QueueBound {
   /**
    * The refusal of a new job holding `inputBytes` of input images when `queued`
    * already waits (undefined while there is room). An edit is refused when its
-   * images would take the held bytes past the bound, unless no other input is
-   * held (one edit is always taken); a job without input images is refused by
-   * the job count only.
+   * images would take the held bytes past the bound (`queue_full`: it fits once
+   * others have left), or when its images alone pass it (`input_too_large`: it
+   * never fits); a job without input images is refused by the job count only.
    */
   refusal(queued: QueuedLoad, inputBytes = 0): JobRefusedError | undefined {
+    if (inputBytes > this.maxQueuedInputBytes) {
+      return new JobRefusedError('input_too_large', describeInputTooLarge(inputBytes, this.maxQueuedInputBytes), { limit: this.maxQueuedInputBytes, used: inputBytes });
+    }
     const tooMany = queued.jobs >= this.maxQueued;
-    const tooLarge = inputBytes > 0 && queued.inputBytes > 0 && queued.inputBytes + inputBytes > this.maxQueuedInputBytes;
+    const tooLarge = inputBytes > 0 && queued.inputBytes + inputBytes > this.maxQueuedInputBytes;
     if (!tooMany && !tooLarge) return undefined;
     const now = this.#now();
     this.#forget(now);
@@ -104,6 +112,80 @@ export function describeQueueFull(input: {
     : `The bot is busy: ${input.queued} jobs are waiting, the most it queues at once (${input.maxQueued}), so this one was not started and costs nothing;`;
   if (input.waitMs === undefined) return `${head} none has been sent in the last minute, so try again in a few minutes.`;
   return `${head} at the present pace a new job would wait about ${describeDuration(input.waitMs)}, so try again then.`;
+}
+
+/** The sentence of an `input_too_large` refusal: the edit's images, and the most the bot holds at once. */
+export function describeInputTooLarge(jobBytes: number, maxBytes: number): string {
+  return `This edit’s images come to ${describeMegabytes(jobBytes)}, more than this bot takes at once (${describeMegabytes(maxBytes)}), so it was not started and costs nothing; use fewer or smaller images.`;
+}
+
+/** Room in the queue for an edit's input images, held while they are fetched (`JobRunner.holdInputRoom`). */
+export interface InputRoomHold {
+  /** Gives the room back: nothing was fetched, or nothing will be submitted (once; later calls do nothing). */
+  release(): void;
+  /**
+   * The images are here: the room held by the sizes announced is given back, and the images' own bytes count
+   * instead until the `submit` that carries them counts them as its job's (for a minute at most, should none come).
+   */
+  handOver(images: readonly { data: Uint8Array }[]): void;
+}
+
+/**
+ * The input bytes held outside a job: room for edits whose images are being
+ * fetched (by the sizes Discord or Slack announced), then the fetched images
+ * themselves until their submit counts them. So an edit's images are counted
+ * without a gap from the start of their download to the moment its request
+ * has left.
+ */
+export class InputRoom {
+  #holding = 0;
+  readonly #handedOver = new Map<Uint8Array, { bytes: number; timer: NodeJS.Timeout }>();
+
+  /** What this counts now. */
+  get bytes(): number {
+    let bytes = this.#holding;
+    for (const entry of this.#handedOver.values()) bytes += entry.bytes;
+    return bytes;
+  }
+
+  /** Holds `bytes` of room (the caller has checked the bound). */
+  hold(bytes: number): InputRoomHold {
+    this.#holding += bytes;
+    let open = true;
+    const giveBack = () => {
+      if (!open) return false;
+      open = false;
+      this.#holding -= bytes;
+      return true;
+    };
+    return {
+      release: () => void giveBack(),
+      handOver: (images) => {
+        if (!giveBack()) return;
+        for (const { data } of images) {
+          if (this.#handedOver.has(data)) continue;
+          const timer = setTimeout(() => this.#handedOver.delete(data), HANDED_OVER_MS);
+          timer.unref();
+          this.#handedOver.set(data, { bytes: data.byteLength, timer });
+        }
+      },
+    };
+  }
+
+  /** The bytes of these images that were handed over and still count here. */
+  handedOverBytes(images: readonly { data: Uint8Array }[] = []): number {
+    return images.reduce((sum, { data }) => sum + (this.#handedOver.get(data)?.bytes ?? 0), 0);
+  }
+
+  /** Stops counting these images here: their submit counts them now, or refused them. */
+  forget(images: readonly { data: Uint8Array }[] = []): void {
+    for (const { data } of images) {
+      const entry = this.#handedOver.get(data);
+      if (!entry) continue;
+      clearTimeout(entry.timer);
+      this.#handedOver.delete(data);
+    }
+  }
 }
 
 /** Bytes as whole megabytes (at least 1 MB for any bytes at all). */

@@ -174,9 +174,11 @@ export type PolicyRefusalCode = (typeof POLICY_REFUSAL_CODES)[number];
 /**
  * The runner's own refusal codes; the spend guard's (`budget_*` and a user's pace, `USER_PACE_CODES` in src/spend) are the others. `restarting`: the
  * bot is draining for a restart (deploy); `queue_full`: as many jobs wait to be sent as the runner queues
- * (`PICTOR_MAX_QUEUED_JOBS`), or an edit's images would take the input images they hold past `PICTOR_MAX_QUEUED_INPUT_MB`. Nothing queued, nothing spent, for each of them.
+ * (`PICTOR_MAX_QUEUED_JOBS`), or an edit's images would take the input images held past `PICTOR_MAX_QUEUED_INPUT_MB`;
+ * `input_too_large`: an edit's images alone pass that bound (it never fits: fewer or smaller images). Nothing queued,
+ * nothing spent, for each of them.
  */
-export const RUNNER_REFUSAL_CODES = ['validation_error', 'restarting', ...POLICY_REFUSAL_CODES, 'queue_full'] as const;
+export const RUNNER_REFUSAL_CODES = ['validation_error', 'restarting', ...POLICY_REFUSAL_CODES, 'queue_full', 'input_too_large'] as const;
 
 /** Why a job was refused before anything was queued or spent. */
 export type RefusalCode = SpendRefusalCode | (typeof RUNNER_REFUSAL_CODES)[number];

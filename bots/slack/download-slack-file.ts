@@ -1,4 +1,5 @@
 import { LIMITS, sniffImageType, type OutputFormat } from '../../src/index.js';
+import { DownloadTooLargeError, readDownload } from '../read-download.js';
 import { isAllowedFileUrl, type FileHost } from './file-hosts.js';
 import { SlackInputError } from './SlackInputError.js';
 
@@ -8,6 +9,8 @@ export interface DownloadOptions {
   allowedHosts: readonly FileHost[];
   /** Largest file accepted. Default: the spec's edit input limit. */
   maxBytes?: number | undefined;
+  /** The file's size as Slack reported it (`size`): the download is read into one buffer of it, and refused past it. */
+  size?: number | undefined;
   /** Per file. Default 60 s. */
   timeoutMs?: number | undefined;
   /** For the file's name in messages. */
@@ -56,12 +59,13 @@ export async function downloadSlackFile(url: string, options: DownloadOptions): 
       await response.body?.cancel();
       throw new SlackInputError('file_download_failed', `${name} could not be downloaded from Slack (status ${response.status}); try again.`);
     }
-    const declared = Number(response.headers.get('content-length') ?? NaN);
-    if (Number.isFinite(declared) && declared >= maxBytes) {
+    const contentLength = response.headers.get('content-length');
+    const declared = contentLength === null ? undefined : Number(contentLength);
+    if (declared !== undefined && Number.isFinite(declared) && declared >= maxBytes) {
       await response.body?.cancel();
       throw tooLarge(name, declared, maxBytes);
     }
-    const data = await readCapped(response, maxBytes, name);
+    const data = await readHeld(response, { announced: [options.size, declared], maxBytes }, name);
     const format = sniffImageType(data);
     if (!format) {
       const looksLikeHtml = /^\s*<(!doctype|html)/i.test(data.subarray(0, 64).toString('latin1'));
@@ -89,25 +93,17 @@ function tooLarge(name: string, bytes: number, maxBytes: number): SlackInputErro
   return new SlackInputError('file_too_large', `${name} is ${mb(bytes)}; each image must be under ${mb(maxBytes)}.`);
 }
 
-async function readCapped(response: Response, maxBytes: number, name: string): Promise<Buffer> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
+/** The body in one buffer of the size Slack reported (or the response says): `readDownload`. */
+async function readHeld(response: Response, bounds: { announced: (number | undefined)[]; maxBytes: number }, name: string): Promise<Buffer> {
   if (!response.body) return Buffer.alloc(0);
-  const reader = response.body.getReader();
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total >= maxBytes) {
-        await reader.cancel();
-        throw tooLarge(name, total, maxBytes);
-      }
-      chunks.push(value);
-    }
+    return await readDownload(response.body as unknown as AsyncIterable<Uint8Array>, bounds);
   } catch (error) {
-    if (error instanceof SlackInputError) throw error;
+    if (error instanceof DownloadTooLargeError) {
+      await response.body.cancel().catch(() => {});
+      if (error.limitBytes >= bounds.maxBytes - 1) throw tooLarge(name, error.receivedBytes, bounds.maxBytes);
+      throw new SlackInputError('file_download_failed', `${name} is larger than Slack said it is; upload it again.`, { cause: error });
+    }
     throw new SlackInputError('file_download_failed', `${name} could not be downloaded from Slack; try again.`, { cause: error });
   }
-  return Buffer.concat(chunks);
 }

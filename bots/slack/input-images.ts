@@ -67,25 +67,32 @@ export interface DownloadImagesOptions {
   maxImages?: number | undefined;
   /**
    * Holds room in the runner's queue for the images, by the sizes Slack reported, while they download
-   * (`SlackJobs.roomFor`); throws the runner's `queue_full` refusal, before anything is downloaded, when there is none.
+   * (`SlackJobs.roomFor`); throws the runner's `queue_full` (or `input_too_large`) refusal, before anything is
+   * downloaded, when there is none. Once they are here, the hold is handed over to them until their job's submit.
    */
   holdRoom?: ((declaredBytes: number) => InputRoomHold) | undefined;
 }
 
 /**
  * Checks, then downloads every file (asking Slack for a file's address and size when the payload had none), holding
- * room in the queue for them meanwhile (`holdRoom`; given back once they are here: the job's submit counts their real bytes).
+ * room in the queue for them meanwhile (`holdRoom`; handed over to the images once they are here, and counted until
+ * the job's submit counts their real bytes, so they are never uncounted on the way).
  */
 export async function downloadImages(files: readonly SlackFileRef[], options: DownloadImagesOptions): Promise<InputImage[]> {
   checkImageFiles(files, options.maxImages);
   const resolved = await Promise.all(files.map((file) => (file.url_private ? file : fileInfo(options.client, file))));
   checkImageFiles(resolved, options.maxImages);
   const room = options.holdRoom?.(resolved.reduce((sum, file) => sum + (file.size ?? 0), 0));
+  let images: InputImage[];
   try {
-    return await downloadAll(resolved, options);
-  } finally {
+    images = await downloadAll(resolved, options);
+  } catch (error) {
     room?.release();
+    throw error;
   }
+  // Their own bytes count now, until the job's submit counts them.
+  room?.handOver(images);
+  return images;
 }
 
 async function downloadAll(resolved: readonly SlackFileRef[], options: DownloadImagesOptions): Promise<InputImage[]> {
@@ -95,7 +102,7 @@ async function downloadAll(resolved: readonly SlackFileRef[], options: DownloadI
     while (next < resolved.length) {
       const index = next++;
       const file = resolved[index]!;
-      const { data } = await downloadSlackFile(file.url_private ?? '', { token: options.token, allowedHosts: options.allowedHosts, name: file.name });
+      const { data } = await downloadSlackFile(file.url_private ?? '', { token: options.token, allowedHosts: options.allowedHosts, name: file.name, size: file.size });
       out[index] = { data, filename: file.name };
     }
   };

@@ -64,6 +64,11 @@ export interface RequestOptions {
    * A rejection stops the request unsent.
    */
   beforeSend?: (() => Promise<void>) | undefined;
+  /**
+   * The service took the request (a success status): it will not be sent again, so its input images are no longer
+   * needed — the client keeps no reference to them from here on. Called once.
+   */
+  onAccepted?: (() => void) | undefined;
   /** While queued in a limiter shared through Redis: Redis failed, the request keeps its place and waits. */
   onQueueTrouble?: ((error: unknown) => void) | undefined;
   /** Before waiting to retry. */
@@ -220,12 +225,16 @@ export class PictorClient {
     const controller = new AbortController();
     // The caller's signal is followed from the moment the stream is read, so a stream never read leaves no listener behind.
     let unlink = () => {};
+    // Handed to the one opening of the stream, then let go: the stream does not keep an edit's images while it is read.
+    let toSend: ImageRequest | undefined = request;
     return new ImageEventStream({
       controller,
       meta: requestedJob(request),
       open: () => {
         unlink = linkSignal(controller, options.signal);
-        return this.#open(request, options, controller);
+        const sending = toSend!;
+        toSend = undefined;
+        return this.#open(sending, options, controller);
       },
       classifyBodyError: (error) => this.#classifyBody(error, controller, options),
       onEnd: () => unlink(),
@@ -309,7 +318,10 @@ export class PictorClient {
           headersTimeoutMs: timeoutMs,
           idleTimeoutMs,
         });
-        if (response.status >= 200 && response.status < 300) return { response, release: done };
+        if (response.status >= 200 && response.status < 300) {
+          options.onAccepted?.();
+          return { response, release: done };
+        }
         error = await this.#errorFrom(response, url);
       } catch (thrown) {
         error = isPictorError(thrown) ? thrown : asAborted(thrown, controller);

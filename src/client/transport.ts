@@ -1,5 +1,5 @@
-import { Blob } from 'node:buffer';
-import { Agent, Client, Dispatcher, EnvHttpProxyAgent, FormData, getGlobalDispatcher, Pool, ProxyAgent, request } from 'undici';
+import { randomBytes } from 'node:crypto';
+import { Agent, Client, Dispatcher, EnvHttpProxyAgent, getGlobalDispatcher, Pool, ProxyAgent, request } from 'undici';
 import { EDIT_FILE_FIELD, FILE_EXTENSIONS, mimeTypeOf, sniffImageType } from '../spec/index.js';
 import { isEditRequest, wireFields, type ImageRequest } from '../spec/request-schemas.js';
 import { AbortedError, ConnectionError, sanitizeServiceText, StreamBrokenError, TimeoutError, type PictorError } from '../core/errors.js';
@@ -27,19 +27,60 @@ export interface SendOptions {
   progress?: SendProgress | undefined;
 }
 
-/** Builds the body: JSON for generations, multipart with `image[]` parts of real content types for edits. */
-export function encodeBody(req: ImageRequest): { body: string | FormData; contentType: string | undefined } {
+/** A request body: its bytes (read once), their type and their length. */
+export interface EncodedBody {
+  body: string | Iterable<Uint8Array>;
+  contentType: string;
+  contentLength: number;
+}
+
+/**
+ * Builds the body: JSON for generations; for edits multipart/form-data (the
+ * WHATWG encoding, as a browser or undici's FormData sends it) with `image[]`
+ * parts of real content types, whose bytes are the caller's own buffers: an
+ * input image is never copied (no Blob per part), and each part is let go as
+ * soon as it has been handed to the connection.
+ */
+export function encodeBody(req: ImageRequest): EncodedBody {
   const fields = wireFields(req);
-  if (!isEditRequest(req)) return { body: JSON.stringify(fields), contentType: 'application/json' };
-  const form = new FormData();
-  for (const [key, value] of Object.entries(fields)) form.append(key, String(value));
+  if (!isEditRequest(req)) {
+    const json = JSON.stringify(fields);
+    return { body: json, contentType: 'application/json', contentLength: Buffer.byteLength(json) };
+  }
+  const boundary = `----pictor-${randomBytes(12).toString('hex')}`;
+  const parts: Uint8Array[] = [];
+  for (const [key, value] of Object.entries(fields)) {
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${escapeFormName(key)}"\r\n\r\n${normalizeLineBreaks(String(value))}\r\n`));
+  }
   req.image.forEach((img, i) => {
     const format = sniffImageType(img.data) ?? 'png';
     const filename = img.filename ?? `image-${i + 1}.${FILE_EXTENSIONS[format]}`;
-    form.append(EDIT_FILE_FIELD, new Blob([img.data], { type: mimeTypeOf(format) }), filename);
+    parts.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${escapeFormName(EDIT_FILE_FIELD)}"; filename="${escapeFormName(filename)}"\r\nContent-Type: ${mimeTypeOf(format)}\r\n\r\n`),
+      img.data,
+      CRLF,
+    );
   });
-  // undici sets the multipart boundary itself.
-  return { body: form, contentType: undefined };
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  const contentLength = parts.reduce((sum, part) => sum + part.byteLength, 0);
+  return { body: handOnce(parts), contentType: `multipart/form-data; boundary=${boundary}`, contentLength };
+}
+
+const CRLF = Buffer.from('\r\n');
+
+/** The parts in order, each dropped from the list as it is handed on: once written, nothing here keeps it. */
+function* handOnce(parts: Uint8Array[]): Generator<Uint8Array> {
+  for (let part = parts.shift(); part !== undefined; part = parts.shift()) yield part;
+}
+
+/** A name or file name in a Content-Disposition header, as the WHATWG encoding escapes it. */
+function escapeFormName(name: string): string {
+  return normalizeLineBreaks(name).replace(/\n/g, '%0A').replace(/\r/g, '%0D').replace(/"/g, '%22');
+}
+
+/** Line breaks as CRLF, as the WHATWG encoding sends a text field. */
+function normalizeLineBreaks(text: string): string {
+  return text.replace(/\r?\n|\r/g, '\r\n');
 }
 
 export function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
@@ -153,20 +194,22 @@ function tracksBodyProgress(dispatcher: Dispatcher): boolean {
 }
 
 export async function send(options: SendOptions): Promise<RawResponse> {
-  const { body, contentType } = encodeBody(options.request);
+  const { body, contentType, contentLength } = encodeBody(options.request);
   const headers: Record<string, string> = {
     authorization: `Bearer ${options.apiKey}`,
     accept: options.request.stream ? 'text/event-stream' : 'application/json',
     'user-agent': options.userAgent,
+    'content-type': contentType,
+    'content-length': String(contentLength),
   };
-  if (contentType) headers['content-type'] = contentType;
   const inner = options.dispatcher ?? getGlobalDispatcher();
   const progress = options.progress ?? new SendProgress();
   try {
     const res = await request(options.url, {
       method: 'POST',
       headers,
-      body,
+      // undici takes an iterable body (its Dispatcher docs), which its request() typings leave out.
+      body: body as unknown as Dispatcher.DispatchOptions['body'],
       signal: options.signal,
       dispatcher: new ProgressDispatcher(inner, progress),
       // A fresh connection per request: a reused keep-alive connection that the server (or a proxy) has just closed

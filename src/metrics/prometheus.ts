@@ -5,7 +5,7 @@ import type { JobMetrics } from './job-metrics.js';
 export interface LiveReadings {
   reservedUsd(): number;
   queued(): number;
-  /** Bytes of edit input images held by jobs not yet sent and by edits being fetched (the bots' `PICTOR_MAX_QUEUED_INPUT_MB` bound). */
+  /** Bytes of edit input images held: being fetched, queued, or sent and not yet taken by the service (the bots' `PICTOR_MAX_QUEUED_INPUT_MB` bound). */
   queuedInputBytes?(): number;
 }
 
@@ -13,6 +13,8 @@ export interface Metrics extends JobMetrics {
   readonly registry: Registry;
   /** Where the gauges read from (the job runner, once it exists). */
   watch(readings: LiveReadings): void;
+  /** The spend ledger had lost a reservation this process held (Redis restarted empty, a flush): put back or charged all the same. */
+  reservationLost(): void;
 }
 
 /**
@@ -49,7 +51,7 @@ export function createMetrics(): Metrics {
   });
   new Gauge({
     name: 'pictor_queued_input_bytes',
-    help: 'Bytes of edit input images held by jobs not yet sent and by edits whose images are being fetched.',
+    help: 'Bytes of edit input images held: by edits being fetched, waiting to be sent, or sent and not yet taken by the image service.',
     registers: [registry],
     collect() {
       this.set(readings?.queuedInputBytes?.() ?? 0);
@@ -70,6 +72,11 @@ export function createMetrics(): Metrics {
   });
   const retries = new Counter({ name: 'pictor_retries_total', help: 'Requests sent again (never one that may have been billed), by the code of the failure.', labelNames: ['code'], registers: [registry] });
   const rateLimited = new Counter({ name: 'pictor_rate_limited_total', help: '429 answers from the image service.', registers: [registry] });
+  const reservationsLost = new Counter({
+    name: 'pictor_reservations_lost_total',
+    help: 'Reservations the spend ledger had lost while their job ran (Redis restarted without its data, or was flushed): put back before sending, or charged at the settle all the same.',
+    registers: [registry],
+  });
   const chatRefused = new Counter({ name: 'pictor_chat_writes_refused_total', help: 'Writes of the bot the chat platform refused (429, 5xx, error answers), by platform.', labelNames: ['platform'], registers: [registry] });
 
   return {
@@ -90,5 +97,6 @@ export function createMetrics(): Metrics {
     retried: (code) => retries.inc({ code }),
     rateLimited: () => rateLimited.inc(),
     chatWriteRefused: (platform) => chatRefused.inc({ platform }),
+    reservationLost: () => reservationsLost.inc(),
   };
 }

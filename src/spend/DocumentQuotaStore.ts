@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { isOverridableCap, ScopeSettingEntrySchema, type CapOverridesFile } from './cap-overrides.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
-import { chargeIn, checkIn, pruneIn, recordOf, usedIn, type Ledger, type LedgerOwner } from './ledger-document.js';
+import { chargeIn, checkIn, pruneIn, recordOf, usedIn, type Ledger, type LedgerOwner, type Reservation } from './ledger-document.js';
 import { periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
-import { MAX_SEEN_REQUESTS, type CapOverrides, type OverridableCap, QuotaStore, type ScopeSettingEntries, ReconcileReport, ReserveInput, ReserveResult, SettleInfo, UsageQuery, UsageRecord } from './types.js';
+import { MAX_SEEN_REQUESTS, type CapOverrides, type LostReservation, type OverridableCap, QuotaStore, type ScopeSettingEntries, ReconcileReport, ReserveInput, ReserveResult, SettleInfo, UsageQuery, UsageRecord } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, latestPerJob, matchesQuery } from './usage-records.js';
 
 export interface DocumentQuotaStoreOptions {
@@ -22,13 +22,16 @@ export interface DocumentQuotaStoreOptions {
   onError?: ((error: unknown) => void) | undefined;
   /** Days usage records are kept (`PICTOR_USAGE_RETENTION_DAYS`). Default 400. */
   usageRetentionDays?: number | undefined;
+  /** Told of each reservation the ledger had lost (its file replaced by an older copy, or deleted), put back before its job was sent or charged at its settle. */
+  onReservationLost?: ((lost: LostReservation) => void) | undefined;
 }
 
 const DEFAULT_LEASE_MS = 60_000;
 const DEFAULT_KEEP_DAYS = 7;
 const DAY_MS = 24 * 60 * 60_000;
 
-type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport) => { result: T; changed: boolean; usage?: UsageRecord | undefined };
+/** One step on the ledger; `committed` runs once the step is written (what may be told or forgotten only then). */
+type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport) => { result: T; changed: boolean; usage?: UsageRecord | undefined; committed?: () => void };
 
 /**
  * A QuotaStore whose ledger is one document (see `ledger-document.ts`): the
@@ -53,7 +56,12 @@ export abstract class DocumentQuotaStore implements QuotaStore {
   #flushScheduled = false;
   /** This process's name in `owners`. */
   readonly #owner = `${THIS_HOST}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  readonly #held = new Set<string>();
+  /**
+   * Reservations this process made and has not ended, with a copy of each: one the ledger loses (its file replaced
+   * by an older copy or deleted) is put back from it before its job is sent, or charged from it at its settle.
+   */
+  readonly #held = new Map<string, Reservation>();
+  readonly #onReservationLost: ((lost: LostReservation) => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   protected readonly usageRetentionMs: number;
@@ -64,6 +72,7 @@ export abstract class DocumentQuotaStore implements QuotaStore {
     this.#keepDays = Math.max(1, Math.floor(options.keepDays ?? DEFAULT_KEEP_DAYS));
     this.clock = options.clock ?? Date.now;
     this.#onError = options.onError;
+    this.#onReservationLost = options.onReservationLost;
     this.usageRetentionMs = Math.max(1, options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS) * DAY_MS;
   }
 
@@ -100,7 +109,7 @@ export abstract class DocumentQuotaStore implements QuotaStore {
       pruneIn(ledger, now, this.#keepDays);
       const refusal = checkIn(ledger, input);
       if (refusal) return { result: refusal, changed: false };
-      ledger.reservations[jobId] = {
+      const reservation: Reservation = {
         userKey,
         scopeKey,
         usd: roundToNanoUsd(estimateUsd),
@@ -111,17 +120,26 @@ export abstract class DocumentQuotaStore implements QuotaStore {
         sent: false,
         ...(input.job && { job: input.job }),
       };
+      ledger.reservations[jobId] = reservation;
       ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
       ledger.lastJobAt[userKey] = now;
-      this.#hold(jobId);
+      this.#hold(jobId, { ...reservation });
       return { result: { ok: true }, changed: true };
     });
   }
 
   markSent(jobId: string): Promise<void> {
-    return this.#update(this.clock(), (ledger) => {
+    const now = this.clock();
+    return this.#update(now, (ledger) => {
       const reservation = ledger.reservations[jobId];
-      if (!reservation) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
+      if (!reservation) {
+        // Lost by the ledger while queued (not ended: a reconcile that charged it leaves it `uncertain`): put back, sent.
+        const copy = this.#held.get(jobId);
+        if (!copy || ledger.uncertain[jobId]) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
+        ledger.reservations[jobId] = { ...copy, owner: this.#owner, sent: true };
+        ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
+        return { result: undefined, changed: true, committed: () => this.#lost(jobId, copy, 'send', undefined) };
+      }
       if (reservation.sent) return { result: undefined, changed: false };
       reservation.sent = true;
       return { result: undefined, changed: true };
@@ -136,13 +154,25 @@ export abstract class DocumentQuotaStore implements QuotaStore {
     }
     const now = this.clock();
     return this.#update(now, (ledger) => {
-      this.#held.delete(jobId);
-      const reservation = ledger.reservations[jobId];
-      if (!reservation) return { result: false, changed: false };
+      const copy = this.#held.get(jobId);
+      const forget = () => this.#held.delete(jobId);
+      let reservation = ledger.reservations[jobId];
+      let lost = false;
+      if (!reservation) {
+        // Ended before (settled by this process, or charged by a reconcile: `uncertain`), or lost by the ledger: then
+        // charged all the same, from this process's copy — the service answered the job.
+        if (!copy || ledger.uncertain[jobId]) return { result: false, changed: false, committed: forget };
+        reservation = copy;
+        lost = true;
+      }
       delete ledger.reservations[jobId];
       chargeIn(ledger, reservation, actualUsd);
       const usage = recordOf(jobId, reservation, roundToNanoUsd(actualUsd), info.basis ?? 'table', now, info.requestId);
-      return { result: true, changed: true, usage };
+      const committed = () => {
+        forget();
+        if (lost) this.#lost(jobId, copy!, 'settle', roundToNanoUsd(actualUsd));
+      };
+      return { result: true, changed: true, usage, committed };
     });
   }
 
@@ -267,8 +297,12 @@ export abstract class DocumentQuotaStore implements QuotaStore {
     return report;
   }
 
-  #hold(jobId: string): void {
-    this.#held.add(jobId);
+  #lost(jobId: string, copy: Reservation, foundAt: LostReservation['foundAt'], chargedUsd: number | undefined): void {
+    this.#onReservationLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt, chargedUsd });
+  }
+
+  #hold(jobId: string, copy: Reservation): void {
+    this.#held.set(jobId, copy);
     this.#timer ??= setInterval(() => void this.#renew(), Math.max(50, Math.floor(this.#leaseMs / 3))).unref();
   }
 
@@ -310,10 +344,10 @@ export abstract class DocumentQuotaStore implements QuotaStore {
           if (reconciled.released.length + reconciled.settledAtEstimate.length > 0) dirty = true;
           try {
             // An operation that throws does so before it changes anything (unknown job, duplicate, bad amount).
-            const { result, changed, usage: record } = operation(ledger, reconciled);
+            const { result, changed, usage: record, committed } = operation(ledger, reconciled);
             if (changed) dirty = true;
             if (record) usage.push(record);
-            return { ok: true as const, result };
+            return { ok: true as const, result, committed };
           } catch (error) {
             return { ok: false as const, error };
           }
@@ -324,7 +358,11 @@ export abstract class DocumentQuotaStore implements QuotaStore {
         if (dirty) await this.write(ledger);
         return outcomes;
       });
-      outcomes.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.result) : batch[i]!.reject(outcome.error)));
+      outcomes.forEach((outcome, i) => {
+        if (!outcome.ok) return batch[i]!.reject(outcome.error);
+        outcome.committed?.();
+        batch[i]!.resolve(outcome.result);
+      });
     } catch (error) {
       for (const op of batch) op.reject(error);
     }

@@ -6,7 +6,7 @@ import { withTimeout } from '../core/with-timeout.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { isOverridableCap, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
 import { capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
-import { ACCOUNT_KEY, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type ScopeSettingEntries, type ScopeSettingEntry, type SettleInfo, type UsageQuery, type UsageRecord } from './types.js';
+import { ACCOUNT_KEY, type LostReservation, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type ScopeSettingEntries, type ScopeSettingEntry, type SettleInfo, type UsageQuery, type UsageRecord } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, readBasis, usageRecord } from './usage-records.js';
 
 export interface RedisQuotaStoreOptions {
@@ -26,6 +26,8 @@ export interface RedisQuotaStoreOptions {
   ownsConnection?: boolean | undefined;
   /** Redis errors while renewing the lease (tried again on the next renewal). */
   onError?: ((error: unknown) => void) | undefined;
+  /** Told of each reservation Redis had lost (restarted empty, flushed), put back before its job was sent or charged at its settle. */
+  onReservationLost?: ((lost: LostReservation) => void) | undefined;
   /** Days usage records are kept in the stream `<prefix>:quota:usage` (`PICTOR_USAGE_RETENTION_DAYS`). Default 400. */
   usageRetentionDays?: number | undefined;
 }
@@ -81,9 +83,19 @@ local function charge(r, nanos)
   end
 end
 
+-- Every job ended (settled, released, or ended with its dead process), in a set per day it was reserved in, kept as
+-- long as that day's spending: a settle or markSent that finds no reservation tells "ended before" (listed) from
+-- "lost by Redis" (restarted empty, flushed, evicted: not listed).
 local function forget(job, r)
   redis.call('del', P .. 'res:' .. job)
   for _, k in ipairs(keysOf(r)) do redis.call('zrem', P .. 'active:' .. k, job) end
+  local ended = P .. 'ended:' .. r[3]
+  redis.call('sadd', ended, job)
+  redis.call('pexpire', ended, keepMs)
+end
+
+local function endedBefore(job, day)
+  return redis.call('sismember', P .. 'ended:' .. day, job) == 1 or redis.call('hexists', P .. 'uncertain', job) == 1
 end
 
 local function load(job)
@@ -182,21 +194,48 @@ redis.call('set', P .. 'last:' .. userKey, ARGV[3], 'PX', keepMs)
 return {1}
 `;
 
-/** ARGV: prelude, job. Returns 1, or 0 when the job has no reservation. */
+/*
+ * "The process's copy" below is the reservation as the process that made it keeps it, seven ARGV: userKey, scopeKey,
+ * day, month, nanos, job details (JSON or ''), reserved at. All '' when the process has no copy (it did not make it).
+ */
+
+/**
+ * ARGV: prelude, job, then the process's copy (userKey … at, ARGV[5..11]), owner, ownerValue, leaseMs. Returns 1; 2
+ * when the reservation was lost by Redis and has been put back from the copy (sent); 0 when the job has ended (or
+ * there is no copy): it must not be sent.
+ */
 const MARK_SENT = `${PRELUDE}
-if not load(ARGV[4]) then return 0 end
-redis.call('hset', P .. 'res:' .. ARGV[4], 'sent', '1')
-return 1
+local job = ARGV[4]
+if load(job) then
+  redis.call('hset', P .. 'res:' .. job, 'sent', '1')
+  return 1
+end
+if ARGV[5] == '' or endedBefore(job, ARGV[7]) then return 0 end
+redis.call('set', P .. 'owner:' .. ARGV[12], ARGV[13], 'PX', tonumber(ARGV[14]))
+redis.call('hset', P .. 'res:' .. job, 'userKey', ARGV[5], 'scopeKey', ARGV[6], 'nanos', ARGV[9], 'day', ARGV[7], 'month', ARGV[8],
+  'at', ARGV[11], 'owner', ARGV[12], 'sent', '1')
+if ARGV[10] ~= '' then redis.call('hset', P .. 'res:' .. job, 'job', ARGV[10]) end
+for _, k in ipairs(keysOf({ARGV[5], ARGV[6]})) do redis.call('zadd', P .. 'active:' .. k, now, job) end
+return 2
 `;
 
-/** ARGV: prelude, job, actualNanos, requestId (or ''), basis. Charges the day and month the job was reserved in, and records it. */
+/**
+ * ARGV: prelude, job, actualNanos, requestId (or ''), basis, then the process's copy (userKey … at, ARGV[8..14]).
+ * Charges the day and month the job was reserved in, and records it: 1. A job whose reservation Redis lost (not
+ * listed as ended) is charged and recorded all the same, from the copy: 2. 0 when it had ended before.
+ */
 const SETTLE = `${PRELUDE}
-local r = load(ARGV[4])
-if not r then return 0 end
-forget(ARGV[4], r)
-charge(r, tonumber(ARGV[5]))
-record(ARGV[4], r, tonumber(ARGV[5]), ARGV[7], ARGV[6])
-return 1
+local job, nanos = ARGV[4], tonumber(ARGV[5])
+local r, lost = load(job), 0
+if not r then
+  if ARGV[8] == '' or endedBefore(job, ARGV[10]) then return 0 end
+  r = {ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], '', '1', ARGV[13]}
+  lost = 1
+end
+forget(job, r)
+charge(r, nanos)
+record(job, r, nanos, ARGV[7], ARGV[6])
+return 1 + lost
 `;
 
 /** ARGV: prelude, job. */
@@ -272,13 +311,17 @@ export class RedisQuotaStore implements QuotaStore {
   readonly #keepMs: number;
   readonly #ownsConnection: boolean;
   readonly #onError: ((error: unknown) => void) | undefined;
+  readonly #onReservationLost: ((lost: LostReservation) => void) | undefined;
   readonly #usageRetentionMs: number;
   /** When this process last trimmed expired usage records (at most once an hour). */
   #usageTrimmedAt = Number.NEGATIVE_INFINITY;
   readonly #owner = `${THIS_HOST}:${process.pid}:${randomBytes(4).toString('hex')}`;
   readonly #ownerValue = `${THIS_HOST} ${process.pid}`;
-  /** Reservations this process made and has not ended. */
-  readonly #held = new Set<string>();
+  /**
+   * Reservations this process made and has not ended, with a copy of each: a reservation Redis loses (a restart
+   * without persistence, a flush) is put back from it before its job is sent, or charged from it at its settle.
+   */
+  readonly #held = new Map<string, HeldReservation>();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -298,6 +341,7 @@ export class RedisQuotaStore implements QuotaStore {
     this.#keepMs = Math.max(1, Math.floor(options.keepDays ?? DEFAULT_KEEP_DAYS)) * DAY_MS;
     this.#ownsConnection = options.ownsConnection ?? false;
     this.#onError = options.onError;
+    this.#onReservationLost = options.onReservationLost;
     this.#usageRetentionMs = Math.max(1, options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS) * DAY_MS;
     for (const [name, definition] of Object.entries(SCRIPTS)) {
       if (!(name in this.#redis)) this.#redis.defineCommand(name, definition);
@@ -333,7 +377,7 @@ export class RedisQuotaStore implements QuotaStore {
         throw error;
       });
     if (reply[0] === 1) {
-      this.#hold(jobId);
+      this.#hold(jobId, { userKey, scopeKey, nanos, day: periodKey('day', now), month: periodKey('month', now), job: input.job ? JSON.stringify(input.job) : '', at: now });
       return { ok: true };
     }
     const [, code, usedOrLast] = reply;
@@ -342,22 +386,26 @@ export class RedisQuotaStore implements QuotaStore {
 
   async markSent(jobId: string): Promise<void> {
     this.#assertOpen();
-    const found = await this.#redis.pictorSpendMarkSent(...this.#prelude(Date.now()), jobId);
-    if (found !== 1) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
+    const copy = this.#held.get(jobId);
+    const found = await this.#redis.pictorSpendMarkSent(...this.#prelude(Date.now()), jobId, ...copyArgs(copy), this.#owner, this.#ownerValue, this.#leaseMs);
+    if (found === 0) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
+    if (found === 2 && copy) this.#onReservationLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt: 'send', chargedUsd: undefined });
   }
 
   async settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
     const nanos = toNanos('actualUsd', actualUsd);
     this.#assertOpen();
     const now = Date.now();
-    const settled = await this.#redis.pictorSpendSettle(...this.#prelude(now), jobId, nanos, info.requestId ?? '', info.basis ?? 'table');
+    const copy = this.#held.get(jobId);
+    const settled = await this.#redis.pictorSpendSettle(...this.#prelude(now), jobId, nanos, info.requestId ?? '', info.basis ?? 'table', ...copyArgs(copy));
     this.#held.delete(jobId);
+    if (settled === 2 && copy) this.#onReservationLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt: 'settle', chargedUsd: fromNanos(nanos) });
     if (now - this.#usageTrimmedAt >= HOUR_MS) {
       this.#usageTrimmedAt = now;
       // Approximate (~) trimming is cheap: Redis drops whole nodes of the stream older than the retention.
       await this.#redis.xtrim(this.#usageKey(), 'MINID', '~', String(now - this.#usageRetentionMs)).catch((error: unknown) => this.#onError?.(error));
     }
-    return settled === 1;
+    return settled >= 1;
   }
 
   /** The usage records of the stream `<prefix>:quota:usage`, oldest first. */
@@ -503,8 +551,8 @@ export class RedisQuotaStore implements QuotaStore {
     return [`${this.prefix}:quota:`, this.#keepMs, now];
   }
 
-  #hold(jobId: string): void {
-    this.#held.add(jobId);
+  #hold(jobId: string, copy: HeldReservation): void {
+    this.#held.set(jobId, copy);
     this.#timer ??= setInterval(() => this.#renew(), Math.max(50, Math.floor(this.#leaseMs / 3))).unref();
   }
 
@@ -524,6 +572,24 @@ export class RedisQuotaStore implements QuotaStore {
   #assertOpen(): void {
     if (this.#closed) throw new Error('the quota store is closed');
   }
+}
+
+/** What this process keeps of a reservation it made (see `#held`). */
+interface HeldReservation {
+  userKey: string;
+  scopeKey: string;
+  nanos: number;
+  day: string;
+  month: string;
+  /** The job's details as JSON, or ''. */
+  job: string;
+  at: number;
+}
+
+/** The copy as the scripts take it (userKey, scopeKey, day, month, nanos, job, at), or as many '' without one. */
+function copyArgs(copy: HeldReservation | undefined): Arg[] {
+  if (!copy) return ['', '', '', '', '', '', ''];
+  return [copy.userKey, copy.scopeKey, copy.day, copy.month, copy.nanos, copy.job, copy.at];
 }
 
 /** A stream entry's record (written by the Lua `record`), or undefined when it cannot be read. */

@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import type { RedisConfig } from '../core/redis-config.js';
 import type { RedisLogger } from '../core/redis-connection.js';
 import { FileQuotaStore } from './FileQuotaStore.js';
-import type { QuotaStore } from './types.js';
+import type { LostReservation, QuotaStore } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS } from './usage-records.js';
 
 /**
@@ -29,6 +29,8 @@ export interface OpenQuotaStoreOptions {
   reconcile?: boolean | undefined;
   /** Called with what a reconcile at start charged or released, so metrics can count it. */
   onReconciled?: ((report: Awaited<ReturnType<QuotaStore['reconcile']>>) => void) | undefined;
+  /** Called for each reservation the ledger had lost (Redis restarted empty, a flush), after the warning, so metrics can count it. */
+  onReservationLost?: ((lost: LostReservation) => void) | undefined;
 }
 
 /** The data folder of a ledger: the emulator's is a folder of its own inside it. */
@@ -53,13 +55,22 @@ export function ledgerRedis(redis: RedisConfig, ledger: LedgerKind = 'account'):
 export async function openQuotaStore(options: OpenQuotaStoreOptions): Promise<QuotaStore> {
   const { logger } = options;
   const onError = (err: unknown) => logger?.warn({ err }, 'could not renew the spend lease');
+  const onReservationLost = (lost: LostReservation) => {
+    logger?.warn(
+      lost,
+      lost.foundAt === 'send'
+        ? 'the spend ledger had lost the reservation of a job about to be sent (Redis restarted without its data, or was flushed): put it back'
+        : 'the spend ledger had lost the reservation of a job the service answered (Redis restarted without its data, or was flushed): charged and recorded it all the same',
+    );
+    options.onReservationLost?.(lost);
+  };
   const usageRetentionDays = options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS;
   let store: QuotaStore;
   if (options.redis) {
     const { RedisQuotaStore } = await import('./RedisQuotaStore.js'); // ioredis only with a Redis URL
-    store = await RedisQuotaStore.connect(ledgerRedis(options.redis, options.ledger), { logger, onError, usageRetentionDays });
+    store = await RedisQuotaStore.connect(ledgerRedis(options.redis, options.ledger), { logger, onError, onReservationLost, usageRetentionDays });
   } else {
-    const file = new FileQuotaStore({ dir: ledgerDir(options.dataDir, options.ledger), onError, usageRetentionDays });
+    const file = new FileQuotaStore({ dir: ledgerDir(options.dataDir, options.ledger), onError, onReservationLost, usageRetentionDays });
     try {
       const opened = await file.open();
       const restored: string[] = [];

@@ -133,6 +133,21 @@ export interface UsageQuery {
   scopeKey?: string | undefined;
 }
 
+/**
+ * A reservation the ledger had lost while its process still held it: Redis restarted without its data or was
+ * flushed, or a ledger file was replaced by an older copy. Its job is never left unpaid: put back from the process's
+ * copy before the job was sent (`send`), or charged from that copy at its settle (`settle`, with what was charged).
+ */
+export interface LostReservation {
+  jobId: string;
+  userKey: string;
+  scopeKey: string;
+  /** The UTC day it was reserved in (and is charged to). */
+  day: string;
+  foundAt: 'send' | 'settle';
+  chargedUsd: number | undefined;
+}
+
 /** What `reconcile` did with the reservations of processes that are gone. */
 export interface ReconcileReport {
   /** Jobs that were only queued: nothing was sent, so nothing was charged. */
@@ -157,12 +172,17 @@ export interface ReconcileReport {
 export interface QuotaStore extends SeenRequests {
   /** Checks every limit and, if all pass, reserves `estimateUsd` and marks the job active for the user. */
   reserve(input: ReserveInput): Promise<ReserveResult>;
-  /** Records that the job's request is about to leave: from now on it may be billed. Call before every send. */
+  /**
+   * Records that the job's request is about to leave: from now on it may be billed. Call before every send. Rejects
+   * (the job must not be sent) when the reservation has ended; one the ledger lost is put back first.
+   */
   markSent(jobId: string): Promise<void>;
   /**
    * Replaces the job's reservation with what it really cost, and ends it; appends its usage record. Resolves true;
    * false when the reservation had already ended (settled before, or settled at its estimate by a reconcile after
-   * this process's lease lapsed): then nothing is charged or recorded.
+   * this process's lease lapsed): then nothing is charged or recorded. A reservation the ledger lost while this
+   * process held it (see `LostReservation`) is no reason to charge nothing: the job is charged and recorded from the
+   * process's copy of it, and the store says so (its `onReservationLost`).
    */
   settle(jobId: string, actualUsd: number, info?: SettleInfo): Promise<boolean>;
   /** Drops the job's reservation (nothing was billed). */

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 /** A redis-server this test run started on loopback, with nothing persisted. */
 export interface ThrowawayRedis {
   url: string;
+  /** Stops it and starts a new one on the same port: it comes back empty (nothing is persisted), as a Redis without persistence after a restart. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -67,9 +69,7 @@ function stopped(child: ChildProcess): Promise<void> {
  * program; a port taken between probing and binding is retried.
  */
 export async function startThrowawayRedis(binary = 'redis-server', attempts = 3): Promise<ThrowawayRedis | undefined> {
-  for (let attempt = 1; ; attempt++) {
-    const dir = await mkdtemp(join(tmpdir(), 'pictor-test-redis-'));
-    const port = await freeLoopbackPort();
+  const launch = async (port: number, dir: string): Promise<ChildProcess> => {
     const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
@@ -77,14 +77,29 @@ export async function startThrowawayRedis(binary = 'redis-server', attempts = 3)
       await ready(child, 10_000);
     } catch (error) {
       await stopped(child);
+      throw error;
+    }
+    child.stdout?.resume();
+    return child;
+  };
+  for (let attempt = 1; ; attempt++) {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-test-redis-'));
+    const port = await freeLoopbackPort();
+    let child: ChildProcess;
+    try {
+      child = await launch(port, dir);
+    } catch (error) {
       await rm(dir, { recursive: true, force: true });
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       if (attempt >= attempts) throw error;
       continue;
     }
-    child.stdout?.resume();
     return {
       url: `redis://127.0.0.1:${port}`,
+      async restart() {
+        await stopped(child);
+        child = await launch(port, dir);
+      },
       async stop() {
         await stopped(child);
         await rm(dir, { recursive: true, force: true });

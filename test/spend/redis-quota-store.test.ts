@@ -146,6 +146,22 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
     expect(await alive.spentToday('u', now())).toBeCloseTo(0.9, 9);
   });
 
+  it('does not charge twice a job a reconcile charged after its process’s lease lapsed: that process’s late settle finds it ended, not lost', async () => {
+    const prefix = uniquePrefix('quota-lapsed');
+    const lost: unknown[] = [];
+    const slow = store({ prefix, onReservationLost: (l) => lost.push(l) });
+    const other = store({ prefix });
+    await slow.reserve({ jobId: 'slow-job', userKey: 'u', scopeKey: 's', estimateUsd: 0.5, limits: {}, now: Date.now() });
+    await slow.markSent('slow-job');
+    // Its lease lapses (Redis was out of its reach longer than the lease): the key is gone, and another process meets the job.
+    for (const key of await client.keys(`${prefix}:quota:owner:*`)) await client.del(key);
+    expect(await other.reconcile(Date.now())).toMatchObject({ settledAtEstimate: ['slow-job'] });
+    expect(await slow.settle('slow-job', 0.2)).toBe(false);
+    expect(await other.spentToday('u', Date.now())).toBeCloseTo(0.5, 9);
+    expect(await other.usage({})).toHaveLength(1);
+    expect(lost).toEqual([]);
+  });
+
   it('keeps counting a reservation past 30 minutes while its process lives (the clock moved on)', async () => {
     const s = store();
     const limits = { accountDailyUsd: 1, userConcurrentJobs: 1 };

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
@@ -6,8 +6,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { MemoryLedger, MemoryQuotaStore } from '../../src/spend/MemoryQuotaStore.js';
+import { emptyLedger } from '../../src/spend/ledger-document.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
-import type { QuotaStore, ReserveInput, SpendLimits } from '../../src/spend/types.js';
+import type { LostReservation, QuotaStore, ReserveInput, SpendLimits } from '../../src/spend/types.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 /**
@@ -26,9 +27,16 @@ const monthOf = (at: number) => new Date(at).toISOString().slice(0, 7);
 const firstOfThisMonth = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1);
 const M = firstOfThisMonth - 1000;
 
+interface StoreOptions {
+  leaseMs?: number;
+  onReservationLost?: (lost: LostReservation) => void;
+}
+
 interface Maker {
   /** A store standing for one process; stores of one `group` share their storage, as processes share a ledger. */
-  open(group: string, options?: { leaseMs?: number }): Promise<QuotaStore>;
+  open(group: string, options?: StoreOptions): Promise<QuotaStore>;
+  /** The group's storage loses everything, as a Redis restarted without persistence (or a ledger file deleted). */
+  wipe(group: string): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -42,7 +50,12 @@ const makers: Record<string, () => Maker> = {
       open: async (group, options = {}) => {
         const ledger = shared.get(group) ?? new MemoryLedger();
         shared.set(group, ledger);
-        return new MemoryQuotaStore({ shared: ledger, leaseMs: options.leaseMs });
+        return new MemoryQuotaStore({ shared: ledger, ...options });
+      },
+      wipe: async (group) => {
+        const ledger = shared.get(group)!;
+        ledger.ledger = emptyLedger();
+        ledger.usage = [];
       },
       cleanup: async () => undefined,
     };
@@ -54,7 +67,11 @@ const makers: Record<string, () => Maker> = {
         const dir = dirs.get(group) ?? (await mkdtemp(join(tmpdir(), 'pictor-contract-')));
         dirs.set(group, dir);
         // One store per file per process: a test opens a group's second store once the first is closed (a restart).
-        return new FileQuotaStore({ dir, leaseMs: options.leaseMs });
+        return new FileQuotaStore({ dir, ...options });
+      },
+      wipe: async (group) => {
+        const dir = dirs.get(group)!;
+        for (const name of ['quota-ledger.json', 'quota-ledger.json.bak', 'usage.jsonl']) await unlink(join(dir, name)).catch(() => undefined);
       },
       cleanup: async () => {
         for (const dir of dirs.values()) await rm(dir, { recursive: true, force: true });
@@ -67,8 +84,9 @@ const makers: Record<string, () => Maker> = {
       open: async (group, options = {}) => {
         const prefix = prefixes.get(group) ?? uniquePrefix('contract');
         prefixes.set(group, prefix);
-        return new RedisQuotaStore({ redis: redisClient!, prefix, leaseMs: options.leaseMs });
+        return new RedisQuotaStore({ redis: redisClient!, prefix, ...options });
       },
+      wipe: (group) => deleteKeys(redis.url!, prefixes.get(group)!),
       cleanup: async () => {
         for (const prefix of prefixes.values()) await deleteKeys(redis.url!, prefix);
       },
@@ -90,7 +108,7 @@ describe.each(kinds)('the %s quota store', (kind) => {
   const stores: QuotaStore[] = [];
 
   /** Each test has storage of its own (a group) unless it names one to share. */
-  const open = async (group = `t-${Math.random()}`, options: { leaseMs?: number } = {}) => {
+  const open = async (group = `t-${Math.random()}`, options: StoreOptions = {}) => {
     const store = await maker.open(group, options);
     stores.push(store);
     return store;
@@ -150,6 +168,36 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(await s.spentToday('account', D)).toBe(0.25);
     const records = await s.usage({});
     expect(records).toEqual([expect.objectContaining({ jobId: 'j1', costUsd: 0.25, basis: 'table', requestId: 'req_1', surface: 'discord' })]);
+  });
+
+  it('charges a job whose reservation the ledger lost (Redis restarted empty, the ledger file deleted) from its process’s copy, once, and says so; a queued one gets it back before it is sent', async () => {
+    const group = `lost-${Math.random()}`;
+    const lost: LostReservation[] = [];
+    const s = await open(group, { onReservationLost: (l) => lost.push(l) });
+    await s.reserve(ask('at-the-service', 0.6, {}));
+    await s.markSent('at-the-service');
+    await s.reserve(ask('queued', 0.4, {}));
+    await maker.wipe(group);
+    expect(await s.spentToday('account', D)).toBe(0);
+
+    await s.markSent('queued');
+    expect(await s.spentToday('account', D)).toBe(0.4);
+    expect(await s.settle('at-the-service', 0.25, { requestId: 'req_lost' })).toBe(true);
+    expect(await s.settle('at-the-service', 0.25)).toBe(false);
+    expect(await s.settle('queued', 0.3)).toBe(true);
+
+    expect(await s.spentToday('account', D)).toBe(0.55);
+    expect(await s.spentToday('discord:alice', D)).toBe(0.55);
+    expect(await s.spentThisMonth('discord:guild', D)).toBe(0.55);
+    const records = await s.usage({});
+    expect(records.map((r) => [r.jobId, r.costUsd, r.day])).toEqual([
+      ['at-the-service', 0.25, dayOf(D)],
+      ['queued', 0.3, dayOf(D)],
+    ]);
+    expect(lost).toEqual([
+      { jobId: 'queued', userKey: 'discord:alice', scopeKey: 'discord:guild', day: dayOf(D), foundAt: 'send', chargedUsd: undefined },
+      { jobId: 'at-the-service', userKey: 'discord:alice', scopeKey: 'discord:guild', day: dayOf(D), foundAt: 'settle', chargedUsd: 0.25 },
+    ]);
   });
 
   it('refuses a job it has no reservation for at markSent', async () => {
@@ -288,3 +336,24 @@ function firstOfNextMonth(at: number): number {
   const date = new Date(at);
   return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
 }
+
+describe('a document store whose process’s lease lapsed', () => {
+  it('does not charge twice a job a reconcile charged meanwhile: its late settle finds it ended (uncertain), not lost', async () => {
+    const shared = new MemoryLedger();
+    const lost: LostReservation[] = [];
+    const now = Date.now();
+    const slow = new MemoryQuotaStore({ shared, onReservationLost: (l) => lost.push(l) });
+    const later = new MemoryQuotaStore({ shared, clock: () => now + 10 * 60_000 });
+    try {
+      await slow.reserve({ jobId: 'slow-job', userKey: 'u', scopeKey: 's', estimateUsd: 0.5, limits: {}, now });
+      await slow.markSent('slow-job');
+      expect(await later.reconcile(now + 10 * 60_000)).toMatchObject({ settledAtEstimate: ['slow-job'] });
+      expect(await slow.settle('slow-job', 0.2)).toBe(false);
+      expect(await later.spentToday('u', now)).toBeCloseTo(0.5, 9);
+      expect(lost).toEqual([]);
+    } finally {
+      await slow.close();
+      await later.close();
+    }
+  });
+});

@@ -2,6 +2,7 @@ import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
+import { GORE_VARIANTS } from '../../helpers/blocked-word-variants.js';
 import { answerOf, buttonId, DiscordHarness } from './harness.js';
 
 const EPHEMERAL = 64;
@@ -58,6 +59,18 @@ describe('the rules of a server, on Discord', () => {
     await set(h, 'blocked-words', 'kraken, red fox');
     await h.restart();
     await expectRefusedPrivately(h, h.discord.slashCommand('imagine', { prompt: 'A KRAKEN attacks', quality: 'low' }), 'blocked_word');
+  });
+
+  it('refuses every look-alike spelling of a blocked word (other scripts’ letters, fillers, invisible characters) privately, with nothing sent, and still runs ordinary prompts', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, controls: { blockedWords: ['gore'] } });
+    const asked = GORE_VARIANTS.map(({ text }) => h!.discord.slashCommand('imagine', { prompt: `a ${text} scene`, quality: 'low' }));
+    for (const ix of asked) expect((await answerOf(h, ix)).flags & EPHEMERAL).toBe(EPHEMERAL);
+    const refusals = h.logger.entries.filter((e) => (e.obj as { code?: string }).code === 'blocked_word' && e.msg === 'job refused by a rule of the server');
+    expect(refusals).toHaveLength(GORE_VARIANTS.length);
+    expect(h.emulator.requests).toHaveLength(0);
+    const ordinary = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a gorge at sunset, Gregory in a modern cafeteria', quality: 'low' }));
+    expect(ordinary.attachments).toHaveLength(1);
+    expect(h.emulator.requests).toHaveLength(1);
   });
 
   it('refuses a blocked word in the prompt of an Edit button’s form privately, before anything is sent', async () => {

@@ -99,7 +99,7 @@ describe('input images are checked before anything is spent', () => {
     });
     await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
     elsewhereUrl = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
-    h = await DiscordHarness.start({ bot: { maxInputImageBytes: 64_000 }, maxQueuedInputBytes: 50_000 });
+    h = await DiscordHarness.start({ bot: { maxInputImageBytes: 64_000 }, maxQueuedInputBytes: 100_000 });
   });
   afterAll(async () => {
     await h.close();
@@ -125,17 +125,17 @@ describe('input images are checked before anything is spent', () => {
   it('refuses an attachment Discord reports as too large before downloading it', async () => {
     const before = h.discord.requests.filter((r) => r.route === 'cdn').length;
     const image = h.discord.hostFile({ filename: 'huge.png', bytes: await makeImage('png', 8, 8) });
-    const ix = h.discord.slashCommand('edit', { prompt: 'brighter', image1: { ...image, size: 80_000_000 } });
+    const ix = h.discord.slashCommand('edit', { prompt: 'brighter', image1: { ...image, size: 90_000 } });
     const reply = await h.discord.waitFor(() => (h.discord.original(ix)?.history.length ?? 0) > 1 && h.discord.original(ix), 'the refusal');
-    expect(reply.content).toContain('image1 (`huge.png`) is 76.3 MB; each image must be under 63 KB');
+    expect(reply.content).toContain('image1 (`huge.png`) is 88 KB; each image must be under 63 KB');
     expect(h.discord.requests.filter((r) => r.route === 'cdn').length).toBe(before);
     expect(h.emulator.requests).toHaveLength(0);
   });
 
   it('refuses an edit at once, before downloading anything, when its reported size would take the queue past its bound for input images', async () => {
     const before = h.discord.requests.filter((r) => r.route === 'cdn').length;
-    // Another edit's images hold 40 KB of the queue's 50 KB while they download.
-    const other = h.runner.holdInputRoom(requester(), 40_000);
+    // Another edit's images hold 90 KB of the queue's 100 KB while they download.
+    const other = h.runner.holdInputRoom(requester(), 90_000);
     if (other instanceof Error) throw other;
     const image = h.discord.hostFile({ filename: 'cat.png', bytes: await makeImage('png', 8, 8) });
     const ix = h.discord.slashCommand('edit', { prompt: 'brighter', image1: { ...image, size: 20_000 } });
@@ -144,6 +144,21 @@ describe('input images are checked before anything is spent', () => {
 
     expect(h.logger.entries.some((e) => (e.obj as { code?: string }).code === 'queue_full')).toBe(true);
     expect(reply.content).toContain('The bot is busy');
+    expect(h.discord.requests.filter((r) => r.route === 'cdn').length).toBe(before);
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+
+  it('refuses an edit whose images alone pass the bound for input images, before downloading anything, as not worth retrying', async () => {
+    const before = h.discord.requests.filter((r) => r.route === 'cdn').length;
+    const bytes = await makeImage('png', 8, 8);
+    const first = h.discord.hostFile({ filename: 'left.png', bytes });
+    const second = h.discord.hostFile({ filename: 'right.png', bytes });
+    // Each under the 63 KB an image may weigh here; together past the 100 KB the queue holds at once.
+    const ix = h.discord.slashCommand('edit', { prompt: 'brighter', image1: { ...first, size: 60_000 }, image2: { ...second, size: 60_000 } });
+    const reply = await h.discord.waitFor(() => (h.discord.original(ix)?.history.length ?? 0) > 1 && h.discord.original(ix), 'the refusal');
+    expect(h.logger.entries.some((e) => (e.obj as { code?: string }).code === 'input_too_large')).toBe(true);
+    expect(reply.content).toContain('more than this bot takes at once');
+    expect(buttonsOf(reply)).toEqual([]);
     expect(h.discord.requests.filter((r) => r.route === 'cdn').length).toBe(before);
     expect(h.emulator.requests).toHaveLength(0);
   });

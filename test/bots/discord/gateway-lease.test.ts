@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GatewayLease, gatewayLeaseKey } from '../../../bots/discord/gateway-lease.js';
 import { startDiscordBot, type DiscordBot } from '../../../bots/discord/index.js';
 import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
@@ -10,6 +10,7 @@ import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js'
 import { DEV_API_KEY, createEmulator, type Emulator } from '../../../src/emulator/index.js';
 import { PictorClient } from '../../../src/index.js';
 import { FakeDiscord, buttonsOf, type FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
+import { startCuttableLink } from '../../helpers/shared-limits-proxy.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { RecordingLogger } from './harness.js';
 
@@ -45,6 +46,59 @@ describe('GatewayLease', () => {
     const lostAt = await new Promise<number>((resolve) => lease.keep(() => resolve(Date.now())));
     lease.stop();
     expect(lostAt).toBeLessThan(firstRenewalSentAt! + ttlMs);
+  });
+});
+
+describe.skipIf(redisSetup.skipReason)('GatewayLease against a Redis whose answers come late (a holding proxy, fake time)', () => {
+  it('gives the lease up one renew interval before it can expire, even when every renewal is answered just under that interval after it was sent', async () => {
+    const url = requireRedisUrl(redisSetup);
+    const key = `${uniquePrefix('gateway-lease-timing')}:lease`;
+    const link = await startCuttableLink(url);
+    const redis = await connectRedis(link.url, { name: 'lease-timing' });
+    const lease = new GatewayLease({ redis, key, ttlMs: 15_000, renewEveryMs: 5_000, pollEveryMs: 2_000, logger: new RecordingLogger() });
+    expect(await lease.tryAcquire()).toBe(true);
+    const evals = vi.spyOn(redis, 'eval');
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      let lostAt: number | undefined;
+      link.holdAnswers();
+      lease.keep(() => (lostAt = Date.now()));
+      /** Lets fake time pass until the next renewal leaves, then waits for it to reach Redis: when Redis renewed the lease. */
+      const nextRenewalAtRedis = async (): Promise<number> => {
+        const sent = evals.mock.calls.length;
+        const forwarded = link.forwardedAt.length;
+        while (evals.mock.calls.length === sent && lostAt === undefined) await vi.advanceTimersByTimeAsync(100);
+        await link.whenForwarded(forwarded + 1);
+        return link.forwardedAt[forwarded]!;
+      };
+
+      // Three renewals, each answered 4.9 s after Redis got it: every one confirmed in time, so the lease is kept.
+      let lastAtRedis = 0;
+      for (let i = 0; i < 3; i++) {
+        lastAtRedis = await nextRenewalAtRedis();
+        await link.whenAnswerHeld();
+        await vi.advanceTimersByTimeAsync(4_900);
+        link.releaseAnswers();
+        link.holdAnswers();
+        await evals.mock.results.at(-1)!.value;
+        await vi.advanceTimersByTimeAsync(0);
+      }
+      expect(lostAt).toBeUndefined();
+
+      // Then nothing reaches Redis any more: the lease lapses 15 s after it last got a renewal, and another process may
+      // take it then. The holder must be off before, with a renew interval to spare, however late the answers were.
+      link.dropRequests();
+      while (lostAt === undefined && Date.now() < lastAtRedis + 30_000) await vi.advanceTimersByTimeAsync(100);
+      expect(lostAt).toBeDefined();
+      expect(lostAt! - lastAtRedis).toBeLessThanOrEqual(15_000 - 5_000 + 100);
+    } finally {
+      vi.useRealTimers();
+      lease.stop();
+      link.releaseAnswers();
+      redis.disconnect();
+      await link.close();
+      await deleteKeys(url, key.replace(/:lease$/, ''));
+    }
   });
 });
 

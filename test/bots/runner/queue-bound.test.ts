@@ -1,6 +1,8 @@
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { isJobRefusedError, JobRefusedError, type InputRoomHold, type JobRunner, type JobSpec, type Requester } from '../../../bots/runner/index.js';
-import { describeQueueFull, positionWorthShowing, QueueBound } from '../../../bots/runner/queue-bound.js';
+import { describeQueueFull, InputRoom, positionWorthShowing, QueueBound } from '../../../bots/runner/queue-bound.js';
 import { describeFailure } from '../../../bots/runner/describe-failure.js';
 import { ImageLimiter } from '../../../src/index.js';
 import { makeImage } from '../../helpers/images.js';
@@ -99,22 +101,73 @@ describe('the runner with a bound on the input images held by queued jobs', () =
     await gate.stop();
   });
 
-  it('takes one edit larger than the bound when no other input waits', async () => {
+  it('refuses an edit whose images alone pass the bound, even with nothing else held: input_too_large, not worth retrying, nothing reserved or sent', async () => {
+    const { runner, gate, store } = await oneEditOfRoom();
+    const who = requester();
+    const big = { ...edit(who), images: [{ data: image }, { data: image }] };
+    const refused = await runner.submit(big, recordingSink().sink).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'input_too_large', limit: Math.floor(image.length * 1.5), used: 2 * image.length });
+    expect((refused as Error).message).toMatch(/^This edit’s images come to \d+ MB, more than this bot takes at once \(\d+ MB\), so it was not started and costs nothing; use fewer or smaller images\.$/);
+    expect(describeFailure(refused)).toMatchObject({ code: 'input_too_large', retryable: false });
+    expect(runner.holdInputRoom(who, 2 * image.length)).toMatchObject({ code: 'input_too_large' });
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBe(0);
+    gate.open();
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+    await gate.stop();
+  });
+
+  it('counts a sent edit’s bytes until the service has taken its request, then gives them back', async () => {
+    image = Buffer.from(await makeImage('png'));
+    const held = await holdingService(kit.emu.url);
+    try {
+      const { runner: sending } = await kit.runner({ partialImages: 0, maxQueuedInputBytes: Math.floor(image.length * 1.5), clientOptions: { baseURL: held.url } });
+      const first = await sending.submit(edit(requester(), 'first'), recordingSink().sink);
+      // Its whole body has reached the service, which has not answered yet: a retry (a 429, a 5xx) would need the images.
+      await held.bodyReceived;
+      expect(sending.get(first.id)?.status).toBe('running');
+      expect(sending.liveReadings().queuedInputBytes()).toBe(image.length);
+      await expect(sending.submit(edit(requester()), recordingSink().sink)).rejects.toMatchObject({ code: 'queue_full' });
+
+      held.answer();
+      await waitUntil(() => sending.liveReadings().queuedInputBytes() === 0, 'the service to take the first edit');
+      const next = await sending.submit(edit(requester(), 'next'), recordingSink().sink);
+      expect((await first.done).type).toBe('completed');
+      expect((await next.done).type).toBe('completed');
+    } finally {
+      await held.close();
+    }
+  });
+
+  it('counts images handed over after their download until the submit that carries them, once, and gives them back when it is refused', async () => {
     const { runner, gate } = await oneEditOfRoom();
-    const big = { ...edit(requester()), images: [{ data: image }, { data: image }] };
-    const handle = await runner.submit(big, recordingSink().sink);
+    const fetched = edit(requester(), 'fetched');
+    const hold = runner.holdInputRoom(requester(), image.length) as InputRoomHold;
+    hold.handOver(fetched.images!);
+    hold.release();
+    // Downloaded, not yet submitted: still counted, so another edit's download is refused meanwhile.
+    expect(runner.liveReadings().queuedInputBytes()).toBe(image.length);
+    expect(runner.holdInputRoom(requester(), image.length)).toMatchObject({ code: 'queue_full' });
+    // Its own submit is not refused for its own bytes, and counts them once.
+    const handle = await runner.submit(fetched, recordingSink().sink);
+    expect(runner.liveReadings().queuedInputBytes()).toBe(image.length);
+
+    const refusedLater = { ...edit(requester(), 'refused'), images: [{ data: Buffer.from(image) }] };
+    const other = runner.holdInputRoom(requester(), 0) as InputRoomHold;
+    other.handOver(refusedLater.images!);
+    await expect(runner.submit({ ...refusedLater, options: { quality: 'ultra' as never } }, recordingSink().sink)).rejects.toMatchObject({ code: 'validation_error' });
+    expect(runner.liveReadings().queuedInputBytes()).toBe(image.length);
     gate.open();
     expect((await handle.done).type).toBe('completed');
     await gate.stop();
   });
 
-  it('gives a queued edit’s bytes back once it is sent', async () => {
+  it('gives a queued edit’s bytes back once it is sent and the service has taken it', async () => {
     const { runner, gate } = await oneEditOfRoom();
     const first = await runner.submit(edit(requester(), 'first'), recordingSink().sink);
     await expect(runner.submit(edit(requester()), recordingSink().sink)).rejects.toMatchObject({ code: 'queue_full' });
     kit.emu.emulator.configure({ latencyMs: 2000 });
     gate.open();
-    await waitUntil(() => runner.get(first.id)?.status === 'running', 'the first edit is sent');
+    await waitUntil(() => runner.get(first.id)?.status === 'running' && runner.liveReadings().queuedInputBytes() === 0, 'the first edit is taken');
 
     const next = await runner.submit(edit(requester(), 'next'), recordingSink().sink);
     expect(runner.get(first.id)?.status).toBe('running');
@@ -175,6 +228,30 @@ describe('the runner with a bound on the input images held by queued jobs', () =
   });
 });
 
+describe('InputRoom', () => {
+  it('counts a hold until it is released or handed over, then the handed-over images until they are forgotten, each image once', () => {
+    const room = new InputRoom();
+    const a = { data: new Uint8Array(30) };
+    const b = { data: new Uint8Array(50) };
+    const hold = room.hold(100);
+    expect(room.bytes).toBe(100);
+    hold.handOver([a, b, a]);
+    expect(room.bytes).toBe(80);
+    hold.release();
+    hold.handOver([a]);
+    expect(room.bytes).toBe(80);
+    expect(room.handedOverBytes([a])).toBe(30);
+    room.forget([a]);
+    expect(room.bytes).toBe(50);
+    room.forget([b]);
+    expect(room.bytes).toBe(0);
+    const released = room.hold(10);
+    released.release();
+    released.handOver([a]);
+    expect(room.bytes).toBe(0);
+  });
+});
+
 describe('QueueBound', () => {
   it('has room below the bound', () => {
     const bound = new QueueBound({ maxQueued: 3, now: () => 0 });
@@ -182,11 +259,12 @@ describe('QueueBound', () => {
     expect(bound.refusal({ jobs: 3, inputBytes: 0 })).toBeInstanceOf(JobRefusedError);
   });
 
-  it('has room for an edit’s images up to the bound, for one edit alone whatever its size, and for a generation whatever is held', () => {
+  it('has room for an edit’s images up to the bound, never for one whose images alone pass it, and for a generation whatever is held', () => {
     const bound = new QueueBound({ maxQueued: 10, maxQueuedInputBytes: 100, now: () => 0 });
     expect(bound.refusal({ jobs: 1, inputBytes: 60 }, 40)).toBeUndefined();
     expect(bound.refusal({ jobs: 1, inputBytes: 60 }, 41)).toMatchObject({ code: 'queue_full', limit: 100, used: 60 });
-    expect(bound.refusal({ jobs: 0, inputBytes: 0 }, 500)).toBeUndefined();
+    expect(bound.refusal({ jobs: 0, inputBytes: 0 }, 100)).toBeUndefined();
+    expect(bound.refusal({ jobs: 0, inputBytes: 0 }, 101)).toMatchObject({ code: 'input_too_large', limit: 100, used: 101 });
     expect(bound.refusal({ jobs: 1, inputBytes: 500 }, 0)).toBeUndefined();
   });
 
@@ -259,3 +337,40 @@ describe('which queue positions are worth showing', () => {
     expect(count).toBeLessThan(40);
   });
 });
+
+/**
+ * An image service in front of the emulator that reads a request's whole body, then answers only when told: a
+ * request that has left but that the service has not yet taken.
+ */
+async function holdingService(target: string): Promise<{ url: string; bodyReceived: Promise<void>; answer(): void; close(): Promise<void> }> {
+  let received!: () => void;
+  const bodyReceived = new Promise<void>((resolve) => (received = resolve));
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      received();
+      void answered.then(() => {
+        const body = Buffer.concat(chunks);
+        const forward = httpRequest(new URL(req.url ?? '/', target), { method: req.method, headers: { ...req.headers, host: new URL(target).host, 'content-length': String(body.length) } }, (upstream) => {
+          res.writeHead(upstream.statusCode ?? 502, upstream.headers);
+          upstream.pipe(res);
+        });
+        forward.on('error', () => res.writeHead(502).end());
+        forward.end(body);
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    bodyReceived,
+    answer,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}

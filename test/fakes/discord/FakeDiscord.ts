@@ -105,6 +105,8 @@ export interface FakeInteraction {
   via: 'gateway' | 'http';
   /** Over HTTP: the endpoint's answer status (undefined while waiting, or when it did not answer within 3 s). */
   httpStatus: number | undefined;
+  /** The interaction as delivered (the gateway event's data, the POST's body), e.g. to play it again. */
+  payload?: Record<string, unknown> | undefined;
 }
 
 export interface FaultMatch {
@@ -191,6 +193,13 @@ export class FakeDiscord {
    */
   interactionsEndpoint: string | undefined;
   tokenLifetimeMs: number;
+  /**
+   * How stale the next interactions arrive, as an attacker or a late delivery would bring them: `madeAgoMs`, how
+   * long before their delivery they were made (their snowflake id and their token's life count from then; Discord
+   * takes no first answer for them), and `signedOffsetMs`, how far from now the `X-Signature-Timestamp` of an HTTP
+   * delivery is (a captured request played again is signed in the past). Both 0 unless a test sets them.
+   */
+  staleness = { madeAgoMs: 0, signedOffsetMs: 0 };
 
   readonly #server: Server;
   /** TCP connections accepted so far (REST, gateway and CDN alike). */
@@ -484,14 +493,15 @@ export class FakeDiscord {
   // ---- interactions ----------------------------------------------------------------------------
 
   #newInteraction(kind: FakeInteraction['kind'], name: string, as: Partial<InteractionContext>): FakeInteraction {
+    const createdAt = Date.now() - this.staleness.madeAgoMs;
     const ix: FakeInteraction = {
-      id: snowflake(),
+      id: snowflake(createdAt),
       token: `aW50ZXJhY3Rpb246${randomBytes(80).toString('base64url')}`,
       kind,
       name,
       user: as.user ?? this.user,
       channelId: this.#context(as).channelId,
-      createdAt: Date.now(),
+      createdAt,
       ack: undefined,
       callbackAttempts: 0,
       originalMessageId: undefined,
@@ -508,13 +518,16 @@ export class FakeDiscord {
 
   /** Through the gateway, or as a signed POST whose answer (a 200 with an interaction response, within 3 s) is the initial response. */
   #deliver(ix: FakeInteraction, payload: Record<string, unknown>): void {
+    ix.payload = payload;
     if (ix.via === 'gateway') {
       this.#gateway.dispatch('INTERACTION_CREATE', payload);
       return;
     }
+    const postedAt = Date.now();
     const delivery = (async () => {
       try {
-        const res = await this.postToInteractionsEndpoint(JSON.stringify(payload), { timeoutMs: Math.max(0, this.ackDeadlineMs - (Date.now() - ix.createdAt)) });
+        const timestamp = String(Math.floor((Date.now() + this.staleness.signedOffsetMs) / 1000));
+        const res = await this.postToInteractionsEndpoint(JSON.stringify(payload), { timestamp, timeoutMs: Math.max(0, this.ackDeadlineMs - (Date.now() - postedAt)) });
         const body = await readInteractionResponse(res);
         ix.httpStatus = res.status;
         // A response after 3 s, or anything but a 200 with an interaction response, counts as failed.

@@ -1,0 +1,54 @@
+import busboy from 'busboy';
+import { describe, expect, it } from 'vitest';
+import { encodeBody } from '../../src/client/transport.js';
+import { parseEditRequest, parseGenerationRequest } from '../../src/spec/validate.js';
+import { makeImage } from '../helpers/images.js';
+
+/** Reads a multipart body the way a server does (busboy, as the emulator). */
+function parse(body: Buffer, contentType: string): Promise<{ fields: Record<string, string>; files: { name: string; filename: string; mimeType: string; bytes: Buffer }[] }> {
+  return new Promise((resolve, reject) => {
+    const fields: Record<string, string> = {};
+    const files: { name: string; filename: string; mimeType: string; bytes: Buffer }[] = [];
+    const parser = busboy({ headers: { 'content-type': contentType } });
+    parser.on('field', (name, value) => (fields[name] = value));
+    parser.on('file', (name, stream, info) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => files.push({ name, filename: info.filename ?? '', mimeType: info.mimeType, bytes: Buffer.concat(chunks) }));
+    });
+    parser.on('close', () => resolve({ fields, files }));
+    parser.on('error', reject);
+    parser.end(body);
+  });
+}
+
+describe('encodeBody', () => {
+  it('sends a generation as JSON with its length', () => {
+    const encoded = encodeBody(parseGenerationRequest({ prompt: 'a fox' }));
+    expect(encoded.contentType).toBe('application/json');
+    expect(encoded.contentLength).toBe(Buffer.byteLength(encoded.body as string));
+  });
+
+  it('sends an edit as multipart whose image parts are the caller’s own buffers (no copy), each let go once handed on, with the exact length', async () => {
+    const png = Buffer.from(await makeImage('png'));
+    const jpeg = Buffer.from(await makeImage('jpeg'));
+    const request = parseEditRequest({ prompt: 'line one\nline two', image: [{ data: png, filename: 'a "quoted"\nname.png' }, { data: jpeg }], quality: 'low' });
+    const encoded = encodeBody(request);
+    expect(encoded.contentType).toMatch(/^multipart\/form-data; boundary=/);
+    const parts = [...(encoded.body as Iterable<Uint8Array>)];
+    expect(parts.filter((part) => part === png || part === jpeg)).toHaveLength(2);
+    // A second reading gets nothing: the body held its parts only until they were handed on.
+    expect([...(encoded.body as Iterable<Uint8Array>)]).toEqual([]);
+    const body = Buffer.concat(parts);
+    expect(body.length).toBe(encoded.contentLength);
+
+    const { fields, files } = await parse(body, encoded.contentType);
+    expect(fields).toMatchObject({ prompt: 'line one\r\nline two', quality: 'low', model: 'gpt-image-2' });
+    expect(files.map((f) => [f.name, f.filename, f.mimeType])).toEqual([
+      ['image[]', 'a %22quoted%22%0D%0Aname.png', 'image/png'],
+      ['image[]', 'image-2.jpg', 'image/jpeg'],
+    ]);
+    expect(files[0]!.bytes.equals(png)).toBe(true);
+    expect(files[1]!.bytes.equals(jpeg)).toBe(true);
+  });
+});

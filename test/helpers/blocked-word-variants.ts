@@ -1,0 +1,40 @@
+/**
+ * Ways to write "gore" that a reader still reads as "gore" (issue 29's hostile review): case and compatibility
+ * forms, accents, look-alike letters of other scripts, and characters that show nothing put inside the word.
+ * 33 of them; each must be refused by a blocked "gore".
+ */
+export const GORE_VARIANTS: readonly { how: string; text: string }[] = [
+  { how: 'as written', text: 'gore' },
+  { how: 'capitals', text: 'GORE' },
+  { how: 'a capital first', text: 'Gore' },
+  { how: 'fullwidth letters', text: '\uFF47\uFF4F\uFF52\uFF45' },
+  { how: 'mathematical bold letters', text: '\u{1D420}\u{1D428}\u{1D42B}\u{1D41E}' },
+  { how: 'an accent', text: 'g\u00F4re' },
+  { how: 'a combining accent', text: 'go\u0301re' },
+  { how: 'Cyrillic о', text: 'g\u043Ere' },
+  { how: 'Greek ο', text: 'g\u03BFre' },
+  { how: 'Cyrillic е', text: 'gor\u0435' },
+  { how: 'Cyrillic г for r', text: 'go\u0433e' },
+  { how: 'Cyrillic о and е', text: 'g\u043Er\u0435' },
+  { how: 'Greek ο and Cyrillic е', text: 'g\u03BFr\u0435' },
+  { how: 'Latin script g (ɡ)', text: '\u0261ore' },
+  { how: 'Greek capital Ο among capitals', text: 'G\u039FRE' },
+  { how: 'Cyrillic capitals О and Е among capitals', text: 'G\u041ER\u0415' },
+  { how: 'zero-width space', text: 'go\u200Bre' },
+  { how: 'zero-width non-joiner', text: 'go\u200Cre' },
+  { how: 'zero-width joiner', text: 'go\u200Dre' },
+  { how: 'word joiner', text: 'go\u2060re' },
+  { how: 'invisible function application', text: 'go\u2061re' },
+  { how: 'zero-width no-break space (BOM)', text: 'go\uFEFFre' },
+  { how: 'soft hyphen', text: 'go\u00ADre' },
+  { how: 'combining grapheme joiner', text: 'go\u034Fre' },
+  { how: 'Mongolian vowel separator', text: 'go\u180Ere' },
+  { how: 'variation selector', text: 'go\uFE0Fre' },
+  { how: 'tag character', text: 'go\u{E0020}re' },
+  { how: 'Khmer inherent vowel', text: 'go\u17B4re' },
+  { how: 'Hangul choseong filler', text: 'go\u115Fre' },
+  { how: 'Hangul jungseong filler', text: 'go\u1160re' },
+  { how: 'Hangul filler', text: 'go\u3164re' },
+  { how: 'halfwidth Hangul filler', text: 'go\uFFA0re' },
+  { how: 'braille pattern blank', text: 'go\u2800re' },
+];
