@@ -9,7 +9,7 @@ import { LedgerUnreadableError } from './errors.js';
 import { withFileLock } from './file-lock.js';
 import { emptyLedger, parseLedger, type Ledger } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
-import type { UsageFeed, UsageRecord } from './types.js';
+import type { LedgerStorage, UsageFeed, UsageRecord } from './types.js';
 import { UsageRecordSchema } from './usage-records.js';
 
 export interface FileQuotaStoreOptions extends DocumentQuotaStoreOptions {
@@ -77,8 +77,8 @@ export class FileQuotaStore extends DocumentQuotaStore {
   }
 
   /** The data folder of this ledger (the console keeps its alerts beside it). */
-  get dir(): string {
-    return resolve(this.#dir);
+  get storage(): LedgerStorage {
+    return { kind: 'file', dir: resolve(this.#dir) };
   }
 
   get backupPath(): string {

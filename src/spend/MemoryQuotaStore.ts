@@ -33,6 +33,7 @@ export interface MemoryQuotaStoreOptions extends DocumentQuotaStoreOptions {
  */
 export class MemoryQuotaStore extends DocumentQuotaStore {
   readonly shared: MemoryLedger;
+  readonly storage = { kind: 'memory' } as const;
 
   constructor(options: MemoryQuotaStoreOptions = {}) {
     super(options);

@@ -13,6 +13,7 @@ import {
   type ActiveJob,
   type BreakerState,
   type CapOverrides,
+  type LedgerStorage,
   type OverridableCap,
   type QuotaStore,
   type ReconcileReport,
@@ -385,6 +386,11 @@ export class RedisQuotaStore implements QuotaStore {
     for (const [name, definition] of Object.entries(SCRIPTS)) {
       if (!(name in this.#redis)) this.#redis.defineCommand(name, definition);
     }
+  }
+
+  /** The prefix, and the connection (shared with whoever keeps records beside the ledger: the console's alerts). */
+  get storage(): LedgerStorage {
+    return { kind: 'redis', redis: this.#redis, prefix: this.prefix };
   }
 
   async reserve(input: ReserveInput): Promise<ReserveResult> {

@@ -183,6 +183,8 @@ export interface ReconcileReport {
  * (`markSent`), marked uncertain, and released otherwise.
  */
 export interface QuotaStore extends SeenRequests {
+  /** Where this ledger is kept, for tools that keep their own records beside it (the console's alerts). */
+  readonly storage?: LedgerStorage | undefined;
   /** Checks every limit and, if all pass, reserves `estimateUsd` and marks the job active for the user. */
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /** Records that the job's request is about to leave: from now on it may be billed. Call before every send. */
@@ -243,6 +245,9 @@ export interface QuotaStore extends SeenRequests {
   resumeScope(scopeKey: string, by: string, now: number): Promise<BreakerState | undefined>;
   close(): Promise<void>;
 }
+
+/** Where a ledger is kept: a data folder, a Redis prefix (with the store's connection), or this process's memory. */
+export type LedgerStorage = { kind: 'file'; dir: string } | { kind: 'redis'; redis: import('ioredis').Redis; prefix: string } | { kind: 'memory' };
 
 /** A reservation still counting: a job queued or in flight, in any process sharing the ledger. */
 export interface ActiveJob {
