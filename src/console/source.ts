@@ -20,7 +20,7 @@ export interface ConsoleSource {
 export interface OperatorSettings {
   caps: SpendCaps;
   /** `PICTOR_DM_DAILY_USD`, `PICTOR_DM_MONTHLY_USD`: each person's budget outside servers. */
-  dmCaps: { dailyUsd: number | undefined; monthlyUsd: number | undefined };
+  dmCaps: { dailyUsd?: number | undefined; monthlyUsd?: number | undefined };
   breaker: BreakerSettings | undefined;
   /** `PICTOR_IMAGES_PER_MINUTE`: the account's limit, drawn against the images made per hour. */
   imagesPerMinute: number | undefined;

@@ -17,3 +17,4 @@ export { interruptedCostUsd, mayBeBilled, chargeOf, type JobEnding, type JobOutc
 export { JobLedger, ChargedJob, type JobLedgerOptions, type JobSettlement, type ChargedSettle, type BeginInput } from './job-ledger.js';
 export { utcDay, utcMonth, nextUtcMidnight, nextUtcMonth, utcDayBefore, utcMonthBefore } from './utc-period.js';
 export { createSerialQueue } from './serial-queue.js';
+export { RefusalTally } from './refusal-tally.js';
