@@ -104,7 +104,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         const filter = filterOf(query);
         await index.refresh();
         const active = (await store.activeJobs()).filter((j) => matchesFilter(filter, j));
-        const recent = index.recent((r) => matchesFilter(filter, r), 100);
+        const recent = index.recent((r) => matchesFilter(filter, r), 100).sort((a, b) => b.time - a.time);
         const [named, kept] = await Promise.all([names(keysOf(recent, active)), keptCounts(recent)]);
         return jobsPage(
           ctx,
@@ -312,12 +312,12 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   };
 }
 
-/** The headers of every answer: the CSP, no sniffing, no framing, no referrer, nothing cached. */
+/** The headers of every answer: the CSP, no sniffing, no framing, no referrer outside the console (a form's Origin is then this console's), nothing cached. */
 function secure(res: ServerResponse): void {
   res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY);
   res.setHeader('x-content-type-options', 'nosniff');
   res.setHeader('x-frame-options', 'DENY');
-  res.setHeader('referrer-policy', 'no-referrer');
+  res.setHeader('referrer-policy', 'same-origin');
   res.setHeader('cross-origin-opener-policy', 'same-origin');
   res.setHeader('cross-origin-resource-policy', 'same-origin');
   res.setHeader('cache-control', 'no-store');

@@ -37,7 +37,7 @@ ${f.caps.map(
 <td>${c.period === 'day' ? 'today' : 'this month'}</td>
 <td>${usd(c.usedUsd, `cap-used:${c.owner}:${c.key}:${c.period}`)}</td>
 <td>${usd(c.limitUsd)}</td>
-<td><meter min="0" max="1" low="0.5" high="0.8" optimum="0" value="${Math.min(1, c.ratio)}" aria-label="${percent(c.ratio)} of the cap">${percent(c.ratio)}</meter> ${percent(c.ratio)}</td>
+<td class="share"><meter min="0" max="1" low="0.5" high="0.8" optimum="0" value="${Math.min(1, c.ratio)}" aria-label="${percent(c.ratio)} of the cap">${percent(c.ratio)}</meter> ${percent(c.ratio)}</td>
 <td>${describeReset(c.resetsAt, f.now)}</td>
 <td>${c.source}</td>
 </tr>`,
@@ -55,7 +55,7 @@ ${totalsTable('Settled today and this month on each surface.', 'Surface', mergeD
 <h2 id="chart-h">The last ${chartDays} days</h2>
 <p class="switch">${chartDays === 30 ? html`<strong>30 days</strong> · <a href="/spend?days=90">90 days</a>` : html`<a href="/spend?days=30">30 days</a> · <strong>90 days</strong>`}</p>
 <figure>
-<canvas id="spend-chart" class="chart" role="img" aria-label="Settled spend per UTC day over the last ${chartDays} days, stacked by surface; the table below has the same figures"></canvas>
+<div class="chart-box"><canvas id="spend-chart" class="chart" role="img" aria-label="Settled spend per UTC day over the last ${chartDays} days, stacked by surface; the table below has the same figures"></canvas></div>
 <figcaption>Settled per UTC day (the day each job was reserved), stacked by surface.</figcaption>
 </figure>
 <details><summary>The chart as a table</summary>
@@ -91,7 +91,7 @@ ${
 <section aria-labelledby="ipm-h">
 <h2 id="ipm-h">Images per hour</h2>
 <figure>
-<canvas id="images-chart" class="chart" role="img" aria-label="Images asked for per hour over the last 48 hours${f.imagesPerHour.limitPerHour === undefined ? '' : `, against the account’s limit of ${f.imagesPerHour.limitPerHour} an hour`}"></canvas>
+<div class="chart-box"><canvas id="images-chart" class="chart" role="img" aria-label="Images asked for per hour over the last 48 hours${f.imagesPerHour.limitPerHour === undefined ? '' : `, against the account’s limit of ${f.imagesPerHour.limitPerHour} an hour`}"></canvas></div>
 <figcaption>Images asked for by the jobs settled in each hour (UTC)${
     f.imagesPerHour.limitPerHour === undefined
       ? '; set PICTOR_IMAGES_PER_MINUTE to draw the account’s limit.'
