@@ -42,6 +42,8 @@ export interface Service {
    */
   drain(): Promise<number>;
   stop(): Promise<void>;
+  /** The key owner's console and its alerts, when `PICTOR_CONSOLE_PORT` or an alert destination is set. */
+  readonly console: RunningConsole | undefined;
 }
 
 export interface ServiceOutput {
@@ -242,7 +244,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       }
       return drained;
     };
-    return { emulatorUrl, shutdownGraceMs: runnerConfig.shutdownGraceMs, drain, stop: stopAll };
+    return { emulatorUrl, shutdownGraceMs: runnerConfig.shutdownGraceMs, drain, stop: stopAll, console: consoleOfService };
   } catch (error) {
     await stopAll();
     throw error;

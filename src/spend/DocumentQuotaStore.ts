@@ -17,6 +17,7 @@ import {
   ReserveInput,
   ReserveResult,
   SettleInfo,
+  type SpendRefusal,
   type UsageFeed,
   UsageQuery,
   UsageRecord,
@@ -143,6 +144,14 @@ export abstract class DocumentQuotaStore implements QuotaStore {
       this.#hold(jobId);
       return { result: { ok: true }, changed: true };
     });
+  }
+
+  async check(input: Omit<ReserveInput, 'jobId' | 'job'>): Promise<SpendRefusal | undefined> {
+    toNanos('estimateUsd', input.estimateUsd);
+    const refusal = checkIn(await this.peek(), input);
+    if (!refusal) return undefined;
+    const { tripped: _, ...rest } = refusal;
+    return rest;
   }
 
   markSent(jobId: string): Promise<void> {

@@ -23,6 +23,7 @@ import {
   type ScopeSettingEntries,
   type ScopeSettingEntry,
   type SettleInfo,
+  type SpendRefusal,
   type UsageFeed,
   type UsageQuery,
   type UsageRecord,
@@ -170,8 +171,9 @@ end
  * ARGV: prelude, then job, userKey, scopeKey, nanos, day, month, owner, ownerValue, leaseMs, concurrent, cooldownMs,
  *       job details (JSON or ''), the number of caps, then per cap in the rulebook's order: code, key, field index
  *       (3: its day, 4: its month), limit in nanos; then the breaker: '1' when it watches the scope (else ''), its
- *       limit in nanos ('' when none: a cold start), and the first and last 5-minute buckets of the last hour. The
- *       script knows no cap or limit of its own: it is handed them.
+ *       limit in nanos ('' when none: a cold start), and the first and last 5-minute buckets of the last hour; then
+ *       '1' for a dry run (`check`: answer only, write nothing). The script knows no cap or limit of its own: it is
+ *       handed them.
  * Returns {1} (reserved), or {0, code, used} (for the cooldown: {0, code, last job time}); for the breaker
  * {0, 'scope_paused', used, limit, 1 when this job tripped it}.
  */
@@ -182,8 +184,9 @@ local concurrent, cooldownMs = tonumber(ARGV[13]), tonumber(ARGV[14])
 local capsEnd = 17 + tonumber(ARGV[16]) * 4
 local breakerOn, breakerLimit = ARGV[capsEnd] == '1', tonumber(ARGV[capsEnd + 1])
 local firstBucket, lastBucket = tonumber(ARGV[capsEnd + 2]), tonumber(ARGV[capsEnd + 3])
+local dry = ARGV[capsEnd + 4] == '1'
 
-local existing = load(job)
+local existing = not dry and load(job)
 if existing then
   if existing[1] == userKey and existing[2] == scopeKey and tonumber(existing[5]) == nanos then return {1} end
   return redis.error_reply('DUPLICATE_JOB')
@@ -227,12 +230,14 @@ if breakerOn and breakerLimit then
   for _, v in ipairs(redis.call('hmget', P .. 'brk:' .. scopeKey, unpack(fields))) do recent = recent + tonumber(v or '0') end
   for _, r in ipairs(listOf(scopeKey)) do if r[2] == scopeKey then recent = recent + tonumber(r[5]) end end
   if recent + nanos > breakerLimit then
+    if dry then return {0, 'scope_paused', recent + nanos, breakerLimit, 0} end
     redis.call('hset', stateKey, 'pausedAt', ARGV[3], 'pausedNanos', recent + nanos, 'limitNanos', breakerLimit)
     redis.call('sadd', P .. 'brk-scopes', scopeKey)
     return {0, 'scope_paused', recent + nanos, breakerLimit, 1}
   end
 end
 
+if dry then return {1} end
 redis.call('set', P .. 'owner:' .. owner, ownerValue, 'PX', leaseMs)
 redis.call('hset', P .. 'res:' .. job, 'userKey', userKey, 'scopeKey', scopeKey, 'nanos', ARGV[7], 'day', day, 'month', month,
   'at', ARGV[3], 'owner', owner, 'sent', '0')
@@ -394,6 +399,15 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async reserve(input: ReserveInput): Promise<ReserveResult> {
+    return this.#reserve(input, false);
+  }
+
+  async check(input: Omit<ReserveInput, 'jobId' | 'job'>): Promise<SpendRefusal | undefined> {
+    const answer = await this.#reserve({ ...input, jobId: '' }, true);
+    return answer.ok ? undefined : answer;
+  }
+
+  async #reserve(input: ReserveInput, dry: boolean): Promise<ReserveResult> {
     this.#assertOpen();
     const { jobId, userKey, scopeKey, estimateUsd, limits, now } = input;
     const nanos = toNanos('estimateUsd', estimateUsd);
@@ -422,17 +436,18 @@ export class RedisQuotaStore implements QuotaStore {
         limit === undefined ? '' : toNanos('breaker limit', limit),
         recentBucket(now - BREAKER_WINDOW_MS),
         recentBucket(now),
+        dry ? '1' : '',
       )
       .catch((error: unknown) => {
         if (error instanceof Error && error.message.includes('DUPLICATE_JOB')) throw new Error(`job ${jobId} already has a reservation`);
         throw error;
       });
     if (reply[0] === 1) {
-      this.#hold(jobId);
+      if (!dry) this.#hold(jobId);
       return { ok: true };
     }
     const [, code, usedOrLast, limitNanos, tripped] = reply as [0, string, number, number?, number?];
-    return refusalFromStore(code, usedOrLast, input, { limitNanos: limitNanos ?? 0, tripped: tripped === 1 });
+    return refusalFromStore(code, usedOrLast, input, { limitNanos: limitNanos ?? 0, tripped: tripped === 1 && !dry });
   }
 
   /** A scope's settled spend in the 7 days of the breaker's trailing average (whole past hours: read once an hour). */

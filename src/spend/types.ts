@@ -187,6 +187,12 @@ export interface QuotaStore extends SeenRequests {
   readonly storage?: LedgerStorage | undefined;
   /** Checks every limit and, if all pass, reserves `estimateUsd` and marks the job active for the user. */
   reserve(input: ReserveInput): Promise<ReserveResult>;
+  /**
+   * What `reserve` would answer for such a job now, without reserving it: nothing is written and the breaker is not
+   * tripped (a refusal never has `tripped`). For a surface that must know before it answers in public (the job may
+   * still be refused when it is reserved).
+   */
+  check(input: Omit<ReserveInput, 'jobId' | 'job'>): Promise<SpendRefusal | undefined>;
   /** Records that the job's request is about to leave: from now on it may be billed. Call before every send. */
   markSent(jobId: string): Promise<void>;
   /**

@@ -330,6 +330,19 @@ describe.each(kinds)('the %s quota store', (kind) => {
       expect(await s.breakerStates()).toEqual({});
     });
 
+    it('answers what a reservation would, without reserving or pausing anything (check)', async () => {
+      const s = await withHistory(1.68);
+      expect(await s.check({ userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.6, limits: { breaker }, now: T0 })).toMatchObject({ code: 'scope_paused', limit: 0.5, used: 0.6 });
+      expect(await s.breakerStates()).toEqual({});
+      expect(await s.check({ userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.3, limits: { breaker, userDailyUsd: 0.2 }, now: T0 })).toMatchObject({ code: 'budget_user_daily' });
+      expect(await s.check({ userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.3, limits: { breaker }, now: T0 })).toBeUndefined();
+      expect(await s.activeJobs()).toEqual([]);
+      expect(await s.reserve(at('a', 0.3))).toEqual({ ok: true });
+      expect(await s.reserve(at('b', 0.3))).toMatchObject({ tripped: true });
+      const paused = await s.check({ userKey: 'discord:bob', scopeKey: 'discord:guild', estimateUsd: 0, limits: { breaker }, now: T0 });
+      expect(paused).toEqual({ ok: false, code: 'scope_paused', limit: 0.5, used: 0.6, resetsAt: Number.POSITIVE_INFINITY });
+    });
+
     it('resumes a paused scope once: its jobs are taken again and its last hour counts from zero', async () => {
       const s = await withHistory(1.68);
       expect(await s.reserve(at('a', 0.3))).toEqual({ ok: true });
