@@ -7,7 +7,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { closeRedis, connectRedis, createLogger, describeRedisConfig, pingRedis, ValidationError, type Logger } from '../src/index.js';
+import { ACCOUNT_KEY, closeRedis, connectRedis, createLogger, describeRedisConfig, pingRedis, ValidationError, type Logger } from '../src/index.js';
 import { connect } from '../src/connect.js';
 import { loadDotEnv, readCoreConfig } from '../src/config.js';
 import { humanLogDestination } from '../src/core/log-format.js';
@@ -144,6 +144,10 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       });
       runnerOfService = runner;
       metrics?.watch(runner.liveReadings());
+      metrics?.watchLedger({
+        spentUsd: (period) => (period === 'day' ? store.spentToday(ACCOUNT_KEY, Date.now()) : store.spentThisMonth(ACCOUNT_KEY, Date.now())),
+        capUsd: { day: core.spend.caps.accountDailyUsd, month: core.spend.caps.accountMonthlyUsd },
+      });
       if (store instanceof RedisQuotaStore) checks.redis = () => store.ping();
       // What a job or a button needs later: the data folder, or with REDIS_URL the Redis every replica shares
       // (each holds its running jobs by a lease; a replica that dies has them swept by another). Closed after the
