@@ -163,7 +163,11 @@ describe.skipIf(!executablePath)('the console in a real browser', () => {
     await page.goto(`${consoleUnderTest.url}/settings`);
     const refused = await page.request.post(`${consoleUnderTest.url}/alerts/rules`, { form: { thresholds: '10', breaker: '1' }, maxRedirects: 0 });
     expect(refused.status()).toBe(403);
+    // The seeded account spent past half its daily cap (so did a user): the alerts went to the webhook, and the page lists them.
+    await consoleUnderTest.console.watcher!.check();
+    expect(consoleUnderTest.alerts).toContainEqual(expect.objectContaining({ kind: 'cap', cap: expect.objectContaining({ owner: 'account', period: 'day', threshold: 50 }) }));
     await page.goto(`${consoleUnderTest.url}/alerts`);
+    expect(await page.locator('[data-alert]').count()).toBe(consoleUnderTest.alerts.length);
     await page.fill('#thresholds', '25, 75, 100');
     await page.click('form.rules button[type=submit]');
     await page.waitForURL(/\/alerts\?done=rules$/);

@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -116,6 +118,8 @@ export const NO_ALERTS: AlertConfig = { thresholds: DEFAULT_ALERT_THRESHOLDS, br
 
 export interface ConsoleUnderTest {
   url: string;
+  /** The alerts the console's webhook destination received (JSON bodies). */
+  alerts: unknown[];
   store: QuotaStore;
   dir: string;
   console: RunningConsole;
@@ -129,6 +133,18 @@ export async function startSeededConsole(options: { allowChanges?: boolean; caps
   await seedLedger(dir, now);
   const store = new FileQuotaStore({ dir });
   await store.open();
+  // A webhook destination on loopback, so the alerts page has somewhere to send to and something sent.
+  const alerts: unknown[] = [];
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      alerts.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const webhook = { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/pictor-alerts`, secret: 'a-shared-secret-for-tests' };
   const running = await startConsole({
     source: {
       store,
@@ -142,18 +158,20 @@ export async function startSeededConsole(options: { allowChanges?: boolean; caps
       bots: await fakeBots(),
     },
     config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: options.allowChanges ?? true },
-    alerts: NO_ALERTS,
+    alerts: { ...NO_ALERTS, webhook },
     ledgerWhere: `the file ledger in ${dir}`,
     logger: silentLogger(),
     liveIntervalMs: 200,
   });
   return {
     url: running!.url!,
+    alerts,
     store,
     dir,
     console: running!,
     async close() {
       await running!.close();
+      await new Promise((resolve) => receiver.close(resolve));
       await store.close();
       await rm(dir, { recursive: true, force: true });
     },
