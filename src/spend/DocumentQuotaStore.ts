@@ -97,9 +97,17 @@ export abstract class DocumentQuotaStore implements QuotaStore {
   protected abstract readUsageLines(): Promise<UsageRecord[]>;
   /** The usage records written after `cursor` (see `QuotaStore.usageSince`); may be called without the lock. */
   protected abstract readUsageSince(cursor: string | undefined): Promise<UsageFeed>;
-  /** The ledger as last written, read without taking the lock (a reader that changes nothing: the console). Default: under the lock. */
+  /**
+   * The ledger as last written, read without taking the lock, for readers that change nothing (the console, `check`):
+   * the caller must not change what it gets. Default: under the lock.
+   */
   protected peek(): Promise<Ledger> {
     return this.#readLocked(() => this.load());
+  }
+
+  /** The chat admins' caps as last written, likewise without the lock where the storage allows it. Default: under the lock. */
+  protected peekCapOverrides(): Promise<CapOverridesFile> {
+    return this.#readLocked(() => this.readCapOverrides());
   }
   protected abstract readCapOverrides(): Promise<CapOverridesFile>;
   protected abstract writeCapOverrides(file: CapOverridesFile): Promise<void>;
@@ -245,8 +253,8 @@ export abstract class DocumentQuotaStore implements QuotaStore {
     });
   }
 
-  allCapOverrides(): Promise<Record<string, CapOverrides>> {
-    return this.#readLocked(async () => structuredClone((await this.readCapOverrides()).scopes));
+  async allCapOverrides(): Promise<Record<string, CapOverrides>> {
+    return structuredClone((await this.peekCapOverrides()).scopes);
   }
 
   async activeJobs(): Promise<ActiveJob[]> {

@@ -276,7 +276,10 @@ export class FileQuotaStore extends DocumentQuotaStore {
     }
   }
 
-  /** The ledger as last written, without the lock: it is always replaced whole (rename), so a read sees one version. */
+  /**
+   * The ledger as last written, without the lock: it is always replaced whole (rename), so a read sees one version.
+   * Read again only when the file changed; a file this store wrote is taken as it is (the locked steps check it).
+   */
   protected override async peek(): Promise<Ledger> {
     let stamp: string;
     try {
@@ -286,11 +289,23 @@ export class FileQuotaStore extends DocumentQuotaStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return emptyLedger();
       throw error;
     }
-    if (this.#peeked?.stamp === stamp) return structuredClone(this.#peeked.ledger);
-    const read = await this.#read(this.path);
-    if (!read.ok) return read.problem === undefined ? emptyLedger() : this.load();
-    this.#peeked = { stamp, ledger: read.ledger };
-    return structuredClone(read.ledger);
+    if (this.#peeked?.stamp === stamp) return this.#peeked.ledger;
+    let json: unknown;
+    try {
+      json = JSON.parse(readFileSync(this.path, 'utf8'));
+    } catch {
+      return this.load();
+    }
+    const ledger = isCurrentLedger(json) ? json : parseLedger(json);
+    if ('ok' in ledger && !ledger.ok) return this.load();
+    const read = 'ok' in ledger ? ledger.ledger : ledger;
+    this.#peeked = { stamp, ledger: read };
+    return read;
+  }
+
+  protected override async peekCapOverrides(): Promise<CapOverridesFile> {
+    // Replaced whole (rename) like the ledger.
+    return this.readCapOverrides();
   }
 
   /** `cap-overrides.json`, or none set when it does not exist; an unreadable one is an error naming it (never silently dropped). */
@@ -333,6 +348,17 @@ export class FileQuotaStore extends DocumentQuotaStore {
   protected async writeCapOverrides(file: CapOverridesFile): Promise<void> {
     await writeFileAtomically(this.capOverridesPath, JSON.stringify(file), { backupPath: `${this.capOverridesPath}.bak` });
   }
+}
+
+/** A ledger of the current version as this store writes it (the shape checked by the locked steps). */
+function isCurrentLedger(json: unknown): json is Ledger {
+  const doc = json as Partial<Ledger> | null;
+  return (
+    typeof doc === 'object' &&
+    doc !== null &&
+    doc.version === 2 &&
+    [doc.spent, doc.reservations, doc.owners, doc.uncertain, doc.lastJobAt].every((part) => typeof part === 'object' && part !== null)
+  );
 }
 
 /** The usage records of some lines of `usage.jsonl`; a line cut short by a crash (or not yet complete) is skipped. */
