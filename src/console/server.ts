@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { LoggerLike } from '../client/PictorClient.js';
+import { listenOn } from '../core/listen.js';
 import { formatUsd } from '../core/pricing.js';
 import { SPEND_CAP_VARIABLES } from '../spend/caps.js';
 import type { UsageRecord } from '../spend/types.js';
@@ -291,18 +291,11 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   });
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  allowedHosts = new Set([`${shownHost}:${address.port}`, `localhost:${address.port}`, `127.0.0.1:${address.port}`, `[::1]:${address.port}`, `${config.host}:${address.port}`.toLowerCase()]);
+  const listening = await listenOn(server, config.port, config.host);
+  const port = listening.port;
+  allowedHosts = new Set([`${listening.host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `${config.host}:${port}`.toLowerCase()]);
   return {
-    url: `http://${shownHost}:${address.port}`,
+    url: listening.url,
     close: () =>
       new Promise<void>((resolve) => {
         live.close();

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Gauge, type Registry } from 'prom-client';
+import { listenOn } from '../core/listen.js';
 import { withTimeout } from '../core/with-timeout.js';
 
 /** One readiness check of `/healthz`: a surface connected, Redis answering. */
@@ -67,18 +67,9 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   // A scraper holds no connection open for long; slow clients are cut rather than kept.
   server.requestTimeout = 10_000;
   server.headersTimeout = 5_000;
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const { url } = await listenOn(server, options.port, options.host ?? '127.0.0.1');
   return {
-    url: `http://${shownHost}:${address.port}`,
+    url,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -28,15 +28,7 @@ export interface PageContext {
 /** A page of the console: the menu, the logout, and `main`. `charts` loads the chart library. */
 export function page(path: PagePath, context: PageContext, main: SafeHtml, options: { charts?: boolean; title?: string } = {}): SafeHtml {
   const title = options.title ?? PAGES.find((p) => p.path === path)!.title;
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="same-origin">
-<title>${title} · Pictor console</title>
-<link rel="icon" href="/assets/icon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="/assets/console.css">
+  return html`${head(title)}
 ${options.charts ? html`<script src="/assets/chart.umd.js" defer></script>` : ''}
 <script src="/assets/console.js" defer></script>
 </head>
@@ -59,6 +51,19 @@ ${main}
 </body>
 </html>
 `;
+}
+
+/** The start of every page of the console, up to its scripts: the document, its title, icon and style sheet. */
+export function head(title: string): SafeHtml {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin">
+<title>${title} · Pictor console</title>
+<link rel="icon" href="/assets/icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/console.css">`;
 }
 
 /** A time as `2030-06-15 14:05 UTC`. */

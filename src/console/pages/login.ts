@@ -1,16 +1,9 @@
 import { html, type SafeHtml } from '../html.js';
+import { head } from './layout.js';
 
 /** The login page: the console's token, nothing else. */
 export function loginPage(options: { next: string; problem?: string | undefined; generatedToken: boolean }): SafeHtml {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="same-origin">
-<title>Log in · Pictor console</title>
-<link rel="icon" href="/assets/icon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="/assets/console.css">
+  return html`${head('Log in')}
 </head>
 <body class="login">
 <main id="main">
