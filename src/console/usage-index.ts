@@ -1,10 +1,15 @@
 import { addUsage, roundToNanoUsd, type UsageTotals } from '../spend/usage-totals.js';
 import type { QuotaStore, UsageRecord } from '../spend/types.js';
+import { utcMonthBefore } from '../spend/utc-period.js';
 
 /** Jobs, images and cost of a group of usage records (`addUsage` defines them). */
 export type Totals = Omit<UsageTotals, 'key'>;
 
-/** What one UTC day's records add up to: in all, and by surface, by server/workspace and by user. */
+/**
+ * What one UTC day's records add up to: in all, by surface, and — for the days of this month and the last, which the
+ * caps and the tables of the month need — by server/workspace and by user (older days keep only the first two, so the
+ * index stays small however long records are kept).
+ */
 export interface DayTotals {
   total: Totals;
   surfaces: Map<string, Totals>;
@@ -102,6 +107,11 @@ export class UsageIndex {
     if (this.#recent.length > this.#recentJobs * 1.25) this.#recent = this.#recent.slice(-this.#recentJobs);
   }
 
+  /** The first UTC month whose days keep their totals by scope and user: the last month (so this month's are whole after the 1st). */
+  #detailedFrom(): string {
+    return utcMonthBefore(this.#now(), 1);
+  }
+
   #count(record: UsageRecord, sign: 1 | -1): void {
     let day = this.#days.get(record.day);
     if (!day) {
@@ -109,10 +119,15 @@ export class UsageIndex {
       this.#days.set(record.day, day);
     }
     addUsage(day.total, record, sign);
+    const detailed = record.month >= this.#detailedFrom();
     for (const [map, key] of [
       [day.surfaces, record.surface],
-      [day.scopes, record.scopeKey],
-      [day.users, record.userKey],
+      ...(detailed
+        ? ([
+            [day.scopes, record.scopeKey],
+            [day.users, record.userKey],
+          ] as const)
+        : []),
     ] as const) {
       let totals = map.get(key);
       if (!totals) map.set(key, (totals = zero()));
@@ -126,6 +141,12 @@ export class UsageIndex {
     this.#prunedAt = now;
     for (const [jobId, record] of this.#byJob) if (record.time <= now - REPLACEABLE_FOR_MS) this.#byJob.delete(jobId);
     for (const hour of this.#hours.keys()) if (hour < now - HOURS_KEPT_MS) this.#hours.delete(hour);
+    const detailedFrom = this.#detailedFrom();
+    for (const [day, totals] of this.#days) {
+      if (day.slice(0, 7) >= detailedFrom) continue;
+      totals.scopes.clear();
+      totals.users.clear();
+    }
   }
 
   /** One UTC day's totals (`YYYY-MM-DD`), or undefined when nothing was settled for it. */

@@ -82,3 +82,27 @@ describe('the console’s usage index over a file ledger', () => {
     expect(index.day(today)!.total.jobs).toBe(2);
   });
 });
+
+describe('the console’s usage index over a year of records', () => {
+  it('keeps the totals by server and user only for this month and the last (older days: in all and by surface), so it stays small', async () => {
+    const time = { now: Date.now() - 100 * 24 * 60 * 60_000 };
+    const store = new MemoryQuotaStore({ clock: () => time.now });
+    const old = async (jobId: string, userKey: string) => {
+      expect(await store.reserve({ jobId, userKey, scopeKey: 'discord:g', estimateUsd: 0.2, limits: {}, now: time.now })).toEqual({ ok: true });
+      await store.markSent(jobId);
+      await store.settle(jobId, 0.1);
+    };
+    await old('a', 'discord:1');
+    const oldDay = new Date(time.now).toISOString().slice(0, 10);
+    time.now = Date.now();
+    await old('b', 'discord:2');
+    const index = new UsageIndex({ store });
+    await index.refresh();
+    expect(index.day(oldDay)).toMatchObject({ total: { jobs: 1, usd: 0.1 } });
+    expect([...index.day(oldDay)!.surfaces.keys()]).toEqual(['discord']);
+    expect(index.day(oldDay)!.users.size + index.day(oldDay)!.scopes.size).toBe(0);
+    const today = index.day(new Date().toISOString().slice(0, 10))!;
+    expect([...today.users.keys()]).toEqual(['discord:2']);
+    expect([...today.scopes.keys()]).toEqual(['discord:g']);
+  });
+});
