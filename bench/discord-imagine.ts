@@ -54,6 +54,10 @@
  * alternating which goes first; `--compare-env NAME=VALUE` runs this checkout
  * once more with that environment variable set (e.g. `MALLOC_ARENA_MAX=2`).
  *
+ * With `PICTOR_BENCH_CONSOLE=1` the key owner's console runs in the bot's process on its ledger (as `npm start`
+ * serves it with `PICTOR_CONSOLE_PORT`), watched by a browser's worth of load from another process
+ * (`helpers/console-watcher.ts`): its CPU counts in the bot's. `bench/console.ts` compares the two.
+ *
  *   node --import tsx bench/discord-imagine.ts [--light-previews both|on|off] [--jobs N|N,N,…] [--size 1536x1024] [--images 4] [--pad-image-bytes 1500000] [--latency-ms 300] [--max-queued N] [--deadline-s S] [--compare-with DIR] [--compare-env NAME=VALUE]
  */
 import { spawn } from 'node:child_process';
@@ -63,6 +67,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startDiscordBot, type DiscordJobRunner } from '../bots/discord/index.js';
+import { botsConsoleView } from '../bots/console-view.js';
+import { readRunnerConfig } from '../bots/runner/config.js';
+import { FileStateStore } from '../bots/state/index.js';
+import { startConsole } from '../src/console/index.js';
+import { DEFAULT_ALERT_THRESHOLDS } from '../src/console/alerts/config.js';
 import { FileQuotaStore, JobRunner } from '../bots/runner/index.js';
 import { DEV_API_KEY } from '../src/emulator/index.js';
 import { ImageLimiter, isPartialEvent, PictorClient, silentLogger, type GenerationInput, type ImageEventStream, type RequestOptions } from '../src/index.js';
@@ -136,6 +145,35 @@ class TimedClient extends PictorClient {
     });
     return stream;
   }
+}
+
+/** The console on the bench's ledger, and a process loading its pages as a browser would; `stop` says what it served. */
+async function startBenchConsole(store: FileQuotaStore, runner: JobRunner, dataDir: string): Promise<{ stop(): Promise<string> }> {
+  const token = 'bench-console-token-0123456789';
+  const running = (await startConsole({
+    source: {
+      store,
+      operator: { caps: { accountDailyUsd: 1000 }, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' },
+      bots: botsConsoleView({ runner, runnerConfig: readRunnerConfig({}), state: new FileStateStore({ dataDir }), env: {}, logger: silentLogger() }),
+    },
+    config: { port: 0, host: '127.0.0.1', token, allowChanges: false },
+    alerts: { thresholds: DEFAULT_ALERT_THRESHOLDS, breaker: true, checkMs: 60_000, discord: undefined, slack: undefined, webhook: undefined },
+    ledgerWhere: dataDir,
+    logger: silentLogger(),
+  }))!;
+  const watcher = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench/helpers/console-watcher.ts'), running.url!, token], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  let said = '';
+  watcher.stdout.on('data', (chunk: Buffer) => (said += chunk.toString()));
+  return {
+    async stop() {
+      const exited = new Promise((resolve) => watcher.on('exit', resolve));
+      watcher.kill('SIGTERM');
+      await exited;
+      await running.close();
+      const counts = JSON.parse(said.trim() || '{}') as { spendPages?: number; jobsPages?: number; liveEvents?: number };
+      return `${counts.spendPages ?? 0} spend pages, ${counts.jobsPages ?? 0} jobs pages and ${counts.liveEvents ?? 0} live updates served`;
+    },
+  };
 }
 
 /** One run of `JOBS` jobs in this process. */
@@ -215,6 +253,9 @@ async function runOnce(): Promise<void> {
   };
   subscribe('undici:request:create', onCreate);
   subscribe('undici:client:sendHeaders', onSend);
+
+  // The owner's console on the same ledger, in this process, watched from another (PICTOR_BENCH_CONSOLE=1).
+  const consoleRun = process.env.PICTOR_BENCH_CONSOLE === '1' ? await startBenchConsole(store, runners.light, dataDir) : undefined;
 
   /** How late timers ran in this process (bot, runner and fake Discord share it; the emulator has its own). */
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
@@ -389,6 +430,7 @@ async function runOnce(): Promise<void> {
   for (const key of MEMORY_KINDS) console.log(`    ${MEMORY_LABELS[key].padEnd(14)} ${mb(memoryAtStart[key])} / ${mb(memoryPeak[key])} / ${mb(after[key])}`);
   console.log(`  wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
+  if (consoleRun) console.log(`  console: ${await consoleRun.stop()}`);
   await runners.light.shutdown({ graceMs: 0 });
   await runners.raw.shutdown({ graceMs: 0 });
   await bot.stop();

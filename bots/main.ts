@@ -7,7 +7,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { closeRedis, connectRedis, createLogger, describeRedisConfig, pingRedis, ValidationError, type Logger } from '../src/index.js';
+import { ACCOUNT_KEY, closeRedis, connectRedis, createLogger, describeRedisConfig, pingRedis, ValidationError, type Logger } from '../src/index.js';
 import { connect } from '../src/connect.js';
 import { loadDotEnv, readCoreConfig } from '../src/config.js';
 import { humanLogDestination } from '../src/core/log-format.js';
@@ -15,7 +15,13 @@ import { LedgerUnreadableError } from '../src/spend/errors.js';
 import { ledgerKindOf } from '../src/spend/ledger-kind.js';
 import { openQuotaStore } from '../src/spend/open-store.js';
 import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emulator/index.js';
-import { createMetrics, startMetricsServer, type HealthCheck, type Metrics } from '../src/metrics/index.js';
+import { createMetrics, NO_METRICS, startMetricsServer, withRefusalListener, type HealthCheck, type Metrics } from '../src/metrics/index.js';
+import { readAlertConfig, readConsoleConfig, startConsole, type RunningConsole } from '../src/console/index.js';
+import { RefusalTally } from '../src/spend/refusal-tally.js';
+import { botsConsoleView } from './console-view.js';
+import { readDiscordConfig } from './discord/config.js';
+import { readSlackConfig, DEFAULT_SLACK_API_URL } from './slack/config.js';
+import { FileInstallationRecords, RedisInstallationRecords, slackInstallationStore } from './slack/installation-store.js';
 import { discordSurface } from './discord/index.js';
 import { JobRunner, openJobHistory, readRunnerConfig, RedisQuotaStore } from './runner/index.js';
 import { slackSurface } from './slack/index.js';
@@ -36,6 +42,8 @@ export interface Service {
    */
   drain(): Promise<number>;
   stop(): Promise<void>;
+  /** The key owner's console and its alerts, when `PICTOR_CONSOLE_PORT` or an alert destination is set. */
+  readonly console: RunningConsole | undefined;
 }
 
 export interface ServiceOutput {
@@ -50,6 +58,9 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
   const runnerConfig = readRunnerConfig(env);
   const configured = SURFACES.map((surface) => surface.configure(env)).filter((s): s is ConfiguredSurface => s !== undefined);
   const stateConfig = readStateConfig(env);
+  // The key owner's console (PICTOR_CONSOLE_PORT) and its alerts (PICTOR_ALERT_*): read now, so a bad setting stops the start.
+  const consoleConfig = readConsoleConfig(env);
+  const alertConfig = readAlertConfig(env);
   // Human lines on a terminal, JSON for machines (a log shipper, a file) or when PICTOR_LOG_FORMAT=json says so.
   const format = core.logFormat ?? (output.logToTerminal ? 'human' : 'json');
   const { writeLog } = output;
@@ -85,6 +96,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
 
     // Off unless PICTOR_METRICS_PORT is set; counted from the first job on.
     const metrics: Metrics | undefined = core.metrics ? createMetrics() : undefined;
+    /** Set once the console runs: a job refused by the breaker looks at the alerts at once. */
+    let consoleOfService: RunningConsole | undefined;
     const checks: Record<string, HealthCheck> = {};
     let runnerOfService: JobRunner | undefined;
     /** What the running surfaces let go of when a drain begins with replicas (see `RunningSurface.handOver`). */
@@ -106,6 +119,13 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       stops.push(() => store.close());
       const history = await openJobHistory(core.redis, runnerConfig.dataDir, logger);
       stops.push(() => history.close());
+      // Every refused job is counted in the ledger for the console (a few seconds late, in batches).
+      const refusals = new RefusalTally({ store, logger });
+      stops.push(() => refusals.close());
+      const runnerMetrics = withRefusalListener(metrics ?? NO_METRICS, (code) => {
+        refusals.add(code);
+        if (code === 'scope_paused') consoleOfService?.poke();
+      });
       const runner = new JobRunner({
         client,
         store,
@@ -120,19 +140,25 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         operatorControls: runnerConfig.controls,
         history,
         historyRetentionDays: runnerConfig.historyRetentionDays,
-        metrics,
+        metrics: runnerMetrics,
         logger,
       });
       runnerOfService = runner;
       metrics?.watch(runner.liveReadings());
+      metrics?.watchLedger({
+        spentUsd: (period) => (period === 'day' ? store.spentToday(ACCOUNT_KEY, Date.now()) : store.spentThisMonth(ACCOUNT_KEY, Date.now())),
+        capUsd: { day: core.spend.caps.accountDailyUsd, month: core.spend.caps.accountMonthlyUsd },
+      });
       if (store instanceof RedisQuotaStore) checks.redis = () => store.ping();
       // What a job or a button needs later: the data folder, or with REDIS_URL the Redis every replica shares
       // (each holds its running jobs by a lease; a replica that dies has them swept by another). Closed after the
       // surfaces (stops run last-in first-out), giving the lease back.
       let state: StateStore;
+      let stateRedis: Awaited<ReturnType<typeof connectRedis>> | undefined;
       if (core.redis) {
-        const stateRedis = await connectRedis(core.redis.url, { logger, name: 'pictor-bots-state' });
-        stops.push(() => closeRedis(stateRedis));
+        stateRedis = await connectRedis(core.redis.url, { logger, name: 'pictor-bots-state' });
+        const connection = stateRedis;
+        stops.push(() => closeRedis(connection));
         state = await RedisStateStore.open({ redis: stateRedis, prefix: core.redis.prefix, leaseMs: stateConfig.leaseMs, logger });
       } else {
         state = new FileStateStore({ dataDir: runnerConfig.dataDir });
@@ -155,6 +181,23 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       }
       // With replicas, a draining process is no longer ready: load balancers send new requests to the others.
       if (core.redis) checks.accepting = () => !runner.draining;
+      consoleOfService = await startConsole({
+        source: {
+          store,
+          operator: { caps: core.spend.caps, dmCaps: runnerConfig.dmCaps, breaker: runnerConfig.limits.breaker, imagesPerMinute: core.imagesPerMinute, ledger: ledgerKindOf(core) },
+          bots: consoleViewOf(env, { runner, runnerConfig, state, logger, redis: core.redis && stateRedis ? { client: stateRedis, prefix: core.redis.prefix } : undefined }),
+        },
+        config: consoleConfig,
+        alerts: alertConfig,
+        ledgerWhere: core.redis ? `the Redis ledger shared by every replica (prefix ${core.redis.prefix}${ledgerKindOf(core) === 'emulator' ? ':emulator' : ''})` : `the file ledger in ${runnerConfig.dataDir}`,
+        logger: logger.child({ surface: 'console' }),
+      });
+      if (consoleOfService) {
+        const running = consoleOfService;
+        stops.push(() => running.close());
+        if (running.url) print(running.loginLink ? `Console at ${running.url}; log in: ${running.loginLink} (set PICTOR_CONSOLE_TOKEN to choose the token)` : `Console at ${running.url} (log in with PICTOR_CONSOLE_TOKEN).`);
+        if (running.watcher) print('Alerts on: the caps and the breaker are watched (see the console’s Alerts page, or docs/console.md).');
+      }
       // Stopped first (stops run last-in first-out): running jobs end and their
       // messages say so while the bots can still write them.
       // After a drain, what still runs is stopped at once (the drain was the grace).
@@ -183,6 +226,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       });
       for (const line of banner) print(line);
     }
+    if (configured.length === 0 && consoleConfig) print('The console runs beside a chat surface; for the ledger of the CLI and n8n alone, run pictor console.');
     if (configured.length === 0) {
       print('No chat surface is configured. Set these (see .env.example) and start again:');
       for (const surface of SURFACES) print(`  ${surface.hint}`);
@@ -205,11 +249,33 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       }
       return drained;
     };
-    return { emulatorUrl, shutdownGraceMs: runnerConfig.shutdownGraceMs, drain, stop: stopAll };
+    return { emulatorUrl, shutdownGraceMs: runnerConfig.shutdownGraceMs, drain, stop: stopAll, console: consoleOfService };
   } catch (error) {
     await stopAll();
     throw error;
   }
+}
+
+/** What the console learns from the bots: names (Discord and Slack, with their tokens), kept images, settings, Slack installations' tokens. */
+function consoleViewOf(
+  env: NodeJS.ProcessEnv,
+  ctx: { runner: JobRunner; runnerConfig: ReturnType<typeof readRunnerConfig>; state: StateStore; logger: Logger; redis: { client: Awaited<ReturnType<typeof connectRedis>>; prefix: string } | undefined },
+) {
+  const discord = readDiscordConfig(env);
+  const slack = readSlackConfig(env);
+  const installations = slack?.oauth
+    ? slackInstallationStore(ctx.redis ? new RedisInstallationRecords({ redis: ctx.redis.client, prefix: ctx.redis.prefix }) : new FileInstallationRecords({ dataDir: ctx.runnerConfig.dataDir }), ctx.logger)
+    : undefined;
+  return botsConsoleView({
+    runner: ctx.runner,
+    runnerConfig: ctx.runnerConfig,
+    state: ctx.state,
+    env,
+    logger: ctx.logger,
+    discord: discord && { apiBaseUrl: discord.apiBaseUrl, token: discord.token },
+    slack: slack?.botToken ? { apiUrl: slack.apiUrl ?? DEFAULT_SLACK_API_URL, token: slack.botToken } : undefined,
+    slackTokenOf: installations && (async (teamId) => (await installations.forTeam(teamId))?.bot?.token),
+  });
 }
 
 /**

@@ -18,6 +18,8 @@ export const DISCORD_JOBS: SpaceDefinition = { name: 'discord-jobs', dir: 'disco
  */
 export const MAX_KEPT_IMAGE_BYTES = 8 * 1024 * 1024;
 export const DISCORD_IMAGES: SpaceDefinition = { name: 'discord-images', dir: 'discord/kept-images', ttlMs: 24 * HOURS, maxValueBytes: Math.ceil((MAX_KEPT_IMAGE_BYTES * 4) / 3) + 4096 };
+/** Which record kept the images of a runner job (its ledger job id): the console's thumbnails, as long as the images are kept. */
+export const DISCORD_JOB_OUTPUTS: SpaceDefinition = { name: 'discord-job-outputs', dir: 'discord/job-outputs', ttlMs: 24 * HOURS, maxValueBytes: 256 };
 /** Each member's open drafts of the "Edit image" menu (keys only), an hour after the last one. */
 export const DISCORD_DRAFTS: SpaceDefinition = { name: 'discord-drafts', dir: 'discord/drafts', ttlMs: HOURS, maxValueBytes: 4096 };
 
@@ -37,17 +39,19 @@ export class StateJobRecordStore implements DiscordJobStore {
   readonly #records: Space<JobRecord>;
   readonly #images: Space<KeptImage>;
   readonly #drafts: Space<{ key: string; createdAt: number }[]>;
+  readonly #outputsOfJob: Space<{ key: string }>;
   readonly #logger: LoggerLike;
 
   constructor(options: { state: StateStore; logger: LoggerLike }) {
     this.#records = options.state.space<JobRecord>(DISCORD_JOBS);
     this.#images = options.state.space<KeptImage>(DISCORD_IMAGES);
     this.#drafts = options.state.space<{ key: string; createdAt: number }[]>(DISCORD_DRAFTS);
+    this.#outputsOfJob = options.state.space<{ key: string }>(DISCORD_JOB_OUTPUTS);
     this.#logger = options.logger;
   }
 
   async open(): Promise<void> {
-    await Promise.all([this.#records.open(), this.#images.open(), this.#drafts.open()]);
+    await Promise.all([this.#records.open(), this.#images.open(), this.#drafts.open(), this.#outputsOfJob.open()]);
   }
 
   newKey(): string {
@@ -104,6 +108,20 @@ export class StateJobRecordStore implements DiscordJobStore {
       images.map((data, i) => ({ data, filename: `image-${i + 1}.${FILE_EXTENSIONS[format]}` })),
     );
     await this.#records.put(key, record);
+    if (record.runnerJobId && record.outputs.length > 0) await this.#outputsOfJob.put(record.runnerJobId, { key });
+  }
+
+  /** How many images are kept of a runner job (its id in the ledger), for the console's thumbnails; undefined when none. */
+  async keptOutputs(runnerJobId: string): Promise<number | undefined> {
+    const link = await this.#outputsOfJob.get(runnerJobId);
+    const count = link ? (await this.#records.get(link.key))?.outputs.length : undefined;
+    return count ? count : undefined;
+  }
+
+  /** One kept image of a runner job. */
+  async readKeptOutput(runnerJobId: string, index: number): Promise<InputImage | undefined> {
+    const link = await this.#outputsOfJob.get(runnerJobId);
+    return link ? this.readOutput(link.key, index) : undefined;
   }
 
   async readInputs(key: string): Promise<InputImage[]> {

@@ -404,12 +404,25 @@ export class JobRunner {
   async policyRefusal(spec: JobSpec): Promise<JobRefusedError | undefined> {
     try {
       await this.policy.admit(spec);
-      return undefined;
     } catch (error) {
       if (!(error instanceof JobRefusedError)) throw error;
       this.#countRefusal(error, spec.requester);
       return error;
     }
+    // A server the breaker paused is refused here too, before anything is answered in public.
+    const paused = await this.#pausedRefusal(spec.requester);
+    if (paused) this.#countRefusal(paused, spec.requester);
+    return paused;
+  }
+
+  /** The breaker's refusal when the requester's server/workspace (or DM scope) is paused: the ledger's one decision, with only the breaker's limits. */
+  async #pausedRefusal(requester: Requester): Promise<JobRefusedError | undefined> {
+    const scopeKey = `${requester.platform}:${requester.scopeId}`;
+    const { breaker } = await this.budgets.limitsFor(scopeKey);
+    if (!breaker) return undefined;
+    const now = this.#now();
+    const refusal = await this.#store.check({ userKey: `${requester.platform}:${requester.userId}`, scopeKey, estimateUsd: 0, limits: { breaker }, now });
+    return refusal && refusalFromReservation(refusal, { estimateUsd: 0, platform: requester.platform, now, scopeId: requester.scopeId });
   }
 
   #countRefusal(refusal: JobRefusedError, requester: Requester): void {

@@ -1,4 +1,4 @@
-import { envBoolean, envError, envList, envNumber, envText, LIMITS, QUALITIES, readDmCaps, readSpendCaps, SIZES, type Env, type Quality, type Size } from '../../src/index.js';
+import { envBoolean, envError, envList, envNumber, envText, LIMITS, QUALITIES, readBreakerSettings, readDmCaps, readSpendCaps, SIZES, type Env, type Quality, type Size } from '../../src/index.js';
 import { BLOCKED_WORDS_LIMITS, parseWordList } from './blocked-words.js';
 import { DEFAULT_MAX_QUEUED_INPUT_MB, DEFAULT_MAX_QUEUED_JOBS } from './queue-bound.js';
 import type { OperatorControls } from './scope-policy.js';
@@ -51,6 +51,8 @@ export function readRunnerConfig(env: Env): RunnerConfig {
       ...caps,
       userConcurrentJobs: envNumber(env, 'PICTOR_USER_CONCURRENT_JOBS', { int: true, min: 1, takes: 'a whole number of jobs, 1 or more' }) ?? 2,
       userCooldownSeconds: envNumber(env, 'PICTOR_USER_COOLDOWN_SECONDS', { min: 0, takes: 'a number of seconds, 0 or more' }) ?? 0,
+      // The breaker (PICTOR_BREAKER_*): off until set; checked by the ledger with the caps.
+      breaker: readBreakerSettings(env),
     },
     dmCaps: readDmCaps(env),
     partialImages: envNumber(env, 'PICTOR_PARTIAL_IMAGES', { int: true, min: LIMITS.partialImagesMin, max: LIMITS.partialImagesMax }) ?? 2,

@@ -1,4 +1,4 @@
-import type { Background, OutputFormat, PriceQuote, Quality, Size, SpendRefusalCode, Usage } from '../../src/index.js';
+import { DM_SCOPE_PREFIX, type Background, type OutputFormat, type PriceQuote, type Quality, type Size, type SpendRefusalCode, type Usage } from '../../src/index.js';
 
 /**
  * The contract between the platform-neutral job runner and the chat surfaces
@@ -14,12 +14,12 @@ export type Platform = 'discord' | 'slack';
  * server's, and no chat admin's settings or caps apply to it.
  */
 export function dmScopeId(userId: string): string {
-  return `dm:${userId}`;
+  return `${DM_SCOPE_PREFIX}${userId}`;
 }
 
 /** Whether a scope id is a person's own scope (`dmScopeId`). */
 export function isDmScope(scopeId: string): boolean {
-  return scopeId.startsWith('dm:');
+  return scopeId.startsWith(DM_SCOPE_PREFIX);
 }
 
 /** The operator's caps of each person's own scope (`PICTOR_DM_DAILY_USD`, `PICTOR_DM_MONTHLY_USD`), in USD; undefined: no cap. */

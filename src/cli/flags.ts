@@ -67,6 +67,13 @@ export const EMULATOR_FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
+export const CONSOLE_FLAGS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  emulator: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
 /**
  * Every command, what it does and its flags: the one list the parser, `pictor --help`, "did you mean" and the shell
  * completion scripts (`pictor completion bash|zsh|fish`) are made from.
@@ -76,6 +83,7 @@ export const COMMANDS = {
   edit: { summary: 'edit images with a prompt', flags: EDIT_FLAGS },
   price: { summary: 'what a request costs', flags: PRICE_FLAGS },
   usage: { summary: 'what the account spent, by day, user, scope or surface', flags: USAGE_FLAGS },
+  console: { summary: 'a web page of what the account spends, its caps, jobs and alerts', flags: CONSOLE_FLAGS },
   emulator: { summary: 'run a local stand-in for the image service', flags: EMULATOR_FLAGS },
   completion: { summary: 'print a shell completion script: pictor completion bash|zsh|fish', flags: { help: { type: 'boolean', short: 'h' } } },
 } as const satisfies Record<string, { summary: string; flags: NonNullable<ParseArgsConfig['options']> }>;

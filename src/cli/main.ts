@@ -90,6 +90,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
         return await (await import('./commands/price.js')).runPrice(args, ctx);
       case 'emulator':
         return await (await import('./commands/emulator.js')).runEmulator(args, ctx);
+      case 'console':
+        return await (await import('./commands/console.js')).runConsole(args, ctx, config, logger);
       case 'usage':
         return await (await import('./commands/usage.js')).runUsage(args, ctx, config, io.stdoutIsTerminal === true);
       case 'completion':

@@ -1,3 +1,3 @@
-export { NO_METRICS, type JobMetrics } from './job-metrics.js';
-export { createMetrics, type LiveReadings, type Metrics } from './prometheus.js';
+export { NO_METRICS, withRefusalListener, type JobMetrics } from './job-metrics.js';
+export { createMetrics, type LedgerReadings, type LiveReadings, type Metrics } from './prometheus.js';
 export { startMetricsServer, type HealthCheck, type MetricsServer, type MetricsServerOptions } from './metrics-server.js';

@@ -35,3 +35,14 @@ export const NO_METRICS: JobMetrics = {
   rateLimited() {},
   chatWriteRefused() {},
 };
+
+/** `metrics` that also tell `onRefused` of every refused job (by its code): the ledger's refusal counts, the console's alerts. */
+export function withRefusalListener(metrics: JobMetrics, onRefused: (code: string) => void): JobMetrics {
+  return {
+    ...metrics,
+    refused(code) {
+      metrics.refused(code);
+      onRefused(code);
+    },
+  };
+}

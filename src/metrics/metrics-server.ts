@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
+import { listenOn } from '../core/listen.js';
 import { withTimeout } from '../core/with-timeout.js';
 
 /** One readiness check of `/healthz`: a surface connected, Redis answering. */
@@ -33,6 +33,18 @@ const DEFAULT_CHECK_TIMEOUT_MS = 3_000;
  * methods 405. Neither ever shows a secret, a user or a prompt.
  */
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
+  // Readiness as a metric too, for an alert rule: 1 when every check of /healthz passes.
+  if (!options.registry.getSingleMetric('pictor_ready')) {
+    new Gauge({
+      name: 'pictor_ready',
+      help: 'Whether this process is ready (every /healthz check passes): 1 or 0.',
+      registers: [options.registry],
+      async collect() {
+        const results = await Promise.all(Object.values(options.checks).map((check) => passes(check, options.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS)));
+        this.set(results.every(Boolean) ? 1 : 0);
+      },
+    });
+  }
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/metrics' && path !== '/healthz') {
@@ -55,18 +67,9 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   // A scraper holds no connection open for long; slow clients are cut rather than kept.
   server.requestTimeout = 10_000;
   server.headersTimeout = 5_000;
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const { url } = await listenOn(server, options.port, options.host ?? '127.0.0.1');
   return {
-    url: `http://${shownHost}:${address.port}`,
+    url,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -9,12 +9,21 @@ export interface LiveReadings {
   queuedInputBytes?(): number;
 }
 
+/** Read from the ledger when Prometheus scrapes: what the whole account spent (settled and reserved) against its caps. */
+export interface LedgerReadings {
+  spentUsd(period: 'day' | 'month'): Promise<number>;
+  /** `PICTOR_ACCOUNT_DAILY_USD`, `PICTOR_ACCOUNT_MONTHLY_USD`; undefined: no cap (no series). */
+  capUsd: { day: number | undefined; month: number | undefined };
+}
+
 export interface Metrics extends JobMetrics {
   readonly registry: Registry;
   /** Where the gauges read from (the job runner, once it exists). */
   watch(readings: LiveReadings): void;
   /** The spend ledger had lost a reservation this process held (Redis restarted empty, a flush): put back or charged all the same. */
   reservationLost(): void;
+  /** Where the spend-against-caps gauges read from (the ledger, once it is open). */
+  watchLedger(readings: LedgerReadings): void;
 }
 
 /**
@@ -33,6 +42,29 @@ export function createMetrics(): Metrics {
   const overReserved = new Counter({ name: 'pictor_over_reservation_total', help: 'Settles that charged more than their job had reserved (counted in full, past the caps).', registers: [registry] });
   const overReservedUsd = new Counter({ name: 'pictor_over_reservation_usd_total', help: 'US dollars charged beyond what their jobs had reserved.', registers: [registry] });
   let readings: LiveReadings | undefined;
+  let ledger: LedgerReadings | undefined;
+  new Gauge({
+    name: 'pictor_account_spent_usd',
+    help: 'US dollars the whole account spent this UTC day or month (settled, plus what running jobs reserved), read from the ledger every process shares.',
+    labelNames: ['period'],
+    registers: [registry],
+    async collect() {
+      if (!ledger) return;
+      const [day, month] = await Promise.all([ledger.spentUsd('day'), ledger.spentUsd('month')]);
+      this.set({ period: 'day' }, day);
+      this.set({ period: 'month' }, month);
+    },
+  });
+  new Gauge({
+    name: 'pictor_account_cap_usd',
+    help: 'The account’s spending caps in US dollars (PICTOR_ACCOUNT_DAILY_USD, PICTOR_ACCOUNT_MONTHLY_USD); no series for a cap not set.',
+    labelNames: ['period'],
+    registers: [registry],
+    collect() {
+      if (ledger?.capUsd.day !== undefined) this.set({ period: 'day' }, ledger.capUsd.day);
+      if (ledger?.capUsd.month !== undefined) this.set({ period: 'month' }, ledger.capUsd.month);
+    },
+  });
   new Gauge({
     name: 'pictor_reserved_usd',
     help: 'US dollars reserved right now for jobs queued or running (their upper-bound price).',
@@ -83,6 +115,9 @@ export function createMetrics(): Metrics {
     registry,
     watch(next) {
       readings = next;
+    },
+    watchLedger(next) {
+      ledger = next;
     },
     jobFinished: (surface, outcome) => jobs.inc({ surface, outcome }),
     refused: (code) => refusals.inc({ code }),

@@ -1,10 +1,28 @@
 import { randomBytes } from 'node:crypto';
 import { isOverridableCap, ScopeSettingEntrySchema, type CapOverridesFile } from './cap-overrides.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
-import { chargeIn, checkIn, pruneIn, recordOf, usedIn, type Ledger, type LedgerOwner, type Reservation } from './ledger-document.js';
+import { breakerStatesIn, chargeIn, checkIn, countRefusalsIn, pauseIn, pruneIn, recordOf, resumeIn, usedIn, type Ledger, type LedgerOwner, type Reservation } from './ledger-document.js';
 import { periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
-import { MAX_SEEN_REQUESTS, type CapOverrides, type LostReservation, type OverridableCap, QuotaStore, type ScopeSettingEntries, ReconcileReport, ReserveInput, ReserveResult, SettleInfo, UsageQuery, UsageRecord } from './types.js';
+import {
+  MAX_SEEN_REQUESTS,
+  type ActiveJob,
+  type BreakerState,
+  type CapOverrides,
+  type LostReservation,
+  type OverridableCap,
+  QuotaStore,
+  type RefusalCounts,
+  type ScopeSettingEntries,
+  ReconcileReport,
+  ReserveInput,
+  ReserveResult,
+  SettleInfo,
+  type SpendRefusal,
+  type UsageFeed,
+  UsageQuery,
+  UsageRecord,
+} from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, latestPerJob, matchesQuery } from './usage-records.js';
 
 export interface DocumentQuotaStoreOptions {
@@ -87,6 +105,20 @@ export abstract class DocumentQuotaStore implements QuotaStore {
   protected abstract appendUsage(records: UsageRecord[], now: number): Promise<void>;
   /** Every stored usage record, in the order written. */
   protected abstract readUsageLines(): Promise<UsageRecord[]>;
+  /** The usage records written after `cursor` (see `QuotaStore.usageSince`); may be called without the lock. */
+  protected abstract readUsageSince(cursor: string | undefined): Promise<UsageFeed>;
+  /**
+   * The ledger as last written, read without taking the lock, for readers that change nothing (the console, `check`):
+   * the caller must not change what it gets. Default: under the lock.
+   */
+  protected peek(): Promise<Ledger> {
+    return this.#readLocked(() => this.load());
+  }
+
+  /** The chat admins' caps as last written, likewise without the lock where the storage allows it. Default: under the lock. */
+  protected peekCapOverrides(): Promise<CapOverridesFile> {
+    return this.#readLocked(() => this.readCapOverrides());
+  }
   protected abstract readCapOverrides(): Promise<CapOverridesFile>;
   protected abstract writeCapOverrides(file: CapOverridesFile): Promise<void>;
   /** The request ids seen lately, with when each may be forgotten (ms). */
@@ -108,6 +140,11 @@ export abstract class DocumentQuotaStore implements QuotaStore {
       if (ledger.reservations[jobId]) throw new Error(`job ${jobId} already has a reservation`);
       pruneIn(ledger, now, this.#keepDays);
       const refusal = checkIn(ledger, input);
+      if (refusal?.tripped) {
+        // This job took its scope past the breaker: the scope stays paused (every process sees it) until resumed.
+        pauseIn(ledger, scopeKey, refusal, now);
+        return { result: refusal, changed: true };
+      }
       if (refusal) return { result: refusal, changed: false };
       const reservation: Reservation = {
         userKey,
@@ -126,6 +163,14 @@ export abstract class DocumentQuotaStore implements QuotaStore {
       this.#hold(jobId, { ...reservation });
       return { result: { ok: true }, changed: true };
     });
+  }
+
+  async check(input: Omit<ReserveInput, 'jobId' | 'job'>): Promise<SpendRefusal | undefined> {
+    toNanos('estimateUsd', input.estimateUsd);
+    const refusal = checkIn(await this.peek(), input);
+    if (!refusal) return undefined;
+    const { tripped: _, ...rest } = refusal;
+    return rest;
   }
 
   markSent(jobId: string): Promise<void> {
@@ -166,8 +211,8 @@ export abstract class DocumentQuotaStore implements QuotaStore {
         lost = true;
       }
       delete ledger.reservations[jobId];
-      chargeIn(ledger, reservation, actualUsd);
-      const usage = recordOf(jobId, reservation, roundToNanoUsd(actualUsd), info.basis ?? 'table', now, info.requestId);
+      chargeIn(ledger, reservation, actualUsd, now);
+      const usage = recordOf(jobId, reservation, roundToNanoUsd(actualUsd), info.basis ?? 'table', now, info);
       const committed = () => {
         forget();
         if (lost) this.#lost(jobId, copy!, 'settle', roundToNanoUsd(actualUsd));
@@ -239,6 +284,45 @@ export abstract class DocumentQuotaStore implements QuotaStore {
     });
   }
 
+  async allCapOverrides(): Promise<Record<string, CapOverrides>> {
+    return structuredClone((await this.peekCapOverrides()).scopes);
+  }
+
+  async activeJobs(): Promise<ActiveJob[]> {
+    const ledger = await this.peek();
+    return Object.entries(ledger.reservations)
+      .map(([jobId, r]): ActiveJob => ({ jobId, userKey: r.userKey, scopeKey: r.scopeKey, usd: r.usd, at: r.at, sent: r.sent, owner: r.owner, ...(r.job && { job: r.job }) }))
+      .sort((a, b) => a.at - b.at || a.jobId.localeCompare(b.jobId));
+  }
+
+  usageSince(cursor: string | undefined): Promise<UsageFeed> {
+    if (this.#closed) return Promise.reject(new Error('the quota store is closed'));
+    return this.readUsageSince(cursor);
+  }
+
+  countRefusals(counts: Readonly<Record<string, number>>, now: number): Promise<void> {
+    return this.#update(now, (ledger) => {
+      countRefusalsIn(ledger, counts, now);
+      return { result: undefined, changed: Object.values(counts).some((n) => n > 0) };
+    });
+  }
+
+  async refusals(sinceDay: string): Promise<RefusalCounts> {
+    const ledger = await this.peek();
+    return Object.fromEntries(Object.entries(ledger.refusals ?? {}).filter(([day]) => day >= sinceDay));
+  }
+
+  async breakerStates(): Promise<Record<string, BreakerState>> {
+    return breakerStatesIn(await this.peek());
+  }
+
+  resumeScope(scopeKey: string, by: string, now: number): Promise<BreakerState | undefined> {
+    return this.#update(now, (ledger) => {
+      const before = resumeIn(ledger, scopeKey, by, now);
+      return { result: before, changed: before !== undefined };
+    });
+  }
+
   firstSight(id: string, until: number, now: number): Promise<boolean> {
     return this.#readLocked(async () => {
       const seen = await this.readSeen();
@@ -282,9 +366,9 @@ export abstract class DocumentQuotaStore implements QuotaStore {
       if (this.#isAlive(ledger, r.owner, now)) continue;
       delete ledger.reservations[jobId];
       if (r.sent) {
-        chargeIn(ledger, r, r.usd);
+        chargeIn(ledger, r, r.usd, now);
         ledger.uncertain[jobId] = { userKey: r.userKey, scopeKey: r.scopeKey, usd: r.usd, day: r.day, at: now };
-        this.#reconciledUsage.push(recordOf(jobId, r, r.usd, 'uncertain', now, undefined));
+        this.#reconciledUsage.push(recordOf(jobId, r, r.usd, 'uncertain', now, {}));
         report.settledAtEstimate.push(jobId);
         report.chargedUsd = roundToNanoUsd(report.chargedUsd + r.usd);
       } else {

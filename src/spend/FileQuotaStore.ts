@@ -1,5 +1,5 @@
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
-import { access, copyFile, readFile, rename, stat } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { access, copyFile, open as openFile, readFile, rename, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
@@ -9,7 +9,7 @@ import { LedgerUnreadableError } from './errors.js';
 import { withFileLock } from './file-lock.js';
 import { emptyLedger, parseLedger, type Ledger } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
-import type { UsageRecord } from './types.js';
+import type { LedgerStorage, UsageFeed, UsageRecord } from './types.js';
 import { UsageRecordSchema } from './usage-records.js';
 
 export interface FileQuotaStoreOptions extends DocumentQuotaStoreOptions {
@@ -60,6 +60,8 @@ export class FileQuotaStore extends DocumentQuotaStore {
   readonly replayPath: string;
   /** When this process last dropped expired usage records (at most once a day). */
   #usagePrunedAt = Number.NEGATIVE_INFINITY;
+  /** The ledger as `peek` last read it, with the file's identity then (read again only when the file changed). */
+  #peeked: { stamp: string; ledger: Ledger } | undefined;
 
   constructor(options: FileQuotaStoreOptions) {
     super(options);
@@ -72,6 +74,11 @@ export class FileQuotaStore extends DocumentQuotaStore {
     this.usagePath = resolve(join(options.dir, LEDGER_FILES.usage));
     this.capOverridesPath = resolve(join(options.dir, LEDGER_FILES.capOverrides));
     this.replayPath = resolve(join(options.dir, LEDGER_FILES.replay));
+  }
+
+  /** The data folder of this ledger (the console keeps its alerts beside it). */
+  get storage(): LedgerStorage {
+    return { kind: 'file', dir: resolve(this.#dir) };
   }
 
   get backupPath(): string {
@@ -228,17 +235,77 @@ export class FileQuotaStore extends DocumentQuotaStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
-    const records: UsageRecord[] = [];
-    for (const line of text.split('\n')) {
-      if (line.trim() === '') continue;
-      try {
-        const parsed = UsageRecordSchema.safeParse(JSON.parse(line));
-        if (parsed.success) records.push(parsed.data);
-      } catch {
-        // A torn last line: its settle never reached the ledger either.
-      }
+    return parseUsageLines(text);
+  }
+
+  /**
+   * The records appended to `usage.jsonl` after `cursor` (`<inode>:<byte offset>`), without the lock: appends are
+   * whole lines written under it, and only complete lines are read (a line still being written is read next time).
+   * A file that was replaced (dropping expired records writes a new one) or is shorter than the cursor is read again
+   * from its start (`reset`).
+   */
+  protected async readUsageSince(cursor: string | undefined): Promise<UsageFeed> {
+    let handle;
+    try {
+      handle = await openFile(this.usagePath, 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], cursor: '0:0', reset: cursor !== undefined && cursor !== '0:0' };
+      throw error;
     }
-    return records;
+    try {
+      const { ino, size } = await handle.stat();
+      const [cursorIno, cursorOffset] = (cursor ?? '').split(':').map(Number);
+      // No cursor, or one from before the file existed: from its start, as a first read.
+      const fresh = cursor === undefined || cursor === '0:0';
+      const reset = !fresh && (cursorIno !== ino || !(cursorOffset! <= size));
+      const from = fresh || reset ? 0 : cursorOffset!;
+      const length = size - from;
+      if (length <= 0) return { records: [], cursor: `${ino}:${from}`, reset };
+      const buffer = Buffer.allocUnsafe(length);
+      let read = 0;
+      while (read < length) {
+        const { bytesRead } = await handle.read(buffer, read, length - read, from + read);
+        if (bytesRead === 0) break;
+        read += bytesRead;
+      }
+      const end = buffer.lastIndexOf(0x0a, read - 1) + 1;
+      const records = parseUsageLines(buffer.toString('utf8', 0, end));
+      return { records, cursor: `${ino}:${from + end}`, reset };
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /**
+   * The ledger as last written, without the lock: it is always replaced whole (rename), so a read sees one version.
+   * Read again only when the file changed; a file this store wrote is taken as it is (the locked steps check it).
+   */
+  protected override async peek(): Promise<Ledger> {
+    let stamp: string;
+    try {
+      const info = statSync(this.path);
+      stamp = `${info.ino}:${info.size}:${info.mtimeMs}`;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return emptyLedger();
+      throw error;
+    }
+    if (this.#peeked?.stamp === stamp) return this.#peeked.ledger;
+    let json: unknown;
+    try {
+      json = JSON.parse(readFileSync(this.path, 'utf8'));
+    } catch {
+      return this.load();
+    }
+    const ledger = isCurrentLedger(json) ? json : parseLedger(json);
+    if ('ok' in ledger && !ledger.ok) return this.load();
+    const read = 'ok' in ledger ? ledger.ledger : ledger;
+    this.#peeked = { stamp, ledger: read };
+    return read;
+  }
+
+  protected override async peekCapOverrides(): Promise<CapOverridesFile> {
+    // Replaced whole (rename) like the ledger.
+    return this.readCapOverrides();
   }
 
   /** `cap-overrides.json`, or none set when it does not exist; an unreadable one is an error naming it (never silently dropped). */
@@ -281,4 +348,30 @@ export class FileQuotaStore extends DocumentQuotaStore {
   protected async writeCapOverrides(file: CapOverridesFile): Promise<void> {
     await writeFileAtomically(this.capOverridesPath, JSON.stringify(file), { backupPath: `${this.capOverridesPath}.bak` });
   }
+}
+
+/** A ledger of the current version as this store writes it (the shape checked by the locked steps). */
+function isCurrentLedger(json: unknown): json is Ledger {
+  const doc = json as Partial<Ledger> | null;
+  return (
+    typeof doc === 'object' &&
+    doc !== null &&
+    doc.version === 2 &&
+    [doc.spent, doc.reservations, doc.owners, doc.uncertain, doc.lastJobAt].every((part) => typeof part === 'object' && part !== null)
+  );
+}
+
+/** The usage records of some lines of `usage.jsonl`; a line cut short by a crash (or not yet complete) is skipped. */
+function parseUsageLines(text: string): UsageRecord[] {
+  const records: UsageRecord[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      const parsed = UsageRecordSchema.safeParse(JSON.parse(line));
+      if (parsed.success) records.push(parsed.data);
+    } catch {
+      // A torn last line: its settle never reached the ledger either.
+    }
+  }
+  return records;
 }

@@ -2,7 +2,7 @@ import type { CapOverridesFile } from './cap-overrides.js';
 import { DocumentQuotaStore, type DocumentQuotaStoreOptions } from './DocumentQuotaStore.js';
 import { emptyLedger, type Ledger, type LedgerOwner } from './ledger-document.js';
 import { createSerialQueue } from './serial-queue.js';
-import type { UsageRecord } from './types.js';
+import type { UsageFeed, UsageRecord } from './types.js';
 
 /**
  * What several MemoryQuotaStores share, as processes share a ledger file: the
@@ -11,6 +11,8 @@ import type { UsageRecord } from './types.js';
 export class MemoryLedger {
   ledger: Ledger = emptyLedger();
   usage: UsageRecord[] = [];
+  /** Changes each time `usage` is rewritten (expired records dropped): a reader's cursor from before no longer holds. */
+  usageGeneration = 0;
   capOverrides: CapOverridesFile = { version: 1, scopes: {} };
   seen: Record<string, number> = {};
   readonly lock = createSerialQueue();
@@ -31,6 +33,7 @@ export interface MemoryQuotaStoreOptions extends DocumentQuotaStoreOptions {
  */
 export class MemoryQuotaStore extends DocumentQuotaStore {
   readonly shared: MemoryLedger;
+  readonly storage = { kind: 'memory' } as const;
 
   constructor(options: MemoryQuotaStoreOptions = {}) {
     super(options);
@@ -51,12 +54,27 @@ export class MemoryQuotaStore extends DocumentQuotaStore {
   }
 
   protected appendUsage(records: UsageRecord[], now: number): Promise<void> {
-    this.shared.usage = [...this.shared.usage.filter((r) => r.time >= now - this.usageRetentionMs), ...records.map((r) => ({ ...r }))];
+    const kept = this.shared.usage.filter((r) => r.time >= now - this.usageRetentionMs);
+    if (kept.length < this.shared.usage.length) this.shared.usageGeneration++;
+    this.shared.usage = [...kept, ...records.map((r) => ({ ...r }))];
     return Promise.resolve();
   }
 
   protected readUsageLines(): Promise<UsageRecord[]> {
     return Promise.resolve(this.shared.usage.map((r) => ({ ...r })));
+  }
+
+  /** Cursor `<generation>:<index>`. */
+  protected readUsageSince(cursor: string | undefined): Promise<UsageFeed> {
+    const { usage, usageGeneration } = this.shared;
+    const [generation, index] = (cursor ?? '').split(':').map(Number);
+    const reset = cursor === undefined || generation !== usageGeneration || !(index! <= usage.length);
+    const from = reset ? 0 : index!;
+    return Promise.resolve({
+      records: usage.slice(from).map((r) => ({ ...r })),
+      cursor: `${usageGeneration}:${usage.length}`,
+      reset: reset && cursor !== undefined,
+    });
   }
 
   protected readCapOverrides(): Promise<CapOverridesFile> {

@@ -5,8 +5,31 @@ import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connec
 import { withTimeout } from '../core/with-timeout.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { isOverridableCap, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
-import { capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
-import { ACCOUNT_KEY, type LostReservation, type CapOverrides, type OverridableCap, type QuotaStore, type ReconcileReport, type ReserveInput, type ReserveResult, type ScopeSettingEntries, type ScopeSettingEntry, type SettleInfo, type UsageQuery, type UsageRecord } from './types.js';
+import { BREAKER_BUCKET_MS, BREAKER_WINDOW_MS, breakerLimit, historyHours, recentBucket } from './breaker.js';
+import { REFUSAL_KEEP_DAYS } from './ledger-document.js';
+import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
+import {
+  ACCOUNT_KEY,
+  type ActiveJob,
+  type BreakerState,
+  type CapOverrides,
+  type LostReservation,
+  type LedgerStorage,
+  type OverridableCap,
+  type QuotaStore,
+  type ReconcileReport,
+  type RefusalCounts,
+  type ReserveInput,
+  type ReserveResult,
+  type ScopeSettingEntries,
+  type ScopeSettingEntry,
+  type SettleInfo,
+  type SpendRefusal,
+  type UsageFeed,
+  type UsageQuery,
+  type UsageRecord,
+} from './types.js';
+import { utcDay } from './utc-period.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, readBasis, usageRecord } from './usage-records.js';
 
 export interface RedisQuotaStoreOptions {
@@ -30,6 +53,8 @@ export interface RedisQuotaStoreOptions {
   onReservationLost?: ((lost: LostReservation) => void) | undefined;
   /** Days usage records are kept in the stream `<prefix>:quota:usage` (`PICTOR_USAGE_RETENTION_DAYS`). Default 400. */
   usageRetentionDays?: number | undefined;
+  /** The clock settles, releases and lease renewals use (the callers' `now` comes from the same one). Default `Date.now`. */
+  clock?: (() => number) | undefined;
 }
 
 const DEFAULT_PREFIX = 'pictor';
@@ -38,6 +63,8 @@ const DEFAULT_KEEP_DAYS = 7;
 const DAY_MS = 24 * 60 * 60_000;
 const HOUR_MS = 60 * 60_000;
 const MONTH_KEEP_MS = 62 * DAY_MS;
+/** The breaker's buckets of a scope are kept a little longer than the 7 days of its trailing average. */
+const BREAKER_KEEP_MS = 9 * DAY_MS;
 
 /*
  * Every script is one atomic step of the ledger, and safe to run twice (ioredis
@@ -53,14 +80,17 @@ const PRELUDE = `
 local P, keepMs, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local MONTH_KEEP_MS = ${MONTH_KEEP_MS}
 local ACCOUNT = '${ACCOUNT_KEY}'
-local FIELDS = {'userKey', 'scopeKey', 'day', 'month', 'nanos', 'owner', 'sent', 'job'}
+local FIELDS = {'userKey', 'scopeKey', 'day', 'month', 'nanos', 'owner', 'sent', 'job', 'at'}
 
 -- One usage record per settled job, in the same step as the charge: never lost, never doubled.
-local function record(job, r, nanos, basis, requestId)
+local function record(job, r, nanos, basis, requestId, outcome, images)
   local entry = {jobId = job, time = now, day = r[3], month = r[4], userKey = r[1], scopeKey = r[2], nanos = nanos, basis = basis}
   entry.reservedNanos = tonumber(r[5])
+  entry.reservedAt = tonumber(r[9])
   if r[8] and r[8] ~= '' then entry.job = r[8] end
   if requestId and requestId ~= '' then entry.requestId = requestId end
+  if outcome and outcome ~= '' then entry.outcome = outcome end
+  if images and images ~= '' then entry.images = tonumber(images) end
   redis.call('xadd', P .. 'usage', '*', 'r', cjson.encode(entry))
 end
 
@@ -80,6 +110,13 @@ local function charge(r, nanos)
     local m = P .. 'spent:' .. r[4] .. ':' .. k
     redis.call('incrby', m, nanos)
     redis.call('pexpire', m, MONTH_KEEP_MS)
+  end
+  -- The breaker's numbers of the scope: spent per 5 minutes and per hour, at the moment it is charged.
+  if nanos > 0 then
+    local b = P .. 'brk:' .. r[2]
+    redis.call('hincrby', b, 'm' .. math.floor(now / ${BREAKER_BUCKET_MS}), nanos)
+    redis.call('hincrby', b, 'h' .. math.floor(now / ${60 * 60_000}), nanos)
+    redis.call('pexpire', b, ${BREAKER_KEEP_MS})
   end
 end
 
@@ -146,18 +183,32 @@ end
 /**
  * ARGV: prelude, then job, userKey, scopeKey, nanos, day, month, owner, ownerValue, leaseMs, concurrent, cooldownMs,
  *       job details (JSON or ''), the number of caps, then per cap in the rulebook's order: code, key, field index
- *       (3: its day, 4: its month), limit in nanos. The script knows no cap of its own: it is handed them.
- * Returns {1} (reserved), or {0, code, used} (for the cooldown: {0, code, last job time}).
+ *       (3: its day, 4: its month), limit in nanos; then the breaker: '1' when it watches the scope (else ''), its
+ *       limit in nanos ('' when none: a cold start), and the first and last 5-minute buckets of the last hour; then
+ *       '1' for a dry run (`check`: answer only, write nothing). The script knows no cap or limit of its own: it is
+ *       handed them.
+ * Returns {1} (reserved), or {0, code, used} (for the cooldown: {0, code, last job time}); for the breaker
+ * {0, 'scope_paused', used, limit, 1 when this job tripped it}.
  */
 const RESERVE = `${PRELUDE}
 local job, userKey, scopeKey, nanos, day, month = ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9]
 local owner, ownerValue, leaseMs = ARGV[10], ARGV[11], tonumber(ARGV[12])
 local concurrent, cooldownMs = tonumber(ARGV[13]), tonumber(ARGV[14])
+local capsEnd = 17 + tonumber(ARGV[16]) * 4
+local breakerOn, breakerLimit = ARGV[capsEnd] == '1', tonumber(ARGV[capsEnd + 1])
+local firstBucket, lastBucket = tonumber(ARGV[capsEnd + 2]), tonumber(ARGV[capsEnd + 3])
+local dry = ARGV[capsEnd + 4] == '1'
 
-local existing = load(job)
+local existing = not dry and load(job)
 if existing then
   if existing[1] == userKey and existing[2] == scopeKey and tonumber(existing[5]) == nanos then return {1} end
   return redis.error_reply('DUPLICATE_JOB')
+end
+
+local stateKey = P .. 'brk-state:' .. scopeKey
+if breakerOn then
+  local paused = redis.call('hmget', stateKey, 'pausedAt', 'pausedNanos', 'limitNanos')
+  if paused[1] then return {0, 'scope_paused', tonumber(paused[2] or '0'), tonumber(paused[3] or '0'), 0} end
 end
 
 local lists = {}
@@ -185,6 +236,21 @@ for i = 0, tonumber(ARGV[16]) - 1 do
   if u + nanos > limit then return {0, code, u} end
 end
 
+if breakerOn and breakerLimit then
+  local recent = 0
+  local fields = {}
+  for b = firstBucket, lastBucket do fields[#fields + 1] = 'm' .. b end
+  for _, v in ipairs(redis.call('hmget', P .. 'brk:' .. scopeKey, unpack(fields))) do recent = recent + tonumber(v or '0') end
+  for _, r in ipairs(listOf(scopeKey)) do if r[2] == scopeKey then recent = recent + tonumber(r[5]) end end
+  if recent + nanos > breakerLimit then
+    if dry then return {0, 'scope_paused', recent + nanos, breakerLimit, 0} end
+    redis.call('hset', stateKey, 'pausedAt', ARGV[3], 'pausedNanos', recent + nanos, 'limitNanos', breakerLimit)
+    redis.call('sadd', P .. 'brk-scopes', scopeKey)
+    return {0, 'scope_paused', recent + nanos, breakerLimit, 1}
+  end
+end
+
+if dry then return {1} end
 redis.call('set', P .. 'owner:' .. owner, ownerValue, 'PX', leaseMs)
 redis.call('hset', P .. 'res:' .. job, 'userKey', userKey, 'scopeKey', scopeKey, 'nanos', ARGV[7], 'day', day, 'month', month,
   'at', ARGV[3], 'owner', owner, 'sent', '0')
@@ -220,22 +286,41 @@ return 2
 `;
 
 /**
- * ARGV: prelude, job, actualNanos, requestId (or ''), basis, then the process's copy (userKey … at, ARGV[8..14]).
- * Charges the day and month the job was reserved in, and records it: 1. A job whose reservation Redis lost (not
- * listed as ended) is charged and recorded all the same, from the copy: 2. 0 when it had ended before.
+ * ARGV: prelude, job, actualNanos, requestId (or ''), basis, outcome (or ''), images (or ''), then the process's copy
+ * (userKey … at, ARGV[10..16]). Charges the day and month the job was reserved in, and records it: 1. A job whose
+ * reservation Redis lost (not listed as ended) is charged and recorded all the same, from the copy: 2. 0 when it had
+ * ended before.
  */
 const SETTLE = `${PRELUDE}
 local job, nanos = ARGV[4], tonumber(ARGV[5])
 local r, lost = load(job), 0
 if not r then
-  if ARGV[8] == '' or endedBefore(job, ARGV[10]) then return 0 end
-  r = {ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], '', '1', ARGV[13]}
+  if ARGV[10] == '' or endedBefore(job, ARGV[12]) then return 0 end
+  r = {ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14], '', '1', ARGV[15], ARGV[16]}
   lost = 1
 end
 forget(job, r)
 charge(r, nanos)
-record(job, r, nanos, ARGV[7], ARGV[6])
+record(job, r, nanos, ARGV[7], ARGV[6], ARGV[8], ARGV[9])
 return 1 + lost
+`;
+
+/**
+ * ARGV: prelude, scope key, who. Resumes a paused scope: its state says who and when, and its last hour's buckets
+ * are dropped (it counts from zero). Returns the state before as {pausedAt, pausedNanos, limitNanos}, or {} when it
+ * was not paused.
+ */
+const RESUME = `${PRELUDE}
+local stateKey = P .. 'brk-state:' .. ARGV[4]
+local before = redis.call('hmget', stateKey, 'pausedAt', 'pausedNanos', 'limitNanos', 'resumedAt', 'resumedBy')
+if not before[1] then return {} end
+redis.call('hdel', stateKey, 'pausedAt', 'pausedNanos', 'limitNanos')
+redis.call('hset', stateKey, 'resumedAt', ARGV[3], 'resumedBy', ARGV[5])
+local b = P .. 'brk:' .. ARGV[4]
+for _, field in ipairs(redis.call('hkeys', b)) do
+  if string.sub(field, 1, 1) == 'm' then redis.call('hdel', b, field) end
+end
+return {before[1], before[2] or '0', before[3] or '0', before[4] or '', before[5] or ''}
 `;
 
 /** ARGV: prelude, job. */
@@ -281,6 +366,7 @@ type LedgerClient = Redis & {
   pictorSpendUsed(...args: Arg[]): Promise<number>;
   pictorSpendReconcile(...args: Arg[]): Promise<[string[], string[], string]>;
   pictorSpendSetCap(...args: Arg[]): Promise<string | null>;
+  pictorSpendResume(...args: Arg[]): Promise<string[]>;
 };
 
 const SCRIPTS = {
@@ -291,6 +377,7 @@ const SCRIPTS = {
   pictorSpendUsed: { numberOfKeys: 0, lua: SPENT },
   pictorSpendReconcile: { numberOfKeys: 0, lua: RECONCILE },
   pictorSpendSetCap: { numberOfKeys: 1, lua: SET_CAP },
+  pictorSpendResume: { numberOfKeys: 0, lua: RESUME },
 } as const;
 
 /**
@@ -324,6 +411,9 @@ export class RedisQuotaStore implements QuotaStore {
   readonly #held = new Map<string, HeldReservation>();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  readonly #clock: () => number;
+  /** Each scope's trailing spend for the breaker, by the hour it was read in (past hours never change). */
+  readonly #history = new Map<string, { to: number; usd: number }>();
 
   /** Connects (failing fast with RedisUnavailableError) and returns a store that closes the connection on `close()`. */
   static async connect(
@@ -343,17 +433,34 @@ export class RedisQuotaStore implements QuotaStore {
     this.#onError = options.onError;
     this.#onReservationLost = options.onReservationLost;
     this.#usageRetentionMs = Math.max(1, options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS) * DAY_MS;
+    this.#clock = options.clock ?? Date.now;
     for (const [name, definition] of Object.entries(SCRIPTS)) {
       if (!(name in this.#redis)) this.#redis.defineCommand(name, definition);
     }
   }
 
+  /** The prefix, and the connection (shared with whoever keeps records beside the ledger: the console's alerts). */
+  get storage(): LedgerStorage {
+    return { kind: 'redis', redis: this.#redis, prefix: this.prefix };
+  }
+
   async reserve(input: ReserveInput): Promise<ReserveResult> {
+    return this.#reserve(input, false);
+  }
+
+  async check(input: Omit<ReserveInput, 'jobId' | 'job'>): Promise<SpendRefusal | undefined> {
+    const answer = await this.#reserve({ ...input, jobId: '' }, true);
+    return answer.ok ? undefined : answer;
+  }
+
+  async #reserve(input: ReserveInput, dry: boolean): Promise<ReserveResult> {
     this.#assertOpen();
     const { jobId, userKey, scopeKey, estimateUsd, limits, now } = input;
     const nanos = toNanos('estimateUsd', estimateUsd);
     const cooldownMs = (limits.userCooldownSeconds ?? 0) * 1000;
     const caps = capsAsData(limits, userKey, scopeKey).flatMap((c) => [c.code, c.key, c.period === 'day' ? 3 : 4, c.limitNanos]);
+    const watched = breakerWatches(limits, scopeKey);
+    const limit = watched ? breakerLimit(await this.#historyOf(scopeKey, now), limits.breaker!) : undefined;
     const reply = await this.#redis
       .pictorSpendReserve(
         ...this.#prelude(now),
@@ -371,23 +478,42 @@ export class RedisQuotaStore implements QuotaStore {
         input.job ? JSON.stringify(input.job) : '',
         caps.length / 4,
         ...caps,
+        watched ? '1' : '',
+        limit === undefined ? '' : toNanos('breaker limit', limit),
+        recentBucket(now - BREAKER_WINDOW_MS),
+        recentBucket(now),
+        dry ? '1' : '',
       )
       .catch((error: unknown) => {
         if (error instanceof Error && error.message.includes('DUPLICATE_JOB')) throw new Error(`job ${jobId} already has a reservation`);
         throw error;
       });
     if (reply[0] === 1) {
-      this.#hold(jobId, { userKey, scopeKey, nanos, day: periodKey('day', now), month: periodKey('month', now), job: input.job ? JSON.stringify(input.job) : '', at: now });
+      if (!dry) this.#hold(jobId, { userKey, scopeKey, nanos, day: periodKey('day', now), month: periodKey('month', now), job: input.job ? JSON.stringify(input.job) : '', at: now });
       return { ok: true };
     }
-    const [, code, usedOrLast] = reply;
-    return refusalFromStore(code, usedOrLast, input);
+    const [, code, usedOrLast, limitNanos, tripped] = reply as [0, string, number, number?, number?];
+    return refusalFromStore(code, usedOrLast, input, { limitNanos: limitNanos ?? 0, tripped: tripped === 1 && !dry });
+  }
+
+  /** A scope's settled spend in the 7 days of the breaker's trailing average (whole past hours: read once an hour). */
+  async #historyOf(scopeKey: string, now: number): Promise<number> {
+    const { from, to } = historyHours(now);
+    const cached = this.#history.get(scopeKey);
+    if (cached?.to === to) return cached.usd;
+    const fields: string[] = [];
+    for (let hour = from; hour < to; hour++) fields.push(`h${hour}`);
+    const values = await this.#redis.hmget(`${this.prefix}:quota:brk:${scopeKey}`, ...fields);
+    const usd = fromNanos(values.reduce((sum, v) => sum + Number(v ?? 0), 0));
+    if (this.#history.size > 10_000) this.#history.clear();
+    this.#history.set(scopeKey, { to, usd });
+    return usd;
   }
 
   async markSent(jobId: string): Promise<void> {
     this.#assertOpen();
     const copy = this.#held.get(jobId);
-    const found = await this.#redis.pictorSpendMarkSent(...this.#prelude(Date.now()), jobId, ...copyArgs(copy), this.#owner, this.#ownerValue, this.#leaseMs);
+    const found = await this.#redis.pictorSpendMarkSent(...this.#prelude(this.#clock()), jobId, ...copyArgs(copy), this.#owner, this.#ownerValue, this.#leaseMs);
     if (found === 0) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
     if (found === 2 && copy) this.#onReservationLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt: 'send', chargedUsd: undefined });
   }
@@ -395,9 +521,18 @@ export class RedisQuotaStore implements QuotaStore {
   async settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
     const nanos = toNanos('actualUsd', actualUsd);
     this.#assertOpen();
-    const now = Date.now();
+    const now = this.#clock();
     const copy = this.#held.get(jobId);
-    const settled = await this.#redis.pictorSpendSettle(...this.#prelude(now), jobId, nanos, info.requestId ?? '', info.basis ?? 'table', ...copyArgs(copy));
+    const settled = await this.#redis.pictorSpendSettle(
+      ...this.#prelude(now),
+      jobId,
+      nanos,
+      info.requestId ?? '',
+      info.basis ?? 'table',
+      info.outcome ?? '',
+      info.images === undefined ? '' : info.images,
+      ...copyArgs(copy),
+    );
     this.#held.delete(jobId);
     if (settled === 2 && copy) this.#onReservationLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt: 'settle', chargedUsd: fromNanos(nanos) });
     if (now - this.#usageTrimmedAt >= HOUR_MS) {
@@ -476,6 +611,119 @@ export class RedisQuotaStore implements QuotaStore {
     return { previous: typeof before === 'string' ? parseSettingEntry(before)?.value : undefined };
   }
 
+  /** Every hash `<prefix>:quota:caps:<scope key>` (found with SCAN). */
+  async allCapOverrides(): Promise<Record<string, CapOverrides>> {
+    this.#assertOpen();
+    const all: Record<string, CapOverrides> = {};
+    const head = `${this.prefix}:quota:caps:`;
+    for (const key of await this.#scan(`${head}*`)) {
+      const overrides = await this.capOverrides(key.slice(head.length));
+      if (Object.keys(overrides).length > 0) all[key.slice(head.length)] = overrides;
+    }
+    return all;
+  }
+
+  /** The members of `active:account` (every reservation counts for the account) and their hashes, in one round trip. */
+  async activeJobs(): Promise<ActiveJob[]> {
+    this.#assertOpen();
+    const jobIds = await this.#redis.zrange(`${this.prefix}:quota:active:${ACCOUNT_KEY}`, 0, -1);
+    if (jobIds.length === 0) return [];
+    const pipeline = this.#redis.pipeline();
+    for (const jobId of jobIds) pipeline.hmget(`${this.prefix}:quota:res:${jobId}`, 'userKey', 'scopeKey', 'nanos', 'at', 'sent', 'owner', 'job');
+    const replies = (await pipeline.exec()) ?? [];
+    const jobs: ActiveJob[] = [];
+    jobIds.forEach((jobId, i) => {
+      const [error, fields] = replies[i] ?? [];
+      const [userKey, scopeKey, nanos, at, sent, owner, job] = (error ? [] : (fields as (string | null)[])) ?? [];
+      if (!userKey || !scopeKey) return;
+      const details = job ? JobDetailsSchema.safeParse(safeJson(job)).data : undefined;
+      jobs.push({ jobId, userKey, scopeKey, usd: fromNanos(Number(nanos ?? 0)), at: Number(at ?? 0), sent: sent === '1', owner: owner ?? '', ...(details && { job: details }) });
+    });
+    return jobs.sort((a, b) => a.at - b.at || a.jobId.localeCompare(b.jobId));
+  }
+
+  /** The stream entries after the cursor's id (`(id` excludes it). A stream made anew (its last id below the cursor) is read again whole. */
+  async usageSince(cursor: string | undefined): Promise<UsageFeed> {
+    this.#assertOpen();
+    const key = this.#usageKey();
+    let reset = false;
+    let from = cursor === undefined || cursor === '0-0' ? '-' : `(${cursor}`;
+    if (cursor !== undefined && cursor !== '0-0') {
+      const [last] = await this.#redis.xrevrange(key, '+', '-', 'COUNT', 1);
+      if (!last || compareStreamIds(last[0], cursor) < 0) {
+        reset = true;
+        from = '-';
+      }
+    }
+    const entries = await this.#redis.xrange(key, from, '+');
+    const records: UsageRecord[] = [];
+    for (const [, fields] of entries) {
+      const record = parseStreamRecord(fields[fields.indexOf('r') + 1]);
+      if (record) records.push(record);
+    }
+    const next = entries.length > 0 ? entries[entries.length - 1]![0] : reset ? '0-0' : (cursor ?? '0-0');
+    return { records, cursor: next, reset };
+  }
+
+  /** The hash `<prefix>:quota:refusals:<day>`: code → count, kept 92 days. */
+  async countRefusals(counts: Readonly<Record<string, number>>, now: number): Promise<void> {
+    this.#assertOpen();
+    const entries = Object.entries(counts).filter(([, n]) => n > 0);
+    if (entries.length === 0) return;
+    const key = `${this.prefix}:quota:refusals:${utcDay(now)}`;
+    const transaction = this.#redis.multi();
+    for (const [code, n] of entries) transaction.hincrby(key, code, n);
+    transaction.pexpire(key, REFUSAL_KEEP_DAYS * DAY_MS);
+    await transaction.exec();
+  }
+
+  async refusals(sinceDay: string): Promise<RefusalCounts> {
+    this.#assertOpen();
+    const days: string[] = [];
+    const today = utcDay(this.#clock());
+    for (let t = Date.parse(`${sinceDay}T00:00:00Z`); utcDay(t) <= today && days.length <= REFUSAL_KEEP_DAYS; t += DAY_MS) days.push(utcDay(t));
+    const pipeline = this.#redis.pipeline();
+    for (const day of days) pipeline.hgetall(`${this.prefix}:quota:refusals:${day}`);
+    const replies = (await pipeline.exec()) ?? [];
+    const counts: RefusalCounts = {};
+    days.forEach((day, i) => {
+      const fields = (replies[i]?.[1] ?? {}) as Record<string, string>;
+      if (Object.keys(fields).length > 0) counts[day] = Object.fromEntries(Object.entries(fields).map(([code, n]) => [code, Number(n)]));
+    });
+    return counts;
+  }
+
+  /** The scopes of the set `<prefix>:quota:brk-scopes`, each with its hash `brk-state:<scope>`. */
+  async breakerStates(): Promise<Record<string, BreakerState>> {
+    this.#assertOpen();
+    const scopes = await this.#redis.smembers(`${this.prefix}:quota:brk-scopes`);
+    const states: Record<string, BreakerState> = {};
+    for (const scopeKey of scopes) {
+      const fields = await this.#redis.hgetall(`${this.prefix}:quota:brk-state:${scopeKey}`);
+      const state = breakerStateOf(fields.pausedAt, fields.pausedNanos, fields.limitNanos, fields.resumedAt, fields.resumedBy);
+      if (state.pausedAt !== undefined || state.resumedAt !== undefined) states[scopeKey] = state;
+    }
+    return states;
+  }
+
+  async resumeScope(scopeKey: string, by: string, now: number): Promise<BreakerState | undefined> {
+    this.#assertOpen();
+    const before = await this.#redis.pictorSpendResume(...this.#prelude(now), scopeKey, by);
+    if (before.length === 0) return undefined;
+    return breakerStateOf(before[0], before[1], before[2], before[3] || undefined, before[4] || undefined);
+  }
+
+  async #scan(pattern: string): Promise<string[]> {
+    const keys: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, found] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      cursor = next;
+      keys.push(...found);
+    } while (cursor !== '0');
+    return [...new Set(keys)];
+  }
+
   #settingsKey(scopeKey: string): string {
     return `${this.prefix}:quota:settings:${scopeKey}`;
   }
@@ -490,7 +738,7 @@ export class RedisQuotaStore implements QuotaStore {
 
   async release(jobId: string): Promise<void> {
     this.#assertOpen();
-    await this.#redis.pictorSpendRelease(...this.#prelude(Date.now()), jobId);
+    await this.#redis.pictorSpendRelease(...this.#prelude(this.#clock()), jobId);
     this.#held.delete(jobId);
   }
 
@@ -592,6 +840,35 @@ function copyArgs(copy: HeldReservation | undefined): Arg[] {
   return [copy.userKey, copy.scopeKey, copy.day, copy.month, copy.nanos, copy.job, copy.at];
 }
 
+/** Orders two stream ids (`<ms>-<seq>`). */
+function compareStreamIds(a: string, b: string): number {
+  const [am = 0, as = 0] = a.split('-').map(Number);
+  const [bm = 0, bs = 0] = b.split('-').map(Number);
+  return am - bm || as - bs;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The breaker's state from its stored fields (nanos for amounts). */
+function breakerStateOf(
+  pausedAt: string | null | undefined,
+  pausedNanos: string | null | undefined,
+  limitNanos: string | null | undefined,
+  resumedAt: string | null | undefined,
+  resumedBy: string | null | undefined,
+): BreakerState {
+  return {
+    ...(pausedAt && { pausedAt: Number(pausedAt), pausedUsd: fromNanos(Number(pausedNanos ?? 0)), limitUsd: fromNanos(Number(limitNanos ?? 0)) }),
+    ...(resumedAt && { resumedAt: Number(resumedAt), resumedBy: resumedBy ?? '' }),
+  };
+}
+
 /** A stream entry's record (written by the Lua `record`), or undefined when it cannot be read. */
 function parseStreamRecord(text: string | undefined): UsageRecord | undefined {
   if (text === undefined) return undefined;
@@ -608,6 +885,9 @@ function parseStreamRecord(text: string | undefined): UsageRecord | undefined {
       basis: string;
       requestId?: string;
       job?: string;
+      outcome?: UsageRecord['outcome'];
+      reservedAt?: number;
+      images?: number;
     };
     const job = raw.job === undefined ? undefined : JobDetailsSchema.safeParse(JSON.parse(raw.job)).data;
     return usageRecord({

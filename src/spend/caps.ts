@@ -40,6 +40,17 @@ export function readDmCaps(env: Env): { dailyUsd: number | undefined; monthlyUsd
   return { dailyUsd: readCap(env, 'PICTOR_DM_DAILY_USD'), monthlyUsd: readCap(env, 'PICTOR_DM_MONTHLY_USD') };
 }
 
+/**
+ * A person's own scope (Discord DMs and user installs) has the scope id `dm:<user id>`, so its scope key is
+ * `<platform>:dm:<user id>`: its jobs count against the DM caps instead of a server's.
+ */
+export const DM_SCOPE_PREFIX = 'dm:';
+
+/** Whether a scope key (`discord:dm:123`) is a person's own scope. */
+export function isDmScopeKey(scopeKey: string): boolean {
+  return scopeKey.slice(scopeKey.indexOf(':') + 1).startsWith(DM_SCOPE_PREFIX);
+}
+
 /** One cap: dollars, 0 or more; unset or blank is no cap (never zero). */
 function readCap(env: Env, variable: string): number | undefined {
   return envNumber(env, variable, { min: 0, takes: 'a number of US dollars, 0 or more (leave it unset for no limit)' });

@@ -26,6 +26,13 @@ export function describeSpendRefusal(refusal: Pick<SpendRefusal, 'code' | 'limit
       return `You already have ${used} ${used === 1 ? 'job' : 'jobs'} queued or running, the most allowed at once (${limit}); wait for one to finish or cancel it.`;
     case 'user_cooldown':
       return `You can start one job every ${describeDuration(limit * 1000)}; try again in ${describeDuration(resetsAt - context.now)}.`;
+    case 'scope_paused': {
+      const scope = context.scopeName ?? 'this server or workspace';
+      return (
+        `${scope.charAt(0).toUpperCase()}${scope.slice(1)} is paused: it spent ${formatUsd(used)} in the last hour, more than the ${formatUsd(limit)} an hour its usual use allows. ` +
+        'No new jobs are taken until the bot’s operator (who pays for its API key) resumes it from the Pictor console.'
+      );
+    }
     default: {
       const budget = BUDGETS.find((b) => b.code === code);
       if (!budget) return `This job was refused by the limit ${code as string}.`;

@@ -1,12 +1,13 @@
 import { PictorError } from '../core/errors.js';
 import { describeSpendRefusal } from './describe-refusal.js';
 import { BUDGETS } from './rules.js';
-import { USER_PACE_CODES, type BudgetCode, type SpendRefusal, type SpendRefusalCode } from './types.js';
+import { BREAKER_CODE, USER_PACE_CODES, type BudgetCode, type SpendRefusal, type SpendRefusalCode } from './types.js';
 
 export const isBudgetCode = (code: string): code is BudgetCode => BUDGETS.some((b) => b.code === code);
 
-/** Whether `code` is a refusal of the spend guard: a cap's, or a user's pace. */
-export const isSpendRefusalCode = (code: string): code is SpendRefusalCode => isBudgetCode(code) || (USER_PACE_CODES as readonly string[]).includes(code);
+/** Whether `code` is a refusal of the spend guard: a cap's, a user's pace, or the breaker's. */
+export const isSpendRefusalCode = (code: string): code is SpendRefusalCode =>
+  isBudgetCode(code) || (USER_PACE_CODES as readonly string[]).includes(code) || code === BREAKER_CODE;
 
 /**
  * A job was refused by a spending cap before anything was sent. `code` names

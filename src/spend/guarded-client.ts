@@ -56,6 +56,8 @@ export class SpendGuard {
       prompt: this.#options.recordPrompts ? meta.prompt : undefined,
     });
     if (!begun.ok) {
+      // Counted for the console's "refusals by code" (a count that cannot be kept is no reason to hide the refusal).
+      await this.#options.store.countRefusals({ [begun.code]: 1 }, (this.#options.now ?? Date.now)()).catch(() => undefined);
       const estimate = estimatePrice({ operation: meta.operation, size: meta.size as never, quality: meta.quality as never, n: meta.n });
       if (isBudgetCode(begun.code)) throw new BudgetExceededError({ ...begun, code: begun.code }, estimate.totalUsd);
       throw new Error(`the spend guard refused the job (${begun.code})`);

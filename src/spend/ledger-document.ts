@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { BREAKER_BUCKET_MS, breakerApplies, historyHours, hourBucket, inWindow, recentBucket, type BreakerReading } from './breaker.js';
 import { evaluate, exceedsReservation, keysOfJob, periodKey, roundToNanoUsd, type CapPeriod } from './rules.js';
-import type { ReserveInput, SpendRefusal, UsageRecord } from './types.js';
+import type { BreakerState, ReserveInput, SpendRefusal, UsageRecord } from './types.js';
 import { JobDetailsSchema, usageRecord } from './usage-records.js';
 import { utcDayBefore, utcMonthBefore } from './utc-period.js';
 
@@ -11,6 +12,8 @@ import { utcDayBefore, utcMonthBefore } from './utc-period.js';
  */
 
 const DAY_MS = 24 * 60 * 60_000;
+/** Days of refusal counts kept: enough for the console's 90-day view. */
+export const REFUSAL_KEEP_DAYS = 92;
 
 const ReservationSchema = z.object({
   userKey: z.string(),
@@ -31,6 +34,19 @@ const ReservationSchema = z.object({
 
 const OwnerSchema = z.object({ pid: z.number(), host: z.string(), renewedAt: z.number() });
 
+/** One scope's part of the breaker: its recent spend (5-minute buckets), its hourly spend (7 days), and whether it is paused. */
+const BreakerScopeSchema = z.object({
+  /** USD settled per 5-minute bucket (`floor(ms / 300000)`), for the last hour. */
+  recent: z.record(z.string(), z.number()).default({}),
+  /** USD settled per hour (`floor(ms / 3600000)`), for the trailing average. */
+  hours: z.record(z.string(), z.number()).default({}),
+  pausedAt: z.number().optional(),
+  pausedUsd: z.number().optional(),
+  limitUsd: z.number().optional(),
+  resumedAt: z.number().optional(),
+  resumedBy: z.string().optional(),
+});
+
 const UncertainSchema = z.object({ userKey: z.string(), scopeKey: z.string(), usd: z.number(), day: z.string(), at: z.number() });
 
 export const LedgerV2Schema = z.object({
@@ -43,6 +59,10 @@ export const LedgerV2Schema = z.object({
   uncertain: z.record(z.string(), UncertainSchema),
   /** When each user last had a job reserved (ms), for the cooldown. */
   lastJobAt: z.record(z.string(), z.number()),
+  /** The breaker's numbers and paused scopes, per scope key (absent in files written before there was a breaker). */
+  breaker: z.record(z.string(), BreakerScopeSchema).optional(),
+  /** Refusals counted per UTC day and code, for the console (absent in files written before). */
+  refusals: z.record(z.string(), z.record(z.string(), z.number())).optional(),
 });
 
 /** The first format (daily spending, reservations with a time to live); read and upgraded. */
@@ -86,17 +106,89 @@ export function checkIn(ledger: Ledger, input: Omit<ReserveInput, 'jobId'>): Spe
       activeJobsOfUser: Object.values(ledger.reservations).filter((r) => r.userKey === userKey).length,
       lastJobAt: ledger.lastJobAt[userKey],
       used: (key, period) => usedIn(ledger, key, period, now),
+      breaker: () => breakerReadingIn(ledger, input.scopeKey, now),
     },
     input,
   );
 }
 
-/** Adds what a job cost to the day and month it was reserved in, for its user, its scope and the account. */
-export function chargeIn(ledger: Ledger, r: Reservation, usd: number): void {
+/** What the breaker reads of a scope: its last hour (settled, and what its running jobs reserved), its 7 days before, whether it is paused. */
+export function breakerReadingIn(ledger: Ledger, scopeKey: string, now: number): BreakerReading {
+  const entry = ledger.breaker?.[scopeKey];
+  let windowUsd = 0;
+  for (const [bucket, usd] of Object.entries(entry?.recent ?? {})) if (inWindow(Number(bucket), now)) windowUsd += usd;
+  for (const r of Object.values(ledger.reservations)) if (r.scopeKey === scopeKey) windowUsd += r.usd;
+  const { from, to } = historyHours(now);
+  let historyUsd = 0;
+  for (const [hour, usd] of Object.entries(entry?.hours ?? {})) if (Number(hour) >= from && Number(hour) < to) historyUsd += usd;
+  const paused = entry?.pausedAt !== undefined ? { usd: entry.pausedUsd ?? 0, limitUsd: entry.limitUsd ?? 0 } : undefined;
+  return { paused, windowUsd: roundToNanoUsd(windowUsd), historyUsd: roundToNanoUsd(historyUsd) };
+}
+
+/** Keeps a scope paused by the breaker (the job of `refusal` tripped it). */
+export function pauseIn(ledger: Ledger, scopeKey: string, refusal: SpendRefusal, now: number): void {
+  const entry = breakerEntry(ledger, scopeKey);
+  entry.pausedAt = now;
+  entry.pausedUsd = refusal.used;
+  entry.limitUsd = refusal.limit;
+}
+
+/** Resumes a paused scope: its last hour counts from zero. Answers its state before, or undefined when it was not paused. */
+export function resumeIn(ledger: Ledger, scopeKey: string, by: string, now: number): BreakerState | undefined {
+  const entry = ledger.breaker?.[scopeKey];
+  if (entry?.pausedAt === undefined) return undefined;
+  const before = breakerStateOf(entry);
+  delete entry.pausedAt;
+  delete entry.pausedUsd;
+  delete entry.limitUsd;
+  entry.recent = {};
+  entry.resumedAt = now;
+  entry.resumedBy = by;
+  return before;
+}
+
+/** The breaker's state of every scope it paused or that was resumed. */
+export function breakerStatesIn(ledger: Ledger): Record<string, BreakerState> {
+  const states: Record<string, BreakerState> = {};
+  for (const [scopeKey, entry] of Object.entries(ledger.breaker ?? {})) {
+    if (entry.pausedAt !== undefined || entry.resumedAt !== undefined) states[scopeKey] = breakerStateOf(entry);
+  }
+  return states;
+}
+
+function breakerStateOf(entry: z.output<typeof BreakerScopeSchema>): BreakerState {
+  const { pausedAt, pausedUsd, limitUsd, resumedAt, resumedBy } = entry;
+  return {
+    ...(pausedAt !== undefined && { pausedAt, pausedUsd, limitUsd }),
+    ...(resumedAt !== undefined && { resumedAt, resumedBy }),
+  };
+}
+
+function breakerEntry(ledger: Ledger, scopeKey: string): z.output<typeof BreakerScopeSchema> {
+  return ((ledger.breaker ??= {})[scopeKey] ??= { recent: {}, hours: {} });
+}
+
+/** Adds refusals to the counts of the UTC day of `now`. */
+export function countRefusalsIn(ledger: Ledger, counts: Readonly<Record<string, number>>, now: number): void {
+  const day = (((ledger.refusals ??= {})[periodKey('day', now)]) ??= {});
+  for (const [code, n] of Object.entries(counts)) if (n > 0) day[code] = (day[code] ?? 0) + n;
+}
+
+/**
+ * Adds what a job cost to the day and month it was reserved in, for its user, its scope and the account; and, for a
+ * scope the breaker watches, to its spend of the moment it was charged (`now`).
+ */
+export function chargeIn(ledger: Ledger, r: Reservation, usd: number, now: number): void {
   for (const period of [r.day, r.month]) {
     const totals = (ledger.spent[period] ??= {});
     for (const key of keysOfJob(r.userKey, r.scopeKey)) totals[key] = roundToNanoUsd((totals[key] ?? 0) + usd);
   }
+  if (!breakerApplies(r.scopeKey) || !(usd > 0)) return;
+  const entry = breakerEntry(ledger, r.scopeKey);
+  const recent = String(recentBucket(now));
+  const hour = String(hourBucket(now));
+  entry.recent[recent] = roundToNanoUsd((entry.recent[recent] ?? 0) + usd);
+  entry.hours[hour] = roundToNanoUsd((entry.hours[hour] ?? 0) + usd);
 }
 
 /** The usage record of a reservation ended at `costUsd`. */
@@ -106,7 +198,7 @@ export function recordOf(
   costUsd: number,
   basis: UsageRecord['basis'],
   now: number,
-  requestId: string | undefined,
+  info: { requestId?: string | undefined; outcome?: UsageRecord['outcome']; images?: number | undefined },
 ): UsageRecord {
   return usageRecord({
     jobId,
@@ -118,7 +210,10 @@ export function recordOf(
     job: r.job,
     costUsd,
     basis,
-    requestId,
+    requestId: info.requestId,
+    outcome: info.outcome,
+    images: info.images,
+    reservedAt: r.at,
     ...(exceedsReservation(r, costUsd) && { reservedUsd: r.usd }),
   });
 }
@@ -133,6 +228,19 @@ export function pruneIn(ledger: Ledger, now: number, keepDays: number): void {
   const forgetBefore = now - keepDays * DAY_MS;
   for (const [jobId, u] of Object.entries(ledger.uncertain)) if (u.at < forgetBefore) delete ledger.uncertain[jobId];
   for (const [key, at] of Object.entries(ledger.lastJobAt)) if (at < forgetBefore) delete ledger.lastJobAt[key];
+  const oldestRefusals = utcDayBefore(now, REFUSAL_KEEP_DAYS - 1);
+  for (const day of Object.keys(ledger.refusals ?? {})) if (day < oldestRefusals) delete ledger.refusals![day];
+  const { from } = historyHours(now);
+  for (const [scopeKey, entry] of Object.entries(ledger.breaker ?? {})) {
+    for (const bucket of Object.keys(entry.recent)) if (Number(bucket) * BREAKER_BUCKET_MS < now - 2 * 60 * 60_000) delete entry.recent[bucket];
+    for (const hour of Object.keys(entry.hours)) if (Number(hour) < from) delete entry.hours[hour];
+    if ((entry.resumedAt ?? 0) < forgetBefore) {
+      delete entry.resumedAt;
+      delete entry.resumedBy;
+    }
+    const empty = Object.keys(entry.recent).length + Object.keys(entry.hours).length === 0;
+    if (empty && entry.pausedAt === undefined && entry.resumedAt === undefined) delete ledger.breaker![scopeKey];
+  }
 }
 
 /** Version 1 had daily totals and reservations with a time to live: they become reservations of a gone process. */

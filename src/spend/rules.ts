@@ -1,3 +1,4 @@
+import { breakerApplies, breakerLimit, pausedRefusal, type BreakerReading } from './breaker.js';
 import { ACCOUNT_KEY, type SpendLimits, type SpendRefusal } from './types.js';
 import { nextUtcMidnight, nextUtcMonth, utcDay, utcMonth } from './utc-period.js';
 
@@ -89,6 +90,13 @@ export interface LedgerSnapshot {
   lastJobAt: number | undefined;
   /** Settled plus reserved under `key` in the period of `now`. */
   used(key: string, period: CapPeriod): number;
+  /** The breaker's reading of the job's scope; read only when the breaker is on and watches that scope (`breakerWatches`). */
+  breaker?(): BreakerReading;
+}
+
+/** Whether the breaker is on for a job's scope: set (`PICTOR_BREAKER_*`) and watching scopes of its kind. */
+export function breakerWatches(limits: SpendLimits, scopeKey: string): boolean {
+  return limits.breaker !== undefined && breakerApplies(scopeKey);
 }
 
 /** The refusal facts when a user has too many jobs at once. */
@@ -113,11 +121,16 @@ export function passes(usedUsd: number, estimateUsd: number, limit: number): boo
 
 /**
  * The one decision: the refusal a job gets, or undefined when it may be
- * reserved. Checked in order: the user's jobs at once, the cooldown, then
- * every money cap in `BUDGETS` order; the first that fails is the answer.
+ * reserved. Checked in order: a scope the breaker paused, the user's jobs at
+ * once, the cooldown, every money cap in `BUDGETS` order, then the breaker
+ * (a job that would take its scope's last hour past the breaker's limit trips
+ * it: `tripped`, and the store keeps the scope paused); the first that fails
+ * is the answer.
  */
 export function evaluate(snapshot: LedgerSnapshot, job: JobAsk): SpendRefusal | undefined {
   const { limits, now } = job;
+  const breaker = breakerWatches(limits, job.scopeKey) && snapshot.breaker ? snapshot.breaker() : undefined;
+  if (breaker?.paused) return pausedRefusal(breaker.paused.limitUsd, breaker.paused.usd, false);
   if (limits.userConcurrentJobs !== undefined && snapshot.activeJobsOfUser >= limits.userConcurrentJobs) {
     return concurrencyRefusal(limits.userConcurrentJobs, snapshot.activeJobsOfUser, now);
   }
@@ -130,6 +143,10 @@ export function evaluate(snapshot: LedgerSnapshot, job: JobAsk): SpendRefusal | 
     if (budget.limit === undefined) continue;
     const used = snapshot.used(budget.key, budget.period);
     if (passes(used, job.estimateUsd, budget.limit)) return budgetRefusal(budget, budget.limit, used, now);
+  }
+  if (breaker) {
+    const limit = breakerLimit(breaker.historyUsd, limits.breaker!);
+    if (limit !== undefined && passes(breaker.windowUsd, job.estimateUsd, limit)) return pausedRefusal(roundToNanoUsd(limit), roundToNanoUsd(breaker.windowUsd + job.estimateUsd), true);
   }
   return undefined;
 }
@@ -145,8 +162,9 @@ export function capsAsData(limits: SpendLimits, userKey: string, scopeKey: strin
 }
 
 /** A store's answer "this cap refused, with this much used" as the refusal facts (for stores that check caps themselves). */
-export function refusalFromStore(code: string, usedOrLast: number, job: Pick<JobAsk, 'limits' | 'now'>): SpendRefusal {
+export function refusalFromStore(code: string, usedOrLast: number, job: Pick<JobAsk, 'limits' | 'now'>, breaker?: { limitNanos: number; tripped: boolean }): SpendRefusal {
   const { limits, now } = job;
+  if (code === 'scope_paused') return pausedRefusal(fromNanos(breaker?.limitNanos ?? 0), fromNanos(usedOrLast), breaker?.tripped ?? false);
   if (code === 'user_concurrency') return concurrencyRefusal(limits.userConcurrentJobs!, usedOrLast, now);
   if (code === 'user_cooldown') return cooldownRefusal(limits.userCooldownSeconds!, usedOrLast, now);
   const budget = BUDGETS.find((b) => b.code === code);

@@ -1,3 +1,4 @@
+import type { BreakerSettings } from './breaker.js';
 import type { BUDGETS } from './rules.js';
 
 /**
@@ -26,6 +27,12 @@ export interface SpendLimits {
   userConcurrentJobs?: number | undefined;
   /** Seconds between two jobs of one user. */
   userCooldownSeconds?: number | undefined;
+  /**
+   * The breaker (`PICTOR_BREAKER_*`): a server, workspace or DM user whose last
+   * hour passes both its factor times its own trailing hourly average and the
+   * floor is paused until resumed from the console. Undefined: off.
+   */
+  breaker?: BreakerSettings | undefined;
 }
 
 /** Which cap refused a job (`BUDGETS` in the rulebook lists them). Stable: surfaces switch on it. */
@@ -34,7 +41,10 @@ export type BudgetCode = (typeof BUDGETS)[number]['code'];
 /** The spend guard's refusals of a user's pace (`PICTOR_USER_CONCURRENT_JOBS`, `PICTOR_USER_COOLDOWN_SECONDS`), beside the caps'. */
 export const USER_PACE_CODES = ['user_concurrency', 'user_cooldown'] as const;
 
-export type SpendRefusalCode = BudgetCode | (typeof USER_PACE_CODES)[number];
+/** The breaker's refusal: the job's server, workspace or DM user is paused until the owner resumes it. */
+export const BREAKER_CODE = 'scope_paused' as const;
+
+export type SpendRefusalCode = BudgetCode | (typeof USER_PACE_CODES)[number] | typeof BREAKER_CODE;
 
 /** Why a reservation was refused: the limit, how much of it is used, and when it lets the job in again (ms). */
 export interface SpendRefusal {
@@ -43,6 +53,8 @@ export interface SpendRefusal {
   limit: number;
   used: number;
   resetsAt: number;
+  /** `scope_paused` only: this very job tripped the breaker (the scope was paused by this refusal). */
+  tripped?: boolean | undefined;
 }
 
 export type ReserveResult = { ok: true } | SpendRefusal;
@@ -105,7 +117,19 @@ export interface UsageRecord {
   reservedUsd?: number | undefined;
   requestId?: string | undefined;
   prompt?: string | undefined;
+  /**
+   * How the job ended: `completed`, `failed` or `cancelled` (its process said so), or `interrupted` (its process died
+   * after sending it; basis `uncertain`). Absent in records of older versions.
+   */
+  outcome?: JobOutcomeKind | undefined;
+  /** When the job was reserved (ms): `time - reservedAt` is how long it took. Absent in records of older versions. */
+  reservedAt?: number | undefined;
+  /** The images that came back (absent in records of older versions, and of interrupted jobs: unknown). */
+  images?: number | undefined;
 }
+
+/** How a job that was charged ended. */
+export type JobOutcomeKind = 'completed' | 'failed' | 'cancelled' | 'interrupted';
 
 /** How a settle's amount was found: priced from the table, or (in part) the upper-bound estimate. */
 export type ChargeBasis = 'table' | 'estimate';
@@ -119,6 +143,10 @@ export interface SettleInfo {
   requestId?: string | undefined;
   /** Default `table`. */
   basis?: ChargeBasis | undefined;
+  /** How the job ended, for the usage record (`completed`, `failed`, `cancelled`). */
+  outcome?: Exclude<JobOutcomeKind, 'interrupted'> | undefined;
+  /** The images that came back, for the usage record. */
+  images?: number | undefined;
 }
 
 /**
@@ -170,8 +198,16 @@ export interface ReconcileReport {
  * (`markSent`), marked uncertain, and released otherwise.
  */
 export interface QuotaStore extends SeenRequests {
+  /** Where this ledger is kept, for tools that keep their own records beside it (the console's alerts). */
+  readonly storage?: LedgerStorage | undefined;
   /** Checks every limit and, if all pass, reserves `estimateUsd` and marks the job active for the user. */
   reserve(input: ReserveInput): Promise<ReserveResult>;
+  /**
+   * What `reserve` would answer for such a job now, without reserving it: nothing is written and the breaker is not
+   * tripped (a refusal never has `tripped`). For a surface that must know before it answers in public (the job may
+   * still be refused when it is reserved).
+   */
+  check(input: Omit<ReserveInput, 'jobId' | 'job'>): Promise<SpendRefusal | undefined>;
   /**
    * Records that the job's request is about to leave: from now on it may be billed. Call before every send. Rejects
    * (the job must not be sent) when the reservation has ended; one the ledger lost is put back first.
@@ -211,7 +247,71 @@ export interface QuotaStore extends SeenRequests {
   scopeSettings(scopeKey: string): Promise<ScopeSettingEntries>;
   /** Sets (or, with `value` undefined, clears) one setting of a scope, atomically, and answers what it was before. */
   setScopeSetting(scopeKey: string, name: string, value: unknown, changedBy: string, now: number): Promise<{ previous: unknown }>;
+  /** Every scope whose caps a chat admin changed, with those caps (who set each, and when). */
+  allCapOverrides(): Promise<Record<string, CapOverrides>>;
+  /** The reservations still counting, oldest first: the jobs queued (not yet sent) and in flight of every process sharing the ledger. */
+  activeJobs(): Promise<ActiveJob[]>;
+  /**
+   * The usage records written after `cursor` (undefined: from the first), in the order written, and the cursor to
+   * ask from next: for a reader that keeps its own totals (the console). `reset`: the cursor no longer points into
+   * the records (old ones were dropped, or the storage was rewritten), so these are all of them, read again. A job
+   * may have two records (see `latestPerJob`); the later one counts.
+   */
+  usageSince(cursor: string | undefined): Promise<UsageFeed>;
+  /** Adds refusals (how many of each code) to the counts of the UTC day of `now`. */
+  countRefusals(counts: Readonly<Record<string, number>>, now: number): Promise<void>;
+  /** The refusals counted, per UTC day (`YYYY-MM-DD`, from `sinceDay` on) and code. */
+  refusals(sinceDay: string): Promise<RefusalCounts>;
+  /** The breaker's state of every scope it paused (and of those resumed since), by scope key. */
+  breakerStates(): Promise<Record<string, BreakerState>>;
+  /**
+   * Resumes a scope the breaker paused: its jobs are taken again and its last hour counts from zero. Answers its
+   * state as it was, or undefined when it was not paused (nothing changed).
+   */
+  resumeScope(scopeKey: string, by: string, now: number): Promise<BreakerState | undefined>;
   close(): Promise<void>;
+}
+
+/** Where a ledger is kept: a data folder, a Redis prefix (with the store's connection), or this process's memory. */
+export type LedgerStorage = { kind: 'file'; dir: string } | { kind: 'redis'; redis: import('ioredis').Redis; prefix: string } | { kind: 'memory' };
+
+/** A reservation still counting: a job queued or in flight, in any process sharing the ledger. */
+export interface ActiveJob {
+  jobId: string;
+  userKey: string;
+  scopeKey: string;
+  /** What it reserved: its upper-bound price. */
+  usd: number;
+  /** When it was reserved (ms). */
+  at: number;
+  /** Its request may have left (`markSent`): in flight. False: still queued. */
+  sent: boolean;
+  /** The process holding it (`<host>:<pid>:<random>`). */
+  owner: string;
+  job?: JobDetails | undefined;
+}
+
+/** What `usageSince` answers. */
+export interface UsageFeed {
+  records: UsageRecord[];
+  cursor: string;
+  reset: boolean;
+}
+
+/** Refusals counted per UTC day and code. */
+export type RefusalCounts = Record<string, Record<string, number>>;
+
+/** What the breaker did to one scope. */
+export interface BreakerState {
+  /** Paused since (ms); undefined once resumed. */
+  pausedAt?: number | undefined;
+  /** What the scope had spent (settled and reserved) in the hour before it was paused, with the job that tripped it. */
+  pausedUsd?: number | undefined;
+  /** The limit it passed: the larger of its factor times its trailing hourly average, and the floor (USD per hour). */
+  limitUsd?: number | undefined;
+  /** When it was last resumed (ms), and by whom. */
+  resumedAt?: number | undefined;
+  resumedBy?: string | undefined;
 }
 
 /**

@@ -37,6 +37,9 @@ export const UsageRecordSchema = z
   reservedUsd: z.number().optional(),
   requestId: z.string().optional(),
   prompt: z.string().optional(),
+  outcome: z.enum(['completed', 'failed', 'cancelled', 'interrupted']).optional(),
+  reservedAt: z.number().optional(),
+  images: z.number().optional(),
 })
   .transform(({ month, basis, ...rest }): UsageRecord => ({
     ...rest,
@@ -70,7 +73,12 @@ export function usageRecord(input: {
   basis: UsageRecord['basis'];
   requestId?: string | undefined;
   reservedUsd?: number | undefined;
+  /** How it ended; a record charged by a reconcile (basis `uncertain`) is `interrupted`. */
+  outcome?: UsageRecord['outcome'];
+  reservedAt?: number | undefined;
+  images?: number | undefined;
 }): UsageRecord {
+  const outcome = input.basis === 'uncertain' ? 'interrupted' : input.outcome;
   const { job } = input;
   return {
     jobId: input.jobId,
@@ -86,6 +94,9 @@ export function usageRecord(input: {
     basis: input.basis,
     ...(input.reservedUsd !== undefined && { reservedUsd: input.reservedUsd }),
     ...(input.requestId !== undefined && { requestId: input.requestId }),
+    ...(outcome !== undefined && { outcome }),
+    ...(input.reservedAt !== undefined && { reservedAt: input.reservedAt }),
+    ...(input.images !== undefined && outcome !== 'interrupted' && { images: input.images }),
   };
 }
 

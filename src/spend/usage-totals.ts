@@ -15,15 +15,22 @@ export interface UsageTotals {
 /** The records' jobs, images and cost, under one key. */
 export function sumUsage(records: Iterable<UsageRecord>, key: string): UsageTotals {
   const totals: UsageTotals = { key, jobs: 0, images: 0, usd: 0, uncertainUsd: 0 };
-  for (const r of records) {
-    totals.jobs += 1;
-    totals.images += r.n ?? 0;
-    totals.usd += r.costUsd;
-    if (r.basis === 'uncertain') totals.uncertainUsd += r.costUsd;
-  }
+  for (const r of records) addUsage(totals, r);
   totals.usd = roundToNanoUsd(totals.usd);
   totals.uncertainUsd = roundToNanoUsd(totals.uncertainUsd);
   return totals;
+}
+
+/**
+ * What one record adds to totals (`sign` -1 takes it away again, for a job whose later record replaces it): a job,
+ * the images it asked for, its cost, and that cost again as uncertain when a reconcile charged it. The one
+ * definition of these figures, for `pictor usage`, the chat summaries and the console. Round when reading.
+ */
+export function addUsage(totals: Omit<UsageTotals, 'key'>, r: UsageRecord, sign: 1 | -1 = 1): void {
+  totals.jobs += sign;
+  totals.images += sign * (r.n ?? 0);
+  totals.usd += sign * r.costUsd;
+  if (r.basis === 'uncertain') totals.uncertainUsd += sign * r.costUsd;
 }
 
 /** The records grouped by `keyOf` (user key, scope key, surface …), largest spend first, then by key. */

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { startService, type Service } from '../../bots/main.js';
 import { scrape } from '../metrics/scrape.js';
 
@@ -13,6 +14,19 @@ interface Panel {
   datasource?: { type: string; uid: string };
   targets?: { expr: string }[];
   panels?: Panel[];
+}
+
+interface AlertRule {
+  uid: string;
+  title: string;
+  condition: string;
+  data: { refId: string; datasourceUid: string; model: { expr?: string; type?: string; expression?: string } }[];
+}
+
+async function alertRules(): Promise<AlertRule[]> {
+  const file = parse(await readFile(join(root, 'deploy/grafana/provisioning/alerting/pictor-alerts.yaml'), 'utf8')) as { apiVersion: number; groups: { rules: AlertRule[] }[] };
+  expect(file.apiVersion).toBe(1);
+  return file.groups.flatMap((g) => g.rules);
 }
 
 async function dashboard(): Promise<{ uid: string; panels: Panel[] }> {
@@ -86,9 +100,34 @@ describe('the Grafana dashboard (deploy/grafana/dashboards/pictor.json)', () => 
       'pictor_request_duration_seconds_bucket',
       'pictor_rate_limited_total',
       'pictor_retries_total',
+      'pictor_account_spent_usd',
+      'pictor_account_cap_usd',
     ]) {
       expect(queried, name).toContain(name);
     }
+  });
+
+  it('has alert rules on spend against the caps, 429s and readiness, querying only exported metrics from the provisioned Prometheus', async () => {
+    const source = await readFile(join(root, 'deploy/grafana/provisioning/datasources/prometheus.yaml'), 'utf8');
+    const uid = /^\s+uid:\s*(\S+)$/m.exec(source)![1];
+    const rules = await alertRules();
+    const queried = new Set<string>();
+    for (const rule of rules) {
+      const queries = rule.data.filter((d) => d.datasourceUid !== '__expr__');
+      expect(queries.length, rule.title).toBeGreaterThan(0);
+      for (const query of queries) {
+        expect(query.datasourceUid, rule.title).toBe(uid);
+        const names = metricNames(query.model.expr ?? '');
+        expect(names.filter((name) => !exported.has(name)), rule.title).toEqual([]);
+        for (const name of names) queried.add(name);
+      }
+      // The condition is a threshold over one of the rule's queries.
+      const condition = rule.data.find((d) => d.refId === rule.condition);
+      expect(condition?.model.type, rule.title).toBe('threshold');
+      expect(rule.data.map((d) => d.refId), rule.title).toContain(condition!.model.expression);
+    }
+    expect(new Set(rules.map((r) => r.uid)).size).toBe(rules.length);
+    for (const name of ['pictor_account_spent_usd', 'pictor_account_cap_usd', 'pictor_rate_limited_total', 'pictor_ready']) expect(queried, name).toContain(name);
   });
 
   it('gives every graph a query and reads from the provisioned Prometheus data source', async () => {

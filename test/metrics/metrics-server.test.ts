@@ -71,4 +71,22 @@ describe('the metrics server', () => {
 
     await expect(fetch(`${server.url}/metrics`)).rejects.toThrow();
   });
+
+  it('exports readiness as a metric (for an alert rule) and what the account spent against its caps, read from the ledger', async () => {
+    let up = true;
+    const metrics = createMetrics();
+    metrics.watchLedger({ spentUsd: async (period) => (period === 'day' ? 1.25 : 30.5), capUsd: { day: 5, month: undefined } });
+    const server = await startMetricsServer({ registry: metrics.registry, checks: { discord: () => up }, port: 0 });
+    defer(() => server.close());
+    const text = async () => (await fetch(`${server.url}/metrics`)).text();
+    let scraped = await text();
+    expect(scraped).toMatch(/^pictor_ready 1$/m);
+    expect(scraped).toMatch(/^pictor_account_spent_usd\{period="day"\} 1\.25$/m);
+    expect(scraped).toMatch(/^pictor_account_spent_usd\{period="month"\} 30\.5$/m);
+    expect(scraped).toMatch(/^pictor_account_cap_usd\{period="day"\} 5$/m);
+    expect(scraped).not.toMatch(/^pictor_account_cap_usd\{period="month"\}/m);
+    up = false;
+    scraped = await text();
+    expect(scraped).toMatch(/^pictor_ready 0$/m);
+  });
 });

@@ -33,6 +33,15 @@ describe('describeSpendRefusal, the one sentence for a refused job on every surf
     );
   });
 
+  it('says a scope the breaker paused is paused, what it spent in the last hour against what it usually may, and who can resume it', () => {
+    const paused = { code: 'scope_paused' as const, limit: 1.5, used: 4.2, resetsAt: Number.POSITIVE_INFINITY };
+    expect(describeSpendRefusal(paused, { estimateUsd: 0.2, now: NOW, scopeName: 'this server' })).toBe(
+      'This server is paused: it spent $4.20 in the last hour, more than the $1.50 an hour its usual use allows. ' +
+        'No new jobs are taken until the bot’s operator (who pays for its API key) resumes it from the Pictor console.',
+    );
+    expect(describeSpendRefusal(paused, { estimateUsd: 0.2, now: NOW, scopeName: 'your use of the bot outside servers' })).toMatch(/^Your use of the bot outside servers is paused: /);
+  });
+
   it('is the message of the CLI’s and the n8n node’s error, whose code is the cap’s', () => {
     const refusal = { ok: false as const, code: 'budget_account_daily' as const, limit: 0.01, used: 0.00636, resetsAt: MIDNIGHT };
     const error = new BudgetExceededError(refusal, 0.00636, NOW);

@@ -29,6 +29,7 @@ const M = firstOfThisMonth - 1000;
 
 interface StoreOptions {
   leaseMs?: number;
+  clock?: () => number;
   onReservationLost?: (lost: LostReservation) => void;
 }
 
@@ -330,6 +331,133 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(await b.firstSight('v0=abc', now + 60_000, now)).toBe(false);
     expect(await b.firstSight('v0=def', now + 60_000, now)).toBe(true);
   });
+
+  describe('the breaker', () => {
+    const HOUR = 60 * 60_000;
+    const T0 = Math.floor(Date.now() / HOUR) * HOUR + 30 * 60_000;
+    const breaker = { factor: 10, floorUsd: 0.5 };
+    /** A store whose clock the test sets, with `usd` settled in `scopeKey` two days before T0 (its trailing average: usd / 168 an hour). */
+    const withHistory = async (usd: number, scopeKey = 'discord:guild') => {
+      const time = { now: T0 - 2 * DAY };
+      const s = await open(undefined, { clock: () => time.now });
+      if (usd > 0) {
+        expect(await s.reserve(ask('old', usd, {}, { scopeKey, now: time.now }))).toEqual({ ok: true });
+        await s.markSent('old');
+        await s.settle('old', usd);
+      }
+      time.now = T0;
+      return s;
+    };
+    const at = (jobId: string, usd: number, extra: Partial<ReserveInput> = {}) => ask(jobId, usd, { breaker }, { now: T0, ...extra });
+
+    it('pauses a scope whose last hour would pass its factor times its trailing hourly average and the floor, refusing that job and every later one', async () => {
+      const s = await withHistory(1.68); // $0.01 an hour: the floor ($0.50) is the larger
+      expect(await s.reserve(at('a', 0.3))).toEqual({ ok: true });
+      expect(await s.reserve(at('b', 0.3))).toEqual({ ok: false, code: 'scope_paused', limit: 0.5, used: 0.6, resetsAt: Number.POSITIVE_INFINITY, tripped: true });
+      expect(await s.reserve(at('c', 0.01))).toEqual({ ok: false, code: 'scope_paused', limit: 0.5, used: 0.6, resetsAt: Number.POSITIVE_INFINITY });
+      // Another server is not touched; the paused one is kept for every process sharing the ledger.
+      expect(await s.reserve(at('d', 0.01, { scopeKey: 'discord:other' }))).toEqual({ ok: true });
+      expect(await s.breakerStates()).toEqual({ 'discord:guild': { pausedAt: T0, pausedUsd: 0.6, limitUsd: 0.5 } });
+    });
+
+    it('counts what was settled in the last hour with what is reserved, against factor × average when that is above the floor', async () => {
+      const s = await withHistory(168); // $1 an hour: 10 × $1 = $10 an hour
+      expect(await s.reserve(at('a', 6))).toEqual({ ok: true });
+      await s.markSent('a');
+      await s.settle('a', 6);
+      expect(await s.reserve(at('b', 3.5))).toEqual({ ok: true });
+      expect(await s.reserve(at('c', 0.6))).toMatchObject({ ok: false, code: 'scope_paused', limit: 10, used: 10.1, tripped: true });
+    });
+
+    it('never pauses a scope with no spend in the 7 days before (a cold start), nor one it does not watch (the CLI’s), nor with the breaker off', async () => {
+      const s = await withHistory(0);
+      expect(await s.reserve(at('a', 50))).toEqual({ ok: true });
+      const t = await withHistory(1.68, 'cli');
+      expect(await t.reserve(at('b', 50, { scopeKey: 'cli', userKey: 'cli:me' }))).toEqual({ ok: true });
+      const u = await withHistory(1.68);
+      expect(await u.reserve(ask('c', 50, {}, { now: T0 }))).toEqual({ ok: true });
+      expect(await s.breakerStates()).toEqual({});
+    });
+
+    it('answers what a reservation would, without reserving or pausing anything (check)', async () => {
+      const s = await withHistory(1.68);
+      expect(await s.check({ userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.6, limits: { breaker }, now: T0 })).toMatchObject({ code: 'scope_paused', limit: 0.5, used: 0.6 });
+      expect(await s.breakerStates()).toEqual({});
+      expect(await s.check({ userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.3, limits: { breaker, userDailyUsd: 0.2 }, now: T0 })).toMatchObject({ code: 'budget_user_daily' });
+      expect(await s.check({ userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.3, limits: { breaker }, now: T0 })).toBeUndefined();
+      expect(await s.activeJobs()).toEqual([]);
+      expect(await s.reserve(at('a', 0.3))).toEqual({ ok: true });
+      expect(await s.reserve(at('b', 0.3))).toMatchObject({ tripped: true });
+      const paused = await s.check({ userKey: 'discord:bob', scopeKey: 'discord:guild', estimateUsd: 0, limits: { breaker }, now: T0 });
+      expect(paused).toEqual({ ok: false, code: 'scope_paused', limit: 0.5, used: 0.6, resetsAt: Number.POSITIVE_INFINITY });
+    });
+
+    it('resumes a paused scope once: its jobs are taken again and its last hour counts from zero', async () => {
+      const s = await withHistory(1.68);
+      expect(await s.reserve(at('a', 0.3))).toEqual({ ok: true });
+      await s.markSent('a');
+      await s.settle('a', 0.3);
+      expect(await s.reserve(at('b', 0.3))).toMatchObject({ code: 'scope_paused', tripped: true });
+      expect(await s.resumeScope('discord:guild', 'console', T0 + 1000)).toEqual({ pausedAt: T0, pausedUsd: 0.6, limitUsd: 0.5 });
+      expect(await s.resumeScope('discord:guild', 'console', T0 + 2000)).toBeUndefined();
+      expect(await s.reserve(at('b', 0.3))).toEqual({ ok: true });
+      expect(await s.breakerStates()).toEqual({ 'discord:guild': { resumedAt: T0 + 1000, resumedBy: 'console' } });
+    });
+  });
+
+  it('lists the jobs reserved and not ended, of every process, queued or in flight', async () => {
+    const s = await open();
+    expect(await s.activeJobs()).toEqual([]);
+    expect(await s.reserve(ask('q', 0.2, {}, { job: { operation: 'generate', n: 2, size: '1024x1024', quality: 'low' } }))).toEqual({ ok: true });
+    expect(await s.reserve(ask('f', 0.3, {}, { now: D - 30_000, userKey: 'slack:U1', scopeKey: 'slack:T1' }))).toEqual({ ok: true });
+    await s.markSent('f');
+    expect(await s.activeJobs()).toEqual([
+      { jobId: 'q', userKey: 'discord:alice', scopeKey: 'discord:guild', usd: 0.2, at: D - 60_000, sent: false, owner: expect.any(String), job: { operation: 'generate', n: 2, size: '1024x1024', quality: 'low' } },
+      { jobId: 'f', userKey: 'slack:U1', scopeKey: 'slack:T1', usd: 0.3, at: D - 30_000, sent: true, owner: expect.any(String) },
+    ]);
+    await s.settle('f', 0.1);
+    expect((await s.activeJobs()).map((j) => j.jobId)).toEqual(['q']);
+  });
+
+  it('hands a reader the usage records written since its cursor, with how each job ended and when it was reserved', async () => {
+    const s = await open();
+    const first = await s.usageSince(undefined);
+    expect(first).toMatchObject({ records: [], reset: false });
+    expect(await s.reserve(ask('a', 0.2, {}))).toEqual({ ok: true });
+    await s.markSent('a');
+    await s.settle('a', 0.1, { outcome: 'completed', images: 1 });
+    const second = await s.usageSince(first.cursor);
+    expect(second.records).toEqual([expect.objectContaining({ jobId: 'a', costUsd: 0.1, outcome: 'completed', images: 1, reservedAt: D - 60_000 })]);
+    expect(second.reset).toBe(false);
+    expect(await s.reserve(ask('b', 0.2, {}))).toEqual({ ok: true });
+    await s.markSent('b');
+    await s.settle('b', 0.2, { outcome: 'cancelled', images: 0, basis: 'estimate' });
+    const third = await s.usageSince(second.cursor);
+    expect(third.records.map((r) => [r.jobId, r.outcome])).toEqual([['b', 'cancelled']]);
+    expect((await s.usageSince(third.cursor)).records).toEqual([]);
+    expect((await s.usageSince(undefined)).records.map((r) => r.jobId)).toEqual(['a', 'b']);
+  });
+
+  it('counts refusals per day and code, for every store on the same storage', async () => {
+    const s = await open();
+    await s.countRefusals({ budget_user_daily: 2, queue_full: 1 }, D);
+    await s.countRefusals({ budget_user_daily: 1, nothing: 0 }, D);
+    await s.countRefusals({ scope_paused: 1 }, D + 2000);
+    expect(await s.refusals(dayOf(D))).toEqual({ [dayOf(D)]: { budget_user_daily: 3, queue_full: 1 }, [dayOf(D + 2000)]: { scope_paused: 1 } });
+    expect(await s.refusals(dayOf(D + 2000))).toEqual({ [dayOf(D + 2000)]: { scope_paused: 1 } });
+  });
+
+  it('lists every scope whose caps chat admins changed', async () => {
+    const s = await open();
+    expect(await s.allCapOverrides()).toEqual({});
+    await s.setCapOverride('discord:g1', 'userDailyUsd', 2, 'discord:admin', 1000);
+    await s.setCapOverride('slack:T1', 'scopeMonthlyUsd', 40, 'slack:U9', 2000);
+    expect(await s.allCapOverrides()).toEqual({
+      'discord:g1': { userDailyUsd: { usd: 2, by: 'discord:admin', at: 1000 } },
+      'slack:T1': { scopeMonthlyUsd: { usd: 40, by: 'slack:U9', at: 2000 } },
+    });
+  });
+
 });
 
 function firstOfNextMonth(at: number): number {

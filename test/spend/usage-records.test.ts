@@ -69,8 +69,10 @@ describe.each(['file', 'redis'] as const)('usage records (%s ledger)', (kind) =>
       costUsd: 0.0127,
       basis: 'table',
       requestId: 'req_123',
+      reservedAt: expect.any(Number),
     });
     expect(records[0]!.time).toBeGreaterThanOrEqual(before);
+    expect(records[0]!.reservedAt).toBeGreaterThanOrEqual(before);
     expect(records[1]).toMatchObject({ surface: 'slack', costUsd: 0.05 });
     expect(records.reduce((sum, r) => sum + r.costUsd, 0)).toBeCloseTo(await store.spentToday('account', Date.now()), 9);
   });

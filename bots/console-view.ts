@@ -1,0 +1,149 @@
+import { envText, formatUsd, type Env, type LoggerLike, type ScopeSettingEntries } from '../src/index.js';
+import type { BotsView, KeptImage, SettingRow } from '../src/console/index.js';
+import { StateJobRecordStore } from './discord/StateJobRecordStore.js';
+import type { JobRunner } from './runner/index.js';
+import type { RunnerConfig } from './runner/config.js';
+import type { StateStore } from './state/index.js';
+
+export interface BotsConsoleViewOptions {
+  runner: JobRunner;
+  runnerConfig: RunnerConfig;
+  state: StateStore;
+  env: Env;
+  logger: LoggerLike;
+  /** Discord's REST base (without `/v10`) and the bot token, to look up server and member names; undefined without Discord. */
+  discord?: { apiBaseUrl: string; token: string } | undefined;
+  /** Slack's Web API and the bot token of a single-workspace app, to learn the workspace's name. */
+  slack?: { apiUrl: string; token: string } | undefined;
+  /** Each Slack workspace's bot token, for an app installed through OAuth. */
+  slackTokenOf?: ((teamId: string) => Promise<string | undefined>) | undefined;
+}
+
+const NAME_TTL_MS = 6 * 60 * 60_000;
+/** Names asked of a platform in one call at most (the rest show as keys until a later page asks again). */
+const LOOKUPS_PER_CALL = 20;
+const LOOKUP_TIMEOUT_MS = 3_000;
+
+/**
+ * What the console learns from the chat bots of `npm start` (see
+ * `BotsView` in src/console): names of servers, workspaces and members
+ * (from the jobs running here, and looked up on Discord and Slack, kept six
+ * hours), the images the Discord bot keeps for its buttons (thumbnails),
+ * the bots' settings and where each comes from, and the settings chat admins
+ * chose. Every answer is best effort: what it cannot tell, the console shows
+ * as a key.
+ */
+export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
+  const { runner, runnerConfig, env } = options;
+  const kept = new StateJobRecordStore({ state: options.state, logger: options.logger });
+  const names = new Map<string, { name: string | undefined; until: number }>();
+
+  async function lookUp(key: string): Promise<string | undefined> {
+    const [platform, id, more] = key.split(':');
+    if (!id) return undefined;
+    try {
+      if (platform === 'discord' && options.discord && more === undefined && /^\d{17,20}$/.test(id)) {
+        // A key is a server's or a member's: the server is asked first (the bot is in it), then the user.
+        for (const path of [`/v10/guilds/${id}`, `/v10/users/${id}`]) {
+          const res = await fetch(`${options.discord.apiBaseUrl}${path}`, { headers: { authorization: `Bot ${options.discord.token}` }, signal: AbortSignal.timeout(LOOKUP_TIMEOUT_MS) });
+          if (!res.ok) {
+            await res.body?.cancel();
+            continue;
+          }
+          const body = (await res.json()) as { name?: string; global_name?: string | null; username?: string };
+          const name = body.name ?? body.global_name ?? body.username;
+          if (name) return name;
+        }
+      }
+      if (platform === 'slack' && options.slack && /^T[A-Z0-9]+$/.test(id)) {
+        const res = await fetch(`${options.slack.apiUrl}auth.test`, { method: 'POST', headers: { authorization: `Bearer ${options.slack.token}` }, signal: AbortSignal.timeout(LOOKUP_TIMEOUT_MS) });
+        const body = (await res.json().catch(() => ({}))) as { ok?: boolean; team?: string; team_id?: string };
+        if (body.ok && body.team_id === id) return body.team;
+      }
+    } catch (error) {
+      options.logger.debug({ key, err: error instanceof Error ? error.message : String(error) }, 'could not look up a name for the console');
+    }
+    return undefined;
+  }
+
+  return {
+    async names(keys) {
+      const now = Date.now();
+      const found = new Map<string, string>();
+      // Who runs a job here right now has the name the chat gave.
+      for (const job of runner.activeJobs()) {
+        const { platform, userId, userName } = job.requester;
+        if (userName) names.set(`${platform}:${userId}`, { name: userName, until: now + NAME_TTL_MS });
+      }
+      let lookups = 0;
+      for (const key of keys) {
+        let known = names.get(key);
+        if ((!known || known.until <= now) && lookups < LOOKUPS_PER_CALL && (key.startsWith('discord:') || key.startsWith('slack:'))) {
+          lookups++;
+          known = { name: await lookUp(key), until: now + NAME_TTL_MS };
+          names.set(key, known);
+          if (names.size > 10_000) names.delete(names.keys().next().value!);
+        }
+        if (known?.name) found.set(key, known.name);
+      }
+      return found;
+    },
+
+    async keptImages(jobIds) {
+      const counts = new Map<string, number>();
+      for (const jobId of jobIds) {
+        const outputs = await kept.keptOutputs(jobId).catch(() => undefined);
+        if (outputs) counts.set(jobId, outputs);
+      }
+      return counts;
+    },
+
+    async keptImage(jobId, index): Promise<KeptImage | undefined> {
+      const image = await kept.readKeptOutput(jobId, index);
+      return image && { data: image.data };
+    },
+
+    settings: () => botSettings(runnerConfig, env),
+
+    async chatSettings(scopeKeys) {
+      const all: Record<string, ScopeSettingEntries> = {};
+      for (const scopeKey of scopeKeys) {
+        const [platform, ...rest] = scopeKey.split(':');
+        if (platform !== 'discord' && platform !== 'slack') continue;
+        const effective = await runner.policy.effective({ platform, scopeId: rest.join(':') });
+        const entries: ScopeSettingEntries = {};
+        for (const [name, setting] of Object.entries(effective)) {
+          const s = setting as { value?: unknown; source?: string; change?: { by: string; at: number } };
+          if (s?.source === 'admin' && s.change) entries[name] = { value: s.value, by: s.change.by, at: s.change.at };
+        }
+        if (Object.keys(entries).length > 0) all[scopeKey] = entries;
+      }
+      return all;
+    },
+
+    slackToken: options.slackTokenOf,
+  };
+}
+
+/** The bots' settings in force, each with the variable it comes from (or "default"). */
+function botSettings(config: RunnerConfig, env: Env): SettingRow[] {
+  const from = (variable: string) => (envText(env, variable) === undefined ? 'default' : variable);
+  const list = (items: readonly string[] | undefined, all: string) => (items === undefined || items.length === 0 ? all : items.join(', '));
+  const { limits, controls } = config;
+  return [
+    { name: 'Jobs one user may have at once', value: String(limits.userConcurrentJobs ?? 'no limit'), source: from('PICTOR_USER_CONCURRENT_JOBS') },
+    { name: 'Seconds between two jobs of one user', value: String(limits.userCooldownSeconds ?? 0), source: from('PICTOR_USER_COOLDOWN_SECONDS') },
+    { name: 'Jobs waiting to be sent, at most', value: String(config.maxQueuedJobs), source: from('PICTOR_MAX_QUEUED_JOBS') },
+    { name: 'Input images of waiting edits, at most', value: `${Math.round(config.maxQueuedInputBytes / (1024 * 1024))} MB`, source: from('PICTOR_MAX_QUEUED_INPUT_MB') },
+    { name: 'Partial images per image', value: String(config.partialImages), source: from('PICTOR_PARTIAL_IMAGES') },
+    { name: 'Light previews', value: config.lightPreviews ? 'on' : 'off', source: from('PICTOR_LIGHT_PREVIEWS') },
+    { name: 'Servers and workspaces where the bots work', value: list(controls.allowedScopes, 'everywhere'), source: from('PICTOR_ALLOWED_SCOPES') },
+    { name: 'Words blocked everywhere', value: controls.blockedWords?.length ? `${controls.blockedWords.length} words or phrases` : 'none', source: from('PICTOR_BLOCKED_WORDS') },
+    { name: 'Images per job, at most', value: String(controls.maxImagesPerJob ?? 10), source: from('PICTOR_MAX_IMAGES_PER_JOB') },
+    { name: 'Qualities allowed', value: list(controls.qualities, 'all'), source: from('PICTOR_ALLOWED_QUALITIES') },
+    { name: 'Sizes allowed', value: list(controls.sizes, 'all'), source: from('PICTOR_ALLOWED_SIZES') },
+    { name: 'Moderation low allowed', value: controls.allowLowModeration ? 'yes' : 'no', source: from('PICTOR_ALLOW_LOW_MODERATION') },
+    { name: 'Days a member’s history is kept', value: String(config.historyRetentionDays), source: from('PICTOR_HISTORY_RETENTION_DAYS') },
+    { name: 'Each DM user’s budget', value: `${config.dmCaps.dailyUsd === undefined ? 'no daily cap' : `${formatUsd(config.dmCaps.dailyUsd)} a day`}, ${config.dmCaps.monthlyUsd === undefined ? 'no monthly cap' : `${formatUsd(config.dmCaps.monthlyUsd)} a month`}`, source: 'PICTOR_DM_DAILY_USD, PICTOR_DM_MONTHLY_USD' },
+  ];
+}

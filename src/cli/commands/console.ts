@@ -1,0 +1,81 @@
+import type { LoggerLike } from '../../client/PictorClient.js';
+import type { CoreConfig } from '../../config.js';
+import { ValidationError } from '../../core/errors.js';
+import { readBreakerSettings } from '../../spend/breaker.js';
+import { readDmCaps } from '../../spend/caps.js';
+import { ledgerDir, ledgerRedis, openQuotaStore, type LedgerKind } from '../../spend/open-store.js';
+import { DEFAULT_CONSOLE_PORT, readAlertConfig, readConsoleConfig, startConsole } from '../../console/index.js';
+import { CONSOLE_FLAGS, parseFlags } from '../flags.js';
+import type { CliContext } from '../context.js';
+
+export const CONSOLE_USAGE = `Usage: pictor console [--port P] [--host H] [--emulator]
+
+A web page of what the account spends, for whoever pays the bill: today and this month against every cap, by
+surface, server and user, a chart of the last 30 or 90 days, refusals, images per hour; recent jobs and the ones
+running now (live); every cap and setting in force; the breaker; alerts. It reads the same ledger as pictor usage
+and npm start: Redis with REDIS_URL, else the file ledger in PICTOR_DATA_DIR (default ~/.local/state/pictor). With
+an alert destination set (PICTOR_ALERT_*), it also sends the alerts. Runs until Ctrl-C.
+
+  --port P     default PICTOR_CONSOLE_PORT, else ${DEFAULT_CONSOLE_PORT}; 0 picks a free port
+  --host H     default PICTOR_CONSOLE_HOST, else 127.0.0.1 (this machine only); any other needs PICTOR_CONSOLE_TOKEN
+  --emulator   the embedded emulator's ledger (jobs run without PICTOR_BASE_URL) instead of the account's
+
+Log in with PICTOR_CONSOLE_TOKEN, or with the link printed at start (a token made for this run). Read-only unless
+PICTOR_CONSOLE_ALLOW_CHANGES=1. See docs/console.md.`;
+
+/** Runs the console until SIGINT/SIGTERM (or `stopSignal`), then closes it and the ledger. */
+export async function runConsole(args: string[], ctx: CliContext, config: CoreConfig, logger: LoggerLike, stopSignal?: AbortSignal): Promise<number> {
+  const values = parseFlags(args, CONSOLE_FLAGS, 'console');
+  if (values.help) {
+    ctx.stdout(CONSOLE_USAGE);
+    return 0;
+  }
+  if (values.port !== undefined && !/^\d{1,5}$/.test(values.port.trim())) throw new ValidationError('--port', `--port must be a port number from 0 to 65535 (got ${JSON.stringify(values.port)})`);
+  // The flags stand for the variables they name, and are checked by the same rules (a host off this machine needs a token).
+  const env = {
+    ...ctx.env,
+    ...(values.port !== undefined && { PICTOR_CONSOLE_PORT: values.port }),
+    ...(values.host !== undefined && { PICTOR_CONSOLE_HOST: values.host }),
+  };
+  const consoleConfig = readConsoleConfig(env, { always: { port: DEFAULT_CONSOLE_PORT } })!;
+  const alerts = readAlertConfig(env);
+  const ledger: LedgerKind = values.emulator ? 'emulator' : 'account';
+  const store = await openQuotaStore({ redis: config.redis, dataDir: config.spend.dataDir, ledger, usageRetentionDays: config.spend.usageRetentionDays, logger, reconcile: false });
+  const ledgerWhere = config.redis
+    ? `the ${ledger === 'emulator' ? "emulator's" : "account's"} Redis ledger (prefix ${ledgerRedis(config.redis, ledger).prefix})`
+    : `the ${ledger === 'emulator' ? "emulator's" : "account's"} file ledger in ${ledgerDir(config.spend.dataDir, ledger)}`;
+  let running;
+  try {
+    running = await startConsole({
+      source: {
+        store,
+        operator: { caps: config.spend.caps, dmCaps: readDmCaps(env), breaker: readBreakerSettings(env), imagesPerMinute: config.imagesPerMinute, ledger },
+      },
+      config: consoleConfig,
+      alerts,
+      ledgerWhere,
+      logger,
+    });
+  } catch (error) {
+    await store.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      ctx.stderr(`pictor console: port ${consoleConfig.port} on ${consoleConfig.host} cannot be used (${code}). Choose another with --port, or --port 0 for a free one.`);
+      return 1;
+    }
+    throw error;
+  }
+  ctx.stdout(`Pictor console at ${running!.url} (${ledgerWhere}).`);
+  ctx.stdout(running!.loginLink ? `Log in: ${running!.loginLink} (a token made for this run; set PICTOR_CONSOLE_TOKEN to choose your own)` : 'Log in with PICTOR_CONSOLE_TOKEN.');
+  if (running!.watcher) ctx.stdout('Alerts: on (see the Alerts page).');
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    stopSignal?.addEventListener('abort', stop, { once: true });
+  });
+  await running!.close();
+  await store.close();
+  ctx.stderr('console stopped');
+  return 0;
+}

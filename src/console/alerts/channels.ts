@@ -1,0 +1,110 @@
+import { signWebhook, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './webhook-signature.js';
+import type { AlertConfig } from './config.js';
+
+/** One alert as it is sent: a sentence for people, and the facts for machines (the webhook's JSON). */
+export interface Alert {
+  /** Stable: the same alert is never sent twice (per cap, period and threshold; per pause). */
+  id: string;
+  kind: 'cap' | 'breaker';
+  text: string;
+  /** When it was decided (ms). */
+  at: number;
+  ledger: 'account' | 'emulator';
+  cap?: { owner: 'account' | 'scope' | 'dm' | 'user'; key: string; name?: string | undefined; period: 'day' | 'month'; periodKey: string; limitUsd: number; usedUsd: number; percent: number; threshold: number; resetsAt: number } | undefined;
+  breaker?: { scopeKey: string; name?: string | undefined; pausedAt: number; pausedUsd: number; limitUsd: number } | undefined;
+}
+
+/** A place alerts go to. `send` throws when the place did not take it (it is tried again at the next check). */
+export interface AlertChannel {
+  /** For the log and the alerts page: "discord:<channel id>", "slack:<channel>", "webhook:<origin>". Never a secret. */
+  readonly id: string;
+  send(alert: Alert): Promise<void>;
+}
+
+const TIMEOUT_MS = 10_000;
+/** A 429 asking to wait longer than this is not waited for: the alert is tried again at the next check. */
+const MAX_RETRY_WAIT_MS = 10_000;
+
+/** The channels of a config; Slack's token is looked up for a workspace installed through OAuth. */
+export function alertChannels(config: AlertConfig, options: { slackToken?: ((teamId: string) => Promise<string | undefined>) | undefined } = {}): AlertChannel[] {
+  const channels: AlertChannel[] = [];
+  if (config.discord) channels.push(discordChannel(config.discord));
+  if (config.slack) channels.push(slackChannel(config.slack, options.slackToken));
+  if (config.webhook) channels.push(webhookChannel(config.webhook));
+  return channels;
+}
+
+/** A Discord channel, through the REST API with the bot token: mentions are never parsed (an alert pings nobody). */
+export function discordChannel(config: NonNullable<AlertConfig['discord']>): AlertChannel {
+  return {
+    id: `discord:${config.channelId}`,
+    send: (alert) =>
+      post(`${config.apiBaseUrl}/v10/channels/${config.channelId}/messages`, { authorization: `Bot ${config.token}` }, JSON.stringify({ content: alert.text.slice(0, 2000), allowed_mentions: { parse: [] } }), async (res) => {
+        if (!res.ok) throw new Error(`Discord answered ${res.status} to the alert`);
+      }),
+  };
+}
+
+/** A Slack channel, through chat.postMessage with the bot token (or the token of the workspace's installation). */
+export function slackChannel(config: NonNullable<AlertConfig['slack']>, tokenOf?: (teamId: string) => Promise<string | undefined>): AlertChannel {
+  return {
+    id: `slack:${config.teamId ? `${config.teamId}/` : ''}${config.channel}`,
+    async send(alert) {
+      const token = config.token ?? (config.teamId && tokenOf ? await tokenOf(config.teamId) : undefined);
+      if (!token) throw new Error(`no Slack token for the workspace ${config.teamId ?? '(none)'}: is the app installed there?`);
+      const body = JSON.stringify({ channel: config.channel, text: escapeSlack(alert.text), unfurl_links: false, unfurl_media: false });
+      await post(`${config.apiUrl}chat.postMessage`, { authorization: `Bearer ${token}` }, body, async (res) => {
+        const answer = (await res.json().catch(() => undefined)) as { ok?: boolean; error?: string } | undefined;
+        if (!res.ok || answer?.ok !== true) throw new Error(`Slack answered ${res.status} ${answer?.error ?? ''} to the alert`.trim());
+      });
+    },
+  };
+}
+
+/** A webhook: the alert as JSON, signed (see `webhook-signature.ts`). */
+export function webhookChannel(config: NonNullable<AlertConfig['webhook']>): AlertChannel {
+  return {
+    id: `webhook:${new URL(config.url).origin}`,
+    async send(alert) {
+      const body = JSON.stringify(alert);
+      const timestamp = Math.floor(Date.now() / 1000);
+      await post(config.url, { [TIMESTAMP_HEADER]: String(timestamp), [SIGNATURE_HEADER]: signWebhook(config.secret, timestamp, body) }, body, async (res) => {
+        if (res.status < 200 || res.status >= 300) throw new Error(`the webhook answered ${res.status} to the alert`);
+      });
+    },
+  };
+}
+
+/** Slack's three escapes, so a name cannot mention a channel or make a link. */
+function escapeSlack(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** POSTs JSON; a 429 is waited out once when it asks for 10 s or less. */
+async function post(url: string, headers: Record<string, string>, body: string, check: (res: Response) => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Pictor alerts', ...headers },
+      body,
+      redirect: 'error',
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    if (res.status === 429 && attempt === 1) {
+      const waitMs = retryAfterMs(res.headers.get('retry-after'), (await res.json().catch(() => undefined)) as { retry_after?: number } | undefined);
+      if (waitMs !== undefined && waitMs <= MAX_RETRY_WAIT_MS) {
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+        continue;
+      }
+    }
+    await check(res);
+    await res.body?.cancel().catch(() => undefined);
+    return;
+  }
+}
+
+function retryAfterMs(header: string | null, json: { retry_after?: number } | undefined): number | undefined {
+  if (typeof json?.retry_after === 'number') return Math.ceil(json.retry_after * 1000);
+  const seconds = Number(header);
+  return header !== null && Number.isFinite(seconds) ? Math.ceil(seconds * 1000) : undefined;
+}

@@ -1,0 +1,62 @@
+import { isIP } from 'node:net';
+import { envBoolean, envError, envNumber, envText, type Env } from '../core/env.js';
+import { ValidationError } from '../core/errors.js';
+
+/** The console's settings (`PICTOR_CONSOLE_*`), read once at an entry point. */
+export interface ConsoleConfig {
+  /** `PICTOR_CONSOLE_PORT` (0: a free port). */
+  port: number;
+  /** `PICTOR_CONSOLE_HOST`: default 127.0.0.1, this machine only. */
+  host: string;
+  /** `PICTOR_CONSOLE_TOKEN`: what the owner logs in with. Unset: a new one each start, printed once with the console's address. */
+  token: string | undefined;
+  /** `PICTOR_CONSOLE_ALLOW_CHANGES=1`: resume a paused server and change the alert rules from the console. Default: read-only. */
+  allowChanges: boolean;
+}
+
+/** The port `pictor console` listens on when neither `--port` nor `PICTOR_CONSOLE_PORT` says. */
+export const DEFAULT_CONSOLE_PORT = 8788;
+const MIN_TOKEN_LENGTH = 16;
+
+/** Whether a host name or address is this machine only (loopback). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (bare === 'localhost') return true;
+  if (isIP(bare) === 4) return bare.startsWith('127.');
+  if (isIP(bare) === 6) return bare === '::1';
+  return false;
+}
+
+/**
+ * Reads the console's settings. For `npm start` the console is off unless
+ * `PICTOR_CONSOLE_PORT` is set (undefined); `pictor console` passes
+ * `always` with its default port. Listening anywhere but loopback needs
+ * `PICTOR_CONSOLE_TOKEN` (16 characters or more): a ValidationError names it.
+ */
+export function readConsoleConfig(env: Env, options: { always?: { port: number } } = {}): ConsoleConfig | undefined {
+  const port = envNumber(env, 'PICTOR_CONSOLE_PORT', { int: true, min: 0, max: 65535, takes: 'a port number from 0 to 65535' });
+  const host = envText(env, 'PICTOR_CONSOLE_HOST');
+  if (host !== undefined && !/^[\w.:[\]-]+$/.test(host)) throw envError(env, 'PICTOR_CONSOLE_HOST', 'a host name or an IP address to listen on, e.g. 127.0.0.1');
+  if (port === undefined && !options.always) {
+    if (host !== undefined) throw new ValidationError('PICTOR_CONSOLE_PORT', 'PICTOR_CONSOLE_HOST is set but PICTOR_CONSOLE_PORT is not: set the port to serve the console on');
+    return undefined;
+  }
+  const token = envText(env, 'PICTOR_CONSOLE_TOKEN');
+  if (token !== undefined && (token.length < MIN_TOKEN_LENGTH || /\s/.test(token))) {
+    throw envError(env, 'PICTOR_CONSOLE_TOKEN', `a long random string without spaces (${MIN_TOKEN_LENGTH} characters or more), e.g. from openssl rand -hex 24`, { secret: true });
+  }
+  const listenOn = host ?? '127.0.0.1';
+  if (!isLoopbackHost(listenOn) && token === undefined) {
+    throw new ValidationError(
+      'PICTOR_CONSOLE_TOKEN',
+      `PICTOR_CONSOLE_TOKEN must be set for the console to listen on ${listenOn}: anyone who can reach it could see what the account spends. ` +
+        'Set a long random string (openssl rand -hex 24), or leave PICTOR_CONSOLE_HOST unset to listen on this machine only.',
+    );
+  }
+  return {
+    port: port ?? options.always!.port,
+    host: listenOn,
+    token,
+    allowChanges: envBoolean(env, 'PICTOR_CONSOLE_ALLOW_CHANGES', '1 (resume paused servers and change alert rules from the console) or 0') ?? false,
+  };
+}

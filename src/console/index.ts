@@ -1,0 +1,102 @@
+import type { LoggerLike } from '../client/PictorClient.js';
+import { FileAlertLog, MemoryAlertLog, RedisAlertLog, type AlertLog } from './alerts/alert-log.js';
+import { alertChannels } from './alerts/channels.js';
+import { hasDestination, type AlertConfig } from './alerts/config.js';
+import { AlertWatcher } from './alerts/watcher.js';
+import { newToken } from './auth.js';
+import type { ConsoleConfig } from './config.js';
+import { startConsoleServer } from './server.js';
+import type { ConsoleSource } from './source.js';
+import { UsageIndex } from './usage-index.js';
+
+export { readConsoleConfig, DEFAULT_CONSOLE_PORT, isLoopbackHost, type ConsoleConfig } from './config.js';
+export { readAlertConfig, hasDestination, type AlertConfig } from './alerts/config.js';
+export { signWebhook, verifyWebhook, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './alerts/webhook-signature.js';
+export type { Alert, AlertChannel } from './alerts/channels.js';
+export type { ConsoleSource, BotsView, OperatorSettings, SettingRow, KeptImage } from './source.js';
+export { UsageIndex } from './usage-index.js';
+export { spendFigures, type SpendFigures } from './figures.js';
+
+export interface StartConsoleOptions {
+  source: ConsoleSource;
+  /** The page (`PICTOR_CONSOLE_*`); undefined: no page, only the alerts. */
+  config: ConsoleConfig | undefined;
+  alerts: AlertConfig;
+  /** Where the ledger is, in words, for the footer of the pages. */
+  ledgerWhere: string;
+  logger: LoggerLike;
+  now?: (() => number) | undefined;
+  /** How often the jobs page's live part reads the ledger while someone watches. Default 1 s. */
+  liveIntervalMs?: number | undefined;
+}
+
+export interface RunningConsole {
+  /** Where the page is; undefined without one. */
+  url: string | undefined;
+  /** The address that logs in once with the token made at start; undefined when `PICTOR_CONSOLE_TOKEN` is set (or there is no page). */
+  loginLink: string | undefined;
+  /** Looks at the caps and the breaker now (a job was just refused by the breaker): an alert goes out at once. */
+  poke(): void;
+  /** The alert watcher, when a destination is set. */
+  readonly watcher: AlertWatcher | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * The key owner's console: its page (when `PICTOR_CONSOLE_PORT` is set, or
+ * for `pictor console`) and its alerts (when a destination is set), both from
+ * the ledger's usage records through one `UsageIndex`. Undefined when there
+ * is neither.
+ */
+export async function startConsole(options: StartConsoleOptions): Promise<RunningConsole | undefined> {
+  const { source, config, alerts, logger } = options;
+  if (!config && !hasDestination(alerts)) return undefined;
+  const index = new UsageIndex({ store: source.store, now: options.now });
+  // Read in the background: the first page waits for the same read.
+  void index.refresh().catch((error: unknown) => logger.warn({ err: error }, 'the console could not read the usage records'));
+  const log = alertLogOf(source);
+  const channels = alertChannels(alerts, { slackToken: source.bots?.slackToken?.bind(source.bots) });
+  const watcher = channels.length > 0 ? new AlertWatcher({ source, index, log, channels, config: alerts, logger, now: options.now }) : undefined;
+  watcher?.start();
+  let server: Awaited<ReturnType<typeof startConsoleServer>> | undefined;
+  let loginLink: string | undefined;
+  if (config) {
+    const token = config.token ?? newToken();
+    try {
+      server = await startConsoleServer({
+        source,
+        config,
+        token,
+        generatedToken: config.token === undefined,
+        index,
+        alerts: { config: alerts, log, channels: channels.map((c) => c.id), poke: () => watcher?.poke() },
+        ledgerWhere: options.ledgerWhere,
+        logger,
+        now: options.now,
+        liveIntervalMs: options.liveIntervalMs,
+      });
+    } catch (error) {
+      await watcher?.stop();
+      throw error;
+    }
+    if (config.token === undefined) loginLink = `${server.url}/login?token=${token}`;
+  }
+  return {
+    url: server?.url,
+    loginLink,
+    poke: () => watcher?.poke(),
+    watcher,
+    async close() {
+      await watcher?.stop();
+      await server?.close();
+    },
+  };
+}
+
+/** The alert log beside the ledger: its data folder, its Redis prefix, or memory. */
+function alertLogOf(source: ConsoleSource): AlertLog {
+  const storage = source.store.storage;
+  if (storage?.kind === 'file') return new FileAlertLog(storage.dir);
+  if (storage?.kind === 'redis') return new RedisAlertLog(storage.redis, storage.prefix);
+  return new MemoryAlertLog();
+}

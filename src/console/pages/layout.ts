@@ -1,0 +1,97 @@
+import { formatUsd } from '../../core/pricing.js';
+import { html, type SafeHtml } from '../html.js';
+
+/** The console's pages, in the order of its menu. */
+export const PAGES = [
+  { path: '/spend', title: 'Spend' },
+  { path: '/jobs', title: 'Jobs' },
+  { path: '/settings', title: 'Caps and settings' },
+  { path: '/alerts', title: 'Alerts' },
+] as const;
+
+export type PagePath = (typeof PAGES)[number]['path'];
+
+export interface PageContext {
+  /** The session's CSRF token, for the forms of changes and the logout. */
+  csrf: string;
+  /** `PICTOR_CONSOLE_ALLOW_CHANGES`: forms that change something are shown (else the page says how to allow them). */
+  allowChanges: boolean;
+  /** Which ledger the console reads. */
+  ledger: 'account' | 'emulator';
+  /** Where it is kept, in words ("the file ledger in /var/lib/pictor", "Redis, prefix pictor"). */
+  ledgerWhere: string;
+  now: number;
+  /** A one-line notice after a change (from the query string), shown at the top. */
+  notice?: string | undefined;
+}
+
+/** A page of the console: the menu, the logout, and `main`. `charts` loads the chart library. */
+export function page(path: PagePath, context: PageContext, main: SafeHtml, options: { charts?: boolean; title?: string } = {}): SafeHtml {
+  const title = options.title ?? PAGES.find((p) => p.path === path)!.title;
+  return html`${head(title)}
+${options.charts ? html`<script src="/assets/chart.umd.js" defer></script>` : ''}
+<script src="/assets/console.js" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to the content</a>
+<header class="top">
+<p class="brand">Pictor console</p>
+<nav aria-label="Console pages"><ul>
+${PAGES.map((p) => html`<li><a href="${p.path}"${p.path === path ? html` aria-current="page"` : ''}>${p.title}</a></li>`)}
+</ul></nav>
+<form method="post" action="/logout" class="logout"><input type="hidden" name="_csrf" value="${context.csrf}"><button type="submit">Log out</button></form>
+</header>
+<main id="main">
+<h1>${title}</h1>
+${context.ledger === 'emulator' ? html`<p class="note" role="note">This is the embedded emulator’s ledger: its jobs cost nothing. Set PICTOR_BASE_URL to see the account’s.</p>` : ''}
+${context.notice ? html`<p class="notice" role="status">${context.notice}</p>` : ''}
+${main}
+</main>
+<footer><p>From ${context.ledgerWhere}, at ${utcTime(context.now)}. Days and months are UTC, as the caps count them. ${context.allowChanges ? 'Changes are allowed (PICTOR_CONSOLE_ALLOW_CHANGES=1).' : 'Read-only: set PICTOR_CONSOLE_ALLOW_CHANGES=1 to resume servers and change alert rules here.'}</p></footer>
+</body>
+</html>
+`;
+}
+
+/** The start of every page of the console, up to its scripts: the document, its title, icon and style sheet. */
+export function head(title: string): SafeHtml {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin">
+<title>${title} · Pictor console</title>
+<link rel="icon" href="/assets/icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/console.css">`;
+}
+
+/** A time as `2030-06-15 14:05 UTC`. */
+export function utcTime(at: number): string {
+  const iso = new Date(at).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}
+
+/** An amount as shown (`formatUsd`), with its exact value for machines (`data-usd`). */
+export function usd(amount: number, figure?: string): SafeHtml {
+  return html`<data value="${amount}" data-usd="${amount}"${figure ? html` data-figure="${figure}"` : ''}>${formatUsd(amount)}</data>`;
+}
+
+/** A count, with its value for machines. */
+export function count(n: number, figure?: string): SafeHtml {
+  return html`<data value="${n}"${figure ? html` data-figure="${figure}"` : ''}>${n.toLocaleString('en-US')}</data>`;
+}
+
+/** A duration as "42 s", "3 min 5 s", "1 h 2 min". */
+export function shortDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${s % 60} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+/** A percentage for people: "82 %". */
+export function percent(ratio: number): string {
+  return Number.isFinite(ratio) ? `${Math.round(ratio * 100)} %` : '∞';
+}

@@ -1,0 +1,406 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { LoggerLike } from '../client/PictorClient.js';
+import { listenOn } from '../core/listen.js';
+import { formatUsd } from '../core/pricing.js';
+import { SPEND_CAP_VARIABLES } from '../spend/caps.js';
+import type { UsageRecord } from '../spend/types.js';
+import { utcMonth } from '../spend/utc-period.js';
+import type { AlertLog } from './alerts/alert-log.js';
+import { parseThresholds, type AlertConfig } from './alerts/config.js';
+import { loadAssets } from './assets.js';
+import { sameSecret, Sessions } from './auth.js';
+import { isLoopbackHost, type ConsoleConfig } from './config.js';
+import { spendFigures } from './figures.js';
+import type { SafeHtml } from './html.js';
+import { LiveJobs } from './live-jobs.js';
+import { alertsPage } from './pages/alerts.js';
+import { filterOf, jobRow, jobsPage, liveRow, matchesFilter, type JobFilter } from './pages/jobs.js';
+import type { PageContext } from './pages/layout.js';
+import { loginPage } from './pages/login.js';
+import { settingsPage } from './pages/settings.js';
+import { spendPage } from './pages/spend.js';
+import type { ConsoleSource, SettingRow } from './source.js';
+import { Thumbnails } from './thumbnails.js';
+import type { UsageIndex } from './usage-index.js';
+
+export interface ConsoleServerOptions {
+  source: ConsoleSource;
+  config: ConsoleConfig;
+  /** The token to log in with: `PICTOR_CONSOLE_TOKEN`, or one made at start. */
+  token: string;
+  /** The token was made at start (the login page says where to find it). */
+  generatedToken: boolean;
+  index: UsageIndex;
+  alerts: { config: AlertConfig; log: AlertLog; channels: string[]; poke(): void };
+  /** "the file ledger in …", "Redis (prefix …)". */
+  ledgerWhere: string;
+  logger: LoggerLike;
+  now?: (() => number) | undefined;
+  /** How often the jobs page's live part reads the ledger. Default 1 s. */
+  liveIntervalMs?: number | undefined;
+}
+
+export interface ConsoleServer {
+  /** `http://host:port`, as it listens. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The Content-Security-Policy of every answer: the console's own script and
+ * styles only (no inline script, no inline style, nothing from elsewhere),
+ * images from itself, no framing, forms only to itself.
+ */
+export const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+const MAX_FORM_BYTES = 8 * 1024;
+const PAGE_PATHS = new Set(['/spend', '/jobs', '/settings', '/alerts']);
+
+/**
+ * The console's HTTP server (node:http). Every page needs a session (a login
+ * with the token); without one a page answers with a redirect to the login,
+ * anything else with 401. Every change is a POST carrying the session's CSRF
+ * token, from this origin, and only with `PICTOR_CONSOLE_ALLOW_CHANGES=1`.
+ */
+export async function startConsoleServer(options: ConsoleServerOptions): Promise<ConsoleServer> {
+  const { source, config, index, logger } = options;
+  const now = options.now ?? Date.now;
+  const sessions = new Sessions(options.token, now);
+  const assets = loadAssets();
+  const thumbnails = new Thumbnails(source.bots);
+  const live = new LiveJobs({ store: source.store, index, intervalMs: options.liveIntervalMs, onError: (err) => logger.warn({ err }, 'the console could not read the live jobs') });
+  const loopback = isLoopbackHost(config.host);
+  let allowedHosts: Set<string> = new Set();
+
+  const names = async (keys: Iterable<string>): Promise<ReadonlyMap<string, string>> => {
+    const list = [...new Set(keys)];
+    if (list.length === 0 || !source.bots?.names) return new Map();
+    return source.bots.names(list).catch(() => new Map());
+  };
+
+  const context = (csrf: string, query?: URLSearchParams): PageContext => ({
+    csrf,
+    allowChanges: config.allowChanges,
+    ledger: source.operator.ledger,
+    ledgerWhere: options.ledgerWhere,
+    now: now(),
+    notice: noticeOf(query),
+  });
+
+  async function renderPage(path: string, query: URLSearchParams, csrf: string): Promise<SafeHtml> {
+    const ctx = context(csrf, query);
+    const { store } = source;
+    switch (path) {
+      case '/spend': {
+        const chartDays = query.get('days') === '90' ? 90 : 30;
+        await index.refresh();
+        const [active, overrides, refusals] = await Promise.all([store.activeJobs(), store.allCapOverrides(), store.refusals(`${utcMonth(ctx.now)}-01`)]);
+        const figures = spendFigures({ index, operator: source.operator, active, overrides, refusals, now: ctx.now, chartDays });
+        const keys = [...figures.caps.map((c) => c.key), ...figures.byScope.map((r) => r.key), ...figures.byUser.map((r) => r.key)];
+        return spendPage(ctx, figures, await names(keys), chartDays);
+      }
+      case '/jobs': {
+        const filter = filterOf(query);
+        await index.refresh();
+        const active = (await store.activeJobs()).filter((j) => matchesFilter(filter, j));
+        const recent = index.recent((r) => matchesFilter(filter, r), 100).sort((a, b) => b.time - a.time);
+        const [named, kept] = await Promise.all([names(keysOf(recent, active)), keptCounts(recent)]);
+        return jobsPage(
+          ctx,
+          filter,
+          active.map((j) => liveRow(j, named)),
+          recent.map((r) => jobRow(r, named, kept.get(r.jobId) ?? 0)),
+          recent.some((r) => r.prompt !== undefined),
+        );
+      }
+      case '/settings': {
+        await index.refresh();
+        const [breaker, overrides] = await Promise.all([store.breakerStates(), store.allCapOverrides()]);
+        const scopes = [...new Set([...Object.keys(overrides), ...index.period(utcMonth(ctx.now)).scopes.keys()])].filter((k) => k.includes(':'));
+        const chatSettings = (await source.bots?.chatSettings?.(scopes).catch(() => undefined)) ?? {};
+        const keys = [...Object.keys(breaker), ...Object.keys(overrides), ...Object.keys(chatSettings)];
+        for (const caps of Object.values(overrides)) for (const o of Object.values(caps)) keys.push(o.by);
+        return settingsPage(ctx, {
+          operator: operatorRows(source, options.alerts.config),
+          bots: source.bots?.settings?.() ?? [],
+          breaker,
+          breakerOn: source.operator.breaker !== undefined,
+          overrides,
+          chatSettings,
+          names: await names(keys),
+        });
+      }
+      default: {
+        const rules = await options.alerts.log.rules();
+        return alertsPage(ctx, {
+          thresholds: rules?.thresholds ?? options.alerts.config.thresholds,
+          breaker: rules?.breaker ?? options.alerts.config.breaker,
+          chosen: rules && { by: rules.by, at: rules.at },
+          channels: options.alerts.channels,
+          checkSeconds: Math.round(options.alerts.config.checkMs / 1000),
+          recent: await options.alerts.log.recent(50),
+        });
+      }
+    }
+  }
+
+  async function keptCounts(records: readonly UsageRecord[]): Promise<ReadonlyMap<string, number>> {
+    if (!source.bots?.keptImages || records.length === 0) return new Map();
+    return source.bots.keptImages(records.map((r) => r.jobId)).catch(() => new Map());
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    secure(res);
+    const url = new URL(req.url ?? '/', 'http://console.invalid');
+    const path = url.pathname;
+    const method = req.method ?? 'GET';
+    // On loopback only the console's own names are answered: a page elsewhere rebinding its name to 127.0.0.1 gets nothing.
+    if (loopback && !allowedHosts.has((req.headers.host ?? '').toLowerCase())) return send(res, 421, 'text/plain; charset=utf-8', 'This console answers only at its own address.\n');
+
+    if (path.startsWith('/assets/') && (method === 'GET' || method === 'HEAD')) {
+      const asset = assets.get(path.slice('/assets/'.length));
+      if (!asset) return send(res, 404, 'text/plain; charset=utf-8', 'Not found\n');
+      res.writeHead(200, { 'content-type': asset.type, 'cache-control': 'private, max-age=300', 'content-length': asset.body.length });
+      res.end(method === 'HEAD' ? undefined : asset.body);
+      return;
+    }
+    if (path === '/favicon.ico') return redirect(res, '/assets/icon.svg');
+
+    if (path === '/login') {
+      if (method === 'GET') {
+        // The link printed at start carries the token made then: it logs in once and is dropped from the address.
+        const token = url.searchParams.get('token');
+        if (token !== null) return login(res, token, '/spend', options.generatedToken);
+        return html(res, 200, loginPage({ next: safeNext(url.searchParams.get('next')), generatedToken: options.generatedToken }));
+      }
+      if (method === 'POST') {
+        if (!sameOrigin(req)) return send(res, 403, 'text/plain; charset=utf-8', 'Refused: the form did not come from this console.\n');
+        const form = await readForm(req);
+        if (!form) return send(res, 413, 'text/plain; charset=utf-8', 'Too large\n');
+        return login(res, form.get('token') ?? '', safeNext(form.get('next')), options.generatedToken);
+      }
+      return notAllowed(res, 'GET, POST');
+    }
+
+    const session = sessions.of(req.headers.cookie);
+    if (method === 'GET' || method === 'HEAD') {
+      if (path === '/') return redirect(res, '/spend');
+      if (PAGE_PATHS.has(path)) {
+        if (!session) return redirect(res, `/login?next=${encodeURIComponent(path + url.search)}`);
+        return html(res, 200, await renderPage(path, url.searchParams, session.csrf));
+      }
+      if (path === '/events/jobs') {
+        if (!session) return send(res, 401, 'text/plain; charset=utf-8', 'Log in first.\n');
+        return events(req, res, filterOf(url.searchParams));
+      }
+      const thumb = /^\/thumbs\/([A-Za-z0-9_:.-]{1,200})\/(\d{1,2})$/.exec(path);
+      if (thumb) {
+        if (!session) return send(res, 401, 'text/plain; charset=utf-8', 'Log in first.\n');
+        const image = await thumbnails.get(decodeURIComponent(thumb[1]!), Number(thumb[2]), url.searchParams.get('full') === '1');
+        if (!image) return send(res, 404, 'text/plain; charset=utf-8', 'No kept image\n');
+        res.writeHead(200, { 'content-type': image.type, 'cache-control': 'private, max-age=3600', 'content-length': image.data.length });
+        res.end(method === 'HEAD' ? undefined : image.data);
+        return;
+      }
+      return send(res, 404, 'text/plain; charset=utf-8', 'Not found\n');
+    }
+    if (method !== 'POST') return notAllowed(res, 'GET, POST');
+
+    // A change: a session, this origin, its CSRF token, and changes allowed.
+    if (!session) return send(res, 401, 'text/plain; charset=utf-8', 'Log in first.\n');
+    if (!sameOrigin(req)) return send(res, 403, 'text/plain; charset=utf-8', 'Refused: the form did not come from this console.\n');
+    const form = await readForm(req);
+    if (!form) return send(res, 413, 'text/plain; charset=utf-8', 'Too large\n');
+    if (!sameSecret(form.get('_csrf') ?? '', session.csrf)) {
+      logger.warn({ path }, 'the console refused a change without its CSRF token');
+      return send(res, 403, 'text/plain; charset=utf-8', 'Refused: this form is missing its security token (reload the page and try again).\n');
+    }
+    if (path === '/logout') {
+      sessions.logout(session.id);
+      res.setHeader('set-cookie', Sessions.cookie(undefined));
+      return redirect(res, '/login');
+    }
+    if (!config.allowChanges) return send(res, 403, 'text/plain; charset=utf-8', 'This console is read-only: set PICTOR_CONSOLE_ALLOW_CHANGES=1 to make changes from it.\n');
+    if (path === '/breaker/resume') {
+      const scopeKey = (form.get('scope') ?? '').trim();
+      const before = scopeKey ? await source.store.resumeScope(scopeKey, 'console', now()) : undefined;
+      if (!before) return redirect(res, `/settings?done=not-paused&scope=${encodeURIComponent(scopeKey)}`);
+      logger.info({ scopeKey, by: 'console', pausedAt: before.pausedAt, pausedUsd: before.pausedUsd, limitUsd: before.limitUsd }, 'the owner resumed a server the breaker had paused');
+      return redirect(res, `/settings?done=resumed&scope=${encodeURIComponent(scopeKey)}`);
+    }
+    if (path === '/alerts/rules') {
+      const thresholds = parseThresholds(form.get('thresholds') ?? '');
+      if (!thresholds) return send(res, 400, 'text/plain; charset=utf-8', 'thresholds must be whole percentages from 1 to 1000, separated by commas (at most 10), e.g. 50, 80, 100.\n');
+      const rules = { thresholds, breaker: form.get('breaker') === '1', by: 'console', at: now() };
+      await options.alerts.log.setRules(rules);
+      logger.info({ thresholds: rules.thresholds, breaker: rules.breaker, by: rules.by }, 'the owner changed the alert rules');
+      options.alerts.poke();
+      return redirect(res, '/alerts?done=rules');
+    }
+    return send(res, 404, 'text/plain; charset=utf-8', 'Not found\n');
+  }
+
+  function login(res: ServerResponse, token: string, next: string, generated: boolean): void {
+    const session = sessions.login(token);
+    if (session === 'throttled') {
+      html(res, 429, loginPage({ next, problem: 'Too many wrong tokens in the last minute: wait a minute and try again.', generatedToken: generated }));
+      return;
+    }
+    if (!session) {
+      logger.warn({}, 'a console login with a wrong token');
+      html(res, 401, loginPage({ next, problem: 'That is not the console’s token.', generatedToken: generated }));
+      return;
+    }
+    res.setHeader('set-cookie', Sessions.cookie(session.id));
+    redirect(res, next);
+  }
+
+  async function events(req: IncomingMessage, res: ServerResponse, filter: JobFilter): Promise<void> {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    res.write('retry: 3000\n\n');
+    const write = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const unsubscribe = await live.subscribe({
+      live: (jobs) => {
+        const shown = jobs.filter((j) => matchesFilter(filter, j));
+        void names(keysOf([], shown)).then((named) => write('live', shown.map((j) => liveRow(j, named))));
+      },
+      finished: (records) => {
+        const shown = records.filter((r) => matchesFilter(filter, r));
+        if (shown.length === 0) return;
+        void Promise.all([names(keysOf(shown, [])), keptCounts(shown)]).then(([named, kept]) => write('finished', shown.map((r) => jobRow(r, named, kept.get(r.jobId) ?? 0))));
+      },
+    });
+    if (!unsubscribe) {
+      res.end('event: busy\ndata: "too many pages are listening; reload later"\n\n');
+      return;
+    }
+    const heartbeat = setInterval(() => res.write(': still here\n\n'), 15_000).unref();
+    req.on('close', () => {
+      clearInterval(heartbeat);
+      unsubscribe();
+    });
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      logger.error({ err: error, path: (req.url ?? '').split('?')[0] }, 'the console failed to answer');
+      if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'The console could not answer; see the log.\n');
+      else res.end();
+    });
+  });
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  const listening = await listenOn(server, config.port, config.host);
+  const port = listening.port;
+  allowedHosts = new Set([`${listening.host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `${config.host}:${port}`.toLowerCase()]);
+  return {
+    url: listening.url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        live.close();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** The headers of every answer: the CSP, no sniffing, no framing, no referrer outside the console (a form's Origin is then this console's), nothing cached. */
+function secure(res: ServerResponse): void {
+  res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY);
+  res.setHeader('x-content-type-options', 'nosniff');
+  res.setHeader('x-frame-options', 'DENY');
+  res.setHeader('referrer-policy', 'same-origin');
+  res.setHeader('cross-origin-opener-policy', 'same-origin');
+  res.setHeader('cross-origin-resource-policy', 'same-origin');
+  res.setHeader('cache-control', 'no-store');
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string): void {
+  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function html(res: ServerResponse, status: number, page: SafeHtml): void {
+  send(res, status, 'text/html; charset=utf-8', page.value);
+}
+
+function redirect(res: ServerResponse, location: string): void {
+  res.writeHead(303, { location, 'content-length': 0 });
+  res.end();
+}
+
+function notAllowed(res: ServerResponse, allow: string): void {
+  res.setHeader('allow', allow);
+  send(res, 405, 'text/plain; charset=utf-8', 'Method not allowed\n');
+}
+
+/** A POST from a page of this console: its Origin (or, without one, its Referer) names the host it was sent to. */
+function sameOrigin(req: IncomingMessage): boolean {
+  const from = req.headers.origin ?? req.headers.referer;
+  if (from === undefined) return true; // not a browser's cross-site form: browsers send Origin with every POST
+  try {
+    return new URL(from).host.toLowerCase() === (req.headers.host ?? '').toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
+/** A form body (application/x-www-form-urlencoded), at most 8 KiB; undefined when larger. */
+async function readForm(req: IncomingMessage): Promise<URLSearchParams | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_FORM_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+/** Where to go after the login: a path of this console only. */
+function safeNext(next: string | null): string {
+  return next && /^\/(?![/\\])/.test(next) ? next : '/spend';
+}
+
+function noticeOf(query: URLSearchParams | undefined): string | undefined {
+  switch (query?.get('done')) {
+    case 'resumed':
+      return `Resumed ${query.get('scope') ?? ''}: its jobs are taken again, and its last hour counts from zero.`;
+    case 'not-paused':
+      return `${query.get('scope') ?? 'That scope'} was not paused: nothing changed.`;
+    case 'rules':
+      return 'The alert rules are saved.';
+    default:
+      return undefined;
+  }
+}
+
+function keysOf(records: readonly UsageRecord[], active: readonly { userKey: string; scopeKey: string }[]): string[] {
+  return [...records, ...active].flatMap((r) => [r.userKey, r.scopeKey]);
+}
+
+/** The operator's caps and limits, each with where it comes from; never a secret. */
+function operatorRows(source: ConsoleSource, alerts: AlertConfig): SettingRow[] {
+  const { caps, dmCaps, breaker, imagesPerMinute } = source.operator;
+  const money = (usd: number | undefined) => (usd === undefined ? 'no cap' : formatUsd(usd));
+  const from = (variable: string, set: boolean) => (set ? variable : `${variable} (not set)`);
+  const words: Record<string, string> = {
+    accountDailyUsd: 'The whole account, per day',
+    accountMonthlyUsd: 'The whole account, per month',
+    userDailyUsd: 'Each chat user, per day',
+    userMonthlyUsd: 'Each chat user, per month',
+    scopeDailyUsd: 'Each server/workspace, per day',
+    scopeMonthlyUsd: 'Each server/workspace, per month',
+  };
+  const rows: SettingRow[] = Object.entries(SPEND_CAP_VARIABLES).map(([variable, field]) => ({ name: words[field]!, value: money(caps[field]), source: from(variable, caps[field] !== undefined) }));
+  rows.push(
+    { name: 'Each DM user, per day', value: money(dmCaps.dailyUsd), source: from('PICTOR_DM_DAILY_USD', dmCaps.dailyUsd !== undefined) },
+    { name: 'Each DM user, per month', value: money(dmCaps.monthlyUsd), source: from('PICTOR_DM_MONTHLY_USD', dmCaps.monthlyUsd !== undefined) },
+    { name: 'Breaker: times the usual hourly spend', value: breaker ? `${breaker.factor} ×` : 'off', source: from('PICTOR_BREAKER_FACTOR', breaker !== undefined) },
+    { name: 'Breaker: never below, an hour', value: breaker ? formatUsd(breaker.floorUsd) : 'off', source: from('PICTOR_BREAKER_FLOOR_USD', breaker !== undefined) },
+    { name: 'Images per minute (the account’s limit)', value: imagesPerMinute === undefined ? 'no pacing' : String(imagesPerMinute), source: from('PICTOR_IMAGES_PER_MINUTE', imagesPerMinute !== undefined) },
+    { name: 'Alert thresholds', value: alerts.thresholds.map((t) => `${t} %`).join(', '), source: 'PICTOR_ALERT_THRESHOLDS (or the Alerts page)' },
+  );
+  return rows;
+}

@@ -1,0 +1,62 @@
+import type { BreakerSettings } from '../spend/breaker.js';
+import type { SpendCaps } from '../spend/caps.js';
+import type { QuotaStore, ScopeSettingEntries } from '../spend/types.js';
+
+/**
+ * What the console reads. The ledger (`store`) is enough for every figure, so
+ * `pictor console` runs from it alone; what only the chat bots know comes in
+ * through `bots`, which `npm start` provides (nothing in src/ imports the bots).
+ */
+export interface ConsoleSource {
+  /** The ledger: usage records, reservations, refusal counts, the breaker, the chat admins' caps. */
+  store: QuotaStore;
+  /** The operator's settings, as read from the environment at the entry point. */
+  operator: OperatorSettings;
+  /** What the chat bots know; absent for `pictor console`. */
+  bots?: BotsView | undefined;
+}
+
+/** The operator's money settings the console shows and measures against. */
+export interface OperatorSettings {
+  caps: SpendCaps;
+  /** `PICTOR_DM_DAILY_USD`, `PICTOR_DM_MONTHLY_USD`: each person's budget outside servers. */
+  dmCaps: { dailyUsd?: number | undefined; monthlyUsd?: number | undefined };
+  breaker: BreakerSettings | undefined;
+  /** `PICTOR_IMAGES_PER_MINUTE`: the account's limit, drawn against the images made per hour. */
+  imagesPerMinute: number | undefined;
+  /** Which ledger: the real account's, or the embedded emulator's (no money is spent there). */
+  ledger: 'account' | 'emulator';
+}
+
+/** One setting in force, as the settings page lists it: never a secret's value. */
+export interface SettingRow {
+  name: string;
+  value: string;
+  /** Where it comes from: the variable, "default", or who changed it. */
+  source: string;
+}
+
+/** A kept image of a job. */
+export interface KeptImage {
+  data: Buffer;
+}
+
+/**
+ * What only the chat bots know, provided by `npm start` (`bots/console-view.ts`).
+ * Every method is optional and may answer less than asked: the console then
+ * shows keys instead of names and no thumbnail.
+ */
+export interface BotsView {
+  /** Names of servers/workspaces (scope keys) and users (user keys) the bots know. */
+  names?(keys: readonly string[]): Promise<ReadonlyMap<string, string>>;
+  /** How many kept images each of these jobs (ledger job ids) has: its thumbnails. */
+  keptImages?(jobIds: readonly string[]): Promise<ReadonlyMap<string, number>>;
+  /** One kept image of a job. */
+  keptImage?(jobId: string, index: number): Promise<KeptImage | undefined>;
+  /** The bots' settings in force (queue, pace, previews, what every server may do …), each with where it comes from. */
+  settings?(): SettingRow[];
+  /** The chat admins' settings of these servers/workspaces (channels, who may generate …), with who set each and when. */
+  chatSettings?(scopeKeys: readonly string[]): Promise<Record<string, ScopeSettingEntries>>;
+  /** The bot token of a Slack workspace installed through OAuth (for alerts to a channel there). */
+  slackToken?(teamId: string): Promise<string | undefined>;
+}

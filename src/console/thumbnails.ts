@@ -1,0 +1,49 @@
+import { mimeTypeOf, sniffImageType } from '../spec/image-type.js';
+import type { BotsView } from './source.js';
+
+/** A thumbnail's longest side, in pixels (shown at 64, sharp on dense screens). */
+const THUMB_PX = 128;
+const CACHED = 64;
+
+/**
+ * Thumbnails of the images the bots keep (`BotsView.keptImage`), made when
+ * first asked for (sharp, WebP) and kept for the last 64 asked: a job nobody
+ * looks at costs nothing. `full` gives the kept image as it is.
+ */
+export class Thumbnails {
+  readonly #bots: BotsView | undefined;
+  readonly #cache = new Map<string, { data: Buffer; type: string }>();
+
+  constructor(bots: BotsView | undefined) {
+    this.#bots = bots;
+  }
+
+  async get(jobId: string, index: number, full: boolean): Promise<{ data: Buffer; type: string } | undefined> {
+    if (!this.#bots?.keptImage) return undefined;
+    const key = `${jobId}/${index}/${full ? 'full' : 'thumb'}`;
+    const cached = this.#cache.get(key);
+    if (cached) {
+      this.#cache.delete(key);
+      this.#cache.set(key, cached);
+      return cached;
+    }
+    const kept = await this.#bots.keptImage(jobId, index).catch(() => undefined);
+    if (!kept) return undefined;
+    const format = sniffImageType(kept.data);
+    // Only images of the formats the service makes are served (never whatever bytes a store held).
+    if (!format) return undefined;
+    let image: { data: Buffer; type: string };
+    if (full) {
+      image = { data: kept.data, type: mimeTypeOf(format) };
+    } else {
+      const { default: sharp } = await import('sharp');
+      const data = await sharp(kept.data).resize(THUMB_PX, THUMB_PX, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 70 }).toBuffer();
+      image = { data, type: 'image/webp' };
+    }
+    if (!full) {
+      this.#cache.set(key, image);
+      while (this.#cache.size > CACHED) this.#cache.delete(this.#cache.keys().next().value!);
+    }
+    return image;
+  }
+}

@@ -1,0 +1,207 @@
+import { addUsage, roundToNanoUsd, type UsageTotals } from '../spend/usage-totals.js';
+import type { QuotaStore, UsageRecord } from '../spend/types.js';
+import { utcMonthBefore } from '../spend/utc-period.js';
+
+/** Jobs, images and cost of a group of usage records (`addUsage` defines them). */
+export type Totals = Omit<UsageTotals, 'key'>;
+
+/**
+ * What one UTC day's records add up to: in all, by surface, and — for the days of this month and the last, which the
+ * caps and the tables of the month need — by server/workspace and by user (older days keep only the first two, so the
+ * index stays small however long records are kept).
+ */
+export interface DayTotals {
+  total: Totals;
+  surfaces: Map<string, Totals>;
+  scopes: Map<string, Totals>;
+  users: Map<string, Totals>;
+}
+
+export interface UsageIndexOptions {
+  store: Pick<QuotaStore, 'usageSince'>;
+  now?: (() => number) | undefined;
+  /** Records kept whole, newest last, for the list of recent jobs. Default 2000. */
+  recentJobs?: number | undefined;
+}
+
+const HOUR_MS = 60 * 60_000;
+const DAY_MS = 24 * HOUR_MS;
+/** A job whose record is older than this is not expected to get a second one (a reconcile comes within the lease). */
+const REPLACEABLE_FOR_MS = 8 * DAY_MS;
+/** Images per hour are kept this long. */
+const HOURS_KEPT_MS = 8 * DAY_MS;
+
+const zero = (): Totals => ({ jobs: 0, images: 0, usd: 0, uncertainUsd: 0 });
+
+/**
+ * The usage records of a ledger, added up as they are written: every figure
+ * of the console comes from here, so a page reads a few small maps instead of
+ * every record. The first `refresh` reads them all; later ones read only what
+ * was written since (`QuotaStore.usageSince`), or everything again when the
+ * records were rewritten. A job's later record replaces its earlier one, as
+ * `latestPerJob` has it, for records of the last 8 days. Not thread-safe
+ * across processes: each process keeps its own.
+ */
+export class UsageIndex {
+  readonly #store: Pick<QuotaStore, 'usageSince'>;
+  readonly #now: () => number;
+  readonly #recentJobs: number;
+  #cursor: string | undefined;
+  #days = new Map<string, DayTotals>();
+  /** Images asked for by the jobs settled in each hour (the hour's start, ms). */
+  #hours = new Map<number, number>();
+  #recent: UsageRecord[] = [];
+  /** The record counted for each job of the last days, so a later one replaces it. */
+  #byJob = new Map<string, UsageRecord>();
+  #refreshing: Promise<void> | undefined;
+  #records = 0;
+  #prunedAt = 0;
+
+  constructor(options: UsageIndexOptions) {
+    this.#store = options.store;
+    this.#now = options.now ?? Date.now;
+    this.#recentJobs = options.recentJobs ?? 2000;
+  }
+
+  /** Reads what was written since the last refresh; calls made while one runs share it. */
+  refresh(): Promise<void> {
+    this.#refreshing ??= this.#refresh().finally(() => {
+      this.#refreshing = undefined;
+    });
+    return this.#refreshing;
+  }
+
+  /** How many records have been counted (a job's replaced record included). */
+  get records(): number {
+    return this.#records;
+  }
+
+  async #refresh(): Promise<void> {
+    const feed = await this.#store.usageSince(this.#cursor);
+    if (feed.reset) this.#clear();
+    for (const record of feed.records) this.#add(record);
+    this.#cursor = feed.cursor;
+    const now = this.#now();
+    if (now - this.#prunedAt > HOUR_MS) this.#prune(now);
+  }
+
+  #clear(): void {
+    this.#days = new Map();
+    this.#hours = new Map();
+    this.#recent = [];
+    this.#byJob = new Map();
+    this.#records = 0;
+  }
+
+  #add(record: UsageRecord): void {
+    const earlier = this.#byJob.get(record.jobId);
+    if (earlier) {
+      this.#count(earlier, -1);
+      const at = this.#recent.lastIndexOf(earlier);
+      if (at >= 0) this.#recent.splice(at, 1);
+    }
+    this.#count(record, 1);
+    this.#records++;
+    if (record.time > this.#now() - REPLACEABLE_FOR_MS) this.#byJob.set(record.jobId, record);
+    this.#recent.push(record);
+    if (this.#recent.length > this.#recentJobs * 1.25) this.#recent = this.#recent.slice(-this.#recentJobs);
+  }
+
+  /** The first UTC month whose days keep their totals by scope and user: the last month (so this month's are whole after the 1st). */
+  #detailedFrom(): string {
+    return utcMonthBefore(this.#now(), 1);
+  }
+
+  #count(record: UsageRecord, sign: 1 | -1): void {
+    let day = this.#days.get(record.day);
+    if (!day) {
+      day = { total: zero(), surfaces: new Map(), scopes: new Map(), users: new Map() };
+      this.#days.set(record.day, day);
+    }
+    addUsage(day.total, record, sign);
+    const detailed = record.month >= this.#detailedFrom();
+    for (const [map, key] of [
+      [day.surfaces, record.surface],
+      ...(detailed
+        ? ([
+            [day.scopes, record.scopeKey],
+            [day.users, record.userKey],
+          ] as const)
+        : []),
+    ] as const) {
+      let totals = map.get(key);
+      if (!totals) map.set(key, (totals = zero()));
+      addUsage(totals, record, sign);
+    }
+    const hour = Math.floor(record.time / HOUR_MS) * HOUR_MS;
+    this.#hours.set(hour, (this.#hours.get(hour) ?? 0) + sign * (record.n ?? 0));
+  }
+
+  #prune(now: number): void {
+    this.#prunedAt = now;
+    for (const [jobId, record] of this.#byJob) if (record.time <= now - REPLACEABLE_FOR_MS) this.#byJob.delete(jobId);
+    for (const hour of this.#hours.keys()) if (hour < now - HOURS_KEPT_MS) this.#hours.delete(hour);
+    const detailedFrom = this.#detailedFrom();
+    for (const [day, totals] of this.#days) {
+      if (day.slice(0, 7) >= detailedFrom) continue;
+      totals.scopes.clear();
+      totals.users.clear();
+    }
+  }
+
+  /** One UTC day's totals (`YYYY-MM-DD`), or undefined when nothing was settled for it. */
+  day(day: string): DayTotals | undefined {
+    return this.#days.get(day);
+  }
+
+  /** The totals of every day whose key starts with `prefix` (`YYYY-MM` for a month), merged. */
+  period(prefix: string): DayTotals {
+    const merged: DayTotals = { total: zero(), surfaces: new Map(), scopes: new Map(), users: new Map() };
+    for (const [day, totals] of this.#days) {
+      if (!day.startsWith(prefix)) continue;
+      mergeInto(merged.total, totals.total);
+      for (const key of ['surfaces', 'scopes', 'users'] as const) {
+        for (const [k, t] of totals[key]) {
+          let into = merged[key].get(k);
+          if (!into) merged[key].set(k, (into = zero()));
+          mergeInto(into, t);
+        }
+      }
+    }
+    return merged;
+  }
+
+  /** Every UTC day with records. */
+  days(): string[] {
+    return [...this.#days.keys()].sort();
+  }
+
+  /** Images asked for by the jobs settled in each hour from `from` (ms, an hour's start) to `to`, oldest first. */
+  imagesPerHour(from: number, to: number): { hour: number; images: number }[] {
+    const hours: { hour: number; images: number }[] = [];
+    for (let hour = Math.floor(from / HOUR_MS) * HOUR_MS; hour < to; hour += HOUR_MS) hours.push({ hour, images: this.#hours.get(hour) ?? 0 });
+    return hours;
+  }
+
+  /** The last records counted, newest first, those `keep` accepts, at most `limit`. */
+  recent(keep: (record: UsageRecord) => boolean, limit: number): UsageRecord[] {
+    const found: UsageRecord[] = [];
+    for (let i = this.#recent.length - 1; i >= 0 && found.length < limit; i--) {
+      const record = this.#recent[i]!;
+      if (keep(record)) found.push(record);
+    }
+    return found;
+  }
+}
+
+function mergeInto(into: Totals, from: Totals): void {
+  into.jobs += from.jobs;
+  into.images += from.images;
+  into.usd += from.usd;
+  into.uncertainUsd += from.uncertainUsd;
+}
+
+/** Totals as shown: amounts rounded to the nano-dollar (as `sumUsage` gives them). */
+export function rounded(totals: Totals): Totals {
+  return { jobs: totals.jobs, images: totals.images, usd: roundToNanoUsd(totals.usd), uncertainUsd: roundToNanoUsd(totals.uncertainUsd) };
+}

@@ -1,0 +1,179 @@
+import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import sharp from 'sharp';
+import { startConsole, type BotsView, type RunningConsole } from '../../src/console/index.js';
+import { DEFAULT_ALERT_THRESHOLDS, type AlertConfig } from '../../src/console/alerts/config.js';
+import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
+import type { JobDetails, QuotaStore } from '../../src/spend/types.js';
+import { silentLogger } from '../../src/index.js';
+
+/** The prompt that must show as text, never run. */
+export const XSS_PROMPT = '<img src=x onerror=alert(1)>';
+export const TOKEN = 'console-test-token-0123456789';
+
+/** Chromium on PATH (Debian's `chromium`), or undefined. */
+export function findChromium(): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    for (const name of ['chromium', 'chromium-browser']) {
+      const path = join(dir, name);
+      if (dir && existsSync(path)) return path;
+    }
+  }
+  try {
+    return execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The flags a headless Chromium runs with here: no sandbox (root in a container), no network of its own. */
+export const CHROMIUM_ARGS = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+/** A job of the seeded set: who, where, what it cost. */
+export interface SeededJob {
+  jobId: string;
+  userKey: string;
+  scopeKey: string;
+  usd: number;
+  job: JobDetails;
+  outcome: 'completed' | 'failed' | 'cancelled';
+  /** Days before today it was reserved and settled. */
+  daysAgo: number;
+}
+
+const HOUR = 60 * 60_000;
+
+/** Jobs on every surface (Discord, Slack, a Discord DM, the CLI, n8n), today and on earlier days, one with the XSS prompt. */
+export function seededJobs(): SeededJob[] {
+  const job = (n: number, quality: string, prompt: string): JobDetails => ({ operation: 'generate', n, size: '1024x1024', quality, prompt });
+  return [
+    { jobId: 'd-1', userKey: 'discord:111111111111111111', scopeKey: 'discord:222222222222222222', usd: 0.0636, job: job(1, 'medium', 'a lighthouse at dawn'), outcome: 'completed', daysAgo: 0 },
+    { jobId: 'd-2', userKey: 'discord:111111111111111112', scopeKey: 'discord:222222222222222222', usd: 0.5, job: job(2, 'high', XSS_PROMPT), outcome: 'completed', daysAgo: 0 },
+    { jobId: 'd-4', userKey: 'discord:111111111111111111', scopeKey: 'discord:222222222222222222', usd: 0.0636, job: job(1, 'medium', 'an earlier one'), outcome: 'completed', daysAgo: 2 },
+    { jobId: 'd-3', userKey: 'discord:111111111111111113', scopeKey: 'discord:dm:111111111111111113', usd: 0.011, job: job(1, 'low', 'a cat in a hat'), outcome: 'cancelled', daysAgo: 0 },
+    { jobId: 's-1', userKey: 'slack:U0001', scopeKey: 'slack:T0001', usd: 0.25, job: job(1, 'high', 'logo ideas'), outcome: 'completed', daysAgo: 0 },
+    { jobId: 's-2', userKey: 'slack:U0002', scopeKey: 'slack:T0001', usd: 0.0127, job: job(1, 'low', 'a failed one'), outcome: 'failed', daysAgo: 1 },
+    { jobId: 'c-1', userKey: 'cli:owner', scopeKey: 'cli', usd: 0.17, job: job(1, 'high', 'cli job'), outcome: 'completed', daysAgo: 0 },
+    { jobId: 'c-2', userKey: 'cli:owner', scopeKey: 'cli', usd: 0.34, job: job(2, 'high', 'older cli job'), outcome: 'completed', daysAgo: 3 },
+    { jobId: 'n-1', userKey: 'n8n:workflow-7', scopeKey: 'n8n', usd: 0.042, job: job(1, 'medium', 'n8n job'), outcome: 'completed', daysAgo: 0 },
+    { jobId: 'n-2', userKey: 'n8n:workflow-7', scopeKey: 'n8n', usd: 0.084, job: job(2, 'medium', 'n8n earlier'), outcome: 'completed', daysAgo: 2 },
+  ];
+}
+
+/**
+ * Writes the seeded jobs into a ledger as the surfaces do (reserve, mark sent, settle), each at its own time: a
+ * store whose clock is set per job. Today's jobs are settled a few minutes apart in the last hours.
+ */
+export async function seedLedger(dir: string, now: number): Promise<void> {
+  const time = { now };
+  const store = new FileQuotaStore({ dir, clock: () => time.now });
+  await store.open();
+  try {
+    let i = 0;
+    for (const s of seededJobs()) {
+      time.now = s.daysAgo === 0 ? now - HOUR + i++ * 60_000 : now - s.daysAgo * 24 * HOUR;
+      const reserved = await store.reserve({ jobId: s.jobId, userKey: s.userKey, scopeKey: s.scopeKey, estimateUsd: s.usd * 1.5, limits: {}, now: time.now - 20_000, job: s.job });
+      if (!reserved.ok) throw new Error(`seeding: ${s.jobId} refused`);
+      await store.markSent(s.jobId);
+      await store.settle(s.jobId, s.usd, { outcome: s.outcome, images: s.outcome === 'completed' ? s.job.n : 0, basis: s.outcome === 'completed' ? 'table' : 'estimate' });
+    }
+    time.now = now - HOUR;
+    await store.countRefusals({ budget_user_daily: 2, scope_paused: 1, queue_full: 1 }, now - HOUR);
+    await store.setCapOverride('discord:222222222222222222', 'scopeDailyUsd', 5, 'discord:999999999999999999', now - 2 * HOUR);
+  } finally {
+    await store.close();
+  }
+}
+
+/** A stand-in for the bots: names (one of them hostile markup), and a kept image for the job `d-1`. */
+export async function fakeBots(): Promise<BotsView> {
+  const image = await sharp({ create: { width: 256, height: 256, channels: 3, background: { r: 40, g: 90, b: 200 } } })
+    .png()
+    .toBuffer();
+  return {
+    async names(keys) {
+      const known: Record<string, string> = {
+        'discord:222222222222222222': 'Design team',
+        'slack:T0001': 'Acme <b>Workspace</b>',
+        'discord:111111111111111111': 'ada',
+      };
+      return new Map(keys.filter((k) => known[k]).map((k) => [k, known[k]!]));
+    },
+    async keptImages(jobIds) {
+      return new Map(jobIds.filter((id) => id === 'd-1').map((id) => [id, 1]));
+    },
+    async keptImage(jobId, index) {
+      return jobId === 'd-1' && index === 0 ? { data: image } : undefined;
+    },
+    settings: () => [{ name: 'Jobs one user may have at once', value: '2', source: 'default' }],
+  };
+}
+
+export const NO_ALERTS: AlertConfig = { thresholds: DEFAULT_ALERT_THRESHOLDS, breaker: true, checkMs: 60_000, discord: undefined, slack: undefined, webhook: undefined };
+
+export interface ConsoleUnderTest {
+  url: string;
+  /** The alerts the console's webhook destination received (JSON bodies). */
+  alerts: unknown[];
+  store: QuotaStore;
+  dir: string;
+  console: RunningConsole;
+  close(): Promise<void>;
+}
+
+/** A console over a seeded file ledger, as `npm start` runs it (with the bots' stand-in), changes allowed. */
+export async function startSeededConsole(options: { allowChanges?: boolean; caps?: Record<string, number> } = {}): Promise<ConsoleUnderTest> {
+  const dir = await mkdtemp(join(tmpdir(), 'pictor-console-'));
+  const now = Date.now();
+  await seedLedger(dir, now);
+  const store = new FileQuotaStore({ dir });
+  await store.open();
+  // A webhook destination on loopback, so the alerts page has somewhere to send to and something sent.
+  const alerts: unknown[] = [];
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      alerts.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const webhook = { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/pictor-alerts`, secret: 'a-shared-secret-for-tests' };
+  const running = await startConsole({
+    source: {
+      store,
+      operator: {
+        caps: { accountDailyUsd: 2, accountMonthlyUsd: 40, scopeDailyUsd: 10, userDailyUsd: 1, ...options.caps },
+        dmCaps: { dailyUsd: 0.5 },
+        breaker: { factor: 10, floorUsd: 5 },
+        imagesPerMinute: 5,
+        ledger: 'account',
+      },
+      bots: await fakeBots(),
+    },
+    config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: options.allowChanges ?? true },
+    alerts: { ...NO_ALERTS, webhook },
+    ledgerWhere: `the file ledger in ${dir}`,
+    logger: silentLogger(),
+    liveIntervalMs: 200,
+  });
+  return {
+    url: running!.url!,
+    alerts,
+    store,
+    dir,
+    console: running!,
+    async close() {
+      await running!.close();
+      await new Promise((resolve) => receiver.close(resolve));
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

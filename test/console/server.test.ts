@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTENT_SECURITY_POLICY } from '../../src/console/server.js';
+import { startSeededConsole, TOKEN, type ConsoleUnderTest } from './console-harness.js';
+
+/** The console's HTTP rules, asked as a client would (the browser test drives the same through Chromium). */
+describe('the console’s server', () => {
+  let c: ConsoleUnderTest;
+  let readOnly: ConsoleUnderTest;
+  beforeAll(async () => {
+    c = await startSeededConsole();
+    readOnly = await startSeededConsole({ allowChanges: false });
+  });
+  afterAll(async () => {
+    await c?.close();
+    await readOnly?.close();
+  });
+
+  const login = async (at: ConsoleUnderTest) => {
+    const res = await fetch(`${at.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN, next: '/settings' }), redirect: 'manual', headers: { origin: at.url } });
+    expect(res.status).toBe(303);
+    const cookie = res.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/^pictor_console=[\w-]{40,}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=43200$/);
+    const session = cookie.split(';')[0]!;
+    const page = await (await fetch(`${at.url}/settings`, { headers: { cookie: session } })).text();
+    return { cookie: session, csrf: /name="_csrf" value="([^"]+)"/.exec(page)![1]! };
+  };
+
+  it('answers every page with the strict CSP and no inline script, and never shows the token', async () => {
+    const { cookie } = await login(c);
+    for (const path of ['/spend', '/spend?days=90', '/jobs', '/settings', '/alerts', '/login']) {
+      const res = await fetch(`${c.url}${path}`, { headers: { cookie } });
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      const body = await res.text();
+      expect(body).not.toContain(TOKEN);
+      // Every script is a file of the console's; the only inline <script> holds JSON data.
+      for (const tag of body.match(/<script[^>]*>/g) ?? []) expect(tag, path).toMatch(/src="\/assets\/[\w.]+\.js"|type="application\/json"/);
+      expect(body).not.toMatch(/\son[a-z]+="/);
+      expect(body).not.toMatch(/style="/);
+    }
+  });
+
+  it('serves its own assets, the chart library among them', async () => {
+    for (const [path, type] of [
+      ['/assets/console.js', 'text/javascript'],
+      ['/assets/console.css', 'text/css'],
+      ['/assets/chart.umd.js', 'text/javascript'],
+      ['/assets/icon.svg', 'image/svg+xml'],
+    ]) {
+      const res = await fetch(`${c.url}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type'), path).toContain(type!);
+    }
+    expect((await fetch(`${c.url}/assets/../package.json`)).status).toBe(404);
+  });
+
+  it('redirects a page without a session to the login, and answers the rest 401', async () => {
+    const page = await fetch(`${c.url}/settings`, { redirect: 'manual' });
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toBe('/login?next=%2Fsettings');
+    expect((await fetch(`${c.url}/events/jobs`)).status).toBe(401);
+    expect((await fetch(`${c.url}/thumbs/d-1/0`)).status).toBe(401);
+    expect((await fetch(`${c.url}/breaker/resume`, { method: 'POST', body: 'scope=x' })).status).toBe(401);
+  });
+
+  it('refuses a change without the CSRF token, from another origin, or on a read-only console', async () => {
+    const { cookie, csrf } = await login(c);
+    const post = (at: ConsoleUnderTest, form: Record<string, string>, headers: Record<string, string>) =>
+      fetch(`${at.url}/alerts/rules`, { method: 'POST', body: new URLSearchParams(form), redirect: 'manual', headers });
+    expect((await post(c, { thresholds: '10' }, { cookie })).status).toBe(403);
+    expect((await post(c, { thresholds: '10', _csrf: 'a-guess' }, { cookie })).status).toBe(403);
+    expect((await post(c, { thresholds: '10', _csrf: csrf }, { cookie, origin: 'http://evil.example' })).status).toBe(403);
+    expect((await post(c, { thresholds: 'ten', _csrf: csrf }, { cookie })).status).toBe(400);
+    expect((await post(c, { thresholds: '10, 90', _csrf: csrf }, { cookie })).status).toBe(303);
+    const other = await login(readOnly);
+    const refused = await post(readOnly, { thresholds: '10', _csrf: other.csrf }, { cookie: other.cookie });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('PICTOR_CONSOLE_ALLOW_CHANGES=1');
+  });
+
+  it('answers only at its own address on loopback (a rebinding page gets nothing)', async () => {
+    const { port } = new URL(c.url);
+    const { request } = await import('node:http');
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/login', headers: { host: `evil.example:${port}` } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(421);
+  });
+
+  it('slows down guessing: after ten wrong tokens in a minute, even the right one waits', async () => {
+    const at = await startSeededConsole();
+    try {
+      for (let i = 0; i < 10; i++) {
+        const res = await fetch(`${at.url}/login`, { method: 'POST', body: new URLSearchParams({ token: `guess-${i}` }), redirect: 'manual' });
+        expect(res.status).toBe(401);
+      }
+      const res = await fetch(`${at.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual' });
+      expect(res.status).toBe(429);
+    } finally {
+      await at.close();
+    }
+  });
+
+  it('serves a kept image’s thumbnail only to a logged-in owner, as WebP', async () => {
+    const { cookie } = await login(c);
+    const thumb = await fetch(`${c.url}/thumbs/d-1/0`, { headers: { cookie } });
+    expect(thumb.status).toBe(200);
+    expect(thumb.headers.get('content-type')).toBe('image/webp');
+    expect((await fetch(`${c.url}/thumbs/d-2/0`, { headers: { cookie } })).status).toBe(404);
+  });
+});

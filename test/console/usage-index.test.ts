@@ -1,0 +1,108 @@
+import { mkdtemp, rm, writeFile, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { rounded, UsageIndex } from '../../src/console/usage-index.js';
+import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
+import { MemoryQuotaStore } from '../../src/spend/MemoryQuotaStore.js';
+import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
+import type { QuotaStore } from '../../src/spend/types.js';
+import { sumUsage, usageByKey } from '../../src/spend/usage-totals.js';
+import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+
+const redis = testRedis();
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+const makers: Record<string, () => Promise<QuotaStore>> = {
+  memory: async () => new MemoryQuotaStore(),
+  file: async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-index-'));
+    const store = new FileQuotaStore({ dir });
+    cleanups.push(async () => {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+    return store;
+  },
+  redis: async () => {
+    const prefix = uniquePrefix('index');
+    const store = await RedisQuotaStore.connect({ url: redis.url!, prefix });
+    cleanups.push(async () => {
+      await store.close();
+      await deleteKeys(redis.url!, prefix);
+    });
+    return store;
+  },
+};
+
+async function settle(store: QuotaStore, jobId: string, userKey: string, scopeKey: string, usd: number, n = 1) {
+  expect(await store.reserve({ jobId, userKey, scopeKey, estimateUsd: usd * 2, limits: {}, now: Date.now(), job: { operation: 'generate', n, size: '1024x1024', quality: 'low' } })).toEqual({ ok: true });
+  await store.markSent(jobId);
+  await store.settle(jobId, usd, { outcome: 'completed', images: n });
+}
+
+describe.each(Object.keys(makers).filter((k) => k !== 'redis' || !redis.skipReason))('the console’s usage index (%s ledger)', (kind) => {
+  it('adds the records up as pictor usage does, and takes only the new ones at each refresh', async () => {
+    const store = await makers[kind]!();
+    const index = new UsageIndex({ store });
+    await settle(store, 'a', 'discord:1', 'discord:g', 0.1, 2);
+    await settle(store, 'b', 'slack:U1', 'slack:T', 0.25);
+    await index.refresh();
+    await settle(store, 'c', 'cli:me', 'cli', 0.05, 3);
+    await index.refresh();
+    const today = new Date().toISOString().slice(0, 10);
+    const records = await store.usage({});
+    const day = index.day(today)!;
+    const { key: _, ...expected } = sumUsage(records, 'x');
+    expect(rounded(day.total)).toEqual(expected);
+    for (const row of usageByKey(records, (r) => r.surface)) expect(day.surfaces.get(row.key)!.usd).toBeCloseTo(row.usd, 9);
+    expect(index.records).toBe(3);
+    expect(index.recent(() => true, 10).map((r) => r.jobId)).toEqual(['c', 'b', 'a']);
+  });
+});
+
+describe('the console’s usage index over a file ledger', () => {
+  it('counts the later of two records of a job (the earlier is taken away), as the ledger did', async () => {
+    const store = (await makers.file!()) as FileQuotaStore;
+    const index = new UsageIndex({ store });
+    await settle(store, 'a', 'discord:1', 'discord:g', 0.1);
+    await index.refresh();
+    const usage = store.storage.kind === 'file' ? join(store.storage.dir, 'usage.jsonl') : '';
+    const first = JSON.parse((await readFile(usage, 'utf8')).trim()) as Record<string, unknown>;
+    // A reconcile charged the job again at its estimate (its process died between the record and the ledger).
+    await writeFile(usage, `${JSON.stringify(first)}\n${JSON.stringify({ ...first, costUsd: 0.2, basis: 'uncertain', time: Date.now() })}\n`);
+    await index.refresh();
+    const today = new Date().toISOString().slice(0, 10);
+    expect(index.day(today)!.total).toMatchObject({ jobs: 1, usd: 0.2, uncertainUsd: 0.2 });
+    await settle(store, 'b', 'discord:1', 'discord:g', 0.3);
+    await index.refresh();
+    expect(index.day(today)!.total.jobs).toBe(2);
+  });
+});
+
+describe('the console’s usage index over a year of records', () => {
+  it('keeps the totals by server and user only for this month and the last (older days: in all and by surface), so it stays small', async () => {
+    const time = { now: Date.now() - 100 * 24 * 60 * 60_000 };
+    const store = new MemoryQuotaStore({ clock: () => time.now });
+    const old = async (jobId: string, userKey: string) => {
+      expect(await store.reserve({ jobId, userKey, scopeKey: 'discord:g', estimateUsd: 0.2, limits: {}, now: time.now })).toEqual({ ok: true });
+      await store.markSent(jobId);
+      await store.settle(jobId, 0.1);
+    };
+    await old('a', 'discord:1');
+    const oldDay = new Date(time.now).toISOString().slice(0, 10);
+    time.now = Date.now();
+    await old('b', 'discord:2');
+    const index = new UsageIndex({ store });
+    await index.refresh();
+    expect(index.day(oldDay)).toMatchObject({ total: { jobs: 1, usd: 0.1 } });
+    expect([...index.day(oldDay)!.surfaces.keys()]).toEqual(['discord']);
+    expect(index.day(oldDay)!.users.size + index.day(oldDay)!.scopes.size).toBe(0);
+    const today = index.day(new Date().toISOString().slice(0, 10))!;
+    expect([...today.users.keys()]).toEqual(['discord:2']);
+    expect([...today.scopes.keys()]).toEqual(['discord:g']);
+  });
+});
