@@ -11,9 +11,6 @@ import {
   imageBytes,
   ValidationError,
   JobLedger,
-  budgetsOf,
-  nextUtcMidnight,
-  nextUtcMonth,
   type ChargedJob,
   type CompletedEvent,
   type EditRequest,
@@ -421,18 +418,9 @@ export class JobRunner {
     if (this.draining) return new JobRefusedError('restarting', RESTARTING_MESSAGE);
     const rule = await this.policy.whoWhereRefusal(requester);
     if (rule) return rule;
-    const now = this.#now();
-    const userKey = `${requester.platform}:${requester.userId}`;
-    const scopeKey = `${requester.platform}:${requester.scopeId}`;
-    for (const { code, key, period, limit } of budgetsOf(await this.budgets.limitsFor(scopeKey), userKey, scopeKey)) {
-      if (limit === undefined) continue;
-      const used = period === 'day' ? await this.#store.spentToday(key, now) : await this.#store.spentThisMonth(key, now);
-      if (used >= limit) {
-        const resetsAt = period === 'day' ? nextUtcMidnight(now) : nextUtcMonth(now);
-        return refusalFromReservation({ ok: false, code, limit, used, resetsAt }, { estimateUsd: 0, platform: requester.platform, now, scopeId: requester.scopeId });
-      }
-    }
-    return undefined;
+    const spent = await this.budgets.spentRefusal(requester);
+    if (!spent) return undefined;
+    return refusalFromReservation(spent, { estimateUsd: 0, platform: requester.platform, now: this.#now(), scopeId: requester.scopeId });
   }
 
   /** True once `drain` or `shutdown` began: new jobs are refused. */

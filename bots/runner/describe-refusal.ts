@@ -5,8 +5,8 @@ import { isDmScope, type Platform, type PolicyRefusalCode, type QuotaStore } fro
 
 type Refusal = Extract<Awaited<ReturnType<QuotaStore['reserve']>>, { ok: false }>;
 
-/** What a Discord server and a Slack workspace are called in a sentence. */
-const SCOPE_NAMES: Record<Platform, string> = { discord: 'this server', slack: 'this workspace' };
+/** What a Discord server and a Slack workspace are called in a sentence (every sentence of the runner). */
+export const SCOPE_NAMES: Readonly<Record<Platform, string>> = { discord: 'this server', slack: 'this workspace' };
 /** A person's own scope (DMs, user installs) in a sentence: its caps are the operator's DM caps. */
 const DM_SCOPE_NAME = 'your use of the bot outside servers';
 
