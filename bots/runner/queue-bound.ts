@@ -85,6 +85,73 @@ export class QueueBound {
   }
 }
 
+/** One job's place in the queue: held from its admission until it is sent or ends, with the bytes of its input images. */
+export interface QueuePlace {
+  /** The input image bytes it holds. */
+  readonly bytes: number;
+  /**
+   * Holds `bytes` instead (an edit's images once they are here, by their real size): the `queue_full` refusal when the
+   * queue has no room for them beside what the other places hold (the place keeps what it held), else undefined.
+   */
+  resize(bytes: number): JobRefusedError | undefined;
+  /** Gives the place back (once; later calls do nothing). */
+  release(): void;
+}
+
+/**
+ * The room of the queue: every job admitted and not yet sent holds a place
+ * in it — while its budget is reserved, while its images are fetched, while
+ * it waits for the image service — so what the bound counts is kept in one
+ * place, and a burst cannot pass the bound between its checks.
+ */
+export class QueueRoom {
+  readonly bound: QueueBound;
+  #jobs = 0;
+  #bytes = 0;
+
+  constructor(bound: QueueBound) {
+    this.bound = bound;
+  }
+
+  /** The jobs holding a place and the input bytes they hold. */
+  get load(): QueuedLoad {
+    return { jobs: this.#jobs, inputBytes: this.#bytes };
+  }
+
+  /** A place for a job holding `bytes` of input images (0 for a generation), or the `queue_full` refusal. */
+  take(bytes: number): QueuePlace | JobRefusedError {
+    let held = Math.max(0, Math.ceil(bytes));
+    const full = this.bound.refusal(this.load, held);
+    if (full) return full;
+    this.#jobs++;
+    this.#bytes += held;
+    let released = false;
+    return {
+      get bytes() {
+        return held;
+      },
+      resize: (next) => {
+        if (released) return undefined;
+        const wanted = Math.max(0, Math.ceil(next));
+        if (wanted > held) {
+          // Never refused for the job count: this job is counted already (the others are fewer than the bound).
+          const tooLarge = this.bound.refusal({ jobs: this.#jobs - 1, inputBytes: this.#bytes - held }, wanted);
+          if (tooLarge) return tooLarge;
+        }
+        this.#bytes += wanted - held;
+        held = wanted;
+        return undefined;
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#jobs--;
+        this.#bytes -= held;
+      },
+    };
+  }
+}
+
 /**
  * The sentence of a `queue_full` refusal: how many jobs wait and the bound (or,
  * refused for its input images, how many megabytes of images wait, this edit's

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { isJobRefusedError, JobRefusedError, type InputRoomHold, type JobRunner, type JobSpec, type Requester } from '../../../bots/runner/index.js';
+import { isJobRefusedError, JobRefusedError, type JobRunner, type JobSpec, type Requester } from '../../../bots/runner/index.js';
 import { describeQueueFull, positionWorthShowing, QueueBound } from '../../../bots/runner/queue-bound.js';
 import { describeFailure } from '../../../bots/runner/describe-failure.js';
 import { ImageLimiter } from '../../../src/index.js';
 import { makeImage } from '../../helpers/images.js';
-import { recordingSink, requester, useRunnerKit, waitUntil } from '../../helpers/runner-harness.js';
+import { editBeingFetched, recordingSink, requester, useRunnerKit, waitUntil } from '../../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
 
@@ -144,30 +144,54 @@ describe('the runner with a bound on the input images held by queued jobs', () =
     gate.open({ fail: true });
     expect((await first.done).type).toBe('failed');
     expect(kit.emu.emulator.requests).toHaveLength(0);
-    expect(runner.holdInputRoom(requester(), image.length)).not.toBeInstanceOf(JobRefusedError);
+    const next = editBeingFetched(runner, requester(), image.length);
+    expect(await next.admitted).toBeUndefined();
+    next.giveUp();
+    await next.handle;
     await gate.stop();
   });
 
-  it('holds room for an edit whose images are being fetched: another is refused before it fetches anything, until the hold is released', async () => {
-    const { runner, gate } = await oneEditOfRoom();
-    const hold = runner.holdInputRoom(requester(), image.length) as InputRoomHold;
-    expect(hold).not.toBeInstanceOf(JobRefusedError);
+  it('holds room for an edit whose images are being fetched: another is refused before it fetches anything, until the download is given up', async () => {
+    const { runner, gate, store } = await oneEditOfRoom();
+    const fetching = editBeingFetched(runner, requester(), image.length);
+    expect(await fetching.admitted).toBeUndefined();
 
-    expect(runner.holdInputRoom(requester(), image.length)).toMatchObject({ code: 'queue_full', used: image.length });
+    const other = requester();
+    const refused = editBeingFetched(runner, other, image.length);
+    expect(await refused.admitted).toMatchObject({ code: 'queue_full', used: image.length });
+    expect(await refused.handle).toBeUndefined();
     await expect(runner.submit(edit(requester()), recordingSink().sink)).rejects.toMatchObject({ code: 'queue_full' });
+    expect(refused.fetchStarted).toBe(false);
+    expect(await store.spentToday(`discord:${other.userId}`, Date.now())).toBe(0);
 
-    hold.release();
-    hold.release();
+    fetching.giveUp();
+    expect(await fetching.handle).toBeUndefined();
     const handle = await runner.submit(edit(requester()), recordingSink().sink);
     gate.open();
     expect((await handle.done).type).toBe('completed');
     await gate.stop();
   });
 
-  it('refuses a hold at once when as many jobs wait as the queue takes', async () => {
+  it('refuses an edit whose images turn out larger than declared once they are here, when the queue has no room for them: nothing sent or charged', async () => {
+    const { runner, gate, store } = await oneEditOfRoom();
+    const first = await runner.submit(edit(requester(), 'first'), recordingSink().sink);
+    const late = requester();
+    const declaredSmall = editBeingFetched(runner, late, 10);
+    expect(await declaredSmall.admitted).toBeUndefined();
+    declaredSmall.arrive([{ data: image }]);
+
+    expect(await declaredSmall.handle).toBeUndefined();
+    expect(await store.spentToday(`discord:${late.userId}`, Date.now())).toBe(0);
+    gate.open();
+    expect((await first.done).type).toBe('completed');
+    expect(kit.emu.emulator.requests).toHaveLength(1);
+    await gate.stop();
+  });
+
+  it('refuses an edit being fetched at once when as many jobs wait as the queue takes', async () => {
     const { runner } = await kit.runner({ partialImages: 0, maxQueuedJobs: 1, clientOptions: { limiter: new GateLimiter({ maxConcurrent: 1 }) } });
     await runner.submit(lowJob('waiting'), recordingSink().sink);
-    expect(runner.holdInputRoom(requester(), 1000)).toMatchObject({ code: 'queue_full', limit: 1, used: 1 });
+    expect(await editBeingFetched(runner, requester(), 1000).admitted).toMatchObject({ code: 'queue_full', limit: 1, used: 1 });
   });
 
   it('refuses a bound that is not a whole number of bytes, 1 or more', async () => {
