@@ -47,7 +47,7 @@ export interface ServiceOutput {
 
 export async function startService(env: NodeJS.ProcessEnv, print: (line: string) => void, output: ServiceOutput = {}): Promise<Service> {
   const core = readCoreConfig(env);
-  const runnerConfig = readRunnerConfig(env);
+  const runnerConfig = readRunnerConfig(env, core.spend.caps);
   const configured = SURFACES.map((surface) => surface.configure(env)).filter((s): s is ConfiguredSurface => s !== undefined);
   const stateConfig = readStateConfig(env);
   // Human lines on a terminal, JSON for machines (a log shipper, a file) or when PICTOR_LOG_FORMAT=json says so.
