@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Requester } from '../../../bots/runner/index.js';
+import { BLOCKED_WORD, intakeCases } from '../../helpers/intake-cases.js';
 import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { makeImage } from '../../helpers/images.js';
@@ -24,7 +25,7 @@ interface EntryPoint {
   prepare(h: DiscordHarness): Promise<() => FakeInteraction>;
 }
 
-const WORD = 'kraken';
+const WORD = BLOCKED_WORD;
 
 /** A finished job's message, with its buttons. */
 async function jobMessage(h: DiscordHarness, options: { fail?: boolean } = {}) {
@@ -110,21 +111,6 @@ const ENTRY_POINTS: EntryPoint[] = [
   },
 ];
 
-interface Refusal {
-  code: string;
-  applies(entry: EntryPoint): boolean;
-  /** Makes the member's next job refused. */
-  apply(h: DiscordHarness, admin: Requester): Promise<unknown>;
-}
-
-const REFUSALS: Refusal[] = [
-  { code: 'budget_user_daily', applies: () => true, apply: (h, admin) => h.runner.budgets.setCap(admin, 'userDailyUsd', 0) },
-  { code: 'blocked_word', applies: (entry) => entry.prompted, apply: (h, admin) => h.runner.policy.set(admin, 'blockedWords', [WORD]) },
-  { code: 'channel_not_allowed', applies: () => true, apply: (h, admin) => h.runner.policy.set(admin, 'channels', [snowflake()]) },
-];
-
-const CASES = ENTRY_POINTS.flatMap((entry) => REFUSALS.filter((refusal) => refusal.applies(entry)).map((refusal) => ({ entry, refusal })));
-
 describe('every entry point of the Discord bot refuses privately, before anything is sent', () => {
   let h: DiscordHarness | undefined;
   afterEach(async () => {
@@ -132,11 +118,11 @@ describe('every entry point of the Discord bot refuses privately, before anythin
     h = undefined;
   });
 
-  it.each(CASES.map((c) => [c.entry.name, c.refusal.code, c] as const))('%s, refused with %s', async (_name, code, { entry, refusal }) => {
+  it.each(intakeCases(ENTRY_POINTS))('%s, refused with %s', async (_name, code, { entry, refusal }) => {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 5 }, http: entry.http });
     const use = await entry.prepare(h);
     const admin: Requester = { platform: 'discord', userId: 'an-admin', channelId: h.discord.channelId, scopeId: h.discord.guildId, isAdmin: true };
-    await refusal.apply(h, admin);
+    await refusal.apply(h.runner, admin, snowflake());
     const sent = h.emulator.requests.length;
     const downloads = h.discord.requests.filter((r) => r.route === 'cdn').length;
 

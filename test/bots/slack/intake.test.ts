@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Requester } from '../../../bots/runner/index.js';
+import { BLOCKED_WORD, intakeCases } from '../../helpers/intake-cases.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { finishedJob, png, startHarness, type Harness } from './harness.js';
@@ -15,7 +16,7 @@ import { finishedJob, png, startHarness, type Harness } from './harness.js';
 
 const CHANNEL = 'C0TEAM';
 const MEMBER = 'U0ALICE';
-const WORD = 'kraken';
+const WORD = BLOCKED_WORD;
 
 interface EntryPoint {
   name: string;
@@ -79,20 +80,6 @@ const ENTRY_POINTS: EntryPoint[] = [
   },
 ];
 
-interface Refusal {
-  code: string;
-  applies(entry: EntryPoint): boolean;
-  apply(h: Harness, admin: Requester): Promise<unknown>;
-}
-
-const REFUSALS: Refusal[] = [
-  { code: 'budget_user_daily', applies: () => true, apply: (h, admin) => h.runner.budgets.setCap(admin, 'userDailyUsd', 0) },
-  { code: 'blocked_word', applies: (entry) => entry.prompted, apply: (h, admin) => h.runner.policy.set(admin, 'blockedWords', [WORD]) },
-  { code: 'channel_not_allowed', applies: () => true, apply: (h, admin) => h.runner.policy.set(admin, 'channels', ['C0ART']) },
-];
-
-const CASES = ENTRY_POINTS.flatMap((entry) => REFUSALS.filter((refusal) => refusal.applies(entry)).map((refusal) => ({ entry, refusal })));
-
 describe('every entry point of the Slack bot refuses privately, before anything is sent', () => {
   let h: Harness | undefined;
   afterEach(async () => {
@@ -100,13 +87,13 @@ describe('every entry point of the Slack bot refuses privately, before anything 
     h = undefined;
   });
 
-  it.each(CASES.map((c) => [c.entry.name, c.refusal.code, c] as const))('%s, refused with %s', async (_name, code, { entry, refusal }) => {
+  it.each(intakeCases(ENTRY_POINTS))('%s, refused with %s', async (_name, code, { entry, refusal }) => {
     const logger = new RecordingLogger();
     h = await startHarness({ emulator: { latencyMs: 5, defaultPartialImages: 0 }, bot: { logger } });
     const { fake } = h;
     const use = await entry.prepare(h);
     const admin: Requester = { platform: 'slack', userId: 'U0ADMIN', channelId: CHANNEL, scopeId: fake.teamId, isAdmin: true };
-    await refusal.apply(h, admin);
+    await refusal.apply(h.runner, admin, 'C0ART');
     const [sent, downloads, views, posted] = [h.emulator.requests.length, fake.downloads.length, fake.views.length, fake.botMessages(CHANNEL).length];
     const [responses, ephemerals] = [fake.responses.length, fake.ephemerals.length];
 
