@@ -164,8 +164,8 @@ export class JobRunner {
   readonly #queueBound: QueueBound;
   /** The queue's room: a place per job from its admission until it is sent (see `QueueRoom`). */
   readonly #room: QueueRoom;
-  /** Jobs admitted whose first answer, images or start are still on their way (`drain` waits for them too). */
-  readonly #admitted = new Set<Promise<unknown>>();
+  /** Requests in the intake: being decided, answered, their images fetched (`drain` waits for them too). */
+  readonly #taking = new Set<Promise<unknown>>();
   /** Jobs whose end is kept in the history once their final update is shown (`shutdown` waits for them). */
   readonly #historyWrites = new Set<Promise<void>>();
   /** Set by `drain`: new jobs are refused (`restarting`) while the ones taken run to their end. */
@@ -256,7 +256,14 @@ export class JobRunner {
    * Resolves with the job's handle once it started, else undefined; refusals
    * are counted in the metrics.
    */
-  async request(intent: JobIntent, answers: IntakeAnswers): Promise<JobHandle | undefined> {
+  request(intent: JobIntent, answers: IntakeAnswers): Promise<JobHandle | undefined> {
+    const taking = this.#request(intent, answers);
+    this.#taking.add(taking);
+    void taking.catch(() => undefined).finally(() => this.#taking.delete(taking));
+    return taking;
+  }
+
+  async #request(intent: JobIntent, answers: IntakeAnswers): Promise<JobHandle | undefined> {
     let admission: Admission;
     try {
       admission = await this.#admit(intent);
@@ -265,10 +272,7 @@ export class JobRunner {
       await answers.refuse(error);
       return undefined;
     }
-    const started = this.#startAdmitted(admission, answers);
-    this.#admitted.add(started);
-    void started.catch(() => undefined).finally(() => this.#admitted.delete(started));
-    return started;
+    return this.#startAdmitted(admission, answers);
   }
 
   /**
@@ -468,11 +472,11 @@ export class JobRunner {
   async drain(graceMs: number): Promise<number> {
     this.#draining = true;
     const deadline = this.#now() + graceMs;
-    // A job admitted just before the drain began (its answer or images on their way) joins the jobs waited for.
-    while (this.#jobs.size > 0 || this.#admitted.size > 0) {
+    // A request in the intake when the drain began (being decided, answered, its images fetched) joins the jobs waited for.
+    while (this.#jobs.size > 0 || this.#taking.size > 0) {
       const left = deadline - this.#now();
       if (left <= 0) break;
-      await raceTimeout(Promise.allSettled([...this.#admitted, ...[...this.#jobs.values()].map((j) => j.done)]), left);
+      await raceTimeout(Promise.allSettled([...this.#taking, ...[...this.#jobs.values()].map((j) => j.done)]), left);
     }
     const active = this.activeJobs().length;
     this.#logger.info({ active, graceMs }, active ? 'drained the job runner; some jobs are still running' : 'drained the job runner');

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FileJobHistoryStore, type AdmittedJob, type IntakeAnswers, type JobIntent, type JobRunner } from '../../../bots/runner/index.js';
 import { EditImagesSchema, EditRequestSchema, GenerationRequestSchema, PRICE_TABLE } from '../../../src/index.js';
 import { makeImage } from '../../helpers/images.js';
-import { recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
+import { editBeingFetched, recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
 afterEach(() => {
@@ -148,6 +148,26 @@ describe('the intake: one call decides a job before its first public answer', ()
     expect(said).toEqual(['accept', 'fail']);
     expect(reasons[0]).toMatchObject({ code: 'validation_error', field: 'image[0]' });
     expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
+  it('lets a drain wait for a job that was in the intake when it began (its images on their way), which then runs to its end', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    const data = Buffer.from(await makeImage('png'));
+    const fetching = editBeingFetched(runner, requester(), data.length);
+    expect(await fetching.admitted).toBeUndefined();
+
+    let drained = false;
+    const drain = runner.drain(10_000).then((left) => {
+      drained = true;
+      return left;
+    });
+    await expect(runner.submit(low(), recordingSink().sink)).rejects.toMatchObject({ code: 'restarting' });
+    expect(drained).toBe(false);
+
+    fetching.arrive([{ data }]);
+    expect((await (await fetching.handle)!.done).type).toBe('completed');
+    expect(await drain).toBe(0);
+    expect(kit.emu.emulator.requests.map((r) => r.route)).toEqual(['edits']);
   });
 
   it('keeps the ended job in the member’s history under the surface’s key, with its link', async () => {
