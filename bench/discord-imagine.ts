@@ -154,7 +154,7 @@ async function startBenchConsole(store: FileQuotaStore, runner: JobRunner, dataD
     source: {
       store,
       operator: { caps: { accountDailyUsd: 1000 }, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' },
-      bots: botsConsoleView({ runner, runnerConfig: readRunnerConfig({}), state: new FileStateStore({ dataDir }), env: {}, logger: silentLogger() }),
+      bots: botsConsoleView({ runner, runnerConfig: readRunnerConfig({}, {}), state: new FileStateStore({ dataDir }), env: {}, logger: silentLogger() }),
     },
     config: { port: 0, host: '127.0.0.1', token, allowChanges: false },
     alerts: { thresholds: DEFAULT_ALERT_THRESHOLDS, breaker: true, checkMs: 60_000, discord: undefined, slack: undefined, webhook: undefined },
@@ -194,15 +194,27 @@ async function runOnce(): Promise<void> {
   const runnerOf = (prompt: string): JobRunner => (lightFor(Number(/\d+$/.exec(prompt)?.[0] ?? 0)) ? runners.light : runners.raw);
   /** The runners as the bot sees them, noting when each preview is handed over. */
   const timedRunner: DiscordJobRunner = {
-    submit: (spec, sink) =>
-      runnerOf(spec.prompt).submit(spec, (update) => {
-        if (update.type === 'partial') sinkAt.set(previewKey(spec.prompt, update.partialIndex), Date.now());
-        return sink(update);
+    request: (intent, answers) =>
+      runnerOf(intent.prompt).request(intent, {
+        ...answers,
+        accept: async (job) => {
+          const accepted = await answers.accept(job);
+          if (!accepted) return undefined;
+          return {
+            ...accepted,
+            sink: (update) => {
+              if (update.type === 'partial') sinkAt.set(previewKey(intent.prompt, update.partialIndex), Date.now());
+              return accepted.sink(update);
+            },
+          };
+        },
       }),
+    requestForm: (requester, answers) => runners.light.requestForm(requester, answers),
     cancel: (jobId, by) => runners.light.cancel(jobId, by) || runners.raw.cancel(jobId, by),
     get: (jobId) => runners.light.get(jobId) ?? runners.raw.get(jobId),
     budgets: runners.light.budgets,
     policy: runners.light.policy,
+    history: runners.light.history,
   };
   const bot = await startDiscordBot({
     token: discord.botToken,

@@ -89,18 +89,17 @@ async function runScenario(scenario: Scenario, finals: 'channel' | 'thread'): Pr
   /** Which jobs ran with light previews. */
   const lightJobs = new Map<string, boolean>();
   const runner: SlackJobRunner = {
-    submit: async (spec, sink) => {
-      const light = lightFor(Number(/bench scene (\d+)/.exec(spec.prompt)?.[1] ?? 1));
-      const handle = await (light ? runners.light : runners.raw).submit(spec, sink);
-      lightJobs.set(handle.id, light);
+    request: async (intent, answers) => {
+      const light = lightFor(Number(/bench scene (\d+)/.exec(intent.prompt)?.[1] ?? 1));
+      const handle = await (light ? runners.light : runners.raw).request(intent, answers);
+      if (handle) lightJobs.set(handle.id, light);
       return handle;
     },
+    requestForm: (requester, answers) => runners.light.requestForm(requester, answers),
     cancel: (jobId, by) => runners.light.cancel(jobId, by) || runners.raw.cancel(jobId, by),
     get: (jobId) => runners.light.get(jobId) ?? runners.raw.get(jobId),
     budgets: runners.light.budgets,
     policy: runners.light.policy,
-    policyRefusal: (spec) => runners.light.policyRefusal(spec),
-    holdInputRoom: (requester, bytes) => runners.light.holdInputRoom(requester, bytes),
     history: runners.light.history,
   };
   const shown: ShownEvent[] = [];

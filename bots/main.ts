@@ -55,7 +55,7 @@ export interface ServiceOutput {
 
 export async function startService(env: NodeJS.ProcessEnv, print: (line: string) => void, output: ServiceOutput = {}): Promise<Service> {
   const core = readCoreConfig(env);
-  const runnerConfig = readRunnerConfig(env);
+  const runnerConfig = readRunnerConfig(env, core.spend.caps);
   const configured = SURFACES.map((surface) => surface.configure(env)).filter((s): s is ConfiguredSurface => s !== undefined);
   const stateConfig = readStateConfig(env);
   // The key owner's console (PICTOR_CONSOLE_PORT) and its alerts (PICTOR_ALERT_*): read now, so a bad setting stops the start.

@@ -4,7 +4,6 @@ import type { JobUpdate, UpdateSink } from '../runner/types.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { describeBytes, fitImage, type OutgoingFile } from './fit-images.js';
 import type { DiscordJobStore } from './job-store.js';
-import type { JobRecordStatus } from './JobRecordStore.js';
 import {
   renderCancelled,
   renderCompleted,
@@ -51,13 +50,6 @@ export class JobView {
 
   constructor(options: JobViewOptions) {
     this.#o = options;
-  }
-
-  /** Shows a failure that happened before the runner took the job (a refusal, a bad input). */
-  async showFailure(failure: { code: string; message: string; retryable: boolean }, status: JobRecordStatus = 'refused'): Promise<void> {
-    this.#finished = true;
-    await this.#o.target.final([renderFailure(this.#o.header, failure)]);
-    await this.#o.store.update(this.#o.header.key, { status });
   }
 
   async #show(update: JobUpdate): Promise<void> {

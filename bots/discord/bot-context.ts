@@ -1,27 +1,15 @@
 import type { REST } from 'discord.js';
 import type { LoggerLike } from '../../src/index.js';
-import type { ChatBudgets, InputRoomHold, JobHandle, JobHistory, JobInfo, JobSpec, Requester, ScopePolicy, UpdateSink } from '../runner/index.js';
+import type { JobRunner, Requester } from '../runner/index.js';
 import type { DownloadPolicy } from './download-images.js';
 import type { DiscordJobStore } from './job-store.js';
 
-/** What this surface uses of the job runner (`JobRunner` from bots/runner fits). */
-export interface DiscordJobRunner {
-  submit(spec: JobSpec, sink: UpdateSink): Promise<JobHandle>;
-  cancel(jobId: string, by: Requester): boolean;
-  get(jobId: string): JobInfo | undefined;
-  /** A refusal when the requester's (or server's) budget for today is already spent; checked before anything is downloaded. */
-  budgetRefusal?(requester: Requester): Promise<Error | undefined>;
-  /** A refusal by the server's rules (who, where, what); checked before the interaction is answered, so it stays private. */
-  policyRefusal?(spec: JobSpec): Promise<Error | undefined>;
-  /** Room in the queue for an edit's images while they are fetched (`queue_full` refusal when there is none); see fetch-within-queue.ts. */
-  holdInputRoom?(requester: Requester, bytes: number): Error | InputRoomHold;
-  /** The usage summaries and the server's budgets (`/imagine-usage`, `/imagine-admin budget`). */
-  readonly budgets: Pick<ChatBudgets, 'summary' | 'setCap'>;
-  /** The server's rules and settings (`/imagine-admin settings`, `/imagine-admin set`). */
-  readonly policy: ScopePolicy;
-  /** Members' last jobs (`/imagine-history`); undefined when none are kept. */
-  readonly history?: JobHistory | undefined;
-}
+/**
+ * What this surface uses of the job runner (`JobRunner` from bots/runner fits): its intake — `request` for a job,
+ * `requestForm` before a form opens — which every entry point calls once, before its first answer; `cancel` and
+ * `get` for the buttons; the budgets, rules and history for the usage, admin and history commands.
+ */
+export type DiscordJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history'>;
 
 /** Everything the command, button and modal handlers share. */
 export interface BotContext {

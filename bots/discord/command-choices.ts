@@ -57,5 +57,5 @@ export const PROMPT_INPUT_MAX = Math.min(DISCORD_LIMITS.textInputMaxLength, LIMI
 /** The /edit attachment options: image1 (required) … imageN, N = the spec's limit of input images. */
 export const EDIT_IMAGE_OPTION_NAMES: string[] = Array.from({ length: LIMITS.editImagesMax }, (_, i) => `image${i + 1}`);
 
-/** Our option names where they differ from the spec's field names. */
+/** Our option names where they differ from the spec's field names (the runner's refusals use them). */
 export const OPTION_NAME_OF_FIELD: Readonly<Record<string, string>> = { output_format: 'format', n: 'count', image: 'image' };

@@ -1,4 +1,4 @@
-import { envBoolean, envError, envList, envNumber, envText, envUrl, readDmCaps, ValidationError, type Env } from '../../src/index.js';
+import { envBoolean, envError, envList, envNumber, envText, envUrl, ValidationError, type Env } from '../../src/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 import { isPublicKeyHex } from './verify-signature.js';
 
@@ -63,14 +63,6 @@ export function readDiscordConfig(env: Env): DiscordConfig | undefined {
     throw new ValidationError('DISCORD_PUBLIC_KEY', 'DISCORD_PUBLIC_KEY must be set with DISCORD_INTERACTIONS_PORT: it checks that interactions come from Discord');
   }
   const userInstalls = envBoolean(env, 'DISCORD_USER_INSTALLS', '1 (commands in DMs and user installs too) or 0') ?? false;
-  // Anyone may install the app for themselves: without a DM budget, strangers would spend the account up to its own caps.
-  const dmCaps = readDmCaps(env);
-  if (userInstalls && dmCaps.dailyUsd === undefined && dmCaps.monthlyUsd === undefined) {
-    throw new ValidationError(
-      'PICTOR_DM_DAILY_USD',
-      'DISCORD_USER_INSTALLS=1 lets anyone who installs the app spend on your account: set PICTOR_DM_DAILY_USD or PICTOR_DM_MONTHLY_USD (each person’s budget outside servers) first',
-    );
-  }
   return {
     token,
     applicationId: snowflake(env, 'DISCORD_APPLICATION_ID'),
@@ -82,4 +74,18 @@ export function readDiscordConfig(env: Env): DiscordConfig | undefined {
     interactions: port !== undefined && publicKey !== undefined ? { publicKey: publicKey.toLowerCase(), port, host } : undefined,
     userInstalls,
   };
+}
+
+/**
+ * User installs need a DM budget (`PICTOR_DM_DAILY_USD` or `PICTOR_DM_MONTHLY_USD`): anyone may install the app for
+ * themselves, and without one strangers would spend the account up to its own caps. Checked with the caps the runner
+ * read (`npm start`) or the deploy script read; throws a ValidationError naming the variable to set.
+ */
+export function checkUserInstalls(userInstalls: boolean, dmCaps: { dailyUsd?: number | undefined; monthlyUsd?: number | undefined }): void {
+  if (userInstalls && dmCaps.dailyUsd === undefined && dmCaps.monthlyUsd === undefined) {
+    throw new ValidationError(
+      'PICTOR_DM_DAILY_USD',
+      'DISCORD_USER_INSTALLS=1 lets anyone who installs the app spend on your account: set PICTOR_DM_DAILY_USD or PICTOR_DM_MONTHLY_USD (each person’s budget outside servers) first',
+    );
+  }
 }

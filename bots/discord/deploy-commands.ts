@@ -1,9 +1,9 @@
 import { pathToFileURL } from 'node:url';
 import { DiscordAPIError, HTTPError, REST, Routes, type RESTPostAPIApplicationCommandsJSONBody } from 'discord.js';
 import { loadDotEnv } from '../../src/config.js';
-import { describeUnreachable, scrubSecrets } from '../../src/index.js';
+import { describeUnreachable, readDmCaps, scrubSecrets } from '../../src/index.js';
 import { commandDefinitions } from './commands/index.js';
-import { readDiscordConfig } from './config.js';
+import { checkUserInstalls, readDiscordConfig } from './config.js';
 import { DISCORD_API_BASE_URL } from './discord-facts.js';
 import { inviteLink } from './invite-link.js';
 
@@ -44,6 +44,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: { out(li
   let config;
   try {
     config = readDiscordConfig(env);
+    if (config) checkUserInstalls(config.userInstalls, readDmCaps(env));
   } catch (error) {
     print.err(`Could not register the commands: ${oneLine(error, token)}`);
     return 2;

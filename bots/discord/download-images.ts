@@ -57,12 +57,10 @@ export function isAllowedImageUrl(raw: string, allowedHosts: readonly string[]):
 }
 
 /**
- * Checks and downloads input images: count, host, reported size, then the
- * real bytes (size capped while reading, type by magic bytes). Refuses with
- * InputImageError before anything is spent. Downloads run in parallel; the
- * first refusal stops the others.
+ * Checks what Discord reported of input images — count, host, size — before
+ * anything is asked of the runner or downloaded; throws InputImageError.
  */
-export async function downloadImages(sources: readonly AttachmentSource[], policy: DownloadPolicy): Promise<InputImage[]> {
+export function checkSources(sources: readonly AttachmentSource[], policy: DownloadPolicy): void {
   if (sources.length === 0) throw new InputImageError('no_images', 'There is no image to edit: attach a PNG, JPEG or WebP image.');
   if (sources.length > policy.maxCount) {
     throw new InputImageError('too_many_images', `An edit takes at most ${policy.maxCount} images, and there are ${sources.length}.`);
@@ -79,6 +77,21 @@ export async function downloadImages(sources: readonly AttachmentSource[], polic
       throw new InputImageError('image_too_large', tooLarge(source, source.size, policy), source.label);
     }
   }
+}
+
+/** The bytes of images as reported before they are fetched (an unknown size counts as 0: the real bytes are checked once they are here). */
+export function declaredBytesOf(images: readonly { size?: number | null | undefined; bytes?: number | undefined }[]): number {
+  return images.reduce((sum, img) => sum + (img.size ?? img.bytes ?? 0), 0);
+}
+
+/**
+ * Checks (`checkSources`) and downloads input images: the real bytes are
+ * capped while reading, their type checked by magic bytes. Refuses with
+ * InputImageError before anything is spent. Downloads run in parallel; the
+ * first refusal stops the others.
+ */
+export async function downloadImages(sources: readonly AttachmentSource[], policy: DownloadPolicy): Promise<InputImage[]> {
+  checkSources(sources, policy);
   const group = new AbortController();
   try {
     return await Promise.all(sources.map((source) => downloadOne(source, policy, group.signal)));

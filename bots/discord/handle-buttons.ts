@@ -8,13 +8,14 @@ import { editPromptModal } from './edit-modal.js';
 import type { JobRecord } from './JobRecordStore.js';
 import { renderInterrupted } from './render-job.js';
 import { requesterOf, scopeOf } from './requester.js';
-import { refusedPrivately } from './refuse-privately.js';
+import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
-import { declaredBytesOf, fetchWithinQueue } from './fetch-within-queue.js';
-import type { InputImage } from '../runner/index.js';
+import { declaredBytesOf, InputImageError } from './download-images.js';
+import type { ImagesToFetch } from '../runner/index.js';
 
 const RUNS_ELSEWHERE = '✋ This job is being drawn by another instance of the bot, which could not be reached: it will show its result when done.';
-const TOO_OLD = '✋ This job is too old: I no longer keep what it needs. Start a new one with /imagine or /edit.';
+const TOO_OLD_WORDS = 'This job is too old: I no longer keep what it needs. Start a new one with /imagine or /edit.';
+const TOO_OLD = `✋ ${TOO_OLD_WORDS}`;
 
 async function tell(ctx: BotContext, interaction: ButtonInteraction, content: string): Promise<void> {
   await acknowledge('button: explain', () => interaction.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
@@ -42,35 +43,34 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
 
 /** Reroll posts a new reply; Retry reuses the message it is on. The clicker is the requester (their budget). */
 async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, action: 'reroll' | 'retry'): Promise<void> {
-  const requester = requesterOf(interaction, ctx.adminRoleIds);
-  let images: InputImage[] | undefined;
-  if (record.kind === 'edit') {
-    // A full queue refuses the edit before its kept images are read (their sizes as saved count until then).
-    const fetched = await fetchWithinQueue(ctx, requester, declaredBytesOf(record.inputs), () => ctx.store.readInputs(record.key));
-    if ('refusal' in fetched) return tell(ctx, interaction, `✋ ${fetched.refusal.message}`);
-    images = fetched.images;
-    // An edit whose images are no longer kept cannot run again.
-    if (images.length === 0) return tell(ctx, interaction, TOO_OLD);
-  }
-  if (await refusedPrivately(ctx, interaction, { kind: record.kind, prompt: record.prompt, options: record.options, requester })) return;
-  const ack =
-    action === 'reroll'
-      ? await acknowledge('reroll: defer', () => interaction.deferReply(), ctx.logger)
-      : await acknowledge('retry: defer update', () => interaction.deferUpdate(), ctx.logger);
-  if (ack === 'expired') return;
-  await startJob(ctx, interaction, {
-    kind: record.kind,
-    prompt: record.prompt,
-    options: record.options,
-    images,
-    requester,
-  });
+  // An edit whose images are no longer kept cannot run again.
+  if (record.kind === 'edit' && record.inputs.length === 0) return tell(ctx, interaction, TOO_OLD);
+  const images: ImagesToFetch | undefined =
+    record.kind === 'edit'
+      ? {
+          // Read once the job is admitted (their sizes as saved hold room in the queue until then).
+          declaredBytes: declaredBytesOf(record.inputs),
+          fetch: async () => {
+            const kept = await ctx.store.readInputs(record.key);
+            if (kept.length === 0) throw new InputImageError('no_images', TOO_OLD_WORDS);
+            return kept;
+          },
+        }
+      : undefined;
+  const job = { kind: record.kind, prompt: record.prompt, options: record.options, images, requester: requesterOf(interaction, ctx.adminRoleIds) };
+  await startJob(ctx, interaction, job, action === 'reroll' ? 'reply' : 'update');
 }
 
+/** The Edit button of a result: the runner's intake for a form (who, where, a budget left), then the modal asking what to change. */
 async function openEdit(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, index: number): Promise<void> {
   if (!record.outputs[index]) return tell(ctx, interaction, TOO_OLD);
   const title = record.outputs.length > 1 ? `Edit image ${index + 1}` : 'Edit image';
-  await acknowledge('edit: modal', () => interaction.showModal(editPromptModal(encodeCustomId({ action: 'edit-result', key: record.key, index }), title)), ctx.logger);
+  await ctx.runner.requestForm(requesterOf(interaction, ctx.adminRoleIds), {
+    refuse: (reason) => refusePrivately(ctx, interaction, reason),
+    accept: async () => {
+      await acknowledge('edit: modal', () => interaction.showModal(editPromptModal(encodeCustomId({ action: 'edit-result', key: record.key, index }), title)), ctx.logger);
+    },
+  });
 }
 
 async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord): Promise<void> {

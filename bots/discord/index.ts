@@ -1,6 +1,6 @@
 /** The Discord surface: start the bot, read its settings, register its commands. */
 export { startDiscordBot, type DiscordBot, type StartDiscordBotOptions } from './start-discord-bot.js';
-export { readDiscordConfig, type DiscordConfig } from './config.js';
+export { checkUserInstalls, readDiscordConfig, type DiscordConfig } from './config.js';
 export { deployCommands, type DeployCommandsOptions, type DeployedCommands } from './deploy-commands.js';
 export { commandDefinitions } from './commands/index.js';
 export { inviteLink, INVITE_PERMISSIONS, INVITE_SCOPES } from './invite-link.js';

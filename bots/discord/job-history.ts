@@ -1,30 +1,23 @@
-import { ButtonStyle, ComponentType, Routes, type APIActionRowComponent, type APIButtonComponentWithCustomId, type APIMessage } from 'discord.js';
+import { ButtonStyle, ComponentType, Routes, type APIActionRowComponent, type APIButtonComponentWithCustomId, type APIMessage, type BaseInteraction } from 'discord.js';
 import { formatUsd } from '../../src/index.js';
-import type { FinalUpdate, HistoryEntry } from '../runner/index.js';
+import type { HistoryEntry } from '../runner/index.js';
 import type { BotContext } from './bot-context.js';
 import { encodeCustomId } from './custom-ids.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { loggableError } from './loggable-error.js';
-import type { JobRequest, ReplyingInteraction } from './start-job.js';
 
 /**
- * Keeps an ended job in the member's history (`/imagine-history`), with a
- * link to its message when Discord still tells it (the interaction token
- * works for 15 minutes). Never fails the job: a problem is logged.
+ * A link to a job's message for its history entry, when Discord still tells
+ * it (the interaction token works for 15 minutes); undefined otherwise (logged).
  */
-export function recordInHistory(ctx: BotContext, interaction: ReplyingInteraction, job: JobRequest, key: string, final: FinalUpdate): Promise<void> {
-  const history = ctx.runner.history;
-  if (!history) return Promise.resolve();
-  const link = (async () => {
-    try {
-      const message = (await ctx.webhookRest.get(Routes.webhookMessage(interaction.applicationId, interaction.token, '@original'), { auth: false })) as APIMessage;
-      return `https://discord.com/channels/${job.requester.scopeId}/${message.channel_id}/${message.id}`;
-    } catch (error) {
-      ctx.logger.debug({ err: loggableError(error), jobKey: key }, 'no link to the job’s message for its history');
-      return undefined;
-    }
-  })();
-  return history.recordEnd(job.requester, { key, kind: job.kind, prompt: job.prompt, options: job.options }, final, link);
+export async function linkToReply(ctx: BotContext, interaction: Pick<BaseInteraction, 'applicationId'> & { token: string }, scopeId: string): Promise<string | undefined> {
+  try {
+    const message = (await ctx.webhookRest.get(Routes.webhookMessage(interaction.applicationId, interaction.token, '@original'), { auth: false })) as APIMessage;
+    return `https://discord.com/channels/${scopeId}/${message.channel_id}/${message.id}`;
+  } catch (error) {
+    ctx.logger.debug({ err: loggableError(error) }, 'no link to the job’s message for its history');
+    return undefined;
+  }
 }
 
 /** One line per job, newest first, with a Reroll button each (mentions ping nobody: the reply sets `allowedMentions`). */

@@ -1,18 +1,46 @@
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
-import { describeFailure, type JobSpec } from '../runner/index.js';
+import { describeFailure } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
+import { InputImageError } from './download-images.js';
+import { loggableError } from './loggable-error.js';
+
+/** How a job's first public answer was given: a new reply (deferReply), or the message its button is on (deferUpdate). */
+export type FirstAnswer = 'reply' | 'update';
 
 /**
- * Checks a job against its server's rules (who, where, what) before the
- * interaction is answered in public: a refusal becomes the first, private
- * (ephemeral) answer, and true is returned (nothing started, nothing sent).
+ * The first answer to a job the runner's intake (or the surface's own check of
+ * the attachments) refused: private (ephemeral), so only the member reads why.
+ * Nothing was reserved, fetched or sent.
  */
-export async function refusedPrivately(ctx: BotContext, interaction: RepliableInteraction, spec: JobSpec): Promise<boolean> {
-  const refusal = await ctx.runner.policyRefusal?.(spec);
-  if (!refusal) return false;
-  const { code, message } = describeFailure(refusal);
-  ctx.logger.info({ code }, 'job refused by a rule of the server');
+export async function refusePrivately(ctx: BotContext, interaction: RepliableInteraction, reason: unknown): Promise<void> {
+  const { code, message } = wordsOf(ctx, reason);
+  ctx.logger.info({ code }, 'job refused');
   await acknowledge('refuse privately', () => interaction.reply({ content: `✋ ${message}`, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
-  return true;
+}
+
+/**
+ * A job admitted and answered in public that could not start (its images could
+ * not be fetched, are not images, or were larger than reported): the public
+ * placeholder goes, and the member alone is told why (an ephemeral follow-up).
+ * Nothing was sent or charged.
+ */
+export async function refuseAfterAnswer(ctx: BotContext, interaction: RepliableInteraction, firstAnswer: FirstAnswer, reason: unknown): Promise<void> {
+  const { code, message } = wordsOf(ctx, reason);
+  ctx.logger.info({ code }, 'job refused after its first answer');
+  try {
+    // A Retry's message stays as it was (its job is not started again); a new reply that shows nothing goes.
+    if (firstAnswer === 'reply') await interaction.deleteReply();
+    await interaction.followUp({ content: `✋ ${message}`, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), code }, 'could not tell a member why their job did not start');
+  }
+}
+
+/** The code and sentence of a refusal: the runner's words (`describeFailure`), or an input image's own. */
+function wordsOf(ctx: BotContext, reason: unknown): { code: string; message: string } {
+  if (reason instanceof InputImageError) return { code: reason.code, message: reason.message };
+  const failure = describeFailure(reason);
+  if (failure.code === 'internal_error') ctx.logger.error({ err: loggableError(reason) }, 'the runner did not take a job');
+  return failure;
 }

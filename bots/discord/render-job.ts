@@ -1,7 +1,6 @@
 import { ButtonStyle, ComponentType, type APIActionRowComponent, type APIButtonComponentWithCustomId } from 'discord.js';
-import { formatUsd, TRANSPARENT_FORMATS, type PriceQuote, type ValidationError } from '../../src/index.js';
+import { formatUsd, type PriceQuote } from '../../src/index.js';
 import type { JobUpdate } from '../runner/types.js';
-import { OPTION_NAME_OF_FIELD } from './command-choices.js';
 import { encodeCustomId } from './custom-ids.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import type { OutgoingFile } from './fit-images.js';
@@ -139,20 +138,3 @@ export function renderInterrupted(job: JobHeader): OutgoingMessage {
   };
 }
 
-/**
- * A validation problem in the words of our options (`format`, `count`), with
- * the spec's cross-field rule explained rather than just refused.
- */
-export function explainValidation(error: Pick<ValidationError, 'param' | 'message' | 'allowed'>, chosen: { background?: string | undefined; output_format?: string | undefined }): string {
-  if (error.param === 'output_format' && chosen.background === 'transparent' && chosen.output_format && !(TRANSPARENT_FORMATS as readonly string[]).includes(chosen.output_format)) {
-    return (
-      `✋ A transparent background needs a format that can store transparency: ${TRANSPARENT_FORMATS.map((f) => `**${f}**`).join(' or ')}. ` +
-      `**${chosen.output_format}** cannot, so pick **format: ${TRANSPARENT_FORMATS[0]}** (or ${TRANSPARENT_FORMATS.slice(1).join(', ')}), or leave **background** unset.`
-    );
-  }
-  const field = error.param.replace(/\[\d+\].*$/, '');
-  const option = OPTION_NAME_OF_FIELD[field] ?? field;
-  const message = error.message.replace(/\boutput_format\b/g, 'format').replace(/^n must\b/, 'count must');
-  const allowed = error.allowed && !error.message.includes(error.allowed) ? ` Allowed: ${error.allowed.replace(/\boutput_format\b/g, 'format')}.` : '';
-  return `✋ The **${option}** option is not valid: ${message}.${allowed}`;
-}

@@ -1,36 +1,77 @@
-import type { BaseInteraction, REST } from 'discord.js';
+import type { RepliableInteraction } from 'discord.js';
 import { DEFAULTS } from '../../src/index.js';
-import { describeFailure, type InputImage, type JobHandle, type JobOptions, type Requester } from '../runner/index.js';
+import type { ImagesToFetch, InputImage, JobOptions, Requester } from '../runner/index.js';
+import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
+import { OPTION_NAME_OF_FIELD } from './command-choices.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
-import { InputImageError } from './download-images.js';
+import { linkToReply } from './job-history.js';
 import { JobView } from './JobView.js';
-import { renderFailure } from './render-job.js';
+import { refuseAfterAnswer, refusePrivately, type FirstAnswer } from './refuse-privately.js';
 import { ReplyTarget } from './ReplyTarget.js';
-import { loggableError } from './loggable-error.js';
-import { recordInHistory } from './job-history.js';
 import { isPersonalContext } from './requester.js';
 
-/** An interaction that has been deferred (or updated): its token edits the reply that will show the job. */
-export interface ReplyingInteraction extends Pick<BaseInteraction, 'context' | 'guildId' | 'authorizingIntegrationOwners'> {
-  client: { rest: REST };
-  applicationId: string;
-  token: string;
-  createdTimestamp: number;
-  channelId: string | null;
-  attachmentSizeLimit?: number | undefined;
-}
+/** An interaction that can start a job (a command, a button, a modal): its first answer, then its token edits the job's reply. */
+export type JobInteraction = RepliableInteraction & { attachmentSizeLimit?: number | undefined };
 
 export interface JobRequest {
   kind: 'generate' | 'edit';
   prompt: string;
   options: JobOptions;
-  images?: InputImage[] | undefined;
   requester: Requester;
+  /** An edit's images: here already, or fetched once the runner admitted the job (room held for their reported bytes meanwhile). */
+  images?: InputImage[] | ImagesToFetch | undefined;
 }
 
-/** A reply target for an acknowledged interaction (also used to show problems before a job exists). */
-export function replyTargetOf(ctx: BotContext, interaction: ReplyingInteraction, userId: string): ReplyTarget {
+/**
+ * The one way a Discord entry point starts a job: one call to the runner's
+ * intake, which decides everything that can refuse it before the first
+ * answer. A refusal is that answer, private; an admitted job is answered in
+ * public (`firstAnswer`), its images fetched, and that reply shows the job.
+ * A job that then cannot start is told privately (`refuseAfterAnswer`). A job
+ * that started is recorded for its buttons (spec and input images); a refused
+ * one is not (refusals cannot fill the store or push out others' jobs).
+ */
+export async function startJob(ctx: BotContext, interaction: JobInteraction, job: JobRequest, firstAnswer: FirstAnswer): Promise<void> {
+  const key = ctx.store.newKey();
+  const view = new JobView({
+    target: replyTargetOf(ctx, interaction, job.requester.userId),
+    header: { key, kind: job.kind, prompt: job.prompt, n: job.options.n ?? DEFAULTS.n },
+    store: ctx.store,
+    attachmentSizeLimit: interaction.attachmentSizeLimit ?? DISCORD_LIMITS.defaultAttachmentBytes,
+    logger: ctx.logger,
+  });
+  // The images the job runs with, kept for its Reroll and Retry.
+  let images = Array.isArray(job.images) ? job.images : [];
+  const toFetch = Array.isArray(job.images) ? undefined : job.images;
+  const handle = await ctx.runner.request(
+    {
+      kind: job.kind,
+      prompt: job.prompt,
+      options: job.options,
+      requester: job.requester,
+      fieldNames: OPTION_NAME_OF_FIELD,
+      images: toFetch ? { declaredBytes: toFetch.declaredBytes, fetch: async () => (images = await toFetch.fetch()) } : job.images,
+    },
+    {
+      refuse: (reason) => refusePrivately(ctx, interaction, reason),
+      accept: async () => {
+        const answer = () => (firstAnswer === 'update' && interaction.isMessageComponent() ? interaction.deferUpdate() : interaction.deferReply());
+        if ((await acknowledge(`${job.kind}: ${firstAnswer === 'update' ? 'defer update' : 'defer'}`, answer, ctx.logger)) === 'expired') return undefined;
+        return { sink: view.sink, historyKey: key, historyLink: () => linkToReply(ctx, interaction, job.requester.scopeId) };
+      },
+      fail: (reason) => refuseAfterAnswer(ctx, interaction, firstAnswer, reason),
+    },
+  );
+  if (!handle) return;
+  // Visible to buttons at once (the runner's first update comes on a later turn); saved to disk in the background of this await.
+  const reply = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
+  await ctx.store.add({ key, kind: job.kind, prompt: job.prompt, options: job.options, requester: job.requester, status: 'running', runnerJobId: handle.id, reply }, images);
+  ctx.track(handle.done);
+}
+
+/** The target a job's updates are written to: the interaction's reply while its token lives, then the channel (or a DM). */
+function replyTargetOf(ctx: BotContext, interaction: JobInteraction, userId: string): ReplyTarget {
   return new ReplyTarget({
     webhookRest: ctx.webhookRest,
     botRest: interaction.client.rest,
@@ -43,61 +84,4 @@ export function replyTargetOf(ctx: BotContext, interaction: ReplyingInteraction,
     fallback: isPersonalContext(interaction) ? 'dm' : 'channel',
     logger: ctx.logger,
   });
-}
-
-/**
- * Hands a job to the runner with a view of the interaction's reply as its
- * sink, then records it (spec and input images, for its buttons). A job the
- * runner refuses is not recorded: its reply says why and what to do, and
- * nothing is kept (refusals cannot fill the store or push out others' jobs).
- */
-export async function startJob(ctx: BotContext, interaction: ReplyingInteraction, job: JobRequest): Promise<void> {
-  const key = ctx.store.newKey();
-  const view = new JobView({
-    target: replyTargetOf(ctx, interaction, job.requester.userId),
-    header: { key, kind: job.kind, prompt: job.prompt, n: job.options.n ?? DEFAULTS.n },
-    store: ctx.store,
-    attachmentSizeLimit: interaction.attachmentSizeLimit ?? DISCORD_LIMITS.defaultAttachmentBytes,
-    logger: ctx.logger,
-  });
-  let handle: JobHandle;
-  try {
-    handle = await ctx.runner.submit({ kind: job.kind, prompt: job.prompt, options: job.options, images: job.images, requester: job.requester }, view.sink);
-  } catch (error) {
-    const failure = describeFailure(error);
-    if (failure.code === 'internal_error') ctx.logger.error({ err: loggableError(error), jobKey: key }, 'the runner did not take a job');
-    else ctx.logger.info({ jobKey: key, code: failure.code }, 'job refused');
-    // No record, so no button: the message says what to do.
-    await view.showFailure({ ...failure, retryable: false });
-    return;
-  }
-  // Visible to buttons at once (the runner's first update comes on a later turn); saved to disk in the background of this await.
-  const reply = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
-  await ctx.store.add({ key, kind: job.kind, prompt: job.prompt, options: job.options, requester: job.requester, status: 'running', runnerJobId: handle.id, reply }, job.images ?? []);
-  ctx.track(handle.done);
-  // The member's history (`/imagine-history`), once the job has ended; stop() waits for it too. Without the input images: nothing here holds them while the job runs.
-  const ended = { kind: job.kind, prompt: job.prompt, options: job.options, requester: job.requester };
-  ctx.track(handle.done.then((final) => recordInHistory(ctx, interaction, ended, key, final)).catch(() => undefined));
-}
-
-/** Shows why input images were refused (nothing was started or spent); rethrows anything that is not such a refusal. */
-export async function showInputProblem(
-  ctx: BotContext,
-  interaction: ReplyingInteraction,
-  userId: string,
-  job: { kind: 'generate' | 'edit'; prompt: string },
-  error: unknown,
-): Promise<void> {
-  if (!(error instanceof InputImageError)) throw error;
-  ctx.logger.info({ code: error.code, image: error.label }, 'input image refused');
-  const header = { key: 'none', kind: job.kind, prompt: job.prompt, n: 1 };
-  await replyTargetOf(ctx, interaction, userId).final([renderFailure(header, { code: error.code, message: error.message, retryable: false })]);
-}
-
-/** Shows why a job was refused before anything was fetched or started (nothing spent). */
-export async function showRefusal(ctx: BotContext, interaction: ReplyingInteraction, userId: string, job: { kind: 'generate' | 'edit'; prompt: string }, error: unknown): Promise<void> {
-  const failure = describeFailure(error);
-  ctx.logger.info({ code: failure.code }, 'job refused before its images were fetched');
-  const header = { key: 'none', kind: job.kind, prompt: job.prompt, n: 1 };
-  await replyTargetOf(ctx, interaction, userId).final([renderFailure(header, { ...failure, retryable: false })]);
 }

@@ -1,6 +1,6 @@
 import { closeRedis, connectRedis } from '../../src/index.js';
 import type { Surface } from '../surface.js';
-import { readDiscordConfig, type DiscordConfig } from './config.js';
+import { checkUserInstalls, readDiscordConfig, type DiscordConfig } from './config.js';
 import { inviteLink } from './invite-link.js';
 import { startDiscordBot } from './start-discord-bot.js';
 
@@ -11,6 +11,7 @@ export const discordSurface: Surface<DiscordConfig> = {
   readConfig: readDiscordConfig,
   secrets: (config) => [config.token],
   async start(config, ctx) {
+    checkUserInstalls(config.userInstalls, ctx.runner.budgets.dmCaps);
     // With Redis, processes on the gateway take turns holding it (a lease in Redis): one connected at a time.
     const leaseRedis = ctx.redis && !config.interactions ? await connectRedis(ctx.redis.url, { logger: ctx.logger, name: 'pictor-discord-gateway-lease' }) : undefined;
     let bot;

@@ -4,16 +4,13 @@ import {
   estimatePrice,
   isCompletedEvent,
   LIMITS,
-  parseEditRequest,
+  editRequestOf,
   parseGenerationRequest,
   resultFromCompleted,
   decodeImages,
   imageBytes,
   ValidationError,
   JobLedger,
-  budgetsOf,
-  nextUtcMidnight,
-  nextUtcMonth,
   type ChargedJob,
   type CompletedEvent,
   type EditRequest,
@@ -37,12 +34,19 @@ import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
 import { settingsInLedger } from './scope-settings.js';
 import { JobHistory, type JobHistoryStore } from './job-history.js';
-import { DEFAULT_MAX_QUEUED_JOBS, InputRoom, positionWorthShowing, QueueBound, type InputRoomHold, type QueuedLoad } from './queue-bound.js';
+import { DEFAULT_MAX_QUEUED_JOBS, positionWorthShowing, QueueBound, QueueRoom, type QueuePlace } from './queue-bound.js';
 import { UpdatePump } from './UpdatePump.js';
 import { PreviewEncoder } from './preview-image.js';
 import type {
+  AcceptedJob,
+  FieldNames,
   FinalUpdate,
+  FormAnswers,
+  ImagesToFetch,
+  InputImage,
+  IntakeAnswers,
   JobHandle,
+  JobIntent,
   JobInfo,
   JobSpec,
   JobUpdate,
@@ -90,9 +94,8 @@ export interface JobRunnerOptions {
   /** Jobs waiting to be sent at once (`PICTOR_MAX_QUEUED_JOBS`); past it a new job is refused at once (`queue_full`). Default 200. */
   maxQueuedJobs?: number | undefined;
   /**
-   * Bytes of edit input images held by edits being downloaded, waiting to be sent, and sent until the service has taken
-   * them (`PICTOR_MAX_QUEUED_INPUT_MB`); an edit that would pass it is refused at once (`queue_full`; `input_too_large`
-   * when its images alone pass it). Default 512 MB.
+   * Bytes of edit input images held by jobs waiting to be sent and by edits being downloaded (`PICTOR_MAX_QUEUED_INPUT_MB`);
+   * an edit that would pass it is refused at once (`queue_full`), unless no other input is held. Default 512 MB.
    */
   maxQueuedInputBytes?: number | undefined;
   /** Previews re-encoded at display size (`PICTOR_LIGHT_PREVIEWS`); false: the partials as the service sent them. Default true. */
@@ -101,13 +104,11 @@ export interface JobRunnerOptions {
 
 interface Job {
   readonly info: JobInfo;
-  /** The spec and request; an edit's input images are dropped from both once its request has left (`#letGoOfInputs`). */
+  /** The spec and request; an edit's input images are dropped once its request has left or the job ended (`#letGoOfInputs`). */
   spec: JobSpec;
   request: GenerationRequest | EditRequest;
-  /** Bytes of its input images (0 for a generation): held against the queue's input bound until its request has left. */
-  readonly inputBytes: number;
-  /** Its input images are still needed (not yet taken by the service, nor the job ended). */
-  inputHeld: boolean;
+  /** Its place in the queue, with the bytes of its input images: the place is held until it is sent, the bytes until the service took its request or it ended. */
+  readonly place: QueuePlace;
   readonly controller: AbortController;
   readonly pump: UpdatePump;
   /** Set once the job's outcome is known: from then on it can no longer be cancelled. */
@@ -161,12 +162,12 @@ export class JobRunner {
   readonly #finished = new Map<string, JobInfo>();
   #closed = false;
   readonly #queueBound: QueueBound;
-  /** Submits past the queue bound's check that have not yet queued their job (their budget is being reserved). */
-  #submitting = 0;
-  /** The input bytes of those submits. */
-  #submittingBytes = 0;
-  /** Input bytes held for edits whose images are being downloaded or read, until their submit counts them (`holdInputRoom`). */
-  readonly #inputRoom = new InputRoom();
+  /** The queue's room: a place per job from its admission until it is sent (see `QueueRoom`). */
+  readonly #room: QueueRoom;
+  /** Requests in the intake: being decided, answered, their images fetched (`drain` waits for them too). */
+  readonly #taking = new Set<Promise<unknown>>();
+  /** Jobs whose end is kept in the history once their final update is shown (`shutdown` waits for them). */
+  readonly #historyWrites = new Set<Promise<void>>();
   /** Set by `drain`: new jobs are refused (`restarting`) while the ones taken run to their end. */
   #draining = false;
   /** The caps of each server/workspace (the operator's with what its chat admins set), and the usage summaries. */
@@ -197,6 +198,7 @@ export class JobRunner {
       throw new ValidationError('maxQueuedInputBytes', `maxQueuedInputBytes must be a whole number of bytes, 1 or more, not ${maxInput}`);
     }
     this.#queueBound = new QueueBound({ maxQueued, maxQueuedInputBytes: maxInput, now: this.#now });
+    this.#room = new QueueRoom(this.#queueBound);
     this.#ledger = new JobLedger({
       store: this.#store,
       logger: this.#logger,
@@ -234,39 +236,84 @@ export class JobRunner {
   }
 
   /**
-   * Validates, prices and reserves a job, then queues it and returns at once.
-   * Rejects with JobRefusedError (nothing queued, nothing spent) when the
-   * request is invalid or a limit is reached.
+   * The intake: one call per person's request of a job — a command, a button,
+   * a modal, a mention, an HTTP interaction. Everything that can refuse the
+   * job is decided before its first public answer, in this order: the bot
+   * takes jobs (not draining), the rules of the server/workspace (who, where,
+   * what; they fill in its defaults), the request's fields (parsed once, here),
+   * a place in the queue (with the bytes of an edit's images, as declared),
+   * then the member's pace and every budget in the ledger, where the job's
+   * reservation is taken. Then `answers`:
+   *
+   * - `refuse` — the first answer, private: nothing reserved, fetched or sent;
+   * - `accept` — the public answer; it says where the updates go (undefined:
+   *   it could not be given, and the job is dropped, nothing charged);
+   * - then an edit's images are fetched (their room held meanwhile), checked by
+   *   their content and real bytes, and the job starts; `fail` when it cannot
+   *   (nothing sent or charged).
+   *
+   * The job's history is kept here when it ends (`AcceptedJob.historyKey`).
+   * Resolves with the job's handle once it started, else undefined; refusals
+   * are counted in the metrics.
    */
-  async submit(spec: JobSpec, sink: UpdateSink): Promise<JobHandle> {
+  request(intent: JobIntent, answers: IntakeAnswers): Promise<JobHandle | undefined> {
+    const taking = this.#request(intent, answers);
+    this.#taking.add(taking);
+    void taking.catch(() => undefined).finally(() => this.#taking.delete(taking));
+    return taking;
+  }
+
+  async #request(intent: JobIntent, answers: IntakeAnswers): Promise<JobHandle | undefined> {
+    let admission: Admission;
     try {
-      return await this.#submit(spec, sink);
+      admission = await this.#admit(intent);
     } catch (error) {
-      if (error instanceof JobRefusedError) this.#countRefusal(error, spec.requester);
-      throw error;
-    } finally {
-      this.#inputRoom.forget(spec.images);
+      this.#countIfRefused(error, intent.requester);
+      await answers.refuse(error);
+      return undefined;
     }
+    return this.#startAdmitted(admission, answers);
   }
 
   /**
-   * Holds room in the queue for an edit's input images of about `bytes` (the
-   * sizes the chat reported) while the surface downloads or reads them, so a
-   * burst of edits is refused before it downloads more than the queue would
-   * take. Returns the `queue_full` refusal (counted as a refused job; nothing
-   * held) when the queue has no room for them, or a hold the surface releases
-   * once it has the images, before it submits the job (`submit` checks the
-   * bound again with the real bytes).
+   * The intake of an entry point that asks for the rest of the job in a form
+   * first (Discord's "Edit image" menu and Edit button, Slack's shortcut,
+   * `/imagine-edit` and Edit button): before the form opens, the bot takes
+   * jobs, the rules of who and where let this member in, and none of their
+   * budgets is spent to the last cent (the job itself, with its price, is
+   * decided when the form comes back, through `request`). Then `answers.refuse`
+   * (private; counted as a refused job) or `answers.accept` (opens the form).
+   * Resolves with whether the form was opened.
    */
-  holdInputRoom(requester: Requester, bytes: number): JobRefusedError | InputRoomHold {
-    const held = Math.max(0, Math.ceil(bytes));
-    const full = this.#queueBound.refusal(this.#queuedLoad(), held);
-    if (full) {
-      this.#logger.warn({ code: full.code, queued: this.#queuedCount(), inputBytes: held }, 'edit refused before its images were fetched: the queue is full');
-      this.#countRefusal(full, requester);
-      return full;
+  async requestForm(requester: Requester, answers: FormAnswers): Promise<boolean> {
+    let refusal: JobRefusedError | undefined;
+    try {
+      refusal = await this.#formRefusal(requester);
+    } catch (error) {
+      await answers.refuse(error);
+      return false;
     }
-    return this.#inputRoom.hold(held);
+    if (refusal) {
+      this.#countRefusal(refusal, requester);
+      await answers.refuse(refusal);
+      return false;
+    }
+    await answers.accept();
+    return true;
+  }
+
+  /**
+   * Runs a job at once: `request` with `sink` as its accepted answer. Rejects with the refusal (JobRefusedError:
+   * nothing queued, nothing spent) or what stopped it. For callers without a first answer to give (tests, scripts).
+   */
+  async submit(spec: JobIntent, sink: UpdateSink): Promise<JobHandle> {
+    let reason: unknown;
+    const keep = async (error: unknown) => {
+      reason = error;
+    };
+    const handle = await this.request(spec, { refuse: keep, accept: async () => ({ sink }), fail: keep });
+    if (!handle) throw reason;
+    return handle;
   }
 
   /** What the gauges read when metrics are scraped: USD reserved by jobs queued or running, jobs waiting to be sent, and the input bytes the queue bound counts. */
@@ -275,62 +322,123 @@ export class JobRunner {
     return {
       reservedUsd: () => active().reduce((sum, j) => sum + j.info.estimate.totalUsd, 0),
       queued: () => active().filter((j) => j.info.status === 'queued').length,
-      queuedInputBytes: () => this.#queuedLoad().inputBytes,
+      queuedInputBytes: () => this.#room.load.inputBytes,
     };
   }
 
-  async #submit(asked: JobSpec, sink: UpdateSink): Promise<JobHandle> {
+  /** Rules, fields, room and ledger, in that order (see `request`): an admission, or a throw (JobRefusedError for a refusal). */
+  async #admit(intent: JobIntent): Promise<Admission> {
     this.#assertOpen();
+    const { images, fieldNames, ...asked } = intent;
     // The server's/workspace's rules (who, where, what) before anything is reserved or sent; they fill in its defaults.
-    const { spec, previews } = await this.policy.admit(asked);
-    const request = this.#validate(spec, previews);
-    const estimate = estimatePrice({ operation: spec.kind, size: request.size, quality: request.quality, n: request.n });
+    const { spec, previews } = await this.policy.admit(asked).catch((error: unknown) => {
+      if (error instanceof JobRefusedError) {
+        const { platform, scopeId, userId } = asked.requester;
+        this.#logger.info({ code: error.code, platform, scopeId, userId }, 'job refused by a rule of the server');
+      }
+      throw error;
+    });
+    const fields = this.#parse(spec, previews, fieldNames);
+    const toFetch = isImagesToFetch(images) ? images : undefined;
+    const request = spec.kind === 'edit' && !isImagesToFetch(images) ? this.#withImages(fields, images ?? [], fieldNames) : fields;
+    const estimate = estimatePrice({ operation: spec.kind, size: fields.size, quality: fields.quality, n: fields.n });
     const id = newJobId();
-    const submittedAt = this.#now();
     const { requester } = spec;
-    const scopeKey = `${requester.platform}:${requester.scopeId}`;
-    const inputBytes = inputBytesOf(request);
-    // Counted with the jobs still reserving their budget, so a burst of submits cannot all pass the bound at once.
-    // Its own images, handed over by the surface that fetched them, are not counted twice.
-    const load = this.#queuedLoad();
-    const full = this.#queueBound.refusal({ ...load, inputBytes: load.inputBytes - this.#inputRoom.handedOverBytes(asked.images) }, inputBytes);
-    if (full) {
-      this.#logger.warn({ jobId: id, code: full.code, queued: this.#queuedCount() + this.#submitting, inputBytes, limit: full.limit, used: full.used }, 'job refused: the queue is full');
-      throw full;
+    // A place first (no ledger write for a job the queue cannot take), counted at once: a burst cannot all pass the bound.
+    const place = this.#room.take(toFetch ? toFetch.declaredBytes : inputBytesOf(request));
+    if (place instanceof JobRefusedError) {
+      this.#logger.warn({ jobId: id, code: place.code, queued: this.#room.load.jobs, limit: place.limit, used: place.used }, 'job refused: the queue is full');
+      throw place;
     }
-    this.#submitting++;
-    this.#submittingBytes += inputBytes;
-    this.#inputRoom.forget(asked.images);
     let reservation: Awaited<ReturnType<JobLedger['begin']>>;
     try {
       reservation = await this.#ledger.begin({
         jobId: id,
         userKey: `${requester.platform}:${requester.userId}`,
-        scopeKey,
-        limits: await this.budgets.limitsFor(scopeKey),
-        request: { operation: spec.kind, n: request.n, size: request.size, quality: request.quality },
-        prompt: this.#recordPrompts ? request.prompt : undefined,
+        scopeKey: `${requester.platform}:${requester.scopeId}`,
+        limits: await this.budgets.limitsFor(`${requester.platform}:${requester.scopeId}`),
+        request: { operation: spec.kind, n: fields.n, size: fields.size, quality: fields.quality },
+        prompt: this.#recordPrompts ? fields.prompt : undefined,
       });
-    } finally {
-      this.#submitting--;
-      this.#submittingBytes -= inputBytes;
+    } catch (error) {
+      place.release();
+      throw error;
     }
     if (!reservation.ok) {
-      const refusal = refusalFromReservation(reservation, { estimateUsd: estimate.totalUsd, platform: requester.platform, now: submittedAt, scopeId: requester.scopeId });
+      place.release();
+      const refusal = refusalFromReservation(reservation, { estimateUsd: estimate.totalUsd, platform: requester.platform, now: this.#now(), scopeId: requester.scopeId });
       this.#logger.info({ jobId: id, code: refusal.code, limit: reservation.limit, used: reservation.used }, 'job refused by a limit');
       throw refusal;
     }
+    const admission: Admission = { id, intent, spec: { ...spec, images: undefined }, fields, request: toFetch ? undefined : request, toFetch, estimate, place, charged: reservation.job };
     if (this.#closed) {
-      await reservation.job.end({ kind: 'cancelled' });
+      await this.#drop(admission);
       this.#assertOpen();
     }
+    return admission;
+  }
 
-    const job = this.#createJob({ id, spec, request, inputBytes, estimate, submittedAt, sink, charged: reservation.job });
+  /** After the intake admitted a job: its public answer, then its images, then its start (see `request`). */
+  async #startAdmitted(admission: Admission, answers: IntakeAnswers): Promise<JobHandle | undefined> {
+    let accepted: AcceptedJob | undefined;
+    try {
+      accepted = await answers.accept({ id: admission.id, estimate: admission.estimate });
+    } finally {
+      if (!accepted) await this.#drop(admission);
+    }
+    if (!accepted) {
+      this.#logger.info({ jobId: admission.id }, 'an admitted job was dropped: its first answer could not be given');
+      return undefined;
+    }
+    let job: Job;
+    try {
+      job = await this.#start(admission, accepted);
+    } catch (error) {
+      await this.#drop(admission);
+      this.#countIfRefused(error, admission.spec.requester);
+      this.#logger.info({ jobId: admission.id, code: (error as { code?: unknown }).code }, 'an admitted job could not start');
+      await answers.fail(error);
+      return undefined;
+    }
+    return { id: job.info.id, done: job.done };
+  }
+
+  /** An admitted job's images (fetched now, checked by content and real bytes), then the job itself, queued. */
+  async #start(admission: Admission, accepted: AcceptedJob): Promise<Job> {
+    const { id, spec, estimate, place, charged } = admission;
+    let request = admission.request;
+    if (!request) {
+      const images = await admission.toFetch!.fetch();
+      request = this.#withImages(admission.fields, images, admission.intent.fieldNames);
+      const tooLarge = place.resize(inputBytesOf(request));
+      if (tooLarge) {
+        this.#logger.warn({ jobId: id, code: tooLarge.code, limit: tooLarge.limit, used: tooLarge.used }, 'edit refused once its images were here: the queue is full');
+        throw tooLarge;
+      }
+    }
+    this.#assertOpen({ draining: false });
+    const job = this.#createJob({ id, spec, request, place, estimate, submittedAt: this.#now(), sink: accepted.sink, charged });
+    const { requester } = spec;
     this.#logger.info(
       { jobId: id, kind: spec.kind, platform: requester.platform, n: request.n, size: request.size, quality: request.quality, estimateUsd: estimate.totalUsd },
       'job queued',
     );
-    return { id, done: job.done };
+    const { history } = this;
+    const key = accepted.historyKey;
+    if (history && key !== undefined) {
+      // The member's history (`/imagine-history`) once the job has ended; `shutdown` waits for it. Without the input images.
+      const { kind, prompt, options } = admission.intent;
+      const kept = job.done.then((final) => history.recordEnd(requester, { key, kind, prompt, options }, final, accepted.historyLink?.()));
+      this.#historyWrites.add(kept);
+      void kept.finally(() => this.#historyWrites.delete(kept));
+    }
+    return job;
+  }
+
+  /** Gives an admitted job's reservation and place back (nothing was sent). */
+  async #drop(admission: Admission): Promise<void> {
+    admission.place.release();
+    await admission.charged.end({ kind: 'cancelled' });
   }
 
   /**
@@ -370,59 +478,15 @@ export class JobRunner {
   async drain(graceMs: number): Promise<number> {
     this.#draining = true;
     const deadline = this.#now() + graceMs;
-    // A submit that passed its check just before the drain began joins the jobs waited for.
-    while (this.#jobs.size > 0) {
+    // A request in the intake when the drain began (being decided, answered, its images fetched) joins the jobs waited for.
+    while (this.#jobs.size > 0 || this.#taking.size > 0) {
       const left = deadline - this.#now();
       if (left <= 0) break;
-      await raceTimeout(Promise.allSettled([...this.#jobs.values()].map((j) => j.done)), left);
+      await raceTimeout(Promise.allSettled([...this.#taking, ...[...this.#jobs.values()].map((j) => j.done)]), left);
     }
     const active = this.activeJobs().length;
     this.#logger.info({ active, graceMs }, active ? 'drained the job runner; some jobs are still running' : 'drained the job runner');
     return active;
-  }
-
-  /**
-   * The refusal a job of this requester would get because their (or their
-   * server's/workspace's, or the account's) daily or monthly budget is already
-   * spent, so a surface can refuse before it fetches anything for the job
-   * (nothing is reserved; the refusal is counted in the metrics as a refused
-   * job). Undefined when some budget is left (the job may still be refused at `submit`).
-   */
-  async budgetRefusal(requester: Requester): Promise<JobRefusedError | undefined> {
-    const refusal = await this.#budgetRefusal(requester);
-    // A surface that asks refuses the job with it, so it counts as a refused job (as a refusal by `submit` does).
-    if (refusal) this.#countRefusal(refusal, requester);
-    return refusal;
-  }
-
-  /**
-   * The refusal this job would get from the rules of its server/workspace
-   * (who, where, what), so a surface can refuse privately before it answers in
-   * public; counted as a refused job. Undefined when the rules let it through
-   * (budgets are checked at `submit`).
-   */
-  async policyRefusal(spec: JobSpec): Promise<JobRefusedError | undefined> {
-    try {
-      await this.policy.admit(spec);
-    } catch (error) {
-      if (!(error instanceof JobRefusedError)) throw error;
-      this.#countRefusal(error, spec.requester);
-      return error;
-    }
-    // A server the breaker paused is refused here too, before anything is answered in public.
-    const paused = await this.#pausedRefusal(spec.requester);
-    if (paused) this.#countRefusal(paused, spec.requester);
-    return paused;
-  }
-
-  /** The breaker's refusal when the requester's server/workspace (or DM scope) is paused: the ledger's one decision, with only the breaker's limits. */
-  async #pausedRefusal(requester: Requester): Promise<JobRefusedError | undefined> {
-    const scopeKey = `${requester.platform}:${requester.scopeId}`;
-    const { breaker } = await this.budgets.limitsFor(scopeKey);
-    if (!breaker) return undefined;
-    const now = this.#now();
-    const refusal = await this.#store.check({ userKey: `${requester.platform}:${requester.userId}`, scopeKey, estimateUsd: 0, limits: { breaker }, now });
-    return refusal && refusalFromReservation(refusal, { estimateUsd: 0, platform: requester.platform, now, scopeId: requester.scopeId });
   }
 
   #countRefusal(refusal: JobRefusedError, requester: Requester): void {
@@ -430,22 +494,18 @@ export class JobRunner {
     this.#metrics.jobFinished(requester.platform, 'refused');
   }
 
-  async #budgetRefusal(requester: Requester): Promise<JobRefusedError | undefined> {
+  #countIfRefused(error: unknown, requester: Requester): void {
+    if (error instanceof JobRefusedError) this.#countRefusal(error, requester);
+  }
+
+  /** What `requestForm` refuses: a drain, the rules of who and where, then a budget spent to its end (`ChatBudgets.spentRefusal`). */
+  async #formRefusal(requester: Requester): Promise<JobRefusedError | undefined> {
     if (this.draining) return new JobRefusedError('restarting', RESTARTING_MESSAGE);
     const rule = await this.policy.whoWhereRefusal(requester);
     if (rule) return rule;
-    const now = this.#now();
-    const userKey = `${requester.platform}:${requester.userId}`;
-    const scopeKey = `${requester.platform}:${requester.scopeId}`;
-    for (const { code, key, period, limit } of budgetsOf(await this.budgets.limitsFor(scopeKey), userKey, scopeKey)) {
-      if (limit === undefined) continue;
-      const used = period === 'day' ? await this.#store.spentToday(key, now) : await this.#store.spentThisMonth(key, now);
-      if (used >= limit) {
-        const resetsAt = period === 'day' ? nextUtcMidnight(now) : nextUtcMonth(now);
-        return refusalFromReservation({ ok: false, code, limit, used, resetsAt }, { estimateUsd: 0, platform: requester.platform, now, scopeId: requester.scopeId });
-      }
-    }
-    return undefined;
+    const spent = await this.budgets.spentRefusal(requester);
+    if (!spent) return undefined;
+    return refusalFromReservation(spent, { estimateUsd: 0, platform: requester.platform, now: this.#now(), scopeId: requester.scopeId });
   }
 
   /** True once `drain` or `shutdown` began: new jobs are refused. */
@@ -466,70 +526,46 @@ export class JobRunner {
     await raceTimeout(allDone(), options.graceMs ?? this.#shutdownGraceMs);
     for (const job of active) if (!job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
     await raceTimeout(allDone(), SHUTDOWN_DRAIN_MS);
-    // The surfaces keep an ended job in the history as its `done` resolves: nothing is written after the runner is down.
-    await raceTimeout(this.history?.settled() ?? Promise.resolve(), SHUTDOWN_DRAIN_MS);
+    // An ended job is kept in the history once its final update is shown: nothing is written after the runner is down.
+    await raceTimeout(Promise.allSettled([...this.#historyWrites, this.history?.settled()]), SHUTDOWN_DRAIN_MS);
     this.#logger.info({ jobs: active.length }, 'job runner shut down');
   }
 
-  /** Jobs taken and not yet sent. */
-  #queuedCount(): number {
-    let queued = 0;
-    for (const job of this.#jobs.values()) if (job.info.status === 'queued') queued++;
-    return queued;
-  }
-
-  /**
-   * What the queue bound counts: jobs not yet sent, with the submits still
-   * reserving their budget; and the input bytes held: those of the jobs whose
-   * request has not yet left (queued, or sent and not yet taken by the
-   * service), of those submits, and of the edits whose images are being
-   * fetched. A job's bytes stop counting once the service has taken its
-   * request, or it was cancelled or failed (`#letGoOfInputs`).
-   */
-  #queuedLoad(): QueuedLoad {
-    let jobs = this.#submitting;
-    let inputBytes = this.#submittingBytes + this.#inputRoom.bytes;
-    for (const job of this.#jobs.values()) {
-      if (job.info.status === 'queued') jobs++;
-      if (job.inputHeld) inputBytes += job.inputBytes;
-    }
-    return { jobs, inputBytes };
-  }
-
-  #assertOpen(): void {
-    if (this.#draining) throw new JobRefusedError('restarting', RESTARTING_MESSAGE);
+  /** Draining refuses new jobs (`restarting`); once shut down nothing starts, an admitted job neither. */
+  #assertOpen(options: { draining?: boolean } = {}): void {
+    if (this.#draining && options.draining !== false) throw new JobRefusedError('restarting', RESTARTING_MESSAGE);
     if (this.#closed) throw new AbortedError('the bot is shutting down and takes no new jobs');
   }
 
-  /** The spec's fields through the core's schemas, images checked by content; refusals name the field. */
-  #validate(spec: JobSpec, previews = this.#partialImages): GenerationRequest | EditRequest {
+  /**
+   * The job's fields through the core's schemas, once (an edit's fields are a
+   * generation's; its images are checked by `#withImages`); refusals name the
+   * field as the surface calls it.
+   */
+  #parse(spec: Omit<JobSpec, 'images'>, previews: number, fieldNames: FieldNames | undefined): GenerationRequest {
     const input: Record<string, unknown> = { prompt: spec.prompt, stream: true };
     for (const [key, value] of Object.entries(spec.options ?? {})) if (value !== undefined) input[key] = value;
     const partials = Math.min(previews, this.#partialImages);
     if (partials > 0) input.partial_images = partials;
-    try {
-      if (spec.kind === 'edit') {
-        input.image = (spec.images ?? []).map((img) => ({ data: img.data, filename: img.filename }));
-        return parseEditRequest(input);
-      }
-      return parseGenerationRequest(input);
-    } catch (error) {
-      if (error instanceof ValidationError) throw refusalFromValidation(error);
-      throw error;
-    }
+    return asRefusal(() => parseGenerationRequest(input), fieldNames);
+  }
+
+  /** An edit of parsed fields with its images, checked by their content (the fields are not parsed again). */
+  #withImages(fields: GenerationRequest, images: readonly InputImage[], fieldNames: FieldNames | undefined): EditRequest {
+    return asRefusal(() => editRequestOf(fields, images.map((img) => ({ data: img.data, filename: img.filename }))), fieldNames);
   }
 
   #createJob(input: {
     id: string;
     spec: JobSpec;
     request: GenerationRequest | EditRequest;
-    inputBytes: number;
+    place: QueuePlace;
     estimate: PriceQuote;
     submittedAt: number;
     sink: UpdateSink;
     charged: ChargedJob;
   }): Job {
-    const { id, spec, request, inputBytes, estimate, submittedAt, sink, charged } = input;
+    const { id, spec, request, place, estimate, submittedAt, sink, charged } = input;
     const pump = new UpdatePump({ sink, minIntervalMs: this.#minUpdateIntervalMs, now: this.#now, logger: this.#logger, jobId: id });
     let markRan!: () => void;
     const ran = new Promise<void>((resolve) => (markRan = resolve));
@@ -537,8 +573,7 @@ export class JobRunner {
       info: { id, kind: spec.kind, status: 'queued', requester: { ...spec.requester }, submittedAt, estimate },
       spec,
       request,
-      inputBytes,
-      inputHeld: inputBytes > 0,
+      place,
       controller: new AbortController(),
       pump,
       decided: false,
@@ -612,6 +647,8 @@ export class JobRunner {
         if (!queuedSent) job.pump.push({ type: 'queued', jobId: id, ahead: 0 });
         job.info.status = 'running';
         job.info.startedAt = this.#now();
+        // Sent: it leaves the queue; its images still count until the service took them (a 429 or a 5xx sends them again).
+        job.place.leave();
         this.#queueBound.started();
         this.#metrics.queueWait((job.info.startedAt - job.info.submittedAt) / 1000);
         job.pump.push({ type: 'started', jobId: id });
@@ -715,12 +752,10 @@ export class JobRunner {
     if (job.info.startedAt !== undefined) this.#metrics.requestDuration(job.spec.kind, true, (at - job.info.startedAt) / 1000);
   }
 
-  /** Drops an edit's input images (once the service took its request, or the job ended): they leave the bound and can be freed. */
+  /** Gives the job's place back and drops an edit's input images (once the service took its request, or the job ended): they leave the bound and can be freed. */
   #letGoOfInputs(job: Job): void {
-    if (!job.inputHeld) return;
-    job.inputHeld = false;
-    job.spec = { ...job.spec, images: undefined };
-    job.request = { ...(job.request as EditRequest), image: [] };
+    job.place.release();
+    if ('image' in job.request && job.request.image.length > 0) job.request = { ...job.request, image: [] };
   }
 
   /** Ends the job in the ledger by the one rule (`chargeOf`); a ledger that stays unreachable keeps the settle for later, never shown to the user. */
@@ -759,7 +794,35 @@ export class JobRunner {
   }
 }
 
-export type { InputRoomHold };
+/** A job the intake admitted: its reservation and place are held until it starts or is dropped. */
+interface Admission {
+  id: string;
+  intent: JobIntent;
+  /** As the rules admitted it (the scope's defaults filled in), without images. */
+  spec: JobSpec;
+  /** Its fields, parsed once. */
+  fields: GenerationRequest;
+  /** The request to send, when its images (if any) were here at admission; else they are fetched at its start. */
+  request: GenerationRequest | EditRequest | undefined;
+  toFetch: ImagesToFetch | undefined;
+  estimate: PriceQuote;
+  place: QueuePlace;
+  charged: ChargedJob;
+}
+
+function isImagesToFetch(images: JobIntent['images']): images is ImagesToFetch {
+  return images !== undefined && !Array.isArray(images) && typeof (images as ImagesToFetch).fetch === 'function';
+}
+
+/** Runs a parse; a ValidationError becomes the refusal naming the field (as the surface calls it). */
+function asRefusal<T>(parse: () => T, fieldNames: FieldNames | undefined): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof ValidationError) throw refusalFromValidation(error, fieldNames);
+    throw error;
+  }
+}
 
 /** The bytes of a request's input images (0 for a generation). */
 function inputBytesOf(request: GenerationRequest | EditRequest): number {

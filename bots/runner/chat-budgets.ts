@@ -2,18 +2,24 @@ import {
   ACCOUNT_KEY,
   budgetsOf,
   effectiveLimits,
+  EPSILON_USD,
+  evaluate,
   formatUsd,
   isOverridableCap,
-  nextUtcMidnight,
-  nextUtcMonth,
+  resetsAt,
   roundToNanoUsd,
   SPEND_CAP_VARIABLES,
   usageByKey,
   utcMonth,
   type BudgetCode,
+  type CapOverrides,
+  type CapPeriod,
+  type LedgerSnapshot,
   type LoggerLike,
   type OverridableCap,
+  type SpendRefusal,
 } from '../../src/index.js';
+import { SCOPE_NAMES } from './describe-refusal.js';
 import { isDmScope, type DmCaps, type Platform, type QuotaStore, type Requester, type SpendLimits } from './types.js';
 
 /** How long the caps chat admins set for a scope are kept in memory before the ledger is read again. */
@@ -115,8 +121,6 @@ export type CapChange =
     }
   | { ok: false; code: CapChangeRefusal; message: string };
 
-const SCOPE_NAMES: Record<Platform, string> = { discord: 'this server', slack: 'this workspace' };
-
 const VARIABLE_OF: Record<OverridableCap, string> = Object.fromEntries(
   Object.entries(SPEND_CAP_VARIABLES).map(([variable, field]) => [field, variable]),
 ) as Record<OverridableCap, string>;
@@ -146,7 +150,7 @@ export class ChatBudgets {
   readonly #logger: LoggerLike;
   readonly #now: () => number;
   readonly #cacheMs: number;
-  readonly #cache = new Map<string, { at: number; limits: Promise<SpendLimits> }>();
+  readonly #cache = new Map<string, { at: number; caps: Promise<ScopeCaps> }>();
 
   constructor(options: ChatBudgetsOptions) {
     this.#store = options.store;
@@ -162,45 +166,42 @@ export class ChatBudgets {
     return { ...this.#operator };
   }
 
+  /** The operator's caps of each person's own scope (`PICTOR_DM_DAILY_USD`, `PICTOR_DM_MONTHLY_USD`). */
+  get dmCaps(): DmCaps {
+    return { dailyUsd: this.#dm.scopeDailyUsd, monthlyUsd: this.#dm.scopeMonthlyUsd };
+  }
+
+  /** The limits for jobs of a scope (`discord:<guild>`, `slack:<team>`, `discord:dm:<user>`): see `#capsOf`. */
+  async limitsFor(scopeKey: string): Promise<SpendLimits> {
+    return { ...(await this.#capsOf(scopeKey)).limits };
+  }
+
   /**
-   * The limits for jobs of a scope (`discord:<guild>`, `slack:<team>`): the operator's with the scope's chat caps. A
-   * person's own scope (`discord:dm:<user>`) has the operator's DM caps as its scope caps, and no chat caps.
+   * The refusal every job of this requester gets now because one of their caps
+   * (theirs, their scope's, the account's) is spent to the last nano-dollar —
+   * `rules.evaluate` for the least a job can cost; undefined while something is
+   * left. For an entry point that opens a form first: the job itself, with its
+   * price and the member's pace, is decided when it comes.
    */
-  limitsFor(scopeKey: string): Promise<SpendLimits> {
-    if (isDmScopeKey(scopeKey)) return Promise.resolve({ ...this.#dm });
+  async spentRefusal(requester: Requester): Promise<SpendRefusal | undefined> {
     const now = this.#now();
-    const cached = this.#cache.get(scopeKey);
-    if (cached && now - cached.at < this.#cacheMs) return cached.limits;
-    const limits = this.#store.capOverrides(scopeKey).then((overrides) => effectiveLimits(this.#operator, overrides));
-    this.#cache.set(scopeKey, { at: now, limits });
-    // A failed read is not kept: the next job reads again.
-    limits.catch(() => this.#cache.get(scopeKey)?.limits === limits && this.#cache.delete(scopeKey));
-    if (this.#cache.size > 1000) this.#cache.delete(this.#cache.keys().next().value!);
-    return limits;
+    const { userKey, scopeKey } = keysOf(requester);
+    const { limits } = await this.#capsOf(scopeKey);
+    const snapshot = await this.#snapshot(limits, userKey, scopeKey, this.#spending(now));
+    return evaluate(snapshot, { userKey, scopeKey, limits, now, estimateUsd: EPSILON_USD });
   }
 
   /** The person's spend and what is left of each cap that applies to them; for admins, the scope's totals and top users. */
   async summary(requester: Requester): Promise<UsageSummary> {
     const now = this.#now();
-    const userKey = `${requester.platform}:${requester.userId}`;
-    const scopeKey = `${requester.platform}:${requester.scopeId}`;
-    const dm = isDmScopeKey(scopeKey);
-    const overrides = dm ? {} : await this.#store.capOverrides(scopeKey);
-    const limits = dm ? { ...this.#dm } : effectiveLimits(this.#operator, overrides);
-    const spent = new Map<string, number>();
-    const spentIn = async (key: string, period: 'day' | 'month'): Promise<number> => {
-      const id = `${period} ${key}`;
-      let usd = spent.get(id);
-      if (usd === undefined) {
-        usd = period === 'day' ? await this.#store.spentToday(key, now) : await this.#store.spentThisMonth(key, now);
-        spent.set(id, usd);
-      }
-      return usd;
-    };
+    const { userKey, scopeKey } = keysOf(requester);
+    const { limits, overrides } = await this.#capsOf(scopeKey);
+    const spentIn = this.#spending(now);
+    const snapshot = await this.#snapshot(limits, userKey, scopeKey, spentIn);
     const caps: CapStatus[] = [];
     for (const { code, field, key, period, limit } of budgetsOf(limits, userKey, scopeKey)) {
       if (limit === undefined) continue;
-      const spentUsd = await spentIn(key, period);
+      const spentUsd = snapshot.used(key, period);
       const chat = isOverridableCap(field) && overrides[field] !== undefined && limit === overrides[field].usd;
       caps.push({
         code,
@@ -209,7 +210,7 @@ export class ChatBudgets {
         limitUsd: limit,
         spentUsd,
         leftUsd: roundToNanoUsd(Math.max(0, limit - spentUsd)),
-        resetsAt: period === 'day' ? nextUtcMidnight(now) : nextUtcMonth(now),
+        resetsAt: resetsAt(period, now),
         setBy: chat ? 'chat' : 'operator',
       });
     }
@@ -238,7 +239,8 @@ export class ChatBudgets {
    */
   async setCap(requester: Requester, cap: OverridableCap, usd: number | undefined): Promise<CapChange> {
     const scopeName = SCOPE_NAMES[requester.platform];
-    if (!requester.isAdmin || isDmScope(requester.scopeId)) return { ok: false, code: 'not_admin', message: notAdminMessage(requester.platform) };
+    const { scopeKey } = keysOf(requester);
+    if (!requester.isAdmin || (await this.#capsOf(scopeKey)).personal) return { ok: false, code: 'not_admin', message: notAdminMessage(requester.platform) };
     if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) {
       return { ok: false, code: 'invalid_amount', message: AMOUNT_HINT };
     }
@@ -251,7 +253,6 @@ export class ChatBudgets {
         message: `The bot’s operator caps ${what} at ${formatUsd(operatorUsd)} (${VARIABLE_OF[cap]}); an admin can set it lower, not higher. Ask the operator to raise it.`,
       };
     }
-    const scopeKey = `${requester.platform}:${requester.scopeId}`;
     const changedBy = `${requester.platform}:${requester.userId}`;
     const { previousUsd } = await this.#store.setCapOverride(scopeKey, cap, usd, changedBy, this.#now());
     this.#cache.delete(scopeKey);
@@ -267,6 +268,44 @@ export class ChatBudgets {
     return { ok: true, cap, previousUsd, usd, operatorUsd, message };
   }
 
+  /**
+   * The caps of a scope — the one place a person's own scope (DMs, user installs: `discord:dm:<user>`) is told
+   * apart: it has the operator's DM caps as its scope caps and no chat admin's; another scope has the operator's
+   * lowered by its chat admins' (cached `cacheMs`; a change made here applies at once).
+   */
+  #capsOf(scopeKey: string): Promise<ScopeCaps> {
+    if (isDmScopeKey(scopeKey)) return Promise.resolve({ limits: this.#dm, overrides: {}, personal: true });
+    const now = this.#now();
+    const cached = this.#cache.get(scopeKey);
+    if (cached && now - cached.at < this.#cacheMs) return cached.caps;
+    const caps = this.#store.capOverrides(scopeKey).then((overrides) => ({ limits: effectiveLimits(this.#operator, overrides), overrides, personal: false }));
+    this.#cache.set(scopeKey, { at: now, caps });
+    // A failed read is not kept: the next job reads again.
+    caps.catch(() => this.#cache.get(scopeKey)?.caps === caps && this.#cache.delete(scopeKey));
+    if (this.#cache.size > 1000) this.#cache.delete(this.#cache.keys().next().value!);
+    return caps;
+  }
+
+  /** Reads spend from the ledger at `now`, each key and period once. */
+  #spending(now: number): (key: string, period: CapPeriod) => Promise<number> {
+    const read = new Map<string, Promise<number>>();
+    return (key, period) => {
+      const id = `${period} ${key}`;
+      let usd = read.get(id);
+      if (!usd) read.set(id, (usd = period === 'day' ? this.#store.spentToday(key, now) : this.#store.spentThisMonth(key, now)));
+      return usd;
+    };
+  }
+
+  /** What the ledger has under every cap set for these keys, as the rulebook reads it (pace not counted). */
+  async #snapshot(limits: SpendLimits, userKey: string, scopeKey: string, spentIn: (key: string, period: CapPeriod) => Promise<number>): Promise<LedgerSnapshot> {
+    const used = new Map<string, number>();
+    for (const { key, period, limit } of budgetsOf(limits, userKey, scopeKey)) {
+      if (limit !== undefined) used.set(`${period} ${key}`, await spentIn(key, period));
+    }
+    return { activeJobsOfUser: 0, lastJobAt: undefined, used: (key, period) => used.get(`${period} ${key}`) ?? 0 };
+  }
+
   /** The scope's users by what their settled jobs cost this month (UTC, the month each job was reserved in), biggest first. */
   async #topUsers(platform: Platform, scopeKey: string, now: number): Promise<{ userId: string; usd: number; jobs: number }[]> {
     const month = utcMonth(now);
@@ -279,6 +318,19 @@ export class ChatBudgets {
       .map((row) => ({ userId: row.key.startsWith(prefix) ? row.key.slice(prefix.length) : row.key, usd: row.usd, jobs: row.jobs }))
       .slice(0, TOP_USERS);
   }
+}
+
+/** A scope's caps (`ChatBudgets.#capsOf`). */
+interface ScopeCaps {
+  limits: SpendLimits;
+  /** What its chat admins set (none in a person's own scope). */
+  overrides: CapOverrides;
+  /** A person's own scope (DMs, user installs): no chat admin, the operator's DM caps. */
+  personal: boolean;
+}
+
+function keysOf(requester: Pick<Requester, 'platform' | 'userId' | 'scopeId'>): { userKey: string; scopeKey: string } {
+  return { userKey: `${requester.platform}:${requester.userId}`, scopeKey: `${requester.platform}:${requester.scopeId}` };
 }
 
 function isDmScopeKey(scopeKey: string): boolean {

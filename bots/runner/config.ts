@@ -1,4 +1,4 @@
-import { envBoolean, envError, envList, envNumber, envText, LIMITS, QUALITIES, readBreakerSettings, readDmCaps, readSpendCaps, SIZES, type Env, type Quality, type Size } from '../../src/index.js';
+import { envBoolean, envError, envList, envNumber, envText, LIMITS, QUALITIES, readBreakerSettings, readDmCaps, SIZES, type Env, type Quality, type Size, type SpendCaps } from '../../src/index.js';
 import { BLOCKED_WORDS_LIMITS, parseWordList } from './blocked-words.js';
 import { DEFAULT_MAX_QUEUED_INPUT_MB, DEFAULT_MAX_QUEUED_JOBS } from './queue-bound.js';
 import type { OperatorControls } from './scope-policy.js';
@@ -39,11 +39,11 @@ function envChoices<T extends string>(env: Env, name: string, choices: readonly 
 
 /**
  * The job runner's settings from the environment, shared by the Discord and
- * Slack bots. Throws a ValidationError naming the variable and what it takes.
+ * Slack bots, with the money caps the core's config read (`readCoreConfig(env).spend.caps`,
+ * the one parser of them: `npm start` reads them once). Throws a ValidationError
+ * naming the variable and what it takes.
  */
-export function readRunnerConfig(env: Env): RunnerConfig {
-  // Every cap (account, user, scope; daily and monthly) through the core's one parser of them.
-  const caps = readSpendCaps(env);
+export function readRunnerConfig(env: Env, caps: SpendCaps): RunnerConfig {
   const graceSeconds = envNumber(env, 'PICTOR_SHUTDOWN_GRACE_SECONDS', { min: 0, takes: 'a number of seconds, 0 or more' });
   return {
     dataDir: envText(env, 'PICTOR_DATA_DIR') ?? './.data',
@@ -54,6 +54,7 @@ export function readRunnerConfig(env: Env): RunnerConfig {
       // The breaker (PICTOR_BREAKER_*): off until set; checked by the ledger with the caps.
       breaker: readBreakerSettings(env),
     },
+    // The only reader of the DM caps in `npm start` (the Discord surface checks them through the runner: `runner.budgets.dmCaps`).
     dmCaps: readDmCaps(env),
     partialImages: envNumber(env, 'PICTOR_PARTIAL_IMAGES', { int: true, min: LIMITS.partialImagesMin, max: LIMITS.partialImagesMax }) ?? 2,
     minUpdateIntervalMs: envNumber(env, 'PICTOR_UPDATE_INTERVAL_MS', { int: true, min: 0, takes: 'a whole number of milliseconds, 0 or more' }) ?? 1500,

@@ -11,7 +11,7 @@ import {
   type ValidationError,
 } from '../../src/index.js';
 import { isJobRefusedError } from './JobRefusedError.js';
-import type { RefusalCode } from './types.js';
+import type { FieldNames, RefusalCode } from './types.js';
 
 /** Anything that is neither a core error nor a refusal: a bug of ours, reported without its details. */
 export const INTERNAL_ERROR_CODE = 'internal_error' as const;
@@ -126,13 +126,18 @@ export function describeKeptImages(count: number): string {
 }
 
 /** "The size option is not valid: size must be one of …": the field, then what it accepts. */
-export function describeValidation(error: Pick<ValidationError, 'param' | 'message' | 'allowed'>): string {
+export function describeValidation(error: Pick<ValidationError, 'param' | 'message' | 'allowed'>, fieldNames: FieldNames = {}): string {
   const field = error.param.replace(/\[\d+\].*$/, '');
+  // The spec's field names as the surface calls them (Discord's option `format`, Slack's `--format`), wherever they appear.
+  const named = (text: string) => text.replace(SPEC_FIELDS, (name) => fieldNames[name] ?? name);
   const subject =
-    field === 'prompt' ? 'The prompt is not valid' : field === 'image' ? 'An input image is not valid' : `The ${error.param} option is not valid`;
-  const allowed = error.allowed && !error.message.includes(error.allowed) ? ` (allowed: ${error.allowed})` : '';
-  return `${subject}: ${error.message}${allowed}.`;
+    field === 'prompt' ? 'The prompt is not valid' : field === 'image' ? 'An input image is not valid' : `The ${fieldNames[field] ?? error.param} option is not valid`;
+  const allowed = error.allowed && !error.message.includes(error.allowed) ? ` (allowed: ${named(error.allowed)})` : '';
+  return `${subject}: ${named(error.message)}${allowed}.`;
 }
+
+/** The request fields a chat user can set, as whole words in a validation message. */
+const SPEC_FIELDS = /\b(?:n|size|quality|background|output_format|output_compression|moderation)\b/g;
 
 function waitOf(error: APIError): number | undefined {
   const fromError = (error as Partial<RateLimitError>).retryAfterMs;

@@ -1,18 +1,18 @@
 import { describeSpendRefusal, type ValidationError } from '../../src/index.js';
 import { describeValidation } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import { isDmScope, type Platform, type PolicyRefusalCode, type QuotaStore } from './types.js';
+import { isDmScope, type FieldNames, type Platform, type PolicyRefusalCode, type QuotaStore } from './types.js';
 
 type Refusal = Extract<Awaited<ReturnType<QuotaStore['reserve']>>, { ok: false }>;
 
-/** What a Discord server and a Slack workspace are called in a sentence. */
-const SCOPE_NAMES: Record<Platform, string> = { discord: 'this server', slack: 'this workspace' };
+/** What a Discord server and a Slack workspace are called in a sentence (every sentence of the runner). */
+export const SCOPE_NAMES: Readonly<Record<Platform, string>> = { discord: 'this server', slack: 'this workspace' };
 /** A person's own scope (DMs, user installs) in a sentence: its caps are the operator's DM caps. */
 const DM_SCOPE_NAME = 'your use of the bot outside servers';
 
-/** A validation error of the core as a refusal naming the field and what it accepts. */
-export function refusalFromValidation(error: ValidationError): JobRefusedError {
-  return new JobRefusedError('validation_error', describeValidation(error), {
+/** A validation error of the core as a refusal naming the field (as the surface calls it) and what it accepts. */
+export function refusalFromValidation(error: ValidationError, fieldNames?: FieldNames): JobRefusedError {
+  return new JobRefusedError('validation_error', describeValidation(error, fieldNames), {
     field: error.param,
     allowed: error.allowed,
     cause: error,

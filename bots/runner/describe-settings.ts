@@ -1,9 +1,8 @@
 import type { EffectiveSetting, EffectiveSettings, ScopePolicy, SettingChangeResult } from './scope-policy.js';
 import { SETTING_HINTS, WORD_OF, mergeSetting, parseSettingValue, settingOfWord, SETTING_WORDS } from './setting-words.js';
 import type { SettingName } from './scope-settings.js';
+import { SCOPE_NAMES } from './describe-refusal.js';
 import type { Platform, Requester } from './types.js';
-
-const SCOPE_NAMES: Record<Platform, string> = { discord: 'this server', slack: 'this workspace' };
 
 /** A chat admin's change as one answer: `ok` and a sentence for them. */
 export interface SettingAnswer {

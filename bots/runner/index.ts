@@ -1,5 +1,5 @@
 /** The platform-neutral job runner shared by the Discord and Slack bots. */
-export { JobRunner, type InputRoomHold, type JobRunnerOptions } from './JobRunner.js';
+export { JobRunner, type JobRunnerOptions } from './JobRunner.js';
 export {
   AMOUNT_HINT,
   ChatBudgets,

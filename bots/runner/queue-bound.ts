@@ -17,15 +17,12 @@ export const DEFAULT_MAX_QUEUED_JOBS = 200;
  */
 export const DEFAULT_MAX_QUEUED_INPUT_MB = 512;
 
-/** How long fetched images handed over to their submit (`InputRoomHold.handOver`) count at most, if no submit carries them. */
-const HANDED_OVER_MS = 60_000;
-
 const MB = 1024 * 1024;
 
 /** How far back the pace at which jobs leave the queue is measured. */
 const PACE_WINDOW_MS = 60_000;
 
-/** What waits to be sent: jobs, and the bytes of the edit input images held (by them, by edits being fetched and by edits whose request has not yet left). */
+/** What waits to be sent: jobs, and the bytes of the edit input images held (by them, by edits being fetched and by edits whose request has not yet been taken). */
 export interface QueuedLoad {
   jobs: number;
   inputBytes: number;
@@ -94,6 +91,85 @@ export class QueueBound {
 }
 
 /**
+ * One job's place in the queue: held from its admission until it is sent or ends, with the bytes of its input images,
+ * which count until the service has taken its request (or it ended).
+ */
+export interface QueuePlace {
+  /** The input image bytes it holds. */
+  readonly bytes: number;
+  /**
+   * Holds `bytes` instead (an edit's images once they are here, by their real size): the `queue_full` refusal when the
+   * queue has no room for them beside what the other places hold (the place keeps what it held), else undefined.
+   */
+  resize(bytes: number): JobRefusedError | undefined;
+  /** The job is being sent: it no longer counts as waiting, its images still count (once; later calls do nothing). */
+  leave(): void;
+  /** Gives the place and its bytes back (once; later calls do nothing). */
+  release(): void;
+}
+
+/**
+ * The room of the queue: every job admitted and not yet sent holds a place
+ * in it — while its budget is reserved, while its images are fetched, while
+ * it waits for the image service — so what the bound counts is kept in one
+ * place, and a burst cannot pass the bound between its checks.
+ */
+export class QueueRoom {
+  readonly bound: QueueBound;
+  #jobs = 0;
+  #bytes = 0;
+
+  constructor(bound: QueueBound) {
+    this.bound = bound;
+  }
+
+  /** The jobs holding a place and the input bytes they hold. */
+  get load(): QueuedLoad {
+    return { jobs: this.#jobs, inputBytes: this.#bytes };
+  }
+
+  /** A place for a job holding `bytes` of input images (0 for a generation), or the `queue_full` refusal. */
+  take(bytes: number): QueuePlace | JobRefusedError {
+    let held = Math.max(0, Math.ceil(bytes));
+    const full = this.bound.refusal(this.load, held);
+    if (full) return full;
+    this.#jobs++;
+    this.#bytes += held;
+    let released = false;
+    let left = false;
+    return {
+      get bytes() {
+        return held;
+      },
+      resize: (next) => {
+        if (released) return undefined;
+        const wanted = Math.max(0, Math.ceil(next));
+        if (wanted > held) {
+          // Never refused for the job count: this job is counted already (the others are fewer than the bound).
+          const tooLarge = this.bound.refusal({ jobs: this.#jobs - (left ? 0 : 1), inputBytes: this.#bytes - held }, wanted);
+          if (tooLarge) return tooLarge;
+        }
+        this.#bytes += wanted - held;
+        held = wanted;
+        return undefined;
+      },
+      leave: () => {
+        if (released || left) return;
+        left = true;
+        this.#jobs--;
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        if (!left) this.#jobs--;
+        left = true;
+        this.#bytes -= held;
+      },
+    };
+  }
+}
+
+/**
  * The sentence of a `queue_full` refusal: how many jobs wait and the bound (or,
  * refused for its input images, how many megabytes of images wait, this edit's
  * and the bound), and how long a new job would wait at the present pace (or
@@ -117,75 +193,6 @@ export function describeQueueFull(input: {
 /** The sentence of an `input_too_large` refusal: the edit's images, and the most the bot holds at once. */
 export function describeInputTooLarge(jobBytes: number, maxBytes: number): string {
   return `This edit’s images come to ${describeMegabytes(jobBytes)}, more than this bot takes at once (${describeMegabytes(maxBytes)}), so it was not started and costs nothing; use fewer or smaller images.`;
-}
-
-/** Room in the queue for an edit's input images, held while they are fetched (`JobRunner.holdInputRoom`). */
-export interface InputRoomHold {
-  /** Gives the room back: nothing was fetched, or nothing will be submitted (once; later calls do nothing). */
-  release(): void;
-  /**
-   * The images are here: the room held by the sizes announced is given back, and the images' own bytes count
-   * instead until the `submit` that carries them counts them as its job's (for a minute at most, should none come).
-   */
-  handOver(images: readonly { data: Uint8Array }[]): void;
-}
-
-/**
- * The input bytes held outside a job: room for edits whose images are being
- * fetched (by the sizes Discord or Slack announced), then the fetched images
- * themselves until their submit counts them. So an edit's images are counted
- * without a gap from the start of their download to the moment its request
- * has left.
- */
-export class InputRoom {
-  #holding = 0;
-  readonly #handedOver = new Map<Uint8Array, { bytes: number; timer: NodeJS.Timeout }>();
-
-  /** What this counts now. */
-  get bytes(): number {
-    let bytes = this.#holding;
-    for (const entry of this.#handedOver.values()) bytes += entry.bytes;
-    return bytes;
-  }
-
-  /** Holds `bytes` of room (the caller has checked the bound). */
-  hold(bytes: number): InputRoomHold {
-    this.#holding += bytes;
-    let open = true;
-    const giveBack = () => {
-      if (!open) return false;
-      open = false;
-      this.#holding -= bytes;
-      return true;
-    };
-    return {
-      release: () => void giveBack(),
-      handOver: (images) => {
-        if (!giveBack()) return;
-        for (const { data } of images) {
-          if (this.#handedOver.has(data)) continue;
-          const timer = setTimeout(() => this.#handedOver.delete(data), HANDED_OVER_MS);
-          timer.unref();
-          this.#handedOver.set(data, { bytes: data.byteLength, timer });
-        }
-      },
-    };
-  }
-
-  /** The bytes of these images that were handed over and still count here. */
-  handedOverBytes(images: readonly { data: Uint8Array }[] = []): number {
-    return images.reduce((sum, { data }) => sum + (this.#handedOver.get(data)?.bytes ?? 0), 0);
-  }
-
-  /** Stops counting these images here: their submit counts them now, or refused them. */
-  forget(images: readonly { data: Uint8Array }[] = []): void {
-    for (const { data } of images) {
-      const entry = this.#handedOver.get(data);
-      if (!entry) continue;
-      clearTimeout(entry.timer);
-      this.#handedOver.delete(data);
-    }
-  }
 }
 
 /** Bytes as whole megabytes (at least 1 MB for any bytes at all). */

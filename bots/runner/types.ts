@@ -67,6 +67,71 @@ export interface JobSpec {
   requester: Requester;
 }
 
+/**
+ * An edit's images fetched once the job is admitted (a download, or a read of
+ * kept images): the queue holds room for `declaredBytes` meanwhile, then for
+ * their real bytes.
+ */
+export interface ImagesToFetch {
+  /** Their bytes as the platform or the store reported them (an unknown size counts as 0). */
+  declaredBytes: number;
+  /** Fetches them, after the first public answer. A throw ends the job before it is sent (nothing charged) and reaches `IntakeAnswers.fail`. */
+  fetch(): Promise<InputImage[]>;
+}
+
+/** What a surface calls a request's fields in a refusal (`output_format` → `format`, `--format`); the spec's names by default. */
+export type FieldNames = Readonly<Partial<Record<string, string>>>;
+
+/** One person's request of a job, as a surface read it (a command, a button, a modal, a mention): what `JobRunner.request` decides on. */
+export interface JobIntent extends Omit<JobSpec, 'images'> {
+  /** An edit's images: here already, or to fetch once the job is admitted. */
+  images?: readonly InputImage[] | ImagesToFetch | undefined;
+  fieldNames?: FieldNames | undefined;
+}
+
+/** What the intake tells a surface of a job it admitted (its budget reserved, its room held). */
+export interface AdmittedJob {
+  id: string;
+  /** The upper-bound price reserved. */
+  estimate: PriceQuote;
+}
+
+/** Where an admitted job's updates go, once the surface has given its public answer. */
+export interface AcceptedJob {
+  sink: UpdateSink;
+  /** The surface's key of the job (what its buttons carry): the job is kept in the member's history under it when it ends. Without it, it is not kept. */
+  historyKey?: string | undefined;
+  /** A link to the job's message, for its history entry; asked once the job has ended. */
+  historyLink?: (() => Promise<string | undefined>) | undefined;
+}
+
+/** How a surface answers the person as the intake decides (`JobRunner.request`); each is called at most once. */
+export interface IntakeAnswers {
+  /**
+   * Refused before anything was reserved, fetched or sent: the first answer, and private. `reason` is a
+   * JobRefusedError, or what stopped the intake (the ledger unreachable, the bot shutting down); `describeFailure` words either.
+   */
+  refuse(reason: unknown): Promise<void>;
+  /**
+   * Admitted: gives the first, public answer and says where the job's updates go. Undefined when no answer could be
+   * given (the interaction expired): the job is dropped, its reservation and room given back, nothing charged.
+   */
+  accept(job: AdmittedJob): Promise<AcceptedJob | undefined>;
+  /**
+   * After the public answer, the job could not start: its images could not be fetched, are not valid, or are larger
+   * than declared past the queue's room (a JobRefusedError, or the surface's own error from `fetch`). Nothing sent or charged.
+   */
+  fail(reason: unknown): Promise<void>;
+}
+
+/** How a surface answers an entry point that opens a form before the job (`JobRunner.requestForm`). */
+export interface FormAnswers {
+  /** Refused (private): the form is not opened. */
+  refuse(reason: unknown): Promise<void>;
+  /** Opens the form. */
+  accept(): Promise<void>;
+}
+
 export type JobUpdate =
   | {
       type: 'queued';

@@ -4,23 +4,28 @@ import {
   describeFailure,
   isJobRefusedError,
   mayCancel,
-  type InputImage,
-  type InputRoomHold,
+  type FieldNames,
+  type ImagesToFetch,
   type JobHandle,
   type JobOptions,
   type JobRunner,
   type Requester,
 } from '../runner/index.js';
 import type { ChannelWriter } from './ChannelWriter.js';
-import type { RequestStore } from './RequestStore.js';
+import type { RequestStore, SavedRequest } from './RequestStore.js';
+import { isSlackInputError } from './SlackInputError.js';
 import { askHolderToCancel, cancelWhenAsked } from '../state/index.js';
 import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js';
 
 /** Ended jobs kept for a repair by button; each holds its final images until repaired. */
 const MAX_UNREPAIRED = 50;
 
-/** What the Slack bot needs of the job runner. */
-export type SlackJobRunner = Pick<JobRunner, 'submit' | 'cancel' | 'get' | 'budgets' | 'policy' | 'policyRefusal' | 'holdInputRoom' | 'history'>;
+/**
+ * What the Slack bot needs of the job runner: its intake — `request` for a job, `requestForm` before a form opens —
+ * called once per entry point (through `SlackJobs`); `cancel` and `get` for the buttons; the budgets, rules and
+ * history for the usage, admin and history commands.
+ */
+export type SlackJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history'>;
 
 /** Who did something in Slack, and where. */
 export interface SlackActor {
@@ -34,8 +39,9 @@ export interface StartJob {
   kind: 'generate' | 'edit';
   prompt: string;
   options: JobOptions;
-  images?: InputImage[] | undefined;
-  /** The Slack files the images came from, kept so Reroll can fetch them again. */
+  /** An edit's images: Slack files downloaded once the runner admitted the job (`imagesOf`). */
+  images?: ImagesToFetch | undefined;
+  /** The Slack files the images come from, kept so Reroll can fetch them again. */
   inputFiles?: { id: string; name?: string | undefined }[] | undefined;
   actor: SlackActor;
   /** Where the job's message goes; in a thread when `threadTs` is set. */
@@ -43,6 +49,8 @@ export interface StartJob {
   notify: Notifier;
   /** The Web API client of the actor's workspace (its bot token): every write of the job goes through it. */
   client: webApi.WebClient;
+  /** How the request's fields are called where the person typed them (`--format` in `/imagine`, `format` in the modal). */
+  fieldNames?: FieldNames | undefined;
 }
 
 export interface SlackJobsOptions {
@@ -108,73 +116,70 @@ export class SlackJobs {
   }
 
   /**
-   * Checks a job against its workspace's rules (who, where, what) before anything is fetched for it (an edit's images):
-   * true when it is refused, and the person has been told why, as `start` tells them.
+   * An entry point that opens a form (the edit modal) first: the runner's intake for a form — who and where, a
+   * budget left — then `open` (within the trigger's 3 s), or the person is told privately why not. True when opened.
    */
-  async refused(input: Pick<StartJob, 'kind' | 'prompt' | 'options' | 'actor' | 'notify'>): Promise<boolean> {
-    const refusal = await this.#o.runner.policyRefusal({ kind: input.kind, prompt: input.prompt, options: input.options, requester: this.requester(input.actor) });
-    if (!refusal) return false;
-    await this.#tellRefusal(refusal, input);
-    return true;
+  openForm(actor: SlackActor, notify: Notifier, open: () => Promise<void>): Promise<boolean> {
+    return this.#o.runner.requestForm(this.requester(actor), { refuse: (reason) => this.#tellRefusal(reason, { actor, notify }), accept: open });
   }
 
   /**
-   * Room in the runner's queue for an edit's images while they download (`downloadImages`' `holdRoom`): throws the
-   * runner's `queue_full` refusal (counted as a refused job) when the queue has none, so nothing is downloaded.
+   * Starts a job through the runner's intake, the one call that decides it: a refusal is told privately (`notify`);
+   * an admitted job gets its saved request (for Reroll and Edit after a restart) and a view whose first update posts
+   * its message, then its images are downloaded. Resolves with its handle, or undefined when it did not start (the
+   * person has been told why; nothing is spent then).
    */
-  roomFor(actor: SlackActor): (declaredBytes: number) => InputRoomHold {
-    const requester = this.requester(actor);
-    return (declaredBytes) => {
-      const room = this.#o.runner.holdInputRoom(requester, declaredBytes);
-      if (room instanceof Error) throw room;
-      return room;
-    };
-  }
-
-  /** Submits a job; resolves with its handle, or undefined when it was refused (the person has been told why). */
   async start(input: StartJob): Promise<JobHandle | undefined> {
     const requester = this.requester(input.actor);
-    const request = await this.#o.store.create({
-      kind: input.kind,
-      prompt: input.prompt,
-      options: input.options,
-      inputFiles: input.inputFiles,
-      teamId: input.actor.teamId,
-      userId: input.actor.userId,
-      channelId: input.actor.channelId,
-      threadTs: input.threadTs,
-      status: 'active',
-    });
-    const view = new SlackJobView({
-      client: input.client,
-      writer: this.#o.writer,
-      store: this.#o.store,
-      request,
-      inputCount: input.images?.length ?? 0,
-      notify: input.notify,
-      cancel: (jobId) => this.#o.runner.cancel(jobId, requester),
-      logger: this.#o.logger,
-      onShown: this.#o.onShown,
-      finalImagesIn: this.#o.finalImagesIn,
-    });
-    let handle: JobHandle;
-    try {
-      handle = await this.#o.runner.submit({ kind: input.kind, prompt: input.prompt, options: input.options, images: input.images, requester }, view.sink);
-    } catch (error) {
-      await this.#o.store.delete(request.id).catch(() => undefined);
-      await this.#tellRefusal(error, input);
-      return undefined;
-    }
-    this.#jobIdOf.set(request.id, handle.id);
-    // The member's history (`/imagine history`), once the job has ended; a stop waits for it with the job. Not `input`: it holds the images.
-    const ended = { key: request.id, kind: input.kind, prompt: input.prompt, options: input.options };
+    let request: SavedRequest | undefined;
+    let view: SlackJobView | undefined;
+    const handle = await this.#o.runner.request(
+      { kind: input.kind, prompt: input.prompt, options: input.options, requester, images: input.images, fieldNames: input.fieldNames },
+      {
+        refuse: (reason) => this.#tellRefusal(reason, input),
+        accept: async () => {
+          request = await this.#o.store.create({
+            kind: input.kind,
+            prompt: input.prompt,
+            options: input.options,
+            inputFiles: input.inputFiles,
+            teamId: input.actor.teamId,
+            userId: input.actor.userId,
+            channelId: input.actor.channelId,
+            threadTs: input.threadTs,
+            status: 'active',
+          });
+          view = new SlackJobView({
+            client: input.client,
+            writer: this.#o.writer,
+            store: this.#o.store,
+            request,
+            inputCount: input.inputFiles?.length ?? 0,
+            notify: input.notify,
+            cancel: (jobId) => this.#o.runner.cancel(jobId, requester),
+            logger: this.#o.logger,
+            onShown: this.#o.onShown,
+            finalImagesIn: this.#o.finalImagesIn,
+          });
+          // The member's history (`/imagine history`) keeps the job under its request's id (Reroll from the history).
+          return { sink: view.sink, historyKey: request.id };
+        },
+        fail: async (reason) => {
+          if (request) await this.#o.store.delete(request.id).catch(() => undefined);
+          await this.#tellRefusal(reason, input);
+        },
+      },
+    );
+    if (!handle || !request || !view) return undefined;
+    const { id } = request;
+    const shown = view;
+    this.#jobIdOf.set(id, handle.id);
     const tracked = handle.done
-      .then((final) => this.#o.runner.history?.recordEnd(requester, ended, final))
       .catch(() => undefined)
       .finally(() => {
         this.#running.delete(tracked);
-        this.#jobIdOf.delete(request.id);
-        if (view.needsRepair) this.#keepForRepair(handle.id, view);
+        this.#jobIdOf.delete(id);
+        if (shown.needsRepair) this.#keepForRepair(handle.id, shown);
       });
     this.#running.add(tracked);
     return handle;
@@ -192,7 +197,13 @@ export class SlackJobs {
     return repaired;
   }
 
+  /** Tells the person privately why their job did not start: the runner's refusal, or an input image's own words. */
   async #tellRefusal(error: unknown, input: Pick<StartJob, 'actor' | 'notify'>): Promise<void> {
+    if (isSlackInputError(error)) {
+      this.#o.logger.info({ code: error.code, user: input.actor.userId }, 'edit images refused');
+      await input.notify(error.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
+      return;
+    }
     const failure = describeFailure(error);
     if (!isJobRefusedError(error)) this.#o.logger.error({ code: failure.code, err: error }, 'the runner did not take a Slack job');
     else this.#o.logger.info({ code: failure.code, user: input.actor.userId }, 'a Slack job was refused');

@@ -1,4 +1,6 @@
-import type { Context } from '@slack/bolt';
+import type { Context, webApi } from '@slack/bolt';
+import { editModal, type EditContext } from './edit-modal.js';
+import { slackErrorCode } from './slack-error-code.js';
 import type { LoggerLike } from '../../src/index.js';
 import type { ChannelWriter } from './ChannelWriter.js';
 import type { FileHost } from './file-hosts.js';
@@ -55,4 +57,14 @@ export function ephemeralVia(context: Pick<Workspace, 'client'> & Pick<BotContex
         }),
     });
   };
+}
+
+/** Opens the edit modal for a trigger (valid 3 s); a failure is logged and the person told privately. */
+export async function openEditModal(context: Pick<BotContext, 'logger'>, client: webApi.WebClient, triggerId: string, notify: Notifier, edit: EditContext): Promise<void> {
+  try {
+    await client.views.open({ trigger_id: triggerId, view: editModal(edit) });
+  } catch (error) {
+    context.logger.warn({ code: slackErrorCode(error) }, 'could not open the edit modal');
+    await notify('I could not open the edit form; try again.');
+  }
 }

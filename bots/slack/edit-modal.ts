@@ -1,8 +1,7 @@
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
 import { BACKGROUNDS, DEFAULTS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/index.js';
-import type { JobOptions } from '../runner/index.js';
-import { checkAgainstSpec } from './imagine-text.js';
+import type { FieldNames, JobOptions } from '../runner/index.js';
 import { checkImageFiles, imageFilesOf, type SlackFileRef } from './input-images.js';
 import { isSlackInputError } from './SlackInputError.js';
 import { plainTextOf, truncate } from './slack-text.js';
@@ -48,8 +47,8 @@ const SELECTS = [
   },
 ] as const;
 
-/** The block a flag's errors belong to. */
-const BLOCK_OF_FLAG: Record<string, string> = { '--size': 'size', '--quality': 'quality', '--background': 'background', '--format': 'format', '--n': 'n' };
+/** The request's fields as the modal calls them, for the runner's refusals (its labels, in a sentence). */
+export const MODAL_FIELD_NAMES: FieldNames = Object.fromEntries(SELECTS.map((select) => [select.field, select.label.toLowerCase()]));
 
 const option = (value: string): types.PlainTextOption => ({ text: { type: 'plain_text', text: value }, value });
 
@@ -122,9 +121,10 @@ export type EditSubmission =
 type StateValues = Record<string, Record<string, { value?: string | null; selected_option?: { value?: string } | null; files?: unknown[] }>>;
 
 /**
- * Reads a submitted edit modal and checks it (prompt, options against the
- * spec, image count, size and declared type) so Slack can show an error next
- * to the field before anything is downloaded or spent.
+ * Reads a submitted edit modal and checks what it holds (a prompt, options
+ * among the modal's choices, the images' count, size and declared type) so
+ * Slack can show an error next to the field before anything is downloaded or
+ * spent. The spec's rules are the runner's (its intake parses the request once).
  */
 export function readEditSubmission(view: { private_metadata?: string; state?: { values?: unknown } }): EditSubmission {
   let meta: z.output<typeof EditContextSchema>;
@@ -148,15 +148,6 @@ export function readEditSubmission(view: { private_metadata?: string; state?: { 
     if (!(select.values as readonly string[]).includes(value)) errors[select.block] = `Pick one of ${select.values.join(', ')}.`;
     else options[select.field] = select.field === 'n' ? Number(value) : value;
   }
-  if (!errors.prompt) {
-    try {
-      checkAgainstSpec(prompt, options);
-    } catch (error) {
-      if (!isSlackInputError(error)) throw error;
-      errors[BLOCK_OF_FLAG[error.flag ?? ''] ?? 'prompt'] = plain(error.message);
-    }
-  }
-
   const files: SlackFileRef[] = meta.f ? meta.f.map((f) => ({ id: f.id, name: f.n })) : imageFilesOf(values.files?.value?.files);
   const fileBlock = meta.f ? 'prompt' : 'files';
   if (!meta.f && Array.isArray(values.files?.value?.files) && values.files.value.files.length > files.length) {

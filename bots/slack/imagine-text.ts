@@ -7,10 +7,8 @@ import {
   OUTPUT_FORMATS,
   QUALITIES,
   SIZES,
-  ValidationError,
-  parseGenerationRequest,
 } from '../../src/index.js';
-import type { JobOptions } from '../runner/index.js';
+import type { FieldNames, JobOptions } from '../runner/index.js';
 import { SlackInputError } from './SlackInputError.js';
 import { plainTextOf } from './slack-text.js';
 
@@ -39,7 +37,8 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   moderation: { field: 'moderation', values: MODERATIONS, help: 'how strict the content filter is' },
 };
 
-const FLAG_OF_FIELD: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(FLAGS).map(([flag, spec]) => [spec.field, flag]));
+/** Each request field as the flag that sets it (`output_format` → `--format`): the runner's refusals name it so. */
+export const FLAG_NAMES: FieldNames = Object.fromEntries(Object.entries(FLAGS).map(([flag, spec]) => [spec.field, `--${flag}`]));
 
 /** What a flag accepts, in words (the core's `ALLOWED`, plus aliases). */
 export function allowedFor(flag: string): string {
@@ -58,9 +57,9 @@ const FLAG_TOKEN = /^(?:--|—|–)([a-z][a-z_-]*)(?:=(.*))?$/i;
 
 /**
  * Parses `PROMPT [--size WxH] [--quality Q] [--background B] [--format F] [--n N] …`,
- * flags in any order, and checks the result against the spec (cross-field
- * rules included) before anything is spent. Throws SlackInputError naming the
- * flag and what it accepts.
+ * flags in any order, each value one its flag takes. Throws SlackInputError
+ * naming the flag and what it accepts. The spec's other rules (cross-field, the
+ * prompt's length) are the runner's: its intake parses the request, once.
  */
 export function parseImagineText(slackText: string, options: { promptRequired?: boolean; example?: string } = {}): ImagineText {
   const text = plainTextOf(slackText);
@@ -100,7 +99,6 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
   if (!prompt && options.promptRequired !== false) {
     throw new SlackInputError('missing_prompt', `Say what to draw, for example \`${options.example ?? '/imagine a lighthouse at dusk, watercolor --size 1536x1024'}\`.`);
   }
-  checkAgainstSpec(prompt || 'x', jobOptions);
   return { kind: 'request', prompt, options: jobOptions as JobOptions };
 }
 
@@ -117,23 +115,6 @@ function flagValue(flag: string, spec: FlagSpec, raw: string): string | number {
     flag: `--${flag}`,
     allowed: allowedFor(flag),
   });
-}
-
-/** The spec's own rules (transparent needs png or webp, compression only for jpeg/webp, prompt length). */
-export function checkAgainstSpec(prompt: string, options: Record<string, unknown>): void {
-  try {
-    parseGenerationRequest({ prompt, ...options });
-  } catch (error) {
-    if (!(error instanceof ValidationError)) throw error;
-    const field = error.param.replace(/\[\d+\].*$/, '');
-    const flag = FLAG_OF_FIELD[field];
-    if (!flag) throw new SlackInputError('invalid_option', `The ${field} is not valid: ${error.message}.`, { allowed: error.allowed });
-    throw new SlackInputError('invalid_option', `\`--${flag} ${String(options[field] ?? '')}\` does not work here: ${error.message}. --${flag} takes ${allowedFor(flag)}.`, {
-      flag: `--${flag}`,
-      allowed: allowedFor(flag),
-      cause: error,
-    });
-  }
 }
 
 function cut(text: string, ranges: [number, number][]): string {

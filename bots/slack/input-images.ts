@@ -1,6 +1,6 @@
 import type { webApi } from '@slack/bolt';
 import { LIMITS, MIME_TYPES } from '../../src/index.js';
-import type { InputImage, InputRoomHold } from '../runner/index.js';
+import type { ImagesToFetch, InputImage } from '../runner/index.js';
 import { downloadSlackFile } from './download-slack-file.js';
 import type { FileHost } from './file-hosts.js';
 import { SlackInputError } from './SlackInputError.js';
@@ -65,34 +65,24 @@ export interface DownloadImagesOptions {
   token: string;
   allowedHosts: readonly FileHost[];
   maxImages?: number | undefined;
-  /**
-   * Holds room in the runner's queue for the images, by the sizes Slack reported, while they download
-   * (`SlackJobs.roomFor`); throws the runner's `queue_full` (or `input_too_large`) refusal, before anything is
-   * downloaded, when there is none. Once they are here, the hold is handed over to them until their job's submit.
-   */
-  holdRoom?: ((declaredBytes: number) => InputRoomHold) | undefined;
 }
 
 /**
- * Checks, then downloads every file (asking Slack for a file's address and size when the payload had none), holding
- * room in the queue for them meanwhile (`holdRoom`; handed over to the images once they are here, and counted until
- * the job's submit counts their real bytes, so they are never uncounted on the way).
+ * An edit's Slack files as the runner's intake takes them: checked (count, declared size and type) at once — a
+ * SlackInputError, before anything is asked of the runner — then room held in the queue for the sizes Slack
+ * reported, and downloaded once the job is admitted (`downloadImages`).
  */
+export function imagesOf(files: readonly SlackFileRef[], options: DownloadImagesOptions): ImagesToFetch {
+  checkImageFiles(files, options.maxImages);
+  return { declaredBytes: files.reduce((sum, file) => sum + (file.size ?? 0), 0), fetch: () => downloadImages(files, options) };
+}
+
+/** Checks, then downloads every file (asking Slack for a file's address and size when the payload had none). */
 export async function downloadImages(files: readonly SlackFileRef[], options: DownloadImagesOptions): Promise<InputImage[]> {
   checkImageFiles(files, options.maxImages);
   const resolved = await Promise.all(files.map((file) => (file.url_private ? file : fileInfo(options.client, file))));
   checkImageFiles(resolved, options.maxImages);
-  const room = options.holdRoom?.(resolved.reduce((sum, file) => sum + (file.size ?? 0), 0));
-  let images: InputImage[];
-  try {
-    images = await downloadAll(resolved, options);
-  } catch (error) {
-    room?.release();
-    throw error;
-  }
-  // Their own bytes count now, until the job's submit counts them.
-  room?.handOver(images);
-  return images;
+  return downloadAll(resolved, options);
 }
 
 async function downloadAll(resolved: readonly SlackFileRef[], options: DownloadImagesOptions): Promise<InputImage[]> {

@@ -15,7 +15,7 @@ import { ImageLimiter } from '../core/image-limiter.js';
 import { estimatePrice, type PriceQuote } from '../core/pricing.js';
 import { PATHS } from '../spec/constants.js';
 import { isEditRequest, type EditInput, type GenerationInput, type ImageRequest } from '../spec/request-schemas.js';
-import { parseEditRequest, parseGenerationRequest } from '../spec/validate.js';
+import { isParsedRequest, parseEditRequest, parseGenerationRequest } from '../spec/validate.js';
 import { endpointURL, normalizeBaseURL } from './base-url.js';
 import { ImageEventStream, type OpenedStream } from './event-stream.js';
 import { resultFromJson, type ImageJobResult, type RequestedJob } from './job-result.js';
@@ -165,14 +165,17 @@ export class PictorClient {
     return this.#complete(parseEditRequest({ ...input, stream: false }), options);
   }
 
-  /** Streams a generation: partial images, then one completed event per image. Validates at once (throws). */
+  /**
+   * Streams a generation: partial images, then one completed event per image. Validates at once (throws); a
+   * streamed request made by `parseGenerationRequest` is taken as it is, not parsed again.
+   */
   generateStream(input: GenerationInput, options: RequestOptions = {}): ImageEventStream {
-    return this.#stream(parseGenerationRequest({ ...input, stream: true }), options);
+    return this.#stream(isParsedStream(input, false) ? input : parseGenerationRequest({ ...input, stream: true }), options);
   }
 
-  /** Streams an edit. Validates at once (throws). */
+  /** Streams an edit. Validates at once (throws); a streamed request made by `parseEditRequest` (or `editRequestOf`) is taken as it is. */
   editStream(input: EditInput, options: RequestOptions = {}): ImageEventStream {
-    return this.#stream(parseEditRequest({ ...input, stream: true }), options);
+    return this.#stream(isParsedStream(input, true) ? input : parseEditRequest({ ...input, stream: true }), options);
   }
 
   /** What a request will cost at most, before it is sent (validates it too). */
@@ -510,4 +513,9 @@ function linkSignal(controller: AbortController, signal: AbortSignal | undefined
   }
   signal.addEventListener('abort', forward, { once: true });
   return () => signal.removeEventListener('abort', forward);
+}
+
+/** A streamed request of the kind asked that the spec's parser made: valid as it is (see `isParsedRequest`). */
+function isParsedStream(input: unknown, edit: boolean): input is ImageRequest {
+  return isParsedRequest(input) && input.stream === true && isEditRequest(input) === edit;
 }

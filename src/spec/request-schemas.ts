@@ -132,19 +132,17 @@ export const EditImageSchema = z
     }
   });
 
+/** The images of an edit: 1 to 16, each checked by its content. */
+const editImages = z
+  .array(EditImageSchema, { error: () => 'image must be a list of images' })
+  .min(EDIT_ASSUMPTIONS.imagesMin, { error: () => 'an edit needs at least one image' })
+  .max(LIMITS.editImagesMax, { error: () => `an edit takes at most ${LIMITS.editImagesMax} images` });
+
 /** Spec §2.2: an edit. Sent as multipart, images as `image[]` file parts. */
-export const EditRequestSchema = z
-  .strictObject(
-    {
-      ...commonFields,
-      image: z
-        .array(EditImageSchema, { error: () => 'image must be a list of images' })
-        .min(EDIT_ASSUMPTIONS.imagesMin, { error: () => 'an edit needs at least one image' })
-        .max(LIMITS.editImagesMax, { error: () => `an edit takes at most ${LIMITS.editImagesMax} images` }),
-    },
-    unknownKey('an edit request'),
-  )
-  .superRefine(checkCrossFieldRules);
+export const EditRequestSchema = z.strictObject({ ...commonFields, image: editImages }, unknownKey('an edit request')).superRefine(checkCrossFieldRules);
+
+/** The images of an edit alone (`image`): for a caller that parsed the other fields already, as a generation's. */
+export const EditImagesSchema = z.strictObject({ image: editImages });
 
 /** What a caller may pass: every field with a default may be left out. */
 export type GenerationInput = z.input<typeof GenerationRequestSchema>;

@@ -2,7 +2,7 @@
 export * from './types.js';
 export { FileQuotaStore, type FileQuotaStoreOptions } from './FileQuotaStore.js';
 export { MemoryQuotaStore, MemoryLedger, type MemoryQuotaStoreOptions } from './MemoryQuotaStore.js';
-export { BUDGETS, evaluate, resetsAt, periodKey, type Budget, type CapPeriod, type LedgerSnapshot } from './rules.js';
+export { BUDGETS, EPSILON_USD, evaluate, resetsAt, periodKey, type Budget, type CapPeriod, type LedgerSnapshot } from './rules.js';
 export { LEDGER_FILES } from './ledger-files.js';
 export { openQuotaStore, ledgerDir, ledgerRedis, type LedgerKind, type OpenQuotaStoreOptions } from './open-store.js';
 export { RedisQuotaStore, type RedisQuotaStoreOptions } from './RedisQuotaStore.js';

@@ -140,6 +140,18 @@ describe('npm start', () => {
     expect(result.stdout).not.toContain('online');
   }, 60_000);
 
+  it('refuses to start Discord with user installs and no DM budget, naming the variable, before Discord is asked anything', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-main-'));
+    try {
+      const env = { PICTOR_LOG_LEVEL: 'silent', PICTOR_DATA_DIR: dataDir, DISCORD_TOKEN: 'not-used-before-the-check', DISCORD_API_BASE_URL: 'http://127.0.0.1:9' };
+      await expect(startService({ ...env, DISCORD_USER_INSTALLS: '1' }, () => {})).rejects.toMatchObject({ code: 'validation_error', param: 'PICTOR_DM_DAILY_USD' });
+      // The DM caps are read once, by the runner's config, which names a bad one.
+      await expect(startService({ ...env, DISCORD_USER_INSTALLS: '1', PICTOR_DM_DAILY_USD: 'abc' }, () => {})).rejects.toMatchObject({ param: 'PICTOR_DM_DAILY_USD' });
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses to start when the Discord job store is garbage and has no backup, naming the file', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'pictor-main-'));
     try {

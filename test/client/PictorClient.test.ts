@@ -1,10 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   AuthenticationError,
   decodeImages,
+  GenerationRequestSchema,
   ImageLimiter,
   isPartialEvent,
   ModerationError,
+  parseGenerationRequest,
   PictorClient,
   QuotaExhaustedError,
   ServerError,
@@ -125,6 +127,27 @@ describe('streaming', () => {
     env.emulator.configure({ latencyMs: 0 });
     expect((await client.generate({ prompt: 'next', quality: 'low' })).data).toHaveLength(1);
     await limiter.stop();
+  });
+
+  it('streams a request the spec’s parser made as it is, and parses anything else', async () => {
+    const parsedByClient: unknown[] = [];
+    const original = GenerationRequestSchema.safeParse.bind(GenerationRequestSchema);
+    const spy = vi.spyOn(GenerationRequestSchema, 'safeParse').mockImplementation(((input: unknown) => {
+      if (new Error().stack!.includes('/src/client/')) parsedByClient.push(input);
+      return original(input);
+    }) as never);
+    try {
+      const request = parseGenerationRequest({ prompt: 'parsed once', quality: 'low', stream: true });
+      await env.client().generateStream(request).finalResult();
+      expect(parsedByClient).toEqual([]);
+      await env.client().generateStream({ ...request }).finalResult();
+      expect(parsedByClient).toHaveLength(1);
+      // A parsed request that is not a streamed one is parsed again, with stream set.
+      await env.client().generateStream(parseGenerationRequest({ prompt: 'not streamed', quality: 'low' })).finalResult();
+      expect(parsedByClient).toHaveLength(2);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('can be read only once', async () => {

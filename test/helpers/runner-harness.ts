@@ -7,6 +7,8 @@ import {
   JobRunner,
   type FileQuotaStoreOptions,
   type FinalUpdate,
+  type InputImage,
+  type JobHandle,
   type JobRunnerOptions,
   type JobUpdate,
   type Requester,
@@ -96,6 +98,49 @@ export function expectOrderedSequence(updates: readonly JobUpdate[]): void {
   }
   const ids = new Set(updates.map((u) => u.jobId));
   expect(ids.size).toBe(1);
+}
+
+/**
+ * An edit through the intake whose images are being fetched until `arrive` (or `giveUp`) is called, as a surface
+ * downloads them: while it waits it holds its place in the queue with `declaredBytes`. `admitted` settles once it holds
+ * it (undefined) or was refused (the refusal); `handle` with the job once started, or undefined once given up (its
+ * place then given back).
+ */
+export function editBeingFetched(runner: Pick<JobRunner, 'request'>, who: Requester, declaredBytes: number, sink: UpdateSink = () => {}) {
+  let arrive!: (images: InputImage[]) => void;
+  let giveUp!: (error: Error) => void;
+  const fetched = new Promise<InputImage[]>((resolve, reject) => {
+    arrive = resolve;
+    giveUp = reject;
+  });
+  let admit!: (refusal: unknown) => void;
+  const admitted = new Promise<unknown>((resolve) => (admit = resolve));
+  const state = { fetchStarted: false };
+  const fetch = () => {
+    state.fetchStarted = true;
+    return fetched;
+  };
+  const handle: Promise<JobHandle | undefined> = runner.request(
+    { kind: 'edit', prompt: 'an edit being fetched', options: { quality: 'low' }, requester: who, images: { declaredBytes, fetch } },
+    {
+      refuse: async (refusal) => admit(refusal),
+      accept: async () => {
+        admit(undefined);
+        return { sink };
+      },
+      fail: async () => {},
+    },
+  );
+  return {
+    admitted,
+    handle,
+    arrive,
+    giveUp: () => giveUp(new Error('the download was given up')),
+    /** Whether the runner asked for the images (it does once the job is admitted and answered). */
+    get fetchStarted() {
+      return state.fetchStarted;
+    },
+  };
 }
 
 /** Polls `check` until it is true, for at most `timeoutMs`. */

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   ALLOWED,
+  editRequestOf,
+  isParsedRequest,
   LIMITS,
   parseEditRequest,
   parseGenerationRequest,
@@ -163,5 +165,29 @@ describe('an edit request', () => {
     const data = await makeImage();
     const error = rejection(() => parseEditRequest({ prompt: 'x', image: [{ data }], background: 'transparent', output_format: 'jpeg' }));
     expect(error.param).toBe('output_format');
+  });
+});
+
+describe('a request parsed once', () => {
+  it('is known as parsed, and frozen so it stays what was checked; a copy is not', () => {
+    const request = parseGenerationRequest({ prompt: 'a fox', stream: true });
+    expect(isParsedRequest(request)).toBe(true);
+    expect(Object.isFrozen(request)).toBe(true);
+    expect(isParsedRequest({ ...request })).toBe(false);
+    expect(isParsedRequest({ prompt: 'a fox' })).toBe(false);
+  });
+
+  it('becomes an edit with its images checked alone, the fields as they were', async () => {
+    const fields = parseGenerationRequest({ prompt: 'make it blue', quality: 'low', stream: true });
+    const data = await makeImage('png');
+    const edit = editRequestOf(fields, [{ data, filename: 'a.png' }]);
+    expect(edit).toEqual({ ...fields, image: [{ data, filename: 'a.png' }] });
+    expect(isParsedRequest(edit)).toBe(true);
+    expect(rejection(() => editRequestOf(fields, [{ data: new Uint8Array([1, 2, 3]) }]))).toMatchObject({ param: 'image[0]' });
+    expect(rejection(() => editRequestOf(fields, []))).toMatchObject({ param: 'image' });
+  });
+
+  it('parses fields that were not parsed before as a whole edit', () => {
+    expect(rejection(() => editRequestOf({ prompt: 'x', size: '9x9' } as never, []))).toMatchObject({ param: 'size' });
   });
 });

@@ -22,11 +22,11 @@ describe('the spending caps from the environment', () => {
     );
   });
 
-  it('is the one parser behind the core config (CLI) and the job runner config (npm start)', () => {
+  it('is the one parser behind the core config (CLI), whose caps the job runner config takes (npm start reads them once)', () => {
     const env = { PICTOR_ACCOUNT_DAILY_USD: '5', PICTOR_SCOPE_MONTHLY_USD: '50' };
     expect(readCoreConfig(env).spend.caps).toEqual(readSpendCaps(env));
-    expect(readRunnerConfig(env).limits).toMatchObject({ accountDailyUsd: 5, scopeMonthlyUsd: 50 });
-    expect(() => readRunnerConfig({ PICTOR_USER_MONTHLY_USD: 'lots' })).toThrow(expect.objectContaining({ param: 'PICTOR_USER_MONTHLY_USD' }));
+    expect(readRunnerConfig(env, readCoreConfig(env).spend.caps).limits).toMatchObject({ accountDailyUsd: 5, scopeMonthlyUsd: 50 });
+    expect(() => readCoreConfig({ PICTOR_USER_MONTHLY_USD: 'lots' })).toThrow(expect.objectContaining({ param: 'PICTOR_USER_MONTHLY_USD' }));
     expect(accountCaps(readSpendCaps(env))).toEqual({ accountDailyUsd: 5, accountMonthlyUsd: undefined });
   });
 
@@ -37,6 +37,6 @@ describe('the spending caps from the environment', () => {
     expect(userStateDir({ XDG_STATE_HOME: 'state', HOME: '/home/ann' })).toBe('/home/ann/.local/state/pictor');
     expect(readCoreConfig({ PICTOR_DATA_DIR: '/srv/pictor', XDG_STATE_HOME: '/var/state/ann' }).spend.dataDir).toBe('/srv/pictor');
     // npm start keeps its own default.
-    expect(readRunnerConfig({ XDG_STATE_HOME: '/var/state/ann' }).dataDir).toBe('./.data');
+    expect(readRunnerConfig({ XDG_STATE_HOME: '/var/state/ann' }, {}).dataDir).toBe('./.data');
   });
 });

@@ -4,6 +4,7 @@ import { encodeCustomId } from '../custom-ids.js';
 import { isAllowedImageUrl, type AttachmentSource } from '../download-images.js';
 import { editPromptModal } from '../edit-modal.js';
 import { draftsToDrop } from '../edit-drafts.js';
+import { refusePrivately } from '../refuse-privately.js';
 import { requesterOf } from '../requester.js';
 import type { MessageMenuCommand } from './command.js';
 
@@ -39,18 +40,18 @@ export default {
       return;
     }
     const requester = requesterOf(interaction, ctx.adminRoleIds);
-    // Nothing is downloaded for a member who could not run the edit anyway.
-    const refusal = await ctx.runner.budgetRefusal?.(requester);
-    if (refusal) {
-      await acknowledge('edit image: refuse', () => interaction.reply({ content: `✋ ${refusal.message}`, flags: MessageFlags.Ephemeral }), ctx.logger);
-      return;
-    }
-    const key = ctx.store.newKey();
-    const title = sources.length === 1 ? 'Edit image' : `Edit ${sources.length} images`;
-    const ack = await acknowledge('edit image: modal', () => interaction.showModal(editPromptModal(encodeCustomId({ action: 'edit-message', key }), title)), ctx.logger);
-    if (ack === 'expired') return;
-    // Only the links are kept: the images are downloaded once, when the modal is sent.
-    await ctx.store.add({ key, kind: 'edit', prompt: '', options: {}, requester, status: 'draft', sources });
-    for (const old of draftsToDrop(await ctx.store.drafts(requester.userId), requester.userId)) await ctx.store.remove(old);
+    // The runner's intake for a form: its rules of who and where, and a budget left, before the modal opens.
+    await ctx.runner.requestForm(requester, {
+      refuse: (reason) => refusePrivately(ctx, interaction, reason),
+      accept: async () => {
+        const key = ctx.store.newKey();
+        const title = sources.length === 1 ? 'Edit image' : `Edit ${sources.length} images`;
+        const ack = await acknowledge('edit image: modal', () => interaction.showModal(editPromptModal(encodeCustomId({ action: 'edit-message', key }), title)), ctx.logger);
+        if (ack === 'expired') return;
+        // Only the links are kept: the images are downloaded once, when the modal is sent.
+        await ctx.store.add({ key, kind: 'edit', prompt: '', options: {}, requester, status: 'draft', sources });
+        for (const old of draftsToDrop(await ctx.store.drafts(requester.userId), requester.userId)) await ctx.store.remove(old);
+      },
+    });
   },
 } satisfies MessageMenuCommand;

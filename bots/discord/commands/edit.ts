@@ -1,13 +1,11 @@
-import { InteractionContextType, MessageFlags, SlashCommandBuilder } from 'discord.js';
-import { acknowledge } from '../acknowledge.js';
+import { InteractionContextType, SlashCommandBuilder } from 'discord.js';
 import { EDIT_IMAGE_OPTION_NAMES, PROMPT_OPTION_MAX } from '../command-choices.js';
-import { downloadImages, type AttachmentSource } from '../download-images.js';
-import { declaredBytesOf, fetchWithinQueue } from '../fetch-within-queue.js';
-import { refusedPrivately } from '../refuse-privately.js';
+import { checkSources, declaredBytesOf, downloadImages, InputImageError, type AttachmentSource } from '../download-images.js';
+import { refusePrivately } from '../refuse-privately.js';
 import { requesterOf } from '../requester.js';
-import { showInputProblem, showRefusal, startJob } from '../start-job.js';
+import { startJob } from '../start-job.js';
 import type { SlashCommand } from './command.js';
-import { addImageOptions, checkImageOptions, readImageOptions } from './job-options.js';
+import { addImageOptions, readImageOptions } from './job-options.js';
 
 const builder = new SlashCommandBuilder()
   .setName('edit')
@@ -29,34 +27,30 @@ export default {
   personal: true,
   data: addImageOptions(builder, false).toJSON(),
   async execute(interaction, ctx) {
-    const prompt = interaction.options.getString('prompt', true);
-    const options = readImageOptions(interaction);
-    const problem = checkImageOptions(prompt, options);
-    if (problem) {
-      await acknowledge('edit: explain options', () => interaction.reply({ content: problem, flags: MessageFlags.Ephemeral }), ctx.logger);
-      return;
-    }
-    const requester = requesterOf(interaction, ctx.adminRoleIds);
-    if (await refusedPrivately(ctx, interaction, { kind: 'edit', prompt, options, requester })) return;
-    // Downloads can take longer than Discord's 3 s: answer first.
-    if ((await acknowledge('edit: defer', () => interaction.deferReply(), ctx.logger)) === 'expired') return;
     const sources: AttachmentSource[] = [];
     for (const name of EDIT_IMAGE_OPTION_NAMES) {
       const attachment = interaction.options.getAttachment(name);
       if (attachment) sources.push({ label: name, filename: attachment.name, url: attachment.url, size: attachment.size });
     }
-    let fetched;
     try {
-      // A full queue refuses the edit before anything is downloaded (the sizes Discord reported count until then).
-      fetched = await fetchWithinQueue(ctx, requester, declaredBytesOf(sources), () => downloadImages(sources, ctx.downloadPolicy));
+      // What Discord reported of the attachments (host, size), privately and before anything else.
+      checkSources(sources, ctx.downloadPolicy);
     } catch (error) {
-      await showInputProblem(ctx, interaction, requester.userId, { kind: 'edit', prompt }, error);
-      return;
+      if (!(error instanceof InputImageError)) throw error;
+      return refusePrivately(ctx, interaction, error);
     }
-    if ('refusal' in fetched) {
-      await showRefusal(ctx, interaction, requester.userId, { kind: 'edit', prompt }, fetched.refusal);
-      return;
-    }
-    await startJob(ctx, interaction, { kind: 'edit', prompt, options, images: fetched.images, requester });
+    await startJob(
+      ctx,
+      interaction,
+      {
+        kind: 'edit',
+        prompt: interaction.options.getString('prompt', true),
+        options: readImageOptions(interaction),
+        requester: requesterOf(interaction, ctx.adminRoleIds),
+        // Downloaded once the job is admitted and answered: downloads can take longer than Discord's 3 s.
+        images: { declaredBytes: declaredBytesOf(sources), fetch: () => downloadImages(sources, ctx.downloadPolicy) },
+      },
+      'reply',
+    );
   },
 } satisfies SlashCommand;

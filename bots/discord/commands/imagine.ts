@@ -1,11 +1,9 @@
-import { InteractionContextType, MessageFlags, SlashCommandBuilder } from 'discord.js';
-import { acknowledge } from '../acknowledge.js';
+import { InteractionContextType, SlashCommandBuilder } from 'discord.js';
 import { PROMPT_OPTION_MAX } from '../command-choices.js';
-import { refusedPrivately } from '../refuse-privately.js';
 import { requesterOf } from '../requester.js';
 import { startJob } from '../start-job.js';
 import type { SlashCommand } from './command.js';
-import { addImageOptions, checkImageOptions, readImageOptions } from './job-options.js';
+import { addImageOptions, readImageOptions } from './job-options.js';
 
 const data = addImageOptions(
   new SlashCommandBuilder()
@@ -23,15 +21,6 @@ export default {
   data: data.toJSON(),
   async execute(interaction, ctx) {
     const prompt = interaction.options.getString('prompt', true);
-    const options = readImageOptions(interaction);
-    const problem = checkImageOptions(prompt, options);
-    if (problem) {
-      await acknowledge('imagine: explain options', () => interaction.reply({ content: problem, flags: MessageFlags.Ephemeral }), ctx.logger);
-      return;
-    }
-    const spec = { kind: 'generate' as const, prompt, options, requester: requesterOf(interaction, ctx.adminRoleIds) };
-    if (await refusedPrivately(ctx, interaction, spec)) return;
-    if ((await acknowledge('imagine: defer', () => interaction.deferReply(), ctx.logger)) === 'expired') return;
-    await startJob(ctx, interaction, spec);
+    await startJob(ctx, interaction, { kind: 'generate', prompt, options: readImageOptions(interaction), requester: requesterOf(interaction, ctx.adminRoleIds) }, 'reply');
   },
 } satisfies SlashCommand;

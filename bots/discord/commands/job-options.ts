@@ -1,8 +1,7 @@
 import type { ChatInputCommandInteraction, SlashCommandOptionsOnlyBuilder } from 'discord.js';
-import { parseGenerationRequest, ValidationError, type Background, type OutputFormat, type Quality, type Size } from '../../../src/index.js';
+import type { Background, OutputFormat, Quality, Size } from '../../../src/index.js';
 import type { JobOptions } from '../../runner/index.js';
 import { BACKGROUND_CHOICES, COUNT_RANGE, FORMAT_CHOICES, QUALITY_CHOICES, SIZE_CHOICES } from '../command-choices.js';
-import { explainValidation } from '../render-job.js';
 
 /** Adds the size, quality, background and format options (choices from the spec), and `count` when asked. */
 export function addImageOptions<B extends SlashCommandOptionsOnlyBuilder>(builder: B, withCount: boolean): B {
@@ -31,21 +30,4 @@ export function readImageOptions(interaction: ChatInputCommandInteraction): JobO
   if (format !== null) options.output_format = format as OutputFormat;
   if (count !== null) options.n = count;
   return options;
-}
-
-/**
- * Checks prompt and options against the spec before anything else happens
- * (edits take the same rules for these fields). Returns the explanation for
- * the user, or undefined when all is well.
- */
-export function checkImageOptions(prompt: string, options: JobOptions): string | undefined {
-  const input: Record<string, unknown> = { prompt };
-  for (const [key, value] of Object.entries(options)) if (value !== undefined) input[key] = value;
-  try {
-    parseGenerationRequest(input);
-    return undefined;
-  } catch (error) {
-    if (error instanceof ValidationError) return explainValidation(error, options);
-    throw error;
-  }
 }

@@ -1,16 +1,15 @@
 import type { App } from '@slack/bolt';
-import { respondVia, SHORTCUT_EDIT_IMAGE, type BotContext } from '../bot-context.js';
-import { editModal } from '../edit-modal.js';
+import { openEditModal, respondVia, SHORTCUT_EDIT_IMAGE, type BotContext } from '../bot-context.js';
 import { usageText } from '../imagine-text.js';
 import { checkImageFiles, imageFilesOf } from '../input-images.js';
 import { isSlackInputError } from '../SlackInputError.js';
-import { slackErrorCode } from '../slack-error-code.js';
 
 /**
  * The two ways into the edit modal besides the Edit button: the "Edit image"
  * message shortcut (the images are the message's files) and `/imagine-edit`
- * (a file input for up to 10 images). The modal opens at once, within the
- * trigger's 3 seconds; nothing is downloaded until it is submitted.
+ * (a file input for up to 10 images). The runner's intake for a form checks
+ * who and where and that a budget is left (else a private note), then the modal
+ * opens, within the trigger's 3 seconds; nothing is downloaded until it is submitted.
  */
 export function registerEditEntryPoints(app: App, context: BotContext): void {
   app.shortcut({ callback_id: SHORTCUT_EDIT_IMAGE, type: 'message_action' }, async ({ shortcut, ack, client }) => {
@@ -25,15 +24,11 @@ export function registerEditEntryPoints(app: App, context: BotContext): void {
       return;
     }
     const message = shortcut.message as { ts: string; thread_ts?: string };
-    try {
-      await client.views.open({
-        trigger_id: shortcut.trigger_id,
-        view: editModal({ channelId: shortcut.channel.id, threadTs: message.thread_ts ?? message.ts, files, responseUrl: shortcut.response_url }),
-      });
-    } catch (error) {
-      context.logger.warn({ code: slackErrorCode(error) }, 'could not open the edit modal');
-      await notify('I could not open the edit form; try again.');
-    }
+    const actor = { userId: shortcut.user.id, userName: shortcut.user.name, teamId: shortcut.team?.id ?? shortcut.user.team_id ?? '', channelId: shortcut.channel.id };
+    // The runner's intake for a form (who, where, a budget left) before the modal opens.
+    await context.jobs.openForm(actor, notify, () =>
+      openEditModal(context, client, shortcut.trigger_id, notify, { channelId: shortcut.channel.id, threadTs: message.thread_ts ?? message.ts, files, responseUrl: shortcut.response_url }),
+    );
   });
 
   app.command(context.commands.edit, async ({ command, ack, client }) => {
@@ -42,14 +37,10 @@ export function registerEditEntryPoints(app: App, context: BotContext): void {
       return;
     }
     await ack();
-    try {
-      await client.views.open({
-        trigger_id: command.trigger_id,
-        view: editModal({ channelId: command.channel_id, responseUrl: command.response_url, initialPrompt: command.text.trim() || undefined }),
-      });
-    } catch (error) {
-      context.logger.warn({ code: slackErrorCode(error) }, 'could not open the edit modal');
-      await respondVia(command.response_url, context.logger)('I could not open the edit form; try again.');
-    }
+    const notify = respondVia(command.response_url, context.logger);
+    const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id };
+    await context.jobs.openForm(actor, notify, () =>
+      openEditModal(context, client, command.trigger_id, notify, { channelId: command.channel_id, responseUrl: command.response_url, initialPrompt: command.text.trim() || undefined }),
+    );
   });
 }

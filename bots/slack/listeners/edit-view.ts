@@ -1,15 +1,14 @@
 import type { App } from '@slack/bolt';
 import { ephemeralVia, respondVia, type BotContext } from '../bot-context.js';
-import { EDIT_VIEW_ID, readEditSubmission } from '../edit-modal.js';
-import { downloadImages } from '../input-images.js';
-import { isSlackInputError } from '../SlackInputError.js';
-import { isJobRefusedError } from '../../runner/index.js';
+import { EDIT_VIEW_ID, MODAL_FIELD_NAMES, readEditSubmission } from '../edit-modal.js';
+import { imagesOf } from '../input-images.js';
 
 /**
  * The submitted edit modal: field errors go back into the modal; otherwise
- * the modal closes, the workspace's rules are checked, the images are downloaded from Slack (bot token, Slack's
- * file hosts only, checked by content) and the edit job starts in the
- * channel (and thread) the modal came from.
+ * the modal closes and the job goes to the runner's intake — refused
+ * privately, or admitted, its images downloaded from Slack (bot token, Slack's
+ * file hosts only, checked by content) and the edit started in the channel
+ * (and thread) the modal came from.
  */
 export function registerEditView(app: App, context: BotContext): void {
   app.view(EDIT_VIEW_ID, async ({ ack, view, body, context: auth }) => {
@@ -25,23 +24,13 @@ export function registerEditView(app: App, context: BotContext): void {
     const notify = where.responseUrl
       ? respondVia(where.responseUrl, context.logger)
       : ephemeralVia({ client, writer: context.writer }, { channelId: where.channelId, userId: actor.userId, threadTs: where.threadTs });
-    // The workspace's rules (who, where, what) before any download.
-    if (await context.jobs.refused({ kind: 'edit', prompt, options, actor, notify })) return;
-    let images;
-    try {
-      images = await downloadImages(files, { client, token: botToken, allowedHosts: context.allowedHosts, holdRoom: context.jobs.roomFor(actor) });
-    } catch (error) {
-      // A bad image, or a full queue (`queue_full`, before anything was downloaded).
-      if (!isSlackInputError(error) && !isJobRefusedError(error)) throw error;
-      context.logger.info({ code: error.code, user: actor.userId }, 'edit images refused');
-      await notify(error.message);
-      return;
-    }
+    // The runner's intake decides (rules, budgets, room) before anything is downloaded or posted.
     await context.jobs.start({
       kind: 'edit',
       prompt,
       options,
-      images,
+      fieldNames: MODAL_FIELD_NAMES,
+      images: imagesOf(files, { client, token: botToken, allowedHosts: context.allowedHosts }),
       inputFiles: files.map((f) => ({ id: f.id, name: f.name })),
       actor,
       threadTs: where.threadTs,

@@ -1,6 +1,6 @@
 import type { App } from '@slack/bolt';
 import { respondVia, type BotContext } from '../bot-context.js';
-import { parseImagineText, usageText } from '../imagine-text.js';
+import { FLAG_NAMES, parseImagineText, usageText } from '../imagine-text.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import { answerAdmin, answerUsage, budgetCommandOf } from './budget-commands.js';
 import { answerSettingsCommand, settingsCommandOf } from './settings-commands.js';
@@ -8,8 +8,9 @@ import { answerHistoryCommand, historyCommandOf } from './history-commands.js';
 
 /**
  * `/imagine PROMPT [--size WxH] [--quality Q] …`: a bad flag or `help` is
- * answered privately in the acknowledgement itself; a good request becomes a
- * job whose message the whole channel sees. `/imagine usage` and
+ * answered privately in the acknowledgement itself; a request goes to the
+ * runner's intake, which refuses it privately (through the response URL) or
+ * starts a job whose message the whole channel sees. `/imagine usage` and
  * `/imagine admin budget …` are answered privately.
  */
 export function registerImagineCommand(app: App, context: BotContext): void {
@@ -50,6 +51,7 @@ export function registerImagineCommand(app: App, context: BotContext): void {
       kind: 'generate',
       prompt: parsed.prompt,
       options: parsed.options,
+      fieldNames: FLAG_NAMES,
       actor: { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id },
       notify: respondVia(command.response_url, context.logger),
       client: context.workspace(auth).client,

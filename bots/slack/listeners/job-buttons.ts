@@ -1,12 +1,11 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
-import { respondVia, type BotContext } from '../bot-context.js';
-import { editModal } from '../edit-modal.js';
-import { downloadImages } from '../input-images.js';
+import { openEditModal, respondVia, type BotContext } from '../bot-context.js';
+import { imagesOf } from '../input-images.js';
 import { ACTIONS, readCancelValue } from '../render-job.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import type { SavedRequest } from '../RequestStore.js';
-import { isJobRefusedError, mayCancel } from '../../runner/index.js';
+import { mayCancel } from '../../runner/index.js';
 
 /**
  * The buttons of a job's message. Each works from its value alone (a job id,
@@ -82,17 +81,13 @@ export function registerJobButtons(app: App, context: BotContext): void {
     const { client, botToken } = context.workspace(auth);
     const actor = { ...actorOf(body), channelId: request.channelId };
     let images;
-    if (request.kind === 'edit') {
-      // The workspace's rules (who, where, what) before the images are downloaded again.
-      if (await context.jobs.refused({ kind: 'edit', prompt: request.prompt, options: request.options, actor, notify })) return;
-      try {
-        images = await downloadImages(request.inputFiles, { client, token: botToken, allowedHosts: context.allowedHosts, holdRoom: context.jobs.roomFor(actor) });
-      } catch (error) {
-        // A file no longer there, or a full queue (`queue_full`, before anything was downloaded).
-        if (!isSlackInputError(error) && !isJobRefusedError(error)) throw error;
-        await notify(error.message);
-        return;
-      }
+    try {
+      // An edit's files are downloaded again once the runner's intake admitted the job.
+      images = request.kind === 'edit' ? imagesOf(request.inputFiles, { client, token: botToken, allowedHosts: context.allowedHosts }) : undefined;
+    } catch (error) {
+      if (!isSlackInputError(error)) throw error;
+      await notify(error.message);
+      return;
     }
     await context.jobs.start({
       kind: request.kind,
@@ -147,19 +142,14 @@ export function registerJobButtons(app: App, context: BotContext): void {
       await notify('I no longer have the images of that job; use the *Edit image* shortcut on the images instead.');
       return;
     }
-    try {
-      await client.views.open({
-        trigger_id: body.trigger_id,
-        view: editModal({
-          channelId: request.channelId,
-          threadTs: request.threadTs ?? request.messageTs,
-          files: request.outputFiles,
-          responseUrl: body.response_url,
-        }),
-      });
-    } catch (error) {
-      context.logger.warn({ code: slackErrorCode(error) }, 'could not open the edit modal');
-      await notify('I could not open the edit form; try again.');
-    }
+    // The runner's intake for a form (who, where, a budget left) before the modal opens.
+    await context.jobs.openForm({ ...actorOf(body), channelId: request.channelId }, notify, () =>
+      openEditModal(context, client, body.trigger_id, notify, {
+        channelId: request.channelId,
+        threadTs: request.threadTs ?? request.messageTs,
+        files: request.outputFiles,
+        responseUrl: body.response_url,
+      }),
+    );
   });
 }

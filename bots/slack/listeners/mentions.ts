@@ -1,9 +1,8 @@
 import type { App } from '@slack/bolt';
 import { ephemeralVia, type BotContext } from '../bot-context.js';
-import { parseImagineText, usageText } from '../imagine-text.js';
-import { downloadImages, imageFilesOf, type SlackFileRef } from '../input-images.js';
+import { FLAG_NAMES, parseImagineText, usageText } from '../imagine-text.js';
+import { imageFilesOf, imagesOf, type SlackFileRef } from '../input-images.js';
 import { isSlackInputError } from '../SlackInputError.js';
-import { isJobRefusedError } from '../../runner/index.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import { requestIdOfJobMessage } from '../render-job.js';
 import { mentions, withoutMention } from '../slack-text.js';
@@ -126,28 +125,24 @@ export function registerMentions(app: App, context: BotContext): void {
     if (files.length === 0 && mention.threadTs) files = await latestImagesOfThread(mention);
     const actor = { userId: mention.userId, teamId: mention.teamId, channelId: mention.channelId };
     const threadTs = mention.isDirectMessage ? mention.threadTs : (mention.threadTs ?? mention.ts);
-    if (files.length === 0) {
-      await context.jobs.start({ kind: 'generate', prompt: parsed.prompt, options: parsed.options, actor, threadTs, notify, client });
-      return;
-    }
-    // The workspace's rules (who, where, what) before any download.
-    if (await context.jobs.refused({ kind: 'edit', prompt: parsed.prompt, options: parsed.options, actor, notify })) return;
     let images;
     try {
-      images = await downloadImages(files, { client, token: mention.workspace.botToken, allowedHosts: context.allowedHosts, holdRoom: context.jobs.roomFor(actor) });
+      images = files.length === 0 ? undefined : imagesOf(files, { client, token: mention.workspace.botToken, allowedHosts: context.allowedHosts });
     } catch (error) {
-      // A bad image, or a full queue (`queue_full`, before anything was downloaded).
-      if (!isSlackInputError(error) && !isJobRefusedError(error)) throw error;
+      // Too many images, too large, not images by what Slack says of them: nothing asked of the runner.
+      if (!isSlackInputError(error)) throw error;
       context.logger.info({ code: error.code, user: mention.userId }, 'mention images refused');
       await notify(error.message);
       return;
     }
+    // One call to the runner's intake: a refusal is told privately; an edit's images are downloaded once it is admitted.
     await context.jobs.start({
-      kind: 'edit',
+      kind: images ? 'edit' : 'generate',
       prompt: parsed.prompt,
       options: parsed.options,
+      fieldNames: FLAG_NAMES,
       images,
-      inputFiles: files.map((f) => ({ id: f.id, name: f.name })),
+      inputFiles: images && files.map((f) => ({ id: f.id, name: f.name })),
       actor,
       threadTs,
       notify,

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
 
 describe('buttons keep working, restarts included', () => {
@@ -51,12 +52,13 @@ describe('buttons keep working, restarts included', () => {
     const image1 = h.discord.hostFile({ filename: 'dog.png', bytes });
     const result = await h.finalReply(h.discord.slashCommand('edit', { prompt: 'give the dog a scarf', image1 }));
     // Another edit's images fill the queue's room while they download.
-    const other = h.runner.holdInputRoom({ platform: 'discord', userId: 'someone', channelId: 'c', scopeId: 'g' }, 200);
-    if (other instanceof Error) throw other;
+    const other = editBeingFetched(h.runner, { platform: 'discord', userId: 'someone', channelId: 'c', scopeId: 'g' }, 200);
+    expect(await other.admitted).toBeUndefined();
 
     const click = h.discord.clickButton(result, buttonId(result, 'Reroll'));
     const note = await h.discord.waitFor(() => h.discord.original(click), 'the note');
-    other.release();
+    other.giveUp();
+    await other.handle;
 
     expect(note.flags & 64).toBe(64);
     expect(note.content).toContain('The bot is busy');

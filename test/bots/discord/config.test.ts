@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readDiscordConfig } from '../../../bots/discord/index.js';
+import { checkUserInstalls, readDiscordConfig } from '../../../bots/discord/index.js';
 
 const TOKEN = 'MTA0NTY3ODkwMTIzNDU2Nzg5MA.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB';
 
@@ -30,13 +30,13 @@ describe('readDiscordConfig', () => {
   });
 
   it('refuses user installs without a DM budget, naming the variable to set: strangers would spend the account', () => {
-    expect(() => readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_USER_INSTALLS: '1' })).toThrow(expect.objectContaining({ code: 'validation_error', param: 'PICTOR_DM_DAILY_USD' }));
+    expect(() => checkUserInstalls(true, {})).toThrow(expect.objectContaining({ code: 'validation_error', param: 'PICTOR_DM_DAILY_USD' }));
+    expect(() => checkUserInstalls(true, { monthlyUsd: 5 })).not.toThrow();
+    expect(() => checkUserInstalls(false, {})).not.toThrow();
   });
 
-  it('reads the DM budget as every cap is read: a value that is not an amount is refused, not taken as a budget', () => {
-    expect(() => readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_USER_INSTALLS: '1', PICTOR_DM_DAILY_USD: 'abc' })).toThrow(
-      expect.objectContaining({ code: 'validation_error', param: 'PICTOR_DM_DAILY_USD' }),
-    );
+  it('reads no cap itself: the DM budget is read once, by the runner’s config (npm start) or the deploy script', () => {
+    expect(readDiscordConfig({ DISCORD_TOKEN: TOKEN, DISCORD_USER_INSTALLS: '1', PICTOR_DM_DAILY_USD: 'abc' })?.userInstalls).toBe(true);
   });
 
   it('takes interactions over HTTP when DISCORD_INTERACTIONS_PORT is set with the application’s public key', () => {

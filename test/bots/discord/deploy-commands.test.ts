@@ -69,6 +69,11 @@ describe('npm run discord:deploy against Discord', () => {
         expect(command.contexts).toEqual([0]);
       }
 
+      // Not without a DM budget: anyone who installs the app would spend the account.
+      const unbudgeted = await deploy({ ...env, DISCORD_USER_INSTALLS: '1' });
+      expect(unbudgeted.code).toBe(2);
+      expect(unbudgeted.err.join('\n')).toContain('PICTOR_DM_DAILY_USD');
+
       const on = await deploy({ ...env, DISCORD_USER_INSTALLS: '1', PICTOR_DM_DAILY_USD: '1' });
       expect(on.code).toBe(0);
       expect(on.out.some((line) => line.includes('User Install'))).toBe(true);

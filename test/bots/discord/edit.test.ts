@@ -2,8 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeImage } from '../../helpers/images.js';
-import { requester } from '../../helpers/runner-harness.js';
-import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
+import { editBeingFetched, requester } from '../../helpers/runner-harness.js';
+import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
+import { buttonId, buttonsOf, DiscordHarness, privateNoteOf, publicMessagesOf } from './harness.js';
 
 describe('/edit, the “Edit image” menu and the Edit button', () => {
   let h: DiscordHarness;
@@ -106,13 +107,15 @@ describe('input images are checked before anything is spent', () => {
     await new Promise((resolve) => elsewhere.close(resolve));
   });
 
+  /** Runs `/edit` with one attachment and answers the private note that refuses it; nothing public stays. */
   const refusal = async (image1: Parameters<typeof h.discord.hostFile>[0] | { url: string; filename: string; size: number }) => {
     const attachment = 'url' in image1 ? { id: '1', filename: image1.filename, size: image1.size, url: image1.url, proxy_url: image1.url, content_type: 'image/png' } : h.discord.hostFile(image1);
-    const ix = h.discord.slashCommand('edit', { prompt: 'brighter', image1: attachment });
-    return h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m && m.history.length > 1 ? m : undefined;
-    }, 'the refusal');
+    return refusalOf(h.discord.slashCommand('edit', { prompt: 'brighter', image1: attachment }));
+  };
+  const refusalOf = async (ix: FakeInteraction) => {
+    const note = await privateNoteOf(h, ix);
+    await h.discord.waitFor(() => publicMessagesOf(h, ix).length === 0, 'no public trace of the refused edit');
+    return note;
   };
 
   it('refuses an attachment that is not on Discord’s CDN without downloading it', async () => {
@@ -125,9 +128,10 @@ describe('input images are checked before anything is spent', () => {
   it('refuses an attachment Discord reports as too large before downloading it', async () => {
     const before = h.discord.requests.filter((r) => r.route === 'cdn').length;
     const image = h.discord.hostFile({ filename: 'huge.png', bytes: await makeImage('png', 8, 8) });
-    const ix = h.discord.slashCommand('edit', { prompt: 'brighter', image1: { ...image, size: 90_000 } });
-    const reply = await h.discord.waitFor(() => (h.discord.original(ix)?.history.length ?? 0) > 1 && h.discord.original(ix), 'the refusal');
-    expect(reply.content).toContain('image1 (`huge.png`) is 88 KB; each image must be under 63 KB');
+    const ix = h.discord.slashCommand('edit', { prompt: 'brighter', image1: { ...image, size: 80_000_000 } });
+    const reply = await refusalOf(ix);
+    expect(h.discord.original(ix)).toBe(reply);
+    expect(reply.content).toContain('image1 (`huge.png`) is 76.3 MB; each image must be under 63 KB');
     expect(h.discord.requests.filter((r) => r.route === 'cdn').length).toBe(before);
     expect(h.emulator.requests).toHaveLength(0);
   });
@@ -135,13 +139,16 @@ describe('input images are checked before anything is spent', () => {
   it('refuses an edit at once, before downloading anything, when its reported size would take the queue past its bound for input images', async () => {
     const before = h.discord.requests.filter((r) => r.route === 'cdn').length;
     // Another edit's images hold 90 KB of the queue's 100 KB while they download.
-    const other = h.runner.holdInputRoom(requester(), 90_000);
-    if (other instanceof Error) throw other;
+    const other = editBeingFetched(h.runner, requester(), 90_000);
+    expect(await other.admitted).toBeUndefined();
     const image = h.discord.hostFile({ filename: 'cat.png', bytes: await makeImage('png', 8, 8) });
     const ix = h.discord.slashCommand('edit', { prompt: 'brighter', image1: { ...image, size: 20_000 } });
-    const reply = await h.discord.waitFor(() => (h.discord.original(ix)?.history.length ?? 0) > 1 && h.discord.original(ix), 'the refusal');
-    other.release();
+    const reply = await refusalOf(ix);
+    other.giveUp();
+    await other.handle;
 
+    // Refused before its first answer: that answer is the private note.
+    expect(h.discord.original(ix)).toBe(reply);
     expect(h.logger.entries.some((e) => (e.obj as { code?: string }).code === 'queue_full')).toBe(true);
     expect(reply.content).toContain('The bot is busy');
     expect(h.discord.requests.filter((r) => r.route === 'cdn').length).toBe(before);
@@ -155,7 +162,7 @@ describe('input images are checked before anything is spent', () => {
     const second = h.discord.hostFile({ filename: 'right.png', bytes });
     // Each under the 63 KB an image may weigh here; together past the 100 KB the queue holds at once.
     const ix = h.discord.slashCommand('edit', { prompt: 'brighter', image1: { ...first, size: 60_000 }, image2: { ...second, size: 60_000 } });
-    const reply = await h.discord.waitFor(() => (h.discord.original(ix)?.history.length ?? 0) > 1 && h.discord.original(ix), 'the refusal');
+    const reply = await refusalOf(ix);
     expect(h.logger.entries.some((e) => (e.obj as { code?: string }).code === 'input_too_large')).toBe(true);
     expect(reply.content).toContain('more than this bot takes at once');
     expect(buttonsOf(reply)).toEqual([]);
@@ -166,8 +173,7 @@ describe('input images are checked before anything is spent', () => {
   it('refuses a file that is larger than it claimed while downloading it', async () => {
     const big = await makeImage('png', 400, 400);
     const image = h.discord.hostFile({ filename: 'big.png', bytes: Buffer.concat([Buffer.from(big), Buffer.alloc(70_000)]) });
-    const ix = h.discord.slashCommand('edit', { prompt: 'brighter', image1: { ...image, size: 1000 } });
-    const reply = await h.discord.waitFor(() => (h.discord.original(ix)?.history.length ?? 0) > 1 && h.discord.original(ix), 'the refusal');
+    const reply = await refusalOf(h.discord.slashCommand('edit', { prompt: 'brighter', image1: { ...image, size: 1000 } }));
     expect(reply.content).toContain('image1 (`big.png`) is');
     expect(reply.content).toContain('each image must be under 63 KB');
     expect(h.emulator.requests).toHaveLength(0);

@@ -1,6 +1,6 @@
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
+import { buttonId, buttonsOf, DiscordHarness, privateNoteOf, publicMessagesOf } from './harness.js';
 
 /** Status lines of a reply, skipping the headline. */
 const statusOf = (content: string) => content.split('\n').slice(1).join('\n');
@@ -11,12 +11,14 @@ describe('failures become short, kind messages', () => {
     await h?.close();
   });
 
-  it('refuses a job over the daily budget before anything is sent, saying when it resets', async () => {
+  it('refuses a job over the daily budget privately, in its first answer, before anything is sent, saying when it resets', async () => {
     h = await DiscordHarness.start({ limits: { userDailyUsd: 0.05 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'an expensive castle', quality: 'high' });
-    const reply = await h.discord.waitFor(() => (h.discord.original(ix)?.history.length ?? 0) > 1 && h.discord.original(ix), 'the refusal');
-    expect(statusOf(reply.content)).toMatch(/^💸 This job could cost up to \$0\.224, more than the \$0\.050\d* left of your daily budget of \$0\.050\d* .* resets at 00:00 UTC/);
+    const reply = await privateNoteOf(h, ix);
+    expect(h.discord.original(ix)).toBe(reply);
+    expect(reply.content).toMatch(/^✋ This job could cost up to \$0\.224, more than the \$0\.050\d* left of your daily budget of \$0\.050\d* .* resets at 00:00 UTC/);
     expect(buttonsOf(reply)).toEqual([]);
+    expect(publicMessagesOf(h, ix)).toEqual([]);
     expect(h.emulator.requests).toHaveLength(0);
   });
 

@@ -165,6 +165,25 @@ export function answerOf(harness: DiscordHarness, ix: FakeInteraction): Promise<
   }, `the answer to /${ix.name}`);
 }
 
+/** Discord's flag of a message only the member who asked sees. */
+export const EPHEMERAL = 64;
+
+/**
+ * The note only the member sees that answers an interaction: its first answer
+ * (an ephemeral reply), or an ephemeral follow-up once a public answer was given.
+ */
+export function privateNoteOf(harness: DiscordHarness, ix: FakeInteraction): Promise<FakeMessage> {
+  return harness.discord.waitFor(
+    () => [...harness.discord.messages.values()].find((m) => m.interactionId === ix.id && (m.flags & EPHEMERAL) !== 0 && m.content !== ''),
+    `a private note answering ${ix.kind} ${ix.name}`,
+  );
+}
+
+/** The messages an interaction left that everyone in the channel sees (its public reply, follow-ups). */
+export function publicMessagesOf(harness: DiscordHarness, ix: FakeInteraction): FakeMessage[] {
+  return [...harness.discord.messages.values()].filter((m) => m.interactionId === ix.id && (m.flags & EPHEMERAL) === 0);
+}
+
 export function buttonId(message: FakeMessage, label: string): string {
   const button = buttonsOf(message).find((b) => b.label === label);
   if (!button) throw new Error(`no button "${label}" on message ${message.id} (it has ${buttonsOf(message).map((b) => b.label).join(', ') || 'none'})`);

@@ -83,7 +83,8 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
     const reply = await h.discord.waitFor(() => h.discord.original(ix), 'the reply');
     expect(ix.ack?.type).toBe(4);
     expect(reply.flags & 64).toBe(64);
-    expect(reply.content).toContain('transparent background needs a format that can store transparency');
+    // In the words of this surface's options (the sentence itself is the runner's: describe-failure.test.ts).
+    expect(reply.content).toContain('The format option is not valid: format must be png or webp when background is transparent');
     expect(h.emulator.requests).toHaveLength(0);
   });
 

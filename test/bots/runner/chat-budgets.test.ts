@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { capOfName, ChatBudgets, dmScopeId, JobRefusedError, parseCapAmount, RedisQuotaStore, type JobRunner, type JobSpec, type QuotaStore, type Requester } from '../../../bots/runner/index.js';
 import { connectRedis } from '../../../src/core/redis-connection.js';
+import { PRICE_TABLE, resetsAt } from '../../../src/index.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
@@ -47,6 +48,26 @@ describe('a person’s own budget in DMs and user installs', () => {
       ['user', 'day', 1],
       ['scope', 'day', 1],
     ]);
+  });
+});
+
+describe('a budget spent to its end, by the rulebook', () => {
+  it('refuses every job once a cap is spent to the last nano-dollar, not while one is left, with the cap’s reset and the DM caps in a DM', async () => {
+    const price = PRICE_TABLE['1024x1024'].low;
+    const { runner } = await kit.runner({ partialImages: 0, limits: { userDailyUsd: price + 2e-9, scopeMonthlyUsd: price }, dmCaps: { dailyUsd: 5 } });
+    const who = requester();
+    expect(await runner.budgets.spentRefusal(who)).toBeUndefined();
+
+    await runToEnd(runner, who);
+
+    // Two nano-dollars are left of the member's daily cap: it refuses nothing; the server's monthly cap is spent to its end.
+    expect(await runner.budgets.spentRefusal(who)).toEqual({ ok: false, code: 'budget_scope_monthly', limit: price, used: price, resetsAt: resetsAt('month', Date.now()) });
+    const summary = await runner.budgets.summary(who);
+    expect(summary.caps.find((c) => c.code === 'budget_user_daily')).toMatchObject({ leftUsd: 2e-9, resetsAt: resetsAt('day', Date.now()) });
+    // In a DM the operator's DM cap stands in for the scope's, decided in one place for the check and the summary alike.
+    const inDm = requester({ scopeId: dmScopeId('u-3'), userId: 'u-3' });
+    expect((await runner.budgets.summary(inDm)).caps.map((c) => [c.code, c.limitUsd])).toContainEqual(['budget_scope_daily', 5]);
+    expect(await runner.budgets.spentRefusal(inDm)).toBeUndefined();
   });
 });
 

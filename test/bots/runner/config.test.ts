@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { readRunnerConfig } from '../../../bots/runner/index.js';
-import { QUALITIES, SIZES, ValidationError } from '../../../src/index.js';
+import { QUALITIES, readSpendCaps, SIZES, ValidationError, type Env } from '../../../src/index.js';
+
+/** As `npm start` reads them: the caps by the core's config, the rest here. */
+const readConfig = (env: Env) => readRunnerConfig(env, readSpendCaps(env));
 
 /** What the operator allows every server/workspace when nothing is set. */
 const OPEN_CONTROLS = { allowedScopes: undefined, blockedWords: [], maxImagesPerJob: 10, qualities: [...QUALITIES], sizes: [...SIZES], allowLowModeration: false };
 
 function errorOf(env: NodeJS.ProcessEnv): ValidationError {
   try {
-    readRunnerConfig(env);
+    readConfig(env);
   } catch (error) {
     expect(error).toBeInstanceOf(ValidationError);
     return error as ValidationError;
@@ -16,8 +19,13 @@ function errorOf(env: NodeJS.ProcessEnv): ValidationError {
 }
 
 describe('readRunnerConfig', () => {
+  it('takes the money caps the core’s config read, and reads none of them again', () => {
+    const config = readRunnerConfig({ PICTOR_USER_MONTHLY_USD: 'lots', PICTOR_USER_DAILY_USD: '9' }, { userDailyUsd: 2 });
+    expect(config.limits).toEqual({ userDailyUsd: 2, userConcurrentJobs: 2, userCooldownSeconds: 0 });
+  });
+
   it('takes the defaults from an empty environment, with no budgets', () => {
-    expect(readRunnerConfig({})).toEqual({
+    expect(readConfig({})).toEqual({
       dataDir: './.data',
       limits: { userDailyUsd: undefined, scopeDailyUsd: undefined, userConcurrentJobs: 2, userCooldownSeconds: 0 },
       dmCaps: { dailyUsd: undefined, monthlyUsd: undefined },
@@ -33,7 +41,7 @@ describe('readRunnerConfig', () => {
   });
 
   it('reads every variable, treating blank ones as unset', () => {
-    const config = readRunnerConfig({
+    const config = readConfig({
       PICTOR_DATA_DIR: '/var/lib/pictor',
       PICTOR_USER_DAILY_USD: '1.50',
       PICTOR_SCOPE_DAILY_USD: ' ',
@@ -80,7 +88,7 @@ describe('readRunnerConfig', () => {
   });
 
   it('reads what the operator allows every server and workspace', () => {
-    const { controls } = readRunnerConfig({
+    const { controls } = readConfig({
       PICTOR_ALLOWED_SCOPES: ' 123456789012345678, T0ABC ',
       PICTOR_BLOCKED_WORDS: 'gore, Café,,red fox',
       PICTOR_MAX_IMAGES_PER_JOB: '4',

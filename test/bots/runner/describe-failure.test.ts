@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeFailure, describeKeptImages, JobRefusedError } from '../../../bots/runner/index.js';
+import { describeFailure, describeKeptImages, describeValidation, JobRefusedError } from '../../../bots/runner/index.js';
 import {
   AbortedError,
   ConnectionError,
@@ -29,6 +29,14 @@ describe('describeFailure', () => {
     expect(describeFailure(validationErrorOf({ prompt: 'x', quality: 'ultra' })).message).toBe(
       'The quality option is not valid: quality must be one of low, medium, high, auto.',
     );
+  });
+
+  it('names a field as the surface calls it, wherever the sentence names it', () => {
+    const error = validationErrorOf({ prompt: 'x', background: 'transparent', output_format: 'jpeg' });
+    expect(describeValidation(error, { output_format: '--format', background: '--background' })).toBe(
+      'The --format option is not valid: --format must be png or webp when --background is transparent (jpeg has no transparency) (allowed: png, jpeg, webp).',
+    );
+    expect(describeValidation(validationErrorOf({ prompt: 'x', n: 0 }), { n: 'count' })).toBe('The count option is not valid: count must be an integer from 1 to 10.');
   });
 
   it('maps the service’s error answers to stable codes and sentences that never quote the service', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { JobSpec, QuotaStore } from '../../../bots/runner/index.js';
 import { createMetrics, startMetricsServer, type Metrics } from '../../../src/metrics/index.js';
 import { PRICE_TABLE } from '../../../src/index.js';
-import { recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
+import { editBeingFetched, recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
 import { useCleanup } from '../../helpers/service-fakes.js';
 import { scrape } from '../../metrics/scrape.js';
 
@@ -50,11 +50,12 @@ describe('JobRunner metrics, as Prometheus scrapes them', () => {
 
   it('shows the input bytes the queue holds for edits being fetched, and none once they are given back', async () => {
     const { runner, scrape } = await meteredRunner();
-    const hold = runner.holdInputRoom(requester(), 30_000);
-    if (hold instanceof Error) throw hold;
+    const fetching = editBeingFetched(runner, requester(), 30_000);
+    await fetching.admitted;
 
     expect((await scrape()).value('pictor_queued_input_bytes')).toBe(30_000);
-    hold.release();
+    fetching.giveUp();
+    await fetching.handle;
     expect((await scrape()).value('pictor_queued_input_bytes')).toBe(0);
   });
 
@@ -84,12 +85,13 @@ describe('JobRunner metrics, as Prometheus scrapes them', () => {
     expect(scraped.value('pictor_spent_usd_total')).toBe(0);
   });
 
-  it('counts a refusal a surface got before submitting (a spent budget), as a refused job', async () => {
+  it('counts a refusal before a form opens (a spent budget), as a refused job', async () => {
     const { runner, scrape } = await meteredRunner({ limits: { userDailyUsd: 0 } });
+    let refusal: unknown;
+    const opened = await runner.requestForm(requester(), { refuse: async (r) => void (refusal = r), accept: async () => {} });
 
-    const refusal = await runner.budgetRefusal(requester());
-
-    expect(refusal?.code).toBe('budget_user_daily');
+    expect(opened).toBe(false);
+    expect(refusal).toMatchObject({ code: 'budget_user_daily' });
     const scraped = await scrape();
     expect(scraped.value('pictor_refusals_total', { code: 'budget_user_daily' })).toBe(1);
     expect(scraped.value('pictor_jobs_total', { surface: 'discord', outcome: 'refused' })).toBe(1);

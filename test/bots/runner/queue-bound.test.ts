@@ -1,12 +1,12 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { isJobRefusedError, JobRefusedError, type InputRoomHold, type JobRunner, type JobSpec, type Requester } from '../../../bots/runner/index.js';
-import { describeQueueFull, InputRoom, positionWorthShowing, QueueBound } from '../../../bots/runner/queue-bound.js';
+import { isJobRefusedError, JobRefusedError, type JobRunner, type JobSpec, type Requester } from '../../../bots/runner/index.js';
+import { describeQueueFull, positionWorthShowing, QueueBound } from '../../../bots/runner/queue-bound.js';
 import { describeFailure } from '../../../bots/runner/describe-failure.js';
 import { ImageLimiter } from '../../../src/index.js';
 import { makeImage } from '../../helpers/images.js';
-import { recordingSink, requester, useRunnerKit, waitUntil } from '../../helpers/runner-harness.js';
+import { editBeingFetched, recordingSink, requester, useRunnerKit, waitUntil } from '../../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
 
@@ -109,7 +109,9 @@ describe('the runner with a bound on the input images held by queued jobs', () =
     expect(refused).toMatchObject({ code: 'input_too_large', limit: Math.floor(image.length * 1.5), used: 2 * image.length });
     expect((refused as Error).message).toMatch(/^This edit’s images come to \d+ MB, more than this bot takes at once \(\d+ MB\), so it was not started and costs nothing; use fewer or smaller images\.$/);
     expect(describeFailure(refused)).toMatchObject({ code: 'input_too_large', retryable: false });
-    expect(runner.holdInputRoom(who, 2 * image.length)).toMatchObject({ code: 'input_too_large' });
+    const fetching = editBeingFetched(runner, who, 2 * image.length);
+    expect(await fetching.admitted).toMatchObject({ code: 'input_too_large' });
+    expect(fetching.fetchStarted).toBe(false);
     expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBe(0);
     gate.open();
     expect(kit.emu.emulator.requests).toHaveLength(0);
@@ -136,29 +138,6 @@ describe('the runner with a bound on the input images held by queued jobs', () =
     } finally {
       await held.close();
     }
-  });
-
-  it('counts images handed over after their download until the submit that carries them, once, and gives them back when it is refused', async () => {
-    const { runner, gate } = await oneEditOfRoom();
-    const fetched = edit(requester(), 'fetched');
-    const hold = runner.holdInputRoom(requester(), image.length) as InputRoomHold;
-    hold.handOver(fetched.images!);
-    hold.release();
-    // Downloaded, not yet submitted: still counted, so another edit's download is refused meanwhile.
-    expect(runner.liveReadings().queuedInputBytes()).toBe(image.length);
-    expect(runner.holdInputRoom(requester(), image.length)).toMatchObject({ code: 'queue_full' });
-    // Its own submit is not refused for its own bytes, and counts them once.
-    const handle = await runner.submit(fetched, recordingSink().sink);
-    expect(runner.liveReadings().queuedInputBytes()).toBe(image.length);
-
-    const refusedLater = { ...edit(requester(), 'refused'), images: [{ data: Buffer.from(image) }] };
-    const other = runner.holdInputRoom(requester(), 0) as InputRoomHold;
-    other.handOver(refusedLater.images!);
-    await expect(runner.submit({ ...refusedLater, options: { quality: 'ultra' as never } }, recordingSink().sink)).rejects.toMatchObject({ code: 'validation_error' });
-    expect(runner.liveReadings().queuedInputBytes()).toBe(image.length);
-    gate.open();
-    expect((await handle.done).type).toBe('completed');
-    await gate.stop();
   });
 
   it('gives a queued edit’s bytes back once it is sent and the service has taken it', async () => {
@@ -197,58 +176,58 @@ describe('the runner with a bound on the input images held by queued jobs', () =
     gate.open({ fail: true });
     expect((await first.done).type).toBe('failed');
     expect(kit.emu.emulator.requests).toHaveLength(0);
-    expect(runner.holdInputRoom(requester(), image.length)).not.toBeInstanceOf(JobRefusedError);
+    const next = editBeingFetched(runner, requester(), image.length);
+    expect(await next.admitted).toBeUndefined();
+    next.giveUp();
+    await next.handle;
     await gate.stop();
   });
 
-  it('holds room for an edit whose images are being fetched: another is refused before it fetches anything, until the hold is released', async () => {
-    const { runner, gate } = await oneEditOfRoom();
-    const hold = runner.holdInputRoom(requester(), image.length) as InputRoomHold;
-    expect(hold).not.toBeInstanceOf(JobRefusedError);
+  it('holds room for an edit whose images are being fetched: another is refused before it fetches anything, until the download is given up', async () => {
+    const { runner, gate, store } = await oneEditOfRoom();
+    const fetching = editBeingFetched(runner, requester(), image.length);
+    expect(await fetching.admitted).toBeUndefined();
 
-    expect(runner.holdInputRoom(requester(), image.length)).toMatchObject({ code: 'queue_full', used: image.length });
+    const other = requester();
+    const refused = editBeingFetched(runner, other, image.length);
+    expect(await refused.admitted).toMatchObject({ code: 'queue_full', used: image.length });
+    expect(await refused.handle).toBeUndefined();
     await expect(runner.submit(edit(requester()), recordingSink().sink)).rejects.toMatchObject({ code: 'queue_full' });
+    expect(refused.fetchStarted).toBe(false);
+    expect(await store.spentToday(`discord:${other.userId}`, Date.now())).toBe(0);
 
-    hold.release();
-    hold.release();
+    fetching.giveUp();
+    expect(await fetching.handle).toBeUndefined();
     const handle = await runner.submit(edit(requester()), recordingSink().sink);
     gate.open();
     expect((await handle.done).type).toBe('completed');
     await gate.stop();
   });
 
-  it('refuses a hold at once when as many jobs wait as the queue takes', async () => {
+  it('refuses an edit whose images turn out larger than declared once they are here, when the queue has no room for them: nothing sent or charged', async () => {
+    const { runner, gate, store } = await oneEditOfRoom();
+    const first = await runner.submit(edit(requester(), 'first'), recordingSink().sink);
+    const late = requester();
+    const declaredSmall = editBeingFetched(runner, late, 10);
+    expect(await declaredSmall.admitted).toBeUndefined();
+    declaredSmall.arrive([{ data: image }]);
+
+    expect(await declaredSmall.handle).toBeUndefined();
+    expect(await store.spentToday(`discord:${late.userId}`, Date.now())).toBe(0);
+    gate.open();
+    expect((await first.done).type).toBe('completed');
+    expect(kit.emu.emulator.requests).toHaveLength(1);
+    await gate.stop();
+  });
+
+  it('refuses an edit being fetched at once when as many jobs wait as the queue takes', async () => {
     const { runner } = await kit.runner({ partialImages: 0, maxQueuedJobs: 1, clientOptions: { limiter: new GateLimiter({ maxConcurrent: 1 }) } });
     await runner.submit(lowJob('waiting'), recordingSink().sink);
-    expect(runner.holdInputRoom(requester(), 1000)).toMatchObject({ code: 'queue_full', limit: 1, used: 1 });
+    expect(await editBeingFetched(runner, requester(), 1000).admitted).toMatchObject({ code: 'queue_full', limit: 1, used: 1 });
   });
 
   it('refuses a bound that is not a whole number of bytes, 1 or more', async () => {
     await expect(kit.runner({ maxQueuedInputBytes: 0 })).rejects.toMatchObject({ code: 'validation_error', param: 'maxQueuedInputBytes' });
-  });
-});
-
-describe('InputRoom', () => {
-  it('counts a hold until it is released or handed over, then the handed-over images until they are forgotten, each image once', () => {
-    const room = new InputRoom();
-    const a = { data: new Uint8Array(30) };
-    const b = { data: new Uint8Array(50) };
-    const hold = room.hold(100);
-    expect(room.bytes).toBe(100);
-    hold.handOver([a, b, a]);
-    expect(room.bytes).toBe(80);
-    hold.release();
-    hold.handOver([a]);
-    expect(room.bytes).toBe(80);
-    expect(room.handedOverBytes([a])).toBe(30);
-    room.forget([a]);
-    expect(room.bytes).toBe(50);
-    room.forget([b]);
-    expect(room.bytes).toBe(0);
-    const released = room.hold(10);
-    released.release();
-    released.handOver([a]);
-    expect(room.bytes).toBe(0);
   });
 });
 

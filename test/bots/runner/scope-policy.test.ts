@@ -71,7 +71,9 @@ describe('the rules of a server or workspace', () => {
 
     await runner.policy.set(admin(), 'blocked', [artist.userId]);
     expect(await refusedCode(runner.submit(job(artist), () => {}))).toBe('member_blocked');
-    expect(await runner.budgetRefusal(artist)).toMatchObject({ code: 'member_blocked' });
+    let refusal: unknown;
+    expect(await runner.requestForm(artist, { refuse: async (r) => void (refusal = r), accept: async () => {} })).toBe(false);
+    expect(refusal).toMatchObject({ code: 'member_blocked' });
     expect(kit.emu.emulator.requests).toHaveLength(2);
   });
 

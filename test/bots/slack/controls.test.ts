@@ -27,10 +27,14 @@ async function privately(fake: FakeSlack, text: string, user = 'U0ALICE', channe
   return String(response.body.text);
 }
 
-/** What the runner says of a job of this member now (the code of its refusal, or undefined when it would run). */
+/** What the workspace's rules say of a job of this member now (the code of their refusal, or undefined when they let it through). */
 async function ruleFor(harness: Harness, userId: string, channelId: string, prompt = 'a lighthouse'): Promise<string | undefined> {
-  const refusal = await harness.runner.policyRefusal({ kind: 'generate', prompt, options: {}, requester: { platform: 'slack', userId, channelId, scopeId: harness.fake.teamId } });
-  return refusal?.code;
+  try {
+    await harness.runner.policy.admit({ kind: 'generate', prompt, options: {}, requester: { platform: 'slack', userId, channelId, scopeId: harness.fake.teamId } });
+    return undefined;
+  } catch (error) {
+    return (error as { code?: string }).code;
+  }
 }
 
 describe('the rules of a workspace, on Slack', () => {
@@ -58,7 +62,7 @@ describe('the rules of a workspace, on Slack', () => {
     expect(h.emulator.requests).toHaveLength(1);
   });
 
-  it('refuses an edit by the workspace’s rules before its images are downloaded: the edit modal, a mention, a Reroll', async () => {
+  it('refuses an edit by the workspace’s rules before its images are downloaded: the edit modal and the command that opens it, a mention, a Reroll', async () => {
     h = await start();
     const { fake } = h;
     await fake.command({ command: '/imagine-edit', text: '', channel: 'C0EDIT', user: 'U0ALICE' });
@@ -67,16 +71,22 @@ describe('the rules of a workspace, on Slack', () => {
     expect(aliceEdit.status).toBe(200);
     await finishedJob(fake, 'C0EDIT');
     const job = fake.botMessages('C0EDIT')[0]!;
+    // Mallory opened a form before she was blocked.
+    await fake.command({ command: '/imagine-edit', text: '', channel: 'C0EDIT', user: 'U0MALLORY' });
+    const mallorysView = await fake.waitFor(() => fake.views[1], 'Mallory’s edit modal');
     const downloadsBefore = fake.downloads.length;
     expect(await privately(fake, 'admin set blocked <@U0MALLORY|mallory>', ADMIN)).toMatch(/^:white_check_mark:/);
     expect(await ruleFor(h, 'U0MALLORY', 'C0EDIT')).toBe('member_blocked');
     const answered = () => fake.responses.length + fake.ephemerals.length;
 
     let before = answered();
-    await fake.command({ command: '/imagine-edit', text: '', channel: 'C0EDIT', user: 'U0MALLORY' });
-    const mallorysView = await fake.waitFor(() => fake.views[1], 'Mallory’s edit modal');
     await fake.submitView(mallorysView, { files: [fake.addFile({ name: 'dog.png', bytes: await png() })], prompt: 'add a hat' }, 'U0MALLORY');
     await fake.waitFor(() => answered() > before || undefined, 'the refusal of the modal');
+
+    before = answered();
+    await fake.command({ command: '/imagine-edit', text: '', channel: 'C0EDIT', user: 'U0MALLORY' });
+    await fake.waitFor(() => answered() > before || undefined, 'the refusal of the command that opens the form');
+    expect(fake.views).toHaveLength(2);
 
     before = answered();
     await fake.userMessage({ channel: 'C0EDIT', user: 'U0MALLORY', text: `<@${fake.botUserId}> add a hat`, files: [fake.addFile({ name: 'owl.png', bytes: await png() })] });

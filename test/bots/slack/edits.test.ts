@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecordingServer } from '../../fakes/slack/RecordingServer.js';
+import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { finishedJob, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
@@ -65,8 +66,6 @@ describe('editing images in Slack', () => {
     const errors = (empty.body as { errors: Record<string, string> }).errors;
     expect(Object.keys(errors).sort()).toEqual(['files', 'prompt']);
 
-    const clash = await fake.submitView(view, { files: [fake.addFile({ name: 'a.png', bytes: await png() })], background: 'transparent', format: 'jpeg' });
-    expect((clash.body as { errors: Record<string, string> }).errors.format).toMatch(/png or webp/);
 
     const first = fake.addFile({ name: 'cat.png', bytes: await png(16, 16) });
     const second = fake.addFile({ name: 'dog.png', bytes: await png(24, 24, { r: 200, g: 10, b: 10 }) });
@@ -77,6 +76,18 @@ describe('editing images in Slack', () => {
     expect(statusOf(message)).toContain('Done');
     expect(edits(h)[0]!.images.map((i) => i.filename)).toEqual(['cat.png', 'dog.png']);
     expect(edits(h)[0]!.fields).toMatchObject({ prompt: 'add a hat' });
+
+    // The spec's rules are the runner's: a clash of options is refused privately once the modal has closed; nothing is downloaded or sent.
+    await fake.command({ command: '/imagine-edit', text: 'add a hat', channel: 'C0EDIT' });
+    const again = await fake.waitFor(() => fake.views[1], 'a second edit modal');
+    const [answered, downloaded] = [fake.responses.length, fake.downloads.length];
+    const clash = await fake.submitView(again, { files: [fake.addFile({ name: 'a.png', bytes: await png() })], background: 'transparent', format: 'jpeg' });
+    expect(clash.body).toBeUndefined();
+    const note = await fake.waitFor(() => fake.responses[answered], 'the private refusal');
+    expect(note.body.response_type).toBe('ephemeral');
+    expect(String(note.body.text)).toContain('format must be png or webp when background is transparent');
+    expect(fake.downloads).toHaveLength(downloaded);
+    expect(edits(h)).toHaveLength(1);
   });
 
   it('refuses a file that is not an image by its content before anything is spent', async () => {
@@ -96,12 +107,13 @@ describe('editing images in Slack', () => {
     h = await startHarness({ maxQueuedInputBytes: 50_000 });
     const { fake } = h;
     // Another edit's images hold 40 KB of the queue's 50 KB while they download.
-    const other = h.runner.holdInputRoom({ platform: 'slack', userId: 'U0OTHER', channelId: 'C0TEAM', scopeId: fake.teamId }, 40_000);
-    if (other instanceof Error) throw other;
+    const other = editBeingFetched(h.runner, { platform: 'slack', userId: 'U0OTHER', channelId: 'C0TEAM', scopeId: fake.teamId }, 40_000);
+    expect(await other.admitted).toBeUndefined();
     const photo = fake.addFile({ name: 'sky.png', bytes: await png(20, 20), size: 20_000 });
     await fake.userMessage({ channel: 'C0TEAM', text: `<@${fake.botUserId}> make the sky purple --quality low`, files: [photo] });
     const note = await fake.waitFor(() => fake.ephemerals[0] ?? fake.responses[0], 'the private refusal');
-    other.release();
+    other.giveUp();
+    await other.handle;
 
     expect(JSON.stringify(note)).toContain('The bot is busy');
     expect(fake.downloads).toEqual([]);

@@ -103,8 +103,11 @@ describe('/imagine over HTTP', () => {
     expect(text).toContain('--size 512x512');
     expect(text).toContain('1024x1024, 1024x1536, 1536x1024');
 
+    // The spec's rules are the runner's, answered privately through the response URL in the words of the flags.
     const clash = await h.fake.command({ command: '/imagine', text: 'a logo --background transparent --format jpeg' });
-    expect((clash.body as { text: string }).text).toMatch(/--format jpeg.*png or webp/);
+    const note = await h.fake.waitFor(() => h!.fake.responses.find((r) => clash.responseUrl.endsWith(r.id)), 'the private refusal');
+    expect(note.body.response_type).toBe('ephemeral');
+    expect(String(note.body.text)).toContain('--format must be png or webp when --background is transparent');
     expect(h.fake.messages).toEqual([]);
     expect(h.emulator.requests).toEqual([]);
   });

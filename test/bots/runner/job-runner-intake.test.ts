@@ -1,0 +1,253 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FileJobHistoryStore, type AdmittedJob, type IntakeAnswers, type JobIntent, type JobRunner } from '../../../bots/runner/index.js';
+import { EditImagesSchema, EditRequestSchema, GenerationRequestSchema, PRICE_TABLE } from '../../../src/index.js';
+import { makeImage } from '../../helpers/images.js';
+import { editBeingFetched, recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
+
+const kit = useRunnerKit();
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const LOW = PRICE_TABLE['1024x1024'].low;
+
+/** Answers that record what the intake asked of the surface, in order; `accept` gives `sink` unless told to fail. */
+function answering(options: { accept?: (job: AdmittedJob) => Promise<boolean> } = {}) {
+  const said: string[] = [];
+  const reasons: unknown[] = [];
+  const rec = recordingSink();
+  const answers: IntakeAnswers = {
+    async refuse(reason) {
+      said.push('refuse');
+      reasons.push(reason);
+    },
+    async accept(job) {
+      said.push('accept');
+      return (await (options.accept?.(job) ?? Promise.resolve(true))) ? { sink: rec.sink } : undefined;
+    },
+    async fail(reason) {
+      said.push('fail');
+      reasons.push(reason);
+    },
+  };
+  return { answers, said, reasons, rec };
+}
+
+const low = (overrides: Partial<JobIntent> = {}): JobIntent => ({ kind: 'generate', prompt: 'a lighthouse', options: { quality: 'low' }, requester: requester(), ...overrides });
+
+describe('the intake: one call decides a job before its first public answer', () => {
+  it('refuses privately, before any answer, a job over the member’s budget: nothing reserved, nothing sent', async () => {
+    const { runner, store } = await kit.runner({ partialImages: 0, limits: { userDailyUsd: LOW / 2 } });
+    const { answers, said, reasons } = answering();
+    const who = requester();
+
+    expect(await runner.request(low({ requester: who }), answers)).toBeUndefined();
+
+    expect(said).toEqual(['refuse']);
+    expect(reasons[0]).toMatchObject({ code: 'budget_user_daily' });
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBe(0);
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
+  it('has taken the job’s reservation when it asks for the public answer: a second job racing for the last of the budget is refused meanwhile', async () => {
+    const { runner } = await kit.runner({ partialImages: 0, limits: { userDailyUsd: LOW * 1.5 } });
+    const who = requester();
+    const second = answering();
+    let secondWhileAnswering: unknown[] = [];
+    const first = answering({
+      accept: async () => {
+        await runner.request(low({ requester: who }), second.answers);
+        secondWhileAnswering = [...second.said];
+        return true;
+      },
+    });
+
+    const handle = await runner.request(low({ requester: who }), first.answers);
+
+    expect(secondWhileAnswering).toEqual(['refuse']);
+    expect(second.reasons[0]).toMatchObject({ code: 'budget_user_daily' });
+    expect((await handle!.done).type).toBe('completed');
+    expect(kit.emu.emulator.requests).toHaveLength(1);
+  });
+
+  it('checks the rules of the server first: a blocked word is refused as such even over budget and with a full queue', async () => {
+    const { runner } = await kit.runner({ partialImages: 0, limits: { userDailyUsd: 0 }, maxQueuedJobs: 1, operatorControls: { blockedWords: ['kraken'] } });
+    const { answers, reasons } = answering();
+
+    await runner.request(low({ prompt: 'a kraken' }), answers);
+
+    expect(reasons[0]).toMatchObject({ code: 'blocked_word' });
+  });
+
+  it('refuses a bad field before the queue and the ledger, naming the field as the surface calls it', async () => {
+    const { runner } = await kit.runner({ partialImages: 0, limits: { userDailyUsd: 0 } });
+    const { answers, reasons } = answering();
+
+    await runner.request(low({ options: { background: 'transparent', output_format: 'jpeg' }, fieldNames: { output_format: '--format', background: '--background' } }), answers);
+
+    expect(reasons[0]).toMatchObject({ code: 'validation_error', field: 'output_format' });
+    expect((reasons[0] as Error).message).toContain('--format must be png or webp when --background is transparent');
+  });
+
+  it('drops an admitted job whose public answer could not be given: its reservation and place are given back, nothing sent', async () => {
+    const { runner, store } = await kit.runner({ partialImages: 0, limits: { userConcurrentJobs: 1 }, maxQueuedJobs: 1 });
+    const who = requester();
+    const expired = answering({ accept: async () => false });
+
+    expect(await runner.request(low({ requester: who }), expired.answers)).toBeUndefined();
+
+    expect(expired.said).toEqual(['accept']);
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBe(0);
+    const next = answering();
+    const handle = await runner.request(low({ requester: who }), next.answers);
+    expect((await handle!.done).type).toBe('completed');
+    expect(kit.emu.emulator.requests).toHaveLength(1);
+  });
+
+  it('fetches an edit’s images only once the job is admitted and answered, and tells the surface when they fail: nothing sent or charged', async () => {
+    const { runner, store } = await kit.runner({ partialImages: 0 });
+    const who = requester();
+    const order: string[] = [];
+    const { answers, said, reasons } = answering({
+      accept: async () => {
+        order.push('answered');
+        return true;
+      },
+    });
+    const broken = new Error('the download broke');
+
+    const handle = await runner.request(
+      low({
+        kind: 'edit',
+        requester: who,
+        images: {
+          declaredBytes: 1000,
+          fetch: async () => {
+            order.push('fetched');
+            throw broken;
+          },
+        },
+      }),
+      answers,
+    );
+
+    expect(handle).toBeUndefined();
+    expect(order).toEqual(['answered', 'fetched']);
+    expect(said).toEqual(['accept', 'fail']);
+    expect(reasons[0]).toBe(broken);
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBe(0);
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
+  it('refuses after the answer fetched images that are not images, by their content, naming the image: nothing sent', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    const { answers, said, reasons } = answering();
+
+    await runner.request(low({ kind: 'edit', images: { declaredBytes: 10, fetch: async () => [{ data: Buffer.from('GIF89a…'), filename: 'a.png' }] } }), answers);
+
+    expect(said).toEqual(['accept', 'fail']);
+    expect(reasons[0]).toMatchObject({ code: 'validation_error', field: 'image[0]' });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
+  it('lets a drain wait for a job that was in the intake when it began (its images on their way), which then runs to its end', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    const data = Buffer.from(await makeImage('png'));
+    const fetching = editBeingFetched(runner, requester(), data.length);
+    expect(await fetching.admitted).toBeUndefined();
+
+    let drained = false;
+    const drain = runner.drain(10_000).then((left) => {
+      drained = true;
+      return left;
+    });
+    await expect(runner.submit(low(), recordingSink().sink)).rejects.toMatchObject({ code: 'restarting' });
+    expect(drained).toBe(false);
+
+    fetching.arrive([{ data }]);
+    expect((await (await fetching.handle)!.done).type).toBe('completed');
+    expect(await drain).toBe(0);
+    expect(kit.emu.emulator.requests.map((r) => r.route)).toEqual(['edits']);
+  });
+
+  it('keeps the ended job in the member’s history under the surface’s key, with its link', async () => {
+    const dir = await kit.newDir();
+    const { runner } = await kit.runner({ partialImages: 0, history: new FileJobHistoryStore({ dir }) });
+    const who = requester();
+    const answers: IntakeAnswers = {
+      refuse: async () => {},
+      fail: async () => {},
+      accept: async () => ({ sink: () => {}, historyKey: 'job-key-1', historyLink: async () => 'https://example.test/message' }),
+    };
+
+    const handle = await runner.request(low({ requester: who }), answers);
+    await handle!.done;
+    await runner.history!.settled();
+
+    const [entry] = await runner.history!.mine(who);
+    expect(entry).toMatchObject({ key: 'job-key-1', prompt: 'a lighthouse', status: 'completed', link: 'https://example.test/message' });
+  });
+
+  it('parses a request once on its way to the service: the fields once, an edit’s images once, never the whole again', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    // Parses by the bot (the runner, the client), not by the emulator receiving the request.
+    const parses = (schema: { safeParse: (...args: never[]) => unknown }) => {
+      const calls: boolean[] = [];
+      const original = schema.safeParse.bind(schema) as (...args: unknown[]) => unknown;
+      vi.spyOn(schema, 'safeParse').mockImplementation(((...args: unknown[]) => {
+        calls.push(!new Error().stack!.includes('/src/emulator/'));
+        return original(...args);
+      }) as never);
+      return () => calls.filter(Boolean).length;
+    };
+    const fields = parses(GenerationRequestSchema);
+    const images = parses(EditImagesSchema);
+    const whole = parses(EditRequestSchema);
+    const data = Buffer.from(await makeImage('png'));
+
+    await (await runner.submit(low(), recordingSink().sink)).done;
+    expect(fields()).toBe(1);
+    const edit = await runner.request(low({ kind: 'edit', images: { declaredBytes: data.length, fetch: async () => [{ data }] } }), answering().answers);
+    expect((await edit!.done).type).toBe('completed');
+
+    expect(kit.emu.emulator.requests.map((r) => r.route)).toEqual(['generations', 'edits']);
+    expect(fields()).toBe(2);
+    expect(images()).toBe(1);
+    expect(whole()).toBe(0);
+  });
+});
+
+describe('the intake of an entry point that opens a form first', () => {
+  async function formOf(runner: JobRunner, who = requester()) {
+    const said: string[] = [];
+    let reason: unknown;
+    const opened = await runner.requestForm(who, {
+      refuse: async (r) => {
+        said.push('refuse');
+        reason = r;
+      },
+      accept: async () => void said.push('accept'),
+    });
+    return { opened, said, reason };
+  }
+
+  it('opens the form while some budget is left, and refuses it privately once a budget is spent to its end', async () => {
+    const { runner } = await kit.runner({ partialImages: 0, limits: { userDailyUsd: LOW } });
+    const who = requester();
+    expect(await formOf(runner, who)).toMatchObject({ opened: true, said: ['accept'] });
+
+    await (await runner.submit(low({ requester: who }), recordingSink().sink)).done;
+
+    const refused = await formOf(runner, who);
+    expect(refused).toMatchObject({ opened: false, said: ['refuse'], reason: { code: 'budget_user_daily' } });
+    expect((refused.reason as Error).message).toMatch(/^You have reached your daily budget of/);
+  });
+
+  it('refuses by the rules of who and where before the form opens', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    await runner.policy.set(requester({ isAdmin: true }), 'channels', ['art']);
+
+    expect(await formOf(runner, requester({ channelId: 'general' }))).toMatchObject({ opened: false, reason: { code: 'channel_not_allowed' } });
+    expect(await formOf(runner, requester({ channelId: 'art' }))).toMatchObject({ opened: true });
+  });
+});

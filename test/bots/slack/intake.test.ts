@@ -1,0 +1,114 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Requester } from '../../../bots/runner/index.js';
+import { BLOCKED_WORD, intakeCases } from '../../helpers/intake-cases.js';
+import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import { RecordingLogger } from '../discord/harness.js';
+import { finishedJob, png, startHarness, type Harness } from './harness.js';
+
+/**
+ * Every entry point of the Slack bot goes through the runner's one intake:
+ * whatever refuses a job — the member's budget, a rule of the workspace — is
+ * told privately (the response URL, or an ephemeral message), no job message is
+ * posted, no form opens, no file is downloaded and nothing reaches the image
+ * service. On main's code the "Edit image" shortcut, `/imagine-edit` and the
+ * Edit button checked neither the rules nor the budget before their form.
+ */
+
+const CHANNEL = 'C0TEAM';
+const MEMBER = 'U0ALICE';
+const WORD = BLOCKED_WORD;
+
+interface EntryPoint {
+  name: string;
+  /** Does it carry a prompt (a blocked word can refuse it)? A form gets its prompt when it is sent. */
+  prompted: boolean;
+  /** What it needs, made while nothing refuses (a job's message, a message with an image, an open form); answers how to use it. */
+  prepare(h: Harness): Promise<() => Promise<unknown>>;
+}
+
+/** A finished job's message in the channel, with its buttons. */
+async function jobMessage(fake: FakeSlack) {
+  await fake.command({ command: '/imagine', text: `a ${WORD} at sea --quality low`, channel: CHANNEL, user: MEMBER });
+  return finishedJob(fake, CHANNEL);
+}
+
+const ENTRY_POINTS: EntryPoint[] = [
+  { name: '/imagine', prompted: true, prepare: async ({ fake }) => () => fake.command({ command: '/imagine', text: `a ${WORD} --quality high`, channel: CHANNEL, user: MEMBER }) },
+  { name: 'a mention', prompted: true, prepare: async ({ fake }) => () => fake.userMessage({ channel: CHANNEL, user: MEMBER, text: `<@${fake.botUserId}> a ${WORD}` }) },
+  {
+    name: 'a mention with an image',
+    prompted: true,
+    prepare: async ({ fake }) => {
+      const photo = fake.addFile({ name: 'sea.png', bytes: await png() });
+      return () => fake.userMessage({ channel: CHANNEL, user: MEMBER, text: `<@${fake.botUserId}> add a ${WORD}`, files: [photo] });
+    },
+  },
+  {
+    name: 'the Reroll button',
+    prompted: true,
+    prepare: async ({ fake }) => {
+      const job = await jobMessage(fake);
+      return () => fake.clickButton(job, 'pictor_reroll', MEMBER);
+    },
+  },
+  {
+    name: 'the “Edit image” shortcut',
+    prompted: false,
+    prepare: async ({ fake }) => {
+      const post = await fake.userMessage({ channel: CHANNEL, user: 'U0BOB', text: 'look', files: [fake.addFile({ name: 'sea.png', bytes: await png() })] });
+      return () => fake.messageShortcut(post, 'pictor_edit_image', MEMBER);
+    },
+  },
+  { name: '/imagine-edit', prompted: false, prepare: async ({ fake }) => () => fake.command({ command: '/imagine-edit', text: '', channel: CHANNEL, user: MEMBER }) },
+  {
+    name: 'the Edit button',
+    prompted: false,
+    prepare: async ({ fake }) => {
+      const job = await jobMessage(fake);
+      return () => fake.clickButton(job, 'pictor_edit', MEMBER);
+    },
+  },
+  {
+    name: 'the edit form',
+    prompted: true,
+    prepare: async ({ fake }) => {
+      await fake.command({ command: '/imagine-edit', text: '', channel: CHANNEL, user: MEMBER });
+      const view = await fake.waitFor(() => fake.views[0], 'the edit modal');
+      const photo = fake.addFile({ name: 'sea.png', bytes: await png() });
+      return () => fake.submitView(view, { files: [photo], prompt: `add a ${WORD}`, quality: 'low' }, MEMBER);
+    },
+  },
+];
+
+describe('every entry point of the Slack bot refuses privately, before anything is sent', () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it.each(intakeCases(ENTRY_POINTS))('%s, refused with %s', async (_name, code, { entry, refusal }) => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ emulator: { latencyMs: 5, defaultPartialImages: 0 }, bot: { logger } });
+    const { fake } = h;
+    const use = await entry.prepare(h);
+    const admin: Requester = { platform: 'slack', userId: 'U0ADMIN', channelId: CHANNEL, scopeId: fake.teamId, isAdmin: true };
+    await refusal.apply(h.runner, admin, 'C0ART');
+    const [sent, downloads, views, posted] = [h.emulator.requests.length, fake.downloads.length, fake.views.length, fake.botMessages(CHANNEL).length];
+    const [responses, ephemerals] = [fake.responses.length, fake.ephemerals.length];
+
+    await use();
+    const note = await fake.waitFor(
+      () => fake.responses.slice(responses).find((r) => r.body.response_type === 'ephemeral') ?? fake.ephemerals.slice(ephemerals).find((e) => e.user === MEMBER),
+      'the private refusal',
+    );
+
+    expect('text' in note ? note.text : note.body.text).not.toBe('');
+    expect(logger.entries.some((e) => e.msg === 'a Slack job was refused' && (e.obj as { code?: string }).code === code)).toBe(true);
+    // Nothing public, no form, no download, nothing sent to the image service.
+    expect(fake.botMessages(CHANNEL)).toHaveLength(posted);
+    expect(fake.views).toHaveLength(views);
+    expect(fake.downloads).toHaveLength(downloads);
+    expect(h.emulator.requests).toHaveLength(sent);
+  });
+});
