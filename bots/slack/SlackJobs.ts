@@ -171,6 +171,8 @@ export class SlackJobs {
     const tracked = handle.done
       .then((final) => this.#o.runner.history?.recordEnd(requester, ended, final))
       .catch(() => undefined)
+      // A finished job is delivered with its images and their buttons; its message's "Done" may follow later.
+      .then(() => view.settled)
       .finally(() => {
         this.#running.delete(tracked);
         this.#jobIdOf.delete(request.id);

@@ -13,7 +13,8 @@ import { startRoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import { waitUntil } from '../helpers/runner-harness.js';
 import { slackEventsUrl, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
-import { finishedJob, jobMessages, statusOf } from './slack/harness.js';
+import { describeFinishedJob } from '../../bots/slack/render-job.js';
+import { finishedActions, finishedJob, hasButton, jobMessages, statusOf } from './slack/harness.js';
 
 const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
 const redis = testRedis();
@@ -105,8 +106,16 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     slack.deliverOverHttp(a.url);
     await slack.command({ command: '/imagine', text: 'a paper boat --quality low', user: 'U0ANN', channel: 'C0BUTTON' });
     const done = await finishedJob(slack, 'C0BUTTON', 0);
+    const actions = await finishedActions(slack, 'C0BUTTON', 0);
     slack.deliverOverHttp(b.url);
-    expect((await slack.clickButton(done, 'pictor_reroll', 'U0BOB')).status).toBe(200);
+    // Its Cancel, as a member still saw it running, pressed on B: B has never run it, and answers that it is done, and where.
+    const posted = slack.callsOf('chat.postMessage').find((c) => c.args.channel === 'C0BUTTON')!;
+    const running = { ...done, blocks: posted.args.blocks as unknown[] };
+    expect(hasButton(running, 'pictor_cancel')).toBe(true);
+    const cancel = await slack.clickButton(running, 'pictor_cancel', 'U0ANN');
+    const answer = await slack.waitFor(() => slack.responses.find((r) => cancel.responseUrl.endsWith(r.id)), 'B’s answer to the Cancel');
+    expect(answer.body.text).toBe(describeFinishedJob({ actionsAt: `https://pictor-test.slack.com/archives/C0BUTTON/p${actions.ts.replace('.', '')}` }));
+    expect((await slack.clickButton(actions, 'pictor_reroll', 'U0BOB')).status).toBe(200);
     const reroll = await finishedJob(slack, 'C0BUTTON', 1);
     expect(statusOf(reroll)).toContain('Done');
     expect(JSON.stringify(reroll.blocks)).toContain('<@U0BOB> asked for: “a paper boat”');
@@ -210,7 +219,7 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     for (let i = 0; i < 20; i++) await slack.command({ command: '/imagine', text: `kite ${i} --quality low`, user: `U0KITE${i}`, channel: `C0KITE${i}` });
     for (let i = 0; i < 20; i++) expect(statusOf(await finishedJob(slack, `C0KITE${i}`))).toContain('Done');
     // The fake hands envelopes to the connections in turn: the click goes to the other replica than the job did.
-    const first = jobMessages(slack, 'C0KITE0')[0]!;
+    const first = await finishedActions(slack, 'C0KITE0');
     await slack.clickButton(first, 'pictor_reroll', 'U0BOB');
     expect(statusOf(await finishedJob(slack, 'C0KITE0', 1))).toContain('Done');
     expect(generations()).toBe(21);
