@@ -36,9 +36,11 @@ interface BudgetedWriteTask<T> extends WriteTaskBase<T> {
    */
   workspace: string;
   /**
-   * Dropped when the bot stops (`shedProgress`), even when urgent: what it
-   * would show is left to the next process's start-up sweep (a finished job's
-   * "Done", whose Reroll, Edit and Delete are already posted beside its images).
+   * Can wait: an urgent one goes after the channel's other urgent writes
+   * (still before its progress writes, and still first for its workspace's
+   * tokens), and it is dropped when the bot stops (`shedProgress`): what it
+   * would show is left to the next process's start-up sweep. A finished job's
+   * "Done", whose Reroll, Edit and Delete are already posted beside its images.
    */
   deferrable?: boolean | undefined;
 }
@@ -63,7 +65,7 @@ interface Entry {
   urgent: boolean;
   /** The workspace whose budget a budgeted write takes a token of; undefined for a write outside the budget. */
   workspace: string | undefined;
-  /** Shed when the bot stops, with the progress writes. */
+  /** After the channel's other urgent writes; shed when the bot stops, with the progress writes. */
   deferrable: boolean;
   run: () => Promise<unknown>;
   promise: Promise<unknown>;
@@ -304,13 +306,14 @@ export class ChannelWriter {
   }
 
   /**
-   * The write to run next, its token taken: an urgent write that may go first, then the oldest write that needs no
-   * token or finds one. Otherwise how long until one may.
+   * The write to run next, its token taken: an urgent write that may go first (a deferrable one after the others),
+   * then the oldest write that needs no token or finds one. Otherwise how long until one may.
    */
   async #choose(state: ChannelState): Promise<{ entry: Entry; from: TokenFrom } | { entry: undefined; waitMs: number }> {
     const tried = new Set<string>();
     let waitMs = Number.POSITIVE_INFINITY;
-    for (const entry of [...state.queue.filter((e) => e.urgent), ...state.queue.filter((e) => !e.urgent)]) {
+    const { queue } = state;
+    for (const entry of [...queue.filter((e) => e.urgent && !e.deferrable), ...queue.filter((e) => e.urgent && e.deferrable), ...queue.filter((e) => !e.urgent)]) {
       if (entry.workspace === undefined) return { entry, from: undefined };
       const kind = `${entry.urgent ? 'urgent' : 'progress'}:${entry.workspace}`;
       if (tried.has(kind)) continue;
