@@ -15,8 +15,6 @@ export type Notifier = (text: string) => Promise<void>;
 /** When an update became visible in Slack (for measurements); `superseded` when a later write showed it. */
 export interface ShownEvent {
   jobId: string;
-  /** The saved request of the job (the value of its buttons). */
-  requestId: string;
   type: JobUpdate['type'];
   receivedAt: number;
   shownAt: number;
@@ -108,6 +106,8 @@ export class SlackJobView {
   readonly #previewPosted = new Map<number, number>();
   /** Every preview posted in the thread, saved with the final images so Delete can remove them too. */
   readonly #previewFiles: UploadedFile[] = [];
+  /** The final images saved with the request (what Reroll, Edit and Delete read), once they are posted. */
+  #imagesSaved: Promise<unknown> = Promise.resolve();
 
   constructor(options: SlackJobViewOptions) {
     this.#o = options;
@@ -273,6 +273,8 @@ export class SlackJobView {
         .catch((error: unknown) => this.#logError(error, 'could not show the end of a job in its message'));
       return;
     }
+    // The buttons on the job's message read the images saved with the request.
+    await this.#imagesSaved;
     if (messageTs || update.type === 'completed') await this.#showFinal();
     const now = Date.now();
     if (update.type === 'completed') {
@@ -505,7 +507,8 @@ export class SlackJobView {
       // And what the message's "Done" says: a stop before that update is made leaves the sweep able to show it.
       const { size, quality, format, cost, elapsedMs, images, where } = done;
       const result = { size, quality, format, cost, elapsedMs, images, where };
-      await this.#o.store.update(this.#o.request.id, { outputFiles: files, previewFiles, result }).catch((error: unknown) => this.#logError(error, 'could not save the images of a request'));
+      // Not waited for here: their buttons' message takes its turn in the channel meanwhile, and waits for it only then.
+      this.#imagesSaved = this.#o.store.update(this.#o.request.id, { outputFiles: files, previewFiles, result }).catch((error: unknown) => this.#logError(error, 'could not save the images of a request'));
     }
     return posted;
   }
@@ -514,9 +517,10 @@ export class SlackJobView {
    * Reroll, Edit and Delete in a message of their own right after the images
    * (in the same conversation and thread): a `chat.postMessage`, paced per
    * channel like the images, so it never waits for the workspace's budget of
-   * updates. Saved with the request before it counts as shown, so a click
-   * finds it (Delete removes it with the rest). When it cannot be posted, the
-   * job's message shows the buttons instead, as it did before.
+   * updates. Posted once the images are saved with the request, so a click
+   * finds them, and saved itself (Delete removes it with the rest) before it
+   * counts as shown. When it cannot be posted, the job's message shows the
+   * buttons instead, as it did before.
    */
   async #postActions(where: { channel: string; threadTs: string | undefined }): Promise<void> {
     const rendered = renderJobActions(this.#state);
@@ -526,7 +530,10 @@ export class SlackJobView {
         () =>
           this.#o.writer.write(where.channel, {
             urgent: true,
-            run: () => this.#o.client.chat.postMessage({ channel: where.channel, text: rendered.text, blocks: rendered.blocks, ...(where.threadTs ? { thread_ts: where.threadTs } : {}) }),
+            run: async () => {
+              await this.#imagesSaved;
+              return this.#o.client.chat.postMessage({ channel: where.channel, text: rendered.text, blocks: rendered.blocks, ...(where.threadTs ? { thread_ts: where.threadTs } : {}) });
+            },
           }),
         this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS,
       );
@@ -583,7 +590,7 @@ export class SlackJobView {
     const final = this.#pending.find((p) => p.type === 'completed');
     if (!final || this.#resultReported) return;
     this.#resultReported = true;
-    this.#o.onShown?.({ jobId: this.#state.jobId ?? '', requestId: this.#state.requestId, type: 'completed', receivedAt: final.receivedAt, shownAt: now, superseded: false, step: 'result' });
+    this.#o.onShown?.({ jobId: this.#state.jobId ?? '', type: 'completed', receivedAt: final.receivedAt, shownAt: now, superseded: false, step: 'result' });
   }
 
   /** The completed job's Reroll, Edit and Delete can be clicked (step `actions` of its final event). */
@@ -591,7 +598,7 @@ export class SlackJobView {
     const final = this.#pending.find((p) => p.type === 'completed');
     if (!final || this.#actionsReported) return;
     this.#actionsReported = true;
-    this.#o.onShown?.({ jobId: this.#state.jobId ?? '', requestId: this.#state.requestId, type: 'completed', receivedAt: final.receivedAt, shownAt: now, superseded: false, step: 'actions' });
+    this.#o.onShown?.({ jobId: this.#state.jobId ?? '', type: 'completed', receivedAt: final.receivedAt, shownAt: now, superseded: false, step: 'actions' });
   }
 
   #reportRest(now: number, superseded: boolean, filter: (p: Pending) => boolean = () => true): void {
@@ -607,7 +614,7 @@ export class SlackJobView {
       }
       this.#pending.splice(i, 1);
       const isSuperseded = superseded || (shownPartialIndex !== undefined && p.partialIndex !== shownPartialIndex);
-      this.#o.onShown?.({ jobId: this.#state.jobId ?? '', requestId: this.#state.requestId, type: p.type, receivedAt: p.receivedAt, shownAt: now, superseded: isSuperseded && p.type !== 'completed' && p.type !== 'failed' && p.type !== 'cancelled', ...(p.type === 'completed' ? { step: 'message' as const } : {}) });
+      this.#o.onShown?.({ jobId: this.#state.jobId ?? '', type: p.type, receivedAt: p.receivedAt, shownAt: now, superseded: isSuperseded && p.type !== 'completed' && p.type !== 'failed' && p.type !== 'cancelled', ...(p.type === 'completed' ? { step: 'message' as const } : {}) });
     }
   }
 
