@@ -15,11 +15,11 @@
  *   plus the refill); the jobs whose result reached the channel (the final
  *   image shared there with its caption: what the requester sees), with the
  *   latency from command to that (median and p99: queued jobs wait their turn,
- *   so this grows with the backlog); and the jobs whose message reached "Done"
- *   with its buttons. The fake Slack enforces Tier 3 (50 `chat.update`s a
- *   minute per workspace) as Slack does; the replicas share one workspace
- *   budget of 40 a minute through Redis, so "Done" follows at that pace
- *   whatever the number of replicas, while results are not held back by it.
+ *   so this grows with the backlog); and the jobs whose message reached "Done".
+ *   The fake Slack enforces Tier 3 (50 `chat.update`s a minute per workspace)
+ *   as Slack does; the replicas share one workspace budget of 40 a minute
+ *   through Redis, so "Done" follows at that pace whatever the number of
+ *   replicas, while results and their buttons are not held back by it.
  *
  * Needs a Redis: PICTOR_BENCH_REDIS_URL or PICTOR_TEST_REDIS_URL (skipped,
  * saying so, when neither is set).

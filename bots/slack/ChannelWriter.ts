@@ -35,11 +35,20 @@ interface BudgetedWriteTask<T> extends WriteTaskBase<T> {
    * workspace of the request, never the organization's id).
    */
   workspace: string;
+  /**
+   * Can wait: an urgent one goes after the channel's other urgent writes
+   * (still before its progress writes, and still first for its workspace's
+   * tokens), and it is dropped when the bot stops (`shedProgress`): what it
+   * would show is left to the next process's start-up sweep. A finished job's
+   * "Done", whose Reroll, Edit and Delete are already posted beside its images.
+   */
+  deferrable?: boolean | undefined;
 }
 
 interface UnbudgetedWriteTask<T> extends WriteTaskBase<T> {
   budgeted?: false | undefined;
   workspace?: string | undefined;
+  deferrable?: false | undefined;
 }
 
 export type WriteTask<T> = BudgetedWriteTask<T> | UnbudgetedWriteTask<T>;
@@ -56,6 +65,8 @@ interface Entry {
   urgent: boolean;
   /** The workspace whose budget a budgeted write takes a token of; undefined for a write outside the budget. */
   workspace: string | undefined;
+  /** After the channel's other urgent writes; shed when the bot stops, with the progress writes. */
+  deferrable: boolean;
   run: () => Promise<unknown>;
   promise: Promise<unknown>;
   resolve: (value: unknown) => void;
@@ -146,6 +157,8 @@ export class ChannelWriter {
   readonly #sharedHeadroom: number;
   readonly #onFailure: (() => void) | undefined;
   readonly #now: () => number;
+  /** `shedProgress` was called: the bot is stopping, and sheds the writes it would also shed later. */
+  #shedding = false;
 
   constructor(options: ChannelWriterOptions) {
     if (!(Number.isFinite(options.intervalMs) && options.intervalMs >= 0)) throw new RangeError('intervalMs must be a number of milliseconds ≥ 0');
@@ -163,6 +176,10 @@ export class ChannelWriter {
   /** Queues a write to a channel; resolves with its result (undefined when skipped). */
   write<T>(channel: string, task: WriteTask<T>): Promise<T | undefined> {
     if (task.budgeted === true && typeof task.workspace !== 'string') return Promise.reject(new TypeError('a budgeted write needs the workspace Slack counts it against'));
+    if (this.#shedding && task.budgeted === true && this.#budgetShape && (task.urgent !== true || task.deferrable === true)) {
+      this.#stats.skipped++;
+      return Promise.resolve(undefined);
+    }
     let state = this.#channels.get(channel);
     if (!state) {
       state = { queue: [], running: false, writing: false, lastEnd: undefined, wake: undefined, added: 0 };
@@ -182,7 +199,7 @@ export class ChannelWriter {
       reject = rej;
     });
     const workspace = task.budgeted === true && this.#budgetShape ? task.workspace : undefined;
-    const entry: Entry = { key: task.key, urgent: task.urgent === true, workspace, run: task.run, promise, resolve, reject };
+    const entry: Entry = { key: task.key, urgent: task.urgent === true, workspace, deferrable: task.deferrable === true, run: task.run, promise, resolve, reject };
     state.queue.push(entry);
     state.added++;
     if (entry.urgent && workspace !== undefined) this.#budget(workspace).urgentWaiting++;
@@ -203,18 +220,22 @@ export class ChannelWriter {
   }
 
   /**
-   * Drops the progress writes still waiting for a workspace token (budgeted,
-   * not urgent): resolved as skipped. For a bot that stops: its jobs have
-   * ended, so a progress update would only be skipped once its token came,
-   * and waiting for those tokens would hold the stop for nothing. Final
-   * updates, messages and uploads still wait their turn.
+   * Drops the progress writes waiting for a workspace token (budgeted, not
+   * urgent), and the deferrable ones: resolved as skipped, and so are those
+   * that come later. For a bot that stops: its jobs have ended, so a progress
+   * update would only be skipped once its token came, waiting for those
+   * tokens would hold the stop for nothing, and a deferrable write is left to
+   * the next start's sweep. Other final updates, messages and uploads still
+   * wait their turn.
    */
   shedProgress(): void {
+    this.#shedding = true;
     for (const state of this.#channels.values()) {
       for (let i = state.queue.length - 1; i >= 0; i--) {
         const entry = state.queue[i]!;
-        if (entry.workspace === undefined || entry.urgent) continue;
+        if (entry.workspace === undefined || (entry.urgent && !entry.deferrable)) continue;
         state.queue.splice(i, 1);
+        if (entry.urgent) this.#budget(entry.workspace).urgentWaiting--;
         this.#stats.skipped++;
         entry.resolve(undefined);
       }
@@ -285,13 +306,14 @@ export class ChannelWriter {
   }
 
   /**
-   * The write to run next, its token taken: an urgent write that may go first, then the oldest write that needs no
-   * token or finds one. Otherwise how long until one may.
+   * The write to run next, its token taken: an urgent write that may go first (a deferrable one after the others),
+   * then the oldest write that needs no token or finds one. Otherwise how long until one may.
    */
   async #choose(state: ChannelState): Promise<{ entry: Entry; from: TokenFrom } | { entry: undefined; waitMs: number }> {
     const tried = new Set<string>();
     let waitMs = Number.POSITIVE_INFINITY;
-    for (const entry of [...state.queue.filter((e) => e.urgent), ...state.queue.filter((e) => !e.urgent)]) {
+    const { queue } = state;
+    for (const entry of [...queue.filter((e) => e.urgent && !e.deferrable), ...queue.filter((e) => e.urgent && e.deferrable), ...queue.filter((e) => !e.urgent)]) {
       if (entry.workspace === undefined) return { entry, from: undefined };
       const kind = `${entry.urgent ? 'urgent' : 'progress'}:${entry.workspace}`;
       if (tried.has(kind)) continue;

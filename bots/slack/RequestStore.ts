@@ -51,13 +51,15 @@ export const SavedRequestSchema = z.object({
   threadTs: z.string().optional(),
   /** The job's own message, once posted. */
   messageTs: z.string().optional(),
+  /** The message with a finished job's Reroll, Edit and Delete, right after its images (Delete removes it too). */
+  actionsMessage: z.object({ channelId: z.string(), ts: z.string() }).optional(),
   createdAt: z.number(),
   /** `active` from submission until the message shows the job's end; a crash leaves it `active` (see the start-up sweep). */
   status: z.enum(['active', 'ended']).optional(),
 });
 
 export type SavedRequest = z.output<typeof SavedRequestSchema>;
-export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'outputFiles' | 'inputFiles' | 'previewFiles' | 'result'> &
+export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'outputFiles' | 'inputFiles' | 'previewFiles' | 'result' | 'actionsMessage'> &
   Partial<Pick<SavedRequest, 'inputFiles' | 'outputFiles'>>;
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{16}$/;
@@ -154,7 +156,7 @@ export class RequestStore {
     }
   }
 
-  update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
+  update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'actionsMessage' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
     const previous = this.#updates.get(id) ?? Promise.resolve();
     const next = previous.catch(() => undefined).then(() => this.#update(id, patch));
     this.#updates.set(id, next);
@@ -164,7 +166,7 @@ export class RequestStore {
     return next;
   }
 
-  async #update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
+  async #update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'actionsMessage' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
     const current = await this.get(id);
     if (!current) return undefined;
     const next = SavedRequestSchema.parse({ ...current, ...patch });

@@ -3,7 +3,7 @@ import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from '../../src/i
 import { describeKeptImages, type FinalUpdate, type JobUpdate, type PreviewImage, type UpdateSink } from '../runner/index.js';
 import { SKIP, type ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
-import { renderJobMessage, renderResultCaption, type JobViewState } from './render-job.js';
+import { renderJobActions, renderJobMessage, renderResultCaption, type JobViewState } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { truncate } from './slack-text.js';
 import { isConversationGone, isMessageGone, isTransientSlackError, retryTransient } from './slack-faults.js';
@@ -22,10 +22,12 @@ export interface ShownEvent {
   /**
    * For a completed job: `result` when its images and their caption were
    * shared where the job lives (or, when the channel refused them, in the
-   * requester's direct messages); `message` when its message shows "Done" with
-   * Reroll, Edit and Delete.
+   * requester's direct messages); `actions` when its Reroll, Edit and Delete
+   * can be clicked (their message is posted beside the images and the request
+   * saved, or, when that message could not be posted, the job's message shows
+   * them); `message` when its message shows "Done".
    */
-  step?: 'result' | 'message' | undefined;
+  step?: 'result' | 'actions' | 'message' | undefined;
 }
 
 export interface SlackJobViewOptions {
@@ -45,6 +47,7 @@ export interface SlackJobViewOptions {
    * prompt and cost, so the result shows at once; the message's own "Done"
    * (a `chat.update`, Slack's Tier 3) follows when the workspace budget allows.
    * `thread`: in the job's message's thread, as before (kept for comparison).
+   * Reroll, Edit and Delete follow the images, wherever they went.
    */
   finalImagesIn?: 'channel' | 'thread' | undefined;
   /** Pauses between tries of a final write that Slack failed on its side. Default 1 s, then 3 s. */
@@ -67,13 +70,17 @@ const isFinal = (update: JobUpdate): update is FinalUpdate =>
 /**
  * Shows one job in Slack. It is the job's update sink: it posts the job's
  * message when the job is queued, updates that message's text in place as the
- * job moves on, posts previews in the message's thread and the final images
- * beside the message (captioned with the prompt and cost: `chat.postMessage`
- * and file shares are not Tier 3-bound, so the result shows at once), and
- * swaps Cancel for Reroll, Edit and Delete at the end (a `chat.update`, which
- * waits for the workspace's Tier 3 budget when many jobs end together). Every
- * write goes through the channel writer; progress writes coalesce and render
- * the latest state when their turn comes, so a busy channel never falls behind.
+ * job moves on, posts previews in the message's thread, and at the end posts
+ * the final images beside the message (captioned with the prompt and cost)
+ * and right after them a message with Reroll, Edit and Delete. File shares and
+ * `chat.postMessage` are paced per channel, not by Slack's Tier 3, so the
+ * result and its buttons show within seconds however many jobs end together.
+ * The job's message then says "Done" and drops its Cancel: a `chat.update`,
+ * which waits for the workspace's Tier 3 budget (up to about a minute when
+ * dozens of jobs end at once; a Cancel pressed meanwhile answers that the job
+ * is done, see `describeFinishedJob`). Every write goes through the channel
+ * writer; progress writes coalesce and render the latest state when their
+ * turn comes, so a busy channel never falls behind.
  */
 export class SlackJobView {
   readonly sink: UpdateSink;
@@ -87,7 +94,10 @@ export class SlackJobView {
   #where: 'channel' | 'dm' = 'channel';
   #dm: Promise<string> | undefined;
   #finalShown = false;
+  /** The job's message showing its end, once the images and their buttons no longer wait for it (see `settled`). */
+  #lastly: Promise<void> = Promise.resolve();
   #resultReported = false;
+  #actionsReported = false;
   #version = 0;
   #shownVersion = -1;
   readonly #pending: Pending[] = [];
@@ -96,6 +106,8 @@ export class SlackJobView {
   readonly #previewPosted = new Map<number, number>();
   /** Every preview posted in the thread, saved with the final images so Delete can remove them too. */
   readonly #previewFiles: UploadedFile[] = [];
+  /** The final images saved with the request (what Reroll, Edit and Delete read), once they are posted. */
+  #imagesSaved: Promise<unknown> = Promise.resolve();
 
   constructor(options: SlackJobViewOptions) {
     this.#o = options;
@@ -248,12 +260,38 @@ export class SlackJobView {
         break;
     }
     const messageTs = await this.#ensurePosted();
-    if (update.type === 'completed') await this.#postImages(update, messageTs !== undefined);
-    else if (update.images?.length && update.format) await this.#postKeptImages(update.images, update.format, messageTs !== undefined);
+    if (update.type === 'completed') {
+      const posted = await this.#postImages(update, messageTs !== undefined);
+      if (posted) await this.#postActions(posted);
+    } else if (update.images?.length && update.format) await this.#postKeptImages(update.images, update.format, messageTs !== undefined);
+    if (this.#state.completed?.actionsBeside) {
+      // The member has the images and their buttons: the job is shown. Its message's "Done" follows when the workspace's budget allows.
+      this.#lastly = this.#showFinal()
+        .then(() => {
+          if (this.#finalShown) this.#reportRest(Date.now(), true);
+        })
+        .catch((error: unknown) => this.#logError(error, 'could not show the end of a job in its message'));
+      return;
+    }
+    // The buttons on the job's message read the images saved with the request.
+    await this.#imagesSaved;
     if (messageTs || update.type === 'completed') await this.#showFinal();
     const now = Date.now();
-    if (update.type === 'completed' && !this.#resultReported) this.#reportResult(now);
+    if (update.type === 'completed') {
+      if (!this.#resultReported) this.#reportResult(now);
+      this.#reportActions(now);
+    }
     this.#reportRest(now, true);
+  }
+
+  /**
+   * Settles once the job's message shows its end, or once that was given up
+   * (a repair by button, or the next start's sweep, may still show it). The
+   * job itself may have been delivered earlier: its images and their buttons
+   * do not wait for its message's last update.
+   */
+  get settled(): Promise<void> {
+    return this.#lastly;
   }
 
   /** The job has ended but its message does not show it (every route failed): any of its buttons may try again. */
@@ -276,6 +314,8 @@ export class SlackJobView {
    */
   async #showFinal(): Promise<void> {
     const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
+    // Reroll, Edit and Delete are beside the images already: the message's end may wait, and may be left to the sweep.
+    const actionsBeside = this.#state.completed?.actionsBeside === true;
     if (this.#messageTs && this.#where === 'channel') {
       try {
         await retryTransient(
@@ -284,6 +324,7 @@ export class SlackJobView {
               urgent: true,
               budgeted: true,
               workspace: this.#o.request.teamId,
+              deferrable: actionsBeside,
               run: async () => {
                 if (this.#shownVersion >= this.#version) return SKIP;
                 await this.#update();
@@ -291,6 +332,8 @@ export class SlackJobView {
             }),
           pauses,
         );
+        // Shed when the bot stopped: the request stays active, so the next start's sweep shows the end.
+        if (this.#shownVersion < this.#version) return;
         this.#finalShown = true;
         this.#persistEnded();
         return;
@@ -300,6 +343,13 @@ export class SlackJobView {
         if (isTransientSlackError(error)) return;
         if (!isMessageGone(error)) this.#where = 'dm';
       }
+    }
+    if (actionsBeside) {
+      // The message is gone, or its conversation no longer takes the bot's messages: the images, their caption and
+      // their buttons say all it would, so nothing is posted in its place.
+      this.#finalShown = true;
+      this.#persistEnded();
+      return;
     }
     if (this.#where === 'channel') {
       // The message is gone (or Slack kept failing to edit it): a new message in the same place.
@@ -391,9 +441,10 @@ export class SlackJobView {
    * `finalImagesIn`; retried while Slack has trouble
    * of its own), or in the requester's direct messages when the channel no
    * longer takes them. They were paid for: only when every route fails does
-   * the message say they could not be posted.
+   * the message say they could not be posted. Resolves with where they went
+   * (their buttons follow them there), or undefined when nowhere.
    */
-  async #postImages(update: Extract<FinalUpdate, { type: 'completed' }>, inChannel: boolean): Promise<void> {
+  async #postImages(update: Extract<FinalUpdate, { type: 'completed' }>, inChannel: boolean): Promise<{ channel: string; threadTs: string | undefined } | undefined> {
     const done = this.#state.completed!;
     const beside = this.#o.finalImagesIn !== 'thread';
     const ext = FILE_EXTENSIONS[update.format];
@@ -420,11 +471,13 @@ export class SlackJobView {
         pauses,
       );
     let files: UploadedFile[] | undefined;
+    let posted: { channel: string; threadTs: string | undefined } | undefined;
     if (inChannel) {
       try {
         const threadTs = beside ? this.#o.request.threadTs : this.#threadTs;
         files = await upload(this.#channelId, threadTs);
         done.where = threadTs ? 'thread' : 'channel';
+        posted = { channel: this.#channelId, threadTs };
       } catch (error) {
         this.#logError(error, 'could not post the images of a job in its thread');
         if (isConversationGone(error)) this.#where = 'dm';
@@ -432,15 +485,17 @@ export class SlackJobView {
     }
     if (!files) {
       try {
-        files = await upload(await this.#dmChannel(), undefined);
+        const dm = await this.#dmChannel();
+        files = await upload(dm, undefined);
         done.where = 'dm';
+        posted = { channel: dm, threadTs: undefined };
       } catch (error) {
         this.#logError(error, 'could not send the images of a job to the requester directly');
       }
     }
     done.posting = false;
     this.#version++;
-    if (!files) return;
+    if (!files) return undefined;
     done.uploaded = true;
     const now = Date.now();
     this.#reportRest(now, true, (p) => p.type !== 'completed');
@@ -452,8 +507,47 @@ export class SlackJobView {
       // And what the message's "Done" says: a stop before that update is made leaves the sweep able to show it.
       const { size, quality, format, cost, elapsedMs, images, where } = done;
       const result = { size, quality, format, cost, elapsedMs, images, where };
-      await this.#o.store.update(this.#o.request.id, { outputFiles: files, previewFiles, result }).catch((error: unknown) => this.#logError(error, 'could not save the images of a request'));
+      // Not waited for here: their buttons' message takes its turn in the channel meanwhile, and waits for it only then.
+      this.#imagesSaved = this.#o.store.update(this.#o.request.id, { outputFiles: files, previewFiles, result }).catch((error: unknown) => this.#logError(error, 'could not save the images of a request'));
     }
+    return posted;
+  }
+
+  /**
+   * Reroll, Edit and Delete in a message of their own right after the images
+   * (in the same conversation and thread): a `chat.postMessage`, paced per
+   * channel like the images, so it never waits for the workspace's budget of
+   * updates. Posted once the images are saved with the request, so a click
+   * finds them, and saved itself (Delete removes it with the rest) before it
+   * counts as shown. When it cannot be posted, the job's message shows the
+   * buttons instead, as it did before.
+   */
+  async #postActions(where: { channel: string; threadTs: string | undefined }): Promise<void> {
+    const rendered = renderJobActions(this.#state);
+    let ts: string | undefined;
+    try {
+      const result = await retryTransient(
+        () =>
+          this.#o.writer.write(where.channel, {
+            urgent: true,
+            run: async () => {
+              await this.#imagesSaved;
+              return this.#o.client.chat.postMessage({ channel: where.channel, text: rendered.text, blocks: rendered.blocks, ...(where.threadTs ? { thread_ts: where.threadTs } : {}) });
+            },
+          }),
+        this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS,
+      );
+      ts = result?.ts;
+    } catch (error) {
+      this.#logError(error, 'could not post the buttons of a finished job beside its images');
+    }
+    if (!ts) return;
+    await this.#o.store.update(this.#o.request.id, { actionsMessage: { channelId: where.channel, ts } }).catch((error: unknown) => this.#logError(error, 'could not save the buttons of a request'));
+    this.#state.completed!.actionsBeside = true;
+    this.#version++;
+    const now = Date.now();
+    if (!this.#resultReported) this.#reportResult(now);
+    this.#reportActions(now);
   }
 
   async #update(): Promise<void> {
@@ -491,13 +585,20 @@ export class SlackJobView {
     this.#report((p) => p.type === 'partial' && p.imageIndex === imageIndex && (p.partialIndex ?? 0) <= partialIndex, Date.now(), false, partialIndex);
   }
 
-  /** At the end: what was never shown on its own was superseded by the final state. */
   /** The completed job's result is visible (step `result` of its final event). */
   #reportResult(now: number): void {
     const final = this.#pending.find((p) => p.type === 'completed');
     if (!final || this.#resultReported) return;
     this.#resultReported = true;
     this.#o.onShown?.({ jobId: this.#state.jobId ?? '', type: 'completed', receivedAt: final.receivedAt, shownAt: now, superseded: false, step: 'result' });
+  }
+
+  /** The completed job's Reroll, Edit and Delete can be clicked (step `actions` of its final event). */
+  #reportActions(now: number): void {
+    const final = this.#pending.find((p) => p.type === 'completed');
+    if (!final || this.#actionsReported) return;
+    this.#actionsReported = true;
+    this.#o.onShown?.({ jobId: this.#state.jobId ?? '', type: 'completed', receivedAt: final.receivedAt, shownAt: now, superseded: false, step: 'actions' });
   }
 
   #reportRest(now: number, superseded: boolean, filter: (p: Pending) => boolean = () => true): void {

@@ -176,6 +176,8 @@ export class SlackJobs {
     this.#jobIdOf.set(id, handle.id);
     const tracked = handle.done
       .catch(() => undefined)
+      // A finished job is delivered with its images and their buttons; its message's "Done" may follow later.
+      .then(() => shown.settled)
       .finally(() => {
         this.#running.delete(tracked);
         this.#jobIdOf.delete(id);

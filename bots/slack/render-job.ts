@@ -46,6 +46,11 @@ export interface JobViewState {
          * channel refused them) the requester's direct messages.
          */
         where?: 'channel' | 'thread' | 'dm' | undefined;
+        /**
+         * Reroll, Edit and Delete were posted in a message of their own right after the images (`renderJobActions`),
+         * so the job's message shows none: one set of buttons, where the images are.
+         */
+        actionsBeside?: boolean | undefined;
       }
     | undefined;
   failure?: { message: string; retryable: boolean } | undefined;
@@ -65,6 +70,9 @@ function promptText(state: JobViewState): string {
   return `“${escapeMrkdwn(truncate(state.prompt, PROMPT_SHOWN_CHARS))}”${flags ? `  ${flags}` : ''}`;
 }
 
+/** The block id of a job message's request line: it names the saved request, so the message leads to it without buttons. */
+const REQUEST_BLOCK_PREFIX = 'request.';
+
 /** The job's one message: who asked for what, the status line, and the buttons that fit the status. */
 export function renderJobMessage(state: JobViewState): RenderedMessage {
   const what =
@@ -72,12 +80,48 @@ export function renderJobMessage(state: JobViewState): RenderedMessage {
   const header = `<@${state.userId}> ${what}: ${promptText(state)}`;
   const status = statusLine(state);
   const blocks: types.KnownBlock[] = [
-    { type: 'section', block_id: 'request', text: { type: 'mrkdwn', text: header } },
+    { type: 'section', block_id: `${REQUEST_BLOCK_PREFIX}${state.requestId}`, text: { type: 'mrkdwn', text: header } },
     { type: 'context', block_id: 'status', elements: [{ type: 'mrkdwn', text: status }] },
   ];
   const buttons = buttonsFor(state);
   if (buttons.length) blocks.push({ type: 'actions', block_id: 'job_actions', elements: buttons });
   return { text: `Pictor: ${plainStatus(state)}`, blocks };
+}
+
+const ACTIONS_PROMPT_CHARS = 120;
+
+/**
+ * The message right after a finished job's images, carrying its Reroll, Edit
+ * and Delete: a new message (`chat.postMessage`, paced per channel), never an
+ * update of the job's message (`chat.update`, Slack's Tier 3, which waits for
+ * the workspace's budget when many jobs end together). It names the prompt, not
+ * the person: the images' caption has mentioned them already.
+ */
+export function renderJobActions(state: JobViewState): RenderedMessage {
+  const prompt = `“${escapeMrkdwn(truncate(state.prompt.replace(/\s+/g, ' '), ACTIONS_PROMPT_CHARS))}”`;
+  return {
+    text: `Reroll, Edit or Delete: ${prompt}`,
+    blocks: [
+      { type: 'context', block_id: 'job_result', elements: [{ type: 'mrkdwn', text: `:arrow_up: ${prompt}` }] },
+      { type: 'actions', block_id: 'job_actions', elements: finishedButtons(state.requestId) },
+    ],
+  };
+}
+
+/**
+ * The private answer to a Cancel pressed on the message of a job that has
+ * finished while the message still shows it running (its "Done" waits for the
+ * workspace's budget of updates): where its images and their Reroll, Edit and
+ * Delete are. `actionsAt` links to the message with the buttons, when known;
+ * `posting` while they are still being posted; `inDirectMessages` when they
+ * went to the requester's direct messages (the channel refused them).
+ */
+export function describeFinishedJob(input: { actionsAt?: string | undefined; posting?: boolean | undefined; inDirectMessages?: boolean | undefined }): string {
+  if (input.posting) return 'That job is done: its images are being posted, with Reroll, Edit and Delete right after them.';
+  if (input.inDirectMessages) return 'That job is done: its images and their Reroll, Edit and Delete buttons were sent to the direct messages of the person who asked for it.';
+  return input.actionsAt
+    ? `That job is done: its images and their Reroll, Edit and Delete buttons are <${input.actionsAt}|here>.`
+    : 'That job is done: its images are posted after its message, with their Reroll, Edit and Delete buttons.';
 }
 
 /**
@@ -120,7 +164,7 @@ function statusLine(state: JobViewState): string {
       const done = state.completed!;
       if (done.posting) return `:outbox_tray: Made (${summaryOf(done)}); posting ${done.images === 1 ? 'the image' : `the ${done.images} images`}…`;
       return done.uploaded
-        ? `:white_check_mark: Done · ${summaryOf(done)} · ${done.images === 1 ? 'the image is' : `${done.images} images are`} ${whereText(done.where)}`
+        ? `:white_check_mark: Done · ${summaryOf(done)} · ${done.images === 1 ? 'the image is' : `${done.images} images are`} ${whereText(done.where)}${done.actionsBeside ? ', with Reroll, Edit and Delete' : ''}`
         : `:warning: The ${done.images === 1 ? 'image was' : 'images were'} made (${summaryOf(done)}) but could not be posted to Slack; press Reroll to try again.`;
     }
     case 'failed':
@@ -137,7 +181,7 @@ function whereText(where: NonNullable<JobViewState['completed']>['where']): stri
     case 'dm':
       return 'in your direct messages with me';
     case 'channel':
-      return 'posted in the channel';
+      return 'posted below';
     default:
       return 'in the thread';
   }
@@ -170,10 +214,16 @@ export function readCancelValue(value: string): { jobId: string; requestId: stri
   return { jobId, requestId };
 }
 
-/** The saved request behind a job message, read from its buttons; undefined when the blocks are not a job message's. */
+/**
+ * The saved request behind a job message, read from its request line (or, on a message made before that line named
+ * it, from its buttons); undefined when the blocks are not a job message's.
+ */
 export function requestIdOfJobMessage(blocks: unknown): string | undefined {
   if (!Array.isArray(blocks)) return undefined;
-  const actions = (blocks as { block_id?: string; elements?: { action_id?: string; value?: string }[] }[]).find((b) => b?.block_id === 'job_actions');
+  const list = blocks as { block_id?: string; elements?: { action_id?: string; value?: string }[] }[];
+  const named = list.find((b) => typeof b?.block_id === 'string' && b.block_id.startsWith(REQUEST_BLOCK_PREFIX))?.block_id;
+  if (named && named.length > REQUEST_BLOCK_PREFIX.length) return named.slice(REQUEST_BLOCK_PREFIX.length);
+  const actions = list.find((b) => b?.block_id === 'job_actions');
   for (const element of actions?.elements ?? []) {
     if (!element.value) continue;
     if (element.action_id === ACTIONS.cancel) return readCancelValue(element.value).requestId;
@@ -182,23 +232,23 @@ export function requestIdOfJobMessage(blocks: unknown): string | undefined {
   return undefined;
 }
 
+function button(actionId: string, text: string, value: string, style?: 'primary' | 'danger'): types.Button {
+  return { type: 'button', action_id: actionId, text: { type: 'plain_text', text, emoji: true }, value, ...(style ? { style } : {}) };
+}
+
+/** Reroll, Edit and Delete of a finished job: on its actions message, or on its own message when that could not be posted. */
+function finishedButtons(requestId: string): types.Button[] {
+  return [button(ACTIONS.reroll, 'Reroll', requestId), button(ACTIONS.edit, 'Edit', requestId, 'primary'), button(ACTIONS.delete, 'Delete', requestId, 'danger')];
+}
+
 function buttonsFor(state: JobViewState): types.Button[] {
-  const button = (actionId: string, text: string, value: string, style?: 'primary' | 'danger'): types.Button => ({
-    type: 'button',
-    action_id: actionId,
-    text: { type: 'plain_text', text, emoji: true },
-    value,
-    ...(style ? { style } : {}),
-  });
   switch (state.status) {
     case 'queued':
     case 'running':
       return state.jobId ? [button(ACTIONS.cancel, 'Cancel', cancelValue(state.jobId, state.requestId), 'danger')] : [];
     case 'completed':
-      if (state.completed?.posting) return [];
-      return state.completed?.uploaded
-        ? [button(ACTIONS.reroll, 'Reroll', state.requestId), button(ACTIONS.edit, 'Edit', state.requestId, 'primary'), button(ACTIONS.delete, 'Delete', state.requestId, 'danger')]
-        : [button(ACTIONS.reroll, 'Reroll', state.requestId)];
+      if (state.completed?.posting || state.completed?.actionsBeside) return [];
+      return state.completed?.uploaded ? finishedButtons(state.requestId) : [button(ACTIONS.reroll, 'Reroll', state.requestId)];
     case 'failed':
       return [button(ACTIONS.reroll, state.failure?.retryable ? 'Try again' : 'Reroll', state.requestId)];
     case 'cancelled':

@@ -11,8 +11,10 @@ import { retryTransient } from './slack-faults.js';
  * lapsed) still shows "Drawing…" and a Cancel button. Its message is updated
  * to say the job stopped when the bot restarted, with Reroll — or, when the
  * job had finished and its images were posted but the stop came before the
- * message said so (its "Done" waits for the workspace's update budget), to
- * show it done, with its buttons. The request is then released (ended). Runs
+ * message said so (its "Done" waits for the workspace's update budget, and a
+ * stopping bot sheds it), to show it done: without buttons when Reroll, Edit
+ * and Delete were posted beside the images, with them when the stop came
+ * before that. The request is then released (ended). Runs
  * for each request `RequestStore.claimInterrupted` hands this process, at
  * start and, with Redis, while running. Returns whether the message was
  * updated.
@@ -38,7 +40,9 @@ export async function sweepInterrupted(input: {
       inputCount: request.inputFiles.length,
       requestId: request.id,
       jobId: undefined,
-      ...(finished ? { status: 'completed', completed: { ...finished, uploaded: true } } : { status: 'cancelled', cancelled: { byUserId: '', reason: 'shutdown' } }),
+      ...(finished
+        ? { status: 'completed', completed: { ...finished, uploaded: true, actionsBeside: request.actionsMessage !== undefined } }
+        : { status: 'cancelled', cancelled: { byUserId: '', reason: 'shutdown' } }),
       ahead: undefined,
       previewsShown: 0,
     });

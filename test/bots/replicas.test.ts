@@ -13,7 +13,8 @@ import { startRoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import { waitUntil } from '../helpers/runner-harness.js';
 import { slackEventsUrl, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
-import { finishedJob, jobMessages, statusOf } from './slack/harness.js';
+import { describeFinishedJob } from '../../bots/slack/render-job.js';
+import { finishedActions, finishedJob, hasButton, jobMessages, statusOf } from './slack/harness.js';
 
 const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
 const redis = testRedis();
@@ -91,7 +92,8 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     for (let i = 0; i < 20; i++) {
       expect((await slack.command({ command: '/imagine', text: `lighthouse ${i} --quality low`, user: `U0USER${i}`, channel: `C0MANY${i}` })).status).toBe(200);
     }
-    for (let i = 0; i < 20; i++) expect(statusOf(await finishedJob(slack, `C0MANY${i}`))).toContain('Done');
+    // Finished for their members: images and buttons out (each job message's "Done" follows at the shared budget's pace).
+    for (let i = 0; i < 20; i++) await finishedActions(slack, `C0MANY${i}`);
     expect(proxy.sent).toEqual([10, 10]);
     expect(generations()).toBe(20);
 
@@ -104,12 +106,18 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     // A job made on A; its Reroll pressed on B.
     slack.deliverOverHttp(a.url);
     await slack.command({ command: '/imagine', text: 'a paper boat --quality low', user: 'U0ANN', channel: 'C0BUTTON' });
-    const done = await finishedJob(slack, 'C0BUTTON', 0);
+    const actions = await finishedActions(slack, 'C0BUTTON', 0);
     slack.deliverOverHttp(b.url);
-    expect((await slack.clickButton(done, 'pictor_reroll', 'U0BOB')).status).toBe(200);
-    const reroll = await finishedJob(slack, 'C0BUTTON', 1);
-    expect(statusOf(reroll)).toContain('Done');
-    expect(JSON.stringify(reroll.blocks)).toContain('<@U0BOB> asked for: “a paper boat”');
+    // Its Cancel, as a member still saw it running, pressed on B: B has never run it, and answers that it is done, and where.
+    const posted = slack.callsOf('chat.postMessage').find((c) => c.args.channel === 'C0BUTTON')!;
+    const running = { ...jobMessages(slack, 'C0BUTTON')[0]!, blocks: posted.args.blocks as unknown[] };
+    expect(hasButton(running, 'pictor_cancel')).toBe(true);
+    const cancel = await slack.clickButton(running, 'pictor_cancel', 'U0ANN');
+    const answer = await slack.waitFor(() => slack.responses.find((r) => cancel.responseUrl.endsWith(r.id)), 'B’s answer to the Cancel');
+    expect(answer.body.text).toBe(describeFinishedJob({ actionsAt: `https://pictor-test.slack.com/archives/C0BUTTON/p${actions.ts.replace('.', '')}` }));
+    expect((await slack.clickButton(actions, 'pictor_reroll', 'U0BOB')).status).toBe(200);
+    await finishedActions(slack, 'C0BUTTON', 1);
+    expect(JSON.stringify(jobMessages(slack, 'C0BUTTON')[1]!.blocks)).toContain('<@U0BOB> asked for: “a paper boat”');
 
     // A rolling deploy: A gets SIGTERM while drawing; it finishes and shows that job, while B takes a new one.
     emu.emulator.configure({ latencyMs: 1500 });
@@ -119,8 +127,8 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     a.process.kill('SIGTERM');
     slack.deliverOverHttp(b.url);
     await slack.command({ command: '/imagine', text: 'a new boat --quality low', user: 'U0DAN', channel: 'C0NEW' });
-    expect(statusOf(await finishedJob(slack, 'C0TERM', 0))).toContain('Done');
-    expect(statusOf(await finishedJob(slack, 'C0NEW', 0))).toContain('Done');
+    await finishedActions(slack, 'C0TERM');
+    await finishedActions(slack, 'C0NEW');
     expect(await a.exited).toBe(0);
     emu.emulator.configure({ latencyMs: 0 });
   }, 90_000);
@@ -208,11 +216,11 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
 
     emu.emulator.configure({ latencyMs: 50 });
     for (let i = 0; i < 20; i++) await slack.command({ command: '/imagine', text: `kite ${i} --quality low`, user: `U0KITE${i}`, channel: `C0KITE${i}` });
-    for (let i = 0; i < 20; i++) expect(statusOf(await finishedJob(slack, `C0KITE${i}`))).toContain('Done');
+    for (let i = 0; i < 20; i++) await finishedActions(slack, `C0KITE${i}`);
     // The fake hands envelopes to the connections in turn: the click goes to the other replica than the job did.
-    const first = jobMessages(slack, 'C0KITE0')[0]!;
+    const first = await finishedActions(slack, 'C0KITE0');
     await slack.clickButton(first, 'pictor_reroll', 'U0BOB');
-    expect(statusOf(await finishedJob(slack, 'C0KITE0', 1))).toContain('Done');
+    await finishedActions(slack, 'C0KITE0', 1);
     expect(generations()).toBe(21);
 
     // A rolling deploy: A drains with a job of each replica running; A closes its connection, so B takes every new
@@ -224,8 +232,8 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     await slack.waitFor(() => slack.socketCount === 1 || undefined, 'A to close its Socket Mode connection', 3000);
     emu.emulator.configure({ latencyMs: 50 });
     for (let i = 0; i < 4; i++) await slack.command({ command: '/imagine', text: `new kite ${i} --quality low`, user: `U0NEW${i}`, channel: `C0NEW${i}` });
-    for (let i = 0; i < 4; i++) expect(statusOf(await finishedJob(slack, `C0NEW${i}`))).toContain('Done');
-    for (const i of [0, 1]) expect(statusOf(await finishedJob(slack, `C0SLOW${i}`))).toContain('Done');
+    for (let i = 0; i < 4; i++) await finishedActions(slack, `C0NEW${i}`);
+    for (const i of [0, 1]) await finishedActions(slack, `C0SLOW${i}`);
     expect(slack.responses.filter((r) => /restarting/.test(String(r.body.text)))).toEqual([]);
     expect(await drained).toBe(0);
     emu.emulator.configure({ latencyMs: 0 });

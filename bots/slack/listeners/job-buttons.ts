@@ -1,5 +1,6 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { openEditModal, respondVia, type BotContext } from '../bot-context.js';
+import { finishedJobNote } from '../finished-job-note.js';
 import { imagesOf } from '../input-images.js';
 import { ACTIONS, readCancelValue } from '../render-job.js';
 import { isSlackInputError } from '../SlackInputError.js';
@@ -8,13 +9,15 @@ import type { SavedRequest } from '../RequestStore.js';
 import { mayCancel } from '../../runner/index.js';
 
 /**
- * The buttons of a job's message. Each works from its value alone (a job id,
- * or the id of a request saved in the data folder), so they keep working
- * after a restart: Cancel stops a queued or running job (its owner or an
- * admin), Reroll runs the same request again for whoever clicks it, Edit opens
- * the edit modal on the job's images, Delete deletes the job's message, its
- * images with their caption, and the previews in its thread (its owner or an
- * admin, as for Cancel).
+ * The buttons of a job: Cancel on its message while it runs, Reroll, Edit and
+ * Delete on the message right after its images once it finished. Each works
+ * from its value alone (a job id, or the id of a request saved in the data
+ * folder), so they keep working after a restart: Cancel stops a queued or
+ * running job (its owner or an admin), and on a job that finished says so and
+ * where its buttons are; Reroll runs the same request again for whoever clicks
+ * it, Edit opens the edit modal on the job's images, Delete deletes the job's
+ * message, its images with their caption, the message with their buttons, and
+ * the previews in its thread (its owner or an admin, as for Cancel).
  */
 /**
  * A saved request acts only for the workspace it was made in: a button
@@ -51,7 +54,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
     channelId: body.channel?.id ?? body.container?.channel_id ?? '',
   });
 
-  app.action<BlockAction<ButtonAction>>(ACTIONS.cancel, async ({ ack, body, action }) => {
+  app.action<BlockAction<ButtonAction>>(ACTIONS.cancel, async ({ ack, body, action, client }) => {
     await ack();
     const { jobId, requestId } = readCancelValue(action.value ?? '');
     const actor = actorOf(body);
@@ -60,6 +63,12 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // The job ended but its message never said so (Slack failed every try): the click brings it up to date.
     if (await context.jobs.repair(jobId)) return;
     const info = context.runner.get(jobId);
+    // The job finished while its message still shows Cancel (its "Done" waits for the workspace's budget): where its buttons are.
+    const finished = await finishedJobNote({ client, store: context.store, requestId, teamId: actor.teamId, runnerStatus: info?.status });
+    if (finished) {
+      await respondVia(body.response_url, context.logger)(finished);
+      return;
+    }
     // Not a job of this process: with Redis, another replica may run it; it then shows the cancellation in the job's message.
     const elsewhere = !info && requestId ? await context.jobs.cancelElsewhere(requestId, actor.teamId, requester) : undefined;
     if (elsewhere === 'asked') return;
@@ -120,13 +129,23 @@ export function registerJobButtons(app: App, context: BotContext): void {
       const resultTs = await resultMessageTs(client, request);
       // The images first: a message deleted while they stay would leave them where nobody can reach them to delete.
       for (const file of request.outputFiles) await client.files.delete({ file: file.id });
-      // Then their caption (prompt and cost), which Slack keeps when only the files are deleted.
-      if (resultTs) await client.chat.delete({ channel: request.channelId, ts: resultTs }).catch((error: unknown) => context.logger.warn({ code: slackErrorCode(error) }, 'could not delete the caption of deleted images'));
+      // Then their caption (prompt and cost), which Slack keeps when only the files are deleted, and the message with
+      // their buttons: the one saved, and the one clicked (the same, unless the click came before it was saved).
+      const around = new Map<string, { channel: string; ts: string }>();
+      const add = (channel: string | undefined, ts: string | undefined) => channel && ts && ts !== request.messageTs && around.set(`${channel}/${ts}`, { channel, ts });
+      add(request.channelId, resultTs);
+      add(request.actionsMessage?.channelId, request.actionsMessage?.ts);
+      add(body.container?.channel_id as string | undefined, body.container?.message_ts as string | undefined);
+      // Paced with the channel's other writes, as every write of the bot.
+      const remove = (message: { channel: string; ts: string }) => context.writer.write(message.channel, { urgent: true, run: () => client.chat.delete(message) });
+      for (const message of around.values()) {
+        await remove(message).catch((error: unknown) => context.logger.warn({ code: slackErrorCode(error) }, 'could not delete a message of deleted images'));
+      }
       // And the previews in the thread: drafts of the same images. One already gone (deleted by hand) does not stop the rest.
       for (const file of request.previewFiles) {
         await client.files.delete({ file: file.id }).catch((error: unknown) => context.logger.warn({ code: slackErrorCode(error) }, 'could not delete a preview of deleted images'));
       }
-      await client.chat.delete({ channel: request.channelId, ts: request.messageTs });
+      await remove({ channel: request.channelId, ts: request.messageTs });
       context.logger.info({ request: request.id, by: `slack:${by.userId}` }, 'a result message was deleted');
     } catch (error) {
       context.logger.warn({ code: slackErrorCode(error) }, 'could not delete a result message');

@@ -117,6 +117,42 @@ describe('ChannelWriter’s workspace budgets', () => {
     void final;
   });
 
+  it('puts a deferrable final update after the channel’s other urgent writes, and before its progress', async () => {
+    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 600 });
+    const done: string[] = [];
+    const note = (name: string, urgent = true) => ({ urgent, run: async () => void done.push(name) });
+    const busy = writer.write('C1', { run: () => new Promise<void>((r) => setTimeout(r, 5)) });
+    const writes = [
+      writer.write('C1', note('preview', false)),
+      writer.write('C1', { budgeted: true, urgent: true, deferrable: true, workspace: 'T1', run: async () => void done.push('done of job 1') }),
+      writer.write('C1', note('images of job 2')),
+      writer.write('C1', note('buttons of job 2')),
+    ];
+    await Promise.all([busy, ...writes]);
+    expect(done).toEqual(['images of job 2', 'buttons of job 2', 'done of job 1', 'preview']);
+  });
+
+  it('sheds a deferrable final update waiting for its token when the bot stops, and every progress or deferrable write that comes after', async () => {
+    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 1, backgroundBurst: 1 });
+    await writer.write('C1', { budgeted: true, workspace: 'T1', run: async () => 'progress-1' });
+    const ran: string[] = [];
+    const deferred = writer.write('C1', { budgeted: true, urgent: true, deferrable: true, workspace: 'T1', run: async () => void ran.push('deferred') });
+    const final = writer.write('C2', { budgeted: true, urgent: true, workspace: 'T1', run: async () => void ran.push('final') });
+    await writer.idle(20);
+    expect(writer.pending).toBe(2);
+
+    writer.shedProgress();
+    await expect(deferred).resolves.toBeUndefined();
+    expect(writer.pending).toBe(1);
+    // Later ones are shed at once; a message, and a final update that is not deferrable, still go.
+    await expect(writer.write('C3', { budgeted: true, urgent: true, deferrable: true, workspace: 'T1', run: async () => void ran.push('late deferred') })).resolves.toBeUndefined();
+    await expect(writer.write('C3', { budgeted: true, workspace: 'T1', run: async () => void ran.push('late progress') })).resolves.toBeUndefined();
+    await expect(writer.write('C3', { urgent: true, run: async () => 'message' })).resolves.toBe('message');
+    expect(writer.pending).toBe(1);
+    expect(ran).toEqual([]);
+    void final;
+  });
+
   it('still makes a final update that came while a shed progress write was having its shared token looked up', async () => {
     // A shared budget whose answers take a Redis round trip: the drain loop is awaiting one when the writes below come.
     const taken: string[] = [];

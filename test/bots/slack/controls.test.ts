@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { settingsCommandOf } from '../../../bots/slack/listeners/settings-commands.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
-import { finishedJob, png, startHarness, type Harness, type HarnessOptions } from './harness.js';
+import { finishedActions, finishedJob, imageShares, png, startHarness, type Harness, type HarnessOptions } from './harness.js';
 
 const ADMIN = 'U0ADMIN';
 
@@ -70,7 +70,7 @@ describe('the rules of a workspace, on Slack', () => {
     const aliceEdit = await fake.submitView(view, { files: [fake.addFile({ name: 'cat.png', bytes: await png() })], prompt: 'add a hat', quality: 'low' });
     expect(aliceEdit.status).toBe(200);
     await finishedJob(fake, 'C0EDIT');
-    const job = fake.botMessages('C0EDIT')[0]!;
+    const job = await finishedActions(fake, 'C0EDIT');
     // Mallory opened a form before she was blocked.
     await fake.command({ command: '/imagine-edit', text: '', channel: 'C0EDIT', user: 'U0MALLORY' });
     const mallorysView = await fake.waitFor(() => fake.views[1], 'Mallory’s edit modal');
@@ -132,15 +132,16 @@ describe('/imagine history and /imagine forget, on Slack', () => {
     h = await start();
     await h.fake.command({ command: '/imagine', text: 'a lighthouse at dusk --quality low', channel: 'C0ART', user: 'U0ALICE' });
     const job = await finishedJob(h.fake, 'C0ART');
+    const actions = await finishedActions(h.fake, 'C0ART');
     const alice = { platform: 'slack' as const, userId: 'U0ALICE', channelId: 'C0ART', scopeId: h.fake.teamId };
     for (let tries = 0; tries < 200 && (await h.runner.history!.mine(alice)).length === 0; tries++) await new Promise((r) => setTimeout(r, 25));
 
     const mine = await privately(h.fake, 'history', 'U0ALICE');
     expect(mine).toMatch(/in <#C0ART> “a lighthouse at dusk” · 1 × 1024x1024, low · \$\d+\.\d+ · <https:\/\/slack\.com\/archives\/C0ART\/p\d+\|message>$/m);
     expect(mine).toContain(`/archives/C0ART/p${job.ts.replace('.', '')}|message>`);
-    // Each job has a Reroll button, the same as its message's own.
+    // Each job has a Reroll button, the same as the one beside its images.
     const blocks = h.fake.responses.at(-1)!.body.blocks as { accessory?: { action_id: string; value: string } }[];
-    const jobReroll = (job.blocks as { elements?: { action_id?: string; value?: string }[] }[]).flatMap((b) => b.elements ?? []).find((e) => e.action_id === 'pictor_reroll')?.value;
+    const jobReroll = (actions.blocks as { elements?: { action_id?: string; value?: string }[] }[]).flatMap((b) => b.elements ?? []).find((e) => e.action_id === 'pictor_reroll')?.value;
     expect(jobReroll).toBeTruthy();
     expect(blocks.flatMap((b) => (b.accessory ? [b.accessory] : []))).toEqual([{ type: 'button', action_id: 'pictor_reroll', text: { type: 'plain_text', text: 'Reroll' }, value: jobReroll }]);
     expect(await privately(h.fake, 'history', 'U0BOB')).toContain('Nothing yet.');
@@ -154,27 +155,30 @@ describe('/imagine history and /imagine forget, on Slack', () => {
 });
 
 describe('the Delete button of a result, on Slack', () => {
-  it('deletes the message, its final images with their caption and the previews in its thread, for whoever asked or an admin, and tells anyone else privately who may', async () => {
+  it('deletes the message, its final images with their caption, their buttons and the previews in its thread, for whoever asked or an admin, and tells anyone else privately who may', async () => {
     h = await start();
     await h.fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0ART', user: 'U0ALICE' });
     const job = await finishedJob(h.fake, 'C0ART');
+    const actions = await finishedActions(h.fake, 'C0ART');
     const images = [...h.fake.files.values()].filter((f) => !f.name.includes('-preview-')).map((f) => f.id);
     const previews = [...h.fake.files.values()].filter((f) => f.name.includes('-preview-')).map((f) => f.id);
     expect(images.length).toBeGreaterThan(0);
     expect(previews.length).toBeGreaterThan(0);
-    const result = h.fake.topLevel('C0ART').find((m) => images.includes(m.files?.[0]?.id ?? ''))!;
+    const result = imageShares(h.fake, 'C0ART').find((m) => images.includes(m.files?.[0]?.id ?? ''))!;
     expect(result.text).toContain('here is your image: “a kite”');
 
-    const stranger = await h.fake.clickButton(job, 'pictor_delete', 'U0BOB');
+    const stranger = await h.fake.clickButton(actions, 'pictor_delete', 'U0BOB');
     const told = await h.fake.waitFor(() => h!.fake.responses.find((r) => stranger.responseUrl.endsWith(r.id)), 'the answer to the stranger');
     expect(told.body).toMatchObject({ response_type: 'ephemeral', text: 'Only <@U0ALICE> or an admin can delete this message.' });
     expect(h.fake.messages).toContain(job);
 
-    await h.fake.clickButton(job, 'pictor_delete', ADMIN);
+    await h.fake.clickButton(actions, 'pictor_delete', ADMIN);
     await h.fake.waitFor(() => !h!.fake.messages.includes(job), 'the message to be deleted');
     expect(images.filter((id) => h!.fake.files.has(id))).toEqual([]);
     expect(previews.filter((id) => h!.fake.files.has(id))).toEqual([]);
-    // With their caption: nothing of the result is left in the channel.
+    // With their caption and their buttons: nothing of the result is left in the channel.
     expect(h.fake.messages).not.toContain(result);
+    expect(h.fake.messages).not.toContain(actions);
+    expect(h.fake.topLevel('C0ART').filter((m) => m.user === h!.fake.botUserId)).toEqual([]);
   });
 });

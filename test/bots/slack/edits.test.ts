@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecordingServer } from '../../fakes/slack/RecordingServer.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
-import { finishedJob, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
+import { finishedActions, finishedJob, imageShares, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 let foreign: RecordingServer | undefined;
@@ -39,8 +39,10 @@ describe('editing images in Slack', () => {
     expect(edit!.images).toHaveLength(1);
     expect(Buffer.from(edit!.images[0]!.bytes!).equals(bytes)).toBe(true);
     expect(fake.downloads.every((d) => d.authorized)).toBe(true);
-    const final = fake.replies('C0PHOTOS', post.ts).at(-1)!;
-    expect(final.files).toHaveLength(1);
+    // In that thread, the image with its caption, then its buttons.
+    const [final, actions] = fake.replies('C0PHOTOS', post.ts).slice(-2);
+    expect(final!.files).toHaveLength(1);
+    expect(actions).toBe(await finishedActions(fake, 'C0PHOTOS'));
   });
 
   it('refuses the shortcut privately on a message without images, without opening a modal', async () => {
@@ -140,7 +142,7 @@ describe('editing images in Slack', () => {
     await fake.command({ command: '/imagine', text: 'a red door --quality low', channel: 'C0THREAD' });
     const first = await finishedJob(fake, 'C0THREAD');
     // The result is shared beside the job's message; its thread holds the previews.
-    const result = fake.topLevel('C0THREAD').at(-1)!.files![0]!;
+    const result = imageShares(fake, 'C0THREAD').at(-1)!.files![0]!;
 
     await fake.userMessage({ channel: 'C0THREAD', text: `<@${fake.botUserId}> paint it blue`, threadTs: first.ts });
     await finishedJob(fake, 'C0THREAD', 1);
@@ -154,8 +156,8 @@ describe('editing images in Slack', () => {
     const { fake } = h;
     await fake.command({ command: '/imagine', text: 'a green hill --quality low', channel: 'C0BUTTON' });
     const done = await finishedJob(fake, 'C0BUTTON');
-    const result = fake.topLevel('C0BUTTON').at(-1)!.files![0]!;
-    await fake.clickButton(done, 'pictor_edit', 'U0BOB');
+    const result = imageShares(fake, 'C0BUTTON').at(-1)!.files![0]!;
+    await fake.clickButton(await finishedActions(fake, 'C0BUTTON'), 'pictor_edit', 'U0BOB');
     const view = await fake.waitFor(() => fake.views[0], 'the edit modal');
     await fake.submitView(view, { prompt: 'add sheep' });
     const edited = await finishedJob(fake, 'C0BUTTON', 1);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { buttonsOf } from '../../fakes/slack/slack-objects.js';
-import { FAKE_CHANNEL_INTERVAL_MS, finishedJob, isFinished, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
+import { actionMessages, FAKE_CHANNEL_INTERVAL_MS, finishedActions, finishedJob, imageShares, isFinished, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -42,18 +42,22 @@ describe('the end of a paid job reaches the user in Slack', () => {
     expect(fake.responses.filter((r) => click.responseUrl.endsWith(r.id))).toEqual([]);
   }, 20_000);
 
-  it('sends the images and the end to the requester directly when the channel is archived mid-job', async () => {
+  it('sends the images and their buttons to the requester directly when the channel is archived mid-job', async () => {
     h = await startHarness({ emulator: { latencyMs: 1500 } });
     const { fake } = h;
     await fake.command({ command: '/imagine', text: 'a lantern in the archive --quality low', channel: 'C0ARCHIVE', user: 'U0ALICE' });
     await fake.waitFor(() => jobMessages(fake, 'C0ARCHIVE').find((m) => statusOf(m).includes('Drawing')), 'the job to start');
     fake.archive('C0ARCHIVE');
     const dm = fake.dmOf('U0ALICE');
-    const note = await fake.waitFor(() => fake.botMessages(dm).find((m) => statusOf(m).includes('Done')), 'the end in the DM', 15_000);
-    expect(statusOf(note)).toContain('in your direct messages with me');
+    const actions = await finishedActions(fake, dm);
     const images = fake.messagesIn(dm).filter((m) => (m.files ?? []).length > 0);
     expect(images).toHaveLength(1);
     expect(images[0]!.text).toContain('<@U0ALICE> here is your image');
+    expect(fake.messagesIn(dm).map((m) => m.ts)).toEqual([images[0]!.ts, actions.ts]);
+    // Nothing else is posted there in place of the job's message: the images, their caption and their buttons say it all.
+    await h.close();
+    h = undefined;
+    expect(fake.messagesIn(dm)).toHaveLength(2);
   }, 20_000);
 
   it('retries the upload steps Slack failed on its side, and posts the images in the channel', async () => {
@@ -63,7 +67,7 @@ describe('the end of a paid job reaches the user in Slack', () => {
     fake.failNext('files.getUploadURLExternal', { status: 200, error: 'internal_error', count: 1, match: finalUpload });
     await fake.command({ command: '/imagine', text: 'a lantern uploaded twice --quality low', channel: 'C0UPLOAD' });
     const done = await finishedJob(fake, 'C0UPLOAD');
-    expect(statusOf(done)).toContain('the image is posted in the channel');
+    expect(statusOf(done)).toContain('the image is posted below, with Reroll, Edit and Delete');
     expect(fake.topLevel('C0UPLOAD').filter((m) => /here is your image/.test(m.text))).toHaveLength(1);
   });
 
@@ -74,24 +78,29 @@ describe('the end of a paid job reaches the user in Slack', () => {
     await fake.waitFor(() => jobMessages(fake, 'C0KICKED').find((m) => statusOf(m).includes('Drawing')), 'the job to start');
     fake.removeBotFrom('C0KICKED');
     const dm = fake.dmOf('U0BOB');
-    await fake.waitFor(() => fake.botMessages(dm).find((m) => statusOf(m).includes('Done')), 'the end in the DM', 15_000);
+    await finishedActions(fake, dm);
     expect(fake.messagesIn(dm).filter((m) => (m.files ?? []).length > 0)).toHaveLength(1);
   }, 20_000);
 
-  it('posts the end as a new message when the job’s message was deleted mid-job', async () => {
+  it('posts the images and their buttons when the job’s message was deleted mid-job, and no new job message in its place', async () => {
     h = await startHarness({ emulator: { latencyMs: 1500 } });
     const { fake } = h;
     await fake.command({ command: '/imagine', text: 'a lantern whose message vanished --quality low', channel: 'C0GONE' });
     const running = await fake.waitFor(() => jobMessages(fake, 'C0GONE').find((m) => statusOf(m).includes('Drawing')), 'the job to start');
     fake.messages.splice(fake.messages.indexOf(running), 1);
-    const replacement = await finishedJob(fake, 'C0GONE');
-    expect(replacement.ts).not.toBe(running.ts);
-    expect(statusOf(replacement)).toContain('Done');
+    const actions = await finishedActions(fake, 'C0GONE');
+    expect(imageShares(fake, 'C0GONE')).toHaveLength(1);
+    await fake.waitFor(() => fake.callsOf('chat.update').find((c) => isFinalUpdate(c.args)), 'the final update of the message');
+    await h.close({ fake: true });
+    h = undefined;
+    expect(fake.callsOf('chat.update').filter((c) => isFinalUpdate(c.args)).map((c) => c.error)).toEqual(['message_not_found']);
+    expect(fake.topLevel('C0GONE').map((m) => m.ts)).toEqual([imageShares(fake, 'C0GONE')[0]!.ts, actions.ts]);
+    await fake.close();
   }, 20_000);
 });
 
 describe('results of jobs ending together, under Slack’s Tier 3 limit on chat.update', () => {
-  it('shows every result in its channel with its caption at once, brings Done and the buttons to the messages within the budget, and draws no 429', async () => {
+  it('shows every result in its channel with its caption and its buttons at once, brings Done to the messages within the budget, and draws no 429', async () => {
     // Slack allows 30 chat.updates a minute here; the bot keeps below it (25 a minute, none saved up), so the job messages' Done waits its turn.
     const fake = await new FakeSlack({ channelWriteIntervalMs: FAKE_CHANNEL_INTERVAL_MS, tier3PerMinute: 30 }).start();
     h = await startHarness({ fake, bot: { progressWritesPerMinute: 25, progressWritesBurst: 1 } });
@@ -100,15 +109,17 @@ describe('results of jobs ending together, under Slack’s Tier 3 limit on chat.
     const resultIn = (channel: string) => fake.topLevel(channel).find((m) => (m.files ?? []).length === 1 && /here is your image/.test(m.text));
 
     await fake.waitFor(() => channels.every(resultIn) || undefined, 'every result in its channel', 15_000);
-    // The results are out while job messages still wait for the budget to show Done.
+    await Promise.all(channels.map((channel) => finishedActions(fake, channel)));
+    // The results and their buttons are out while job messages still wait for the budget to show Done.
     expect(channels.filter((c) => isFinished(jobMessages(fake, c)[0]!)).length).toBeLessThan(channels.length);
     for (const [i, channel] of channels.entries()) {
       expect(resultIn(channel)!.text).toMatch(new RegExp(`^<@U0ALICE> here is your image: “a lantern number ${i + 1}”  \`--quality low\`\\n1024x1024 · low · png · \\$0\\.0064 · `));
     }
 
     for (const channel of channels) {
+      expect(buttonsOf(actionMessages(fake, channel)[0]!).map((b) => b.actionId)).toEqual(['pictor_reroll', 'pictor_edit', 'pictor_delete']);
       const done = await finishedJob(fake, channel);
-      expect(buttonsOf(done).map((b) => b.actionId)).toEqual(['pictor_reroll', 'pictor_edit', 'pictor_delete']);
+      expect(buttonsOf(done)).toEqual([]);
     }
     expect(fake.rejectedWrites).toEqual([]);
     expect(fake.tier3Refusals).toEqual([]);

@@ -127,8 +127,23 @@ export function isFinished(message: FakeMessage): boolean {
   return /Done ·|:warning:|Cancelled|Stopped/.test(statusOf(message));
 }
 
-export function hasButton(message: FakeMessage, actionId: string): boolean {
+export function hasButton(message: Pick<FakeMessage, 'blocks'>, actionId: string): boolean {
   return buttonsOf(message).some((b) => b.actionId === actionId);
+}
+
+/** The top-level messages of a channel that share files (a finished job's images with their caption), oldest first. */
+export function imageShares(fake: FakeSlack, channel: string): FakeMessage[] {
+  return fake.topLevel(channel).filter((m) => (m.files ?? []).length > 0);
+}
+
+/** The messages with a finished job's Reroll, Edit and Delete (posted right after its images; not job messages). */
+export function actionMessages(fake: FakeSlack, channel: string): FakeMessage[] {
+  return fake.botMessages(channel).filter((m) => hasButton(m, 'pictor_reroll') && !(m.blocks ?? []).some((b) => (b as { block_id?: string }).block_id === 'status'));
+}
+
+/** Waits for the Reroll, Edit and Delete of the n-th finished job of a channel, and returns their message. */
+export async function finishedActions(fake: FakeSlack, channel: string, index = 0): Promise<FakeMessage> {
+  return fake.waitFor(() => actionMessages(fake, channel)[index], `the buttons of finished job ${index} in ${channel}`);
 }
 
 /** Waits for the n-th job message of a channel to reach its end, and returns it. */

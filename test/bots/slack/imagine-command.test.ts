@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sniffImageType } from '../../../src/index.js';
 import { buttonsOf, visibleText } from '../../fakes/slack/slack-objects.js';
-import { finishedJob, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
+import { finishedActions, finishedJob, imageShares, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -28,15 +28,21 @@ describe('/imagine over HTTP', () => {
     const statuses = message.edits.map((e) => visibleText(e));
     expect(statuses.some((s) => s.includes('Drawing'))).toBe(true);
     expect(statuses.some((s) => /preview \d is in the thread/.test(s))).toBe(true);
-    expect(statusOf(message)).toMatch(/^:white_check_mark: Done · 1024x1024 · low · png · \$0\.0064 · [\d.]+ s · the image is posted in the channel$/);
-    expect(buttonsOf(message).map((b) => b.actionId)).toEqual(['pictor_reroll', 'pictor_edit', 'pictor_delete']);
+    expect(statusOf(message)).toMatch(/^:white_check_mark: Done · 1024x1024 · low · png · \$0\.0064 · [\d.]+ s · the image is posted below, with Reroll, Edit and Delete$/);
+    // Its buttons are not on the message (no stale Cancel, no second set): they follow the image, in a message of their own.
+    expect(buttonsOf(message)).toEqual([]);
+    const actions = await finishedActions(fake, 'C0ART');
+    expect(buttonsOf(actions).map((b) => b.actionId)).toEqual(['pictor_reroll', 'pictor_edit', 'pictor_delete']);
+    expect(visibleText(actions)).toContain('“a lighthouse at dusk”');
+    expect(visibleText(actions)).not.toContain('<@');
 
     // Previews are files in the message's thread; the final image is shared in the channel, captioned so it reads on its own.
     const thread = fake.replies('C0ART', message.ts);
     const previews = thread.filter((m) => m.text.startsWith('Preview'));
     expect(previews.length).toBeGreaterThanOrEqual(1);
     expect(thread.every((m) => m.text.startsWith('Preview'))).toBe(true);
-    const final = fake.topLevel('C0ART').at(-1)!;
+    const final = imageShares(fake, 'C0ART').at(-1)!;
+    expect(fake.topLevel('C0ART').map((m) => m.ts)).toEqual([message.ts, final.ts, actions.ts]);
     expect(final.text).toMatch(/^<@U0ALICE> here is your image: “a lighthouse at dusk” {2}`--quality low`\n1024x1024 · low · png · \$0\.0064 · [\d.]+ s$/);
     expect(final.files).toHaveLength(1);
     expect(sniffImageType(final.files![0]!.bytes!)).toBe('png');

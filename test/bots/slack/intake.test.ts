@@ -3,7 +3,7 @@ import type { Requester } from '../../../bots/runner/index.js';
 import { BLOCKED_WORD, intakeCases } from '../../helpers/intake-cases.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { RecordingLogger } from '../discord/harness.js';
-import { finishedJob, png, startHarness, type Harness } from './harness.js';
+import { finishedActions, png, startHarness, type Harness } from './harness.js';
 
 /**
  * Every entry point of the Slack bot goes through the runner's one intake:
@@ -26,10 +26,10 @@ interface EntryPoint {
   prepare(h: Harness): Promise<() => Promise<unknown>>;
 }
 
-/** A finished job's message in the channel, with its buttons. */
+/** A finished job's buttons (Reroll, Edit, Delete) in the channel. */
 async function jobMessage(fake: FakeSlack) {
   await fake.command({ command: '/imagine', text: `a ${WORD} at sea --quality low`, channel: CHANNEL, user: MEMBER });
-  return finishedJob(fake, CHANNEL);
+  return finishedActions(fake, CHANNEL);
 }
 
 const ENTRY_POINTS: EntryPoint[] = [

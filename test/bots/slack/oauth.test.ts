@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger, silentLogger } from '../../../src/index.js';
 import { startSlackBot } from '../../../bots/slack/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
-import { finishedJob, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
+import { finishedActions, finishedJob, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
 
 const ADMIN = 'U0ADMIN';
 const STATE_SECRET = 'a-state-secret-for-the-oauth-tests';
@@ -215,7 +215,8 @@ describe('the Slack app in many workspaces (OAuth)', () => {
     const { fake, dataDir } = before;
     await install(before, 'T0ALPHA');
     await fake.command({ command: '/imagine', text: 'a paper boat --quality low', team: 'T0ALPHA', channel: 'C0ALPHA' });
-    const done = await finishedJob(fake, 'C0ALPHA');
+    await finishedJob(fake, 'C0ALPHA');
+    const done = await finishedActions(fake, 'C0ALPHA');
     await before.close({ fake: true, dataDir: true });
 
     h = await startHarness({ fake, dataDir, bot: { botToken: undefined, oauth: { clientId: fake.clientId, clientSecret: fake.clientSecret, stateSecret: STATE_SECRET } } });

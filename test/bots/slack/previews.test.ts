@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PREVIEW_LONGEST_SIDE } from '../../../bots/runner/index.js';
 import { streamedImages } from '../../helpers/service-images.js';
-import { finishedJob, startHarness, statusOf, type Harness } from './harness.js';
+import { finishedJob, imageShares, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -34,7 +34,7 @@ describe('previews of a job in Slack', () => {
       expect(file.bytes!.length).toBeLessThan(service.partials[index]!.length);
     }
     // The final image is shared in the channel, after the job's message.
-    const final = fake.topLevel('C0ART').at(-1)!;
+    const final = imageShares(fake, 'C0ART').at(-1)!;
     expect(final.files).toHaveLength(1);
     expect(final.files![0]!.name).toMatch(/\.png$/);
     expect(final.files![0]!.bytes!.equals(service.finals[0]!)).toBe(true);
@@ -52,7 +52,7 @@ describe('previews of a job in Slack', () => {
     expect(previews.length).toBeGreaterThanOrEqual(1);
     expect(previews.every((f) => f.name.endsWith('.png'))).toBe(true);
     expect(statusOf(message)).toMatch(/^:white_check_mark: Done · 1024x1024 · low · png · /);
-    const final = fake.topLevel('C0ART').at(-1)!;
+    const final = imageShares(fake, 'C0ART').at(-1)!;
     expect((await sharp(final.files![0]!.bytes!).metadata()).format).toBe('png');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ACTIONS, renderJobMessage, type JobViewState } from '../../../bots/slack/render-job.js';
+import { ACTIONS, describeFinishedJob, renderJobActions, renderJobMessage, requestIdOfJobMessage, type JobViewState } from '../../../bots/slack/render-job.js';
 import { estimatePrice } from '../../../src/index.js';
 
 function completedJob(completed: Partial<NonNullable<JobViewState['completed']>>): JobViewState {
@@ -54,5 +54,41 @@ describe('a finished job’s message', () => {
   it('says Done once they are posted, with Reroll, Edit and Delete', () => {
     expect(shown(completedJob({ uploaded: true, where: 'channel' }))).toContain(':white_check_mark: Done · ');
     expect(actionsOf(completedJob({ uploaded: true, where: 'channel' }))).toEqual([ACTIONS.reroll, ACTIONS.edit, ACTIONS.delete]);
+  });
+});
+
+describe('a finished job whose Reroll, Edit and Delete are posted beside its images', () => {
+  const beside = completedJob({ uploaded: true, where: 'channel', actionsBeside: true });
+
+  it('says on its message that it is done and where the images and their buttons are, with no button of its own', () => {
+    expect(JSON.stringify(renderJobMessage(beside).blocks)).toMatch(/:white_check_mark: Done · 1024x1024 · low · png · \$0\.0064 · 1\.2 s · the image is posted below, with Reroll, Edit and Delete"/);
+    expect(shown(completedJob({ uploaded: true, where: 'dm', images: 2, actionsBeside: true }))).toContain('2 images are in your direct messages with me, with Reroll, Edit and Delete');
+    expect(actionsOf(beside)).toEqual([]);
+  });
+
+  it('names its saved request on its message all the same, for a mention in its thread', () => {
+    expect(requestIdOfJobMessage(renderJobMessage(beside).blocks)).toBe('req1');
+    expect(requestIdOfJobMessage([{ type: 'actions', block_id: 'job_actions', elements: [{ action_id: ACTIONS.cancel, value: 'job1:req0' }] }])).toBe('req0');
+    expect(requestIdOfJobMessage([{ type: 'section', block_id: 'request' }])).toBeUndefined();
+  });
+
+  it('posts the buttons with the prompt they act on, without mentioning anyone again', () => {
+    const actions = renderJobActions({ ...beside, prompt: 'a red \n kite <over> the sea' });
+    expect(actions.text).toBe('Reroll, Edit or Delete: “a red kite &lt;over&gt; the sea”');
+    expect(JSON.stringify(actions.blocks)).not.toContain('<@');
+    expect(actions.blocks.flatMap((b) => ('elements' in b ? (b.elements as { action_id?: string; value?: string }[]) : [])).filter((e) => e.action_id).map((e) => [e.action_id, e.value])).toEqual([
+      [ACTIONS.reroll, 'req1'],
+      [ACTIONS.edit, 'req1'],
+      [ACTIONS.delete, 'req1'],
+    ]);
+  });
+});
+
+describe('the answer to Cancel on a job that has finished', () => {
+  it('says it is done, and links to its buttons when it can', () => {
+    expect(describeFinishedJob({ actionsAt: 'https://team.slack.com/archives/C1/p1' })).toBe('That job is done: its images and their Reroll, Edit and Delete buttons are <https://team.slack.com/archives/C1/p1|here>.');
+    expect(describeFinishedJob({})).toBe('That job is done: its images are posted after its message, with their Reroll, Edit and Delete buttons.');
+    expect(describeFinishedJob({ posting: true })).toBe('That job is done: its images are being posted, with Reroll, Edit and Delete right after them.');
+    expect(describeFinishedJob({ inDirectMessages: true })).toBe('That job is done: its images and their Reroll, Edit and Delete buttons were sent to the direct messages of the person who asked for it.');
   });
 });

@@ -1,8 +1,9 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buttonsOf } from '../../fakes/slack/slack-objects.js';
-import { finishedJob, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
+import { actionMessages, finishedActions, finishedJob, hasButton, imageShares, isFinished, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
 
 const open: Harness[] = [];
 afterEach(async () => {
@@ -14,7 +15,8 @@ describe('buttons after a restart', () => {
     const before = await startHarness();
     const { fake, dataDir } = before;
     await fake.command({ command: '/imagine', text: 'a paper boat --size 1024x1536 --quality low --n 2', channel: 'C0BOATS' });
-    const done = await finishedJob(fake, 'C0BOATS');
+    await finishedJob(fake, 'C0BOATS');
+    const done = await finishedActions(fake, 'C0BOATS');
     await before.close({ fake: true, dataDir: true });
 
     const after = await startHarness({ fake, dataDir });
@@ -26,7 +28,7 @@ describe('buttons after a restart', () => {
     expect(JSON.stringify(reroll.blocks)).toContain('<@U0BOB> asked for: “a paper boat”');
     const [sent] = after.emulator.requests;
     expect(sent!.fields).toMatchObject({ prompt: 'a paper boat', size: '1024x1536', quality: 'low', n: 2 });
-    expect(fake.topLevel('C0BOATS').at(-1)!.files).toHaveLength(2);
+    expect(imageShares(fake, 'C0BOATS').at(-1)!.files).toHaveLength(2);
   });
 
   it('marks a job stopped by a restart, and its Reroll on the new process downloads the input images again', async () => {
@@ -53,17 +55,44 @@ describe('buttons after a restart', () => {
     expect(Buffer.from(edit.images[0]!.bytes!).equals(bytes)).toBe(true);
   });
 
-  it('shows Done, with its buttons, for a job that finished before a stop cut off its message’s last update', async () => {
+  it('shows Done, without buttons, for a finished job whose message’s last update a stop shed (its buttons are beside its images)', async () => {
+    // A budget of updates spent by the first progress update: the job's "Done" is still waiting for it when the bot stops.
+    const before = await startHarness({ emulator: { latencyMs: 600 }, bot: { progressWritesPerMinute: 0.001, progressWritesBurst: 1 } });
+    const { fake, dataDir } = before;
+    await fake.command({ command: '/imagine', text: 'a lantern --quality low', channel: 'C0LAMPS' });
+    const actions = await finishedActions(fake, 'C0LAMPS');
+    const job = jobMessages(fake, 'C0LAMPS')[0]!;
+    expect(hasButton(job, 'pictor_cancel')).toBe(true);
+    await before.close({ fake: true, dataDir: true });
+    // The stop did not wait for the budget: the message still shows the job running.
+    expect(isFinished(job)).toBe(false);
+
+    const after = await startHarness({ fake, dataDir });
+    open.push(after);
+    const done = await finishedJob(fake, 'C0LAMPS');
+    expect(done).toBe(job);
+    expect(statusOf(done)).toMatch(/Done · 1024x1024 · low · .* · the image is posted below, with Reroll, Edit and Delete$/);
+    expect(buttonsOf(done)).toEqual([]);
+    expect(actionMessages(fake, 'C0LAMPS')).toEqual([actions]);
+  });
+
+  it('shows Done, with its buttons, for a job whose stop came after its images were posted and before their buttons were', async () => {
     const before = await startHarness();
     const { fake, dataDir } = before;
     await fake.command({ command: '/imagine', text: 'a lantern --quality low', channel: 'C0LAMPS' });
     const done = await finishedJob(fake, 'C0LAMPS');
-    await before.close({ fake: true, dataDir: true });
-    // As if the process had stopped after posting the images, while the message's "Done" waited for the workspace's budget.
+    const actions = await finishedActions(fake, 'C0LAMPS');
     const dir = join(dataDir, 'slack', 'requests');
     const [file] = (await readdir(dir)).filter((name) => name.endsWith('.json'));
-    const envelope = JSON.parse(await readFile(join(dir, file!), 'utf8'));
-    await writeFile(join(dir, file!), JSON.stringify({ ...envelope, holder: 'a-stopped-process', value: { ...envelope.value, status: 'active' } }));
+    const saved = () => JSON.parse(readFileSync(join(dir, file!), 'utf8'));
+    await fake.waitFor(() => saved().value.status === 'ended', 'the request to be saved as ended');
+    await before.close({ fake: true, dataDir: true });
+    // As if the process had stopped after posting the images, before their buttons.
+    const envelope = saved();
+    expect(envelope.value.actionsMessage).toEqual({ channelId: 'C0LAMPS', ts: actions.ts });
+    const { actionsMessage: _, ...value } = envelope.value;
+    await writeFile(join(dir, file!), JSON.stringify({ ...envelope, holder: 'a-stopped-process', value: { ...value, status: 'active' } }));
+    fake.messages.splice(fake.messages.indexOf(actions), 1);
     done.blocks = [];
 
     const after = await startHarness({ fake, dataDir });

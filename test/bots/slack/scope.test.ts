@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { finishedJob, png, startHarness, type Harness } from './harness.js';
+import { finishedActions, png, startHarness, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -13,7 +13,7 @@ describe('job buttons act only for the workspace the job was made in', () => {
     const { fake } = h;
     const photo = fake.addFile({ name: 'private.png', bytes: await png(24, 24) });
     await fake.userMessage({ channel: 'C0SHARED', text: `<@${fake.botUserId}> add a hat`, files: [photo] });
-    const done = await finishedJob(fake, 'C0SHARED');
+    const done = await finishedActions(fake, 'C0SHARED');
     const sentBefore = h.emulator.requests.length;
     const downloadsBefore = fake.downloads.length;
 

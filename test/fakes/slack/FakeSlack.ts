@@ -38,10 +38,11 @@ export interface FakeSlackOptions {
   /** How long a trigger_id can open a view. Default 3000 ms (Slack's limit). */
   triggerLifetimeMs?: number;
   /**
-   * Calls of each Tier 3 method (`chat.update`, `conversations.history`,
-   * `conversations.replies`) accepted per workspace in any 60 s; one more
-   * gets 429 with `Retry-After` (seconds until the oldest leaves the window).
-   * Slack documents Tier 3 as "50+ per minute". Default 50; 0 = no limit.
+   * Calls of each Tier 3 method (`chat.update`, `chat.delete`,
+   * `conversations.history`, `conversations.replies`) accepted per workspace
+   * in any 60 s; one more gets 429 with `Retry-After` (seconds until the
+   * oldest leaves the window). Slack documents Tier 3 as "50+ per minute",
+   * counted per method per app per workspace. Default 50; 0 = no limit.
    */
   tier3PerMinute?: number;
   /** The app's OAuth client id and secret (for `oauth.v2.access`). */
@@ -62,7 +63,7 @@ export interface FakeWorkspace {
 /** Slack's authorization codes expire after 10 minutes and are good once. */
 const CODE_LIFETIME_MS = 10 * 60_000;
 
-const TIER3_METHODS = new Set(['chat.update', 'conversations.history', 'conversations.replies']);
+const TIER3_METHODS = new Set(['chat.update', 'chat.delete', 'conversations.history', 'conversations.replies']);
 const MINUTE_MS = 60_000;
 
 export type Delivery = { status: number; body: unknown };
@@ -124,7 +125,7 @@ export class FakeSlack {
   readonly #revoked = new Set<string>();
   readonly #codes = new Map<string, { teamId: string; orgWide: boolean; redirectUri: string; issuedAt: number; used: boolean }>();
   readonly #lastWriteAt = new Map<string, number>();
-  /** Accepted calls of each Tier 3 method in the last minute, oldest first. */
+  /** Accepted calls of each Tier 3 method in the last minute, per workspace (`<team>/<method>`), oldest first. */
   readonly #tier3Calls = new Map<string, number[]>();
   readonly #notMember = new Set<string>();
   readonly #archived = new Set<string>();
@@ -720,7 +721,8 @@ export class FakeSlack {
       return json(res, fault.status, payload, fault.status === 429 ? { 'retry-after': String(fault.retryAfterSec) } : {});
     }
     if (TIER3_METHODS.has(method) && this.tier3PerMinute > 0) {
-      const calls = this.#tier3Calls.get(method) ?? [];
+      const counted = `${workspace?.teamId ?? ''}/${method}`;
+      const calls = this.#tier3Calls.get(counted) ?? [];
       while (calls.length > 0 && at - calls[0]! >= MINUTE_MS) calls.shift();
       if (calls.length >= this.tier3PerMinute) {
         this.tier3Refusals.push({ method, at });
@@ -730,7 +732,7 @@ export class FakeSlack {
         return json(res, 429, payload, { 'retry-after': String(Math.max(1, Math.ceil((calls[0]! + MINUTE_MS - at) / 1000))) });
       }
       calls.push(at);
-      this.#tier3Calls.set(method, calls);
+      this.#tier3Calls.set(counted, calls);
     }
     if (WRITE_METHODS.has(method)) {
       const channel = String(args.channel ?? args.channel_id ?? '');
@@ -840,6 +842,15 @@ export class FakeSlack {
         if (args.blocks !== undefined) message.blocks = args.blocks as unknown[];
         message.edits.push({ at: Date.now(), text: message.text, blocks: message.blocks });
         return { ok: true, channel, ts: message.ts, text: message.text };
+      }
+      case 'chat.getPermalink': {
+        // Slack: "hundreds of requests per minute"; not a write.
+        const message = this.messages.find((m) => m.channel === channel && m.ts === str('message_ts'));
+        if (!channel) return fail('channel_not_found');
+        if (!message) return fail('message_not_found');
+        const link = `https://pictor-test.slack.com/archives/${channel}/p${message.ts.replace('.', '')}`;
+        const inThread = message.thread_ts && message.thread_ts !== message.ts;
+        return { ok: true, channel, permalink: inThread ? `${link}?thread_ts=${message.thread_ts}&cid=${channel}` : link };
       }
       case 'chat.delete': {
         if (!channel) return fail('channel_not_found');

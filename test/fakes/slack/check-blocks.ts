@@ -10,6 +10,7 @@ const MAX_VIEW_BLOCKS = 100;
 const MAX_SECTION_TEXT = 3000;
 const MAX_BUTTON_VALUE = 2000;
 const MAX_ACTION_ID = 255;
+const MAX_BLOCK_ID = 255;
 const MAX_BUTTON_TEXT = 75;
 const MAX_ACTIONS_ELEMENTS = 25;
 const MAX_CONTEXT_ELEMENTS = 10;
@@ -69,6 +70,7 @@ export function checkBlocks(blocks: unknown, where: 'message' | 'view'): string 
     // An action_id must be unique within its block.
     const actionIds = new Set<string>();
     if (typeof block.block_id === 'string') {
+      if (block.block_id.length > MAX_BLOCK_ID) return `block_id longer than ${MAX_BLOCK_ID}`;
       if (blockIds.has(block.block_id)) return `duplicate block_id ${block.block_id}`;
       blockIds.add(block.block_id);
     }

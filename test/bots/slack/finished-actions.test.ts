@@ -1,0 +1,84 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { describeFinishedJob } from '../../../bots/slack/render-job.js';
+import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import type { FakeMessage } from '../../fakes/slack/slack-objects.js';
+import { actionMessages, FAKE_CHANNEL_INTERVAL_MS, hasButton, imageShares, jobMessages, startHarness, visibleText, type Harness } from './harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const MEMBERS = 50;
+const CHANNELS = 10;
+/** What the issue promises: a member's Reroll works within 5 s of their final images. */
+const USABLE_WITHIN_MS = 5000;
+
+interface Member {
+  user: string;
+  channel: string;
+  prompt: string;
+}
+
+const members: Member[] = Array.from({ length: MEMBERS }, (_, i) => ({
+  user: `U0MEMBER${String(i + 1).padStart(2, '0')}`,
+  channel: `C0BUSY${String(i % CHANNELS).padStart(2, '0')}`,
+  prompt: `a lantern for member ${i + 1}`,
+}));
+
+const quoted = (member: Member) => `“${member.prompt}”`;
+const imagesOf = (fake: FakeSlack, member: Member) => imageShares(fake, member.channel).find((m) => m.text.startsWith(`<@${member.user}> here is your image: ${quoted(member)}`));
+const actionsOf = (fake: FakeSlack, member: Member) => actionMessages(fake, member.channel).find((m) => visibleText(m).includes(quoted(member)));
+const jobsOf = (fake: FakeSlack, member: Member) => jobMessages(fake, member.channel).filter((m) => visibleText(m).includes(`<@${member.user}> asked for: ${quoted(member)}`));
+
+describe('a finished job’s Reroll, Edit and Delete, when many jobs end together', () => {
+  it('lets each of 50 members reroll within 5 s of their images, with the Tier 3 budget spent, and answers a Cancel on a finished job that it is done and where', async () => {
+    // Slack's limits as they are (Tier 3: 50 chat.updates a minute per workspace) and the bot's default budget
+    // (40 a minute, 10 saved up): most job messages cannot show "Done" for a minute after 50 jobs end together.
+    const fake = await new FakeSlack({ channelWriteIntervalMs: FAKE_CHANNEL_INTERVAL_MS }).start();
+    h = await startHarness({ fake, emulator: { latencyMs: 300 } });
+
+    const asked = await Promise.all(members.map((m) => fake.command({ command: '/imagine', text: `${m.prompt} --quality low`, channel: m.channel, user: m.user })));
+    expect(asked.every((a) => a.status === 200)).toBe(true);
+
+    // Each member clicks Reroll as soon as its button shows; the click works when a new job of theirs is posted.
+    const rounds = await Promise.all(
+      members.map(async (member) => {
+        const actions = await fake.waitFor(() => actionsOf(fake, member), `the buttons of ${member.prompt}`, 30_000);
+        const images = imagesOf(fake, member)!;
+        const jobMessage = jobsOf(fake, member)[0]!;
+        // What the member sees of their job's message then: still "Drawing…" with Cancel, when its "Done" waits for the budget.
+        const seen: FakeMessage = { ...jobMessage, blocks: jobMessage.blocks };
+        const click = await fake.clickButton(actions, 'pictor_reroll', member.user);
+        expect(click.status).toBe(200);
+        const reroll = await fake.waitFor(() => jobsOf(fake, member)[1], `the reroll of ${member.prompt}`, 30_000);
+        return { member, images, actions, seen, rerolledAt: reroll.postedAt };
+      }),
+    );
+
+    // On the stand-in's clock: from the images being shared to the Reroll's new job being posted.
+    const late = rounds.filter((r) => r.rerolledAt - r.images.postedAt > USABLE_WITHIN_MS).map((r) => `${r.member.prompt}: ${r.rerolledAt - r.images.postedAt} ms`);
+    expect(late).toEqual([]);
+    // The buttons follow their images, where the member asked.
+    for (const r of rounds) {
+      expect(r.actions.channel).toBe(r.member.channel);
+      expect(Number(r.actions.ts)).toBeGreaterThan(Number(r.images.ts));
+    }
+    // The jobs ended together: many job messages still showed them running when their buttons were out.
+    const stale = rounds.filter((r) => hasButton(r.seen, 'pictor_cancel'));
+    expect(stale.length).toBeGreaterThan(MEMBERS / 2);
+
+    // A Cancel on such a message answers that the job is done and links to its buttons.
+    const still = stale[0]!;
+    const cancel = await fake.clickButton(still.seen, 'pictor_cancel', still.member.user);
+    const answer = await fake.waitFor(() => fake.responses.find((r) => cancel.responseUrl.endsWith(r.id)), 'the answer to Cancel');
+    const link = `https://pictor-test.slack.com/archives/${still.member.channel}/p${still.actions.ts.replace('.', '')}`;
+    expect(answer.body).toMatchObject({ response_type: 'ephemeral', text: describeFinishedJob({ actionsAt: link }) });
+
+    // The rerolls end too (their own buttons beside their images), and Slack never refused a write.
+    await Promise.all(members.map((m) => fake.waitFor(() => actionMessages(fake, m.channel).filter((a) => visibleText(a).includes(quoted(m)))[1], `the buttons of the reroll of ${m.prompt}`, 30_000)));
+    expect(fake.rejectedWrites).toEqual([]);
+    expect(fake.tier3Refusals).toEqual([]);
+  }, 120_000);
+});
