@@ -12,7 +12,6 @@ import { connect } from '../src/connect.js';
 import { loadDotEnv, readCoreConfig } from '../src/config.js';
 import { humanLogDestination } from '../src/core/log-format.js';
 import { LedgerUnreadableError } from '../src/spend/errors.js';
-import { ledgerKindOf } from '../src/spend/ledger-kind.js';
 import { openQuotaStore } from '../src/spend/open-store.js';
 import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emulator/index.js';
 import { createMetrics, startMetricsServer, type HealthCheck, type Metrics } from '../src/metrics/index.js';
@@ -96,7 +95,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       const store = await openQuotaStore({
         redis: core.redis,
         dataDir: runnerConfig.dataDir,
-        ledger: ledgerKindOf(core),
+        ledger: connection.ledger,
         usageRetentionDays: core.spend.usageRetentionDays,
         logger,
         onRestored: print,

@@ -15,7 +15,8 @@ const env = useEmulator();
 let failing: { server: Server; url: string; requests: number; status: number; message: string };
 beforeAll(async () => {
   const server = createServer((req, res) => {
-    failing.requests++;
+    // Image requests only: a HEAD is the client asking whether this is a Pictor emulator.
+    if (req.method === 'POST') failing.requests++;
     req.resume();
     req.on('end', () => {
       res.writeHead(failing.status, { 'content-type': 'application/json' });

@@ -32,7 +32,7 @@ describe('pictor generate', () => {
     expect(files).toHaveLength(2);
     expect(files[0]).toMatch(/^a-quiet-harbour-.*-1\.png$/);
     expect(await describeImage(await readFile(join(dir, files[0]!)))).toMatchObject({ width: 1024, height: 1536, format: 'png' });
-    expect(stdout).toContain('Cost: $0.0106 (2 × $0.0053)');
+    expect(stdout).toContain('Would cost on the real service: $0.0106 (2 × $0.0053) (an emulator made it: nothing was spent)');
   });
 
   it('uses the configured service and key', async () => {
