@@ -11,6 +11,7 @@ import { closeRedis, connectRedis, createLogger, describeRedisConfig, pingRedis,
 import { connect } from '../src/connect.js';
 import { loadDotEnv, readCoreConfig } from '../src/config.js';
 import { humanLogDestination } from '../src/core/log-format.js';
+import { processOutput } from '../src/core/process-output.js';
 import { LedgerUnreadableError } from '../src/spend/errors.js';
 import { openQuotaStore } from '../src/spend/open-store.js';
 import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emulator/index.js';
@@ -226,31 +227,6 @@ function nothingToRun(): ValidationError {
 
 /** Time the stop steps after the grace get (the last chat messages, closing connections) before the process ends regardless. */
 export const STOP_ALLOWANCE_MS = 10_000;
-
-/**
- * stdout and stderr as `npm start` uses them: a reader that went away (`npm start | head -1`, a log shipper that
- * died) is reported once through `onClosed` instead of an EPIPE stack, and later lines are dropped.
- */
-function processOutput(onClosed: (stream: 'stdout' | 'stderr') => void): { out(line: string): void; err(line: string): void } {
-  const closed = new Set<NodeJS.WriteStream>();
-  const watch = (stream: NodeJS.WriteStream, name: 'stdout' | 'stderr') =>
-    stream.on('error', () => {
-      if (closed.has(stream)) return;
-      closed.add(stream);
-      onClosed(name);
-    });
-  watch(process.stdout, 'stdout');
-  watch(process.stderr, 'stderr');
-  const write = (stream: NodeJS.WriteStream, line: string) => {
-    if (closed.has(stream) || stream.destroyed) return;
-    try {
-      stream.write(`${line}\n`);
-    } catch {
-      closed.add(stream);
-    }
-  };
-  return { out: (line) => write(process.stdout, line), err: (line) => write(process.stderr, line) };
-}
 
 async function run(): Promise<void> {
   loadDotEnv();

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { isPictorError, ValidationError, type PictorError } from '../core/errors.js';
 import { BudgetExceededError, LedgerUnreadableError } from '../spend/errors.js';
 import { loadDotEnv, readCoreConfig } from '../config.js';
+import { processOutput } from '../core/process-output.js';
 import { describeFileError } from '../core/system-errors.js';
 import { createCliLogger } from './cli-logger.js';
 import { closestWord, COMMANDS } from './flags.js';
@@ -200,9 +201,11 @@ function isEntryPoint(): boolean {
  * directly, and the built `pictor` command, bin.ts) call it.
  */
 export async function runCli(): Promise<number> {
+  // A reader that went away (pictor usage | head -1): the rest of the output is dropped, quietly.
+  const output = processOutput();
   const io: CliIo = {
-    stdout: (line) => process.stdout.write(`${line}\n`),
-    stderr: (line) => process.stderr.write(`${line}\n`),
+    stdout: output.out,
+    stderr: output.err,
     // A live line only on a real terminal (as the spinner library judges one: not dumb, not CI).
     terminal: process.stderr.isTTY && process.env.TERM !== 'dumb' && !('CI' in process.env) ? process.stderr : undefined,
     stdoutIsTerminal: process.stdout.isTTY === true,

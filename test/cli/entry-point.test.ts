@@ -109,3 +109,19 @@ describe('pictor output is for humans', () => {
     expect(failing.requests - before).toBe(1);
   });
 });
+
+describe('pictor when its reader is gone', () => {
+  it('ends quietly with its own exit code, for every kind of command (pictor usage | head -1, --csv, --help, a job)', async () => {
+    const dataDir = await tempDir();
+    const runs = await Promise.all([
+      spawnCli(['usage'], { env: { PICTOR_DATA_DIR: dataDir }, stdoutGone: true }),
+      spawnCli(['usage', '--csv'], { env: { PICTOR_DATA_DIR: dataDir }, stdoutGone: true }),
+      spawnCli(['--help'], { stdoutGone: true }),
+      spawnCli(['generate', '--prompt', 'a fox', '--quality', 'low', '--out', `${dataDir}/`], { env: { PICTOR_DATA_DIR: dataDir }, stdoutGone: true }),
+    ]);
+    for (const { code, stderr } of runs) {
+      expect(stderr).not.toMatch(/EPIPE|Error:|\n\s+at /);
+      expect(code).toBe(0);
+    }
+  });
+});
