@@ -3,7 +3,7 @@
 #
 #   docker build -t pictor .
 #   docker run -d --env-file .env -e PICTOR_DATA_DIR=/data -e PICTOR_METRICS_PORT=9464 \
-#     -v pictor-data:/data --stop-timeout 330 pictor
+#     -p 127.0.0.1:9464:9464 -v pictor-data:/data --stop-timeout 330 pictor
 #
 # Build argument NODE_IMAGE: the Node.js 20 base image (default node:20-bookworm-slim;
 # any Debian-like image with node 20.18.1 or later and npm on PATH).
