@@ -54,6 +54,7 @@ RUN useradd --uid 10001 --user-group --home-dir /app --no-create-home --shell /u
 # /metrics and /healthz on 9464, on every interface so the probe and Prometheus
 # reach it from outside the container (do not publish it to the internet).
 ENV NODE_ENV=production \
+    PICTOR_CONTAINER=1 \
     PICTOR_DATA_DIR=/data \
     PICTOR_METRICS_PORT=9464 \
     PICTOR_METRICS_HOST=0.0.0.0

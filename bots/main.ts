@@ -11,6 +11,7 @@ import { closeRedis, connectRedis, createLogger, describeRedisConfig, pingRedis,
 import { connect } from '../src/connect.js';
 import { loadDotEnv, readCoreConfig } from '../src/config.js';
 import { humanLogDestination } from '../src/core/log-format.js';
+import { runsInContainer } from '../src/core/container.js';
 import { processOutput } from '../src/core/process-output.js';
 import { LedgerUnreadableError } from '../src/spend/errors.js';
 import { openQuotaStore } from '../src/spend/open-store.js';
@@ -50,6 +51,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
   const runnerConfig = readRunnerConfig(env);
   const configured = SURFACES.map((surface) => surface.configure(env)).filter((s): s is ConfiguredSurface => s !== undefined);
   const stateConfig = readStateConfig(env);
+  // In a container the hints give the container's commands (node dist/…), not a clone's npm scripts.
+  const container = runsInContainer(env);
   // Human lines on a terminal, JSON for machines (a log shipper, a file) or when PICTOR_LOG_FORMAT=json says so.
   const format = core.logFormat ?? (output.logToTerminal ? 'human' : 'json');
   const { writeLog } = output;
@@ -179,12 +182,13 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         latencyMs: connection.emulatorLatencyMs ?? 0,
         latencyScales: true,
         latencySetting: 'PICTOR_EMULATOR_LATENCY_MS',
+        container,
       });
       for (const line of banner) print(line);
     }
     if (configured.length === 0) {
       print('No chat surface is configured. Set these (see .env.example) and start again:');
-      for (const surface of SURFACES) print(`  ${surface.hint}`);
+      for (const surface of SURFACES) print(`  ${surface.hint({ container })}`);
       print('  Real image service: PICTOR_BASE_URL and PICTOR_API_KEY (until then the emulator above is used)');
     }
     const drain = async () => {

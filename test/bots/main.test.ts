@@ -27,7 +27,8 @@ const slackEnv = (dataDir: string) => ({
 describe('npm start', () => {
   it('with nothing configured, starts the emulator, prints its URL, an example and which variables turn on which surface', async () => {
     const lines: string[] = [];
-    const service = await startService({ PICTOR_LOG_LEVEL: 'silent' }, (l) => lines.push(l));
+    // Not in a container (were the tests run in one): a clone's commands.
+    const service = await startService({ PICTOR_LOG_LEVEL: 'silent', PICTOR_CONTAINER: '0' }, (l) => lines.push(l));
     try {
       expect(service.emulatorUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const text = lines.join('\n');
@@ -40,6 +41,16 @@ describe('npm start', () => {
     } finally {
       await service.stop();
     }
+  });
+
+  it("in a container, suggests the container's commands: node dist/… through docker compose exec, no npm script", async () => {
+    const lines: string[] = [];
+    const service = await startService({ PICTOR_LOG_LEVEL: 'silent', PICTOR_CONTAINER: '1' }, (l) => lines.push(l));
+    await service.stop();
+    const text = lines.join('\n');
+    expect(text).toContain('Try, from the host: docker compose exec pictor node dist/cli/pictor.js generate --prompt');
+    expect(text).toContain('register the commands once: node dist/bots/discord/deploy-commands.js in this container');
+    expect(text).not.toContain('npm run');
   });
 
   it('logs human lines on a terminal, JSON elsewhere or when PICTOR_LOG_FORMAT=json', async () => {
