@@ -53,8 +53,10 @@ describe('pictor generate', () => {
       PICTOR_API_KEY: DEV_API_KEY,
     });
     expect(code).toBe(0);
-    expect((await readdir(dir)).sort()).toEqual(['cat.partial-0.png', 'cat.partial-1.png', 'cat.png']);
-    expect(stderr).toContain('partial 2/2 of image 1/1');
+    // One numbering, from 1, in the progress line and the file name.
+    expect((await readdir(dir)).sort()).toEqual(['cat.partial-1.png', 'cat.partial-2.png', 'cat.png']);
+    expect(stderr).toContain(`partial 1/2 of image 1/1 → ${join(dir, 'cat.partial-1.png')}`);
+    expect(stderr).toContain(`partial 2/2 of image 1/1 → ${join(dir, 'cat.partial-2.png')}`);
   });
 
   it('numbers sibling files when a file name gets several images', async () => {

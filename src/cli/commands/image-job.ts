@@ -209,7 +209,7 @@ const COMMON_OPTIONS = `  --n N                 images to make, 1–10 (default 
 Output files: in a directory, new files named after the prompt with a time stamp and a random
 suffix (a-fox-20250101-120000-3f9a2c.png). A file name must end in the format's extension (.png,
 .jpg or .jpeg, .webp), or gets it; several images become numbered siblings (fox.png, fox-2.png) and
-partial images fox.partial-0.png. An existing file is never replaced without --overwrite.
+partial images fox.partial-1.png, numbered from 1. An existing file is never replaced without --overwrite.
 Relative paths start from the directory you run the command in. Nothing is sent (or paid) until the
 request is valid and --out can be written. Exit codes: 0 done; 2 invalid input or settings, nothing
 sent; 1 the service or network failed, or the images could not be written where asked (they are then
