@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { EMULATOR_HEADER } from '../client/emulator-identity.js';
+import { EMULATOR_HEADER } from '../core/emulator-identity.js';
 import { PATHS, wireFields } from '../spec/index.js';
 import { checkBearer } from './auth.js';
 import {

@@ -1,4 +1,4 @@
-import { DEV_API_KEY } from '../client/emulator-identity.js';
+import { DEV_API_KEY } from '../core/emulator-identity.js';
 import { LIMITS } from '../spec/index.js';
 
 /** The key the emulator accepts when no `apiKeys` are given. */
