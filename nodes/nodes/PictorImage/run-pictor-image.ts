@@ -59,7 +59,10 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
   if (prepared.length > 0) {
     const credentials = await ctx.getCredentials<PictorCredentials>(CREDENTIAL_NAME);
     const problem = credentialProblem(credentials);
-    const ledger = problem ? undefined : ledgerOf(credentials);
+    const key = problem ? undefined : ledgerOf(credentials);
+    // Asked once, before any item is reserved (items are reserved in item order): a Pictor emulator (it says so, at a
+    // loopback address or with its own key) has its jobs in the emulator's ledger, never the account's.
+    const ledger = key && needsLedger(key) ? { ...key, ledger: await ledgerKindOf({ baseURL: credentials.baseUrl, apiKey: credentials.apiKey }) } : key;
     const stopAll = new AbortController();
     // Every request of this execution listens to it: no leak warning for 30 items.
     setMaxListeners(0, stopAll.signal);
@@ -138,10 +141,8 @@ async function send(
   const common = { apiKey: credentials.apiKey, baseURL: credentials.baseUrl, limiter, maxRetries: params.maxRetries, logger };
   // Through the account's spend guard (the same ledger as the CLI and the bots): reserved at its highest price before it
   // is sent, refused with BudgetExceededError (nothing sent) over a cap, settled at its real cost.
-  // A Pictor emulator's jobs (it says so, at a loopback address or with its own key) go to the emulator's ledger.
-  const where = async (): Promise<LedgerKey> => ({ ...ledger, ledger: await ledgerKindOf({ baseURL: credentials.baseUrl, apiKey: credentials.apiKey }) });
   const client = needsLedger(ledger)
-    ? new GuardedPictorClient({ ...common, guard: new SpendGuard({ store: await ledgerFor(await where(), { logger }), limits: ledger.limits, userKey: `n8n:${workflowIdOf(ctx)}`, scopeKey: 'n8n' }) })
+    ? new GuardedPictorClient({ ...common, guard: new SpendGuard({ store: await ledgerFor(ledger, { logger }), limits: ledger.limits, userKey: `n8n:${workflowIdOf(ctx)}`, scopeKey: 'n8n' }) })
     : new PictorClient(common);
   const options = { signal };
   const meta = { operation: 'image' in request ? ('edit' as const) : ('generate' as const), size: request.size, quality: request.quality };

@@ -618,7 +618,8 @@ async function main(): Promise<void> {
   await mkdir(dirname(lastOutput), { recursive: true });
   await ensureN8n();
   const work = await mkdtemp(join(tmpdir(), 'pictor-n8n-e2e-'));
-  const emulator = createEmulator();
+  // Posing as the real service (no x-pictor-emulator): the cap workflows' jobs are the account's, in the credential's ledger folder.
+  const emulator = createEmulator({ identifyAsEmulator: false });
   const server = await emulator.listen({ port: 0 });
   try {
     const tarball = await packPackage(work);
