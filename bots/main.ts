@@ -51,7 +51,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
   const runnerConfig = readRunnerConfig(env);
   const configured = SURFACES.map((surface) => surface.configure(env)).filter((s): s is ConfiguredSurface => s !== undefined);
   const stateConfig = readStateConfig(env);
-  // In a container the hints give the container's commands (node dist/…), not a clone's npm scripts.
+  // In Pictor's image the hints give the image's commands (node dist/…), not a clone's npm scripts.
   const container = runsInContainer(env);
   // Human lines on a terminal, JSON for machines (a log shipper, a file) or when PICTOR_LOG_FORMAT=json says so.
   const format = core.logFormat ?? (output.logToTerminal ? 'human' : 'json');

@@ -27,8 +27,7 @@ const slackEnv = (dataDir: string) => ({
 describe('npm start', () => {
   it('with nothing configured, starts the emulator, prints its URL, an example and which variables turn on which surface', async () => {
     const lines: string[] = [];
-    // Not in a container (were the tests run in one): a clone's commands.
-    const service = await startService({ PICTOR_LOG_LEVEL: 'silent', PICTOR_CONTAINER: '0' }, (l) => lines.push(l));
+    const service = await startService({ PICTOR_LOG_LEVEL: 'silent' }, (l) => lines.push(l));
     try {
       expect(service.emulatorUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const text = lines.join('\n');
