@@ -242,9 +242,12 @@ async function execute(workflowId: string, cwd: string, env: NodeJS.ProcessEnv):
   // n8n prints the run data through its logger, which may colour it.
   // eslint-disable-next-line no-control-regex
   const printed = executed.stdout.replace(/\u001b\[[0-9;]*m/g, '');
+  // The run data is one pretty-printed object, from a line that is `{` to one that is `}`: a log line n8n prints
+  // after it on a busy machine (`Registered runner "JS Task Runner" …`) is not part of it.
   const jsonStart = printed.search(/^\{/m);
-  if (jsonStart < 0) throw new Error(`no JSON in the output of n8n execute (all of it is in ${lastOutput})`);
-  const output = JSON.parse(printed.slice(jsonStart)) as { data: { resultData: RunOut } };
+  const jsonEnd = printed.lastIndexOf('\n}');
+  if (jsonStart < 0 || jsonEnd < jsonStart) throw new Error(`no JSON in the output of n8n execute (all of it is in ${lastOutput})`);
+  const output = JSON.parse(printed.slice(jsonStart, jsonEnd + 2)) as { data: { resultData: RunOut } };
   console.log(`n8n ran workflow ${workflowId} (${elapsed()})`);
   return output.data.resultData;
 }
