@@ -36,12 +36,13 @@ export default defineConfig({
     // vitest's default of one worker per core but one (a single worker on 2 cores) left the machine idle most of
     // the run. Measured in bench/RESULTS.md ("Test suite").
     maxWorkers: 4,
+    // One module graph per worker, not per file: the files import the same modules (zod, undici, sharp, discord.js,
+    // Bolt, n8n-workflow), and loading them again for each file was most of the suite's CPU time. A test must
+    // therefore leave global state as it found it; a file that replaces a module (vi.mock) runs isolated.
+    isolate: false,
     projects: [
-      // One module graph per worker, not per file: the unit files import the same modules (zod, undici, sharp,
-      // n8n-workflow), and loading them again for each file was most of their CPU time. A file that replaces a
-      // module (vi.mock) needs its own graph, so it runs isolated.
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...INTEGRATION, ...MOCKS_MODULES], isolate: false } },
-      { extends: true, test: { name: 'unit-isolated', include: MOCKS_MODULES } },
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...INTEGRATION, ...MOCKS_MODULES] } },
+      { extends: true, test: { name: 'unit-isolated', include: MOCKS_MODULES, isolate: true } },
       { extends: true, test: { name: 'integration', include: INTEGRATION } },
     ],
   },
