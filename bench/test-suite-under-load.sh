@@ -65,11 +65,13 @@ for i in $(seq 1 "$runs"); do
   fi
   wall=$(awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.0f", b - a }')
   walls+=("$wall")
-  tests=$(grep -aE '^\s*Tests\s' "$logs/run-$i.log" | tail -n 1 | sed -E 's/\x1b\[[0-9;]*m//g; s/^\s+//')
+  # vitest colours its summary even in a file: the colours go before the lines are read.
+  plain=$(sed -E 's/\x1b\[[0-9;]*m//g' "$logs/run-$i.log")
+  tests=$(grep -aE '^\s*Tests\s' <<<"$plain" | tail -n 1 | sed -E 's/^\s+//' || true)
   printf '%s run %d: %4d s  exit %d  %s\n' "==" "$i" "$wall" "$code" "$tests"
   if [ "$code" -ne 0 ]; then
     failed_runs=$((failed_runs + 1))
-    grep -aE '^\s*(FAIL|×)' "$logs/run-$i.log" | sed -E 's/\x1b\[[0-9;]*m//g' | sort -u | head -n 20 | sed 's/^/     /'
+    grep -aE '^\s*(FAIL|×)' <<<"$plain" | sort -u | head -n 20 | sed 's/^/     /' || true
   fi
 done
 
