@@ -3,7 +3,7 @@
 #
 #   docker build -t pictor .
 #   docker run -d --env-file .env -e PICTOR_DATA_DIR=/data -e PICTOR_METRICS_PORT=9464 \
-#     -v pictor-data:/data --stop-timeout 330 pictor
+#     -p 127.0.0.1:9464:9464 -v pictor-data:/data --stop-timeout 330 pictor
 #
 # Build argument NODE_IMAGE: the Node.js 20 base image (default node:20-bookworm-slim;
 # any Debian-like image with node 20.18.1 or later and npm on PATH).
@@ -54,6 +54,7 @@ RUN useradd --uid 10001 --user-group --home-dir /app --no-create-home --shell /u
 # /metrics and /healthz on 9464, on every interface so the probe and Prometheus
 # reach it from outside the container (do not publish it to the internet).
 ENV NODE_ENV=production \
+    PICTOR_CONTAINER=1 \
     PICTOR_DATA_DIR=/data \
     PICTOR_METRICS_PORT=9464 \
     PICTOR_METRICS_HOST=0.0.0.0

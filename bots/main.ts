@@ -11,8 +11,9 @@ import { ACCOUNT_KEY, closeRedis, connectRedis, createLogger, describeRedisConfi
 import { connect } from '../src/connect.js';
 import { loadDotEnv, readCoreConfig } from '../src/config.js';
 import { humanLogDestination } from '../src/core/log-format.js';
+import { runsInContainer } from '../src/core/container.js';
+import { processOutput } from '../src/core/process-output.js';
 import { LedgerUnreadableError } from '../src/spend/errors.js';
-import { ledgerKindOf } from '../src/spend/ledger-kind.js';
 import { openQuotaStore } from '../src/spend/open-store.js';
 import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emulator/index.js';
 import { createMetrics, NO_METRICS, startMetricsServer, withRefusalListener, type HealthCheck, type Metrics } from '../src/metrics/index.js';
@@ -61,6 +62,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
   // The key owner's console (PICTOR_CONSOLE_PORT) and its alerts (PICTOR_ALERT_*): read now, so a bad setting stops the start.
   const consoleConfig = readConsoleConfig(env);
   const alertConfig = readAlertConfig(env);
+  // In Pictor's image the hints give the image's commands (node dist/…), not a clone's npm scripts.
+  const container = runsInContainer(env);
   // Human lines on a terminal, JSON for machines (a log shipper, a file) or when PICTOR_LOG_FORMAT=json says so.
   const format = core.logFormat ?? (output.logToTerminal ? 'human' : 'json');
   const { writeLog } = output;
@@ -109,7 +112,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       const store = await openQuotaStore({
         redis: core.redis,
         dataDir: runnerConfig.dataDir,
-        ledger: ledgerKindOf(core),
+        ledger: connection.ledger,
         usageRetentionDays: core.spend.usageRetentionDays,
         logger,
         onRestored: print,
@@ -184,12 +187,12 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       consoleOfService = await startConsole({
         source: {
           store,
-          operator: { caps: core.spend.caps, dmCaps: runnerConfig.dmCaps, breaker: runnerConfig.limits.breaker, imagesPerMinute: core.imagesPerMinute, ledger: ledgerKindOf(core) },
+          operator: { caps: core.spend.caps, dmCaps: runnerConfig.dmCaps, breaker: runnerConfig.limits.breaker, imagesPerMinute: core.imagesPerMinute, ledger: connection.ledger },
           bots: consoleViewOf(env, { runner, runnerConfig, state, logger, redis: core.redis && stateRedis ? { client: stateRedis, prefix: core.redis.prefix } : undefined }),
         },
         config: consoleConfig,
         alerts: alertConfig,
-        ledgerWhere: core.redis ? `the Redis ledger shared by every replica (prefix ${core.redis.prefix}${ledgerKindOf(core) === 'emulator' ? ':emulator' : ''})` : `the file ledger in ${runnerConfig.dataDir}`,
+        ledgerWhere: core.redis ? `the Redis ledger shared by every replica (prefix ${core.redis.prefix}${connection.ledger === 'emulator' ? ':emulator' : ''})` : `the file ledger in ${runnerConfig.dataDir}`,
         logger: logger.child({ surface: 'console' }),
       });
       if (consoleOfService) {
@@ -223,13 +226,14 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         latencyMs: connection.emulatorLatencyMs ?? 0,
         latencyScales: true,
         latencySetting: 'PICTOR_EMULATOR_LATENCY_MS',
+        container,
       });
       for (const line of banner) print(line);
     }
     if (configured.length === 0 && consoleConfig) print('The console runs beside a chat surface; for the ledger of the CLI and n8n alone, run pictor console.');
     if (configured.length === 0) {
       print('No chat surface is configured. Set these (see .env.example) and start again:');
-      for (const surface of SURFACES) print(`  ${surface.hint}`);
+      for (const surface of SURFACES) print(`  ${surface.hint({ container })}`);
       print('  Real image service: PICTOR_BASE_URL and PICTOR_API_KEY (until then the emulator above is used)');
     }
     const drain = async () => {
@@ -294,31 +298,6 @@ function nothingToRun(): ValidationError {
 
 /** Time the stop steps after the grace get (the last chat messages, closing connections) before the process ends regardless. */
 export const STOP_ALLOWANCE_MS = 10_000;
-
-/**
- * stdout and stderr as `npm start` uses them: a reader that went away (`npm start | head -1`, a log shipper that
- * died) is reported once through `onClosed` instead of an EPIPE stack, and later lines are dropped.
- */
-function processOutput(onClosed: (stream: 'stdout' | 'stderr') => void): { out(line: string): void; err(line: string): void } {
-  const closed = new Set<NodeJS.WriteStream>();
-  const watch = (stream: NodeJS.WriteStream, name: 'stdout' | 'stderr') =>
-    stream.on('error', () => {
-      if (closed.has(stream)) return;
-      closed.add(stream);
-      onClosed(name);
-    });
-  watch(process.stdout, 'stdout');
-  watch(process.stderr, 'stderr');
-  const write = (stream: NodeJS.WriteStream, line: string) => {
-    if (closed.has(stream) || stream.destroyed) return;
-    try {
-      stream.write(`${line}\n`);
-    } catch {
-      closed.add(stream);
-    }
-  };
-  return { out: (line) => write(process.stdout, line), err: (line) => write(process.stderr, line) };
-}
 
 async function run(): Promise<void> {
   loadDotEnv();

@@ -45,8 +45,8 @@ export interface RunningSurface {
  */
 export interface Surface<C = unknown> {
   id: string;
-  /** What to tell an operator who has not configured any surface: the settings that turn this one on. */
-  hint: string;
+  /** What to tell an operator who has not configured any surface: the settings that turn this one on (in a container, its commands). */
+  hint(where: { container: boolean }): string;
   readConfig(env: Env): C | undefined;
   secrets(config: C): (string | undefined)[];
   start(config: C, ctx: SurfaceContext): Promise<RunningSurface>;
@@ -62,7 +62,7 @@ export interface ConfiguredSurface {
 /** A surface in `main.ts`'s list, whatever its settings' type. */
 export interface ListedSurface {
   id: string;
-  hint: string;
+  hint(where: { container: boolean }): string;
   /** Reads its settings: undefined when it is not configured (a ValidationError when they are wrong). */
   configure(env: Env): ConfiguredSurface | undefined;
 }

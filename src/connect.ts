@@ -1,7 +1,8 @@
 import { PictorClient, type LoggerLike } from './client/PictorClient.js';
 import { ImageLimiter } from './core/image-limiter.js';
 import type { CoreConfig } from './config.js';
-import { needsSpendGuard } from './spend/ledger-kind.js';
+import { ledgerKindOf } from './spend/ledger-kind.js';
+import type { LedgerKind } from './spend/open-store.js';
 
 export interface Connection {
   client: PictorClient;
@@ -9,6 +10,8 @@ export interface Connection {
   emulatorUrl: string | undefined;
   /** The embedded emulator's base time per image (service-like scaling), when one was started. */
   emulatorLatencyMs: number | undefined;
+  /** Where its jobs count: `emulator` for the embedded one and for a Pictor emulator `PICTOR_BASE_URL` points at (nothing is spent). */
+  ledger: LedgerKind;
   /** Stops the limiter, then the embedded emulator (if any). */
   close(): Promise<void>;
 }
@@ -36,8 +39,11 @@ export async function connect(
 ): Promise<Connection> {
   const limiter = await makeLimiter(config, logger);
   let spend;
+  let ledger: LedgerKind;
   try {
-    spend = options.spendGuard === false ? undefined : await openGuard(config, logger);
+    ledger = await ledgerKindOf(config);
+    if (config.baseURL && ledger === 'emulator') logger.debug({ url: config.baseURL }, 'PICTOR_BASE_URL answers as a Pictor emulator: its jobs go to the emulator\'s ledger');
+    spend = options.spendGuard === false ? undefined : await openGuard(config, ledger, logger);
   } catch (error) {
     await limiter.stop();
     throw error;
@@ -51,7 +57,7 @@ export async function connect(
     spend ? new spend.GuardedPictorClient({ ...common, baseURL, apiKey, guard: spend.guard }) : new PictorClient({ ...common, baseURL, apiKey });
   if (config.baseURL) {
     const client = newClient(config.baseURL, config.apiKey);
-    return { client, emulatorUrl: undefined, emulatorLatencyMs: undefined, close: stopAll };
+    return { client, emulatorUrl: undefined, emulatorLatencyMs: undefined, ledger, close: stopAll };
   }
   const latencyMs = config.emulatorLatencyMs ?? options.emulatorLatencyMs ?? 0;
   let server;
@@ -70,6 +76,7 @@ export async function connect(
     client,
     emulatorUrl: server.url,
     emulatorLatencyMs: latencyMs,
+    ledger,
     close: async () => {
       await stopAll();
       await server.close();
@@ -86,14 +93,10 @@ async function makeLimiter(config: CoreConfig, logger: LoggerLike): Promise<Imag
 }
 
 /**
- * The spend guard, loaded only when there is something to keep: every job sent
- * to the real service (recorded for `pictor usage`), and emulator jobs only
- * with a cap or Redis (in the emulator's own ledger, never the account's).
- * Otherwise no ledger file is created and the guard is not loaded at all.
+ * The spend guard: every job is recorded (for `pictor usage`) and held to the
+ * account's caps, in the account's ledger or, for an emulator, the emulator's.
  */
-async function openGuard(config: CoreConfig, logger: LoggerLike) {
-  if (!needsSpendGuard(config)) return undefined;
+async function openGuard(config: CoreConfig, ledger: LedgerKind, logger: LoggerLike) {
   const [{ openSpendGuard }, { GuardedPictorClient }] = await Promise.all([import('./spend/open-guard.js'), import('./spend/guarded-client.js')]);
-  const opened = await openSpendGuard(config, logger);
-  return opened && { ...opened, GuardedPictorClient };
+  return { ...(await openSpendGuard(config, ledger, logger)), GuardedPictorClient };
 }

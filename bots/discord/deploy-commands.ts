@@ -1,7 +1,8 @@
 import { pathToFileURL } from 'node:url';
 import { DiscordAPIError, HTTPError, REST, Routes, type RESTPostAPIApplicationCommandsJSONBody } from 'discord.js';
 import { loadDotEnv } from '../../src/config.js';
-import { describeUnreachable, readDmCaps, scrubSecrets } from '../../src/index.js';
+import { readDmCaps, scrubSecrets } from '../../src/index.js';
+import { describeDiscordUnreachable } from './unreachable.js';
 import { commandDefinitions } from './commands/index.js';
 import { checkUserInstalls, readDiscordConfig } from './config.js';
 import { DISCORD_API_BASE_URL } from './discord-facts.js';
@@ -50,8 +51,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: { out(li
     return 2;
   }
   if (!config) {
+    // A setting that is missing, as every other settings error: exit 2.
     print.err('Set DISCORD_TOKEN (and DISCORD_GUILD_ID to register in one server for testing) to deploy the commands.');
-    return 1;
+    return 2;
   }
   try {
     const result = await deployCommands(config);
@@ -73,8 +75,8 @@ function describeDeployFailure(error: unknown, config: { token: string; apiBaseU
   if (config.guildId && (status === 403 || status === 404)) {
     return `Discord refused to register commands in server ${config.guildId} (${status}): check DISCORD_GUILD_ID, and that the bot was invited there with the applications.commands scope.`;
   }
-  const unreachable = describeUnreachable(error, new URL(config.apiBaseUrl).host);
-  if (unreachable) return `${unreachable}; check the network.`;
+  const unreachable = describeDiscordUnreachable(error, config.apiBaseUrl);
+  if (unreachable) return `${unreachable}.`;
   return oneLine(error, config.token);
 }
 

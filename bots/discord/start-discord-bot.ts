@@ -1,5 +1,6 @@
 import { Client, Events, RESTEvents, type REST } from 'discord.js';
-import { describeUnreachable, scrubSecrets, type LoggerLike } from '../../src/index.js';
+import { scrubSecrets, type LoggerLike } from '../../src/index.js';
+import { describeDiscordUnreachable } from './unreachable.js';
 import type { BotContext, DiscordJobRunner } from './bot-context.js';
 import { loadCommands } from './commands/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
@@ -153,8 +154,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   } catch (error) {
     await client.destroy().catch(() => {});
     await store.close();
-    const unreachable = describeUnreachable(error, new URL(options.apiBaseUrl ?? DISCORD_API_BASE_URL).host);
-    const why = unreachable ? `${unreachable}; check the network` : scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
+    const why = describeDiscordUnreachable(error, options.apiBaseUrl) ?? scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
     throw new Error(`could not log in to Discord: ${why}`, { cause: error });
   }
   if (options.interactions && httpResponses) {

@@ -7,7 +7,8 @@ import { startDiscordBot } from './start-discord-bot.js';
 /** The Discord surface for `npm start`. */
 export const discordSurface: Surface<DiscordConfig> = {
   id: 'discord',
-  hint: 'Discord: DISCORD_TOKEN (then register the commands once: npm run discord:deploy)',
+  hint: ({ container }) =>
+    `Discord: DISCORD_TOKEN (then register the commands once: ${container ? 'node dist/bots/discord/deploy-commands.js in this container, e.g. docker compose exec pictor node dist/bots/discord/deploy-commands.js' : 'npm run discord:deploy'})`,
   readConfig: readDiscordConfig,
   secrets: (config) => [config.token],
   async start(config, ctx) {

@@ -9,6 +9,7 @@ import {
   SIZES,
 } from '../../src/index.js';
 import type { FieldNames, JobOptions } from '../runner/index.js';
+import { closestWord } from '../../src/core/closest-word.js';
 import { SlackInputError } from './SlackInputError.js';
 import { plainTextOf } from './slack-text.js';
 
@@ -76,7 +77,9 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
     const flag = name === 'output-format' ? 'format' : name === 'output-compression' ? 'compression' : name;
     const spec = FLAGS[flag];
     if (!spec) {
-      throw new SlackInputError('unknown_flag', `\`--${name}\` is not a flag. The flags are ${Object.keys(FLAGS).map((f) => `\`--${f}\``).join(', ')}.`, {
+      const near = closestWord(name, Object.keys(FLAGS));
+      const meant = near ? ` Did you mean \`--${near}\`?` : '';
+      throw new SlackInputError('unknown_flag', `\`--${name}\` is not a flag.${meant} The flags are ${Object.keys(FLAGS).map((f) => `\`--${f}\``).join(', ')}.`, {
         flag: `--${name}`,
       });
     }

@@ -12,7 +12,7 @@ const HAND_OVER_POLL_MS = 2_000;
 /** The Slack surface for `npm start`. */
 export const slackSurface: Surface<SlackConfig> = {
   id: 'slack',
-  hint: 'Slack:   SLACK_BOT_TOKEN with SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET and SLACK_MODE=http; many workspaces: SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET',
+  hint: () => 'Slack:   SLACK_BOT_TOKEN with SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET and SLACK_MODE=http; many workspaces: SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET',
   readConfig: readSlackConfig,
   secrets: (config) => [config.botToken, config.appToken, config.signingSecret, config.oauth?.clientSecret, config.oauth?.stateSecret],
   async start(config, ctx) {

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { isPictorError, ValidationError, type PictorError } from '../core/errors.js';
 import { BudgetExceededError, LedgerUnreadableError } from '../spend/errors.js';
 import { loadDotEnv, readCoreConfig } from '../config.js';
+import { processOutput } from '../core/process-output.js';
 import { describeFileError } from '../core/system-errors.js';
 import { createCliLogger } from './cli-logger.js';
 import { closestWord, COMMANDS } from './flags.js';
@@ -27,7 +28,8 @@ Environment (also read from ./.env):
   PICTOR_MAX_CONCURRENT     requests in flight at once (default 4)
   REDIS_URL                 share those limits, the spend ledger and its caps with other Pictor processes
   PICTOR_ACCOUNT_DAILY_USD, PICTOR_ACCOUNT_MONTHLY_USD   caps on what the account may spend (default: none)
-  PICTOR_DATA_DIR           the file spend ledger without REDIS_URL (default ./.data)
+  PICTOR_DATA_DIR           the file spend ledger without REDIS_URL (default ~/.local/state/pictor,
+                            or $XDG_STATE_HOME/pictor; the emulator's ledger is its emulator/ folder)
   PICTOR_LOG_LEVEL          error (default for the CLI), warn, info, debug, trace, silent
   PICTOR_LOG_FORMAT         human (default) or json
 
@@ -202,9 +204,11 @@ function isEntryPoint(): boolean {
  * directly, and the built `pictor` command, bin.ts) call it.
  */
 export async function runCli(): Promise<number> {
+  // A reader that went away (pictor usage | head -1): the rest of the output is dropped, quietly.
+  const output = processOutput();
   const io: CliIo = {
-    stdout: (line) => process.stdout.write(`${line}\n`),
-    stderr: (line) => process.stderr.write(`${line}\n`),
+    stdout: output.out,
+    stderr: output.err,
     // A live line only on a real terminal (as the spinner library judges one: not dumb, not CI).
     terminal: process.stderr.isTTY && process.env.TERM !== 'dumb' && !('CI' in process.env) ? process.stderr : undefined,
     stdoutIsTerminal: process.stdout.isTTY === true,

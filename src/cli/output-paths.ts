@@ -15,7 +15,7 @@ import { FILE_EXTENSIONS, LIMITS, type OutputFormat } from '../spec/constants.js
  * files named after the job: the prompt's first words, a time stamp and a
  * random suffix, so parallel runs never share a name. Anything else is a file
  * name; several images or partials become numbered siblings (`cat.png`,
- * `cat-2.png`, `cat.partial-0.png`). A file name's extension must match the
+ * `cat-2.png`, `cat.partial-1.png`, numbered from 1 as the progress line counts them). A file name's extension must match the
  * format (`.jpg`/`.jpeg` for jpeg); a name without one gets the format's.
  * An existing file is never replaced unless `overwrite` is set.
  */
@@ -54,7 +54,7 @@ export async function planOutput(request: OutputRequest): Promise<OutputPlan> {
     const name = (i: number) => `${request.jobName}${count > 1 ? `-${i + 1}` : ''}`;
     plan = {
       finalPath: (i) => join(target, `${name(i)}.${ext}`),
-      partialPath: (i, p) => join(target, `${name(i)}.partial-${p}.${ext}`),
+      partialPath: (i, p) => join(target, `${name(i)}.partial-${p + 1}.${ext}`),
     };
   } else {
     const given = extname(target);
@@ -69,7 +69,7 @@ export async function planOutput(request: OutputRequest): Promise<OutputPlan> {
     const fileExt = givenFormat ? given.slice(1) : ext;
     plan = {
       finalPath: (i) => `${stem}${i > 0 ? `-${i + 1}` : ''}.${fileExt}`,
-      partialPath: (i, p) => `${stem}${i > 0 ? `-${i + 1}` : ''}.partial-${p}.${fileExt}`,
+      partialPath: (i, p) => `${stem}${i > 0 ? `-${i + 1}` : ''}.partial-${p + 1}.${fileExt}`,
     };
   }
 

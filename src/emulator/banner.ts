@@ -11,6 +11,8 @@ export interface BannerOptions {
   latencyScales: boolean;
   /** How to change the timing where it was started, e.g. `--latency-ms` or `PICTOR_EMULATOR_LATENCY_MS`. */
   latencySetting: string;
+  /** Started in a container (`runsInContainer`): the command to try is the container's, run from the host. */
+  container?: boolean | undefined;
 }
 
 /**
@@ -25,6 +27,9 @@ export function emulatorBanner(options: BannerOptions): string[] {
     `Image service emulator listening on ${options.url} (a local stand-in: no money is spent)`,
     key ? `API key: ${key}` : `API key: ${options.keySource ?? 'your PICTOR_API_KEY'} (not printed)`,
     `Timing: ${describeTiming(options.latencyMs, options.latencyScales)}; set ${options.latencySetting} to change it (0 = instant).`,
-    `Try: PICTOR_BASE_URL=${options.url}${keyAssignment} npm run pictor -- generate --prompt "a lighthouse at dusk"`,
+    options.container
+      ? // Inside the image: the CLI is dist/cli/pictor.js, the working folder is read-only, and the address is the container's own loopback.
+        `Try, from the host: docker compose exec pictor node dist/cli/pictor.js generate --prompt "a lighthouse at dusk" --out /data/ (or docker exec <container> …; it uses an emulator of its own)`
+      : `Try: PICTOR_BASE_URL=${options.url}${keyAssignment} npm run pictor -- generate --prompt "a lighthouse at dusk"`,
   ];
 }

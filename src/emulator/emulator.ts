@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { EMULATOR_HEADER } from '../core/emulator-identity.js';
 import { PATHS, wireFields } from '../spec/index.js';
 import { checkBearer } from './auth.js';
 import {
@@ -151,6 +152,8 @@ class LocalImageService implements Emulator {
     const request = input instanceof Request && init === undefined ? input : new Request(resolveUrl(input), init);
     if (request.signal.aborted) throw request.signal.reason;
 
+    // "Are you an emulator?" (a Pictor client asks before its first job): the headers alone, not recorded.
+    if (request.method === 'HEAD') return this.#decorate(new Response(null, { status: 405, headers: { allow: 'POST' } }), newRequestId());
     const url = new URL(request.url);
     const id = newRequestId();
     const record = this.#log.start({ id, method: request.method, path: url.pathname });
@@ -257,6 +260,7 @@ class LocalImageService implements Emulator {
 
   #decorate(response: Response, id: string): Response {
     response.headers.set('x-request-id', id);
+    if (this.#settings.identifyAsEmulator) response.headers.set(EMULATOR_HEADER, '1');
     if (this.#bucket) {
       for (const [name, value] of Object.entries(rateLimitHeaders(this.#bucket))) response.headers.set(name, value);
     }

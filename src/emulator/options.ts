@@ -1,7 +1,8 @@
+import { DEV_API_KEY } from '../core/emulator-identity.js';
 import { LIMITS } from '../spec/index.js';
 
 /** The key the emulator accepts when no `apiKeys` are given. */
-export const DEV_API_KEY = 'pictor-dev-key';
+export { DEV_API_KEY };
 
 /** Where the emulator reports its own failures (a pino logger fits). */
 export interface EmulatorLogger {
@@ -52,6 +53,13 @@ export interface EmulatorSettings {
   recordImageBytes: boolean;
   /** Told about internal failures (answered as 500 `server_error`). Default none. */
   logger: EmulatorLogger | undefined;
+  /**
+   * Every answer carries `x-pictor-emulator: 1` (and a `HEAD` request, not
+   * recorded, is answered with it alone), so a Pictor client keeps the jobs it
+   * sends here in the emulator's ledger, never the account's. Default true;
+   * false makes it pose as the real service (tests of the account's ledger).
+   */
+  identifyAsEmulator: boolean;
 }
 
 export type EmulatorOptions = Partial<EmulatorSettings>;
@@ -69,6 +77,7 @@ export const DEFAULT_SETTINGS: Readonly<EmulatorSettings> = {
   maxRecordedRequests: 200,
   recordImageBytes: false,
   logger: undefined,
+  identifyAsEmulator: true,
 };
 
 /** Applies a patch to settings; a key that is present (even as undefined) replaces the setting. */

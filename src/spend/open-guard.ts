@@ -3,22 +3,20 @@ import type { CoreConfig } from '../config.js';
 import type { LoggerLike } from '../client/PictorClient.js';
 import { accountCaps } from './caps.js';
 import { SpendGuard } from './guarded-client.js';
-import { ledgerKindOf, needsSpendGuard } from './ledger-kind.js';
-import { openQuotaStore } from './open-store.js';
+import { openQuotaStore, type LedgerKind } from './open-store.js';
 
 /**
  * The spend guard of a process that sends requests itself (the CLI): the
  * account's caps on the shared ledger — Redis with `REDIS_URL`, else the file
- * ledger in `PICTOR_DATA_DIR` (default the user's state folder) — or, against
- * the embedded emulator, on the emulator's own ledger. Undefined when there is
- * nothing to keep (see `needsSpendGuard`).
+ * ledger in `PICTOR_DATA_DIR` (default the user's state folder) — or, for a
+ * Pictor emulator (`ledgerKindOf`), the same caps on the emulator's own ledger.
+ * Every job is recorded in one or the other, for `pictor usage`.
  */
-export async function openSpendGuard(config: CoreConfig, logger: LoggerLike): Promise<{ guard: SpendGuard; close(): Promise<void> } | undefined> {
-  if (!needsSpendGuard(config)) return undefined;
+export async function openSpendGuard(config: CoreConfig, ledger: LedgerKind, logger: LoggerLike): Promise<{ guard: SpendGuard; close(): Promise<void> }> {
   const store = await openQuotaStore({
     redis: config.redis,
     dataDir: config.spend.dataDir,
-    ledger: ledgerKindOf(config),
+    ledger,
     usageRetentionDays: config.spend.usageRetentionDays,
     logger,
   });

@@ -42,6 +42,16 @@ describe('npm start', () => {
     }
   });
 
+  it("in a container, suggests the container's commands: node dist/… through docker compose exec, no npm script", async () => {
+    const lines: string[] = [];
+    const service = await startService({ PICTOR_LOG_LEVEL: 'silent', PICTOR_CONTAINER: '1' }, (l) => lines.push(l));
+    await service.stop();
+    const text = lines.join('\n');
+    expect(text).toContain('Try, from the host: docker compose exec pictor node dist/cli/pictor.js generate --prompt');
+    expect(text).toContain('register the commands once: node dist/bots/discord/deploy-commands.js in this container');
+    expect(text).not.toContain('npm run');
+  });
+
   it('logs human lines on a terminal, JSON elsewhere or when PICTOR_LOG_FORMAT=json', async () => {
     const logsOf = async (env: NodeJS.ProcessEnv, logToTerminal: boolean) => {
       const lines: string[] = [];

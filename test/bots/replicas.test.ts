@@ -18,7 +18,8 @@ import { finishedActions, finishedJob, hasButton, jobMessages, statusOf } from '
 
 const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
 const redis = testRedis();
-const emu = useEmulator();
+// Posing as the real service: its jobs are the account's.
+const emu = useEmulator({ identifyAsEmulator: false });
 const defer = useCleanup();
 const LEASE_SECONDS = 1;
 const generations = () => emu.emulator.requests.filter((r) => r.path === '/v1/images/generations').length;

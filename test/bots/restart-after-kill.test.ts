@@ -13,7 +13,8 @@ import { scrape } from '../metrics/scrape.js';
 import { finishedJob, statusOf } from './slack/harness.js';
 
 const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
-const emu = useEmulator();
+// Posing as the real service: its jobs are the account's.
+const emu = useEmulator({ identifyAsEmulator: false });
 const defer = useCleanup();
 
 describe('npm start killed with SIGKILL in the middle of a paid job, then started again', () => {

@@ -2,11 +2,12 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { createServer, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
+import { builtFile } from '../helpers/built.js';
 import { waitUntil } from '../helpers/runner-harness.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -20,7 +21,7 @@ type Started = { child: ChildProcessByStdio<null, Readable, Readable>; printed: 
  * itself (npm would hand them to the `sh -c` it runs the script in, not to the service).
  */
 function npmStart(env: Record<string, string>): Started {
-  const child = spawn(process.execPath, ['dist/bots/main.js'], {
+  const child = spawn(process.execPath, [builtService], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PICTOR_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -45,7 +46,14 @@ function closeStdout(started: Started): void {
 const within = <T>(promise: Promise<T>, ms: number): Promise<T | 'still running'> =>
   Promise.race([promise, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), ms).unref())]);
 
+/** The built service; set before the tests, which fail at once saying "build first" on a tree not built (or built before its sources changed). */
+let builtService: string;
+
 describe('stopping npm start', () => {
+  beforeAll(() => {
+    builtService = builtFile('dist/bots/main.js');
+  });
+
   it('ends quietly when its stdout reader is gone (npm start | head -1), without an EPIPE stack', async () => {
     const dataDir = await tempDataDir(defer, 'pictor-stop-');
     const started = npmStart({ PICTOR_DATA_DIR: dataDir, PICTOR_EMULATOR_LATENCY_MS: '0' });

@@ -4,7 +4,7 @@ import { listed, type Surface, type SurfaceContext } from '../../bots/surface.js
 /** A surface of the smallest kind: configured by ECHO_TOKEN. */
 const echo: Surface<{ token: string }> = {
   id: 'echo',
-  hint: 'Echo: ECHO_TOKEN',
+  hint: () => 'Echo: ECHO_TOKEN',
   readConfig: (env) => (env.ECHO_TOKEN ? { token: env.ECHO_TOKEN } : undefined),
   secrets: (config) => [config.token],
   async start(config, ctx) {

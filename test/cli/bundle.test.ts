@@ -49,7 +49,8 @@ let dropping: { server: Server; url: string; requests: number };
 beforeAll(async () => {
   await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'scripts', 'build-cli.mjs'), '--outdir', outdir]);
   const server = createServer((req, res) => {
-    dropping.requests++;
+    // Image requests only: a HEAD is the client asking whether this is a Pictor emulator.
+    if (req.method === 'POST') dropping.requests++;
     req.resume();
     req.on('end', () => res.socket?.destroy());
   });

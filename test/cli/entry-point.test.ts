@@ -15,7 +15,8 @@ const env = useEmulator();
 let failing: { server: Server; url: string; requests: number; status: number; message: string };
 beforeAll(async () => {
   const server = createServer((req, res) => {
-    failing.requests++;
+    // Image requests only: a HEAD is the client asking whether this is a Pictor emulator.
+    if (req.method === 'POST') failing.requests++;
     req.resume();
     req.on('end', () => {
       res.writeHead(failing.status, { 'content-type': 'application/json' });
@@ -106,5 +107,21 @@ describe('pictor output is for humans', () => {
     expect(JSON.parse(stdout)).toMatchObject({ ok: false, code: 'bad_response' });
     expect(stderr).toContain('may have been billed');
     expect(failing.requests - before).toBe(1);
+  });
+});
+
+describe('pictor when its reader is gone', () => {
+  it('ends quietly with its own exit code, for every kind of command (pictor usage | head -1, --csv, --help, a job)', async () => {
+    const dataDir = await tempDir();
+    const runs = await Promise.all([
+      spawnCli(['usage'], { env: { PICTOR_DATA_DIR: dataDir }, stdoutGone: true }),
+      spawnCli(['usage', '--csv'], { env: { PICTOR_DATA_DIR: dataDir }, stdoutGone: true }),
+      spawnCli(['--help'], { stdoutGone: true }),
+      spawnCli(['generate', '--prompt', 'a fox', '--quality', 'low', '--out', `${dataDir}/`], { env: { PICTOR_DATA_DIR: dataDir }, stdoutGone: true }),
+    ]);
+    for (const { code, stderr } of runs) {
+      expect(stderr).not.toMatch(/EPIPE|Error:|\n\s+at /);
+      expect(code).toBe(0);
+    }
   });
 });

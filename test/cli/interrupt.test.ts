@@ -18,10 +18,10 @@ describe('Ctrl+C during a generation', () => {
       'pictor: interrupted after the request was sent: the service may finish the job and bill it; check your usage before trying again.',
       'No image had arrived yet, so none was written.',
     ]);
-    expect(interruptReport({ phase: 'sent', files: ['/tmp/out/fox.partial-0.png'] })).toEqual([
+    expect(interruptReport({ phase: 'sent', files: ['/tmp/out/fox.partial-1.png'] })).toEqual([
       'pictor: interrupted after the request was sent: the service may finish the job and bill it; check your usage before trying again.',
       'Images written before the interruption (1):',
-      '  /tmp/out/fox.partial-0.png',
+      '  /tmp/out/fox.partial-1.png',
     ]);
   });
 
@@ -37,10 +37,10 @@ describe('Ctrl+C during a generation', () => {
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    await waitUntil(() => stderr.includes('fox.partial-0.png'), 'the first partial image is written', 30_000);
+    await waitUntil(() => stderr.includes('fox.partial-1.png'), 'the first partial image is written', 30_000);
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(stderr).toContain('pictor: interrupted after the request was sent: the service may finish the job and bill it');
-    expect(stderr).toContain(`  ${dir}/fox.partial-0.png`);
+    expect(stderr).toContain(`  ${dir}/fox.partial-1.png`);
   }, 60_000);
 });

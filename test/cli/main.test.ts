@@ -32,7 +32,7 @@ describe('pictor generate', () => {
     expect(files).toHaveLength(2);
     expect(files[0]).toMatch(/^a-quiet-harbour-.*-1\.png$/);
     expect(await describeImage(await readFile(join(dir, files[0]!)))).toMatchObject({ width: 1024, height: 1536, format: 'png' });
-    expect(stdout).toContain('Cost: $0.0106 (2 × $0.0053)');
+    expect(stdout).toContain('Would cost on the real service: $0.0106 (2 × $0.0053) (an emulator made it: nothing was spent)');
   });
 
   it('uses the configured service and key', async () => {
@@ -53,8 +53,10 @@ describe('pictor generate', () => {
       PICTOR_API_KEY: DEV_API_KEY,
     });
     expect(code).toBe(0);
-    expect((await readdir(dir)).sort()).toEqual(['cat.partial-0.png', 'cat.partial-1.png', 'cat.png']);
-    expect(stderr).toContain('partial 2/2 of image 1/1');
+    // One numbering, from 1, in the progress line and the file name.
+    expect((await readdir(dir)).sort()).toEqual(['cat.partial-1.png', 'cat.partial-2.png', 'cat.png']);
+    expect(stderr).toContain(`partial 1/2 of image 1/1 → ${join(dir, 'cat.partial-1.png')}`);
+    expect(stderr).toContain(`partial 2/2 of image 1/1 → ${join(dir, 'cat.partial-2.png')}`);
   });
 
   it('numbers sibling files when a file name gets several images', async () => {

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { startProgress } from '../../src/cli/progress.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
@@ -47,9 +47,12 @@ describe('pictor progress on long work', () => {
       }),
       { isTTY: true, columns: 80, cursorTo: () => true, moveCursor: () => true, clearLine: () => true },
     );
+    vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
     const progress = await startProgress({ terminal, line: () => {}, images: 1, everyMs: 5000 });
     progress.queued(2);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The spinner's frames and the line's refresh, on the fake clock.
+    vi.advanceTimersByTime(1100);
     progress.stop();
     expect(written).toContain('queued, 2 ahead');
   });

@@ -42,7 +42,10 @@ export async function run(argv: string[], environment: NodeJS.ProcessEnv = {}, i
 }
 
 /** Runs the CLI in its own process (for what only a process shows: its entry point, `.env`, stray log lines). */
-export function spawnCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function spawnCli(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; /** Close the reading end of its stdout at once, as `| head -0` would. */ stdoutGone?: boolean } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, ...args], {
       cwd: options.cwd ?? REPO_ROOT,
@@ -51,7 +54,8 @@ export function spawnCli(args: string[], options: { cwd?: string; env?: NodeJS.P
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    if (options.stdoutGone) child.stdout.destroy();
+    else child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));

@@ -86,7 +86,7 @@ describe('the breaker and the alerts through the stand-in Discord and Slack', ()
   it('pauses a bursting server, refuses its next job privately with nothing sent, alerts once, and lets it through once resumed; a restart does not alert again', async () => {
     const fakes = await startChatFakes(defer);
     const { discord, slack } = fakes;
-    const { emulator, url: upstreamUrl } = await startUpstream(defer, 0);
+    const { emulator, url: upstreamUrl } = await startUpstream(defer, 0, { identifyAsEmulator: false }); // the real service: the account's ledger
     const dataDir = await tempDataDir(defer);
     const scopeKey = `discord:${discord.guildId}`;
     const history = new FileQuotaStore({ dir: dataDir, clock: () => Date.now() - 2 * DAY });
@@ -145,7 +145,7 @@ describe('the breaker and the alerts through the stand-in Discord and Slack', ()
     defer(() => deleteKeys(url, prefix));
     const fakes = await startChatFakes(defer);
     const { discord, slack } = fakes;
-    const { url: upstreamUrl } = await startUpstream(defer, 0);
+    const { url: upstreamUrl } = await startUpstream(defer, 0, { identifyAsEmulator: false }); // the real service: the account's ledger
     const scopeKey = `discord:${discord.guildId}`;
     await seedHistory(await RedisQuotaStore.connect({ url, prefix }, { clock: () => Date.now() - 2 * DAY }), scopeKey);
     const replicas: Service[] = [];

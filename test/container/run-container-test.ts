@@ -10,11 +10,15 @@
  *   `/healthz` (Discord and Redis checked) and the image's HEALTHCHECK;
  * - the `pictor` CLI inside the container makes an image file;
  * - SIGTERM with a chat job running: new jobs are refused, the running one
- *   finishes and is shown within the grace, and the container exits 0.
+ *   finishes and is shown within the grace, and the container exits 0;
+ * - with podman-compose on PATH (Debian 12's 1.0.3 in CI): compose.yaml, alone
+ *   and with compose.monitoring.yaml, as podman-compose reads it (`--dry-run
+ *   up`: the containers it would start, since Redis, Prometheus and Grafana
+ *   cannot be pulled here).
  *
  * Needs root, podman, runc and debootstrap (Debian: apt-get install podman
  * runc debootstrap), and redis-server on PATH (a throwaway one is started). No container registry is used: the Node.js base image is
- * made with debootstrap from Debian's packages (test/container/base-image.sh,
+ * made with debootstrap from Debian's packages (deploy/node-base-image.sh through `npm run image:base`,
  * kept between runs, made afresh when CI=true) and the build's `npm ci` reaches the npm registry through
  * the host's network (with the CA file of NODE_EXTRA_CA_CERTS, when set, as the build secret extra_ca), taking
  * what it can from the host's npm cache first.
@@ -25,7 +29,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -118,6 +122,41 @@ function pngSize(bytes: Buffer): { width: number; height: number } | undefined {
   return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
 }
 
+/**
+ * What podman-compose would run for compose.yaml, alone and with compose.monitoring.yaml: Redis and Pictor (with .env
+ * and the compose file's settings), then Prometheus and Grafana. Skipped, saying so, without podman-compose on PATH.
+ */
+async function composePlans(work: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const version = await run(['podman-compose', 'version'], { timeoutMs: 60_000, env, allowFailure: true }).catch(() => undefined);
+  if (!version || version.code !== 0) {
+    console.log('   skipped: no podman-compose on PATH (Debian: apt-get install podman-compose)');
+    return;
+  }
+  console.log(`   ${version.stdout.split('\n').find((line) => /podman-compose/i.test(line))?.trim() ?? 'podman-compose'}`);
+  const dir = join(work, 'compose');
+  await mkdir(dir);
+  for (const file of ['compose.yaml', 'compose.monitoring.yaml', 'Dockerfile']) await copyFile(join(root, file), join(dir, file));
+  await writeFile(join(dir, '.env'), '');
+  const plan = async (files: string[]) => {
+    const ran = await new Promise<RunResult>((resolve, reject) => {
+      execFile('podman-compose', ['--dry-run', ...files.flatMap((f) => ['-f', f]), 'up', '-d'], { cwd: dir, env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
+        error && typeof error.code !== 'number' ? reject(error) : resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr }),
+      );
+    });
+    const said = ran.stdout + ran.stderr;
+    check(ran.code === 0 && !said.includes('Traceback'), `podman-compose ${files.join(' + ')} runs (exit ${ran.code}): ${said.slice(-1500)}`);
+    const runs = said.split('\n').filter((line) => line.startsWith('podman run '));
+    return { said, services: runs.map((line) => /--label com\.docker\.compose\.service=(\S+)/.exec(line)?.[1]), runs };
+  };
+  const base = await plan(['compose.yaml']);
+  check(JSON.stringify(base.services) === JSON.stringify(['redis', 'pictor']), `compose.yaml starts Redis, then Pictor, and nothing else (${JSON.stringify(base.services)})`);
+  const pictor = base.runs.find((line) => line.includes('service=pictor'))!;
+  check(pictor.includes(`--env-file ${join(dir, '.env')}`) && pictor.includes('-e PICTOR_DATA_DIR=/data') && pictor.includes('--restart unless-stopped'), `Pictor gets .env, the compose file's settings and its restart policy (${pictor})`);
+  check(base.said.includes('podman build -t pictor:local'), 'the image is built from the Dockerfile');
+  const monitored = await plan(['compose.yaml', 'compose.monitoring.yaml']);
+  check(JSON.stringify(monitored.services) === JSON.stringify(['redis', 'pictor', 'prometheus', 'grafana']), `with compose.monitoring.yaml Prometheus and Grafana too (${JSON.stringify(monitored.services)})`);
+}
+
 async function main(): Promise<void> {
   const startedAt = Date.now();
   const work = await mkdtemp(join(tmpdir(), 'pictor-container-test-'));
@@ -143,10 +182,15 @@ async function main(): Promise<void> {
   }
 
   try {
-    let done = step(`base image ${baseImage}`);
+    let done = step('compose.yaml as podman-compose reads it (podman-compose --dry-run up)');
+    await composePlans(work, env);
+    done();
+
+    done = step(`base image ${baseImage}`);
     // In CI the base image is made afresh, as on a fresh machine: a copy left by an earlier run proves nothing.
     const rebuild = process.env.CI === 'true' ? ['--rebuild'] : [];
-    await run([join(root, 'test/container/base-image.sh'), ...rebuild, baseImage], { timeoutMs: 8 * 60_000, show: true, env: { ...env, PODMAN: podman.join(' ') } });
+    // The operators' recipe (docs/deploying.md, "Without a container registry"): the npm script.
+    await run(['npm', 'run', '-s', 'image:base', '--', ...rebuild, baseImage], { timeoutMs: 8 * 60_000, show: true, env: { ...env, PODMAN: podman.join(' ') } });
     done();
 
     done = step(`build ${image} from the Dockerfile (FROM ${baseImage})`);

@@ -13,7 +13,7 @@ interface Service {
   build?: { context: string; args?: Record<string, string> };
   profiles?: string[];
   environment?: Record<string, string>;
-  env_file?: { path: string; required?: boolean }[];
+  env_file?: string | string[] | { path: string; required?: boolean }[];
   volumes?: string[];
   stop_grace_period?: string;
   depends_on?: Record<string, { condition: string }> | string[];
@@ -28,8 +28,14 @@ function interpolate(text: string): string {
   return text.replace(/\$\{([A-Z0-9_]+)(?::?-([^}]*))?\}/g, (_, _name: string, fallback: string | undefined) => fallback ?? '');
 }
 
-async function composeFile(): Promise<ComposeFile> {
-  return parse(interpolate(await readFile(join(root, 'compose.yaml'), 'utf8'))) as ComposeFile;
+async function composeFile(name = 'compose.yaml'): Promise<ComposeFile> {
+  return parse(interpolate(await readFile(join(root, name), 'utf8'))) as ComposeFile;
+}
+
+/** compose.yaml with compose.monitoring.yaml, merged as `-f compose.yaml -f compose.monitoring.yaml` does (no service in both). */
+async function withMonitoring(): Promise<ComposeFile> {
+  const [base, monitoring] = await Promise.all([composeFile(), composeFile('compose.monitoring.yaml')]);
+  return { services: { ...base.services, ...monitoring.services }, volumes: { ...base.volumes, ...monitoring.volumes } };
 }
 
 /** The Compose Specification's JSON schema (github.com/compose-spec/compose-spec, schema/compose-spec.json; Apache-2.0). */
@@ -43,12 +49,25 @@ async function composeValidator() {
 }
 
 describe('compose.yaml', () => {
-  it('is a valid Compose file by the Compose Specification’s schema', async () => {
+  it('is a valid Compose file by the Compose Specification’s schema, as is compose.monitoring.yaml', async () => {
     const validate = await composeValidator();
-    const valid = validate(await composeFile());
-    expect(validate.errors ?? []).toEqual([]);
-    expect(valid).toBe(true);
+    for (const name of ['compose.yaml', 'compose.monitoring.yaml']) {
+      const valid = validate(await composeFile(name));
+      expect(validate.errors ?? [], name).toEqual([]);
+      expect(valid, name).toBe(true);
+    }
   }, 120_000); // compiling the schema takes seconds
+
+  it('uses nothing podman-compose 1.0.3 (Debian 12’s) breaks on or ignores: the short env_file form, no profiles', async () => {
+    const { services } = await withMonitoring();
+    for (const [name, service] of Object.entries(services)) {
+      expect(service.profiles, name).toBeUndefined();
+      if (service.env_file !== undefined) expect(typeof service.env_file, name).toBe('string');
+    }
+    // The overlay adds services of its own only: merged, nothing of compose.yaml is replaced.
+    const [base, monitoring] = await Promise.all([composeFile(), composeFile('compose.monitoring.yaml')]);
+    expect(Object.keys(monitoring.services).filter((name) => name in base.services)).toEqual([]);
+  });
 
   it('would fail that check with a misspelt or mistyped setting', async () => {
     const validate = await composeValidator();
@@ -57,30 +76,29 @@ describe('compose.yaml', () => {
     expect(validate({ ...file, services: { ...file.services, pictor: { ...file.services.pictor, environment: [{ REDIS_URL: 1 }] } } })).toBe(false);
   }, 120_000);
 
-  it('starts Pictor and Redis by default, Pictor on the redis service, and Prometheus and Grafana only in the monitoring profile', async () => {
+  it('starts Pictor and Redis, Pictor on the redis service, and Prometheus and Grafana only with compose.monitoring.yaml', async () => {
     const { services } = await composeFile();
-    expect(Object.keys(services).filter((name) => !services[name]!.profiles)).toEqual(['pictor', 'redis']);
-    expect(services.prometheus!.profiles).toEqual(['monitoring']);
-    expect(services.grafana!.profiles).toEqual(['monitoring']);
+    expect(Object.keys(services)).toEqual(['pictor', 'redis']);
+    expect(Object.keys((await composeFile('compose.monitoring.yaml')).services)).toEqual(['prometheus', 'grafana']);
     const pictor = services.pictor!;
     expect(new URL(pictor.environment!.REDIS_URL!).hostname).toBe('redis');
     expect(pictor.depends_on).toMatchObject({ redis: { condition: 'service_healthy' } });
     expect(pictor.build).toMatchObject({ context: '.', args: { NODE_IMAGE: 'node:20-bookworm-slim' } });
   });
 
-  it('keeps Pictor’s data on a volume, lets a missing .env pass, and waits longer than the shutdown grace', async () => {
+  it('keeps Pictor’s data on a volume, reads .env, and waits longer than the shutdown grace', async () => {
     const { services, volumes } = await composeFile();
     const pictor = services.pictor!;
     expect(pictor.environment!.PICTOR_DATA_DIR).toBe('/data');
     const dataVolume = pictor.volumes!.find((v) => v.endsWith(':/data'))!.split(':')[0]!;
     expect(volumes).toHaveProperty(dataVolume);
-    expect(pictor.env_file).toEqual([{ path: '.env', required: false }]);
+    expect(pictor.env_file).toBe('.env');
     const grace = Number(/^(\d+)s$/.exec(pictor.stop_grace_period!)![1]);
     expect(grace).toBeGreaterThan(300); // PICTOR_SHUTDOWN_GRACE_SECONDS' default
   });
 
   it('has Prometheus scrape the port Pictor serves /metrics on, and mounts only files that exist', async () => {
-    const { services } = await composeFile();
+    const { services } = await withMonitoring();
     const prometheus = parse(await readFile(join(root, 'deploy/prometheus/prometheus.yml'), 'utf8')) as {
       scrape_configs: { metrics_path: string; static_configs: { targets: string[] }[] }[];
     };
@@ -94,7 +112,7 @@ describe('compose.yaml', () => {
   });
 
   it('mounts the dashboards folder where Grafana’s provisioning reads it, and opens on the Pictor dashboard', async () => {
-    const { services } = await composeFile();
+    const { services } = await withMonitoring();
     const grafana = services.grafana!;
     const provider = parse(await readFile(join(root, 'deploy/grafana/provisioning/dashboards/pictor.yaml'), 'utf8')) as {
       providers: { options: { path: string } }[];

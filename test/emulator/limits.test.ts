@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createEmulator } from '../../src/emulator/index.js';
 import { formatResetDuration } from '../../src/emulator/rate-limit-headers.js';
 import { TokenBucket } from '../../src/emulator/token-bucket.js';
@@ -35,6 +35,9 @@ describe('rate limiting by images per minute', () => {
   });
 
   it('refills continuously, so a request passes again after the advertised wait', async () => {
+    // The bucket's clock is performance.now(): faked, so the advertised wait passes at once (and exactly).
+    vi.useFakeTimers({ toFake: ['performance'] });
+    onTestFinished(() => void vi.useRealTimers());
     const emulator = createEmulator();
     expect((await generate(emulator, body({ n: 10 }))).status).toBe(200); // renders once, later answers come from the cache
     emulator.configure({ imagesPerMinute: 60 }); // one image per second
@@ -46,7 +49,9 @@ describe('rate limiting by images per minute', () => {
     expect(wait).toBeGreaterThan(0);
     expect(wait).toBeLessThanOrEqual(1000);
     expect(limited.headers.get('retry-after')).toBe('1');
-    await new Promise((resolve) => setTimeout(resolve, wait + 20));
+    vi.advanceTimersByTime(wait - 1);
+    expect((await generate(emulator, body())).status).toBe(429);
+    vi.advanceTimersByTime(1);
     expect((await generate(emulator, body())).status).toBe(200);
     await emulator.close();
   });

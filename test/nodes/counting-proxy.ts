@@ -16,12 +16,21 @@ export interface CountingProxy {
   close(): Promise<void>;
 }
 
-/** A loopback proxy in front of the emulator that counts requests in flight, whichever process sends them. */
+/**
+ * A loopback proxy in front of the emulator that counts image requests (POSTs) in flight, whichever process sends
+ * them. Anything else (the HEAD a client asks "are you an emulator?" with) is passed on uncounted.
+ */
 export async function startCountingProxy(target: string): Promise<CountingProxy> {
   let inFlight = 0;
   let peak = 0;
   const events: ProxyEvent[] = [];
   const proxy: Server = createServer((req, res) => {
+    if (req.method !== 'POST') {
+      fetch(`${target}${req.url}`, { method: req.method })
+        .then((answer) => res.writeHead(answer.status, Object.fromEntries(answer.headers)).end())
+        .catch(() => res.destroy());
+      return;
+    }
     inFlight++;
     peak = Math.max(peak, inFlight);
     const chunks: Buffer[] = [];

@@ -70,7 +70,11 @@ describe('the n8n-nodes-pictor package', () => {
       const className = basename(path).split('.')[0]!;
       const Loaded = (load(built(path)) as Record<string, new () => unknown>)[className];
       expect(Loaded, path).toBeTypeOf('function');
-      expect(new Loaded!()).toBeDefined();
+      // What n8n reads from the instance: a node's description, a credential itself, named as the class is (lower camel case).
+      const instance = new Loaded!() as { description?: { name?: unknown; properties?: unknown }; name?: unknown; properties?: unknown };
+      const described = path.includes('credentials') ? instance : instance.description;
+      expect(described?.name, path).toBe(className[0]!.toLowerCase() + className.slice(1));
+      expect(Array.isArray(described?.properties), path).toBe(true);
     }
     const { PictorImage } = load(built(pkg.n8n.nodes[0]!)) as { PictorImage: new () => { description: { name: string; icon: { light: string; dark: string } } } };
     expect(new PictorImage().description.name).toBe('pictorImage');

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { limiterFor, throttleId, type ThrottleKey } from '../../nodes/nodes/PictorImage/limiter-registry.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
+import { waitUntil } from '../helpers/runner-harness.js';
 import { startCuttableLink } from '../helpers/shared-limits-proxy.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 import { startCountingProxy } from './counting-proxy.js';
@@ -178,7 +179,7 @@ describe.skipIf(redis.skipReason)(`executions of two n8n processes sharing one R
   };
 
   it('never run more requests at once than Max Concurrent Requests, counted across both processes', async () => {
-    emulator.configure({ latencyMs: 250 });
+    emulator.configure({ latencyMs: 500 });
     const proxy = await startCountingProxy(server.url);
     try {
       const credentials = account(proxy.url);
@@ -189,10 +190,12 @@ describe.skipIf(redis.skipReason)(`executions of two n8n processes sharing one R
       succeeded(await other!.execute({ parameters: parameters('warm-up there'), items: 1, credentials }));
 
       const items = Array.from({ length: 6 }, () => ({ json: {} }));
-      const [here, there] = await Promise.all([
-        run(parameters('from this process'), { credentials, items }),
-        other!.execute({ parameters: parameters('from the other process'), items: 6, credentials }),
-      ]);
+      // This process's execution starts once the other's first request is in flight (1.5 s of its requests are
+      // still to come): the two overlap however late a busy machine runs the other process.
+      const thereDone = other!.execute({ parameters: parameters('from the other process'), items: 6, credentials });
+      await waitUntil(() => proxy.events.some((e) => e.kind === 'start' && e.prompt === 'from the other process'), "the other process's first request is sent", 30_000);
+      const here = await run(parameters('from this process'), { credentials, items });
+      const there = await thereDone;
       expect(here[0]).toHaveLength(6);
       expect(succeeded(there)).toHaveLength(6);
       expect(proxy.peak()).toBe(2);

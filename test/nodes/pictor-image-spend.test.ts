@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +21,8 @@ let server: EmulatorServer;
 const folders: string[] = [];
 
 beforeAll(async () => {
-  emulator = createEmulator({ moderationMarker: 'forbidden' });
+  // Posing as the real service: its jobs are the account's.
+  emulator = createEmulator({ moderationMarker: 'forbidden', identifyAsEmulator: false });
   server = await emulator.listen({ port: 0 });
 });
 afterAll(async () => {
@@ -87,6 +89,25 @@ describe('the Pictor Image node under an account cap', () => {
     expect(ledger.spent[utcDay(now)]).toMatchObject({ 'n8n:wf-42': ONE_IMAGE_USD, n8n: ONE_IMAGE_USD, account: ONE_IMAGE_USD });
     expect(ledger.spent[utcMonth(now)]).toMatchObject({ account: ONE_IMAGE_USD });
     expect(ledger.reservations).toEqual({});
+  });
+
+  it("keeps the jobs of a Pictor emulator (it says so) in the emulator's ledger, not the account's", async () => {
+    const folder = await ledgerFolder();
+    const pictorEmulator = createEmulator();
+    const at = await pictorEmulator.listen({ port: 0 });
+    try {
+      const credentials = { baseUrl: at.url, accountDailyUsd: '0.01', ledgerFolder: folder };
+      const [out] = await run(['a rehearsed fox'], credentials);
+      expect(out![0]!.binary?.data).toBeDefined();
+    } finally {
+      await pictorEmulator.close();
+    }
+    expect(existsSync(join(folder, 'quota-ledger.json'))).toBe(false);
+    const rehearsal = await ledgerOf(join(folder, 'emulator'));
+    expect(rehearsal.spent[utcDay(Date.now())]?.account).toBe(ONE_IMAGE_USD);
+    // The account's cap is untouched: a job of the real service still fits.
+    const [real] = await run(['a paid fox'], { accountDailyUsd: '0.01', ledgerFolder: folder });
+    expect(real![0]!.binary?.data).toBeDefined();
   });
 
   it('releases the reservation of a request the service refused, so it costs nothing and leaves the cap to the next execution', async () => {

@@ -8,7 +8,8 @@ import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
 
-const emu = useEmulator();
+// The emulator poses as the real service here: its jobs are the account's.
+const emu = useEmulator({ identifyAsEmulator: false });
 const newDir = useTempDirs();
 
 async function pictor(argv: string[], environment: NodeJS.ProcessEnv) {

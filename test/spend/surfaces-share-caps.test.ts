@@ -13,7 +13,8 @@ import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { createHarness } from '../nodes/execute-harness.js';
 import { NodeHelpers, NodeOperationError } from '../nodes/n8n-workflow.js';
 
-const emu = useEmulator();
+// The emulator poses as the real service here: its jobs are the account's.
+const emu = useEmulator({ identifyAsEmulator: false });
 const newDir = useTempDirs();
 const redis = testRedis();
 const prefix = uniquePrefix('surfaces');

@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { NodeOperationError, type IDataObject, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 import { PictorClient, type LoggerLike } from '../../../src/client/PictorClient.js';
 import { GuardedPictorClient, SpendGuard } from '../../../src/spend/guarded-client.js';
+import { ledgerKindOf } from '../../../src/spend/ledger-kind.js';
 import type { ImageEventStream } from '../../../src/client/event-stream.js';
 import { imagesOfFailure, resultFromCompleted, type ImageJobResult } from '../../../src/client/job-result.js';
 import { isCompletedEvent, parseEditRequest, parseGenerationRequest, type CompletedEvent, type EditRequest, type GenerationRequest } from '../../../src/spec/index.js';
@@ -58,7 +59,10 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
   if (prepared.length > 0) {
     const credentials = await ctx.getCredentials<PictorCredentials>(CREDENTIAL_NAME);
     const problem = credentialProblem(credentials);
-    const ledger = problem ? undefined : ledgerOf(credentials);
+    const key = problem ? undefined : ledgerOf(credentials);
+    // Asked once, before any item is reserved (items are reserved in item order): a Pictor emulator (it says so, at a
+    // loopback address or with its own key) has its jobs in the emulator's ledger, never the account's.
+    const ledger = key && needsLedger(key) ? { ...key, ledger: await ledgerKindOf({ baseURL: credentials.baseUrl, apiKey: credentials.apiKey }) } : key;
     const stopAll = new AbortController();
     // Every request of this execution listens to it: no leak warning for 30 items.
     setMaxListeners(0, stopAll.signal);

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { RedisConfig } from '../../../src/core/redis-config.js';
 import type { RedisLogger } from '../../../src/core/redis-connection.js';
 import { readUsageRetentionDays } from '../../../src/spend/caps.js';
-import { openQuotaStore } from '../../../src/spend/open-store.js';
+import { openQuotaStore, type LedgerKind } from '../../../src/spend/open-store.js';
 import type { QuotaStore, SpendLimits } from '../../../src/spend/types.js';
 
 /** Where the node's spending is counted, and the account caps it enforces there. */
@@ -17,6 +17,8 @@ export interface LedgerKey {
   ledgerFolder: string;
   /** How long usage records are kept; default `PICTOR_USAGE_RETENTION_DAYS` of n8n's environment, else 400 days. */
   usageRetentionDays?: number | undefined;
+  /** `emulator` when the credential's Base URL is a Pictor emulator (`ledgerKindOf`): its own ledger, never the account's. Default `account`. */
+  ledger?: LedgerKind | undefined;
 }
 
 /**
@@ -43,7 +45,8 @@ const stores = new Map<string, Promise<QuotaStore>>();
 const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 16);
 
 export function ledgerFor(key: LedgerKey, options: { logger?: RedisLogger | undefined } = {}): Promise<QuotaStore> {
-  const id = key.redis ? `redis:${digest(key.redis.url, key.redis.prefix)}` : `file:${resolve(key.ledgerFolder)}`;
+  const where = key.redis ? `redis:${digest(key.redis.url, key.redis.prefix)}` : `file:${resolve(key.ledgerFolder)}`;
+  const id = `${key.ledger ?? 'account'}:${where}`;
   const known = stores.get(id);
   if (known) return known;
   const made = openLedger(key, options);
@@ -59,6 +62,7 @@ function openLedger(key: LedgerKey, options: { logger?: RedisLogger | undefined 
   return openQuotaStore({
     redis: key.redis,
     dataDir: key.ledgerFolder,
+    ledger: key.ledger,
     usageRetentionDays: key.usageRetentionDays ?? readUsageRetentionDays(process.env),
     logger: options.logger,
     // A file ledger has one store per process: an unreadable one (LedgerUnreadableError) is closed, so the next execution tries again.

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { decodeImages, imagesOfFailure, resultFromCompleted, type ImageJobResult } from '../../client/job-result.js';
 import { imageBytes } from '../../client/image-bytes.js';
 import { ValidationError } from '../../core/errors.js';
+import { BudgetExceededError } from '../../spend/errors.js';
 import { describeFileError } from '../../core/system-errors.js';
 import { describeQuote, estimatePrice } from '../../core/pricing.js';
 import { LIMITS } from '../../spec/constants.js';
@@ -64,7 +65,9 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
   const connection = await ctx.connect();
   const progress = await startProgress({ terminal: ctx.terminal, line: ctx.stderr, images: request.n, everyMs: ctx.progressEveryMs ?? 5000 });
   try {
+    const emulator = connection.ledger === 'emulator';
     if (connection.emulatorUrl) ctx.stderr(`No PICTOR_BASE_URL set: using an embedded emulator at ${connection.emulatorUrl} (no money is spent).`);
+    else if (emulator) ctx.stderr(`PICTOR_BASE_URL is a Pictor emulator (no money is spent; its jobs go to the emulator's ledger, pictor usage --emulator).`);
     const started = Date.now();
     const partialFiles: string[] = [];
     let result: ImageJobResult;
@@ -119,6 +122,9 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     } catch (error) {
       // The images that arrived before the failure were made (and are charged): they are written, and the job still fails.
       progress.stop();
+      if (emulator && error instanceof BudgetExceededError) {
+        error.message += " This is the emulator's own ledger, where the account's caps are rehearsed: nothing was spent, and the account's ledger is untouched.";
+      }
       const arrived = values.stream ? completed : imagesOfFailure(error);
       if (arrived.length > 0) {
         const kept = await writeImages(arrived.map(imageBytes));
@@ -145,6 +151,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
           usage: result.usage ?? null,
           cost: result.cost,
           estimate,
+          emulator,
           requestId: result.requestId ?? null,
           seconds,
         }),
@@ -154,7 +161,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       ctx.stdout(`Wrote ${all.length} image${all.length === 1 ? '' : 's'} (${result.size}, ${result.quality}, ${result.output_format}) in ${seconds.toFixed(1)} s:`);
       for (const f of all) ctx.stdout(`  ${f}`);
       if (partialFiles.length) ctx.stdout(`and ${partialFiles.length} partial image${partialFiles.length === 1 ? '' : 's'} beside them.`);
-      ctx.stdout(`Cost: ${describeQuote(result.cost)}`);
+      // An emulator's image cost nothing: what it would have cost on the real service.
+      ctx.stdout(emulator ? `Would cost on the real service: ${describeQuote(result.cost)} (an emulator made it: nothing was spent)` : `Cost: ${describeQuote(result.cost)}`);
     }
     return unwritten.length ? 1 : 0;
 
@@ -201,7 +209,7 @@ const COMMON_OPTIONS = `  --n N                 images to make, 1–10 (default 
 Output files: in a directory, new files named after the prompt with a time stamp and a random
 suffix (a-fox-20250101-120000-3f9a2c.png). A file name must end in the format's extension (.png,
 .jpg or .jpeg, .webp), or gets it; several images become numbered siblings (fox.png, fox-2.png) and
-partial images fox.partial-0.png. An existing file is never replaced without --overwrite.
+partial images fox.partial-1.png, numbered from 1. An existing file is never replaced without --overwrite.
 Relative paths start from the directory you run the command in. Nothing is sent (or paid) until the
 request is valid and --out can be written. Exit codes: 0 done; 2 invalid input or settings, nothing
 sent; 1 the service or network failed, or the images could not be written where asked (they are then

@@ -70,7 +70,11 @@ export async function runUsage(args: string[], ctx: CliContext, config: CoreConf
   }
   const where = `${ledger === 'emulator' ? "the emulator's" : "the account's"} ${config.redis ? `Redis ledger (prefix ${ledgerRedis(config.redis, ledger).prefix})` : `ledger in ${ledgerDir(config.spend.dataDir, ledger)}`}`;
   if (!store) {
-    ctx.stdout(`Nothing recorded yet: ${where} does not exist. Every job sent to the image service is recorded once it is settled (by this CLI, npm start or the n8n node using this ledger); emulator jobs only in the emulator's ledger.`);
+    const what =
+      ledger === 'emulator'
+        ? 'Every job a Pictor emulator answers is recorded there once it is settled (by this CLI, npm start or the n8n node using this folder); real jobs in the account\'s ledger (pictor usage).'
+        : 'Every job sent to the image service is recorded there once it is settled (by this CLI, npm start or the n8n node using this ledger); jobs an emulator answered in the emulator\'s ledger (pictor usage --emulator).';
+    ctx.stdout(`Nothing recorded yet in ${where}. ${what}`);
     return 0;
   }
   const uncertain = total.uncertainUsd > 0 ? ` (${formatUsd(total.uncertainUsd)} of it uncertain)` : '';

@@ -6,7 +6,8 @@ import { FileQuotaStore, PRICE_TABLE, estimatePrice } from '../../../src/index.j
 import { useEmulator } from '../../helpers/emulator.js';
 import { run, tempDir } from '../run-cli.js';
 
-const env = useEmulator();
+// The emulator poses as the real service here: its jobs are the account's.
+const env = useEmulator({ identifyAsEmulator: false });
 const LOW = PRICE_TABLE['1024x1024'].low;
 const ESTIMATE_PER_IMAGE = estimatePrice({ operation: 'generate', size: '1024x1024', quality: 'low', n: 1 }).perImageUsd;
 

@@ -7,7 +7,10 @@ import { FileQuotaStore } from '../../../src/index.js';
 import { useEmulator } from '../../helpers/emulator.js';
 import { run, tempDir } from '../run-cli.js';
 
-const emu = useEmulator();
+// The emulator poses as the real service here: its jobs are the account's.
+const emu = useEmulator({ identifyAsEmulator: false });
+/** A Pictor emulator as `pictor emulator` or `npm start` runs one: it says what it is. */
+const pictorEmulator = useEmulator();
 const LOW = 0.00636;
 
 interface Report {
@@ -45,13 +48,38 @@ describe('the CLI ledger', () => {
     const env = { PICTOR_DATA_DIR: dataDir, PICTOR_ACCOUNT_DAILY_USD: String(LOW) };
     // Two emulator jobs under a cap that only fits one: the emulator's ledger has the cap too, the account's is untouched.
     expect((await generate(env)).code).toBe(0);
-    expect((await generate(env)).code).toBe(1);
+    const refused = await generate(env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("This is the emulator's own ledger, where the account's caps are rehearsed: nothing was spent");
     const account = JSON.parse((await run(['usage', '--json'], env)).stdout) as Report;
     expect(account.total.jobs).toBe(0);
     const emulator = JSON.parse((await run(['usage', '--json', '--emulator'], env)).stdout) as Report;
     expect(emulator).toMatchObject({ ledger: 'emulator', total: { jobs: 1, usd: LOW } });
     // A real job still fits the account's cap.
     expect((await generate({ ...env, PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY })).code).toBe(0);
+  });
+
+  it("keeps jobs sent through PICTOR_BASE_URL to a Pictor emulator (npm start's Try: line) out of the account's ledger, and says what they would cost", async () => {
+    const dataDir = await tempDir();
+    const env = { PICTOR_BASE_URL: pictorEmulator.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: dataDir, PICTOR_ACCOUNT_DAILY_USD: String(LOW) };
+    const job = await generate(env);
+    expect(job.code).toBe(0);
+    expect(job.stderr).toContain('PICTOR_BASE_URL is a Pictor emulator');
+    expect(job.stdout).toMatch(/^Would cost on the real service: \$0\.0064 \(an emulator made it: nothing was spent\)$/m);
+    expect(job.stdout).not.toMatch(/^Cost:/m);
+    const account = JSON.parse((await run(['usage', '--json'], env)).stdout) as Report;
+    expect(account.total.jobs).toBe(0);
+    const emulator = JSON.parse((await run(['usage', '--json', '--emulator'], env)).stdout) as Report;
+    expect(emulator).toMatchObject({ ledger: 'emulator', total: { jobs: 1, usd: LOW } });
+    // The account's cap is untouched: a job of the real service still fits.
+    expect((await generate({ ...env, PICTOR_BASE_URL: emu.url })).code).toBe(0);
+  });
+
+  it('records embedded-emulator jobs with no cap and no Redis too, so pictor usage --emulator shows them', async () => {
+    const dataDir = await tempDir();
+    expect((await generate({ PICTOR_DATA_DIR: dataDir })).code).toBe(0);
+    const emulator = JSON.parse((await run(['usage', '--json', '--emulator'], { PICTOR_DATA_DIR: dataDir })).stdout) as Report;
+    expect(emulator).toMatchObject({ ledger: 'emulator', total: { jobs: 1, usd: LOW } });
   });
 
   it('counts a job reserved at 23:59:59 and settled after midnight on the day it was reserved, as the ledger does', async () => {

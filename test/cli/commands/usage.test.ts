@@ -1,10 +1,13 @@
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { FileQuotaStore } from '../../../src/index.js';
 import { useEmulator } from '../../helpers/emulator.js';
 import { run, tempDir } from '../run-cli.js';
 
-const emu = useEmulator();
+// The emulator poses as the real service here: its jobs are the account's.
+const emu = useEmulator({ identifyAsEmulator: false });
 const LOW = 0.00636;
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -71,6 +74,18 @@ describe('pictor usage', () => {
     const { code, stdout } = await run(['usage'], { PICTOR_DATA_DIR: `${dir}/none` });
     expect(code).toBe(0);
     expect(stdout).toMatch(/^Nothing recorded yet/);
+    expect(existsSync(`${dir}/none`)).toBe(false);
+  });
+
+  it('says nothing was recorded yet in a data folder that exists but holds no ledger (a fresh container’s /data), not that it does not exist', async () => {
+    const dir = await tempDir();
+    const account = await run(['usage'], { PICTOR_DATA_DIR: dir });
+    expect(account.stdout).toMatch(new RegExp(`^Nothing recorded yet in the account's ledger in ${dir}\\. `));
+    expect(account.stdout).toContain('pictor usage --emulator');
+    const emulator = await run(['usage', '--emulator'], { PICTOR_DATA_DIR: dir });
+    expect(emulator.stdout).toMatch(new RegExp(`^Nothing recorded yet in the emulator's ledger in ${dir}/emulator\\. `));
+    expect(`${account.stdout}${emulator.stdout}`).not.toContain('does not exist');
+    expect(await readdir(dir)).toEqual([]);
   });
 
   it('refuses bad dates, a period that ends before it starts, an unknown grouping and two formats, naming the flag (exit 2)', async () => {

@@ -24,6 +24,7 @@
  *    emulator received.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
@@ -83,7 +84,19 @@ async function run(command: string, args: string[], options: { cwd: string; env?
   }
 }
 
-const n8nInstalled = () => existsSync(installedMarker) && existsSync(n8nBin) && existsSync(sqliteBinding);
+/** The committed package.json and lockfile the runtime is installed from: a change to them installs it again. */
+const runtimeDir = join(import.meta.dirname, 'n8n-runtime');
+const lockDigest = async () =>
+  createHash('sha256')
+    .update(await readFile(join(runtimeDir, 'package.json')))
+    .update(await readFile(join(runtimeDir, 'package-lock.json')))
+    .digest('hex');
+
+async function n8nInstalled(): Promise<boolean> {
+  if (!existsSync(n8nBin) || !existsSync(sqliteBinding)) return false;
+  const marker = await readFile(installedMarker, 'utf8').catch(() => '');
+  return marker.trim() === (await lockDigest());
+}
 
 /**
  * Installs n8n once per machine. Two clones testing at once share the folder,
@@ -92,7 +105,7 @@ const n8nInstalled = () => existsSync(installedMarker) && existsSync(n8nBin) && 
  * waited finds the other's install done.
  */
 async function ensureN8n(): Promise<void> {
-  if (n8nInstalled()) {
+  if (await n8nInstalled()) {
     console.log(`n8n ${N8N_VERSION} already installed in ${n8nDir}`);
     return;
   }
@@ -101,36 +114,20 @@ async function ensureN8n(): Promise<void> {
 }
 
 async function installN8n(): Promise<void> {
-  if (n8nInstalled()) {
+  if (await n8nInstalled()) {
     console.log(`n8n ${N8N_VERSION} was installed in ${n8nDir} by another run while this one waited`);
     return;
   }
-  console.log(`installing n8n ${N8N_VERSION} into ${n8nDir} (once; 5 to 30 minutes)…`);
+  console.log(`installing n8n ${N8N_VERSION} into ${n8nDir} from its lockfile (once; a few minutes)…`);
   await mkdir(n8nDir, { recursive: true });
-  await writeFile(
-    join(n8nDir, 'package.json'),
-    `${JSON.stringify(
-      {
-        name: 'pictor-n8n-e2e-runtime',
-        private: true,
-        description: 'A real n8n for the end-to-end test of nodes/ (installed by test/nodes/e2e/run-n8n-e2e.ts).',
-        dependencies: { n8n: N8N_VERSION, '@opentelemetry/core': '2.1.0', '@opentelemetry/api': '1.9.0' },
-        overrides: { xlsx: '0.18.5' },
-        // npm 11.19+ runs no dependency's install script unless allowed here. n8n needs one: sqlite3 builds its
-        // binding (a prebuilt download, else node-gyp against Node's headers) for n8n's default database.
-        // Older npm versions ignore this field and run every install script.
-        allowScripts: { sqlite3: true },
-      },
-      null,
-      2,
-    )}\n`,
-  );
-  await run('npm', ['install', '--prefer-offline', '--legacy-peer-deps', '--no-audit', '--no-fund'], { cwd: n8nDir, timeoutMs: 40 * 60_000 });
+  // The tree is resolved once, when the lockfile is made (see n8n-runtime/README.md): npm ci only downloads and unpacks it.
+  for (const file of ['package.json', 'package-lock.json']) await copyFile(join(runtimeDir, file), join(n8nDir, file));
+  await run('npm', ['ci', '--prefer-offline', '--legacy-peer-deps', '--no-audit', '--no-fund'], { cwd: n8nDir, timeoutMs: 40 * 60_000 });
   // An install stopped while sqlite3 was building leaves the package without its binding, and npm install then
   // counts it as installed: build it again.
   if (!existsSync(sqliteBinding)) await run('npm', ['rebuild', 'sqlite3'], { cwd: n8nDir, timeoutMs: 15 * 60_000 });
   if (!existsSync(sqliteBinding)) throw new Error(`npm installed n8n but did not build sqlite3's binding (${sqliteBinding}); n8n cannot open its database without it`);
-  await writeFile(installedMarker, `${new Date().toISOString()}\n`);
+  await writeFile(installedMarker, `${await lockDigest()}\n`);
   console.log(`n8n installed (${elapsed()})`);
 }
 
@@ -245,9 +242,12 @@ async function execute(workflowId: string, cwd: string, env: NodeJS.ProcessEnv):
   // n8n prints the run data through its logger, which may colour it.
   // eslint-disable-next-line no-control-regex
   const printed = executed.stdout.replace(/\u001b\[[0-9;]*m/g, '');
+  // The run data is one pretty-printed object, from a line that is `{` to one that is `}`: a log line n8n prints
+  // after it on a busy machine (`Registered runner "JS Task Runner" …`) is not part of it.
   const jsonStart = printed.search(/^\{/m);
-  if (jsonStart < 0) throw new Error(`no JSON in the output of n8n execute (all of it is in ${lastOutput})`);
-  const output = JSON.parse(printed.slice(jsonStart)) as { data: { resultData: RunOut } };
+  const jsonEnd = printed.lastIndexOf('\n}');
+  if (jsonStart < 0 || jsonEnd < jsonStart) throw new Error(`no JSON in the output of n8n execute (all of it is in ${lastOutput})`);
+  const output = JSON.parse(printed.slice(jsonStart, jsonEnd + 2)) as { data: { resultData: RunOut } };
   console.log(`n8n ran workflow ${workflowId} (${elapsed()})`);
   return output.data.resultData;
 }
@@ -621,7 +621,8 @@ async function main(): Promise<void> {
   await mkdir(dirname(lastOutput), { recursive: true });
   await ensureN8n();
   const work = await mkdtemp(join(tmpdir(), 'pictor-n8n-e2e-'));
-  const emulator = createEmulator();
+  // Posing as the real service (no x-pictor-emulator): the cap workflows' jobs are the account's, in the credential's ledger folder.
+  const emulator = createEmulator({ identifyAsEmulator: false });
   const server = await emulator.listen({ port: 0 });
   try {
     const tarball = await packPackage(work);

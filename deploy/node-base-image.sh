@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds a Node.js 20 base image without a container registry: Debian trixie
 # (minbase) from Debian's mirror with debootstrap, then Debian's nodejs and npm
-# in it. The container test builds Pictor's image FROM it
-# (--build-arg NODE_IMAGE=...), so the test needs only Debian's packages and
-# the npm registry. Kept between runs: an existing image is reused.
+# in it. Pictor's image is then built FROM it (--build-arg NODE_IMAGE=...), so
+# neither needs more than Debian's packages and the npm registry: the recipe of
+# docs/deploying.md ("Without a container registry"), and the container test.
+# Kept between runs: an existing image is reused.
 #
-#   test/container/base-image.sh [--rebuild] [IMAGE]   (default localhost/pictor-node-base:20)
+#   npm run image:base -- [--rebuild] [IMAGE]   (default localhost/pictor-node-base:20)
+#   deploy/node-base-image.sh [--rebuild] [IMAGE]
 #
 # --rebuild makes it again even when it exists (CI does, as a fresh machine would).
 #
