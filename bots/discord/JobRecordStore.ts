@@ -42,6 +42,8 @@ export interface JobRecord {
   sources?: AttachmentSource[] | undefined;
   /** Pending or running jobs only: the reply to edit if the process dies before the job ends. */
   reply?: ReplyHandle | undefined;
+  /** The language of the job's public messages (`JobHeader.locale`); English for records made before it was kept. */
+  locale?: string | undefined;
 }
 
 /** An interaction's reply, as a later process can edit it (until the token expires, 15 minutes after `issuedAt`). */

@@ -4,6 +4,7 @@ import {
   describeFailure,
   isJobRefusedError,
   mayCancel,
+  sayWords,
   type FieldNames,
   type ImagesToFetch,
   type JobHandle,
@@ -33,6 +34,8 @@ export interface SlackActor {
   userName?: string | undefined;
   teamId: string;
   channelId: string;
+  /** Their language, as Slack told it (`UserLocales`); English when unknown. */
+  locale?: string | undefined;
 }
 
 export interface StartJob {
@@ -112,6 +115,7 @@ export class SlackJobs {
       channelId: actor.channelId,
       scopeId: actor.teamId,
       isAdmin: this.#o.adminUserIds.includes(actor.userId),
+      locale: actor.locale,
     };
   }
 
@@ -147,6 +151,7 @@ export class SlackJobs {
             userId: input.actor.userId,
             channelId: input.actor.channelId,
             threadTs: input.threadTs,
+            locale: input.actor.locale,
             status: 'active',
           });
           view = new SlackJobView({
@@ -203,10 +208,10 @@ export class SlackJobs {
   async #tellRefusal(error: unknown, input: Pick<StartJob, 'actor' | 'notify'>): Promise<void> {
     if (isSlackInputError(error)) {
       this.#o.logger.info({ code: error.code, user: input.actor.userId }, 'edit images refused');
-      await input.notify(error.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
+      await input.notify(sayWords(input.actor.locale, error.words)).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
       return;
     }
-    const failure = describeFailure(error);
+    const failure = describeFailure(error, input.actor.locale);
     if (!isJobRefusedError(error)) this.#o.logger.error({ code: failure.code, err: error }, 'the runner did not take a Slack job');
     else this.#o.logger.info({ code: failure.code, user: input.actor.userId }, 'a Slack job was refused');
     await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));

@@ -1,6 +1,7 @@
 import type { Context, webApi } from '@slack/bolt';
 import { editModal, type EditContext } from './edit-modal.js';
 import { slackErrorCode } from './slack-error-code.js';
+import { say } from '../runner/index.js';
 import type { LoggerLike } from '../../src/index.js';
 import type { ChannelWriter } from './ChannelWriter.js';
 import type { FileHost } from './file-hosts.js';
@@ -60,11 +61,11 @@ export function ephemeralVia(context: Pick<Workspace, 'client'> & Pick<BotContex
 }
 
 /** Opens the edit modal for a trigger (valid 3 s); a failure is logged and the person told privately. */
-export async function openEditModal(context: Pick<BotContext, 'logger'>, client: webApi.WebClient, triggerId: string, notify: Notifier, edit: EditContext): Promise<void> {
+export async function openEditModal(context: Pick<BotContext, 'logger'>, client: webApi.WebClient, triggerId: string, notify: Notifier, edit: EditContext, locale?: string): Promise<void> {
   try {
-    await client.views.open({ trigger_id: triggerId, view: editModal(edit) });
+    await client.views.open({ trigger_id: triggerId, view: editModal(edit, locale) });
   } catch (error) {
     context.logger.warn({ code: slackErrorCode(error) }, 'could not open the edit modal');
-    await notify('I could not open the edit form; try again.');
+    await notify(say(locale, 'slack.edit.could_not_open'));
   }
 }

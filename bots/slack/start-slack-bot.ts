@@ -23,6 +23,7 @@ import { sweepInterrupted } from './sweep-interrupted.js';
 import { startSweeper, type StateStore } from '../state/index.js';
 import { slackErrorCode } from './slack-error-code.js';
 import type { ShownEvent } from './SlackJobView.js';
+import { UserLocales } from './user-locales.js';
 import { WorkspaceClients, type Workspace } from './workspace.js';
 
 /** The bot scopes Pictor asks for when a workspace installs it through OAuth, as in the app manifest. */
@@ -38,6 +39,7 @@ export const SLACK_BOT_SCOPES = [
   'groups:history',
   'im:history',
   'mpim:history',
+  'users:read',
 ] as const;
 
 /** Many workspaces: each installs the app through OAuth (`/slack/install`) and gets its own bot token. HTTP mode only. */
@@ -227,6 +229,9 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
           }),
         });
   if (replayGuard) app.use(replayGuard.middleware);
+  // Every member is answered in their language: `context.locale`, asked of Slack once and kept (`UserLocales`).
+  const locales = new UserLocales({ logger });
+  app.use(locales.middleware((context) => (context.botToken ? clients.client(context.botToken) : undefined)));
 
   const writer = new ChannelWriter({
     intervalMs: options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS,
@@ -323,6 +328,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
           logger.warn({ err: scrubSecrets(String(error), secrets) }, 'the Slack receiver did not stop cleanly');
         }
         await sweeper.stop();
+        await locales.stop();
         // The jobs have ended: their final updates are waited for, progress nobody will see is not.
         writer.shedProgress();
         await writer.idle(STOP_DRAIN_MS);

@@ -1,0 +1,4 @@
+import type { Catalog } from '../words.js';
+import { en } from './en.js';
+
+export const ja: Catalog = { ...en };
