@@ -339,5 +339,5 @@ export function notAdminMessage(platform: Platform, locale?: string): string {
 
 /** Which cap a sentence is about: whose (each user's, or the scope's), the period, and what the scope is called. */
 function capValues(cap: OverridableCap, platform: Platform): { whose: 'user' | 'scope'; period: 'day' | 'month'; scope: string } {
-  return { whose: cap.startsWith('user') ? 'user' : 'scope', period: cap.includes('Daily') ? 'day' : 'month', scope: SCOPE_WORDS[platform] };
+  return { whose: cap.startsWith('user') ? 'user' : 'scope', period: cap === 'userDailyUsd' || cap === 'scopeDailyUsd' ? 'day' : 'month', scope: SCOPE_WORDS[platform] };
 }

@@ -95,15 +95,15 @@ export class SlackJobs {
   /**
    * A Cancel for a job this process does not run: with Redis, asks the replica
    * that runs it, after the same check as here (`mayCancel`, from the saved
-   * request). 'asked' when that replica got it; 'not allowed'; or undefined
+   * request). 'asked' when that replica got it; 'not_allowed'; or undefined
    * when no live replica runs the request's job.
    */
-  async cancelElsewhere(requestId: string, teamId: string, by: Requester): Promise<'asked' | 'not allowed' | undefined> {
+  async cancelElsewhere(requestId: string, teamId: string, by: Requester): Promise<'asked' | 'not_allowed' | undefined> {
     const request = await this.#o.store.get(requestId);
     if (request?.teamId !== teamId || request.status !== 'active') return undefined;
     const owner = this.requester({ userId: request.userId, teamId: request.teamId, channelId: request.channelId });
     if (!(await this.#o.store.space.heldElsewhere(requestId))) return undefined;
-    if (!mayCancel(owner, by)) return 'not allowed';
+    if (!mayCancel(owner, by)) return 'not_allowed';
     return (await askHolderToCancel(this.#o.store.space, requestId, by)) ? 'asked' : undefined;
   }
 

@@ -34,21 +34,21 @@ export interface EditContext {
 }
 
 const SELECTS = [
-  { block: 'size', label: 'Size', field: 'size', values: SIZES, initial: DEFAULTS.size },
-  { block: 'quality', label: 'Quality', field: 'quality', values: QUALITIES, initial: DEFAULTS.quality },
-  { block: 'background', label: 'Background', field: 'background', values: BACKGROUNDS, initial: DEFAULTS.background },
-  { block: 'format', label: 'Format', field: 'output_format', values: OUTPUT_FORMATS, initial: DEFAULTS.output_format },
+  { block: 'size', name: 'size', field: 'size', values: SIZES, initial: DEFAULTS.size },
+  { block: 'quality', name: 'quality', field: 'quality', values: QUALITIES, initial: DEFAULTS.quality },
+  { block: 'background', name: 'background', field: 'background', values: BACKGROUNDS, initial: DEFAULTS.background },
+  { block: 'format', name: 'format', field: 'output_format', values: OUTPUT_FORMATS, initial: DEFAULTS.output_format },
   {
     block: 'n',
-    label: 'Images',
+    name: 'images',
     field: 'n',
     values: Array.from({ length: LIMITS.nMax - LIMITS.nMin + 1 }, (_, i) => String(LIMITS.nMin + i)),
     initial: String(DEFAULTS.n),
   },
 ] as const;
 
-/** The request's fields as the modal calls them, for the runner's refusals (its labels, in a sentence). */
-export const MODAL_FIELD_NAMES: FieldNames = Object.fromEntries(SELECTS.map((select) => [select.field, select.label.toLowerCase()]));
+/** The request's fields as the modal calls them, for the runner's refusals (its English labels, as the spec's names read). */
+export const MODAL_FIELD_NAMES: FieldNames = Object.fromEntries(SELECTS.map((select) => [select.field, select.name]));
 
 const option = (value: string): types.PlainTextOption => ({ text: { type: 'plain_text', text: value }, value });
 

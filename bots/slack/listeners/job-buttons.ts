@@ -74,7 +74,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // Not a job of this process: with Redis, another replica may run it; it then shows the cancellation in the job's message.
     const elsewhere = !info && requestId ? await context.jobs.cancelElsewhere(requestId, actor.teamId, requester) : undefined;
     if (elsewhere === 'asked') return;
-    const text = say(actor.locale, elsewhere !== 'not allowed' && (!info || (info.status !== 'queued' && info.status !== 'running')) ? 'slack.button.not_running' : 'slack.button.only_requester_cancel');
+    const text = say(actor.locale, elsewhere !== 'not_allowed' && (!info || (info.status !== 'queued' && info.status !== 'running')) ? 'slack.button.not_running' : 'slack.button.only_requester_cancel');
     await respondVia(body.response_url, context.logger)(text);
   });
 
