@@ -16,7 +16,7 @@ export const de = {
   'refusal.member_not_allowed':
     'Die Admins {scope, select, workspace {dieses Workspace} other {dieses Servers}} haben festgelegt, wer Bilder erstellen darf, und du gehörst nicht dazu; bitte einen von ihnen um Zugang.',
   'refusal.blocked_word': 'Dein Prompt enthält „{word}“, das hier gesperrt ist; formuliere ihn um und versuche es noch einmal.',
-  'refusal.too_many_images': 'Hier sind höchstens {limit} {limit, plural, one {Bild} other {Bilder}} pro Auftrag möglich; fordere weniger an.',
+  'refusal.too_many_images': '{limit, plural, one {Hier ist höchstens {limit} Bild} other {Hier sind höchstens {limit} Bilder}} pro Auftrag möglich; fordere weniger an.',
   'refusal.quality_not_allowed': 'Diese Qualität ist hier nicht erlaubt; wähle {allowed}.',
   'refusal.high_quality_not_allowed':
     'Die Qualität high ist einigen Mitgliedern {scope, select, workspace {dieses Workspace} other {dieses Servers}} vorbehalten; wähle eine andere Qualität oder frag einen Admin.',

@@ -29,9 +29,9 @@ export const ja = {
   'refusal.scope_paused':
     '{scope, select, workspace {このワークスペース} dm {サーバー外でのあなたのボット利用} other {このサーバー}}は一時停止中です。直近 1 時間の支出が {used} で、通常の利用で許容される 1 時間あたり {limit} を超えました。ボットの運営者（API キーの支払い者）が Pictor コンソールから再開するまで、新しいジョブは受け付けません。',
   'refusal.budget_reached':
-    '{owner, select, user {あなたの} scope {{scope, select, workspace {このワークスペースの} dm {サーバー外でのあなたの} other {このサーバーの}}} other {アカウント全体（この API キーを共有するすべてのサーバー・ワークスペース・ツール）の}}{period, select, day {1 日} other {1 か月}}の予算 {limit} に達しました（使用済み {used}、残り {left}）。{reset} にリセットされます。',
+    '{owner, select, user {あなたの} scope {{scope, select, workspace {このワークスペースの} dm {サーバー外でのあなたの} other {このサーバーの}}} other {アカウント全体（この API キーを共有するすべてのサーバー・ワークスペース・ツール）の}}{period, select, day {1日} other {1か月}}の予算 {limit} に達しました（使用済み {used}、残り {left}）。{reset} にリセットされます。',
   'refusal.budget_would_pass':
-    'このジョブは最大 {estimate} かかる可能性があり、{owner, select, user {あなたの} scope {{scope, select, workspace {このワークスペースの} dm {サーバー外でのあなたの} other {このサーバーの}}} other {アカウント全体の}}{period, select, day {1 日} other {1 か月}}の予算 {limit} の残り {left} を超えます（使用済み {used}）。枚数を減らすか安い設定にすれば収まるかもしれません。予算は {reset} にリセットされます。',
+    'このジョブは最大 {estimate} かかる可能性があり、{owner, select, user {あなたの} scope {{scope, select, workspace {このワークスペースの} dm {サーバー外でのあなたの} other {このサーバーの}}} other {アカウント全体の}}{period, select, day {1日} other {1か月}}の予算 {limit} の残り {left} を超えます（使用済み {used}）。枚数を減らすか安い設定にすれば収まるかもしれません。予算は {reset} にリセットされます。',
   'refusal.other_limit': 'このジョブは上限 {code} により拒否されました。',
   'refusal.queue_full':
     'ボットが混み合っています。{queued} 件のジョブが待機中で、同時に並べられる上限（{max} 件）に達しているため、このジョブは開始されず料金もかかりません。{known, select, yes {今のペースでは新しいジョブは約 {wait} 待つことになるので、その頃にもう一度お試しください。} other {直近 1 分間に送信されたジョブがないため、数分後にもう一度お試しください。}}',
@@ -69,7 +69,7 @@ export const ja = {
   'usage.no_budget': 'あなたに適用される予算はありません。ボットの運営者が設定していません。',
   'usage.budgets': '<b>予算</b>',
   'usage.cap':
-    '• {whose, select, user {あなたの} account {アカウント全体の} other {{scope, select, dm {サーバー外でのあなたの} workspace {このワークスペースの} other {このサーバーの}}}}{period, select, day {1 日} other {1 か月}}の予算{setBy, select, chat {（管理者が設定）} other {}}: 残り {left} / {limit}（使用済み {spent}）、リセット: {reset}',
+    '• {whose, select, user {あなたの} account {アカウント全体の} other {{scope, select, dm {サーバー外でのあなたの} workspace {このワークスペースの} other {このサーバーの}}}}{period, select, day {1日} other {1か月}}の予算{setBy, select, chat {（管理者が設定）} other {}}: 残り {left} / {limit}（使用済み {spent}）、リセット: {reset}',
   'usage.scope_spend': '<b>{scope, select, workspace {このワークスペース} other {このサーバー}}</b>（UTC）: 今日 {today} · 今月 {month}',
   'usage.no_jobs_yet': '今月はまだ完了したジョブがありません。',
   'usage.top_users': '今月の支出上位ユーザー:',
@@ -78,11 +78,11 @@ export const ja = {
   'budget.amount_hint': '予算は米ドルで 0 以上（例: 2.50）を指定するか、運営者の設定に戻すには clear と入力してください。',
   'budget.not_admin': '{scope, select, workspace {このワークスペース} other {このサーバー}}の予算を変更できるのは管理者だけです。',
   'budget.above_operator_cap':
-    'ボットの運営者は{whose, select, user {各ユーザーの{period, select, day {1 日} other {1 か月}}の予算} other {{scope, select, workspace {このワークスペース} other {このサーバー}}の{period, select, day {1 日} other {1 か月}}の予算}}の上限を {operator}（{variable}）にしています。管理者は上限より低くは設定できますが、高くはできません。引き上げは運営者に依頼してください。',
+    'ボットの運営者は{whose, select, user {各ユーザーの{period, select, day {1日} other {1か月}}の予算} other {{scope, select, workspace {このワークスペース} other {このサーバー}}の{period, select, day {1日} other {1か月}}の予算}}の上限を {operator}（{variable}）にしています。管理者は上限より低くは設定できますが、高くはできません。引き上げは運営者に依頼してください。',
   'budget.cleared':
-    '{whose, select, user {各ユーザーの{period, select, day {1 日} other {1 か月}}の予算} other {{scope, select, workspace {このワークスペース} other {このサーバー}}の{period, select, day {1 日} other {1 か月}}の予算}}を運営者の設定（{operatorSet, select, yes {{operator}} other {上限なし}}）に戻しました。',
+    '{whose, select, user {各ユーザーの{period, select, day {1日} other {1か月}}の予算} other {{scope, select, workspace {このワークスペース} other {このサーバー}}の{period, select, day {1日} other {1か月}}の予算}}を運営者の設定（{operatorSet, select, yes {{operator}} other {上限なし}}）に戻しました。',
   'budget.set':
-    '{scope, select, workspace {このワークスペース} other {このサーバー}}の{whose, select, user {各ユーザーの{period, select, day {1 日} other {1 か月}}の予算} other {{period, select, day {1 日} other {1 か月}}の予算}}を {usd} にしました（運営者の上限: {operatorSet, select, yes {{operator}} other {なし}}）。',
+    '{scope, select, workspace {このワークスペース} other {このサーバー}}の{whose, select, user {各ユーザーの{period, select, day {1日} other {1か月}}の予算} other {{period, select, day {1日} other {1か月}}の予算}}を {usd} にしました（運営者の上限: {operatorSet, select, yes {{operator}} other {なし}}）。',
 
   'settings.not_admin': '{scope, select, workspace {このワークスペース} other {このサーバー}}の設定を変更できるのは管理者だけです。',
   'settings.unknown': '{names} のいずれかを選んでください。',
