@@ -65,6 +65,16 @@ export interface SlackJobsOptions {
   onShown?: ((event: ShownEvent) => void) | undefined;
   /** Where finished images go (see SlackJobViewOptions.finalImagesIn). */
   finalImagesIn?: 'channel' | 'thread' | undefined;
+  /** A job was shown to its end (its images and buttons posted, or its failure): what a member's Home shows changed. */
+  onJobShown?: ((actor: SlackActor) => void) | undefined;
+}
+
+/** A job the intake admitted: its handle, its saved request, and when it has been shown to its end. */
+export interface StartedJob extends JobHandle {
+  /** The saved request (what Reroll, Edit and Delete read; its `outputFiles` once the images are posted). */
+  requestId: string;
+  /** Settles once the job is shown to its end: its images and their buttons posted, its request saved. */
+  shown: Promise<void>;
 }
 
 /**
@@ -133,7 +143,7 @@ export class SlackJobs {
    * its message, then its images are downloaded. Resolves with its handle, or undefined when it did not start (the
    * person has been told why; nothing is spent then).
    */
-  async start(input: StartJob): Promise<JobHandle | undefined> {
+  async start(input: StartJob): Promise<StartedJob | undefined> {
     const requester = this.requester(input.actor);
     let request: SavedRequest | undefined;
     let view: SlackJobView | undefined;
@@ -187,9 +197,10 @@ export class SlackJobs {
         this.#running.delete(tracked);
         this.#jobIdOf.delete(id);
         if (shown.needsRepair) this.#keepForRepair(handle.id, shown);
+        this.#o.onJobShown?.(input.actor);
       });
     this.#running.add(tracked);
-    return handle;
+    return { ...handle, requestId: id, shown: tracked.then(() => undefined) };
   }
 
   /**

@@ -9,6 +9,8 @@ import type { RequestStore } from './RequestStore.js';
 import type { SlackJobRunner, SlackJobs } from './SlackJobs.js';
 import type { Notifier } from './SlackJobView.js';
 import type { Workspace } from './workspace.js';
+import type { HomeTabs } from './home-tab.js';
+import type { UserLocales } from './user-locales.js';
 
 /** What every listener gets: the pieces of one running Slack bot. */
 export interface BotContext {
@@ -23,6 +25,10 @@ export interface BotContext {
    */
   workspace(auth: Context): Workspace;
   allowedHosts: readonly FileHost[];
+  /** Each member's Home tab (published on `app_home_opened`, again when what it shows changes). */
+  homes: HomeTabs;
+  /** Each member's language, asked of Slack once (`users.info`); the middleware puts it in Bolt's `context.locale`. */
+  locales: UserLocales;
   logger: LoggerLike;
   commands: { imagine: string; edit: string };
 }
@@ -57,6 +63,16 @@ export function ephemeralVia(context: Pick<Workspace, 'client'> & Pick<BotContex
           ...(where.threadTs ? { thread_ts: where.threadTs } : {}),
         }),
     });
+  };
+}
+
+/**
+ * A note in the member's direct messages with the app (its Messages tab), paced with the conversation's other writes:
+ * for what comes from the Home tab, which has no `response_url` and no channel.
+ */
+export function directVia(context: Pick<BotContext, 'writer'>, client: webApi.WebClient, userId: string): Notifier {
+  return async (text) => {
+    await context.writer.write(userId, { urgent: true, run: () => client.chat.postMessage({ channel: userId, text }) });
   };
 }
 

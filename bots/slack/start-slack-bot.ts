@@ -24,6 +24,9 @@ import { startSweeper, type StateStore } from '../state/index.js';
 import { slackErrorCode } from './slack-error-code.js';
 import type { ShownEvent } from './SlackJobView.js';
 import { UserLocales } from './user-locales.js';
+import { HomeTabs } from './home-tab.js';
+import { registerAppHome } from './listeners/app-home.js';
+import { registerWorkflowStep } from './listeners/workflow-step.js';
 import { WorkspaceClients, type Workspace } from './workspace.js';
 
 /** The bot scopes Pictor asks for when a workspace installs it through OAuth, as in the app manifest. */
@@ -241,6 +244,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     onFailure: options.onWriteRefused,
   });
   const single: Workspace | undefined = options.botToken && auth ? { client: clients.client(options.botToken), botToken: options.botToken, botUserId: auth.botUserId } : undefined;
+  const commands = { imagine: options.commands?.imagine ?? '/imagine', edit: options.commands?.edit ?? '/imagine-edit' };
+  const homes = new HomeTabs({ runner: options.runner, store, logger, command: commands.imagine });
   const jobs = new SlackJobs({
     runner: options.runner,
     writer,
@@ -249,6 +254,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     logger,
     onShown: options.onUpdateShown,
     finalImagesIn: options.finalImagesIn,
+    onJobShown: (actor) => homes.changed(actor.teamId, actor.userId),
   });
   // With Redis, a Cancel pressed on another replica for a job running here.
   await jobs.listenForCancels();
@@ -259,8 +265,10 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     writer,
     workspace: (boltContext) => single ?? clients.of(boltContext),
     allowedHosts,
+    homes,
+    locales,
     logger,
-    commands: { imagine: options.commands?.imagine ?? '/imagine', edit: options.commands?.edit ?? '/imagine-edit' },
+    commands,
   };
   const clientFor = async (teamId: string): Promise<webApi.WebClient | undefined> => {
     if (single) return single.client;
@@ -281,6 +289,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   registerEditView(app, context);
   registerJobButtons(app, context);
   registerMentions(app, context);
+  registerAppHome(app, context);
+  registerWorkflowStep(app, context);
   app.error(async (error) => {
     if (error.code === ErrorCode.AuthorizationError) {
       // OAuth: a workspace without an installation (uninstalled, or never installed); Bolt acknowledged and ignores it.
@@ -329,6 +339,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         }
         await sweeper.stop();
         await locales.stop();
+        await homes.stop();
         // The jobs have ended: their final updates are waited for, progress nobody will see is not.
         writer.shedProgress();
         await writer.idle(STOP_DRAIN_MS);

@@ -288,4 +288,16 @@ export const de = {
     'Sag {how}: CAP ist user-daily, user-monthly, workspace-daily oder workspace-monthly; USD ist 0 oder mehr (z. B. 2.50), oder `clear` für die Einstellung des Betreibers.',
   'slack.history.line':
     '{rank}. {when}{author} in {channel} „{prompt}“ · {n} × {size, select, default {Standardgröße} other {{size}}}, {quality, select, default {Standardqualität} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {abgeschlossen} failed {fehlgeschlagen} other {abgebrochen}}}}{hasLink, select, yes { · <{link}|Nachricht>} other {}}',
+  'slack.home.usage_header': 'Deine Ausgaben und Budgets',
+  'slack.home.history_header': 'Deine letzten Bilder',
+  'slack.home.history_empty': 'Noch nichts: Erstelle dein erstes Bild mit {command} in einem beliebigen Kanal.',
+  'slack.home.thumbnail': 'Das Bild zu „{prompt}“',
+  'slack.home.defaults_header': 'Was du bekommst, wenn du nichts wählst',
+  'slack.home.defaults':
+    'Größe {size}, Qualität {quality}, {previews, plural, =0 {keine Vorschau} one {# Vorschau} other {# Vorschauen}} während des Zeichnens. Hier kannst du bis zu {maxImages} {maxImages, plural, one {Bild} other {Bilder}} pro Auftrag anfordern, in Qualität {qualities} und Größe {sizes}.',
+  'slack.home.admin_header': 'Dieser Workspace (nur für Admins)',
+  'slack.home.how': 'Erstelle Bilder mit {command} in einem beliebigen Kanal, bearbeite sie mit *Edit image* im ⋯-Menü einer Nachricht, oder erwähne mich. Nur du siehst diese Seite.',
+  'slack.step.bad_inputs': 'Der Schritt braucht einen Prompt, einen Kanal und die Person, für die er läuft; Größe, Qualität und Anzahl müssen Werte sein, die Pictor annimmt.',
+  'slack.step.cancelled': 'Der Bildauftrag wurde gestoppt, bevor er fertig war.',
+  'slack.step.not_posted': 'Die Bilder wurden erstellt, konnten aber nicht im Kanal gepostet werden.',
 } as const satisfies Catalog;

@@ -309,4 +309,20 @@ export const en = {
     'Say {how}: CAP is user-daily, user-monthly, workspace-daily or workspace-monthly; USD is 0 or more (e.g. 2.50), or `clear` for the operator’s setting.',
   'slack.history.line':
     '{rank}. {when}{author} in {channel} “{prompt}” · {n} × {size, select, default {default size} other {{size}}}, {quality, select, default {default quality} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {completed} failed {failed} other {cancelled}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
+
+  // Slack: the Home tab.
+  'slack.home.usage_header': 'Your spend and budgets',
+  'slack.home.history_header': 'Your recent images',
+  'slack.home.history_empty': 'Nothing yet: make your first image with {command} in any channel.',
+  'slack.home.thumbnail': 'The image of “{prompt}”',
+  'slack.home.defaults_header': 'What you get when you choose nothing',
+  'slack.home.defaults':
+    'Size {size}, quality {quality}, {previews, plural, =0 {no previews} one {# preview} other {# previews}} while it draws. Here you may ask for up to {maxImages} {maxImages, plural, one {image} other {images}} a job, in quality {qualities} and size {sizes}.',
+  'slack.home.admin_header': 'This workspace (admins only)',
+  'slack.home.how': 'Make images with {command} in any channel, edit them with *Edit image* in a message’s ⋯ menu, or mention me. Only you see this page.',
+
+  // Slack: the Workflow Builder step (its errors are shown as plain text).
+  'slack.step.bad_inputs': 'The step needs a prompt, a channel and the person it runs for; size, quality and count must be values Pictor takes.',
+  'slack.step.cancelled': 'The image job was stopped before it finished.',
+  'slack.step.not_posted': 'The images were made but could not be posted in the channel.',
 } as const;

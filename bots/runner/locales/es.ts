@@ -288,4 +288,16 @@ export const es = {
     'Escribe {how}: CAP es user-daily, user-monthly, workspace-daily o workspace-monthly; USD es 0 o más (p. ej., 2.50), o `clear` para el ajuste del operador.',
   'slack.history.line':
     '{rank}. {when}{author} en {channel} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {terminado} failed {fallido} other {cancelado}}}}{hasLink, select, yes { · <{link}|mensaje>} other {}}',
+  'slack.home.usage_header': 'Tu gasto y tus presupuestos',
+  'slack.home.history_header': 'Tus imágenes recientes',
+  'slack.home.history_empty': 'Todavía nada: crea tu primera imagen con {command} en cualquier canal.',
+  'slack.home.thumbnail': 'La imagen de «{prompt}»',
+  'slack.home.defaults_header': 'Lo que obtienes si no eliges nada',
+  'slack.home.defaults':
+    'Tamaño {size}, calidad {quality}, {previews, plural, =0 {sin vistas previas} one {# vista previa} other {# vistas previas}} mientras dibuja. Aquí puedes pedir hasta {maxImages} {maxImages, plural, one {imagen} other {imágenes}} por trabajo, en calidad {qualities} y tamaño {sizes}.',
+  'slack.home.admin_header': 'Este espacio de trabajo (solo admins)',
+  'slack.home.how': 'Crea imágenes con {command} en cualquier canal, edítalas con *Edit image* en el menú ⋯ de un mensaje o mencióname. Solo tú ves esta página.',
+  'slack.step.bad_inputs': 'El paso necesita un prompt, un canal y la persona para la que se ejecuta; el tamaño, la calidad y la cantidad deben ser valores que Pictor acepte.',
+  'slack.step.cancelled': 'El trabajo de imagen se detuvo antes de terminar.',
+  'slack.step.not_posted': 'Las imágenes se crearon, pero no se pudieron publicar en el canal.',
 } as const satisfies Catalog;

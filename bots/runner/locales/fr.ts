@@ -288,4 +288,16 @@ export const fr = {
     'Tapez {how} : CAP est user-daily, user-monthly, workspace-daily ou workspace-monthly ; USD vaut 0 ou plus (par ex. 2.50), ou `clear` pour le réglage de l’opérateur.',
   'slack.history.line':
     '{rank}. {when}{author} dans {channel} « {prompt} » · {n} × {size, select, default {taille par défaut} other {{size}}}, {quality, select, default {qualité par défaut} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {terminée} failed {échouée} other {annulée}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
+  'slack.home.usage_header': 'Vos dépenses et budgets',
+  'slack.home.history_header': 'Vos images récentes',
+  'slack.home.history_empty': 'Rien pour l’instant : créez votre première image avec {command} dans n’importe quel canal.',
+  'slack.home.thumbnail': 'L’image de « {prompt} »',
+  'slack.home.defaults_header': 'Ce que vous obtenez sans rien choisir',
+  'slack.home.defaults':
+    'Taille {size}, qualité {quality}, {previews, plural, =0 {aucun aperçu} one {# aperçu} other {# aperçus}} pendant le dessin. Ici, vous pouvez demander jusqu’à {maxImages} {maxImages, plural, one {image} other {images}} par tâche, en qualité {qualities} et en taille {sizes}.',
+  'slack.home.admin_header': 'Cet espace de travail (admins seulement)',
+  'slack.home.how': 'Créez des images avec {command} dans n’importe quel canal, modifiez-les avec *Edit image* dans le menu ⋯ d’un message, ou mentionnez-moi. Vous seul voyez cette page.',
+  'slack.step.bad_inputs': 'L’étape a besoin d’un prompt, d’un canal et de la personne pour qui elle s’exécute ; la taille, la qualité et le nombre doivent être des valeurs que Pictor accepte.',
+  'slack.step.cancelled': 'La tâche d’image a été arrêtée avant la fin.',
+  'slack.step.not_posted': 'Les images ont été créées mais n’ont pas pu être publiées dans le canal.',
 } as const satisfies Catalog;

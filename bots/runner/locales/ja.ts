@@ -288,4 +288,16 @@ export const ja = {
     '{how} と入力してください。CAP は user-daily、user-monthly、workspace-daily、workspace-monthly のいずれか、USD は 0 以上（例: 2.50）、運営者の設定に戻すには `clear` です。',
   'slack.history.line':
     '{rank}. {when}{author} {channel} で「{prompt}」 · {n} × {size, select, default {既定のサイズ} other {{size}}}、{quality, select, default {既定の品質} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {完了} failed {失敗} other {キャンセル}}}}{hasLink, select, yes { · <{link}|メッセージ>} other {}}',
+  'slack.home.usage_header': 'あなたの支出と予算',
+  'slack.home.history_header': 'あなたの最近の画像',
+  'slack.home.history_empty': 'まだありません。どのチャンネルでも {command} で最初の画像を作れます。',
+  'slack.home.thumbnail': '「{prompt}」の画像',
+  'slack.home.defaults_header': '何も指定しないときの設定',
+  'slack.home.defaults':
+    'サイズ {size}、品質 {quality}、描画中のプレビュー {previews, plural, =0 {なし} other {# 枚}}。ここでは 1 件のジョブで最大 {maxImages} 枚、品質 {qualities}、サイズ {sizes} を指定できます。',
+  'slack.home.admin_header': 'このワークスペース（管理者のみ）',
+  'slack.home.how': 'どのチャンネルでも {command} で画像を作成し、メッセージの ⋯ メニューの *Edit image* で編集するか、私をメンションしてください。このページはあなたにだけ表示されます。',
+  'slack.step.bad_inputs': 'このステップには、プロンプト、チャンネル、実行対象の人が必要です。サイズ・品質・枚数は Pictor が受け付ける値にしてください。',
+  'slack.step.cancelled': '画像のジョブは完了前に停止されました。',
+  'slack.step.not_posted': '画像は作成されましたが、チャンネルに投稿できませんでした。',
 } as const satisfies Catalog;

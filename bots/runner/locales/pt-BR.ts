@@ -288,4 +288,16 @@ export const ptBR = {
     'Digite {how}: CAP é user-daily, user-monthly, workspace-daily ou workspace-monthly; USD é 0 ou mais (ex.: 2.50), ou `clear` para a configuração do operador.',
   'slack.history.line':
     '{rank}. {when}{author} em {channel} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {concluída} failed {falhou} other {cancelada}}}}{hasLink, select, yes { · <{link}|mensagem>} other {}}',
+  'slack.home.usage_header': 'Seus gastos e orçamentos',
+  'slack.home.history_header': 'Suas imagens recentes',
+  'slack.home.history_empty': 'Nada ainda: crie sua primeira imagem com {command} em qualquer canal.',
+  'slack.home.thumbnail': 'A imagem de “{prompt}”',
+  'slack.home.defaults_header': 'O que você recebe sem escolher nada',
+  'slack.home.defaults':
+    'Tamanho {size}, qualidade {quality}, {previews, plural, =0 {sem prévias} one {# prévia} other {# prévias}} enquanto desenha. Aqui você pode pedir até {maxImages} {maxImages, plural, one {imagem} other {imagens}} por tarefa, na qualidade {qualities} e no tamanho {sizes}.',
+  'slack.home.admin_header': 'Este espaço de trabalho (só admins)',
+  'slack.home.how': 'Crie imagens com {command} em qualquer canal, edite-as com *Edit image* no menu ⋯ de uma mensagem, ou me mencione. Só você vê esta página.',
+  'slack.step.bad_inputs': 'A etapa precisa de um prompt, de um canal e da pessoa para quem ela roda; tamanho, qualidade e quantidade precisam ser valores que o Pictor aceita.',
+  'slack.step.cancelled': 'A tarefa de imagem foi interrompida antes de terminar.',
+  'slack.step.not_posted': 'As imagens foram criadas, mas não deu para publicá-las no canal.',
 } as const satisfies Catalog;

@@ -60,6 +60,8 @@ export async function answerAdmin(context: BotContext, actor: SlackActor, words:
   await ack();
   await answerLater(context, respond, 'admin budget', actor.locale, async () => {
     const change = await context.runner.budgets.setCap(requester, cap, amount.usd);
+    // Every Home tab of the workspace shows what is left of its budgets.
+    if (change.ok) context.homes.changedFor(actor.teamId);
     return change.ok ? `:white_check_mark: ${change.message}` : `:raised_hand: ${change.message}`;
   });
 }

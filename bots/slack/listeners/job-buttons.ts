@@ -1,5 +1,5 @@
 import type { App, BlockAction, ButtonAction, Context } from '@slack/bolt';
-import { openEditModal, respondVia, type BotContext } from '../bot-context.js';
+import { directVia, openEditModal, respondVia, type BotContext } from '../bot-context.js';
 import { finishedJobNote } from '../finished-job-note.js';
 import { imagesOf } from '../input-images.js';
 import { ACTIONS, readCancelValue } from '../render-job.js';
@@ -80,7 +80,8 @@ export function registerJobButtons(app: App, context: BotContext): void {
 
   app.action<BlockAction<ButtonAction>>(ACTIONS.reroll, async ({ ack, body, action, context: auth }) => {
     await ack();
-    const notify = respondVia(body.response_url, context.logger);
+    // From a message, the answer is private through its response URL; from the Home tab (no response URL), a direct message.
+    const notify = body.response_url ? respondVia(body.response_url, context.logger) : directVia(context, context.workspace(auth).client, body.user.id);
     const request = inScope(await context.store.get(action.value ?? ''), body);
     if (!request) {
       await notify(say(localeIn(auth), 'slack.button.gone_reroll', { command: `\`${context.commands.imagine}\`` }));

@@ -49,6 +49,8 @@ export async function answerSettingsCommand(
     if (command.kind === 'show') text = describeSettings(await context.runner.policy.effective(requester), how, locale);
     else {
       const answer = await changeSetting(context.runner.policy, requester, command.setting!, command.value);
+      // Every Home tab of the workspace shows its settings and defaults.
+      if (answer.ok) context.homes.changedFor(actor.teamId);
       text = answer.ok ? `:white_check_mark: ${answer.message}` : `:raised_hand: ${answer.message}`;
     }
   } catch (error) {

@@ -147,6 +147,8 @@ export class FakeSlack {
   readonly #archived = new Set<string>();
   readonly #triggers = new Map<string, { issuedAt: number; used: boolean; user: string }>();
   readonly #tickets = new Set<string>();
+  /** Tokens of workflow executions (`runFunction`): valid in their workspace until the step is completed. */
+  readonly #functionTokens = new Map<string, FakeWorkspace>();
   /** Each person's language, as `users.info` tells it with `include_locale` (default `en-US`). */
   readonly #locales = new Map<string, string>();
   readonly #sockets = new Set<WebSocket>();
@@ -297,7 +299,7 @@ export class FakeSlack {
     if (!workspace) throw new Error(`the app is not installed in ${input.team}`);
     const token = `xwfp-${workspace.teamId}-${randomBytes(10).toString('hex')}`;
     // Valid for this execution, in its workspace, as Slack's workflow tokens are.
-    this.#workspaces.set(token, { ...workspace, botToken: token });
+    this.#functionTokens.set(token, { ...workspace, botToken: token });
     const run: FakeFunctionRun = { executionId: this.#id('Fx'), callbackId: input.callbackId, inputs: input.inputs, token, team: workspace.teamId, startedAt: Date.now() };
     this.functionRuns.push(run);
     const event = {
@@ -449,6 +451,32 @@ export class FakeSlack {
     };
     const delivery = await this.deliver('command', payload, sign);
     return { ...delivery, responseUrl, triggerId };
+  }
+
+  /**
+   * A person clicks a button of the app's Home tab as published for them: a `block_actions` from a view (container
+   * `view`), with no channel and no `response_url`, as Slack sends it.
+   */
+  async clickHomeButton(user: string, actionId: string, value: string, team = this.teamId): Promise<Delivery> {
+    const home = this.homes.get(`${team}:${user}`);
+    if (!home) throw new Error(`${user} has no Home tab published`);
+    const buttons = ((home.view.blocks ?? []) as { elements?: { type: string; action_id?: string; value?: string }[]; block_id?: string }[]).flatMap((b) => (b.elements ?? []).map((e) => ({ ...e, blockId: b.block_id })));
+    const button = buttons.find((b) => b.type === 'button' && b.action_id === actionId && b.value === value);
+    if (!button) throw new Error(`the Home tab of ${user} has no button ${actionId} with value ${value}`);
+    const viewId = this.#id('V');
+    return this.deliver('interactive', {
+      type: 'block_actions',
+      user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: team },
+      api_app_id: 'A0PICTOR',
+      token: 'legacy-verification-token',
+      container: { type: 'view', view_id: viewId },
+      trigger_id: this.#trigger(user),
+      team: { id: team, domain: 'pictor-test' },
+      enterprise: null,
+      is_enterprise_install: false,
+      view: { ...home.view, id: viewId, team_id: team, app_id: 'A0PICTOR', bot_id: this.botId, state: { values: {} } },
+      actions: [{ type: 'button', action_id: actionId, block_id: button.blockId ?? '', text: { type: 'plain_text', text: 'button' }, value, action_ts: this.#ts() }],
+    });
   }
 
   /** A person clicks a button of a message (from another workspace with `team`, as in a channel shared between workspaces). */
@@ -810,7 +838,7 @@ export class FakeSlack {
   }
 
   #live(token: string | undefined): FakeWorkspace | undefined {
-    return token && !this.#revoked.has(token) ? this.#workspaces.get(token) : undefined;
+    return token && !this.#revoked.has(token) ? (this.#workspaces.get(token) ?? this.#functionTokens.get(token)) : undefined;
   }
 
   /** `oauth.v2.access`: an authorization code for a bot token of the code's workspace (a new install, or the same token again). */
