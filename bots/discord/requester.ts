@@ -20,33 +20,21 @@ export function isPersonalContext(interaction: Pick<BaseInteraction, 'context' |
  * Administrator permission).
  */
 export function requesterOf(interaction: BaseInteraction, adminRoleIds: readonly string[]): Requester {
-  if (isPersonalContext(interaction)) {
-    // The user's own jobs: no server, so no roles and no admin (a role of a server the bot is not in means nothing here).
-    return {
-      platform: 'discord',
-      userId: interaction.user.id,
-      userName: interaction.user.username,
-      channelId: interaction.channelId ?? '',
-      scopeId: scopeOf(interaction),
-      isAdmin: false,
-      roleIds: [],
-      locale: interaction.locale,
-    };
-  }
-  const member = interaction.member;
-  const roles: string[] = !member ? [] : Array.isArray(member.roles) ? member.roles : [...member.roles.cache.keys()];
-  const hasAdminRole = roles.some((role) => adminRoleIds.includes(role));
-  const isAdministrator = interaction.memberPermissions?.has(PermissionFlagsBits.Administrator) ?? false;
-  return {
-    platform: 'discord',
+  const who = {
+    platform: 'discord' as const,
     userId: interaction.user.id,
     userName: interaction.user.username,
     channelId: interaction.channelId ?? '',
     scopeId: scopeOf(interaction),
-    isAdmin: hasAdminRole || isAdministrator,
-    roleIds: roles,
     locale: interaction.locale,
   };
+  // The user's own jobs: no server, so no roles and no admin (a role of a server the bot is not in means nothing here).
+  if (isPersonalContext(interaction)) return { ...who, isAdmin: false, roleIds: [] };
+  const member = interaction.member;
+  const roles: string[] = !member ? [] : Array.isArray(member.roles) ? member.roles : [...member.roles.cache.keys()];
+  const hasAdminRole = roles.some((role) => adminRoleIds.includes(role));
+  const isAdministrator = interaction.memberPermissions?.has(PermissionFlagsBits.Administrator) ?? false;
+  return { ...who, isAdmin: hasAdminRole || isAdministrator, roleIds: roles };
 }
 
 /**

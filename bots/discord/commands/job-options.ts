@@ -1,9 +1,15 @@
 import type { ChatInputCommandInteraction, SlashCommandOptionsOnlyBuilder } from 'discord.js';
 import type { Background, OutputFormat, Quality, Size } from '../../../src/index.js';
 import { TRANSPARENT_FORMATS } from '../../../src/index.js';
-import { anyOf, type JobOptions } from '../../runner/index.js';
+import { anyOf, type JobOptions, type MessageKey } from '../../runner/index.js';
 import { english, localized } from '../command-words.js';
-import { BACKGROUND_CHOICES, COUNT_RANGE, FORMAT_CHOICES, QUALITY_CHOICES, SIZE_CHOICES } from '../command-choices.js';
+import { BACKGROUND_CHOICES, COUNT_RANGE, FORMAT_CHOICES, PROMPT_OPTION_MAX, QUALITY_CHOICES, SIZE_CHOICES } from '../command-choices.js';
+
+/** Adds the required `prompt` option, described by the catalog message `key` (what to draw, what to change). */
+export function addPromptOption<B extends SlashCommandOptionsOnlyBuilder>(builder: B, key: MessageKey): B {
+  builder.addStringOption((o) => o.setName('prompt').setDescription(english(key)).setDescriptionLocalizations(localized(key)).setRequired(true).setMaxLength(PROMPT_OPTION_MAX));
+  return builder;
+}
 
 /** Adds the size, quality, background and format options (choices from the spec), and `count` when asked. */
 export function addImageOptions<B extends SlashCommandOptionsOnlyBuilder>(builder: B, withCount: boolean): B {

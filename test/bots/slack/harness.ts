@@ -108,6 +108,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   };
 }
 
+/** What the ledger's usage records say each user's settled jobs cost, by user key (`slack:U…`). */
+export async function settledCosts(harness: Pick<Harness, 'store'>): Promise<Map<string, number>> {
+  const costs = new Map<string, number>();
+  for (const r of await harness.store.usage({})) costs.set(r.userKey, (costs.get(r.userKey) ?? 0) + r.costUsd);
+  return costs;
+}
+
 /** A real PNG of the given size and colour. */
 export function png(width = 32, height = 32, color = { r: 40, g: 120, b: 200 }): Promise<Buffer> {
   return sharp({ create: { width, height, channels: 3, background: color } }).png().toBuffer();

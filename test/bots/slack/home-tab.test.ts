@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { formatUsd } from '../../../src/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { checkView } from '../../fakes/slack/check-blocks.js';
-import { finishedJob, startHarness, type Harness } from './harness.js';
+import { finishedJob, settledCosts as ledger, startHarness, type Harness } from './harness.js';
 
 const ADMIN = 'U0ADMIN';
 
@@ -28,12 +28,6 @@ async function draw(harness: Harness, user: string, channel: string, index: numb
   await finishedJob(harness.fake, channel, index);
 }
 
-/** What the ledger's usage records say each user's jobs cost. */
-async function ledger(harness: Harness): Promise<Map<string, number>> {
-  const costs = new Map<string, number>();
-  for (const r of await harness.store.usage({})) costs.set(r.userKey, (costs.get(r.userKey) ?? 0) + r.costUsd);
-  return costs;
-}
 
 describe('the Slack Home tab', () => {
   it('is published when a member opens it: their spend equal to the ledger’s, their budgets, their recent images with a thumbnail and Reroll, and the defaults', async () => {
