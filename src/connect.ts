@@ -1,5 +1,6 @@
 import { PictorClient, type LoggerLike } from './client/PictorClient.js';
 import { ImageLimiter } from './core/image-limiter.js';
+import type { RedisLink } from './core/redis-connection.js';
 import type { CoreConfig } from './config.js';
 import { needsSpendGuard } from './spend/ledger-kind.js';
 
@@ -32,19 +33,29 @@ export async function connect(
     emulatorLatencyMs?: number;
     /** Guard every request with the account's caps (default true); `npm start` guards in its job runner instead. */
     spendGuard?: boolean;
+    /** With `REDIS_URL`: the process's link to Redis (not closed here). Default a link of the connection's own. */
+    redis?: RedisLink;
   } = {},
 ): Promise<Connection> {
-  const limiter = await makeLimiter(config, logger);
+  // One command connection and one subscriber for the limiter and the ledger (see RedisLink).
+  const link = options.redis ?? (config.redis ? await import('./core/redis-connection.js').then(({ RedisLink }) => RedisLink.open(config.redis!, { logger })) : undefined);
+  const closeLink = async () => {
+    if (link && !options.redis) await link.close();
+  };
+  let limiter: ImageLimiter | undefined;
   let spend;
   try {
-    spend = options.spendGuard === false ? undefined : await openGuard(config, logger);
+    limiter = await makeLimiter(config, logger, link);
+    spend = options.spendGuard === false ? undefined : await openGuard(config, logger, link);
   } catch (error) {
-    await limiter.stop();
+    await limiter?.stop();
+    await closeLink();
     throw error;
   }
   const stopAll = async () => {
     await limiter.stop();
     await spend?.close();
+    await closeLink();
   };
   const common = { limiter, logger, timeoutMs: config.timeoutMs, maxRetries: config.maxRetries };
   const newClient = (baseURL: string, apiKey: string | undefined): PictorClient =>
@@ -78,11 +89,11 @@ export async function connect(
 }
 
 /** With REDIS_URL this limiter is shared with every other Pictor process on the account; without, it is this process's own. */
-async function makeLimiter(config: CoreConfig, logger: LoggerLike): Promise<ImageLimiter> {
+async function makeLimiter(config: CoreConfig, logger: LoggerLike, link: RedisLink | undefined): Promise<ImageLimiter> {
   const { imagesPerMinute, maxConcurrent, redis } = config;
   if (!redis) return new ImageLimiter({ imagesPerMinute, maxConcurrent });
   const { createImageLimiter } = await import('./core/shared-limiter.js');
-  return createImageLimiter({ imagesPerMinute, maxConcurrent, redis, logger });
+  return createImageLimiter({ imagesPerMinute, maxConcurrent, redis, link, logger });
 }
 
 /**
@@ -91,9 +102,9 @@ async function makeLimiter(config: CoreConfig, logger: LoggerLike): Promise<Imag
  * with a cap or Redis (in the emulator's own ledger, never the account's).
  * Otherwise no ledger file is created and the guard is not loaded at all.
  */
-async function openGuard(config: CoreConfig, logger: LoggerLike) {
+async function openGuard(config: CoreConfig, logger: LoggerLike, link: RedisLink | undefined) {
   if (!needsSpendGuard(config)) return undefined;
   const [{ openSpendGuard }, { GuardedPictorClient }] = await Promise.all([import('./spend/open-guard.js'), import('./spend/guarded-client.js')]);
-  const opened = await openSpendGuard(config, logger);
+  const opened = await openSpendGuard(config, logger, link);
   return opened && { ...opened, GuardedPictorClient };
 }

@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import type { CoreConfig } from '../config.js';
 import type { LoggerLike } from '../client/PictorClient.js';
+import type { RedisLink } from '../core/redis-connection.js';
 import { accountCaps } from './caps.js';
 import { SpendGuard } from './guarded-client.js';
 import { ledgerKindOf, needsSpendGuard } from './ledger-kind.js';
@@ -13,10 +14,11 @@ import { openQuotaStore } from './open-store.js';
  * the embedded emulator, on the emulator's own ledger. Undefined when there is
  * nothing to keep (see `needsSpendGuard`).
  */
-export async function openSpendGuard(config: CoreConfig, logger: LoggerLike): Promise<{ guard: SpendGuard; close(): Promise<void> } | undefined> {
+export async function openSpendGuard(config: CoreConfig, logger: LoggerLike, link?: RedisLink): Promise<{ guard: SpendGuard; close(): Promise<void> } | undefined> {
   if (!needsSpendGuard(config)) return undefined;
   const store = await openQuotaStore({
     redis: config.redis,
+    link,
     dataDir: config.spend.dataDir,
     ledger: ledgerKindOf(config),
     usageRetentionDays: config.spend.usageRetentionDays,
