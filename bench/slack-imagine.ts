@@ -108,7 +108,6 @@ async function runScenario(scenario: Scenario, finals: 'channel' | 'thread'): Pr
     botToken: fake.botToken,
     signingSecret: fake.signingSecret,
     mode: 'http',
-    seenRequests: store,
     port: 0,
     host: '127.0.0.1',
     apiUrl: fake.apiUrl,

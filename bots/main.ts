@@ -7,7 +7,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { closeRedis, connectRedis, createLogger, describeRedisConfig, pingRedis, ValidationError, type Logger } from '../src/index.js';
+import { createLogger, describeRedisConfig, pingRedis, RedisLink, ValidationError, type Logger } from '../src/index.js';
 import { connect } from '../src/connect.js';
 import { loadDotEnv, readCoreConfig } from '../src/config.js';
 import { humanLogDestination } from '../src/core/log-format.js';
@@ -17,10 +17,10 @@ import { openQuotaStore } from '../src/spend/open-store.js';
 import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emulator/index.js';
 import { createMetrics, startMetricsServer, type HealthCheck, type Metrics } from '../src/metrics/index.js';
 import { discordSurface } from './discord/index.js';
-import { JobRunner, openJobHistory, readRunnerConfig, RedisQuotaStore } from './runner/index.js';
+import { JobRunner, readRunnerConfig, settingsInState, stateHistory } from './runner/index.js';
 import { slackSurface } from './slack/index.js';
 import { listed, type ConfiguredSurface, type ListedSurface } from './surface.js';
-import { FileStateStore, RedisStateStore, readStateConfig, type StateStore } from './state/index.js';
+import { openBotState, readStateConfig } from './state/index.js';
 
 /** The chat surfaces `npm start` can run, in start order; each starts when its settings are there. */
 const SURFACES: readonly ListedSurface[] = [listed(discordSurface), listed(slackSurface)];
@@ -64,6 +64,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
   if (core.baseURL && configured.length === 0) throw nothingToRun();
 
   const stops: (() => Promise<void>)[] = [];
+  const checks: Record<string, HealthCheck> = {};
   const stopAll = async () => {
     for (const stop of stops.reverse()) {
       try {
@@ -76,16 +77,20 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
 
   try {
     if (core.redis) print(`Sharing limits and budgets through ${describeRedisConfig(core.redis)}.`);
-    // With REDIS_URL, one limiter (and below, one ledger) for every process on the account; Redis must answer now.
+    // With REDIS_URL, one link for everything this process keeps there — the limiter, the ledger, the bots' state,
+    // leases, /healthz: one command connection and one subscriber. Redis must answer now. Closed last.
+    const link = core.redis ? await RedisLink.open(core.redis, { logger }) : undefined;
+    if (link) stops.push(() => link.close());
+    if (link) checks.redis = () => pingRedis(link.commands);
+    // With REDIS_URL, one limiter (and below, one ledger) for every process on the account.
     // The embedded emulator takes service-like time per image unless PICTOR_EMULATOR_LATENCY_MS says otherwise, so partial images show.
     // The job runner guards every job itself (account caps on top of user/scope caps), so the client is not guarded twice.
-    const connection = await connect(core, logger, { emulatorPort: core.emulatorPort, emulatorLatencyMs: SERVICE_LIKE_LATENCY_MS, spendGuard: false });
+    const connection = await connect(core, logger, { emulatorPort: core.emulatorPort, emulatorLatencyMs: SERVICE_LIKE_LATENCY_MS, spendGuard: false, redis: link });
     stops.push(() => connection.close()); // last: running jobs still reach the emulator while the runner shuts down
     const { client, emulatorUrl } = connection;
 
     // Off unless PICTOR_METRICS_PORT is set; counted from the first job on.
     const metrics: Metrics | undefined = core.metrics ? createMetrics() : undefined;
-    const checks: Record<string, HealthCheck> = {};
     let runnerOfService: JobRunner | undefined;
     /** What the running surfaces let go of when a drain begins with replicas (see `RunningSurface.handOver`). */
     const handOvers: { id: string; handOver: () => Promise<void> }[] = [];
@@ -95,6 +100,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       // ledger of their own.
       const store = await openQuotaStore({
         redis: core.redis,
+        link,
         dataDir: runnerConfig.dataDir,
         ledger: ledgerKindOf(core),
         usageRetentionDays: core.spend.usageRetentionDays,
@@ -103,8 +109,19 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         onReconciled: (report) => metrics?.spent(report.chargedUsd),
       });
       stops.push(() => store.close());
-      const history = await openJobHistory(core.redis, runnerConfig.dataDir, logger);
-      stops.push(() => history.close());
+      // What a job or a button needs later, and the chat settings and history: the data folder, or with REDIS_URL the
+      // Redis every replica shares (each holds its running jobs by a lease; a replica that dies has them swept by
+      // another). What an older version kept elsewhere is moved in once. Closed after the surfaces.
+      const state = await openBotState({
+        dataDir: runnerConfig.dataDir,
+        redis: link,
+        leaseMs: stateConfig.leaseMs,
+        keptImagesBytes: stateConfig.keptImagesBytes,
+        historyRetentionDays: runnerConfig.historyRetentionDays,
+        ledger: store,
+        logger,
+      });
+      stops.push(() => state.close());
       const runner = new JobRunner({
         client,
         store,
@@ -117,33 +134,18 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         lightPreviews: runnerConfig.lightPreviews,
         recordPrompts: core.spend.recordPrompts,
         operatorControls: runnerConfig.controls,
-        history,
+        history: stateHistory(state),
         historyRetentionDays: runnerConfig.historyRetentionDays,
+        settings: settingsInState(state.store.space(state.spaces.scopeSettings), logger),
         metrics,
         logger,
       });
       runnerOfService = runner;
       metrics?.watch(runner.liveReadings());
-      if (store instanceof RedisQuotaStore) checks.redis = () => store.ping();
-      // What a job or a button needs later: the data folder, or with REDIS_URL the Redis every replica shares
-      // (each holds its running jobs by a lease; a replica that dies has them swept by another). Closed after the
-      // surfaces (stops run last-in first-out), giving the lease back.
-      let state: StateStore;
-      if (core.redis) {
-        const stateRedis = await connectRedis(core.redis.url, { logger, name: 'pictor-bots-state' });
-        stops.push(() => closeRedis(stateRedis));
-        state = await RedisStateStore.open({ redis: stateRedis, prefix: core.redis.prefix, leaseMs: stateConfig.leaseMs, logger });
-      } else {
-        state = new FileStateStore({ dataDir: runnerConfig.dataDir });
-      }
-      stops.push(() => state.close());
       for (const surface of configured) {
         const running = await surface.start({
           runner,
           state,
-          seenRequests: store,
-          dataDir: runnerConfig.dataDir,
-          redis: core.redis,
           logger: logger.child({ surface: surface.id }),
           onWriteRefused: metrics && (() => metrics.chatWriteRefused(surface.id)),
           print,
@@ -162,11 +164,6 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
 
     if (metrics && core.metrics) {
       // Every configured dependency is checked, whatever runs: without a bot, Redis still carries the shared limiter.
-      if (core.redis && !checks.redis) {
-        const redis = await connectRedis(core.redis.url, { logger, name: 'pictor-healthz' });
-        stops.push(() => closeRedis(redis));
-        checks.redis = () => pingRedis(redis);
-      }
       const server = await startMetricsServer({ registry: metrics.registry, checks, host: core.metrics.host, port: core.metrics.port });
       stops.push(() => server.close());
       print(`Metrics for Prometheus at ${server.url}/metrics; readiness at ${server.url}/healthz.`);

@@ -15,7 +15,7 @@ export { withTimeout } from './core/with-timeout.js';
 export { SlotSemaphore } from './core/SlotSemaphore.js';
 export { describeDuration, describeReset, describeUtcTime } from './core/describe-duration.js';
 export { describeFileError, describeSystemError, describeUnreachable, systemErrorCode } from './core/system-errors.js';
-export { writeFileAtomically, type WriteFileAtomicallyOptions } from './core/atomic-file.js';
+export { restoreFromBackup, writeFileAtomically, type WriteFileAtomicallyOptions } from './core/atomic-file.js';
 export { withFileLock, type FileLockOptions } from './spend/file-lock.js';
 export * from './spend/index.js';
 export { NO_METRICS, type JobMetrics } from './metrics/job-metrics.js';

@@ -2,13 +2,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
-import { describeUnreachable, scrubSecrets, ValidationError, withTimeout, type LoggerLike, type SeenRequests } from '../../src/index.js';
+import { describeUnreachable, scrubSecrets, ValidationError, withTimeout, type LoggerLike } from '../../src/index.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
 import { ChannelWriter } from './ChannelWriter.js';
 import { DEFAULT_SLACK_API_URL, type SlackMode } from './config.js';
 import { DEFAULT_FILE_HOSTS, parseFileHost } from './file-hosts.js';
-import { FileInstallationRecords, slackInstallationStore, type InstallationRecords } from './installation-store.js';
+import { slackInstallationStore } from './installation-store.js';
 import { registerEditEntryPoints } from './listeners/edit-entry-points.js';
 import { registerEditView } from './listeners/edit-view.js';
 import { registerImagineCommand } from './listeners/imagine-command.js';
@@ -20,7 +20,7 @@ import { RequestStore } from './RequestStore.js';
 import { SlackJobs, type SlackJobRunner } from './SlackJobs.js';
 import { SharedWriteBuckets } from './shared-write-buckets.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
-import { startSweeper, type StateStore } from '../state/index.js';
+import { openBotState, startSweeper, type BotState } from '../state/index.js';
 import { slackErrorCode } from './slack-error-code.js';
 import type { ShownEvent } from './SlackJobView.js';
 import { WorkspaceClients, type Workspace } from './workspace.js';
@@ -46,8 +46,6 @@ export interface SlackOAuthOptions {
   clientSecret: string;
   /** Signs the OAuth `state` (with a browser cookie, so an install cannot be forged or replayed across browsers). */
   stateSecret: string;
-  /** Where the installations (and so every workspace's bot token) are kept. Default the data folder. */
-  installations?: InstallationRecords | undefined;
 }
 
 export interface SlackBotOptions {
@@ -67,16 +65,14 @@ export interface SlackBotOptions {
   apiUrl?: string | undefined;
   /** The shared job runner (one per process, shared with the Discord bot). */
   runner: SlackJobRunner;
-  /** Where the Slack bot keeps what its buttons need (`<dataDir>/slack/`) when no `state` is given. */
-  dataDir: string;
   /**
-   * The bots' state store (the data folder, or Redis shared by replicas): where
-   * requests live and who holds them. Default a store of the bot's own in
-   * `dataDir`. Not closed by `stop()`: its opener closes it after.
+   * The bots' state (the data folder, or Redis shared by replicas): requests and who holds them, installations
+   * (OAuth), the request signatures seen (HTTP mode). Not closed by `stop()`: its opener closes it after.
+   * Default a state of the bot's own in `dataDir`.
    */
-  state?: StateStore | undefined;
-  /** HTTP mode: the ledger's record of request signatures seen lately (the runner's QuotaStore), so a replay is dropped after a restart and by every process sharing it. */
-  seenRequests: SeenRequests;
+  state?: BotState | undefined;
+  /** Where a state of the bot's own is kept, without `state`. */
+  dataDir?: string | undefined;
   /** Hosts the bot token may be sent to for downloads. Default Slack's file hosts. */
   allowedFileHosts?: readonly string[] | undefined;
   /** Slack user ids that may cancel anyone's job in their workspace. */
@@ -175,9 +171,10 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   };
 
   const auth = options.botToken ? await checkToken(options.botToken, clientOptions, boltLogger, secrets) : undefined;
-  const installations = oauth ? slackInstallationStore(oauth.installations ?? new FileInstallationRecords({ dataDir: options.dataDir }), logger) : undefined;
-  const store = new RequestStore(options.state ? { state: options.state } : { dataDir: options.dataDir });
-  await store.open();
+  const ownState = options.state ? undefined : await openBotState({ dataDir: options.dataDir ?? '.data', logger });
+  const state = options.state ?? ownState!;
+  const installations = oauth ? slackInstallationStore(state.store.space(state.spaces.slackInstallations), logger) : undefined;
+  const store = new RequestStore(state);
 
   const { onWriteRefused } = options;
   const clients = new WorkspaceClients((token) => {
@@ -185,7 +182,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     if (onWriteRefused) client.on(webApi.WebClientEvent.RATE_LIMITED, () => onWriteRefused());
     return client;
   });
-  const replayGuard = mode === 'http' ? createReplayGuard({ logger, seen: options.seenRequests }) : undefined;
+  const replayGuard = mode === 'http' ? createReplayGuard({ logger, seen: state.store.space(state.spaces.slackSeen) }) : undefined;
   // Made here rather than by Bolt so its connection state can be watched (`connected`, for /healthz).
   const socketReceiver =
     mode === 'socket' ? new SocketModeReceiver({ appToken: options.appToken!, logger: boltLogger, installerOptions: { clientOptions } }) : undefined;
@@ -264,7 +261,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   };
   // Every process sweeps: at start what the last one left, and (with Redis) the jobs of a replica whose lease lapsed.
   const sweeper = startSweeper({
-    store: store.state,
+    store: state.store,
     name: 'slack requests',
     claim: () => store.claimInterrupted(),
     sweep: (request) => sweepInterrupted({ clientFor, writer, store, logger, request }).then(() => undefined),
@@ -328,7 +325,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         await writer.idle(STOP_DRAIN_MS);
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
         await jobs.settle(STOP_DRAIN_MS);
-        store.close();
+        await ownState?.close();
       })()),
   };
 }

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { isOverridableCap, ScopeSettingEntrySchema, type CapOverridesFile } from './cap-overrides.js';
+import { isOverridableCap, type CapOverridesFile } from './cap-overrides.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { chargeIn, checkIn, pruneIn, recordOf, usedIn, type Ledger, type LedgerOwner } from './ledger-document.js';
 import { periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
-import { MAX_SEEN_REQUESTS, type CapOverrides, type OverridableCap, QuotaStore, type ScopeSettingEntries, ReconcileReport, ReserveInput, ReserveResult, SettleInfo, UsageQuery, UsageRecord } from './types.js';
-import { DEFAULT_USAGE_RETENTION_DAYS, latestPerJob, matchesQuery } from './usage-records.js';
+import type { CapOverrides, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, ReserveInput, ReserveResult, SettleInfo, UsageQuery, UsageRecord } from './types.js';
+import { DEFAULT_USAGE_RETENTION_DAYS, latestPerJob, matchesQuery, withoutPromptOf } from './usage-records.js';
 
 export interface DocumentQuotaStoreOptions {
   /**
@@ -78,11 +78,12 @@ export abstract class DocumentQuotaStore implements QuotaStore {
   protected abstract appendUsage(records: UsageRecord[], now: number): Promise<void>;
   /** Every stored usage record, in the order written. */
   protected abstract readUsageLines(): Promise<UsageRecord[]>;
+  /** Replaces every usage record (durably). */
+  protected abstract replaceUsage(records: UsageRecord[]): Promise<void>;
   protected abstract readCapOverrides(): Promise<CapOverridesFile>;
   protected abstract writeCapOverrides(file: CapOverridesFile): Promise<void>;
-  /** The request ids seen lately, with when each may be forgotten (ms). */
-  protected abstract readSeen(): Promise<Record<string, number>>;
-  protected abstract writeSeen(seen: Record<string, number>): Promise<void>;
+  /** The Slack request signatures an older version kept (still worth refusing at `now`), removed as they are taken. */
+  protected abstract takeLegacySeen(now: number): Promise<string[]>;
 
   /** Whether another process's lease still holds. */
   protected isOwnerAlive(entry: LedgerOwner, now: number): boolean {
@@ -191,34 +192,29 @@ export abstract class DocumentQuotaStore implements QuotaStore {
     });
   }
 
-  scopeSettings(scopeKey: string): Promise<ScopeSettingEntries> {
-    return this.#readLocked(async () => structuredClone((await this.readCapOverrides()).settings?.[scopeKey] ?? {}));
-  }
-
-  setScopeSetting(scopeKey: string, name: string, value: unknown, changedBy: string, now: number): Promise<{ previous: unknown }> {
+  forgetPrompts(userKey: string): Promise<void> {
     return this.#readLocked(async () => {
-      const file = await this.readCapOverrides();
-      const settings = (file.settings ??= {});
-      const scope = (settings[scopeKey] ??= {});
-      const previous = scope[name]?.value;
-      if (value === undefined) delete scope[name];
-      else scope[name] = { value: ScopeSettingEntrySchema.shape.value.parse(value), by: changedBy, at: now };
-      if (Object.keys(scope).length === 0) delete settings[scopeKey];
-      await this.writeCapOverrides(file);
-      return { previous };
+      const ledger = await this.load();
+      for (const r of Object.values(ledger.reservations)) if (r.userKey === userKey && r.job) r.job = withoutPromptOf(r.job);
+      // Twice: the backup copy is the version before, which may hold them too.
+      await this.write(ledger);
+      await this.write(ledger);
+      const records = await this.readUsageLines();
+      if (records.some((r) => r.userKey === userKey && r.prompt !== undefined)) await this.replaceUsage(records.map((r) => (r.userKey === userKey ? withoutPromptOf(r) : r)));
     });
   }
 
-  firstSight(id: string, until: number, now: number): Promise<boolean> {
+  takeLegacy(): Promise<LegacyBotRecords> {
     return this.#readLocked(async () => {
-      const seen = await this.readSeen();
-      const live = Object.entries(seen).filter(([, at]) => at > now);
-      if (live.some(([known]) => known === id)) return false;
-      // Bounded: past the limit, the ids soonest to expire are forgotten first.
-      live.sort((a, b) => a[1] - b[1]);
-      const kept = live.slice(Math.max(0, live.length - (MAX_SEEN_REQUESTS - 1)));
-      await this.writeSeen(Object.fromEntries([...kept, [id, until]]));
-      return true;
+      const file = await this.readCapOverrides();
+      const settings = file.settings ?? {};
+      if (file.settings) {
+        delete file.settings;
+        // Twice, so the backup copy no longer has them either (they live in the bots' state now).
+        await this.writeCapOverrides(file);
+        await this.writeCapOverrides(file);
+      }
+      return { settings, seen: await this.takeLegacySeen(this.clock()) };
     });
   }
 

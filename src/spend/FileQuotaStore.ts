@@ -1,8 +1,8 @@
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
-import { access, copyFile, readFile, rename, stat } from 'node:fs/promises';
+import { access, readFile, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
+import { restoreFromBackup, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
 import { CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { DocumentQuotaStore, type DocumentQuotaStoreOptions } from './DocumentQuotaStore.js';
 import { LedgerUnreadableError } from './errors.js';
@@ -20,8 +20,6 @@ export interface FileQuotaStoreOptions extends DocumentQuotaStoreOptions {
 }
 
 const DAY_MS = 24 * 60 * 60_000;
-const REPLAY_REMEDY =
-  'Move it away and start again: it only holds the Slack requests of the last few minutes (a request captured in the minutes before could then be replayed once).';
 const SeenFileSchema = z.object({ version: z.literal(1), seen: z.record(z.string(), z.number()) });
 const safeJson = (text: string): unknown => {
   try {
@@ -56,8 +54,6 @@ export class FileQuotaStore extends DocumentQuotaStore {
   readonly usagePath: string;
   /** The caps chat admins set per scope (`cap-overrides.json` beside the ledger), written under the ledger's lock. */
   readonly capOverridesPath: string;
-  /** The Slack request signatures seen lately (`slack-replay.json`), so a replay is dropped after a restart too. */
-  readonly replayPath: string;
   /** When this process last dropped expired usage records (at most once a day). */
   #usagePrunedAt = Number.NEGATIVE_INFINITY;
 
@@ -71,7 +67,6 @@ export class FileQuotaStore extends DocumentQuotaStore {
     OPEN_LEDGERS.add(this.path);
     this.usagePath = resolve(join(options.dir, LEDGER_FILES.usage));
     this.capOverridesPath = resolve(join(options.dir, LEDGER_FILES.capOverrides));
-    this.replayPath = resolve(join(options.dir, LEDGER_FILES.replay));
   }
 
   get backupPath(): string {
@@ -83,36 +78,20 @@ export class FileQuotaStore extends DocumentQuotaStore {
    * unreadable ledger (empty, truncated, not a ledger) is moved aside and its
    * backup copy put back — the answer says so; with no good copy it throws
    * LedgerUnreadableError naming the file and what to do. The chat admins'
-   * caps likewise (restored from `cap-overrides.json.bak`, else refused); the
-   * usage records must be a readable file (a torn line is skipped, not fatal).
+   * caps likewise; the usage records must be a readable file (a torn line is
+   * skipped, not fatal).
    */
   open(): Promise<{ restoredFromBackup: boolean; brokenCopy?: string | undefined; restoredCapOverrides?: boolean | undefined }> {
     return this.serial(() =>
       this.locked(async () => {
         await this.#checkUsageFile();
-        await this.readSeen();
-        const restoredCapOverrides = await this.#checkCapOverrides();
-        const ledger = await this.#openLedger();
-        return restoredCapOverrides ? { ...ledger, restoredCapOverrides } : ledger;
+        const caps = await restoreFromBackup(this.capOverridesPath, `${this.capOverridesPath}.bak`, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, this.clock());
+        await this.readCapOverrides();
+        const ledger = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.clock());
+        await this.load();
+        return { restoredFromBackup: ledger.restored, brokenCopy: ledger.brokenCopy, ...(caps.restored && { restoredCapOverrides: true }) };
       }),
     );
-  }
-
-  async #openLedger(): Promise<{ restoredFromBackup: boolean; brokenCopy?: string | undefined }> {
-    const main = await this.#read(this.path);
-    if (main.ok) return { restoredFromBackup: false };
-    const backup = await this.#read(this.backupPath);
-    // No ledger and no backup: a fresh start. No ledger but a backup: it was lost, not never made.
-    if (main.problem === undefined && !backup.ok && backup.problem === undefined) return { restoredFromBackup: false };
-    if (!backup.ok) throw new LedgerUnreadableError(this.path, main.problem ?? 'is missing', { cause: main.ok ? undefined : main.cause });
-    if (main.problem === undefined) {
-      await copyFile(this.backupPath, this.path);
-      return { restoredFromBackup: true };
-    }
-    const brokenCopy = `${this.path}.broken-${new Date(this.clock()).toISOString().replace(/[:.]/g, '-')}`;
-    await rename(this.path, brokenCopy).catch(() => undefined);
-    await copyFile(this.backupPath, this.path);
-    return { restoredFromBackup: true, brokenCopy };
   }
 
   /** `usage.jsonl` must be a file this process can read and append to (or not exist yet). */
@@ -127,25 +106,6 @@ export class FileQuotaStore extends DocumentQuotaStore {
         cause,
         remedy: 'Move it away (or give this user access to it) and start again: spending is still counted by the ledger, but pictor usage and the chat usage summaries lose the records it held.',
       });
-    }
-  }
-
-  /** Reads `cap-overrides.json`; an unreadable one is replaced by its backup copy (true), else refused. */
-  async #checkCapOverrides(): Promise<boolean> {
-    try {
-      await this.readCapOverrides();
-      return false;
-    } catch (error) {
-      const backup = `${this.capOverridesPath}.bak`;
-      try {
-        CapOverridesFileSchema.parse(JSON.parse(await readFile(backup, 'utf8')));
-      } catch {
-        throw error;
-      }
-      const brokenCopy = `${this.capOverridesPath}.broken-${new Date(this.clock()).toISOString().replace(/[:.]/g, '-')}`;
-      await rename(this.capOverridesPath, brokenCopy).catch(() => undefined);
-      await copyFile(backup, this.capOverridesPath);
-      return true;
     }
   }
 
@@ -202,9 +162,7 @@ export class FileQuotaStore extends DocumentQuotaStore {
       this.#usagePrunedAt = now;
       const lines = await this.readUsageLines();
       const kept = lines.filter((r) => r.time >= now - this.usageRetentionMs);
-      if (kept.length < lines.length) {
-        await writeFileAtomically(this.usagePath, kept.map((r) => `${JSON.stringify(r)}\n`).join(''));
-      }
+      if (kept.length < lines.length) await this.replaceUsage(kept);
     }
     if (records.length === 0) return;
     const fd = openSync(this.usagePath, 'a+', 0o600);
@@ -260,22 +218,16 @@ export class FileQuotaStore extends DocumentQuotaStore {
     }
   }
 
-  /** `slack-replay.json`: `{ version: 1, seen: { <id>: <forget after, ms> } }`; none yet is an empty record. */
-  protected async readSeen(): Promise<Record<string, number>> {
-    let text: string;
-    try {
-      text = await readFile(this.replayPath, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-      throw new LedgerUnreadableError(this.replayPath, 'cannot be read (the Slack requests seen lately)', { cause: error, remedy: REPLAY_REMEDY });
-    }
-    const parsed = SeenFileSchema.safeParse(safeJson(text));
-    if (!parsed.success) throw new LedgerUnreadableError(this.replayPath, 'is damaged (the Slack requests seen lately)', { cause: parsed.error, remedy: REPLAY_REMEDY });
-    return parsed.data.seen;
+  protected async replaceUsage(records: UsageRecord[]): Promise<void> {
+    await writeFileAtomically(this.usagePath, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   }
 
-  protected async writeSeen(seen: Record<string, number>): Promise<void> {
-    await writeFileAtomically(this.replayPath, JSON.stringify({ version: 1, seen }));
+  /** `slack-replay.json` of older versions: `{ version: 1, seen: { <id>: <forget after, ms> } }`; removed once read. */
+  protected async takeLegacySeen(now: number): Promise<string[]> {
+    const path = join(this.#dir, 'slack-replay.json');
+    const parsed = SeenFileSchema.safeParse(safeJson(await readFile(path, 'utf8').catch(() => '')));
+    await rm(path, { force: true });
+    return parsed.success ? Object.entries(parsed.data.seen).flatMap(([id, until]) => (until > now ? [id] : [])) : [];
   }
 
   protected async writeCapOverrides(file: CapOverridesFile): Promise<void> {

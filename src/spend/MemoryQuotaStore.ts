@@ -12,7 +12,6 @@ export class MemoryLedger {
   ledger: Ledger = emptyLedger();
   usage: UsageRecord[] = [];
   capOverrides: CapOverridesFile = { version: 1, scopes: {} };
-  seen: Record<string, number> = {};
   readonly lock = createSerialQueue();
 }
 
@@ -68,13 +67,13 @@ export class MemoryQuotaStore extends DocumentQuotaStore {
     return Promise.resolve();
   }
 
-  protected readSeen(): Promise<Record<string, number>> {
-    return Promise.resolve({ ...this.shared.seen });
+  protected replaceUsage(records: UsageRecord[]): Promise<void> {
+    this.shared.usage = records.map((r) => ({ ...r }));
+    return Promise.resolve();
   }
 
-  protected writeSeen(seen: Record<string, number>): Promise<void> {
-    this.shared.seen = { ...seen };
-    return Promise.resolve();
+  protected takeLegacySeen(): Promise<string[]> {
+    return Promise.resolve([]);
   }
 
   /** Every store of one shared ledger runs in this process: only the lease tells whether its "process" lives. */

@@ -154,7 +154,7 @@ export interface ReconcileReport {
  * reservations are settled at their estimate if their request had been sent
  * (`markSent`), marked uncertain, and released otherwise.
  */
-export interface QuotaStore extends SeenRequests {
+export interface QuotaStore {
   /** Checks every limit and, if all pass, reserves `estimateUsd` and marks the job active for the user. */
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /** Records that the job's request is about to leave: from now on it may be billed. Call before every send. */
@@ -184,31 +184,23 @@ export interface QuotaStore extends SeenRequests {
    */
   setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }>;
   /**
-   * The other settings chat admins chose for one scope (channels, blocked words,
-   * defaults …), kept beside its caps, by name; `{}` when none. Values are JSON
-   * as stored: what a value may be is the caller's rule.
+   * Erases the prompts of a user's usage records and open reservations (`PICTOR_USAGE_PROMPTS=1`), backups included;
+   * the amounts stay, so the ledger still adds up.
    */
-  scopeSettings(scopeKey: string): Promise<ScopeSettingEntries>;
-  /** Sets (or, with `value` undefined, clears) one setting of a scope, atomically, and answers what it was before. */
-  setScopeSetting(scopeKey: string, name: string, value: unknown, changedBy: string, now: number): Promise<{ previous: unknown }>;
+  forgetPrompts(userKey: string): Promise<void>;
+  /**
+   * What versions before the bots' state layer kept in the ledger for the bots (chat admins' settings, Slack request
+   * signatures seen lately), removed from the ledger as it is taken: the bots' state keeps it now.
+   */
+  takeLegacy(): Promise<LegacyBotRecords>;
   close(): Promise<void>;
 }
 
-/**
- * One-time request ids seen lately (Slack's request signatures), kept in the
- * ledger's storage — the data folder or Redis — so a replay is recognised
- * after a restart and by every process sharing that storage. Each id is
- * kept until the moment its request could no longer be accepted anyway; the
- * file and memory stores keep at most `MAX_SEEN_REQUESTS` (the soonest to
- * expire are dropped first), Redis one key per id with that time to live.
- */
-export interface SeenRequests {
-  /** True the first time `id` is offered; false while it is remembered (a replay). Atomic for every process sharing the storage. */
-  firstSight(id: string, until: number, now: number): Promise<boolean>;
+/** What `takeLegacy` hands over: settings by scope key, and the Slack request signatures still worth refusing again. */
+export interface LegacyBotRecords {
+  settings: Record<string, ScopeSettingEntries>;
+  seen: string[];
 }
-
-/** The most request ids a file or memory store remembers at once. */
-export const MAX_SEEN_REQUESTS = 50_000;
 
 /** The caps a chat admin may change for their own server/workspace. The account's caps never are. */
 export type OverridableCap = 'userDailyUsd' | 'userMonthlyUsd' | 'scopeDailyUsd' | 'scopeMonthlyUsd';
@@ -223,7 +215,7 @@ export interface CapOverride {
 /** The caps chat admins set for one scope; a cap not listed follows the operator's setting. */
 export type CapOverrides = Partial<Record<OverridableCap, CapOverride>>;
 
-/** One setting a chat admin chose for their scope: its value (JSON), who set it (a user key) and when (ms). */
+/** One setting a chat admin chose for their scope, as older versions kept it: its value (JSON), who set it (a user key) and when (ms). */
 export interface ScopeSettingEntry {
   value: unknown;
   by: string;

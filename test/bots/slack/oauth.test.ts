@@ -70,7 +70,8 @@ describe('the Slack app in many workspaces (OAuth)', () => {
     const exchange = h.fake.callsOf('oauth.v2.access');
     expect(exchange).toHaveLength(1);
     expect(exchange[0]).toMatchObject({ ok: true, args: { client_id: '1111.2222' } });
-    const saved = JSON.parse(await readFile(installationFile(h, 'T0ALPHA'), 'utf8')) as { team: { id: string }; bot: { token: string; userId: string } };
+    // A record of the bots' state: `{ pictorState, holder, value }`.
+    const saved = (JSON.parse(await readFile(installationFile(h, 'T0ALPHA'), 'utf8')) as { value: { team: { id: string }; bot: { token: string; userId: string } } }).value;
     expect(saved.team.id).toBe('T0ALPHA');
     expect(saved.bot).toMatchObject({ token: h.fake.workspaceOf('T0ALPHA')!.botToken, userId: 'U0BOTALPHA' });
     expect((await stat(installationFile(h, 'T0ALPHA'))).mode & 0o777).toBe(0o600);
@@ -286,7 +287,7 @@ describe('the Slack app in many workspaces (OAuth)', () => {
   });
 
   it('refuses OAuth over Socket Mode, and a bot token together with OAuth, before connecting', async () => {
-    const common = { runner: {} as never, dataDir: '/nonexistent', seenRequests: {} as never, logger: silentLogger() };
+    const common = { runner: {} as never, dataDir: '/nonexistent', logger: silentLogger() };
     const oauth = { clientId: '1', clientSecret: 'secret-secret', stateSecret: STATE_SECRET };
     await expect(startSlackBot({ ...common, oauth, mode: 'socket', appToken: 'xapp-1' })).rejects.toMatchObject({ code: 'validation_error', message: expect.stringContaining('SLACK_MODE=http') });
     await expect(startSlackBot({ ...common, oauth, botToken: 'xoxb-1', mode: 'http', signingSecret: 's' })).rejects.toMatchObject({ code: 'validation_error' });
