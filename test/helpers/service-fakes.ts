@@ -36,8 +36,8 @@ export async function tempDataDir(defer: Defer, prefix = 'pictor-service-'): Pro
 }
 
 /** An emulator as the upstream service (`PICTOR_BASE_URL`), stopped after the test. */
-export async function startUpstream(defer: Defer, latencyMs: number): Promise<{ emulator: Emulator; url: string }> {
-  const emulator = createEmulator({ latencyMs });
+export async function startUpstream(defer: Defer, latencyMs: number, options: { recordImageBytes?: boolean } = {}): Promise<{ emulator: Emulator; url: string }> {
+  const emulator = createEmulator({ latencyMs, ...options });
   const upstream = await emulator.listen({ port: 0 });
   defer(async () => {
     await upstream.close();
