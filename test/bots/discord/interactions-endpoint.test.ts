@@ -10,7 +10,7 @@ import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { PictorClient } from '../../../src/index.js';
 import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
-import { deliveringToBoth } from '../../helpers/delivering-to-both.js';
+import { deliveringToBoth, recordingProxy } from '../../helpers/delivering-to-both.js';
 import { buttonId, buttonsOf, DiscordHarness, RecordingLogger } from './harness.js';
 
 describe('interactions over HTTP: a signed POST from the fake Discord to the bot’s /interactions endpoint', () => {
@@ -98,6 +98,24 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
       expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
     } finally {
       await proxy.close();
+    }
+  });
+
+  it('refuses an interaction replayed after a restart without Redis (the ids taken are kept in the data folder): nothing is sent again', async () => {
+    h = await DiscordHarness.start({ http: true, partialImages: 0 });
+    const recorder = await recordingProxy(h.bot.interactionsUrl!);
+    try {
+      h.discord.interactionsEndpoint = recorder.url;
+      const ix = h.discord.slashCommand('imagine', { prompt: 'a pear', quality: 'low' });
+      expect((await h.finalReply(ix)).attachments).toHaveLength(1);
+      await h.restart();
+      const before = h.discord.requests.length;
+      expect(await recorder.replayTo(h.bot.interactionsUrl!)).toBe(409);
+      expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
+      // Nothing reached Discord either: the replay got no answer but the 409.
+      expect(h.discord.requests.slice(before).filter((r) => r.method !== 'GET')).toEqual([]);
+    } finally {
+      await recorder.close();
     }
   });
 
