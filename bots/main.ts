@@ -22,6 +22,9 @@ import { slackSurface } from './slack/index.js';
 import { listed, type ConfiguredSurface, type ListedSurface } from './surface.js';
 import { openBotState, readStateConfig } from './state/index.js';
 
+/** `npm start`'s data folder without `PICTOR_DATA_DIR`: the working directory's `.data` (the CLI's is the user's state folder). */
+export const SERVICE_DATA_DIR = './.data';
+
 /** The chat surfaces `npm start` can run, in start order; each starts when its settings are there. */
 const SURFACES: readonly ListedSurface[] = [listed(discordSurface), listed(slackSurface)];
 
@@ -46,7 +49,7 @@ export interface ServiceOutput {
 }
 
 export async function startService(env: NodeJS.ProcessEnv, print: (line: string) => void, output: ServiceOutput = {}): Promise<Service> {
-  const core = readCoreConfig(env);
+  const core = readCoreConfig(env, { defaultDataDir: SERVICE_DATA_DIR });
   const runnerConfig = readRunnerConfig(env);
   const configured = SURFACES.map((surface) => surface.configure(env)).filter((s): s is ConfiguredSurface => s !== undefined);
   const stateConfig = readStateConfig(env);
@@ -101,7 +104,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       const store = await openQuotaStore({
         redis: core.redis,
         link,
-        dataDir: runnerConfig.dataDir,
+        dataDir: core.spend.dataDir,
         ledger: ledgerKindOf(core),
         usageRetentionDays: core.spend.usageRetentionDays,
         logger,
@@ -113,7 +116,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       // Redis every replica shares (each holds its running jobs by a lease; a replica that dies has them swept by
       // another). What an older version kept elsewhere is moved in once. Closed after the surfaces.
       const state = await openBotState({
-        dataDir: runnerConfig.dataDir,
+        dataDir: core.spend.dataDir,
         redis: link,
         leaseMs: stateConfig.leaseMs,
         keptImagesBytes: stateConfig.keptImagesBytes,

@@ -27,7 +27,7 @@ Environment (also read from ./.env):
   PICTOR_MAX_CONCURRENT     requests in flight at once (default 4)
   REDIS_URL                 share those limits, the spend ledger and its caps with other Pictor processes
   PICTOR_ACCOUNT_DAILY_USD, PICTOR_ACCOUNT_MONTHLY_USD   caps on what the account may spend (default: none)
-  PICTOR_DATA_DIR           the file spend ledger without REDIS_URL (default ./.data)
+  PICTOR_DATA_DIR           the file spend ledger without REDIS_URL (default ~/.local/state/pictor)
   PICTOR_LOG_LEVEL          error (default for the CLI), warn, info, debug, trace, silent
   PICTOR_LOG_FORMAT         human (default) or json
 
