@@ -64,6 +64,7 @@ import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startDiscordBot, type DiscordJobRunner } from '../bots/discord/index.js';
 import { FileQuotaStore, JobRunner } from '../bots/runner/index.js';
+import { openBotState } from '../bots/state/index.js';
 import { DEV_API_KEY } from '../src/emulator/index.js';
 import { ImageLimiter, isPartialEvent, PictorClient, silentLogger, type GenerationInput, type ImageEventStream, type RequestOptions } from '../src/index.js';
 import { FakeDiscord, buttonsOf, type FakeInteraction } from '../test/fakes/discord/FakeDiscord.js';
@@ -147,6 +148,8 @@ async function runOnce(): Promise<void> {
   const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES, padImageBytes: PAD_IMAGE_BYTES })]);
   const limiter = new ImageLimiter({ maxConcurrent: MAX_CONCURRENT_REQUESTS });
   const store = new FileQuotaStore({ dir: dataDir });
+  // What the buttons need later, in the data folder, as `npm start` keeps it without Redis.
+  const state = await openBotState({ dataDir, ledger: store, logger: silentLogger() });
   const client = new TimedClient({ baseURL: emulator.url, apiKey: DEV_API_KEY, limiter });
   const runners = {
     light: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: true, maxQueuedJobs: MAX_QUEUED }),
@@ -170,7 +173,7 @@ async function runOnce(): Promise<void> {
     token: discord.botToken,
     apiBaseUrl: discord.apiBaseUrl,
     runner: timedRunner,
-    dataDir,
+    state,
     allowedAttachmentHosts: [discord.cdnHost],
     logger: silentLogger(),
   });
@@ -392,6 +395,7 @@ async function runOnce(): Promise<void> {
   await runners.light.shutdown({ graceMs: 0 });
   await runners.raw.shutdown({ graceMs: 0 });
   await bot.stop();
+  await state.close();
   await store.close();
   await discord.close();
   await emulator.close();

@@ -8,7 +8,7 @@ import { gatewayConnection } from './gateway-connection.js';
 import type { GatewayLeaseOptions } from './gateway-lease.js';
 import { HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint } from './interactions-endpoint.js';
 import { JobRecordStore } from './JobRecordStore.js';
-import { askHolderToCancel, cancelWhenAsked, openBotState, startSweeper, type BotState } from '../state/index.js';
+import { askHolderToCancel, cancelWhenAsked, startSweeper, type BotState } from '../state/index.js';
 import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST_ANSWER_CONNECTIONS } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
@@ -24,11 +24,9 @@ export interface StartDiscordBotOptions {
   runner: DiscordJobRunner;
   /**
    * The bots' state (the data folder, or Redis shared by replicas): job records, kept images, drafts, interactions
-   * taken. Not closed by `stop()`: its opener closes it after. Default a state of the bot's own in `dataDir`.
+   * taken. Not closed by `stop()`: its opener closes it after.
    */
-  state?: BotState | undefined;
-  /** Where a state of the bot's own is kept, without `state`. */
-  dataDir?: string | undefined;
+  state: BotState;
   /** Members with one of these roles may cancel anyone's job (as may the server's Administrators). */
   adminRoleIds?: readonly string[] | undefined;
   /** Take commands in DMs and user installs (`DISCORD_USER_INSTALLS`), on the user's own budget. Default false: refused there. */
@@ -82,8 +80,7 @@ export interface DiscordBot {
 export async function startDiscordBot(options: StartDiscordBotOptions): Promise<DiscordBot> {
   const { token, logger } = options;
   // With Redis every replica sees every job; else the data folder has them.
-  const ownState = options.state ? undefined : await openBotState({ dataDir: options.dataDir ?? '.data', logger });
-  const state = options.state ?? ownState!;
+  const { state } = options;
   const store = new JobRecordStore({ state, logger });
   const api = (options.apiBaseUrl ?? DISCORD_API_BASE_URL).replace(/\/+$/, '');
   // Over HTTP, the first answer to an interaction is the answer to Discord's POST (see interactions-endpoint.ts).
@@ -146,7 +143,6 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     else await gateway!.start();
   } catch (error) {
     await client.destroy().catch(() => {});
-    await ownState?.close();
     const unreachable = describeUnreachable(error, new URL(options.apiBaseUrl ?? DISCORD_API_BASE_URL).host);
     const why = unreachable ? `${unreachable}; check the network` : scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
     throw new Error(`could not log in to Discord: ${why}`, { cause: error });
@@ -158,7 +154,6 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       endpoint = await startInteractionsEndpoint({ ...options.interactions, client, responses: httpResponses, logger, taken });
     } catch (error) {
       await client.destroy().catch(() => {});
-      await ownState?.close();
       throw new Error(`could not take Discord interactions on port ${options.interactions.port}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
   }
@@ -196,7 +191,6 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       await withTimeout(Promise.allSettled([...inFlight]), options.stopGraceMs ?? 10_000, '').catch(() => {
         logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
       });
-      await ownState?.close();
       if (gateway) await gateway.leave();
       else await client.destroy();
       logger.info({}, 'Discord bot stopped');

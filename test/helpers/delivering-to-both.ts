@@ -60,7 +60,8 @@ export async function recordingProxy(target: string): Promise<{ url: string; rep
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/interactions`,
     async replayTo(url) {
       if (!last) throw new Error('nothing was delivered yet');
-      const { host: _host, ...headers } = last.headers;
+      // The same signed bytes and signature headers; the connection's own headers are fetch's.
+      const headers = Object.fromEntries(Object.entries(last.headers).filter(([name]) => !['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive'].includes(name)));
       return (await fetch(url, { method: 'POST', headers, body: last.body })).status;
     },
     close: () =>

@@ -1,3 +1,4 @@
+import { openBotState } from '../../../bots/state/index.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -125,11 +126,12 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
     const quota = new FileQuotaStore({ dir: dataDir });
     const logger = new RecordingLogger();
     const runner = new JobRunner({ client: new PictorClient({ baseURL: h.emulatorUrl, apiKey: DEV_API_KEY, maxRetries: 0 }), store: quota, limits: {}, partialImages: 0, logger });
+    const state = await openBotState({ dataDir, ledger: quota, logger });
     const second = await startDiscordBot({
       token: h.discord.botToken,
       apiBaseUrl: h.discord.apiBaseUrl,
       runner,
-      dataDir,
+      state,
       logger,
       allowedAttachmentHosts: [h.discord.cdnHost],
       interactions: { publicKey: h.discord.publicKeyHex, host: '127.0.0.1', port: 0 },
@@ -147,6 +149,7 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
       await balancer.close();
       await runner.shutdown({ graceMs: 0 });
       await second.stop();
+      await state.close();
       await quota.close();
       await rm(dataDir, { recursive: true, force: true });
     }

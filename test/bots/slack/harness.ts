@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { DEFAULT_FILE_HOSTS, startSlackBot, type SlackBot, type SlackBotOptions } from '../../../bots/slack/index.js';
+import { DEFAULT_FILE_HOSTS, parseFileHost, startSlackBot, type SlackBot, type SlackBotOptions } from '../../../bots/slack/index.js';
 import { FileQuotaStore, JobRunner, settingsInState, stateHistory, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import type { QuotaStore } from '../../../src/index.js';
@@ -85,11 +85,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     apiUrl: fake.apiUrl,
     runner,
     state,
-    allowedFileHosts: [...DEFAULT_FILE_HOSTS, fake.fileHost],
+    allowedFileHosts: [...DEFAULT_FILE_HOSTS, fake.fileHost].map(parseFileHost),
     logger: silentLogger(),
     channelWriteIntervalMs: TEST_CHANNEL_INTERVAL_MS,
     ...options.bot,
-  });
+  } as SlackBotOptions);
   if (mode === 'http') fake.deliverOverHttp(bot.url!);
   else await fake.waitFor(() => fake.socketCount > 0, 'the Socket Mode connection');
   return {
