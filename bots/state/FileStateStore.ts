@@ -38,7 +38,6 @@ export class FileStateStore implements StateStore {
   readonly dataDir: string;
   readonly #pruneEveryMs: number;
   readonly #spaces = new Map<string, FileSpace<unknown>>();
-  #closed = false;
 
   constructor(options: FileStateStoreOptions) {
     this.dataDir = options.dataDir;
@@ -53,12 +52,7 @@ export class FileStateStore implements StateStore {
     return space as Space<T>;
   }
 
-  async ping(): Promise<boolean> {
-    return !this.#closed;
-  }
-
   async close(): Promise<void> {
-    this.#closed = true;
     for (const space of this.#spaces.values()) space.close();
   }
 }

@@ -97,22 +97,7 @@ if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
 end
 return 0`;
 
-/** Counts records written before their space was bounded (an older version's), once. KEYS: index, sizes; ARGV: key, age (ms), bytes … */
-const INDEX = `
-redis.replicate_commands()
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-for i = 1, #ARGV, 3 do
-  if redis.call('HEXISTS', KEYS[2], ARGV[i]) == 0 then
-    redis.call('ZADD', KEYS[1], string.format('%d', now - tonumber(ARGV[i + 1]) * 1000), ARGV[i])
-    redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 2])
-    redis.call('HINCRBY', KEYS[2], '*', ARGV[i + 2])
-  end
-end
-return 0`;
-
 type StateClient = Redis & {
-  pictorStateIndex(...args: (string | number)[]): Promise<number>;
   pictorStatePut(...args: (string | number)[]): Promise<number>;
   pictorStateClaim(...args: string[]): Promise<number>;
 };
@@ -149,7 +134,6 @@ export class RedisStateStore implements StateStore {
     this.#logger = options.logger;
     if (!this.#redis.pictorStatePut) this.#redis.defineCommand('pictorStatePut', { numberOfKeys: 4, lua: PUT });
     if (!this.#redis.pictorStateClaim) this.#redis.defineCommand('pictorStateClaim', { numberOfKeys: 1, lua: CLAIM });
-    if (!this.#redis.pictorStateIndex) this.#redis.defineCommand('pictorStateIndex', { numberOfKeys: 2, lua: INDEX });
   }
 
   /** Takes the lease (Redis must answer now) and keeps renewing it. */
@@ -187,28 +171,6 @@ export class RedisStateStore implements StateStore {
     return new RedisSpace<T>(this.#redis, `${this.#prefix}:${definition.name}`, definition, this);
   }
 
-  /** Counts in a bounded space the records an older version wrote without its account (once: later it finds them counted). Answers how many it found. */
-  async indexOlderRecords(definition: SpaceDefinition): Promise<number> {
-    const base = `${this.#prefix}:${definition.name}`;
-    if (definition.maxCount === undefined && definition.maxBytes === undefined) return 0;
-    if ((await this.#redis.exists(`${base}:index`)) === 1) return 0;
-    let cursor = '0';
-    let found = 0;
-    do {
-      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', `${base}:r:*`, 'COUNT', 500);
-      cursor = next;
-      const counted: (string | number)[] = [];
-      for (const key of keys) {
-        const [ttl, bytes] = await Promise.all([this.#redis.pttl(key), this.#redis.strlen(key)]);
-        const age = definition.ttlMs === undefined || ttl < 0 ? 0 : Math.max(0, definition.ttlMs - ttl);
-        counted.push(key.slice(base.length + 3), age, bytes);
-      }
-      if (counted.length) await this.#redis.pictorStateIndex(`${base}:index`, `${base}:sizes`, ...counted);
-      found += keys.length;
-    } while (cursor !== '0');
-    return found;
-  }
-
   /** Subscribes (once) to this process's channel, and routes each notice to its space's handler. */
   listen(space: string, handler: (key: string, notice: Notice) => void): Promise<void> {
     this.#noticeHandlers.set(space, handler);
@@ -219,13 +181,6 @@ export class RedisStateStore implements StateStore {
       if (route && typeof key === 'string' && STATE_KEY_PATTERN.test(key) && typeof notice === 'object' && notice !== null) route(key, notice as Notice);
     });
     return this.#listening;
-  }
-
-  async ping(): Promise<boolean> {
-    return withTimeout(this.#redis.ping(), CLOSE_WAIT_MS, 'Redis did not answer PING').then(
-      (answer) => answer === 'PONG',
-      () => false,
-    );
   }
 
   async close(): Promise<void> {

@@ -80,8 +80,6 @@ export interface StateStore {
   /** How long a holder's lease lasts without renewal (file backend: for ever, one process per data folder). */
   readonly leaseMs: number;
   space<T>(definition: SpaceDefinition): Space<T>;
-  /** Whether the storage answers (for /healthz). */
-  ping(): Promise<boolean>;
   /** Stops renewing the lease and gives it back: what this process still holds is claimed by others at once. */
   close(): Promise<void>;
 }

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { PictorError, type LoggerLike, type QuotaStore, type RedisLink } from '../../src/index.js';
 import { FileStateStore } from './FileStateStore.js';
 import { keepInHistory, type HistoryItem } from './history.js';
-import type { RedisStateStore } from './RedisStateStore.js';
 import { digestKeyOf, stateKeyOf, type BotSpaces } from './spaces.js';
 import { decodeValue, STATE_KEY_PATTERN, type StateStore } from './StateStore.js';
 
@@ -42,8 +41,8 @@ interface Upgrade {
  * there, so two replicas starting together do no harm): the chat settings and
  * seen Slack signatures the ledger kept; in the data folder the Discord job
  * store (`discord/jobs.json`, `discord/images/`) and `history.json`; in Redis
- * the history lists and the Slack installations, and the accounts of the
- * records older versions wrote without bounds. Logged once, with what moved.
+ * the history lists and the Slack installations (records of the spaces that
+ * existed then keep their keys and their TTL). Logged once, with what moved.
  */
 export async function upgradeOldLayout(o: Upgrade): Promise<void> {
   const moved: Record<string, number> = {};
@@ -127,7 +126,6 @@ async function upgradeRedis(o: Upgrade, redis: RedisLink, count: (what: string, 
     await commands.del(key);
     count('Slack installations');
   });
-  for (const space of Object.values(o.spaces)) count('records counted in their bounds', await (o.store as RedisStateStore).indexOlderRecords(space));
 }
 
 async function read(path: string): Promise<string | undefined> {

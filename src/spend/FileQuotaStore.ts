@@ -1,26 +1,32 @@
+import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
 import { access, readFile, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { restoreFromBackup, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
-import { CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
-import { DocumentQuotaStore, type DocumentQuotaStoreOptions } from './DocumentQuotaStore.js';
+import { CapOverridesFileSchema, isOverridableCap, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerUnreadableError } from './errors.js';
-import { withFileLock } from './file-lock.js';
-import { emptyLedger, parseLedger, type Ledger } from './ledger-document.js';
+import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
+import { emptyLedger, parseLedger, reconcileIn, reserveIn, settleIn, usedIn, type Ledger } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
-import type { UsageRecord } from './types.js';
-import { UsageRecordSchema } from './usage-records.js';
+import { roundToNanoUsd, toNanos } from './rules.js';
+import { createSerialQueue } from './serial-queue.js';
+import type { CapOverrides, LedgerOptions, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, ReserveInput, ReserveResult, SettleInfo, UsageQuery, UsageRecord } from './types.js';
+import { DEFAULT_USAGE_RETENTION_DAYS, latestPerJob, matchesQuery, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
 
-export interface FileQuotaStoreOptions extends DocumentQuotaStoreOptions {
+export interface FileQuotaStoreOptions extends LedgerOptions {
   /** The data folder; created if missing. */
   dir: string;
   /** Default `quota-ledger.json`. */
   fileName?: string | undefined;
+  /** The clock lease renewals and settles use; must be the one the callers' `now` comes from. Default `Date.now`. */
+  clock?: (() => number) | undefined;
 }
 
+const DEFAULT_LEASE_MS = 60_000;
 const DAY_MS = 24 * 60 * 60_000;
 const SeenFileSchema = z.object({ version: z.literal(1), seen: z.record(z.string(), z.number()) });
+const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operator's caps then apply until chat admins set theirs again).";
 const safeJson = (text: string): unknown => {
   try {
     return JSON.parse(text);
@@ -28,37 +34,51 @@ const safeJson = (text: string): unknown => {
     return undefined;
   }
 };
-const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operator's caps then apply until chat admins set theirs again).";
+
+/** A change of the ledger: its answer, whether it changed it, the usage record it made. */
+type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport) => { result: T; changed: boolean; usage?: UsageRecord | undefined };
 
 /** Ledgers open in this process: one store per file per process (processes share it through the lock). */
 const OPEN_LEDGERS = new Set<string>();
 
 /**
- * The embedded QuotaStore: one JSON file in the data folder, shared by the
- * processes of one machine, with `usage.jsonl` (one line per settled job) and
- * `cap-overrides.json` (the chat admins' caps) beside it. Storage only: the
- * steps are DocumentQuotaStore's, the rules the rulebook's. Every change
- * takes the ledger's lock file, reads the ledger, changes it and writes it
- * atomically (temporary file, fsync, rename) before it lets go and answers,
- * so two processes never both spend the last dollar and a crash loses
- * nothing that was answered. A commit awaits only its fsyncs: the other
- * steps are synchronous calls on small local files, since a job's `markSent`
- * stands between the limiter's grant and the request leaving, and each awaited
- * call would wait a turn of a busy event loop. The previous version is kept beside it
- * (`<file>.bak`); `open()` checks every file at start: it restores that copy
- * when the ledger is unreadable, and the chat caps' copy likewise.
+ * The embedded QuotaStore: one JSON file in the data folder (`ledger-document.ts`: the document and its steps; the
+ * rules are the rulebook's), shared by the processes of one machine, with `usage.jsonl` (one line per settled job)
+ * and `cap-overrides.json` (the chat admins' caps) beside it. Every change takes the ledger's lock file, reads the
+ * ledger, changes it and writes it atomically (temporary file, fsync, rename) before it lets go and answers, so two
+ * processes never both spend the last dollar and a crash loses nothing that was answered. The previous version is
+ * kept beside it (`<file>.bak`); `open()` restores it when the ledger is unreadable, and the chat caps' likewise.
+ *
+ * Changes that arrive while the ledger is busy are committed together: every waiting operation runs in turn on one
+ * fresh read of the ledger (after the reservations of dead processes are ended), and all are answered once that one
+ * write is done. A commit awaits only its fsyncs: the other steps are synchronous calls on small local files, since
+ * a job's `markSent` stands between the limiter's grant and the request leaving, and each awaited call would wait a
+ * turn of a busy event loop.
  */
-export class FileQuotaStore extends DocumentQuotaStore {
+export class FileQuotaStore implements QuotaStore {
   readonly path: string;
-  readonly #dir: string;
   readonly usagePath: string;
   /** The caps chat admins set per scope (`cap-overrides.json` beside the ledger), written under the ledger's lock. */
   readonly capOverridesPath: string;
+  readonly #dir: string;
+  readonly #leaseMs: number;
+  readonly #keepDays: number;
+  readonly #clock: () => number;
+  readonly #onError: ((error: unknown) => void) | undefined;
+  readonly #usageRetentionMs: number;
+  readonly #serial = createSerialQueue();
+  readonly #pending: { now: number; operation: Operation<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
+  #flushScheduled = false;
+  /** This process's name in `owners`. */
+  readonly #owner = `${THIS_HOST}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  /** Reservations this process made and has not ended: its lease is renewed while there are any. */
+  readonly #held = new Set<string>();
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
   /** When this process last dropped expired usage records (at most once a day). */
   #usagePrunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: FileQuotaStoreOptions) {
-    super(options);
     this.#dir = options.dir;
     this.path = resolve(join(options.dir, options.fileName ?? LEDGER_FILES.ledger));
     if (OPEN_LEDGERS.has(this.path)) {
@@ -67,6 +87,11 @@ export class FileQuotaStore extends DocumentQuotaStore {
     OPEN_LEDGERS.add(this.path);
     this.usagePath = resolve(join(options.dir, LEDGER_FILES.usage));
     this.capOverridesPath = resolve(join(options.dir, LEDGER_FILES.capOverrides));
+    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.#keepDays = Math.max(1, Math.floor(options.keepDays ?? 7));
+    this.#clock = options.clock ?? Date.now;
+    this.#onError = options.onError;
+    this.#usageRetentionMs = Math.max(1, options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS) * DAY_MS;
   }
 
   get backupPath(): string {
@@ -74,24 +99,235 @@ export class FileQuotaStore extends DocumentQuotaStore {
   }
 
   /**
-   * Checks every file of the ledger before a surface starts taking jobs. An
-   * unreadable ledger (empty, truncated, not a ledger) is moved aside and its
-   * backup copy put back — the answer says so; with no good copy it throws
-   * LedgerUnreadableError naming the file and what to do. The chat admins'
-   * caps likewise; the usage records must be a readable file (a torn line is
-   * skipped, not fatal).
+   * Checks every file of the ledger before a surface starts taking jobs. An unreadable ledger (empty, truncated, not
+   * a ledger) is moved aside and its backup copy put back — the answer says so; with no good copy it throws
+   * LedgerUnreadableError naming the file and what to do. The chat admins' caps likewise; the usage records must be
+   * a readable file (a torn line is skipped, not fatal).
    */
   open(): Promise<{ restoredFromBackup: boolean; brokenCopy?: string | undefined; restoredCapOverrides?: boolean | undefined }> {
-    return this.serial(() =>
-      this.locked(async () => {
+    return this.#serial(() =>
+      this.#locked(async () => {
         await this.#checkUsageFile();
-        const caps = await restoreFromBackup(this.capOverridesPath, `${this.capOverridesPath}.bak`, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, this.clock());
-        await this.readCapOverrides();
-        const ledger = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.clock());
-        await this.load();
+        const caps = await restoreFromBackup(this.capOverridesPath, `${this.capOverridesPath}.bak`, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, this.#clock());
+        await this.#readCapOverrides();
+        const ledger = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#clock());
+        await this.#load();
         return { restoredFromBackup: ledger.restored, brokenCopy: ledger.brokenCopy, ...(caps.restored && { restoredCapOverrides: true }) };
       }),
     );
+  }
+
+  // --- the QuotaStore ---
+
+  reserve(input: ReserveInput): Promise<ReserveResult> {
+    return this.#update<ReserveResult>(input.now, (ledger) => {
+      const refusal = reserveIn(ledger, input, this.#owner, this.#keepDays);
+      if (refusal) return { result: refusal, changed: false };
+      ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: input.now };
+      this.#hold(input.jobId);
+      return { result: { ok: true }, changed: true };
+    });
+  }
+
+  markSent(jobId: string): Promise<void> {
+    return this.#update(this.#clock(), (ledger) => {
+      const reservation = ledger.reservations[jobId];
+      if (!reservation) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
+      const changed = !reservation.sent;
+      reservation.sent = true;
+      return { result: undefined, changed };
+    });
+  }
+
+  settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
+    try {
+      toNanos('actualUsd', actualUsd);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const now = this.#clock();
+    return this.#update(now, (ledger) => {
+      this.#held.delete(jobId);
+      const usage = settleIn(ledger, jobId, actualUsd, info, now);
+      return { result: usage !== undefined, changed: usage !== undefined, usage };
+    });
+  }
+
+  release(jobId: string): Promise<void> {
+    return this.#update(this.#clock(), (ledger) => {
+      this.#held.delete(jobId);
+      const changed = ledger.reservations[jobId] !== undefined;
+      delete ledger.reservations[jobId];
+      return { result: undefined, changed };
+    });
+  }
+
+  spentToday(key: string, now: number): Promise<number> {
+    return this.#readLocked(async () => usedIn(await this.#load(), key, 'day', now));
+  }
+
+  spentThisMonth(key: string, now: number): Promise<number> {
+    return this.#readLocked(async () => usedIn(await this.#load(), key, 'month', now));
+  }
+
+  reconcile(now: number): Promise<ReconcileReport> {
+    return this.#update(now, (_ledger, reconciled) => ({ result: reconciled, changed: false }));
+  }
+
+  /** The usage records, one per settled job, oldest first. */
+  usage(query: UsageQuery): Promise<UsageRecord[]> {
+    return this.#readLocked(async () => latestPerJob(await this.#readUsage()).filter((r) => matchesQuery(r, query)));
+  }
+
+  capOverrides(scopeKey: string): Promise<CapOverrides> {
+    return this.#readLocked(async () => ({ ...(await this.#readCapOverrides()).scopes[scopeKey] }));
+  }
+
+  setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }> {
+    if (!isOverridableCap(cap)) return Promise.reject(new RangeError(`${String(cap)} cannot be changed from chat`));
+    if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) return Promise.reject(new RangeError(`usd must be a non-negative number, not ${usd}`));
+    return this.#readLocked(async () => {
+      const file = await this.#readCapOverrides();
+      const scope = (file.scopes[scopeKey] ??= {});
+      const previousUsd = scope[cap]?.usd;
+      if (usd === undefined) delete scope[cap];
+      else scope[cap] = { usd: roundToNanoUsd(usd), by: changedBy, at: now };
+      if (Object.keys(scope).length === 0) delete file.scopes[scopeKey];
+      await this.#writeCapOverrides(file);
+      return { previousUsd };
+    });
+  }
+
+  forgetPrompts(userKey: string): Promise<void> {
+    return this.#readLocked(async () => {
+      const ledger = await this.#load();
+      for (const r of Object.values(ledger.reservations)) if (r.userKey === userKey && r.job) r.job = withoutPromptOf(r.job);
+      // Twice: the backup copy is the version before, which may hold them too.
+      await this.#write(ledger);
+      await this.#write(ledger);
+      const records = await this.#readUsage();
+      if (records.some((r) => r.userKey === userKey && r.prompt !== undefined)) await this.#replaceUsage(records.map((r) => (r.userKey === userKey ? withoutPromptOf(r) : r)));
+    });
+  }
+
+  /** The chat settings older versions kept in `cap-overrides.json`, and their `slack-replay.json`. */
+  takeLegacy(): Promise<LegacyBotRecords> {
+    return this.#readLocked(async () => {
+      const file = await this.#readCapOverrides();
+      const settings = file.settings ?? {};
+      if (file.settings) {
+        delete file.settings;
+        // Twice, so the backup copy no longer has them either (they live in the bots' state now).
+        await this.#writeCapOverrides(file);
+        await this.#writeCapOverrides(file);
+      }
+      const replay = join(this.#dir, 'slack-replay.json');
+      const seen = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
+      await rm(replay, { force: true });
+      const now = this.#clock();
+      return { settings, seen: seen.success ? Object.entries(seen.data.seen).flatMap(([id, until]) => (until > now ? [id] : [])) : [] };
+    });
+  }
+
+  /** Renews the lease now (the timer does it every third of `leaseMs`). */
+  renewLease(): Promise<void> {
+    return this.#renew();
+  }
+
+  /** Waits for pending operations and stops renewing the lease; later calls fail. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    await this.#serial(async () => undefined);
+    OPEN_LEDGERS.delete(this.path);
+  }
+
+  // --- the lease and the group commit ---
+
+  /** Whether a process's lease still holds: this one, or another that renewed within the lease (and, on this host, whose pid lives). */
+  #isAlive(ledger: Ledger, owner: string, now: number): boolean {
+    if (owner === this.#owner) return true;
+    const entry = ledger.owners[owner];
+    if (!entry || (entry.host === THIS_HOST && !isProcessAlive(entry.pid))) return false;
+    return now - entry.renewedAt < this.#leaseMs;
+  }
+
+  #hold(jobId: string): void {
+    this.#held.add(jobId);
+    this.#timer ??= setInterval(() => void this.#renew(), Math.max(50, Math.floor(this.#leaseMs / 3))).unref();
+  }
+
+  #renew(): Promise<void> {
+    if (this.#held.size === 0 || this.#closed) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+      return Promise.resolve();
+    }
+    const now = this.#clock();
+    return this.#update(now, (ledger) => {
+      ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
+      return { result: undefined, changed: true };
+    }).catch((error: unknown) => this.#onError?.(error));
+  }
+
+  #update<T>(now: number, operation: Operation<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error('the quota store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.push({ now, operation, resolve: resolve as (value: unknown) => void, reject });
+      if (this.#flushScheduled) return;
+      this.#flushScheduled = true;
+      void this.#serial(() => this.#flush());
+    });
+  }
+
+  async #flush(): Promise<void> {
+    this.#flushScheduled = false;
+    const batch = this.#pending.splice(0);
+    if (batch.length === 0) return;
+    try {
+      const outcomes = await this.#locked(async () => {
+        const ledger = await this.#load();
+        let dirty = false;
+        const usage: UsageRecord[] = [];
+        const outcomes = batch.map(({ now, operation }) => {
+          const reconciled = reconcileIn(ledger, (owner) => this.#isAlive(ledger, owner, now), now);
+          if (reconciled.usage.length + reconciled.report.released.length > 0) dirty = true;
+          usage.push(...reconciled.usage);
+          try {
+            // An operation that throws does so before it changes anything (unknown job, duplicate, bad amount).
+            const { result, changed, usage: record } = operation(ledger, reconciled.report);
+            if (changed) dirty = true;
+            if (record) usage.push(record);
+            return { ok: true as const, result };
+          } catch (error) {
+            return { ok: false as const, error };
+          }
+        });
+        // Usage first: a crash between the two leaves a record whose settle the ledger lacks; the job is then settled
+        // again at its estimate when its dead process is met, and the later record is the one read (latestPerJob).
+        if (dirty) await this.#appendUsage(usage, batch[batch.length - 1]!.now);
+        if (dirty) await this.#write(ledger);
+        return outcomes;
+      });
+      outcomes.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.result) : batch[i]!.reject(outcome.error)));
+    } catch (error) {
+      for (const op of batch) op.reject(error);
+    }
+  }
+
+  #readLocked<T>(task: () => Promise<T>): Promise<T> {
+    return this.#serial(() => {
+      if (this.#closed) return Promise.reject(new Error('the quota store is closed'));
+      return this.#locked(task);
+    });
+  }
+
+  // --- the files ---
+
+  #locked<T>(task: () => Promise<T>): Promise<T> {
+    mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
+    return withFileLock(`${this.path}.lock`, task);
   }
 
   /** `usage.jsonl` must be a file this process can read and append to (or not exist yet). */
@@ -109,35 +345,20 @@ export class FileQuotaStore extends DocumentQuotaStore {
     }
   }
 
-  override async close(): Promise<void> {
-    if (this.closed) return;
-    await super.close();
-    OPEN_LEDGERS.delete(this.path);
-  }
-
-  protected async locked<T>(task: () => Promise<T>): Promise<T> {
-    mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
-    return withFileLock(`${this.path}.lock`, task);
-  }
-
-  protected async load(): Promise<Ledger> {
-    const read = await this.#read(this.path);
+  /** The ledger (an empty one when there is none yet); throws LedgerUnreadableError naming what is wrong. */
+  async #load(): Promise<Ledger> {
+    const read = this.#read(this.path);
     if (read.ok) return read.ledger;
     if (read.problem === undefined) {
       // No ledger: a fresh start, unless a backup shows there was one (`open()` restores it).
-      const backup = await this.#read(this.backupPath);
+      const backup = this.#read(this.backupPath);
       if (backup.ok || backup.problem !== undefined) throw new LedgerUnreadableError(this.path, 'is missing although a backup exists');
       return emptyLedger();
     }
     throw new LedgerUnreadableError(this.path, read.problem, { cause: read.cause });
   }
 
-  /** Temporary file, fsync, then the current version becomes the backup and the new one takes its place. */
-  protected async write(ledger: Ledger): Promise<void> {
-    await writeFileAtomically(this.path, JSON.stringify(ledger), { backupPath: this.backupPath, inline: true });
-  }
-
-  async #read(path: string): Promise<{ ok: true; ledger: Ledger } | { ok: false; problem: string | undefined; cause?: unknown }> {
+  #read(path: string): { ok: true; ledger: Ledger } | { ok: false; problem: string | undefined; cause?: unknown } {
     let text: string;
     try {
       text = readFileSync(path, 'utf8');
@@ -146,23 +367,24 @@ export class FileQuotaStore extends DocumentQuotaStore {
       throw error;
     }
     if (text.trim() === '') return { ok: false, problem: 'is empty' };
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (cause) {
-      return { ok: false, problem: 'is not JSON (truncated or damaged)', cause };
-    }
+    const json = safeJson(text);
+    if (json === undefined) return { ok: false, problem: 'is not JSON (truncated or damaged)' };
     const parsed = parseLedger(json);
     return parsed.ok ? parsed : { ok: false, problem: 'is not a spend ledger (unknown shape)', cause: parsed.cause };
   }
 
+  /** Temporary file, fsync, then the current version becomes the backup and the new one takes its place. */
+  async #write(ledger: Ledger): Promise<void> {
+    await writeFileAtomically(this.path, JSON.stringify(ledger), { backupPath: this.backupPath, inline: true });
+  }
+
   /** Appends records to `usage.jsonl` (0600) and syncs it; drops expired records at most once a day. */
-  protected async appendUsage(records: UsageRecord[], now: number): Promise<void> {
+  async #appendUsage(records: UsageRecord[], now: number): Promise<void> {
     if (now - this.#usagePrunedAt >= DAY_MS) {
       this.#usagePrunedAt = now;
-      const lines = await this.readUsageLines();
-      const kept = lines.filter((r) => r.time >= now - this.usageRetentionMs);
-      if (kept.length < lines.length) await this.replaceUsage(kept);
+      const lines = await this.#readUsage();
+      const kept = lines.filter((r) => r.time >= now - this.#usageRetentionMs);
+      if (kept.length < lines.length) await this.#replaceUsage(kept);
     }
     if (records.length === 0) return;
     const fd = openSync(this.usagePath, 'a+', 0o600);
@@ -177,30 +399,21 @@ export class FileQuotaStore extends DocumentQuotaStore {
     }
   }
 
-  /** Every readable line of `usage.jsonl`, in file order (a line cut short by a crash is skipped). */
-  protected async readUsageLines(): Promise<UsageRecord[]> {
-    let text: string;
-    try {
-      text = await readFile(this.usagePath, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+  /** Every readable line of `usage.jsonl`, in file order (a line cut short by a crash is skipped: its settle never reached the ledger). */
+  async #readUsage(): Promise<UsageRecord[]> {
+    const text = await readFile(this.usagePath, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return '';
       throw error;
-    }
-    const records: UsageRecord[] = [];
-    for (const line of text.split('\n')) {
-      if (line.trim() === '') continue;
-      try {
-        const parsed = UsageRecordSchema.safeParse(JSON.parse(line));
-        if (parsed.success) records.push(parsed.data);
-      } catch {
-        // A torn last line: its settle never reached the ledger either.
-      }
-    }
-    return records;
+    });
+    return text.split('\n').flatMap((line) => UsageRecordSchema.safeParse(safeJson(line)).data ?? []);
+  }
+
+  async #replaceUsage(records: UsageRecord[]): Promise<void> {
+    await writeFileAtomically(this.usagePath, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   }
 
   /** `cap-overrides.json`, or none set when it does not exist; an unreadable one is an error naming it (never silently dropped). */
-  protected async readCapOverrides(): Promise<CapOverridesFile> {
+  async #readCapOverrides(): Promise<CapOverridesFile> {
     let text: string;
     try {
       text = readFileSync(this.capOverridesPath, 'utf8');
@@ -208,29 +421,15 @@ export class FileQuotaStore extends DocumentQuotaStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, scopes: {} };
       throw new LedgerUnreadableError(this.capOverridesPath, "cannot be read (the chat admins' caps)", { cause: error, remedy: CAP_OVERRIDES_REMEDY });
     }
-    try {
-      return CapOverridesFileSchema.parse(JSON.parse(text));
-    } catch (cause) {
-      throw new LedgerUnreadableError(this.capOverridesPath, "is damaged (the chat admins' caps), and no good backup copy (.bak) is beside it", {
-        cause,
-        remedy: CAP_OVERRIDES_REMEDY,
-      });
-    }
+    const parsed = CapOverridesFileSchema.safeParse(safeJson(text));
+    if (parsed.success) return parsed.data;
+    throw new LedgerUnreadableError(this.capOverridesPath, "is damaged (the chat admins' caps), and no good backup copy (.bak) is beside it", {
+      cause: parsed.error,
+      remedy: CAP_OVERRIDES_REMEDY,
+    });
   }
 
-  protected async replaceUsage(records: UsageRecord[]): Promise<void> {
-    await writeFileAtomically(this.usagePath, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
-  }
-
-  /** `slack-replay.json` of older versions: `{ version: 1, seen: { <id>: <forget after, ms> } }`; removed once read. */
-  protected async takeLegacySeen(now: number): Promise<string[]> {
-    const path = join(this.#dir, 'slack-replay.json');
-    const parsed = SeenFileSchema.safeParse(safeJson(await readFile(path, 'utf8').catch(() => '')));
-    await rm(path, { force: true });
-    return parsed.success ? Object.entries(parsed.data.seen).flatMap(([id, until]) => (until > now ? [id] : [])) : [];
-  }
-
-  protected async writeCapOverrides(file: CapOverridesFile): Promise<void> {
+  async #writeCapOverrides(file: CapOverridesFile): Promise<void> {
     await writeFileAtomically(this.capOverridesPath, JSON.stringify(file), { backupPath: `${this.capOverridesPath}.bak` });
   }
 }

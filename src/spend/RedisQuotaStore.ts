@@ -2,33 +2,20 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
-import { withTimeout } from '../core/with-timeout.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { isOverridableCap, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
 import { capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
 import { MARK_SENT, RECONCILE, RELEASE, RESERVE, SET_CAP, SETTLE, SPENT } from './redis-ledger-scripts.js';
-import type { CapOverrides, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, ReserveInput, ReserveResult, ScopeSettingEntry, SettleInfo, UsageQuery, UsageRecord } from './types.js';
+import type { CapOverrides, LedgerOptions, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, ReserveInput, ReserveResult, ScopeSettingEntry, SettleInfo, UsageQuery, UsageRecord } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, readBasis, usageRecord } from './usage-records.js';
 
-export interface RedisQuotaStoreOptions {
+export interface RedisQuotaStoreOptions extends LedgerOptions {
   /** A connected client (see `connectRedis`); `RedisQuotaStore.connect` makes one. */
   redis: Redis;
   /** The account's key prefix (`PICTOR_REDIS_PREFIX`); keys are `<prefix>:quota:…`. Default `pictor`. */
   prefix?: string | undefined;
-  /**
-   * The process's lease: renewed every third of this while it holds
-   * reservations. When it lapses (the process died), its reservations are
-   * settled at their estimate if sent, released if not. Default 60 s.
-   */
-  leaseMs?: number | undefined;
-  /** UTC days of daily spending kept, today included. Default 7 (monthly totals: 62 days). */
-  keepDays?: number | undefined;
   /** `close()` also closes `redis`. Default false (true from `connect`). */
   ownsConnection?: boolean | undefined;
-  /** Redis errors while renewing the lease (tried again on the next renewal). */
-  onError?: ((error: unknown) => void) | undefined;
-  /** Days usage records are kept in the stream `<prefix>:quota:usage` (`PICTOR_USAGE_RETENTION_DAYS`). Default 400. */
-  usageRetentionDays?: number | undefined;
 }
 
 const DEFAULT_PREFIX = 'pictor';
@@ -148,24 +135,11 @@ export class RedisQuotaStore implements QuotaStore {
     const nanos = toNanos('estimateUsd', estimateUsd);
     const cooldownMs = (limits.userCooldownSeconds ?? 0) * 1000;
     const caps = capsAsData(limits, userKey, scopeKey).flatMap((c) => [c.code, c.key, c.period === 'day' ? 3 : 4, c.limitNanos]);
+    const concurrent = limits.userConcurrentJobs === undefined ? '' : String(limits.userConcurrentJobs);
+    const [day, month, job] = [periodKey('day', now), periodKey('month', now), input.job ? JSON.stringify(input.job) : ''];
+    const args = [jobId, userKey, scopeKey, nanos, day, month, this.#owner, this.#ownerValue, this.#leaseMs, concurrent, cooldownMs > 0 ? String(cooldownMs) : '', job];
     const reply = await this.#redis
-      .pictorSpendReserve(
-        ...this.#prelude(now),
-        jobId,
-        userKey,
-        scopeKey,
-        nanos,
-        periodKey('day', now),
-        periodKey('month', now),
-        this.#owner,
-        this.#ownerValue,
-        this.#leaseMs,
-        limits.userConcurrentJobs === undefined ? '' : String(limits.userConcurrentJobs),
-        cooldownMs > 0 ? String(cooldownMs) : '',
-        input.job ? JSON.stringify(input.job) : '',
-        caps.length / 4,
-        ...caps,
-      )
+      .pictorSpendReserve(...this.#prelude(now), ...args, caps.length / 4, ...caps)
       .catch((error: unknown) => {
         if (error instanceof Error && error.message.includes('DUPLICATE_JOB')) throw new Error(`job ${jobId} already has a reservation`);
         throw error;
@@ -204,8 +178,7 @@ export class RedisQuotaStore implements QuotaStore {
     // Stream ids are Redis's clock, records the callers' `now`, and a job counts in the day it was reserved (it may be
     // settled days later, by a reconcile): read from a day's margin before `since` to the end, then filter.
     const from = query.since === undefined ? '-' : String(Math.max(0, query.since - DAY_MS));
-    const to = '+';
-    const entries = await this.#redis.xrange(this.#usageKey(), from, to);
+    const entries = await this.#redis.xrange(this.#usageKey(), from, '+');
     const records: UsageRecord[] = [];
     for (const [, fields] of entries) {
       const record = parseStreamRecord(fields[fields.indexOf('r') + 1]);
@@ -316,15 +289,6 @@ export class RedisQuotaStore implements QuotaStore {
     if (this.#ownsConnection) await closeRedis(this.#redis);
   }
 
-  /** True when Redis answers a PING within `timeoutMs` (what `/healthz` asks); never throws. */
-  async ping(timeoutMs = 2_000): Promise<boolean> {
-    if (this.#closed) return false;
-    return withTimeout(this.#redis.ping(), timeoutMs, 'Redis did not answer PING').then(
-      (answer) => answer === 'PONG',
-      () => false,
-    );
-  }
-
   /** Renews the lease now (the timer does it every third of `leaseMs`). */
   async renewLease(): Promise<void> {
     await this.#redis.set(this.#key('owner', this.#owner), this.#ownerValue, 'PX', this.#leaseMs);
@@ -361,19 +325,8 @@ export class RedisQuotaStore implements QuotaStore {
 function parseStreamRecord(text: string | undefined): UsageRecord | undefined {
   if (text === undefined) return undefined;
   try {
-    const raw = JSON.parse(text) as {
-      jobId: string;
-      time: number;
-      day: string;
-      month?: string;
-      userKey: string;
-      scopeKey: string;
-      nanos: number;
-      reservedNanos?: number;
-      basis: string;
-      requestId?: string;
-      job?: string;
-    };
+    type Raw = { jobId: string; time: number; day: string; month?: string; userKey: string; scopeKey: string; nanos: number; reservedNanos?: number; basis: string; requestId?: string; job?: string };
+    const raw = JSON.parse(text) as Raw;
     const job = raw.job === undefined ? undefined : JobDetailsSchema.safeParse(JSON.parse(raw.job)).data;
     return usageRecord({
       ...raw,

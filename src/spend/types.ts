@@ -196,6 +196,22 @@ export interface QuotaStore {
   close(): Promise<void>;
 }
 
+/** What both ledgers (the file and Redis stores) are opened with. */
+export interface LedgerOptions {
+  /**
+   * A process renews its lease every third of this while it holds reservations; when it lapses (the process died,
+   * or on this host its pid is gone), its reservations are settled at their estimate if sent, released if not.
+   * Default 60 s.
+   */
+  leaseMs?: number | undefined;
+  /** UTC days of daily spending kept, today included. Default 7 (months: this one and the last). */
+  keepDays?: number | undefined;
+  /** Lease renewal failures (tried again on the next renewal). */
+  onError?: ((error: unknown) => void) | undefined;
+  /** Days usage records are kept (`PICTOR_USAGE_RETENTION_DAYS`). Default 400. */
+  usageRetentionDays?: number | undefined;
+}
+
 /** What `takeLegacy` hands over: settings by scope key, and the Slack request signatures still worth refusing again. */
 export interface LegacyBotRecords {
   settings: Record<string, ScopeSettingEntries>;

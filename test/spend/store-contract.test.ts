@@ -5,14 +5,13 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
-import { MemoryLedger, MemoryQuotaStore } from '../../src/spend/MemoryQuotaStore.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import type { QuotaStore, ReserveInput, SpendLimits } from '../../src/spend/types.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 /**
- * One contract for every store: the file ledger, Redis (against the test
- * run's throwaway Redis) and memory answer every question alike, because the
+ * One contract for every store: the file ledger and Redis (against the test
+ * run's throwaway Redis) answer every question alike, because the
  * rules are the rulebook's and the stores only keep the numbers.
  *
  * Times are recent (the Redis stream and leases run on the real clock): `D` is
@@ -36,17 +35,6 @@ const redis = testRedis();
 let redisClient: Redis | undefined;
 
 const makers: Record<string, () => Maker> = {
-  memory: () => {
-    const shared = new Map<string, MemoryLedger>();
-    return {
-      open: async (group, options = {}) => {
-        const ledger = shared.get(group) ?? new MemoryLedger();
-        shared.set(group, ledger);
-        return new MemoryQuotaStore({ shared: ledger, leaseMs: options.leaseMs });
-      },
-      cleanup: async () => undefined,
-    };
-  },
   file: () => {
     const dirs = new Map<string, string>();
     return {
