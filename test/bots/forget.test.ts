@@ -1,14 +1,13 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../bots/main.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { RedisLink } from '../../src/index.js';
-import { buttonsOf, type FakeDiscord, type FakeInteraction, type FakeMessage } from '../fakes/discord/FakeDiscord.js';
+import type { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
 import { makeImage } from '../helpers/images.js';
-import { slackEventsUrl, startChatFakes, startUpstream, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
-import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+import { discordAnswer, discordResult, slackEventsUrl, startChatFakes, startUpstream, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
+import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 import { finishedJob } from './slack/harness.js';
 
 const defer = useCleanup();
@@ -47,18 +46,18 @@ describe.each([
     slack.deliverOverHttp(slackEventsUrl(lines.join('\n'))!);
 
     // On Discord: a generation, an edit (its input kept for Reroll), and a job of another member.
-    await final(discord, discord.slashCommand('imagine', { prompt: `a ${MARKER} lighthouse`, quality: 'low' }));
+    await discordResult(discord, discord.slashCommand('imagine', { prompt: `a ${MARKER} lighthouse`, quality: 'low' }));
     const png = await makeImage('png', 16, 16);
-    await final(discord, discord.slashCommand('edit', { prompt: `make it ${MARKER} blue`, quality: 'low', image1: discord.hostFile({ filename: 'a.png', bytes: png }) }));
+    await discordResult(discord, discord.slashCommand('edit', { prompt: `make it ${MARKER} blue`, quality: 'low', image1: discord.hostFile({ filename: 'a.png', bytes: png }) }));
     const other = discord.newUser('other');
-    await final(discord, discord.slashCommand('imagine', { prompt: 'a lighthouse of someone else', quality: 'low' }, { user: other }));
+    await discordResult(discord, discord.slashCommand('imagine', { prompt: 'a lighthouse of someone else', quality: 'low' }, { user: other }));
     // On Slack: a job of a member of a workspace.
     await slack.command({ command: '/imagine', text: `a ${MARKER} fox --quality low`, channel: 'C0FORGET', user: 'U0FORGET' });
     await finishedJob(slack, 'C0FORGET');
     expect(await everything(dataDir, url, prefix)).toContain(MARKER);
     const spentBefore = await usage(discord);
 
-    const erased = await answer(discord, discord.slashCommand('imagine-history', { show: 'forget' }));
+    const erased = await discordAnswer(discord, discord.slashCommand('imagine-history', { show: 'forget' }));
     expect(erased.content).toContain('Erased your history (2 jobs)');
     const ack = await slack.command({ command: '/imagine', text: 'forget', channel: 'C0FORGET', user: 'U0FORGET' });
     const said = await slack.waitFor(() => slack.responses.find((r) => ack.responseUrl.endsWith(r.id)), 'the answer to /imagine forget');
@@ -69,7 +68,7 @@ describe.each([
     expect(kept).not.toContain(MARKER);
     expect(kept).toContain('a lighthouse of someone else');
     expect(await usage(discord)).toBe(spentBefore);
-    expect((await answer(discord, discord.slashCommand('imagine-history', {}))).content).toContain('Nothing yet.');
+    expect((await discordAnswer(discord, discord.slashCommand('imagine-history', {}))).content).toContain('Nothing yet.');
   }, 60_000);
 });
 
@@ -82,39 +81,15 @@ async function everything(dataDir: string, url: string | undefined, prefix: stri
   const link = await RedisLink.open({ url, prefix });
   try {
     const keys = [...(await link.commands.keys(`${prefix}:*`)), ...(await link.commands.keys(`b_${prefix}*`))];
-    for (const key of keys) texts.push(`${key}\n${JSON.stringify(await dump(link.commands, key))}`);
+    for (const key of keys) texts.push(`${key}\n${JSON.stringify(await dumpKey(link.commands, key))}`);
   } finally {
     await link.close();
   }
   return texts.join('\n');
 }
 
-async function dump(commands: Redis, key: string): Promise<unknown> {
-  const type = await commands.type(key);
-  if (type === 'string') return commands.get(key);
-  if (type === 'hash') return commands.hgetall(key);
-  if (type === 'list') return commands.lrange(key, 0, -1);
-  if (type === 'set') return commands.smembers(key);
-  if (type === 'zset') return commands.zrange(key, 0, -1);
-  if (type === 'stream') return commands.xrange(key, '-', '+');
-  return type;
-}
 
 /** What `/imagine-usage` says the member spent today. */
 async function usage(discord: FakeDiscord): Promise<string> {
-  return /Your spend\*\* \(UTC\): (\$[\d.]+) today/.exec((await answer(discord, discord.slashCommand('imagine-usage', {}))).content)?.[1] ?? 'none';
-}
-
-function answer(discord: FakeDiscord, ix: FakeInteraction): Promise<FakeMessage> {
-  return discord.waitFor(() => {
-    const message = discord.original(ix);
-    return message?.content ? message : undefined;
-  }, `the answer to ${ix.name}`);
-}
-
-function final(discord: FakeDiscord, ix: FakeInteraction): Promise<FakeMessage> {
-  return discord.waitFor(() => {
-    const message = discord.original(ix);
-    return message && buttonsOf(message).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? message : undefined;
-  }, `the result of ${ix.name}`);
+  return /Your spend\*\* \(UTC\): (\$[\d.]+) today/.exec((await discordAnswer(discord, discord.slashCommand('imagine-usage', {}))).content)?.[1] ?? 'none';
 }

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { startService } from '../../bots/main.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { RedisLink } from '../../src/index.js';
-import { buttonsOf, FakeDiscord, type FakeInteraction, type FakeMessage } from '../fakes/discord/FakeDiscord.js';
-import { startUpstream, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
+import { buttonsOf, FakeDiscord, type FakeInteraction } from '../fakes/discord/FakeDiscord.js';
+import { discordAnswer, discordResult, startUpstream, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { requireRedisUrl, testRedis } from '../helpers/shared-limits-redis.js';
 import { startThrowawayRedis } from '../setup/redis-server.js';
 
@@ -59,7 +59,7 @@ describe('two replicas on a small Redis under the documented policy (maxmemory-p
       for (let i = 0; i < EDITS; i++) {
         const noise = await sharp(randomBytes(600 * 600 * 3), { raw: { width: 600, height: 600, channels: 3 } }).png().toBuffer();
         edits.push(discord.slashCommand('edit', { prompt: `edit ${i}`, quality: 'low', image1: discord.hostFile({ filename: `in-${i}.png`, bytes: noise }) }));
-        await final(discord, edits[i]!);
+        await discordResult(discord, edits[i]!, 30_000);
       }
       clearInterval(watch);
 
@@ -82,29 +82,11 @@ describe('two replicas on a small Redis under the documented policy (maxmemory-p
       expect(await link.commands.exists(`pictor:bots:discord-images:r:${keyOf(edits[EDITS - 1]!)}-in-0`)).toBe(1);
       const first = discord.original(edits[0]!)!;
       const old = discord.clickButton(first, buttonsOf(first).find((b) => b.label === 'Reroll')!.custom_id);
-      expect((await answer(discord, old)).content).toContain('too old');
+      expect((await discordAnswer(discord, old)).content).toContain('too old');
       const latest = discord.original(edits[EDITS - 1]!)!;
-      await final(discord, discord.clickButton(latest, buttonsOf(latest).find((b) => b.label === 'Reroll')!.custom_id));
+      await discordResult(discord, discord.clickButton(latest, buttonsOf(latest).find((b) => b.label === 'Reroll')!.custom_id));
       expect(upstream.emulator.requests.filter((r) => r.route === 'edits')).toHaveLength(EDITS + 1);
     },
     120_000,
   );
 });
-
-function answer(discord: FakeDiscord, ix: FakeInteraction): Promise<FakeMessage> {
-  return discord.waitFor(() => {
-    const message = discord.original(ix);
-    return message?.content ? message : undefined;
-  }, `the answer to ${ix.name}`);
-}
-
-function final(discord: FakeDiscord, ix: FakeInteraction): Promise<FakeMessage> {
-  return discord.waitFor(
-    () => {
-      const message = discord.original(ix);
-      return message && buttonsOf(message).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? message : undefined;
-    },
-    `the result of ${ix.name}`,
-    30_000,
-  );
-}

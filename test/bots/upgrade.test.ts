@@ -8,9 +8,9 @@ import { slackInstallationStore } from '../../bots/slack/installation-store.js';
 import { openBotState } from '../../bots/state/index.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { RedisLink, silentLogger } from '../../src/index.js';
-import { buttonsOf, FakeDiscord, type FakeInteraction, type FakeMessage } from '../fakes/discord/FakeDiscord.js';
+import { buttonsOf, FakeDiscord } from '../fakes/discord/FakeDiscord.js';
 import { OLD_IDS, oldEditInput, restoreOldDataFolder, restoreOldRedis } from '../helpers/old-layout.js';
-import { startUpstream, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
+import { discordAnswer, discordResult, startUpstream, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 const defer = useCleanup();
@@ -63,22 +63,22 @@ describe.each([
     expect(JSON.parse(moved[0]!)).toMatchObject({ moved: { 'chat settings': 2, 'history entries': 3 } });
 
     // The history: both of alice's jobs, newest first, with Reroll buttons.
-    const history = await answer(discord, discord.slashCommand('imagine-history', {}));
+    const history = await discordAnswer(discord, discord.slashCommand('imagine-history', {}));
     expect(history.content).toContain('make it OLDMARKER blue');
     expect(history.content).toContain('a lighthouse OLDMARKER at dusk');
 
     // A button of a job made before the upgrade: the edit runs again, with its input image as it was kept.
     const reroll = discord.clickButton(history, buttonsOf(history).find((b) => b.label === 'Reroll 1')!.custom_id);
-    await final(discord, reroll);
+    await discordResult(discord, reroll);
     const edits = upstream.emulator.requests.filter((r) => r.route === 'edits');
     expect(edits).toHaveLength(1);
     expect(edits[0]!.fields).toMatchObject({ prompt: 'make it OLDMARKER blue' });
     expect(Buffer.from(edits[0]!.images[0]!.bytes!).equals(await oldEditInput())).toBe(true);
 
     // The server's settings: a blocked word, at most 2 images; and the cap its admin set.
-    expect((await answer(discord, discord.slashCommand('imagine', { prompt: 'a forbidden fruit' }))).content).toContain('blocked here');
-    expect((await answer(discord, discord.slashCommand('imagine', { prompt: 'three pears', count: 3 }))).content).toContain('At most 2 images');
-    expect((await answer(discord, discord.slashCommand('imagine-usage', {}))).content).toMatch(/Your daily budget \(set by a server admin\): \$[\d.]+ left of \$0\.50/);
+    expect((await discordAnswer(discord, discord.slashCommand('imagine', { prompt: 'a forbidden fruit' }))).content).toContain('blocked here');
+    expect((await discordAnswer(discord, discord.slashCommand('imagine', { prompt: 'three pears', count: 3 }))).content).toContain('At most 2 images');
+    expect((await discordAnswer(discord, discord.slashCommand('imagine-usage', {}))).content).toMatch(/Your daily budget \(set by a server admin\): \$[\d.]+ left of \$0\.50/);
     expect(upstream.emulator.requests).toHaveLength(1);
 
     // The job a crash left running before the upgrade is swept once: its requester is told in the channel.
@@ -114,17 +114,3 @@ describe.each([
     expect(OLD_IDS.alice).not.toBe(ids.alice);
   }, 60_000);
 });
-
-function answer(discord: FakeDiscord, ix: FakeInteraction): Promise<FakeMessage> {
-  return discord.waitFor(() => {
-    const message = discord.original(ix);
-    return message?.content ? message : undefined;
-  }, `the answer to ${ix.name}`);
-}
-
-function final(discord: FakeDiscord, ix: FakeInteraction): Promise<FakeMessage> {
-  return discord.waitFor(() => {
-    const message = discord.original(ix);
-    return message && buttonsOf(message).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? message : undefined;
-  }, `the result of ${ix.name}`);
-}

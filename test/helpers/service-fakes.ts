@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
-import { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
+import { buttonsOf, FakeDiscord, type FakeInteraction, type FakeMessage } from '../fakes/discord/FakeDiscord.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 
 /** Registers a step to run after the current test; steps run last registered first. */
@@ -69,4 +69,24 @@ export function surfaceEnv(fakes: { discord?: FakeDiscord | undefined; slack?: F
 /** The Slack events URL `npm start` printed, or undefined before it did. */
 export function slackEventsUrl(printed: string): string | undefined {
   return /events at (\S+)\)/.exec(printed)?.[1];
+}
+
+/** The first answer `npm start` gave an interaction on the fake Discord, once it has text. */
+export function discordAnswer(discord: FakeDiscord, ix: FakeInteraction): Promise<FakeMessage> {
+  return discord.waitFor(() => {
+    const message = discord.original(ix);
+    return message?.content ? message : undefined;
+  }, `the answer to ${ix.name}`);
+}
+
+/** An interaction's reply once it shows a job's end with its Reroll button. */
+export function discordResult(discord: FakeDiscord, ix: FakeInteraction, timeoutMs?: number): Promise<FakeMessage> {
+  return discord.waitFor(
+    () => {
+      const message = discord.original(ix);
+      return message && buttonsOf(message).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? message : undefined;
+    },
+    `the result of ${ix.name}`,
+    timeoutMs,
+  );
 }

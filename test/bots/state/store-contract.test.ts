@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FileStateStore, RedisStateStore, startSweeper, StateValueTooLargeError, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/index.js';
-import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 
 const redis = testRedis();
 
@@ -80,7 +80,7 @@ async function redisBackend(): Promise<Backend> {
     },
     everything: async () => {
       const lines: string[] = [];
-      for (const key of await commands.keys(`${prefix}:*`)) lines.push(`${key} ${JSON.stringify(await dump(commands, key))}`);
+      for (const key of await commands.keys(`${prefix}:*`)) lines.push(`${key} ${JSON.stringify(await dumpKey(commands, key))}`);
       return lines.join('\n');
     },
     close: async () => {
@@ -91,16 +91,6 @@ async function redisBackend(): Promise<Backend> {
   };
 }
 
-async function dump(commands: RedisLink['commands'], key: string): Promise<unknown> {
-  const type = await commands.type(key);
-  if (type === 'string') return commands.get(key);
-  if (type === 'hash') return commands.hgetall(key);
-  if (type === 'zset') return commands.zrange(key, 0, -1);
-  if (type === 'list') return commands.lrange(key, 0, -1);
-  if (type === 'set') return commands.smembers(key);
-  if (type === 'stream') return commands.xrange(key, '-', '+');
-  return type;
-}
 
 describe.each([
   { name: 'the data folder', make: fileBackend, skip: undefined },
