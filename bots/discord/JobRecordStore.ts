@@ -115,13 +115,18 @@ export class JobRecordStore {
 
   /** Changes a record's fields; a record that was dropped meanwhile is ignored. An ended job is released. */
   async update(key: string, patch: JobRecordPatch): Promise<void> {
-    const record = await this.#records.get(key);
-    if (!record) return;
-    Object.assign(record, structuredClone(patch));
-    const ended = ENDED_STATUSES.includes(record.status);
-    // An ended job's reply token is of no more use: it is not kept, and nobody needs to sweep the job.
-    if (ended) delete record.reply;
-    await this.#records.put(key, record, { hold: ended ? false : undefined });
+    const ended = patch.status !== undefined && ENDED_STATUSES.includes(patch.status);
+    await this.#records.update(
+      key,
+      (record) => {
+        if (!record) return undefined;
+        Object.assign(record, structuredClone(patch));
+        // An ended job's reply token is of no more use: it is not kept, and nobody needs to sweep the job.
+        if (ENDED_STATUSES.includes(record.status)) delete record.reply;
+        return record;
+      },
+      { hold: ended ? false : undefined },
+    );
   }
 
   /** The member's drafts of the "Edit image" menu, oldest first. */
@@ -138,8 +143,7 @@ export class JobRecordStore {
   async saveOutputs(key: string, images: readonly Buffer[], format: OutputFormat): Promise<void> {
     const named = images.map((data, i) => ({ data, filename: `image-${i + 1}.${FILE_EXTENSIONS[format]}` }));
     const outputs = await this.#keep(key, 'out', named);
-    const record = await this.#records.get(key);
-    if (record) await this.#records.put(key, { ...record, outputs });
+    await this.#records.update(key, (record) => record && { ...record, outputs });
   }
 
   /** The record's input images; empty when any of them is no longer kept (a job's inputs go together). */
