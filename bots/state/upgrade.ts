@@ -45,6 +45,9 @@ interface Upgrade {
  * existed then keep their keys and their TTL). Logged once, with what moved.
  */
 export async function upgradeOldLayout(o: Upgrade): Promise<void> {
+  // On Redis, a key says it was done (so no start scans the keyspace again); the data folder's old files go as they move.
+  const done = o.redis && `${o.redis.config.prefix}:bots:layout`;
+  if (done && (await o.redis!.commands.get(done)) === '2') return;
   const moved: Record<string, number> = {};
   const count = (what: string, n = 1) => void (n > 0 && (moved[what] = (moved[what] ?? 0) + n));
   if (o.ledger) {
@@ -58,6 +61,7 @@ export async function upgradeOldLayout(o: Upgrade): Promise<void> {
   }
   if (o.redis) await upgradeRedis(o, o.redis, count);
   else await upgradeFiles(o, count);
+  if (done) await o.redis!.commands.set(done, '2');
   if (Object.keys(moved).length > 0) o.logger.info({ moved }, 'moved what an older version kept into the bots’ state (once)');
 }
 
