@@ -39,7 +39,7 @@ export {
   type SettingSource,
 } from './scope-policy.js';
 export {
-  settingsInLedger,
+  settingsInState,
   SETTING_NAMES,
   type ScopeSettings,
   type ScopeSettingsStore,
@@ -52,12 +52,11 @@ export { changeSetting, describeSettings, type SettingAnswer } from './describe-
 export { SETTING_WORDS, SETTING_HINTS, settingOfWord, parseSettingValue, type SettingWord } from './setting-words.js';
 export {
   JobHistory,
-  FileJobHistoryStore,
-  RedisJobHistoryStore,
-  openJobHistory,
+  stateHistory,
   HISTORY_LIMITS,
   DEFAULT_HISTORY_RETENTION_DAYS,
   type HistoryEntry,
   type JobHistoryStore,
   type JobHistoryOptions,
 } from './job-history.js';
+export { scopeKeyOf, userKeyOf } from './member-keys.js';

@@ -1,5 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeImage } from '../../helpers/images.js';
 import { DiscordHarness } from './harness.js';
@@ -10,8 +8,11 @@ describe('the “Edit image” menu', () => {
     await h?.close();
   });
 
-  const draftsOnDisk = async () =>
-    (JSON.parse(await readFile(join(h.dataDir, 'discord', 'jobs.json'), 'utf8')) as { records: { status: string }[] }).records.filter((r) => r.status === 'draft').length;
+  const draftsOnDisk = async () => {
+    let drafts = 0;
+    for await (const { value } of h.state.store.space<{ status: string }>(h.state.spaces.discordJobs).entries()) if (value.status === 'draft') drafts++;
+    return drafts;
+  };
 
   it('downloads nothing when opened, keeps three drafts per member, and downloads each image once when the modal is sent', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
