@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from '../../src/index.js';
 import type { InputImage, JobOptions, Requester } from '../runner/types.js';
-import { MAX_KEPT_IMAGE_BYTES, type BotState, type Space } from '../state/index.js';
+import { decodeValue, MAX_KEPT_IMAGE_BYTES, type BotState, type Space } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
@@ -53,11 +53,6 @@ export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 
 export const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed', 'cancelled', 'refused'];
 const DRAFTS_KEPT = 10;
 
-interface KeptImage {
-  data: string;
-  filename?: string | undefined;
-}
-
 /**
  * The Discord jobs, in the bots' state (the data folder, or Redis where every
  * replica sees every record, so a button works whichever replica gets it). A
@@ -68,7 +63,8 @@ interface KeptImage {
  */
 export class JobRecordStore {
   readonly #records: Space<JobRecord>;
-  readonly #images: Space<KeptImage>;
+  /** The images' bytes as they are (older versions' Redis records: JSON with base64, read as well). */
+  readonly #images: Space<Buffer>;
   readonly #drafts: Space<{ key: string; createdAt: number }[]>;
   /** Runner job id → the record that kept its images (the console's thumbnails). */
   readonly #outputsOfJob: Space<{ key: string }>;
@@ -211,7 +207,7 @@ export class JobRecordStore {
         continue;
       }
       try {
-        await this.#images.put(file, { data: img.data.toString('base64'), filename: img.filename });
+        await this.#images.put(file, img.data);
         kept.push({ file, filename: img.filename, bytes: img.data.length });
       } catch (error) {
         this.#logger.warn({ err: loggableError(error), jobKey: key }, 'could not keep an image for its buttons');
@@ -226,6 +222,13 @@ export class JobRecordStore {
 
   async #read(img: StoredImage): Promise<InputImage | undefined> {
     const kept = await this.#images.get(img.file);
-    return kept ? { data: Buffer.from(kept.data, 'base64'), filename: kept.filename } : undefined;
+    const legacy = kept && isLegacyImage(kept) ? decodeValue<{ data?: unknown; filename?: unknown }>(kept.toString('utf8')) : undefined;
+    if (legacy) return typeof legacy.data === 'string' ? { data: Buffer.from(legacy.data, 'base64'), filename: img.filename ?? (typeof legacy.filename === 'string' ? legacy.filename : undefined) } : undefined;
+    return kept ? { data: kept, filename: img.filename } : undefined;
   }
+}
+
+/** Version 0.1 kept an image in Redis as JSON, `{"data":"<base64>",…}`; an image's own bytes never start so. */
+function isLegacyImage(kept: Buffer): boolean {
+  return kept.subarray(0, 9).toString('latin1') === '{"data":"';
 }

@@ -1,7 +1,7 @@
 import { chmod, mkdir, open as openFile, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomically } from '../../src/index.js';
-import { checkKey, checkSpace, decodeValue, encodeValue, newOwnerId, STATE_KEY_PATTERN, type Notice, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
+import { checkKey, checkSpace, decodeValue, encodeBytes, encodeValue, newOwnerId, STATE_KEY_PATTERN, type Notice, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
@@ -26,8 +26,9 @@ export interface FileStateStoreOptions {
 
 /**
  * The data-folder backend: one JSON file per record, `<dataDir>/<dir>/<key>.json`
- * (`{ pictorState: 1, holder, value }`), written atomically and synced (temp
- * file, fsync, rename); folders 0700, files 0600. One process per data folder:
+ * (`{ pictorState: 1, holder, value }`), or for a binary space the bytes
+ * themselves, `<key>.bin`; written atomically and synced (temp file, fsync,
+ * rename); folders 0700, files 0600. One process per data folder:
  * a record held by any other process id was left by a process that is gone,
  * and its bounds are kept from an index of the folder read at start.
  */
@@ -87,7 +88,8 @@ class FileSpace<T> implements Space<T> {
         const info = await stat(path).catch(() => undefined);
         if (!info?.isFile()) continue;
         await chmod(path, FILE_MODE).catch(() => undefined);
-        if (name.endsWith('.json') && STATE_KEY_PATTERN.test(name.slice(0, -5))) found.push([name.slice(0, -5), { at: info.mtimeMs, bytes: info.size }]);
+        const extension = this.#extension;
+        if (name.endsWith(extension) && STATE_KEY_PATTERN.test(name.slice(0, -extension.length))) found.push([name.slice(0, -extension.length), { at: info.mtimeMs, bytes: info.size }]);
         else if (name.endsWith('.tmp') && Date.now() - info.mtimeMs > STALE_TEMP_MS) await rm(path, { force: true });
       }
       for (const [key, entry] of found.sort((a, b) => a[1].at - b[1].at)) this.#noteWrite(key, entry.bytes, entry.at);
@@ -125,8 +127,12 @@ class FileSpace<T> implements Space<T> {
     this.#index.delete(key);
   }
 
+  get #extension(): string {
+    return this.definition.binary ? '.bin' : '.json';
+  }
+
   #path(key: string): string {
-    return join(this.dir, `${key}.json`);
+    return join(this.dir, `${key}${this.#extension}`);
   }
 
   async #read(key: string): Promise<Envelope | undefined> {
@@ -134,6 +140,10 @@ class FileSpace<T> implements Space<T> {
     await this.#open();
     const at = this.#index.get(key)?.at;
     if (at === undefined || (this.definition.ttlMs !== undefined && at < Date.now() - this.definition.ttlMs)) return undefined;
+    if (this.definition.binary) {
+      const bytes = await readFile(this.#path(key)).catch(() => undefined);
+      return bytes && { pictorState: 1, holder: null, value: bytes };
+    }
     const parsed = decodeValue<unknown>(await readFile(this.#path(key), 'utf8').catch(() => undefined));
     if (parsed === undefined) return undefined;
     if (typeof parsed === 'object' && parsed !== null && (parsed as Partial<Envelope>).pictorState === 1) return parsed as Envelope;
@@ -141,11 +151,16 @@ class FileSpace<T> implements Space<T> {
     return { pictorState: 1, holder: LEGACY_HOLDER, value: parsed };
   }
 
-  async #write(key: string, encoded: string, holder: string | null): Promise<void> {
-    const text = `{"pictorState":1,"holder":${JSON.stringify(holder)},"value":${encoded}}`;
-    await writeFileAtomically(this.#path(key), text, { mode: FILE_MODE });
-    this.#noteWrite(key, Buffer.byteLength(text));
+  async #write(key: string, encoded: string | Buffer, holder: string | null): Promise<void> {
+    // A binary space's value is written as it is (never held).
+    const data = typeof encoded === 'string' ? `{"pictorState":1,"holder":${JSON.stringify(holder)},"value":${encoded}}` : encoded;
+    await writeFileAtomically(this.#path(key), data, { mode: FILE_MODE });
+    this.#noteWrite(key, typeof data === 'string' ? Buffer.byteLength(data) : data.length);
     await this.#prune(key);
+  }
+
+  #encode(value: unknown): string | Buffer {
+    return this.definition.binary ? encodeBytes(this.definition, value) : encodeValue(this.definition, value);
   }
 
   async #remove(key: string): Promise<void> {
@@ -159,9 +174,9 @@ class FileSpace<T> implements Space<T> {
 
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
     checkKey(key);
-    const encoded = encodeValue(this.definition, value);
+    const encoded = this.#encode(value);
     await this.#serial(key, async () => {
-      const holder = options.hold === undefined ? ((await this.#read(key))?.holder ?? null) : options.hold ? this.owner : null;
+      const holder = this.definition.binary ? null : options.hold === undefined ? ((await this.#read(key))?.holder ?? null) : options.hold ? this.owner : null;
       await this.#write(key, encoded, holder);
     });
   }
@@ -171,9 +186,10 @@ class FileSpace<T> implements Space<T> {
     return this.#serial(key, async () => {
       const envelope = await this.#read(key);
       const before = envelope?.value as T | undefined;
-      const after = change(decodeValue<T>(JSON.stringify(before)));
+      // `change` gets a copy of its own (it may keep or change it).
+      const after = change(this.definition.binary ? (before as Buffer | undefined) && (Buffer.from(before as Buffer) as T) : decodeValue<T>(JSON.stringify(before)));
       if (after === undefined) await this.#remove(key);
-      else await this.#write(key, encodeValue(this.definition, after), options.hold === undefined ? (envelope?.holder ?? null) : options.hold ? this.owner : null);
+      else await this.#write(key, this.#encode(after), this.definition.binary ? null : options.hold === undefined ? (envelope?.holder ?? null) : options.hold ? this.owner : null);
       return { before, after };
     });
   }
@@ -193,6 +209,8 @@ class FileSpace<T> implements Space<T> {
   }
 
   async claimOrphans(): Promise<StateEntry<T>[]> {
+    // A binary space's records are never held.
+    if (this.definition.binary) return [];
     await this.#open();
     const claimed: StateEntry<T>[] = [];
     for (const key of [...this.#index.keys()]) {
@@ -214,6 +232,7 @@ class FileSpace<T> implements Space<T> {
 
   /** A file created only if absent (O_EXCL), so a key taken before a restart stays taken. */
   async claimOnce(key: string): Promise<boolean> {
+    if (this.definition.binary) throw new TypeError(`the ${this.definition.name} space keeps bytes: no keys are taken once there`);
     if (!STATE_KEY_PATTERN.test(key)) return false;
     await this.#open();
     return this.#serial(key, async () => {

@@ -4,6 +4,7 @@ import {
   checkKey,
   checkSpace,
   decodeValue,
+  encodeBytes,
   encodeValue,
   MAX_NOTICE_BYTES,
   newOwnerId,
@@ -98,7 +99,7 @@ end
 return 0`;
 
 type StateClient = Redis & {
-  pictorStatePut(...args: (string | number)[]): Promise<number>;
+  pictorStatePut(...args: (string | number | Buffer)[]): Promise<number>;
   pictorStateClaim(...args: string[]): Promise<number>;
 };
 
@@ -209,29 +210,46 @@ class RedisSpace<T> implements Space<T> {
     return `${this.base}:held`;
   }
 
-  async #put(key: string, text: string, hold: boolean | undefined, expected = ''): Promise<boolean> {
+  /** `text`: the value as kept (JSON, or a binary space's bytes), '' to delete; `expected` as the script's ARGV. */
+  async #put(key: string, text: string | Buffer, hold: boolean | undefined, expected: string | Buffer = ''): Promise<boolean> {
     const { ttlMs, maxCount, maxBytes } = this.definition;
     const keys = [this.#record(key), this.#held, `${this.base}:index`, `${this.base}:sizes`];
     const args = [key, text, ttlMs ?? '', hold === undefined ? '' : hold ? '1' : '0', this.store.owner, expected, maxCount ?? '', maxBytes ?? '', `${this.base}:r:`];
     return (await this.redis.pictorStatePut(...keys, ...args)) === 1;
   }
 
+  /** The value as kept: JSON text, or a binary space's bytes (null when there is none). */
+  #raw(key: string): Promise<string | Buffer | null> {
+    return this.definition.binary ? this.redis.getBuffer(this.#record(key)) : this.redis.get(this.#record(key));
+  }
+
+  #decode(raw: string | Buffer | null | undefined): T | undefined {
+    if (raw === null || raw === undefined) return undefined;
+    return (this.definition.binary ? raw : decodeValue<T>(raw as string)) as T | undefined;
+  }
+
+  #encode(value: unknown): string | Buffer {
+    return this.definition.binary ? encodeBytes(this.definition, value) : encodeValue(this.definition, value);
+  }
+
   async get(key: string): Promise<T | undefined> {
-    return STATE_KEY_PATTERN.test(key) ? decodeValue<T>(await this.redis.get(this.#record(key))) : undefined;
+    return STATE_KEY_PATTERN.test(key) ? this.#decode(await this.#raw(key)) : undefined;
   }
 
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
     checkKey(key);
-    await this.#put(key, encodeValue(this.definition, value), options.hold);
+    // A binary space's records are never held.
+    await this.#put(key, this.#encode(value), this.definition.binary ? undefined : options.hold);
   }
 
   async update(key: string, change: (current: T | undefined) => T | undefined, options: PutOptions = {}): Promise<{ before: T | undefined; after: T | undefined }> {
     checkKey(key);
     for (let attempt = 1; ; attempt++) {
-      const text = await this.redis.get(this.#record(key));
-      const after = change(decodeValue<T>(text));
+      const text = await this.#raw(key);
+      const after = change(this.#decode(text));
       // Written only if nobody else wrote the record since it was read; else read again and change that.
-      if (await this.#put(key, after === undefined ? '' : encodeValue(this.definition, after), options.hold, text === null ? 'n' : `v:${text}`)) return { before: decodeValue<T>(text), after };
+      const expected = text === null ? 'n' : typeof text === 'string' ? `v:${text}` : Buffer.concat([Buffer.from('v:'), text]);
+      if (await this.#put(key, after === undefined ? '' : this.#encode(after), this.definition.binary ? undefined : options.hold, expected)) return { before: this.#decode(text), after };
       if (attempt >= UPDATE_ATTEMPTS) throw new Error(`the ${this.definition.name} record ${key} kept changing; not updated`);
       // Others are writing it now: let them finish (a little longer each time, never all at once again).
       await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2));
@@ -249,9 +267,10 @@ class RedisSpace<T> implements Space<T> {
       const [next, found] = await this.redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
       cursor = next;
       const keys = found.map((k) => k.slice(prefix.length)).filter((k) => STATE_KEY_PATTERN.test(k));
-      const values = keys.length ? await this.redis.mget(...keys.map((k) => this.#record(k))) : [];
+      const records = keys.map((k) => this.#record(k));
+      const values: (string | Buffer | null)[] = !keys.length ? [] : this.definition.binary ? await this.redis.mgetBuffer(...records) : await this.redis.mget(...records);
       for (const [i, key] of keys.entries()) {
-        const value = decodeValue<T>(values[i]);
+        const value = this.#decode(values[i]);
         if (value !== undefined) yield { key, value };
       }
     } while (cursor !== '0');
@@ -269,6 +288,7 @@ class RedisSpace<T> implements Space<T> {
   }
 
   async claimOnce(key: string): Promise<boolean> {
+    if (this.definition.binary) throw new TypeError(`the ${this.definition.name} space keeps bytes: no keys are taken once there`);
     if (!STATE_KEY_PATTERN.test(key)) return false;
     const once = `${this.base}:once:${key}`;
     const ttlMs = this.definition.ttlMs;

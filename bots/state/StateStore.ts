@@ -29,6 +29,11 @@ export interface SpaceDefinition {
   maxCount?: number | undefined;
   /** Most bytes of values kept; past it the oldest records are dropped. */
   maxBytes?: number | undefined;
+  /**
+   * The values are bytes (a Buffer), kept as they are — no JSON, no base64 — so a process never holds more than the
+   * bytes themselves while it writes or reads one (the kept images). Such records are never held (`hold` is ignored).
+   */
+  binary?: true | undefined;
 }
 
 export interface PutOptions {
@@ -107,10 +112,18 @@ export function checkKey(key: string): void {
 }
 
 export function encodeValue(definition: SpaceDefinition, value: unknown): string {
+  if (definition.binary) throw new TypeError(`the ${definition.name} space keeps bytes: encodeBytes`);
   const text = JSON.stringify(value);
   const bytes = Buffer.byteLength(text);
   if (bytes > definition.maxValueBytes) throw new StateValueTooLargeError(definition.name, bytes, definition.maxValueBytes);
   return text;
+}
+
+/** A binary space's value as it is kept: the Buffer itself, checked against the bound (and never empty). */
+export function encodeBytes(definition: SpaceDefinition, value: unknown): Buffer {
+  if (!Buffer.isBuffer(value) || value.length === 0) throw new TypeError(`the ${definition.name} space keeps bytes (a Buffer, not empty)`);
+  if (value.length > definition.maxValueBytes) throw new StateValueTooLargeError(definition.name, value.length, definition.maxValueBytes);
+  return value;
 }
 
 export function decodeValue<T>(text: string | null | undefined): T | undefined {

@@ -30,14 +30,18 @@ export function botSpaces(settings: SpaceSettings = {}) {
   return {
     /** Discord jobs: the spec, the reply while it runs, the names of its kept images. */
     discordJobs: { name: 'discord-jobs', dir: 'discord/jobs', ttlMs: 7 * DAY, maxValueBytes: 64 * KIB, maxCount: 20_000, maxBytes: 64 * MIB },
-    /** Copies of the images of Discord jobs (base64 in JSON), for their buttons; past the bound the oldest go (their buttons say "too old"). */
+    /**
+     * Copies of the images of Discord jobs (their bytes as they are: a process holds an image once while it keeps it),
+     * for their buttons; past the bound the oldest go (their buttons say "too old").
+     */
     discordImages: {
       name: 'discord-images',
       dir: 'discord/kept-images',
       ttlMs: DAY,
-      maxValueBytes: Math.ceil((MAX_KEPT_IMAGE_BYTES * 4) / 3) + 4 * KIB,
+      maxValueBytes: MAX_KEPT_IMAGE_BYTES,
       maxCount: 2_000,
       maxBytes: settings.keptImagesBytes ?? DEFAULT_KEPT_IMAGES_MB * MIB,
+      binary: true,
     },
     /** Which Discord job kept the images of a ledger job (its runner job id): the console's thumbnails, for as long as the images are kept. */
     discordJobOutputs: { name: 'discord-job-outputs', dir: 'discord/job-outputs', ttlMs: DAY, maxValueBytes: 256, maxCount: 20_000, maxBytes: 2 * MIB },

@@ -80,9 +80,11 @@ async function upgradeFiles(o: Upgrade, count: (what: string, n?: number) => voi
   const legacy = new FileStateStore({ dataDir: o.dataDir, owner: 'legacy' });
   for (const record of records.filter((r) => STATE_KEY_PATTERN.test(r?.key ?? '')).sort((a, b) => a.createdAt - b.createdAt)) {
     const keep = async (img: OldJobRecord['inputs'][number]) => {
-      const data = await readFile(join(discord, 'images', record.key, img.file)).catch(() => undefined);
+      const read = await readFile(join(discord, 'images', record.key, img.file)).catch(() => undefined);
+      // The kept images space takes what a job keeps now (its bytes as they are, none over the bound).
+      const data = read && read.length > 0 && read.length <= o.spaces.discordImages.maxValueBytes ? read : undefined;
       const file = `${record.key}-${img.file.replace(/\..*$/, '')}`;
-      if (data) await o.store.space(o.spaces.discordImages).put(file, { data: data.toString('base64'), filename: img.filename });
+      if (data) await o.store.space<Buffer>(o.spaces.discordImages).put(file, data);
       return data ? [{ ...img, file }] : [];
     };
     const inputs = (await Promise.all(record.inputs.map(keep))).flat();

@@ -54,7 +54,7 @@ describe('two replicas on a small Redis under the documented policy (maxmemory-p
       }, 20);
       defer(async () => clearInterval(watch));
 
-      // Edits of about 1 MB each: their inputs alone (≈ 1.4 MB each in base64) are more than Redis may hold.
+      // Edits of about 1 MB each: their inputs alone are twice what PICTOR_KEPT_IMAGES_MB (16) lets the bots keep.
       const edits: FakeInteraction[] = [];
       for (let i = 0; i < EDITS; i++) {
         const noise = await sharp(randomBytes(600 * 600 * 3), { raw: { width: 600, height: 600, channels: 3 } }).png().toBuffer();

@@ -110,14 +110,14 @@ describe.each([
     const { a, b } = await open(backend, { keptImagesBytes: 3 * 1024 * 1024 });
     const image = Buffer.alloc(1024 * 1024, 7);
     const keys: string[] = [];
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 5; i++) {
       const key = a.newKey();
       keys.push(key);
       await a.add({ key, kind: 'edit', prompt: `edit ${i}`, options: {}, requester, status: 'running' }, [{ data: image, filename: 'in.png' }]);
     }
-    // Four images of about 1.33 MiB in base64 in 3 MiB: the two latest stay, and a reader elsewhere sees the same.
+    // Five images of 1 MiB in 3 MiB (kept as their bytes, no base64): the three latest stay, and a reader elsewhere sees the same.
     const kept = await Promise.all(keys.map(async (key) => (await b.readInputs(key)).length));
-    expect(kept).toEqual([0, 0, 1, 1]);
+    expect(kept).toEqual([0, 0, 1, 1, 1]);
     expect(await b.get(keys[0]!)).toMatchObject({ prompt: 'edit 0' });
   });
 

@@ -156,6 +156,29 @@ describe.each([
     expect(await keys(backend.b.space<Job>({ ...SPACE, name: 'test-weighed', dir: 'test/weighed', maxBytes: 1200 }))).toEqual(['w2', 'w4']);
   });
 
+  it.skipIf(skip)('keeps a binary space’s bytes as they are (no JSON, no base64), within its bounds, never held', async () => {
+    backend = await make();
+    const IMAGES: SpaceDefinition = { name: 'test-images', dir: 'test/images', ttlMs: 60_000, maxValueBytes: 1000, maxBytes: 2000, binary: true };
+    const images = backend.a.space<Buffer>(IMAGES);
+    const bytes = (fill: number) => Buffer.alloc(900, fill);
+    await images.put('i1', bytes(1), { hold: true });
+    expect(await backend.b.space<Buffer>(IMAGES).get('i1')).toEqual(bytes(1));
+    expect(await backend.everything()).not.toContain(bytes(1).toString('base64').slice(0, 40));
+    await expect(images.put('big', Buffer.alloc(1001))).rejects.toBeInstanceOf(StateValueTooLargeError);
+    await expect(images.put('empty', Buffer.alloc(0))).rejects.toThrow(/bytes/);
+    await expect(images.put('text', 'not bytes' as unknown as Buffer)).rejects.toThrow(/bytes/);
+    // 900 bytes each within 2000: a third write drops the oldest.
+    await images.put('i2', bytes(2));
+    await images.put('i3', bytes(3));
+    expect(await images.get('i1')).toBeUndefined();
+    expect(await images.get('i3')).toEqual(bytes(3));
+    // Never held: a process that is gone leaves nothing to sweep.
+    await backend.lose(backend.a);
+    expect(await backend.b.space<Buffer>(IMAGES).claimOrphans()).toEqual([]);
+    await backend.b.space<Buffer>(IMAGES).delete('i3');
+    expect(await backend.b.space<Buffer>(IMAGES).get('i3')).toBeUndefined();
+  });
+
   it.skipIf(skip)('keeps a space without a TTL until its records are deleted', async () => {
     backend = await make();
     const forever = backend.a.space<Job>({ ...SPACE, name: 'test-forever', dir: 'test/forever', ttlMs: undefined });
