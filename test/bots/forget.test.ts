@@ -13,6 +13,7 @@ import { finishedJob } from './slack/harness.js';
 const defer = useCleanup();
 const redis = testRedis();
 const MARKER = 'QUIXOTIC';
+const CONSOLE_TOKEN = 'forget-test-console-token-0123456789';
 
 describe.each([
   { backend: 'file' as const, skip: undefined },
@@ -36,6 +37,9 @@ describe.each([
         PICTOR_UPDATE_INTERVAL_MS: '20',
         // Prompts in usage records too: forget must reach them.
         PICTOR_USAGE_PROMPTS: '1',
+        // The owner's console, which shows those prompts and thumbnails of the images the Discord bot keeps.
+        PICTOR_CONSOLE_PORT: '0',
+        PICTOR_CONSOLE_TOKEN: CONSOLE_TOKEN,
         ...surfaceEnv({ discord, slack }),
         DISCORD_ALLOWED_ATTACHMENT_HOSTS: discord.cdnHost,
         ...(url && { REDIS_URL: url, PICTOR_REDIS_PREFIX: prefix }),
@@ -56,6 +60,12 @@ describe.each([
     await finishedJob(slack, 'C0FORGET');
     expect(await everything(dataDir, url, prefix)).toContain(MARKER);
     const spentBefore = await usage(discord);
+    // The console lists the member's generation with its prompt and a thumbnail of its kept image (the bots' state).
+    const owner = await consoleOf(service.console!.url!);
+    const generation = (await owner.jobRows()).find((row) => row.html.includes(`a ${MARKER} lighthouse`))!;
+    expect(generation.thumbs).toEqual([`/thumbs/${generation.jobId}/0`]);
+    const thumbnail = await owner.get(generation.thumbs[0]!);
+    expect([thumbnail.status, thumbnail.headers.get('content-type')]).toEqual([200, 'image/webp']);
 
     const erased = await discordAnswer(discord, discord.slashCommand('imagine-history', { show: 'forget' }));
     expect(erased.content).toContain('Erased your history (2 jobs)');
@@ -88,6 +98,21 @@ async function everything(dataDir: string, url: string | undefined, prefix: stri
   return texts.join('\n');
 }
 
+
+/** The owner logged in to the console: its pages and thumbnails, and the recent jobs' rows. */
+async function consoleOf(url: string) {
+  const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: CONSOLE_TOKEN }), redirect: 'manual', headers: { origin: url } });
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const get = (path: string) => fetch(`${url}${path}`, { headers: { cookie } });
+  return {
+    get,
+    async jobRows(): Promise<{ jobId: string; html: string; thumbs: string[] }[]> {
+      const page = await (await get('/jobs')).text();
+      const recent = page.slice(page.indexOf('id="recent-jobs"'));
+      return [...recent.matchAll(/<tr data-job="([^"]+)">(.*?)<\/tr>/g)].map(([, jobId, html]) => ({ jobId: jobId!, html: html!, thumbs: [...html!.matchAll(/<img src="([^"]+)"/g)].map((m) => m[1]!) }));
+    },
+  };
+}
 
 /** What `/imagine-usage` says the member spent today. */
 async function usage(discord: FakeDiscord): Promise<string> {

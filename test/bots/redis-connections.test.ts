@@ -14,7 +14,7 @@ const redisPresent = testRedis();
 
 describe('npm start with both surfaces and REDIS_URL', () => {
   it.skipIf(redisPresent.skipReason)(
-    'holds at most 3 connections to Redis (counted with CLIENT LIST) while the limiter, the ledger, the state, /healthz, the gateway lease, the Slack write buckets and socket replicas all use it',
+    'holds at most 3 connections to Redis (counted with CLIENT LIST) while the limiter, the ledger, the state, /healthz, the gateway lease, the Slack write buckets, socket replicas and the console all use it',
     async () => {
       requireRedisUrl(redisPresent);
       // A Redis of its own, so every client but the test's is this process's.
@@ -34,6 +34,8 @@ describe('npm start with both surfaces and REDIS_URL', () => {
           PICTOR_API_KEY: DEV_API_KEY,
           PICTOR_PARTIAL_IMAGES: '0',
           PICTOR_METRICS_PORT: '0',
+          PICTOR_CONSOLE_PORT: '0',
+          PICTOR_CONSOLE_TOKEN: 'connections-test-console-token-42',
           REDIS_URL: redis.url,
           DISCORD_TOKEN: discord.botToken,
           DISCORD_APPLICATION_ID: discord.applicationId,
@@ -54,6 +56,15 @@ describe('npm start with both surfaces and REDIS_URL', () => {
       }, 'the Discord job');
       await slack.command({ command: '/imagine', text: 'a fox --quality low', channel: 'C0COUNT' });
       await finishedJob(slack, 'C0COUNT');
+      // The console reads the ledger and the Discord job's kept image.
+      const consoleUrl = service.console!.url!;
+      const login = await fetch(`${consoleUrl}/login`, { method: 'POST', body: new URLSearchParams({ token: 'connections-test-console-token-42' }), redirect: 'manual', headers: { origin: consoleUrl } });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      for (const path of ['/spend', '/settings']) expect((await fetch(`${consoleUrl}${path}`, { headers: { cookie } })).status).toBe(200);
+      const jobs = await (await fetch(`${consoleUrl}/jobs`, { headers: { cookie } })).text();
+      const thumbnail = /<img src="(\/thumbs\/[^"]+)"/.exec(jobs)?.[1];
+      expect(thumbnail).toBeDefined();
+      expect((await fetch(`${consoleUrl}${thumbnail}`, { headers: { cookie } })).status).toBe(200);
 
       const observer = await connectRedis(redis.url);
       defer(async () => observer.disconnect());

@@ -106,6 +106,23 @@ describe.each([
     expect(await a.readOutput(key, 0)).toMatchObject({ data: small });
   });
 
+  it.skipIf(skip)('tells any process which images a ledger job kept (the console’s thumbnails), until its record goes', async () => {
+    const { a, b } = await open(backend);
+    const [first, second] = [Buffer.from(await makeImage('png', 8, 8)), Buffer.from(await makeImage('png', 9, 9))];
+    const key = a.newKey();
+    await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running', runnerJobId: 'ledger-job-1' });
+    expect(await a.keptOutputs('ledger-job-1')).toBeUndefined();
+    await a.saveOutputs(key, [first, second], 'png');
+    // Another process (a restart, a replica) finds them.
+    expect(await b.keptOutputs('ledger-job-1')).toBe(2);
+    expect(await b.readKeptOutput('ledger-job-1', 1)).toMatchObject({ data: second });
+    expect(await b.readKeptOutput('ledger-job-1', 2)).toBeUndefined();
+    expect(await b.keptOutputs('another-job')).toBeUndefined();
+    await a.remove(key);
+    expect(await a.keptOutputs('ledger-job-1')).toBeUndefined();
+    expect(await a.readKeptOutput('ledger-job-1', 0)).toBeUndefined();
+  });
+
   it.skipIf(skip)('keeps images within PICTOR_KEPT_IMAGES_MB, dropping the oldest first: their jobs then have nothing to reroll', async () => {
     const { a, b } = await open(backend, { keptImagesBytes: 3 * 1024 * 1024 });
     const image = Buffer.alloc(1024 * 1024, 7);
