@@ -49,8 +49,10 @@ const DAY_MS = 24 * 60 * 60_000;
 const HOUR_MS = 60 * 60_000;
 
 /**
- * Erases a user's prompts, keeping every amount. KEYS: the usage stream, a scratch key, the user's active set;
- * ARGV: user key, the prefix of reservation keys. The stream is rebuilt under the same ids only if a record changed.
+ * Erases a user's prompts, keeping every amount. KEYS: the usage stream, a scratch key, the user's active set, the
+ * stream's rewrite count; ARGV: user key, the prefix of reservation keys. The stream is rebuilt under the same ids
+ * only if a record changed, and then its rewrite count goes up: a reader that keeps records (the console) reads them
+ * all again (`usageSince`), so the prompts leave its memory too.
  */
 const FORGET = `
 local function scrub(text)
@@ -78,6 +80,7 @@ if not changed then return 0 end
 redis.call('DEL', KEYS[2])
 for _, entry in ipairs(entries) do redis.call('XADD', KEYS[2], entry[1], unpack(entry[2])) end
 redis.call('RENAME', KEYS[2], KEYS[1])
+redis.call('INCR', KEYS[4])
 return 1`;
 
 type Arg = string | number;
@@ -102,7 +105,7 @@ const SCRIPTS = {
   pictorSpendReconcile: { numberOfKeys: 0, lua: RECONCILE },
   pictorSpendSetCap: { numberOfKeys: 1, lua: SET_CAP },
   pictorSpendResume: { numberOfKeys: 0, lua: RESUME },
-  pictorSpendForget: { numberOfKeys: 3, lua: FORGET },
+  pictorSpendForget: { numberOfKeys: 4, lua: FORGET },
 } as const;
 
 /**
@@ -309,7 +312,7 @@ export class RedisQuotaStore implements QuotaStore {
   async forgetPrompts(userKey: string): Promise<void> {
     this.#assertOpen();
     const usage = this.#usageKey();
-    await this.#redis.pictorSpendForget(usage, `${usage}:rewrite`, this.#key('active', userKey), userKey, `${this.prefix}:quota:res:`);
+    await this.#redis.pictorSpendForget(usage, `${usage}:rewrite`, this.#key('active', userKey), this.#rewritesKey(), userKey, `${this.prefix}:quota:res:`);
     // This process's copies of the user's reservations too: one put back after Redis lost it must not bring the prompt back.
     for (const copy of this.#held.values()) if (copy.userKey === userKey && copy.job !== '') copy.job = jobWithoutPrompt(copy.job);
   }
@@ -366,15 +369,22 @@ export class RedisQuotaStore implements QuotaStore {
     return jobs.sort((a, b) => a.at - b.at || a.jobId.localeCompare(b.jobId));
   }
 
-  /** The stream entries after the cursor's id (`(id` excludes it). A stream made anew (its last id below the cursor) is read again whole. */
+  /**
+   * The stream entries after the cursor's id (`(id` excludes it); the cursor is `<rewrites>/<stream id>`. A stream
+   * made anew (its last id below the cursor), or rewritten since (a member's prompts erased: `forgetPrompts`), is read
+   * again whole.
+   */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     this.#assertOpen();
     const key = this.#usageKey();
-    let reset = false;
-    let from = cursor === undefined || cursor === '0-0' ? '-' : `(${cursor}`;
-    if (cursor !== undefined && cursor !== '0-0') {
+    const rewrites = (await this.#redis.get(this.#rewritesKey())) ?? '0';
+    const slash = cursor?.indexOf('/') ?? -1;
+    const [cursorRewrites, streamCursor] = cursor === undefined ? [rewrites, undefined] : [cursor.slice(0, Math.max(0, slash)), cursor.slice(slash + 1)];
+    let reset = cursorRewrites !== rewrites;
+    let from = reset || streamCursor === undefined || streamCursor === '0-0' ? '-' : `(${streamCursor}`;
+    if (!reset && streamCursor !== undefined && streamCursor !== '0-0') {
       const [last] = await this.#redis.xrevrange(key, '+', '-', 'COUNT', 1);
-      if (!last || compareStreamIds(last[0], cursor) < 0) {
+      if (!last || compareStreamIds(last[0], streamCursor) < 0) {
         reset = true;
         from = '-';
       }
@@ -385,8 +395,8 @@ export class RedisQuotaStore implements QuotaStore {
       const record = parseStreamRecord(fields[fields.indexOf('r') + 1]);
       if (record) records.push(record);
     }
-    const next = entries.length > 0 ? entries[entries.length - 1]![0] : reset ? '0-0' : (cursor ?? '0-0');
-    return { records, cursor: next, reset };
+    const next = entries.length > 0 ? entries[entries.length - 1]![0] : reset ? '0-0' : (streamCursor ?? '0-0');
+    return { records, cursor: `${rewrites}/${next}`, reset };
   }
 
   /** The hash `<prefix>:quota:refusals:<day>`: code → count, kept 92 days. */
@@ -446,6 +456,11 @@ export class RedisQuotaStore implements QuotaStore {
       keys.push(...found);
     } while (cursor !== '0');
     return [...new Set(keys)];
+  }
+
+  /** How many times the usage stream was rewritten (`forgetPrompts`): part of `usageSince`'s cursor. */
+  #rewritesKey(): string {
+    return `${this.#usageKey()}:rewrites`;
   }
 
   #capsKey(scopeKey: string): string {

@@ -79,6 +79,12 @@ describe.each([
     expect(kept).toContain('a lighthouse of someone else');
     expect(await usage(discord)).toBe(spentBefore);
     expect((await discordAnswer(discord, discord.slashCommand('imagine-history', {}))).content).toContain('Nothing yet.');
+    // Nor in the console: its list reads the records again (the prompts leave its memory), and the thumbnail of the
+    // erased job's image is no longer served (not even the one it had made); the job itself stays listed, and paid.
+    const rows = await owner.jobRows();
+    expect(rows.map((row) => row.html).join('\n')).not.toContain(MARKER);
+    expect(rows.find((row) => row.jobId === generation.jobId)?.thumbs).toEqual([]);
+    expect((await owner.get(generation.thumbs[0]!)).status).toBe(404);
   }, 60_000);
 });
 

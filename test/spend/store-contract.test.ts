@@ -419,6 +419,24 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect((await s.usageSince(undefined)).records.map((r) => r.jobId)).toEqual(['a', 'b']);
   });
 
+  it('hands a reader every record again, without the prompts, once a member’s prompts were erased (what it kept must go too)', async () => {
+    const s = await open();
+    const job = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low', prompt: 'a ZEBRA at noon' };
+    expect(await s.reserve(ask('z', 0.2, {}, { job }))).toEqual({ ok: true });
+    await s.markSent('z');
+    await s.settle('z', 0.1, { outcome: 'completed', images: 1 });
+    const read = await s.usageSince(undefined);
+    expect(read.records.map((r) => r.prompt)).toEqual(['a ZEBRA at noon']);
+    // Nothing of bob's to erase: the records are not rewritten, the reader goes on from its cursor.
+    await s.forgetPrompts('discord:bob');
+    expect(await s.usageSince(read.cursor)).toMatchObject({ records: [], reset: false });
+    await s.forgetPrompts('discord:alice');
+    const again = await s.usageSince(read.cursor);
+    expect(again.reset).toBe(true);
+    expect(again.records.map((r) => [r.jobId, r.prompt, r.costUsd])).toEqual([['z', undefined, 0.1]]);
+    expect(await s.usageSince(again.cursor)).toMatchObject({ records: [], reset: false });
+  });
+
   it('counts refusals per day and code, for every store on the same storage', async () => {
     const s = await open();
     await s.countRefusals({ budget_user_daily: 2, queue_full: 1 }, D);
