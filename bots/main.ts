@@ -139,6 +139,12 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         keptImagesBytes: stateConfig.keptImagesBytes,
         historyRetentionDays: runnerConfig.historyRetentionDays,
         ledger: store,
+        // Version 0.1 kept the chat settings in the account's ledger whenever PICTOR_BASE_URL was set; a Pictor
+        // emulator there now has a ledger of its own, so the upgrade looks in the account's too.
+        legacyLedgers:
+          core.baseURL && connection.ledger === 'emulator'
+            ? [() => openQuotaStore({ redis: core.redis, link, dataDir: core.spend.dataDir, ledger: 'account', usageRetentionDays: core.spend.usageRetentionDays, logger, onRestored: print, reconcile: false })]
+            : undefined,
         logger,
       });
       stops.push(() => state.close());

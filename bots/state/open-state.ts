@@ -31,6 +31,12 @@ export interface OpenBotStateOptions extends SpaceSettings {
   leaseMs?: number | undefined;
   /** The ledger in use: `forget` erases its usage records' prompts, and an upgrade takes over what it kept for the bots. */
   ledger?: Pick<QuotaStore, 'forgetPrompts' | 'takeLegacy'> | undefined;
+  /**
+   * Other ledgers an older version may have kept the bots' records in, opened (and closed) only when the upgrade runs:
+   * version 0.1 used the account's whenever `PICTOR_BASE_URL` was set, where a Pictor emulator there now has a ledger
+   * of its own.
+   */
+  legacyLedgers?: readonly (() => Promise<Pick<QuotaStore, 'takeLegacy' | 'close'>>)[] | undefined;
   logger: LoggerLike;
 }
 
@@ -41,7 +47,7 @@ export async function openBotState(options: OpenBotStateOptions): Promise<BotSta
   const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS, logger }) : new FileStateStore({ dataDir: options.dataDir });
   try {
     if (redis) await warnIfRedisEvicts(redis.commands, spaces, logger);
-    await upgradeOldLayout({ store, spaces, dataDir: options.dataDir, redis, ledger: options.ledger, logger });
+    await upgradeOldLayout({ store, spaces, dataDir: options.dataDir, redis, ledger: options.ledger, legacyLedgers: options.legacyLedgers, logger });
   } catch (error) {
     await store.close();
     throw error;

@@ -32,6 +32,8 @@ interface Upgrade {
   dataDir: string;
   redis: RedisLink | undefined;
   ledger: Pick<QuotaStore, 'takeLegacy'> | undefined;
+  /** Other ledgers an older version may have kept them in, opened only when the upgrade runs (see `OpenBotStateOptions`). */
+  legacyLedgers?: readonly (() => Promise<Pick<QuotaStore, 'takeLegacy' | 'close'>>)[] | undefined;
   logger: LoggerLike;
 }
 
@@ -50,14 +52,23 @@ export async function upgradeOldLayout(o: Upgrade): Promise<void> {
   if (done && (await o.redis!.commands.get(done)) === '2') return;
   const moved: Record<string, number> = {};
   const count = (what: string, n = 1) => void (n > 0 && (moved[what] = (moved[what] ?? 0) + n));
-  if (o.ledger) {
-    const { settings, seen } = await o.ledger.takeLegacy();
+  const takeFrom = async (ledger: Pick<QuotaStore, 'takeLegacy'>) => {
+    const { settings, seen } = await ledger.takeLegacy();
     for (const [scopeKey, entries] of Object.entries(settings)) {
       await o.store.space<Record<string, unknown>>(o.spaces.scopeSettings).update(stateKeyOf(scopeKey), (now = {}) => ({ ...entries, ...now }));
       count('chat settings');
     }
     for (const signature of seen) await o.store.space(o.spaces.slackSeen).claimOnce(digestKeyOf(signature));
     count('Slack signatures seen', seen.length);
+  };
+  if (o.ledger) await takeFrom(o.ledger);
+  for (const open of o.legacyLedgers ?? []) {
+    const ledger = await open();
+    try {
+      await takeFrom(ledger);
+    } finally {
+      await ledger.close();
+    }
   }
   if (o.redis) await upgradeRedis(o, o.redis, count);
   else await upgradeFiles(o, count);

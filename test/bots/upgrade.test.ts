@@ -19,6 +19,20 @@ const redis = testRedis();
 /** The Slack request each backend held (their ids were random when captured). */
 const OLD_REQUEST = { file: 'nCC9_Yg9NdF8trUc', redis: 'tUZtOfCoB4xA70go' };
 
+/** What version 0.1 left for these ids: a data folder, and on Redis its keys under a prefix of their own (with a link to them). */
+async function whatOldLeft(backend: 'file' | 'redis', ids: Parameters<typeof restoreOldDataFolder>[1]) {
+  const dataDir = await tempDataDir(defer, 'pictor-upgrade-');
+  const prefix = uniquePrefix('upgrade');
+  const link = backend === 'redis' ? await RedisLink.open({ url: requireRedisUrl(redis), prefix }) : undefined;
+  defer(async () => {
+    await link?.close();
+    if (link) await deleteKeys(requireRedisUrl(redis), prefix);
+  });
+  if (link) await restoreOldRedis(link.commands, prefix, ids);
+  else await restoreOldDataFolder(dataDir, ids);
+  return { dataDir, prefix, link };
+}
+
 describe.each([
   { backend: 'file' as const, skip: undefined },
   { backend: 'redis' as const, skip: redis.skipReason },
@@ -28,17 +42,9 @@ describe.each([
     defer(() => discord.close());
     // Version 0.1 against the real service (as the fixture was captured): the account's ledger.
     const upstream = await startUpstream(defer, 50, { recordImageBytes: true, identifyAsEmulator: false });
-    const dataDir = await tempDataDir(defer, 'pictor-upgrade-');
     const bob = discord.newUser('bob');
     const ids = { alice: discord.user.id, bob: bob.id, channel: discord.channelId, guild: discord.guildId, application: discord.applicationId };
-    const prefix = uniquePrefix('upgrade');
-    const link = backend === 'redis' ? await RedisLink.open({ url: requireRedisUrl(redis), prefix }) : undefined;
-    defer(async () => {
-      await link?.close();
-      if (link) await deleteKeys(requireRedisUrl(redis), prefix);
-    });
-    if (link) await restoreOldRedis(link.commands, prefix, ids);
-    else await restoreOldDataFolder(dataDir, ids);
+    const { dataDir, prefix, link } = await whatOldLeft(backend, ids);
 
     const log: string[] = [];
     const env = {
@@ -113,5 +119,40 @@ describe.each([
     expect(await new RequestStore(state).get(OLD_REQUEST[backend])).toMatchObject({ prompt: 'a slack OLDMARKER fox', outputFiles: [{ id: 'F0OUT' }] });
     expect(again.filter((line) => line.includes('moved'))).toEqual([]);
     expect(OLD_IDS.alice).not.toBe(ids.alice);
+  }, 60_000);
+
+  it.skipIf(skip)('takes the chat settings 0.1 kept in the account’s ledger also when PICTOR_BASE_URL now answers as a Pictor emulator (whose jobs have a ledger of their own)', async () => {
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    defer(() => discord.close());
+    // A Pictor emulator at PICTOR_BASE_URL: 0.1 counted its jobs in the account's ledger, this version in the emulator's.
+    const upstream = await startUpstream(defer, 0);
+    const ids = { alice: discord.user.id, bob: discord.newUser('bob').id, channel: discord.channelId, guild: discord.guildId, application: discord.applicationId };
+    const { dataDir, prefix, link } = await whatOldLeft(backend, ids);
+    const log: string[] = [];
+    const service = await startService(
+      {
+        PICTOR_LOG_LEVEL: 'info',
+        PICTOR_DATA_DIR: dataDir,
+        PICTOR_BASE_URL: upstream.url,
+        PICTOR_API_KEY: DEV_API_KEY,
+        PICTOR_PARTIAL_IMAGES: '0',
+        DISCORD_TOKEN: discord.botToken,
+        DISCORD_APPLICATION_ID: discord.applicationId,
+        DISCORD_API_BASE_URL: discord.apiBaseUrl,
+        ...(link && { REDIS_URL: requireRedisUrl(redis), PICTOR_REDIS_PREFIX: prefix }),
+      },
+      () => {},
+      { writeLog: (line) => log.push(line) },
+    );
+    defer(() => service.stop());
+    const moved = log.filter((line) => line.includes('moved what an older version kept'));
+    expect(moved).toHaveLength(1);
+    expect(JSON.parse(moved[0]!)).toMatchObject({ moved: { 'chat settings': 2 } });
+    // The server's settings hold: its blocked word is refused before anything is sent.
+    expect((await discordAnswer(discord, discord.slashCommand('imagine', { prompt: 'a forbidden fruit' }))).content).toContain('blocked here');
+    expect(upstream.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(0);
+    // Taken from the account's ledger: no copy left there.
+    if (link) expect(await link.commands.keys(`${prefix}:quota:settings:*`)).toEqual([]);
+    else expect(JSON.parse(await readFile(join(dataDir, 'cap-overrides.json'), 'utf8'))).not.toHaveProperty('settings');
   }, 60_000);
 });
