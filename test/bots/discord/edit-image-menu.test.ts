@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { decodeCustomId } from '../../../bots/discord/custom-ids.js';
 import { makeImage } from '../../helpers/images.js';
 import { DiscordHarness } from './harness.js';
 
@@ -18,15 +19,18 @@ describe('the “Edit image” menu', () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const png = await makeImage('png', 12, 12);
     const source = h.discord.postUserMessage({ content: 'ten images', files: Array.from({ length: 10 }, (_, i) => ({ filename: `p${i}.png`, bytes: png })) });
+    const drafts = h.state.store.space<{ status: string }>(h.state.spaces.discordJobs);
     let menu;
     for (let i = 0; i < 30; i++) {
       menu = h.discord.messageCommand('Edit image', source);
-      await h.discord.waitFor(() => menu!.modal, 'the modal');
+      const modal = await h.discord.waitFor(() => menu!.modal, 'the modal');
+      // The draft is kept once its modal is shown: each is there before the next menu opens (older ones then go).
+      const key = decodeCustomId(modal.custom_id)!.key;
+      await vi.waitFor(async () => expect(await drafts.get(key)).toMatchObject({ status: 'draft' }), { timeout: 10_000 });
     }
-    await new Promise((r) => setTimeout(r, 200));
     const cdn = () => h.discord.requests.filter((r) => r.route === 'cdn').length;
     expect(cdn()).toBe(0);
-    expect(await draftsOnDisk()).toBe(3);
+    await vi.waitFor(async () => expect(await draftsOnDisk()).toBe(3), { timeout: 10_000 });
 
     const submit = h.discord.submitModal(menu!, { prompt: 'all of them at once' });
     await h.finalReply(submit);
