@@ -32,7 +32,7 @@ import { JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
 import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
-import { settingsInLedger } from './scope-settings.js';
+import { settingsInState, type ScopeSettingsStore } from './scope-settings.js';
 import { JobHistory, type JobHistoryStore } from './job-history.js';
 import { DEFAULT_MAX_QUEUED_JOBS, positionWorthShowing, QueueBound, QueueRoom, type QueuePlace } from './queue-bound.js';
 import { UpdatePump } from './UpdatePump.js';
@@ -88,6 +88,8 @@ export interface JobRunnerOptions {
   operatorControls?: OperatorControls | undefined;
   /** How long a server's/workspace's settings are cached before the store is read again. Default 5 s. */
   settingsCacheMs?: number | undefined;
+  /** Where the chat admins' settings are kept (the bots' state: `settingsInState`). Default this process's memory. */
+  settings?: ScopeSettingsStore | undefined;
   /** Where members' job history is kept (`/imagine-history`); without it no history is kept. */
   history?: JobHistoryStore | undefined;
   /** Days a job stays in the history (`PICTOR_HISTORY_RETENTION_DAYS`). Default 30. */
@@ -213,8 +215,8 @@ export class JobRunner {
     });
     this.budgets = new ChatBudgets({ store: this.#store, limits: this.#limits, dmCaps: options.dmCaps, logger: this.#logger, now: this.#now, cacheMs: options.capCacheMs });
     this.policy = new ScopePolicy({
-      // Kept in the ledger's storage beside the chat admins' caps: every process of the account applies one set.
-      store: settingsInLedger(this.#store, this.#logger),
+      // Kept in the bots' state: every process of the account applies one set.
+      store: options.settings ?? settingsInState(undefined, this.#logger),
       operator: options.operatorControls,
       partialImages: this.#partialImages,
       logger: this.#logger,

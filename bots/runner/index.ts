@@ -39,7 +39,7 @@ export {
   type SettingSource,
 } from './scope-policy.js';
 export {
-  settingsInLedger,
+  settingsInState,
   SETTING_NAMES,
   type ScopeSettings,
   type ScopeSettingsStore,
@@ -52,9 +52,7 @@ export { changeSetting, describeSettings, type SettingAnswer } from './describe-
 export { SETTING_WORDS, settingHint, settingOfWord, parseSettingValue, type SettingWord } from './setting-words.js';
 export {
   JobHistory,
-  FileJobHistoryStore,
-  RedisJobHistoryStore,
-  openJobHistory,
+  stateHistory,
   HISTORY_LIMITS,
   DEFAULT_HISTORY_RETENTION_DAYS,
   type HistoryEntry,
@@ -89,3 +87,4 @@ export {
   type MessageValues,
   type Words,
 } from './words.js';
+export { scopeKeyOf, userKeyOf } from './member-keys.js';
