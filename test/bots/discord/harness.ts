@@ -148,7 +148,8 @@ export class DiscordHarness {
     await this.discord.close();
     await this.#closeEmulator();
     await this.emulator.close();
-    await rm(this.dataDir, { recursive: true, force: true });
+    // A job the stop gave up on may still be writing its last file as the folder goes.
+    await rm(this.dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
   }
 
   /** Waits until the interaction's reply has buttons (a final result, failure or cancellation) matching `done`. */
