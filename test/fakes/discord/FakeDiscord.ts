@@ -209,6 +209,8 @@ export class FakeDiscord {
   firstAnswersHeld = 0;
   /** Set while first answers are held: resolves when they are let through. */
   #firstAnswersGate: { promise: Promise<void>; open: () => void } | undefined;
+  /** Requests held until their gate opens (see `holdRequests`). */
+  readonly #heldRoutes = new Set<{ match: (method: string, path: string) => boolean; promise: Promise<void>; held: number }>();
   readonly #gateway: FakeGateway;
   readonly #limiter: FixedWindowLimiter;
   readonly #byToken = new Map<string, FakeInteraction>();
@@ -432,6 +434,25 @@ export class FakeDiscord {
     this.#firstAnswersGate = undefined;
   }
 
+  /**
+   * Holds every request whose method and path (`/api/v10/…`) match, unanswered, until `release()`: a slow Discord
+   * for some routes (e.g. uploads to a channel), with `held` counting those waiting.
+   */
+  holdRequests(match: (method: string, path: string) => boolean): { readonly held: number; release(): void } {
+    let open!: () => void;
+    const gate = { match, promise: new Promise<void>((resolve) => (open = resolve)), held: 0 };
+    this.#heldRoutes.add(gate);
+    return {
+      get held() {
+        return gate.held;
+      },
+      release: () => {
+        this.#heldRoutes.delete(gate);
+        open();
+      },
+    };
+  }
+
   /** Makes the next matching request(s) fail with a Discord error. */
   failNext(match: FaultMatch, answer: FaultAnswer): void {
     this.#faults.push({ match, answer, remaining: answer.count ?? 1 });
@@ -586,6 +607,12 @@ export class FakeDiscord {
       this.firstAnswersHeld -= 1;
     }
     const method = (req.method ?? 'GET').toUpperCase();
+    for (const gate of this.#heldRoutes) {
+      if (!gate.match(method, url.pathname)) continue;
+      gate.held += 1;
+      await gate.promise;
+      gate.held -= 1;
+    }
     const record: RecordedRequest = {
       at: Date.now(),
       method,
