@@ -58,11 +58,14 @@
  * another program busy on the same machine would be (on 2 cores it takes one). In a series the hog runs from the
  * first run to the last, so every variant meets the same neighbour.
  *
+ * `--ack-deadline-s S` lets the fake Discord take first answers for S seconds instead of 3: for CPU per job at counts
+ * whose first answers this machine cannot give in time (a job answered too late never runs, so it would cost nothing).
+ *
  * With `PICTOR_BENCH_CONSOLE=1` the key owner's console runs in the bot's process on its ledger (as `npm start`
  * serves it with `PICTOR_CONSOLE_PORT`), watched by a browser's worth of load from another process
  * (`helpers/console-watcher.ts`): its CPU counts in the bot's. `bench/console.ts` compares the two.
  *
- *   node --import tsx bench/discord-imagine.ts [--light-previews both|on|off] [--jobs N|N,N,…] [--size 1536x1024] [--images 4] [--pad-image-bytes 1500000] [--latency-ms 300] [--max-queued N] [--deadline-s S] [--compare-with DIR] [--compare-env NAME=VALUE] [--hog]
+ *   node --import tsx bench/discord-imagine.ts [--light-previews both|on|off] [--jobs N|N,N,…] [--size 1536x1024] [--images 4] [--pad-image-bytes 1500000] [--latency-ms 300] [--max-queued N] [--deadline-s S] [--compare-with DIR] [--compare-env NAME=VALUE] [--hog] [--ack-deadline-s S]
  */
 import { spawn } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
@@ -92,6 +95,11 @@ const JOB_COUNTS = (flag('jobs') ?? '100').split(',').map(Number);
 const JOBS = JOB_COUNTS[0]!;
 const COMPARE_WITH = flag('compare-with');
 const COMPARE_ENV = flag('compare-env');
+/**
+ * How long the fake Discord takes a first answer (`--ack-deadline-s`): Discord's 3 s by default. Only for CPU per job
+ * at counts the machine cannot answer in time: a job answered too late never runs, and costs almost nothing.
+ */
+const ACK_DEADLINE_MS = Number(flag('ack-deadline-s') ?? 3) * 1000;
 /** A busy loop in another process beside the bot (`startHog`). */
 const HOG = process.argv.includes('--hog');
 const SERIES = JOB_COUNTS.length > 1 || COMPARE_WITH !== undefined || COMPARE_ENV !== undefined;
@@ -202,7 +210,7 @@ async function runOnce(): Promise<void> {
   const started = Date.now();
   const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-bench-'));
   // The fake keeps only the sizes of what the bot uploads: the memory measured is the bot's (the fake's bookkeeping aside).
-  const discord = await FakeDiscord.start({ messageRateLimit: { limit: EDITS_PER_WINDOW, windowMs: WINDOW_MS }, keepUploadedBytes: false });
+  const discord = await FakeDiscord.start({ messageRateLimit: { limit: EDITS_PER_WINDOW, windowMs: WINDOW_MS }, keepUploadedBytes: false, ackDeadlineMs: ACK_DEADLINE_MS });
   const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES, padImageBytes: PAD_IMAGE_BYTES })]);
   const limiter = new ImageLimiter({ maxConcurrent: MAX_CONCURRENT_REQUESTS });
   const store = new FileQuotaStore({ dir: dataDir });
@@ -423,7 +431,7 @@ async function runOnce(): Promise<void> {
   const retried429 = discord.requests.filter((r) => r.status === 429).length;
   const kb = (n: number) => (Number.isFinite(n) ? `${(n / 1024).toFixed(0)} KB` : 'n/a');
 
-  console.log(`discord-imagine: ${JOBS} concurrent /imagine jobs at ${SIZE}, ${PARTIAL_IMAGES} previews each, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} requests at once upstream; light previews: ${LIGHT}${HOG ? '; a CPU hog beside the bot' : ''}`);
+  console.log(`discord-imagine: ${JOBS} concurrent /imagine jobs at ${SIZE}, ${PARTIAL_IMAGES} previews each, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} requests at once upstream; light previews: ${LIGHT}${HOG ? '; a CPU hog beside the bot' : ''}${ACK_DEADLINE_MS !== 3000 ? `; first answers taken for ${ACK_DEADLINE_MS / 1000} s` : ''}`);
   console.log(`  fake Discord limit: ${EDITS_PER_WINDOW} edits per ${WINDOW_MS / 1000} s per interaction token (429 beyond)`);
   console.log(`  final images delivered:      ${finals} / ${JOBS}${timedOut ? ' (TIMED OUT)' : ''}`);
   console.log(`  refused at once, queue full:  ${refusedQueueFull}`);
