@@ -70,7 +70,8 @@ const OPEN_LEDGERS = new Set<string>();
  * kept beside it (`<file>.bak`); `open()` restores it when the ledger is unreadable, and the chat caps' likewise.
  *
  * Changes that arrive while the ledger is busy are committed together: every waiting operation runs in turn on one
- * fresh read of the ledger (after the reservations of dead processes are ended), and all are answered once that one
+ * read of the ledger (none while the file is still the one this process wrote last: see `#written`; after the
+ * reservations of dead processes are ended), and all are answered once that one
  * write is done. A commit awaits only its fsyncs: the other steps are synchronous calls on small local files, since
  * a job's `markSent` stands between the limiter's grant and the request leaving, and each awaited call would wait a
  * turn of a busy event loop.
