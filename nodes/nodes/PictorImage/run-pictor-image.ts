@@ -1,11 +1,20 @@
 import { setMaxListeners } from 'node:events';
 import { NodeOperationError, type IDataObject, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
-import { PictorClient, type LoggerLike } from '../../../src/client/PictorClient.js';
-import { SpendGuard } from '../../../src/spend/spend-guard.js';
-import { ledgerKindOf } from '../../../src/spend/ledger-kind.js';
-import type { ImageEventStream } from '../../../src/client/event-stream.js';
-import { imagesOfFailure, resultFromCompleted, type ImageJobResult } from '../../../src/client/job-result.js';
-import { isCompletedEvent, parseEditRequest, parseGenerationRequest, type CompletedEvent, type EditRequest, type GenerationRequest } from '../../../src/spec/index.js';
+import {
+  PictorClient,
+  type LoggerLike,
+  type ImageEventStream,
+  imagesOfFailure,
+  resultFromCompleted,
+  type ImageJobResult,
+  isCompletedEvent,
+  parseEditRequest,
+  parseGenerationRequest,
+  type CompletedEvent,
+  type EditRequest,
+  type GenerationRequest,
+} from 'pictor';
+import { SpendGuard, ledgerKindOf } from 'pictor/internal';
 import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
