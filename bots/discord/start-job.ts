@@ -1,5 +1,5 @@
 import type { RepliableInteraction } from 'discord.js';
-import { DEFAULTS } from '../../src/index.js';
+import { DEFAULTS } from 'pictor';
 import type { ImagesToFetch, InputImage, JobOptions, Requester } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
