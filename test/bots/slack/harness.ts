@@ -73,6 +73,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     operatorControls: options.controls,
     history: stateHistory(state),
     settings: settingsInState(state.store.space(state.spaces.scopeSettings)),
+    styles: state.store.space(state.spaces.houseStyles),
     maxQueuedInputBytes: options.maxQueuedInputBytes,
   });
   const bot = await startSlackBot({
