@@ -44,14 +44,27 @@ function answerOf(result: StyleChangeResult, requester: Requester, how: string):
 
 /**
  * The styles of a server/workspace, one line each (name, text, options), in
- * `locale`; `how` names how members pick one, `define` the admins' command, `markup` the surface's bold.
+ * `locale`, within `maxChars` (the lines that do not fit are counted: "…and 3
+ * more."); `how` names how members pick one, `define` the admins' command,
+ * `markup` the surface's bold.
  */
-export function describeStyles(styles: readonly NamedStyle[], how: string, define: string, locale?: string, markup?: Markup): string {
+export function describeStyles(styles: readonly NamedStyle[], how: string, define: string, locale?: string, options: { markup?: Markup | undefined; maxChars?: number | undefined } = {}): string {
   if (styles.length === 0) return say(locale, 'styles.none', { command: define });
-  return [
-    say(locale, 'styles.title', { count: styles.length, max: HOUSE_STYLE_LIMITS.perScope, how }, markup),
-    ...styles.map((style) => say(locale, 'styles.line', { name: style.name, ...shown(style) })),
-  ].join('\n');
+  const lines = [say(locale, 'styles.title', { count: styles.length, max: HOUSE_STYLE_LIMITS.perScope, how }, options.markup)];
+  const max = options.maxChars ?? Infinity;
+  let length = lines[0]!.length;
+  for (const [i, style] of styles.entries()) {
+    const line = say(locale, 'styles.line', { name: style.name, ...shown(style) });
+    const more = say(locale, 'styles.more', { count: styles.length - i });
+    const last = i === styles.length - 1;
+    if (length + 1 + line.length + (last ? 0 : 1 + more.length) > max) {
+      lines.push(more);
+      break;
+    }
+    lines.push(line);
+    length += 1 + line.length;
+  }
+  return lines.join('\n');
 }
 
 /** A style as a choice of Discord's autocomplete (at most `max` characters). */

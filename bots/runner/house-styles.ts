@@ -25,6 +25,7 @@ export const PROMPT_PLACEHOLDER = '{prompt}';
 
 /** A style's name: lowercase letters, digits, `-` and `_`, 1 to 32 (what members type). */
 export const STYLE_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+export const STYLE_NAME_MAX = 32;
 
 /** The options a style may set; a member's own choice wins over the style's. */
 export const StyleOptionsSchema = z

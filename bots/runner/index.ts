@@ -54,6 +54,7 @@ export {
   HOUSE_STYLE_LIMITS,
   PROMPT_PLACEHOLDER,
   STYLE_NAME_PATTERN,
+  STYLE_NAME_MAX,
   applyStyleText,
   parseStyleText,
   styleText,

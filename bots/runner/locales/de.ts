@@ -317,6 +317,8 @@ export const de = {
   'styles.too_many': '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} hat schon {max} Hausstile, das Maximum; entferne zuerst einen.',
   'styles.not_admin': 'Nur ein Admin {scope, select, workspace {dieses Workspaces} other {dieses Servers}} kann Hausstile anlegen.',
   'styles.choice': '{name}: {text}',
+  'styles.more': '… und {count} weitere.',
+  'discord.command.admin.styles': 'Die Hausstile dieses Servers auflisten',
   'discord.command.admin.style': 'Einen Hausstil anlegen oder ersetzen; text clear entfernt ihn',
   'discord.option.style': 'Ein Hausstil dieses Servers: Text um deinen Prompt und seine Optionen',
   'discord.option.style_name': 'Der Name des Stils (Kleinbuchstaben, Ziffern, - oder _)',

@@ -342,6 +342,8 @@ export const en = {
   'styles.too_many': '{scope, select, workspace {This workspace} other {This server}} already has {max} house styles, the most; remove one first.',
   'styles.not_admin': 'Only an admin of {scope, select, workspace {this workspace} other {this server}} can define house styles.',
   'styles.choice': '{name}: {text}',
+  'styles.more': '…and {count} more.',
+  'discord.command.admin.styles': 'List this server’s house styles',
   'discord.command.admin.style': 'Define or replace a house style members can pick; text clear removes it',
   'discord.option.style': 'A house style of this server: text around your prompt, and its options',
   'discord.option.style_name': 'The style’s name (lowercase letters, digits, - or _)',

@@ -317,6 +317,8 @@ export const es = {
   'styles.too_many': '{scope, select, workspace {Este espacio de trabajo ya tiene} other {Este servidor ya tiene}} {max} estilos de la casa, el máximo; elimina uno primero.',
   'styles.not_admin': 'Solo un admin de {scope, select, workspace {este espacio de trabajo} other {este servidor}} puede definir estilos de la casa.',
   'styles.choice': '{name}: {text}',
+  'styles.more': '… y {count} más.',
+  'discord.command.admin.styles': 'Listar los estilos de la casa de este servidor',
   'discord.command.admin.style': 'Definir o reemplazar un estilo de la casa; text clear lo elimina',
   'discord.option.style': 'Un estilo de la casa de este servidor: texto alrededor de tu prompt y sus opciones',
   'discord.option.style_name': 'El nombre del estilo (letras minúsculas, dígitos, - o _)',

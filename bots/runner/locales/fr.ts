@@ -317,6 +317,8 @@ export const fr = {
   'styles.too_many': '{scope, select, workspace {Cet espace de travail a} other {Ce serveur a}} déjà {max} styles maison, le maximum ; supprimez-en un d’abord.',
   'styles.not_admin': 'Seul un admin de {scope, select, workspace {cet espace de travail} other {ce serveur}} peut définir des styles maison.',
   'styles.choice': '{name} : {text}',
+  'styles.more': '… et {count} de plus.',
+  'discord.command.admin.styles': 'Lister les styles maison de ce serveur',
   'discord.command.admin.style': 'Définir ou remplacer un style maison ; text clear le supprime',
   'discord.option.style': 'Un style maison de ce serveur : du texte autour de votre prompt, et ses options',
   'discord.option.style_name': 'Le nom du style (lettres minuscules, chiffres, - ou _)',

@@ -317,6 +317,8 @@ export const ja = {
   'styles.too_many': 'この{scope, select, workspace {ワークスペース} other {サーバー}}には既に上限の {max} 件のハウススタイルがあります。先に 1 つ削除してください。',
   'styles.not_admin': 'ハウススタイルを定義できるのはこの{scope, select, workspace {ワークスペース} other {サーバー}}の管理者だけです。',
   'styles.choice': '{name}: {text}',
+  'styles.more': '…ほか {count} 件。',
+  'discord.command.admin.styles': 'このサーバーのハウススタイルを一覧表示します',
   'discord.command.admin.style': 'メンバーが選べるハウススタイルを定義・置換します。text を clear にすると削除',
   'discord.option.style': 'このサーバーのハウススタイル：プロンプトの前後のテキストとオプション',
   'discord.option.style_name': 'スタイル名（小文字、数字、- または _）',

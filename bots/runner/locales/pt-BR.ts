@@ -317,6 +317,8 @@ export const ptBR = {
   'styles.too_many': '{scope, select, workspace {Este workspace já tem} other {Este servidor já tem}} {max} estilos da casa, o máximo; remova um primeiro.',
   'styles.not_admin': 'Só um admin {scope, select, workspace {deste workspace} other {deste servidor}} pode definir estilos da casa.',
   'styles.choice': '{name}: {text}',
+  'styles.more': '… e mais {count}.',
+  'discord.command.admin.styles': 'Listar os estilos da casa deste servidor',
   'discord.command.admin.style': 'Definir ou substituir um estilo da casa; text clear o remove',
   'discord.option.style': 'Um estilo da casa deste servidor: texto em volta do seu prompt e suas opções',
   'discord.option.style_name': 'O nome do estilo (letras minúsculas, dígitos, - ou _)',

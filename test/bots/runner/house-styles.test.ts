@@ -124,9 +124,14 @@ describe('house styles: an admin’s text around the prompt and default options'
     const styles = new HouseStyles();
     expect(describeStyles([], '`--style NAME`', '`/imagine admin style`', 'en')).toBe(say('en', 'styles.none', { command: '`/imagine admin style`' }));
     await styles.define(admin, 'neon', 'neon {prompt}', { n: 2 });
-    expect(describeStyles(await styles.list(admin), '`style:`', '`/imagine-admin style`', 'de', { bold: (text) => `**${text}**` })).toBe(
+    expect(describeStyles(await styles.list(admin), '`style:`', '`/imagine-admin style`', 'de', { markup: { bold: (text) => `**${text}**` } })).toBe(
       ['**Hausstile** (1 von höchstens 25); Mitglieder wählen einen mit `style:`:', '• neon: „neon {prompt}“ (n 2)'].join('\n'),
     );
+    for (let i = 1; i <= 24; i++) await styles.define(admin, `style-${String(i).padStart(2, '0')}`, `${'x'.repeat(200)} {prompt}`);
+    const listed = describeStyles(await styles.list(admin), '`style:`', '`/imagine-admin style`', 'en', { maxChars: 2000 });
+    expect(listed.length).toBeLessThanOrEqual(2000);
+    expect(listed).toMatch(/…and \d+ more\.$/);
+    expect(listed.split('\n').length).toBeGreaterThan(5);
   });
 });
 
