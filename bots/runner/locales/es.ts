@@ -324,6 +324,7 @@ export const es = {
   'discord.option.style_name': 'El nombre del estilo (letras minúsculas, dígitos, - o _)',
   'discord.option.style_text': 'Texto alrededor del prompt: antes {placeholder} después; o clear para eliminar el estilo',
   'slack.help.style': '<b>Estilos de la casa:</b> {flag} añade un estilo de este espacio de trabajo a tu prompt; {command} los lista.',
+  'slack.flag.style_value': 'el nombre de uno de los estilos de la casa de este espacio de trabajo',
   'slack.styles.usage':
     'Escribe {how}: NAME son letras minúsculas, dígitos, - o _; TEXT va alrededor del prompt, {placeholder} donde va el prompt; los flags fijan las opciones del estilo; {clear} lo elimina.',
 } as const satisfies Catalog;

@@ -324,6 +324,7 @@ export const ja = {
   'discord.option.style_name': 'スタイル名（小文字、数字、- または _）',
   'discord.option.style_text': 'プロンプトの前後のテキスト：前 {placeholder} 後。clear でスタイルを削除',
   'slack.help.style': '<b>ハウススタイル:</b> {flag} でこのワークスペースのスタイルをプロンプトに加えます。{command} で一覧を表示します。',
+  'slack.flag.style_value': 'このワークスペースのハウススタイルの名前',
   'slack.styles.usage':
     '{how} と入力してください。NAME は小文字、数字、- または _、TEXT はプロンプトの前後に付くテキストで、{placeholder} がプロンプトの位置です。フラグでスタイルのオプションを設定し、{clear} で削除します。',
 } as const satisfies Catalog;
