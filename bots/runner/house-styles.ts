@@ -3,6 +3,7 @@ import { BACKGROUNDS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES, type LoggerLike 
 import { stateKeyOf, type Space } from '../state/index.js';
 import { findBlockedWord } from './blocked-words.js';
 import { JobRefusedError } from './JobRefusedError.js';
+import { memorySpace } from './memory-space.js';
 import { words } from './words.js';
 import type { JobOptions, Requester } from './types.js';
 
@@ -123,7 +124,7 @@ export class HouseStyles {
   readonly #cache = new Map<string, { at: number; styles: Promise<HouseStyleRecord> }>();
 
   constructor(options: HouseStylesOptions = {}) {
-    this.#space = options.space ?? memorySpace();
+    this.#space = options.space ?? memorySpace<HouseStyleRecord>();
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
     this.#cacheMs = options.cacheMs ?? 5_000;
@@ -242,19 +243,4 @@ function definedOf<T extends object>(options: T): T {
 
 function keyOf(scope: Pick<Requester, 'platform' | 'scopeId'>): string {
   return `${scope.platform}:${scope.scopeId}`;
-}
-
-/** Styles kept in this process's memory (a runner given no state: tests, tools). */
-function memorySpace(): StyleSpace {
-  const records = new Map<string, HouseStyleRecord>();
-  return {
-    get: async (key) => structuredClone(records.get(key)),
-    async update(key, change) {
-      const before = records.get(key);
-      const after = change(structuredClone(before));
-      if (after === undefined) records.delete(key);
-      else records.set(key, structuredClone(after));
-      return { before, after };
-    },
-  };
 }

@@ -2,8 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { say, usd } from '../../../bots/runner/index.js';
 import { styleCommandOf } from '../../../bots/slack/listeners/style-commands.js';
 import { PRICE_TABLE } from '../../../src/index.js';
-import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
-import { finishedActions, finishedJob, startHarness, statusOf, visibleText, type Harness } from './harness.js';
+import { finishedActions, finishedJob, startHarness, statusOf, visibleText, type Harness, privately } from './harness.js';
 
 const ADMIN = 'U0ADMIN';
 
@@ -12,20 +11,6 @@ afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-/** Runs `/imagine …` and returns the private answer: in the acknowledgement, or through the response URL. */
-async function privately(fake: FakeSlack, text: string, user = 'U0ALICE', channel?: string): Promise<string> {
-  const ack = await fake.command({ command: '/imagine', text, user, ...(channel && { channel }) });
-  expect(ack.status).toBe(200);
-  const inAck = (ack.body as { text?: string; response_type?: string } | undefined) ?? {};
-  if (inAck.text) {
-    expect(inAck.response_type).toBe('ephemeral');
-    return inAck.text;
-  }
-  const response = await fake.waitFor(() => fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), `the answer to /imagine ${text}`);
-  expect(response.body.response_type).toBe('ephemeral');
-  return String(response.body.text);
-}
 
 describe('house styles on Slack', () => {
   it('reads /imagine styles and /imagine admin style NAME TEXT, and leaves prompts that start with those words alone', () => {
