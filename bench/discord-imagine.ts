@@ -218,6 +218,7 @@ async function runOnce(): Promise<void> {
     budgets: runners.light.budgets,
     policy: runners.light.policy,
     history: runners.light.history,
+    styles: runners.light.styles,
   };
   const bot = await startDiscordBot({
     token: discord.botToken,

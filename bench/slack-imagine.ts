@@ -122,6 +122,7 @@ async function runScenario(scenario: Scenario, finals: 'channel' | 'thread'): Pr
     budgets: runners.light.budgets,
     policy: runners.light.policy,
     history: runners.light.history,
+    styles: runners.light.styles,
   };
   const shown: ShownEvent[] = [];
   const bot = await startSlackBot({

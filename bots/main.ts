@@ -189,6 +189,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         history: stateHistory(state),
         historyRetentionDays: runnerConfig.historyRetentionDays,
         settings: settingsInState(state.store.space(state.spaces.scopeSettings), logger),
+        styles: state.store.space(state.spaces.houseStyles),
         metrics: runnerMetrics,
         logger,
       });

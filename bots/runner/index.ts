@@ -49,6 +49,24 @@ export {
 } from './scope-settings.js';
 export { findBlockedWord, foldText, parseWordList } from './blocked-words.js';
 export { changeSetting, describeSettings, type SettingAnswer } from './describe-settings.js';
+export {
+  HouseStyles,
+  HOUSE_STYLE_LIMITS,
+  PROMPT_PLACEHOLDER,
+  STYLE_NAME_PATTERN,
+  STYLE_NAME_MAX,
+  applyStyleText,
+  parseStyleText,
+  styleText,
+  type HouseStyle,
+  type HouseStyleRecord,
+  type NamedStyle,
+  type StyleChangeRefusal,
+  type StyleChangeResult,
+  type StyleOptions,
+  type StyledJob,
+} from './house-styles.js';
+export { changeStyle, describeStyles, styleChoiceName } from './describe-styles.js';
 export { SETTING_WORDS, settingHint, settingOfWord, parseSettingValue, type SettingWord } from './setting-words.js';
 export {
   JobHistory,
