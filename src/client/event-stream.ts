@@ -126,6 +126,8 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       let done = false;
       try {
         for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+          // Past the last image, the rest of a body that has ended is read through, unparsed (see below).
+          if (done) continue;
           parser.feed(decoder.push(chunk));
           while (pending.length && !done) {
             const event = this.#toEvent(pending.shift()!, response);
@@ -146,7 +148,9 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
             }
             yield event;
           }
-          if (done) break;
+          // A body whose end is already here is read to it, which ends it cleanly; one the service keeps open is
+          // let go now (tearing it down costs an error object or two, and closes the connection).
+          if (done && !response.ended()) break;
         }
         if (!done) {
           parser.feed(decoder.end());
