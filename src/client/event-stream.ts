@@ -139,8 +139,9 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
             const allIn = accept(event);
             if (allIn) {
               // More completed events already here would be a bad answer; anything else after the last image is not needed.
+              // Anything else there that cannot be read is not needed: it never costs the images already in.
               for (const message of pending.splice(0)) {
-                const extra = this.#toEvent(message, response);
+                const extra = this.#extraEvent(message, response);
                 if (extra !== 'done' && extra !== null) accept(extra);
               }
               finished = true;
@@ -182,6 +183,15 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       discardBody(response.body);
       opened.release();
       this.#ctx.onEnd?.();
+    }
+  }
+
+  /** An event after the last image: read only to catch one completed image too many; one that cannot be read is skipped. */
+  #extraEvent(message: EventSourceMessage, response: RawResponse): ImageStreamEvent | 'done' | null {
+    try {
+      return this.#toEvent(message, response);
+    } catch {
+      return null;
     }
   }
 
