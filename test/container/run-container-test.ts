@@ -7,7 +7,8 @@
  *   with a read-only root file system;
  * - `npm start` in it, with a (fake) Discord and a Redis (as compose.yaml runs
  *   it: limiter and ledger in Redis), starts its embedded emulator and answers
- *   `/healthz` (Discord and Redis checked) and the image's HEALTHCHECK;
+ *   `/healthz` (Discord and Redis checked) and the image's HEALTHCHECK, and runs
+ *   on jemalloc (the allocator the image preloads, seen in the process's maps);
  * - the `pictor` CLI inside the container makes an image file;
  * - SIGTERM with a chat job running: new jobs are refused, the running one
  *   finishes and is shown within the grace, and the container exits 0;
@@ -283,6 +284,10 @@ async function main(): Promise<void> {
     const logs = await pod(['logs', container]);
     check(logs.stdout.includes('Image service emulator listening on'), 'npm start runs the embedded emulator (no PICTOR_BASE_URL)');
     check(logs.stdout.includes('Discord bot is online.'), 'npm start says the Discord bot is online');
+    // The allocator docs/deploying.md promises (it gives memory back after a burst): jemalloc, mapped into Node itself.
+    // /proc/1/maps is its owner's to read, so it is read as the service's user.
+    const maps = (await pod(['exec', '--user', 'pictor', container, 'cat', '/proc/1/maps'])).stdout;
+    check(/\/libjemalloc\.so\.2$/m.test(maps), 'the service (PID 1) runs on jemalloc, preloaded by the image');
     const healthcheck = await pod(['healthcheck', 'run', container], { allowFailure: true });
     check(healthcheck.code === 0, `the image's HEALTHCHECK passes (podman healthcheck run: ${healthcheck.code} ${healthcheck.stdout}${healthcheck.stderr})`);
     done();
