@@ -27,13 +27,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { botsConsoleView } from '../bots/console-view.js';
-import { StateJobRecordStore } from '../bots/discord/StateJobRecordStore.js';
+import { JobRecordStore } from '../bots/discord/JobRecordStore.js';
 import { readRunnerConfig } from '../bots/runner/config.js';
 import { JobRunner } from '../bots/runner/index.js';
-import { FileStateStore, RedisStateStore, type StateStore } from '../bots/state/index.js';
+import { openBotState, type BotState } from '../bots/state/index.js';
 import { startConsole } from '../src/console/index.js';
 import { DEFAULT_ALERT_THRESHOLDS } from '../src/console/alerts/config.js';
-import { closeRedis, connectRedis, PictorClient, silentLogger } from '../src/index.js';
+import { closeRedis, connectRedis, PictorClient, RedisLink, silentLogger } from '../src/index.js';
 import { FileQuotaStore } from '../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../src/spend/RedisQuotaStore.js';
 import type { QuotaStore, UsageRecord } from '../src/spend/types.js';
@@ -126,9 +126,8 @@ async function seedRedis(url: string, prefix: string, now: number): Promise<void
 }
 
 /** 1,000 Discord jobs whose final image the bot keeps (for its buttons, and the console's thumbnails), linked to their ledger jobs. */
-async function keepJobs(state: StateStore): Promise<void> {
-  const jobs = new StateJobRecordStore({ state, logger: silentLogger() });
-  await jobs.open();
+async function keepJobs(state: BotState): Promise<void> {
+  const jobs = new JobRecordStore({ state, logger: silentLogger() });
   const image = await sharp({ create: { width: 96, height: 96, channels: 3, background: { r: 30, g: 60, b: 90 } } }).png().toBuffer();
   for (let i = 0; i < KEPT_JOBS; i++) {
     const key = `kept${i}`;
@@ -137,7 +136,7 @@ async function keepJobs(state: StateStore): Promise<void> {
   }
 }
 
-async function measurePages(kind: 'file' | 'redis', store: QuotaStore, state: StateStore): Promise<void> {
+async function measurePages(kind: 'file' | 'redis', store: QuotaStore, state: BotState): Promise<void> {
   const runner = new JobRunner({ client: new PictorClient({ baseURL: 'http://127.0.0.1:9', apiKey: 'unused', maxRetries: 0 }), store, limits: {} });
   const running = (await startConsole({
     source: {
@@ -195,7 +194,7 @@ async function pagesPart(): Promise<void> {
     await seedFile(dir, now);
     const store = new FileQuotaStore({ dir });
     await store.open();
-    const state = new FileStateStore({ dataDir: dir });
+    const state = await openBotState({ dataDir: dir, ledger: store, logger: silentLogger() });
     await keepJobs(state);
     await measurePages('file', store, state);
     await state.close();
@@ -214,14 +213,16 @@ async function pagesPart(): Promise<void> {
   const prefix = `pictor-bench-console-${process.pid}`;
   try {
     await seedRedis(url, prefix, now);
-    const store = await RedisQuotaStore.connect({ url, prefix });
-    const stateRedis = await connectRedis(url);
-    const state = await RedisStateStore.open({ redis: stateRedis, prefix, leaseMs: 15_000, logger: silentLogger() });
+    const link = await RedisLink.open({ url, prefix });
+    const store = new RedisQuotaStore({ redis: link.commands, prefix });
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-console-bench-'));
+    const state = await openBotState({ dataDir, redis: link, leaseMs: 15_000, ledger: store, logger: silentLogger() });
     await keepJobs(state);
     await measurePages('redis', store, state);
     await state.close();
-    await closeRedis(stateRedis);
     await store.close();
+    await link.close();
+    await rm(dataDir, { recursive: true, force: true });
   } finally {
     const redis = await connectRedis(url);
     for (const pattern of [`${prefix}:*`]) {

@@ -71,10 +71,10 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startDiscordBot, type DiscordJobRunner } from '../bots/discord/index.js';
 import { botsConsoleView } from '../bots/console-view.js';
 import { readRunnerConfig } from '../bots/runner/config.js';
-import { FileStateStore } from '../bots/state/index.js';
 import { startConsole } from '../src/console/index.js';
 import { DEFAULT_ALERT_THRESHOLDS } from '../src/console/alerts/config.js';
 import { FileQuotaStore, JobRunner } from '../bots/runner/index.js';
+import { openBotState, type BotState } from '../bots/state/index.js';
 import { DEV_API_KEY } from '../src/emulator/index.js';
 import { ImageLimiter, isPartialEvent, PictorClient, silentLogger, type GenerationInput, type ImageEventStream, type RequestOptions } from '../src/index.js';
 import { FakeDiscord, buttonsOf, type FakeInteraction } from '../test/fakes/discord/FakeDiscord.js';
@@ -151,13 +151,13 @@ class TimedClient extends PictorClient {
 }
 
 /** The console on the bench's ledger, and a process loading its pages as a browser would; `stop` says what it served. */
-async function startBenchConsole(store: FileQuotaStore, runner: JobRunner, dataDir: string): Promise<{ stop(): Promise<string> }> {
+async function startBenchConsole(store: FileQuotaStore, runner: JobRunner, state: BotState, dataDir: string): Promise<{ stop(): Promise<string> }> {
   const token = 'bench-console-token-0123456789';
   const running = (await startConsole({
     source: {
       store,
       operator: { caps: { accountDailyUsd: 1000 }, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' },
-      bots: botsConsoleView({ runner, runnerConfig: readRunnerConfig({}, {}), state: new FileStateStore({ dataDir }), env: {}, logger: silentLogger() }),
+      bots: botsConsoleView({ runner, runnerConfig: readRunnerConfig({}, {}), state, env: {}, logger: silentLogger() }),
     },
     config: { port: 0, host: '127.0.0.1', token, allowChanges: false },
     alerts: { thresholds: DEFAULT_ALERT_THRESHOLDS, breaker: true, checkMs: 60_000, discord: undefined, slack: undefined, webhook: undefined },
@@ -188,6 +188,8 @@ async function runOnce(): Promise<void> {
   const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES, padImageBytes: PAD_IMAGE_BYTES })]);
   const limiter = new ImageLimiter({ maxConcurrent: MAX_CONCURRENT_REQUESTS });
   const store = new FileQuotaStore({ dir: dataDir });
+  // What the buttons need later, in the data folder, as `npm start` keeps it without Redis.
+  const state = await openBotState({ dataDir, ledger: store, logger: silentLogger() });
   const client = new TimedClient({ baseURL: emulator.url, apiKey: DEV_API_KEY, limiter });
   const runners = {
     light: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: true, maxQueuedJobs: MAX_QUEUED }),
@@ -223,7 +225,7 @@ async function runOnce(): Promise<void> {
     token: discord.botToken,
     apiBaseUrl: discord.apiBaseUrl,
     runner: timedRunner,
-    dataDir,
+    state,
     allowedAttachmentHosts: [discord.cdnHost],
     logger: silentLogger(),
   });
@@ -270,7 +272,7 @@ async function runOnce(): Promise<void> {
   subscribe('undici:client:sendHeaders', onSend);
 
   // The owner's console on the same ledger, in this process, watched from another (PICTOR_BENCH_CONSOLE=1).
-  const consoleRun = process.env.PICTOR_BENCH_CONSOLE === '1' ? await startBenchConsole(store, runners.light, dataDir) : undefined;
+  const consoleRun = process.env.PICTOR_BENCH_CONSOLE === '1' ? await startBenchConsole(store, runners.light, state, dataDir) : undefined;
 
   /** How late timers ran in this process (bot, runner and fake Discord share it; the emulator has its own). */
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
@@ -450,6 +452,7 @@ async function runOnce(): Promise<void> {
   await runners.light.shutdown({ graceMs: 0 });
   await runners.raw.shutdown({ graceMs: 0 });
   await bot.stop();
+  await state.close();
   await store.close();
   await discord.close();
   await emulator.close();

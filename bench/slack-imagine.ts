@@ -40,7 +40,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileQuotaStore, JobRunner } from '../bots/runner/index.js';
-import { DEFAULT_FILE_HOSTS, startSlackBot, type ShownEvent, type SlackJobRunner } from '../bots/slack/index.js';
+import { openBotState } from '../bots/state/index.js';
+import { DEFAULT_FILE_HOSTS, parseFileHost, startSlackBot, type ShownEvent, type SlackJobRunner } from '../bots/slack/index.js';
 import { isPreviewFileName } from '../bots/slack/upload-files.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DEV_API_KEY } from '../src/emulator/index.js';
@@ -93,6 +94,8 @@ async function runScenario(scenario: Scenario, finals: 'channel' | 'thread'): Pr
   const limiter = new ImageLimiter({ maxConcurrent: MAX_CONCURRENT_REQUESTS });
   const client = new PictorClient({ baseURL: emulator.url, apiKey: DEV_API_KEY, limiter });
   const store = new FileQuotaStore({ dir: dataDir });
+  // What the buttons need later, in the data folder, as `npm start` keeps it without Redis.
+  const state = await openBotState({ dataDir, ledger: store, logger: silentLogger() });
   const runners = {
     light: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: true }),
     raw: new JobRunner({ client, store, limits: {}, partialImages: PARTIAL_IMAGES, lightPreviews: false }),
@@ -124,13 +127,12 @@ async function runScenario(scenario: Scenario, finals: 'channel' | 'thread'): Pr
     botToken: fake.botToken,
     signingSecret: fake.signingSecret,
     mode: 'http',
-    seenRequests: store,
     port: 0,
     host: '127.0.0.1',
     apiUrl: fake.apiUrl,
     runner,
-    dataDir,
-    allowedFileHosts: [...DEFAULT_FILE_HOSTS, fake.fileHost],
+    state,
+    allowedFileHosts: [...DEFAULT_FILE_HOSTS, fake.fileHost].map(parseFileHost),
     logger: silentLogger(),
     channelWriteIntervalMs: CHANNEL_INTERVAL_MS,
     onUpdateShown: (event) => shown.push(event),
@@ -241,6 +243,7 @@ async function runScenario(scenario: Scenario, finals: 'channel' | 'thread'): Pr
 
   await runners.light.shutdown({ graceMs: 1000 });
   await runners.raw.shutdown({ graceMs: 1000 });
+  await state.close();
   await store.close();
   await limiter.stop();
   await emulator.close();

@@ -1,14 +1,15 @@
 import { envText, formatUsd, type Env, type LoggerLike, type ScopeSettingEntries } from '../src/index.js';
 import type { BotsView, KeptImage, SettingRow } from '../src/console/index.js';
-import { StateJobRecordStore } from './discord/StateJobRecordStore.js';
+import { JobRecordStore } from './discord/JobRecordStore.js';
 import type { JobRunner } from './runner/index.js';
 import type { RunnerConfig } from './runner/config.js';
-import type { StateStore } from './state/index.js';
+import type { BotState } from './state/index.js';
 
 export interface BotsConsoleViewOptions {
   runner: JobRunner;
   runnerConfig: RunnerConfig;
-  state: StateStore;
+  /** The bots' state: the Discord bot's kept images are read from it. */
+  state: BotState;
   env: Env;
   logger: LoggerLike;
   /** Discord's REST base (without `/v10`) and the bot token, to look up server and member names; undefined without Discord. */
@@ -35,7 +36,7 @@ const LOOKUP_TIMEOUT_MS = 3_000;
  */
 export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
   const { runner, runnerConfig, env } = options;
-  const kept = new StateJobRecordStore({ state: options.state, logger: options.logger });
+  const kept = new JobRecordStore({ state: options.state, logger: options.logger });
   const names = new Map<string, { name: string | undefined; until: number }>();
 
   async function lookUp(key: string): Promise<string | undefined> {

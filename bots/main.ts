@@ -7,14 +7,14 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ACCOUNT_KEY, closeRedis, connectRedis, createLogger, describeRedisConfig, pingRedis, ValidationError, type Logger } from '../src/index.js';
+import { ACCOUNT_KEY, createLogger, describeRedisConfig, pingRedis, RedisLink, ValidationError, type Logger } from '../src/index.js';
 import { connect } from '../src/connect.js';
 import { loadDotEnv, readCoreConfig } from '../src/config.js';
 import { humanLogDestination } from '../src/core/log-format.js';
 import { runsInContainer } from '../src/core/container.js';
 import { processOutput } from '../src/core/process-output.js';
 import { LedgerUnreadableError } from '../src/spend/errors.js';
-import { openQuotaStore } from '../src/spend/open-store.js';
+import { ledgerDir, openQuotaStore } from '../src/spend/open-store.js';
 import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emulator/index.js';
 import { createMetrics, NO_METRICS, startMetricsServer, withRefusalListener, type HealthCheck, type Metrics } from '../src/metrics/index.js';
 import { readAlertConfig, readConsoleConfig, startConsole, type RunningConsole } from '../src/console/index.js';
@@ -22,12 +22,15 @@ import { RefusalTally } from '../src/spend/refusal-tally.js';
 import { botsConsoleView } from './console-view.js';
 import { readDiscordConfig } from './discord/config.js';
 import { readSlackConfig, DEFAULT_SLACK_API_URL } from './slack/config.js';
-import { FileInstallationRecords, RedisInstallationRecords, slackInstallationStore } from './slack/installation-store.js';
+import { slackInstallationStore } from './slack/installation-store.js';
 import { discordSurface } from './discord/index.js';
-import { JobRunner, openJobHistory, readRunnerConfig, RedisQuotaStore } from './runner/index.js';
+import { JobRunner, readRunnerConfig, settingsInState, stateHistory } from './runner/index.js';
 import { slackSurface } from './slack/index.js';
 import { listed, type ConfiguredSurface, type ListedSurface } from './surface.js';
-import { FileStateStore, RedisStateStore, readStateConfig, type StateStore } from './state/index.js';
+import { openBotState, readStateConfig, type BotState } from './state/index.js';
+
+/** `npm start`'s data folder without `PICTOR_DATA_DIR`: the working directory's `.data` (the CLI's is the user's state folder). */
+export const SERVICE_DATA_DIR = './.data';
 
 /** The chat surfaces `npm start` can run, in start order; each starts when its settings are there. */
 const SURFACES: readonly ListedSurface[] = [listed(discordSurface), listed(slackSurface)];
@@ -55,7 +58,7 @@ export interface ServiceOutput {
 }
 
 export async function startService(env: NodeJS.ProcessEnv, print: (line: string) => void, output: ServiceOutput = {}): Promise<Service> {
-  const core = readCoreConfig(env);
+  const core = readCoreConfig(env, { defaultDataDir: SERVICE_DATA_DIR });
   const runnerConfig = readRunnerConfig(env, core.spend.caps);
   const configured = SURFACES.map((surface) => surface.configure(env)).filter((s): s is ConfiguredSurface => s !== undefined);
   const stateConfig = readStateConfig(env);
@@ -78,6 +81,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
   if (core.baseURL && configured.length === 0) throw nothingToRun();
 
   const stops: (() => Promise<void>)[] = [];
+  const checks: Record<string, HealthCheck> = {};
   const stopAll = async () => {
     for (const stop of stops.reverse()) {
       try {
@@ -90,10 +94,15 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
 
   try {
     if (core.redis) print(`Sharing limits and budgets through ${describeRedisConfig(core.redis)}.`);
-    // With REDIS_URL, one limiter (and below, one ledger) for every process on the account; Redis must answer now.
+    // With REDIS_URL, one link for everything this process keeps there — the limiter, the ledger, the bots' state,
+    // leases, /healthz: one command connection and one subscriber. Redis must answer now. Closed last.
+    const link = core.redis ? await RedisLink.open(core.redis, { logger }) : undefined;
+    if (link) stops.push(() => link.close());
+    if (link) checks.redis = () => pingRedis(link.commands);
+    // With REDIS_URL, one limiter (and below, one ledger) for every process on the account.
     // The embedded emulator takes service-like time per image unless PICTOR_EMULATOR_LATENCY_MS says otherwise, so partial images show.
     // The job runner guards every job itself (account caps on top of user/scope caps), so the client is not guarded twice.
-    const connection = await connect(core, logger, { emulatorPort: core.emulatorPort, emulatorLatencyMs: SERVICE_LIKE_LATENCY_MS, spendGuard: false });
+    const connection = await connect(core, logger, { emulatorPort: core.emulatorPort, emulatorLatencyMs: SERVICE_LIKE_LATENCY_MS, spendGuard: false, redis: link });
     stops.push(() => connection.close()); // last: running jobs still reach the emulator while the runner shuts down
     const { client, emulatorUrl } = connection;
 
@@ -101,7 +110,6 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
     const metrics: Metrics | undefined = core.metrics ? createMetrics() : undefined;
     /** Set once the console runs: a job refused by the breaker looks at the alerts at once. */
     let consoleOfService: RunningConsole | undefined;
-    const checks: Record<string, HealthCheck> = {};
     let runnerOfService: JobRunner | undefined;
     /** What the running surfaces let go of when a drain begins with replicas (see `RunningSurface.handOver`). */
     const handOvers: { id: string; handOver: () => Promise<void> }[] = [];
@@ -111,7 +119,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       // ledger of their own.
       const store = await openQuotaStore({
         redis: core.redis,
-        dataDir: runnerConfig.dataDir,
+        link,
+        dataDir: core.spend.dataDir,
         ledger: connection.ledger,
         usageRetentionDays: core.spend.usageRetentionDays,
         logger,
@@ -120,8 +129,25 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         onReservationLost: () => metrics?.reservationLost(),
       });
       stops.push(() => store.close());
-      const history = await openJobHistory(core.redis, runnerConfig.dataDir, logger);
-      stops.push(() => history.close());
+      // What a job or a button needs later, and the chat settings and history: the data folder, or with REDIS_URL the
+      // Redis every replica shares (each holds its running jobs by a lease; a replica that dies has them swept by
+      // another). What an older version kept elsewhere is moved in once. Closed after the surfaces.
+      const state = await openBotState({
+        dataDir: core.spend.dataDir,
+        redis: link,
+        leaseMs: stateConfig.leaseMs,
+        keptImagesBytes: stateConfig.keptImagesBytes,
+        historyRetentionDays: runnerConfig.historyRetentionDays,
+        ledger: store,
+        // Version 0.1 kept the chat settings in the account's ledger whenever PICTOR_BASE_URL was set; a Pictor
+        // emulator there now has a ledger of its own, so the upgrade looks in the account's too.
+        legacyLedgers:
+          core.baseURL && connection.ledger === 'emulator'
+            ? [() => openQuotaStore({ redis: core.redis, link, dataDir: core.spend.dataDir, ledger: 'account', usageRetentionDays: core.spend.usageRetentionDays, logger, onRestored: print, reconcile: false })]
+            : undefined,
+        logger,
+      });
+      stops.push(() => state.close());
       // Every refused job is counted in the ledger for the console (a few seconds late, in batches).
       const refusals = new RefusalTally({ store, logger });
       stops.push(() => refusals.close());
@@ -141,8 +167,9 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         lightPreviews: runnerConfig.lightPreviews,
         recordPrompts: core.spend.recordPrompts,
         operatorControls: runnerConfig.controls,
-        history,
+        history: stateHistory(state),
         historyRetentionDays: runnerConfig.historyRetentionDays,
+        settings: settingsInState(state.store.space(state.spaces.scopeSettings), logger),
         metrics: runnerMetrics,
         logger,
       });
@@ -152,28 +179,10 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         spentUsd: (period) => (period === 'day' ? store.spentToday(ACCOUNT_KEY, Date.now()) : store.spentThisMonth(ACCOUNT_KEY, Date.now())),
         capUsd: { day: core.spend.caps.accountDailyUsd, month: core.spend.caps.accountMonthlyUsd },
       });
-      if (store instanceof RedisQuotaStore) checks.redis = () => store.ping();
-      // What a job or a button needs later: the data folder, or with REDIS_URL the Redis every replica shares
-      // (each holds its running jobs by a lease; a replica that dies has them swept by another). Closed after the
-      // surfaces (stops run last-in first-out), giving the lease back.
-      let state: StateStore;
-      let stateRedis: Awaited<ReturnType<typeof connectRedis>> | undefined;
-      if (core.redis) {
-        stateRedis = await connectRedis(core.redis.url, { logger, name: 'pictor-bots-state' });
-        const connection = stateRedis;
-        stops.push(() => closeRedis(connection));
-        state = await RedisStateStore.open({ redis: stateRedis, prefix: core.redis.prefix, leaseMs: stateConfig.leaseMs, logger });
-      } else {
-        state = new FileStateStore({ dataDir: runnerConfig.dataDir });
-      }
-      stops.push(() => state.close());
       for (const surface of configured) {
         const running = await surface.start({
           runner,
           state,
-          seenRequests: store,
-          dataDir: runnerConfig.dataDir,
-          redis: core.redis,
           logger: logger.child({ surface: surface.id }),
           onWriteRefused: metrics && (() => metrics.chatWriteRefused(surface.id)),
           print,
@@ -188,11 +197,11 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         source: {
           store,
           operator: { caps: core.spend.caps, dmCaps: runnerConfig.dmCaps, breaker: runnerConfig.limits.breaker, imagesPerMinute: core.imagesPerMinute, ledger: connection.ledger },
-          bots: consoleViewOf(env, { runner, runnerConfig, state, logger, redis: core.redis && stateRedis ? { client: stateRedis, prefix: core.redis.prefix } : undefined }),
+          bots: consoleViewOf(env, { runner, runnerConfig, state, logger }),
         },
         config: consoleConfig,
         alerts: alertConfig,
-        ledgerWhere: core.redis ? `the Redis ledger shared by every replica (prefix ${core.redis.prefix}${connection.ledger === 'emulator' ? ':emulator' : ''})` : `the file ledger in ${runnerConfig.dataDir}`,
+        ledgerWhere: core.redis ? `the Redis ledger shared by every replica (prefix ${core.redis.prefix}${connection.ledger === 'emulator' ? ':emulator' : ''})` : `the file ledger in ${ledgerDir(core.spend.dataDir, connection.ledger)}`,
         logger: logger.child({ surface: 'console' }),
       });
       if (consoleOfService) {
@@ -209,11 +218,6 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
 
     if (metrics && core.metrics) {
       // Every configured dependency is checked, whatever runs: without a bot, Redis still carries the shared limiter.
-      if (core.redis && !checks.redis) {
-        const redis = await connectRedis(core.redis.url, { logger, name: 'pictor-healthz' });
-        stops.push(() => closeRedis(redis));
-        checks.redis = () => pingRedis(redis);
-      }
       const server = await startMetricsServer({ registry: metrics.registry, checks, host: core.metrics.host, port: core.metrics.port });
       stops.push(() => server.close());
       print(`Metrics for Prometheus at ${server.url}/metrics; readiness at ${server.url}/healthz.`);
@@ -261,19 +265,15 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
 }
 
 /** What the console learns from the bots: names (Discord and Slack, with their tokens), kept images, settings, Slack installations' tokens. */
-function consoleViewOf(
-  env: NodeJS.ProcessEnv,
-  ctx: { runner: JobRunner; runnerConfig: ReturnType<typeof readRunnerConfig>; state: StateStore; logger: Logger; redis: { client: Awaited<ReturnType<typeof connectRedis>>; prefix: string } | undefined },
-) {
+function consoleViewOf(env: NodeJS.ProcessEnv, ctx: { runner: JobRunner; runnerConfig: ReturnType<typeof readRunnerConfig>; state: BotState; logger: Logger }) {
   const discord = readDiscordConfig(env);
   const slack = readSlackConfig(env);
-  const installations = slack?.oauth
-    ? slackInstallationStore(ctx.redis ? new RedisInstallationRecords({ redis: ctx.redis.client, prefix: ctx.redis.prefix }) : new FileInstallationRecords({ dataDir: ctx.runnerConfig.dataDir }), ctx.logger)
-    : undefined;
+  const { state } = ctx;
+  const installations = slack?.oauth ? slackInstallationStore(state.store.space(state.spaces.slackInstallations), ctx.logger) : undefined;
   return botsConsoleView({
     runner: ctx.runner,
     runnerConfig: ctx.runnerConfig,
-    state: ctx.state,
+    state,
     env,
     logger: ctx.logger,
     discord: discord && { apiBaseUrl: discord.apiBaseUrl, token: discord.token },

@@ -1,19 +1,16 @@
-import type { Env, LoggerLike, RedisConfig, SeenRequests } from '../src/index.js';
+import type { Env, LoggerLike } from '../src/index.js';
 import type { JobRunner } from './runner/index.js';
-import type { StateStore } from './state/index.js';
+import type { BotState } from './state/index.js';
 
 /** What `npm start` hands every surface it starts. */
 export interface SurfaceContext {
   /** The one job runner of the process (budgets, queue, pacing). */
   runner: JobRunner;
-  /** The bots' state store: the data folder, or Redis shared by replicas. Closed by `npm start` after the surfaces. */
-  state: StateStore;
-  /** Requests seen lately (the ledger's), for surfaces that must drop replays. */
-  seenRequests: SeenRequests;
-  /** `PICTOR_DATA_DIR`. */
-  dataDir: string;
-  /** `REDIS_URL` and its prefix, when the service shares a Redis (a surface may hold a lease there of its own). */
-  redis: RedisConfig | undefined;
+  /**
+   * The bots' state: the data folder, or Redis shared by replicas (whose link, `state.redis`, a surface borrows for
+   * its leases and buckets). Closed by `npm start` after the surfaces.
+   */
+  state: BotState;
   /** Already a child logger for this surface. */
   logger: LoggerLike;
   /** Counts a write the platform refused (metrics), when metrics are on. */

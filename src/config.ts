@@ -38,7 +38,11 @@ export interface CoreConfig {
   metrics: { port: number; host: string } | undefined;
 }
 
-export function readCoreConfig(env: Env): CoreConfig {
+/**
+ * `defaultDataDir`: where the program keeps its data without `PICTOR_DATA_DIR` — the one default of each program: the
+ * CLI's is the user's state folder (`userStateDir`), `npm start`'s the `./.data` of its working directory.
+ */
+export function readCoreConfig(env: Env, options: { defaultDataDir?: string } = {}): CoreConfig {
   const baseURL = envUrl(env, 'PICTOR_BASE_URL', { example: 'https://images.example.com' });
   const apiKey = envText(env, 'PICTOR_API_KEY');
   if (apiKey !== undefined && !/^[\x21-\x7e]+$/.test(apiKey)) {
@@ -70,7 +74,7 @@ export function readCoreConfig(env: Env): CoreConfig {
     emulatorPort: envNumber(env, 'PICTOR_EMULATOR_PORT', { int: true, min: 0, max: 65535 }) ?? 0,
     emulatorLatencyMs: envNumber(env, 'PICTOR_EMULATOR_LATENCY_MS', { int: true, min: 0, max: 600_000 }),
     redis: readRedisConfig(env),
-    spend: readSpendConfig(env),
+    spend: readSpendConfig(env, options.defaultDataDir),
     metrics: metricsPort === undefined ? undefined : { port: metricsPort, host: metricsHost ?? '127.0.0.1' },
   };
 }

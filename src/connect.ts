@@ -1,5 +1,6 @@
 import { PictorClient, type LoggerLike } from './client/PictorClient.js';
 import { ImageLimiter } from './core/image-limiter.js';
+import type { RedisLink } from './core/redis-connection.js';
 import type { CoreConfig } from './config.js';
 import { ledgerKindOf } from './spend/ledger-kind.js';
 import type { LedgerKind } from './spend/open-store.js';
@@ -35,22 +36,32 @@ export async function connect(
     emulatorLatencyMs?: number;
     /** Guard every request with the account's caps (default true); `npm start` guards in its job runner instead. */
     spendGuard?: boolean;
+    /** With `REDIS_URL`: the process's link to Redis (not closed here). Default a link of the connection's own. */
+    redis?: RedisLink;
   } = {},
 ): Promise<Connection> {
-  const limiter = await makeLimiter(config, logger);
+  // One command connection and one subscriber for the limiter and the ledger (see RedisLink).
+  const link = options.redis ?? (config.redis ? await import('./core/redis-connection.js').then(({ RedisLink }) => RedisLink.open(config.redis!, { logger })) : undefined);
+  const closeLink = async () => {
+    if (link && !options.redis) await link.close();
+  };
+  let limiter: ImageLimiter | undefined;
   let spend;
   let ledger: LedgerKind;
   try {
+    limiter = await makeLimiter(config, logger, link);
     ledger = await ledgerKindOf(config);
     if (config.baseURL && ledger === 'emulator') logger.debug({ url: config.baseURL }, 'PICTOR_BASE_URL answers as a Pictor emulator: its jobs go to the emulator\'s ledger');
-    spend = options.spendGuard === false ? undefined : await openGuard(config, ledger, logger);
+    spend = options.spendGuard === false ? undefined : await openGuard(config, ledger, logger, link);
   } catch (error) {
-    await limiter.stop();
+    await limiter?.stop();
+    await closeLink();
     throw error;
   }
   const stopAll = async () => {
     await limiter.stop();
     await spend?.close();
+    await closeLink();
   };
   const common = { limiter, logger, timeoutMs: config.timeoutMs, maxRetries: config.maxRetries };
   const newClient = (baseURL: string, apiKey: string | undefined): PictorClient =>
@@ -85,18 +96,18 @@ export async function connect(
 }
 
 /** With REDIS_URL this limiter is shared with every other Pictor process on the account; without, it is this process's own. */
-async function makeLimiter(config: CoreConfig, logger: LoggerLike): Promise<ImageLimiter> {
+async function makeLimiter(config: CoreConfig, logger: LoggerLike, link: RedisLink | undefined): Promise<ImageLimiter> {
   const { imagesPerMinute, maxConcurrent, redis } = config;
   if (!redis) return new ImageLimiter({ imagesPerMinute, maxConcurrent });
   const { createImageLimiter } = await import('./core/shared-limiter.js');
-  return createImageLimiter({ imagesPerMinute, maxConcurrent, redis, logger });
+  return createImageLimiter({ imagesPerMinute, maxConcurrent, redis, link, logger });
 }
 
 /**
  * The spend guard: every job is recorded (for `pictor usage`) and held to the
  * account's caps, in the account's ledger or, for an emulator, the emulator's.
  */
-async function openGuard(config: CoreConfig, ledger: LedgerKind, logger: LoggerLike) {
+async function openGuard(config: CoreConfig, ledger: LedgerKind, logger: LoggerLike, link: RedisLink | undefined) {
   const [{ openSpendGuard }, { GuardedPictorClient }] = await Promise.all([import('./spend/open-guard.js'), import('./spend/guarded-client.js')]);
-  return { ...(await openSpendGuard(config, ledger, logger)), GuardedPictorClient };
+  return { ...(await openSpendGuard(config, ledger, logger, link)), GuardedPictorClient };
 }

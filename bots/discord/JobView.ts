@@ -1,8 +1,8 @@
 import type { LoggerLike, OutputFormat } from '../../src/index.js';
-import { describeKeptImages } from '../runner/describe-failure.js';
+import { describeKeptImages, fileSize, say, type Words } from '../runner/index.js';
 import type { JobUpdate, UpdateSink } from '../runner/types.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
-import { describeBytes, fitImage, type OutgoingFile } from './fit-images.js';
+import { fitImage, type OutgoingFile } from './fit-images.js';
 import type { DiscordJobStore } from './job-store.js';
 import {
   renderCancelled,
@@ -37,7 +37,7 @@ type Completed = Extract<JobUpdate, { type: 'completed' }>;
 export class JobView {
   readonly #o: JobViewOptions;
   #lastAhead: number | undefined;
-  #lastNotice: string | undefined;
+  #lastNotice: Words | undefined;
   #finished = false;
   /** Hand this to `runner.submit`. Never throws: a failed edit is logged, and the next update still comes. */
   readonly sink: UpdateSink = async (update) => {
@@ -106,7 +106,7 @@ export class JobView {
   async #withImages(message: OutgoingMessage, images: Buffer[], format: OutputFormat | undefined): Promise<OutgoingMessage[]> {
     if (images.length === 0 || !format) return [message];
     const { files, notes } = await this.#fit(images, format);
-    const first = { ...message, content: [message.content, describeKeptImages(images.length), ...notes].join('\n'), files: files.slice(0, DISCORD_LIMITS.filesPerMessage) };
+    const first = { ...message, content: [message.content, describeKeptImages(images.length, this.#o.header.locale), ...notes].join('\n'), files: files.slice(0, DISCORD_LIMITS.filesPerMessage) };
     return this.#spread(first, files);
   }
 
@@ -117,14 +117,13 @@ export class JobView {
     const notes: string[] = [];
     for (const [i, image] of images.entries()) {
       const fitted = await fitImage(image, format, `pictor-${header.key}-${i + 1}`, attachmentSizeLimit);
-      const which = images.length === 1 ? 'The image' : `Image ${i + 1}`;
+      const which = { images: images.length, index: i + 1, limit: fileSize(attachmentSizeLimit) };
       if (!fitted.file) {
-        notes.push(`${which} is too large to upload here (limit ${describeBytes(attachmentSizeLimit)} per file), even re-encoded.`);
+        notes.push(say(header.locale, 'discord.job.too_large_to_upload', which));
         continue;
       }
       if (fitted.reencodedAs) {
-        const shrunk = fitted.scale ? ` and shrunk to ${Math.round(fitted.scale * 100)}%` : '';
-        notes.push(`${which} was re-encoded as ${fitted.reencodedAs.toUpperCase()}${shrunk} to fit this server’s upload limit of ${describeBytes(attachmentSizeLimit)} per file.`);
+        notes.push(say(header.locale, 'discord.job.reencoded', { ...which, format: fitted.reencodedAs.toUpperCase(), shrunk: fitted.scale ? 'yes' : 'no', percent: Math.round((fitted.scale ?? 1) * 100) }));
       }
       files.push(fitted.file);
     }
@@ -136,7 +135,8 @@ export class JobView {
     const perMessage = DISCORD_LIMITS.filesPerMessage;
     const messages: OutgoingMessage[] = [first];
     for (let start = perMessage; start < files.length; start += perMessage) {
-      messages.push({ content: `More images (${start + 1}–${Math.min(start + perMessage, files.length)} of ${files.length})`, components: [], files: files.slice(start, start + perMessage) });
+      const content = say(this.#o.header.locale, 'discord.job.more_images', { from: start + 1, to: Math.min(start + perMessage, files.length), of: files.length });
+      messages.push({ content, components: [], files: files.slice(start, start + perMessage) });
     }
     return messages;
   }

@@ -4,6 +4,7 @@ import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus } 
 import { loggableError } from './loggable-error.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
 import type { OutgoingMessage } from './render-job.js';
+import { say } from '../runner/index.js';
 
 export interface ReplyTargetOptions {
   /** REST client for the interaction webhook (replies, follow-ups): queues by Discord's per-token rate-limit headers and retries 429s. */
@@ -18,6 +19,8 @@ export interface ReplyTargetOptions {
   channelId: string;
   /** Who asked: mentioned when the result has to go to the channel instead. */
   userId: string;
+  /** The language of the job's messages (its notes about uploads). */
+  locale: string;
   /**
    * `channel` (a server the bot is in): once the token is unusable, final messages go to the channel. `dm` (DMs and
    * user installs, where the bot may not post in the channel at all): they go to a DM the bot opens with the user.
@@ -144,7 +147,7 @@ export class ReplyTarget {
         if (code === DISCORD_ERRORS.requestEntityTooLarge && current.files.length) {
           // Paid images are not dropped: the message goes without them, and they follow one by one.
           this.#oversized.push(...current.files);
-          current = withoutFiles(current, 'The images were too large to upload together here; they follow in separate messages.');
+          current = withoutFiles(current, say(this.#o.locale, 'discord.job.upload_separately'));
           attempt--;
           continue;
         }

@@ -12,6 +12,9 @@ import {
   type Quality,
   type Size,
 } from '../../src/index.js';
+import type { LocalizationMap } from 'discord.js';
+import { anyOf, type MessageKey, type MessageValues } from '../runner/index.js';
+import { english, localized } from './command-words.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 
 /**
@@ -21,32 +24,33 @@ import { DISCORD_LIMITS } from './discord-facts.js';
 
 export interface Choice<T extends string> {
   name: string;
+  /** The same in the other languages (the value stays the spec's). */
+  name_localizations: LocalizationMap;
   value: T;
 }
 
-const marked = (value: string, fallback: string, label: string): string => (value === fallback ? `${label} (default)` : label);
+/** A choice named by the catalog message `key`, with `(default)` when it is the spec's default. */
+function choice<T extends string>(key: MessageKey, value: T, fallback: string, values: MessageValues): Choice<T> {
+  const all = { ...values, isDefault: value === fallback ? 'yes' : 'no' };
+  return { name: english(key, all), name_localizations: localized(key, all), value };
+}
 
 function shapeOf(size: Size): string {
   const { width, height } = parseSize(size);
   return width === height ? 'square' : width > height ? 'landscape' : 'portrait';
 }
 
-export const SIZE_CHOICES: Choice<Size>[] = SIZES.map((size) => ({ name: marked(size, DEFAULTS.size, `${size} ${shapeOf(size)}`), value: size }));
+export const SIZE_CHOICES: Choice<Size>[] = SIZES.map((size) => choice('discord.choice.size', size, DEFAULTS.size, { size, shape: shapeOf(size) }));
 
-export const QUALITY_CHOICES: Choice<Quality>[] = QUALITIES.map((q) => ({
-  name: marked(q, DEFAULTS.quality, q === 'auto' ? 'auto (the service picks)' : q),
-  value: q,
-}));
+export const QUALITY_CHOICES: Choice<Quality>[] = QUALITIES.map((quality) => choice('discord.choice.quality', quality, DEFAULTS.quality, { quality }));
 
-export const BACKGROUND_CHOICES: Choice<Background>[] = BACKGROUNDS.map((b) => ({
-  name: marked(b, DEFAULTS.background, b === 'transparent' ? `transparent (needs format ${TRANSPARENT_FORMATS.join(' or ')})` : b),
-  value: b,
-}));
+export const BACKGROUND_CHOICES: Choice<Background>[] = BACKGROUNDS.map((background) =>
+  choice('discord.choice.background', background, DEFAULTS.background, { background, formats: anyOf(TRANSPARENT_FORMATS) }),
+);
 
-export const FORMAT_CHOICES: Choice<OutputFormat>[] = OUTPUT_FORMATS.map((f) => ({
-  name: marked(f, DEFAULTS.output_format, (TRANSPARENT_FORMATS as readonly string[]).includes(f) ? f : `${f} (no transparency)`),
-  value: f,
-}));
+export const FORMAT_CHOICES: Choice<OutputFormat>[] = OUTPUT_FORMATS.map((format) =>
+  choice('discord.choice.format', format, DEFAULTS.output_format, { format, transparent: (TRANSPARENT_FORMATS as readonly string[]).includes(format) ? 'yes' : 'no' }),
+);
 
 export const COUNT_RANGE = { min: LIMITS.nMin, max: LIMITS.nMax } as const;
 

@@ -1,7 +1,7 @@
 import { LIMITS, PictorError, sniffImageType } from '../../src/index.js';
 import { DownloadTooLargeError, readDownload } from '../read-download.js';
 import type { InputImage } from '../runner/types.js';
-import { describeBytes } from './fit-images.js';
+import { fileSize, sayWords, words, type Words } from '../runner/index.js';
 import { codeSpan } from './text.js';
 
 /** One attachment to fetch: what Discord told us about it, and how the user knows it. */
@@ -30,9 +30,12 @@ export type InputRefusalCode = (typeof INPUT_REFUSAL_CODES)[number];
 /** An input image was refused before anything was spent. The message is for the user and names the image. */
 export class InputImageError extends PictorError<InputRefusalCode> {
   readonly label: string | undefined;
+  /** What to tell the member, in their language (`sayWords`); `message` is it in English, for the log. */
+  readonly words: Words;
 
-  constructor(code: InputRefusalCode, message: string, label?: string, options?: { cause?: unknown }) {
-    super(code, message, options);
+  constructor(code: InputRefusalCode, what: Words, label?: string, options?: { cause?: unknown }) {
+    super(code, sayWords('en', what), options);
+    this.words = what;
     this.label = label;
   }
 }
@@ -61,17 +64,13 @@ export function isAllowedImageUrl(raw: string, allowedHosts: readonly string[]):
  * anything is asked of the runner or downloaded; throws InputImageError.
  */
 export function checkSources(sources: readonly AttachmentSource[], policy: DownloadPolicy): void {
-  if (sources.length === 0) throw new InputImageError('no_images', 'There is no image to edit: attach a PNG, JPEG or WebP image.');
+  if (sources.length === 0) throw new InputImageError('no_images', words('discord.input.no_images'));
   if (sources.length > policy.maxCount) {
-    throw new InputImageError('too_many_images', `An edit takes at most ${policy.maxCount} images, and there are ${sources.length}.`);
+    throw new InputImageError('too_many_images', words('discord.input.too_many', { max: policy.maxCount, count: sources.length }));
   }
   for (const source of sources) {
     if (!isAllowedImageUrl(source.url, policy.allowedHosts)) {
-      throw new InputImageError(
-        'host_not_allowed',
-        `I only download images that are uploaded to Discord, and ${source.label} is not hosted there; upload the file itself.`,
-        source.label,
-      );
+      throw new InputImageError('host_not_allowed', words('discord.input.host_not_allowed', { label: source.label }), source.label);
     }
     if (typeof source.size === 'number' && source.size >= policy.maxBytes) {
       throw new InputImageError('image_too_large', tooLarge(source, source.size, policy), source.label);
@@ -100,18 +99,13 @@ export async function downloadImages(sources: readonly AttachmentSource[], polic
   }
 }
 
-function tooLarge(source: AttachmentSource, bytes: number, policy: DownloadPolicy): string {
-  return `${source.label} (${codeSpan(source.filename)}) is ${describeBytes(bytes)}; each image must be under ${describeBytes(policy.maxBytes)}.`;
+function tooLarge(source: AttachmentSource, bytes: number, policy: DownloadPolicy): Words {
+  return words('discord.input.too_large', { label: source.label, file: codeSpan(source.filename), size: fileSize(bytes), max: fileSize(policy.maxBytes) });
 }
 
 async function downloadOne(source: AttachmentSource, policy: DownloadPolicy, stop: AbortSignal): Promise<InputImage> {
   const failed = (cause?: unknown) =>
-    new InputImageError(
-      'download_failed',
-      `I could not download ${source.label} (${codeSpan(source.filename)}) from Discord; its link may have expired, so attach it again.`,
-      source.label,
-      { cause },
-    );
+    new InputImageError('download_failed', words('discord.input.download_failed', { label: source.label, file: codeSpan(source.filename) }), source.label, { cause });
   let response: Response;
   try {
     response = await fetch(source.url, { redirect: 'error', signal: AbortSignal.any([stop, AbortSignal.timeout(policy.timeoutMs)]) });
@@ -135,13 +129,13 @@ async function downloadOne(source: AttachmentSource, policy: DownloadPolicy, sto
   } catch (error) {
     if (error instanceof DownloadTooLargeError) {
       await response.body.cancel().catch(() => {});
-      const what = error.limitBytes >= policy.maxBytes - 1 ? `each image must be under ${describeBytes(policy.maxBytes)}` : 'it is larger than Discord said; attach it again';
-      throw new InputImageError('image_too_large', `${source.label} (${codeSpan(source.filename)}) is too large; ${what}.`, source.label);
+      const why = error.limitBytes >= policy.maxBytes - 1 ? 'limit' : 'announced';
+      throw new InputImageError('image_too_large', words('discord.input.too_large_read', { label: source.label, file: codeSpan(source.filename), why, max: fileSize(policy.maxBytes) }), source.label);
     }
     throw failed(error);
   }
   if (data.length === 0 || sniffImageType(data) === null) {
-    throw new InputImageError('not_an_image', `${source.label} (${codeSpan(source.filename)}) is not a PNG, JPEG or WebP image.`, source.label);
+    throw new InputImageError('not_an_image', words('discord.input.not_an_image', { label: source.label, file: codeSpan(source.filename) }), source.label);
   }
   return { data, filename: source.filename };
 }

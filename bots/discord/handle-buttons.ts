@@ -1,23 +1,22 @@
 import { MessageFlags, type BaseInteraction, type ButtonInteraction } from 'discord.js';
-import { DEFAULTS } from '../../src/index.js';
-import { mayCancel, type JobOptions } from '../runner/index.js';
+import { mayCancel, say, sayWords, words, type JobOptions, type Words } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import { encodeCustomId, type CustomIdData } from './custom-ids.js';
 import { editPromptModal } from './edit-modal.js';
 import type { JobRecord } from './JobRecordStore.js';
-import { renderInterrupted } from './render-job.js';
+import { headerOf, renderInterrupted } from './render-job.js';
 import { requesterOf, scopeOf } from './requester.js';
 import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
 import type { ImagesToFetch } from '../runner/index.js';
 
-const RUNS_ELSEWHERE = '✋ This job is being drawn by another instance of the bot, which could not be reached: it will show its result when done.';
-const TOO_OLD_WORDS = 'This job is too old: I no longer keep what it needs. Start a new one with /imagine or /edit.';
-const TOO_OLD = `✋ ${TOO_OLD_WORDS}`;
+const TOO_OLD = words('discord.button.too_old');
 
-async function tell(ctx: BotContext, interaction: ButtonInteraction, content: string): Promise<void> {
+/** A private answer to a button, in the member's language. */
+async function tell(ctx: BotContext, interaction: ButtonInteraction, what: Words): Promise<void> {
+  const content = `✋ ${sayWords(interaction.locale, what)}`;
   await acknowledge('button: explain', () => interaction.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
 }
 
@@ -37,7 +36,7 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
     case 'delete':
       return deleteResult(ctx, interaction, record);
     default:
-      return tell(ctx, interaction, '✋ That button does not do anything any more.');
+      return tell(ctx, interaction, words('discord.button.unknown'));
   }
 }
 
@@ -52,7 +51,7 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
           declaredBytes: declaredBytesOf(record.inputs),
           fetch: async () => {
             const kept = await ctx.store.readInputs(record.key);
-            if (kept.length === 0) throw new InputImageError('no_images', TOO_OLD_WORDS);
+            if (kept.length === 0) throw new InputImageError('no_images', TOO_OLD);
             return kept;
           },
         }
@@ -64,11 +63,11 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
 /** The Edit button of a result: the runner's intake for a form (who, where, a budget left), then the modal asking what to change. */
 async function openEdit(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, index: number): Promise<void> {
   if (!record.outputs[index]) return tell(ctx, interaction, TOO_OLD);
-  const title = record.outputs.length > 1 ? `Edit image ${index + 1}` : 'Edit image';
+  const title = say(interaction.locale, 'discord.edit.title_result', { images: record.outputs.length, index: index + 1 });
   await ctx.runner.requestForm(requesterOf(interaction, ctx.adminRoleIds), {
     refuse: (reason) => refusePrivately(ctx, interaction, reason),
     accept: async () => {
-      await acknowledge('edit: modal', () => interaction.showModal(editPromptModal(encodeCustomId({ action: 'edit-result', key: record.key, index }), title)), ctx.logger);
+      await acknowledge('edit: modal', () => interaction.showModal(editPromptModal(encodeCustomId({ action: 'edit-result', key: record.key, index }), title, interaction.locale)), ctx.logger);
     },
   });
 }
@@ -80,21 +79,18 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
     if (await ctx.store.runsElsewhere(record.key)) return cancelElsewhere(ctx, interaction, record);
     // The runner does not know the job: the bot restarted while it ran. Say so, and offer a Retry.
     if (record.status === 'pending' || record.status === 'running') {
-      const header = { key: record.key, kind: record.kind, prompt: record.prompt, n: record.options.n ?? DEFAULTS.n };
-      const message = renderInterrupted(header);
+      const message = renderInterrupted(headerOf(record));
       await acknowledge('cancel: interrupted', () => interaction.update({ content: message.content, components: message.components, attachments: [] }), ctx.logger);
       await ctx.store.update(record.key, { status: 'failed' });
       return;
     }
-    return tell(ctx, interaction, '✋ This job has already finished.');
+    return tell(ctx, interaction, words('discord.button.finished'));
   }
-  if (info.status !== 'queued' && info.status !== 'running') return tell(ctx, interaction, '✋ This job has already finished.');
+  if (info.status !== 'queued' && info.status !== 'running') return tell(ctx, interaction, words('discord.button.finished'));
   const by = requesterOf(interaction, ctx.adminRoleIds);
   if (!ctx.runner.cancel(info.id, by)) {
-    const content = mayCancel(info.requester, by)
-      ? '✋ This job is about to finish and can no longer be cancelled.'
-      : `✋ Only <@${info.requester.userId}> or an admin can cancel this job.`;
-    return tell(ctx, interaction, content);
+    const what = mayCancel(info.requester, by) ? words('discord.button.too_late_to_cancel') : words('discord.button.only_requester', { user: `<@${info.requester.userId}>`, action: 'cancel' });
+    return tell(ctx, interaction, what);
   }
   // The job's own reply shows the cancellation.
   await acknowledge('cancel: defer update', () => interaction.deferUpdate(), ctx.logger);
@@ -102,11 +98,12 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
 
 async function cancelElsewhere(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord): Promise<void> {
   const by = requesterOf(interaction, ctx.adminRoleIds);
-  if (!mayCancel(record.requester, by)) return tell(ctx, interaction, `✋ Only <@${record.requester.userId}> or an admin can cancel this job.`);
+  if (!mayCancel(record.requester, by)) return tell(ctx, interaction, words('discord.button.only_requester', { user: `<@${record.requester.userId}>`, action: 'cancel' }));
   // Answered first (Discord's 3 s): the ask goes through Redis, and the job's own reply shows the cancellation.
   if ((await acknowledge('cancel: defer update', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
   if (!(await ctx.askHolderToCancel(record.key, by))) {
-    await acknowledge('cancel: unreachable', () => interaction.followUp({ content: RUNS_ELSEWHERE, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
+    const content = `✋ ${say(interaction.locale, 'discord.button.runs_elsewhere')}`;
+    await acknowledge('cancel: unreachable', () => interaction.followUp({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
   }
 }
 
@@ -116,7 +113,7 @@ async function cancelElsewhere(ctx: BotContext, interaction: ButtonInteraction, 
  */
 async function deleteResult(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord): Promise<void> {
   const by = requesterOf(interaction, ctx.adminRoleIds);
-  if (!mayCancel(record.requester, by)) return tell(ctx, interaction, `✋ Only <@${record.requester.userId}> or an admin can delete this message.`);
+  if (!mayCancel(record.requester, by)) return tell(ctx, interaction, words('discord.button.only_requester', { user: `<@${record.requester.userId}>`, action: 'delete' }));
   if ((await acknowledge('delete: defer update', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
   await interaction.deleteReply();
   ctx.logger.info({ jobKey: record.key, by: `discord:${by.userId}` }, 'a result message was deleted');

@@ -1,5 +1,5 @@
 import { MessageFlags, type ModalSubmitInteraction } from 'discord.js';
-import type { ImagesToFetch } from '../runner/index.js';
+import { say, words, type ImagesToFetch } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import type { CustomIdData } from './custom-ids.js';
@@ -10,9 +10,9 @@ import { editOptionsFrom, inScope } from './handle-buttons.js';
 import { requesterOf } from './requester.js';
 import { startJob } from './start-job.js';
 
-const EXPIRED = '✋ This edit form is too old: I no longer have its images. Use “Edit image” on the message again.';
-
-async function tell(ctx: BotContext, interaction: ModalSubmitInteraction, content: string): Promise<void> {
+/** The edit form has outlived what it needs: said privately, in the member's language. */
+async function tellExpired(ctx: BotContext, interaction: ModalSubmitInteraction): Promise<void> {
+  const content = `✋ ${say(interaction.locale, 'discord.edit.form_expired')}`;
   await acknowledge('modal: explain', () => interaction.reply({ content, flags: MessageFlags.Ephemeral }), ctx.logger);
 }
 
@@ -20,9 +20,9 @@ async function tell(ctx: BotContext, interaction: ModalSubmitInteraction, conten
 export async function handleModal(ctx: BotContext, interaction: ModalSubmitInteraction, id: CustomIdData): Promise<void> {
   const prompt = promptOf(interaction);
   const record = await ctx.store.get(id.key);
-  if (!record || !inScope(record, interaction)) return tell(ctx, interaction, EXPIRED);
+  if (!record || !inScope(record, interaction)) return tellExpired(ctx, interaction);
   // A draft holds the images one member chose: only they may submit it.
-  if (id.action === 'edit-message' && (record.status !== 'draft' || record.requester.userId !== interaction.user.id)) return tell(ctx, interaction, EXPIRED);
+  if (id.action === 'edit-message' && (record.status !== 'draft' || record.requester.userId !== interaction.user.id)) return tellExpired(ctx, interaction);
   const requester = requesterOf(interaction, ctx.adminRoleIds);
   if (id.action === 'edit-result') {
     const index = id.index ?? 0;
@@ -32,7 +32,7 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
       declaredBytes: declaredBytesOf(kept ? [kept] : []),
       fetch: async () => {
         const image = await ctx.store.readOutput(record.key, index);
-        if (!image) throw new InputImageError('no_images', 'That image is no longer kept; edit a newer one, or use /edit with the file.');
+        if (!image) throw new InputImageError('no_images', words('discord.edit.image_gone'));
         return [image];
       },
     };

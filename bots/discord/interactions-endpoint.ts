@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { ClientApplication, Routes, type APIApplication, type Client, type RESTOptions } from 'discord.js';
 import { withTimeout, type LoggerLike } from '../../src/index.js';
-import type { Space, SpaceDefinition } from '../state/index.js';
+import type { Space } from '../state/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS } from './discord-facts.js';
 import { createdAtOf, interactionAge } from './interaction-age.js';
 import { createSignatureCheck } from './verify-signature.js';
@@ -21,16 +21,13 @@ export const INTERACTIONS_PATH = '/interactions';
 export const MAX_INTERACTION_BODY_BYTES = 1024 * 1024;
 
 /**
- * Interaction ids a process remembers having taken: Discord sends each interaction once, so another POST of one
- * (a replayed request, a proxy that retries) is refused instead of run twice. As long as its token lives (15
- * minutes), and at most this many (the oldest forgotten first).
+ * Interaction ids a process remembers having taken, before it asks the state: Discord sends each interaction once, so
+ * another POST of one (a replayed request, a proxy that retries) is refused instead of run twice. As long as its
+ * token lives (15 minutes), and at most this many (the oldest forgotten first).
  */
 export const TAKEN_INTERACTIONS = { max: 10_000, forMs: 15 * 60_000 } as const;
 
-/** Interaction ids taken by any replica (`<prefix>:bots:discord-interactions:once:<id>`), for as long as an interaction token lives. */
-export const DISCORD_INTERACTIONS: SpaceDefinition = { name: 'discord-interactions', dir: 'discord/interactions', ttlMs: TAKEN_INTERACTIONS.forMs, maxValueBytes: 16 };
-
-/** How long the shared claim of an interaction id may take before the POST is refused (503): within Discord's 3 s. */
+/** How long the state's claim of an interaction id may take before the POST is refused (503): within Discord's 3 s. */
 const CLAIM_WAIT_MS = 1_500;
 
 const INTERACTION_PING = 1;
@@ -113,11 +110,10 @@ export interface InteractionsEndpointOptions {
   /** How long an interaction's initial response may take. Default Discord's 3 s. */
   ackDeadlineMs?: number | undefined;
   /**
-   * The ids taken by every replica (the shared state store's `DISCORD_INTERACTIONS`
-   * space): a POST replayed to another replica is refused there too. Without it,
-   * each process remembers its own.
+   * The ids taken (the state's `discord-interactions` space): by every replica, and across restarts, so a POST
+   * replayed to another replica or after a restart is refused there too.
    */
-  taken?: Pick<Space<unknown>, 'claimOnce'> | undefined;
+  taken: Pick<Space<unknown>, 'claimOnce'>;
 }
 
 export interface InteractionsEndpoint {
@@ -136,8 +132,8 @@ export interface InteractionsEndpoint {
  * other interaction to discord.js as the gateway would, so commands, buttons
  * and modals run the same code. Holds nothing between requests but the ids it
  * took (a second POST of one is refused with 409, not run again): any number of
- * processes can take them behind a load balancer; given `taken` (Redis), an id
- * is taken once by all of them, else each remembers its own.
+ * processes can take them behind a load balancer, and `taken` (the bots' state)
+ * takes an id once for all of them and across restarts.
  */
 export async function startInteractionsEndpoint(options: InteractionsEndpointOptions): Promise<InteractionsEndpoint> {
   const { client, responses, logger } = options;
@@ -192,7 +188,7 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
       return answer(res, 401, { message: age === 'expired' ? 'interaction expired' : 'interaction from the future' });
     }
     let first = taken.add(payload.id);
-    if (first && options.taken) {
+    if (first) {
       try {
         first = await withTimeout(options.taken.claimOnce(payload.id), CLAIM_WAIT_MS, 'the state store did not answer in time');
       } catch (error) {

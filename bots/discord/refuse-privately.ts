@@ -1,5 +1,5 @@
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
-import { describeFailure } from '../runner/index.js';
+import { describeFailure, sayWords } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import { InputImageError } from './download-images.js';
@@ -14,7 +14,7 @@ export type FirstAnswer = 'reply' | 'update';
  * Nothing was reserved, fetched or sent.
  */
 export async function refusePrivately(ctx: BotContext, interaction: RepliableInteraction, reason: unknown): Promise<void> {
-  const { code, message } = wordsOf(ctx, reason);
+  const { code, message } = wordsOf(ctx, reason, interaction.locale);
   ctx.logger.info({ code }, 'job refused');
   await acknowledge('refuse privately', () => interaction.reply({ content: `✋ ${message}`, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
 }
@@ -26,7 +26,7 @@ export async function refusePrivately(ctx: BotContext, interaction: RepliableInt
  * Nothing was sent or charged.
  */
 export async function refuseAfterAnswer(ctx: BotContext, interaction: RepliableInteraction, firstAnswer: FirstAnswer, reason: unknown): Promise<void> {
-  const { code, message } = wordsOf(ctx, reason);
+  const { code, message } = wordsOf(ctx, reason, interaction.locale);
   ctx.logger.info({ code }, 'job refused after its first answer');
   try {
     // A Retry's message stays as it was (its job is not started again); a new reply that shows nothing goes.
@@ -37,10 +37,10 @@ export async function refuseAfterAnswer(ctx: BotContext, interaction: RepliableI
   }
 }
 
-/** The code and sentence of a refusal: the runner's words (`describeFailure`), or an input image's own. */
-function wordsOf(ctx: BotContext, reason: unknown): { code: string; message: string } {
-  if (reason instanceof InputImageError) return { code: reason.code, message: reason.message };
-  const failure = describeFailure(reason);
+/** The code and sentence of a refusal in the member's language: the runner's words (`describeFailure`), or an input image's own. */
+function wordsOf(ctx: BotContext, reason: unknown, locale: string): { code: string; message: string } {
+  if (reason instanceof InputImageError) return { code: reason.code, message: sayWords(locale, reason.words) };
+  const failure = describeFailure(reason, locale);
   if (failure.code === 'internal_error') ctx.logger.error({ err: loggableError(reason) }, 'the runner did not take a job');
   return failure;
 }

@@ -1,10 +1,12 @@
 import { ButtonStyle, ComponentType, type APIActionRowComponent, type APIButtonComponentWithCustomId } from 'discord.js';
-import { formatUsd, type PriceQuote } from '../../src/index.js';
+import { DEFAULTS, type PriceQuote } from '../../src/index.js';
+import { DEFAULT_LOCALE, elapsed, say, sayWords, usd, type Words } from '../runner/index.js';
+import type { JobRecord } from './JobRecordStore.js';
 import type { JobUpdate } from '../runner/types.js';
 import { encodeCustomId } from './custom-ids.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import type { OutgoingFile } from './fit-images.js';
-import { describeElapsed, promptExcerpt } from './text.js';
+import { promptExcerpt } from './text.js';
 
 /** One message as this surface sends it: everything replaced on each edit. */
 export interface OutgoingMessage {
@@ -21,9 +23,19 @@ export interface JobHeader {
   prompt: string;
   /** Images asked for. */
   n: number;
+  /**
+   * The language of the job's public messages: the server's (`guild_locale`: everyone in the channel reads them),
+   * or the member's outside servers.
+   */
+  locale: string;
 }
 
 type Completed = Extract<JobUpdate, { type: 'completed' }>;
+
+/** The header of a kept job (a button pressed later, the sweep after a restart). */
+export function headerOf(record: Pick<JobRecord, 'key' | 'kind' | 'prompt' | 'options' | 'locale'>): JobHeader {
+  return { key: record.key, kind: record.kind, prompt: record.prompt, n: record.options.n ?? DEFAULTS.n, locale: record.locale ?? DEFAULT_LOCALE };
+}
 
 const button = (label: string, emoji: string, style: ButtonStyle.Primary | ButtonStyle.Secondary | ButtonStyle.Danger, customId: string): APIButtonComponentWithCustomId => ({
   type: ComponentType.Button,
@@ -41,18 +53,18 @@ function rows(buttons: APIButtonComponentWithCustomId[]): APIActionRowComponent<
   return out;
 }
 
-export const cancelButtons = (key: string) => rows([button('Cancel', '✖️', ButtonStyle.Danger, encodeCustomId({ action: 'cancel', key }))]);
-export const retryButtons = (key: string) => rows([button('Retry', '🔁', ButtonStyle.Primary, encodeCustomId({ action: 'retry', key }))]);
+export const cancelButtons = (key: string, locale: string) => rows([button(say(locale, 'button.cancel'), '✖️', ButtonStyle.Danger, encodeCustomId({ action: 'cancel', key }))]);
+export const retryButtons = (key: string, locale: string) => rows([button(say(locale, 'button.retry'), '🔁', ButtonStyle.Primary, encodeCustomId({ action: 'retry', key }))]);
 
 /** Reroll, one Edit per image (just "Edit" for a single image), and Delete (the requester or an admin: the message and its images). */
-export function resultButtons(key: string, images: number): APIActionRowComponent<APIButtonComponentWithCustomId>[] {
+export function resultButtons(key: string, images: number, locale: string): APIActionRowComponent<APIButtonComponentWithCustomId>[] {
   const edits = Array.from({ length: Math.min(images, DISCORD_LIMITS.buttonsPerRow * DISCORD_LIMITS.rowsPerMessage - 2) }, (_, i) =>
-    button(images === 1 ? 'Edit' : `Edit ${i + 1}`, '✏️', ButtonStyle.Secondary, encodeCustomId({ action: 'edit', key, index: i })),
+    button(say(locale, 'button.edit_image', { images, index: i + 1 }), '✏️', ButtonStyle.Secondary, encodeCustomId({ action: 'edit', key, index: i })),
   );
   return rows([
-    button('Reroll', '🎲', ButtonStyle.Primary, encodeCustomId({ action: 'reroll', key })),
+    button(say(locale, 'button.reroll'), '🎲', ButtonStyle.Primary, encodeCustomId({ action: 'reroll', key })),
     ...edits,
-    button('Delete', '🗑️', ButtonStyle.Danger, encodeCustomId({ action: 'delete', key })),
+    button(say(locale, 'button.delete'), '🗑️', ButtonStyle.Danger, encodeCustomId({ action: 'delete', key })),
   ]);
 }
 
@@ -68,37 +80,36 @@ function clamp(content: string): string {
 
 /** Before the runner has said anything: the job is accepted. */
 export function renderAccepted(job: JobHeader): OutgoingMessage {
-  return { content: withHeadline(job, '⏳ Getting ready…'), components: cancelButtons(job.key), files: [] };
+  return { content: withHeadline(job, say(job.locale, 'discord.job.getting_ready')), components: cancelButtons(job.key, job.locale), files: [] };
 }
 
-export function renderQueued(job: JobHeader, ahead: number, notice?: string): OutgoingMessage {
-  const position = ahead <= 0 ? '⏳ Next in line…' : `⏳ In the queue: ${ahead} ${ahead === 1 ? 'job' : 'jobs'} ahead of yours.`;
-  const line = notice ? `${position}\n${notice}` : position;
-  return { content: withHeadline(job, line), components: cancelButtons(job.key), files: [] };
+export function renderQueued(job: JobHeader, ahead: number, notice?: Words): OutgoingMessage {
+  const position = say(job.locale, 'discord.job.queued', { ahead: Math.max(0, ahead) });
+  const line = notice ? `${position}\n${sayWords(job.locale, notice)}` : position;
+  return { content: withHeadline(job, line), components: cancelButtons(job.key, job.locale), files: [] };
 }
 
 export function renderStarted(job: JobHeader): OutgoingMessage {
-  const what = job.n > 1 ? `${job.n} images` : job.kind === 'edit' ? 'the edit' : 'the image';
-  return { content: withHeadline(job, `🎨 Drawing ${what}…`), components: cancelButtons(job.key), files: [] };
+  return { content: withHeadline(job, say(job.locale, 'discord.job.drawing', { n: job.n, kind: job.kind })), components: cancelButtons(job.key, job.locale), files: [] };
 }
 
 /** A preview replacing the previous one; `file` is undefined when it could not be made small enough to upload. */
 export function renderPartial(job: JobHeader, update: { imageIndex: number; partialIndex: number }, file: OutgoingFile | undefined): OutgoingMessage {
-  const of = job.n > 1 ? ` (image ${update.imageIndex + 1} of ${job.n})` : '';
-  const line = `🎨 Drawing… preview ${update.partialIndex + 1}${of}`;
-  return { content: withHeadline(job, line), components: cancelButtons(job.key), files: file ? [file] : [] };
+  const line = say(job.locale, 'discord.job.preview', { preview: update.partialIndex + 1, image: update.imageIndex + 1, n: job.n });
+  return { content: withHeadline(job, line), components: cancelButtons(job.key, job.locale), files: file ? [file] : [] };
 }
 
-export function describeCost(cost: PriceQuote): string {
-  return cost.basis === 'table' ? formatUsd(cost.totalUsd) : `up to ${formatUsd(cost.totalUsd)} (estimate)`;
+/** A cost as the job's message shows it: the table price, or "up to … (estimate)". */
+export function describeCost(cost: PriceQuote, locale: string): string {
+  return say(locale, 'discord.job.cost', { basis: cost.basis, usd: usd(cost.totalUsd) });
 }
 
 /** The final images with size · quality · format · cost · time, and notes on what had to change to upload them. */
 export function renderCompleted(job: JobHeader, update: Completed, files: OutgoingFile[], notes: string[]): OutgoingMessage {
-  const facts = [update.size, update.quality, update.format, describeCost(update.cost), describeElapsed(update.elapsedMs)].join(' · ');
+  const facts = [update.size, update.quality, update.format, describeCost(update.cost, job.locale), say(job.locale, 'discord.job.elapsed', { time: elapsed(update.elapsedMs) })].join(' · ');
   return {
     content: withHeadline(job, facts, ...notes.map((note) => `ℹ️ ${note}`)),
-    components: resultButtons(job.key, update.images.length),
+    components: resultButtons(job.key, update.images.length, job.locale),
     files,
   };
 }
@@ -115,26 +126,23 @@ const FAILURE_ICONS: Record<string, string> = {
   validation_error: '✋',
 };
 
-/** A failure or refusal: the runner's kind sentence (never an error's raw text), and Retry when trying again may help. */
-export function renderFailure(job: JobHeader, failure: { code: string; message: string; retryable: boolean }): OutgoingMessage {
+/** A failure or refusal: the runner's kind sentence in the job's language (never an error's raw text), and Retry when trying again may help. */
+export function renderFailure(job: JobHeader, failure: { code: string; words: Words; retryable: boolean }): OutgoingMessage {
   const icon = FAILURE_ICONS[failure.code] ?? '⚠️';
-  return { content: withHeadline(job, `${icon} ${failure.message}`), components: failure.retryable ? retryButtons(job.key) : [], files: [] };
+  return { content: withHeadline(job, `${icon} ${sayWords(job.locale, failure.words)}`), components: failure.retryable ? retryButtons(job.key, job.locale) : [], files: [] };
 }
 
 export function renderCancelled(job: JobHeader, update: Extract<JobUpdate, { type: 'cancelled' }>): OutgoingMessage {
   const line =
-    update.reason === 'shutdown' || !update.byUserId
-      ? '🔌 The bot restarted before this was done; press Retry to run it again.'
-      : `✖️ Cancelled by <@${update.byUserId}>.`;
-  return { content: withHeadline(job, line), components: retryButtons(job.key), files: [] };
+    update.reason === 'shutdown' || !update.byUserId ? say(job.locale, 'discord.job.restarted_before_done') : say(job.locale, 'discord.job.cancelled_by', { user: `<@${update.byUserId}>` });
+  return { content: withHeadline(job, line), components: retryButtons(job.key, job.locale), files: [] };
 }
 
 /** A job of a button whose record is gone (too old) or whose runner lost it (a restart). */
 export function renderInterrupted(job: JobHeader): OutgoingMessage {
   return {
-    content: withHeadline(job, '🔌 This job stopped when the bot restarted; press Retry to run it again.'),
-    components: retryButtons(job.key),
+    content: withHeadline(job, say(job.locale, 'discord.job.interrupted')),
+    components: retryButtons(job.key, job.locale),
     files: [],
   };
 }
-

@@ -20,23 +20,30 @@ export function isPersonalContext(interaction: Pick<BaseInteraction, 'context' |
  * Administrator permission).
  */
 export function requesterOf(interaction: BaseInteraction, adminRoleIds: readonly string[]): Requester {
-  if (isPersonalContext(interaction)) {
-    // The user's own jobs: no server, so no roles and no admin (a role of a server the bot is not in means nothing here).
-    return { platform: 'discord', userId: interaction.user.id, userName: interaction.user.username, channelId: interaction.channelId ?? '', scopeId: scopeOf(interaction), isAdmin: false, roleIds: [] };
-  }
-  const member = interaction.member;
-  const roles: string[] = !member ? [] : Array.isArray(member.roles) ? member.roles : [...member.roles.cache.keys()];
-  const hasAdminRole = roles.some((role) => adminRoleIds.includes(role));
-  const isAdministrator = interaction.memberPermissions?.has(PermissionFlagsBits.Administrator) ?? false;
-  return {
-    platform: 'discord',
+  const who = {
+    platform: 'discord' as const,
     userId: interaction.user.id,
     userName: interaction.user.username,
     channelId: interaction.channelId ?? '',
     scopeId: scopeOf(interaction),
-    isAdmin: hasAdminRole || isAdministrator,
-    roleIds: roles,
+    locale: interaction.locale,
   };
+  // The user's own jobs: no server, so no roles and no admin (a role of a server the bot is not in means nothing here).
+  if (isPersonalContext(interaction)) return { ...who, isAdmin: false, roleIds: [] };
+  const member = interaction.member;
+  const roles: string[] = !member ? [] : Array.isArray(member.roles) ? member.roles : [...member.roles.cache.keys()];
+  const hasAdminRole = roles.some((role) => adminRoleIds.includes(role));
+  const isAdministrator = interaction.memberPermissions?.has(PermissionFlagsBits.Administrator) ?? false;
+  return { ...who, isAdmin: hasAdminRole || isAdministrator, roleIds: roles };
+}
+
+/**
+ * The language of what the bot posts for everyone in the channel (a job's reply, its buttons, its result): the
+ * server's (`guild_locale`), so everyone who reads the channel reads one language; outside a server (DMs, user
+ * installs) the member's own. Private answers are in the member's language (`interaction.locale`).
+ */
+export function publicLocaleOf(interaction: Pick<BaseInteraction, 'guildLocale' | 'locale' | 'context' | 'guildId' | 'authorizingIntegrationOwners'>): string {
+  return isPersonalContext(interaction) ? interaction.locale : (interaction.guildLocale ?? interaction.locale);
 }
 
 /** The budget scope of an interaction: its server, or in the user's own context (`isPersonalContext`) the user's own scope. */

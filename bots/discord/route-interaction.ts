@@ -1,5 +1,5 @@
 import { MessageFlags, type Interaction, type RepliableInteraction } from 'discord.js';
-import { describeFailure, refusalFromPolicy } from '../runner/index.js';
+import { describeFailure, refusalFromPolicy, say } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import type { Command } from './commands/index.js';
@@ -10,7 +10,6 @@ import { interactionAge } from './interaction-age.js';
 import { loggableError } from './loggable-error.js';
 import { isPersonalContext } from './requester.js';
 
-const SOMETHING_WENT_WRONG = '⚠️ Something went wrong on my side; try again in a moment.';
 
 /** One handler for every interaction: commands, buttons, modals. Never throws; a bug is logged and the user told briefly. An interaction too old to answer is dropped first. */
 export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<string, Command>): (interaction: Interaction) => Promise<void> {
@@ -41,16 +40,16 @@ export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<s
         return;
       }
       ctx.logger.warn({ type: interaction.type, id: interaction.isCommand() ? interaction.commandName : 'customId' in interaction ? interaction.customId : undefined }, 'an interaction this bot does not know');
-      if (interaction.isRepliable()) await sayQuietly(interaction, '✋ I do not know that command or button (it may be from an older version of me).');
+      if (interaction.isRepliable()) await sayQuietly(interaction, `✋ ${say(interaction.locale, 'discord.unknown_interaction')}`);
     } catch (error) {
       ctx.logger.error({ err: loggableError(error), type: interaction.type }, 'an interaction handler failed');
-      if (interaction.isRepliable()) await sayQuietly(interaction, SOMETHING_WENT_WRONG);
+      if (interaction.isRepliable()) await sayQuietly(interaction, `⚠️ ${say(interaction.locale, 'error.on_my_side')}`);
     }
   };
 }
 
 async function refuseOutsideServers(ctx: BotContext, interaction: RepliableInteraction): Promise<void> {
-  const { code, message } = describeFailure(refusalFromPolicy('dms_not_enabled', { platform: 'discord' }));
+  const { code, message } = describeFailure(refusalFromPolicy('dms_not_enabled', { platform: 'discord' }), interaction.locale);
   ctx.logger.info({ code, context: interaction.context }, 'refused an interaction outside the servers the bot is in');
   await acknowledge('refuse outside servers', () => interaction.reply({ content: `✋ ${message}`, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
 }

@@ -5,13 +5,11 @@ import type { BotContext, DiscordJobRunner } from './bot-context.js';
 import { loadCommands } from './commands/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 import { defaultDownloadPolicy } from './download-images.js';
-import type { DiscordJobStore } from './job-store.js';
 import { gatewayConnection } from './gateway-connection.js';
 import type { GatewayLeaseOptions } from './gateway-lease.js';
-import { DISCORD_INTERACTIONS, HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint } from './interactions-endpoint.js';
+import { HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint } from './interactions-endpoint.js';
 import { JobRecordStore } from './JobRecordStore.js';
-import { DISCORD_JOBS, StateJobRecordStore } from './StateJobRecordStore.js';
-import { askHolderToCancel, cancelWhenAsked, startSweeper, type StateStore } from '../state/index.js';
+import { askHolderToCancel, cancelWhenAsked, startSweeper, type BotState } from '../state/index.js';
 import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST_ANSWER_CONNECTIONS } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
@@ -25,14 +23,11 @@ export interface StartDiscordBotOptions {
   /** Discord's REST base without `/v10`. Default `https://discord.com/api`. */
   apiBaseUrl?: string | undefined;
   runner: DiscordJobRunner;
-  /** Job records (for buttons) and their images go to `<dataDir>/discord/` (without a shared `state`). */
-  dataDir: string;
   /**
-   * The bots' state store. With Redis (replicas), job records and size-capped
-   * copies of their images live there; otherwise they stay in `dataDir`. Not
-   * closed by `stop()`.
+   * The bots' state (the data folder, or Redis shared by replicas): job records, kept images, drafts, interactions
+   * taken. Not closed by `stop()`: its opener closes it after.
    */
-  state?: StateStore | undefined;
+  state: BotState;
   /** Members with one of these roles may cancel anyone's job (as may the server's Administrators). */
   adminRoleIds?: readonly string[] | undefined;
   /** Take commands in DMs and user installs (`DISCORD_USER_INSTALLS`), on the user's own budget. Default false: refused there. */
@@ -42,8 +37,6 @@ export interface StartDiscordBotOptions {
   logger: LoggerLike;
   /** Each input image must be under this. Default the spec's limit (50 MB). */
   maxInputImageBytes?: number | undefined;
-  /** Jobs whose buttons keep working. Default 500. */
-  keepJobs?: number | undefined;
   /** How long `stop()` waits for replies still being shown. Default 10 s. */
   stopGraceMs?: number | undefined;
   /** How long to wait for Discord's READY at login. Default 60 s. */
@@ -87,8 +80,9 @@ export interface DiscordBot {
  */
 export async function startDiscordBot(options: StartDiscordBotOptions): Promise<DiscordBot> {
   const { token, logger } = options;
-  // With a shared (Redis) state store every replica sees every job; else the data folder's `discord/jobs.json`.
-  const store = await openJobStore(options);
+  // With Redis every replica sees every job; else the data folder has them.
+  const { state } = options;
+  const store = new JobRecordStore({ state, logger });
   const api = (options.apiBaseUrl ?? DISCORD_API_BASE_URL).replace(/\/+$/, '');
   // Over HTTP, the first answer to an interaction is the answer to Discord's POST (see interactions-endpoint.ts).
   const httpResponses = options.interactions ? new HttpInitialResponses() : undefined;
@@ -98,17 +92,14 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);
   // With Redis, a Cancel pressed on another replica reaches the one running the job (see cancel-notices.ts).
-  const jobSpace = options.state?.backend === 'redis' ? options.state.space(DISCORD_JOBS) : undefined;
-  if (jobSpace) {
-    await cancelWhenAsked(jobSpace, async (key, by) => {
-      const runnerJobId = (await store.get(key))?.runnerJobId;
-      if (runnerJobId) options.runner.cancel(runnerJobId, by);
-    });
-  }
+  await cancelWhenAsked(store.records, async (key, by) => {
+    const runnerJobId = (await store.get(key))?.runnerJobId;
+    if (runnerJobId) options.runner.cancel(runnerJobId, by);
+  });
   const ctx: BotContext = {
     runner: options.runner,
     store,
-    askHolderToCancel: (key, by) => (jobSpace ? askHolderToCancel(jobSpace, key, by) : Promise.resolve(false)),
+    askHolderToCancel: (key, by) => askHolderToCancel(store.records, key, by),
     logger,
     webhookRest: createWebhookRest(api),
     adminRoleIds: options.adminRoleIds ?? [],
@@ -153,18 +144,16 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     else await gateway!.start();
   } catch (error) {
     await client.destroy().catch(() => {});
-    await store.close();
     const why = describeDiscordUnreachable(error, options.apiBaseUrl) ?? scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
     throw new Error(`could not log in to Discord: ${why}`, { cause: error });
   }
   if (options.interactions && httpResponses) {
     try {
-      // With Redis, an interaction id is taken once by all replicas (a POST replayed to another one is refused there too).
-      const taken = options.state?.backend === 'redis' ? options.state.space(DISCORD_INTERACTIONS) : undefined;
+      // An interaction id is taken once, by every replica and across restarts (a replayed POST is refused).
+      const taken = state.store.space(state.spaces.discordInteractions);
       endpoint = await startInteractionsEndpoint({ ...options.interactions, client, responses: httpResponses, logger, taken });
     } catch (error) {
       await client.destroy().catch(() => {});
-      await store.close();
       throw new Error(`could not take Discord interactions on port ${options.interactions.port}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
   }
@@ -175,7 +164,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   logger.info({ user: client.user?.tag, applicationId, interactionsUrl: endpoint?.url }, 'Discord bot ready');
   // Every process sweeps: at start what the last one left, and (with Redis) the jobs of a replica whose lease lapsed.
   const sweeper = startSweeper({
-    store: options.state ?? FILE_STORE_TIMING,
+    store: state.store,
     name: 'discord jobs',
     claim: () => store.claimInterrupted(),
     sweep: async (record) => {
@@ -202,24 +191,11 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       await withTimeout(Promise.allSettled([...inFlight]), options.stopGraceMs ?? 10_000, '').catch(() => {
         logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
       });
-      await store.close();
       if (gateway) await gateway.leave();
       else await client.destroy();
       logger.info({}, 'Discord bot stopped');
     },
   };
-}
-
-/** Without a state store: one sweep at start (one process per data folder). */
-const FILE_STORE_TIMING = { leaseMs: Number.POSITIVE_INFINITY };
-
-async function openJobStore(options: StartDiscordBotOptions): Promise<DiscordJobStore> {
-  if (options.state?.backend === 'redis') {
-    const store = new StateJobRecordStore({ state: options.state, logger: options.logger });
-    await store.open();
-    return store;
-  }
-  return JobRecordStore.open({ dataDir: options.dataDir, maxRecords: options.keepJobs, logger: options.logger });
 }
 
 function scrub(error: Error, token: string): { name: string; message: string } {

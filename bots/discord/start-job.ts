@@ -9,7 +9,7 @@ import { linkToReply } from './job-history.js';
 import { JobView } from './JobView.js';
 import { refuseAfterAnswer, refusePrivately, type FirstAnswer } from './refuse-privately.js';
 import { ReplyTarget } from './ReplyTarget.js';
-import { isPersonalContext } from './requester.js';
+import { isPersonalContext, publicLocaleOf } from './requester.js';
 
 /** An interaction that can start a job (a command, a button, a modal): its first answer, then its token edits the job's reply. */
 export type JobInteraction = RepliableInteraction & { attachmentSizeLimit?: number | undefined };
@@ -34,9 +34,10 @@ export interface JobRequest {
  */
 export async function startJob(ctx: BotContext, interaction: JobInteraction, job: JobRequest, firstAnswer: FirstAnswer): Promise<void> {
   const key = ctx.store.newKey();
+  const locale = publicLocaleOf(interaction);
   const view = new JobView({
     target: replyTargetOf(ctx, interaction, job.requester.userId),
-    header: { key, kind: job.kind, prompt: job.prompt, n: job.options.n ?? DEFAULTS.n },
+    header: { key, kind: job.kind, prompt: job.prompt, n: job.options.n ?? DEFAULTS.n, locale },
     store: ctx.store,
     attachmentSizeLimit: interaction.attachmentSizeLimit ?? DISCORD_LIMITS.defaultAttachmentBytes,
     logger: ctx.logger,
@@ -66,7 +67,7 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
   if (!handle) return;
   // Visible to buttons at once (the runner's first update comes on a later turn); saved to disk in the background of this await.
   const reply = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
-  await ctx.store.add({ key, kind: job.kind, prompt: job.prompt, options: job.options, requester: job.requester, status: 'running', runnerJobId: handle.id, reply }, images);
+  await ctx.store.add({ key, kind: job.kind, prompt: job.prompt, options: job.options, requester: job.requester, status: 'running', runnerJobId: handle.id, reply, locale }, images);
   ctx.track(handle.done);
 }
 
@@ -80,6 +81,7 @@ function replyTargetOf(ctx: BotContext, interaction: JobInteraction, userId: str
     issuedAt: interaction.createdTimestamp,
     channelId: interaction.channelId ?? '',
     userId,
+    locale: publicLocaleOf(interaction),
     // In DMs and user installs the bot may not post in the channel: past the token, results go to a DM with the user.
     fallback: isPersonalContext(interaction) ? 'dm' : 'channel',
     logger: ctx.logger,

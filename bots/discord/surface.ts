@@ -1,4 +1,3 @@
-import { closeRedis, connectRedis } from '../../src/index.js';
 import type { Surface } from '../surface.js';
 import { checkUserInstalls, readDiscordConfig, type DiscordConfig } from './config.js';
 import { inviteLink } from './invite-link.js';
@@ -14,41 +13,30 @@ export const discordSurface: Surface<DiscordConfig> = {
   async start(config, ctx) {
     checkUserInstalls(config.userInstalls, ctx.runner.budgets.dmCaps);
     // With Redis, processes on the gateway take turns holding it (a lease in Redis): one connected at a time.
-    const leaseRedis = ctx.redis && !config.interactions ? await connectRedis(ctx.redis.url, { logger: ctx.logger, name: 'pictor-discord-gateway-lease' }) : undefined;
-    let bot;
-    try {
-      bot = await startDiscordBot({
-        token: config.token,
-        applicationId: config.applicationId,
-        apiBaseUrl: config.apiBaseUrl,
-        adminRoleIds: config.adminRoleIds,
-        userInstalls: config.userInstalls,
-        allowedAttachmentHosts: config.allowedAttachmentHosts,
-        interactions: config.interactions,
-        gatewayLease: leaseRedis && ctx.redis && { redis: leaseRedis, prefix: ctx.redis.prefix },
-        runner: ctx.runner,
-        dataDir: ctx.dataDir,
-        state: ctx.state,
-        logger: ctx.logger,
-        onWriteRefused: ctx.onWriteRefused,
-      });
-    } catch (error) {
-      if (leaseRedis) await closeRedis(leaseRedis);
-      throw error;
-    }
+    const link = config.interactions ? undefined : ctx.state.redis;
+    const bot = await startDiscordBot({
+      token: config.token,
+      applicationId: config.applicationId,
+      apiBaseUrl: config.apiBaseUrl,
+      adminRoleIds: config.adminRoleIds,
+      userInstalls: config.userInstalls,
+      allowedAttachmentHosts: config.allowedAttachmentHosts,
+      interactions: config.interactions,
+      gatewayLease: link && { redis: link.commands, prefix: link.config.prefix },
+      runner: ctx.runner,
+      state: ctx.state,
+      logger: ctx.logger,
+      onWriteRefused: ctx.onWriteRefused,
+    });
     const { interactionsUrl } = bot;
     ctx.print(interactionsUrl ? `Discord bot is online (HTTP, interactions at ${interactionsUrl}).` : 'Discord bot is online.');
     const applicationId = bot.client.application?.id ?? bot.client.user?.id;
     if (applicationId) ctx.print(`Invite it to a server: ${inviteLink(applicationId)}`);
-    const running = bot;
     return {
-      health: () => running.online(),
+      health: () => bot.online(),
       // On the gateway with a lease: a standby takes the gateway at once. Over HTTP, /healthz turns the traffic away.
-      ...(leaseRedis ? { handOver: () => running.handOver() } : {}),
-      stop: async () => {
-        await running.stop();
-        if (leaseRedis) await closeRedis(leaseRedis);
-      },
+      ...(link ? { handOver: () => bot.handOver() } : {}),
+      stop: () => bot.stop(),
     };
   },
 };

@@ -1,10 +1,9 @@
 import type { REST } from 'discord.js';
-import { DEFAULTS } from '../../src/index.js';
 import { isDmScope } from '../runner/index.js';
 import type { BotContext } from './bot-context.js';
 import type { JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
-import { renderInterrupted } from './render-job.js';
+import { headerOf, renderInterrupted } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
 
 /**
@@ -16,7 +15,7 @@ import { ReplyTarget } from './ReplyTarget.js';
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
   for (const record of records) {
-    const header = { key: record.key, kind: record.kind, prompt: record.prompt, n: record.options.n ?? DEFAULTS.n };
+    const header = headerOf(record);
     const target = new ReplyTarget({
       webhookRest: ctx.webhookRest,
       botRest,
@@ -26,6 +25,7 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
       issuedAt: record.reply?.issuedAt ?? 0,
       channelId: record.requester.channelId,
       userId: record.requester.userId,
+      locale: header.locale,
       // A DM or user-install job: the bot may not post in that channel, so by DM.
       fallback: isDmScope(record.requester.scopeId) ? 'dm' : 'channel',
       logger: ctx.logger,

@@ -1,5 +1,6 @@
 import { isSpendRefusalCode, PictorError } from '../../src/index.js';
 import { RUNNER_REFUSAL_CODES, type RefusalCode } from './types.js';
+import { sayWords, type Words } from './words.js';
 
 export interface JobRefusalDetails {
   /** Validation: the field at fault, as the spec names it (`size`, `image[2]`). */
@@ -16,9 +17,10 @@ export interface JobRefusalDetails {
 }
 
 /**
- * A job was refused before anything was queued or spent. `message` is one
- * sentence for the person who asked: the limit or field, and when it resets or
- * what is allowed. Switch on `code`, never on the message.
+ * A job was refused before anything was queued or spent. `words` is one
+ * sentence for the person who asked — the limit or field, and when it resets or
+ * what is allowed — to be said in their language (`describeFailure`); `message`
+ * is it in English, for the log. Switch on `code`, never on the message.
  */
 export class JobRefusedError extends PictorError<RefusalCode> {
   readonly field: string | undefined;
@@ -26,9 +28,11 @@ export class JobRefusedError extends PictorError<RefusalCode> {
   readonly limit: number | undefined;
   readonly used: number | undefined;
   readonly resetsAt: number | undefined;
+  readonly words: Words;
 
-  constructor(code: RefusalCode, message: string, details: JobRefusalDetails = {}) {
-    super(code, message, details.cause === undefined ? undefined : { cause: details.cause });
+  constructor(code: RefusalCode, words: Words, details: JobRefusalDetails = {}) {
+    super(code, sayWords('en', words), details.cause === undefined ? undefined : { cause: details.cause });
+    this.words = words;
     this.field = details.field;
     this.allowed = details.allowed;
     this.limit = details.limit;

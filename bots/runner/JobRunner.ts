@@ -32,11 +32,12 @@ import { JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
 import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
-import { settingsInLedger } from './scope-settings.js';
+import { settingsInState, type ScopeSettingsStore } from './scope-settings.js';
 import { JobHistory, type JobHistoryStore } from './job-history.js';
 import { DEFAULT_MAX_QUEUED_JOBS, positionWorthShowing, QueueBound, QueueRoom, type QueuePlace } from './queue-bound.js';
 import { UpdatePump } from './UpdatePump.js';
 import { PreviewEncoder } from './preview-image.js';
+import { words, type Words } from './words.js';
 import type {
   AcceptedJob,
   FieldNames,
@@ -87,6 +88,8 @@ export interface JobRunnerOptions {
   operatorControls?: OperatorControls | undefined;
   /** How long a server's/workspace's settings are cached before the store is read again. Default 5 s. */
   settingsCacheMs?: number | undefined;
+  /** Where the chat admins' settings are kept (the bots' state: `settingsInState`). Default this process's memory. */
+  settings?: ScopeSettingsStore | undefined;
   /** Where members' job history is kept (`/imagine-history`); without it no history is kept. */
   history?: JobHistoryStore | undefined;
   /** Days a job stays in the history (`PICTOR_HISTORY_RETENTION_DAYS`). Default 30. */
@@ -126,11 +129,10 @@ const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 const DEFAULT_KEEP_FINISHED_JOBS = 1000;
 
 /** Told to a user whose job waits because the limiter shared through Redis lost its connection. */
-export const QUEUE_TROUBLE_NOTICE =
-  'The shared queue is unreachable for a moment, so this takes longer than usual; your job keeps its place and nothing is charged until it runs.';
+export const QUEUE_TROUBLE_NOTICE: Words = words('job.queue_trouble');
 
 /** Told to whoever starts a job while the bot drains for a restart. */
-export const RESTARTING_MESSAGE = 'The bot is restarting; try again in a minute.';
+export const RESTARTING_MESSAGE: Words = words('refusal.restarting');
 
 /** After the grace period, how long shutdown still waits for stopped jobs to report. */
 const SHUTDOWN_DRAIN_MS = 5_000;
@@ -213,8 +215,8 @@ export class JobRunner {
     });
     this.budgets = new ChatBudgets({ store: this.#store, limits: this.#limits, dmCaps: options.dmCaps, logger: this.#logger, now: this.#now, cacheMs: options.capCacheMs });
     this.policy = new ScopePolicy({
-      // Kept in the ledger's storage beside the chat admins' caps: every process of the account applies one set.
-      store: settingsInLedger(this.#store, this.#logger),
+      // Kept in the bots' state: every process of the account applies one set.
+      store: options.settings ?? settingsInState(undefined, this.#logger),
       operator: options.operatorControls,
       partialImages: this.#partialImages,
       logger: this.#logger,
@@ -603,9 +605,9 @@ export class JobRunner {
     job.decided = true;
     await this.#end(job, { kind: 'failed', error });
     if (job.pump.finished) return;
-    const failure = describeFailure(error);
+    const failure = describeFailure(error, job.spec.requester.locale);
     this.#finish(job, 'failed', this.#now());
-    job.pump.push({ type: 'failed', jobId: job.info.id, code: failure.code, message: failure.message, retryable: failure.retryable, ...this.#imagesOf(job) });
+    job.pump.push({ type: 'failed', jobId: job.info.id, code: failure.code, message: failure.message, words: failure.words, retryable: failure.retryable, ...this.#imagesOf(job) });
   }
 
   async #run(job: Job): Promise<void> {
@@ -616,7 +618,7 @@ export class JobRunner {
     let lastAhead = 0;
     /** The position last pushed to the job's updates (a long queue's moves are thinned: `positionWorthShowing`). */
     let shownAhead: number | undefined;
-    let notice: string | undefined;
+    let notice: Words | undefined;
     const options: RequestOptions = {
       signal: controller.signal,
       onQueuePosition: (ahead) => {
@@ -716,13 +718,13 @@ export class JobRunner {
       return;
     }
     job.decided = true;
-    const failure = describeFailure(error);
+    const failure = describeFailure(error, job.spec.requester.locale);
     // The last answer was a 429 that was not sent again (retries used up, or a wait longer than the timeout).
     if (failure.code === 'rate_limited') this.#metrics.rateLimited();
     const settlement = await this.#end(job, { kind: 'failed', error });
     this.#finish(job, 'failed', this.#now());
     // The images that came before the failure were made and are charged: the user gets them with the failure.
-    job.pump.push({ type: 'failed', jobId: id, code: failure.code, message: failure.message, retryable: failure.retryable, ...this.#imagesOf(job) });
+    job.pump.push({ type: 'failed', jobId: id, code: failure.code, message: failure.message, words: failure.words, retryable: failure.retryable, ...this.#imagesOf(job) });
     const log = failure.code === 'internal_error' ? this.#logger.error.bind(this.#logger) : this.#logger.warn.bind(this.#logger);
     const mayBeBilled = settlement.action === 'settled';
     log({ jobId: id, code: failure.code, mayBeBilled, images: charged.images.length, err: failure.code === 'internal_error' ? error : undefined }, 'job failed');

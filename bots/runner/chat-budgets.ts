@@ -4,7 +4,6 @@ import {
   effectiveLimits,
   EPSILON_USD,
   evaluate,
-  formatUsd,
   isOverridableCap,
   resetsAt,
   roundToNanoUsd,
@@ -19,7 +18,8 @@ import {
   type OverridableCap,
   type SpendRefusal,
 } from '../../src/index.js';
-import { SCOPE_NAMES } from './describe-refusal.js';
+import { SCOPE_WORDS } from './describe-refusal.js';
+import { say, usd as usdOf } from './words.js';
 import { isDmScope, type DmCaps, type Platform, type QuotaStore, type Requester, type SpendLimits } from './types.js';
 
 /** How long the caps chat admins set for a scope are kept in memory before the ledger is read again. */
@@ -51,7 +51,9 @@ export function capOfName(name: string): OverridableCap | undefined {
 }
 
 /** Told when an amount cannot be read. */
-export const AMOUNT_HINT = 'Give the budget in US dollars, 0 or more (e.g. 2.50), or clear to go back to the operator’s setting.';
+export function amountHint(locale?: string): string {
+  return say(locale, 'budget.amount_hint');
+}
 
 /** Words that put a cap back to the operator's setting. */
 const CLEAR_WORDS = new Set(['clear', 'reset', 'default', 'none', 'unset']);
@@ -238,20 +240,16 @@ export class ChatBudgets {
    * the operator set one. Kept in the ledger and logged with who changed it.
    */
   async setCap(requester: Requester, cap: OverridableCap, usd: number | undefined): Promise<CapChange> {
-    const scopeName = SCOPE_NAMES[requester.platform];
+    const { locale } = requester;
     const { scopeKey } = keysOf(requester);
-    if (!requester.isAdmin || (await this.#capsOf(scopeKey)).personal) return { ok: false, code: 'not_admin', message: notAdminMessage(requester.platform) };
+    if (!requester.isAdmin || (await this.#capsOf(scopeKey)).personal) return { ok: false, code: 'not_admin', message: notAdminMessage(requester.platform, locale) };
     if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) {
-      return { ok: false, code: 'invalid_amount', message: AMOUNT_HINT };
+      return { ok: false, code: 'invalid_amount', message: amountHint(locale) };
     }
     const operatorUsd = this.#operator[cap];
-    const what = describeCap(cap, requester.platform);
+    const what = capValues(cap, requester.platform);
     if (usd !== undefined && operatorUsd !== undefined && usd > operatorUsd) {
-      return {
-        ok: false,
-        code: 'above_operator_cap',
-        message: `The bot’s operator caps ${what} at ${formatUsd(operatorUsd)} (${VARIABLE_OF[cap]}); an admin can set it lower, not higher. Ask the operator to raise it.`,
-      };
+      return { ok: false, code: 'above_operator_cap', message: say(locale, 'budget.above_operator_cap', { ...what, operator: usdOf(operatorUsd), variable: VARIABLE_OF[cap] }) };
     }
     const changedBy = `${requester.platform}:${requester.userId}`;
     const { previousUsd } = await this.#store.setCapOverride(scopeKey, cap, usd, changedBy, this.#now());
@@ -260,11 +258,8 @@ export class ChatBudgets {
       { scopeKey, cap, changedBy, oldUsd: previousUsd ?? null, newUsd: usd ?? null, operatorUsd: operatorUsd ?? null },
       usd === undefined ? 'a chat admin cleared a budget' : 'a chat admin set a budget',
     );
-    const operator = operatorUsd === undefined ? 'none' : formatUsd(operatorUsd);
-    const message =
-      usd === undefined
-        ? `${capitalize(what)} is back to the operator’s setting (${operatorUsd === undefined ? 'no limit' : formatUsd(operatorUsd)}).`
-        : `${capitalize(what)} is now ${formatUsd(usd)} for ${scopeName} (operator’s cap: ${operator}).`;
+    const operator = operatorUsd === undefined ? { operatorSet: 'no', operator: '' } : { operatorSet: 'yes', operator: usdOf(operatorUsd) };
+    const message = usd === undefined ? say(locale, 'budget.cleared', { ...what, ...operator }) : say(locale, 'budget.set', { ...what, ...operator, usd: usdOf(usd) });
     return { ok: true, cap, previousUsd, usd, operatorUsd, message };
   }
 
@@ -338,16 +333,11 @@ function isDmScopeKey(scopeKey: string): boolean {
 }
 
 /** Told to someone who is not an admin and tries to change a budget. */
-export function notAdminMessage(platform: Platform): string {
-  return `Only an admin of ${SCOPE_NAMES[platform]} can change its budgets.`;
+export function notAdminMessage(platform: Platform, locale?: string): string {
+  return say(locale, 'budget.not_admin', { scope: SCOPE_WORDS[platform] });
 }
 
-/** "the daily budget of each user", "this server’s monthly budget". */
-export function describeCap(cap: OverridableCap, platform: Platform): string {
-  const period = cap.includes('Daily') ? 'daily' : 'monthly';
-  return cap.startsWith('user') ? `the ${period} budget of each user` : `${SCOPE_NAMES[platform]}’s ${period} budget`;
-}
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
+/** Which cap a sentence is about: whose (each user's, or the scope's), the period, and what the scope is called. */
+function capValues(cap: OverridableCap, platform: Platform): { whose: 'user' | 'scope'; period: 'day' | 'month'; scope: string } {
+  return { whose: cap.startsWith('user') ? 'user' : 'scope', period: cap === 'userDailyUsd' || cap === 'scopeDailyUsd' ? 'day' : 'month', scope: SCOPE_WORDS[platform] };
 }

@@ -5,8 +5,6 @@ import type { OperatorControls } from './scope-policy.js';
 import type { DmCaps, SpendLimits } from './types.js';
 
 export interface RunnerConfig {
-  /** Folder of the quota ledger (and other bot state). */
-  dataDir: string;
   limits: SpendLimits;
   /** `PICTOR_DM_DAILY_USD`, `PICTOR_DM_MONTHLY_USD`: each person's own budget in DMs and user installs (with the user and account caps). */
   dmCaps: DmCaps;
@@ -46,7 +44,6 @@ function envChoices<T extends string>(env: Env, name: string, choices: readonly 
 export function readRunnerConfig(env: Env, caps: SpendCaps): RunnerConfig {
   const graceSeconds = envNumber(env, 'PICTOR_SHUTDOWN_GRACE_SECONDS', { min: 0, takes: 'a number of seconds, 0 or more' });
   return {
-    dataDir: envText(env, 'PICTOR_DATA_DIR') ?? './.data',
     limits: {
       ...caps,
       userConcurrentJobs: envNumber(env, 'PICTOR_USER_CONCURRENT_JOBS', { int: true, min: 1, takes: 'a whole number of jobs, 1 or more' }) ?? 2,

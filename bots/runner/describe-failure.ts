@@ -1,5 +1,4 @@
 import {
-  describeDuration,
   isPictorError,
   parseResetDuration,
   retryAfterFromHeaders,
@@ -12,6 +11,7 @@ import {
 } from '../../src/index.js';
 import { isJobRefusedError } from './JobRefusedError.js';
 import type { FieldNames, RefusalCode } from './types.js';
+import { duration, say, sayWords, words, type MessageValues, type Words } from './words.js';
 
 /** Anything that is neither a core error nor a refusal: a bug of ours, reported without its details. */
 export const INTERNAL_ERROR_CODE = 'internal_error' as const;
@@ -21,119 +21,96 @@ export type FailureCode = PictorErrorCode | RefusalCode | typeof INTERNAL_ERROR_
 export interface FailureDescription {
   /** Stable: switch on it. */
   code: FailureCode;
-  /** One sentence a person can act on; never a stack trace, a key or a service's raw answer. */
+  /** One sentence a person can act on, in the locale asked for; never a stack trace, a key or a service's raw answer. */
   message: string;
+  /** The same sentence not yet said: a surface says it in its reader's language (`sayWords`). */
+  words: Words;
   /** Trying the same job again later may work (worth a Retry button). */
   retryable: boolean;
 }
 
 /**
- * Turns whatever a job failed with into a code and a kind sentence. Messages
- * are written here, never copied from the error, except the core's validation
- * messages (ours, naming the field and what it accepts).
+ * Turns whatever a job failed with into a code and a kind sentence in `locale`
+ * (English by default: the log's). Messages are the catalog's, never copied
+ * from the error, except the core's validation details (ours, naming the field
+ * and what it accepts).
  */
-export function describeFailure(error: unknown): FailureDescription {
+export function describeFailure(error: unknown, locale?: string): FailureDescription {
+  const { code, words: what, retryable } = failureOf(error);
+  return { code, message: sayWords(locale, what), words: what, retryable };
+}
+
+function failureOf(error: unknown): { code: FailureCode; words: Words; retryable: boolean } {
   if (isJobRefusedError(error)) {
-    return { code: error.code, message: error.message, retryable: error.code === 'user_cooldown' || error.code === 'user_concurrency' || error.code === 'restarting' || error.code === 'queue_full' };
+    return { code: error.code, words: error.words, retryable: error.code === 'user_cooldown' || error.code === 'user_concurrency' || error.code === 'restarting' || error.code === 'queue_full' };
   }
-  if (!isPictorError(error)) {
-    return { code: INTERNAL_ERROR_CODE, message: 'Something went wrong inside the bot; try again, and tell the bot’s operator if it keeps happening.', retryable: true };
-  }
+  if (!isPictorError(error)) return { code: INTERNAL_ERROR_CODE, words: words('failure.internal_error'), retryable: true };
   return { code: error.code, ...describeCoreError(error) };
 }
 
-function describeCoreError(error: PictorError): { message: string; retryable: boolean } {
+function describeCoreError(error: PictorError): { words: Words; retryable: boolean } {
   switch (error.code) {
     case 'validation_error':
-      return { message: describeValidation(error as ValidationError), retryable: false };
+      return { words: validationWords(error as ValidationError), retryable: false };
     case 'moderation_blocked':
-      return {
-        message: 'The image service refused this request under its content policy; change the prompt (or the images) and try again.',
-        retryable: false,
-      };
-    case 'rate_limited': {
-      const wait = waitOf(error as RateLimitError);
-      return {
-        message: `The image service is busy right now; try again in ${wait === undefined ? 'about a minute' : `about ${describeDuration(wait)}`}.`,
-        retryable: true,
-      };
-    }
     case 'quota_exhausted':
-      return { message: 'The image service account is out of credit; tell the bot’s operator.', retryable: false };
     case 'authentication_failed':
-      return { message: 'The image service did not accept the bot’s API key; tell the bot’s operator.', retryable: false };
     case 'permission_denied':
-      return { message: 'The image service does not let the bot’s account use this model; tell the bot’s operator.', retryable: false };
     case 'not_found':
-      return { message: 'The bot is set up with a wrong image service address; tell the bot’s operator.', retryable: false };
+    case 'bad_response':
+      return { words: words(`failure.${error.code}`), retryable: false };
+    case 'api_error':
+    case 'connection_failed':
+    case 'aborted':
+    case 'stream_broken':
+      return { words: words(`failure.${error.code}`), retryable: true };
+    case 'rate_limited':
+      return { words: words('failure.rate_limited', waitValues(waitOf(error as RateLimitError))), retryable: true };
     case 'bad_request': {
       const param = (error as APIError).param;
-      return {
-        message: param
-          ? `The image service rejected the option ${param}; change it and try again.`
-          : 'The image service rejected the request; check the options and images and try again.',
-        retryable: false,
-      };
+      return { words: param ? words('failure.bad_request_option', { option: param }) : words('failure.bad_request'), retryable: false };
     }
     case 'server_error': {
       const apiError = error as APIError;
-      const wait = waitOf(apiError);
-      const when = wait === undefined ? 'in a few minutes' : `in about ${describeDuration(wait)}`;
-      return {
-        message:
-          apiError.status === undefined
-            ? `The image service reported an error while making the images; try again ${when}.`
-            : apiError.status === 503
-            ? `The image service is overloaded and did not answer after several tries; try again ${when}.`
-            : `The image service had an internal error and did not recover after several tries; try again ${when}.`,
-        retryable: true,
-      };
+      const kind = apiError.status === undefined ? 'stream' : apiError.status === 503 ? 'overloaded' : 'internal';
+      return { words: words('failure.server_error', { kind, ...waitValues(waitOf(apiError)) }), retryable: true };
     }
-    case 'api_error':
-      return { message: 'The image service answered with an unexpected error; try again in a few minutes.', retryable: true };
-    case 'connection_failed':
-      return { message: 'The bot could not reach the image service; try again in a few minutes.', retryable: true };
     case 'timeout': {
       const timeout = error as TimeoutError;
-      const howLong = describeDuration(timeout.timeoutMs);
-      return {
-        message:
-          timeout.kind === 'idle'
-            ? `The image service sent nothing for ${howLong}, so the job was stopped. It had reached the service and may have been billed (its estimate counts against the budget), so it was not sent again; Retry starts a new job, perhaps at a lower quality.`
-            : `The job took longer than ${howLong}, so it was stopped. It had reached the service and may have been billed (its estimate counts against the budget), so it was not sent again; Retry starts a new job, perhaps at a lower quality.`,
-        retryable: true,
-      };
+      return { words: words('failure.timeout', { kind: timeout.kind === 'idle' ? 'idle' : 'total', howLong: duration(timeout.timeoutMs) }), retryable: true };
     }
-    case 'stream_broken':
-      return {
-        message:
-          'The connection to the image service broke after the request reached it, before all the images arrived. It may have been billed (the estimate of each missing image counts against the budget), so it was not sent again; Retry starts a new job.',
-        retryable: true,
-      };
-    case 'aborted':
-      return { message: 'The job was stopped before it finished; try again.', retryable: true };
-    case 'bad_response':
-      return { message: 'The image service answered with something that is not the images asked for; it may have been billed, so it was not sent again.', retryable: false };
   }
+}
+
+/** A wait the service named (`wait`), or none (`known`: `no`): "in about 45 s", "in a few minutes". */
+function waitValues(waitMs: number | undefined): MessageValues {
+  return waitMs === undefined ? { known: 'no', wait: '' } : { known: 'yes', wait: duration(waitMs) };
 }
 
 /**
  * Said with a failed or cancelled job's final message when some of its images
  * had finished before it ended: they are shown (and charged) all the same.
  */
-export function describeKeptImages(count: number): string {
-  return count === 1 ? 'The image finished before that is here; it is charged.' : `The ${count} images finished before that are here; they are charged.`;
+export function describeKeptImages(count: number, locale?: string): string {
+  return say(locale, 'job.kept_images', { count });
 }
 
 /** "The size option is not valid: size must be one of …": the field, then what it accepts. */
-export function describeValidation(error: Pick<ValidationError, 'param' | 'message' | 'allowed'>, fieldNames: FieldNames = {}): string {
+export function describeValidation(error: Pick<ValidationError, 'param' | 'message' | 'allowed'>, fieldNames: FieldNames = {}, locale?: string): string {
+  return sayWords(locale, validationWords(error, fieldNames));
+}
+
+/**
+ * A validation error's words: the field as the surface calls it, the core's detail (its schema's own sentence,
+ * in English: the core speaks to the CLI and n8n too) and what the field accepts.
+ */
+export function validationWords(error: Pick<ValidationError, 'param' | 'message' | 'allowed'>, fieldNames: FieldNames = {}): Words {
   const field = error.param.replace(/\[\d+\].*$/, '');
   // The spec's field names as the surface calls them (Discord's option `format`, Slack's `--format`), wherever they appear.
   const named = (text: string) => text.replace(SPEC_FIELDS, (name) => fieldNames[name] ?? name);
-  const subject =
-    field === 'prompt' ? 'The prompt is not valid' : field === 'image' ? 'An input image is not valid' : `The ${fieldNames[field] ?? error.param} option is not valid`;
-  const allowed = error.allowed && !error.message.includes(error.allowed) ? ` (allowed: ${named(error.allowed)})` : '';
-  return `${subject}: ${named(error.message)}${allowed}.`;
+  const subject = field === 'prompt' ? 'prompt' : field === 'image' ? 'image' : 'option';
+  const allowed = error.allowed && !error.message.includes(error.allowed) ? named(error.allowed) : '';
+  return words('failure.validation', { subject, option: fieldNames[field] ?? error.param, detail: named(error.message), allowed: allowed === '' ? 'none' : 'some', values: allowed });
 }
 
 /** The request fields a chat user can set, as whole words in a validation message. */

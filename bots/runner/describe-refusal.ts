@@ -1,35 +1,65 @@
-import { describeSpendRefusal, type ValidationError } from '../../src/index.js';
-import { describeValidation } from './describe-failure.js';
+import { BUDGETS, type ValidationError } from '../../src/index.js';
+import { validationWords } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { isDmScope, type FieldNames, type Platform, type PolicyRefusalCode, type QuotaStore } from './types.js';
+import { anyOf, duration, listOf, resetTime, usd, words, type Words } from './words.js';
 
 type Refusal = Extract<Awaited<ReturnType<QuotaStore['reserve']>>, { ok: false }>;
 
-/** What a Discord server and a Slack workspace are called in a sentence (every sentence of the runner). */
-export const SCOPE_NAMES: Readonly<Record<Platform, string>> = { discord: 'this server', slack: 'this workspace' };
-/** A person's own scope (DMs, user installs) in a sentence: its caps are the operator's DM caps. */
-const DM_SCOPE_NAME = 'your use of the bot outside servers';
+/** What a sentence calls the scope: a Discord server, a Slack workspace, or a person's own (DMs, user installs). A `select` value of the catalog. */
+export type ScopeWord = 'server' | 'workspace' | 'dm';
+
+/** The scope word of a platform (every sentence of the runner says "this server" or "this workspace"). */
+export const SCOPE_WORDS: Readonly<Record<Platform, ScopeWord>> = { discord: 'server', slack: 'workspace' };
+
+/** The scope word of a scope id: a person's own scope is `dm`. */
+export function scopeWordOf(platform: Platform, scopeId: string | undefined): ScopeWord {
+  return scopeId !== undefined && isDmScope(scopeId) ? 'dm' : SCOPE_WORDS[platform];
+}
 
 /** A validation error of the core as a refusal naming the field (as the surface calls it) and what it accepts. */
 export function refusalFromValidation(error: ValidationError, fieldNames?: FieldNames): JobRefusedError {
-  return new JobRefusedError('validation_error', describeValidation(error, fieldNames), {
+  return new JobRefusedError('validation_error', validationWords(error, fieldNames), {
     field: error.param,
     allowed: error.allowed,
     cause: error,
   });
 }
 
-/** A store's refusal as a job refusal: the core's one sentence for it, with the limit and when it resets. */
+/**
+ * A store's refusal as a job refusal: which limit, how much of it is used or left, and when it lets the job in
+ * again — "This job could cost up to $0.224, more than the $0.050 left of your daily budget of $1.00 (spent $0.95);
+ * fewer or cheaper images may fit, and the budget resets at 00:00 UTC (in 3 h 12 min)."
+ */
 export function refusalFromReservation(
   refusal: Refusal,
   context: { estimateUsd: number; platform: Platform; now: number; scopeId?: string | undefined },
 ): JobRefusedError {
   const { code, limit, used, resetsAt } = refusal;
-  const scopeName = context.scopeId !== undefined && isDmScope(context.scopeId) ? DM_SCOPE_NAME : SCOPE_NAMES[context.platform];
-  const message = describeSpendRefusal(refusal, { estimateUsd: context.estimateUsd, now: context.now, scopeName });
-  return new JobRefusedError(code, message, code === 'user_concurrency' ? { limit, used } : { limit, used, resetsAt });
+  return new JobRefusedError(code, spendRefusalWords(refusal, { ...context, scope: scopeWordOf(context.platform, context.scopeId) }), code === 'user_concurrency' ? { limit, used } : { limit, used, resetsAt });
 }
 
+function spendRefusalWords(refusal: Refusal, context: { estimateUsd: number; now: number; scope: ScopeWord }): Words {
+  const { code, limit, used, resetsAt } = refusal;
+  const scope = context.scope;
+  switch (code) {
+    case 'user_concurrency':
+      return words('refusal.user_concurrency', { used, limit });
+    case 'user_cooldown':
+      return words('refusal.user_cooldown', { every: duration(limit * 1000), wait: duration(resetsAt - context.now) });
+    case 'scope_paused':
+      return words('refusal.scope_paused', { scope, used: usd(used), limit: usd(limit) });
+    default: {
+      const budget = BUDGETS.find((b) => b.code === code);
+      if (!budget) return words('refusal.other_limit', { code });
+      const left = Math.max(0, limit - used);
+      const values = { owner: budget.owner, scope, period: budget.period, limit: usd(limit), used: usd(used), reset: resetTime(resetsAt, context.now) };
+      return left < 0.000_001 || used >= limit
+        ? words('refusal.budget_reached', { ...values, left: usd(0) })
+        : words('refusal.budget_would_pass', { ...values, estimate: usd(context.estimateUsd), left: usd(left) });
+    }
+  }
+}
 
 /**
  * A scope rule's refusal as one sentence saying why and what to do:
@@ -38,37 +68,29 @@ export function refusalFromReservation(
  */
 export function refusalFromPolicy(
   code: PolicyRefusalCode,
-  context: { platform: Platform; word?: string | undefined; channels?: readonly string[] | undefined; allowed?: string | undefined; limit?: number | undefined; used?: number | undefined },
+  context: { platform: Platform; word?: string | undefined; channels?: readonly string[] | undefined; allowed?: readonly string[] | undefined; limit?: number | undefined; used?: number | undefined },
 ): JobRefusedError {
-  const here = SCOPE_NAMES[context.platform];
+  const scope = SCOPE_WORDS[context.platform];
+  const allowed = context.allowed?.join(', ');
   switch (code) {
-    case 'scope_not_allowed':
-      return new JobRefusedError(code, `This bot is not enabled for ${here}: its operator has not allowed it here, so it makes no images. Ask the bot’s operator to add ${here}.`);
-    case 'dms_not_enabled':
-      return new JobRefusedError(code, 'This bot makes images only in the servers it was added to: its operator has not turned on DMs and user installs. Use it in one of those servers.');
-    case 'member_blocked':
-      return new JobRefusedError(code, `An admin of ${here} has blocked you from making images here; ask one of them if you think this is a mistake.`);
-    case 'channel_not_allowed': {
-      const where = (context.channels ?? []).slice(0, 10).map((id) => `<#${id}>`).join(', ');
-      return new JobRefusedError(code, `Images can’t be made in this channel; use ${where}.`);
-    }
-    case 'member_not_allowed':
-      return new JobRefusedError(code, `The admins of ${here} have chosen who may make images, and you are not among them; ask one of them for access.`);
+    case 'channel_not_allowed':
+      return new JobRefusedError(code, words('refusal.channel_not_allowed', { channels: listOf((context.channels ?? []).slice(0, 10).map((id) => `<#${id}>`)) }));
     case 'blocked_word':
-      return new JobRefusedError(code, `Your prompt contains “${context.word}”, which is blocked here; rephrase it and try again.`, { field: 'prompt' });
+      return new JobRefusedError(code, words('refusal.blocked_word', { word: context.word ?? '' }), { field: 'prompt' });
     case 'too_many_images':
-      return new JobRefusedError(code, `At most ${context.limit} ${context.limit === 1 ? 'image' : 'images'} per job can be made here; ask for fewer.`, {
-        field: 'n',
-        limit: context.limit,
-        used: context.used,
-      });
+      return new JobRefusedError(code, words('refusal.too_many_images', { limit: context.limit ?? 0 }), { field: 'n', limit: context.limit, used: context.used });
     case 'quality_not_allowed':
-      return new JobRefusedError(code, `That quality is not allowed here; choose one of ${context.allowed}.`, { field: 'quality', allowed: context.allowed });
-    case 'high_quality_not_allowed':
-      return new JobRefusedError(code, `Quality high is kept for some members of ${here}; choose another quality or ask an admin.`, { field: 'quality' });
+      return new JobRefusedError(code, words('refusal.quality_not_allowed', { allowed: anyOf(context.allowed ?? []) }), { field: 'quality', allowed });
     case 'size_not_allowed':
-      return new JobRefusedError(code, `That size is not allowed here; choose one of ${context.allowed}.`, { field: 'size', allowed: context.allowed });
+      return new JobRefusedError(code, words('refusal.size_not_allowed', { allowed: anyOf(context.allowed ?? []) }), { field: 'size', allowed });
+    case 'high_quality_not_allowed':
+      return new JobRefusedError(code, words('refusal.high_quality_not_allowed', { scope }), { field: 'quality' });
     case 'moderation_not_allowed':
-      return new JobRefusedError(code, `Moderation low is not allowed here; leave moderation unset to use ${here}’s level.`, { field: 'moderation' });
+      return new JobRefusedError(code, words('refusal.moderation_not_allowed', { scope }), { field: 'moderation' });
+    case 'scope_not_allowed':
+    case 'dms_not_enabled':
+    case 'member_blocked':
+    case 'member_not_allowed':
+      return new JobRefusedError(code, words(`refusal.${code}`, { scope }));
   }
 }

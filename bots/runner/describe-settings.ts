@@ -1,7 +1,8 @@
 import type { EffectiveSetting, EffectiveSettings, ScopePolicy, SettingChangeResult } from './scope-policy.js';
-import { SETTING_HINTS, WORD_OF, mergeSetting, parseSettingValue, settingOfWord, SETTING_WORDS } from './setting-words.js';
+import { settingHint, WORD_OF, mergeSetting, parseSettingValue, settingOfWord, SETTING_WORDS } from './setting-words.js';
 import type { SettingName } from './scope-settings.js';
-import { SCOPE_NAMES } from './describe-refusal.js';
+import { SCOPE_WORDS } from './describe-refusal.js';
+import { say, utcDate, type MessageKey } from './words.js';
 import type { Platform, Requester } from './types.js';
 
 /** A chat admin's change as one answer: `ok` and a sentence for them. */
@@ -15,87 +16,93 @@ export interface SettingAnswer {
 /**
  * `set <setting> <value>` from chat: reads the value (`clear`, `add …`,
  * `remove …` for lists), changes the setting through the policy (which checks
- * who may and the operator's bounds, stores and logs it), and answers in words.
+ * who may and the operator's bounds, stores and logs it), and answers in words,
+ * in the admin's language. Setting names and values are typed the same in every
+ * language (`max-images`, `low`): they are the command's words and the spec's.
  */
 export async function changeSetting(policy: ScopePolicy, requester: Requester, word: string, text: string): Promise<SettingAnswer> {
-  if (!requester.isAdmin) return notAdmin(requester.platform);
+  const { locale } = requester;
+  if (!requester.isAdmin) return notAdmin(requester.platform, locale);
   const name = settingOfWord(word);
-  if (!name) return { ok: false, code: 'unknown_setting', message: `Choose one of ${Object.keys(SETTING_WORDS).join(', ')}.` };
+  if (!name) return { ok: false, code: 'unknown_setting', message: say(locale, 'settings.unknown', { names: Object.keys(SETTING_WORDS).join(', ') }) };
   const parsed = parseSettingValue(name, text);
-  if (!parsed.ok) return { ok: false, code: 'invalid_value', message: `${WORD_OF[name]} takes ${SETTING_HINTS[name]}.` };
+  if (!parsed.ok) return { ok: false, code: 'invalid_value', message: say(locale, 'settings.takes', { setting: WORD_OF[name], hint: settingHint(name, locale) }) };
   const current = (await policy.effective(requester))[name];
   const value = mergeSetting(name, current.value, parsed);
-  return answerOf(await policy.set(requester, name, value), requester.platform);
+  return answerOf(await policy.set(requester, name, value), requester.platform, locale);
 }
 
-const notAdmin = (platform: Platform): SettingAnswer => ({ ok: false, code: 'not_admin', message: `Only an admin of ${SCOPE_NAMES[platform]} can change its settings.` });
+const notAdmin = (platform: Platform, locale: string | undefined): SettingAnswer => ({
+  ok: false,
+  code: 'not_admin',
+  message: say(locale, 'settings.not_admin', { scope: SCOPE_WORDS[platform] }),
+});
 
-function answerOf(result: SettingChangeResult, platform: Platform): SettingAnswer {
-  const word = WORD_OF[result.name];
+function answerOf(result: SettingChangeResult, platform: Platform, locale: string | undefined): SettingAnswer {
+  const setting = WORD_OF[result.name];
   if (result.ok) {
-    const now = result.value === undefined ? 'back to its default' : `now ${valueText(result.name, result.value, platform)}`;
-    const was = result.previous === undefined ? 'the default' : valueText(result.name, result.previous, platform);
-    return { ok: true, message: `${word} is ${now} (was ${was}).` };
+    const was = result.previous === undefined ? { wasDefault: 'yes', was: '' } : { wasDefault: 'no', was: valueText(result.name, result.previous, platform) };
+    if (result.value === undefined) return { ok: true, message: say(locale, 'settings.cleared', { setting, ...was }) };
+    return { ok: true, message: say(locale, 'settings.changed', { setting, value: valueText(result.name, result.value, platform), ...was }) };
   }
   switch (result.code) {
     case 'not_admin':
-      return notAdmin(platform);
+      return notAdmin(platform, locale);
     case 'invalid_value':
-      return { ok: false, code: result.code, message: `${word} takes ${SETTING_HINTS[result.name]}.` };
-    case 'not_allowed_by_operator':
-      return {
-        ok: false,
-        code: result.code,
-        message: `The bot’s operator allows ${result.allowed} for ${word}; an admin can choose within that, not beyond. Ask the operator to change it.`,
-      };
+      return { ok: false, code: result.code, message: say(locale, 'settings.takes', { setting, hint: settingHint(result.name, locale) }) };
+    case 'not_allowed_by_operator': {
+      const bound = result.allowed;
+      const allowed = bound === undefined ? '' : 'atMost' in bound ? say(locale, 'settings.at_most', { max: bound.atMost }) : bound.oneOf.join(', ');
+      return { ok: false, code: result.code, message: say(locale, 'settings.beyond_operator', { setting, allowed }) };
+    }
   }
 }
 
 /**
  * Every effective setting of a server/workspace and where it comes from, one
  * line each, in the markup both Discord and Slack read for mentions (`<#id>`,
- * `<@id>`, `<@&id>`). `howToChange` names the command for this surface.
+ * `<@id>`, `<@&id>`), in `locale`. `howToChange` names the command for this surface.
  */
-export function describeSettings(s: EffectiveSettings, howToChange: string): string {
+export function describeSettings(s: EffectiveSettings, howToChange: string, locale?: string): string {
   const p = s.platform;
-  const line = (name: SettingName, setting: EffectiveSetting<unknown>, empty: string) => {
-    const shown = Array.isArray(setting.value) && setting.value.length === 0 ? empty : valueText(name, setting.value, p);
-    return `• ${WORD_OF[name]}: ${shown} (${sourceText(setting)})`;
+  const scope = SCOPE_WORDS[p];
+  const line = (name: SettingName, setting: EffectiveSetting<unknown>, empty?: MessageKey) => {
+    const shown = Array.isArray(setting.value) && setting.value.length === 0 && empty ? say(locale, empty) : valueText(name, setting.value, p);
+    return say(locale, 'settings.line', { setting: WORD_OF[name], value: shown, source: sourceText(setting, locale) });
   };
   const lines = [
-    `Settings of ${SCOPE_NAMES[p]} — where each comes from: operator (the bot’s environment), admin (set here), default.`,
-    `• bot allowed here: ${s.scopeAllowed ? 'yes' : `no — the operator has not allowed ${SCOPE_NAMES[p]}, so every job is refused`} (operator)`,
-    line('channels', s.channels, 'every channel'),
-    line('allowed', s.allowed, 'everyone'),
-    line('blocked', s.blocked, 'nobody'),
-    line('blockedWords', s.blockedWords, 'none'),
-    `• operator’s blocked words (everywhere): ${s.operatorBlockedWords.length > 0 ? s.operatorBlockedWords.join(', ') : 'none'} (operator)`,
-    line('maxImages', s.maxImages, ''),
-    line('qualities', s.qualities, ''),
-    line('sizes', s.sizes, ''),
-    line('highQualityFor', s.highQualityFor, 'whoever may use it'),
-    line('moderation', s.moderation, ''),
-    line('defaultSize', s.defaultSize, ''),
-    line('defaultQuality', s.defaultQuality, ''),
-    line('defaultPreviews', s.defaultPreviews, ''),
-    `Change one with ${howToChange} (clear for the default; add or remove for lists).`,
+    say(locale, 'settings.title', { scope }),
+    say(locale, 'settings.allowed_here', { allowed: s.scopeAllowed ? 'yes' : 'no', scope }),
+    line('channels', s.channels, 'settings.empty.channels'),
+    line('allowed', s.allowed, 'settings.empty.allowed'),
+    line('blocked', s.blocked, 'settings.empty.blocked'),
+    line('blockedWords', s.blockedWords, 'settings.empty.none'),
+    say(locale, 'settings.operator_words', { words: s.operatorBlockedWords.length > 0 ? s.operatorBlockedWords.join(', ') : say(locale, 'settings.empty.none') }),
+    line('maxImages', s.maxImages),
+    line('qualities', s.qualities),
+    line('sizes', s.sizes),
+    line('highQualityFor', s.highQualityFor, 'settings.empty.highQualityFor'),
+    line('moderation', s.moderation),
+    line('defaultSize', s.defaultSize),
+    line('defaultQuality', s.defaultQuality),
+    line('defaultPreviews', s.defaultPreviews),
+    say(locale, 'settings.how_to_change', { command: howToChange }),
   ];
   return lines.join('\n');
 }
 
-function sourceText(setting: EffectiveSetting<unknown>): string {
-  if (setting.source !== 'admin') return setting.source;
-  const change = setting.change;
-  if (!change) return 'admin';
+function sourceText(setting: EffectiveSetting<unknown>, locale: string | undefined): string {
+  const change = setting.source === 'admin' ? setting.change : undefined;
+  if (!change) return say(locale, 'settings.source', { source: setting.source });
   const [, userId] = change.by.split(':');
-  return `admin: <@${userId}>, ${new Date(change.at).toISOString().slice(0, 10)}`;
+  return say(locale, 'settings.source_admin', { who: `<@${userId}>`, when: utcDate(change.at) });
 }
 
-/** A setting's value in words: mentions for channels, users and roles; lists joined by commas. */
+/** A setting's value as written: mentions for channels, users and roles; lists joined by commas (the values are the spec's or ids, in every language). */
 function valueText(name: SettingName, value: unknown, platform: Platform): string {
   const list = Array.isArray(value) ? (value as string[]) : undefined;
   if (!list) return String(value);
-  if (list.length === 0) return 'none';
+  if (list.length === 0) return '—';
   switch (name) {
     case 'channels':
       return list.map((id) => `<#${id}>`).join(', ');

@@ -1,11 +1,10 @@
 /** The platform-neutral job runner shared by the Discord and Slack bots. */
 export { JobRunner, type JobRunnerOptions } from './JobRunner.js';
 export {
-  AMOUNT_HINT,
+  amountHint,
   ChatBudgets,
   CAP_NAMES,
   capOfName,
-  describeCap,
   notAdminMessage,
   parseCapAmount,
   TOP_USERS,
@@ -22,6 +21,7 @@ export { refusalFromPolicy } from './describe-refusal.js';
 export { JobRefusedError, isJobRefusedError, type JobRefusalDetails } from './JobRefusedError.js';
 export { describeFailure, describeKeptImages, describeValidation, INTERNAL_ERROR_CODE, type FailureCode, type FailureDescription } from './describe-failure.js';
 export { describeUsage, type UsageMarkup } from './describe-usage.js';
+export { historyLineValues } from './describe-history.js';
 export { mayCancel } from './may-cancel.js';
 export { readRunnerConfig, type RunnerConfig } from './config.js';
 export { PreviewEncoder, PREVIEW_LONGEST_SIDE, type PreviewEncoderOptions } from './preview-image.js';
@@ -39,7 +39,7 @@ export {
   type SettingSource,
 } from './scope-policy.js';
 export {
-  settingsInLedger,
+  settingsInState,
   SETTING_NAMES,
   type ScopeSettings,
   type ScopeSettingsStore,
@@ -49,15 +49,42 @@ export {
 } from './scope-settings.js';
 export { findBlockedWord, foldText, parseWordList } from './blocked-words.js';
 export { changeSetting, describeSettings, type SettingAnswer } from './describe-settings.js';
-export { SETTING_WORDS, SETTING_HINTS, settingOfWord, parseSettingValue, type SettingWord } from './setting-words.js';
+export { SETTING_WORDS, settingHint, settingOfWord, parseSettingValue, type SettingWord } from './setting-words.js';
 export {
   JobHistory,
-  FileJobHistoryStore,
-  RedisJobHistoryStore,
-  openJobHistory,
+  stateHistory,
   HISTORY_LIMITS,
   DEFAULT_HISTORY_RETENTION_DAYS,
   type HistoryEntry,
   type JobHistoryStore,
   type JobHistoryOptions,
 } from './job-history.js';
+export {
+  anyOf,
+  CATALOGS,
+  DEFAULT_LOCALE,
+  duration,
+  elapsed,
+  fileSize,
+  listOf,
+  localeOf,
+  LOCALES,
+  megabytes,
+  nested,
+  resetTime,
+  say,
+  sayWords,
+  usd,
+  utcDate,
+  utcTime,
+  words,
+  type Catalog,
+  type Formatted,
+  type Locale,
+  type Markup,
+  type MessageKey,
+  type MessageValue,
+  type MessageValues,
+  type Words,
+} from './words.js';
+export { scopeKeyOf, userKeyOf } from './member-keys.js';

@@ -1,8 +1,8 @@
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { z } from 'zod';
-import { closeRedis, connectRedis, DEFAULTS, withFileLock, writeFileAtomically, type LoggerLike, type RedisConfig } from '../../src/index.js';
-import type { FinalUpdate, JobOptions, JobSpec, Platform, Requester } from './types.js';
+import { DEFAULTS, type LoggerLike } from '../../src/index.js';
+import { HISTORY_BOUNDS, historyOf, historyOfScope, keepInHistory, type BotState } from '../state/index.js';
+import { scopeKeyOf, userKeyOf } from './member-keys.js';
+import type { FinalUpdate, JobOptions, JobSpec, Requester } from './types.js';
 
 /**
  * What `/imagine-history` (Discord) and `/imagine history` (Slack) show: a
@@ -32,16 +32,16 @@ export const HistoryEntrySchema = z.object({
 export type HistoryEntry = z.output<typeof HistoryEntrySchema>;
 
 /** Jobs kept per member, jobs kept per server/workspace for its admins, and what a member is shown. */
-export const HISTORY_LIMITS = { perUser: 20, perScope: 100, shown: 10, users: 10_000 } as const;
+export const HISTORY_LIMITS = { perUser: HISTORY_BOUNDS.perMember, perScope: HISTORY_BOUNDS.perScope, shown: 10 } as const;
 
-/** Where the history lives: the data folder's file, or Redis (`REDIS_URL`). Storage only: retention and who sees what are `JobHistory`'s. */
+/** Where the history lives (the bots' state: `stateHistory`). Storage only: retention and who sees what are `JobHistory`'s. */
 export interface JobHistoryStore {
   add(userKey: string, entry: HistoryEntry, keepMs: number, now: number): Promise<void>;
   /** A member's entries, newest first. */
   ofUser(userKey: string): Promise<HistoryEntry[]>;
   /** A server's/workspace's entries, newest first. */
   ofScope(scopeKey: string): Promise<HistoryEntry[]>;
-  /** Erases every entry of a member; answers how many there were. */
+  /** Erases every entry of a member (and, from the bots' state, their prompts everywhere else); answers how many entries there were. */
   forget(userKey: string): Promise<number>;
   close(): Promise<void>;
 }
@@ -144,220 +144,14 @@ export class JobHistory {
   }
 }
 
-const userKeyOf = (r: Requester) => `${r.platform}:${r.userId}`;
-const scopeKeyOf = (r: { platform: Platform; scopeId: string }) => `${r.platform}:${r.scopeId}`;
-/** The member an entry belongs to, as `userKeyOf` names them (the platform is the scope key's). */
-const userKeyOfEntry = (e: HistoryEntry) => `${e.scopeKey.slice(0, e.scopeKey.indexOf(':'))}:${e.userId}`;
-
-const HistoryFileSchema = z.object({ version: z.literal(1), users: z.record(z.string(), z.array(HistoryEntrySchema)) });
-type HistoryFile = z.output<typeof HistoryFileSchema>;
-
-/**
- * The history in `<data>/history.json`, changed under a lock file (processes
- * of one machine sharing the folder lose nothing), written atomically. Bounded:
- * 20 jobs per member, 10 000 members, nothing older than the retention. An
- * unreadable file is set aside (history is not worth refusing to start for).
- */
-export class FileJobHistoryStore implements JobHistoryStore {
-  readonly path: string;
-  readonly #dir: string;
-  readonly #lockPath: string;
-  readonly #logger: LoggerLike | undefined;
-
-  constructor(options: { dir: string; logger?: LoggerLike | undefined }) {
-    this.#dir = options.dir;
-    this.path = join(options.dir, 'history.json');
-    this.#lockPath = `${this.path}.lock`;
-    this.#logger = options.logger;
-  }
-
-  async add(userKey: string, entry: HistoryEntry, keepMs: number, now: number): Promise<void> {
-    await this.#change((file) => {
-      const since = now - keepMs;
-      file.users[userKey] = [entry, ...(file.users[userKey] ?? []).filter((e) => e.key !== entry.key)].slice(0, HISTORY_LIMITS.perUser);
-      for (const [user, entries] of Object.entries(file.users)) {
-        const kept = entries.filter((e) => e.at >= since);
-        if (kept.length === 0) delete file.users[user];
-        else file.users[user] = kept;
-      }
-      const users = Object.entries(file.users);
-      if (users.length > HISTORY_LIMITS.users) {
-        users.sort((a, b) => b[1][0]!.at - a[1][0]!.at);
-        for (const [user] of users.slice(HISTORY_LIMITS.users)) delete file.users[user];
-      }
-    });
-  }
-
-  async ofUser(userKey: string): Promise<HistoryEntry[]> {
-    return (await this.#read()).users[userKey] ?? [];
-  }
-
-  async ofScope(scopeKey: string): Promise<HistoryEntry[]> {
-    const file = await this.#read();
-    return Object.values(file.users)
-      .flat()
-      .filter((e) => e.scopeKey === scopeKey)
-      .sort((a, b) => b.at - a.at)
-      .slice(0, HISTORY_LIMITS.perScope);
-  }
-
-  async forget(userKey: string): Promise<number> {
-    let count = 0;
-    await this.#change((file) => {
-      count = file.users[userKey]?.length ?? 0;
-      delete file.users[userKey];
-    });
-    return count;
-  }
-
-  async close(): Promise<void> {}
-
-  async #change(change: (file: HistoryFile) => void): Promise<void> {
-    await mkdir(this.#dir, { recursive: true, mode: 0o700 });
-    await withFileLock(this.#lockPath, async () => {
-      const file = await this.#read();
-      change(file);
-      await writeFileAtomically(this.path, JSON.stringify(file));
-    });
-  }
-
-  async #read(): Promise<HistoryFile> {
-    let text: string;
-    try {
-      text = await readFile(this.path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, users: {} };
-      throw error;
-    }
-    try {
-      return HistoryFileSchema.parse(JSON.parse(text));
-    } catch {
-      this.#logger?.warn({ path: this.path }, 'the history file is unreadable; starting the history afresh');
-      return { version: 1, users: {} };
-    }
-  }
-}
-
-/** What the Redis history store needs of an ioredis client. */
-export interface JobHistoryRedis {
-  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
-  lrange(key: string, start: number, stop: number): Promise<string[]>;
-  lrem(key: string, count: number, value: string): Promise<unknown>;
-  smembers(key: string): Promise<string[]>;
-  del(...keys: string[]): Promise<unknown>;
-}
-
-/**
- * Pushes an entry onto the member's list and the scope's (KEYS[1], KEYS[2]),
- * trims each to its bound and drops its tail entries older than the retention
- * (newest are pushed first), and notes the scope among the member's (KEYS[3],
- * so `forget` finds entries the member's own list no longer holds).
- * ARGV: entry, per-user bound, per-scope bound, retention (ms), oldest `at` kept, scope key.
- */
-const ADD_ENTRY = `
-local function push(key, limit)
-  redis.call('LPUSH', key, ARGV[1])
-  redis.call('LTRIM', key, 0, limit - 1)
-  while true do
-    local tail = redis.call('LINDEX', key, -1)
-    if not tail then break end
-    local ok, entry = pcall(cjson.decode, tail)
-    if ok and type(entry) == 'table' and type(entry.at) == 'number' and entry.at < tonumber(ARGV[5]) then
-      redis.call('RPOP', key)
-    else
-      break
-    end
-  end
-  redis.call('PEXPIRE', key, ARGV[4])
-end
-push(KEYS[1], tonumber(ARGV[2]))
-push(KEYS[2], tonumber(ARGV[3]))
-redis.call('SADD', KEYS[3], ARGV[6])
-redis.call('PEXPIRE', KEYS[3], ARGV[4])
-return 1`;
-
-/**
- * The history in Redis: a list per member `<prefix>:history:user:<userKey>`
- * (20 jobs) and one per server/workspace `<prefix>:history:scope:<scopeKey>`
- * (100 jobs), each without entries older than the retention and expiring after
- * it; `<prefix>:history:scopes:<userKey>` names the scopes a member has jobs in,
- * so `forget` removes the member's jobs from every scope's list, also those
- * their own (shorter) list has already let go.
- */
-export class RedisJobHistoryStore implements JobHistoryStore {
-  readonly #redis: JobHistoryRedis;
-  readonly #prefix: string;
-  readonly #close: (() => Promise<void>) | undefined;
-
-  static async connect(config: RedisConfig, options: { logger?: LoggerLike | undefined } = {}): Promise<RedisJobHistoryStore> {
-    const redis = await connectRedis(config.url, { name: `pictor-history:${config.prefix}`, logger: options.logger });
-    return new RedisJobHistoryStore({ redis, prefix: config.prefix, close: () => closeRedis(redis) });
-  }
-
-  constructor(options: { redis: JobHistoryRedis; prefix?: string | undefined; close?: (() => Promise<void>) | undefined }) {
-    this.#redis = options.redis;
-    this.#prefix = options.prefix ?? 'pictor';
-    this.#close = options.close;
-  }
-
-  async add(userKey: string, entry: HistoryEntry, keepMs: number, now: number): Promise<void> {
-    const keys = [this.#userKey(userKey), this.#scopeKey(entry.scopeKey), this.#scopesKey(userKey)];
-    await this.#redis.eval(ADD_ENTRY, keys.length, ...keys, JSON.stringify(entry), HISTORY_LIMITS.perUser, HISTORY_LIMITS.perScope, keepMs, now - keepMs, entry.scopeKey);
-  }
-
-  async ofUser(userKey: string): Promise<HistoryEntry[]> {
-    return parseEntries(await this.#redis.lrange(this.#userKey(userKey), 0, -1));
-  }
-
-  async ofScope(scopeKey: string): Promise<HistoryEntry[]> {
-    return parseEntries(await this.#redis.lrange(this.#scopeKey(scopeKey), 0, -1));
-  }
-
-  async forget(userKey: string): Promise<number> {
-    const raw = await this.#redis.lrange(this.#userKey(userKey), 0, -1);
-    const scopes = new Set([...(await this.#redis.smembers(this.#scopesKey(userKey))), ...parseEntries(raw).map((e) => e.scopeKey)]);
-    for (const scopeKey of scopes) {
-      const scopeList = this.#scopeKey(scopeKey);
-      for (const value of await this.#redis.lrange(scopeList, 0, -1)) {
-        const entry = parseEntries([value])[0];
-        if (entry && userKeyOfEntry(entry) === userKey) await this.#redis.lrem(scopeList, 0, value);
-      }
-    }
-    await this.#redis.del(this.#userKey(userKey), this.#scopesKey(userKey));
-    return raw.length;
-  }
-
-  async close(): Promise<void> {
-    await this.#close?.();
-  }
-
-  #userKey(userKey: string): string {
-    return `${this.#prefix}:history:user:${userKey}`;
-  }
-
-  #scopeKey(scopeKey: string): string {
-    return `${this.#prefix}:history:scope:${scopeKey}`;
-  }
-
-  #scopesKey(userKey: string): string {
-    return `${this.#prefix}:history:scopes:${userKey}`;
-  }
-}
-
-function parseEntries(raw: string[]): HistoryEntry[] {
-  const out: HistoryEntry[] = [];
-  for (const value of raw) {
-    try {
-      const parsed = HistoryEntrySchema.safeParse(JSON.parse(value));
-      if (parsed.success) out.push(parsed.data);
-    } catch {
-      // A damaged entry is skipped.
-    }
-  }
-  return out;
-}
-
-/** The history store `npm start` uses: Redis when `REDIS_URL` is set, else the data folder. */
-export async function openJobHistory(redis: RedisConfig | undefined, dataDir: string, logger: LoggerLike): Promise<JobHistoryStore> {
-  return redis ? RedisJobHistoryStore.connect(redis, { logger }) : new FileJobHistoryStore({ dir: dataDir, logger });
+/** The history in the bots' state; `forget` is the state's, which erases a member's prompts everywhere. */
+export function stateHistory(state: BotState): JobHistoryStore {
+  const read = (entries: unknown[]) => entries.flatMap((e) => HistoryEntrySchema.safeParse(e).data ?? []);
+  return {
+    add: (userKey, entry, keepMs, now) => keepInHistory(state, userKey, [entry], keepMs, now),
+    ofUser: async (userKey) => read(await historyOf(state, userKey)),
+    ofScope: async (scopeKey) => read(await historyOfScope(state, scopeKey)),
+    forget: (userKey) => state.forget(userKey),
+    close: async () => undefined,
+  };
 }

@@ -1,5 +1,5 @@
-import { describeDuration } from '../../src/index.js';
 import { JobRefusedError } from './JobRefusedError.js';
+import { duration, megabytes, words, type Words } from './words.js';
 
 /** Jobs queued at once (waiting to be sent) when `PICTOR_MAX_QUEUED_JOBS` is not set. */
 export const DEFAULT_MAX_QUEUED_JOBS = 200;
@@ -170,7 +170,7 @@ export class QueueRoom {
 }
 
 /**
- * The sentence of a `queue_full` refusal: how many jobs wait and the bound (or,
+ * The words of a `queue_full` refusal: how many jobs wait and the bound (or,
  * refused for its input images, how many megabytes of images wait, this edit's
  * and the bound), and how long a new job would wait at the present pace (or
  * that none has left the queue for a minute).
@@ -181,23 +181,17 @@ export function describeQueueFull(input: {
   waitMs: number | undefined;
   /** Set when the edit was refused for the bytes of input images held, not for the number of jobs. */
   input?: { heldBytes: number; jobBytes: number; maxBytes: number } | undefined;
-}): string {
+}): Words {
   const held = input.input;
-  const head = held
-    ? `The bot is busy: the edits waiting hold ${describeMegabytes(held.heldBytes)} of images, and this one’s ${describeMegabytes(held.jobBytes)} would pass the most it keeps at once (${describeMegabytes(held.maxBytes)}), so it was not started and costs nothing;`
-    : `The bot is busy: ${input.queued} jobs are waiting, the most it queues at once (${input.maxQueued}), so this one was not started and costs nothing;`;
-  if (input.waitMs === undefined) return `${head} none has been sent in the last minute, so try again in a few minutes.`;
-  return `${head} at the present pace a new job would wait about ${describeDuration(input.waitMs)}, so try again then.`;
+  const pace = input.waitMs === undefined ? { known: 'no', wait: '' } : { known: 'yes', wait: duration(input.waitMs) };
+  return held
+    ? words('refusal.queue_full_images', { held: megabytes(held.heldBytes), job: megabytes(held.jobBytes), max: megabytes(held.maxBytes), ...pace })
+    : words('refusal.queue_full', { queued: input.queued, max: input.maxQueued, ...pace });
 }
 
-/** The sentence of an `input_too_large` refusal: the edit's images, and the most the bot holds at once. */
-export function describeInputTooLarge(jobBytes: number, maxBytes: number): string {
-  return `This edit’s images come to ${describeMegabytes(jobBytes)}, more than this bot takes at once (${describeMegabytes(maxBytes)}), so it was not started and costs nothing; use fewer or smaller images.`;
-}
-
-/** Bytes as whole megabytes (at least 1 MB for any bytes at all). */
-function describeMegabytes(bytes: number): string {
-  return `${bytes > 0 ? Math.max(1, Math.round(bytes / MB)) : 0} MB`;
+/** The words of an `input_too_large` refusal: the edit's images, and the most the bot holds at once. */
+export function describeInputTooLarge(jobBytes: number, maxBytes: number): Words {
+  return words('refusal.input_too_large', { job: megabytes(jobBytes), max: megabytes(maxBytes) });
 }
 
 /** Positions this close to the front are all shown: each is a few seconds of waiting. */

@@ -57,7 +57,10 @@ export type SettingChangeRefusal = 'not_admin' | 'invalid_value' | 'not_allowed_
 
 export type SettingChangeResult =
   | { ok: true; name: SettingName; previous: unknown; value: unknown }
-  | { ok: false; code: SettingChangeRefusal; name: SettingName; /** What the operator allows, or what the value must be. */ allowed?: string | undefined };
+  | { ok: false; code: SettingChangeRefusal; name: SettingName; /** What the operator allows. */ allowed?: OperatorBound | undefined };
+
+/** What the operator allows for a setting an admin tried to take beyond it: a most, or the values. */
+export type OperatorBound = { atMost: number } | { oneOf: readonly string[] };
 
 export interface ScopePolicyOptions {
   store: ScopeSettingsStore;
@@ -157,9 +160,9 @@ export class ScopePolicy {
     const size = options.size ?? DEFAULTS.size;
     // A value the service would not take at all is left to validation, which names the field and what it takes.
     if (Number.isInteger(n) && n <= LIMITS.nMax && n > s.maxImages.value) refuse('too_many_images', { limit: s.maxImages.value, used: n });
-    if (isOneOf(quality, QUALITIES) && !s.qualities.value.includes(quality)) refuse('quality_not_allowed', { allowed: s.qualities.value.join(', ') });
+    if (isOneOf(quality, QUALITIES) && !s.qualities.value.includes(quality)) refuse('quality_not_allowed', { allowed: s.qualities.value });
     if (quality === 'high' && s.highQualityFor.value.length > 0 && !isListed(requester, s.highQualityFor.value)) refuse('high_quality_not_allowed');
-    if (isOneOf(size, SIZES) && !s.sizes.value.includes(size)) refuse('size_not_allowed', { allowed: s.sizes.value.join(', ') });
+    if (isOneOf(size, SIZES) && !s.sizes.value.includes(size)) refuse('size_not_allowed', { allowed: s.sizes.value });
     return { spec: { ...spec, options }, previews: s.defaultPreviews.value };
   }
 
@@ -256,27 +259,27 @@ export class ScopePolicy {
     return { ok: true, name, previous, value };
   }
 
-  /** What the operator allows for this setting, in words, when `value` goes beyond it; undefined when it is within. */
-  async #operatorBound(requester: Requester, name: SettingName, value: unknown): Promise<string | undefined> {
+  /** What the operator allows for this setting when `value` goes beyond it; undefined when it is within. */
+  async #operatorBound(requester: Requester, name: SettingName, value: unknown): Promise<OperatorBound | undefined> {
     const op = this.#operator;
     switch (name) {
       case 'maxImages':
-        return (value as number) > op.maxImagesPerJob ? `at most ${op.maxImagesPerJob}` : undefined;
+        return (value as number) > op.maxImagesPerJob ? { atMost: op.maxImagesPerJob } : undefined;
       case 'qualities':
-        return (value as Quality[]).every((q) => op.qualities.includes(q)) ? undefined : op.qualities.join(', ');
+        return (value as Quality[]).every((q) => op.qualities.includes(q)) ? undefined : { oneOf: op.qualities };
       case 'sizes':
-        return (value as Size[]).every((s) => op.sizes.includes(s)) ? undefined : op.sizes.join(', ');
+        return (value as Size[]).every((s) => op.sizes.includes(s)) ? undefined : { oneOf: op.sizes };
       case 'moderation':
-        return value === 'low' && !op.allowLowModeration ? 'auto' : undefined;
+        return value === 'low' && !op.allowLowModeration ? { oneOf: ['auto'] } : undefined;
       case 'defaultPreviews':
-        return (value as number) > this.#partialImages ? `at most ${this.#partialImages}` : undefined;
+        return (value as number) > this.#partialImages ? { atMost: this.#partialImages } : undefined;
       case 'defaultQuality': {
         const { qualities } = await this.effective(requester);
-        return qualities.value.includes(value as Quality) ? undefined : qualities.value.join(', ');
+        return qualities.value.includes(value as Quality) ? undefined : { oneOf: qualities.value };
       }
       case 'defaultSize': {
         const { sizes } = await this.effective(requester);
-        return sizes.value.includes(value as Size) ? undefined : sizes.value.join(', ');
+        return sizes.value.includes(value as Size) ? undefined : { oneOf: sizes.value };
       }
       default:
         return undefined;

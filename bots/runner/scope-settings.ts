@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { MODERATIONS, QUALITIES, SIZES, type LoggerLike, type QuotaStore } from '../../src/index.js';
+import { MODERATIONS, QUALITIES, SIZES, type LoggerLike, type ScopeSettingEntries } from '../../src/index.js';
+import { stateKeyOf, type Space } from '../state/index.js';
 import { BLOCKED_WORDS_LIMITS } from './blocked-words.js';
 
 /**
@@ -51,11 +52,11 @@ export interface StoredScopeSettings {
 }
 
 /**
- * The settings of every server/workspace, kept in the spending ledger's storage
- * beside the caps chat admins set (the data folder's `cap-overrides.json`, or
- * Redis with `REDIS_URL`), so every process of the account applies one set and
- * a restart keeps them. A store is storage: the rules that bound a value live
- * in scope-policy.ts.
+ * The settings of every server/workspace, kept in the bots' state (the
+ * `scope-settings` space, which never expires: the data folder, or Redis with
+ * `REDIS_URL`), so every process of the account applies one set and a restart
+ * keeps them. A store is storage: the rules that bound a value live in
+ * scope-policy.ts.
  */
 export interface ScopeSettingsStore {
   /** The scope's settings (`discord:<guild>`, `slack:<team>`); empty when none were set. */
@@ -65,11 +66,11 @@ export interface ScopeSettingsStore {
 }
 
 /**
- * The settings as the ledger keeps them. A stored value this version cannot
- * read (an unknown name, a damaged or out-of-range value) is left out — its
- * default applies — with a warning, never failing the scope's jobs.
+ * The settings as the state keeps them: one record per scope, `{ <name>: { value, by, at } }`, changed atomically.
+ * A stored value this version cannot read (an unknown name, a damaged or out-of-range value) is left out — its
+ * default applies — with a warning, never failing the scope's jobs. Without a space, a store of this process alone.
  */
-export function settingsInLedger(ledger: Pick<QuotaStore, 'scopeSettings' | 'setScopeSetting'>, logger?: LoggerLike): ScopeSettingsStore {
+export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'get' | 'update'> = memorySpace(), logger?: LoggerLike): ScopeSettingsStore {
   const read = (scopeKey: string, name: string, value: unknown): unknown => {
     if (!(SETTING_NAMES as string[]).includes(name)) return undefined;
     const parsed = ScopeSettingsSchema.shape[name as SettingName].safeParse(value);
@@ -80,8 +81,8 @@ export function settingsInLedger(ledger: Pick<QuotaStore, 'scopeSettings' | 'set
   return {
     async get(scopeKey) {
       const stored: StoredScopeSettings = { values: {}, setBy: {} };
-      for (const [name, entry] of Object.entries(await ledger.scopeSettings(scopeKey))) {
-        const value = read(scopeKey, name, entry.value);
+      for (const [name, entry] of Object.entries((await space.get(stateKeyOf(scopeKey))) ?? {})) {
+        const value = read(scopeKey, name, entry?.value);
         if (value === undefined) continue;
         (stored.values as Record<string, unknown>)[name] = value;
         stored.setBy[name as SettingName] = { by: entry.by, at: entry.at };
@@ -90,8 +91,27 @@ export function settingsInLedger(ledger: Pick<QuotaStore, 'scopeSettings' | 'set
     },
     async set(scopeKey, name, value, change) {
       ScopeSettingsSchema.shape[name].parse(value);
-      const { previous } = await ledger.setScopeSetting(scopeKey, name, value, change.by, change.at);
-      return { previous: read(scopeKey, name, previous) as ScopeSettings[typeof name] | undefined };
+      const { before } = await space.update(stateKeyOf(scopeKey), (entries = {}) => {
+        if (value === undefined) delete entries[name];
+        else entries[name] = { value, by: change.by, at: change.at };
+        return Object.keys(entries).length ? entries : undefined;
+      });
+      return { previous: read(scopeKey, name, before?.[name]?.value) as ScopeSettings[typeof name] | undefined };
+    },
+  };
+}
+
+/** A settings space kept in this process's memory (a runner given no state: tests, tools). */
+function memorySpace(): Pick<Space<ScopeSettingEntries>, 'get' | 'update'> {
+  const records = new Map<string, ScopeSettingEntries>();
+  return {
+    get: async (key) => structuredClone(records.get(key)),
+    async update(key, change) {
+      const before = records.get(key);
+      const after = change(structuredClone(before));
+      if (after === undefined) records.delete(key);
+      else records.set(key, structuredClone(after));
+      return { before, after };
     },
   };
 }

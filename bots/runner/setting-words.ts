@@ -1,4 +1,5 @@
-import { MODERATIONS, QUALITIES, SIZES } from '../../src/index.js';
+import { LIMITS, MODERATIONS, QUALITIES, SIZES } from '../../src/index.js';
+import { anyOf, say } from './words.js';
 import { parseWordList } from './blocked-words.js';
 import type { ScopeSettings, SettingName } from './scope-settings.js';
 
@@ -32,21 +33,25 @@ export function settingOfWord(word: string): SettingName | undefined {
   return (SETTING_WORDS as Record<string, SettingName>)[word.trim().toLowerCase()];
 }
 
-/** What each setting takes, in words (shown when a value cannot be read). */
-export const SETTING_HINTS: Record<SettingName, string> = {
-  channels: 'channel mentions (#art #memes); clear for every channel',
-  allowed: 'user or role mentions (@artists @sam); clear for everyone',
-  blocked: 'user mentions (@sam)',
-  blockedWords: 'words or phrases separated by commas (gore, red fox)',
-  maxImages: 'a whole number from 1 to 10',
-  qualities: `one or more of ${QUALITIES.join(', ')}`,
-  sizes: `one or more of ${SIZES.join(', ')}`,
-  highQualityFor: 'user or role mentions who may use quality high; clear for everyone who may use it',
-  moderation: MODERATIONS.join(' or '),
-  defaultSize: `one of ${SIZES.join(', ')}`,
-  defaultQuality: `one of ${QUALITIES.join(', ')}`,
-  defaultPreviews: 'a whole number from 0 to 3',
-};
+/** What each setting takes, in words (shown when a value cannot be read), in `locale`. The values themselves stay the spec's. */
+export function settingHint(name: SettingName, locale?: string): string {
+  switch (name) {
+    case 'qualities':
+    case 'sizes':
+      return say(locale, 'settings.hint.someOf', { values: anyOf(name === 'qualities' ? QUALITIES : SIZES) });
+    case 'defaultSize':
+    case 'defaultQuality':
+      return say(locale, 'settings.hint.oneOf', { values: anyOf(name === 'defaultSize' ? SIZES : QUALITIES) });
+    case 'moderation':
+      return say(locale, 'settings.hint.moderation', { low: MODERATIONS[0], auto: MODERATIONS[1] });
+    case 'maxImages':
+      return say(locale, 'settings.hint.number', { min: 1, max: LIMITS.nMax });
+    case 'defaultPreviews':
+      return say(locale, 'settings.hint.number', { min: 0, max: LIMITS.partialImagesMax });
+    default:
+      return say(locale, `settings.hint.${name}`);
+  }
+}
 
 const LISTS: readonly SettingName[] = ['channels', 'allowed', 'blocked', 'blockedWords', 'qualities', 'sizes', 'highQualityFor'];
 

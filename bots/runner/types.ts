@@ -1,3 +1,4 @@
+import type { Words } from './words.js';
 import { DM_SCOPE_PREFIX, type Background, type OutputFormat, type PriceQuote, type Quality, type Size, type SpendRefusalCode, type Usage } from '../../src/index.js';
 
 /**
@@ -39,6 +40,11 @@ export interface Requester {
   isAdmin?: boolean | undefined;
   /** Discord: the member's roles, which a server's rules may name (who may generate, who may use `high`). */
   roleIds?: readonly string[] | undefined;
+  /**
+   * The member's language as their platform says it (Discord's `interaction.locale`, Slack's user locale: `de`,
+   * `ja-JP` …): what the runner says to them is in it (`localeOf`; English when unset or not spoken).
+   */
+  locale?: string | undefined;
 }
 
 /** An input image, already downloaded by the surface (attachment URLs expire). */
@@ -137,8 +143,8 @@ export type JobUpdate =
       type: 'queued';
       jobId: string;
       ahead: number;
-      /** Why the wait is long, when the runner knows (e.g. the shared queue is unreachable). Shown to the user. */
-      notice?: string | undefined;
+      /** Why the wait is long, when the runner knows (e.g. the shared queue is unreachable). Shown to the user, in their language (`sayWords`). */
+      notice?: Words | undefined;
     }
   | { type: 'started'; jobId: string }
   | {
@@ -177,8 +183,10 @@ export type JobUpdate =
       jobId: string;
       /** Stable: a PictorErrorCode of the core, or one of the runner's refusal codes. */
       code: string;
-      /** One sentence a person can act on. Never a stack trace or a secret. */
+      /** One sentence a person can act on, in the requester's language. Never a stack trace or a secret. */
       message: string;
+      /** The same sentence not yet said: a surface that shows the job in another language says it so (`sayWords`). */
+      words: Words;
       /** Worth a Retry button. */
       retryable: boolean;
       /** The images that arrived before it failed: made, charged, and shown to the user. */

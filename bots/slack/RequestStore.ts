@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { z } from 'zod';
-import { FileStateStore, type Space, type SpaceDefinition, type StateStore } from '../state/index.js';
+import type { BotState, Space } from '../state/index.js';
 import { BACKGROUNDS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/index.js';
 
 const JobOptionsSchema = z.object({
@@ -54,6 +53,8 @@ export const SavedRequestSchema = z.object({
   /** The message with a finished job's Reroll, Edit and Delete, right after its images (Delete removes it too). */
   actionsMessage: z.object({ channelId: z.string(), ts: z.string() }).optional(),
   createdAt: z.number(),
+  /** The language of the job's messages (the requester's); English for requests saved before it was kept. */
+  locale: z.string().max(35).optional(),
   /** `active` from submission until the message shows the job's end; a crash leaves it `active` (see the start-up sweep). */
   status: z.enum(['active', 'ended']).optional(),
 });
@@ -63,57 +64,21 @@ export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'ou
   Partial<Pick<SavedRequest, 'inputFiles' | 'outputFiles'>>;
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{16}$/;
-const DEFAULT_MAX_AGE_DAYS = 90;
-/** A record holds a prompt (at most a few thousand characters) and file ids: 64 KiB is far above any real one. */
-export const MAX_REQUEST_BYTES = 64 * 1024;
-
-/** Where Slack requests live in the bots' state store: `slack/requests/` in the data folder, `<prefix>:bots:slack-requests:…` in Redis. */
-export function slackRequestSpace(maxAgeDays = DEFAULT_MAX_AGE_DAYS): SpaceDefinition {
-  return { name: 'slack-requests', dir: join('slack', 'requests'), ttlMs: maxAgeDays * 24 * 3600_000, maxValueBytes: MAX_REQUEST_BYTES };
-}
-
-export type RequestStoreOptions =
-  | { state: StateStore; maxAgeDays?: number | undefined }
-  /** A store of its own in the data folder (one process). */
-  | { dataDir: string; maxAgeDays?: number | undefined; pruneEveryMs?: number | undefined };
+type RequestPatch = Partial<Pick<SavedRequest, 'messageTs' | 'actionsMessage' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status'>>;
 
 /**
- * The Slack requests, in the bots' state store (the data folder: one small
- * JSON file per request under `<dataDir>/slack/requests/`; or Redis). A
- * request is held by the process running its job from submission until its
- * message shows the end; if that process dies, a surviving one (or the next
- * start) claims it and marks it interrupted. Requests older than the kept age
- * (default 90 days since their last change) are dropped. Ids are random and
- * checked before they touch a path or a key, since they come back in button
- * values.
+ * The Slack requests, in the bots' state (the `slack-requests` space: one file
+ * per request in the data folder, or Redis). A request is held by the process
+ * running its job from submission until its message shows the end; if that
+ * process dies, a surviving one (or the next start) claims it and marks it
+ * interrupted. Ids are random and checked before they touch a path or a key,
+ * since they come back in button values.
  */
 export class RequestStore {
-  /** The folder of the requests, with the data-folder backend. */
-  readonly dir: string | undefined;
-  readonly state: StateStore;
-  readonly #space: Space<SavedRequest>;
-  readonly #ownsState: boolean;
-  /** Updates of one request run one after the other (each reads, then writes the whole record). */
-  readonly #updates = new Map<string, Promise<unknown>>();
+  readonly space: Space<SavedRequest>;
 
-  constructor(options: RequestStoreOptions) {
-    this.#ownsState = !('state' in options);
-    this.state = 'state' in options ? options.state : new FileStateStore({ dataDir: options.dataDir, pruneEveryMs: options.pruneEveryMs });
-    this.#space = this.state.space<SavedRequest>(slackRequestSpace(options.maxAgeDays));
-    this.dir = 'dataDir' in options ? join(options.dataDir, 'slack', 'requests') : this.state instanceof FileStateStore ? join(this.state.dataDir, 'slack', 'requests') : undefined;
-  }
-
-  get space(): Space<SavedRequest> {
-    return this.#space;
-  }
-
-  /** Makes the store ready (the data folder: the private folder, a first prune, and an hourly one while open). */
-  async open(): Promise<void> {
-    await this.#space.open();
-  }
-
-  close(): void {
-    if (this.#ownsState) void this.state.close();
+  constructor(state: BotState) {
+    this.space = state.store.space<SavedRequest>(state.spaces.slackRequests);
   }
 
   /**
@@ -123,11 +88,11 @@ export class RequestStore {
    */
   async claimInterrupted(): Promise<SavedRequest[]> {
     const found: SavedRequest[] = [];
-    for (const { key, value } of await this.#space.claimOrphans()) {
+    for (const { key, value } of await this.space.claimOrphans()) {
       const request = SavedRequestSchema.safeParse(value);
       if (request.success && request.data.status === 'active') found.push(request.data);
-      else if (request.success) await this.#space.put(key, request.data, { hold: false });
-      else await this.#space.delete(key);
+      else if (request.success) await this.space.put(key, request.data, { hold: false });
+      else await this.space.delete(key);
     }
     return found.sort((a, b) => a.createdAt - b.createdAt);
   }
@@ -141,7 +106,7 @@ export class RequestStore {
       inputFiles: input.inputFiles ?? [],
       outputFiles: input.outputFiles ?? [],
     });
-    await this.#space.put(record.id, record, { hold: record.status === 'active' });
+    await this.space.put(record.id, record, { hold: record.status === 'active' });
     return record;
   }
 
@@ -149,34 +114,26 @@ export class RequestStore {
   async get(id: string): Promise<SavedRequest | undefined> {
     if (!ID_PATTERN.test(id)) return undefined;
     try {
-      const parsed = SavedRequestSchema.safeParse(await this.#space.get(id));
+      const parsed = SavedRequestSchema.safeParse(await this.space.get(id));
       return parsed.success ? parsed.data : undefined;
     } catch {
       return undefined;
     }
   }
 
-  update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'actionsMessage' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
-    const previous = this.#updates.get(id) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.#update(id, patch));
-    this.#updates.set(id, next);
-    void next.finally(() => {
-      if (this.#updates.get(id) === next) this.#updates.delete(id);
-    }).catch(() => undefined);
-    return next;
-  }
-
-  async #update(id: string, patch: Partial<Pick<SavedRequest, 'messageTs' | 'actionsMessage' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status'>>): Promise<SavedRequest | undefined> {
-    const current = await this.get(id);
-    if (!current) return undefined;
-    const next = SavedRequestSchema.parse({ ...current, ...patch });
+  /** Changes a request (atomically for every process); undefined when it is unknown. */
+  async update(id: string, patch: RequestPatch): Promise<SavedRequest | undefined> {
+    if (!ID_PATTERN.test(id)) return undefined;
+    const change = (current: SavedRequest | undefined) => {
+      const parsed = SavedRequestSchema.safeParse(current);
+      return parsed.success ? SavedRequestSchema.parse({ ...parsed.data, ...patch }) : undefined;
+    };
     // The job's end is shown: nobody has to sweep it any more.
-    await this.#space.put(id, next, { hold: next.status === 'ended' ? false : undefined });
-    return next;
+    return (await this.space.update(id, change, { hold: patch.status === 'ended' ? false : undefined })).after;
   }
 
   /** Forgets a request (one the runner refused: it has no message and no buttons). */
   async delete(id: string): Promise<void> {
-    if (ID_PATTERN.test(id)) await this.#space.delete(id);
+    if (ID_PATTERN.test(id)) await this.space.delete(id);
   }
 }

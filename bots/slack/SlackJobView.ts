@@ -1,6 +1,6 @@
 import type { webApi } from '@slack/bolt';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from '../../src/index.js';
-import { describeKeptImages, type FinalUpdate, type JobUpdate, type PreviewImage, type UpdateSink } from '../runner/index.js';
+import { DEFAULT_LOCALE, describeKeptImages, say, type FinalUpdate, type JobUpdate, type PreviewImage, type UpdateSink } from '../runner/index.js';
 import { SKIP, type ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { renderJobActions, renderJobMessage, renderResultCaption, type JobViewState } from './render-job.js';
@@ -124,6 +124,7 @@ export class SlackJobView {
       status: 'queued',
       ahead: undefined,
       previewsShown: 0,
+      locale: request.locale ?? DEFAULT_LOCALE,
     };
     this.sink = (update) => this.#receive(update);
   }
@@ -215,12 +216,12 @@ export class SlackJobView {
           const image = await preview.preview();
           if (this.#isFinal()) return SKIP;
           const name = previewFileName(this.#state.jobId, imageIndex, preview.partialIndex, FILE_EXTENSIONS[image.format]);
-          const several = (this.#o.request.options.n ?? 1) > 1;
+          const title = say(this.#state.locale, 'slack.job.preview', { preview: preview.partialIndex + 1, images: this.#o.request.options.n ?? 1, image: imageIndex + 1 });
           const posted = await uploadFiles(this.#o.client, {
             channelId: this.#channelId,
             threadTs: this.#threadTs,
-            files: [{ data: image.data, filename: name, title: `Preview ${preview.partialIndex + 1}${several ? ` of image ${imageIndex + 1}` : ''}` }],
-            initialComment: `Preview ${preview.partialIndex + 1}${several ? ` of image ${imageIndex + 1}` : ''}…`,
+            files: [{ data: image.data, filename: name, title }],
+            initialComment: `${title}…`,
           });
           this.#previewFiles.push(...posted);
           this.#previewPosted.set(imageIndex, preview.partialIndex);
@@ -252,7 +253,7 @@ export class SlackJobView {
         break;
       case 'failed':
         state.status = 'failed';
-        state.failure = { message: update.message, retryable: update.retryable };
+        state.failure = { words: update.words, retryable: update.retryable };
         break;
       case 'cancelled':
         state.status = 'cancelled';
@@ -415,8 +416,8 @@ export class SlackJobView {
               uploadFiles(this.#o.client, {
                 channelId: channel,
                 threadTs,
-                files: images.map((data, i) => ({ data, filename: `pictor-${jobId}${images.length > 1 ? `-${i + 1}` : ''}.${ext}`, title: `Image ${i + 1}` })),
-                initialComment: `<@${this.#state.userId}> ${describeKeptImages(images.length)}`,
+                files: images.map((data, i) => ({ data, filename: `pictor-${jobId}${images.length > 1 ? `-${i + 1}` : ''}.${ext}`, title: say(this.#state.locale, 'slack.job.image', { index: i + 1 }) })),
+                initialComment: say(this.#state.locale, 'slack.job.kept_images', { user: `<@${this.#state.userId}>`, kept: describeKeptImages(images.length, this.#state.locale) }),
               }),
           }),
         this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS,
@@ -563,10 +564,7 @@ export class SlackJobView {
     const code = slackErrorCode(error);
     this.#o.logger.warn({ channel: this.#channelId, code }, 'could not post a job message; stopping the job');
     if (this.#state.jobId && !this.#isFinal()) this.#o.cancel(this.#state.jobId);
-    const text =
-      code === 'not_in_channel' || code === 'channel_not_found'
-        ? `I cannot post in this conversation, so I did not start your job. Invite me with \`/invite @Pictor\` (or use me in a channel I am in) and try again.`
-        : 'I could not post your job’s message in Slack, so I did not start it; try again in a moment.';
+    const text = say(this.#state.locale, code === 'not_in_channel' || code === 'channel_not_found' ? 'slack.job.not_in_channel' : 'slack.job.not_posted_at_all');
     await this.#o.notify(text).catch((e: unknown) => this.#logError(e, 'could not tell the user that a job could not be posted'));
   }
 

@@ -4,6 +4,7 @@ import {
   describeFailure,
   isJobRefusedError,
   mayCancel,
+  sayWords,
   type FieldNames,
   type ImagesToFetch,
   type JobHandle,
@@ -33,6 +34,8 @@ export interface SlackActor {
   userName?: string | undefined;
   teamId: string;
   channelId: string;
+  /** Their language, as Slack told it (`UserLocales`); English when unknown. */
+  locale?: string | undefined;
 }
 
 export interface StartJob {
@@ -62,6 +65,16 @@ export interface SlackJobsOptions {
   onShown?: ((event: ShownEvent) => void) | undefined;
   /** Where finished images go (see SlackJobViewOptions.finalImagesIn). */
   finalImagesIn?: 'channel' | 'thread' | undefined;
+  /** A job was shown to its end (its images and buttons posted, or its failure): what a member's Home shows changed. */
+  onJobShown?: ((actor: SlackActor) => void) | undefined;
+}
+
+/** A job the intake admitted: its handle, its saved request, and when it has been shown to its end. */
+export interface StartedJob extends JobHandle {
+  /** The saved request (what Reroll, Edit and Delete read; its `outputFiles` once the images are posted). */
+  requestId: string;
+  /** Settles once the job is shown to its end: its images and their buttons posted, its request saved. */
+  shown: Promise<void>;
 }
 
 /**
@@ -92,15 +105,15 @@ export class SlackJobs {
   /**
    * A Cancel for a job this process does not run: with Redis, asks the replica
    * that runs it, after the same check as here (`mayCancel`, from the saved
-   * request). 'asked' when that replica got it; 'not allowed'; or undefined
+   * request). 'asked' when that replica got it; 'not_allowed'; or undefined
    * when no live replica runs the request's job.
    */
-  async cancelElsewhere(requestId: string, teamId: string, by: Requester): Promise<'asked' | 'not allowed' | undefined> {
+  async cancelElsewhere(requestId: string, teamId: string, by: Requester): Promise<'asked' | 'not_allowed' | undefined> {
     const request = await this.#o.store.get(requestId);
     if (request?.teamId !== teamId || request.status !== 'active') return undefined;
     const owner = this.requester({ userId: request.userId, teamId: request.teamId, channelId: request.channelId });
     if (!(await this.#o.store.space.heldElsewhere(requestId))) return undefined;
-    if (!mayCancel(owner, by)) return 'not allowed';
+    if (!mayCancel(owner, by)) return 'not_allowed';
     return (await askHolderToCancel(this.#o.store.space, requestId, by)) ? 'asked' : undefined;
   }
 
@@ -112,6 +125,7 @@ export class SlackJobs {
       channelId: actor.channelId,
       scopeId: actor.teamId,
       isAdmin: this.#o.adminUserIds.includes(actor.userId),
+      locale: actor.locale,
     };
   }
 
@@ -129,7 +143,7 @@ export class SlackJobs {
    * its message, then its images are downloaded. Resolves with its handle, or undefined when it did not start (the
    * person has been told why; nothing is spent then).
    */
-  async start(input: StartJob): Promise<JobHandle | undefined> {
+  async start(input: StartJob): Promise<StartedJob | undefined> {
     const requester = this.requester(input.actor);
     let request: SavedRequest | undefined;
     let view: SlackJobView | undefined;
@@ -147,6 +161,7 @@ export class SlackJobs {
             userId: input.actor.userId,
             channelId: input.actor.channelId,
             threadTs: input.threadTs,
+            locale: input.actor.locale,
             status: 'active',
           });
           view = new SlackJobView({
@@ -182,9 +197,10 @@ export class SlackJobs {
         this.#running.delete(tracked);
         this.#jobIdOf.delete(id);
         if (shown.needsRepair) this.#keepForRepair(handle.id, shown);
+        this.#o.onJobShown?.(input.actor);
       });
     this.#running.add(tracked);
-    return handle;
+    return { ...handle, requestId: id, shown: tracked.then(() => undefined) };
   }
 
   /**
@@ -203,10 +219,10 @@ export class SlackJobs {
   async #tellRefusal(error: unknown, input: Pick<StartJob, 'actor' | 'notify'>): Promise<void> {
     if (isSlackInputError(error)) {
       this.#o.logger.info({ code: error.code, user: input.actor.userId }, 'edit images refused');
-      await input.notify(error.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
+      await input.notify(sayWords(input.actor.locale, error.words)).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
       return;
     }
-    const failure = describeFailure(error);
+    const failure = describeFailure(error, input.actor.locale);
     if (!isJobRefusedError(error)) this.#o.logger.error({ code: failure.code, err: error }, 'the runner did not take a Slack job');
     else this.#o.logger.info({ code: failure.code, user: input.actor.userId }, 'a Slack job was refused');
     await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));

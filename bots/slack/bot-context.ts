@@ -1,6 +1,7 @@
 import type { Context, webApi } from '@slack/bolt';
 import { editModal, type EditContext } from './edit-modal.js';
 import { slackErrorCode } from './slack-error-code.js';
+import { say } from '../runner/index.js';
 import type { LoggerLike } from '../../src/index.js';
 import type { ChannelWriter } from './ChannelWriter.js';
 import type { FileHost } from './file-hosts.js';
@@ -8,6 +9,8 @@ import type { RequestStore } from './RequestStore.js';
 import type { SlackJobRunner, SlackJobs } from './SlackJobs.js';
 import type { Notifier } from './SlackJobView.js';
 import type { Workspace } from './workspace.js';
+import type { HomeTabs } from './home-tab.js';
+import type { UserLocales } from './user-locales.js';
 
 /** What every listener gets: the pieces of one running Slack bot. */
 export interface BotContext {
@@ -22,6 +25,10 @@ export interface BotContext {
    */
   workspace(auth: Context): Workspace;
   allowedHosts: readonly FileHost[];
+  /** Each member's Home tab (published on `app_home_opened`, again when what it shows changes). */
+  homes: HomeTabs;
+  /** Each member's language, asked of Slack once (`users.info`); the middleware puts it in Bolt's `context.locale`. */
+  locales: UserLocales;
   logger: LoggerLike;
   commands: { imagine: string; edit: string };
 }
@@ -59,12 +66,22 @@ export function ephemeralVia(context: Pick<Workspace, 'client'> & Pick<BotContex
   };
 }
 
+/**
+ * A note in the member's direct messages with the app (its Messages tab), paced with the conversation's other writes:
+ * for what comes from the Home tab, which has no `response_url` and no channel.
+ */
+export function directVia(context: Pick<BotContext, 'writer'>, client: webApi.WebClient, userId: string): Notifier {
+  return async (text) => {
+    await context.writer.write(userId, { urgent: true, run: () => client.chat.postMessage({ channel: userId, text }) });
+  };
+}
+
 /** Opens the edit modal for a trigger (valid 3 s); a failure is logged and the person told privately. */
-export async function openEditModal(context: Pick<BotContext, 'logger'>, client: webApi.WebClient, triggerId: string, notify: Notifier, edit: EditContext): Promise<void> {
+export async function openEditModal(context: Pick<BotContext, 'logger'>, client: webApi.WebClient, triggerId: string, notify: Notifier, edit: EditContext, locale?: string): Promise<void> {
   try {
-    await client.views.open({ trigger_id: triggerId, view: editModal(edit) });
+    await client.views.open({ trigger_id: triggerId, view: editModal(edit, locale) });
   } catch (error) {
     context.logger.warn({ code: slackErrorCode(error) }, 'could not open the edit modal');
-    await notify('I could not open the edit form; try again.');
+    await notify(say(locale, 'slack.edit.could_not_open'));
   }
 }

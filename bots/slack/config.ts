@@ -1,23 +1,47 @@
 import { envChoice, envError, envList, envNumber, envText, ValidationError, type Env } from '../../src/index.js';
-import { DEFAULT_FILE_HOSTS, parseFileHost } from './file-hosts.js';
+import { DEFAULT_FILE_HOSTS, parseFileHost, type FileHost } from './file-hosts.js';
 
 export type SlackMode = 'socket' | 'http';
 
-/** The Slack bot's settings: what `startSlackBot` takes besides the runner, data folder and logger. */
-export interface SlackConfig {
-  /** One workspace (the default). Undefined when `oauth` is set. */
-  botToken?: string | undefined;
-  /** Many workspaces: each installs the app through OAuth and gets its own bot token. */
-  oauth?: { clientId: string; clientSecret: string; stateSecret: string } | undefined;
-  appToken?: string | undefined;
+/** Many workspaces: each installs the app through OAuth and gets its own bot token. HTTP mode only. */
+export interface SlackOAuthOptions {
+  clientId: string;
+  clientSecret: string;
+  /** Signs the OAuth `state` (with a browser cookie, so an install cannot be forged or replayed across browsers). */
+  stateSecret: string;
+}
+
+/** Socket Mode: an app-level token (`xapp-…`, scope connections:write), no public address needed. */
+interface SocketMode {
+  mode: 'socket';
+  appToken: string;
   signingSecret?: string | undefined;
-  mode: SlackMode;
   port?: number | undefined;
   host?: string | undefined;
-  apiUrl?: string | undefined;
-  allowedFileHosts: string[];
-  adminUserIds: string[];
 }
+
+/** HTTP mode: the signing secret (Bolt's receiver refuses forged and stale requests with it), and where to listen. */
+interface HttpMode {
+  mode: 'http';
+  signingSecret: string;
+  appToken?: string | undefined;
+  /** Default 3000; 0 picks a free port. */
+  port?: number | undefined;
+  host?: string | undefined;
+}
+
+/**
+ * How the Slack bot reaches Slack: one workspace with its bot token (`xoxb-…`) over Socket Mode or HTTP, or many
+ * workspaces through OAuth installs, over HTTP. Exactly one of them, by type.
+ */
+export type SlackConnection = ({ botToken: string; oauth?: undefined } & (SocketMode | HttpMode)) | ({ oauth: SlackOAuthOptions; botToken?: undefined } & HttpMode);
+
+/** The Slack bot's settings: what `startSlackBot` takes besides the runner, the state and the logger. */
+export type SlackConfig = SlackConnection & {
+  apiUrl?: string | undefined;
+  allowedFileHosts: FileHost[];
+  adminUserIds: string[];
+};
 
 export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
 export const DEFAULT_SLACK_PORT = 3000;
@@ -67,30 +91,22 @@ export function readSlackConfig(env: Env): SlackConfig | undefined {
   if (e.SLACK_MODE === 'http' && !e.SLACK_SIGNING_SECRET) {
     throw new ValidationError('SLACK_SIGNING_SECRET', 'SLACK_SIGNING_SECRET is needed when SLACK_MODE=http (Basic Information → Signing Secret)');
   }
-  const allowedFileHosts = e.SLACK_ALLOWED_FILE_HOSTS ?? [...DEFAULT_FILE_HOSTS];
-  for (const host of allowedFileHosts) {
+  const allowedFileHosts = (e.SLACK_ALLOWED_FILE_HOSTS ?? [...DEFAULT_FILE_HOSTS]).map((host) => {
     try {
-      parseFileHost(host);
+      return parseFileHost(host);
     } catch (error) {
       throw new ValidationError('SLACK_ALLOWED_FILE_HOSTS', `SLACK_ALLOWED_FILE_HOSTS: ${(error as Error).message}`);
     }
-  }
-  return {
-    botToken: e.SLACK_BOT_TOKEN,
-    oauth,
-    appToken: e.SLACK_APP_TOKEN,
-    signingSecret: e.SLACK_SIGNING_SECRET,
-    mode: e.SLACK_MODE,
-    port: e.SLACK_PORT ?? (e.SLACK_MODE === 'http' ? DEFAULT_SLACK_PORT : undefined),
-    host: e.SLACK_HOST,
-    apiUrl: e.SLACK_API_URL ?? DEFAULT_SLACK_API_URL,
-    allowedFileHosts,
-    adminUserIds: e.SLACK_ADMIN_USER_IDS ?? [],
-  };
+  });
+  const common = { apiUrl: e.SLACK_API_URL ?? DEFAULT_SLACK_API_URL, allowedFileHosts, adminUserIds: e.SLACK_ADMIN_USER_IDS ?? [] };
+  const http = { mode: 'http' as const, signingSecret: e.SLACK_SIGNING_SECRET!, appToken: e.SLACK_APP_TOKEN, port: e.SLACK_PORT ?? DEFAULT_SLACK_PORT, host: e.SLACK_HOST };
+  if (oauth) return { ...common, ...http, oauth };
+  const token = e.SLACK_BOT_TOKEN!;
+  return e.SLACK_MODE === 'http' ? { ...common, ...http, botToken: token } : { ...common, botToken: token, mode: 'socket', appToken: e.SLACK_APP_TOKEN!, signingSecret: e.SLACK_SIGNING_SECRET };
 }
 
 /** The OAuth settings, all three or none; with them, no single bot token and HTTP mode (the install pages are served with the events). */
-function readOAuth(env: Env, e: { SLACK_BOT_TOKEN: string | undefined; SLACK_MODE: SlackMode }): SlackConfig['oauth'] {
+function readOAuth(env: Env, e: { SLACK_BOT_TOKEN: string | undefined; SLACK_MODE: SlackMode }): SlackOAuthOptions | undefined {
   const values = {
     SLACK_CLIENT_ID: envText(env, 'SLACK_CLIENT_ID'),
     SLACK_CLIENT_SECRET: envText(env, 'SLACK_CLIENT_SECRET'),

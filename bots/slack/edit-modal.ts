@@ -1,7 +1,7 @@
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
 import { BACKGROUNDS, DEFAULTS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/index.js';
-import type { FieldNames, JobOptions } from '../runner/index.js';
+import { say, sayWords, type FieldNames, type JobOptions } from '../runner/index.js';
 import { checkImageFiles, imageFilesOf, type SlackFileRef } from './input-images.js';
 import { isSlackInputError } from './SlackInputError.js';
 import { plainTextOf, truncate } from './slack-text.js';
@@ -34,21 +34,21 @@ export interface EditContext {
 }
 
 const SELECTS = [
-  { block: 'size', label: 'Size', field: 'size', values: SIZES, initial: DEFAULTS.size },
-  { block: 'quality', label: 'Quality', field: 'quality', values: QUALITIES, initial: DEFAULTS.quality },
-  { block: 'background', label: 'Background', field: 'background', values: BACKGROUNDS, initial: DEFAULTS.background },
-  { block: 'format', label: 'Format', field: 'output_format', values: OUTPUT_FORMATS, initial: DEFAULTS.output_format },
+  { block: 'size', name: 'size', field: 'size', values: SIZES, initial: DEFAULTS.size },
+  { block: 'quality', name: 'quality', field: 'quality', values: QUALITIES, initial: DEFAULTS.quality },
+  { block: 'background', name: 'background', field: 'background', values: BACKGROUNDS, initial: DEFAULTS.background },
+  { block: 'format', name: 'format', field: 'output_format', values: OUTPUT_FORMATS, initial: DEFAULTS.output_format },
   {
     block: 'n',
-    label: 'Images',
+    name: 'images',
     field: 'n',
     values: Array.from({ length: LIMITS.nMax - LIMITS.nMin + 1 }, (_, i) => String(LIMITS.nMin + i)),
     initial: String(DEFAULTS.n),
   },
 ] as const;
 
-/** The request's fields as the modal calls them, for the runner's refusals (its labels, in a sentence). */
-export const MODAL_FIELD_NAMES: FieldNames = Object.fromEntries(SELECTS.map((select) => [select.field, select.label.toLowerCase()]));
+/** The request's fields as the modal calls them, for the runner's refusals (its English labels, as the spec's names read). */
+export const MODAL_FIELD_NAMES: FieldNames = Object.fromEntries(SELECTS.map((select) => [select.field, select.name]));
 
 const option = (value: string): types.PlainTextOption => ({ text: { type: 'plain_text', text: value }, value });
 
@@ -57,7 +57,7 @@ const option = (value: string): types.PlainTextOption => ({ text: { type: 'plain
  * the spec's defaults preselected), and a file input when the images are not
  * known yet (`/imagine-edit`).
  */
-export function editModal(context: EditContext): types.ModalView {
+export function editModal(context: EditContext, locale?: string): types.ModalView {
   const known = context.files ?? [];
   const metadata = JSON.stringify({
     c: context.channelId,
@@ -68,25 +68,25 @@ export function editModal(context: EditContext): types.ModalView {
   const blocks: types.KnownBlock[] = [];
   if (known.length) {
     const names = known.map((f) => f.name ?? f.id).join(', ');
-    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `Editing ${known.length === 1 ? '1 image' : `${known.length} images`}: ${names}`.slice(0, 2000) }] });
+    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: say(locale, 'slack.edit.editing', { count: known.length, names }).slice(0, 2000) }] });
   } else {
     blocks.push({
       type: 'input',
       block_id: 'files',
-      label: { type: 'plain_text', text: `Images (up to ${FILE_INPUT_MAX})` },
+      label: { type: 'plain_text', text: say(locale, 'slack.edit.files', { max: FILE_INPUT_MAX }) },
       element: { type: 'file_input', action_id: 'value', filetypes: ['png', 'jpg', 'jpeg', 'webp'], max_files: FILE_INPUT_MAX },
     });
   }
   blocks.push({
     type: 'input',
     block_id: 'prompt',
-    label: { type: 'plain_text', text: 'What should change?' },
+    label: { type: 'plain_text', text: say(locale, 'edit.what_should_change') },
     element: {
       type: 'plain_text_input',
       action_id: 'value',
       multiline: true,
       max_length: PROMPT_INPUT_MAX,
-      placeholder: { type: 'plain_text', text: 'make the sky purple' },
+      placeholder: { type: 'plain_text', text: say(locale, 'slack.edit.placeholder') },
       ...(context.initialPrompt ? { initial_value: truncate(plainTextOf(context.initialPrompt), PROMPT_INPUT_MAX) } : {}),
     },
   });
@@ -94,7 +94,7 @@ export function editModal(context: EditContext): types.ModalView {
     blocks.push({
       type: 'input',
       block_id: select.block,
-      label: { type: 'plain_text', text: select.label },
+      label: { type: 'plain_text', text: say(locale, 'slack.edit.label', { field: select.block }) },
       element: {
         type: 'static_select',
         action_id: 'value',
@@ -106,9 +106,9 @@ export function editModal(context: EditContext): types.ModalView {
   return {
     type: 'modal',
     callback_id: EDIT_VIEW_ID,
-    title: { type: 'plain_text', text: 'Edit image' },
-    submit: { type: 'plain_text', text: 'Edit' },
-    close: { type: 'plain_text', text: 'Cancel' },
+    title: { type: 'plain_text', text: say(locale, 'slack.edit.title').slice(0, 24) },
+    submit: { type: 'plain_text', text: say(locale, 'button.edit').slice(0, 24) },
+    close: { type: 'plain_text', text: say(locale, 'button.cancel').slice(0, 24) },
     private_metadata: metadata,
     blocks,
   };
@@ -126,12 +126,12 @@ type StateValues = Record<string, Record<string, { value?: string | null; select
  * Slack can show an error next to the field before anything is downloaded or
  * spent. The spec's rules are the runner's (its intake parses the request once).
  */
-export function readEditSubmission(view: { private_metadata?: string; state?: { values?: unknown } }): EditSubmission {
+export function readEditSubmission(view: { private_metadata?: string; state?: { values?: unknown } }, locale?: string): EditSubmission {
   let meta: z.output<typeof EditContextSchema>;
   try {
     meta = EditContextSchema.parse(JSON.parse(view.private_metadata ?? ''));
   } catch {
-    return { ok: false, errors: { prompt: 'This form is out of date; close it and start the edit again.' } };
+    return { ok: false, errors: { prompt: say(locale, 'slack.edit.out_of_date') } };
   }
   const values = (view.state?.values ?? {}) as StateValues;
   const text = (block: string) => values[block]?.value?.value ?? '';
@@ -139,25 +139,25 @@ export function readEditSubmission(view: { private_metadata?: string; state?: { 
   const errors: Record<string, string> = {};
 
   const prompt = text('prompt').trim();
-  if (!prompt) errors.prompt = 'Say what should change.';
+  if (!prompt) errors.prompt = say(locale, 'slack.edit.say_what');
 
   const options: Record<string, string | number> = {};
   for (const select of SELECTS) {
     const value = selected(select.block);
     if (value === undefined) continue;
-    if (!(select.values as readonly string[]).includes(value)) errors[select.block] = `Pick one of ${select.values.join(', ')}.`;
+    if (!(select.values as readonly string[]).includes(value)) errors[select.block] = say(locale, 'slack.edit.pick_one', { values: select.values.join(', ') });
     else options[select.field] = select.field === 'n' ? Number(value) : value;
   }
   const files: SlackFileRef[] = meta.f ? meta.f.map((f) => ({ id: f.id, name: f.n })) : imageFilesOf(values.files?.value?.files);
   const fileBlock = meta.f ? 'prompt' : 'files';
   if (!meta.f && Array.isArray(values.files?.value?.files) && values.files.value.files.length > files.length) {
-    errors[fileBlock] = 'Only PNG, JPEG and WebP images can be edited.';
+    errors[fileBlock] = say(locale, 'slack.edit.only_images');
   } else {
     try {
       checkImageFiles(files);
     } catch (error) {
       if (!isSlackInputError(error)) throw error;
-      errors[fileBlock] ??= plain(error.message);
+      errors[fileBlock] ??= plain(sayWords(locale, error.words));
     }
   }
   if (Object.keys(errors).length) return { ok: false, errors };

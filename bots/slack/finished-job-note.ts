@@ -22,19 +22,22 @@ export async function finishedJobNote(input: {
   teamId: string;
   /** What this process's runner says of the job, if it ran here. */
   runnerStatus: JobInfo['status'] | undefined;
+  /** The language of whoever pressed Cancel (the note is theirs alone). */
+  locale?: string | undefined;
 }): Promise<string | undefined> {
+  const { locale } = input;
   const saved = input.requestId ? await input.store.get(input.requestId) : undefined;
   const request = saved?.teamId === input.teamId ? saved : undefined;
   const actions = request?.actionsMessage;
   if (actions && request) {
-    if (actions.channelId !== request.channelId) return describeFinishedJob({ inDirectMessages: true });
+    if (actions.channelId !== request.channelId) return describeFinishedJob({ inDirectMessages: true }, locale);
     const link = await input.client.chat
       .getPermalink({ channel: actions.channelId, message_ts: actions.ts })
       .then((result) => result.permalink)
       .catch(() => undefined);
-    return describeFinishedJob({ actionsAt: link });
+    return describeFinishedJob({ actionsAt: link }, locale);
   }
   // Its images are saved and their buttons are on their way; or the runner has it done and they are being posted.
-  if (request?.outputFiles.length || input.runnerStatus === 'completed') return describeFinishedJob({ posting: true });
+  if (request?.outputFiles.length || input.runnerStatus === 'completed') return describeFinishedJob({ posting: true }, locale);
   return undefined;
 }

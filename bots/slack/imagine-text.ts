@@ -8,7 +8,7 @@ import {
   QUALITIES,
   SIZES,
 } from '../../src/index.js';
-import type { FieldNames, JobOptions } from '../runner/index.js';
+import { say, words, type FieldNames, type JobOptions } from '../runner/index.js';
 import { closestWord } from '../../src/core/closest-word.js';
 import { SlackInputError } from './SlackInputError.js';
 import { plainTextOf } from './slack-text.js';
@@ -23,31 +23,31 @@ interface FlagSpec {
   range?: readonly [number, number];
   /** Other spellings people use: `jpg` for `jpeg`. */
   aliases?: Readonly<Record<string, string>>;
-  /** What it means, for the help text. */
-  help: string;
+  /** What it means, for the help text (`slack.flag.help`). */
+  help: 'size' | 'quality' | 'background' | 'format' | 'n' | 'compression' | 'moderation';
 }
 
 /** The flags of `/imagine` and of a mention. Values and bounds come from the core's spec constants. */
 export const FLAGS: Readonly<Record<string, FlagSpec>> = {
-  size: { field: 'size', values: SIZES, aliases: { square: '1024x1024', portrait: '1024x1536', landscape: '1536x1024' }, help: 'width x height' },
-  quality: { field: 'quality', values: QUALITIES, help: 'detail, time and price' },
-  background: { field: 'background', values: BACKGROUNDS, help: 'transparent needs png or webp' },
-  format: { field: 'output_format', values: OUTPUT_FORMATS, aliases: { jpg: 'jpeg' }, help: 'file type' },
-  n: { field: 'n', range: [LIMITS.nMin, LIMITS.nMax], help: 'how many images' },
-  compression: { field: 'output_compression', range: [LIMITS.compressionMin, LIMITS.compressionMax], help: 'for jpeg and webp' },
-  moderation: { field: 'moderation', values: MODERATIONS, help: 'how strict the content filter is' },
+  size: { field: 'size', values: SIZES, aliases: { square: '1024x1024', portrait: '1024x1536', landscape: '1536x1024' }, help: 'size' },
+  quality: { field: 'quality', values: QUALITIES, help: 'quality' },
+  background: { field: 'background', values: BACKGROUNDS, help: 'background' },
+  format: { field: 'output_format', values: OUTPUT_FORMATS, aliases: { jpg: 'jpeg' }, help: 'format' },
+  n: { field: 'n', range: [LIMITS.nMin, LIMITS.nMax], help: 'n' },
+  compression: { field: 'output_compression', range: [LIMITS.compressionMin, LIMITS.compressionMax], help: 'compression' },
+  moderation: { field: 'moderation', values: MODERATIONS, help: 'moderation' },
 };
 
 /** Each request field as the flag that sets it (`output_format` → `--format`): the runner's refusals name it so. */
 export const FLAG_NAMES: FieldNames = Object.fromEntries(Object.entries(FLAGS).map(([flag, spec]) => [spec.field, `--${flag}`]));
 
-/** What a flag accepts, in words (the core's `ALLOWED`, plus aliases). */
-export function allowedFor(flag: string): string {
+/** What a flag accepts, in words (the core's `ALLOWED`, plus aliases), in `locale`; the values are the spec's in every language. */
+export function allowedFor(flag: string, locale?: string): string {
   const spec = FLAGS[flag];
   if (!spec) return '';
   const base = ALLOWED[spec.field] ?? (spec.values ? spec.values.join(', ') : '');
   const aliases = spec.aliases ? Object.entries(spec.aliases).map(([alias, value]) => `${alias} (= ${value})`) : [];
-  return aliases.length ? `${base}; also ${aliases.join(', ')}` : base;
+  return aliases.length ? say(locale, 'slack.flag.also', { base, aliases: aliases.join(', ') }) : base;
 }
 
 export type ImagineText = { kind: 'help' } | { kind: 'request'; prompt: string; options: JobOptions };
@@ -62,7 +62,8 @@ const FLAG_TOKEN = /^(?:--|—|–)([a-z][a-z_-]*)(?:=(.*))?$/i;
  * naming the flag and what it accepts. The spec's other rules (cross-field, the
  * prompt's length) are the runner's: its intake parses the request, once.
  */
-export function parseImagineText(slackText: string, options: { promptRequired?: boolean; example?: string } = {}): ImagineText {
+export function parseImagineText(slackText: string, options: { promptRequired?: boolean; example?: string; locale?: string | undefined } = {}): ImagineText {
+  const { locale } = options;
   const text = plainTextOf(slackText);
   if (HELP_WORDS.has(text.trim().toLowerCase()) || (text.trim() === '' && options.promptRequired !== false)) return { kind: 'help' };
 
@@ -78,8 +79,8 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
     const spec = FLAGS[flag];
     if (!spec) {
       const near = closestWord(name, Object.keys(FLAGS));
-      const meant = near ? ` Did you mean \`--${near}\`?` : '';
-      throw new SlackInputError('unknown_flag', `\`--${name}\` is not a flag.${meant} The flags are ${Object.keys(FLAGS).map((f) => `\`--${f}\``).join(', ')}.`, {
+      const flags = Object.keys(FLAGS).map((f) => `\`--${f}\``).join(', ');
+      throw new SlackInputError('unknown_flag', words('slack.flag.unknown', { flag: `\`--${name}\``, near: near ? `\`--${near}\`` : '', meant: near ? 'yes' : 'no', flags }), {
         flag: `--${name}`,
       });
     }
@@ -88,24 +89,24 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
     if (raw === undefined) {
       const next = tokens[i + 1];
       if (!next || FLAG_TOKEN.test(next[0])) {
-        throw new SlackInputError('missing_flag_value', `\`--${flag}\` needs a value: ${allowedFor(flag)}.`, { flag: `--${flag}`, allowed: allowedFor(flag) });
+        throw new SlackInputError('missing_flag_value', words('slack.flag.needs_value', { flag: `\`--${flag}\``, allowed: allowedFor(flag, locale) }), { flag: `--${flag}`, allowed: allowedFor(flag) });
       }
       raw = next[0];
       end = next.index + next[0].length;
       i++;
     }
-    jobOptions[spec.field] = flagValue(flag, spec, raw);
+    jobOptions[spec.field] = flagValue(flag, spec, raw, locale);
     removed.push([token.index, end]);
   }
 
   const prompt = cut(text, removed);
   if (!prompt && options.promptRequired !== false) {
-    throw new SlackInputError('missing_prompt', `Say what to draw, for example \`${options.example ?? '/imagine a lighthouse at dusk, watercolor --size 1536x1024'}\`.`);
+    throw new SlackInputError('missing_prompt', words('slack.imagine.missing_prompt', { example: `\`${options.example ?? say(locale, 'slack.imagine.example', { command: '/imagine' })}\`` }));
   }
   return { kind: 'request', prompt, options: jobOptions as JobOptions };
 }
 
-function flagValue(flag: string, spec: FlagSpec, raw: string): string | number {
+function flagValue(flag: string, spec: FlagSpec, raw: string, locale: string | undefined): string | number {
   const value = raw.trim().toLowerCase().replace(/×/g, 'x');
   if (spec.range) {
     const [min, max] = spec.range;
@@ -114,7 +115,7 @@ function flagValue(flag: string, spec: FlagSpec, raw: string): string | number {
     const resolved = spec.aliases?.[value] ?? value;
     if (spec.values?.includes(resolved)) return resolved;
   }
-  throw new SlackInputError('bad_flag_value', `\`--${flag} ${raw}\` is not allowed: --${flag} takes ${allowedFor(flag)}.`, {
+  throw new SlackInputError('bad_flag_value', words('slack.flag.bad_value', { given: `\`--${flag} ${raw}\``, flag: `--${flag}`, allowed: allowedFor(flag, locale) }), {
     flag: `--${flag}`,
     allowed: allowedFor(flag),
   });
@@ -134,20 +135,27 @@ function cut(text: string, ranges: [number, number][]): string {
     .trim();
 }
 
-/** The help of `/imagine`, built from the same flag table and the spec's defaults. */
-export function usageText(commands: { imagine: string; edit: string }): string {
+/** The help of `/imagine`, built from the same flag table and the spec's defaults, in `locale`. */
+export function usageText(commands: { imagine: string; edit: string }, locale?: string): string {
   const defaults: Record<string, unknown> = { ...DEFAULTS };
+  const bold = { bold: (text: string) => `*${text}*` };
   const lines = Object.entries(FLAGS).map(([flag, spec]) => {
     const fallback = defaults[spec.field];
-    return `• \`--${flag}\` ${allowedFor(flag)}${fallback !== undefined ? ` (default ${String(fallback)})` : ''}: ${spec.help}`;
+    return say(locale, 'slack.help.flag', {
+      flag: `\`--${flag}\``,
+      allowed: allowedFor(flag, locale),
+      hasDefault: fallback === undefined ? 'no' : 'yes',
+      fallback: String(fallback),
+      help: say(locale, 'slack.flag.help', { flag: spec.help }),
+    });
   });
   return [
-    `*Make images:* \`${commands.imagine} a lighthouse at dusk, watercolor --size 1536x1024 --quality high\``,
-    'Flags go anywhere in the text:',
+    say(locale, 'slack.help.make', { example: `\`${say(locale, 'slack.imagine.example', { command: commands.imagine })} --quality high\`` }, bold),
+    say(locale, 'slack.help.flags'),
     ...lines,
-    `*Edit images:* pick *Edit image* in the ⋯ menu of a message with images, run \`${commands.edit}\` to upload up to 10, or mention me in a message (or a thread) with images: _@Pictor make the sky purple_.`,
-    'Progress shows in the message I post; images land in its thread, with *Reroll* and *Edit* buttons.',
-    `*What you spent:* \`${commands.imagine} usage\` (today, this month, what is left of your budgets).`,
-    `*Bot admins:* \`${commands.imagine} admin budget user-daily 2.50\` (user-daily, user-monthly, workspace-daily, workspace-monthly; \`clear\` for the operator’s setting).`,
+    say(locale, 'slack.help.edit', { command: `\`${commands.edit}\`` }, bold),
+    say(locale, 'slack.help.progress', {}, bold),
+    say(locale, 'slack.help.usage', { command: `\`${commands.imagine} usage\`` }, bold),
+    say(locale, 'slack.help.admins', { command: `\`${commands.imagine} admin budget user-daily 2.50\`` }, bold),
   ].join('\n');
 }

@@ -3,6 +3,8 @@ import { LIMITS, MIME_TYPES } from '../../src/index.js';
 import type { ImagesToFetch, InputImage } from '../runner/index.js';
 import { downloadSlackFile } from './download-slack-file.js';
 import type { FileHost } from './file-hosts.js';
+import { fileSize, words } from '../runner/index.js';
+import { nameValues } from './download-slack-file.js';
 import { SlackInputError } from './SlackInputError.js';
 
 /** The fields of a Slack file object the bot uses. */
@@ -41,21 +43,18 @@ export function imageFilesOf(files: unknown): SlackFileRef[] {
  */
 export function checkImageFiles(files: readonly SlackFileRef[], maxImages: number = LIMITS.editImagesMax): void {
   if (files.length === 0) {
-    throw new SlackInputError('no_images', 'There is no PNG, JPEG or WebP image to edit here; attach one (or use `/imagine` to make a new image).');
+    throw new SlackInputError('no_images', words('slack.input.no_images'));
   }
   if (files.length > maxImages) {
-    throw new SlackInputError('too_many_images', `That is ${files.length} images; an edit takes at most ${maxImages}.`, { allowed: `1 to ${maxImages} images` });
+    throw new SlackInputError('too_many_images', words('slack.input.too_many', { count: files.length, max: maxImages }), { allowed: `1-${maxImages}` });
   }
   for (const file of files) {
-    const name = file.name ? `*${file.name}*` : 'An image';
+    const name = nameValues(file.name, 'image');
     if (file.size !== undefined && file.size >= LIMITS.editImageMaxBytes) {
-      throw new SlackInputError(
-        'file_too_large',
-        `${name} is ${(file.size / 1024 / 1024).toFixed(1)} MB; each image must be under ${LIMITS.editImageMaxBytes / 1024 / 1024} MB.`,
-      );
+      throw new SlackInputError('file_too_large', words('slack.input.too_large', { ...name, size: fileSize(file.size), max: fileSize(LIMITS.editImageMaxBytes) }));
     }
     if (file.mimetype !== undefined && !ACCEPTED_MIME.has(file.mimetype)) {
-      throw new SlackInputError('file_not_image', `${name} is ${file.mimetype}; I can edit PNG, JPEG and WebP images.`, { allowed: 'PNG, JPEG or WebP' });
+      throw new SlackInputError('file_not_image', words('slack.input.wrong_type', { ...name, type: file.mimetype }), { allowed: 'png, jpeg, webp' });
     }
   }
 }
@@ -105,11 +104,11 @@ async function fileInfo(client: webApi.WebClient, file: SlackFileRef): Promise<S
   try {
     info = (await client.files.info({ file: file.id })).file as Record<string, unknown> | undefined;
   } catch (cause) {
-    throw new SlackInputError('file_download_failed', `${file.name ? `*${file.name}*` : 'An image'} is no longer available in Slack.`, { cause });
+    throw new SlackInputError('file_download_failed', words('slack.input.gone', nameValues(file.name, 'image')), { cause });
   }
   const [ref] = imageFilesOf(info ? [info] : []);
   if (!ref?.url_private) {
-    throw new SlackInputError('file_download_failed', `${file.name ? `*${file.name}*` : 'An image'} is no longer available in Slack.`);
+    throw new SlackInputError('file_download_failed', words('slack.input.gone', nameValues(file.name, 'image')));
   }
   return ref;
 }

@@ -1,38 +1,15 @@
-import { mkdir, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Installation, InstallationQuery, InstallationStore } from '@slack/bolt';
-import type { Redis } from 'ioredis';
-import { writeFileAtomically, type LoggerLike } from '../../src/index.js';
+import type { LoggerLike } from '../../src/index.js';
+import type { Space } from '../state/index.js';
 
 /**
  * Where the Slack app's installations live when it serves many workspaces
  * through OAuth: one record per workspace (or per Enterprise Grid
- * organization, for an org-wide install), holding that workspace's bot token.
- * Two backends, as for the bots' other state: the data folder (one process)
- * and Redis (every process sharing `REDIS_URL`).
- *
- * The records are shaped as a state space (`get`, `put`, `delete` by a key
- * of letters, digits, `_` and `-`), so they can move onto the shared state
- * layer as its `slack-installations` space; installations never expire.
+ * organization, for an org-wide install), holding that workspace's bot token,
+ * in the bots' state (the `slack-installations` space, which never expires:
+ * the data folder, or Redis shared by every process).
  */
-export interface InstallationRecords {
-  readonly backend: 'file' | 'redis';
-  get(key: string): Promise<Installation | undefined>;
-  put(key: string, value: Installation): Promise<void>;
-  delete(key: string): Promise<void>;
-}
-
-/** An installation record is small (a few hundred bytes); a larger one is refused, never cut. */
-export const MAX_INSTALLATION_BYTES = 16 * 1024;
-const KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const ID_PATTERN = /^[A-Z0-9]{1,32}$/;
-
-export class InstallationTooLargeError extends Error {
-  readonly code = 'slack_installation_too_large';
-  constructor(bytes: number) {
-    super(`a Slack installation of ${bytes} bytes is over the bound of ${MAX_INSTALLATION_BYTES} bytes`);
-  }
-}
 
 export class InstallationNotFoundError extends Error {
   readonly code = 'slack_installation_not_found';
@@ -52,81 +29,6 @@ export function installationKey(query: { isEnterpriseInstall?: boolean | undefin
   return `${kind}-${id}`;
 }
 
-function encode(value: Installation): string {
-  const text = JSON.stringify(value);
-  const bytes = Buffer.byteLength(text);
-  if (bytes > MAX_INSTALLATION_BYTES) throw new InstallationTooLargeError(bytes);
-  return text;
-}
-
-function checkKey(key: string): void {
-  if (!KEY_PATTERN.test(key)) throw new Error(`not an installation key: ${JSON.stringify(key.slice(0, 80))}`);
-}
-
-/** `<dataDir>/slack/installations/<key>.json`, each written atomically and readable by its owner only (0600). */
-export class FileInstallationRecords implements InstallationRecords {
-  readonly backend = 'file' as const;
-  readonly #dir: string;
-
-  constructor(options: { dataDir: string }) {
-    this.#dir = join(options.dataDir, 'slack', 'installations');
-  }
-
-  async get(key: string): Promise<Installation | undefined> {
-    checkKey(key);
-    let text: string;
-    try {
-      text = await readFile(join(this.#dir, `${key}.json`), 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    }
-    return JSON.parse(text) as Installation;
-  }
-
-  async put(key: string, value: Installation): Promise<void> {
-    checkKey(key);
-    const text = encode(value);
-    await mkdir(this.#dir, { recursive: true, mode: 0o700 });
-    await writeFileAtomically(join(this.#dir, `${key}.json`), text, { mode: 0o600 });
-  }
-
-  async delete(key: string): Promise<void> {
-    checkKey(key);
-    await rm(join(this.#dir, `${key}.json`), { force: true });
-  }
-}
-
-/** `<prefix>:slack:installation:<key>` in Redis, one string per installation, no expiry. */
-export class RedisInstallationRecords implements InstallationRecords {
-  readonly backend = 'redis' as const;
-  readonly #redis: Redis;
-  readonly #prefix: string;
-
-  constructor(options: { redis: Redis; prefix: string }) {
-    this.#redis = options.redis;
-    this.#prefix = options.prefix;
-  }
-
-  #key(key: string): string {
-    checkKey(key);
-    return `${this.#prefix}:slack:installation:${key}`;
-  }
-
-  async get(key: string): Promise<Installation | undefined> {
-    const text = await this.#redis.get(this.#key(key));
-    return text === null ? undefined : (JSON.parse(text) as Installation);
-  }
-
-  async put(key: string, value: Installation): Promise<void> {
-    await this.#redis.set(this.#key(key), encode(value));
-  }
-
-  async delete(key: string): Promise<void> {
-    await this.#redis.del(this.#key(key));
-  }
-}
-
 /**
  * Bolt's installation store over installation records: OAuth's redirect
  * stores the installation, Bolt's `authorize` fetches it for every incoming
@@ -134,7 +36,7 @@ export class RedisInstallationRecords implements InstallationRecords {
  * organization), and `app_uninstalled` / `tokens_revoked` delete it. Tokens
  * are never logged: only team and enterprise ids are.
  */
-export function slackInstallationStore(records: InstallationRecords, logger: LoggerLike): InstallationStore & {
+export function slackInstallationStore(records: Space<Installation>, logger: LoggerLike): InstallationStore & {
   /** The installation serving a workspace, if any (an org-wide one when the workspace has none of its own). */
   forTeam(teamId: string, enterpriseId?: string | undefined): Promise<Installation | undefined>;
 } {

@@ -1,6 +1,6 @@
 import type { types } from '@slack/bolt';
-import { DEFAULTS, formatUsd, type PriceQuote } from '../../src/index.js';
-import type { JobOptions } from '../runner/index.js';
+import { DEFAULTS, type PriceQuote } from '../../src/index.js';
+import { elapsed, say, sayWords, usd, type JobOptions, type Words } from '../runner/index.js';
 import { FLAGS } from './imagine-text.js';
 import { escapeMrkdwn, truncate } from './slack-text.js';
 
@@ -27,7 +27,9 @@ export interface JobViewState {
   status: JobStatus;
   ahead: number | undefined;
   /** Why the wait is long, from the runner (e.g. the shared queue is unreachable). */
-  notice?: string | undefined;
+  notice?: Words | undefined;
+  /** The language of the job's messages: the requester's (Slack has no workspace language). */
+  locale: string;
   /** Preview images posted in the thread so far. */
   previewsShown: number;
   completed?:
@@ -53,7 +55,7 @@ export interface JobViewState {
         actionsBeside?: boolean | undefined;
       }
     | undefined;
-  failure?: { message: string; retryable: boolean } | undefined;
+  failure?: { words: Words; retryable: boolean } | undefined;
   cancelled?: { byUserId: string; reason: 'requested' | 'shutdown' } | undefined;
 }
 
@@ -75,9 +77,7 @@ const REQUEST_BLOCK_PREFIX = 'request.';
 
 /** The job's one message: who asked for what, the status line, and the buttons that fit the status. */
 export function renderJobMessage(state: JobViewState): RenderedMessage {
-  const what =
-    state.kind === 'edit' ? `asked to edit ${state.inputCount === 1 ? 'an image' : `${state.inputCount} images`}` : 'asked for';
-  const header = `<@${state.userId}> ${what}: ${promptText(state)}`;
+  const header = say(state.locale, 'slack.job.header', { user: `<@${state.userId}>`, kind: state.kind, inputs: state.inputCount, prompt: promptText(state) });
   const status = statusLine(state);
   const blocks: types.KnownBlock[] = [
     { type: 'section', block_id: `${REQUEST_BLOCK_PREFIX}${state.requestId}`, text: { type: 'mrkdwn', text: header } },
@@ -85,7 +85,7 @@ export function renderJobMessage(state: JobViewState): RenderedMessage {
   ];
   const buttons = buttonsFor(state);
   if (buttons.length) blocks.push({ type: 'actions', block_id: 'job_actions', elements: buttons });
-  return { text: `Pictor: ${plainStatus(state)}`, blocks };
+  return { text: say(state.locale, 'slack.job.text', { status: plainStatus(state) }), blocks };
 }
 
 const ACTIONS_PROMPT_CHARS = 120;
@@ -100,10 +100,10 @@ const ACTIONS_PROMPT_CHARS = 120;
 export function renderJobActions(state: JobViewState): RenderedMessage {
   const prompt = `“${escapeMrkdwn(truncate(state.prompt.replace(/\s+/g, ' '), ACTIONS_PROMPT_CHARS))}”`;
   return {
-    text: `Reroll, Edit or Delete: ${prompt}`,
+    text: say(state.locale, 'slack.job.actions_text', { prompt }),
     blocks: [
       { type: 'context', block_id: 'job_result', elements: [{ type: 'mrkdwn', text: `:arrow_up: ${prompt}` }] },
-      { type: 'actions', block_id: 'job_actions', elements: finishedButtons(state.requestId) },
+      { type: 'actions', block_id: 'job_actions', elements: finishedButtons(state.requestId, state.locale) },
     ],
   };
 }
@@ -116,12 +116,9 @@ export function renderJobActions(state: JobViewState): RenderedMessage {
  * `posting` while they are still being posted; `inDirectMessages` when they
  * went to the requester's direct messages (the channel refused them).
  */
-export function describeFinishedJob(input: { actionsAt?: string | undefined; posting?: boolean | undefined; inDirectMessages?: boolean | undefined }): string {
-  if (input.posting) return 'That job is done: its images are being posted, with Reroll, Edit and Delete right after them.';
-  if (input.inDirectMessages) return 'That job is done: its images and their Reroll, Edit and Delete buttons were sent to the direct messages of the person who asked for it.';
-  return input.actionsAt
-    ? `That job is done: its images and their Reroll, Edit and Delete buttons are <${input.actionsAt}|here>.`
-    : 'That job is done: its images are posted after its message, with their Reroll, Edit and Delete buttons.';
+export function describeFinishedJob(input: { actionsAt?: string | undefined; posting?: boolean | undefined; inDirectMessages?: boolean | undefined }, locale?: string): string {
+  const where = input.posting ? 'posting' : input.inDirectMessages ? 'dm' : input.actionsAt ? 'link' : 'below';
+  return say(locale, 'slack.job.finished_where', { where, link: input.actionsAt ?? '' });
 }
 
 /**
@@ -132,75 +129,53 @@ export function describeFinishedJob(input: { actionsAt?: string | undefined; pos
  */
 export function renderResultCaption(state: JobViewState, images: number): string {
   const done = state.completed!;
-  return `<@${state.userId}> ${images === 1 ? 'here is your image' : `here are your ${images} images`}: ${promptText(state)}\n${summaryOf(done)}`;
+  return say(state.locale, 'slack.job.caption', { user: `<@${state.userId}>`, images, prompt: promptText(state), summary: summaryOf(done, state.locale) });
 }
 
 /** `size · quality · format · cost · time`, for the message and the images' comment. */
-function summaryOf(done: NonNullable<JobViewState['completed']>): string {
-  return [done.size, done.quality, done.format, costText(done.cost), elapsedText(done.elapsedMs)].join(' · ');
+function summaryOf(done: NonNullable<JobViewState['completed']>, locale: string): string {
+  return [done.size, done.quality, done.format, costText(done.cost, locale), say(locale, 'slack.job.elapsed', { time: elapsed(done.elapsedMs) })].join(' · ');
 }
 
-export function costText(cost: PriceQuote): string {
-  return cost.basis === 'table' ? formatUsd(cost.totalUsd) : `up to ${formatUsd(cost.totalUsd)} (estimate)`;
-}
-
-export function elapsedText(ms: number): string {
-  const seconds = ms / 1000;
-  if (seconds < 10) return `${seconds.toFixed(1)} s`;
-  if (seconds < 60) return `${Math.round(seconds)} s`;
-  const minutes = Math.floor(seconds / 60);
-  return `${minutes} min ${Math.round(seconds - minutes * 60)} s`;
+/** A cost as a job's message shows it: the table price, or "up to … (estimate)". */
+export function costText(cost: PriceQuote, locale: string): string {
+  return say(locale, 'slack.job.cost', { basis: cost.basis, usd: usd(cost.totalUsd) });
 }
 
 function statusLine(state: JobViewState): string {
+  const { locale } = state;
   switch (state.status) {
-    case 'queued':
-      return `${state.ahead ? `:hourglass_flowing_sand: Queued, ${state.ahead} ahead` : ':hourglass_flowing_sand: Queued, next up'}${state.notice ? ` · ${escapeMrkdwn(state.notice)}` : ''}`;
+    case 'queued': {
+      const queued = say(locale, 'slack.job.queued', { ahead: state.ahead ?? 0 });
+      return state.notice ? `${queued} · ${escapeMrkdwn(sayWords(locale, state.notice))}` : queued;
+    }
     case 'running':
-      return state.previewsShown > 0
-        ? `:art: Drawing… preview ${state.previewsShown} is in the thread`
-        : ':art: Drawing…';
+      return say(locale, 'slack.job.drawing', { previews: state.previewsShown });
     case 'completed': {
       const done = state.completed!;
-      if (done.posting) return `:outbox_tray: Made (${summaryOf(done)}); posting ${done.images === 1 ? 'the image' : `the ${done.images} images`}…`;
+      const values = { images: done.images, summary: summaryOf(done, locale) };
+      if (done.posting) return say(locale, 'slack.job.posting', values);
       return done.uploaded
-        ? `:white_check_mark: Done · ${summaryOf(done)} · ${done.images === 1 ? 'the image is' : `${done.images} images are`} ${whereText(done.where)}${done.actionsBeside ? ', with Reroll, Edit and Delete' : ''}`
-        : `:warning: The ${done.images === 1 ? 'image was' : 'images were'} made (${summaryOf(done)}) but could not be posted to Slack; press Reroll to try again.`;
+        ? say(locale, 'slack.job.done', { ...values, where: done.where ?? 'thread', actionsBeside: done.actionsBeside ? 'yes' : 'no' })
+        : say(locale, 'slack.job.not_posted', values);
     }
     case 'failed':
-      return `:warning: ${escapeMrkdwn(state.failure?.message ?? 'The job failed.')}`;
+      return `:warning: ${escapeMrkdwn(state.failure ? sayWords(locale, state.failure.words) : say(locale, 'slack.job.failed'))}`;
     case 'cancelled':
       return state.cancelled?.reason === 'shutdown'
-        ? ':no_entry_sign: Stopped because the bot restarted; press Reroll to run it again.'
-        : `:no_entry_sign: Cancelled by <@${state.cancelled?.byUserId ?? state.userId}>`;
+        ? say(locale, 'slack.job.restarted')
+        : say(locale, 'slack.job.cancelled_by', { user: `<@${state.cancelled?.byUserId ?? state.userId}>` });
   }
 }
 
-function whereText(where: NonNullable<JobViewState['completed']>['where']): string {
-  switch (where) {
-    case 'dm':
-      return 'in your direct messages with me';
-    case 'channel':
-      return 'posted below';
-    default:
-      return 'in the thread';
-  }
-}
-
+/** The status in plain words, for the message's `text` (notifications, screen readers). */
 function plainStatus(state: JobViewState): string {
-  switch (state.status) {
-    case 'queued':
-      return state.ahead ? `queued, ${state.ahead} ahead` : 'queued';
-    case 'running':
-      return 'drawing…';
-    case 'completed':
-      if (state.completed?.posting) return `made (${summaryOf(state.completed)}), posting the images`;
-      return state.completed?.uploaded ? `done (${summaryOf(state.completed)})` : 'made, but could not post the images';
-    case 'failed':
-      return `failed: ${state.failure?.message ?? ''}`;
-    case 'cancelled':
-      return 'cancelled';
-  }
+  const { locale } = state;
+  const done = state.completed;
+  const summary = done ? summaryOf(done, locale) : '';
+  const stage = state.status === 'completed' ? (done?.posting ? 'posting' : done?.uploaded ? 'done' : 'not_posted') : state.status;
+  const failure = state.failure ? sayWords(locale, state.failure.words) : '';
+  return say(locale, 'slack.job.plain_status', { stage, ahead: state.ahead ?? 0, summary, failure });
 }
 
 /** A Cancel button's value: the runner's job id (on this replica) and the request's id (for another replica to find it). */
@@ -237,22 +212,27 @@ function button(actionId: string, text: string, value: string, style?: 'primary'
 }
 
 /** Reroll, Edit and Delete of a finished job: on its actions message, or on its own message when that could not be posted. */
-function finishedButtons(requestId: string): types.Button[] {
-  return [button(ACTIONS.reroll, 'Reroll', requestId), button(ACTIONS.edit, 'Edit', requestId, 'primary'), button(ACTIONS.delete, 'Delete', requestId, 'danger')];
+function finishedButtons(requestId: string, locale: string): types.Button[] {
+  return [
+    button(ACTIONS.reroll, say(locale, 'button.reroll'), requestId),
+    button(ACTIONS.edit, say(locale, 'button.edit'), requestId, 'primary'),
+    button(ACTIONS.delete, say(locale, 'button.delete'), requestId, 'danger'),
+  ];
 }
 
 function buttonsFor(state: JobViewState): types.Button[] {
+  const { locale } = state;
   switch (state.status) {
     case 'queued':
     case 'running':
-      return state.jobId ? [button(ACTIONS.cancel, 'Cancel', cancelValue(state.jobId, state.requestId), 'danger')] : [];
+      return state.jobId ? [button(ACTIONS.cancel, say(locale, 'button.cancel'), cancelValue(state.jobId, state.requestId), 'danger')] : [];
     case 'completed':
       if (state.completed?.posting || state.completed?.actionsBeside) return [];
-      return state.completed?.uploaded ? finishedButtons(state.requestId) : [button(ACTIONS.reroll, 'Reroll', state.requestId)];
+      return state.completed?.uploaded ? finishedButtons(state.requestId, locale) : [button(ACTIONS.reroll, say(locale, 'button.reroll'), state.requestId)];
     case 'failed':
-      return [button(ACTIONS.reroll, state.failure?.retryable ? 'Try again' : 'Reroll', state.requestId)];
+      return [button(ACTIONS.reroll, say(locale, state.failure?.retryable ? 'button.try_again' : 'button.reroll'), state.requestId)];
     case 'cancelled':
-      return [button(ACTIONS.reroll, 'Reroll', state.requestId)];
+      return [button(ACTIONS.reroll, say(locale, 'button.reroll'), state.requestId)];
   }
 }
 

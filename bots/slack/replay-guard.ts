@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { AnyMiddlewareArgs, Middleware } from '@slack/bolt';
-import type { LoggerLike, SeenRequests } from '../../src/index.js';
+import type { LoggerLike } from '../../src/index.js';
+import { digestKeyOf, type Space } from '../state/index.js';
 
 /**
  * HTTP mode's second check of a request, after Bolt's HTTPReceiver has
@@ -10,11 +11,11 @@ import type { LoggerLike, SeenRequests } from '../../src/index.js';
  * replayed as another paid job. Here a signature is accepted once, and a
  * timestamp more than `maxSkewSec` ahead of our clock is refused.
  *
- * The signatures seen are kept in the ledger's storage (`seen`: the data
- * folder or Redis, see `SeenRequests`), each until Bolt would refuse its
- * request anyway (5 minutes plus the skew), so a replay is dropped after a
- * restart and by every process sharing that storage. Only verified requests
- * reach it, so an outsider cannot fill it.
+ * The signatures seen are kept in the bots' state (`seen`: the `slack-seen`
+ * space, the data folder or Redis), each until Bolt would refuse its request
+ * anyway (5 minutes plus the skew), so a replay is dropped after a restart and
+ * by every process sharing that storage. Only verified requests reach it, so
+ * an outsider cannot fill it (and the space is bounded).
  *
  * The receiver's `customPropertiesExtractor` (synchronous) runs on every
  * verified request and notes its signature; a global middleware asks the
@@ -29,13 +30,10 @@ export interface ReplayGuard {
   middleware: Middleware<AnyMiddlewareArgs>;
 }
 
-/** Bolt's own limit for old timestamps. */
-const STALE_AFTER_SEC = 5 * 60;
 const CHECK = 'pictorRequestCheck';
 const SIGNATURE = 'pictorRequestSignature';
-const UNTIL = 'pictorRequestUntil';
 
-export function createReplayGuard(options: { logger: LoggerLike; seen: SeenRequests; maxSkewSec?: number | undefined; now?: (() => number) | undefined }): ReplayGuard {
+export function createReplayGuard(options: { logger: LoggerLike; seen: Pick<Space<unknown>, 'claimOnce'>; maxSkewSec?: number | undefined; now?: (() => number) | undefined }): ReplayGuard {
   const maxSkewSec = options.maxSkewSec ?? 60;
   const now = options.now ?? Date.now;
 
@@ -46,14 +44,14 @@ export function createReplayGuard(options: { logger: LoggerLike; seen: SeenReque
       // ssl_check requests carry no signature (Bolt strips their payload): nothing to check.
       if (!signature || !Number.isFinite(timestampSec)) return { [CHECK]: 'ok' };
       if (timestampSec * 1000 > now() + maxSkewSec * 1000) return { [CHECK]: 'future' };
-      return { [CHECK]: 'once', [SIGNATURE]: signature, [UNTIL]: (timestampSec + STALE_AFTER_SEC + maxSkewSec) * 1000 };
+      return { [CHECK]: 'once', [SIGNATURE]: signature };
     },
     middleware: async (args) => {
       const context = args.context as Record<string, unknown>;
       let check = context[CHECK];
       if (check === 'once') {
         try {
-          check = (await options.seen.firstSight(String(context[SIGNATURE]), Number(context[UNTIL]), now())) ? 'ok' : 'replay';
+          check = (await options.seen.claimOnce(digestKeyOf(String(context[SIGNATURE])))) ? 'ok' : 'replay';
         } catch (err) {
           options.logger.error({ err }, 'could not check a Slack request against the ones seen lately: refused it');
           check = 'unchecked';

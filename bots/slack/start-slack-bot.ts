@@ -2,13 +2,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
-import { describeUnreachable, scrubSecrets, ValidationError, withTimeout, type LoggerLike, type SeenRequests } from '../../src/index.js';
+import { describeUnreachable, scrubSecrets, withTimeout, type LoggerLike } from '../../src/index.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
 import { ChannelWriter } from './ChannelWriter.js';
-import { DEFAULT_SLACK_API_URL, type SlackMode } from './config.js';
-import { DEFAULT_FILE_HOSTS, parseFileHost } from './file-hosts.js';
-import { FileInstallationRecords, slackInstallationStore, type InstallationRecords } from './installation-store.js';
+import { DEFAULT_SLACK_API_URL, type SlackConnection } from './config.js';
+import { DEFAULT_FILE_HOSTS, parseFileHost, type FileHost } from './file-hosts.js';
+import { slackInstallationStore } from './installation-store.js';
 import { registerEditEntryPoints } from './listeners/edit-entry-points.js';
 import { registerEditView } from './listeners/edit-view.js';
 import { registerImagineCommand } from './listeners/imagine-command.js';
@@ -20,9 +20,13 @@ import { RequestStore } from './RequestStore.js';
 import { SlackJobs, type SlackJobRunner } from './SlackJobs.js';
 import { SharedWriteBuckets } from './shared-write-buckets.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
-import { startSweeper, type StateStore } from '../state/index.js';
+import { startSweeper, type BotState } from '../state/index.js';
 import { slackErrorCode } from './slack-error-code.js';
 import type { ShownEvent } from './SlackJobView.js';
+import { UserLocales } from './user-locales.js';
+import { HomeTabs } from './home-tab.js';
+import { registerAppHome } from './listeners/app-home.js';
+import { registerWorkflowStep } from './listeners/workflow-step.js';
 import { WorkspaceClients, type Workspace } from './workspace.js';
 
 /** The bot scopes Pictor asks for when a workspace installs it through OAuth, as in the app manifest. */
@@ -38,47 +42,26 @@ export const SLACK_BOT_SCOPES = [
   'groups:history',
   'im:history',
   'mpim:history',
+  'users:read',
 ] as const;
 
-/** Many workspaces: each installs the app through OAuth (`/slack/install`) and gets its own bot token. HTTP mode only. */
-export interface SlackOAuthOptions {
-  clientId: string;
-  clientSecret: string;
-  /** Signs the OAuth `state` (with a browser cookie, so an install cannot be forged or replayed across browsers). */
-  stateSecret: string;
-  /** Where the installations (and so every workspace's bot token) are kept. Default the data folder. */
-  installations?: InstallationRecords | undefined;
-}
+export type { SlackOAuthOptions } from './config.js';
 
-export interface SlackBotOptions {
-  /** One workspace: the bot token (`xoxb-…`). Exactly one of `botToken` and `oauth`. */
-  botToken?: string | undefined;
-  oauth?: SlackOAuthOptions | undefined;
-  /** Socket Mode's app-level token (`xapp-…`, scope connections:write). */
-  appToken?: string | undefined;
-  /** HTTP mode's signing secret: Bolt's receiver refuses forged and stale (over 5 minutes) requests with it. */
-  signingSecret?: string | undefined;
-  /** `socket` (default: no public URL needed) or `http`. */
-  mode?: SlackMode | undefined;
-  /** HTTP mode: where to listen. Default 3000; 0 picks a free port. */
-  port?: number | undefined;
-  host?: string | undefined;
+/** How the bot reaches Slack (a bot token or OAuth; Socket Mode or HTTP: see `SlackConnection`), and what it runs on. */
+export type SlackBotOptions = SlackConnection & SlackBotSettings;
+
+export interface SlackBotSettings {
   /** Slack's Web API (and Socket Mode's apps.connections.open). Default https://slack.com/api/; GovSlack has its own. */
   apiUrl?: string | undefined;
   /** The shared job runner (one per process, shared with the Discord bot). */
   runner: SlackJobRunner;
-  /** Where the Slack bot keeps what its buttons need (`<dataDir>/slack/`) when no `state` is given. */
-  dataDir: string;
   /**
-   * The bots' state store (the data folder, or Redis shared by replicas): where
-   * requests live and who holds them. Default a store of the bot's own in
-   * `dataDir`. Not closed by `stop()`: its opener closes it after.
+   * The bots' state (the data folder, or Redis shared by replicas): requests and who holds them, installations
+   * (OAuth), the request signatures seen (HTTP mode). Not closed by `stop()`: its opener closes it after.
    */
-  state?: StateStore | undefined;
-  /** HTTP mode: the ledger's record of request signatures seen lately (the runner's QuotaStore), so a replay is dropped after a restart and by every process sharing it. */
-  seenRequests: SeenRequests;
-  /** Hosts the bot token may be sent to for downloads. Default Slack's file hosts. */
-  allowedFileHosts?: readonly string[] | undefined;
+  state: BotState;
+  /** Hosts the bot token may be sent to for downloads (`parseFileHost`). Default Slack's file hosts. */
+  allowedFileHosts?: readonly FileHost[] | undefined;
   /** Slack user ids that may cancel anyone's job in their workspace. */
   adminUserIds?: readonly string[] | undefined;
   logger: LoggerLike;
@@ -150,21 +133,10 @@ const HAND_OVER_MS = 5_000;
  * updates in Slack.
  */
 export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot> {
-  const mode = options.mode ?? 'socket';
-  const { oauth } = options;
+  // Which connection is the options' type (a bot token or OAuth; OAuth over HTTP only: Pictor serves the install pages with the events).
+  const { mode, oauth, state } = options;
   const secrets = [options.botToken, options.appToken, options.signingSecret, oauth?.clientSecret, oauth?.stateSecret];
-  if (!options.botToken === !oauth) throw new ValidationError('botToken', 'give either a bot token (one workspace) or the OAuth settings (many workspaces), not both or neither');
-  // Bolt can serve the install pages beside Socket Mode on a port of their own; Pictor serves them with the events, over HTTP only.
-  if (oauth && mode !== 'http') throw new ValidationError('mode', 'OAuth installs (SLACK_CLIENT_ID) need HTTP mode: set SLACK_MODE=http');
-  if (mode === 'socket' && !options.appToken) throw new ValidationError('appToken', 'Socket Mode needs an app-level token (SLACK_APP_TOKEN)');
-  if (mode === 'http' && !options.signingSecret) throw new ValidationError('signingSecret', 'HTTP mode needs the signing secret (SLACK_SIGNING_SECRET)');
-  const allowedHosts = (options.allowedFileHosts ?? DEFAULT_FILE_HOSTS).map((entry) => {
-    try {
-      return parseFileHost(entry);
-    } catch (error) {
-      throw new ValidationError('allowedFileHosts', (error as Error).message);
-    }
-  });
+  const allowedHosts = options.allowedFileHosts ?? DEFAULT_FILE_HOSTS.map(parseFileHost);
   const logger = options.logger;
   const boltLogger = boltLoggerFor(logger, secrets);
   const apiUrl = options.apiUrl ?? DEFAULT_SLACK_API_URL;
@@ -175,9 +147,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   };
 
   const auth = options.botToken ? await checkToken(options.botToken, clientOptions, boltLogger, secrets) : undefined;
-  const installations = oauth ? slackInstallationStore(oauth.installations ?? new FileInstallationRecords({ dataDir: options.dataDir }), logger) : undefined;
-  const store = new RequestStore(options.state ? { state: options.state } : { dataDir: options.dataDir });
-  await store.open();
+  const installations = oauth ? slackInstallationStore(state.store.space(state.spaces.slackInstallations), logger) : undefined;
+  const store = new RequestStore(state);
 
   const { onWriteRefused } = options;
   const clients = new WorkspaceClients((token) => {
@@ -185,10 +156,10 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     if (onWriteRefused) client.on(webApi.WebClientEvent.RATE_LIMITED, () => onWriteRefused());
     return client;
   });
-  const replayGuard = mode === 'http' ? createReplayGuard({ logger, seen: options.seenRequests }) : undefined;
+  const replayGuard = mode === 'http' ? createReplayGuard({ logger, seen: state.store.space(state.spaces.slackSeen) }) : undefined;
   // Made here rather than by Bolt so its connection state can be watched (`connected`, for /healthz).
   const socketReceiver =
-    mode === 'socket' ? new SocketModeReceiver({ appToken: options.appToken!, logger: boltLogger, installerOptions: { clientOptions } }) : undefined;
+    options.mode === 'socket' ? new SocketModeReceiver({ appToken: options.appToken, logger: boltLogger, installerOptions: { clientOptions } }) : undefined;
   let socketOpen = false;
   socketReceiver?.client.on('connected', () => (socketOpen = true));
   for (const state of ['reconnecting', 'disconnecting', 'disconnected']) socketReceiver?.client.on(state, () => (socketOpen = false));
@@ -212,14 +183,14 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
       }
     : {};
   const app =
-    socketReceiver
-      ? new App({ token: options.botToken, receiver: socketReceiver, clientOptions, logger: boltLogger })
+    options.mode === 'socket'
+      ? new App({ token: options.botToken, receiver: socketReceiver!, clientOptions, logger: boltLogger })
       : new App({
           ...(options.botToken ? { token: options.botToken } : {}),
           clientOptions,
           logger: boltLogger,
           receiver: new HTTPReceiver({
-            signingSecret: options.signingSecret!,
+            signingSecret: options.signingSecret,
             logger: boltLogger,
             processBeforeResponse: false,
             customPropertiesExtractor: (req) => replayGuard!.extract(req),
@@ -227,6 +198,9 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
           }),
         });
   if (replayGuard) app.use(replayGuard.middleware);
+  // Every member is answered in their language: `context.locale`, asked of Slack once and kept (`UserLocales`).
+  const locales = new UserLocales({ logger });
+  app.use(locales.middleware((context) => (context.botToken ? clients.client(context.botToken) : undefined)));
 
   const writer = new ChannelWriter({
     intervalMs: options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS,
@@ -236,6 +210,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     onFailure: options.onWriteRefused,
   });
   const single: Workspace | undefined = options.botToken && auth ? { client: clients.client(options.botToken), botToken: options.botToken, botUserId: auth.botUserId } : undefined;
+  const commands = { imagine: options.commands?.imagine ?? '/imagine', edit: options.commands?.edit ?? '/imagine-edit' };
+  const homes = new HomeTabs({ runner: options.runner, store, logger, command: commands.imagine });
   const jobs = new SlackJobs({
     runner: options.runner,
     writer,
@@ -244,6 +220,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     logger,
     onShown: options.onUpdateShown,
     finalImagesIn: options.finalImagesIn,
+    onJobShown: (actor) => homes.changed(actor.teamId, actor.userId),
   });
   // With Redis, a Cancel pressed on another replica for a job running here.
   await jobs.listenForCancels();
@@ -254,8 +231,10 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     writer,
     workspace: (boltContext) => single ?? clients.of(boltContext),
     allowedHosts,
+    homes,
+    locales,
     logger,
-    commands: { imagine: options.commands?.imagine ?? '/imagine', edit: options.commands?.edit ?? '/imagine-edit' },
+    commands,
   };
   const clientFor = async (teamId: string): Promise<webApi.WebClient | undefined> => {
     if (single) return single.client;
@@ -264,7 +243,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   };
   // Every process sweeps: at start what the last one left, and (with Redis) the jobs of a replica whose lease lapsed.
   const sweeper = startSweeper({
-    store: store.state,
+    store: state.store,
     name: 'slack requests',
     claim: () => store.claimInterrupted(),
     sweep: (request) => sweepInterrupted({ clientFor, writer, store, logger, request }).then(() => undefined),
@@ -276,6 +255,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   registerEditView(app, context);
   registerJobButtons(app, context);
   registerMentions(app, context);
+  registerAppHome(app, context);
+  registerWorkflowStep(app, context);
   app.error(async (error) => {
     if (error.code === ErrorCode.AuthorizationError) {
       // OAuth: a workspace without an installation (uninstalled, or never installed); Bolt acknowledged and ignores it.
@@ -323,12 +304,13 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
           logger.warn({ err: scrubSecrets(String(error), secrets) }, 'the Slack receiver did not stop cleanly');
         }
         await sweeper.stop();
+        await locales.stop();
+        await homes.stop();
         // The jobs have ended: their final updates are waited for, progress nobody will see is not.
         writer.shedProgress();
         await writer.idle(STOP_DRAIN_MS);
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
         await jobs.settle(STOP_DRAIN_MS);
-        store.close();
       })()),
   };
 }

@@ -1,6 +1,7 @@
 import type { webApi } from '@slack/bolt';
 import type { LoggerLike } from '../../src/index.js';
 import type { ChannelWriter } from './ChannelWriter.js';
+import { DEFAULT_LOCALE } from '../runner/index.js';
 import { renderJobMessage } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { slackErrorCode } from './slack-error-code.js';
@@ -45,6 +46,7 @@ export async function sweepInterrupted(input: {
         : { status: 'cancelled', cancelled: { byUserId: '', reason: 'shutdown' } }),
       ahead: undefined,
       previewsShown: 0,
+      locale: request.locale ?? DEFAULT_LOCALE,
     });
     try {
       await retryTransient(

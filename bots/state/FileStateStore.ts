@@ -1,14 +1,14 @@
-import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open as openFile, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { checkSpace, encodeValue, newOwnerId, STATE_KEY_PATTERN, type Notice, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
+import { writeFileAtomically } from '../../src/index.js';
+import { checkKey, checkSpace, decodeValue, encodeBytes, encodeValue, newOwnerId, STATE_KEY_PATTERN, type Notice, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
 const PRUNE_EVERY_MS = 60 * 60_000;
 const STALE_TEMP_MS = 60_000;
-/** The holder of records written before holders existed: no process alive holds them. */
+/** The holder of records written before holders existed (the bare record): no process alive holds them. */
 const LEGACY_HOLDER = 'legacy';
 
 interface Envelope {
@@ -25,13 +25,12 @@ export interface FileStateStoreOptions {
 }
 
 /**
- * The data-folder backend: one JSON file per record under the space's folder
- * (`<dataDir>/<dir>/<key>.json`), written atomically (temp file, then
- * rename); folders 0700, files 0600. A record expires `ttlMs` after its last
- * write (dropped at start and every `pruneEveryMs`). One process per data
- * folder: a record held by any other process id was left by a process that is
- * gone. Files written before holders existed (the bare record) are read as
- * they are, held by no live process.
+ * The data-folder backend: one JSON file per record, `<dataDir>/<dir>/<key>.json`
+ * (`{ pictorState: 1, holder, value }`), or for a binary space the bytes
+ * themselves, `<key>.bin`; written atomically and synced (temp file, fsync,
+ * rename); folders 0700, files 0600. One process per data folder:
+ * a record held by any other process id was left by a process that is gone,
+ * and its bounds are kept from an index of the folder read at start.
  */
 export class FileStateStore implements StateStore {
   readonly backend = 'file';
@@ -40,7 +39,6 @@ export class FileStateStore implements StateStore {
   readonly dataDir: string;
   readonly #pruneEveryMs: number;
   readonly #spaces = new Map<string, FileSpace<unknown>>();
-  #closed = false;
 
   constructor(options: FileStateStoreOptions) {
     this.dataDir = options.dataDir;
@@ -51,59 +49,52 @@ export class FileStateStore implements StateStore {
   space<T>(definition: SpaceDefinition): Space<T> {
     checkSpace(definition);
     let space = this.#spaces.get(definition.name);
-    if (!space) {
-      space = new FileSpace(this.dataDir, definition, this.owner, this.#pruneEveryMs);
-      this.#spaces.set(definition.name, space);
-    }
+    if (!space) this.#spaces.set(definition.name, (space = new FileSpace(this.dataDir, definition, this.owner, this.#pruneEveryMs)));
     return space as Space<T>;
   }
 
-  async ping(): Promise<boolean> {
-    return !this.#closed;
-  }
-
   async close(): Promise<void> {
-    this.#closed = true;
     for (const space of this.#spaces.values()) space.close();
   }
 }
 
 class FileSpace<T> implements Space<T> {
   readonly dir: string;
-  readonly #dataDir: string;
-  readonly #owner: string;
-  readonly #pruneEveryMs: number;
   #opening: Promise<void> | undefined;
   #pruneTimer: NodeJS.Timeout | undefined;
-  /** Writes of one record run one after the other (a put may read the holder first). */
+  /** The records on disk, oldest write first: when each was written and its size (for the bounds). */
+  readonly #index = new Map<string, { at: number; bytes: number }>();
+  #bytes = 0;
+  /** Writes of one record run one after the other. */
   readonly #queues = new Map<string, Promise<unknown>>();
 
   constructor(
-    dataDir: string,
+    readonly dataDir: string,
     readonly definition: SpaceDefinition,
-    owner: string,
-    pruneEveryMs: number,
+    readonly owner: string,
+    readonly pruneEveryMs: number,
   ) {
-    this.#dataDir = dataDir;
     this.dir = join(dataDir, definition.dir);
-    this.#owner = owner;
-    this.#pruneEveryMs = pruneEveryMs;
   }
 
-  open(): Promise<void> {
+  #open(): Promise<void> {
     this.#opening ??= (async () => {
-      await mkdir(this.#dataDir, { recursive: true, mode: DIR_MODE });
       await mkdir(this.dir, { recursive: true, mode: DIR_MODE });
       // Folders and files made by an older version were world-readable.
-      let dir = this.dir;
-      while (dir.length > this.#dataDir.length) {
-        await chmod(dir, DIR_MODE);
-        dir = join(dir, '..');
+      for (let dir = this.dir; dir.length > this.dataDir.length; dir = join(dir, '..')) await chmod(dir, DIR_MODE);
+      const found: [string, { at: number; bytes: number }][] = [];
+      for (const name of await readdir(this.dir)) {
+        const path = join(this.dir, name);
+        const info = await stat(path).catch(() => undefined);
+        if (!info?.isFile()) continue;
+        await chmod(path, FILE_MODE).catch(() => undefined);
+        const extension = this.#extension;
+        if (name.endsWith(extension) && STATE_KEY_PATTERN.test(name.slice(0, -extension.length))) found.push([name.slice(0, -extension.length), { at: info.mtimeMs, bytes: info.size }]);
+        else if (name.endsWith('.tmp') && Date.now() - info.mtimeMs > STALE_TEMP_MS) await rm(path, { force: true });
       }
-      for (const name of await readdir(this.dir)) await chmod(join(this.dir, name), FILE_MODE).catch(() => undefined);
-      await this.prune();
-      this.#pruneTimer = setInterval(() => void this.prune().catch(() => undefined), this.#pruneEveryMs);
-      this.#pruneTimer.unref();
+      for (const [key, entry] of found.sort((a, b) => a[1].at - b[1].at)) this.#noteWrite(key, entry.bytes, entry.at);
+      await this.#prune();
+      if (this.definition.ttlMs !== undefined) this.#pruneTimer = setInterval(() => void this.#prune().catch(() => undefined), this.pruneEveryMs).unref();
     })();
     return this.#opening;
   }
@@ -112,51 +103,122 @@ class FileSpace<T> implements Space<T> {
     clearInterval(this.#pruneTimer);
   }
 
-  /** Drops records past their TTL, and temp files a crash left (a minute old: younger ones may be writes under way). */
-  async prune(): Promise<void> {
-    const now = Date.now();
-    for (const name of await readdir(this.dir)) {
-      const path = join(this.dir, name);
-      try {
-        const age = now - (await stat(path)).mtimeMs;
-        if (age > (name.endsWith('.tmp') ? STALE_TEMP_MS : this.definition.ttlMs)) await rm(path, { force: true });
-      } catch {
-        // Gone meanwhile: nothing to do.
-      }
+  /** Drops the oldest records while the space is past a bound or they are past the TTL (never `keep`, the one just written). */
+  async #prune(keep?: string): Promise<void> {
+    const { ttlMs, maxCount = Infinity, maxBytes = Infinity } = this.definition;
+    const expired = ttlMs === undefined ? -Infinity : Date.now() - ttlMs;
+    for (const [key, { at }] of this.#index) {
+      if (at >= expired && this.#index.size <= maxCount && this.#bytes <= maxBytes) break;
+      if (key === keep) continue;
+      this.#noteDelete(key);
+      // Not awaited: a write under way waits for its own turn, never for another's.
+      void this.#serial(key, () => rm(this.#path(key), { force: true })).catch(() => undefined);
     }
   }
 
+  #noteWrite(key: string, bytes: number, at = Date.now()): void {
+    this.#noteDelete(key);
+    this.#index.set(key, { at, bytes });
+    this.#bytes += bytes;
+  }
+
+  #noteDelete(key: string): void {
+    this.#bytes -= this.#index.get(key)?.bytes ?? 0;
+    this.#index.delete(key);
+  }
+
+  get #extension(): string {
+    return this.definition.binary ? '.bin' : '.json';
+  }
+
+  #path(key: string): string {
+    return join(this.dir, `${key}${this.#extension}`);
+  }
+
+  async #read(key: string): Promise<Envelope | undefined> {
+    if (!STATE_KEY_PATTERN.test(key)) return undefined;
+    await this.#open();
+    const at = this.#index.get(key)?.at;
+    if (at === undefined || (this.definition.ttlMs !== undefined && at < Date.now() - this.definition.ttlMs)) return undefined;
+    if (this.definition.binary) {
+      const bytes = await readFile(this.#path(key)).catch(() => undefined);
+      return bytes && { pictorState: 1, holder: null, value: bytes };
+    }
+    const parsed = decodeValue<unknown>(await readFile(this.#path(key), 'utf8').catch(() => undefined));
+    if (parsed === undefined) return undefined;
+    if (typeof parsed === 'object' && parsed !== null && (parsed as Partial<Envelope>).pictorState === 1) return parsed as Envelope;
+    // A file from before holders: the bare record.
+    return { pictorState: 1, holder: LEGACY_HOLDER, value: parsed };
+  }
+
+  async #write(key: string, encoded: string | Buffer, holder: string | null): Promise<void> {
+    // A binary space's value is written as it is (never held).
+    const data = typeof encoded === 'string' ? `{"pictorState":1,"holder":${JSON.stringify(holder)},"value":${encoded}}` : encoded;
+    await writeFileAtomically(this.#path(key), data, { mode: FILE_MODE });
+    this.#noteWrite(key, typeof data === 'string' ? Buffer.byteLength(data) : data.length);
+    await this.#prune(key);
+  }
+
+  #encode(value: unknown): string | Buffer {
+    return this.definition.binary ? encodeBytes(this.definition, value) : encodeValue(this.definition, value);
+  }
+
+  async #remove(key: string): Promise<void> {
+    this.#noteDelete(key);
+    await rm(this.#path(key), { force: true });
+  }
+
   async get(key: string): Promise<T | undefined> {
-    const envelope = await this.#read(key);
-    return envelope?.value as T | undefined;
+    return (await this.#read(key))?.value as T | undefined;
   }
 
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
-    if (!STATE_KEY_PATTERN.test(key)) throw new Error(`not a state key: ${key}`);
-    const text = encodeValue(this.definition, value);
+    checkKey(key);
+    const encoded = this.#encode(value);
     await this.#serial(key, async () => {
-      await this.open();
-      const holder = options.hold === undefined ? ((await this.#read(key))?.holder ?? null) : options.hold ? this.#owner : null;
-      await this.#write(key, `{"pictorState":1,"holder":${JSON.stringify(holder)},"value":${text}}`);
+      const holder = this.definition.binary ? null : options.hold === undefined ? ((await this.#read(key))?.holder ?? null) : options.hold ? this.owner : null;
+      await this.#write(key, encoded, holder);
     });
   }
 
-  delete(key: string): Promise<void> {
-    if (!STATE_KEY_PATTERN.test(key)) return Promise.resolve();
-    return this.#serial(key, () => rm(this.#path(key), { force: true }));
+  async update(key: string, change: (current: T | undefined) => T | undefined, options: PutOptions = {}): Promise<{ before: T | undefined; after: T | undefined }> {
+    checkKey(key);
+    return this.#serial(key, async () => {
+      const envelope = await this.#read(key);
+      const before = envelope?.value as T | undefined;
+      // `change` gets a copy of its own (it may keep or change it).
+      const after = change(this.definition.binary ? (before as Buffer | undefined) && (Buffer.from(before as Buffer) as T) : decodeValue<T>(JSON.stringify(before)));
+      if (after === undefined) await this.#remove(key);
+      else await this.#write(key, this.#encode(after), this.definition.binary ? null : options.hold === undefined ? (envelope?.holder ?? null) : options.hold ? this.owner : null);
+      return { before, after };
+    });
+  }
+
+  async delete(key: string): Promise<void> {
+    if (!STATE_KEY_PATTERN.test(key)) return;
+    await this.#open();
+    await this.#serial(key, () => this.#remove(key));
+  }
+
+  async *entries(): AsyncIterable<StateEntry<T>> {
+    await this.#open();
+    for (const key of [...this.#index.keys()]) {
+      const value = await this.get(key);
+      if (value !== undefined) yield { key, value };
+    }
   }
 
   async claimOrphans(): Promise<StateEntry<T>[]> {
-    await this.open();
+    // A binary space's records are never held.
+    if (this.definition.binary) return [];
+    await this.#open();
     const claimed: StateEntry<T>[] = [];
-    for (const name of (await readdir(this.dir)).sort()) {
-      if (!name.endsWith('.json')) continue;
-      const key = name.slice(0, -'.json'.length);
-      if (!STATE_KEY_PATTERN.test(key)) continue;
+    for (const key of [...this.#index.keys()]) {
       const taken = await this.#serial(key, async () => {
         const envelope = await this.#read(key);
-        if (!envelope?.holder || envelope.holder === this.#owner) return undefined;
-        await this.#write(key, JSON.stringify({ pictorState: 1, holder: this.#owner, value: envelope.value } satisfies Envelope));
+        // One process per data folder: any other holder is gone.
+        if (!envelope?.holder || envelope.holder === this.owner) return undefined;
+        await this.#write(key, JSON.stringify(envelope.value), this.owner);
         return envelope.value as T;
       });
       if (taken !== undefined) claimed.push({ key, value: taken });
@@ -165,23 +227,33 @@ class FileSpace<T> implements Space<T> {
   }
 
   async heldElsewhere(): Promise<boolean> {
-    // One process per data folder: any other holder is gone.
     return false;
   }
 
-  /** Keys taken by `claimOnce`, with when they were taken, oldest first (one process: memory is enough). */
-  readonly #claimed = new Map<string, number>();
-
+  /** A file created only if absent (O_EXCL), so a key taken before a restart stays taken. */
   async claimOnce(key: string): Promise<boolean> {
+    if (this.definition.binary) throw new TypeError(`the ${this.definition.name} space keeps bytes: no keys are taken once there`);
     if (!STATE_KEY_PATTERN.test(key)) return false;
-    const now = Date.now();
-    for (const [old, at] of this.#claimed) {
-      if (now - at < this.definition.ttlMs) break;
-      this.#claimed.delete(old);
-    }
-    if (this.#claimed.has(key)) return false;
-    this.#claimed.set(key, now);
-    return true;
+    await this.#open();
+    return this.#serial(key, async () => {
+      if ((await this.#read(key)) !== undefined) return false;
+      await rm(this.#path(key), { force: true });
+      const text = '{"pictorState":1,"holder":null,"value":1}';
+      const file = await openFile(this.#path(key), 'wx', FILE_MODE).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'EEXIST') return undefined;
+        throw error;
+      });
+      if (!file) return false;
+      try {
+        await file.writeFile(text);
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      this.#noteWrite(key, text.length);
+      await this.#prune(key);
+      return true;
+    });
   }
 
   async notifyHolder(_key: string, _notice: Notice): Promise<boolean> {
@@ -193,40 +265,13 @@ class FileSpace<T> implements Space<T> {
     // Nobody else to hear from.
   }
 
-  #path(key: string): string {
-    return join(this.dir, `${key}.json`);
-  }
-
-  async #read(key: string): Promise<Envelope | undefined> {
-    if (!STATE_KEY_PATTERN.test(key)) return undefined;
-    await this.open();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(await readFile(this.#path(key), 'utf8'));
-    } catch {
-      return undefined;
-    }
-    if (parsed && typeof parsed === 'object' && (parsed as Partial<Envelope>).pictorState === 1) return parsed as Envelope;
-    // A file from before holders: the bare record.
-    return { pictorState: 1, holder: LEGACY_HOLDER, value: parsed };
-  }
-
-  async #write(key: string, text: string): Promise<void> {
-    const path = this.#path(key);
-    const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
-    await writeFile(tmp, text, { encoding: 'utf8', mode: FILE_MODE });
-    await rename(tmp, path);
-  }
-
   #serial<R>(key: string, run: () => Promise<R>): Promise<R> {
-    const previous = this.#queues.get(key) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(run);
+    const next = (this.#queues.get(key) ?? Promise.resolve()).catch(() => undefined).then(async () => {
+      await this.#open();
+      return run();
+    });
     this.#queues.set(key, next);
-    void next
-      .finally(() => {
-        if (this.#queues.get(key) === next) this.#queues.delete(key);
-      })
-      .catch(() => undefined);
+    void next.finally(() => this.#queues.get(key) === next && this.#queues.delete(key)).catch(() => undefined);
     return next;
   }
 }

@@ -1,17 +1,30 @@
 import type { Redis } from 'ioredis';
-import { withTimeout, type LoggerLike } from '../../src/index.js';
-import { checkSpace, encodeValue, MAX_NOTICE_BYTES, newOwnerId, STATE_KEY_PATTERN, type Notice, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
+import { withTimeout, type LoggerLike, type RedisLink } from '../../src/index.js';
+import {
+  checkKey,
+  checkSpace,
+  decodeValue,
+  encodeBytes,
+  encodeValue,
+  MAX_NOTICE_BYTES,
+  newOwnerId,
+  STATE_KEY_PATTERN,
+  UPDATE_ATTEMPTS,
+  type Notice,
+  type PutOptions,
+  type Space,
+  type SpaceDefinition,
+  type StateEntry,
+  type StateStore,
+} from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
 export const DEFAULT_LEASE_MS = 15_000;
-
 const CLOSE_WAIT_MS = 2_000;
 
 export interface RedisStateStoreOptions {
-  /** A connection from `connectRedis`; closed by the caller, after `close()`. */
-  redis: Redis;
-  /** `PICTOR_REDIS_PREFIX`: keys are `<prefix>:bots:…`. */
-  prefix: string;
+  /** The process's link to Redis (closed by its opener, after `close()`); keys are `<prefix>:bots:…`. */
+  link: RedisLink;
   /** How long the lease lasts without renewal; renewed every third of it. Default 15 s. */
   leaseMs?: number | undefined;
   owner?: string | undefined;
@@ -19,55 +32,109 @@ export interface RedisStateStoreOptions {
 }
 
 /**
- * Takes a held record if its holder is still the one whose lease was seen
- * lapsed: only one process's claim succeeds. KEYS[1] the space's holders hash;
- * ARGV: key, lapsed holder, new holder, the hash's TTL (ms).
+ * Writes or deletes (empty value) one record, keeping its holder and its space's bounds, in one step.
+ * KEYS: record, holders hash, index (zset: key → last write, µs of Redis's clock), sizes (hash: key → bytes,
+ * `*` → total). ARGV: key, value, TTL ms (''), hold ('1', '0', ''), owner, expected ('' any, 'n' none,
+ * 'v:<value>'), max count (''), max bytes (''), the prefix of record keys. Returns 0 when the record was not as expected.
  */
+const PUT = `
+redis.replicate_commands()
+local key, value, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+if ARGV[6] ~= '' then
+  local current = redis.call('GET', KEYS[1])
+  if ARGV[6] == 'n' then
+    if current then return 0 end
+  elseif current ~= string.sub(ARGV[6], 3) then return 0 end
+end
+if value == '' then
+  redis.call('DEL', KEYS[1])
+  redis.call('HDEL', KEYS[2], key)
+else
+  if ttl then redis.call('SET', KEYS[1], value, 'PX', ttl) else redis.call('SET', KEYS[1], value) end
+  if ARGV[4] == '1' then
+    redis.call('HSET', KEYS[2], key, ARGV[5])
+    if ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
+  elseif ARGV[4] == '0' then redis.call('HDEL', KEYS[2], key) end
+end
+local maxCount, maxBytes = tonumber(ARGV[7]), tonumber(ARGV[8])
+if not (maxCount or maxBytes) then return 1 end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local function forget(k)
+  local size = tonumber(redis.call('HGET', KEYS[4], k) or '0')
+  if size > 0 then
+    redis.call('HDEL', KEYS[4], k)
+    redis.call('HINCRBY', KEYS[4], '*', 0 - size)
+  end
+  redis.call('ZREM', KEYS[3], k)
+end
+forget(key)
+if value ~= '' then
+  redis.call('ZADD', KEYS[3], string.format('%d', now), key)
+  redis.call('HSET', KEYS[4], key, #value)
+  redis.call('HINCRBY', KEYS[4], '*', #value)
+end
+if ttl then
+  for _, k in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', '(' .. string.format('%d', now - ttl * 1000))) do forget(k) end
+end
+while (maxCount and redis.call('ZCARD', KEYS[3]) > maxCount) or (maxBytes and tonumber(redis.call('HGET', KEYS[4], '*') or '0') > maxBytes) do
+  local oldest = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+  if not oldest or oldest == key then break end
+  forget(oldest)
+  redis.call('DEL', ARGV[9] .. oldest)
+  redis.call('HDEL', KEYS[2], oldest)
+end
+if ttl then
+  redis.call('PEXPIRE', KEYS[3], ttl)
+  redis.call('PEXPIRE', KEYS[4], ttl)
+end
+return 1`;
+
+/** Takes a held record if its holder is still the one whose lease was seen lapsed. KEYS[1] holders; ARGV: key, lapsed holder, new holder. */
 const CLAIM = `
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], ARGV[4])
   return 1
 end
 return 0`;
 
+type StateClient = Redis & {
+  pictorStatePut(...args: (string | number | Buffer)[]): Promise<number>;
+  pictorStateClaim(...args: string[]): Promise<number>;
+};
+
 /**
- * The Redis backend, for any number of processes on one `REDIS_URL`:
- *
- * - `<prefix>:bots:<space>:r:<key>`: a record (JSON, at most the space's
- *   `maxValueBytes`), expiring `ttlMs` after its last write;
- * - `<prefix>:bots:<space>:held`: a hash key → holder of the records whose
- *   jobs are running (one field per unfinished job), expiring `ttlMs` after
- *   its last change;
- * - `<prefix>:bots:lease:<owner>`: this process's lease, renewed every
- *   third of `leaseMs` and given back by `close()`;
- * - `<prefix>:bots:<space>:once:<key>`: a key taken by `claimOnce`, expiring
- *   with the space's `ttlMs`;
- * - the pub/sub channel `<prefix>:bots:notices:<owner>`: notices about the
- *   records this process holds (JSON, at most `MAX_NOTICE_BYTES`), on a
- *   connection of its own opened by the first `onNotice`.
- *
- * A record whose holder's lease is gone is claimed by one process (a Lua
- * compare-and-set on the holders hash).
+ * The Redis backend, for any number of processes on one `REDIS_URL`. Under
+ * `<prefix>:bots:<space>`: `r:<key>` a record (expiring `ttlMs` after its last
+ * write), `held` a hash key → holder of the records whose jobs run, `index`
+ * and `sizes` the bounded spaces' accounts (oldest write first, bytes), and
+ * `once:<key>` the keys `claimOnce` took. `<prefix>:bots:lease:<owner>` is a
+ * process's lease; notices travel on `<prefix>:bots:notices:<owner>` over the
+ * link's one subscriber. Every write is one Lua step, so the bounds hold with
+ * any number of processes.
  */
 export class RedisStateStore implements StateStore {
   readonly backend = 'redis';
   readonly owner: string;
   readonly leaseMs: number;
-  readonly #redis: Redis;
+  readonly #link: RedisLink;
+  readonly #redis: StateClient;
   readonly #prefix: string;
   readonly #logger: LoggerLike | undefined;
   #renewTimer: NodeJS.Timeout | undefined;
   #closed = false;
-  #subscriber: Redis | undefined;
+  #listening: Promise<void> | undefined;
   readonly #noticeHandlers = new Map<string, (key: string, notice: Notice) => void>();
 
   private constructor(options: RedisStateStoreOptions) {
-    this.#redis = options.redis;
-    this.#prefix = `${options.prefix}:bots`;
+    this.#link = options.link;
+    this.#redis = options.link.commands as StateClient;
+    this.#prefix = `${options.link.config.prefix}:bots`;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.owner = options.owner ?? newOwnerId();
     this.#logger = options.logger;
+    if (!this.#redis.pictorStatePut) this.#redis.defineCommand('pictorStatePut', { numberOfKeys: 4, lua: PUT });
+    if (!this.#redis.pictorStateClaim) this.#redis.defineCommand('pictorStateClaim', { numberOfKeys: 1, lua: CLAIM });
   }
 
   /** Takes the lease (Redis must answer now) and keeps renewing it. */
@@ -89,143 +156,143 @@ export class RedisStateStore implements StateStore {
   }
 
   async #renew(): Promise<void> {
-    if (this.#closed) return;
-    await this.#redis.set(this.#leaseKey(this.owner), '1', 'PX', this.leaseMs);
+    if (!this.#closed) await this.#redis.set(this.leaseKey(this.owner), '1', 'PX', this.leaseMs);
   }
 
-  #leaseKey(owner: string): string {
+  leaseKey(owner: string): string {
     return `${this.#prefix}:lease:${owner}`;
   }
 
-  #noticeChannel(owner: string): string {
+  noticeChannel(owner: string): string {
     return `${this.#prefix}:notices:${owner}`;
   }
 
   space<T>(definition: SpaceDefinition): Space<T> {
     checkSpace(definition);
-    return new RedisSpace<T>(this.#redis, `${this.#prefix}:${definition.name}`, definition, this.owner, {
-      leaseKey: (owner) => this.#leaseKey(owner),
-      noticeChannel: (owner) => this.#noticeChannel(owner),
-      listen: (handler) => this.#listen(definition.name, handler),
-    });
+    return new RedisSpace<T>(this.#redis, `${this.#prefix}:${definition.name}`, definition, this);
   }
 
-  /** Subscribes (once, on a connection of its own) to this process's channel, and routes each notice to its space's handler. */
-  async #listen(space: string, handler: (key: string, notice: Notice) => void): Promise<void> {
+  /** Subscribes (once) to this process's channel, and routes each notice to its space's handler. */
+  listen(space: string, handler: (key: string, notice: Notice) => void): Promise<void> {
     this.#noticeHandlers.set(space, handler);
-    if (this.#subscriber) return;
-    const subscriber = this.#redis.duplicate();
-    this.#subscriber = subscriber;
-    // The state connection already says when Redis is lost and back; this one reconnects (and resubscribes) on its own.
-    subscriber.on('error', () => undefined);
-    subscriber.on('message', (_channel: string, text: string) => {
+    this.#listening ??= this.#link.subscribe(this.noticeChannel(this.owner), (text) => {
       if (text.length > MAX_NOTICE_BYTES) return;
-      try {
-        const { space: to, key, notice } = JSON.parse(text) as { space?: unknown; key?: unknown; notice?: unknown };
-        const route = typeof to === 'string' ? this.#noticeHandlers.get(to) : undefined;
-        if (!route || typeof key !== 'string' || !STATE_KEY_PATTERN.test(key) || typeof notice !== 'object' || notice === null) return;
-        route(key, notice as Notice);
-      } catch (error) {
-        this.#logger?.warn({ err: error }, 'could not read a notice from another process');
-      }
+      const { space: to, key, notice } = decodeValue<{ space?: unknown; key?: unknown; notice?: unknown }>(text) ?? {};
+      const route = typeof to === 'string' ? this.#noticeHandlers.get(to) : undefined;
+      if (route && typeof key === 'string' && STATE_KEY_PATTERN.test(key) && typeof notice === 'object' && notice !== null) route(key, notice as Notice);
     });
-    await subscriber.subscribe(this.#noticeChannel(this.owner));
-  }
-
-  async ping(): Promise<boolean> {
-    try {
-      return (await this.#redis.ping()) === 'PONG';
-    } catch {
-      return false;
-    }
+    return this.#listening;
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#renewTimer);
-    this.#subscriber?.disconnect();
     // Redis may be the one that went away: then the lease simply lapses.
-    await withTimeout(this.#redis.del(this.#leaseKey(this.owner)), CLOSE_WAIT_MS, 'lease not given back').catch(() => undefined);
+    if (this.#listening) await withTimeout(this.#link.unsubscribe(this.noticeChannel(this.owner)), CLOSE_WAIT_MS, 'not unsubscribed').catch(() => undefined);
+    await withTimeout(this.#redis.del(this.leaseKey(this.owner)), CLOSE_WAIT_MS, 'lease not given back').catch(() => undefined);
   }
-}
-
-interface StoreLinks {
-  leaseKey: (owner: string) => string;
-  noticeChannel: (owner: string) => string;
-  listen: (handler: (key: string, notice: Notice) => void) => Promise<void>;
 }
 
 class RedisSpace<T> implements Space<T> {
-  readonly #redis: Redis;
-  readonly #base: string;
-  readonly #owner: string;
-  readonly #links: StoreLinks;
+  constructor(
+    readonly redis: StateClient,
+    readonly base: string,
+    readonly definition: SpaceDefinition,
+    readonly store: RedisStateStore,
+  ) {}
 
-  constructor(redis: Redis, base: string, readonly definition: SpaceDefinition, owner: string, links: StoreLinks) {
-    this.#redis = redis;
-    this.#base = base;
-    this.#owner = owner;
-    this.#links = links;
+  #record(key: string): string {
+    return `${this.base}:r:${key}`;
   }
 
-  #leaseKey(owner: string): string {
-    return this.#links.leaseKey(owner);
+  get #held(): string {
+    return `${this.base}:held`;
   }
 
-  async open(): Promise<void> {
-    // Nothing to prepare: keys expire on their own.
+  /** `text`: the value as kept (JSON, or a binary space's bytes), '' to delete; `expected` as the script's ARGV. */
+  async #put(key: string, text: string | Buffer, hold: boolean | undefined, expected: string | Buffer = ''): Promise<boolean> {
+    const { ttlMs, maxCount, maxBytes } = this.definition;
+    const keys = [this.#record(key), this.#held, `${this.base}:index`, `${this.base}:sizes`];
+    const args = [key, text, ttlMs ?? '', hold === undefined ? '' : hold ? '1' : '0', this.store.owner, expected, maxCount ?? '', maxBytes ?? '', `${this.base}:r:`];
+    return (await this.redis.pictorStatePut(...keys, ...args)) === 1;
   }
 
-  #recordKey(key: string): string {
-    return `${this.#base}:r:${key}`;
+  /** The value as kept: JSON text, or a binary space's bytes (null when there is none). */
+  #raw(key: string): Promise<string | Buffer | null> {
+    return this.definition.binary ? this.redis.getBuffer(this.#record(key)) : this.redis.get(this.#record(key));
   }
 
-  get #heldKey(): string {
-    return `${this.#base}:held`;
+  #decode(raw: string | Buffer | null | undefined): T | undefined {
+    if (raw === null || raw === undefined) return undefined;
+    return (this.definition.binary ? raw : decodeValue<T>(raw as string)) as T | undefined;
+  }
+
+  #encode(value: unknown): string | Buffer {
+    return this.definition.binary ? encodeBytes(this.definition, value) : encodeValue(this.definition, value);
   }
 
   async get(key: string): Promise<T | undefined> {
-    if (!STATE_KEY_PATTERN.test(key)) return undefined;
-    const text = await this.#redis.get(this.#recordKey(key));
-    if (text === null) return undefined;
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      return undefined;
-    }
+    return STATE_KEY_PATTERN.test(key) ? this.#decode(await this.#raw(key)) : undefined;
   }
 
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
-    if (!STATE_KEY_PATTERN.test(key)) throw new Error(`not a state key: ${key}`);
-    const text = encodeValue(this.definition, value);
-    const ttl = this.definition.ttlMs;
-    const batch = this.#redis.multi().set(this.#recordKey(key), text, 'PX', ttl);
-    if (options.hold === true) batch.hset(this.#heldKey, key, this.#owner).pexpire(this.#heldKey, ttl);
-    if (options.hold === false) batch.hdel(this.#heldKey, key);
-    await batch.exec();
+    checkKey(key);
+    // A binary space's records are never held.
+    await this.#put(key, this.#encode(value), this.definition.binary ? undefined : options.hold);
+  }
+
+  async update(key: string, change: (current: T | undefined) => T | undefined, options: PutOptions = {}): Promise<{ before: T | undefined; after: T | undefined }> {
+    checkKey(key);
+    for (let attempt = 1; ; attempt++) {
+      const text = await this.#raw(key);
+      const after = change(this.#decode(text));
+      // Written only if nobody else wrote the record since it was read; else read again and change that.
+      const expected = text === null ? 'n' : typeof text === 'string' ? `v:${text}` : Buffer.concat([Buffer.from('v:'), text]);
+      if (await this.#put(key, after === undefined ? '' : this.#encode(after), this.definition.binary ? undefined : options.hold, expected)) return { before: this.#decode(text), after };
+      if (attempt >= UPDATE_ATTEMPTS) throw new Error(`the ${this.definition.name} record ${key} kept changing; not updated`);
+      // Others are writing it now: let them finish (a little longer each time, never all at once again).
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2));
+    }
   }
 
   async delete(key: string): Promise<void> {
-    if (!STATE_KEY_PATTERN.test(key)) return;
-    await this.#redis.multi().del(this.#recordKey(key)).hdel(this.#heldKey, key).exec();
+    if (STATE_KEY_PATTERN.test(key)) await this.#put(key, '', false);
+  }
+
+  async *entries(): AsyncIterable<StateEntry<T>> {
+    const prefix = this.#record('');
+    let cursor = '0';
+    do {
+      const [next, found] = await this.redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      cursor = next;
+      const keys = found.map((k) => k.slice(prefix.length)).filter((k) => STATE_KEY_PATTERN.test(k));
+      const records = keys.map((k) => this.#record(k));
+      const values: (string | Buffer | null)[] = !keys.length ? [] : this.definition.binary ? await this.redis.mgetBuffer(...records) : await this.redis.mget(...records);
+      for (const [i, key] of keys.entries()) {
+        const value = this.#decode(values[i]);
+        if (value !== undefined) yield { key, value };
+      }
+    } while (cursor !== '0');
   }
 
   async heldElsewhere(key: string): Promise<boolean> {
-    if (!STATE_KEY_PATTERN.test(key)) return false;
-    return (await this.#liveHolderElsewhere(key)) !== undefined;
+    return STATE_KEY_PATTERN.test(key) && (await this.#liveHolderElsewhere(key)) !== undefined;
   }
 
-  /** The process holding `key` when it is another one whose lease is alive; undefined otherwise. */
+  /** The process holding `key` when it is another one whose lease is alive. */
   async #liveHolderElsewhere(key: string): Promise<string | undefined> {
-    const holder = await this.#redis.hget(this.#heldKey, key);
-    if (holder === null || holder === this.#owner) return undefined;
-    return (await this.#redis.exists(this.#leaseKey(holder))) === 1 ? holder : undefined;
+    const holder = await this.redis.hget(this.#held, key);
+    if (holder === null || holder === this.store.owner) return undefined;
+    return (await this.redis.exists(this.store.leaseKey(holder))) === 1 ? holder : undefined;
   }
 
   async claimOnce(key: string): Promise<boolean> {
+    if (this.definition.binary) throw new TypeError(`the ${this.definition.name} space keeps bytes: no keys are taken once there`);
     if (!STATE_KEY_PATTERN.test(key)) return false;
-    return (await this.#redis.set(`${this.#base}:once:${key}`, '1', 'PX', this.definition.ttlMs, 'NX')) === 'OK';
+    const once = `${this.base}:once:${key}`;
+    const ttlMs = this.definition.ttlMs;
+    return (await (ttlMs === undefined ? this.redis.set(once, '1', 'NX') : this.redis.set(once, '1', 'PX', ttlMs, 'NX'))) === 'OK';
   }
 
   async notifyHolder(key: string, notice: Notice): Promise<boolean> {
@@ -233,27 +300,25 @@ class RedisSpace<T> implements Space<T> {
     const text = JSON.stringify({ space: this.definition.name, key, notice });
     if (text.length > MAX_NOTICE_BYTES) throw new Error(`a notice of ${text.length} characters is over the bound of ${MAX_NOTICE_BYTES}`);
     const holder = await this.#liveHolderElsewhere(key);
-    return holder !== undefined && (await this.#redis.publish(this.#links.noticeChannel(holder), text)) > 0;
+    return holder !== undefined && (await this.redis.publish(this.store.noticeChannel(holder), text)) > 0;
   }
 
   onNotice(handler: (key: string, notice: Notice) => void): Promise<void> {
-    return this.#links.listen(handler);
+    return this.store.listen(this.definition.name, handler);
   }
 
   async claimOrphans(): Promise<StateEntry<T>[]> {
-    const held = await this.#redis.hgetall(this.#heldKey);
-    const holders = [...new Set(Object.values(held))].filter((holder) => holder !== this.#owner);
+    const held = await this.redis.hgetall(this.#held);
+    const holders = [...new Set(Object.values(held))].filter((holder) => holder !== this.store.owner);
     if (!holders.length) return [];
-    const alive = await this.#redis.mget(...holders.map((holder) => this.#leaseKey(holder)));
+    const alive = await this.redis.mget(...holders.map((holder) => this.store.leaseKey(holder)));
     const lapsed = new Set(holders.filter((_, i) => alive[i] === null));
     const claimed: StateEntry<T>[] = [];
     for (const [key, holder] of Object.entries(held)) {
-      if (!lapsed.has(holder)) continue;
-      const won = (await this.#redis.eval(CLAIM, 1, this.#heldKey, key, holder, this.#owner, String(this.definition.ttlMs))) === 1;
-      if (!won) continue;
+      if (!lapsed.has(holder) || (await this.redis.pictorStateClaim(this.#held, key, holder, this.store.owner)) !== 1) continue;
       const value = await this.get(key);
       // The record expired meanwhile: nothing left to show, nothing to hold.
-      if (value === undefined) await this.#redis.hdel(this.#heldKey, key);
+      if (value === undefined) await this.redis.hdel(this.#held, key);
       else claimed.push({ key, value });
     }
     return claimed;

@@ -1,29 +1,39 @@
-import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 
 /**
- * The bots' state after the moment a job or a button was made: what a later
- * button press, a restart or another replica needs. One interface, two
- * backends: the data folder (`FileStateStore`, one process) and Redis
- * (`RedisStateStore`, any number of processes sharing `REDIS_URL`).
+ * The bots' one storage room: every record the bots keep after the moment it
+ * was made (what a later button, a restart or another replica needs) is a
+ * record of a space (the list is `spaces.ts`). One contract, two backends: the
+ * data folder (`FileStateStore`, one process) and Redis (`RedisStateStore`,
+ * any number of processes sharing `REDIS_URL`).
  *
- * Records live in spaces (one per kind of record). Every space states its
- * bounds: records expire `ttlMs` after their last write, and a value larger
- * than `maxValueBytes` is refused. A record may be *held* by the process that
- * runs its job; a process holds through a lease it renews while it lives.
- * When a holder's lease lapses (it died), `claimOrphans` hands each of its
- * records to exactly one surviving process, which shows the job interrupted
- * and releases it.
+ * Every space states its bounds, and Pictor keeps them itself (Redis never has
+ * to evict anything): a record expires `ttlMs` after its last write (never,
+ * without one), a value over `maxValueBytes` is refused, and past `maxCount`
+ * records or `maxBytes` bytes the oldest (by last write) are dropped first.
+ * A record may be *held* by the process running its job (through a lease it
+ * renews while it lives); when that process is gone, `claimOrphans` hands the
+ * record to one surviving process, which shows the job interrupted.
  */
 export interface SpaceDefinition {
-  /** Names the space in Redis keys: letters, digits and `-`. */
+  /** Names the space in Redis keys: a-z, 0-9 and `-`. */
   name: string;
-  /** The space's folder in the data folder (file backend), e.g. `slack/requests`. */
+  /** The space's folder in the data folder, e.g. `slack/requests`. */
   dir: string;
-  /** A record is dropped this long after its last write. */
-  ttlMs: number;
-  /** A larger record is refused (StateValueTooLargeError). */
+  /** A record is dropped this long after its last write; undefined: kept until deleted. */
+  ttlMs: number | undefined;
+  /** A larger value is refused (StateValueTooLargeError). */
   maxValueBytes: number;
+  /** Most records kept; past it the oldest are dropped. */
+  maxCount?: number | undefined;
+  /** Most bytes of values kept; past it the oldest records are dropped. */
+  maxBytes?: number | undefined;
+  /**
+   * The values are bytes (a Buffer), kept as they are — no JSON, no base64 — so a process never holds more than the
+   * bytes themselves while it writes or reads one (the kept images). Such records are never held (`hold` is ignored).
+   */
+  binary?: true | undefined;
 }
 
 export interface PutOptions {
@@ -38,31 +48,27 @@ export interface StateEntry<T> {
 
 export interface Space<T> {
   readonly definition: SpaceDefinition;
-  /** Makes the space ready (its folder, a first prune); the other calls do it too when needed. */
-  open(): Promise<void>;
   get(key: string): Promise<T | undefined>;
   put(key: string, value: T, options?: PutOptions): Promise<void>;
-  delete(key: string): Promise<void>;
   /**
-   * Takes the records whose holder's lease has lapsed: each is returned to one
-   * process only, which then holds it (so if it dies too, another takes it
-   * over) until it releases it with `put(…, { hold: false })` or `delete`.
+   * Changes a record atomically for every process sharing the backend: `change` gets the record (or undefined) and
+   * answers its new value (undefined deletes it). `change` may run more than once (when another process wrote the
+   * record meanwhile), so it must not act outside. Answers the value before and after.
+   */
+  update(key: string, change: (current: T | undefined) => T | undefined, options?: PutOptions): Promise<{ before: T | undefined; after: T | undefined }>;
+  delete(key: string): Promise<void>;
+  /** Every record (for `forget` and upgrades: a full scan, never on a hot path). */
+  entries(): AsyncIterable<StateEntry<T>>;
+  /**
+   * Takes the records whose holder's lease has lapsed: each is returned to one process only, which then holds it
+   * until it releases it with `put(…, { hold: false })` or `delete`.
    */
   claimOrphans(): Promise<StateEntry<T>[]>;
-  /** Whether another process that is alive holds the record (its job runs there, not here). */
+  /** Whether another live process holds the record (its job runs there, not here). */
   heldElsewhere(key: string): Promise<boolean>;
-  /**
-   * Takes a key once: true for the first call across every process sharing the
-   * backend within the space's TTL, false after (a replayed request). The file
-   * backend remembers in memory (one process per data folder).
-   */
+  /** Takes a key once: true for the first call across every process and restart within the space's TTL, false after. */
   claimOnce(key: string): Promise<boolean>;
-  /**
-   * Sends a notice about a record to the live process that holds it (another
-   * replica, where its job runs): true when that process received it. False
-   * when no other live process holds it, and always with the file backend
-   * (one process: its holder is this one).
-   */
+  /** Sends a notice to the live process holding the record (another replica): true when it received it. */
   notifyHolder(key: string, notice: Notice): Promise<boolean>;
   /** Receives the notices other processes send about the records this process holds (one handler per space). */
   onNotice(handler: (key: string, notice: Notice) => void): Promise<void>;
@@ -79,8 +85,6 @@ export interface StateStore {
   /** How long a holder's lease lasts without renewal (file backend: for ever, one process per data folder). */
   readonly leaseMs: number;
   space<T>(definition: SpaceDefinition): Space<T>;
-  /** Whether the storage answers (for /healthz). */
-  ping(): Promise<boolean>;
   /** Stops renewing the lease and gives it back: what this process still holds is claimed by others at once. */
   close(): Promise<void>;
 }
@@ -98,15 +102,37 @@ export const STATE_KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const SPACE_NAME_PATTERN = /^[a-z0-9-]{1,32}$/;
 
 export function checkSpace(definition: SpaceDefinition): void {
-  if (!SPACE_NAME_PATTERN.test(definition.name)) throw new Error(`a state space name must be 1 to 32 of a-z 0-9 -: ${definition.name}`);
-  if (!(definition.ttlMs > 0) || !(definition.maxValueBytes > 0)) throw new Error(`the state space ${definition.name} needs a TTL and a size bound`);
+  const { name, ttlMs, maxValueBytes } = definition;
+  if (!SPACE_NAME_PATTERN.test(name)) throw new Error(`a state space name must be 1 to 32 of a-z 0-9 -: ${name}`);
+  if ((ttlMs !== undefined && !(ttlMs > 0)) || !(maxValueBytes > 0)) throw new Error(`the state space ${name} needs a positive TTL (or none) and a size bound`);
+}
+
+export function checkKey(key: string): void {
+  if (!STATE_KEY_PATTERN.test(key)) throw new Error(`not a state key: ${JSON.stringify(key.slice(0, 80))}`);
 }
 
 export function encodeValue(definition: SpaceDefinition, value: unknown): string {
+  if (definition.binary) throw new TypeError(`the ${definition.name} space keeps bytes: encodeBytes`);
   const text = JSON.stringify(value);
   const bytes = Buffer.byteLength(text);
   if (bytes > definition.maxValueBytes) throw new StateValueTooLargeError(definition.name, bytes, definition.maxValueBytes);
   return text;
+}
+
+/** A binary space's value as it is kept: the Buffer itself, checked against the bound (and never empty). */
+export function encodeBytes(definition: SpaceDefinition, value: unknown): Buffer {
+  if (!Buffer.isBuffer(value) || value.length === 0) throw new TypeError(`the ${definition.name} space keeps bytes (a Buffer, not empty)`);
+  if (value.length > definition.maxValueBytes) throw new StateValueTooLargeError(definition.name, value.length, definition.maxValueBytes);
+  return value;
+}
+
+export function decodeValue<T>(text: string | null | undefined): T | undefined {
+  if (text === null || text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A process id no other process (here or on another host, now or later) has: host, pid and a random part. */
@@ -114,3 +140,6 @@ export function newOwnerId(): string {
   const host = hostname().replace(/[^A-Za-z0-9.-]/g, '').slice(0, 40) || 'host';
   return `${host}.${process.pid}.${randomBytes(4).toString('hex')}`;
 }
+
+/** How often `update` tries again when other processes keep writing the record meanwhile. */
+export const UPDATE_ATTEMPTS = 50;

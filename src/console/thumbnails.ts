@@ -8,7 +8,9 @@ const CACHED = 64;
 /**
  * Thumbnails of the images the bots keep (`BotsView.keptImage`), made when
  * first asked for (sharp, WebP) and kept for the last 64 asked: a job nobody
- * looks at costs nothing. `full` gives the kept image as it is.
+ * looks at costs nothing. A thumbnail is served from there only while the bots
+ * still keep its image (a member's forget, or the images' bound, drops it).
+ * `full` gives the kept image as it is.
  */
 export class Thumbnails {
   readonly #bots: BotsView | undefined;
@@ -24,6 +26,8 @@ export class Thumbnails {
     const cached = this.#cache.get(key);
     if (cached) {
       this.#cache.delete(key);
+      const stillKept = this.#bots.keptImages ? ((await this.#bots.keptImages([jobId]).catch(() => undefined))?.get(jobId) ?? 0) > index : true;
+      if (!stillKept) return undefined;
       this.#cache.set(key, cached);
       return cached;
     }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, copyFileSync, fsync, linkSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { copyFile, link, open, rename, rm } from 'node:fs/promises';
+import { copyFile, link, open, readFile, rename, rm } from 'node:fs/promises';
 
 export interface WriteFileAtomicallyOptions {
   /** Kept as a copy of the version being replaced (a damaged file is restored from it). */
@@ -103,4 +103,19 @@ async function copyAside(fs: WriteSteps, file: string, aside: string): Promise<b
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw error;
   }
+}
+
+/**
+ * The one restore of a file written with a backup copy (`writeFileAtomically`'s `backupPath`): when `path` is missing
+ * although its backup exists, or is not `good`, a good backup takes its place (a bad file is kept as
+ * `<path>.broken-<time>`). Answers what it did; a caller then reads `path` and names what is wrong if it is still bad.
+ */
+export async function restoreFromBackup(path: string, backupPath: string, good: (text: string) => boolean, now = Date.now()): Promise<{ restored: boolean; brokenCopy?: string | undefined }> {
+  const read = (file: string) => readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : ''));
+  const [main, backup] = [await read(path), await read(backupPath)];
+  if ((main !== undefined && good(main)) || backup === undefined || !good(backup)) return { restored: false };
+  const brokenCopy = main === undefined ? undefined : `${path}.broken-${new Date(now).toISOString().replace(/[:.]/g, '-')}`;
+  if (brokenCopy) await rename(path, brokenCopy);
+  await writeFileAtomically(path, backup);
+  return { restored: true, brokenCopy };
 }

@@ -80,9 +80,13 @@ export function priceOfResult(input: {
   });
 }
 
+/** The decimals a price shows: 4 under $0.10, 3 under $1, else 2 (and $0.00): enough to tell one image's price from another's. */
+export function usdDigits(usd: number): number {
+  return usd === 0 ? 2 : usd < 0.1 ? 4 : usd < 1 ? 3 : 2;
+}
+
 export function formatUsd(usd: number): string {
-  if (usd === 0) return '$0.00';
-  return `$${usd.toFixed(usd < 0.1 ? 4 : usd < 1 ? 3 : 2)}`;
+  return `$${usd.toFixed(usdDigits(usd))}`;
 }
 
 /**

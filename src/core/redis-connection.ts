@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { ConnectionError } from './errors.js';
+import type { RedisConfig } from './redis-config.js';
 import { redactRedisUrl, redisUrlSecrets } from './redis-url.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -113,6 +114,72 @@ async function endClient(redis: Redis, timeoutMs: number): Promise<void> {
   if (!waitingToReconnect || status() === 'end') return;
   await withTimeout(redis.connect(), timeoutMs, 'connect timed out').catch(() => undefined);
   if (status() !== 'end') redis.disconnect();
+}
+
+/**
+ * A process's way to one Redis: one connection for commands and one for
+ * subscriptions (opened at the first subscription), lent to everything in the
+ * process that uses Redis — the limiter, the ledger, the bots' state, leases,
+ * /healthz — instead of a connection each. Commands never block (no BLPOP, no
+ * WATCH), so they share one connection safely; only subscriptions need their own.
+ */
+export class RedisLink {
+  #subscriber: Redis | undefined;
+  readonly #handlers = new Map<string, (message: string) => void>();
+
+  private constructor(
+    readonly config: RedisConfig,
+    readonly commands: Redis,
+  ) {}
+
+  /** Connects (failing fast with RedisUnavailableError). */
+  static async open(config: RedisConfig, options: Omit<ConnectRedisOptions, 'name'> = {}): Promise<RedisLink> {
+    return new RedisLink(config, await connectRedis(config.url, { ...options, name: `pictor:${config.prefix}` }));
+  }
+
+  /** The subscriber connection, opened once; it resubscribes by itself after a reconnection. Every listener of its `message` keeps to its own channels. */
+  subscriber(): Redis {
+    if (!this.#subscriber) {
+      const subscriber = this.commands.duplicate({ connectionName: `pictor-subscriber:${this.config.prefix}` });
+      // The command connection already says when Redis is lost and back.
+      subscriber.on('error', () => undefined);
+      subscriber.on('message', (channel: string, message: string) => this.#handlers.get(channel)?.(message));
+      this.#subscriber = subscriber;
+    }
+    return this.#subscriber;
+  }
+
+  async subscribe(channel: string, handler: (message: string) => void): Promise<void> {
+    this.#handlers.set(channel, handler);
+    await this.subscriber().subscribe(channel);
+  }
+
+  async unsubscribe(channel: string): Promise<void> {
+    if (this.#handlers.delete(channel)) await this.subscriber().unsubscribe(channel);
+  }
+
+  /**
+   * The command connection for a library that duplicates its own subscriber and closes what it was given (bottleneck):
+   * its copy is this link's subscriber, and its quit and disconnect do nothing (the link is closed by its opener).
+   */
+  lend(): Redis {
+    const lent = (target: Redis, duplicate: () => Redis): Redis =>
+      new Proxy(target, {
+        get: (client, name) => {
+          if (name === 'duplicate') return duplicate;
+          if (name === 'quit') return async () => 'OK';
+          if (name === 'disconnect') return () => undefined;
+          const value: unknown = Reflect.get(client, name, client);
+          return typeof value === 'function' ? value.bind(client) : value;
+        },
+      });
+    return lent(this.commands, () => lent(this.subscriber(), () => this.subscriber()));
+  }
+
+  async close(): Promise<void> {
+    if (this.#subscriber) await closeRedis(this.#subscriber);
+    await closeRedis(this.commands);
+  }
 }
 
 /** Logs a lost connection once and its return once; keeps an error listener so ioredis never prints on its own. */

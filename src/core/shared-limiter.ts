@@ -5,7 +5,7 @@ import { ImageLimiter } from './image-limiter.js';
 import { RedisImageBucket } from './RedisImageBucket.js';
 import { RedisCoordinator } from './RedisCoordinator.js';
 import type { RedisConfig } from './redis-config.js';
-import { closeRedis, connectRedis, type RedisLogger } from './redis-connection.js';
+import { RedisLink, type RedisLogger } from './redis-connection.js';
 
 export interface CreateImageLimiterOptions {
   /** Images per minute for the account; undefined means no pacing (429s still pause everyone). */
@@ -14,6 +14,8 @@ export interface CreateImageLimiterOptions {
   maxConcurrent?: number | undefined;
   /** From `readRedisConfig(env)`. Undefined: a limiter for this process alone. */
   redis?: RedisConfig | undefined;
+  /** The process's Redis link to use (not closed by the limiter); default a link of the limiter's own. */
+  link?: RedisLink | undefined;
   /**
    * Shared only: longest time one request holds its slot (bottleneck's job
    * `expiration`), which is also how long a process that died can keep the
@@ -55,8 +57,10 @@ export async function createImageLimiter(options: CreateImageLimiterOptions = {}
   if (!config) return new ImageLimiter({ imagesPerMinute, maxConcurrent, toleranceMs });
 
   const logger = options.logger;
-  const client = await connectRedis(config.url, { connectTimeoutMs: options.connectTimeoutMs, logger, name: `pictor-limiter:${config.prefix}` });
-  const connection = new Bottleneck.IORedisConnection({ Redis, client });
+  const link = options.link ?? (await RedisLink.open(config, { connectTimeoutMs: options.connectTimeoutMs, logger }));
+  const client = link.commands;
+  // Bottleneck's clustering on the link's two connections (it would otherwise open a subscriber of its own).
+  const connection = new Bottleneck.IORedisConnection({ Redis, client: link.lend() });
   const reportError = logger ? rateLimitedReporter(logger) : undefined;
   connection.on('error', (error: unknown) => reportError?.(error));
   const coordinator = new RedisCoordinator({
@@ -64,11 +68,11 @@ export async function createImageLimiter(options: CreateImageLimiterOptions = {}
     prefix: config.prefix,
     onError: reportError,
     onClose: async () => {
-      // The connection's `disconnect` quits both of its clients (commands and subscriber); if Redis is
-      // gone or does not answer, it drops them instead (and `closeRedis` ends the commands client for good).
-      const quit = client.status === 'ready' && (await settlesWithin(connection.disconnect(true), 2000));
-      if (!quit) await connection.disconnect(false);
-      await closeRedis(client);
+      // Bottleneck's channels are let go of; the connections are the link's (closed here only if the limiter opened it).
+      const channels = Object.keys((connection as unknown as { limiters: Record<string, unknown> }).limiters);
+      if (channels.length > 0 && client.status === 'ready') await settlesWithin(link.subscriber().unsubscribe(...channels), 2000);
+      await connection.disconnect(false);
+      if (!options.link) await link.close();
     },
   });
   const limiter = new ImageLimiter({

@@ -1,28 +1,49 @@
+import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
-import { access, copyFile, open as openFile, readFile, rename, stat } from 'node:fs/promises';
+import { access, open as openFile, readFile, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
-import { CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
-import { DocumentQuotaStore, type DocumentQuotaStoreOptions } from './DocumentQuotaStore.js';
+import { restoreFromBackup, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
+import { CapOverridesFileSchema, isOverridableCap, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerUnreadableError } from './errors.js';
-import { withFileLock } from './file-lock.js';
-import { emptyLedger, parseLedger, type Ledger } from './ledger-document.js';
+import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
+import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
-import type { LedgerStorage, UsageFeed, UsageRecord } from './types.js';
-import { UsageRecordSchema } from './usage-records.js';
+import { roundToNanoUsd, toNanos } from './rules.js';
+import { createSerialQueue } from './serial-queue.js';
+import type {
+  ActiveJob,
+  BreakerState,
+  CapOverrides,
+  LedgerOptions,
+  LedgerStorage,
+  LegacyBotRecords,
+  LostReservation,
+  OverridableCap,
+  QuotaStore,
+  ReconcileReport,
+  RefusalCounts,
+  ReserveInput,
+  ReserveResult,
+  SettleInfo,
+  SpendRefusal,
+  UsageFeed,
+  UsageQuery,
+  UsageRecord,
+} from './types.js';
+import { DEFAULT_USAGE_RETENTION_DAYS, latestPerJob, matchesQuery, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
 
-export interface FileQuotaStoreOptions extends DocumentQuotaStoreOptions {
+export interface FileQuotaStoreOptions extends LedgerOptions {
   /** The data folder; created if missing. */
   dir: string;
   /** Default `quota-ledger.json`. */
   fileName?: string | undefined;
 }
 
+const DEFAULT_LEASE_MS = 60_000;
 const DAY_MS = 24 * 60 * 60_000;
-const REPLAY_REMEDY =
-  'Move it away and start again: it only holds the Slack requests of the last few minutes (a request captured in the minutes before could then be replayed once).';
 const SeenFileSchema = z.object({ version: z.literal(1), seen: z.record(z.string(), z.number()) });
+const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operator's caps then apply until chat admins set theirs again).";
 const safeJson = (text: string): unknown => {
   try {
     return JSON.parse(text);
@@ -30,41 +51,61 @@ const safeJson = (text: string): unknown => {
     return undefined;
   }
 };
-const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operator's caps then apply until chat admins set theirs again).";
+
+/**
+ * A change of the ledger: its answer, whether it changed it, the usage record it made, and what to do once it is
+ * written (`committed`: what may be told or forgotten only then).
+ */
+type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport) => { result: T; changed: boolean; usage?: UsageRecord | undefined; committed?: () => void };
 
 /** Ledgers open in this process: one store per file per process (processes share it through the lock). */
 const OPEN_LEDGERS = new Set<string>();
 
 /**
- * The embedded QuotaStore: one JSON file in the data folder, shared by the
- * processes of one machine, with `usage.jsonl` (one line per settled job) and
- * `cap-overrides.json` (the chat admins' caps) beside it. Storage only: the
- * steps are DocumentQuotaStore's, the rules the rulebook's. Every change
- * takes the ledger's lock file, reads the ledger, changes it and writes it
- * atomically (temporary file, fsync, rename) before it lets go and answers,
- * so two processes never both spend the last dollar and a crash loses
- * nothing that was answered. A commit awaits only its fsyncs: the other
- * steps are synchronous calls on small local files, since a job's `markSent`
- * stands between the limiter's grant and the request leaving, and each awaited
- * call would wait a turn of a busy event loop. The previous version is kept beside it
- * (`<file>.bak`); `open()` checks every file at start: it restores that copy
- * when the ledger is unreadable, and the chat caps' copy likewise.
+ * The embedded QuotaStore: one JSON file in the data folder (`ledger-document.ts`: the document and its steps; the
+ * rules are the rulebook's), shared by the processes of one machine, with `usage.jsonl` (one line per settled job)
+ * and `cap-overrides.json` (the chat admins' caps) beside it. Every change takes the ledger's lock file, reads the
+ * ledger, changes it and writes it atomically (temporary file, fsync, rename) before it lets go and answers, so two
+ * processes never both spend the last dollar and a crash loses nothing that was answered. The previous version is
+ * kept beside it (`<file>.bak`); `open()` restores it when the ledger is unreadable, and the chat caps' likewise.
+ *
+ * Changes that arrive while the ledger is busy are committed together: every waiting operation runs in turn on one
+ * fresh read of the ledger (after the reservations of dead processes are ended), and all are answered once that one
+ * write is done. A commit awaits only its fsyncs: the other steps are synchronous calls on small local files, since
+ * a job's `markSent` stands between the limiter's grant and the request leaving, and each awaited call would wait a
+ * turn of a busy event loop.
  */
-export class FileQuotaStore extends DocumentQuotaStore {
+export class FileQuotaStore implements QuotaStore {
   readonly path: string;
-  readonly #dir: string;
   readonly usagePath: string;
   /** The caps chat admins set per scope (`cap-overrides.json` beside the ledger), written under the ledger's lock. */
   readonly capOverridesPath: string;
-  /** The Slack request signatures seen lately (`slack-replay.json`), so a replay is dropped after a restart too. */
-  readonly replayPath: string;
+  readonly #dir: string;
+  readonly #leaseMs: number;
+  readonly #keepDays: number;
+  readonly #clock: () => number;
+  readonly #onError: ((error: unknown) => void) | undefined;
+  readonly #onReservationLost: ((lost: LostReservation) => void) | undefined;
+  readonly #usageRetentionMs: number;
+  readonly #serial = createSerialQueue();
+  readonly #pending: { now: number; operation: Operation<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
+  #flushScheduled = false;
+  /** This process's name in `owners`. */
+  readonly #owner = `${THIS_HOST}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  /**
+   * Reservations this process made and has not ended (its lease is renewed while there are any), with a copy of each:
+   * one the ledger loses (its file replaced by an older copy, or deleted) is put back from it before its job is sent,
+   * or charged from it at its settle.
+   */
+  readonly #held = new Map<string, Reservation>();
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
   /** When this process last dropped expired usage records (at most once a day). */
   #usagePrunedAt = Number.NEGATIVE_INFINITY;
-  /** The ledger as `peek` last read it, with the file's identity then (read again only when the file changed). */
+  /** The ledger as `#peek` last read it, with the file's identity then (read again only when the file changed). */
   #peeked: { stamp: string; ledger: Ledger } | undefined;
 
   constructor(options: FileQuotaStoreOptions) {
-    super(options);
     this.#dir = options.dir;
     this.path = resolve(join(options.dir, options.fileName ?? LEDGER_FILES.ledger));
     if (OPEN_LEDGERS.has(this.path)) {
@@ -73,7 +114,12 @@ export class FileQuotaStore extends DocumentQuotaStore {
     OPEN_LEDGERS.add(this.path);
     this.usagePath = resolve(join(options.dir, LEDGER_FILES.usage));
     this.capOverridesPath = resolve(join(options.dir, LEDGER_FILES.capOverrides));
-    this.replayPath = resolve(join(options.dir, LEDGER_FILES.replay));
+    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.#keepDays = Math.max(1, Math.floor(options.keepDays ?? 7));
+    this.#clock = options.clock ?? Date.now;
+    this.#onError = options.onError;
+    this.#onReservationLost = options.onReservationLost;
+    this.#usageRetentionMs = Math.max(1, options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS) * DAY_MS;
   }
 
   /** The data folder of this ledger (the console keeps its alerts beside it). */
@@ -86,165 +132,147 @@ export class FileQuotaStore extends DocumentQuotaStore {
   }
 
   /**
-   * Checks every file of the ledger before a surface starts taking jobs. An
-   * unreadable ledger (empty, truncated, not a ledger) is moved aside and its
-   * backup copy put back — the answer says so; with no good copy it throws
-   * LedgerUnreadableError naming the file and what to do. The chat admins'
-   * caps likewise (restored from `cap-overrides.json.bak`, else refused); the
-   * usage records must be a readable file (a torn line is skipped, not fatal).
+   * Checks every file of the ledger before a surface starts taking jobs. An unreadable ledger (empty, truncated, not
+   * a ledger) is moved aside and its backup copy put back — the answer says so; with no good copy it throws
+   * LedgerUnreadableError naming the file and what to do. The chat admins' caps likewise; the usage records must be
+   * a readable file (a torn line is skipped, not fatal).
    */
   open(): Promise<{ restoredFromBackup: boolean; brokenCopy?: string | undefined; restoredCapOverrides?: boolean | undefined }> {
-    return this.serial(() =>
-      this.locked(async () => {
+    return this.#serial(() =>
+      this.#locked(async () => {
         await this.#checkUsageFile();
-        await this.readSeen();
-        const restoredCapOverrides = await this.#checkCapOverrides();
-        const ledger = await this.#openLedger();
-        return restoredCapOverrides ? { ...ledger, restoredCapOverrides } : ledger;
+        const caps = await restoreFromBackup(this.capOverridesPath, `${this.capOverridesPath}.bak`, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, this.#clock());
+        await this.#readCapOverrides();
+        const ledger = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#clock());
+        await this.#load();
+        return { restoredFromBackup: ledger.restored, brokenCopy: ledger.brokenCopy, ...(caps.restored && { restoredCapOverrides: true }) };
       }),
     );
   }
 
-  async #openLedger(): Promise<{ restoredFromBackup: boolean; brokenCopy?: string | undefined }> {
-    const main = await this.#read(this.path);
-    if (main.ok) return { restoredFromBackup: false };
-    const backup = await this.#read(this.backupPath);
-    // No ledger and no backup: a fresh start. No ledger but a backup: it was lost, not never made.
-    if (main.problem === undefined && !backup.ok && backup.problem === undefined) return { restoredFromBackup: false };
-    if (!backup.ok) throw new LedgerUnreadableError(this.path, main.problem ?? 'is missing', { cause: main.ok ? undefined : main.cause });
-    if (main.problem === undefined) {
-      await copyFile(this.backupPath, this.path);
-      return { restoredFromBackup: true };
-    }
-    const brokenCopy = `${this.path}.broken-${new Date(this.clock()).toISOString().replace(/[:.]/g, '-')}`;
-    await rename(this.path, brokenCopy).catch(() => undefined);
-    await copyFile(this.backupPath, this.path);
-    return { restoredFromBackup: true, brokenCopy };
+  // --- the QuotaStore ---
+
+  reserve(input: ReserveInput): Promise<ReserveResult> {
+    return this.#update<ReserveResult>(input.now, (ledger) => {
+      const refusal = reserveIn(ledger, input, this.#owner, this.#keepDays);
+      // A refusal that tripped the breaker paused the scope: that is a change to write.
+      if (refusal) return { result: refusal, changed: refusal.tripped === true };
+      ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: input.now };
+      this.#hold(input.jobId, { ...ledger.reservations[input.jobId]! });
+      return { result: { ok: true }, changed: true };
+    });
   }
 
-  /** `usage.jsonl` must be a file this process can read and append to (or not exist yet). */
-  async #checkUsageFile(): Promise<void> {
-    try {
-      const info = await stat(this.usagePath);
-      if (!info.isFile()) throw new Error('not a file');
-      await access(this.usagePath, constants.R_OK | constants.W_OK);
-    } catch (cause) {
-      if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw new LedgerUnreadableError(this.usagePath, 'is not a readable and writable file (the usage records of settled jobs)', {
-        cause,
-        remedy: 'Move it away (or give this user access to it) and start again: spending is still counted by the ledger, but pictor usage and the chat usage summaries lose the records it held.',
-      });
-    }
+  /** `reserve`'s answer from the ledger as last written, without the lock; the breaker is not tripped. */
+  async check(input: Omit<ReserveInput, 'jobId' | 'job'>): Promise<SpendRefusal | undefined> {
+    toNanos('estimateUsd', input.estimateUsd);
+    const refusal = checkIn(await this.#peek(), input);
+    if (!refusal) return undefined;
+    const { tripped: _, ...rest } = refusal;
+    return rest;
   }
 
-  /** Reads `cap-overrides.json`; an unreadable one is replaced by its backup copy (true), else refused. */
-  async #checkCapOverrides(): Promise<boolean> {
-    try {
-      await this.readCapOverrides();
-      return false;
-    } catch (error) {
-      const backup = `${this.capOverridesPath}.bak`;
-      try {
-        CapOverridesFileSchema.parse(JSON.parse(await readFile(backup, 'utf8')));
-      } catch {
-        throw error;
+  markSent(jobId: string): Promise<void> {
+    const now = this.#clock();
+    return this.#update(now, (ledger) => {
+      const reservation = ledger.reservations[jobId];
+      if (!reservation) {
+        // Lost by the ledger while queued (not ended: a reconcile that charged it leaves it `uncertain`): put back, sent.
+        const copy = this.#held.get(jobId);
+        if (!copy || ledger.uncertain[jobId]) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
+        ledger.reservations[jobId] = { ...copy, owner: this.#owner, sent: true };
+        ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
+        return { result: undefined, changed: true, committed: () => this.#lost(jobId, copy, 'send', undefined) };
       }
-      const brokenCopy = `${this.capOverridesPath}.broken-${new Date(this.clock()).toISOString().replace(/[:.]/g, '-')}`;
-      await rename(this.capOverridesPath, brokenCopy).catch(() => undefined);
-      await copyFile(backup, this.capOverridesPath);
-      return true;
-    }
+      const changed = !reservation.sent;
+      reservation.sent = true;
+      return { result: undefined, changed };
+    });
   }
 
-  override async close(): Promise<void> {
-    if (this.closed) return;
-    await super.close();
-    OPEN_LEDGERS.delete(this.path);
-  }
-
-  protected async locked<T>(task: () => Promise<T>): Promise<T> {
-    mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
-    return withFileLock(`${this.path}.lock`, task);
-  }
-
-  protected async load(): Promise<Ledger> {
-    const read = await this.#read(this.path);
-    if (read.ok) return read.ledger;
-    if (read.problem === undefined) {
-      // No ledger: a fresh start, unless a backup shows there was one (`open()` restores it).
-      const backup = await this.#read(this.backupPath);
-      if (backup.ok || backup.problem !== undefined) throw new LedgerUnreadableError(this.path, 'is missing although a backup exists');
-      return emptyLedger();
-    }
-    throw new LedgerUnreadableError(this.path, read.problem, { cause: read.cause });
-  }
-
-  /** Temporary file, fsync, then the current version becomes the backup and the new one takes its place. */
-  protected async write(ledger: Ledger): Promise<void> {
-    await writeFileAtomically(this.path, JSON.stringify(ledger), { backupPath: this.backupPath, inline: true });
-  }
-
-  async #read(path: string): Promise<{ ok: true; ledger: Ledger } | { ok: false; problem: string | undefined; cause?: unknown }> {
-    let text: string;
+  settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
     try {
-      text = readFileSync(path, 'utf8');
+      toNanos('actualUsd', actualUsd);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: false, problem: undefined };
-      throw error;
+      return Promise.reject(error);
     }
-    if (text.trim() === '') return { ok: false, problem: 'is empty' };
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (cause) {
-      return { ok: false, problem: 'is not JSON (truncated or damaged)', cause };
-    }
-    const parsed = parseLedger(json);
-    return parsed.ok ? parsed : { ok: false, problem: 'is not a spend ledger (unknown shape)', cause: parsed.cause };
+    const now = this.#clock();
+    return this.#update(now, (ledger) => {
+      const copy = this.#held.get(jobId);
+      const settled = settleIn(ledger, jobId, actualUsd, info, now, copy);
+      const committed = () => {
+        this.#held.delete(jobId);
+        if (settled?.lost) this.#lost(jobId, copy!, 'settle', roundToNanoUsd(actualUsd));
+      };
+      return { result: settled !== undefined, changed: settled !== undefined, usage: settled?.usage, committed };
+    });
   }
 
-  /** Appends records to `usage.jsonl` (0600) and syncs it; drops expired records at most once a day. */
-  protected async appendUsage(records: UsageRecord[], now: number): Promise<void> {
-    if (now - this.#usagePrunedAt >= DAY_MS) {
-      this.#usagePrunedAt = now;
-      const lines = await this.readUsageLines();
-      const kept = lines.filter((r) => r.time >= now - this.usageRetentionMs);
-      if (kept.length < lines.length) {
-        await writeFileAtomically(this.usagePath, kept.map((r) => `${JSON.stringify(r)}\n`).join(''));
-      }
-    }
-    if (records.length === 0) return;
-    const fd = openSync(this.usagePath, 'a+', 0o600);
-    try {
-      // A line a crash cut short is left as it is (it is skipped when read); the next record starts on a line of its own.
-      const { size } = fstatSync(fd);
-      const last = Buffer.alloc(1);
-      const cut = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
-      await writeAllAndSync(fd, `${cut ? '\n' : ''}${records.map((r) => `${JSON.stringify(r)}\n`).join('')}`);
-    } finally {
-      closeSync(fd);
-    }
+  release(jobId: string): Promise<void> {
+    return this.#update(this.#clock(), (ledger) => {
+      this.#held.delete(jobId);
+      const changed = ledger.reservations[jobId] !== undefined;
+      delete ledger.reservations[jobId];
+      return { result: undefined, changed };
+    });
   }
 
-  /** Every readable line of `usage.jsonl`, in file order (a line cut short by a crash is skipped). */
-  protected async readUsageLines(): Promise<UsageRecord[]> {
-    let text: string;
-    try {
-      text = await readFile(this.usagePath, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
-    }
-    return parseUsageLines(text);
+  spentToday(key: string, now: number): Promise<number> {
+    return this.#readLocked(async () => usedIn(await this.#load(), key, 'day', now));
+  }
+
+  spentThisMonth(key: string, now: number): Promise<number> {
+    return this.#readLocked(async () => usedIn(await this.#load(), key, 'month', now));
+  }
+
+  reconcile(now: number): Promise<ReconcileReport> {
+    return this.#update(now, (_ledger, reconciled) => ({ result: reconciled, changed: false }));
+  }
+
+  /** The usage records, one per settled job, oldest first. */
+  usage(query: UsageQuery): Promise<UsageRecord[]> {
+    return this.#readLocked(async () => latestPerJob(await this.#readUsage()).filter((r) => matchesQuery(r, query)));
+  }
+
+  capOverrides(scopeKey: string): Promise<CapOverrides> {
+    return this.#readLocked(async () => ({ ...(await this.#readCapOverrides()).scopes[scopeKey] }));
+  }
+
+  setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }> {
+    if (!isOverridableCap(cap)) return Promise.reject(new RangeError(`${String(cap)} cannot be changed from chat`));
+    if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) return Promise.reject(new RangeError(`usd must be a non-negative number, not ${usd}`));
+    return this.#readLocked(async () => {
+      const file = await this.#readCapOverrides();
+      const scope = (file.scopes[scopeKey] ??= {});
+      const previousUsd = scope[cap]?.usd;
+      if (usd === undefined) delete scope[cap];
+      else scope[cap] = { usd: roundToNanoUsd(usd), by: changedBy, at: now };
+      if (Object.keys(scope).length === 0) delete file.scopes[scopeKey];
+      await this.#writeCapOverrides(file);
+      return { previousUsd };
+    });
+  }
+
+  async allCapOverrides(): Promise<Record<string, CapOverrides>> {
+    // Replaced whole (rename) like the ledger: read without the lock.
+    return structuredClone((await this.#readCapOverrides()).scopes);
+  }
+
+  async activeJobs(): Promise<ActiveJob[]> {
+    const ledger = await this.#peek();
+    return Object.entries(ledger.reservations)
+      .map(([jobId, r]): ActiveJob => ({ jobId, userKey: r.userKey, scopeKey: r.scopeKey, usd: r.usd, at: r.at, sent: r.sent, owner: r.owner, ...(r.job && { job: r.job }) }))
+      .sort((a, b) => a.at - b.at || a.jobId.localeCompare(b.jobId));
   }
 
   /**
    * The records appended to `usage.jsonl` after `cursor` (`<inode>:<byte offset>`), without the lock: appends are
    * whole lines written under it, and only complete lines are read (a line still being written is read next time).
-   * A file that was replaced (dropping expired records writes a new one) or is shorter than the cursor is read again
-   * from its start (`reset`).
+   * A file that was replaced (dropping expired records, or forgetting prompts, writes a new one) or is shorter than
+   * the cursor is read again from its start (`reset`).
    */
-  protected async readUsageSince(cursor: string | undefined): Promise<UsageFeed> {
+  async usageSince(cursor: string | undefined): Promise<UsageFeed> {
+    if (this.#closed) throw new Error('the quota store is closed');
     let handle;
     try {
       handle = await openFile(this.usagePath, 'r');
@@ -276,11 +304,221 @@ export class FileQuotaStore extends DocumentQuotaStore {
     }
   }
 
+  countRefusals(counts: Readonly<Record<string, number>>, now: number): Promise<void> {
+    return this.#update(now, (ledger) => {
+      countRefusalsIn(ledger, counts, now);
+      return { result: undefined, changed: Object.values(counts).some((n) => n > 0) };
+    });
+  }
+
+  async refusals(sinceDay: string): Promise<RefusalCounts> {
+    const ledger = await this.#peek();
+    return Object.fromEntries(Object.entries(ledger.refusals ?? {}).filter(([day]) => day >= sinceDay));
+  }
+
+  async breakerStates(): Promise<Record<string, BreakerState>> {
+    return breakerStatesIn(await this.#peek());
+  }
+
+  resumeScope(scopeKey: string, by: string, now: number): Promise<BreakerState | undefined> {
+    return this.#update(now, (ledger) => {
+      const before = resumeIn(ledger, scopeKey, by, now);
+      return { result: before, changed: before !== undefined };
+    });
+  }
+
+  forgetPrompts(userKey: string): Promise<void> {
+    return this.#readLocked(async () => {
+      const ledger = await this.#load();
+      for (const r of Object.values(ledger.reservations)) if (r.userKey === userKey && r.job) r.job = withoutPromptOf(r.job);
+      // This process's copies too: one put back after the ledger lost it must not bring the prompt back.
+      for (const r of this.#held.values()) if (r.userKey === userKey && r.job) r.job = withoutPromptOf(r.job);
+      // Twice: the backup copy is the version before, which may hold them too.
+      await this.#write(ledger);
+      await this.#write(ledger);
+      const records = await this.#readUsage();
+      if (records.some((r) => r.userKey === userKey && r.prompt !== undefined)) await this.#replaceUsage(records.map((r) => (r.userKey === userKey ? withoutPromptOf(r) : r)));
+    });
+  }
+
+  /** The chat settings older versions kept in `cap-overrides.json`, and their `slack-replay.json`. */
+  takeLegacy(): Promise<LegacyBotRecords> {
+    return this.#readLocked(async () => {
+      const file = await this.#readCapOverrides();
+      const settings = file.settings ?? {};
+      if (file.settings) {
+        delete file.settings;
+        // Twice, so the backup copy no longer has them either (they live in the bots' state now).
+        await this.#writeCapOverrides(file);
+        await this.#writeCapOverrides(file);
+      }
+      const replay = join(this.#dir, 'slack-replay.json');
+      const seen = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
+      await rm(replay, { force: true });
+      const now = this.#clock();
+      return { settings, seen: seen.success ? Object.entries(seen.data.seen).flatMap(([id, until]) => (until > now ? [id] : [])) : [] };
+    });
+  }
+
+  /** Renews the lease now (the timer does it every third of `leaseMs`). */
+  renewLease(): Promise<void> {
+    return this.#renew();
+  }
+
+  /** Waits for pending operations and stops renewing the lease; later calls fail. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    await this.#serial(async () => undefined);
+    OPEN_LEDGERS.delete(this.path);
+  }
+
+  // --- the lease and the group commit ---
+
+  /** Whether a process's lease still holds: this one, or another that renewed within the lease (and, on this host, whose pid lives). */
+  #isAlive(ledger: Ledger, owner: string, now: number): boolean {
+    if (owner === this.#owner) return true;
+    const entry = ledger.owners[owner];
+    if (!entry || (entry.host === THIS_HOST && !isProcessAlive(entry.pid))) return false;
+    return now - entry.renewedAt < this.#leaseMs;
+  }
+
+  #lost(jobId: string, copy: Reservation, foundAt: LostReservation['foundAt'], chargedUsd: number | undefined): void {
+    this.#onReservationLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt, chargedUsd });
+  }
+
+  #hold(jobId: string, copy: Reservation): void {
+    this.#held.set(jobId, copy);
+    this.#timer ??= setInterval(() => void this.#renew(), Math.max(50, Math.floor(this.#leaseMs / 3))).unref();
+  }
+
+  #renew(): Promise<void> {
+    if (this.#held.size === 0 || this.#closed) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+      return Promise.resolve();
+    }
+    const now = this.#clock();
+    return this.#update(now, (ledger) => {
+      ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
+      return { result: undefined, changed: true };
+    }).catch((error: unknown) => this.#onError?.(error));
+  }
+
+  #update<T>(now: number, operation: Operation<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error('the quota store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.push({ now, operation, resolve: resolve as (value: unknown) => void, reject });
+      if (this.#flushScheduled) return;
+      this.#flushScheduled = true;
+      void this.#serial(() => this.#flush());
+    });
+  }
+
+  async #flush(): Promise<void> {
+    this.#flushScheduled = false;
+    const batch = this.#pending.splice(0);
+    if (batch.length === 0) return;
+    try {
+      const outcomes = await this.#locked(async () => {
+        const ledger = await this.#load();
+        let dirty = false;
+        const usage: UsageRecord[] = [];
+        const outcomes = batch.map(({ now, operation }) => {
+          const reconciled = reconcileIn(ledger, (owner) => this.#isAlive(ledger, owner, now), now);
+          if (reconciled.usage.length + reconciled.report.released.length > 0) dirty = true;
+          usage.push(...reconciled.usage);
+          try {
+            // An operation that throws does so before it changes anything (unknown job, duplicate, bad amount).
+            const { result, changed, usage: record, committed } = operation(ledger, reconciled.report);
+            if (changed) dirty = true;
+            if (record) usage.push(record);
+            return { ok: true as const, result, committed };
+          } catch (error) {
+            return { ok: false as const, error };
+          }
+        });
+        // Usage first: a crash between the two leaves a record whose settle the ledger lacks; the job is then settled
+        // again at its estimate when its dead process is met, and the later record is the one read (latestPerJob).
+        if (dirty) await this.#appendUsage(usage, batch[batch.length - 1]!.now);
+        if (dirty) await this.#write(ledger);
+        return outcomes;
+      });
+      outcomes.forEach((outcome, i) => {
+        if (!outcome.ok) return batch[i]!.reject(outcome.error);
+        outcome.committed?.();
+        batch[i]!.resolve(outcome.result);
+      });
+    } catch (error) {
+      for (const op of batch) op.reject(error);
+    }
+  }
+
+  #readLocked<T>(task: () => Promise<T>): Promise<T> {
+    return this.#serial(() => {
+      if (this.#closed) return Promise.reject(new Error('the quota store is closed'));
+      return this.#locked(task);
+    });
+  }
+
+  // --- the files ---
+
+  #locked<T>(task: () => Promise<T>): Promise<T> {
+    mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
+    return withFileLock(`${this.path}.lock`, task);
+  }
+
+  /** `usage.jsonl` must be a file this process can read and append to (or not exist yet). */
+  async #checkUsageFile(): Promise<void> {
+    try {
+      const info = await stat(this.usagePath);
+      if (!info.isFile()) throw new Error('not a file');
+      await access(this.usagePath, constants.R_OK | constants.W_OK);
+    } catch (cause) {
+      if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw new LedgerUnreadableError(this.usagePath, 'is not a readable and writable file (the usage records of settled jobs)', {
+        cause,
+        remedy: 'Move it away (or give this user access to it) and start again: spending is still counted by the ledger, but pictor usage and the chat usage summaries lose the records it held.',
+      });
+    }
+  }
+
+  /** The ledger (an empty one when there is none yet); throws LedgerUnreadableError naming what is wrong. */
+  async #load(): Promise<Ledger> {
+    const read = this.#read(this.path);
+    if (read.ok) return read.ledger;
+    if (read.problem === undefined) {
+      // No ledger: a fresh start, unless a backup shows there was one (`open()` restores it).
+      const backup = this.#read(this.backupPath);
+      if (backup.ok || backup.problem !== undefined) throw new LedgerUnreadableError(this.path, 'is missing although a backup exists');
+      return emptyLedger();
+    }
+    throw new LedgerUnreadableError(this.path, read.problem, { cause: read.cause });
+  }
+
+  #read(path: string): { ok: true; ledger: Ledger } | { ok: false; problem: string | undefined; cause?: unknown } {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: false, problem: undefined };
+      throw error;
+    }
+    if (text.trim() === '') return { ok: false, problem: 'is empty' };
+    const json = safeJson(text);
+    if (json === undefined) return { ok: false, problem: 'is not JSON (truncated or damaged)' };
+    const parsed = parseLedger(json);
+    return parsed.ok ? parsed : { ok: false, problem: 'is not a spend ledger (unknown shape)', cause: parsed.cause };
+  }
+
   /**
-   * The ledger as last written, without the lock: it is always replaced whole (rename), so a read sees one version.
-   * Read again only when the file changed; a file this store wrote is taken as it is (the locked steps check it).
+   * The ledger as last written, without the lock, for readers that change nothing (the console, `check`): it is
+   * always replaced whole (rename), so a read sees one version. Read again only when the file changed; the caller
+   * must not change what it gets.
    */
-  protected override async peek(): Promise<Ledger> {
+  async #peek(): Promise<Ledger> {
+    if (this.#closed) throw new Error('the quota store is closed');
     let stamp: string;
     try {
       const info = statSync(this.path);
@@ -290,26 +528,55 @@ export class FileQuotaStore extends DocumentQuotaStore {
       throw error;
     }
     if (this.#peeked?.stamp === stamp) return this.#peeked.ledger;
-    let json: unknown;
-    try {
-      json = JSON.parse(readFileSync(this.path, 'utf8'));
-    } catch {
-      return this.load();
-    }
-    const ledger = isCurrentLedger(json) ? json : parseLedger(json);
-    if ('ok' in ledger && !ledger.ok) return this.load();
-    const read = 'ok' in ledger ? ledger.ledger : ledger;
-    this.#peeked = { stamp, ledger: read };
-    return read;
+    // A file of the current version is taken as it is (the locked steps check it); others are parsed (and upgraded).
+    const json = safeJson(readFileSync(this.path, 'utf8'));
+    const parsed = isCurrentLedger(json) ? { ok: true as const, ledger: json } : parseLedger(json);
+    if (!parsed.ok) return this.#readLocked(() => this.#load());
+    this.#peeked = { stamp, ledger: parsed.ledger };
+    return parsed.ledger;
   }
 
-  protected override async peekCapOverrides(): Promise<CapOverridesFile> {
-    // Replaced whole (rename) like the ledger.
-    return this.readCapOverrides();
+  /** Temporary file, fsync, then the current version becomes the backup and the new one takes its place. */
+  async #write(ledger: Ledger): Promise<void> {
+    await writeFileAtomically(this.path, JSON.stringify(ledger), { backupPath: this.backupPath, inline: true });
+  }
+
+  /** Appends records to `usage.jsonl` (0600) and syncs it; drops expired records at most once a day. */
+  async #appendUsage(records: UsageRecord[], now: number): Promise<void> {
+    if (now - this.#usagePrunedAt >= DAY_MS) {
+      this.#usagePrunedAt = now;
+      const lines = await this.#readUsage();
+      const kept = lines.filter((r) => r.time >= now - this.#usageRetentionMs);
+      if (kept.length < lines.length) await this.#replaceUsage(kept);
+    }
+    if (records.length === 0) return;
+    const fd = openSync(this.usagePath, 'a+', 0o600);
+    try {
+      // A line a crash cut short is left as it is (it is skipped when read); the next record starts on a line of its own.
+      const { size } = fstatSync(fd);
+      const last = Buffer.alloc(1);
+      const cut = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
+      await writeAllAndSync(fd, `${cut ? '\n' : ''}${records.map((r) => `${JSON.stringify(r)}\n`).join('')}`);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Every readable line of `usage.jsonl`, in file order (a line cut short by a crash is skipped: its settle never reached the ledger). */
+  async #readUsage(): Promise<UsageRecord[]> {
+    const text = await readFile(this.usagePath, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return '';
+      throw error;
+    });
+    return parseUsageLines(text);
+  }
+
+  async #replaceUsage(records: UsageRecord[]): Promise<void> {
+    await writeFileAtomically(this.usagePath, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   }
 
   /** `cap-overrides.json`, or none set when it does not exist; an unreadable one is an error naming it (never silently dropped). */
-  protected async readCapOverrides(): Promise<CapOverridesFile> {
+  async #readCapOverrides(): Promise<CapOverridesFile> {
     let text: string;
     try {
       text = readFileSync(this.capOverridesPath, 'utf8');
@@ -317,37 +584,22 @@ export class FileQuotaStore extends DocumentQuotaStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, scopes: {} };
       throw new LedgerUnreadableError(this.capOverridesPath, "cannot be read (the chat admins' caps)", { cause: error, remedy: CAP_OVERRIDES_REMEDY });
     }
-    try {
-      return CapOverridesFileSchema.parse(JSON.parse(text));
-    } catch (cause) {
-      throw new LedgerUnreadableError(this.capOverridesPath, "is damaged (the chat admins' caps), and no good backup copy (.bak) is beside it", {
-        cause,
-        remedy: CAP_OVERRIDES_REMEDY,
-      });
-    }
+    const parsed = CapOverridesFileSchema.safeParse(safeJson(text));
+    if (parsed.success) return parsed.data;
+    throw new LedgerUnreadableError(this.capOverridesPath, "is damaged (the chat admins' caps), and no good backup copy (.bak) is beside it", {
+      cause: parsed.error,
+      remedy: CAP_OVERRIDES_REMEDY,
+    });
   }
 
-  /** `slack-replay.json`: `{ version: 1, seen: { <id>: <forget after, ms> } }`; none yet is an empty record. */
-  protected async readSeen(): Promise<Record<string, number>> {
-    let text: string;
-    try {
-      text = await readFile(this.replayPath, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-      throw new LedgerUnreadableError(this.replayPath, 'cannot be read (the Slack requests seen lately)', { cause: error, remedy: REPLAY_REMEDY });
-    }
-    const parsed = SeenFileSchema.safeParse(safeJson(text));
-    if (!parsed.success) throw new LedgerUnreadableError(this.replayPath, 'is damaged (the Slack requests seen lately)', { cause: parsed.error, remedy: REPLAY_REMEDY });
-    return parsed.data.seen;
-  }
-
-  protected async writeSeen(seen: Record<string, number>): Promise<void> {
-    await writeFileAtomically(this.replayPath, JSON.stringify({ version: 1, seen }));
-  }
-
-  protected async writeCapOverrides(file: CapOverridesFile): Promise<void> {
+  async #writeCapOverrides(file: CapOverridesFile): Promise<void> {
     await writeFileAtomically(this.capOverridesPath, JSON.stringify(file), { backupPath: `${this.capOverridesPath}.bak` });
   }
+}
+
+/** The usage records of some lines of `usage.jsonl`; a line cut short by a crash (or not yet complete) is skipped. */
+function parseUsageLines(text: string): UsageRecord[] {
+  return text.split('\n').flatMap((line) => UsageRecordSchema.safeParse(safeJson(line)).data ?? []);
 }
 
 /** A ledger of the current version as this store writes it (the shape checked by the locked steps). */
@@ -359,19 +611,4 @@ function isCurrentLedger(json: unknown): json is Ledger {
     doc.version === 2 &&
     [doc.spent, doc.reservations, doc.owners, doc.uncertain, doc.lastJobAt].every((part) => typeof part === 'object' && part !== null)
   );
-}
-
-/** The usage records of some lines of `usage.jsonl`; a line cut short by a crash (or not yet complete) is skipped. */
-function parseUsageLines(text: string): UsageRecord[] {
-  const records: UsageRecord[] = [];
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    try {
-      const parsed = UsageRecordSchema.safeParse(JSON.parse(line));
-      if (parsed.success) records.push(parsed.data);
-    } catch {
-      // A torn last line: its settle never reached the ledger either.
-    }
-  }
-  return records;
 }

@@ -2,26 +2,27 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
-import { withTimeout } from '../core/with-timeout.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { isOverridableCap, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
-import { BREAKER_BUCKET_MS, BREAKER_WINDOW_MS, breakerLimit, historyHours, recentBucket } from './breaker.js';
+import { BREAKER_WINDOW_MS, breakerLimit, historyHours, recentBucket } from './breaker.js';
 import { REFUSAL_KEEP_DAYS } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
+import { MARK_SENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT } from './redis-ledger-scripts.js';
 import {
   ACCOUNT_KEY,
   type ActiveJob,
   type BreakerState,
   type CapOverrides,
-  type LostReservation,
+  type LedgerOptions,
   type LedgerStorage,
+  type LegacyBotRecords,
+  type LostReservation,
   type OverridableCap,
   type QuotaStore,
   type ReconcileReport,
   type RefusalCounts,
   type ReserveInput,
   type ReserveResult,
-  type ScopeSettingEntries,
   type ScopeSettingEntry,
   type SettleInfo,
   type SpendRefusal,
@@ -30,31 +31,15 @@ import {
   type UsageRecord,
 } from './types.js';
 import { utcDay } from './utc-period.js';
-import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, readBasis, usageRecord } from './usage-records.js';
+import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, readBasis, usageRecord, withoutPromptOf } from './usage-records.js';
 
-export interface RedisQuotaStoreOptions {
+export interface RedisQuotaStoreOptions extends LedgerOptions {
   /** A connected client (see `connectRedis`); `RedisQuotaStore.connect` makes one. */
   redis: Redis;
   /** The account's key prefix (`PICTOR_REDIS_PREFIX`); keys are `<prefix>:quota:…`. Default `pictor`. */
   prefix?: string | undefined;
-  /**
-   * The process's lease: renewed every third of this while it holds
-   * reservations. When it lapses (the process died), its reservations are
-   * settled at their estimate if sent, released if not. Default 60 s.
-   */
-  leaseMs?: number | undefined;
-  /** UTC days of daily spending kept, today included. Default 7 (monthly totals: 62 days). */
-  keepDays?: number | undefined;
   /** `close()` also closes `redis`. Default false (true from `connect`). */
   ownsConnection?: boolean | undefined;
-  /** Redis errors while renewing the lease (tried again on the next renewal). */
-  onError?: ((error: unknown) => void) | undefined;
-  /** Told of each reservation Redis had lost (restarted empty, flushed), put back before its job was sent or charged at its settle. */
-  onReservationLost?: ((lost: LostReservation) => void) | undefined;
-  /** Days usage records are kept in the stream `<prefix>:quota:usage` (`PICTOR_USAGE_RETENTION_DAYS`). Default 400. */
-  usageRetentionDays?: number | undefined;
-  /** The clock settles, releases and lease renewals use (the callers' `now` comes from the same one). Default `Date.now`. */
-  clock?: (() => number) | undefined;
 }
 
 const DEFAULT_PREFIX = 'pictor';
@@ -62,300 +47,41 @@ const DEFAULT_LEASE_MS = 60_000;
 const DEFAULT_KEEP_DAYS = 7;
 const DAY_MS = 24 * 60 * 60_000;
 const HOUR_MS = 60 * 60_000;
-const MONTH_KEEP_MS = 62 * DAY_MS;
-/** The breaker's buckets of a scope are kept a little longer than the 7 days of its trailing average. */
-const BREAKER_KEEP_MS = 9 * DAY_MS;
-
-/*
- * Every script is one atomic step of the ledger, and safe to run twice (ioredis
- * sends a command again when the connection broke before its answer came).
- * A reservation `res:<job>` is a hash; `active:<key>` (one per user key, scope
- * key and the account) lists the reservations not yet ended. `owner:<id>` is a
- * process's lease: a reservation whose owner key is gone belongs to a dead
- * process and is ended by whichever script meets it first.
- *
- * ARGV of every script starts with: key prefix (`<prefix>:quota:`), daily keep ms, now.
- */
-const PRELUDE = `
-local P, keepMs, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local MONTH_KEEP_MS = ${MONTH_KEEP_MS}
-local ACCOUNT = '${ACCOUNT_KEY}'
-local FIELDS = {'userKey', 'scopeKey', 'day', 'month', 'nanos', 'owner', 'sent', 'job', 'at'}
-
--- One usage record per settled job, in the same step as the charge: never lost, never doubled.
-local function record(job, r, nanos, basis, requestId, outcome, images)
-  local entry = {jobId = job, time = now, day = r[3], month = r[4], userKey = r[1], scopeKey = r[2], nanos = nanos, basis = basis}
-  entry.reservedNanos = tonumber(r[5])
-  entry.reservedAt = tonumber(r[9])
-  if r[8] and r[8] ~= '' then entry.job = r[8] end
-  if requestId and requestId ~= '' then entry.requestId = requestId end
-  if outcome and outcome ~= '' then entry.outcome = outcome end
-  if images and images ~= '' then entry.images = tonumber(images) end
-  redis.call('xadd', P .. 'usage', '*', 'r', cjson.encode(entry))
-end
-
-local function keysOf(r)
-  local keys, seen = {}, {}
-  for _, k in ipairs({r[1], r[2], ACCOUNT}) do
-    if not seen[k] then seen[k] = true; keys[#keys + 1] = k end
-  end
-  return keys
-end
-
-local function charge(r, nanos)
-  for _, k in ipairs(keysOf(r)) do
-    local d = P .. 'spent:' .. r[3] .. ':' .. k
-    redis.call('incrby', d, nanos)
-    redis.call('pexpire', d, keepMs)
-    local m = P .. 'spent:' .. r[4] .. ':' .. k
-    redis.call('incrby', m, nanos)
-    redis.call('pexpire', m, MONTH_KEEP_MS)
-  end
-  -- The breaker's numbers of the scope: spent per 5 minutes and per hour, at the moment it is charged.
-  if nanos > 0 then
-    local b = P .. 'brk:' .. r[2]
-    redis.call('hincrby', b, 'm' .. math.floor(now / ${BREAKER_BUCKET_MS}), nanos)
-    redis.call('hincrby', b, 'h' .. math.floor(now / ${60 * 60_000}), nanos)
-    redis.call('pexpire', b, ${BREAKER_KEEP_MS})
-  end
-end
-
--- Every job ended (settled, released, or ended with its dead process), in a set per day it was reserved in, kept as
--- long as that day's spending: a settle or markSent that finds no reservation tells "ended before" (listed) from
--- "lost by Redis" (restarted empty, flushed, evicted: not listed).
-local function forget(job, r)
-  redis.call('del', P .. 'res:' .. job)
-  for _, k in ipairs(keysOf(r)) do redis.call('zrem', P .. 'active:' .. k, job) end
-  local ended = P .. 'ended:' .. r[3]
-  redis.call('sadd', ended, job)
-  redis.call('pexpire', ended, keepMs)
-end
-
-local function endedBefore(job, day)
-  return redis.call('sismember', P .. 'ended:' .. day, job) == 1 or redis.call('hexists', P .. 'uncertain', job) == 1
-end
-
-local function load(job)
-  local r = redis.call('hmget', P .. 'res:' .. job, unpack(FIELDS))
-  if not r[1] then return nil end
-  if not r[4] then r[4] = string.sub(r[3], 1, 7) end
-  return r
-end
-
--- The reservation if it still counts; ends it first when its process is dead.
-local function live(job, ended)
-  local r = load(job)
-  if not r then return nil end
-  if r[6] and redis.call('exists', P .. 'owner:' .. r[6]) == 1 then return r end
-  forget(job, r)
-  -- No owner: written by an older version, whether it was sent is unknown; charge it (the safe side of a cap).
-  if r[7] == '1' or not r[6] then
-    charge(r, tonumber(r[5]))
-    record(job, r, tonumber(r[5]), 'uncertain', nil)
-    redis.call('hset', P .. 'uncertain', job, table.concat({r[5], r[3], r[1], r[2], now}, ' '))
-    redis.call('pexpire', P .. 'uncertain', keepMs)
-    if ended then ended.settled[#ended.settled + 1] = job; ended.nanos = ended.nanos + tonumber(r[5]) end
-  elseif ended then
-    ended.released[#ended.released + 1] = job
-  end
-  return nil
-end
-
-local function members(key, ended)
-  local out = {}
-  local activeKey = P .. 'active:' .. key
-  for _, job in ipairs(redis.call('zrange', activeKey, 0, -1)) do
-    local r = live(job, ended)
-    if r then out[#out + 1] = r else redis.call('zrem', activeKey, job) end
-  end
-  return out
-end
-
-local function used(key, list, idx, current)
-  local total = tonumber(redis.call('get', P .. 'spent:' .. current .. ':' .. key) or '0')
-  for _, r in ipairs(list) do
-    if r[idx] == current and (key == ACCOUNT or r[1] == key or r[2] == key) then total = total + tonumber(r[5]) end
-  end
-  return total
-end
-`;
 
 /**
- * ARGV: prelude, then job, userKey, scopeKey, nanos, day, month, owner, ownerValue, leaseMs, concurrent, cooldownMs,
- *       job details (JSON or ''), the number of caps, then per cap in the rulebook's order: code, key, field index
- *       (3: its day, 4: its month), limit in nanos; then the breaker: '1' when it watches the scope (else ''), its
- *       limit in nanos ('' when none: a cold start), and the first and last 5-minute buckets of the last hour; then
- *       '1' for a dry run (`check`: answer only, write nothing). The script knows no cap or limit of its own: it is
- *       handed them.
- * Returns {1} (reserved), or {0, code, used} (for the cooldown: {0, code, last job time}); for the breaker
- * {0, 'scope_paused', used, limit, 1 when this job tripped it}.
+ * Erases a user's prompts, keeping every amount. KEYS: the usage stream, a scratch key, the user's active set, the
+ * stream's rewrite count; ARGV: user key, the prefix of reservation keys. The stream is rebuilt under the same ids
+ * only if a record changed, and then its rewrite count goes up: a reader that keeps records (the console) reads them
+ * all again (`usageSince`), so the prompts leave its memory too.
  */
-const RESERVE = `${PRELUDE}
-local job, userKey, scopeKey, nanos, day, month = ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9]
-local owner, ownerValue, leaseMs = ARGV[10], ARGV[11], tonumber(ARGV[12])
-local concurrent, cooldownMs = tonumber(ARGV[13]), tonumber(ARGV[14])
-local capsEnd = 17 + tonumber(ARGV[16]) * 4
-local breakerOn, breakerLimit = ARGV[capsEnd] == '1', tonumber(ARGV[capsEnd + 1])
-local firstBucket, lastBucket = tonumber(ARGV[capsEnd + 2]), tonumber(ARGV[capsEnd + 3])
-local dry = ARGV[capsEnd + 4] == '1'
-
-local existing = not dry and load(job)
-if existing then
-  if existing[1] == userKey and existing[2] == scopeKey and tonumber(existing[5]) == nanos then return {1} end
-  return redis.error_reply('DUPLICATE_JOB')
+const FORGET = `
+local function scrub(text)
+  local ok, job = pcall(cjson.decode, text)
+  if not ok or type(job) ~= 'table' or job.prompt == nil then return nil end
+  job.prompt = nil
+  return cjson.encode(job)
 end
-
-local stateKey = P .. 'brk-state:' .. scopeKey
-if breakerOn then
-  local paused = redis.call('hmget', stateKey, 'pausedAt', 'pausedNanos', 'limitNanos')
-  if paused[1] then return {0, 'scope_paused', tonumber(paused[2] or '0'), tonumber(paused[3] or '0'), 0} end
+for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+  local job = redis.call('HGET', ARGV[2] .. id, 'job')
+  local clean = job and redis.call('HGET', ARGV[2] .. id, 'userKey') == ARGV[1] and scrub(job)
+  if clean then redis.call('HSET', ARGV[2] .. id, 'job', clean) end
 end
-
-local lists = {}
-local function listOf(key)
-  if not lists[key] then lists[key] = members(key) end
-  return lists[key]
-end
-listOf(userKey); listOf(scopeKey); listOf(ACCOUNT)
-
-if concurrent then
-  local count = 0
-  for _, r in ipairs(listOf(userKey)) do if r[1] == userKey then count = count + 1 end end
-  if count >= concurrent then return {0, 'user_concurrency', count} end
-end
-
-if cooldownMs and cooldownMs > 0 then
-  local last = tonumber(redis.call('get', P .. 'last:' .. userKey))
-  if last and now < last + cooldownMs then return {0, 'user_cooldown', last} end
-end
-
-for i = 0, tonumber(ARGV[16]) - 1 do
-  local at = 17 + i * 4
-  local code, key, idx, limit = ARGV[at], ARGV[at + 1], tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3])
-  local u = used(key, listOf(key), idx, idx == 3 and day or month)
-  if u + nanos > limit then return {0, code, u} end
-end
-
-if breakerOn and breakerLimit then
-  local recent = 0
-  local fields = {}
-  for b = firstBucket, lastBucket do fields[#fields + 1] = 'm' .. b end
-  for _, v in ipairs(redis.call('hmget', P .. 'brk:' .. scopeKey, unpack(fields))) do recent = recent + tonumber(v or '0') end
-  for _, r in ipairs(listOf(scopeKey)) do if r[2] == scopeKey then recent = recent + tonumber(r[5]) end end
-  if recent + nanos > breakerLimit then
-    if dry then return {0, 'scope_paused', recent + nanos, breakerLimit, 0} end
-    redis.call('hset', stateKey, 'pausedAt', ARGV[3], 'pausedNanos', recent + nanos, 'limitNanos', breakerLimit)
-    redis.call('sadd', P .. 'brk-scopes', scopeKey)
-    return {0, 'scope_paused', recent + nanos, breakerLimit, 1}
+local entries, changed = redis.call('XRANGE', KEYS[1], '-', '+'), false
+for _, entry in ipairs(entries) do
+  local ok, record = pcall(cjson.decode, entry[2][2])
+  local clean = ok and type(record) == 'table' and record.userKey == ARGV[1] and type(record.job) == 'string' and scrub(record.job)
+  if clean then
+    record.job = clean
+    entry[2][2] = cjson.encode(record)
+    changed = true
   end
 end
-
-if dry then return {1} end
-redis.call('set', P .. 'owner:' .. owner, ownerValue, 'PX', leaseMs)
-redis.call('hset', P .. 'res:' .. job, 'userKey', userKey, 'scopeKey', scopeKey, 'nanos', ARGV[7], 'day', day, 'month', month,
-  'at', ARGV[3], 'owner', owner, 'sent', '0')
-if ARGV[15] ~= '' then redis.call('hset', P .. 'res:' .. job, 'job', ARGV[15]) end
-for _, k in ipairs(keysOf({userKey, scopeKey})) do redis.call('zadd', P .. 'active:' .. k, now, job) end
-redis.call('set', P .. 'last:' .. userKey, ARGV[3], 'PX', keepMs)
-return {1}
-`;
-
-/*
- * "The process's copy" below is the reservation as the process that made it keeps it, seven ARGV: userKey, scopeKey,
- * day, month, nanos, job details (JSON or ''), reserved at. All '' when the process has no copy (it did not make it).
- */
-
-/**
- * ARGV: prelude, job, then the process's copy (userKey … at, ARGV[5..11]), owner, ownerValue, leaseMs. Returns 1; 2
- * when the reservation was lost by Redis and has been put back from the copy (sent); 0 when the job has ended (or
- * there is no copy): it must not be sent.
- */
-const MARK_SENT = `${PRELUDE}
-local job = ARGV[4]
-if load(job) then
-  redis.call('hset', P .. 'res:' .. job, 'sent', '1')
-  return 1
-end
-if ARGV[5] == '' or endedBefore(job, ARGV[7]) then return 0 end
-redis.call('set', P .. 'owner:' .. ARGV[12], ARGV[13], 'PX', tonumber(ARGV[14]))
-redis.call('hset', P .. 'res:' .. job, 'userKey', ARGV[5], 'scopeKey', ARGV[6], 'nanos', ARGV[9], 'day', ARGV[7], 'month', ARGV[8],
-  'at', ARGV[11], 'owner', ARGV[12], 'sent', '1')
-if ARGV[10] ~= '' then redis.call('hset', P .. 'res:' .. job, 'job', ARGV[10]) end
-for _, k in ipairs(keysOf({ARGV[5], ARGV[6]})) do redis.call('zadd', P .. 'active:' .. k, now, job) end
-return 2
-`;
-
-/**
- * ARGV: prelude, job, actualNanos, requestId (or ''), basis, outcome (or ''), images (or ''), then the process's copy
- * (userKey … at, ARGV[10..16]). Charges the day and month the job was reserved in, and records it: 1. A job whose
- * reservation Redis lost (not listed as ended) is charged and recorded all the same, from the copy: 2. 0 when it had
- * ended before.
- */
-const SETTLE = `${PRELUDE}
-local job, nanos = ARGV[4], tonumber(ARGV[5])
-local r, lost = load(job), 0
-if not r then
-  if ARGV[10] == '' or endedBefore(job, ARGV[12]) then return 0 end
-  r = {ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14], '', '1', ARGV[15], ARGV[16]}
-  lost = 1
-end
-forget(job, r)
-charge(r, nanos)
-record(job, r, nanos, ARGV[7], ARGV[6], ARGV[8], ARGV[9])
-return 1 + lost
-`;
-
-/**
- * ARGV: prelude, scope key, who. Resumes a paused scope: its state says who and when, and its last hour's buckets
- * are dropped (it counts from zero). Returns the state before as {pausedAt, pausedNanos, limitNanos}, or {} when it
- * was not paused.
- */
-const RESUME = `${PRELUDE}
-local stateKey = P .. 'brk-state:' .. ARGV[4]
-local before = redis.call('hmget', stateKey, 'pausedAt', 'pausedNanos', 'limitNanos', 'resumedAt', 'resumedBy')
-if not before[1] then return {} end
-redis.call('hdel', stateKey, 'pausedAt', 'pausedNanos', 'limitNanos')
-redis.call('hset', stateKey, 'resumedAt', ARGV[3], 'resumedBy', ARGV[5])
-local b = P .. 'brk:' .. ARGV[4]
-for _, field in ipairs(redis.call('hkeys', b)) do
-  if string.sub(field, 1, 1) == 'm' then redis.call('hdel', b, field) end
-end
-return {before[1], before[2] or '0', before[3] or '0', before[4] or '', before[5] or ''}
-`;
-
-/** ARGV: prelude, job. */
-const RELEASE = `${PRELUDE}
-local r = load(ARGV[4])
-if not r then return 0 end
-forget(ARGV[4], r)
-return 1
-`;
-
-/** ARGV: prelude, key, field index (3 day, 4 month), current period. Spent plus reserved. */
-const SPENT = `${PRELUDE}
-return used(ARGV[4], members(ARGV[4]), tonumber(ARGV[5]), ARGV[6])
-`;
-
-/** ARGV: prelude. Ends every reservation of a dead process; returns {released, settled}. */
-const RECONCILE = `${PRELUDE}
-local ended = {released = {}, settled = {}, nanos = 0}
-members(ACCOUNT, ended)
-return {ended.released, ended.settled, tostring(ended.nanos)}
-`;
-
-/**
- * KEYS[1]: the scope's hash of chat admins' caps. ARGV: cap, nanos ('' clears), changedBy, now.
- * Returns the nanos it had before (or nil). Fields: `<cap>` nanos, `<cap>:by`, `<cap>:at`.
- */
-const SET_CAP = `
-local old = redis.call('hget', KEYS[1], ARGV[1])
-if ARGV[2] == '' then
-  redis.call('hdel', KEYS[1], ARGV[1], ARGV[1] .. ':by', ARGV[1] .. ':at')
-else
-  redis.call('hset', KEYS[1], ARGV[1], ARGV[2], ARGV[1] .. ':by', ARGV[3], ARGV[1] .. ':at', ARGV[4])
-end
-return old
-`;
+if not changed then return 0 end
+redis.call('DEL', KEYS[2])
+for _, entry in ipairs(entries) do redis.call('XADD', KEYS[2], entry[1], unpack(entry[2])) end
+redis.call('RENAME', KEYS[2], KEYS[1])
+redis.call('INCR', KEYS[4])
+return 1`;
 
 type Arg = string | number;
 type LedgerClient = Redis & {
@@ -367,6 +93,7 @@ type LedgerClient = Redis & {
   pictorSpendReconcile(...args: Arg[]): Promise<[string[], string[], string]>;
   pictorSpendSetCap(...args: Arg[]): Promise<string | null>;
   pictorSpendResume(...args: Arg[]): Promise<string[]>;
+  pictorSpendForget(...args: Arg[]): Promise<number>;
 };
 
 const SCRIPTS = {
@@ -378,6 +105,7 @@ const SCRIPTS = {
   pictorSpendReconcile: { numberOfKeys: 0, lua: RECONCILE },
   pictorSpendSetCap: { numberOfKeys: 1, lua: SET_CAP },
   pictorSpendResume: { numberOfKeys: 0, lua: RESUME },
+  pictorSpendForget: { numberOfKeys: 4, lua: FORGET },
 } as const;
 
 /**
@@ -559,13 +287,6 @@ export class RedisQuotaStore implements QuotaStore {
     return latestPerJob(records);
   }
 
-  /** `SET <prefix>:quota:seen:<id> NX PX`: one key per id, gone when it no longer matters. */
-  async firstSight(id: string, until: number, now: number): Promise<boolean> {
-    this.#assertOpen();
-    const answer = await this.#redis.set(`${this.prefix}:quota:seen:${id}`, '1', 'PX', Math.max(1, Math.ceil(until - now)), 'NX');
-    return answer === 'OK';
-  }
-
   /** The hash `<prefix>:quota:caps:<scopeKey>`: what chat admins set for that scope. */
   async capOverrides(scopeKey: string): Promise<CapOverrides> {
     this.#assertOpen();
@@ -587,28 +308,34 @@ export class RedisQuotaStore implements QuotaStore {
     return { previousUsd: previous === null || previous === undefined ? undefined : fromNanos(Number(previous)) };
   }
 
-  /** The hash `<prefix>:quota:settings:<scopeKey>`: one field per setting, `{ value, by, at }` as JSON. A damaged field is left out (its default applies). */
-  async scopeSettings(scopeKey: string): Promise<ScopeSettingEntries> {
+  /** Rebuilds the usage stream without the user's prompts (same ids, in one step) and scrubs their open reservations. */
+  async forgetPrompts(userKey: string): Promise<void> {
     this.#assertOpen();
-    const fields = await this.#redis.hgetall(this.#settingsKey(scopeKey));
-    const settings: ScopeSettingEntries = {};
-    for (const [name, raw] of Object.entries(fields)) {
-      const entry = parseSettingEntry(raw);
-      if (entry) settings[name] = entry;
-    }
-    return settings;
+    const usage = this.#usageKey();
+    await this.#redis.pictorSpendForget(usage, `${usage}:rewrite`, this.#key('active', userKey), this.#rewritesKey(), userKey, `${this.prefix}:quota:res:`);
+    // This process's copies of the user's reservations too: one put back after Redis lost it must not bring the prompt back.
+    for (const copy of this.#held.values()) if (copy.userKey === userKey && copy.job !== '') copy.job = jobWithoutPrompt(copy.job);
   }
 
-  async setScopeSetting(scopeKey: string, name: string, value: unknown, changedBy: string, now: number): Promise<{ previous: unknown }> {
+  /** Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, deleted as they are taken. */
+  async takeLegacy(): Promise<LegacyBotRecords> {
     this.#assertOpen();
-    const key = this.#settingsKey(scopeKey);
-    const transaction = this.#redis.multi().hget(key, name);
-    if (value === undefined) transaction.hdel(key, name);
-    else transaction.hset(key, name, JSON.stringify({ value, by: changedBy, at: now }));
-    const replies = await transaction.exec();
-    const [error, before] = replies?.[0] ?? [new Error('the Redis transaction was discarded'), null];
-    if (error) throw error;
-    return { previous: typeof before === 'string' ? parseSettingEntry(before)?.value : undefined };
+    const taken: LegacyBotRecords = { settings: {}, seen: [] };
+    for (const kind of ['settings', 'seen'] as const) {
+      const pattern = `${this.prefix}:quota:${kind}:*`;
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+        cursor = next;
+        for (const key of keys) {
+          const id = key.slice(pattern.length - 1);
+          if (kind === 'seen') taken.seen.push(id);
+          else taken.settings[id] = Object.fromEntries(Object.entries(await this.#redis.hgetall(key)).flatMap(([name, raw]) => (parseSettingEntry(raw) ? [[name, parseSettingEntry(raw)!]] : [])));
+          await this.#redis.del(key);
+        }
+      } while (cursor !== '0');
+    }
+    return taken;
   }
 
   /** Every hash `<prefix>:quota:caps:<scope key>` (found with SCAN). */
@@ -642,15 +369,22 @@ export class RedisQuotaStore implements QuotaStore {
     return jobs.sort((a, b) => a.at - b.at || a.jobId.localeCompare(b.jobId));
   }
 
-  /** The stream entries after the cursor's id (`(id` excludes it). A stream made anew (its last id below the cursor) is read again whole. */
+  /**
+   * The stream entries after the cursor's id (`(id` excludes it); the cursor is `<rewrites>/<stream id>`. A stream
+   * made anew (its last id below the cursor), or rewritten since (a member's prompts erased: `forgetPrompts`), is read
+   * again whole.
+   */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     this.#assertOpen();
     const key = this.#usageKey();
-    let reset = false;
-    let from = cursor === undefined || cursor === '0-0' ? '-' : `(${cursor}`;
-    if (cursor !== undefined && cursor !== '0-0') {
+    const rewrites = (await this.#redis.get(this.#rewritesKey())) ?? '0';
+    const slash = cursor?.indexOf('/') ?? -1;
+    const [cursorRewrites, streamCursor] = cursor === undefined ? [rewrites, undefined] : [cursor.slice(0, Math.max(0, slash)), cursor.slice(slash + 1)];
+    let reset = cursorRewrites !== rewrites;
+    let from = reset || streamCursor === undefined || streamCursor === '0-0' ? '-' : `(${streamCursor}`;
+    if (!reset && streamCursor !== undefined && streamCursor !== '0-0') {
       const [last] = await this.#redis.xrevrange(key, '+', '-', 'COUNT', 1);
-      if (!last || compareStreamIds(last[0], cursor) < 0) {
+      if (!last || compareStreamIds(last[0], streamCursor) < 0) {
         reset = true;
         from = '-';
       }
@@ -661,8 +395,8 @@ export class RedisQuotaStore implements QuotaStore {
       const record = parseStreamRecord(fields[fields.indexOf('r') + 1]);
       if (record) records.push(record);
     }
-    const next = entries.length > 0 ? entries[entries.length - 1]![0] : reset ? '0-0' : (cursor ?? '0-0');
-    return { records, cursor: next, reset };
+    const next = entries.length > 0 ? entries[entries.length - 1]![0] : reset ? '0-0' : (streamCursor ?? '0-0');
+    return { records, cursor: `${rewrites}/${next}`, reset };
   }
 
   /** The hash `<prefix>:quota:refusals:<day>`: code → count, kept 92 days. */
@@ -724,8 +458,9 @@ export class RedisQuotaStore implements QuotaStore {
     return [...new Set(keys)];
   }
 
-  #settingsKey(scopeKey: string): string {
-    return `${this.prefix}:quota:settings:${scopeKey}`;
+  /** How many times the usage stream was rewritten (`forgetPrompts`): part of `usageSince`'s cursor. */
+  #rewritesKey(): string {
+    return `${this.#usageKey()}:rewrites`;
   }
 
   #capsKey(scopeKey: string): string {
@@ -781,15 +516,6 @@ export class RedisQuotaStore implements QuotaStore {
     if (this.#ownsConnection) await closeRedis(this.#redis);
   }
 
-  /** True when Redis answers a PING within `timeoutMs` (what `/healthz` asks); never throws. */
-  async ping(timeoutMs = 2_000): Promise<boolean> {
-    if (this.#closed) return false;
-    return withTimeout(this.#redis.ping(), timeoutMs, 'Redis did not answer PING').then(
-      (answer) => answer === 'PONG',
-      () => false,
-    );
-  }
-
   /** Renews the lease now (the timer does it every third of `leaseMs`). */
   async renewLease(): Promise<void> {
     await this.#redis.set(this.#key('owner', this.#owner), this.#ownerValue, 'PX', this.#leaseMs);
@@ -813,7 +539,7 @@ export class RedisQuotaStore implements QuotaStore {
     this.renewLease().catch((error: unknown) => this.#onError?.(error));
   }
 
-  #key(kind: 'owner', ...parts: string[]): string {
+  #key(kind: 'owner' | 'active', ...parts: string[]): string {
     return [this.prefix, 'quota', kind, ...parts].join(':');
   }
 
@@ -838,6 +564,12 @@ interface HeldReservation {
 function copyArgs(copy: HeldReservation | undefined): Arg[] {
   if (!copy) return ['', '', '', '', '', '', ''];
   return [copy.userKey, copy.scopeKey, copy.day, copy.month, copy.nanos, copy.job, copy.at];
+}
+
+/** A job's details (JSON) without their prompt. */
+function jobWithoutPrompt(json: string): string {
+  const details = JobDetailsSchema.safeParse(safeJson(json)).data;
+  return details ? JSON.stringify(withoutPromptOf(details)) : '';
 }
 
 /** Orders two stream ids (`<ms>-<seq>`). */

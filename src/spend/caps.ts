@@ -65,10 +65,9 @@ export function accountCaps(caps: SpendCaps): SpendLimits {
 export interface SpendConfig {
   caps: SpendCaps;
   /**
-   * `PICTOR_DATA_DIR`: the CLI's file ledger. Default the user's state folder
-   * (`$XDG_STATE_HOME/pictor`, else `~/.local/state/pictor`), so the CLI run
-   * from any folder finds the same ledger. (`npm start` keeps its own default,
-   * `./.data`.)
+   * `PICTOR_DATA_DIR`: the file ledger's folder (and, for `npm start`, the bots' state). Default the program's own:
+   * for the CLI the user's state folder (`$XDG_STATE_HOME/pictor`, else `~/.local/state/pictor`), so the CLI run
+   * from any folder finds the same ledger; for `npm start`, `./.data`.
    */
   dataDir: string;
   /** `PICTOR_USAGE_PROMPTS=1`: keep each job's prompt in its usage record. Default off. */
@@ -93,12 +92,12 @@ export function userStateDir(env: Env): string {
   return join(env.HOME?.trim() || homedir(), '.local', 'state', 'pictor');
 }
 
-export function readSpendConfig(env: Env): SpendConfig {
+export function readSpendConfig(env: Env, defaultDataDir: string = userStateDir(env)): SpendConfig {
   const recordPrompts = envBoolean(env, 'PICTOR_USAGE_PROMPTS', '1 (keep prompts in usage records) or 0') ?? false;
   const days = readUsageRetentionDays(env);
   return {
     caps: readSpendCaps(env),
-    dataDir: envText(env, 'PICTOR_DATA_DIR') ?? userStateDir(env),
+    dataDir: envText(env, 'PICTOR_DATA_DIR') ?? defaultDataDir,
     recordPrompts,
     usageRetentionDays: days,
   };

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { BREAKER_BUCKET_MS, breakerApplies, historyHours, hourBucket, inWindow, recentBucket, type BreakerReading } from './breaker.js';
-import { evaluate, exceedsReservation, keysOfJob, periodKey, roundToNanoUsd, type CapPeriod } from './rules.js';
-import type { BreakerState, ReserveInput, SpendRefusal, UsageRecord } from './types.js';
+import { evaluate, exceedsReservation, keysOfJob, periodKey, roundToNanoUsd, toNanos, type CapPeriod } from './rules.js';
+import type { BreakerState, ReconcileReport, ReserveInput, SettleInfo, SpendRefusal, UsageRecord } from './types.js';
 import { JobDetailsSchema, usageRecord } from './usage-records.js';
 import { utcDayBefore, utcMonthBefore } from './utc-period.js';
 
 /**
- * The ledger as one document (the file store's JSON file, the memory store's
- * object) and the pure steps on it. The rules themselves are the rulebook's
- * (`rules.ts`); these only keep the numbers.
+ * The ledger as one document (the file store's JSON file) and the pure steps on
+ * it: the same steps as the Redis ledger's scripts (`redis-ledger-scripts.ts`).
+ * The rules themselves are the rulebook's (`rules.ts`); these keep the numbers.
  */
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -257,4 +257,74 @@ function upgrade(v1: z.output<typeof LedgerV1Schema>): Ledger {
     ledger.reservations[jobId] = { ...r, month: r.day.slice(0, 7), owner: 'version-1', sent: true };
   }
   return ledger;
+}
+
+/**
+ * Reserves a job's estimate for `owner` if every limit passes (the rulebook's answer otherwise), as the Redis
+ * ledger's `reserve` script does; a refusal that tripped the breaker pauses the scope (the ledger changed). Throws,
+ * changing nothing, for a bad amount or a job reserved already.
+ */
+export function reserveIn(ledger: Ledger, input: ReserveInput, owner: string, keepDays: number): SpendRefusal | undefined {
+  const { jobId, userKey, scopeKey, estimateUsd, now } = input;
+  toNanos('estimateUsd', estimateUsd);
+  if (ledger.reservations[jobId]) throw new Error(`job ${jobId} already has a reservation`);
+  pruneIn(ledger, now, keepDays);
+  const refusal = checkIn(ledger, input);
+  // A job that took its scope past the breaker: the scope stays paused (every process sees it) until resumed.
+  if (refusal?.tripped) pauseIn(ledger, scopeKey, refusal, now);
+  if (refusal) return refusal;
+  const usd = roundToNanoUsd(estimateUsd);
+  ledger.reservations[jobId] = { userKey, scopeKey, usd, day: periodKey('day', now), month: periodKey('month', now), at: now, owner, sent: false, ...(input.job && { job: input.job }) };
+  ledger.lastJobAt[userKey] = now;
+  return undefined;
+}
+
+/**
+ * Ends a reservation at what the job cost, and answers its usage record; undefined when it had ended already (settled
+ * before, or charged by a reconcile: `uncertain`). A reservation the ledger lost while its process held it (the file
+ * replaced by an older copy, or deleted) is charged all the same from that process's `copy` (`lost`), as the Redis
+ * ledger's `settle` script does: the service answered the job.
+ */
+export function settleIn(
+  ledger: Ledger,
+  jobId: string,
+  actualUsd: number,
+  info: SettleInfo,
+  now: number,
+  copy: Reservation | undefined,
+): { usage: UsageRecord; lost: boolean } | undefined {
+  let reservation = ledger.reservations[jobId];
+  let lost = false;
+  if (!reservation) {
+    if (!copy || ledger.uncertain[jobId]) return undefined;
+    reservation = copy;
+    lost = true;
+  }
+  delete ledger.reservations[jobId];
+  chargeIn(ledger, reservation, actualUsd, now);
+  return { usage: recordOf(jobId, reservation, roundToNanoUsd(actualUsd), info.basis ?? 'table', now, info), lost };
+}
+
+/**
+ * Ends the reservations of processes that are gone (`alive` says which are not): sent ones charged at their
+ * estimate and marked uncertain (with their usage record), the others released; forgets the gone processes.
+ */
+export function reconcileIn(ledger: Ledger, alive: (owner: string) => boolean, now: number): { report: ReconcileReport; usage: UsageRecord[] } {
+  const report: ReconcileReport = { released: [], settledAtEstimate: [], chargedUsd: 0 };
+  const usage: UsageRecord[] = [];
+  for (const [jobId, r] of Object.entries(ledger.reservations)) {
+    if (alive(r.owner)) continue;
+    delete ledger.reservations[jobId];
+    if (!r.sent) {
+      report.released.push(jobId);
+      continue;
+    }
+    chargeIn(ledger, r, r.usd, now);
+    ledger.uncertain[jobId] = { userKey: r.userKey, scopeKey: r.scopeKey, usd: r.usd, day: r.day, at: now };
+    usage.push(recordOf(jobId, r, r.usd, 'uncertain', now, {}));
+    report.settledAtEstimate.push(jobId);
+    report.chargedUsd = roundToNanoUsd(report.chargedUsd + r.usd);
+  }
+  for (const owner of Object.keys(ledger.owners)) if (!alive(owner)) delete ledger.owners[owner];
+  return { report, usage };
 }

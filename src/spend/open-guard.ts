@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import type { CoreConfig } from '../config.js';
 import type { LoggerLike } from '../client/PictorClient.js';
+import type { RedisLink } from '../core/redis-connection.js';
 import { accountCaps } from './caps.js';
 import { SpendGuard } from './guarded-client.js';
 import { openQuotaStore, type LedgerKind } from './open-store.js';
@@ -12,9 +13,10 @@ import { openQuotaStore, type LedgerKind } from './open-store.js';
  * Pictor emulator (`ledgerKindOf`), the same caps on the emulator's own ledger.
  * Every job is recorded in one or the other, for `pictor usage`.
  */
-export async function openSpendGuard(config: CoreConfig, ledger: LedgerKind, logger: LoggerLike): Promise<{ guard: SpendGuard; close(): Promise<void> }> {
+export async function openSpendGuard(config: CoreConfig, ledger: LedgerKind, logger: LoggerLike, link?: RedisLink): Promise<{ guard: SpendGuard; close(): Promise<void> }> {
   const store = await openQuotaStore({
     redis: config.redis,
+    link,
     dataDir: config.spend.dataDir,
     ledger,
     usageRetentionDays: config.spend.usageRetentionDays,

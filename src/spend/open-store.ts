@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { RedisConfig } from '../core/redis-config.js';
-import type { RedisLogger } from '../core/redis-connection.js';
+import type { RedisLink, RedisLogger } from '../core/redis-connection.js';
 import { FileQuotaStore } from './FileQuotaStore.js';
 import type { LostReservation, QuotaStore } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS } from './usage-records.js';
@@ -16,6 +16,8 @@ export type LedgerKind = 'account' | 'emulator';
 export interface OpenQuotaStoreOptions {
   /** With Redis: the ledger every process of the account shares. */
   redis?: RedisConfig | undefined;
+  /** The process's link to that Redis (not closed by the store); default a connection of the store's own. */
+  link?: RedisLink | undefined;
   /** Without Redis: the data folder of the file ledger. */
   dataDir: string;
   ledger?: LedgerKind | undefined;
@@ -68,7 +70,10 @@ export async function openQuotaStore(options: OpenQuotaStoreOptions): Promise<Qu
   let store: QuotaStore;
   if (options.redis) {
     const { RedisQuotaStore } = await import('./RedisQuotaStore.js'); // ioredis only with a Redis URL
-    store = await RedisQuotaStore.connect(ledgerRedis(options.redis, options.ledger), { logger, onError, onReservationLost, usageRetentionDays });
+    const { prefix } = ledgerRedis(options.redis, options.ledger);
+    store = options.link
+      ? new RedisQuotaStore({ redis: options.link.commands, prefix, onError, onReservationLost, usageRetentionDays })
+      : await RedisQuotaStore.connect(ledgerRedis(options.redis, options.ledger), { logger, onError, onReservationLost, usageRetentionDays });
   } else {
     const file = new FileQuotaStore({ dir: ledgerDir(options.dataDir, options.ledger), onError, onReservationLost, usageRetentionDays });
     try {

@@ -197,7 +197,7 @@ export interface ReconcileReport {
  * reservations are settled at their estimate if their request had been sent
  * (`markSent`), marked uncertain, and released otherwise.
  */
-export interface QuotaStore extends SeenRequests {
+export interface QuotaStore {
   /** Where this ledger is kept, for tools that keep their own records beside it (the console's alerts). */
   readonly storage?: LedgerStorage | undefined;
   /** Checks every limit and, if all pass, reserves `estimateUsd` and marks the job active for the user. */
@@ -240,13 +240,15 @@ export interface QuotaStore extends SeenRequests {
    */
   setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }>;
   /**
-   * The other settings chat admins chose for one scope (channels, blocked words,
-   * defaults …), kept beside its caps, by name; `{}` when none. Values are JSON
-   * as stored: what a value may be is the caller's rule.
+   * Erases the prompts of a user's usage records and open reservations (`PICTOR_USAGE_PROMPTS=1`), backups included;
+   * the amounts stay, so the ledger still adds up.
    */
-  scopeSettings(scopeKey: string): Promise<ScopeSettingEntries>;
-  /** Sets (or, with `value` undefined, clears) one setting of a scope, atomically, and answers what it was before. */
-  setScopeSetting(scopeKey: string, name: string, value: unknown, changedBy: string, now: number): Promise<{ previous: unknown }>;
+  forgetPrompts(userKey: string): Promise<void>;
+  /**
+   * What versions before the bots' state layer kept in the ledger for the bots (chat admins' settings, Slack request
+   * signatures seen lately), removed from the ledger as it is taken: the bots' state keeps it now.
+   */
+  takeLegacy(): Promise<LegacyBotRecords>;
   /** Every scope whose caps a chat admin changed, with those caps (who set each, and when). */
   allCapOverrides(): Promise<Record<string, CapOverrides>>;
   /** The reservations still counting, oldest first: the jobs queued (not yet sent) and in flight of every process sharing the ledger. */
@@ -272,8 +274,8 @@ export interface QuotaStore extends SeenRequests {
   close(): Promise<void>;
 }
 
-/** Where a ledger is kept: a data folder, a Redis prefix (with the store's connection), or this process's memory. */
-export type LedgerStorage = { kind: 'file'; dir: string } | { kind: 'redis'; redis: import('ioredis').Redis; prefix: string } | { kind: 'memory' };
+/** Where a ledger is kept: a data folder, or a Redis prefix (with the store's connection). */
+export type LedgerStorage = { kind: 'file'; dir: string } | { kind: 'redis'; redis: import('ioredis').Redis; prefix: string };
 
 /** A reservation still counting: a job queued or in flight, in any process sharing the ledger. */
 export interface ActiveJob {
@@ -314,21 +316,35 @@ export interface BreakerState {
   resumedBy?: string | undefined;
 }
 
-/**
- * One-time request ids seen lately (Slack's request signatures), kept in the
- * ledger's storage — the data folder or Redis — so a replay is recognised
- * after a restart and by every process sharing that storage. Each id is
- * kept until the moment its request could no longer be accepted anyway; the
- * file and memory stores keep at most `MAX_SEEN_REQUESTS` (the soonest to
- * expire are dropped first), Redis one key per id with that time to live.
- */
-export interface SeenRequests {
-  /** True the first time `id` is offered; false while it is remembered (a replay). Atomic for every process sharing the storage. */
-  firstSight(id: string, until: number, now: number): Promise<boolean>;
+/** What both ledgers (the file and Redis stores) are opened with. */
+export interface LedgerOptions {
+  /**
+   * A process renews its lease every third of this while it holds reservations; when it lapses (the process died,
+   * or on this host its pid is gone), its reservations are settled at their estimate if sent, released if not.
+   * Default 60 s.
+   */
+  leaseMs?: number | undefined;
+  /** UTC days of daily spending kept, today included. Default 7 (months: this one and the last). */
+  keepDays?: number | undefined;
+  /** Lease renewal failures (tried again on the next renewal). */
+  onError?: ((error: unknown) => void) | undefined;
+  /** Days usage records are kept (`PICTOR_USAGE_RETENTION_DAYS`). Default 400. */
+  usageRetentionDays?: number | undefined;
+  /**
+   * Told of each reservation the ledger had lost while this process held it (Redis restarted empty or was flushed,
+   * the ledger file was replaced by an older copy or deleted), put back before its job was sent or charged at its
+   * settle.
+   */
+  onReservationLost?: ((lost: LostReservation) => void) | undefined;
+  /** The clock settles, releases and lease renewals use; must be the one the callers' `now` comes from. Default `Date.now`. */
+  clock?: (() => number) | undefined;
 }
 
-/** The most request ids a file or memory store remembers at once. */
-export const MAX_SEEN_REQUESTS = 50_000;
+/** What `takeLegacy` hands over: settings by scope key, and the Slack request signatures still worth refusing again. */
+export interface LegacyBotRecords {
+  settings: Record<string, ScopeSettingEntries>;
+  seen: string[];
+}
 
 /** The caps a chat admin may change for their own server/workspace. The account's caps never are. */
 export type OverridableCap = 'userDailyUsd' | 'userMonthlyUsd' | 'scopeDailyUsd' | 'scopeMonthlyUsd';
@@ -343,7 +359,7 @@ export interface CapOverride {
 /** The caps chat admins set for one scope; a cap not listed follows the operator's setting. */
 export type CapOverrides = Partial<Record<OverridableCap, CapOverride>>;
 
-/** One setting a chat admin chose for their scope: its value (JSON), who set it (a user key) and when (ms). */
+/** One setting a chat admin chose for their scope, as older versions kept it: its value (JSON), who set it (a user key) and when (ms). */
 export interface ScopeSettingEntry {
   value: unknown;
   by: string;

@@ -122,3 +122,9 @@ export function latestPerJob(records: Iterable<UsageRecord>): UsageRecord[] {
   }
   return [...byJob.values()].sort((a, b) => a.time - b.time);
 }
+
+/** A record (or a job's details) without its prompt. */
+export function withoutPromptOf<T extends { prompt?: string | undefined }>(record: T): T {
+  const { prompt: _prompt, ...rest } = record;
+  return rest as T;
+}

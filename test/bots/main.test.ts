@@ -211,7 +211,9 @@ describe.skipIf(redis.skipReason)(`npm start with Slack OAuth and Redis ${redis.
       const back = fake.approveInstall(start.headers.get('location')!, { team: 'T0ALPHA', redirectUri: new URL('/slack/oauth_redirect', installUrl).toString() });
       expect((await fetch(back, { headers: { cookie: start.headers.get('set-cookie')!.split(';')[0]! } })).status).toBe(200);
 
-      const saved = JSON.parse((await connection.get(`${prefix}:slack:installation:team-T0ALPHA`))!) as { bot: { token: string } };
+      // A record of the bots' state, in the space that never expires.
+      const saved = JSON.parse((await connection.get(`${prefix}:bots:slack-installations:r:team-T0ALPHA`))!) as { bot: { token: string } };
+      expect(await connection.pttl(`${prefix}:bots:slack-installations:r:team-T0ALPHA`)).toBe(-1);
       expect(saved.bot.token).toBe(fake.workspaceOf('T0ALPHA')!.botToken);
       await expect(readdir(join(dataDir, 'slack', 'installations'))).rejects.toMatchObject({ code: 'ENOENT' });
     } finally {

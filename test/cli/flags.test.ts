@@ -1,4 +1,6 @@
+import { homedir } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { readCoreConfig } from '../../src/config.js';
 import { EDIT_USAGE, GENERATE_USAGE } from '../../src/cli/commands/image-job.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
@@ -84,6 +86,12 @@ describe('pictor help and version', () => {
     const { code, stdout } = await run(['--help']);
     expect(code).toBe(0);
     expect(stdout).toContain('PICTOR_TIMEOUT_SECONDS');
+  });
+
+  it('tells the truth about where the file ledger is without PICTOR_DATA_DIR: the folder the CLI uses', async () => {
+    const { stdout } = await run(['--help']);
+    const said = /PICTOR_DATA_DIR .*\(default ([^\s,)]+)[,)]/.exec(stdout)?.[1];
+    expect(said?.replace('~', homedir())).toBe(readCoreConfig({ HOME: homedir() }).spend.dataDir);
   });
 
   it('prints its version', async () => {

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { rounded, UsageIndex } from '../../src/console/usage-index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
-import { MemoryQuotaStore } from '../../src/spend/MemoryQuotaStore.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import type { QuotaStore } from '../../src/spend/types.js';
 import { sumUsage, usageByKey } from '../../src/spend/usage-totals.js';
@@ -17,7 +16,6 @@ afterAll(async () => {
 });
 
 const makers: Record<string, () => Promise<QuotaStore>> = {
-  memory: async () => new MemoryQuotaStore(),
   file: async () => {
     const dir = await mkdtemp(join(tmpdir(), 'pictor-index-'));
     const store = new FileQuotaStore({ dir });
@@ -86,7 +84,12 @@ describe('the console’s usage index over a file ledger', () => {
 describe('the console’s usage index over a year of records', () => {
   it('keeps the totals by server and user only for this month and the last (older days: in all and by surface), so it stays small', async () => {
     const time = { now: Date.now() - 100 * 24 * 60 * 60_000 };
-    const store = new MemoryQuotaStore({ clock: () => time.now });
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-index-'));
+    const store = new FileQuotaStore({ dir, clock: () => time.now });
+    cleanups.push(async () => {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    });
     const old = async (jobId: string, userKey: string) => {
       expect(await store.reserve({ jobId, userKey, scopeKey: 'discord:g', estimateUsd: 0.2, limits: {}, now: time.now })).toEqual({ ok: true });
       await store.markSent(jobId);

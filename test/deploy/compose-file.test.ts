@@ -5,11 +5,14 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { botSpaces } from '../../bots/state/index.js';
+import { stateBytesBound } from '../../bots/state/redis-memory.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 interface Service {
   image?: string;
+  command?: string[];
   build?: { context: string; args?: Record<string, string> };
   profiles?: string[];
   environment?: Record<string, string>;
@@ -84,6 +87,15 @@ describe('compose.yaml', () => {
     expect(new URL(pictor.environment!.REDIS_URL!).hostname).toBe('redis');
     expect(pictor.depends_on).toMatchObject({ redis: { condition: 'service_healthy' } });
     expect(pictor.build).toMatchObject({ context: '.', args: { NODE_IMAGE: 'node:20-bookworm-slim' } });
+  });
+
+  it('gives Redis a maxmemory with room for all the bots may keep, and never lets it evict (a lease or a reservation)', async () => {
+    const command = (await composeFile()).services.redis!.command!;
+    const setting = (name: string) => command[command.indexOf(name) + 1];
+    expect(setting('--maxmemory-policy')).toBe('noeviction');
+    const [, amount, unit] = /^(\d+)(mb|gb)$/.exec(setting('--maxmemory')!)!;
+    const maxmemory = Number(amount) * (unit === 'gb' ? 1024 ** 3 : 1024 ** 2);
+    expect(maxmemory).toBeGreaterThan(stateBytesBound(botSpaces()) + 64 * 1024 ** 2);
   });
 
   it('keeps Pictor’s data on a volume, reads .env, and waits longer than the shutdown grace', async () => {

@@ -36,3 +36,38 @@ export async function deliveringToBoth(first: string, second: string): Promise<{
       }),
   };
 }
+
+/** A proxy that forwards each POST to `target` and keeps the last one as it came (signed bytes and headers), to replay it later anywhere. */
+export async function recordingProxy(target: string): Promise<{ url: string; replayTo(url: string): Promise<number>; close(): Promise<void> }> {
+  let last: { headers: Record<string, string>; body: Buffer } | undefined;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const headers = Object.fromEntries(Object.entries(req.headers).filter((e): e is [string, string] => typeof e[1] === 'string'));
+      last = { headers: { ...headers, 'content-length': String(body.length) }, body };
+      const there = request(target, { method: req.method, headers: last.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      there.on('error', () => res.writeHead(502).end());
+      there.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/interactions`,
+    async replayTo(url) {
+      if (!last) throw new Error('nothing was delivered yet');
+      // The same signed bytes and signature headers; the connection's own headers are fetch's.
+      const headers = Object.fromEntries(Object.entries(last.headers).filter(([name]) => !['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive'].includes(name)));
+      return (await fetch(url, { method: 'POST', headers, body: last.body })).status;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

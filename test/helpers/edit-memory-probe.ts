@@ -57,7 +57,10 @@ const runner = new JobRunner({
   logger,
   ...(config.maxQueuedInputBytes !== undefined && { maxQueuedInputBytes: config.maxQueuedInputBytes }),
 });
-const bot = await startDiscordBot({ token: config.token, apiBaseUrl: config.apiBaseUrl, runner, dataDir, logger, allowedAttachmentHosts: [config.cdnHost] });
+// The bots' state in the data folder, as `npm start` keeps it without Redis (a checkout from before the state room took the folder itself).
+const stateModule = (await load('bots/state/index')) as Partial<typeof import('../../bots/state/index.js')>;
+const state = stateModule.openBotState ? await stateModule.openBotState({ dataDir, ledger: store, logger }) : undefined;
+const bot = await startDiscordBot({ token: config.token, apiBaseUrl: config.apiBaseUrl, runner, ...((state ? { state } : { dataDir }) as { state: NonNullable<typeof state> }), logger, allowedAttachmentHosts: [config.cdnHost] });
 const say = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
 say({ ready: true });
 
@@ -89,6 +92,7 @@ for await (const line of createInterface({ input: process.stdin })) {
 }
 await runner.shutdown({ graceMs: 0 });
 await bot.stop();
+await state?.close();
 await store.close();
 await rm(dataDir, { recursive: true, force: true });
 process.exit(0);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
-import { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
+import { buttonsOf, FakeDiscord, type FakeInteraction, type FakeMessage } from '../fakes/discord/FakeDiscord.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 
 /** Registers a step to run after the current test; steps run last registered first. */
@@ -36,7 +36,7 @@ export async function tempDataDir(defer: Defer, prefix = 'pictor-service-'): Pro
 }
 
 /** An emulator as the upstream service (`PICTOR_BASE_URL`), stopped after the test. */
-export async function startUpstream(defer: Defer, latencyMs: number, options: { identifyAsEmulator?: boolean } = {}): Promise<{ emulator: Emulator; url: string }> {
+export async function startUpstream(defer: Defer, latencyMs: number, options: { identifyAsEmulator?: boolean; recordImageBytes?: boolean } = {}): Promise<{ emulator: Emulator; url: string }> {
   const emulator = createEmulator({ latencyMs, ...options });
   const upstream = await emulator.listen({ port: 0 });
   defer(async () => {
@@ -69,4 +69,32 @@ export function surfaceEnv(fakes: { discord?: FakeDiscord | undefined; slack?: F
 /** The Slack events URL `npm start` printed, or undefined before it did. */
 export function slackEventsUrl(printed: string): string | undefined {
   return /events at (\S+)\)/.exec(printed)?.[1];
+}
+
+/** The first answer `npm start` gave an interaction on the fake Discord, once it has text. */
+export function discordAnswer(discord: FakeDiscord, ix: FakeInteraction): Promise<FakeMessage> {
+  return discord.waitFor(() => {
+    const message = discord.original(ix);
+    return message?.content ? message : undefined;
+  }, `the answer to ${ix.name}`);
+}
+
+/**
+ * The note only the member sees that answers an interaction on the fake Discord: an ephemeral first answer, or an
+ * ephemeral follow-up once a public one was given (an edit whose kept images are gone is admitted, then told).
+ */
+export function discordPrivateNote(discord: FakeDiscord, ix: FakeInteraction): Promise<FakeMessage> {
+  return discord.waitFor(() => [...discord.messages.values()].find((m) => m.interactionId === ix.id && (m.flags & 64) !== 0 && m.content !== ''), `a private note answering ${ix.name}`);
+}
+
+/** An interaction's reply once it shows a job's end with its Reroll button. */
+export function discordResult(discord: FakeDiscord, ix: FakeInteraction, timeoutMs?: number): Promise<FakeMessage> {
+  return discord.waitFor(
+    () => {
+      const message = discord.original(ix);
+      return message && buttonsOf(message).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? message : undefined;
+    },
+    `the result of ${ix.name}`,
+    timeoutMs,
+  );
 }

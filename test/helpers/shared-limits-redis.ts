@@ -49,3 +49,15 @@ export async function deleteKeys(url: string, prefix: string): Promise<void> {
     redis.disconnect();
   }
 }
+
+/** A key's value whatever its type (for tests that look at everything Pictor keeps). */
+export async function dumpKey(redis: Redis, key: string): Promise<unknown> {
+  const type = await redis.type(key);
+  if (type === 'string') return redis.get(key);
+  if (type === 'hash') return redis.hgetall(key);
+  if (type === 'list') return redis.lrange(key, 0, -1);
+  if (type === 'set') return redis.smembers(key);
+  if (type === 'zset') return redis.zrange(key, 0, -1);
+  if (type === 'stream') return redis.xrange(key, '-', '+');
+  return type;
+}

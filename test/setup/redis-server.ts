@@ -68,9 +68,9 @@ function stopped(child: ChildProcess): Promise<void> {
  * saving nothing, in a temporary folder. Undefined when there is no such
  * program; a port taken between probing and binding is retried.
  */
-export async function startThrowawayRedis(binary = 'redis-server', attempts = 3): Promise<ThrowawayRedis | undefined> {
+export async function startThrowawayRedis(binary = 'redis-server', attempts = 3, settings: readonly string[] = []): Promise<ThrowawayRedis | undefined> {
   const launch = async (port: number, dir: string): Promise<ChildProcess> => {
-    const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+    const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...settings], {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     try {

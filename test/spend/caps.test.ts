@@ -1,3 +1,4 @@
+import { SERVICE_DATA_DIR } from '../../bots/main.js';
 import { describe, expect, it } from 'vitest';
 import { readRunnerConfig } from '../../bots/runner/index.js';
 import { readCoreConfig } from '../../src/config.js';
@@ -36,7 +37,7 @@ describe('the spending caps from the environment', () => {
     // A relative XDG_STATE_HOME is not valid (XDG base directories): ignored.
     expect(userStateDir({ XDG_STATE_HOME: 'state', HOME: '/home/ann' })).toBe('/home/ann/.local/state/pictor');
     expect(readCoreConfig({ PICTOR_DATA_DIR: '/srv/pictor', XDG_STATE_HOME: '/var/state/ann' }).spend.dataDir).toBe('/srv/pictor');
-    // npm start keeps its own default.
-    expect(readRunnerConfig({ XDG_STATE_HOME: '/var/state/ann' }, {}).dataDir).toBe('./.data');
+    // npm start keeps its own default, read in the same one place.
+    expect(readCoreConfig({ XDG_STATE_HOME: '/var/state/ann' }, { defaultDataDir: SERVICE_DATA_DIR }).spend.dataDir).toBe('./.data');
   });
 });

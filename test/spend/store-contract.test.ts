@@ -1,19 +1,17 @@
-import { mkdtemp, rm, unlink } from 'node:fs/promises';
+import { mkdtemp, rm, symlink, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
-import { MemoryLedger, MemoryQuotaStore } from '../../src/spend/MemoryQuotaStore.js';
-import { emptyLedger } from '../../src/spend/ledger-document.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import type { LostReservation, QuotaStore, ReserveInput, SpendLimits } from '../../src/spend/types.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 /**
- * One contract for every store: the file ledger, Redis (against the test
- * run's throwaway Redis) and memory answer every question alike, because the
+ * One contract for every store: the file ledger and Redis (against the test
+ * run's throwaway Redis) answer every question alike, because the
  * rules are the rulebook's and the stores only keep the numbers.
  *
  * Times are recent (the Redis stream and leases run on the real clock): `D` is
@@ -45,22 +43,6 @@ const redis = testRedis();
 let redisClient: Redis | undefined;
 
 const makers: Record<string, () => Maker> = {
-  memory: () => {
-    const shared = new Map<string, MemoryLedger>();
-    return {
-      open: async (group, options = {}) => {
-        const ledger = shared.get(group) ?? new MemoryLedger();
-        shared.set(group, ledger);
-        return new MemoryQuotaStore({ shared: ledger, ...options });
-      },
-      wipe: async (group) => {
-        const ledger = shared.get(group)!;
-        ledger.ledger = emptyLedger();
-        ledger.usage = [];
-      },
-      cleanup: async () => undefined,
-    };
-  },
   file: () => {
     const dirs = new Map<string, string>();
     return {
@@ -274,24 +256,38 @@ describe.each(kinds)('the %s quota store', (kind) => {
     await expect(s.setCapOverride('discord:guild', 'accountDailyUsd' as never, 1, 'discord:admin', 1)).rejects.toThrow(/cannot be changed from chat/);
   });
 
-  it('keeps the other settings chat admins chose per scope beside the caps, with who set them, for every store on the same storage', async () => {
-    const group = `settings-${Math.random()}`;
+  it('erases a user’s prompts from their usage records and open reservations, keeping every amount, for every store on the same storage', async () => {
+    const group = `forget-${Math.random()}`;
     const a = await open(group);
-    expect(await a.scopeSettings('discord:guild')).toEqual({});
-    expect(await a.setScopeSetting('discord:guild', 'channels', ['art'], 'discord:admin', 1000)).toEqual({ previous: undefined });
-    expect(await a.setScopeSetting('discord:guild', 'channels', ['art', 'memes'], 'discord:admin', 2000)).toEqual({ previous: ['art'] });
-    await a.setScopeSetting('discord:guild', 'maxImages', 2, 'discord:other-admin', 3000);
-    await a.setCapOverride('discord:guild', 'userDailyUsd', 0.5, 'discord:admin', 4000);
+    const now = Date.now();
+    const job = (prompt: string) => ({ operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low', prompt });
+    await a.reserve(ask('f-done', 0.2, {}, { now, job: job('a ZEBRA at noon') }));
+    await a.markSent('f-done');
+    await a.settle('f-done', 0.011);
+    await a.reserve(ask('f-open', 0.2, {}, { now, job: job('a ZEBRA at night') }));
+    await a.reserve(ask('f-other', 0.2, {}, { now, userKey: 'discord:bob', job: job('a ZEBRA of bob') }));
+    await a.markSent('f-other');
+    await a.settle('f-other', 0.011);
+    const spent = await a.spentToday('discord:guild', now);
+
+    await a.forgetPrompts('discord:alice');
+    await a.markSent('f-open');
+    await a.settle('f-open', 0.011);
     await a.close();
     const b = await open(group);
-    expect(await b.scopeSettings('discord:guild')).toEqual({
-      channels: { value: ['art', 'memes'], by: 'discord:admin', at: 2000 },
-      maxImages: { value: 2, by: 'discord:other-admin', at: 3000 },
-    });
-    expect(await b.capOverrides('discord:guild')).toEqual({ userDailyUsd: { usd: 0.5, by: 'discord:admin', at: 4000 } });
-    expect(await b.scopeSettings('discord:other')).toEqual({});
-    expect(await b.setScopeSetting('discord:guild', 'channels', undefined, 'discord:admin', 5000)).toEqual({ previous: ['art', 'memes'] });
-    expect(Object.keys(await b.scopeSettings('discord:guild'))).toEqual(['maxImages']);
+    const records = await b.usage({});
+    expect(records.map((r) => [r.jobId, r.prompt, r.costUsd])).toEqual([
+      ['f-done', undefined, 0.011],
+      ['f-other', 'a ZEBRA of bob', 0.011],
+      ['f-open', undefined, 0.011],
+    ]);
+    expect(await b.spentToday('discord:guild', now)).toBeCloseTo(spent - 0.2 + 0.011, 9);
+  });
+
+  it('has nothing of an older version’s to hand over when it never held any', async () => {
+    const s = await open();
+    expect(await s.takeLegacy()).toEqual({ settings: {}, seen: [] });
+    expect(await s.takeLegacy()).toEqual({ settings: {}, seen: [] });
   });
 
   it('ends the reservations of a process that died: the sent one charged at its estimate (uncertain), the queued one released', async () => {
@@ -315,21 +311,6 @@ describe.each(kinds)('the %s quota store', (kind) => {
     const s = await open();
     const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => s.reserve(ask(`race-${i}`, 0.6, { scopeDailyUsd: 1 }, { userKey: `discord:u${i}` }))));
     expect(answers.filter((a) => a.ok)).toHaveLength(1);
-  });
-
-  it('sees a request id once: a second sight is a replay, also after a restart on the same storage, until it expires', async () => {
-    const group = `seen-${Math.random()}`;
-    const a = await open(group);
-    const now = Date.now();
-    expect(await a.firstSight('v0=abc', now + 60_000, now)).toBe(true);
-    expect(await a.firstSight('v0=abc', now + 60_000, now)).toBe(false);
-    expect(await a.firstSight('v0=short', now + 200, now)).toBe(true);
-    await a.close();
-    const b = await open(group);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await b.firstSight('v0=short', Date.now() + 200, Date.now())).toBe(true);
-    expect(await b.firstSight('v0=abc', now + 60_000, now)).toBe(false);
-    expect(await b.firstSight('v0=def', now + 60_000, now)).toBe(true);
   });
 
   describe('the breaker', () => {
@@ -438,6 +419,24 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect((await s.usageSince(undefined)).records.map((r) => r.jobId)).toEqual(['a', 'b']);
   });
 
+  it('hands a reader every record again, without the prompts, once a member’s prompts were erased (what it kept must go too)', async () => {
+    const s = await open();
+    const job = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low', prompt: 'a ZEBRA at noon' };
+    expect(await s.reserve(ask('z', 0.2, {}, { job }))).toEqual({ ok: true });
+    await s.markSent('z');
+    await s.settle('z', 0.1, { outcome: 'completed', images: 1 });
+    const read = await s.usageSince(undefined);
+    expect(read.records.map((r) => r.prompt)).toEqual(['a ZEBRA at noon']);
+    // Nothing of bob's to erase: the records are not rewritten, the reader goes on from its cursor.
+    await s.forgetPrompts('discord:bob');
+    expect(await s.usageSince(read.cursor)).toMatchObject({ records: [], reset: false });
+    await s.forgetPrompts('discord:alice');
+    const again = await s.usageSince(read.cursor);
+    expect(again.reset).toBe(true);
+    expect(again.records.map((r) => [r.jobId, r.prompt, r.costUsd])).toEqual([['z', undefined, 0.1]]);
+    expect(await s.usageSince(again.cursor)).toMatchObject({ records: [], reset: false });
+  });
+
   it('counts refusals per day and code, for every store on the same storage', async () => {
     const s = await open();
     await s.countRefusals({ budget_user_daily: 2, queue_full: 1 }, D);
@@ -465,13 +464,16 @@ function firstOfNextMonth(at: number): number {
   return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
 }
 
-describe('a document store whose process’s lease lapsed', () => {
+describe('a file store whose process’s lease lapsed', () => {
   it('does not charge twice a job a reconcile charged meanwhile: its late settle finds it ended (uncertain), not lost', async () => {
-    const shared = new MemoryLedger();
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-lapsed-'));
+    // A second process on the same ledger: one store per file per process, so the other opens it through a link.
+    const alias = `${dir}-other-process`;
+    await symlink(dir, alias);
     const lost: LostReservation[] = [];
     const now = Date.now();
-    const slow = new MemoryQuotaStore({ shared, onReservationLost: (l) => lost.push(l) });
-    const later = new MemoryQuotaStore({ shared, clock: () => now + 10 * 60_000 });
+    const slow = new FileQuotaStore({ dir, onReservationLost: (l) => lost.push(l) });
+    const later = new FileQuotaStore({ dir: alias, clock: () => now + 10 * 60_000 });
     try {
       await slow.reserve({ jobId: 'slow-job', userKey: 'u', scopeKey: 's', estimateUsd: 0.5, limits: {}, now });
       await slow.markSent('slow-job');
@@ -482,6 +484,8 @@ describe('a document store whose process’s lease lapsed', () => {
     } finally {
       await slow.close();
       await later.close();
+      await rm(alias, { force: true });
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

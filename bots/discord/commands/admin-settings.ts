@@ -1,26 +1,36 @@
 import { MessageFlags, type ChatInputCommandInteraction, type SlashCommandSubcommandsOnlyBuilder } from 'discord.js';
-import { changeSetting, describeSettings, SETTING_WORDS } from '../../runner/index.js';
+import { changeSetting, describeSettings, say as sayIn, SETTING_WORDS } from '../../runner/index.js';
 import { acknowledge } from '../acknowledge.js';
+import { english, localized } from '../command-words.js';
 import type { BotContext } from '../bot-context.js';
 import { budgetRequesterOf } from '../requester.js';
 
 /** Adds `settings` (show every effective setting) and `set setting value` to `/imagine-admin`. */
 export function addSettingsSubcommands<B extends SlashCommandSubcommandsOnlyBuilder>(builder: B): B {
   builder
-    .addSubcommand((sub) => sub.setName('settings').setDescription('Show every setting of this server and where it comes from (operator or admin)'))
+    .addSubcommand((sub) =>
+      sub.setName('settings').setDescription(english('discord.command.admin.settings')).setDescriptionLocalizations(localized('discord.command.admin.settings')),
+    )
     .addSubcommand((sub) =>
       sub
         .setName('set')
-        .setDescription('Change a setting of this server, within what the operator allows')
+        .setDescription(english('discord.command.admin.set'))
+        .setDescriptionLocalizations(localized('discord.command.admin.set'))
         .addStringOption((o) =>
           o
             .setName('setting')
-            .setDescription('Which setting')
+            .setDescription(english('discord.option.setting'))
+            .setDescriptionLocalizations(localized('discord.option.setting'))
             .setRequired(true)
             .addChoices(...Object.keys(SETTING_WORDS).map((name) => ({ name, value: name }))),
         )
         .addStringOption((o) =>
-          o.setName('value').setDescription('#channels, @roles/@members, words, a number…; clear for the default; add …/remove … for lists').setRequired(true).setMaxLength(1500),
+          o
+            .setName('value')
+            .setDescription(english('discord.option.value'))
+            .setDescriptionLocalizations(localized('discord.option.value'))
+            .setRequired(true)
+            .setMaxLength(1500),
         ),
     );
   return builder;
@@ -35,11 +45,11 @@ export async function answerSettings(interaction: ChatInputCommandInteraction, c
   if ((await acknowledge('admin settings: defer', () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
   const requester = budgetRequesterOf(interaction, ctx.adminRoleIds);
   if (!requester.isAdmin) {
-    await say('✋ Only an admin of this server can see and change its settings.');
+    await say(sayIn(interaction.locale, 'discord.settings.not_admin'));
     return;
   }
   if (interaction.options.getSubcommand() === 'settings') {
-    await say(describeSettings(await ctx.runner.policy.effective(requester), '`/imagine-admin set`'));
+    await say(describeSettings(await ctx.runner.policy.effective(requester), '`/imagine-admin set`', interaction.locale));
     return;
   }
   const answer = await changeSetting(ctx.runner.policy, requester, interaction.options.getString('setting', true), interaction.options.getString('value', true));

@@ -1,28 +1,33 @@
 import { InteractionContextType, MessageFlags, PermissionFlagsBits, SlashCommandBuilder } from 'discord.js';
 import { acknowledge } from '../acknowledge.js';
+import { english, localized } from '../command-words.js';
 import { budgetRequesterOf } from '../requester.js';
-import { AMOUNT_HINT, CAP_NAMES, capOfName, notAdminMessage, parseCapAmount } from '../../runner/index.js';
+import { amountHint, CAP_NAMES, capOfName, notAdminMessage, parseCapAmount, say as sayIn } from '../../runner/index.js';
 import { addSettingsSubcommands, answerSettings } from './admin-settings.js';
 import type { SlashCommand } from './command.js';
 
 const data = addSettingsSubcommands(new SlashCommandBuilder()
   .setName('imagine-admin')
-  .setDescription('Server admins: change this server’s image budgets')
+  .setNameLocalizations(localized('discord.command.admin.name'))
+  .setDescription(english('discord.command.admin.description'))
+  .setDescriptionLocalizations(localized('discord.command.admin.description'))
   .setContexts(InteractionContextType.Guild)
   .setDefaultMemberPermissions(PermissionFlagsBits.ManageGuild)
   .addSubcommand((sub) =>
     sub
       .setName('budget')
-      .setDescription('Set a budget of this server, at most the operator’s cap; clear goes back to the operator’s setting')
+      .setDescription(english('discord.command.admin.budget'))
+      .setDescriptionLocalizations(localized('discord.command.admin.budget'))
       .addStringOption((o) =>
         o
           .setName('cap')
-          .setDescription('Which budget')
+          .setDescription(english('discord.option.cap'))
+          .setDescriptionLocalizations(localized('discord.option.cap'))
           .setRequired(true)
           .addChoices(...Object.keys(CAP_NAMES).map((name) => ({ name, value: name }))),
       )
       .addStringOption((o) =>
-        o.setName('usd').setDescription('US dollars, 0 or more (e.g. 2.50), or clear for the operator’s setting').setRequired(true).setMaxLength(20),
+        o.setName('usd').setDescription(english('discord.option.usd')).setDescriptionLocalizations(localized('discord.option.usd')).setRequired(true).setMaxLength(20),
       ),
   ));
 
@@ -38,12 +43,12 @@ export default {
     const cap = capOfName(interaction.options.getString('cap', true));
     const amount = parseCapAmount(interaction.options.getString('usd', true));
     if (!cap) {
-      await say(`Choose one of ${Object.keys(CAP_NAMES).join(', ')}.`);
+      await say(sayIn(interaction.locale, 'settings.unknown', { names: Object.keys(CAP_NAMES).join(', ') }));
       return;
     }
     if (!amount.ok) {
       // Who may change budgets is told first, as `setCap` does.
-      await say(`✋ ${requester.isAdmin ? AMOUNT_HINT : notAdminMessage('discord')}`);
+      await say(`✋ ${requester.isAdmin ? amountHint(interaction.locale) : notAdminMessage('discord', interaction.locale)}`);
       return;
     }
     const change = await ctx.runner.budgets.setCap(requester, cap, amount.usd);

@@ -1,5 +1,7 @@
 import { ApplicationCommandType, ContextMenuCommandBuilder, InteractionContextType, MessageFlags, type Attachment } from 'discord.js';
+import { say } from '../../runner/index.js';
 import { acknowledge } from '../acknowledge.js';
+import { english, localized } from '../command-words.js';
 import { encodeCustomId } from '../custom-ids.js';
 import { isAllowedImageUrl, type AttachmentSource } from '../download-images.js';
 import { editPromptModal } from '../edit-modal.js';
@@ -22,19 +24,21 @@ function looksLikeImage(attachment: Attachment): boolean {
 export default {
   kind: 'message-menu',
   personal: true,
-  data: new ContextMenuCommandBuilder().setName('Edit image').setType(ApplicationCommandType.Message).setContexts(InteractionContextType.Guild).toJSON(),
+  data: new ContextMenuCommandBuilder().setName(english('discord.command.edit_image.name')).setNameLocalizations(localized('discord.command.edit_image.name')).setType(ApplicationCommandType.Message).setContexts(InteractionContextType.Guild).toJSON(),
   async execute(interaction, ctx) {
     const attachments = [...interaction.targetMessage.attachments.values()].filter(looksLikeImage);
+    const { locale } = interaction;
     const sources: AttachmentSource[] = attachments.map((a, i) => ({
-      label: attachments.length === 1 ? 'the image of that message' : `image ${i + 1} of that message`,
+      // Named in the member's language: the draft is theirs, and only they see what is said of its images.
+      label: say(locale, 'discord.edit.message_image', { images: attachments.length, index: i + 1 }),
       filename: a.name,
       url: a.url,
       size: a.size,
     }));
     let problem: string | undefined;
-    if (sources.length === 0) problem = 'That message has no images to edit (PNG, JPEG or WebP attachments).';
-    else if (sources.length > ctx.downloadPolicy.maxCount) problem = `An edit takes at most ${ctx.downloadPolicy.maxCount} images, and that message has ${sources.length}.`;
-    else if (sources.some((s) => !isAllowedImageUrl(s.url, ctx.downloadPolicy.allowedHosts))) problem = 'I only edit images that are uploaded to Discord, and that message links to images elsewhere.';
+    if (sources.length === 0) problem = say(locale, 'discord.edit.message_has_no_images');
+    else if (sources.length > ctx.downloadPolicy.maxCount) problem = say(locale, 'discord.edit.message_has_too_many', { max: ctx.downloadPolicy.maxCount, count: sources.length });
+    else if (sources.some((s) => !isAllowedImageUrl(s.url, ctx.downloadPolicy.allowedHosts))) problem = say(locale, 'discord.edit.message_links_elsewhere');
     if (problem) {
       await acknowledge('edit image: explain', () => interaction.reply({ content: `✋ ${problem}`, flags: MessageFlags.Ephemeral }), ctx.logger);
       return;
@@ -45,8 +49,8 @@ export default {
       refuse: (reason) => refusePrivately(ctx, interaction, reason),
       accept: async () => {
         const key = ctx.store.newKey();
-        const title = sources.length === 1 ? 'Edit image' : `Edit ${sources.length} images`;
-        const ack = await acknowledge('edit image: modal', () => interaction.showModal(editPromptModal(encodeCustomId({ action: 'edit-message', key }), title)), ctx.logger);
+        const title = say(locale, 'discord.edit.title_message', { images: sources.length });
+        const ack = await acknowledge('edit image: modal', () => interaction.showModal(editPromptModal(encodeCustomId({ action: 'edit-message', key }), title, locale)), ctx.logger);
         if (ack === 'expired') return;
         // Only the links are kept: the images are downloaded once, when the modal is sent.
         await ctx.store.add({ key, kind: 'edit', prompt: '', options: {}, requester, status: 'draft', sources });

@@ -1,22 +1,28 @@
 import { InteractionContextType, SlashCommandBuilder } from 'discord.js';
-import { EDIT_IMAGE_OPTION_NAMES, PROMPT_OPTION_MAX } from '../command-choices.js';
+import { EDIT_IMAGE_OPTION_NAMES } from '../command-choices.js';
+import { english, localized } from '../command-words.js';
 import { checkSources, declaredBytesOf, downloadImages, InputImageError, type AttachmentSource } from '../download-images.js';
 import { refusePrivately } from '../refuse-privately.js';
 import { requesterOf } from '../requester.js';
 import { startJob } from '../start-job.js';
 import type { SlashCommand } from './command.js';
-import { addImageOptions, readImageOptions } from './job-options.js';
+import { addImageOptions, addPromptOption, readImageOptions } from './job-options.js';
 
-const builder = new SlashCommandBuilder()
-  .setName('edit')
-  .setDescription('Edit or combine images with a text prompt')
-  .setContexts(InteractionContextType.Guild)
-  .addStringOption((o) => o.setName('prompt').setDescription('What to change').setRequired(true).setMaxLength(PROMPT_OPTION_MAX));
+const builder = addPromptOption(
+  new SlashCommandBuilder()
+    .setName('edit')
+    .setNameLocalizations(localized('discord.command.edit.name'))
+    .setDescription(english('discord.command.edit.description'))
+    .setDescriptionLocalizations(localized('discord.command.edit.description'))
+    .setContexts(InteractionContextType.Guild),
+  'discord.option.prompt_edit',
+);
 for (const [i, name] of EDIT_IMAGE_OPTION_NAMES.entries()) {
   builder.addAttachmentOption((o) =>
     o
       .setName(name)
-      .setDescription(i === 0 ? 'The image to edit (PNG, JPEG or WebP)' : 'Another image (PNG, JPEG or WebP)')
+      .setDescription(english('discord.option.image', { first: i === 0 ? 'yes' : 'no' }))
+      .setDescriptionLocalizations(localized('discord.option.image', { first: i === 0 ? 'yes' : 'no' }))
       .setRequired(i === 0),
   );
 }

@@ -1,18 +1,29 @@
 import { InteractionContextType, MessageFlags, SlashCommandBuilder } from 'discord.js';
 import { acknowledge } from '../acknowledge.js';
+import { english, localized } from '../command-words.js';
 import { renderHistory } from '../job-history.js';
+import { say as sayIn } from '../../runner/index.js';
 import { budgetRequesterOf } from '../requester.js';
 import type { SlashCommand } from './command.js';
 
 const data = new SlashCommandBuilder()
   .setName('imagine-history')
-  .setDescription('Your last 10 images, privately; admins can see the server’s; forget erases yours')
+  .setNameLocalizations(localized('discord.command.history.name'))
+  .setDescription(english('discord.command.history.description'))
+  .setDescriptionLocalizations(localized('discord.command.history.description'))
   .setContexts(InteractionContextType.Guild)
   .addStringOption((o) =>
     o
       .setName('show')
-      .setDescription('Whose history (default: yours)')
-      .addChoices({ name: 'mine', value: 'mine' }, { name: 'server (admins)', value: 'server' }, { name: 'forget mine (erase it)', value: 'forget' }),
+      .setDescription(english('discord.option.show'))
+      .setDescriptionLocalizations(localized('discord.option.show'))
+      .addChoices(
+        ...(['mine', 'server', 'forget'] as const).map((value) => ({
+          name: english('discord.choice.show', { show: value }),
+          name_localizations: localized('discord.choice.show', { show: value }),
+          value,
+        })),
+      ),
   );
 
 /** `/imagine-history [show]`: a private answer; Reroll buttons run a job again in this channel. */
@@ -26,27 +37,27 @@ export default {
       interaction.editReply({ content, components, allowedMentions: { parse: [] } });
     const history = ctx.runner.history;
     if (!history) {
-      await say('✋ This bot keeps no history.');
+      await say(sayIn(interaction.locale, 'history.none_kept', { icon: '✋' }));
       return;
     }
     const requester = budgetRequesterOf(interaction, ctx.adminRoleIds);
     const show = interaction.options.getString('show') ?? 'mine';
     if (show === 'forget') {
       const count = await history.forget(requester);
-      await say(`🧹 Erased your history (${count} ${count === 1 ? 'job' : 'jobs'}). Images already posted stay in their channels.`);
+      await say(sayIn(interaction.locale, 'history.erased', { icon: '🧹', count }));
       return;
     }
     if (show === 'server') {
       const entries = await history.ofScope(requester);
       if (!entries) {
-        await say('✋ Only an admin of this server can see its history.');
+        await say(sayIn(interaction.locale, 'history.not_admin', { icon: '✋', scope: 'server' }));
         return;
       }
-      const view = renderHistory(entries, '**This server’s recent images**', true);
+      const view = renderHistory(entries, 'scope', interaction.locale);
       await say(view.content, view.components);
       return;
     }
-    const view = renderHistory(await history.mine(requester), '**Your last images** (only you see this)', false);
+    const view = renderHistory(await history.mine(requester), 'mine', interaction.locale);
     await say(view.content, view.components);
   },
 } satisfies SlashCommand;

@@ -1,16 +1,20 @@
 import { InteractionContextType, SlashCommandBuilder } from 'discord.js';
-import { PROMPT_OPTION_MAX } from '../command-choices.js';
+import { english, localized } from '../command-words.js';
 import { requesterOf } from '../requester.js';
 import { startJob } from '../start-job.js';
 import type { SlashCommand } from './command.js';
-import { addImageOptions, readImageOptions } from './job-options.js';
+import { addImageOptions, addPromptOption, readImageOptions } from './job-options.js';
 
 const data = addImageOptions(
-  new SlashCommandBuilder()
-    .setName('imagine')
-    .setDescription('Draw images from a text prompt')
-    .setContexts(InteractionContextType.Guild)
-    .addStringOption((o) => o.setName('prompt').setDescription('What to draw').setRequired(true).setMaxLength(PROMPT_OPTION_MAX)),
+  addPromptOption(
+    new SlashCommandBuilder()
+      .setName('imagine')
+      .setNameLocalizations(localized('discord.command.imagine.name'))
+      .setDescription(english('discord.command.imagine.description'))
+      .setDescriptionLocalizations(localized('discord.command.imagine.description'))
+      .setContexts(InteractionContextType.Guild),
+    'discord.option.prompt_imagine',
+  ),
   true,
 );
 

@@ -1,17 +1,35 @@
 import type { ChatInputCommandInteraction, SlashCommandOptionsOnlyBuilder } from 'discord.js';
 import type { Background, OutputFormat, Quality, Size } from '../../../src/index.js';
-import type { JobOptions } from '../../runner/index.js';
-import { BACKGROUND_CHOICES, COUNT_RANGE, FORMAT_CHOICES, QUALITY_CHOICES, SIZE_CHOICES } from '../command-choices.js';
+import { TRANSPARENT_FORMATS } from '../../../src/index.js';
+import { anyOf, type JobOptions, type MessageKey } from '../../runner/index.js';
+import { english, localized } from '../command-words.js';
+import { BACKGROUND_CHOICES, COUNT_RANGE, FORMAT_CHOICES, PROMPT_OPTION_MAX, QUALITY_CHOICES, SIZE_CHOICES } from '../command-choices.js';
+
+/** Adds the required `prompt` option, described by the catalog message `key` (what to draw, what to change). */
+export function addPromptOption<B extends SlashCommandOptionsOnlyBuilder>(builder: B, key: MessageKey): B {
+  builder.addStringOption((o) => o.setName('prompt').setDescription(english(key)).setDescriptionLocalizations(localized(key)).setRequired(true).setMaxLength(PROMPT_OPTION_MAX));
+  return builder;
+}
 
 /** Adds the size, quality, background and format options (choices from the spec), and `count` when asked. */
 export function addImageOptions<B extends SlashCommandOptionsOnlyBuilder>(builder: B, withCount: boolean): B {
   builder
-    .addStringOption((o) => o.setName('size').setDescription('Width x height of the result').addChoices(...SIZE_CHOICES))
-    .addStringOption((o) => o.setName('quality').setDescription('Higher quality costs more and takes longer').addChoices(...QUALITY_CHOICES))
-    .addStringOption((o) => o.setName('background').setDescription('transparent needs format png or webp').addChoices(...BACKGROUND_CHOICES))
-    .addStringOption((o) => o.setName('format').setDescription('File format of the result').addChoices(...FORMAT_CHOICES));
+    .addStringOption((o) => o.setName('size').setDescription(english('discord.option.size')).setDescriptionLocalizations(localized('discord.option.size')).addChoices(...SIZE_CHOICES))
+    .addStringOption((o) =>
+      o.setName('quality').setDescription(english('discord.option.quality')).setDescriptionLocalizations(localized('discord.option.quality')).addChoices(...QUALITY_CHOICES),
+    )
+    .addStringOption((o) =>
+      o
+        .setName('background')
+        .setDescription(english('discord.option.background', { formats: anyOf(TRANSPARENT_FORMATS) }))
+        .setDescriptionLocalizations(localized('discord.option.background', { formats: anyOf(TRANSPARENT_FORMATS) }))
+        .addChoices(...BACKGROUND_CHOICES),
+    )
+    .addStringOption((o) => o.setName('format').setDescription(english('discord.option.format')).setDescriptionLocalizations(localized('discord.option.format')).addChoices(...FORMAT_CHOICES));
   if (withCount) {
-    builder.addIntegerOption((o) => o.setName('count').setDescription('How many images').setMinValue(COUNT_RANGE.min).setMaxValue(COUNT_RANGE.max));
+    builder.addIntegerOption((o) =>
+      o.setName('count').setDescription(english('discord.option.count')).setDescriptionLocalizations(localized('discord.option.count')).setMinValue(COUNT_RANGE.min).setMaxValue(COUNT_RANGE.max),
+    );
   }
   return builder;
 }

@@ -1,12 +1,15 @@
 import { InteractionContextType, MessageFlags, SlashCommandBuilder } from 'discord.js';
 import { acknowledge } from '../acknowledge.js';
+import { english, localized } from '../command-words.js';
 import { renderUsage } from '../render-usage.js';
 import { budgetRequesterOf } from '../requester.js';
 import type { SlashCommand } from './command.js';
 
 const data = new SlashCommandBuilder()
   .setName('imagine-usage')
-  .setDescription('What you spent today and this month, and what is left of your budgets')
+  .setNameLocalizations(localized('discord.command.usage.name'))
+  .setDescription(english('discord.command.usage.description'))
+  .setDescriptionLocalizations(localized('discord.command.usage.description'))
   .setContexts(InteractionContextType.Guild);
 
 /** `/imagine-usage`: a private answer; server admins also see the server's totals and top users (mentions that ping nobody). */
@@ -17,6 +20,6 @@ export default {
   async execute(interaction, ctx) {
     if ((await acknowledge('usage: defer', () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
     const summary = await ctx.runner.budgets.summary(budgetRequesterOf(interaction, ctx.adminRoleIds));
-    await interaction.editReply({ content: renderUsage(summary), allowedMentions: { parse: [] } });
+    await interaction.editReply({ content: renderUsage(summary, interaction.locale), allowedMentions: { parse: [] } });
   },
 } satisfies SlashCommand;

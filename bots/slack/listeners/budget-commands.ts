@@ -1,5 +1,5 @@
 import type { RespondFn } from '@slack/bolt';
-import { capOfName, notAdminMessage, parseCapAmount } from '../../runner/index.js';
+import { capOfName, notAdminMessage, parseCapAmount, say } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
 import { renderUsage } from '../render-usage.js';
 import type { SlackActor } from '../SlackJobs.js';
@@ -23,22 +23,21 @@ export function budgetCommandOf(slackText: string): { kind: 'usage' } | { kind: 
   return undefined;
 }
 
-const SOMETHING_WENT_WRONG = ':warning: Something went wrong on my side; try again in a moment.';
 
 /** `/imagine usage`: acknowledged at once, then answered privately through the command's response URL. */
 export async function answerUsage(context: BotContext, actor: SlackActor, ack: Ack, respond: RespondFn): Promise<void> {
   await ack();
-  await answerLater(context, respond, 'usage', async () => renderUsage(await context.runner.budgets.summary(context.jobs.requester(actor))));
+  await answerLater(context, respond, 'usage', actor.locale, async () => renderUsage(await context.runner.budgets.summary(context.jobs.requester(actor)), actor.locale));
 }
 
 /** Answers privately once `work` is done; a failure (the ledger unreachable) is logged and the person told briefly. */
-async function answerLater(context: BotContext, respond: RespondFn, what: string, work: () => Promise<string>): Promise<void> {
+async function answerLater(context: BotContext, respond: RespondFn, what: string, locale: string | undefined, work: () => Promise<string>): Promise<void> {
   let text: string;
   try {
     text = await work();
   } catch (error) {
     context.logger.error({ err: error, what }, 'a budget command failed');
-    text = SOMETHING_WENT_WRONG;
+    text = `:warning: ${say(locale, 'error.on_my_side')}`;
   }
   await respond({ response_type: 'ephemeral', replace_original: false, text });
 }
@@ -47,10 +46,10 @@ async function answerLater(context: BotContext, respond: RespondFn, what: string
 export async function answerAdmin(context: BotContext, actor: SlackActor, words: string[], ack: Ack, respond: RespondFn): Promise<void> {
   const requester = context.jobs.requester(actor);
   if (!requester.isAdmin) {
-    await ack({ response_type: 'ephemeral', text: notAdminMessage('slack') });
+    await ack({ response_type: 'ephemeral', text: notAdminMessage('slack', actor.locale) });
     return;
   }
-  const usage = `Say \`${context.commands.imagine} admin budget CAP USD\`: CAP is user-daily, user-monthly, workspace-daily or workspace-monthly; USD is 0 or more (e.g. 2.50), or \`clear\` for the operator’s setting.`;
+  const usage = say(actor.locale, 'slack.budget.usage', { how: `\`${context.commands.imagine} admin budget CAP USD\`` });
   const [subcommand, capName, amountText, ...rest] = words;
   const cap = capName === undefined ? undefined : capOfName(capName);
   const amount = parseCapAmount(amountText);
@@ -59,8 +58,10 @@ export async function answerAdmin(context: BotContext, actor: SlackActor, words:
     return;
   }
   await ack();
-  await answerLater(context, respond, 'admin budget', async () => {
+  await answerLater(context, respond, 'admin budget', actor.locale, async () => {
     const change = await context.runner.budgets.setCap(requester, cap, amount.usd);
+    // Every Home tab of the workspace shows what is left of its budgets.
+    if (change.ok) context.homes.changedFor(actor.teamId);
     return change.ok ? `:white_check_mark: ${change.message}` : `:raised_hand: ${change.message}`;
   });
 }

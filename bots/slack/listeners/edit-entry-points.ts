@@ -3,6 +3,8 @@ import { openEditModal, respondVia, SHORTCUT_EDIT_IMAGE, type BotContext } from 
 import { usageText } from '../imagine-text.js';
 import { checkImageFiles, imageFilesOf } from '../input-images.js';
 import { isSlackInputError } from '../SlackInputError.js';
+import { localeIn } from '../user-locales.js';
+import { sayWords } from '../../runner/index.js';
 
 /**
  * The two ways into the edit modal besides the Edit button: the "Edit image"
@@ -12,7 +14,8 @@ import { isSlackInputError } from '../SlackInputError.js';
  * opens, within the trigger's 3 seconds; nothing is downloaded until it is submitted.
  */
 export function registerEditEntryPoints(app: App, context: BotContext): void {
-  app.shortcut({ callback_id: SHORTCUT_EDIT_IMAGE, type: 'message_action' }, async ({ shortcut, ack, client }) => {
+  app.shortcut({ callback_id: SHORTCUT_EDIT_IMAGE, type: 'message_action' }, async ({ shortcut, ack, client, context: auth }) => {
+    const locale = localeIn(auth);
     await ack();
     const notify = respondVia(shortcut.response_url, context.logger);
     const files = imageFilesOf(shortcut.message.files);
@@ -20,27 +23,28 @@ export function registerEditEntryPoints(app: App, context: BotContext): void {
       checkImageFiles(files);
     } catch (error) {
       if (!isSlackInputError(error)) throw error;
-      await notify(error.message);
+      await notify(sayWords(locale, error.words));
       return;
     }
     const message = shortcut.message as { ts: string; thread_ts?: string };
-    const actor = { userId: shortcut.user.id, userName: shortcut.user.name, teamId: shortcut.team?.id ?? shortcut.user.team_id ?? '', channelId: shortcut.channel.id };
+    const actor = { userId: shortcut.user.id, userName: shortcut.user.name, teamId: shortcut.team?.id ?? shortcut.user.team_id ?? '', channelId: shortcut.channel.id, locale };
     // The runner's intake for a form (who, where, a budget left) before the modal opens.
     await context.jobs.openForm(actor, notify, () =>
-      openEditModal(context, client, shortcut.trigger_id, notify, { channelId: shortcut.channel.id, threadTs: message.thread_ts ?? message.ts, files, responseUrl: shortcut.response_url }),
+      openEditModal(context, client, shortcut.trigger_id, notify, { channelId: shortcut.channel.id, threadTs: message.thread_ts ?? message.ts, files, responseUrl: shortcut.response_url }, locale),
     );
   });
 
-  app.command(context.commands.edit, async ({ command, ack, client }) => {
+  app.command(context.commands.edit, async ({ command, ack, client, context: auth }) => {
+    const locale = localeIn(auth);
     if (/^\s*(help|--help|\?)\s*$/i.test(command.text)) {
-      await ack({ response_type: 'ephemeral', text: usageText(context.commands) });
+      await ack({ response_type: 'ephemeral', text: usageText(context.commands, locale) });
       return;
     }
     await ack();
     const notify = respondVia(command.response_url, context.logger);
-    const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id };
+    const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id, locale };
     await context.jobs.openForm(actor, notify, () =>
-      openEditModal(context, client, command.trigger_id, notify, { channelId: command.channel_id, responseUrl: command.response_url, initialPrompt: command.text.trim() || undefined }),
+      openEditModal(context, client, command.trigger_id, notify, { channelId: command.channel_id, responseUrl: command.response_url, initialPrompt: command.text.trim() || undefined }, locale),
     );
   });
 }

@@ -2,6 +2,7 @@ import type { App } from '@slack/bolt';
 import { ephemeralVia, respondVia, type BotContext } from '../bot-context.js';
 import { EDIT_VIEW_ID, MODAL_FIELD_NAMES, readEditSubmission } from '../edit-modal.js';
 import { imagesOf } from '../input-images.js';
+import { localeIn } from '../user-locales.js';
 
 /**
  * The submitted edit modal: field errors go back into the modal; otherwise
@@ -12,14 +13,15 @@ import { imagesOf } from '../input-images.js';
  */
 export function registerEditView(app: App, context: BotContext): void {
   app.view(EDIT_VIEW_ID, async ({ ack, view, body, context: auth }) => {
-    const submission = readEditSubmission(view);
+    const locale = localeIn(auth);
+    const submission = readEditSubmission(view, locale);
     if (!submission.ok) {
       await ack({ response_action: 'errors', errors: submission.errors });
       return;
     }
     await ack();
     const { context: where, prompt, options, files } = submission;
-    const actor = { userId: body.user.id, userName: body.user.name, teamId: body.team?.id ?? body.user.team_id ?? '', channelId: where.channelId };
+    const actor = { userId: body.user.id, userName: body.user.name, teamId: body.team?.id ?? body.user.team_id ?? '', channelId: where.channelId, locale };
     const { client, botToken } = context.workspace(auth);
     const notify = where.responseUrl
       ? respondVia(where.responseUrl, context.logger)

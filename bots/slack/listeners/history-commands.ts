@@ -1,6 +1,5 @@
 import type { RespondFn, types } from '@slack/bolt';
-import { formatUsd } from '../../../src/index.js';
-import type { HistoryEntry } from '../../runner/index.js';
+import { historyLineValues, say, type HistoryEntry } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
 import { ACTIONS } from '../render-job.js';
 import type { SlackActor } from '../SlackJobs.js';
@@ -20,8 +19,9 @@ export function historyCommandOf(slackText: string): { kind: 'mine' | 'workspace
 /** Answers privately through the command's response URL. */
 export async function answerHistoryCommand(context: BotContext, actor: SlackActor, command: NonNullable<ReturnType<typeof historyCommandOf>>, ack: Ack, respond: RespondFn): Promise<void> {
   const history = context.runner.history;
+  const { locale } = actor;
   if (!history) {
-    await ack({ response_type: 'ephemeral', text: ':raised_hand: This bot keeps no history.' });
+    await ack({ response_type: 'ephemeral', text: say(locale, 'history.none_kept', { icon: ':raised_hand:' }) });
     return;
   }
   await ack();
@@ -30,16 +30,16 @@ export async function answerHistoryCommand(context: BotContext, actor: SlackActo
   try {
     if (command.kind === 'forget') {
       const count = await history.forget(requester);
-      answer = { text: `:broom: Erased your history (${count} ${count === 1 ? 'job' : 'jobs'}). Images already posted stay in their channels.` };
+      answer = { text: say(locale, 'history.erased', { icon: ':broom:', count }) };
     } else if (command.kind === 'workspace') {
       const entries = await history.ofScope(requester);
-      answer = entries ? await renderHistory(context, entries, '*This workspace’s recent images*', true) : { text: ':raised_hand: Only an admin of this workspace can see its history.' };
+      answer = entries ? await renderHistory(context, entries, 'scope', locale) : { text: say(locale, 'history.not_admin', { icon: ':raised_hand:', scope: 'workspace' }) };
     } else {
-      answer = await renderHistory(context, await history.mine(requester), '*Your last images* (only you see this)', false);
+      answer = await renderHistory(context, await history.mine(requester), 'mine', locale);
     }
   } catch (error) {
     context.logger.error({ err: error, what: `history ${command.kind}` }, 'a history command failed');
-    answer = { text: ':warning: Something went wrong on my side; try again in a moment.' };
+    answer = { text: `:warning: ${say(locale, 'error.on_my_side')}` };
   }
   await respond({ response_type: 'ephemeral', replace_original: false, ...answer });
 }
@@ -49,16 +49,25 @@ export async function answerHistoryCommand(context: BotContext, actor: SlackActo
  * cost, a link to its message (while the request is kept), and a Reroll
  * button that runs it again in its channel, counted against whoever clicks.
  */
-async function renderHistory(context: BotContext, entries: readonly HistoryEntry[], title: string, withAuthor: boolean): Promise<{ text: string; blocks: types.KnownBlock[] }> {
-  if (entries.length === 0) return { text: `${title}\nNothing yet.`, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${title}\nNothing yet.` } }] };
+async function renderHistory(context: BotContext, entries: readonly HistoryEntry[], whose: 'mine' | 'scope', locale: string | undefined): Promise<{ text: string; blocks: types.KnownBlock[] }> {
+  const title = say(locale, 'history.title', { whose, scope: 'workspace' }, { bold: (text) => `*${text}*` });
+  const empty = `${title}\n${say(locale, 'history.empty')}`;
+  if (entries.length === 0) return { text: empty, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: empty } }] };
   const lines = await Promise.all(
     entries.map(async (e, i) => {
-      const when = `<!date^${Math.floor(e.at / 1000)}^{date_short_pretty} {time}|${new Date(e.at).toISOString()}>`;
       const prompt = e.prompt.length > 80 ? `${e.prompt.slice(0, 79)}…` : e.prompt;
-      const cost = e.costUsd === undefined ? e.status : formatUsd(e.costUsd);
       const request = await context.store.get(e.key).catch(() => undefined);
-      const where = request?.messageTs ? ` · <https://slack.com/archives/${request.channelId}/p${request.messageTs.replace('.', '')}|message>` : '';
-      return `${i + 1}. ${when}${withAuthor ? ` <@${e.userId}>` : ''} in <#${e.channelId}> “${prompt.replace(/[\n`<>&]/g, ' ')}” · ${e.n} × ${e.size ?? 'default size'}, ${e.quality ?? 'default quality'} · ${cost}${where}`;
+      return say(locale, 'slack.history.line', {
+        rank: i + 1,
+        // Slack shows the date in each reader's own time zone and language.
+        when: `<!date^${Math.floor(e.at / 1000)}^{date_short_pretty} {time}|${new Date(e.at).toISOString()}>`,
+        author: whose === 'scope' ? ` <@${e.userId}>` : '',
+        channel: `<#${e.channelId}>`,
+        prompt: prompt.replace(/[\n`<>&]/g, ' '),
+        ...historyLineValues(e),
+        hasLink: request?.messageTs ? 'yes' : 'no',
+        link: request?.messageTs ? `https://slack.com/archives/${request.channelId}/p${request.messageTs.replace('.', '')}` : '',
+      });
     }),
   );
   const blocks: types.KnownBlock[] = [
@@ -67,7 +76,7 @@ async function renderHistory(context: BotContext, entries: readonly HistoryEntry
       (line, i): types.KnownBlock => ({
         type: 'section',
         text: { type: 'mrkdwn', text: line },
-        accessory: { type: 'button', action_id: ACTIONS.reroll, text: { type: 'plain_text', text: 'Reroll' }, value: entries[i]!.key },
+        accessory: { type: 'button', action_id: ACTIONS.reroll, text: { type: 'plain_text', text: say(locale, 'button.reroll') }, value: entries[i]!.key },
       }),
     ),
   ];

@@ -2,6 +2,8 @@ import type { App } from '@slack/bolt';
 import { respondVia, type BotContext } from '../bot-context.js';
 import { FLAG_NAMES, parseImagineText, usageText } from '../imagine-text.js';
 import { isSlackInputError } from '../SlackInputError.js';
+import { localeIn } from '../user-locales.js';
+import { say, sayWords } from '../../runner/index.js';
 import { answerAdmin, answerUsage, budgetCommandOf } from './budget-commands.js';
 import { answerSettingsCommand, settingsCommandOf } from './settings-commands.js';
 import { answerHistoryCommand, historyCommandOf } from './history-commands.js';
@@ -15,35 +17,34 @@ import { answerHistoryCommand, historyCommandOf } from './history-commands.js';
  */
 export function registerImagineCommand(app: App, context: BotContext): void {
   app.command(context.commands.imagine, async ({ command, ack, respond, context: auth }) => {
+    const locale = localeIn(auth);
+    const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id, locale };
     const history = historyCommandOf(command.text);
     if (history) {
-      const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id };
       await answerHistoryCommand(context, actor, history, ack, respond);
       return;
     }
     const settings = settingsCommandOf(command.text);
     if (settings) {
-      const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id };
       await answerSettingsCommand(context, actor, settings, ack, respond);
       return;
     }
     const budget = budgetCommandOf(command.text);
     if (budget) {
-      const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id };
       if (budget.kind === 'usage') await answerUsage(context, actor, ack, respond);
       else await answerAdmin(context, actor, budget.words, ack, respond);
       return;
     }
     let parsed;
     try {
-      parsed = parseImagineText(command.text, { example: `${context.commands.imagine} a lighthouse at dusk, watercolor --size 1536x1024` });
+      parsed = parseImagineText(command.text, { example: say(locale, 'slack.imagine.example', { command: context.commands.imagine }), locale });
     } catch (error) {
       if (!isSlackInputError(error)) throw error;
-      await ack({ response_type: 'ephemeral', text: error.message });
+      await ack({ response_type: 'ephemeral', text: sayWords(locale, error.words) });
       return;
     }
     if (parsed.kind === 'help') {
-      await ack({ response_type: 'ephemeral', text: usageText(context.commands) });
+      await ack({ response_type: 'ephemeral', text: usageText(context.commands, locale) });
       return;
     }
     await ack();
@@ -52,7 +53,7 @@ export function registerImagineCommand(app: App, context: BotContext): void {
       prompt: parsed.prompt,
       options: parsed.options,
       fieldNames: FLAG_NAMES,
-      actor: { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id },
+      actor,
       notify: respondVia(command.response_url, context.logger),
       client: context.workspace(auth).client,
     });

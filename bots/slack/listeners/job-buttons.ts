@@ -1,12 +1,13 @@
-import type { App, BlockAction, ButtonAction } from '@slack/bolt';
-import { openEditModal, respondVia, type BotContext } from '../bot-context.js';
+import type { App, BlockAction, ButtonAction, Context } from '@slack/bolt';
+import { directVia, openEditModal, respondVia, type BotContext } from '../bot-context.js';
 import { finishedJobNote } from '../finished-job-note.js';
 import { imagesOf } from '../input-images.js';
 import { ACTIONS, readCancelValue } from '../render-job.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import type { SavedRequest } from '../RequestStore.js';
-import { mayCancel } from '../../runner/index.js';
+import { mayCancel, say, sayWords } from '../../runner/index.js';
+import { localeIn } from '../user-locales.js';
 
 /**
  * The buttons of a job: Cancel on its message while it runs, Reroll, Edit and
@@ -47,24 +48,25 @@ async function resultMessageTs(client: App['client'], request: SavedRequest): Pr
 }
 
 export function registerJobButtons(app: App, context: BotContext): void {
-  const actorOf = (body: BlockAction) => ({
+  const actorOf = (body: BlockAction, auth: Context) => ({
     userId: body.user.id,
     userName: body.user.name,
     teamId: body.team?.id ?? body.user.team_id ?? '',
     channelId: body.channel?.id ?? body.container?.channel_id ?? '',
+    locale: localeIn(auth),
   });
 
-  app.action<BlockAction<ButtonAction>>(ACTIONS.cancel, async ({ ack, body, action, client }) => {
+  app.action<BlockAction<ButtonAction>>(ACTIONS.cancel, async ({ ack, body, action, client, context: auth }) => {
     await ack();
     const { jobId, requestId } = readCancelValue(action.value ?? '');
-    const actor = actorOf(body);
+    const actor = actorOf(body, auth);
     const requester = context.jobs.requester(actor);
     if (context.runner.cancel(jobId, requester)) return;
     // The job ended but its message never said so (Slack failed every try): the click brings it up to date.
     if (await context.jobs.repair(jobId)) return;
     const info = context.runner.get(jobId);
     // The job finished while its message still shows Cancel (its "Done" waits for the workspace's budget): where its buttons are.
-    const finished = await finishedJobNote({ client, store: context.store, requestId, teamId: actor.teamId, runnerStatus: info?.status });
+    const finished = await finishedJobNote({ client, store: context.store, requestId, teamId: actor.teamId, runnerStatus: info?.status, locale: actor.locale });
     if (finished) {
       await respondVia(body.response_url, context.logger)(finished);
       return;
@@ -72,30 +74,28 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // Not a job of this process: with Redis, another replica may run it; it then shows the cancellation in the job's message.
     const elsewhere = !info && requestId ? await context.jobs.cancelElsewhere(requestId, actor.teamId, requester) : undefined;
     if (elsewhere === 'asked') return;
-    const text =
-      elsewhere !== 'not allowed' && (!info || (info.status !== 'queued' && info.status !== 'running'))
-        ? 'That job is no longer running.'
-        : 'Only the person who started this job, or an admin, can cancel it.';
+    const text = say(actor.locale, elsewhere !== 'not_allowed' && (!info || (info.status !== 'queued' && info.status !== 'running')) ? 'slack.button.not_running' : 'slack.button.only_requester_cancel');
     await respondVia(body.response_url, context.logger)(text);
   });
 
   app.action<BlockAction<ButtonAction>>(ACTIONS.reroll, async ({ ack, body, action, context: auth }) => {
     await ack();
-    const notify = respondVia(body.response_url, context.logger);
+    // From a message, the answer is private through its response URL; from the Home tab (no response URL), a direct message.
+    const notify = body.response_url ? respondVia(body.response_url, context.logger) : directVia(context, context.workspace(auth).client, body.user.id);
     const request = inScope(await context.store.get(action.value ?? ''), body);
     if (!request) {
-      await notify(`I no longer have the details of that job; start a new one with \`${context.commands.imagine}\`.`);
+      await notify(say(localeIn(auth), 'slack.button.gone_reroll', { command: `\`${context.commands.imagine}\`` }));
       return;
     }
     const { client, botToken } = context.workspace(auth);
-    const actor = { ...actorOf(body), channelId: request.channelId };
+    const actor = { ...actorOf(body, auth), channelId: request.channelId };
     let images;
     try {
       // An edit's files are downloaded again once the runner's intake admitted the job.
       images = request.kind === 'edit' ? imagesOf(request.inputFiles, { client, token: botToken, allowedHosts: context.allowedHosts }) : undefined;
     } catch (error) {
       if (!isSlackInputError(error)) throw error;
-      await notify(error.message);
+      await notify(sayWords(actor.locale, error.words));
       return;
     }
     await context.jobs.start({
@@ -111,18 +111,19 @@ export function registerJobButtons(app: App, context: BotContext): void {
     });
   });
 
-  app.action<BlockAction<ButtonAction>>(ACTIONS.delete, async ({ ack, body, action, client }) => {
+  app.action<BlockAction<ButtonAction>>(ACTIONS.delete, async ({ ack, body, action, client, context: auth }) => {
     await ack();
+    const locale = localeIn(auth);
     const notify = respondVia(body.response_url, context.logger);
     const request = inScope(await context.store.get(action.value ?? ''), body);
     if (!request?.messageTs) {
-      await notify('I no longer have the details of that job; delete its message from Slack’s own menu.');
+      await notify(say(locale, 'slack.button.gone_delete'));
       return;
     }
-    const by = context.jobs.requester(actorOf(body));
+    const by = context.jobs.requester(actorOf(body, auth));
     const owner = context.jobs.requester({ userId: request.userId, teamId: request.teamId, channelId: request.channelId });
     if (!mayCancel(owner, by)) {
-      await notify(`Only <@${request.userId}> or an admin can delete this message.`);
+      await notify(say(locale, 'slack.button.only_requester_delete', { user: `<@${request.userId}>` }));
       return;
     }
     try {
@@ -149,26 +150,27 @@ export function registerJobButtons(app: App, context: BotContext): void {
       context.logger.info({ request: request.id, by: `slack:${by.userId}` }, 'a result message was deleted');
     } catch (error) {
       context.logger.warn({ code: slackErrorCode(error) }, 'could not delete a result message');
-      await notify('I could not delete that message; try again.');
+      await notify(say(locale, 'slack.button.could_not_delete'));
     }
   });
 
-  app.action<BlockAction<ButtonAction>>(ACTIONS.edit, async ({ ack, body, action, client }) => {
+  app.action<BlockAction<ButtonAction>>(ACTIONS.edit, async ({ ack, body, action, client, context: auth }) => {
     await ack();
+    const locale = localeIn(auth);
     const notify = respondVia(body.response_url, context.logger);
     const request = inScope(await context.store.get(action.value ?? ''), body);
     if (!request?.outputFiles.length) {
-      await notify('I no longer have the images of that job; use the *Edit image* shortcut on the images instead.');
+      await notify(say(locale, 'slack.button.gone_edit'));
       return;
     }
     // The runner's intake for a form (who, where, a budget left) before the modal opens.
-    await context.jobs.openForm({ ...actorOf(body), channelId: request.channelId }, notify, () =>
+    await context.jobs.openForm({ ...actorOf(body, auth), channelId: request.channelId }, notify, () =>
       openEditModal(context, client, body.trigger_id, notify, {
         channelId: request.channelId,
         threadTs: request.threadTs ?? request.messageTs,
         files: request.outputFiles,
         responseUrl: body.response_url,
-      }),
+      }, locale),
     );
   });
 }

@@ -1,3 +1,5 @@
+import { say, sayWords } from '../../runner/index.js';
+import { localeIn } from '../user-locales.js';
 import type { App } from '@slack/bolt';
 import { ephemeralVia, type BotContext } from '../bot-context.js';
 import { FLAG_NAMES, parseImagineText, usageText } from '../imagine-text.js';
@@ -22,6 +24,8 @@ interface Mention {
   isDirectMessage: boolean;
   /** The workspace the message came from: its token reads the conversation and the files. */
   workspace: Workspace;
+  /** The member's language (`UserLocales`). */
+  locale: string | undefined;
 }
 
 /** Keys seen lately, so one message that arrives as both `app_mention` and `message` runs once. */
@@ -69,6 +73,7 @@ export function registerMentions(app: App, context: BotContext): void {
       mayLackFiles: true,
       isDirectMessage: false,
       workspace: context.workspace(auth),
+      locale: localeIn(auth),
     });
   });
 
@@ -100,6 +105,7 @@ export function registerMentions(app: App, context: BotContext): void {
       mayLackFiles: false,
       isDirectMessage,
       workspace,
+      locale: localeIn(auth),
     });
   });
 
@@ -110,20 +116,20 @@ export function registerMentions(app: App, context: BotContext): void {
     const text = withoutMention(mention.text, botUserId);
     let parsed;
     try {
-      parsed = parseImagineText(text, { example: '@Pictor make the sky purple --size 1536x1024' });
+      parsed = parseImagineText(text, { example: say(mention.locale, 'slack.mention.example'), locale: mention.locale });
     } catch (error) {
       if (!isSlackInputError(error)) throw error;
-      await notify(error.message);
+      await notify(sayWords(mention.locale, error.words));
       return;
     }
     if (parsed.kind === 'help') {
-      await notify(usageText(context.commands));
+      await notify(usageText(context.commands, mention.locale));
       return;
     }
     let files = imageFilesOf(mention.files);
     if (files.length === 0 && mention.mayLackFiles) files = await filesOfMessage(mention);
     if (files.length === 0 && mention.threadTs) files = await latestImagesOfThread(mention);
-    const actor = { userId: mention.userId, teamId: mention.teamId, channelId: mention.channelId };
+    const actor = { userId: mention.userId, teamId: mention.teamId, channelId: mention.channelId, locale: mention.locale };
     const threadTs = mention.isDirectMessage ? mention.threadTs : (mention.threadTs ?? mention.ts);
     let images;
     try {
@@ -132,7 +138,7 @@ export function registerMentions(app: App, context: BotContext): void {
       // Too many images, too large, not images by what Slack says of them: nothing asked of the runner.
       if (!isSlackInputError(error)) throw error;
       context.logger.info({ code: error.code, user: mention.userId }, 'mention images refused');
-      await notify(error.message);
+      await notify(sayWords(mention.locale, error.words));
       return;
     }
     // One call to the runner's intake: a refusal is told privately; an edit's images are downloaded once it is admitted.

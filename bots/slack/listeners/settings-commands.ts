@@ -1,5 +1,5 @@
 import type { RespondFn } from '@slack/bolt';
-import { changeSetting, describeSettings, settingOfWord, SETTING_WORDS } from '../../runner/index.js';
+import { changeSetting, describeSettings, say, settingOfWord, SETTING_WORDS } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
 import type { SlackActor } from '../SlackJobs.js';
 
@@ -32,26 +32,30 @@ export async function answerSettingsCommand(
   respond: RespondFn,
 ): Promise<void> {
   const requester = context.jobs.requester(actor);
+  const { locale } = actor;
   if (!requester.isAdmin) {
-    await ack({ response_type: 'ephemeral', text: ':raised_hand: Only an admin of this workspace can see and change its settings.' });
+    await ack({ response_type: 'ephemeral', text: say(locale, 'slack.settings.not_admin') });
     return;
   }
   const how = `\`${context.commands.imagine} admin set SETTING VALUE\``;
   if (command.kind === 'set' && (command.setting === undefined || command.value === '')) {
-    await ack({ response_type: 'ephemeral', text: `Say ${how}: SETTING is one of ${Object.keys(SETTING_WORDS).join(', ')}; \`${context.commands.imagine} admin settings\` shows them all.` });
+    const show = `\`${context.commands.imagine} admin settings\``;
+    await ack({ response_type: 'ephemeral', text: say(locale, 'slack.settings.usage', { how, names: Object.keys(SETTING_WORDS).join(', '), show }) });
     return;
   }
   await ack();
   let text: string;
   try {
-    if (command.kind === 'show') text = describeSettings(await context.runner.policy.effective(requester), how);
+    if (command.kind === 'show') text = describeSettings(await context.runner.policy.effective(requester), how, locale);
     else {
       const answer = await changeSetting(context.runner.policy, requester, command.setting!, command.value);
+      // Every Home tab of the workspace shows its settings and defaults.
+      if (answer.ok) context.homes.changedFor(actor.teamId);
       text = answer.ok ? `:white_check_mark: ${answer.message}` : `:raised_hand: ${answer.message}`;
     }
   } catch (error) {
     context.logger.error({ err: error, what: `admin ${command.kind}` }, 'a settings command failed');
-    text = ':warning: Something went wrong on my side; try again in a moment.';
+    text = `:warning: ${say(locale, 'error.on_my_side')}`;
   }
   await respond({ response_type: 'ephemeral', replace_original: false, text });
 }

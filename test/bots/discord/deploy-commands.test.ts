@@ -88,6 +88,50 @@ describe('npm run discord:deploy against Discord', () => {
     }
   });
 
+  it('registers each command’s name, description, options and choices in German, French, Spanish (Spain and Latin America), Brazilian Portuguese and Japanese, as Discord takes them', async () => {
+    const discord = await FakeDiscord.start();
+    try {
+      expect((await deploy({ DISCORD_TOKEN: discord.botToken, DISCORD_API_BASE_URL: discord.apiBaseUrl })).code).toBe(0);
+      const byName = new Map(discord.commands.get('global')!.map((c) => [c.name as string, c]));
+      expect(byName.get('imagine')).toMatchObject({
+        name_localizations: { de: 'bild', fr: 'imaginer', 'es-ES': 'imaginar', 'es-419': 'imaginar', 'pt-BR': 'imaginar', ja: '画像生成' },
+        description_localizations: { de: 'Bilder aus einer Textbeschreibung zeichnen', ja: 'テキストの説明から画像を描きます' },
+      });
+      expect(byName.get('Edit image')).toMatchObject({ name_localizations: { de: 'Bild bearbeiten', fr: 'Modifier l’image', ja: '画像を編集' } });
+      expect(byName.get('imagine-usage')!.name_localizations).toMatchObject({ de: 'bild-verbrauch', 'pt-BR': 'imaginar-uso' });
+      const options = byName.get('imagine')!.options as { name: string; description_localizations?: Record<string, string>; choices?: { name: string; name_localizations?: Record<string, string>; value: string }[] }[];
+      // Option names stay the ones the runner's refusals name (`format`, `count`); their descriptions and choices are translated.
+      expect(options.map((o) => o.name)).toEqual(['prompt', 'size', 'quality', 'background', 'format', 'count']);
+      expect(options.find((o) => o.name === 'size')!.choices!.find((c) => c.value === '1536x1024')).toMatchObject({
+        name: '1536x1024 landscape',
+        name_localizations: { de: '1536x1024 Querformat', ja: '1536x1024 横長' },
+      });
+      expect(options.find((o) => o.name === 'quality')!.description_localizations!.fr).toBe('Une meilleure qualité coûte plus cher et prend plus de temps');
+    } finally {
+      await discord.close();
+    }
+  });
+
+  it('is refused by Discord (the stand-in follows its rules) for a localized name that is not lowercase, or a description past 100 characters', async () => {
+    const discord = await FakeDiscord.start();
+    try {
+      const put = (commands: unknown) =>
+        fetch(`${discord.apiBaseUrl}/v10/applications/${discord.applicationId}/commands`, {
+          method: 'PUT',
+          headers: { authorization: `Bot ${discord.botToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify(commands),
+        });
+      const wrong = await put([{ name: 'imagine', description: 'Draw', name_localizations: { de: 'Bild' } }]);
+      expect(wrong.status).toBe(400);
+      expect(((await wrong.json()) as { code: number }).code).toBe(50035);
+      expect((await put([{ name: 'imagine', description: 'x'.repeat(101) }])).status).toBe(400);
+      expect((await put([{ name: 'imagine', description: 'Draw', name_localizations: { 'de-DE': 'bild' } }])).status).toBe(400);
+      expect((await put([{ name: 'imagine', description: 'Draw', name_localizations: { de: 'bild', ja: '画像生成' } }])).status).toBe(200);
+    } finally {
+      await discord.close();
+    }
+  });
+
   it('reads DISCORD_TOKEN and DISCORD_GUILD_ID from .env in the folder it is run from, as npm start does', async () => {
     const discord = await FakeDiscord.start();
     const dir = await mkdtemp(join(tmpdir(), 'pictor-deploy-'));

@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { decodeCustomId } from '../../../bots/discord/custom-ids.js';
 import { makeImage } from '../../helpers/images.js';
 import { DiscordHarness } from './harness.js';
 
@@ -10,22 +9,28 @@ describe('the “Edit image” menu', () => {
     await h?.close();
   });
 
-  const draftsOnDisk = async () =>
-    (JSON.parse(await readFile(join(h.dataDir, 'discord', 'jobs.json'), 'utf8')) as { records: { status: string }[] }).records.filter((r) => r.status === 'draft').length;
+  const draftsOnDisk = async () => {
+    let drafts = 0;
+    for await (const { value } of h.state.store.space<{ status: string }>(h.state.spaces.discordJobs).entries()) if (value.status === 'draft') drafts++;
+    return drafts;
+  };
 
   it('downloads nothing when opened, keeps three drafts per member, and downloads each image once when the modal is sent', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const png = await makeImage('png', 12, 12);
     const source = h.discord.postUserMessage({ content: 'ten images', files: Array.from({ length: 10 }, (_, i) => ({ filename: `p${i}.png`, bytes: png })) });
+    const drafts = h.state.store.space<{ status: string }>(h.state.spaces.discordJobs);
     let menu;
     for (let i = 0; i < 30; i++) {
       menu = h.discord.messageCommand('Edit image', source);
-      await h.discord.waitFor(() => menu!.modal, 'the modal');
+      const modal = await h.discord.waitFor(() => menu!.modal, 'the modal');
+      // The draft is kept once its modal is shown: each is there before the next menu opens (older ones then go).
+      const key = decodeCustomId(modal.custom_id)!.key;
+      await vi.waitFor(async () => expect(await drafts.get(key)).toMatchObject({ status: 'draft' }), { timeout: 10_000 });
     }
-    await new Promise((r) => setTimeout(r, 200));
     const cdn = () => h.discord.requests.filter((r) => r.route === 'cdn').length;
     expect(cdn()).toBe(0);
-    expect(await draftsOnDisk()).toBe(3);
+    await vi.waitFor(async () => expect(await draftsOnDisk()).toBe(3), { timeout: 10_000 });
 
     const submit = h.discord.submitModal(menu!, { prompt: 'all of them at once' });
     await h.finalReply(submit);

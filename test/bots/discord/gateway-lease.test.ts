@@ -1,3 +1,4 @@
+import { openBotState } from '../../../bots/state/index.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -156,11 +157,12 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
       minUpdateIntervalMs: 5,
       logger,
     });
+    const state = await openBotState({ dataDir, ledger: store, logger });
     const bot = await startDiscordBot({
       token: discord.botToken,
       apiBaseUrl: discord.apiBaseUrl,
       runner,
-      dataDir,
+      state,
       logger,
       stopGraceMs: 2000,
       gatewayLease: { redis, key, ...LEASE },
@@ -182,6 +184,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
         closed = true;
         await runner.shutdown({ graceMs: 500 });
         await bot.stop();
+        await state.close();
         await store.close();
         await closeRedis(redis).catch(() => {});
         await rm(dataDir, { recursive: true, force: true });

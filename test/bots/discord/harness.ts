@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { DEV_API_KEY, createEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
 import { PictorClient, type LoggerLike } from '../../../src/index.js';
 import { startDiscordBot, type DiscordBot, type StartDiscordBotOptions } from '../../../bots/discord/index.js';
-import { FileJobHistoryStore, FileQuotaStore, JobRunner, type DmCaps, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
+import { FileQuotaStore, JobRunner, settingsInState, stateHistory, type DmCaps, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
+import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { FakeDiscord, buttonsOf, type FakeDiscordOptions, type FakeInteraction, type FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 
 /** A logger that keeps every entry, so a test can check that no secret was ever logged. */
@@ -38,7 +39,7 @@ export interface HarnessOptions {
   partialImages?: number;
   emulator?: EmulatorOptions;
   discord?: FakeDiscordOptions;
-  bot?: Partial<Omit<StartDiscordBotOptions, 'runner' | 'logger' | 'dataDir' | 'token'>>;
+  bot?: Partial<Omit<StartDiscordBotOptions, 'runner' | 'logger' | 'dataDir' | 'token' | 'state'>>;
   /** The client's retries of 5xx/429 upstream. Default 0, so failures show at once. */
   maxRetries?: number;
   /** The runner's bound on the input images held by queued edits (PICTOR_MAX_QUEUED_INPUT_MB), in bytes. */
@@ -56,6 +57,8 @@ export class DiscordHarness {
   readonly logger = new RecordingLogger();
   bot!: DiscordBot;
   runner!: JobRunner;
+  /** The bots' state of the current process (the data folder's). */
+  state!: BotState;
   #quotaStore!: FileQuotaStore;
   #closeEmulator!: () => Promise<void>;
   get quotaStore(): FileQuotaStore {
@@ -87,6 +90,7 @@ export class DiscordHarness {
   async #startBot(keepQuotaStore = false): Promise<void> {
     // The ledger allows one open store per process; a simulated crash keeps using it.
     if (!keepQuotaStore) this.#quotaStore = new FileQuotaStore({ dir: this.dataDir });
+    this.state = await openBotState({ dataDir: this.dataDir, ledger: this.#quotaStore, logger: this.logger });
     this.runner = new JobRunner({
       client: new PictorClient({ baseURL: this.emulatorUrl, apiKey: DEV_API_KEY, maxRetries: this.options.maxRetries ?? 0 }),
       store: this.#quotaStore,
@@ -96,7 +100,8 @@ export class DiscordHarness {
       partialImages: this.options.partialImages ?? 2,
       logger: this.logger,
       operatorControls: this.options.controls,
-      history: new FileJobHistoryStore({ dir: this.dataDir }),
+      history: stateHistory(this.state),
+      settings: settingsInState(this.state.store.space(this.state.spaces.scopeSettings)),
       maxQueuedInputBytes: this.options.maxQueuedInputBytes,
     });
     this.bot = await startDiscordBot({
@@ -104,7 +109,7 @@ export class DiscordHarness {
       applicationId: this.discord.applicationId,
       apiBaseUrl: this.discord.apiBaseUrl,
       runner: this.runner,
-      dataDir: this.dataDir,
+      state: this.state,
       allowedAttachmentHosts: [this.discord.cdnHost],
       logger: this.logger,
       stopGraceMs: 5000,
@@ -118,6 +123,7 @@ export class DiscordHarness {
   async #stopBot(): Promise<void> {
     await this.runner.shutdown({ graceMs: 1000 });
     await this.bot.stop();
+    await this.state.close();
     await this.#quotaStore.close();
   }
 
@@ -142,7 +148,8 @@ export class DiscordHarness {
     await this.discord.close();
     await this.#closeEmulator();
     await this.emulator.close();
-    await rm(this.dataDir, { recursive: true, force: true });
+    // A job the stop gave up on may still be writing its last file as the folder goes.
+    await rm(this.dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
   }
 
   /** Waits until the interaction's reply has buttons (a final result, failure or cancellation) matching `done`. */

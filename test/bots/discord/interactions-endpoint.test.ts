@@ -1,3 +1,4 @@
+import { openBotState } from '../../../bots/state/index.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,7 +11,7 @@ import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { PictorClient } from '../../../src/index.js';
 import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
-import { deliveringToBoth } from '../../helpers/delivering-to-both.js';
+import { deliveringToBoth, recordingProxy } from '../../helpers/delivering-to-both.js';
 import { buttonId, buttonsOf, DiscordHarness, RecordingLogger } from './harness.js';
 
 describe('interactions over HTTP: a signed POST from the fake Discord to the bot’s /interactions endpoint', () => {
@@ -103,17 +104,36 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
     }
   });
 
+  it('refuses an interaction replayed after a restart without Redis (the ids taken are kept in the data folder): nothing is sent again', async () => {
+    h = await DiscordHarness.start({ http: true, partialImages: 0 });
+    const recorder = await recordingProxy(h.bot.interactionsUrl!);
+    try {
+      h.discord.interactionsEndpoint = recorder.url;
+      const ix = h.discord.slashCommand('imagine', { prompt: 'a pear', quality: 'low' });
+      expect((await h.finalReply(ix)).attachments).toHaveLength(1);
+      await h.restart();
+      const before = h.discord.requests.length;
+      expect(await recorder.replayTo(h.bot.interactionsUrl!)).toBe(409);
+      expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
+      // Nothing reached Discord either: the replay got no answer but the 409.
+      expect(h.discord.requests.slice(before).filter((r) => r.method !== 'GET')).toEqual([]);
+    } finally {
+      await recorder.close();
+    }
+  });
+
   it('shares the work between two processes behind a load balancer, each interaction answered by one of them', async () => {
     h = await DiscordHarness.start({ http: true, partialImages: 0 });
     const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-second-'));
     const quota = new FileQuotaStore({ dir: dataDir });
     const logger = new RecordingLogger();
     const runner = new JobRunner({ client: new PictorClient({ baseURL: h.emulatorUrl, apiKey: DEV_API_KEY, maxRetries: 0 }), store: quota, limits: {}, partialImages: 0, logger });
+    const state = await openBotState({ dataDir, ledger: quota, logger });
     const second = await startDiscordBot({
       token: h.discord.botToken,
       apiBaseUrl: h.discord.apiBaseUrl,
       runner,
-      dataDir,
+      state,
       logger,
       allowedAttachmentHosts: [h.discord.cdnHost],
       interactions: { publicKey: h.discord.publicKeyHex, host: '127.0.0.1', port: 0 },
@@ -131,6 +151,7 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
       await balancer.close();
       await runner.shutdown({ graceMs: 0 });
       await second.stop();
+      await state.close();
       await quota.close();
       await rm(dataDir, { recursive: true, force: true });
     }

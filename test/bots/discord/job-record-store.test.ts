@@ -1,111 +1,153 @@
-import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
-import { silentLogger } from '../../../src/index.js';
+import { MAX_KEPT_IMAGE_BYTES, openBotState, type BotState } from '../../../bots/state/index.js';
+import { RedisLink, silentLogger } from '../../../src/index.js';
 import { makeImage } from '../../helpers/images.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 
+const redis = testRedis();
 const requester = { platform: 'discord' as const, userId: '1', channelId: '2', scopeId: '3' };
 
-describe('the job record store', () => {
-  let dir: string;
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'pictor-records-'));
-    // As a data folder made with the usual umask would be.
-    await chmod(dir, 0o755);
-  });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+/** Two processes on one backend (the data folder: `b` starts after `a`; Redis: two replicas at once). */
+interface Processes {
+  a: JobRecordStore;
+  b: JobRecordStore;
+  concurrent: boolean;
+  /** As kill -9: `a`'s lease is no longer renewed. */
+  killA(): Promise<void>;
+}
 
-  it('keeps records and their images across a reopen', async () => {
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+async function open(backend: 'file' | 'redis', bounds: { keptImagesBytes?: number } = {}): Promise<Processes> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-jobs-'));
+  closers.push(() => rm(dataDir, { recursive: true, force: true }));
+  const prefix = uniquePrefix('discord-jobs');
+  const links: RedisLink[] = [];
+  const states: BotState[] = [];
+  const process = async () => {
+    const link = backend === 'redis' ? await RedisLink.open({ url: requireRedisUrl(redis), prefix }) : undefined;
+    if (link) links.push(link);
+    const state = await openBotState({ dataDir, redis: link, leaseMs: 300, logger: silentLogger(), ...bounds });
+    states.push(state);
+    return new JobRecordStore({ state, logger: silentLogger() });
+  };
+  closers.push(async () => {
+    for (const state of states) await state.close();
+    for (const link of links) await link.close();
+    if (backend === 'redis') await deleteKeys(requireRedisUrl(redis), prefix);
+  });
+  const a = await process();
+  const b = await process();
+  return {
+    a,
+    b,
+    concurrent: backend === 'redis',
+    async killA() {
+      if (backend === 'file') return states[0]!.close();
+      links[0]!.commands.disconnect();
+      await vi.waitFor(async () => expect(await links[1]!.commands.exists(`${prefix}:bots:lease:${states[0]!.store.owner}`)).toBe(0), { timeout: 2000, interval: 20 });
+    },
+  };
+}
+
+describe.each([
+  { backend: 'file' as const, skip: undefined },
+  { backend: 'redis' as const, skip: redis.skipReason },
+])('the Discord job store on $backend', ({ backend, skip }) => {
+  it.skipIf(skip)('gives the other process (a restart, a replica) the record, inputs and outputs of a job (what Reroll and Edit need)', async () => {
+    const { a, b } = await open(backend);
     const png = Buffer.from(await makeImage('png', 8, 8));
-    const store = await JobRecordStore.open({ dataDir: dir, logger: silentLogger() });
-    const key = store.newKey();
-    await store.add({ key, kind: 'edit', prompt: 'p', options: { size: '1024x1536' }, requester, status: 'pending' }, [{ data: png, filename: 'a.png' }]);
-    await store.update(key, { status: 'completed', runnerJobId: 'job1' });
-    await store.saveOutputs(key, [png, png], 'png');
-    await store.close();
+    const key = a.newKey();
+    await a.add({ key, kind: 'edit', prompt: 'p', options: { size: '1024x1536' }, requester, status: 'running' }, [{ data: png, filename: 'a.png' }]);
+    await a.update(key, { status: 'completed', runnerJobId: 'job1' });
+    await a.saveOutputs(key, [png, png], 'png');
 
-    const again = await JobRecordStore.open({ dataDir: dir, logger: silentLogger() });
-    expect(await again.get(key)).toMatchObject({ kind: 'edit', prompt: 'p', options: { size: '1024x1536' }, status: 'completed', runnerJobId: 'job1' });
-    expect((await again.readInputs(key)).map((i) => [i.filename, i.data.equals(png)])).toEqual([['a.png', true]]);
-    expect((await again.readOutput(key, 1))?.data.equals(png)).toBe(true);
-    expect(await again.readOutput(key, 2)).toBeUndefined();
+    expect(await b.get(key)).toMatchObject({ kind: 'edit', prompt: 'p', options: { size: '1024x1536' }, status: 'completed', runnerJobId: 'job1' });
+    expect((await b.readInputs(key)).map((i) => [i.filename, i.data.equals(png)])).toEqual([['a.png', true]]);
+    expect((await b.readOutput(key, 1))?.data.equals(png)).toBe(true);
+    expect(await b.readOutput(key, 2)).toBeUndefined();
+    await b.remove(key);
+    expect(await b.get(key)).toBeUndefined();
+    expect(await b.readOutput(key, 0)).toBeUndefined();
   });
 
-  it('keeps only the newest records, removing the images of dropped ones', async () => {
-    const store = await JobRecordStore.open({ dataDir: dir, maxRecords: 2, logger: silentLogger() });
+  it.skipIf(skip)('hands a running job of a process that died to one survivor, and tells the others it is not theirs while the holder lives', async () => {
+    const { a, b, concurrent, killA } = await open(backend);
+    const key = a.newKey();
+    await a.add({ key, kind: 'generate', prompt: 'running on a', options: {}, requester, status: 'running', reply: { applicationId: 'app', token: 't', issuedAt: Date.now() } });
+    expect(await b.runsElsewhere(key)).toBe(concurrent);
+    if (concurrent) expect(await b.claimInterrupted()).toEqual([]);
+    await killA();
+    expect(await b.runsElsewhere(key)).toBe(false);
+    const [claimed, ...rest] = await b.claimInterrupted();
+    expect(rest).toEqual([]);
+    expect(claimed).toMatchObject({ key, prompt: 'running on a', reply: { token: 't' } });
+    await b.update(key, { status: 'failed' });
+    expect(await b.get(key)).not.toHaveProperty('reply');
+    expect(await b.claimInterrupted()).toEqual([]);
+  });
+
+  it.skipIf(skip)('keeps no image over the bound, and an edit’s inputs all or none', async () => {
+    const { a } = await open(backend);
+    const small = Buffer.from(await makeImage('png', 4, 4));
+    const huge = Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1, 1);
+    const key = a.newKey();
+    await a.add({ key, kind: 'edit', prompt: 'p', options: {}, requester, status: 'running' }, [{ data: small }, { data: huge }]);
+    expect((await a.get(key))?.inputs).toEqual([]);
+    expect(await a.readInputs(key)).toEqual([]);
+    await a.saveOutputs(key, [huge, small], 'png');
+    expect(await a.readOutput(key, 0)).toMatchObject({ data: small });
+  });
+
+  it.skipIf(skip)('tells any process which images a ledger job kept (the console’s thumbnails), until its record goes', async () => {
+    const { a, b } = await open(backend);
+    const [first, second] = [Buffer.from(await makeImage('png', 8, 8)), Buffer.from(await makeImage('png', 9, 9))];
+    const key = a.newKey();
+    await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running', runnerJobId: 'ledger-job-1' });
+    expect(await a.keptOutputs('ledger-job-1')).toBeUndefined();
+    await a.saveOutputs(key, [first, second], 'png');
+    // Another process (a restart, a replica) finds them.
+    expect(await b.keptOutputs('ledger-job-1')).toBe(2);
+    expect(await b.readKeptOutput('ledger-job-1', 1)).toMatchObject({ data: second });
+    expect(await b.readKeptOutput('ledger-job-1', 2)).toBeUndefined();
+    expect(await b.keptOutputs('another-job')).toBeUndefined();
+    await a.remove(key);
+    expect(await a.keptOutputs('ledger-job-1')).toBeUndefined();
+    expect(await a.readKeptOutput('ledger-job-1', 0)).toBeUndefined();
+  });
+
+  it.skipIf(skip)('keeps images within PICTOR_KEPT_IMAGES_MB, dropping the oldest first: their jobs then have nothing to reroll', async () => {
+    const { a, b } = await open(backend, { keptImagesBytes: 3 * 1024 * 1024 });
+    const image = Buffer.alloc(1024 * 1024, 7);
     const keys: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const key = store.newKey();
+    for (let i = 0; i < 5; i++) {
+      const key = a.newKey();
       keys.push(key);
-      await store.add({ key, kind: 'edit', prompt: `p${i}`, options: {}, requester, status: 'completed' }, [{ data: Buffer.from(await makeImage('png', 4, 4)) }]);
+      await a.add({ key, kind: 'edit', prompt: `edit ${i}`, options: {}, requester, status: 'running' }, [{ data: image, filename: 'in.png' }]);
     }
-    expect(await store.get(keys[0]!)).toBeUndefined();
-    expect((await store.get(keys[2]!))?.prompt).toBe('p2');
-    await expect(readFile(join(dir, 'discord', 'images', keys[0]!, 'in-0.png'))).rejects.toMatchObject({ code: 'ENOENT' });
-    await store.close();
+    // Five images of 1 MiB in 3 MiB (kept as their bytes, no base64): the three latest stay, and a reader elsewhere sees the same.
+    const kept = await Promise.all(keys.map(async (key) => (await b.readInputs(key)).length));
+    expect(kept).toEqual([0, 0, 1, 1, 1]);
+    expect(await b.get(keys[0]!)).toMatchObject({ prompt: 'edit 0' });
   });
 
-  it('refuses to open a garbage or truncated store file that has no backup, naming the file and what to do', async () => {
-    await (await JobRecordStore.open({ dataDir: dir, logger: silentLogger() })).close();
-    const file = join(dir, 'discord', 'jobs.json');
-    for (const garbage of ['{"version":1,"records":[', '', 'null', '{"version":1,"records":[{"key":"x"}]}']) {
-      await writeFile(file, garbage);
-      const error = await JobRecordStore.open({ dataDir: dir, logger: silentLogger() }).catch((e: unknown) => e);
-      expect(error).toMatchObject({ code: 'job_store_unreadable', file });
-      expect((error as Error).message).toContain(file);
-      expect((error as Error).message).toContain('move it aside');
-    }
-  });
-
-  it('restores the backup copy when the store file is damaged, keeping the damaged one aside', async () => {
-    const store = await JobRecordStore.open({ dataDir: dir, logger: silentLogger() });
-    const kept = store.newKey();
-    await store.add({ key: kept, kind: 'generate', prompt: 'kept', options: {}, requester, status: 'completed' });
-    await store.add({ key: store.newKey(), kind: 'generate', prompt: 'lost', options: {}, requester, status: 'completed' });
-    await store.close();
-    await writeFile(join(dir, 'discord', 'jobs.json'), '{"version":1,"rec');
-
-    const again = await JobRecordStore.open({ dataDir: dir, logger: silentLogger() });
-    expect((await again.get(kept))?.prompt).toBe('kept');
-    expect(again.size).toBe(1);
-    await again.close();
-    expect((await readdir(join(dir, 'discord'))).some((name) => name.startsWith('jobs.json.unreadable-'))).toBe(true);
-  });
-
-  it('never drops a pending or running record to make room, only finished ones, by count and by bytes', async () => {
-    const store = await JobRecordStore.open({ dataDir: dir, maxRecords: 3, maxBytes: 10_000, logger: silentLogger() });
-    const running = store.newKey();
-    await store.add({ key: running, kind: 'edit', prompt: 'running', options: {}, requester, status: 'running' }, [{ data: Buffer.alloc(6000, 1) }]);
-    const finished: string[] = [];
-    for (let i = 0; i < 4; i++) {
-      const key = store.newKey();
-      finished.push(key);
-      await store.add({ key, kind: 'edit', prompt: `done ${i}`, options: {}, requester, status: 'completed' }, [{ data: Buffer.alloc(3000, 2) }]);
-    }
-    expect((await store.get(running))?.prompt).toBe('running');
-    // 6000 + 3000 bytes fit; a second finished record would not.
-    expect(await Promise.all(finished.map(async (k) => (await store.get(k)) !== undefined))).toEqual([false, false, false, true]);
-    await store.close();
-  });
-
-  it('keeps its folder private (0700) and its files readable by the bot’s user only (0600)', async () => {
-    const dataDir = join(dir, 'data');
-    const store = await JobRecordStore.open({ dataDir, logger: silentLogger() });
-    const key = store.newKey();
-    await store.add({ key, kind: 'edit', prompt: 'secret', options: {}, requester, status: 'running' }, [{ data: Buffer.from(await makeImage('png', 4, 4)) }]);
-    await store.add({ key: store.newKey(), kind: 'generate', prompt: 'second write', options: {}, requester, status: 'running' });
-    await store.close();
-    const mode = async (path: string) => (await stat(path)).mode & 0o777;
-    expect(await mode(dataDir)).toBe(0o700);
-    expect(await mode(join(dataDir, 'discord'))).toBe(0o700);
-    expect(await mode(join(dataDir, 'discord', 'images'))).toBe(0o700);
-    expect(await mode(join(dataDir, 'discord', 'images', key))).toBe(0o700);
-    expect(await mode(join(dataDir, 'discord', 'jobs.json'))).toBe(0o600);
-    expect(await mode(join(dataDir, 'discord', 'jobs.json.bak'))).toBe(0o600);
-    expect(await mode(join(dataDir, 'discord', 'images', key, 'in-0.png'))).toBe(0o600);
+  it.skipIf(skip)('lists a member’s drafts of the "Edit image" menu to any process, oldest first', async () => {
+    const { a, b } = await open(backend);
+    const sources = [{ url: 'https://cdn.discordapp.com/x.png', filename: 'x.png', label: 'x' }] as never;
+    const first = a.newKey();
+    await a.add({ key: first, kind: 'edit', prompt: '', options: {}, requester, status: 'draft', sources, createdAt: 1 });
+    const second = b.newKey();
+    await b.add({ key: second, kind: 'edit', prompt: '', options: {}, requester, status: 'draft', sources, createdAt: 2 });
+    expect((await b.drafts('1')).map((r) => r.key)).toEqual([first, second]);
+    await b.remove(first);
+    expect((await b.drafts('1')).map((r) => r.key)).toEqual([second]);
+    expect(await b.drafts('someone else')).toEqual([]);
   });
 });

@@ -10,8 +10,8 @@ describe('the job store under refused jobs', () => {
     await h?.close();
   });
 
-  it('keeps no record or image of refused /edits, so 25 of them cannot push out another member’s running job', async () => {
-    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 }, limits: { userConcurrentJobs: 1 }, bot: { keepJobs: 5 } });
+  it('keeps no record or image of refused /edits, so 25 of them cannot push out another member’s job', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 }, limits: { userConcurrentJobs: 1 }, });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a job someone is waiting for' });
     const running = await h.discord.waitFor(() => {
       const m = h.discord.original(ix);
@@ -27,7 +27,9 @@ describe('the job store under refused jobs', () => {
       refused.push(h.discord.slashCommand('edit', { prompt: `refused ${i}`, image1: h.discord.hostFile({ filename: `r${i}.png`, bytes: png }) }, { user: mallory }));
     }
     for (const r of refused) await h.discord.waitFor(() => (h.discord.original(r)?.content.includes('already have') ? true : undefined), 'the refusal');
-    expect((await readdir(join(h.dataDir, 'discord', 'images'))).length).toBe(1);
+    // Two jobs run (each a record), one of them an edit (its one input kept): nothing of the refused ones.
+    expect((await readdir(join(h.dataDir, 'discord', 'jobs'))).length).toBe(2);
+    expect((await readdir(join(h.dataDir, 'discord', 'kept-images'))).length).toBe(1);
 
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
     const cancelled = await h.finalReply(ix);

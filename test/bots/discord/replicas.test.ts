@@ -1,13 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDiscordBot, type DiscordBot } from '../../../bots/discord/index.js';
 import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
-import { RedisStateStore } from '../../../bots/state/index.js';
+import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { createEmulator, DEV_API_KEY } from '../../../src/emulator/index.js';
-import { closeRedis, connectRedis, PictorClient, silentLogger } from '../../../src/index.js';
+import { PictorClient, RedisLink, silentLogger } from '../../../src/index.js';
 import { FakeDiscord, buttonsOf } from '../../fakes/discord/FakeDiscord.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { deliveringToBoth } from '../../helpers/delivering-to-both.js';
@@ -16,7 +15,7 @@ import { buttonId } from './harness.js';
 const redis = testRedis();
 const LEASE_MS = 600;
 
-/** One replica: its own runner, ledger, data folder, Redis connection and lease; the shared Redis prefix. */
+/** One replica: its own runner, ledger, data folder, Redis link and lease; the shared Redis prefix. */
 interface Replica {
   bot: DiscordBot;
   /** Sends the next interactions to this replica. */
@@ -24,8 +23,8 @@ interface Replica {
   runner: JobRunner;
   /** Its own ledger. */
   quota: FileQuotaStore;
-  state: RedisStateStore;
-  connection: Redis;
+  state: BotState;
+  link: RedisLink;
   /** As kill -9: the gateway connection and Redis drop, nothing is stopped politely. */
   kill(): Promise<void>;
   stop(): Promise<void>;
@@ -53,14 +52,13 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
       const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-replica-'));
       const quota = new FileQuotaStore({ dir: dataDir });
       const runner = new JobRunner({ client: new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 0 }), store: quota, limits: {}, minUpdateIntervalMs: 5, partialImages: 0 });
-      const connection = await connectRedis(url);
-      const state = await RedisStateStore.open({ redis: connection, prefix, leaseMs: LEASE_MS });
+      const link = await RedisLink.open({ url, prefix });
+      const state = await openBotState({ dataDir, redis: link, leaseMs: LEASE_MS, logger: silentLogger() });
       const bot = await startDiscordBot({
         token: discord.botToken,
         applicationId: discord.applicationId,
         apiBaseUrl: discord.apiBaseUrl,
         runner,
-        dataDir,
         state,
         allowedAttachmentHosts: [discord.cdnHost],
         // Over HTTP, the test picks which replica an interaction reaches (`discord.interactionsEndpoint`).
@@ -75,7 +73,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
         await runner.shutdown({ graceMs: 500 });
         await bot.stop();
         await state.close();
-        await closeRedis(connection);
+        await link.close();
         await quota.close();
         await rm(dataDir, { recursive: true, force: true });
       };
@@ -86,11 +84,12 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
         runner,
         quota,
         state,
-        connection,
+        link,
         stop,
         async kill() {
           stopped = true;
-          connection.disconnect();
+          link.commands.disconnect();
+          link.subscriber().disconnect();
           await bot.client.destroy();
           cleanups.push(async () => {
             await bot.stop();

@@ -1,3 +1,4 @@
+import { words } from '../../../bots/runner/index.js';
 import { describe, expect, it } from 'vitest';
 import { isJobRefusedError, JobRefusedError, POLICY_REFUSAL_CODES, RUNNER_REFUSAL_CODES } from '../../../bots/runner/index.js';
 import { BREAKER_CODE, BUDGETS, USER_PACE_CODES } from '../../../src/index.js';
@@ -15,7 +16,7 @@ describe('isJobRefusedError', () => {
     expect(codes).toEqual(expect.arrayContaining([...POLICY_REFUSAL_CODES, 'dms_not_enabled', 'queue_full', 'restarting']));
     for (const code of codes) {
       expect(isJobRefusedError(refusalFromAnotherCopy(code)), code).toBe(true);
-      expect(isJobRefusedError(new JobRefusedError(code, 'refused')), code).toBe(true);
+      expect(isJobRefusedError(new JobRefusedError(code, words('failure.aborted'))), code).toBe(true);
     }
   });
 

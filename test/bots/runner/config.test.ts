@@ -26,7 +26,6 @@ describe('readRunnerConfig', () => {
 
   it('takes the defaults from an empty environment, with no budgets', () => {
     expect(readConfig({})).toEqual({
-      dataDir: './.data',
       limits: { userDailyUsd: undefined, scopeDailyUsd: undefined, userConcurrentJobs: 2, userCooldownSeconds: 0 },
       dmCaps: { dailyUsd: undefined, monthlyUsd: undefined },
       partialImages: 2,
@@ -42,7 +41,6 @@ describe('readRunnerConfig', () => {
 
   it('reads every variable, treating blank ones as unset', () => {
     const config = readConfig({
-      PICTOR_DATA_DIR: '/var/lib/pictor',
       PICTOR_USER_DAILY_USD: '1.50',
       PICTOR_SCOPE_DAILY_USD: ' ',
       PICTOR_USER_CONCURRENT_JOBS: '3',
@@ -57,7 +55,6 @@ describe('readRunnerConfig', () => {
       PICTOR_DM_MONTHLY_USD: '5',
     });
     expect(config).toEqual({
-      dataDir: '/var/lib/pictor',
       limits: { userDailyUsd: 1.5, scopeDailyUsd: undefined, userConcurrentJobs: 3, userCooldownSeconds: 10 },
       dmCaps: { dailyUsd: 0.5, monthlyUsd: 5 },
       partialImages: 0,

@@ -1,3 +1,4 @@
+import { duration, words } from '../../../bots/runner/index.js';
 import { describe, expect, it } from 'vitest';
 import { describeFailure, describeKeptImages, describeValidation, JobRefusedError } from '../../../bots/runner/index.js';
 import {
@@ -22,7 +23,7 @@ function validationErrorOf(input: unknown): ValidationError {
 describe('describeFailure', () => {
   it('names the field and what it accepts for invalid input', () => {
     const failure = describeFailure(validationErrorOf({ prompt: 'x', n: 11 }));
-    expect(failure).toEqual({ code: 'validation_error', message: 'The n option is not valid: n must be an integer from 1 to 10.', retryable: false });
+    expect(failure).toMatchObject({ code: 'validation_error', message: 'The n option is not valid: n must be an integer from 1 to 10.', retryable: false });
   });
 
   it('says what quality accepts', () => {
@@ -41,7 +42,7 @@ describe('describeFailure', () => {
 
   it('maps the service’s error answers to stable codes and sentences that never quote the service', () => {
     const quota = makeAPIError({ status: 429, body: { error: { message: 'You exceeded your quota, key sk-abc', type: 'insufficient_quota', code: 'insufficient_quota' } } });
-    expect(describeFailure(quota)).toEqual({
+    expect(describeFailure(quota)).toMatchObject({
       code: 'quota_exhausted',
       message: 'The image service account is out of credit; tell the bot’s operator.',
       retryable: false,
@@ -49,7 +50,7 @@ describe('describeFailure', () => {
     const moderation = makeAPIError({ status: 400, body: { error: { message: 'blocked', type: 'image_generation_user_error', code: 'moderation_blocked' } } });
     expect(describeFailure(moderation)).toMatchObject({ code: 'moderation_blocked', retryable: false });
     const badField = makeAPIError({ status: 400, body: { error: { message: 'Invalid value', type: 'invalid_request_error', param: 'size', code: null } } });
-    expect(describeFailure(badField)).toEqual({
+    expect(describeFailure(badField)).toMatchObject({
       code: 'bad_request',
       message: 'The image service rejected the option size; change it and try again.',
       retryable: false,
@@ -59,18 +60,18 @@ describe('describeFailure', () => {
 
   it('gives the wait the service asked for when it is busy', () => {
     const limited = makeAPIError({ status: 429, body: { error: { message: 'slow down', code: 'rate_limit_exceeded' } }, retryAfterMs: 125_000 });
-    expect(describeFailure(limited)).toEqual({ code: 'rate_limited', message: 'The image service is busy right now; try again in about 2 min 5 s.', retryable: true });
+    expect(describeFailure(limited)).toMatchObject({ code: 'rate_limited', message: 'The image service is busy right now; try again in about 2 min 5 s.', retryable: true });
   });
 
   it('explains timeouts, broken streams and unreachable services as worth retrying, saying which ones may have been billed', () => {
-    expect(describeFailure(new TimeoutError('idle', 300_000))).toEqual({
+    expect(describeFailure(new TimeoutError('idle', 300_000))).toMatchObject({
       code: 'timeout',
       message:
         'The image service sent nothing for 5 min, so the job was stopped. It had reached the service and may have been billed (its estimate counts against the budget), so it was not sent again; Retry starts a new job, perhaps at a lower quality.',
       retryable: true,
     });
     expect(describeFailure(new StreamBrokenError('reset'))).toMatchObject({ code: 'stream_broken', retryable: true, message: expect.stringContaining('may have been billed') });
-    expect(describeFailure(new ConnectionError('could not reach http://10.0.0.1 (ECONNREFUSED)'))).toEqual({
+    expect(describeFailure(new ConnectionError('could not reach http://10.0.0.1 (ECONNREFUSED)'))).toMatchObject({
       code: 'connection_failed',
       message: 'The bot could not reach the image service; try again in a few minutes.',
       retryable: true,
@@ -85,8 +86,9 @@ describe('describeFailure', () => {
   });
 
   it('passes a refusal through with its code', () => {
-    const refusal = new JobRefusedError('user_cooldown', 'You can start one job every 30 s; try again in 12 s.');
-    expect(describeFailure(refusal)).toEqual({ code: 'user_cooldown', message: refusal.message, retryable: true });
+    const refusal = new JobRefusedError('user_cooldown', words('refusal.user_cooldown', { every: duration(30_000), wait: duration(12_000) }));
+    expect(describeFailure(refusal)).toMatchObject({ code: 'user_cooldown', message: 'You can start one job every 30 s; try again in 12 s.', words: refusal.words, retryable: true });
+    expect(describeFailure(refusal, 'de').message).toBe('Du kannst alle 30 Sek. einen Auftrag starten; versuche es in 12 Sek. erneut.');
   });
 });
 

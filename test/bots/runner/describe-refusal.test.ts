@@ -29,11 +29,11 @@ describe('refusalFromPolicy', () => {
     expect(refusalFromPolicy('blocked_word', { platform: 'discord', word: 'kraken' }).message).toBe('Your prompt contains “kraken”, which is blocked here; rephrase it and try again.');
     expect(refusalFromPolicy('too_many_images', { platform: 'discord', limit: 2, used: 4 }).message).toBe('At most 2 images per job can be made here; ask for fewer.');
     expect(refusalFromPolicy('too_many_images', { platform: 'discord', limit: 1, used: 2 }).message).toBe('At most 1 image per job can be made here; ask for fewer.');
-    expect(refusalFromPolicy('quality_not_allowed', { platform: 'slack', allowed: 'low, medium' }).message).toBe('That quality is not allowed here; choose one of low, medium.');
+    expect(refusalFromPolicy('quality_not_allowed', { platform: 'slack', allowed: ['low', 'medium'] }).message).toBe('That quality is not allowed here; choose one of low or medium.');
     expect(refusalFromPolicy('high_quality_not_allowed', { platform: 'discord' }).message).toBe(
       'Quality high is kept for some members of this server; choose another quality or ask an admin.',
     );
-    expect(refusalFromPolicy('size_not_allowed', { platform: 'slack', allowed: '1024x1024' }).message).toBe('That size is not allowed here; choose one of 1024x1024.');
+    expect(refusalFromPolicy('size_not_allowed', { platform: 'slack', allowed: ['1024x1024'] }).message).toBe('That size is not allowed here; choose one of 1024x1024.');
     expect(refusalFromPolicy('moderation_not_allowed', { platform: 'discord' }).message).toBe(
       'Moderation low is not allowed here; leave moderation unset to use this server’s level.',
     );

@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { FileJobHistoryStore, HISTORY_LIMITS, JobHistory, RedisJobHistoryStore, type HistoryEntry, type JobHistoryStore } from '../../../bots/runner/index.js';
+import { HISTORY_LIMITS, JobHistory, stateHistory, type HistoryEntry, type JobHistoryStore } from '../../../bots/runner/index.js';
+import { openBotState, type BotState } from '../../../bots/state/index.js';
+import { RedisLink, silentLogger } from '../../../src/index.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { requester, useTempDirs } from '../../helpers/runner-harness.js';
 
@@ -81,28 +83,35 @@ function historyBehaviour(name: string, open: () => Promise<JobHistoryStore>) {
   });
 }
 
-historyBehaviour('data folder', async () => new FileJobHistoryStore({ dir: await newDir() }));
-
 const redis = testRedis();
 const prefix = uniquePrefix('history');
-const opened: RedisJobHistoryStore[] = [];
+const opened: (BotState | RedisLink)[] = [];
 afterAll(async () => {
-  for (const store of opened) await store.close();
+  for (const open of opened.reverse()) await open.close();
   if (redis.url) await deleteKeys(redis.url, prefix);
 });
+
+/** The history in the bots' state of a process: the data folder, or Redis. */
+async function inState(dataDir: string, link?: RedisLink): Promise<JobHistoryStore> {
+  const state = await openBotState({ dataDir, redis: link, logger: silentLogger() });
+  opened.push(state);
+  return stateHistory(state);
+}
+
+historyBehaviour('data folder', async () => inState(await newDir()));
 if (!redis.skipReason) {
   historyBehaviour('Redis', async () => {
-    const store = await RedisJobHistoryStore.connect({ url: requireRedisUrl(redis), prefix });
-    opened.push(store);
-    return store;
+    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
+    opened.push(link);
+    return inState(await newDir(), link);
   });
 }
 
-describe('the history file', () => {
-  it('keeps a member’s history across a restart of the bot (a new store on the same folder)', async () => {
+describe('the history in the data folder', () => {
+  it('keeps a member’s history across a restart of the bot (a new state on the same folder)', async () => {
     const dir = await newDir();
     const alice = requester();
-    await new JobHistory({ store: new FileJobHistoryStore({ dir }) }).record(alice, entry(7));
-    expect((await new JobHistory({ store: new FileJobHistoryStore({ dir }) }).mine(alice)).map((e) => e.key)).toEqual(['job-7']);
+    await new JobHistory({ store: await inState(dir) }).record(alice, entry(7));
+    expect((await new JobHistory({ store: await inState(dir) }).mine(alice)).map((e) => e.key)).toEqual(['job-7']);
   });
 });

@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FileJobHistoryStore, type AdmittedJob, type IntakeAnswers, type JobIntent, type JobRunner } from '../../../bots/runner/index.js';
-import { EditImagesSchema, EditRequestSchema, GenerationRequestSchema, PRICE_TABLE } from '../../../src/index.js';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { stateHistory, type AdmittedJob, type IntakeAnswers, type JobIntent, type JobRunner } from '../../../bots/runner/index.js';
+import { openBotState } from '../../../bots/state/index.js';
+import { EditImagesSchema, EditRequestSchema, GenerationRequestSchema, PRICE_TABLE, silentLogger } from '../../../src/index.js';
 import { makeImage } from '../../helpers/images.js';
 import { editBeingFetched, recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
 
@@ -171,8 +172,9 @@ describe('the intake: one call decides a job before its first public answer', ()
   });
 
   it('keeps the ended job in the member’s history under the surface’s key, with its link', async () => {
-    const dir = await kit.newDir();
-    const { runner } = await kit.runner({ partialImages: 0, history: new FileJobHistoryStore({ dir }) });
+    const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
+    onTestFinished(() => state.close());
+    const { runner } = await kit.runner({ partialImages: 0, history: stateHistory(state) });
     const who = requester();
     const answers: IntakeAnswers = {
       refuse: async () => {},

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { isJobRefusedError, JobRefusedError, type JobRunner, type JobSpec, type Requester } from '../../../bots/runner/index.js';
 import { describeQueueFull, positionWorthShowing, QueueBound } from '../../../bots/runner/queue-bound.js';
+import { sayWords } from '../../../bots/runner/index.js';
 import { describeFailure } from '../../../bots/runner/describe-failure.js';
 import { ImageLimiter } from '../../../src/index.js';
 import { makeImage } from '../../helpers/images.js';
@@ -281,10 +282,10 @@ describe('QueueBound', () => {
 describe('describeQueueFull', () => {
   it('names the megabytes of images waiting, the edit’s own and the bound, then the wait, for an edit refused for its images', () => {
     const MB = 1024 * 1024;
-    expect(describeQueueFull({ queued: 12, maxQueued: 200, waitMs: 120_000, input: { heldBytes: 500 * MB, jobBytes: 40 * MB, maxBytes: 512 * MB } })).toBe(
+    expect(sayWords('en', describeQueueFull({ queued: 12, maxQueued: 200, waitMs: 120_000, input: { heldBytes: 500 * MB, jobBytes: 40 * MB, maxBytes: 512 * MB } }))).toBe(
       'The bot is busy: the edits waiting hold 500 MB of images, and this one’s 40 MB would pass the most it keeps at once (512 MB), so it was not started and costs nothing; at the present pace a new job would wait about 2 min, so try again then.',
     );
-    expect(describeQueueFull({ queued: 3, maxQueued: 200, waitMs: undefined, input: { heldBytes: 20_000, jobBytes: 1, maxBytes: 1 * MB } })).toMatch(
+    expect(sayWords('en', describeQueueFull({ queued: 3, maxQueued: 200, waitMs: undefined, input: { heldBytes: 20_000, jobBytes: 1, maxBytes: 1 * MB } }))).toMatch(
       /hold 1 MB of images, and this one’s 1 MB would pass the most it keeps at once \(1 MB\).*none has been sent in the last minute/,
     );
   });

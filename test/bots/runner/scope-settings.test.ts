@@ -1,7 +1,7 @@
-import { writeFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FileQuotaStore, JobRefusedError, RedisQuotaStore, settingsInLedger, type JobRunner, type JobSpec, type Requester } from '../../../bots/runner/index.js';
-import { MemoryQuotaStore } from '../../../src/index.js';
+import { JobRefusedError, settingsInState, type JobRunner, type JobSpec, type Requester } from '../../../bots/runner/index.js';
+import { openBotState, stateKeyOf, type BotState } from '../../../bots/state/index.js';
+import { RedisLink, silentLogger, type ScopeSettingEntries } from '../../../src/index.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
 
@@ -23,49 +23,52 @@ async function refusalCode(runner: JobRunner, spec: JobSpec): Promise<string | u
   }
 }
 
-describe('the chat settings kept in the ledger', () => {
-  it('survive a restart of the bot: the file ledger keeps them beside the caps', async () => {
+const opened: (BotState | RedisLink)[] = [];
+afterAll(async () => {
+  for (const open of opened.reverse()) await open.close();
+});
+
+/** A process's settings store, in a bots' state of its own (the data folder, or Redis through `link`). */
+async function settingsOf(dataDir: string, link?: RedisLink) {
+  const state = await openBotState({ dataDir, redis: link, logger: silentLogger() });
+  opened.push(state);
+  return { state, settings: settingsInState(state.store.space(state.spaces.scopeSettings)) };
+}
+
+describe('the chat settings kept in the bots’ state', () => {
+  it('survive a restart of the bot: the data folder keeps them', async () => {
     const dir = await kit.newDir();
-    const first = new FileQuotaStore({ dir });
-    await first.open();
-    const { runner } = await kit.runner({ store: first });
+    const { runner } = await kit.runner({ settings: (await settingsOf(dir)).settings });
     expect((await runner.policy.set(admin(), 'blockedWords', ['kraken'])).ok).toBe(true);
     await runner.shutdown({ graceMs: 0 });
-    await first.close();
 
-    const reopened = await kit.store({ dir });
-    await reopened.open();
-    const { runner: next } = await kit.runner({ store: reopened });
+    const { runner: next } = await kit.runner({ settings: (await settingsOf(dir)).settings });
     expect(await refusalCode(next, job(requester(), 'a kraken'))).toBe('blocked_word');
     expect(kit.emu.emulator.requests).toHaveLength(0);
     expect((await next.policy.effective(requester())).blockedWords).toMatchObject({ value: ['kraken'], source: 'admin', change: { by: expect.stringMatching(/^discord:user-\d+$/) as unknown } });
   });
 
-  it('are restored from the ledger’s backup copy with the caps when the file is damaged', async () => {
-    const dir = await kit.newDir();
-    const store = new FileQuotaStore({ dir });
-    await store.open();
-    const settings = settingsInLedger(store);
-    await settings.set('slack:T1', 'maxImages', 3, { by: 'slack:U1', at: 1 });
-    await settings.set('slack:T1', 'maxImages', 2, { by: 'slack:U1', at: 2 });
-    await store.close();
-    await writeFile(store.capOverridesPath, '{"version":1,"scop');
-
-    const reopened = await kit.store({ dir });
-    expect((await reopened.open()).restoredCapOverrides).toBe(true);
-    expect((await settingsInLedger(reopened).get('slack:T1')).values.maxImages).toBe(3);
-  });
-
   it('leave out a stored value this version cannot read, so its default applies, and say so in the log', async () => {
-    const ledger = new MemoryQuotaStore();
-    await ledger.setScopeSetting('discord:G1', 'maxImages', 99, 'discord:admin', 1);
-    await ledger.setScopeSetting('discord:G1', 'channels', ['art'], 'discord:admin', 1);
-    await ledger.setScopeSetting('discord:G1', 'colourScheme', 'teal', 'discord:admin', 1);
+    const { state } = await settingsOf(await kit.newDir());
+    const space = state.store.space<ScopeSettingEntries>(state.spaces.scopeSettings);
+    await space.put(stateKeyOf('discord:G1'), {
+      maxImages: { value: 99, by: 'discord:admin', at: 1 },
+      channels: { value: ['art'], by: 'discord:admin', at: 1 },
+      colourScheme: { value: 'teal', by: 'discord:admin', at: 1 },
+    });
     const warnings: unknown[] = [];
     const logger = { warn: (...args: unknown[]) => warnings.push(args), info: () => {}, error: () => {}, debug: () => {} };
-    const stored = await settingsInLedger(ledger, logger).get('discord:G1');
+    const stored = await settingsInState(space, logger).get('discord:G1');
     expect(stored.values).toEqual({ channels: ['art'] });
     expect(warnings).toHaveLength(1);
+  });
+
+  it('answer what a setting was before a change, and forget a cleared one', async () => {
+    const { settings } = await settingsOf(await kit.newDir());
+    expect(await settings.set('slack:T1', 'maxImages', 3, { by: 'slack:U1', at: 1 })).toEqual({ previous: undefined });
+    expect(await settings.set('slack:T1', 'maxImages', 2, { by: 'slack:U1', at: 2 })).toEqual({ previous: 3 });
+    expect(await settings.set('slack:T1', 'maxImages', undefined, { by: 'slack:U1', at: 3 })).toEqual({ previous: 2 });
+    expect(await settings.get('slack:T1')).toEqual({ values: {}, setBy: {} });
   });
 });
 
@@ -73,20 +76,17 @@ const redis = testRedis();
 
 describe.skipIf(redis.skipReason)(`chat settings on Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
   const prefix = uniquePrefix('scope-settings');
-  const stores: RedisQuotaStore[] = [];
   afterAll(async () => {
-    for (const store of stores) await store.close();
     if (redis.url) await deleteKeys(redis.url, prefix);
   });
 
   it('apply a change made through one process to the jobs of another on the same Redis', async () => {
     const url = requireRedisUrl(redis);
-    // Two stores on connections of their own, as two processes of the account have.
-    const one = await RedisQuotaStore.connect({ url, prefix });
-    const two = await RedisQuotaStore.connect({ url, prefix });
-    stores.push(one, two);
-    const { runner: first } = await kit.runner({ store: one });
-    const { runner: second } = await kit.runner({ store: two, settingsCacheMs: 0 });
+    // Two states on links of their own, as two processes of the account have.
+    const [one, two] = [await RedisLink.open({ url, prefix }), await RedisLink.open({ url, prefix })];
+    opened.push(one, two);
+    const { runner: first } = await kit.runner({ settings: (await settingsOf(await kit.newDir(), one)).settings });
+    const { runner: second } = await kit.runner({ settings: (await settingsOf(await kit.newDir(), two)).settings, settingsCacheMs: 0 });
 
     expect(await refusalCode(second, job(requester({ channelId: 'general' })))).toBeUndefined();
     expect((await first.policy.set(admin(), 'channels', ['art'])).ok).toBe(true);

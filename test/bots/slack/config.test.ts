@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readSlackConfig, DEFAULT_FILE_HOSTS } from '../../../bots/slack/index.js';
+import { readSlackConfig, DEFAULT_FILE_HOSTS, parseFileHost } from '../../../bots/slack/index.js';
 import { ValidationError } from '../../../src/index.js';
 
 const bot = 'xoxb-1234-secret-bot-token';
@@ -27,10 +27,8 @@ describe('readSlackConfig', () => {
       appToken: app,
       signingSecret: undefined,
       mode: 'socket',
-      port: undefined,
-      host: undefined,
       apiUrl: 'https://slack.com/api/',
-      allowedFileHosts: [...DEFAULT_FILE_HOSTS],
+      allowedFileHosts: DEFAULT_FILE_HOSTS.map(parseFileHost),
       adminUserIds: [],
     });
   });
@@ -46,7 +44,16 @@ describe('readSlackConfig', () => {
         SLACK_ALLOWED_FILE_HOSTS: 'files.slack-gov.com, http://127.0.0.1:9000',
         SLACK_ADMIN_USER_IDS: 'U1 U2',
       }),
-    ).toMatchObject({ mode: 'http', port: 8080, apiUrl: 'https://slack-gov.com/api/', allowedFileHosts: ['files.slack-gov.com', 'http://127.0.0.1:9000'], adminUserIds: ['U1', 'U2'] });
+    ).toMatchObject({
+      mode: 'http',
+      port: 8080,
+      apiUrl: 'https://slack-gov.com/api/',
+      allowedFileHosts: [
+        { protocol: 'https:', host: 'files.slack-gov.com' },
+        { protocol: 'http:', host: '127.0.0.1:9000' },
+      ],
+      adminUserIds: ['U1', 'U2'],
+    });
   });
 
   it('names the missing variable of each mode without repeating any secret', () => {

@@ -173,7 +173,7 @@ describe('editing images in Slack', () => {
     const planted = fake.addFile({ name: 'innocent.png', bytes: await png(), urlPrivate: `${foreign.url}/files-pri/T0PICTOR-F1/innocent.png` });
     await fake.userMessage({ channel: 'C0SAFE', text: `<@${fake.botUserId}> make it pop`, files: [planted] });
     const note = await fake.waitFor(() => fake.ephemerals[0], 'the private refusal');
-    expect(note.text).toContain("not one of Slack's file hosts");
+    expect(note.text).toContain("not one of Slack’s file hosts");
     expect(note.user).toBe('U0ALICE');
     expect(foreign.requests).toEqual([]);
     expect(h.emulator.requests).toEqual([]);

@@ -2,8 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { DEFAULT_FILE_HOSTS, startSlackBot, type SlackBot, type SlackBotOptions } from '../../../bots/slack/index.js';
-import { FileJobHistoryStore, FileQuotaStore, JobRunner, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
+import { DEFAULT_FILE_HOSTS, parseFileHost, startSlackBot, type SlackBot, type SlackBotOptions } from '../../../bots/slack/index.js';
+import { FileQuotaStore, JobRunner, settingsInState, stateHistory, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
+import { openBotState, type BotState } from '../../../bots/state/index.js';
 import type { QuotaStore } from '../../../src/index.js';
 import { ImageLimiter, PictorClient, silentLogger } from '../../../src/index.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorOptions, type EmulatorServer } from '../../../src/emulator/index.js';
@@ -35,6 +36,8 @@ export interface Harness {
   /** The runner's spend ledger. */
   store: QuotaStore;
   bot: SlackBot;
+  /** The bots' state (the data folder's, unless `bot.state` was given). */
+  state: BotState;
   dataDir: string;
   /** Stops the bot and runner (and, unless kept, the fake, emulator and data folder). */
   close(keep?: { fake?: boolean; dataDir?: boolean }): Promise<void>;
@@ -59,6 +62,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const client = new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, limiter, maxRetries: 0 });
   // The workspaces' settings are kept beside the ledger's caps, as `npm start` keeps them without Redis.
   const store = options.store ?? new FileQuotaStore({ dir: dataDir });
+  const state = options.bot?.state ?? (await openBotState({ dataDir, ledger: store, logger: silentLogger() }));
   const runner = new JobRunner({
     client,
     store,
@@ -67,7 +71,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     partialImages: 2,
     shutdownGraceMs: 2000,
     operatorControls: options.controls,
-    history: new FileJobHistoryStore({ dir: dataDir }),
+    history: stateHistory(state),
+    settings: settingsInState(state.store.space(state.spaces.scopeSettings)),
     maxQueuedInputBytes: options.maxQueuedInputBytes,
   });
   const bot = await startSlackBot({
@@ -79,13 +84,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     host: '127.0.0.1',
     apiUrl: fake.apiUrl,
     runner,
-    dataDir,
-    seenRequests: store,
-    allowedFileHosts: [...DEFAULT_FILE_HOSTS, fake.fileHost],
+    state,
+    allowedFileHosts: [...DEFAULT_FILE_HOSTS, fake.fileHost].map(parseFileHost),
     logger: silentLogger(),
     channelWriteIntervalMs: TEST_CHANNEL_INTERVAL_MS,
     ...options.bot,
-  });
+  } as SlackBotOptions);
   if (mode === 'http') fake.deliverOverHttp(bot.url!);
   else await fake.waitFor(() => fake.socketCount > 0, 'the Socket Mode connection');
   return {
@@ -94,11 +98,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     runner,
     store,
     bot,
+    state,
     dataDir,
     async close(keep = {}) {
       // As `npm start` stops: the runner first (running jobs end and are shown), then the bot waits for what it still shows.
       await runner.shutdown({ graceMs: 500 });
       await bot.stop();
+      if (!options.bot?.state) await state.close();
       await store.close();
       await limiter.stop();
       await emulator.close();
@@ -106,6 +112,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       if (!keep.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** What the ledger's usage records say each user's settled jobs cost, by user key (`slack:U…`). */
+export async function settledCosts(harness: Pick<Harness, 'store'>): Promise<Map<string, number>> {
+  const costs = new Map<string, number>();
+  for (const r of await harness.store.usage({})) costs.set(r.userKey, (costs.get(r.userKey) ?? 0) + r.costUsd);
+  return costs;
 }
 
 /** A real PNG of the given size and colour. */

@@ -1,18 +1,14 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Installation } from '@slack/bolt';
-import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { closeRedis, connectRedis, silentLogger } from '../../../src/index.js';
-import {
-  FileInstallationRecords,
-  installationKey,
-  RedisInstallationRecords,
-  slackInstallationStore,
-  type InstallationRecords,
-} from '../../../bots/slack/installation-store.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { installationKey, slackInstallationStore } from '../../../bots/slack/installation-store.js';
+import { openBotState, type BotState } from '../../../bots/state/index.js';
+import { RedisLink, silentLogger } from '../../../src/index.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+
+const redis = testRedis();
 
 function workspaceInstall(team: string, enterprise?: string): Installation {
   return {
@@ -49,9 +45,31 @@ describe('the key of an installation', () => {
   });
 });
 
-/** What both backends must do, through Bolt's installation store interface. */
-function behavesAsAnInstallationStore(open: () => Promise<InstallationRecords>): void {
-  it('stores, fetches and deletes a workspace install by its team', async () => {
+describe.each([
+  { backend: 'the data folder', skip: undefined },
+  { backend: 'Redis', skip: redis.skipReason },
+])('installations in the bots’ state on $backend', ({ backend, skip }) => {
+  const closers: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+
+  /** The installations space of a state of its own (a space without expiry: see the state store's contract). */
+  async function open() {
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-installations-'));
+    const prefix = uniquePrefix('slack-installations');
+    const link = backend === 'Redis' ? await RedisLink.open({ url: requireRedisUrl(redis), prefix }) : undefined;
+    const state: BotState = await openBotState({ dataDir, redis: link, logger: silentLogger() });
+    closers.push(async () => {
+      await state.close();
+      await link?.close();
+      if (link) await deleteKeys(requireRedisUrl(redis), prefix);
+      await rm(dataDir, { recursive: true, force: true });
+    });
+    return state.store.space<Installation>(state.spaces.slackInstallations);
+  }
+
+  it.skipIf(skip)('stores, fetches and deletes a workspace install by its team', async () => {
     const store = slackInstallationStore(await open(), silentLogger());
     await store.storeInstallation(workspaceInstall('T0ALPHA', 'E0ORG'));
 
@@ -63,7 +81,7 @@ function behavesAsAnInstallationStore(open: () => Promise<InstallationRecords>):
     await expect(store.fetchInstallation({ teamId: 'T0ALPHA', enterpriseId: 'E0ORG', isEnterpriseInstall: false })).rejects.toMatchObject({ code: 'slack_installation_not_found' });
   });
 
-  it('answers for every workspace of an organization with its org-wide install, and a workspace’s own install goes first', async () => {
+  it.skipIf(skip)('answers for every workspace of an organization with its org-wide install, and a workspace’s own install goes first', async () => {
     const store = slackInstallationStore(await open(), silentLogger());
     await store.storeInstallation(orgInstall('E0ORG'));
 
@@ -74,55 +92,11 @@ function behavesAsAnInstallationStore(open: () => Promise<InstallationRecords>):
     expect(await store.forTeam('T0ANY')).toBeUndefined();
   });
 
-  it('refuses an installation over its size bound instead of cutting it', async () => {
+  it.skipIf(skip)('refuses an installation over its size bound instead of cutting it', async () => {
     const store = slackInstallationStore(await open(), silentLogger());
     const huge = { ...workspaceInstall('T0HUGE'), metadata: 'x'.repeat(20_000) };
 
-    await expect(store.storeInstallation(huge)).rejects.toMatchObject({ code: 'slack_installation_too_large' });
+    await expect(store.storeInstallation(huge)).rejects.toMatchObject({ code: 'state_value_too_large' });
     expect(await store.forTeam('T0HUGE')).toBeUndefined();
-  });
-}
-
-describe('installations in the data folder', () => {
-  let dataDir = '';
-  beforeEach(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-installations-'));
-  });
-  afterEach(async () => {
-    await rm(dataDir, { recursive: true, force: true });
-  });
-
-  behavesAsAnInstallationStore(async () => new FileInstallationRecords({ dataDir }));
-
-  it('keeps each in a file only its owner can read, in a folder only its owner can enter', async () => {
-    await new FileInstallationRecords({ dataDir }).put('team-T0ALPHA', workspaceInstall('T0ALPHA'));
-
-    expect((await stat(join(dataDir, 'slack', 'installations', 'team-T0ALPHA.json'))).mode & 0o777).toBe(0o600);
-    expect((await stat(join(dataDir, 'slack', 'installations'))).mode & 0o077).toBe(0);
-  });
-});
-
-const redis = testRedis();
-
-describe.skipIf(redis.skipReason)(`installations on Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
-  const prefix = uniquePrefix('slack-installations');
-  const connections: Redis[] = [];
-  afterAll(async () => {
-    for (const connection of connections) await closeRedis(connection);
-    if (redis.url) await deleteKeys(redis.url, prefix);
-  });
-
-  behavesAsAnInstallationStore(async () => {
-    const connection = await connectRedis(requireRedisUrl(redis));
-    connections.push(connection);
-    return new RedisInstallationRecords({ redis: connection, prefix: `${prefix}:${connections.length}` });
-  });
-
-  it('keeps each under the Redis prefix, without an expiry', async () => {
-    const connection = await connectRedis(requireRedisUrl(redis));
-    connections.push(connection);
-    await new RedisInstallationRecords({ redis: connection, prefix }).put('team-T0ALPHA', workspaceInstall('T0ALPHA'));
-
-    expect(await connection.ttl(`${prefix}:slack:installation:team-T0ALPHA`)).toBe(-1);
   });
 });

@@ -14,6 +14,7 @@ function completedJob(completed: Partial<NonNullable<JobViewState['completed']>>
     status: 'completed',
     ahead: undefined,
     previewsShown: 0,
+    locale: 'en',
     completed: {
       size: '1024x1024',
       quality: 'low',

@@ -1,7 +1,9 @@
-import type { Redis } from 'ioredis';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis } from '../../../src/core/redis-connection.js';
-import { RedisQuotaStore } from '../../../src/index.js';
+import { openBotState, type BotState } from '../../../bots/state/index.js';
+import { RedisLink, RedisQuotaStore, silentLogger } from '../../../src/index.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { finishedJob, jobMessages, startHarness, type Harness } from './harness.js';
 
@@ -34,24 +36,31 @@ const redis = testRedis();
 
 describe.skipIf(redis.skipReason)(`a replayed signed Slack request, two bots on one Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
   let url: string;
-  let client: Redis;
   const prefixes: string[] = [];
+  const opened: (BotState | RedisLink)[] = [];
 
-  beforeAll(async () => {
+  beforeAll(() => {
     url = requireRedisUrl(redis);
-    client = await connectRedis(url);
   });
   afterAll(async () => {
-    client?.disconnect();
+    for (const open of opened.reverse()) await open.close();
     if (url) for (const prefix of prefixes) await deleteKeys(url, prefix);
   });
+
+  /** A process's ledger and state on the shared Redis. */
+  async function onRedis(prefix: string) {
+    const link = await RedisLink.open({ url, prefix });
+    const state = await openBotState({ dataDir: await mkdtemp(join(tmpdir(), 'pictor-replay-')), redis: link, logger: silentLogger() });
+    opened.push(link, state);
+    return { store: new RedisQuotaStore({ redis: link.commands, prefix }), bot: { state } };
+  }
 
   it('is dropped by the second bot when the first one ran it', async () => {
     const prefix = uniquePrefix('replay');
     prefixes.push(prefix);
-    const first = await startHarness({ emulator: { latencyMs: 10 }, store: new RedisQuotaStore({ redis: client, prefix }) });
+    const first = await startHarness({ emulator: { latencyMs: 10 }, ...(await onRedis(prefix)) });
     harnesses.push({ h: first });
-    const second = await startHarness({ emulator: { latencyMs: 10 }, fake: first.fake, store: new RedisQuotaStore({ redis: client, prefix }) });
+    const second = await startHarness({ emulator: { latencyMs: 10 }, fake: first.fake, ...(await onRedis(prefix)) });
     harnesses.push({ h: second, keepFake: true });
 
     first.fake.deliverOverHttp(first.bot.url!);

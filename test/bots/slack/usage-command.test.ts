@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { formatUsd } from '../../../src/index.js';
 import { budgetCommandOf } from '../../../bots/slack/listeners/budget-commands.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
-import { finishedJob, startHarness, type Harness, type HarnessOptions } from './harness.js';
+import { finishedJob, settledCosts, startHarness, type Harness, type HarnessOptions } from './harness.js';
 
 const ADMIN = 'U0ADMIN';
 
@@ -33,11 +33,6 @@ async function drawLow(harness: Harness, channel: string, user = 'U0ALICE', inde
   await finishedJob(harness.fake, channel, index);
 }
 
-async function settledCosts(harness: Harness): Promise<Map<string, number>> {
-  const costs = new Map<string, number>();
-  for (const r of await harness.store.usage({})) costs.set(r.userKey, (costs.get(r.userKey) ?? 0) + r.costUsd);
-  return costs;
-}
 
 describe('/imagine usage', () => {
   it('tells a person privately what they spent today and this month — the sum of their settled jobs — and what is left of each cap that is set', async () => {

@@ -24,6 +24,7 @@ import {
 } from './interaction-payloads.js';
 import { readRequest, type ReadBody, type ReceivedFile } from './read-request.js';
 import { snowflake } from './snowflake.js';
+import { commandProblems } from './command-rules.js';
 
 export type { FakeAttachment, FakeMessage, MessageSnapshot, OptionValue };
 
@@ -554,6 +555,8 @@ export class FakeDiscord {
       roles: as.roles ?? [],
       permissions: as.permissions ?? '0',
       attachmentSizeLimit: as.attachmentSizeLimit ?? this.attachmentSizeLimit,
+      locale: as.locale ?? 'en-US',
+      guildLocale: as.guildLocale ?? 'en-US',
     };
   }
 
@@ -941,6 +944,8 @@ export class FakeDiscord {
 
   #registerCommands(scope: string, json: unknown): Record<string, unknown>[] {
     if (!Array.isArray(json)) throw new DiscordHttpError(400, 50035, 'Invalid Form Body (expected a list of commands)');
+    const problems = commandProblems(json as Record<string, unknown>[]);
+    if (problems.length) throw new DiscordHttpError(400, 50035, `Invalid Form Body (${problems.join('; ')})`);
     const registered = (json as Record<string, unknown>[]).map((command) => ({
       ...command,
       id: this.#commandId(String(command.name)),

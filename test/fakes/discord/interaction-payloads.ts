@@ -17,6 +17,10 @@ export interface InteractionContext {
   /** The member's permission bits, as Discord sends them (a decimal string). */
   permissions: string;
   attachmentSizeLimit: number;
+  /** The member's language in their Discord client (`locale`, e.g. `de`, `ja`, `en-US`). */
+  locale: string;
+  /** The server's language (`guild_locale`: its Community settings), sent with interactions in a server. */
+  guildLocale: string;
 }
 
 /** A slash-command option value: text, a whole number, a flag, or a file (an attachment option). */
@@ -33,7 +37,7 @@ const OPTION_ATTACHMENT = 11;
 const USER_INSTALL_APP_PERMISSIONS = String((1n << 15n) | (1n << 14n) | (1n << 18n));
 
 function base(id: string, token: string, type: number, ctx: InteractionContext): Record<string, unknown> {
-  const common = { id, application_id: ctx.applicationId, type, token, version: 1, channel_id: ctx.channelId, locale: 'en-US', entitlements: [], attachment_size_limit: ctx.attachmentSizeLimit };
+  const common = { id, application_id: ctx.applicationId, type, token, version: 1, channel_id: ctx.channelId, locale: ctx.locale, entitlements: [], attachment_size_limit: ctx.attachmentSizeLimit };
   if (ctx.place === 'dm') {
     return {
       ...common,
@@ -60,7 +64,7 @@ function base(id: string, token: string, type: number, ctx: InteractionContext):
       avatar: null,
     },
     app_permissions: ctx.place === 'user-install' ? USER_INSTALL_APP_PERMISSIONS : '2248473465835073',
-    guild_locale: 'en-US',
+    guild_locale: ctx.guildLocale,
     authorizing_integration_owners: ctx.place === 'user-install' ? { '1': ctx.user.id } : { '0': ctx.guildId },
     context: 0,
   };

@@ -88,6 +88,18 @@ const WRITE_METHODS = new Set(['chat.postMessage', 'chat.update', 'chat.postEphe
  * Socket Mode WebSocket; and it delivers commands, interactions and events to
  * an app, signed over HTTP or as Socket Mode envelopes.
  */
+/** A step of a workflow this app ran: its inputs, its token, and how the app completed it. */
+export interface FakeFunctionRun {
+  executionId: string;
+  callbackId: string;
+  inputs: Record<string, unknown>;
+  token: string;
+  team: string;
+  startedAt: number;
+  delivery?: Delivery | undefined;
+  outcome?: { ok: true; outputs: Record<string, unknown>; at: number } | { ok: false; error: string; at: number } | undefined;
+}
+
 export class FakeSlack {
   readonly botToken: string;
   readonly appToken: string;
@@ -109,6 +121,10 @@ export class FakeSlack {
   readonly ephemerals: FakeEphemeral[] = [];
   readonly responses: FakeResponse[] = [];
   readonly views: FakeView[] = [];
+  /** Home tabs published (`views.publish`), by `team:user`: the latest view of each, and how many times it was published. */
+  readonly homes = new Map<string, { view: Record<string, unknown>; publishedAt: number; count: number }>();
+  /** Steps of workflows run (`runFunction`) and how the app completed each (`functions.completeSuccess`/`completeError`). */
+  readonly functionRuns: FakeFunctionRun[] = [];
   readonly files = new Map<string, FakeFile>();
   readonly downloads: DownloadRecord[] = [];
   /** Bytes POSTed to upload URLs, and whether a token came with them (it should not: the URL is pre-signed). */
@@ -131,6 +147,10 @@ export class FakeSlack {
   readonly #archived = new Set<string>();
   readonly #triggers = new Map<string, { issuedAt: number; used: boolean; user: string }>();
   readonly #tickets = new Set<string>();
+  /** Tokens of workflow executions (`runFunction`): valid in their workspace until the step is completed. */
+  readonly #functionTokens = new Map<string, FakeWorkspace>();
+  /** Each person's language, as `users.info` tells it with `include_locale` (default `en-US`). */
+  readonly #locales = new Map<string, string>();
   readonly #sockets = new Set<WebSocket>();
   #nextSocket = 0;
   readonly #pendingAcks = new Map<string, (payload: unknown) => void>();
@@ -255,6 +275,44 @@ export class FakeSlack {
     };
     this.files.set(id, file);
     return file;
+  }
+
+  /** A person's language in Slack (their Preferences → Language), as `users.info` with `include_locale` tells it. */
+  setLocale(user: string, locale: string): void {
+    this.#locales.set(user, locale);
+  }
+
+  /** A person opens the app's Home tab: Slack sends `app_home_opened` (tab `home`). */
+  async openHome(user: string, team = this.teamId): Promise<Delivery> {
+    const workspace = this.workspaceOf(team);
+    if (!workspace) throw new Error(`the app is not installed in ${team}`);
+    const published = this.homes.get(`${team}:${user}`);
+    return this.deliver('event', this.#eventEnvelope({ type: 'app_home_opened', user, channel: this.dmOf(user), tab: 'home', event_ts: this.#ts(), ...(published ? { view: published.view } : {}) }, workspace));
+  }
+
+  /**
+   * A workflow reaches a step of this app (a custom function, `callback_id`): Slack sends `function_executed` with the
+   * step's inputs and a token for this execution (`bot_access_token`), which the app uses to complete it.
+   */
+  async runFunction(input: { callbackId: string; inputs: Record<string, unknown>; team?: string }): Promise<FakeFunctionRun> {
+    const workspace = this.workspaceOf(input.team ?? this.teamId);
+    if (!workspace) throw new Error(`the app is not installed in ${input.team}`);
+    const token = `xwfp-${workspace.teamId}-${randomBytes(10).toString('hex')}`;
+    // Valid for this execution, in its workspace, as Slack's workflow tokens are.
+    this.#functionTokens.set(token, { ...workspace, botToken: token });
+    const run: FakeFunctionRun = { executionId: this.#id('Fx'), callbackId: input.callbackId, inputs: input.inputs, token, team: workspace.teamId, startedAt: Date.now() };
+    this.functionRuns.push(run);
+    const event = {
+      type: 'function_executed',
+      function: { id: this.#id('Fn'), callback_id: input.callbackId, title: input.callbackId, type: 'app', input_parameters: [], output_parameters: [], app_id: 'A0PICTOR', date_created: 0, date_updated: 0, date_deleted: 0 },
+      inputs: input.inputs,
+      function_execution_id: run.executionId,
+      workflow_execution_id: this.#id('Wx'),
+      event_ts: this.#ts(),
+      bot_access_token: token,
+    };
+    run.delivery = await this.deliver('event', this.#eventEnvelope(event, workspace));
+    return run;
   }
 
   // ---------------------------------------------------------------- queries
@@ -393,6 +451,32 @@ export class FakeSlack {
     };
     const delivery = await this.deliver('command', payload, sign);
     return { ...delivery, responseUrl, triggerId };
+  }
+
+  /**
+   * A person clicks a button of the app's Home tab as published for them: a `block_actions` from a view (container
+   * `view`), with no channel and no `response_url`, as Slack sends it.
+   */
+  async clickHomeButton(user: string, actionId: string, value: string, team = this.teamId): Promise<Delivery> {
+    const home = this.homes.get(`${team}:${user}`);
+    if (!home) throw new Error(`${user} has no Home tab published`);
+    const buttons = ((home.view.blocks ?? []) as { elements?: { type: string; action_id?: string; value?: string }[]; block_id?: string }[]).flatMap((b) => (b.elements ?? []).map((e) => ({ ...e, blockId: b.block_id })));
+    const button = buttons.find((b) => b.type === 'button' && b.action_id === actionId && b.value === value);
+    if (!button) throw new Error(`the Home tab of ${user} has no button ${actionId} with value ${value}`);
+    const viewId = this.#id('V');
+    return this.deliver('interactive', {
+      type: 'block_actions',
+      user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: team },
+      api_app_id: 'A0PICTOR',
+      token: 'legacy-verification-token',
+      container: { type: 'view', view_id: viewId },
+      trigger_id: this.#trigger(user),
+      team: { id: team, domain: 'pictor-test' },
+      enterprise: null,
+      is_enterprise_install: false,
+      view: { ...home.view, id: viewId, team_id: team, app_id: 'A0PICTOR', bot_id: this.botId, state: { values: {} } },
+      actions: [{ type: 'button', action_id: actionId, block_id: button.blockId ?? '', text: { type: 'plain_text', text: 'button' }, value, action_ts: this.#ts() }],
+    });
   }
 
   /** A person clicks a button of a message (from another workspace with `team`, as in a channel shared between workspaces). */
@@ -748,13 +832,13 @@ export class FakeSlack {
         this.#lastWriteAt.set(channel, at);
       }
     }
-    const payload = this.#call(method, args, workspace);
+    const payload = this.#call(method, args, workspace, token);
     record(200, payload);
     return json(res, 200, payload);
   }
 
   #live(token: string | undefined): FakeWorkspace | undefined {
-    return token && !this.#revoked.has(token) ? this.#workspaces.get(token) : undefined;
+    return token && !this.#revoked.has(token) ? (this.#workspaces.get(token) ?? this.#functionTokens.get(token)) : undefined;
   }
 
   /** `oauth.v2.access`: an authorization code for a bot token of the code's workspace (a new install, or the same token again). */
@@ -789,7 +873,7 @@ export class FakeSlack {
     };
   }
 
-  #call(method: string, args: Rec, workspace: FakeWorkspace | undefined): Rec {
+  #call(method: string, args: Rec, workspace: FakeWorkspace | undefined, token?: string): Rec {
     const fail = (error: string, extra: Rec = {}) => ({ ok: false, error, ...extra });
     const str = (key: string) => (typeof args[key] === 'string' ? (args[key] as string) : undefined);
     const channel = str('channel') ?? str('channel_id');
@@ -877,6 +961,43 @@ export class FakeSlack {
         if (reason) return fail('invalid_blocks', { errors: [reason] });
         this.ephemerals.push({ channel, user, text: str('text') ?? '', blocks: args.blocks as unknown[] | undefined, thread_ts: str('thread_ts'), at: Date.now() });
         return { ok: true, message_ts: this.#ts() };
+      }
+      case 'users.info': {
+        const user = str('user');
+        if (!user || !/^[UW][A-Z0-9]+$/.test(user)) return fail('user_not_found');
+        const withLocale = args.include_locale === true || args.include_locale === 'true';
+        return {
+          ok: true,
+          user: { id: user, team_id: workspace!.teamId, name: user.toLowerCase(), real_name: user, deleted: false, is_bot: false, tz: 'Europe/Berlin', ...(withLocale ? { locale: this.#locales.get(user) ?? 'en-US' } : {}) },
+        };
+      }
+      case 'views.publish': {
+        const user = str('user_id');
+        if (!user) return fail('invalid_arguments');
+        const view = args.view as Rec;
+        const reason = checkView(view);
+        if (reason) return fail('invalid_arguments', { response_metadata: { messages: [reason] } });
+        if (view.type !== 'home') return fail('invalid_arguments', { response_metadata: { messages: ['views.publish takes a home view'] } });
+        const key = `${workspace!.teamId}:${user}`;
+        this.homes.set(key, { view, publishedAt: Date.now(), count: (this.homes.get(key)?.count ?? 0) + 1 });
+        return { ok: true, view: { ...view, id: this.#id('V'), team_id: workspace!.teamId } };
+      }
+      case 'functions.completeSuccess':
+      case 'functions.completeError': {
+        const run = this.functionRuns.find((r) => r.executionId === str('function_execution_id'));
+        if (!run) return fail('function_execution_not_found');
+        // Only the execution's own token completes it (Bolt's `complete` and `fail` use it).
+        if (token !== run.token) return fail('not_allowed_token_type');
+        if (run.outcome) return fail('function_execution_already_completed');
+        if (method === 'functions.completeError') {
+          if (!str('error')) return fail('invalid_arguments');
+          run.outcome = { ok: false, error: str('error')!, at: Date.now() };
+        } else {
+          run.outcome = { ok: true, outputs: (args.outputs ?? {}) as Rec, at: Date.now() };
+        }
+        // The execution has ended: its token no longer acts.
+        this.#revoked.add(run.token);
+        return { ok: true };
       }
       case 'views.open': {
         const trigger = this.#triggers.get(str('trigger_id') ?? '');

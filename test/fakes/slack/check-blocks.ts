@@ -19,6 +19,13 @@ const MAX_PRIVATE_METADATA = 3000;
 const MAX_FILE_INPUT_FILES = 10;
 const MAX_PLAIN_TEXT_INPUT = 3000;
 const MAX_SELECT_OPTIONS = 100;
+const MAX_ALT_TEXT = 2000;
+const MAX_HEADER_TEXT = 150;
+
+const hasImageSource = (image: Rec): boolean => {
+  const file = image.slack_file as Rec | undefined;
+  return typeof image.image_url === 'string' || (!!file && (typeof file.id === 'string' || typeof file.url === 'string'));
+};
 
 const textOf = (value: unknown): string | undefined =>
   value && typeof value === 'object' && typeof (value as Rec).text === 'string' ? ((value as Rec).text as string) : undefined;
@@ -46,6 +53,12 @@ function checkElement(element: Rec, actionIds: Set<string>): string | null {
     case 'plain_text_input': {
       const max = element.max_length;
       if (typeof max === 'number' && max > MAX_PLAIN_TEXT_INPUT) return `plain_text_input max_length above ${MAX_PLAIN_TEXT_INPUT}`;
+      return null;
+    }
+    case 'image': {
+      // An image element shows a public URL or a file in Slack (`slack_file`: `id` or `url`), with alt text.
+      if (typeof element.alt_text !== 'string' || element.alt_text.length === 0 || element.alt_text.length > MAX_ALT_TEXT) return 'image without alt_text (1 to 2000 characters)';
+      if (!hasImageSource(element)) return 'image needs image_url or slack_file {id|url}';
       return null;
     }
     case 'file_input': {
@@ -107,8 +120,16 @@ export function checkBlocks(blocks: unknown, where: 'message' | 'view'): string 
         break;
       }
       case 'image':
+        if (typeof block.alt_text !== 'string' || block.alt_text.length === 0 || block.alt_text.length > MAX_ALT_TEXT) return 'image block without alt_text (1 to 2000 characters)';
+        if (!hasImageSource(block)) return 'image block needs image_url or slack_file {id|url}';
+        break;
+      case 'header': {
+        const text = textOf(block.text);
+        if (!text || (block.text as Rec).type !== 'plain_text') return 'header needs plain_text';
+        if (text.length > MAX_HEADER_TEXT) return `header text longer than ${MAX_HEADER_TEXT}`;
+        break;
+      }
       case 'divider':
-      case 'header':
       case 'rich_text':
         break;
       default:
@@ -121,7 +142,11 @@ export function checkBlocks(blocks: unknown, where: 'message' | 'view'): string 
 export function checkView(view: unknown): string | null {
   if (!view || typeof view !== 'object') return 'view must be an object';
   const v = view as Rec;
-  if (v.type !== 'modal') return 'only modals are supported';
+  if (v.type === 'home') {
+    if (typeof v.private_metadata === 'string' && v.private_metadata.length > MAX_PRIVATE_METADATA) return `private_metadata longer than ${MAX_PRIVATE_METADATA}`;
+    return checkBlocks(v.blocks, 'view');
+  }
+  if (v.type !== 'modal') return 'a view is a modal or a home tab';
   for (const key of ['title', 'submit', 'close'] as const) {
     const text = textOf(v[key]);
     if (key === 'title' && !text) return 'a modal needs a title';

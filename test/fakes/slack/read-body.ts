@@ -19,7 +19,7 @@ export function parseApiArgs(body: Buffer, contentType: string | undefined): Rec
   } else {
     for (const [key, value] of new URLSearchParams(text)) raw[key] = value;
   }
-  for (const key of ['blocks', 'files', 'view', 'attachments']) {
+  for (const key of ['blocks', 'files', 'view', 'attachments', 'outputs']) {
     const value = raw[key];
     if (typeof value === 'string' && /^[[{]/.test(value.trim())) raw[key] = JSON.parse(value) as unknown;
   }

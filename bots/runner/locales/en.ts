@@ -1,0 +1,328 @@
+/**
+ * English: the source catalog. Every other language has exactly these keys and
+ * the same placeholders (locales/README.md). ICU MessageFormat: `{name}`,
+ * `{n, plural, one {…} other {…}}`, `{kind, select, a {…} other {…}}`,
+ * `<b>bold</b>`; write apostrophes as ’ (an ASCII ' is ICU's escape).
+ */
+export const en = {
+  // Times and amounts shared by other messages.
+  'time.resets': '{at} (in {wait})',
+  'time.days': '{days, plural, one {# day} other {# days}}',
+
+  // Refusals: before anything is reserved or sent (codes in JobRefusedError).
+  'refusal.restarting': 'The bot is restarting; try again in a minute.',
+  'refusal.scope_not_allowed':
+    'This bot is not enabled for {scope, select, workspace {this workspace} other {this server}}: its operator has not allowed it here, so it makes no images. Ask the bot’s operator to add {scope, select, workspace {this workspace} other {this server}}.',
+  'refusal.dms_not_enabled':
+    'This bot makes images only in the servers it was added to: its operator has not turned on DMs and user installs. Use it in one of those servers.',
+  'refusal.member_blocked':
+    'An admin of {scope, select, workspace {this workspace} other {this server}} has blocked you from making images here; ask one of them if you think this is a mistake.',
+  'refusal.channel_not_allowed': 'Images can’t be made in this channel; use {channels}.',
+  'refusal.member_not_allowed':
+    'The admins of {scope, select, workspace {this workspace} other {this server}} have chosen who may make images, and you are not among them; ask one of them for access.',
+  'refusal.blocked_word': 'Your prompt contains “{word}”, which is blocked here; rephrase it and try again.',
+  'refusal.too_many_images': 'At most {limit} {limit, plural, one {image} other {images}} per job can be made here; ask for fewer.',
+  'refusal.quality_not_allowed': 'That quality is not allowed here; choose one of {allowed}.',
+  'refusal.high_quality_not_allowed':
+    'Quality high is kept for some members of {scope, select, workspace {this workspace} other {this server}}; choose another quality or ask an admin.',
+  'refusal.size_not_allowed': 'That size is not allowed here; choose one of {allowed}.',
+  'refusal.moderation_not_allowed':
+    'Moderation low is not allowed here; leave moderation unset to use {scope, select, workspace {this workspace} other {this server}}’s level.',
+  'refusal.user_concurrency':
+    'You already have {used} {used, plural, one {job} other {jobs}} queued or running, the most allowed at once ({limit}); wait for one to finish or cancel it.',
+  'refusal.user_cooldown': 'You can start one job every {every}; try again in {wait}.',
+  'refusal.scope_paused':
+    '{scope, select, workspace {This workspace} dm {Your use of the bot outside servers} other {This server}} is paused: it spent {used} in the last hour, more than the {limit} an hour its usual use allows. No new jobs are taken until the bot’s operator (who pays for its API key) resumes it from the Pictor console.',
+  'refusal.budget_reached':
+    '{owner, select, user {You have reached your} scope {{scope, select, workspace {This workspace has} dm {Your use of the bot outside servers has} other {This server has}} reached its} other {The whole account (every server, workspace and tool sharing this API key) has reached its}} {period, select, day {daily} other {monthly}} budget of {limit} (spent {used}, {left} left); it resets at {reset}.',
+  'refusal.budget_would_pass':
+    'This job could cost up to {estimate}, more than the {left} left of {owner, select, user {your} scope {{scope, select, workspace {this workspace’s} dm {your use of the bot outside servers’s} other {this server’s}}} other {the whole account’s}} {period, select, day {daily} other {monthly}} budget of {limit} (spent {used}); fewer or cheaper images may fit, and the budget resets at {reset}.',
+  'refusal.other_limit': 'This job was refused by the limit {code}.',
+  'refusal.queue_full':
+    'The bot is busy: {queued} jobs are waiting, the most it queues at once ({max}), so this one was not started and costs nothing; {known, select, yes {at the present pace a new job would wait about {wait}, so try again then.} other {none has been sent in the last minute, so try again in a few minutes.}}',
+  'refusal.queue_full_images':
+    'The bot is busy: the edits waiting hold {held} of images, and this one’s {job} would pass the most it keeps at once ({max}), so it was not started and costs nothing; {known, select, yes {at the present pace a new job would wait about {wait}, so try again then.} other {none has been sent in the last minute, so try again in a few minutes.}}',
+  'refusal.input_too_large':
+    'This edit’s images come to {job}, more than this bot takes at once ({max}), so it was not started and costs nothing; use fewer or smaller images.',
+
+  // Failures: a job that was admitted and did not finish (codes of the core's errors).
+  'failure.internal_error': 'Something went wrong inside the bot; try again, and tell the bot’s operator if it keeps happening.',
+  'failure.validation':
+    '{subject, select, prompt {The prompt is not valid} image {An input image is not valid} other {The {option} option is not valid}}: {detail}{allowed, select, some { (allowed: {values})} other {}}.',
+  'failure.moderation_blocked': 'The image service refused this request under its content policy; change the prompt (or the images) and try again.',
+  'failure.rate_limited': 'The image service is busy right now; try again in {known, select, yes {about {wait}} other {about a minute}}.',
+  'failure.quota_exhausted': 'The image service account is out of credit; tell the bot’s operator.',
+  'failure.authentication_failed': 'The image service did not accept the bot’s API key; tell the bot’s operator.',
+  'failure.permission_denied': 'The image service does not let the bot’s account use this model; tell the bot’s operator.',
+  'failure.not_found': 'The bot is set up with a wrong image service address; tell the bot’s operator.',
+  'failure.bad_request_option': 'The image service rejected the option {option}; change it and try again.',
+  'failure.bad_request': 'The image service rejected the request; check the options and images and try again.',
+  'failure.server_error':
+    '{kind, select, stream {The image service reported an error while making the images} overloaded {The image service is overloaded and did not answer after several tries} other {The image service had an internal error and did not recover after several tries}}; try again {known, select, yes {in about {wait}} other {in a few minutes}}.',
+  'failure.api_error': 'The image service answered with an unexpected error; try again in a few minutes.',
+  'failure.connection_failed': 'The bot could not reach the image service; try again in a few minutes.',
+  'failure.timeout':
+    '{kind, select, idle {The image service sent nothing for {howLong}, so the job was stopped.} other {The job took longer than {howLong}, so it was stopped.}} It had reached the service and may have been billed (its estimate counts against the budget), so it was not sent again; Retry starts a new job, perhaps at a lower quality.',
+  'failure.stream_broken':
+    'The connection to the image service broke after the request reached it, before all the images arrived. It may have been billed (the estimate of each missing image counts against the budget), so it was not sent again; Retry starts a new job.',
+  'failure.aborted': 'The job was stopped before it finished; try again.',
+  'failure.bad_response': 'The image service answered with something that is not the images asked for; it may have been billed, so it was not sent again.',
+
+  // A job's own messages, on both surfaces.
+  'job.queue_trouble': 'The shared queue is unreachable for a moment, so this takes longer than usual; your job keeps its place and nothing is charged until it runs.',
+  'job.kept_images': '{count, plural, one {The image finished before that is here; it is charged.} other {The # images finished before that are here; they are charged.}}',
+
+  // Usage (`/imagine-usage`, `/imagine usage`, the Home tab).
+  'usage.your_spend': '<b>Your spend</b> (UTC): {today} today · {month} this month',
+  'usage.no_budget': 'No budget applies to you: the bot’s operator set none.',
+  'usage.budgets': '<b>Budgets</b>',
+  'usage.cap':
+    '• {whose, select, user {Your} account {The whole account’s} other {{scope, select, dm {Your} workspace {This workspace’s} other {This server’s}}}} {period, select, day {daily} other {monthly}} budget{whose, select, scope {{scope, select, dm { outside servers} other {{setBy, select, chat { (set by a {scope, select, workspace {workspace} other {server}} admin)} other {}}}}} other {{setBy, select, chat { (set by a {scope, select, workspace {workspace} other {server}} admin)} other {}}}}: {left} left of {limit} (spent {spent}); resets {reset}',
+  'usage.scope_spend': '<b>{scope, select, workspace {This workspace} other {This server}}</b> (UTC): {today} today · {month} this month',
+  'usage.no_jobs_yet': 'No finished jobs this month yet.',
+  'usage.top_users': 'Top users this month:',
+  'usage.top_user': '{rank}. {user} {usd} ({jobs} {jobs, plural, one {job} other {jobs}})',
+
+  // Budgets set from chat (`/imagine-admin budget`, `/imagine admin budget`).
+  'budget.amount_hint': 'Give the budget in US dollars, 0 or more (e.g. 2.50), or clear to go back to the operator’s setting.',
+  'budget.not_admin': 'Only an admin of {scope, select, workspace {this workspace} other {this server}} can change its budgets.',
+  'budget.above_operator_cap':
+    'The bot’s operator caps {whose, select, user {the {period, select, day {daily} other {monthly}} budget of each user} other {{scope, select, workspace {this workspace’s} other {this server’s}} {period, select, day {daily} other {monthly}} budget}} at {operator} ({variable}); an admin can set it lower, not higher. Ask the operator to raise it.',
+  'budget.cleared':
+    '{whose, select, user {The {period, select, day {daily} other {monthly}} budget of each user} other {{scope, select, workspace {This workspace’s} other {This server’s}} {period, select, day {daily} other {monthly}} budget}} is back to the operator’s setting ({operatorSet, select, yes {{operator}} other {no limit}}).',
+  'budget.set':
+    '{whose, select, user {The {period, select, day {daily} other {monthly}} budget of each user} other {{scope, select, workspace {This workspace’s} other {This server’s}} {period, select, day {daily} other {monthly}} budget}} is now {usd} for {scope, select, workspace {this workspace} other {this server}} (operator’s cap: {operatorSet, select, yes {{operator}} other {none}}).',
+
+  // A server's/workspace's settings (`/imagine-admin settings|set`, `/imagine admin settings|set`).
+  'settings.not_admin': 'Only an admin of {scope, select, workspace {this workspace} other {this server}} can change its settings.',
+  'settings.unknown': 'Choose one of {names}.',
+  'settings.takes': '{setting} takes {hint}.',
+  'settings.changed': '{setting} is now {value} (was {wasDefault, select, yes {the default} other {{was}}}).',
+  'settings.cleared': '{setting} is back to its default (was {wasDefault, select, yes {the default} other {{was}}}).',
+  'settings.at_most': 'at most {max}',
+  'settings.beyond_operator': 'The bot’s operator allows {allowed} for {setting}; an admin can choose within that, not beyond. Ask the operator to change it.',
+  'settings.title':
+    'Settings of {scope, select, workspace {this workspace} other {this server}} — where each comes from: operator (the bot’s environment), admin (set here), default.',
+  'settings.allowed_here':
+    '• bot allowed here: {allowed, select, yes {yes} other {no — the operator has not allowed {scope, select, workspace {this workspace} other {this server}}, so every job is refused}} (operator)',
+  'settings.line': '• {setting}: {value} ({source})',
+  'settings.operator_words': '• operator’s blocked words (everywhere): {words} (operator)',
+  'settings.source': '{source, select, operator {operator} admin {admin} other {default}}',
+  'settings.source_admin': 'admin: {who}, {when}',
+  'settings.how_to_change': 'Change one with {command} (clear for the default; add or remove for lists).',
+  'settings.empty.channels': 'every channel',
+  'settings.empty.allowed': 'everyone',
+  'settings.empty.blocked': 'nobody',
+  'settings.empty.none': 'none',
+  'settings.empty.highQualityFor': 'whoever may use it',
+  'settings.hint.channels': 'channel mentions (#art #memes); clear for every channel',
+  'settings.hint.allowed': 'user or role mentions (@artists @sam); clear for everyone',
+  'settings.hint.blocked': 'user mentions (@sam)',
+  'settings.hint.blockedWords': 'words or phrases separated by commas (gore, red fox)',
+  'settings.hint.highQualityFor': 'user or role mentions who may use quality high; clear for everyone who may use it',
+  'settings.hint.someOf': 'one or more of {values}',
+  'settings.hint.oneOf': 'one of {values}',
+  'settings.hint.moderation': '{low} or {auto}',
+  'settings.hint.number': 'a whole number from {min} to {max}',
+
+  // Buttons, on both surfaces.
+  'button.cancel': 'Cancel',
+  'button.retry': 'Retry',
+  'button.reroll': 'Reroll',
+  'button.delete': 'Delete',
+  'button.edit': 'Edit',
+  'button.edit_image': '{images, plural, one {Edit} other {Edit {index}}}',
+
+  // Discord: a job's reply (in the server's language: everyone in the channel reads it).
+  'discord.job.getting_ready': '⏳ Getting ready…',
+  'discord.job.queued': '{ahead, plural, =0 {⏳ Next in line…} one {⏳ In the queue: # job ahead of yours.} other {⏳ In the queue: # jobs ahead of yours.}}',
+  'discord.job.drawing': '🎨 Drawing {n, plural, one {{kind, select, edit {the edit} other {the image}}} other {# images}}…',
+  'discord.job.preview': '🎨 Drawing… preview {preview}{n, plural, one {} other { (image {image} of {n})}}',
+  'discord.job.cost': '{basis, select, table {{usd}} other {up to {usd} (estimate)}}',
+  'discord.job.elapsed': '{time}',
+  'discord.job.restarted_before_done': '🔌 The bot restarted before this was done; press Retry to run it again.',
+  'discord.job.cancelled_by': '✖️ Cancelled by {user}.',
+  'discord.job.interrupted': '🔌 This job stopped when the bot restarted; press Retry to run it again.',
+  'discord.job.too_large_to_upload': '{images, plural, one {The image} other {Image {index}}} is too large to upload here (limit {limit} per file), even re-encoded.',
+  'discord.job.reencoded':
+    '{images, plural, one {The image} other {Image {index}}} was re-encoded as {format}{shrunk, select, yes { and shrunk to {percent}%} other {}} to fit this server’s upload limit of {limit} per file.',
+  'discord.job.more_images': 'More images ({from}–{to} of {of})',
+  'discord.job.upload_separately': 'The images were too large to upload together here; they follow in separate messages.',
+
+  // History (`/imagine-history`, `/imagine history`).
+  'history.none_kept': '{icon} This bot keeps no history.',
+  'history.erased': '{icon} Erased your history ({count} {count, plural, one {job} other {jobs}}). Images already posted stay in their channels.',
+  'history.not_admin': '{icon} Only an admin of {scope, select, workspace {this workspace} other {this server}} can see its history.',
+  'history.title': '{whose, select, scope {<b>{scope, select, workspace {This workspace’s} other {This server’s}} recent images</b>} other {<b>Your last images</b> (only you see this)}}',
+  'history.empty': 'Nothing yet.',
+  'history.reroll_numbered': 'Reroll {index}',
+  'discord.history.line':
+    '{rank}. {when}{author} “{prompt}” · {n} × {size, select, default {default size} other {{size}}}, {quality, select, default {default quality} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {completed} failed {failed} other {cancelled}}}}{hasLink, select, yes { · [message]({link})} other {}}',
+
+  // Discord: private answers (in the member's language).
+  'discord.settings.not_admin': '✋ Only an admin of this server can see and change its settings.',
+  'discord.unknown_interaction': 'I do not know that command or button (it may be from an older version of me).',
+  'discord.button.too_old': 'This job is too old: I no longer keep what it needs. Start a new one with /imagine or /edit.',
+  'discord.button.unknown': 'That button does not do anything any more.',
+  'discord.button.finished': 'This job has already finished.',
+  'discord.button.too_late_to_cancel': 'This job is about to finish and can no longer be cancelled.',
+  'discord.button.only_requester': 'Only {user} or an admin can {action, select, delete {delete this message} other {cancel this job}}.',
+  'discord.button.runs_elsewhere': 'This job is being drawn by another instance of the bot, which could not be reached: it will show its result when done.',
+  'discord.edit.title_result': '{images, plural, one {Edit image} other {Edit image {index}}}',
+  'discord.edit.title_message': '{images, plural, one {Edit image} other {Edit # images}}',
+  'discord.edit.form_expired': 'This edit form is too old: I no longer have its images. Use “Edit image” on the message again.',
+  'discord.edit.image_gone': 'That image is no longer kept; edit a newer one, or use /edit with the file.',
+  'discord.edit.placeholder': 'e.g. make it night, with a full moon',
+  'discord.edit.message_image': '{images, plural, one {the image of that message} other {image {index} of that message}}',
+  'discord.edit.message_has_no_images': 'That message has no images to edit (PNG, JPEG or WebP attachments).',
+  'discord.edit.message_has_too_many': 'An edit takes at most {max} images, and that message has {count}.',
+  'discord.edit.message_links_elsewhere': 'I only edit images that are uploaded to Discord, and that message links to images elsewhere.',
+  'discord.input.no_images': 'There is no image to edit: attach a PNG, JPEG or WebP image.',
+  'discord.input.too_many': 'An edit takes at most {max} images, and there are {count}.',
+  'discord.input.host_not_allowed': 'I only download images that are uploaded to Discord, and {label} is not hosted there; upload the file itself.',
+  'discord.input.too_large': '{label} ({file}) is {size}; each image must be under {max}.',
+  'discord.input.too_large_read': '{label} ({file}) is too large; {why, select, limit {each image must be under {max}} other {it is larger than Discord said; attach it again}}.',
+  'discord.input.download_failed': 'I could not download {label} ({file}) from Discord; its link may have expired, so attach it again.',
+  'discord.input.not_an_image': '{label} ({file}) is not a PNG, JPEG or WebP image.',
+
+  // Both surfaces.
+  'edit.what_should_change': 'What should change?',
+  'error.on_my_side': 'Something went wrong on my side; try again in a moment.',
+
+  // Discord: the commands as Discord lists them (names lowercase, at most 32 letters, digits, - or _; descriptions at most 100 characters).
+  'discord.command.imagine.name': 'imagine',
+  'discord.command.imagine.description': 'Draw images from a text prompt',
+  'discord.command.edit.name': 'edit',
+  'discord.command.edit.description': 'Edit or combine images with a text prompt',
+  'discord.command.edit_image.name': 'Edit image',
+  'discord.command.usage.name': 'imagine-usage',
+  'discord.command.usage.description': 'What you spent today and this month, and what is left of your budgets',
+  'discord.command.history.name': 'imagine-history',
+  'discord.command.history.description': 'Your last 10 images, privately; admins can see the server’s; forget erases yours',
+  'discord.command.admin.name': 'imagine-admin',
+  'discord.command.admin.description': 'Server admins: change this server’s image budgets',
+  'discord.command.admin.budget': 'Set a budget of this server, at most the operator’s cap; clear goes back to the operator’s setting',
+  'discord.command.admin.settings': 'Show every setting of this server and where it comes from (operator or admin)',
+  'discord.command.admin.set': 'Change a setting of this server, within what the operator allows',
+  'discord.option.prompt_imagine': 'What to draw',
+  'discord.option.prompt_edit': 'What to change',
+  'discord.option.image': '{first, select, yes {The image to edit (PNG, JPEG or WebP)} other {Another image (PNG, JPEG or WebP)}}',
+  'discord.option.size': 'Width x height of the result',
+  'discord.option.quality': 'Higher quality costs more and takes longer',
+  'discord.option.background': 'transparent needs format {formats}',
+  'discord.option.format': 'File format of the result',
+  'discord.option.count': 'How many images',
+  'discord.option.show': 'Whose history (default: yours)',
+  'discord.option.cap': 'Which budget',
+  'discord.option.usd': 'US dollars, 0 or more (e.g. 2.50), or clear for the operator’s setting',
+  'discord.option.setting': 'Which setting',
+  'discord.option.value': '#channels, @roles/@members, words, a number…; clear for the default; add …/remove … for lists',
+  'discord.choice.size': '{size} {shape, select, square {square} landscape {landscape} other {portrait}}{isDefault, select, yes { (default)} other {}}',
+  'discord.choice.quality': '{quality, select, auto {auto (the service picks)} other {{quality}}}{isDefault, select, yes { (default)} other {}}',
+  'discord.choice.background': '{background, select, transparent {transparent (needs format {formats})} other {{background}}}{isDefault, select, yes { (default)} other {}}',
+  'discord.choice.format': '{transparent, select, yes {{format}} other {{format} (no transparency)}}{isDefault, select, yes { (default)} other {}}',
+  'discord.choice.show': '{show, select, mine {mine} server {server (admins)} other {forget mine (erase it)}}',
+
+  // Slack: a job's messages (in the language of the member who asked: Slack has no workspace language).
+  'button.try_again': 'Try again',
+  'slack.job.header': '{user} {kind, select, edit {asked to edit {inputs, plural, one {an image} other {# images}}} other {asked for}}: {prompt}',
+  'slack.job.text': 'Pictor: {status}',
+  'slack.job.plain_status':
+    '{stage, select, queued {{ahead, plural, =0 {queued} other {queued, # ahead}}} running {drawing…} posting {made ({summary}), posting the images} done {done ({summary})} not_posted {made, but could not post the images} failed {failed: {failure}} other {cancelled}}',
+  'slack.job.actions_text': 'Reroll, Edit or Delete: {prompt}',
+  'slack.job.finished_where':
+    '{where, select, posting {That job is done: its images are being posted, with Reroll, Edit and Delete right after them.} dm {That job is done: its images and their Reroll, Edit and Delete buttons were sent to the direct messages of the person who asked for it.} link {That job is done: its images and their Reroll, Edit and Delete buttons are <{link}|here>.} other {That job is done: its images are posted after its message, with their Reroll, Edit and Delete buttons.}}',
+  'slack.job.caption': '{user} {images, plural, one {here is your image} other {here are your # images}}: {prompt}\n{summary}',
+  'slack.job.cost': '{basis, select, table {{usd}} other {up to {usd} (estimate)}}',
+  'slack.job.elapsed': '{time}',
+  'slack.job.queued': '{ahead, plural, =0 {:hourglass_flowing_sand: Queued, next up} other {:hourglass_flowing_sand: Queued, # ahead}}',
+  'slack.job.drawing': '{previews, plural, =0 {:art: Drawing…} other {:art: Drawing… preview # is in the thread}}',
+  'slack.job.posting': ':outbox_tray: Made ({summary}); posting {images, plural, one {the image} other {the # images}}…',
+  'slack.job.done':
+    ':white_check_mark: Done · {summary} · {images, plural, one {the image is} other {# images are}} {where, select, dm {in your direct messages with me} channel {posted below} other {in the thread}}{actionsBeside, select, yes {, with Reroll, Edit and Delete} other {}}',
+  'slack.job.not_posted': ':warning: The {images, plural, one {image was} other {images were}} made ({summary}) but could not be posted to Slack; press Reroll to try again.',
+  'slack.job.failed': 'The job failed.',
+  'slack.job.restarted': ':no_entry_sign: Stopped because the bot restarted; press Reroll to run it again.',
+  'slack.job.cancelled_by': ':no_entry_sign: Cancelled by {user}',
+  'slack.job.preview': 'Preview {preview}{images, plural, one {} other { of image {image}}}',
+  'slack.job.image': 'Image {index}',
+  'slack.job.kept_images': '{user} {kept}',
+  'slack.job.not_in_channel': 'I cannot post in this conversation, so I did not start your job. Invite me with `/invite @Pictor` (or use me in a channel I am in) and try again.',
+  'slack.job.not_posted_at_all': 'I could not post your job’s message in Slack, so I did not start it; try again in a moment.',
+
+  // Slack: input images refused before anything is spent.
+  'slack.input.no_images': 'There is no PNG, JPEG or WebP image to edit here; attach one (or use `/imagine` to make a new image).',
+  'slack.input.too_many': 'That is {count} images; an edit takes at most {max}.',
+  'slack.input.too_large': '{named, select, yes {{name}} other {{what, select, image {An image} other {A file}}}} is {size}; each image must be under {max}.',
+  'slack.input.wrong_type': '{named, select, yes {{name}} other {{what, select, image {An image} other {A file}}}} is {type}; I can edit PNG, JPEG and WebP images.',
+  'slack.input.gone': '{named, select, yes {{name}} other {{what, select, image {An image} other {A file}}}} is no longer available in Slack.',
+  'slack.input.host_not_allowed':
+    '{named, select, yes {{name}} other {{what, select, image {An image} other {A file}}}} is stored on {host}, which is not one of Slack’s file hosts, so I did not download it.',
+  'slack.input.download_failed':
+    '{named, select, yes {{name}} other {{what, select, image {An image} other {A file}}}} could not be downloaded from Slack{reason, select, redirects { (too many redirects)} status { (status {status})} other {}}; try again.',
+  'slack.input.sign_in_page': 'Slack answered with a sign-in page instead of {named, select, yes {{name}} other {the file}}: the app needs the files:read scope (reinstall it from its manifest).',
+  'slack.input.not_an_image': '{named, select, yes {{name}} other {{what, select, image {An image} other {A file}}}} is not a PNG, JPEG or WebP image (checked by its content).',
+  'slack.input.no_address': '{named, select, yes {{name}} other {{what, select, image {An image} other {A file}}}} has no address I can download it from.',
+  'slack.input.larger_than_said': '{named, select, yes {{name}} other {{what, select, image {An image} other {A file}}}} is larger than Slack said it is; upload it again.',
+
+  // Slack: `/imagine` and its help (flags and values are the same in every language).
+  'slack.imagine.example': '{command} a lighthouse at dusk, watercolor --size 1536x1024',
+  'slack.imagine.missing_prompt': 'Say what to draw, for example {example}.',
+  'slack.flag.unknown': '{flag} is not a flag.{meant, select, yes { Did you mean {near}?} other {}} The flags are {flags}.',
+  'slack.flag.needs_value': '{flag} needs a value: {allowed}.',
+  'slack.flag.bad_value': '{given} is not allowed: {flag} takes {allowed}.',
+  'slack.flag.also': '{base}; also {aliases}',
+  'slack.flag.help':
+    '{flag, select, size {width x height} quality {detail, time and price} background {transparent needs png or webp} format {file type} n {how many images} compression {for jpeg and webp} other {how strict the content filter is}}',
+  'slack.help.flag': '• {flag} {allowed}{hasDefault, select, yes { (default {fallback})} other {}}: {help}',
+  'slack.help.make': '<b>Make images:</b> {example}',
+  'slack.help.flags': 'Flags go anywhere in the text:',
+  'slack.help.edit':
+    '<b>Edit images:</b> pick <b>Edit image</b> in the ⋯ menu of a message with images, run {command} to upload up to 10, or mention me in a message (or a thread) with images: _@Pictor make the sky purple_.',
+  'slack.help.progress': 'Progress shows in the message I post; images land in its thread, with <b>Reroll</b> and <b>Edit</b> buttons.',
+  'slack.help.usage': '<b>What you spent:</b> {command} (today, this month, what is left of your budgets).',
+  'slack.help.admins':
+    '<b>Bot admins:</b> {command} (user-daily, user-monthly, workspace-daily, workspace-monthly; `clear` for the operator’s setting).',
+
+  // Slack: the edit form and the buttons' private answers.
+  'slack.edit.title': 'Edit image',
+  'slack.edit.editing': 'Editing {count, plural, one {1 image} other {# images}}: {names}',
+  'slack.edit.files': 'Images (up to {max})',
+  'slack.edit.placeholder': 'make the sky purple',
+  'slack.edit.label': '{field, select, size {Size} quality {Quality} background {Background} format {Format} other {Images}}',
+  'slack.edit.out_of_date': 'This form is out of date; close it and start the edit again.',
+  'slack.edit.say_what': 'Say what should change.',
+  'slack.edit.pick_one': 'Pick one of {values}.',
+  'slack.edit.only_images': 'Only PNG, JPEG and WebP images can be edited.',
+  'slack.edit.could_not_open': 'I could not open the edit form; try again.',
+  'slack.button.not_running': 'That job is no longer running.',
+  'slack.button.only_requester_cancel': 'Only the person who started this job, or an admin, can cancel it.',
+  'slack.button.gone_reroll': 'I no longer have the details of that job; start a new one with {command}.',
+  'slack.button.gone_delete': 'I no longer have the details of that job; delete its message from Slack’s own menu.',
+  'slack.button.only_requester_delete': 'Only {user} or an admin can delete this message.',
+  'slack.button.could_not_delete': 'I could not delete that message; try again.',
+  'slack.button.gone_edit': 'I no longer have the images of that job; use the *Edit image* shortcut on the images instead.',
+  'slack.mention.example': '@Pictor make the sky purple --size 1536x1024',
+  'slack.settings.not_admin': ':raised_hand: Only an admin of this workspace can see and change its settings.',
+  'slack.settings.usage': 'Say {how}: SETTING is one of {names}; {show} shows them all.',
+  'slack.budget.usage':
+    'Say {how}: CAP is user-daily, user-monthly, workspace-daily or workspace-monthly; USD is 0 or more (e.g. 2.50), or `clear` for the operator’s setting.',
+  'slack.history.line':
+    '{rank}. {when}{author} in {channel} “{prompt}” · {n} × {size, select, default {default size} other {{size}}}, {quality, select, default {default quality} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {completed} failed {failed} other {cancelled}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
+
+  // Slack: the Home tab.
+  'slack.home.usage_header': 'Your spend and budgets',
+  'slack.home.history_header': 'Your recent images',
+  'slack.home.history_empty': 'Nothing yet: make your first image with {command} in any channel.',
+  'slack.home.thumbnail': 'The image of “{prompt}”',
+  'slack.home.defaults_header': 'What you get when you choose nothing',
+  'slack.home.defaults':
+    'Size {size}, quality {quality}, {previews, plural, =0 {no previews} one {# preview} other {# previews}} while it draws. Here you may ask for up to {maxImages} {maxImages, plural, one {image} other {images}} a job, in quality {qualities} and size {sizes}.',
+  'slack.home.admin_header': 'This workspace (admins only)',
+  'slack.home.how': 'Make images with {command} in any channel, edit them with *Edit image* in a message’s ⋯ menu, or mention me. Only you see this page.',
+
+  // Slack: the Workflow Builder step (its errors are shown as plain text).
+  'slack.step.bad_inputs': 'The step needs a prompt, a channel and the person it runs for; size, quality and count must be values Pictor takes.',
+  'slack.step.cancelled': 'The image job was stopped before it finished.',
+  'slack.step.not_posted': 'The images were made but could not be posted in the channel.',
+} as const;

@@ -1,0 +1,196 @@
+import { IntlMessageFormat } from 'intl-messageformat';
+import { describeDuration, describeUtcTime, usdDigits } from '../../src/index.js';
+import { de } from './locales/de.js';
+import { en } from './locales/en.js';
+import { es } from './locales/es.js';
+import { fr } from './locales/fr.js';
+import { ja } from './locales/ja.js';
+import { ptBR } from './locales/pt-BR.js';
+
+/**
+ * Every sentence a member sees, in their language. The catalogs (`locales/`,
+ * one file per language, English the source) hold ICU messages; `say` formats
+ * one with the member's locale. Rich values — money, waits, times, lists — are
+ * made with the helpers below and formatted through `Intl` in that locale. See
+ * locales/README.md for where a new message goes.
+ */
+
+/** Every message's key: the English catalog's. */
+export type MessageKey = keyof typeof en;
+
+/** A language's catalog: every key of the English one, no more (the type checker and the catalog test both say so). */
+export type Catalog = { readonly [K in MessageKey]: string };
+
+export const CATALOGS = { en, de, fr, es, 'pt-BR': ptBR, ja } as const satisfies Record<string, Catalog>;
+
+/** The languages Pictor speaks. */
+export type Locale = keyof typeof CATALOGS;
+export const LOCALES = Object.keys(CATALOGS) as Locale[];
+export const DEFAULT_LOCALE: Locale = 'en';
+
+/**
+ * The language we speak to someone whose platform says `tag` (Discord's `en-US`, `es-ES`, `pt-BR`, `ja`; Slack's
+ * `de-DE`, `es-LA`, `ja-JP` …): the same language, any region (Portuguese is Brazilian), else English.
+ */
+export function localeOf(tag: string | undefined | null): Locale {
+  if (!tag) return DEFAULT_LOCALE;
+  const language = tag.toLowerCase().split(/[-_]/)[0];
+  switch (language) {
+    case 'de':
+    case 'fr':
+    case 'es':
+    case 'ja':
+      return language;
+    case 'pt':
+      return 'pt-BR';
+    default:
+      return DEFAULT_LOCALE;
+  }
+}
+
+const FORMAT = Symbol('format');
+
+/** A value formatted for the locale it is said in (money, a wait, a time, a list, another message). */
+export interface Formatted {
+  readonly [FORMAT]: (locale: Locale) => string;
+}
+
+/** What a placeholder takes: text and numbers as they are (numbers through `Intl` and ICU plurals), or a `Formatted`. */
+export type MessageValue = string | number | Formatted;
+export type MessageValues = Readonly<Record<string, MessageValue>>;
+
+/** A message not yet said: its key and values. Refusals and failures carry one, so each surface says it in its reader's language. */
+export interface Words {
+  readonly key: MessageKey;
+  readonly values?: MessageValues | undefined;
+}
+
+export function words(key: MessageKey, values?: MessageValues): Words {
+  return values === undefined ? { key } : { key, values };
+}
+
+/** How a surface marks text up: `<b>…</b>` in a message (Discord `**…**`, Slack `*…*`); plain by default. */
+export interface Markup {
+  bold(text: string): string;
+}
+
+const PLAIN: Markup = { bold: (text) => text };
+
+const formatted = (format: (locale: Locale) => string): Formatted => ({ [FORMAT]: format });
+
+/** US dollars as the locale writes them ("$0.224", "0,224 $", "US$ 0,224"), with as many decimals as `formatUsd`. */
+export function usd(amount: number): Formatted {
+  return formatted((locale) => {
+    const digits = usdDigits(amount);
+    return new Intl.NumberFormat(locale, { style: 'currency', currency: 'USD', minimumFractionDigits: digits, maximumFractionDigits: digits }).format(amount);
+  });
+}
+
+/** A wait, rounded up ("45 s", "3 h 12 min"; "3 Std. 12 Min."): never too early. */
+export function duration(ms: number): Formatted {
+  return formatted((locale) => {
+    if (locale === 'en') return describeDuration(ms);
+    const seconds = Math.max(1, Math.ceil(ms / 1000));
+    const unit = (value: number, name: 'hour' | 'minute' | 'second') => new Intl.NumberFormat(locale, { style: 'unit', unit: name, unitDisplay: 'short' }).format(value);
+    if (seconds < 60) return unit(seconds, 'second');
+    if (seconds < 600) return seconds % 60 === 0 ? unit(seconds / 60, 'minute') : `${unit(Math.floor(seconds / 60), 'minute')} ${unit(seconds % 60, 'second')}`;
+    const minutes = Math.ceil(seconds / 60);
+    if (minutes < 60) return unit(minutes, 'minute');
+    return minutes % 60 === 0 ? unit(minutes / 60, 'hour') : `${unit(Math.floor(minutes / 60), 'hour')} ${unit(minutes % 60, 'minute')}`;
+  });
+}
+
+/** A moment in UTC: the time ("00:00 UTC"), with the date when it is more than a day after `now`. */
+export function utcTime(at: number, now?: number): Formatted {
+  return formatted((locale) => {
+    if (locale === 'en') return describeUtcTime(at, now);
+    const withDate = now !== undefined && at - now > 24 * 60 * 60_000;
+    const shown = new Intl.DateTimeFormat(locale, { timeZone: 'UTC', ...(withDate ? { dateStyle: 'medium' } : {}), timeStyle: 'short' }).format(at);
+    return `${shown} UTC`;
+  });
+}
+
+/** When a cap resets: "00:00 UTC (in 3 h 12 min)", or for a month "2026-12-01 00:00 UTC (in 9 days)". */
+export function resetTime(at: number, now: number): Formatted {
+  const ms = at - now;
+  const days = Math.ceil(ms / (24 * 60 * 60_000));
+  return formatted((locale) =>
+    say(locale, 'time.resets', { at: utcTime(at, now), wait: days > 2 ? formatted((l) => say(l, 'time.days', { days })) : duration(ms) }),
+  );
+}
+
+/** A day and time in UTC, short ("2026-11-26" in English, the locale's date elsewhere). */
+export function utcDate(at: number): Formatted {
+  return formatted((locale) => (locale === 'en' ? new Date(at).toISOString().slice(0, 10) : new Intl.DateTimeFormat(locale, { timeZone: 'UTC', dateStyle: 'medium' }).format(at)));
+}
+
+/** Bytes as whole megabytes (at least 1 MB for any bytes at all). */
+export function megabytes(bytes: number): Formatted {
+  const mb = bytes > 0 ? Math.max(1, Math.round(bytes / (1024 * 1024))) : 0;
+  return formatted((locale) => new Intl.NumberFormat(locale, { style: 'unit', unit: 'megabyte', unitDisplay: 'short' }).format(mb));
+}
+
+/** A file's size: "850 KB", "1.5 MB" (the locale's digits and units). */
+export function fileSize(bytes: number): Formatted {
+  return formatted((locale) => {
+    const mb = bytes >= 1024 * 1024;
+    const value = mb ? Number((bytes / 1024 / 1024).toFixed(1)) : Math.max(1, Math.round(bytes / 1024));
+    if (locale === 'en') return `${value} ${mb ? 'MB' : 'KB'}`;
+    return new Intl.NumberFormat(locale, { style: 'unit', unit: mb ? 'megabyte' : 'kilobyte', unitDisplay: 'short', maximumFractionDigits: 1 }).format(value);
+  });
+}
+
+/** How long a job took: "4.2 s", "2 min 5 s" (the locale's digits and units). */
+export function elapsed(ms: number): Formatted {
+  return formatted((locale) => {
+    const seconds = ms / 1000;
+    const whole = Math.round(seconds);
+    if (locale === 'en') return seconds < 60 ? `${seconds.toFixed(1)} s` : `${Math.floor(whole / 60)} min ${whole % 60} s`;
+    const unit = (value: number, name: 'minute' | 'second', digits = 0) =>
+      new Intl.NumberFormat(locale, { style: 'unit', unit: name, unitDisplay: 'short', minimumFractionDigits: digits, maximumFractionDigits: digits }).format(value);
+    return seconds < 60 ? unit(seconds, 'second', 1) : `${unit(Math.floor(whole / 60), 'minute')} ${unit(whole % 60, 'second')}`;
+  });
+}
+
+/** "low, medium, or high" in the locale's words ("low, medium oder high"). */
+export function anyOf(items: readonly string[]): Formatted {
+  return formatted((locale) => new Intl.ListFormat(locale, { type: 'disjunction' }).format(items));
+}
+
+/** Items (mentions, values) listed as the locale lists them: "a, b, c"; "a、b、c". */
+export function listOf(items: readonly string[]): Formatted {
+  return formatted((locale) => items.join(locale === 'ja' ? '、' : ', '));
+}
+
+/** Another message, said in the same locale (a part shared by several messages). */
+export function nested(key: MessageKey, values?: MessageValues, markup?: Markup): Formatted {
+  return formatted((locale) => say(locale, key, values, markup));
+}
+
+const compiled = new Map<string, IntlMessageFormat>();
+
+function compile(locale: Locale, key: MessageKey): IntlMessageFormat {
+  const id = `${locale}\u0000${key}`;
+  let format = compiled.get(id);
+  if (!format) {
+    format = new IntlMessageFormat(CATALOGS[locale][key], locale);
+    compiled.set(id, format);
+  }
+  return format;
+}
+
+/**
+ * The message `key` in `locale` (a tag such as `de-DE`, or a `Locale`), its placeholders filled:
+ * `say('de', 'refusal.too_many_images', { limit: 2 })`. `<b>…</b>` in a message becomes the surface's bold.
+ */
+export function say(locale: string | undefined, key: MessageKey, values: MessageValues = {}, markup: Markup = PLAIN): string {
+  const lang = (LOCALES as string[]).includes(locale ?? '') ? (locale as Locale) : localeOf(locale);
+  const plain: Record<string, string | number | ((chunks: unknown[]) => string)> = { b: (chunks) => markup.bold(chunks.join('')) };
+  for (const [name, value] of Object.entries(values)) plain[name] = typeof value === 'object' ? value[FORMAT](lang) : value;
+  return String(compile(lang, key).format(plain));
+}
+
+/** `Words` said in `locale`. */
+export function sayWords(locale: string | undefined, what: Words, markup?: Markup): string {
+  return say(locale, what.key, what.values, markup);
+}

@@ -1,0 +1,199 @@
+import Bottleneck from 'bottleneck';
+import type { types, webApi } from '@slack/bolt';
+import type { LoggerLike } from '../../src/index.js';
+import { anyOf, describeSettings, describeUsage, historyLineValues, say, type HistoryEntry, type Requester } from '../runner/index.js';
+import { ACTIONS } from './render-job.js';
+import type { RequestStore } from './RequestStore.js';
+import type { SlackActor, SlackJobRunner } from './SlackJobs.js';
+import { slackErrorCode } from './slack-error-code.js';
+import { truncate } from './slack-text.js';
+
+/** Jobs a Home tab shows (Slack allows 100 blocks a view; each job takes two). */
+const HOME_JOBS = 10;
+/** Slack's limit on a section's text. */
+const SECTION_TEXT = 3000;
+/** People whose Home is kept up to date (the least recently seen go first), and for how long after they last opened it. */
+const KEEP_VIEWERS = 1000;
+const VIEWER_TTL_MS = 24 * 60 * 60_000;
+/** A change is shown after this pause, so a burst of changes costs one `views.publish`. */
+const COALESCE_MS = 500;
+
+export interface HomeTabsOptions {
+  runner: SlackJobRunner;
+  store: RequestStore;
+  logger: LoggerLike;
+  /** The admins' how-to for settings, as the command is called (`/imagine admin set …`). */
+  command: string;
+  /** `views.publish` calls a minute, at most (Slack's Tier 4: 100+ a minute per workspace). Default 100. */
+  perMinute?: number | undefined;
+  now?: (() => number) | undefined;
+}
+
+interface Viewer {
+  actor: SlackActor;
+  requester: Requester;
+  client: webApi.WebClient;
+  seenAt: number;
+}
+
+/**
+ * Each member's Home tab in Slack (`views.publish`): their spend and budgets, their recent jobs with a thumbnail and
+ * Reroll, the defaults that apply to them, and for admins the workspace's totals, top users and settings — in their
+ * language, from the runner's ledger, history and rules (the same as `/imagine usage`, `history` and `admin settings`).
+ * Published when a member opens it (`app_home_opened`) and again when what it shows changes — one of their jobs ends,
+ * an admin changes the workspace's settings or budgets — for members who opened it lately; coalesced per member and
+ * paced (Tier 4).
+ */
+export class HomeTabs {
+  readonly #o: HomeTabsOptions;
+  readonly #viewers = new Map<string, Viewer>();
+  readonly #pending = new Map<string, NodeJS.Timeout>();
+  readonly #publishing = new Set<Promise<unknown>>();
+  readonly #limiter: Bottleneck;
+  readonly #now: () => number;
+
+  constructor(options: HomeTabsOptions) {
+    this.#o = options;
+    this.#now = options.now ?? Date.now;
+    const perMinute = options.perMinute ?? 100;
+    this.#limiter = new Bottleneck({ maxConcurrent: 4, reservoir: perMinute, reservoirRefreshAmount: perMinute, reservoirRefreshInterval: 60_000 });
+  }
+
+  /** A member opened their Home: published now, and kept up to date for a while. */
+  async opened(client: webApi.WebClient, actor: SlackActor, requester: Requester): Promise<void> {
+    const key = keyOf(actor);
+    this.#viewers.delete(key);
+    this.#viewers.set(key, { actor, requester, client, seenAt: this.#now() });
+    for (const oldest of this.#viewers.keys()) {
+      if (this.#viewers.size <= KEEP_VIEWERS) break;
+      this.#viewers.delete(oldest);
+    }
+    await this.#publish(key);
+  }
+
+  /** What a member's Home shows changed (one of their jobs ended): published again if they opened it lately. */
+  changed(teamId: string, userId: string): void {
+    this.#soon(`${teamId}:${userId}`);
+  }
+
+  /** What every Home of a workspace shows changed (its settings, its budgets): each recent viewer's is published again. */
+  changedFor(teamId: string): void {
+    for (const key of this.#viewers.keys()) if (key.startsWith(`${teamId}:`)) this.#soon(key);
+  }
+
+  /** Waits for the publishes under way (tests, a stop). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#publishing]);
+  }
+
+  async stop(): Promise<void> {
+    for (const timer of this.#pending.values()) clearTimeout(timer);
+    this.#pending.clear();
+    await this.settled();
+    await this.#limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
+  }
+
+  #soon(key: string): void {
+    const viewer = this.#viewers.get(key);
+    if (!viewer || this.#now() - viewer.seenAt > VIEWER_TTL_MS || this.#pending.has(key)) return;
+    const timer = setTimeout(() => {
+      this.#pending.delete(key);
+      void this.#publish(key);
+    }, COALESCE_MS);
+    timer.unref();
+    this.#pending.set(key, timer);
+  }
+
+  #publish(key: string): Promise<void> {
+    const viewer = this.#viewers.get(key);
+    if (!viewer) return Promise.resolve();
+    const done = this.#limiter
+      .schedule(async () => {
+        const view = await this.render(viewer.requester);
+        await viewer.client.views.publish({ user_id: viewer.actor.userId, view });
+      })
+      .catch((error: unknown) => this.#o.logger.warn({ code: slackErrorCode(error), team: viewer.actor.teamId }, 'could not publish a Home tab'));
+    this.#publishing.add(done);
+    void done.finally(() => this.#publishing.delete(done));
+    return done;
+  }
+
+  /** A member's Home view, in their language. */
+  async render(requester: Requester): Promise<types.HomeView> {
+    const { runner, store } = this.#o;
+    const locale = requester.locale;
+    const bold = { bold: (text: string) => `*${text}*` };
+    // A job that just ended is in the history once its write is through.
+    await runner.history?.settled();
+    const [summary, settings, entries] = await Promise.all([
+      runner.budgets.summary(requester),
+      runner.policy.effective(requester),
+      runner.history ? runner.history.mine(requester) : Promise.resolve([] as HistoryEntry[]),
+    ]);
+    const blocks: types.KnownBlock[] = [
+      { type: 'header', text: { type: 'plain_text', text: say(locale, 'slack.home.usage_header') } },
+      section(describeUsage(summary, bold, locale)),
+      { type: 'divider' },
+      { type: 'header', text: { type: 'plain_text', text: say(locale, 'slack.home.history_header') } },
+    ];
+    if (entries.length === 0) blocks.push(section(say(locale, 'slack.home.history_empty', { command: `\`${this.#o.command}\`` })));
+    for (const [i, entry] of entries.slice(0, HOME_JOBS).entries()) {
+      const request = await store.get(entry.key).catch(() => undefined);
+      const thumbnail = request?.outputFiles[0];
+      const line = say(locale, 'slack.history.line', {
+        rank: i + 1,
+        when: `<!date^${Math.floor(entry.at / 1000)}^{date_short_pretty} {time}|${new Date(entry.at).toISOString()}>`,
+        author: '',
+        channel: `<#${entry.channelId}>`,
+        prompt: truncate(entry.prompt, 80).replace(/[\n`<>&]/g, ' '),
+        ...historyLineValues(entry),
+        hasLink: request?.messageTs ? 'yes' : 'no',
+        link: request?.messageTs ? `https://slack.com/archives/${request.channelId}/p${request.messageTs.replace('.', '')}` : '',
+      });
+      blocks.push({
+        type: 'section',
+        block_id: `job.${i}`,
+        text: { type: 'mrkdwn', text: truncate(line, SECTION_TEXT) },
+        ...(thumbnail
+          ? { accessory: { type: 'image', slack_file: { id: thumbnail.id }, alt_text: truncate(say(locale, 'slack.home.thumbnail', { prompt: entry.prompt }), 2000) } }
+          : {}),
+      } as types.KnownBlock);
+      blocks.push({
+        type: 'actions',
+        block_id: `job.${i}.actions`,
+        elements: [{ type: 'button', action_id: ACTIONS.reroll, text: { type: 'plain_text', text: say(locale, 'button.reroll') }, value: entry.key }],
+      });
+    }
+    blocks.push(
+      { type: 'divider' },
+      { type: 'header', text: { type: 'plain_text', text: say(locale, 'slack.home.defaults_header') } },
+      section(
+        say(locale, 'slack.home.defaults', {
+          size: settings.defaultSize.value,
+          quality: settings.defaultQuality.value,
+          previews: settings.defaultPreviews.value,
+          maxImages: settings.maxImages.value,
+          qualities: anyOf(settings.qualities.value),
+          sizes: anyOf(settings.sizes.value),
+        }),
+      ),
+    );
+    if (requester.isAdmin) {
+      blocks.push(
+        { type: 'divider' },
+        { type: 'header', text: { type: 'plain_text', text: say(locale, 'slack.home.admin_header') } },
+        section(describeSettings(settings, `\`${this.#o.command} admin set SETTING VALUE\``, locale)),
+      );
+    }
+    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: say(locale, 'slack.home.how', { command: `\`${this.#o.command}\`` }) }] });
+    return { type: 'home', callback_id: 'pictor_home', blocks };
+  }
+}
+
+function keyOf(actor: Pick<SlackActor, 'teamId' | 'userId'>): string {
+  return `${actor.teamId}:${actor.userId}`;
+}
+
+function section(text: string): types.KnownBlock {
+  return { type: 'section', text: { type: 'mrkdwn', text: truncate(text, SECTION_TEXT) } };
+}

@@ -1,0 +1,126 @@
+import type { App, webApi } from '@slack/bolt';
+import { LIMITS, QUALITIES, SIZES, type Quality, type Size } from '../../../src/index.js';
+import { say, sayWords, type JobOptions } from '../../runner/index.js';
+import type { BotContext } from '../bot-context.js';
+import { slackErrorCode } from '../slack-error-code.js';
+
+/** The Workflow Builder step's `callback_id`, as the app manifests declare it (`functions.generate_image`). */
+export const WORKFLOW_STEP_ID = 'generate_image';
+
+/** The step's inputs as a workflow gives them (the manifest's `input_parameters`). */
+interface StepInputs {
+  prompt?: unknown;
+  channel?: unknown;
+  user?: unknown;
+  size?: unknown;
+  quality?: unknown;
+  count?: unknown;
+  style?: unknown;
+}
+
+/**
+ * "Generate image" in Workflow Builder: a Bolt custom function (`function_executed`). The step goes through the same
+ * intake as `/imagine` — the workspace's rules, blocked words, the member's pace and every budget, counted against
+ * the member the workflow names (`user`) and kept in their history — and posts its job in `channel` as `/imagine`
+ * would. It completes with the images' file ids, their permalinks, the job message's link and the cost
+ * (`functions.completeSuccess`), or fails with the refusal's or failure's own words in the member's language
+ * (`functions.completeError`): a refused step sends nothing.
+ */
+export function registerWorkflowStep(app: App, context: BotContext): void {
+  app.function(WORKFLOW_STEP_ID, { autoAcknowledge: true }, async ({ inputs, complete, fail, body, context: auth }) => {
+    const step = inputs as StepInputs;
+    const teamId = body.team_id;
+    const userId = typeof step.user === 'string' ? step.user : '';
+    const channelId = typeof step.channel === 'string' ? step.channel : '';
+    const { client } = context.workspace(auth);
+    const locale = userId ? await context.locales.of(client, teamId, userId) : undefined;
+    const options = optionsOf(step);
+    if (!userId || !channelId || typeof step.prompt !== 'string' || !options) {
+      await fail({ error: say(locale, 'slack.step.bad_inputs') });
+      return;
+    }
+    const prompt = typeof step.style === 'string' && step.style.trim() ? `${step.prompt.trim()}, ${step.style.trim()}` : step.prompt.trim();
+    // A refusal, or a failure before the job's message, is told to the step: it fails with those words (plain text).
+    let refusal: string | undefined;
+    const started = await context.jobs.start({
+      kind: 'generate',
+      prompt,
+      options,
+      actor: { userId, teamId, channelId, locale },
+      notify: async (text) => {
+        refusal = text;
+      },
+      client,
+    });
+    if (!started) {
+      await fail({ error: plain(refusal ?? say(locale, 'error.on_my_side')) });
+      return;
+    }
+    const final = await started.done;
+    await started.shown;
+    if (final.type !== 'completed') {
+      const words = final.type === 'failed' ? final.words : undefined;
+      await fail({ error: plain(words ? sayWords(locale, words) : (refusal ?? say(locale, 'slack.step.cancelled'))) });
+      return;
+    }
+    const request = await context.store.get(started.requestId);
+    const files = request?.outputFiles ?? [];
+    if (files.length === 0) {
+      await fail({ error: say(locale, 'slack.step.not_posted') });
+      return;
+    }
+    await complete({
+      outputs: {
+        file_ids: files.map((f) => f.id),
+        permalinks: await Promise.all(files.map((f) => permalinkOf(client, f.id, context))),
+        message_link: request?.messageTs ? await messageLink(client, channelId, request.messageTs, context) : '',
+        cost_usd: final.cost.totalUsd,
+      },
+    });
+  });
+}
+
+/** The options a step asks for, checked as the spec takes them; undefined when one is not (the step fails). */
+function optionsOf(step: StepInputs): JobOptions | undefined {
+  const options: JobOptions = {};
+  if (step.size !== undefined && step.size !== '') {
+    if (!(SIZES as readonly unknown[]).includes(step.size)) return undefined;
+    options.size = step.size as Size;
+  }
+  if (step.quality !== undefined && step.quality !== '') {
+    if (!(QUALITIES as readonly unknown[]).includes(step.quality)) return undefined;
+    options.quality = step.quality as Quality;
+  }
+  if (step.count !== undefined && step.count !== '') {
+    const n = Number(step.count);
+    if (!Number.isInteger(n) || n < LIMITS.nMin || n > LIMITS.nMax) return undefined;
+    options.n = n;
+  }
+  return options;
+}
+
+async function permalinkOf(client: webApi.WebClient, file: string, context: Pick<BotContext, 'logger'>): Promise<string> {
+  try {
+    return (await client.files.info({ file })).file?.permalink ?? '';
+  } catch (error) {
+    context.logger.warn({ code: slackErrorCode(error) }, 'no permalink for an image of a workflow step');
+    return '';
+  }
+}
+
+async function messageLink(client: webApi.WebClient, channel: string, ts: string, context: Pick<BotContext, 'logger'>): Promise<string> {
+  try {
+    return (await client.chat.getPermalink({ channel, message_ts: ts })).permalink ?? '';
+  } catch (error) {
+    context.logger.warn({ code: slackErrorCode(error) }, 'no link to the message of a workflow step');
+    return '';
+  }
+}
+
+/** Slack shows a step's error as plain text: mrkdwn marks (`*name*`, `` `--size` ``, `<@U1>`) read as they are meant. */
+function plain(text: string): string {
+  return text
+    .replace(/<@([A-Z0-9]+)(\|[^>]*)?>/g, '@$1')
+    .replace(/<#([A-Z0-9]+)(\|([^>]*))?>/g, (_m, id: string, _l, name: string | undefined) => `#${name ?? id}`)
+    .replace(/[*`]/g, '');
+}

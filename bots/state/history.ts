@@ -1,0 +1,47 @@
+import type { BotState } from './open-state.js';
+import { stateKeyOf } from './spaces.js';
+
+/** Jobs kept per member, jobs shown per server/workspace, and members listed per server/workspace. */
+export const HISTORY_BOUNDS = { perMember: 20, perScope: 100, membersPerScope: 100 } as const;
+
+/** What the history keeps of an ended job, as far as storage cares: its key, where and when. */
+export interface HistoryItem {
+  key: string;
+  scopeKey: string;
+  at: number;
+}
+
+/**
+ * The members' job history in the bots' state: each member's last jobs in one
+ * record (newest first, at most 20, none older than `keepMs`), and each
+ * server's/workspace's latest members in another, so an admin's view reads at
+ * most 100 members' records. Both spaces expire with the retention.
+ */
+export async function keepInHistory<T extends HistoryItem>(state: Pick<BotState, 'store' | 'spaces'>, userKey: string, items: readonly T[], keepMs: number, now = Date.now()): Promise<void> {
+  const since = now - keepMs;
+  await state.store.space<T[]>(state.spaces.history).update(stateKeyOf(userKey), (kept = []) => {
+    const merged = [...items, ...kept.filter((old) => !items.some((item) => item.key === old.key))];
+    return merged.filter((e) => e.at >= since).sort((a, b) => b.at - a.at).slice(0, HISTORY_BOUNDS.perMember);
+  });
+  for (const scopeKey of new Set(items.map((item) => item.scopeKey))) {
+    await state.store
+      .space<string[]>(state.spaces.historyScopes)
+      .update(stateKeyOf(scopeKey), (members = []) => [userKey, ...members.filter((m) => m !== userKey)].slice(0, HISTORY_BOUNDS.membersPerScope));
+  }
+}
+
+/** A member's entries, newest first. */
+export async function historyOf<T extends HistoryItem>(state: BotState, userKey: string): Promise<T[]> {
+  return (await state.store.space<T[]>(state.spaces.history).get(stateKeyOf(userKey))) ?? [];
+}
+
+/** A server's/workspace's entries (of its latest members), newest first. */
+export async function historyOfScope<T extends HistoryItem>(state: BotState, scopeKey: string): Promise<T[]> {
+  const members = (await state.store.space<string[]>(state.spaces.historyScopes).get(stateKeyOf(scopeKey))) ?? [];
+  const entries = await Promise.all(members.map((member) => historyOf<T>(state, member)));
+  return entries
+    .flat()
+    .filter((e) => e.scopeKey === scopeKey)
+    .sort((a, b) => b.at - a.at)
+    .slice(0, HISTORY_BOUNDS.perScope);
+}

@@ -1,0 +1,94 @@
+import type { LoggerLike, QuotaStore, RedisLink } from '../../src/index.js';
+import { FileStateStore } from './FileStateStore.js';
+import { DEFAULT_LEASE_MS, RedisStateStore } from './RedisStateStore.js';
+import { botSpaces, stateKeyOf, type BotSpaces, type SpaceSettings } from './spaces.js';
+import type { StateStore } from './StateStore.js';
+import { upgradeOldLayout } from './upgrade.js';
+import { warnIfRedisEvicts } from './redis-memory.js';
+
+/** The bots' storage room: one backend for the process, the spaces on it, and `forget`. */
+export interface BotState {
+  readonly store: StateStore;
+  readonly spaces: BotSpaces;
+  /** With Redis: the process's link (its one command connection and one subscriber), lent to leases and buckets. */
+  readonly redis: RedisLink | undefined;
+  /**
+   * Erases a member's prompts everywhere Pictor keeps them: their Discord jobs and drafts, Slack requests, history
+   * (the records of their running jobs keep no prompt), and the prompts of their usage records in the ledger (the
+   * amounts stay). Answers how many history entries there were.
+   */
+  forget(userKey: string): Promise<number>;
+  /** Gives the lease back (what this process holds is swept by another at once). The link is its opener's. */
+  close(): Promise<void>;
+}
+
+export interface OpenBotStateOptions extends SpaceSettings {
+  /** The data folder (the file backend, and what an older version left there). */
+  dataDir: string;
+  /** With `REDIS_URL`: the link every replica's state goes through. */
+  redis?: RedisLink | undefined;
+  /** `PICTOR_REPLICA_LEASE_SECONDS` in ms. */
+  leaseMs?: number | undefined;
+  /** The ledger in use: `forget` erases its usage records' prompts, and an upgrade takes over what it kept for the bots. */
+  ledger?: Pick<QuotaStore, 'forgetPrompts' | 'takeLegacy'> | undefined;
+  /**
+   * Other ledgers an older version may have kept the bots' records in, opened (and closed) only when the upgrade runs:
+   * version 0.1 used the account's whenever `PICTOR_BASE_URL` was set, where a Pictor emulator there now has a ledger
+   * of its own.
+   */
+  legacyLedgers?: readonly (() => Promise<Pick<QuotaStore, 'takeLegacy' | 'close'>>)[] | undefined;
+  logger: LoggerLike;
+}
+
+/** Picks the backend (Redis with a link, else the data folder), moves what an older version kept into it, once. */
+export async function openBotState(options: OpenBotStateOptions): Promise<BotState> {
+  const { redis, logger } = options;
+  const spaces = botSpaces(options);
+  const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS, logger }) : new FileStateStore({ dataDir: options.dataDir });
+  try {
+    if (redis) await warnIfRedisEvicts(redis.commands, spaces, logger);
+    await upgradeOldLayout({ store, spaces, dataDir: options.dataDir, redis, ledger: options.ledger, legacyLedgers: options.legacyLedgers, logger });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return {
+    store,
+    spaces,
+    redis,
+    forget: (userKey) => forgetMember(store, spaces, userKey, options.ledger),
+    close: () => store.close(),
+  };
+}
+
+interface MemberRecord {
+  prompt: string;
+  status?: string | undefined;
+  userId?: string | undefined;
+  requester?: { userId: string } | undefined;
+  inputs?: { file: string }[] | undefined;
+  outputs?: { file: string }[] | undefined;
+  runnerJobId?: string | undefined;
+}
+
+async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: string, ledger: OpenBotStateOptions['ledger']): Promise<number> {
+  const [platform, id] = [userKey.slice(0, userKey.indexOf(':')), userKey.slice(userKey.indexOf(':') + 1)];
+  const records = { discord: spaces.discordJobs, slack: spaces.slackRequests }[platform];
+  if (records) {
+    // A running job's record stays (its buttons and its sweep need it), without its prompt; an ended one goes.
+    const space = store.space<MemberRecord>(records);
+    for await (const { key, value } of space.entries()) {
+      if ((value.requester?.userId ?? value.userId) !== id) continue;
+      const running = value.status === 'pending' || value.status === 'running' || value.status === 'active';
+      if (running) await space.update(key, (r) => r && { ...r, prompt: '' });
+      else await space.delete(key);
+      // Its kept images go with it (a running job's are its Retry's), and the console's link to them.
+      if (!running) for (const { file } of [...(value.inputs ?? []), ...(value.outputs ?? [])]) await store.space(spaces.discordImages).delete(file);
+      if (!running && value.runnerJobId) await store.space(spaces.discordJobOutputs).delete(value.runnerJobId);
+    }
+  }
+  if (platform === 'discord') await store.space(spaces.discordDrafts).delete(id);
+  const { before } = await store.space<unknown[]>(spaces.history).update(stateKeyOf(userKey), () => undefined);
+  await ledger?.forgetPrompts(userKey);
+  return before?.length ?? 0;
+}

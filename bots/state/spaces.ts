@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto';
+import type { SpaceDefinition } from './StateStore.js';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const KIB = 1024;
+const MIB = 1024 * KIB;
+
+/** The largest image kept for the buttons of a Discord job (Reroll, Retry, Edit); a larger one is not kept. */
+export const MAX_KEPT_IMAGE_BYTES = 8 * MIB;
+/** Default `PICTOR_KEPT_IMAGES_MB`: the bytes of kept images, past which the oldest go first. */
+export const DEFAULT_KEPT_IMAGES_MB = 256;
+
+export interface SpaceSettings {
+  /** `PICTOR_KEPT_IMAGES_MB` in bytes. */
+  keptImagesBytes?: number | undefined;
+  /** `PICTOR_HISTORY_RETENTION_DAYS`. Default 30. */
+  historyRetentionDays?: number | undefined;
+}
+
+/**
+ * Every record the bots keep, by kind: the one list. Each space is bounded by
+ * Pictor (TTL, value size, count, bytes; oldest first), so the total a backend
+ * holds is known in advance (docs/shared-limits.md adds it up). Names and
+ * folders are those older versions wrote, where a kind existed.
+ */
+export function botSpaces(settings: SpaceSettings = {}) {
+  const historyMs = (settings.historyRetentionDays ?? 30) * DAY;
+  return {
+    /** Discord jobs: the spec, the reply while it runs, the names of its kept images. */
+    discordJobs: { name: 'discord-jobs', dir: 'discord/jobs', ttlMs: 7 * DAY, maxValueBytes: 64 * KIB, maxCount: 20_000, maxBytes: 64 * MIB },
+    /**
+     * Copies of the images of Discord jobs (their bytes as they are: a process holds an image once while it keeps it),
+     * for their buttons; past the bound the oldest go (their buttons say "too old").
+     */
+    discordImages: {
+      name: 'discord-images',
+      dir: 'discord/kept-images',
+      ttlMs: DAY,
+      maxValueBytes: MAX_KEPT_IMAGE_BYTES,
+      maxCount: 2_000,
+      maxBytes: settings.keptImagesBytes ?? DEFAULT_KEPT_IMAGES_MB * MIB,
+      binary: true,
+    },
+    /** Which Discord job kept the images of a ledger job (its runner job id): the console's thumbnails, for as long as the images are kept. */
+    discordJobOutputs: { name: 'discord-job-outputs', dir: 'discord/job-outputs', ttlMs: DAY, maxValueBytes: 256, maxCount: 20_000, maxBytes: 2 * MIB },
+    /** Each member's open drafts of the "Edit image" menu (keys only). */
+    discordDrafts: { name: 'discord-drafts', dir: 'discord/drafts', ttlMs: HOUR, maxValueBytes: 4 * KIB, maxCount: 10_000, maxBytes: 8 * MIB },
+    /** Interaction ids taken (over HTTP), for as long as an interaction token lives, across restarts and replicas. */
+    discordInteractions: { name: 'discord-interactions', dir: 'discord/interactions', ttlMs: 16 * MINUTE, maxValueBytes: 64, maxCount: 100_000 },
+    /** Slack requests: what a Reroll or Edit button needs (the files stay Slack's). */
+    slackRequests: { name: 'slack-requests', dir: 'slack/requests', ttlMs: 90 * DAY, maxValueBytes: 64 * KIB, maxCount: 50_000, maxBytes: 64 * MIB },
+    /** Slack request signatures seen (HTTP mode), until Bolt would refuse the request anyway (5 minutes plus the clock skew). */
+    slackSeen: { name: 'slack-seen', dir: 'slack/seen', ttlMs: 7 * MINUTE, maxValueBytes: 64, maxCount: 100_000 },
+    /** Slack installations (OAuth): each workspace's bot token; kept until the app is uninstalled. */
+    slackInstallations: { name: 'slack-installations', dir: 'slack/installations', ttlMs: undefined, maxValueBytes: 16 * KIB },
+    /** Each member's last jobs (at most 20, newest first) for the history commands. */
+    history: { name: 'history', dir: 'history/members', ttlMs: historyMs, maxValueBytes: 1 * MIB, maxCount: 10_000, maxBytes: 64 * MIB },
+    /** Each server's/workspace's members with jobs in its history (at most 100, latest first). */
+    historyScopes: { name: 'history-scopes', dir: 'history/scopes', ttlMs: historyMs, maxValueBytes: 16 * KIB, maxCount: 10_000, maxBytes: 16 * MIB },
+    /** What chat admins chose for their server/workspace (channels, blocked words, defaults …); their caps are the ledger's. */
+    scopeSettings: { name: 'scope-settings', dir: 'settings', ttlMs: undefined, maxValueBytes: 256 * KIB },
+  } satisfies Record<string, SpaceDefinition>;
+}
+
+export type BotSpaces = ReturnType<typeof botSpaces>;
+
+/** A member key (`discord:123`, `slack:U0A`) or scope key as a state key (`discord-123`; its digest if it has other characters). */
+export function stateKeyOf(key: string): string {
+  const readable = key.replace(':', '-');
+  return /^[A-Za-z0-9_-]{1,64}$/.test(readable) ? readable : digestKeyOf(key);
+}
+
+/** A longer text (a request signature) as a state key: its SHA-256, base64url. */
+export function digestKeyOf(text: string): string {
+  return createHash('sha256').update(text).digest('base64url');
+}

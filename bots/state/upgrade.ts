@@ -1,0 +1,150 @@
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PictorError, type LoggerLike, type QuotaStore, type RedisLink } from '../../src/index.js';
+import { FileStateStore } from './FileStateStore.js';
+import { keepInHistory, type HistoryItem } from './history.js';
+import { digestKeyOf, stateKeyOf, type BotSpaces } from './spaces.js';
+import { decodeValue, STATE_KEY_PATTERN, type StateStore } from './StateStore.js';
+
+interface OldJobRecord {
+  key: string;
+  status: string;
+  createdAt: number;
+  requester: { userId: string };
+  inputs: { file: string; filename?: string; bytes?: number }[];
+  outputs: { file: string; filename?: string; bytes?: number }[];
+}
+
+/** The Discord job store an older version left cannot be read, nor its backup copy: the bot must not start as if all were well. */
+export class JobStoreUnreadableError extends PictorError<'job_store_unreadable'> {
+  constructor(readonly file: string) {
+    super(
+      'job_store_unreadable',
+      `the Discord job store ${file} (of an older version) is unreadable and has no usable backup (${file}.bak); ` +
+        'move it aside (or delete it) to start without it — buttons of the jobs it held will then say they are too old',
+    );
+  }
+}
+
+interface Upgrade {
+  store: StateStore;
+  spaces: BotSpaces;
+  dataDir: string;
+  redis: RedisLink | undefined;
+  ledger: Pick<QuotaStore, 'takeLegacy'> | undefined;
+  /** Other ledgers an older version may have kept them in, opened only when the upgrade runs (see `OpenBotStateOptions`). */
+  legacyLedgers?: readonly (() => Promise<Pick<QuotaStore, 'takeLegacy' | 'close'>>)[] | undefined;
+  logger: LoggerLike;
+}
+
+/**
+ * Moves what versions before the one storage room kept elsewhere into the
+ * bots' state, once (each step deletes what it moved, and merges with what is
+ * there, so two replicas starting together do no harm): the chat settings and
+ * seen Slack signatures the ledger kept; in the data folder the Discord job
+ * store (`discord/jobs.json`, `discord/images/`) and `history.json`; in Redis
+ * the history lists and the Slack installations (records of the spaces that
+ * existed then keep their keys and their TTL). Logged once, with what moved.
+ */
+export async function upgradeOldLayout(o: Upgrade): Promise<void> {
+  // On Redis, a key says it was done (so no start scans the keyspace again); the data folder's old files go as they move.
+  const done = o.redis && `${o.redis.config.prefix}:bots:layout`;
+  if (done && (await o.redis!.commands.get(done)) === '2') return;
+  const moved: Record<string, number> = {};
+  const count = (what: string, n = 1) => void (n > 0 && (moved[what] = (moved[what] ?? 0) + n));
+  const takeFrom = async (ledger: Pick<QuotaStore, 'takeLegacy'>) => {
+    const { settings, seen } = await ledger.takeLegacy();
+    for (const [scopeKey, entries] of Object.entries(settings)) {
+      await o.store.space<Record<string, unknown>>(o.spaces.scopeSettings).update(stateKeyOf(scopeKey), (now = {}) => ({ ...entries, ...now }));
+      count('chat settings');
+    }
+    for (const signature of seen) await o.store.space(o.spaces.slackSeen).claimOnce(digestKeyOf(signature));
+    count('Slack signatures seen', seen.length);
+  };
+  if (o.ledger) await takeFrom(o.ledger);
+  for (const open of o.legacyLedgers ?? []) {
+    const ledger = await open();
+    try {
+      await takeFrom(ledger);
+    } finally {
+      await ledger.close();
+    }
+  }
+  if (o.redis) await upgradeRedis(o, o.redis, count);
+  else await upgradeFiles(o, count);
+  if (done) await o.redis!.commands.set(done, '2');
+  if (Object.keys(moved).length > 0) o.logger.info({ moved }, 'moved what an older version kept into the bots’ state (once)');
+}
+
+async function upgradeFiles(o: Upgrade, count: (what: string, n?: number) => void): Promise<void> {
+  const discord = join(o.dataDir, 'discord');
+  const store = async (file: string) => {
+    const text = await read(file);
+    const parsed = decodeValue<{ version?: number; records?: OldJobRecord[] }>(text);
+    const good = parsed?.version === 1 && Array.isArray(parsed.records) && parsed.records.every((r) => typeof r?.key === 'string' && Array.isArray(r.inputs) && Array.isArray(r.outputs));
+    return { found: text !== undefined, records: good ? parsed.records! : undefined };
+  };
+  const [main, backup] = [await store(join(discord, 'jobs.json')), await store(join(discord, 'jobs.json.bak'))];
+  if (main.found && !main.records && !backup.records) throw new JobStoreUnreadableError(join(discord, 'jobs.json'));
+  const records = main.records ?? backup.records ?? [];
+  // Jobs left pending or running are held by a process that is gone: the sweep marks them interrupted.
+  const legacy = new FileStateStore({ dataDir: o.dataDir, owner: 'legacy' });
+  for (const record of records.filter((r) => STATE_KEY_PATTERN.test(r?.key ?? '')).sort((a, b) => a.createdAt - b.createdAt)) {
+    const keep = async (img: OldJobRecord['inputs'][number]) => {
+      const read = await readFile(join(discord, 'images', record.key, img.file)).catch(() => undefined);
+      // The kept images space takes what a job keeps now (its bytes as they are, none over the bound).
+      const data = read && read.length > 0 && read.length <= o.spaces.discordImages.maxValueBytes ? read : undefined;
+      const file = `${record.key}-${img.file.replace(/\..*$/, '')}`;
+      if (data) await o.store.space<Buffer>(o.spaces.discordImages).put(file, data);
+      return data ? [{ ...img, file }] : [];
+    };
+    const inputs = (await Promise.all(record.inputs.map(keep))).flat();
+    const outputs = (await Promise.all(record.outputs.map(keep))).flat();
+    const running = record.status === 'pending' || record.status === 'running';
+    await legacy.space(o.spaces.discordJobs).put(record.key, { ...record, inputs, outputs }, { hold: running });
+    if (record.status === 'draft') await o.store.space<unknown[]>(o.spaces.discordDrafts).update(record.requester.userId, (own = []) => [...own, { key: record.key, createdAt: record.createdAt }]);
+    count('Discord jobs');
+  }
+  await legacy.close();
+  // Every copy of the old store goes: it held the prompts.
+  for (const name of (await readdir(discord).catch(() => [])).filter((n) => n.startsWith('jobs.json'))) await rm(join(discord, name), { force: true });
+  await rm(join(discord, 'images'), { recursive: true, force: true });
+
+  const history = decodeValue<{ users?: Record<string, HistoryItem[]> }>(await read(join(o.dataDir, 'history.json')));
+  for (const [userKey, entries] of Object.entries(history?.users ?? {})) {
+    await keepInHistory(o, userKey, entries, o.spaces.history.ttlMs);
+    count('history entries', entries.length);
+  }
+  for (const name of ['history.json', 'history.json.lock']) await rm(join(o.dataDir, name), { force: true, recursive: true });
+}
+
+async function upgradeRedis(o: Upgrade, redis: RedisLink, count: (what: string, n?: number) => void): Promise<void> {
+  const { commands } = redis;
+  const prefix = redis.config.prefix;
+  const each = async (pattern: string, take: (key: string, rest: string) => Promise<void>) => {
+    let cursor = '0';
+    do {
+      const [next, keys] = await commands.scan(cursor, 'MATCH', `${prefix}:${pattern}*`, 'COUNT', 500);
+      cursor = next;
+      for (const key of keys) await take(key, key.slice(prefix.length + pattern.length + 1));
+    } while (cursor !== '0');
+  };
+  await each('history:user:', async (key, userKey) => {
+    const entries = (await commands.lrange(key, 0, -1)).flatMap((raw) => decodeValue<HistoryItem>(raw) ?? []);
+    await keepInHistory(o, userKey, entries, o.spaces.history.ttlMs);
+    await commands.del(key, `${prefix}:history:scopes:${userKey}`);
+    count('history entries', entries.length);
+  });
+  // A server's list only repeated its members' entries.
+  await each('history:scope:', async (key) => void (await commands.del(key)));
+  await each('slack:installation:', async (key, name) => {
+    const installation = decodeValue<object>(await commands.get(key));
+    if (installation && STATE_KEY_PATTERN.test(name)) await o.store.space(o.spaces.slackInstallations).put(name, installation);
+    await commands.del(key);
+    count('Slack installations');
+  });
+}
+
+async function read(path: string): Promise<string | undefined> {
+  return readFile(path, 'utf8').catch(() => undefined);
+}

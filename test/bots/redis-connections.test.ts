@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { startService } from '../../bots/main.js';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { connectRedis } from '../../src/index.js';
+import { buttonsOf, FakeDiscord } from '../fakes/discord/FakeDiscord.js';
+import { FakeSlack } from '../fakes/slack/FakeSlack.js';
+import { startUpstream, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
+import { requireRedisUrl, testRedis } from '../helpers/shared-limits-redis.js';
+import { startThrowawayRedis } from '../setup/redis-server.js';
+import { finishedJob } from './slack/harness.js';
+
+const defer = useCleanup();
+const redisPresent = testRedis();
+
+describe('npm start with both surfaces and REDIS_URL', () => {
+  it.skipIf(redisPresent.skipReason)(
+    'holds at most 3 connections to Redis (counted with CLIENT LIST) while the limiter, the ledger, the state, /healthz, the gateway lease, the Slack write buckets, socket replicas and the console all use it',
+    async () => {
+      requireRedisUrl(redisPresent);
+      // A Redis of its own, so every client but the test's is this process's.
+      const redis = await startThrowawayRedis();
+      if (!redis) throw new Error('redis-server is needed');
+      defer(() => redis.stop());
+      const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+      defer(() => discord.close());
+      const slack = await new FakeSlack({ channelWriteIntervalMs: 5 }).start();
+      defer(() => slack.close());
+      const upstream = await startUpstream(defer, 20);
+      const service = await startService(
+        {
+          PICTOR_LOG_LEVEL: 'silent',
+          PICTOR_DATA_DIR: await tempDataDir(defer),
+          PICTOR_BASE_URL: upstream.url,
+          PICTOR_API_KEY: DEV_API_KEY,
+          PICTOR_PARTIAL_IMAGES: '0',
+          PICTOR_METRICS_PORT: '0',
+          PICTOR_CONSOLE_PORT: '0',
+          PICTOR_CONSOLE_TOKEN: 'connections-test-console-token-42',
+          REDIS_URL: redis.url,
+          DISCORD_TOKEN: discord.botToken,
+          DISCORD_APPLICATION_ID: discord.applicationId,
+          DISCORD_API_BASE_URL: discord.apiBaseUrl,
+          SLACK_BOT_TOKEN: slack.botToken,
+          SLACK_APP_TOKEN: slack.appToken,
+          SLACK_API_URL: slack.apiUrl,
+        },
+        () => {},
+      );
+      defer(() => service.stop());
+      // Every part at work: a job on each surface (limiter, ledger, state, Slack's shared write buckets), a Cancel
+      // notice channel subscribed, the gateway lease held, the socket replicas' entry kept.
+      const ix = discord.slashCommand('imagine', { prompt: 'a lighthouse', quality: 'low' });
+      await discord.waitFor(() => {
+        const message = discord.original(ix);
+        return message && buttonsOf(message).some((b) => b.label === 'Reroll') ? message : undefined;
+      }, 'the Discord job');
+      await slack.command({ command: '/imagine', text: 'a fox --quality low', channel: 'C0COUNT' });
+      await finishedJob(slack, 'C0COUNT');
+      // The console reads the ledger and the Discord job's kept image.
+      const consoleUrl = service.console!.url!;
+      const login = await fetch(`${consoleUrl}/login`, { method: 'POST', body: new URLSearchParams({ token: 'connections-test-console-token-42' }), redirect: 'manual', headers: { origin: consoleUrl } });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      for (const path of ['/spend', '/settings']) expect((await fetch(`${consoleUrl}${path}`, { headers: { cookie } })).status).toBe(200);
+      const jobs = await (await fetch(`${consoleUrl}/jobs`, { headers: { cookie } })).text();
+      const thumbnail = /<img src="(\/thumbs\/[^"]+)"/.exec(jobs)?.[1];
+      expect(thumbnail).toBeDefined();
+      expect((await fetch(`${consoleUrl}${thumbnail}`, { headers: { cookie } })).status).toBe(200);
+
+      const observer = await connectRedis(redis.url);
+      defer(async () => observer.disconnect());
+      const mine = await observer.client('ID');
+      const clients = (await observer.client('LIST') as string)
+        .trim()
+        .split('\n')
+        .filter((line) => !line.startsWith(`id=${mine} `));
+      expect(clients.length).toBeLessThanOrEqual(3);
+      // In fact the link's two: one command connection, one subscriber (bottleneck's and the state's notices).
+      expect(clients.map((line) => /name=(\S*)/.exec(line)?.[1]).sort()).toEqual(['pictor-subscriber:pictor', 'pictor:pictor']);
+    },
+    60_000,
+  );
+});

@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { formatUsd } from '../../../src/index.js';
+import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import { checkView } from '../../fakes/slack/check-blocks.js';
+import { finishedJob, settledCosts as ledger, startHarness, type Harness } from './harness.js';
+
+const ADMIN = 'U0ADMIN';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+type Block = { type: string; block_id?: string; text?: { text: string }; accessory?: { type: string; slack_file?: { id: string }; alt_text?: string }; elements?: { action_id?: string; value?: string; text?: { text: string } }[] };
+
+function homeOf(fake: FakeSlack, user: string, count = 1): Promise<Block[]> {
+  return fake.waitFor(() => {
+    const home = fake.homes.get(`${fake.teamId}:${user}`);
+    return home && home.count >= count ? (home.view.blocks as Block[]) : undefined;
+  }, `the Home tab of ${user} published ${count} time(s)`);
+}
+
+const texts = (blocks: Block[]) => blocks.map((b) => b.text?.text ?? '').join('\n');
+
+async function draw(harness: Harness, user: string, channel: string, index: number): Promise<void> {
+  await harness.fake.command({ command: '/imagine', text: `a lighthouse number ${index} --quality low`, user, channel });
+  await finishedJob(harness.fake, channel, index);
+}
+
+
+describe('the Slack Home tab', () => {
+  it('is published when a member opens it: their spend equal to the ledger’s, their budgets, their recent images with a thumbnail and Reroll, and the defaults', async () => {
+    h = await startHarness({ limits: { userDailyUsd: 1 }, bot: { adminUserIds: [ADMIN] } });
+    await draw(h, 'U0ALICE', 'C0ART', 0);
+    await draw(h, 'U0ALICE', 'C0ART', 1);
+
+    await h.fake.openHome('U0ALICE');
+    const blocks = await homeOf(h.fake, 'U0ALICE');
+    expect(checkView({ type: 'home', blocks })).toBeNull();
+    const spent = (await ledger(h)).get('slack:U0ALICE')!;
+    expect(spent).toBeGreaterThan(0);
+    expect(texts(blocks)).toContain(`*Your spend* (UTC): ${formatUsd(spent)} today · ${formatUsd(spent)} this month`);
+    expect(texts(blocks)).toContain(`Your daily budget: ${formatUsd(1 - spent)} left of $1.00 (spent ${formatUsd(spent)})`);
+
+    // Newest first, each with its first image as a thumbnail (a file in Slack) and a Reroll of its saved request.
+    const jobs = blocks.filter((b) => b.block_id?.match(/^job\.\d+$/));
+    expect(jobs.map((b) => b.text!.text)).toEqual([expect.stringContaining('a lighthouse number 1'), expect.stringContaining('a lighthouse number 0')]);
+    for (const job of jobs) {
+      expect(job.accessory).toMatchObject({ type: 'image', slack_file: { id: expect.stringMatching(/^F/) as unknown }, alt_text: expect.stringContaining('a lighthouse') as unknown });
+      expect(h.fake.files.has(job.accessory!.slack_file!.id)).toBe(true);
+    }
+    const rerolls = blocks.filter((b) => b.block_id?.endsWith('.actions')).map((b) => b.elements![0]!);
+    expect(rerolls.map((r) => r.action_id)).toEqual(['pictor_reroll', 'pictor_reroll']);
+    expect(texts(blocks)).toContain('Size 1024x1024, quality auto, 2 previews while it draws. Here you may ask for up to 10 images a job');
+    // A member who is no admin sees no workspace totals or settings.
+    expect(texts(blocks)).not.toContain('This workspace');
+  });
+
+  it('shows an admin the workspace’s totals and top users, equal to the ledger’s, and its settings', async () => {
+    h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
+    await draw(h, 'U0ALICE', 'C0ART', 0);
+    await draw(h, 'U0BOB', 'C0ART', 1);
+    await h.fake.openHome(ADMIN);
+    const text = texts(await homeOf(h.fake, ADMIN));
+    const costs = await ledger(h);
+    const total = [...costs.values()].reduce((a, b) => a + b, 0);
+    expect(text).toContain(`*This workspace* (UTC): ${formatUsd(total)} today · ${formatUsd(total)} this month`);
+    expect(text).toContain(`<@U0ALICE> ${formatUsd(costs.get('slack:U0ALICE')!)} (1 job)`);
+    expect(text).toContain('Settings of this workspace — where each comes from');
+  });
+
+  it('is published again when one of the member’s jobs ends and when an admin changes a setting, in the member’s language', async () => {
+    h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
+    h.fake.setLocale('U0HANS', 'de-DE');
+    await h.fake.openHome('U0HANS');
+    const first = await homeOf(h.fake, 'U0HANS');
+    expect(texts(first)).toContain('Noch nichts: Erstelle dein erstes Bild mit `/imagine` in einem beliebigen Kanal.');
+
+    await h.fake.command({ command: '/imagine', text: 'ein Leuchtturm --quality low', user: 'U0HANS', channel: 'C0DE' });
+    const second = await homeOf(h.fake, 'U0HANS', 2);
+    expect(second.filter((b) => b.block_id?.match(/^job\.\d+$/))).toHaveLength(1);
+    expect(texts(second)).toMatch(/\*Deine Ausgaben\* \(UTC\): heute 0,0\d{3}\s\$/);
+
+    await h.fake.command({ command: '/imagine', text: 'admin set default-quality low', user: ADMIN });
+    const third = await homeOf(h.fake, 'U0HANS', 3);
+    expect(texts(third)).toContain('Größe 1024x1024, Qualität low');
+  });
+
+  it('runs a job again from its Reroll, in the job’s channel, counted against whoever clicks; a refusal goes to their direct messages', async () => {
+    h = await startHarness({ limits: { userDailyUsd: 0.01 } });
+    await draw(h, 'U0ALICE', 'C0ART', 0);
+    await h.fake.openHome('U0ALICE');
+    const blocks = await homeOf(h.fake, 'U0ALICE');
+    const requestId = blocks.find((b) => b.block_id === 'job.0.actions')!.elements![0]!.value!;
+    await h.fake.clickHomeButton('U0ALICE', 'pictor_reroll', requestId);
+    // The first job spent most of the budget: the second is refused, privately, in the app's Messages tab.
+    const note = await h.fake.waitFor(() => h!.fake.messagesIn('U0ALICE')[0], 'a direct message');
+    expect(note.text).toMatch(/^This job could cost up to/);
+    expect(h.fake.topLevel('C0ART').filter((m) => m.user === h!.fake.botUserId && !(m.files ?? []).length)).toHaveLength(2);
+  });
+});

@@ -1,0 +1,60 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
+import type { FakeFunctionRun } from '../../fakes/slack/FakeSlack.js';
+import { imageShares, jobMessages, startHarness, type Harness } from './harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+function outcomeOf(harness: Harness, run: FakeFunctionRun): Promise<NonNullable<FakeFunctionRun['outcome']>> {
+  return harness.fake.waitFor(() => run.outcome, `the step ${run.executionId} to complete`);
+}
+
+const generationRequests = (harness: Harness) => harness.emulator.requests.filter((r) => r.path === '/v1/images/generations').length;
+
+describe('the Workflow Builder step “Generate image” (a Bolt custom function)', () => {
+  it('posts the images in the step’s channel and completes with their file ids, permalinks, the message’s link and the cost the ledger charged', async () => {
+    h = await startHarness();
+    const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a lighthouse at dusk', channel: 'C0FLOW', user: 'U0ALICE', quality: 'low', size: '1536x1024', count: 2, style: 'watercolor' } });
+    const outcome = await outcomeOf(h, run);
+    expect(outcome.ok).toBe(true);
+    if (!outcome.ok) return;
+    const shares = imageShares(h.fake, 'C0FLOW');
+    expect(shares).toHaveLength(1);
+    const posted = shares[0]!.files!.map((f) => f.id);
+    expect(outcome.outputs.file_ids).toEqual(posted);
+    expect(outcome.outputs.permalinks).toEqual(posted.map((id) => h!.fake.files.get(id)!.url_private + '?permalink=1'));
+    expect(outcome.outputs.message_link).toMatch(/^https:\/\/.+\/archives\/C0FLOW\/p\d+$/);
+    const charged = (await h.store.usage({})).filter((r) => r.userKey === 'slack:U0ALICE');
+    expect(charged).toHaveLength(1);
+    expect(outcome.outputs.cost_usd).toBeCloseTo(charged[0]!.costUsd, 9);
+    // The same job as /imagine: its message names who it is for, the style joins the prompt, the options are the step's.
+    expect((jobMessages(h.fake, 'C0FLOW')[0]!.blocks![0] as { text: { text: string } }).text.text).toBe('<@U0ALICE> asked for: “a lighthouse at dusk, watercolor”  `--size 1536x1024` `--quality low` `--n 2`');
+    expect(await h.runner.history!.mine({ platform: 'slack', userId: 'U0ALICE', channelId: 'C0FLOW', scopeId: h.fake.teamId })).toHaveLength(1);
+  });
+
+  it('fails over budget with the refusal’s words, in the member’s language, and sends nothing', async () => {
+    h = await startHarness({ limits: { userDailyUsd: 0.001 } });
+    h.fake.setLocale('U0HANS', 'de-DE');
+    const english = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a fox', channel: 'C0FLOW', user: 'U0ALICE', quality: 'low' } }));
+    expect(english).toMatchObject({ ok: false, error: expect.stringMatching(/^This job could cost up to \$0\.\d+, more than the \$0\.0010 left of your daily budget of \$0\.0010/) as unknown });
+    const german = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'ein Fuchs', channel: 'C0FLOW', user: 'U0HANS', quality: 'low' } }));
+    expect(german).toMatchObject({ ok: false, error: expect.stringMatching(/^Dieser Auftrag könnte bis zu 0,\d+\s\$ kosten/) as unknown });
+    expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
+    expect(generationRequests(h)).toBe(0);
+    expect(await h.store.usage({})).toHaveLength(0);
+  });
+
+  it('holds a step to the workspace’s rules and blocked words as /imagine is held, and names what a bad input lacks', async () => {
+    h = await startHarness({ controls: { blockedWords: ['kraken'] } });
+    const blocked = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a Kraken attacks', channel: 'C0FLOW', user: 'U0ALICE' } }));
+    expect(blocked).toEqual({ ok: false, error: 'Your prompt contains “kraken”, which is blocked here; rephrase it and try again.', at: expect.any(Number) as unknown });
+    const bad = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a fox', channel: 'C0FLOW', user: 'U0ALICE', size: '999x999' } }));
+    expect(bad).toMatchObject({ ok: false, error: expect.stringContaining('size, quality and count must be values Pictor takes') as unknown });
+    expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
+    expect(generationRequests(h)).toBe(0);
+  });
+});

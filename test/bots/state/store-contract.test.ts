@@ -1,0 +1,386 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FileStateStore, RedisStateStore, startSweeper, StateValueTooLargeError, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
+import { RedisLink, silentLogger } from '../../../src/index.js';
+import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+
+const redis = testRedis();
+
+interface Job {
+  prompt: string;
+  status: 'active' | 'ended';
+}
+
+const SPACE: SpaceDefinition = { name: 'test-jobs', dir: 'test/jobs', ttlMs: 60_000, maxValueBytes: 1024 };
+const job = (prompt: string): Job => ({ prompt, status: 'active' });
+
+/** Two processes sharing one backend: `a` and `b`; `lose(a)` makes a's lease lapse as if it were killed. */
+interface Backend {
+  a: StateStore;
+  b: StateStore;
+  /** Whether `a` and `b` may run at once (Redis); the data folder serves one process at a time (`b` starts after `a`). */
+  concurrent: boolean;
+  /** A third process on the same backend (file backend: the same as `b`). */
+  another(): Promise<StateStore>;
+  /** Makes the store's holder count as gone. */
+  lose(store: StateStore): Promise<void>;
+  /** Every key the backend holds and every value, as text (files, or Redis keys of every type). */
+  everything(): Promise<string>;
+  close(): Promise<void>;
+}
+
+async function fileBackend(): Promise<Backend> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
+  const a = new FileStateStore({ dataDir });
+  const b = new FileStateStore({ dataDir });
+  const list = async (dir: string): Promise<string[]> =>
+    (await Promise.all((await readdir(dir, { withFileTypes: true })).map((e) => (e.isDirectory() ? list(join(dir, e.name)) : [join(dir, e.name)])))).flat();
+  return {
+    a,
+    b,
+    concurrent: false,
+    another: async () => b,
+    lose: async (store) => store.close(),
+    everything: async () => (await Promise.all((await list(dataDir)).map(async (file) => `${file} ${await readFile(file, 'utf8')}`))).join('\n'),
+    close: async () => {
+      await a.close();
+      await b.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function redisBackend(): Promise<Backend> {
+  const url = requireRedisUrl(redis);
+  const prefix = uniquePrefix('state');
+  // Each store on a link of its own, as each process has; a short lease so a takeover is seen within a test's second.
+  const links: RedisLink[] = [];
+  const stores: RedisStateStore[] = [];
+  const open = async () => {
+    const link = await RedisLink.open({ url, prefix });
+    links.push(link);
+    const store = await RedisStateStore.open({ link, leaseMs: 300 });
+    stores.push(store);
+    return store;
+  };
+  const a = await open();
+  const b = await open();
+  const commands = links[1]!.commands;
+  return {
+    a,
+    b,
+    concurrent: true,
+    another: open,
+    // As a kill -9: the connection drops, the lease is no longer renewed and nobody gives it back; it lapses.
+    lose: async (store) => {
+      links[stores.indexOf(store as RedisStateStore)]!.commands.disconnect();
+      await vi.waitFor(async () => expect(await commands.exists(`${prefix}:bots:lease:${store.owner}`)).toBe(0), { timeout: 2000, interval: 20 });
+    },
+    everything: async () => {
+      const lines: string[] = [];
+      for (const key of await commands.keys(`${prefix}:*`)) lines.push(`${key} ${JSON.stringify(await dumpKey(commands, key))}`);
+      return lines.join('\n');
+    },
+    close: async () => {
+      for (const store of stores) await store.close();
+      for (const link of links) await link.close();
+      await deleteKeys(url, prefix);
+    },
+  };
+}
+
+
+describe.each([
+  { name: 'the data folder', make: fileBackend, skip: undefined },
+  { name: 'Redis', make: redisBackend, skip: redis.skipReason },
+])('the bots’ state store on $name', ({ make, skip }) => {
+  let backend: Backend;
+  afterEach(async () => backend?.close());
+
+  it.skipIf(skip)('gives back what was put, to the other process too, and forgets what was deleted', async () => {
+    backend = await make();
+    const space = backend.a.space<Job>(SPACE);
+    await space.put('k1', job('a lighthouse'));
+    expect(await backend.b.space<Job>(SPACE).get('k1')).toEqual(job('a lighthouse'));
+    await space.put('k1', { prompt: 'a lighthouse', status: 'ended' });
+    expect(await backend.b.space<Job>(SPACE).get('k1')).toEqual({ prompt: 'a lighthouse', status: 'ended' });
+    await backend.b.space<Job>(SPACE).delete('k1');
+    expect(await backend.b.space<Job>(SPACE).get('k1')).toBeUndefined();
+    expect(await backend.everything()).not.toContain('lighthouse');
+  });
+
+  it.skipIf(skip)('answers undefined for keys that are unknown or are not keys (they come back in button values)', async () => {
+    backend = await make();
+    const space = backend.a.space<Job>(SPACE);
+    expect(await space.get('nope')).toBeUndefined();
+    expect(await space.get('../../etc/passwd')).toBeUndefined();
+    expect(await space.get('')).toBeUndefined();
+    await expect(space.put('../x', job('x'))).rejects.toThrow(/not a state key/);
+    await expect(space.update('../x', () => job('x'))).rejects.toThrow(/not a state key/);
+  });
+
+  it.skipIf(skip)('refuses a record over the space’s size bound, also as the result of an update', async () => {
+    backend = await make();
+    const space = backend.a.space<Job>(SPACE);
+    await expect(space.put('big', job('x'.repeat(2000)))).rejects.toBeInstanceOf(StateValueTooLargeError);
+    await space.put('grows', job('small'));
+    await expect(space.update('grows', () => job('x'.repeat(2000)))).rejects.toBeInstanceOf(StateValueTooLargeError);
+    expect(await space.get('big')).toBeUndefined();
+    expect(await space.get('grows')).toEqual(job('small'));
+  });
+
+  it.skipIf(skip)('keeps past the count and byte bounds only the latest writes: the oldest go first', async () => {
+    backend = await make();
+    const counted = backend.a.space<Job>({ ...SPACE, name: 'test-counted', dir: 'test/counted', maxCount: 3 });
+    for (const key of ['k1', 'k2', 'k3', 'k4']) await counted.put(key, job(key));
+    // A write makes a record the latest again.
+    await counted.put('k2', job('k2 again'));
+    await counted.put('k5', job('k5'));
+    const keys = async (space: typeof counted) => {
+      const found: string[] = [];
+      for await (const { key } of space.entries()) found.push(key);
+      return found.sort();
+    };
+    expect(await keys(counted)).toEqual(['k2', 'k4', 'k5']);
+
+    // Each record is about 500 bytes (the data folder counts its files: a little more): 1200 bytes hold two of them.
+    const weighed = backend.a.space<Job>({ ...SPACE, name: 'test-weighed', dir: 'test/weighed', maxBytes: 1200 });
+    for (const key of ['w1', 'w2', 'w3']) await weighed.put(key, job(`${key} ${'x'.repeat(470)}`));
+    expect(await keys(weighed)).toEqual(['w2', 'w3']);
+    await weighed.delete('w3');
+    await weighed.put('w4', job(`w4 ${'x'.repeat(470)}`));
+    expect(await keys(weighed)).toEqual(['w2', 'w4']);
+    // Another process sees the same bounds.
+    expect(await keys(backend.b.space<Job>({ ...SPACE, name: 'test-weighed', dir: 'test/weighed', maxBytes: 1200 }))).toEqual(['w2', 'w4']);
+  });
+
+  it.skipIf(skip)('keeps a binary space’s bytes as they are (no JSON, no base64), within its bounds, never held', async () => {
+    backend = await make();
+    const IMAGES: SpaceDefinition = { name: 'test-images', dir: 'test/images', ttlMs: 60_000, maxValueBytes: 1000, maxBytes: 2000, binary: true };
+    const images = backend.a.space<Buffer>(IMAGES);
+    const bytes = (fill: number) => Buffer.alloc(900, fill);
+    await images.put('i1', bytes(1), { hold: true });
+    expect(await backend.b.space<Buffer>(IMAGES).get('i1')).toEqual(bytes(1));
+    expect(await backend.everything()).not.toContain(bytes(1).toString('base64').slice(0, 40));
+    await expect(images.put('big', Buffer.alloc(1001))).rejects.toBeInstanceOf(StateValueTooLargeError);
+    await expect(images.put('empty', Buffer.alloc(0))).rejects.toThrow(/bytes/);
+    await expect(images.put('text', 'not bytes' as unknown as Buffer)).rejects.toThrow(/bytes/);
+    // 900 bytes each within 2000: a third write drops the oldest.
+    await images.put('i2', bytes(2));
+    await images.put('i3', bytes(3));
+    expect(await images.get('i1')).toBeUndefined();
+    expect(await images.get('i3')).toEqual(bytes(3));
+    // Never held: a process that is gone leaves nothing to sweep.
+    await backend.lose(backend.a);
+    expect(await backend.b.space<Buffer>(IMAGES).claimOrphans()).toEqual([]);
+    await backend.b.space<Buffer>(IMAGES).delete('i3');
+    expect(await backend.b.space<Buffer>(IMAGES).get('i3')).toBeUndefined();
+  });
+
+  it.skipIf(skip)('keeps a space without a TTL until its records are deleted', async () => {
+    backend = await make();
+    const forever = backend.a.space<Job>({ ...SPACE, name: 'test-forever', dir: 'test/forever', ttlMs: undefined });
+    await forever.put('install', job('a token'));
+    expect(await backend.b.space<Job>({ ...SPACE, name: 'test-forever', dir: 'test/forever', ttlMs: undefined }).get('install')).toEqual(job('a token'));
+  });
+
+  it.skipIf(skip)('changes a record atomically: concurrent updates each see the last one’s result, across processes too', async () => {
+    backend = await make();
+    const counter = { ...SPACE, name: 'test-counter', dir: 'test/counter' };
+    const processes = backend.concurrent ? [backend.a, backend.b] : [backend.a];
+    await Promise.all(
+      processes.flatMap((store) => Array.from({ length: 20 }, () => store.space<number>(counter).update('n', (n = 0) => n + 1))),
+    );
+    expect(await backend.b.space<number>(counter).get('n')).toBe(20 * processes.length);
+    const { before, after } = await backend.a.space<number>(counter).update('n', () => undefined);
+    expect([before, after]).toEqual([20 * processes.length, undefined]);
+    expect(await backend.b.space<number>(counter).get('n')).toBeUndefined();
+  });
+
+  it.skipIf(skip)('hands a record held by a process that is gone to one other process, once', async () => {
+    backend = await make();
+    await backend.a.space<Job>(SPACE).put('held', job('running on a'), { hold: true });
+    await backend.a.space<Job>(SPACE).put('free', { prompt: 'ended on a', status: 'ended' }, { hold: false });
+    // Alive, a keeps what it holds (the file backend serves one process: b started after a).
+    if (backend.concurrent) expect(await backend.b.space<Job>(SPACE).claimOrphans()).toEqual([]);
+    await backend.lose(backend.a);
+    expect(await backend.b.space<Job>(SPACE).claimOrphans()).toEqual([{ key: 'held', value: job('running on a') }]);
+    // Held by b now, and b is alive: not handed out again.
+    expect(await backend.b.space<Job>(SPACE).claimOrphans()).toEqual([]);
+  });
+
+  it.skipIf(skip)('lets a process that released a record (its job ended), by a write or an update, leave nothing to sweep', async () => {
+    backend = await make();
+    const space = backend.a.space<Job>(SPACE);
+    await space.put('done', job('x'), { hold: true });
+    await space.put('done', { prompt: 'x', status: 'ended' }, { hold: false });
+    await space.put('updated', job('y'), { hold: true });
+    await space.update('updated', (j) => j && { ...j, status: 'ended' }, { hold: false });
+    await backend.lose(backend.a);
+    expect(await backend.b.space<Job>(SPACE).claimOrphans()).toEqual([]);
+  });
+
+  it.skipIf(skip)('keeps the holder when a record is written without saying (a progress write)', async () => {
+    backend = await make();
+    const space = backend.a.space<Job>(SPACE);
+    await space.put('k', job('first'), { hold: true });
+    await space.put('k', job('second'));
+    await space.update('k', (j) => j && { ...j, prompt: 'third' });
+    await backend.lose(backend.a);
+    expect(await backend.b.space<Job>(SPACE).claimOrphans()).toEqual([{ key: 'k', value: job('third') }]);
+  });
+
+  it.skipIf(skip)('says a record is held elsewhere only while another live process holds it', async () => {
+    backend = await make();
+    await backend.a.space<Job>(SPACE).put('k', job('x'), { hold: true });
+    expect(await backend.a.space<Job>(SPACE).heldElsewhere('k')).toBe(false);
+    expect(await backend.b.space<Job>(SPACE).heldElsewhere('k')).toBe(backend.concurrent);
+    await backend.lose(backend.a);
+    expect(await backend.b.space<Job>(SPACE).heldElsewhere('k')).toBe(false);
+  });
+
+  it.skipIf(skip)('takes a key once: the first claim wins, every later one loses, from any process and after a restart', async () => {
+    backend = await make();
+    const claims = backend.concurrent ? await Promise.all([backend.a.space(SPACE).claimOnce('ix1'), backend.b.space(SPACE).claimOnce('ix1')]) : [await backend.a.space(SPACE).claimOnce('ix1')];
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    expect(await backend.a.space(SPACE).claimOnce('ix1')).toBe(false);
+    // `b` is a process started after `a` (the file backend: a restart).
+    expect(await backend.b.space(SPACE).claimOnce('ix1')).toBe(false);
+    expect(await backend.b.space(SPACE).claimOnce('ix2')).toBe(true);
+    expect(await backend.a.space(SPACE).claimOnce('../ix')).toBe(false);
+  });
+
+  it.skipIf(skip)('delivers a notice about a record to the live process holding it, and to no one once it is gone', async () => {
+    backend = await make();
+    const heard: [string, unknown][] = [];
+    await backend.a.space(SPACE).onNotice((key, notice) => heard.push([key, notice]));
+    await backend.a.space<Job>(SPACE).put('k', job('running on a'), { hold: true });
+    await backend.a.space<Job>(SPACE).put('free', { prompt: 'ended', status: 'ended' }, { hold: false });
+    // The holder itself, and a record nobody holds: nobody to tell.
+    expect(await backend.a.space(SPACE).notifyHolder('k', { hello: 1 })).toBe(false);
+    expect(await backend.b.space(SPACE).notifyHolder('free', { hello: 2 })).toBe(false);
+    if (backend.concurrent) {
+      expect(await backend.b.space(SPACE).notifyHolder('k', { hello: 3 })).toBe(true);
+      await vi.waitFor(() => expect(heard).toEqual([['k', { hello: 3 }]]));
+      await backend.lose(backend.a);
+    }
+    // One process (file), or its holder gone: the notice reaches no one.
+    expect(await backend.b.space(SPACE).notifyHolder('k', { hello: 4 })).toBe(false);
+    expect(heard.filter(([, notice]) => (notice as { hello: number }).hello !== 3)).toEqual([]);
+  });
+
+  it.skipIf(skip)('gives each orphan to exactly one of several sweeping processes', async () => {
+    backend = await make();
+    const space = backend.a.space<Job>(SPACE);
+    for (let i = 0; i < 10; i++) await space.put(`j${i}`, job(`job ${i}`), { hold: true });
+    await backend.lose(backend.a);
+    const c = await backend.another();
+    const [fromB, fromC] = await Promise.all([backend.b.space<Job>(SPACE).claimOrphans(), c.space<Job>(SPACE).claimOrphans()]);
+    const keys = [...fromB, ...fromC].map((e) => e.key).sort();
+    expect(keys).toEqual(Array.from({ length: 10 }, (_, i) => `j${i}`).sort());
+  });
+
+  it.skipIf(skip)('sweeps at start, through the sweeper, what a stopped process left running, and each once', async () => {
+    backend = await make();
+    await backend.a.space<Job>(SPACE).put('left', job('left running'), { hold: true });
+    await backend.lose(backend.a);
+    const swept: string[] = [];
+    const space = backend.b.space<Job>(SPACE);
+    const sweeper = startSweeper({
+      store: backend.b,
+      name: 'test jobs',
+      claim: () => space.claimOrphans(),
+      logger: silentLogger(),
+      intervalMs: 50,
+      sweep: async (entry) => {
+        swept.push(entry.key);
+        await space.put(entry.key, { ...entry.value, status: 'ended' }, { hold: false });
+      },
+    });
+    expect(await sweeper.first).toBe(1);
+    // Later sweeps find nothing more to take.
+    expect(await space.claimOrphans()).toEqual([]);
+    await sweeper.stop();
+    expect(swept).toEqual(['left']);
+    expect(await space.get('left')).toEqual({ prompt: 'left running', status: 'ended' });
+  });
+});
+
+describe('the data-folder backend', () => {
+  let dataDir: string;
+  afterEach(async () => rm(dataDir, { recursive: true, force: true }));
+
+  it('reads a record written before holders existed (the bare record), held by no live process', async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
+    await mkdir(join(dataDir, 'test', 'jobs'), { recursive: true });
+    await writeFile(join(dataDir, 'test', 'jobs', 'old.json'), JSON.stringify(job('from an older version')));
+    const store = new FileStateStore({ dataDir });
+    const space = store.space<Job>(SPACE);
+    expect(await space.get('old')).toEqual(job('from an older version'));
+    expect(await space.claimOrphans()).toEqual([{ key: 'old', value: job('from an older version') }]);
+    await store.close();
+  });
+
+  it('keeps its folders private (0700) and its files readable by the bot’s user only (0600), and drops records past their TTL while running', async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
+    const store = new FileStateStore({ dataDir, pruneEveryMs: 50 });
+    const space = store.space<Job>({ ...SPACE, ttlMs: 300 });
+    await space.put('short', job('short-lived'));
+    expect((await stat(join(dataDir, 'test', 'jobs', 'short.json'))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(dataDir, 'test', 'jobs'))).mode & 0o777).toBe(0o700);
+    expect((await stat(join(dataDir, 'test'))).mode & 0o777).toBe(0o700);
+    await vi.waitFor(async () => expect(await readdir(join(dataDir, 'test', 'jobs'))).toEqual([]), { timeout: 3000, interval: 50 });
+    await store.close();
+  });
+
+  it('keeps the keys taken once within a bound, forgetting the oldest first', async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
+    const store = new FileStateStore({ dataDir });
+    const taken = store.space({ ...SPACE, maxCount: 3 });
+    for (const key of ['i1', 'i2', 'i3', 'i4']) expect(await taken.claimOnce(key)).toBe(true);
+    await vi.waitFor(async () => expect((await readdir(join(dataDir, 'test', 'jobs'))).sort()).toEqual(['i2.json', 'i3.json', 'i4.json']));
+    expect(await new FileStateStore({ dataDir }).space(SPACE).claimOnce('i4')).toBe(false);
+    await store.close();
+  });
+});
+
+describe.skipIf(redis.skipReason)('the Redis backend’s bounds', () => {
+  it('puts a TTL on every key it writes (records, holders, accounts, lease), and none on a space without one', async () => {
+    const prefix = uniquePrefix('state-ttl');
+    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
+    const store = await RedisStateStore.open({ link, leaseMs: 5_000 });
+    try {
+      await store.space<Job>({ ...SPACE, maxCount: 10 }).put('k', job('x'), { hold: true });
+      await store.space<Job>({ ...SPACE, name: 'test-forever', ttlMs: undefined }).put('install', job('a token'));
+      const keys = await link.commands.keys(`${prefix}:*`);
+      expect(keys.sort()).toEqual(
+        [`${prefix}:bots:lease:${store.owner}`, ...['held', 'index', 'sizes', 'r:k'].map((k) => `${prefix}:bots:test-jobs:${k}`), `${prefix}:bots:test-forever:r:install`].sort(),
+      );
+      expect(await link.commands.pttl(`${prefix}:bots:test-forever:r:install`)).toBe(-1);
+      for (const key of keys.filter((k) => !k.endsWith(':install'))) expect(await link.commands.pttl(key)).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+      await link.close();
+      await deleteKeys(requireRedisUrl(redis), prefix);
+    }
+  });
+
+  it('gives its lease back on close, so what it still held is taken over at once', async () => {
+    const prefix = uniquePrefix('state-close');
+    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
+    const a = await RedisStateStore.open({ link, leaseMs: 60_000 });
+    const b = await RedisStateStore.open({ link, leaseMs: 60_000 });
+    try {
+      await a.space<Job>(SPACE).put('k', job('x'), { hold: true });
+      expect(await b.space<Job>(SPACE).claimOrphans()).toEqual([]);
+      await a.close();
+      expect(await b.space<Job>(SPACE).claimOrphans()).toEqual([{ key: 'k', value: job('x') }]);
+    } finally {
+      await b.close();
+      await link.close();
+      await deleteKeys(requireRedisUrl(redis), prefix);
+    }
+  });
+});

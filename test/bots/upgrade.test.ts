@@ -1,0 +1,158 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Installation } from '@slack/bolt';
+import { describe, expect, it } from 'vitest';
+import { startService } from '../../bots/main.js';
+import { RequestStore } from '../../bots/slack/RequestStore.js';
+import { slackInstallationStore } from '../../bots/slack/installation-store.js';
+import { openBotState } from '../../bots/state/index.js';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { RedisLink, silentLogger } from '../../src/index.js';
+import { buttonsOf, FakeDiscord } from '../fakes/discord/FakeDiscord.js';
+import { OLD_IDS, oldEditInput, restoreOldDataFolder, restoreOldRedis } from '../helpers/old-layout.js';
+import { discordAnswer, discordResult, startUpstream, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+
+const defer = useCleanup();
+const redis = testRedis();
+
+/** The Slack request each backend held (their ids were random when captured). */
+const OLD_REQUEST = { file: 'nCC9_Yg9NdF8trUc', redis: 'tUZtOfCoB4xA70go' };
+
+/** What version 0.1 left for these ids: a data folder, and on Redis its keys under a prefix of their own (with a link to them). */
+async function whatOldLeft(backend: 'file' | 'redis', ids: Parameters<typeof restoreOldDataFolder>[1]) {
+  const dataDir = await tempDataDir(defer, 'pictor-upgrade-');
+  const prefix = uniquePrefix('upgrade');
+  const link = backend === 'redis' ? await RedisLink.open({ url: requireRedisUrl(redis), prefix }) : undefined;
+  defer(async () => {
+    await link?.close();
+    if (link) await deleteKeys(requireRedisUrl(redis), prefix);
+  });
+  if (link) await restoreOldRedis(link.commands, prefix, ids);
+  else await restoreOldDataFolder(dataDir, ids);
+  return { dataDir, prefix, link };
+}
+
+describe.each([
+  { backend: 'file' as const, skip: undefined },
+  { backend: 'redis' as const, skip: redis.skipReason },
+])('npm start on what version 0.1 left ($backend)', ({ backend, skip }) => {
+  it.skipIf(skip)('keeps the buttons, the history, the installations, the chat caps and the settings working, moved once with a log line, leaving no old copy', async () => {
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000, messageRateLimit: { limit: 30, windowMs: 5000 } });
+    defer(() => discord.close());
+    // Version 0.1 against the real service (as the fixture was captured): the account's ledger.
+    const upstream = await startUpstream(defer, 50, { recordImageBytes: true, identifyAsEmulator: false });
+    const bob = discord.newUser('bob');
+    const ids = { alice: discord.user.id, bob: bob.id, channel: discord.channelId, guild: discord.guildId, application: discord.applicationId };
+    const { dataDir, prefix, link } = await whatOldLeft(backend, ids);
+
+    const log: string[] = [];
+    const env = {
+      PICTOR_LOG_LEVEL: 'info',
+      PICTOR_DATA_DIR: dataDir,
+      PICTOR_BASE_URL: upstream.url,
+      PICTOR_API_KEY: DEV_API_KEY,
+      PICTOR_PARTIAL_IMAGES: '0',
+      // The fixture's history was kept when it was captured: a long retention keeps it for years of test runs.
+      PICTOR_HISTORY_RETENTION_DAYS: '3650',
+      DISCORD_TOKEN: discord.botToken,
+      DISCORD_APPLICATION_ID: discord.applicationId,
+      DISCORD_API_BASE_URL: discord.apiBaseUrl,
+      ...(link && { REDIS_URL: requireRedisUrl(redis), PICTOR_REDIS_PREFIX: prefix }),
+    };
+    const service = await startService(env, () => {}, { writeLog: (line) => log.push(line) });
+    let stopped = false;
+    defer(async () => {
+      if (!stopped) await service.stop();
+    });
+    const moved = log.filter((line) => line.includes('moved what an older version kept'));
+    expect(moved).toHaveLength(1);
+    expect(JSON.parse(moved[0]!)).toMatchObject({ moved: { 'chat settings': 2, 'history entries': 3 } });
+
+    // The history: both of alice's jobs, newest first, with Reroll buttons.
+    const history = await discordAnswer(discord, discord.slashCommand('imagine-history', {}));
+    expect(history.content).toContain('make it OLDMARKER blue');
+    expect(history.content).toContain('a lighthouse OLDMARKER at dusk');
+
+    // A button of a job made before the upgrade: the edit runs again, with its input image as it was kept.
+    const reroll = discord.clickButton(history, buttonsOf(history).find((b) => b.label === 'Reroll 1')!.custom_id);
+    await discordResult(discord, reroll);
+    const edits = upstream.emulator.requests.filter((r) => r.route === 'edits');
+    expect(edits).toHaveLength(1);
+    expect(edits[0]!.fields).toMatchObject({ prompt: 'make it OLDMARKER blue' });
+    expect(Buffer.from(edits[0]!.images[0]!.bytes!).equals(await oldEditInput())).toBe(true);
+
+    // The server's settings: a blocked word, at most 2 images; and the cap its admin set.
+    expect((await discordAnswer(discord, discord.slashCommand('imagine', { prompt: 'a forbidden fruit' }))).content).toContain('blocked here');
+    expect((await discordAnswer(discord, discord.slashCommand('imagine', { prompt: 'three pears', count: 3 }))).content).toContain('At most 2 images');
+    expect((await discordAnswer(discord, discord.slashCommand('imagine-usage', {}))).content).toMatch(/Your daily budget \(set by a server admin\): \$[\d.]+ left of \$0\.50/);
+    expect(upstream.emulator.requests).toHaveLength(1);
+
+    // The job a crash left running before the upgrade is swept once: its requester is told in the channel.
+    await discord.waitFor(() => discord.channelMessages().find((m) => m.content.includes(`<@${bob.id}>`) && m.content.includes('restarted')), 'the old running job swept');
+
+    await service.stop();
+    stopped = true;
+    // What was moved is gone from where it was: no copy of a prompt is left behind.
+    if (link) {
+      for (const pattern of ['history:*', 'slack:installation:*', 'quota:settings:*', 'quota:seen:*']) expect(await link.commands.keys(`${prefix}:${pattern}`)).toEqual([]);
+    } else {
+      expect(await readdir(join(dataDir, 'discord'))).not.toContain('jobs.json');
+      expect(await readdir(join(dataDir, 'discord'))).not.toContain('jobs.json.bak');
+      expect(await readdir(join(dataDir, 'discord'))).not.toContain('images');
+      expect(await readdir(dataDir)).not.toContain('history.json');
+      expect(await readdir(dataDir)).not.toContain('slack-replay.json');
+      expect(JSON.parse(await readFile(join(dataDir, 'cap-overrides.json'), 'utf8'))).not.toHaveProperty('settings');
+    }
+
+    // Slack's installation and request are read by the new version; a second start moves nothing.
+    const again: string[] = [];
+    const logger = { ...silentLogger(), info: (obj: object, msg?: string) => void again.push(`${JSON.stringify(obj)} ${msg ?? ''}`) };
+    const state = await openBotState({ dataDir, redis: link, logger });
+    defer(() => state.close());
+    const installation = await slackInstallationStore(state.store.space<Installation>(state.spaces.slackInstallations), silentLogger()).fetchInstallation({
+      teamId: 'T0TEAM',
+      enterpriseId: undefined,
+      isEnterpriseInstall: false,
+    });
+    expect(installation.bot?.token).toBe('xoxb-old-install-token');
+    expect(await new RequestStore(state).get(OLD_REQUEST[backend])).toMatchObject({ prompt: 'a slack OLDMARKER fox', outputFiles: [{ id: 'F0OUT' }] });
+    expect(again.filter((line) => line.includes('moved'))).toEqual([]);
+    expect(OLD_IDS.alice).not.toBe(ids.alice);
+  }, 60_000);
+
+  it.skipIf(skip)('takes the chat settings 0.1 kept in the account’s ledger also when PICTOR_BASE_URL now answers as a Pictor emulator (whose jobs have a ledger of their own)', async () => {
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    defer(() => discord.close());
+    // A Pictor emulator at PICTOR_BASE_URL: 0.1 counted its jobs in the account's ledger, this version in the emulator's.
+    const upstream = await startUpstream(defer, 0);
+    const ids = { alice: discord.user.id, bob: discord.newUser('bob').id, channel: discord.channelId, guild: discord.guildId, application: discord.applicationId };
+    const { dataDir, prefix, link } = await whatOldLeft(backend, ids);
+    const log: string[] = [];
+    const service = await startService(
+      {
+        PICTOR_LOG_LEVEL: 'info',
+        PICTOR_DATA_DIR: dataDir,
+        PICTOR_BASE_URL: upstream.url,
+        PICTOR_API_KEY: DEV_API_KEY,
+        PICTOR_PARTIAL_IMAGES: '0',
+        DISCORD_TOKEN: discord.botToken,
+        DISCORD_APPLICATION_ID: discord.applicationId,
+        DISCORD_API_BASE_URL: discord.apiBaseUrl,
+        ...(link && { REDIS_URL: requireRedisUrl(redis), PICTOR_REDIS_PREFIX: prefix }),
+      },
+      () => {},
+      { writeLog: (line) => log.push(line) },
+    );
+    defer(() => service.stop());
+    const moved = log.filter((line) => line.includes('moved what an older version kept'));
+    expect(moved).toHaveLength(1);
+    expect(JSON.parse(moved[0]!)).toMatchObject({ moved: { 'chat settings': 2 } });
+    // The server's settings hold: its blocked word is refused before anything is sent.
+    expect((await discordAnswer(discord, discord.slashCommand('imagine', { prompt: 'a forbidden fruit' }))).content).toContain('blocked here');
+    expect(upstream.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(0);
+    // Taken from the account's ledger: no copy left there.
+    if (link) expect(await link.commands.keys(`${prefix}:quota:settings:*`)).toEqual([]);
+    else expect(JSON.parse(await readFile(join(dataDir, 'cap-overrides.json'), 'utf8'))).not.toHaveProperty('settings');
+  }, 60_000);
+});

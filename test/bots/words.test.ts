@@ -1,0 +1,81 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { userFacingLiterals } from '../helpers/user-facing-literals.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+/**
+ * Files whose words are the operator's, not a member's: they stay English (the log, the console, the terminal, the
+ * settings read from the environment), or are not words at all (storage, HTTP answers to Discord's servers).
+ */
+const OPERATOR_FILES: Readonly<Record<string, string>> = {
+  'bots/main.ts': 'what npm start prints for the operator',
+  'bots/console-view.ts': 'the operator’s console',
+  'bots/read-download.ts': 'an internal error, logged',
+  'bots/runner/config.ts': 'the environment’s settings, for the operator',
+  'bots/runner/job-history.ts': 'storage',
+  'bots/discord/config.ts': 'the environment’s settings, for the operator',
+  'bots/discord/deploy-commands.ts': 'the operator’s deploy script (the commands’ own words are the catalog’s)',
+  'bots/discord/surface.ts': 'what the bot prints at start for the operator',
+  'bots/discord/unreachable.ts': 'what the bot prints when Discord cannot be reached',
+  'bots/discord/interactions-endpoint.ts': 'HTTP answers to Discord’s servers, never shown to a member',
+  'bots/discord/gateway-lease.ts': 'a lease in Redis; its reasons are logged',
+  'bots/discord/gateway-connection.ts': 'logged',
+  'bots/discord/JobRecordStore.ts': 'storage; its errors stop the bot at start, for the operator',
+  'bots/slack/config.ts': 'the environment’s settings, for the operator',
+  'bots/slack/surface.ts': 'what the bot prints at start for the operator',
+  'bots/slack/start-slack-bot.ts': 'start-up, logged and printed for the operator',
+  'bots/slack/installation-store.ts': 'storage',
+  'bots/slack/socket-replicas.ts': 'a lease in Redis; its reasons are logged',
+  'bots/slack/shared-write-buckets.ts': 'Redis; its errors are logged',
+};
+
+/** Single strings elsewhere that read as words and are none of a member's, each with why. */
+const NOT_WORDS: readonly { file: string; text: string; why: string }[] = [
+  { file: 'bots/discord/start-discord-bot.ts', text: 'discord jobs', why: 'the sweeper’s name in the log' },
+  { file: 'bots/slack/download-slack-file.ts', text: 'Bearer {}', why: 'an HTTP header' },
+  { file: 'bots/slack/listeners/budget-commands.ts', text: 'admin budget', why: 'what the log says failed' },
+];
+
+function sources(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return path === join('bots', 'runner', 'locales') ? [] : sources(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+describe('every sentence a member sees is in the catalog', () => {
+  it('the surfaces and the runner hold no words outside the catalogs (bots/runner/locales), but the operator’s', () => {
+    const found = sources('bots')
+      .filter((file) => !(file in OPERATOR_FILES) && !file.startsWith(join('bots', 'state')))
+      .flatMap((file) => userFacingLiterals(file, readFileSync(join(ROOT, file), 'utf8')))
+      .filter((literal) => !NOT_WORDS.some((w) => w.file === literal.file && w.text === literal.text))
+      .map((literal) => `${literal.file}:${literal.line} ${literal.text}`);
+    expect(found).toEqual([]);
+  });
+
+  it('every file it leaves out exists (a moved file is scanned again, not forgotten)', () => {
+    const all = new Set(sources('bots'));
+    for (const file of [...Object.keys(OPERATOR_FILES), ...NOT_WORDS.map((w) => w.file)]) expect(all.has(file), file).toBe(true);
+  });
+
+  it('finds a sentence built by concatenation, a button label and a modal title, and leaves the log, keys and errors alone', () => {
+    const source = `
+      import { thing } from 'some module';
+      function render(job, ahead, locale) {
+        logger.info({ jobId: job.id }, 'job queued for a while');
+        this.#logError(error, 'could not post a preview');
+        await acknowledge('cancel: defer update', () => interaction.deferUpdate(), logger);
+        if (!ok) throw new TypeError('the store is closed');
+        const label = say(locale, 'discord.job.queued', { ahead });
+        const headers = { 'Content-Type': 'application/json', authorization: 'x' };
+        const status: 'not_allowed' | 'asked' = 'asked';
+        const line = ahead === 1 ? 'Next in line' : \`In the queue: \${ahead} jobs ahead of yours\`;
+        const button = { type: 2, label: 'Cancel', custom_id: 'cancel:' + job.key };
+        return new ModalBuilder().setTitle('Edit ' + job.n + ' images');
+      }`;
+    expect(userFacingLiterals('example.ts', source).map((l) => l.text)).toEqual(['Next in line', 'In the queue: {} jobs ahead of yours', 'Cancel', 'Edit ']);
+  });
+});
