@@ -30,7 +30,6 @@
  */
 import { execFile } from 'node:child_process';
 import { writeFile, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -38,6 +37,7 @@ import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { DEV_API_KEY } from '../src/emulator/index.js';
 import { FakeDiscord, buttonsOf, type FakeInteraction } from '../test/fakes/discord/FakeDiscord.js';
+import { freeLoopbackPort } from '../test/helpers/free-port.js';
 import { startChildServer } from './helpers/child-server.js';
 import { listOf, positiveInt, printTable } from './helpers/measure.js';
 
@@ -97,8 +97,8 @@ interface RunResult {
 async function runOnce(variant: Variant, round: number, emulatorUrl: string): Promise<RunResult> {
   const discord = await FakeDiscord.start({ messageRateLimit: { limit: 5, windowMs: 5000 }, keepUploadedBytes: false, heartbeatIntervalMs: 1000 });
   const name = `pictor-memory-bench-${process.pid}-${variant}-${round}`;
-  const metricsPort = await freePort();
-  const inspectPort = await freePort();
+  const metricsPort = await freeLoopbackPort();
+  const inspectPort = await freeLoopbackPort();
   const settings: Record<string, string> = {
     DISCORD_TOKEN: discord.botToken,
     DISCORD_APPLICATION_ID: discord.applicationId,
@@ -209,14 +209,6 @@ class Inspector {
   close(): void {
     this.#socket.close();
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function waitFor(what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {

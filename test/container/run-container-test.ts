@@ -31,11 +31,11 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buttonsOf, FakeDiscord } from '../fakes/discord/FakeDiscord.js';
+import { freeLoopbackPort } from '../helpers/free-port.js';
 import { startThrowawayRedis } from '../setup/redis-server.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -96,14 +96,6 @@ function step(what: string): () => void {
   const started = Date.now();
   console.log(`== ${what}`);
   return () => console.log(`   done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function waitUntil<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
@@ -240,7 +232,7 @@ async function main(): Promise<void> {
     cleanups.push(() => redis.stop());
     const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
     cleanups.push(() => discord.close());
-    const metricsPort = await freePort();
+    const metricsPort = await freeLoopbackPort();
     cleanups.push(async () => {
       const logs = await pod(['logs', container], { allowFailure: true });
       if (process.exitCode) console.log(`--- container output\n${logs.stdout}${logs.stderr}---`);
