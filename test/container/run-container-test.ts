@@ -306,6 +306,9 @@ async function main(): Promise<void> {
     check(discord.original(running)!.attachments.length === 0, 'the job has not finished before the signal');
     const signalledAt = Date.now();
     await pod(['kill', '--signal', 'TERM', container]);
+    // A command sent once Node has taken the signal (podman kill returns when it is sent; a command already on its
+    // way may be taken, as before the signal).
+    await waitUntil('Node to take the SIGTERM', 30_000, async () => ((await pod(['logs', container])).stdout.includes('SIGTERM: taking no new jobs') ? true : undefined));
     const late = discord.slashCommand('imagine', { prompt: 'one more during the deploy' });
     await discord.waitFor(() => (/restarting/.test(discord.original(late)?.content ?? '') ? true : undefined), 'the refusal of a job sent after SIGTERM', 30_000);
     const exit = await pod(['wait', container], { timeoutMs: (GRACE_SECONDS + 30) * 1000 });
