@@ -156,6 +156,8 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       let done = false;
       try {
         for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+          // Past the last image, the rest of a body that has ended is read through, unparsed (see below).
+          if (done) continue;
           parser.feed(decoder.push(chunk));
           while (pending.length && !done) {
             const event = this.#toEvent(pending.shift()!, response);
@@ -167,8 +169,9 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
             const allIn = accept(event);
             if (allIn) {
               // More completed events already here would be a bad answer; anything else after the last image is not needed.
+              // Anything else there that cannot be read is not needed: it never costs the images already in.
               for (const message of pending.splice(0)) {
-                const extra = this.#toEvent(message, response);
+                const extra = this.#extraEvent(message, response);
                 if (extra !== 'done' && extra !== null) accept(extra);
               }
               finished = true;
@@ -176,7 +179,9 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
             }
             yield event;
           }
-          if (done) break;
+          // A body whose end is already here is read to it, which ends it cleanly; one the service keeps open is
+          // let go now (tearing it down costs an error object or two, and closes the connection).
+          if (done && !response.ended()) break;
         }
         if (!done) {
           parser.feed(decoder.end());
@@ -208,6 +213,15 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       discardBody(response.body);
       opened.release();
       this.#ctx.onEnd?.();
+    }
+  }
+
+  /** An event after the last image: read only to catch one completed image too many; one that cannot be read is skipped. */
+  #extraEvent(message: EventSourceMessage, response: RawResponse): ImageStreamEvent | 'done' | null {
+    try {
+      return this.#toEvent(message, response);
+    } catch {
+      return null;
     }
   }
 
