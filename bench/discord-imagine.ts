@@ -52,7 +52,9 @@
  * ratio to the first count's. `--compare-with DIR` runs another checkout's
  * bench too (e.g. the commit before a change; its node_modules must resolve),
  * alternating which goes first; `--compare-env NAME=VALUE` runs this checkout
- * once more with that environment variable set (e.g. `MALLOC_ARENA_MAX=2`).
+ * once more with that environment variable set (e.g. `MALLOC_ARENA_MAX=2`), or
+ * several at once separated by spaces; each `--compare-env` is one more variant
+ * (e.g. `--compare-env MALLOC_ARENA_MAX=2 --compare-env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2`).
  *
  * `--hog` starts a CPU hog beside the bot for the whole run (or series): a busy loop in a process of its own, as
  * another program busy on the same machine would be (on 2 cores it takes one). In a series the hog runs from the
@@ -81,7 +83,8 @@ import { DEFAULT_ALERT_THRESHOLDS } from '../src/console/alerts/config.js';
 import { FileQuotaStore, JobRunner } from '../bots/runner/index.js';
 import { openBotState, type BotState } from '../bots/state/index.js';
 import { DEV_API_KEY } from '../src/emulator/index.js';
-import { ImageLimiter, isPartialEvent, PictorClient, silentLogger, type GenerationInput, type ImageEventStream, type RequestOptions } from '../src/index.js';
+import { ImageLimiter, isPartialEvent, PictorClient, type GenerationInput, type ImageEventStream, type RequestOptions } from '../src/index.js';
+import { silentLogger } from '../src/internal.js';
 import { FakeDiscord, buttonsOf, type FakeInteraction } from '../test/fakes/discord/FakeDiscord.js';
 import { REPO_ROOT, startChildServer } from './helpers/child-server.js';
 import { collectGarbage, percentile } from './helpers/measure.js';
@@ -94,7 +97,8 @@ const flag = (name: string): string | undefined => {
 const JOB_COUNTS = (flag('jobs') ?? '100').split(',').map(Number);
 const JOBS = JOB_COUNTS[0]!;
 const COMPARE_WITH = flag('compare-with');
-const COMPARE_ENV = flag('compare-env');
+/** Each `--compare-env` is one more variant of this checkout: `NAME=VALUE`, or several separated by spaces (`'LD_PRELOAD=… MALLOC_CONF=…'`). */
+const COMPARE_ENVS = process.argv.flatMap((arg, i) => (arg === '--compare-env' && process.argv[i + 1] !== undefined ? [process.argv[i + 1]!] : []));
 /**
  * How long the fake Discord takes a first answer (`--ack-deadline-s`): Discord's 3 s by default. Only for CPU per job
  * at counts the machine cannot answer in time: a job answered too late never runs, and costs almost nothing.
@@ -102,14 +106,14 @@ const COMPARE_ENV = flag('compare-env');
 const ACK_DEADLINE_MS = Number(flag('ack-deadline-s') ?? 3) * 1000;
 /** A busy loop in another process beside the bot (`startHog`). */
 const HOG = process.argv.includes('--hog');
-const SERIES = JOB_COUNTS.length > 1 || COMPARE_WITH !== undefined || COMPARE_ENV !== undefined;
+const SERIES = JOB_COUNTS.length > 1 || COMPARE_WITH !== undefined || COMPARE_ENVS.length > 0;
 const SIZE = (flag('size') ?? '1024x1024') as '1024x1024' | '1536x1024' | '1024x1536';
 const LIGHT = flag('light-previews') ?? 'both';
 /** Images per job (`count`). */
 const IMAGES = Number(flag('images') ?? 1);
 /** Pads every image the emulator sends to at least this many bytes (the service's 1536x1024 PNGs are a few MB; the emulator's flat art far less). */
 const PAD_IMAGE_BYTES = Number(flag('pad-image-bytes') ?? 0);
-if (!['both', 'on', 'off'].includes(LIGHT) || !JOB_COUNTS.every((n) => Number.isInteger(n) && n > 0) || (COMPARE_ENV !== undefined && !COMPARE_ENV.includes('='))) throw new Error('usage: --light-previews both|on|off --jobs N --size WxH');
+if (!['both', 'on', 'off'].includes(LIGHT) || !JOB_COUNTS.every((n) => Number.isInteger(n) && n > 0) || COMPARE_ENVS.some((vars) => !vars.split(/\s+/).every((v) => /^\w+=/.test(v)))) throw new Error('usage: --light-previews both|on|off --jobs N --size WxH');
 /** Which way job `i` runs: light previews or the partials as sent. */
 const lightFor = (i: number): boolean => (LIGHT === 'both' ? i % 2 === 0 : LIGHT === 'on');
 /** Per image, spread over its previews and the final image, as the emulator does. */
@@ -246,6 +250,7 @@ async function runOnce(): Promise<void> {
     budgets: runners.light.budgets,
     policy: runners.light.policy,
     history: runners.light.history,
+    styles: runners.light.styles,
   };
   const bot = await startDiscordBot({
     token: discord.botToken,
@@ -469,7 +474,8 @@ async function runOnce(): Promise<void> {
   collectGarbage();
   const after = memoryNow();
   console.log(`  RSS (bot + fake Discord): start ${mb(memoryAtStart.rss)}, peak ${mb(memoryPeak.rss)}, after the run ${mb(after.rss)} (of which JS heap used ${mb(after.heapUsed)}, buffers ${mb(after.arrayBuffers)}); the fake holds ${mb(fakeHeldBytes)} of files it was sent`);
-  console.log(`  memory, start / peak / after the run and a GC:${process.env.MALLOC_ARENA_MAX ? ` (MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX})` : ''}`);
+  const allocatorEnv = ['LD_PRELOAD', 'MALLOC_ARENA_MAX', 'MALLOC_CONF'].filter((name) => process.env[name] !== undefined).map((name) => `${name}=${process.env[name]}`);
+  console.log(`  memory, start / peak / after the run and a GC:${allocatorEnv.length ? ` (${allocatorEnv.join(' ')})` : ''}`);
   for (const key of MEMORY_KINDS) console.log(`    ${MEMORY_LABELS[key].padEnd(14)} ${mb(memoryAtStart[key])} / ${mb(memoryPeak[key])} / ${mb(after[key])}`);
   console.log(`  wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
@@ -546,7 +552,11 @@ async function runSeries(): Promise<void> {
   const variants = [
     { name: 'this checkout', dir: REPO_ROOT, env: process.env },
     ...(COMPARE_WITH ? [{ name: `other (${COMPARE_WITH})`, dir: resolve(COMPARE_WITH), env: process.env }] : []),
-    ...(COMPARE_ENV ? [{ name: `this checkout, ${COMPARE_ENV}`, dir: REPO_ROOT, env: { ...process.env, [COMPARE_ENV.split('=')[0]!]: COMPARE_ENV.slice(COMPARE_ENV.indexOf('=') + 1) } }] : []),
+    ...COMPARE_ENVS.map((vars) => ({
+      name: `this checkout, ${vars}`,
+      dir: REPO_ROOT,
+      env: { ...process.env, ...Object.fromEntries(vars.split(/\s+/).map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)])) },
+    })),
   ];
   const rows: SeriesRow[] = [];
   const hog = HOG ? startHog() : undefined;

@@ -1,14 +1,29 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-/** Wall and CPU time of one awaited call. CPU is this process only (user + system, all its threads). */
-export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; wallMs: number; cpuMs: number }> {
+/** Wall and CPU time of one awaited call. CPU is this process only (user + system, all its threads); `systemMs` is its system part. */
+export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; wallMs: number; cpuMs: number; systemMs: number }> {
   const cpu = process.cpuUsage();
   const start = performance.now();
   const value = await fn();
   const wallMs = performance.now() - start;
   const used = process.cpuUsage(cpu);
-  return { value, wallMs, cpuMs: (used.user + used.system) / 1000 };
+  return { value, wallMs, cpuMs: (used.user + used.system) / 1000, systemMs: used.system / 1000 };
+}
+
+/** A command-line flag's value as a whole number of at least 1 (RangeError naming the flag otherwise). */
+export function positiveInt(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${name} must be a whole number of at least 1, got ${JSON.stringify(text)}`);
+  return value;
+}
+
+/** A command-line flag's comma-separated list, each item one of `allowed` (RangeError naming the flag otherwise). */
+export function listOf(flag: string, text: string, allowed: readonly string[]): string[] {
+  const items = text.split(',').map((item) => item.trim()).filter(Boolean);
+  const bad = items.filter((item) => !allowed.includes(item));
+  if (bad.length || items.length === 0) throw new RangeError(`--${flag} takes a comma-separated list of ${allowed.join(', ')}; got ${JSON.stringify(text)}`);
+  return items;
 }
 
 export function median(values: readonly number[]): number {

@@ -1,5 +1,5 @@
 import type { REST } from 'discord.js';
-import type { LoggerLike } from '../../src/index.js';
+import type { LoggerLike } from 'pictor';
 import type { JobRunner, Requester } from '../runner/index.js';
 import type { DownloadPolicy } from './download-images.js';
 import type { DiscordJobStore } from './job-store.js';
@@ -9,7 +9,7 @@ import type { DiscordJobStore } from './job-store.js';
  * `requestForm` before a form opens — which every entry point calls once, before its first answer; `cancel` and
  * `get` for the buttons; the budgets, rules and history for the usage, admin and history commands.
  */
-export type DiscordJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history'>;
+export type DiscordJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history' | 'styles'>;
 
 /** Everything the command, button and modal handlers share. */
 export interface BotContext {

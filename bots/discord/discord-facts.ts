@@ -24,6 +24,8 @@ export const DISCORD_LIMITS = {
   buttonsPerRow: 5,
   rowsPerMessage: 5,
   choicesPerOption: 25,
+  /** Characters of a choice's name (a command option's choices, an autocomplete answer's). */
+  choiceNameLength: 100,
 } as const;
 
 /** JSON error codes Discord answers with that this surface handles. */

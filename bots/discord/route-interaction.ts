@@ -36,6 +36,11 @@ export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<s
       } else if (interaction.isModalSubmit()) {
         const id = decodeCustomId(interaction.customId);
         if (id && (id.action === 'edit-message' || id.action === 'edit-result')) return await handleModal(ctx, interaction, id);
+      } else if (interaction.isAutocomplete()) {
+        const command = commands.get(interaction.commandName);
+        if (command?.kind === 'slash' && command.autocomplete) return await command.autocomplete(interaction, ctx);
+        ctx.logger.warn({ type: interaction.type, id: interaction.commandName }, 'an autocomplete of a command without one');
+        return;
       } else {
         return;
       }

@@ -1,5 +1,5 @@
 import type { RepliableInteraction } from 'discord.js';
-import { DEFAULTS } from '../../src/index.js';
+import { DEFAULTS } from 'pictor';
 import type { ImagesToFetch, InputImage, JobOptions, Requester } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
@@ -21,6 +21,8 @@ export interface JobRequest {
   requester: Requester;
   /** An edit's images: here already, or fetched once the runner admitted the job (room held for their reported bytes meanwhile). */
   images?: InputImage[] | ImagesToFetch | undefined;
+  /** A house style the member picked (`style:`): the runner applies it; the reply, the history and Reroll show and send the job as sent. */
+  style?: string | undefined;
 }
 
 /**
@@ -35,9 +37,12 @@ export interface JobRequest {
 export async function startJob(ctx: BotContext, interaction: JobInteraction, job: JobRequest, firstAnswer: FirstAnswer): Promise<void> {
   const key = ctx.store.newKey();
   const locale = publicLocaleOf(interaction);
+  const header = { key, kind: job.kind, prompt: job.prompt, n: job.options.n ?? DEFAULTS.n, locale };
+  // The job as sent (a house style applied), once admitted: what its reply shows and its Reroll sends again.
+  let sent = { prompt: job.prompt, options: job.options };
   const view = new JobView({
     target: replyTargetOf(ctx, interaction, job.requester.userId),
-    header: { key, kind: job.kind, prompt: job.prompt, n: job.options.n ?? DEFAULTS.n, locale },
+    header,
     store: ctx.store,
     attachmentSizeLimit: interaction.attachmentSizeLimit ?? DISCORD_LIMITS.defaultAttachmentBytes,
     logger: ctx.logger,
@@ -51,12 +56,15 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
       prompt: job.prompt,
       options: job.options,
       requester: job.requester,
+      style: job.style,
       fieldNames: OPTION_NAME_OF_FIELD,
       images: toFetch ? { declaredBytes: toFetch.declaredBytes, fetch: async () => (images = await toFetch.fetch()) } : job.images,
     },
     {
       refuse: (reason) => refusePrivately(ctx, interaction, reason),
-      accept: async () => {
+      accept: async (admitted) => {
+        sent = { prompt: admitted.prompt, options: admitted.options };
+        Object.assign(header, { prompt: sent.prompt, n: sent.options.n ?? DEFAULTS.n });
         const answer = () => (firstAnswer === 'update' && interaction.isMessageComponent() ? interaction.deferUpdate() : interaction.deferReply());
         if ((await acknowledge(`${job.kind}: ${firstAnswer === 'update' ? 'defer update' : 'defer'}`, answer, ctx.logger)) === 'expired') return undefined;
         return { sink: view.sink, historyKey: key, historyLink: () => linkToReply(ctx, interaction, job.requester.scopeId) };
@@ -67,7 +75,7 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
   if (!handle) return;
   // Visible to buttons at once (the runner's first update comes on a later turn); saved to disk in the background of this await.
   const reply = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
-  await ctx.store.add({ key, kind: job.kind, prompt: job.prompt, options: job.options, requester: job.requester, status: 'running', runnerJobId: handle.id, reply, locale }, images);
+  await ctx.store.add({ key, kind: job.kind, prompt: sent.prompt, options: sent.options, requester: job.requester, status: 'running', runnerJobId: handle.id, reply, locale }, images);
   ctx.track(handle.done);
 }
 

@@ -10,12 +10,8 @@ import {
   decodeImages,
   imageBytes,
   ValidationError,
-  JobLedger,
-  type ChargedJob,
   type CompletedEvent,
   type EditRequest,
-  type JobEnding,
-  type JobSettlement,
   type GenerationRequest,
   type ImageEventStream,
   type LoggerLike,
@@ -23,9 +19,8 @@ import {
   type PictorClient,
   type PriceQuote,
   type RequestOptions,
-  NO_METRICS,
-  type JobMetrics,
-} from '../../src/index.js';
+} from 'pictor';
+import { JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
 import { describeFailure } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
@@ -34,6 +29,8 @@ import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
 import { settingsInState, type ScopeSettingsStore } from './scope-settings.js';
 import { JobHistory, type JobHistoryStore } from './job-history.js';
+import { HouseStyles, type HouseStyleRecord, type StyledJob } from './house-styles.js';
+import type { Space } from '../state/index.js';
 import { DEFAULT_MAX_QUEUED_JOBS, QueueBound, QueuePositions, QueueRoom, type QueuePlace } from './queue-bound.js';
 import { UpdatePump } from './UpdatePump.js';
 import { PreviewEncoder } from './preview-image.js';
@@ -90,6 +87,8 @@ export interface JobRunnerOptions {
   settingsCacheMs?: number | undefined;
   /** Where the chat admins' settings are kept (the bots' state: `settingsInState`). Default this process's memory. */
   settings?: ScopeSettingsStore | undefined;
+  /** Where the house styles are kept (the bots' state: its `house-styles` space). Default this process's memory. */
+  styles?: Pick<Space<HouseStyleRecord>, 'get' | 'update'> | undefined;
   /** Where members' job history is kept (`/imagine-history`); without it no history is kept. */
   history?: JobHistoryStore | undefined;
   /** Days a job stays in the history (`PICTOR_HISTORY_RETENTION_DAYS`). Default 30. */
@@ -176,6 +175,8 @@ export class JobRunner {
   readonly budgets: ChatBudgets;
   /** Who may generate, where and what, per server/workspace (the operator's bounds with what its chat admins chose). */
   readonly policy: ScopePolicy;
+  /** The house styles of every server/workspace (defined by their admins, picked by members, applied by the intake first). */
+  readonly styles: HouseStyles;
   /** Members' last jobs, recorded by the surfaces when a job ends; undefined when no history store was given. */
   readonly history: JobHistory | undefined;
   /** Makes the preview each shown partial is uploaded as (`JobUpdate['preview']`). */
@@ -223,6 +224,7 @@ export class JobRunner {
       now: this.#now,
       cacheMs: options.settingsCacheMs,
     });
+    this.styles = new HouseStyles({ space: options.styles, logger: this.#logger, now: this.#now, cacheMs: options.settingsCacheMs });
     this.previews = new PreviewEncoder({ enabled: options.lightPreviews, logger: this.#logger });
     this.history = options.history && new JobHistory({ store: options.history, retentionDays: options.historyRetentionDays, logger: this.#logger, now: this.#now });
     if (!(Number.isFinite(this.#minUpdateIntervalMs) && this.#minUpdateIntervalMs >= 0)) {
@@ -331,14 +333,17 @@ export class JobRunner {
   /** Rules, fields, room and ledger, in that order (see `request`): an admission, or a throw (JobRefusedError for a refusal). */
   async #admit(intent: JobIntent): Promise<Admission> {
     this.#assertOpen();
-    const { images, fieldNames, ...asked } = intent;
+    const { images, fieldNames, style, ...asked } = intent;
+    // A house style first: every rule below sees the prompt and options as they will be sent.
+    const styled = await this.styles.apply(asked, style);
     // The server's/workspace's rules (who, where, what) before anything is reserved or sent; they fill in its defaults.
-    const { spec, previews } = await this.policy.admit(asked).catch((error: unknown) => {
-      if (error instanceof JobRefusedError) {
-        const { platform, scopeId, userId } = asked.requester;
-        this.#logger.info({ code: error.code, platform, scopeId, userId }, 'job refused by a rule of the server');
-      }
-      throw error;
+    const { spec, previews } = await this.policy.admit({ ...asked, prompt: styled.prompt, options: styled.options }).catch((error: unknown) => {
+      if (!(error instanceof JobRefusedError)) throw error;
+      const { platform, scopeId, userId } = asked.requester;
+      this.#logger.info({ code: error.code, platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');
+      // A blocked word the style brought in, not the member: the refusal names the style.
+      const word = error.code === 'blocked_word' && styled.style !== undefined ? findBlockedWordIn(error) : undefined;
+      throw (word !== undefined && this.styles.blockedWordOfStyle(asked.prompt, word, styled.style!)) || error;
     });
     const fields = this.#parse(spec, previews, fieldNames);
     const toFetch = isImagesToFetch(images) ? images : undefined;
@@ -372,7 +377,7 @@ export class JobRunner {
       this.#logger.info({ jobId: id, code: refusal.code, limit: reservation.limit, used: reservation.used }, 'job refused by a limit');
       throw refusal;
     }
-    const admission: Admission = { id, intent, spec: { ...spec, images: undefined }, fields, request: toFetch ? undefined : request, toFetch, estimate, place, charged: reservation.job };
+    const admission: Admission = { id, intent, styled, spec: { ...spec, images: undefined }, fields, request: toFetch ? undefined : request, toFetch, estimate, place, charged: reservation.job };
     if (this.#closed) {
       await this.#drop(admission);
       this.#assertOpen();
@@ -384,7 +389,7 @@ export class JobRunner {
   async #startAdmitted(admission: Admission, answers: IntakeAnswers): Promise<JobHandle | undefined> {
     let accepted: AcceptedJob | undefined;
     try {
-      accepted = await answers.accept({ id: admission.id, estimate: admission.estimate });
+      accepted = await answers.accept({ id: admission.id, estimate: admission.estimate, prompt: admission.styled.prompt, options: admission.styled.options });
     } finally {
       if (!accepted) await this.#drop(admission);
     }
@@ -428,8 +433,9 @@ export class JobRunner {
     const { history } = this;
     const key = accepted.historyKey;
     if (history && key !== undefined) {
-      // The member's history (`/imagine-history`) once the job has ended; `shutdown` waits for it. Without the input images.
-      const { kind, prompt, options } = admission.intent;
+      // The member's history (`/imagine-history`) once the job has ended; `shutdown` waits for it. Without the input images; as sent (its style applied).
+      const { kind } = admission.intent;
+      const { prompt, options } = admission.styled;
       const kept = job.done.then((final) => history.recordEnd(requester, { key, kind, prompt, options }, final, accepted.historyLink?.()));
       this.#historyWrites.add(kept);
       void kept.finally(() => this.#historyWrites.delete(kept));
@@ -799,6 +805,8 @@ export class JobRunner {
 interface Admission {
   id: string;
   intent: JobIntent;
+  /** Its prompt and options as sent: the house style applied (the member's own without one). */
+  styled: StyledJob;
   /** As the rules admitted it (the scope's defaults filled in), without images. */
   spec: JobSpec;
   /** Its fields, parsed once. */
@@ -809,6 +817,12 @@ interface Admission {
   estimate: PriceQuote;
   place: QueuePlace;
   charged: ChargedJob;
+}
+
+/** The word a `blocked_word` refusal names (the rule puts it in its words). */
+function findBlockedWordIn(error: JobRefusedError): string | undefined {
+  const word = error.words.values?.word;
+  return typeof word === 'string' ? word : undefined;
 }
 
 function isImagesToFetch(images: JobIntent['images']): images is ImagesToFetch {

@@ -16,7 +16,7 @@ export {
   type UsageSummary,
 } from './chat-budgets.js';
 /** The ledger lives in the core's spend guard; re-exported for the bots. */
-export { FileQuotaStore, RedisQuotaStore, type FileQuotaStoreOptions, type RedisQuotaStoreOptions } from '../../src/index.js';
+export { FileQuotaStore, RedisQuotaStore, type FileQuotaStoreOptions, type RedisQuotaStoreOptions } from 'pictor/internal';
 export { refusalFromPolicy } from './describe-refusal.js';
 export { JobRefusedError, isJobRefusedError, type JobRefusalDetails } from './JobRefusedError.js';
 export { describeFailure, describeKeptImages, describeValidation, INTERNAL_ERROR_CODE, type FailureCode, type FailureDescription } from './describe-failure.js';
@@ -49,6 +49,24 @@ export {
 } from './scope-settings.js';
 export { findBlockedWord, foldText, parseWordList } from './blocked-words.js';
 export { changeSetting, describeSettings, type SettingAnswer } from './describe-settings.js';
+export {
+  HouseStyles,
+  HOUSE_STYLE_LIMITS,
+  PROMPT_PLACEHOLDER,
+  STYLE_NAME_PATTERN,
+  STYLE_NAME_MAX,
+  applyStyleText,
+  parseStyleText,
+  styleText,
+  type HouseStyle,
+  type HouseStyleRecord,
+  type NamedStyle,
+  type StyleChangeRefusal,
+  type StyleChangeResult,
+  type StyleOptions,
+  type StyledJob,
+} from './house-styles.js';
+export { changeStyle, describeStyles, styleChoiceName } from './describe-styles.js';
 export { SETTING_WORDS, settingHint, settingOfWord, parseSettingValue, type SettingWord } from './setting-words.js';
 export {
   JobHistory,

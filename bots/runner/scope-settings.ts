@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { MODERATIONS, QUALITIES, SIZES, type LoggerLike, type ScopeSettingEntries } from '../../src/index.js';
+import { MODERATIONS, QUALITIES, SIZES, type LoggerLike } from 'pictor';
+import { type ScopeSettingEntries } from 'pictor/internal';
 import { stateKeyOf, type Space } from '../state/index.js';
 import { BLOCKED_WORDS_LIMITS } from './blocked-words.js';
+import { memorySpace } from './memory-space.js';
 
 /**
  * What the admins of one server/workspace decided from chat (the operator's
@@ -70,7 +72,7 @@ export interface ScopeSettingsStore {
  * A stored value this version cannot read (an unknown name, a damaged or out-of-range value) is left out — its
  * default applies — with a warning, never failing the scope's jobs. Without a space, a store of this process alone.
  */
-export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'get' | 'update'> = memorySpace(), logger?: LoggerLike): ScopeSettingsStore {
+export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'get' | 'update'> = memorySpace<ScopeSettingEntries>(), logger?: LoggerLike): ScopeSettingsStore {
   const read = (scopeKey: string, name: string, value: unknown): unknown => {
     if (!(SETTING_NAMES as string[]).includes(name)) return undefined;
     const parsed = ScopeSettingsSchema.shape[name as SettingName].safeParse(value);
@@ -97,21 +99,6 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'get' | 
         return Object.keys(entries).length ? entries : undefined;
       });
       return { previous: read(scopeKey, name, before?.[name]?.value) as ScopeSettings[typeof name] | undefined };
-    },
-  };
-}
-
-/** A settings space kept in this process's memory (a runner given no state: tests, tools). */
-function memorySpace(): Pick<Space<ScopeSettingEntries>, 'get' | 'update'> {
-  const records = new Map<string, ScopeSettingEntries>();
-  return {
-    get: async (key) => structuredClone(records.get(key)),
-    async update(key, change) {
-      const before = records.get(key);
-      const after = change(structuredClone(before));
-      if (after === undefined) records.delete(key);
-      else records.set(key, structuredClone(after));
-      return { before, after };
     },
   };
 }

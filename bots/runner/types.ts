@@ -1,5 +1,6 @@
 import type { Words } from './words.js';
-import { DM_SCOPE_PREFIX, type Background, type OutputFormat, type PriceQuote, type Quality, type Size, type SpendRefusalCode, type Usage } from '../../src/index.js';
+import { type Background, type OutputFormat, type PriceQuote, type Quality, type Size, type Usage } from 'pictor';
+import { DM_SCOPE_PREFIX, type SpendRefusalCode } from 'pictor/internal';
 
 /**
  * The contract between the platform-neutral job runner and the chat surfaces
@@ -93,6 +94,8 @@ export interface JobIntent extends Omit<JobSpec, 'images'> {
   /** An edit's images: here already, or to fetch once the job is admitted. */
   images?: readonly InputImage[] | ImagesToFetch | undefined;
   fieldNames?: FieldNames | undefined;
+  /** A house style of the server/workspace the member picked (`runner.styles`): applied first, so every rule sees the prompt and options as sent. */
+  style?: string | undefined;
 }
 
 /** What the intake tells a surface of a job it admitted (its budget reserved, its room held). */
@@ -100,6 +103,9 @@ export interface AdmittedJob {
   id: string;
   /** The upper-bound price reserved. */
   estimate: PriceQuote;
+  /** The prompt and options as sent (a house style's text and options applied): what the job's message shows and a Reroll sends again. */
+  prompt: string;
+  options: JobOptions;
 }
 
 /** Where an admitted job's updates go, once the surface has given its public answer. */
@@ -249,15 +255,15 @@ export type PolicyRefusalCode = (typeof POLICY_REFUSAL_CODES)[number];
  * bot is draining for a restart (deploy); `queue_full`: as many jobs wait to be sent as the runner queues
  * (`PICTOR_MAX_QUEUED_JOBS`), or an edit's images would take the input images held past `PICTOR_MAX_QUEUED_INPUT_MB`;
  * `input_too_large`: an edit's images alone pass that bound (it never fits: fewer or smaller images). Nothing queued,
- * nothing spent, for each of them.
+ * nothing spent, for each of them. `style_unknown`: the member picked a house style the server/workspace does not have.
  */
-export const RUNNER_REFUSAL_CODES = ['validation_error', 'restarting', ...POLICY_REFUSAL_CODES, 'queue_full', 'input_too_large'] as const;
+export const RUNNER_REFUSAL_CODES = ['validation_error', 'restarting', ...POLICY_REFUSAL_CODES, 'queue_full', 'input_too_large', 'style_unknown'] as const;
 
 /** Why a job was refused before anything was queued or spent. */
 export type RefusalCode = SpendRefusalCode | (typeof RUNNER_REFUSAL_CODES)[number];
 
 /** The core's spend guard contract: the runner reserves, marks sent, settles and releases through it. */
-export type { QuotaStore, SpendLimits } from '../../src/index.js';
+export type { QuotaStore, SpendLimits } from 'pictor/internal';
 
 /** Where a job is. `queued` waits for the image service throttle; `running` is sent upstream. */
 export type JobStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';

@@ -1,5 +1,5 @@
 import type { webApi } from '@slack/bolt';
-import type { LoggerLike } from '../../src/index.js';
+import type { LoggerLike } from 'pictor';
 import {
   describeFailure,
   isJobRefusedError,
@@ -26,7 +26,7 @@ const MAX_UNREPAIRED = 50;
  * called once per entry point (through `SlackJobs`); `cancel` and `get` for the buttons; the budgets, rules and
  * history for the usage, admin and history commands.
  */
-export type SlackJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history'>;
+export type SlackJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history' | 'styles'>;
 
 /** Who did something in Slack, and where. */
 export interface SlackActor {
@@ -54,6 +54,8 @@ export interface StartJob {
   client: webApi.WebClient;
   /** How the request's fields are called where the person typed them (`--format` in `/imagine`, `format` in the modal). */
   fieldNames?: FieldNames | undefined;
+  /** A house style the member picked (`--style`): the runner applies it; the saved request (Reroll, Edit, history) is the job as sent. */
+  style?: string | undefined;
 }
 
 export interface SlackJobsOptions {
@@ -148,14 +150,15 @@ export class SlackJobs {
     let request: SavedRequest | undefined;
     let view: SlackJobView | undefined;
     const handle = await this.#o.runner.request(
-      { kind: input.kind, prompt: input.prompt, options: input.options, requester, images: input.images, fieldNames: input.fieldNames },
+      { kind: input.kind, prompt: input.prompt, options: input.options, requester, images: input.images, fieldNames: input.fieldNames, style: input.style },
       {
         refuse: (reason) => this.#tellRefusal(reason, input),
-        accept: async () => {
+        accept: async (admitted) => {
           request = await this.#o.store.create({
             kind: input.kind,
-            prompt: input.prompt,
-            options: input.options,
+            // As sent: a house style's text and options applied.
+            prompt: admitted.prompt,
+            options: admitted.options,
             inputFiles: input.inputFiles,
             teamId: input.actor.teamId,
             userId: input.actor.userId,

@@ -1,15 +1,6 @@
-import {
-  ALLOWED,
-  BACKGROUNDS,
-  DEFAULTS,
-  LIMITS,
-  MODERATIONS,
-  OUTPUT_FORMATS,
-  QUALITIES,
-  SIZES,
-} from '../../src/index.js';
+import { ALLOWED, BACKGROUNDS, DEFAULTS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
 import { say, words, type FieldNames, type JobOptions } from '../runner/index.js';
-import { closestWord } from '../../src/core/closest-word.js';
+import { closestWord } from 'pictor/internal';
 import { SlackInputError } from './SlackInputError.js';
 import { plainTextOf } from './slack-text.js';
 
@@ -43,6 +34,7 @@ export const FLAG_NAMES: FieldNames = Object.fromEntries(Object.entries(FLAGS).m
 
 /** What a flag accepts, in words (the core's `ALLOWED`, plus aliases), in `locale`; the values are the spec's in every language. */
 export function allowedFor(flag: string, locale?: string): string {
+  if (flag === STYLE_FLAG) return say(locale, 'slack.flag.style_value');
   const spec = FLAGS[flag];
   if (!spec) return '';
   const base = ALLOWED[spec.field] ?? (spec.values ? spec.values.join(', ') : '');
@@ -50,7 +42,10 @@ export function allowedFor(flag: string, locale?: string): string {
   return aliases.length ? say(locale, 'slack.flag.also', { base, aliases: aliases.join(', ') }) : base;
 }
 
-export type ImagineText = { kind: 'help' } | { kind: 'request'; prompt: string; options: JobOptions };
+/** `--style NAME`: a house style of the workspace (the runner applies it; not a request field). */
+export const STYLE_FLAG = 'style';
+
+export type ImagineText = { kind: 'help' } | { kind: 'request'; prompt: string; options: JobOptions; /** `--style NAME`, as typed. */ style?: string | undefined };
 
 const HELP_WORDS = new Set(['help', '--help', '-h', '?']);
 /** `--size`, and `—size` / `–size` (Slack clients turn `--` into a dash). */
@@ -69,6 +64,7 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
 
   const tokens = [...text.matchAll(/\S+/g)];
   const jobOptions: Record<string, string | number> = {};
+  let style: string | undefined;
   const removed: [number, number][] = [];
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
@@ -77,9 +73,10 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
     const name = match[1]!.toLowerCase().replace(/_/g, '-');
     const flag = name === 'output-format' ? 'format' : name === 'output-compression' ? 'compression' : name;
     const spec = FLAGS[flag];
-    if (!spec) {
-      const near = closestWord(name, Object.keys(FLAGS));
-      const flags = Object.keys(FLAGS).map((f) => `\`--${f}\``).join(', ');
+    if (!spec && flag !== STYLE_FLAG) {
+      const known = [...Object.keys(FLAGS), STYLE_FLAG];
+      const near = closestWord(name, known);
+      const flags = known.map((f) => `\`--${f}\``).join(', ');
       throw new SlackInputError('unknown_flag', words('slack.flag.unknown', { flag: `\`--${name}\``, near: near ? `\`--${near}\`` : '', meant: near ? 'yes' : 'no', flags }), {
         flag: `--${name}`,
       });
@@ -95,7 +92,8 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
       end = next.index + next[0].length;
       i++;
     }
-    jobOptions[spec.field] = flagValue(flag, spec, raw, locale);
+    if (spec) jobOptions[spec.field] = flagValue(flag, spec, raw, locale);
+    else style = raw.trim().toLowerCase();
     removed.push([token.index, end]);
   }
 
@@ -103,7 +101,7 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
   if (!prompt && options.promptRequired !== false) {
     throw new SlackInputError('missing_prompt', words('slack.imagine.missing_prompt', { example: `\`${options.example ?? say(locale, 'slack.imagine.example', { command: '/imagine' })}\`` }));
   }
-  return { kind: 'request', prompt, options: jobOptions as JobOptions };
+  return { kind: 'request', prompt, options: jobOptions as JobOptions, ...(style === undefined ? {} : { style }) };
 }
 
 function flagValue(flag: string, spec: FlagSpec, raw: string, locale: string | undefined): string | number {
@@ -153,6 +151,7 @@ export function usageText(commands: { imagine: string; edit: string }, locale?: 
     say(locale, 'slack.help.make', { example: `\`${say(locale, 'slack.imagine.example', { command: commands.imagine })} --quality high\`` }, bold),
     say(locale, 'slack.help.flags'),
     ...lines,
+    say(locale, 'slack.help.style', { flag: '`--style NAME`', command: `\`${commands.imagine} styles\`` }, bold),
     say(locale, 'slack.help.edit', { command: `\`${commands.edit}\`` }, bold),
     say(locale, 'slack.help.progress', {}, bold),
     say(locale, 'slack.help.usage', { command: `\`${commands.imagine} usage\`` }, bold),

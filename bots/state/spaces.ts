@@ -61,6 +61,8 @@ export function botSpaces(settings: SpaceSettings = {}) {
     historyScopes: { name: 'history-scopes', dir: 'history/scopes', ttlMs: historyMs, maxValueBytes: 16 * KIB, maxCount: 10_000, maxBytes: 16 * MIB },
     /** What chat admins chose for their server/workspace (channels, blocked words, defaults …); their caps are the ledger's. */
     scopeSettings: { name: 'scope-settings', dir: 'settings', ttlMs: undefined, maxValueBytes: 256 * KIB },
+    /** Each server's/workspace's house styles (at most 25, by name): text around a member's prompt and default options. */
+    houseStyles: { name: 'house-styles', dir: 'styles', ttlMs: undefined, maxValueBytes: 64 * KIB },
   } satisfies Record<string, SpaceDefinition>;
 }
 

@@ -10,6 +10,11 @@ export interface RawResponse {
   headers: Record<string, string>;
   body: Dispatcher.ResponseData['body'];
   requestId: string | undefined;
+  /**
+   * The whole response has arrived: the service ended the body, whose end may still wait in its buffer
+   * (reading on reaches it at once). False while more may come, or when the dispatcher does not say.
+   */
+  ended: () => boolean;
 }
 
 export interface SendOptions {
@@ -105,6 +110,8 @@ export class SendProgress {
   requestSent = false;
   /** A response began to arrive. */
   responseStarted = false;
+  /** The whole response arrived (its body may not have been read yet). */
+  responseEnded = false;
 
   /**
    * The request may have reached the service. With an undici dispatcher of
@@ -160,7 +167,10 @@ class ProgressDispatcher extends Dispatcher {
       },
       onUpgrade: (statusCode, rawHeaders, socket) => legacy.onUpgrade?.(statusCode, rawHeaders, socket),
       onData: (chunk) => legacy.onData?.(chunk) ?? true,
-      onComplete: (trailers) => legacy.onComplete?.(trailers),
+      onComplete: (trailers) => {
+        progress.responseEnded = true;
+        return legacy.onComplete?.(trailers);
+      },
       onError: (error) => legacy.onError?.(error),
     };
     return this.#inner.dispatch(options, tracked as Dispatcher.DispatchHandler);
@@ -219,7 +229,7 @@ export async function send(options: SendOptions): Promise<RawResponse> {
       bodyTimeout: options.idleTimeoutMs,
     });
     const flat = flattenHeaders(res.headers);
-    return { status: res.statusCode, headers: flat, body: res.body, requestId: flat['x-request-id'] };
+    return { status: res.statusCode, headers: flat, body: res.body, requestId: flat['x-request-id'], ended: () => progress.responseEnded };
   } catch (error) {
     throw classifyTransportError(error, {
       signal: options.signal,

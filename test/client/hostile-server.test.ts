@@ -205,6 +205,16 @@ describe('a job is done when its images are in', () => {
     expect(s.requests).toBe(1);
   });
 
+  it('keeps the last image although what follows it in the same read is not JSON (the rest is not needed)', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(SSE_HEAD + chunk(sse('image_generation.completed', completed()) + sse(undefined, '{"type": "image_generation.compl')) + chunk(''));
+    });
+    const result = await clientOf(s).generateStream({ prompt: 'x' }).finalResult();
+    expect(decodeImages(result)[0]).toEqual(Buffer.from(png));
+    expect(s.requests).toBe(1);
+  });
+
   it('ends a plain result whose body is whole although the server never ends it', async () => {
     const s = await serve(async (req) => {
       await req.body();

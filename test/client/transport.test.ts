@@ -1,8 +1,10 @@
 import busboy from 'busboy';
-import { describe, expect, it } from 'vitest';
-import { encodeBody } from '../../src/client/transport.js';
+import { Agent } from 'undici';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { encodeBody, send } from '../../src/client/transport.js';
 import { parseEditRequest, parseGenerationRequest } from '../../src/spec/validate.js';
 import { makeImage } from '../helpers/images.js';
+import { head, misbehavingServer, type MisbehavingServer } from './misbehaving-server.js';
 
 /** Reads a multipart body the way a server does (busboy, as the emulator). */
 function parse(body: Buffer, contentType: string): Promise<{ fields: Record<string, string>; files: { name: string; filename: string; mimeType: string; bytes: Buffer }[] }> {
@@ -50,5 +52,42 @@ describe('encodeBody', () => {
     ]);
     expect(files[0]!.bytes.equals(png)).toBe(true);
     expect(files[1]!.bytes.equals(jpeg)).toBe(true);
+  });
+});
+
+describe('send', () => {
+  let server: MisbehavingServer | undefined;
+  const dispatcher = new Agent();
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+  afterAll(() => dispatcher.close());
+
+  it('says a response has ended only once the service has sent its last byte', async () => {
+    let end: () => void = () => {};
+    server = await misbehavingServer(async (req) => {
+      await req.body();
+      req.socket.write(`${head(200, { 'content-type': 'text/event-stream', 'transfer-encoding': 'chunked' })}5\r\nfirst\r\n`);
+      end = () => req.socket.write('6\r\nsecond\r\n0\r\n\r\n');
+    });
+    const response = await send({
+      url: `${server.url}/v1/images/generations`,
+      apiKey: 'sk-test',
+      request: parseGenerationRequest({ prompt: 'a fox', stream: true }),
+      userAgent: 'test',
+      dispatcher,
+      signal: new AbortController().signal,
+      headersTimeoutMs: 10_000,
+      idleTimeoutMs: 10_000,
+    });
+    const chunks = response.body[Symbol.asyncIterator]();
+    expect(Buffer.from((await chunks.next()).value as Uint8Array).toString()).toBe('first');
+    expect(response.ended()).toBe(false);
+    end();
+    let rest = '';
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) rest += Buffer.from(next.value as Uint8Array).toString();
+    expect(rest).toBe('second');
+    expect(response.ended()).toBe(true);
   });
 });

@@ -7,7 +7,8 @@
  *   with a read-only root file system;
  * - `npm start` in it, with a (fake) Discord and a Redis (as compose.yaml runs
  *   it: limiter and ledger in Redis), starts its embedded emulator and answers
- *   `/healthz` (Discord and Redis checked) and the image's HEALTHCHECK;
+ *   `/healthz` (Discord and Redis checked) and the image's HEALTHCHECK, and runs
+ *   on jemalloc (the allocator the image preloads, seen in the process's maps);
  * - the `pictor` CLI inside the container makes an image file;
  * - SIGTERM with a chat job running: new jobs are refused, the running one
  *   finishes and is shown within the grace, and the container exits 0;
@@ -30,11 +31,11 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buttonsOf, FakeDiscord } from '../fakes/discord/FakeDiscord.js';
+import { freeLoopbackPort } from '../helpers/free-port.js';
 import { startThrowawayRedis } from '../setup/redis-server.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -95,14 +96,6 @@ function step(what: string): () => void {
   const started = Date.now();
   console.log(`== ${what}`);
   return () => console.log(`   done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function waitUntil<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
@@ -239,7 +232,7 @@ async function main(): Promise<void> {
     cleanups.push(() => redis.stop());
     const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
     cleanups.push(() => discord.close());
-    const metricsPort = await freePort();
+    const metricsPort = await freeLoopbackPort();
     cleanups.push(async () => {
       const logs = await pod(['logs', container], { allowFailure: true });
       if (process.exitCode) console.log(`--- container output\n${logs.stdout}${logs.stderr}---`);
@@ -283,6 +276,10 @@ async function main(): Promise<void> {
     const logs = await pod(['logs', container]);
     check(logs.stdout.includes('Image service emulator listening on'), 'npm start runs the embedded emulator (no PICTOR_BASE_URL)');
     check(logs.stdout.includes('Discord bot is online.'), 'npm start says the Discord bot is online');
+    // The allocator docs/deploying.md promises (it gives memory back after a burst): jemalloc, mapped into Node itself.
+    // /proc/1/maps is its owner's to read, so it is read as the service's user.
+    const maps = (await pod(['exec', '--user', 'pictor', container, 'cat', '/proc/1/maps'])).stdout;
+    check(/\/libjemalloc\.so\.2$/m.test(maps), 'the service (PID 1) runs on jemalloc, preloaded by the image');
     const healthcheck = await pod(['healthcheck', 'run', container], { allowFailure: true });
     check(healthcheck.code === 0, `the image's HEALTHCHECK passes (podman healthcheck run: ${healthcheck.code} ${healthcheck.stdout}${healthcheck.stderr})`);
     done();
@@ -309,6 +306,9 @@ async function main(): Promise<void> {
     check(discord.original(running)!.attachments.length === 0, 'the job has not finished before the signal');
     const signalledAt = Date.now();
     await pod(['kill', '--signal', 'TERM', container]);
+    // A command sent once Node has taken the signal (podman kill returns when it is sent; a command already on its
+    // way may be taken, as before the signal).
+    await waitUntil('Node to take the SIGTERM', 30_000, async () => ((await pod(['logs', container])).stdout.includes('SIGTERM: taking no new jobs') ? true : undefined));
     const late = discord.slashCommand('imagine', { prompt: 'one more during the deploy' });
     await discord.waitFor(() => (/restarting/.test(discord.original(late)?.content ?? '') ? true : undefined), 'the refusal of a job sent after SIGTERM', 30_000);
     const exit = await pod(['wait', container], { timeoutMs: (GRACE_SECONDS + 30) * 1000 });

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freeLoopbackPort } from '../helpers/free-port.js';
 
 /** A redis-server this test run started on loopback, with nothing persisted. */
 export interface ThrowawayRedis {
@@ -10,19 +10,6 @@ export interface ThrowawayRedis {
   /** Stops it and starts a new one on the same port: it comes back empty (nothing is persisted), as a Redis without persistence after a restart. */
   restart(): Promise<void>;
   stop(): Promise<void>;
-}
-
-/** A port nobody listens on right now (the OS picks it; redis-server cannot be told "any port"). */
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** Resolves when redis-server says it accepts connections; rejects when it exits or says nothing for `timeoutMs`. */

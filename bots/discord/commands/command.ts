@@ -1,4 +1,5 @@
 import type {
+  AutocompleteInteraction,
   ChatInputCommandInteraction,
   MessageContextMenuCommandInteraction,
   RESTPostAPIChatInputApplicationCommandsJSONBody,
@@ -13,6 +14,8 @@ export interface SlashCommand {
   /** Offered in DMs and user installs too when the operator turns them on (`DISCORD_USER_INSTALLS`). */
   personal?: boolean | undefined;
   execute(interaction: ChatInputCommandInteraction, ctx: BotContext): Promise<void>;
+  /** Answers a member typing in one of its options with autocomplete (the choices, within Discord's 3 s). */
+  autocomplete?(interaction: AutocompleteInteraction, ctx: BotContext): Promise<void>;
 }
 
 /** A command of a message's "Apps" menu. */

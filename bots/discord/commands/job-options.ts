@@ -1,7 +1,9 @@
-import type { ChatInputCommandInteraction, SlashCommandOptionsOnlyBuilder } from 'discord.js';
-import type { Background, OutputFormat, Quality, Size } from '../../../src/index.js';
-import { TRANSPARENT_FORMATS } from '../../../src/index.js';
-import { anyOf, type JobOptions, type MessageKey } from '../../runner/index.js';
+import type { AutocompleteInteraction, ChatInputCommandInteraction, SlashCommandIntegerOption, SlashCommandOptionsOnlyBuilder, SlashCommandStringOption } from 'discord.js';
+import { type Background, type OutputFormat, type Quality, type Size, TRANSPARENT_FORMATS } from 'pictor';
+import { anyOf, styleChoiceName, STYLE_NAME_MAX, type JobOptions, type MessageKey } from '../../runner/index.js';
+import type { BotContext } from '../bot-context.js';
+import { DISCORD_LIMITS } from '../discord-facts.js';
+import { scopeOf } from '../requester.js';
 import { english, localized } from '../command-words.js';
 import { BACKGROUND_CHOICES, COUNT_RANGE, FORMAT_CHOICES, PROMPT_OPTION_MAX, QUALITY_CHOICES, SIZE_CHOICES } from '../command-choices.js';
 
@@ -11,8 +13,14 @@ export function addPromptOption<B extends SlashCommandOptionsOnlyBuilder>(builde
   return builder;
 }
 
+/** What takes the image options: a command, or a subcommand (`/imagine-admin style`). */
+interface ImageOptionsBuilder {
+  addStringOption(input: (option: SlashCommandStringOption) => SlashCommandStringOption): ImageOptionsBuilder;
+  addIntegerOption(input: (option: SlashCommandIntegerOption) => SlashCommandIntegerOption): ImageOptionsBuilder;
+}
+
 /** Adds the size, quality, background and format options (choices from the spec), and `count` when asked. */
-export function addImageOptions<B extends SlashCommandOptionsOnlyBuilder>(builder: B, withCount: boolean): B {
+export function addImageOptions<B extends ImageOptionsBuilder>(builder: B, withCount: boolean): B {
   builder
     .addStringOption((o) => o.setName('size').setDescription(english('discord.option.size')).setDescriptionLocalizations(localized('discord.option.size')).addChoices(...SIZE_CHOICES))
     .addStringOption((o) =>
@@ -32,6 +40,31 @@ export function addImageOptions<B extends SlashCommandOptionsOnlyBuilder>(builde
     );
   }
   return builder;
+}
+
+/** Adds `style`: a house style of the server, offered by autocomplete as the member types (`suggestStyles`). */
+export function addStyleOption<B extends SlashCommandOptionsOnlyBuilder>(builder: B): B {
+  builder.addStringOption((o) =>
+    o.setName('style').setDescription(english('discord.option.style')).setDescriptionLocalizations(localized('discord.option.style')).setMaxLength(STYLE_NAME_MAX).setAutocomplete(true),
+  );
+  return builder;
+}
+
+/** The house style a member picked, if any. */
+export function readStyle(interaction: ChatInputCommandInteraction): string | undefined {
+  return interaction.options.getString('style') ?? undefined;
+}
+
+/** The server's house styles whose name holds what the member typed so far, as autocomplete choices (the style's text beside its name). */
+export async function suggestStyles(interaction: AutocompleteInteraction, ctx: BotContext): Promise<void> {
+  const focused = interaction.options.getFocused(true);
+  const typed = focused.name === 'style' ? String(focused.value).trim().toLowerCase() : undefined;
+  const styles = typed === undefined ? [] : await ctx.runner.styles.list({ platform: 'discord', scopeId: scopeOf(interaction) });
+  const choices = styles
+    .filter((style) => style.name.includes(typed!))
+    .slice(0, DISCORD_LIMITS.choicesPerOption)
+    .map((style) => ({ name: styleChoiceName(style, DISCORD_LIMITS.choiceNameLength, interaction.locale), value: style.name }));
+  await interaction.respond(choices).catch((error: unknown) => ctx.logger.warn({ err: String(error) }, 'could not offer the house styles (the member typed on, or 3 s passed)'));
 }
 
 /** The options a user set (unset ones are left out, so the spec's defaults apply). */

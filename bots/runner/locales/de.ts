@@ -300,4 +300,31 @@ export const de = {
   'slack.step.bad_inputs': 'Der Schritt braucht einen Prompt, einen Kanal und die Person, für die er läuft; Größe, Qualität und Anzahl müssen Werte sein, die Pictor annimmt.',
   'slack.step.cancelled': 'Der Bildauftrag wurde gestoppt, bevor er fertig war.',
   'slack.step.not_posted': 'Die Bilder wurden erstellt, konnten aber nicht im Kanal gepostet werden.',
+
+  // House styles, role budgets and the audit channel
+  'refusal.style_unknown':
+    '{count, plural, =0 {Hier gibt es noch keine Hausstile, daher kann „{style}“ nicht verwendet werden; lass den Stil weg oder bitte einen Admin, ihn anzulegen.} other {Hier gibt es keinen Hausstil „{style}“; wähle einen von {styles}.}}',
+  'refusal.style_blocked_word': 'Der Hausstil „{style}“ fügt „{word}“ hinzu, das hier gesperrt ist; wähle einen anderen Stil oder bitte einen Admin, ihn zu ändern.',
+  'styles.title': '<b>Hausstile</b> ({count} von höchstens {max}); Mitglieder wählen einen mit {how}:',
+  'styles.none': 'Noch keine Hausstile; Admins legen einen mit {command} an.',
+  'styles.line': '• {name}: „{text}“{hasOptions, select, yes { ({options})} other {}}',
+  'styles.defined': 'Hausstil {name} {replaced, select, yes {ersetzt} other {angelegt}}: „{text}“{hasOptions, select, yes { ({options})} other {}}. Mitglieder wählen ihn mit {how}.',
+  'styles.removed': 'Hausstil {name} entfernt; ein Auftrag, der ihn nennt, wird abgelehnt.',
+  'styles.unknown': 'Hier gibt es keinen Hausstil {name}.',
+  'styles.invalid_name': 'Der Name eines Stils besteht aus 1 bis 32 Kleinbuchstaben, Ziffern, - oder _ (z. B. neon-poster); „{name}“ ist keiner.',
+  'styles.invalid_text':
+    'Der Text eines Stils hat höchstens {max} Zeichen, mit {placeholder} höchstens einmal dort, wo der Prompt des Mitglieds steht (z. B. „neon-lit, {placeholder}, synthwave palette“); Text ohne es kommt hinter den Prompt.',
+  'styles.too_many': '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} hat schon {max} Hausstile, das Maximum; entferne zuerst einen.',
+  'styles.not_admin': 'Nur ein Admin {scope, select, workspace {dieses Workspaces} other {dieses Servers}} kann Hausstile anlegen.',
+  'styles.choice': '{name}: {text}',
+  'styles.more': '… und {count} weitere.',
+  'discord.command.admin.styles': 'Die Hausstile dieses Servers auflisten',
+  'discord.command.admin.style': 'Einen Hausstil anlegen oder ersetzen; text clear entfernt ihn',
+  'discord.option.style': 'Ein Hausstil dieses Servers: Text um deinen Prompt und seine Optionen',
+  'discord.option.style_name': 'Der Name des Stils (Kleinbuchstaben, Ziffern, - oder _)',
+  'discord.option.style_text': 'Text um den Prompt: vorher {placeholder} nachher; oder clear, um den Stil zu entfernen',
+  'slack.help.style': '<b>Hausstile:</b> {flag} fügt deinem Prompt einen Stil dieses Workspaces hinzu; {command} listet sie auf.',
+  'slack.flag.style_value': 'der Name eines Hausstils dieses Workspaces',
+  'slack.styles.usage':
+    'Schreibe {how}: NAME besteht aus Kleinbuchstaben, Ziffern, - oder _; TEXT steht um den Prompt, {placeholder} dort, wo der Prompt steht; Flags setzen die Optionen des Stils; {clear} entfernt ihn.',
 } as const satisfies Catalog;

@@ -325,4 +325,31 @@ export const en = {
   'slack.step.bad_inputs': 'The step needs a prompt, a channel and the person it runs for; size, quality and count must be values Pictor takes.',
   'slack.step.cancelled': 'The image job was stopped before it finished.',
   'slack.step.not_posted': 'The images were made but could not be posted in the channel.',
+
+  // House styles, role budgets and the audit channel
+  'refusal.style_unknown':
+    '{count, plural, =0 {There are no house styles here yet, so “{style}” can’t be used; leave the style out, or ask an admin to define it.} other {There is no house style “{style}” here; choose one of {styles}.}}',
+  'refusal.style_blocked_word': 'The house style “{style}” adds “{word}”, which is blocked here; choose another style, or ask an admin to change it.',
+  'styles.title': '<b>House styles</b> ({count} of at most {max}); members pick one with {how}:',
+  'styles.none': 'No house styles yet; admins define one with {command}.',
+  'styles.line': '• {name}: “{text}”{hasOptions, select, yes { ({options})} other {}}',
+  'styles.defined': 'House style {name} {replaced, select, yes {replaced} other {defined}}: “{text}”{hasOptions, select, yes { ({options})} other {}}. Members pick it with {how}.',
+  'styles.removed': 'House style {name} removed; a job that names it is refused.',
+  'styles.unknown': 'There is no house style {name} here.',
+  'styles.invalid_name': 'A style’s name is 1 to 32 lowercase letters, digits, - or _ (e.g. neon-poster); “{name}” is not one.',
+  'styles.invalid_text':
+    'A style’s text is at most {max} characters, with {placeholder} at most once where the member’s prompt goes (e.g. “neon-lit, {placeholder}, synthwave palette”); text without it goes after the prompt.',
+  'styles.too_many': '{scope, select, workspace {This workspace} other {This server}} already has {max} house styles, the most; remove one first.',
+  'styles.not_admin': 'Only an admin of {scope, select, workspace {this workspace} other {this server}} can define house styles.',
+  'styles.choice': '{name}: {text}',
+  'styles.more': '…and {count} more.',
+  'discord.command.admin.styles': 'List this server’s house styles',
+  'discord.command.admin.style': 'Define or replace a house style members can pick; text clear removes it',
+  'discord.option.style': 'A house style of this server: text around your prompt, and its options',
+  'discord.option.style_name': 'The style’s name (lowercase letters, digits, - or _)',
+  'discord.option.style_text': 'Text around the prompt: before {placeholder} after; or clear to remove the style',
+  'slack.help.style': '<b>House styles:</b> {flag} adds a style of this workspace to your prompt; {command} lists them.',
+  'slack.flag.style_value': 'the name of one of this workspace’s house styles',
+  'slack.styles.usage':
+    'Say {how}: NAME is lowercase letters, digits, - or _; TEXT goes around the prompt, {placeholder} where the prompt goes; flags set the style’s options; {clear} removes it.',
 } as const;

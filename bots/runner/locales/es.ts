@@ -300,4 +300,31 @@ export const es = {
   'slack.step.bad_inputs': 'El paso necesita un prompt, un canal y la persona para la que se ejecuta; el tamaño, la calidad y la cantidad deben ser valores que Pictor acepte.',
   'slack.step.cancelled': 'El trabajo de imagen se detuvo antes de terminar.',
   'slack.step.not_posted': 'Las imágenes se crearon, pero no se pudieron publicar en el canal.',
+
+  // House styles, role budgets and the audit channel
+  'refusal.style_unknown':
+    '{count, plural, =0 {Aquí aún no hay estilos de la casa, así que no se puede usar «{style}»; quita el estilo o pide a un admin que lo defina.} other {Aquí no hay ningún estilo de la casa «{style}»; elige uno de {styles}.}}',
+  'refusal.style_blocked_word': 'El estilo de la casa «{style}» añade «{word}», que está bloqueado aquí; elige otro estilo o pide a un admin que lo cambie.',
+  'styles.title': '<b>Estilos de la casa</b> ({count} de {max} como máximo); los miembros eligen uno con {how}:',
+  'styles.none': 'Aún no hay estilos de la casa; los admins definen uno con {command}.',
+  'styles.line': '• {name}: «{text}»{hasOptions, select, yes { ({options})} other {}}',
+  'styles.defined': 'Estilo de la casa {name} {replaced, select, yes {reemplazado} other {definido}}: «{text}»{hasOptions, select, yes { ({options})} other {}}. Los miembros lo eligen con {how}.',
+  'styles.removed': 'Estilo de la casa {name} eliminado; un trabajo que lo nombre se rechaza.',
+  'styles.unknown': 'Aquí no hay ningún estilo de la casa {name}.',
+  'styles.invalid_name': 'El nombre de un estilo tiene de 1 a 32 letras minúsculas, dígitos, - o _ (p. ej. neon-poster); «{name}» no lo es.',
+  'styles.invalid_text':
+    'El texto de un estilo tiene como máximo {max} caracteres, con {placeholder} como mucho una vez, donde va el prompt del miembro (p. ej. «neon-lit, {placeholder}, synthwave palette»); el texto sin él va después del prompt.',
+  'styles.too_many': '{scope, select, workspace {Este espacio de trabajo ya tiene} other {Este servidor ya tiene}} {max} estilos de la casa, el máximo; elimina uno primero.',
+  'styles.not_admin': 'Solo un admin de {scope, select, workspace {este espacio de trabajo} other {este servidor}} puede definir estilos de la casa.',
+  'styles.choice': '{name}: {text}',
+  'styles.more': '… y {count} más.',
+  'discord.command.admin.styles': 'Listar los estilos de la casa de este servidor',
+  'discord.command.admin.style': 'Definir o reemplazar un estilo de la casa; text clear lo elimina',
+  'discord.option.style': 'Un estilo de la casa de este servidor: texto alrededor de tu prompt y sus opciones',
+  'discord.option.style_name': 'El nombre del estilo (letras minúsculas, dígitos, - o _)',
+  'discord.option.style_text': 'Texto alrededor del prompt: antes {placeholder} después; o clear para eliminar el estilo',
+  'slack.help.style': '<b>Estilos de la casa:</b> {flag} añade un estilo de este espacio de trabajo a tu prompt; {command} los lista.',
+  'slack.flag.style_value': 'el nombre de uno de los estilos de la casa de este espacio de trabajo',
+  'slack.styles.usage':
+    'Escribe {how}: NAME son letras minúsculas, dígitos, - o _; TEXT va alrededor del prompt, {placeholder} donde va el prompt; los flags fijan las opciones del estilo; {clear} lo elimina.',
 } as const satisfies Catalog;

@@ -300,4 +300,31 @@ export const fr = {
   'slack.step.bad_inputs': 'L’étape a besoin d’un prompt, d’un canal et de la personne pour qui elle s’exécute ; la taille, la qualité et le nombre doivent être des valeurs que Pictor accepte.',
   'slack.step.cancelled': 'La tâche d’image a été arrêtée avant la fin.',
   'slack.step.not_posted': 'Les images ont été créées mais n’ont pas pu être publiées dans le canal.',
+
+  // House styles, role budgets and the audit channel
+  'refusal.style_unknown':
+    '{count, plural, =0 {Il n’y a pas encore de style maison ici, donc « {style} » ne peut pas être utilisé ; retirez le style ou demandez à un admin de le définir.} other {Il n’y a pas de style maison « {style} » ici ; choisissez-en un parmi {styles}.}}',
+  'refusal.style_blocked_word': 'Le style maison « {style} » ajoute « {word} », qui est bloqué ici ; choisissez un autre style ou demandez à un admin de le modifier.',
+  'styles.title': '<b>Styles maison</b> ({count} sur {max} au plus) ; les membres en choisissent un avec {how} :',
+  'styles.none': 'Aucun style maison pour l’instant ; les admins en définissent un avec {command}.',
+  'styles.line': '• {name} : « {text} »{hasOptions, select, yes { ({options})} other {}}',
+  'styles.defined': 'Style maison {name} {replaced, select, yes {remplacé} other {défini}} : « {text} »{hasOptions, select, yes { ({options})} other {}}. Les membres le choisissent avec {how}.',
+  'styles.removed': 'Style maison {name} supprimé ; une tâche qui le nomme est refusée.',
+  'styles.unknown': 'Il n’y a pas de style maison {name} ici.',
+  'styles.invalid_name': 'Le nom d’un style compte 1 à 32 lettres minuscules, chiffres, - ou _ (p. ex. neon-poster) ; « {name} » n’en est pas un.',
+  'styles.invalid_text':
+    'Le texte d’un style fait au plus {max} caractères, avec {placeholder} au plus une fois, là où va le prompt du membre (p. ex. « neon-lit, {placeholder}, synthwave palette ») ; un texte sans lui va après le prompt.',
+  'styles.too_many': '{scope, select, workspace {Cet espace de travail a} other {Ce serveur a}} déjà {max} styles maison, le maximum ; supprimez-en un d’abord.',
+  'styles.not_admin': 'Seul un admin de {scope, select, workspace {cet espace de travail} other {ce serveur}} peut définir des styles maison.',
+  'styles.choice': '{name} : {text}',
+  'styles.more': '… et {count} de plus.',
+  'discord.command.admin.styles': 'Lister les styles maison de ce serveur',
+  'discord.command.admin.style': 'Définir ou remplacer un style maison ; text clear le supprime',
+  'discord.option.style': 'Un style maison de ce serveur : du texte autour de votre prompt, et ses options',
+  'discord.option.style_name': 'Le nom du style (lettres minuscules, chiffres, - ou _)',
+  'discord.option.style_text': 'Texte autour du prompt : avant {placeholder} après ; ou clear pour supprimer le style',
+  'slack.help.style': '<b>Styles maison :</b> {flag} ajoute un style de cet espace de travail à votre prompt ; {command} les liste.',
+  'slack.flag.style_value': 'le nom d’un des styles maison de cet espace de travail',
+  'slack.styles.usage':
+    'Écrivez {how} : NAME est en lettres minuscules, chiffres, - ou _ ; TEXT entoure le prompt, {placeholder} là où va le prompt ; les options fixent celles du style ; {clear} le supprime.',
 } as const satisfies Catalog;

@@ -300,4 +300,31 @@ export const ja = {
   'slack.step.bad_inputs': 'このステップには、プロンプト、チャンネル、実行対象の人が必要です。サイズ・品質・枚数は Pictor が受け付ける値にしてください。',
   'slack.step.cancelled': '画像のジョブは完了前に停止されました。',
   'slack.step.not_posted': '画像は作成されましたが、チャンネルに投稿できませんでした。',
+
+  // House styles, role budgets and the audit channel
+  'refusal.style_unknown':
+    '{count, plural, =0 {ここにはまだハウススタイルがないため、「{style}」は使えません。スタイルを外すか、管理者に定義を依頼してください。} other {ここにはハウススタイル「{style}」はありません。{styles} から選んでください。}}',
+  'refusal.style_blocked_word': 'ハウススタイル「{style}」は、ここで禁止されている「{word}」を加えます。別のスタイルを選ぶか、管理者に変更を依頼してください。',
+  'styles.title': '<b>ハウススタイル</b>（{count} 件、最大 {max} 件）。メンバーは {how} で選びます:',
+  'styles.none': 'ハウススタイルはまだありません。管理者は {command} で定義できます。',
+  'styles.line': '• {name}: 「{text}」{hasOptions, select, yes {（{options}）} other {}}',
+  'styles.defined': 'ハウススタイル {name} を{replaced, select, yes {置き換えました} other {定義しました}}: 「{text}」{hasOptions, select, yes {（{options}）} other {}}。メンバーは {how} で選びます。',
+  'styles.removed': 'ハウススタイル {name} を削除しました。これを指定したジョブは拒否されます。',
+  'styles.unknown': 'ここにはハウススタイル {name} はありません。',
+  'styles.invalid_name': 'スタイル名は小文字、数字、- または _ の 1〜32 文字です（例: neon-poster）。「{name}」は使えません。',
+  'styles.invalid_text':
+    'スタイルのテキストは最大 {max} 文字で、メンバーのプロンプトが入る位置に {placeholder} を 1 回まで置けます（例: 「neon-lit, {placeholder}, synthwave palette」）。{placeholder} のないテキストはプロンプトの後ろに付きます。',
+  'styles.too_many': 'この{scope, select, workspace {ワークスペース} other {サーバー}}には既に上限の {max} 件のハウススタイルがあります。先に 1 つ削除してください。',
+  'styles.not_admin': 'ハウススタイルを定義できるのはこの{scope, select, workspace {ワークスペース} other {サーバー}}の管理者だけです。',
+  'styles.choice': '{name}: {text}',
+  'styles.more': '…ほか {count} 件。',
+  'discord.command.admin.styles': 'このサーバーのハウススタイルを一覧表示します',
+  'discord.command.admin.style': 'メンバーが選べるハウススタイルを定義・置換します。text を clear にすると削除',
+  'discord.option.style': 'このサーバーのハウススタイル：プロンプトの前後のテキストとオプション',
+  'discord.option.style_name': 'スタイル名（小文字、数字、- または _）',
+  'discord.option.style_text': 'プロンプトの前後のテキスト：前 {placeholder} 後。clear でスタイルを削除',
+  'slack.help.style': '<b>ハウススタイル:</b> {flag} でこのワークスペースのスタイルをプロンプトに加えます。{command} で一覧を表示します。',
+  'slack.flag.style_value': 'このワークスペースのハウススタイルの名前',
+  'slack.styles.usage':
+    '{how} と入力してください。NAME は小文字、数字、- または _、TEXT はプロンプトの前後に付くテキストで、{placeholder} がプロンプトの位置です。フラグでスタイルのオプションを設定し、{clear} で削除します。',
 } as const satisfies Catalog;

@@ -300,4 +300,31 @@ export const ptBR = {
   'slack.step.bad_inputs': 'A etapa precisa de um prompt, de um canal e da pessoa para quem ela roda; tamanho, qualidade e quantidade precisam ser valores que o Pictor aceita.',
   'slack.step.cancelled': 'A tarefa de imagem foi interrompida antes de terminar.',
   'slack.step.not_posted': 'As imagens foram criadas, mas não deu para publicá-las no canal.',
+
+  // House styles, role budgets and the audit channel
+  'refusal.style_unknown':
+    '{count, plural, =0 {Ainda não há estilos da casa aqui, então “{style}” não pode ser usado; deixe o estilo de fora ou peça a um admin que o defina.} other {Não há estilo da casa “{style}” aqui; escolha um de {styles}.}}',
+  'refusal.style_blocked_word': 'O estilo da casa “{style}” acrescenta “{word}”, que está bloqueado aqui; escolha outro estilo ou peça a um admin que o altere.',
+  'styles.title': '<b>Estilos da casa</b> ({count} de no máximo {max}); os membros escolhem um com {how}:',
+  'styles.none': 'Ainda não há estilos da casa; admins definem um com {command}.',
+  'styles.line': '• {name}: “{text}”{hasOptions, select, yes { ({options})} other {}}',
+  'styles.defined': 'Estilo da casa {name} {replaced, select, yes {substituído} other {definido}}: “{text}”{hasOptions, select, yes { ({options})} other {}}. Os membros o escolhem com {how}.',
+  'styles.removed': 'Estilo da casa {name} removido; um trabalho que o cite é recusado.',
+  'styles.unknown': 'Não há estilo da casa {name} aqui.',
+  'styles.invalid_name': 'O nome de um estilo tem de 1 a 32 letras minúsculas, dígitos, - ou _ (ex.: neon-poster); “{name}” não é um.',
+  'styles.invalid_text':
+    'O texto de um estilo tem no máximo {max} caracteres, com {placeholder} no máximo uma vez, onde vai o prompt do membro (ex.: “neon-lit, {placeholder}, synthwave palette”); texto sem ele vai depois do prompt.',
+  'styles.too_many': '{scope, select, workspace {Este workspace já tem} other {Este servidor já tem}} {max} estilos da casa, o máximo; remova um primeiro.',
+  'styles.not_admin': 'Só um admin {scope, select, workspace {deste workspace} other {deste servidor}} pode definir estilos da casa.',
+  'styles.choice': '{name}: {text}',
+  'styles.more': '… e mais {count}.',
+  'discord.command.admin.styles': 'Listar os estilos da casa deste servidor',
+  'discord.command.admin.style': 'Definir ou substituir um estilo da casa; text clear o remove',
+  'discord.option.style': 'Um estilo da casa deste servidor: texto em volta do seu prompt e suas opções',
+  'discord.option.style_name': 'O nome do estilo (letras minúsculas, dígitos, - ou _)',
+  'discord.option.style_text': 'Texto em volta do prompt: antes {placeholder} depois; ou clear para remover o estilo',
+  'slack.help.style': '<b>Estilos da casa:</b> {flag} acrescenta um estilo deste workspace ao seu prompt; {command} os lista.',
+  'slack.flag.style_value': 'o nome de um dos estilos da casa deste workspace',
+  'slack.styles.usage':
+    'Diga {how}: NAME são letras minúsculas, dígitos, - ou _; TEXT vai em volta do prompt, {placeholder} onde vai o prompt; as flags definem as opções do estilo; {clear} o remove.',
 } as const satisfies Catalog;

@@ -7,6 +7,7 @@ import { say, sayWords } from '../../runner/index.js';
 import { answerAdmin, answerUsage, budgetCommandOf } from './budget-commands.js';
 import { answerSettingsCommand, settingsCommandOf } from './settings-commands.js';
 import { answerHistoryCommand, historyCommandOf } from './history-commands.js';
+import { answerStyleCommand, styleCommandOf } from './style-commands.js';
 
 /**
  * `/imagine PROMPT [--size WxH] [--quality Q] …`: a bad flag or `help` is
@@ -22,6 +23,11 @@ export function registerImagineCommand(app: App, context: BotContext): void {
     const history = historyCommandOf(command.text);
     if (history) {
       await answerHistoryCommand(context, actor, history, ack, respond);
+      return;
+    }
+    const style = styleCommandOf(command.text);
+    if (style) {
+      await answerStyleCommand(context, actor, style, ack, respond);
       return;
     }
     const settings = settingsCommandOf(command.text);
@@ -52,6 +58,7 @@ export function registerImagineCommand(app: App, context: BotContext): void {
       kind: 'generate',
       prompt: parsed.prompt,
       options: parsed.options,
+      style: parsed.style,
       fieldNames: FLAG_NAMES,
       actor,
       notify: respondVia(command.response_url, context.logger),

@@ -5,13 +5,15 @@ import { commandDefinitions, deployCommands } from '../../../bots/discord/index.
 import { SETTING_WORDS } from '../../../bots/runner/index.js';
 import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
 
-type Option = { name: string; type: number; required?: boolean; choices?: { value: string }[]; min_value?: number; max_value?: number };
+type Option = { name: string; type: number; required?: boolean; choices?: { value: string }[]; min_value?: number; max_value?: number; autocomplete?: boolean; max_length?: number };
 const byName = (name: string) => commandDefinitions().find((c) => c.name === name) as unknown as { name: string; type?: number; options?: Option[]; contexts?: number[] };
 
 describe('command definitions', () => {
   it('define /imagine with choices taken from the spec’s constants', () => {
     const options = byName('imagine').options!;
-    expect(options.map((o) => o.name)).toEqual(['prompt', 'size', 'quality', 'background', 'format', 'count']);
+    expect(options.map((o) => o.name)).toEqual(['prompt', 'size', 'quality', 'background', 'format', 'count', 'style']);
+    // A house style of the server, offered as the member types (autocomplete: no fixed choices).
+    expect(options.find((o) => o.name === 'style')).toMatchObject({ type: 3, autocomplete: true, max_length: 32 });
     const values = (name: string) => options.find((o) => o.name === name)!.choices!.map((c) => c.value);
     expect(values('size')).toEqual([...SIZES]);
     expect(values('quality')).toEqual([...QUALITIES]);
@@ -27,7 +29,7 @@ describe('command definitions', () => {
     const images = options.filter((o) => o.type === 11);
     expect(images.map((o) => o.name)).toEqual(Array.from({ length: LIMITS.editImagesMax }, (_, i) => `image${i + 1}`));
     expect(images.map((o) => o.required === true)).toEqual([true, ...Array(LIMITS.editImagesMax - 1).fill(false)]);
-    expect(options.map((o) => o.name).slice(-4)).toEqual(['size', 'quality', 'background', 'format']);
+    expect(options.map((o) => o.name).slice(-5)).toEqual(['size', 'quality', 'background', 'format', 'style']);
   });
 
   it('define /imagine-usage without options, for every member', () => {
@@ -43,6 +45,8 @@ describe('command definitions', () => {
       ['budget', 1],
       ['settings', 1],
       ['set', 1],
+      ['style', 1],
+      ['styles', 1],
     ]);
     const [cap, usd] = admin.options[0]!.options;
     expect(cap).toMatchObject({ name: 'cap', required: true });

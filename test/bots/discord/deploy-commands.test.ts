@@ -101,7 +101,7 @@ describe('npm run discord:deploy against Discord', () => {
       expect(byName.get('imagine-usage')!.name_localizations).toMatchObject({ de: 'bild-verbrauch', 'pt-BR': 'imaginar-uso' });
       const options = byName.get('imagine')!.options as { name: string; description_localizations?: Record<string, string>; choices?: { name: string; name_localizations?: Record<string, string>; value: string }[] }[];
       // Option names stay the ones the runner's refusals name (`format`, `count`); their descriptions and choices are translated.
-      expect(options.map((o) => o.name)).toEqual(['prompt', 'size', 'quality', 'background', 'format', 'count']);
+      expect(options.map((o) => o.name)).toEqual(['prompt', 'size', 'quality', 'background', 'format', 'count', 'style']);
       expect(options.find((o) => o.name === 'size')!.choices!.find((c) => c.value === '1536x1024')).toMatchObject({
         name: '1536x1024 landscape',
         name_localizations: { de: '1536x1024 Querformat', ja: '1536x1024 横長' },

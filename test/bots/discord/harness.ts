@@ -102,6 +102,7 @@ export class DiscordHarness {
       operatorControls: this.options.controls,
       history: stateHistory(this.state),
       settings: settingsInState(this.state.store.space(this.state.spaces.scopeSettings)),
+      styles: this.state.store.space(this.state.spaces.houseStyles),
       maxQueuedInputBytes: this.options.maxQueuedInputBytes,
     });
     this.bot = await startDiscordBot({

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { settingsCommandOf } from '../../../bots/slack/listeners/settings-commands.js';
-import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
-import { finishedActions, finishedJob, imageShares, png, startHarness, type Harness, type HarnessOptions } from './harness.js';
+import { finishedActions, finishedJob, imageShares, png, startHarness, type Harness, type HarnessOptions, privately } from './harness.js';
 
 const ADMIN = 'U0ADMIN';
 
@@ -12,20 +11,6 @@ afterEach(async () => {
 });
 
 const start = (options: HarnessOptions = {}) => startHarness({ ...options, bot: { adminUserIds: [ADMIN], ...options.bot } });
-
-/** Runs `/imagine …` and returns the private answer: in the acknowledgement, or through the response URL. */
-async function privately(fake: FakeSlack, text: string, user = 'U0ALICE', channel?: string): Promise<string> {
-  const ack = await fake.command({ command: '/imagine', text, user, ...(channel && { channel }) });
-  expect(ack.status).toBe(200);
-  const inAck = (ack.body as { text?: string; response_type?: string } | undefined) ?? {};
-  if (inAck.text) {
-    expect(inAck.response_type).toBe('ephemeral');
-    return inAck.text;
-  }
-  const response = await fake.waitFor(() => fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), `the answer to /imagine ${text}`);
-  expect(response.body.response_type).toBe('ephemeral');
-  return String(response.body.text);
-}
 
 /** What the workspace's rules say of a job of this member now (the code of their refusal, or undefined when they let it through). */
 async function ruleFor(harness: Harness, userId: string, channelId: string, prompt = 'a lighthouse'): Promise<string | undefined> {

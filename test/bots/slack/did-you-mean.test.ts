@@ -20,6 +20,6 @@ describe('/imagine with a mistyped flag', () => {
   });
 
   it('suggests nothing when no flag is close', () => {
-    expect(refusal('a fox --style noir').message).not.toContain('Did you mean');
+    expect(refusal('a fox --mood noir').message).not.toContain('Did you mean');
   });
 });

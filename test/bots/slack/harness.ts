@@ -5,8 +5,8 @@ import sharp from 'sharp';
 import { DEFAULT_FILE_HOSTS, parseFileHost, startSlackBot, type SlackBot, type SlackBotOptions } from '../../../bots/slack/index.js';
 import { FileQuotaStore, JobRunner, settingsInState, stateHistory, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
-import type { QuotaStore } from '../../../src/index.js';
-import { ImageLimiter, PictorClient, silentLogger } from '../../../src/index.js';
+import { type QuotaStore, silentLogger } from '../../../src/internal.js';
+import { ImageLimiter, PictorClient } from '../../../src/index.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorOptions, type EmulatorServer } from '../../../src/emulator/index.js';
 import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import type { FakeMessage } from '../../fakes/slack/slack-objects.js';
@@ -73,6 +73,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     operatorControls: options.controls,
     history: stateHistory(state),
     settings: settingsInState(state.store.space(state.spaces.scopeSettings)),
+    styles: state.store.space(state.spaces.houseStyles),
     maxQueuedInputBytes: options.maxQueuedInputBytes,
   });
   const bot = await startSlackBot({
@@ -168,3 +169,18 @@ export async function finishedJob(fake: FakeSlack, channel: string, index = 0): 
 }
 
 export { visibleText };
+
+/**
+ * Runs `/imagine …` as `user` (in `channel`) and returns its private answer: in the acknowledgement, or through the
+ * response URL. Throws when the command was not taken or the answer is not ephemeral.
+ */
+export async function privately(fake: FakeSlack, text: string, user = 'U0ALICE', channel?: string): Promise<string> {
+  const ack = await fake.command({ command: '/imagine', text, user, ...(channel && { channel }) });
+  if (ack.status !== 200) throw new Error(`/imagine ${text} was answered ${ack.status}`);
+  const inAck = (ack.body as { text?: string; response_type?: string } | undefined) ?? {};
+  const answer = inAck.text
+    ? { type: inAck.response_type, text: inAck.text }
+    : await fake.waitFor(() => fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), `the answer to /imagine ${text}`).then((r) => ({ type: r.body.response_type, text: String(r.body.text) }));
+  if (answer.type !== 'ephemeral') throw new Error(`the answer to /imagine ${text} is not private: ${String(answer.type)}`);
+  return answer.text;
+}

@@ -41,10 +41,19 @@ describe('parsing /imagine text', () => {
   });
 
   it('names an unknown flag and lists the flags there are', () => {
-    const error = refusal('a fox --style noir');
+    const error = refusal('a fox --mood noir');
     expect(error.code).toBe('unknown_flag');
+    expect(error.message).toContain('`--mood`');
     expect(error.message).toContain('`--style`');
     expect(error.message).toContain('`--size`');
+  });
+
+  it('reads --style NAME apart from the request’s fields (the runner applies the house style)', () => {
+    expect(parseImagineText('a fox --style Neon --size 1024x1024')).toEqual({ kind: 'request', prompt: 'a fox', options: { size: '1024x1024' }, style: 'neon' });
+    expect(parseImagineText('a fox')).toEqual({ kind: 'request', prompt: 'a fox', options: {} });
+    const error = refusal('a fox --style');
+    expect(error.code).toBe('missing_flag_value');
+    expect(error.message).toContain('house styles');
   });
 
   it('asks for a value when a flag has none', () => {

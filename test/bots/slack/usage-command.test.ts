@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatUsd } from '../../../src/index.js';
 import { budgetCommandOf } from '../../../bots/slack/listeners/budget-commands.js';
-import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
-import { finishedJob, settledCosts, startHarness, type Harness, type HarnessOptions } from './harness.js';
+import { finishedJob, settledCosts, startHarness, type Harness, type HarnessOptions, privately } from './harness.js';
 
 const ADMIN = 'U0ADMIN';
 
@@ -13,20 +12,6 @@ afterEach(async () => {
 });
 
 const start = (options: HarnessOptions = {}) => startHarness({ ...options, bot: { adminUserIds: [ADMIN], ...options.bot } });
-
-/** Runs `/imagine …` and returns the private answer: in the acknowledgement, or through the response URL. */
-async function privately(fake: FakeSlack, text: string, user = 'U0ALICE'): Promise<string> {
-  const ack = await fake.command({ command: '/imagine', text, user });
-  expect(ack.status).toBe(200);
-  const inAck = (ack.body as { text?: string; response_type?: string } | undefined) ?? {};
-  if (inAck.text) {
-    expect(inAck.response_type).toBe('ephemeral');
-    return inAck.text;
-  }
-  const response = await fake.waitFor(() => fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), `the answer to /imagine ${text}`);
-  expect(response.body.response_type).toBe('ephemeral');
-  return String(response.body.text);
-}
 
 async function drawLow(harness: Harness, channel: string, user = 'U0ALICE', index = 0): Promise<void> {
   await harness.fake.command({ command: '/imagine', text: 'a lighthouse --quality low', channel, user });

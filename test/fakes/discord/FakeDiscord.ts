@@ -14,6 +14,7 @@ import {
 import { FakeGateway, type GatewayStats } from './FakeGateway.js';
 import { FixedWindowLimiter, type WindowDecision } from './fixed-window-limiter.js';
 import {
+  autocompletePayload,
   buttonPayload,
   chatInputPayload,
   messageCommandPayload,
@@ -85,7 +86,7 @@ export interface RecordedRequest {
 export interface FakeInteraction {
   id: string;
   token: string;
-  kind: 'command' | 'message-command' | 'button' | 'modal-submit';
+  kind: 'command' | 'message-command' | 'button' | 'modal-submit' | 'autocomplete';
   /** Command name or custom id. */
   name: string;
   user: APIUser;
@@ -99,6 +100,8 @@ export interface FakeInteraction {
   originalMessageId: string | undefined;
   /** For a button, or a modal opened from one: the message it was on. */
   sourceMessageId: string | undefined;
+  /** The choices offered in answer to an autocomplete interaction (callback type 8). */
+  choices: { name: string; value: string | number; name_localizations?: Record<string, string> | null }[] | undefined;
   /** The modal shown in answer to it (callback type 9). */
   modal: { custom_id: string; title: string; components: unknown[] } | undefined;
   expired: boolean;
@@ -157,7 +160,11 @@ const CALLBACK_REPLY = 4;
 const CALLBACK_DEFER = 5;
 const CALLBACK_DEFER_UPDATE = 6;
 const CALLBACK_UPDATE = 7;
+const CALLBACK_AUTOCOMPLETE_RESULT = 8;
 const CALLBACK_MODAL = 9;
+/** Discord's most choices in an autocomplete answer, and the most characters of a choice's name and of a string value. */
+const MAX_AUTOCOMPLETE_CHOICES = 25;
+const MAX_CHOICE_LENGTH = 100;
 const ADMINISTRATOR = 1n << 3n;
 const MAX_FILES_PER_MESSAGE = 10;
 const MAX_RECORDED_REQUESTS = 20_000;
@@ -368,6 +375,16 @@ export class FakeDiscord {
     return ix;
   }
 
+  /**
+   * A user types in an option with autocomplete (`focused`, the text so far) while filling in a slash command: the
+   * bot answers with choices (callback type 8, in `choices`), within the same 3 s as any interaction.
+   */
+  autocomplete(name: string, options: Record<string, OptionValue>, focused: { name: string; value: string }, as: Partial<InteractionContext> = {}): FakeInteraction {
+    const ix = this.#newInteraction('autocomplete', name, as);
+    this.#deliver(ix, autocompletePayload({ ...ix, commandId: this.#commandId(name.split(' ')[0]!) }, name, options, focused, this.#context(as)));
+    return ix;
+  }
+
   /** A user runs a message context-menu command on a message. */
   messageCommand(name: string, target: FakeMessage | APIMessage, as: Partial<InteractionContext> = {}): FakeInteraction {
     const ix = this.#newInteraction('message-command', name, as);
@@ -548,6 +565,7 @@ export class FakeDiscord {
       originalMessageId: undefined,
       sourceMessageId: undefined,
       modal: undefined,
+      choices: undefined,
       expired: false,
       via: this.interactionsEndpoint ? 'http' : 'gateway',
       httpStatus: undefined,
@@ -843,6 +861,7 @@ export class FakeDiscord {
     const type = Number(body.json?.type);
     const data = (body.json?.data ?? {}) as Record<string, unknown>;
     let message: FakeMessage | undefined;
+    if (ix.kind === 'autocomplete' && type !== CALLBACK_AUTOCOMPLETE_RESULT) throw new DiscordHttpError(400, 50035, `Invalid Form Body (an autocomplete interaction is answered with choices, not callback type ${type})`);
     switch (type) {
       case CALLBACK_REPLY:
         message = this.#newMessage(ix.channelId, ix.id);
@@ -863,8 +882,19 @@ export class FakeDiscord {
         if (type === CALLBACK_UPDATE) this.#applyMessageBody(message, { ...body, json: data }, 'callback');
         ix.originalMessageId = message.id;
         break;
+      case CALLBACK_AUTOCOMPLETE_RESULT: {
+        if (ix.kind !== 'autocomplete') throw new DiscordHttpError(400, 50035, 'Invalid Form Body (only an autocomplete interaction takes choices)');
+        const choices = (data.choices ?? []) as NonNullable<FakeInteraction['choices']>;
+        if (!Array.isArray(choices) || choices.length > MAX_AUTOCOMPLETE_CHOICES) throw new DiscordHttpError(400, 50035, `Invalid Form Body (data.choices: at most ${MAX_AUTOCOMPLETE_CHOICES})`);
+        for (const choice of choices) {
+          const bad = typeof choice.name !== 'string' || choice.name.length < 1 || choice.name.length > MAX_CHOICE_LENGTH || (typeof choice.value === 'string' && choice.value.length > MAX_CHOICE_LENGTH);
+          if (bad) throw new DiscordHttpError(400, 50035, 'Invalid Form Body (data.choices: a name of 1 to 100 characters, a value of at most 100)');
+        }
+        ix.choices = choices;
+        break;
+      }
       case CALLBACK_MODAL:
-        if (ix.kind === 'modal-submit') throw new DiscordHttpError(400, 50035, 'Invalid Form Body (a modal cannot open another modal)');
+        if (ix.kind === 'modal-submit' || ix.kind === 'autocomplete') throw new DiscordHttpError(400, 50035, 'Invalid Form Body (a modal cannot open another modal)');
         ix.modal = { custom_id: String(data.custom_id), title: String(data.title), components: (data.components ?? []) as unknown[] };
         break;
       default:

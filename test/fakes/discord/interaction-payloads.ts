@@ -100,6 +100,24 @@ export function chatInputPayload(
   };
 }
 
+/**
+ * An autocomplete interaction (type 4): the options typed so far, the one being typed marked `focused` (its value
+ * the partial text, always a string as Discord sends it).
+ */
+export function autocompletePayload(
+  ids: { id: string; token: string; commandId: string },
+  name: string,
+  options: Record<string, OptionValue>,
+  focused: { name: string; value: string },
+  ctx: InteractionContext,
+): Record<string, unknown> {
+  const command = chatInputPayload(ids, name, options, ctx) as { data: { options: Record<string, unknown>[] } } & Record<string, unknown>;
+  const [, subcommand] = name.split(' ');
+  const list = subcommand ? ((command.data.options[0]!.options as Record<string, unknown>[]) ?? []) : command.data.options;
+  list.push({ name: focused.name, type: OPTION_STRING, value: focused.value, focused: true });
+  return { ...command, ...base(ids.id, ids.token, 4, ctx), data: command.data };
+}
+
 export function messageCommandPayload(
   ids: { id: string; token: string; commandId: string },
   name: string,

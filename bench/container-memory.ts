@@ -1,0 +1,282 @@
+/**
+ * What the bot gives back after a burst, in the container image, with each
+ * memory allocator side by side: the image as built (jemalloc preloaded, see
+ * the Dockerfile), the same image on glibc's malloc with `MALLOC_ARENA_MAX=2`,
+ * and on glibc's malloc as it comes.
+ *
+ * - One container per variant and round, from the same image (`--image`,
+ *   default localhost/pictor:test, which `npm run test:container` builds): the
+ *   real `npm start` (discord.js, the job runner, Node's own build in the
+ *   image), the allocator switched by the environment only (`LD_PRELOAD=`
+ *   empty turns the image's jemalloc off). Variants run in a rotating order.
+ * - The Discord fake and the emulator run on the host (127.0.0.1, the
+ *   container on the host's network), so the container's memory is the bot's
+ *   alone. The workload is `discord-imagine.ts`'s memory run: `--jobs` /imagine
+ *   at once, 4 images of 1536x1024 each, every image padded to 1.5 MB as the
+ *   service's weigh, 2 previews per image, 300 ms per image, 25 requests
+ *   upstream at once.
+ * - The bot's memory is read through Node's inspector (`NODE_OPTIONS=--inspect`
+ *   on the container's loopback): `process.memoryUsage()`, and full garbage
+ *   collections (HeapProfiler.collectGarbage). *Start*: after start-up and
+ *   two full GCs; *peak*: the RSS sampled every 250 ms during the burst;
+ *   *after*: once every job has ended, a full GC, one second idle, another
+ *   GC; and again after `--idle-s` (default 10) seconds idle, with a GC.
+ * - The allocator in use is read from the bot's `/proc/1/maps`.
+ *
+ * Needs podman (and runc: `podman --runtime runc`, `PICTOR_BENCH_PODMAN` to
+ * change), the image, and root. Linux only.
+ *
+ * Usage: node --import tsx bench/container-memory.ts [--image localhost/pictor:test] [--jobs 100] [--rounds 2] [--variants jemalloc,glibc-arena2,glibc] [--idle-s 10]
+ */
+import { execFile } from 'node:child_process';
+import { writeFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import WebSocket from 'ws';
+import { DEV_API_KEY } from '../src/emulator/index.js';
+import { FakeDiscord, buttonsOf, type FakeInteraction } from '../test/fakes/discord/FakeDiscord.js';
+import { freeLoopbackPort } from '../test/helpers/free-port.js';
+import { startChildServer } from './helpers/child-server.js';
+import { listOf, positiveInt, printTable } from './helpers/measure.js';
+
+const { values: args } = parseArgs({
+  options: {
+    image: { type: 'string', default: 'localhost/pictor:test' },
+    jobs: { type: 'string', default: '100' },
+    rounds: { type: 'string', default: '2' },
+    variants: { type: 'string', default: 'jemalloc,glibc-arena2,glibc' },
+    'idle-s': { type: 'string', default: '10' },
+  },
+});
+const JOBS = positiveInt('jobs', args.jobs);
+const ROUNDS = positiveInt('rounds', args.rounds);
+const IDLE_S = positiveInt('idle-s', args['idle-s']);
+const IMAGES = 4;
+const SIZE = '1536x1024';
+
+/** How each variant sets the allocator: the image preloads jemalloc unless LD_PRELOAD is emptied. */
+const VARIANTS = {
+  jemalloc: {},
+  'glibc-arena2': { LD_PRELOAD: '', MALLOC_ARENA_MAX: '2' },
+  glibc: { LD_PRELOAD: '' },
+} as const satisfies Record<string, Record<string, string>>;
+type Variant = keyof typeof VARIANTS;
+const variants = listOf('variants', args.variants, Object.keys(VARIANTS)) as Variant[];
+
+const podman = (process.env.PICTOR_BENCH_PODMAN ?? 'podman --runtime runc').split(/\s+/).filter(Boolean);
+const exec = promisify(execFile);
+const work = await mkdtemp(join(tmpdir(), 'pictor-container-memory-'));
+const env: NodeJS.ProcessEnv = { ...process.env };
+if (!env.CONTAINERS_CONF) {
+  // As the container test: no default ulimits (raising RLIMIT_NOFILE is refused in some sandboxes).
+  env.CONTAINERS_CONF = join(work, 'containers.conf');
+  await writeFile(env.CONTAINERS_CONF, '[containers]\ndefault_ulimits = []\n');
+}
+const pod = async (podArgs: string[]): Promise<string> => (await exec(podman[0]!, [...podman.slice(1), ...podArgs], { env, maxBuffer: 64 * 1024 * 1024 })).stdout;
+
+interface Memory {
+  rss: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+}
+interface RunResult {
+  variant: Variant;
+  round: number;
+  finals: number;
+  start: Memory;
+  peakRss: number;
+  after: Memory;
+  afterIdle: Memory;
+  allocator: string;
+}
+
+/** One container of `variant`: start, a burst, the memory at each point. */
+async function runOnce(variant: Variant, round: number, emulatorUrl: string): Promise<RunResult> {
+  const discord = await FakeDiscord.start({ messageRateLimit: { limit: 5, windowMs: 5000 }, keepUploadedBytes: false, heartbeatIntervalMs: 1000 });
+  const name = `pictor-memory-bench-${process.pid}-${variant}-${round}`;
+  const metricsPort = await freeLoopbackPort();
+  const inspectPort = await freeLoopbackPort();
+  const settings: Record<string, string> = {
+    DISCORD_TOKEN: discord.botToken,
+    DISCORD_APPLICATION_ID: discord.applicationId,
+    DISCORD_API_BASE_URL: discord.apiBaseUrl,
+    PICTOR_BASE_URL: emulatorUrl,
+    PICTOR_API_KEY: DEV_API_KEY,
+    PICTOR_MAX_CONCURRENT: '25',
+    // Every command comes from the fake's one member: no per-member limit gets in the way of the burst.
+    PICTOR_USER_CONCURRENT_JOBS: String(JOBS),
+    PICTOR_METRICS_PORT: String(metricsPort),
+    NODE_OPTIONS: `--inspect=127.0.0.1:${inspectPort}`,
+    ...VARIANTS[variant],
+  };
+  let inspector: Inspector | undefined;
+  try {
+    await pod(['run', '--detach', '--name', name, '--network', 'host', ...Object.entries(settings).flatMap(([k, v]) => ['--env', `${k}=${v}`]), args.image]);
+    await waitFor(`the bot in ${name} to be healthy`, 120_000, async () => {
+      const response = await fetch(`http://127.0.0.1:${metricsPort}/healthz`).catch(() => undefined);
+      return response?.status === 200;
+    });
+    inspector = await Inspector.connect(inspectPort);
+    // The allocator the process runs on, from its own memory map (read as its user: /proc/1/maps is the owner's to read).
+    const maps = await pod(['exec', '--user', 'pictor', name, 'cat', '/proc/1/maps']);
+    const allocator = /libjemalloc/.test(maps) ? 'jemalloc' : 'glibc';
+
+    await inspector.collectGarbage();
+    await inspector.collectGarbage();
+    const start = await inspector.memory();
+    let peakRss = start.rss;
+    const sampler = setInterval(() => {
+      void inspector!
+        .memory()
+        .then((m) => (peakRss = Math.max(peakRss, m.rss)))
+        .catch(() => undefined);
+    }, 250);
+
+    const jobs: FakeInteraction[] = [];
+    for (let i = 0; i < JOBS; i++) jobs.push(discord.slashCommand('imagine', { prompt: `memory bench job ${i}`, quality: 'low', size: SIZE, count: IMAGES }));
+    const isFinal = (ix: FakeInteraction) => {
+      const message = discord.original(ix);
+      return !!message && message.attachments.some((a) => new RegExp(`^pictor-.+-${IMAGES}\\.png$`).test(a.filename)) && buttonsOf(message).some((b) => b.label === 'Reroll');
+    };
+    const hasEnded = (ix: FakeInteraction) => isFinal(ix) || /busy|limit|try again/i.test(discord.original(ix)?.content ?? '') || (!ix.ack && ix.callbackAttempts > 0);
+    await discord.waitFor(() => jobs.every(hasEnded) || undefined, `all ${JOBS} jobs to end`, 10 * 60_000);
+    clearInterval(sampler);
+    const finals = jobs.filter(isFinal).length;
+
+    await inspector.collectGarbage();
+    await sleep(1000);
+    await inspector.collectGarbage();
+    const after = await inspector.memory();
+    await sleep(Math.max(0, IDLE_S * 1000 - 1000));
+    await inspector.collectGarbage();
+    const afterIdle = await inspector.memory();
+    return { variant, round, finals, start, peakRss, after, afterIdle, allocator };
+  } finally {
+    inspector?.close();
+    await pod(['rm', '--force', name]).catch(() => undefined);
+    await discord.close();
+  }
+}
+
+/** The bot's Node inspector (Chrome DevTools Protocol over a WebSocket): its memory, and full GCs. */
+class Inspector {
+  #socket: WebSocket;
+  #next = 1;
+  #pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+
+  private constructor(socket: WebSocket) {
+    this.#socket = socket;
+    socket.on('message', (data: Buffer) => {
+      const message = JSON.parse(data.toString('utf8')) as { id?: number; result?: unknown; error?: { message: string } };
+      const waiting = message.id === undefined ? undefined : this.#pending.get(message.id);
+      if (!waiting) return;
+      this.#pending.delete(message.id!);
+      if (message.error) waiting.reject(new Error(message.error.message));
+      else waiting.resolve(message.result);
+    });
+  }
+
+  static async connect(port: number): Promise<Inspector> {
+    const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
+    const socket = new WebSocket(targets[0]!.webSocketDebuggerUrl);
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    return new Inspector(socket);
+  }
+
+  #call(method: string, params: object = {}): Promise<unknown> {
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#socket.send(JSON.stringify({ id, method, params }));
+    });
+  }
+
+  async collectGarbage(): Promise<void> {
+    await this.#call('HeapProfiler.collectGarbage');
+  }
+
+  async memory(): Promise<Memory> {
+    const { result } = (await this.#call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true })) as { result: { value: string } };
+    return JSON.parse(result.value) as Memory;
+  }
+
+  close(): void {
+    this.#socket.close();
+  }
+}
+
+async function waitFor(what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await sleep(250);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function mib(bytes: number): string {
+  return (bytes / 1024 / 1024).toFixed(0);
+}
+
+/** Every variant and round, then the table and the goal. */
+async function main(): Promise<void> {
+  try {
+    await pod(['image', 'exists', args.image]).catch(() => {
+      throw new Error(`no image ${args.image}: build it first (npm run test:container builds localhost/pictor:test)`);
+    });
+    const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: 300, defaultPartialImages: 2, padImageBytes: 1_500_000 })]);
+    const results: RunResult[] = [];
+    try {
+      console.log(`# Bot memory after a burst, in the container image ${args.image}: ${variants.join(', ')}`);
+      console.log(`${JOBS} /imagine at once (${IMAGES} × ${SIZE}, images padded to 1.5 MB, 300 ms per image, 25 requests upstream), ${ROUNDS} rounds in rotating order; emulator in child process ${emulator.pid}\n`);
+      for (let round = 0; round < ROUNDS; round++) {
+        for (let i = 0; i < variants.length; i++) {
+          const variant = variants[(i + round) % variants.length]!;
+          const result = await runOnce(variant, round + 1, emulator.url);
+          results.push(result);
+          console.log(
+            `- ${variant}, round ${round + 1}: ${result.finals}/${JOBS} finals; RSS start ${mib(result.start.rss)}, peak ${mib(result.peakRss)}, after ${mib(result.after.rss)}, after ${IDLE_S} s idle ${mib(result.afterIdle.rss)}; allocator ${result.allocator}`,
+          );
+        }
+      }
+    } finally {
+      await emulator.close();
+    }
+
+    console.log(`\n## RSS of the bot process (MiB): start / peak / after the burst and a GC / after ${IDLE_S} s idle and a GC\n`);
+    printTable(
+      ['variant', 'round', 'allocator (maps)', 'RSS start / peak / after / after idle', 'above start after / after idle', 'JS heap used after', 'external / array buffers after'],
+      results.map((r) => [
+        r.variant,
+        String(r.round),
+        r.allocator,
+        `${mib(r.start.rss)} / ${mib(r.peakRss)} / ${mib(r.after.rss)} / ${mib(r.afterIdle.rss)}`,
+        `+${mib(r.after.rss - r.start.rss)} / +${mib(r.afterIdle.rss - r.start.rss)}`,
+        mib(r.after.heapUsed),
+        `${mib(r.after.external)} / ${mib(r.after.arrayBuffers)}`,
+      ]),
+    );
+    if (variants.includes('jemalloc') && variants.includes('glibc-arena2')) {
+      const above = (variant: Variant, key: 'after' | 'afterIdle') => results.filter((r) => r.variant === variant).map((r) => r[key].rss - r.start.rss);
+      const worst = (values: number[]) => Math.max(...values);
+      console.log(
+        `\nGoal: jemalloc keeps at most half of what glibc (MALLOC_ARENA_MAX=2) keeps above start, and at most +50 MiB: ` +
+          `after ${mib(worst(above('jemalloc', 'after')))} vs ${mib(worst(above('glibc-arena2', 'after')))} MiB (worst runs), ` +
+          `after ${IDLE_S} s idle ${mib(worst(above('jemalloc', 'afterIdle')))} vs ${mib(worst(above('glibc-arena2', 'afterIdle')))} MiB`,
+      );
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+await main();

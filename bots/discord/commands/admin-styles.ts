@@ -1,0 +1,68 @@
+import { MessageFlags, type ChatInputCommandInteraction, type SlashCommandSubcommandsOnlyBuilder } from 'discord.js';
+import { changeStyle, describeStyles, PROMPT_PLACEHOLDER, say as sayIn, STYLE_NAME_MAX, HOUSE_STYLE_LIMITS } from '../../runner/index.js';
+import { acknowledge } from '../acknowledge.js';
+import type { BotContext } from '../bot-context.js';
+import { english, localized } from '../command-words.js';
+import { DISCORD_LIMITS } from '../discord-facts.js';
+import { budgetRequesterOf } from '../requester.js';
+import { addImageOptions, readImageOptions } from './job-options.js';
+
+/** How members pick a style on Discord, and how admins define one: named in the answers. */
+const HOW_TO_PICK = '`/imagine style:`';
+const HOW_TO_DEFINE = '`/imagine-admin style`';
+/** Room a style's text may take in the `text` option: its characters and the placeholder. */
+const TEXT_MAX = HOUSE_STYLE_LIMITS.textLength + PROMPT_PLACEHOLDER.length;
+
+/**
+ * Adds `style name text [size] [quality] [background] [format] [count]` (define or replace a house style; `text:
+ * clear` removes it) and `styles` (list them) to `/imagine-admin`.
+ */
+export function addStyleSubcommands<B extends SlashCommandSubcommandsOnlyBuilder>(builder: B): B {
+  const placeholder = { placeholder: PROMPT_PLACEHOLDER };
+  builder
+    .addSubcommand((sub) =>
+      addImageOptions(
+        sub
+          .setName('style')
+          .setDescription(english('discord.command.admin.style'))
+          .setDescriptionLocalizations(localized('discord.command.admin.style'))
+          .addStringOption((o) =>
+            o
+              .setName('name')
+              .setDescription(english('discord.option.style_name'))
+              .setDescriptionLocalizations(localized('discord.option.style_name'))
+              .setRequired(true)
+              .setMaxLength(STYLE_NAME_MAX),
+          )
+          .addStringOption((o) =>
+            o
+              .setName('text')
+              .setDescription(english('discord.option.style_text', placeholder))
+              .setDescriptionLocalizations(localized('discord.option.style_text', placeholder))
+              .setRequired(true)
+              .setMaxLength(TEXT_MAX),
+          ),
+        true,
+      ),
+    )
+    .addSubcommand((sub) => sub.setName('styles').setDescription(english('discord.command.admin.styles')).setDescriptionLocalizations(localized('discord.command.admin.styles')));
+  return builder;
+}
+
+/** `/imagine-admin style` and `/imagine-admin styles`: private answers, for the same admins as the settings. */
+export async function answerStyles(interaction: ChatInputCommandInteraction, ctx: BotContext): Promise<void> {
+  const say = (content: string) => interaction.editReply({ content, allowedMentions: { parse: [] } });
+  if ((await acknowledge('admin styles: defer', () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
+  const requester = budgetRequesterOf(interaction, ctx.adminRoleIds);
+  if (!requester.isAdmin) {
+    await say(`✋ ${sayIn(interaction.locale, 'styles.not_admin', { scope: 'server' })}`);
+    return;
+  }
+  if (interaction.options.getSubcommand() === 'styles') {
+    const styles = await ctx.runner.styles.list(requester);
+    await say(describeStyles(styles, HOW_TO_PICK, HOW_TO_DEFINE, interaction.locale, { markup: { bold: (text) => `**${text}**` }, maxChars: DISCORD_LIMITS.contentChars }));
+    return;
+  }
+  const answer = await changeStyle(ctx.runner.styles, requester, interaction.options.getString('name', true), interaction.options.getString('text', true), readImageOptions(interaction), HOW_TO_PICK);
+  await say(answer.ok ? `✅ ${answer.message}` : `✋ ${answer.message}`);
+}

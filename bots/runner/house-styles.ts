@@ -1,0 +1,246 @@
+import { z } from 'zod';
+import { BACKGROUNDS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES, type LoggerLike } from 'pictor';
+import { stateKeyOf, type Space } from '../state/index.js';
+import { findBlockedWord } from './blocked-words.js';
+import { JobRefusedError } from './JobRefusedError.js';
+import { memorySpace } from './memory-space.js';
+import { words } from './words.js';
+import type { JobOptions, Requester } from './types.js';
+
+/**
+ * House styles: named text around a member's prompt (`before {prompt} after`)
+ * and default options, defined by the admins of a server/workspace and picked
+ * by members (`style:` on Discord, `--style` on Slack). A style is applied by
+ * the intake before every rule, so blocked words, the scope's bounds, the
+ * fields' validation and the budgets all see the prompt and options as sent.
+ */
+export const HOUSE_STYLE_LIMITS = {
+  /** Styles per server/workspace (Discord's autocomplete shows at most 25 choices). */
+  perScope: 25,
+  /** Characters of a style's text (before and after the prompt together). */
+  textLength: 1000,
+} as const;
+
+/** Where a member's prompt goes in a style's text: `neon-lit, {prompt}, synthwave palette`. */
+export const PROMPT_PLACEHOLDER = '{prompt}';
+
+/** A style's name: lowercase letters, digits, `-` and `_`, 1 to 32 (what members type). */
+export const STYLE_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+export const STYLE_NAME_MAX = 32;
+
+/** The options a style may set; a member's own choice wins over the style's. */
+export const StyleOptionsSchema = z
+  .object({
+    n: z.number().int().min(LIMITS.nMin).max(LIMITS.nMax).optional(),
+    size: z.enum(SIZES).optional(),
+    quality: z.enum(QUALITIES).optional(),
+    background: z.enum(BACKGROUNDS).optional(),
+    output_format: z.enum(OUTPUT_FORMATS).optional(),
+  })
+  .strict();
+
+export type StyleOptions = z.output<typeof StyleOptionsSchema>;
+
+const HouseStyleSchema = z.object({
+  before: z.string().max(HOUSE_STYLE_LIMITS.textLength),
+  after: z.string().max(HOUSE_STYLE_LIMITS.textLength),
+  options: StyleOptionsSchema,
+  /** Who defined it (`discord:<user>`) and when (ms since the epoch). */
+  by: z.string(),
+  at: z.number(),
+});
+
+export type HouseStyle = z.output<typeof HouseStyleSchema>;
+
+/** The styles of one scope as the state keeps them: one record per scope (`house-styles` space), by name. */
+export type HouseStyleRecord = Record<string, HouseStyle>;
+
+export interface NamedStyle extends HouseStyle {
+  name: string;
+}
+
+/** Why defining or removing a style was refused. Stable: surfaces and tests switch on it. */
+export type StyleChangeRefusal = 'not_admin' | 'invalid_name' | 'invalid_text' | 'too_many_styles' | 'unknown_style';
+
+export type StyleChangeResult =
+  | { ok: true; name: string; previous: HouseStyle | undefined; style: HouseStyle | undefined }
+  | { ok: false; code: StyleChangeRefusal; name: string };
+
+/** A job's prompt and options once its style is applied (the member's own when they chose none). */
+export interface StyledJob {
+  prompt: string;
+  options: JobOptions;
+  /** The style applied, if any. */
+  style?: string | undefined;
+}
+
+type StyleSpace = Pick<Space<HouseStyleRecord>, 'get' | 'update'>;
+
+export interface HouseStylesOptions {
+  /** The `house-styles` space of the bots' state; without it, this process's memory (tests, tools). */
+  space?: StyleSpace | undefined;
+  logger?: LoggerLike | undefined;
+  now?: (() => number) | undefined;
+  /** How long a scope's styles are cached before the state is read again. Default 5 s (a change made in this process applies at once). */
+  cacheMs?: number | undefined;
+}
+
+/**
+ * Reads a style's text as admins type it: `before {prompt} after`; text without
+ * `{prompt}` goes after the prompt. Undefined when `{prompt}` appears more than
+ * once or the text is too long.
+ */
+export function parseStyleText(text: string): { before: string; after: string } | undefined {
+  const trimmed = text.trim();
+  if (trimmed.length - (trimmed.includes(PROMPT_PLACEHOLDER) ? PROMPT_PLACEHOLDER.length : 0) > HOUSE_STYLE_LIMITS.textLength) return undefined;
+  const parts = trimmed.split(PROMPT_PLACEHOLDER);
+  if (parts.length > 2) return undefined;
+  if (parts.length === 1) return { before: '', after: trimmed === '' ? '' : ` ${trimmed}` };
+  return { before: parts[0]!, after: parts[1]! };
+}
+
+/** A style's text as admins wrote it (`before {prompt} after`). */
+export function styleText(style: Pick<HouseStyle, 'before' | 'after'>): string {
+  return `${style.before}${PROMPT_PLACEHOLDER}${style.after}`.trim();
+}
+
+/** The prompt as sent: the member's, inside the style's text. */
+export function applyStyleText(style: Pick<HouseStyle, 'before' | 'after'>, prompt: string): string {
+  return `${style.before}${prompt}${style.after}`;
+}
+
+/**
+ * The house styles of every server/workspace (`runner.styles`): kept in the
+ * bots' state, so every process of the account applies one set and a restart
+ * keeps them. `define` and `remove` are the one place an admin's change is
+ * checked (admin, name, text, how many), stored and logged; `apply` is what the
+ * intake calls first.
+ */
+export class HouseStyles {
+  readonly #space: StyleSpace;
+  readonly #logger: LoggerLike | undefined;
+  readonly #now: () => number;
+  readonly #cacheMs: number;
+  readonly #cache = new Map<string, { at: number; styles: Promise<HouseStyleRecord> }>();
+
+  constructor(options: HouseStylesOptions = {}) {
+    this.#space = options.space ?? memorySpace<HouseStyleRecord>();
+    this.#logger = options.logger;
+    this.#now = options.now ?? Date.now;
+    this.#cacheMs = options.cacheMs ?? 5_000;
+  }
+
+  /** The scope's styles, by name. */
+  async list(scope: Pick<Requester, 'platform' | 'scopeId'>): Promise<NamedStyle[]> {
+    const record = await this.#read(keyOf(scope));
+    return Object.entries(record)
+      .map(([name, style]) => ({ name, ...style }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Defines (or replaces) a style of the requester's scope; admins only. */
+  async define(requester: Requester, name: string, text: string, options: StyleOptions = {}): Promise<StyleChangeResult> {
+    const styleName = name.trim().toLowerCase();
+    if (!requester.isAdmin) return { ok: false, code: 'not_admin', name: styleName };
+    if (!STYLE_NAME_PATTERN.test(styleName)) return { ok: false, code: 'invalid_name', name: styleName };
+    const parts = parseStyleText(text);
+    const checked = StyleOptionsSchema.safeParse(options);
+    if (!parts || !checked.success) return { ok: false, code: 'invalid_text', name: styleName };
+    const by = `${requester.platform}:${requester.userId}`;
+    const style: HouseStyle = { ...parts, options: definedOf(checked.data), by, at: this.#now() };
+    const scopeKey = keyOf(requester);
+    let full = false;
+    const { before } = await this.#space.update(stateKeyOf(scopeKey), (record = {}) => {
+      full = record[styleName] === undefined && Object.keys(record).length >= HOUSE_STYLE_LIMITS.perScope;
+      return full ? record : { ...record, [styleName]: style };
+    });
+    this.#cache.delete(scopeKey);
+    if (full) return { ok: false, code: 'too_many_styles', name: styleName };
+    const previous = readStyle(before?.[styleName]);
+    this.#logger?.info({ scopeKey, style: styleName, changedBy: by, replaced: previous !== undefined }, 'a chat admin defined a house style');
+    return { ok: true, name: styleName, previous, style };
+  }
+
+  /** Removes a style of the requester's scope; admins only. */
+  async remove(requester: Requester, name: string): Promise<StyleChangeResult> {
+    const styleName = name.trim().toLowerCase();
+    if (!requester.isAdmin) return { ok: false, code: 'not_admin', name: styleName };
+    const scopeKey = keyOf(requester);
+    const { before } = await this.#space.update(stateKeyOf(scopeKey), (record = {}) => {
+      const { [styleName]: _removed, ...rest } = record;
+      return Object.keys(rest).length > 0 ? rest : undefined;
+    });
+    this.#cache.delete(scopeKey);
+    const previous = readStyle(before?.[styleName]);
+    if (!previous) return { ok: false, code: 'unknown_style', name: styleName };
+    this.#logger?.info({ scopeKey, style: styleName, changedBy: `${requester.platform}:${requester.userId}` }, 'a chat admin removed a house style');
+    return { ok: true, name: styleName, previous, style: undefined };
+  }
+
+  /**
+   * The job as it will be sent: the member's prompt inside the style's text,
+   * the style's options under the member's own. Refuses (`style_unknown`) a
+   * style the scope does not have, naming the ones it has.
+   */
+  async apply(job: { prompt: string; options: JobOptions; requester: Requester }, name: string | undefined): Promise<StyledJob> {
+    if (name === undefined || name.trim() === '') return { prompt: job.prompt, options: job.options };
+    const styleName = name.trim().toLowerCase();
+    const styles = await this.list(job.requester);
+    const style = styles.find((s) => s.name === styleName);
+    if (!style) {
+      throw new JobRefusedError(
+        'style_unknown',
+        words('refusal.style_unknown', { style: styleName, count: styles.length, styles: styles.map((s) => s.name).join(', ') }),
+        { field: 'style' },
+      );
+    }
+    return { prompt: applyStyleText(style, job.prompt), options: { ...style.options, ...definedOf(job.options) }, style: style.name };
+  }
+
+  /**
+   * A refusal for a blocked word the style's text brought into the prompt (the
+   * member's own prompt does not hold it): the member cannot rephrase it away,
+   * so the refusal names the style. Undefined when the member's prompt holds it.
+   */
+  blockedWordOfStyle(memberPrompt: string, word: string, style: string): JobRefusedError | undefined {
+    if (findBlockedWord(memberPrompt, [word]) !== undefined) return undefined;
+    return new JobRefusedError('blocked_word', words('refusal.style_blocked_word', { style, word }), { field: 'style' });
+  }
+
+  #read(scopeKey: string): Promise<HouseStyleRecord> {
+    const now = this.#now();
+    const cached = this.#cache.get(scopeKey);
+    if (cached && now - cached.at < this.#cacheMs) return cached.styles;
+    const styles = this.#space.get(stateKeyOf(scopeKey)).then((record) => this.#valid(scopeKey, record));
+    this.#cache.set(scopeKey, { at: now, styles });
+    // A failed read is not kept: the next job reads again.
+    styles.catch(() => this.#cache.get(scopeKey)?.styles === styles && this.#cache.delete(scopeKey));
+    if (this.#cache.size > 1000) this.#cache.delete(this.#cache.keys().next().value!);
+    return styles;
+  }
+
+  /** A stored style this version cannot read (a damaged record, an unknown option) is left out with a warning, never failing the scope's jobs. */
+  #valid(scopeKey: string, record: HouseStyleRecord | undefined): HouseStyleRecord {
+    const out: HouseStyleRecord = {};
+    for (const [name, value] of Object.entries(record ?? {})) {
+      const style = STYLE_NAME_PATTERN.test(name) ? readStyle(value) : undefined;
+      if (style) out[name] = style;
+      else this.#logger?.warn({ scopeKey, style: name }, 'a stored house style is unreadable; it is left out');
+    }
+    return out;
+  }
+}
+
+function readStyle(value: unknown): HouseStyle | undefined {
+  const parsed = HouseStyleSchema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** The options that are set (an undefined option does not hide a style's). */
+function definedOf<T extends object>(options: T): T {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as T;
+}
+
+function keyOf(scope: Pick<Requester, 'platform' | 'scopeId'>): string {
+  return `${scope.platform}:${scope.scopeId}`;
+}

@@ -1,0 +1,69 @@
+import type { RespondFn } from '@slack/bolt';
+import { changeStyle, describeStyles, PROMPT_PLACEHOLDER, say, sayWords, type StyleOptions } from '../../runner/index.js';
+import type { BotContext } from '../bot-context.js';
+import { parseImagineText } from '../imagine-text.js';
+import { isSlackInputError } from '../SlackInputError.js';
+import type { SlackActor } from '../SlackJobs.js';
+
+type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
+
+export type StyleCommand = { kind: 'list' } | { kind: 'define'; name: string | undefined; text: string };
+
+/**
+ * `/imagine styles` (every member: the workspace's house styles) and `/imagine
+ * admin style NAME TEXT [--size …] …` (define or replace; TEXT `clear` removes
+ * it); undefined for anything else (a prompt such as "styles of the 80s" stays
+ * a prompt).
+ */
+export function styleCommandOf(slackText: string): StyleCommand | undefined {
+  const text = slackText.trim();
+  const words = text.split(/\s+/).filter(Boolean);
+  if (words.length === 1 && words[0]!.toLowerCase() === 'styles') return { kind: 'list' };
+  if (words[0]?.toLowerCase() !== 'admin' || words[1]?.toLowerCase() !== 'style') return undefined;
+  return { kind: 'define', name: words[2], text: text.replace(/^\S+\s+\S+\s*(\S+\s*)?/, '') };
+}
+
+/** The options a style takes, from the flags typed with it (`--size`, `--quality`, `--background`, `--format`, `--n`). */
+const STYLE_OPTION_KEYS = ['n', 'size', 'quality', 'background', 'output_format'] as const;
+
+/** Answers privately: the list for anyone, a change for the admins of `SLACK_ADMIN_USER_IDS` only. */
+export async function answerStyleCommand(context: BotContext, actor: SlackActor, command: StyleCommand, ack: Ack, respond: RespondFn): Promise<void> {
+  const requester = context.jobs.requester(actor);
+  const { locale } = actor;
+  const pick = '`--style NAME`';
+  const define = `\`${context.commands.imagine} admin style NAME TEXT\``;
+  if (command.kind === 'define' && !requester.isAdmin) {
+    await ack({ response_type: 'ephemeral', text: `:raised_hand: ${say(locale, 'styles.not_admin', { scope: 'workspace' })}` });
+    return;
+  }
+  if (command.kind === 'define' && (command.name === undefined || command.text === '')) {
+    await ack({ response_type: 'ephemeral', text: say(locale, 'slack.styles.usage', { how: define, placeholder: PROMPT_PLACEHOLDER, clear: '`clear`' }) });
+    return;
+  }
+  let parsed;
+  if (command.kind === 'define') {
+    try {
+      parsed = parseImagineText(command.text, { promptRequired: false, locale });
+    } catch (error) {
+      if (!isSlackInputError(error)) throw error;
+      await ack({ response_type: 'ephemeral', text: sayWords(locale, error.words) });
+      return;
+    }
+  }
+  await ack();
+  let text: string;
+  try {
+    if (command.kind === 'list') text = describeStyles(await context.runner.styles.list(requester), pick, define, locale, { markup: { bold: (t) => `*${t}*` } });
+    else {
+      const request = parsed as Extract<typeof parsed, { kind: 'request' }>;
+      const options: StyleOptions = {};
+      for (const key of STYLE_OPTION_KEYS) if (request.options[key] !== undefined) Object.assign(options, { [key]: request.options[key] });
+      const answer = await changeStyle(context.runner.styles, requester, command.name!, request.prompt, options, pick);
+      text = answer.ok ? `:white_check_mark: ${answer.message}` : `:raised_hand: ${answer.message}`;
+    }
+  } catch (error) {
+    context.logger.error({ err: error, what: command.kind === 'list' ? 'styles' : 'admin style' }, 'a style command failed');
+    text = `:warning: ${say(locale, 'error.on_my_side')}`;
+  }
+  await respond({ response_type: 'ephemeral', replace_original: false, text });
+}
