@@ -56,11 +56,18 @@
  * several at once separated by spaces; each `--compare-env` is one more variant
  * (e.g. `--compare-env MALLOC_ARENA_MAX=2 --compare-env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2`).
  *
+ * `--hog` starts a CPU hog beside the bot for the whole run (or series): a busy loop in a process of its own, as
+ * another program busy on the same machine would be (on 2 cores it takes one). In a series the hog runs from the
+ * first run to the last, so every variant meets the same neighbour.
+ *
+ * `--ack-deadline-s S` lets the fake Discord take first answers for S seconds instead of 3: for CPU per job at counts
+ * whose first answers this machine cannot give in time (a job answered too late never runs, so it would cost nothing).
+ *
  * With `PICTOR_BENCH_CONSOLE=1` the key owner's console runs in the bot's process on its ledger (as `npm start`
  * serves it with `PICTOR_CONSOLE_PORT`), watched by a browser's worth of load from another process
  * (`helpers/console-watcher.ts`): its CPU counts in the bot's. `bench/console.ts` compares the two.
  *
- *   node --import tsx bench/discord-imagine.ts [--light-previews both|on|off] [--jobs N|N,N,…] [--size 1536x1024] [--images 4] [--pad-image-bytes 1500000] [--latency-ms 300] [--max-queued N] [--deadline-s S] [--compare-with DIR] [--compare-env NAME=VALUE]
+ *   node --import tsx bench/discord-imagine.ts [--light-previews both|on|off] [--jobs N|N,N,…] [--size 1536x1024] [--images 4] [--pad-image-bytes 1500000] [--latency-ms 300] [--max-queued N] [--deadline-s S] [--compare-with DIR] [--compare-env NAME=VALUE] [--hog] [--ack-deadline-s S]
  */
 import { spawn } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
@@ -92,6 +99,13 @@ const JOBS = JOB_COUNTS[0]!;
 const COMPARE_WITH = flag('compare-with');
 /** Each `--compare-env` is one more variant of this checkout: `NAME=VALUE`, or several separated by spaces (`'LD_PRELOAD=… MALLOC_CONF=…'`). */
 const COMPARE_ENVS = process.argv.flatMap((arg, i) => (arg === '--compare-env' && process.argv[i + 1] !== undefined ? [process.argv[i + 1]!] : []));
+/**
+ * How long the fake Discord takes a first answer (`--ack-deadline-s`): Discord's 3 s by default. Only for CPU per job
+ * at counts the machine cannot answer in time: a job answered too late never runs, and costs almost nothing.
+ */
+const ACK_DEADLINE_MS = Number(flag('ack-deadline-s') ?? 3) * 1000;
+/** A busy loop in another process beside the bot (`startHog`). */
+const HOG = process.argv.includes('--hog');
 const SERIES = JOB_COUNTS.length > 1 || COMPARE_WITH !== undefined || COMPARE_ENVS.length > 0;
 const SIZE = (flag('size') ?? '1024x1024') as '1024x1024' | '1536x1024' | '1024x1536';
 const LIGHT = flag('light-previews') ?? 'both';
@@ -180,12 +194,27 @@ async function startBenchConsole(store: FileQuotaStore, runner: JobRunner, state
   };
 }
 
+/** A CPU hog: a busy loop in a process of its own, until `stop` (or until this process is gone: it looks now and then). */
+function startHog(): { stop(): Promise<void> } {
+  const loop = 'const parent = process.ppid; for (let i = 1; ; i++) if (i % 1e8 === 0 && process.ppid !== parent) process.exit(0);';
+  const hog = spawn(process.execPath, ['-e', loop], { stdio: 'ignore' });
+  return {
+    async stop() {
+      if (hog.exitCode !== null || hog.signalCode !== null) return;
+      const gone = new Promise((done) => hog.once('exit', done));
+      hog.kill('SIGKILL');
+      await gone;
+    },
+  };
+}
+
 /** One run of `JOBS` jobs in this process. */
 async function runOnce(): Promise<void> {
+  const hog = HOG ? startHog() : undefined;
   const started = Date.now();
   const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-bench-'));
   // The fake keeps only the sizes of what the bot uploads: the memory measured is the bot's (the fake's bookkeeping aside).
-  const discord = await FakeDiscord.start({ messageRateLimit: { limit: EDITS_PER_WINDOW, windowMs: WINDOW_MS }, keepUploadedBytes: false });
+  const discord = await FakeDiscord.start({ messageRateLimit: { limit: EDITS_PER_WINDOW, windowMs: WINDOW_MS }, keepUploadedBytes: false, ackDeadlineMs: ACK_DEADLINE_MS });
   const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES, padImageBytes: PAD_IMAGE_BYTES })]);
   const limiter = new ImageLimiter({ maxConcurrent: MAX_CONCURRENT_REQUESTS });
   const store = new FileQuotaStore({ dir: dataDir });
@@ -407,7 +436,7 @@ async function runOnce(): Promise<void> {
   const retried429 = discord.requests.filter((r) => r.status === 429).length;
   const kb = (n: number) => (Number.isFinite(n) ? `${(n / 1024).toFixed(0)} KB` : 'n/a');
 
-  console.log(`discord-imagine: ${JOBS} concurrent /imagine jobs at ${SIZE}, ${PARTIAL_IMAGES} previews each, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} requests at once upstream; light previews: ${LIGHT}`);
+  console.log(`discord-imagine: ${JOBS} concurrent /imagine jobs at ${SIZE}, ${PARTIAL_IMAGES} previews each, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} requests at once upstream; light previews: ${LIGHT}${HOG ? '; a CPU hog beside the bot' : ''}${ACK_DEADLINE_MS !== 3000 ? `; first answers taken for ${ACK_DEADLINE_MS / 1000} s` : ''}`);
   console.log(`  fake Discord limit: ${EDITS_PER_WINDOW} edits per ${WINDOW_MS / 1000} s per interaction token (429 beyond)`);
   console.log(`  final images delivered:      ${finals} / ${JOBS}${timedOut ? ' (TIMED OUT)' : ''}`);
   console.log(`  refused at once, queue full:  ${refusedQueueFull}`);
@@ -459,6 +488,7 @@ async function runOnce(): Promise<void> {
   await discord.close();
   await emulator.close();
   await rm(dataDir, { recursive: true, force: true });
+  await hog?.stop();
   if (timedOut || finals + refusedQueueFull !== JOBS || unanswered !== 0 || refused !== 0) process.exitCode = 1;
 }
 
@@ -498,6 +528,8 @@ function argsForChild(): string[] {
   const args = process.argv.slice(2);
   const kept: string[] = [];
   for (let i = 0; i < args.length; i++) {
+    // The series runs the hog itself, from its first run to its last.
+    if (args[i] === '--hog') continue;
     if (own.has(args[i]!)) i++;
     else kept.push(args[i]!);
   }
@@ -527,6 +559,7 @@ async function runSeries(): Promise<void> {
     })),
   ];
   const rows: SeriesRow[] = [];
+  const hog = HOG ? startHog() : undefined;
   for (const [round, jobs] of JOB_COUNTS.entries()) {
     // Which variant goes first rotates from one count to the next.
     const order = variants.map((_, i) => variants[(i + round) % variants.length]!);
@@ -536,8 +569,9 @@ async function runSeries(): Promise<void> {
       rows.push({ variant: variant.name, jobs, exitCode, ...parseRun(output) });
     }
   }
+  await hog?.stop();
   const n = (v: number | undefined, unit = '') => (v === undefined ? 'n/a' : `${v}${unit}`);
-  console.log(`\ndiscord-imagine series: ${argsForChild().join(' ')}`);
+  console.log(`\ndiscord-imagine series: ${argsForChild().join(' ')}${HOG ? ' (a CPU hog beside every run)' : ''}`);
   console.log('| variant | jobs | finals | refused at once | too late (10062) | first answer median / p99 | CPU per job | ÷ first count | RSS start / peak / after |');
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const row of rows) {

@@ -33,17 +33,38 @@ export function createWebhookRest(api: string): REST {
   return new REST({ api, timeout: 60_000, makeRequest: makeRequestWithEncodedForms, globalRequestsPerSecond: 100_000, agent: discordAgent() as never });
 }
 
+/** A first answer to an interaction (Discord's interaction callback endpoint). */
+const FIRST_ANSWER_PATH = /\/interactions\/\d+\/[^/]+\/callback$/;
+
+/**
+ * The bot's REST strategy with a path of its own for first answers: an
+ * interaction callback (defer, reply, modal, update) goes out over `agent`, a
+ * pool of connections that carries nothing else, so it never waits for a
+ * connection held by the bot's other requests (posts and DMs with their
+ * uploads, follow-ups, history and settings replies). discord.js already sends
+ * callbacks outside its queues and its global cap (Discord does not count
+ * them against the bot's global rate limit); this keeps them apart on the wire
+ * too, so the answer the 3 s deadline is about goes out as soon as it is asked.
+ */
+export function withFirstAnswerPool(makeRequest: MakeRequest, agent: Agent): MakeRequest {
+  return (url, init) => {
+    if (!FIRST_ANSWER_PATH.test(new URL(url).pathname)) return makeRequest(url, init);
+    // Typed against our undici; @discordjs/rest's own copy takes it as its dispatcher (same interface).
+    return makeRequest(url, { ...init, dispatcher: agent as never });
+  };
+}
+
 /** Connections to Discord's API a REST client keeps open at once; more requests at once wait for one (kept alive between requests). */
 export const MAX_DISCORD_CONNECTIONS = 32;
 
 /**
- * Connections of the bot's own REST client, which carries the first answers to
- * interactions (defer, reply, modal, update; the edits and uploads go through
- * the webhook client). Each first answer holds a connection for a round trip
- * to Discord, so a pool of n answers at most n per round trip: with 32, a burst
- * of 1,600 interactions waited 50 round trips in the pool's queue (2–4 s on a
- * busy machine), past Discord's 3 s. First answers are small, so this pool is
- * larger; still bounded, so a burst does not open one connection per request.
+ * Connections of the first answers' own pool (`withFirstAnswerPool`): defer,
+ * reply, modal, update; nothing else. Each first answer holds a connection for
+ * a round trip to Discord, so a pool of n answers at most n per round trip:
+ * with 32, a burst of 1,600 interactions waited 50 round trips in the pool's
+ * queue (2–4 s on a busy machine), past Discord's 3 s. First answers are
+ * small, so this pool is larger; still bounded, so a burst does not open one
+ * connection per request.
  */
 export const MAX_FIRST_ANSWER_CONNECTIONS = 128;
 

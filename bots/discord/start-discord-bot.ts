@@ -11,7 +11,7 @@ import type { GatewayLeaseOptions } from './gateway-lease.js';
 import { HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint } from './interactions-endpoint.js';
 import { JobRecordStore } from './JobRecordStore.js';
 import { askHolderToCancel, cancelWhenAsked, startSweeper, type BotState } from '../state/index.js';
-import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST_ANSWER_CONNECTIONS } from './rest-request.js';
+import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST_ANSWER_CONNECTIONS, withFirstAnswerPool } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
 
@@ -84,10 +84,12 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const { state } = options;
   const store = new JobRecordStore({ state, logger });
   const api = (options.apiBaseUrl ?? DISCORD_API_BASE_URL).replace(/\/+$/, '');
+  // First answers go out over connections of their own, never behind the bot's other requests (rest-request.ts).
+  const viaWire = withFirstAnswerPool(makeRequestWithEncodedForms, discordAgent(MAX_FIRST_ANSWER_CONNECTIONS));
   // Over HTTP, the first answer to an interaction is the answer to Discord's POST (see interactions-endpoint.ts).
   const httpResponses = options.interactions ? new HttpInitialResponses() : undefined;
-  const makeRequest = httpResponses ? httpResponses.wrap(makeRequestWithEncodedForms) : makeRequestWithEncodedForms;
-  const client = new Client({ intents: [], rest: { api, timeout: 60_000, makeRequest, agent: discordAgent(MAX_FIRST_ANSWER_CONNECTIONS) as never } });
+  const makeRequest = httpResponses ? httpResponses.wrap(viaWire) : viaWire;
+  const client = new Client({ intents: [], rest: { api, timeout: 60_000, makeRequest, agent: discordAgent() as never } });
   const inFlight = new Set<Promise<unknown>>();
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);

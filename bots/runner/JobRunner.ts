@@ -31,7 +31,7 @@ import { settingsInState, type ScopeSettingsStore } from './scope-settings.js';
 import { JobHistory, type JobHistoryStore } from './job-history.js';
 import { HouseStyles, type HouseStyleRecord, type StyledJob } from './house-styles.js';
 import type { Space } from '../state/index.js';
-import { DEFAULT_MAX_QUEUED_JOBS, positionWorthShowing, QueueBound, QueueRoom, type QueuePlace } from './queue-bound.js';
+import { DEFAULT_MAX_QUEUED_JOBS, QueueBound, QueuePositions, QueueRoom, type QueuePlace } from './queue-bound.js';
 import { UpdatePump } from './UpdatePump.js';
 import { PreviewEncoder } from './preview-image.js';
 import { words, type Words } from './words.js';
@@ -622,24 +622,23 @@ export class JobRunner {
     const { controller } = job;
     let queuedSent = false;
     let lastAhead = 0;
-    /** The position last pushed to the job's updates (a long queue's moves are thinned: `positionWorthShowing`). */
-    let shownAhead: number | undefined;
+    /** The positions pushed to the job's updates: a few, however long the queue (`QueuePositions`). */
+    const positions = new QueuePositions();
     let notice: Words | undefined;
     const options: RequestOptions = {
       signal: controller.signal,
       onQueuePosition: (ahead) => {
         if (job.info.status !== 'queued') return;
         lastAhead = ahead;
-        if (!positionWorthShowing(shownAhead, ahead)) return;
+        if (!positions.worthShowing(ahead)) return;
         queuedSent = true;
-        shownAhead = ahead;
         job.pump.push({ type: 'queued', jobId: id, ahead, notice });
       },
       onQueueTrouble: () => {
         if (job.info.status !== 'queued' || notice) return;
         notice = QUEUE_TROUBLE_NOTICE;
         queuedSent = true;
-        shownAhead = lastAhead;
+        positions.shown(lastAhead);
         job.pump.push({ type: 'queued', jobId: id, ahead: lastAhead, notice });
       },
       // Recorded before the body leaves (after any wait in the limiter): a crash from here on settles the job at its estimate.

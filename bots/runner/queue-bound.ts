@@ -194,21 +194,47 @@ export function describeInputTooLarge(jobBytes: number, maxBytes: number): Words
   return words('refusal.input_too_large', { job: megabytes(jobBytes), max: megabytes(maxBytes) });
 }
 
-/** Positions this close to the front are all shown: each is a few seconds of waiting. */
-const SHOW_EVERY_POSITION_BELOW = 10;
-/** Further back, a new position is shown once the number ahead has fallen to this share of the one last shown. */
-const SHOW_AFTER_FALLING_TO = 0.8;
+/** Positions this close to the front are all shown: the next few to go. */
+const SHOW_EVERY_POSITION_BELOW = 3;
+/** Further back, a position is shown each time the queue has moved by this share of the first one shown. */
+const SHOW_STEPS_OF_THE_FIRST = 4;
 
 /**
- * Whether a queued job's new position (`ahead`) is worth an update, given the
- * one it was last shown (undefined: none yet). The first is always shown, then
- * every position near the front, and further back only steps of a fifth: a job
- * that waits behind n others gets O(log n) updates instead of one per job that
- * leaves the queue, so a long queue does not cost every waiting job an edit on
- * each move (which made the work per job grow with the queue).
+ * Which of a queued job's positions are worth an update. The first is shown,
+ * then one each time the queue has moved by a quarter of that first position
+ * (evenly spread over the wait), then each of the last few; a position that
+ * moved back starts again from it. So a job gets at most about eight position
+ * updates however long the queue: each is an edit of its reply, and a count
+ * growing with the queue made every job's cost grow with the crowd.
  */
-export function positionWorthShowing(lastShown: number | undefined, ahead: number): boolean {
-  if (lastShown === undefined || ahead > lastShown) return true;
-  if (ahead === lastShown) return false;
-  return ahead < SHOW_EVERY_POSITION_BELOW || ahead <= lastShown * SHOW_AFTER_FALLING_TO;
+export class QueuePositions {
+  #first: number | undefined;
+  #last: number | undefined;
+
+  /** The position last worth showing (undefined: none yet). */
+  get last(): number | undefined {
+    return this.#last;
+  }
+
+  /** Whether `ahead` is worth an update; if so it becomes the last one shown. */
+  worthShowing(ahead: number): boolean {
+    const last = this.#last;
+    if (last === undefined || ahead > last) {
+      this.#first = ahead;
+      this.#last = ahead;
+      return true;
+    }
+    if (ahead === last) return false;
+    if (ahead < SHOW_EVERY_POSITION_BELOW || last - ahead >= Math.max(1, this.#first! / SHOW_STEPS_OF_THE_FIRST)) {
+      this.#last = ahead;
+      return true;
+    }
+    return false;
+  }
+
+  /** `ahead` is shown whatever it is (a notice came with it). */
+  shown(ahead: number): void {
+    if (this.#last === undefined || ahead > this.#last) this.#first = ahead;
+    this.#last = ahead;
+  }
 }

@@ -70,7 +70,8 @@ const OPEN_LEDGERS = new Set<string>();
  * kept beside it (`<file>.bak`); `open()` restores it when the ledger is unreadable, and the chat caps' likewise.
  *
  * Changes that arrive while the ledger is busy are committed together: every waiting operation runs in turn on one
- * fresh read of the ledger (after the reservations of dead processes are ended), and all are answered once that one
+ * read of the ledger (none while the file is still the one this process wrote last: see `#written`; after the
+ * reservations of dead processes are ended), and all are answered once that one
  * write is done. A commit awaits only its fsyncs: the other steps are synchronous calls on small local files, since
  * a job's `markSent` stands between the limiter's grant and the request leaving, and each awaited call would wait a
  * turn of a busy event loop.
@@ -104,6 +105,12 @@ export class FileQuotaStore implements QuotaStore {
   #usagePrunedAt = Number.NEGATIVE_INFINITY;
   /** The ledger as `#peek` last read it, with the file's identity then (read again only when the file changed). */
   #peeked: { stamp: string; ledger: Ledger } | undefined;
+  /**
+   * The ledger as this process last wrote it, with the file's identity after the write: while the file is still that
+   * one (no other process wrote since), the locked steps take it as it is instead of reading and parsing the file
+   * again, so a commit costs what it changes and one write, not a parse of every reservation and total.
+   */
+  #written: { stamp: string; ledger: Ledger } | undefined;
 
   constructor(options: FileQuotaStoreOptions) {
     this.#dir = options.dir;
@@ -425,10 +432,15 @@ export class FileQuotaStore implements QuotaStore {
         const ledger = await this.#load();
         let dirty = false;
         const usage: UsageRecord[] = [];
-        const outcomes = batch.map(({ now, operation }) => {
-          const reconciled = reconcileIn(ledger, (owner) => this.#isAlive(ledger, owner, now), now);
-          if (reconciled.usage.length + reconciled.report.released.length > 0) dirty = true;
-          usage.push(...reconciled.usage);
+        // The reservations of gone processes are ended once per commit, as of its latest operation (whose process is
+        // alive is asked once per owner): every operation of the commit then sees the same ledger.
+        const now = batch.reduce((latest, op) => Math.max(latest, op.now), Number.NEGATIVE_INFINITY);
+        const alive = new Map<string, boolean>();
+        const isAlive = (owner: string) => alive.get(owner) ?? alive.set(owner, this.#isAlive(ledger, owner, now)).get(owner)!;
+        const reconciled = reconcileIn(ledger, isAlive, now);
+        if (reconciled.usage.length + reconciled.report.released.length > 0) dirty = true;
+        usage.push(...reconciled.usage);
+        const outcomes = batch.map(({ operation }) => {
           try {
             // An operation that throws does so before it changes anything (unknown job, duplicate, bad amount).
             const { result, changed, usage: record, committed } = operation(ledger, reconciled.report);
@@ -486,6 +498,9 @@ export class FileQuotaStore implements QuotaStore {
 
   /** The ledger (an empty one when there is none yet); throws LedgerUnreadableError naming what is wrong. */
   async #load(): Promise<Ledger> {
+    const written = this.#written;
+    if (written && fileStamp(this.path) === written.stamp) return written.ledger;
+    this.#written = undefined;
     const read = this.#read(this.path);
     if (read.ok) return read.ledger;
     if (read.problem === undefined) {
@@ -519,14 +534,8 @@ export class FileQuotaStore implements QuotaStore {
    */
   async #peek(): Promise<Ledger> {
     if (this.#closed) throw new Error('the quota store is closed');
-    let stamp: string;
-    try {
-      const info = statSync(this.path);
-      stamp = `${info.ino}:${info.size}:${info.mtimeMs}`;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return emptyLedger();
-      throw error;
-    }
+    const stamp = fileStamp(this.path);
+    if (stamp === undefined) return emptyLedger();
     if (this.#peeked?.stamp === stamp) return this.#peeked.ledger;
     // A file of the current version is taken as it is (the locked steps check it); others are parsed (and upgraded).
     const json = safeJson(readFileSync(this.path, 'utf8'));
@@ -538,7 +547,11 @@ export class FileQuotaStore implements QuotaStore {
 
   /** Temporary file, fsync, then the current version becomes the backup and the new one takes its place. */
   async #write(ledger: Ledger): Promise<void> {
+    // Until the write is done the file is not known to be this ledger (a failed write: read again next time).
+    this.#written = undefined;
     await writeFileAtomically(this.path, JSON.stringify(ledger), { backupPath: this.backupPath, inline: true });
+    const stamp = fileStamp(this.path);
+    if (stamp !== undefined) this.#written = { stamp, ledger };
   }
 
   /** Appends records to `usage.jsonl` (0600) and syncs it; drops expired records at most once a day. */
@@ -594,6 +607,17 @@ export class FileQuotaStore implements QuotaStore {
 
   async #writeCapOverrides(file: CapOverridesFile): Promise<void> {
     await writeFileAtomically(this.capOverridesPath, JSON.stringify(file), { backupPath: `${this.capOverridesPath}.bak` });
+  }
+}
+
+/** A file's identity and version (inode, size, modification time), or undefined when it does not exist. */
+function fileStamp(path: string): string | undefined {
+  try {
+    const info = statSync(path);
+    return `${info.ino}:${info.size}:${info.mtimeMs}`;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
   }
 }
 

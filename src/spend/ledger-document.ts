@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BREAKER_BUCKET_MS, breakerApplies, historyHours, hourBucket, inWindow, recentBucket, type BreakerReading } from './breaker.js';
-import { evaluate, exceedsReservation, keysOfJob, periodKey, roundToNanoUsd, toNanos, type CapPeriod } from './rules.js';
+import { countsUnder, evaluate, exceedsReservation, keysOfJob, periodKey, roundToNanoUsd, toNanos, type CapPeriod } from './rules.js';
 import type { BreakerState, ReconcileReport, ReserveInput, SettleInfo, SpendRefusal, UsageRecord } from './types.js';
 import { JobDetailsSchema, usageRecord } from './usage-records.js';
 import { utcDayBefore, utcMonthBefore } from './utc-period.js';
@@ -92,10 +92,18 @@ export function parseLedger(json: unknown): { ok: true; ledger: Ledger } | { ok:
 export function usedIn(ledger: Ledger, key: string, period: CapPeriod, now: number): number {
   const current = periodKey(period, now);
   let used = ledger.spent[current]?.[key] ?? 0;
-  for (const r of Object.values(ledger.reservations)) {
-    if (r[period] === current && keysOfJob(r.userKey, r.scopeKey).includes(key)) used += r.usd;
+  for (const jobId in ledger.reservations) {
+    const r = ledger.reservations[jobId]!;
+    if (r[period] === current && countsUnder(key, r.userKey, r.scopeKey)) used += r.usd;
   }
   return roundToNanoUsd(used);
+}
+
+/** The reservations `which` picks, counted in place. */
+function countReservations(ledger: Ledger, which: (r: Reservation) => boolean): number {
+  let n = 0;
+  for (const jobId in ledger.reservations) if (which(ledger.reservations[jobId]!)) n++;
+  return n;
 }
 
 /** The rulebook's answer for a job against this ledger. */
@@ -103,7 +111,7 @@ export function checkIn(ledger: Ledger, input: Omit<ReserveInput, 'jobId'>): Spe
   const { userKey, now } = input;
   return evaluate(
     {
-      activeJobsOfUser: Object.values(ledger.reservations).filter((r) => r.userKey === userKey).length,
+      activeJobsOfUser: countReservations(ledger, (r) => r.userKey === userKey),
       lastJobAt: ledger.lastJobAt[userKey],
       used: (key, period) => usedIn(ledger, key, period, now),
       breaker: () => breakerReadingIn(ledger, input.scopeKey, now),
@@ -117,7 +125,7 @@ export function breakerReadingIn(ledger: Ledger, scopeKey: string, now: number):
   const entry = ledger.breaker?.[scopeKey];
   let windowUsd = 0;
   for (const [bucket, usd] of Object.entries(entry?.recent ?? {})) if (inWindow(Number(bucket), now)) windowUsd += usd;
-  for (const r of Object.values(ledger.reservations)) if (r.scopeKey === scopeKey) windowUsd += r.usd;
+  for (const jobId in ledger.reservations) if (ledger.reservations[jobId]!.scopeKey === scopeKey) windowUsd += ledger.reservations[jobId]!.usd;
   const { from, to } = historyHours(now);
   let historyUsd = 0;
   for (const [hour, usd] of Object.entries(entry?.hours ?? {})) if (Number(hour) >= from && Number(hour) < to) historyUsd += usd;
@@ -312,7 +320,9 @@ export function settleIn(
 export function reconcileIn(ledger: Ledger, alive: (owner: string) => boolean, now: number): { report: ReconcileReport; usage: UsageRecord[] } {
   const report: ReconcileReport = { released: [], settledAtEstimate: [], chargedUsd: 0 };
   const usage: UsageRecord[] = [];
-  for (const [jobId, r] of Object.entries(ledger.reservations)) {
+  // Run on every commit over every reservation: looked at in place, nothing copied for the ones that stay.
+  for (const jobId in ledger.reservations) {
+    const r = ledger.reservations[jobId]!;
     if (alive(r.owner)) continue;
     delete ledger.reservations[jobId];
     if (!r.sent) {

@@ -67,6 +67,11 @@ export function keysOfJob(userKey: string, scopeKey: string): string[] {
   return [...new Set([userKey, scopeKey, ACCOUNT_KEY])];
 }
 
+/** Whether a job of `userKey` in `scopeKey` counts under `key` (one of `keysOfJob`), without making the list: asked per reservation. */
+export function countsUnder(key: string, userKey: string, scopeKey: string): boolean {
+  return key === userKey || key === scopeKey || key === ACCOUNT_KEY;
+}
+
 /** The caps that apply to a job, in their order, each with the key it counts under and its limit (undefined: no cap). */
 export function budgetsOf(limits: SpendLimits, userKey: string, scopeKey: string) {
   const keyOf = { user: userKey, scope: scopeKey, account: ACCOUNT_KEY } as const;

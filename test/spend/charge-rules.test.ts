@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AbortedError, BadResponseError, ModerationError, ServerError, StreamBrokenError, TimeoutError } from '../../src/core/errors.js';
 import { estimatePrice, PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
 import { chargeOf, mayBeBilled, type JobEnding } from '../../src/internal.js';
+import { countsUnder, keysOfJob } from '../../src/spend/rules.js';
 
 const LOW = PRICE_TABLE['1024x1024'].low;
 const request = { operation: 'generate' as const, n: 2, size: '1024x1024', quality: 'low' };
@@ -62,5 +63,19 @@ describe('chargeOf: the one cost rule', () => {
 
   it('releases what cannot have been billed', () => {
     expect(chargeOf({ ending: failed(serverError), sent: true, completed: [] }, estimate, request)).toBeUndefined();
+  });
+});
+
+describe('the keys a job counts under', () => {
+  it('are its user, its scope and the account, whether listed or asked one by one', () => {
+    const asked = ['discord:u1', 'discord:g1', 'account', 'discord:u2', 'discord:g2'];
+    for (const [user, scope] of [
+      ['discord:u1', 'discord:g1'],
+      ['discord:u1', 'discord:u1'],
+    ] as const) {
+      expect(asked.filter((key) => countsUnder(key, user, scope))).toEqual(asked.filter((key) => keysOfJob(user, scope).includes(key)));
+    }
+    expect(countsUnder('account', 'discord:u1', 'discord:g1')).toBe(true);
+    expect(countsUnder('discord:g2', 'discord:u1', 'discord:g1')).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileQuotaStore, type FileQuotaStoreOptions, type SpendLimits } from '../../src/internal.js';
@@ -48,6 +48,22 @@ describe('FileQuotaStore', () => {
     expect(await store.spentToday('discord:u1', later)).toBeCloseTo(0.6, 9);
     expect((await reserve(store, 0.6, { userDailyUsd: 1 }, later)).result).toMatchObject({ ok: false, code: 'budget_user_daily', used: 0.6 });
     expect((await reserve(store, 0.1, { userConcurrentJobs: 1 }, later)).result).toMatchObject({ ok: false, code: 'user_concurrency' });
+  });
+
+  it('takes in what another writer put in the ledger after its own last write (the ledger it wrote is reused only while the file is unchanged)', async () => {
+    const store = storeAt(await newDir());
+    const { jobId } = await reserve(store, 0.3, {});
+    await store.settle(jobId, 0.3);
+    // Another process's commit: the whole file replaced by a ledger in which the user has spent 0.9 today.
+    const ledger = JSON.parse(await readFile(store.path, 'utf8')) as { spent: Record<string, Record<string, number>> };
+    ledger.spent['2030-06-15']!['discord:u1'] = 0.9;
+    const replacement = `${store.path}.other`;
+    await writeFile(replacement, JSON.stringify(ledger));
+    await rename(replacement, store.path);
+    expect((await reserve(store, 0.2, { userDailyUsd: 1 })).result).toMatchObject({ ok: false, code: 'budget_user_daily', used: 0.9 });
+    // Its own writes are still read back right after (the reservation above was refused; this one fits).
+    expect((await reserve(store, 0.1, { userDailyUsd: 1 })).result).toEqual({ ok: true });
+    expect((await reserve(store, 0.1, { userDailyUsd: 1 })).result).toMatchObject({ ok: false, code: 'budget_user_daily' });
   });
 
   it('still charges the right user and day when a job settles long after it was reserved', async () => {

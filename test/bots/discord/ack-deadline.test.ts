@@ -1,3 +1,4 @@
+import { Routes } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_DISCORD_CONNECTIONS, MAX_FIRST_ANSWER_CONNECTIONS } from '../../../bots/discord/rest-request.js';
 import { DiscordHarness } from './harness.js';
@@ -33,7 +34,7 @@ describe('Discord’s 3 s rule for the first answer to an interaction from the g
     const burst = Array.from({ length: size }, (_, i) => h.discord.slashCommand('imagine', { prompt: `burst ${i}` }));
     await h.discord.waitFor(() => burst.every((ix) => ix.ack || ix.callbackAttempts > 0), 'a first answer to every interaction');
     expect(burst.filter((ix) => ix.ack?.type === 5)).toHaveLength(size);
-    // The bot's two REST clients (first answers with the bot token, interaction webhooks), each with its own pool.
+    // The first answers' own pool and the interaction webhooks' (the bot's other requests have a third, unused here).
     expect(h.discord.connectionsAccepted - before).toBeLessThanOrEqual(MAX_FIRST_ANSWER_CONNECTIONS + MAX_DISCORD_CONNECTIONS);
   });
 
@@ -46,6 +47,24 @@ describe('Discord’s 3 s rule for the first answer to an interaction from the g
     await h.discord.waitFor(() => h.discord.firstAnswersHeld === size, `${size} first answers in flight at once`);
     h.discord.releaseFirstAnswers();
     await h.discord.waitFor(() => burst.every((ix) => ix.ack), 'a first answer to every interaction');
+  });
+
+  it('is written while every connection of the bot’s other requests is taken: first answers have a path of their own', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    // Discord slow to take the bot's posts to channels (uploads, say): enough of them to hold every connection of its REST client.
+    const posts = h.discord.holdRequests((method, path) => method === 'POST' && /\/channels\/\d+\/messages$/.test(path));
+    const size = MAX_DISCORD_CONNECTIONS + 8;
+    // Each to a channel of its own: discord.js sends one request at a time per channel.
+    const channels = Array.from({ length: size }, (_, i) => String(BigInt(h.discord.channelId) + BigInt(i))).map((id) => (id === h.discord.foreignChannelId ? `${id}0` : id));
+    const sent = Promise.allSettled(channels.map((channelId, i) => h.bot.client.rest.post(Routes.channelMessages(channelId), { body: { content: `post ${i}` } })));
+    await h.discord.waitFor(() => posts.held === MAX_DISCORD_CONNECTIONS, 'every connection of the bot’s REST client held by a post');
+    const ix = h.discord.slashCommand('imagine', { prompt: 'answered first' });
+    await h.discord.waitFor(() => ix.ack, 'the first answer, while the posts are held');
+    expect(ix.ack?.type).toBe(5);
+    expect(posts.held).toBe(MAX_DISCORD_CONNECTIONS);
+    posts.release();
+    expect((await sent).map((post) => (post.status === 'rejected' ? String(post.reason) : 'posted'))).toEqual(channels.map(() => 'posted'));
+    await h.finalReply(ix);
   });
 
   it('is enforced by the fake Discord: a first answer after the deadline gets 10062 Unknown interaction and the bot starts nothing', async () => {

@@ -2,7 +2,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { isJobRefusedError, JobRefusedError, type JobRunner, type JobSpec, type Requester } from '../../../bots/runner/index.js';
-import { describeQueueFull, positionWorthShowing, QueueBound } from '../../../bots/runner/queue-bound.js';
+import { describeQueueFull, QueueBound, QueuePositions } from '../../../bots/runner/queue-bound.js';
 import { sayWords } from '../../../bots/runner/index.js';
 import { describeFailure } from '../../../bots/runner/describe-failure.js';
 import { ImageLimiter } from '../../../src/index.js';
@@ -292,29 +292,36 @@ describe('describeQueueFull', () => {
 });
 
 describe('which queue positions are worth showing', () => {
-  it('shows the first position, every one near the front, and further back only a fall by a fifth', () => {
-    expect(positionWorthShowing(undefined, 500)).toBe(true);
-    expect(positionWorthShowing(500, 499)).toBe(false);
-    expect(positionWorthShowing(500, 400)).toBe(true);
-    expect(positionWorthShowing(12, 9)).toBe(true);
-    expect(positionWorthShowing(9, 8)).toBe(true);
-    expect(positionWorthShowing(8, 8)).toBe(false);
+  /** The positions a job is shown while the queue ahead of it goes from `from` to 0, one by one. */
+  const shownWhileMoving = (from: number): number[] => {
+    const positions = new QueuePositions();
+    const shown: number[] = [];
+    for (let ahead = from; ahead >= 0; ahead--) if (positions.worthShowing(ahead)) shown.push(ahead);
+    return shown;
+  };
+
+  it('shows the first position, then each quarter of it, then each of the last few', () => {
+    expect(shownWhileMoving(100)).toEqual([100, 75, 50, 25, 2, 1, 0]);
+    expect(shownWhileMoving(8)).toEqual([8, 6, 4, 2, 1, 0]);
   });
 
-  it('shows a position that moved back', () => {
-    expect(positionWorthShowing(100, 101)).toBe(true);
+  it('does not show a position twice', () => {
+    const positions = new QueuePositions();
+    expect(positions.worthShowing(40)).toBe(true);
+    expect(positions.worthShowing(40)).toBe(false);
   });
 
-  it('gives a job behind 1,600 others a few dozen positions, not 1,600', () => {
-    let shown: number | undefined;
-    let count = 0;
-    for (let ahead = 1600; ahead >= 0; ahead--) {
-      if (!positionWorthShowing(shown, ahead)) continue;
-      shown = ahead;
-      count++;
-    }
-    expect(shown).toBe(0);
-    expect(count).toBeLessThan(40);
+  it('shows a position that moved back, and counts its quarters from it', () => {
+    const positions = new QueuePositions();
+    positions.worthShowing(100);
+    expect(positions.worthShowing(101)).toBe(true);
+    expect(positions.worthShowing(80)).toBe(false);
+    expect(positions.worthShowing(75)).toBe(true);
+  });
+
+  it('gives a job behind 1,600 others as many updates as one behind 100: the count does not grow with the queue', () => {
+    expect(shownWhileMoving(1600)).toHaveLength(shownWhileMoving(100).length);
+    expect(shownWhileMoving(1600)).toEqual([1600, 1200, 800, 400, 2, 1, 0]);
   });
 });
 

@@ -216,6 +216,8 @@ export class FakeDiscord {
   firstAnswersHeld = 0;
   /** Set while first answers are held: resolves when they are let through. */
   #firstAnswersGate: { promise: Promise<void>; open: () => void } | undefined;
+  /** Requests held until their gate opens (see `holdRequests`). */
+  readonly #heldRoutes = new Set<{ match: (method: string, path: string) => boolean; promise: Promise<void>; held: number }>();
   /** Webhook calls (an interaction's reply edits and follow-ups) that arrived and are held unanswered (see `holdWebhookCalls`). */
   webhookCallsHeld = 0;
   /** Interaction tokens whose webhook calls are held, each with what lets them through. */
@@ -454,6 +456,25 @@ export class FakeDiscord {
   }
 
   /**
+   * Holds every request whose method and path (`/api/v10/…`) match, unanswered, until `release()`: a slow Discord
+   * for some routes (e.g. uploads to a channel), with `held` counting those waiting.
+   */
+  holdRequests(match: (method: string, path: string) => boolean): { readonly held: number; release(): void } {
+    let open!: () => void;
+    const gate = { match, promise: new Promise<void>((resolve) => (open = resolve)), held: 0 };
+    this.#heldRoutes.add(gate);
+    return {
+      get held() {
+        return gate.held;
+      },
+      release: () => {
+        this.#heldRoutes.delete(gate);
+        open();
+      },
+    };
+  }
+
+  /**
    * Holds every webhook call made with the interaction's token (its reply's edits, its follow-ups), unanswered,
    * until the returned function is called: a job's update stays on its way for as long as a test needs.
    * How many are held shows in `webhookCallsHeld`.
@@ -629,6 +650,12 @@ export class FakeDiscord {
       this.firstAnswersHeld -= 1;
     }
     const method = (req.method ?? 'GET').toUpperCase();
+    for (const gate of this.#heldRoutes) {
+      if (!gate.match(method, url.pathname)) continue;
+      gate.held += 1;
+      await gate.promise;
+      gate.held -= 1;
+    }
     const record: RecordedRequest = {
       at: Date.now(),
       method,
