@@ -217,6 +217,7 @@ async function runOnce(): Promise<void> {
     budgets: runners.light.budgets,
     policy: runners.light.policy,
     history: runners.light.history,
+    members: runners.light.members,
   };
   const bot = await startDiscordBot({
     token: discord.botToken,

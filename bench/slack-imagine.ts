@@ -121,6 +121,7 @@ async function runScenario(scenario: Scenario, finals: 'channel' | 'thread'): Pr
     budgets: runners.light.budgets,
     policy: runners.light.policy,
     history: runners.light.history,
+    members: runners.light.members,
   };
   const shown: ShownEvent[] = [];
   const bot = await startSlackBot({

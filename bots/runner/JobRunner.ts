@@ -33,6 +33,7 @@ import { refusalFromReservation, refusalFromValidation } from './describe-refusa
 import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
 import { settingsInState, type ScopeSettingsStore } from './scope-settings.js';
+import { MemberDefaultsBook, memberDefaultsInState, type AppliedDefaults, type MemberDefaultsStore } from './member-defaults.js';
 import { JobHistory, type JobHistoryStore } from './job-history.js';
 import { DEFAULT_MAX_QUEUED_JOBS, positionWorthShowing, QueueBound, QueueRoom, type QueuePlace } from './queue-bound.js';
 import { UpdatePump } from './UpdatePump.js';
@@ -90,6 +91,8 @@ export interface JobRunnerOptions {
   settingsCacheMs?: number | undefined;
   /** Where the chat admins' settings are kept (the bots' state: `settingsInState`). Default this process's memory. */
   settings?: ScopeSettingsStore | undefined;
+  /** Where members' own defaults are kept (the bots' state: `memberDefaultsInState`). Default this process's memory. */
+  memberDefaults?: MemberDefaultsStore | undefined;
   /** Where members' job history is kept (`/imagine-history`); without it no history is kept. */
   history?: JobHistoryStore | undefined;
   /** Days a job stays in the history (`PICTOR_HISTORY_RETENTION_DAYS`). Default 30. */
@@ -176,6 +179,8 @@ export class JobRunner {
   readonly budgets: ChatBudgets;
   /** Who may generate, where and what, per server/workspace (the operator's bounds with what its chat admins chose). */
   readonly policy: ScopePolicy;
+  /** Each member's own defaults (`/imagine-settings`), which the intake applies within the rules. */
+  readonly members: MemberDefaultsBook;
   /** Members' last jobs, recorded by the surfaces when a job ends; undefined when no history store was given. */
   readonly history: JobHistory | undefined;
   /** Makes the preview each shown partial is uploaded as (`JobUpdate['preview']`). */
@@ -223,6 +228,7 @@ export class JobRunner {
       now: this.#now,
       cacheMs: options.settingsCacheMs,
     });
+    this.members = new MemberDefaultsBook({ store: options.memberDefaults ?? memberDefaultsInState(), policy: this.policy, logger: this.#logger });
     this.previews = new PreviewEncoder({ enabled: options.lightPreviews, logger: this.#logger });
     this.history = options.history && new JobHistory({ store: options.history, retentionDays: options.historyRetentionDays, logger: this.#logger, now: this.#now });
     if (!(Number.isFinite(this.#minUpdateIntervalMs) && this.#minUpdateIntervalMs >= 0)) {
@@ -332,15 +338,17 @@ export class JobRunner {
   async #admit(intent: JobIntent): Promise<Admission> {
     this.#assertOpen();
     const { images, fieldNames, ...asked } = intent;
+    // The member's own defaults where they chose nothing; each only where the rules below allow it.
+    const member = await this.members.apply(asked);
     // The server's/workspace's rules (who, where, what) before anything is reserved or sent; they fill in its defaults.
-    const { spec, previews } = await this.policy.admit(asked).catch((error: unknown) => {
+    const { spec, previews } = await this.policy.admit(member.spec).catch((error: unknown) => {
       if (error instanceof JobRefusedError) {
         const { platform, scopeId, userId } = asked.requester;
         this.#logger.info({ code: error.code, platform, scopeId, userId }, 'job refused by a rule of the server');
       }
       throw error;
     });
-    const fields = this.#parse(spec, previews, fieldNames);
+    const fields = this.#parse(spec, member.previews ? previews : 0, fieldNames);
     const toFetch = isImagesToFetch(images) ? images : undefined;
     const request = spec.kind === 'edit' && !isImagesToFetch(images) ? this.#withImages(fields, images ?? [], fieldNames) : fields;
     const estimate = estimatePrice({ operation: spec.kind, size: fields.size, quality: fields.quality, n: fields.n });
@@ -372,7 +380,7 @@ export class JobRunner {
       this.#logger.info({ jobId: id, code: refusal.code, limit: reservation.limit, used: reservation.used }, 'job refused by a limit');
       throw refusal;
     }
-    const admission: Admission = { id, intent, spec: { ...spec, images: undefined }, fields, request: toFetch ? undefined : request, toFetch, estimate, place, charged: reservation.job };
+    const admission: Admission = { id, intent, member, spec: { ...spec, images: undefined }, fields, request: toFetch ? undefined : request, toFetch, estimate, place, charged: reservation.job };
     if (this.#closed) {
       await this.#drop(admission);
       this.#assertOpen();
@@ -384,7 +392,8 @@ export class JobRunner {
   async #startAdmitted(admission: Admission, answers: IntakeAnswers): Promise<JobHandle | undefined> {
     let accepted: AcceptedJob | undefined;
     try {
-      accepted = await answers.accept({ id: admission.id, estimate: admission.estimate });
+      const { member } = admission;
+      accepted = await answers.accept({ id: admission.id, estimate: admission.estimate, private: admission.spec.private === true, options: member.spec.options, ignoredDefaults: member.ignored });
     } finally {
       if (!accepted) await this.#drop(admission);
     }
@@ -429,8 +438,9 @@ export class JobRunner {
     const key = accepted.historyKey;
     if (history && key !== undefined) {
       // The member's history (`/imagine-history`) once the job has ended; `shutdown` waits for it. Without the input images.
-      const { kind, prompt, options } = admission.intent;
-      const kept = job.done.then((final) => history.recordEnd(requester, { key, kind, prompt, options }, final, accepted.historyLink?.()));
+      const { kind, prompt } = admission.intent;
+      const { options } = admission.member.spec;
+      const kept = job.done.then((final) => history.recordEnd(requester, { key, kind, prompt, options, private: spec.private === true }, final, accepted.historyLink?.()));
       this.#historyWrites.add(kept);
       void kept.finally(() => this.#historyWrites.delete(kept));
     }
@@ -800,6 +810,8 @@ export class JobRunner {
 interface Admission {
   id: string;
   intent: JobIntent;
+  /** The member's defaults applied (the options as the member's, before the scope's defaults). */
+  member: AppliedDefaults;
   /** As the rules admitted it (the scope's defaults filled in), without images. */
   spec: JobSpec;
   /** Its fields, parsed once. */

@@ -49,7 +49,20 @@ export {
 } from './scope-settings.js';
 export { findBlockedWord, foldText, parseWordList } from './blocked-words.js';
 export { changeSetting, describeSettings, type SettingAnswer } from './describe-settings.js';
-export { SETTING_WORDS, settingHint, settingOfWord, parseSettingValue, type SettingWord } from './setting-words.js';
+export {
+  MemberDefaultsBook,
+  memberDefaultsInState,
+  MemberDefaultsSchema,
+  MEMBER_DEFAULT_NAMES,
+  type AppliedDefaults,
+  type MemberDefaultName,
+  type MemberDefaults,
+  type MemberDefaultsChange,
+  type MemberDefaultsStore,
+  type MemberDefaultView,
+} from './member-defaults.js';
+export { describeMemberDefaults, type MemberDefaultsCommands } from './describe-member-defaults.js';
+export { SETTING_WORDS, settingHint, settingOfWord, parseSettingValue, onOffOf, type SettingWord } from './setting-words.js';
 export {
   JobHistory,
   stateHistory,

@@ -33,6 +33,8 @@ export const ScopeSettingsSchema = z.object({
   defaultQuality: z.enum(QUALITIES).optional(),
   /** Previews streamed per image, 0–3 (at most the operator's PICTOR_PARTIAL_IMAGES). */
   defaultPreviews: z.number().int().min(0).max(3).optional(),
+  /** Whether members may ask for private results (shown only to them); unset: they may. */
+  privateResults: z.boolean().optional(),
 });
 
 export type ScopeSettings = z.output<typeof ScopeSettingsSchema>;
@@ -101,9 +103,9 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'get' | 
   };
 }
 
-/** A settings space kept in this process's memory (a runner given no state: tests, tools). */
-function memorySpace(): Pick<Space<ScopeSettingEntries>, 'get' | 'update'> {
-  const records = new Map<string, ScopeSettingEntries>();
+/** A space kept in this process's memory (a runner given no state: tests, tools). */
+export function memorySpace<T>(): Pick<Space<T>, 'get' | 'update'> {
+  const records = new Map<string, T>();
   return {
     get: async (key) => structuredClone(records.get(key)),
     async update(key, change) {

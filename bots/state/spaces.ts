@@ -61,6 +61,8 @@ export function botSpaces(settings: SpaceSettings = {}) {
     historyScopes: { name: 'history-scopes', dir: 'history/scopes', ttlMs: historyMs, maxValueBytes: 16 * KIB, maxCount: 10_000, maxBytes: 16 * MIB },
     /** What chat admins chose for their server/workspace (channels, blocked words, defaults …); their caps are the ledger's. */
     scopeSettings: { name: 'scope-settings', dir: 'settings', ttlMs: undefined, maxValueBytes: 256 * KIB },
+    /** Each member's own defaults (size, quality, format, count, private, previews), until they change them or `forget`. */
+    memberDefaults: { name: 'member-defaults', dir: 'members/defaults', ttlMs: undefined, maxValueBytes: 1 * KIB, maxCount: 100_000, maxBytes: 32 * MIB },
   } satisfies Record<string, SpaceDefinition>;
 }
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { DEFAULT_FILE_HOSTS, parseFileHost, startSlackBot, type SlackBot, type SlackBotOptions } from '../../../bots/slack/index.js';
-import { FileQuotaStore, JobRunner, settingsInState, stateHistory, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
+import { FileQuotaStore, JobRunner, settingsInState, memberDefaultsInState, stateHistory, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import type { QuotaStore } from '../../../src/index.js';
 import { ImageLimiter, PictorClient, silentLogger } from '../../../src/index.js';
@@ -73,6 +73,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     operatorControls: options.controls,
     history: stateHistory(state),
     settings: settingsInState(state.store.space(state.spaces.scopeSettings)),
+    memberDefaults: memberDefaultsInState(state.store.space(state.spaces.memberDefaults)),
     maxQueuedInputBytes: options.maxQueuedInputBytes,
   });
   const bot = await startSlackBot({
