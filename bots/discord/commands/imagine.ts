@@ -3,9 +3,9 @@ import { english, localized } from '../command-words.js';
 import { requesterOf } from '../requester.js';
 import { startJob } from '../start-job.js';
 import type { SlashCommand } from './command.js';
-import { addImageOptions, addPromptOption, readImageOptions } from './job-options.js';
+import { addImageOptions, addPrivateOption, addPromptOption, readImageOptions, readPrivate } from './job-options.js';
 
-const data = addImageOptions(
+const data = addPrivateOption(addImageOptions(
   addPromptOption(
     new SlashCommandBuilder()
       .setName('imagine')
@@ -16,15 +16,15 @@ const data = addImageOptions(
     'discord.option.prompt_imagine',
   ),
   true,
-);
+));
 
-/** `/imagine prompt [size] [quality] [background] [format] [count]` */
+/** `/imagine prompt [size] [quality] [background] [format] [count] [private]` */
 export default {
   kind: 'slash',
   personal: true,
   data: data.toJSON(),
   async execute(interaction, ctx) {
     const prompt = interaction.options.getString('prompt', true);
-    await startJob(ctx, interaction, { kind: 'generate', prompt, options: readImageOptions(interaction), requester: requesterOf(interaction, ctx.adminRoleIds) }, 'reply');
+    await startJob(ctx, interaction, { kind: 'generate', prompt, options: readImageOptions(interaction), requester: requesterOf(interaction, ctx.adminRoleIds), private: readPrivate(interaction) }, 'reply');
   },
 } satisfies SlashCommand;

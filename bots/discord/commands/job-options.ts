@@ -34,6 +34,17 @@ export function addImageOptions<B extends SlashCommandOptionsOnlyBuilder>(builde
   return builder;
 }
 
+/** Adds `private` (shown only to the member; unset: their default, `/imagine-settings`). */
+export function addPrivateOption<B extends SlashCommandOptionsOnlyBuilder>(builder: B): B {
+  builder.addBooleanOption((o) => o.setName('private').setDescription(english('discord.option.private')).setDescriptionLocalizations(localized('discord.option.private')));
+  return builder;
+}
+
+/** `private:` as the member chose it; undefined when they did not (their default applies). */
+export function readPrivate(interaction: ChatInputCommandInteraction): boolean | undefined {
+  return interaction.options.getBoolean('private') ?? undefined;
+}
+
 /** The options a user set (unset ones are left out, so the spec's defaults apply). */
 export function readImageOptions(interaction: ChatInputCommandInteraction): JobOptions {
   const options: JobOptions = {};
