@@ -7,6 +7,7 @@ import { say, sayWords } from '../../runner/index.js';
 import { answerAdmin, answerUsage, budgetCommandOf } from './budget-commands.js';
 import { answerSettingsCommand, settingsCommandOf } from './settings-commands.js';
 import { answerHistoryCommand, historyCommandOf } from './history-commands.js';
+import { answerMemberSettings, memberSettingsOf } from './member-settings.js';
 
 /**
  * `/imagine PROMPT [--size WxH] [--quality Q] …`: a bad flag or `help` is
@@ -27,6 +28,11 @@ export function registerImagineCommand(app: App, context: BotContext): void {
     const settings = settingsCommandOf(command.text);
     if (settings) {
       await answerSettingsCommand(context, actor, settings, ack, respond);
+      return;
+    }
+    const mine = memberSettingsOf(command.text);
+    if (mine) {
+      await answerMemberSettings(context, actor, mine, ack, respond);
       return;
     }
     const budget = budgetCommandOf(command.text);
@@ -52,6 +58,7 @@ export function registerImagineCommand(app: App, context: BotContext): void {
       kind: 'generate',
       prompt: parsed.prompt,
       options: parsed.options,
+      private: parsed.private,
       fieldNames: FLAG_NAMES,
       actor,
       notify: respondVia(command.response_url, context.logger),

@@ -146,6 +146,7 @@ export function registerMentions(app: App, context: BotContext): void {
       kind: images ? 'edit' : 'generate',
       prompt: parsed.prompt,
       options: parsed.options,
+      private: parsed.private,
       fieldNames: FLAG_NAMES,
       images,
       inputFiles: images && files.map((f) => ({ id: f.id, name: f.name })),
