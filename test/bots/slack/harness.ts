@@ -169,3 +169,12 @@ export async function finishedJob(fake: FakeSlack, channel: string, index = 0): 
 }
 
 export { visibleText };
+
+/** Runs `/imagine …` and returns its private answer: the acknowledgement's text, or what came through the response URL (it must be ephemeral). */
+export async function privateAnswer(fake: FakeSlack, text: string, user = 'U0ALICE', channel = 'C0ART'): Promise<string> {
+  const ack = await fake.command({ command: '/imagine', text, user, channel });
+  const inAck = (ack.body as { text?: string; response_type?: string } | undefined) ?? {};
+  const answer = inAck.text ? inAck : (await fake.waitFor(() => fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), `the answer to /imagine ${text}`)).body;
+  if (answer.response_type !== 'ephemeral') throw new Error(`the answer to /imagine ${text} is not private: ${JSON.stringify(answer)}`);
+  return String(answer.text);
+}

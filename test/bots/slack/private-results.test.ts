@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
-import { actionMessages, finishedActions, finishedJob, jobMessages, startHarness, type Harness, type HarnessOptions } from './harness.js';
+import { actionMessages, finishedActions, finishedJob, jobMessages, privateAnswer, startHarness, type Harness, type HarnessOptions } from './harness.js';
 
 const ADMIN = 'U0ADMIN';
 const start = (options: HarnessOptions = {}) => startHarness({ ...options, bot: { adminUserIds: [ADMIN], ...options.bot } });
@@ -11,19 +11,6 @@ afterEach(async () => {
   h = undefined;
 });
 
-/** Runs `/imagine …` and returns the private answers: in the acknowledgement, and through the response URL. */
-async function privately(fake: FakeSlack, text: string, user = 'U0ALICE', channel = 'C0ART'): Promise<string> {
-  const ack = await fake.command({ command: '/imagine', text, user, channel });
-  const inAck = (ack.body as { text?: string; response_type?: string } | undefined) ?? {};
-  if (inAck.text) {
-    expect(inAck.response_type).toBe('ephemeral');
-    return inAck.text;
-  }
-  const response = await fake.waitFor(() => fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), `the answer to /imagine ${text}`);
-  expect(response.body.response_type).toBe('ephemeral');
-  return String(response.body.text);
-}
-
 /** Everything the bot posted in a channel that its members see (messages, shared files). */
 const seenIn = (fake: FakeSlack, channel: string) => fake.botMessages(channel);
 
@@ -31,7 +18,7 @@ describe('private results on Slack', () => {
   it('draws a --private job in the member’s direct messages with the bot — message, previews, images, Reroll, Edit, Delete — and tells them so privately in the channel, where nothing is posted', async () => {
     h = await start();
     const { fake } = h;
-    const note = await privately(fake, 'a secret garden --quality low --private');
+    const note = await privateAnswer(fake, 'a secret garden --quality low --private');
     expect(note).toBe(':lock: Only you will see this job: I’m drawing it in our direct messages.');
     const dm = fake.dmOf('U0ALICE');
     const job = await finishedJob(fake, dm);
@@ -67,7 +54,7 @@ describe('private results on Slack', () => {
     const { fake } = h;
     await fake.command({ command: '/imagine', text: 'a public kite --quality low', channel: 'C0ART' });
     await finishedJob(fake, 'C0ART');
-    await privately(fake, 'a private diary --quality low --private');
+    await privateAnswer(fake, 'a private diary --quality low --private');
     await finishedJob(fake, fake.dmOf('U0ALICE'));
     await h.runner.shutdown({ graceMs: 2000 });
     const requester = { platform: 'slack' as const, userId: ADMIN, channelId: 'C0ART', scopeId: fake.teamId, isAdmin: true };
@@ -80,8 +67,8 @@ describe('private results on Slack', () => {
   it('refuses --private privately where the workspace forbids private results, and posts, sends and charges nothing', async () => {
     h = await start();
     const { fake } = h;
-    expect(await privately(fake, 'admin set private-results off', ADMIN)).toMatch(/^:white_check_mark: private-results is now off/);
-    const refused = await privately(fake, 'a hidden thing --private');
+    expect(await privateAnswer(fake, 'admin set private-results off', ADMIN)).toMatch(/^:white_check_mark: private-results is now off/);
+    const refused = await privateAnswer(fake, 'a hidden thing --private');
     expect(refused).toBe('This workspace does not allow private results; ask again without --private.');
     expect(h.emulator.requests).toHaveLength(0);
     expect(seenIn(fake, 'C0ART')).toEqual([]);
@@ -93,7 +80,7 @@ describe('/imagine settings: a member’s own defaults on Slack', () => {
   it('sets, shows and applies a member’s defaults within the workspace’s rules, naming one they do not allow, and --public over a private default', async () => {
     h = await start();
     const { fake } = h;
-    const saved = await privately(fake, 'settings --size 1536x1024 --quality high --format webp --n 2 --private on --previews off');
+    const saved = await privateAnswer(fake, 'settings --size 1536x1024 --quality high --format webp --n 2 --private on --previews off');
     expect(saved.split('\n')).toEqual([
       ':white_check_mark: Your defaults are saved.',
       '*Your defaults* (wherever you use Pictor; one a workspace’s rules do not allow is not used there)',
@@ -106,11 +93,11 @@ describe('/imagine settings: a member’s own defaults on Slack', () => {
       '*This workspace* (when you choose nothing): size 1024x1024, quality auto, 2 previews; up to 10 images a job; private results allowed.',
       'Change yours with `/imagine settings --size 1536x1024 --private on`; `/imagine settings clear size` clears one, or all.',
     ]);
-    expect(await privately(fake, 'settings --private maybe')).toBe('`--private` takes on or off.');
+    expect(await privateAnswer(fake, 'settings --private maybe')).toBe('`--private` takes on or off.');
 
-    await privately(fake, 'admin set qualities low medium', ADMIN);
+    await privateAnswer(fake, 'admin set qualities low medium', ADMIN);
     // Private by default: in the direct messages; the quality it does not allow is named, the workspace's applies.
-    const note = await privately(fake, 'a harbour');
+    const note = await privateAnswer(fake, 'a harbour');
     expect(note).toBe(':lock: Only you will see this job: I’m drawing it in our direct messages.\n:information_source: Not used here, as this workspace’s rules do not allow it: your default quality high.');
     await finishedJob(fake, fake.dmOf('U0ALICE'));
     const sent = h.emulator.requests.at(-1)!.fields!;
@@ -122,7 +109,7 @@ describe('/imagine settings: a member’s own defaults on Slack', () => {
     await finishedJob(fake, 'C0ART');
     expect(jobMessages(fake, 'C0ART')).toHaveLength(1);
 
-    expect(await privately(fake, 'settings clear all')).toContain('You have set none: this workspace’s defaults apply.');
+    expect(await privateAnswer(fake, 'settings clear all')).toContain('You have set none: this workspace’s defaults apply.');
     // “settings” followed by words is a prompt.
     await fake.command({ command: '/imagine', text: 'settings of a castle --quality low', channel: 'C0ART' });
     await finishedJob(fake, 'C0ART', 1);
