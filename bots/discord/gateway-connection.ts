@@ -147,8 +147,10 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     },
     async leave() {
       leaving = true;
-      lease?.stop();
+      // A standby's mark is gone before this resolves: a holder draining next does not count on this process.
+      const stopped = lease?.stop();
       await disconnect();
+      await stopped;
       if (holding) await lease?.release();
       holding = false;
     },

@@ -103,6 +103,8 @@ export class GatewayLease {
           await this.#o.redis.eval(RELEASE, 1, this.#standbyKey, this.holder).catch(() => {});
           return true;
         }
+        // Stopped while that try was under way: its standby mark was taken back, and is not set again.
+        if (this.#stopped) return false;
         await this.#o.redis.set(this.#standbyKey, this.holder, 'PX', this.#o.pollEveryMs * 2 + 1000);
       } catch (error) {
         this.#o.logger.warn({ err: messageOf(error) }, 'could not ask Redis for the Discord gateway lease; trying again');
@@ -171,12 +173,15 @@ export class GatewayLease {
     }
   }
 
-  /** Ends a wait in `acquire()` and stops renewing; a process that stood by says it no longer does, so a holder that drains now does not leave the gateway to nobody. */
-  stop(): void {
+  /**
+   * Ends a wait in `acquire()` and stops renewing; a process that stood by says it no longer does, so a holder that
+   * drains now does not leave the gateway to nobody. Resolves once Redis took the standby mark back (or did not answer).
+   */
+  async stop(): Promise<void> {
     this.#stopped = true;
     this.#clearRenew();
     this.#wake?.();
-    void this.#o.redis.eval(RELEASE, 1, this.#standbyKey, this.holder).catch(() => {});
+    await withTimeout(this.#o.redis.eval(RELEASE, 1, this.#standbyKey, this.holder), this.#o.renewEveryMs, 'Redis did not answer').catch(() => {});
   }
 
   #clearRenew(): void {

@@ -1,7 +1,7 @@
 import { chmod, mkdir, open as openFile, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomically } from '../../src/index.js';
-import { checkKey, checkSpace, decodeValue, encodeBytes, encodeValue, newOwnerId, STATE_KEY_PATTERN, type Notice, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
+import { checkKey, checkSpace, decodeValue, StateClosedError, encodeBytes, encodeValue, newOwnerId, STATE_KEY_PATTERN, type Notice, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
@@ -39,6 +39,7 @@ export class FileStateStore implements StateStore {
   readonly dataDir: string;
   readonly #pruneEveryMs: number;
   readonly #spaces = new Map<string, FileSpace<unknown>>();
+  #closed = false;
 
   constructor(options: FileStateStoreOptions) {
     this.dataDir = options.dataDir;
@@ -49,12 +50,14 @@ export class FileStateStore implements StateStore {
   space<T>(definition: SpaceDefinition): Space<T> {
     checkSpace(definition);
     let space = this.#spaces.get(definition.name);
-    if (!space) this.#spaces.set(definition.name, (space = new FileSpace(this.dataDir, definition, this.owner, this.#pruneEveryMs)));
+    if (!space) this.#spaces.set(definition.name, (space = new FileSpace(this.dataDir, definition, this.owner, this.#pruneEveryMs, () => this.#closed)));
     return space as Space<T>;
   }
 
+  /** Refuses every call from now on and resolves once the writes under way (and the removals they queued) have ended. */
   async close(): Promise<void> {
-    for (const space of this.#spaces.values()) space.close();
+    this.#closed = true;
+    await Promise.all([...this.#spaces.values()].map((space) => space.close()));
   }
 }
 
@@ -73,8 +76,14 @@ class FileSpace<T> implements Space<T> {
     readonly definition: SpaceDefinition,
     readonly owner: string,
     readonly pruneEveryMs: number,
+    readonly closed: () => boolean,
   ) {
     this.dir = join(dataDir, definition.dir);
+  }
+
+  /** Every call begins here: once the store is closed, nothing is read or written (not even the folder made). */
+  #assertOpen(): void {
+    if (this.closed()) throw new StateClosedError(this.definition.name);
   }
 
   #open(): Promise<void> {
@@ -99,8 +108,12 @@ class FileSpace<T> implements Space<T> {
     return this.#opening;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     clearInterval(this.#pruneTimer);
+    // The space's open, if under way, then each record's queue (a write's removals of older records join the queues as it runs).
+    await this.#opening?.catch(() => undefined);
+    clearInterval(this.#pruneTimer);
+    while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
   }
 
   /** Drops the oldest records while the space is past a bound or they are past the TTL (never `keep`, the one just written). */
@@ -169,10 +182,12 @@ class FileSpace<T> implements Space<T> {
   }
 
   async get(key: string): Promise<T | undefined> {
+    this.#assertOpen();
     return (await this.#read(key))?.value as T | undefined;
   }
 
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
+    this.#assertOpen();
     checkKey(key);
     const encoded = this.#encode(value);
     await this.#serial(key, async () => {
@@ -182,6 +197,7 @@ class FileSpace<T> implements Space<T> {
   }
 
   async update(key: string, change: (current: T | undefined) => T | undefined, options: PutOptions = {}): Promise<{ before: T | undefined; after: T | undefined }> {
+    this.#assertOpen();
     checkKey(key);
     return this.#serial(key, async () => {
       const envelope = await this.#read(key);
@@ -195,12 +211,14 @@ class FileSpace<T> implements Space<T> {
   }
 
   async delete(key: string): Promise<void> {
+    this.#assertOpen();
     if (!STATE_KEY_PATTERN.test(key)) return;
     await this.#open();
     await this.#serial(key, () => this.#remove(key));
   }
 
   async *entries(): AsyncIterable<StateEntry<T>> {
+    this.#assertOpen();
     await this.#open();
     for (const key of [...this.#index.keys()]) {
       const value = await this.get(key);
@@ -209,11 +227,13 @@ class FileSpace<T> implements Space<T> {
   }
 
   async claimOrphans(): Promise<StateEntry<T>[]> {
+    this.#assertOpen();
     // A binary space's records are never held.
     if (this.definition.binary) return [];
     await this.#open();
     const claimed: StateEntry<T>[] = [];
     for (const key of [...this.#index.keys()]) {
+      this.#assertOpen();
       const taken = await this.#serial(key, async () => {
         const envelope = await this.#read(key);
         // One process per data folder: any other holder is gone.
@@ -232,6 +252,7 @@ class FileSpace<T> implements Space<T> {
 
   /** A file created only if absent (O_EXCL), so a key taken before a restart stays taken. */
   async claimOnce(key: string): Promise<boolean> {
+    this.#assertOpen();
     if (this.definition.binary) throw new TypeError(`the ${this.definition.name} space keeps bytes: no keys are taken once there`);
     if (!STATE_KEY_PATTERN.test(key)) return false;
     await this.#open();

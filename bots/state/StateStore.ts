@@ -85,8 +85,21 @@ export interface StateStore {
   /** How long a holder's lease lasts without renewal (file backend: for ever, one process per data folder). */
   readonly leaseMs: number;
   space<T>(definition: SpaceDefinition): Space<T>;
-  /** Stops renewing the lease and gives it back: what this process still holds is claimed by others at once. */
+  /**
+   * Stops renewing the lease and gives it back: what this process still holds is claimed by others at once. The
+   * data folder's store also resolves only once the writes under way have ended, and refuses every call after
+   * (`StateClosedError`): a stopped bot writes nothing more into its folder, whatever it gave up waiting for.
+   */
   close(): Promise<void>;
+}
+
+/** A call on the bots' state after it was closed (a job the stop gave up on, ending late): nothing is read or written. */
+export class StateClosedError extends Error {
+  override readonly name = 'StateClosedError';
+  readonly code = 'state_closed';
+  constructor(space: string) {
+    super(`the bots' state is closed: nothing more is read from or written to ${space}`);
+  }
 }
 
 /** A value over its space's bound: a bug or a hostile input, never silently cut. */

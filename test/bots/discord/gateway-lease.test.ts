@@ -43,10 +43,43 @@ describe('GatewayLease', () => {
         return new Promise((resolve) => setTimeout(() => resolve(1), 380));
       },
     };
-    const lease = new GatewayLease({ redis: redis as unknown as Redis, key: 'lease', ttlMs, renewEveryMs: 400, pollEveryMs: 100, logger: new RecordingLogger() });
-    const lostAt = await new Promise<number>((resolve) => lease.keep(() => resolve(Date.now())));
-    lease.stop();
-    expect(lostAt).toBeLessThan(firstRenewalSentAt! + ttlMs);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const lease = new GatewayLease({ redis: redis as unknown as Redis, key: 'lease', ttlMs, renewEveryMs: 400, pollEveryMs: 100, logger: new RecordingLogger() });
+      let lostAt: number | undefined;
+      lease.keep(() => (lostAt = Date.now()));
+      const startedAt = Date.now();
+      while (lostAt === undefined && Date.now() < startedAt + 10 * ttlMs) await vi.advanceTimersByTimeAsync(10);
+      lease.stop();
+      expect(firstRenewalSentAt).toBeDefined();
+      expect(lostAt).toBeLessThan(firstRenewalSentAt! + ttlMs);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe('GatewayLease standing by', () => {
+  it('stops standing by for good when stopped while a try for the lease is under way, so a holder draining next does not leave the gateway to nobody', async () => {
+    // A Redis of one process's view: the lease held by another; the answer to this process's try held back.
+    const keys = new Map<string, string>([['lease', 'another process']]);
+    let answerTry: (() => void) | undefined;
+    const redis = {
+      set: (key: string, value: string, _px: string, _ms: number, nx?: string) => {
+        if (nx) return new Promise((resolve) => (answerTry = () => resolve(keys.has(key) ? null : (keys.set(key, value), 'OK'))));
+        keys.set(key, value);
+        return Promise.resolve('OK');
+      },
+      // RELEASE: deletes the key if this process's.
+      eval: (_script: string, _keys: number, key: string, holder: string) => Promise.resolve(keys.get(key) === holder && keys.delete(key) ? 1 : 0),
+    };
+    const lease = new GatewayLease({ redis: redis as unknown as Redis, key: 'lease', ttlMs: 1500, renewEveryMs: 400, pollEveryMs: 200, logger: new RecordingLogger() });
+    const acquiring = lease.acquire();
+    expect(answerTry).toBeDefined();
+    await lease.stop();
+    answerTry!();
+    expect(await acquiring).toBe(false);
+    expect([...keys.keys()]).toEqual(['lease']);
   });
 });
 

@@ -136,6 +136,8 @@ export class DiscordHarness {
     if (options.crash) {
       this.#abandoned.push(this.runner);
       await this.bot.client.destroy();
+      // A process that died writes nothing more into the data folder (its jobs go on here, writing nowhere).
+      await this.state.close();
       await this.#startBot(true);
       return;
     }
@@ -149,8 +151,8 @@ export class DiscordHarness {
     await this.discord.close();
     await this.#closeEmulator();
     await this.emulator.close();
-    // A job the stop gave up on may still be writing its last file as the folder goes.
-    await rm(this.dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
+    // Nothing writes into the folder any more: the state's close ended the writes under way and refuses later ones.
+    await rm(this.dataDir, { recursive: true, force: true });
   }
 
   /** Waits until the interaction's reply has buttons (a final result, failure or cancellation) matching `done`. */

@@ -1,6 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { decodeCustomId } from '../../../bots/discord/custom-ids.js';
 import { makeImage } from '../../helpers/images.js';
 import { buttonId, DiscordHarness } from './harness.js';
 
@@ -21,12 +22,21 @@ describe('the job store under refused jobs', () => {
     const mallory = h.discord.newUser('mallory');
     const png = await makeImage('png', 16, 16);
     const first = h.discord.slashCommand('edit', { prompt: 'hold my slot', image1: h.discord.hostFile({ filename: 'a.png', bytes: png }) }, { user: mallory });
-    await h.discord.waitFor(() => (h.discord.original(first)?.content.includes('Drawing') ? true : undefined), 'the first edit to start');
+    const editing = await h.discord.waitFor(() => {
+      const m = h.discord.original(first);
+      return m?.content.includes('Drawing') ? m : undefined;
+    }, 'the first edit to start');
     const refused = [];
     for (let i = 0; i < 25; i++) {
       refused.push(h.discord.slashCommand('edit', { prompt: `refused ${i}`, image1: h.discord.hostFile({ filename: `r${i}.png`, bytes: png }) }, { user: mallory }));
     }
     for (const r of refused) await h.discord.waitFor(() => (h.discord.original(r)?.content.includes('already have') ? true : undefined), 'the refusal');
+    // The records of the two running jobs are written beside their first updates (the edit's input first): both on disk.
+    const records = h.state.store.space(h.state.spaces.discordJobs);
+    for (const shown of [running, editing]) {
+      const key = decodeCustomId(buttonId(shown, 'Cancel'))!.key;
+      await vi.waitFor(async () => expect(await records.get(key)).toBeDefined(), { timeout: 15_000, interval: 20 });
+    }
     // Two jobs run (each a record), one of them an edit (its one input kept): nothing of the refused ones.
     expect((await readdir(join(h.dataDir, 'discord', 'jobs'))).length).toBe(2);
     expect((await readdir(join(h.dataDir, 'discord', 'kept-images'))).length).toBe(1);

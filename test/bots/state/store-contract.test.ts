@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FileStateStore, RedisStateStore, startSweeper, StateValueTooLargeError, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
+import { FileStateStore, RedisStateStore, startSweeper, StateClosedError, StateValueTooLargeError, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/index.js';
 import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 
@@ -333,6 +333,26 @@ describe('the data-folder backend', () => {
     expect((await stat(join(dataDir, 'test'))).mode & 0o777).toBe(0o700);
     await vi.waitFor(async () => expect(await readdir(join(dataDir, 'test', 'jobs'))).toEqual([]), { timeout: 3000, interval: 50 });
     await store.close();
+  });
+
+  it('ends the writes under way before its close resolves, and refuses every call after: nothing more reaches the folder', async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
+    const store = new FileStateStore({ dataDir });
+    const space = store.space<Job>(SPACE);
+    const writing = space.put('k1', job('written as the store closes'));
+    await store.close();
+    // Whole and in place (no temp file left) once the close resolved.
+    const folder = join(dataDir, 'test', 'jobs');
+    expect(await readdir(folder)).toEqual(['k1.json']);
+    expect(JSON.parse(await readFile(join(folder, 'k1.json'), 'utf8')).value).toEqual(job('written as the store closes'));
+    await writing;
+    for (const call of [() => space.put('k2', job('late')), () => space.update('k1', () => job('late')), () => space.delete('k1'), () => space.get('k1'), () => space.claimOnce('k3'), () => space.claimOrphans()]) {
+      await expect(call()).rejects.toMatchObject({ name: 'StateClosedError', code: 'state_closed' });
+    }
+    // A space first used after the close does not make its folder either.
+    await expect(store.space<Job>({ ...SPACE, name: 'test-later', dir: 'test/later' }).put('k', job('late'))).rejects.toBeInstanceOf(StateClosedError);
+    expect(await readdir(join(dataDir, 'test'))).toEqual(['jobs']);
+    expect(await readdir(folder)).toEqual(['k1.json']);
   });
 
   it('keeps the keys taken once within a bound, forgetting the oldest first', async () => {

@@ -209,6 +209,10 @@ export class FakeDiscord {
   firstAnswersHeld = 0;
   /** Set while first answers are held: resolves when they are let through. */
   #firstAnswersGate: { promise: Promise<void>; open: () => void } | undefined;
+  /** Webhook calls (an interaction's reply edits and follow-ups) that arrived and are held unanswered (see `holdWebhookCalls`). */
+  webhookCallsHeld = 0;
+  /** Interaction tokens whose webhook calls are held, each with what lets them through. */
+  readonly #webhookGates = new Map<string, { promise: Promise<void>; open: () => void }>();
   readonly #gateway: FakeGateway;
   readonly #limiter: FixedWindowLimiter;
   readonly #byToken = new Map<string, FakeInteraction>();
@@ -432,6 +436,21 @@ export class FakeDiscord {
     this.#firstAnswersGate = undefined;
   }
 
+  /**
+   * Holds every webhook call made with the interaction's token (its reply's edits, its follow-ups), unanswered,
+   * until the returned function is called: a job's update stays on its way for as long as a test needs.
+   * How many are held shows in `webhookCallsHeld`.
+   */
+  holdWebhookCalls(ix: FakeInteraction): () => void {
+    let open!: () => void;
+    const promise = new Promise<void>((resolve) => (open = resolve));
+    this.#webhookGates.set(ix.token, { promise, open });
+    return () => {
+      this.#webhookGates.delete(ix.token);
+      open();
+    };
+  }
+
   /** Makes the next matching request(s) fail with a Discord error. */
   failNext(match: FaultMatch, answer: FaultAnswer): void {
     this.#faults.push({ match, answer, remaining: answer.count ?? 1 });
@@ -579,6 +598,12 @@ export class FakeDiscord {
     const webhookToken = /^\/api\/v\d+\/webhooks\/\d+\/([^/]+)/.exec(url.pathname)?.[1];
     const delivery = webhookToken ? this.#deliveries.get(decodeURIComponent(webhookToken)) : undefined;
     if (delivery) await delivery;
+    const webhookGate = webhookToken ? this.#webhookGates.get(decodeURIComponent(webhookToken)) : undefined;
+    if (webhookGate) {
+      this.webhookCallsHeld += 1;
+      await webhookGate.promise;
+      this.webhookCallsHeld -= 1;
+    }
     const held = this.#firstAnswersGate;
     if (held && /^\/api\/v\d+\/interactions\/\d+\/[^/]+\/callback$/.test(url.pathname)) {
       this.firstAnswersHeld += 1;

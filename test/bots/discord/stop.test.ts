@@ -1,0 +1,46 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DiscordHarness } from './harness.js';
+
+/** Every file of the bots' state in the data folder (its subfolders; the ledger's files are at the top), with its content. */
+async function stateFiles(dataDir: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else if (dir !== dataDir) files[relative(dataDir, path)] = (await readFile(path)).toString('base64');
+    }
+  };
+  await walk(dataDir);
+  return files;
+}
+
+describe('a stopped Discord bot', () => {
+  let h: DiscordHarness;
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it('writes nothing more into its data folder, even for a job whose reply it gave up waiting for', async () => {
+    // The stop waits for no reply at all: the job below is still being shown when the bot is stopped.
+    h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 0 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a reply still on its way' });
+    const release = h.discord.holdWebhookCalls(ix);
+    await h.discord.waitFor(() => h.discord.webhookCallsHeld > 0, 'an update of the job on its way to Discord');
+
+    await h.bot.stop();
+    await h.state.close();
+    const atClose = await stateFiles(h.dataDir);
+    expect(Object.keys(atClose).some((file) => file.startsWith(join('discord', 'jobs')))).toBe(true);
+
+    // The job goes on to its end (its result, its record's status and kept images would be written now).
+    release();
+    await h.finalReply(ix);
+    expect(await h.runner.drain(15_000)).toBe(0);
+    expect(await stateFiles(h.dataDir)).toEqual(atClose);
+    // It tried: the record's end was refused by the closed state, and logged.
+    expect(h.logger.text()).toMatch(/the bots' state is closed/);
+  });
+});
