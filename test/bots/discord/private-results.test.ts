@@ -55,6 +55,29 @@ describe('private results on Discord', () => {
     expect(publicMessages(h)).toEqual([]);
   });
 
+  it('keeps what follows a private reply private: an image Discord refused with the message (413) follows in an ephemeral message', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a heavy secret', private: true });
+    await h.discord.waitFor(() => h!.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    const tooLarge = { status: 413, code: 40005, message: 'Request entity too large' };
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, tooLarge);
+    const final = await h.finalReply(ix);
+    const image = await h.discord.waitFor(() => [...h!.discord.messages.values()].find((m) => m.interactionId === ix.id && m.id !== final.id && m.attachments.length === 1), 'the image on its own');
+    expect([final.flags & EPHEMERAL, image.flags & EPHEMERAL]).toEqual([EPHEMERAL, EPHEMERAL]);
+    expect(publicMessages(h)).toEqual([]);
+  });
+
+  it('sends a private result the interaction can no longer show to the member’s DMs, never to the channel', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a stormy secret', private: true });
+    await h.discord.waitFor(() => h!.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: 20 });
+    const dm = h.discord.dmChannelOf(h.discord.user.id);
+    const posted = await h.discord.waitFor(() => h!.discord.channelMessages(dm).find((m) => m.attachments.length === 1), 'the result in the DM', 20_000);
+    expect(posted.content.startsWith(`<@${h.discord.user.id}> `)).toBe(true);
+    expect(publicMessages(h)).toEqual([]);
+  }, 30_000);
+
   it('shows a private /edit only to its requester', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const image1 = h.discord.hostFile({ filename: 'a.png', bytes: await makeImage('png', 20, 20) });
