@@ -15,4 +15,20 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
   },
+  {
+    // The surfaces stand on the core's two entries, by name: `pictor` (the public API) and `pictor/internal`
+    // (what they share beyond it) — never a path into src/ or dist/ (src/README.md, "Entries").
+    files: ['bots/**/*.ts', 'nodes/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^(\\.\\./)+(src|dist)(/|$)', message: "Import the core by its name: 'pictor' (the public API) or 'pictor/internal'." },
+            { regex: '^pictor/(?!internal$)', message: "The core's entries are 'pictor' and 'pictor/internal'." },
+          ],
+        },
+      ],
+    },
+  },
 );

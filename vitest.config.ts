@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -26,6 +27,13 @@ const INTEGRATION = [
 const MOCKS_MODULES = ['test/spend/file-quota-store-commit.test.ts'];
 
 export default defineConfig({
+  // bots/ and nodes/ import the core by its package name: the sources, as tsconfig.json's "paths" map it.
+  resolve: {
+    alias: [
+      { find: /^pictor$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+      { find: /^pictor\/internal$/, replacement: fileURLToPath(new URL('./src/internal.ts', import.meta.url)) },
+    ],
+  },
   test: {
     // A Redis for the shared-limits tests: PICTOR_TEST_REDIS_URL, or a throwaway redis-server from PATH.
     globalSetup: ['test/setup/redis.ts'],

@@ -45,7 +45,8 @@ import { DEFAULT_FILE_HOSTS, parseFileHost, startSlackBot, type ShownEvent, type
 import { isPreviewFileName } from '../bots/slack/upload-files.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DEV_API_KEY } from '../src/emulator/index.js';
-import { ImageLimiter, PictorClient, silentLogger } from '../src/index.js';
+import { ImageLimiter, PictorClient } from '../src/index.js';
+import { silentLogger } from '../src/internal.js';
 import { FakeSlack } from '../test/fakes/slack/FakeSlack.js';
 import { buttonsOf, visibleText } from '../test/fakes/slack/slack-objects.js';
 import { startChildServer } from './helpers/child-server.js';

@@ -1,5 +1,5 @@
-import { envText, formatUsd, type Env, type LoggerLike, type ScopeSettingEntries } from '../src/index.js';
-import type { BotsView, KeptImage, SettingRow } from '../src/console/index.js';
+import { formatUsd, type LoggerLike } from 'pictor';
+import { envText, type Env, type ScopeSettingEntries, type BotsView, type KeptImage, type SettingRow } from 'pictor/internal';
 import { JobRecordStore } from './discord/JobRecordStore.js';
 import type { JobRunner } from './runner/index.js';
 import type { RunnerConfig } from './runner/config.js';

@@ -7,18 +7,37 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ACCOUNT_KEY, createLogger, describeRedisConfig, pingRedis, RedisLink, ValidationError, type Logger } from '../src/index.js';
-import { connect } from '../src/connect.js';
-import { loadDotEnv, readCoreConfig } from '../src/config.js';
-import { humanLogDestination } from '../src/core/log-format.js';
-import { runsInContainer } from '../src/core/container.js';
-import { processOutput } from '../src/core/process-output.js';
-import { LedgerUnreadableError } from '../src/spend/errors.js';
-import { ledgerDir, openQuotaStore } from '../src/spend/open-store.js';
-import { DEV_API_KEY, SERVICE_LIKE_LATENCY_MS, emulatorBanner } from '../src/emulator/index.js';
-import { createMetrics, NO_METRICS, startMetricsServer, withRefusalListener, type HealthCheck, type Metrics } from '../src/metrics/index.js';
-import { readAlertConfig, readConsoleConfig, startConsole, type RunningConsole } from '../src/console/index.js';
-import { RefusalTally } from '../src/spend/refusal-tally.js';
+import { ValidationError, DEV_API_KEY } from 'pictor';
+import {
+  ACCOUNT_KEY,
+  createLogger,
+  describeRedisConfig,
+  pingRedis,
+  RedisLink,
+  type Logger,
+  connect,
+  loadDotEnv,
+  readCoreConfig,
+  humanLogDestination,
+  runsInContainer,
+  processOutput,
+  LedgerUnreadableError,
+  ledgerDir,
+  openQuotaStore,
+  SERVICE_LIKE_LATENCY_MS,
+  emulatorBanner,
+  createMetrics,
+  NO_METRICS,
+  startMetricsServer,
+  withRefusalListener,
+  type HealthCheck,
+  type Metrics,
+  readAlertConfig,
+  readConsoleConfig,
+  startConsole,
+  type RunningConsole,
+  RefusalTally,
+} from 'pictor/internal';
 import { botsConsoleView } from './console-view.js';
 import { readDiscordConfig } from './discord/config.js';
 import { readSlackConfig, DEFAULT_SLACK_API_URL } from './slack/config.js';

@@ -1,4 +1,5 @@
-import type { Env, LoggerLike } from '../src/index.js';
+import type { LoggerLike } from 'pictor';
+import type { Env } from 'pictor/internal';
 import type { JobRunner } from './runner/index.js';
 import type { BotState } from './state/index.js';
 

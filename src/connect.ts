@@ -65,7 +65,7 @@ export async function connect(
   };
   const common = { limiter, logger, timeoutMs: config.timeoutMs, maxRetries: config.maxRetries };
   const newClient = (baseURL: string, apiKey: string | undefined): PictorClient =>
-    spend ? new spend.GuardedPictorClient({ ...common, baseURL, apiKey, guard: spend.guard }) : new PictorClient({ ...common, baseURL, apiKey });
+    new PictorClient({ ...common, baseURL, apiKey, onRequest: spend?.guard.onRequest });
   if (config.baseURL) {
     const client = newClient(config.baseURL, config.apiKey);
     return { client, emulatorUrl: undefined, emulatorLatencyMs: undefined, ledger, close: stopAll };
@@ -108,6 +108,6 @@ async function makeLimiter(config: CoreConfig, logger: LoggerLike, link: RedisLi
  * account's caps, in the account's ledger or, for an emulator, the emulator's.
  */
 async function openGuard(config: CoreConfig, ledger: LedgerKind, logger: LoggerLike, link: RedisLink | undefined) {
-  const [{ openSpendGuard }, { GuardedPictorClient }] = await Promise.all([import('./spend/open-guard.js'), import('./spend/guarded-client.js')]);
-  return { ...(await openSpendGuard(config, ledger, logger, link)), GuardedPictorClient };
+  const { openSpendGuard } = await import('./spend/open-guard.js');
+  return openSpendGuard(config, ledger, logger, link);
 }

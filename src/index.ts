@@ -1,21 +1,56 @@
-/** Pictor's public API. Everything a surface (CLI, bots, n8n node) needs comes from here. */
+/**
+ * Pictor's public API (`import … from 'pictor'`): the client, its errors, the spec's schemas and types, pricing and
+ * the emulator. What the bots and the n8n node share with the core beyond this is `pictor/internal` (internal.ts),
+ * which has no stability promise.
+ */
 export * from './spec/index.js';
-export * from './core/errors.js';
-export * from './core/pricing.js';
+export {
+  ANSWERED_ERROR_CODES,
+  ERROR_CODES,
+  PictorError,
+  ValidationError,
+  APIError,
+  BadRequestError,
+  AuthenticationError,
+  PermissionDeniedError,
+  NotFoundError,
+  ModerationError,
+  RateLimitError,
+  QuotaExhaustedError,
+  ServerError,
+  ConnectionError,
+  TimeoutError,
+  AbortedError,
+  StreamBrokenError,
+  BadResponseError,
+  isPictorError,
+  type APIErrorDetails,
+  type PictorErrorCode,
+} from './core/errors.js';
+export { PRICE_TABLE, estimatePrice, priceOfResult, formatUsd, describeQuote, type PriceBasis, type PriceQuery, type PriceQuote } from './core/pricing.js';
 export { ImageLimiter, type ImageLimiterOptions, type LimiterCoordinator, type LimiterStats, type ScheduleOptions } from './core/image-limiter.js';
-export { createImageLimiter, type CreateImageLimiterOptions } from './core/shared-limiter.js';
-export { bucketShape, DEFAULT_TOLERANCE_MS, LocalImageBucket, type BucketShape, type ImageBucket } from './core/image-bucket.js';
-export { readRedisConfig, describeRedisConfig, DEFAULT_REDIS_PREFIX, type RedisConfig } from './core/redis-config.js';
-export { connectRedis, checkRedis, closeRedis, pingRedis, RedisLink, RedisUnavailableError, type ConnectRedisOptions, type RedisLogger } from './core/redis-connection.js';
-export { redactRedisUrl } from './core/redis-url.js';
-export { envBoolean, envChoice, envError, envList, envNumber, envText, envUrl, type Env, type NumberRule } from './core/env.js';
-export { createLogger, scrubSecrets, silentLogger, REDACT_PATHS, type Logger, type LoggerConfig } from './core/logger.js';
-export * from './client/index.js';
-export { withTimeout } from './core/with-timeout.js';
-export { SlotSemaphore } from './core/SlotSemaphore.js';
-export { describeDuration, describeReset, describeUtcTime } from './core/describe-duration.js';
-export { describeFileError, describeSystemError, describeUnreachable, systemErrorCode } from './core/system-errors.js';
-export { restoreFromBackup, writeFileAtomically, type WriteFileAtomicallyOptions } from './core/atomic-file.js';
-export { withFileLock, type FileLockOptions } from './spend/file-lock.js';
-export * from './spend/index.js';
-export { NO_METRICS, type JobMetrics } from './metrics/job-metrics.js';
+export { PictorClient, isRetryable, type LoggerLike, type PictorClientOptions, type RequestOptions } from './client/PictorClient.js';
+export type { HookedRequest, RequestEnding, RequestHook, RequestWatch } from './client/request-hook.js';
+export { ImageEventStream } from './client/event-stream.js';
+export { decodeImages, resultFromCompleted, completedEventsOf, imagesOfFailure, type ImageJobResult, type RequestedJob } from './client/job-result.js';
+export { imageBytes } from './client/image-bytes.js';
+export {
+  createEmulator,
+  DEV_API_KEY,
+  DEFAULT_SETTINGS,
+  FAULT_NAMES,
+  EmulatedConnectionReset,
+  type Emulator,
+  type EmulatorLogger,
+  type EmulatorOptions,
+  type EmulatorSettings,
+  type FaultName,
+  type InjectFaultOptions,
+  type PendingFault,
+  type Route,
+  type EmulatorServer,
+  type ListenOptions,
+  type EmulatorStats,
+  type ReceivedRequest,
+  type ReceivedImagePart,
+} from './emulator/index.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from '../../src/index.js';
+import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from 'pictor';
 import type { InputImage, JobOptions, Requester } from '../runner/types.js';
 import { decodeValue, MAX_KEPT_IMAGE_BYTES, type BotState, type Space } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';

@@ -1,4 +1,4 @@
-import type { LoggerLike, OutputFormat } from '../../src/index.js';
+import type { LoggerLike, OutputFormat } from 'pictor';
 import { describeKeptImages, fileSize, say, type Words } from '../runner/index.js';
 import type { JobUpdate, UpdateSink } from '../runner/types.js';
 import { DISCORD_LIMITS } from './discord-facts.js';

@@ -1,5 +1,5 @@
 import { MessageFlags, Routes, type REST, type RawFile } from 'discord.js';
-import type { LoggerLike, OutputFormat } from '../../src/index.js';
+import type { LoggerLike, OutputFormat } from 'pictor';
 import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus } from './discord-facts.js';
 import { loggableError } from './loggable-error.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';

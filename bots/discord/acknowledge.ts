@@ -1,4 +1,4 @@
-import type { LoggerLike } from '../../src/index.js';
+import type { LoggerLike } from 'pictor';
 import { DISCORD_ERRORS, discordErrorCode } from './discord-facts.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { REST } from 'discord.js';
-import type { LoggerLike } from '../../src/index.js';
+import type { LoggerLike } from 'pictor';
 import type { JobRunner, Requester } from '../runner/index.js';
 import type { DownloadPolicy } from './download-images.js';
 import type { DiscordJobStore } from './job-store.js';

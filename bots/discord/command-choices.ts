@@ -11,7 +11,7 @@ import {
   type OutputFormat,
   type Quality,
   type Size,
-} from '../../src/index.js';
+} from 'pictor';
 import type { LocalizationMap } from 'discord.js';
 import { anyOf, type MessageKey, type MessageValues } from '../runner/index.js';
 import { english, localized } from './command-words.js';

@@ -1,4 +1,5 @@
-import { envBoolean, envError, envList, envNumber, envText, envUrl, ValidationError, type Env } from '../../src/index.js';
+import { ValidationError } from 'pictor';
+import { envBoolean, envError, envList, envNumber, envText, envUrl, type Env } from 'pictor/internal';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 import { isPublicKeyHex } from './verify-signature.js';
 

@@ -1,7 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { DiscordAPIError, HTTPError, REST, Routes, type RESTPostAPIApplicationCommandsJSONBody } from 'discord.js';
-import { loadDotEnv } from '../../src/config.js';
-import { readDmCaps, scrubSecrets } from '../../src/index.js';
+import { loadDotEnv, readDmCaps, scrubSecrets } from 'pictor/internal';
 import { describeDiscordUnreachable } from './unreachable.js';
 import { commandDefinitions } from './commands/index.js';
 import { checkUserInstalls, readDiscordConfig } from './config.js';

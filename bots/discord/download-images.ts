@@ -1,4 +1,4 @@
-import { LIMITS, PictorError, sniffImageType } from '../../src/index.js';
+import { LIMITS, PictorError, sniffImageType } from 'pictor';
 import { DownloadTooLargeError, readDownload } from '../read-download.js';
 import type { InputImage } from '../runner/types.js';
 import { fileSize, sayWords, words, type Words } from '../runner/index.js';

@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { FILE_EXTENSIONS, MIME_TYPES, type OutputFormat } from '../../src/index.js';
+import { FILE_EXTENSIONS, MIME_TYPES, type OutputFormat } from 'pictor';
 
 /** A file ready to upload. */
 export interface OutgoingFile {

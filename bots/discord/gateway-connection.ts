@@ -1,5 +1,6 @@
 import { Events, type Client } from 'discord.js';
-import { scrubSecrets, withTimeout, type LoggerLike } from '../../src/index.js';
+import { type LoggerLike } from 'pictor';
+import { scrubSecrets, withTimeout } from 'pictor/internal';
 import { GatewayLease, gatewayLeaseKey, type GatewayLeaseOptions } from './gateway-lease.js';
 
 export interface GatewayConnectionOptions {

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { withTimeout, type LoggerLike } from '../../src/index.js';
+import { type LoggerLike } from 'pictor';
+import { withTimeout } from 'pictor/internal';
 
 export interface GatewayLeaseOptions {
   redis: Redis;

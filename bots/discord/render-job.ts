@@ -1,5 +1,5 @@
 import { ButtonStyle, ComponentType, type APIActionRowComponent, type APIButtonComponentWithCustomId } from 'discord.js';
-import { DEFAULTS, type PriceQuote } from '../../src/index.js';
+import { DEFAULTS, type PriceQuote } from 'pictor';
 import { DEFAULT_LOCALE, elapsed, say, sayWords, usd, type Words } from '../runner/index.js';
 import type { JobRecord } from './JobRecordStore.js';
 import type { JobUpdate } from '../runner/types.js';

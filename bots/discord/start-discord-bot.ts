@@ -1,5 +1,6 @@
 import { Client, Events, RESTEvents, type REST } from 'discord.js';
-import { scrubSecrets, type LoggerLike } from '../../src/index.js';
+import { type LoggerLike } from 'pictor';
+import { scrubSecrets, withTimeout } from 'pictor/internal';
 import { describeDiscordUnreachable } from './unreachable.js';
 import type { BotContext, DiscordJobRunner } from './bot-context.js';
 import { loadCommands } from './commands/index.js';
@@ -13,7 +14,6 @@ import { askHolderToCancel, cancelWhenAsked, startSweeper, type BotState } from 
 import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST_ANSWER_CONNECTIONS } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
-import { withTimeout } from '../../src/index.js';
 
 export interface StartDiscordBotOptions {
   /** The bot token (a secret: never logged or shown). */

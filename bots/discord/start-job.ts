@@ -1,5 +1,5 @@
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
-import { DEFAULTS } from '../../src/index.js';
+import { DEFAULTS } from 'pictor';
 import { sayWords, type AdmittedJob, type ImagesToFetch, type InputImage, type JobOptions, type Requester } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';

@@ -1,4 +1,4 @@
-import { describeUnreachable } from '../../src/core/system-errors.js';
+import { describeUnreachable } from 'pictor/internal';
 import { DISCORD_API_BASE_URL } from './discord-facts.js';
 
 /**

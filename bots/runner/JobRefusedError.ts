@@ -1,4 +1,5 @@
-import { isSpendRefusalCode, PictorError } from '../../src/index.js';
+import { PictorError } from 'pictor';
+import { isSpendRefusalCode } from 'pictor/internal';
 import { RUNNER_REFUSAL_CODES, type RefusalCode } from './types.js';
 import { sayWords, type Words } from './words.js';
 

@@ -10,12 +10,8 @@ import {
   decodeImages,
   imageBytes,
   ValidationError,
-  JobLedger,
-  type ChargedJob,
   type CompletedEvent,
   type EditRequest,
-  type JobEnding,
-  type JobSettlement,
   type GenerationRequest,
   type ImageEventStream,
   type LoggerLike,
@@ -23,9 +19,8 @@ import {
   type PictorClient,
   type PriceQuote,
   type RequestOptions,
-  NO_METRICS,
-  type JobMetrics,
-} from '../../src/index.js';
+} from 'pictor';
+import { JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
 import { describeFailure } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';

@@ -1,4 +1,4 @@
-import type { LoggerLike } from '../../src/index.js';
+import type { LoggerLike } from 'pictor';
 import type { FinalUpdate, JobUpdate, UpdateSink } from './types.js';
 
 const isFinal = (update: JobUpdate): update is FinalUpdate =>

@@ -1,3 +1,4 @@
+import { type LoggerLike } from 'pictor';
 import {
   ACCOUNT_KEY,
   budgetsOf,
@@ -14,10 +15,9 @@ import {
   type CapOverrides,
   type CapPeriod,
   type LedgerSnapshot,
-  type LoggerLike,
   type OverridableCap,
   type SpendRefusal,
-} from '../../src/index.js';
+} from 'pictor/internal';
 import { SCOPE_WORDS } from './describe-refusal.js';
 import { say, usd as usdOf } from './words.js';
 import { isDmScope, type DmCaps, type Platform, type QuotaStore, type Requester, type SpendLimits } from './types.js';

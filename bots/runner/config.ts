@@ -1,4 +1,5 @@
-import { envBoolean, envError, envList, envNumber, envText, LIMITS, QUALITIES, readBreakerSettings, readDmCaps, SIZES, type Env, type Quality, type Size, type SpendCaps } from '../../src/index.js';
+import { LIMITS, QUALITIES, SIZES, type Quality, type Size } from 'pictor';
+import { envBoolean, envError, envList, envNumber, envText, readBreakerSettings, readDmCaps, type Env, type SpendCaps } from 'pictor/internal';
 import { BLOCKED_WORDS_LIMITS, parseWordList } from './blocked-words.js';
 import { DEFAULT_MAX_QUEUED_INPUT_MB, DEFAULT_MAX_QUEUED_JOBS } from './queue-bound.js';
 import type { OperatorControls } from './scope-policy.js';

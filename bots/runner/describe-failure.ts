@@ -1,14 +1,5 @@
-import {
-  isPictorError,
-  parseResetDuration,
-  retryAfterFromHeaders,
-  type APIError,
-  type PictorError,
-  type PictorErrorCode,
-  type RateLimitError,
-  type TimeoutError,
-  type ValidationError,
-} from '../../src/index.js';
+import { isPictorError, type APIError, type PictorError, type PictorErrorCode, type RateLimitError, type TimeoutError, type ValidationError } from 'pictor';
+import { parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
 import { isJobRefusedError } from './JobRefusedError.js';
 import type { FieldNames, RefusalCode } from './types.js';
 import { duration, say, sayWords, words, type MessageValues, type Words } from './words.js';

@@ -1,4 +1,5 @@
-import { BUDGETS, type ValidationError } from '../../src/index.js';
+import { type ValidationError } from 'pictor';
+import { BUDGETS } from 'pictor/internal';
 import { validationWords } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { isDmScope, type FieldNames, type Platform, type PolicyRefusalCode, type QuotaStore } from './types.js';

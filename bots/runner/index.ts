@@ -16,7 +16,7 @@ export {
   type UsageSummary,
 } from './chat-budgets.js';
 /** The ledger lives in the core's spend guard; re-exported for the bots. */
-export { FileQuotaStore, RedisQuotaStore, type FileQuotaStoreOptions, type RedisQuotaStoreOptions } from '../../src/index.js';
+export { FileQuotaStore, RedisQuotaStore, type FileQuotaStoreOptions, type RedisQuotaStoreOptions } from 'pictor/internal';
 export { refusalFromPolicy } from './describe-refusal.js';
 export { JobRefusedError, isJobRefusedError, type JobRefusalDetails } from './JobRefusedError.js';
 export { describeFailure, describeKeptImages, describeValidation, INTERNAL_ERROR_CODE, type FailureCode, type FailureDescription } from './describe-failure.js';

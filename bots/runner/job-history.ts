@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULTS, type LoggerLike } from '../../src/index.js';
+import { DEFAULTS, type LoggerLike } from 'pictor';
 import { HISTORY_BOUNDS, historyOf, historyOfScope, keepInHistory, type BotState } from '../state/index.js';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import type { FinalUpdate, JobOptions, JobSpec, Requester } from './types.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS, OUTPUT_FORMATS, parseGenerationRequest, QUALITIES, SIZES, type LoggerLike } from '../../src/index.js';
+import { LIMITS, OUTPUT_FORMATS, parseGenerationRequest, QUALITIES, SIZES, type LoggerLike } from 'pictor';
 import { stateKeyOf, type Space } from '../state/index.js';
 import { isJobRefusedError } from './JobRefusedError.js';
 import { userKeyOf } from './member-keys.js';

@@ -1,5 +1,6 @@
 import sharp from 'sharp';
-import { SlotSemaphore, type LoggerLike, type OutputFormat } from '../../src/index.js';
+import { type LoggerLike, type OutputFormat } from 'pictor';
+import { SlotSemaphore } from 'pictor/internal';
 import type { PreviewImage } from './types.js';
 
 /** Longest side of a light preview, in pixels: about what Discord and Slack show of an image inline. */

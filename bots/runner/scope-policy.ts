@@ -1,4 +1,4 @@
-import { DEFAULTS, LIMITS, QUALITIES, SIZES, type LoggerLike, type Quality, type Size } from '../../src/index.js';
+import { DEFAULTS, LIMITS, QUALITIES, SIZES, type LoggerLike, type Quality, type Size } from 'pictor';
 import { findBlockedWord } from './blocked-words.js';
 import { refusalFromPolicy } from './describe-refusal.js';
 import { JobRefusedError } from './JobRefusedError.js';

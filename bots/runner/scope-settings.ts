@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { MODERATIONS, QUALITIES, SIZES, type LoggerLike, type ScopeSettingEntries } from '../../src/index.js';
+import { MODERATIONS, QUALITIES, SIZES, type LoggerLike } from 'pictor';
+import { type ScopeSettingEntries } from 'pictor/internal';
 import { stateKeyOf, type Space } from '../state/index.js';
 import { BLOCKED_WORDS_LIMITS } from './blocked-words.js';
 

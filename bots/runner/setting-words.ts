@@ -1,4 +1,4 @@
-import { LIMITS, MODERATIONS, QUALITIES, SIZES } from '../../src/index.js';
+import { LIMITS, MODERATIONS, QUALITIES, SIZES } from 'pictor';
 import { anyOf, say } from './words.js';
 import { parseWordList } from './blocked-words.js';
 import type { ScopeSettings, SettingName } from './scope-settings.js';

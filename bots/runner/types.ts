@@ -1,5 +1,6 @@
 import type { Words } from './words.js';
-import { DM_SCOPE_PREFIX, type Background, type OutputFormat, type PriceQuote, type Quality, type Size, type SpendRefusalCode, type Usage } from '../../src/index.js';
+import { type Background, type OutputFormat, type PriceQuote, type Quality, type Size, type Usage } from 'pictor';
+import { DM_SCOPE_PREFIX, type SpendRefusalCode } from 'pictor/internal';
 
 /**
  * The contract between the platform-neutral job runner and the chat surfaces
@@ -272,7 +273,7 @@ export const RUNNER_REFUSAL_CODES = ['validation_error', 'restarting', ...POLICY
 export type RefusalCode = SpendRefusalCode | (typeof RUNNER_REFUSAL_CODES)[number];
 
 /** The core's spend guard contract: the runner reserves, marks sent, settles and releases through it. */
-export type { QuotaStore, SpendLimits } from '../../src/index.js';
+export type { QuotaStore, SpendLimits } from 'pictor/internal';
 
 /** Where a job is. `queued` waits for the image service throttle; `running` is sent upstream. */
 export type JobStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';

@@ -1,5 +1,5 @@
 import { IntlMessageFormat } from 'intl-messageformat';
-import { describeDuration, describeUtcTime, usdDigits } from '../../src/index.js';
+import { describeDuration, describeUtcTime, usdDigits } from 'pictor/internal';
 import { de } from './locales/de.js';
 import { en } from './locales/en.js';
 import { es } from './locales/es.js';

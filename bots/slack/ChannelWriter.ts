@@ -1,4 +1,4 @@
-import { LocalImageBucket, type BucketShape } from '../../src/index.js';
+import { LocalImageBucket, type BucketShape } from 'pictor/internal';
 import type { SharedWriteBuckets } from './shared-write-buckets.js';
 
 /** What a write task returns when, at its turn, it has nothing to write (so it costs no slot). */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { BotState, Space } from '../state/index.js';
-import { BACKGROUNDS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/index.js';
+import { BACKGROUNDS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
 
 const JobOptionsSchema = z.object({
   n: z.int().min(LIMITS.nMin).max(LIMITS.nMax).optional(),

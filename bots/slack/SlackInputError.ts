@@ -1,4 +1,4 @@
-import { PictorError } from '../../src/index.js';
+import { PictorError } from 'pictor';
 import { sayWords, type Words } from '../runner/index.js';
 
 /** Stable codes of what a Slack user gave the bot that it cannot use. Switch on `code`, never on the message. */

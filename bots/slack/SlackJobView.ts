@@ -1,5 +1,5 @@
 import type { webApi } from '@slack/bolt';
-import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from '../../src/index.js';
+import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from 'pictor';
 import { DEFAULT_LOCALE, describeKeptImages, say, type FinalUpdate, type JobUpdate, type PreviewImage, type UpdateSink } from '../runner/index.js';
 import { SKIP, type ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';

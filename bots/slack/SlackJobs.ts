@@ -1,5 +1,5 @@
 import type { webApi } from '@slack/bolt';
-import type { LoggerLike } from '../../src/index.js';
+import type { LoggerLike } from 'pictor';
 import {
   describeFailure,
   isJobRefusedError,

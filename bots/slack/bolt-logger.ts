@@ -1,5 +1,6 @@
 import { LogLevel, type Logger as BoltLogger } from '@slack/bolt';
-import { scrubSecrets, type LoggerLike } from '../../src/index.js';
+import { type LoggerLike } from 'pictor';
+import { scrubSecrets } from 'pictor/internal';
 
 const RANK: Record<LogLevel, number> = { [LogLevel.DEBUG]: 10, [LogLevel.INFO]: 20, [LogLevel.WARN]: 30, [LogLevel.ERROR]: 40 };
 

@@ -2,7 +2,7 @@ import type { Context, webApi } from '@slack/bolt';
 import { editModal, type EditContext } from './edit-modal.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { say } from '../runner/index.js';
-import type { LoggerLike } from '../../src/index.js';
+import type { LoggerLike } from 'pictor';
 import type { ChannelWriter } from './ChannelWriter.js';
 import type { FileHost } from './file-hosts.js';
 import type { RequestStore } from './RequestStore.js';

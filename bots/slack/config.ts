@@ -1,4 +1,5 @@
-import { envChoice, envError, envList, envNumber, envText, ValidationError, type Env } from '../../src/index.js';
+import { ValidationError } from 'pictor';
+import { envChoice, envError, envList, envNumber, envText, type Env } from 'pictor/internal';
 import { DEFAULT_FILE_HOSTS, parseFileHost, type FileHost } from './file-hosts.js';
 
 export type SlackMode = 'socket' | 'http';

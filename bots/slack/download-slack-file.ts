@@ -1,4 +1,4 @@
-import { LIMITS, sniffImageType, type OutputFormat } from '../../src/index.js';
+import { LIMITS, sniffImageType, type OutputFormat } from 'pictor';
 import { DownloadTooLargeError, readDownload } from '../read-download.js';
 import { isAllowedFileUrl, type FileHost } from './file-hosts.js';
 import { fileSize, words, type MessageValues } from '../runner/index.js';

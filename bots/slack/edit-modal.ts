@@ -1,6 +1,6 @@
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
-import { BACKGROUNDS, DEFAULTS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/index.js';
+import { BACKGROUNDS, DEFAULTS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
 import { say, sayWords, type FieldNames, type JobOptions } from '../runner/index.js';
 import { checkImageFiles, imageFilesOf, type SlackFileRef } from './input-images.js';
 import { isSlackInputError } from './SlackInputError.js';

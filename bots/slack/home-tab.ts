@@ -1,6 +1,6 @@
 import Bottleneck from 'bottleneck';
 import type { types, webApi } from '@slack/bolt';
-import type { LoggerLike } from '../../src/index.js';
+import type { LoggerLike } from 'pictor';
 import { anyOf, describeSettings, describeUsage, historyLineValues, say, type HistoryEntry, type Requester } from '../runner/index.js';
 import { ACTIONS } from './render-job.js';
 import type { RequestStore } from './RequestStore.js';

@@ -1,15 +1,6 @@
-import {
-  ALLOWED,
-  BACKGROUNDS,
-  DEFAULTS,
-  LIMITS,
-  MODERATIONS,
-  OUTPUT_FORMATS,
-  QUALITIES,
-  SIZES,
-} from '../../src/index.js';
+import { ALLOWED, BACKGROUNDS, DEFAULTS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
 import { say, words, type FieldNames, type JobOptions } from '../runner/index.js';
-import { closestWord } from '../../src/core/closest-word.js';
+import { closestWord } from 'pictor/internal';
 import { SlackInputError } from './SlackInputError.js';
 import { plainTextOf } from './slack-text.js';
 

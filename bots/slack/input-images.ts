@@ -1,5 +1,5 @@
 import type { webApi } from '@slack/bolt';
-import { LIMITS, MIME_TYPES } from '../../src/index.js';
+import { LIMITS, MIME_TYPES } from 'pictor';
 import type { ImagesToFetch, InputImage } from '../runner/index.js';
 import { downloadSlackFile } from './download-slack-file.js';
 import type { FileHost } from './file-hosts.js';

@@ -1,5 +1,5 @@
 import type { Installation, InstallationQuery, InstallationStore } from '@slack/bolt';
-import type { LoggerLike } from '../../src/index.js';
+import type { LoggerLike } from 'pictor';
 import type { Space } from '../state/index.js';
 
 /**

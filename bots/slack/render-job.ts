@@ -1,5 +1,5 @@
 import type { types } from '@slack/bolt';
-import { DEFAULTS, type PriceQuote } from '../../src/index.js';
+import { DEFAULTS, type PriceQuote } from 'pictor';
 import { elapsed, say, sayWords, usd, type JobOptions, type Words } from '../runner/index.js';
 import { FLAGS } from './imagine-text.js';
 import { escapeMrkdwn, truncate } from './slack-text.js';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { withTimeout, type BucketShape, type LoggerLike } from '../../src/index.js';
-import { RedisImageBucket } from '../../src/core/RedisImageBucket.js';
+import { type LoggerLike } from 'pictor';
+import { withTimeout, type BucketShape, RedisImageBucket } from 'pictor/internal';
 
 export interface SharedWriteBucketsOptions {
   /** A connection from `connectRedis`; closed by its opener. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { withTimeout } from '../../src/index.js';
+import { withTimeout } from 'pictor/internal';
 
 export interface SocketReplicasOptions {
   redis: Redis;

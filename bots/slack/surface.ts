@@ -1,4 +1,4 @@
-import type { RedisLink } from '../../src/index.js';
+import type { RedisLink } from 'pictor/internal';
 import type { Surface } from '../surface.js';
 import { readSlackConfig, type SlackConfig } from './config.js';
 import { SocketReplicas } from './socket-replicas.js';

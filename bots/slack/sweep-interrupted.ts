@@ -1,5 +1,5 @@
 import type { webApi } from '@slack/bolt';
-import type { LoggerLike } from '../../src/index.js';
+import type { LoggerLike } from 'pictor';
 import type { ChannelWriter } from './ChannelWriter.js';
 import { DEFAULT_LOCALE } from '../runner/index.js';
 import { renderJobMessage } from './render-job.js';

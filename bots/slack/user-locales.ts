@@ -1,6 +1,6 @@
 import Bottleneck from 'bottleneck';
 import type { AnyMiddlewareArgs, Context, Middleware, webApi } from '@slack/bolt';
-import type { LoggerLike } from '../../src/index.js';
+import type { LoggerLike } from 'pictor';
 import { slackErrorCode } from './slack-error-code.js';
 
 export interface UserLocalesOptions {

@@ -1,6 +1,6 @@
 import { chmod, mkdir, open as openFile, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomically } from '../../src/index.js';
+import { writeFileAtomically } from 'pictor/internal';
 import { checkKey, checkSpace, decodeValue, StateClosedError, encodeBytes, encodeValue, newOwnerId, STATE_KEY_PATTERN, type Notice, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { withTimeout, type LoggerLike, type RedisLink } from '../../src/index.js';
+import { type LoggerLike } from 'pictor';
+import { withTimeout, type RedisLink } from 'pictor/internal';
 import {
   checkKey,
   checkSpace,

@@ -1,4 +1,4 @@
-import { envNumber, type Env } from '../../src/index.js';
+import { envNumber, type Env } from 'pictor/internal';
 import { DEFAULT_LEASE_MS } from './RedisStateStore.js';
 import { DEFAULT_KEPT_IMAGES_MB } from './spaces.js';
 

@@ -1,4 +1,5 @@
-import type { LoggerLike, QuotaStore, RedisLink } from '../../src/index.js';
+import type { LoggerLike } from 'pictor';
+import type { QuotaStore, RedisLink } from 'pictor/internal';
 import { FileStateStore } from './FileStateStore.js';
 import { DEFAULT_LEASE_MS, RedisStateStore } from './RedisStateStore.js';
 import { botSpaces, stateKeyOf, type BotSpaces, type SpaceSettings } from './spaces.js';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { LoggerLike } from '../../src/index.js';
+import type { LoggerLike } from 'pictor';
 import type { BotSpaces } from './spaces.js';
 
 const MIB = 1024 * 1024;

@@ -1,4 +1,5 @@
-import { withTimeout, type LoggerLike } from '../../src/index.js';
+import { type LoggerLike } from 'pictor';
+import { withTimeout } from 'pictor/internal';
 import type { StateStore } from './StateStore.js';
 
 /** How long `stop` waits for a sweep under way. */

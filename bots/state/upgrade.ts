@@ -1,6 +1,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PictorError, type LoggerLike, type QuotaStore, type RedisLink } from '../../src/index.js';
+import { PictorError, type LoggerLike } from 'pictor';
+import { type QuotaStore, type RedisLink } from 'pictor/internal';
 import { FileStateStore } from './FileStateStore.js';
 import { keepInHistory, type HistoryItem } from './history.js';
 import { digestKeyOf, stateKeyOf, type BotSpaces } from './spaces.js';

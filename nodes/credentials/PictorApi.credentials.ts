@@ -1,5 +1,5 @@
 import type { IAuthenticateGeneric, Icon, ICredentialTestRequest, ICredentialType, INodeProperties } from 'n8n-workflow';
-import { PATHS } from '../../src/spec/constants.js';
+import { PATHS } from 'pictor';
 
 /**
  * The key and address of a Pictor (gpt-image-2 style) image service. There is

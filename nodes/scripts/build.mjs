@@ -1,6 +1,9 @@
 // Builds the installable package into dist/: each node and credential is one
-// CommonJS file (n8n loads them with require) with the core (../src) bundled
-// in; n8n-workflow (n8n's own copy) and the runtime dependencies stay external.
+// CommonJS file (n8n loads them with require) with the core bundled in — the
+// sources imports name `pictor` and `pictor/internal`, which tsconfig.json's
+// "paths" map to ../src (esbuild follows them; the root package.json's
+// "sideEffects" lets it leave out what they do not use, such as the emulator);
+// n8n-workflow (n8n's own copy) and the runtime dependencies stay external.
 import { build } from 'esbuild';
 import { cp, mkdir, readFile, rm } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
@@ -27,14 +30,31 @@ const result = await build({
   platform: 'node',
   target: 'node20',
   format: 'cjs',
-  // Bare imports (n8n-workflow, bottleneck, undici, zod) are required at run time; ../src is bundled.
+  // Bare imports (n8n-workflow, bottleneck, undici, zod) are required at run time; `pictor` (../src, mapped by
+  // tsconfig.json's "paths" before this applies) is bundled.
   packages: 'external',
+  // Said of every module the core's entries name, used or not; a bundled one that reads import.meta fails below.
+  logOverride: { 'empty-import-meta': 'silent' },
   // No source maps: they would point at ../src files the package does not ship.
   sourcemap: false,
   legalComments: 'none',
   logLevel: 'warning',
   metafile: true,
 });
+
+// What the package must never carry: the emulator, the bots, the console, the metrics, and anything the CommonJS
+// output would break (import.meta is empty there).
+const bundled = new Set(Object.values(result.metafile.outputs).flatMap((output) => Object.keys(output.inputs)));
+const forbidden = [...bundled].filter((input) => /^\.\.\/(bots|src\/(emulator|console|metrics|cli))\//.test(input));
+const readsImportMeta = [];
+for (const input of bundled) {
+  if (!input.startsWith('../src/')) continue;
+  if (/\bimport\.meta\b/.test(await readFile(join(root, input), 'utf8'))) readsImportMeta.push(input);
+}
+if (forbidden.length || readsImportMeta.length) {
+  console.error(`build: the bundle would carry ${[...forbidden, ...readsImportMeta].join(', ')} (the emulator, bots, console, metrics or CLI, or a module reading import.meta)`);
+  process.exit(1);
+}
 
 const external = new Set();
 for (const output of Object.values(result.metafile.outputs)) {

@@ -18,8 +18,9 @@ import { isEditRequest, type EditInput, type GenerationInput, type ImageRequest 
 import { isParsedRequest, parseEditRequest, parseGenerationRequest } from '../spec/validate.js';
 import { endpointURL, normalizeBaseURL } from './base-url.js';
 import { ImageEventStream, type OpenedStream } from './event-stream.js';
-import { resultFromJson, type ImageJobResult, type RequestedJob } from './job-result.js';
+import { completedEventsOf, imagesOfFailure, resultFromJson, type ImageJobResult, type RequestedJob } from './job-result.js';
 import { readJsonBody } from './read-json-body.js';
+import { chainBeforeSend, endWatch, type HookedRequest, type RequestHook, type RequestWatch } from './request-hook.js';
 import { backoffDelay, retryAfterFromHeaders, sleep } from './retry-timing.js';
 import { classifyTransportError, discardBody, send, type RawResponse } from './transport.js';
 
@@ -45,6 +46,12 @@ export interface PictorClientOptions {
   /** Shared throttle; every surface of one process should pass the same one. Default: a local limiter of 4 concurrent requests. */
   limiter?: ImageLimiter | undefined;
   logger?: LoggerLike | undefined;
+  /**
+   * Follows every request of this client (see `RequestHook`): called once per request after it is validated and
+   * before it is queued, it may refuse it (nothing is sent) or give a watch that is told just before each send, of
+   * each finished image and of how the request ended. The spend guard is such a hook.
+   */
+  onRequest?: RequestHook | undefined;
   /** undici dispatcher (proxy, custom agent). Default: one connection pool per service origin, shared by every client of this process, never undici's global dispatcher. */
   dispatcher?: Dispatcher | undefined;
 }
@@ -132,6 +139,7 @@ export class PictorClient {
   /** The caller's dispatcher; undefined: the shared pool of the service's origin, looked up per request (see `sharedPool`). */
   readonly #dispatcher: Dispatcher | undefined;
   readonly #origin: string;
+  readonly #onRequest: RequestHook | undefined;
 
   constructor(options: PictorClientOptions = {}) {
     const apiKey = options.apiKey ?? process.env.PICTOR_API_KEY;
@@ -153,6 +161,7 @@ export class PictorClient {
     this.#logger = options.logger ?? noopLogger;
     this.#dispatcher = options.dispatcher;
     this.#origin = new URL(this.baseURL).origin;
+    this.#onRequest = options.onRequest;
   }
 
   /** Generates images and resolves when all are done. Throws ValidationError before anything is sent. */
@@ -199,6 +208,29 @@ export class PictorClient {
   }
 
   async #complete(request: ImageRequest, options: RequestOptions): Promise<ImageJobResult> {
+    const watch = await this.#watch(this.#onRequest && hookedRequest(request));
+    if (!watch) return this.#send(request, options);
+    let result: ImageJobResult;
+    try {
+      result = await this.#send(request, { ...options, beforeSend: chainBeforeSend(options.beforeSend, watch) });
+    } catch (error) {
+      // The good images of a bad answer are the caller's (on the error), and the watch is told of them.
+      for (const image of imagesOfFailure(error)) watch.onImage?.(image);
+      await endWatch(watch, { kind: 'failed', error, requestId: (error as { requestId?: string }).requestId }, this.#logger);
+      throw error;
+    }
+    for (const image of completedEventsOf(result)) watch.onImage?.(image);
+    await endWatch(watch, { kind: 'completed', requestId: result.requestId }, this.#logger);
+    return result;
+  }
+
+  /** Asks the client's hook for the request's watch (it may refuse the request by throwing). */
+  async #watch(request: HookedRequest | undefined): Promise<RequestWatch | undefined> {
+    if (!this.#onRequest || !request) return undefined;
+    return (await this.#onRequest(request)) ?? undefined;
+  }
+
+  async #send(request: ImageRequest, options: RequestOptions): Promise<ImageJobResult> {
     const link = linkedController(options.signal);
     const { controller } = link;
     try {
@@ -230,14 +262,17 @@ export class PictorClient {
     let unlink = () => {};
     // Handed to the one opening of the stream, then let go: the stream does not keep an edit's images while it is read.
     let toSend: ImageRequest | undefined = request;
+    // What the hook is told, without the request's input images.
+    const hooked = this.#onRequest ? hookedRequest(request) : undefined;
     return new ImageEventStream({
       controller,
       meta: requestedJob(request),
-      open: () => {
+      watch: hooked ? () => this.#watch(hooked) : undefined,
+      open: (watch) => {
         unlink = linkSignal(controller, options.signal);
         const sending = toSend!;
         toSend = undefined;
-        return this.#open(sending, options, controller);
+        return this.#open(sending, watch ? { ...options, beforeSend: chainBeforeSend(options.beforeSend, watch) } : options, controller);
       },
       classifyBodyError: (error) => this.#classifyBody(error, controller, options),
       onEnd: () => unlink(),
@@ -451,6 +486,10 @@ function requestedJob(request: ImageRequest): RequestedJob {
     quality: request.quality,
     background: request.background,
   };
+}
+
+function hookedRequest(request: ImageRequest): HookedRequest {
+  return { ...requestedJob(request), prompt: request.prompt };
 }
 
 function formatSeconds(ms: number): string {

@@ -7,6 +7,7 @@ import { discardBody, type RawResponse } from './transport.js';
 import type { LoggerLike } from './PictorClient.js';
 import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromBody, resultFromCompleted, type ImageJobResult, type RequestedJob } from './job-result.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
+import { endWatch, type RequestEnding, type RequestWatch } from './request-hook.js';
 
 /** What the client hands a stream once the service has answered 200. */
 export interface OpenedStream {
@@ -16,7 +17,10 @@ export interface OpenedStream {
 }
 
 export interface StreamContext {
-  open: () => Promise<OpenedStream>;
+  /** Sends the request (with the watch, when there is one) and resolves once the service answered 200. */
+  open: (watch: RequestWatch | undefined) => Promise<OpenedStream>;
+  /** The client's request hook, asked once when the stream is first read, before it is opened (it may refuse it). */
+  watch?: (() => Promise<RequestWatch | undefined>) | undefined;
   controller: AbortController;
   /** Maps an error thrown while reading the body to our tree. */
   classifyBodyError: (error: unknown) => PictorError;
@@ -71,9 +75,35 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
   async *[Symbol.asyncIterator](): AsyncIterator<ImageStreamEvent> {
     if (this.#used) throw new TypeError('an ImageEventStream can be read only once');
     this.#used = true;
+    let watch: RequestWatch | undefined;
+    try {
+      watch = await this.#ctx.watch?.();
+    } catch (error) {
+      this.#ctx.onEnd?.();
+      throw error;
+    }
+    if (!watch) return yield* this.#read(undefined);
+    // The watch is told of each finished image as it is handed on, and of how the stream ended.
+    let ending: RequestEnding = { kind: 'cancelled' };
+    try {
+      for await (const event of this.#read(watch)) {
+        if (isCompletedEvent(event)) watch.onImage?.(event);
+        yield event;
+      }
+      ending = { kind: 'completed' };
+    } catch (error) {
+      ending = { kind: 'failed', error };
+      throw error;
+    } finally {
+      // Left early by the reader (the request was aborted then): a cancel.
+      await endWatch(watch, { ...ending, requestId: this.#requestId ?? (ending.kind === 'failed' ? (ending.error as { requestId?: string }).requestId : undefined) }, this.#ctx.logger ?? SILENT);
+    }
+  }
+
+  async *#read(watch: RequestWatch | undefined): AsyncGenerator<ImageStreamEvent> {
     let opened: OpenedStream;
     try {
-      opened = await this.#ctx.open();
+      opened = await this.#ctx.open(watch);
     } catch (error) {
       this.#ctx.onEnd?.();
       throw error;
@@ -220,6 +250,8 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     this.#ctx.logger?.warn({ requestId, missing }, 'the service left labels out of an image event: taken from the request');
   }
 }
+
+const SILENT: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
 
 function isImageEventName(name: string): boolean {
   return name.endsWith('.partial_image') || name.endsWith('.completed');

@@ -4,3 +4,4 @@ export { decodeImages, resultFromCompleted, completedEventsOf, imagesOfFailure, 
 export { imageBytes } from './image-bytes.js';
 export { normalizeBaseURL } from './base-url.js';
 export { backoffDelay, parseResetDuration, retryAfterFromHeaders } from './retry-timing.js';
+export type { HookedRequest, RequestEnding, RequestHook, RequestWatch } from './request-hook.js';

@@ -8,7 +8,7 @@ export { RedisQuotaStore, type RedisQuotaStoreOptions } from './RedisQuotaStore.
 export { DM_SCOPE_PREFIX, isDmScopeKey, readDmCaps, readSpendCaps, readSpendConfig, readUsageRetentionDays, userStateDir, accountCaps, budgetsOf, SPEND_CAP_VARIABLES, type SpendCaps, type SpendConfig } from './caps.js';
 export { BudgetExceededError, LedgerUnreadableError, isBudgetCode, isSpendRefusalCode } from './errors.js';
 export { describeSpendRefusal, type RefusalContext } from './describe-refusal.js';
-export { SpendGuard, GuardedPictorClient, type SpendGuardOptions } from './guarded-client.js';
+export { SpendGuard, type SpendGuardOptions } from './spend-guard.js';
 export { effectiveLimits, isOverridableCap, OVERRIDABLE_CAPS } from './cap-overrides.js';
 export { addUsage, roundToNanoUsd, sumUsage, usageByKey, type UsageTotals } from './usage-totals.js';
 export { readBreakerSettings, breakerApplies, breakerLimit, type BreakerSettings } from './breaker.js';

@@ -3,7 +3,7 @@ import type { CoreConfig } from '../config.js';
 import type { LoggerLike } from '../client/PictorClient.js';
 import type { RedisLink } from '../core/redis-connection.js';
 import { accountCaps } from './caps.js';
-import { SpendGuard } from './guarded-client.js';
+import { SpendGuard } from './spend-guard.js';
 import { openQuotaStore, type LedgerKind } from './open-store.js';
 
 /**

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../bots/main.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
-import { RedisLink } from '../../src/index.js';
+import { RedisLink } from '../../src/internal.js';
 import type { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
 import { makeImage } from '../helpers/images.js';
 import { discordAnswer, discordResult, slackEventsUrl, startChatFakes, startUpstream, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';

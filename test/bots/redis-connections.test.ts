@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../bots/main.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
-import { connectRedis } from '../../src/index.js';
+import { connectRedis } from '../../src/internal.js';
 import { buttonsOf, FakeDiscord } from '../fakes/discord/FakeDiscord.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { startUpstream, tempDataDir, useCleanup } from '../helpers/service-fakes.js';

@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../bots/main.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
-import { RedisLink } from '../../src/index.js';
+import { RedisLink } from '../../src/internal.js';
 import { buttonsOf, FakeDiscord, type FakeInteraction } from '../fakes/discord/FakeDiscord.js';
 import { discordPrivateNote, discordResult, startUpstream, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { requireRedisUrl, testRedis } from '../helpers/shared-limits-redis.js';

@@ -7,7 +7,7 @@ import { RequestStore } from '../../bots/slack/RequestStore.js';
 import { slackInstallationStore } from '../../bots/slack/installation-store.js';
 import { openBotState } from '../../bots/state/index.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
-import { RedisLink, silentLogger } from '../../src/index.js';
+import { RedisLink, silentLogger } from '../../src/internal.js';
 import { buttonsOf, FakeDiscord } from '../fakes/discord/FakeDiscord.js';
 import { OLD_IDS, oldEditInput, restoreOldDataFolder, restoreOldRedis } from '../helpers/old-layout.js';
 import { discordAnswer, discordResult, startUpstream, tempDataDir, useCleanup } from '../helpers/service-fakes.js';

@@ -6,7 +6,7 @@ import { main } from '../../src/cli/main.js';
 import { runEmulator } from '../../src/cli/commands/emulator.js';
 import { connect } from '../../src/connect.js';
 import { readCoreConfig } from '../../src/config.js';
-import { silentLogger } from '../../src/index.js';
+import { silentLogger } from '../../src/internal.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { describeImage, makeImage } from '../helpers/images.js';
 import { useEmulator } from '../helpers/emulator.js';

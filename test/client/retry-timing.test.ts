@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, parseResetDuration, retryAfterFromHeaders } from '../../src/index.js';
+import { backoffDelay, parseResetDuration, retryAfterFromHeaders } from '../../src/internal.js';
 
 describe('retry timing', () => {
   it('prefers retry-after-ms to retry-after', () => {

@@ -9,7 +9,7 @@ import { webhookChannel, type Alert } from '../../src/console/alerts/channels.js
 import { AlertWatcher } from '../../src/console/alerts/watcher.js';
 import { signWebhook, verifyWebhook, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../src/console/alerts/webhook-signature.js';
 import { UsageIndex } from '../../src/console/usage-index.js';
-import { silentLogger } from '../../src/index.js';
+import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { NO_ALERTS } from './console-harness.js';
 

@@ -10,7 +10,7 @@ import { startConsole, type BotsView, type RunningConsole } from '../../src/cons
 import { DEFAULT_ALERT_THRESHOLDS, type AlertConfig } from '../../src/console/alerts/config.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { JobDetails, QuotaStore } from '../../src/spend/types.js';
-import { silentLogger } from '../../src/index.js';
+import { silentLogger } from '../../src/internal.js';
 
 /** The prompt that must show as text, never run. */
 export const XSS_PROMPT = '<img src=x onerror=alert(1)>';

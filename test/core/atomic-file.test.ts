@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeFileAtomically } from '../../src/index.js';
+import { writeFileAtomically } from '../../src/internal.js';
 
 const dirs: string[] = [];
 afterEach(async () => {

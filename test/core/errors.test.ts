@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  BadResponseError,
-  ConnectionError,
-  makeAPIError,
-  redactSecrets,
-  registerSecret,
-  sanitizeServiceText,
-  StreamBrokenError,
-  TimeoutError,
-} from '../../src/index.js';
+import { BadResponseError, ConnectionError, StreamBrokenError, TimeoutError } from '../../src/index.js';
+import { makeAPIError, redactSecrets, registerSecret, sanitizeServiceText } from '../../src/internal.js';
 
 describe('errors never carry a secret', () => {
   it('redacts a registered key wherever it appears in a message', () => {

@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { createLogger, PictorClient } from '../../src/index.js';
+import { PictorClient } from '../../src/index.js';
+import { createLogger } from '../../src/internal.js';
 import { useEmulator } from '../helpers/emulator.js';
 
 const SECRET = 'sk-test-7c1f0d9e2b4a';

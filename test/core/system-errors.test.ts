@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeFileError, describeUnreachable, systemErrorCode } from '../../src/index.js';
+import { describeFileError, describeUnreachable, systemErrorCode } from '../../src/internal.js';
 
 describe('system errors in words', () => {
   it.each([

@@ -40,7 +40,9 @@ const root = config.root ?? fileURLToPath(new URL('../../', import.meta.url));
 const load = (path: string) => import(pathToFileURL(join(root, config.dist ? `dist/${path}.js` : `${path}.ts`)).href);
 const { startDiscordBot } = (await load('bots/discord/index')) as typeof import('../../bots/discord/index.js');
 const { FileQuotaStore, JobRunner } = (await load('bots/runner/index')) as typeof import('../../bots/runner/index.js');
-const { PictorClient, silentLogger } = (await load('src/index')) as typeof import('../../src/index.js');
+const { PictorClient } = (await load('src/index')) as typeof import('../../src/index.js');
+// A checkout from before the internal entry (a `root` to compare with) had the helpers in its index.
+const { silentLogger } = (await load('src/internal').catch(() => load('src/index'))) as typeof import('../../src/internal.js');
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

@@ -12,7 +12,8 @@
  * argv: store kind (`file` | `redis`), data folder or Redis URL, key prefix, name.
  */
 import { JobRunner } from '../../bots/runner/index.js';
-import { FileQuotaStore, ImageLimiter, PictorClient, RedisQuotaStore, type QuotaStore, type SpendLimits } from '../../src/index.js';
+import { ImageLimiter, PictorClient } from '../../src/index.js';
+import { FileQuotaStore, RedisQuotaStore, type QuotaStore, type SpendLimits } from '../../src/internal.js';
 
 type Message =
   | { type: 'race'; rounds: number; estimateUsd: number; limits: SpendLimits; startAt: number; spacingMs: number; dayOfRound0: number }

@@ -1,14 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ALLOWED,
-  editRequestOf,
-  isParsedRequest,
-  LIMITS,
-  parseEditRequest,
-  parseGenerationRequest,
-  sniffImageType,
-  ValidationError,
-} from '../../src/index.js';
+import { ALLOWED, editRequestOf, isParsedRequest, LIMITS, parseEditRequest, parseGenerationRequest, sniffImageType, ValidationError } from '../../src/index.js';
 import { makeImage } from '../helpers/images.js';
 
 function rejection(fn: () => unknown): ValidationError {

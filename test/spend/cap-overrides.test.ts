@@ -1,7 +1,7 @@
 import { stat, readFile, writeFile } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { effectiveLimits, FileQuotaStore, RedisQuotaStore, type QuotaStore } from '../../src/index.js';
+import { effectiveLimits, FileQuotaStore, RedisQuotaStore, type QuotaStore } from '../../src/internal.js';
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';

@@ -2,7 +2,7 @@ import { SERVICE_DATA_DIR } from '../../bots/main.js';
 import { describe, expect, it } from 'vitest';
 import { readRunnerConfig } from '../../bots/runner/index.js';
 import { readCoreConfig } from '../../src/config.js';
-import { accountCaps, readSpendCaps, userStateDir } from '../../src/index.js';
+import { accountCaps, readSpendCaps, userStateDir } from '../../src/internal.js';
 
 describe('the spending caps from the environment', () => {
   it('reads every cap in USD, blank or unset meaning no cap', () => {

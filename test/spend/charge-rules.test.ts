@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AbortedError, BadResponseError, ModerationError, ServerError, StreamBrokenError, TimeoutError } from '../../src/core/errors.js';
-import { chargeOf, estimatePrice, mayBeBilled, PRICE_TABLE, type CompletedEvent, type JobEnding } from '../../src/index.js';
+import { estimatePrice, PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
+import { chargeOf, mayBeBilled, type JobEnding } from '../../src/internal.js';
 
 const LOW = PRICE_TABLE['1024x1024'].low;
 const request = { operation: 'generate' as const, n: 2, size: '1024x1024', quality: 'low' };

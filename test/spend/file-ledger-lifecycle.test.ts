@@ -3,7 +3,7 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileQuotaStore, LedgerUnreadableError } from '../../src/index.js';
+import { FileQuotaStore, LedgerUnreadableError } from '../../src/internal.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
 
 const newDir = useTempDirs();

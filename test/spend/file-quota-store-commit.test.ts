@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { FileQuotaStore } from '../../src/index.js';
+import { FileQuotaStore } from '../../src/internal.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
 
 /**

@@ -1,7 +1,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileQuotaStore, type FileQuotaStoreOptions, type SpendLimits } from '../../src/index.js';
+import { FileQuotaStore, type FileQuotaStoreOptions, type SpendLimits } from '../../src/internal.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
 
 const newDir = useTempDirs();

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StreamBrokenError } from '../../src/core/errors.js';
-import { FileQuotaStore, JobLedger, PRICE_TABLE, type CompletedEvent, type QuotaStore } from '../../src/index.js';
+import { PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
+import { FileQuotaStore, JobLedger, type QuotaStore } from '../../src/internal.js';
 
 const LOW = PRICE_TABLE['1024x1024'].low;
 const HIGH = PRICE_TABLE['1024x1024'].high;

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FileQuotaStore, RedisQuotaStore, type QuotaStore, type SpendLimits } from '../../src/index.js';
+import { FileQuotaStore, RedisQuotaStore, type QuotaStore, type SpendLimits } from '../../src/internal.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { useTempDirs, waitUntil } from '../helpers/runner-harness.js';

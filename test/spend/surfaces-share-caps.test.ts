@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JobRunner, type JobRefusedError } from '../../bots/runner/index.js';
 import { main } from '../../src/cli/main.js';
-import { FileQuotaStore, RedisQuotaStore, type QuotaStore } from '../../src/index.js';
+import { FileQuotaStore, RedisQuotaStore, type QuotaStore } from '../../src/internal.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { requester, useTempDirs } from '../helpers/runner-harness.js';

@@ -3,7 +3,7 @@ import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { FileQuotaStore, RedisQuotaStore, type QuotaStore } from '../../src/index.js';
+import { FileQuotaStore, RedisQuotaStore, type QuotaStore } from '../../src/internal.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 

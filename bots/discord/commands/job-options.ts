@@ -1,6 +1,5 @@
 import type { ChatInputCommandInteraction, SlashCommandOptionsOnlyBuilder } from 'discord.js';
-import type { Background, OutputFormat, Quality, Size } from '../../../src/index.js';
-import { TRANSPARENT_FORMATS } from '../../../src/index.js';
+import { type Background, type OutputFormat, type Quality, type Size, TRANSPARENT_FORMATS } from 'pictor';
 import { anyOf, type JobOptions, type MessageKey } from '../../runner/index.js';
 import { english, localized } from '../command-words.js';
 import { BACKGROUND_CHOICES, COUNT_RANGE, FORMAT_CHOICES, PROMPT_OPTION_MAX, QUALITY_CHOICES, SIZE_CHOICES } from '../command-choices.js';

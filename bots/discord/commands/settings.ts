@@ -1,5 +1,5 @@
 import { InteractionContextType, MessageFlags, SlashCommandBuilder } from 'discord.js';
-import type { OutputFormat, Quality, Size } from '../../../src/index.js';
+import type { OutputFormat, Quality, Size } from 'pictor';
 import { describeMemberDefaults, MEMBER_DEFAULT_NAMES, say, type MemberDefaultName, type MemberDefaultsChange } from '../../runner/index.js';
 import { acknowledge } from '../acknowledge.js';
 import { COUNT_RANGE, FORMAT_CHOICES, QUALITY_CHOICES, SIZE_CHOICES } from '../command-choices.js';

@@ -1,5 +1,5 @@
 import type { App, Installation, InstallationQuery } from '@slack/bolt';
-import type { LoggerLike } from '../../../src/index.js';
+import type { LoggerLike } from 'pictor';
 import type { slackInstallationStore } from '../installation-store.js';
 
 /** The envelope fields that say which installation an event is about. */

@@ -1,5 +1,5 @@
 import type { App, webApi } from '@slack/bolt';
-import { LIMITS, QUALITIES, SIZES, type Quality, type Size } from '../../../src/index.js';
+import { LIMITS, QUALITIES, SIZES, type Quality, type Size } from 'pictor';
 import { say, sayWords, type JobOptions } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
 import { slackErrorCode } from '../slack-error-code.js';

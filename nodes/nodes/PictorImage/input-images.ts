@@ -1,5 +1,5 @@
 import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
-import type { EditImage } from '../../../src/spec/index.js';
+import type { EditImage } from 'pictor';
 import { FIELD_PARAMETERS } from './node-properties.js';
 
 /**

@@ -1,5 +1,5 @@
 import { NodeOperationError, type IDataObject, type IExecuteFunctions } from 'n8n-workflow';
-import type { GenerationInput } from '../../../src/spec/index.js';
+import type { GenerationInput } from 'pictor';
 import { FIELD_PARAMETERS, NODE_DEFAULTS, NODE_OPTIONS, OPERATIONS, type Operation } from './node-properties.js';
 
 /** What one input item asks for: the request fields (not yet validated) and how to run and shape it. */

@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ImageLimiter } from '../../../src/core/image-limiter.js';
-import type { RedisConfig } from '../../../src/core/redis-config.js';
-import type { RedisLogger } from '../../../src/core/redis-connection.js';
-import { createImageLimiter } from '../../../src/core/shared-limiter.js';
-import { normalizeBaseURL } from '../../../src/client/base-url.js';
+import { ImageLimiter } from 'pictor';
+import { type RedisConfig, type RedisLogger, createImageLimiter, normalizeBaseURL } from 'pictor/internal';
 
 /** Which account and limits a throttle stands for. */
 export interface ThrottleKey {

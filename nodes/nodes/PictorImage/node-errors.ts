@@ -1,7 +1,6 @@
 import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
-import { APIError, ValidationError, isPictorError, type PictorErrorCode } from '../../../src/core/errors.js';
-import { RedisUnavailableError } from '../../../src/core/redis-connection.js';
-import { BudgetExceededError, LedgerUnreadableError } from '../../../src/spend/errors.js';
+import { APIError, ValidationError, isPictorError, type PictorErrorCode } from 'pictor';
+import { RedisUnavailableError, BudgetExceededError, LedgerUnreadableError } from 'pictor/internal';
 import { FIELD_PARAMETERS, type SpecField } from './node-properties.js';
 
 export type NodeError = NodeOperationError | NodeApiError;

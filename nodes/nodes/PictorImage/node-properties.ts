@@ -11,7 +11,7 @@ import {
   SIZES,
   TRANSPARENT_FORMATS,
   parseSize,
-} from '../../../src/spec/index.js';
+} from 'pictor';
 
 /**
  * The node's parameters, built from the core's spec constants (choices,

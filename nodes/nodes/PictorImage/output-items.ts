@@ -1,7 +1,5 @@
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { describeQuote, type PriceQuote } from '../../../src/core/pricing.js';
-import { decodeImages, type ImageJobResult } from '../../../src/client/job-result.js';
-import { FILE_EXTENSIONS, MIME_TYPES, sniffImageType, type OutputFormat } from '../../../src/spec/index.js';
+import { describeQuote, type PriceQuote, decodeImages, type ImageJobResult, FILE_EXTENSIONS, MIME_TYPES, sniffImageType, type OutputFormat } from 'pictor';
 import type { Operation } from './node-properties.js';
 
 export interface OutputShape {

@@ -1,7 +1,5 @@
-import { ValidationError } from '../../../src/core/errors.js';
-import { readRedisConfig, type RedisConfig } from '../../../src/core/redis-config.js';
-import { accountCaps, readSpendCaps } from '../../../src/spend/caps.js';
-import type { SpendLimits } from '../../../src/spend/types.js';
+import { ValidationError } from 'pictor';
+import { readRedisConfig, type RedisConfig, accountCaps, readSpendCaps, type SpendLimits } from 'pictor/internal';
 import { defaultLedgerFolder, type LedgerKey } from './spend-registry.js';
 
 /** What the node reads from its "Pictor API" credential (the Redis fields are absent on credentials saved before they existed). */

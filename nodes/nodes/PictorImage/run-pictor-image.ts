@@ -1,11 +1,20 @@
 import { setMaxListeners } from 'node:events';
 import { NodeOperationError, type IDataObject, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
-import { PictorClient, type LoggerLike } from '../../../src/client/PictorClient.js';
-import { GuardedPictorClient, SpendGuard } from '../../../src/spend/guarded-client.js';
-import { ledgerKindOf } from '../../../src/spend/ledger-kind.js';
-import type { ImageEventStream } from '../../../src/client/event-stream.js';
-import { imagesOfFailure, resultFromCompleted, type ImageJobResult } from '../../../src/client/job-result.js';
-import { isCompletedEvent, parseEditRequest, parseGenerationRequest, type CompletedEvent, type EditRequest, type GenerationRequest } from '../../../src/spec/index.js';
+import {
+  PictorClient,
+  type LoggerLike,
+  type ImageEventStream,
+  imagesOfFailure,
+  resultFromCompleted,
+  type ImageJobResult,
+  isCompletedEvent,
+  parseEditRequest,
+  parseGenerationRequest,
+  type CompletedEvent,
+  type EditRequest,
+  type GenerationRequest,
+} from 'pictor';
+import { SpendGuard, ledgerKindOf } from 'pictor/internal';
 import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
@@ -141,9 +150,10 @@ async function send(
   const common = { apiKey: credentials.apiKey, baseURL: credentials.baseUrl, limiter, maxRetries: params.maxRetries, logger };
   // Through the account's spend guard (the same ledger as the CLI and the bots): reserved at its highest price before it
   // is sent, refused with BudgetExceededError (nothing sent) over a cap, settled at its real cost.
-  const client = needsLedger(ledger)
-    ? new GuardedPictorClient({ ...common, guard: new SpendGuard({ store: await ledgerFor(ledger, { logger }), limits: ledger.limits, userKey: `n8n:${workflowIdOf(ctx)}`, scopeKey: 'n8n' }) })
-    : new PictorClient(common);
+  const guard = needsLedger(ledger)
+    ? new SpendGuard({ store: await ledgerFor(ledger, { logger }), limits: ledger.limits, userKey: `n8n:${workflowIdOf(ctx)}`, scopeKey: 'n8n' })
+    : undefined;
+  const client = new PictorClient({ ...common, onRequest: guard?.onRequest });
   const options = { signal };
   const meta = { operation: 'image' in request ? ('edit' as const) : ('generate' as const), size: request.size, quality: request.quality };
   const completed: CompletedEvent[] = [];

@@ -1,11 +1,15 @@
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { RedisConfig } from '../../../src/core/redis-config.js';
-import type { RedisLogger } from '../../../src/core/redis-connection.js';
-import { readUsageRetentionDays } from '../../../src/spend/caps.js';
-import { openQuotaStore, type LedgerKind } from '../../../src/spend/open-store.js';
-import type { QuotaStore, SpendLimits } from '../../../src/spend/types.js';
+import {
+  type RedisConfig,
+  type RedisLogger,
+  readUsageRetentionDays,
+  openQuotaStore,
+  type LedgerKind,
+  type QuotaStore,
+  type SpendLimits,
+} from 'pictor/internal';
 
 /** Where the node's spending is counted, and the account caps it enforces there. */
 export interface LedgerKey {

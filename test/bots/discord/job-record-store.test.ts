@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
 import { MAX_KEPT_IMAGE_BYTES, openBotState, type BotState } from '../../../bots/state/index.js';
-import { RedisLink, silentLogger } from '../../../src/index.js';
+import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { makeImage } from '../../helpers/images.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 

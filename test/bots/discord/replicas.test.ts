@@ -6,7 +6,8 @@ import { startDiscordBot, type DiscordBot } from '../../../bots/discord/index.js
 import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { createEmulator, DEV_API_KEY } from '../../../src/emulator/index.js';
-import { PictorClient, RedisLink, silentLogger } from '../../../src/index.js';
+import { PictorClient } from '../../../src/index.js';
+import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { FakeDiscord, buttonsOf } from '../../fakes/discord/FakeDiscord.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { deliveringToBoth } from '../../helpers/delivering-to-both.js';

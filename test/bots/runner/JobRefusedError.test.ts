@@ -1,7 +1,7 @@
 import { words } from '../../../bots/runner/index.js';
 import { describe, expect, it } from 'vitest';
 import { isJobRefusedError, JobRefusedError, POLICY_REFUSAL_CODES, RUNNER_REFUSAL_CODES } from '../../../bots/runner/index.js';
-import { BREAKER_CODE, BUDGETS, USER_PACE_CODES } from '../../../src/index.js';
+import { BREAKER_CODE, BUDGETS, USER_PACE_CODES } from '../../../src/internal.js';
 
 /** A refusal made by another copy of the runner's module (a second bundle): same name and code, another class. */
 function refusalFromAnotherCopy(code: string): Error {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readRunnerConfig } from '../../../bots/runner/index.js';
-import { QUALITIES, readSpendCaps, SIZES, ValidationError, type Env } from '../../../src/index.js';
+import { QUALITIES, SIZES, ValidationError } from '../../../src/index.js';
+import { readSpendCaps, type Env } from '../../../src/internal.js';
 
 /** As `npm start` reads them: the caps by the core's config, the rest here. */
 const readConfig = (env: Env) => readRunnerConfig(env, readSpendCaps(env));

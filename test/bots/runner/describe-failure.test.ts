@@ -1,15 +1,8 @@
 import { duration, words } from '../../../bots/runner/index.js';
 import { describe, expect, it } from 'vitest';
 import { describeFailure, describeKeptImages, describeValidation, JobRefusedError } from '../../../bots/runner/index.js';
-import {
-  AbortedError,
-  ConnectionError,
-  makeAPIError,
-  parseGenerationRequest,
-  StreamBrokenError,
-  TimeoutError,
-  ValidationError,
-} from '../../../src/index.js';
+import { AbortedError, ConnectionError, parseGenerationRequest, StreamBrokenError, TimeoutError, ValidationError } from '../../../src/index.js';
+import { makeAPIError } from '../../../src/internal.js';
 
 function validationErrorOf(input: unknown): ValidationError {
   try {

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { HISTORY_LIMITS, JobHistory, stateHistory, type HistoryEntry, type JobHistoryStore } from '../../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
-import { RedisLink, silentLogger } from '../../../src/index.js';
+import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { requester, useTempDirs } from '../../helpers/runner-harness.js';
 

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { stateHistory, type AdmittedJob, type IntakeAnswers, type JobIntent, type JobRunner } from '../../../bots/runner/index.js';
 import { openBotState } from '../../../bots/state/index.js';
-import { EditImagesSchema, EditRequestSchema, GenerationRequestSchema, PRICE_TABLE, silentLogger } from '../../../src/index.js';
+import { EditImagesSchema, EditRequestSchema, GenerationRequestSchema, PRICE_TABLE } from '../../../src/index.js';
+import { silentLogger } from '../../../src/internal.js';
 import { makeImage } from '../../helpers/images.js';
 import { editBeingFetched, recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
 

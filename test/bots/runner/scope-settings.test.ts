@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { JobRefusedError, settingsInState, type JobRunner, type JobSpec, type Requester } from '../../../bots/runner/index.js';
 import { openBotState, stateKeyOf, type BotState } from '../../../bots/state/index.js';
-import { RedisLink, silentLogger, type ScopeSettingEntries } from '../../../src/index.js';
+import { RedisLink, silentLogger, type ScopeSettingEntries } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
 

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ChannelWriter } from '../../../bots/slack/ChannelWriter.js';
 import { SharedWriteBuckets } from '../../../bots/slack/shared-write-buckets.js';
-import { silentLogger } from '../../../src/index.js';
+import { silentLogger } from '../../../src/internal.js';
 import { connectRedis } from '../../../src/core/redis-connection.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 

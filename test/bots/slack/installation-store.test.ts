@@ -5,7 +5,7 @@ import type { Installation } from '@slack/bolt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { installationKey, slackInstallationStore } from '../../../bots/slack/installation-store.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
-import { RedisLink, silentLogger } from '../../../src/index.js';
+import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 
 const redis = testRedis();

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../../../src/index.js';
+import { createLogger } from '../../../src/internal.js';
 import { startSlackBot, type SlackBotSettings } from '../../../bots/slack/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { finishedActions, finishedJob, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';

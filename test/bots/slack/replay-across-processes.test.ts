@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
-import { RedisLink, RedisQuotaStore, silentLogger } from '../../../src/index.js';
+import { RedisLink, RedisQuotaStore, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { finishedJob, jobMessages, startHarness, type Harness } from './harness.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { openBotState } from '../../../bots/state/index.js';
-import { silentLogger } from '../../../src/index.js';
+import { silentLogger } from '../../../src/internal.js';
 
 const request = { kind: 'generate' as const, prompt: 'a private prompt', options: {}, teamId: 'T1', userId: 'U1', channelId: 'C1', status: 'active' as const };
 

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SocketReplicas } from '../../../bots/slack/socket-replicas.js';
-import { closeRedis, connectRedis } from '../../../src/index.js';
+import { closeRedis, connectRedis } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 
 const redisServer = testRedis();

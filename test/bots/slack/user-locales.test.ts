@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { webApi } from '@slack/bolt';
-import { silentLogger } from '../../../src/index.js';
+import { silentLogger } from '../../../src/internal.js';
 import { UserLocales } from '../../../bots/slack/user-locales.js';
 
 /** A Web API client whose `users.info` answers with each user's locale, counting the calls. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openBotState } from '../../../bots/state/index.js';
-import { RedisLink } from '../../../src/index.js';
+import { RedisLink } from '../../../src/internal.js';
 import { requireRedisUrl, testRedis } from '../../helpers/shared-limits-redis.js';
 import { startThrowawayRedis } from '../../setup/redis-server.js';
 import { RecordingLogger } from '../discord/harness.js';

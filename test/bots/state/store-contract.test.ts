@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FileStateStore, RedisStateStore, startSweeper, StateClosedError, StateValueTooLargeError, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
-import { RedisLink, silentLogger } from '../../../src/index.js';
+import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 
 const redis = testRedis();

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { runConsole } from '../../../src/cli/commands/console.js';
 import type { CliContext } from '../../../src/cli/context.js';
 import { readCoreConfig } from '../../../src/config.js';
-import { silentLogger } from '../../../src/index.js';
+import { silentLogger } from '../../../src/internal.js';
 import { FileQuotaStore } from '../../../src/spend/FileQuotaStore.js';
 import { run } from '../run-cli.js';
 

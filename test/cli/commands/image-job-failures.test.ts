@@ -2,7 +2,8 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
-import { FileQuotaStore, PRICE_TABLE, estimatePrice } from '../../../src/index.js';
+import { PRICE_TABLE, estimatePrice } from '../../../src/index.js';
+import { FileQuotaStore } from '../../../src/internal.js';
 import { useEmulator } from '../../helpers/emulator.js';
 import { run, tempDir } from '../run-cli.js';
 

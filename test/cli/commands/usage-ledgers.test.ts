@@ -3,7 +3,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
-import { FileQuotaStore } from '../../../src/index.js';
+import { FileQuotaStore } from '../../../src/internal.js';
 import { useEmulator } from '../../helpers/emulator.js';
 import { run, tempDir } from '../run-cli.js';
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
-import { FileQuotaStore } from '../../../src/index.js';
+import { FileQuotaStore } from '../../../src/internal.js';
 import { useEmulator } from '../../helpers/emulator.js';
 import { run, tempDir } from '../run-cli.js';
 

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { decodeImages, FileQuotaStore, GuardedPictorClient, SpendGuard } from '../../src/index.js';
+import { decodeImages, PictorClient } from '../../src/index.js';
+import { FileQuotaStore, SpendGuard } from '../../src/internal.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
@@ -77,7 +78,7 @@ describe('the CLI through the spend guard', () => {
   });
 });
 
-describe('the guarded client', () => {
+describe('the spend guard as the client’s request hook', () => {
   it('does not send a request whose "sent" mark could not be recorded, and gives its reservation back', async () => {
     const dir = await newDir();
     class BrokenMark extends FileQuotaStore {
@@ -88,7 +89,7 @@ describe('the guarded client', () => {
     const store = new BrokenMark({ dir });
     try {
       const guard = new SpendGuard({ store, limits: { accountDailyUsd: 1 }, userKey: 'cli:test', scopeKey: 'cli' });
-      const client = new GuardedPictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, guard });
+      const client = new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, onRequest: guard.onRequest });
       await expect(client.generate({ prompt: 'x', quality: 'low' })).rejects.toThrow('disk full');
       expect(emu.emulator.requests).toHaveLength(0);
       expect(await store.spentToday('account', Date.now())).toBe(0);
@@ -102,7 +103,7 @@ describe('the guarded client', () => {
     const store = new FileQuotaStore({ dir });
     try {
       const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:test', scopeKey: 'cli' });
-      const client = new GuardedPictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, guard });
+      const client = new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, onRequest: guard.onRequest });
       const results = [
         await client.generate({ prompt: 'x', n: 2, quality: 'low' }),
         await client.generateStream({ prompt: 'y', n: 2, quality: 'low', partial_images: 1 }).finalResult(),
@@ -125,7 +126,7 @@ describe('the guarded client', () => {
     try {
       emu.emulator.configure({ latencyMs: 2000 });
       const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:test', scopeKey: 'cli' });
-      const client = new GuardedPictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, guard });
+      const client = new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, onRequest: guard.onRequest });
       const stream = client.generateStream({ prompt: 'x', quality: 'low', size: '1024x1024', partial_images: 1 });
       for await (const _event of stream) break; // the first partial arrived: the request was sent, the reader leaves
       expect(await store.spentToday('account', Date.now())).toBeCloseTo(0.00636, 9);

@@ -1,0 +1,54 @@
+import type { CompletedEvent } from '../spec/result-schemas.js';
+import type { LoggerLike } from './PictorClient.js';
+import type { RequestedJob } from './job-result.js';
+
+/** What the client tells its request hook about a request: validated, not yet queued. */
+export interface HookedRequest extends RequestedJob {
+  prompt: string;
+}
+
+/** How a request ended, as its hook is told: once, with the service's request id when it answered. */
+export type RequestEnding = ({ kind: 'completed' } | { kind: 'failed'; error: unknown } | { kind: 'cancelled' }) & { requestId?: string | undefined };
+
+/**
+ * One request's follower, given by the client's `onRequest` hook. The client calls it as the request goes, so
+ * whoever watches can settle the request by what reached the service (the spend guard does).
+ */
+export interface RequestWatch {
+  /**
+   * Awaited after the limiter lets the request go and just before its body is sent (again on each retry).
+   * A rejection stops the request unsent; the caller gets that error.
+   */
+  beforeSend?(): Promise<void>;
+  /** A finished image reached the caller: each completed event of a stream, each image of a result or of a failure that carries images. */
+  onImage?(image: CompletedEvent): void;
+  /**
+   * Once, when the request is over: `completed`, `failed` (with the error the caller gets), or `cancelled` (a stream
+   * its reader left early). Awaited before the caller gets the result or the error, or before a stream's loop ends.
+   * A rejection is logged and changes nothing the caller gets (a result the service made is never withheld).
+   */
+  end?(ending: RequestEnding): Promise<unknown>;
+}
+
+/**
+ * Called once for every request of a client, after the request is validated and before it waits for the limiter.
+ * A rejection refuses the request: nothing is queued or sent and the caller gets that error (the spend guard refuses
+ * a job over a cap this way). The watch it gives follows the request; none: the request is not followed.
+ */
+export type RequestHook = (request: HookedRequest) => Promise<RequestWatch | undefined> | RequestWatch | undefined;
+
+/** Tells a watch how its request ended; what it throws is logged, never handed to the caller. */
+export async function endWatch(watch: RequestWatch, ending: RequestEnding, logger: LoggerLike): Promise<void> {
+  try {
+    await watch.end?.(ending);
+  } catch (error) {
+    logger.error({ err: error, requestId: ending.requestId }, 'the request hook failed to settle a request');
+  }
+}
+
+/** The caller's own `beforeSend` first, then the watch's. */
+export function chainBeforeSend(first: (() => Promise<void>) | undefined, watch: RequestWatch | undefined): (() => Promise<void>) | undefined {
+  const second = watch?.beforeSend?.bind(watch);
+  if (!second) return first;
+  return first ? async () => (await first(), await second()) : second;
+}

@@ -1,0 +1,35 @@
+/**
+ * Pictor's internal entry (`import … from 'pictor/internal'`): what the bots (`bots/`) and the n8n node (`nodes/`)
+ * share with the core beyond the public API (index.ts) — the spend guard and its ledgers, Redis, the limiter's
+ * sharing, config and env helpers, logging, metrics, the console, small helpers. It has **no stability promise**:
+ * names come, change and go with the surfaces that use them. A library user imports from `pictor`.
+ */
+export { registerSecret, redactSecrets, sanitizeServiceText, makeAPIError, MAX_SERVICE_TEXT } from './core/errors.js';
+export { usdDigits, formatUsdExact } from './core/pricing.js';
+export { normalizeBaseURL } from './client/base-url.js';
+export { backoffDelay, parseResetDuration, retryAfterFromHeaders } from './client/retry-timing.js';
+export { createImageLimiter, type CreateImageLimiterOptions } from './core/shared-limiter.js';
+export { bucketShape, DEFAULT_TOLERANCE_MS, LocalImageBucket, type BucketShape, type ImageBucket } from './core/image-bucket.js';
+export { RedisImageBucket } from './core/RedisImageBucket.js';
+export { readRedisConfig, describeRedisConfig, DEFAULT_REDIS_PREFIX, type RedisConfig } from './core/redis-config.js';
+export { connectRedis, checkRedis, closeRedis, pingRedis, RedisLink, RedisUnavailableError, type ConnectRedisOptions, type RedisLogger } from './core/redis-connection.js';
+export { redactRedisUrl } from './core/redis-url.js';
+export { envBoolean, envChoice, envError, envList, envNumber, envText, envUrl, type Env, type NumberRule } from './core/env.js';
+export { createLogger, scrubSecrets, silentLogger, REDACT_PATHS, type Logger, type LoggerConfig } from './core/logger.js';
+export { humanLogDestination } from './core/log-format.js';
+export { runsInContainer } from './core/container.js';
+export { processOutput } from './core/process-output.js';
+export { withTimeout } from './core/with-timeout.js';
+export { SlotSemaphore } from './core/SlotSemaphore.js';
+export { closestWord } from './core/closest-word.js';
+export { describeDuration, describeReset, describeUtcTime } from './core/describe-duration.js';
+export { describeFileError, describeSystemError, describeUnreachable, systemErrorCode } from './core/system-errors.js';
+export { restoreFromBackup, writeFileAtomically, type WriteFileAtomicallyOptions } from './core/atomic-file.js';
+export { withFileLock, type FileLockOptions } from './spend/file-lock.js';
+export * from './spend/index.js';
+export { ledgerKindOf } from './spend/ledger-kind.js';
+export { loadDotEnv, readCoreConfig, type CoreConfig } from './config.js';
+export { connect, type Connection } from './connect.js';
+export { SERVICE_LIKE_LATENCY_MS, describeTiming, emulatorBanner, type BannerOptions } from './emulator/index.js';
+export * from './metrics/index.js';
+export * from './console/index.js';
