@@ -251,6 +251,7 @@ async function runOnce(): Promise<void> {
     policy: runners.light.policy,
     history: runners.light.history,
     styles: runners.light.styles,
+    members: runners.light.members,
   };
   const bot = await startDiscordBot({
     token: discord.botToken,

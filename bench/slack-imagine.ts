@@ -123,6 +123,7 @@ async function runScenario(scenario: Scenario, finals: 'channel' | 'thread'): Pr
     policy: runners.light.policy,
     history: runners.light.history,
     styles: runners.light.styles,
+    members: runners.light.members,
   };
   const shown: ShownEvent[] = [];
   const bot = await startSlackBot({

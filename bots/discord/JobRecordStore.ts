@@ -40,6 +40,8 @@ export interface JobRecord {
   reply?: ReplyHandle | undefined;
   /** The language of the job's public messages (`JobHeader.locale`); English for records made before it was kept. */
   locale?: string | undefined;
+  /** Shown only to its requester (ephemeral): its Reroll, Retry and Edit are private too, and so is its end after a restart. */
+  private?: boolean | undefined;
 }
 
 /** An interaction's reply, as a later process can edit it (until the token expires, 15 minutes after `issuedAt`). */

@@ -1,4 +1,4 @@
-import { Routes, type REST, type RawFile } from 'discord.js';
+import { MessageFlags, Routes, type REST, type RawFile } from 'discord.js';
 import type { LoggerLike, OutputFormat } from 'pictor';
 import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus } from './discord-facts.js';
 import { loggableError } from './loggable-error.js';
@@ -26,6 +26,11 @@ export interface ReplyTargetOptions {
    * user installs, where the bot may not post in the channel at all): they go to a DM the bot opens with the user.
    */
   fallback?: 'channel' | 'dm' | undefined;
+  /**
+   * A private job: its reply is ephemeral, and so is every follow-up (more images, an image sent alone); past the
+   * token its results go by DM (`fallback: 'dm'`), never to the channel.
+   */
+  ephemeral?: boolean | undefined;
   logger: LoggerLike;
   /** Tries of a final message before falling back to the channel. Default 3. */
   finalAttempts?: number | undefined;
@@ -106,7 +111,7 @@ export class ReplyTarget {
       try {
         if (this.#mode === 'webhook' && this.#tokenUsable()) {
           await this.#o.webhookRest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
-            body: bodyOf(message),
+            body: this.#followUpBody(message),
             files: filesOf(message),
             auth: false,
             query: new URLSearchParams({ wait: 'true' }),
@@ -165,7 +170,7 @@ export class ReplyTarget {
     if (this.#mode === 'webhook' && this.#tokenUsable()) {
       try {
         await this.#o.webhookRest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
-          body: bodyOf(message),
+          body: this.#followUpBody(message),
           files: filesOf(message),
           auth: false,
           query: new URLSearchParams({ wait: 'true' }),
@@ -189,7 +194,7 @@ export class ReplyTarget {
   /** The reply was deleted: a follow-up takes its place (and later edits go to it). */
   async #replaceReply(message: OutgoingMessage): Promise<void> {
     const sent = (await this.#o.webhookRest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
-      body: bodyOf(message),
+      body: this.#followUpBody(message),
       files: filesOf(message),
       auth: false,
       query: new URLSearchParams({ wait: 'true' }),
@@ -224,6 +229,11 @@ export class ReplyTarget {
       if (this.#fallbackChannel === opened) this.#fallbackChannel = undefined;
     });
     return opened;
+  }
+
+  /** A follow-up's body: ephemeral for a private job, as its reply. */
+  #followUpBody(message: OutgoingMessage): Record<string, unknown> {
+    return this.#o.ephemeral ? { ...bodyOf(message), flags: MessageFlags.Ephemeral } : bodyOf(message);
   }
 
   #tokenUsable(): boolean {

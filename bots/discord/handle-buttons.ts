@@ -56,7 +56,9 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
           },
         }
       : undefined;
-  const job = { kind: record.kind, prompt: record.prompt, options: record.options, images, requester: requesterOf(interaction, ctx.adminRoleIds) };
+  // A private job's Reroll and Retry are private; a public job's Reroll follows the clicker's default, its Retry stays on its message.
+  const privately = record.private === true ? true : action === 'retry' ? false : undefined;
+  const job = { kind: record.kind, prompt: record.prompt, options: record.options, images, requester: requesterOf(interaction, ctx.adminRoleIds), private: privately };
   await startJob(ctx, interaction, job, action === 'reroll' ? 'reply' : 'update');
 }
 

@@ -36,7 +36,8 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
         return [image];
       },
     };
-    await startJob(ctx, interaction, { kind: 'edit', prompt, options: editOptionsFrom(record), images, requester }, 'reply');
+    // An edit of a private result is private too; of a public one, as the member's default says.
+    await startJob(ctx, interaction, { kind: 'edit', prompt, options: editOptionsFrom(record), images, requester, private: record.private === true ? true : undefined }, 'reply');
     return;
   }
   const images: ImagesToFetch = {

@@ -1,6 +1,6 @@
-import type { RepliableInteraction } from 'discord.js';
+import { MessageFlags, type RepliableInteraction } from 'discord.js';
 import { DEFAULTS } from 'pictor';
-import type { ImagesToFetch, InputImage, JobOptions, Requester } from '../runner/index.js';
+import { sayWords, type AdmittedJob, type ImagesToFetch, type InputImage, type JobOptions, type Requester } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import { OPTION_NAME_OF_FIELD } from './command-choices.js';
@@ -23,6 +23,8 @@ export interface JobRequest {
   images?: InputImage[] | ImagesToFetch | undefined;
   /** A house style the member picked (`style:`): the runner applies it; the reply, the history and Reroll show and send the job as sent. */
   style?: string | undefined;
+  /** `private:` as the member chose it (a Reroll or Retry: as the job was); undefined: their default. */
+  private?: boolean | undefined;
 }
 
 /**
@@ -36,19 +38,11 @@ export interface JobRequest {
  */
 export async function startJob(ctx: BotContext, interaction: JobInteraction, job: JobRequest, firstAnswer: FirstAnswer): Promise<void> {
   const key = ctx.store.newKey();
-  const locale = publicLocaleOf(interaction);
-  const header = { key, kind: job.kind, prompt: job.prompt, n: job.options.n ?? DEFAULTS.n, locale };
-  // The job as sent (a house style applied), once admitted: what its reply shows and its Reroll sends again.
-  let sent = { prompt: job.prompt, options: job.options };
-  const view = new JobView({
-    target: replyTargetOf(ctx, interaction, job.requester.userId),
-    header,
-    store: ctx.store,
-    attachmentSizeLimit: interaction.attachmentSizeLimit ?? DISCORD_LIMITS.defaultAttachmentBytes,
-    logger: ctx.logger,
-  });
+  // Decided by the intake (the member's choice, or their default): what the first answer shows, and to whom.
+  let admitted: AdmittedJob | undefined;
   // The images the job runs with, kept for its Reroll and Retry.
   let images = Array.isArray(job.images) ? job.images : [];
+  const { kind, requester } = job;
   const toFetch = Array.isArray(job.images) ? undefined : job.images;
   const handle = await ctx.runner.request(
     {
@@ -57,30 +51,58 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
       options: job.options,
       requester: job.requester,
       style: job.style,
+      private: job.private,
       fieldNames: OPTION_NAME_OF_FIELD,
       images: toFetch ? { declaredBytes: toFetch.declaredBytes, fetch: async () => (images = await toFetch.fetch()) } : job.images,
     },
     {
       refuse: (reason) => refusePrivately(ctx, interaction, reason),
-      accept: async (admitted) => {
-        sent = { prompt: admitted.prompt, options: admitted.options };
-        Object.assign(header, { prompt: sent.prompt, n: sent.options.n ?? DEFAULTS.n });
-        const answer = () => (firstAnswer === 'update' && interaction.isMessageComponent() ? interaction.deferUpdate() : interaction.deferReply());
-        if ((await acknowledge(`${job.kind}: ${firstAnswer === 'update' ? 'defer update' : 'defer'}`, answer, ctx.logger)) === 'expired') return undefined;
-        return { sink: view.sink, historyKey: key, historyLink: () => linkToReply(ctx, interaction, job.requester.scopeId) };
+      accept: async (decided) => {
+        admitted = decided;
+        // A private job's reply is ephemeral (a Retry updates the message it is on, which was made as its job was).
+        const flags = decided.private ? MessageFlags.Ephemeral : undefined;
+        const answer = () => (firstAnswer === 'update' && interaction.isMessageComponent() ? interaction.deferUpdate() : interaction.deferReply({ flags }));
+        if ((await acknowledge(`${kind}: ${firstAnswer === 'update' ? 'defer update' : 'defer'}`, answer, ctx.logger)) === 'expired') return undefined;
+        if (decided.ignoredDefaults) await tellIgnoredDefaults(ctx, interaction, decided);
+        const view = new JobView({
+          target: replyTargetOf(ctx, interaction, decided),
+          // The job as sent (a house style applied): what its reply shows and its Reroll sends again.
+          header: { key, kind, prompt: decided.prompt, n: decided.options.n ?? DEFAULTS.n, locale: localeOf(interaction, decided) },
+          store: ctx.store,
+          attachmentSizeLimit: interaction.attachmentSizeLimit ?? DISCORD_LIMITS.defaultAttachmentBytes,
+          logger: ctx.logger,
+        });
+        // An ephemeral message has no link anyone could open.
+        return { sink: view.sink, historyKey: key, historyLink: decided.private ? undefined : () => linkToReply(ctx, interaction, requester.scopeId) };
       },
       fail: (reason) => refuseAfterAnswer(ctx, interaction, firstAnswer, reason),
     },
   );
-  if (!handle) return;
+  if (!handle || !admitted) return;
   // Visible to buttons at once (the runner's first update comes on a later turn); saved to disk in the background of this await.
   const reply = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
-  await ctx.store.add({ key, kind: job.kind, prompt: sent.prompt, options: sent.options, requester: job.requester, status: 'running', runnerJobId: handle.id, reply, locale }, images);
+  const { prompt, options } = admitted;
+  await ctx.store.add(
+    { key, kind, prompt, options, requester, status: 'running', runnerJobId: handle.id, reply, locale: localeOf(interaction, admitted), ...(admitted.private && { private: true }) },
+    images,
+  );
   ctx.track(handle.done);
 }
 
+/** The language of a job's messages: the server's for a public one (everyone in the channel reads it), the member's for a private one. */
+function localeOf(interaction: JobInteraction, job: Pick<AdmittedJob, 'private'>): string {
+  return job.private ? interaction.locale : publicLocaleOf(interaction);
+}
+
+/** The member's defaults this server's rules do not allow, which the job did without: told to them alone. */
+async function tellIgnoredDefaults(ctx: BotContext, interaction: JobInteraction, job: AdmittedJob): Promise<void> {
+  const content = `ℹ️ ${sayWords(interaction.locale, job.ignoredDefaults!)}`;
+  await interaction.followUp({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }).catch((error: unknown) => ctx.logger.warn({ err: String(error) }, 'could not tell a member which of their defaults were not used'));
+}
+
 /** The target a job's updates are written to: the interaction's reply while its token lives, then the channel (or a DM). */
-function replyTargetOf(ctx: BotContext, interaction: JobInteraction, userId: string): ReplyTarget {
+function replyTargetOf(ctx: BotContext, interaction: JobInteraction, job: Pick<AdmittedJob, 'private'>): ReplyTarget {
+  const userId = interaction.user.id;
   return new ReplyTarget({
     webhookRest: ctx.webhookRest,
     botRest: interaction.client.rest,
@@ -89,9 +111,10 @@ function replyTargetOf(ctx: BotContext, interaction: JobInteraction, userId: str
     issuedAt: interaction.createdTimestamp,
     channelId: interaction.channelId ?? '',
     userId,
-    locale: publicLocaleOf(interaction),
-    // In DMs and user installs the bot may not post in the channel: past the token, results go to a DM with the user.
-    fallback: isPersonalContext(interaction) ? 'dm' : 'channel',
+    locale: localeOf(interaction, job),
+    // In DMs and user installs the bot may not post in the channel, and a private job is not for the channel: past the token, results go to a DM with the user.
+    fallback: isPersonalContext(interaction) || job.private ? 'dm' : 'channel',
+    ephemeral: job.private,
     logger: ctx.logger,
   });
 }

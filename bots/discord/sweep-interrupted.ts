@@ -26,8 +26,9 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
       channelId: record.requester.channelId,
       userId: record.requester.userId,
       locale: header.locale,
-      // A DM or user-install job: the bot may not post in that channel, so by DM.
-      fallback: isDmScope(record.requester.scopeId) ? 'dm' : 'channel',
+      // A DM or user-install job: the bot may not post in that channel, so by DM; a private job is not for the channel either.
+      fallback: isDmScope(record.requester.scopeId) || record.private === true ? 'dm' : 'channel',
+      ephemeral: record.private === true,
       logger: ctx.logger,
       finalAttempts: 2,
     });

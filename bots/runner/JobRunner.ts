@@ -28,6 +28,7 @@ import { refusalFromReservation, refusalFromValidation } from './describe-refusa
 import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
 import { settingsInState, type ScopeSettingsStore } from './scope-settings.js';
+import { MemberDefaultsBook, memberDefaultsInState, type AppliedDefaults, type MemberDefaultsStore } from './member-defaults.js';
 import { JobHistory, type JobHistoryStore } from './job-history.js';
 import { HouseStyles, type HouseStyleRecord, type StyledJob } from './house-styles.js';
 import type { Space } from '../state/index.js';
@@ -89,6 +90,8 @@ export interface JobRunnerOptions {
   settings?: ScopeSettingsStore | undefined;
   /** Where the house styles are kept (the bots' state: its `house-styles` space). Default this process's memory. */
   styles?: Pick<Space<HouseStyleRecord>, 'get' | 'update'> | undefined;
+  /** Where members' own defaults are kept (the bots' state: `memberDefaultsInState`). Default this process's memory. */
+  memberDefaults?: MemberDefaultsStore | undefined;
   /** Where members' job history is kept (`/imagine-history`); without it no history is kept. */
   history?: JobHistoryStore | undefined;
   /** Days a job stays in the history (`PICTOR_HISTORY_RETENTION_DAYS`). Default 30. */
@@ -177,6 +180,8 @@ export class JobRunner {
   readonly policy: ScopePolicy;
   /** The house styles of every server/workspace (defined by their admins, picked by members, applied by the intake first). */
   readonly styles: HouseStyles;
+  /** Each member's own defaults (`/imagine-settings`), which the intake applies within the rules. */
+  readonly members: MemberDefaultsBook;
   /** Members' last jobs, recorded by the surfaces when a job ends; undefined when no history store was given. */
   readonly history: JobHistory | undefined;
   /** Makes the preview each shown partial is uploaded as (`JobUpdate['preview']`). */
@@ -225,6 +230,7 @@ export class JobRunner {
       cacheMs: options.settingsCacheMs,
     });
     this.styles = new HouseStyles({ space: options.styles, logger: this.#logger, now: this.#now, cacheMs: options.settingsCacheMs });
+    this.members = new MemberDefaultsBook({ store: options.memberDefaults ?? memberDefaultsInState(), policy: this.policy, logger: this.#logger });
     this.previews = new PreviewEncoder({ enabled: options.lightPreviews, logger: this.#logger });
     this.history = options.history && new JobHistory({ store: options.history, retentionDays: options.historyRetentionDays, logger: this.#logger, now: this.#now });
     if (!(Number.isFinite(this.#minUpdateIntervalMs) && this.#minUpdateIntervalMs >= 0)) {
@@ -336,8 +342,10 @@ export class JobRunner {
     const { images, fieldNames, style, ...asked } = intent;
     // A house style first: every rule below sees the prompt and options as they will be sent.
     const styled = await this.styles.apply(asked, style);
+    // Then the member's own defaults where neither they nor the style chose; each only where the rules below allow it.
+    const member = await this.members.apply({ ...asked, prompt: styled.prompt, options: styled.options });
     // The server's/workspace's rules (who, where, what) before anything is reserved or sent; they fill in its defaults.
-    const { spec, previews } = await this.policy.admit({ ...asked, prompt: styled.prompt, options: styled.options }).catch((error: unknown) => {
+    const { spec, previews } = await this.policy.admit(member.spec).catch((error: unknown) => {
       if (!(error instanceof JobRefusedError)) throw error;
       const { platform, scopeId, userId } = asked.requester;
       this.#logger.info({ code: error.code, platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');
@@ -345,7 +353,7 @@ export class JobRunner {
       const word = error.code === 'blocked_word' && styled.style !== undefined ? findBlockedWordIn(error) : undefined;
       throw (word !== undefined && this.styles.blockedWordOfStyle(asked.prompt, word, styled.style!)) || error;
     });
-    const fields = this.#parse(spec, previews, fieldNames);
+    const fields = this.#parse(spec, member.previews ? previews : 0, fieldNames);
     const toFetch = isImagesToFetch(images) ? images : undefined;
     const request = spec.kind === 'edit' && !isImagesToFetch(images) ? this.#withImages(fields, images ?? [], fieldNames) : fields;
     const estimate = estimatePrice({ operation: spec.kind, size: fields.size, quality: fields.quality, n: fields.n });
@@ -377,7 +385,7 @@ export class JobRunner {
       this.#logger.info({ jobId: id, code: refusal.code, limit: reservation.limit, used: reservation.used }, 'job refused by a limit');
       throw refusal;
     }
-    const admission: Admission = { id, intent, styled, spec: { ...spec, images: undefined }, fields, request: toFetch ? undefined : request, toFetch, estimate, place, charged: reservation.job };
+    const admission: Admission = { id, intent, styled, member, spec: { ...spec, images: undefined }, fields, request: toFetch ? undefined : request, toFetch, estimate, place, charged: reservation.job };
     if (this.#closed) {
       await this.#drop(admission);
       this.#assertOpen();
@@ -389,7 +397,15 @@ export class JobRunner {
   async #startAdmitted(admission: Admission, answers: IntakeAnswers): Promise<JobHandle | undefined> {
     let accepted: AcceptedJob | undefined;
     try {
-      accepted = await answers.accept({ id: admission.id, estimate: admission.estimate, prompt: admission.styled.prompt, options: admission.styled.options });
+      const { styled, member } = admission;
+      accepted = await answers.accept({
+        id: admission.id,
+        estimate: admission.estimate,
+        prompt: styled.prompt,
+        private: admission.spec.private === true,
+        options: member.spec.options,
+        ignoredDefaults: member.ignored,
+      });
     } finally {
       if (!accepted) await this.#drop(admission);
     }
@@ -435,8 +451,9 @@ export class JobRunner {
     if (history && key !== undefined) {
       // The member's history (`/imagine-history`) once the job has ended; `shutdown` waits for it. Without the input images; as sent (its style applied).
       const { kind } = admission.intent;
-      const { prompt, options } = admission.styled;
-      const kept = job.done.then((final) => history.recordEnd(requester, { key, kind, prompt, options }, final, accepted.historyLink?.()));
+      const { prompt } = admission.styled;
+      const { options } = admission.member.spec;
+      const kept = job.done.then((final) => history.recordEnd(requester, { key, kind, prompt, options, private: spec.private === true }, final, accepted.historyLink?.()));
       this.#historyWrites.add(kept);
       void kept.finally(() => this.#historyWrites.delete(kept));
     }
@@ -807,6 +824,8 @@ interface Admission {
   intent: JobIntent;
   /** Its prompt and options as sent: the house style applied (the member's own without one). */
   styled: StyledJob;
+  /** The member's defaults applied (the options as the member's, before the scope's defaults). */
+  member: AppliedDefaults;
   /** As the rules admitted it (the scope's defaults filled in), without images. */
   spec: JobSpec;
   /** Its fields, parsed once. */

@@ -69,7 +69,16 @@ function spendRefusalWords(refusal: Refusal, context: { estimateUsd: number; now
  */
 export function refusalFromPolicy(
   code: PolicyRefusalCode,
-  context: { platform: Platform; word?: string | undefined; channels?: readonly string[] | undefined; allowed?: readonly string[] | undefined; limit?: number | undefined; used?: number | undefined },
+  context: {
+    platform: Platform;
+    word?: string | undefined;
+    channels?: readonly string[] | undefined;
+    allowed?: readonly string[] | undefined;
+    limit?: number | undefined;
+    used?: number | undefined;
+    /** `private_not_allowed`: the member's default asked for it, not the command. */
+    fromDefault?: boolean | undefined;
+  },
 ): JobRefusedError {
   const scope = SCOPE_WORDS[context.platform];
   const allowed = context.allowed?.join(', ');
@@ -88,6 +97,8 @@ export function refusalFromPolicy(
       return new JobRefusedError(code, words('refusal.high_quality_not_allowed', { scope }), { field: 'quality' });
     case 'moderation_not_allowed':
       return new JobRefusedError(code, words('refusal.moderation_not_allowed', { scope }), { field: 'moderation' });
+    case 'private_not_allowed':
+      return new JobRefusedError(code, words('refusal.private_not_allowed', { scope, platform: context.platform, fromDefault: context.fromDefault ? 'yes' : 'no' }), { field: 'private' });
     case 'scope_not_allowed':
     case 'dms_not_enabled':
     case 'member_blocked':

@@ -86,6 +86,7 @@ export function describeSettings(s: EffectiveSettings, howToChange: string, loca
     line('defaultSize', s.defaultSize),
     line('defaultQuality', s.defaultQuality),
     line('defaultPreviews', s.defaultPreviews),
+    line('privateResults', s.privateResults),
     say(locale, 'settings.how_to_change', { command: howToChange }),
   ];
   return lines.join('\n');
@@ -101,6 +102,7 @@ function sourceText(setting: EffectiveSetting<unknown>, locale: string | undefin
 /** A setting's value as written: mentions for channels, users and roles; lists joined by commas (the values are the spec's or ids, in every language). */
 function valueText(name: SettingName, value: unknown, platform: Platform): string {
   const list = Array.isArray(value) ? (value as string[]) : undefined;
+  if (typeof value === 'boolean') return value ? 'on' : 'off';
   if (!list) return String(value);
   if (list.length === 0) return '—';
   switch (name) {

@@ -67,7 +67,20 @@ export {
   type StyledJob,
 } from './house-styles.js';
 export { changeStyle, describeStyles, styleChoiceName } from './describe-styles.js';
-export { SETTING_WORDS, settingHint, settingOfWord, parseSettingValue, type SettingWord } from './setting-words.js';
+export {
+  MemberDefaultsBook,
+  memberDefaultsInState,
+  MemberDefaultsSchema,
+  MEMBER_DEFAULT_NAMES,
+  type AppliedDefaults,
+  type MemberDefaultName,
+  type MemberDefaults,
+  type MemberDefaultsChange,
+  type MemberDefaultsStore,
+  type MemberDefaultView,
+} from './member-defaults.js';
+export { describeMemberDefaults, type MemberDefaultsCommands } from './describe-member-defaults.js';
+export { SETTING_WORDS, settingHint, settingOfWord, parseSettingValue, onOffOf, type SettingWord } from './setting-words.js';
 export {
   JobHistory,
   stateHistory,

@@ -27,6 +27,8 @@ export const HistoryEntrySchema = z.object({
   at: z.number(),
   /** A link to the result message, when the surface knows it. */
   link: z.string().max(500).optional(),
+  /** Shown only to the member: in their own history, never in the server's/workspace's. */
+  private: z.boolean().optional(),
 });
 
 export type HistoryEntry = z.output<typeof HistoryEntrySchema>;
@@ -81,7 +83,7 @@ export class JobHistory {
    */
   recordEnd(
     requester: Requester,
-    job: { key: string; kind: JobSpec['kind']; prompt: string; options: JobOptions },
+    job: { key: string; kind: JobSpec['kind']; prompt: string; options: JobOptions; private?: boolean | undefined },
     final: FinalUpdate,
     link?: Promise<string | undefined> | string | undefined,
   ): Promise<void> {
@@ -98,6 +100,7 @@ export class JobHistory {
           status: final.type,
           ...(final.type === 'completed' && { costUsd: final.cost.totalUsd }),
           ...(url && { link: url }),
+          ...(job.private && { private: true }),
         }),
       );
     this.#pending.add(kept);
@@ -125,10 +128,12 @@ export class JobHistory {
     return this.#fresh(await this.#store.ofUser(userKeyOf(requester))).slice(0, HISTORY_LIMITS.shown);
   }
 
-  /** An admin's view: the server's/workspace's last jobs; undefined for anyone else. */
+  /** An admin's view: the server's/workspace's last jobs, without the private ones (only their members see them); undefined for anyone else. */
   async ofScope(requester: Requester): Promise<HistoryEntry[] | undefined> {
     if (!requester.isAdmin) return undefined;
-    return this.#fresh(await this.#store.ofScope(scopeKeyOf(requester))).slice(0, HISTORY_LIMITS.shown * 2);
+    return this.#fresh(await this.#store.ofScope(scopeKeyOf(requester)))
+      .filter((entry) => entry.private !== true)
+      .slice(0, HISTORY_LIMITS.shown * 2);
   }
 
   /** Erases the member's own history; answers how many jobs were erased. Logged without any prompt. */

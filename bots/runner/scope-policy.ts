@@ -50,6 +50,8 @@ export interface EffectiveSettings {
   defaultSize: EffectiveSetting<Size>;
   defaultQuality: EffectiveSetting<Quality>;
   defaultPreviews: EffectiveSetting<number>;
+  /** Whether members may ask for private results. */
+  privateResults: EffectiveSetting<boolean>;
 }
 
 /** Why a settings change was refused. Stable: surfaces and tests switch on it. */
@@ -163,6 +165,7 @@ export class ScopePolicy {
     if (isOneOf(quality, QUALITIES) && !s.qualities.value.includes(quality)) refuse('quality_not_allowed', { allowed: s.qualities.value });
     if (quality === 'high' && s.highQualityFor.value.length > 0 && !isListed(requester, s.highQualityFor.value)) refuse('high_quality_not_allowed');
     if (isOneOf(size, SIZES) && !s.sizes.value.includes(size)) refuse('size_not_allowed', { allowed: s.sizes.value });
+    if (spec.private === true && !s.privateResults.value) refuse('private_not_allowed', { fromDefault: spec.privateByDefault === true });
     return { spec: { ...spec, options }, previews: s.defaultPreviews.value };
   }
 
@@ -236,6 +239,7 @@ export class ScopePolicy {
       defaultSize,
       defaultQuality,
       defaultPreviews,
+      privateResults: v.privateResults !== undefined ? admin('privateResults', v.privateResults) : { value: true, source: 'default' },
     };
   }
 

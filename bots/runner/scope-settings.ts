@@ -35,6 +35,8 @@ export const ScopeSettingsSchema = z.object({
   defaultQuality: z.enum(QUALITIES).optional(),
   /** Previews streamed per image, 0–3 (at most the operator's PICTOR_PARTIAL_IMAGES). */
   defaultPreviews: z.number().int().min(0).max(3).optional(),
+  /** Whether members may ask for private results (shown only to them); unset: they may. */
+  privateResults: z.boolean().optional(),
 });
 
 export type ScopeSettings = z.output<typeof ScopeSettingsSchema>;

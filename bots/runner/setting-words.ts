@@ -22,6 +22,7 @@ export const SETTING_WORDS = {
   'default-size': 'defaultSize',
   'default-quality': 'defaultQuality',
   'default-previews': 'defaultPreviews',
+  'private-results': 'privateResults',
 } as const satisfies Record<string, SettingName>;
 
 export type SettingWord = keyof typeof SETTING_WORDS;
@@ -48,6 +49,8 @@ export function settingHint(name: SettingName, locale?: string): string {
       return say(locale, 'settings.hint.number', { min: 1, max: LIMITS.nMax });
     case 'defaultPreviews':
       return say(locale, 'settings.hint.number', { min: 0, max: LIMITS.partialImagesMax });
+    case 'privateResults':
+      return say(locale, 'settings.hint.onOff', { on: 'on', off: 'off' });
     default:
       return say(locale, `settings.hint.${name}`);
   }
@@ -56,7 +59,7 @@ export function settingHint(name: SettingName, locale?: string): string {
 const LISTS: readonly SettingName[] = ['channels', 'allowed', 'blocked', 'blockedWords', 'qualities', 'sizes', 'highQualityFor'];
 
 export type ParsedSetting =
-  | { ok: true; op: 'set' | 'add' | 'remove'; value: unknown[] | string | number }
+  | { ok: true; op: 'set' | 'add' | 'remove'; value: unknown[] | string | number | boolean }
   | { ok: true; op: 'clear' }
   | { ok: false };
 
@@ -74,7 +77,15 @@ export function parseSettingValue(name: SettingName, text: string): ParsedSettin
   return value === undefined ? { ok: false } : { ok: true, op, value };
 }
 
-function readValue(name: SettingName, text: string): unknown[] | string | number | undefined {
+/** `on`/`off` (and yes/no, true/false) as typed by a member or an admin, in every language; undefined for anything else. */
+export function onOffOf(text: string): boolean | undefined {
+  const word = text.trim().toLowerCase();
+  if (['on', 'yes', 'true', 'allow', 'allowed'].includes(word)) return true;
+  if (['off', 'no', 'false', 'forbid', 'forbidden'].includes(word)) return false;
+  return undefined;
+}
+
+function readValue(name: SettingName, text: string): unknown[] | string | number | boolean | undefined {
   const words = text.split(/[\s,]+/).filter(Boolean);
   const nonEmpty = <T>(list: T[]) => (list.length > 0 ? list : undefined);
   switch (name) {
@@ -100,6 +111,8 @@ function readValue(name: SettingName, text: string): unknown[] | string | number
       return (SIZES as readonly string[]).includes(text) ? text : undefined;
     case 'defaultQuality':
       return (QUALITIES as readonly string[]).includes(text.toLowerCase()) ? text.toLowerCase() : undefined;
+    case 'privateResults':
+      return onOffOf(text);
   }
 }
 

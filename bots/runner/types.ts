@@ -72,6 +72,14 @@ export interface JobSpec {
   /** Required for edits (1 to 16). */
   images?: InputImage[] | undefined;
   requester: Requester;
+  /**
+   * Shown only to its requester (Discord: ephemeral; Slack: their DM with the bot). Asked for with the command's
+   * option, or the member's default (`MemberDefaults`): undefined is the member's default, then public. The
+   * server's/workspace's `private-results` setting may forbid it (`private_not_allowed`).
+   */
+  private?: boolean | undefined;
+  /** Set by the intake when `private` came from the member's default (a refusal then names the default). */
+  privateByDefault?: boolean | undefined;
 }
 
 /**
@@ -103,9 +111,14 @@ export interface AdmittedJob {
   id: string;
   /** The upper-bound price reserved. */
   estimate: PriceQuote;
-  /** The prompt and options as sent (a house style's text and options applied): what the job's message shows and a Reroll sends again. */
+  /** The prompt as sent (a house style's text applied): what the job's message shows and a Reroll sends again. */
   prompt: string;
+  /** Shown only to its requester (asked, or the member's default): the first answer and everything after it are private. */
+  private: boolean;
+  /** The options it runs with: a house style's options and the member's defaults filled in where they chose nothing (what a Reroll asks again). */
   options: JobOptions;
+  /** The member's defaults the server's/workspace's rules do not allow, which were not used: to tell the member privately. */
+  ignoredDefaults?: Words | undefined;
 }
 
 /** Where an admitted job's updates go, once the surface has given its public answer. */
@@ -246,6 +259,7 @@ export const POLICY_REFUSAL_CODES = [
   'size_not_allowed',
   'moderation_not_allowed',
   'dms_not_enabled',
+  'private_not_allowed',
 ] as const;
 
 export type PolicyRefusalCode = (typeof POLICY_REFUSAL_CODES)[number];

@@ -57,6 +57,9 @@ export const SavedRequestSchema = z.object({
   locale: z.string().max(35).optional(),
   /** `active` from submission until the message shows the job's end; a crash leaves it `active` (see the start-up sweep). */
   status: z.enum(['active', 'ended']).optional(),
+  /** Shown only to its requester: `channelId` is their direct messages with the bot, `askedIn` the channel they asked in (whose rules apply to its Reroll and Edit). */
+  private: z.literal(true).optional(),
+  askedIn: z.string().optional(),
 });
 
 export type SavedRequest = z.output<typeof SavedRequestSchema>;

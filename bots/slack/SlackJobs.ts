@@ -4,6 +4,7 @@ import {
   describeFailure,
   isJobRefusedError,
   mayCancel,
+  say,
   sayWords,
   type FieldNames,
   type ImagesToFetch,
@@ -26,7 +27,7 @@ const MAX_UNREPAIRED = 50;
  * called once per entry point (through `SlackJobs`); `cancel` and `get` for the buttons; the budgets, rules and
  * history for the usage, admin and history commands.
  */
-export type SlackJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history' | 'styles'>;
+export type SlackJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history' | 'styles' | 'members'>;
 
 /** Who did something in Slack, and where. */
 export interface SlackActor {
@@ -56,6 +57,8 @@ export interface StartJob {
   fieldNames?: FieldNames | undefined;
   /** A house style the member picked (`--style`): the runner applies it; the saved request (Reroll, Edit, history) is the job as sent. */
   style?: string | undefined;
+  /** `--private`/`--public` as the person chose (a Reroll or Edit of a private job: true); undefined: their default. */
+  private?: boolean | undefined;
 }
 
 export interface SlackJobsOptions {
@@ -150,23 +153,31 @@ export class SlackJobs {
     let request: SavedRequest | undefined;
     let view: SlackJobView | undefined;
     const handle = await this.#o.runner.request(
-      { kind: input.kind, prompt: input.prompt, options: input.options, requester, images: input.images, fieldNames: input.fieldNames, style: input.style },
+      { kind: input.kind, prompt: input.prompt, options: input.options, requester, images: input.images, fieldNames: input.fieldNames, style: input.style, private: input.private },
       {
         refuse: (reason) => this.#tellRefusal(reason, input),
-        accept: async (admitted) => {
+        accept: async (decided) => {
+          // A private job lives in the member's direct messages with the bot (an ephemeral message can carry no files and
+          // cannot be updated): its message, previews, images and buttons; the channel gets a note only they see.
+          const dm = decided.private ? await this.#directMessagesOf(input) : undefined;
+          if (decided.private && !dm) return undefined;
           request = await this.#o.store.create({
             kind: input.kind,
-            // As sent: a house style's text and options applied.
-            prompt: admitted.prompt,
-            options: admitted.options,
+            // As sent and as it runs: a house style's text and options applied, the member's defaults filled in (what a
+            // Reroll asks again).
+            prompt: decided.prompt,
+            options: decided.options,
             inputFiles: input.inputFiles,
             teamId: input.actor.teamId,
             userId: input.actor.userId,
-            channelId: input.actor.channelId,
-            threadTs: input.threadTs,
+            channelId: dm ?? input.actor.channelId,
+            threadTs: dm ? undefined : input.threadTs,
             locale: input.actor.locale,
             status: 'active',
+            ...(dm && { private: true as const, askedIn: input.actor.channelId }),
           });
+          const notes = [dm && say(input.actor.locale, 'slack.job.private_in_dm'), decided.ignoredDefaults && `:information_source: ${sayWords(input.actor.locale, decided.ignoredDefaults)}`].filter(Boolean);
+          if (notes.length > 0) await input.notify(notes.join('\n')).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a member about their job privately'));
           view = new SlackJobView({
             client: input.client,
             writer: this.#o.writer,
@@ -216,6 +227,21 @@ export class SlackJobs {
     const repaired = await view.repair();
     if (repaired) this.#unrepaired.delete(jobId);
     return repaired;
+  }
+
+  /**
+   * The member's direct messages with the bot (`conversations.open`, scope `im:write`), where a private job is shown;
+   * undefined (the member told why, the job dropped: nothing charged) when Slack does not open them.
+   */
+  async #directMessagesOf(input: StartJob): Promise<string | undefined> {
+    try {
+      const opened = await input.client.conversations.open({ users: input.actor.userId });
+      if (opened.channel?.id) return opened.channel.id;
+    } catch (error) {
+      this.#o.logger.warn({ err: String(error), user: input.actor.userId }, 'could not open a member’s direct messages for a private job');
+    }
+    await input.notify(`:warning: ${say(input.actor.locale, 'error.on_my_side')}`).catch(() => undefined);
+    return undefined;
   }
 
   /** Tells the person privately why their job did not start: the runner's refusal, or an input image's own words. */

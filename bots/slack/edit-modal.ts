@@ -22,6 +22,8 @@ const EditContextSchema = z.object({
   f: z.array(z.object({ id: z.string(), n: z.string().optional() })).max(LIMITS.editImagesMax).optional(),
   /** A response_url for private notes, when the modal came from a command or shortcut. */
   u: z.string().optional(),
+  /** An edit of a private result: private too. */
+  p: z.literal(1).optional(),
 });
 
 export interface EditContext {
@@ -29,6 +31,8 @@ export interface EditContext {
   threadTs?: string | undefined;
   files?: SlackFileRef[] | undefined;
   responseUrl?: string | undefined;
+  /** An edit of a private result: shown only to the member, as the result was. */
+  private?: boolean | undefined;
   /** Text to start the prompt with (not kept in the metadata). */
   initialPrompt?: string | undefined;
 }
@@ -64,6 +68,7 @@ export function editModal(context: EditContext, locale?: string): types.ModalVie
     ...(context.threadTs ? { t: context.threadTs } : {}),
     ...(known.length ? { f: known.map((f) => ({ id: f.id, ...(f.name ? { n: f.name.slice(0, 80) } : {}) })) } : {}),
     ...(context.responseUrl ? { u: context.responseUrl } : {}),
+    ...(context.private ? { p: 1 as const } : {}),
   } satisfies z.input<typeof EditContextSchema>);
   const blocks: types.KnownBlock[] = [];
   if (known.length) {
@@ -163,7 +168,7 @@ export function readEditSubmission(view: { private_metadata?: string; state?: { 
   if (Object.keys(errors).length) return { ok: false, errors };
   return {
     ok: true,
-    context: { channelId: meta.c, threadTs: meta.t, responseUrl: meta.u, files },
+    context: { channelId: meta.c, threadTs: meta.t, responseUrl: meta.u, files, private: meta.p === 1 },
     prompt,
     options: options as JobOptions,
     files,

@@ -45,7 +45,13 @@ export function allowedFor(flag: string, locale?: string): string {
 /** `--style NAME`: a house style of the workspace (the runner applies it; not a request field). */
 export const STYLE_FLAG = 'style';
 
-export type ImagineText = { kind: 'help' } | { kind: 'request'; prompt: string; options: JobOptions; /** `--style NAME`, as typed. */ style?: string | undefined };
+/** `private`: `--private` (only for the person) or `--public` (in the channel, whatever their default); undefined: their default. */
+export type ImagineText =
+  | { kind: 'help' }
+  | { kind: 'request'; prompt: string; options: JobOptions; /** `--style NAME`, as typed. */ style?: string | undefined; private?: boolean | undefined };
+
+/** The flags that take no value: who sees the job. */
+export const VISIBILITY_FLAGS: Readonly<Record<string, boolean>> = { private: true, public: false };
 
 const HELP_WORDS = new Set(['help', '--help', '-h', '?']);
 /** `--size`, and `—size` / `–size` (Slack clients turn `--` into a dash). */
@@ -65,6 +71,7 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
   const tokens = [...text.matchAll(/\S+/g)];
   const jobOptions: Record<string, string | number> = {};
   let style: string | undefined;
+  let privately: boolean | undefined;
   const removed: [number, number][] = [];
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
@@ -72,9 +79,14 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
     if (!match) continue;
     const name = match[1]!.toLowerCase().replace(/_/g, '-');
     const flag = name === 'output-format' ? 'format' : name === 'output-compression' ? 'compression' : name;
+    if (Object.hasOwn(VISIBILITY_FLAGS, flag) && match[2] === undefined) {
+      privately = VISIBILITY_FLAGS[flag];
+      removed.push([token.index, token.index + token[0].length]);
+      continue;
+    }
     const spec = FLAGS[flag];
     if (!spec && flag !== STYLE_FLAG) {
-      const known = [...Object.keys(FLAGS), STYLE_FLAG];
+      const known = [...Object.keys(FLAGS), STYLE_FLAG, ...Object.keys(VISIBILITY_FLAGS)];
       const near = closestWord(name, known);
       const flags = known.map((f) => `\`--${f}\``).join(', ');
       throw new SlackInputError('unknown_flag', words('slack.flag.unknown', { flag: `\`--${name}\``, near: near ? `\`--${near}\`` : '', meant: near ? 'yes' : 'no', flags }), {
@@ -101,7 +113,7 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
   if (!prompt && options.promptRequired !== false) {
     throw new SlackInputError('missing_prompt', words('slack.imagine.missing_prompt', { example: `\`${options.example ?? say(locale, 'slack.imagine.example', { command: '/imagine' })}\`` }));
   }
-  return { kind: 'request', prompt, options: jobOptions as JobOptions, ...(style === undefined ? {} : { style }) };
+  return { kind: 'request', prompt, options: jobOptions as JobOptions, ...(style === undefined ? {} : { style }), ...(privately !== undefined && { private: privately }) };
 }
 
 function flagValue(flag: string, spec: FlagSpec, raw: string, locale: string | undefined): string | number {
@@ -152,9 +164,11 @@ export function usageText(commands: { imagine: string; edit: string }, locale?: 
     say(locale, 'slack.help.flags'),
     ...lines,
     say(locale, 'slack.help.style', { flag: '`--style NAME`', command: `\`${commands.imagine} styles\`` }, bold),
+    say(locale, 'slack.help.private', { private: '`--private`', public: '`--public`' }, bold),
     say(locale, 'slack.help.edit', { command: `\`${commands.edit}\`` }, bold),
     say(locale, 'slack.help.progress', {}, bold),
     say(locale, 'slack.help.usage', { command: `\`${commands.imagine} usage\`` }, bold),
+    say(locale, 'slack.help.settings', { command: `\`${commands.imagine} settings\`` }, bold),
     say(locale, 'slack.help.admins', { command: `\`${commands.imagine} admin budget user-daily 2.50\`` }, bold),
   ].join('\n');
 }

@@ -15,7 +15,7 @@ export interface BotState {
   readonly redis: RedisLink | undefined;
   /**
    * Erases a member's prompts everywhere Pictor keeps them: their Discord jobs and drafts, Slack requests, history
-   * (the records of their running jobs keep no prompt), and the prompts of their usage records in the ledger (the
+   * (the records of their running jobs keep no prompt), their own defaults, and the prompts of their usage records in the ledger (the
    * amounts stay). Answers how many history entries there were.
    */
   forget(userKey: string): Promise<number>;
@@ -89,6 +89,8 @@ async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: strin
     }
   }
   if (platform === 'discord') await store.space(spaces.discordDrafts).delete(id);
+  // Their own defaults (`/imagine-settings`) go too.
+  await store.space(spaces.memberDefaults).delete(stateKeyOf(userKey));
   const { before } = await store.space<unknown[]>(spaces.history).update(stateKeyOf(userKey), () => undefined);
   await ledger?.forgetPrompts(userKey);
   return before?.length ?? 0;

@@ -63,6 +63,8 @@ export function botSpaces(settings: SpaceSettings = {}) {
     scopeSettings: { name: 'scope-settings', dir: 'settings', ttlMs: undefined, maxValueBytes: 256 * KIB },
     /** Each server's/workspace's house styles (at most 25, by name): text around a member's prompt and default options. */
     houseStyles: { name: 'house-styles', dir: 'styles', ttlMs: undefined, maxValueBytes: 64 * KIB },
+    /** Each member's own defaults (size, quality, format, count, private, previews), until they change them or `forget`. */
+    memberDefaults: { name: 'member-defaults', dir: 'members/defaults', ttlMs: undefined, maxValueBytes: 1 * KIB, maxCount: 100_000, maxBytes: 32 * MIB },
   } satisfies Record<string, SpaceDefinition>;
 }
 

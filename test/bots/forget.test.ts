@@ -58,6 +58,10 @@ describe.each([
     // On Slack: a job of a member of a workspace.
     await slack.command({ command: '/imagine', text: `a ${MARKER} fox --quality low`, channel: 'C0FORGET', user: 'U0FORGET' });
     await finishedJob(slack, 'C0FORGET');
+    // The member's own defaults (no prompt, but theirs: forget erases them too).
+    expect((await discordAnswer(discord, discord.slashCommand('imagine-settings', { size: '1536x1024', private: false }))).content).toContain('• size: 1536x1024');
+    const defaultsRecord = new RegExp(`(member-defaults:r:|members/defaults/)discord-${discord.user.id}`);
+    expect(await everything(dataDir, url, prefix)).toMatch(defaultsRecord);
     expect(await everything(dataDir, url, prefix)).toContain(MARKER);
     const spentBefore = await usage(discord);
     // The console lists the member's generation with its prompt and a thumbnail of its kept image (the bots' state).
@@ -79,6 +83,8 @@ describe.each([
     expect(kept).toContain('a lighthouse of someone else');
     expect(await usage(discord)).toBe(spentBefore);
     expect((await discordAnswer(discord, discord.slashCommand('imagine-history', {}))).content).toContain('Nothing yet.');
+    expect(kept).not.toMatch(defaultsRecord);
+    expect((await discordAnswer(discord, discord.slashCommand('imagine-settings', {}))).content).toContain('You have set none');
     // Nor in the console: its list reads the records again (the prompts leave its memory), and the thumbnail of the
     // erased job's image is no longer served (not even the one it had made); the job itself stays listed, and paid.
     const rows = await owner.jobRows();

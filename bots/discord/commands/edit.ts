@@ -6,7 +6,7 @@ import { refusePrivately } from '../refuse-privately.js';
 import { requesterOf } from '../requester.js';
 import { startJob } from '../start-job.js';
 import type { SlashCommand } from './command.js';
-import { addImageOptions, addPromptOption, addStyleOption, readImageOptions, readStyle, suggestStyles } from './job-options.js';
+import { addImageOptions, addPrivateOption, addPromptOption, addStyleOption, readImageOptions, readPrivate, readStyle, suggestStyles } from './job-options.js';
 
 const builder = addPromptOption(
   new SlashCommandBuilder()
@@ -27,11 +27,11 @@ for (const [i, name] of EDIT_IMAGE_OPTION_NAMES.entries()) {
   );
 }
 
-/** `/edit prompt image1 [image2 … image16] [size] [quality] [background] [format] [style]` */
+/** `/edit prompt image1 [image2 … image16] [size] [quality] [background] [format] [style] [private]` */
 export default {
   kind: 'slash',
   personal: true,
-  data: addStyleOption(addImageOptions(builder, false)).toJSON(),
+  data: addPrivateOption(addStyleOption(addImageOptions(builder, false))).toJSON(),
   async execute(interaction, ctx) {
     const sources: AttachmentSource[] = [];
     for (const name of EDIT_IMAGE_OPTION_NAMES) {
@@ -54,6 +54,7 @@ export default {
         options: readImageOptions(interaction),
         style: readStyle(interaction),
         requester: requesterOf(interaction, ctx.adminRoleIds),
+        private: readPrivate(interaction),
         // Downloaded once the job is admitted and answered: downloads can take longer than Discord's 3 s.
         images: { declaredBytes: declaredBytesOf(sources), fetch: () => downloadImages(sources, ctx.downloadPolicy) },
       },

@@ -3,9 +3,9 @@ import { english, localized } from '../command-words.js';
 import { requesterOf } from '../requester.js';
 import { startJob } from '../start-job.js';
 import type { SlashCommand } from './command.js';
-import { addImageOptions, addPromptOption, addStyleOption, readImageOptions, readStyle, suggestStyles } from './job-options.js';
+import { addImageOptions, addPrivateOption, addPromptOption, addStyleOption, readImageOptions, readPrivate, readStyle, suggestStyles } from './job-options.js';
 
-const data = addStyleOption(addImageOptions(
+const data = addPrivateOption(addStyleOption(addImageOptions(
   addPromptOption(
     new SlashCommandBuilder()
       .setName('imagine')
@@ -16,16 +16,16 @@ const data = addStyleOption(addImageOptions(
     'discord.option.prompt_imagine',
   ),
   true,
-));
+)));
 
-/** `/imagine prompt [size] [quality] [background] [format] [count] [style]` */
+/** `/imagine prompt [size] [quality] [background] [format] [count] [style] [private]` */
 export default {
   kind: 'slash',
   personal: true,
   data: data.toJSON(),
   async execute(interaction, ctx) {
     const prompt = interaction.options.getString('prompt', true);
-    await startJob(ctx, interaction, { kind: 'generate', prompt, options: readImageOptions(interaction), style: readStyle(interaction), requester: requesterOf(interaction, ctx.adminRoleIds) }, 'reply');
+    await startJob(ctx, interaction, { kind: 'generate', prompt, options: readImageOptions(interaction), style: readStyle(interaction), requester: requesterOf(interaction, ctx.adminRoleIds), private: readPrivate(interaction) }, 'reply');
   },
   autocomplete: suggestStyles,
 } satisfies SlashCommand;

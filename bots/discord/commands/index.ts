@@ -7,10 +7,11 @@ import imagine from './imagine.js';
 import admin from './admin.js';
 import usage from './usage.js';
 import history from './history.js';
+import settings from './settings.js';
 
 export type { Command, MessageMenuCommand, SlashCommand } from './command.js';
 
-const ALL: readonly Command[] = [imagine, edit, editImage, usage, admin, history];
+const ALL: readonly Command[] = [imagine, edit, editImage, usage, admin, history, settings];
 
 /**
  * The commands, checked: unique names, at most Discord's 25 options each,

@@ -67,6 +67,17 @@ export async function suggestStyles(interaction: AutocompleteInteraction, ctx: B
   await interaction.respond(choices).catch((error: unknown) => ctx.logger.warn({ err: String(error) }, 'could not offer the house styles (the member typed on, or 3 s passed)'));
 }
 
+/** Adds `private` (shown only to the member; unset: their default, `/imagine-settings`). */
+export function addPrivateOption<B extends SlashCommandOptionsOnlyBuilder>(builder: B): B {
+  builder.addBooleanOption((o) => o.setName('private').setDescription(english('discord.option.private')).setDescriptionLocalizations(localized('discord.option.private')));
+  return builder;
+}
+
+/** `private:` as the member chose it; undefined when they did not (their default applies). */
+export function readPrivate(interaction: ChatInputCommandInteraction): boolean | undefined {
+  return interaction.options.getBoolean('private') ?? undefined;
+}
+
 /** The options a user set (unset ones are left out, so the spec's defaults apply). */
 export function readImageOptions(interaction: ChatInputCommandInteraction): JobOptions {
   const options: JobOptions = {};

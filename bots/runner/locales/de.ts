@@ -327,4 +327,29 @@ export const de = {
   'slack.flag.style_value': 'der Name eines Hausstils dieses Workspaces',
   'slack.styles.usage':
     'Schreibe {how}: NAME besteht aus Kleinbuchstaben, Ziffern, - oder _; TEXT steht um den Prompt, {placeholder} dort, wo der Prompt steht; Flags setzen die Optionen des Stils; {clear} entfernt ihn.',
+  // Private results and member defaults
+  'refusal.private_not_allowed':
+    '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse{fromDefault, select, yes {, und deine Voreinstellung verlangt sie: bitte um ein öffentliches mit {platform, select, slack {--public} other {private: False}} oder schalte deine Voreinstellung aus mit {platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}}} other {; versuche es ohne {platform, select, slack {--private} other {private}}}}.',
+  'settings.hint.onOff': '{on} oder {off}',
+  'member.ignored':
+    'Hier nicht verwendet, weil die Regeln {scope, select, workspace {dieses Workspace} other {dieses Servers}} {count, plural, one {sie} other {sie}} nicht erlauben: deine Voreinstellung {defaults}.',
+  'member.title': '<b>Deine Voreinstellungen</b> (überall, wo du Pictor nutzt; eine, die die Regeln eines {scope, select, workspace {Workspace} other {Servers}} nicht erlauben, wird dort nicht verwendet)',
+  'member.none': 'Du hast keine festgelegt: Es gelten die Voreinstellungen {scope, select, workspace {dieses Workspace} other {dieses Servers}}.',
+  'member.line': '• {name}: {value}{ignored, select, yes { — hier nicht erlaubt, nicht verwendet} other {}}',
+  'member.on_off': '{on, select, yes {an} other {aus}}',
+  'member.scope':
+    '<b>{scope, select, workspace {Dieser Workspace} other {Dieser Server}}</b> (wenn du nichts wählst): Größe {size}, Qualität {quality}, {previews, plural, =0 {keine Vorschauen} one {# Vorschau} other {# Vorschauen}}; bis zu {maxImages, plural, one {# Bild} other {# Bilder}} pro Auftrag; private Ergebnisse {privateResults, select, yes {erlaubt} other {nicht erlaubt}}.',
+  'member.how': 'Ändere deine mit {command}; {clear} löscht eine oder alle.',
+  'member.saved': 'Deine Voreinstellungen sind gespeichert.',
+  'discord.command.settings.name': 'imagine-settings',
+  'discord.command.settings.description': 'Deine Voreinstellungen: Größe, Qualität, Format, Anzahl, privat, Vorschauen; ohne Option anzeigen',
+  'discord.option.private': 'Nur du siehst den Auftrag und seine Bilder (wenn dieser Server es erlaubt)',
+  'discord.option.default_private': 'Deine Aufträge sieht nur du, außer du bittest um etwas anderes',
+  'discord.option.default_previews': 'Vorschauen zeigen, während deine Bilder entstehen',
+  'discord.option.clear': 'Eine deiner Voreinstellungen löschen, oder alle',
+  'discord.choice.clear': '{name, select, all {alle} other {{name}}}',
+  'slack.job.private_in_dm': ':lock: Nur du wirst diesen Auftrag sehen: Ich zeichne ihn in unseren Direktnachrichten.',
+  'slack.settings.on_off': '{flag} nimmt on oder off.',
+  'slack.help.private': '<b>Nur für dich:</b> {private} zeigt den Auftrag nur dir, in unseren Direktnachrichten; {public} zeigt ihn im Kanal, wenn deine Voreinstellung privat ist.',
+  'slack.help.settings': '<b>Deine Voreinstellungen:</b> {command} (Größe, Qualität, Format, Anzahl, privat, Vorschauen).',
 } as const satisfies Catalog;

@@ -352,4 +352,29 @@ export const en = {
   'slack.flag.style_value': 'the name of one of this workspace’s house styles',
   'slack.styles.usage':
     'Say {how}: NAME is lowercase letters, digits, - or _; TEXT goes around the prompt, {placeholder} where the prompt goes; flags set the style’s options; {clear} removes it.',
+  // Private results and member defaults
+  'refusal.private_not_allowed':
+    '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: ask for a public one with {platform, select, slack {--public} other {private: False}}, or turn your default off with {platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}}} other {; ask again without {platform, select, slack {--private} other {private}}}}.',
+  'settings.hint.onOff': '{on} or {off}',
+  'member.ignored':
+    'Not used here, as {scope, select, workspace {this workspace’s} other {this server’s}} rules do not allow {count, plural, one {it} other {them}}: your default {defaults}.',
+  'member.title': '<b>Your defaults</b> (wherever you use Pictor; one a {scope, select, workspace {workspace’s} other {server’s}} rules do not allow is not used there)',
+  'member.none': 'You have set none: {scope, select, workspace {this workspace’s} other {this server’s}} defaults apply.',
+  'member.line': '• {name}: {value}{ignored, select, yes { — not allowed here, not used} other {}}',
+  'member.on_off': '{on, select, yes {on} other {off}}',
+  'member.scope':
+    '<b>{scope, select, workspace {This workspace} other {This server}}</b> (when you choose nothing): size {size}, quality {quality}, {previews, plural, =0 {no previews} one {# preview} other {# previews}}; up to {maxImages, plural, one {# image} other {# images}} a job; private results {privateResults, select, yes {allowed} other {not allowed}}.',
+  'member.how': 'Change yours with {command}; {clear} clears one, or all.',
+  'member.saved': 'Your defaults are saved.',
+  'discord.command.settings.name': 'imagine-settings',
+  'discord.command.settings.description': 'Your own defaults: size, quality, format, count, private, previews; with no option, shows them',
+  'discord.option.private': 'Only you see the job and its images (if this server allows it)',
+  'discord.option.default_private': 'Your jobs are shown only to you unless you ask otherwise',
+  'discord.option.default_previews': 'Show previews while your images are drawn',
+  'discord.option.clear': 'Clear one of your defaults, or all of them',
+  'discord.choice.clear': '{name, select, all {all of them} other {{name}}}',
+  'slack.job.private_in_dm': ':lock: Only you will see this job: I’m drawing it in our direct messages.',
+  'slack.settings.on_off': '{flag} takes on or off.',
+  'slack.help.private': '<b>Only for you:</b> {private} shows the job only to you, in our direct messages; {public} shows it in the channel when your default is private.',
+  'slack.help.settings': '<b>Your defaults:</b> {command} (size, quality, format, count, private, previews).',
 } as const;

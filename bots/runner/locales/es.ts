@@ -327,4 +327,29 @@ export const es = {
   'slack.flag.style_value': 'el nombre de uno de los estilos de la casa de este espacio de trabajo',
   'slack.styles.usage':
     'Escribe {how}: NAME son letras minúsculas, dígitos, - o _; TEXT va alrededor del prompt, {placeholder} donde va el prompt; los flags fijan las opciones del estilo; {clear} lo elimina.',
+  // Private results and member defaults
+  'refusal.private_not_allowed':
+    '{scope, select, workspace {Este espacio de trabajo} other {Este servidor}} no permite resultados privados{fromDefault, select, yes {, y tu valor predeterminado los pide: pide uno público con {platform, select, slack {--public} other {private: False}} o desactiva tu valor predeterminado con {platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}}} other {; vuelve a pedirlo sin {platform, select, slack {--private} other {private}}}}.',
+  'settings.hint.onOff': '{on} u {off}',
+  'member.ignored':
+    'No se usa aquí, porque las reglas de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no {count, plural, one {lo permiten} other {los permiten}}: tu valor predeterminado {defaults}.',
+  'member.title': '<b>Tus valores predeterminados</b> (donde uses Pictor; uno que las reglas de un {scope, select, workspace {espacio de trabajo} other {servidor}} no permiten no se usa allí)',
+  'member.none': 'No has definido ninguno: se aplican los valores predeterminados de {scope, select, workspace {este espacio de trabajo} other {este servidor}}.',
+  'member.line': '• {name}: {value}{ignored, select, yes { — no permitido aquí, no se usa} other {}}',
+  'member.on_off': '{on, select, yes {activado} other {desactivado}}',
+  'member.scope':
+    '<b>{scope, select, workspace {Este espacio de trabajo} other {Este servidor}}</b> (si no eliges nada): tamaño {size}, calidad {quality}, {previews, plural, =0 {sin vistas previas} one {# vista previa} other {# vistas previas}}; hasta {maxImages, plural, one {# imagen} other {# imágenes}} por trabajo; resultados privados {privateResults, select, yes {permitidos} other {no permitidos}}.',
+  'member.how': 'Cambia los tuyos con {command}; {clear} borra uno, o todos.',
+  'member.saved': 'Tus valores predeterminados están guardados.',
+  'discord.command.settings.name': 'imagine-settings',
+  'discord.command.settings.description': 'Tus valores: tamaño, calidad, formato, cantidad, privado, vistas previas; sin opción, los muestra',
+  'discord.option.private': 'Solo tú ves el trabajo y sus imágenes (si este servidor lo permite)',
+  'discord.option.default_private': 'Tus trabajos solo se te muestran a ti, salvo que pidas otra cosa',
+  'discord.option.default_previews': 'Mostrar vistas previas mientras se dibujan tus imágenes',
+  'discord.option.clear': 'Borrar uno de tus valores predeterminados, o todos',
+  'discord.choice.clear': '{name, select, all {todos} other {{name}}}',
+  'slack.job.private_in_dm': ':lock: Solo tú verás este trabajo: lo estoy dibujando en nuestros mensajes directos.',
+  'slack.settings.on_off': '{flag} acepta on u off.',
+  'slack.help.private': '<b>Solo para ti:</b> {private} muestra el trabajo solo a ti, en nuestros mensajes directos; {public} lo muestra en el canal cuando tu valor predeterminado es privado.',
+  'slack.help.settings': '<b>Tus valores predeterminados:</b> {command} (tamaño, calidad, formato, cantidad, privado, vistas previas).',
 } as const satisfies Catalog;

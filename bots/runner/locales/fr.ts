@@ -327,4 +327,29 @@ export const fr = {
   'slack.flag.style_value': 'le nom d’un des styles maison de cet espace de travail',
   'slack.styles.usage':
     'Écrivez {how} : NAME est en lettres minuscules, chiffres, - ou _ ; TEXT entoure le prompt, {placeholder} là où va le prompt ; les options fixent celles du style ; {clear} le supprime.',
+  // Private results and member defaults
+  'refusal.private_not_allowed':
+    '{scope, select, workspace {Cet espace de travail} other {Ce serveur}} n’autorise pas les résultats privés{fromDefault, select, yes {, et votre réglage par défaut les demande : demandez-en un public avec {platform, select, slack {--public} other {private: False}}, ou désactivez votre réglage avec {platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}}} other { ; réessayez sans {platform, select, slack {--private} other {private}}}}.',
+  'settings.hint.onOff': '{on} ou {off}',
+  'member.ignored':
+    'Non utilisé ici, car les règles de {scope, select, workspace {cet espace de travail} other {ce serveur}} ne {count, plural, one {l’autorisent} other {les autorisent}} pas : votre réglage par défaut {defaults}.',
+  'member.title': '<b>Vos réglages par défaut</b> (partout où vous utilisez Pictor ; un réglage que les règles d’un {scope, select, workspace {espace de travail} other {serveur}} n’autorisent pas n’y est pas utilisé)',
+  'member.none': 'Vous n’en avez défini aucun : les réglages par défaut de {scope, select, workspace {cet espace de travail} other {ce serveur}} s’appliquent.',
+  'member.line': '• {name} : {value}{ignored, select, yes { — non autorisé ici, non utilisé} other {}}',
+  'member.on_off': '{on, select, yes {activé} other {désactivé}}',
+  'member.scope':
+    '<b>{scope, select, workspace {Cet espace de travail} other {Ce serveur}}</b> (quand vous ne choisissez rien) : taille {size}, qualité {quality}, {previews, plural, =0 {aucun aperçu} one {# aperçu} other {# aperçus}} ; jusqu’à {maxImages, plural, one {# image} other {# images}} par tâche ; résultats privés {privateResults, select, yes {autorisés} other {non autorisés}}.',
+  'member.how': 'Modifiez les vôtres avec {command} ; {clear} en efface un, ou tous.',
+  'member.saved': 'Vos réglages par défaut sont enregistrés.',
+  'discord.command.settings.name': 'imagine-settings',
+  'discord.command.settings.description': 'Vos réglages : taille, qualité, format, nombre, privé, aperçus ; sans option, les affiche',
+  'discord.option.private': 'Vous seul voyez la tâche et ses images (si ce serveur le permet)',
+  'discord.option.default_private': 'Vos tâches ne sont montrées qu’à vous, sauf demande contraire',
+  'discord.option.default_previews': 'Afficher des aperçus pendant que vos images sont dessinées',
+  'discord.option.clear': 'Effacer un de vos réglages par défaut, ou tous',
+  'discord.choice.clear': '{name, select, all {tous} other {{name}}}',
+  'slack.job.private_in_dm': ':lock: Vous seul verrez cette tâche : je la dessine dans nos messages directs.',
+  'slack.settings.on_off': '{flag} prend on ou off.',
+  'slack.help.private': '<b>Rien que pour vous :</b> {private} ne montre la tâche qu’à vous, dans nos messages directs ; {public} la montre dans le canal quand votre réglage par défaut est privé.',
+  'slack.help.settings': '<b>Vos réglages par défaut :</b> {command} (taille, qualité, format, nombre, privé, aperçus).',
 } as const satisfies Catalog;

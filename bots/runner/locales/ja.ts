@@ -327,4 +327,29 @@ export const ja = {
   'slack.flag.style_value': 'このワークスペースのハウススタイルの名前',
   'slack.styles.usage':
     '{how} と入力してください。NAME は小文字、数字、- または _、TEXT はプロンプトの前後に付くテキストで、{placeholder} がプロンプトの位置です。フラグでスタイルのオプションを設定し、{clear} で削除します。',
+  // Private results and member defaults
+  'refusal.private_not_allowed':
+    '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {--public} other {private: False}} で公開のジョブを依頼するか、{platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}} で既定値をオフにしてください} other {。{platform, select, slack {--private} other {private}} を付けずにもう一度依頼してください}}。',
+  'settings.hint.onOff': '{on} または {off}',
+  'member.ignored':
+    '{scope, select, workspace {このワークスペース} other {このサーバー}}のルールで許可されていないため、ここでは使われませんでした（{count, plural, other {#件}}）：あなたの既定値 {defaults}。',
+  'member.title': '<b>あなたの既定値</b>（Pictor を使うすべての場所で有効。{scope, select, workspace {ワークスペース} other {サーバー}}のルールで許可されていないものはそこでは使われません）',
+  'member.none': '設定されていません：{scope, select, workspace {このワークスペース} other {このサーバー}}の既定値が使われます。',
+  'member.line': '• {name}: {value}{ignored, select, yes { — ここでは許可されていないため使われません} other {}}',
+  'member.on_off': '{on, select, yes {オン} other {オフ}}',
+  'member.scope':
+    '<b>{scope, select, workspace {このワークスペース} other {このサーバー}}</b>（何も選ばない場合）：サイズ {size}、品質 {quality}、{previews, plural, =0 {プレビューなし} other {プレビュー #枚}}。1回のジョブで最大 {maxImages, plural, other {#枚}}。プライベートな結果は{privateResults, select, yes {許可されています} other {許可されていません}}。',
+  'member.how': '{command} で変更できます。{clear} で1つ、またはすべてを消去します。',
+  'member.saved': '既定値を保存しました。',
+  'discord.command.settings.name': 'imagine-settings',
+  'discord.command.settings.description': 'あなたの既定値：サイズ、品質、形式、枚数、プライベート、プレビュー。オプションなしで表示',
+  'discord.option.private': 'ジョブと画像をあなただけに表示します（このサーバーが許可している場合）',
+  'discord.option.default_private': '特に指定しない限り、ジョブをあなただけに表示します',
+  'discord.option.default_previews': '画像の作成中にプレビューを表示します',
+  'discord.option.clear': '既定値を1つ、またはすべて消去します',
+  'discord.choice.clear': '{name, select, all {すべて} other {{name}}}',
+  'slack.job.private_in_dm': ':lock: このジョブはあなただけに表示されます：ダイレクトメッセージで作成しています。',
+  'slack.settings.on_off': '{flag} には on または off を指定してください。',
+  'slack.help.private': '<b>自分だけに：</b>{private} はジョブをダイレクトメッセージであなただけに表示します。既定値がプライベートのとき、{public} はチャンネルに表示します。',
+  'slack.help.settings': '<b>あなたの既定値：</b>{command}（サイズ、品質、形式、枚数、プライベート、プレビュー）。',
 } as const satisfies Catalog;

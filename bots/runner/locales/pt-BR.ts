@@ -327,4 +327,29 @@ export const ptBR = {
   'slack.flag.style_value': 'o nome de um dos estilos da casa deste workspace',
   'slack.styles.usage':
     'Diga {how}: NAME são letras minúsculas, dígitos, - ou _; TEXT vai em volta do prompt, {placeholder} onde vai o prompt; as flags definem as opções do estilo; {clear} o remove.',
+  // Private results and member defaults
+  'refusal.private_not_allowed':
+    '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados{fromDefault, select, yes {, e o seu padrão os pede: peça um público com {platform, select, slack {--public} other {private: False}} ou desative o seu padrão com {platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}}} other {; peça de novo sem {platform, select, slack {--private} other {private}}}}.',
+  'settings.hint.onOff': '{on} ou {off}',
+  'member.ignored':
+    'Não usado aqui, pois as regras {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {o permitem} other {os permitem}}: o seu padrão {defaults}.',
+  'member.title': '<b>Seus padrões</b> (onde você usar o Pictor; um que as regras de um {scope, select, workspace {workspace} other {servidor}} não permitem não é usado lá)',
+  'member.none': 'Você não definiu nenhum: valem os padrões {scope, select, workspace {deste workspace} other {deste servidor}}.',
+  'member.line': '• {name}: {value}{ignored, select, yes { — não permitido aqui, não usado} other {}}',
+  'member.on_off': '{on, select, yes {ligado} other {desligado}}',
+  'member.scope':
+    '<b>{scope, select, workspace {Este workspace} other {Este servidor}}</b> (quando você não escolhe nada): tamanho {size}, qualidade {quality}, {previews, plural, =0 {sem prévias} one {# prévia} other {# prévias}}; até {maxImages, plural, one {# imagem} other {# imagens}} por tarefa; resultados privados {privateResults, select, yes {permitidos} other {não permitidos}}.',
+  'member.how': 'Mude os seus com {command}; {clear} apaga um, ou todos.',
+  'member.saved': 'Seus padrões foram salvos.',
+  'discord.command.settings.name': 'imagine-settings',
+  'discord.command.settings.description': 'Seus padrões: tamanho, qualidade, formato, quantidade, privado, prévias; sem opção, mostra-os',
+  'discord.option.private': 'Só você vê a tarefa e as imagens (se este servidor permitir)',
+  'discord.option.default_private': 'Suas tarefas são mostradas só a você, a menos que peça outra coisa',
+  'discord.option.default_previews': 'Mostrar prévias enquanto suas imagens são desenhadas',
+  'discord.option.clear': 'Apagar um dos seus padrões, ou todos',
+  'discord.choice.clear': '{name, select, all {todos} other {{name}}}',
+  'slack.job.private_in_dm': ':lock: Só você verá esta tarefa: estou desenhando-a nas nossas mensagens diretas.',
+  'slack.settings.on_off': '{flag} aceita on ou off.',
+  'slack.help.private': '<b>Só para você:</b> {private} mostra a tarefa só a você, nas nossas mensagens diretas; {public} a mostra no canal quando o seu padrão é privado.',
+  'slack.help.settings': '<b>Seus padrões:</b> {command} (tamanho, qualidade, formato, quantidade, privado, prévias).',
 } as const satisfies Catalog;

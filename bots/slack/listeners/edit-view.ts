@@ -38,6 +38,7 @@ export function registerEditView(app: App, context: BotContext): void {
       threadTs: where.threadTs,
       notify,
       client,
+      private: where.private ? true : undefined,
     });
   });
 }

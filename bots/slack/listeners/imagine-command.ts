@@ -8,6 +8,7 @@ import { answerAdmin, answerUsage, budgetCommandOf } from './budget-commands.js'
 import { answerSettingsCommand, settingsCommandOf } from './settings-commands.js';
 import { answerHistoryCommand, historyCommandOf } from './history-commands.js';
 import { answerStyleCommand, styleCommandOf } from './style-commands.js';
+import { answerMemberSettings, memberSettingsOf } from './member-settings.js';
 
 /**
  * `/imagine PROMPT [--size WxH] [--quality Q] …`: a bad flag or `help` is
@@ -35,6 +36,11 @@ export function registerImagineCommand(app: App, context: BotContext): void {
       await answerSettingsCommand(context, actor, settings, ack, respond);
       return;
     }
+    const mine = memberSettingsOf(command.text);
+    if (mine) {
+      await answerMemberSettings(context, actor, mine, ack, respond);
+      return;
+    }
     const budget = budgetCommandOf(command.text);
     if (budget) {
       if (budget.kind === 'usage') await answerUsage(context, actor, ack, respond);
@@ -59,6 +65,7 @@ export function registerImagineCommand(app: App, context: BotContext): void {
       prompt: parsed.prompt,
       options: parsed.options,
       style: parsed.style,
+      private: parsed.private,
       fieldNames: FLAG_NAMES,
       actor,
       notify: respondVia(command.response_url, context.logger),

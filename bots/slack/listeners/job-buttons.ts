@@ -88,7 +88,8 @@ export function registerJobButtons(app: App, context: BotContext): void {
       return;
     }
     const { client, botToken } = context.workspace(auth);
-    const actor = { ...actorOf(body, auth), channelId: request.channelId };
+    // A private job's Reroll is private too, under the rules of the channel it was asked in; a public one's follows the clicker's default.
+    const actor = { ...actorOf(body, auth), channelId: request.askedIn ?? request.channelId };
     let images;
     try {
       // An edit's files are downloaded again once the runner's intake admitted the job.
@@ -108,6 +109,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
       threadTs: request.threadTs,
       notify,
       client,
+      private: request.private,
     });
   });
 
@@ -164,12 +166,15 @@ export function registerJobButtons(app: App, context: BotContext): void {
       return;
     }
     // The runner's intake for a form (who, where, a budget left) before the modal opens.
-    await context.jobs.openForm({ ...actorOf(body, auth), channelId: request.channelId }, notify, () =>
+    // A private result's edit is private too (shown in the member's direct messages), under the rules of the channel it was asked in.
+    const channelId = request.askedIn ?? request.channelId;
+    await context.jobs.openForm({ ...actorOf(body, auth), channelId }, notify, () =>
       openEditModal(context, client, body.trigger_id, notify, {
-        channelId: request.channelId,
-        threadTs: request.threadTs ?? request.messageTs,
+        channelId,
+        threadTs: request.private ? undefined : (request.threadTs ?? request.messageTs),
         files: request.outputFiles,
         responseUrl: body.response_url,
+        private: request.private,
       }, locale),
     );
   });

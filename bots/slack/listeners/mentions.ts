@@ -147,6 +147,7 @@ export function registerMentions(app: App, context: BotContext): void {
       prompt: parsed.prompt,
       options: parsed.options,
       style: parsed.style,
+      private: parsed.private,
       fieldNames: FLAG_NAMES,
       images,
       inputFiles: images && files.map((f) => ({ id: f.id, name: f.name })),

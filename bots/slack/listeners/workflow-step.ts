@@ -47,6 +47,8 @@ export function registerWorkflowStep(app: App, context: BotContext): void {
       prompt,
       options,
       actor: { userId, teamId, channelId, locale },
+      // A workflow posts in its channel and hands the message on: never privately, whatever the member's default.
+      private: false,
       notify: async (text) => {
         refusal = text;
       },

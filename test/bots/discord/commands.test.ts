@@ -11,9 +11,10 @@ const byName = (name: string) => commandDefinitions().find((c) => c.name === nam
 describe('command definitions', () => {
   it('define /imagine with choices taken from the spec’s constants', () => {
     const options = byName('imagine').options!;
-    expect(options.map((o) => o.name)).toEqual(['prompt', 'size', 'quality', 'background', 'format', 'count', 'style']);
+    expect(options.map((o) => o.name)).toEqual(['prompt', 'size', 'quality', 'background', 'format', 'count', 'style', 'private']);
     // A house style of the server, offered as the member types (autocomplete: no fixed choices).
     expect(options.find((o) => o.name === 'style')).toMatchObject({ type: 3, autocomplete: true, max_length: 32 });
+    expect(options.find((o) => o.name === 'private')).toMatchObject({ type: 5 });
     const values = (name: string) => options.find((o) => o.name === name)!.choices!.map((c) => c.value);
     expect(values('size')).toEqual([...SIZES]);
     expect(values('quality')).toEqual([...QUALITIES]);
@@ -29,7 +30,16 @@ describe('command definitions', () => {
     const images = options.filter((o) => o.type === 11);
     expect(images.map((o) => o.name)).toEqual(Array.from({ length: LIMITS.editImagesMax }, (_, i) => `image${i + 1}`));
     expect(images.map((o) => o.required === true)).toEqual([true, ...Array(LIMITS.editImagesMax - 1).fill(false)]);
-    expect(options.map((o) => o.name).slice(-5)).toEqual(['size', 'quality', 'background', 'format', 'style']);
+    expect(options.map((o) => o.name).slice(-6)).toEqual(['size', 'quality', 'background', 'format', 'style', 'private']);
+  });
+
+  it('define /imagine-settings for every member: their defaults with the same choices as /imagine, and clear', () => {
+    const settings = byName('imagine-settings') as { options: Option[]; default_member_permissions?: string | null };
+    expect(settings.options.map((o) => [o.name, o.type])).toEqual([['size', 3], ['quality', 3], ['format', 3], ['count', 4], ['private', 5], ['previews', 5], ['clear', 3]]);
+    expect(settings.options.every((o) => o.required !== true)).toBe(true);
+    expect(settings.options.find((o) => o.name === 'size')!.choices!.map((c) => c.value)).toEqual([...SIZES]);
+    expect(settings.options.find((o) => o.name === 'clear')!.choices!.map((c) => c.value)).toEqual(['size', 'quality', 'format', 'count', 'private', 'previews', 'all']);
+    expect(settings.default_member_permissions ?? null).toBeNull();
   });
 
   it('define /imagine-usage without options, for every member', () => {
@@ -80,15 +90,15 @@ describe('the deploy script', () => {
 
   it('registers the commands in one server, asking Discord for the application id', async () => {
     const result = await deployCommands({ token: discord.botToken, guildId: discord.guildId, apiBaseUrl: discord.apiBaseUrl });
-    expect(result).toEqual({ scope: 'guild', applicationId: discord.applicationId, names: ['imagine', 'edit', 'Edit image', 'imagine-usage', 'imagine-admin', 'imagine-history'] });
-    expect(discord.commands.get(discord.guildId)!.map((c) => c.name)).toEqual(['imagine', 'edit', 'Edit image', 'imagine-usage', 'imagine-admin', 'imagine-history']);
+    expect(result).toEqual({ scope: 'guild', applicationId: discord.applicationId, names: ['imagine', 'edit', 'Edit image', 'imagine-usage', 'imagine-admin', 'imagine-history', 'imagine-settings'] });
+    expect(discord.commands.get(discord.guildId)!.map((c) => c.name)).toEqual(['imagine', 'edit', 'Edit image', 'imagine-usage', 'imagine-admin', 'imagine-history', 'imagine-settings']);
     expect(discord.requests.filter((r) => r.route === 'current-application')).toHaveLength(1);
   });
 
   it('registers them globally with the given application id', async () => {
     const result = await deployCommands({ token: discord.botToken, applicationId: discord.applicationId, apiBaseUrl: discord.apiBaseUrl });
     expect(result.scope).toBe('global');
-    expect(discord.commands.get('global')).toHaveLength(6);
+    expect(discord.commands.get('global')).toHaveLength(7);
   });
 
   it('fails with Discord’s answer when the token is wrong', async () => {

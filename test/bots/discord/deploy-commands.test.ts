@@ -78,7 +78,7 @@ describe('npm run discord:deploy against Discord', () => {
       expect(on.code).toBe(0);
       expect(on.out.some((line) => line.includes('User Install'))).toBe(true);
       const byName = new Map(discord.commands.get('global')!.map((c) => [c.name as string, c]));
-      for (const name of ['imagine', 'edit', 'Edit image', 'imagine-usage', 'imagine-history']) {
+      for (const name of ['imagine', 'edit', 'Edit image', 'imagine-usage', 'imagine-history', 'imagine-settings']) {
         expect(byName.get(name)).toMatchObject({ integration_types: [0, 1], contexts: [0, 1, 2] });
       }
       expect(byName.get('imagine-admin')!.contexts).toEqual([0]);
@@ -101,12 +101,18 @@ describe('npm run discord:deploy against Discord', () => {
       expect(byName.get('imagine-usage')!.name_localizations).toMatchObject({ de: 'bild-verbrauch', 'pt-BR': 'imaginar-uso' });
       const options = byName.get('imagine')!.options as { name: string; description_localizations?: Record<string, string>; choices?: { name: string; name_localizations?: Record<string, string>; value: string }[] }[];
       // Option names stay the ones the runner's refusals name (`format`, `count`); their descriptions and choices are translated.
-      expect(options.map((o) => o.name)).toEqual(['prompt', 'size', 'quality', 'background', 'format', 'count', 'style']);
+      expect(options.map((o) => o.name)).toEqual(['prompt', 'size', 'quality', 'background', 'format', 'count', 'style', 'private']);
       expect(options.find((o) => o.name === 'size')!.choices!.find((c) => c.value === '1536x1024')).toMatchObject({
         name: '1536x1024 landscape',
         name_localizations: { de: '1536x1024 Querformat', ja: '1536x1024 横長' },
       });
       expect(options.find((o) => o.name === 'quality')!.description_localizations!.fr).toBe('Une meilleure qualité coûte plus cher et prend plus de temps');
+      expect(options.find((o) => o.name === 'private')!.description_localizations!.de).toBe('Nur du siehst den Auftrag und seine Bilder (wenn dieser Server es erlaubt)');
+      // A member's own defaults: a command of its own, its options named as on /imagine, its choices and descriptions translated.
+      const settings = byName.get('imagine-settings')!;
+      expect((settings.options as { name: string }[]).map((o) => o.name)).toEqual(['size', 'quality', 'format', 'count', 'private', 'previews', 'clear']);
+      const clear = (settings.options as typeof options).find((o) => o.name === 'clear')!;
+      expect(clear.choices!.find((c) => c.value === 'all')).toMatchObject({ name: 'all of them', name_localizations: { de: 'alle', ja: 'すべて' } });
     } finally {
       await discord.close();
     }

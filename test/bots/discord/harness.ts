@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DEV_API_KEY, createEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
 import { PictorClient, type LoggerLike } from '../../../src/index.js';
 import { startDiscordBot, type DiscordBot, type StartDiscordBotOptions } from '../../../bots/discord/index.js';
-import { FileQuotaStore, JobRunner, settingsInState, stateHistory, type DmCaps, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
+import { FileQuotaStore, JobRunner, settingsInState, memberDefaultsInState, stateHistory, type DmCaps, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { FakeDiscord, buttonsOf, type FakeDiscordOptions, type FakeInteraction, type FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 
@@ -103,6 +103,7 @@ export class DiscordHarness {
       history: stateHistory(this.state),
       settings: settingsInState(this.state.store.space(this.state.spaces.scopeSettings)),
       styles: this.state.store.space(this.state.spaces.houseStyles),
+      memberDefaults: memberDefaultsInState(this.state.store.space(this.state.spaces.memberDefaults)),
       maxQueuedInputBytes: this.options.maxQueuedInputBytes,
     });
     this.bot = await startDiscordBot({

@@ -22,7 +22,7 @@ describe('changeSetting: what an admin types, and the answer in words', () => {
     expect(await changeSetting(runner.policy, admin, 'colour', 'teal')).toEqual({
       ok: false,
       code: 'unknown_setting',
-      message: 'Choose one of channels, who, blocked, blocked-words, max-images, qualities, sizes, high-quality, moderation, default-size, default-quality, default-previews.',
+      message: 'Choose one of channels, who, blocked, blocked-words, max-images, qualities, sizes, high-quality, moderation, default-size, default-quality, default-previews, private-results.',
     });
     expect(await changeSetting(runner.policy, admin, 'max-images', 'lots')).toEqual({ ok: false, code: 'invalid_value', message: 'max-images takes a whole number from 1 to 10.' });
     expect(await changeSetting(runner.policy, admin, 'max-images', '8')).toEqual({
@@ -70,6 +70,7 @@ describe('describeSettings', () => {
       '• default-size: 1024x1024 (default)',
       '• default-quality: low (default)',
       '• default-previews: 2 (operator)',
+      '• private-results: on (default)',
       'Change one with `/imagine-admin set` (clear for the default; add or remove for lists).',
     ]);
   });

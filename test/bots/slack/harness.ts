@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { DEFAULT_FILE_HOSTS, parseFileHost, startSlackBot, type SlackBot, type SlackBotOptions } from '../../../bots/slack/index.js';
-import { FileQuotaStore, JobRunner, settingsInState, stateHistory, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
+import { FileQuotaStore, JobRunner, settingsInState, memberDefaultsInState, stateHistory, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { type QuotaStore, silentLogger } from '../../../src/internal.js';
 import { ImageLimiter, PictorClient } from '../../../src/index.js';
@@ -74,6 +74,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     history: stateHistory(state),
     settings: settingsInState(state.store.space(state.spaces.scopeSettings)),
     styles: state.store.space(state.spaces.houseStyles),
+    memberDefaults: memberDefaultsInState(state.store.space(state.spaces.memberDefaults)),
     maxQueuedInputBytes: options.maxQueuedInputBytes,
   });
   const bot = await startSlackBot({

@@ -40,6 +40,13 @@ describe('parsing /imagine text', () => {
     expect(refusal('a fox --n 0').message).toContain(ALLOWED.n!);
   });
 
+  it('reads --private and --public, which take no value, as who sees the job (neither: the member’s default)', () => {
+    expect(parseImagineText('a diary page --private --quality low')).toEqual({ kind: 'request', prompt: 'a diary page', options: { quality: 'low' }, private: true });
+    expect(parseImagineText('—public a poster')).toEqual({ kind: 'request', prompt: 'a poster', options: {}, private: false });
+    expect(parseImagineText('a poster')).toEqual({ kind: 'request', prompt: 'a poster', options: {} });
+    expect(refusal('a fox --privat').message).toContain('`--private`');
+  });
+
   it('names an unknown flag and lists the flags there are', () => {
     const error = refusal('a fox --mood noir');
     expect(error.code).toBe('unknown_flag');

@@ -33,6 +33,8 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
     expect(outcome.outputs.cost_usd).toBeCloseTo(charged[0]!.costUsd, 9);
     // The same job as /imagine: its message names who it is for, the style joins the prompt, the options are the step's.
     expect((jobMessages(h.fake, 'C0FLOW')[0]!.blocks![0] as { text: { text: string } }).text.text).toBe('<@U0ALICE> asked for: “a lighthouse at dusk, watercolor”  `--size 1536x1024` `--quality low` `--n 2`');
+    // Kept in the history once the job has ended (a write of its own, which may still be under way when the step completes).
+    await h.runner.history!.settled();
     expect(await h.runner.history!.mine({ platform: 'slack', userId: 'U0ALICE', channelId: 'C0FLOW', scopeId: h.fake.teamId })).toHaveLength(1);
   });
 

@@ -850,7 +850,7 @@ export class FakeDiscord {
     return {
       status: 200,
       body: {
-        interaction: { id: ix.id, type: 2, response_message_id: message?.id, response_message_loading: type === CALLBACK_DEFER, response_message_ephemeral: false },
+        interaction: { id: ix.id, type: 2, response_message_id: message?.id, response_message_loading: type === CALLBACK_DEFER, response_message_ephemeral: ((message?.flags ?? 0) & 64) !== 0 },
         resource: { type, ...(message ? { message: apiMessage(message, this.botUser) } : {}) },
       },
     };

@@ -1,0 +1,42 @@
+import type { MemberDefaultView } from './member-defaults.js';
+import type { EffectiveSettings } from './scope-policy.js';
+import { scopeWordOf } from './describe-refusal.js';
+import { say, type Markup } from './words.js';
+
+/** How a surface names its commands in the view: the one that changes a member's defaults, and how to clear one. */
+export interface MemberDefaultsCommands {
+  change: string;
+  clear: string;
+}
+
+/**
+ * A member's settings view: their own defaults, each marked when the rules of
+ * this server/workspace do not let it be used here, beside the server's/
+ * workspace's own defaults and bounds — in the member's language.
+ */
+export function describeMemberDefaults(mine: readonly MemberDefaultView[], scope: EffectiveSettings, commands: MemberDefaultsCommands, locale?: string, markup?: Markup): string {
+  const word = scopeWordOf(scope.platform, scope.scopeId);
+  const lines = [say(locale, 'member.title', { scope: word }, markup)];
+  if (mine.length === 0) lines.push(say(locale, 'member.none', { scope: word }));
+  for (const { name, value, ignoredHere } of mine) {
+    const shown = typeof value === 'boolean' ? say(locale, 'member.on_off', { on: value ? 'yes' : 'no' }) : String(value);
+    lines.push(say(locale, 'member.line', { name, value: shown, ignored: ignoredHere ? 'yes' : 'no' }));
+  }
+  lines.push(
+    say(
+      locale,
+      'member.scope',
+      {
+        scope: word,
+        size: scope.defaultSize.value,
+        quality: scope.defaultQuality.value,
+        previews: scope.defaultPreviews.value,
+        maxImages: scope.maxImages.value,
+        privateResults: scope.privateResults.value ? 'yes' : 'no',
+      },
+      markup,
+    ),
+  );
+  lines.push(say(locale, 'member.how', { command: commands.change, clear: commands.clear }));
+  return lines.join('\n');
+}

@@ -1,0 +1,194 @@
+import { z } from 'zod';
+import { LIMITS, OUTPUT_FORMATS, parseGenerationRequest, QUALITIES, SIZES, type LoggerLike } from 'pictor';
+import { stateKeyOf, type Space } from '../state/index.js';
+import { isJobRefusedError } from './JobRefusedError.js';
+import { userKeyOf } from './member-keys.js';
+import type { ScopePolicy } from './scope-policy.js';
+import { memorySpace } from './memory-space.js';
+import type { JobOptions, JobSpec, Requester } from './types.js';
+import { listOf, words, type Words } from './words.js';
+
+/**
+ * A member's own defaults (`/imagine-settings` on Discord, `/imagine settings` on Slack): applied where they choose
+ * nothing, wherever they use Pictor, and always inside the rules of the server/workspace the job is in — a default
+ * those rules do not allow there is not used (the server's own default applies) and the member is told which.
+ */
+export const MemberDefaultsSchema = z.object({
+  size: z.enum(SIZES).optional(),
+  quality: z.enum(QUALITIES).optional(),
+  format: z.enum(OUTPUT_FORMATS).optional(),
+  /** Images per generation (an edit makes one). */
+  count: z.number().int().min(LIMITS.nMin).max(LIMITS.nMax).optional(),
+  /** Results shown only to them unless they ask otherwise. */
+  private: z.boolean().optional(),
+  /** false: no previews while their images are drawn (cheaper to watch, same price). */
+  previews: z.boolean().optional(),
+});
+
+export type MemberDefaults = z.output<typeof MemberDefaultsSchema>;
+export type MemberDefaultName = keyof MemberDefaults;
+/** The names members type (`/imagine-settings clear:size`, `--size`), in the order the settings view shows them. */
+export const MEMBER_DEFAULT_NAMES: readonly MemberDefaultName[] = ['size', 'quality', 'format', 'count', 'private', 'previews'];
+
+/** A change of a member's defaults: a value sets one, `null` clears it (back to the server's/workspace's). */
+export type MemberDefaultsChange = { [K in MemberDefaultName]?: MemberDefaults[K] | null };
+
+/** Where members' defaults are kept (the bots' state: `memberDefaultsInState`). Storage only. */
+export interface MemberDefaultsStore {
+  get(userKey: string): Promise<MemberDefaults>;
+  /** Applies a change atomically; answers the defaults after it. */
+  change(userKey: string, change: MemberDefaultsChange): Promise<MemberDefaults>;
+}
+
+/** The job options each default fills in. */
+const FIELD_OF = { size: 'size', quality: 'quality', format: 'output_format', count: 'n' } as const satisfies Partial<Record<MemberDefaultName, keyof JobOptions>>;
+type OptionDefault = keyof typeof FIELD_OF;
+
+/** What the intake does with a member's defaults for one job. */
+export interface AppliedDefaults {
+  /** The job with the defaults filled in where the member chose nothing, and `private` resolved. */
+  spec: JobSpec;
+  /** false: the member turned previews off. */
+  previews: boolean;
+  /** Their defaults the rules here do not allow, not used: told to the member privately. */
+  ignored?: Words | undefined;
+}
+
+/** A default as the view shows it: its value, and why it is not used here (undefined: it is). */
+export interface MemberDefaultView {
+  name: MemberDefaultName;
+  value: MemberDefaults[MemberDefaultName];
+  /** Not used in this server/workspace: its rules do not allow it. */
+  ignoredHere: boolean;
+}
+
+/**
+ * Members' own defaults: kept per member (`discord:<user>`, `slack:<user>`), applied by the intake before the
+ * server's/workspace's rules (`ScopePolicy.admit`), which decide whether each is allowed there — the same call a job
+ * goes through, so a default is never wider than what the member could ask for by hand.
+ */
+export class MemberDefaultsBook {
+  readonly #store: MemberDefaultsStore;
+  readonly #policy: ScopePolicy;
+  readonly #logger: LoggerLike | undefined;
+
+  constructor(options: { store: MemberDefaultsStore; policy: ScopePolicy; logger?: LoggerLike | undefined }) {
+    this.#store = options.store;
+    this.#policy = options.policy;
+    this.#logger = options.logger;
+  }
+
+  /** The member's defaults (empty when they set none). */
+  of(requester: Pick<Requester, 'platform' | 'userId'>): Promise<MemberDefaults> {
+    return this.#store.get(userKeyOf(requester));
+  }
+
+  /** Changes the member's own defaults (anyone may: they are theirs); logged without values. */
+  async change(requester: Requester, change: MemberDefaultsChange): Promise<MemberDefaults> {
+    const after = await this.#store.change(userKeyOf(requester), change);
+    this.#logger?.info({ userKey: userKeyOf(requester), changed: Object.keys(change) }, 'a member changed their defaults');
+    return after;
+  }
+
+  /** Each default the member set, and whether the rules of the requester's server/workspace let it be used there. */
+  async view(requester: Requester): Promise<MemberDefaultView[]> {
+    const defaults = await this.of(requester);
+    const views: MemberDefaultView[] = [];
+    for (const name of MEMBER_DEFAULT_NAMES) {
+      const value = defaults[name];
+      if (value === undefined) continue;
+      views.push({ name, value, ignoredHere: !(await this.#usableHere(requester, name, value)) });
+    }
+    return views;
+  }
+
+  /**
+   * Fills in the member's defaults where the job asks nothing: each option default the rules here allow (checked by
+   * `policy.admit`, as if asked by hand; a format only where the job's other options take it), `private` unless the
+   * job says otherwise (the rules then decide on it like on an asked one), and whether previews are shown.
+   */
+  async apply(spec: JobSpec): Promise<AppliedDefaults> {
+    const defaults = await this.of(spec.requester);
+    const options: JobOptions = { ...spec.options };
+    const ignored: string[] = [];
+    for (const name of Object.keys(FIELD_OF) as OptionDefault[]) {
+      const value = defaults[name];
+      const field = FIELD_OF[name];
+      if (value === undefined || options[field] !== undefined) continue;
+      // An edit makes one image a job: a default count is for generations.
+      if (name === 'count' && spec.kind === 'edit') continue;
+      if (name === 'format' && !takesFormat(spec, options, value as string)) continue;
+      if (await this.#allowed(spec.requester, name, value as never)) (options as Record<string, unknown>)[field] = value;
+      else ignored.push(`${name} ${String(value)}`);
+    }
+    const privately = spec.private ?? defaults.private;
+    return {
+      spec: { ...spec, options, private: privately === true, privateByDefault: spec.private === undefined && defaults.private === true },
+      previews: defaults.previews !== false,
+      ignored: ignored.length > 0 ? words('member.ignored', { count: ignored.length, defaults: listOf(ignored), scope: spec.requester.platform === 'slack' ? 'workspace' : 'server' }) : undefined,
+    };
+  }
+
+  /** Whether a default can be used in the requester's server/workspace (private results may be off there). */
+  async #usableHere(requester: Requester, name: MemberDefaultName, value: unknown): Promise<boolean> {
+    if (name in FIELD_OF) return this.#allowed(requester, name as OptionDefault, value as never);
+    if (name === 'private' && value === true) return (await this.#policy.effective(requester)).privateResults.value;
+    return true;
+  }
+
+  /** Whether the rules of the requester's server/workspace allow this one option, asked by hand. */
+  async #allowed(requester: Requester, name: OptionDefault, value: never): Promise<boolean> {
+    try {
+      await this.#policy.admit({ kind: 'generate', prompt: '', options: { [FIELD_OF[name]]: value }, requester });
+      return true;
+    } catch (error) {
+      if (isJobRefusedError(error)) return false;
+      throw error;
+    }
+  }
+}
+
+/** A default format is used only where the job's other options take it (transparency, compression): it never makes a valid job invalid. */
+function takesFormat(spec: JobSpec, options: JobOptions, format: string): boolean {
+  try {
+    parseGenerationRequest({ prompt: spec.prompt || '-', ...definedOf(options), output_format: format });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function definedOf(options: JobOptions): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * Members' defaults as the bots' state keeps them: one small record per member (the `member-defaults` space; no
+ * prompt), erased by `forget`. A stored value this version cannot read is left out (the server's default applies).
+ * Without a space, a store of this process alone.
+ */
+export function memberDefaultsInState(space: Pick<Space<MemberDefaults>, 'get' | 'update'> = memorySpace<MemberDefaults>()): MemberDefaultsStore {
+  const read = (stored: unknown): MemberDefaults => {
+    const out: Record<string, unknown> = {};
+    for (const name of MEMBER_DEFAULT_NAMES) {
+      const parsed = MemberDefaultsSchema.shape[name].safeParse((stored as Record<string, unknown> | undefined)?.[name]);
+      if (parsed.success && parsed.data !== undefined) out[name] = parsed.data;
+    }
+    return out as MemberDefaults;
+  };
+  return {
+    get: async (userKey) => read(await space.get(stateKeyOf(userKey))),
+    async change(userKey, change) {
+      for (const [name, value] of Object.entries(change)) if (value !== null) MemberDefaultsSchema.shape[name as MemberDefaultName].parse(value);
+      const { after } = await space.update(stateKeyOf(userKey), (current) => {
+        const next: Record<string, unknown> = { ...read(current) };
+        for (const [name, value] of Object.entries(change)) {
+          if (value === null) delete next[name];
+          else if (value !== undefined) next[name] = value;
+        }
+        return Object.keys(next).length > 0 ? (next as MemberDefaults) : undefined;
+      });
+      return read(after);
+    },
+  };
+}

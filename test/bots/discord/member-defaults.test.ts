@@ -1,0 +1,88 @@
+import { PermissionFlagsBits } from 'discord.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { answerOf, DiscordHarness, EPHEMERAL, privateNoteOf } from './harness.js';
+
+const MANAGE_SERVER = String(PermissionFlagsBits.ManageGuild);
+
+let h: DiscordHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe('/imagine-settings: a member’s own defaults on Discord', () => {
+  it('keeps a member’s size, quality, format, count and previews, applies them where they choose nothing, and shows them beside the server’s', async () => {
+    h = await DiscordHarness.start({ partialImages: 2 });
+    const ada = h.discord.newUser('ada');
+    const saved = await answerOf(h, h.discord.slashCommand('imagine-settings', { size: '1536x1024', quality: 'low', format: 'webp', count: 2, previews: false }, { user: ada }));
+    expect(saved.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(saved.content.split('\n')).toEqual([
+      '✅ Your defaults are saved.',
+      '**Your defaults** (wherever you use Pictor; one a server’s rules do not allow is not used there)',
+      '• size: 1536x1024',
+      '• quality: low',
+      '• format: webp',
+      '• count: 2',
+      '• previews: off',
+      '**This server** (when you choose nothing): size 1024x1024, quality auto, 2 previews; up to 10 images a job; private results allowed.',
+      'Change yours with `/imagine-settings`; `/imagine-settings clear:` clears one, or all.',
+    ]);
+
+    await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a harbour' }, { user: ada }));
+    const sent = h.emulator.requests.at(-1)!.fields!;
+    expect(sent).toMatchObject({ size: '1536x1024', quality: 'low', output_format: 'webp', n: 2 });
+    expect(sent.partial_images).toBeUndefined();
+    // What the member chooses wins over their defaults; another member has none.
+    await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a harbour', size: '1024x1024', count: 1 }, { user: ada }));
+    expect(h.emulator.requests.at(-1)!.fields).toMatchObject({ size: '1024x1024', n: 1, quality: 'low' });
+    await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a harbour', quality: 'low' }));
+    expect(h.emulator.requests.at(-1)!.fields).toMatchObject({ partial_images: 2, size: '1024x1024', output_format: 'png', n: 1 });
+
+    const cleared = await answerOf(h, h.discord.slashCommand('imagine-settings', { clear: 'all' }, { user: ada }));
+    expect(cleared.content).toContain('You have set none: this server’s defaults apply.');
+  });
+
+  it('never widens the server’s rules: a default they do not allow is named to the member, privately, and not used', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const ada = h.discord.newUser('ada');
+    await answerOf(h, h.discord.slashCommand('imagine-settings', { size: '1536x1024', quality: 'high', count: 4 }, { user: ada }));
+    const admin = { permissions: MANAGE_SERVER };
+    await answerOf(h, h.discord.slashCommand('imagine-admin set', { setting: 'sizes', value: '1024x1024' }, admin));
+    await answerOf(h, h.discord.slashCommand('imagine-admin set', { setting: 'qualities', value: 'low medium' }, admin));
+
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a quiet street' }, { user: ada });
+    const result = await h.finalReply(ix);
+    expect(result.flags & EPHEMERAL).toBe(0);
+    const note = await privateNoteOf(h, ix);
+    expect(note.content).toBe('ℹ️ Not used here, as this server’s rules do not allow them: your default size 1536x1024, quality high.');
+    const sent = h.emulator.requests.at(-1)!.fields!;
+    expect(sent).toMatchObject({ n: 4, size: '1024x1024', quality: 'low' });
+
+    const view = await answerOf(h, h.discord.slashCommand('imagine-settings', {}, { user: ada }));
+    expect(view.content).toContain('• size: 1536x1024 — not allowed here, not used');
+    expect(view.content).toContain('• quality: high — not allowed here, not used');
+    expect(view.content).toContain('• count: 4\n');
+  });
+
+  it('shows a member’s jobs privately by default, unless they ask otherwise; where the server forbids private results it names the default and sends nothing', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const ada = h.discord.newUser('ada');
+    await answerOf(h, h.discord.slashCommand('imagine-settings', { private: true }, { user: ada }));
+    const hidden = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a note to self', quality: 'low' }, { user: ada }));
+    expect(hidden.flags & EPHEMERAL).toBe(EPHEMERAL);
+    const shown = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'for everyone', quality: 'low', private: false }, { user: ada }));
+    expect(shown.flags & EPHEMERAL).toBe(0);
+
+    await answerOf(h, h.discord.slashCommand('imagine-admin set', { setting: 'private-results', value: 'off' }, { permissions: MANAGE_SERVER }));
+    const sentBefore = h.emulator.requests.length;
+    const refused = h.discord.slashCommand('imagine', { prompt: 'a note to self', quality: 'low' }, { user: ada });
+    const note = await privateNoteOf(h, refused);
+    expect(note.content).toBe(
+      '✋ This server does not allow private results, and your default asks for them: ask for a public one with private: False, or turn your default off with /imagine-settings private: False.',
+    );
+    expect(h.emulator.requests).toHaveLength(sentBefore);
+    const view = await answerOf(h, h.discord.slashCommand('imagine-settings', {}, { user: ada }));
+    expect(view.content).toContain('• private: on — not allowed here, not used');
+    expect(view.content).toContain('private results not allowed.');
+  });
+});

@@ -1,0 +1,117 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import { actionMessages, finishedActions, finishedJob, jobMessages, privately, startHarness, type Harness, type HarnessOptions } from './harness.js';
+
+const ADMIN = 'U0ADMIN';
+const start = (options: HarnessOptions = {}) => startHarness({ ...options, bot: { adminUserIds: [ADMIN], ...options.bot } });
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** Everything the bot posted in a channel that its members see (messages, shared files). */
+const seenIn = (fake: FakeSlack, channel: string) => fake.botMessages(channel);
+
+describe('private results on Slack', () => {
+  it('draws a --private job in the member’s direct messages with the bot — message, previews, images, Reroll, Edit, Delete — and tells them so privately in the channel, where nothing is posted', async () => {
+    h = await start();
+    const { fake } = h;
+    const note = await privately(fake, 'a secret garden --quality low --private', 'U0ALICE', 'C0ART');
+    expect(note).toBe(':lock: Only you will see this job: I’m drawing it in our direct messages.');
+    const dm = fake.dmOf('U0ALICE');
+    const job = await finishedJob(fake, dm);
+    expect(job.text + JSON.stringify(job.blocks)).toContain('a secret garden');
+    const actions = await finishedActions(fake, dm);
+    expect(fake.messagesIn(dm).some((m) => (m.files ?? []).length > 0)).toBe(true);
+    expect(fake.replies(dm, job.ts).some((m) => m.text.startsWith('Preview'))).toBe(true);
+    expect(seenIn(fake, 'C0ART')).toEqual([]);
+    expect(fake.ephemerals.filter((e) => e.channel === 'C0ART' && e.user !== 'U0ALICE')).toEqual([]);
+
+    // Reroll: again in the direct messages, not in the channel.
+    await fake.clickButton(actions, 'pictor_reroll');
+    await finishedJob(fake, dm, 1);
+    expect(seenIn(fake, 'C0ART')).toEqual([]);
+
+    // Edit: the modal, then the edit in the direct messages too.
+    const viewsBefore = fake.views.length;
+    await fake.clickButton(actions, 'pictor_edit');
+    const view = await fake.waitFor(() => fake.views[viewsBefore], 'the edit modal');
+    await fake.submitView(view, { prompt: 'add a fountain', quality: 'low' });
+    await finishedJob(fake, dm, 2);
+    expect(h.emulator.requests.filter((r) => r.path === '/v1/images/edits')).toHaveLength(1);
+    expect(seenIn(fake, 'C0ART')).toEqual([]);
+
+    // Delete: the first job's message and its buttons go.
+    await fake.clickButton(actions, 'pictor_delete');
+    await fake.waitFor(() => !fake.messages.includes(job), 'the private job to be deleted');
+    expect(actionMessages(fake, dm)).not.toContain(actions);
+  });
+
+  it('keeps private jobs out of the workspace’s history', async () => {
+    h = await start();
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a public kite --quality low', channel: 'C0ART' });
+    await finishedJob(fake, 'C0ART');
+    await privately(fake, 'a private diary --quality low --private', 'U0ALICE', 'C0ART');
+    await finishedJob(fake, fake.dmOf('U0ALICE'));
+    await h.runner.shutdown({ graceMs: 2000 });
+    const requester = { platform: 'slack' as const, userId: ADMIN, channelId: 'C0ART', scopeId: fake.teamId, isAdmin: true };
+    const all = (await h.runner.history!.ofScope(requester))!.map((e) => e.prompt);
+    expect(all).toEqual(['a public kite']);
+    const mine = (await h.runner.history!.mine({ ...requester, userId: 'U0ALICE' })).map((e) => e.prompt);
+    expect(mine).toEqual(['a private diary', 'a public kite']);
+  });
+
+  it('refuses --private privately where the workspace forbids private results, and posts, sends and charges nothing', async () => {
+    h = await start();
+    const { fake } = h;
+    expect(await privately(fake, 'admin set private-results off', ADMIN, 'C0ART')).toMatch(/^:white_check_mark: private-results is now off/);
+    const refused = await privately(fake, 'a hidden thing --private', 'U0ALICE', 'C0ART');
+    expect(refused).toBe('This workspace does not allow private results; ask again without --private.');
+    expect(h.emulator.requests).toHaveLength(0);
+    expect(seenIn(fake, 'C0ART')).toEqual([]);
+    expect(fake.messagesIn(fake.dmOf('U0ALICE'))).toEqual([]);
+  });
+});
+
+describe('/imagine settings: a member’s own defaults on Slack', () => {
+  it('sets, shows and applies a member’s defaults within the workspace’s rules, naming one they do not allow, and --public over a private default', async () => {
+    h = await start();
+    const { fake } = h;
+    const saved = await privately(fake, 'settings --size 1536x1024 --quality high --format webp --n 2 --private on --previews off', 'U0ALICE', 'C0ART');
+    expect(saved.split('\n')).toEqual([
+      ':white_check_mark: Your defaults are saved.',
+      '*Your defaults* (wherever you use Pictor; one a workspace’s rules do not allow is not used there)',
+      '• size: 1536x1024',
+      '• quality: high',
+      '• format: webp',
+      '• count: 2',
+      '• private: on',
+      '• previews: off',
+      '*This workspace* (when you choose nothing): size 1024x1024, quality auto, 2 previews; up to 10 images a job; private results allowed.',
+      'Change yours with `/imagine settings --size 1536x1024 --private on`; `/imagine settings clear size` clears one, or all.',
+    ]);
+    expect(await privately(fake, 'settings --private maybe', 'U0ALICE', 'C0ART')).toBe('`--private` takes on or off.');
+
+    await privately(fake, 'admin set qualities low medium', ADMIN, 'C0ART');
+    // Private by default: in the direct messages; the quality it does not allow is named, the workspace's applies.
+    const note = await privately(fake, 'a harbour', 'U0ALICE', 'C0ART');
+    expect(note).toBe(':lock: Only you will see this job: I’m drawing it in our direct messages.\n:information_source: Not used here, as this workspace’s rules do not allow it: your default quality high.');
+    await finishedJob(fake, fake.dmOf('U0ALICE'));
+    const sent = h.emulator.requests.at(-1)!.fields!;
+    expect(sent).toMatchObject({ size: '1536x1024', quality: 'low', output_format: 'webp', n: 2 });
+    expect(sent.partial_images).toBeUndefined();
+
+    // --public: in the channel, with the same defaults.
+    await fake.command({ command: '/imagine', text: 'a harbour for all --public', channel: 'C0ART' });
+    await finishedJob(fake, 'C0ART');
+    expect(jobMessages(fake, 'C0ART')).toHaveLength(1);
+
+    expect(await privately(fake, 'settings clear all', 'U0ALICE', 'C0ART')).toContain('You have set none: this workspace’s defaults apply.');
+    // “settings” followed by words is a prompt.
+    await fake.command({ command: '/imagine', text: 'settings of a castle --quality low', channel: 'C0ART' });
+    await finishedJob(fake, 'C0ART', 1);
+  });
+});
