@@ -16,12 +16,7 @@ export interface MemberDefaultsCommands {
  */
 export function describeMemberDefaults(mine: readonly MemberDefaultView[], scope: EffectiveSettings, commands: MemberDefaultsCommands, locale?: string, markup?: Markup): string {
   const word = scopeWordOf(scope.platform, scope.scopeId);
-  const lines = [say(locale, 'member.title', { scope: word }, markup)];
-  if (mine.length === 0) lines.push(say(locale, 'member.none', { scope: word }));
-  for (const { name, value, ignoredHere } of mine) {
-    const shown = typeof value === 'boolean' ? say(locale, 'member.on_off', { on: value ? 'yes' : 'no' }) : String(value);
-    lines.push(say(locale, 'member.line', { name, value: shown, ignored: ignoredHere ? 'yes' : 'no' }));
-  }
+  const lines = [describeOwnDefaults(mine, scope, locale, markup)];
   lines.push(
     say(
       locale,
@@ -37,6 +32,23 @@ export function describeMemberDefaults(mine: readonly MemberDefaultView[], scope
       markup,
     ),
   );
-  lines.push(say(locale, 'member.how', { command: commands.change, clear: commands.clear }));
+  lines.push(describeHowToChange(commands, locale));
   return lines.join('\n');
+}
+
+/** The member's own defaults alone (a title, then one line each, or that they set none), for a view that shows the scope's its own way (Slack's Home tab). */
+export function describeOwnDefaults(mine: readonly MemberDefaultView[], scope: Pick<EffectiveSettings, 'platform' | 'scopeId'>, locale?: string, markup?: Markup): string {
+  const word = scopeWordOf(scope.platform, scope.scopeId);
+  const lines = [say(locale, 'member.title', { scope: word }, markup)];
+  if (mine.length === 0) lines.push(say(locale, 'member.none', { scope: word }));
+  for (const { name, value, ignoredHere } of mine) {
+    const shown = typeof value === 'boolean' ? say(locale, 'member.on_off', { on: value ? 'yes' : 'no' }) : String(value);
+    lines.push(say(locale, 'member.line', { name, value: shown, ignored: ignoredHere ? 'yes' : 'no' }));
+  }
+  return lines.join('\n');
+}
+
+/** How a member changes or clears their defaults, as the surface calls its commands. */
+export function describeHowToChange(commands: MemberDefaultsCommands, locale?: string): string {
+  return say(locale, 'member.how', { command: commands.change, clear: commands.clear });
 }

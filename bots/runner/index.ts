@@ -79,7 +79,7 @@ export {
   type MemberDefaultsStore,
   type MemberDefaultView,
 } from './member-defaults.js';
-export { describeMemberDefaults, type MemberDefaultsCommands } from './describe-member-defaults.js';
+export { describeHowToChange, describeMemberDefaults, describeOwnDefaults, type MemberDefaultsCommands } from './describe-member-defaults.js';
 export { SETTING_WORDS, settingHint, settingOfWord, parseSettingValue, onOffOf, type SettingWord } from './setting-words.js';
 export {
   JobHistory,

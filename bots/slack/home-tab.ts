@@ -1,7 +1,7 @@
 import Bottleneck from 'bottleneck';
 import type { types, webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
-import { anyOf, describeSettings, describeUsage, historyLineValues, say, type HistoryEntry, type Requester } from '../runner/index.js';
+import { anyOf, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, say, type HistoryEntry, type Requester } from '../runner/index.js';
 import { ACTIONS } from './render-job.js';
 import type { RequestStore } from './RequestStore.js';
 import type { SlackActor, SlackJobRunner } from './SlackJobs.js';
@@ -125,9 +125,10 @@ export class HomeTabs {
     const bold = { bold: (text: string) => `*${text}*` };
     // A job that just ended is in the history once its write is through.
     await runner.history?.settled();
-    const [summary, settings, entries] = await Promise.all([
+    const [summary, settings, mine, entries] = await Promise.all([
       runner.budgets.summary(requester),
       runner.policy.effective(requester),
+      runner.members.view(requester),
       runner.history ? runner.history.mine(requester) : Promise.resolve([] as HistoryEntry[]),
     ]);
     const blocks: types.KnownBlock[] = [
@@ -167,6 +168,8 @@ export class HomeTabs {
     blocks.push(
       { type: 'divider' },
       { type: 'header', text: { type: 'plain_text', text: say(locale, 'slack.home.defaults_header') } },
+      // The member's own defaults (as `/imagine settings` shows them), then the workspace's and what it allows.
+      section(describeOwnDefaults(mine, settings, locale, bold)),
       section(
         say(locale, 'slack.home.defaults', {
           size: settings.defaultSize.value,
@@ -177,6 +180,7 @@ export class HomeTabs {
           sizes: anyOf(settings.sizes.value),
         }),
       ),
+      section(describeHowToChange({ change: `\`${this.#o.command} settings --size 1536x1024 --private on\``, clear: `\`${this.#o.command} settings clear size\`` }, locale)),
     );
     if (requester.isAdmin) {
       blocks.push(

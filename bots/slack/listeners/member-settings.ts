@@ -84,7 +84,11 @@ export async function answerMemberSettings(context: BotContext, actor: SlackActo
   let text: string;
   try {
     const changed = Object.keys(change).length > 0;
-    if (changed) await context.runner.members.change(requester, change);
+    if (changed) {
+      await context.runner.members.change(requester, change);
+      // Their Home tab shows their defaults: published again if they opened it lately.
+      context.homes.changed(actor.teamId, actor.userId);
+    }
     const view = describeMemberDefaults(
       await context.runner.members.view(requester),
       await context.runner.policy.effective(requester),

@@ -87,6 +87,24 @@ describe('the Slack Home tab', () => {
     expect(texts(third)).toContain('Größe 1024x1024, Qualität low');
   });
 
+  it('shows the member’s own defaults beside the workspace’s, marks one the rules do not allow, and is published again when they change them', async () => {
+    h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
+    await h.fake.openHome('U0ALICE');
+    const first = texts(await homeOf(h.fake, 'U0ALICE'));
+    expect(first).toContain('*Your defaults*');
+    expect(first).toContain('You have set none: this workspace’s defaults apply.');
+    expect(first).toContain('Size 1024x1024, quality auto');
+
+    await h.fake.command({ command: '/imagine', text: 'admin set qualities low medium', user: ADMIN });
+    await h.fake.command({ command: '/imagine', text: 'settings --size 1536x1024 --quality high', user: 'U0ALICE', channel: 'C0ART' });
+    const changed = await h.fake.waitFor(() => {
+      const home = texts((h!.fake.homes.get(`${h!.fake.teamId}:U0ALICE`)?.view.blocks ?? []) as Block[]);
+      return home.includes('• size: 1536x1024') ? home : undefined;
+    }, 'the Home tab with the member’s new defaults');
+    expect(changed).toContain('• quality: high — not allowed here, not used');
+    expect(changed).not.toContain('You have set none');
+  });
+
   it('runs a job again from its Reroll, in the job’s channel, counted against whoever clicks; a refusal goes to their direct messages', async () => {
     h = await startHarness({ limits: { userDailyUsd: 0.01 } });
     await draw(h, 'U0ALICE', 'C0ART', 0);
