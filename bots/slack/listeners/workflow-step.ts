@@ -20,7 +20,7 @@ interface StepInputs {
 
 /**
  * "Generate image" in Workflow Builder: a Bolt custom function (`function_executed`). The step goes through the same
- * intake as `/imagine` — the workspace's rules, blocked words, the member's pace and every budget, counted against
+ * intake as `/imagine` — a house style (`style`, by name), the workspace's rules, blocked words, the member's pace and every budget, counted against
  * the member the workflow names (`user`) and kept in their history — and posts its job in `channel` as `/imagine`
  * would. It completes with the images' file ids, their permalinks, the job message's link and the cost
  * (`functions.completeSuccess`), or fails with the refusal's or failure's own words in the member's language
@@ -39,13 +39,15 @@ export function registerWorkflowStep(app: App, context: BotContext): void {
       await fail({ error: say(locale, 'slack.step.bad_inputs') });
       return;
     }
-    const prompt = typeof step.style === 'string' && step.style.trim() ? `${step.prompt.trim()}, ${step.style.trim()}` : step.prompt.trim();
+    // A house style of the workspace, by name, as `--style` takes it (an unknown one fails the step with the refusal's words).
+    const style = typeof step.style === 'string' && step.style.trim() ? step.style.trim() : undefined;
     // A refusal, or a failure before the job's message, is told to the step: it fails with those words (plain text).
     let refusal: string | undefined;
     const started = await context.jobs.start({
       kind: 'generate',
-      prompt,
+      prompt: step.prompt.trim(),
       options,
+      style,
       actor: { userId, teamId, channelId, locale },
       // A workflow posts in its channel and hands the message on: never privately, whatever the member's default.
       private: false,

@@ -17,7 +17,8 @@ const generationRequests = (harness: Harness) => harness.emulator.requests.filte
 
 describe('the Workflow Builder step “Generate image” (a Bolt custom function)', () => {
   it('posts the images in the step’s channel and completes with their file ids, permalinks, the message’s link and the cost the ledger charged', async () => {
-    h = await startHarness();
+    h = await startHarness({ bot: { adminUserIds: ['U0ADMIN'] } });
+    await h.fake.command({ command: '/imagine', text: 'admin style watercolor {prompt}, watercolor', user: 'U0ADMIN' });
     const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a lighthouse at dusk', channel: 'C0FLOW', user: 'U0ALICE', quality: 'low', size: '1536x1024', count: 2, style: 'watercolor' } });
     const outcome = await outcomeOf(h, run);
     expect(outcome.ok).toBe(true);
@@ -31,7 +32,7 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
     const charged = (await h.store.usage({})).filter((r) => r.userKey === 'slack:U0ALICE');
     expect(charged).toHaveLength(1);
     expect(outcome.outputs.cost_usd).toBeCloseTo(charged[0]!.costUsd, 9);
-    // The same job as /imagine: its message names who it is for, the style joins the prompt, the options are the step's.
+    // The same job as /imagine: its message names who it is for, the house style's text is around the prompt, the options are the step's.
     expect((jobMessages(h.fake, 'C0FLOW')[0]!.blocks![0] as { text: { text: string } }).text.text).toBe('<@U0ALICE> asked for: “a lighthouse at dusk, watercolor”  `--size 1536x1024` `--quality low` `--n 2`');
     // Kept in the history once the job has ended (a write of its own, which may still be under way when the step completes).
     await h.runner.history!.settled();
@@ -55,6 +56,8 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
     const blocked = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a Kraken attacks', channel: 'C0FLOW', user: 'U0ALICE' } }));
     expect(blocked).toEqual({ ok: false, error: 'Your prompt contains “kraken”, which is blocked here; rephrase it and try again.', at: expect.any(Number) as unknown });
     const bad = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a fox', channel: 'C0FLOW', user: 'U0ALICE', size: '999x999' } }));
+    const unknownStyle = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a fox', channel: 'C0FLOW', user: 'U0ALICE', style: 'watercolor' } }));
+    expect(unknownStyle).toMatchObject({ ok: false, error: expect.stringContaining('“watercolor”') as unknown });
     expect(bad).toMatchObject({ ok: false, error: expect.stringContaining('size, quality and count must be values Pictor takes') as unknown });
     expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
     expect(generationRequests(h)).toBe(0);
