@@ -182,7 +182,7 @@ export class HouseStyles {
    * the style's options under the member's own. Refuses (`style_unknown`) a
    * style the scope does not have, naming the ones it has.
    */
-  async apply(job: { prompt: string; options: JobOptions; requester: Requester }, name: string | undefined): Promise<StyledJob> {
+  async apply(job: { kind?: 'generate' | 'edit' | undefined; prompt: string; options: JobOptions; requester: Requester }, name: string | undefined): Promise<StyledJob> {
     if (name === undefined || name.trim() === '') return { prompt: job.prompt, options: job.options };
     const styleName = name.trim().toLowerCase();
     const styles = await this.list(job.requester);
@@ -194,7 +194,10 @@ export class HouseStyles {
         { field: 'style' },
       );
     }
-    return { prompt: applyStyleText(style, job.prompt), options: { ...style.options, ...definedOf(job.options) }, style: style.name };
+    // An edit makes one image a job (its forms have no count): a style's count is for generations, as a member's default count is.
+    const { n: _count, ...forEdits } = style.options;
+    const options = job.kind === 'edit' ? forEdits : style.options;
+    return { prompt: applyStyleText(style, job.prompt), options: { ...options, ...definedOf(job.options) }, style: style.name };
   }
 
   /**

@@ -3,6 +3,7 @@ import { changeStyle, describeStyles, HOUSE_STYLE_LIMITS, HouseStyles, parseStyl
 import { openBotState } from '../../../bots/state/index.js';
 import { PRICE_TABLE } from '../../../src/index.js';
 import { silentLogger } from '../../../src/internal.js';
+import { makeImage } from '../../helpers/images.js';
 import { recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
@@ -43,6 +44,22 @@ describe('house styles: an admin’s text around the prompt and default options'
     // The estimate and the cost are those of two medium images, not of the member's one default image.
     expect(admitted!.estimate.totalUsd).toBeCloseTo(2 * PRICE_TABLE['1024x1024'].medium, 9);
     expect(final).toMatchObject({ type: 'completed', cost: { totalUsd: expect.closeTo(2 * PRICE_TABLE['1024x1024'].medium, 9) } });
+  });
+
+  it('gives an edit the style’s look but not its count: an edit makes one image unless the member asks for more, as with their own default count', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    await runner.styles.define(admin, 'poster', 'a poster of {prompt}', { quality: 'low', n: 3 });
+    let admitted: AdmittedJob | undefined;
+    const rec = recordingSink();
+    const handle = await runner.request(
+      { kind: 'edit', prompt: 'this cat', options: {}, requester: requester(), style: 'poster', images: [{ data: Buffer.from(await makeImage()), filename: 'cat.png' }] },
+      { refuse: async (reason) => { throw reason; }, accept: async (job) => ((admitted = job), { sink: rec.sink }), fail: async (reason) => { throw reason; } },
+    );
+    await handle!.done;
+
+    expect(kit.emu.emulator.requests[0]!.fields).toMatchObject({ prompt: 'a poster of this cat', quality: 'low', n: 1 });
+    expect(admitted!.options).toEqual({ quality: 'low' });
+    expect(admitted!.estimate.totalUsd).toBeCloseTo(PRICE_TABLE['1024x1024'].low, 9);
   });
 
   it('catches a blocked word the style brings in, names the style, and sends and reserves nothing', async () => {
