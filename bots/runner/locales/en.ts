@@ -360,7 +360,7 @@ export const en = {
     'Not used here, as {scope, select, workspace {this workspace’s} other {this server’s}} rules do not allow {count, plural, one {it} other {them}}: your default {defaults}.',
   'member.title': '<b>Your defaults</b> (wherever you use Pictor; one a {scope, select, workspace {workspace’s} other {server’s}} rules do not allow is not used there)',
   'member.none': 'You have set none: {scope, select, workspace {this workspace’s} other {this server’s}} defaults apply.',
-  'member.line': '• {name}: {value}{ignored, select, yes { — not allowed here, not used} other {}}',
+  'member.line': '• {name}: {value}{ignored, select, yes { — not allowed here, not used} refused { — not allowed here: a job here is refused unless you ask for a public one} other {}}',
   'member.on_off': '{on, select, yes {on} other {off}}',
   'member.scope':
     '<b>{scope, select, workspace {This workspace} other {This server}}</b> (when you choose nothing): size {size}, quality {quality}, {previews, plural, =0 {no previews} one {# preview} other {# previews}}; up to {maxImages, plural, one {# image} other {# images}} a job; private results {privateResults, select, yes {allowed} other {not allowed}}.',

@@ -335,7 +335,7 @@ export const es = {
     'No se usa aquí, porque las reglas de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no {count, plural, one {lo permiten} other {los permiten}}: tu valor predeterminado {defaults}.',
   'member.title': '<b>Tus valores predeterminados</b> (donde uses Pictor; uno que las reglas de un {scope, select, workspace {espacio de trabajo} other {servidor}} no permiten no se usa allí)',
   'member.none': 'No has definido ninguno: se aplican los valores predeterminados de {scope, select, workspace {este espacio de trabajo} other {este servidor}}.',
-  'member.line': '• {name}: {value}{ignored, select, yes { — no permitido aquí, no se usa} other {}}',
+  'member.line': '• {name}: {value}{ignored, select, yes { — no permitido aquí, no se usa} refused { — no permitido aquí: un trabajo aquí se rechaza salvo que pidas uno público} other {}}',
   'member.on_off': '{on, select, yes {activado} other {desactivado}}',
   'member.scope':
     '<b>{scope, select, workspace {Este espacio de trabajo} other {Este servidor}}</b> (si no eliges nada): tamaño {size}, calidad {quality}, {previews, plural, =0 {sin vistas previas} one {# vista previa} other {# vistas previas}}; hasta {maxImages, plural, one {# imagen} other {# imágenes}} por trabajo; resultados privados {privateResults, select, yes {permitidos} other {no permitidos}}.',

@@ -335,7 +335,7 @@ export const fr = {
     'Non utilisé ici, car les règles de {scope, select, workspace {cet espace de travail} other {ce serveur}} ne {count, plural, one {l’autorisent} other {les autorisent}} pas : votre réglage par défaut {defaults}.',
   'member.title': '<b>Vos réglages par défaut</b> (partout où vous utilisez Pictor ; un réglage que les règles d’un {scope, select, workspace {espace de travail} other {serveur}} n’autorisent pas n’y est pas utilisé)',
   'member.none': 'Vous n’en avez défini aucun : les réglages par défaut de {scope, select, workspace {cet espace de travail} other {ce serveur}} s’appliquent.',
-  'member.line': '• {name} : {value}{ignored, select, yes { — non autorisé ici, non utilisé} other {}}',
+  'member.line': '• {name} : {value}{ignored, select, yes { — non autorisé ici, non utilisé} refused { — non autorisé ici : une tâche ici est refusée sauf si vous en demandez une publique} other {}}',
   'member.on_off': '{on, select, yes {activé} other {désactivé}}',
   'member.scope':
     '<b>{scope, select, workspace {Cet espace de travail} other {Ce serveur}}</b> (quand vous ne choisissez rien) : taille {size}, qualité {quality}, {previews, plural, =0 {aucun aperçu} one {# aperçu} other {# aperçus}} ; jusqu’à {maxImages, plural, one {# image} other {# images}} par tâche ; résultats privés {privateResults, select, yes {autorisés} other {non autorisés}}.',

@@ -335,7 +335,7 @@ export const ptBR = {
     'Não usado aqui, pois as regras {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {o permitem} other {os permitem}}: o seu padrão {defaults}.',
   'member.title': '<b>Seus padrões</b> (onde você usar o Pictor; um que as regras de um {scope, select, workspace {workspace} other {servidor}} não permitem não é usado lá)',
   'member.none': 'Você não definiu nenhum: valem os padrões {scope, select, workspace {deste workspace} other {deste servidor}}.',
-  'member.line': '• {name}: {value}{ignored, select, yes { — não permitido aqui, não usado} other {}}',
+  'member.line': '• {name}: {value}{ignored, select, yes { — não permitido aqui, não usado} refused { — não permitido aqui: um trabalho aqui é recusado, a menos que você peça um público} other {}}',
   'member.on_off': '{on, select, yes {ligado} other {desligado}}',
   'member.scope':
     '<b>{scope, select, workspace {Este workspace} other {Este servidor}}</b> (quando você não escolhe nada): tamanho {size}, qualidade {quality}, {previews, plural, =0 {sem prévias} one {# prévia} other {# prévias}}; até {maxImages, plural, one {# imagem} other {# imagens}} por tarefa; resultados privados {privateResults, select, yes {permitidos} other {não permitidos}}.',
