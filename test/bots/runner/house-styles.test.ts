@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changeStyle, describeStyles, HOUSE_STYLE_LIMITS, HouseStyles, parseStyleText, say, type AdmittedJob, type HouseStyleRecord, type JobIntent } from '../../../bots/runner/index.js';
+import { changeStyle, describeStyles, HOUSE_STYLE_LIMITS, HouseStyles, parseStyleText, say, sayWords, type AdmittedJob, type HouseStyleRecord, type JobIntent, type JobRefusedError } from '../../../bots/runner/index.js';
 import { openBotState } from '../../../bots/state/index.js';
 import { PRICE_TABLE } from '../../../src/index.js';
 import { silentLogger } from '../../../src/internal.js';
@@ -89,6 +89,26 @@ describe('house styles: an admin’s text around the prompt and default options'
     let reason: unknown;
     await runner.request({ kind: 'generate', prompt: 'a cat', options: {}, requester: requester(), style: 'hq' }, refusing((r) => (reason = r)));
     expect(reason).toMatchObject({ code: 'quality_not_allowed' });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
+  it('names the style when a rule refuses an option the style set, not the member, in the surface’s word for it', async () => {
+    const { runner } = await kit.runner({ partialImages: 0, operatorControls: { qualities: ['low', 'medium'], maxImagesPerJob: 2 } });
+    await runner.styles.define(admin, 'hq', '{prompt}', { quality: 'high', n: 4 });
+    let reason: unknown;
+    const ask = (options: JobIntent['options']) =>
+      runner.request({ kind: 'generate', prompt: 'a cat', options, requester: requester(), style: 'hq', fieldNames: { n: 'count' } }, refusing((r) => (reason = r)));
+
+    await ask({ n: 1 });
+    expect(reason).toMatchObject({ code: 'quality_not_allowed', field: 'style', allowed: 'low, medium' });
+    expect(sayWords('en', (reason as JobRefusedError).words)).toBe(
+      'The house style “hq” asks for quality high, which is not allowed here; choose quality yourself, pick another style, or ask an admin to change it.',
+    );
+    await ask({ quality: 'low' });
+    expect(reason).toMatchObject({ code: 'too_many_images', field: 'style', limit: 2, words: { values: { option: 'count', value: '4' } } });
+    // The member's own choice is theirs to change: the rule's refusal as without a style.
+    await ask({ quality: 'high', n: 1 });
+    expect(reason).toMatchObject({ code: 'quality_not_allowed', field: 'quality', words: { key: 'refusal.quality_not_allowed' } });
     expect(kit.emu.emulator.requests).toHaveLength(0);
   });
 
