@@ -351,7 +351,8 @@ export class JobRunner {
       this.#logger.info({ code: error.code, platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');
       // A blocked word the style brought in, not the member: the refusal names the style.
       const word = error.code === 'blocked_word' && styled.style !== undefined ? findBlockedWordIn(error) : undefined;
-      throw (word !== undefined && this.styles.blockedWordOfStyle(asked.prompt, word, styled.style!)) || error;
+      // An option the style set that a rule forbids: the refusal names the style too.
+      throw (word !== undefined && this.styles.blockedWordOfStyle(asked.prompt, word, styled.style!)) || this.styles.optionOfStyle(error, asked.options, styled, fieldNames) || error;
     });
     const fields = this.#parse(spec, member.previews ? previews : 0, fieldNames);
     const toFetch = isImagesToFetch(images) ? images : undefined;

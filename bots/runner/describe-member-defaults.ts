@@ -43,7 +43,9 @@ export function describeOwnDefaults(mine: readonly MemberDefaultView[], scope: P
   if (mine.length === 0) lines.push(say(locale, 'member.none', { scope: word }));
   for (const { name, value, ignoredHere } of mine) {
     const shown = typeof value === 'boolean' ? say(locale, 'member.on_off', { on: value ? 'yes' : 'no' }) : String(value);
-    lines.push(say(locale, 'member.line', { name, value: shown, ignored: ignoredHere ? 'yes' : 'no' }));
+    // A private default the rules forbid is not set aside like an option's: the job is refused (never shown in public against the member's wish).
+    const ignored = !ignoredHere ? 'no' : name === 'private' ? 'refused' : 'yes';
+    lines.push(say(locale, 'member.line', { name, value: shown, ignored }));
   }
   return lines.join('\n');
 }

@@ -5,7 +5,7 @@ import { findBlockedWord } from './blocked-words.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { memorySpace } from './memory-space.js';
 import { words } from './words.js';
-import type { JobOptions, Requester } from './types.js';
+import type { FieldNames, JobOptions, Requester } from './types.js';
 
 /**
  * House styles: named text around a member's prompt (`before {prompt} after`)
@@ -40,6 +40,9 @@ export const StyleOptionsSchema = z
   .strict();
 
 export type StyleOptions = z.output<typeof StyleOptionsSchema>;
+
+/** The options a style may set, as request fields. */
+const STYLE_OPTION_FIELDS: ReadonlySet<string> = new Set(Object.keys(StyleOptionsSchema.shape));
 
 const HouseStyleSchema = z.object({
   before: z.string().max(HOUSE_STYLE_LIMITS.textLength),
@@ -182,7 +185,7 @@ export class HouseStyles {
    * the style's options under the member's own. Refuses (`style_unknown`) a
    * style the scope does not have, naming the ones it has.
    */
-  async apply(job: { prompt: string; options: JobOptions; requester: Requester }, name: string | undefined): Promise<StyledJob> {
+  async apply(job: { kind?: 'generate' | 'edit' | undefined; prompt: string; options: JobOptions; requester: Requester }, name: string | undefined): Promise<StyledJob> {
     if (name === undefined || name.trim() === '') return { prompt: job.prompt, options: job.options };
     const styleName = name.trim().toLowerCase();
     const styles = await this.list(job.requester);
@@ -194,7 +197,10 @@ export class HouseStyles {
         { field: 'style' },
       );
     }
-    return { prompt: applyStyleText(style, job.prompt), options: { ...style.options, ...definedOf(job.options) }, style: style.name };
+    // An edit makes one image a job (its forms have no count): a style's count is for generations, as a member's default count is.
+    const { n: _count, ...forEdits } = style.options;
+    const options = job.kind === 'edit' ? forEdits : style.options;
+    return { prompt: applyStyleText(style, job.prompt), options: { ...options, ...definedOf(job.options) }, style: style.name };
   }
 
   /**
@@ -205,6 +211,25 @@ export class HouseStyles {
   blockedWordOfStyle(memberPrompt: string, word: string, style: string): JobRefusedError | undefined {
     if (findBlockedWord(memberPrompt, [word]) !== undefined) return undefined;
     return new JobRefusedError('blocked_word', words('refusal.style_blocked_word', { style, word }), { field: 'style' });
+  }
+
+  /**
+   * A refusal by a rule of an option the style set, not the member (a quality, size or count the scope does not
+   * allow): the member did not ask for it, so the refusal names the style and the option, with the rule's code.
+   * Undefined when the member chose that option themselves, or the rule is about something else.
+   */
+  optionOfStyle(error: JobRefusedError, asked: JobOptions, styled: StyledJob, fieldNames: FieldNames = {}): JobRefusedError | undefined {
+    const field = error.field as keyof JobOptions | undefined;
+    if (styled.style === undefined || field === undefined || !STYLE_OPTION_FIELDS.has(field) || asked[field] !== undefined) return undefined;
+    const value = styled.options[field];
+    if (value === undefined) return undefined;
+    const option = fieldNames[field] ?? field;
+    return new JobRefusedError(error.code, words('refusal.style_option_not_allowed', { style: styled.style, option, value: String(value) }), {
+      field: 'style',
+      allowed: error.allowed,
+      limit: error.limit,
+      used: error.used,
+    });
   }
 
   #read(scopeKey: string): Promise<HouseStyleRecord> {

@@ -61,8 +61,12 @@ export function botSpaces(settings: SpaceSettings = {}) {
     historyScopes: { name: 'history-scopes', dir: 'history/scopes', ttlMs: historyMs, maxValueBytes: 16 * KIB, maxCount: 10_000, maxBytes: 16 * MIB },
     /** What chat admins chose for their server/workspace (channels, blocked words, defaults …); their caps are the ledger's. */
     scopeSettings: { name: 'scope-settings', dir: 'settings', ttlMs: undefined, maxValueBytes: 256 * KIB },
-    /** Each server's/workspace's house styles (at most 25, by name): text around a member's prompt and default options. */
-    houseStyles: { name: 'house-styles', dir: 'styles', ttlMs: undefined, maxValueBytes: 64 * KIB },
+    /**
+     * Each server's/workspace's house styles (at most 25, by name): text around a member's prompt and default options.
+     * Anyone who adds the bot to a server of their own may define some: past 10 000 servers/workspaces or 64 MiB, the
+     * styles changed longest ago go first (their members are told the style is unknown).
+     */
+    houseStyles: { name: 'house-styles', dir: 'styles', ttlMs: undefined, maxValueBytes: 64 * KIB, maxCount: 10_000, maxBytes: 64 * MIB },
     /** Each member's own defaults (size, quality, format, count, private, previews), until they change them or `forget`. */
     memberDefaults: { name: 'member-defaults', dir: 'members/defaults', ttlMs: undefined, maxValueBytes: 1 * KIB, maxCount: 100_000, maxBytes: 32 * MIB },
   } satisfies Record<string, SpaceDefinition>;

@@ -304,6 +304,7 @@ export const de = {
   // House styles, role budgets and the audit channel
   'refusal.style_unknown':
     '{count, plural, =0 {Hier gibt es noch keine Hausstile, daher kann „{style}“ nicht verwendet werden; lass den Stil weg oder bitte einen Admin, ihn anzulegen.} other {Hier gibt es keinen Hausstil „{style}“; wähle einen von {styles}.}}',
+  'refusal.style_option_not_allowed': 'Der Hausstil „{style}“ verlangt {option} {value}, was hier nicht erlaubt ist; wähle {option} selbst, nimm einen anderen Stil oder bitte einen Admin, ihn zu ändern.',
   'refusal.style_blocked_word': 'Der Hausstil „{style}“ fügt „{word}“ hinzu, das hier gesperrt ist; wähle einen anderen Stil oder bitte einen Admin, ihn zu ändern.',
   'styles.title': '<b>Hausstile</b> ({count} von höchstens {max}); Mitglieder wählen einen mit {how}:',
   'styles.none': 'Noch keine Hausstile; Admins legen einen mit {command} an.',
@@ -335,7 +336,7 @@ export const de = {
     'Hier nicht verwendet, weil die Regeln {scope, select, workspace {dieses Workspace} other {dieses Servers}} {count, plural, one {sie} other {sie}} nicht erlauben: deine Voreinstellung {defaults}.',
   'member.title': '<b>Deine Voreinstellungen</b> (überall, wo du Pictor nutzt; eine, die die Regeln eines {scope, select, workspace {Workspace} other {Servers}} nicht erlauben, wird dort nicht verwendet)',
   'member.none': 'Du hast keine festgelegt: Es gelten die Voreinstellungen {scope, select, workspace {dieses Workspace} other {dieses Servers}}.',
-  'member.line': '• {name}: {value}{ignored, select, yes { — hier nicht erlaubt, nicht verwendet} other {}}',
+  'member.line': '• {name}: {value}{ignored, select, yes { — hier nicht erlaubt, nicht verwendet} refused { — hier nicht erlaubt: ein Auftrag hier wird abgelehnt, außer du bittest um ein öffentliches Ergebnis} other {}}',
   'member.on_off': '{on, select, yes {an} other {aus}}',
   'member.scope':
     '<b>{scope, select, workspace {Dieser Workspace} other {Dieser Server}}</b> (wenn du nichts wählst): Größe {size}, Qualität {quality}, {previews, plural, =0 {keine Vorschauen} one {# Vorschau} other {# Vorschauen}}; bis zu {maxImages, plural, one {# Bild} other {# Bilder}} pro Auftrag; private Ergebnisse {privateResults, select, yes {erlaubt} other {nicht erlaubt}}.',

@@ -329,6 +329,7 @@ export const en = {
   // House styles, role budgets and the audit channel
   'refusal.style_unknown':
     '{count, plural, =0 {There are no house styles here yet, so “{style}” can’t be used; leave the style out, or ask an admin to define it.} other {There is no house style “{style}” here; choose one of {styles}.}}',
+  'refusal.style_option_not_allowed': 'The house style “{style}” asks for {option} {value}, which is not allowed here; choose {option} yourself, pick another style, or ask an admin to change it.',
   'refusal.style_blocked_word': 'The house style “{style}” adds “{word}”, which is blocked here; choose another style, or ask an admin to change it.',
   'styles.title': '<b>House styles</b> ({count} of at most {max}); members pick one with {how}:',
   'styles.none': 'No house styles yet; admins define one with {command}.',
@@ -360,7 +361,7 @@ export const en = {
     'Not used here, as {scope, select, workspace {this workspace’s} other {this server’s}} rules do not allow {count, plural, one {it} other {them}}: your default {defaults}.',
   'member.title': '<b>Your defaults</b> (wherever you use Pictor; one a {scope, select, workspace {workspace’s} other {server’s}} rules do not allow is not used there)',
   'member.none': 'You have set none: {scope, select, workspace {this workspace’s} other {this server’s}} defaults apply.',
-  'member.line': '• {name}: {value}{ignored, select, yes { — not allowed here, not used} other {}}',
+  'member.line': '• {name}: {value}{ignored, select, yes { — not allowed here, not used} refused { — not allowed here: a job here is refused unless you ask for a public one} other {}}',
   'member.on_off': '{on, select, yes {on} other {off}}',
   'member.scope':
     '<b>{scope, select, workspace {This workspace} other {This server}}</b> (when you choose nothing): size {size}, quality {quality}, {previews, plural, =0 {no previews} one {# preview} other {# previews}}; up to {maxImages, plural, one {# image} other {# images}} a job; private results {privateResults, select, yes {allowed} other {not allowed}}.',

@@ -304,6 +304,7 @@ export const es = {
   // House styles, role budgets and the audit channel
   'refusal.style_unknown':
     '{count, plural, =0 {Aquí aún no hay estilos de la casa, así que no se puede usar «{style}»; quita el estilo o pide a un admin que lo defina.} other {Aquí no hay ningún estilo de la casa «{style}»; elige uno de {styles}.}}',
+  'refusal.style_option_not_allowed': 'El estilo de la casa «{style}» pide {option} {value}, que no está permitido aquí; elige {option} tú mismo, usa otro estilo o pide a un administrador que lo cambie.',
   'refusal.style_blocked_word': 'El estilo de la casa «{style}» añade «{word}», que está bloqueado aquí; elige otro estilo o pide a un admin que lo cambie.',
   'styles.title': '<b>Estilos de la casa</b> ({count} de {max} como máximo); los miembros eligen uno con {how}:',
   'styles.none': 'Aún no hay estilos de la casa; los admins definen uno con {command}.',
@@ -335,7 +336,7 @@ export const es = {
     'No se usa aquí, porque las reglas de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no {count, plural, one {lo permiten} other {los permiten}}: tu valor predeterminado {defaults}.',
   'member.title': '<b>Tus valores predeterminados</b> (donde uses Pictor; uno que las reglas de un {scope, select, workspace {espacio de trabajo} other {servidor}} no permiten no se usa allí)',
   'member.none': 'No has definido ninguno: se aplican los valores predeterminados de {scope, select, workspace {este espacio de trabajo} other {este servidor}}.',
-  'member.line': '• {name}: {value}{ignored, select, yes { — no permitido aquí, no se usa} other {}}',
+  'member.line': '• {name}: {value}{ignored, select, yes { — no permitido aquí, no se usa} refused { — no permitido aquí: un trabajo aquí se rechaza salvo que pidas uno público} other {}}',
   'member.on_off': '{on, select, yes {activado} other {desactivado}}',
   'member.scope':
     '<b>{scope, select, workspace {Este espacio de trabajo} other {Este servidor}}</b> (si no eliges nada): tamaño {size}, calidad {quality}, {previews, plural, =0 {sin vistas previas} one {# vista previa} other {# vistas previas}}; hasta {maxImages, plural, one {# imagen} other {# imágenes}} por trabajo; resultados privados {privateResults, select, yes {permitidos} other {no permitidos}}.',

@@ -304,6 +304,7 @@ export const fr = {
   // House styles, role budgets and the audit channel
   'refusal.style_unknown':
     '{count, plural, =0 {Il n’y a pas encore de style maison ici, donc « {style} » ne peut pas être utilisé ; retirez le style ou demandez à un admin de le définir.} other {Il n’y a pas de style maison « {style} » ici ; choisissez-en un parmi {styles}.}}',
+  'refusal.style_option_not_allowed': 'Le style maison « {style} » demande {option} {value}, ce qui n’est pas autorisé ici ; choisissez {option} vous-même, prenez un autre style, ou demandez à un admin de le modifier.',
   'refusal.style_blocked_word': 'Le style maison « {style} » ajoute « {word} », qui est bloqué ici ; choisissez un autre style ou demandez à un admin de le modifier.',
   'styles.title': '<b>Styles maison</b> ({count} sur {max} au plus) ; les membres en choisissent un avec {how} :',
   'styles.none': 'Aucun style maison pour l’instant ; les admins en définissent un avec {command}.',
@@ -335,7 +336,7 @@ export const fr = {
     'Non utilisé ici, car les règles de {scope, select, workspace {cet espace de travail} other {ce serveur}} ne {count, plural, one {l’autorisent} other {les autorisent}} pas : votre réglage par défaut {defaults}.',
   'member.title': '<b>Vos réglages par défaut</b> (partout où vous utilisez Pictor ; un réglage que les règles d’un {scope, select, workspace {espace de travail} other {serveur}} n’autorisent pas n’y est pas utilisé)',
   'member.none': 'Vous n’en avez défini aucun : les réglages par défaut de {scope, select, workspace {cet espace de travail} other {ce serveur}} s’appliquent.',
-  'member.line': '• {name} : {value}{ignored, select, yes { — non autorisé ici, non utilisé} other {}}',
+  'member.line': '• {name} : {value}{ignored, select, yes { — non autorisé ici, non utilisé} refused { — non autorisé ici : une tâche ici est refusée sauf si vous en demandez une publique} other {}}',
   'member.on_off': '{on, select, yes {activé} other {désactivé}}',
   'member.scope':
     '<b>{scope, select, workspace {Cet espace de travail} other {Ce serveur}}</b> (quand vous ne choisissez rien) : taille {size}, qualité {quality}, {previews, plural, =0 {aucun aperçu} one {# aperçu} other {# aperçus}} ; jusqu’à {maxImages, plural, one {# image} other {# images}} par tâche ; résultats privés {privateResults, select, yes {autorisés} other {non autorisés}}.',

@@ -304,6 +304,7 @@ export const ja = {
   // House styles, role budgets and the audit channel
   'refusal.style_unknown':
     '{count, plural, =0 {ここにはまだハウススタイルがないため、「{style}」は使えません。スタイルを外すか、管理者に定義を依頼してください。} other {ここにはハウススタイル「{style}」はありません。{styles} から選んでください。}}',
+  'refusal.style_option_not_allowed': 'ハウススタイル「{style}」は {option} {value} を指定していますが、ここでは許可されていません。{option} を自分で指定するか、別のスタイルを選ぶか、管理者に変更を依頼してください。',
   'refusal.style_blocked_word': 'ハウススタイル「{style}」は、ここで禁止されている「{word}」を加えます。別のスタイルを選ぶか、管理者に変更を依頼してください。',
   'styles.title': '<b>ハウススタイル</b>（{count} 件、最大 {max} 件）。メンバーは {how} で選びます:',
   'styles.none': 'ハウススタイルはまだありません。管理者は {command} で定義できます。',
@@ -335,7 +336,7 @@ export const ja = {
     '{scope, select, workspace {このワークスペース} other {このサーバー}}のルールで許可されていないため、ここでは使われませんでした（{count, plural, other {#件}}）：あなたの既定値 {defaults}。',
   'member.title': '<b>あなたの既定値</b>（Pictor を使うすべての場所で有効。{scope, select, workspace {ワークスペース} other {サーバー}}のルールで許可されていないものはそこでは使われません）',
   'member.none': '設定されていません：{scope, select, workspace {このワークスペース} other {このサーバー}}の既定値が使われます。',
-  'member.line': '• {name}: {value}{ignored, select, yes { — ここでは許可されていないため使われません} other {}}',
+  'member.line': '• {name}: {value}{ignored, select, yes { — ここでは許可されていないため使われません} refused { — ここでは許可されていません。公開のジョブを依頼しない限り、ここでのジョブは拒否されます} other {}}',
   'member.on_off': '{on, select, yes {オン} other {オフ}}',
   'member.scope':
     '<b>{scope, select, workspace {このワークスペース} other {このサーバー}}</b>（何も選ばない場合）：サイズ {size}、品質 {quality}、{previews, plural, =0 {プレビューなし} other {プレビュー #枚}}。1回のジョブで最大 {maxImages, plural, other {#枚}}。プライベートな結果は{privateResults, select, yes {許可されています} other {許可されていません}}。',

@@ -304,6 +304,7 @@ export const ptBR = {
   // House styles, role budgets and the audit channel
   'refusal.style_unknown':
     '{count, plural, =0 {Ainda não há estilos da casa aqui, então “{style}” não pode ser usado; deixe o estilo de fora ou peça a um admin que o defina.} other {Não há estilo da casa “{style}” aqui; escolha um de {styles}.}}',
+  'refusal.style_option_not_allowed': 'O estilo da casa “{style}” pede {option} {value}, que não é permitido aqui; escolha {option} você mesmo, use outro estilo ou peça a um admin para alterá-lo.',
   'refusal.style_blocked_word': 'O estilo da casa “{style}” acrescenta “{word}”, que está bloqueado aqui; escolha outro estilo ou peça a um admin que o altere.',
   'styles.title': '<b>Estilos da casa</b> ({count} de no máximo {max}); os membros escolhem um com {how}:',
   'styles.none': 'Ainda não há estilos da casa; admins definem um com {command}.',
@@ -335,7 +336,7 @@ export const ptBR = {
     'Não usado aqui, pois as regras {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {o permitem} other {os permitem}}: o seu padrão {defaults}.',
   'member.title': '<b>Seus padrões</b> (onde você usar o Pictor; um que as regras de um {scope, select, workspace {workspace} other {servidor}} não permitem não é usado lá)',
   'member.none': 'Você não definiu nenhum: valem os padrões {scope, select, workspace {deste workspace} other {deste servidor}}.',
-  'member.line': '• {name}: {value}{ignored, select, yes { — não permitido aqui, não usado} other {}}',
+  'member.line': '• {name}: {value}{ignored, select, yes { — não permitido aqui, não usado} refused { — não permitido aqui: um trabalho aqui é recusado, a menos que você peça um público} other {}}',
   'member.on_off': '{on, select, yes {ligado} other {desligado}}',
   'member.scope':
     '<b>{scope, select, workspace {Este workspace} other {Este servidor}}</b> (quando você não escolhe nada): tamanho {size}, qualidade {quality}, {previews, plural, =0 {sem prévias} one {# prévia} other {# prévias}}; até {maxImages, plural, one {# imagem} other {# imagens}} por tarefa; resultados privados {privateResults, select, yes {permitidos} other {não permitidos}}.',

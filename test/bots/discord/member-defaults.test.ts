@@ -82,7 +82,7 @@ describe('/imagine-settings: a member’s own defaults on Discord', () => {
     );
     expect(h.emulator.requests).toHaveLength(sentBefore);
     const view = await answerOf(h, h.discord.slashCommand('imagine-settings', {}, { user: ada }));
-    expect(view.content).toContain('• private: on — not allowed here, not used');
+    expect(view.content).toContain('• private: on — not allowed here: a job here is refused unless you ask for a public one');
     expect(view.content).toContain('private results not allowed.');
   });
 });

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { changeStyle, describeStyles, HOUSE_STYLE_LIMITS, HouseStyles, parseStyleText, say, type AdmittedJob, type HouseStyleRecord, type JobIntent } from '../../../bots/runner/index.js';
+import { changeStyle, describeStyles, HOUSE_STYLE_LIMITS, HouseStyles, parseStyleText, say, sayWords, type AdmittedJob, type HouseStyleRecord, type JobIntent, type JobRefusedError } from '../../../bots/runner/index.js';
 import { openBotState } from '../../../bots/state/index.js';
 import { PRICE_TABLE } from '../../../src/index.js';
 import { silentLogger } from '../../../src/internal.js';
+import { makeImage } from '../../helpers/images.js';
 import { recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
@@ -45,6 +46,22 @@ describe('house styles: an admin’s text around the prompt and default options'
     expect(final).toMatchObject({ type: 'completed', cost: { totalUsd: expect.closeTo(2 * PRICE_TABLE['1024x1024'].medium, 9) } });
   });
 
+  it('gives an edit the style’s look but not its count: an edit makes one image unless the member asks for more, as with their own default count', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    await runner.styles.define(admin, 'poster', 'a poster of {prompt}', { quality: 'low', n: 3 });
+    let admitted: AdmittedJob | undefined;
+    const rec = recordingSink();
+    const handle = await runner.request(
+      { kind: 'edit', prompt: 'this cat', options: {}, requester: requester(), style: 'poster', images: [{ data: Buffer.from(await makeImage()), filename: 'cat.png' }] },
+      { refuse: async (reason) => { throw reason; }, accept: async (job) => ((admitted = job), { sink: rec.sink }), fail: async (reason) => { throw reason; } },
+    );
+    await handle!.done;
+
+    expect(kit.emu.emulator.requests[0]!.fields).toMatchObject({ prompt: 'a poster of this cat', quality: 'low', n: 1 });
+    expect(admitted!.options).toEqual({ quality: 'low' });
+    expect(admitted!.estimate.totalUsd).toBeCloseTo(PRICE_TABLE['1024x1024'].low, 9);
+  });
+
   it('catches a blocked word the style brings in, names the style, and sends and reserves nothing', async () => {
     const { runner, store } = await kit.runner({ partialImages: 0, operatorControls: { blockedWords: ['gore'] } });
     await runner.styles.define(admin, 'horror', '{prompt}, lots of gore');
@@ -72,6 +89,26 @@ describe('house styles: an admin’s text around the prompt and default options'
     let reason: unknown;
     await runner.request({ kind: 'generate', prompt: 'a cat', options: {}, requester: requester(), style: 'hq' }, refusing((r) => (reason = r)));
     expect(reason).toMatchObject({ code: 'quality_not_allowed' });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
+  it('names the style when a rule refuses an option the style set, not the member, in the surface’s word for it', async () => {
+    const { runner } = await kit.runner({ partialImages: 0, operatorControls: { qualities: ['low', 'medium'], maxImagesPerJob: 2 } });
+    await runner.styles.define(admin, 'hq', '{prompt}', { quality: 'high', n: 4 });
+    let reason: unknown;
+    const ask = (options: JobIntent['options']) =>
+      runner.request({ kind: 'generate', prompt: 'a cat', options, requester: requester(), style: 'hq', fieldNames: { n: 'count' } }, refusing((r) => (reason = r)));
+
+    await ask({ n: 1 });
+    expect(reason).toMatchObject({ code: 'quality_not_allowed', field: 'style', allowed: 'low, medium' });
+    expect(sayWords('en', (reason as JobRefusedError).words)).toBe(
+      'The house style “hq” asks for quality high, which is not allowed here; choose quality yourself, pick another style, or ask an admin to change it.',
+    );
+    await ask({ quality: 'low' });
+    expect(reason).toMatchObject({ code: 'too_many_images', field: 'style', limit: 2, words: { values: { option: 'count', value: '4' } } });
+    // The member's own choice is theirs to change: the rule's refusal as without a style.
+    await ask({ quality: 'high', n: 1 });
+    expect(reason).toMatchObject({ code: 'quality_not_allowed', field: 'quality', words: { key: 'refusal.quality_not_allowed' } });
     expect(kit.emu.emulator.requests).toHaveLength(0);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { memberDefaultsInState, MemberDefaultsBook, ScopePolicy, settingsInState, type JobSpec, type Requester } from '../../../bots/runner/index.js';
+import { describeMemberDefaults, memberDefaultsInState, MemberDefaultsBook, ScopePolicy, settingsInState, type JobSpec, type Requester } from '../../../bots/runner/index.js';
 import { memorySpace } from '../../../bots/runner/memory-space.js';
 
 const member: Requester = { platform: 'discord', userId: 'U1', channelId: 'C1', scopeId: 'G1' };
@@ -46,6 +46,14 @@ describe('a member’s own defaults', () => {
     expect((await members.apply(job())).spec).toMatchObject({ private: true, privateByDefault: true });
     expect((await members.apply(job({ private: false }))).spec).toMatchObject({ private: false, privateByDefault: false });
     expect((await members.apply(job({ private: true }))).spec).toMatchObject({ private: true, privateByDefault: false });
+  });
+
+  it('shows a private default the rules forbid as what it does: a job is refused there, not made public', async () => {
+    const { policy, members } = book();
+    await policy.set(admin, 'privateResults', false);
+    await members.change(member, { private: true, quality: 'low' });
+    const view = describeMemberDefaults(await members.view(member), await policy.effective(member), { change: '`/imagine-settings`', clear: '`clear:`' }, 'en');
+    expect(view.split('\n').slice(1, 3)).toEqual(['• quality: low', '• private: on — not allowed here: a job here is refused unless you ask for a public one']);
   });
 
   it('keeps one small record per member: a change sets or clears, an unreadable value is left out', async () => {
