@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import {
   AbortedError,
   estimatePrice,
@@ -370,9 +371,9 @@ export class JobRunner {
     try {
       reservation = await this.#ledger.begin({
         jobId: id,
-        userKey: `${requester.platform}:${requester.userId}`,
-        scopeKey: `${requester.platform}:${requester.scopeId}`,
-        limits: await this.budgets.limitsFor(`${requester.platform}:${requester.scopeId}`),
+        userKey: userKeyOf(requester),
+        scopeKey: scopeKeyOf(requester),
+        limits: await this.budgets.limitsFor(scopeKeyOf(requester)),
         request: { operation: spec.kind, n: fields.n, size: fields.size, quality: fields.quality },
         prompt: this.#recordPrompts ? fields.prompt : undefined,
       });

@@ -1,4 +1,5 @@
 import { type LoggerLike } from 'pictor';
+import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import {
   ACCOUNT_KEY,
   budgetsOf,
@@ -251,7 +252,7 @@ export class ChatBudgets {
     if (usd !== undefined && operatorUsd !== undefined && usd > operatorUsd) {
       return { ok: false, code: 'above_operator_cap', message: say(locale, 'budget.above_operator_cap', { ...what, operator: usdOf(operatorUsd), variable: VARIABLE_OF[cap] }) };
     }
-    const changedBy = `${requester.platform}:${requester.userId}`;
+    const changedBy = userKeyOf(requester);
     const { previousUsd } = await this.#store.setCapOverride(scopeKey, cap, usd, changedBy, this.#now());
     this.#cache.delete(scopeKey);
     this.#logger.info(
@@ -325,7 +326,7 @@ interface ScopeCaps {
 }
 
 function keysOf(requester: Pick<Requester, 'platform' | 'userId' | 'scopeId'>): { userKey: string; scopeKey: string } {
-  return { userKey: `${requester.platform}:${requester.userId}`, scopeKey: `${requester.platform}:${requester.scopeId}` };
+  return { userKey: userKeyOf(requester), scopeKey: scopeKeyOf(requester) };
 }
 
 function isDmScopeKey(scopeKey: string): boolean {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import { BACKGROUNDS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES, type LoggerLike } from 'pictor';
 import { stateKeyOf, type Space } from '../state/index.js';
 import { findBlockedWord } from './blocked-words.js';
@@ -135,7 +136,7 @@ export class HouseStyles {
 
   /** The scope's styles, by name. */
   async list(scope: Pick<Requester, 'platform' | 'scopeId'>): Promise<NamedStyle[]> {
-    const record = await this.#read(keyOf(scope));
+    const record = await this.#read(scopeKeyOf(scope));
     return Object.entries(record)
       .map(([name, style]) => ({ name, ...style }))
       .sort((a, b) => a.name.localeCompare(b.name));
@@ -149,9 +150,9 @@ export class HouseStyles {
     const parts = parseStyleText(text);
     const checked = StyleOptionsSchema.safeParse(options);
     if (!parts || !checked.success) return { ok: false, code: 'invalid_text', name: styleName };
-    const by = `${requester.platform}:${requester.userId}`;
+    const by = userKeyOf(requester);
     const style: HouseStyle = { ...parts, options: definedOf(checked.data), by, at: this.#now() };
-    const scopeKey = keyOf(requester);
+    const scopeKey = scopeKeyOf(requester);
     let full = false;
     const { before } = await this.#space.update(stateKeyOf(scopeKey), (record = {}) => {
       full = record[styleName] === undefined && Object.keys(record).length >= HOUSE_STYLE_LIMITS.perScope;
@@ -168,7 +169,7 @@ export class HouseStyles {
   async remove(requester: Requester, name: string): Promise<StyleChangeResult> {
     const styleName = name.trim().toLowerCase();
     if (!requester.isAdmin) return { ok: false, code: 'not_admin', name: styleName };
-    const scopeKey = keyOf(requester);
+    const scopeKey = scopeKeyOf(requester);
     const { before } = await this.#space.update(stateKeyOf(scopeKey), (record = {}) => {
       const { [styleName]: _removed, ...rest } = record;
       return Object.keys(rest).length > 0 ? rest : undefined;
@@ -176,7 +177,7 @@ export class HouseStyles {
     this.#cache.delete(scopeKey);
     const previous = readStyle(before?.[styleName]);
     if (!previous) return { ok: false, code: 'unknown_style', name: styleName };
-    this.#logger?.info({ scopeKey, style: styleName, changedBy: `${requester.platform}:${requester.userId}` }, 'a chat admin removed a house style');
+    this.#logger?.info({ scopeKey, style: styleName, changedBy: userKeyOf(requester) }, 'a chat admin removed a house style');
     return { ok: true, name: styleName, previous, style: undefined };
   }
 
@@ -266,6 +267,3 @@ function definedOf<T extends object>(options: T): T {
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as T;
 }
 
-function keyOf(scope: Pick<Requester, 'platform' | 'scopeId'>): string {
-  return `${scope.platform}:${scope.scopeId}`;
-}

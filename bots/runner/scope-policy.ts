@@ -1,4 +1,5 @@
 import { DEFAULTS, LIMITS, QUALITIES, SIZES, type LoggerLike, type Quality, type Size } from 'pictor';
+import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import { findBlockedWord } from './blocked-words.js';
 import { refusalFromPolicy } from './describe-refusal.js';
 import { JobRefusedError } from './JobRefusedError.js';
@@ -137,7 +138,7 @@ export class ScopePolicy {
       throw refusalFromPolicy(code, { platform: requester.platform, ...details });
     };
     if (!this.#scopeAllowed(requester)) {
-      const scopeKey = keyOf(requester);
+      const scopeKey = scopeKeyOf(requester);
       if (!this.#toldScopes.has(scopeKey) && this.#toldScopes.size < 10_000) {
         this.#toldScopes.add(scopeKey);
         this.#logger?.warn({ scopeKey }, 'refusing jobs of a server/workspace PICTOR_ALLOWED_SCOPES does not list');
@@ -182,7 +183,7 @@ export class ScopePolicy {
 
   /** Every rule that applies to a scope's jobs and where it comes from. */
   async effective(requester: Pick<Requester, 'platform' | 'scopeId'>): Promise<EffectiveSettings> {
-    const stored = await this.#settingsOf(keyOf(requester));
+    const stored = await this.#settingsOf(scopeKeyOf(requester));
     const op = this.#operator;
     const v = stored.values;
     const admin = <T>(name: SettingName, value: T): EffectiveSetting<T> => ({ value, source: 'admin', change: stored.setBy[name] });
@@ -255,8 +256,8 @@ export class ScopePolicy {
     if (!checked.success) return { ok: false, code: 'invalid_value', name };
     const bound = value === undefined ? undefined : await this.#operatorBound(requester, name, value);
     if (bound) return { ok: false, code: 'not_allowed_by_operator', name, allowed: bound };
-    const scopeKey = keyOf(requester);
-    const by = `${requester.platform}:${requester.userId}`;
+    const scopeKey = scopeKeyOf(requester);
+    const by = userKeyOf(requester);
     const { previous } = await this.#store.set(scopeKey, name, value, { by, at: this.#now() });
     this.#cache.delete(scopeKey);
     this.#logger?.info({ scopeKey, setting: name, changedBy: by, old: previous ?? null, new: value ?? null }, value === undefined ? 'a chat admin cleared a setting' : 'a chat admin changed a setting');
@@ -312,9 +313,6 @@ function isOneOf<T extends string>(value: unknown, choices: readonly T[]): value
   return (choices as readonly unknown[]).includes(value);
 }
 
-function keyOf(requester: Pick<Requester, 'platform' | 'scopeId'>): string {
-  return `${requester.platform}:${requester.scopeId}`;
-}
 
 /** The requester is in a list of users and roles (`user:<id>`, `role:<id>`). */
 function isListed(requester: Requester, list: readonly string[]): boolean {
