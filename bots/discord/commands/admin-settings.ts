@@ -1,5 +1,5 @@
 import { MessageFlags, type ChatInputCommandInteraction, type SlashCommandSubcommandsOnlyBuilder } from 'discord.js';
-import { changeSetting, describeSettings, say as sayIn, SETTING_WORDS } from '../../runner/index.js';
+import { changeSetting, describeSettings, say as sayIn, SETTING_WORDS, type Requester } from '../../runner/index.js';
 import { acknowledge } from '../acknowledge.js';
 import { english, localized } from '../command-words.js';
 import type { BotContext } from '../bot-context.js';
@@ -37,21 +37,37 @@ export function addSettingsSubcommands<B extends SlashCommandSubcommandsOnlyBuil
 }
 
 /**
+ * A private answer to one of `/imagine-admin`'s subcommands for the admins (`budgetRequesterOf`): deferred
+ * ephemerally, then `notAdmin` for anyone else, or `answer` with the admin and a way to say what it decided.
+ */
+export async function answerAdmin(
+  interaction: ChatInputCommandInteraction,
+  ctx: BotContext,
+  what: string,
+  notAdmin: string,
+  answer: (requester: Requester, say: (content: string) => Promise<unknown>) => Promise<void>,
+): Promise<void> {
+  const say = (content: string) => interaction.editReply({ content, allowedMentions: { parse: [] } });
+  if ((await acknowledge(`${what}: defer`, () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
+  const requester = budgetRequesterOf(interaction, ctx.adminRoleIds);
+  if (!requester.isAdmin) {
+    await say(notAdmin);
+    return;
+  }
+  await answer(requester, say);
+}
+
+/**
  * `/imagine-admin settings` and `/imagine-admin set`: private answers. Who may
  * see and change them: the same admins as `/imagine-admin budget`.
  */
 export async function answerSettings(interaction: ChatInputCommandInteraction, ctx: BotContext): Promise<void> {
-  const say = (content: string) => interaction.editReply({ content, allowedMentions: { parse: [] } });
-  if ((await acknowledge('admin settings: defer', () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
-  const requester = budgetRequesterOf(interaction, ctx.adminRoleIds);
-  if (!requester.isAdmin) {
-    await say(sayIn(interaction.locale, 'discord.settings.not_admin'));
-    return;
-  }
-  if (interaction.options.getSubcommand() === 'settings') {
-    await say(describeSettings(await ctx.runner.policy.effective(requester), '`/imagine-admin set`', interaction.locale));
-    return;
-  }
-  const answer = await changeSetting(ctx.runner.policy, requester, interaction.options.getString('setting', true), interaction.options.getString('value', true));
-  await say(answer.ok ? `✅ ${answer.message}` : `✋ ${answer.message}`);
+  await answerAdmin(interaction, ctx, 'admin settings', sayIn(interaction.locale, 'discord.settings.not_admin'), async (requester, say) => {
+    if (interaction.options.getSubcommand() === 'settings') {
+      await say(describeSettings(await ctx.runner.policy.effective(requester), '`/imagine-admin set`', interaction.locale));
+      return;
+    }
+    const answer = await changeSetting(ctx.runner.policy, requester, interaction.options.getString('setting', true), interaction.options.getString('value', true));
+    await say(answer.ok ? `✅ ${answer.message}` : `✋ ${answer.message}`);
+  });
 }

@@ -1,10 +1,9 @@
-import { MessageFlags, type ChatInputCommandInteraction, type SlashCommandSubcommandsOnlyBuilder } from 'discord.js';
+import type { ChatInputCommandInteraction, SlashCommandSubcommandsOnlyBuilder } from 'discord.js';
 import { changeStyle, describeStyles, PROMPT_PLACEHOLDER, say as sayIn, STYLE_NAME_MAX, HOUSE_STYLE_LIMITS } from '../../runner/index.js';
-import { acknowledge } from '../acknowledge.js';
 import type { BotContext } from '../bot-context.js';
 import { english, localized } from '../command-words.js';
 import { DISCORD_LIMITS } from '../discord-facts.js';
-import { budgetRequesterOf } from '../requester.js';
+import { answerAdmin } from './admin-settings.js';
 import { addImageOptions, readImageOptions } from './job-options.js';
 
 /** How members pick a style on Discord, and how admins define one: named in the answers. */
@@ -51,18 +50,13 @@ export function addStyleSubcommands<B extends SlashCommandSubcommandsOnlyBuilder
 
 /** `/imagine-admin style` and `/imagine-admin styles`: private answers, for the same admins as the settings. */
 export async function answerStyles(interaction: ChatInputCommandInteraction, ctx: BotContext): Promise<void> {
-  const say = (content: string) => interaction.editReply({ content, allowedMentions: { parse: [] } });
-  if ((await acknowledge('admin styles: defer', () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
-  const requester = budgetRequesterOf(interaction, ctx.adminRoleIds);
-  if (!requester.isAdmin) {
-    await say(`✋ ${sayIn(interaction.locale, 'styles.not_admin', { scope: 'server' })}`);
-    return;
-  }
-  if (interaction.options.getSubcommand() === 'styles') {
-    const styles = await ctx.runner.styles.list(requester);
-    await say(describeStyles(styles, HOW_TO_PICK, HOW_TO_DEFINE, interaction.locale, { markup: { bold: (text) => `**${text}**` }, maxChars: DISCORD_LIMITS.contentChars }));
-    return;
-  }
-  const answer = await changeStyle(ctx.runner.styles, requester, interaction.options.getString('name', true), interaction.options.getString('text', true), readImageOptions(interaction), HOW_TO_PICK);
-  await say(answer.ok ? `✅ ${answer.message}` : `✋ ${answer.message}`);
+  await answerAdmin(interaction, ctx, 'admin styles', `✋ ${sayIn(interaction.locale, 'styles.not_admin', { scope: 'server' })}`, async (requester, say) => {
+    if (interaction.options.getSubcommand() === 'styles') {
+      const styles = await ctx.runner.styles.list(requester);
+      await say(describeStyles(styles, HOW_TO_PICK, HOW_TO_DEFINE, interaction.locale, { markup: { bold: (text) => `**${text}**` }, maxChars: DISCORD_LIMITS.contentChars }));
+      return;
+    }
+    const answer = await changeStyle(ctx.runner.styles, requester, interaction.options.getString('name', true), interaction.options.getString('text', true), readImageOptions(interaction), HOW_TO_PICK);
+    await say(answer.ok ? `✅ ${answer.message}` : `✋ ${answer.message}`);
+  });
 }
