@@ -40,7 +40,7 @@ export async function answerStyleCommand(context: BotContext, actor: SlackActor,
     await ack({ response_type: 'ephemeral', text: say(locale, 'slack.styles.usage', { how: define, placeholder: PROMPT_PLACEHOLDER, clear: '`clear`' }) });
     return;
   }
-  let parsed;
+  let parsed: ReturnType<typeof parseImagineText> | undefined;
   if (command.kind === 'define') {
     try {
       parsed = parseImagineText(command.text, { promptRequired: false, locale });
@@ -49,13 +49,18 @@ export async function answerStyleCommand(context: BotContext, actor: SlackActor,
       await ack({ response_type: 'ephemeral', text: sayWords(locale, error.words) });
       return;
     }
+    // `help` (or `?`) where the style's text goes: how to define one, not a style named after it.
+    if (parsed.kind !== 'request') {
+      await ack({ response_type: 'ephemeral', text: say(locale, 'slack.styles.usage', { how: define, placeholder: PROMPT_PLACEHOLDER, clear: '`clear`' }) });
+      return;
+    }
   }
   await ack();
   let text: string;
   try {
     if (command.kind === 'list') text = describeStyles(await context.runner.styles.list(requester), pick, define, locale, { markup: { bold: (t) => `*${t}*` } });
     else {
-      const request = parsed as Extract<typeof parsed, { kind: 'request' }>;
+      const request = parsed as Extract<NonNullable<typeof parsed>, { kind: 'request' }>;
       const options: StyleOptions = {};
       for (const key of STYLE_OPTION_KEYS) if (request.options[key] !== undefined) Object.assign(options, { [key]: request.options[key] });
       const answer = await changeStyle(context.runner.styles, requester, command.name!, request.prompt, options, pick);

@@ -54,6 +54,8 @@ describe('house styles on Slack', () => {
     h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
     expect(await privately(h.fake, 'admin style mine {prompt}', 'U0ALICE')).toBe(`:raised_hand: ${say('en', 'styles.not_admin', { scope: 'workspace' })}`);
     expect(await privately(h.fake, 'admin style', ADMIN)).toContain('`/imagine admin style NAME TEXT`');
+    // `help` where the text goes is a question, not a style's text: the usage again, privately.
+    expect(await privately(h.fake, 'admin style neon help', ADMIN)).toContain('`/imagine admin style NAME TEXT`');
     expect(await privately(h.fake, 'admin style neon neon {prompt}', ADMIN)).toMatch(/^:white_check_mark:/);
     expect(await privately(h.fake, 'admin style neon clear', ADMIN)).toBe(`:white_check_mark: ${say('en', 'styles.removed', { name: 'neon' })}`);
     expect(await privately(h.fake, 'styles')).toBe(say('en', 'styles.none', { command: '`/imagine admin style NAME TEXT`' }));
