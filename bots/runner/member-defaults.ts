@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LIMITS, OUTPUT_FORMATS, parseGenerationRequest, QUALITIES, SIZES, type LoggerLike } from 'pictor';
 import { stateKeyOf, type Space } from '../state/index.js';
+import { scopeWordOf } from './describe-refusal.js';
 import { isJobRefusedError } from './JobRefusedError.js';
 import { userKeyOf } from './member-keys.js';
 import type { ScopePolicy } from './scope-policy.js';
@@ -125,7 +126,7 @@ export class MemberDefaultsBook {
     return {
       spec: { ...spec, options, private: privately === true, privateByDefault: spec.private === undefined && defaults.private === true },
       previews: defaults.previews !== false,
-      ignored: ignored.length > 0 ? words('member.ignored', { count: ignored.length, defaults: listOf(ignored), scope: spec.requester.platform === 'slack' ? 'workspace' : 'server' }) : undefined,
+      ignored: ignored.length > 0 ? words('member.ignored', { count: ignored.length, defaults: listOf(ignored), scope: scopeWordOf(spec.requester.platform, spec.requester.scopeId) }) : undefined,
     };
   }
 
