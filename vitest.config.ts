@@ -20,6 +20,9 @@ const INTEGRATION = [
   'test/cli/interrupt.test.ts',
   'test/cli/commands/completion.test.ts',
   'test/spend/processes.test.ts',
+  'test/spend/redis-quota-store.test.ts',
+  'test/console/browser.test.ts',
+  'test/nodes/package.test.ts',
   'test/nodes/pictor-image-redis.test.ts',
 ];
 
