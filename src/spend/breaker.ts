@@ -30,7 +30,7 @@ export const BREAKER_WINDOW_MS = 60 * 60_000;
 export const BREAKER_BUCKET_MS = 5 * 60_000;
 /** The trailing average is over this many hours (7 days) before the window. */
 export const BREAKER_HISTORY_HOURS = 7 * 24;
-const HOUR_MS = 60 * 60_000;
+export const HOUR_MS = 60 * 60_000;
 
 /**
  * `PICTOR_BREAKER_FACTOR` (a number above 1) and `PICTOR_BREAKER_FLOOR_USD`

@@ -3,7 +3,7 @@
  * scripts): the same checks, order and numbers as the rulebook (`rules.ts`)
  * and the document ledger (`ledger-document.ts`), each one atomic step.
  */
-import { BREAKER_BUCKET_MS } from './breaker.js';
+import { BREAKER_BUCKET_MS, HOUR_MS } from './breaker.js';
 import { ACCOUNT_KEY } from './types.js';
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -57,11 +57,12 @@ local function charge(r, nanos)
     redis.call('incrby', m, nanos)
     redis.call('pexpire', m, MONTH_KEEP_MS)
   end
-  -- The breaker's numbers of the scope: spent per 5 minutes and per hour, at the moment it is charged.
-  if nanos > 0 then
+  -- The breaker's numbers of the scope: spent per 5 minutes and per hour, at the moment it is charged. Only for the
+  -- scopes it watches (breakerApplies: '<platform>:<id>', never the CLI's or n8n's), as the file ledger keeps them.
+  if nanos > 0 and string.find(r[2], ':', 1, true) then
     local b = P .. 'brk:' .. r[2]
     redis.call('hincrby', b, 'm' .. math.floor(now / ${BREAKER_BUCKET_MS}), nanos)
-    redis.call('hincrby', b, 'h' .. math.floor(now / ${60 * 60_000}), nanos)
+    redis.call('hincrby', b, 'h' .. math.floor(now / ${HOUR_MS}), nanos)
     redis.call('pexpire', b, ${BREAKER_KEEP_MS})
   end
 end

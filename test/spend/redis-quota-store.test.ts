@@ -52,6 +52,17 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
     expect(await s.spentToday('discord:alice', T)).toBe(1);
   });
 
+  it('keeps the breaker’s numbers only for the scopes it watches: a chat scope’s charge, not the CLI’s', async () => {
+    const prefix = uniquePrefix('quota-breaker');
+    const s = store({ prefix });
+    expect(await reserve(s, 'chat', 0.2, {})).toEqual({ ok: true });
+    expect(await reserve(s, 'cli', 0.2, {}, { userKey: 'cli', scopeKey: 'cli' })).toEqual({ ok: true });
+    await s.settle('chat', 0.2);
+    await s.settle('cli', 0.2);
+    const keys = (await client.keys(`${prefix}*brk:*`)).map((k) => k.slice(k.indexOf('brk:')));
+    expect(keys).toEqual(['brk:discord:guild']);
+  });
+
   it('counts a server budget across all of its users', async () => {
     const s = store();
     const limits = { scopeDailyUsd: 1 };
