@@ -1,5 +1,5 @@
 import { effectiveLimits } from '../spend/cap-overrides.js';
-import { isDmScopeKey, SPEND_CAP_VARIABLES } from '../spend/caps.js';
+import { isChatScopeKey, isDmScopeKey, SPEND_CAP_VARIABLES } from '../spend/caps.js';
 import { roundToNanoUsd } from '../spend/rules.js';
 import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type RefusalCounts } from '../spend/types.js';
 import { nextUtcMidnight, nextUtcMonth, utcDay, utcDayBefore, utcMonth } from '../spend/utc-period.js';
@@ -101,7 +101,7 @@ export function spendFigures(input: FigureInputs): SpendFigures {
 
   const scopes = new Set<string>([...monthTotals.scopes.keys(), ...Object.keys(overrides), ...active.map((j) => j.scopeKey)]);
   for (const scopeKey of [...scopes].sort()) {
-    if (!scopeKey.includes(':')) continue; // the CLI's and n8n's scopes have no scope caps
+    if (!isChatScopeKey(scopeKey)) continue; // the CLI's and n8n's scopes have no scope caps
     const usedDay = rounded(day?.scopes.get(scopeKey) ?? zeroTotals()).usd + (reserved.day.get(scopeKey) ?? 0);
     const usedMonth = rounded(monthTotals.scopes.get(scopeKey) ?? zeroTotals()).usd + (reserved.month.get(scopeKey) ?? 0);
     if (isDmScopeKey(scopeKey)) {

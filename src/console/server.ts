@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { isChatScopeKey } from '../spend/caps.js';
 import type { LoggerLike } from '../client/PictorClient.js';
 import { listenOn } from '../core/listen.js';
 import { formatUsd } from '../core/pricing.js';
@@ -117,7 +118,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       case '/settings': {
         await index.refresh();
         const [breaker, overrides] = await Promise.all([store.breakerStates(), store.allCapOverrides()]);
-        const scopes = [...new Set([...Object.keys(overrides), ...index.period(utcMonth(ctx.now)).scopes.keys()])].filter((k) => k.includes(':'));
+        const scopes = [...new Set([...Object.keys(overrides), ...index.period(utcMonth(ctx.now)).scopes.keys()])].filter(isChatScopeKey);
         const chatSettings = (await source.bots?.chatSettings?.(scopes).catch(() => undefined)) ?? {};
         const keys = [...Object.keys(breaker), ...Object.keys(overrides), ...Object.keys(chatSettings)];
         for (const caps of Object.values(overrides)) for (const o of Object.values(caps)) keys.push(o.by);

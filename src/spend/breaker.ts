@@ -1,4 +1,5 @@
 import { envNumber, type Env } from '../core/env.js';
+import { isChatScopeKey } from './caps.js';
 import { ValidationError } from '../core/errors.js';
 import { BREAKER_CODE, type SpendRefusal } from './types.js';
 
@@ -48,7 +49,7 @@ export function readBreakerSettings(env: Env): BreakerSettings | undefined {
 
 /** Whether the breaker watches a scope: a Discord server, a Slack workspace or a DM user (`<platform>:<id>`), never the CLI's or n8n's. */
 export function breakerApplies(scopeKey: string): boolean {
-  return scopeKey.includes(':');
+  return isChatScopeKey(scopeKey);
 }
 
 /**

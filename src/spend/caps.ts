@@ -46,6 +46,11 @@ export function readDmCaps(env: Env): { dailyUsd: number | undefined; monthlyUsd
  */
 export const DM_SCOPE_PREFIX = 'dm:';
 
+/** Whether a scope key is a chat's (`<platform>:<id>`: a Discord server, a Slack workspace, a DM), not the CLI's or n8n's. */
+export function isChatScopeKey(scopeKey: string): boolean {
+  return scopeKey.includes(':');
+}
+
 /** Whether a scope key (`discord:dm:123`) is a person's own scope. */
 export function isDmScopeKey(scopeKey: string): boolean {
   return scopeKey.slice(scopeKey.indexOf(':') + 1).startsWith(DM_SCOPE_PREFIX);
