@@ -1,6 +1,9 @@
-import { isIP } from 'node:net';
 import { envBoolean, envError, envNumber, envText, type Env } from '../core/env.js';
+import { isLoopbackHost } from '../core/emulator-identity.js';
 import { ValidationError } from '../core/errors.js';
+
+/** Whether a host name or address is this machine only (loopback): the one rule, the emulator's trust uses it too. */
+export { isLoopbackHost };
 
 /** The console's settings (`PICTOR_CONSOLE_*`), read once at an entry point. */
 export interface ConsoleConfig {
@@ -18,14 +21,6 @@ export interface ConsoleConfig {
 export const DEFAULT_CONSOLE_PORT = 8788;
 const MIN_TOKEN_LENGTH = 16;
 
-/** Whether a host name or address is this machine only (loopback). */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '');
-  if (bare === 'localhost') return true;
-  if (isIP(bare) === 4) return bare.startsWith('127.');
-  if (isIP(bare) === 6) return bare === '::1';
-  return false;
-}
 
 /**
  * Reads the console's settings. For `npm start` the console is off unless
