@@ -43,12 +43,11 @@ export function addSettingsSubcommands<B extends SlashCommandSubcommandsOnlyBuil
 export async function answerAdmin(
   interaction: ChatInputCommandInteraction,
   ctx: BotContext,
-  what: string,
   notAdmin: string,
   answer: (requester: Requester, say: (content: string) => Promise<unknown>) => Promise<void>,
 ): Promise<void> {
   const say = (content: string) => interaction.editReply({ content, allowedMentions: { parse: [] } });
-  if ((await acknowledge(`${what}: defer`, () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
+  if ((await acknowledge(`admin ${interaction.options.getSubcommand()}: defer`, () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
   const requester = budgetRequesterOf(interaction, ctx.adminRoleIds);
   if (!requester.isAdmin) {
     await say(notAdmin);
@@ -62,7 +61,7 @@ export async function answerAdmin(
  * see and change them: the same admins as `/imagine-admin budget`.
  */
 export async function answerSettings(interaction: ChatInputCommandInteraction, ctx: BotContext): Promise<void> {
-  await answerAdmin(interaction, ctx, 'admin settings', sayIn(interaction.locale, 'discord.settings.not_admin'), async (requester, say) => {
+  await answerAdmin(interaction, ctx, sayIn(interaction.locale, 'discord.settings.not_admin'), async (requester, say) => {
     if (interaction.options.getSubcommand() === 'settings') {
       await say(describeSettings(await ctx.runner.policy.effective(requester), '`/imagine-admin set`', interaction.locale));
       return;

@@ -50,7 +50,7 @@ export function addStyleSubcommands<B extends SlashCommandSubcommandsOnlyBuilder
 
 /** `/imagine-admin style` and `/imagine-admin styles`: private answers, for the same admins as the settings. */
 export async function answerStyles(interaction: ChatInputCommandInteraction, ctx: BotContext): Promise<void> {
-  await answerAdmin(interaction, ctx, 'admin styles', `✋ ${sayIn(interaction.locale, 'styles.not_admin', { scope: 'server' })}`, async (requester, say) => {
+  await answerAdmin(interaction, ctx, `✋ ${sayIn(interaction.locale, 'styles.not_admin', { scope: 'server' })}`, async (requester, say) => {
     if (interaction.options.getSubcommand() === 'styles') {
       const styles = await ctx.runner.styles.list(requester);
       await say(describeStyles(styles, HOW_TO_PICK, HOW_TO_DEFINE, interaction.locale, { markup: { bold: (text) => `**${text}**` }, maxChars: DISCORD_LIMITS.contentChars }));
