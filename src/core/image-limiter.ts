@@ -118,12 +118,17 @@ interface Ticket {
   lastAhead: number;
   /** Takes the ticket out of the coordinator's shared queue. */
   leaveShared?: (() => void) | undefined;
+  /** Rejects the request with `error` if it has not started (`stop()`): its promise never waits on the datastore. */
+  drop?: ((error: Error) => void) | undefined;
 }
 
 /** How long a request waits before it is queued again after its datastore failed it (doubling, capped). */
 const REQUEUE_MIN_MS = 250;
 const REQUEUE_MAX_MS = 5000;
-/** How long `stop()` keeps waiting for a shared datastore that does not answer. */
+/**
+ * How long `stop()` keeps waiting for a shared datastore once nothing of this process runs any more (it may be
+ * unreachable, or take requests and never answer), or once it has been unreachable while something still runs.
+ */
 const STOP_GRACE_MS = 5000;
 
 /** Waits for `promise`, or until `giveUp()` says to stop waiting (checked every 200 ms). */
@@ -226,6 +231,11 @@ export class ImageLimiter {
         signal?.removeEventListener('abort', onAbort);
         apply();
       };
+      ticket.drop = (error) =>
+        settle(() => {
+          this.#leaveQueue(ticket);
+          reject(error);
+        });
 
       let requeueDelayMs = REQUEUE_MIN_MS;
       const attempt = () => {
@@ -380,6 +390,9 @@ export class ImageLimiter {
     this.#stopped = true;
     if (this.#positionsDue) clearImmediate(this.#positionsDue);
     this.#positionsDue = undefined;
+    // The requests that have not started are dropped here, not only through the datastore: a shared one that is
+    // unreachable, or lost an answer when the connection broke, would leave them waiting for ever.
+    for (const ticket of [...this.#waiting]) ticket.drop?.(new AbortedError('the limiter was stopped'));
     // Requests waiting for images give their slots back.
     for (const wake of [...this.#sleepers]) wake();
     if (this.#gate) {
@@ -390,10 +403,16 @@ export class ImageLimiter {
     const slots = this.#slots!;
     const stopping = slots.stop({ dropWaitingJobs: true });
     if (this.#coordinator?.unreachableForMs) {
-      // Stopping waits for the shared datastore; if it stays unreachable, give up waiting after a grace
-      // period: closing the coordinator drops the connection, failing whatever still waits on it.
+      // Stopping waits for the shared datastore to record the requests that ran. It gives up after a grace period
+      // once it has been unreachable that long, or once nothing of this process runs any more (a datastore that
+      // takes requests and never answers): closing the coordinator drops the connection, failing what waits on it.
       stopping.catch(() => undefined);
-      await untilSettledOr(stopping, () => this.#coordinator!.unreachableForMs!() > STOP_GRACE_MS);
+      let idleSince: number | undefined;
+      await untilSettledOr(stopping, () => {
+        const now = Date.now();
+        idleSince = this.#running > 0 ? undefined : (idleSince ?? now);
+        return this.#coordinator!.unreachableForMs!() > STOP_GRACE_MS || now - idleSince! > STOP_GRACE_MS;
+      });
     } else {
       await stopping;
     }

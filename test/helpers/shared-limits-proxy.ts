@@ -17,6 +17,10 @@ export interface CuttableLink {
   readonly heldAnswers: number;
   /** Resolves once `count` pieces have been sent on to Redis in all. */
   whenForwarded(count: number): Promise<void>;
+  /** Pieces dropped (`dropRequests`) so far. */
+  readonly dropped: number;
+  /** Resolves once `count` pieces have been dropped in all. */
+  whenDropped(count: number): Promise<void>;
   /** Resolves once at least one answer is held. */
   whenAnswerHeld(): Promise<void>;
   holdAnswers(): void;
@@ -35,6 +39,7 @@ export async function startCuttableLink(targetUrl: string): Promise<CuttableLink
   let open = true;
   let holding = false;
   let dropping = false;
+  let dropped = 0;
   let waiters: { ready: () => boolean; resolve: () => void }[] = [];
   const wake = () => {
     waiters = waiters.filter((w) => (w.ready() ? (w.resolve(), false) : true));
@@ -61,7 +66,11 @@ export async function startCuttableLink(targetUrl: string): Promise<CuttableLink
     inbound.on('error', drop).on('close', drop);
     outbound.on('error', drop).on('close', drop);
     inbound.on('data', (chunk: Buffer) => {
-      if (dropping) return;
+      if (dropping) {
+        dropped++;
+        wake();
+        return;
+      }
       forwardedAt.push(Date.now());
       outbound.write(chunk);
       wake();
@@ -92,6 +101,10 @@ export async function startCuttableLink(targetUrl: string): Promise<CuttableLink
       return held.length;
     },
     whenForwarded: (count) => when(() => forwardedAt.length >= count),
+    get dropped() {
+      return dropped;
+    },
+    whenDropped: (count) => when(() => dropped >= count),
     whenAnswerHeld: () => when(() => held.length > 0),
     holdAnswers() {
       holding = true;

@@ -214,6 +214,61 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
       // Stopping waits up to 5 s for Redis to come back, and ioredis's reconnect attempts run on a loaded machine too.
     }, 60_000);
 
+    it('still stops when Redis takes requests and never answers, and cancels the queued requests whose answers the broken connection lost', async () => {
+      // A link of its own: this one is left dropping.
+      const silent = await startCuttableLink(url);
+      try {
+        const make = account({ maxConcurrent: 1 }, silent.url);
+        const limiter = await make();
+        const g = gate();
+        let started = false;
+        const running = limiter.schedule({ weight: 1 }, async () => {
+          started = true;
+          await g.promise;
+          return 'finished';
+        });
+        const queued = limiter.schedule({ weight: 1 }, async () => 'never').catch((error: unknown) => error);
+        await until('the first request running', () => started);
+        // Redis stops answering: what is sent now is in flight for ever (the connection itself stays up) …
+        silent.dropRequests();
+        const late = limiter.schedule({ weight: 1 }, async () => 'never').catch((error: unknown) => error);
+        await silent.whenDropped(silent.dropped + 1);
+        g.open();
+        expect(await running).toBe('finished');
+        // … until the connection breaks: ioredis keeps what was in flight to send again on a connection that never comes back.
+        silent.cut();
+        await limiter.stop();
+        expect(await queued).toBeInstanceOf(AbortedError);
+        expect(await late).toBeInstanceOf(AbortedError);
+      } finally {
+        await silent.close();
+      }
+    }, 60_000);
+
+    it('still stops when Redis takes requests and never answers on a connection that stays up', async () => {
+      const silent = await startCuttableLink(url);
+      try {
+        const limiter = await account({ maxConcurrent: 1 }, silent.url)();
+        const g = gate();
+        let started = false;
+        const running = limiter.schedule({ weight: 1 }, async () => {
+          started = true;
+          await g.promise;
+          return 'finished';
+        });
+        await until('the request running', () => started);
+        silent.dropRequests();
+        const queued = limiter.schedule({ weight: 1 }, async () => 'never').catch((error: unknown) => error);
+        g.open();
+        expect(await running).toBe('finished');
+        // The datastore never records the slot given back; stopping gives up on it once nothing runs here.
+        await limiter.stop();
+        expect(await queued).toBeInstanceOf(AbortedError);
+      } finally {
+        await silent.close();
+      }
+    }, 60_000);
+
     it('keeps the ledger: what is reserved or settled during the outage counts once when it is back', async () => {
       const prefix = uniquePrefix('quota-outage');
       prefixes.push(prefix);
