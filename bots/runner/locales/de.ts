@@ -317,7 +317,7 @@ export const de = {
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} pro Tag} other {das Budget jedes Nutzers pro Tag}} · {hasMonthly, select, yes {{monthly} pro Monat} other {das Budget jedes Nutzers pro Monat}}',
   'discord.option.role':
-    'Eine Rolle: ihre Mitglieder bekommen dieses Budget statt dem jedes Nutzers (user-daily, user-monthly)',
+    'Eine Rolle: ihre Mitglieder bekommen dieses Budget statt dem jedes Nutzers (user-daily/-monthly)',
   'slack.budget.group_usage':
     'Für eine Benutzergruppe sag {how}: jedes ihrer Mitglieder bekommt dieses Budget statt des Budgets jedes Nutzers.',
   'slack.budget.unknown_group':

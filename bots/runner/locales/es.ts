@@ -317,7 +317,7 @@ export const es = {
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} al día} other {el presupuesto de cada usuario al día}} · {hasMonthly, select, yes {{monthly} al mes} other {el presupuesto de cada usuario al mes}}',
   'discord.option.role':
-    'Un rol: sus miembros reciben este presupuesto en lugar del de cada usuario (user-daily, user-monthly)',
+    'Un rol: sus miembros reciben este presupuesto en lugar del de cada usuario (user-daily/-monthly)',
   'slack.budget.group_usage':
     'Para un grupo de usuarios, escribe {how}: cada uno de sus miembros recibe ese presupuesto en lugar del de cada usuario.',
   'slack.budget.unknown_group':

@@ -317,7 +317,7 @@ export const ptBR = {
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} por dia} other {o orçamento de cada usuário por dia}} · {hasMonthly, select, yes {{monthly} por mês} other {o orçamento de cada usuário por mês}}',
   'discord.option.role':
-    'Um cargo: seus membros recebem este orçamento no lugar do de cada usuário (user-daily, user-monthly)',
+    'Um cargo: seus membros recebem este orçamento no lugar do de cada usuário (user-daily/-monthly)',
   'slack.budget.group_usage':
     'Para um grupo de usuários, diga {how}: cada um dos seus membros recebe esse orçamento no lugar do orçamento de cada usuário.',
   'slack.budget.unknown_group':
