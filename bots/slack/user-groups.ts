@@ -21,7 +21,7 @@ export interface UserGroupsOptions {
    * generous group budget applies to them. Default 1 hour.
    */
   staleMs?: number | undefined;
-  /** How long a member's answer waits for Slack before the last membership (or none) is used; the look-up goes on and is kept. Default 2 s. */
+  /** How long a member's answer waits for Slack before the last membership (or none) is used; the look-up goes on and is kept. Default 1 s (a form's trigger lasts 3 s). */
   waitMs?: number | undefined;
   /** After a failed look-up, how long before Slack is asked again for that workspace. Default 30 s. */
   retryMs?: number | undefined;
@@ -55,7 +55,7 @@ export class UserGroups {
     this.#o = {
       freshMs: 60_000,
       staleMs: 60 * 60_000,
-      waitMs: 2_000,
+      waitMs: 1_000,
       retryMs: 30_000,
       maxWorkspaces: 500,
       now: Date.now,

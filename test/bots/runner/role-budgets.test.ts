@@ -10,15 +10,6 @@ const lowJob = (who: Requester): JobSpec => ({ kind: 'generate', prompt: 'a smal
 const designers = { id: 'role-designers', name: 'Designers' };
 const interns = { id: 'role-interns', name: 'Interns' };
 
-async function refusalOf(promise: Promise<unknown>): Promise<JobRefusedError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(JobRefusedError);
-  return error as JobRefusedError;
-}
-
 describe('budgets of roles in the job runner', () => {
   it('holds a member to the most generous budget of their roles, in place of the cap of each user, before anything is sent', async () => {
     const { runner } = await kit.runner({ limits: { userDailyUsd: 1 } });
@@ -26,7 +17,8 @@ describe('budgets of roles in the job runner', () => {
     expect(await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 0.5)).toMatchObject({ ok: true });
 
     const intern = requester({ roleIds: [interns.id] });
-    expect(await refusalOf(runner.submit(lowJob(intern), () => {}))).toMatchObject({ code: 'budget_user_daily', limit: 0.001 });
+    await expect(runner.submit(lowJob(intern), () => {})).rejects.toBeInstanceOf(JobRefusedError);
+    await expect(runner.submit(lowJob(intern), () => {})).rejects.toMatchObject({ code: 'budget_user_daily', limit: 0.001 });
     // The form's intake answers the same: the one rule, one call path.
     expect(await runner.budgets.spentRefusal(intern)).toBeUndefined();
     expect(kit.emu.emulator.requests).toHaveLength(0);
