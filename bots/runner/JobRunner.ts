@@ -220,10 +220,11 @@ export class JobRunner {
         if (charged.reservedUsd !== undefined) this.#metrics.overReserved(charged.usd - charged.reservedUsd);
       },
     });
-    this.budgets = new ChatBudgets({ store: this.#store, limits: this.#limits, dmCaps: options.dmCaps, logger: this.#logger, now: this.#now, cacheMs: options.capCacheMs });
+    // Kept in the bots' state: every process of the account applies one set (the role budgets among them).
+    const settings = options.settings ?? settingsInState(undefined, this.#logger);
+    this.budgets = new ChatBudgets({ store: this.#store, limits: this.#limits, dmCaps: options.dmCaps, logger: this.#logger, now: this.#now, cacheMs: options.capCacheMs, settings });
     this.policy = new ScopePolicy({
-      // Kept in the bots' state: every process of the account applies one set.
-      store: options.settings ?? settingsInState(undefined, this.#logger),
+      store: settings,
       operator: options.operatorControls,
       partialImages: this.#partialImages,
       logger: this.#logger,
@@ -373,7 +374,7 @@ export class JobRunner {
         jobId: id,
         userKey: userKeyOf(requester),
         scopeKey: scopeKeyOf(requester),
-        limits: await this.budgets.limitsFor(scopeKeyOf(requester)),
+        limits: await this.budgets.limitsFor(requester),
         request: { operation: spec.kind, n: fields.n, size: fields.size, quality: fields.quality },
         prompt: this.#recordPrompts ? fields.prompt : undefined,
       });

@@ -7,6 +7,7 @@ import {
   EPSILON_USD,
   evaluate,
   isOverridableCap,
+  memberLimits,
   resetsAt,
   roundToNanoUsd,
   SPEND_CAP_VARIABLES,
@@ -16,11 +17,13 @@ import {
   type CapOverrides,
   type CapPeriod,
   type LedgerSnapshot,
+  type MemberLimits,
   type OverridableCap,
   type SpendRefusal,
 } from 'pictor/internal';
 import { SCOPE_WORDS } from './describe-refusal.js';
 import { say, usd as usdOf } from './words.js';
+import { ROLE_BUDGETS_MAX, settingsInState, type ScopeSettings, type ScopeSettingsStore } from './scope-settings.js';
 import { isDmScope, type DmCaps, type Platform, type QuotaStore, type Requester, type SpendLimits } from './types.js';
 
 /** How long the caps chat admins set for a scope are kept in memory before the ledger is read again. */
@@ -84,9 +87,36 @@ export interface CapStatus {
   spentUsd: number;
   leftUsd: number;
   resetsAt: number;
-  /** `chat`: a chat admin of this server/workspace set it; `operator`: the environment (PICTOR_…_USD). */
-  setBy: 'operator' | 'chat';
+  /**
+   * `chat`: a chat admin of this server/workspace set it; `operator`: the environment (PICTOR_…_USD); `role`: the
+   * budget of one of the member's roles (`role`); `unknown_roles`: the member's roles could not be read, so the least
+   * generous budget that could apply (`role` names it).
+   */
+  setBy: 'operator' | 'chat' | 'role' | 'unknown_roles';
+  /** The role whose budget this is (its name as it was set), for `role` and `unknown_roles`. */
+  role?: string | undefined;
 }
+
+/** A role's budget as an admin's usage view lists it. */
+export interface RoleBudgetView {
+  roleId: string;
+  name: string;
+  dailyUsd: number | undefined;
+  monthlyUsd: number | undefined;
+}
+
+/** A role (Slack: a user group) as an admin names it: its id, and its name for the usage view. */
+export interface NamedRole {
+  id: string;
+  name: string;
+}
+
+/**
+ * Which of `roleIds` (roles of the requester's scope that have a budget) the member holds, as their platform tells:
+ * undefined when it cannot tell now (Slack: the user groups cannot be read). For a platform whose requester does not
+ * carry its roles (Slack); Discord's come with each interaction (`Requester.roleIds`).
+ */
+export type MemberRolesReader = (requester: Requester, roleIds: readonly string[]) => Promise<readonly string[] | undefined>;
 
 /** What `/imagine-usage` (Discord) and `/imagine usage` (Slack) show: structured, rendered by each surface. */
 export interface UsageSummary {
@@ -103,11 +133,13 @@ export interface UsageSummary {
     todayUsd: number;
     monthUsd: number;
     topUsers: { userId: string; usd: number; jobs: number }[];
+    /** The budgets of its roles (Slack: user groups), as set. */
+    roleBudgets: RoleBudgetView[];
   } | undefined;
 }
 
 /** Why a cap change was refused. Stable: surfaces and tests switch on it. */
-export type CapChangeRefusal = 'not_admin' | 'above_operator_cap' | 'invalid_amount';
+export type CapChangeRefusal = 'not_admin' | 'above_operator_cap' | 'invalid_amount' | 'not_a_member_cap' | 'too_many_roles';
 
 export type CapChange =
   | {
@@ -138,6 +170,8 @@ export interface ChatBudgetsOptions {
   now?: (() => number) | undefined;
   /** Default 5 s: how soon another process sees a change (this one sees its own at once). */
   cacheMs?: number | undefined;
+  /** Where the role budgets are kept: the chat admins' settings (the bots' state). Default this process's memory. */
+  settings?: ScopeSettingsStore | undefined;
 }
 
 /**
@@ -154,9 +188,12 @@ export class ChatBudgets {
   readonly #now: () => number;
   readonly #cacheMs: number;
   readonly #cache = new Map<string, { at: number; caps: Promise<ScopeCaps> }>();
+  readonly #settings: ScopeSettingsStore;
+  readonly #rolesOf = new Map<string, MemberRolesReader>();
 
   constructor(options: ChatBudgetsOptions) {
     this.#store = options.store;
+    this.#settings = options.settings ?? settingsInState(undefined, options.logger);
     this.#operator = { ...options.limits };
     this.#dm = { ...options.limits, scopeDailyUsd: options.dmCaps?.dailyUsd, scopeMonthlyUsd: options.dmCaps?.monthlyUsd };
     this.#logger = options.logger;
@@ -174,9 +211,21 @@ export class ChatBudgets {
     return { dailyUsd: this.#dm.scopeDailyUsd, monthlyUsd: this.#dm.scopeMonthlyUsd };
   }
 
-  /** The limits for jobs of a scope (`discord:<guild>`, `slack:<team>`, `discord:dm:<user>`): see `#capsOf`. */
-  async limitsFor(scopeKey: string): Promise<SpendLimits> {
-    return { ...(await this.#capsOf(scopeKey)).limits };
+  /**
+   * How a platform whose requester does not carry the member's roles tells which they hold (Slack: user groups). Set
+   * by the surface once at its start; without it such a member's roles are unknown (`memberLimits`' least generous).
+   */
+  readMemberRolesWith(platform: Platform, reader: MemberRolesReader): void {
+    this.#rolesOf.set(platform, reader);
+  }
+
+  /**
+   * The limits of a member's jobs — their scope's (`#capsOf`), their own caps as their roles' budgets make them
+   * (`memberLimits`): the one answer the intake reserves with (`JobLedger.begin`), a form's intake checks
+   * (`spentRefusal`) and the usage view shows.
+   */
+  async limitsFor(requester: Requester): Promise<SpendLimits> {
+    return { ...(await this.#memberOf(requester)).member.limits };
   }
 
   /**
@@ -189,7 +238,7 @@ export class ChatBudgets {
   async spentRefusal(requester: Requester): Promise<SpendRefusal | undefined> {
     const now = this.#now();
     const { userKey, scopeKey } = keysOf(requester);
-    const { limits } = await this.#capsOf(scopeKey);
+    const { limits } = (await this.#memberOf(requester)).member;
     const snapshot = await this.#snapshot(limits, userKey, scopeKey, this.#spending(now));
     return evaluate(snapshot, { userKey, scopeKey, limits, now, estimateUsd: EPSILON_USD });
   }
@@ -198,7 +247,9 @@ export class ChatBudgets {
   async summary(requester: Requester): Promise<UsageSummary> {
     const now = this.#now();
     const { userKey, scopeKey } = keysOf(requester);
-    const { limits, overrides } = await this.#capsOf(scopeKey);
+    const { caps: scopeCaps, member } = await this.#memberOf(requester);
+    const { overrides, roleBudgets } = scopeCaps;
+    const { limits } = member;
     const spentIn = this.#spending(now);
     const snapshot = await this.#snapshot(limits, userKey, scopeKey, spentIn);
     const caps: CapStatus[] = [];
@@ -206,6 +257,8 @@ export class ChatBudgets {
       if (limit === undefined) continue;
       const spentUsd = snapshot.used(key, period);
       const chat = isOverridableCap(field) && overrides[field] !== undefined && limit === overrides[field].usd;
+      const source = field === 'userDailyUsd' || field === 'userMonthlyUsd' ? member.from[field] : undefined;
+      const role = source && source.kind !== 'scope' ? source : undefined;
       caps.push({
         code,
         whose: key === ACCOUNT_KEY ? 'account' : code.startsWith('budget_user_') ? 'user' : 'scope',
@@ -214,7 +267,8 @@ export class ChatBudgets {
         spentUsd,
         leftUsd: roundToNanoUsd(Math.max(0, limit - spentUsd)),
         resetsAt: resetsAt(period, now),
-        setBy: chat ? 'chat' : 'operator',
+        setBy: role ? role.kind : chat ? 'chat' : 'operator',
+        ...(role && { role: roleBudgets.find((r) => r.roleId === role.roleId)?.name }),
       });
     }
     const summary: UsageSummary = {
@@ -230,6 +284,7 @@ export class ChatBudgets {
         todayUsd: await spentIn(scopeKey, 'day'),
         monthUsd: await spentIn(scopeKey, 'month'),
         topUsers: await this.#topUsers(requester.platform, scopeKey, now),
+        roleBudgets: roleBudgets.map((r) => ({ roleId: r.roleId, name: r.name, dailyUsd: r.userDailyUsd, monthlyUsd: r.userMonthlyUsd })),
       };
     }
     return summary;
@@ -265,16 +320,76 @@ export class ChatBudgets {
   }
 
   /**
+   * A chat admin gives a role (Slack: a user group) of their server/workspace a budget of each member holding it
+   * (`cap`: `userDailyUsd` or `userMonthlyUsd`), or with `usd` undefined clears it. Refused as `setCap` is (not an
+   * admin, above the operator's cap of each user), for a cap that is not a member's, and past `ROLE_BUDGETS_MAX` roles.
+   * Kept in the chat admins' settings (the bots' state), changed atomically; logged with who changed it.
+   */
+  async setRoleBudget(requester: Requester, role: NamedRole, cap: OverridableCap, usd: number | undefined): Promise<CapChange> {
+    const { locale, platform } = requester;
+    const { scopeKey } = keysOf(requester);
+    if (!requester.isAdmin || (await this.#capsOf(scopeKey)).personal) return { ok: false, code: 'not_admin', message: notAdminMessage(platform, locale) };
+    if (cap !== 'userDailyUsd' && cap !== 'userMonthlyUsd') return { ok: false, code: 'not_a_member_cap', message: say(locale, 'budget.role_member_caps_only', { scope: SCOPE_WORDS[platform] }) };
+    if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) return { ok: false, code: 'invalid_amount', message: amountHint(locale) };
+    const operatorUsd = this.#operator[cap];
+    const what = capValues(cap, platform);
+    if (usd !== undefined && operatorUsd !== undefined && usd > operatorUsd) {
+      return { ok: false, code: 'above_operator_cap', message: say(locale, 'budget.above_operator_cap', { ...what, operator: usdOf(operatorUsd), variable: VARIABLE_OF[cap] }) };
+    }
+    const changedBy = userKeyOf(requester);
+    let previousUsd: number | undefined;
+    const full = new Error('too many roles');
+    try {
+      await this.#settings.update(scopeKey, 'roleBudgets', (budgets = []) => {
+        const at = budgets.findIndex((r) => r.roleId === role.id);
+        previousUsd = budgets[at]?.[cap];
+        const kept = budgets.filter((_, i) => i !== at);
+        const changed = { ...budgets[at], roleId: role.id, name: role.name.slice(0, 100), [cap]: usd };
+        if (changed.userDailyUsd === undefined && changed.userMonthlyUsd === undefined) return kept.length ? kept : undefined;
+        if (at < 0 && budgets.length >= ROLE_BUDGETS_MAX) throw full;
+        return [...kept, withoutUnset(changed)];
+      }, { by: changedBy, at: this.#now() });
+    } catch (error) {
+      if (error !== full) throw error;
+      return { ok: false, code: 'too_many_roles', message: say(locale, 'budget.too_many_roles', { scope: SCOPE_WORDS[platform], max: ROLE_BUDGETS_MAX }) };
+    }
+    this.#cache.delete(scopeKey);
+    this.#logger.info(
+      { scopeKey, roleId: role.id, cap, changedBy, oldUsd: previousUsd ?? null, newUsd: usd ?? null, operatorUsd: operatorUsd ?? null },
+      usd === undefined ? 'a chat admin cleared a role’s budget' : 'a chat admin set a role’s budget',
+    );
+    const operator = operatorUsd === undefined ? { operatorSet: 'no', operator: '' } : { operatorSet: 'yes', operator: usdOf(operatorUsd) };
+    const values = { ...what, ...operator, role: role.name };
+    const message = usd === undefined ? say(locale, 'budget.role_cleared', values) : say(locale, 'budget.role_set', { ...values, usd: usdOf(usd) });
+    return { ok: true, cap, previousUsd, usd, operatorUsd, message };
+  }
+
+  /** The member's scope caps and their own limits (`memberLimits`); the platform is asked for their roles only where the scope has role budgets. */
+  async #memberOf(requester: Requester): Promise<{ caps: ScopeCaps; member: MemberLimits }> {
+    const caps = await this.#capsOf(scopeKeyOf(requester));
+    if (caps.roleBudgets.length === 0) return { caps, member: { limits: caps.limits, from: { userDailyUsd: { kind: 'scope' }, userMonthlyUsd: { kind: 'scope' } } } };
+    const ids = caps.roleBudgets.map((r) => r.roleId);
+    const reader = this.#rolesOf.get(requester.platform);
+    const held = requester.roleIds ?? (reader ? await reader(requester, ids) : undefined) ?? 'unknown';
+    return { caps, member: memberLimits(this.#operator, caps.limits, caps.roleBudgets, held) };
+  }
+
+  /**
    * The caps of a scope — the one place a person's own scope (DMs, user installs: `discord:dm:<user>`) is told
    * apart: it has the operator's DM caps as its scope caps and no chat admin's; another scope has the operator's
    * lowered by its chat admins' (cached `cacheMs`; a change made here applies at once).
    */
   #capsOf(scopeKey: string): Promise<ScopeCaps> {
-    if (isDmScopeKey(scopeKey)) return Promise.resolve({ limits: this.#dm, overrides: {}, personal: true });
+    if (isDmScopeKey(scopeKey)) return Promise.resolve({ limits: this.#dm, overrides: {}, roleBudgets: [], personal: true });
     const now = this.#now();
     const cached = this.#cache.get(scopeKey);
     if (cached && now - cached.at < this.#cacheMs) return cached.caps;
-    const caps = this.#store.capOverrides(scopeKey).then((overrides) => ({ limits: effectiveLimits(this.#operator, overrides), overrides, personal: false }));
+    const caps = Promise.all([this.#store.capOverrides(scopeKey), this.#settings.get(scopeKey)]).then(([overrides, settings]) => ({
+      limits: effectiveLimits(this.#operator, overrides),
+      overrides,
+      roleBudgets: settings.values.roleBudgets ?? [],
+      personal: false,
+    }));
     this.#cache.set(scopeKey, { at: now, caps });
     // A failed read is not kept: the next job reads again.
     caps.catch(() => this.#cache.get(scopeKey)?.caps === caps && this.#cache.delete(scopeKey));
@@ -321,12 +436,18 @@ interface ScopeCaps {
   limits: SpendLimits;
   /** What its chat admins set (none in a person's own scope). */
   overrides: CapOverrides;
+  /** The budgets its chat admins gave its roles (none in a person's own scope). */
+  roleBudgets: NonNullable<ScopeSettings['roleBudgets']>;
   /** A person's own scope (DMs, user installs): no chat admin, the operator's DM caps. */
   personal: boolean;
 }
 
 function keysOf(requester: Pick<Requester, 'platform' | 'userId' | 'scopeId'>): { userKey: string; scopeKey: string } {
   return { userKey: userKeyOf(requester), scopeKey: scopeKeyOf(requester) };
+}
+
+function withoutUnset<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
 function isDmScopeKey(scopeKey: string): boolean {

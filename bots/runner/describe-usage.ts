@@ -1,4 +1,4 @@
-import type { CapStatus, UsageSummary } from './chat-budgets.js';
+import type { CapStatus, RoleBudgetView, UsageSummary } from './chat-budgets.js';
 import { scopeWordOf } from './describe-refusal.js';
 import { resetTime, say, usd, type Markup } from './words.js';
 
@@ -27,11 +27,28 @@ export function describeUsage(summary: UsageSummary, markup: UsageMarkup, locale
       lines.push(say(locale, 'usage.top_users'));
       summary.scope.topUsers.forEach((u, i) => lines.push(say(locale, 'usage.top_user', { rank: i + 1, user: `<@${u.userId}>`, usd: usd(u.usd), jobs: u.jobs })));
     }
+    if (summary.scope.roleBudgets.length > 0) {
+      lines.push('', say(locale, 'usage.role_budgets', { scope }, markup));
+      for (const role of summary.scope.roleBudgets) lines.push(describeRoleBudget(role, locale));
+    }
   }
   return lines.join('\n');
 }
 
 function describeCapStatus(cap: CapStatus, now: number, scope: string, locale: string | undefined): string {
+  if (cap.setBy === 'role' || cap.setBy === 'unknown_roles') {
+    // The member's own cap, from a role's budget: which role, or that their roles could not be read.
+    return say(locale, 'usage.role_cap', {
+      setBy: cap.setBy,
+      scope,
+      role: cap.role ?? '',
+      period: cap.period,
+      left: usd(cap.leftUsd),
+      limit: usd(cap.limitUsd),
+      spent: usd(cap.spentUsd),
+      reset: resetTime(cap.resetsAt, now),
+    });
+  }
   return say(locale, 'usage.cap', {
     whose: cap.whose,
     scope,
@@ -41,5 +58,15 @@ function describeCapStatus(cap: CapStatus, now: number, scope: string, locale: s
     limit: usd(cap.limitUsd),
     spent: usd(cap.spentUsd),
     reset: resetTime(cap.resetsAt, now),
+  });
+}
+
+function describeRoleBudget(role: RoleBudgetView, locale: string | undefined): string {
+  return say(locale, 'usage.role_budget', {
+    role: role.name,
+    hasDaily: role.dailyUsd === undefined ? 'no' : 'yes',
+    daily: role.dailyUsd === undefined ? '' : usd(role.dailyUsd),
+    hasMonthly: role.monthlyUsd === undefined ? 'no' : 'yes',
+    monthly: role.monthlyUsd === undefined ? '' : usd(role.monthlyUsd),
   });
 }

@@ -13,6 +13,9 @@ export {
   type CapName,
   type CapStatus,
   type ChatBudgetsOptions,
+  type MemberRolesReader,
+  type NamedRole,
+  type RoleBudgetView,
   type UsageSummary,
 } from './chat-budgets.js';
 /** The ledger lives in the core's spend guard; re-exported for the bots. */

@@ -11,6 +11,8 @@ import { memorySpace } from './memory-space.js';
  * default: every channel, everyone, nothing blocked, the operator's choices.
  */
 const id = z.string().min(1).max(64);
+/** Roles (Slack user groups) of one server/workspace that may have a budget. */
+export const ROLE_BUDGETS_MAX = 25;
 export const ScopeSettingsSchema = z.object({
   /** Channels where the bot takes jobs (empty or unset: every channel it can see). */
   channels: z.array(id).max(100).optional(),
@@ -37,11 +39,30 @@ export const ScopeSettingsSchema = z.object({
   defaultPreviews: z.number().int().min(0).max(3).optional(),
   /** Whether members may ask for private results (shown only to them); unset: they may. */
   privateResults: z.boolean().optional(),
+  /**
+   * Budgets of roles (Discord roles, Slack user groups): what each member holding one may spend a day and a month, in
+   * place of the cap of each user (`memberLimits`: the most generous of a member's roles). The role's name as it was
+   * when set, for the usage view. Changed through `ChatBudgets.setRoleBudget`, not `/imagine-admin set`.
+   */
+  roleBudgets: z
+    .array(
+      z.object({
+        roleId: id,
+        name: z.string().max(100),
+        userDailyUsd: z.number().nonnegative().optional(),
+        userMonthlyUsd: z.number().nonnegative().optional(),
+      }),
+    )
+    .max(ROLE_BUDGETS_MAX)
+    .optional(),
 });
 
 export type ScopeSettings = z.output<typeof ScopeSettingsSchema>;
-export type SettingName = keyof ScopeSettings;
-export const SETTING_NAMES = Object.keys(ScopeSettingsSchema.shape) as SettingName[];
+/** Every setting the store keeps. */
+export type StoredSettingName = keyof ScopeSettings;
+/** The settings `/imagine-admin set` and `/imagine admin set` change (role budgets have their budget command). */
+export type SettingName = Exclude<StoredSettingName, 'roleBudgets'>;
+export const SETTING_NAMES = Object.keys(ScopeSettingsSchema.shape) as StoredSettingName[];
 
 /** Who changed a setting last, and when (ms since the epoch). */
 export interface SettingChange {
@@ -52,7 +73,7 @@ export interface SettingChange {
 /** One scope's settings as stored: the values and who set each. */
 export interface StoredScopeSettings {
   values: ScopeSettings;
-  setBy: Partial<Record<SettingName, SettingChange>>;
+  setBy: Partial<Record<StoredSettingName, SettingChange>>;
 }
 
 /**
@@ -66,7 +87,12 @@ export interface ScopeSettingsStore {
   /** The scope's settings (`discord:<guild>`, `slack:<team>`); empty when none were set. */
   get(scopeKey: string): Promise<StoredScopeSettings>;
   /** Sets one setting (`undefined` clears it); answers what it was before. */
-  set<K extends SettingName>(scopeKey: string, name: K, value: ScopeSettings[K] | undefined, change: SettingChange): Promise<{ previous: ScopeSettings[K] | undefined }>;
+  set<K extends StoredSettingName>(scopeKey: string, name: K, value: ScopeSettings[K] | undefined, change: SettingChange): Promise<{ previous: ScopeSettings[K] | undefined }>;
+  /**
+   * Changes one setting from what it is now, atomically (two admins on two replicas lose neither change): `change`
+   * gets the current value and answers the new one (`undefined` clears it), or throws to change nothing.
+   */
+  update<K extends StoredSettingName>(scopeKey: string, name: K, change: (value: ScopeSettings[K] | undefined) => ScopeSettings[K] | undefined, by: SettingChange): Promise<ScopeSettings[K] | undefined>;
 }
 
 /**
@@ -77,7 +103,7 @@ export interface ScopeSettingsStore {
 export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'get' | 'update'> = memorySpace<ScopeSettingEntries>(), logger?: LoggerLike): ScopeSettingsStore {
   const read = (scopeKey: string, name: string, value: unknown): unknown => {
     if (!(SETTING_NAMES as string[]).includes(name)) return undefined;
-    const parsed = ScopeSettingsSchema.shape[name as SettingName].safeParse(value);
+    const parsed = ScopeSettingsSchema.shape[name as StoredSettingName].safeParse(value);
     if (parsed.success) return parsed.data;
     logger?.warn({ scopeKey, setting: name }, 'a stored chat setting is unreadable; its default applies');
     return undefined;
@@ -89,7 +115,7 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'get' | 
         const value = read(scopeKey, name, entry?.value);
         if (value === undefined) continue;
         (stored.values as Record<string, unknown>)[name] = value;
-        stored.setBy[name as SettingName] = { by: entry.by, at: entry.at };
+        stored.setBy[name as StoredSettingName] = { by: entry.by, at: entry.at };
       }
       return stored;
     },
@@ -101,6 +127,17 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'get' | 
         return Object.keys(entries).length ? entries : undefined;
       });
       return { previous: read(scopeKey, name, before?.[name]?.value) as ScopeSettings[typeof name] | undefined };
+    },
+    async update(scopeKey, name, change, by) {
+      let value: ScopeSettings[typeof name] | undefined;
+      await space.update(stateKeyOf(scopeKey), (entries = {}) => {
+        value = change(read(scopeKey, name, entries[name]?.value) as ScopeSettings[typeof name] | undefined);
+        ScopeSettingsSchema.shape[name].parse(value);
+        if (value === undefined) delete entries[name];
+        else entries[name] = { value, by: by.by, at: by.at };
+        return Object.keys(entries).length ? entries : undefined;
+      });
+      return value;
     },
   };
 }

@@ -11,6 +11,7 @@ import type { Notifier } from './SlackJobView.js';
 import type { Workspace } from './workspace.js';
 import type { HomeTabs } from './home-tab.js';
 import type { UserLocales } from './user-locales.js';
+import type { UserGroups } from './user-groups.js';
 
 /** What every listener gets: the pieces of one running Slack bot. */
 export interface BotContext {
@@ -29,6 +30,8 @@ export interface BotContext {
   homes: HomeTabs;
   /** Each member's language, asked of Slack once (`users.info`); the middleware puts it in Bolt's `context.locale`. */
   locales: UserLocales;
+  /** Each workspace's user groups (`usergroups.list`): who holds a group's budget, and a group by its handle. */
+  groups: UserGroups;
   logger: LoggerLike;
   commands: { imagine: string; edit: string };
 }

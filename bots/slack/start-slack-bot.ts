@@ -28,6 +28,7 @@ import { UserLocales } from './user-locales.js';
 import { HomeTabs } from './home-tab.js';
 import { registerAppHome } from './listeners/app-home.js';
 import { registerWorkflowStep } from './listeners/workflow-step.js';
+import { UserGroups } from './user-groups.js';
 import { WorkspaceClients, type Workspace } from './workspace.js';
 
 /** The bot scopes Pictor asks for when a workspace installs it through OAuth, as in the app manifest. */
@@ -44,6 +45,7 @@ export const SLACK_BOT_SCOPES = [
   'im:history',
   'mpim:history',
   'users:read',
+  'usergroups:read',
 ] as const;
 
 export type { SlackOAuthOptions } from './config.js';
@@ -225,6 +227,14 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   });
   // With Redis, a Cancel pressed on another replica for a job running here.
   await jobs.listenForCancels();
+  const clientFor = async (teamId: string): Promise<webApi.WebClient | undefined> => {
+    if (single) return single.client;
+    const token = (await installations!.forTeam(teamId))?.bot?.token;
+    return token ? clients.client(token) : undefined;
+  };
+  // A user group's budget (`/imagine admin budget @group …`) applies to its members: Slack tells who they are.
+  const groups = new UserGroups({ clientFor, logger });
+  options.runner.budgets.readMemberRolesWith('slack', (requester, groupIds) => groups.membership(requester.scopeId, requester.userId, groupIds));
   const context: BotContext = {
     jobs,
     runner: options.runner,
@@ -234,13 +244,9 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     allowedHosts,
     homes,
     locales,
+    groups,
     logger,
     commands,
-  };
-  const clientFor = async (teamId: string): Promise<webApi.WebClient | undefined> => {
-    if (single) return single.client;
-    const token = (await installations!.forTeam(teamId))?.bot?.token;
-    return token ? clients.client(token) : undefined;
   };
   // Every process sweeps: at start what the last one left, and (with Redis) the jobs of a replica whose lease lapsed.
   const sweeper = startSweeper({

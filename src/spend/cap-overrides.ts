@@ -35,9 +35,15 @@ export function effectiveLimits(operator: SpendLimits, overrides: CapOverrides):
   const limits: SpendLimits = { ...operator };
   for (const cap of OVERRIDABLE_CAPS) {
     const chosen = overrides[cap]?.usd;
-    if (chosen === undefined) continue;
-    const set = operator[cap];
-    limits[cap] = set === undefined ? chosen : Math.min(set, chosen);
+    if (chosen !== undefined) limits[cap] = boundedByOperator(operator[cap], chosen);
   }
   return limits;
+}
+
+/**
+ * What a chat admin chose (a cap, a role's budget) as it applies: never above the operator's cap of the same kind;
+ * where the operator set none, as chosen. The one rule of "an admin can lower, not raise".
+ */
+export function boundedByOperator(operatorUsd: number | undefined, chosenUsd: number): number {
+  return operatorUsd === undefined ? chosenUsd : Math.min(operatorUsd, chosenUsd);
 }

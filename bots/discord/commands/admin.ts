@@ -29,10 +29,11 @@ const data = addStyleSubcommands(addSettingsSubcommands(new SlashCommandBuilder(
       )
       .addStringOption((o) =>
         o.setName('usd').setDescription(english('discord.option.usd')).setDescriptionLocalizations(localized('discord.option.usd')).setRequired(true).setMaxLength(20),
-      ),
+      )
+      .addRoleOption((o) => o.setName('role').setDescription(english('discord.option.role')).setDescriptionLocalizations(localized('discord.option.role'))),
   )));
 
-/** `/imagine-admin budget cap [usd]`, `settings`, `set setting value`, `style name text …`, `styles`: only for admins (the answer is private either way). */
+/** `/imagine-admin budget cap usd [role]`, `settings`, `set setting value`, `style name text …`, `styles`: only for admins (the answer is private either way). */
 export default {
   kind: 'slash',
   data: data.toJSON(),
@@ -54,7 +55,12 @@ export default {
       await say(`✋ ${requester.isAdmin ? amountHint(interaction.locale) : notAdminMessage('discord', interaction.locale)}`);
       return;
     }
-    const change = await ctx.runner.budgets.setCap(requester, cap, amount.usd);
+    // A role's budget of each member holding it; @everyone (the role whose id is the server's) is every member: the cap of each user.
+    const role = interaction.options.getRole('role');
+    const change =
+      role && role.id !== interaction.guildId
+        ? await ctx.runner.budgets.setRoleBudget(requester, { id: role.id, name: role.name }, cap, amount.usd)
+        : await ctx.runner.budgets.setCap(requester, cap, amount.usd);
     await say(change.ok ? `✅ ${change.message}` : `✋ ${change.message}`);
   },
 } satisfies SlashCommand;

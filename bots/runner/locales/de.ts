@@ -302,6 +302,26 @@ export const de = {
   'slack.step.not_posted': 'Die Bilder wurden erstellt, konnten aber nicht im Kanal gepostet werden.',
 
   // House styles, role budgets and the audit channel
+  'budget.role_set':
+    '{scope, select, workspace {Mitglieder der Benutzergruppe {role}} other {Mitglieder mit der Rolle {role}}} haben jetzt je {usd} {period, select, day {pro Tag} other {pro Monat}} statt des Budgets jedes Nutzers; wer mehrere hat, bekommt das großzügigste (Grenze des Betreibers pro Nutzer: {operatorSet, select, yes {{operator}} other {keine}}).',
+  'budget.role_cleared':
+    '{scope, select, workspace {Die Benutzergruppe {role}} other {Die Rolle {role}}} hat kein {period, select, day {Tagesbudget} other {Monatsbudget}} mehr: Ihre Mitglieder bekommen wieder das Budget jedes Nutzers, sofern nicht eine andere ihrer {scope, select, workspace {Benutzergruppen} other {Rollen}} eines hat.',
+  'budget.role_member_caps_only':
+    'Das Budget einer {scope, select, workspace {Benutzergruppe} other {Rolle}} ist, was jedes ihrer Mitglieder ausgeben darf: nimm user-daily oder user-monthly.',
+  'budget.too_many_roles':
+    '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} hat schon Budgets für {max} {scope, select, workspace {Benutzergruppen} other {Rollen}}, das Maximum; lösche zuerst eines.',
+  'usage.role_cap':
+    '• Dein {period, select, day {Tagesbudget} other {Monatsbudget}}{setBy, select, role {, von deiner {scope, select, workspace {Benutzergruppe} other {Rolle}} {role}} other {}}: {left} von {limit} übrig ({spent} ausgegeben); wird zurückgesetzt: {reset}{setBy, select, unknown_roles {. Deine {scope, select, workspace {Benutzergruppen} other {Rollen}} ließen sich gerade nicht lesen, daher gilt das kleinste Budget, das deines sein könnte (das von {role}).} other {}}',
+  'usage.role_budgets':
+    '<b>Budgets der {scope, select, workspace {Benutzergruppen} other {Rollen}}</b> (jedes Mitglied bekommt das großzügigste seiner eigenen statt des Budgets jedes Nutzers):',
+  'usage.role_budget':
+    '• {role}: {hasDaily, select, yes {{daily} pro Tag} other {das Budget jedes Nutzers pro Tag}} · {hasMonthly, select, yes {{monthly} pro Monat} other {das Budget jedes Nutzers pro Monat}}',
+  'discord.option.role':
+    'Eine Rolle: ihre Mitglieder bekommen dieses Budget statt dem jedes Nutzers (user-daily/-monthly)',
+  'slack.budget.group_usage':
+    'Für eine Benutzergruppe sag {how}: jedes ihrer Mitglieder bekommt dieses Budget statt des Budgets jedes Nutzers.',
+  'slack.budget.unknown_group':
+    'Ich finde die Benutzergruppe {group} in diesem Workspace nicht{missingScope, select, yes {: die App braucht den Scope usergroups:read (installiere sie aus ihrem Manifest neu)} other {}}.',
   'refusal.style_unknown':
     '{count, plural, =0 {Hier gibt es noch keine Hausstile, daher kann „{style}“ nicht verwendet werden; lass den Stil weg oder bitte einen Admin, ihn anzulegen.} other {Hier gibt es keinen Hausstil „{style}“; wähle einen von {styles}.}}',
   'refusal.style_option_not_allowed': 'Der Hausstil „{style}“ verlangt {option} {value}, was hier nicht erlaubt ist; wähle {option} selbst, nimm einen anderen Stil oder bitte einen Admin, ihn zu ändern.',

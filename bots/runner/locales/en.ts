@@ -327,6 +327,26 @@ export const en = {
   'slack.step.not_posted': 'The images were made but could not be posted in the channel.',
 
   // House styles, role budgets and the audit channel
+  'budget.role_set':
+    '{scope, select, workspace {Members of the user group {role}} other {Members with the role {role}}} now have {usd} {period, select, day {a day} other {a month}} each, in place of the budget of each user; a member with several gets the most generous (operator’s cap of each user: {operatorSet, select, yes {{operator}} other {none}}).',
+  'budget.role_cleared':
+    '{scope, select, workspace {The user group {role}} other {The role {role}}} no longer has a {period, select, day {daily} other {monthly}} budget: its members get the budget of each user again, unless another of their {scope, select, workspace {user groups} other {roles}} has one.',
+  'budget.role_member_caps_only':
+    'A {scope, select, workspace {user group’s} other {role’s}} budget is what each of its members may spend: use user-daily or user-monthly.',
+  'budget.too_many_roles':
+    '{scope, select, workspace {This workspace} other {This server}} already has budgets for {max} {scope, select, workspace {user groups} other {roles}}, the most; clear one first.',
+  'usage.role_cap':
+    '• Your {period, select, day {daily} other {monthly}} budget{setBy, select, role {, from your {scope, select, workspace {user group} other {role}} {role}} other {}}: {left} left of {limit} (spent {spent}); resets {reset}{setBy, select, unknown_roles {. Your {scope, select, workspace {user groups} other {roles}} could not be read just now, so the smallest budget that could be yours applies (that of {role}).} other {}}',
+  'usage.role_budgets':
+    '<b>Budgets of {scope, select, workspace {user groups} other {roles}}</b> (each member gets the most generous of theirs, in place of the budget of each user):',
+  'usage.role_budget':
+    '• {role}: {hasDaily, select, yes {{daily} a day} other {the budget of each user a day}} · {hasMonthly, select, yes {{monthly} a month} other {the budget of each user a month}}',
+  'discord.option.role':
+    'A role: its members get this budget in place of each user’s (user-daily, user-monthly)',
+  'slack.budget.group_usage':
+    'For a user group, say {how}: each of its members gets that budget in place of the budget of each user.',
+  'slack.budget.unknown_group':
+    'I cannot find the user group {group} in this workspace{missingScope, select, yes {: the app needs the usergroups:read scope (reinstall it from its manifest)} other {}}.',
   'refusal.style_unknown':
     '{count, plural, =0 {There are no house styles here yet, so “{style}” can’t be used; leave the style out, or ask an admin to define it.} other {There is no house style “{style}” here; choose one of {styles}.}}',
   'refusal.style_option_not_allowed': 'The house style “{style}” asks for {option} {value}, which is not allowed here; choose {option} yourself, pick another style, or ask an admin to change it.',

@@ -302,6 +302,26 @@ export const es = {
   'slack.step.not_posted': 'Las imágenes se crearon, pero no se pudieron publicar en el canal.',
 
   // House styles, role budgets and the audit channel
+  'budget.role_set':
+    '{scope, select, workspace {Los miembros del grupo de usuarios {role}} other {Los miembros con el rol {role}}} tienen ahora {usd} cada uno {period, select, day {al día} other {al mes}}, en lugar del presupuesto de cada usuario; quien tenga varios recibe el más generoso (límite del operador por usuario: {operatorSet, select, yes {{operator}} other {ninguno}}).',
+  'budget.role_cleared':
+    '{scope, select, workspace {El grupo de usuarios {role}} other {El rol {role}}} ya no tiene presupuesto {period, select, day {diario} other {mensual}}: sus miembros vuelven al presupuesto de cada usuario, salvo que otro de sus {scope, select, workspace {grupos} other {roles}} tenga uno.',
+  'budget.role_member_caps_only':
+    'El presupuesto de un {scope, select, workspace {grupo de usuarios} other {rol}} es lo que puede gastar cada uno de sus miembros: usa user-daily o user-monthly.',
+  'budget.too_many_roles':
+    '{scope, select, workspace {Este espacio de trabajo} other {Este servidor}} ya tiene presupuestos para {max} {scope, select, workspace {grupos de usuarios} other {roles}}, el máximo; borra uno primero.',
+  'usage.role_cap':
+    '• Tu presupuesto {period, select, day {diario} other {mensual}}{setBy, select, role {, el de tu {scope, select, workspace {grupo de usuarios} other {rol}} {role}} other {}}: quedan {left} de {limit} (gastado: {spent}); se restablece a las {reset}{setBy, select, unknown_roles {. Ahora mismo no se pudieron leer tus {scope, select, workspace {grupos de usuarios} other {roles}}, así que se aplica el presupuesto más pequeño que podría ser el tuyo (el de {role}).} other {}}',
+  'usage.role_budgets':
+    '<b>Presupuestos de {scope, select, workspace {grupos de usuarios} other {roles}}</b> (cada miembro recibe el más generoso de los suyos, en lugar del presupuesto de cada usuario):',
+  'usage.role_budget':
+    '• {role}: {hasDaily, select, yes {{daily} al día} other {el presupuesto de cada usuario al día}} · {hasMonthly, select, yes {{monthly} al mes} other {el presupuesto de cada usuario al mes}}',
+  'discord.option.role':
+    'Un rol: sus miembros reciben este presupuesto en lugar del de cada usuario (user-daily/-monthly)',
+  'slack.budget.group_usage':
+    'Para un grupo de usuarios, escribe {how}: cada uno de sus miembros recibe ese presupuesto en lugar del de cada usuario.',
+  'slack.budget.unknown_group':
+    'No encuentro el grupo de usuarios {group} en este espacio de trabajo{missingScope, select, yes {: la app necesita el permiso usergroups:read (reinstálala desde su manifiesto)} other {}}.',
   'refusal.style_unknown':
     '{count, plural, =0 {Aquí aún no hay estilos de la casa, así que no se puede usar «{style}»; quita el estilo o pide a un admin que lo defina.} other {Aquí no hay ningún estilo de la casa «{style}»; elige uno de {styles}.}}',
   'refusal.style_option_not_allowed': 'El estilo de la casa «{style}» pide {option} {value}, que no está permitido aquí; elige {option} tú mismo, usa otro estilo o pide a un administrador que lo cambie.',

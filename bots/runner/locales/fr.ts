@@ -302,6 +302,26 @@ export const fr = {
   'slack.step.not_posted': 'Les images ont été créées mais n’ont pas pu être publiées dans le canal.',
 
   // House styles, role budgets and the audit channel
+  'budget.role_set':
+    '{scope, select, workspace {Les membres du groupe d’utilisateurs {role}} other {Les membres ayant le rôle {role}}} ont désormais {usd} chacun {period, select, day {par jour} other {par mois}}, à la place du budget de chaque utilisateur ; un membre qui en a plusieurs obtient le plus généreux (plafond de l’opérateur par utilisateur : {operatorSet, select, yes {{operator}} other {aucun}}).',
+  'budget.role_cleared':
+    '{scope, select, workspace {Le groupe d’utilisateurs {role}} other {Le rôle {role}}} n’a plus de budget {period, select, day {quotidien} other {mensuel}} : ses membres retrouvent le budget de chaque utilisateur, sauf si un autre de leurs {scope, select, workspace {groupes} other {rôles}} en a un.',
+  'budget.role_member_caps_only':
+    'Le budget d’un {scope, select, workspace {groupe d’utilisateurs} other {rôle}} est ce que chacun de ses membres peut dépenser : utilisez user-daily ou user-monthly.',
+  'budget.too_many_roles':
+    '{scope, select, workspace {Cet espace de travail} other {Ce serveur}} a déjà des budgets pour {max} {scope, select, workspace {groupes d’utilisateurs} other {rôles}}, le maximum ; supprimez-en un d’abord.',
+  'usage.role_cap':
+    '• Votre budget {period, select, day {quotidien} other {mensuel}}{setBy, select, role {, celui de votre {scope, select, workspace {groupe d’utilisateurs} other {rôle}} {role}} other {}} : reste {left} sur {limit} (dépensé : {spent}) ; réinitialisé à {reset}{setBy, select, unknown_roles {. Vos {scope, select, workspace {groupes d’utilisateurs} other {rôles}} n’ont pas pu être lus pour l’instant : le plus petit budget qui pourrait être le vôtre s’applique (celui de {role}).} other {}}',
+  'usage.role_budgets':
+    '<b>Budgets des {scope, select, workspace {groupes d’utilisateurs} other {rôles}}</b> (chaque membre obtient le plus généreux des siens, à la place du budget de chaque utilisateur) :',
+  'usage.role_budget':
+    '• {role} : {hasDaily, select, yes {{daily} par jour} other {le budget de chaque utilisateur par jour}} · {hasMonthly, select, yes {{monthly} par mois} other {le budget de chaque utilisateur par mois}}',
+  'discord.option.role':
+    'Un rôle : ses membres ont ce budget à la place de celui de chacun (user-daily, user-monthly)',
+  'slack.budget.group_usage':
+    'Pour un groupe d’utilisateurs, dites {how} : chacun de ses membres a ce budget à la place du budget de chaque utilisateur.',
+  'slack.budget.unknown_group':
+    'Je ne trouve pas le groupe d’utilisateurs {group} dans cet espace de travail{missingScope, select, yes { : l’app a besoin du scope usergroups:read (réinstallez-la depuis son manifeste)} other {}}.',
   'refusal.style_unknown':
     '{count, plural, =0 {Il n’y a pas encore de style maison ici, donc « {style} » ne peut pas être utilisé ; retirez le style ou demandez à un admin de le définir.} other {Il n’y a pas de style maison « {style} » ici ; choisissez-en un parmi {styles}.}}',
   'refusal.style_option_not_allowed': 'Le style maison « {style} » demande {option} {value}, ce qui n’est pas autorisé ici ; choisissez {option} vous-même, prenez un autre style, ou demandez à un admin de le modifier.',

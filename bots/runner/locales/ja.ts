@@ -302,6 +302,26 @@ export const ja = {
   'slack.step.not_posted': '画像は作成されましたが、チャンネルに投稿できませんでした。',
 
   // House styles, role budgets and the audit channel
+  'budget.role_set':
+    '{scope, select, workspace {ユーザーグループ {role} のメンバー} other {ロール {role} を持つメンバー}}は、各ユーザーの予算の代わりに{period, select, day {1日} other {1か月}}あたりそれぞれ {usd} を使えるようになりました。複数持つメンバーには最も多い予算が適用されます（運営者の各ユーザーの上限: {operatorSet, select, yes {{operator}} other {なし}}）。',
+  'budget.role_cleared':
+    '{scope, select, workspace {ユーザーグループ {role}} other {ロール {role}}}の{period, select, day {1日} other {1か月}}の予算を解除しました。メンバーには、ほかの{scope, select, workspace {グループ} other {ロール}}に予算がない限り、各ユーザーの予算が再び適用されます。',
+  'budget.role_member_caps_only':
+    '{scope, select, workspace {ユーザーグループ} other {ロール}}の予算は各メンバーが使える金額です。user-daily か user-monthly を使ってください。',
+  'budget.too_many_roles':
+    '{scope, select, workspace {このワークスペース} other {このサーバー}}にはすでに上限の {max} 個の{scope, select, workspace {ユーザーグループ} other {ロール}}に予算があります。先にどれかを解除してください。',
+  'usage.role_cap':
+    '• あなたの{period, select, day {1日} other {1か月}}の予算{setBy, select, role {（{scope, select, workspace {ユーザーグループ} other {ロール}} {role} による）} other {}}: 残り {left} / {limit}（使用済み {spent}）、リセット: {reset}{setBy, select, unknown_roles {。いまはあなたの{scope, select, workspace {ユーザーグループ} other {ロール}}を読み取れなかったため、あなたに当てはまりうる最も少ない予算（{role} のもの）が適用されています。} other {}}',
+  'usage.role_budgets':
+    '<b>{scope, select, workspace {ユーザーグループ} other {ロール}}の予算</b>（各メンバーには、各ユーザーの予算の代わりに自分のものの中で最も多い予算が適用されます）:',
+  'usage.role_budget':
+    '• {role}: {hasDaily, select, yes {1日 {daily}} other {1日は各ユーザーの予算}} · {hasMonthly, select, yes {1か月 {monthly}} other {1か月は各ユーザーの予算}}',
+  'discord.option.role':
+    'ロール: そのメンバーには各ユーザーの予算の代わりにこの予算が適用されます（user-daily、user-monthly）',
+  'slack.budget.group_usage':
+    'ユーザーグループには {how} と入力します。そのメンバーそれぞれに、各ユーザーの予算の代わりにその予算が適用されます。',
+  'slack.budget.unknown_group':
+    'このワークスペースにユーザーグループ {group} が見つかりません{missingScope, select, yes {。アプリには usergroups:read スコープが必要です（マニフェストから再インストールしてください）} other {}}。',
   'refusal.style_unknown':
     '{count, plural, =0 {ここにはまだハウススタイルがないため、「{style}」は使えません。スタイルを外すか、管理者に定義を依頼してください。} other {ここにはハウススタイル「{style}」はありません。{styles} から選んでください。}}',
   'refusal.style_option_not_allowed': 'ハウススタイル「{style}」は {option} {value} を指定していますが、ここでは許可されていません。{option} を自分で指定するか、別のスタイルを選ぶか、管理者に変更を依頼してください。',

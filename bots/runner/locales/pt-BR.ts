@@ -302,6 +302,26 @@ export const ptBR = {
   'slack.step.not_posted': 'As imagens foram criadas, mas não deu para publicá-las no canal.',
 
   // House styles, role budgets and the audit channel
+  'budget.role_set':
+    '{scope, select, workspace {Os membros do grupo de usuários {role}} other {Os membros com o cargo {role}}} agora têm {usd} cada {period, select, day {por dia} other {por mês}}, no lugar do orçamento de cada usuário; quem tiver vários recebe o mais generoso (limite do operador por usuário: {operatorSet, select, yes {{operator}} other {nenhum}}).',
+  'budget.role_cleared':
+    '{scope, select, workspace {O grupo de usuários {role}} other {O cargo {role}}} não tem mais orçamento {period, select, day {diário} other {mensal}}: seus membros voltam ao orçamento de cada usuário, a menos que outro {scope, select, workspace {grupo} other {cargo}} deles tenha um.',
+  'budget.role_member_caps_only':
+    'O orçamento de um {scope, select, workspace {grupo de usuários} other {cargo}} é o que cada um dos seus membros pode gastar: use user-daily ou user-monthly.',
+  'budget.too_many_roles':
+    '{scope, select, workspace {Este espaço de trabalho} other {Este servidor}} já tem orçamentos para {max} {scope, select, workspace {grupos de usuários} other {cargos}}, o máximo; apague um primeiro.',
+  'usage.role_cap':
+    '• Seu orçamento {period, select, day {diário} other {mensal}}{setBy, select, role {, o do seu {scope, select, workspace {grupo de usuários} other {cargo}} {role}} other {}}: restam {left} de {limit} (gasto: {spent}); zera às {reset}{setBy, select, unknown_roles {. Não foi possível ler seus {scope, select, workspace {grupos de usuários} other {cargos}} agora, então vale o menor orçamento que poderia ser o seu (o de {role}).} other {}}',
+  'usage.role_budgets':
+    '<b>Orçamentos de {scope, select, workspace {grupos de usuários} other {cargos}}</b> (cada membro recebe o mais generoso dos seus, no lugar do orçamento de cada usuário):',
+  'usage.role_budget':
+    '• {role}: {hasDaily, select, yes {{daily} por dia} other {o orçamento de cada usuário por dia}} · {hasMonthly, select, yes {{monthly} por mês} other {o orçamento de cada usuário por mês}}',
+  'discord.option.role':
+    'Um cargo: seus membros recebem este orçamento no lugar do de cada usuário (user-daily/-monthly)',
+  'slack.budget.group_usage':
+    'Para um grupo de usuários, diga {how}: cada um dos seus membros recebe esse orçamento no lugar do orçamento de cada usuário.',
+  'slack.budget.unknown_group':
+    'Não encontro o grupo de usuários {group} neste espaço de trabalho{missingScope, select, yes {: o app precisa do escopo usergroups:read (reinstale-o a partir do manifesto)} other {}}.',
   'refusal.style_unknown':
     '{count, plural, =0 {Ainda não há estilos da casa aqui, então “{style}” não pode ser usado; deixe o estilo de fora ou peça a um admin que o defina.} other {Não há estilo da casa “{style}” aqui; escolha um de {styles}.}}',
   'refusal.style_option_not_allowed': 'O estilo da casa “{style}” pede {option} {value}, que não é permitido aqui; escolha {option} você mesmo, use outro estilo ou peça a um admin para alterá-lo.',

@@ -7,17 +7,33 @@ import { plainTextOf } from '../slack-text.js';
 
 /** What a cap's name looks like (`user-daily`, `workspace-monthly`, and mistakes such as `account-daily`). */
 const CAP_NAME_SHAPE = /^[a-z]+-(daily|monthly)$/i;
+/** A user group as the admin typed it, once Slack's mention is plain text: `@designers` (`<!subteam^S0123|@designers>`). */
+const GROUP_SHAPE = /^@[\w.-]+$/;
+/** Slack's mention of a user group, when the command's text carries it: its id. */
+const GROUP_MENTION = /<!subteam\^([A-Z0-9]+)(?:\|[^>]*)?>/;
+
+/** A user group named in `admin budget @group CAP USD`: its handle as typed, and its id when Slack sent the mention. */
+export interface NamedGroup {
+  handle: string;
+  id?: string | undefined;
+}
 
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
 /** What `/imagine <text>` asks for when it is not a picture: `usage`, or `admin budget …`; undefined for a prompt. */
-export function budgetCommandOf(slackText: string): { kind: 'usage' } | { kind: 'admin'; words: string[] } | undefined {
+export function budgetCommandOf(slackText: string): { kind: 'usage' } | { kind: 'admin'; words: string[]; group?: NamedGroup } | undefined {
   const words = plainTextOf(slackText).trim().split(/\s+/).filter(Boolean);
   const first = words[0]?.toLowerCase();
   if (first === 'usage' && words.length === 1) return { kind: 'usage' };
   // "admin", "admin budget", or "admin budget <something>-daily|monthly [USD]" (a wrong cap name gets the usage text);
   // a prompt such as "admin panel, flat design" or "admin budget meeting, flat icons" stays a prompt.
-  if (first !== 'admin' || words.length > 4) return undefined;
+  if (first !== 'admin') return undefined;
+  // "admin budget @group CAP [USD]": a user group's budget of each member.
+  if (words.length <= 5 && words[1]?.toLowerCase() === 'budget' && GROUP_SHAPE.test(words[2] ?? '') && CAP_NAME_SHAPE.test(words[3] ?? '')) {
+    const id = GROUP_MENTION.exec(slackText)?.[1];
+    return { kind: 'admin', words: [words[1], ...words.slice(3)], group: { handle: words[2]!, ...(id && { id }) } };
+  }
+  if (words.length > 4) return undefined;
   if (words.length === 1 || (words.length === 2 && words[1]!.toLowerCase() === 'budget')) return { kind: 'admin', words: words.slice(1) };
   if (words[1]!.toLowerCase() === 'budget' && CAP_NAME_SHAPE.test(words[2]!)) return { kind: 'admin', words: words.slice(1) };
   return undefined;
@@ -42,14 +58,20 @@ async function answerLater(context: BotContext, respond: RespondFn, what: string
   await respond({ response_type: 'ephemeral', replace_original: false, text });
 }
 
-/** `/imagine admin budget CAP USD|clear`: only for SLACK_ADMIN_USER_IDS; every answer is private. */
-export async function answerAdmin(context: BotContext, actor: SlackActor, words: string[], ack: Ack, respond: RespondFn): Promise<void> {
+/**
+ * `/imagine admin budget [@group] CAP USD|clear`: only for SLACK_ADMIN_USER_IDS; every answer is private. With a user
+ * group, its budget of each member (`ChatBudgets.setRoleBudget`), the group found by its mention's id or its handle.
+ */
+export async function answerAdmin(context: BotContext, actor: SlackActor, words: string[], ack: Ack, respond: RespondFn, group?: NamedGroup): Promise<void> {
   const requester = context.jobs.requester(actor);
   if (!requester.isAdmin) {
     await ack({ response_type: 'ephemeral', text: notAdminMessage('slack', actor.locale) });
     return;
   }
-  const usage = say(actor.locale, 'slack.budget.usage', { how: `\`${context.commands.imagine} admin budget CAP USD\`` });
+  const usage = [
+    say(actor.locale, 'slack.budget.usage', { how: `\`${context.commands.imagine} admin budget CAP USD\`` }),
+    say(actor.locale, 'slack.budget.group_usage', { how: `\`${context.commands.imagine} admin budget @group user-daily 5\`` }),
+  ].join('\n');
   const [subcommand, capName, amountText, ...rest] = words;
   const cap = capName === undefined ? undefined : capOfName(capName);
   const amount = parseCapAmount(amountText);
@@ -59,7 +81,14 @@ export async function answerAdmin(context: BotContext, actor: SlackActor, words:
   }
   await ack();
   await answerLater(context, respond, 'admin budget', actor.locale, async () => {
-    const change = await context.runner.budgets.setCap(requester, cap, amount.usd);
+    let change;
+    if (group) {
+      const found = group.id ? { id: group.id, handle: group.handle } : await context.groups.byHandle(actor.teamId, group.handle);
+      if (found === undefined || found === 'missing_scope') {
+        return `:raised_hand: ${say(actor.locale, 'slack.budget.unknown_group', { group: group.handle, missingScope: found === 'missing_scope' ? 'yes' : 'no' })}`;
+      }
+      change = await context.runner.budgets.setRoleBudget(requester, { id: found.id, name: `@${found.handle.replace(/^@/, '')}` }, cap, amount.usd);
+    } else change = await context.runner.budgets.setCap(requester, cap, amount.usd);
     // Every Home tab of the workspace shows what is left of its budgets.
     if (change.ok) context.homes.changedFor(actor.teamId);
     return change.ok ? `:white_check_mark: ${change.message}` : `:raised_hand: ${change.message}`;

@@ -44,7 +44,7 @@ export function registerImagineCommand(app: App, context: BotContext): void {
     const budget = budgetCommandOf(command.text);
     if (budget) {
       if (budget.kind === 'usage') await answerUsage(context, actor, ack, respond);
-      else await answerAdmin(context, actor, budget.words, ack, respond);
+      else await answerAdmin(context, actor, budget.words, ack, respond, budget.group);
       return;
     }
     let parsed;

@@ -33,7 +33,7 @@ describe('a person’s own budget in DMs and user installs', () => {
     const { runner } = await kit.runner({ limits: { scopeDailyUsd: 0 }, dmCaps: { dailyUsd: 0 } });
     const inDm = requester({ scopeId: dmScopeId('u-1'), userId: 'u-1' });
     // The servers' cap (0) does not apply in the DM; the DM cap (0) does.
-    expect(await runner.budgets.limitsFor('discord:dm:u-1')).toMatchObject({ scopeDailyUsd: 0, scopeMonthlyUsd: undefined });
+    expect(await runner.budgets.limitsFor(inDm)).toMatchObject({ scopeDailyUsd: 0, scopeMonthlyUsd: undefined });
     expect((await refusalOf(runner.submit(lowJob(inDm), () => {}))).code).toBe('budget_scope_daily');
     expect(await runner.budgets.setCap({ ...inDm, isAdmin: true }, 'scopeDailyUsd', 5)).toMatchObject({ ok: false, code: 'not_admin' });
     expect(kit.emu.emulator.requests).toHaveLength(0);
@@ -114,12 +114,12 @@ describe('chat admins’ budgets in the job runner', () => {
     let now = Date.now();
     const mine = new ChatBudgets({ store, limits: { userDailyUsd: 1 }, logger: new RecordingLogger(), now: () => now, cacheMs: 5_000 });
     const theirs = new ChatBudgets({ store, limits: { userDailyUsd: 1 }, logger: new RecordingLogger(), now: () => now, cacheMs: 5_000 });
-    expect((await theirs.limitsFor('discord:guild-1')).userDailyUsd).toBe(1);
+    expect((await theirs.limitsFor(admin())).userDailyUsd).toBe(1);
     await mine.setCap(admin(), 'userDailyUsd', 0.25);
-    expect((await mine.limitsFor('discord:guild-1')).userDailyUsd).toBe(0.25);
-    expect((await theirs.limitsFor('discord:guild-1')).userDailyUsd).toBe(1);
+    expect((await mine.limitsFor(admin())).userDailyUsd).toBe(0.25);
+    expect((await theirs.limitsFor(admin())).userDailyUsd).toBe(1);
     now += 5_000;
-    expect((await theirs.limitsFor('discord:guild-1')).userDailyUsd).toBe(0.25);
+    expect((await theirs.limitsFor(admin())).userDailyUsd).toBe(0.25);
   });
 });
 

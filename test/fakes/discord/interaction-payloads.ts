@@ -24,10 +24,16 @@ export interface InteractionContext {
 }
 
 /** A slash-command option value: text, a whole number, a flag, or a file (an attachment option). */
-export type OptionValue = string | number | boolean | APIAttachment;
+/** A role picked for a role option (type 8): Discord sends its id, and the role itself in `resolved.roles`. */
+export interface RoleOptionValue {
+  role: { id: string; name: string };
+}
+
+export type OptionValue = string | number | boolean | APIAttachment | RoleOptionValue;
 
 const OPTION_SUBCOMMAND = 1;
 const OPTION_STRING = 3;
+const OPTION_ROLE = 8;
 const OPTION_INTEGER = 4;
 const OPTION_BOOLEAN = 5;
 const OPTION_NUMBER = 10;
@@ -77,7 +83,13 @@ export function chatInputPayload(
   ctx: InteractionContext,
 ): Record<string, unknown> {
   const attachments: Record<string, APIAttachment> = {};
+  const roles: Record<string, Record<string, unknown>> = {};
   const opts = Object.entries(options).map(([optionName, value]) => {
+    if (typeof value === 'object' && 'role' in value) {
+      const { id, name } = value.role;
+      roles[id] = { id, name, color: 0, hoist: false, icon: null, unicode_emoji: null, position: 1, permissions: '0', managed: false, mentionable: true, flags: 0 };
+      return { name: optionName, type: OPTION_ROLE, value: id };
+    }
     if (typeof value === 'object') {
       attachments[value.id] = value;
       return { name: optionName, type: OPTION_ATTACHMENT, value: value.id };
@@ -95,7 +107,9 @@ export function chatInputPayload(
       name: commandName,
       type: 1,
       options: subcommand ? [{ name: subcommand, type: OPTION_SUBCOMMAND, options: opts }] : opts,
-      ...(Object.keys(attachments).length ? { resolved: { attachments } } : {}),
+      ...(Object.keys(attachments).length || Object.keys(roles).length
+        ? { resolved: { ...(Object.keys(attachments).length && { attachments }), ...(Object.keys(roles).length && { roles }) } }
+        : {}),
     },
   };
 }

@@ -77,6 +77,8 @@ interface Fault {
   count: number;
   /** Only calls whose arguments match fail (default: every call of the method). */
   match: ((args: Rec) => boolean) | undefined;
+  /** More of Slack's answer (`missing_scope` names the scope `needed` and those `provided`). */
+  extra?: Rec | undefined;
 }
 
 const WRITE_METHODS = new Set(['chat.postMessage', 'chat.update', 'chat.postEphemeral', 'chat.delete', 'files.completeUploadExternal']);
@@ -151,6 +153,8 @@ export class FakeSlack {
   readonly #functionTokens = new Map<string, FakeWorkspace>();
   /** Each person's language, as `users.info` tells it with `include_locale` (default `en-US`). */
   readonly #locales = new Map<string, string>();
+  /** The user groups of each workspace (`usergroups.list`), by team. */
+  readonly #userGroups = new Map<string, { id: string; handle: string; name: string; users: string[]; disabled: boolean }[]>();
   readonly #sockets = new Set<WebSocket>();
   #nextSocket = 0;
   readonly #pendingAcks = new Map<string, (payload: unknown) => void>();
@@ -280,6 +284,16 @@ export class FakeSlack {
   /** A person's language in Slack (their Preferences → Language), as `users.info` with `include_locale` tells it. */
   setLocale(user: string, locale: string): void {
     this.#locales.set(user, locale);
+  }
+
+  /**
+   * A user group of a workspace (Slack's `S…` id, its `handle` for @-mentions, its members), as `usergroups.list`
+   * tells it; again with the same id changes it (its members, or `disabled`).
+   */
+  setUserGroup(group: { id: string; handle: string; name?: string; users: string[]; disabled?: boolean }, team = this.teamId): void {
+    const groups = (this.#userGroups.get(team) ?? []).filter((g) => g.id !== group.id);
+    groups.push({ name: group.handle, disabled: false, ...group });
+    this.#userGroups.set(team, groups);
   }
 
   /** A person opens the app's Home tab: Slack sends `app_home_opened` (tab `home`). */
@@ -800,7 +814,7 @@ export class FakeSlack {
     const fault = this.#faults.get(method);
     if (fault && fault.count > 0 && (!fault.match || fault.match(args))) {
       fault.count--;
-      const payload = { ok: false, error: fault.error };
+      const payload = { ok: false, error: fault.error, ...fault.extra };
       record(fault.status, payload);
       return json(res, fault.status, payload, fault.status === 429 ? { 'retry-after': String(fault.retryAfterSec) } : {});
     }
@@ -969,6 +983,33 @@ export class FakeSlack {
         return {
           ok: true,
           user: { id: user, team_id: workspace!.teamId, name: user.toLowerCase(), real_name: user, deleted: false, is_bot: false, tz: 'Europe/Berlin', ...(withLocale ? { locale: this.#locales.get(user) ?? 'en-US' } : {}) },
+        };
+      }
+      case 'usergroups.list': {
+        // Slack's usergroup objects, in no particular order; members only with include_users; disabled groups only with include_disabled.
+        const flag = (key: string) => args[key] === true || args[key] === 'true' || args[key] === '1' || args[key] === 1;
+        const groups = (this.#userGroups.get(workspace!.teamId) ?? []).filter((g) => !g.disabled || flag('include_disabled'));
+        return {
+          ok: true,
+          usergroups: groups.map((g) => ({
+            id: g.id,
+            team_id: workspace!.teamId,
+            is_usergroup: true,
+            name: g.name,
+            description: '',
+            handle: g.handle,
+            is_external: false,
+            date_create: 1446598059,
+            date_update: 1446670362,
+            date_delete: g.disabled ? 1446748865 : 0,
+            auto_type: null,
+            created_by: 'U0CREATOR',
+            updated_by: 'U0CREATOR',
+            deleted_by: null,
+            prefs: { channels: [], groups: [] },
+            ...(flag('include_count') && { user_count: String(g.users.length) }),
+            ...(flag('include_users') && { users: [...g.users] }),
+          })),
         };
       }
       case 'views.publish': {

@@ -1,0 +1,153 @@
+import type { webApi } from '@slack/bolt';
+import type { LoggerLike } from 'pictor';
+import { slackErrorCode } from './slack-error-code.js';
+
+/** A Slack user group as a workspace's admin names it: its id (`S0123…`), handle (`designers`) and name. */
+export interface UserGroup {
+  id: string;
+  handle: string;
+  name: string;
+}
+
+export interface UserGroupsOptions {
+  /** The Web API client of a workspace (its bot token), or undefined when it is not installed. */
+  clientFor: (teamId: string) => Promise<webApi.WebClient | undefined>;
+  logger: LoggerLike;
+  /** How long a workspace's groups are used before Slack is asked again. Default 1 minute. */
+  freshMs?: number | undefined;
+  /**
+   * How long the last membership Slack told is still used when it cannot be asked now (the app lacks
+   * `usergroups:read`, Slack is down or rate-limits): after that a member's groups are unknown and the least
+   * generous group budget applies to them. Default 1 hour.
+   */
+  staleMs?: number | undefined;
+  /** How long a member's answer waits for Slack before the last membership (or none) is used; the look-up goes on and is kept. Default 1 s (a form's trigger lasts 3 s). */
+  waitMs?: number | undefined;
+  /** After a failed look-up, how long before Slack is asked again for that workspace. Default 30 s. */
+  retryMs?: number | undefined;
+  /** Workspaces kept at once; the least recently asked goes first. Default 500. */
+  maxWorkspaces?: number | undefined;
+  now?: (() => number) | undefined;
+}
+
+/** What one workspace's `usergroups.list` told: every group (for handles), and the members of the groups asked about. */
+interface Known {
+  at: number;
+  groups: UserGroup[];
+  members: Map<string, Set<string>>;
+}
+
+/**
+ * Each workspace's user groups (`usergroups.list` with `include_users`, scope `usergroups:read`): one call per
+ * workspace at most every `freshMs`, one at a time, whatever the number of members asking. Only the members of the
+ * groups asked about (those with a budget, at most 25) are kept. What the role budgets need of Slack: which of a
+ * scope's budgeted groups a member is in (`membership`), and a group by its handle (`byHandle`) for the admin command.
+ */
+export class UserGroups {
+  readonly #o: Required<Omit<UserGroupsOptions, 'now'>> & { now: () => number };
+  readonly #known = new Map<string, Known>();
+  readonly #asking = new Map<string, Promise<Known | undefined>>();
+  /** When each workspace's last look-up failed, and Slack's error. */
+  readonly #failed = new Map<string, { at: number; code: string | undefined }>();
+  readonly #warned = new Set<string>();
+
+  constructor(options: UserGroupsOptions) {
+    this.#o = {
+      freshMs: 60_000,
+      staleMs: 60 * 60_000,
+      waitMs: 1_000,
+      retryMs: 30_000,
+      maxWorkspaces: 500,
+      now: Date.now,
+      ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
+      clientFor: options.clientFor,
+      logger: options.logger,
+    };
+  }
+
+  /**
+   * Which of `groupIds` the member is in: from what Slack told within `freshMs`, else asked now (waiting at most
+   * `waitMs`), else the last membership told within `staleMs`; undefined when none is known (the caller applies the
+   * least generous budget).
+   */
+  async membership(teamId: string, userId: string, groupIds: readonly string[]): Promise<readonly string[] | undefined> {
+    const known = await this.#read(teamId, groupIds);
+    return known && groupIds.filter((id) => known.members.get(id)?.has(userId));
+  }
+
+  /** A group of the workspace by its handle (`designers`, `@designers`), or undefined; `missing_scope` when the app may not read them. */
+  async byHandle(teamId: string, handle: string): Promise<UserGroup | 'missing_scope' | undefined> {
+    const known = await this.#read(teamId, [], { wait: true });
+    if (!known) return this.#failed.get(teamId)?.code === 'missing_scope' ? 'missing_scope' : undefined;
+    const wanted = handle.replace(/^@/, '').toLowerCase();
+    return known.groups.find((g) => g.handle.toLowerCase() === wanted);
+  }
+
+  async #read(teamId: string, groupIds: readonly string[], options: { wait?: boolean } = {}): Promise<Known | undefined> {
+    const now = this.#o.now();
+    const known = this.#known.get(teamId);
+    const covers = known !== undefined && groupIds.every((id) => known.members.has(id));
+    if (known && covers && now - known.at < this.#o.freshMs) return known;
+    const failedAt = this.#failed.get(teamId)?.at;
+    const usable = known && covers && now - known.at < this.#o.staleMs ? known : undefined;
+    if (failedAt !== undefined && now - failedAt < this.#o.retryMs && !options.wait) return usable;
+    let asking = this.#asking.get(teamId);
+    if (!asking) {
+      asking = this.#ask(teamId, new Set([...groupIds, ...(known?.members.keys() ?? [])]));
+      this.#asking.set(teamId, asking);
+      void asking.finally(() => this.#asking.delete(teamId));
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), this.#o.waitMs)));
+    try {
+      const answer = await Promise.race([asking, late]);
+      const fresh = answer === 'late' ? undefined : answer;
+      return fresh && groupIds.every((id) => fresh.members.has(id)) ? fresh : usable;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #ask(teamId: string, groupIds: ReadonlySet<string>): Promise<Known | undefined> {
+    try {
+      const client = await this.#o.clientFor(teamId);
+      if (!client) throw Object.assign(new Error('the app is not installed in this workspace'), { code: 'not_installed' });
+      const answer = await client.usergroups.list({ include_users: true });
+      const groups: UserGroup[] = [];
+      const members = new Map<string, Set<string>>(
+        // A group Slack no longer lists (deleted or disabled) has no members.
+        [...groupIds].map((id) => [id, new Set<string>()]),
+      );
+      for (const group of answer.usergroups ?? []) {
+        if (typeof group.id !== 'string') continue;
+        groups.push({ id: group.id, handle: group.handle ?? '', name: group.name ?? group.handle ?? group.id });
+        if (groupIds.has(group.id) && !group.date_delete) members.set(group.id, new Set(group.users ?? []));
+      }
+      const known: Known = { at: this.#o.now(), groups, members };
+      this.#failed.delete(teamId);
+      this.#known.delete(teamId);
+      this.#known.set(teamId, known);
+      for (const oldest of this.#known.keys()) {
+        if (this.#known.size <= this.#o.maxWorkspaces) break;
+        this.#known.delete(oldest);
+      }
+      return known;
+    } catch (error) {
+      const code = slackErrorCode(error);
+      this.#failed.delete(teamId);
+      this.#failed.set(teamId, { at: this.#o.now(), code });
+      if (this.#failed.size > this.#o.maxWorkspaces) this.#failed.delete(this.#failed.keys().next().value!);
+      const warning = `${teamId} ${code}`;
+      if (!this.#warned.has(warning) && this.#warned.size < 10_000) {
+        this.#warned.add(warning);
+        this.#o.logger.warn(
+          { teamId, code },
+          code === 'missing_scope'
+            ? 'Slack did not tell a workspace’s user groups: the app lacks the usergroups:read scope (reinstall it from its manifest); members whose groups are not known get the least generous group budget'
+            : 'Slack did not tell a workspace’s user groups; the last membership known is used for an hour, then members get the least generous group budget',
+        );
+      }
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { describeUsage, type CapStatus, type UsageSummary } from '../../../bots/runner/index.js';
+import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
+
+const kit = useRunnerKit();
+const NOW = Date.UTC(2030, 5, 15, 12, 0, 0);
+const bold = { bold: (text: string) => `**${text}**` };
+
+const roleCap = (overrides: Partial<CapStatus>): CapStatus => ({
+  code: 'budget_user_daily',
+  whose: 'user',
+  period: 'day',
+  limitUsd: 5,
+  spentUsd: 1,
+  leftUsd: 4,
+  resetsAt: Date.UTC(2030, 5, 16),
+  setBy: 'role',
+  role: 'Designers',
+  ...overrides,
+});
+
+const summary = (caps: CapStatus[], platform: 'discord' | 'slack' = 'discord', scope?: UsageSummary['scope']): UsageSummary => ({
+  platform,
+  userId: 'u-1',
+  scopeId: 'g-1',
+  now: NOW,
+  user: { todayUsd: 1, monthUsd: 1 },
+  caps,
+  scope,
+});
+
+describe('describeUsage: the budget of a member’s role, in words', () => {
+  it('says which role’s budget applies to the member', () => {
+    expect(describeUsage(summary([roleCap({})]), bold)).toContain('• Your daily budget, from your role Designers: $4.00 left of $5.00 (spent $1.00); resets 00:00 UTC (in 12 h)');
+    expect(describeUsage(summary([roleCap({ role: '@designers', period: 'month', code: 'budget_user_monthly' })], 'slack'), bold)).toContain('• Your monthly budget, from your user group @designers:');
+    expect(describeUsage(summary([roleCap({})]), bold, 'de')).toMatch(/• Dein Tagesbudget, von deiner Rolle Designers: 4,00\s\$ von 5,00\s\$ übrig/);
+  });
+
+  it('says when the member’s roles could not be read and the least generous budget applies', () => {
+    expect(describeUsage(summary([roleCap({ setBy: 'unknown_roles', role: '@interns', limitUsd: 0.5, leftUsd: 0 })], 'slack'), bold)).toContain(
+      '• Your daily budget: $0.00 left of $0.500 (spent $1.00); resets 00:00 UTC (in 12 h). Your user groups could not be read just now, so the smallest budget that could be yours applies (that of @interns).',
+    );
+  });
+
+  it('lists every role’s budget for an admin', () => {
+    const text = describeUsage(
+      summary([], 'discord', {
+        todayUsd: 0,
+        monthUsd: 0,
+        topUsers: [],
+        roleBudgets: [
+          { roleId: 'r1', name: 'Designers', dailyUsd: 5, monthlyUsd: undefined },
+          { roleId: 'r2', name: 'Interns', dailyUsd: 0.5, monthlyUsd: 4 },
+        ],
+      }),
+      bold,
+    );
+    expect(text).toContain('**Budgets of roles** (each member gets the most generous of theirs, in place of the budget of each user):\n• Designers: $5.00 a day · the budget of each user a month\n• Interns: $0.500 a day · $4.00 a month');
+  });
+});
+
+describe('ChatBudgets.setRoleBudget: the answer in words', () => {
+  it('says what a role’s members now get, and what clearing it does', async () => {
+    const { runner } = await kit.runner({ limits: { userDailyUsd: 10 } });
+    const admin = requester({ isAdmin: true });
+    expect((await runner.budgets.setRoleBudget(admin, { id: 'r1', name: 'Designers' }, 'userDailyUsd', 5)).message).toBe(
+      'Members with the role Designers now have $5.00 a day each, in place of the budget of each user; a member with several gets the most generous (operator’s cap of each user: $10.00).',
+    );
+    expect((await runner.budgets.setRoleBudget(admin, { id: 'r1', name: 'Designers' }, 'userDailyUsd', undefined)).message).toBe(
+      'The role Designers no longer has a daily budget: its members get the budget of each user again, unless another of their roles has one.',
+    );
+    expect((await runner.budgets.setRoleBudget({ ...admin, platform: 'slack' }, { id: 'S1', name: '@designers' }, 'scopeDailyUsd', 5)).message).toBe(
+      'A user group’s budget is what each of its members may spend: use user-daily or user-monthly.',
+    );
+  });
+});

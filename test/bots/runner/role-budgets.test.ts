@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { ChatBudgets, JobRefusedError, settingsInState, type JobSpec, type Requester } from '../../../bots/runner/index.js';
+import { RecordingLogger } from '../discord/harness.js';
+import { recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
+
+const kit = useRunnerKit();
+
+const admin = (overrides: Partial<Requester> = {}) => requester({ isAdmin: true, ...overrides });
+const lowJob = (who: Requester): JobSpec => ({ kind: 'generate', prompt: 'a small boat', options: { quality: 'low' }, requester: who });
+const designers = { id: 'role-designers', name: 'Designers' };
+const interns = { id: 'role-interns', name: 'Interns' };
+
+describe('budgets of roles in the job runner', () => {
+  it('holds a member to the most generous budget of their roles, in place of the cap of each user, before anything is sent', async () => {
+    const { runner } = await kit.runner({ limits: { userDailyUsd: 1 } });
+    expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: true, usd: 0.001, operatorUsd: 1 });
+    expect(await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 0.5)).toMatchObject({ ok: true });
+
+    const intern = requester({ roleIds: [interns.id] });
+    await expect(runner.submit(lowJob(intern), () => {})).rejects.toBeInstanceOf(JobRefusedError);
+    await expect(runner.submit(lowJob(intern), () => {})).rejects.toMatchObject({ code: 'budget_user_daily', limit: 0.001 });
+    // The form's intake answers the same: the one rule, one call path.
+    expect(await runner.budgets.spentRefusal(intern)).toBeUndefined();
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+
+    const both = requester({ roleIds: [interns.id, designers.id] });
+    expect(await runner.budgets.limitsFor(both)).toMatchObject({ userDailyUsd: 0.5 });
+    await expect((await runner.submit(lowJob(both), recordingSink().sink)).done).resolves.toMatchObject({ type: 'completed' });
+    // No role with a budget: the cap of each user.
+    expect(await runner.budgets.limitsFor(requester({ roleIds: ['role-other'] }))).toMatchObject({ userDailyUsd: 1 });
+    // Another server's roles of the same ids mean nothing there.
+    expect(await runner.budgets.limitsFor(requester({ scopeId: 'guild-2', roleIds: [interns.id] }))).toMatchObject({ userDailyUsd: 1 });
+  });
+
+  it('refuses a job of a member whose role budget is spent to its end at the form’s intake too', async () => {
+    const { runner } = await kit.runner();
+    await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0);
+    const intern = requester({ roleIds: [interns.id] });
+    expect(await runner.budgets.spentRefusal(intern)).toMatchObject({ code: 'budget_user_daily', limit: 0 });
+  });
+
+  it('refuses a change from someone who is no admin, above the operator’s cap of each user, of a server cap, or past 25 roles', async () => {
+    const { runner } = await kit.runner({ limits: { userMonthlyUsd: 10 } });
+    expect(await runner.budgets.setRoleBudget(requester(), designers, 'userDailyUsd', 1)).toMatchObject({ ok: false, code: 'not_admin' });
+    expect(await runner.budgets.setRoleBudget(admin(), designers, 'userMonthlyUsd', 10.01)).toMatchObject({ ok: false, code: 'above_operator_cap' });
+    expect(await runner.budgets.setRoleBudget(admin(), designers, 'scopeDailyUsd', 1)).toMatchObject({ ok: false, code: 'not_a_member_cap' });
+    expect(await runner.budgets.setRoleBudget(admin({ scopeId: 'dm:u-1' }), designers, 'userDailyUsd', 1)).toMatchObject({ ok: false, code: 'not_admin' });
+    for (let i = 0; i < 25; i++) expect(await runner.budgets.setRoleBudget(admin(), { id: `role-${i}`, name: `R${i}` }, 'userDailyUsd', 1)).toMatchObject({ ok: true });
+    expect(await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 1)).toMatchObject({ ok: false, code: 'too_many_roles' });
+    // A role already listed may still change, and clearing makes room.
+    expect(await runner.budgets.setRoleBudget(admin(), { id: 'role-3', name: 'R3' }, 'userMonthlyUsd', 2)).toMatchObject({ ok: true });
+    expect(await runner.budgets.setRoleBudget(admin(), { id: 'role-0', name: 'R0' }, 'userDailyUsd', undefined)).toMatchObject({ ok: true, previousUsd: 1, usd: undefined });
+    expect(await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 1)).toMatchObject({ ok: true });
+  });
+
+  it('keeps them in the chat admins’ settings, each period on its own; a role with neither is gone', async () => {
+    const settings = settingsInState(undefined, new RecordingLogger());
+    const { runner } = await kit.runner({ settings });
+    await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 5);
+    await runner.budgets.setRoleBudget(admin(), designers, 'userMonthlyUsd', 50);
+    await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', undefined);
+    expect((await settings.get('discord:guild-1')).values.roleBudgets).toEqual([{ roleId: designers.id, name: 'Designers', userMonthlyUsd: 50 }]);
+    await runner.budgets.setRoleBudget(admin(), designers, 'userMonthlyUsd', undefined);
+    expect((await settings.get('discord:guild-1')).values.roleBudgets).toBeUndefined();
+  });
+
+  it('shows a member which budget applies and why, and an admin every role budget', async () => {
+    const { runner } = await kit.runner({ limits: { userDailyUsd: 1 } });
+    await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 0.75);
+    const summary = await runner.budgets.summary(requester({ roleIds: [designers.id] }));
+    expect(summary.caps).toEqual([expect.objectContaining({ code: 'budget_user_daily', limitUsd: 0.75, setBy: 'role', role: 'Designers' })]);
+    expect(summary.scope).toBeUndefined();
+    const adminSummary = await runner.budgets.summary(admin({ roleIds: [] }));
+    expect(adminSummary.caps).toEqual([expect.objectContaining({ code: 'budget_user_daily', limitUsd: 1, setBy: 'operator' })]);
+    expect(adminSummary.scope?.roleBudgets).toEqual([{ roleId: designers.id, name: 'Designers', dailyUsd: 0.75, monthlyUsd: undefined }]);
+  });
+
+  it('gives a member whose roles cannot be read the least generous budget that could be theirs, never a wider one', async () => {
+    const store = await kit.store();
+    const budgets = new ChatBudgets({ store, limits: {}, logger: new RecordingLogger() });
+    const slackAdmin = admin({ platform: 'slack', scopeId: 'T1' });
+    await budgets.setRoleBudget(slackAdmin, { id: 'S1', name: '@designers' }, 'userDailyUsd', 5);
+    await budgets.setRoleBudget(slackAdmin, { id: 'S2', name: '@interns' }, 'userDailyUsd', 0.5);
+    const member = requester({ platform: 'slack', scopeId: 'T1' });
+    // No reader: unknown.
+    expect(await budgets.limitsFor(member)).toMatchObject({ userDailyUsd: 0.5 });
+    const asked: string[][] = [];
+    let answer: readonly string[] | undefined = ['S1'];
+    budgets.readMemberRolesWith('slack', async (who, ids) => {
+      asked.push([who.userId, ...ids]);
+      return answer;
+    });
+    expect(await budgets.limitsFor(member)).toMatchObject({ userDailyUsd: 5 });
+    expect(asked).toEqual([[member.userId, 'S1', 'S2']]);
+    answer = undefined;
+    expect(await budgets.limitsFor(member)).toMatchObject({ userDailyUsd: 0.5 });
+    expect((await budgets.summary(member)).caps).toEqual([expect.objectContaining({ setBy: 'unknown_roles', role: '@interns', limitUsd: 0.5 })]);
+  });
+});

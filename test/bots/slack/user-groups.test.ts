@@ -1,0 +1,98 @@
+import { webApi } from '@slack/bolt';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RecordingLogger } from '../discord/harness.js';
+import { UserGroups } from '../../../bots/slack/user-groups.js';
+import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+
+let fake: FakeSlack | undefined;
+afterEach(async () => {
+  vi.useRealTimers();
+  await fake?.close();
+  fake = undefined;
+});
+
+/** A real Web API client against the stand-in Slack, with no retries (a failure is seen at once). */
+async function start(options: Partial<ConstructorParameters<typeof UserGroups>[0]> = {}) {
+  fake = await new FakeSlack().start();
+  // A 429 is seen at once here; the bot's own client waits for Retry-After, and `waitMs` bounds that (tested below).
+  const client = new webApi.WebClient(fake.botToken, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true });
+  const logger = new RecordingLogger();
+  let now = 0;
+  const groups = new UserGroups({ clientFor: async () => client, logger, now: () => now, ...options });
+  return { fake, groups, logger, later: (ms: number) => (now += ms), calls: () => fake!.callsOf('usergroups.list').length };
+}
+
+const MISSING_SCOPE = { status: 200, error: 'missing_scope', extra: { needed: 'usergroups:read', provided: 'commands,chat:write' } };
+
+describe('UserGroups', () => {
+  it('tells which budgeted groups a member is in, from one usergroups.list per workspace and minute, whatever the number asking', async () => {
+    const { fake, groups, later, calls } = await start();
+    fake.setUserGroup({ id: 'S0DESIGN', handle: 'designers', users: ['U0DARA', 'U0IVY'] });
+    fake.setUserGroup({ id: 'S0INTERNS', handle: 'interns', users: ['U0IVY'] });
+    const ids = ['S0DESIGN', 'S0INTERNS'];
+    expect(await Promise.all([groups.membership(fake.teamId, 'U0IVY', ids), groups.membership(fake.teamId, 'U0DARA', ids), groups.membership(fake.teamId, 'U0BOB', ids)])).toEqual([
+      ['S0DESIGN', 'S0INTERNS'],
+      ['S0DESIGN'],
+      [],
+    ]);
+    expect(calls()).toBe(1);
+    expect(fake.callsOf('usergroups.list')[0]!.args).toMatchObject({ include_users: 'true' });
+    fake.setUserGroup({ id: 'S0INTERNS', handle: 'interns', users: ['U0IVY', 'U0DARA'] });
+    later(30_000);
+    expect(await groups.membership(fake.teamId, 'U0DARA', ids)).toEqual(['S0DESIGN']);
+    later(31_000);
+    expect(await groups.membership(fake.teamId, 'U0DARA', ids)).toEqual(['S0DESIGN', 'S0INTERNS']);
+    expect(calls()).toBe(2);
+    // A disabled group has no members.
+    fake.setUserGroup({ id: 'S0INTERNS', handle: 'interns', users: ['U0IVY'], disabled: true });
+    later(61_000);
+    expect(await groups.membership(fake.teamId, 'U0IVY', ids)).toEqual(['S0DESIGN']);
+  });
+
+  it('keeps the last membership for an hour when the groups cannot be read, then knows none (undefined), and logs why once', async () => {
+    const { fake, groups, logger, later } = await start();
+    fake.setUserGroup({ id: 'S0DESIGN', handle: 'designers', users: ['U0DARA'] });
+    expect(await groups.membership(fake.teamId, 'U0DARA', ['S0DESIGN'])).toEqual(['S0DESIGN']);
+    fake.failNext('usergroups.list', { ...MISSING_SCOPE, count: 1000 });
+    later(61_000);
+    expect(await groups.membership(fake.teamId, 'U0DARA', ['S0DESIGN'])).toEqual(['S0DESIGN']);
+    later(59 * 60_000);
+    expect(await groups.membership(fake.teamId, 'U0DARA', ['S0DESIGN'])).toBeUndefined();
+    expect(await groups.membership(fake.teamId, 'U0NEW', ['S0DESIGN'])).toBeUndefined();
+    expect(logger.entries.filter((r) => String(r.msg).includes('usergroups:read'))).toHaveLength(1);
+    // Asked again at most every 30 s while it fails.
+    const failed = fake.callsOf('usergroups.list').filter((c) => c.error === 'missing_scope').length;
+    expect(failed).toBe(2);
+  });
+
+  it('knows none when Slack is down or rate-limits at the first look-up', async () => {
+    const { fake, groups } = await start();
+    fake.setUserGroup({ id: 'S0DESIGN', handle: 'designers', users: ['U0DARA'] });
+    fake.failNext('usergroups.list', { status: 429, retryAfterSec: 30 });
+    expect(await groups.membership(fake.teamId, 'U0DARA', ['S0DESIGN'])).toBeUndefined();
+  });
+
+  it('answers within waitMs when Slack is slow — the last membership, or none — and keeps the late answer for next time', async () => {
+    vi.useFakeTimers();
+    let answer!: (value: unknown) => void;
+    const client = { usergroups: { list: () => new Promise((resolve) => (answer = resolve)) } } as unknown as webApi.WebClient;
+    const groups = new UserGroups({ clientFor: async () => client, logger: new RecordingLogger(), waitMs: 1000 });
+    const asked = groups.membership('T1', 'U1', ['S1']);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(await asked).toBeUndefined();
+    answer({ ok: true, usergroups: [{ id: 'S1', handle: 'designers', users: ['U1'] }] });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(await groups.membership('T1', 'U1', ['S1'])).toEqual(['S1']);
+  });
+
+  it('finds a group by its handle for the admin command, and says when the app may not read them', async () => {
+    const { fake, groups } = await start();
+    fake.setUserGroup({ id: 'S0DESIGN', handle: 'designers', name: 'Design team', users: [] });
+    expect(await groups.byHandle(fake.teamId, '@Designers')).toEqual({ id: 'S0DESIGN', handle: 'designers', name: 'Design team' });
+    expect(await groups.byHandle(fake.teamId, '@nobody')).toBeUndefined();
+    const { fake: other, groups: noScope } = await start();
+    await fake.close();
+    other.failNext('usergroups.list', MISSING_SCOPE);
+    expect(await noScope.byHandle(other.teamId, '@designers')).toBe('missing_scope');
+  });
+});
