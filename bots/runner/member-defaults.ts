@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { LIMITS, OUTPUT_FORMATS, parseGenerationRequest, QUALITIES, SIZES, type LoggerLike } from 'pictor';
 import { stateKeyOf, type Space } from '../state/index.js';
 import { scopeWordOf } from './describe-refusal.js';
-import { isJobRefusedError } from './JobRefusedError.js';
 import { userKeyOf } from './member-keys.js';
 import type { ScopePolicy } from './scope-policy.js';
 import { memorySpace } from './memory-space.js';
@@ -105,7 +104,7 @@ export class MemberDefaultsBook {
 
   /**
    * Fills in the member's defaults where the job asks nothing: each option default the rules here allow (checked by
-   * `policy.admit`, as if asked by hand; a format only where the job's other options take it), `private` unless the
+   * `policy.allowsOptions`, as if asked by hand; a format only where the job's other options take it), `private` unless the
    * job says otherwise (the rules then decide on it like on an asked one), and whether previews are shown.
    */
   async apply(spec: JobSpec): Promise<AppliedDefaults> {
@@ -137,15 +136,9 @@ export class MemberDefaultsBook {
     return true;
   }
 
-  /** Whether the rules of the requester's server/workspace allow this one option, asked by hand. */
-  async #allowed(requester: Requester, name: OptionDefault, value: never): Promise<boolean> {
-    try {
-      await this.#policy.admit({ kind: 'generate', prompt: '', options: { [FIELD_OF[name]]: value }, requester });
-      return true;
-    } catch (error) {
-      if (isJobRefusedError(error)) return false;
-      throw error;
-    }
+  /** Whether the rules of the requester's server/workspace allow this one option, asked by hand (who and where are the job's own refusal). */
+  #allowed(requester: Requester, name: OptionDefault, value: never): Promise<boolean> {
+    return this.#policy.allowsOptions(requester, { [FIELD_OF[name]]: value });
   }
 }
 

@@ -4,7 +4,7 @@ import { findBlockedWord } from './blocked-words.js';
 import { refusalFromPolicy } from './describe-refusal.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { ScopeSettingsSchema, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type StoredScopeSettings } from './scope-settings.js';
-import { isDmScope, type JobSpec, type Platform, type Requester } from './types.js';
+import { isDmScope, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
 
 /** What the operator's environment allows every server/workspace (read in config.ts). */
 export interface OperatorControls {
@@ -130,55 +130,60 @@ export class ScopePolicy {
   /**
    * The job as it will run — the scope's defaults filled in where the member
    * chose nothing — or the refusal (`JobRefusedError`, thrown) saying which
-   * rule stops it. Nothing is reserved or sent either way.
+   * rule stops it: who and where, then the prompt, then the options. Nothing is reserved or sent either way.
    */
   async admit(spec: JobSpec): Promise<{ spec: JobSpec; previews: number }> {
-    const { requester } = spec;
-    const refuse = (code: Parameters<typeof refusalFromPolicy>[0], details: RefusalContext = {}): never => {
-      throw refusalFromPolicy(code, { platform: requester.platform, ...details });
-    };
-    if (!this.#scopeAllowed(requester)) {
-      const scopeKey = scopeKeyOf(requester);
-      if (!this.#toldScopes.has(scopeKey) && this.#toldScopes.size < 10_000) {
-        this.#toldScopes.add(scopeKey);
-        this.#logger?.warn({ scopeKey }, 'refusing jobs of a server/workspace PICTOR_ALLOWED_SCOPES does not list');
-      }
-      refuse('scope_not_allowed');
-    }
-    const s = await this.effective(requester);
-    if (s.blocked.value.includes(requester.userId)) refuse('member_blocked');
-    if (s.channels.value.length > 0 && !s.channels.value.includes(requester.channelId)) refuse('channel_not_allowed', { channels: s.channels.value });
-    if (s.allowed.value.length > 0 && !isListed(requester, s.allowed.value)) refuse('member_not_allowed');
-    const word = findBlockedWord(spec.prompt, s.operatorBlockedWords) ?? findBlockedWord(spec.prompt, s.blockedWords.value);
-    if (word !== undefined) refuse('blocked_word', { word });
-
-    // The scope's defaults are filled in only where they differ from the spec's, so a job of a scope with no settings is sent as asked.
-    const options = { ...spec.options };
-    if (options.size === undefined && s.defaultSize.value !== DEFAULTS.size) options.size = s.defaultSize.value;
-    if (options.quality === undefined && s.defaultQuality.value !== DEFAULTS.quality) options.quality = s.defaultQuality.value;
-    if (options.moderation === undefined && s.moderation.value !== DEFAULTS.moderation) options.moderation = s.moderation.value;
-    else if (options.moderation === 'low' && s.moderation.value !== 'low') refuse('moderation_not_allowed');
-    const n = options.n ?? DEFAULTS.n;
-    const quality = options.quality ?? DEFAULTS.quality;
-    const size = options.size ?? DEFAULTS.size;
-    // A value the service would not take at all is left to validation, which names the field and what it takes.
-    if (Number.isInteger(n) && n <= LIMITS.nMax && n > s.maxImages.value) refuse('too_many_images', { limit: s.maxImages.value, used: n });
-    if (isOneOf(quality, QUALITIES) && !s.qualities.value.includes(quality)) refuse('quality_not_allowed', { allowed: s.qualities.value });
-    if (quality === 'high' && s.highQualityFor.value.length > 0 && !isListed(requester, s.highQualityFor.value)) refuse('high_quality_not_allowed');
-    if (isOneOf(size, SIZES) && !s.sizes.value.includes(size)) refuse('size_not_allowed', { allowed: s.sizes.value });
-    if (spec.private === true && !s.privateResults.value) refuse('private_not_allowed', { fromDefault: spec.privateByDefault === true });
+    const s = await this.effective(spec.requester);
+    const refusal = this.#whoWhereRefusal(spec.requester, s) ?? this.#promptRefusal(spec, s);
+    if (refusal) throw refusal;
+    const { options, refusal: optionRefusal } = this.#withOptions(spec, s);
+    if (optionRefusal) throw optionRefusal;
     return { spec: { ...spec, options }, previews: s.defaultPreviews.value };
   }
 
   /** The refusal `admit` would give before looking at the prompt or options (who and where), so a surface can refuse before it downloads anything. */
   async whoWhereRefusal(requester: Requester): Promise<JobRefusedError | undefined> {
-    try {
-      await this.admit({ kind: 'generate', prompt: '', options: {}, requester });
-      return undefined;
-    } catch (error) {
-      if (!(error instanceof JobRefusedError)) throw error;
-      return ['scope_not_allowed', 'member_blocked', 'channel_not_allowed', 'member_not_allowed'].includes(error.code) ? error : undefined;
+    return this.#whoWhereRefusal(requester, await this.effective(requester));
+  }
+
+  /**
+   * Whether the rules of the requester's server/workspace let these options be asked for (who and where, and the
+   * prompt, not looked at): a member's own default is used only where the same option asked by hand would be.
+   */
+  async allowsOptions(requester: Requester, options: JobOptions, kind: JobSpec['kind'] = 'generate'): Promise<boolean> {
+    return this.#withOptions({ kind, prompt: '', options, requester }, await this.effective(requester)).refusal === undefined;
+  }
+
+  #whoWhereRefusal(requester: Requester, s: EffectiveSettings): JobRefusedError | undefined {
+    const refuse = refuserOf(requester);
+    if (!s.scopeAllowed) {
+      const scopeKey = scopeKeyOf(requester);
+      if (!this.#toldScopes.has(scopeKey) && this.#toldScopes.size < 10_000) {
+        this.#toldScopes.add(scopeKey);
+        this.#logger?.warn({ scopeKey }, 'refusing jobs of a server/workspace PICTOR_ALLOWED_SCOPES does not list');
+      }
+      return refuse('scope_not_allowed');
     }
+    if (s.blocked.value.includes(requester.userId)) return refuse('member_blocked');
+    if (s.channels.value.length > 0 && !s.channels.value.includes(requester.channelId)) return refuse('channel_not_allowed', { channels: s.channels.value });
+    if (s.allowed.value.length > 0 && !isListed(requester, s.allowed.value)) return refuse('member_not_allowed');
+    return undefined;
+  }
+
+  #promptRefusal(spec: JobSpec, s: EffectiveSettings): JobRefusedError | undefined {
+    const word = findBlockedWord(spec.prompt, s.operatorBlockedWords) ?? findBlockedWord(spec.prompt, s.blockedWords.value);
+    return word === undefined ? undefined : refuserOf(spec.requester)('blocked_word', { word });
+  }
+
+  /** The job's options with the scope's defaults filled in, and the rule they break if one does. */
+  #withOptions(spec: JobSpec, s: EffectiveSettings): { options: JobOptions; refusal: JobRefusedError | undefined } {
+    // The scope's defaults are filled in only where they differ from the spec's, so a job of a scope with no settings is sent as asked.
+    const options = { ...spec.options };
+    if (options.size === undefined && s.defaultSize.value !== DEFAULTS.size) options.size = s.defaultSize.value;
+    if (options.quality === undefined && s.defaultQuality.value !== DEFAULTS.quality) options.quality = s.defaultQuality.value;
+    const moderationAsked = options.moderation;
+    if (moderationAsked === undefined && s.moderation.value !== DEFAULTS.moderation) options.moderation = s.moderation.value;
+    return { options, refusal: optionsRefusal(spec, options, moderationAsked, s) };
   }
 
   /** Every rule that applies to a scope's jobs and where it comes from. */
@@ -313,6 +318,28 @@ function isOneOf<T extends string>(value: unknown, choices: readonly T[]): value
   return (choices as readonly unknown[]).includes(value);
 }
 
+
+/** The rule a job's options (the scope's defaults filled in) break, checked in this order; undefined when none. */
+function optionsRefusal(spec: JobSpec, options: JobOptions, moderationAsked: JobOptions['moderation'], s: EffectiveSettings): JobRefusedError | undefined {
+  const refuse = refuserOf(spec.requester);
+  if (moderationAsked === 'low' && s.moderation.value !== 'low') return refuse('moderation_not_allowed');
+  const n = options.n ?? DEFAULTS.n;
+  const quality = options.quality ?? DEFAULTS.quality;
+  const size = options.size ?? DEFAULTS.size;
+  // A value the service would not take at all is left to validation, which names the field and what it takes.
+  if (Number.isInteger(n) && n <= LIMITS.nMax && n > s.maxImages.value) return refuse('too_many_images', { limit: s.maxImages.value, used: n });
+  if (isOneOf(quality, QUALITIES) && !s.qualities.value.includes(quality)) return refuse('quality_not_allowed', { allowed: s.qualities.value });
+  if (quality === 'high' && s.highQualityFor.value.length > 0 && !isListed(spec.requester, s.highQualityFor.value)) return refuse('high_quality_not_allowed');
+  if (isOneOf(size, SIZES) && !s.sizes.value.includes(size)) return refuse('size_not_allowed', { allowed: s.sizes.value });
+  if (spec.private === true && !s.privateResults.value) return refuse('private_not_allowed', { fromDefault: spec.privateByDefault === true });
+  return undefined;
+}
+
+/** Makes the refusal of a rule, for a requester's platform. */
+function refuserOf(requester: Requester) {
+  return (code: Parameters<typeof refusalFromPolicy>[0], details: RefusalContext = {}): JobRefusedError =>
+    refusalFromPolicy(code, { platform: requester.platform, ...details });
+}
 
 /** The requester is in a list of users and roles (`user:<id>`, `role:<id>`). */
 function isListed(requester: Requester, list: readonly string[]): boolean {

@@ -33,6 +33,16 @@ describe('a member’s own defaults', () => {
     expect((await members.view(member)).map((v) => [v.name, v.ignoredHere])).toEqual([['size', true], ['quality', false], ['count', true]]);
   });
 
+  it('judges a default by the option rules alone: a member refused in this channel still sees their defaults as usable, and the job is refused for the channel', async () => {
+    const { policy, members } = book();
+    await policy.set(admin, 'channels', ['C2']);
+    await members.change(member, { size: '1536x1024', quality: 'low' });
+    expect((await members.view(member)).map((v) => [v.name, v.ignoredHere])).toEqual([['size', false], ['quality', false]]);
+    const applied = await members.apply(job());
+    expect([applied.spec.options, applied.ignored]).toEqual([{ size: '1536x1024', quality: 'low' }, undefined]);
+    await expect(policy.admit(applied.spec)).rejects.toMatchObject({ code: 'channel_not_allowed' });
+  });
+
   it('does not make a valid job invalid: a default format is left out where the job’s other options do not take it', async () => {
     const { members } = book();
     await members.change(member, { format: 'jpeg' });
