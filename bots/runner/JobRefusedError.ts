@@ -14,6 +14,8 @@ export interface JobRefusalDetails {
   used?: number | undefined;
   /** Limits: when the limit lets the user in again (ms since the epoch), when that is known. */
   resetsAt?: number | undefined;
+  /** Rules: the blocked word the prompt holds (`blocked_word`). */
+  word?: string | undefined;
   cause?: unknown;
 }
 
@@ -29,6 +31,7 @@ export class JobRefusedError extends PictorError<RefusalCode> {
   readonly limit: number | undefined;
   readonly used: number | undefined;
   readonly resetsAt: number | undefined;
+  readonly word: string | undefined;
   readonly words: Words;
 
   constructor(code: RefusalCode, words: Words, details: JobRefusalDetails = {}) {
@@ -39,6 +42,7 @@ export class JobRefusedError extends PictorError<RefusalCode> {
     this.limit = details.limit;
     this.used = details.used;
     this.resetsAt = details.resetsAt;
+    this.word = details.word;
   }
 }
 

@@ -352,7 +352,7 @@ export class JobRunner {
       const { platform, scopeId, userId } = asked.requester;
       this.#logger.info({ code: error.code, platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');
       // A blocked word the style brought in, not the member: the refusal names the style.
-      const word = error.code === 'blocked_word' && styled.style !== undefined ? findBlockedWordIn(error) : undefined;
+      const word = error.code === 'blocked_word' && styled.style !== undefined ? error.word : undefined;
       // An option the style set that a rule forbids: the refusal names the style too.
       throw (word !== undefined && this.styles.blockedWordOfStyle(asked.prompt, word, styled.style!)) || this.styles.optionOfStyle(error, asked.options, styled, fieldNames) || error;
     });
@@ -839,12 +839,6 @@ interface Admission {
   estimate: PriceQuote;
   place: QueuePlace;
   charged: ChargedJob;
-}
-
-/** The word a `blocked_word` refusal names (the rule puts it in its words). */
-function findBlockedWordIn(error: JobRefusedError): string | undefined {
-  const word = error.words.values?.word;
-  return typeof word === 'string' ? word : undefined;
 }
 
 function isImagesToFetch(images: JobIntent['images']): images is ImagesToFetch {

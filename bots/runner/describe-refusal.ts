@@ -86,7 +86,7 @@ export function refusalFromPolicy(
     case 'channel_not_allowed':
       return new JobRefusedError(code, words('refusal.channel_not_allowed', { channels: listOf((context.channels ?? []).slice(0, 10).map((id) => `<#${id}>`)) }));
     case 'blocked_word':
-      return new JobRefusedError(code, words('refusal.blocked_word', { word: context.word ?? '' }), { field: 'prompt' });
+      return new JobRefusedError(code, words('refusal.blocked_word', { word: context.word ?? '' }), { field: 'prompt', word: context.word });
     case 'too_many_images':
       return new JobRefusedError(code, words('refusal.too_many_images', { limit: context.limit ?? 0 }), { field: 'n', limit: context.limit, used: context.used });
     case 'quality_not_allowed':

@@ -211,7 +211,7 @@ export class HouseStyles {
    */
   blockedWordOfStyle(memberPrompt: string, word: string, style: string): JobRefusedError | undefined {
     if (findBlockedWord(memberPrompt, [word]) !== undefined) return undefined;
-    return new JobRefusedError('blocked_word', words('refusal.style_blocked_word', { style, word }), { field: 'style' });
+    return new JobRefusedError('blocked_word', words('refusal.style_blocked_word', { style, word }), { field: 'style', word });
   }
 
   /**
