@@ -190,9 +190,8 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
       expect([...troubled].sort()).toEqual([1, 2]);
     });
 
-    it('still stops when Redis stays unreachable: the running request keeps its result, the queued one is cancelled', async () => {
-      const make = account({ maxConcurrent: 1 }, link.url);
-      const limiter = await make();
+    /** A request running until `g` opens (it then answers 'finished'), once it runs. */
+    async function oneRunning(limiter: ImageLimiter) {
       const g = gate();
       let started = false;
       const running = limiter.schedule({ weight: 1 }, async () => {
@@ -200,8 +199,17 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
         await g.promise;
         return 'finished';
       });
-      const queued = limiter.schedule({ weight: 1 }, async () => 'never').catch((error: unknown) => error);
       await until('the first request running', () => started);
+      return { g, running };
+    }
+    /** A request that must never run: its promise answers the error it ends with. */
+    const queue = (limiter: ImageLimiter) => limiter.schedule({ weight: 1 }, async () => 'never').catch((error: unknown) => error);
+
+    it('still stops when Redis stays unreachable: the running request keeps its result, the queued one is cancelled', async () => {
+      const make = account({ maxConcurrent: 1 }, link.url);
+      const limiter = await make();
+      const { g, running } = await oneRunning(limiter);
+      const queued = queue(limiter);
       link.cut();
       g.open();
       try {
@@ -220,18 +228,11 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
       try {
         const make = account({ maxConcurrent: 1 }, silent.url);
         const limiter = await make();
-        const g = gate();
-        let started = false;
-        const running = limiter.schedule({ weight: 1 }, async () => {
-          started = true;
-          await g.promise;
-          return 'finished';
-        });
-        const queued = limiter.schedule({ weight: 1 }, async () => 'never').catch((error: unknown) => error);
-        await until('the first request running', () => started);
+        const { g, running } = await oneRunning(limiter);
+        const queued = queue(limiter);
         // Redis stops answering: what is sent now is in flight for ever (the connection itself stays up) …
         silent.dropRequests();
-        const late = limiter.schedule({ weight: 1 }, async () => 'never').catch((error: unknown) => error);
+        const late = queue(limiter);
         await silent.whenDropped(silent.dropped + 1);
         g.open();
         expect(await running).toBe('finished');
@@ -249,16 +250,9 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
       const silent = await startCuttableLink(url);
       try {
         const limiter = await account({ maxConcurrent: 1 }, silent.url)();
-        const g = gate();
-        let started = false;
-        const running = limiter.schedule({ weight: 1 }, async () => {
-          started = true;
-          await g.promise;
-          return 'finished';
-        });
-        await until('the request running', () => started);
+        const { g, running } = await oneRunning(limiter);
         silent.dropRequests();
-        const queued = limiter.schedule({ weight: 1 }, async () => 'never').catch((error: unknown) => error);
+        const queued = queue(limiter);
         g.open();
         expect(await running).toBe('finished');
         // The datastore never records the slot given back; stopping gives up on it once nothing runs here.
