@@ -1,4 +1,5 @@
-import { PermissionFlagsBits } from 'discord.js';
+import { InteractionContextType, PermissionFlagsBits, type BaseInteraction } from 'discord.js';
+import { requesterOf } from '../../../bots/discord/requester.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { answerOf, DiscordHarness } from './harness.js';
@@ -71,5 +72,15 @@ describe('/imagine-admin budget with a role', () => {
     const member = await answerOf(h, h.discord.slashCommand('imagine-admin budget', { cap: 'user-daily', usd: '3', role: { role: designers } }));
     expect(member.flags & EPHEMERAL).toBe(EPHEMERAL);
     expect(await h.runner.budgets.limitsFor({ platform: 'discord', userId: 'u', channelId: 'c', scopeId: h.discord.guildId, roleIds: [designers.id] })).toEqual({});
+  });
+
+  it('gives a member of a server whose interaction carries no roles the least generous role budget, not the server’s', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, limits: { userDailyUsd: 1 } });
+    const interns = { id: snowflake(), name: 'Interns' };
+    await answerOf(h, h.discord.slashCommand('imagine-admin budget', { cap: 'user-daily', usd: '0.5', role: { role: interns } }, { permissions: MANAGE_SERVER }));
+    const { guildId } = h.discord;
+    const interaction = { context: InteractionContextType.Guild, guildId, authorizingIntegrationOwners: { guildId }, user: { id: 'u-1', username: 'ivy' }, channelId: 'c-1', locale: 'en-US', member: null, memberPermissions: null };
+    const requester = requesterOf(interaction as unknown as BaseInteraction, []);
+    expect(await h.runner.budgets.limitsFor(requester)).toMatchObject({ userDailyUsd: 0.5 });
   });
 });
