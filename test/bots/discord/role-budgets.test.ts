@@ -83,4 +83,22 @@ describe('/imagine-admin budget with a role', () => {
     const requester = requesterOf(interaction as unknown as BaseInteraction, []);
     expect(await h.runner.budgets.limitsFor(requester)).toMatchObject({ userDailyUsd: 0.5 });
   });
+
+  it('drops the budgets of roles deleted from the server once its 25 places are full, as no admin can pick a deleted role to clear it', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const admin = { platform: 'discord' as const, userId: 'admin', channelId: 'c', scopeId: h.discord.guildId, isAdmin: true };
+    const roles = Array.from({ length: 25 }, (_, i) => ({ id: snowflake(), name: `Team ${i}` }));
+    for (const role of roles) await h.runner.budgets.setRoleBudget(admin, role, 'userDailyUsd', 1);
+    const designers = { id: snowflake(), name: 'Designers' };
+    h.discord.guildRoles.push(...roles, designers);
+    const full = await answerOf(h, h.discord.slashCommand('imagine-admin budget', { cap: 'user-daily', usd: '5', role: { role: designers } }, { permissions: MANAGE_SERVER }));
+    expect(full.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect((await h.runner.budgets.summary(admin)).scope?.roleBudgets).toHaveLength(25);
+
+    // Two roles deleted since: their budgets go, the new one is set.
+    h.discord.guildRoles.splice(0, 2);
+    await answerOf(h, h.discord.slashCommand('imagine-admin budget', { cap: 'user-daily', usd: '5', role: { role: designers } }, { permissions: MANAGE_SERVER }));
+    const kept = (await h.runner.budgets.summary(admin)).scope?.roleBudgets.map((r) => r.roleId);
+    expect(kept).toEqual([...roles.slice(2).map((r) => r.id), designers.id]);
+  });
 });
