@@ -31,8 +31,9 @@ export function requesterOf(interaction: BaseInteraction, adminRoleIds: readonly
   // The user's own jobs: no server, so no roles and no admin (a role of a server the bot is not in means nothing here).
   if (isPersonalContext(interaction)) return { ...who, isAdmin: false, roleIds: [] };
   const member = interaction.member;
-  const roles: string[] = !member ? [] : Array.isArray(member.roles) ? member.roles : [...member.roles.cache.keys()];
-  const hasAdminRole = roles.some((role) => adminRoleIds.includes(role));
+  // Roles not sent are unknown, not none: the least generous role budget applies then (`memberLimits`), never the server's.
+  const roles: string[] | undefined = !member ? undefined : Array.isArray(member.roles) ? member.roles : [...member.roles.cache.keys()];
+  const hasAdminRole = (roles ?? []).some((role) => adminRoleIds.includes(role));
   const isAdministrator = interaction.memberPermissions?.has(PermissionFlagsBits.Administrator) ?? false;
   return { ...who, isAdmin: hasAdminRole || isAdministrator, roleIds: roles };
 }

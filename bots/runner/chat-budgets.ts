@@ -364,6 +364,25 @@ export class ChatBudgets {
     return { ok: true, cap, previousUsd, usd, operatorUsd, message };
   }
 
+  /**
+   * Drops the budgets of roles that are no longer in the admin's server/workspace (`existing`: the ids of every role
+   * it has now, as its platform lists them): a role deleted since can be picked by no admin to clear its budget, which
+   * would hold one of the `ROLE_BUDGETS_MAX` places for ever. Admins only; answers how many were dropped.
+   */
+  async forgetDeletedRoles(requester: Requester, existing: readonly string[]): Promise<number> {
+    const { scopeKey } = keysOf(requester);
+    if (!requester.isAdmin || (await this.#capsOf(scopeKey)).personal) return 0;
+    const dropped: string[] = [];
+    await this.#settings.update(scopeKey, 'roleBudgets', (budgets = []) => {
+      const kept = budgets.filter((r) => existing.includes(r.roleId) || !dropped.push(r.roleId));
+      return kept.length ? kept : undefined;
+    }, { by: userKeyOf(requester), at: this.#now() });
+    if (dropped.length === 0) return 0;
+    this.#cache.delete(scopeKey);
+    this.#logger.info({ scopeKey, roleIds: dropped, changedBy: userKeyOf(requester) }, 'the budgets of roles deleted since were dropped');
+    return dropped.length;
+  }
+
   /** The member's scope caps and their own limits (`memberLimits`); the platform is asked for their roles only where the scope has role budgets. */
   async #memberOf(requester: Requester): Promise<{ caps: ScopeCaps; member: MemberLimits }> {
     const caps = await this.#capsOf(scopeKeyOf(requester));

@@ -39,7 +39,10 @@ export interface Requester {
   scopeId: string;
   /** Holds the platform's admin role (may cancel others' jobs, is not exempt from budgets). */
   isAdmin?: boolean | undefined;
-  /** Discord: the member's roles, which a server's rules may name (who may generate, who may use `high`). */
+  /**
+   * Discord: the member's roles, which a server's rules may name (who may generate, who may use `high`) and role budgets
+   * count; undefined when the interaction did not carry them (their roles are then unknown, not none).
+   */
   roleIds?: readonly string[] | undefined;
   /**
    * The member's language as their platform says it (Discord's `interaction.locale`, Slack's user locale: `de`,

@@ -30,7 +30,7 @@ export interface UserGroupsOptions {
   now?: (() => number) | undefined;
 }
 
-/** What one workspace's `usergroups.list` told: every group (for handles), and the members of the groups asked about. */
+/** What one workspace's `usergroups.list` told: every group (for handles; the enabled ones first), and the members of the groups asked about. */
 interface Known {
   at: number;
   groups: UserGroup[];
@@ -38,7 +38,7 @@ interface Known {
 }
 
 /**
- * Each workspace's user groups (`usergroups.list` with `include_users`, scope `usergroups:read`): one call per
+ * Each workspace's user groups (`usergroups.list` with `include_users` and `include_disabled`, scope `usergroups:read`): one call per
  * workspace at most every `freshMs`, one at a time, whatever the number of members asking. Only the members of the
  * groups asked about (those with a budget, at most 25) are kept. What the role budgets need of Slack: which of a
  * scope's budgeted groups a member is in (`membership`), and a group by its handle (`byHandle`) for the admin command.
@@ -112,18 +112,21 @@ export class UserGroups {
     try {
       const client = await this.#o.clientFor(teamId);
       if (!client) throw Object.assign(new Error('the app is not installed in this workspace'), { code: 'not_installed' });
-      const answer = await client.usergroups.list({ include_users: true });
+      // Disabled groups too (Slack never deletes one): an admin names one by its handle to clear the budget it had.
+      const answer = await client.usergroups.list({ include_users: true, include_disabled: true });
       const groups: UserGroup[] = [];
+      const disabled: UserGroup[] = [];
       const members = new Map<string, Set<string>>(
         // A group Slack no longer lists (deleted or disabled) has no members.
         [...groupIds].map((id) => [id, new Set<string>()]),
       );
       for (const group of answer.usergroups ?? []) {
         if (typeof group.id !== 'string') continue;
-        groups.push({ id: group.id, handle: group.handle ?? '', name: group.name ?? group.handle ?? group.id });
+        (group.date_delete ? disabled : groups).push({ id: group.id, handle: group.handle ?? '', name: group.name ?? group.handle ?? group.id });
         if (groupIds.has(group.id) && !group.date_delete) members.set(group.id, new Set(group.users ?? []));
       }
-      const known: Known = { at: this.#o.now(), groups, members };
+      // An enabled group first, where a disabled one has the same handle.
+      const known: Known = { at: this.#o.now(), groups: [...groups, ...disabled], members };
       this.#failed.delete(teamId);
       this.#known.delete(teamId);
       this.#known.set(teamId, known);

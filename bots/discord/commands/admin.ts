@@ -1,8 +1,9 @@
-import { InteractionContextType, MessageFlags, PermissionFlagsBits, SlashCommandBuilder } from 'discord.js';
+import { InteractionContextType, MessageFlags, PermissionFlagsBits, Routes, SlashCommandBuilder, type APIRole, type ChatInputCommandInteraction } from 'discord.js';
 import { acknowledge } from '../acknowledge.js';
 import { english, localized } from '../command-words.js';
 import { budgetRequesterOf } from '../requester.js';
-import { amountHint, CAP_NAMES, capOfName, notAdminMessage, parseCapAmount, say as sayIn } from '../../runner/index.js';
+import { amountHint, CAP_NAMES, capOfName, notAdminMessage, parseCapAmount, say as sayIn, type CapChange, type Requester } from '../../runner/index.js';
+import type { BotContext } from '../bot-context.js';
 import { addSettingsSubcommands, answerSettings } from './admin-settings.js';
 import { addStyleSubcommands, answerStyles } from './admin-styles.js';
 import type { SlashCommand } from './command.js';
@@ -57,10 +58,26 @@ export default {
     }
     // A role's budget of each member holding it; @everyone (the role whose id is the server's) is every member: the cap of each user.
     const role = interaction.options.getRole('role');
-    const change =
-      role && role.id !== interaction.guildId
-        ? await ctx.runner.budgets.setRoleBudget(requester, { id: role.id, name: role.name }, cap, amount.usd)
-        : await ctx.runner.budgets.setCap(requester, cap, amount.usd);
+    let change: CapChange;
+    if (role && role.id !== interaction.guildId) {
+      const set = () => ctx.runner.budgets.setRoleBudget(requester, { id: role.id, name: role.name }, cap, amount.usd);
+      change = await set();
+      if (!change.ok && change.code === 'too_many_roles' && (await forgetDeletedRoles(interaction, ctx, requester))) change = await set();
+    } else change = await ctx.runner.budgets.setCap(requester, cap, amount.usd);
     await say(change.ok ? `✅ ${change.message}` : `✋ ${change.message}`);
   },
 } satisfies SlashCommand;
+
+/**
+ * Once the server's places for role budgets are full: drops those of roles deleted since (no admin can pick a deleted
+ * role to clear it), from the server's roles as Discord lists them. True when one was dropped; a failure keeps them all.
+ */
+async function forgetDeletedRoles(interaction: ChatInputCommandInteraction, ctx: BotContext, requester: Requester): Promise<boolean> {
+  try {
+    const roles = (await interaction.client.rest.get(Routes.guildRoles(interaction.guildId!))) as APIRole[];
+    return (await ctx.runner.budgets.forgetDeletedRoles(requester, roles.map((r) => r.id))) > 0;
+  } catch (error) {
+    ctx.logger.warn({ err: error }, 'the server’s roles could not be read; the budgets of roles deleted since are kept');
+    return false;
+  }
+}

@@ -1,4 +1,5 @@
-import { PermissionFlagsBits } from 'discord.js';
+import { InteractionContextType, PermissionFlagsBits, type BaseInteraction } from 'discord.js';
+import { requesterOf } from '../../../bots/discord/requester.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { answerOf, DiscordHarness } from './harness.js';
@@ -71,5 +72,33 @@ describe('/imagine-admin budget with a role', () => {
     const member = await answerOf(h, h.discord.slashCommand('imagine-admin budget', { cap: 'user-daily', usd: '3', role: { role: designers } }));
     expect(member.flags & EPHEMERAL).toBe(EPHEMERAL);
     expect(await h.runner.budgets.limitsFor({ platform: 'discord', userId: 'u', channelId: 'c', scopeId: h.discord.guildId, roleIds: [designers.id] })).toEqual({});
+  });
+
+  it('gives a member of a server whose interaction carries no roles the least generous role budget, not the server’s', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, limits: { userDailyUsd: 1 } });
+    const interns = { id: snowflake(), name: 'Interns' };
+    await answerOf(h, h.discord.slashCommand('imagine-admin budget', { cap: 'user-daily', usd: '0.5', role: { role: interns } }, { permissions: MANAGE_SERVER }));
+    const { guildId } = h.discord;
+    const interaction = { context: InteractionContextType.Guild, guildId, authorizingIntegrationOwners: { guildId }, user: { id: 'u-1', username: 'ivy' }, channelId: 'c-1', locale: 'en-US', member: null, memberPermissions: null };
+    const requester = requesterOf(interaction as unknown as BaseInteraction, []);
+    expect(await h.runner.budgets.limitsFor(requester)).toMatchObject({ userDailyUsd: 0.5 });
+  });
+
+  it('drops the budgets of roles deleted from the server once its 25 places are full, as no admin can pick a deleted role to clear it', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const admin = { platform: 'discord' as const, userId: 'admin', channelId: 'c', scopeId: h.discord.guildId, isAdmin: true };
+    const roles = Array.from({ length: 25 }, (_, i) => ({ id: snowflake(), name: `Team ${i}` }));
+    for (const role of roles) await h.runner.budgets.setRoleBudget(admin, role, 'userDailyUsd', 1);
+    const designers = { id: snowflake(), name: 'Designers' };
+    h.discord.guildRoles.push(...roles, designers);
+    const full = await answerOf(h, h.discord.slashCommand('imagine-admin budget', { cap: 'user-daily', usd: '5', role: { role: designers } }, { permissions: MANAGE_SERVER }));
+    expect(full.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect((await h.runner.budgets.summary(admin)).scope?.roleBudgets).toHaveLength(25);
+
+    // Two roles deleted since: their budgets go, the new one is set.
+    h.discord.guildRoles.splice(0, 2);
+    await answerOf(h, h.discord.slashCommand('imagine-admin budget', { cap: 'user-daily', usd: '5', role: { role: designers } }, { permissions: MANAGE_SERVER }));
+    const kept = (await h.runner.budgets.summary(admin)).scope?.roleBudgets.map((r) => r.roleId);
+    expect(kept).toEqual([...roles.slice(2).map((r) => r.id), designers.id]);
   });
 });

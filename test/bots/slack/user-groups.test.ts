@@ -86,10 +86,17 @@ describe('UserGroups', () => {
   });
 
   it('finds a group by its handle for the admin command, and says when the app may not read them', async () => {
-    const { fake, groups } = await start();
+    const { fake, groups, later } = await start();
     fake.setUserGroup({ id: 'S0DESIGN', handle: 'designers', name: 'Design team', users: [] });
     expect(await groups.byHandle(fake.teamId, '@Designers')).toEqual({ id: 'S0DESIGN', handle: 'designers', name: 'Design team' });
     expect(await groups.byHandle(fake.teamId, '@nobody')).toBeUndefined();
+    // A group disabled since (Slack never deletes one) is still found, so the budget it had can be cleared; an enabled group of the same handle first.
+    fake.setUserGroup({ id: 'S0DESIGN', handle: 'designers', name: 'Design team', users: [], disabled: true });
+    later(61_000);
+    expect(await groups.byHandle(fake.teamId, '@designers')).toEqual({ id: 'S0DESIGN', handle: 'designers', name: 'Design team' });
+    fake.setUserGroup({ id: 'S0DESIGN2', handle: 'designers', name: 'Designers', users: [] });
+    later(61_000);
+    expect(await groups.byHandle(fake.teamId, '@designers')).toMatchObject({ id: 'S0DESIGN2' });
     const { fake: other, groups: noScope } = await start();
     await fake.close();
     other.failNext('usergroups.list', MISSING_SCOPE);

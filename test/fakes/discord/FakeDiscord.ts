@@ -58,6 +58,7 @@ export type RouteName =
   | 'channel'
   | 'channel-message'
   | 'dm-channel'
+  | 'guild-roles'
   | 'cdn'
   | 'unknown';
 
@@ -178,6 +179,8 @@ export class FakeDiscord {
   readonly botToken: string;
   readonly applicationId: string;
   readonly guildId = snowflake();
+  /** The server's roles as `GET /guilds/{guild}/roles` lists them, after its @everyone (whose id is the server's); a test adds and deletes them. */
+  readonly guildRoles: { id: string; name: string }[] = [];
   readonly channelId = snowflake();
   /** A server the bot is not in, where the user installed the app for themselves, and a channel of it (the bot cannot post there). */
   readonly foreignGuildId = snowflake();
@@ -771,6 +774,22 @@ export class FakeDiscord {
       if (scope === undefined) throw new DiscordHttpError(404, 0, '404: Not Found');
       if (method === 'PUT') return { status: 200, body: this.#registerCommands(scope, body.json) };
       if (method === 'GET') return { status: 200, body: this.commands.get(scope) ?? [] };
+    }
+    if (a === 'guilds' && b === this.guildId && c === 'roles' && segments.length === 3 && method === 'GET') {
+      record.route = 'guild-roles';
+      const roles = [{ id: this.guildId, name: '@everyone' }, ...this.guildRoles].map((role, position) => ({
+        ...role,
+        color: 0,
+        hoist: false,
+        icon: null,
+        unicode_emoji: null,
+        position,
+        permissions: '0',
+        managed: false,
+        mentionable: false,
+        flags: 0,
+      }));
+      return { status: 200, body: roles };
     }
     if (a === 'channels' && b) {
       if (segments.length === 2 && method === 'GET') {
