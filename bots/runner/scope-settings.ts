@@ -37,6 +37,8 @@ export const ScopeSettingsSchema = z.object({
   defaultPreviews: z.number().int().min(0).max(3).optional(),
   /** Whether members may ask for private results (shown only to them); unset: they may. */
   privateResults: z.boolean().optional(),
+  /** Where every job and every refusal by a rule or a budget is posted (`audit-log.ts`), in the language of the admin who chose it. */
+  auditChannel: z.object({ channelId: id, locale: z.string().max(35).optional() }).optional(),
 });
 
 export type ScopeSettings = z.output<typeof ScopeSettingsSchema>;

@@ -27,7 +27,7 @@ const MAX_UNREPAIRED = 50;
  * called once per entry point (through `SlackJobs`); `cancel` and `get` for the buttons; the budgets, rules and
  * history for the usage, admin and history commands.
  */
-export type SlackJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history' | 'styles' | 'members'>;
+export type SlackJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history' | 'styles' | 'members' | 'audit'>;
 
 /** Who did something in Slack, and where. */
 export interface SlackActor {

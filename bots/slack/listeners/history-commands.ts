@@ -1,5 +1,5 @@
 import type { RespondFn, types } from '@slack/bolt';
-import { historyLineValues, say, type HistoryEntry } from '../../runner/index.js';
+import { describeForgotten, historyLineValues, say, type HistoryEntry } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
 import { ACTIONS } from '../render-job.js';
 import type { SlackActor } from '../SlackJobs.js';
@@ -29,8 +29,7 @@ export async function answerHistoryCommand(context: BotContext, actor: SlackActo
   let answer: { text: string; blocks?: types.KnownBlock[] };
   try {
     if (command.kind === 'forget') {
-      const count = await history.forget(requester);
-      answer = { text: say(locale, 'history.erased', { icon: ':broom:', count }) };
+      answer = { text: describeForgotten(await history.forgetEverywhere(requester), locale, ':broom:') };
     } else if (command.kind === 'workspace') {
       const entries = await history.ofScope(requester);
       answer = entries ? await renderHistory(context, entries, 'scope', locale) : { text: say(locale, 'history.not_admin', { icon: ':raised_hand:', scope: 'workspace' }) };

@@ -46,7 +46,7 @@ export async function answerSettingsCommand(
   await ack();
   let text: string;
   try {
-    if (command.kind === 'show') text = describeSettings(await context.runner.policy.effective(requester), how, locale);
+    if (command.kind === 'show') text = describeSettings(await context.runner.policy.effective(requester), how, locale, context.runner.audit.trouble(requester));
     else {
       const answer = await changeSetting(context.runner.policy, requester, command.setting!, command.value);
       // Every Home tab of the workspace shows its settings and defaults.
