@@ -378,4 +378,9 @@ export const de = {
   'audit.skipped': '{count, plural, one {# früherer Eintrag wurde} other {# frühere Einträge wurden}} nicht gepostet: Es kamen mehr, als dieser Kanal aufnehmen kann.',
   'audit.summary': '{count, plural, one {# Audit-Eintrag} other {# Audit-Einträge}}',
   'audit.forgotten': 'Deine Prompts in {count, plural, one {# Audit-Beitrag} other {# Audit-Beiträgen}} wurden ebenfalls gelöscht.',
+  'audit.current': 'Audit-Einträge {scope, select, workspace {dieses Workspace} other {dieses Servers}} gehen nach {channel}.',
+  'discord.command.admin.audit': 'Kanal wählen, in dem jeder Auftrag und jede Ablehnung gepostet wird; off stoppt es; allein: anzeigen',
+  'discord.option.audit_channel': 'Der Kanal für Audit-Einträge (der Bot muss dort posten dürfen)',
+  'discord.option.audit_off': 'Keine Audit-Einträge mehr posten',
+  'slack.audit.usage': 'Schreibe {set}, um den Audit-Kanal zu wählen, oder {off}, um ihn abzuschalten.',
 } as const satisfies Catalog;

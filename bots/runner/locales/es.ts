@@ -378,4 +378,9 @@ export const es = {
   'audit.skipped': '{count, plural, one {# entrada anterior no se publicó} other {# entradas anteriores no se publicaron}}: llegaron más de las que este canal puede recibir.',
   'audit.summary': '{count, plural, one {# entrada de auditoría} other {# entradas de auditoría}}',
   'audit.forgotten': 'Tus prompts en {count, plural, one {# publicación de auditoría} other {# publicaciones de auditoría}} también se borraron.',
+  'audit.current': 'Las entradas de auditoría {scope, select, workspace {de este espacio de trabajo} other {de este servidor}} van a {channel}.',
+  'discord.command.admin.audit': 'Elige el canal donde se publica cada trabajo y rechazo; off lo detiene; solo, lo muestra',
+  'discord.option.audit_channel': 'El canal de las entradas de auditoría (el bot debe poder publicar allí)',
+  'discord.option.audit_off': 'Dejar de publicar entradas de auditoría',
+  'slack.audit.usage': 'Escribe {set} para elegir el canal de auditoría, o {off} para detenerlo.',
 } as const satisfies Catalog;

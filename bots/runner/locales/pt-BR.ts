@@ -378,4 +378,9 @@ export const ptBR = {
   'audit.skipped': '{count, plural, one {# entrada anterior não foi publicada} other {# entradas anteriores não foram publicadas}}: chegaram mais do que este canal comporta.',
   'audit.summary': '{count, plural, one {# entrada de auditoria} other {# entradas de auditoria}}',
   'audit.forgotten': 'Seus prompts em {count, plural, one {# publicação de auditoria} other {# publicações de auditoria}} também foram apagados.',
+  'audit.current': 'As entradas de auditoria {scope, select, workspace {deste workspace} other {deste servidor}} vão para {channel}.',
+  'discord.command.admin.audit': 'Escolha o canal onde cada trabalho e recusa é publicado; off desliga; sozinho, mostra',
+  'discord.option.audit_channel': 'O canal das entradas de auditoria (o bot precisa poder publicar lá)',
+  'discord.option.audit_off': 'Parar de publicar entradas de auditoria',
+  'slack.audit.usage': 'Diga {set} para escolher o canal de auditoria, ou {off} para desligá-lo.',
 } as const satisfies Catalog;

@@ -23,8 +23,13 @@ export interface InteractionContext {
   guildLocale: string;
 }
 
-/** A slash-command option value: text, a whole number, a flag, or a file (an attachment option). */
-export type OptionValue = string | number | boolean | APIAttachment;
+/** A channel picked in a channel option (type 7): Discord sends its id, and the channel in `resolved.channels`. */
+export interface ChannelOption {
+  channel: { id: string; name?: string | undefined; type?: number | undefined };
+}
+
+/** A slash-command option value: text, a whole number, a flag, a file (an attachment option) or a channel. */
+export type OptionValue = string | number | boolean | APIAttachment | ChannelOption;
 
 const OPTION_SUBCOMMAND = 1;
 const OPTION_STRING = 3;
@@ -32,6 +37,7 @@ const OPTION_INTEGER = 4;
 const OPTION_BOOLEAN = 5;
 const OPTION_NUMBER = 10;
 const OPTION_ATTACHMENT = 11;
+const OPTION_CHANNEL = 7;
 
 /** What a user-installed app may do in a channel of a server it is not in (Attach Files, Embed Links, Use External Emojis): it answers through the interaction only. */
 const USER_INSTALL_APP_PERMISSIONS = String((1n << 15n) | (1n << 14n) | (1n << 18n));
@@ -77,7 +83,13 @@ export function chatInputPayload(
   ctx: InteractionContext,
 ): Record<string, unknown> {
   const attachments: Record<string, APIAttachment> = {};
+  const channels: Record<string, Record<string, unknown>> = {};
   const opts = Object.entries(options).map(([optionName, value]) => {
+    if (typeof value === 'object' && 'channel' in value) {
+      const { id, name, type } = value.channel;
+      channels[id] = { id, name: name ?? 'channel', type: type ?? 0, permissions: '2248473465835073', guild_id: ctx.guildId };
+      return { name: optionName, type: OPTION_CHANNEL, value: id };
+    }
     if (typeof value === 'object') {
       attachments[value.id] = value;
       return { name: optionName, type: OPTION_ATTACHMENT, value: value.id };
@@ -95,7 +107,9 @@ export function chatInputPayload(
       name: commandName,
       type: 1,
       options: subcommand ? [{ name: subcommand, type: OPTION_SUBCOMMAND, options: opts }] : opts,
-      ...(Object.keys(attachments).length ? { resolved: { attachments } } : {}),
+      ...(Object.keys(attachments).length || Object.keys(channels).length
+        ? { resolved: { ...(Object.keys(attachments).length && { attachments }), ...(Object.keys(channels).length && { channels }) } }
+        : {}),
     },
   };
 }
