@@ -241,6 +241,8 @@ export class AuditLog {
       if (queue.platform === platform) queue.entries = queue.entries.map((e) => (theirs(e) ? erase(e) : e));
     }
     if (!this.#posts) return 0;
+    // A post under way is kept once it is posted: then it is found below and written again.
+    await Promise.allSettled([...this.#queues.values()].map((q) => q.posting));
     let changed = 0;
     const records: { key: string; value: AuditRecord }[] = [];
     for await (const record of this.#posts.entries()) if (record.value.platform === platform && record.value.entries.some(theirs)) records.push(record);

@@ -3,7 +3,7 @@ import { describeForgotten, historyLineValues, say, type HistoryEntry } from '..
 import type { BotContext } from '../bot-context.js';
 import { ACTIONS } from '../render-job.js';
 import type { SlackActor } from '../SlackJobs.js';
-import { plainTextOf } from '../slack-text.js';
+import { messageLinkOf, plainTextOf } from '../slack-text.js';
 
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
@@ -65,7 +65,7 @@ async function renderHistory(context: BotContext, entries: readonly HistoryEntry
         prompt: prompt.replace(/[\n`<>&]/g, ' '),
         ...historyLineValues(e),
         hasLink: request?.messageTs ? 'yes' : 'no',
-        link: request?.messageTs ? `https://slack.com/archives/${request.channelId}/p${request.messageTs.replace('.', '')}` : '',
+        link: request?.messageTs ? messageLinkOf(request.channelId, request.messageTs) : '',
       });
     }),
   );
