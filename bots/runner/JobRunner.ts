@@ -178,6 +178,8 @@ export class JobRunner {
   readonly #taking = new Set<Promise<unknown>>();
   /** Jobs whose end is kept in the history once their final update is shown (`shutdown` waits for them). */
   readonly #historyWrites = new Set<Promise<void>>();
+  /** Jobs whose audit entry is made once their final update is shown (`shutdown` posts them). */
+  readonly #auditEntries = new Set<Promise<void>>();
   /** Set by `drain`: new jobs are refused (`restarting`) while the ones taken run to their end. */
   #draining = false;
   /** The caps of each server/workspace (the operator's with what its chat admins set), and the usage summaries. */
@@ -484,9 +486,11 @@ export class JobRunner {
       void kept.finally(() => this.#historyWrites.delete(kept));
     }
     // The audit channel's entry once its final update was shown: never before the member's answer, never failing it.
-    void job.done
+    const entry = job.done
       .then(async (final) => this.audit.jobEnded(requester, { kind, prompt, options, private: isPrivate }, final, isPrivate ? undefined : await linkOnce()))
       .catch((error: unknown) => this.#logger.warn({ jobId: id, err: error }, 'could not record a job for the audit channel'));
+    this.#auditEntries.add(entry);
+    void entry.finally(() => this.#auditEntries.delete(entry));
     return job;
   }
 
@@ -582,9 +586,9 @@ export class JobRunner {
     for (const job of active) if (!job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
     await raceTimeout(allDone(), SHUTDOWN_DRAIN_MS);
     // An ended job is kept in the history once its final update is shown: nothing is written after the runner is down.
-    await raceTimeout(Promise.allSettled([...this.#historyWrites, this.history?.settled()]), SHUTDOWN_DRAIN_MS);
-    // What waits for the audit channels is posted now, within the same few seconds.
-    await raceTimeout(this.audit.flush(), SHUTDOWN_DRAIN_MS);
+    // What waits for the audit channels (the entries of the jobs that just ended too) is posted now, in the same few seconds.
+    const audited = Promise.allSettled([...this.#auditEntries]).then(() => this.audit.flush());
+    await raceTimeout(Promise.allSettled([...this.#historyWrites, this.history?.settled(), audited]), SHUTDOWN_DRAIN_MS);
     this.#logger.info({ jobs: active.length }, 'job runner shut down');
   }
 
