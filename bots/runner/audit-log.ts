@@ -128,13 +128,8 @@ export function isAuditedRefusal(code: string): boolean {
   return ((POLICY_REFUSAL_CODES as readonly string[]).includes(code) && code !== 'dms_not_enabled') || isSpendRefusalCode(code);
 }
 
-interface ChannelQueue {
-  platform: Platform;
-  scopeId: string;
-  channelId: string;
-  locale: string | undefined;
-  entries: AuditEntry[];
-  skipped: number;
+/** An audit channel's entries waiting for their post (`skipped`: dropped since the last post, the queue being full). */
+interface ChannelQueue extends AuditPost {
   timer: ReturnType<typeof setTimeout> | undefined;
   posting: Promise<void> | undefined;
 }
