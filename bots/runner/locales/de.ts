@@ -383,4 +383,5 @@ export const de = {
   'discord.option.audit_channel': 'Der Kanal für Audit-Einträge (der Bot muss dort posten dürfen)',
   'discord.option.audit_off': 'Keine Audit-Einträge mehr posten',
   'slack.audit.usage': 'Schreibe {set}, um den Audit-Kanal zu wählen, oder {off}, um ihn abzuschalten.',
+  'slack.help.audit': '<b>Audit-Kanal (Admins):</b> {command} postet dort jeden Auftrag und jede Ablehnung durch eine Regel oder ein Budget; {off} stoppt es.',
 } as const satisfies Catalog;

@@ -408,4 +408,5 @@ export const en = {
   'discord.option.audit_channel': 'The channel for audit entries (the bot must be able to post there)',
   'discord.option.audit_off': 'Stop posting audit entries',
   'slack.audit.usage': 'Say {set} to choose the audit channel, or {off} to stop it.',
+  'slack.help.audit': '<b>Audit channel (admins):</b> {command} posts every job and every refusal by a rule or a budget there; {off} stops it.',
 } as const;

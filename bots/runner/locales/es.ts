@@ -383,4 +383,5 @@ export const es = {
   'discord.option.audit_channel': 'El canal de las entradas de auditoría (el bot debe poder publicar allí)',
   'discord.option.audit_off': 'Dejar de publicar entradas de auditoría',
   'slack.audit.usage': 'Escribe {set} para elegir el canal de auditoría, o {off} para detenerlo.',
+  'slack.help.audit': '<b>Canal de auditoría (admins):</b> {command} publica allí cada trabajo y cada rechazo por una regla o un presupuesto; {off} lo detiene.',
 } as const satisfies Catalog;

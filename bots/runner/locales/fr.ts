@@ -383,4 +383,5 @@ export const fr = {
   'discord.option.audit_channel': 'Le salon des entrées d’audit (le bot doit pouvoir y publier)',
   'discord.option.audit_off': 'Ne plus publier les entrées d’audit',
   'slack.audit.usage': 'Écrivez {set} pour choisir le salon d’audit, ou {off} pour l’arrêter.',
+  'slack.help.audit': '<b>Salon d’audit (admins) :</b> {command} y publie chaque tâche et chaque refus par une règle ou un budget ; {off} l’arrête.',
 } as const satisfies Catalog;

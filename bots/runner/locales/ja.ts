@@ -383,4 +383,5 @@ export const ja = {
   'discord.option.audit_channel': '監査記録のチャンネル（ボットが投稿できる必要があります）',
   'discord.option.audit_off': '監査記録の投稿を止める',
   'slack.audit.usage': '監査チャンネルを選ぶには {set}、止めるには {off} と入力してください。',
+  'slack.help.audit': '<b>監査チャンネル（管理者）:</b> {command} で、すべてのジョブと、ルールや予算によるすべての拒否をそこに投稿します。{off} で停止します。',
 } as const satisfies Catalog;

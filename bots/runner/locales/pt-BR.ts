@@ -383,4 +383,5 @@ export const ptBR = {
   'discord.option.audit_channel': 'O canal das entradas de auditoria (o bot precisa poder publicar lá)',
   'discord.option.audit_off': 'Parar de publicar entradas de auditoria',
   'slack.audit.usage': 'Diga {set} para escolher o canal de auditoria, ou {off} para desligá-lo.',
+  'slack.help.audit': '<b>Canal de auditoria (admins):</b> {command} publica lá cada trabalho e cada recusa por uma regra ou um orçamento; {off} desliga.',
 } as const satisfies Catalog;
