@@ -75,7 +75,8 @@ export function botSpaces(settings: SpaceSettings = {}) {
      * The audit channels' posts (where each is, and its entries with their prompts), so a member's `forget` can write
      * them again without their prompts: 30 days, which is how far back `forget` reaches the audit channels.
      */
-    auditPosts: { name: 'audit-posts', dir: 'audit/posts', ttlMs: AUDIT_POSTS_DAYS * DAY, maxValueBytes: 64 * KIB, maxCount: 20_000, maxBytes: 64 * MIB },
+    // A post of 20 entries whose prompts of 1,000 characters are all escaped in JSON (6 bytes a character) is ~140 KB.
+    auditPosts: { name: 'audit-posts', dir: 'audit/posts', ttlMs: AUDIT_POSTS_DAYS * DAY, maxValueBytes: 256 * KIB, maxCount: 20_000, maxBytes: 64 * MIB },
   } satisfies Record<string, SpaceDefinition>;
 }
 

@@ -157,4 +157,19 @@ describe('forget in the audit channel', () => {
     for (const file of files) expect(await readFile(join(file.parentPath, file.name), 'utf8')).not.toContain('zanzibarwhisper');
     await state.close();
   });
+
+  it('keeps the largest post a surface makes (20 entries of the longest prompts, all escaped in JSON) for forget', async () => {
+    const dataDir = await newDir();
+    const state = await openBotState({ dataDir, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const space = state.store.space<AuditRecord>(state.spaces.auditPosts);
+    const poster = new RecordingPoster(20);
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: space });
+    log.setPoster('discord', poster);
+    const prompt = '\u0001'.repeat(5000);
+    for (let i = 0; i < 20; i++) log.jobEnded(member('U-ada'), job(prompt), completed, `https://discord.com/channels/${'1'.repeat(19)}/${'2'.repeat(19)}/${'3'.repeat(19)}`);
+    await log.flush();
+    expect(poster.posts[0]!.entries).toHaveLength(20);
+    expect(await log.forget('discord:U-ada')).toBe(1);
+    await state.close();
+  });
 });
