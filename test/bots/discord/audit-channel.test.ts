@@ -2,6 +2,7 @@ import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
+import { auditGreeting, describeAuditTrouble, say } from '../../../bots/runner/index.js';
 import { answerOf, DiscordHarness, EPHEMERAL } from './harness.js';
 
 const MANAGE_SERVER = String(PermissionFlagsBits.ManageGuild);
@@ -31,23 +32,25 @@ describe('the audit channel on Discord', () => {
     const audit = snowflake();
     const chosen = await chooseAuditChannel(h, audit);
     expect(chosen.flags & EPHEMERAL).toBe(EPHEMERAL);
-    expect(chosen.content).toBe(`✅ Audit entries of this server now go to <#${audit}>: every job and every refusal by a rule or a budget, a few at a time.`);
-    expect(h.discord.channelMessages(audit).map((m) => m.content)).toEqual([expect.stringContaining('Audit entries for this server will be posted here')]);
+    expect(chosen.content).toBe(`✅ ${say('en', 'audit.set', { scope: 'server', channel: `<#${audit}>` })}`);
+    expect(h.discord.channelMessages(audit).map((m) => m.content)).toEqual([`🧾 ${auditGreeting('discord', 'en')}`]);
 
     const ada = h.discord.newUser('ada');
     const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a public lighthouse', quality: 'low' }, { user: ada }));
     const entry = await auditEntry(h, audit, 'a public lighthouse');
-    expect(entry).toContain(`✅ Done · <@${ada.id}> in <#${h.discord.channelId}>`);
-    expect(entry).toContain('Image · 1 image · 1024x1024 · low');
-    expect(entry).toMatch(/cost \$0\.0\d+/);
-    expect(entry).toContain(`result: https://discord.com/channels/${h.discord.guildId}/${result.channelId}/${result.id}`);
+    // Who, where, the job and its link (the words are describe-audit's).
+    expect(entry).toContain(`<@${ada.id}>`);
+    expect(entry).toContain(`<#${h.discord.channelId}>`);
+    expect(entry).toContain('1024x1024 · low');
+    expect(entry).toMatch(/\$0\.0\d+/);
+    expect(entry).toContain(`https://discord.com/channels/${h.discord.guildId}/${result.channelId}/${result.id}`);
     // Nobody is pinged by an audit post.
     expect(h.discord.channelMessages(audit).at(-1)!.allowedMentions).toEqual({ parse: [] });
 
     const secret = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a private diary', quality: 'low', private: true }, { user: ada }));
     expect(secret.flags & EPHEMERAL).toBe(EPHEMERAL);
     const privateEntry = await auditEntry(h, audit, 'a private diary');
-    expect(privateEntry).toContain('private: shown only to the member, no link');
+    expect(privateEntry).toContain(say('en', 'audit.private'));
     expect(privateEntry).not.toContain('https://');
 
     await answerOf(h, h.discord.slashCommand('imagine-admin set', { setting: 'blocked-words', value: 'kraken' }, { permissions: MANAGE_SERVER }));
@@ -55,8 +58,8 @@ describe('the audit channel on Discord', () => {
     const refused = await answerOf(h, h.discord.slashCommand('imagine', { prompt: 'a kraken attack' }, { user: ada }));
     expect(refused.flags & EPHEMERAL).toBe(EPHEMERAL);
     const refusal = await auditEntry(h, audit, 'a kraken attack');
-    expect(refusal).toContain(`✋ Refused (blocked_word) · <@${ada.id}> in <#${h.discord.channelId}>`);
-    expect(refusal).toContain('blocked word: kraken');
+    expect(refusal).toContain('(blocked_word)');
+    expect(refusal).toContain(say('en', 'audit.blocked_word', { word: 'kraken' }));
     expect(h.emulator.requests).toHaveLength(sentBefore);
     // The refusal was shown to Ada alone: nothing public but the public job's reply.
     expect(h.discord.channelMessages().filter((m) => (m.flags & EPHEMERAL) === 0).map((m) => m.id)).toEqual([result.id]);
@@ -65,8 +68,9 @@ describe('the audit channel on Discord', () => {
   it('refuses a channel the bot cannot post in, naming the permissions, and keeps nothing', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
-    const answer = await chooseAuditChannel(h, snowflake());
-    expect(answer.content).toMatch(/^✋ I cannot post in <#\d+>: give the bot View Channel, Send Messages and Embed Links there/);
+    const channel = snowflake();
+    const answer = await chooseAuditChannel(h, channel);
+    expect(answer.content).toBe(`✋ ${say('en', 'audit.no_permission', { channel: `<#${channel}>` })}`);
     expect((await h.runner.policy.effective({ platform: 'discord', scopeId: h.discord.guildId })).auditChannel.value).toBeUndefined();
   });
 
@@ -90,7 +94,7 @@ describe('the audit channel on Discord', () => {
     }
     await h.discord.waitFor(() => h!.runner.audit.trouble({ platform: 'discord', scopeId: h!.discord.guildId }), 'the failures to be counted');
     const settings = await answerOf(h, h.discord.slashCommand('imagine-admin settings', {}, { permissions: MANAGE_SERVER }));
-    expect(settings.content).toContain(`⚠️ The last 3 audit posts to <#${audit}> failed (500):`);
+    expect(settings.content).toContain(describeAuditTrouble({ channelId: audit, failures: 3, code: '500', at: 0 }, 'en'));
     expect(h.logger.text()).not.toContain(h.discord.botToken);
   });
 
@@ -105,10 +109,10 @@ describe('the audit channel on Discord', () => {
     await auditEntry(h, audit, 'a plain tree');
 
     const forgot = await answerOf(h, h.discord.slashCommand('imagine-history', { show: 'forget' }, { user: ada }));
-    expect(forgot.content).toMatch(/Your prompts in 1 audit post were erased too\.$/);
+    expect(forgot.content.endsWith(say('en', 'audit.forgotten', { count: 1 }))).toBe(true);
     const texts = h.discord.channelMessages(audit).flatMap(embedTexts);
     expect(texts.join('\n')).not.toContain('quokkaflute');
-    expect(texts.find((t) => t.includes(`<@${ada.id}>`))).toContain('*(erased at the member’s request)*');
+    expect(texts.find((t) => t.includes(`<@${ada.id}>`))).toContain(`*${say('en', 'audit.erased')}*`);
     expect(texts.some((t) => t.includes('a plain tree'))).toBe(true);
   });
 });

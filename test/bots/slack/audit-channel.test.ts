@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { auditGreeting, describeAuditTrouble, say } from '../../../bots/runner/index.js';
 import { settingsCommandOf } from '../../../bots/slack/listeners/settings-commands.js';
 import type { FakeMessage } from '../../fakes/slack/slack-objects.js';
 import { finishedJob, privately, startHarness, type Harness } from './harness.js';
@@ -34,23 +35,23 @@ describe('the audit channel on Slack', () => {
   it('posts a public job (with its link), a private one (no link) and a refusal (sent nowhere else)', async () => {
     h = await start();
     const { fake } = h;
-    expect(await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN')).toBe(
-      `:white_check_mark: Audit entries of this workspace now go to <#${AUDIT}>: every job and every refusal by a rule or a budget, a few at a time.`,
-    );
-    expect(fake.botMessages(AUDIT).map((m) => m.text)).toEqual([expect.stringContaining('Audit entries for this workspace will be posted here')]);
+    expect(await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN')).toBe(`:white_check_mark: ${say('en', 'audit.set', { scope: 'workspace', channel: `<#${AUDIT}>` })}`);
+    expect(fake.botMessages(AUDIT).map((m) => m.text)).toEqual([`:receipt: ${auditGreeting('slack', 'en')}`]);
 
     await fake.command({ command: '/imagine', text: 'a public lighthouse --quality low', channel: 'C0ART', user: 'U0ALICE' });
     const job = await finishedJob(fake, 'C0ART');
     const entry = await auditEntry(h, 'a public lighthouse');
-    expect(entry).toContain('*✅ Done · <@U0ALICE> in <#C0ART>*');
-    expect(entry).toContain('Image · 1 image · 1024x1024 · low');
-    expect(entry).toMatch(/cost \$0\.0\d+/);
-    expect(entry).toContain(`result: https://slack.com/archives/C0ART/p${job.ts.replace('.', '')}`);
+    // Who, where, the job and its link (the words are describe-audit's).
+    expect(entry).toContain('<@U0ALICE>');
+    expect(entry).toContain('<#C0ART>');
+    expect(entry).toContain('1024x1024 · low');
+    expect(entry).toMatch(/\$0\.0\d+/);
+    expect(entry).toContain(`https://slack.com/archives/C0ART/p${job.ts.replace('.', '')}`);
 
     await privately(fake, 'a private diary --quality low --private', 'U0ALICE', 'C0ART');
     await finishedJob(fake, fake.dmOf('U0ALICE'));
     const privateEntry = await auditEntry(h, 'a private diary');
-    expect(privateEntry).toContain('private: shown only to the member, no link');
+    expect(privateEntry).toContain(say('en', 'audit.private'));
     expect(privateEntry).not.toContain('https://');
 
     await privately(fake, 'admin set blocked-words kraken', ADMIN);
@@ -58,7 +59,8 @@ describe('the audit channel on Slack', () => {
     const refused = await privately(fake, 'a kraken attack', 'U0ALICE', 'C0ART');
     expect(refused).toContain('kraken');
     const refusal = await auditEntry(h, 'a kraken attack');
-    expect(refusal).toContain('*✋ Refused (blocked_word) · <@U0ALICE> in <#C0ART>*');
+    expect(refusal).toContain('(blocked_word)');
+    expect(refusal).toContain(say('en', 'audit.blocked_word', { word: 'kraken' }));
     expect(h.emulator.requests).toHaveLength(sentBefore);
     // Nothing of the refusal in the channel where it was asked: only the public job's messages.
     expect(fake.botMessages('C0ART').some((m) => m.text.includes('kraken'))).toBe(false);
@@ -68,7 +70,7 @@ describe('the audit channel on Slack', () => {
     h = await start();
     h.fake.removeBotFrom(AUDIT);
     const answer = await privately(h.fake, `admin audit <#${AUDIT}|audit>`, ADMIN);
-    expect(answer).toMatch(new RegExp(`^:raised_hand: I am not a member of <#${AUDIT}>: invite me there with \`/invite <@U[A-Z0-9]+>\`, then try again\\. Nothing changed\\.$`));
+    expect(answer).toBe(`:raised_hand: ${say('en', 'audit.not_in_channel', { channel: `<#${AUDIT}>`, invite: `\`/invite <@${h.bot.botUserId}>\`` })}`);
     expect((await h.runner.policy.effective({ platform: 'slack', scopeId: h.fake.teamId })).auditChannel.value).toBeUndefined();
   });
 
@@ -91,7 +93,7 @@ describe('the audit channel on Slack', () => {
       await fake.waitFor(() => fake.callsOf('chat.postMessage').filter((c) => c.args.channel === AUDIT && !c.ok).length >= failedCalls || undefined, 'the audit post to fail');
     }
     await fake.waitFor(() => h!.runner.audit.trouble({ platform: 'slack', scopeId: fake.teamId }), 'the failures to be counted');
-    expect(await privately(fake, 'admin settings', ADMIN)).toContain(`⚠️ The last 4 audit posts to <#${AUDIT}> failed (internal_error):`);
+    expect(await privately(fake, 'admin settings', ADMIN)).toContain(describeAuditTrouble({ channelId: AUDIT, failures: 4, code: 'internal_error', at: 0 }, 'en'));
   });
 
   it('on forget, writes the member’s audit entries again without their prompts', async () => {
@@ -100,9 +102,9 @@ describe('the audit channel on Slack', () => {
     await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN);
     await fake.command({ command: '/imagine', text: 'a quokkaflute sunrise --quality low', channel: 'C0ART', user: 'U0ALICE' });
     await auditEntry(h, 'a quokkaflute sunrise');
-    expect(await privately(fake, 'forget', 'U0ALICE')).toMatch(/Your prompts in 1 audit post were erased too\.$/);
+    expect((await privately(fake, 'forget', 'U0ALICE')).endsWith(say('en', 'audit.forgotten', { count: 1 }))).toBe(true);
     const texts = fake.botMessages(AUDIT).flatMap(sections);
     expect(texts.join('\n')).not.toContain('quokkaflute');
-    expect(texts.find((t) => t.includes('<@U0ALICE>'))).toContain('_(erased at the member’s request)_');
+    expect(texts.find((t) => t.includes('<@U0ALICE>'))).toContain(`_${say('en', 'audit.erased')}_`);
   });
 });
