@@ -98,6 +98,18 @@ describe('the audit channel on Discord', () => {
     expect(h.logger.text()).not.toContain(h.discord.botToken);
   });
 
+  it('waits out a 429 on an audit post (discord.js keeps the route’s bucket) and posts it then', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const audit = snowflake();
+    await chooseAuditChannel(h, audit);
+    h.discord.rateLimitNext({ route: 'channel-message', method: 'POST' }, 500, 2);
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a patient heron', quality: 'low' }));
+    expect(result.attachments).toHaveLength(1);
+    await auditEntry(h, audit, 'a patient heron');
+    expect(h.discord.requests.filter((r) => r.route === 'channel-message' && r.status === 429)).toHaveLength(2);
+    expect(h.runner.audit.trouble({ platform: 'discord', scopeId: h.discord.guildId })).toBeUndefined();
+  });
+
   it('on forget, writes the member’s audit entries again without their prompts', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const audit = snowflake();

@@ -96,6 +96,18 @@ describe('the audit channel on Slack', () => {
     expect(await privately(fake, 'admin settings', ADMIN)).toContain(describeAuditTrouble({ channelId: AUDIT, failures: 4, code: 'internal_error', at: 0 }, 'en'));
   });
 
+  it('waits out Slack’s Retry-After on an audit post and posts it then', async () => {
+    h = await start();
+    const { fake } = h;
+    await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN);
+    fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 1, match: (args) => args.channel === AUDIT });
+    await fake.command({ command: '/imagine', text: 'a patient heron --quality low', channel: 'C0ART', user: 'U0ALICE' });
+    await finishedJob(fake, 'C0ART');
+    await auditEntry(h, 'a patient heron');
+    expect(fake.callsOf('chat.postMessage').filter((c) => c.args.channel === AUDIT && c.status === 429)).toHaveLength(1);
+    expect(h.runner.audit.trouble({ platform: 'slack', scopeId: fake.teamId })).toBeUndefined();
+  });
+
   it('on forget, writes the member’s audit entries again without their prompts', async () => {
     h = await start();
     const { fake } = h;
