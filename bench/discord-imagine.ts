@@ -252,6 +252,7 @@ async function runOnce(): Promise<void> {
     history: runners.light.history,
     styles: runners.light.styles,
     members: runners.light.members,
+    audit: runners.light.audit,
   };
   const bot = await startDiscordBot({
     token: discord.botToken,

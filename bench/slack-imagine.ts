@@ -124,6 +124,7 @@ async function runScenario(scenario: Scenario, finals: 'channel' | 'thread'): Pr
     history: runners.light.history,
     styles: runners.light.styles,
     members: runners.light.members,
+    audit: runners.light.audit,
   };
   const shown: ShownEvent[] = [];
   const bot = await startSlackBot({

@@ -191,6 +191,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         settings: settingsInState(state.store.space(state.spaces.scopeSettings), logger),
         styles: state.store.space(state.spaces.houseStyles),
         memberDefaults: memberDefaultsInState(state.store.space(state.spaces.memberDefaults)),
+        auditPosts: state.store.space(state.spaces.auditPosts),
         metrics: runnerMetrics,
         logger,
       });

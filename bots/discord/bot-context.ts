@@ -9,7 +9,7 @@ import type { DiscordJobStore } from './job-store.js';
  * `requestForm` before a form opens — which every entry point calls once, before its first answer; `cancel` and
  * `get` for the buttons; the budgets, rules and history for the usage, admin and history commands.
  */
-export type DiscordJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history' | 'styles' | 'members'>;
+export type DiscordJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history' | 'styles' | 'members' | 'audit'>;
 
 /** Everything the command, button and modal handlers share. */
 export interface BotContext {

@@ -26,6 +26,9 @@ export const DISCORD_LIMITS = {
   choicesPerOption: 25,
   /** Characters of a choice's name (a command option's choices, an autocomplete answer's). */
   choiceNameLength: 100,
+  /** Embeds in one message, and the characters of text of all of them together. */
+  embedsPerMessage: 10,
+  embedChars: 6000,
 } as const;
 
 /** JSON error codes Discord answers with that this surface handles. */
@@ -37,6 +40,7 @@ export const DISCORD_ERRORS = {
   requestEntityTooLarge: 40005,
   /** Someone (perhaps an earlier try of ours) already answered the interaction. */
   alreadyAcknowledged: 40060,
+  unknownChannel: 10003,
   missingAccess: 50001,
   missingPermissions: 50013,
   /** The interaction token is older than 15 minutes. */

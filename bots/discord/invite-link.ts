@@ -5,13 +5,15 @@ export const INVITE_SCOPES = [OAuth2Scopes.Bot, OAuth2Scopes.ApplicationsCommand
 
 /**
  * The permissions the bot asks for, by name (README, "Setting up the Discord application"): only used when a job
- * outlives its 15-minute interaction token and its result is posted in the channel instead.
+ * outlives its 15-minute interaction token and its result is posted in the channel instead, and for the audit
+ * channel's posts (their entries are embeds: Embed Links).
  */
 export const INVITE_PERMISSIONS = new PermissionsBitField([
   PermissionFlagsBits.ViewChannel,
   PermissionFlagsBits.SendMessages,
   PermissionFlagsBits.SendMessagesInThreads,
   PermissionFlagsBits.AttachFiles,
+  PermissionFlagsBits.EmbedLinks,
 ]).freeze();
 
 /** The ready-to-click link that adds the bot of `applicationId` to a server, with the scopes and permissions above. */

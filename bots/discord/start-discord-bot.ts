@@ -14,6 +14,7 @@ import { askHolderToCancel, cancelWhenAsked, startSweeper, type BotState } from 
 import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST_ANSWER_CONNECTIONS, withFirstAnswerPool } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
+import { discordAuditPoster } from './audit-poster.js';
 
 export interface StartDiscordBotOptions {
   /** The bot token (a secret: never logged or shown). */
@@ -116,6 +117,8 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       void settled.finally(() => inFlight.delete(settled));
     },
   };
+  // The audit channels of this process's servers: the runner batches the entries, this posts them with the bot's REST client.
+  options.runner.audit.setPoster('discord', discordAuditPoster(client.rest));
   const route = createInteractionRouter(ctx, loadCommands());
   let accepting = true;
   client.on(Events.InteractionCreate, (interaction) => {

@@ -31,6 +31,7 @@ import { ScopePolicy, type OperatorControls } from './scope-policy.js';
 import { settingsInState, type ScopeSettingsStore } from './scope-settings.js';
 import { MemberDefaultsBook, memberDefaultsInState, type AppliedDefaults, type MemberDefaultsStore } from './member-defaults.js';
 import { JobHistory, type JobHistoryStore } from './job-history.js';
+import { AuditLog, type AuditLogOptions } from './audit-log.js';
 import { HouseStyles, type HouseStyleRecord, type StyledJob } from './house-styles.js';
 import type { Space } from '../state/index.js';
 import { DEFAULT_MAX_QUEUED_JOBS, QueueBound, QueuePositions, QueueRoom, type QueuePlace } from './queue-bound.js';
@@ -106,6 +107,10 @@ export interface JobRunnerOptions {
   maxQueuedInputBytes?: number | undefined;
   /** Previews re-encoded at display size (`PICTOR_LIGHT_PREVIEWS`); false: the partials as the service sent them. Default true. */
   lightPreviews?: boolean | undefined;
+  /** Where the audit channels' posts are kept for `forget` (the bots' state: its `audit-posts` space). Without it, `forget` does not reach them. */
+  auditPosts?: AuditLogOptions['posts'];
+  /** How long audit entries are collected before a post (and the least time between two posts to one channel). Default 2 s. */
+  auditBatchMs?: number | undefined;
 }
 
 interface Job {
@@ -173,6 +178,8 @@ export class JobRunner {
   readonly #taking = new Set<Promise<unknown>>();
   /** Jobs whose end is kept in the history once their final update is shown (`shutdown` waits for them). */
   readonly #historyWrites = new Set<Promise<void>>();
+  /** Jobs whose audit entry is made once their final update is shown (`shutdown` posts them). */
+  readonly #auditEntries = new Set<Promise<void>>();
   /** Set by `drain`: new jobs are refused (`restarting`) while the ones taken run to their end. */
   #draining = false;
   /** The caps of each server/workspace (the operator's with what its chat admins set), and the usage summaries. */
@@ -187,6 +194,8 @@ export class JobRunner {
   readonly history: JobHistory | undefined;
   /** Makes the preview each shown partial is uploaded as (`JobUpdate['preview']`). */
   readonly previews: PreviewEncoder;
+  /** The audit channels: every ended job and every refusal by a rule or a budget, posted by the surfaces' posters (`audit.setPoster`). */
+  readonly audit: AuditLog;
 
   constructor(options: JobRunnerOptions) {
     this.#client = options.client;
@@ -234,7 +243,16 @@ export class JobRunner {
     this.styles = new HouseStyles({ space: options.styles, logger: this.#logger, now: this.#now, cacheMs: options.settingsCacheMs });
     this.members = new MemberDefaultsBook({ store: options.memberDefaults ?? memberDefaultsInState(), policy: this.policy, logger: this.#logger });
     this.previews = new PreviewEncoder({ enabled: options.lightPreviews, logger: this.#logger });
-    this.history = options.history && new JobHistory({ store: options.history, retentionDays: options.historyRetentionDays, logger: this.#logger, now: this.#now });
+    this.audit = new AuditLog({
+      channelOf: async (scope) => (await this.policy.effective(scope)).auditChannel.value,
+      posts: options.auditPosts,
+      batchMs: options.auditBatchMs,
+      logger: this.#logger,
+      now: this.#now,
+    });
+    this.history =
+      options.history &&
+      new JobHistory({ store: options.history, retentionDays: options.historyRetentionDays, logger: this.#logger, now: this.#now, forgetAudit: (userKey) => this.audit.forget(userKey) });
     if (!(Number.isFinite(this.#minUpdateIntervalMs) && this.#minUpdateIntervalMs >= 0)) {
       throw new ValidationError('minUpdateIntervalMs', `minUpdateIntervalMs must be a number of milliseconds ≥ 0, not ${options.minUpdateIntervalMs}`);
     }
@@ -281,6 +299,8 @@ export class JobRunner {
       admission = await this.#admit(intent);
     } catch (error) {
       this.#countIfRefused(error, intent.requester);
+      // A refusal by a rule or a budget goes to the audit channel (the member alone is answered).
+      this.audit.refused(intent.requester, intent, error);
       await answers.refuse(error);
       return undefined;
     }
@@ -307,6 +327,8 @@ export class JobRunner {
     }
     if (refusal) {
       this.#countRefusal(refusal, requester);
+      // Before a form: no prompt yet.
+      this.audit.refused(requester, { kind: 'edit', prompt: '' }, refusal);
       await answers.refuse(refusal);
       return false;
     }
@@ -451,15 +473,25 @@ export class JobRunner {
     );
     const { history } = this;
     const key = accepted.historyKey;
+    const { kind } = admission.intent;
+    const { prompt } = admission.styled;
+    const { options } = admission.member.spec;
+    const isPrivate = spec.private === true;
+    // The link to the job's message, asked once when it has ended (a private job has none anyone could open).
+    let link: Promise<string | undefined> | undefined;
+    const linkOnce = () => (link ??= Promise.resolve(accepted.historyLink?.()).catch(() => undefined));
     if (history && key !== undefined) {
       // The member's history (`/imagine-history`) once the job has ended; `shutdown` waits for it. Without the input images; as sent (its style applied).
-      const { kind } = admission.intent;
-      const { prompt } = admission.styled;
-      const { options } = admission.member.spec;
-      const kept = job.done.then((final) => history.recordEnd(requester, { key, kind, prompt, options, private: spec.private === true }, final, accepted.historyLink?.()));
+      const kept = job.done.then((final) => history.recordEnd(requester, { key, kind, prompt, options, private: isPrivate }, final, linkOnce()));
       this.#historyWrites.add(kept);
       void kept.finally(() => this.#historyWrites.delete(kept));
     }
+    // The audit channel's entry once its final update was shown: never before the member's answer, never failing it.
+    const entry = job.done
+      .then(async (final) => this.audit.jobEnded(requester, { kind, prompt, options, private: isPrivate }, final, isPrivate ? undefined : await linkOnce()))
+      .catch((error: unknown) => this.#logger.warn({ jobId: id, err: error }, 'could not record a job for the audit channel'));
+    this.#auditEntries.add(entry);
+    void entry.finally(() => this.#auditEntries.delete(entry));
     return job;
   }
 
@@ -555,7 +587,9 @@ export class JobRunner {
     for (const job of active) if (!job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
     await raceTimeout(allDone(), SHUTDOWN_DRAIN_MS);
     // An ended job is kept in the history once its final update is shown: nothing is written after the runner is down.
-    await raceTimeout(Promise.allSettled([...this.#historyWrites, this.history?.settled()]), SHUTDOWN_DRAIN_MS);
+    // What waits for the audit channels (the entries of the jobs that just ended too) is posted now, in the same few seconds.
+    const audited = Promise.allSettled([...this.#auditEntries]).then(() => this.audit.flush());
+    await raceTimeout(Promise.allSettled([...this.#historyWrites, this.history?.settled(), audited]), SHUTDOWN_DRAIN_MS);
     this.#logger.info({ jobs: active.length }, 'job runner shut down');
   }
 

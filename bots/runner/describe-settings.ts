@@ -1,6 +1,8 @@
 import type { EffectiveSetting, EffectiveSettings, ScopePolicy, SettingChangeResult } from './scope-policy.js';
 import { settingHint, WORD_OF, mergeSetting, parseSettingValue, settingOfWord, SETTING_WORDS } from './setting-words.js';
 import type { SettingName } from './scope-settings.js';
+import type { AuditTrouble } from './audit-log.js';
+import { describeAuditTrouble } from './describe-audit.js';
 import { SCOPE_WORDS } from './describe-refusal.js';
 import { say, utcDate, type MessageKey } from './words.js';
 import type { Platform, Requester } from './types.js';
@@ -63,7 +65,7 @@ function answerOf(result: SettingChangeResult, platform: Platform, locale: strin
  * line each, in the markup both Discord and Slack read for mentions (`<#id>`,
  * `<@id>`, `<@&id>`), in `locale`. `howToChange` names the command for this surface.
  */
-export function describeSettings(s: EffectiveSettings, howToChange: string, locale?: string): string {
+export function describeSettings(s: EffectiveSettings, howToChange: string, locale?: string, auditTrouble?: AuditTrouble): string {
   const p = s.platform;
   const scope = SCOPE_WORDS[p];
   const line = (name: SettingName, setting: EffectiveSetting<unknown>, empty?: MessageKey) => {
@@ -87,6 +89,12 @@ export function describeSettings(s: EffectiveSettings, howToChange: string, loca
     line('defaultQuality', s.defaultQuality),
     line('defaultPreviews', s.defaultPreviews),
     line('privateResults', s.privateResults),
+    say(locale, 'settings.audit_line', {
+      channel: s.auditChannel.value ? `<#${s.auditChannel.value.channelId}>` : say(locale, 'settings.audit_off'),
+      source: sourceText(s.auditChannel, locale),
+    }),
+    // Audit posts that keep failing are said here, to the admins who look (the log says it too).
+    ...(auditTrouble ? [describeAuditTrouble(auditTrouble, locale)] : []),
     say(locale, 'settings.how_to_change', { command: howToChange }),
   ];
   return lines.join('\n');

@@ -24,7 +24,23 @@ export { refusalFromPolicy } from './describe-refusal.js';
 export { JobRefusedError, isJobRefusedError, type JobRefusalDetails } from './JobRefusedError.js';
 export { describeFailure, describeKeptImages, describeValidation, INTERNAL_ERROR_CODE, type FailureCode, type FailureDescription } from './describe-failure.js';
 export { describeUsage, type UsageMarkup } from './describe-usage.js';
-export { historyLineValues } from './describe-history.js';
+export { describeForgotten, historyLineValues } from './describe-history.js';
+export {
+  AuditLog,
+  AuditChannelError,
+  AuditEntrySchema,
+  AUDIT_LIMITS,
+  AUDIT_PROMPT_MAX,
+  isAuditedRefusal,
+  type AuditChannelProblem,
+  type AuditEntry,
+  type AuditLogOptions,
+  type AuditPost,
+  type AuditPoster,
+  type AuditRecord,
+  type AuditTrouble,
+} from './audit-log.js';
+export { auditGreeting, auditLinesOf, auditSkippedNote, auditSummary, changeAuditChannel, describeAuditTrouble, type AuditLines } from './describe-audit.js';
 export { mayCancel } from './may-cancel.js';
 export { readRunnerConfig, type RunnerConfig } from './config.js';
 export { PreviewEncoder, PREVIEW_LONGEST_SIDE, type PreviewEncoderOptions } from './preview-image.js';

@@ -54,6 +54,8 @@ export interface JobHistoryOptions {
   retentionDays?: number | undefined;
   logger?: LoggerLike | undefined;
   now?: (() => number) | undefined;
+  /** Erases the member's prompts from the audit channels' posts (`AuditLog.forget`) before the rest; answers how many posts changed. */
+  forgetAudit?: ((userKey: string) => Promise<number>) | undefined;
 }
 
 export const DEFAULT_HISTORY_RETENTION_DAYS = 30;
@@ -65,6 +67,7 @@ export class JobHistory {
   readonly #keepMs: number;
   readonly #logger: LoggerLike | undefined;
   readonly #now: () => number;
+  readonly #forgetAudit: JobHistoryOptions['forgetAudit'];
   /** Entries being kept: the runner's shutdown waits for them, so none is written after the bot stops. */
   readonly #pending = new Set<Promise<void>>();
 
@@ -73,6 +76,7 @@ export class JobHistory {
     this.#keepMs = (options.retentionDays ?? DEFAULT_HISTORY_RETENTION_DAYS) * DAY_MS;
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
+    this.#forgetAudit = options.forgetAudit;
   }
 
   /**
@@ -138,9 +142,23 @@ export class JobHistory {
 
   /** Erases the member's own history; answers how many jobs were erased. Logged without any prompt. */
   async forget(requester: Requester): Promise<number> {
-    const count = await this.#store.forget(userKeyOf(requester));
-    this.#logger?.info({ userKey: userKeyOf(requester), count }, 'a member erased their history');
-    return count;
+    return (await this.forgetEverywhere(requester)).entries;
+  }
+
+  /**
+   * Erases the member's prompts everywhere: the audit channels' posts first (written again with the erased marker;
+   * a failure there is logged and the rest still erased), then their history and everything the bots' state and the
+   * ledger keep. Answers how many history entries and audit posts there were (`describeForgotten` words it).
+   */
+  async forgetEverywhere(requester: Requester): Promise<{ entries: number; auditPosts: number }> {
+    const userKey = userKeyOf(requester);
+    const auditPosts = await (this.#forgetAudit?.(userKey) ?? Promise.resolve(0)).catch((error: unknown) => {
+      this.#logger?.warn({ userKey, code: (error as { code?: unknown }).code }, 'could not erase a member’s prompts from the audit posts');
+      return 0;
+    });
+    const entries = await this.#store.forget(userKey);
+    this.#logger?.info({ userKey, count: entries, auditPosts }, 'a member erased their history');
+    return { entries, auditPosts };
   }
 
   #fresh(entries: HistoryEntry[]): HistoryEntry[] {

@@ -53,6 +53,8 @@ export interface EffectiveSettings {
   defaultPreviews: EffectiveSetting<number>;
   /** Whether members may ask for private results. */
   privateResults: EffectiveSetting<boolean>;
+  /** Where the scope's audit entries are posted (`/imagine-admin audit`); undefined: nowhere. */
+  auditChannel: EffectiveSetting<{ channelId: string; locale?: string | undefined } | undefined>;
 }
 
 /** Why a settings change was refused. Stable: surfaces and tests switch on it. */
@@ -246,6 +248,7 @@ export class ScopePolicy {
       defaultQuality,
       defaultPreviews,
       privateResults: v.privateResults !== undefined ? admin('privateResults', v.privateResults) : { value: true, source: 'default' },
+      auditChannel: v.auditChannel !== undefined ? admin('auditChannel', { ...v.auditChannel }) : { value: undefined, source: 'default' },
     };
   }
 

@@ -55,6 +55,8 @@ export const ScopeSettingsSchema = z.object({
     )
     .max(ROLE_BUDGETS_MAX)
     .optional(),
+  /** Where every job and every refusal by a rule or a budget is posted (`audit-log.ts`), in the language of the admin who chose it. */
+  auditChannel: z.object({ channelId: id, locale: z.string().max(35).optional() }).optional(),
 });
 
 export type ScopeSettings = z.output<typeof ScopeSettingsSchema>;

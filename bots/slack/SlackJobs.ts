@@ -18,6 +18,7 @@ import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { isSlackInputError } from './SlackInputError.js';
 import { askHolderToCancel, cancelWhenAsked } from '../state/index.js';
 import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js';
+import { messageLinkOf } from './slack-text.js';
 
 /** Ended jobs kept for a repair by button; each holds its final images until repaired. */
 const MAX_UNREPAIRED = 50;
@@ -27,7 +28,7 @@ const MAX_UNREPAIRED = 50;
  * called once per entry point (through `SlackJobs`); `cancel` and `get` for the buttons; the budgets, rules and
  * history for the usage, admin and history commands.
  */
-export type SlackJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history' | 'styles' | 'members'>;
+export type SlackJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history' | 'styles' | 'members' | 'audit'>;
 
 /** Who did something in Slack, and where. */
 export interface SlackActor {
@@ -190,8 +191,16 @@ export class SlackJobs {
             onShown: this.#o.onShown,
             finalImagesIn: this.#o.finalImagesIn,
           });
-          // The member's history (`/imagine history`) keeps the job under its request's id (Reroll from the history).
-          return { sink: view.sink, historyKey: request.id };
+          // The member's history (`/imagine history`) keeps the job under its request's id (Reroll from the history);
+          // a public job's message is linked from the audit channel (a private one, in the member's DM, is not).
+          const saved = request;
+          const historyLink = dm
+            ? undefined
+            : async () => {
+                const messageTs = (await this.#o.store.get(saved.id))?.messageTs;
+                return messageTs ? messageLinkOf(saved.channelId, messageTs) : undefined;
+              };
+          return { sink: view.sink, historyKey: request.id, historyLink };
         },
         fail: async (reason) => {
           if (request) await this.#o.store.delete(request.id).catch(() => undefined);

@@ -186,7 +186,7 @@ export class HomeTabs {
       blocks.push(
         { type: 'divider' },
         { type: 'header', text: { type: 'plain_text', text: say(locale, 'slack.home.admin_header') } },
-        section(describeSettings(settings, `\`${this.#o.command} admin set SETTING VALUE\``, locale)),
+        section(describeSettings(settings, `\`${this.#o.command} admin set SETTING VALUE\``, locale, this.#o.runner.audit.trouble(requester))),
       );
     }
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: say(locale, 'slack.home.how', { command: `\`${this.#o.command}\`` }) }] });

@@ -170,5 +170,6 @@ export function usageText(commands: { imagine: string; edit: string }, locale?: 
     say(locale, 'slack.help.usage', { command: `\`${commands.imagine} usage\`` }, bold),
     say(locale, 'slack.help.settings', { command: `\`${commands.imagine} settings\`` }, bold),
     say(locale, 'slack.help.admins', { command: `\`${commands.imagine} admin budget user-daily 2.50\`` }, bold),
+    say(locale, 'slack.help.audit', { command: `\`${commands.imagine} admin audit #channel\``, off: `\`${commands.imagine} admin audit off\`` }, bold),
   ].join('\n');
 }

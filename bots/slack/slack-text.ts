@@ -28,6 +28,11 @@ export function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+/** A link to a message (`chat.getPermalink`'s form without asking Slack: Slack opens it in the reader's workspace). */
+export function messageLinkOf(channelId: string, ts: string): string {
+  return `https://slack.com/archives/${channelId}/p${ts.replace('.', '')}`;
+}
+
 /** Shortens text to `max` characters (code points), with an ellipsis. */
 export function truncate(text: string, max: number): string {
   const chars = [...text];

@@ -30,6 +30,7 @@ import { registerAppHome } from './listeners/app-home.js';
 import { registerWorkflowStep } from './listeners/workflow-step.js';
 import { UserGroups } from './user-groups.js';
 import { WorkspaceClients, type Workspace } from './workspace.js';
+import { slackAuditPoster } from './audit-poster.js';
 
 /** The bot scopes Pictor asks for when a workspace installs it through OAuth, as in the app manifest. */
 export const SLACK_BOT_SCOPES = [
@@ -124,6 +125,8 @@ export interface SlackBot {
 const DEFAULT_CHANNEL_WRITE_INTERVAL_MS = 1000;
 const DEFAULT_PROGRESS_WRITES_PER_MINUTE = 40;
 const WEB_API_TIMEOUT_MS = 60_000;
+/** An audit post is tried again twice at most (after `Retry-After`, or 1 s and 2 s after a failure of Slack's), then dropped. */
+const AUDIT_RETRIES = { retries: 2, factor: 2, minTimeout: 1000, maxTimeout: 5000 };
 const STOP_DRAIN_MS = 10_000;
 const INSTALL_PATH = '/slack/install';
 const REDIRECT_PATH = '/slack/oauth_redirect';
@@ -227,9 +230,10 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   });
   // With Redis, a Cancel pressed on another replica for a job running here.
   await jobs.listenForCancels();
+  const tokenFor = async (teamId: string): Promise<string | undefined> => options.botToken ?? (await installations!.forTeam(teamId))?.bot?.token;
   const clientFor = async (teamId: string): Promise<webApi.WebClient | undefined> => {
     if (single) return single.client;
-    const token = (await installations!.forTeam(teamId))?.bot?.token;
+    const token = await tokenFor(teamId);
     return token ? clients.client(token) : undefined;
   };
   // A user group's budget (`/imagine admin budget @group …`) applies to its members: Slack tells who they are.
@@ -248,6 +252,14 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     logger,
     commands,
   };
+  const auditClients = new WorkspaceClients((token) => new webApi.WebClient(token, { ...clientOptions, logger: boltLogger, retryConfig: AUDIT_RETRIES }));
+  // The audit channels of this process's workspaces: the runner batches the entries, this posts them through the writer
+  // with clients that give up soon (a post holds its channel's writes while it is retried: never a job's for minutes).
+  const auditClientFor = async (teamId: string) => {
+    const token = await tokenFor(teamId);
+    return token ? auditClients.client(token) : undefined;
+  };
+  options.runner.audit.setPoster('slack', slackAuditPoster({ clientFor: auditClientFor, writer }));
   // Every process sweeps: at start what the last one left, and (with Redis) the jobs of a replica whose lease lapsed.
   const sweeper = startSweeper({
     store: state.store,
@@ -256,7 +268,16 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     sweep: (request) => sweepInterrupted({ clientFor, writer, store, logger, request }).then(() => undefined),
     logger,
   });
-  if (installations) registerUninstalls(app, { installations, forget: (token) => clients.forget(token), logger });
+  if (installations) {
+    registerUninstalls(app, {
+      installations,
+      forget: (token) => {
+        clients.forget(token);
+        auditClients.forget(token);
+      },
+      logger,
+    });
+  }
   registerImagineCommand(app, context);
   registerEditEntryPoints(app, context);
   registerEditView(app, context);

@@ -9,6 +9,8 @@ const MIB = 1024 * KIB;
 
 /** The largest image kept for the buttons of a Discord job (Reroll, Retry, Edit); a larger one is not kept. */
 export const MAX_KEPT_IMAGE_BYTES = 8 * MIB;
+/** Days an audit post is kept for `forget`: how far back a member's `forget` reaches the audit channels. */
+export const AUDIT_POSTS_DAYS = 30;
 /** Default `PICTOR_KEPT_IMAGES_MB`: the bytes of kept images, past which the oldest go first. */
 export const DEFAULT_KEPT_IMAGES_MB = 256;
 
@@ -69,6 +71,12 @@ export function botSpaces(settings: SpaceSettings = {}) {
     houseStyles: { name: 'house-styles', dir: 'styles', ttlMs: undefined, maxValueBytes: 64 * KIB, maxCount: 10_000, maxBytes: 64 * MIB },
     /** Each member's own defaults (size, quality, format, count, private, previews), until they change them or `forget`. */
     memberDefaults: { name: 'member-defaults', dir: 'members/defaults', ttlMs: undefined, maxValueBytes: 1 * KIB, maxCount: 100_000, maxBytes: 32 * MIB },
+    /**
+     * The audit channels' posts (where each is, and its entries with their prompts), so a member's `forget` can write
+     * them again without their prompts: 30 days, which is how far back `forget` reaches the audit channels.
+     */
+    // A post of 20 entries whose prompts of 1,000 characters are all escaped in JSON (6 bytes a character) is ~140 KB.
+    auditPosts: { name: 'audit-posts', dir: 'audit/posts', ttlMs: AUDIT_POSTS_DAYS * DAY, maxValueBytes: 256 * KIB, maxCount: 20_000, maxBytes: 64 * MIB },
   } satisfies Record<string, SpaceDefinition>;
 }
 

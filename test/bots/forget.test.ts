@@ -1,10 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PermissionFlagsBits } from 'discord.js';
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../bots/main.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { RedisLink } from '../../src/internal.js';
 import type { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
+import { snowflake } from '../fakes/discord/snowflake.js';
 import { makeImage } from '../helpers/images.js';
 import { discordAnswer, discordResult, slackEventsUrl, startChatFakes, startUpstream, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
@@ -14,6 +16,8 @@ const defer = useCleanup();
 const redis = testRedis();
 const MARKER = 'QUIXOTIC';
 const CONSOLE_TOKEN = 'forget-test-console-token-0123456789';
+const SLACK_ADMIN = 'U0ADMIN';
+const MANAGE_SERVER = String(PermissionFlagsBits.ManageGuild);
 
 describe.each([
   { backend: 'file' as const, skip: undefined },
@@ -42,12 +46,18 @@ describe.each([
         PICTOR_CONSOLE_TOKEN: CONSOLE_TOKEN,
         ...surfaceEnv({ discord, slack }),
         DISCORD_ALLOWED_ATTACHMENT_HOSTS: discord.cdnHost,
+        SLACK_ADMIN_USER_IDS: SLACK_ADMIN,
         ...(url && { REDIS_URL: url, PICTOR_REDIS_PREFIX: prefix }),
       },
       (line) => lines.push(line),
     );
     defer(() => service.stop());
     slack.deliverOverHttp(slackEventsUrl(lines.join('\n'))!);
+    // Both audit channels record the jobs, prompts included: forget must reach their posts too.
+    const audit = { discord: snowflake(), slack: 'C0AUDIT' };
+    expect((await discordAnswer(discord, discord.slashCommand('imagine-admin audit', { channel: { channel: { id: audit.discord } } }, { user: discord.newUser('mod'), permissions: MANAGE_SERVER }))).content).toMatch(/^✅/);
+    const chose = await slack.command({ command: '/imagine', text: `admin audit <#${audit.slack}|audit>`, channel: 'C0ADMIN', user: SLACK_ADMIN });
+    await slack.waitFor(() => slack.responses.find((r) => chose.responseUrl.endsWith(r.id)), 'the audit channel to be chosen');
 
     // On Discord: a generation, an edit (its input kept for Reroll), and a job of another member.
     await discordResult(discord, discord.slashCommand('imagine', { prompt: `a ${MARKER} lighthouse`, quality: 'low' }));
@@ -58,6 +68,12 @@ describe.each([
     // On Slack: a job of a member of a workspace.
     await slack.command({ command: '/imagine', text: `a ${MARKER} fox --quality low`, channel: 'C0FORGET', user: 'U0FORGET' });
     await finishedJob(slack, 'C0FORGET');
+    // Posted a couple of seconds after the jobs ended.
+    const auditTexts = () => [
+      ...discord.channelMessages(audit.discord).flatMap((m) => m.embeds.map((e) => String(e.description))),
+      ...slack.botMessages(audit.slack).map((m) => JSON.stringify(m.blocks ?? [])),
+    ];
+    await discord.waitFor(() => auditTexts().filter((t) => t.includes(MARKER)).length === 3 || undefined, 'the audit posts of the member’s three jobs');
     // The member's own defaults (no prompt, but theirs: forget erases them too).
     expect((await discordAnswer(discord, discord.slashCommand('imagine-settings', { size: '1536x1024', private: false }))).content).toContain('• size: 1536x1024');
     const defaultsRecord = new RegExp(`(member-defaults:r:|members/defaults/)discord-${discord.user.id}`);
@@ -76,6 +92,10 @@ describe.each([
     const ack = await slack.command({ command: '/imagine', text: 'forget', channel: 'C0FORGET', user: 'U0FORGET' });
     const said = await slack.waitFor(() => slack.responses.find((r) => ack.responseUrl.endsWith(r.id)), 'the answer to /imagine forget');
     expect(String(said.body.text)).toContain('Erased your history (1 job)');
+    // Their audit entries were written again without the prompts; the other member's stays.
+    expect(auditTexts().join('\n')).not.toContain(MARKER);
+    expect(auditTexts().filter((t) => t.includes('(erased at the member’s request)'))).toHaveLength(3);
+    expect(auditTexts().some((t) => t.includes('a lighthouse of someone else'))).toBe(true);
 
     // Not a trace of the prompts anywhere Pictor keeps them; the other member's job and every amount stay.
     const kept = await everything(dataDir, url, prefix);

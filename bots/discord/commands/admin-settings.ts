@@ -63,7 +63,7 @@ export async function answerAdmin(
 export async function answerSettings(interaction: ChatInputCommandInteraction, ctx: BotContext): Promise<void> {
   await answerAdmin(interaction, ctx, sayIn(interaction.locale, 'discord.settings.not_admin'), async (requester, say) => {
     if (interaction.options.getSubcommand() === 'settings') {
-      await say(describeSettings(await ctx.runner.policy.effective(requester), '`/imagine-admin set`', interaction.locale));
+      await say(describeSettings(await ctx.runner.policy.effective(requester), '`/imagine-admin set`', interaction.locale, ctx.runner.audit.trouble(requester)));
       return;
     }
     const answer = await changeSetting(ctx.runner.policy, requester, interaction.options.getString('setting', true), interaction.options.getString('value', true));

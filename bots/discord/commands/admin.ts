@@ -6,9 +6,10 @@ import { amountHint, CAP_NAMES, capOfName, notAdminMessage, parseCapAmount, say 
 import type { BotContext } from '../bot-context.js';
 import { addSettingsSubcommands, answerSettings } from './admin-settings.js';
 import { addStyleSubcommands, answerStyles } from './admin-styles.js';
+import { addAuditSubcommand, answerAudit } from './admin-audit.js';
 import type { SlashCommand } from './command.js';
 
-const data = addStyleSubcommands(addSettingsSubcommands(new SlashCommandBuilder()
+const data = addAuditSubcommand(addStyleSubcommands(addSettingsSubcommands(new SlashCommandBuilder()
   .setName('imagine-admin')
   .setNameLocalizations(localized('discord.command.admin.name'))
   .setDescription(english('discord.command.admin.description'))
@@ -32,15 +33,16 @@ const data = addStyleSubcommands(addSettingsSubcommands(new SlashCommandBuilder(
         o.setName('usd').setDescription(english('discord.option.usd')).setDescriptionLocalizations(localized('discord.option.usd')).setRequired(true).setMaxLength(20),
       )
       .addRoleOption((o) => o.setName('role').setDescription(english('discord.option.role')).setDescriptionLocalizations(localized('discord.option.role'))),
-  )));
+  ))));
 
-/** `/imagine-admin budget cap usd [role]`, `settings`, `set setting value`, `style name text …`, `styles`: only for admins (the answer is private either way). */
+/** `/imagine-admin budget cap usd [role]`, `settings`, `set setting value`, `style name text …`, `styles`, `audit [channel] [off]`: only for admins (the answer is private either way). */
 export default {
   kind: 'slash',
   data: data.toJSON(),
   async execute(interaction, ctx) {
     const subcommand = interaction.options.getSubcommand();
     if (subcommand === 'style' || subcommand === 'styles') return answerStyles(interaction, ctx);
+    if (subcommand === 'audit') return answerAudit(interaction, ctx);
     if (subcommand !== 'budget') return answerSettings(interaction, ctx);
     const say = (content: string) => interaction.editReply({ content, allowedMentions: { parse: [] } });
     if ((await acknowledge('admin: defer', () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;

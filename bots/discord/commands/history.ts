@@ -2,7 +2,7 @@ import { InteractionContextType, MessageFlags, SlashCommandBuilder } from 'disco
 import { acknowledge } from '../acknowledge.js';
 import { english, localized } from '../command-words.js';
 import { renderHistory } from '../job-history.js';
-import { say as sayIn } from '../../runner/index.js';
+import { describeForgotten, say as sayIn } from '../../runner/index.js';
 import { budgetRequesterOf } from '../requester.js';
 import type { SlashCommand } from './command.js';
 
@@ -43,8 +43,7 @@ export default {
     const requester = budgetRequesterOf(interaction, ctx.adminRoleIds);
     const show = interaction.options.getString('show') ?? 'mine';
     if (show === 'forget') {
-      const count = await history.forget(requester);
-      await say(sayIn(interaction.locale, 'history.erased', { icon: '🧹', count }));
+      await say(describeForgotten(await history.forgetEverywhere(requester), interaction.locale, '🧹'));
       return;
     }
     if (show === 'server') {

@@ -1,9 +1,9 @@
 import type { RespondFn, types } from '@slack/bolt';
-import { historyLineValues, say, type HistoryEntry } from '../../runner/index.js';
+import { describeForgotten, historyLineValues, say, type HistoryEntry } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
 import { ACTIONS } from '../render-job.js';
 import type { SlackActor } from '../SlackJobs.js';
-import { plainTextOf } from '../slack-text.js';
+import { messageLinkOf, plainTextOf } from '../slack-text.js';
 
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
@@ -29,8 +29,7 @@ export async function answerHistoryCommand(context: BotContext, actor: SlackActo
   let answer: { text: string; blocks?: types.KnownBlock[] };
   try {
     if (command.kind === 'forget') {
-      const count = await history.forget(requester);
-      answer = { text: say(locale, 'history.erased', { icon: ':broom:', count }) };
+      answer = { text: describeForgotten(await history.forgetEverywhere(requester), locale, ':broom:') };
     } else if (command.kind === 'workspace') {
       const entries = await history.ofScope(requester);
       answer = entries ? await renderHistory(context, entries, 'scope', locale) : { text: say(locale, 'history.not_admin', { icon: ':raised_hand:', scope: 'workspace' }) };
@@ -66,7 +65,7 @@ async function renderHistory(context: BotContext, entries: readonly HistoryEntry
         prompt: prompt.replace(/[\n`<>&]/g, ' '),
         ...historyLineValues(e),
         hasLink: request?.messageTs ? 'yes' : 'no',
-        link: request?.messageTs ? `https://slack.com/archives/${request.channelId}/p${request.messageTs.replace('.', '')}` : '',
+        link: request?.messageTs ? messageLinkOf(request.channelId, request.messageTs) : '',
       });
     }),
   );

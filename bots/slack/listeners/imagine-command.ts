@@ -33,7 +33,7 @@ export function registerImagineCommand(app: App, context: BotContext): void {
     }
     const settings = settingsCommandOf(command.text);
     if (settings) {
-      await answerSettingsCommand(context, actor, settings, ack, respond);
+      await answerSettingsCommand(context, actor, settings, ack, respond, context.workspace(auth).botUserId);
       return;
     }
     const mine = memberSettingsOf(command.text);

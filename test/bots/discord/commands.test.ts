@@ -57,6 +57,7 @@ describe('command definitions', () => {
       ['set', 1],
       ['style', 1],
       ['styles', 1],
+      ['audit', 1],
     ]);
     const [cap, usd] = admin.options[0]!.options;
     expect(cap).toMatchObject({ name: 'cap', required: true });
@@ -64,6 +65,17 @@ describe('command definitions', () => {
     expect(usd).toMatchObject({ name: 'usd', type: 3 });
     // Required: a command sent without an amount must not lift a cap.
     expect(usd!.required).toBe(true);
+  });
+
+  it('define /imagine-admin audit with a text channel to choose, or off', () => {
+    const admin = byName('imagine-admin') as unknown as { options: { name: string; options?: (Option & { channel_types?: number[] })[] }[] };
+    const audit = admin.options.find((o) => o.name === 'audit')!;
+    expect(audit.options!.map((o) => [o.name, o.type, o.required ?? false])).toEqual([
+      ['channel', 7, false],
+      ['off', 5, false],
+    ]);
+    // Text and announcement channels: where a bot can post a message.
+    expect(audit.options![0]!.channel_types).toEqual([0, 5]);
   });
 
   it('define /imagine-admin set with every setting an admin may change and a required value', () => {

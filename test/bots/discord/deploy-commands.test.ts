@@ -161,13 +161,13 @@ describe('npm run discord:deploy against Discord', () => {
 });
 
 describe('the invite link', () => {
-  it('asks for the bot and its commands, with the permissions the README documents (274877942784), computed from their names', () => {
+  it('asks for the bot and its commands, with the permissions the README documents (274877959168), computed from their names', () => {
     const link = new URL(inviteLink('104567890123456789'));
     expect(link.origin + link.pathname).toBe('https://discord.com/oauth2/authorize');
     expect(link.searchParams.get('client_id')).toBe('104567890123456789');
     expect(link.searchParams.get('scope')).toBe('bot applications.commands');
-    expect(link.searchParams.get('permissions')).toBe('274877942784');
-    expect(INVITE_PERMISSIONS.toArray()).toEqual(['ViewChannel', 'SendMessages', 'AttachFiles', 'SendMessagesInThreads']);
-    expect(link.href).toContain('scope=bot+applications.commands&permissions=274877942784');
+    expect(link.searchParams.get('permissions')).toBe('274877959168');
+    expect(INVITE_PERMISSIONS.toArray()).toEqual(['ViewChannel', 'SendMessages', 'EmbedLinks', 'AttachFiles', 'SendMessagesInThreads']);
+    expect(link.href).toContain('scope=bot+applications.commands&permissions=274877959168');
   });
 });

@@ -104,6 +104,9 @@ export class DiscordHarness {
       settings: settingsInState(this.state.store.space(this.state.spaces.scopeSettings)),
       styles: this.state.store.space(this.state.spaces.houseStyles),
       memberDefaults: memberDefaultsInState(this.state.store.space(this.state.spaces.memberDefaults)),
+      auditPosts: this.state.store.space(this.state.spaces.auditPosts),
+      // Audit entries are posted a moment after they come (2 s in production), so the tests see them soon.
+      auditBatchMs: 50,
       maxQueuedInputBytes: this.options.maxQueuedInputBytes,
     });
     this.bot = await startDiscordBot({

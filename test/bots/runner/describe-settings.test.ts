@@ -71,6 +71,7 @@ describe('describeSettings', () => {
       '• default-quality: low (default)',
       '• default-previews: 2 (operator)',
       '• private-results: on (default)',
+      '• audit channel: off (default)',
       'Change one with `/imagine-admin set` (clear for the default; add or remove for lists).',
     ]);
   });

@@ -75,6 +75,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     settings: settingsInState(state.store.space(state.spaces.scopeSettings)),
     styles: state.store.space(state.spaces.houseStyles),
     memberDefaults: memberDefaultsInState(state.store.space(state.spaces.memberDefaults)),
+    auditPosts: state.store.space(state.spaces.auditPosts),
+    // Audit entries are posted a moment after they come (2 s in production), so the tests see them soon.
+    auditBatchMs: 50,
     maxQueuedInputBytes: options.maxQueuedInputBytes,
   });
   const bot = await startSlackBot({

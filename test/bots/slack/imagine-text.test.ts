@@ -93,5 +93,6 @@ describe('parsing /imagine text', () => {
   it('lists every flag with its allowed values in the usage', () => {
     const usage = usageText({ imagine: '/imagine', edit: '/imagine-edit' });
     for (const part of ['--size', '--quality', '--background', '--format', '--n', SIZES.join(', '), '/imagine-edit']) expect(usage).toContain(part);
+    expect(usage).toContain('*Audit channel (admins):* `/imagine admin audit #channel` posts every job and every refusal by a rule or a budget there; `/imagine admin audit off` stops it.');
   });
 });

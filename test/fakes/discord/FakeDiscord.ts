@@ -973,6 +973,7 @@ export class FakeDiscord {
       components: [],
       flags: 0,
       attachments: [],
+      embeds: [],
       allowedMentions: undefined,
       interactionId,
       createdAt: Date.now(),
@@ -997,6 +998,7 @@ export class FakeDiscord {
       if (json.content.length > 2000) throw new DiscordHttpError(400, 50035, 'Invalid Form Body (content: Must be 2000 or fewer in length.)');
       message.content = json.content;
     }
+    if (Array.isArray(json.embeds)) message.embeds = checkedEmbeds(json.embeds as Record<string, unknown>[]);
     if (Array.isArray(json.components)) {
       if (json.components.length > 5) throw new DiscordHttpError(400, 50035, 'Invalid Form Body (components: Must be 5 or fewer in length.)');
       message.components = json.components;
@@ -1118,4 +1120,24 @@ function guessContentType(filename: string): string {
   if (ext === 'gif') return 'image/gif';
   if (ext === 'txt') return 'text/plain';
   return 'application/octet-stream';
+}
+
+/**
+ * Embeds as Discord takes them (its documented limits): at most 10 per message, a title of 256 characters, a
+ * description of 4,096, and 6,000 characters of text in all the embeds together; otherwise 400 (50035).
+ */
+function checkedEmbeds(embeds: Record<string, unknown>[]): Record<string, unknown>[] {
+  if (embeds.length > 10) throw new DiscordHttpError(400, 50035, 'Invalid Form Body (embeds: Must be 10 or fewer in length.)');
+  let total = 0;
+  for (const [i, embed] of embeds.entries()) {
+    const title = typeof embed.title === 'string' ? embed.title : '';
+    const description = typeof embed.description === 'string' ? embed.description : '';
+    const footer = typeof (embed.footer as { text?: unknown } | undefined)?.text === 'string' ? ((embed.footer as { text: string }).text) : '';
+    const fields = Array.isArray(embed.fields) ? (embed.fields as { name?: string; value?: string }[]) : [];
+    if (title.length > 256) throw new DiscordHttpError(400, 50035, `Invalid Form Body (embeds.${i}.title: Must be 256 or fewer in length.)`);
+    if (description.length > 4096) throw new DiscordHttpError(400, 50035, `Invalid Form Body (embeds.${i}.description: Must be 4096 or fewer in length.)`);
+    total += title.length + description.length + footer.length + fields.reduce((n, f) => n + (f.name?.length ?? 0) + (f.value?.length ?? 0), 0);
+  }
+  if (total > 6000) throw new DiscordHttpError(400, 50035, 'Invalid Form Body (embeds: Embed size exceeds maximum size of 6000)');
+  return structuredClone(embeds);
 }

@@ -30,6 +30,8 @@ export interface FakeMessage {
   components: unknown[];
   flags: number;
   attachments: FakeAttachment[];
+  /** Its embeds as sent (Discord's `embeds`: at most 10, 6,000 characters of text together). */
+  embeds: Record<string, unknown>[];
   allowedMentions: unknown;
   /** The interaction whose response (or follow-up) this is. */
   interactionId: string | undefined;
@@ -70,7 +72,7 @@ export function apiMessage(message: FakeMessage, author: APIUser): APIMessage {
     mentions: [],
     mention_roles: [],
     attachments: message.attachments.map(apiAttachment),
-    embeds: [],
+    embeds: message.embeds as APIMessage['embeds'],
     pinned: false,
     type: 0,
     flags: message.flags,

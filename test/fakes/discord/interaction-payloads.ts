@@ -23,13 +23,18 @@ export interface InteractionContext {
   guildLocale: string;
 }
 
-/** A slash-command option value: text, a whole number, a flag, or a file (an attachment option). */
 /** A role picked for a role option (type 8): Discord sends its id, and the role itself in `resolved.roles`. */
 export interface RoleOptionValue {
   role: { id: string; name: string };
 }
 
-export type OptionValue = string | number | boolean | APIAttachment | RoleOptionValue;
+/** A channel picked in a channel option (type 7): Discord sends its id, and the channel in `resolved.channels`. */
+export interface ChannelOption {
+  channel: { id: string; name?: string | undefined; type?: number | undefined };
+}
+
+/** A slash-command option value: text, a whole number, a flag, a file (an attachment option), a role or a channel. */
+export type OptionValue = string | number | boolean | APIAttachment | RoleOptionValue | ChannelOption;
 
 const OPTION_SUBCOMMAND = 1;
 const OPTION_STRING = 3;
@@ -38,6 +43,7 @@ const OPTION_INTEGER = 4;
 const OPTION_BOOLEAN = 5;
 const OPTION_NUMBER = 10;
 const OPTION_ATTACHMENT = 11;
+const OPTION_CHANNEL = 7;
 
 /** What a user-installed app may do in a channel of a server it is not in (Attach Files, Embed Links, Use External Emojis): it answers through the interaction only. */
 const USER_INSTALL_APP_PERMISSIONS = String((1n << 15n) | (1n << 14n) | (1n << 18n));
@@ -84,11 +90,17 @@ export function chatInputPayload(
 ): Record<string, unknown> {
   const attachments: Record<string, APIAttachment> = {};
   const roles: Record<string, Record<string, unknown>> = {};
+  const channels: Record<string, Record<string, unknown>> = {};
   const opts = Object.entries(options).map(([optionName, value]) => {
     if (typeof value === 'object' && 'role' in value) {
       const { id, name } = value.role;
       roles[id] = { id, name, color: 0, hoist: false, icon: null, unicode_emoji: null, position: 1, permissions: '0', managed: false, mentionable: true, flags: 0 };
       return { name: optionName, type: OPTION_ROLE, value: id };
+    }
+    if (typeof value === 'object' && 'channel' in value) {
+      const { id, name, type } = value.channel;
+      channels[id] = { id, name: name ?? 'channel', type: type ?? 0, permissions: '2248473465835073', guild_id: ctx.guildId };
+      return { name: optionName, type: OPTION_CHANNEL, value: id };
     }
     if (typeof value === 'object') {
       attachments[value.id] = value;
@@ -107,8 +119,14 @@ export function chatInputPayload(
       name: commandName,
       type: 1,
       options: subcommand ? [{ name: subcommand, type: OPTION_SUBCOMMAND, options: opts }] : opts,
-      ...(Object.keys(attachments).length || Object.keys(roles).length
-        ? { resolved: { ...(Object.keys(attachments).length && { attachments }), ...(Object.keys(roles).length && { roles }) } }
+      ...(Object.keys(attachments).length || Object.keys(roles).length || Object.keys(channels).length
+        ? {
+            resolved: {
+              ...(Object.keys(attachments).length && { attachments }),
+              ...(Object.keys(roles).length && { roles }),
+              ...(Object.keys(channels).length && { channels }),
+            },
+          }
         : {}),
     },
   };

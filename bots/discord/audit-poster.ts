@@ -1,0 +1,62 @@
+import { Routes, type REST } from 'discord.js';
+import { auditGreeting, auditLinesOf, auditSkippedNote, AuditChannelError, type AuditEntry, type AuditPost, type AuditPoster } from '../runner/index.js';
+import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode } from './discord-facts.js';
+import { promptExcerpt } from './text.js';
+
+/** An entry's colour: green done, amber failed or cancelled, red refused. */
+const COLOURS = { done: 0x2e7d32, ended: 0xf9a825, refused: 0xc62828 } as const;
+/** Characters of a prompt an entry shows at first; less when ten entries would pass Discord's 6,000 characters. */
+const PROMPT_CHARS = 300;
+
+/**
+ * The audit channel on Discord: each batch is one message of up to 10 embeds (one per entry), posted with the
+ * bot's REST client — discord.js waits out 429s and keeps each route's bucket — mentioning nobody. The runner
+ * decides what is posted and when (`AuditLog`); this only lays it out.
+ */
+export function discordAuditPoster(rest: REST): AuditPoster {
+  return {
+    maxEntries: DISCORD_LIMITS.embedsPerMessage,
+    async post(post) {
+      const message = (await rest.post(Routes.channelMessages(post.channelId), { body: bodyOf(post) })) as { id: string };
+      return { messageId: message.id };
+    },
+    async edit(post) {
+      await rest.patch(Routes.channelMessage(post.channelId, post.messageId), { body: bodyOf(post) });
+    },
+    async greet({ channelId, locale }) {
+      try {
+        await rest.post(Routes.channelMessages(channelId), { body: { content: `🧾 ${auditGreeting('discord', locale)}`, allowed_mentions: { parse: [] } } });
+      } catch (error) {
+        const code = discordErrorCode(error);
+        if (code === DISCORD_ERRORS.missingAccess || code === DISCORD_ERRORS.missingPermissions) throw new AuditChannelError('no_permission', code);
+        if (code === DISCORD_ERRORS.unknownChannel) throw new AuditChannelError('not_found', code);
+        throw new AuditChannelError('failed', code ?? (error as { status?: number }).status);
+      }
+    },
+  };
+}
+
+/** The message of a batch: the skipped note (if any) as its content, an embed per entry, within Discord's limits. */
+function bodyOf(post: AuditPost): Record<string, unknown> {
+  const note = auditSkippedNote(post.skipped, post.locale);
+  let chars = PROMPT_CHARS;
+  let embeds = post.entries.map((e) => embedOf(e, post.locale, chars));
+  // Ten long prompts (each escaped) could pass the 6,000 characters of a message's embeds: shorter excerpts then.
+  while (textOf(embeds) > DISCORD_LIMITS.embedChars && chars > 20) {
+    chars = Math.floor(chars / 2);
+    embeds = post.entries.map((e) => embedOf(e, post.locale, chars));
+  }
+  return { ...(note && { content: `⚠️ ${note}` }), embeds, allowed_mentions: { parse: [] } };
+}
+
+function embedOf(entry: AuditEntry, locale: string | undefined, promptChars: number): { description: string; color: number; timestamp: string } {
+  const lines = auditLinesOf(entry, locale);
+  const prompt = lines.erased !== undefined ? `*${lines.erased}*` : lines.prompt !== undefined ? `> ${promptExcerpt(lines.prompt, promptChars)}` : undefined;
+  const description = [lines.head, lines.details, prompt, lines.notes.join(' · ') || undefined].filter((l) => l !== undefined).join('\n');
+  const colour = entry.type === 'refusal' ? COLOURS.refused : entry.status === 'completed' ? COLOURS.done : COLOURS.ended;
+  return { description, color: colour, timestamp: new Date(entry.at).toISOString() };
+}
+
+function textOf(embeds: { description: string }[]): number {
+  return embeds.reduce((n, e) => n + e.description.length, 0);
+}

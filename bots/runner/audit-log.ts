@@ -1,0 +1,380 @@
+import { z } from 'zod';
+import { DEFAULTS, type LoggerLike } from 'pictor';
+import { isSpendRefusalCode } from 'pictor/internal';
+import { digestKeyOf, type Space } from '../state/index.js';
+import { JobRefusedError } from './JobRefusedError.js';
+import { scopeKeyOf } from './member-keys.js';
+import { isDmScope, POLICY_REFUSAL_CODES, type FinalUpdate, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
+
+/**
+ * The audit channel: a server's/workspace's admins choose a channel where every job that ended (who, where, the
+ * prompt as sent, options, cost, a link to a public result) and every refusal by a rule or a budget is posted. This
+ * module is platform-neutral: the runner hands it entries as jobs end and refusals are decided, it batches them per
+ * audit channel, and a surface's `AuditPoster` renders and posts each batch. A post that fails is logged and counted,
+ * never shown to the member nor changing the job.
+ */
+
+/** Characters of a prompt an entry keeps (a longer prompt is cut, with "…"): what a post can show, and what is kept for `forget`. */
+export const AUDIT_PROMPT_MAX = 1000;
+
+const id = z.string().min(1).max(100);
+export const AuditEntrySchema = z.object({
+  /** `job`: a job that ended; `refusal`: a job a rule or a budget refused. */
+  type: z.enum(['job', 'refusal']),
+  userId: id,
+  channelId: z.string().max(100),
+  kind: z.enum(['generate', 'edit']),
+  /** The prompt as sent (a refusal: as asked; empty before a form), cut at `AUDIT_PROMPT_MAX`; empty once erased. */
+  prompt: z.string().max(AUDIT_PROMPT_MAX + 1),
+  /** The member asked `forget`: the post shows the erased marker instead of the prompt. */
+  erased: z.boolean().optional(),
+  n: z.number().int().optional(),
+  size: z.string().max(20).optional(),
+  quality: z.string().max(20).optional(),
+  /** A job: how it ended; a refusal: its code (`blocked_word`, `budget_user_daily` …). */
+  status: z.string().max(64),
+  costUsd: z.number().nonnegative().optional(),
+  /** Shown only to the member: the audit channel records it, without a link. */
+  private: z.boolean().optional(),
+  link: z.string().max(500).optional(),
+  /** The word a `blocked_word` refusal named. */
+  word: z.string().max(200).optional(),
+  at: z.number(),
+});
+export type AuditEntry = z.output<typeof AuditEntrySchema>;
+
+/** One message of an audit channel: its entries, and how many entries before them were dropped (the queue was full). */
+export interface AuditPost {
+  platform: Platform;
+  scopeId: string;
+  channelId: string;
+  /** The language the admin who chose the channel reads. */
+  locale: string | undefined;
+  entries: AuditEntry[];
+  skipped: number;
+}
+
+/**
+ * A surface's way to post audit messages: it renders entries in its platform's words and posts them, within its
+ * platform's limits (`maxEntries` per message). Every method throws when the platform refused (the error's `code`
+ * is logged, nothing else of it).
+ */
+export interface AuditPoster {
+  /** Most entries in one message (Discord: 10 embeds; Slack: what its blocks hold). */
+  readonly maxEntries: number;
+  /** Posts one message; answers its id (Discord's message id, Slack's `ts`). */
+  post(post: AuditPost): Promise<{ messageId: string }>;
+  /** Writes a posted message again (after a member's `forget`). */
+  edit(post: AuditPost & { messageId: string }): Promise<void>;
+  /** The first post when an admin chooses the channel: proves the bot can post there (throws `AuditChannelError` when not). */
+  greet(where: { scopeId: string; channelId: string; locale: string | undefined }): Promise<void>;
+}
+
+/** Why the bot cannot post in a chosen audit channel. `not_in_channel`: Slack, the bot must be invited; `no_permission`: Discord permissions, or a channel it cannot see. */
+export type AuditChannelProblem = 'not_in_channel' | 'no_permission' | 'not_found' | 'failed';
+
+export class AuditChannelError extends Error {
+  override readonly name = 'AuditChannelError';
+  constructor(
+    readonly problem: AuditChannelProblem,
+    /** The platform's own code (Discord's 50013, Slack's `not_in_channel`), for the log. */
+    readonly platformCode: string | number | undefined,
+  ) {
+    // The problem's code is the message: what the log shows beside the platform's code.
+    super(problem);
+  }
+}
+
+/** What an audit channel's posts have done lately in this process, for the admins' settings view. */
+export interface AuditTrouble {
+  channelId: string;
+  /** Posts that failed in a row. */
+  failures: number;
+  /** The last failure's code (a platform's code, or `failed`). */
+  code: string;
+  at: number;
+}
+
+/** A posted message as kept for `forget` (the `audit-posts` space): where it is and what it shows, to write it again. */
+export interface AuditRecord {
+  platform: Platform;
+  scopeId: string;
+  channelId: string;
+  messageId: string;
+  locale?: string | undefined;
+  skipped: number;
+  entries: AuditEntry[];
+}
+
+/** The audit channel of a scope (`auditChannel` of its settings), or undefined. */
+export type AuditChannelOf = (requester: Pick<Requester, 'platform' | 'scopeId'>) => Promise<{ channelId: string; locale?: string | undefined } | undefined>;
+
+export interface AuditLogOptions {
+  channelOf: AuditChannelOf;
+  /** Where posted messages are kept for `forget` (the bots' state: its `audit-posts` space). Without it, `forget` cannot reach the posts. */
+  posts?: Pick<Space<AuditRecord>, 'put' | 'update' | 'delete' | 'entries'> | undefined;
+  /** How long entries are collected before a post, and the least time between two posts to one channel. Default 2 s. */
+  batchMs?: number | undefined;
+  /** Entries waiting per channel; past it the oldest are dropped and the next post says how many. Default 200. */
+  maxQueued?: number | undefined;
+  logger?: LoggerLike | undefined;
+  now?: (() => number) | undefined;
+}
+
+export const AUDIT_LIMITS = { batchMs: 2_000, maxQueued: 200, troubleAfter: 3 } as const;
+
+/** The refusals the audit channel records: a rule of the server/workspace or the operator, a budget, a cap, a cooldown, the breaker. Not typos, a restart or a full queue. */
+export function isAuditedRefusal(code: string): boolean {
+  return ((POLICY_REFUSAL_CODES as readonly string[]).includes(code) && code !== 'dms_not_enabled') || isSpendRefusalCode(code);
+}
+
+/** An audit channel's entries waiting for their post (`skipped`: dropped since the last post, the queue being full). */
+interface ChannelQueue extends AuditPost {
+  timer: ReturnType<typeof setTimeout> | undefined;
+  posting: Promise<void> | undefined;
+}
+
+const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * Collects audit entries per audit channel and posts them in batches: the first entry waits `batchMs` for others,
+ * then one message takes up to the poster's `maxEntries`; the next post of that channel comes `batchMs` after the
+ * last ended, so a busy server gets one message every couple of seconds, never a message per job. At most
+ * `maxQueued` entries wait per channel (the oldest go first, counted and said in the next post). A failed post is
+ * logged and its entries dropped; after `troubleAfter` failures in a row the admins' settings view says so.
+ */
+export class AuditLog {
+  readonly #channelOf: AuditChannelOf;
+  readonly #posts: AuditLogOptions['posts'];
+  readonly #batchMs: number;
+  readonly #maxQueued: number;
+  readonly #logger: LoggerLike;
+  readonly #now: () => number;
+  readonly #posters = new Map<Platform, AuditPoster>();
+  readonly #queues = new Map<string, ChannelQueue>();
+  readonly #trouble = new Map<string, AuditTrouble>();
+  /** Entries on their way to a queue (their channel being looked up): `flush` waits for them. */
+  readonly #arriving = new Set<Promise<void>>();
+
+  constructor(options: AuditLogOptions) {
+    this.#channelOf = options.channelOf;
+    this.#posts = options.posts;
+    this.#batchMs = options.batchMs ?? AUDIT_LIMITS.batchMs;
+    this.#maxQueued = options.maxQueued ?? AUDIT_LIMITS.maxQueued;
+    this.#logger = options.logger ?? noopLogger;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** A surface says how it posts (once, as it starts); without a poster its platform's entries are dropped. */
+  setPoster(platform: Platform, poster: AuditPoster | undefined): void {
+    if (poster) this.#posters.set(platform, poster);
+    else this.#posters.delete(platform);
+  }
+
+  /** A job that ended: recorded once its final update was shown. Private jobs without a link. Never throws. */
+  jobEnded(requester: Requester, job: { kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean }, final: FinalUpdate, link?: string): void {
+    this.#add(requester, {
+      type: 'job',
+      userId: requester.userId,
+      channelId: requester.channelId,
+      kind: job.kind,
+      prompt: cut(job.prompt),
+      n: job.options.n ?? DEFAULTS.n,
+      size: final.type === 'completed' ? final.size : job.options.size,
+      quality: final.type === 'completed' ? final.quality : job.options.quality,
+      status: final.type === 'failed' ? `failed:${final.code}` : final.type,
+      ...(final.type === 'completed' && { costUsd: final.cost.totalUsd }),
+      ...(job.private ? { private: true } : link ? { link } : {}),
+      at: this.#now(),
+    });
+  }
+
+  /** A refusal the intake decided; only those by a rule or a budget are recorded (`isAuditedRefusal`). Never throws. */
+  refused(requester: Requester, job: { kind: JobSpec['kind']; prompt: string; options?: JobOptions | undefined; private?: boolean | undefined }, error: unknown): void {
+    if (!(error instanceof JobRefusedError) || !isAuditedRefusal(error.code)) return;
+    const word = error.code === 'blocked_word' ? error.words.values?.word : undefined;
+    this.#add(requester, {
+      type: 'refusal',
+      userId: requester.userId,
+      channelId: requester.channelId,
+      kind: job.kind,
+      prompt: cut(job.prompt),
+      ...(job.options?.n !== undefined && { n: job.options.n }),
+      ...(job.options?.size !== undefined && { size: job.options.size }),
+      ...(job.options?.quality !== undefined && { quality: job.options.quality }),
+      status: error.code,
+      ...(job.private && { private: true }),
+      ...(typeof word === 'string' && { word: word.slice(0, 200) }),
+      at: this.#now(),
+    });
+  }
+
+  /** What the admins' settings view says of the scope's audit posts: undefined while they succeed. */
+  trouble(requester: Pick<Requester, 'platform' | 'scopeId'>): AuditTrouble | undefined {
+    const trouble = this.#trouble.get(scopeKeyOf(requester));
+    return trouble && trouble.failures >= AUDIT_LIMITS.troubleAfter ? { ...trouble } : undefined;
+  }
+
+  /** The first post in a channel an admin chooses (throws `AuditChannelError` when the bot cannot post there). */
+  async greet(requester: Requester, channelId: string): Promise<void> {
+    const poster = this.#posters.get(requester.platform);
+    if (!poster) throw new AuditChannelError('failed', 'no_poster');
+    await poster.greet({ scopeId: requester.scopeId, channelId, locale: requester.locale });
+    this.#trouble.delete(scopeKeyOf(requester));
+  }
+
+  /**
+   * Erases a member's prompts from the audit posts kept (`audit-posts`, as long as its TTL): each message is written
+   * again with the erased marker, then its record keeps no prompt of theirs (a record of theirs alone goes). Entries
+   * still waiting to be posted lose their prompt too. Answers how many posts were changed; a post the platform does
+   * not let us edit any more is logged.
+   */
+  async forget(userKey: string): Promise<number> {
+    const [platform, userId] = [userKey.slice(0, userKey.indexOf(':')), userKey.slice(userKey.indexOf(':') + 1)];
+    const theirs = (e: AuditEntry) => e.userId === userId;
+    for (const queue of this.#queues.values()) {
+      if (queue.platform === platform) queue.entries = queue.entries.map((e) => (theirs(e) ? erase(e) : e));
+    }
+    if (!this.#posts) return 0;
+    // A post under way is kept once it is posted: then it is found below and written again.
+    await Promise.allSettled([...this.#queues.values()].map((q) => q.posting));
+    let changed = 0;
+    const records: { key: string; value: AuditRecord }[] = [];
+    for await (const record of this.#posts.entries()) if (record.value.platform === platform && record.value.entries.some(theirs)) records.push(record);
+    for (const { key, value } of records) {
+      const entries = value.entries.map((e) => (theirs(e) && !e.erased ? erase(e) : e));
+      const poster = this.#posters.get(value.platform);
+      try {
+        if (!poster) throw new Error('no poster for this platform in this process');
+        await poster.edit({ platform: value.platform, scopeId: value.scopeId, channelId: value.channelId, locale: value.locale, entries, skipped: value.skipped, messageId: value.messageId });
+        changed++;
+      } catch (error) {
+        this.#logger.warn({ scopeKey: `${value.platform}:${value.scopeId}`, channelId: value.channelId, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post');
+      }
+      if (entries.every(theirs)) await this.#posts.delete(key);
+      else await this.#posts.update(key, (r) => r && { ...r, entries: r.entries.map((e) => (theirs(e) ? erase(e) : e)) });
+    }
+    this.#logger.info({ userKey, posts: changed }, 'erased a member’s prompts from the audit posts');
+    return changed;
+  }
+
+  /** Posts whatever waits now (the bot stops); resolves once those posts ended. */
+  async flush(): Promise<void> {
+    await Promise.allSettled([...this.#arriving]);
+    const posting: Promise<void>[] = [];
+    for (const [key, queue] of this.#queues) {
+      if (queue.timer) clearTimeout(queue.timer);
+      queue.timer = undefined;
+      // After the post under way (if any), everything left, in as many posts as it takes.
+      const all = (queue.posting ?? Promise.resolve()).then(() => this.#post(queue, true));
+      queue.posting = all;
+      posting.push(
+        all.finally(() => {
+          if (queue.posting === all) queue.posting = undefined;
+          if (queue.entries.length === 0 && queue.skipped === 0 && this.#queues.get(key) === queue) this.#queues.delete(key);
+        }),
+      );
+    }
+    await Promise.allSettled(posting);
+  }
+
+  #add(requester: Requester, entry: AuditEntry): void {
+    // A person's own scope (DMs, user installs) has no admins, nor an audit channel.
+    if (isDmScope(requester.scopeId) || !this.#posters.has(requester.platform)) return;
+    const arriving = this.#channelOf(requester)
+      .then((channel) => {
+        if (channel) this.#enqueue(requester, channel, entry);
+      })
+      .catch((error: unknown) => this.#logger.warn({ scopeKey: scopeKeyOf(requester), code: codeOf(error) }, 'could not read the audit channel of a server/workspace; an entry was not posted'));
+    this.#arriving.add(arriving);
+    void arriving.finally(() => this.#arriving.delete(arriving));
+  }
+
+  #enqueue(requester: Requester, channel: { channelId: string; locale?: string | undefined }, entry: AuditEntry): void {
+    const key = `${scopeKeyOf(requester)}:${channel.channelId}`;
+    let queue = this.#queues.get(key);
+    if (!queue) {
+      queue = { platform: requester.platform, scopeId: requester.scopeId, channelId: channel.channelId, locale: channel.locale, entries: [], skipped: 0, timer: undefined, posting: undefined };
+      this.#queues.set(key, queue);
+    }
+    queue.locale = channel.locale;
+    queue.entries.push(entry);
+    if (queue.entries.length > this.#maxQueued) {
+      queue.entries.shift();
+      queue.skipped++;
+    }
+    this.#schedule(key, queue);
+  }
+
+  #schedule(key: string, queue: ChannelQueue): void {
+    if (queue.timer || queue.posting) return;
+    queue.timer = setTimeout(() => {
+      queue.timer = undefined;
+      const posting: Promise<void> = this.#post(queue, false).finally(() => {
+        // A flush may have chained its posts after this one: then it owns the queue.
+        if (queue.posting !== posting) return;
+        queue.posting = undefined;
+        if (queue.entries.length > 0 || queue.skipped > 0) this.#schedule(key, queue);
+        else this.#queues.delete(key);
+      });
+      queue.posting = posting;
+    }, this.#batchMs);
+    queue.timer.unref?.();
+  }
+
+  /** One post of the queue's oldest entries; `all`: every entry, in as many posts as it takes (the bot stops). */
+  async #post(queue: ChannelQueue, all: boolean): Promise<void> {
+    do {
+      const poster = this.#posters.get(queue.platform);
+      if (!poster || (queue.entries.length === 0 && queue.skipped === 0)) return;
+      const entries = queue.entries.splice(0, Math.max(1, poster.maxEntries));
+      const skipped = queue.skipped;
+      queue.skipped = 0;
+      const post: AuditPost = { platform: queue.platform, scopeId: queue.scopeId, channelId: queue.channelId, locale: queue.locale, entries, skipped };
+      const scopeKey = `${queue.platform}:${queue.scopeId}`;
+      try {
+        const { messageId } = await poster.post(post);
+        this.#trouble.delete(scopeKey);
+        await this.#keep({ ...post, messageId }).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not keep an audit post for forget'));
+      } catch (error) {
+        this.#failed(scopeKey, queue.channelId, error, entries.length);
+        if (all) return;
+      }
+    } while (all);
+  }
+
+  async #keep(record: AuditRecord): Promise<void> {
+    if (!this.#posts || !record.entries.some((e) => e.prompt !== '')) return;
+    await this.#posts.put(digestKeyOf(`${record.platform}:${record.channelId}:${record.messageId}`), record);
+  }
+
+  #failed(scopeKey: string, channelId: string, error: unknown, entries: number): void {
+    const before = this.#trouble.get(scopeKey);
+    const failures = before && before.channelId === channelId ? before.failures + 1 : 1;
+    const code = String(codeOf(error) ?? 'failed');
+    this.#trouble.set(scopeKey, { channelId, failures, code, at: this.#now() });
+    if (this.#trouble.size > 10_000) this.#trouble.delete(this.#trouble.keys().next().value!);
+    const log = failures === AUDIT_LIMITS.troubleAfter ? this.#logger.error.bind(this.#logger) : this.#logger.warn.bind(this.#logger);
+    log({ scopeKey, channelId, code, failures, entries }, failures >= AUDIT_LIMITS.troubleAfter ? 'audit posts keep failing: the admins’ settings view says so' : 'an audit post failed; its entries were dropped');
+  }
+}
+
+function cut(prompt: string): string {
+  return prompt.length > AUDIT_PROMPT_MAX ? `${prompt.slice(0, AUDIT_PROMPT_MAX)}…` : prompt;
+}
+
+function erase(entry: AuditEntry): AuditEntry {
+  const { word: _word, ...rest } = entry;
+  return { ...rest, prompt: '', erased: true };
+}
+
+/** The platform's code of an error (Discord's numeric code, Slack's `error`), never its message. */
+function codeOf(error: unknown): string | number | undefined {
+  if (error instanceof AuditChannelError) return error.platformCode ?? error.problem;
+  const e = error as { code?: unknown; data?: { error?: unknown }; status?: unknown } | undefined;
+  if (typeof e?.data?.error === 'string') return e.data.error;
+  if (typeof e?.code === 'string' || typeof e?.code === 'number') return e.code;
+  if (typeof e?.status === 'number') return e.status;
+  return undefined;
+}
+

@@ -1,0 +1,62 @@
+import type { types, webApi } from '@slack/bolt';
+import { AuditChannelError, auditGreeting, auditLinesOf, auditSkippedNote, auditSummary, type AuditPost, type AuditPoster } from '../runner/index.js';
+import type { ChannelWriter } from './ChannelWriter.js';
+import { slackErrorCode } from './slack-error-code.js';
+import { escapeMrkdwn, truncate } from './slack-text.js';
+
+/** Entries in one message: a section block each, and the skipped note, well within Slack's 50 blocks. */
+const ENTRIES_PER_MESSAGE = 20;
+/** Characters of a prompt a section shows (Slack's section text takes 3,000). */
+const PROMPT_CHARS = 1000;
+
+/**
+ * The audit channel on Slack: each batch is one `chat.postMessage` of a section block per entry, written through
+ * the bot's `ChannelWriter` (one write a second per channel, shared with the jobs of that channel, which go first;
+ * the Web API client waits out `Retry-After`). The runner decides what is posted and when (`AuditLog`); this only
+ * lays it out. `clientFor` finds the workspace's client (its installation with OAuth).
+ */
+export function slackAuditPoster(options: { clientFor: (teamId: string) => Promise<webApi.WebClient | undefined>; writer: ChannelWriter }): AuditPoster {
+  const clientOf = async (teamId: string): Promise<webApi.WebClient> => {
+    const client = await options.clientFor(teamId);
+    if (!client) throw new AuditChannelError('failed', 'not_installed');
+    return client;
+  };
+  return {
+    maxEntries: ENTRIES_PER_MESSAGE,
+    async post(post) {
+      const client = await clientOf(post.scopeId);
+      const answer = await options.writer.write(post.channelId, { run: () => client.chat.postMessage({ channel: post.channelId, ...messageOf(post), unfurl_links: false, unfurl_media: false }) });
+      if (!answer?.ts) throw new AuditChannelError('failed', 'no_ts');
+      return { messageId: answer.ts };
+    },
+    async edit(post) {
+      const client = await clientOf(post.scopeId);
+      // `chat.update` counts against the workspace's Tier 3 budget, like a job's updates.
+      await options.writer.write(post.channelId, { budgeted: true, workspace: post.scopeId, urgent: true, run: () => client.chat.update({ channel: post.channelId, ts: post.messageId, ...messageOf(post) }) });
+    },
+    async greet({ scopeId, channelId, locale }) {
+      const client = await clientOf(scopeId);
+      try {
+        await options.writer.write(channelId, { urgent: true, run: () => client.chat.postMessage({ channel: channelId, text: `:receipt: ${auditGreeting('slack', locale)}` }) });
+      } catch (error) {
+        const code = slackErrorCode(error);
+        // A private channel the bot was not invited to is `channel_not_found` to it.
+        if (code === 'not_in_channel' || code === 'channel_not_found') throw new AuditChannelError('not_in_channel', code);
+        throw new AuditChannelError('failed', code);
+      }
+    },
+  };
+}
+
+/** A batch as Slack blocks: the skipped note first (if any), then a section per entry, mentions written as Slack reads them. */
+function messageOf(post: AuditPost): { text: string; blocks: types.KnownBlock[] } {
+  const note = auditSkippedNote(post.skipped, post.locale);
+  const blocks: types.KnownBlock[] = note ? [{ type: 'context', elements: [{ type: 'mrkdwn', text: `:warning: ${note}` }] }] : [];
+  for (const entry of post.entries) {
+    const lines = auditLinesOf(entry, post.locale);
+    const prompt = lines.erased !== undefined ? `_${lines.erased}_` : lines.prompt !== undefined ? `> ${escapeMrkdwn(truncate(lines.prompt.replace(/\s+/g, ' '), PROMPT_CHARS))}` : undefined;
+    const text = [`*${lines.head}*`, lines.details, prompt, lines.notes.join(' · ') || undefined].filter((l) => l !== undefined).join('\n');
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text } });
+  }
+  return { text: auditSummary(post.entries.length, post.locale), blocks };
+}

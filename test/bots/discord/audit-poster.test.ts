@@ -1,0 +1,27 @@
+import type { REST } from 'discord.js';
+import { describe, expect, it } from 'vitest';
+import { discordAuditPoster } from '../../../bots/discord/audit-poster.js';
+import { AUDIT_PROMPT_MAX, type AuditEntry } from '../../../bots/runner/index.js';
+
+/** A REST client that keeps the bodies it was given. */
+function recordingRest(): { rest: REST; bodies: Record<string, unknown>[] } {
+  const bodies: Record<string, unknown>[] = [];
+  const rest = { post: async (_route: string, options: { body: Record<string, unknown> }) => (bodies.push(options.body), { id: '1' }) } as unknown as REST;
+  return { rest, bodies };
+}
+
+describe('audit posts on Discord', () => {
+  it('fit ten entries with the longest prompts, all markdown, in one message: 10 embeds, at most 6,000 characters', async () => {
+    const { rest, bodies } = recordingRest();
+    const poster = discordAuditPoster(rest);
+    const prompt = '*_~`|>'.repeat(AUDIT_PROMPT_MAX / 6);
+    const entry: AuditEntry = { type: 'job', userId: '123456789012345678', channelId: '123456789012345679', kind: 'edit', prompt, n: 10, size: '1536x1024', quality: 'high', status: 'completed', costUsd: 2.5, link: `https://discord.com/channels/${'1'.repeat(19)}/${'2'.repeat(19)}/${'3'.repeat(19)}`, at: 0 };
+    await poster.post({ platform: 'discord', scopeId: 'G', channelId: 'C', locale: 'de', entries: Array.from({ length: poster.maxEntries }, () => entry), skipped: 7 });
+    const embeds = bodies[0]!.embeds as { description: string }[];
+    expect(embeds).toHaveLength(10);
+    expect(embeds.reduce((n, e) => n + e.description.length, 0)).toBeLessThanOrEqual(6000);
+    expect(embeds[0]!.description).toContain('> \\*\\_');
+    expect(bodies[0]!.content).toBe('⚠️ 7 frühere Einträge wurden nicht gepostet: Es kamen mehr, als dieser Kanal aufnehmen kann.');
+    expect(bodies[0]!.allowed_mentions).toEqual({ parse: [] });
+  });
+});

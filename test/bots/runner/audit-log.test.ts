@@ -1,0 +1,175 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AuditLog, JobRefusedError, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
+import { openBotState } from '../../../bots/state/index.js';
+import { words } from '../../../bots/runner/words.js';
+import { useTempDirs } from '../../helpers/runner-harness.js';
+
+const newDir = useTempDirs();
+
+const member = (userId = 'U1', scopeId = 'G1'): Requester => ({ platform: 'discord', userId, channelId: 'C-art', scopeId });
+const completed = { type: 'completed', jobId: 'j', images: [], format: 'png', size: '1024x1024', quality: 'low', background: 'opaque', usage: undefined, cost: { totalUsd: 0.011 }, elapsedMs: 1 } as unknown as FinalUpdate;
+const job = (prompt: string, isPrivate = false) => ({ kind: 'generate' as const, prompt, options: {}, private: isPrivate });
+
+/** A poster that keeps what it was asked to post; `fail` makes its next posts throw. */
+class RecordingPoster implements AuditPoster {
+  readonly posts: AuditPost[] = [];
+  readonly edits: (AuditPost & { messageId: string })[] = [];
+  failures = 0;
+  constructor(readonly maxEntries = 10) {}
+  async post(post: AuditPost) {
+    if (this.failures > 0) {
+      this.failures--;
+      throw Object.assign(new Error('Missing Permissions'), { code: 50013 });
+    }
+    this.posts.push(post);
+    return { messageId: `m${this.posts.length}` };
+  }
+  async edit(post: AuditPost & { messageId: string }) {
+    this.edits.push(post);
+  }
+  async greet() {}
+}
+
+describe('the audit log', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  function logWith(poster: RecordingPoster, options: { maxQueued?: number; posts?: AuditLogOptionsPosts } = {}) {
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 2000, ...options });
+    log.setPoster('discord', poster);
+    return log;
+  }
+
+  it('collects the entries of a couple of seconds into one post, then paces the next one the same', async () => {
+    const poster = new RecordingPoster(10);
+    const log = logWith(poster);
+    for (let i = 0; i < 12; i++) log.jobEnded(member(), job(`fox ${i}`), completed, 'https://discord.com/channels/G1/C-art/1');
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(poster.posts).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(poster.posts).toHaveLength(1);
+    expect(poster.posts[0]!.entries.map((e) => e.prompt)).toEqual(Array.from({ length: 10 }, (_, i) => `fox ${i}`));
+    expect(poster.posts[0]).toMatchObject({ channelId: 'C-audit', scopeId: 'G1', skipped: 0 });
+    // The two left wait one more interval: never a post per job.
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(poster.posts).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(poster.posts.map((p) => p.entries.length)).toEqual([10, 2]);
+  });
+
+  it('keeps at most maxQueued entries per channel: the oldest go, and the next post says how many', async () => {
+    const poster = new RecordingPoster(10);
+    const log = logWith(poster, { maxQueued: 5 });
+    for (let i = 0; i < 8; i++) log.jobEnded(member(), job(`p${i}`), completed);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(poster.posts).toHaveLength(1);
+    expect(poster.posts[0]!.skipped).toBe(3);
+    expect(poster.posts[0]!.entries.map((e) => e.prompt)).toEqual(['p3', 'p4', 'p5', 'p6', 'p7']);
+  });
+
+  it('records a private job as private, without its link; a refusal by a rule or a budget, not a typo', async () => {
+    const poster = new RecordingPoster();
+    const log = logWith(poster);
+    log.jobEnded(member(), job('a secret garden', true), completed, 'https://discord.com/channels/G1/C-art/2');
+    log.refused(member(), job('a gory scene'), new JobRefusedError('blocked_word', words('refusal.blocked_word', { word: 'gory' })));
+    log.refused(member(), job('a fox'), new JobRefusedError('budget_user_daily', words('refusal.other_limit', { code: 'budget_user_daily' })));
+    log.refused(member(), job('a fox'), new JobRefusedError('validation_error', words('refusal.restarting')));
+    log.refused(member(), job('a fox'), new JobRefusedError('queue_full', words('refusal.restarting')));
+    await vi.advanceTimersByTimeAsync(2000);
+    const [privateJob, blocked, budget, ...others] = poster.posts[0]!.entries;
+    expect(privateJob).toMatchObject({ type: 'job', private: true, costUsd: 0.011, status: 'completed' });
+    expect(privateJob!.link).toBeUndefined();
+    expect(blocked).toMatchObject({ type: 'refusal', status: 'blocked_word', word: 'gory', prompt: 'a gory scene' });
+    expect(budget).toMatchObject({ type: 'refusal', status: 'budget_user_daily' });
+    expect(others).toEqual([]);
+  });
+
+  it('posts nothing for a person’s own scope (DMs) nor for a scope without an audit channel', async () => {
+    const poster = new RecordingPoster();
+    const log = new AuditLog({ channelOf: async (s) => (s.scopeId === 'G-audited' ? { channelId: 'C-audit' } : undefined), batchMs: 2000 });
+    log.setPoster('discord', poster);
+    log.jobEnded(member('U1', 'dm:U1'), job('mine'), completed);
+    log.jobEnded(member('U1', 'G-quiet'), job('quiet'), completed);
+    log.jobEnded(member('U1', 'G-audited'), job('seen'), completed);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(poster.posts.flatMap((p) => p.entries.map((e) => e.prompt))).toEqual(['seen']);
+  });
+
+  it('drops the entries of a failed post, never throwing, and tells the admins after three failures in a row', async () => {
+    const poster = new RecordingPoster();
+    const log = logWith(poster);
+    poster.failures = 3;
+    for (let round = 0; round < 3; round++) {
+      log.jobEnded(member(), job(`round ${round}`), completed);
+      await vi.advanceTimersByTimeAsync(2000);
+      expect(log.trouble(member())).toEqual(round < 2 ? undefined : { channelId: 'C-audit', failures: 3, code: '50013', at: expect.any(Number) });
+    }
+    expect(poster.posts).toHaveLength(0);
+    // The next post that succeeds clears it.
+    log.jobEnded(member(), job('round 3'), completed);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(poster.posts.map((p) => p.entries.map((e) => e.prompt))).toEqual([['round 3']]);
+    expect(log.trouble(member())).toBeUndefined();
+  });
+
+  it('posts what waits at once when flushed (the bot stops)', async () => {
+    const poster = new RecordingPoster(2);
+    const log = logWith(poster);
+    for (let i = 0; i < 5; i++) log.jobEnded(member(), job(`last ${i}`), completed);
+    await log.flush();
+    expect(poster.posts.map((p) => p.entries.length)).toEqual([2, 2, 1]);
+  });
+});
+
+type AuditLogOptionsPosts = ConstructorParameters<typeof AuditLog>[0]['posts'];
+
+describe('forget in the audit channel', () => {
+  it('writes the member’s posts again with the erased marker, and leaves no prompt of theirs in the audit-posts space', async () => {
+    const dataDir = await newDir();
+    const state = await openBotState({ dataDir, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const space = state.store.space<AuditRecord>(state.spaces.auditPosts);
+    const poster = new RecordingPoster();
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: space });
+    log.setPoster('discord', poster);
+    log.jobEnded(member('U-ada'), job('zanzibarwhisper lighthouse'), completed);
+    log.jobEnded(member('U-bob'), job('a public kite'), completed);
+    await log.flush();
+    log.jobEnded(member('U-ada'), job('zanzibarwhisper alone'), completed);
+    await log.flush();
+    expect(poster.posts).toHaveLength(2);
+
+    expect(await log.forget('discord:U-ada')).toBe(2);
+    // Each post written again: Ada's prompts replaced by the marker, Bob's kept.
+    expect(poster.edits.map((e) => e.messageId).sort()).toEqual(['m1', 'm2']);
+    const shared = poster.edits.find((e) => e.messageId === 'm1')!;
+    expect(shared.entries.map((e) => [e.userId, e.prompt, e.erased ?? false])).toEqual([
+      ['U-ada', '', true],
+      ['U-bob', 'a public kite', false],
+    ]);
+    // Nothing of the word stays in the space: not in a value, not in a file.
+    const kept: AuditRecord[] = [];
+    for await (const { value } of space.entries()) kept.push(value);
+    expect(JSON.stringify(kept)).not.toContain('zanzibarwhisper');
+    expect(kept).toHaveLength(1);
+    const { readdir, readFile } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const files = (await readdir(join(dataDir, 'audit'), { recursive: true, withFileTypes: true })).filter((f) => f.isFile());
+    for (const file of files) expect(await readFile(join(file.parentPath, file.name), 'utf8')).not.toContain('zanzibarwhisper');
+    await state.close();
+  });
+
+  it('keeps the largest post a surface makes (20 entries of the longest prompts, all escaped in JSON) for forget', async () => {
+    const dataDir = await newDir();
+    const state = await openBotState({ dataDir, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const space = state.store.space<AuditRecord>(state.spaces.auditPosts);
+    const poster = new RecordingPoster(20);
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: space });
+    log.setPoster('discord', poster);
+    const prompt = '\u0001'.repeat(5000);
+    for (let i = 0; i < 20; i++) log.jobEnded(member('U-ada'), job(prompt), completed, `https://discord.com/channels/${'1'.repeat(19)}/${'2'.repeat(19)}/${'3'.repeat(19)}`);
+    await log.flush();
+    expect(poster.posts[0]!.entries).toHaveLength(20);
+    expect(await log.forget('discord:U-ada')).toBe(1);
+    await state.close();
+  });
+});

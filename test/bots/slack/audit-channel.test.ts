@@ -1,0 +1,122 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { auditGreeting, describeAuditTrouble, say } from '../../../bots/runner/index.js';
+import { settingsCommandOf } from '../../../bots/slack/listeners/settings-commands.js';
+import type { FakeMessage } from '../../fakes/slack/slack-objects.js';
+import { finishedJob, privately, startHarness, type Harness } from './harness.js';
+
+const ADMIN = 'U0ADMIN';
+const AUDIT = 'C0AUDIT';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const start = () => startHarness({ bot: { adminUserIds: [ADMIN] } });
+
+/** The section texts of a message's blocks: one per audit entry. */
+const sections = (message: FakeMessage): string[] =>
+  ((message.blocks ?? []) as { type: string; text?: { text: string } }[]).filter((b) => b.type === 'section').map((b) => b.text!.text);
+
+/** Waits for an audit post in the audit channel with an entry containing `text`. */
+function auditEntry(harness: Harness, text: string): Promise<string> {
+  return harness.fake.waitFor(() => harness.fake.botMessages(AUDIT).flatMap(sections).find((t) => t.includes(text)), `an audit entry with “${text}”`);
+}
+
+describe('the audit channel on Slack', () => {
+  it('reads admin audit #channel, admin audit off and admin audit; anything else stays a prompt', () => {
+    expect(settingsCommandOf('admin audit &lt;#C0AUDIT|audit&gt;')).toEqual({ kind: 'audit', channel: 'C0AUDIT', off: false });
+    expect(settingsCommandOf('admin audit off')).toEqual({ kind: 'audit', channel: undefined, off: true });
+    expect(settingsCommandOf('admin audit')).toEqual({ kind: 'audit', channel: undefined, off: false });
+    expect(settingsCommandOf('admin audit of the books')).toBeUndefined();
+  });
+
+  it('posts a public job (with its link), a private one (no link) and a refusal (sent nowhere else)', async () => {
+    h = await start();
+    const { fake } = h;
+    expect(await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN')).toBe(`:white_check_mark: ${say('en', 'audit.set', { scope: 'workspace', channel: `<#${AUDIT}>` })}`);
+    expect(fake.botMessages(AUDIT).map((m) => m.text)).toEqual([`:receipt: ${auditGreeting('slack', 'en')}`]);
+
+    await fake.command({ command: '/imagine', text: 'a public lighthouse --quality low', channel: 'C0ART', user: 'U0ALICE' });
+    const job = await finishedJob(fake, 'C0ART');
+    const entry = await auditEntry(h, 'a public lighthouse');
+    // Who, where, the job and its link (the words are describe-audit's).
+    expect(entry).toContain('<@U0ALICE>');
+    expect(entry).toContain('<#C0ART>');
+    expect(entry).toContain('1024x1024 · low');
+    expect(entry).toMatch(/\$0\.0\d+/);
+    expect(entry).toContain(`https://slack.com/archives/C0ART/p${job.ts.replace('.', '')}`);
+
+    await privately(fake, 'a private diary --quality low --private', 'U0ALICE', 'C0ART');
+    await finishedJob(fake, fake.dmOf('U0ALICE'));
+    const privateEntry = await auditEntry(h, 'a private diary');
+    expect(privateEntry).toContain(say('en', 'audit.private'));
+    expect(privateEntry).not.toContain('https://');
+
+    await privately(fake, 'admin set blocked-words kraken', ADMIN);
+    const sentBefore = h.emulator.requests.length;
+    const refused = await privately(fake, 'a kraken attack', 'U0ALICE', 'C0ART');
+    expect(refused).toContain('kraken');
+    const refusal = await auditEntry(h, 'a kraken attack');
+    expect(refusal).toContain('(blocked_word)');
+    expect(refusal).toContain(say('en', 'audit.blocked_word', { word: 'kraken' }));
+    expect(h.emulator.requests).toHaveLength(sentBefore);
+    // Nothing of the refusal in the channel where it was asked: only the public job's messages.
+    expect(fake.botMessages('C0ART').some((m) => m.text.includes('kraken'))).toBe(false);
+  });
+
+  it('says how to invite the bot into a channel it is not in, and keeps nothing', async () => {
+    h = await start();
+    h.fake.removeBotFrom(AUDIT);
+    const answer = await privately(h.fake, `admin audit <#${AUDIT}|audit>`, ADMIN);
+    expect(answer).toBe(`:raised_hand: ${say('en', 'audit.not_in_channel', { channel: `<#${AUDIT}>`, invite: `\`/invite <@${h.bot.botUserId}>\`` })}`);
+    expect((await h.runner.policy.effective({ platform: 'slack', scopeId: h.fake.teamId })).auditChannel.value).toBeUndefined();
+  });
+
+  it('leaves the job’s answer intact when audit posts fail, and tells the admins in the settings view', async () => {
+    h = await start();
+    const { fake } = h;
+    await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN);
+    const toAudit = (args: Record<string, unknown>) => args.channel === AUDIT;
+    // An HTTP 500 on every try (the post is tried three times: Slack's own errors are not tried again), then Slack's errors.
+    const faults = [{ status: 500, error: 'internal_error', count: 3 }, { error: 'not_in_channel' }, { error: 'channel_not_found' }, { error: 'internal_error' }];
+    let failedCalls = 0;
+    for (const [i, fault] of faults.entries()) {
+      fake.failNext('chat.postMessage', { status: 200, count: 1, ...fault, match: toAudit });
+      failedCalls += fault.count ?? 1;
+      await fake.command({ command: '/imagine', text: `a sturdy kite ${i} --quality low`, channel: 'C0ART', user: 'U0ALICE' });
+      const job = await finishedJob(fake, 'C0ART', i);
+      expect(job.text + JSON.stringify(job.blocks)).toContain(`a sturdy kite ${i}`);
+      expect(job.text + JSON.stringify(job.blocks)).not.toContain('audit');
+      // Its audit post was tried (and refused) before the next fault is set.
+      await fake.waitFor(() => fake.callsOf('chat.postMessage').filter((c) => c.args.channel === AUDIT && !c.ok).length >= failedCalls || undefined, 'the audit post to fail');
+    }
+    await fake.waitFor(() => h!.runner.audit.trouble({ platform: 'slack', scopeId: fake.teamId }), 'the failures to be counted');
+    expect(await privately(fake, 'admin settings', ADMIN)).toContain(describeAuditTrouble({ channelId: AUDIT, failures: 4, code: 'internal_error', at: 0 }, 'en'));
+  });
+
+  it('waits out Slack’s Retry-After on an audit post and posts it then', async () => {
+    h = await start();
+    const { fake } = h;
+    await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN);
+    fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 1, match: (args) => args.channel === AUDIT });
+    await fake.command({ command: '/imagine', text: 'a patient heron --quality low', channel: 'C0ART', user: 'U0ALICE' });
+    await finishedJob(fake, 'C0ART');
+    await auditEntry(h, 'a patient heron');
+    expect(fake.callsOf('chat.postMessage').filter((c) => c.args.channel === AUDIT && c.status === 429)).toHaveLength(1);
+    expect(h.runner.audit.trouble({ platform: 'slack', scopeId: fake.teamId })).toBeUndefined();
+  });
+
+  it('on forget, writes the member’s audit entries again without their prompts', async () => {
+    h = await start();
+    const { fake } = h;
+    await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN);
+    await fake.command({ command: '/imagine', text: 'a quokkaflute sunrise --quality low', channel: 'C0ART', user: 'U0ALICE' });
+    await auditEntry(h, 'a quokkaflute sunrise');
+    expect((await privately(fake, 'forget', 'U0ALICE')).endsWith(say('en', 'audit.forgotten', { count: 1 }))).toBe(true);
+    const texts = fake.botMessages(AUDIT).flatMap(sections);
+    expect(texts.join('\n')).not.toContain('quokkaflute');
+    expect(texts.find((t) => t.includes('<@U0ALICE>'))).toContain(`_${say('en', 'audit.erased')}_`);
+  });
+});
