@@ -164,7 +164,7 @@ export class FileQuotaStore implements QuotaStore {
       const refusal = reserveIn(ledger, input, this.#owner, this.#keepDays);
       // A refusal that tripped the breaker paused the scope: that is a change to write.
       if (refusal) return { result: refusal, changed: refusal.tripped === true };
-      ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: input.now };
+      ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: this.#clock() };
       this.#hold(input.jobId, { ...ledger.reservations[input.jobId]! });
       return { result: { ok: true }, changed: true };
     });
@@ -436,7 +436,9 @@ export class FileQuotaStore implements QuotaStore {
         // alive is asked once per owner): every operation of the commit then sees the same ledger.
         const now = batch.reduce((latest, op) => Math.max(latest, op.now), Number.NEGATIVE_INFINITY);
         const alive = new Map<string, boolean>();
-        const isAlive = (owner: string) => alive.get(owner) ?? alive.set(owner, this.#isAlive(ledger, owner, now)).get(owner)!;
+        // Leases are the processes' own clock, not the time a job counts in (a caller may reserve in another day).
+        const liveAt = this.#clock();
+        const isAlive = (owner: string) => alive.get(owner) ?? alive.set(owner, this.#isAlive(ledger, owner, liveAt)).get(owner)!;
         const reconciled = reconcileIn(ledger, isAlive, now);
         if (reconciled.usage.length + reconciled.report.released.length > 0) dirty = true;
         usage.push(...reconciled.usage);

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -61,8 +61,19 @@ describe('the file ledger over the life of its processes', () => {
     const dir = await newDir();
     // The pid is alive (this one), but the lease was last renewed two minutes ago: that process is gone.
     await ledgerLeftBy(dir, process.pid, T - 120_000);
-    const store = storeAt(dir, { leaseMs: 60_000 });
+    const store = storeAt(dir, { leaseMs: 60_000, clock: () => T });
     expect(await store.reconcile(T)).toMatchObject({ released: ['queued'], settledAtEstimate: ['sent'] });
+  });
+
+  it('judges a lease by the processes’ clock, not by the day a job counts in: a live process’s reservation holds against a job reserved for a later time', async () => {
+    const dir = await newDir();
+    // A second process on the same ledger: one store per file per process, so the other opens it through a link.
+    const alias = `${dir}-other-process`;
+    await symlink(dir, alias);
+    const [left, right] = [storeAt(dir), storeAt(alias)];
+    expect(await reserve(left, 'left', 0.6, { accountDailyUsd: 1 }, T)).toEqual({ ok: true });
+    // The same day, two minutes later than the first job's time (longer than the lease): the left process is alive all the same.
+    expect(await reserve(right, 'right', 0.6, { accountDailyUsd: 1 }, T + 120_000, 'discord:u2')).toMatchObject({ ok: false, code: 'budget_account_daily' });
   });
 
   it('keeps counting a live process’s reservation past 30 minutes, and its renewed lease keeps it alive for others', async () => {
