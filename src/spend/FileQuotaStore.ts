@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { access, open as openFile, readFile, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -11,27 +10,10 @@ import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, parseLedger, re
 import { LEDGER_FILES } from './ledger-files.js';
 import { roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
-import type {
-  ActiveJob,
-  BreakerState,
-  CapOverrides,
-  LedgerOptions,
-  LedgerStorage,
-  LegacyBotRecords,
-  LostReservation,
-  OverridableCap,
-  QuotaStore,
-  ReconcileReport,
-  RefusalCounts,
-  ReserveInput,
-  ReserveResult,
-  SettleInfo,
-  SpendRefusal,
-  UsageFeed,
-  UsageQuery,
-  UsageRecord,
-} from './types.js';
-import { DEFAULT_USAGE_RETENTION_DAYS, latestPerJob, matchesQuery, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
+import { DAY_MS, safeJson, StoreProcess } from './store-process.js';
+import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
+import type { ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
+import { latestPerJob, matchesQuery, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
 
 export interface FileQuotaStoreOptions extends LedgerOptions {
   /** The data folder; created if missing. */
@@ -40,17 +22,8 @@ export interface FileQuotaStoreOptions extends LedgerOptions {
   fileName?: string | undefined;
 }
 
-const DEFAULT_LEASE_MS = 60_000;
-const DAY_MS = 24 * 60 * 60_000;
 const SeenFileSchema = z.object({ version: z.literal(1), seen: z.record(z.string(), z.number()) });
 const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operator's caps then apply until chat admins set theirs again).";
-const safeJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-};
 
 /**
  * A change of the ledger: its answer, whether it changed it, the usage record it made, and what to do once it is
@@ -82,24 +55,11 @@ export class FileQuotaStore implements QuotaStore {
   /** The caps chat admins set per scope (`cap-overrides.json` beside the ledger), written under the ledger's lock. */
   readonly capOverridesPath: string;
   readonly #dir: string;
-  readonly #leaseMs: number;
-  readonly #keepDays: number;
-  readonly #clock: () => number;
-  readonly #onError: ((error: unknown) => void) | undefined;
-  readonly #onReservationLost: ((lost: LostReservation) => void) | undefined;
-  readonly #usageRetentionMs: number;
+  /** The lease (renewed while this process holds reservations) and its copies of them (put back if the file loses them). */
+  readonly #process: StoreProcess<Reservation>;
   readonly #serial = createSerialQueue();
   readonly #pending: { now: number; operation: Operation<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
   #flushScheduled = false;
-  /** This process's name in `owners`. */
-  readonly #owner = `${THIS_HOST}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  /**
-   * Reservations this process made and has not ended (its lease is renewed while there are any), with a copy of each:
-   * one the ledger loses (its file replaced by an older copy, or deleted) is put back from it before its job is sent,
-   * or charged from it at its settle.
-   */
-  readonly #held = new Map<string, Reservation>();
-  #timer: NodeJS.Timeout | undefined;
   #closed = false;
   /** When this process last dropped expired usage records (at most once a day). */
   #usagePrunedAt = Number.NEGATIVE_INFINITY;
@@ -121,12 +81,7 @@ export class FileQuotaStore implements QuotaStore {
     OPEN_LEDGERS.add(this.path);
     this.usagePath = resolve(join(options.dir, LEDGER_FILES.usage));
     this.capOverridesPath = resolve(join(options.dir, LEDGER_FILES.capOverrides));
-    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.#keepDays = Math.max(1, Math.floor(options.keepDays ?? 7));
-    this.#clock = options.clock ?? Date.now;
-    this.#onError = options.onError;
-    this.#onReservationLost = options.onReservationLost;
-    this.#usageRetentionMs = Math.max(1, options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS) * DAY_MS;
+    this.#process = new StoreProcess(options, () => this.renewLease());
   }
 
   /** The data folder of this ledger (the console keeps its alerts beside it). */
@@ -148,9 +103,9 @@ export class FileQuotaStore implements QuotaStore {
     return this.#serial(() =>
       this.#locked(async () => {
         await this.#checkUsageFile();
-        const caps = await restoreFromBackup(this.capOverridesPath, `${this.capOverridesPath}.bak`, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, this.#clock());
+        const caps = await restoreFromBackup(this.capOverridesPath, `${this.capOverridesPath}.bak`, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, this.#process.clock());
         await this.#readCapOverrides();
-        const ledger = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#clock());
+        const ledger = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#process.clock());
         await this.#load();
         return { restoredFromBackup: ledger.restored, brokenCopy: ledger.brokenCopy, ...(caps.restored && { restoredCapOverrides: true }) };
       }),
@@ -161,11 +116,11 @@ export class FileQuotaStore implements QuotaStore {
 
   reserve(input: ReserveInput): Promise<ReserveResult> {
     return this.#update<ReserveResult>(input.now, (ledger) => {
-      const refusal = reserveIn(ledger, input, this.#owner, this.#keepDays);
+      const refusal = reserveIn(ledger, input, this.#process.owner, this.#process.keepDays);
       // A refusal that tripped the breaker paused the scope: that is a change to write.
       if (refusal) return { result: refusal, changed: refusal.tripped === true };
-      ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: input.now };
-      this.#hold(input.jobId, { ...ledger.reservations[input.jobId]! });
+      ledger.owners[this.#process.owner] = { pid: process.pid, host: THIS_HOST, renewedAt: input.now };
+      this.#process.hold(input.jobId, { ...ledger.reservations[input.jobId]! });
       return { result: { ok: true }, changed: true };
     });
   }
@@ -180,16 +135,16 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   markSent(jobId: string): Promise<void> {
-    const now = this.#clock();
+    const now = this.#process.clock();
     return this.#update(now, (ledger) => {
       const reservation = ledger.reservations[jobId];
       if (!reservation) {
         // Lost by the ledger while queued (not ended: a reconcile that charged it leaves it `uncertain`): put back, sent.
-        const copy = this.#held.get(jobId);
+        const copy = this.#process.held.get(jobId);
         if (!copy || ledger.uncertain[jobId]) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
-        ledger.reservations[jobId] = { ...copy, owner: this.#owner, sent: true };
-        ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
-        return { result: undefined, changed: true, committed: () => this.#lost(jobId, copy, 'send', undefined) };
+        ledger.reservations[jobId] = { ...copy, owner: this.#process.owner, sent: true };
+        ledger.owners[this.#process.owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
+        return { result: undefined, changed: true, committed: () => this.#process.lost(jobId, copy, 'send', undefined) };
       }
       const changed = !reservation.sent;
       reservation.sent = true;
@@ -203,21 +158,21 @@ export class FileQuotaStore implements QuotaStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    const now = this.#clock();
+    const now = this.#process.clock();
     return this.#update(now, (ledger) => {
-      const copy = this.#held.get(jobId);
+      const copy = this.#process.held.get(jobId);
       const settled = settleIn(ledger, jobId, actualUsd, info, now, copy);
       const committed = () => {
-        this.#held.delete(jobId);
-        if (settled?.lost) this.#lost(jobId, copy!, 'settle', roundToNanoUsd(actualUsd));
+        this.#process.held.delete(jobId);
+        if (settled?.lost) this.#process.lost(jobId, copy!, 'settle', roundToNanoUsd(actualUsd));
       };
       return { result: settled !== undefined, changed: settled !== undefined, usage: settled?.usage, committed };
     });
   }
 
   release(jobId: string): Promise<void> {
-    return this.#update(this.#clock(), (ledger) => {
-      this.#held.delete(jobId);
+    return this.#update(this.#process.clock(), (ledger) => {
+      this.#process.held.delete(jobId);
       const changed = ledger.reservations[jobId] !== undefined;
       delete ledger.reservations[jobId];
       return { result: undefined, changed };
@@ -339,7 +294,7 @@ export class FileQuotaStore implements QuotaStore {
       const ledger = await this.#load();
       for (const r of Object.values(ledger.reservations)) if (r.userKey === userKey && r.job) r.job = withoutPromptOf(r.job);
       // This process's copies too: one put back after the ledger lost it must not bring the prompt back.
-      for (const r of this.#held.values()) if (r.userKey === userKey && r.job) r.job = withoutPromptOf(r.job);
+      for (const r of this.#process.held.values()) if (r.userKey === userKey && r.job) r.job = withoutPromptOf(r.job);
       // Twice: the backup copy is the version before, which may hold them too.
       await this.#write(ledger);
       await this.#write(ledger);
@@ -362,21 +317,26 @@ export class FileQuotaStore implements QuotaStore {
       const replay = join(this.#dir, 'slack-replay.json');
       const seen = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
       await rm(replay, { force: true });
-      const now = this.#clock();
+      const now = this.#process.clock();
       return { settings, seen: seen.success ? Object.entries(seen.data.seen).flatMap(([id, until]) => (until > now ? [id] : [])) : [] };
     });
   }
 
-  /** Renews the lease now (the timer does it every third of `leaseMs`). */
+  /** Renews the lease now, while this process holds reservations (the timer does it every third of `leaseMs`). */
   renewLease(): Promise<void> {
-    return this.#renew();
+    if (this.#process.held.size === 0 || this.#closed) return Promise.resolve();
+    const now = this.#process.clock();
+    return this.#update(now, (ledger) => {
+      ledger.owners[this.#process.owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
+      return { result: undefined, changed: true };
+    }).catch((error: unknown) => this.#process.onError?.(error));
   }
 
   /** Waits for pending operations and stops renewing the lease; later calls fail. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    clearInterval(this.#timer);
+    this.#process.stop();
     await this.#serial(async () => undefined);
     OPEN_LEDGERS.delete(this.path);
   }
@@ -385,32 +345,10 @@ export class FileQuotaStore implements QuotaStore {
 
   /** Whether a process's lease still holds: this one, or another that renewed within the lease (and, on this host, whose pid lives). */
   #isAlive(ledger: Ledger, owner: string, now: number): boolean {
-    if (owner === this.#owner) return true;
+    if (owner === this.#process.owner) return true;
     const entry = ledger.owners[owner];
     if (!entry || (entry.host === THIS_HOST && !isProcessAlive(entry.pid))) return false;
-    return now - entry.renewedAt < this.#leaseMs;
-  }
-
-  #lost(jobId: string, copy: Reservation, foundAt: LostReservation['foundAt'], chargedUsd: number | undefined): void {
-    this.#onReservationLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt, chargedUsd });
-  }
-
-  #hold(jobId: string, copy: Reservation): void {
-    this.#held.set(jobId, copy);
-    this.#timer ??= setInterval(() => void this.#renew(), Math.max(50, Math.floor(this.#leaseMs / 3))).unref();
-  }
-
-  #renew(): Promise<void> {
-    if (this.#held.size === 0 || this.#closed) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-      return Promise.resolve();
-    }
-    const now = this.#clock();
-    return this.#update(now, (ledger) => {
-      ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
-      return { result: undefined, changed: true };
-    }).catch((error: unknown) => this.#onError?.(error));
+    return now - entry.renewedAt < this.#process.leaseMs;
   }
 
   #update<T>(now: number, operation: Operation<T>): Promise<T> {
@@ -559,7 +497,7 @@ export class FileQuotaStore implements QuotaStore {
     if (now - this.#usagePrunedAt >= DAY_MS) {
       this.#usagePrunedAt = now;
       const lines = await this.#readUsage();
-      const kept = lines.filter((r) => r.time >= now - this.#usageRetentionMs);
+      const kept = lines.filter((r) => r.time >= now - this.#process.usageRetentionMs);
       if (kept.length < lines.length) await this.#replaceUsage(kept);
     }
     if (records.length === 0) return;

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
@@ -8,30 +7,11 @@ import { BREAKER_WINDOW_MS, breakerLimit, historyHours, recentBucket } from './b
 import { REFUSAL_KEEP_DAYS } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
 import { MARK_SENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT } from './redis-ledger-scripts.js';
-import {
-  ACCOUNT_KEY,
-  type ActiveJob,
-  type BreakerState,
-  type CapOverrides,
-  type LedgerOptions,
-  type LedgerStorage,
-  type LegacyBotRecords,
-  type LostReservation,
-  type OverridableCap,
-  type QuotaStore,
-  type ReconcileReport,
-  type RefusalCounts,
-  type ReserveInput,
-  type ReserveResult,
-  type ScopeSettingEntry,
-  type SettleInfo,
-  type SpendRefusal,
-  type UsageFeed,
-  type UsageQuery,
-  type UsageRecord,
-} from './types.js';
+import { DAY_MS, safeJson, StoreProcess } from './store-process.js';
+import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
+import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { utcDay } from './utc-period.js';
-import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, readBasis, usageRecord, withoutPromptOf } from './usage-records.js';
+import { JobDetailsSchema, latestPerJob, matchesQuery, readBasis, usageRecord, withoutPromptOf } from './usage-records.js';
 
 export interface RedisQuotaStoreOptions extends LedgerOptions {
   /** A connected client (see `connectRedis`); `RedisQuotaStore.connect` makes one. */
@@ -43,9 +23,6 @@ export interface RedisQuotaStoreOptions extends LedgerOptions {
 }
 
 const DEFAULT_PREFIX = 'pictor';
-const DEFAULT_LEASE_MS = 60_000;
-const DEFAULT_KEEP_DAYS = 7;
-const DAY_MS = 24 * 60 * 60_000;
 const HOUR_MS = 60 * 60_000;
 
 /**
@@ -122,24 +99,13 @@ const SCRIPTS = {
 export class RedisQuotaStore implements QuotaStore {
   readonly prefix: string;
   readonly #redis: LedgerClient;
-  readonly #leaseMs: number;
-  readonly #keepMs: number;
   readonly #ownsConnection: boolean;
-  readonly #onError: ((error: unknown) => void) | undefined;
-  readonly #onReservationLost: ((lost: LostReservation) => void) | undefined;
-  readonly #usageRetentionMs: number;
+  /** The lease (renewed while this process holds reservations) and its copies of them (put back if Redis loses them). */
+  readonly #process: StoreProcess<HeldReservation>;
   /** When this process last trimmed expired usage records (at most once an hour). */
   #usageTrimmedAt = Number.NEGATIVE_INFINITY;
-  readonly #owner = `${THIS_HOST}:${process.pid}:${randomBytes(4).toString('hex')}`;
   readonly #ownerValue = `${THIS_HOST} ${process.pid}`;
-  /**
-   * Reservations this process made and has not ended, with a copy of each: a reservation Redis loses (a restart
-   * without persistence, a flush) is put back from it before its job is sent, or charged from it at its settle.
-   */
-  readonly #held = new Map<string, HeldReservation>();
-  #timer: NodeJS.Timeout | undefined;
   #closed = false;
-  readonly #clock: () => number;
   /** Each scope's trailing spend for the breaker, by the hour it was read in (past hours never change). */
   readonly #history = new Map<string, { to: number; usd: number }>();
 
@@ -155,13 +121,8 @@ export class RedisQuotaStore implements QuotaStore {
   constructor(options: RedisQuotaStoreOptions) {
     this.prefix = options.prefix ?? DEFAULT_PREFIX;
     this.#redis = options.redis as LedgerClient;
-    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.#keepMs = Math.max(1, Math.floor(options.keepDays ?? DEFAULT_KEEP_DAYS)) * DAY_MS;
     this.#ownsConnection = options.ownsConnection ?? false;
-    this.#onError = options.onError;
-    this.#onReservationLost = options.onReservationLost;
-    this.#usageRetentionMs = Math.max(1, options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS) * DAY_MS;
-    this.#clock = options.clock ?? Date.now;
+    this.#process = new StoreProcess(options, () => this.renewLease());
     for (const [name, definition] of Object.entries(SCRIPTS)) {
       if (!(name in this.#redis)) this.#redis.defineCommand(name, definition);
     }
@@ -198,9 +159,9 @@ export class RedisQuotaStore implements QuotaStore {
         nanos,
         periodKey('day', now),
         periodKey('month', now),
-        this.#owner,
+        this.#process.owner,
         this.#ownerValue,
-        this.#leaseMs,
+        this.#process.leaseMs,
         limits.userConcurrentJobs === undefined ? '' : String(limits.userConcurrentJobs),
         cooldownMs > 0 ? String(cooldownMs) : '',
         input.job ? JSON.stringify(input.job) : '',
@@ -217,7 +178,7 @@ export class RedisQuotaStore implements QuotaStore {
         throw error;
       });
     if (reply[0] === 1) {
-      if (!dry) this.#hold(jobId, { userKey, scopeKey, nanos, day: periodKey('day', now), month: periodKey('month', now), job: input.job ? JSON.stringify(input.job) : '', at: now });
+      if (!dry) this.#process.hold(jobId, { userKey, scopeKey, nanos, day: periodKey('day', now), month: periodKey('month', now), job: input.job ? JSON.stringify(input.job) : '', at: now });
       return { ok: true };
     }
     const [, code, usedOrLast, limitNanos, tripped] = reply as [0, string, number, number?, number?];
@@ -240,17 +201,17 @@ export class RedisQuotaStore implements QuotaStore {
 
   async markSent(jobId: string): Promise<void> {
     this.#assertOpen();
-    const copy = this.#held.get(jobId);
-    const found = await this.#redis.pictorSpendMarkSent(...this.#prelude(this.#clock()), jobId, ...copyArgs(copy), this.#owner, this.#ownerValue, this.#leaseMs);
+    const copy = this.#process.held.get(jobId);
+    const found = await this.#redis.pictorSpendMarkSent(...this.#prelude(this.#process.clock()), jobId, ...copyArgs(copy), this.#process.owner, this.#ownerValue, this.#process.leaseMs);
     if (found === 0) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
-    if (found === 2 && copy) this.#onReservationLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt: 'send', chargedUsd: undefined });
+    if (found === 2 && copy) this.#process.lost(jobId, copy, 'send', undefined);
   }
 
   async settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
     const nanos = toNanos('actualUsd', actualUsd);
     this.#assertOpen();
-    const now = this.#clock();
-    const copy = this.#held.get(jobId);
+    const now = this.#process.clock();
+    const copy = this.#process.held.get(jobId);
     const settled = await this.#redis.pictorSpendSettle(
       ...this.#prelude(now),
       jobId,
@@ -261,12 +222,12 @@ export class RedisQuotaStore implements QuotaStore {
       info.images === undefined ? '' : info.images,
       ...copyArgs(copy),
     );
-    this.#held.delete(jobId);
-    if (settled === 2 && copy) this.#onReservationLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt: 'settle', chargedUsd: fromNanos(nanos) });
+    this.#process.held.delete(jobId);
+    if (settled === 2 && copy) this.#process.lost(jobId, copy, 'settle', fromNanos(nanos));
     if (now - this.#usageTrimmedAt >= HOUR_MS) {
       this.#usageTrimmedAt = now;
       // Approximate (~) trimming is cheap: Redis drops whole nodes of the stream older than the retention.
-      await this.#redis.xtrim(this.#usageKey(), 'MINID', '~', String(now - this.#usageRetentionMs)).catch((error: unknown) => this.#onError?.(error));
+      await this.#redis.xtrim(this.#usageKey(), 'MINID', '~', String(now - this.#process.usageRetentionMs)).catch((error: unknown) => this.#process.onError?.(error));
     }
     return settled >= 1;
   }
@@ -314,7 +275,7 @@ export class RedisQuotaStore implements QuotaStore {
     const usage = this.#usageKey();
     await this.#redis.pictorSpendForget(usage, `${usage}:rewrite`, this.#key('active', userKey), this.#rewritesKey(), userKey, `${this.prefix}:quota:res:`);
     // This process's copies of the user's reservations too: one put back after Redis lost it must not bring the prompt back.
-    for (const copy of this.#held.values()) if (copy.userKey === userKey && copy.job !== '') copy.job = jobWithoutPrompt(copy.job);
+    for (const copy of this.#process.held.values()) if (copy.userKey === userKey && copy.job !== '') copy.job = jobWithoutPrompt(copy.job);
   }
 
   /** Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, deleted as they are taken. */
@@ -322,18 +283,16 @@ export class RedisQuotaStore implements QuotaStore {
     this.#assertOpen();
     const taken: LegacyBotRecords = { settings: {}, seen: [] };
     for (const kind of ['settings', 'seen'] as const) {
-      const pattern = `${this.prefix}:quota:${kind}:*`;
-      let cursor = '0';
-      do {
-        const [next, keys] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-        cursor = next;
-        for (const key of keys) {
-          const id = key.slice(pattern.length - 1);
-          if (kind === 'seen') taken.seen.push(id);
-          else taken.settings[id] = Object.fromEntries(Object.entries(await this.#redis.hgetall(key)).flatMap(([name, raw]) => (parseSettingEntry(raw) ? [[name, parseSettingEntry(raw)!]] : [])));
-          await this.#redis.del(key);
-        }
-      } while (cursor !== '0');
+      const head = `${this.prefix}:quota:${kind}:`;
+      for (const key of await this.#scan(`${head}*`)) {
+        const id = key.slice(head.length);
+        if (kind === 'seen') taken.seen.push(id);
+        else taken.settings[id] = Object.fromEntries(Object.entries(await this.#redis.hgetall(key)).flatMap(([name, raw]) => {
+          const entry = ScopeSettingEntrySchema.safeParse(safeJson(raw)).data;
+          return entry ? [[name, entry]] : [];
+        }));
+        await this.#redis.del(key);
+      }
     }
     return taken;
   }
@@ -414,7 +373,7 @@ export class RedisQuotaStore implements QuotaStore {
   async refusals(sinceDay: string): Promise<RefusalCounts> {
     this.#assertOpen();
     const days: string[] = [];
-    const today = utcDay(this.#clock());
+    const today = utcDay(this.#process.clock());
     for (let t = Date.parse(`${sinceDay}T00:00:00Z`); utcDay(t) <= today && days.length <= REFUSAL_KEEP_DAYS; t += DAY_MS) days.push(utcDay(t));
     const pipeline = this.#redis.pipeline();
     for (const day of days) pipeline.hgetall(`${this.prefix}:quota:refusals:${day}`);
@@ -447,15 +406,11 @@ export class RedisQuotaStore implements QuotaStore {
     return breakerStateOf(before[0], before[1], before[2], before[3] || undefined, before[4] || undefined);
   }
 
+  /** The keys matching `pattern`, each once (SCAN may repeat one). */
   async #scan(pattern: string): Promise<string[]> {
-    const keys: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, found] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      keys.push(...found);
-    } while (cursor !== '0');
-    return [...new Set(keys)];
+    const keys = new Set<string>();
+    for await (const found of this.#redis.scanStream({ match: pattern, count: 500 })) for (const key of found as string[]) keys.add(key);
+    return [...keys];
   }
 
   /** How many times the usage stream was rewritten (`forgetPrompts`): part of `usageSince`'s cursor. */
@@ -473,8 +428,8 @@ export class RedisQuotaStore implements QuotaStore {
 
   async release(jobId: string): Promise<void> {
     this.#assertOpen();
-    await this.#redis.pictorSpendRelease(...this.#prelude(this.#clock()), jobId);
-    this.#held.delete(jobId);
+    await this.#redis.pictorSpendRelease(...this.#prelude(this.#process.clock()), jobId);
+    this.#process.held.delete(jobId);
   }
 
   async spentToday(key: string, now: number): Promise<number> {
@@ -493,16 +448,10 @@ export class RedisQuotaStore implements QuotaStore {
    */
   async reconcile(now: number): Promise<ReconcileReport> {
     this.#assertOpen();
-    const pattern = `${this.prefix}:quota:owner:${THIS_HOST}:*`;
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 200);
-      cursor = next;
-      for (const key of keys) {
-        const pid = Number(key.slice(pattern.length - 1).split(':')[0]);
-        if (!key.endsWith(this.#owner) && !isProcessAlive(pid)) await this.#redis.del(key);
-      }
-    } while (cursor !== '0');
+    const head = `${this.prefix}:quota:owner:${THIS_HOST}:`;
+    for (const key of await this.#scan(`${head}*`)) {
+      if (!key.endsWith(this.#process.owner) && !isProcessAlive(Number(key.slice(head.length).split(':')[0]))) await this.#redis.del(key);
+    }
     const [released, settledAtEstimate, nanos] = await this.#redis.pictorSpendReconcile(...this.#prelude(now));
     return { released, settledAtEstimate, chargedUsd: fromNanos(Number(nanos)) };
   }
@@ -511,32 +460,18 @@ export class RedisQuotaStore implements QuotaStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    clearInterval(this.#timer);
-    this.#held.clear();
+    this.#process.stop();
+    this.#process.held.clear();
     if (this.#ownsConnection) await closeRedis(this.#redis);
   }
 
   /** Renews the lease now (the timer does it every third of `leaseMs`). */
   async renewLease(): Promise<void> {
-    await this.#redis.set(this.#key('owner', this.#owner), this.#ownerValue, 'PX', this.#leaseMs);
+    await this.#redis.set(this.#key('owner', this.#process.owner), this.#ownerValue, 'PX', this.#process.leaseMs);
   }
 
   #prelude(now: number): Arg[] {
-    return [`${this.prefix}:quota:`, this.#keepMs, now];
-  }
-
-  #hold(jobId: string, copy: HeldReservation): void {
-    this.#held.set(jobId, copy);
-    this.#timer ??= setInterval(() => this.#renew(), Math.max(50, Math.floor(this.#leaseMs / 3))).unref();
-  }
-
-  #renew(): void {
-    if (this.#held.size === 0) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-      return;
-    }
-    this.renewLease().catch((error: unknown) => this.#onError?.(error));
+    return [`${this.prefix}:quota:`, this.#process.keepDays * DAY_MS, now];
   }
 
   #key(kind: 'owner' | 'active', ...parts: string[]): string {
@@ -548,7 +483,7 @@ export class RedisQuotaStore implements QuotaStore {
   }
 }
 
-/** What this process keeps of a reservation it made (see `#held`). */
+/** What this process keeps of a reservation it made (see `StoreProcess.held`). */
 interface HeldReservation {
   userKey: string;
   scopeKey: string;
@@ -579,14 +514,6 @@ function compareStreamIds(a: string, b: string): number {
   return am - bm || as - bs;
 }
 
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The breaker's state from its stored fields (nanos for amounts). */
 function breakerStateOf(
   pausedAt: string | null | undefined,
@@ -605,22 +532,8 @@ function breakerStateOf(
 function parseStreamRecord(text: string | undefined): UsageRecord | undefined {
   if (text === undefined) return undefined;
   try {
-    const raw = JSON.parse(text) as {
-      jobId: string;
-      time: number;
-      day: string;
-      month?: string;
-      userKey: string;
-      scopeKey: string;
-      nanos: number;
-      reservedNanos?: number;
-      basis: string;
-      requestId?: string;
-      job?: string;
-      outcome?: UsageRecord['outcome'];
-      reservedAt?: number;
-      images?: number;
-    };
+    type Fields = Pick<UsageRecord, 'jobId' | 'time' | 'day' | 'userKey' | 'scopeKey' | 'requestId' | 'outcome' | 'reservedAt' | 'images'>;
+    const raw = JSON.parse(text) as Fields & { month?: string; nanos: number; reservedNanos?: number; basis: string; job?: string };
     const job = raw.job === undefined ? undefined : JobDetailsSchema.safeParse(JSON.parse(raw.job)).data;
     return usageRecord({
       ...raw,
@@ -631,15 +544,6 @@ function parseStreamRecord(text: string | undefined): UsageRecord | undefined {
       // Records keep what was reserved; whether the charge exceeded it is the ledger's one rule (older records kept it only then).
       reservedUsd: raw.reservedNanos !== undefined && exceedsReservation({ usd: fromNanos(raw.reservedNanos) }, fromNanos(raw.nanos)) ? fromNanos(raw.reservedNanos) : undefined,
     });
-  } catch {
-    return undefined;
-  }
-}
-
-function parseSettingEntry(raw: string): ScopeSettingEntry | undefined {
-  try {
-    const parsed = ScopeSettingEntrySchema.safeParse(JSON.parse(raw));
-    return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
   }
