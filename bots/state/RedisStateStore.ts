@@ -1,23 +1,8 @@
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { withTimeout, type RedisLink } from 'pictor/internal';
-import {
-  checkKey,
-  checkSpace,
-  decodeValue,
-  encodeBytes,
-  encodeValue,
-  MAX_NOTICE_BYTES,
-  newOwnerId,
-  STATE_KEY_PATTERN,
-  UPDATE_ATTEMPTS,
-  type Notice,
-  type PutOptions,
-  type Space,
-  type SpaceDefinition,
-  type StateEntry,
-  type StateStore,
-} from './StateStore.js';
+import { checkKey, checkSpace, decodeValue, encodeValue, MAX_NOTICE_BYTES, newOwnerId, refuseBytes, STATE_KEY_PATTERN, UPDATE_ATTEMPTS } from './StateStore.js';
+import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
 export const DEFAULT_LEASE_MS = 15_000;
@@ -212,7 +197,7 @@ class RedisSpace<T> implements Space<T> {
   }
 
   /** `text`: the value as kept (JSON, or a binary space's bytes), '' to delete; `expected` as the script's ARGV. */
-  async #put(key: string, text: string | Buffer, hold: boolean | undefined, expected: string | Buffer = ''): Promise<boolean> {
+  async #put(key: string, text: string | Buffer, hold: boolean | undefined, expected = ''): Promise<boolean> {
     const { ttlMs, maxCount, maxBytes } = this.definition;
     const keys = [this.#record(key), this.#held, `${this.base}:index`, `${this.base}:sizes`];
     const args = [key, text, ttlMs ?? '', hold === undefined ? '' : hold ? '1' : '0', this.store.owner, expected, maxCount ?? '', maxBytes ?? '', `${this.base}:r:`];
@@ -229,10 +214,6 @@ class RedisSpace<T> implements Space<T> {
     return (this.definition.binary ? raw : decodeValue<T>(raw as string)) as T | undefined;
   }
 
-  #encode(value: unknown): string | Buffer {
-    return this.definition.binary ? encodeBytes(this.definition, value) : encodeValue(this.definition, value);
-  }
-
   async get(key: string): Promise<T | undefined> {
     return STATE_KEY_PATTERN.test(key) ? this.#decode(await this.#raw(key)) : undefined;
   }
@@ -240,17 +221,17 @@ class RedisSpace<T> implements Space<T> {
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
     checkKey(key);
     // A binary space's records are never held.
-    await this.#put(key, this.#encode(value), this.definition.binary ? undefined : options.hold);
+    await this.#put(key, encodeValue(this.definition, value), this.definition.binary ? undefined : options.hold);
   }
 
   async update(key: string, change: (current: T | undefined) => T | undefined, options: PutOptions = {}): Promise<{ before: T | undefined; after: T | undefined }> {
+    refuseBytes(this.definition, 'update');
     checkKey(key);
     for (let attempt = 1; ; attempt++) {
-      const text = await this.#raw(key);
+      const text = (await this.#raw(key)) as string | null;
       const after = change(this.#decode(text));
       // Written only if nobody else wrote the record since it was read; else read again and change that.
-      const expected = text === null ? 'n' : typeof text === 'string' ? `v:${text}` : Buffer.concat([Buffer.from('v:'), text]);
-      if (await this.#put(key, after === undefined ? '' : this.#encode(after), this.definition.binary ? undefined : options.hold, expected)) return { before: this.#decode(text), after };
+      if (await this.#put(key, after === undefined ? '' : encodeValue(this.definition, after), options.hold, text === null ? 'n' : `v:${text}`)) return { before: this.#decode(text), after };
       if (attempt >= UPDATE_ATTEMPTS) throw new Error(`the ${this.definition.name} record ${key} kept changing; not updated`);
       // Others are writing it now: let them finish (a little longer each time, never all at once again).
       await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2));
@@ -289,7 +270,7 @@ class RedisSpace<T> implements Space<T> {
   }
 
   async claimOnce(key: string): Promise<boolean> {
-    if (this.definition.binary) throw new TypeError(`the ${this.definition.name} space keeps bytes: no keys are taken once there`);
+    refuseBytes(this.definition, 'claimOnce');
     if (!STATE_KEY_PATTERN.test(key)) return false;
     const once = `${this.base}:once:${key}`;
     const ttlMs = this.definition.ttlMs;

@@ -31,7 +31,8 @@ export interface SpaceDefinition {
   maxBytes?: number | undefined;
   /**
    * The values are bytes (a Buffer), kept as they are — no JSON, no base64 — so a process never holds more than the
-   * bytes themselves while it writes or reads one (the kept images). Such records are never held (`hold` is ignored).
+   * bytes themselves while it writes or reads one (the kept images). Such records are never held (`hold` is ignored),
+   * changed in place (`update`) or taken once (`claimOnce`).
    */
   binary?: true | undefined;
 }
@@ -124,19 +125,18 @@ export function checkKey(key: string): void {
   if (!STATE_KEY_PATTERN.test(key)) throw new Error(`not a state key: ${JSON.stringify(key.slice(0, 80))}`);
 }
 
-export function encodeValue(definition: SpaceDefinition, value: unknown): string {
-  if (definition.binary) throw new TypeError(`the ${definition.name} space keeps bytes: encodeBytes`);
-  const text = JSON.stringify(value);
-  const bytes = Buffer.byteLength(text);
+/** A value as it is kept: JSON, or a binary space's Buffer itself (never empty); either checked against the bound. */
+export function encodeValue(definition: SpaceDefinition, value: unknown): string | Buffer {
+  if (definition.binary && (!Buffer.isBuffer(value) || value.length === 0)) throw new TypeError(`the ${definition.name} space keeps bytes (a Buffer, not empty)`);
+  const kept = definition.binary ? (value as Buffer) : JSON.stringify(value);
+  const bytes = Buffer.byteLength(kept);
   if (bytes > definition.maxValueBytes) throw new StateValueTooLargeError(definition.name, bytes, definition.maxValueBytes);
-  return text;
+  return kept;
 }
 
-/** A binary space's value as it is kept: the Buffer itself, checked against the bound (and never empty). */
-export function encodeBytes(definition: SpaceDefinition, value: unknown): Buffer {
-  if (!Buffer.isBuffer(value) || value.length === 0) throw new TypeError(`the ${definition.name} space keeps bytes (a Buffer, not empty)`);
-  if (value.length > definition.maxValueBytes) throw new StateValueTooLargeError(definition.name, value.length, definition.maxValueBytes);
-  return value;
+/** `update` and `claimOnce` are for JSON records: a binary space's bytes are only put, read and deleted. */
+export function refuseBytes(definition: SpaceDefinition, what: string): void {
+  if (definition.binary) throw new TypeError(`the ${definition.name} space keeps bytes: no ${what} there`);
 }
 
 export function decodeValue<T>(text: string | null | undefined): T | undefined {
