@@ -25,28 +25,19 @@ export interface FileQuotaStoreOptions extends LedgerOptions {
 const SeenFileSchema = z.object({ version: z.literal(1), seen: z.record(z.string(), z.number()) });
 const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operator's caps then apply until chat admins set theirs again).";
 
-/**
- * A change of the ledger: its answer, whether it changed it, the usage record it made, and what to do once it is
- * written (`committed`: what may be told or forgotten only then).
- */
+/** A change of the ledger: its answer, whether it changed it, its usage record, and what may be done only once it is written. */
 type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport) => { result: T; changed: boolean; usage?: UsageRecord | undefined; committed?: () => void };
 
 /** Ledgers open in this process: one store per file per process (processes share it through the lock). */
 const OPEN_LEDGERS = new Set<string>();
 
 /**
- * The embedded QuotaStore: one JSON file in the data folder (`ledger-document.ts`: the document and its steps; the
- * rules are the rulebook's), shared by the processes of one machine, with `usage.jsonl` (one line per settled job)
- * and `cap-overrides.json` (the chat admins' caps) beside it. Every change takes the ledger's lock file, reads the
- * ledger, changes it and writes it atomically (temporary file, fsync, rename) before it lets go and answers, so two
- * processes never both spend the last dollar and a crash loses nothing that was answered. The previous version is
- * kept beside it (`<file>.bak`); `open()` restores it when the ledger is unreadable, and the chat caps' likewise.
- *
- * Changes that arrive while the ledger is busy are committed together: every waiting operation runs in turn on one
- * read of the ledger (none while the file is still the one this process wrote last: see `#written`; after the
- * reservations of dead processes are ended), and all are answered once that one
- * write is done. A commit awaits only its fsyncs: the other steps are synchronous calls on small local files, since
- * a job's `markSent` stands between the limiter's grant and the request leaving, and each awaited call would wait a
+ * The embedded QuotaStore: one JSON file (`ledger-document.ts`) shared by the processes of one machine, with
+ * `usage.jsonl` (one line per settled job) and `cap-overrides.json` beside it. Every change takes the lock file, reads
+ * the ledger, changes it and writes it atomically (with `<file>.bak`, which `open()` restores) before it answers, so
+ * two processes never both spend the last dollar and a crash loses nothing that was answered. Changes that arrive
+ * while the ledger is busy are committed together, on one read and one write. A commit awaits only its fsyncs: a
+ * job's `markSent` stands between the limiter's grant and the request leaving, and each awaited call would wait a
  * turn of a busy event loop.
  */
 export class FileQuotaStore implements QuotaStore {
@@ -65,11 +56,7 @@ export class FileQuotaStore implements QuotaStore {
   #usagePrunedAt = Number.NEGATIVE_INFINITY;
   /** The ledger as `#peek` last read it, with the file's identity then (read again only when the file changed). */
   #peeked: { stamp: string; ledger: Ledger } | undefined;
-  /**
-   * The ledger as this process last wrote it, with the file's identity after the write: while the file is still that
-   * one (no other process wrote since), the locked steps take it as it is instead of reading and parsing the file
-   * again, so a commit costs what it changes and one write, not a parse of every reservation and total.
-   */
+  /** The ledger as this process last wrote it and the file's identity then: taken as it is while no other process wrote since. */
   #written: { stamp: string; ledger: Ledger } | undefined;
 
   constructor(options: FileQuotaStoreOptions) {
@@ -94,10 +81,8 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /**
-   * Checks every file of the ledger before a surface starts taking jobs. An unreadable ledger (empty, truncated, not
-   * a ledger) is moved aside and its backup copy put back — the answer says so; with no good copy it throws
-   * LedgerUnreadableError naming the file and what to do. The chat admins' caps likewise; the usage records must be
-   * a readable file (a torn line is skipped, not fatal).
+   * Checks every file before a surface takes jobs: an unreadable ledger or caps file is moved aside and its backup put
+   * back (the answer says so), or LedgerUnreadableError names it; `usage.jsonl` must be readable (torn lines are skipped).
    */
   open(): Promise<{ restoredFromBackup: boolean; brokenCopy?: string | undefined; restoredCapOverrides?: boolean | undefined }> {
     return this.#serial(() =>
@@ -111,8 +96,6 @@ export class FileQuotaStore implements QuotaStore {
       }),
     );
   }
-
-  // --- the QuotaStore ---
 
   reserve(input: ReserveInput): Promise<ReserveResult> {
     return this.#update<ReserveResult>(input.now, (ledger) => {
@@ -293,8 +276,7 @@ export class FileQuotaStore implements QuotaStore {
     return this.#readLocked(async () => {
       const ledger = await this.#load();
       for (const r of Object.values(ledger.reservations)) if (r.userKey === userKey && r.job) r.job = withoutPromptOf(r.job);
-      // This process's copies too: one put back after the ledger lost it must not bring the prompt back.
-      for (const r of this.#process.held.values()) if (r.userKey === userKey && r.job) r.job = withoutPromptOf(r.job);
+      this.#process.forgetPrompts(userKey);
       // Twice: the backup copy is the version before, which may hold them too.
       await this.#write(ledger);
       await this.#write(ledger);
@@ -340,8 +322,6 @@ export class FileQuotaStore implements QuotaStore {
     await this.#serial(async () => undefined);
     OPEN_LEDGERS.delete(this.path);
   }
-
-  // --- the lease and the group commit ---
 
   /** Whether a process's lease still holds: this one, or another that renewed within the lease (and, on this host, whose pid lives). */
   #isAlive(ledger: Ledger, owner: string, now: number): boolean {
@@ -411,8 +391,6 @@ export class FileQuotaStore implements QuotaStore {
       return this.#locked(task);
     });
   }
-
-  // --- the files ---
 
   #locked<T>(task: () => Promise<T>): Promise<T> {
     mkdirSync(this.#dir, { recursive: true, mode: 0o700 });

@@ -8,10 +8,10 @@ import { REFUSAL_KEEP_DAYS } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
 import { MARK_SENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT } from './redis-ledger-scripts.js';
 import { DAY_MS, safeJson, StoreProcess } from './store-process.js';
-import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
+import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type JobDetails, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
 import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { utcDay } from './utc-period.js';
-import { JobDetailsSchema, latestPerJob, matchesQuery, readBasis, usageRecord, withoutPromptOf } from './usage-records.js';
+import { JobDetailsSchema, latestPerJob, matchesQuery, readBasis, usageRecord } from './usage-records.js';
 
 export interface RedisQuotaStoreOptions extends LedgerOptions {
   /** A connected client (see `connectRedis`); `RedisQuotaStore.connect` makes one. */
@@ -178,7 +178,7 @@ export class RedisQuotaStore implements QuotaStore {
         throw error;
       });
     if (reply[0] === 1) {
-      if (!dry) this.#process.hold(jobId, { userKey, scopeKey, nanos, day: periodKey('day', now), month: periodKey('month', now), job: input.job ? JSON.stringify(input.job) : '', at: now });
+      if (!dry) this.#process.hold(jobId, { userKey, scopeKey, nanos, day: periodKey('day', now), month: periodKey('month', now), job: input.job, at: now });
       return { ok: true };
     }
     const [, code, usedOrLast, limitNanos, tripped] = reply as [0, string, number, number?, number?];
@@ -192,7 +192,7 @@ export class RedisQuotaStore implements QuotaStore {
     if (cached?.to === to) return cached.usd;
     const fields: string[] = [];
     for (let hour = from; hour < to; hour++) fields.push(`h${hour}`);
-    const values = await this.#redis.hmget(`${this.prefix}:quota:brk:${scopeKey}`, ...fields);
+    const values = await this.#redis.hmget(this.#key('brk', scopeKey), ...fields);
     const usd = fromNanos(values.reduce((sum, v) => sum + Number(v ?? 0), 0));
     if (this.#history.size > 10_000) this.#history.clear();
     this.#history.set(scopeKey, { to, usd });
@@ -227,7 +227,7 @@ export class RedisQuotaStore implements QuotaStore {
     if (now - this.#usageTrimmedAt >= HOUR_MS) {
       this.#usageTrimmedAt = now;
       // Approximate (~) trimming is cheap: Redis drops whole nodes of the stream older than the retention.
-      await this.#redis.xtrim(this.#usageKey(), 'MINID', '~', String(now - this.#process.usageRetentionMs)).catch((error: unknown) => this.#process.onError?.(error));
+      await this.#redis.xtrim(this.#key('usage'), 'MINID', '~', String(now - this.#process.usageRetentionMs)).catch((error: unknown) => this.#process.onError?.(error));
     }
     return settled >= 1;
   }
@@ -239,7 +239,7 @@ export class RedisQuotaStore implements QuotaStore {
     // settled days later, by a reconcile): read from a day's margin before `since` to the end, then filter.
     const from = query.since === undefined ? '-' : String(Math.max(0, query.since - DAY_MS));
     const to = '+';
-    const entries = await this.#redis.xrange(this.#usageKey(), from, to);
+    const entries = await this.#redis.xrange(this.#key('usage'), from, to);
     const records: UsageRecord[] = [];
     for (const [, fields] of entries) {
       const record = parseStreamRecord(fields[fields.indexOf('r') + 1]);
@@ -251,7 +251,7 @@ export class RedisQuotaStore implements QuotaStore {
   /** The hash `<prefix>:quota:caps:<scopeKey>`: what chat admins set for that scope. */
   async capOverrides(scopeKey: string): Promise<CapOverrides> {
     this.#assertOpen();
-    const fields = await this.#redis.hgetall(this.#capsKey(scopeKey));
+    const fields = await this.#redis.hgetall(this.#key('caps', scopeKey));
     const overrides: CapOverrides = {};
     for (const cap of OVERRIDABLE_CAPS) {
       const nanos = fields[cap];
@@ -265,17 +265,16 @@ export class RedisQuotaStore implements QuotaStore {
     this.#assertOpen();
     if (!isOverridableCap(cap)) throw new RangeError(`${String(cap)} cannot be changed from chat`);
     const nanos = usd === undefined ? '' : toNanos('usd', usd);
-    const previous = await this.#redis.pictorSpendSetCap(this.#capsKey(scopeKey), cap, nanos, changedBy, now);
+    const previous = await this.#redis.pictorSpendSetCap(this.#key('caps', scopeKey), cap, nanos, changedBy, now);
     return { previousUsd: previous === null || previous === undefined ? undefined : fromNanos(Number(previous)) };
   }
 
   /** Rebuilds the usage stream without the user's prompts (same ids, in one step) and scrubs their open reservations. */
   async forgetPrompts(userKey: string): Promise<void> {
     this.#assertOpen();
-    const usage = this.#usageKey();
-    await this.#redis.pictorSpendForget(usage, `${usage}:rewrite`, this.#key('active', userKey), this.#rewritesKey(), userKey, `${this.prefix}:quota:res:`);
-    // This process's copies of the user's reservations too: one put back after Redis lost it must not bring the prompt back.
-    for (const copy of this.#process.held.values()) if (copy.userKey === userKey && copy.job !== '') copy.job = jobWithoutPrompt(copy.job);
+    const usage = this.#key('usage');
+    await this.#redis.pictorSpendForget(usage, `${usage}:rewrite`, this.#key('active', userKey), this.#key('usage', 'rewrites'), userKey, `${this.prefix}:quota:res:`);
+    this.#process.forgetPrompts(userKey);
   }
 
   /** Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, deleted as they are taken. */
@@ -312,10 +311,10 @@ export class RedisQuotaStore implements QuotaStore {
   /** The members of `active:account` (every reservation counts for the account) and their hashes, in one round trip. */
   async activeJobs(): Promise<ActiveJob[]> {
     this.#assertOpen();
-    const jobIds = await this.#redis.zrange(`${this.prefix}:quota:active:${ACCOUNT_KEY}`, 0, -1);
+    const jobIds = await this.#redis.zrange(this.#key('active', ACCOUNT_KEY), 0, -1);
     if (jobIds.length === 0) return [];
     const pipeline = this.#redis.pipeline();
-    for (const jobId of jobIds) pipeline.hmget(`${this.prefix}:quota:res:${jobId}`, 'userKey', 'scopeKey', 'nanos', 'at', 'sent', 'owner', 'job');
+    for (const jobId of jobIds) pipeline.hmget(this.#key('res', jobId), 'userKey', 'scopeKey', 'nanos', 'at', 'sent', 'owner', 'job');
     const replies = (await pipeline.exec()) ?? [];
     const jobs: ActiveJob[] = [];
     jobIds.forEach((jobId, i) => {
@@ -335,8 +334,8 @@ export class RedisQuotaStore implements QuotaStore {
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     this.#assertOpen();
-    const key = this.#usageKey();
-    const rewrites = (await this.#redis.get(this.#rewritesKey())) ?? '0';
+    const key = this.#key('usage');
+    const rewrites = (await this.#redis.get(this.#key('usage', 'rewrites'))) ?? '0';
     const slash = cursor?.indexOf('/') ?? -1;
     const [cursorRewrites, streamCursor] = cursor === undefined ? [rewrites, undefined] : [cursor.slice(0, Math.max(0, slash)), cursor.slice(slash + 1)];
     let reset = cursorRewrites !== rewrites;
@@ -363,7 +362,7 @@ export class RedisQuotaStore implements QuotaStore {
     this.#assertOpen();
     const entries = Object.entries(counts).filter(([, n]) => n > 0);
     if (entries.length === 0) return;
-    const key = `${this.prefix}:quota:refusals:${utcDay(now)}`;
+    const key = this.#key('refusals', utcDay(now));
     const transaction = this.#redis.multi();
     for (const [code, n] of entries) transaction.hincrby(key, code, n);
     transaction.pexpire(key, REFUSAL_KEEP_DAYS * DAY_MS);
@@ -376,7 +375,7 @@ export class RedisQuotaStore implements QuotaStore {
     const today = utcDay(this.#process.clock());
     for (let t = Date.parse(`${sinceDay}T00:00:00Z`); utcDay(t) <= today && days.length <= REFUSAL_KEEP_DAYS; t += DAY_MS) days.push(utcDay(t));
     const pipeline = this.#redis.pipeline();
-    for (const day of days) pipeline.hgetall(`${this.prefix}:quota:refusals:${day}`);
+    for (const day of days) pipeline.hgetall(this.#key('refusals', day));
     const replies = (await pipeline.exec()) ?? [];
     const counts: RefusalCounts = {};
     days.forEach((day, i) => {
@@ -389,10 +388,10 @@ export class RedisQuotaStore implements QuotaStore {
   /** The scopes of the set `<prefix>:quota:brk-scopes`, each with its hash `brk-state:<scope>`. */
   async breakerStates(): Promise<Record<string, BreakerState>> {
     this.#assertOpen();
-    const scopes = await this.#redis.smembers(`${this.prefix}:quota:brk-scopes`);
+    const scopes = await this.#redis.smembers(this.#key('brk-scopes'));
     const states: Record<string, BreakerState> = {};
     for (const scopeKey of scopes) {
-      const fields = await this.#redis.hgetall(`${this.prefix}:quota:brk-state:${scopeKey}`);
+      const fields = await this.#redis.hgetall(this.#key('brk-state', scopeKey));
       const state = breakerStateOf(fields.pausedAt, fields.pausedNanos, fields.limitNanos, fields.resumedAt, fields.resumedBy);
       if (state.pausedAt !== undefined || state.resumedAt !== undefined) states[scopeKey] = state;
     }
@@ -411,19 +410,6 @@ export class RedisQuotaStore implements QuotaStore {
     const keys = new Set<string>();
     for await (const found of this.#redis.scanStream({ match: pattern, count: 500 })) for (const key of found as string[]) keys.add(key);
     return [...keys];
-  }
-
-  /** How many times the usage stream was rewritten (`forgetPrompts`): part of `usageSince`'s cursor. */
-  #rewritesKey(): string {
-    return `${this.#usageKey()}:rewrites`;
-  }
-
-  #capsKey(scopeKey: string): string {
-    return `${this.prefix}:quota:caps:${scopeKey}`;
-  }
-
-  #usageKey(): string {
-    return `${this.prefix}:quota:usage`;
   }
 
   async release(jobId: string): Promise<void> {
@@ -474,8 +460,9 @@ export class RedisQuotaStore implements QuotaStore {
     return [`${this.prefix}:quota:`, this.#process.keepDays * DAY_MS, now];
   }
 
-  #key(kind: 'owner' | 'active', ...parts: string[]): string {
-    return [this.prefix, 'quota', kind, ...parts].join(':');
+  /** `<prefix>:quota:<parts>`; `usage:rewrites` counts the usage stream's rewrites (`forgetPrompts`), part of `usageSince`'s cursor. */
+  #key(...parts: string[]): string {
+    return [this.prefix, 'quota', ...parts].join(':');
   }
 
   #assertOpen(): void {
@@ -490,21 +477,14 @@ interface HeldReservation {
   nanos: number;
   day: string;
   month: string;
-  /** The job's details as JSON, or ''. */
-  job: string;
+  job: JobDetails | undefined;
   at: number;
 }
 
 /** The copy as the scripts take it (userKey, scopeKey, day, month, nanos, job, at), or as many '' without one. */
 function copyArgs(copy: HeldReservation | undefined): Arg[] {
   if (!copy) return ['', '', '', '', '', '', ''];
-  return [copy.userKey, copy.scopeKey, copy.day, copy.month, copy.nanos, copy.job, copy.at];
-}
-
-/** A job's details (JSON) without their prompt. */
-function jobWithoutPrompt(json: string): string {
-  const details = JobDetailsSchema.safeParse(safeJson(json)).data;
-  return details ? JSON.stringify(withoutPromptOf(details)) : '';
+  return [copy.userKey, copy.scopeKey, copy.day, copy.month, copy.nanos, copy.job ? JSON.stringify(copy.job) : '', copy.at];
 }
 
 /** Orders two stream ids (`<ms>-<seq>`). */

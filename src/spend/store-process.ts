@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { THIS_HOST } from './file-lock.js';
-import type { LedgerOptions, LostReservation } from './types.js';
-import { DEFAULT_USAGE_RETENTION_DAYS } from './usage-records.js';
+import type { JobDetails, LedgerOptions, LostReservation } from './types.js';
+import { DEFAULT_USAGE_RETENTION_DAYS, withoutPromptOf } from './usage-records.js';
 
 export const DAY_MS = 24 * 60 * 60_000;
 
@@ -20,7 +20,7 @@ export function safeJson(text: string): unknown {
  * or deleted, a Redis restarted empty) is put back from it before its job is sent, or charged from it at its settle,
  * and `lost` tells so. While it holds any, `renew` runs every third of `leaseMs`.
  */
-export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day: string }> {
+export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day: string; job?: JobDetails | undefined }> {
   readonly owner = `${THIS_HOST}:${process.pid}:${randomBytes(4).toString('hex')}`;
   readonly held = new Map<string, Copy>();
   readonly leaseMs: number;
@@ -52,6 +52,11 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
 
   lost(jobId: string, copy: Copy, foundAt: LostReservation['foundAt'], chargedUsd: number | undefined): void {
     this.#onLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt, chargedUsd });
+  }
+
+  /** Erases a member's prompts from the copies too: one put back after the storage lost it must not bring them back. */
+  forgetPrompts(userKey: string): void {
+    for (const copy of this.held.values()) if (copy.userKey === userKey && copy.job) copy.job = withoutPromptOf(copy.job);
   }
 
   /** Stops renewing the lease (until the next `hold`). */
