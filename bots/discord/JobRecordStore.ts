@@ -15,13 +15,7 @@ export interface StoredImage {
   bytes?: number | undefined;
 }
 
-/**
- * What a button needs to act on a job after a restart or on another replica:
- * the job spec (prompt, options, requester) and its kept images. While the
- * job is pending or running it also keeps how to edit its reply (the
- * interaction token, good for 15 minutes), so a restart after a crash can say
- * the job was interrupted; it is dropped as soon as the job ends.
- */
+/** What a button needs to act on a job after a restart or on another replica: the job spec and its kept images. */
 export interface JobRecord {
   /** Short id used in custom_ids. */
   key: string;
@@ -36,7 +30,7 @@ export interface JobRecord {
   outputs: StoredImage[];
   /** A draft of the "Edit image" menu: the attachments to fetch when its modal is sent. */
   sources?: AttachmentSource[] | undefined;
-  /** Pending or running jobs only: the reply to edit if the process dies before the job ends. */
+  /** Pending or running jobs only: the reply to edit if the process dies before the job ends (dropped when it ends). */
   reply?: ReplyHandle | undefined;
   /** The language of the job's public messages (`JobHeader.locale`); English for records made before it was kept. */
   locale?: string | undefined;
@@ -58,16 +52,13 @@ export const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed'
 const DRAFTS_KEPT = 10;
 
 /**
- * The Discord jobs, in the bots' state (the data folder, or Redis where every
- * replica sees every record, so a button works whichever replica gets it). A
- * pending or running record is held by the process running its job; when that
- * process is gone, one survivor claims it (`claimInterrupted`). Images are kept
- * as copies bounded by the images space (bytes and count, oldest first): a job
- * whose images are gone says it is too old.
+ * The Discord jobs in the bots' state (with Redis a button works whichever replica gets it). A pending or running
+ * record is held by the process running its job, and claimed by one survivor when it is gone (`claimInterrupted`).
+ * Images are copies bounded by the images space: a job whose images are gone says it is too old.
  */
 export class JobRecordStore {
   readonly #records: Space<JobRecord>;
-  /** The images' bytes as they are (older versions' Redis records: JSON with base64, read as well). */
+  /** The images' bytes (0.1's Redis records, JSON with base64, are read as well). */
   readonly #images: Space<Buffer>;
   readonly #drafts: Space<{ key: string; createdAt: number }[]>;
   /** Runner job id → the record that kept its images (the console's thumbnails). */

@@ -25,12 +25,9 @@ export interface FileStateStoreOptions {
 }
 
 /**
- * The data-folder backend: one JSON file per record, `<dataDir>/<dir>/<key>.json`
- * (`{ pictorState: 1, holder, value }`), or for a binary space the bytes
- * themselves, `<key>.bin`; written atomically and synced (temp file, fsync,
- * rename); folders 0700, files 0600. One process per data folder:
- * a record held by any other process id was left by a process that is gone,
- * and its bounds are kept from an index of the folder read at start.
+ * The data-folder backend: `<dataDir>/<dir>/<key>.json` (`{ pictorState: 1, holder, value }`) or a binary space's
+ * bytes, `<key>.bin`, written atomically and synced; folders 0700, files 0600. One process per data folder: a record
+ * held by another process id was left by one that is gone; the bounds are kept from an index of the folder read at start.
  */
 export class FileStateStore implements StateStore {
   readonly backend = 'file';

@@ -90,14 +90,8 @@ type StateClient = Redis & {
 };
 
 /**
- * The Redis backend, for any number of processes on one `REDIS_URL`. Under
- * `<prefix>:bots:<space>`: `r:<key>` a record (expiring `ttlMs` after its last
- * write), `held` a hash key → holder of the records whose jobs run, `index`
- * and `sizes` the bounded spaces' accounts (oldest write first, bytes), and
- * `once:<key>` the keys `claimOnce` took. `<prefix>:bots:lease:<owner>` is a
- * process's lease; notices travel on `<prefix>:bots:notices:<owner>` over the
- * link's one subscriber. Every write is one Lua step, so the bounds hold with
- * any number of processes.
+ * The Redis backend, for any number of processes on one `REDIS_URL` (its keys, `<prefix>:bots:…`: docs/shared-limits.md).
+ * Every write is one Lua step, so the bounds hold with any number of processes; notices travel over the link's one subscriber.
  */
 export class RedisStateStore implements StateStore {
   readonly backend = 'redis';
@@ -123,13 +117,12 @@ export class RedisStateStore implements StateStore {
     if (!this.#redis.pictorStateClaim) this.#redis.defineCommand('pictorStateClaim', { numberOfKeys: 1, lua: CLAIM });
   }
 
-  /** Takes the lease (Redis must answer now) and keeps renewing it. */
+  /** Takes the lease (Redis must answer now) and keeps renewing it, one renewal at a time (none piles up while Redis is away). */
   static async open(options: RedisStateStoreOptions): Promise<RedisStateStore> {
     const store = new RedisStateStore(options);
     await store.#renew();
     let renewing = false;
     store.#renewTimer = setInterval(() => {
-      // One renewal at a time: while Redis is away they would only pile up in the connection's queue.
       if (renewing) return;
       renewing = true;
       store
@@ -244,18 +237,15 @@ class RedisSpace<T> implements Space<T> {
 
   async *entries(): AsyncIterable<StateEntry<T>> {
     const prefix = this.#record('');
-    let cursor = '0';
-    do {
-      const [next, found] = await this.redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      const keys = found.map((k) => k.slice(prefix.length)).filter((k) => STATE_KEY_PATTERN.test(k));
+    for await (const found of this.redis.scanStream({ match: `${prefix}*`, count: 500 })) {
+      const keys = (found as string[]).map((k) => k.slice(prefix.length)).filter((k) => STATE_KEY_PATTERN.test(k));
       const records = keys.map((k) => this.#record(k));
       const values: (string | Buffer | null)[] = !keys.length ? [] : this.definition.binary ? await this.redis.mgetBuffer(...records) : await this.redis.mget(...records);
       for (const [i, key] of keys.entries()) {
         const value = this.#decode(values[i]);
         if (value !== undefined) yield { key, value };
       }
-    } while (cursor !== '0');
+    }
   }
 
   async heldElsewhere(key: string): Promise<boolean> {

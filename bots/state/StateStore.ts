@@ -2,19 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
 /**
- * The bots' one storage room: every record the bots keep after the moment it
- * was made (what a later button, a restart or another replica needs) is a
- * record of a space (the list is `spaces.ts`). One contract, two backends: the
- * data folder (`FileStateStore`, one process) and Redis (`RedisStateStore`,
- * any number of processes sharing `REDIS_URL`).
- *
- * Every space states its bounds, and Pictor keeps them itself (Redis never has
- * to evict anything): a record expires `ttlMs` after its last write (never,
- * without one), a value over `maxValueBytes` is refused, and past `maxCount`
- * records or `maxBytes` bytes the oldest (by last write) are dropped first.
- * A record may be *held* by the process running its job (through a lease it
- * renews while it lives); when that process is gone, `claimOrphans` hands the
- * record to one surviving process, which shows the job interrupted.
+ * The bots' one storage room: every record the bots keep after the moment it was made is a record of a space
+ * (`spaces.ts`), on the data folder (`FileStateStore`, one process) or Redis (`RedisStateStore`, any number). Pictor
+ * keeps each space's bounds itself (Redis never evicts): a record expires `ttlMs` after its last write, a value over
+ * `maxValueBytes` is refused, past `maxCount` or `maxBytes` the oldest go first. A record may be *held* by the process
+ * running its job (through a lease); when that process is gone, `claimOrphans` hands it to one survivor.
  */
 export interface SpaceDefinition {
   /** Names the space in Redis keys: a-z, 0-9 and `-`. */
