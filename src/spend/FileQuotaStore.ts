@@ -3,7 +3,7 @@ import { access, open as openFile, readFile, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { restoreFromBackup, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
-import { CapOverridesFileSchema, isOverridableCap, type CapOverridesFile } from './cap-overrides.js';
+import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
@@ -135,12 +135,8 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
-  settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
-    try {
-      toNanos('actualUsd', actualUsd);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
+    toNanos('actualUsd', actualUsd);
     const now = this.#process.clock();
     return this.#update(now, (ledger) => {
       const copy = this.#process.held.get(jobId);
@@ -183,9 +179,8 @@ export class FileQuotaStore implements QuotaStore {
     return this.#readLocked(async () => ({ ...(await this.#readCapOverrides()).scopes[scopeKey] }));
   }
 
-  setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }> {
-    if (!isOverridableCap(cap)) return Promise.reject(new RangeError(`${String(cap)} cannot be changed from chat`));
-    if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) return Promise.reject(new RangeError(`usd must be a non-negative number, not ${usd}`));
+  async setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }> {
+    capOverrideNanos(cap, usd);
     return this.#readLocked(async () => {
       const file = await this.#readCapOverrides();
       const scope = (file.scopes[scopeKey] ??= {});

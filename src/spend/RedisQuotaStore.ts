@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
-import { isOverridableCap, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
+import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
 import { BREAKER_WINDOW_MS, breakerLimit, historyHours, recentBucket } from './breaker.js';
 import { REFUSAL_KEEP_DAYS } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
@@ -263,9 +263,7 @@ export class RedisQuotaStore implements QuotaStore {
 
   async setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }> {
     this.#assertOpen();
-    if (!isOverridableCap(cap)) throw new RangeError(`${String(cap)} cannot be changed from chat`);
-    const nanos = usd === undefined ? '' : toNanos('usd', usd);
-    const previous = await this.#redis.pictorSpendSetCap(this.#key('caps', scopeKey), cap, nanos, changedBy, now);
+    const previous = await this.#redis.pictorSpendSetCap(this.#key('caps', scopeKey), cap, capOverrideNanos(cap, usd) ?? '', changedBy, now);
     return { previousUsd: previous === null || previous === undefined ? undefined : fromNanos(Number(previous)) };
   }
 
