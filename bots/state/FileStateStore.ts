@@ -30,7 +30,6 @@ export interface FileStateStoreOptions {
  * held by another process id was left by one that is gone; the bounds are kept from an index of the folder read at start.
  */
 export class FileStateStore implements StateStore {
-  readonly backend = 'file';
   readonly owner: string;
   readonly leaseMs = Number.POSITIVE_INFINITY;
   readonly dataDir: string;

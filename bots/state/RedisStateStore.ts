@@ -94,7 +94,6 @@ type StateClient = Redis & {
  * Every write is one Lua step, so the bounds hold with any number of processes; notices travel over the link's one subscriber.
  */
 export class RedisStateStore implements StateStore {
-  readonly backend = 'redis';
   readonly owner: string;
   readonly leaseMs: number;
   readonly #link: RedisLink;

@@ -72,7 +72,6 @@ export type Notice = Record<string, unknown>;
 export const MAX_NOTICE_BYTES = 4096;
 
 export interface StateStore {
-  readonly backend: 'file' | 'redis';
   /** This process's id: the holder of the records of the jobs it runs. */
   readonly owner: string;
   /** How long a holder's lease lasts without renewal (file backend: for ever, one process per data folder). */

@@ -229,14 +229,9 @@ export class FileQuotaStore implements QuotaStore {
       const from = fresh || reset ? 0 : cursorOffset!;
       const length = size - from;
       if (length <= 0) return { records: [], cursor: `${ino}:${from}`, reset };
-      const buffer = Buffer.allocUnsafe(length);
-      let read = 0;
-      while (read < length) {
-        const { bytesRead } = await handle.read(buffer, read, length - read, from + read);
-        if (bytesRead === 0) break;
-        read += bytesRead;
-      }
-      const end = buffer.lastIndexOf(0x0a, read - 1) + 1;
+      // A short read only leaves more lines for the next call: the cursor stops after the last whole line read.
+      const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(length), 0, length, from);
+      const end = buffer.subarray(0, bytesRead).lastIndexOf(0x0a) + 1;
       const records = parseUsageLines(buffer.toString('utf8', 0, end));
       return { records, cursor: `${ino}:${from + end}`, reset };
     } finally {
