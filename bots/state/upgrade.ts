@@ -1,9 +1,10 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PictorError, type LoggerLike } from 'pictor';
+import { PictorError } from 'pictor';
 import { type QuotaStore, type RedisLink } from 'pictor/internal';
 import { FileStateStore } from './FileStateStore.js';
 import { keepInHistory, type HistoryItem } from './history.js';
+import type { OpenBotStateOptions } from './open-state.js';
 import { digestKeyOf, stateKeyOf, type BotSpaces } from './spaces.js';
 import { decodeValue, STATE_KEY_PATTERN, type StateStore } from './StateStore.js';
 
@@ -27,16 +28,7 @@ export class JobStoreUnreadableError extends PictorError<'job_store_unreadable'>
   }
 }
 
-interface Upgrade {
-  store: StateStore;
-  spaces: BotSpaces;
-  dataDir: string;
-  redis: RedisLink | undefined;
-  ledger: Pick<QuotaStore, 'takeLegacy'> | undefined;
-  /** Other ledgers an older version may have kept them in, opened only when the upgrade runs (see `OpenBotStateOptions`). */
-  legacyLedgers?: readonly (() => Promise<Pick<QuotaStore, 'takeLegacy' | 'close'>>)[] | undefined;
-  logger: LoggerLike;
-}
+type Upgrade = Pick<OpenBotStateOptions, 'dataDir' | 'ledger' | 'legacyLedgers' | 'logger'> & { store: StateStore; spaces: BotSpaces; redis: RedisLink | undefined };
 
 /**
  * Moves what older versions kept elsewhere into the bots' state, once (docs/shared-limits.md lists it); each step
