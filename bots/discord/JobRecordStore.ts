@@ -57,7 +57,8 @@ const DRAFTS_KEPT = 10;
  * Images are copies bounded by the images space: a job whose images are gone says it is too old.
  */
 export class JobRecordStore {
-  readonly #records: Space<JobRecord>;
+  /** The records (a Cancel on another replica reaches the job's process through them). */
+  readonly records: Space<JobRecord>;
   /** The images' bytes (0.1's Redis records, JSON with base64, are read as well). */
   readonly #images: Space<Buffer>;
   readonly #drafts: Space<{ key: string; createdAt: number }[]>;
@@ -69,15 +70,11 @@ export class JobRecordStore {
 
   constructor(options: { state: BotState; logger: LoggerLike }) {
     const { store, spaces } = options.state;
-    this.#records = store.space(spaces.discordJobs);
+    this.records = store.space(spaces.discordJobs);
     this.#images = store.space(spaces.discordImages);
     this.#drafts = store.space(spaces.discordDrafts);
     this.#outputsOfJob = store.space(spaces.discordJobOutputs);
     this.#logger = options.logger;
-  }
-
-  get records(): Space<JobRecord> {
-    return this.#records;
   }
 
   /** A new key (11 URL-safe characters). */
@@ -87,7 +84,7 @@ export class JobRecordStore {
 
   async get(key: string): Promise<JobRecord | undefined> {
     const adding = this.#adding.get(key);
-    return adding ? structuredClone(adding) : this.#records.get(key);
+    return adding ? structuredClone(adding) : this.records.get(key);
   }
 
   /** Adds a record and keeps its input images; while pending or running, this process holds it. */
@@ -96,7 +93,7 @@ export class JobRecordStore {
     this.#adding.set(record.key, record);
     try {
       if (inputs.length) record.inputs = await this.#keep(record.key, 'in', inputs);
-      await this.#records.put(record.key, record, { hold: record.status === 'pending' || record.status === 'running' });
+      await this.records.put(record.key, record, { hold: record.status === 'pending' || record.status === 'running' });
     } finally {
       this.#adding.delete(record.key);
     }
@@ -110,7 +107,7 @@ export class JobRecordStore {
   /** Changes a record's fields; a record that was dropped meanwhile is ignored. An ended job is released. */
   async update(key: string, patch: JobRecordPatch): Promise<void> {
     const ended = patch.status !== undefined && ENDED_STATUSES.includes(patch.status);
-    await this.#records.update(
+    await this.records.update(
       key,
       (record) => {
         if (!record) return undefined;
@@ -127,7 +124,7 @@ export class JobRecordStore {
   async drafts(userId: string): Promise<JobRecord[]> {
     const found: JobRecord[] = [];
     for (const { key } of (await this.#drafts.get(userId)) ?? []) {
-      const record = await this.#records.get(key);
+      const record = await this.records.get(key);
       if (record?.status === 'draft' && record.requester.userId === userId) found.push(record);
     }
     return found.sort((a, b) => a.createdAt - b.createdAt);
@@ -137,14 +134,14 @@ export class JobRecordStore {
   async saveOutputs(key: string, images: readonly Buffer[], format: OutputFormat): Promise<void> {
     const named = images.map((data, i) => ({ data, filename: `image-${i + 1}.${FILE_EXTENSIONS[format]}` }));
     const outputs = await this.#keep(key, 'out', named);
-    const { after } = await this.#records.update(key, (record) => record && { ...record, outputs });
+    const { after } = await this.records.update(key, (record) => record && { ...record, outputs });
     if (after?.runnerJobId && outputs.length > 0) await this.#outputsOfJob.put(after.runnerJobId, { key });
   }
 
   /** How many images are kept of a runner job (its id in the ledger), for the console's thumbnails; undefined when none. */
   async keptOutputs(runnerJobId: string): Promise<number | undefined> {
     const link = await this.#outputsOfJob.get(runnerJobId);
-    const count = link ? (await this.#records.get(link.key))?.outputs.length : undefined;
+    const count = link ? (await this.records.get(link.key))?.outputs.length : undefined;
     return count ? count : undefined;
   }
 
@@ -156,22 +153,22 @@ export class JobRecordStore {
 
   /** The record's input images; empty when any of them is no longer kept (a job's inputs go together). */
   async readInputs(key: string): Promise<InputImage[]> {
-    const record = await this.#records.get(key);
+    const record = await this.records.get(key);
     const images = await Promise.all((record?.inputs ?? []).map((img) => this.#read(img)));
     return images.every((img): img is InputImage => img !== undefined) ? images : [];
   }
 
   async readOutput(key: string, index: number): Promise<InputImage | undefined> {
-    const img = (await this.#records.get(key))?.outputs[index];
+    const img = (await this.records.get(key))?.outputs[index];
     return img ? this.#read(img) : undefined;
   }
 
   async remove(key: string): Promise<void> {
-    const record = await this.#records.get(key);
+    const record = await this.records.get(key);
     if (!record) return;
     await Promise.all([...record.inputs, ...record.outputs].map((img) => this.#images.delete(img.file)));
     if (record.runnerJobId) await this.#outputsOfJob.delete(record.runnerJobId);
-    await this.#records.delete(key);
+    await this.records.delete(key);
   }
 
   /**
@@ -180,16 +177,16 @@ export class JobRecordStore {
    */
   async claimInterrupted(): Promise<JobRecord[]> {
     const found: JobRecord[] = [];
-    for (const { key, value } of await this.#records.claimOrphans()) {
+    for (const { key, value } of await this.records.claimOrphans()) {
       if (value.status === 'pending' || value.status === 'running') found.push(value);
-      else await this.#records.put(key, value, { hold: false });
+      else await this.records.put(key, value, { hold: false });
     }
     return found.sort((a, b) => a.createdAt - b.createdAt);
   }
 
   /** Whether the job runs in another live process (a replica), not this one. */
   runsElsewhere(key: string): Promise<boolean> {
-    return this.#records.heldElsewhere(key);
+    return this.records.heldElsewhere(key);
   }
 
   /** Keeps copies of images; one over the bound is left out (its buttons say the job is too old), and a job's inputs go together. */
