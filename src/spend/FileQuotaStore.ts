@@ -13,7 +13,7 @@ import { createSerialQueue } from './serial-queue.js';
 import { DAY_MS, safeJson, StoreProcess } from './store-process.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
-import { latestPerJob, matchesQuery, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
+import { usageMatching, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
 
 export interface FileQuotaStoreOptions extends LedgerOptions {
   /** The data folder; created if missing. */
@@ -172,7 +172,7 @@ export class FileQuotaStore implements QuotaStore {
 
   /** The usage records, one per settled job, oldest first. */
   usage(query: UsageQuery): Promise<UsageRecord[]> {
-    return this.#readLocked(async () => latestPerJob(await this.#readUsage()).filter((r) => matchesQuery(r, query)));
+    return this.#readLocked(async () => usageMatching(await this.#readUsage(), query));
   }
 
   capOverrides(scopeKey: string): Promise<CapOverrides> {

@@ -11,7 +11,7 @@ import { DAY_MS, safeJson, StoreProcess } from './store-process.js';
 import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type JobDetails, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
 import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { utcDay } from './utc-period.js';
-import { JobDetailsSchema, latestPerJob, matchesQuery, readBasis, usageRecord } from './usage-records.js';
+import { JobDetailsSchema, readBasis, usageMatching, usageRecord } from './usage-records.js';
 
 export interface RedisQuotaStoreOptions extends LedgerOptions {
   /** A connected client (see `connectRedis`); `RedisQuotaStore.connect` makes one. */
@@ -238,14 +238,7 @@ export class RedisQuotaStore implements QuotaStore {
     // Stream ids are Redis's clock, records the callers' `now`, and a job counts in the day it was reserved (it may be
     // settled days later, by a reconcile): read from a day's margin before `since` to the end, then filter.
     const from = query.since === undefined ? '-' : String(Math.max(0, query.since - DAY_MS));
-    const to = '+';
-    const entries = await this.#redis.xrange(this.#key('usage'), from, to);
-    const records: UsageRecord[] = [];
-    for (const [, fields] of entries) {
-      const record = parseStreamRecord(fields[fields.indexOf('r') + 1]);
-      if (record && matchesQuery(record, query)) records.push(record);
-    }
-    return latestPerJob(records);
+    return usageMatching(streamRecords(await this.#redis.xrange(this.#key('usage'), from, '+')), query);
   }
 
   /** The hash `<prefix>:quota:caps:<scopeKey>`: what chat admins set for that scope. */
@@ -346,11 +339,7 @@ export class RedisQuotaStore implements QuotaStore {
       }
     }
     const entries = await this.#redis.xrange(key, from, '+');
-    const records: UsageRecord[] = [];
-    for (const [, fields] of entries) {
-      const record = parseStreamRecord(fields[fields.indexOf('r') + 1]);
-      if (record) records.push(record);
-    }
+    const records = streamRecords(entries);
     const next = entries.length > 0 ? entries[entries.length - 1]![0] : reset ? '0-0' : (streamCursor ?? '0-0');
     return { records, cursor: `${rewrites}/${next}`, reset };
   }
@@ -504,6 +493,11 @@ function breakerStateOf(
     ...(pausedAt && { pausedAt: Number(pausedAt), pausedUsd: fromNanos(Number(pausedNanos ?? 0)), limitUsd: fromNanos(Number(limitNanos ?? 0)) }),
     ...(resumedAt && { resumedAt: Number(resumedAt), resumedBy: resumedBy ?? '' }),
   };
+}
+
+/** The records of stream entries (field `r`); one that cannot be read is skipped. */
+function streamRecords(entries: [id: string, fields: string[]][]): UsageRecord[] {
+  return entries.flatMap(([, fields]) => parseStreamRecord(fields[fields.indexOf('r') + 1]) ?? []);
 }
 
 /** A stream entry's record (written by the Lua `record`), or undefined when it cannot be read. */
