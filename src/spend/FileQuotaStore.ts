@@ -213,13 +213,8 @@ export class FileQuotaStore implements QuotaStore {
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     if (this.#closed) throw new Error('the quota store is closed');
-    let handle;
-    try {
-      handle = await openFile(this.usagePath, 'r');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], cursor: '0:0', reset: cursor !== undefined && cursor !== '0:0' };
-      throw error;
-    }
+    const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
+    if (!handle) return { records: [], cursor: '0:0', reset: cursor !== undefined && cursor !== '0:0' };
     try {
       const { ino, size } = await handle.stat();
       const [cursorIno, cursorOffset] = (cursor ?? '').split(':').map(Number);
@@ -483,11 +478,7 @@ export class FileQuotaStore implements QuotaStore {
 
   /** Every readable line of `usage.jsonl`, in file order (a line cut short by a crash is skipped: its settle never reached the ledger). */
   async #readUsage(): Promise<UsageRecord[]> {
-    const text = await readFile(this.usagePath, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return '';
-      throw error;
-    });
-    return parseUsageLines(text);
+    return parseUsageLines((await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '');
   }
 
   async #replaceUsage(records: UsageRecord[]): Promise<void> {
@@ -518,13 +509,14 @@ export class FileQuotaStore implements QuotaStore {
 
 /** A file's identity and version (inode, size, modification time), or undefined when it does not exist. */
 function fileStamp(path: string): string | undefined {
-  try {
-    const info = statSync(path);
-    return `${info.ino}:${info.size}:${info.mtimeMs}`;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  const info = statSync(path, { throwIfNoEntry: false });
+  return info && `${info.ino}:${info.size}:${info.mtimeMs}`;
+}
+
+/** undefined for a file that does not exist; any other error is thrown again. */
+function undefinedIfMissing(error: NodeJS.ErrnoException): undefined {
+  if (error.code === 'ENOENT') return undefined;
+  throw error;
 }
 
 /** The usage records of some lines of `usage.jsonl`; a line cut short by a crash (or not yet complete) is skipped. */
