@@ -183,7 +183,10 @@ class FileSpace<T> implements Space<T> {
     this.#assertOpen();
     checkKey(key);
     const encoded = encodeValue(this.definition, value);
-    await this.#serial(key, async () => this.#write(key, encoded, options.hold, options.hold === undefined && !this.definition.binary ? await this.#read(key) : undefined));
+    await this.#serial(key, async () => {
+      const current = options.hold === undefined && !this.definition.binary ? await this.#read(key) : undefined;
+      await this.#write(key, encoded, options.hold, current);
+    });
   }
 
   async update(key: string, change: (current: T | undefined) => T | undefined, options: PutOptions = {}): Promise<{ before: T | undefined; after: T | undefined }> {
