@@ -15,13 +15,7 @@ export interface StoredImage {
   bytes?: number | undefined;
 }
 
-/**
- * What a button needs to act on a job after a restart or on another replica:
- * the job spec (prompt, options, requester) and its kept images. While the
- * job is pending or running it also keeps how to edit its reply (the
- * interaction token, good for 15 minutes), so a restart after a crash can say
- * the job was interrupted; it is dropped as soon as the job ends.
- */
+/** What a button needs to act on a job after a restart or on another replica: the job spec and its kept images. */
 export interface JobRecord {
   /** Short id used in custom_ids. */
   key: string;
@@ -36,7 +30,7 @@ export interface JobRecord {
   outputs: StoredImage[];
   /** A draft of the "Edit image" menu: the attachments to fetch when its modal is sent. */
   sources?: AttachmentSource[] | undefined;
-  /** Pending or running jobs only: the reply to edit if the process dies before the job ends. */
+  /** Pending or running jobs only: the reply to edit if the process dies before the job ends (dropped when it ends). */
   reply?: ReplyHandle | undefined;
   /** The language of the job's public messages (`JobHeader.locale`); English for records made before it was kept. */
   locale?: string | undefined;
@@ -58,16 +52,14 @@ export const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed'
 const DRAFTS_KEPT = 10;
 
 /**
- * The Discord jobs, in the bots' state (the data folder, or Redis where every
- * replica sees every record, so a button works whichever replica gets it). A
- * pending or running record is held by the process running its job; when that
- * process is gone, one survivor claims it (`claimInterrupted`). Images are kept
- * as copies bounded by the images space (bytes and count, oldest first): a job
- * whose images are gone says it is too old.
+ * The Discord jobs in the bots' state (with Redis a button works whichever replica gets it). A pending or running
+ * record is held by the process running its job, and claimed by one survivor when it is gone (`claimInterrupted`).
+ * Images are copies bounded by the images space: a job whose images are gone says it is too old.
  */
 export class JobRecordStore {
-  readonly #records: Space<JobRecord>;
-  /** The images' bytes as they are (older versions' Redis records: JSON with base64, read as well). */
+  /** The records (a Cancel on another replica reaches the job's process through them). */
+  readonly records: Space<JobRecord>;
+  /** The images' bytes (0.1's Redis records, JSON with base64, are read as well). */
   readonly #images: Space<Buffer>;
   readonly #drafts: Space<{ key: string; createdAt: number }[]>;
   /** Runner job id → the record that kept its images (the console's thumbnails). */
@@ -78,15 +70,11 @@ export class JobRecordStore {
 
   constructor(options: { state: BotState; logger: LoggerLike }) {
     const { store, spaces } = options.state;
-    this.#records = store.space(spaces.discordJobs);
+    this.records = store.space(spaces.discordJobs);
     this.#images = store.space(spaces.discordImages);
     this.#drafts = store.space(spaces.discordDrafts);
     this.#outputsOfJob = store.space(spaces.discordJobOutputs);
     this.#logger = options.logger;
-  }
-
-  get records(): Space<JobRecord> {
-    return this.#records;
   }
 
   /** A new key (11 URL-safe characters). */
@@ -96,7 +84,7 @@ export class JobRecordStore {
 
   async get(key: string): Promise<JobRecord | undefined> {
     const adding = this.#adding.get(key);
-    return adding ? structuredClone(adding) : this.#records.get(key);
+    return adding ? structuredClone(adding) : this.records.get(key);
   }
 
   /** Adds a record and keeps its input images; while pending or running, this process holds it. */
@@ -105,7 +93,7 @@ export class JobRecordStore {
     this.#adding.set(record.key, record);
     try {
       if (inputs.length) record.inputs = await this.#keep(record.key, 'in', inputs);
-      await this.#records.put(record.key, record, { hold: record.status === 'pending' || record.status === 'running' });
+      await this.records.put(record.key, record, { hold: record.status === 'pending' || record.status === 'running' });
     } finally {
       this.#adding.delete(record.key);
     }
@@ -119,7 +107,7 @@ export class JobRecordStore {
   /** Changes a record's fields; a record that was dropped meanwhile is ignored. An ended job is released. */
   async update(key: string, patch: JobRecordPatch): Promise<void> {
     const ended = patch.status !== undefined && ENDED_STATUSES.includes(patch.status);
-    await this.#records.update(
+    await this.records.update(
       key,
       (record) => {
         if (!record) return undefined;
@@ -136,7 +124,7 @@ export class JobRecordStore {
   async drafts(userId: string): Promise<JobRecord[]> {
     const found: JobRecord[] = [];
     for (const { key } of (await this.#drafts.get(userId)) ?? []) {
-      const record = await this.#records.get(key);
+      const record = await this.records.get(key);
       if (record?.status === 'draft' && record.requester.userId === userId) found.push(record);
     }
     return found.sort((a, b) => a.createdAt - b.createdAt);
@@ -146,14 +134,14 @@ export class JobRecordStore {
   async saveOutputs(key: string, images: readonly Buffer[], format: OutputFormat): Promise<void> {
     const named = images.map((data, i) => ({ data, filename: `image-${i + 1}.${FILE_EXTENSIONS[format]}` }));
     const outputs = await this.#keep(key, 'out', named);
-    const { after } = await this.#records.update(key, (record) => record && { ...record, outputs });
+    const { after } = await this.records.update(key, (record) => record && { ...record, outputs });
     if (after?.runnerJobId && outputs.length > 0) await this.#outputsOfJob.put(after.runnerJobId, { key });
   }
 
   /** How many images are kept of a runner job (its id in the ledger), for the console's thumbnails; undefined when none. */
   async keptOutputs(runnerJobId: string): Promise<number | undefined> {
     const link = await this.#outputsOfJob.get(runnerJobId);
-    const count = link ? (await this.#records.get(link.key))?.outputs.length : undefined;
+    const count = link ? (await this.records.get(link.key))?.outputs.length : undefined;
     return count ? count : undefined;
   }
 
@@ -165,22 +153,22 @@ export class JobRecordStore {
 
   /** The record's input images; empty when any of them is no longer kept (a job's inputs go together). */
   async readInputs(key: string): Promise<InputImage[]> {
-    const record = await this.#records.get(key);
+    const record = await this.records.get(key);
     const images = await Promise.all((record?.inputs ?? []).map((img) => this.#read(img)));
     return images.every((img): img is InputImage => img !== undefined) ? images : [];
   }
 
   async readOutput(key: string, index: number): Promise<InputImage | undefined> {
-    const img = (await this.#records.get(key))?.outputs[index];
+    const img = (await this.records.get(key))?.outputs[index];
     return img ? this.#read(img) : undefined;
   }
 
   async remove(key: string): Promise<void> {
-    const record = await this.#records.get(key);
+    const record = await this.records.get(key);
     if (!record) return;
     await Promise.all([...record.inputs, ...record.outputs].map((img) => this.#images.delete(img.file)));
     if (record.runnerJobId) await this.#outputsOfJob.delete(record.runnerJobId);
-    await this.#records.delete(key);
+    await this.records.delete(key);
   }
 
   /**
@@ -189,16 +177,16 @@ export class JobRecordStore {
    */
   async claimInterrupted(): Promise<JobRecord[]> {
     const found: JobRecord[] = [];
-    for (const { key, value } of await this.#records.claimOrphans()) {
+    for (const { key, value } of await this.records.claimOrphans()) {
       if (value.status === 'pending' || value.status === 'running') found.push(value);
-      else await this.#records.put(key, value, { hold: false });
+      else await this.records.put(key, value, { hold: false });
     }
     return found.sort((a, b) => a.createdAt - b.createdAt);
   }
 
   /** Whether the job runs in another live process (a replica), not this one. */
   runsElsewhere(key: string): Promise<boolean> {
-    return this.#records.heldElsewhere(key);
+    return this.records.heldElsewhere(key);
   }
 
   /** Keeps copies of images; one over the bound is left out (its buttons say the job is too old), and a job's inputs go together. */

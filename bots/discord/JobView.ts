@@ -3,7 +3,7 @@ import { describeKeptImages, fileSize, say, type Words } from '../runner/index.j
 import type { JobUpdate, UpdateSink } from '../runner/types.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
-import type { DiscordJobStore } from './job-store.js';
+import type { JobRecordStore } from './JobRecordStore.js';
 import {
   renderCancelled,
   renderCompleted,
@@ -20,7 +20,7 @@ import { loggableError } from './loggable-error.js';
 export interface JobViewOptions {
   target: ReplyTarget;
   header: JobHeader;
-  store: DiscordJobStore;
+  store: JobRecordStore;
   /** The interaction's `attachment_size_limit` (bytes per file). */
   attachmentSizeLimit: number;
   logger: LoggerLike;

@@ -2,7 +2,7 @@ import type { REST } from 'discord.js';
 import type { LoggerLike } from 'pictor';
 import type { JobRunner, Requester } from '../runner/index.js';
 import type { DownloadPolicy } from './download-images.js';
-import type { DiscordJobStore } from './job-store.js';
+import type { JobRecordStore } from './JobRecordStore.js';
 
 /**
  * What this surface uses of the job runner (`JobRunner` from bots/runner fits): its intake — `request` for a job,
@@ -14,7 +14,7 @@ export type DiscordJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'canc
 /** Everything the command, button and modal handlers share. */
 export interface BotContext {
   runner: DiscordJobRunner;
-  store: DiscordJobStore;
+  store: JobRecordStore;
   /** Asks the replica running the job of the record `key` to cancel it for `by` (true when it got the request); false without Redis. */
   askHolderToCancel(key: string, by: Requester): Promise<boolean>;
   logger: LoggerLike;

@@ -4,11 +4,7 @@ import { HISTORY_BOUNDS, historyOf, historyOfScope, keepInHistory, type BotState
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import type { FinalUpdate, JobOptions, JobSpec, Requester } from './types.js';
 
-/**
- * What `/imagine-history` (Discord) and `/imagine history` (Slack) show: a
- * member's last jobs — prompt, options, cost, when, where — kept only for this
- * and only `PICTOR_HISTORY_RETENTION_DAYS`; `forget` erases a member's own.
- */
+/** What `/imagine-history` (Discord) and `/imagine history` (Slack) show of a member's last jobs, kept `PICTOR_HISTORY_RETENTION_DAYS`. */
 export const HistoryEntrySchema = z.object({
   /** The surface's key of the job (its buttons use it: Reroll from the history). */
   key: z.string().max(100),
@@ -45,7 +41,6 @@ export interface JobHistoryStore {
   ofScope(scopeKey: string): Promise<HistoryEntry[]>;
   /** Erases every entry of a member (and, from the bots' state, their prompts everywhere else); answers how many entries there were. */
   forget(userKey: string): Promise<number>;
-  close(): Promise<void>;
 }
 
 export interface JobHistoryOptions {
@@ -79,12 +74,7 @@ export class JobHistory {
     this.#forgetAudit = options.forgetAudit;
   }
 
-  /**
-   * Keeps a job that has ended as both surfaces show it: what was asked, the
-   * size and quality it ran with, what it cost; `link` points at its message
-   * when the surface can tell (it may still be asking Discord). Call it when
-   * the job's `done` resolves: `settled()` then covers it.
-   */
+  /** Keeps a job that has ended (`link`: its message, which the surface may still be asking for); `settled()` covers it. */
   recordEnd(
     requester: Requester,
     job: { key: string; kind: JobSpec['kind']; prompt: string; options: JobOptions; private?: boolean | undefined },
@@ -175,6 +165,5 @@ export function stateHistory(state: BotState): JobHistoryStore {
     ofUser: async (userKey) => read(await historyOf(state, userKey)),
     ofScope: async (scopeKey) => read(await historyOfScope(state, scopeKey)),
     forget: (userKey) => state.forget(userKey),
-    close: async () => undefined,
   };
 }

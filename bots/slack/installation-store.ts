@@ -2,13 +2,7 @@ import type { Installation, InstallationQuery, InstallationStore } from '@slack/
 import type { LoggerLike } from 'pictor';
 import type { Space } from '../state/index.js';
 
-/**
- * Where the Slack app's installations live when it serves many workspaces
- * through OAuth: one record per workspace (or per Enterprise Grid
- * organization, for an org-wide install), holding that workspace's bot token,
- * in the bots' state (the `slack-installations` space, which never expires:
- * the data folder, or Redis shared by every process).
- */
+/** An OAuth app's installations: one record per workspace or org-wide install (its bot token), in the `slack-installations` space. */
 const ID_PATTERN = /^[A-Z0-9]{1,32}$/;
 
 export class InstallationNotFoundError extends Error {
@@ -18,11 +12,7 @@ export class InstallationNotFoundError extends Error {
   }
 }
 
-/**
- * The record key of an installation or a query: `enterprise-E…` for an
- * org-wide (Enterprise Grid) install, which serves every workspace of the
- * organization, else `team-T…` (a workspace install, in Grid or not).
- */
+/** The record key of an installation or a query: `enterprise-E…` for an org-wide (Enterprise Grid) install, else `team-T…`. */
 export function installationKey(query: { isEnterpriseInstall?: boolean | undefined; enterpriseId?: string | undefined; teamId?: string | undefined }): string {
   const [kind, id] = query.isEnterpriseInstall ? ['enterprise', query.enterpriseId] : ['team', query.teamId];
   if (!id || !ID_PATTERN.test(id)) throw new InstallationNotFoundError(`a ${kind} without a valid id`);
@@ -30,11 +20,8 @@ export function installationKey(query: { isEnterpriseInstall?: boolean | undefin
 }
 
 /**
- * Bolt's installation store over installation records: OAuth's redirect
- * stores the installation, Bolt's `authorize` fetches it for every incoming
- * request (an org-wide install answers for each workspace of its
- * organization), and `app_uninstalled` / `tokens_revoked` delete it. Tokens
- * are never logged: only team and enterprise ids are.
+ * Bolt's installation store: OAuth's redirect stores, `authorize` fetches (an org-wide install answers for each of
+ * its workspaces), `app_uninstalled` / `tokens_revoked` delete. Only team and enterprise ids are logged, never tokens.
  */
 export function slackInstallationStore(records: Space<Installation>, logger: LoggerLike): InstallationStore & {
   /** The installation serving a workspace, if any (an org-wide one when the workspace has none of its own). */

@@ -1,7 +1,7 @@
-import { chmod, mkdir, open as openFile, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomically } from 'pictor/internal';
-import { checkKey, checkSpace, decodeValue, StateClosedError, encodeBytes, encodeValue, newOwnerId, STATE_KEY_PATTERN, type Notice, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
+import { checkKey, checkSpace, decodeValue, encodeValue, newOwnerId, refuseBytes, StateClosedError, STATE_KEY_PATTERN, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
@@ -25,15 +25,11 @@ export interface FileStateStoreOptions {
 }
 
 /**
- * The data-folder backend: one JSON file per record, `<dataDir>/<dir>/<key>.json`
- * (`{ pictorState: 1, holder, value }`), or for a binary space the bytes
- * themselves, `<key>.bin`; written atomically and synced (temp file, fsync,
- * rename); folders 0700, files 0600. One process per data folder:
- * a record held by any other process id was left by a process that is gone,
- * and its bounds are kept from an index of the folder read at start.
+ * The data-folder backend: `<dataDir>/<dir>/<key>.json` (`{ pictorState: 1, holder, value }`) or a binary space's
+ * bytes, `<key>.bin`, written atomically and synced; folders 0700, files 0600. One process per data folder: a record
+ * held by another process id was left by one that is gone; the bounds are kept from an index of the folder read at start.
  */
 export class FileStateStore implements StateStore {
-  readonly backend = 'file';
   readonly owner: string;
   readonly leaseMs = Number.POSITIVE_INFINITY;
   readonly dataDir: string;
@@ -164,16 +160,13 @@ class FileSpace<T> implements Space<T> {
     return { pictorState: 1, holder: LEGACY_HOLDER, value: parsed };
   }
 
-  async #write(key: string, encoded: string | Buffer, holder: string | null): Promise<void> {
-    // A binary space's value is written as it is (never held).
+  /** Writes the value as kept (a binary space's bytes as they are), with its holder: this process, none, or (`hold` absent) `current`'s. */
+  async #write(key: string, encoded: string | Buffer, hold: boolean | undefined, current?: Envelope): Promise<void> {
+    const holder = hold === undefined ? (current?.holder ?? null) : hold ? this.owner : null;
     const data = typeof encoded === 'string' ? `{"pictorState":1,"holder":${JSON.stringify(holder)},"value":${encoded}}` : encoded;
     await writeFileAtomically(this.#path(key), data, { mode: FILE_MODE });
-    this.#noteWrite(key, typeof data === 'string' ? Buffer.byteLength(data) : data.length);
+    this.#noteWrite(key, Buffer.byteLength(data));
     await this.#prune(key);
-  }
-
-  #encode(value: unknown): string | Buffer {
-    return this.definition.binary ? encodeBytes(this.definition, value) : encodeValue(this.definition, value);
   }
 
   async #remove(key: string): Promise<void> {
@@ -189,23 +182,24 @@ class FileSpace<T> implements Space<T> {
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
     this.#assertOpen();
     checkKey(key);
-    const encoded = this.#encode(value);
+    const encoded = encodeValue(this.definition, value);
     await this.#serial(key, async () => {
-      const holder = this.definition.binary ? null : options.hold === undefined ? ((await this.#read(key))?.holder ?? null) : options.hold ? this.owner : null;
-      await this.#write(key, encoded, holder);
+      const current = options.hold === undefined && !this.definition.binary ? await this.#read(key) : undefined;
+      await this.#write(key, encoded, options.hold, current);
     });
   }
 
   async update(key: string, change: (current: T | undefined) => T | undefined, options: PutOptions = {}): Promise<{ before: T | undefined; after: T | undefined }> {
     this.#assertOpen();
+    refuseBytes(this.definition, 'update');
     checkKey(key);
     return this.#serial(key, async () => {
       const envelope = await this.#read(key);
       const before = envelope?.value as T | undefined;
       // `change` gets a copy of its own (it may keep or change it).
-      const after = change(this.definition.binary ? (before as Buffer | undefined) && (Buffer.from(before as Buffer) as T) : decodeValue<T>(JSON.stringify(before)));
+      const after = change(decodeValue<T>(JSON.stringify(before)));
       if (after === undefined) await this.#remove(key);
-      else await this.#write(key, this.#encode(after), this.definition.binary ? null : options.hold === undefined ? (envelope?.holder ?? null) : options.hold ? this.owner : null);
+      else await this.#write(key, encodeValue(this.definition, after), options.hold, envelope);
       return { before, after };
     });
   }
@@ -238,7 +232,7 @@ class FileSpace<T> implements Space<T> {
         const envelope = await this.#read(key);
         // One process per data folder: any other holder is gone.
         if (!envelope?.holder || envelope.holder === this.owner) return undefined;
-        await this.#write(key, JSON.stringify(envelope.value), this.owner);
+        await this.#write(key, JSON.stringify(envelope.value), true);
         return envelope.value as T;
       });
       if (taken !== undefined) claimed.push({ key, value: taken });
@@ -250,41 +244,24 @@ class FileSpace<T> implements Space<T> {
     return false;
   }
 
-  /** A file created only if absent (O_EXCL), so a key taken before a restart stays taken. */
+  /** A record written (and synced) under the key's queue, so a key taken before a restart stays taken. */
   async claimOnce(key: string): Promise<boolean> {
     this.#assertOpen();
-    if (this.definition.binary) throw new TypeError(`the ${this.definition.name} space keeps bytes: no keys are taken once there`);
+    refuseBytes(this.definition, 'claimOnce');
     if (!STATE_KEY_PATTERN.test(key)) return false;
-    await this.#open();
     return this.#serial(key, async () => {
       if ((await this.#read(key)) !== undefined) return false;
-      await rm(this.#path(key), { force: true });
-      const text = '{"pictorState":1,"holder":null,"value":1}';
-      const file = await openFile(this.#path(key), 'wx', FILE_MODE).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'EEXIST') return undefined;
-        throw error;
-      });
-      if (!file) return false;
-      try {
-        await file.writeFile(text);
-        await file.sync();
-      } finally {
-        await file.close();
-      }
-      this.#noteWrite(key, text.length);
-      await this.#prune(key);
+      await this.#write(key, '1', false);
       return true;
     });
   }
 
-  async notifyHolder(_key: string, _notice: Notice): Promise<boolean> {
-    // One process per data folder: the holder of a running job is this one.
+  /** One process per data folder: the holder of a running job is this one, and nobody else sends notices. */
+  async notifyHolder(): Promise<boolean> {
     return false;
   }
 
-  async onNotice(): Promise<void> {
-    // Nobody else to hear from.
-  }
+  async onNotice(): Promise<void> {}
 
   #serial<R>(key: string, run: () => Promise<R>): Promise<R> {
     const next = (this.#queues.get(key) ?? Promise.resolve()).catch(() => undefined).then(async () => {

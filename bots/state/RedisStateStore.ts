@@ -1,23 +1,8 @@
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { withTimeout, type RedisLink } from 'pictor/internal';
-import {
-  checkKey,
-  checkSpace,
-  decodeValue,
-  encodeBytes,
-  encodeValue,
-  MAX_NOTICE_BYTES,
-  newOwnerId,
-  STATE_KEY_PATTERN,
-  UPDATE_ATTEMPTS,
-  type Notice,
-  type PutOptions,
-  type Space,
-  type SpaceDefinition,
-  type StateEntry,
-  type StateStore,
-} from './StateStore.js';
+import { checkKey, checkSpace, decodeValue, encodeValue, MAX_NOTICE_BYTES, newOwnerId, refuseBytes, STATE_KEY_PATTERN, UPDATE_ATTEMPTS } from './StateStore.js';
+import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
 export const DEFAULT_LEASE_MS = 15_000;
@@ -105,17 +90,10 @@ type StateClient = Redis & {
 };
 
 /**
- * The Redis backend, for any number of processes on one `REDIS_URL`. Under
- * `<prefix>:bots:<space>`: `r:<key>` a record (expiring `ttlMs` after its last
- * write), `held` a hash key → holder of the records whose jobs run, `index`
- * and `sizes` the bounded spaces' accounts (oldest write first, bytes), and
- * `once:<key>` the keys `claimOnce` took. `<prefix>:bots:lease:<owner>` is a
- * process's lease; notices travel on `<prefix>:bots:notices:<owner>` over the
- * link's one subscriber. Every write is one Lua step, so the bounds hold with
- * any number of processes.
+ * The Redis backend, for any number of processes on one `REDIS_URL` (its keys, `<prefix>:bots:…`: docs/shared-limits.md).
+ * Every write is one Lua step, so the bounds hold with any number of processes; notices travel over the link's one subscriber.
  */
 export class RedisStateStore implements StateStore {
-  readonly backend = 'redis';
   readonly owner: string;
   readonly leaseMs: number;
   readonly #link: RedisLink;
@@ -138,13 +116,12 @@ export class RedisStateStore implements StateStore {
     if (!this.#redis.pictorStateClaim) this.#redis.defineCommand('pictorStateClaim', { numberOfKeys: 1, lua: CLAIM });
   }
 
-  /** Takes the lease (Redis must answer now) and keeps renewing it. */
+  /** Takes the lease (Redis must answer now) and keeps renewing it, one renewal at a time (none piles up while Redis is away). */
   static async open(options: RedisStateStoreOptions): Promise<RedisStateStore> {
     const store = new RedisStateStore(options);
     await store.#renew();
     let renewing = false;
     store.#renewTimer = setInterval(() => {
-      // One renewal at a time: while Redis is away they would only pile up in the connection's queue.
       if (renewing) return;
       renewing = true;
       store
@@ -212,7 +189,7 @@ class RedisSpace<T> implements Space<T> {
   }
 
   /** `text`: the value as kept (JSON, or a binary space's bytes), '' to delete; `expected` as the script's ARGV. */
-  async #put(key: string, text: string | Buffer, hold: boolean | undefined, expected: string | Buffer = ''): Promise<boolean> {
+  async #put(key: string, text: string | Buffer, hold: boolean | undefined, expected = ''): Promise<boolean> {
     const { ttlMs, maxCount, maxBytes } = this.definition;
     const keys = [this.#record(key), this.#held, `${this.base}:index`, `${this.base}:sizes`];
     const args = [key, text, ttlMs ?? '', hold === undefined ? '' : hold ? '1' : '0', this.store.owner, expected, maxCount ?? '', maxBytes ?? '', `${this.base}:r:`];
@@ -229,10 +206,6 @@ class RedisSpace<T> implements Space<T> {
     return (this.definition.binary ? raw : decodeValue<T>(raw as string)) as T | undefined;
   }
 
-  #encode(value: unknown): string | Buffer {
-    return this.definition.binary ? encodeBytes(this.definition, value) : encodeValue(this.definition, value);
-  }
-
   async get(key: string): Promise<T | undefined> {
     return STATE_KEY_PATTERN.test(key) ? this.#decode(await this.#raw(key)) : undefined;
   }
@@ -240,17 +213,17 @@ class RedisSpace<T> implements Space<T> {
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
     checkKey(key);
     // A binary space's records are never held.
-    await this.#put(key, this.#encode(value), this.definition.binary ? undefined : options.hold);
+    await this.#put(key, encodeValue(this.definition, value), this.definition.binary ? undefined : options.hold);
   }
 
   async update(key: string, change: (current: T | undefined) => T | undefined, options: PutOptions = {}): Promise<{ before: T | undefined; after: T | undefined }> {
+    refuseBytes(this.definition, 'update');
     checkKey(key);
     for (let attempt = 1; ; attempt++) {
-      const text = await this.#raw(key);
+      const text = (await this.#raw(key)) as string | null;
       const after = change(this.#decode(text));
       // Written only if nobody else wrote the record since it was read; else read again and change that.
-      const expected = text === null ? 'n' : typeof text === 'string' ? `v:${text}` : Buffer.concat([Buffer.from('v:'), text]);
-      if (await this.#put(key, after === undefined ? '' : this.#encode(after), this.definition.binary ? undefined : options.hold, expected)) return { before: this.#decode(text), after };
+      if (await this.#put(key, after === undefined ? '' : encodeValue(this.definition, after), options.hold, text === null ? 'n' : `v:${text}`)) return { before: this.#decode(text), after };
       if (attempt >= UPDATE_ATTEMPTS) throw new Error(`the ${this.definition.name} record ${key} kept changing; not updated`);
       // Others are writing it now: let them finish (a little longer each time, never all at once again).
       await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2));
@@ -263,18 +236,15 @@ class RedisSpace<T> implements Space<T> {
 
   async *entries(): AsyncIterable<StateEntry<T>> {
     const prefix = this.#record('');
-    let cursor = '0';
-    do {
-      const [next, found] = await this.redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      const keys = found.map((k) => k.slice(prefix.length)).filter((k) => STATE_KEY_PATTERN.test(k));
+    for await (const found of this.redis.scanStream({ match: `${prefix}*`, count: 500 })) {
+      const keys = (found as string[]).map((k) => k.slice(prefix.length)).filter((k) => STATE_KEY_PATTERN.test(k));
       const records = keys.map((k) => this.#record(k));
       const values: (string | Buffer | null)[] = !keys.length ? [] : this.definition.binary ? await this.redis.mgetBuffer(...records) : await this.redis.mget(...records);
       for (const [i, key] of keys.entries()) {
         const value = this.#decode(values[i]);
         if (value !== undefined) yield { key, value };
       }
-    } while (cursor !== '0');
+    }
   }
 
   async heldElsewhere(key: string): Promise<boolean> {
@@ -289,7 +259,7 @@ class RedisSpace<T> implements Space<T> {
   }
 
   async claimOnce(key: string): Promise<boolean> {
-    if (this.definition.binary) throw new TypeError(`the ${this.definition.name} space keeps bytes: no keys are taken once there`);
+    refuseBytes(this.definition, 'claimOnce');
     if (!STATE_KEY_PATTERN.test(key)) return false;
     const once = `${this.base}:once:${key}`;
     const ttlMs = this.definition.ttlMs;

@@ -2,19 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
 /**
- * The bots' one storage room: every record the bots keep after the moment it
- * was made (what a later button, a restart or another replica needs) is a
- * record of a space (the list is `spaces.ts`). One contract, two backends: the
- * data folder (`FileStateStore`, one process) and Redis (`RedisStateStore`,
- * any number of processes sharing `REDIS_URL`).
- *
- * Every space states its bounds, and Pictor keeps them itself (Redis never has
- * to evict anything): a record expires `ttlMs` after its last write (never,
- * without one), a value over `maxValueBytes` is refused, and past `maxCount`
- * records or `maxBytes` bytes the oldest (by last write) are dropped first.
- * A record may be *held* by the process running its job (through a lease it
- * renews while it lives); when that process is gone, `claimOrphans` hands the
- * record to one surviving process, which shows the job interrupted.
+ * The bots' one storage room: every record the bots keep after the moment it was made is a record of a space
+ * (`spaces.ts`), on the data folder (`FileStateStore`, one process) or Redis (`RedisStateStore`, any number). Pictor
+ * keeps each space's bounds itself (Redis never evicts): a record expires `ttlMs` after its last write, a value over
+ * `maxValueBytes` is refused, past `maxCount` or `maxBytes` the oldest go first. A record may be *held* by the process
+ * running its job (through a lease); when that process is gone, `claimOrphans` hands it to one survivor.
  */
 export interface SpaceDefinition {
   /** Names the space in Redis keys: a-z, 0-9 and `-`. */
@@ -31,7 +23,8 @@ export interface SpaceDefinition {
   maxBytes?: number | undefined;
   /**
    * The values are bytes (a Buffer), kept as they are — no JSON, no base64 — so a process never holds more than the
-   * bytes themselves while it writes or reads one (the kept images). Such records are never held (`hold` is ignored).
+   * bytes themselves while it writes or reads one (the kept images). Such records are never held (`hold` is ignored),
+   * changed in place (`update`) or taken once (`claimOnce`).
    */
   binary?: true | undefined;
 }
@@ -79,7 +72,6 @@ export type Notice = Record<string, unknown>;
 export const MAX_NOTICE_BYTES = 4096;
 
 export interface StateStore {
-  readonly backend: 'file' | 'redis';
   /** This process's id: the holder of the records of the jobs it runs. */
   readonly owner: string;
   /** How long a holder's lease lasts without renewal (file backend: for ever, one process per data folder). */
@@ -124,19 +116,18 @@ export function checkKey(key: string): void {
   if (!STATE_KEY_PATTERN.test(key)) throw new Error(`not a state key: ${JSON.stringify(key.slice(0, 80))}`);
 }
 
-export function encodeValue(definition: SpaceDefinition, value: unknown): string {
-  if (definition.binary) throw new TypeError(`the ${definition.name} space keeps bytes: encodeBytes`);
-  const text = JSON.stringify(value);
-  const bytes = Buffer.byteLength(text);
+/** A value as it is kept: JSON, or a binary space's Buffer itself (never empty); either checked against the bound. */
+export function encodeValue(definition: SpaceDefinition, value: unknown): string | Buffer {
+  if (definition.binary && (!Buffer.isBuffer(value) || value.length === 0)) throw new TypeError(`the ${definition.name} space keeps bytes (a Buffer, not empty)`);
+  const kept = definition.binary ? (value as Buffer) : JSON.stringify(value);
+  const bytes = Buffer.byteLength(kept);
   if (bytes > definition.maxValueBytes) throw new StateValueTooLargeError(definition.name, bytes, definition.maxValueBytes);
-  return text;
+  return kept;
 }
 
-/** A binary space's value as it is kept: the Buffer itself, checked against the bound (and never empty). */
-export function encodeBytes(definition: SpaceDefinition, value: unknown): Buffer {
-  if (!Buffer.isBuffer(value) || value.length === 0) throw new TypeError(`the ${definition.name} space keeps bytes (a Buffer, not empty)`);
-  if (value.length > definition.maxValueBytes) throw new StateValueTooLargeError(definition.name, value.length, definition.maxValueBytes);
-  return value;
+/** `update` and `claimOnce` are for JSON records: a binary space's bytes are only put, read and deleted. */
+export function refuseBytes(definition: SpaceDefinition, what: string): void {
+  if (definition.binary) throw new TypeError(`the ${definition.name} space keeps bytes: no ${what} there`);
 }
 
 export function decodeValue<T>(text: string | null | undefined): T | undefined {

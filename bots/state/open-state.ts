@@ -48,7 +48,7 @@ export async function openBotState(options: OpenBotStateOptions): Promise<BotSta
   const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS, logger }) : new FileStateStore({ dataDir: options.dataDir });
   try {
     if (redis) await warnIfRedisEvicts(redis.commands, spaces, logger);
-    await upgradeOldLayout({ store, spaces, dataDir: options.dataDir, redis, ledger: options.ledger, legacyLedgers: options.legacyLedgers, logger });
+    await upgradeOldLayout({ ...options, store, spaces, redis });
   } catch (error) {
     await store.close();
     throw error;

@@ -13,11 +13,8 @@ export interface Sweeper {
 }
 
 /**
- * Every replica runs one per space: at start, then (with a shared store) every
- * third of the lease, it claims the records whose holder is gone and hands
- * each to `sweep`, which shows the job interrupted and releases the record.
- * A claim goes to one process only, so one message is edited once. With the
- * file backend there is nothing to take over later: one sweep, at start.
+ * Every replica runs one per space: at start, then (with Redis) every third of the lease, it claims the records whose
+ * holder is gone and hands each to `sweep` (one process gets each claim, so a message is edited once).
  */
 export function startSweeper<T>(options: {
   /** Whose lease sets the pace (a third of it). */

@@ -1,9 +1,10 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PictorError, type LoggerLike } from 'pictor';
+import { PictorError } from 'pictor';
 import { type QuotaStore, type RedisLink } from 'pictor/internal';
 import { FileStateStore } from './FileStateStore.js';
 import { keepInHistory, type HistoryItem } from './history.js';
+import type { OpenBotStateOptions } from './open-state.js';
 import { digestKeyOf, stateKeyOf, type BotSpaces } from './spaces.js';
 import { decodeValue, STATE_KEY_PATTERN, type StateStore } from './StateStore.js';
 
@@ -27,25 +28,11 @@ export class JobStoreUnreadableError extends PictorError<'job_store_unreadable'>
   }
 }
 
-interface Upgrade {
-  store: StateStore;
-  spaces: BotSpaces;
-  dataDir: string;
-  redis: RedisLink | undefined;
-  ledger: Pick<QuotaStore, 'takeLegacy'> | undefined;
-  /** Other ledgers an older version may have kept them in, opened only when the upgrade runs (see `OpenBotStateOptions`). */
-  legacyLedgers?: readonly (() => Promise<Pick<QuotaStore, 'takeLegacy' | 'close'>>)[] | undefined;
-  logger: LoggerLike;
-}
+type Upgrade = Pick<OpenBotStateOptions, 'dataDir' | 'ledger' | 'legacyLedgers' | 'logger'> & { store: StateStore; spaces: BotSpaces; redis: RedisLink | undefined };
 
 /**
- * Moves what versions before the one storage room kept elsewhere into the
- * bots' state, once (each step deletes what it moved, and merges with what is
- * there, so two replicas starting together do no harm): the chat settings and
- * seen Slack signatures the ledger kept; in the data folder the Discord job
- * store (`discord/jobs.json`, `discord/images/`) and `history.json`; in Redis
- * the history lists and the Slack installations (records of the spaces that
- * existed then keep their keys and their TTL). Logged once, with what moved.
+ * Moves what older versions kept elsewhere into the bots' state, once (docs/shared-limits.md lists it); each step
+ * deletes what it moved and merges with what is there, so two replicas starting together do no harm. Logged once.
  */
 export async function upgradeOldLayout(o: Upgrade): Promise<void> {
   // On Redis, a key says it was done (so no start scans the keyspace again); the data folder's old files go as they move.
@@ -123,12 +110,9 @@ async function upgradeRedis(o: Upgrade, redis: RedisLink, count: (what: string, 
   const { commands } = redis;
   const prefix = redis.config.prefix;
   const each = async (pattern: string, take: (key: string, rest: string) => Promise<void>) => {
-    let cursor = '0';
-    do {
-      const [next, keys] = await commands.scan(cursor, 'MATCH', `${prefix}:${pattern}*`, 'COUNT', 500);
-      cursor = next;
-      for (const key of keys) await take(key, key.slice(prefix.length + pattern.length + 1));
-    } while (cursor !== '0');
+    for await (const keys of commands.scanStream({ match: `${prefix}:${pattern}*`, count: 500 })) {
+      for (const key of keys as string[]) await take(key, key.slice(prefix.length + pattern.length + 1));
+    }
   };
   await each('history:user:', async (key, userKey) => {
     const entries = (await commands.lrange(key, 0, -1)).flatMap((raw) => decodeValue<HistoryItem>(raw) ?? []);

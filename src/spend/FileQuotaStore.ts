@@ -1,37 +1,19 @@
-import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { access, open as openFile, readFile, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { restoreFromBackup, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
-import { CapOverridesFileSchema, isOverridableCap, type CapOverridesFile } from './cap-overrides.js';
+import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
 import { roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
-import type {
-  ActiveJob,
-  BreakerState,
-  CapOverrides,
-  LedgerOptions,
-  LedgerStorage,
-  LegacyBotRecords,
-  LostReservation,
-  OverridableCap,
-  QuotaStore,
-  ReconcileReport,
-  RefusalCounts,
-  ReserveInput,
-  ReserveResult,
-  SettleInfo,
-  SpendRefusal,
-  UsageFeed,
-  UsageQuery,
-  UsageRecord,
-} from './types.js';
-import { DEFAULT_USAGE_RETENTION_DAYS, latestPerJob, matchesQuery, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
+import { DAY_MS, safeJson, StoreProcess } from './store-process.js';
+import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
+import type { ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
+import { usageMatching, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
 
 export interface FileQuotaStoreOptions extends LedgerOptions {
   /** The data folder; created if missing. */
@@ -40,40 +22,22 @@ export interface FileQuotaStoreOptions extends LedgerOptions {
   fileName?: string | undefined;
 }
 
-const DEFAULT_LEASE_MS = 60_000;
-const DAY_MS = 24 * 60 * 60_000;
 const SeenFileSchema = z.object({ version: z.literal(1), seen: z.record(z.string(), z.number()) });
 const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operator's caps then apply until chat admins set theirs again).";
-const safeJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-};
 
-/**
- * A change of the ledger: its answer, whether it changed it, the usage record it made, and what to do once it is
- * written (`committed`: what may be told or forgotten only then).
- */
+/** A change of the ledger: its answer, whether it changed it, its usage record, and what may be done only once it is written. */
 type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport) => { result: T; changed: boolean; usage?: UsageRecord | undefined; committed?: () => void };
 
 /** Ledgers open in this process: one store per file per process (processes share it through the lock). */
 const OPEN_LEDGERS = new Set<string>();
 
 /**
- * The embedded QuotaStore: one JSON file in the data folder (`ledger-document.ts`: the document and its steps; the
- * rules are the rulebook's), shared by the processes of one machine, with `usage.jsonl` (one line per settled job)
- * and `cap-overrides.json` (the chat admins' caps) beside it. Every change takes the ledger's lock file, reads the
- * ledger, changes it and writes it atomically (temporary file, fsync, rename) before it lets go and answers, so two
- * processes never both spend the last dollar and a crash loses nothing that was answered. The previous version is
- * kept beside it (`<file>.bak`); `open()` restores it when the ledger is unreadable, and the chat caps' likewise.
- *
- * Changes that arrive while the ledger is busy are committed together: every waiting operation runs in turn on one
- * read of the ledger (none while the file is still the one this process wrote last: see `#written`; after the
- * reservations of dead processes are ended), and all are answered once that one
- * write is done. A commit awaits only its fsyncs: the other steps are synchronous calls on small local files, since
- * a job's `markSent` stands between the limiter's grant and the request leaving, and each awaited call would wait a
+ * The embedded QuotaStore: one JSON file (`ledger-document.ts`) shared by the processes of one machine, with
+ * `usage.jsonl` (one line per settled job) and `cap-overrides.json` beside it. Every change takes the lock file, reads
+ * the ledger, changes it and writes it atomically (with `<file>.bak`, which `open()` restores) before it answers, so
+ * two processes never both spend the last dollar and a crash loses nothing that was answered. Changes that arrive
+ * while the ledger is busy are committed together, on one read and one write. A commit awaits only its fsyncs: a
+ * job's `markSent` stands between the limiter's grant and the request leaving, and each awaited call would wait a
  * turn of a busy event loop.
  */
 export class FileQuotaStore implements QuotaStore {
@@ -82,34 +46,17 @@ export class FileQuotaStore implements QuotaStore {
   /** The caps chat admins set per scope (`cap-overrides.json` beside the ledger), written under the ledger's lock. */
   readonly capOverridesPath: string;
   readonly #dir: string;
-  readonly #leaseMs: number;
-  readonly #keepDays: number;
-  readonly #clock: () => number;
-  readonly #onError: ((error: unknown) => void) | undefined;
-  readonly #onReservationLost: ((lost: LostReservation) => void) | undefined;
-  readonly #usageRetentionMs: number;
+  /** The lease (renewed while this process holds reservations) and its copies of them (put back if the file loses them). */
+  readonly #process: StoreProcess<Reservation>;
   readonly #serial = createSerialQueue();
   readonly #pending: { now: number; operation: Operation<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
   #flushScheduled = false;
-  /** This process's name in `owners`. */
-  readonly #owner = `${THIS_HOST}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  /**
-   * Reservations this process made and has not ended (its lease is renewed while there are any), with a copy of each:
-   * one the ledger loses (its file replaced by an older copy, or deleted) is put back from it before its job is sent,
-   * or charged from it at its settle.
-   */
-  readonly #held = new Map<string, Reservation>();
-  #timer: NodeJS.Timeout | undefined;
   #closed = false;
   /** When this process last dropped expired usage records (at most once a day). */
   #usagePrunedAt = Number.NEGATIVE_INFINITY;
   /** The ledger as `#peek` last read it, with the file's identity then (read again only when the file changed). */
   #peeked: { stamp: string; ledger: Ledger } | undefined;
-  /**
-   * The ledger as this process last wrote it, with the file's identity after the write: while the file is still that
-   * one (no other process wrote since), the locked steps take it as it is instead of reading and parsing the file
-   * again, so a commit costs what it changes and one write, not a parse of every reservation and total.
-   */
+  /** The ledger as this process last wrote it and the file's identity then: taken as it is while no other process wrote since. */
   #written: { stamp: string; ledger: Ledger } | undefined;
 
   constructor(options: FileQuotaStoreOptions) {
@@ -121,12 +68,7 @@ export class FileQuotaStore implements QuotaStore {
     OPEN_LEDGERS.add(this.path);
     this.usagePath = resolve(join(options.dir, LEDGER_FILES.usage));
     this.capOverridesPath = resolve(join(options.dir, LEDGER_FILES.capOverrides));
-    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.#keepDays = Math.max(1, Math.floor(options.keepDays ?? 7));
-    this.#clock = options.clock ?? Date.now;
-    this.#onError = options.onError;
-    this.#onReservationLost = options.onReservationLost;
-    this.#usageRetentionMs = Math.max(1, options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS) * DAY_MS;
+    this.#process = new StoreProcess(options, () => this.renewLease());
   }
 
   /** The data folder of this ledger (the console keeps its alerts beside it). */
@@ -139,33 +81,29 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /**
-   * Checks every file of the ledger before a surface starts taking jobs. An unreadable ledger (empty, truncated, not
-   * a ledger) is moved aside and its backup copy put back — the answer says so; with no good copy it throws
-   * LedgerUnreadableError naming the file and what to do. The chat admins' caps likewise; the usage records must be
-   * a readable file (a torn line is skipped, not fatal).
+   * Checks every file before a surface takes jobs: an unreadable ledger or caps file is moved aside and its backup put
+   * back (the answer says so), or LedgerUnreadableError names it; `usage.jsonl` must be readable (torn lines are skipped).
    */
   open(): Promise<{ restoredFromBackup: boolean; brokenCopy?: string | undefined; restoredCapOverrides?: boolean | undefined }> {
     return this.#serial(() =>
       this.#locked(async () => {
         await this.#checkUsageFile();
-        const caps = await restoreFromBackup(this.capOverridesPath, `${this.capOverridesPath}.bak`, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, this.#clock());
+        const caps = await restoreFromBackup(this.capOverridesPath, `${this.capOverridesPath}.bak`, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, this.#process.clock());
         await this.#readCapOverrides();
-        const ledger = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#clock());
+        const ledger = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#process.clock());
         await this.#load();
         return { restoredFromBackup: ledger.restored, brokenCopy: ledger.brokenCopy, ...(caps.restored && { restoredCapOverrides: true }) };
       }),
     );
   }
 
-  // --- the QuotaStore ---
-
   reserve(input: ReserveInput): Promise<ReserveResult> {
     return this.#update<ReserveResult>(input.now, (ledger) => {
-      const refusal = reserveIn(ledger, input, this.#owner, this.#keepDays);
+      const refusal = reserveIn(ledger, input, this.#process.owner, this.#process.keepDays);
       // A refusal that tripped the breaker paused the scope: that is a change to write.
       if (refusal) return { result: refusal, changed: refusal.tripped === true };
-      ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: this.#clock() };
-      this.#hold(input.jobId, { ...ledger.reservations[input.jobId]! });
+      ledger.owners[this.#process.owner] = { pid: process.pid, host: THIS_HOST, renewedAt: this.#process.clock() };
+      this.#process.hold(input.jobId, { ...ledger.reservations[input.jobId]! });
       return { result: { ok: true }, changed: true };
     });
   }
@@ -180,16 +118,16 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   markSent(jobId: string): Promise<void> {
-    const now = this.#clock();
+    const now = this.#process.clock();
     return this.#update(now, (ledger) => {
       const reservation = ledger.reservations[jobId];
       if (!reservation) {
         // Lost by the ledger while queued (not ended: a reconcile that charged it leaves it `uncertain`): put back, sent.
-        const copy = this.#held.get(jobId);
+        const copy = this.#process.held.get(jobId);
         if (!copy || ledger.uncertain[jobId]) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
-        ledger.reservations[jobId] = { ...copy, owner: this.#owner, sent: true };
-        ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
-        return { result: undefined, changed: true, committed: () => this.#lost(jobId, copy, 'send', undefined) };
+        ledger.reservations[jobId] = { ...copy, owner: this.#process.owner, sent: true };
+        ledger.owners[this.#process.owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
+        return { result: undefined, changed: true, committed: () => this.#process.lost(jobId, copy, 'send', undefined) };
       }
       const changed = !reservation.sent;
       reservation.sent = true;
@@ -197,27 +135,23 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
-  settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
-    try {
-      toNanos('actualUsd', actualUsd);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    const now = this.#clock();
+  async settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
+    toNanos('actualUsd', actualUsd);
+    const now = this.#process.clock();
     return this.#update(now, (ledger) => {
-      const copy = this.#held.get(jobId);
+      const copy = this.#process.held.get(jobId);
       const settled = settleIn(ledger, jobId, actualUsd, info, now, copy);
       const committed = () => {
-        this.#held.delete(jobId);
-        if (settled?.lost) this.#lost(jobId, copy!, 'settle', roundToNanoUsd(actualUsd));
+        this.#process.held.delete(jobId);
+        if (settled?.lost) this.#process.lost(jobId, copy!, 'settle', roundToNanoUsd(actualUsd));
       };
       return { result: settled !== undefined, changed: settled !== undefined, usage: settled?.usage, committed };
     });
   }
 
   release(jobId: string): Promise<void> {
-    return this.#update(this.#clock(), (ledger) => {
-      this.#held.delete(jobId);
+    return this.#update(this.#process.clock(), (ledger) => {
+      this.#process.held.delete(jobId);
       const changed = ledger.reservations[jobId] !== undefined;
       delete ledger.reservations[jobId];
       return { result: undefined, changed };
@@ -238,16 +172,15 @@ export class FileQuotaStore implements QuotaStore {
 
   /** The usage records, one per settled job, oldest first. */
   usage(query: UsageQuery): Promise<UsageRecord[]> {
-    return this.#readLocked(async () => latestPerJob(await this.#readUsage()).filter((r) => matchesQuery(r, query)));
+    return this.#readLocked(async () => usageMatching(await this.#readUsage(), query));
   }
 
   capOverrides(scopeKey: string): Promise<CapOverrides> {
     return this.#readLocked(async () => ({ ...(await this.#readCapOverrides()).scopes[scopeKey] }));
   }
 
-  setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }> {
-    if (!isOverridableCap(cap)) return Promise.reject(new RangeError(`${String(cap)} cannot be changed from chat`));
-    if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) return Promise.reject(new RangeError(`usd must be a non-negative number, not ${usd}`));
+  async setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }> {
+    capOverrideNanos(cap, usd);
     return this.#readLocked(async () => {
       const file = await this.#readCapOverrides();
       const scope = (file.scopes[scopeKey] ??= {});
@@ -280,13 +213,8 @@ export class FileQuotaStore implements QuotaStore {
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     if (this.#closed) throw new Error('the quota store is closed');
-    let handle;
-    try {
-      handle = await openFile(this.usagePath, 'r');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], cursor: '0:0', reset: cursor !== undefined && cursor !== '0:0' };
-      throw error;
-    }
+    const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
+    if (!handle) return { records: [], cursor: '0:0', reset: cursor !== undefined && cursor !== '0:0' };
     try {
       const { ino, size } = await handle.stat();
       const [cursorIno, cursorOffset] = (cursor ?? '').split(':').map(Number);
@@ -296,14 +224,9 @@ export class FileQuotaStore implements QuotaStore {
       const from = fresh || reset ? 0 : cursorOffset!;
       const length = size - from;
       if (length <= 0) return { records: [], cursor: `${ino}:${from}`, reset };
-      const buffer = Buffer.allocUnsafe(length);
-      let read = 0;
-      while (read < length) {
-        const { bytesRead } = await handle.read(buffer, read, length - read, from + read);
-        if (bytesRead === 0) break;
-        read += bytesRead;
-      }
-      const end = buffer.lastIndexOf(0x0a, read - 1) + 1;
+      // A short read only leaves more lines for the next call: the cursor stops after the last whole line read.
+      const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(length), 0, length, from);
+      const end = buffer.subarray(0, bytesRead).lastIndexOf(0x0a) + 1;
       const records = parseUsageLines(buffer.toString('utf8', 0, end));
       return { records, cursor: `${ino}:${from + end}`, reset };
     } finally {
@@ -338,8 +261,7 @@ export class FileQuotaStore implements QuotaStore {
     return this.#readLocked(async () => {
       const ledger = await this.#load();
       for (const r of Object.values(ledger.reservations)) if (r.userKey === userKey && r.job) r.job = withoutPromptOf(r.job);
-      // This process's copies too: one put back after the ledger lost it must not bring the prompt back.
-      for (const r of this.#held.values()) if (r.userKey === userKey && r.job) r.job = withoutPromptOf(r.job);
+      this.#process.forgetPrompts(userKey);
       // Twice: the backup copy is the version before, which may hold them too.
       await this.#write(ledger);
       await this.#write(ledger);
@@ -362,55 +284,36 @@ export class FileQuotaStore implements QuotaStore {
       const replay = join(this.#dir, 'slack-replay.json');
       const seen = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
       await rm(replay, { force: true });
-      const now = this.#clock();
+      const now = this.#process.clock();
       return { settings, seen: seen.success ? Object.entries(seen.data.seen).flatMap(([id, until]) => (until > now ? [id] : [])) : [] };
     });
   }
 
-  /** Renews the lease now (the timer does it every third of `leaseMs`). */
+  /** Renews the lease now, while this process holds reservations (the timer does it every third of `leaseMs`). */
   renewLease(): Promise<void> {
-    return this.#renew();
+    if (this.#process.held.size === 0 || this.#closed) return Promise.resolve();
+    const now = this.#process.clock();
+    return this.#update(now, (ledger) => {
+      ledger.owners[this.#process.owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
+      return { result: undefined, changed: true };
+    }).catch((error: unknown) => this.#process.onError?.(error));
   }
 
   /** Waits for pending operations and stops renewing the lease; later calls fail. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    clearInterval(this.#timer);
+    this.#process.stop();
     await this.#serial(async () => undefined);
     OPEN_LEDGERS.delete(this.path);
   }
 
-  // --- the lease and the group commit ---
-
   /** Whether a process's lease still holds: this one, or another that renewed within the lease (and, on this host, whose pid lives). */
   #isAlive(ledger: Ledger, owner: string, now: number): boolean {
-    if (owner === this.#owner) return true;
+    if (owner === this.#process.owner) return true;
     const entry = ledger.owners[owner];
     if (!entry || (entry.host === THIS_HOST && !isProcessAlive(entry.pid))) return false;
-    return now - entry.renewedAt < this.#leaseMs;
-  }
-
-  #lost(jobId: string, copy: Reservation, foundAt: LostReservation['foundAt'], chargedUsd: number | undefined): void {
-    this.#onReservationLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt, chargedUsd });
-  }
-
-  #hold(jobId: string, copy: Reservation): void {
-    this.#held.set(jobId, copy);
-    this.#timer ??= setInterval(() => void this.#renew(), Math.max(50, Math.floor(this.#leaseMs / 3))).unref();
-  }
-
-  #renew(): Promise<void> {
-    if (this.#held.size === 0 || this.#closed) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-      return Promise.resolve();
-    }
-    const now = this.#clock();
-    return this.#update(now, (ledger) => {
-      ledger.owners[this.#owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
-      return { result: undefined, changed: true };
-    }).catch((error: unknown) => this.#onError?.(error));
+    return now - entry.renewedAt < this.#process.leaseMs;
   }
 
   #update<T>(now: number, operation: Operation<T>): Promise<T> {
@@ -437,7 +340,7 @@ export class FileQuotaStore implements QuotaStore {
         const now = batch.reduce((latest, op) => Math.max(latest, op.now), Number.NEGATIVE_INFINITY);
         const alive = new Map<string, boolean>();
         // Leases are the processes' own clock, not the time a job counts in (a caller may reserve in another day).
-        const liveAt = this.#clock();
+        const liveAt = this.#process.clock();
         const isAlive = (owner: string) => alive.get(owner) ?? alive.set(owner, this.#isAlive(ledger, owner, liveAt)).get(owner)!;
         const reconciled = reconcileIn(ledger, isAlive, now);
         if (reconciled.usage.length + reconciled.report.released.length > 0) dirty = true;
@@ -475,8 +378,6 @@ export class FileQuotaStore implements QuotaStore {
       return this.#locked(task);
     });
   }
-
-  // --- the files ---
 
   #locked<T>(task: () => Promise<T>): Promise<T> {
     mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
@@ -561,7 +462,7 @@ export class FileQuotaStore implements QuotaStore {
     if (now - this.#usagePrunedAt >= DAY_MS) {
       this.#usagePrunedAt = now;
       const lines = await this.#readUsage();
-      const kept = lines.filter((r) => r.time >= now - this.#usageRetentionMs);
+      const kept = lines.filter((r) => r.time >= now - this.#process.usageRetentionMs);
       if (kept.length < lines.length) await this.#replaceUsage(kept);
     }
     if (records.length === 0) return;
@@ -579,11 +480,7 @@ export class FileQuotaStore implements QuotaStore {
 
   /** Every readable line of `usage.jsonl`, in file order (a line cut short by a crash is skipped: its settle never reached the ledger). */
   async #readUsage(): Promise<UsageRecord[]> {
-    const text = await readFile(this.usagePath, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return '';
-      throw error;
-    });
-    return parseUsageLines(text);
+    return parseUsageLines((await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '');
   }
 
   async #replaceUsage(records: UsageRecord[]): Promise<void> {
@@ -614,13 +511,14 @@ export class FileQuotaStore implements QuotaStore {
 
 /** A file's identity and version (inode, size, modification time), or undefined when it does not exist. */
 function fileStamp(path: string): string | undefined {
-  try {
-    const info = statSync(path);
-    return `${info.ino}:${info.size}:${info.mtimeMs}`;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  const info = statSync(path, { throwIfNoEntry: false });
+  return info && `${info.ino}:${info.size}:${info.mtimeMs}`;
+}
+
+/** undefined for a file that does not exist; any other error is thrown again. */
+function undefinedIfMissing(error: NodeJS.ErrnoException): undefined {
+  if (error.code === 'ENOENT') return undefined;
+  throw error;
 }
 
 /** The usage records of some lines of `usage.jsonl`; a line cut short by a crash (or not yet complete) is skipped. */

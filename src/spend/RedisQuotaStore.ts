@@ -1,37 +1,17 @@
-import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
-import { isOverridableCap, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
+import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
 import { BREAKER_WINDOW_MS, breakerLimit, historyHours, recentBucket } from './breaker.js';
 import { REFUSAL_KEEP_DAYS } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
 import { MARK_SENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT } from './redis-ledger-scripts.js';
-import {
-  ACCOUNT_KEY,
-  type ActiveJob,
-  type BreakerState,
-  type CapOverrides,
-  type LedgerOptions,
-  type LedgerStorage,
-  type LegacyBotRecords,
-  type LostReservation,
-  type OverridableCap,
-  type QuotaStore,
-  type ReconcileReport,
-  type RefusalCounts,
-  type ReserveInput,
-  type ReserveResult,
-  type ScopeSettingEntry,
-  type SettleInfo,
-  type SpendRefusal,
-  type UsageFeed,
-  type UsageQuery,
-  type UsageRecord,
-} from './types.js';
+import { DAY_MS, safeJson, StoreProcess } from './store-process.js';
+import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type JobDetails, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
+import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { utcDay } from './utc-period.js';
-import { DEFAULT_USAGE_RETENTION_DAYS, JobDetailsSchema, latestPerJob, matchesQuery, readBasis, usageRecord, withoutPromptOf } from './usage-records.js';
+import { JobDetailsSchema, readBasis, usageMatching, usageRecord } from './usage-records.js';
 
 export interface RedisQuotaStoreOptions extends LedgerOptions {
   /** A connected client (see `connectRedis`); `RedisQuotaStore.connect` makes one. */
@@ -43,9 +23,6 @@ export interface RedisQuotaStoreOptions extends LedgerOptions {
 }
 
 const DEFAULT_PREFIX = 'pictor';
-const DEFAULT_LEASE_MS = 60_000;
-const DEFAULT_KEEP_DAYS = 7;
-const DAY_MS = 24 * 60 * 60_000;
 const HOUR_MS = 60 * 60_000;
 
 /**
@@ -122,24 +99,13 @@ const SCRIPTS = {
 export class RedisQuotaStore implements QuotaStore {
   readonly prefix: string;
   readonly #redis: LedgerClient;
-  readonly #leaseMs: number;
-  readonly #keepMs: number;
   readonly #ownsConnection: boolean;
-  readonly #onError: ((error: unknown) => void) | undefined;
-  readonly #onReservationLost: ((lost: LostReservation) => void) | undefined;
-  readonly #usageRetentionMs: number;
+  /** The lease (renewed while this process holds reservations) and its copies of them (put back if Redis loses them). */
+  readonly #process: StoreProcess<HeldReservation>;
   /** When this process last trimmed expired usage records (at most once an hour). */
   #usageTrimmedAt = Number.NEGATIVE_INFINITY;
-  readonly #owner = `${THIS_HOST}:${process.pid}:${randomBytes(4).toString('hex')}`;
   readonly #ownerValue = `${THIS_HOST} ${process.pid}`;
-  /**
-   * Reservations this process made and has not ended, with a copy of each: a reservation Redis loses (a restart
-   * without persistence, a flush) is put back from it before its job is sent, or charged from it at its settle.
-   */
-  readonly #held = new Map<string, HeldReservation>();
-  #timer: NodeJS.Timeout | undefined;
   #closed = false;
-  readonly #clock: () => number;
   /** Each scope's trailing spend for the breaker, by the hour it was read in (past hours never change). */
   readonly #history = new Map<string, { to: number; usd: number }>();
 
@@ -155,13 +121,8 @@ export class RedisQuotaStore implements QuotaStore {
   constructor(options: RedisQuotaStoreOptions) {
     this.prefix = options.prefix ?? DEFAULT_PREFIX;
     this.#redis = options.redis as LedgerClient;
-    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.#keepMs = Math.max(1, Math.floor(options.keepDays ?? DEFAULT_KEEP_DAYS)) * DAY_MS;
     this.#ownsConnection = options.ownsConnection ?? false;
-    this.#onError = options.onError;
-    this.#onReservationLost = options.onReservationLost;
-    this.#usageRetentionMs = Math.max(1, options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS) * DAY_MS;
-    this.#clock = options.clock ?? Date.now;
+    this.#process = new StoreProcess(options, () => this.renewLease());
     for (const [name, definition] of Object.entries(SCRIPTS)) {
       if (!(name in this.#redis)) this.#redis.defineCommand(name, definition);
     }
@@ -198,9 +159,9 @@ export class RedisQuotaStore implements QuotaStore {
         nanos,
         periodKey('day', now),
         periodKey('month', now),
-        this.#owner,
+        this.#process.owner,
         this.#ownerValue,
-        this.#leaseMs,
+        this.#process.leaseMs,
         limits.userConcurrentJobs === undefined ? '' : String(limits.userConcurrentJobs),
         cooldownMs > 0 ? String(cooldownMs) : '',
         input.job ? JSON.stringify(input.job) : '',
@@ -217,7 +178,7 @@ export class RedisQuotaStore implements QuotaStore {
         throw error;
       });
     if (reply[0] === 1) {
-      if (!dry) this.#hold(jobId, { userKey, scopeKey, nanos, day: periodKey('day', now), month: periodKey('month', now), job: input.job ? JSON.stringify(input.job) : '', at: now });
+      if (!dry) this.#process.hold(jobId, { userKey, scopeKey, nanos, day: periodKey('day', now), month: periodKey('month', now), job: input.job, at: now });
       return { ok: true };
     }
     const [, code, usedOrLast, limitNanos, tripped] = reply as [0, string, number, number?, number?];
@@ -231,7 +192,7 @@ export class RedisQuotaStore implements QuotaStore {
     if (cached?.to === to) return cached.usd;
     const fields: string[] = [];
     for (let hour = from; hour < to; hour++) fields.push(`h${hour}`);
-    const values = await this.#redis.hmget(`${this.prefix}:quota:brk:${scopeKey}`, ...fields);
+    const values = await this.#redis.hmget(this.#key('brk', scopeKey), ...fields);
     const usd = fromNanos(values.reduce((sum, v) => sum + Number(v ?? 0), 0));
     if (this.#history.size > 10_000) this.#history.clear();
     this.#history.set(scopeKey, { to, usd });
@@ -240,17 +201,17 @@ export class RedisQuotaStore implements QuotaStore {
 
   async markSent(jobId: string): Promise<void> {
     this.#assertOpen();
-    const copy = this.#held.get(jobId);
-    const found = await this.#redis.pictorSpendMarkSent(...this.#prelude(this.#clock()), jobId, ...copyArgs(copy), this.#owner, this.#ownerValue, this.#leaseMs);
+    const copy = this.#process.held.get(jobId);
+    const found = await this.#redis.pictorSpendMarkSent(...this.#prelude(this.#process.clock()), jobId, ...copyArgs(copy), this.#process.owner, this.#ownerValue, this.#process.leaseMs);
     if (found === 0) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
-    if (found === 2 && copy) this.#onReservationLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt: 'send', chargedUsd: undefined });
+    if (found === 2 && copy) this.#process.lost(jobId, copy, 'send', undefined);
   }
 
   async settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
     const nanos = toNanos('actualUsd', actualUsd);
     this.#assertOpen();
-    const now = this.#clock();
-    const copy = this.#held.get(jobId);
+    const now = this.#process.clock();
+    const copy = this.#process.held.get(jobId);
     const settled = await this.#redis.pictorSpendSettle(
       ...this.#prelude(now),
       jobId,
@@ -261,12 +222,12 @@ export class RedisQuotaStore implements QuotaStore {
       info.images === undefined ? '' : info.images,
       ...copyArgs(copy),
     );
-    this.#held.delete(jobId);
-    if (settled === 2 && copy) this.#onReservationLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt: 'settle', chargedUsd: fromNanos(nanos) });
+    this.#process.held.delete(jobId);
+    if (settled === 2 && copy) this.#process.lost(jobId, copy, 'settle', fromNanos(nanos));
     if (now - this.#usageTrimmedAt >= HOUR_MS) {
       this.#usageTrimmedAt = now;
       // Approximate (~) trimming is cheap: Redis drops whole nodes of the stream older than the retention.
-      await this.#redis.xtrim(this.#usageKey(), 'MINID', '~', String(now - this.#usageRetentionMs)).catch((error: unknown) => this.#onError?.(error));
+      await this.#redis.xtrim(this.#key('usage'), 'MINID', '~', String(now - this.#process.usageRetentionMs)).catch((error: unknown) => this.#process.onError?.(error));
     }
     return settled >= 1;
   }
@@ -277,20 +238,13 @@ export class RedisQuotaStore implements QuotaStore {
     // Stream ids are Redis's clock, records the callers' `now`, and a job counts in the day it was reserved (it may be
     // settled days later, by a reconcile): read from a day's margin before `since` to the end, then filter.
     const from = query.since === undefined ? '-' : String(Math.max(0, query.since - DAY_MS));
-    const to = '+';
-    const entries = await this.#redis.xrange(this.#usageKey(), from, to);
-    const records: UsageRecord[] = [];
-    for (const [, fields] of entries) {
-      const record = parseStreamRecord(fields[fields.indexOf('r') + 1]);
-      if (record && matchesQuery(record, query)) records.push(record);
-    }
-    return latestPerJob(records);
+    return usageMatching(streamRecords(await this.#redis.xrange(this.#key('usage'), from, '+')), query);
   }
 
   /** The hash `<prefix>:quota:caps:<scopeKey>`: what chat admins set for that scope. */
   async capOverrides(scopeKey: string): Promise<CapOverrides> {
     this.#assertOpen();
-    const fields = await this.#redis.hgetall(this.#capsKey(scopeKey));
+    const fields = await this.#redis.hgetall(this.#key('caps', scopeKey));
     const overrides: CapOverrides = {};
     for (const cap of OVERRIDABLE_CAPS) {
       const nanos = fields[cap];
@@ -302,19 +256,16 @@ export class RedisQuotaStore implements QuotaStore {
 
   async setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }> {
     this.#assertOpen();
-    if (!isOverridableCap(cap)) throw new RangeError(`${String(cap)} cannot be changed from chat`);
-    const nanos = usd === undefined ? '' : toNanos('usd', usd);
-    const previous = await this.#redis.pictorSpendSetCap(this.#capsKey(scopeKey), cap, nanos, changedBy, now);
+    const previous = await this.#redis.pictorSpendSetCap(this.#key('caps', scopeKey), cap, capOverrideNanos(cap, usd) ?? '', changedBy, now);
     return { previousUsd: previous === null || previous === undefined ? undefined : fromNanos(Number(previous)) };
   }
 
   /** Rebuilds the usage stream without the user's prompts (same ids, in one step) and scrubs their open reservations. */
   async forgetPrompts(userKey: string): Promise<void> {
     this.#assertOpen();
-    const usage = this.#usageKey();
-    await this.#redis.pictorSpendForget(usage, `${usage}:rewrite`, this.#key('active', userKey), this.#rewritesKey(), userKey, `${this.prefix}:quota:res:`);
-    // This process's copies of the user's reservations too: one put back after Redis lost it must not bring the prompt back.
-    for (const copy of this.#held.values()) if (copy.userKey === userKey && copy.job !== '') copy.job = jobWithoutPrompt(copy.job);
+    const usage = this.#key('usage');
+    await this.#redis.pictorSpendForget(usage, `${usage}:rewrite`, this.#key('active', userKey), this.#key('usage', 'rewrites'), userKey, `${this.prefix}:quota:res:`);
+    this.#process.forgetPrompts(userKey);
   }
 
   /** Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, deleted as they are taken. */
@@ -322,18 +273,16 @@ export class RedisQuotaStore implements QuotaStore {
     this.#assertOpen();
     const taken: LegacyBotRecords = { settings: {}, seen: [] };
     for (const kind of ['settings', 'seen'] as const) {
-      const pattern = `${this.prefix}:quota:${kind}:*`;
-      let cursor = '0';
-      do {
-        const [next, keys] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-        cursor = next;
-        for (const key of keys) {
-          const id = key.slice(pattern.length - 1);
-          if (kind === 'seen') taken.seen.push(id);
-          else taken.settings[id] = Object.fromEntries(Object.entries(await this.#redis.hgetall(key)).flatMap(([name, raw]) => (parseSettingEntry(raw) ? [[name, parseSettingEntry(raw)!]] : [])));
-          await this.#redis.del(key);
-        }
-      } while (cursor !== '0');
+      const head = `${this.prefix}:quota:${kind}:`;
+      for (const key of await this.#scan(`${head}*`)) {
+        const id = key.slice(head.length);
+        if (kind === 'seen') taken.seen.push(id);
+        else taken.settings[id] = Object.fromEntries(Object.entries(await this.#redis.hgetall(key)).flatMap(([name, raw]) => {
+          const entry = ScopeSettingEntrySchema.safeParse(safeJson(raw)).data;
+          return entry ? [[name, entry]] : [];
+        }));
+        await this.#redis.del(key);
+      }
     }
     return taken;
   }
@@ -353,10 +302,10 @@ export class RedisQuotaStore implements QuotaStore {
   /** The members of `active:account` (every reservation counts for the account) and their hashes, in one round trip. */
   async activeJobs(): Promise<ActiveJob[]> {
     this.#assertOpen();
-    const jobIds = await this.#redis.zrange(`${this.prefix}:quota:active:${ACCOUNT_KEY}`, 0, -1);
+    const jobIds = await this.#redis.zrange(this.#key('active', ACCOUNT_KEY), 0, -1);
     if (jobIds.length === 0) return [];
     const pipeline = this.#redis.pipeline();
-    for (const jobId of jobIds) pipeline.hmget(`${this.prefix}:quota:res:${jobId}`, 'userKey', 'scopeKey', 'nanos', 'at', 'sent', 'owner', 'job');
+    for (const jobId of jobIds) pipeline.hmget(this.#key('res', jobId), 'userKey', 'scopeKey', 'nanos', 'at', 'sent', 'owner', 'job');
     const replies = (await pipeline.exec()) ?? [];
     const jobs: ActiveJob[] = [];
     jobIds.forEach((jobId, i) => {
@@ -376,8 +325,8 @@ export class RedisQuotaStore implements QuotaStore {
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     this.#assertOpen();
-    const key = this.#usageKey();
-    const rewrites = (await this.#redis.get(this.#rewritesKey())) ?? '0';
+    const key = this.#key('usage');
+    const rewrites = (await this.#redis.get(this.#key('usage', 'rewrites'))) ?? '0';
     const slash = cursor?.indexOf('/') ?? -1;
     const [cursorRewrites, streamCursor] = cursor === undefined ? [rewrites, undefined] : [cursor.slice(0, Math.max(0, slash)), cursor.slice(slash + 1)];
     let reset = cursorRewrites !== rewrites;
@@ -390,11 +339,7 @@ export class RedisQuotaStore implements QuotaStore {
       }
     }
     const entries = await this.#redis.xrange(key, from, '+');
-    const records: UsageRecord[] = [];
-    for (const [, fields] of entries) {
-      const record = parseStreamRecord(fields[fields.indexOf('r') + 1]);
-      if (record) records.push(record);
-    }
+    const records = streamRecords(entries);
     const next = entries.length > 0 ? entries[entries.length - 1]![0] : reset ? '0-0' : (streamCursor ?? '0-0');
     return { records, cursor: `${rewrites}/${next}`, reset };
   }
@@ -404,7 +349,7 @@ export class RedisQuotaStore implements QuotaStore {
     this.#assertOpen();
     const entries = Object.entries(counts).filter(([, n]) => n > 0);
     if (entries.length === 0) return;
-    const key = `${this.prefix}:quota:refusals:${utcDay(now)}`;
+    const key = this.#key('refusals', utcDay(now));
     const transaction = this.#redis.multi();
     for (const [code, n] of entries) transaction.hincrby(key, code, n);
     transaction.pexpire(key, REFUSAL_KEEP_DAYS * DAY_MS);
@@ -414,10 +359,10 @@ export class RedisQuotaStore implements QuotaStore {
   async refusals(sinceDay: string): Promise<RefusalCounts> {
     this.#assertOpen();
     const days: string[] = [];
-    const today = utcDay(this.#clock());
+    const today = utcDay(this.#process.clock());
     for (let t = Date.parse(`${sinceDay}T00:00:00Z`); utcDay(t) <= today && days.length <= REFUSAL_KEEP_DAYS; t += DAY_MS) days.push(utcDay(t));
     const pipeline = this.#redis.pipeline();
-    for (const day of days) pipeline.hgetall(`${this.prefix}:quota:refusals:${day}`);
+    for (const day of days) pipeline.hgetall(this.#key('refusals', day));
     const replies = (await pipeline.exec()) ?? [];
     const counts: RefusalCounts = {};
     days.forEach((day, i) => {
@@ -430,10 +375,10 @@ export class RedisQuotaStore implements QuotaStore {
   /** The scopes of the set `<prefix>:quota:brk-scopes`, each with its hash `brk-state:<scope>`. */
   async breakerStates(): Promise<Record<string, BreakerState>> {
     this.#assertOpen();
-    const scopes = await this.#redis.smembers(`${this.prefix}:quota:brk-scopes`);
+    const scopes = await this.#redis.smembers(this.#key('brk-scopes'));
     const states: Record<string, BreakerState> = {};
     for (const scopeKey of scopes) {
-      const fields = await this.#redis.hgetall(`${this.prefix}:quota:brk-state:${scopeKey}`);
+      const fields = await this.#redis.hgetall(this.#key('brk-state', scopeKey));
       const state = breakerStateOf(fields.pausedAt, fields.pausedNanos, fields.limitNanos, fields.resumedAt, fields.resumedBy);
       if (state.pausedAt !== undefined || state.resumedAt !== undefined) states[scopeKey] = state;
     }
@@ -447,34 +392,17 @@ export class RedisQuotaStore implements QuotaStore {
     return breakerStateOf(before[0], before[1], before[2], before[3] || undefined, before[4] || undefined);
   }
 
+  /** The keys matching `pattern`, each once (SCAN may repeat one). */
   async #scan(pattern: string): Promise<string[]> {
-    const keys: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, found] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      keys.push(...found);
-    } while (cursor !== '0');
-    return [...new Set(keys)];
-  }
-
-  /** How many times the usage stream was rewritten (`forgetPrompts`): part of `usageSince`'s cursor. */
-  #rewritesKey(): string {
-    return `${this.#usageKey()}:rewrites`;
-  }
-
-  #capsKey(scopeKey: string): string {
-    return `${this.prefix}:quota:caps:${scopeKey}`;
-  }
-
-  #usageKey(): string {
-    return `${this.prefix}:quota:usage`;
+    const keys = new Set<string>();
+    for await (const found of this.#redis.scanStream({ match: pattern, count: 500 })) for (const key of found as string[]) keys.add(key);
+    return [...keys];
   }
 
   async release(jobId: string): Promise<void> {
     this.#assertOpen();
-    await this.#redis.pictorSpendRelease(...this.#prelude(this.#clock()), jobId);
-    this.#held.delete(jobId);
+    await this.#redis.pictorSpendRelease(...this.#prelude(this.#process.clock()), jobId);
+    this.#process.held.delete(jobId);
   }
 
   async spentToday(key: string, now: number): Promise<number> {
@@ -493,16 +421,10 @@ export class RedisQuotaStore implements QuotaStore {
    */
   async reconcile(now: number): Promise<ReconcileReport> {
     this.#assertOpen();
-    const pattern = `${this.prefix}:quota:owner:${THIS_HOST}:*`;
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 200);
-      cursor = next;
-      for (const key of keys) {
-        const pid = Number(key.slice(pattern.length - 1).split(':')[0]);
-        if (!key.endsWith(this.#owner) && !isProcessAlive(pid)) await this.#redis.del(key);
-      }
-    } while (cursor !== '0');
+    const head = `${this.prefix}:quota:owner:${THIS_HOST}:`;
+    for (const key of await this.#scan(`${head}*`)) {
+      if (!key.endsWith(this.#process.owner) && !isProcessAlive(Number(key.slice(head.length).split(':')[0]))) await this.#redis.del(key);
+    }
     const [released, settledAtEstimate, nanos] = await this.#redis.pictorSpendReconcile(...this.#prelude(now));
     return { released, settledAtEstimate, chargedUsd: fromNanos(Number(nanos)) };
   }
@@ -511,36 +433,23 @@ export class RedisQuotaStore implements QuotaStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    clearInterval(this.#timer);
-    this.#held.clear();
+    this.#process.stop();
+    this.#process.held.clear();
     if (this.#ownsConnection) await closeRedis(this.#redis);
   }
 
   /** Renews the lease now (the timer does it every third of `leaseMs`). */
   async renewLease(): Promise<void> {
-    await this.#redis.set(this.#key('owner', this.#owner), this.#ownerValue, 'PX', this.#leaseMs);
+    await this.#redis.set(this.#key('owner', this.#process.owner), this.#ownerValue, 'PX', this.#process.leaseMs);
   }
 
   #prelude(now: number): Arg[] {
-    return [`${this.prefix}:quota:`, this.#keepMs, now];
+    return [`${this.prefix}:quota:`, this.#process.keepDays * DAY_MS, now];
   }
 
-  #hold(jobId: string, copy: HeldReservation): void {
-    this.#held.set(jobId, copy);
-    this.#timer ??= setInterval(() => this.#renew(), Math.max(50, Math.floor(this.#leaseMs / 3))).unref();
-  }
-
-  #renew(): void {
-    if (this.#held.size === 0) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-      return;
-    }
-    this.renewLease().catch((error: unknown) => this.#onError?.(error));
-  }
-
-  #key(kind: 'owner' | 'active', ...parts: string[]): string {
-    return [this.prefix, 'quota', kind, ...parts].join(':');
+  /** `<prefix>:quota:<parts>`; `usage:rewrites` counts the usage stream's rewrites (`forgetPrompts`), part of `usageSince`'s cursor. */
+  #key(...parts: string[]): string {
+    return [this.prefix, 'quota', ...parts].join(':');
   }
 
   #assertOpen(): void {
@@ -548,28 +457,21 @@ export class RedisQuotaStore implements QuotaStore {
   }
 }
 
-/** What this process keeps of a reservation it made (see `#held`). */
+/** What this process keeps of a reservation it made (see `StoreProcess.held`). */
 interface HeldReservation {
   userKey: string;
   scopeKey: string;
   nanos: number;
   day: string;
   month: string;
-  /** The job's details as JSON, or ''. */
-  job: string;
+  job: JobDetails | undefined;
   at: number;
 }
 
 /** The copy as the scripts take it (userKey, scopeKey, day, month, nanos, job, at), or as many '' without one. */
 function copyArgs(copy: HeldReservation | undefined): Arg[] {
   if (!copy) return ['', '', '', '', '', '', ''];
-  return [copy.userKey, copy.scopeKey, copy.day, copy.month, copy.nanos, copy.job, copy.at];
-}
-
-/** A job's details (JSON) without their prompt. */
-function jobWithoutPrompt(json: string): string {
-  const details = JobDetailsSchema.safeParse(safeJson(json)).data;
-  return details ? JSON.stringify(withoutPromptOf(details)) : '';
+  return [copy.userKey, copy.scopeKey, copy.day, copy.month, copy.nanos, copy.job ? JSON.stringify(copy.job) : '', copy.at];
 }
 
 /** Orders two stream ids (`<ms>-<seq>`). */
@@ -577,14 +479,6 @@ function compareStreamIds(a: string, b: string): number {
   const [am = 0, as = 0] = a.split('-').map(Number);
   const [bm = 0, bs = 0] = b.split('-').map(Number);
   return am - bm || as - bs;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 /** The breaker's state from its stored fields (nanos for amounts). */
@@ -601,26 +495,17 @@ function breakerStateOf(
   };
 }
 
+/** The records of stream entries (field `r`); one that cannot be read is skipped. */
+function streamRecords(entries: [id: string, fields: string[]][]): UsageRecord[] {
+  return entries.flatMap(([, fields]) => parseStreamRecord(fields[fields.indexOf('r') + 1]) ?? []);
+}
+
 /** A stream entry's record (written by the Lua `record`), or undefined when it cannot be read. */
 function parseStreamRecord(text: string | undefined): UsageRecord | undefined {
   if (text === undefined) return undefined;
   try {
-    const raw = JSON.parse(text) as {
-      jobId: string;
-      time: number;
-      day: string;
-      month?: string;
-      userKey: string;
-      scopeKey: string;
-      nanos: number;
-      reservedNanos?: number;
-      basis: string;
-      requestId?: string;
-      job?: string;
-      outcome?: UsageRecord['outcome'];
-      reservedAt?: number;
-      images?: number;
-    };
+    type Fields = Pick<UsageRecord, 'jobId' | 'time' | 'day' | 'userKey' | 'scopeKey' | 'requestId' | 'outcome' | 'reservedAt' | 'images'>;
+    const raw = JSON.parse(text) as Fields & { month?: string; nanos: number; reservedNanos?: number; basis: string; job?: string };
     const job = raw.job === undefined ? undefined : JobDetailsSchema.safeParse(JSON.parse(raw.job)).data;
     return usageRecord({
       ...raw,
@@ -631,15 +516,6 @@ function parseStreamRecord(text: string | undefined): UsageRecord | undefined {
       // Records keep what was reserved; whether the charge exceeded it is the ledger's one rule (older records kept it only then).
       reservedUsd: raw.reservedNanos !== undefined && exceedsReservation({ usd: fromNanos(raw.reservedNanos) }, fromNanos(raw.nanos)) ? fromNanos(raw.reservedNanos) : undefined,
     });
-  } catch {
-    return undefined;
-  }
-}
-
-function parseSettingEntry(raw: string): ScopeSettingEntry | undefined {
-  try {
-    const parsed = ScopeSettingEntrySchema.safeParse(JSON.parse(raw));
-    return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
   }

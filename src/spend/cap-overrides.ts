@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { toNanos } from './rules.js';
 import type { CapOverrides, OverridableCap, SpendLimits } from './types.js';
 
 /** The caps a chat admin may change, in the order they are checked. */
@@ -6,6 +7,12 @@ export const OVERRIDABLE_CAPS = ['userDailyUsd', 'userMonthlyUsd', 'scopeDailyUs
 
 export function isOverridableCap(value: string): value is OverridableCap {
   return (OVERRIDABLE_CAPS as readonly string[]).includes(value);
+}
+
+/** What a chat admin may set, on either store: one of their scope's caps, at a non-negative amount in nano-dollars (undefined: none). */
+export function capOverrideNanos(cap: string, usd: number | undefined): number | undefined {
+  if (!isOverridableCap(cap)) throw new RangeError(`${cap} cannot be changed from chat`);
+  return usd === undefined ? undefined : toNanos('usd', usd);
 }
 
 export const CapOverrideSchema = z.object({ usd: z.number().nonnegative(), by: z.string(), at: z.number() });

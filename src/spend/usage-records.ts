@@ -123,6 +123,11 @@ export function latestPerJob(records: Iterable<UsageRecord>): UsageRecord[] {
   return [...byJob.values()].sort((a, b) => a.time - b.time);
 }
 
+/** What `usage` answers, on either store: each job's latest record (see `latestPerJob`), those the query matches. */
+export function usageMatching(records: Iterable<UsageRecord>, query: UsageQuery): UsageRecord[] {
+  return latestPerJob(records).filter((record) => matchesQuery(record, query));
+}
+
 /** A record (or a job's details) without its prompt. */
 export function withoutPromptOf<T extends { prompt?: string | undefined }>(record: T): T {
   const { prompt: _prompt, ...rest } = record;

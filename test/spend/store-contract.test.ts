@@ -2,7 +2,7 @@ import { mkdtemp, rm, symlink, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
@@ -305,6 +305,25 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(await alive.spentToday('s', Date.now())).toBe(0.5);
     expect(await alive.settle('d-sent', 0.1)).toBe(false);
     expect(await alive.usage({})).toEqual([expect.objectContaining({ jobId: 'd-sent', basis: 'uncertain', costUsd: 0.5 })]);
+  });
+
+  it('renews its lease every third of it while it holds a reservation, and stops once it holds none', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const s = (await open(undefined, { leaseMs: 300 })) as QuotaStore & { renewLease(): Promise<void> };
+      let renewals = 0;
+      s.renewLease = async () => void renewals++;
+      vi.advanceTimersByTime(1000);
+      expect(renewals).toBe(0);
+      await s.reserve(ask('j1', 0.04, {}));
+      vi.advanceTimersByTime(300);
+      expect(renewals).toBe(3);
+      await s.release('j1');
+      vi.advanceTimersByTime(1000);
+      expect(renewals).toBe(3);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('lets exactly one of many concurrent reservations take the last of a cap', async () => {

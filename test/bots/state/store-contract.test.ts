@@ -167,6 +167,9 @@ describe.each([
     await expect(images.put('big', Buffer.alloc(1001))).rejects.toBeInstanceOf(StateValueTooLargeError);
     await expect(images.put('empty', Buffer.alloc(0))).rejects.toThrow(/bytes/);
     await expect(images.put('text', 'not bytes' as unknown as Buffer)).rejects.toThrow(/bytes/);
+    // Bytes are put, read and deleted: never changed in place nor taken once.
+    await expect(images.update('i1', (b) => b)).rejects.toBeInstanceOf(TypeError);
+    await expect(images.claimOnce('i9')).rejects.toBeInstanceOf(TypeError);
     // 900 bytes each within 2000: a third write drops the oldest.
     await images.put('i2', bytes(2));
     await images.put('i3', bytes(3));

@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import { THIS_HOST } from './file-lock.js';
+import type { JobDetails, LedgerOptions, LostReservation } from './types.js';
+import { DEFAULT_USAGE_RETENTION_DAYS, withoutPromptOf } from './usage-records.js';
+
+export const DAY_MS = 24 * 60 * 60_000;
+
+/** A stored text's JSON, or undefined when it is not JSON (a torn line, a damaged copy). */
+export function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a quota store keeps in its process, on either backend: its settings, its name as a lease owner, and a copy of
+ * each reservation it made and has not ended (`held`): one the storage loses (a ledger file replaced by an older copy
+ * or deleted, a Redis restarted empty) is put back from it before its job is sent, or charged from it at its settle,
+ * and `lost` tells so. While it holds any, `renew` runs every third of `leaseMs`.
+ */
+export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day: string; job?: JobDetails | undefined }> {
+  readonly owner = `${THIS_HOST}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  readonly held = new Map<string, Copy>();
+  readonly leaseMs: number;
+  readonly keepDays: number;
+  readonly usageRetentionMs: number;
+  readonly clock: () => number;
+  readonly onError: ((error: unknown) => void) | undefined;
+  readonly #onLost: ((lost: LostReservation) => void) | undefined;
+  readonly #renew: () => Promise<void>;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: LedgerOptions, renew: () => Promise<void>) {
+    this.leaseMs = options.leaseMs ?? 60_000;
+    this.keepDays = Math.max(1, Math.floor(options.keepDays ?? 7));
+    this.usageRetentionMs = Math.max(1, options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS) * DAY_MS;
+    this.clock = options.clock ?? Date.now;
+    this.onError = options.onError;
+    this.#onLost = options.onReservationLost;
+    this.#renew = renew;
+  }
+
+  hold(jobId: string, copy: Copy): void {
+    this.held.set(jobId, copy);
+    this.#timer ??= setInterval(() => {
+      if (this.held.size > 0) return void this.#renew().catch((error: unknown) => this.onError?.(error));
+      this.stop();
+    }, Math.max(50, Math.floor(this.leaseMs / 3))).unref();
+  }
+
+  lost(jobId: string, copy: Copy, foundAt: LostReservation['foundAt'], chargedUsd: number | undefined): void {
+    this.#onLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt, chargedUsd });
+  }
+
+  /** Erases a member's prompts from the copies too: one put back after the storage lost it must not bring them back. */
+  forgetPrompts(userKey: string): void {
+    for (const copy of this.held.values()) if (copy.userKey === userKey && copy.job) copy.job = withoutPromptOf(copy.job);
+  }
+
+  /** Stops renewing the lease (until the next `hold`). */
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
