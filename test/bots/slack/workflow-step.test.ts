@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
 import type { FakeFunctionRun } from '../../fakes/slack/FakeSlack.js';
-import { imageShares, jobMessages, startHarness, type Harness } from './harness.js';
+import { imageShares, jobMessages, privately, startHarness, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -18,7 +18,8 @@ const generationRequests = (harness: Harness) => harness.emulator.requests.filte
 describe('the Workflow Builder step “Generate image” (a Bolt custom function)', () => {
   it('posts the images in the step’s channel and completes with their file ids, permalinks, the message’s link and the cost the ledger charged', async () => {
     h = await startHarness({ bot: { adminUserIds: ['U0ADMIN'] } });
-    await h.fake.command({ command: '/imagine', text: 'admin style watercolor {prompt}, watercolor', user: 'U0ADMIN' });
+    // The style is saved once its private answer is there (the command is acknowledged before).
+    await privately(h.fake, 'admin style watercolor {prompt}, watercolor', 'U0ADMIN');
     const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a lighthouse at dusk', channel: 'C0FLOW', user: 'U0ALICE', quality: 'low', size: '1536x1024', count: 2, style: 'watercolor' } });
     const outcome = await outcomeOf(h, run);
     expect(outcome.ok).toBe(true);
