@@ -151,10 +151,13 @@ const summary = (values: number[]) => {
 const streamedAt = new Map<string, number>();
 const sinkAt = new Map<string, number>();
 const previewKey = (prompt: string, partialIndex: number) => `${prompt}#${partialIndex}`;
+/** When each job's request to the image service began. */
+const imageRequestsAt: number[] = [];
 
 /** A client that notes when each partial image event arrives. */
 class TimedClient extends PictorClient {
   override generateStream(input: GenerationInput, options?: RequestOptions): ImageEventStream {
+    imageRequestsAt.push(Date.now());
     const stream = super.generateStream(input, options);
     const iterate = stream[Symbol.asyncIterator].bind(stream);
     Object.defineProperty(stream, Symbol.asyncIterator, {
@@ -467,7 +470,7 @@ async function runOnce(): Promise<void> {
     `    bot → first answer, split (n=${tc.n}): handler → discord.js asked median ${ms(ta.median)}, p99 ${ms(ta.p99)}; asked → request created median ${ms(tc.median)}, p99 ${ms(tc.p99)}; created → written on a connection median ${ms(cs.median)}, p99 ${ms(cs.p99)}; written → at the fake median ${ms(sa.median)}, p99 ${ms(sa.p99)}`,
   );
   console.log(
-    `    first answers on the wire at once: at most ${callbacksInFlight.max}; other requests at the fake until the last first answer (${ms(lastFirstAnswer - burstStart)} after the first interaction): ${[...otherDuringBurst].map(([k, n]) => `${n} ${k}`).join(', ') || 'none'}`,
+    `    first answers on the wire at once: at most ${callbacksInFlight.max}; until the last first answer (${ms(lastFirstAnswer - burstStart)} after the first interaction), other requests at the fake: ${[...otherDuringBurst].map(([k, n]) => `${n} ${k}`).join(', ') || 'none'}; image requests begun: ${imageRequestsAt.filter((at) => at <= lastFirstAnswer).length}`,
   );
   console.log(`  load average (1 min) at the burst: ${loadAtStart.toFixed(1)}; after the run: ${loadavg()[0]!.toFixed(1)}`);
   console.log(`  requests refused by the fake: ${refused} (429s of any kind: ${retried429})`);
