@@ -60,6 +60,14 @@
  * another program busy on the same machine would be (on 2 cores it takes one). In a series the hog runs from the
  * first run to the last, so every variant meets the same neighbour.
  *
+ * The fake Discord runs in a process of its own (`helpers/bench-discord.ts`), asked over IPC: the CPU, event-loop delay
+ * and memory printed for "this process" are the bot's, as against Discord, where the other side's work is not on the
+ * bot's machine (the two still share the cores). `PICTOR_BENCH_FAKE_IN_PROCESS=1` runs it in the bot's process, as
+ * before it had its own (its work then competes in the bot's event loop). For the first answers it also prints how
+ * many were on the wire at once (the pool's bound), what else reached the fake and how many image requests began
+ * before the last first answer (work that met the burst), this process's CPU until the last first answer came back (the
+ * work in front of it, whatever the machine's load), and the 1-minute load average at the burst and after.
+ *
  * `--ack-deadline-s S` lets the fake Discord take first answers for S seconds instead of 3: for CPU per job at counts
  * whose first answers this machine cannot give in time (a job answered too late never runs, so it would cost nothing).
  *
@@ -309,13 +317,17 @@ async function runOnce(): Promise<void> {
   };
   /** First answers on the wire at once (created, no answer's headers yet): whether the pool of connections was full. */
   const callbacksInFlight = { now: 0, max: 0 };
+  /** This process's CPU count when the last first answer came back: the work done in front of it, whatever the machine's load. */
+  let cpuAtLastAnswer: NodeJS.CpuUsage | undefined;
   const onCallbackCreate = (message: unknown) => {
     if (callbackToken((message as { request: unknown }).request) === undefined) return;
     callbacksInFlight.now++;
     callbacksInFlight.max = Math.max(callbacksInFlight.max, callbacksInFlight.now);
   };
   const onCallbackAnswered = (message: unknown) => {
-    if (callbackToken((message as { request: unknown }).request) !== undefined) callbacksInFlight.now--;
+    if (callbackToken((message as { request: unknown }).request) === undefined) return;
+    callbacksInFlight.now--;
+    cpuAtLastAnswer = process.cpuUsage();
   };
   subscribe('undici:request:create', onCreate);
   subscribe('undici:request:create', onCallbackCreate);
@@ -472,6 +484,10 @@ async function runOnce(): Promise<void> {
   console.log(
     `    first answers on the wire at once: at most ${callbacksInFlight.max}; until the last first answer (${ms(lastFirstAnswer - burstStart)} after the first interaction), other requests at the fake: ${[...otherDuringBurst].map(([k, n]) => `${n} ${k}`).join(', ') || 'none'}; image requests begun: ${imageRequestsAt.filter((at) => at <= lastFirstAnswer).length}`,
   );
+  if (cpuAtLastAnswer) {
+    const used = (cpuAtLastAnswer.user + cpuAtLastAnswer.system - cpuBefore.user - cpuBefore.system) / 1000;
+    console.log(`    this process's CPU from the burst to the last first answer: ${used.toFixed(0)} ms (${((used / JOBS) * 1000).toFixed(0)} µs per interaction)`);
+  }
   console.log(`  load average (1 min) at the burst: ${loadAtStart.toFixed(1)}; after the run: ${loadavg()[0]!.toFixed(1)}`);
   console.log(`  requests refused by the fake: ${refused} (429s of any kind: ${retried429})`);
   console.log(`  discord.js waited for a rate limit: ${waits.bucket}× per token (${ms(waits.bucketMs)} in all), ${waits.global}× its global cap (${ms(waits.globalMs)} in all)`);
