@@ -60,6 +60,14 @@
  * another program busy on the same machine would be (on 2 cores it takes one). In a series the hog runs from the
  * first run to the last, so every variant meets the same neighbour.
  *
+ * The fake Discord runs in a process of its own (`helpers/bench-discord.ts`), asked over IPC: the CPU, event-loop delay
+ * and memory printed for "this process" are the bot's, as against Discord, where the other side's work is not on the
+ * bot's machine (the two still share the cores). `PICTOR_BENCH_FAKE_IN_PROCESS=1` runs it in the bot's process, as
+ * before it had its own (its work then competes in the bot's event loop). For the first answers it also prints how
+ * many were on the wire at once (the pool's bound), what else reached the fake and how many image requests began
+ * before the last first answer (work that met the burst), this process's CPU until the last first answer came back (the
+ * work in front of it, whatever the machine's load), and the 1-minute load average at the burst and after.
+ *
  * `--ack-deadline-s S` lets the fake Discord take first answers for S seconds instead of 3: for CPU per job at counts
  * whose first answers this machine cannot give in time (a job answered too late never runs, so it would cost nothing).
  *
@@ -72,7 +80,7 @@
 import { spawn } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startDiscordBot, type DiscordJobRunner } from '../bots/discord/index.js';
@@ -85,7 +93,7 @@ import { openBotState, type BotState } from '../bots/state/index.js';
 import { DEV_API_KEY } from '../src/emulator/index.js';
 import { ImageLimiter, isPartialEvent, PictorClient, type GenerationInput, type ImageEventStream, type RequestOptions } from '../src/index.js';
 import { silentLogger } from '../src/internal.js';
-import { FakeDiscord, buttonsOf, type FakeInteraction } from '../test/fakes/discord/FakeDiscord.js';
+import { fakeDiscordApart, fakeDiscordHere } from './helpers/bench-discord.js';
 import { REPO_ROOT, startChildServer } from './helpers/child-server.js';
 import { collectGarbage, percentile } from './helpers/measure.js';
 
@@ -106,6 +114,10 @@ const COMPARE_ENVS = process.argv.flatMap((arg, i) => (arg === '--compare-env' &
 const ACK_DEADLINE_MS = Number(flag('ack-deadline-s') ?? 3) * 1000;
 /** A busy loop in another process beside the bot (`startHog`). */
 const HOG = process.argv.includes('--hog');
+/** The fake Discord in the bot's process (`PICTOR_BENCH_FAKE_IN_PROCESS=1`, as before it had a process of its own): its work then shares the bot's event loop and CPU count. */
+const FAKE_IN_PROCESS = process.env.PICTOR_BENCH_FAKE_IN_PROCESS === '1';
+/** What this process holds: the bot, and the fake Discord when it runs here. */
+const HERE = FAKE_IN_PROCESS ? 'bot + fake Discord' : 'bot';
 const SERIES = JOB_COUNTS.length > 1 || COMPARE_WITH !== undefined || COMPARE_ENVS.length > 0;
 const SIZE = (flag('size') ?? '1024x1024') as '1024x1024' | '1536x1024' | '1024x1536';
 const LIGHT = flag('light-previews') ?? 'both';
@@ -147,10 +159,13 @@ const summary = (values: number[]) => {
 const streamedAt = new Map<string, number>();
 const sinkAt = new Map<string, number>();
 const previewKey = (prompt: string, partialIndex: number) => `${prompt}#${partialIndex}`;
+/** When each job's request to the image service began. */
+const imageRequestsAt: number[] = [];
 
 /** A client that notes when each partial image event arrives. */
 class TimedClient extends PictorClient {
   override generateStream(input: GenerationInput, options?: RequestOptions): ImageEventStream {
+    imageRequestsAt.push(Date.now());
     const stream = super.generateStream(input, options);
     const iterate = stream[Symbol.asyncIterator].bind(stream);
     Object.defineProperty(stream, Symbol.asyncIterator, {
@@ -213,8 +228,8 @@ async function runOnce(): Promise<void> {
   const hog = HOG ? startHog() : undefined;
   const started = Date.now();
   const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-bench-'));
-  // The fake keeps only the sizes of what the bot uploads: the memory measured is the bot's (the fake's bookkeeping aside).
-  const discord = await FakeDiscord.start({ messageRateLimit: { limit: EDITS_PER_WINDOW, windowMs: WINDOW_MS }, keepUploadedBytes: false, ackDeadlineMs: ACK_DEADLINE_MS });
+  // The fake keeps only the sizes of what the bot uploads; in a process of its own unless PICTOR_BENCH_FAKE_IN_PROCESS=1.
+  const discord = await (FAKE_IN_PROCESS ? fakeDiscordHere : fakeDiscordApart)({ messageRateLimit: { limit: EDITS_PER_WINDOW, windowMs: WINDOW_MS }, ackDeadlineMs: ACK_DEADLINE_MS, images: IMAGES });
   const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES, padImageBytes: PAD_IMAGE_BYTES })]);
   const limiter = new ImageLimiter({ maxConcurrent: MAX_CONCURRENT_REQUESTS });
   const store = new FileQuotaStore({ dir: dataDir });
@@ -301,7 +316,23 @@ async function runOnce(): Promise<void> {
     const token = callbackToken((message as { request: unknown }).request);
     if (token !== undefined && !callbackSentAt.has(token)) callbackSentAt.set(token, Date.now());
   };
+  /** First answers on the wire at once (created, no answer's headers yet): whether the pool of connections was full. */
+  const callbacksInFlight = { now: 0, max: 0 };
+  /** This process's CPU count when the last first answer came back: the work done in front of it, whatever the machine's load. */
+  let cpuAtLastAnswer: NodeJS.CpuUsage | undefined;
+  const onCallbackCreate = (message: unknown) => {
+    if (callbackToken((message as { request: unknown }).request) === undefined) return;
+    callbacksInFlight.now++;
+    callbacksInFlight.max = Math.max(callbacksInFlight.max, callbacksInFlight.now);
+  };
+  const onCallbackAnswered = (message: unknown) => {
+    if (callbackToken((message as { request: unknown }).request) === undefined) return;
+    callbacksInFlight.now--;
+    cpuAtLastAnswer = process.cpuUsage();
+  };
   subscribe('undici:request:create', onCreate);
+  subscribe('undici:request:create', onCallbackCreate);
+  subscribe('undici:request:headers', onCallbackAnswered);
   subscribe('undici:client:sendHeaders', onSend);
 
   // The owner's console on the same ledger, in this process, watched from another (PICTOR_BENCH_CONSOLE=1).
@@ -322,36 +353,25 @@ async function runOnce(): Promise<void> {
     for (const key of MEMORY_KINDS) memoryPeak[key] = Math.max(memoryPeak[key], now[key] ?? 0);
   }, 100);
 
-  const jobs: { prompt: string; light: boolean; ix: FakeInteraction; sentAt: number }[] = [];
-  for (let i = 0; i < JOBS; i++) {
-    const prompt = `bench job ${i}`;
-    jobs.push({ prompt, light: lightFor(i), ix: discord.slashCommand('imagine', { prompt, quality: 'low', size: SIZE, ...(IMAGES > 1 ? { count: IMAGES } : {}) }), sentAt: Date.now() });
-  }
-  /** A job refused at once because the queue was full: its reply says so. */
-  const isRefused = (ix: FakeInteraction) => /The bot is busy/.test(discord.original(ix)?.content ?? '');
-  /** Answered after the 3 s deadline (the fake refused it with 10062): nothing can be shown. */
-  const isExpired = (ix: FakeInteraction) => !ix.ack && ix.callbackAttempts > 0;
-  const isFinal = (ix: FakeInteraction) => {
-    const message = discord.original(ix);
-    return !!message && message.attachments.some((a) => new RegExp(`^pictor-.+-${IMAGES}\\.png$`).test(a.filename)) && buttonsOf(message).some((b) => b.label === 'Reroll');
-  };
+  /** The machine's load (1-minute average) as the burst starts: the bench shares its cores with whatever else runs. */
+  const loadAtStart = loadavg()[0]!;
+  const commands = Array.from({ length: JOBS }, (_, i) => ({ prompt: `bench job ${i}`, quality: 'low', size: SIZE, ...(IMAGES > 1 ? { count: IMAGES } : {}) }));
+  const sent = await discord.burst(commands);
+  const jobs = sent.map((ix, i) => ({ prompt: commands[i]!.prompt, light: lightFor(i), ix, sentAt: ix.createdAt }));
   let timedOut = false;
   let progress: NodeJS.Timeout | undefined;
   try {
-    // Jobs already seen to end are not looked at again (the check runs every 10 ms).
-    let ended = 0;
     progress = setInterval(() => {
-      const acked = jobs.filter((j) => j.ix.ack).length;
-      const finalsSoFar = jobs.filter((j) => isFinal(j.ix)).length;
-      const refusedSoFar = jobs.filter((j) => isRefused(j.ix)).length;
-      const expired = discord.requests.filter((r) => r.route === 'interaction-callback' && r.code === 10062).length;
-      console.log(`  … ${((Date.now() - started) / 1000).toFixed(0)} s: ${acked} acknowledged, ${expired} too late (10062), ${finalsSoFar} finals, ${refusedSoFar} refused (queue full)`);
+      void discord.progress().then((now) =>
+        console.log(`  … ${((Date.now() - started) / 1000).toFixed(0)} s: ${now.acknowledged} acknowledged, ${now.tooLate} too late (10062), ${now.finals} finals, ${now.refused} refused (queue full)`),
+      );
     }, 10_000);
     progress.unref();
-    await discord.waitFor(() => {
-      while (ended < jobs.length && (isFinal(jobs[ended]!.ix) || isRefused(jobs[ended]!.ix) || isExpired(jobs[ended]!.ix))) ended++;
-      return ended === jobs.length;
-    }, `all ${JOBS} final images or refusals`, DEADLINE_MS);
+    const deadline = Date.now() + DEADLINE_MS;
+    while (!(await discord.ended())) {
+      if (Date.now() > deadline) throw new Error(`timed out after ${DEADLINE_MS} ms waiting for all ${JOBS} final images or refusals`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
   } catch {
     timedOut = true;
   }
@@ -360,8 +380,10 @@ async function runOnce(): Promise<void> {
   loopDelay.disable();
   const cpu = process.cpuUsage(cpuBefore);
   clearInterval(memorySampler);
+  const report = await discord.report();
+  const outcome = (ix: { token: string }) => report.interactions[ix.token]!;
   /** What the fake Discord holds: every file it was sent (counted apart from the bot's memory). */
-  const fakeHeldBytes = discord.heldFileBytes;
+  const fakeHeldBytes = report.heldFileBytes;
 
   // Join the fake's records of edits with the times noted above, per way of showing previews.
   interface Half {
@@ -379,7 +401,7 @@ async function runOnce(): Promise<void> {
     let half = halves.get(job.light);
     if (!half) halves.set(job.light, (half = { streamToEdit: [], sinkToEdit: [], jobTimes: [], editsPerJob: [], previewBytes: [], finalBytes: [], previewsSent: 0, jobs: 0 }));
     half.jobs++;
-    const requests = discord.requests.filter((r) => r.token === job.ix.token && r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200);
+    const requests = report.requests.filter((r) => r.token === job.ix.token && r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200);
     half.editsPerJob.push(requests.length);
     let previewBytes = 0;
     let finalBytes = 0;
@@ -400,8 +422,8 @@ async function runOnce(): Promise<void> {
     half.previewBytes.push(previewBytes);
     half.finalBytes.push(finalBytes);
   }
-  const finals = jobs.filter((j) => isFinal(j.ix)).length;
-  const refusedQueueFull = jobs.filter((j) => isRefused(j.ix)).length;
+  const finals = jobs.filter((j) => outcome(j.ix).final).length;
+  const refusedQueueFull = jobs.filter((j) => outcome(j.ix).refused).length;
   /** From the interaction's creation (its dispatch on the gateway) to its first answer (callback) arriving at the fake, and callbacks refused as too late (10062). */
   const callbackLatency: number[] = [];
   const gatewayLatency: number[] = [];
@@ -413,7 +435,7 @@ async function runOnce(): Promise<void> {
   const sentToArrived: number[] = [];
   let callbacksExpired = 0;
   const jobTokens = new Set(jobs.map((j) => j.ix.token));
-  for (const r of discord.requests) {
+  for (const r of report.requests) {
     if (r.route !== 'interaction-callback' || !r.token || !jobTokens.has(r.token)) continue;
     const ix = jobs.find((j) => j.ix.token === r.token)!.ix;
     callbackLatency.push(r.at - ix.createdAt);
@@ -433,9 +455,18 @@ async function runOnce(): Promise<void> {
     }
     if (r.code === 10062) callbacksExpired++;
   }
-  const unanswered = jobs.filter((j) => !j.ix.ack).length;
-  const refused = discord.rejectedByLimit;
-  const retried429 = discord.requests.filter((r) => r.status === 429).length;
+  /** What else reached the fake from the first interaction sent to the last first answer: the wire's work the first answers met. */
+  const burstStart = jobs[0]?.sentAt ?? started;
+  const lastFirstAnswer = Math.max(...report.requests.filter((r) => r.route === 'interaction-callback' && r.token !== undefined && jobTokens.has(r.token)).map((r) => r.at));
+  const otherDuringBurst = new Map<string, number>();
+  for (const r of report.requests) {
+    if (r.route === 'interaction-callback' || r.at < burstStart || r.at > lastFirstAnswer) continue;
+    const key = `${r.method} ${r.route}${r.multipart ? ' (multipart)' : ''}`;
+    otherDuringBurst.set(key, (otherDuringBurst.get(key) ?? 0) + 1);
+  }
+  const unanswered = jobs.filter((j) => !outcome(j.ix).acknowledged).length;
+  const refused = report.rejectedByLimit;
+  const retried429 = report.requests.filter((r) => r.status === 429).length;
   const kb = (n: number) => (Number.isFinite(n) ? `${(n / 1024).toFixed(0)} KB` : 'n/a');
 
   console.log(`discord-imagine: ${JOBS} concurrent /imagine jobs at ${SIZE}, ${PARTIAL_IMAGES} previews each, ${IMAGE_LATENCY_MS} ms per image, ${MAX_CONCURRENT_REQUESTS} requests at once upstream; light previews: ${LIGHT}${HOG ? '; a CPU hog beside the bot' : ''}${ACK_DEADLINE_MS !== 3000 ? `; first answers taken for ${ACK_DEADLINE_MS / 1000} s` : ''}`);
@@ -451,6 +482,14 @@ async function runOnce(): Promise<void> {
   console.log(
     `    bot → first answer, split (n=${tc.n}): handler → discord.js asked median ${ms(ta.median)}, p99 ${ms(ta.p99)}; asked → request created median ${ms(tc.median)}, p99 ${ms(tc.p99)}; created → written on a connection median ${ms(cs.median)}, p99 ${ms(cs.p99)}; written → at the fake median ${ms(sa.median)}, p99 ${ms(sa.p99)}`,
   );
+  console.log(
+    `    first answers on the wire at once: at most ${callbacksInFlight.max}; until the last first answer (${ms(lastFirstAnswer - burstStart)} after the first interaction), other requests at the fake: ${[...otherDuringBurst].map(([k, n]) => `${n} ${k}`).join(', ') || 'none'}; image requests begun: ${imageRequestsAt.filter((at) => at <= lastFirstAnswer).length}`,
+  );
+  if (cpuAtLastAnswer) {
+    const used = (cpuAtLastAnswer.user + cpuAtLastAnswer.system - cpuBefore.user - cpuBefore.system) / 1000;
+    console.log(`    this process's CPU from the burst to the last first answer: ${used.toFixed(0)} ms (${((used / JOBS) * 1000).toFixed(0)} µs per interaction)`);
+  }
+  console.log(`  load average (1 min) at the burst: ${loadAtStart.toFixed(1)}; after the run: ${loadavg()[0]!.toFixed(1)}`);
   console.log(`  requests refused by the fake: ${refused} (429s of any kind: ${retried429})`);
   console.log(`  discord.js waited for a rate limit: ${waits.bucket}× per token (${ms(waits.bucketMs)} in all), ${waits.global}× its global cap (${ms(waits.globalMs)} in all)`);
   console.log(`  previews: ${streamedAt.size} streamed, ${sinkAt.size} handed to the surface`);
@@ -468,14 +507,15 @@ async function runOnce(): Promise<void> {
     console.log(`    sink → edit:   median ${ms(k2e.median)}, p99 ${ms(k2e.p99)}, max ${ms(k2e.max)} (n=${k2e.n})`);
     console.log(`    command → final image: median ${ms(total.median)}, p99 ${ms(total.p99)}`);
   }
-  console.log(`  this process (bot + fake Discord): CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms; event-loop delay median ${ms(loopDelay.percentile(50) / 1e6)}, p99 ${ms(loopDelay.percentile(99) / 1e6)}, max ${ms(loopDelay.max / 1e6)}`);
+  console.log(`  this process (${HERE}): CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms; event-loop delay median ${ms(loopDelay.percentile(50) / 1e6)}, p99 ${ms(loopDelay.percentile(99) / 1e6)}, max ${ms(loopDelay.max / 1e6)}`);
+  if (report.fakeCpuMs !== undefined) console.log(`  the fake Discord (a process of its own): CPU ${report.fakeCpuMs.toFixed(0)} ms`);
   console.log(`  CPU per job: ${((cpu.user + cpu.system) / 1000 / JOBS).toFixed(1)} ms`);
   // The bot is still up, as a long-running one would be: what it keeps after a burst, not after shutting down.
   collectGarbage();
   await new Promise((r) => setTimeout(r, 1000));
   collectGarbage();
   const after = memoryNow();
-  console.log(`  RSS (bot + fake Discord): start ${mb(memoryAtStart.rss)}, peak ${mb(memoryPeak.rss)}, after the run ${mb(after.rss)} (of which JS heap used ${mb(after.heapUsed)}, buffers ${mb(after.arrayBuffers)}); the fake holds ${mb(fakeHeldBytes)} of files it was sent`);
+  console.log(`  RSS (${HERE}): start ${mb(memoryAtStart.rss)}, peak ${mb(memoryPeak.rss)}, after the run ${mb(after.rss)} (of which JS heap used ${mb(after.heapUsed)}, buffers ${mb(after.arrayBuffers)}); the fake holds ${mb(fakeHeldBytes)} of files it was sent`);
   const allocatorEnv = ['LD_PRELOAD', 'MALLOC_ARENA_MAX', 'MALLOC_CONF'].filter((name) => process.env[name] !== undefined).map((name) => `${name}=${process.env[name]}`);
   console.log(`  memory, start / peak / after the run and a GC:${allocatorEnv.length ? ` (${allocatorEnv.join(' ')})` : ''}`);
   for (const key of MEMORY_KINDS) console.log(`    ${MEMORY_LABELS[key].padEnd(14)} ${mb(memoryAtStart[key])} / ${mb(memoryPeak[key])} / ${mb(after[key])}`);
@@ -513,7 +553,7 @@ function parseRun(output: string): Omit<SeriesRow, 'variant' | 'jobs' | 'exitCod
     return m ? Number(m[group]) : undefined;
   };
   const answer = /first answer \(callback\) after the interaction: median (\d+) ms, p99 (\d+) ms/.exec(output);
-  const rss = /RSS \(bot \+ fake Discord\): start (\d+) MB, peak (\d+) MB, after the run (\d+) MB/.exec(output);
+  const rss = /RSS \(bot(?: \+ fake Discord)?\): start (\d+) MB, peak (\d+) MB, after the run (\d+) MB/.exec(output);
   return {
     finals: num(/final images delivered:\s+(\d+) \//),
     refused: num(/refused at once, queue full:\s+(\d+)/),

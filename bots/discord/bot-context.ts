@@ -2,6 +2,7 @@ import type { REST } from 'discord.js';
 import type { LoggerLike } from 'pictor';
 import type { JobRunner, Requester } from '../runner/index.js';
 import type { DownloadPolicy } from './download-images.js';
+import type { FirstAnswersInFlight } from './first-answers-first.js';
 import type { JobRecordStore } from './JobRecordStore.js';
 
 /**
@@ -20,6 +21,8 @@ export interface BotContext {
   logger: LoggerLike;
   /** REST client for interaction webhooks (see rest-request.ts); the Discord client's own REST carries the bot token. */
   webhookRest: REST;
+  /** The first answers in flight: a job starts after those asked before its own (see first-answers-first.ts). */
+  firstAnswers: FirstAnswersInFlight;
   adminRoleIds: readonly string[];
   /** `DISCORD_USER_INSTALLS`: jobs are taken in DMs and user installs (on the user's own budget); otherwise refused there. */
   userInstalls: boolean;

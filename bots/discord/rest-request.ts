@@ -1,5 +1,6 @@
 import { DefaultRestOptions, REST, type RESTOptions } from 'discord.js';
 import { Agent } from 'undici';
+import type { FirstAnswersInFlight } from './first-answers-first.js';
 
 type MakeRequest = RESTOptions['makeRequest'];
 
@@ -27,10 +28,17 @@ export const makeRequestWithEncodedForms: MakeRequest = async (url, init) => {
  * token). Discord does not count these against a bot's global rate limit, but
  * discord.js caps every request of one client at 50 per second; a busy bot's
  * previews would queue behind that cap. The per-token limits still apply: this
- * client follows Discord's rate-limit headers like any other.
+ * client follows Discord's rate-limit headers like any other. Each request
+ * goes after the first answers asked before it (`firstAnswers.behind`): in a
+ * burst, the edits and uploads of jobs already answered wait for the
+ * interactions still waiting for theirs.
  */
-export function createWebhookRest(api: string): REST {
-  return new REST({ api, timeout: 60_000, makeRequest: makeRequestWithEncodedForms, globalRequestsPerSecond: 100_000, agent: discordAgent() as never });
+export function createWebhookRest(api: string, firstAnswers: FirstAnswersInFlight): REST {
+  const makeRequest: MakeRequest = async (url, init) => {
+    await firstAnswers.behind();
+    return makeRequestWithEncodedForms(url, init);
+  };
+  return new REST({ api, timeout: 60_000, makeRequest, globalRequestsPerSecond: 100_000, agent: discordAgent() as never });
 }
 
 /** A first answer to an interaction (Discord's interaction callback endpoint). */
@@ -45,12 +53,14 @@ const FIRST_ANSWER_PATH = /\/interactions\/\d+\/[^/]+\/callback$/;
  * callbacks outside its queues and its global cap (Discord does not count
  * them against the bot's global rate limit); this keeps them apart on the wire
  * too, so the answer the 3 s deadline is about goes out as soon as it is asked.
+ * Each is counted in `firstAnswers` until Discord answers it, so that work
+ * which can wait goes after it.
  */
-export function withFirstAnswerPool(makeRequest: MakeRequest, agent: Agent): MakeRequest {
+export function withFirstAnswerPool(makeRequest: MakeRequest, agent: Agent, firstAnswers: FirstAnswersInFlight): MakeRequest {
   return (url, init) => {
     if (!FIRST_ANSWER_PATH.test(new URL(url).pathname)) return makeRequest(url, init);
     // Typed against our undici; @discordjs/rest's own copy takes it as its dispatcher (same interface).
-    return makeRequest(url, { ...init, dispatcher: agent as never });
+    return firstAnswers.track(makeRequest(url, { ...init, dispatcher: agent as never }));
   };
 }
 

@@ -11,6 +11,7 @@ import type { GatewayLeaseOptions } from './gateway-lease.js';
 import { HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint } from './interactions-endpoint.js';
 import { JobRecordStore } from './JobRecordStore.js';
 import { askHolderToCancel, cancelWhenAsked, startSweeper, type BotState } from '../state/index.js';
+import { FirstAnswersInFlight } from './first-answers-first.js';
 import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST_ANSWER_CONNECTIONS, withFirstAnswerPool } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
@@ -85,8 +86,10 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const { state } = options;
   const store = new JobRecordStore({ state, logger });
   const api = (options.apiBaseUrl ?? DISCORD_API_BASE_URL).replace(/\/+$/, '');
-  // First answers go out over connections of their own, never behind the bot's other requests (rest-request.ts).
-  const viaWire = withFirstAnswerPool(makeRequestWithEncodedForms, discordAgent(MAX_FIRST_ANSWER_CONNECTIONS));
+  // First answers go out over connections of their own, never behind the bot's other requests (rest-request.ts);
+  // jobs' edits, uploads and starts go after the first answers asked before them (first-answers-first.ts).
+  const firstAnswers = new FirstAnswersInFlight();
+  const viaWire = withFirstAnswerPool(makeRequestWithEncodedForms, discordAgent(MAX_FIRST_ANSWER_CONNECTIONS), firstAnswers);
   // Over HTTP, the first answer to an interaction is the answer to Discord's POST (see interactions-endpoint.ts).
   const httpResponses = options.interactions ? new HttpInitialResponses() : undefined;
   const makeRequest = httpResponses ? httpResponses.wrap(viaWire) : viaWire;
@@ -104,7 +107,8 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     store,
     askHolderToCancel: (key, by) => askHolderToCancel(store.records, key, by),
     logger,
-    webhookRest: createWebhookRest(api),
+    webhookRest: createWebhookRest(api, firstAnswers),
+    firstAnswers,
     adminRoleIds: options.adminRoleIds ?? [],
     userInstalls: options.userInstalls ?? false,
     downloadPolicy,

@@ -64,6 +64,8 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
         const answer = () => (firstAnswer === 'update' && interaction.isMessageComponent() ? interaction.deferUpdate() : interaction.deferReply({ flags }));
         if ((await acknowledge(`${kind}: ${firstAnswer === 'update' ? 'defer update' : 'defer'}`, answer, ctx.logger)) === 'expired') return undefined;
         if (decided.ignoredDefaults) await tellIgnoredDefaults(ctx, interaction, decided);
+        // The job's work (its images, its stream, its edits) after the other interactions' first answers asked before this one's.
+        await ctx.firstAnswers.behind();
         const view = new JobView({
           target: replyTargetOf(ctx, interaction, decided),
           // The job as sent (a house style applied): what its reply shows and its Reroll sends again.

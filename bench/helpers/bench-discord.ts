@@ -1,0 +1,174 @@
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { FakeDiscord, buttonsOf, type FakeDiscordOptions, type FakeInteraction, type RouteName } from '../../test/fakes/discord/FakeDiscord.js';
+import { REPO_ROOT } from './child-server.js';
+
+/** What the Discord bench needs of the fake Discord, wherever it runs. */
+export interface BenchDiscord {
+  botToken: string;
+  apiBaseUrl: string;
+  cdnHost: string;
+  /** `/imagine` once per options, all sent at once (through the gateway); each interaction's token and creation time. */
+  burst(commands: Record<string, string | number>[]): Promise<{ token: string; createdAt: number }[]>;
+  /** Whether every interaction of the burst ended: its final image, a refusal, or answered too late. */
+  ended(): Promise<boolean>;
+  /** How the burst stands now (dearer than `ended`: for a progress line now and then). */
+  progress(): Promise<BurstStatus>;
+  /** Everything the fake saw of the burst, once it is over. */
+  report(): Promise<BurstReport>;
+  close(): Promise<void>;
+}
+
+export interface BurstStatus {
+  acknowledged: number;
+  tooLate: number;
+  finals: number;
+  refused: number;
+}
+
+/** A request as the bench reads it (the fake's record without bodies). */
+export interface BenchRequest {
+  at: number;
+  method: string;
+  route: RouteName;
+  status: number;
+  code: number | undefined;
+  token: string | undefined;
+  files: { filename: string; size: number }[];
+  multipart: boolean;
+}
+
+export interface BurstReport {
+  /** By token. */
+  interactions: Record<string, { acknowledged: boolean; final: boolean; refused: boolean; tooLate: boolean }>;
+  requests: BenchRequest[];
+  heldFileBytes: number;
+  rejectedByLimit: number;
+  /** The fake's CPU from the burst to the report, when it runs in a process of its own. */
+  fakeCpuMs: number | undefined;
+}
+
+export interface BenchDiscordOptions extends Pick<FakeDiscordOptions, 'messageRateLimit' | 'ackDeadlineMs'> {
+  /** Images per job: a job is final once its reply carries the last one with Reroll. */
+  images: number;
+}
+
+/** The bench's questions, answered by a fake Discord in this process (in the child, or here with `--fake-in-process`). */
+function burstBook(discord: FakeDiscord, images: number) {
+  const burst: FakeInteraction[] = [];
+  const finalFile = new RegExp(`^pictor-.+-${images}\\.png$`);
+  const isFinal = (ix: FakeInteraction) => {
+    const message = discord.original(ix);
+    return !!message && message.attachments.some((a) => finalFile.test(a.filename)) && buttonsOf(message).some((b) => b.label === 'Reroll');
+  };
+  /** A job refused at once because the queue was full: its reply says so. */
+  const isRefused = (ix: FakeInteraction) => /The bot is busy/.test(discord.original(ix)?.content ?? '');
+  /** Answered after the deadline (the fake refused it with 10062): nothing can be shown. */
+  const isTooLate = (ix: FakeInteraction) => !ix.ack && ix.callbackAttempts > 0;
+  // Interactions seen to end are not looked at again (the bench asks every few milliseconds).
+  let ended = 0;
+  let cpuAtBurst: NodeJS.CpuUsage | undefined;
+  return {
+    burst(commands: Record<string, string | number>[]) {
+      cpuAtBurst = process.cpuUsage();
+      const sent = commands.map((options) => discord.slashCommand('imagine', options));
+      burst.push(...sent);
+      return sent.map((ix) => ({ token: ix.token, createdAt: ix.createdAt }));
+    },
+    ended(): boolean {
+      while (ended < burst.length && (isFinal(burst[ended]!) || isRefused(burst[ended]!) || isTooLate(burst[ended]!))) ended++;
+      return ended === burst.length;
+    },
+    progress(): BurstStatus {
+      return {
+        acknowledged: burst.filter((ix) => ix.ack).length,
+        tooLate: burst.filter(isTooLate).length,
+        finals: burst.filter(isFinal).length,
+        refused: burst.filter(isRefused).length,
+      };
+    },
+    report(apart: boolean): BurstReport {
+      const cpu = process.cpuUsage(cpuAtBurst);
+      return {
+        fakeCpuMs: apart ? (cpu.user + cpu.system) / 1000 : undefined,
+        interactions: Object.fromEntries(burst.map((ix) => [ix.token, { acknowledged: !!ix.ack, final: isFinal(ix), refused: isRefused(ix), tooLate: isTooLate(ix) }])),
+        requests: discord.requests.map((r) => ({ at: r.at, method: r.method, route: r.route, status: r.status, code: r.code, token: r.token, files: r.files.map((f) => ({ filename: f.filename, size: f.size })), multipart: r.multipart })),
+        heldFileBytes: discord.heldFileBytes,
+        rejectedByLimit: discord.rejectedByLimit,
+      };
+    },
+  };
+}
+
+/** The fake as the bench starts it: it keeps only the sizes of what the bot uploads, so the bot's memory is measured. */
+async function startFake(options: BenchDiscordOptions): Promise<FakeDiscord> {
+  return FakeDiscord.start({ messageRateLimit: options.messageRateLimit, ackDeadlineMs: options.ackDeadlineMs, keepUploadedBytes: false });
+}
+
+/** The fake Discord in this process: its work (the gateway's dispatches, reading every request) shares the bot's event loop and CPU. */
+export async function fakeDiscordHere(options: BenchDiscordOptions): Promise<BenchDiscord> {
+  const discord = await startFake(options);
+  const book = burstBook(discord, options.images);
+  return {
+    botToken: discord.botToken,
+    apiBaseUrl: discord.apiBaseUrl,
+    cdnHost: discord.cdnHost,
+    burst: async (commands) => book.burst(commands),
+    ended: async () => book.ended(),
+    progress: async () => book.progress(),
+    report: async () => book.report(false),
+    close: () => discord.close(),
+  };
+}
+
+type Question = { op: 'burst'; commands: Record<string, string | number>[] } | { op: 'ended' | 'progress' | 'report' };
+type Ask = Question & { id: number };
+
+/**
+ * The fake Discord in a process of its own, asked over IPC: what the bench measures in its own process (CPU, event-loop
+ * delay, the first answers' wait) is then the bot's, as it would be against Discord, where the other side's work is
+ * not on the bot's machine. The two processes still share the machine's cores.
+ */
+export async function fakeDiscordApart(options: BenchDiscordOptions): Promise<BenchDiscord> {
+  const child = fork(fileURLToPath(import.meta.url), ['--serve', JSON.stringify(options)], { cwd: REPO_ROOT, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const [ready] = (await once(child, 'message')) as [{ botToken: string; apiBaseUrl: string; cdnHost: string }];
+  const waiting = new Map<number, (value: unknown) => void>();
+  child.on('message', (message: { id: number; value: unknown }) => {
+    waiting.get(message.id)?.(message.value);
+    waiting.delete(message.id);
+  });
+  let next = 0;
+  const ask = <T>(question: Question): Promise<T> =>
+    new Promise((resolve) => {
+      const id = next++;
+      waiting.set(id, resolve as (value: unknown) => void);
+      child.send({ ...question, id });
+    });
+  return {
+    ...ready,
+    burst: (commands) => ask({ op: 'burst', commands }),
+    ended: () => ask({ op: 'ended' }),
+    progress: () => ask({ op: 'progress' }),
+    report: () => ask({ op: 'report' }),
+    async close() {
+      const gone = once(child, 'exit');
+      child.disconnect();
+      await gone;
+    },
+  };
+}
+
+/** Child side: the fake, answering the bench until it disconnects. */
+async function serve(options: BenchDiscordOptions): Promise<void> {
+  const discord = await startFake(options);
+  const book = burstBook(discord, options.images);
+  process.on('message', (ask: Ask) => {
+    const value = ask.op === 'burst' ? book.burst(ask.commands) : ask.op === 'ended' ? book.ended() : ask.op === 'progress' ? book.progress() : book.report(true);
+    process.send!({ id: ask.id, value });
+  });
+  process.once('disconnect', () => void discord.close().finally(() => process.exit(0)));
+  process.send!({ botToken: discord.botToken, apiBaseUrl: discord.apiBaseUrl, cdnHost: discord.cdnHost });
+}
+
+if (process.argv[2] === '--serve') await serve(JSON.parse(process.argv[3]!) as BenchDiscordOptions);
