@@ -327,6 +327,7 @@ export class AuditLog {
     do {
       const poster = this.#posters.get(queue.platform);
       if (!poster || (queue.entries.length === 0 && queue.skipped === 0)) return;
+      if (!(await this.#stillChosen(queue))) return;
       const entries = queue.entries.splice(0, Math.max(1, poster.maxEntries));
       const skipped = queue.skipped;
       queue.skipped = 0;
@@ -341,6 +342,19 @@ export class AuditLog {
         if (all) return;
       }
     } while (all);
+  }
+
+  /**
+   * Whether the queue's channel is still the scope's audit channel: entries waiting for a channel the admins turned
+   * off or replaced are dropped, never posted there. When the settings cannot be read, the channel chosen stands.
+   */
+  async #stillChosen(queue: ChannelQueue): Promise<boolean> {
+    const current = await this.#channelOf(queue).catch(() => ({ channelId: queue.channelId }));
+    if (current?.channelId === queue.channelId) return true;
+    this.#logger.info({ scopeKey: `${queue.platform}:${queue.scopeId}`, channelId: queue.channelId, entries: queue.entries.length }, 'the audit channel was turned off or changed; its waiting entries were dropped');
+    queue.entries = [];
+    queue.skipped = 0;
+    return false;
   }
 
   async #keep(record: AuditRecord): Promise<void> {

@@ -67,6 +67,25 @@ describe('the audit log', () => {
     expect(poster.posts[0]!.entries.map((e) => e.prompt)).toEqual(['p3', 'p4', 'p5', 'p6', 'p7']);
   });
 
+  it('posts nothing more to a channel the admins turned off or replaced while its entries waited', async () => {
+    const poster = new RecordingPoster(10);
+    let channel: { channelId: string } | undefined = { channelId: 'C-audit' };
+    const log = new AuditLog({ channelOf: async () => channel, batchMs: 2000 });
+    log.setPoster('discord', poster);
+    log.jobEnded(member(), job('before off'), completed);
+    await vi.advanceTimersByTimeAsync(1000);
+    channel = undefined;
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(poster.posts).toHaveLength(0);
+    channel = { channelId: 'C-old' };
+    log.jobEnded(member(), job('before the move'), completed);
+    await vi.advanceTimersByTimeAsync(0);
+    channel = { channelId: 'C-new' };
+    log.jobEnded(member(), job('after the move'), completed);
+    await log.flush();
+    expect(poster.posts.map((p) => [p.channelId, p.entries.map((e) => e.prompt)])).toEqual([['C-new', ['after the move']]]);
+  });
+
   it('records a private job as private, without its link; a refusal by a rule or a budget, not a typo', async () => {
     const poster = new RecordingPoster();
     const log = logWith(poster);
