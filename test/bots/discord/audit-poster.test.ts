@@ -24,4 +24,10 @@ describe('audit posts on Discord', () => {
     expect(bodies[0]!.content).toBe('⚠️ 7 frühere Einträge wurden nicht gepostet: Es kamen mehr, als dieser Kanal aufnehmen kann.');
     expect(bodies[0]!.allowed_mentions).toEqual({ parse: [] });
   });
+
+  it('fails a post whose embeds Discord dropped (no Embed Links there), though its text was kept', async () => {
+    const rest = { post: async () => ({ id: '1', content: '⚠️ …', embeds: [] }) } as unknown as REST;
+    const entry: AuditEntry = { type: 'refusal', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'blocked_word', at: 0 };
+    await expect(discordAuditPoster(rest).post({ platform: 'discord', scopeId: 'G', channelId: 'C', locale: 'en', entries: [entry], skipped: 3 })).rejects.toMatchObject({ problem: 'no_permission', platformCode: 'embed_links' });
+  });
 });
