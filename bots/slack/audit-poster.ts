@@ -55,7 +55,8 @@ function messageOf(post: AuditPost): { text: string; blocks: types.KnownBlock[] 
   for (const entry of post.entries) {
     const lines = auditLinesOf(entry, post.locale);
     const prompt = lines.erased !== undefined ? `_${lines.erased}_` : lines.prompt !== undefined ? `> ${escapeMrkdwn(truncate(lines.prompt.replace(/\s+/g, ' '), PROMPT_CHARS))}` : undefined;
-    const text = [`*${lines.head}*`, lines.details, prompt, lines.notes.join(' · ') || undefined].filter((l) => l !== undefined).join('\n');
+    // The notes hold an admin's blocked word as written (`<!here>` is how Slack writes `@here`): shown, never a ping.
+    const text = [`*${lines.head}*`, lines.details, prompt, escapeMrkdwn(lines.notes.join(' · ')) || undefined].filter((l) => l !== undefined).join('\n');
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text } });
   }
   return { text: auditSummary(post.entries.length, post.locale), blocks };
