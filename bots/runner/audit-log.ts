@@ -232,6 +232,8 @@ export class AuditLog {
   async forget(userKey: string): Promise<number> {
     const [platform, userId] = [userKey.slice(0, userKey.indexOf(':')), userKey.slice(userKey.indexOf(':') + 1)];
     const theirs = (e: AuditEntry) => e.userId === userId;
+    // Entries whose audit channel is still being read join their queue first, then lose their prompt with the rest.
+    await Promise.allSettled([...this.#arriving]);
     for (const queue of this.#queues.values()) {
       if (queue.platform === platform) queue.entries = queue.entries.map((e) => (theirs(e) ? erase(e) : e));
     }

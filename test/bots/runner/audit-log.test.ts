@@ -177,6 +177,21 @@ describe('forget in the audit channel', () => {
     await state.close();
   });
 
+  it('erases an entry still on its way to its queue (its audit channel being read) when the member forgets', async () => {
+    const poster = new RecordingPoster();
+    // The first read of the audit channel waits for the test; later ones answer at once.
+    let answer!: (channel: { channelId: string }) => void;
+    const read = new Promise<{ channelId: string }>((resolve) => (answer = resolve));
+    const log = new AuditLog({ channelOf: () => read, batchMs: 10 });
+    log.setPoster('discord', poster);
+    log.jobEnded(member('U-ada'), job('quillowmist harbour'), completed);
+    const forgetting = log.forget('discord:U-ada');
+    answer({ channelId: 'C-audit' });
+    await forgetting;
+    await log.flush();
+    expect(poster.posts.flatMap((p) => p.entries).map((e) => [e.userId, e.prompt, e.erased])).toEqual([['U-ada', '', true]]);
+  });
+
   it('keeps the largest post a surface makes (20 entries of the longest prompts, all escaped in JSON) for forget', async () => {
     const dataDir = await newDir();
     const state = await openBotState({ dataDir, logger: { debug() {}, info() {}, warn() {}, error() {} } });
