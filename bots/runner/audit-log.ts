@@ -260,6 +260,13 @@ export class AuditLog {
     return changed;
   }
 
+  /** Entries waiting for a post (not those of a post under way). */
+  get waiting(): number {
+    let entries = 0;
+    for (const queue of this.#queues.values()) entries += queue.entries.length;
+    return entries;
+  }
+
   /** Posts whatever waits now (the bot stops); resolves once those posts ended. */
   async flush(): Promise<void> {
     await Promise.allSettled([...this.#arriving]);
