@@ -17,27 +17,41 @@ export function discordAuditPoster(rest: REST): AuditPoster {
   return {
     maxEntries: DISCORD_LIMITS.embedsPerMessage,
     async post(post) {
-      const message = (await rest.post(Routes.channelMessages(post.channelId), { body: bodyOf(post) })) as { id: string };
+      const body = bodyOf(post);
+      const message = (await rest.post(Routes.channelMessages(post.channelId), { body })) as { id: string; embeds?: unknown[] };
+      // Without Embed Links Discord drops a bot's embeds and keeps the rest: the entries were not shown.
+      if (lostEmbeds(message, body.embeds.length)) throw new AuditChannelError('no_permission', EMBEDS_DROPPED);
       return { messageId: message.id };
     },
     async edit(post) {
       await rest.patch(Routes.channelMessage(post.channelId, post.messageId), { body: bodyOf(post) });
     },
     async greet({ channelId, locale }) {
+      // The greeting is an embed, as the entries are: a channel without Embed Links is found now, not after the first posts.
+      let message: { embeds?: unknown[] };
       try {
-        await rest.post(Routes.channelMessages(channelId), { body: { content: `🧾 ${auditGreeting('discord', locale)}`, allowed_mentions: { parse: [] } } });
+        message = (await rest.post(Routes.channelMessages(channelId), { body: { content: '🧾', embeds: [{ description: auditGreeting('discord', locale), color: COLOURS.done }], allowed_mentions: { parse: [] } } })) as { embeds?: unknown[] };
       } catch (error) {
         const code = discordErrorCode(error);
         if (code === DISCORD_ERRORS.missingAccess || code === DISCORD_ERRORS.missingPermissions) throw new AuditChannelError('no_permission', code);
         if (code === DISCORD_ERRORS.unknownChannel) throw new AuditChannelError('not_found', code);
         throw new AuditChannelError('failed', code ?? (error as { status?: number }).status);
       }
+      if (lostEmbeds(message, 1)) throw new AuditChannelError('no_permission', EMBEDS_DROPPED);
     },
   };
 }
 
+/** The code logged (and shown to admins) when Discord dropped a message's embeds: the bot lacks Embed Links there. */
+const EMBEDS_DROPPED = 'embed_links';
+
+/** Whether Discord's answer kept fewer embeds than were sent (an answer without the field is taken as kept). */
+function lostEmbeds(message: { embeds?: unknown[] }, sent: number): boolean {
+  return Array.isArray(message.embeds) && message.embeds.length < sent;
+}
+
 /** The message of a batch: the skipped note (if any) as its content, an embed per entry, within Discord's limits. */
-function bodyOf(post: AuditPost): Record<string, unknown> {
+function bodyOf(post: AuditPost): { embeds: unknown[] } & Record<string, unknown> {
   const note = auditSkippedNote(post.skipped, post.locale);
   let chars = PROMPT_CHARS;
   let embeds = post.entries.map((e) => embedOf(e, post.locale, chars));

@@ -232,6 +232,8 @@ export class AuditLog {
   async forget(userKey: string): Promise<number> {
     const [platform, userId] = [userKey.slice(0, userKey.indexOf(':')), userKey.slice(userKey.indexOf(':') + 1)];
     const theirs = (e: AuditEntry) => e.userId === userId;
+    // Entries whose audit channel is still being read join their queue first, then lose their prompt with the rest.
+    await Promise.allSettled([...this.#arriving]);
     for (const queue of this.#queues.values()) {
       if (queue.platform === platform) queue.entries = queue.entries.map((e) => (theirs(e) ? erase(e) : e));
     }
@@ -256,6 +258,13 @@ export class AuditLog {
     }
     this.#logger.info({ userKey, posts: changed }, 'erased a member’s prompts from the audit posts');
     return changed;
+  }
+
+  /** Entries waiting for a post (not those of a post under way). */
+  get waiting(): number {
+    let entries = 0;
+    for (const queue of this.#queues.values()) entries += queue.entries.length;
+    return entries;
   }
 
   /** Posts whatever waits now (the bot stops); resolves once those posts ended. */
@@ -327,6 +336,7 @@ export class AuditLog {
     do {
       const poster = this.#posters.get(queue.platform);
       if (!poster || (queue.entries.length === 0 && queue.skipped === 0)) return;
+      if (!(await this.#stillChosen(queue))) return;
       const entries = queue.entries.splice(0, Math.max(1, poster.maxEntries));
       const skipped = queue.skipped;
       queue.skipped = 0;
@@ -341,6 +351,19 @@ export class AuditLog {
         if (all) return;
       }
     } while (all);
+  }
+
+  /**
+   * Whether the queue's channel is still the scope's audit channel: entries waiting for a channel the admins turned
+   * off or replaced are dropped, never posted there. When the settings cannot be read, the channel chosen stands.
+   */
+  async #stillChosen(queue: ChannelQueue): Promise<boolean> {
+    const current = await this.#channelOf(queue).catch(() => ({ channelId: queue.channelId }));
+    if (current?.channelId === queue.channelId) return true;
+    this.#logger.info({ scopeKey: `${queue.platform}:${queue.scopeId}`, channelId: queue.channelId, entries: queue.entries.length }, 'the audit channel was turned off or changed; its waiting entries were dropped');
+    queue.entries = [];
+    queue.skipped = 0;
+    return false;
   }
 
   async #keep(record: AuditRecord): Promise<void> {

@@ -93,8 +93,8 @@ export function describeSettings(s: EffectiveSettings, howToChange: string, loca
       channel: s.auditChannel.value ? `<#${s.auditChannel.value.channelId}>` : say(locale, 'settings.audit_off'),
       source: sourceText(s.auditChannel, locale),
     }),
-    // Audit posts that keep failing are said here, to the admins who look (the log says it too).
-    ...(auditTrouble ? [describeAuditTrouble(auditTrouble, locale)] : []),
+    // Audit posts that keep failing are said here, to the admins who look (the log says it too), while that channel is still the one chosen.
+    ...(auditTrouble && auditTrouble.channelId === s.auditChannel.value?.channelId ? [describeAuditTrouble(auditTrouble, locale)] : []),
     say(locale, 'settings.how_to_change', { command: howToChange }),
   ];
   return lines.join('\n');

@@ -2,11 +2,11 @@ import type { types, webApi } from '@slack/bolt';
 import { AuditChannelError, auditGreeting, auditLinesOf, auditSkippedNote, auditSummary, type AuditPost, type AuditPoster } from '../runner/index.js';
 import type { ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
-import { escapeMrkdwn, truncate } from './slack-text.js';
+import { escapedExcerpt, escapeMrkdwn } from './slack-text.js';
 
 /** Entries in one message: a section block each, and the skipped note, well within Slack's 50 blocks. */
 const ENTRIES_PER_MESSAGE = 20;
-/** Characters of a prompt a section shows (Slack's section text takes 3,000). */
+/** Characters of a prompt a section shows, as escaped (Slack's section text takes 3,000 with the rest of the entry). */
 const PROMPT_CHARS = 1000;
 
 /**
@@ -54,8 +54,9 @@ function messageOf(post: AuditPost): { text: string; blocks: types.KnownBlock[] 
   const blocks: types.KnownBlock[] = note ? [{ type: 'context', elements: [{ type: 'mrkdwn', text: `:warning: ${note}` }] }] : [];
   for (const entry of post.entries) {
     const lines = auditLinesOf(entry, post.locale);
-    const prompt = lines.erased !== undefined ? `_${lines.erased}_` : lines.prompt !== undefined ? `> ${escapeMrkdwn(truncate(lines.prompt.replace(/\s+/g, ' '), PROMPT_CHARS))}` : undefined;
-    const text = [`*${lines.head}*`, lines.details, prompt, lines.notes.join(' · ') || undefined].filter((l) => l !== undefined).join('\n');
+    const prompt = lines.erased !== undefined ? `_${lines.erased}_` : lines.prompt !== undefined ? `> ${escapedExcerpt(lines.prompt.replace(/\s+/g, ' '), PROMPT_CHARS)}` : undefined;
+    // The notes hold an admin's blocked word as written (`<!here>` is how Slack writes `@here`): shown, never a ping.
+    const text = [`*${lines.head}*`, lines.details, prompt, escapeMrkdwn(lines.notes.join(' · ')) || undefined].filter((l) => l !== undefined).join('\n');
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text } });
   }
   return { text: auditSummary(post.entries.length, post.locale), blocks };

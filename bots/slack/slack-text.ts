@@ -28,6 +28,24 @@ export function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+/**
+ * Escapes text for mrkdwn, then keeps at most `max` UTF-16 units of the escaped text (an `&lt;` is 4 of them, never cut
+ * in two), with an ellipsis: what fits a block whose limit counts the escaped text.
+ */
+export function escapedExcerpt(text: string, max: number): string {
+  const escaped = escapeMrkdwn(text);
+  if (escaped.length <= max) return escaped;
+  let excerpt = '';
+  let length = 0;
+  for (const char of text) {
+    const written = escapeMrkdwn(char);
+    if (length + written.length > max - 1) break;
+    excerpt += written;
+    length += written.length;
+  }
+  return `${excerpt}…`;
+}
+
 /** A link to a message (`chat.getPermalink`'s form without asking Slack: Slack opens it in the reader's workspace). */
 export function messageLinkOf(channelId: string, ts: string): string {
   return `https://slack.com/archives/${channelId}/p${ts.replace('.', '')}`;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { PermissionFlagsBits } from 'discord.js';
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../bots/main.js';
+import { say } from '../../bots/runner/index.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { RedisLink } from '../../src/internal.js';
 import type { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
@@ -94,7 +95,7 @@ describe.each([
     expect(String(said.body.text)).toContain('Erased your history (1 job)');
     // Their audit entries were written again without the prompts; the other member's stays.
     expect(auditTexts().join('\n')).not.toContain(MARKER);
-    expect(auditTexts().filter((t) => t.includes('(erased at the member’s request)'))).toHaveLength(3);
+    expect(auditTexts().filter((t) => t.includes(say('en', 'audit.erased')))).toHaveLength(3);
     expect(auditTexts().some((t) => t.includes('a lighthouse of someone else'))).toBe(true);
 
     // Not a trace of the prompts anywhere Pictor keeps them; the other member's job and every amount stay.

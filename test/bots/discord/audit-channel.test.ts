@@ -33,7 +33,7 @@ describe('the audit channel on Discord', () => {
     const chosen = await chooseAuditChannel(h, audit);
     expect(chosen.flags & EPHEMERAL).toBe(EPHEMERAL);
     expect(chosen.content).toBe(`✅ ${say('en', 'audit.set', { scope: 'server', channel: `<#${audit}>` })}`);
-    expect(h.discord.channelMessages(audit).map((m) => m.content)).toEqual([`🧾 ${auditGreeting('discord', 'en')}`]);
+    expect(h.discord.channelMessages(audit).map((m) => embedTexts(m))).toEqual([[auditGreeting('discord', 'en')]]);
 
     const ada = h.discord.newUser('ada');
     const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a public lighthouse', quality: 'low' }, { user: ada }));
@@ -72,6 +72,25 @@ describe('the audit channel on Discord', () => {
     const answer = await chooseAuditChannel(h, channel);
     expect(answer.content).toBe(`✋ ${say('en', 'audit.no_permission', { channel: `<#${channel}>` })}`);
     expect((await h.runner.policy.effective({ platform: 'discord', scopeId: h.discord.guildId })).auditChannel.value).toBeUndefined();
+  });
+
+  it('refuses a channel where the bot lacks Embed Links (Discord drops a bot’s embeds there), and counts posts that lost theirs as failed', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const bare = snowflake();
+    h.discord.withoutEmbedLinks.add(bare);
+    const answer = await chooseAuditChannel(h, bare);
+    expect(answer.content).toBe(`✋ ${say('en', 'audit.no_permission', { channel: `<#${bare}>` })}`);
+    expect((await h.runner.policy.effective({ platform: 'discord', scopeId: h.discord.guildId })).auditChannel.value).toBeUndefined();
+
+    // The permission is taken away later: the posts show no entry, and the admins are told.
+    const audit = snowflake();
+    await chooseAuditChannel(h, audit);
+    h.discord.withoutEmbedLinks.add(audit);
+    for (let i = 0; i < 3; i++) {
+      await h.finalReply(h.discord.slashCommand('imagine', { prompt: `a faint kite ${i}`, quality: 'low' }));
+      await h.discord.waitFor(() => h!.discord.requests.filter((r) => r.route === 'channel-message' && r.method === 'POST' && r.status !== 200).length > i, 'the audit post to fail');
+    }
+    expect(h.runner.audit.trouble({ platform: 'discord', scopeId: h.discord.guildId })).toMatchObject({ channelId: audit, failures: 3, code: '50006' });
   });
 
   it('leaves the job’s answer intact when audit posts fail (403, 404, 500), and tells the admins in the settings view', async () => {

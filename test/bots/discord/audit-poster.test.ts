@@ -1,7 +1,7 @@
 import type { REST } from 'discord.js';
 import { describe, expect, it } from 'vitest';
 import { discordAuditPoster } from '../../../bots/discord/audit-poster.js';
-import { AUDIT_PROMPT_MAX, type AuditEntry } from '../../../bots/runner/index.js';
+import { AUDIT_PROMPT_MAX, auditSkippedNote, type AuditEntry } from '../../../bots/runner/index.js';
 
 /** A REST client that keeps the bodies it was given. */
 function recordingRest(): { rest: REST; bodies: Record<string, unknown>[] } {
@@ -21,7 +21,13 @@ describe('audit posts on Discord', () => {
     expect(embeds).toHaveLength(10);
     expect(embeds.reduce((n, e) => n + e.description.length, 0)).toBeLessThanOrEqual(6000);
     expect(embeds[0]!.description).toContain('> \\*\\_');
-    expect(bodies[0]!.content).toBe('⚠️ 7 frühere Einträge wurden nicht gepostet: Es kamen mehr, als dieser Kanal aufnehmen kann.');
+    expect(bodies[0]!.content).toBe(`⚠️ ${auditSkippedNote(7, 'de')}`);
     expect(bodies[0]!.allowed_mentions).toEqual({ parse: [] });
+  });
+
+  it('fails a post whose embeds Discord dropped (no Embed Links there), though its text was kept', async () => {
+    const rest = { post: async () => ({ id: '1', content: '⚠️ …', embeds: [] }) } as unknown as REST;
+    const entry: AuditEntry = { type: 'refusal', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'blocked_word', at: 0 };
+    await expect(discordAuditPoster(rest).post({ platform: 'discord', scopeId: 'G', channelId: 'C', locale: 'en', entries: [entry], skipped: 3 })).rejects.toMatchObject({ problem: 'no_permission', platformCode: 'embed_links' });
   });
 });

@@ -67,6 +67,25 @@ describe('the audit log', () => {
     expect(poster.posts[0]!.entries.map((e) => e.prompt)).toEqual(['p3', 'p4', 'p5', 'p6', 'p7']);
   });
 
+  it('posts nothing more to a channel the admins turned off or replaced while its entries waited', async () => {
+    const poster = new RecordingPoster(10);
+    let channel: { channelId: string } | undefined = { channelId: 'C-audit' };
+    const log = new AuditLog({ channelOf: async () => channel, batchMs: 2000 });
+    log.setPoster('discord', poster);
+    log.jobEnded(member(), job('before off'), completed);
+    await vi.advanceTimersByTimeAsync(1000);
+    channel = undefined;
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(poster.posts).toHaveLength(0);
+    channel = { channelId: 'C-old' };
+    log.jobEnded(member(), job('before the move'), completed);
+    await vi.advanceTimersByTimeAsync(0);
+    channel = { channelId: 'C-new' };
+    log.jobEnded(member(), job('after the move'), completed);
+    await log.flush();
+    expect(poster.posts.map((p) => [p.channelId, p.entries.map((e) => e.prompt)])).toEqual([['C-new', ['after the move']]]);
+  });
+
   it('records a private job as private, without its link; a refusal by a rule or a budget, not a typo', async () => {
     const poster = new RecordingPoster();
     const log = logWith(poster);
@@ -156,6 +175,21 @@ describe('forget in the audit channel', () => {
     const files = (await readdir(join(dataDir, 'audit'), { recursive: true, withFileTypes: true })).filter((f) => f.isFile());
     for (const file of files) expect(await readFile(join(file.parentPath, file.name), 'utf8')).not.toContain('zanzibarwhisper');
     await state.close();
+  });
+
+  it('erases an entry still on its way to its queue (its audit channel being read) when the member forgets', async () => {
+    const poster = new RecordingPoster();
+    // The first read of the audit channel waits for the test; later ones answer at once.
+    let answer!: (channel: { channelId: string }) => void;
+    const read = new Promise<{ channelId: string }>((resolve) => (answer = resolve));
+    const log = new AuditLog({ channelOf: () => read, batchMs: 10 });
+    log.setPoster('discord', poster);
+    log.jobEnded(member('U-ada'), job('quillowmist harbour'), completed);
+    const forgetting = log.forget('discord:U-ada');
+    answer({ channelId: 'C-audit' });
+    await forgetting;
+    await log.flush();
+    expect(poster.posts.flatMap((p) => p.entries).map((e) => [e.userId, e.prompt, e.erased])).toEqual([['U-ada', '', true]]);
   });
 
   it('keeps the largest post a surface makes (20 entries of the longest prompts, all escaped in JSON) for forget', async () => {

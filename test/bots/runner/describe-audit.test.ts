@@ -98,6 +98,7 @@ describe('changeAuditChannel: an admin chooses the audit channel', () => {
   it('tells the admins in the settings view when the audit posts keep failing', async () => {
     const { runner } = await kit.runner();
     const admin = requester({ isAdmin: true });
+    await runner.policy.set(admin, 'auditChannel', { channelId: 'C-audit' });
     const text = describeSettings(await runner.policy.effective(admin), '`/imagine-admin set`', 'en', { channelId: 'C-audit', failures: 3, code: '50013', at: 0 });
     expect(text).toContain('⚠️ The last 3 audit posts to <#C-audit> failed (50013): check that the bot can still post there, or choose another channel.');
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changeSetting, describeSettings, parseSettingValue } from '../../../bots/runner/index.js';
+import { changeSetting, describeAuditTrouble, describeSettings, parseSettingValue } from '../../../bots/runner/index.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
@@ -74,5 +74,20 @@ describe('describeSettings', () => {
       '• audit channel: off (default)',
       'Change one with `/imagine-admin set` (clear for the default; add or remove for lists).',
     ]);
+  });
+});
+
+describe('describeSettings: the audit channel’s trouble', () => {
+  it('warns of failing audit posts only while their channel is still the one chosen', async () => {
+    const { runner } = await kit.runner();
+    const admin = requester({ isAdmin: true });
+    const trouble = { channelId: 'C-broken', failures: 3, code: '50013', at: 0 };
+    await runner.policy.set(admin, 'auditChannel', { channelId: 'C-broken' });
+    expect(describeSettings(await runner.policy.effective(admin), '`/imagine-admin set`', 'en', trouble)).toContain(describeAuditTrouble(trouble, 'en'));
+    // Turned off, or another channel chosen (on another replica, where this one's count is not cleared): no warning.
+    await runner.policy.set(admin, 'auditChannel', undefined);
+    expect(describeSettings(await runner.policy.effective(admin), '`/imagine-admin set`', 'en', trouble)).not.toContain(describeAuditTrouble(trouble, 'en'));
+    await runner.policy.set(admin, 'auditChannel', { channelId: 'C-new' });
+    expect(describeSettings(await runner.policy.effective(admin), '`/imagine-admin set`', 'en', trouble)).not.toContain(describeAuditTrouble(trouble, 'en'));
   });
 });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { AuditPost, AuditPoster, JobIntent } from '../../../bots/runner/index.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
 
@@ -35,5 +35,31 @@ describe('the runner’s audit entries', () => {
       ['refusal', 'blocked_word', 'a kraken'],
     ]);
     expect(poster.posts[0]).toMatchObject({ channelId: 'C-audit', scopeId: member.scopeId });
+  });
+
+  it('stops within its few seconds when the audit channel does not take the posts, and logs how many entries were not posted', async () => {
+    const warnings: [Record<string, unknown>, string][] = [];
+    const logger = { debug() {}, info() {}, warn: (o: Record<string, unknown>, m: string) => void warnings.push([o, m]), error() {} };
+    const { runner } = await kit.runner({ auditBatchMs: 60_000, logger });
+    // One entry a post, and posts that do not end until the test is over.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    runner.audit.setPoster('discord', { maxEntries: 1, post: async () => (await held, { messageId: '1' }), edit: async () => undefined, greet: async () => undefined });
+    await runner.policy.set(requester({ isAdmin: true }), 'auditChannel', { channelId: 'C-audit' });
+    await runner.policy.set(requester({ isAdmin: true }), 'blockedWords', ['kraken']);
+    const member = requester();
+    for (let i = 0; i < 3; i++) await expect(runner.submit({ kind: 'generate', prompt: `kraken ${i}`, options: {}, requester: member }, () => undefined)).rejects.toMatchObject({ code: 'blocked_word' });
+
+    vi.useFakeTimers();
+    try {
+      const stopped = runner.shutdown({ graceMs: 0 });
+      await vi.advanceTimersByTimeAsync(60_000);
+      await stopped;
+      // The first post hangs; the two entries behind it were not posted.
+      expect(warnings.find(([, m]) => m.startsWith('audit entries were not posted'))?.[0]).toMatchObject({ entries: 2 });
+    } finally {
+      vi.useRealTimers();
+      release();
+    }
   });
 });

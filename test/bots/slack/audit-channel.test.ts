@@ -66,6 +66,30 @@ describe('the audit channel on Slack', () => {
     expect(fake.botMessages('C0ART').some((m) => m.text.includes('kraken'))).toBe(false);
   });
 
+  it('pings nobody: a mention in a prompt, or in the blocked word a refusal names, is shown as written', async () => {
+    h = await start();
+    const { fake } = h;
+    await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN');
+    // Slack writes `@here` in a command's text as `<!here>`: an admin blocking it blocks that.
+    await privately(fake, 'admin set blocked-words <!here>', ADMIN);
+    await privately(fake, 'a shout <!here> to <!channel>', 'U0ALICE', 'C0ART');
+    const refusal = await auditEntry(h, '(blocked_word)');
+    expect(refusal).not.toMatch(/<!(here|channel|everyone)/);
+    expect(refusal).toContain('&lt;!here&gt;');
+  });
+
+  it('posts a prompt of the longest, all angle brackets (each escaped into 4 characters), within a section’s 3,000', async () => {
+    h = await start();
+    const { fake } = h;
+    await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN');
+    await privately(fake, 'admin set blocked-words kraken', ADMIN);
+    // Slack sends `<` in a command's text as `&lt;`.
+    await privately(fake, `kraken ${'&lt;'.repeat(1200)}`, 'U0ALICE', 'C0ART');
+    const refusal = await auditEntry(h, '(blocked_word)');
+    expect(refusal.length).toBeLessThanOrEqual(3000);
+    expect(refusal).toContain('&lt;&lt;&lt;');
+  });
+
   it('says how to invite the bot into a channel it is not in, and keeps nothing', async () => {
     h = await start();
     h.fake.removeBotFrom(AUDIT);

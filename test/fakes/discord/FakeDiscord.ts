@@ -185,6 +185,11 @@ export class FakeDiscord {
   /** A server the bot is not in, where the user installed the app for themselves, and a channel of it (the bot cannot post there). */
   readonly foreignGuildId = snowflake();
   readonly foreignChannelId = snowflake();
+  /**
+   * Channels where the bot may post but lacks Embed Links: Discord keeps such a message's text and drops its embeds
+   * (a message left with nothing is refused, 50006 "Cannot send an empty message"). A test adds channel ids.
+   */
+  readonly withoutEmbedLinks = new Set<string>();
   /** DM channels between the bot and each user (`POST /users/@me/channels`, and where `place: 'dm'` interactions happen), by user id. */
   readonly dmChannels = new Map<string, string>();
   readonly botUser: APIUser;
@@ -999,6 +1004,10 @@ export class FakeDiscord {
       message.content = json.content;
     }
     if (Array.isArray(json.embeds)) message.embeds = checkedEmbeds(json.embeds as Record<string, unknown>[]);
+    if (via === 'channel' && this.withoutEmbedLinks.has(message.channelId)) {
+      message.embeds = [];
+      if (message.content === '' && body.files.length === 0 && message.attachments.length === 0) throw new DiscordHttpError(400, 50006, 'Cannot send an empty message');
+    }
     if (Array.isArray(json.components)) {
       if (json.components.length > 5) throw new DiscordHttpError(400, 50035, 'Invalid Form Body (components: Must be 5 or fewer in length.)');
       message.components = json.components;
