@@ -16,7 +16,9 @@ const seenIn = (fake: FakeSlack, channel: string) => fake.botMessages(channel);
 
 describe('private results on Slack', () => {
   it('draws a --private job in the member’s direct messages with the bot — message, previews, images, Reroll, Edit, Delete — and tells them so privately in the channel, where nothing is posted', async () => {
-    h = await start();
+    // A second between the previews and the final image, so the previews are posted however loaded the machine (a
+    // preview still waiting when the final comes is never posted).
+    h = await start({ emulator: { latencyMs: 3000 } });
     const { fake } = h;
     const note = await privately(fake, 'a secret garden --quality low --private', 'U0ALICE', 'C0ART');
     expect(note).toBe(':lock: Only you will see this job: I’m drawing it in our direct messages.');
