@@ -80,9 +80,11 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     } finally {
       connecting = undefined;
     }
-    // The lease was lost, or the bot began to stop, while the login went on: off the gateway again.
+    // The lease was lost, or the bot began to stop, while the login went on: off the gateway again (and, stopping, the
+    // lease given back at once rather than left to expire: another process can take it now).
     if (attempt.lost || leaving) {
       await disconnect();
+      if (leaving && !attempt.lost) await lease?.release();
       return false;
     }
     holding = true;
@@ -152,7 +154,9 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       const stopped = lease?.stop();
       await disconnect();
       await stopped;
-      if (holding) await lease?.release();
+      // Given back whether or not this process thinks it holds it (a lease it gave up as unconfirmed may still be its
+      // own in Redis until it expires): the release only deletes the lease if it is this process's.
+      await lease?.release();
       holding = false;
     },
   };

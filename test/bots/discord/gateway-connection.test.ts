@@ -44,11 +44,13 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
   });
 
   it('keeps its lease while a login takes longer than the lease lives, so no other process can take it meanwhile', async () => {
-    const lease = { redis, key: `${prefix}:lease`, ttlMs: 600, renewEveryMs: 200, pollEveryMs: 100 };
+    // Renewals a second apart: a loaded machine's late answers must not make the holder give the lease up meanwhile.
+    const lease = { redis, key: `${prefix}:lease`, ttlMs: 3000, renewEveryMs: 1000, pollEveryMs: 250 };
     const logger = new RecordingLogger();
-    const connection = gatewayConnection({ client: new SlowLoginClient(1500) as unknown as Client, token: 'token', loginTimeoutMs: 5000, lease, logger });
+    const connection = gatewayConnection({ client: new SlowLoginClient(4000) as unknown as Client, token: 'token', loginTimeoutMs: 10_000, lease, logger });
     const started = connection.start();
-    await sleep(1000);
+    // Past the lease's lifetime, the login still under way.
+    await sleep(3500);
     const other = new GatewayLease({ ...lease, logger });
     expect(await other.tryAcquire()).toBe(false);
     await started;
