@@ -190,14 +190,17 @@ describe.skipIf(redis.skipReason)(`executions of two n8n processes sharing one R
       succeeded(await other!.execute({ parameters: parameters('warm-up there'), items: 1, credentials }));
 
       const items = Array.from({ length: 6 }, () => ({ json: {} }));
-      // This process's execution starts once the other's first request is in flight (1.5 s of its requests are
-      // still to come): the two overlap however late a busy machine runs the other process.
-      const thereDone = other!.execute({ parameters: parameters('from the other process'), items: 6, credentials });
+      // This process's execution starts once the other's first request is in flight (2.5 s of its requests are still
+      // to come, two at a time): the two overlap however late a busy machine runs the other process. Nine, not an even
+      // number: the other's last request runs alone, so a request of this process takes the slot beside it even when
+      // every one of this process's requests queued behind the other's (two last requests started together end
+      // together, and this process's would then start only after them).
+      const thereDone = other!.execute({ parameters: parameters('from the other process'), items: 9, credentials });
       await waitUntil(() => proxy.events.some((e) => e.kind === 'start' && e.prompt === 'from the other process'), "the other process's first request is sent", 30_000);
       const here = await run(parameters('from this process'), { credentials, items });
       const there = await thereDone;
       expect(here[0]).toHaveLength(6);
-      expect(succeeded(there)).toHaveLength(6);
+      expect(succeeded(there)).toHaveLength(9);
       expect(proxy.peak()).toBe(2);
 
       // The executions really overlapped: at some moment each process had a request in flight.
