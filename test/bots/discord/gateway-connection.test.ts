@@ -17,6 +17,9 @@ class SlowLoginClient extends EventEmitter {
   #ready = false;
   /** Whether `login` was called. */
   loginStarted = false;
+  /** Whether the client was destroyed (taken off the gateway) after its login ended READY. */
+  destroyedAfterLogin = false;
+  #loginEnded = false;
   constructor(readonly loggingIn: () => Promise<unknown>) {
     super();
   }
@@ -24,11 +27,13 @@ class SlowLoginClient extends EventEmitter {
     this.loginStarted = true;
     await this.loggingIn();
     this.#ready = true;
+    this.#loginEnded = true;
     this.emit(Events.ClientReady, this);
     return 'token';
   }
   async destroy(): Promise<void> {
     this.#ready = false;
+    if (this.#loginEnded) this.destroyedAfterLogin = true;
   }
   isReady(): boolean {
     return this.#ready;
@@ -74,14 +79,17 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
     const logger = new RecordingLogger();
     const holder = new GatewayLease({ ...lease, logger });
     expect(await holder.tryAcquire()).toBe(true);
-    const client = new SlowLoginClient(() => sleep(800));
+    let loggedIn!: () => void;
+    const login = new Promise<void>((resolve) => (loggedIn = resolve));
+    const client = new SlowLoginClient(() => login);
     const connection = gatewayConnection({ client: client as unknown as Client, token: 'token', loginTimeoutMs: 5000, lease, logger });
     await connection.start();
     await holder.release();
-    // The standby takes the lease at its next poll and logs in; the bot stops meanwhile.
-    await sleep(400);
+    // The standby takes the lease at its next poll and logs in; the bot stops meanwhile, then the login ends READY.
+    await vi.waitFor(() => expect(client.loginStarted).toBe(true), { timeout: 10_000 });
     await connection.leave();
-    await sleep(800);
+    loggedIn();
+    await vi.waitFor(() => expect(client.destroyedAfterLogin).toBe(true), { timeout: 10_000 });
     expect(client.isReady()).toBe(false);
   });
 });
