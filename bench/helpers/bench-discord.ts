@@ -54,7 +54,7 @@ export interface BenchDiscordOptions extends Pick<FakeDiscordOptions, 'messageRa
   images: number;
 }
 
-/** The bench's questions, answered by a fake Discord in this process (in the child, or here with `--fake-in-process`). */
+/** The bench's questions, answered by a fake Discord in this process (in the child, or here with `PICTOR_BENCH_FAKE_IN_PROCESS=1`). */
 function burstBook(discord: FakeDiscord, images: number) {
   const burst: FakeInteraction[] = [];
   const finalFile = new RegExp(`^pictor-.+-${images}\\.png$`);

@@ -240,13 +240,7 @@ export class ImageLimiter {
       let requeueDelayMs = REQUEUE_MIN_MS;
       const attempt = () => {
         if (settled) return;
-        if (this.#stopped) {
-          settle(() => {
-            this.#leaveQueue(ticket);
-            reject(new AbortedError('the limiter was stopped'));
-          });
-          return;
-        }
+        if (this.#stopped) return ticket.drop!(new AbortedError('the limiter was stopped'));
         /** Marked when this attempt was given up for a new one; its images go back if it ever runs. */
         const current = { abandoned: false };
         const giveBack = async () => {

@@ -204,6 +204,13 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
     }
     /** A request that must never run: its promise answers the error it ends with. */
     const queue = (limiter: ImageLimiter) => limiter.schedule({ weight: 1 }, async () => 'never').catch((error: unknown) => error);
+    /** Whether `promise` settles before the event loop's next turn: what "at once" means to a caller. */
+    async function settlesAtOnce(promise: Promise<unknown>): Promise<boolean> {
+      let settled = false;
+      void promise.then(() => (settled = true));
+      await new Promise((resolve) => setImmediate(resolve));
+      return settled;
+    }
 
     it('still stops when Redis stays unreachable: the running request keeps its result, the queued one is cancelled', async () => {
       const make = account({ maxConcurrent: 1 }, link.url);
@@ -238,7 +245,10 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
         expect(await running).toBe('finished');
         // … until the connection breaks: ioredis keeps what was in flight to send again on a connection that never comes back.
         silent.cut();
-        await limiter.stop();
+        const stopping = limiter.stop();
+        // Cancelled at once, not when stopping gives up on Redis.
+        expect(await settlesAtOnce(Promise.all([queued, late]))).toBe(true);
+        await stopping;
         expect(await queued).toBeInstanceOf(AbortedError);
         expect(await late).toBeInstanceOf(AbortedError);
       } finally {
@@ -255,8 +265,11 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
         const queued = queue(limiter);
         g.open();
         expect(await running).toBe('finished');
-        // The datastore never records the slot given back; stopping gives up on it once nothing runs here.
-        await limiter.stop();
+        // The datastore never records the slot given back; stopping gives up on it once nothing runs here, and cancels
+        // the queued request at once.
+        const stopping = limiter.stop();
+        expect(await settlesAtOnce(queued)).toBe(true);
+        await stopping;
         expect(await queued).toBeInstanceOf(AbortedError);
       } finally {
         await silent.close();

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Events, type Client } from 'discord.js';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { gatewayConnection } from '../../../bots/discord/gateway-connection.js';
 import { GatewayLease } from '../../../bots/discord/gateway-lease.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
@@ -11,21 +11,29 @@ import { RecordingLogger } from './harness.js';
 
 const redisSetup = testRedis();
 
-/** The part of discord.js's Client the connection uses, with a login that takes `loginMs` before READY. */
+/** The part of discord.js's Client the connection uses, with a login that is READY once `loggingIn` resolves. */
 class SlowLoginClient extends EventEmitter {
   readonly rest = { setToken: () => {} };
   #ready = false;
-  constructor(readonly loginMs: number) {
+  /** Whether `login` was called. */
+  loginStarted = false;
+  /** Whether the client was destroyed (taken off the gateway) after its login ended READY. */
+  destroyedAfterLogin = false;
+  #loginEnded = false;
+  constructor(readonly loggingIn: () => Promise<unknown>) {
     super();
   }
   async login(): Promise<string> {
-    await sleep(this.loginMs);
+    this.loginStarted = true;
+    await this.loggingIn();
     this.#ready = true;
+    this.#loginEnded = true;
     this.emit(Events.ClientReady, this);
     return 'token';
   }
   async destroy(): Promise<void> {
     this.#ready = false;
+    if (this.#loginEnded) this.destroyedAfterLogin = true;
   }
   isReady(): boolean {
     return this.#ready;
@@ -47,12 +55,18 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
     // Renewals a second apart: a loaded machine's late answers must not make the holder give the lease up meanwhile.
     const lease = { redis, key: `${prefix}:lease`, ttlMs: 3000, renewEveryMs: 1000, pollEveryMs: 250 };
     const logger = new RecordingLogger();
-    const connection = gatewayConnection({ client: new SlowLoginClient(4000) as unknown as Client, token: 'token', loginTimeoutMs: 10_000, lease, logger });
+    // The login ends when the test says so: past the lease's lifetime, however loaded the machine.
+    let loggedIn!: () => void;
+    const login = new Promise<void>((resolve) => (loggedIn = resolve));
+    const client = new SlowLoginClient(() => login);
+    const connection = gatewayConnection({ client: client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, lease, logger });
     const started = connection.start();
-    // Past the lease's lifetime, the login still under way.
-    await sleep(3500);
+    await vi.waitFor(() => expect(client.loginStarted).toBe(true));
+    // Redis's clock: the lease taken before the login would have expired by now without its renewals.
+    await sleep(lease.ttlMs + 500);
     const other = new GatewayLease({ ...lease, logger });
     expect(await other.tryAcquire()).toBe(false);
+    loggedIn();
     await started;
     expect(connection.online()).toBe(true);
     await connection.leave();
@@ -65,14 +79,17 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
     const logger = new RecordingLogger();
     const holder = new GatewayLease({ ...lease, logger });
     expect(await holder.tryAcquire()).toBe(true);
-    const client = new SlowLoginClient(800);
+    let loggedIn!: () => void;
+    const login = new Promise<void>((resolve) => (loggedIn = resolve));
+    const client = new SlowLoginClient(() => login);
     const connection = gatewayConnection({ client: client as unknown as Client, token: 'token', loginTimeoutMs: 5000, lease, logger });
     await connection.start();
     await holder.release();
-    // The standby takes the lease at its next poll and logs in; the bot stops meanwhile.
-    await sleep(400);
+    // The standby takes the lease at its next poll and logs in; the bot stops meanwhile, then the login ends READY.
+    await vi.waitFor(() => expect(client.loginStarted).toBe(true), { timeout: 10_000 });
     await connection.leave();
-    await sleep(800);
+    loggedIn();
+    await vi.waitFor(() => expect(client.destroyedAfterLogin).toBe(true), { timeout: 10_000 });
     expect(client.isReady()).toBe(false);
   });
 });

@@ -1,12 +1,33 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FirstAnswersInFlight } from '../../../bots/discord/first-answers-first.js';
-import { withFirstAnswerPool } from '../../../bots/discord/rest-request.js';
+import { createWebhookRest, withFirstAnswerPool } from '../../../bots/discord/rest-request.js';
 
 const agents: Agent[] = [];
+const servers: Server[] = [];
 afterEach(async () => {
   await Promise.all(agents.splice(0).map((a) => a.close()));
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+  }
 });
+
+/** A stand-in for Discord's webhook routes on 127.0.0.1: answers every request with 204, noting its path in `seen`. */
+async function webhookServer(): Promise<{ api: string; seen: string[] }> {
+  const seen: string[] = [];
+  const server = createServer((request, response) => {
+    seen.push(request.url ?? '');
+    request.resume().on('end', () => response.writeHead(204).end());
+  });
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { api: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`, seen };
+}
 
 describe('the first answers’ own connection pool', () => {
   it('sends an interaction callback over its own pool and every other request over the client’s', async () => {
@@ -45,5 +66,22 @@ describe('the first answers’ own connection pool', () => {
     answers.forEach((answer) => answer());
     await Promise.all([callback, edit]);
     expect(inFlight.size).toBe(0);
+  });
+});
+
+describe('the interaction webhooks’ client', () => {
+  it('sends an edit only once the first answers asked before it have come back', async () => {
+    const { api, seen } = await webhookServer();
+    // No giving up on the first answer meanwhile (Discord's 3 s), however loaded the machine.
+    const firstAnswers = new FirstAnswersInFlight(60_000);
+    let answered!: () => void;
+    void firstAnswers.track(new Promise<void>((resolve) => (answered = resolve)));
+    const edit = createWebhookRest(api, firstAnswers).patch('/webhooks/1/held/messages/@original', { body: { content: 'x' }, auth: false });
+    // The same client with no first answer in flight: its edit, asked after, makes the whole round trip meanwhile.
+    await createWebhookRest(api, new FirstAnswersInFlight()).patch('/webhooks/1/free/messages/@original', { body: { content: 'x' }, auth: false });
+    expect(seen).toEqual(['/api/v10/webhooks/1/free/messages/@original']);
+    answered();
+    await edit;
+    expect(seen).toEqual(['/api/v10/webhooks/1/free/messages/@original', '/api/v10/webhooks/1/held/messages/@original']);
   });
 });
