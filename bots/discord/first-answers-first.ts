@@ -41,7 +41,8 @@ export class FirstAnswersInFlight {
   behind(): Promise<void> {
     if (this.#pending.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(go, this.maxWaitMs);
+      // Unref: a first answer still in flight keeps the process up; this fallback alone must not (at most 3 s at a stop).
+      const timer = setTimeout(go, this.maxWaitMs).unref();
       function go() {
         clearTimeout(timer);
         resolve();
