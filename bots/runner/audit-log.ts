@@ -192,7 +192,7 @@ export class AuditLog {
   /** A refusal the intake decided; only those by a rule or a budget are recorded (`isAuditedRefusal`). Never throws. */
   refused(requester: Requester, job: { kind: JobSpec['kind']; prompt: string; options?: JobOptions | undefined; private?: boolean | undefined }, error: unknown): void {
     if (!(error instanceof JobRefusedError) || !isAuditedRefusal(error.code)) return;
-    const word = error.code === 'blocked_word' ? error.words.values?.word : undefined;
+    const { word } = error;
     this.#add(requester, {
       type: 'refusal',
       userId: requester.userId,
@@ -204,7 +204,7 @@ export class AuditLog {
       ...(job.options?.quality !== undefined && { quality: job.options.quality }),
       status: error.code,
       ...(job.private && { private: true }),
-      ...(typeof word === 'string' && { word: word.slice(0, 200) }),
+      ...(word !== undefined && { word: word.slice(0, 200) }),
       at: this.#now(),
     });
   }
