@@ -192,7 +192,7 @@ export class AuditLog {
   /** A refusal the intake decided; only those by a rule or a budget are recorded (`isAuditedRefusal`). Never throws. */
   refused(requester: Requester, job: { kind: JobSpec['kind']; prompt: string; options?: JobOptions | undefined; private?: boolean | undefined }, error: unknown): void {
     if (!(error instanceof JobRefusedError) || !isAuditedRefusal(error.code)) return;
-    const word = error.code === 'blocked_word' ? error.words.values?.word : undefined;
+    const { word } = error;
     this.#add(requester, {
       type: 'refusal',
       userId: requester.userId,
@@ -204,7 +204,7 @@ export class AuditLog {
       ...(job.options?.quality !== undefined && { quality: job.options.quality }),
       status: error.code,
       ...(job.private && { private: true }),
-      ...(typeof word === 'string' && { word: word.slice(0, 200) }),
+      ...(word !== undefined && { word: word.slice(0, 200) }),
       at: this.#now(),
     });
   }
@@ -251,7 +251,7 @@ export class AuditLog {
         await poster.edit({ platform: value.platform, scopeId: value.scopeId, channelId: value.channelId, locale: value.locale, entries, skipped: value.skipped, messageId: value.messageId });
         changed++;
       } catch (error) {
-        this.#logger.warn({ scopeKey: `${value.platform}:${value.scopeId}`, channelId: value.channelId, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post');
+        this.#logger.warn({ scopeKey: scopeKeyOf(value), channelId: value.channelId, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post');
       }
       if (entries.every(theirs)) await this.#posts.delete(key);
       else await this.#posts.update(key, (r) => r && { ...r, entries: r.entries.map((e) => (theirs(e) ? erase(e) : e)) });
@@ -341,7 +341,7 @@ export class AuditLog {
       const skipped = queue.skipped;
       queue.skipped = 0;
       const post: AuditPost = { platform: queue.platform, scopeId: queue.scopeId, channelId: queue.channelId, locale: queue.locale, entries, skipped };
-      const scopeKey = `${queue.platform}:${queue.scopeId}`;
+      const scopeKey = scopeKeyOf(queue);
       try {
         const { messageId } = await poster.post(post);
         this.#trouble.delete(scopeKey);
@@ -360,7 +360,7 @@ export class AuditLog {
   async #stillChosen(queue: ChannelQueue): Promise<boolean> {
     const current = await this.#channelOf(queue).catch(() => ({ channelId: queue.channelId }));
     if (current?.channelId === queue.channelId) return true;
-    this.#logger.info({ scopeKey: `${queue.platform}:${queue.scopeId}`, channelId: queue.channelId, entries: queue.entries.length }, 'the audit channel was turned off or changed; its waiting entries were dropped');
+    this.#logger.info({ scopeKey: scopeKeyOf(queue), channelId: queue.channelId, entries: queue.entries.length }, 'the audit channel was turned off or changed; its waiting entries were dropped');
     queue.entries = [];
     queue.skipped = 0;
     return false;

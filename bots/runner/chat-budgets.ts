@@ -7,6 +7,7 @@ import {
   EPSILON_USD,
   evaluate,
   isOverridableCap,
+  MEMBER_CAPS,
   memberLimits,
   resetsAt,
   roundToNanoUsd,
@@ -16,7 +17,9 @@ import {
   type BudgetCode,
   type CapOverrides,
   type CapPeriod,
+  type HeldRoles,
   type LedgerSnapshot,
+  type MemberCap,
   type MemberLimits,
   type OverridableCap,
   type SpendRefusal,
@@ -257,7 +260,7 @@ export class ChatBudgets {
       if (limit === undefined) continue;
       const spentUsd = snapshot.used(key, period);
       const chat = isOverridableCap(field) && overrides[field] !== undefined && limit === overrides[field].usd;
-      const source = field === 'userDailyUsd' || field === 'userMonthlyUsd' ? member.from[field] : undefined;
+      const source = isMemberCap(field) ? member.from[field] : undefined;
       const role = source && source.kind !== 'scope' ? source : undefined;
       caps.push({
         code,
@@ -298,15 +301,10 @@ export class ChatBudgets {
   async setCap(requester: Requester, cap: OverridableCap, usd: number | undefined): Promise<CapChange> {
     const { locale } = requester;
     const { scopeKey } = keysOf(requester);
-    if (!requester.isAdmin || (await this.#capsOf(scopeKey)).personal) return { ok: false, code: 'not_admin', message: notAdminMessage(requester.platform, locale) };
-    if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) {
-      return { ok: false, code: 'invalid_amount', message: amountHint(locale) };
-    }
+    const refused = (await this.#notAdminRefusal(requester)) ?? this.#amountRefusal(requester, cap, usd);
+    if (refused) return refused;
     const operatorUsd = this.#operator[cap];
     const what = capValues(cap, requester.platform);
-    if (usd !== undefined && operatorUsd !== undefined && usd > operatorUsd) {
-      return { ok: false, code: 'above_operator_cap', message: say(locale, 'budget.above_operator_cap', { ...what, operator: usdOf(operatorUsd), variable: VARIABLE_OF[cap] }) };
-    }
     const changedBy = userKeyOf(requester);
     const { previousUsd } = await this.#store.setCapOverride(scopeKey, cap, usd, changedBy, this.#now());
     this.#cache.delete(scopeKey);
@@ -328,14 +326,13 @@ export class ChatBudgets {
   async setRoleBudget(requester: Requester, role: NamedRole, cap: OverridableCap, usd: number | undefined): Promise<CapChange> {
     const { locale, platform } = requester;
     const { scopeKey } = keysOf(requester);
-    if (!requester.isAdmin || (await this.#capsOf(scopeKey)).personal) return { ok: false, code: 'not_admin', message: notAdminMessage(platform, locale) };
-    if (cap !== 'userDailyUsd' && cap !== 'userMonthlyUsd') return { ok: false, code: 'not_a_member_cap', message: say(locale, 'budget.role_member_caps_only', { scope: SCOPE_WORDS[platform] }) };
-    if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) return { ok: false, code: 'invalid_amount', message: amountHint(locale) };
+    const notAdmin = await this.#notAdminRefusal(requester);
+    if (notAdmin) return notAdmin;
+    if (!isMemberCap(cap)) return { ok: false, code: 'not_a_member_cap', message: say(locale, 'budget.role_member_caps_only', { scope: SCOPE_WORDS[platform] }) };
+    const refused = this.#amountRefusal(requester, cap, usd);
+    if (refused) return refused;
     const operatorUsd = this.#operator[cap];
     const what = capValues(cap, platform);
-    if (usd !== undefined && operatorUsd !== undefined && usd > operatorUsd) {
-      return { ok: false, code: 'above_operator_cap', message: say(locale, 'budget.above_operator_cap', { ...what, operator: usdOf(operatorUsd), variable: VARIABLE_OF[cap] }) };
-    }
     const changedBy = userKeyOf(requester);
     let previousUsd: number | undefined;
     const full = new Error('too many roles');
@@ -364,6 +361,22 @@ export class ChatBudgets {
     return { ok: true, cap, previousUsd, usd, operatorUsd, message };
   }
 
+  /** The refusal of a cap change (`setCap`, `setRoleBudget`) by someone who is not an admin here (or in a person's own scope, which has none). */
+  async #notAdminRefusal(requester: Requester): Promise<CapChange | undefined> {
+    if (requester.isAdmin && !(await this.#capsOf(scopeKeyOf(requester))).personal) return undefined;
+    return { ok: false, code: 'not_admin', message: notAdminMessage(requester.platform, requester.locale) };
+  }
+
+  /** The refusal of an amount a chat admin chose (a cap, a role's budget): not an amount, or above the operator's cap of the same kind. */
+  #amountRefusal(requester: Requester, cap: OverridableCap, usd: number | undefined): CapChange | undefined {
+    const { locale, platform } = requester;
+    if (usd === undefined) return undefined;
+    if (!(Number.isFinite(usd) && usd >= 0)) return { ok: false, code: 'invalid_amount', message: amountHint(locale) };
+    const operatorUsd = this.#operator[cap];
+    if (operatorUsd === undefined || usd <= operatorUsd) return undefined;
+    return { ok: false, code: 'above_operator_cap', message: say(locale, 'budget.above_operator_cap', { ...capValues(cap, platform), operator: usdOf(operatorUsd), variable: VARIABLE_OF[cap] }) };
+  }
+
   /**
    * Drops the budgets of roles that are no longer in the admin's server/workspace (`existing`: the ids of every role
    * it has now, as its platform lists them): a role deleted since can be picked by no admin to clear its budget, which
@@ -386,11 +399,14 @@ export class ChatBudgets {
   /** The member's scope caps and their own limits (`memberLimits`); the platform is asked for their roles only where the scope has role budgets. */
   async #memberOf(requester: Requester): Promise<{ caps: ScopeCaps; member: MemberLimits }> {
     const caps = await this.#capsOf(scopeKeyOf(requester));
-    if (caps.roleBudgets.length === 0) return { caps, member: { limits: caps.limits, from: { userDailyUsd: { kind: 'scope' }, userMonthlyUsd: { kind: 'scope' } } } };
-    const ids = caps.roleBudgets.map((r) => r.roleId);
+    return { caps, member: memberLimits(this.#operator, caps.limits, caps.roleBudgets, await this.#heldRoles(requester, caps.roleBudgets)) };
+  }
+
+  /** Which of the scope's budgeted roles the member holds: none to ask about when it has no role budgets. */
+  async #heldRoles(requester: Requester, roleBudgets: ScopeCaps['roleBudgets']): Promise<HeldRoles> {
+    if (roleBudgets.length === 0) return [];
     const reader = this.#rolesOf.get(requester.platform);
-    const held = requester.roleIds ?? (reader ? await reader(requester, ids) : undefined) ?? 'unknown';
-    return { caps, member: memberLimits(this.#operator, caps.limits, caps.roleBudgets, held) };
+    return requester.roleIds ?? (reader ? await reader(requester, roleBudgets.map((r) => r.roleId)) : undefined) ?? 'unknown';
   }
 
   /**
@@ -463,6 +479,10 @@ interface ScopeCaps {
 
 function keysOf(requester: Pick<Requester, 'platform' | 'userId' | 'scopeId'>): { userKey: string; scopeKey: string } {
   return { userKey: userKeyOf(requester), scopeKey: scopeKeyOf(requester) };
+}
+
+function isMemberCap(cap: string): cap is MemberCap {
+  return (MEMBER_CAPS as readonly string[]).includes(cap);
 }
 
 function withoutUnset<T extends object>(value: T): T {

@@ -110,6 +110,17 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'get' | 
     logger?.warn({ scopeKey, setting: name }, 'a stored chat setting is unreadable; its default applies');
     return undefined;
   };
+  const update: ScopeSettingsStore['update'] = async (scopeKey, name, change, by) => {
+    let value: ScopeSettings[typeof name] | undefined;
+    await space.update(stateKeyOf(scopeKey), (entries = {}) => {
+      value = change(read(scopeKey, name, entries[name]?.value) as ScopeSettings[typeof name] | undefined);
+      ScopeSettingsSchema.shape[name].parse(value);
+      if (value === undefined) delete entries[name];
+      else entries[name] = { value, by: by.by, at: by.at };
+      return Object.keys(entries).length ? entries : undefined;
+    });
+    return value;
+  };
   return {
     async get(scopeKey) {
       const stored: StoredScopeSettings = { values: {}, setBy: {} };
@@ -122,24 +133,13 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'get' | 
       return stored;
     },
     async set(scopeKey, name, value, change) {
-      ScopeSettingsSchema.shape[name].parse(value);
-      const { before } = await space.update(stateKeyOf(scopeKey), (entries = {}) => {
-        if (value === undefined) delete entries[name];
-        else entries[name] = { value, by: change.by, at: change.at };
-        return Object.keys(entries).length ? entries : undefined;
-      });
-      return { previous: read(scopeKey, name, before?.[name]?.value) as ScopeSettings[typeof name] | undefined };
+      let previous: ScopeSettings[typeof name] | undefined;
+      await update(scopeKey, name, (current) => {
+        previous = current;
+        return value;
+      }, change);
+      return { previous };
     },
-    async update(scopeKey, name, change, by) {
-      let value: ScopeSettings[typeof name] | undefined;
-      await space.update(stateKeyOf(scopeKey), (entries = {}) => {
-        value = change(read(scopeKey, name, entries[name]?.value) as ScopeSettings[typeof name] | undefined);
-        ScopeSettingsSchema.shape[name].parse(value);
-        if (value === undefined) delete entries[name];
-        else entries[name] = { value, by: by.by, at: by.at };
-        return Object.keys(entries).length ? entries : undefined;
-      });
-      return value;
-    },
+    update,
   };
 }

@@ -1,10 +1,8 @@
-import { InteractionContextType, MessageFlags, PermissionFlagsBits, Routes, SlashCommandBuilder, type APIRole, type ChatInputCommandInteraction } from 'discord.js';
-import { acknowledge } from '../acknowledge.js';
+import { InteractionContextType, PermissionFlagsBits, Routes, SlashCommandBuilder, type APIRole, type ChatInputCommandInteraction } from 'discord.js';
 import { english, localized } from '../command-words.js';
-import { budgetRequesterOf } from '../requester.js';
 import { amountHint, CAP_NAMES, capOfName, notAdminMessage, parseCapAmount, say as sayIn, type CapChange, type Requester } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
-import { addSettingsSubcommands, answerSettings } from './admin-settings.js';
+import { addSettingsSubcommands, answerAdmin, answerSettings } from './admin-settings.js';
 import { addStyleSubcommands, answerStyles } from './admin-styles.js';
 import { addAuditSubcommand, answerAudit } from './admin-audit.js';
 import type { SlashCommand } from './command.js';
@@ -43,10 +41,17 @@ export default {
     const subcommand = interaction.options.getSubcommand();
     if (subcommand === 'style' || subcommand === 'styles') return answerStyles(interaction, ctx);
     if (subcommand === 'audit') return answerAudit(interaction, ctx);
-    if (subcommand !== 'budget') return answerSettings(interaction, ctx);
-    const say = (content: string) => interaction.editReply({ content, allowedMentions: { parse: [] } });
-    if ((await acknowledge('admin: defer', () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
-    const requester = budgetRequesterOf(interaction, ctx.adminRoleIds);
+    if (subcommand === 'budget') return answerBudget(interaction, ctx);
+    return answerSettings(interaction, ctx);
+  },
+} satisfies SlashCommand;
+
+/**
+ * `/imagine-admin budget cap usd [role]`: a cap of the server, or with a role that role's budget of each member
+ * holding it; @everyone (the role whose id is the server's) is every member: the cap of each user.
+ */
+async function answerBudget(interaction: ChatInputCommandInteraction, ctx: BotContext): Promise<void> {
+  await answerAdmin(interaction, ctx, `✋ ${notAdminMessage('discord', interaction.locale)}`, async (requester, say) => {
     const cap = capOfName(interaction.options.getString('cap', true));
     const amount = parseCapAmount(interaction.options.getString('usd', true));
     if (!cap) {
@@ -54,11 +59,9 @@ export default {
       return;
     }
     if (!amount.ok) {
-      // Who may change budgets is told first, as `setCap` does.
-      await say(`✋ ${requester.isAdmin ? amountHint(interaction.locale) : notAdminMessage('discord', interaction.locale)}`);
+      await say(`✋ ${amountHint(interaction.locale)}`);
       return;
     }
-    // A role's budget of each member holding it; @everyone (the role whose id is the server's) is every member: the cap of each user.
     const role = interaction.options.getRole('role');
     let change: CapChange;
     if (role && role.id !== interaction.guildId) {
@@ -67,8 +70,8 @@ export default {
       if (!change.ok && change.code === 'too_many_roles' && (await forgetDeletedRoles(interaction, ctx, requester))) change = await set();
     } else change = await ctx.runner.budgets.setCap(requester, cap, amount.usd);
     await say(change.ok ? `✅ ${change.message}` : `✋ ${change.message}`);
-  },
-} satisfies SlashCommand;
+  });
+}
 
 /**
  * Once the server's places for role budgets are full: drops those of roles deleted since (no admin can pick a deleted

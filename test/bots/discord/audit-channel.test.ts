@@ -90,6 +90,8 @@ describe('the audit channel on Discord', () => {
       await h.finalReply(h.discord.slashCommand('imagine', { prompt: `a faint kite ${i}`, quality: 'low' }));
       await h.discord.waitFor(() => h!.discord.requests.filter((r) => r.route === 'channel-message' && r.method === 'POST' && r.status !== 200).length > i, 'the audit post to fail');
     }
+    // Discord's answer reaches the bot after the stand-in has recorded it: the third failure is counted then.
+    await h.discord.waitFor(() => h!.runner.audit.trouble({ platform: 'discord', scopeId: h!.discord.guildId }) !== undefined, 'the third failed post to be counted');
     expect(h.runner.audit.trouble({ platform: 'discord', scopeId: h.discord.guildId })).toMatchObject({ channelId: audit, failures: 3, code: '50006' });
   });
 

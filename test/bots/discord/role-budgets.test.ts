@@ -2,9 +2,8 @@ import { InteractionContextType, PermissionFlagsBits, type BaseInteraction } fro
 import { requesterOf } from '../../../bots/discord/requester.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { answerOf, DiscordHarness } from './harness.js';
+import { answerOf, DiscordHarness, EPHEMERAL } from './harness.js';
 
-const EPHEMERAL = 64;
 const MANAGE_SERVER = String(PermissionFlagsBits.ManageGuild);
 
 let h: DiscordHarness | undefined;

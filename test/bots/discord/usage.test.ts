@@ -133,11 +133,14 @@ describe('/imagine-admin budget', () => {
     expect((await h.quotaStore.capOverrides(scopeKey(h))).scopeMonthlyUsd?.usd).toBe(250);
   });
 
-  it('refuses a member who is no admin, privately, and changes nothing', async () => {
+  it('refuses a member who is no admin, privately and before anything else, and changes nothing', async () => {
     h = await DiscordHarness.start({ partialImages: 0, limits: { userDailyUsd: 1 } });
     const answer = await answerOf(h, h.discord.slashCommand('imagine-admin budget', { cap: 'user-daily', usd: '0' }));
     expect(answer.flags & EPHEMERAL).toBe(EPHEMERAL);
     expect(answer.content).toContain('Only an admin');
+    // Who may change budgets is told first, whatever else is wrong with the command.
+    const unknownCap = await answerOf(h, h.discord.slashCommand('imagine-admin budget', { cap: 'account-daily', usd: '1' }));
+    expect(unknownCap.content).toBe(answer.content);
     expect(await h.quotaStore.capOverrides(scopeKey(h))).toEqual({});
   });
 });

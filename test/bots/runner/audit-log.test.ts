@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AuditLog, JobRefusedError, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
+import { AuditLog, JobRefusedError, refusalFromPolicy, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
 import { openBotState } from '../../../bots/state/index.js';
 import { words } from '../../../bots/runner/words.js';
 import { useTempDirs } from '../../helpers/runner-harness.js';
@@ -90,7 +90,7 @@ describe('the audit log', () => {
     const poster = new RecordingPoster();
     const log = logWith(poster);
     log.jobEnded(member(), job('a secret garden', true), completed, 'https://discord.com/channels/G1/C-art/2');
-    log.refused(member(), job('a gory scene'), new JobRefusedError('blocked_word', words('refusal.blocked_word', { word: 'gory' })));
+    log.refused(member(), job('a gory scene'), refusalFromPolicy('blocked_word', { platform: 'discord', word: 'gory' }));
     log.refused(member(), job('a fox'), new JobRefusedError('budget_user_daily', words('refusal.other_limit', { code: 'budget_user_daily' })));
     log.refused(member(), job('a fox'), new JobRefusedError('validation_error', words('refusal.restarting')));
     log.refused(member(), job('a fox'), new JobRefusedError('queue_full', words('refusal.restarting')));

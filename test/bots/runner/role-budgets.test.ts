@@ -39,9 +39,10 @@ describe('budgets of roles in the job runner', () => {
     expect(await runner.budgets.spentRefusal(intern)).toMatchObject({ code: 'budget_user_daily', limit: 0 });
   });
 
-  it('refuses a change from someone who is no admin, above the operator’s cap of each user, of a server cap, or past 25 roles', async () => {
+  it('refuses a change from someone who is no admin, of an amount that is none, above the operator’s cap of each user, of a server cap, or past 25 roles', async () => {
     const { runner } = await kit.runner({ limits: { userMonthlyUsd: 10 } });
     expect(await runner.budgets.setRoleBudget(requester(), designers, 'userDailyUsd', 1)).toMatchObject({ ok: false, code: 'not_admin' });
+    expect(await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', -1)).toMatchObject({ ok: false, code: 'invalid_amount' });
     expect(await runner.budgets.setRoleBudget(admin(), designers, 'userMonthlyUsd', 10.01)).toMatchObject({ ok: false, code: 'above_operator_cap' });
     expect(await runner.budgets.setRoleBudget(admin(), designers, 'scopeDailyUsd', 1)).toMatchObject({ ok: false, code: 'not_a_member_cap' });
     expect(await runner.budgets.setRoleBudget(admin({ scopeId: 'dm:u-1' }), designers, 'userDailyUsd', 1)).toMatchObject({ ok: false, code: 'not_admin' });
