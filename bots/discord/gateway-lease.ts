@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
-import { withTimeout } from 'pictor/internal';
+import { withTimeout, definedOf } from 'pictor/internal';
 
 export interface GatewayLeaseOptions {
   redis: Redis;
@@ -54,7 +54,7 @@ export class GatewayLease {
   #wake: (() => void) | undefined;
 
   constructor(options: GatewayLeaseOptions & { key: string }) {
-    const { prefix: _prefix, ...rest } = definedOnly(options);
+    const { prefix: _prefix, ...rest } = definedOf(options);
     const o = { ...GATEWAY_LEASE_DEFAULTS, ...rest, key: options.key, redis: options.redis, logger: options.logger };
     if (!(o.renewEveryMs * 2 < o.ttlMs)) throw new Error('the gateway lease must be renewed at least twice per lifetime (renewEveryMs * 2 < ttlMs)');
     this.#o = o;
@@ -193,9 +193,6 @@ export class GatewayLease {
   }
 }
 
-function definedOnly<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

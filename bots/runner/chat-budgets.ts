@@ -23,6 +23,7 @@ import {
   type MemberLimits,
   type OverridableCap,
   type SpendRefusal,
+  definedOf,
 } from 'pictor/internal';
 import { SCOPE_WORDS } from './describe-refusal.js';
 import { say, usd as usdOf } from './words.js';
@@ -344,7 +345,7 @@ export class ChatBudgets {
         const changed = { ...budgets[at], roleId: role.id, name: role.name.slice(0, 100), [cap]: usd };
         if (changed.userDailyUsd === undefined && changed.userMonthlyUsd === undefined) return kept.length ? kept : undefined;
         if (at < 0 && budgets.length >= ROLE_BUDGETS_MAX) throw full;
-        return [...kept, withoutUnset(changed)];
+        return [...kept, definedOf(changed)];
       }, { by: changedBy, at: this.#now() });
     } catch (error) {
       if (error !== full) throw error;
@@ -485,9 +486,6 @@ function isMemberCap(cap: string): cap is MemberCap {
   return (MEMBER_CAPS as readonly string[]).includes(cap);
 }
 
-function withoutUnset<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
-}
 
 function isDmScopeKey(scopeKey: string): boolean {
   return isDmScope(scopeKey.slice(scopeKey.indexOf(':') + 1));

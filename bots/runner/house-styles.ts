@@ -1,3 +1,4 @@
+import { definedOf } from 'pictor/internal';
 import { z } from 'zod';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import { BACKGROUNDS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES, type LoggerLike } from 'pictor';
@@ -261,9 +262,3 @@ function readStyle(value: unknown): HouseStyle | undefined {
   const parsed = HouseStyleSchema.safeParse(value);
   return parsed.success ? parsed.data : undefined;
 }
-
-/** The options that are set (an undefined option does not hide a style's). */
-function definedOf<T extends object>(options: T): T {
-  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as T;
-}
-

@@ -1,3 +1,4 @@
+import { definedOf } from 'pictor/internal';
 import { z } from 'zod';
 import { LIMITS, OUTPUT_FORMATS, parseGenerationRequest, QUALITIES, SIZES, type LoggerLike } from 'pictor';
 import { stateKeyOf, type Space } from '../state/index.js';
@@ -152,9 +153,6 @@ function takesFormat(spec: JobSpec, options: JobOptions, format: string): boolea
   }
 }
 
-function definedOf(options: JobOptions): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
-}
 
 /**
  * Members' defaults as the bots' state keeps them: one small record per member (the `member-defaults` space; no

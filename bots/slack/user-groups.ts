@@ -1,3 +1,4 @@
+import { definedOf } from 'pictor/internal';
 import type { webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
 import { slackErrorCode } from './slack-error-code.js';
@@ -59,7 +60,7 @@ export class UserGroups {
       retryMs: 30_000,
       maxWorkspaces: 500,
       now: Date.now,
-      ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
+      ...definedOf(options),
       clientFor: options.clientFor,
       logger: options.logger,
     };

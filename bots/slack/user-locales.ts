@@ -1,3 +1,4 @@
+import { definedOf } from 'pictor/internal';
 import Bottleneck from 'bottleneck';
 import type { AnyMiddlewareArgs, Context, Middleware, webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
@@ -31,7 +32,7 @@ export class UserLocales {
   #warned = false;
 
   constructor(options: UserLocalesOptions) {
-    this.#o = { maxEntries: 10_000, ttlMs: 60 * 60_000, waitMs: 1_500, perMinute: 100, now: Date.now, ...stripUndefined(options), logger: options.logger };
+    this.#o = { maxEntries: 10_000, ttlMs: 60 * 60_000, waitMs: 1_500, perMinute: 100, now: Date.now, ...definedOf(options), logger: options.logger };
     this.#limiter = new Bottleneck({
       maxConcurrent: 4,
       reservoir: this.#o.perMinute,
@@ -111,6 +112,3 @@ export function localeIn(context: Context): string | undefined {
   return typeof context.locale === 'string' ? context.locale : undefined;
 }
 
-function stripUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
-}

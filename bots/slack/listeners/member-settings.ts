@@ -1,3 +1,4 @@
+import { definedOf } from 'pictor/internal';
 import type { RespondFn } from '@slack/bolt';
 import { describeMemberDefaults, MEMBER_DEFAULT_NAMES, onOffOf, say, sayWords, words, type MemberDefaultName, type MemberDefaultsChange } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
@@ -64,9 +65,6 @@ function unknownFlag(given: string): SlackInputError {
   return new SlackInputError('unknown_flag', words('slack.flag.unknown', { flag: `\`${given}\``, near: '', meant: 'no', flags }), { flag: given });
 }
 
-function definedOf(values: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
-}
 
 /** Sets (when asked) and shows a member's own defaults beside the workspace's: a private answer for anyone. */
 export async function answerMemberSettings(context: BotContext, actor: SlackActor, command: { text: string }, ack: Ack, respond: RespondFn): Promise<void> {
