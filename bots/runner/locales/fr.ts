@@ -402,6 +402,8 @@ export const fr = {
   'discord.command.admin.audit': 'Choisir le salon où chaque tâche et chaque refus est publié ; off l’arrête ; seul, l’affiche',
   'discord.option.audit_channel': 'Le salon des entrées d’audit (le bot doit pouvoir y publier)',
   'discord.option.audit_off': 'Ne plus publier les entrées d’audit',
+  'slack.admin.plain_mention':
+    '{field} : Slack a envoyé {typed} en texte brut, pas comme un lien vers {kind, select, channel {un canal} other {un membre}}, je ne peux donc pas savoir lequel c’est ; rien n’a été changé. Choisissez-le dans la liste que Slack affiche pendant la saisie, ou donnez son ID ({id} : {kind, select, channel {en bas des détails du canal} other {son profil → ⋯ → Copier l’ID de membre}}). Si Slack n’envoie jamais les noms comme liens, la commande {command} de l’app ne les échappe pas : un propriétaire de l’espace de travail met l’app à jour depuis le manifeste actuel (<b>Escape channels, users, and links</b> activé).',
   'slack.audit.usage': 'Écrivez {set} pour choisir le salon d’audit, ou {off} pour l’arrêter.',
   'slack.help.audit': '<b>Salon d’audit (admins) :</b> {command} y publie chaque tâche et chaque refus par une règle ou un budget ; {off} l’arrête.',
 } as const satisfies Catalog;

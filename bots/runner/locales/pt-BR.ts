@@ -402,6 +402,8 @@ export const ptBR = {
   'discord.command.admin.audit': 'Escolha o canal onde cada trabalho e recusa é publicado; off desliga; sozinho, mostra',
   'discord.option.audit_channel': 'O canal das entradas de auditoria (o bot precisa poder publicar lá)',
   'discord.option.audit_off': 'Parar de publicar entradas de auditoria',
+  'slack.admin.plain_mention':
+    '{field}: o Slack enviou {typed} como texto simples, não como link para {kind, select, channel {um canal} other {um membro}}, então não sei qual é; nada foi alterado. Escolha na lista que o Slack mostra enquanto você digita, ou informe o ID ({id}: {kind, select, channel {no fim dos detalhes do canal} other {perfil → ⋯ → Copiar ID de membro}}). Se o Slack nunca envia nomes como links, o comando {command} do app não os escapa: um proprietário do workspace atualiza o app a partir do manifesto atual (<b>Escape channels, users, and links</b> ativado).',
   'slack.audit.usage': 'Diga {set} para escolher o canal de auditoria, ou {off} para desligá-lo.',
   'slack.help.audit': '<b>Canal de auditoria (admins):</b> {command} publica lá cada trabalho e cada recusa por uma regra ou um orçamento; {off} desliga.',
 } as const satisfies Catalog;

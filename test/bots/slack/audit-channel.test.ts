@@ -25,11 +25,12 @@ function auditEntry(harness: Harness, text: string): Promise<string> {
 }
 
 describe('the audit channel on Slack', () => {
-  it('reads admin audit #channel, admin audit off and admin audit; anything else stays a prompt', () => {
+  it('reads admin audit #channel, admin audit off and admin audit; anything else after `admin audit` is answered with its usage', () => {
     expect(settingsCommandOf('admin audit &lt;#C0AUDIT|audit&gt;')).toEqual({ kind: 'audit', channel: 'C0AUDIT', off: false });
     expect(settingsCommandOf('admin audit off')).toEqual({ kind: 'audit', channel: undefined, off: true });
     expect(settingsCommandOf('admin audit')).toEqual({ kind: 'audit', channel: undefined, off: false });
-    expect(settingsCommandOf('admin audit of the books')).toBeUndefined();
+    expect(settingsCommandOf('admin audit of the books')).toEqual({ kind: 'usage', of: 'audit' });
+    expect(settingsCommandOf('admin audit #audit')).toEqual({ kind: 'plain_mention', field: 'audit', typed: '#audit' });
   });
 
   it('posts a public job (with its link), a private one (no link) and a refusal (sent nowhere else)', async () => {
