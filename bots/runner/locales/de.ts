@@ -350,7 +350,7 @@ export const de = {
     'Schreibe {how}: NAME besteht aus Kleinbuchstaben, Ziffern, - oder _; TEXT steht um den Prompt, {placeholder} dort, wo der Prompt steht; Flags setzen die Optionen des Stils; {clear} entfernt ihn.',
   // Private results and member defaults
   'refusal.private_not_allowed':
-    '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse{fromDefault, select, yes {, und deine Voreinstellung verlangt sie: bitte um ein öffentliches mit {platform, select, slack {--public} other {private: False}} oder schalte deine Voreinstellung aus mit {platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}}} other {; versuche es ohne {platform, select, slack {--private} other {private}}}}.',
+    '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse{fromDefault, select, yes {, und deine Voreinstellung verlangt sie: bitte um ein öffentliches mit {platform, select, slack {--public} other {private: False}} oder schalte deine Voreinstellung aus mit {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; versuche es ohne {platform, select, slack {--private} other {private}}}}.',
   'settings.hint.onOff': '{on} oder {off}',
   'member.ignored':
     'Hier nicht verwendet, weil die Regeln {scope, select, workspace {dieses Workspace} other {dieses Servers}} {count, plural, one {sie} other {sie}} nicht erlauben: deine Voreinstellung {defaults}.',

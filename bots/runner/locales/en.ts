@@ -375,7 +375,7 @@ export const en = {
     'Say {how}: NAME is lowercase letters, digits, - or _; TEXT goes around the prompt, {placeholder} where the prompt goes; flags set the style’s options; {clear} removes it.',
   // Private results and member defaults
   'refusal.private_not_allowed':
-    '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: ask for a public one with {platform, select, slack {--public} other {private: False}}, or turn your default off with {platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}}} other {; ask again without {platform, select, slack {--private} other {private}}}}.',
+    '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: ask for a public one with {platform, select, slack {--public} other {private: False}}, or turn your default off with {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; ask again without {platform, select, slack {--private} other {private}}}}.',
   'settings.hint.onOff': '{on} or {off}',
   'member.ignored':
     'Not used here, as {scope, select, workspace {this workspace’s} other {this server’s}} rules do not allow {count, plural, one {it} other {them}}: your default {defaults}.',

@@ -350,7 +350,7 @@ export const es = {
     'Escribe {how}: NAME son letras minúsculas, dígitos, - o _; TEXT va alrededor del prompt, {placeholder} donde va el prompt; los flags fijan las opciones del estilo; {clear} lo elimina.',
   // Private results and member defaults
   'refusal.private_not_allowed':
-    '{scope, select, workspace {Este espacio de trabajo} other {Este servidor}} no permite resultados privados{fromDefault, select, yes {, y tu valor predeterminado los pide: pide uno público con {platform, select, slack {--public} other {private: False}} o desactiva tu valor predeterminado con {platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}}} other {; vuelve a pedirlo sin {platform, select, slack {--private} other {private}}}}.',
+    '{scope, select, workspace {Este espacio de trabajo} other {Este servidor}} no permite resultados privados{fromDefault, select, yes {, y tu valor predeterminado los pide: pide uno público con {platform, select, slack {--public} other {private: False}} o desactiva tu valor predeterminado con {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; vuelve a pedirlo sin {platform, select, slack {--private} other {private}}}}.',
   'settings.hint.onOff': '{on} u {off}',
   'member.ignored':
     'No se usa aquí, porque las reglas de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no {count, plural, one {lo permiten} other {los permiten}}: tu valor predeterminado {defaults}.',

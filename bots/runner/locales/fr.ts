@@ -350,7 +350,7 @@ export const fr = {
     'Écrivez {how} : NAME est en lettres minuscules, chiffres, - ou _ ; TEXT entoure le prompt, {placeholder} là où va le prompt ; les options fixent celles du style ; {clear} le supprime.',
   // Private results and member defaults
   'refusal.private_not_allowed':
-    '{scope, select, workspace {Cet espace de travail} other {Ce serveur}} n’autorise pas les résultats privés{fromDefault, select, yes {, et votre réglage par défaut les demande : demandez-en un public avec {platform, select, slack {--public} other {private: False}}, ou désactivez votre réglage avec {platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}}} other { ; réessayez sans {platform, select, slack {--private} other {private}}}}.',
+    '{scope, select, workspace {Cet espace de travail} other {Ce serveur}} n’autorise pas les résultats privés{fromDefault, select, yes {, et votre réglage par défaut les demande : demandez-en un public avec {platform, select, slack {--public} other {private: False}}, ou désactivez votre réglage avec {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other { ; réessayez sans {platform, select, slack {--private} other {private}}}}.',
   'settings.hint.onOff': '{on} ou {off}',
   'member.ignored':
     'Non utilisé ici, car les règles de {scope, select, workspace {cet espace de travail} other {ce serveur}} ne {count, plural, one {l’autorisent} other {les autorisent}} pas : votre réglage par défaut {defaults}.',

@@ -350,7 +350,7 @@ export const ja = {
     '{how} と入力してください。NAME は小文字、数字、- または _、TEXT はプロンプトの前後に付くテキストで、{placeholder} がプロンプトの位置です。フラグでスタイルのオプションを設定し、{clear} で削除します。',
   // Private results and member defaults
   'refusal.private_not_allowed':
-    '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {--public} other {private: False}} で公開のジョブを依頼するか、{platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}} で既定値をオフにしてください} other {。{platform, select, slack {--private} other {private}} を付けずにもう一度依頼してください}}。',
+    '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {--public} other {private: False}} で公開のジョブを依頼するか、{platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}} で既定値をオフにしてください} other {。{platform, select, slack {--private} other {private}} を付けずにもう一度依頼してください}}。',
   'settings.hint.onOff': '{on} または {off}',
   'member.ignored':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}のルールで許可されていないため、ここでは使われませんでした（{count, plural, other {#件}}）：あなたの既定値 {defaults}。',

@@ -350,7 +350,7 @@ export const ptBR = {
     'Diga {how}: NAME são letras minúsculas, dígitos, - ou _; TEXT vai em volta do prompt, {placeholder} onde vai o prompt; as flags definem as opções do estilo; {clear} o remove.',
   // Private results and member defaults
   'refusal.private_not_allowed':
-    '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados{fromDefault, select, yes {, e o seu padrão os pede: peça um público com {platform, select, slack {--public} other {private: False}} ou desative o seu padrão com {platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}}} other {; peça de novo sem {platform, select, slack {--private} other {private}}}}.',
+    '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados{fromDefault, select, yes {, e o seu padrão os pede: peça um público com {platform, select, slack {--public} other {private: False}} ou desative o seu padrão com {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; peça de novo sem {platform, select, slack {--private} other {private}}}}.',
   'settings.hint.onOff': '{on} ou {off}',
   'member.ignored':
     'Não usado aqui, pois as regras {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {o permitem} other {os permitem}}: o seu padrão {defaults}.',

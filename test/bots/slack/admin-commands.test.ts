@@ -122,3 +122,16 @@ describe('admin commands on Slack never become a paid image', () => {
     expect(h.emulator.requests.map((r) => r.fields?.prompt)).toEqual(['admin set of flat icons']);
   });
 });
+
+describe('a refusal that names the command, on Slack', () => {
+  it('names the app’s own command (private_not_allowed: how to turn a private default off)', async () => {
+    h = await start({ bot: { adminUserIds: [ADMIN], commands: { imagine: '/pictor' } } });
+    const { fake } = h;
+    expect(await typed(fake, 'settings --private on', { escape: true, user: 'U0ALICE', command: '/pictor' })).toMatch(/^:white_check_mark:/);
+    expect(await typed(fake, 'admin set private-results off', { escape: true, command: '/pictor' })).toMatch(/^:white_check_mark:/);
+    const refused = await typed(fake, 'a hidden thing', { escape: true, user: 'U0ALICE', command: '/pictor', channel: 'C0ART' });
+    expect(refused).toBe(say('en', 'refusal.private_not_allowed', { scope: 'workspace', platform: 'slack', fromDefault: 'yes', command: '/pictor' }));
+    expect(refused).not.toContain('/imagine');
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+});
