@@ -3,6 +3,7 @@ import { closestWord } from 'pictor/internal';
 import { changeAuditChannel, changeSetting, describeSettings, say, settingOfWord, SETTING_WORDS } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
 import type { SlackActor } from '../SlackJobs.js';
+import { plainTextOf } from '../slack-text.js';
 
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
@@ -25,9 +26,9 @@ const PLAIN_MENTION = /^[#@][^\s<>]+$/;
  * `/imagine admin settings`, `/imagine admin set SETTING VALUE`, `/imagine admin audit …`; undefined for anything else.
  * A text whose second word is `settings` or `audit`, or `set` followed by a setting's name (or a near miss of one,
  * `max-image`), is always a command: one that does not parse gets its usage, never becomes a prompt. `admin set` followed
- * by other words ("admin set of icons") stays a prompt. The value keeps Slack's mentions (`<#C1|art>`, `<@U1|sam>`) so
- * ids can be read; a channel or member that came as plain text (`#art`: an app whose command does not escape them, or a
- * name Slack does not know) is `plain_mention`.
+ * by other words ("admin set of icons") stays a prompt. The value of a channel or member setting keeps Slack's mentions
+ * (`<#C1|art>`, `<@U1|sam>`) so ids can be read, and one that came as plain text (`#art`: an app whose command does not
+ * escape them, or a name Slack does not know) is `plain_mention`; any other value is read as typed (`plainTextOf`).
  */
 export function settingsCommandOf(slackText: string): SettingsCommand | undefined {
   const text = slackText.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&').trim();
@@ -48,10 +49,15 @@ export function settingsCommandOf(slackText: string): SettingsCommand | undefine
   }
   if (sub !== 'set') return undefined;
   if (words.length === 2) return { kind: 'set', setting: undefined, value: '' };
-  const value = text.replace(/^\S+\s+\S+\s+\S+\s*/, '');
+  const afterName = /^\S+\s+\S+\s+\S+\s*/;
   const name = settingOfWord(words[2]!);
-  if (!name) return closestWord(words[2]!, Object.keys(SETTING_WORDS)) ? { kind: 'set', setting: words[2], value } : undefined;
-  const plain = MENTION_SETTINGS.has(name) ? value.split(/[\s,]+/).find((word) => PLAIN_MENTION.test(word)) : undefined;
+  if (!name) return closestWord(words[2]!, Object.keys(SETTING_WORDS)) ? { kind: 'set', setting: words[2], value: text.replace(afterName, '') } : undefined;
+  if (!MENTION_SETTINGS.has(name)) {
+    // Words, not ids: as typed (`blocked-words https://spam.example` is matched against prompts, which are read so too).
+    return { kind: 'set', setting: words[2], value: plainTextOf(slackText.trim().replace(afterName, '')) };
+  }
+  const value = text.replace(afterName, '');
+  const plain = value.split(/[\s,]+/).find((word) => PLAIN_MENTION.test(word));
   if (plain) return { kind: 'plain_mention', field: words[2]!.toLowerCase(), typed: plain };
   return { kind: 'set', setting: words[2], value };
 }

@@ -86,6 +86,17 @@ describe('admin commands on Slack never become a paid image', () => {
     expect(h.emulator.requests).toHaveLength(0);
   });
 
+  it('reads a setting of words as typed when Slack escapes the links and & in it: a blocked link is refused in a prompt, privately', async () => {
+    h = await start();
+    const { fake } = h;
+    expect(await typed(fake, 'admin set blocked-words https://spam.example, fish & chips', { escape: true })).toMatch(/^:white_check_mark: /);
+    expect((await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId })).blockedWords.value).toEqual(['https://spam.example', 'fish & chips']);
+    expect(await typed(fake, 'a flyer for https://spam.example --quality low', { escape: true, user: 'U0ALICE', channel: 'C0ART' })).toBe(
+      say('en', 'refusal.blocked_word', { word: 'https://spam.example' }),
+    );
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+
   it('answers an admin sub-command that does not parse with its usage, privately, and sends nothing', async () => {
     h = await start();
     const { fake } = h;

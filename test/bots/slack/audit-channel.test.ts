@@ -71,12 +71,12 @@ describe('the audit channel on Slack', () => {
     h = await start();
     const { fake } = h;
     await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN');
-    // Slack writes `@here` in a command's text as `<!here>`: an admin blocking it blocks that.
+    // Slack writes `@here` in a command's text as `<!here>`: an admin blocking it blocks `@here`, as typed.
     await privately(fake, 'admin set blocked-words <!here>', ADMIN);
     await privately(fake, 'a shout <!here> to <!channel>', 'U0ALICE', 'C0ART');
     const refusal = await auditEntry(h, '(blocked_word)');
     expect(refusal).not.toMatch(/<!(here|channel|everyone)/);
-    expect(refusal).toContain('&lt;!here&gt;');
+    expect(refusal).toContain('@here');
   });
 
   it('posts a prompt of the longest, all angle brackets (each escaped into 4 characters), within a section’s 3,000', async () => {
