@@ -3,7 +3,7 @@ import { closestWord } from 'pictor/internal';
 import { changeAuditChannel, changeSetting, describeSettings, say, settingOfWord, SETTING_WORDS } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
 import type { SlackActor } from '../SlackJobs.js';
-import { plainTextOf } from '../slack-text.js';
+import { escapeMrkdwn, plainTextOf } from '../slack-text.js';
 
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
@@ -136,11 +136,11 @@ function auditUsage(context: BotContext, locale: string | undefined): string {
  * Slack did not send it as a link (a name Slack does not know, or an app whose command does not escape names: its
  * manifest is older), and how to give it (pick it from Slack's list, or its id).
  */
-export function plainMentionAnswer(context: BotContext, command: { field: string; typed: string }, locale: string | undefined): string {
+function plainMentionAnswer(context: BotContext, command: { field: string; typed: string }, locale: string | undefined): string {
   const channel = command.typed.startsWith('#');
   return say(locale, 'slack.admin.plain_mention', {
     field: `\`${command.field}\``,
-    typed: `\`${command.typed}\``,
+    typed: `\`${escapeMrkdwn(command.typed)}\``,
     kind: channel ? 'channel' : 'member',
     id: channel ? '`C0123ABCD`' : '`U0123ABCD`',
     command: `\`${context.commands.imagine}\``,
