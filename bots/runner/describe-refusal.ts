@@ -10,6 +10,12 @@ type Refusal = Extract<Awaited<ReturnType<QuotaStore['reserve']>>, { ok: false }
 /** What a sentence calls the scope: a Discord server, a Slack workspace, or a person's own (DMs, user installs). A `select` value of the catalog. */
 export type ScopeWord = 'server' | 'workspace' | 'dm';
 
+/**
+ * The surface's main command as a refusal names it (`{command} settings --private off`): Slack's default `/imagine`;
+ * a surface whose command has another name says the words with its own (`command` in the refusal's values).
+ */
+export const SURFACE_COMMAND = '/imagine';
+
 /** The scope word of a platform (every sentence of the runner says "this server" or "this workspace"). */
 export const SCOPE_WORDS: Readonly<Record<Platform, ScopeWord>> = { discord: 'server', slack: 'workspace' };
 
@@ -98,7 +104,7 @@ export function refusalFromPolicy(
     case 'moderation_not_allowed':
       return new JobRefusedError(code, words('refusal.moderation_not_allowed', { scope }), { field: 'moderation' });
     case 'private_not_allowed':
-      return new JobRefusedError(code, words('refusal.private_not_allowed', { scope, platform: context.platform, fromDefault: context.fromDefault ? 'yes' : 'no' }), { field: 'private' });
+      return new JobRefusedError(code, words('refusal.private_not_allowed', { scope, platform: context.platform, fromDefault: context.fromDefault ? 'yes' : 'no', command: SURFACE_COMMAND }), { field: 'private' });
     case 'scope_not_allowed':
     case 'dms_not_enabled':
     case 'member_blocked':

@@ -73,6 +73,8 @@ export interface SlackJobsOptions {
   finalImagesIn?: 'channel' | 'thread' | undefined;
   /** A job was shown to its end (its images and buttons posted, or its failure): what a member's Home shows changed. */
   onJobShown?: ((actor: SlackActor) => void) | undefined;
+  /** The app's `/imagine` command as configured: a refusal that names it says this one. */
+  command?: string | undefined;
 }
 
 /** A job the intake admitted: its handle, its saved request, and when it has been shown to its end. */
@@ -263,7 +265,10 @@ export class SlackJobs {
     const failure = describeFailure(error, input.actor.locale);
     if (!isJobRefusedError(error)) this.#o.logger.error({ code: failure.code, err: error }, 'the runner did not take a Slack job');
     else this.#o.logger.info({ code: failure.code, user: input.actor.userId }, 'a Slack job was refused');
-    await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
+    // A refusal that names the command (`{command} settings --private off`) names the one this app has.
+    const command = this.#o.command;
+    const message = command && failure.words.values?.command !== undefined ? sayWords(input.actor.locale, { key: failure.words.key, values: { ...failure.words.values, command } }) : failure.message;
+    await input.notify(message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
   }
 
   #keepForRepair(jobId: string, view: SlackJobView): void {

@@ -6,7 +6,8 @@ export function plainTextOf(slackText: string): string {
   return slackText
     .replace(/<([@#!])([^>|]+)(?:\|([^>]*))?>/g, (_m, sigil: string, id: string, label: string | undefined) => {
       if (sigil === '!') return label ? label : `@${id.split('^')[0]}`;
-      return `${sigil}${label ?? id}`;
+      // Slack may leave the name out (`<#C0123|>`, `<@U0123>`): the id is what is left to show.
+      return `${sigil}${label || id}`;
     })
     .replace(/<([^>|]+)(?:\|([^>]*))?>/g, (_m, url: string, label: string | undefined) => label ?? url)
     .replace(/&lt;/g, '<')

@@ -227,6 +227,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     onShown: options.onUpdateShown,
     finalImagesIn: options.finalImagesIn,
     onJobShown: (actor) => homes.changed(actor.teamId, actor.userId),
+    command: commands.imagine,
   });
   // With Redis, a Cancel pressed on another replica for a job running here.
   await jobs.listenForCancels();

@@ -350,7 +350,7 @@ export const de = {
     'Schreibe {how}: NAME besteht aus Kleinbuchstaben, Ziffern, - oder _; TEXT steht um den Prompt, {placeholder} dort, wo der Prompt steht; Flags setzen die Optionen des Stils; {clear} entfernt ihn.',
   // Private results and member defaults
   'refusal.private_not_allowed':
-    '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse{fromDefault, select, yes {, und deine Voreinstellung verlangt sie: bitte um ein öffentliches mit {platform, select, slack {--public} other {private: False}} oder schalte deine Voreinstellung aus mit {platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}}} other {; versuche es ohne {platform, select, slack {--private} other {private}}}}.',
+    '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse{fromDefault, select, yes {, und deine Voreinstellung verlangt sie: bitte um ein öffentliches mit {platform, select, slack {--public} other {private: False}} oder schalte deine Voreinstellung aus mit {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; versuche es ohne {platform, select, slack {--private} other {private}}}}.',
   'settings.hint.onOff': '{on} oder {off}',
   'member.ignored':
     'Hier nicht verwendet, weil die Regeln {scope, select, workspace {dieses Workspace} other {dieses Servers}} {count, plural, one {sie} other {sie}} nicht erlauben: deine Voreinstellung {defaults}.',
@@ -402,6 +402,8 @@ export const de = {
   'discord.command.admin.audit': 'Kanal wählen, in dem jeder Auftrag und jede Ablehnung gepostet wird; off stoppt es; allein: anzeigen',
   'discord.option.audit_channel': 'Der Kanal für Audit-Einträge (der Bot muss dort posten dürfen)',
   'discord.option.audit_off': 'Keine Audit-Einträge mehr posten',
+  'slack.admin.plain_mention':
+    '{field}: Slack hat {typed} als reinen Text geschickt, nicht als Link zu {kind, select, channel {einem Kanal} other {einem Mitglied}}, daher weiß ich nicht, welcher gemeint ist; nichts wurde geändert. Wähle ihn aus der Liste, die Slack beim Tippen zeigt, oder gib seine ID an ({id}: {kind, select, channel {unten in den Kanaldetails} other {Profil → ⋯ → Mitglieds-ID kopieren}}). Schickt Slack Namen nie als Links, maskiert der Befehl {command} der App sie nicht: Ein Workspace-Owner aktualisiert die App aus dem aktuellen Manifest (<b>Escape channels, users, and links</b> an).',
   'slack.audit.usage': 'Schreibe {set}, um den Audit-Kanal zu wählen, oder {off}, um ihn abzuschalten.',
   'slack.help.audit': '<b>Audit-Kanal (Admins):</b> {command} postet dort jeden Auftrag und jede Ablehnung durch eine Regel oder ein Budget; {off} stoppt es.',
 } as const satisfies Catalog;

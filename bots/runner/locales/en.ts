@@ -375,7 +375,7 @@ export const en = {
     'Say {how}: NAME is lowercase letters, digits, - or _; TEXT goes around the prompt, {placeholder} where the prompt goes; flags set the style’s options; {clear} removes it.',
   // Private results and member defaults
   'refusal.private_not_allowed':
-    '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: ask for a public one with {platform, select, slack {--public} other {private: False}}, or turn your default off with {platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}}} other {; ask again without {platform, select, slack {--private} other {private}}}}.',
+    '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: ask for a public one with {platform, select, slack {--public} other {private: False}}, or turn your default off with {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; ask again without {platform, select, slack {--private} other {private}}}}.',
   'settings.hint.onOff': '{on} or {off}',
   'member.ignored':
     'Not used here, as {scope, select, workspace {this workspace’s} other {this server’s}} rules do not allow {count, plural, one {it} other {them}}: your default {defaults}.',
@@ -427,6 +427,8 @@ export const en = {
   'discord.command.admin.audit': 'Choose the channel where every job and refusal is posted; off stops it; alone, shows it',
   'discord.option.audit_channel': 'The channel for audit entries (the bot must be able to post there)',
   'discord.option.audit_off': 'Stop posting audit entries',
+  'slack.admin.plain_mention':
+    '{field}: Slack sent {typed} as plain text, not as a link to a {kind, select, channel {channel} other {member}}, so I can’t tell which one it is; nothing was changed. Choose it from the list Slack shows as you type, or give its ID ({id}: {kind, select, channel {at the bottom of the channel’s details} other {their profile → ⋯ → Copy member ID}}). If Slack never sends names as links, the app’s {command} command does not escape them: a workspace owner updates the app from the current manifest (<b>Escape channels, users, and links</b> on).',
   'slack.audit.usage': 'Say {set} to choose the audit channel, or {off} to stop it.',
   'slack.help.audit': '<b>Audit channel (admins):</b> {command} posts every job and every refusal by a rule or a budget there; {off} stops it.',
 } as const;

@@ -350,7 +350,7 @@ export const es = {
     'Escribe {how}: NAME son letras minúsculas, dígitos, - o _; TEXT va alrededor del prompt, {placeholder} donde va el prompt; los flags fijan las opciones del estilo; {clear} lo elimina.',
   // Private results and member defaults
   'refusal.private_not_allowed':
-    '{scope, select, workspace {Este espacio de trabajo} other {Este servidor}} no permite resultados privados{fromDefault, select, yes {, y tu valor predeterminado los pide: pide uno público con {platform, select, slack {--public} other {private: False}} o desactiva tu valor predeterminado con {platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}}} other {; vuelve a pedirlo sin {platform, select, slack {--private} other {private}}}}.',
+    '{scope, select, workspace {Este espacio de trabajo} other {Este servidor}} no permite resultados privados{fromDefault, select, yes {, y tu valor predeterminado los pide: pide uno público con {platform, select, slack {--public} other {private: False}} o desactiva tu valor predeterminado con {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; vuelve a pedirlo sin {platform, select, slack {--private} other {private}}}}.',
   'settings.hint.onOff': '{on} u {off}',
   'member.ignored':
     'No se usa aquí, porque las reglas de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no {count, plural, one {lo permiten} other {los permiten}}: tu valor predeterminado {defaults}.',
@@ -402,6 +402,8 @@ export const es = {
   'discord.command.admin.audit': 'Elige el canal donde se publica cada trabajo y rechazo; off lo detiene; solo, lo muestra',
   'discord.option.audit_channel': 'El canal de las entradas de auditoría (el bot debe poder publicar allí)',
   'discord.option.audit_off': 'Dejar de publicar entradas de auditoría',
+  'slack.admin.plain_mention':
+    '{field}: Slack envió {typed} como texto plano, no como enlace a {kind, select, channel {un canal} other {un miembro}}, así que no sé cuál es; no se cambió nada. Elígelo de la lista que Slack muestra al escribir, o indica su ID ({id}: {kind, select, channel {al final de los detalles del canal} other {su perfil → ⋯ → Copiar ID de miembro}}). Si Slack nunca envía los nombres como enlaces, el comando {command} de la app no los escapa: un propietario del espacio de trabajo actualiza la app desde el manifiesto actual (<b>Escape channels, users, and links</b> activado).',
   'slack.audit.usage': 'Escribe {set} para elegir el canal de auditoría, o {off} para detenerlo.',
   'slack.help.audit': '<b>Canal de auditoría (admins):</b> {command} publica allí cada trabajo y cada rechazo por una regla o un presupuesto; {off} lo detiene.',
 } as const satisfies Catalog;

@@ -350,7 +350,7 @@ export const fr = {
     'Écrivez {how} : NAME est en lettres minuscules, chiffres, - ou _ ; TEXT entoure le prompt, {placeholder} là où va le prompt ; les options fixent celles du style ; {clear} le supprime.',
   // Private results and member defaults
   'refusal.private_not_allowed':
-    '{scope, select, workspace {Cet espace de travail} other {Ce serveur}} n’autorise pas les résultats privés{fromDefault, select, yes {, et votre réglage par défaut les demande : demandez-en un public avec {platform, select, slack {--public} other {private: False}}, ou désactivez votre réglage avec {platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}}} other { ; réessayez sans {platform, select, slack {--private} other {private}}}}.',
+    '{scope, select, workspace {Cet espace de travail} other {Ce serveur}} n’autorise pas les résultats privés{fromDefault, select, yes {, et votre réglage par défaut les demande : demandez-en un public avec {platform, select, slack {--public} other {private: False}}, ou désactivez votre réglage avec {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other { ; réessayez sans {platform, select, slack {--private} other {private}}}}.',
   'settings.hint.onOff': '{on} ou {off}',
   'member.ignored':
     'Non utilisé ici, car les règles de {scope, select, workspace {cet espace de travail} other {ce serveur}} ne {count, plural, one {l’autorisent} other {les autorisent}} pas : votre réglage par défaut {defaults}.',
@@ -402,6 +402,8 @@ export const fr = {
   'discord.command.admin.audit': 'Choisir le salon où chaque tâche et chaque refus est publié ; off l’arrête ; seul, l’affiche',
   'discord.option.audit_channel': 'Le salon des entrées d’audit (le bot doit pouvoir y publier)',
   'discord.option.audit_off': 'Ne plus publier les entrées d’audit',
+  'slack.admin.plain_mention':
+    '{field} : Slack a envoyé {typed} en texte brut, pas comme un lien vers {kind, select, channel {un canal} other {un membre}}, je ne peux donc pas savoir lequel c’est ; rien n’a été changé. Choisissez-le dans la liste que Slack affiche pendant la saisie, ou donnez son ID ({id} : {kind, select, channel {en bas des détails du canal} other {son profil → ⋯ → Copier l’ID de membre}}). Si Slack n’envoie jamais les noms comme liens, la commande {command} de l’app ne les échappe pas : un propriétaire de l’espace de travail met l’app à jour depuis le manifeste actuel (<b>Escape channels, users, and links</b> activé).',
   'slack.audit.usage': 'Écrivez {set} pour choisir le salon d’audit, ou {off} pour l’arrêter.',
   'slack.help.audit': '<b>Salon d’audit (admins) :</b> {command} y publie chaque tâche et chaque refus par une règle ou un budget ; {off} l’arrête.',
 } as const satisfies Catalog;

@@ -350,7 +350,7 @@ export const ja = {
     '{how} と入力してください。NAME は小文字、数字、- または _、TEXT はプロンプトの前後に付くテキストで、{placeholder} がプロンプトの位置です。フラグでスタイルのオプションを設定し、{clear} で削除します。',
   // Private results and member defaults
   'refusal.private_not_allowed':
-    '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {--public} other {private: False}} で公開のジョブを依頼するか、{platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}} で既定値をオフにしてください} other {。{platform, select, slack {--private} other {private}} を付けずにもう一度依頼してください}}。',
+    '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {--public} other {private: False}} で公開のジョブを依頼するか、{platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}} で既定値をオフにしてください} other {。{platform, select, slack {--private} other {private}} を付けずにもう一度依頼してください}}。',
   'settings.hint.onOff': '{on} または {off}',
   'member.ignored':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}のルールで許可されていないため、ここでは使われませんでした（{count, plural, other {#件}}）：あなたの既定値 {defaults}。',
@@ -402,6 +402,8 @@ export const ja = {
   'discord.command.admin.audit': 'すべてのジョブと拒否を投稿するチャンネルを選ぶ。off で停止、指定なしで表示',
   'discord.option.audit_channel': '監査記録のチャンネル（ボットが投稿できる必要があります）',
   'discord.option.audit_off': '監査記録の投稿を止める',
+  'slack.admin.plain_mention':
+    '{field}: Slack は {typed} を{kind, select, channel {チャンネル} other {メンバー}}へのリンクではなくプレーンテキストとして送ったため、どれのことか分かりません。何も変更していません。入力中に Slack が表示する候補から選ぶか、ID を指定してください（{id}: {kind, select, channel {チャンネル詳細の一番下} other {プロフィール → ⋯ → メンバー ID をコピー}}）。Slack が名前をリンクとして送らない場合、アプリの {command} コマンドが名前をエスケープしていません。ワークスペースのオーナーが現在のマニフェストからアプリを更新してください（<b>Escape channels, users, and links</b> をオン）。',
   'slack.audit.usage': '監査チャンネルを選ぶには {set}、止めるには {off} と入力してください。',
   'slack.help.audit': '<b>監査チャンネル（管理者）:</b> {command} で、すべてのジョブと、ルールや予算によるすべての拒否をそこに投稿します。{off} で停止します。',
 } as const satisfies Catalog;

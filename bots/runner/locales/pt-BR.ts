@@ -350,7 +350,7 @@ export const ptBR = {
     'Diga {how}: NAME são letras minúsculas, dígitos, - ou _; TEXT vai em volta do prompt, {placeholder} onde vai o prompt; as flags definem as opções do estilo; {clear} o remove.',
   // Private results and member defaults
   'refusal.private_not_allowed':
-    '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados{fromDefault, select, yes {, e o seu padrão os pede: peça um público com {platform, select, slack {--public} other {private: False}} ou desative o seu padrão com {platform, select, slack {/imagine settings --private off} other {/imagine-settings private: False}}} other {; peça de novo sem {platform, select, slack {--private} other {private}}}}.',
+    '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados{fromDefault, select, yes {, e o seu padrão os pede: peça um público com {platform, select, slack {--public} other {private: False}} ou desative o seu padrão com {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; peça de novo sem {platform, select, slack {--private} other {private}}}}.',
   'settings.hint.onOff': '{on} ou {off}',
   'member.ignored':
     'Não usado aqui, pois as regras {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {o permitem} other {os permitem}}: o seu padrão {defaults}.',
@@ -402,6 +402,8 @@ export const ptBR = {
   'discord.command.admin.audit': 'Escolha o canal onde cada trabalho e recusa é publicado; off desliga; sozinho, mostra',
   'discord.option.audit_channel': 'O canal das entradas de auditoria (o bot precisa poder publicar lá)',
   'discord.option.audit_off': 'Parar de publicar entradas de auditoria',
+  'slack.admin.plain_mention':
+    '{field}: o Slack enviou {typed} como texto simples, não como link para {kind, select, channel {um canal} other {um membro}}, então não sei qual é; nada foi alterado. Escolha na lista que o Slack mostra enquanto você digita, ou informe o ID ({id}: {kind, select, channel {no fim dos detalhes do canal} other {perfil → ⋯ → Copiar ID de membro}}). Se o Slack nunca envia nomes como links, o comando {command} do app não os escapa: um proprietário do workspace atualiza o app a partir do manifesto atual (<b>Escape channels, users, and links</b> ativado).',
   'slack.audit.usage': 'Diga {set} para escolher o canal de auditoria, ou {off} para desligá-lo.',
   'slack.help.audit': '<b>Canal de auditoria (admins):</b> {command} publica lá cada trabalho e cada recusa por uma regra ou um orçamento; {off} desliga.',
 } as const satisfies Catalog;

@@ -5,8 +5,6 @@ import { renderUsage } from '../render-usage.js';
 import type { SlackActor } from '../SlackJobs.js';
 import { plainTextOf } from '../slack-text.js';
 
-/** What a cap's name looks like (`user-daily`, `workspace-monthly`, and mistakes such as `account-daily`). */
-const CAP_NAME_SHAPE = /^[a-z]+-(daily|monthly)$/i;
 /** A user group as the admin typed it, once Slack's mention is plain text: `@designers` (`<!subteam^S0123|@designers>`). */
 const GROUP_SHAPE = /^@[\w.-]+$/;
 /** Slack's mention of a user group, when the command's text carries it: its id. */
@@ -20,25 +18,25 @@ export interface NamedGroup {
 
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
-/** What `/imagine <text>` asks for when it is not a picture: `usage`, or `admin budget …`; undefined for a prompt. */
+/**
+ * What `/imagine <text>` asks for when it is not a picture: `usage`, or `admin budget …`; undefined for a prompt.
+ * `admin` alone and every text starting with `admin budget` are the budget command (one that does not parse gets its
+ * usage, never becomes a prompt); `admin` followed by another word ("admin panel, flat design") stays a prompt.
+ */
 export function budgetCommandOf(slackText: string): { kind: 'usage' } | { kind: 'admin'; words: string[]; group?: NamedGroup } | undefined {
   const words = plainTextOf(slackText).trim().split(/\s+/).filter(Boolean);
   const first = words[0]?.toLowerCase();
   if (first === 'usage' && words.length === 1) return { kind: 'usage' };
-  // "admin", "admin budget", or "admin budget <something>-daily|monthly [USD]" (a wrong cap name gets the usage text);
-  // a prompt such as "admin panel, flat design" or "admin budget meeting, flat icons" stays a prompt.
   if (first !== 'admin') return undefined;
+  if (words.length === 1) return { kind: 'admin', words: [] };
+  if (words[1]!.toLowerCase() !== 'budget') return undefined;
   // "admin budget @group CAP [USD]": a user group's budget of each member.
-  if (words.length <= 5 && words[1]?.toLowerCase() === 'budget' && GROUP_SHAPE.test(words[2] ?? '') && CAP_NAME_SHAPE.test(words[3] ?? '')) {
+  if (GROUP_SHAPE.test(words[2] ?? '')) {
     const id = GROUP_MENTION.exec(slackText)?.[1];
-    return { kind: 'admin', words: [words[1], ...words.slice(3)], group: { handle: words[2]!, ...(id && { id }) } };
+    return { kind: 'admin', words: [words[1]!, ...words.slice(3)], group: { handle: words[2]!, ...(id && { id }) } };
   }
-  if (words.length > 4) return undefined;
-  if (words.length === 1 || (words.length === 2 && words[1]!.toLowerCase() === 'budget')) return { kind: 'admin', words: words.slice(1) };
-  if (words[1]!.toLowerCase() === 'budget' && CAP_NAME_SHAPE.test(words[2]!)) return { kind: 'admin', words: words.slice(1) };
-  return undefined;
+  return { kind: 'admin', words: words.slice(1) };
 }
-
 
 /** `/imagine usage`: acknowledged at once, then answered privately through the command's response URL. */
 export async function answerUsage(context: BotContext, actor: SlackActor, ack: Ack, respond: RespondFn): Promise<void> {

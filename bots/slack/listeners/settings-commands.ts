@@ -1,35 +1,64 @@
 import type { RespondFn } from '@slack/bolt';
+import { closestWord } from 'pictor/internal';
 import { changeAuditChannel, changeSetting, describeSettings, say, settingOfWord, SETTING_WORDS } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
 import type { SlackActor } from '../SlackJobs.js';
+import { escapeMrkdwn, plainTextOf } from '../slack-text.js';
 
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
+/** What `/imagine admin settings|set|audit …` asks for. */
+export type SettingsCommand =
+  | { kind: 'show' }
+  | { kind: 'set'; setting: string | undefined; value: string }
+  | { kind: 'audit'; channel: string | undefined; off: boolean }
+  /** `admin settings …` or `admin audit …` that does not parse: answered with that command's usage. */
+  | { kind: 'usage'; of: 'settings' | 'audit' }
+  /** A channel or member typed as plain text (`#art`, `@sam`) where an id is needed: `field` names where. */
+  | { kind: 'plain_mention'; field: string; typed: string };
+
+/** The settings whose values are channels or members (`#art`, `@sam` must reach the bot as Slack's mentions). */
+const MENTION_SETTINGS = new Set(['channels', 'allowed', 'blocked', 'highQualityFor']);
+/** A channel or member as typed, not as Slack's mention: `#art-audit`, `@sam`. */
+const PLAIN_MENTION = /^[#@][^\s<>]+$/;
+
 /**
- * `/imagine admin settings`, `/imagine admin set SETTING VALUE`; undefined for
- * anything else (a prompt such as "admin set of icons" stays a prompt). The
- * value keeps Slack's mentions (`<#C1|art>`, `<@U1|sam>`) so ids can be read.
+ * `/imagine admin settings`, `/imagine admin set SETTING VALUE`, `/imagine admin audit …`; undefined for anything else.
+ * A text whose second word is `settings` or `audit`, or `set` followed by a setting's name (or a near miss of one,
+ * `max-image`), is always a command: one that does not parse gets its usage, never becomes a prompt. `admin set` followed
+ * by other words ("admin set of icons") stays a prompt. The value of a channel or member setting keeps Slack's mentions
+ * (`<#C1|art>`, `<@U1|sam>`) so ids can be read, and one that came as plain text (`#art`: an app whose command does not
+ * escape them, or a name Slack does not know) is `plain_mention`; any other value is read as typed (`plainTextOf`).
  */
-export function settingsCommandOf(
-  slackText: string,
-): { kind: 'show' } | { kind: 'set'; setting: string | undefined; value: string } | { kind: 'audit'; channel: string | undefined; off: boolean } | undefined {
+export function settingsCommandOf(slackText: string): SettingsCommand | undefined {
   const text = slackText.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&').trim();
   const words = text.split(/\s+/).filter(Boolean);
   if (words[0]?.toLowerCase() !== 'admin') return undefined;
   const sub = words[1]?.toLowerCase();
-  if (sub === 'settings' && words.length === 2) return { kind: 'show' };
-  // `admin audit`, `admin audit off`, `admin audit #channel` (Slack sends `<#C0123|name>`); anything else stays a prompt.
-  if (sub === 'audit' && words.length <= 3) {
+  if (sub === 'settings') return words.length === 2 ? { kind: 'show' } : { kind: 'usage', of: 'settings' };
+  // `admin audit`, `admin audit off`, `admin audit #channel` (Slack sends `<#C0123|name>`).
+  if (sub === 'audit') {
     if (words.length === 2) return { kind: 'audit', channel: undefined, off: false };
-    if (words[2]!.toLowerCase() === 'off') return { kind: 'audit', channel: undefined, off: true };
-    const channel = /^<#([CG][A-Z0-9]+)(?:\|[^>]*)?>$/.exec(words[2]!)?.[1];
-    if (channel) return { kind: 'audit', channel, off: false };
-    return undefined;
+    if (words.length === 3) {
+      if (words[2]!.toLowerCase() === 'off') return { kind: 'audit', channel: undefined, off: true };
+      const channel = /^<#([CG][A-Z0-9]+)(?:\|[^>]*)?>$/.exec(words[2]!)?.[1];
+      if (channel) return { kind: 'audit', channel, off: false };
+      if (words[2]!.startsWith('#')) return { kind: 'plain_mention', field: 'audit', typed: words[2]! };
+    }
+    return { kind: 'usage', of: 'audit' };
   }
   if (sub !== 'set') return undefined;
   if (words.length === 2) return { kind: 'set', setting: undefined, value: '' };
-  if (!settingOfWord(words[2]!)) return undefined;
-  const value = text.replace(/^\S+\s+\S+\s+\S+\s*/, '');
+  const afterName = /^\S+\s+\S+\s+\S+\s*/;
+  const name = settingOfWord(words[2]!);
+  if (!name) return closestWord(words[2]!, Object.keys(SETTING_WORDS)) ? { kind: 'set', setting: words[2], value: text.replace(afterName, '') } : undefined;
+  if (!MENTION_SETTINGS.has(name)) {
+    // Words, not ids: as typed (`blocked-words https://spam.example` is matched against prompts, which are read so too).
+    return { kind: 'set', setting: words[2], value: plainTextOf(slackText.trim().replace(afterName, '')) };
+  }
+  const value = text.replace(afterName, '');
+  const plain = value.split(/[\s,]+/).find((word) => PLAIN_MENTION.test(word));
+  if (plain) return { kind: 'plain_mention', field: words[2]!.toLowerCase(), typed: plain };
   return { kind: 'set', setting: words[2], value };
 }
 
@@ -37,7 +66,7 @@ export function settingsCommandOf(
 export async function answerSettingsCommand(
   context: BotContext,
   actor: SlackActor,
-  command: NonNullable<ReturnType<typeof settingsCommandOf>>,
+  command: SettingsCommand,
   ack: Ack,
   respond: RespondFn,
   /** The bot's user id in the workspace: how to invite it into a channel (`/invite @Pictor`). */
@@ -50,9 +79,17 @@ export async function answerSettingsCommand(
     return;
   }
   const how = `\`${context.commands.imagine} admin set SETTING VALUE\``;
-  if (command.kind === 'set' && (command.setting === undefined || command.value === '')) {
+  if ((command.kind === 'set' && (command.setting === undefined || command.value === '')) || (command.kind === 'usage' && command.of === 'settings')) {
     const show = `\`${context.commands.imagine} admin settings\``;
     await ack({ response_type: 'ephemeral', text: say(locale, 'slack.settings.usage', { how, names: Object.keys(SETTING_WORDS).join(', '), show }) });
+    return;
+  }
+  if (command.kind === 'usage') {
+    await ack({ response_type: 'ephemeral', text: `:receipt: ${auditUsage(context, locale)}` });
+    return;
+  }
+  if (command.kind === 'plain_mention') {
+    await ack({ response_type: 'ephemeral', text: `:raised_hand: ${plainMentionAnswer(context, command, locale)}` });
     return;
   }
   await ack();
@@ -81,11 +118,31 @@ async function auditAnswer(context: BotContext, requester: ReturnType<BotContext
   const { locale } = requester;
   if (!command.off && !command.channel) {
     const current = (await context.runner.policy.effective(requester)).auditChannel.value;
-    const usage = say(locale, 'slack.audit.usage', { set: `\`${context.commands.imagine} admin audit #channel\``, off: `\`${context.commands.imagine} admin audit off\`` });
+    const usage = auditUsage(context, locale);
     const now = current ? say(locale, 'audit.current', { scope: 'workspace', channel: `<#${current.channelId}>` }) : say(locale, 'audit.already_off');
     return `:receipt: ${now} ${usage}`;
   }
   const invite = `\`/invite ${botUserId ? `<@${botUserId}>` : '@Pictor'}\``;
   const answer = await changeAuditChannel(context.runner, requester, command.off ? undefined : command.channel, invite);
   return answer.ok ? `:white_check_mark: ${answer.message}` : `:raised_hand: ${answer.message}`;
+}
+
+function auditUsage(context: BotContext, locale: string | undefined): string {
+  return say(locale, 'slack.audit.usage', { set: `\`${context.commands.imagine} admin audit #channel\``, off: `\`${context.commands.imagine} admin audit off\`` });
+}
+
+/**
+ * A channel or member that reached the bot as plain text: nothing is changed, and the admin is told which field, that
+ * Slack did not send it as a link (a name Slack does not know, or an app whose command does not escape names: its
+ * manifest is older), and how to give it (pick it from Slack's list, or its id).
+ */
+function plainMentionAnswer(context: BotContext, command: { field: string; typed: string }, locale: string | undefined): string {
+  const channel = command.typed.startsWith('#');
+  return say(locale, 'slack.admin.plain_mention', {
+    field: `\`${command.field}\``,
+    typed: `\`${escapeMrkdwn(command.typed)}\``,
+    kind: channel ? 'channel' : 'member',
+    id: channel ? '`C0123ABCD`' : '`U0123ABCD`',
+    command: `\`${context.commands.imagine}\``,
+  });
 }

@@ -25,11 +25,12 @@ function auditEntry(harness: Harness, text: string): Promise<string> {
 }
 
 describe('the audit channel on Slack', () => {
-  it('reads admin audit #channel, admin audit off and admin audit; anything else stays a prompt', () => {
+  it('reads admin audit #channel, admin audit off and admin audit; anything else after `admin audit` is answered with its usage', () => {
     expect(settingsCommandOf('admin audit &lt;#C0AUDIT|audit&gt;')).toEqual({ kind: 'audit', channel: 'C0AUDIT', off: false });
     expect(settingsCommandOf('admin audit off')).toEqual({ kind: 'audit', channel: undefined, off: true });
     expect(settingsCommandOf('admin audit')).toEqual({ kind: 'audit', channel: undefined, off: false });
-    expect(settingsCommandOf('admin audit of the books')).toBeUndefined();
+    expect(settingsCommandOf('admin audit of the books')).toEqual({ kind: 'usage', of: 'audit' });
+    expect(settingsCommandOf('admin audit #audit')).toEqual({ kind: 'plain_mention', field: 'audit', typed: '#audit' });
   });
 
   it('posts a public job (with its link), a private one (no link) and a refusal (sent nowhere else)', async () => {
@@ -70,12 +71,12 @@ describe('the audit channel on Slack', () => {
     h = await start();
     const { fake } = h;
     await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN');
-    // Slack writes `@here` in a command's text as `<!here>`: an admin blocking it blocks that.
+    // Slack writes `@here` in a command's text as `<!here>`: an admin blocking it blocks `@here`, as typed.
     await privately(fake, 'admin set blocked-words <!here>', ADMIN);
     await privately(fake, 'a shout <!here> to <!channel>', 'U0ALICE', 'C0ART');
     const refusal = await auditEntry(h, '(blocked_word)');
     expect(refusal).not.toMatch(/<!(here|channel|everyone)/);
-    expect(refusal).toContain('&lt;!here&gt;');
+    expect(refusal).toContain('@here');
   });
 
   it('posts a prompt of the longest, all angle brackets (each escaped into 4 characters), within a section’s 3,000', async () => {

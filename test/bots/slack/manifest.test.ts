@@ -7,7 +7,7 @@ import { SHORTCUT_EDIT_IMAGE } from '../../../bots/slack/bot-context.js';
 import { SLACK_BOT_SCOPES } from '../../../bots/slack/index.js';
 
 type Manifest = {
-  features: { slash_commands: { command: string; url?: string }[]; shortcuts: { type: string; callback_id: string }[] };
+  features: { slash_commands: { command: string; url?: string; should_escape?: boolean }[]; shortcuts: { type: string; callback_id: string }[] };
   oauth_config: { scopes: { bot: string[] }; redirect_urls?: string[] };
   settings: { event_subscriptions: { bot_events: string[]; request_url?: string }; interactivity: { is_enabled: boolean; request_url?: string }; socket_mode_enabled: boolean };
 };
@@ -26,6 +26,15 @@ describe('the app manifests', () => {
     expect(manifest.oauth_config.scopes.bot).toEqual(
       expect.arrayContaining(['commands', 'chat:write', 'files:read', 'files:write', 'im:write', 'app_mentions:read', 'channels:history', 'groups:history', 'im:history', 'mpim:history']),
     );
+  });
+
+  it('have Slack send channels, members, user groups and links in the commands’ text as its mentions (`<#C…|name>`), which admin commands read ids from', async () => {
+    for (const manifest of [await load('manifest.json'), await load('manifest.http.json')]) {
+      expect(manifest.features.slash_commands.map((c) => [c.command, c.should_escape])).toEqual([
+        ['/imagine', true],
+        ['/imagine-edit', true],
+      ]);
+    }
   });
 
   it('ask for nothing the README does not explain', async () => {

@@ -70,11 +70,11 @@ describe('/imagine admin budget with a user group', () => {
 });
 
 describe('which /imagine text names a user group’s budget', () => {
-  it('takes a group as Slack’s mention or as a handle before the cap, and leaves prompts alone', () => {
+  it('takes a group as Slack’s mention or as a handle before the cap; what does not parse is the command (its usage), not a prompt', () => {
     expect(budgetCommandOf('admin budget <!subteam^S0123|@designers> user-daily 5')).toEqual({ kind: 'admin', words: ['budget', 'user-daily', '5'], group: { handle: '@designers', id: 'S0123' } });
     expect(budgetCommandOf('admin budget @designers user-monthly clear')).toEqual({ kind: 'admin', words: ['budget', 'user-monthly', 'clear'], group: { handle: '@designers' } });
     expect(budgetCommandOf('admin budget @designers user-daily')).toEqual({ kind: 'admin', words: ['budget', 'user-daily'], group: { handle: '@designers' } });
-    expect(budgetCommandOf('admin budget @designers and their mood board')).toBeUndefined();
+    expect(budgetCommandOf('admin budget @designers and their mood board')).toEqual({ kind: 'admin', words: ['budget', 'and', 'their', 'mood', 'board'], group: { handle: '@designers' } });
     expect(budgetCommandOf('admin budget user-daily 2.50')).toEqual({ kind: 'admin', words: ['budget', 'user-daily', '2.50'] });
   });
 });

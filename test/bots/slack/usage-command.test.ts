@@ -118,13 +118,13 @@ describe('/imagine admin budget', () => {
 });
 
 describe('which /imagine text is a budget command', () => {
-  it('takes `usage` and `admin budget …`, and leaves prompts that merely start with those words alone', () => {
+  it('takes `usage` and every `admin budget …` (one that does not parse gets the usage), and leaves other prompts that merely start with those words alone', () => {
     expect(budgetCommandOf('usage')).toEqual({ kind: 'usage' });
     expect(budgetCommandOf(' Usage ')).toEqual({ kind: 'usage' });
     expect(budgetCommandOf('admin budget user-daily 2.50')).toEqual({ kind: 'admin', words: ['budget', 'user-daily', '2.50'] });
     expect(budgetCommandOf('usage statistics as an infographic')).toBeUndefined();
     expect(budgetCommandOf('admin panel, flat design')).toBeUndefined();
-    expect(budgetCommandOf('admin budget meeting, flat icons')).toBeUndefined();
+    expect(budgetCommandOf('admin budget meeting, flat icons')).toEqual({ kind: 'admin', words: ['budget', 'meeting,', 'flat', 'icons'] });
     expect(budgetCommandOf('admin budget account-daily 5')).toEqual({ kind: 'admin', words: ['budget', 'account-daily', '5'] });
   });
 });

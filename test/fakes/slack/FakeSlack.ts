@@ -155,6 +155,8 @@ export class FakeSlack {
   readonly #locales = new Map<string, string>();
   /** The user groups of each workspace (`usergroups.list`), by team. */
   readonly #userGroups = new Map<string, { id: string; handle: string; name: string; users: string[]; disabled: boolean }[]>();
+  /** Channels' and members' names of each workspace (`setName`), by team: `#name` or `@name` → id. */
+  readonly #names = new Map<string, Map<string, string>>();
   readonly #sockets = new Set<WebSocket>();
   #nextSocket = 0;
   readonly #pendingAcks = new Map<string, (payload: unknown) => void>();
@@ -294,6 +296,46 @@ export class FakeSlack {
     const groups = (this.#userGroups.get(team) ?? []).filter((g) => g.id !== group.id);
     groups.push({ name: group.handle, disabled: false, ...group });
     this.#userGroups.set(team, groups);
+  }
+
+  /** A channel's or a member's name in a workspace, as people type it after `#` or `@` (what `commandText` escapes). */
+  setName(id: string, name: string, team = this.teamId): void {
+    const names = this.#names.get(team) ?? new Map<string, string>();
+    names.set(`${/^[CG]/.test(id) ? '#' : '@'}${name.toLowerCase()}`, id);
+    this.#names.set(team, names);
+  }
+
+  /**
+   * The `text` Slack sends for a slash command as a person typed it. `&`, `<` and `>` always come as `&amp;`, `&lt;`,
+   * `&gt;` (all text in Slack is escaped so). With the command's "Escape channels, users, and links sent to your app"
+   * (`should_escape` in the manifest), Slack also sends what it recognises in its special form: a channel
+   * `<#C…|name>`, a member `<@U…|name>`, a user group `<!subteam^S…|@handle>`, `@here`/`@channel`/`@everyone` as
+   * `<!here>`…, a link `<https://…>`; a name it does not know stays as typed. Without it, all of them stay as typed.
+   */
+  commandText(typed: string, options: { escape: boolean; team?: string }): string {
+    const team = options.team ?? this.teamId;
+    const entities = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+    if (!options.escape) return entities(typed);
+    const names = this.#names.get(team) ?? new Map<string, string>();
+    const groups = (this.#userGroups.get(team) ?? []).filter((g) => !g.disabled);
+    return typed
+      .split(/(\s+)/)
+      .map((word) => {
+        const mention = /^([#@])([\w.-]+?)([.,;:!?)]*)$/.exec(word);
+        if (mention) {
+          const [, sigil, name, after] = mention as unknown as [string, string, string, string];
+          const id = names.get(`${sigil}${name.toLowerCase()}`);
+          if (sigil === '#' && id) return `<#${id}|${name}>${entities(after)}`;
+          if (sigil === '@' && ['here', 'channel', 'everyone'].includes(name.toLowerCase())) return `<!${name.toLowerCase()}>${entities(after)}`;
+          if (sigil === '@' && id) return `<@${id}|${name}>${entities(after)}`;
+          const group = sigil === '@' ? groups.find((g) => g.handle.toLowerCase() === name.toLowerCase()) : undefined;
+          if (group) return `<!subteam^${group.id}|@${group.handle}>${entities(after)}`;
+        }
+        const link = /^(https?:\/\/[^\s<>]+?)([.,;:!?)]*)$/.exec(word);
+        if (link) return `<${entities(link[1]!)}>${entities(link[2]!)}`;
+        return entities(word);
+      })
+      .join('');
   }
 
   /** A person opens the app's Home tab: Slack sends `app_home_opened` (tab `home`). */

@@ -1,0 +1,148 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { say } from '../../../bots/runner/index.js';
+import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import { finishedJob, startHarness, type Harness, type HarnessOptions } from './harness.js';
+
+const ADMIN = 'U0ADMIN';
+const start = (options: HarnessOptions = {}) => startHarness({ ...options, bot: { adminUserIds: [ADMIN], ...options.bot } });
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/**
+ * A person types `command typed` in Slack; Slack sends it as the app's command asks (`escape`: the manifest's
+ * `should_escape`). Resolves with the private answer (in the acknowledgement or through the response URL); throws when
+ * the answer is not ephemeral.
+ */
+async function typed(fake: FakeSlack, text: string, options: { escape: boolean; user?: string; command?: string; channel?: string }): Promise<string> {
+  const channel = options.channel ?? 'C0ADMIN';
+  const ack = await fake.command({ command: options.command ?? '/imagine', text: fake.commandText(text, { escape: options.escape }), user: options.user ?? ADMIN, channel });
+  const inAck = (ack.body as { text?: string; response_type?: string } | undefined) ?? {};
+  if (inAck.text) return privateText(text, inAck.response_type, inAck.text);
+  // The answer through the response URL; or the job's message in the channel, when the text became a job.
+  const answer = await fake.waitFor(() => fake.responses.find((r) => ack.responseUrl.endsWith(r.id)) ?? fake.botMessages(channel)[0], `the answer to ${text}`);
+  if (!('body' in answer)) throw new Error(`${text} became a job: ${answer.text}`);
+  return privateText(text, answer.body.response_type, String(answer.body.text));
+}
+
+function privateText(typedText: string, type: unknown, text: string): string {
+  if (type !== 'ephemeral') throw new Error(`the answer to ${typedText} is not private: ${String(type)}`);
+  return text;
+}
+
+/** The answer to a channel or member that reached the bot as plain text, naming `field` (the words are the catalog's). */
+const plainMention = (field: string, what: string, command = '/imagine') =>
+  `:raised_hand: ${say('en', 'slack.admin.plain_mention', { field: `\`${field}\``, typed: `\`${what}\``, kind: what.startsWith('#') ? 'channel' : 'member', id: what.startsWith('#') ? '`C0123ABCD`' : '`U0123ABCD`', command: `\`${command}\`` })}`;
+
+const settingsUsage = () =>
+  say('en', 'slack.settings.usage', {
+    how: '`/imagine admin set SETTING VALUE`',
+    names: 'channels, who, blocked, blocked-words, max-images, qualities, sizes, high-quality, moderation, default-size, default-quality, default-previews, private-results',
+    show: '`/imagine admin settings`',
+  });
+const auditUsage = () => `:receipt: ${say('en', 'slack.audit.usage', { set: '`/imagine admin audit #channel`', off: '`/imagine admin audit off`' })}`;
+const budgetUsage = () =>
+  [say('en', 'slack.budget.usage', { how: '`/imagine admin budget CAP USD`' }), say('en', 'slack.budget.group_usage', { how: '`/imagine admin budget @group user-daily 5`' })].join('\n');
+
+describe('admin commands on Slack never become a paid image', () => {
+  it('refuses a channel or member typed as plain text (an app whose command does not escape them), naming the field, and changes and sends nothing', async () => {
+    h = await start();
+    const { fake } = h;
+    const before = await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId });
+
+    expect(await typed(fake, 'admin audit #art-audit', { escape: false })).toBe(plainMention('audit', '#art-audit'));
+    expect(await typed(fake, 'admin set channels #art #memes', { escape: false })).toBe(plainMention('channels', '#art'));
+    expect(await typed(fake, 'admin set who @sam', { escape: false })).toBe(plainMention('who', '@sam'));
+    expect(await typed(fake, 'admin set blocked add @mallory', { escape: false })).toBe(plainMention('blocked', '@mallory'));
+    expect(await typed(fake, 'admin set high-quality @sam, @kim', { escape: false })).toBe(plainMention('high-quality', '@sam'));
+
+    expect(h.emulator.requests).toHaveLength(0);
+    expect(fake.messages).toEqual([]);
+    expect(await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId })).toEqual(before);
+  });
+
+  it('reads the same commands when Slack escapes what was typed (the manifest’s should_escape), and refuses a name Slack does not know', async () => {
+    h = await start();
+    const { fake } = h;
+    fake.setName('C0AUDIT', 'art-audit');
+    fake.setName('C0ART', 'art');
+    fake.setName('U0SAM', 'sam');
+    fake.setUserGroup({ id: 'S0DESIGN', handle: 'designers', users: ['U0SAM'] });
+
+    expect(await typed(fake, 'admin audit #art-audit', { escape: true })).toBe(`:white_check_mark: ${say('en', 'audit.set', { scope: 'workspace', channel: '<#C0AUDIT>' })}`);
+    expect(await typed(fake, 'admin set channels #art', { escape: true })).toMatch(/^:white_check_mark: /);
+    expect(await typed(fake, 'admin set who @sam', { escape: true })).toMatch(/^:white_check_mark: /);
+    expect(await typed(fake, 'admin budget @designers user-daily 5', { escape: true })).toMatch(/^:white_check_mark: /);
+    const settings = await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId });
+    expect(settings.auditChannel.value?.channelId).toBe('C0AUDIT');
+    expect(settings.channels.value).toEqual(['C0ART']);
+    expect(settings.allowed.value).toEqual(['user:U0SAM']);
+
+    // A channel Slack does not know stays plain text, escaping or not.
+    expect(await typed(fake, 'admin audit #art-audt', { escape: true })).toBe(plainMention('audit', '#art-audt'));
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+
+  it('reads a setting of words as typed when Slack escapes the links and & in it: a blocked link is refused in a prompt, privately', async () => {
+    h = await start();
+    const { fake } = h;
+    expect(await typed(fake, 'admin set blocked-words https://spam.example, fish & chips', { escape: true })).toMatch(/^:white_check_mark: /);
+    expect((await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId })).blockedWords.value).toEqual(['https://spam.example', 'fish & chips']);
+    expect(await typed(fake, 'a flyer for https://spam.example --quality low', { escape: true, user: 'U0ALICE', channel: 'C0ART' })).toBe(
+      say('en', 'refusal.blocked_word', { word: 'https://spam.example' }),
+    );
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+
+  it('answers an admin sub-command that does not parse with its usage, privately, and sends nothing', async () => {
+    h = await start();
+    const { fake } = h;
+    for (const escape of [false, true]) {
+      expect(await typed(fake, 'admin audit of the books', { escape })).toBe(auditUsage());
+      expect(await typed(fake, 'admin audit C0AUDIT now', { escape })).toBe(auditUsage());
+      expect(await typed(fake, 'admin settings for the art channel', { escape })).toBe(settingsUsage());
+      expect(await typed(fake, 'admin budget meeting, flat icons', { escape })).toBe(budgetUsage());
+      expect(await typed(fake, 'admin budget user-daily 5 please', { escape })).toBe(budgetUsage());
+      expect(await typed(fake, 'admin budget @designers daily 5', { escape })).toBe(budgetUsage());
+      expect(await typed(fake, 'admin budget #designers user-daily 5', { escape })).toBe(budgetUsage());
+      // A near miss of a setting's name is the command with a wrong name: the answer lists the names.
+      expect(await typed(fake, 'admin set max-image 2', { escape })).toBe(`:raised_hand: ${say('en', 'settings.unknown', { names: 'channels, who, blocked, blocked-words, max-images, qualities, sizes, high-quality, moderation, default-size, default-quality, default-previews, private-results' })}`);
+    }
+    expect(h.emulator.requests).toHaveLength(0);
+    expect(fake.messages).toEqual([]);
+  });
+
+  it('tells a member who is not an admin so, whatever follows the sub-command, and sends nothing', async () => {
+    h = await start();
+    const { fake } = h;
+    const notAdmin = say('en', 'slack.settings.not_admin');
+    expect(await typed(fake, 'admin audit #art-audit', { escape: false, user: 'U0ALICE' })).toBe(notAdmin);
+    expect(await typed(fake, 'admin set channels #art', { escape: false, user: 'U0ALICE' })).toBe(notAdmin);
+    expect(await typed(fake, 'admin settings of the castle', { escape: false, user: 'U0ALICE' })).toBe(notAdmin);
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+
+  it('keeps a prompt whose words after “admin” are no sub-command a prompt', async () => {
+    h = await start();
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: fake.commandText('admin set of flat icons --quality low', { escape: true }), user: 'U0ALICE', channel: 'C0ART' });
+    await finishedJob(fake, 'C0ART');
+    expect(h.emulator.requests.map((r) => r.fields?.prompt)).toEqual(['admin set of flat icons']);
+  });
+});
+
+describe('a refusal that names the command, on Slack', () => {
+  it('names the app’s own command (private_not_allowed: how to turn a private default off)', async () => {
+    h = await start({ bot: { adminUserIds: [ADMIN], commands: { imagine: '/pictor' } } });
+    const { fake } = h;
+    expect(await typed(fake, 'settings --private on', { escape: true, user: 'U0ALICE', command: '/pictor' })).toMatch(/^:white_check_mark:/);
+    expect(await typed(fake, 'admin set private-results off', { escape: true, command: '/pictor' })).toMatch(/^:white_check_mark:/);
+    const refused = await typed(fake, 'a hidden thing', { escape: true, user: 'U0ALICE', command: '/pictor', channel: 'C0ART' });
+    expect(refused).toBe(say('en', 'refusal.private_not_allowed', { scope: 'workspace', platform: 'slack', fromDefault: 'yes', command: '/pictor' }));
+    expect(refused).not.toContain('/imagine');
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+});
