@@ -28,6 +28,7 @@ import {
 import { SCOPE_WORDS } from './describe-refusal.js';
 import { say, usd as usdOf } from './words.js';
 import { ROLE_BUDGETS_MAX, settingsInState, type ScopeSettings, type ScopeSettingsStore, type StoredScopeSettings } from './scope-settings.js';
+import { TtlCache } from './ttl-cache.js';
 import { isDmScope, type DmCaps, type Platform, type QuotaStore, type Requester, type SpendLimits } from './types.js';
 
 /** How long the caps chat admins set for a scope are kept in memory before the ledger is read again. */
@@ -196,8 +197,7 @@ export class ChatBudgets {
   readonly #dm: SpendLimits;
   readonly #logger: LoggerLike;
   readonly #now: () => number;
-  readonly #cacheMs: number;
-  readonly #cache = new Map<string, { at: number; caps: Promise<ScopeCaps> }>();
+  readonly #cache: TtlCache<ScopeCaps>;
   readonly #settings: ScopeSettingsStore;
   readonly #rolesOf = new Map<string, MemberRolesReader>();
   /** Scopes whose unreadable role budgets were logged (once each, while they stay so). */
@@ -210,7 +210,7 @@ export class ChatBudgets {
     this.#dm = { ...options.limits, scopeDailyUsd: options.dmCaps?.dailyUsd, scopeMonthlyUsd: options.dmCaps?.monthlyUsd };
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
-    this.#cacheMs = options.cacheMs ?? DEFAULT_CAP_CACHE_MS;
+    this.#cache = new TtlCache({ ttlMs: options.cacheMs ?? DEFAULT_CAP_CACHE_MS, now: this.#now });
   }
 
   /** The operator's caps (environment), unchanged by chat. */
@@ -428,20 +428,10 @@ export class ChatBudgets {
    */
   #capsOf(scopeKey: string): Promise<ScopeCaps> {
     if (isDmScopeKey(scopeKey)) return Promise.resolve({ limits: this.#dm, overrides: {}, roleBudgets: [], personal: true });
-    const now = this.#now();
-    const cached = this.#cache.get(scopeKey);
-    if (cached && now - cached.at < this.#cacheMs) return cached.caps;
-    const caps = Promise.all([this.#store.capOverrides(scopeKey), this.#settings.get(scopeKey)]).then(([overrides, settings]) => ({
-      limits: effectiveLimits(this.#operator, overrides),
-      overrides,
-      roleBudgets: this.#roleBudgetsOf(scopeKey, settings),
-      personal: false,
-    }));
-    this.#cache.set(scopeKey, { at: now, caps });
-    // A failed read is not kept: the next job reads again.
-    caps.catch(() => this.#cache.get(scopeKey)?.caps === caps && this.#cache.delete(scopeKey));
-    if (this.#cache.size > 1000) this.#cache.delete(this.#cache.keys().next().value!);
-    return caps;
+    return this.#cache.get(scopeKey, async () => {
+      const [overrides, settings] = await Promise.all([this.#store.capOverrides(scopeKey), this.#settings.get(scopeKey)]);
+      return { limits: effectiveLimits(this.#operator, overrides), overrides, roleBudgets: this.#roleBudgetsOf(scopeKey, settings), personal: false };
+    });
   }
 
   /**
