@@ -119,9 +119,14 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
   };
   const update: ScopeSettingsStore['update'] = async (scopeKey, name, change, by) => {
     let value: ScopeSettings[typeof name] | undefined;
-    await space.update(stateKeyOf(scopeKey), (stored) => {
-      // A damaged record (not an object of settings) is written anew: what it held cannot be read anyway.
+    const key = stateKeyOf(scopeKey);
+    // `update` hands a damaged record over as none: whether it is damaged is asked first.
+    const torn = name !== 'roleBudgets' && (await space.read(key)) === UNREADABLE;
+    await space.update(key, (stored) => {
+      // A damaged record (not an object of settings) is written anew: what it held cannot be read anyway. Its role
+      // budgets stay unreadable (never none, which would lift a restriction they held) until they are set again.
       const entries: ScopeSettingEntries = isRecord(stored) ? stored : {};
+      if (name !== 'roleBudgets' && (torn ? stored === undefined : stored !== undefined && !isRecord(stored))) entries.roleBudgets = { value: UNREADABLE_MARK, by: by.by, at: by.at };
       value = change(read(scopeKey, name, entries[name]?.value) as ScopeSettings[typeof name] | undefined);
       ScopeSettingsSchema.shape[name].parse(value);
       if (value === undefined) delete entries[name];
@@ -160,6 +165,9 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
     update,
   };
 }
+
+/** What a damaged record's role budgets are kept as when another setting writes it anew: a value no version reads. */
+const UNREADABLE_MARK = 'unreadable: the record was damaged; set the budgets again';
 
 function isRecord(value: unknown): value is ScopeSettingEntries {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -165,7 +165,7 @@ describe.each([
     expect(warnings).toEqual([expect.objectContaining({ obj: { scopeKey: 'discord:guild-1' } })]);
   });
 
-  it.skipIf(skip)('give every member nothing when the scope’s record is torn, warn its admins in the usage view, and are mended by setting them again', async () => {
+  it.skipIf(skip)('give every member nothing when the scope’s record is torn, also once another setting wrote it anew; warn its admins in the usage view; are mended by setting them again', async () => {
     const { state, runner } = await scopeWithInterns();
     await state.tear('discord:guild-1');
 
@@ -177,6 +177,11 @@ describe.each([
     expect(adminView.scope).toMatchObject({ roleBudgets: [], roleBudgetsUnreadable: true });
     expect(describeUsage(adminView, { bold: (t) => `**${t}**` })).toMatch(/roles cannot be read/);
     expect(kit.emu.emulator.requests).toHaveLength(0);
+
+    // Another setting changed meanwhile writes the torn record anew: the role budgets stay unreadable, never none.
+    expect(await runner.policy.set(admin(), 'maxImages', 4)).toMatchObject({ ok: true });
+    expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 0 });
+    expect((await runner.policy.effective(admin())).maxImages).toMatchObject({ value: 4, source: 'admin' });
 
     // Setting a budget again writes the record anew: the roles set since apply, the others' members have the cap of each user.
     expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: true, previousUsd: undefined });
