@@ -166,8 +166,8 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
   };
 }
 
-/** What a damaged record's role budgets are kept as when another setting writes it anew: a value no version reads. */
-const UNREADABLE_MARK = 'unreadable: the record was damaged; set the budgets again';
+/** What a damaged record's role budgets are kept as when another setting writes it anew: a value no version reads (not a list). */
+const UNREADABLE_MARK = { damaged: true } as const;
 
 function isRecord(value: unknown): value is ScopeSettingEntries {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
