@@ -27,7 +27,8 @@ import {
 } from 'pictor/internal';
 import { SCOPE_WORDS } from './describe-refusal.js';
 import { say, usd as usdOf } from './words.js';
-import { ROLE_BUDGETS_MAX, settingsInState, type ScopeSettings, type ScopeSettingsStore } from './scope-settings.js';
+import { ROLE_BUDGETS_MAX, settingsInState, type ScopeSettings, type ScopeSettingsStore, type StoredScopeSettings } from './scope-settings.js';
+import { TtlCache } from './ttl-cache.js';
 import { isDmScope, type DmCaps, type Platform, type QuotaStore, type Requester, type SpendLimits } from './types.js';
 
 /** How long the caps chat admins set for a scope are kept in memory before the ledger is read again. */
@@ -94,9 +95,10 @@ export interface CapStatus {
   /**
    * `chat`: a chat admin of this server/workspace set it; `operator`: the environment (PICTOR_…_USD); `role`: the
    * budget of one of the member's roles (`role`); `unknown_roles`: the member's roles could not be read, so the least
-   * generous budget that could apply (`role` names it).
+   * generous budget that could apply (`role` names it); `unreadable_budgets`: the scope's role budgets could not be
+   * read (a damaged record), so none (0) until its admins set them again.
    */
-  setBy: 'operator' | 'chat' | 'role' | 'unknown_roles';
+  setBy: 'operator' | 'chat' | 'role' | 'unknown_roles' | 'unreadable_budgets';
   /** The role whose budget this is (its name as it was set), for `role` and `unknown_roles`. */
   role?: string | undefined;
 }
@@ -139,6 +141,11 @@ export interface UsageSummary {
     topUsers: { userId: string; usd: number; jobs: number }[];
     /** The budgets of its roles (Slack: user groups), as set. */
     roleBudgets: RoleBudgetView[];
+    /**
+     * True when its role budgets are stored and cannot be read (a damaged record): every member's own budget is 0
+     * until an admin sets the budgets again (`roleBudgets` is then empty).
+     */
+    roleBudgetsUnreadable?: boolean | undefined;
   } | undefined;
 }
 
@@ -190,10 +197,11 @@ export class ChatBudgets {
   readonly #dm: SpendLimits;
   readonly #logger: LoggerLike;
   readonly #now: () => number;
-  readonly #cacheMs: number;
-  readonly #cache = new Map<string, { at: number; caps: Promise<ScopeCaps> }>();
+  readonly #cache: TtlCache<ScopeCaps>;
   readonly #settings: ScopeSettingsStore;
   readonly #rolesOf = new Map<string, MemberRolesReader>();
+  /** Scopes whose unreadable role budgets were logged (once each, while they stay so). */
+  readonly #toldUnreadable = new Set<string>();
 
   constructor(options: ChatBudgetsOptions) {
     this.#store = options.store;
@@ -202,7 +210,7 @@ export class ChatBudgets {
     this.#dm = { ...options.limits, scopeDailyUsd: options.dmCaps?.dailyUsd, scopeMonthlyUsd: options.dmCaps?.monthlyUsd };
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
-    this.#cacheMs = options.cacheMs ?? DEFAULT_CAP_CACHE_MS;
+    this.#cache = new TtlCache({ ttlMs: options.cacheMs ?? DEFAULT_CAP_CACHE_MS, now: this.#now });
   }
 
   /** The operator's caps (environment), unchanged by chat. */
@@ -252,7 +260,8 @@ export class ChatBudgets {
     const now = this.#now();
     const { userKey, scopeKey } = keysOf(requester);
     const { caps: scopeCaps, member } = await this.#memberOf(requester);
-    const { overrides, roleBudgets } = scopeCaps;
+    const { overrides } = scopeCaps;
+    const roleBudgets = scopeCaps.roleBudgets === 'unreadable' ? [] : scopeCaps.roleBudgets;
     const { limits } = member;
     const spentIn = this.#spending(now);
     const snapshot = await this.#snapshot(limits, userKey, scopeKey, spentIn);
@@ -262,7 +271,7 @@ export class ChatBudgets {
       const spentUsd = snapshot.used(key, period);
       const chat = isOverridableCap(field) && overrides[field] !== undefined && limit === overrides[field].usd;
       const source = isMemberCap(field) ? member.from[field] : undefined;
-      const role = source && source.kind !== 'scope' ? source : undefined;
+      const role = source && (source.kind === 'role' || source.kind === 'unknown_roles') ? source : undefined;
       caps.push({
         code,
         whose: key === ACCOUNT_KEY ? 'account' : code.startsWith('budget_user_') ? 'user' : 'scope',
@@ -271,7 +280,7 @@ export class ChatBudgets {
         spentUsd,
         leftUsd: roundToNanoUsd(Math.max(0, limit - spentUsd)),
         resetsAt: resetsAt(period, now),
-        setBy: role ? role.kind : chat ? 'chat' : 'operator',
+        setBy: source?.kind === 'unreadable_budgets' ? 'unreadable_budgets' : role ? role.kind : chat ? 'chat' : 'operator',
         ...(role && { role: roleBudgets.find((r) => r.roleId === role.roleId)?.name }),
       });
     }
@@ -289,6 +298,7 @@ export class ChatBudgets {
         monthUsd: await spentIn(scopeKey, 'month'),
         topUsers: await this.#topUsers(requester.platform, scopeKey, now),
         roleBudgets: roleBudgets.map((r) => ({ roleId: r.roleId, name: r.name, dailyUsd: r.userDailyUsd, monthlyUsd: r.userMonthlyUsd })),
+        roleBudgetsUnreadable: scopeCaps.roleBudgets === 'unreadable',
       };
     }
     return summary;
@@ -405,7 +415,8 @@ export class ChatBudgets {
 
   /** Which of the scope's budgeted roles the member holds: none to ask about when it has no role budgets. */
   async #heldRoles(requester: Requester, roleBudgets: ScopeCaps['roleBudgets']): Promise<HeldRoles> {
-    if (roleBudgets.length === 0) return [];
+    // Unreadable budgets give every member none, whatever their roles.
+    if (roleBudgets === 'unreadable' || roleBudgets.length === 0) return [];
     const reader = this.#rolesOf.get(requester.platform);
     return requester.roleIds ?? (reader ? await reader(requester, roleBudgets.map((r) => r.roleId)) : undefined) ?? 'unknown';
   }
@@ -417,20 +428,27 @@ export class ChatBudgets {
    */
   #capsOf(scopeKey: string): Promise<ScopeCaps> {
     if (isDmScopeKey(scopeKey)) return Promise.resolve({ limits: this.#dm, overrides: {}, roleBudgets: [], personal: true });
-    const now = this.#now();
-    const cached = this.#cache.get(scopeKey);
-    if (cached && now - cached.at < this.#cacheMs) return cached.caps;
-    const caps = Promise.all([this.#store.capOverrides(scopeKey), this.#settings.get(scopeKey)]).then(([overrides, settings]) => ({
-      limits: effectiveLimits(this.#operator, overrides),
-      overrides,
-      roleBudgets: settings.values.roleBudgets ?? [],
-      personal: false,
-    }));
-    this.#cache.set(scopeKey, { at: now, caps });
-    // A failed read is not kept: the next job reads again.
-    caps.catch(() => this.#cache.get(scopeKey)?.caps === caps && this.#cache.delete(scopeKey));
-    if (this.#cache.size > 1000) this.#cache.delete(this.#cache.keys().next().value!);
-    return caps;
+    return this.#cache.get(scopeKey, async () => {
+      const [overrides, settings] = await Promise.all([this.#store.capOverrides(scopeKey), this.#settings.get(scopeKey)]);
+      return { limits: effectiveLimits(this.#operator, overrides), overrides, roleBudgets: this.#roleBudgetsOf(scopeKey, settings), personal: false };
+    });
+  }
+
+  /**
+   * The scope's role budgets as stored, or `unreadable` when they are stored and cannot be read: never taken for
+   * "none", which would give a restricted role's members the more generous cap of each user (`memberLimits` gives
+   * them nothing instead). Logged once a scope while it stays so.
+   */
+  #roleBudgetsOf(scopeKey: string, settings: StoredScopeSettings): ScopeCaps['roleBudgets'] {
+    if (!settings.unreadable?.includes('roleBudgets')) {
+      this.#toldUnreadable.delete(scopeKey);
+      return settings.values.roleBudgets ?? [];
+    }
+    if (!this.#toldUnreadable.has(scopeKey) && this.#toldUnreadable.size < 10_000) {
+      this.#toldUnreadable.add(scopeKey);
+      this.#logger.warn({ scopeKey }, 'the role budgets of a server/workspace are unreadable (a damaged record): its members may spend nothing until an admin sets them again');
+    }
+    return 'unreadable';
   }
 
   /** Reads spend from the ledger at `now`, each key and period once. */
@@ -472,8 +490,8 @@ interface ScopeCaps {
   limits: SpendLimits;
   /** What its chat admins set (none in a person's own scope). */
   overrides: CapOverrides;
-  /** The budgets its chat admins gave its roles (none in a person's own scope). */
-  roleBudgets: NonNullable<ScopeSettings['roleBudgets']>;
+  /** The budgets its chat admins gave its roles (none in a person's own scope); `unreadable` when stored and damaged. */
+  roleBudgets: NonNullable<ScopeSettings['roleBudgets']> | 'unreadable';
   /** A person's own scope (DMs, user installs): no chat admin, the operator's DM caps. */
   personal: boolean;
 }

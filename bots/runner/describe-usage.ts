@@ -27,6 +27,7 @@ export function describeUsage(summary: UsageSummary, markup: UsageMarkup, locale
       lines.push(say(locale, 'usage.top_users'));
       summary.scope.topUsers.forEach((u, i) => lines.push(say(locale, 'usage.top_user', { rank: i + 1, user: `<@${u.userId}>`, usd: usd(u.usd), jobs: u.jobs })));
     }
+    if (summary.scope.roleBudgetsUnreadable) lines.push('', say(locale, 'usage.role_budgets_unreadable', { scope }, markup));
     if (summary.scope.roleBudgets.length > 0) {
       lines.push('', say(locale, 'usage.role_budgets', { scope }, markup));
       for (const role of summary.scope.roleBudgets) lines.push(describeRoleBudget(role, locale));
@@ -36,8 +37,8 @@ export function describeUsage(summary: UsageSummary, markup: UsageMarkup, locale
 }
 
 function describeCapStatus(cap: CapStatus, now: number, scope: string, locale: string | undefined): string {
-  if (cap.setBy === 'role' || cap.setBy === 'unknown_roles') {
-    // The member's own cap, from a role's budget: which role, or that their roles could not be read.
+  if (cap.setBy === 'role' || cap.setBy === 'unknown_roles' || cap.setBy === 'unreadable_budgets') {
+    // The member's own cap, from a role's budget: which role, or that their roles (or the roles' budgets) could not be read.
     return say(locale, 'usage.role_cap', {
       setBy: cap.setBy,
       scope,

@@ -6,6 +6,7 @@ import { stateKeyOf, type Space } from '../state/index.js';
 import { findBlockedWord } from './blocked-words.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { memorySpace } from './memory-space.js';
+import { TtlCache } from './ttl-cache.js';
 import { words } from './words.js';
 import type { FieldNames, JobOptions, Requester } from './types.js';
 
@@ -125,14 +126,13 @@ export class HouseStyles {
   readonly #space: StyleSpace;
   readonly #logger: LoggerLike | undefined;
   readonly #now: () => number;
-  readonly #cacheMs: number;
-  readonly #cache = new Map<string, { at: number; styles: Promise<HouseStyleRecord> }>();
+  readonly #cache: TtlCache<HouseStyleRecord>;
 
   constructor(options: HouseStylesOptions = {}) {
     this.#space = options.space ?? memorySpace<HouseStyleRecord>();
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
-    this.#cacheMs = options.cacheMs ?? 5_000;
+    this.#cache = new TtlCache({ ttlMs: options.cacheMs ?? 5_000, now: this.#now });
   }
 
   /** The scope's styles, by name. */
@@ -235,15 +235,7 @@ export class HouseStyles {
   }
 
   #read(scopeKey: string): Promise<HouseStyleRecord> {
-    const now = this.#now();
-    const cached = this.#cache.get(scopeKey);
-    if (cached && now - cached.at < this.#cacheMs) return cached.styles;
-    const styles = this.#space.get(stateKeyOf(scopeKey)).then((record) => this.#valid(scopeKey, record));
-    this.#cache.set(scopeKey, { at: now, styles });
-    // A failed read is not kept: the next job reads again.
-    styles.catch(() => this.#cache.get(scopeKey)?.styles === styles && this.#cache.delete(scopeKey));
-    if (this.#cache.size > 1000) this.#cache.delete(this.#cache.keys().next().value!);
-    return styles;
+    return this.#cache.get(scopeKey, () => this.#space.get(stateKeyOf(scopeKey)).then((record) => this.#valid(scopeKey, record)));
   }
 
   /** A stored style this version cannot read (a damaged record, an unknown option) is left out with a warning, never failing the scope's jobs. */

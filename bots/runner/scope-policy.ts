@@ -4,6 +4,7 @@ import { findBlockedWord } from './blocked-words.js';
 import { refusalFromPolicy } from './describe-refusal.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { ScopeSettingsSchema, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type StoredScopeSettings } from './scope-settings.js';
+import { TtlCache } from './ttl-cache.js';
 import { isDmScope, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
 
 /** What the operator's environment allows every server/workspace (read in config.ts). */
@@ -107,8 +108,7 @@ export class ScopePolicy {
   readonly #partialImages: number;
   readonly #logger: LoggerLike | undefined;
   readonly #now: () => number;
-  readonly #cacheMs: number;
-  readonly #cache = new Map<string, { at: number; settings: Promise<StoredScopeSettings> }>();
+  readonly #cache: TtlCache<StoredScopeSettings>;
   /** Scopes the operator does not allow whose refusal was already logged (once each). */
   readonly #toldScopes = new Set<string>();
 
@@ -126,7 +126,7 @@ export class ScopePolicy {
     this.#partialImages = options.partialImages;
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
-    this.#cacheMs = options.cacheMs ?? DEFAULT_SETTINGS_CACHE_MS;
+    this.#cache = new TtlCache({ ttlMs: options.cacheMs ?? DEFAULT_SETTINGS_CACHE_MS, now: this.#now });
   }
 
   /**
@@ -305,15 +305,7 @@ export class ScopePolicy {
   }
 
   #settingsOf(scopeKey: string): Promise<StoredScopeSettings> {
-    const now = this.#now();
-    const cached = this.#cache.get(scopeKey);
-    if (cached && now - cached.at < this.#cacheMs) return cached.settings;
-    const settings = this.#store.get(scopeKey);
-    this.#cache.set(scopeKey, { at: now, settings });
-    // A failed read is not kept: the next job reads again.
-    settings.catch(() => this.#cache.get(scopeKey)?.settings === settings && this.#cache.delete(scopeKey));
-    if (this.#cache.size > 1000) this.#cache.delete(this.#cache.keys().next().value!);
-    return settings;
+    return this.#cache.get(scopeKey, () => this.#store.get(scopeKey));
   }
 }
 

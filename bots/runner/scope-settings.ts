@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MODERATIONS, QUALITIES, SIZES, type LoggerLike } from 'pictor';
 import { type ScopeSettingEntries } from 'pictor/internal';
-import { stateKeyOf, type Space } from '../state/index.js';
+import { stateKeyOf, UNREADABLE, type Space } from '../state/index.js';
 import { BLOCKED_WORDS_LIMITS } from './blocked-words.js';
 import { memorySpace } from './memory-space.js';
 
@@ -76,6 +76,12 @@ export interface SettingChange {
 export interface StoredScopeSettings {
   values: ScopeSettings;
   setBy: Partial<Record<StoredSettingName, SettingChange>>;
+  /**
+   * Settings that are stored but cannot be read (a damaged value; every setting when the scope's record itself is
+   * damaged): left out of `values`. Present only when there are some. A reader for whom "unset" is the generous
+   * answer (the role budgets) must not take these for unset.
+   */
+  unreadable?: StoredSettingName[] | undefined;
 }
 
 /**
@@ -100,9 +106,10 @@ export interface ScopeSettingsStore {
 /**
  * The settings as the state keeps them: one record per scope, `{ <name>: { value, by, at } }`, changed atomically.
  * A stored value this version cannot read (an unknown name, a damaged or out-of-range value) is left out — its
- * default applies — with a warning, never failing the scope's jobs. Without a space, a store of this process alone.
+ * default applies — with a warning, never failing the scope's jobs; `get` names the known settings it left out
+ * (`unreadable`; all of them when the record itself is damaged). Without a space, a store of this process alone.
  */
-export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'get' | 'update'> = memorySpace<ScopeSettingEntries>(), logger?: LoggerLike): ScopeSettingsStore {
+export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' | 'update'> = memorySpace<ScopeSettingEntries>(), logger?: LoggerLike): ScopeSettingsStore {
   const read = (scopeKey: string, name: string, value: unknown): unknown => {
     if (!(SETTING_NAMES as string[]).includes(name)) return undefined;
     const parsed = ScopeSettingsSchema.shape[name as StoredSettingName].safeParse(value);
@@ -112,7 +119,14 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'get' | 
   };
   const update: ScopeSettingsStore['update'] = async (scopeKey, name, change, by) => {
     let value: ScopeSettings[typeof name] | undefined;
-    await space.update(stateKeyOf(scopeKey), (entries = {}) => {
+    const key = stateKeyOf(scopeKey);
+    // `update` hands a damaged record over as none: whether it is damaged is asked first.
+    const torn = name !== 'roleBudgets' && (await space.read(key)) === UNREADABLE;
+    await space.update(key, (stored) => {
+      // A damaged record (not an object of settings) is written anew: what it held cannot be read anyway. Its role
+      // budgets stay unreadable (never none, which would lift a restriction they held) until they are set again.
+      const entries: ScopeSettingEntries = isRecord(stored) ? stored : {};
+      if (name !== 'roleBudgets' && (torn ? stored === undefined : stored !== undefined && !isRecord(stored))) entries.roleBudgets = { value: UNREADABLE_MARK, by: by.by, at: by.at };
       value = change(read(scopeKey, name, entries[name]?.value) as ScopeSettings[typeof name] | undefined);
       ScopeSettingsSchema.shape[name].parse(value);
       if (value === undefined) delete entries[name];
@@ -124,9 +138,17 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'get' | 
   return {
     async get(scopeKey) {
       const stored: StoredScopeSettings = { values: {}, setBy: {} };
-      for (const [name, entry] of Object.entries((await space.get(stateKeyOf(scopeKey))) ?? {})) {
+      const record = await space.read(stateKeyOf(scopeKey));
+      if (record === UNREADABLE || (record !== undefined && !isRecord(record))) {
+        logger?.warn({ scopeKey }, 'the stored chat settings of a server/workspace are unreadable; their defaults apply, and its role budgets are taken as the least generous');
+        return { ...stored, unreadable: [...SETTING_NAMES] };
+      }
+      for (const [name, entry] of Object.entries(record ?? {})) {
         const value = read(scopeKey, name, entry?.value);
-        if (value === undefined) continue;
+        if (value === undefined) {
+          if ((SETTING_NAMES as string[]).includes(name)) (stored.unreadable ??= []).push(name as StoredSettingName);
+          continue;
+        }
         (stored.values as Record<string, unknown>)[name] = value;
         stored.setBy[name as StoredSettingName] = { by: entry.by, at: entry.at };
       }
@@ -142,4 +164,11 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'get' | 
     },
     update,
   };
+}
+
+/** What a damaged record's role budgets are kept as when another setting writes it anew: a value no version reads (not a list). */
+const UNREADABLE_MARK = { damaged: true } as const;
+
+function isRecord(value: unknown): value is ScopeSettingEntries {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -22,10 +22,22 @@ export interface UserGroupsOptions {
    * generous group budget applies to them. Default 1 hour.
    */
   staleMs?: number | undefined;
-  /** How long a member's answer waits for Slack before the last membership (or none) is used; the look-up goes on and is kept. Default 1 s (a form's trigger lasts 3 s). */
+  /**
+   * How long a member's answer waits for Slack before the last membership (or none) is used; the look-up goes on and
+   * is kept. Default 1 s (a form's trigger lasts 3 s). One wait a workspace at a time: members asking while a look-up
+   * is under way wait only until its first asker stops waiting, and those asking after that (or while a look-up that
+   * did not answer in time is retried) do not wait at all.
+   */
   waitMs?: number | undefined;
   /** After a failed look-up, how long before Slack is asked again for that workspace. Default 30 s. */
   retryMs?: number | undefined;
+  /**
+   * How long a look-up Slack does not answer is waited for before it counts as failed (`timeout`): then it is tried
+   * again in the background, `retryMs` later, doubling each time, at most `refreshAttempts` times in a row. Default 10 s.
+   */
+  giveUpMs?: number | undefined;
+  /** Background retries in a row of a look-up Slack does not answer; after them, the next member asking starts one. Default 4. */
+  refreshAttempts?: number | undefined;
   /** Workspaces kept at once; the least recently asked goes first. Default 500. */
   maxWorkspaces?: number | undefined;
   now?: (() => number) | undefined;
@@ -47,9 +59,12 @@ interface Known {
 export class UserGroups {
   readonly #o: Required<Omit<UserGroupsOptions, 'now'>> & { now: () => number };
   readonly #known = new Map<string, Known>();
-  readonly #asking = new Map<string, Promise<Known | undefined>>();
-  /** When each workspace's last look-up failed, and Slack's error. */
+  /** Each workspace's look-up under way, and until when members asking wait for it (never, for a background retry). */
+  readonly #asking = new Map<string, { answer: Promise<Known | undefined>; waitUntil: number }>();
+  /** When each workspace's last look-up failed, and Slack's error (`timeout`: no answer within `giveUpMs`). */
   readonly #failed = new Map<string, { at: number; code: string | undefined }>();
+  /** The background retry of each workspace whose look-up Slack did not answer, and how many came before it. */
+  readonly #refresh = new Map<string, { timer: NodeJS.Timeout; attempt: number; pending: boolean }>();
   readonly #warned = new Set<string>();
 
   constructor(options: UserGroupsOptions) {
@@ -58,6 +73,8 @@ export class UserGroups {
       staleMs: 60 * 60_000,
       waitMs: 1_000,
       retryMs: 30_000,
+      giveUpMs: 10_000,
+      refreshAttempts: 4,
       maxWorkspaces: 500,
       now: Date.now,
       ...definedOf(options),
@@ -68,8 +85,8 @@ export class UserGroups {
 
   /**
    * Which of `groupIds` the member is in: from what Slack told within `freshMs`, else asked now (waiting at most
-   * `waitMs`), else the last membership told within `staleMs`; undefined when none is known (the caller applies the
-   * least generous budget).
+   * `waitMs`, and not at all while a look-up that did not answer in time is under way or retried), else the last
+   * membership told within `staleMs`; undefined when none is known (the caller applies the least generous budget).
    */
   async membership(teamId: string, userId: string, groupIds: readonly string[]): Promise<readonly string[] | undefined> {
     const known = await this.#read(teamId, groupIds);
@@ -92,20 +109,83 @@ export class UserGroups {
     const failedAt = this.#failed.get(teamId)?.at;
     const usable = known && covers && now - known.at < this.#o.staleMs ? known : undefined;
     if (failedAt !== undefined && now - failedAt < this.#o.retryMs && !options.wait) return usable;
-    let asking = this.#asking.get(teamId);
-    if (!asking) {
-      asking = this.#ask(teamId, new Set([...groupIds, ...(known?.members.keys() ?? [])]));
-      this.#asking.set(teamId, asking);
-      void asking.finally(() => this.#asking.delete(teamId));
-    }
+    // A look-up Slack did not answer is retried in the background: nobody waits for it meanwhile.
+    if (this.#refresh.get(teamId)?.pending && !options.wait) return usable;
+    const asking = this.#asking.get(teamId) ?? this.#start(teamId, new Set([...groupIds, ...(known?.members.keys() ?? [])]), now + this.#o.waitMs);
+    // The admin command waits its own `waitMs`; a member, until the look-up's first asker stops waiting.
+    const waitMs = options.wait ? this.#o.waitMs : asking.waitUntil - now;
+    if (waitMs <= 0) return usable;
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), this.#o.waitMs)));
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), waitMs)));
     try {
-      const answer = await Promise.race([asking, late]);
+      const answer = await Promise.race([asking.answer, late]);
       const fresh = answer === 'late' ? undefined : answer;
       return fresh && groupIds.every((id) => fresh.members.has(id)) ? fresh : usable;
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Starts a look-up of the workspace's groups; members asking wait for it until `waitUntil`. One Slack does not
+   * answer within `giveUpMs` counts as failed (`timeout`) and is retried in the background (`#scheduleRefresh`); its
+   * answer, if it comes later still, is kept all the same.
+   */
+  #start(teamId: string, groupIds: ReadonlySet<string>, waitUntil: number): { answer: Promise<Known | undefined>; waitUntil: number } {
+    const asking = { answer: this.#ask(teamId, groupIds), waitUntil };
+    this.#asking.set(teamId, asking);
+    const giveUp = setTimeout(() => {
+      if (this.#asking.get(teamId) !== asking) return;
+      this.#asking.delete(teamId);
+      this.#noteFailure(teamId, 'timeout');
+      this.#scheduleRefresh(teamId, groupIds);
+    }, this.#o.giveUpMs);
+    giveUp.unref?.();
+    void asking.answer.finally(() => {
+      clearTimeout(giveUp);
+      if (this.#asking.get(teamId) === asking) this.#asking.delete(teamId);
+    });
+    return asking;
+  }
+
+  /** Asks Slack again in the background, `retryMs` after a look-up it did not answer (doubling each time), while fewer than `refreshAttempts` came before. */
+  #scheduleRefresh(teamId: string, groupIds: ReadonlySet<string>): void {
+    const attempt = (this.#refresh.get(teamId)?.attempt ?? 0) + 1;
+    this.#cancelRefresh(teamId);
+    if (attempt > this.#o.refreshAttempts) return;
+    const timer = setTimeout(() => {
+      refresh.pending = false;
+      if (this.#asking.has(teamId)) return;
+      // Nobody waits for a background retry: members use the last membership (or none) meanwhile.
+      this.#start(teamId, groupIds, -Infinity);
+    }, this.#o.retryMs * 2 ** (attempt - 1));
+    timer.unref?.();
+    const refresh = { timer, attempt, pending: true };
+    this.#refresh.set(teamId, refresh);
+    if (this.#refresh.size > this.#o.maxWorkspaces) this.#cancelRefresh(this.#refresh.keys().next().value!);
+  }
+
+  #cancelRefresh(teamId: string): void {
+    clearTimeout(this.#refresh.get(teamId)?.timer);
+    this.#refresh.delete(teamId);
+  }
+
+  /** Notes a failed look-up (`retryMs` before a member's asks again) and logs its reason once. */
+  #noteFailure(teamId: string, code: string | undefined): void {
+    this.#failed.delete(teamId);
+    this.#failed.set(teamId, { at: this.#o.now(), code });
+    if (this.#failed.size > this.#o.maxWorkspaces) this.#failed.delete(this.#failed.keys().next().value!);
+    const warning = `${teamId} ${code}`;
+    if (!this.#warned.has(warning) && this.#warned.size < 10_000) {
+      this.#warned.add(warning);
+      this.#o.logger.warn(
+        { teamId, code },
+        code === 'missing_scope'
+          ? 'Slack did not tell a workspace’s user groups: the app lacks the usergroups:read scope (reinstall it from its manifest); members whose groups are not known get the least generous group budget'
+          : code === 'timeout'
+            ? 'Slack did not answer usergroups.list of a workspace in time; it is asked again in the background, and meanwhile the last membership known is used (for an hour), then members get the least generous group budget'
+            : 'Slack did not tell a workspace’s user groups; the last membership known is used for an hour, then members get the least generous group budget',
+      );
     }
   }
 
@@ -129,6 +209,7 @@ export class UserGroups {
       // An enabled group first, where a disabled one has the same handle.
       const known: Known = { at: this.#o.now(), groups: [...groups, ...disabled], members };
       this.#failed.delete(teamId);
+      this.#cancelRefresh(teamId);
       this.#known.delete(teamId);
       this.#known.set(teamId, known);
       for (const oldest of this.#known.keys()) {
@@ -137,20 +218,7 @@ export class UserGroups {
       }
       return known;
     } catch (error) {
-      const code = slackErrorCode(error);
-      this.#failed.delete(teamId);
-      this.#failed.set(teamId, { at: this.#o.now(), code });
-      if (this.#failed.size > this.#o.maxWorkspaces) this.#failed.delete(this.#failed.keys().next().value!);
-      const warning = `${teamId} ${code}`;
-      if (!this.#warned.has(warning) && this.#warned.size < 10_000) {
-        this.#warned.add(warning);
-        this.#o.logger.warn(
-          { teamId, code },
-          code === 'missing_scope'
-            ? 'Slack did not tell a workspace’s user groups: the app lacks the usergroups:read scope (reinstall it from its manifest); members whose groups are not known get the least generous group budget'
-            : 'Slack did not tell a workspace’s user groups; the last membership known is used for an hour, then members get the least generous group budget',
-        );
-      }
+      this.#noteFailure(teamId, slackErrorCode(error));
       return undefined;
     }
   }

@@ -1,7 +1,7 @@
 import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomically } from 'pictor/internal';
-import { checkKey, checkSpace, decodeValue, encodeValue, newOwnerId, refuseBytes, StateClosedError, STATE_KEY_PATTERN, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
+import { checkKey, checkSpace, decodeValue, encodeValue, newOwnerId, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
@@ -145,6 +145,12 @@ class FileSpace<T> implements Space<T> {
   }
 
   async #read(key: string): Promise<Envelope | undefined> {
+    const envelope = await this.#readChecked(key);
+    return envelope === UNREADABLE ? undefined : envelope;
+  }
+
+  /** The record's envelope; `UNREADABLE` when its file is there and is not JSON. */
+  async #readChecked(key: string): Promise<Envelope | typeof UNREADABLE | undefined> {
     if (!STATE_KEY_PATTERN.test(key)) return undefined;
     await this.#open();
     const at = this.#index.get(key)?.at;
@@ -153,8 +159,9 @@ class FileSpace<T> implements Space<T> {
       const bytes = await readFile(this.#path(key)).catch(() => undefined);
       return bytes && { pictorState: 1, holder: null, value: bytes };
     }
-    const parsed = decodeValue<unknown>(await readFile(this.#path(key), 'utf8').catch(() => undefined));
-    if (parsed === undefined) return undefined;
+    const text = await readFile(this.#path(key), 'utf8').catch(() => undefined);
+    const parsed = decodeValue<unknown>(text);
+    if (parsed === undefined) return text === undefined ? undefined : UNREADABLE;
     if (typeof parsed === 'object' && parsed !== null && (parsed as Partial<Envelope>).pictorState === 1) return parsed as Envelope;
     // A file from before holders: the bare record.
     return { pictorState: 1, holder: LEGACY_HOLDER, value: parsed };
@@ -177,6 +184,12 @@ class FileSpace<T> implements Space<T> {
   async get(key: string): Promise<T | undefined> {
     this.#assertOpen();
     return (await this.#read(key))?.value as T | undefined;
+  }
+
+  async read(key: string): Promise<T | typeof UNREADABLE | undefined> {
+    this.#assertOpen();
+    const envelope = await this.#readChecked(key);
+    return envelope === UNREADABLE ? UNREADABLE : (envelope?.value as T | undefined);
   }
 
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { withTimeout, type RedisLink } from 'pictor/internal';
-import { checkKey, checkSpace, decodeValue, encodeValue, MAX_NOTICE_BYTES, newOwnerId, refuseBytes, STATE_KEY_PATTERN, UPDATE_ATTEMPTS } from './StateStore.js';
+import { checkKey, checkSpace, decodeValue, encodeValue, MAX_NOTICE_BYTES, newOwnerId, refuseBytes, STATE_KEY_PATTERN, UNREADABLE, UPDATE_ATTEMPTS } from './StateStore.js';
 import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
@@ -208,6 +208,13 @@ class RedisSpace<T> implements Space<T> {
 
   async get(key: string): Promise<T | undefined> {
     return STATE_KEY_PATTERN.test(key) ? this.#decode(await this.#raw(key)) : undefined;
+  }
+
+  async read(key: string): Promise<T | typeof UNREADABLE | undefined> {
+    if (!STATE_KEY_PATTERN.test(key)) return undefined;
+    const raw = await this.#raw(key);
+    const value = this.#decode(raw);
+    return value === undefined && raw !== null ? UNREADABLE : value;
   }
 
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {

@@ -39,9 +39,18 @@ export interface StateEntry<T> {
   value: T;
 }
 
+/** What `Space.read` answers for a record that is kept but cannot be read (its text is not JSON: damaged). */
+export const UNREADABLE: unique symbol = Symbol('unreadable record');
+
 export interface Space<T> {
   readonly definition: SpaceDefinition;
+  /** The record, or undefined when there is none — or when it is damaged (see `read`). */
   get(key: string): Promise<T | undefined>;
+  /**
+   * As `get`, but a record that is kept and cannot be read (damaged text) is `UNREADABLE`, not undefined: for a reader
+   * that must not take a damaged record for a missing one (a restriction it held would silently drop).
+   */
+  read(key: string): Promise<T | typeof UNREADABLE | undefined>;
   put(key: string, value: T, options?: PutOptions): Promise<void>;
   /**
    * Changes a record atomically for every process sharing the backend: `change` gets the record (or undefined) and

@@ -10,7 +10,7 @@ export { BudgetExceededError, LedgerUnreadableError, isBudgetCode, isSpendRefusa
 export { describeSpendRefusal, type RefusalContext } from './describe-refusal.js';
 export { SpendGuard, type SpendGuardOptions } from './spend-guard.js';
 export { boundedByOperator, effectiveLimits, isOverridableCap, OVERRIDABLE_CAPS } from './cap-overrides.js';
-export { MEMBER_CAPS, memberLimits, type HeldRoles, type MemberCap, type MemberCapSource, type MemberLimits, type RoleBudget } from './role-budgets.js';
+export { MEMBER_CAPS, memberLimits, type HeldRoles, type MemberCap, type MemberCapSource, type MemberLimits, type RoleBudget, type ScopeRoleBudgets } from './role-budgets.js';
 export { addUsage, roundToNanoUsd, sumUsage, usageByKey, type UsageTotals } from './usage-totals.js';
 export { readBreakerSettings, breakerApplies, breakerLimit, type BreakerSettings } from './breaker.js';
 export { interruptedCostUsd, mayBeBilled, chargeOf, type JobEnding, type JobOutcome, type Charge, type ChargedRequest } from './charge-rules.js';

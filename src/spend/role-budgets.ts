@@ -19,10 +19,17 @@ export interface RoleBudget {
 export type HeldRoles = readonly string[] | 'unknown';
 
 /**
- * Where a member's cap of one period comes from: the scope's cap of each member (`scope`), the most generous of
- * their roles' budgets (`role`), or — their roles unknown — the least generous that could apply (`unknown_roles`).
+ * A scope's role budgets as its store could read them: the budgets, or `unreadable` when they are stored and cannot
+ * be read (a damaged record): which roles have one, and how much, is then unknown.
  */
-export type MemberCapSource = { kind: 'scope' } | { kind: 'role'; roleId: string } | { kind: 'unknown_roles'; roleId: string };
+export type ScopeRoleBudgets = readonly RoleBudget[] | 'unreadable';
+
+/**
+ * Where a member's cap of one period comes from: the scope's cap of each member (`scope`), the most generous of
+ * their roles' budgets (`role`), or the least generous that could apply — their roles unknown (`unknown_roles`), or
+ * the scope's role budgets unreadable (`unreadable_budgets`: nothing, since any budget could be a role's).
+ */
+export type MemberCapSource = { kind: 'scope' } | { kind: 'role'; roleId: string } | { kind: 'unknown_roles'; roleId: string } | { kind: 'unreadable_budgets' };
 
 export interface MemberLimits {
   /** The limits of the member's jobs: the scope's, their own caps replaced as `from` says. */
@@ -38,15 +45,23 @@ export interface MemberLimits {
  * - a member whose roles are unknown gets the least generous of the scope's cap of each member and every role
  *   budget of that period: what is unknown never widens a cap;
  * - a role's budget is bounded by the operator's cap of each member as every chat admin's cap is
- *   (`boundedByOperator`): it never goes above it.
+ *   (`boundedByOperator`): it never goes above it;
+ * - where the scope's role budgets cannot be read (`unreadable`), every member gets nothing (0) of either period:
+ *   any amount could be a role's budget, so the least generous that could apply is none — a damaged record never
+ *   lifts a restriction it held. Its admins fix it by setting the budgets again.
  * The scope's and the account's caps (and pace) are `scopeLimits`' own and stay as they are: a role never lifts them.
  * `scopeLimits` are the scope's limits (`effectiveLimits`: the operator's lowered by its chat admins); `operator` the
  * operator's own (the environment).
  */
-export function memberLimits(operator: SpendLimits, scopeLimits: SpendLimits, roleBudgets: readonly RoleBudget[], held: HeldRoles): MemberLimits {
+export function memberLimits(operator: SpendLimits, scopeLimits: SpendLimits, roleBudgets: ScopeRoleBudgets, held: HeldRoles): MemberLimits {
   const limits: SpendLimits = { ...scopeLimits };
   const from: Record<MemberCap, MemberCapSource> = { userDailyUsd: { kind: 'scope' }, userMonthlyUsd: { kind: 'scope' } };
   for (const cap of MEMBER_CAPS) {
+    if (roleBudgets === 'unreadable') {
+      limits[cap] = 0;
+      from[cap] = { kind: 'unreadable_budgets' };
+      continue;
+    }
     const budgets = roleBudgets.flatMap((role) => {
       const usd = role[cap];
       return usd === undefined ? [] : [{ roleId: role.roleId, usd: boundedByOperator(operator[cap], usd) }];

@@ -30,6 +30,15 @@ describe('a member’s own caps with role budgets', () => {
     expect(Object.fromEntries(Object.entries(member.from).map(([cap, source]) => [cap, 'roleId' in source ? `${source.kind} ${source.roleId}` : source.kind]))).toEqual(from);
   });
 
+  it.each([['holding a role', ['designers']], ['holding none', []], ['roles unknown', 'unknown']] as const)(
+    'role budgets unreadable (a damaged record), %s: nothing of either period, whatever the scope’s cap and the roles held',
+    (_what, held) => {
+      const member = memberLimits({ userDailyUsd: 10 }, scope, 'unreadable', held);
+      expect(member.limits).toEqual({ ...scope, userDailyUsd: 0, userMonthlyUsd: 0 });
+      expect(member.from).toEqual({ userDailyUsd: { kind: 'unreadable_budgets' }, userMonthlyUsd: { kind: 'unreadable_budgets' } });
+    },
+  );
+
   it('bounds a role’s budget by the operator’s cap of each member, as every chat admin’s cap, and never widens past it', () => {
     const operator: SpendLimits = { userDailyUsd: 2, userMonthlyUsd: 50 };
     expect(memberLimits(operator, scope, roles, ['designers', 'leads']).limits).toMatchObject({ userDailyUsd: 2, userMonthlyUsd: 50 });

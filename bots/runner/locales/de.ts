@@ -311,9 +311,11 @@ export const de = {
   'budget.too_many_roles':
     '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} hat schon Budgets für {max} {scope, select, workspace {Benutzergruppen} other {Rollen}}, das Maximum; lösche zuerst eines.',
   'usage.role_cap':
-    '• Dein {period, select, day {Tagesbudget} other {Monatsbudget}}{setBy, select, role {, von deiner {scope, select, workspace {Benutzergruppe} other {Rolle}} {role}} other {}}: {left} von {limit} übrig ({spent} ausgegeben); wird zurückgesetzt: {reset}{setBy, select, unknown_roles {. Deine {scope, select, workspace {Benutzergruppen} other {Rollen}} ließen sich gerade nicht lesen, daher gilt das kleinste Budget, das deines sein könnte (das von {role}).} other {}}',
+    '• Dein {period, select, day {Tagesbudget} other {Monatsbudget}}{setBy, select, role {, von deiner {scope, select, workspace {Benutzergruppe} other {Rolle}} {role}} other {}}: {left} von {limit} übrig ({spent} ausgegeben); wird zurückgesetzt: {reset}{setBy, select, unknown_roles {. Deine {scope, select, workspace {Benutzergruppen} other {Rollen}} ließen sich gerade nicht lesen, daher gilt das kleinste Budget, das deines sein könnte (das von {role}).} unreadable_budgets {. Die Budgets der {scope, select, workspace {Benutzergruppen dieses Workspaces} other {Rollen dieses Servers}} ließen sich nicht lesen, daher kann nichts ausgegeben werden, bis ein Admin sie neu festlegt.} other {}}',
   'usage.role_budgets':
     '<b>Budgets der {scope, select, workspace {Benutzergruppen} other {Rollen}}</b> (jedes Mitglied bekommt das großzügigste seiner eigenen statt des Budgets jedes Nutzers):',
+  'usage.role_budgets_unreadable':
+    '⚠️ <b>Die Budgets der {scope, select, workspace {Benutzergruppen dieses Workspaces} other {Rollen dieses Servers}} lassen sich nicht lesen</b> (ihr Eintrag im Speicher des Bots ist beschädigt): bis sie neu festgelegt sind, kann kein Mitglied etwas ausgeben. Lege das Budget jeder {scope, select, workspace {Benutzergruppe} other {Rolle}} neu fest ({scope, select, workspace {/imagine admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); das erste ersetzt den beschädigten Eintrag.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} pro Tag} other {das Budget jedes Nutzers pro Tag}} · {hasMonthly, select, yes {{monthly} pro Monat} other {das Budget jedes Nutzers pro Monat}}',
   'discord.option.role':

@@ -336,9 +336,11 @@ export const en = {
   'budget.too_many_roles':
     '{scope, select, workspace {This workspace} other {This server}} already has budgets for {max} {scope, select, workspace {user groups} other {roles}}, the most; clear one first.',
   'usage.role_cap':
-    '• Your {period, select, day {daily} other {monthly}} budget{setBy, select, role {, from your {scope, select, workspace {user group} other {role}} {role}} other {}}: {left} left of {limit} (spent {spent}); resets {reset}{setBy, select, unknown_roles {. Your {scope, select, workspace {user groups} other {roles}} could not be read just now, so the smallest budget that could be yours applies (that of {role}).} other {}}',
+    '• Your {period, select, day {daily} other {monthly}} budget{setBy, select, role {, from your {scope, select, workspace {user group} other {role}} {role}} other {}}: {left} left of {limit} (spent {spent}); resets {reset}{setBy, select, unknown_roles {. Your {scope, select, workspace {user groups} other {roles}} could not be read just now, so the smallest budget that could be yours applies (that of {role}).} unreadable_budgets {. The budgets of {scope, select, workspace {this workspace’s user groups} other {this server’s roles}} could not be read, so nothing may be spent until an admin sets them again.} other {}}',
   'usage.role_budgets':
     '<b>Budgets of {scope, select, workspace {user groups} other {roles}}</b> (each member gets the most generous of theirs, in place of the budget of each user):',
+  'usage.role_budgets_unreadable':
+    '⚠️ <b>The budgets of {scope, select, workspace {this workspace’s user groups} other {this server’s roles}} cannot be read</b> (their record in the bot’s storage is damaged): until they are set again, no member may spend anything. Set each {scope, select, workspace {user group’s} other {role’s}} budget again ({scope, select, workspace {/imagine admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); the first one set replaces the damaged record.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} a day} other {the budget of each user a day}} · {hasMonthly, select, yes {{monthly} a month} other {the budget of each user a month}}',
   'discord.option.role':

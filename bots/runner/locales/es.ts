@@ -311,9 +311,11 @@ export const es = {
   'budget.too_many_roles':
     '{scope, select, workspace {Este espacio de trabajo} other {Este servidor}} ya tiene presupuestos para {max} {scope, select, workspace {grupos de usuarios} other {roles}}, el máximo; borra uno primero.',
   'usage.role_cap':
-    '• Tu presupuesto {period, select, day {diario} other {mensual}}{setBy, select, role {, el de tu {scope, select, workspace {grupo de usuarios} other {rol}} {role}} other {}}: quedan {left} de {limit} (gastado: {spent}); se restablece a las {reset}{setBy, select, unknown_roles {. Ahora mismo no se pudieron leer tus {scope, select, workspace {grupos de usuarios} other {roles}}, así que se aplica el presupuesto más pequeño que podría ser el tuyo (el de {role}).} other {}}',
+    '• Tu presupuesto {period, select, day {diario} other {mensual}}{setBy, select, role {, el de tu {scope, select, workspace {grupo de usuarios} other {rol}} {role}} other {}}: quedan {left} de {limit} (gastado: {spent}); se restablece a las {reset}{setBy, select, unknown_roles {. Ahora mismo no se pudieron leer tus {scope, select, workspace {grupos de usuarios} other {roles}}, así que se aplica el presupuesto más pequeño que podría ser el tuyo (el de {role}).} unreadable_budgets {. No se pudieron leer los presupuestos de {scope, select, workspace {los grupos de usuarios de este workspace} other {los roles de este servidor}}, así que no se puede gastar nada hasta que un admin los vuelva a fijar.} other {}}',
   'usage.role_budgets':
     '<b>Presupuestos de {scope, select, workspace {grupos de usuarios} other {roles}}</b> (cada miembro recibe el más generoso de los suyos, en lugar del presupuesto de cada usuario):',
+  'usage.role_budgets_unreadable':
+    '⚠️ <b>No se pueden leer los presupuestos de {scope, select, workspace {los grupos de usuarios de este workspace} other {los roles de este servidor}}</b> (su registro en el almacenamiento del bot está dañado): hasta que se vuelvan a fijar, ningún miembro puede gastar nada. Vuelve a fijar el presupuesto de cada {scope, select, workspace {grupo de usuarios} other {rol}} ({scope, select, workspace {/imagine admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); el primero que se fije reemplaza el registro dañado.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} al día} other {el presupuesto de cada usuario al día}} · {hasMonthly, select, yes {{monthly} al mes} other {el presupuesto de cada usuario al mes}}',
   'discord.option.role':

@@ -311,9 +311,11 @@ export const ja = {
   'budget.too_many_roles':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}にはすでに上限の {max} 個の{scope, select, workspace {ユーザーグループ} other {ロール}}に予算があります。先にどれかを解除してください。',
   'usage.role_cap':
-    '• あなたの{period, select, day {1日} other {1か月}}の予算{setBy, select, role {（{scope, select, workspace {ユーザーグループ} other {ロール}} {role} による）} other {}}: 残り {left} / {limit}（使用済み {spent}）、リセット: {reset}{setBy, select, unknown_roles {。いまはあなたの{scope, select, workspace {ユーザーグループ} other {ロール}}を読み取れなかったため、あなたに当てはまりうる最も少ない予算（{role} のもの）が適用されています。} other {}}',
+    '• あなたの{period, select, day {1日} other {1か月}}の予算{setBy, select, role {（{scope, select, workspace {ユーザーグループ} other {ロール}} {role} による）} other {}}: 残り {left} / {limit}（使用済み {spent}）、リセット: {reset}{setBy, select, unknown_roles {。いまはあなたの{scope, select, workspace {ユーザーグループ} other {ロール}}を読み取れなかったため、あなたに当てはまりうる最も少ない予算（{role} のもの）が適用されています。} unreadable_budgets {。{scope, select, workspace {このワークスペースのユーザーグループ} other {このサーバーのロール}}の予算を読み取れなかったため、管理者が設定し直すまで何も使えません。} other {}}',
   'usage.role_budgets':
     '<b>{scope, select, workspace {ユーザーグループ} other {ロール}}の予算</b>（各メンバーには、各ユーザーの予算の代わりに自分のものの中で最も多い予算が適用されます）:',
+  'usage.role_budgets_unreadable':
+    '⚠️ <b>{scope, select, workspace {このワークスペースのユーザーグループ} other {このサーバーのロール}}の予算を読み取れません</b>（ボットの保存データの記録が壊れています）。設定し直すまで、どのメンバーも何も使えません。各{scope, select, workspace {ユーザーグループ} other {ロール}}の予算を設定し直してください（{scope, select, workspace {/imagine admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}）。最初に設定したものが壊れた記録を置き換えます。',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {1日 {daily}} other {1日は各ユーザーの予算}} · {hasMonthly, select, yes {1か月 {monthly}} other {1か月は各ユーザーの予算}}',
   'discord.option.role':

@@ -311,9 +311,11 @@ export const ptBR = {
   'budget.too_many_roles':
     '{scope, select, workspace {Este espaço de trabalho} other {Este servidor}} já tem orçamentos para {max} {scope, select, workspace {grupos de usuários} other {cargos}}, o máximo; apague um primeiro.',
   'usage.role_cap':
-    '• Seu orçamento {period, select, day {diário} other {mensal}}{setBy, select, role {, o do seu {scope, select, workspace {grupo de usuários} other {cargo}} {role}} other {}}: restam {left} de {limit} (gasto: {spent}); zera às {reset}{setBy, select, unknown_roles {. Não foi possível ler seus {scope, select, workspace {grupos de usuários} other {cargos}} agora, então vale o menor orçamento que poderia ser o seu (o de {role}).} other {}}',
+    '• Seu orçamento {period, select, day {diário} other {mensal}}{setBy, select, role {, o do seu {scope, select, workspace {grupo de usuários} other {cargo}} {role}} other {}}: restam {left} de {limit} (gasto: {spent}); zera às {reset}{setBy, select, unknown_roles {. Não foi possível ler seus {scope, select, workspace {grupos de usuários} other {cargos}} agora, então vale o menor orçamento que poderia ser o seu (o de {role}).} unreadable_budgets {. Não foi possível ler os orçamentos {scope, select, workspace {dos grupos de usuários deste workspace} other {dos cargos deste servidor}}, então nada pode ser gasto até que um admin os defina de novo.} other {}}',
   'usage.role_budgets':
     '<b>Orçamentos de {scope, select, workspace {grupos de usuários} other {cargos}}</b> (cada membro recebe o mais generoso dos seus, no lugar do orçamento de cada usuário):',
+  'usage.role_budgets_unreadable':
+    '⚠️ <b>Não é possível ler os orçamentos {scope, select, workspace {dos grupos de usuários deste workspace} other {dos cargos deste servidor}}</b> (o registro deles no armazenamento do bot está danificado): até que sejam definidos de novo, nenhum membro pode gastar nada. Defina de novo o orçamento de cada {scope, select, workspace {grupo de usuários} other {cargo}} ({scope, select, workspace {/imagine admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); o primeiro definido substitui o registro danificado.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} por dia} other {o orçamento de cada usuário por dia}} · {hasMonthly, select, yes {{monthly} por mês} other {o orçamento de cada usuário por mês}}',
   'discord.option.role':

@@ -42,6 +42,21 @@ describe('describeUsage: the budget of a member’s role, in words', () => {
     );
   });
 
+  it('says when the budgets of the member’s server could not be read, so nothing may be spent', () => {
+    expect(describeUsage(summary([roleCap({ setBy: 'unreadable_budgets', role: undefined, limitUsd: 0, leftUsd: 0 })]), bold)).toContain(
+      '• Your daily budget: $0.00 left of $0.00 (spent $1.00); resets 00:00 UTC (in 12 h). The budgets of this server’s roles could not be read, so nothing may be spent until an admin sets them again.',
+    );
+  });
+
+  it('warns an admin that the budgets of roles cannot be read, and says how to mend them', () => {
+    const view = (platform: 'discord' | 'slack') =>
+      describeUsage(summary([], platform, { todayUsd: 0, monthUsd: 0, topUsers: [], roleBudgets: [], roleBudgetsUnreadable: true }), bold);
+    expect(view('discord')).toContain(
+      '⚠️ **The budgets of this server’s roles cannot be read** (their record in the bot’s storage is damaged): until they are set again, no member may spend anything. Set each role’s budget again (/imagine-admin budget cap:user-daily usd:… role:@role); the first one set replaces the damaged record.',
+    );
+    expect(view('slack')).toContain('(/imagine admin budget @group user-daily …)');
+  });
+
   it('lists every role’s budget for an admin', () => {
     const text = describeUsage(
       summary([], 'discord', {

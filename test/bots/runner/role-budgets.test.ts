@@ -1,7 +1,12 @@
-import { describe, expect, it } from 'vitest';
-import { ChatBudgets, JobRefusedError, settingsInState, type JobSpec, type Requester } from '../../../bots/runner/index.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ChatBudgets, describeUsage, JobRefusedError, settingsInState, type JobSpec, type Requester } from '../../../bots/runner/index.js';
+import { openBotState, stateKeyOf, type BotState } from '../../../bots/state/index.js';
+import { RedisLink, type ScopeSettingEntries } from '../../../src/internal.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 
 const kit = useRunnerKit();
 
@@ -96,5 +101,92 @@ describe('budgets of roles in the job runner', () => {
     answer = undefined;
     expect(await budgets.limitsFor(member)).toMatchObject({ userDailyUsd: 0.5 });
     expect((await budgets.summary(member)).caps).toEqual([expect.objectContaining({ setBy: 'unknown_roles', role: '@interns', limitUsd: 0.5 })]);
+  });
+});
+
+const redis = testRedis();
+
+/** The bots' state of one process, on the data folder or on Redis, and a way to damage a scope's settings where they are kept. */
+async function stateOn(backend: 'file' | 'redis', dataDir: string) {
+  const prefix = uniquePrefix('role-budgets');
+  const link = backend === 'redis' ? await RedisLink.open({ url: requireRedisUrl(redis), prefix }) : undefined;
+  const state: BotState = await openBotState({ dataDir, redis: link, logger: new RecordingLogger() });
+  const space = state.store.space<ScopeSettingEntries>(state.spaces.scopeSettings);
+  return {
+    space,
+    /** Overwrites the scope's settings record with text that is not JSON (a torn write, a hand edit). */
+    async tear(scopeKey: string) {
+      const text = '{"roleBudgets":{"value":[{"roleId":"role-in';
+      if (!link) return writeFile(join(dataDir, state.spaces.scopeSettings.dir, `${stateKeyOf(scopeKey)}.json`), text);
+      const [key] = await link.commands.keys(`${prefix}:*${state.spaces.scopeSettings.name}*:r:${stateKeyOf(scopeKey)}`);
+      await link.commands.set(key!, text, 'KEEPTTL');
+    },
+    async close() {
+      await state.close();
+      if (link) {
+        await link.close();
+        await deleteKeys(requireRedisUrl(redis), prefix);
+      }
+    },
+  };
+}
+
+describe.each([
+  { backend: 'file' as const, skip: undefined },
+  { backend: 'redis' as const, skip: redis.skipReason },
+])('role budgets the bots’ state cannot read ($backend)', ({ backend, skip }) => {
+  const closing: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const close of closing.splice(0).reverse()) await close();
+  });
+
+  async function scopeWithInterns() {
+    const state = await stateOn(backend, await kit.newDir());
+    closing.push(() => state.close());
+    const logger = new RecordingLogger();
+    const { runner } = await kit.runner({ limits: { userDailyUsd: 1 }, settings: settingsInState(state.space, logger), logger, capCacheMs: 0 });
+    expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: true });
+    expect(await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 0.5)).toMatchObject({ ok: true });
+    return { state, runner, logger };
+  }
+
+  it.skipIf(skip)('refuse a restricted role’s paid job (nothing sent) when their value does not parse, never falling back to the cap of each user', async () => {
+    const { state, runner, logger } = await scopeWithInterns();
+    const key = stateKeyOf('discord:guild-1');
+    const entries = (await state.space.get(key))!;
+    await state.space.put(key, { ...entries, roleBudgets: { ...entries.roleBudgets!, value: [{ roleId: interns.id, name: 'Interns', userDailyUsd: 'a penny' }] } });
+
+    const intern = requester({ roleIds: [interns.id] });
+    await expect(runner.submit(lowJob(intern), () => {})).rejects.toMatchObject({ code: 'budget_user_daily', limit: 0 });
+    expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 0, userMonthlyUsd: 0 });
+    expect(await runner.budgets.spentRefusal(requester())).toMatchObject({ code: 'budget_user_daily', limit: 0 });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+    const warnings = logger.entries.filter((e) => e.level === 'warn' && /role budgets .* unreadable/.test(e.msg ?? ''));
+    expect(warnings).toEqual([expect.objectContaining({ obj: { scopeKey: 'discord:guild-1' } })]);
+  });
+
+  it.skipIf(skip)('give every member nothing when the scope’s record is torn, also once another setting wrote it anew; warn its admins in the usage view; are mended by setting them again', async () => {
+    const { state, runner } = await scopeWithInterns();
+    await state.tear('discord:guild-1');
+
+    const intern = requester({ roleIds: [interns.id] });
+    await expect(runner.submit(lowJob(intern), () => {})).rejects.toMatchObject({ code: 'budget_user_daily', limit: 0 });
+    const memberView = await runner.budgets.summary(intern);
+    expect(memberView.caps).toEqual([expect.objectContaining({ code: 'budget_user_daily', limitUsd: 0, setBy: 'unreadable_budgets' }), expect.objectContaining({ code: 'budget_user_monthly', limitUsd: 0, setBy: 'unreadable_budgets' })]);
+    const adminView = await runner.budgets.summary(admin());
+    expect(adminView.scope).toMatchObject({ roleBudgets: [], roleBudgetsUnreadable: true });
+    expect(describeUsage(adminView, { bold: (t) => `**${t}**` })).toMatch(/roles cannot be read/);
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+
+    // Another setting changed meanwhile writes the torn record anew: the role budgets stay unreadable, never none.
+    expect(await runner.policy.set(admin(), 'maxImages', 4)).toMatchObject({ ok: true });
+    expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 0 });
+    expect((await runner.policy.effective(admin())).maxImages).toMatchObject({ value: 4, source: 'admin' });
+
+    // Setting a budget again writes the record anew: the roles set since apply, the others' members have the cap of each user.
+    expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: true, previousUsd: undefined });
+    await expect(runner.submit(lowJob(intern), () => {})).rejects.toMatchObject({ code: 'budget_user_daily', limit: 0.001 });
+    expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 1 });
+    expect((await runner.budgets.summary(admin())).scope?.roleBudgetsUnreadable).toBe(false);
   });
 });

@@ -22,6 +22,30 @@ async function start(options: Partial<ConstructorParameters<typeof UserGroups>[0
   return { fake, groups, logger, later: (ms: number) => (now += ms), calls: () => fake!.callsOf('usergroups.list').length };
 }
 
+/** A promise, and whether it has settled yet. */
+function settles<T>(promise: Promise<T>) {
+  const watched = { promise, done: false, after: async (step: () => Promise<unknown>) => (await step(), promise) };
+  void promise.finally(() => (watched.done = true)).catch(() => {});
+  return watched;
+}
+
+/** The answer of a call that must not wait on a timer: only the event loop turns (no fake time passes); undefined answers fail it. */
+async function settledNow<T>(promise: Promise<T>): Promise<T> {
+  const watched = settles(promise);
+  for (let turn = 0; turn < 10 && !watched.done; turn++) await new Promise((resolve) => setImmediate(resolve));
+  if (!watched.done) throw new Error('it waited on a timer');
+  return promise;
+}
+
+/** Waits, turn by turn of the event loop (never on time), for `check` to hold. */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (let turn = 0; turn < 500; turn++) {
+    if (await check()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error('never held');
+}
+
 const MISSING_SCOPE = { status: 200, error: 'missing_scope', extra: { needed: 'usergroups:read', provided: 'commands,chat:write' } };
 
 describe('UserGroups', () => {
@@ -83,6 +107,64 @@ describe('UserGroups', () => {
     answer({ ok: true, usergroups: [{ id: 'S1', handle: 'designers', users: ['U1'] }] });
     await vi.advanceTimersByTimeAsync(0);
     expect(await groups.membership('T1', 'U1', ['S1'])).toEqual(['S1']);
+  });
+
+  it('makes a Slack that does not answer cost one wait a workspace: a burst waits once, together; later members not at all', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const { fake, groups, logger } = await start({ now: () => Date.now() });
+    fake.setUserGroup({ id: 'S0DESIGN', handle: 'designers', users: ['U0DARA'] });
+    const ids = ['S0DESIGN'];
+    expect(await groups.membership(fake.teamId, 'U0DARA', ids)).toEqual(['S0DESIGN']);
+    vi.advanceTimersByTime(61_000);
+    const hold = fake.holdOpen('usergroups.list');
+    fake.setUserGroup({ id: 'S0DESIGN', handle: 'designers', users: ['U0DARA', 'U0IVY'] });
+
+    const first = settles(groups.membership(fake.teamId, 'U0DARA', ids));
+    await fake.waitFor(() => hold.arrived() === 1, 'the look-up to reach Slack');
+    await vi.advanceTimersByTimeAsync(500);
+    // Half a second in, more members ask: they wait with the first, until its wait ends, not a second of their own.
+    const burst = ['U0IVY', 'U0BOB'].map((user) => settles(groups.membership(fake.teamId, user, ids)));
+    await vi.advanceTimersByTimeAsync(499);
+    expect([first, ...burst].some((p) => p.done)).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    // The last membership known: Ivy joined since, but Slack has not said so yet.
+    expect(await Promise.all([first, ...burst].map((p) => p.promise))).toEqual([['S0DESIGN'], [], []]);
+
+    // While the look-up is still under way, and once it has timed out, a member's answer waits for nothing.
+    expect(await settledNow(groups.membership(fake.teamId, 'U0DARA', ids))).toEqual(['S0DESIGN']);
+    await vi.advanceTimersByTimeAsync(9_000);
+    expect(logger.entries.filter((e) => e.level === 'warn' && (e.obj as { code?: string }).code === 'timeout')).toHaveLength(1);
+    expect(await settledNow(groups.membership(fake.teamId, 'U0DARA', ids))).toEqual(['S0DESIGN']);
+    expect(hold.arrived()).toBe(1);
+
+    // A background retry, 30 s later, asks again; members still do not wait for it, and its answer is used once it comes.
+    await vi.advanceTimersByTimeAsync(30_000);
+    await fake.waitFor(() => hold.arrived() === 2, 'the background retry to reach Slack');
+    expect(await settledNow(groups.membership(fake.teamId, 'U0IVY', ids))).toEqual([]);
+    hold.release();
+    await eventually(async () => (await settledNow(groups.membership(fake.teamId, 'U0IVY', ids)))?.length === 1);
+    expect(fake.callsOf('usergroups.list')).toHaveLength(3);
+  });
+
+  it('retries a look-up Slack does not answer in the background a bounded number of times, further apart each time', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    let asked = 0;
+    const client = { usergroups: { list: () => new Promise(() => {}) } } as unknown as webApi.WebClient;
+    const groups = new UserGroups({ clientFor: async () => (asked++, client), logger: new RecordingLogger() });
+    expect(await settles(groups.membership('T1', 'U1', ['S1'])).after(() => vi.advanceTimersByTimeAsync(1_000))).toBeUndefined();
+    expect(asked).toBe(1);
+    // Given up after 10 s; then asked again 30 s, 60 s, 120 s and 240 s after each try gave up.
+    const tries: number[] = [];
+    for (let s = 0; s < 3600; s++) {
+      await vi.advanceTimersByTimeAsync(1_000);
+      if (asked > tries.length + 1) tries.push(s + 2); // seconds since the first look-up
+    }
+    expect(tries).toEqual([40, 110, 240, 490]);
+    expect(asked).toBe(5);
+    // Once the retries are spent, the next member asking starts a look-up and waits for it once, as the first did.
+    expect(await settles(groups.membership('T1', 'U1', ['S1'])).after(() => vi.advanceTimersByTimeAsync(1_000))).toBeUndefined();
+    expect(asked).toBe(6);
+    expect(await settledNow(groups.membership('T1', 'U2', ['S1']))).toBeUndefined();
   });
 
   it('finds a group by its handle for the admin command, and says when the app may not read them', async () => {

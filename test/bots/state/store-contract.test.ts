@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FileStateStore, RedisStateStore, startSweeper, StateClosedError, StateValueTooLargeError, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
+import { FileStateStore, RedisStateStore, startSweeper, StateClosedError, StateValueTooLargeError, UNREADABLE, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 
@@ -28,6 +28,8 @@ interface Backend {
   lose(store: StateStore): Promise<void>;
   /** Every key the backend holds and every value, as text (files, or Redis keys of every type). */
   everything(): Promise<string>;
+  /** Damages a record of `SPACE` where it is kept (its text is no longer JSON), as a disk or a hand edit could. */
+  damage(key: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ async function fileBackend(): Promise<Backend> {
     another: async () => b,
     lose: async (store) => store.close(),
     everything: async () => (await Promise.all((await list(dataDir)).map(async (file) => `${file} ${await readFile(file, 'utf8')}`))).join('\n'),
+    damage: (key) => writeFile(join(dataDir, SPACE.dir, `${key}.json`), '{"pictorState":1,"holder":null,"value":{"prom'),
     close: async () => {
       await a.close();
       await b.close();
@@ -83,6 +86,10 @@ async function redisBackend(): Promise<Backend> {
       for (const key of await commands.keys(`${prefix}:*`)) lines.push(`${key} ${JSON.stringify(await dumpKey(commands, key))}`);
       return lines.join('\n');
     },
+    damage: async (key) => {
+      const [record] = await commands.keys(`${prefix}:*${SPACE.name}*:r:${key}`);
+      await commands.set(record!, '{"prom', 'KEEPTTL');
+    },
     close: async () => {
       for (const store of stores) await store.close();
       for (const link of links) await link.close();
@@ -119,6 +126,20 @@ describe.each([
     expect(await space.get('')).toBeUndefined();
     await expect(space.put('../x', job('x'))).rejects.toThrow(/not a state key/);
     await expect(space.update('../x', () => job('x'))).rejects.toThrow(/not a state key/);
+  });
+
+  it.skipIf(skip)('tells a damaged record from a missing one when read (get takes both for none; update writes it anew)', async () => {
+    backend = await make();
+    const space = backend.a.space<Job>(SPACE);
+    await space.put('k1', job('a lighthouse'));
+    expect(await space.read('k1')).toEqual(job('a lighthouse'));
+    expect(await space.read('k2')).toBeUndefined();
+    await backend.damage('k1');
+    const other = backend.b.space<Job>(SPACE);
+    expect(await other.read('k1')).toBe(UNREADABLE);
+    expect(await other.get('k1')).toBeUndefined();
+    await other.update('k1', (current) => current ?? job('a harbour'));
+    expect(await other.read('k1')).toEqual(job('a harbour'));
   });
 
   it.skipIf(skip)('refuses a record over the space’s size bound, also as the result of an update', async () => {

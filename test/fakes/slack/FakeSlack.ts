@@ -137,6 +137,8 @@ export class FakeSlack {
 
   readonly #events = new EventEmitter();
   readonly #faults = new Map<string, Fault>();
+  /** Methods whose calls are held open (no answer yet), and how many arrived. */
+  readonly #held = new Map<string, { arrived: number; released: Promise<void> }>();
   /** Live bot tokens, each acting in its own workspace. */
   readonly #workspaces = new Map<string, FakeWorkspace>();
   /** Tokens revoked or of an uninstalled app: Slack answers `token_revoked`. */
@@ -257,6 +259,24 @@ export class FakeSlack {
   /** The next `count` calls of `method` fail: 429 with `Retry-After` by default, or `{ok:false, error}` with status 200. */
   failNext(method: string, fault: Partial<Fault> = {}): void {
     this.#faults.set(method, { status: 429, retryAfterSec: 1, error: 'ratelimited', count: 1, match: undefined, ...fault });
+  }
+
+  /**
+   * Holds every call of `method` open from now on, as a Slack that does not answer: a call waits (its connection
+   * open, nothing sent back) until `release()`, then is answered as usual and counted in `callsOf`. `arrived()` counts
+   * the calls that came while held.
+   */
+  holdOpen(method: string): { arrived: () => number; release: () => void } {
+    let release!: () => void;
+    const held = { arrived: 0, released: new Promise<void>((resolve) => (release = resolve)) };
+    this.#held.set(method, held);
+    return {
+      arrived: () => held.arrived,
+      release: () => {
+        if (this.#held.get(method) === held) this.#held.delete(method);
+        release();
+      },
+    };
   }
 
   /** A file a person uploaded to Slack (the bot downloads it from `url_private`). */
@@ -833,6 +853,12 @@ export class FakeSlack {
   async #api(method: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req);
     const args = parseApiArgs(body, req.headers['content-type']);
+    const held = this.#held.get(method);
+    if (held) {
+      held.arrived++;
+      this.#changed();
+      await held.released;
+    }
     const at = Date.now();
     const token = bearerOf(req) ?? (typeof args.token === 'string' ? args.token : undefined);
     const workspace = method === 'apps.connections.open' || method === 'oauth.v2.access' ? undefined : this.#live(token);
