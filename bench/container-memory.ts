@@ -2,7 +2,9 @@
  * What the bot gives back after a burst, in the container image, with each
  * memory allocator side by side, and the CPU each one costs: jemalloc as the
  * image preloads it (see the Dockerfile) with jemalloc's own defaults, jemalloc
- * with a one-second decay and its background thread (`MALLOC_CONF`
+ * with its background threads only (`MALLOC_CONF=background_thread:true`: the
+ * default decay of ten seconds, kept up while the bot is idle), jemalloc with a
+ * one-second decay and its background threads (`MALLOC_CONF`
  * `background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0`), the same image
  * on glibc's malloc with `MALLOC_ARENA_MAX=2`, and on glibc's malloc as it comes.
  *
@@ -35,7 +37,7 @@
  * Needs podman (and runc: `podman --runtime runc`, `PICTOR_BENCH_PODMAN` to
  * change), the image, and root. Linux only.
  *
- * Usage: node --import tsx bench/container-memory.ts [--image localhost/pictor:test] [--jobs 100] [--rounds 2] [--variants jemalloc,jemalloc-decay1s,glibc-arena2,glibc] [--idle-s 10]
+ * Usage: node --import tsx bench/container-memory.ts [--image localhost/pictor:test] [--jobs 100] [--rounds 2] [--variants jemalloc,jemalloc-bg,jemalloc-decay1s,glibc-arena2,glibc] [--idle-s 10]
  */
 import { execFile } from 'node:child_process';
 import { writeFile, mkdtemp, rm } from 'node:fs/promises';
@@ -71,6 +73,7 @@ const SIZE = '1536x1024';
  */
 const VARIANTS = {
   jemalloc: { MALLOC_CONF: '' },
+  'jemalloc-bg': { MALLOC_CONF: 'background_thread:true' },
   'jemalloc-decay1s': { MALLOC_CONF: 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0' },
   'glibc-arena2': { LD_PRELOAD: '', MALLOC_ARENA_MAX: '2' },
   glibc: { LD_PRELOAD: '' },
