@@ -1,14 +1,20 @@
 /**
  * What the bot gives back after a burst, in the container image, with each
- * memory allocator side by side: the image as built (jemalloc preloaded, see
- * the Dockerfile), the same image on glibc's malloc with `MALLOC_ARENA_MAX=2`,
- * and on glibc's malloc as it comes.
+ * memory allocator side by side, and the CPU each one costs: jemalloc as the
+ * image preloads it (see the Dockerfile) with jemalloc's own defaults, jemalloc
+ * with its background threads only (`MALLOC_CONF=background_thread:true`: the
+ * default decay of ten seconds, kept up while the bot is idle), jemalloc with a
+ * one-second decay and its background threads (`MALLOC_CONF`
+ * `background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0`), the same image
+ * on glibc's malloc with `MALLOC_ARENA_MAX=2`, and on glibc's malloc as it comes.
  *
  * - One container per variant and round, from the same image (`--image`,
  *   default localhost/pictor:test, which `npm run test:container` builds): the
  *   real `npm start` (discord.js, the job runner, Node's own build in the
  *   image), the allocator switched by the environment only (`LD_PRELOAD=`
- *   empty turns the image's jemalloc off). Variants run in a rotating order.
+ *   empty turns the image's jemalloc off; `MALLOC_CONF` is set in every
+ *   jemalloc variant, empty for jemalloc's defaults, so the image's own
+ *   setting does not decide). Variants run in a rotating order.
  * - The Discord fake and the emulator run on the host (127.0.0.1, the
  *   container on the host's network), so the container's memory is the bot's
  *   alone. The workload is `discord-imagine.ts`'s memory run: `--jobs` /imagine
@@ -21,12 +27,17 @@
  *   two full GCs; *peak*: the RSS sampled every 250 ms during the burst;
  *   *after*: once every job has ended, a full GC, one second idle, another
  *   GC; and again after `--idle-s` (default 10) seconds idle, with a GC.
- * - The allocator in use is read from the bot's `/proc/1/maps`.
+ * - The bot's CPU (`process.cpuUsage()`: user and system time of all its
+ *   threads, jemalloc's background threads included) is read at the start of
+ *   the burst, when every job has ended, and after the idle time (which
+ *   includes the bench's full GCs, the same in every variant).
+ * - The allocator in use is read from the bot's `/proc/1/maps`, and
+ *   jemalloc's background threads from its threads' names (`jemalloc_bg_thd`).
  *
  * Needs podman (and runc: `podman --runtime runc`, `PICTOR_BENCH_PODMAN` to
  * change), the image, and root. Linux only.
  *
- * Usage: node --import tsx bench/container-memory.ts [--image localhost/pictor:test] [--jobs 100] [--rounds 2] [--variants jemalloc,glibc-arena2,glibc] [--idle-s 10]
+ * Usage: node --import tsx bench/container-memory.ts [--image localhost/pictor:test] [--jobs 100] [--rounds 2] [--variants jemalloc,jemalloc-bg,jemalloc-decay1s,glibc-arena2,glibc] [--idle-s 10]
  */
 import { execFile } from 'node:child_process';
 import { writeFile, mkdtemp, rm } from 'node:fs/promises';
@@ -39,14 +50,14 @@ import { DEV_API_KEY } from '../src/emulator/index.js';
 import { FakeDiscord, buttonsOf, type FakeInteraction } from '../test/fakes/discord/FakeDiscord.js';
 import { freeLoopbackPort } from '../test/helpers/free-port.js';
 import { startChildServer } from './helpers/child-server.js';
-import { listOf, positiveInt, printTable } from './helpers/measure.js';
+import { listOf, positiveInt, printTable, ratio } from './helpers/measure.js';
 
 const { values: args } = parseArgs({
   options: {
     image: { type: 'string', default: 'localhost/pictor:test' },
     jobs: { type: 'string', default: '100' },
     rounds: { type: 'string', default: '2' },
-    variants: { type: 'string', default: 'jemalloc,glibc-arena2,glibc' },
+    variants: { type: 'string', default: 'jemalloc,jemalloc-decay1s,glibc-arena2,glibc' },
     'idle-s': { type: 'string', default: '10' },
   },
 });
@@ -56,9 +67,14 @@ const IDLE_S = positiveInt('idle-s', args['idle-s']);
 const IMAGES = 4;
 const SIZE = '1536x1024';
 
-/** How each variant sets the allocator: the image preloads jemalloc unless LD_PRELOAD is emptied. */
+/**
+ * How each variant sets the allocator: the image preloads jemalloc unless LD_PRELOAD is emptied; jemalloc reads
+ * MALLOC_CONF (empty: its defaults, a 10 s decay of dirty pages and no background thread).
+ */
 const VARIANTS = {
-  jemalloc: {},
+  jemalloc: { MALLOC_CONF: '' },
+  'jemalloc-bg': { MALLOC_CONF: 'background_thread:true' },
+  'jemalloc-decay1s': { MALLOC_CONF: 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0' },
   'glibc-arena2': { LD_PRELOAD: '', MALLOC_ARENA_MAX: '2' },
   glibc: { LD_PRELOAD: '' },
 } as const satisfies Record<string, Record<string, string>>;
@@ -82,6 +98,11 @@ interface Memory {
   external: number;
   arrayBuffers: number;
 }
+/** CPU time of the bot's process so far (all its threads), in microseconds. */
+interface Cpu {
+  user: number;
+  system: number;
+}
 interface RunResult {
   variant: Variant;
   round: number;
@@ -90,6 +111,11 @@ interface RunResult {
   peakRss: number;
   after: Memory;
   afterIdle: Memory;
+  /** CPU of the burst: from its start until every job had ended. */
+  burstCpu: Cpu;
+  /** CPU from the burst's end until after the idle time (the bench's full GCs included). */
+  idleCpu: Cpu;
+  burstSeconds: number;
   allocator: string;
 }
 
@@ -122,11 +148,15 @@ async function runOnce(variant: Variant, round: number, emulatorUrl: string): Pr
     inspector = await Inspector.connect(inspectPort);
     // The allocator the process runs on, from its own memory map (read as its user: /proc/1/maps is the owner's to read).
     const maps = await pod(['exec', '--user', 'pictor', name, 'cat', '/proc/1/maps']);
-    const allocator = /libjemalloc/.test(maps) ? 'jemalloc' : 'glibc';
+    const threads = await pod(['exec', '--user', 'pictor', name, 'sh', '-c', 'cat /proc/1/task/*/comm']);
+    const backgroundThreads = threads.split('\n').filter((thread) => thread.trim() === 'jemalloc_bg_thd').length;
+    const allocator = /libjemalloc/.test(maps) ? `jemalloc${backgroundThreads ? `, ${backgroundThreads} background threads` : ''}` : 'glibc';
 
     await inspector.collectGarbage();
     await inspector.collectGarbage();
     const start = await inspector.memory();
+    const startCpu = await inspector.cpu();
+    const burstStarted = Date.now();
     let peakRss = start.rss;
     const sampler = setInterval(() => {
       void inspector!
@@ -144,6 +174,8 @@ async function runOnce(variant: Variant, round: number, emulatorUrl: string): Pr
     const hasEnded = (ix: FakeInteraction) => isFinal(ix) || /busy|limit|try again/i.test(discord.original(ix)?.content ?? '') || (!ix.ack && ix.callbackAttempts > 0);
     await discord.waitFor(() => jobs.every(hasEnded) || undefined, `all ${JOBS} jobs to end`, 10 * 60_000);
     clearInterval(sampler);
+    const burstEndCpu = await inspector.cpu();
+    const burstSeconds = (Date.now() - burstStarted) / 1000;
     const finals = jobs.filter(isFinal).length;
 
     await inspector.collectGarbage();
@@ -153,7 +185,8 @@ async function runOnce(variant: Variant, round: number, emulatorUrl: string): Pr
     await sleep(Math.max(0, IDLE_S * 1000 - 1000));
     await inspector.collectGarbage();
     const afterIdle = await inspector.memory();
-    return { variant, round, finals, start, peakRss, after, afterIdle, allocator };
+    const idleEndCpu = await inspector.cpu();
+    return { variant, round, finals, start, peakRss, after, afterIdle, burstCpu: cpuBetween(startCpu, burstEndCpu), idleCpu: cpuBetween(burstEndCpu, idleEndCpu), burstSeconds, allocator };
   } finally {
     inspector?.close();
     await pod(['rm', '--force', name]).catch(() => undefined);
@@ -202,8 +235,17 @@ class Inspector {
   }
 
   async memory(): Promise<Memory> {
-    const { result } = (await this.#call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true })) as { result: { value: string } };
-    return JSON.parse(result.value) as Memory;
+    return (await this.#evaluate('JSON.stringify(process.memoryUsage())')) as Memory;
+  }
+
+  async cpu(): Promise<Cpu> {
+    return (await this.#evaluate('JSON.stringify(process.cpuUsage())')) as Cpu;
+  }
+
+  /** The JSON value of an expression evaluated in the bot. */
+  async #evaluate(expression: string): Promise<unknown> {
+    const { result } = (await this.#call('Runtime.evaluate', { expression, returnByValue: true })) as { result: { value: string } };
+    return JSON.parse(result.value);
   }
 
   close(): void {
@@ -227,6 +269,20 @@ function mib(bytes: number): string {
   return (bytes / 1024 / 1024).toFixed(0);
 }
 
+/** MiB with its sign: +12, -3. */
+function signed(bytes: number): string {
+  return `${bytes < 0 ? '−' : '+'}${mib(Math.abs(bytes))}`;
+}
+
+function cpuBetween(from: Cpu, to: Cpu): Cpu {
+  return { user: to.user - from.user, system: to.system - from.system };
+}
+
+/** User + system seconds. */
+function cpuSeconds(cpu: Cpu): number {
+  return (cpu.user + cpu.system) / 1e6;
+}
+
 /** Every variant and round, then the table and the goal. */
 async function main(): Promise<void> {
   try {
@@ -244,7 +300,7 @@ async function main(): Promise<void> {
           const result = await runOnce(variant, round + 1, emulator.url);
           results.push(result);
           console.log(
-            `- ${variant}, round ${round + 1}: ${result.finals}/${JOBS} finals; RSS start ${mib(result.start.rss)}, peak ${mib(result.peakRss)}, after ${mib(result.after.rss)}, after ${IDLE_S} s idle ${mib(result.afterIdle.rss)}; allocator ${result.allocator}`,
+            `- ${variant}, round ${round + 1}: ${result.finals}/${JOBS} finals; RSS start ${mib(result.start.rss)}, peak ${mib(result.peakRss)}, after ${mib(result.after.rss)}, after ${IDLE_S} s idle ${mib(result.afterIdle.rss)}; CPU burst ${cpuSeconds(result.burstCpu).toFixed(1)} s (${result.burstSeconds.toFixed(0)} s long), idle ${cpuSeconds(result.idleCpu).toFixed(2)} s; allocator ${result.allocator}`,
           );
         }
       }
@@ -254,15 +310,27 @@ async function main(): Promise<void> {
 
     console.log(`\n## RSS of the bot process (MiB): start / peak / after the burst and a GC / after ${IDLE_S} s idle and a GC\n`);
     printTable(
-      ['variant', 'round', 'allocator (maps)', 'RSS start / peak / after / after idle', 'above start after / after idle', 'JS heap used after', 'external / array buffers after'],
+      [
+        'variant',
+        'round',
+        'allocator (maps, threads)',
+        'RSS start / peak / after / after idle',
+        'above start after / after idle',
+        'JS heap used after',
+        'external / array buffers after',
+        'CPU burst, s (user / system)',
+        `CPU after the burst to ${IDLE_S} s idle, s (user / system)`,
+      ],
       results.map((r) => [
         r.variant,
         String(r.round),
         r.allocator,
         `${mib(r.start.rss)} / ${mib(r.peakRss)} / ${mib(r.after.rss)} / ${mib(r.afterIdle.rss)}`,
-        `+${mib(r.after.rss - r.start.rss)} / +${mib(r.afterIdle.rss - r.start.rss)}`,
+        `${signed(r.after.rss - r.start.rss)} / ${signed(r.afterIdle.rss - r.start.rss)}`,
         mib(r.after.heapUsed),
         `${mib(r.after.external)} / ${mib(r.after.arrayBuffers)}`,
+        `${cpuSeconds(r.burstCpu).toFixed(1)} (${(r.burstCpu.user / 1e6).toFixed(1)} / ${(r.burstCpu.system / 1e6).toFixed(1)})`,
+        `${cpuSeconds(r.idleCpu).toFixed(2)} (${(r.idleCpu.user / 1e6).toFixed(2)} / ${(r.idleCpu.system / 1e6).toFixed(2)})`,
       ]),
     );
     if (variants.includes('jemalloc') && variants.includes('glibc-arena2')) {
@@ -272,6 +340,22 @@ async function main(): Promise<void> {
         `\nGoal: jemalloc keeps at most half of what glibc (MALLOC_ARENA_MAX=2) keeps above start, and at most +50 MiB: ` +
           `after ${mib(worst(above('jemalloc', 'after')))} vs ${mib(worst(above('glibc-arena2', 'after')))} MiB (worst runs), ` +
           `after ${IDLE_S} s idle ${mib(worst(above('jemalloc', 'afterIdle')))} vs ${mib(worst(above('glibc-arena2', 'afterIdle')))} MiB`,
+      );
+    }
+    if (variants.includes('jemalloc') && variants.includes('jemalloc-decay1s')) {
+      const of = (variant: Variant) => results.filter((r) => r.variant === variant);
+      const worstAfter = Math.max(...of('jemalloc-decay1s').map((r) => r.after.rss - r.start.rss));
+      const burstCpu = (variant: Variant) => of(variant).reduce((sum, r) => sum + cpuSeconds(r.burstCpu), 0);
+      const idleCpu = (variant: Variant) => of(variant).reduce((sum, r) => sum + cpuSeconds(r.idleCpu), 0);
+      const perRound = of('jemalloc-decay1s').map((r) => {
+        const beside = of('jemalloc').find((j) => j.round === r.round)!;
+        return `${ratio(cpuSeconds(r.burstCpu), cpuSeconds(beside.burstCpu))} in round ${r.round}`;
+      });
+      console.log(
+        `\nGoal: jemalloc-decay1s at most +50 MiB above start one second after the burst in every round, at a CPU cost within a few percent of jemalloc's defaults: ` +
+          `worst ${signed(worstAfter)} MiB (${worstAfter <= 50 * 1024 * 1024 ? 'met' : 'not met'}); ` +
+          `CPU of the bursts ${burstCpu('jemalloc-decay1s').toFixed(1)} s against ${burstCpu('jemalloc').toFixed(1)} s, ${ratio(burstCpu('jemalloc-decay1s'), burstCpu('jemalloc'))} (${perRound.join(', ')}); ` +
+          `after the bursts ${idleCpu('jemalloc-decay1s').toFixed(2)} s against ${idleCpu('jemalloc').toFixed(2)} s`,
       );
     }
   } finally {
