@@ -138,7 +138,8 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
   it('ends the reservations of a process that died (no renewal): a sent one is charged at its estimate, a queued one released', async () => {
     const prefix = uniquePrefix('quota-dead');
     const dead = store({ prefix, leaseMs: 300 });
-    const alive = store({ prefix, leaseMs: 300 });
+    // A lease of its own long enough that a busy machine cannot let it lapse: only the dead one's is to.
+    const alive = store({ prefix, leaseMs: 60_000 });
     const now = () => Date.now();
     await dead.reserve({ jobId: 'd-sent', userKey: 'u', scopeKey: 's', estimateUsd: 0.5, limits: {}, now: now() });
     await dead.markSent('d-sent');

@@ -19,6 +19,8 @@ const publicMessages = (harness: DiscordHarness): FakeMessage[] => harness.disco
 async function inHistory(harness: DiscordHarness, userId: string, count: number): Promise<void> {
   const requester = { platform: 'discord' as const, userId, channelId: '', scopeId: harness.discord.guildId };
   await vi.waitFor(async () => expect((await harness.runner.history!.mine(requester)).length).toBeGreaterThanOrEqual(count), { timeout: 10_000 });
+  // Kept for the server's view too: the writes under way are done.
+  await harness.runner.history!.settled();
 }
 
 describe('private results on Discord', () => {
