@@ -27,7 +27,8 @@ describe('a member’s language on Discord', () => {
     const tooDear = await answerOf(h, h.discord.slashCommand('imagine', { prompt: 'ein Fuchs', quality: 'high' }, de));
     // German writes dollars with a decimal comma and the sign after the amount: "0,050 $".
     expect(tooDear.content).toMatch(/^✋ Dieser Auftrag könnte bis zu 0,\d{3}\s\$ kosten, mehr als die 0,0500\s\$, die von deinem Tagesbudget von 0,0500\s\$ übrig sind \(ausgegeben: 0,00\s\$\);/);
-    expect(tooDear.content).toMatch(/das Budget wird um 00:00 UTC \(in \d+ Std\.( \d+ Min\.)?\) zurückgesetzt\.$/);
+    // The time left till 00:00 UTC is hours and minutes, or in the last hour minutes and seconds.
+    expect(tooDear.content).toMatch(/das Budget wird um 00:00 UTC \(in \d+ (Std|Min|Sek)\.( \d+ (Min|Sek)\.)?\) zurückgesetzt\.$/);
 
     const job = h.discord.slashCommand('imagine', { prompt: 'ein Fuchs', quality: 'low' }, de);
     const done = await h.finalReply(job);
