@@ -154,7 +154,10 @@ describe('npm start on signals', () => {
     await discord.waitFor(() => (discord.original(ix)?.content.includes('Drawing') ? true : undefined), 'the job to start');
 
     started.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 1500));
+    // Draining, and still answering: a new command is told the bot is restarting.
+    await discord.waitFor(() => started.printed().includes('SIGTERM: taking no new jobs'), 'the first SIGTERM to be taken');
+    const refused = discord.slashCommand('imagine', { prompt: 'during the deploy' });
+    await discord.waitFor(() => /restarting/.test(discord.original(refused)?.content ?? ''), 'a new job to be refused');
     expect(started.child.exitCode).toBeNull();
     expect(discord.original(ix)!.content).toContain('Drawing');
 
@@ -170,6 +173,8 @@ describe('npm start on signals', () => {
 interface StartedProcess {
   child: ChildProcess;
   eventsUrl: string;
+  /** What it wrote so far, stdout and stderr. */
+  printed(): string;
   stop(): Promise<void>;
 }
 
@@ -197,6 +202,7 @@ async function startProcess(env: Record<string, string | undefined>): Promise<St
   return {
     child,
     eventsUrl,
+    printed: () => output,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGKILL');

@@ -43,6 +43,19 @@ function closeStdout(started: Started): void {
   started.child.stdout.destroy();
 }
 
+/**
+ * Asks for jobs until one is told the bot is restarting: the sign that the process has taken a stop signal (its
+ * stdout, where it says so, may be closed). One asked before that is taken as a job.
+ */
+async function untilToldRestarting(discord: FakeDiscord): Promise<void> {
+  for (let i = 0; i < 20; i++) {
+    const ix = discord.slashCommand('imagine', { prompt: `asked while it stops ${i}`, quality: 'low' });
+    const answer = await discord.waitFor(() => discord.original(ix)?.content || undefined, 'the first answer to a new job');
+    if (/restarting/.test(answer)) return;
+  }
+  throw new Error('no job was refused: the process did not take the stop signal');
+}
+
 const within = <T>(promise: Promise<T>, ms: number): Promise<T | 'still running'> =>
   Promise.race([promise, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), ms).unref())]);
 
@@ -117,7 +130,7 @@ describe('stopping npm start', () => {
     await waitUntil(() => emu.emulator.requests.length > sent, 'the second job reached the service', 30_000);
     closeStdout(again);
     again.child.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await untilToldRestarting(answering);
     again.child.kill('SIGINT');
     expect(await within(again.exited, 3_000)).toBe(1);
   }, 90_000);

@@ -18,7 +18,7 @@ const jsonBody = { prompt: 'a stormy sea', quality: 'low' };
 const streamBody = { ...jsonBody, stream: true, partial_images: 2 };
 
 /** Reads a body chunk by chunk; returns the text that arrived and the error that ended it, if any. */
-async function drain(response: Response, stopAfterMs?: number): Promise<{ text: string; error: unknown; stalled: boolean }> {
+async function drain(response: Response, stopAfterMs?: number, onText?: (text: string) => void): Promise<{ text: string; error: unknown; stalled: boolean }> {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   let text = '';
@@ -35,6 +35,7 @@ async function drain(response: Response, stopAfterMs?: number): Promise<{ text: 
     if ('error' in outcome) return { text, error: outcome.error, stalled: false };
     if (outcome.done) return { text, error: undefined, stalled: false };
     text += decoder.decode(outcome.value, { stream: true });
+    onText?.(text);
   }
 }
 
@@ -216,8 +217,10 @@ describe('injected faults in process', () => {
     const local = createEmulator();
     local.injectFault('stalled_stream');
     const response = await generate(local, streamBody);
-    const pending = drain(response);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    let stalled!: () => void;
+    const firstEvent = new Promise<void>((resolve) => (stalled = resolve));
+    const pending = drain(response, undefined, (text) => parseSse(text).length > 0 && stalled());
+    await firstEvent;
     await local.close();
     const { text, error } = await pending;
     expect(parseSse(text)).toHaveLength(1);

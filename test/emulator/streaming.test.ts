@@ -1,6 +1,6 @@
 import sharp from 'sharp';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createEmulator } from '../../src/emulator/index.js';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { createEmulator, type Emulator } from '../../src/emulator/index.js';
 import { CompletedEventSchema, ImageStreamEventSchema, PartialImageEventSchema } from '../../src/spec/index.js';
 import { bytesOf, edit, generate, meanDifference, metadataOf, readEvents, solidImage } from './emulator-helpers.js';
 
@@ -147,12 +147,18 @@ describe('streamed edits', () => {
   });
 });
 
+/** Waits until the emulator has read the last request it got: its answer now waits out the latency. */
+async function waitingAnswer(emulator: Emulator): Promise<void> {
+  await vi.waitFor(() => expect(emulator.requests.at(-1)?.fields).toBeDefined(), { interval: 5 });
+}
+
 describe('waiting answers', () => {
   it('rejects an in-process fetch with the abort reason when the caller aborts during latency', async () => {
     const slow = createEmulator({ latencyMs: 5000 });
     const controller = new AbortController();
     const pending = generate(slow, { prompt: 'slow', quality: 'low' }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 50);
+    await waitingAnswer(slow);
+    controller.abort();
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
     expect(slow.requests.at(-1)?.status).toBe(0);
     await slow.close();
@@ -161,7 +167,7 @@ describe('waiting answers', () => {
   it('emulator.close() ends an answer that is still waiting', async () => {
     const slow = createEmulator({ latencyMs: 5000 });
     const pending = generate(slow, { prompt: 'slow', quality: 'low' });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitingAnswer(slow);
     await slow.close();
     await expect(pending).rejects.toThrow(TypeError);
   });

@@ -21,6 +21,10 @@ export interface CuttableLink {
   readonly dropped: number;
   /** Resolves once `count` pieces have been dropped in all. */
   whenDropped(count: number): Promise<void>;
+  /** Connections refused while cut, so far. */
+  readonly refused: number;
+  /** Resolves once `count` connections have been refused while cut, in all. */
+  whenRefused(count: number): Promise<void>;
   /** Resolves once at least one answer is held. */
   whenAnswerHeld(): Promise<void>;
   holdAnswers(): void;
@@ -40,6 +44,7 @@ export async function startCuttableLink(targetUrl: string): Promise<CuttableLink
   let holding = false;
   let dropping = false;
   let dropped = 0;
+  let refused = 0;
   let waiters: { ready: () => boolean; resolve: () => void }[] = [];
   const wake = () => {
     waiters = waiters.filter((w) => (w.ready() ? (w.resolve(), false) : true));
@@ -52,6 +57,8 @@ export async function startCuttableLink(targetUrl: string): Promise<CuttableLink
   const server: Server = createServer((inbound) => {
     if (!open) {
       inbound.destroy();
+      refused++;
+      wake();
       return;
     }
     const outbound = connect(targetPort, target.hostname);
@@ -105,6 +112,10 @@ export async function startCuttableLink(targetUrl: string): Promise<CuttableLink
       return dropped;
     },
     whenDropped: (count) => when(() => dropped >= count),
+    get refused() {
+      return refused;
+    },
+    whenRefused: (count) => when(() => refused >= count),
     whenAnswerHeld: () => when(() => held.length > 0),
     holdAnswers() {
       holding = true;

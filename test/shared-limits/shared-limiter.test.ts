@@ -66,6 +66,7 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
     };
     const jobs = [a, b, a, b, a, b].map((l) => l.schedule({ weight: 1 }, job()));
     await until('two running requests', () => running === 2);
+    // Real time: no event marks a request that does not start, and the limiters share their state through a real Redis.
     await tick(300);
     expect(running).toBe(2);
     g.open();
@@ -85,6 +86,7 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
     let ran = false;
     const controller = new AbortController();
     const third = a.schedule({ weight: 5, signal: controller.signal }, async () => void (ran = true));
+    // Real time: no event marks a request that does not start, and the limiters share their state through a real Redis.
     await tick(300);
     expect(ran).toBe(false);
     controller.abort();
@@ -117,6 +119,7 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
     expect((await b.stats()).pausedForMs).toBeGreaterThan(0);
     let started = false;
     const job = b.schedule({ weight: 1 }, async () => void (started = true));
+    // Real time: no event marks a request that does not start, and the limiters share their state through a real Redis.
     await tick(300);
     expect(started).toBe(false);
     await job;
@@ -181,7 +184,8 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
       await until('the first request running', () => runs.size === 1);
       link.cut();
       g.open();
-      await tick(800);
+      // The waiting requests are told the shared queue is unreachable: they were held, not run.
+      await until('the waiting requests told of the outage', () => troubled.size === 2);
       expect(runs.size).toBe(1);
       link.restore();
       expect(await Promise.all(jobs)).toEqual([0, 1, 2]);
@@ -287,7 +291,9 @@ describe.skipIf(redis.skipReason)(`limiters of several processes sharing one Red
       link.cut();
       const settled = store.settle('before', 0.2);
       const reserved = store.reserve({ jobId: 'during', userKey: 'u', scopeKey: 's', estimateUsd: 0.5, limits, now });
-      await tick(800);
+      // The store tried Redis again during the outage, and again: its commands wait for the link.
+      const refused = link.refused;
+      await link.whenRefused(refused + 2);
       link.restore();
       await settled;
       expect(await reserved).toEqual({ ok: true });

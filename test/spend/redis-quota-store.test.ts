@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore, type RedisQuotaStoreOptions } from '../../src/spend/RedisQuotaStore.js';
 import type { QuotaStore, SpendLimits } from '../../src/spend/types.js';
@@ -138,7 +138,8 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
   it('ends the reservations of a process that died (no renewal): a sent one is charged at its estimate, a queued one released', async () => {
     const prefix = uniquePrefix('quota-dead');
     const dead = store({ prefix, leaseMs: 300 });
-    const alive = store({ prefix, leaseMs: 300 });
+    // A lease of its own long enough that a busy machine cannot let it lapse: only the dead one's is to.
+    const alive = store({ prefix, leaseMs: 60_000 });
     const now = () => Date.now();
     await dead.reserve({ jobId: 'd-sent', userKey: 'u', scopeKey: 's', estimateUsd: 0.5, limits: {}, now: now() });
     await dead.markSent('d-sent');
@@ -146,9 +147,9 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
     await dead.close(); // stops renewing, like a process that was killed
     await alive.reserve({ jobId: 'a1', userKey: 'u2', scopeKey: 's', estimateUsd: 0.05, limits: {}, now: now() });
     expect(await alive.spentToday('s', now())).toBeCloseTo(0.95, 9);
-    await new Promise((r) => setTimeout(r, 900));
-    // a1 is renewed by its live store; the dead one's sent job stays charged, its queued one is gone.
-    expect(await alive.reconcile(now())).toMatchObject({ released: ['d-queued'], settledAtEstimate: ['d-sent'] });
+    // Once the dead one's lease has lapsed in Redis (a1 is renewed by its live store): its sent job stays charged, its
+    // queued one is gone. A reconcile before that ends nothing.
+    await vi.waitFor(async () => expect(await alive.reconcile(now())).toMatchObject({ released: ['d-queued'], settledAtEstimate: ['d-sent'] }), { timeout: 10_000 });
     expect(await alive.spentToday('s', now())).toBeCloseTo(0.55, 9);
     expect(await alive.spentThisMonth('u', now())).toBeCloseTo(0.5, 9);
     expect(await alive.reserve({ jobId: 'a2', userKey: 'u', scopeKey: 's', estimateUsd: 0.4, limits: { scopeDailyUsd: 1, userConcurrentJobs: 1 }, now: now() })).toEqual({ ok: true });

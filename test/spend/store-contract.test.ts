@@ -299,9 +299,8 @@ describe.each(kinds)('the %s quota store', (kind) => {
     await dead.reserve(ask('d-queued', 0.4, {}, { userKey: 'u', scopeKey: 's', now }));
     await dead.close(); // stops renewing, as a killed process does
     const alive = await open(group, { leaseMs: 300 });
-    await new Promise((r) => setTimeout(r, 700));
-    const report = await alive.reconcile(Date.now());
-    expect(report).toEqual({ released: ['d-queued'], settledAtEstimate: ['d-sent'], chargedUsd: 0.5 });
+    // Once the dead one's lease has lapsed; a reconcile before that ends nothing.
+    await vi.waitFor(async () => expect(await alive.reconcile(Date.now())).toEqual({ released: ['d-queued'], settledAtEstimate: ['d-sent'], chargedUsd: 0.5 }), { timeout: 10_000 });
     expect(await alive.spentToday('s', Date.now())).toBe(0.5);
     expect(await alive.settle('d-sent', 0.1)).toBe(false);
     expect(await alive.usage({})).toEqual([expect.objectContaining({ jobId: 'd-sent', basis: 'uncertain', costUsd: 0.5 })]);

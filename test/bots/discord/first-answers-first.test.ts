@@ -73,4 +73,20 @@ describe('work that waits behind the first answers', () => {
     await vi.advanceTimersByTimeAsync(1);
     expect(done).toBe(true);
   });
+
+  it('leaves its fallback timer unref’d, so a stopping process is held up by the first answer in flight, never by the wait behind it', async () => {
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      const inFlight = new FirstAnswersInFlight();
+      const answer = pendingAnswer(inFlight);
+      const edit = inFlight.behind();
+      const asked = timers.mock.calls.findIndex(([, ms]) => ms === FIRST_ANSWER_WAIT_MS);
+      expect(asked).toBeGreaterThanOrEqual(0);
+      expect((timers.mock.results[asked]!.value as NodeJS.Timeout).hasRef()).toBe(false);
+      answer();
+      await edit;
+    } finally {
+      timers.mockRestore();
+    }
+  });
 });

@@ -62,7 +62,8 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
     const connection = gatewayConnection({ client: client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, lease, logger });
     const started = connection.start();
     await vi.waitFor(() => expect(client.loginStarted).toBe(true));
-    // Redis's clock: the lease taken before the login would have expired by now without its renewals.
+    // Redis's clock: the lease taken before the login would have expired by now without its renewals. Real time, as
+    // Redis's expiry is: no event marks a lease that did not expire.
     await sleep(lease.ttlMs + 500);
     const other = new GatewayLease({ ...lease, logger });
     expect(await other.tryAcquire()).toBe(false);

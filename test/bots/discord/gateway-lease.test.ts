@@ -283,13 +283,13 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     try {
       a.redis.disconnect(); // still on the gateway, but its renewals fail
       await discord.waitFor(() => discord.gatewayStats.identifies === 2, 'the standby to connect', 10_000);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Watched until the new holder has served a whole job, so the old one had every chance to come back meanwhile.
+      expect((await imagine('served by the new holder')).callbackAttempts).toBe(1);
     } finally {
       clearInterval(watch);
     }
     expect(most).toBe(1);
     expect(a.logger.entries.find((e) => e.msg === 'lost the Discord gateway lease; disconnecting from the gateway')?.obj).toEqual({ why: 'Redis has not confirmed the lease in time' });
-    expect((await imagine('served by the new holder')).callbackAttempts).toBe(1);
     expect(b.logger.entries.filter((e) => e.msg === 'job completed')).toHaveLength(1);
   });
 
@@ -327,6 +327,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     const drained = b.runner.drain(10_000);
     await b.bot.handOver();
     await a.close();
+    // A poll that does not happen has no event: three of the standby's poll intervals, real time (its Redis is real).
     await new Promise((resolve) => setTimeout(resolve, 3 * LEASE.pollEveryMs + 300));
     expect(discord.gatewayStats.identifies).toBe(1);
     expect(discord.openGatewaySessions).toBe(0);
@@ -336,7 +337,8 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
   it('stays on the gateway when the only standby stopped standing by just before the holder drains', async () => {
     const a = await startReplica('a');
     const b = await startReplica('b');
-    await new Promise((resolve) => setTimeout(resolve, 2 * LEASE.pollEveryMs));
+    // The standby has polled: its standby mark is in Redis.
+    await vi.waitFor(async () => expect(await a.redis.get(`${key}:standby`)).toBeTruthy(), { timeout: 10_000 });
     // Both drain at once (a scale-down): the standby first, then the holder while the standby's last poll is recent.
     const drainedB = b.runner.drain(10_000);
     await b.bot.handOver();

@@ -1,5 +1,5 @@
 import { PermissionFlagsBits } from 'discord.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { answerOf, buttonId, buttonsOf, DiscordHarness } from './harness.js';
 
 const EPHEMERAL = 64;
@@ -14,11 +14,9 @@ afterEach(async () => {
 /** Waits until the member's ended job is in their history (it is kept once the job's reply is final). */
 async function inHistory(harness: DiscordHarness, userId: string): Promise<void> {
   const requester = { platform: 'discord' as const, userId, channelId: '', scopeId: harness.discord.guildId };
-  for (let tries = 0; tries < 200; tries++) {
-    if ((await harness.runner.history!.mine(requester)).length > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error('the job never reached the history');
+  await vi.waitFor(async () => expect((await harness.runner.history!.mine(requester)).length).toBeGreaterThan(0), { timeout: 10_000 });
+  // Kept for the server's view too: the writes under way are done.
+  await harness.runner.history!.settled();
 }
 
 describe('/imagine-history', () => {

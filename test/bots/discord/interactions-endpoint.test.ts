@@ -193,20 +193,26 @@ describe('the fake Discord’s rule for interactions endpoints, as Discord’s: 
 
   it('does not take a deferral that comes too late: the interaction is not acknowledged and its token edits nothing', async () => {
     discord = await FakeDiscord.start({ ackDeadlineMs: 200 });
+    let deferred!: () => void;
+    const deferralSent = new Promise<void>((resolve) => (deferred = resolve));
     slow = createServer((_req, res) => {
-      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 5 })), 400);
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 5 }));
+        deferred();
+      }, 400);
     });
     await new Promise<void>((resolve) => slow!.listen(0, '127.0.0.1', resolve));
     discord.interactionsEndpoint = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/interactions`;
     const ix = discord.slashCommand('imagine', { prompt: 'too slow' });
-    await new Promise((resolve) => setTimeout(resolve, 600));
-    expect(ix.ack).toBeUndefined();
-    expect(ix.httpStatus).toBeUndefined();
+    await deferralSent;
+    // The fake takes a webhook call with the interaction's token once it is done with the endpoint's answer.
     const edit = await fetch(`${discord.apiBaseUrl}/v10/webhooks/${discord.applicationId}/${ix.token}/messages/@original`, {
       method: 'PATCH',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ content: 'late' }),
     });
+    expect(ix.ack).toBeUndefined();
+    expect(ix.httpStatus).toBeUndefined();
     expect(edit.status).toBe(404);
     expect(await edit.json()).toMatchObject({ code: 10015 });
   });

@@ -1,5 +1,5 @@
 import { PermissionFlagsBits } from 'discord.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { makeImage } from '../../helpers/images.js';
 import type { FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { answerOf, buttonId, DiscordHarness, EPHEMERAL, privateNoteOf } from './harness.js';
@@ -18,11 +18,9 @@ const publicMessages = (harness: DiscordHarness): FakeMessage[] => harness.disco
 /** Waits until the member's ended jobs are in their history (kept once the job's reply is final). */
 async function inHistory(harness: DiscordHarness, userId: string, count: number): Promise<void> {
   const requester = { platform: 'discord' as const, userId, channelId: '', scopeId: harness.discord.guildId };
-  for (let tries = 0; tries < 400; tries++) {
-    if ((await harness.runner.history!.mine(requester)).length >= count) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error('the job never reached the history');
+  await vi.waitFor(async () => expect((await harness.runner.history!.mine(requester)).length).toBeGreaterThanOrEqual(count), { timeout: 10_000 });
+  // Kept for the server's view too: the writes under way are done.
+  await harness.runner.history!.settled();
 }
 
 describe('private results on Discord', () => {

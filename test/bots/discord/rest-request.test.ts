@@ -84,4 +84,14 @@ describe('the interaction webhooks’ client', () => {
     await edit;
     expect(seen).toEqual(['/api/v10/webhooks/1/free/messages/@original', '/api/v10/webhooks/1/held/messages/@original']);
   });
+
+  it('sends an edit held behind a first answer that never comes back once the wait is over', async () => {
+    const { api, seen } = await webhookServer();
+    // A short wait in place of Discord's 3 s: the edit is what the test waits on.
+    const firstAnswers = new FirstAnswersInFlight(50);
+    void firstAnswers.track(new Promise<void>(() => {}));
+    await createWebhookRest(api, firstAnswers).patch('/webhooks/1/held/messages/@original', { body: { content: 'x' }, auth: false });
+    expect(seen).toEqual(['/api/v10/webhooks/1/held/messages/@original']);
+    expect(firstAnswers.size).toBe(1);
+  });
 });

@@ -122,13 +122,13 @@ describe('JobRunner cancel', () => {
 
   it('charges a job cancelled after its first image what it produced at table price, plus the estimate of the image cut off', async () => {
     kit.emu.emulator.configure({ latencyMs: 1500 });
-    const { runner, store } = await kit.runner({ partialImages: 0 });
+    const { runner, store } = await kit.runner({ partialImages: 1 });
     const who = requester();
     const spec: JobSpec = { kind: 'generate', prompt: 'two lighthouses', options: { quality: 'low', size: '1024x1024', n: 2 }, requester: who };
-    const handle = await runner.submit(spec, () => {});
-    // The first image has completed (the runner counts it) while the second is still being drawn.
-    await waitUntil(() => kit.emu.emulator.stats().imagesGenerated >= 1, 'the first image is made', 15_000);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const sink = recordingSink();
+    const handle = await runner.submit(spec, sink.sink);
+    // The first image has completed (the runner counts it) while the second is still being drawn: its preview came.
+    await waitUntil(() => sink.received.some(({ update }) => update.type === 'partial' && update.imageIndex === 1), 'the second image is being drawn', 15_000);
     expect(runner.cancel(handle.id, who)).toBe(true);
     expect(await handle.done).toMatchObject({ type: 'cancelled' });
 
@@ -148,8 +148,8 @@ describe('JobRunner cancel', () => {
       const handle = await runner.submit(spec, () => {}).catch(() => undefined);
       if (!handle) continue;
       accepted++;
-      await waitUntil(() => runner.get(handle.id)?.status === 'running', 'the job runs', 15_000);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      const made = kit.emu.emulator.stats().imagesGenerated;
+      await waitUntil(() => kit.emu.emulator.stats().imagesGenerated > made, 'the job’s first image is made', 15_000);
       runner.cancel(handle.id, who);
       await handle.done;
     }

@@ -38,7 +38,7 @@ describe('JobRunner and an edit’s input images', () => {
     expect(runner.get(handle.id)?.status).toBe('completed');
     // Collected as soon as nothing holds it. Each try collects on a new turn before it looks: a `deref` keeps its target until the turn ends.
     for (let i = 0; i < 20; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setImmediate(resolve));
       collectGarbage();
       if (image.deref() === undefined) break;
     }

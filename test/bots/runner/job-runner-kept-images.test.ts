@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { JobSpec } from '../../../bots/runner/index.js';
 import { estimatePrice, PRICE_TABLE } from '../../../src/index.js';
 import { recordingSink, requester, useRunnerKit, waitUntil } from '../../helpers/runner-harness.js';
@@ -56,8 +56,8 @@ describe('JobRunner: images made before a job ends badly reach the user and are 
     expect(final.type).toBe('cancelled');
     expect(final.type === 'cancelled' && final.images).toHaveLength(1);
     await waitUntil(() => runner.activeJobs().length === 0, 'the job ended');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await store.usage({})).toEqual([expect.objectContaining({ costUsd: LOW + ESTIMATE_PER_IMAGE, basis: 'estimate' })]);
+    // The cancel is shown before the ledger has charged the job: waits for the charge.
+    await vi.waitFor(async () => expect(await store.usage({})).toEqual([expect.objectContaining({ costUsd: LOW + ESTIMATE_PER_IMAGE, basis: 'estimate' })]), { timeout: 10_000 });
   });
 
   it('keeps the estimate of a 200 with 1 of 2 images, and hands over that image', async () => {

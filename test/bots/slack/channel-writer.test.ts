@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ChannelWriter, SKIP } from '../../../bots/slack/ChannelWriter.js';
 
 describe('ChannelWriter', () => {
@@ -54,6 +54,8 @@ describe('ChannelWriter', () => {
 
 describe('ChannelWriter’s workspace budgets', () => {
   it('holds every budgeted write beyond the budget, never unbudgeted ones, and gives the next token to a final update before progress', async () => {
+    vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
     const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 600, backgroundBurst: 1 });
     const done: string[] = [];
     const write = (channel: string, name: string, task: { urgent?: boolean; budgeted?: boolean }) =>
@@ -65,8 +67,9 @@ describe('ChannelWriter’s workspace budgets', () => {
       write('C3', 'final-3', { urgent: true, budgeted: true }),
       write('C4', 'note-4', { urgent: true }),
     ];
-    await new Promise((r) => setTimeout(r, 30));
+    await vi.advanceTimersByTimeAsync(30);
     expect(done.sort()).toEqual(['note-4', 'preview-2', 'progress-1']);
+    await vi.advanceTimersByTimeAsync(200);
     await Promise.all(all);
     // One token every 100 ms: the final update, though it came after progress-2, had the first.
     expect(done.slice(3)).toEqual(['final-3', 'progress-2']);
@@ -156,14 +159,15 @@ describe('ChannelWriter’s workspace budgets', () => {
   it('still makes a final update that came while a shed progress write was having its shared token looked up', async () => {
     // A shared budget whose answers take a Redis round trip: the drain loop is awaiting one when the writes below come.
     const taken: string[] = [];
+    const asked: string[] = [];
     const shared = {
-      take: (name: string) => new Promise<number>((resolve) => setTimeout(() => resolve(taken.push(name) && 0), 30)),
+      take: (name: string) => (asked.push(name), new Promise<number>((resolve) => setTimeout(() => resolve(taken.push(name) && 0), 30))),
       giveBack: async () => undefined,
     } as unknown as ConstructorParameters<typeof ChannelWriter>[0]['shared'];
     const writer = new ChannelWriter({ intervalMs: 0, backgroundPerMinute: 40, shared });
     const ran: string[] = [];
     const progress = writer.write('C1', { budgeted: true, workspace: 'T1', key: 'progress', run: async () => void ran.push('progress') });
-    await new Promise((r) => setTimeout(r, 10));
+    await vi.waitFor(() => expect(asked).toHaveLength(1));
     const final = writer.write('C1', { budgeted: true, workspace: 'T1', urgent: true, run: async () => void ran.push('final') });
     writer.shedProgress();
     await expect(progress).resolves.toBeUndefined();

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { settingsCommandOf } from '../../../bots/slack/listeners/settings-commands.js';
 import { finishedActions, finishedJob, imageShares, png, startHarness, type Harness, type HarnessOptions, privately } from './harness.js';
 
@@ -119,7 +119,8 @@ describe('/imagine history and /imagine forget, on Slack', () => {
     const job = await finishedJob(h.fake, 'C0ART');
     const actions = await finishedActions(h.fake, 'C0ART');
     const alice = { platform: 'slack' as const, userId: 'U0ALICE', channelId: 'C0ART', scopeId: h.fake.teamId };
-    for (let tries = 0; tries < 200 && (await h.runner.history!.mine(alice)).length === 0; tries++) await new Promise((r) => setTimeout(r, 25));
+    await vi.waitFor(async () => expect(await h!.runner.history!.mine(alice)).not.toHaveLength(0), { timeout: 10_000 });
+    await h.runner.history!.settled();
 
     const mine = await privately(h.fake, 'history', 'U0ALICE');
     expect(mine).toMatch(/in <#C0ART> “a lighthouse at dusk” · 1 × 1024x1024, low · \$\d+\.\d+ · <https:\/\/slack\.com\/archives\/C0ART\/p\d+\|message>$/m);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import { RecordingLogger } from '../discord/harness.js';
 import { buttonsOf } from '../../fakes/slack/slack-objects.js';
 import { actionMessages, FAKE_CHANNEL_INTERVAL_MS, finishedActions, finishedJob, imageShares, isFinished, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
 
@@ -24,21 +25,26 @@ describe('the end of a paid job reaches the user in Slack', () => {
   });
 
   it('lets the Cancel button repair a message whose final update failed every try', async () => {
-    h = await startHarness({ bot: {} });
+    const logger = new RecordingLogger();
+    h = await startHarness({ bot: { logger } });
     const { fake } = h;
     fake.failNext('chat.update', { status: 200, error: 'internal_error', count: 3, match: isFinalUpdate });
     await fake.command({ command: '/imagine', text: 'a stuck lantern --quality low', channel: 'C0STUCK' });
     await fake.waitFor(() => fake.callsOf('chat.update').filter((c) => isFinalUpdate(c.args)).length === 3 || undefined, 'three failed final updates', 15_000);
-    await new Promise((r) => setTimeout(r, 200));
+    // The bot has given up on the message (it then keeps the job for a repair by button).
+    await fake.waitFor(() => logger.entries.some((e) => e.msg === 'could not show the end of a job in its message'), 'the bot to give up');
     const stuck = jobMessages(fake, 'C0STUCK')[0]!;
     expect(buttonsOf(stuck).map((b) => b.actionId)).toEqual(['pictor_cancel']);
     // The images were delivered in the channel all the same.
     expect(fake.topLevel('C0STUCK').some((m) => (m.files ?? []).length === 1 && /here is your image/.test(m.text))).toBe(true);
 
+    const seenBefore = structuredClone(stuck);
     const click = await fake.clickButton(stuck, 'pictor_cancel');
     const repaired = await finishedJob(fake, 'C0STUCK');
     expect(statusOf(repaired)).toContain('Done');
-    await new Promise((r) => setTimeout(r, 200));
+    // A later click, from a screen still showing Cancel, is answered: the first click's handling had ended before.
+    const later = await fake.clickButton(seenBefore, 'pictor_cancel');
+    await fake.waitFor(() => fake.responses.find((r) => later.responseUrl.endsWith(r.id)), 'the answer to a later click');
     expect(fake.responses.filter((r) => click.responseUrl.endsWith(r.id))).toEqual([]);
   }, 20_000);
 

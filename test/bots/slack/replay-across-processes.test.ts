@@ -1,10 +1,11 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, RedisQuotaStore, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { RecordingLogger } from '../discord/harness.js';
 import { finishedJob, jobMessages, startHarness, type Harness } from './harness.js';
 
 /** Closed last first; a harness sharing another's fake leaves it open. */
@@ -15,6 +16,11 @@ afterEach(async () => {
 
 const generations = (h: Harness) => h.emulator.requests.filter((r) => r.path === '/v1/images/generations');
 
+/** Waits until the bot has dropped a request as one it has seen: nothing of it runs after that. */
+async function refusedAsReplay(logger: RecordingLogger): Promise<void> {
+  await vi.waitFor(() => expect(logger.entries.map((e) => e.msg)).toContain('refused a replayed Slack request'));
+}
+
 describe('a replayed signed Slack request', () => {
   it('is dropped after a restart: the signatures seen are kept in the data folder', async () => {
     const before = await startHarness({ emulator: { latencyMs: 10 } });
@@ -22,11 +28,12 @@ describe('a replayed signed Slack request', () => {
     await finishedJob(before.fake, 'C0REPLAY');
     await before.close({ fake: true, dataDir: true });
 
-    const after = await startHarness({ emulator: { latencyMs: 10 }, fake: before.fake, dataDir: before.dataDir });
+    const logger = new RecordingLogger();
+    const after = await startHarness({ emulator: { latencyMs: 10 }, fake: before.fake, dataDir: before.dataDir, bot: { logger } });
     harnesses.push({ h: after });
     const replayed = await after.fake.replayLastDelivery();
     expect(replayed.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 500));
+    await refusedAsReplay(logger);
     expect(generations(after)).toHaveLength(0);
     expect(jobMessages(after.fake, 'C0REPLAY')).toHaveLength(1);
   });
@@ -60,7 +67,9 @@ describe.skipIf(redis.skipReason)(`a replayed signed Slack request, two bots on 
     prefixes.push(prefix);
     const first = await startHarness({ emulator: { latencyMs: 10 }, ...(await onRedis(prefix)) });
     harnesses.push({ h: first });
-    const second = await startHarness({ emulator: { latencyMs: 10 }, fake: first.fake, ...(await onRedis(prefix)) });
+    const logger = new RecordingLogger();
+    const onSecond = await onRedis(prefix);
+    const second = await startHarness({ emulator: { latencyMs: 10 }, fake: first.fake, ...onSecond, bot: { ...onSecond.bot, logger } });
     harnesses.push({ h: second, keepFake: true });
 
     first.fake.deliverOverHttp(first.bot.url!);
@@ -69,7 +78,7 @@ describe.skipIf(redis.skipReason)(`a replayed signed Slack request, two bots on 
     first.fake.deliverOverHttp(second.bot.url!);
     const replayed = await first.fake.replayLastDelivery();
     expect(replayed.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 500));
+    await refusedAsReplay(logger);
     expect(generations(first)).toHaveLength(1);
     expect(generations(second)).toHaveLength(0);
     expect(jobMessages(first.fake, 'C0TWO')).toHaveLength(1);

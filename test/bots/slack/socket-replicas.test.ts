@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { SocketReplicas } from '../../../bots/slack/socket-replicas.js';
 import { closeRedis, connectRedis } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
@@ -48,16 +48,22 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
     await b.leave();
     expect(await a.othersConnected()).toBe(false);
 
+    // The entries' times are the processes' clocks: fake time stands for the TTL passing.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => void vi.useRealTimers());
     await redis.zadd(`${prefix}:slack:socket-replicas:T3:U3`, Date.now() + 300, 'a-process-that-died');
     expect(await a.othersConnected()).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    vi.advanceTimersByTime(400);
     expect(await a.othersConnected()).toBe(false);
   });
 
   it('keeps a live process counted by renewing its entry', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'] });
+    onTestFinished(() => void vi.useRealTimers());
     const a = await join('T4:U4');
     await join('T4:U4', 300);
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    // Renewals go out on the test's own connection, so Redis has them before the question that follows.
+    await vi.advanceTimersByTimeAsync(700);
     expect(await a.othersConnected()).toBe(true);
   });
 });
