@@ -67,23 +67,29 @@ export function seededJobs(): SeededJob[] {
 
 /**
  * Writes the seeded jobs into a ledger as the surfaces do (reserve, mark sent, settle), each at its own time: a
- * store whose clock is set per job. Today's jobs are settled a few minutes apart in the last hours.
+ * store whose clock is set per job. Today's jobs are settled a minute apart in the last hour (closer together, and from
+ * midnight UTC, when today began less than an hour ago).
  */
 export async function seedLedger(dir: string, now: number): Promise<void> {
   const time = { now };
   const store = new FileQuotaStore({ dir, clock: () => time.now });
   await store.open();
+  // Today's jobs from an hour ago, or from midnight (UTC) when the day is younger than that: always today, never later than now.
+  const startOfToday = Math.floor(now / (24 * HOUR)) * 24 * HOUR;
+  const todayFrom = Math.max(startOfToday, now - HOUR);
+  const step = Math.min(60_000, (now - todayFrom) / (seededJobs().length + 1));
   try {
     let i = 0;
     for (const s of seededJobs()) {
-      time.now = s.daysAgo === 0 ? now - HOUR + i++ * 60_000 : now - s.daysAgo * 24 * HOUR;
-      const reserved = await store.reserve({ jobId: s.jobId, userKey: s.userKey, scopeKey: s.scopeKey, estimateUsd: s.usd * 1.5, limits: {}, now: time.now - 20_000, job: s.job });
+      time.now = s.daysAgo === 0 ? todayFrom + i++ * step : now - s.daysAgo * 24 * HOUR;
+      const reservedAt = s.daysAgo === 0 ? Math.max(startOfToday, time.now - 20_000) : time.now - 20_000;
+      const reserved = await store.reserve({ jobId: s.jobId, userKey: s.userKey, scopeKey: s.scopeKey, estimateUsd: s.usd * 1.5, limits: {}, now: reservedAt, job: s.job });
       if (!reserved.ok) throw new Error(`seeding: ${s.jobId} refused`);
       await store.markSent(s.jobId);
       await store.settle(s.jobId, s.usd, { outcome: s.outcome, images: s.outcome === 'completed' ? s.job.n : 0, basis: s.outcome === 'completed' ? 'table' : 'estimate' });
     }
-    time.now = now - HOUR;
-    await store.countRefusals({ budget_user_daily: 2, scope_paused: 1, queue_full: 1 }, now - HOUR);
+    time.now = todayFrom;
+    await store.countRefusals({ budget_user_daily: 2, scope_paused: 1, queue_full: 1 }, todayFrom);
     await store.setCapOverride('discord:222222222222222222', 'scopeDailyUsd', 5, 'discord:999999999999999999', now - 2 * HOUR);
   } finally {
     await store.close();
