@@ -149,19 +149,23 @@ class FileSpace<T> implements Space<T> {
     return envelope === UNREADABLE ? undefined : envelope;
   }
 
-  /** The record's envelope; `UNREADABLE` when its file is there and is not JSON. */
+  /**
+   * The record's envelope; `UNREADABLE` when its file is there and cannot be read: its text is not JSON, or reading it
+   * fails for any reason but its absence (permissions changed by a redeploy, a disk error, a folder in its place).
+   */
   async #readChecked(key: string): Promise<Envelope | typeof UNREADABLE | undefined> {
     if (!STATE_KEY_PATTERN.test(key)) return undefined;
     await this.#open();
     const at = this.#index.get(key)?.at;
     if (at === undefined || (this.definition.ttlMs !== undefined && at < Date.now() - this.definition.ttlMs)) return undefined;
     if (this.definition.binary) {
-      const bytes = await readFile(this.#path(key)).catch(() => undefined);
-      return bytes && { pictorState: 1, holder: null, value: bytes };
+      const bytes = await readFile(this.#path(key)).catch(missingOrUnreadable);
+      return bytes === undefined || bytes === UNREADABLE ? bytes : { pictorState: 1, holder: null, value: bytes };
     }
-    const text = await readFile(this.#path(key), 'utf8').catch(() => undefined);
+    const text = await readFile(this.#path(key), 'utf8').catch(missingOrUnreadable);
+    if (text === undefined || text === UNREADABLE) return text;
     const parsed = decodeValue<unknown>(text);
-    if (parsed === undefined) return text === undefined ? undefined : UNREADABLE;
+    if (parsed === undefined) return UNREADABLE;
     if (typeof parsed === 'object' && parsed !== null && (parsed as Partial<Envelope>).pictorState === 1) return parsed as Envelope;
     // A file from before holders: the bare record.
     return { pictorState: 1, holder: LEGACY_HOLDER, value: parsed };
@@ -285,4 +289,9 @@ class FileSpace<T> implements Space<T> {
     void next.finally(() => this.#queues.get(key) === next && this.#queues.delete(key)).catch(() => undefined);
     return next;
   }
+}
+
+/** Only a file that is not there is a missing record: any other failure to read it leaves a record that cannot be read. */
+function missingOrUnreadable(error: unknown): undefined | typeof UNREADABLE {
+  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT' ? undefined : UNREADABLE;
 }

@@ -39,7 +39,10 @@ export interface StateEntry<T> {
   value: T;
 }
 
-/** What `Space.read` answers for a record that is kept but cannot be read (its text is not JSON: damaged). */
+/**
+ * What `Space.read` answers for a record that is kept but cannot be read: its text is not JSON (damaged), or its file
+ * cannot be read (permissions, a disk error).
+ */
 export const UNREADABLE: unique symbol = Symbol('unreadable record');
 
 export interface Space<T> {
@@ -47,7 +50,7 @@ export interface Space<T> {
   /** The record, or undefined when there is none — or when it is damaged (see `read`). */
   get(key: string): Promise<T | undefined>;
   /**
-   * As `get`, but a record that is kept and cannot be read (damaged text) is `UNREADABLE`, not undefined: for a reader
+   * As `get`, but a record that is kept and cannot be read (damaged text, a file that fails to read) is `UNREADABLE`, not undefined: for a reader
    * that must not take a damaged record for a missing one (a restriction it held would silently drop).
    */
   read(key: string): Promise<T | typeof UNREADABLE | undefined>;

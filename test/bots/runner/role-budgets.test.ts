@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChatBudgets, describeUsage, JobRefusedError, settingsInState, type JobSpec, type Requester } from '../../../bots/runner/index.js';
@@ -188,5 +188,25 @@ describe.each([
     await expect(runner.submit(lowJob(intern), () => {})).rejects.toMatchObject({ code: 'budget_user_daily', limit: 0.001 });
     expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 1 });
     expect((await runner.budgets.summary(admin())).scope?.roleBudgetsUnreadable).toBe(false);
+  });
+});
+
+describe('role budgets on the data folder', () => {
+  it('give every member nothing when the scope’s file fails to read (not only when it is torn), never the cap of each user', async () => {
+    const dataDir = await kit.newDir();
+    const state = await stateOn('file', dataDir);
+    try {
+      const { runner } = await kit.runner({ limits: { userDailyUsd: 1 }, settings: settingsInState(state.space, new RecordingLogger()), capCacheMs: 0 });
+      expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: true });
+      // A folder in the file's place (EISDIR), as a redeploy that changed the folder's owner (EACCES) or a disk error would fail it.
+      const file = join(dataDir, state.space.definition.dir, `${stateKeyOf('discord:guild-1')}.json`);
+      await rm(file);
+      await mkdir(file);
+      await expect(runner.submit(lowJob(requester({ roleIds: [interns.id] })), () => {})).rejects.toMatchObject({ code: 'budget_user_daily', limit: 0 });
+      expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 0 });
+      expect(kit.emu.emulator.requests).toHaveLength(0);
+    } finally {
+      await state.close();
+    }
   });
 });

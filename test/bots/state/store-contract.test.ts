@@ -347,6 +347,26 @@ describe('the data-folder backend', () => {
     await store.close();
   });
 
+  it('takes a record whose file fails to read (not only a missing one) for unreadable, not for none: get answers none as for damaged text', async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
+    const store = new FileStateStore({ dataDir });
+    const space = store.space<Job>(SPACE);
+    const bytes = store.space<Buffer>({ name: 'test-bytes', dir: 'test/bytes', ttlMs: undefined, maxValueBytes: 1024, binary: true });
+    await space.put('k1', job('a lighthouse'));
+    await bytes.put('b1', Buffer.from('an image'));
+    // A folder where the file was (EISDIR), as a permission change or a disk error would fail the read too.
+    for (const file of [join(dataDir, 'test', 'jobs', 'k1.json'), join(dataDir, 'test', 'bytes', 'b1.bin')]) {
+      await rm(file);
+      await mkdir(file);
+    }
+    expect(await space.read('k1')).toBe(UNREADABLE);
+    expect(await space.get('k1')).toBeUndefined();
+    expect(await bytes.read('b1')).toBe(UNREADABLE);
+    await rm(join(dataDir, 'test', 'jobs', 'k1.json'), { recursive: true });
+    expect(await space.read('k1')).toBeUndefined();
+    await store.close();
+  });
+
   it('keeps its folders private (0700) and its files readable by the bot’s user only (0600), and drops records past their TTL while running', async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     const store = new FileStateStore({ dataDir, pruneEveryMs: 50 });
