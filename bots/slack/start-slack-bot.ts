@@ -332,6 +332,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         } catch (error) {
           logger.warn({ err: scrubSecrets(String(error), secrets) }, 'the Slack receiver did not stop cleanly');
         }
+        // No more look-ups of user groups, nor their retries, on a stopped bot.
+        groups.stop();
         await sweeper.stop();
         await locales.stop();
         await homes.stop();

@@ -43,6 +43,13 @@ export interface UserGroupsOptions {
   now?: (() => number) | undefined;
 }
 
+/** A workspace's look-up under way: its answer, until when members asking wait for it, and when it counts as failed. */
+interface Asking {
+  answer: Promise<Known | undefined>;
+  waitUntil: number;
+  giveUp?: NodeJS.Timeout;
+}
+
 /** What one workspace's `usergroups.list` told: every group (for handles; the enabled ones first), and the members of the groups asked about. */
 interface Known {
   at: number;
@@ -60,12 +67,13 @@ export class UserGroups {
   readonly #o: Required<Omit<UserGroupsOptions, 'now'>> & { now: () => number };
   readonly #known = new Map<string, Known>();
   /** Each workspace's look-up under way, and until when members asking wait for it (never, for a background retry). */
-  readonly #asking = new Map<string, { answer: Promise<Known | undefined>; waitUntil: number }>();
+  readonly #asking = new Map<string, Asking>();
   /** When each workspace's last look-up failed, and Slack's error (`timeout`: no answer within `giveUpMs`). */
   readonly #failed = new Map<string, { at: number; code: string | undefined }>();
   /** The background retry of each workspace whose look-up Slack did not answer, and how many came before it. */
   readonly #refresh = new Map<string, { timer: NodeJS.Timeout; attempt: number; pending: boolean }>();
   readonly #warned = new Set<string>();
+  #stopped = false;
 
   constructor(options: UserGroupsOptions) {
     this.#o = {
@@ -111,6 +119,8 @@ export class UserGroups {
     if (failedAt !== undefined && now - failedAt < this.#o.retryMs && !options.wait) return usable;
     // A look-up Slack did not answer is retried in the background: nobody waits for it meanwhile.
     if (this.#refresh.get(teamId)?.pending && !options.wait) return usable;
+    // A stopped bot asks Slack nothing more: the last membership (or none) is all there is.
+    if (this.#stopped) return usable;
     const asking = this.#asking.get(teamId) ?? this.#start(teamId, new Set([...groupIds, ...(known?.members.keys() ?? [])]), now + this.#o.waitMs);
     // The admin command waits its own `waitMs`; a member, until the look-up's first asker stops waiting.
     const waitMs = options.wait ? this.#o.waitMs : asking.waitUntil - now;
@@ -131,15 +141,15 @@ export class UserGroups {
    * answer within `giveUpMs` counts as failed (`timeout`) and is retried in the background (`#scheduleRefresh`); its
    * answer, if it comes later still, is kept all the same.
    */
-  #start(teamId: string, groupIds: ReadonlySet<string>, waitUntil: number): { answer: Promise<Known | undefined>; waitUntil: number } {
-    const asking = { answer: this.#ask(teamId, groupIds), waitUntil };
+  #start(teamId: string, groupIds: ReadonlySet<string>, waitUntil: number): Asking {
+    const asking: Asking = { answer: this.#ask(teamId, groupIds), waitUntil };
     this.#asking.set(teamId, asking);
-    const giveUp = setTimeout(() => {
+    const giveUp = (asking.giveUp = setTimeout(() => {
       if (this.#asking.get(teamId) !== asking) return;
       this.#asking.delete(teamId);
       this.#noteFailure(teamId, 'timeout');
       this.#scheduleRefresh(teamId, groupIds);
-    }, this.#o.giveUpMs);
+    }, this.#o.giveUpMs));
     giveUp.unref?.();
     void asking.answer.finally(() => {
       clearTimeout(giveUp);
@@ -148,8 +158,20 @@ export class UserGroups {
     return asking;
   }
 
+  /**
+   * Stops every timer (the background retries, the give-ups of the look-ups under way) and asks Slack nothing more: for
+   * the bot's stop. A look-up under way still ends, and what it tells is kept; members asking after get what is known.
+   */
+  stop(): void {
+    this.#stopped = true;
+    for (const teamId of [...this.#refresh.keys()]) this.#cancelRefresh(teamId);
+    for (const asking of this.#asking.values()) clearTimeout(asking.giveUp);
+    this.#asking.clear();
+  }
+
   /** Asks Slack again in the background, `retryMs` after a look-up it did not answer (doubling each time), while fewer than `refreshAttempts` came before. */
   #scheduleRefresh(teamId: string, groupIds: ReadonlySet<string>): void {
+    if (this.#stopped) return;
     const attempt = (this.#refresh.get(teamId)?.attempt ?? 0) + 1;
     this.#cancelRefresh(teamId);
     if (attempt > this.#o.refreshAttempts) return;

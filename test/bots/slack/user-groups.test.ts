@@ -167,6 +167,27 @@ describe('UserGroups', () => {
     expect(await settledNow(groups.membership('T1', 'U2', ['S1']))).toBeUndefined();
   });
 
+  it('asks Slack nothing more once stopped: neither the background retries nor the give-up of a look-up under way', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    let asked = 0;
+    const client = { usergroups: { list: () => new Promise(() => {}) } } as unknown as webApi.WebClient;
+    const logger = new RecordingLogger();
+    const groups = new UserGroups({ clientFor: async () => (asked++, client), logger });
+    // T1's look-up gave up and waits for its background retry; T2's is under way, not yet given up.
+    expect(await settles(groups.membership('T1', 'U1', ['S1'])).after(() => vi.advanceTimersByTimeAsync(10_000))).toBeUndefined();
+    expect(await settles(groups.membership('T2', 'U1', ['S1'])).after(() => vi.advanceTimersByTimeAsync(1_000))).toBeUndefined();
+    expect(asked).toBe(2);
+    expect(vi.getTimerCount()).toBe(2);
+
+    groups.stop();
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(3_600_000);
+    expect(await settledNow(groups.membership('T1', 'U1', ['S1']))).toBeUndefined();
+    expect(await settledNow(groups.byHandle('T2', 'designers'))).toBeUndefined();
+    expect(asked).toBe(2);
+    expect(logger.entries.filter((e) => (e.obj as { teamId?: string }).teamId === 'T2')).toEqual([]);
+  });
+
   it('finds a group by its handle for the admin command, and says when the app may not read them', async () => {
     const { fake, groups, later } = await start();
     fake.setUserGroup({ id: 'S0DESIGN', handle: 'designers', name: 'Design team', users: [] });
