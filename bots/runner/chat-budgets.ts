@@ -200,8 +200,6 @@ export class ChatBudgets {
   readonly #cache: TtlCache<ScopeCaps>;
   readonly #settings: ScopeSettingsStore;
   readonly #rolesOf = new Map<string, MemberRolesReader>();
-  /** Scopes whose unreadable role budgets were logged (once each, while they stay so). */
-  readonly #toldUnreadable = new Set<string>();
 
   constructor(options: ChatBudgetsOptions) {
     this.#store = options.store;
@@ -430,25 +428,17 @@ export class ChatBudgets {
     if (isDmScopeKey(scopeKey)) return Promise.resolve({ limits: this.#dm, overrides: {}, roleBudgets: [], personal: true });
     return this.#cache.get(scopeKey, async () => {
       const [overrides, settings] = await Promise.all([this.#store.capOverrides(scopeKey), this.#settings.get(scopeKey)]);
-      return { limits: effectiveLimits(this.#operator, overrides), overrides, roleBudgets: this.#roleBudgetsOf(scopeKey, settings), personal: false };
+      return { limits: effectiveLimits(this.#operator, overrides), overrides, roleBudgets: this.#roleBudgetsOf(settings), personal: false };
     });
   }
 
   /**
    * The scope's role budgets as stored, or `unreadable` when they are stored and cannot be read: never taken for
    * "none", which would give a restricted role's members the more generous cap of each user (`memberLimits` gives
-   * them nothing instead). Logged once a scope while it stays so.
+   * them nothing instead). The settings store logs it (once a scope while it stays so).
    */
-  #roleBudgetsOf(scopeKey: string, settings: StoredScopeSettings): ScopeCaps['roleBudgets'] {
-    if (!settings.unreadable?.includes('roleBudgets')) {
-      this.#toldUnreadable.delete(scopeKey);
-      return settings.values.roleBudgets ?? [];
-    }
-    if (!this.#toldUnreadable.has(scopeKey) && this.#toldUnreadable.size < 10_000) {
-      this.#toldUnreadable.add(scopeKey);
-      this.#logger.warn({ scopeKey }, 'the role budgets of a server/workspace are unreadable (a damaged record): its members may spend nothing until an admin sets them again');
-    }
-    return 'unreadable';
+  #roleBudgetsOf(settings: StoredScopeSettings): ScopeCaps['roleBudgets'] {
+    return settings.unreadable?.includes('roleBudgets') ? 'unreadable' : (settings.values.roleBudgets ?? []);
   }
 
   /** Reads spend from the ledger at `now`, each key and period once. */

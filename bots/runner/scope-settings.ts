@@ -106,16 +106,29 @@ export interface ScopeSettingsStore {
 /**
  * The settings as the state keeps them: one record per scope, `{ <name>: { value, by, at } }`, changed atomically.
  * A stored value this version cannot read (an unknown name, a damaged or out-of-range value) is left out — its
- * default applies — with a warning, never failing the scope's jobs; `get` names the known settings it left out
- * (`unreadable`; all of them when the record itself is damaged). Without a space, a store of this process alone.
+ * default applies — never failing the scope's jobs; `get` names the known settings it left out (`unreadable`; all of
+ * them when the record itself is damaged) and warns of them once a scope while they stay so (`tell`). Without a space,
+ * a store of this process alone.
  */
 export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' | 'update'> = memorySpace<ScopeSettingEntries>(), logger?: LoggerLike): ScopeSettingsStore {
-  const read = (scopeKey: string, name: string, value: unknown): unknown => {
+  const read = (name: string, value: unknown): unknown => {
     if (!(SETTING_NAMES as string[]).includes(name)) return undefined;
     const parsed = ScopeSettingsSchema.shape[name as StoredSettingName].safeParse(value);
-    if (parsed.success) return parsed.data;
-    logger?.warn({ scopeKey, setting: name }, 'a stored chat setting is unreadable; its default applies');
-    return undefined;
+    return parsed.success ? parsed.data : undefined;
+  };
+  /** What each scope was last warned of (what it could not read), while it stays so: the oldest forgotten past the bound. */
+  const told = new Map<string, string>();
+  /** Warns of a scope's unreadable settings once while they stay so (again when they change), never on every read. */
+  const tell = (scopeKey: string, unreadable: StoredSettingName[] | undefined, record: boolean): void => {
+    const what = record ? 'record' : (unreadable ?? []).join(' ');
+    if (told.get(scopeKey) === what) return;
+    told.delete(scopeKey);
+    if (what === '') return;
+    told.set(scopeKey, what);
+    if (told.size > TOLD_SCOPES_MAX) told.delete(told.keys().next().value!);
+    const budgets = record || unreadable?.includes('roleBudgets') ? '; its role budgets are unreadable, so its members may spend nothing until an admin sets them again' : '';
+    if (record) logger?.warn({ scopeKey }, `the stored chat settings of a server/workspace are unreadable (a damaged record): their defaults apply${budgets}`);
+    else logger?.warn({ scopeKey, settings: unreadable }, `stored chat settings of a server/workspace are unreadable: their defaults apply${budgets}`);
   };
   const update: ScopeSettingsStore['update'] = async (scopeKey, name, change, by) => {
     let value: ScopeSettings[typeof name] | undefined;
@@ -127,7 +140,7 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
       // budgets stay unreadable (never none, which would lift a restriction they held) until they are set again.
       const entries: ScopeSettingEntries = isRecord(stored) ? stored : {};
       if (name !== 'roleBudgets' && (torn ? stored === undefined : stored !== undefined && !isRecord(stored))) entries.roleBudgets = { value: UNREADABLE_MARK, by: by.by, at: by.at };
-      value = change(read(scopeKey, name, entries[name]?.value) as ScopeSettings[typeof name] | undefined);
+      value = change(read(name, entries[name]?.value) as ScopeSettings[typeof name] | undefined);
       ScopeSettingsSchema.shape[name].parse(value);
       if (value === undefined) delete entries[name];
       else entries[name] = { value, by: by.by, at: by.at };
@@ -140,11 +153,11 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
       const stored: StoredScopeSettings = { values: {}, setBy: {} };
       const record = await space.read(stateKeyOf(scopeKey));
       if (record === UNREADABLE || (record !== undefined && !isRecord(record))) {
-        logger?.warn({ scopeKey }, 'the stored chat settings of a server/workspace are unreadable; their defaults apply, and its role budgets are taken as the least generous');
+        tell(scopeKey, undefined, true);
         return { ...stored, unreadable: [...SETTING_NAMES] };
       }
       for (const [name, entry] of Object.entries(record ?? {})) {
-        const value = read(scopeKey, name, entry?.value);
+        const value = read(name, entry?.value);
         if (value === undefined) {
           if ((SETTING_NAMES as string[]).includes(name)) (stored.unreadable ??= []).push(name as StoredSettingName);
           continue;
@@ -152,6 +165,7 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
         (stored.values as Record<string, unknown>)[name] = value;
         stored.setBy[name as StoredSettingName] = { by: entry.by, at: entry.at };
       }
+      tell(scopeKey, stored.unreadable, false);
       return stored;
     },
     async set(scopeKey, name, value, change) {
@@ -165,6 +179,9 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
     update,
   };
 }
+
+/** Scopes whose unreadable settings are remembered as told (past it, the oldest are told again if still so). */
+const TOLD_SCOPES_MAX = 10_000;
 
 /** What a damaged record's role budgets are kept as when another setting writes it anew: a value no version reads (not a list). */
 const UNREADABLE_MARK = { damaged: true } as const;

@@ -161,12 +161,13 @@ describe.each([
     expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 0, userMonthlyUsd: 0 });
     expect(await runner.budgets.spentRefusal(requester())).toMatchObject({ code: 'budget_user_daily', limit: 0 });
     expect(kit.emu.emulator.requests).toHaveLength(0);
-    const warnings = logger.entries.filter((e) => e.level === 'warn' && /role budgets .* unreadable/.test(e.msg ?? ''));
-    expect(warnings).toEqual([expect.objectContaining({ obj: { scopeKey: 'discord:guild-1' } })]);
+    // Read on every job (no cache here), logged once.
+    const warnings = logger.entries.filter((e) => e.level === 'warn');
+    expect(warnings).toEqual([expect.objectContaining({ obj: { scopeKey: 'discord:guild-1', settings: ['roleBudgets'] }, msg: expect.stringMatching(/role budgets are unreadable/) as unknown })]);
   });
 
   it.skipIf(skip)('give every member nothing when the scope’s record is torn, also once another setting wrote it anew; warn its admins in the usage view; are mended by setting them again', async () => {
-    const { state, runner } = await scopeWithInterns();
+    const { state, runner, logger } = await scopeWithInterns();
     await state.tear('discord:guild-1');
 
     const intern = requester({ roleIds: [interns.id] });
@@ -177,6 +178,7 @@ describe.each([
     expect(adminView.scope).toMatchObject({ roleBudgets: [], roleBudgetsUnreadable: true });
     expect(describeUsage(adminView, { bold: (t) => `**${t}**` })).toMatch(/roles cannot be read/);
     expect(kit.emu.emulator.requests).toHaveLength(0);
+    expect(logger.entries.filter((e) => e.level === 'warn')).toEqual([expect.objectContaining({ obj: { scopeKey: 'discord:guild-1' }, msg: expect.stringMatching(/damaged record.*role budgets are unreadable/) as unknown })]);
 
     // Another setting changed meanwhile writes the torn record anew: the role budgets stay unreadable, never none.
     expect(await runner.policy.set(admin(), 'maxImages', 4)).toMatchObject({ ok: true });

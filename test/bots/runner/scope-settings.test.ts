@@ -1,9 +1,12 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JobRefusedError, settingsInState, type JobRunner, type JobSpec, type Requester } from '../../../bots/runner/index.js';
 import { openBotState, stateKeyOf, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger, type ScopeSettingEntries } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
+import { RecordingLogger } from '../discord/harness.js';
 
 const kit = useRunnerKit();
 const admin = (overrides: Partial<Requester> = {}) => requester({ isAdmin: true, ...overrides });
@@ -61,6 +64,31 @@ describe('the chat settings kept in the bots’ state', () => {
     const stored = await settingsInState(space, logger).get('discord:G1');
     expect(stored.values).toEqual({ channels: ['art'] });
     expect(warnings).toHaveLength(1);
+  });
+
+  it('warn of a damaged record or value once a scope while it stays so, however often it is read, and again once it is damaged anew', async () => {
+    const dir = await kit.newDir();
+    const { state } = await settingsOf(dir);
+    const space = state.store.space<ScopeSettingEntries>(state.spaces.scopeSettings);
+    const logger = new RecordingLogger();
+    const settings = settingsInState(space, logger);
+    const warnings = () => logger.entries.filter((e) => e.level === 'warn').map((e) => e.obj);
+    const readTimes = async (scopeKey: string, times: number) => {
+      for (let i = 0; i < times; i++) await settings.get(scopeKey);
+    };
+    await space.put(stateKeyOf('discord:G1'), { roleBudgets: { value: 'a penny', by: 'discord:admin', at: 1 } });
+    await space.put(stateKeyOf('discord:G2'), { roleBudgets: { value: [], by: 'discord:admin', at: 1 } });
+    await writeFile(join(dir, state.spaces.scopeSettings.dir, `${stateKeyOf('discord:G2')}.json`), '{"roleBudgets":{"val');
+    await readTimes('discord:G1', 5);
+    await readTimes('discord:G2', 5);
+    expect(warnings()).toEqual([{ scopeKey: 'discord:G1', settings: ['roleBudgets'] }, { scopeKey: 'discord:G2' }]);
+
+    // Mended, then damaged anew: told again, once.
+    await settings.set('discord:G1', 'roleBudgets', [], { by: 'discord:admin', at: 2 });
+    await readTimes('discord:G1', 3);
+    await space.put(stateKeyOf('discord:G1'), { roleBudgets: { value: 'a penny', by: 'discord:admin', at: 3 }, maxImages: { value: 99, by: 'discord:admin', at: 3 } });
+    await readTimes('discord:G1', 3);
+    expect(warnings().slice(2)).toEqual([{ scopeKey: 'discord:G1', settings: ['roleBudgets', 'maxImages'] }]);
   });
 
   it('answer what a setting was before a change, and forget a cleared one', async () => {
