@@ -2,7 +2,7 @@ export interface TtlCacheOptions {
   /** How long a key's answer is kept from when it was asked. 0: never kept (every call asks again). */
   ttlMs: number;
   now?: (() => number) | undefined;
-  /** Keys kept at once; past it, the one asked longest ago goes first. Default 1000. */
+  /** Keys kept at once; past it, the one asked longest ago (read or answered from here) goes first. Default 1000. */
   maxKeys?: number | undefined;
 }
 
@@ -29,7 +29,12 @@ export class TtlCache<T> {
   get(key: string, load: () => Promise<T>): Promise<T> {
     const now = this.#now();
     const kept = this.#entries.get(key);
-    if (kept && now - kept.at < this.#ttlMs) return kept.value;
+    if (kept && now - kept.at < this.#ttlMs) {
+      // Asked again: now the last to go past `maxKeys` (its `ttlMs` still runs from when it was read).
+      this.#entries.delete(key);
+      this.#entries.set(key, kept);
+      return kept.value;
+    }
     const value = load();
     this.#entries.delete(key);
     this.#entries.set(key, { at: now, value });

@@ -77,4 +77,14 @@ describe('TtlCache', () => {
     expect(await cache.get('c', load)).toBe('c');
     expect(load).toHaveBeenCalledTimes(1);
   });
+
+  it('counts an answer given from what it keeps as an ask: the key asked longest ago goes first, not the one read first', async () => {
+    const cache = new TtlCache<string>({ ttlMs: 60_000, maxKeys: 2 });
+    for (const key of ['a', 'b', 'a', 'c']) await cache.get(key, async () => key);
+    const load = vi.fn(async () => 'again');
+    expect(await cache.get('a', load)).toBe('a');
+    expect(await cache.get('c', load)).toBe('c');
+    expect(load).not.toHaveBeenCalled();
+    expect(await cache.get('b', load)).toBe('again');
+  });
 });
