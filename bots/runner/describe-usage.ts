@@ -1,5 +1,5 @@
 import type { CapStatus, RoleBudgetView, UsageSummary } from './chat-budgets.js';
-import { scopeWordOf } from './describe-refusal.js';
+import { scopeWordOf, SURFACE_COMMAND } from './describe-refusal.js';
 import { resetTime, say, usd, type Markup } from './words.js';
 
 /** How a surface marks text up (Discord `**text**`, Slack mrkdwn `*text*`). */
@@ -9,9 +9,10 @@ export type UsageMarkup = Markup;
  * The usage summary as one private message, in `locale`: the person's spend,
  * each cap that applies to them, and for admins the scope's totals and top
  * users (as `<@id>` mentions; the surface sends them so that nobody is pinged).
- * The wording is the runner's; a surface only gives its markup.
+ * The wording is the runner's; a surface only gives its markup, and on Slack its
+ * `/imagine` command as configured (`command`: the admins' how-to names it).
  */
-export function describeUsage(summary: UsageSummary, markup: UsageMarkup, locale?: string): string {
+export function describeUsage(summary: UsageSummary, markup: UsageMarkup, locale?: string, command = SURFACE_COMMAND): string {
   const scope = scopeWordOf(summary.platform, summary.scopeId);
   const lines = [say(locale, 'usage.your_spend', { today: usd(summary.user.todayUsd), month: usd(summary.user.monthUsd) }, markup)];
   if (summary.caps.length === 0) {
@@ -27,7 +28,7 @@ export function describeUsage(summary: UsageSummary, markup: UsageMarkup, locale
       lines.push(say(locale, 'usage.top_users'));
       summary.scope.topUsers.forEach((u, i) => lines.push(say(locale, 'usage.top_user', { rank: i + 1, user: `<@${u.userId}>`, usd: usd(u.usd), jobs: u.jobs })));
     }
-    if (summary.scope.roleBudgetsUnreadable) lines.push('', say(locale, 'usage.role_budgets_unreadable', { scope }, markup));
+    if (summary.scope.roleBudgetsUnreadable) lines.push('', say(locale, 'usage.role_budgets_unreadable', { scope, command }, markup));
     if (summary.scope.roleBudgets.length > 0) {
       lines.push('', say(locale, 'usage.role_budgets', { scope }, markup));
       for (const role of summary.scope.roleBudgets) lines.push(describeRoleBudget(role, locale));

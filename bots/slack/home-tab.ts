@@ -133,7 +133,7 @@ export class HomeTabs {
     ]);
     const blocks: types.KnownBlock[] = [
       { type: 'header', text: { type: 'plain_text', text: say(locale, 'slack.home.usage_header') } },
-      section(describeUsage(summary, bold, locale)),
+      section(describeUsage(summary, bold, locale, this.#o.command)),
       { type: 'divider' },
       { type: 'header', text: { type: 'plain_text', text: say(locale, 'slack.home.history_header') } },
     ];

@@ -315,7 +315,7 @@ export const de = {
   'usage.role_budgets':
     '<b>Budgets der {scope, select, workspace {Benutzergruppen} other {Rollen}}</b> (jedes Mitglied bekommt das großzügigste seiner eigenen statt des Budgets jedes Nutzers):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>Die Budgets der {scope, select, workspace {Benutzergruppen dieses Workspaces} other {Rollen dieses Servers}} lassen sich nicht lesen</b> (ihr Eintrag im Speicher des Bots ist beschädigt): bis sie neu festgelegt sind, kann kein Mitglied etwas ausgeben. Lege das Budget jeder {scope, select, workspace {Benutzergruppe} other {Rolle}} neu fest ({scope, select, workspace {/imagine admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); das erste ersetzt den beschädigten Eintrag.',
+    '⚠️ <b>Die Budgets der {scope, select, workspace {Benutzergruppen dieses Workspaces} other {Rollen dieses Servers}} lassen sich nicht lesen</b> (ihr Eintrag im Speicher des Bots ist beschädigt): bis sie neu festgelegt sind, kann kein Mitglied etwas ausgeben. Lege das Budget jeder {scope, select, workspace {Benutzergruppe} other {Rolle}} neu fest ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); das erste ersetzt den beschädigten Eintrag.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} pro Tag} other {das Budget jedes Nutzers pro Tag}} · {hasMonthly, select, yes {{monthly} pro Monat} other {das Budget jedes Nutzers pro Monat}}',
   'discord.option.role':

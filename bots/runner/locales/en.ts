@@ -340,7 +340,7 @@ export const en = {
   'usage.role_budgets':
     '<b>Budgets of {scope, select, workspace {user groups} other {roles}}</b> (each member gets the most generous of theirs, in place of the budget of each user):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>The budgets of {scope, select, workspace {this workspace’s user groups} other {this server’s roles}} cannot be read</b> (their record in the bot’s storage is damaged): until they are set again, no member may spend anything. Set each {scope, select, workspace {user group’s} other {role’s}} budget again ({scope, select, workspace {/imagine admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); the first one set replaces the damaged record.',
+    '⚠️ <b>The budgets of {scope, select, workspace {this workspace’s user groups} other {this server’s roles}} cannot be read</b> (their record in the bot’s storage is damaged): until they are set again, no member may spend anything. Set each {scope, select, workspace {user group’s} other {role’s}} budget again ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); the first one set replaces the damaged record.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} a day} other {the budget of each user a day}} · {hasMonthly, select, yes {{monthly} a month} other {the budget of each user a month}}',
   'discord.option.role':

@@ -315,7 +315,7 @@ export const es = {
   'usage.role_budgets':
     '<b>Presupuestos de {scope, select, workspace {grupos de usuarios} other {roles}}</b> (cada miembro recibe el más generoso de los suyos, en lugar del presupuesto de cada usuario):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>No se pueden leer los presupuestos de {scope, select, workspace {los grupos de usuarios de este workspace} other {los roles de este servidor}}</b> (su registro en el almacenamiento del bot está dañado): hasta que se vuelvan a fijar, ningún miembro puede gastar nada. Vuelve a fijar el presupuesto de cada {scope, select, workspace {grupo de usuarios} other {rol}} ({scope, select, workspace {/imagine admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); el primero que se fije reemplaza el registro dañado.',
+    '⚠️ <b>No se pueden leer los presupuestos de {scope, select, workspace {los grupos de usuarios de este workspace} other {los roles de este servidor}}</b> (su registro en el almacenamiento del bot está dañado): hasta que se vuelvan a fijar, ningún miembro puede gastar nada. Vuelve a fijar el presupuesto de cada {scope, select, workspace {grupo de usuarios} other {rol}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); el primero que se fije reemplaza el registro dañado.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} al día} other {el presupuesto de cada usuario al día}} · {hasMonthly, select, yes {{monthly} al mes} other {el presupuesto de cada usuario al mes}}',
   'discord.option.role':

@@ -315,7 +315,7 @@ export const fr = {
   'usage.role_budgets':
     '<b>Budgets des {scope, select, workspace {groupes d’utilisateurs} other {rôles}}</b> (chaque membre obtient le plus généreux des siens, à la place du budget de chaque utilisateur) :',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>Les budgets des {scope, select, workspace {groupes d’utilisateurs de ce workspace} other {rôles de ce serveur}} ne peuvent pas être lus</b> (leur enregistrement dans le stockage du bot est endommagé) : tant qu’ils ne sont pas définis à nouveau, aucun membre ne peut rien dépenser. Définissez à nouveau le budget de chaque {scope, select, workspace {groupe d’utilisateurs} other {rôle}} ({scope, select, workspace {/imagine admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}) ; le premier défini remplace l’enregistrement endommagé.',
+    '⚠️ <b>Les budgets des {scope, select, workspace {groupes d’utilisateurs de ce workspace} other {rôles de ce serveur}} ne peuvent pas être lus</b> (leur enregistrement dans le stockage du bot est endommagé) : tant qu’ils ne sont pas définis à nouveau, aucun membre ne peut rien dépenser. Définissez à nouveau le budget de chaque {scope, select, workspace {groupe d’utilisateurs} other {rôle}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}) ; le premier défini remplace l’enregistrement endommagé.',
   'usage.role_budget':
     '• {role} : {hasDaily, select, yes {{daily} par jour} other {le budget de chaque utilisateur par jour}} · {hasMonthly, select, yes {{monthly} par mois} other {le budget de chaque utilisateur par mois}}',
   'discord.option.role':

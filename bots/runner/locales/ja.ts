@@ -315,7 +315,7 @@ export const ja = {
   'usage.role_budgets':
     '<b>{scope, select, workspace {ユーザーグループ} other {ロール}}の予算</b>（各メンバーには、各ユーザーの予算の代わりに自分のものの中で最も多い予算が適用されます）:',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>{scope, select, workspace {このワークスペースのユーザーグループ} other {このサーバーのロール}}の予算を読み取れません</b>（ボットの保存データの記録が壊れています）。設定し直すまで、どのメンバーも何も使えません。各{scope, select, workspace {ユーザーグループ} other {ロール}}の予算を設定し直してください（{scope, select, workspace {/imagine admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}）。最初に設定したものが壊れた記録を置き換えます。',
+    '⚠️ <b>{scope, select, workspace {このワークスペースのユーザーグループ} other {このサーバーのロール}}の予算を読み取れません</b>（ボットの保存データの記録が壊れています）。設定し直すまで、どのメンバーも何も使えません。各{scope, select, workspace {ユーザーグループ} other {ロール}}の予算を設定し直してください（{scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}）。最初に設定したものが壊れた記録を置き換えます。',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {1日 {daily}} other {1日は各ユーザーの予算}} · {hasMonthly, select, yes {1か月 {monthly}} other {1か月は各ユーザーの予算}}',
   'discord.option.role':

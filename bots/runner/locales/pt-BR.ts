@@ -315,7 +315,7 @@ export const ptBR = {
   'usage.role_budgets':
     '<b>Orçamentos de {scope, select, workspace {grupos de usuários} other {cargos}}</b> (cada membro recebe o mais generoso dos seus, no lugar do orçamento de cada usuário):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>Não é possível ler os orçamentos {scope, select, workspace {dos grupos de usuários deste workspace} other {dos cargos deste servidor}}</b> (o registro deles no armazenamento do bot está danificado): até que sejam definidos de novo, nenhum membro pode gastar nada. Defina de novo o orçamento de cada {scope, select, workspace {grupo de usuários} other {cargo}} ({scope, select, workspace {/imagine admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); o primeiro definido substitui o registro danificado.',
+    '⚠️ <b>Não é possível ler os orçamentos {scope, select, workspace {dos grupos de usuários deste workspace} other {dos cargos deste servidor}}</b> (o registro deles no armazenamento do bot está danificado): até que sejam definidos de novo, nenhum membro pode gastar nada. Defina de novo o orçamento de cada {scope, select, workspace {grupo de usuários} other {cargo}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); o primeiro definido substitui o registro danificado.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} por dia} other {o orçamento de cada usuário por dia}} · {hasMonthly, select, yes {{monthly} por mês} other {o orçamento de cada usuário por mês}}',
   'discord.option.role':

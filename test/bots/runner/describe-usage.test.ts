@@ -48,13 +48,14 @@ describe('describeUsage: the budget of a member’s role, in words', () => {
     );
   });
 
-  it('warns an admin that the budgets of roles cannot be read, and says how to mend them', () => {
-    const view = (platform: 'discord' | 'slack') =>
-      describeUsage(summary([], platform, { todayUsd: 0, monthUsd: 0, topUsers: [], roleBudgets: [], roleBudgetsUnreadable: true }), bold);
+  it('warns an admin that the budgets of roles cannot be read, and says how to mend them, with the command as the app calls it', () => {
+    const view = (platform: 'discord' | 'slack', command?: string) =>
+      describeUsage(summary([], platform, { todayUsd: 0, monthUsd: 0, topUsers: [], roleBudgets: [], roleBudgetsUnreadable: true }), bold, undefined, command);
     expect(view('discord')).toContain(
       '⚠️ **The budgets of this server’s roles cannot be read** (their record in the bot’s storage is damaged): until they are set again, no member may spend anything. Set each role’s budget again (/imagine-admin budget cap:user-daily usd:… role:@role); the first one set replaces the damaged record.',
     );
     expect(view('slack')).toContain('(/imagine admin budget @group user-daily …)');
+    expect(view('slack', '/paint')).toContain('(/paint admin budget @group user-daily …)');
   });
 
   it('lists every role’s budget for an admin', () => {
