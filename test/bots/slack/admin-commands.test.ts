@@ -34,8 +34,8 @@ function privateText(typedText: string, type: unknown, text: string): string {
 }
 
 /** The answer to a channel or member that reached the bot as plain text, naming `field` (the words are the catalog's). */
-const plainMention = (field: string, what: string, command = '/imagine') =>
-  `:raised_hand: ${say('en', 'slack.admin.plain_mention', { field: `\`${field}\``, typed: `\`${what}\``, kind: what.startsWith('#') ? 'channel' : 'member', id: what.startsWith('#') ? '`C0123ABCD`' : '`U0123ABCD`', command: `\`${command}\`` })}`;
+const plainMention = (field: string, what: string, command = '/imagine', kind = what.startsWith('#') ? 'channel' : 'member') =>
+  `:raised_hand: ${say('en', 'slack.admin.plain_mention', { field: `\`${field}\``, typed: `\`${what}\``, kind, id: kind === 'channel' ? '`C0123ABCD`' : '`U0123ABCD`', command: `\`${command}\`` })}`;
 
 const settingsUsage = () =>
   say('en', 'slack.settings.usage', {
@@ -62,6 +62,34 @@ describe('admin commands on Slack never become a paid image', () => {
     expect(h.emulator.requests).toHaveLength(0);
     expect(fake.messages).toEqual([]);
     expect(await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId })).toEqual(before);
+  });
+
+  it('refuses a bare name where a channel or member is needed (it would be kept as an id that matches no one), and takes a bare id', async () => {
+    h = await start();
+    const { fake } = h;
+    fake.setName('U0SAM', 'sam');
+    const before = await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId });
+    for (const escape of [false, true]) {
+      expect(await typed(fake, 'admin set blocked add mallory', { escape })).toBe(plainMention('blocked', 'mallory'));
+      expect(await typed(fake, 'admin set blocked mallory', { escape })).toBe(plainMention('blocked', 'mallory'));
+      expect(await typed(fake, 'admin set who @sam, kim', { escape })).toBe(escape ? plainMention('who', 'kim') : plainMention('who', '@sam'));
+      expect(await typed(fake, 'admin set high-quality remove kim', { escape })).toBe(plainMention('high-quality', 'kim'));
+      expect(await typed(fake, 'admin set channels art', { escape })).toBe(plainMention('channels', 'art', '/imagine', 'channel'));
+      // A member's id is no channel's.
+      expect(await typed(fake, 'admin set channels U0MALLORY1', { escape })).toBe(plainMention('channels', 'U0MALLORY1', '/imagine', 'channel'));
+    }
+    expect(await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId })).toEqual(before);
+
+    expect(await typed(fake, 'admin set blocked add U0MALLORY1', { escape: true })).toMatch(/^:white_check_mark: /);
+    expect(await typed(fake, 'admin set channels C0ART0001, G0SECRET01', { escape: true })).toMatch(/^:white_check_mark: /);
+    expect(await typed(fake, 'admin set who add user:W0KIM00001', { escape: true })).toMatch(/^:white_check_mark: /);
+    expect(await typed(fake, 'admin set high-quality clear', { escape: true })).toMatch(/^:white_check_mark: /);
+    const settings = await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId });
+    expect(settings.blocked.value).toEqual(['U0MALLORY1']);
+    expect(settings.channels.value).toEqual(['C0ART0001', 'G0SECRET01']);
+    expect(settings.allowed.value).toEqual(['user:W0KIM00001']);
+    expect(h.emulator.requests).toHaveLength(0);
+    expect(fake.messages).toEqual([]);
   });
 
   it('reads the same commands when Slack escapes what was typed (the manifest’s should_escape), and refuses a name Slack does not know', async () => {
