@@ -4,6 +4,7 @@ import { changeAuditChannel, changeSetting, describeSettings, say, settingOfWord
 import type { BotContext } from '../bot-context.js';
 import type { SlackActor } from '../SlackJobs.js';
 import { escapeMrkdwn, plainTextOf } from '../slack-text.js';
+import { adminNearMissOf } from './admin-words.js';
 
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
@@ -32,7 +33,8 @@ const LIST_VERBS = /^(add|remove)$/i;
  * `/imagine admin settings`, `/imagine admin set SETTING VALUE`, `/imagine admin audit …`; undefined for anything else.
  * A text whose second word is `settings` or `audit`, or `set` followed by a setting's name (or a near miss of one,
  * `max-image`), is always a command: one that does not parse gets its usage, never becomes a prompt. `admin set` followed
- * by other words ("admin set of icons") stays a prompt. The value of a channel or member setting keeps Slack's mentions
+ * by other words ("admin set of icons") stays a prompt. A near miss of `settings`, `set` or `audit` (`admin setting`,
+ * `admin sets channels #art`, `admin audti off`), alone or followed by what that command takes, gets its usage. The value of a channel or member setting keeps Slack's mentions
  * (`<#C1|art>`, `<@U1|sam>`) so ids can be read, and one that came as plain text (`#art`: an app whose command does not
  * escape them, or a name Slack does not know) or a bare name (`mallory`, no id's shape) is `plain_mention`; any other
  * value is read as typed (`plainTextOf`).
@@ -42,6 +44,11 @@ export function settingsCommandOf(slackText: string): SettingsCommand | undefine
   const words = text.split(/\s+/).filter(Boolean);
   if (words[0]?.toLowerCase() !== 'admin') return undefined;
   const sub = words[1]?.toLowerCase();
+  const miss = adminNearMissOf(words);
+  if (miss === 'settings' || miss === 'set') {
+    if (words.length === 2 || settingOfWord(words[2]!) || closestWord(words[2]!, Object.keys(SETTING_WORDS))) return { kind: 'usage', of: 'settings' };
+  }
+  if (miss === 'audit' && (words.length === 2 || (words.length === 3 && /^(off|<#[^>]+>|#\S+)$/i.test(words[2]!)))) return { kind: 'usage', of: 'audit' };
   if (sub === 'settings') return words.length === 2 ? { kind: 'show' } : { kind: 'usage', of: 'settings' };
   // `admin audit`, `admin audit off`, `admin audit #channel` (Slack sends `<#C0123|name>`).
   if (sub === 'audit') {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { say } from '../../../bots/runner/index.js';
+import { PROMPT_PLACEHOLDER, say } from '../../../bots/runner/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { finishedJob, startHarness, type Harness, type HarnessOptions } from './harness.js';
 
@@ -44,6 +44,7 @@ const settingsUsage = () =>
     show: '`/imagine admin settings`',
   });
 const auditUsage = () => `:receipt: ${say('en', 'slack.audit.usage', { set: '`/imagine admin audit #channel`', off: '`/imagine admin audit off`' })}`;
+const styleUsage = () => say('en', 'slack.styles.usage', { how: '`/imagine admin style NAME TEXT`', placeholder: PROMPT_PLACEHOLDER, clear: '`clear`' });
 const budgetUsage = () =>
   [say('en', 'slack.budget.usage', { how: '`/imagine admin budget CAP USD`' }), say('en', 'slack.budget.group_usage', { how: '`/imagine admin budget @group user-daily 5`' })].join('\n');
 
@@ -143,6 +144,26 @@ describe('admin commands on Slack never become a paid image', () => {
     expect(fake.messages).toEqual([]);
   });
 
+  it('answers a misspelt admin sub-command with that sub-command’s usage, privately, and sends nothing', async () => {
+    h = await start();
+    const { fake } = h;
+    fake.setUserGroup({ id: 'S0DESIGN', handle: 'designers', users: ['U0SAM'] });
+    for (const escape of [false, true]) {
+      expect(await typed(fake, 'admin budegt user-daily 5', { escape })).toBe(budgetUsage());
+      expect(await typed(fake, 'admin budgets user-daily 5', { escape })).toBe(budgetUsage());
+      expect(await typed(fake, 'admin budgte @designers user-daily 5', { escape })).toBe(budgetUsage());
+      expect(await typed(fake, 'admin setting', { escape })).toBe(settingsUsage());
+      expect(await typed(fake, 'admin sets channels #art', { escape })).toBe(settingsUsage());
+      expect(await typed(fake, 'admin ste max-images 2', { escape })).toBe(settingsUsage());
+      expect(await typed(fake, 'admin audti off', { escape })).toBe(auditUsage());
+      expect(await typed(fake, 'admin styel neon a neon glow around {prompt}', { escape })).toBe(styleUsage());
+    }
+    expect(await typed(fake, 'admin budegt user-daily 5', { escape: true, user: 'U0ALICE' })).toBe(say('en', 'budget.not_admin', { scope: 'workspace' }));
+    expect(await typed(fake, 'admin sets channels #art', { escape: true, user: 'U0ALICE' })).toBe(say('en', 'slack.settings.not_admin'));
+    expect(h.emulator.requests).toHaveLength(0);
+    expect(fake.messages).toEqual([]);
+  });
+
   it('tells a member who is not an admin so, whatever follows the sub-command, and sends nothing', async () => {
     h = await start();
     const { fake } = h;
@@ -153,12 +174,15 @@ describe('admin commands on Slack never become a paid image', () => {
     expect(h.emulator.requests).toHaveLength(0);
   });
 
-  it('keeps a prompt whose words after “admin” are no sub-command a prompt', async () => {
+  it('keeps a prompt whose words after “admin” are no sub-command a prompt, a near miss of one too when what follows does not fit it', async () => {
     h = await start();
     const { fake } = h;
-    await fake.command({ command: '/imagine', text: fake.commandText('admin set of flat icons --quality low', { escape: true }), user: 'U0ALICE', channel: 'C0ART' });
-    await finishedJob(fake, 'C0ART');
-    expect(h.emulator.requests.map((r) => r.fields?.prompt)).toEqual(['admin set of flat icons']);
+    const prompts = ['admin set of flat icons', 'admin panel, flat design', 'admin sea of flat icons', 'admin budgets dashboard, flat design', 'admin audio mixer panel'];
+    for (const [i, prompt] of prompts.entries()) {
+      await fake.command({ command: '/imagine', text: fake.commandText(`${prompt} --quality low`, { escape: true }), user: 'U0ALICE', channel: 'C0ART' });
+      await finishedJob(fake, 'C0ART', i);
+    }
+    expect(h.emulator.requests.map((r) => r.fields?.prompt)).toEqual(prompts);
   });
 });
 
