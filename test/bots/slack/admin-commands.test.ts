@@ -186,6 +186,51 @@ describe('admin commands on Slack never become a paid image', () => {
   });
 });
 
+describe('a command’s text in a mention or a direct message, on Slack', () => {
+  it('makes no image: the member is told privately to use the app’s own command, and nothing reaches the image service', async () => {
+    h = await start({ bot: { adminUserIds: [ADMIN], commands: { imagine: '/pictor' } } });
+    const { fake } = h;
+    const useCommand = say('en', 'slack.mention.use_command', { command: '`/pictor …`' });
+    // As Slack sends the message's text: mentions in angle brackets, & < > escaped.
+    const texts = [
+      'admin budget user-daily 5',
+      'admin budegt user-daily 5',
+      'admin set channels <#C0ART|art>',
+      'admin set blocked add mallory',
+      'admin style neon neon-lit {prompt} &amp; more',
+      'admin',
+      'settings --private on',
+      'history',
+    ];
+    for (const [i, text] of texts.entries()) {
+      for (const user of [ADMIN, 'U0ALICE']) {
+        await fake.userMessage({ channel: 'C0ART', user, text: `<@${fake.botUserId}> ${text}` });
+        // A job's message, should the text become one, fails the test at once.
+        const note = await fake.waitFor(() => fake.ephemerals[i * 2 + (user === ADMIN ? 0 : 1)] ?? fake.botMessages('C0ART')[0], `the private note to ${user} on “${text}”`);
+        expect(note).toMatchObject({ channel: 'C0ART', user, text: useCommand });
+      }
+    }
+    await fake.userMessage({ channel: 'D0ADMIN', user: ADMIN, channelType: 'im', text: 'admin set channels <#C0ART|art>' });
+    expect(await fake.waitFor(() => fake.ephemerals[texts.length * 2], 'the private note in a direct message')).toMatchObject({ channel: 'D0ADMIN', user: ADMIN, text: useCommand });
+
+    expect(h.emulator.requests).toHaveLength(0);
+    expect(fake.botMessages('C0ART')).toEqual([]);
+    expect(fake.botMessages('D0ADMIN')).toEqual([]);
+    expect((await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId })).channels.value).toEqual([]);
+  });
+
+  it('keeps a prompt that starts like a command a prompt (admin panel, settings of a castle)', async () => {
+    h = await start();
+    const { fake } = h;
+    await fake.userMessage({ channel: 'C0ART', text: `<@${fake.botUserId}> admin panel, flat design --quality low` });
+    await finishedJob(fake, 'C0ART');
+    await fake.userMessage({ channel: 'C0ART', text: `<@${fake.botUserId}> settings of a castle --quality low` });
+    await finishedJob(fake, 'C0ART', 1);
+    expect(h.emulator.requests.map((r) => r.fields?.prompt)).toEqual(['admin panel, flat design', 'settings of a castle']);
+    expect(fake.ephemerals).toEqual([]);
+  });
+});
+
 describe('a refusal that names the command, on Slack', () => {
   it('names the app’s own command (private_not_allowed: how to turn a private default off)', async () => {
     h = await start({ bot: { adminUserIds: [ADMIN], commands: { imagine: '/pictor' } } });
