@@ -5,7 +5,8 @@
 export function plainTextOf(slackText: string): string {
   return slackText
     .replace(/<([@#!])([^>|]+)(?:\|([^>]*))?>/g, (_m, sigil: string, id: string, label: string | undefined) => {
-      if (sigil === '!') return label ? label : `@${id.split('^')[0]}`;
+      // `<!here>` is `@here`; a user group without its handle (`<!subteam^S0123>`) shows its id.
+      if (sigil === '!') return label ? label : `@${id.startsWith('subteam^') ? id.slice('subteam^'.length) : id.split('^')[0]}`;
       // Slack may leave the name out (`<#C0123|>`, `<@U0123>`): the id is what is left to show.
       return `${sigil}${label || id}`;
     })

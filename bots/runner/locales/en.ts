@@ -303,6 +303,7 @@ export const en = {
   'slack.button.could_not_delete': 'I could not delete that message; try again.',
   'slack.button.gone_edit': 'I no longer have the images of that job; use the *Edit image* shortcut on the images instead.',
   'slack.mention.example': '@Pictor make the sky purple --size 1536x1024',
+  'slack.mention.use_command': 'That is a command, not a picture: type it after {command}, where only you see the answer. Nothing was sent to make an image.',
   'slack.settings.not_admin': ':raised_hand: Only an admin of this workspace can see and change its settings.',
   'slack.settings.usage': 'Say {how}: SETTING is one of {names}; {show} shows them all.',
   'slack.budget.usage':

@@ -282,6 +282,7 @@ export const fr = {
   'slack.button.could_not_delete': 'Je n’ai pas pu supprimer ce message ; réessayez.',
   'slack.button.gone_edit': 'Je n’ai plus les images de cette tâche ; utilisez plutôt le raccourci *Edit image* sur les images.',
   'slack.mention.example': '@Pictor rends le ciel violet --size 1536x1024',
+  'slack.mention.use_command': 'C’est une commande, pas une image : tapez-la après {command}, où vous seul voyez la réponse. Rien n’a été envoyé pour créer une image.',
   'slack.settings.not_admin': ':raised_hand: Seul un admin de cet espace de travail peut voir et modifier ses réglages.',
   'slack.settings.usage': 'Tapez {how} : SETTING est l’un de {names} ; {show} les affiche tous.',
   'slack.budget.usage':

@@ -4,6 +4,7 @@ import type { BotContext } from '../bot-context.js';
 import { renderUsage } from '../render-usage.js';
 import type { SlackActor } from '../SlackJobs.js';
 import { plainTextOf } from '../slack-text.js';
+import { adminNearMissOf } from './admin-words.js';
 
 /** A user group as the admin typed it, once Slack's mention is plain text: `@designers` (`<!subteam^S0123|@designers>`). */
 const GROUP_SHAPE = /^@[\w.-]+$/;
@@ -21,7 +22,8 @@ type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<vo
 /**
  * What `/imagine <text>` asks for when it is not a picture: `usage`, or `admin budget …`; undefined for a prompt.
  * `admin` alone and every text starting with `admin budget` are the budget command (one that does not parse gets its
- * usage, never becomes a prompt); `admin` followed by another word ("admin panel, flat design") stays a prompt.
+ * usage, never becomes a prompt); so does a near miss of `budget` (`admin budegt user-daily 5`, `admin budgets`), alone
+ * or followed by a cap's name or a group. `admin` followed by another word ("admin panel, flat design") stays a prompt.
  */
 export function budgetCommandOf(slackText: string): { kind: 'usage' } | { kind: 'admin'; words: string[]; group?: NamedGroup } | undefined {
   const words = plainTextOf(slackText).trim().split(/\s+/).filter(Boolean);
@@ -29,6 +31,7 @@ export function budgetCommandOf(slackText: string): { kind: 'usage' } | { kind: 
   if (first === 'usage' && words.length === 1) return { kind: 'usage' };
   if (first !== 'admin') return undefined;
   if (words.length === 1) return { kind: 'admin', words: [] };
+  if (adminNearMissOf(words) === 'budget' && (words.length === 2 || capOfName(words[2]!) || GROUP_SHAPE.test(words[2]!))) return { kind: 'admin', words: [] };
   if (words[1]!.toLowerCase() !== 'budget') return undefined;
   // "admin budget @group CAP [USD]": a user group's budget of each member.
   if (GROUP_SHAPE.test(words[2] ?? '')) {

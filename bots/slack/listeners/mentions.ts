@@ -10,6 +10,11 @@ import { requestIdOfJobMessage } from '../render-job.js';
 import { mentions, withoutMention } from '../slack-text.js';
 import { isPreviewFileName } from '../upload-files.js';
 import type { Workspace } from '../workspace.js';
+import { budgetCommandOf } from './budget-commands.js';
+import { historyCommandOf } from './history-commands.js';
+import { memberSettingsOf } from './member-settings.js';
+import { settingsCommandOf } from './settings-commands.js';
+import { styleCommandOf } from './style-commands.js';
 
 interface Mention {
   channelId: string;
@@ -56,6 +61,8 @@ class RecentKeys {
  * In a direct message no mention is needed. Slack sends the `message` event
  * (which carries a file share's files) and an `app_mention` (which may not);
  * whichever comes first handles the message, looking its files up when needed.
+ * A text that `/imagine` reads as a command (`admin …`, `settings …`, `history`)
+ * is no prompt here either: the member is told privately to use the command.
  */
 export function registerMentions(app: App, context: BotContext): void {
   const seen = new RecentKeys(2000, 15 * 60_000);
@@ -114,6 +121,10 @@ export function registerMentions(app: App, context: BotContext): void {
     const { botUserId, client } = mention.workspace;
     const notify = ephemeralVia({ client, writer: context.writer }, { channelId: mention.channelId, userId: mention.userId, threadTs: mention.threadTs ?? mention.ts });
     const text = withoutMention(mention.text, botUserId);
+    if (isCommandText(text)) {
+      await notify(say(mention.locale, 'slack.mention.use_command', { command: `\`${context.commands.imagine} …\`` }));
+      return;
+    }
     let parsed;
     try {
       parsed = parseImagineText(text, { example: say(mention.locale, 'slack.mention.example'), locale: mention.locale });
@@ -204,4 +215,19 @@ export function registerMentions(app: App, context: BotContext): void {
     }
     return [];
   }
+}
+
+/**
+ * Whether `/imagine` would read this text as one of its commands, not a prompt: an admin command (settings, audit,
+ * budgets, a house style's definition), history or forget, a member's defaults. A mention or a direct message with such
+ * a text makes no image.
+ */
+function isCommandText(slackText: string): boolean {
+  return (
+    settingsCommandOf(slackText) !== undefined ||
+    budgetCommandOf(slackText)?.kind === 'admin' ||
+    styleCommandOf(slackText)?.kind === 'define' ||
+    historyCommandOf(slackText) !== undefined ||
+    memberSettingsOf(slackText) !== undefined
+  );
 }

@@ -4,6 +4,7 @@ import { changeAuditChannel, changeSetting, describeSettings, say, settingOfWord
 import type { BotContext } from '../bot-context.js';
 import type { SlackActor } from '../SlackJobs.js';
 import { escapeMrkdwn, plainTextOf } from '../slack-text.js';
+import { adminNearMissOf } from './admin-words.js';
 
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
@@ -14,27 +15,40 @@ export type SettingsCommand =
   | { kind: 'audit'; channel: string | undefined; off: boolean }
   /** `admin settings …` or `admin audit …` that does not parse: answered with that command's usage. */
   | { kind: 'usage'; of: 'settings' | 'audit' }
-  /** A channel or member typed as plain text (`#art`, `@sam`) where an id is needed: `field` names where. */
-  | { kind: 'plain_mention'; field: string; typed: string };
+  /** A channel or member typed as plain text (`#art`, `@sam`, `mallory`) where an id is needed: `field` names where, `of` what it should be. */
+  | { kind: 'plain_mention'; field: string; typed: string; of: 'channel' | 'member' };
 
 /** The settings whose values are channels or members (`#art`, `@sam` must reach the bot as Slack's mentions). */
 const MENTION_SETTINGS = new Set(['channels', 'allowed', 'blocked', 'highQualityFor']);
 /** A channel or member as typed, not as Slack's mention: `#art-audit`, `@sam`. */
 const PLAIN_MENTION = /^[#@][^\s<>]+$/;
+/** A channel's or a member's id typed bare (`C0123ABCD`, `U0123ABCD`; `user:U0123ABCD` as the value grammar takes it). */
+const CHANNEL_ID = /^[CG][A-Z0-9]{8,}$/;
+const MEMBER_ID = /^(?:user:)?[UW][A-Z0-9]{8,}$/;
+/** The words of a value that are no channel or member: clearing it, or `add`/`remove` before a list (`parseSettingValue`). */
+const CLEAR_WORDS = /^(clear|reset|default|none)$/i;
+const LIST_VERBS = /^(add|remove)$/i;
 
 /**
  * `/imagine admin settings`, `/imagine admin set SETTING VALUE`, `/imagine admin audit …`; undefined for anything else.
  * A text whose second word is `settings` or `audit`, or `set` followed by a setting's name (or a near miss of one,
  * `max-image`), is always a command: one that does not parse gets its usage, never becomes a prompt. `admin set` followed
- * by other words ("admin set of icons") stays a prompt. The value of a channel or member setting keeps Slack's mentions
+ * by other words ("admin set of icons") stays a prompt. A near miss of `settings`, `set` or `audit` (`admin setting`,
+ * `admin sets channels #art`, `admin audti off`), alone or followed by what that command takes, gets its usage. The value of a channel or member setting keeps Slack's mentions
  * (`<#C1|art>`, `<@U1|sam>`) so ids can be read, and one that came as plain text (`#art`: an app whose command does not
- * escape them, or a name Slack does not know) is `plain_mention`; any other value is read as typed (`plainTextOf`).
+ * escape them, or a name Slack does not know) or a bare name (`mallory`, no id's shape) is `plain_mention`; any other
+ * value is read as typed (`plainTextOf`).
  */
 export function settingsCommandOf(slackText: string): SettingsCommand | undefined {
   const text = slackText.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&').trim();
   const words = text.split(/\s+/).filter(Boolean);
   if (words[0]?.toLowerCase() !== 'admin') return undefined;
   const sub = words[1]?.toLowerCase();
+  const miss = adminNearMissOf(words);
+  if (miss === 'settings' || miss === 'set') {
+    if (words.length === 2 || settingOfWord(words[2]!) || closestWord(words[2]!, Object.keys(SETTING_WORDS))) return { kind: 'usage', of: 'settings' };
+  }
+  if (miss === 'audit' && (words.length === 2 || (words.length === 3 && /^(off|<#[^>]+>|#\S+)$/i.test(words[2]!)))) return { kind: 'usage', of: 'audit' };
   if (sub === 'settings') return words.length === 2 ? { kind: 'show' } : { kind: 'usage', of: 'settings' };
   // `admin audit`, `admin audit off`, `admin audit #channel` (Slack sends `<#C0123|name>`).
   if (sub === 'audit') {
@@ -43,7 +57,7 @@ export function settingsCommandOf(slackText: string): SettingsCommand | undefine
       if (words[2]!.toLowerCase() === 'off') return { kind: 'audit', channel: undefined, off: true };
       const channel = /^<#([CG][A-Z0-9]+)(?:\|[^>]*)?>$/.exec(words[2]!)?.[1];
       if (channel) return { kind: 'audit', channel, off: false };
-      if (words[2]!.startsWith('#')) return { kind: 'plain_mention', field: 'audit', typed: words[2]! };
+      if (words[2]!.startsWith('#')) return { kind: 'plain_mention', field: 'audit', typed: words[2]!, of: 'channel' };
     }
     return { kind: 'usage', of: 'audit' };
   }
@@ -57,8 +71,19 @@ export function settingsCommandOf(slackText: string): SettingsCommand | undefine
     return { kind: 'set', setting: words[2], value: plainTextOf(slackText.trim().replace(afterName, '')) };
   }
   const value = text.replace(afterName, '');
+  const field = words[2]!.toLowerCase();
   const plain = value.split(/[\s,]+/).find((word) => PLAIN_MENTION.test(word));
-  if (plain) return { kind: 'plain_mention', field: words[2]!.toLowerCase(), typed: plain };
+  if (plain) return { kind: 'plain_mention', field, typed: plain, of: plain.startsWith('#') ? 'channel' : 'member' };
+  // A bare name (`mallory`) would be kept as an id that matches no one: refused like a plain mention.
+  const of = name === 'channels' ? 'channel' : 'member';
+  const bare = CLEAR_WORDS.test(value.trim())
+    ? undefined
+    : value
+        .replace(/<[^>]*>/g, ' ')
+        .split(/[\s,]+/)
+        .filter(Boolean)
+        .find((word, i) => !(i === 0 && LIST_VERBS.test(word)) && !(of === 'channel' ? CHANNEL_ID : MEMBER_ID).test(word));
+  if (bare) return { kind: 'plain_mention', field, typed: bare, of };
   return { kind: 'set', setting: words[2], value };
 }
 
@@ -136,8 +161,8 @@ function auditUsage(context: BotContext, locale: string | undefined): string {
  * Slack did not send it as a link (a name Slack does not know, or an app whose command does not escape names: its
  * manifest is older), and how to give it (pick it from Slack's list, or its id).
  */
-function plainMentionAnswer(context: BotContext, command: { field: string; typed: string }, locale: string | undefined): string {
-  const channel = command.typed.startsWith('#');
+function plainMentionAnswer(context: BotContext, command: { field: string; typed: string; of: 'channel' | 'member' }, locale: string | undefined): string {
+  const channel = command.of === 'channel';
   return say(locale, 'slack.admin.plain_mention', {
     field: `\`${command.field}\``,
     typed: `\`${escapeMrkdwn(command.typed)}\``,

@@ -4,6 +4,7 @@ import type { BotContext } from '../bot-context.js';
 import { parseImagineText } from '../imagine-text.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import type { SlackActor } from '../SlackJobs.js';
+import { adminNearMissOf } from './admin-words.js';
 
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
@@ -13,12 +14,14 @@ export type StyleCommand = { kind: 'list' } | { kind: 'define'; name: string | u
  * `/imagine styles` (every member: the workspace's house styles) and `/imagine
  * admin style NAME TEXT [--size …] …` (define or replace; TEXT `clear` removes
  * it); undefined for anything else (a prompt such as "styles of the 80s" stays
- * a prompt).
+ * a prompt). A near miss of `style` followed by a name (`admin styel neon …`)
+ * is the command without a name (its usage); `admin styles` alone stays a prompt.
  */
 export function styleCommandOf(slackText: string): StyleCommand | undefined {
   const text = slackText.trim();
   const words = text.split(/\s+/).filter(Boolean);
   if (words.length === 1 && words[0]!.toLowerCase() === 'styles') return { kind: 'list' };
+  if (adminNearMissOf(words) === 'style' && words.length > 2) return { kind: 'define', name: undefined, text: '' };
   if (words[0]?.toLowerCase() !== 'admin' || words[1]?.toLowerCase() !== 'style') return undefined;
   return { kind: 'define', name: words[2], text: text.replace(/^\S+\s+\S+\s*(\S+\s*)?/, '') };
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { say } from '../../../bots/runner/index.js';
+import { PROMPT_PLACEHOLDER, say } from '../../../bots/runner/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { finishedJob, startHarness, type Harness, type HarnessOptions } from './harness.js';
 
@@ -34,8 +34,8 @@ function privateText(typedText: string, type: unknown, text: string): string {
 }
 
 /** The answer to a channel or member that reached the bot as plain text, naming `field` (the words are the catalog's). */
-const plainMention = (field: string, what: string, command = '/imagine') =>
-  `:raised_hand: ${say('en', 'slack.admin.plain_mention', { field: `\`${field}\``, typed: `\`${what}\``, kind: what.startsWith('#') ? 'channel' : 'member', id: what.startsWith('#') ? '`C0123ABCD`' : '`U0123ABCD`', command: `\`${command}\`` })}`;
+const plainMention = (field: string, what: string, command = '/imagine', kind = what.startsWith('#') ? 'channel' : 'member') =>
+  `:raised_hand: ${say('en', 'slack.admin.plain_mention', { field: `\`${field}\``, typed: `\`${what}\``, kind, id: kind === 'channel' ? '`C0123ABCD`' : '`U0123ABCD`', command: `\`${command}\`` })}`;
 
 const settingsUsage = () =>
   say('en', 'slack.settings.usage', {
@@ -44,6 +44,7 @@ const settingsUsage = () =>
     show: '`/imagine admin settings`',
   });
 const auditUsage = () => `:receipt: ${say('en', 'slack.audit.usage', { set: '`/imagine admin audit #channel`', off: '`/imagine admin audit off`' })}`;
+const styleUsage = () => say('en', 'slack.styles.usage', { how: '`/imagine admin style NAME TEXT`', placeholder: PROMPT_PLACEHOLDER, clear: '`clear`' });
 const budgetUsage = () =>
   [say('en', 'slack.budget.usage', { how: '`/imagine admin budget CAP USD`' }), say('en', 'slack.budget.group_usage', { how: '`/imagine admin budget @group user-daily 5`' })].join('\n');
 
@@ -62,6 +63,34 @@ describe('admin commands on Slack never become a paid image', () => {
     expect(h.emulator.requests).toHaveLength(0);
     expect(fake.messages).toEqual([]);
     expect(await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId })).toEqual(before);
+  });
+
+  it('refuses a bare name where a channel or member is needed (it would be kept as an id that matches no one), and takes a bare id', async () => {
+    h = await start();
+    const { fake } = h;
+    fake.setName('U0SAM', 'sam');
+    const before = await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId });
+    for (const escape of [false, true]) {
+      expect(await typed(fake, 'admin set blocked add mallory', { escape })).toBe(plainMention('blocked', 'mallory'));
+      expect(await typed(fake, 'admin set blocked mallory', { escape })).toBe(plainMention('blocked', 'mallory'));
+      expect(await typed(fake, 'admin set who @sam, kim', { escape })).toBe(escape ? plainMention('who', 'kim') : plainMention('who', '@sam'));
+      expect(await typed(fake, 'admin set high-quality remove kim', { escape })).toBe(plainMention('high-quality', 'kim'));
+      expect(await typed(fake, 'admin set channels art', { escape })).toBe(plainMention('channels', 'art', '/imagine', 'channel'));
+      // A member's id is no channel's.
+      expect(await typed(fake, 'admin set channels U0MALLORY1', { escape })).toBe(plainMention('channels', 'U0MALLORY1', '/imagine', 'channel'));
+    }
+    expect(await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId })).toEqual(before);
+
+    expect(await typed(fake, 'admin set blocked add U0MALLORY1', { escape: true })).toMatch(/^:white_check_mark: /);
+    expect(await typed(fake, 'admin set channels C0ART0001, G0SECRET01', { escape: true })).toMatch(/^:white_check_mark: /);
+    expect(await typed(fake, 'admin set who add user:W0KIM00001', { escape: true })).toMatch(/^:white_check_mark: /);
+    expect(await typed(fake, 'admin set high-quality clear', { escape: true })).toMatch(/^:white_check_mark: /);
+    const settings = await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId });
+    expect(settings.blocked.value).toEqual(['U0MALLORY1']);
+    expect(settings.channels.value).toEqual(['C0ART0001', 'G0SECRET01']);
+    expect(settings.allowed.value).toEqual(['user:W0KIM00001']);
+    expect(h.emulator.requests).toHaveLength(0);
+    expect(fake.messages).toEqual([]);
   });
 
   it('reads the same commands when Slack escapes what was typed (the manifest’s should_escape), and refuses a name Slack does not know', async () => {
@@ -115,6 +144,26 @@ describe('admin commands on Slack never become a paid image', () => {
     expect(fake.messages).toEqual([]);
   });
 
+  it('answers a misspelt admin sub-command with that sub-command’s usage, privately, and sends nothing', async () => {
+    h = await start();
+    const { fake } = h;
+    fake.setUserGroup({ id: 'S0DESIGN', handle: 'designers', users: ['U0SAM'] });
+    for (const escape of [false, true]) {
+      expect(await typed(fake, 'admin budegt user-daily 5', { escape })).toBe(budgetUsage());
+      expect(await typed(fake, 'admin budgets user-daily 5', { escape })).toBe(budgetUsage());
+      expect(await typed(fake, 'admin budgte @designers user-daily 5', { escape })).toBe(budgetUsage());
+      expect(await typed(fake, 'admin setting', { escape })).toBe(settingsUsage());
+      expect(await typed(fake, 'admin sets channels #art', { escape })).toBe(settingsUsage());
+      expect(await typed(fake, 'admin ste max-images 2', { escape })).toBe(settingsUsage());
+      expect(await typed(fake, 'admin audti off', { escape })).toBe(auditUsage());
+      expect(await typed(fake, 'admin styel neon a neon glow around {prompt}', { escape })).toBe(styleUsage());
+    }
+    expect(await typed(fake, 'admin budegt user-daily 5', { escape: true, user: 'U0ALICE' })).toBe(say('en', 'budget.not_admin', { scope: 'workspace' }));
+    expect(await typed(fake, 'admin sets channels #art', { escape: true, user: 'U0ALICE' })).toBe(say('en', 'slack.settings.not_admin'));
+    expect(h.emulator.requests).toHaveLength(0);
+    expect(fake.messages).toEqual([]);
+  });
+
   it('tells a member who is not an admin so, whatever follows the sub-command, and sends nothing', async () => {
     h = await start();
     const { fake } = h;
@@ -125,12 +174,60 @@ describe('admin commands on Slack never become a paid image', () => {
     expect(h.emulator.requests).toHaveLength(0);
   });
 
-  it('keeps a prompt whose words after “admin” are no sub-command a prompt', async () => {
+  it('keeps a prompt whose words after “admin” are no sub-command a prompt, a near miss of one too when what follows does not fit it', async () => {
     h = await start();
     const { fake } = h;
-    await fake.command({ command: '/imagine', text: fake.commandText('admin set of flat icons --quality low', { escape: true }), user: 'U0ALICE', channel: 'C0ART' });
+    const prompts = ['admin set of flat icons', 'admin panel, flat design', 'admin sea of flat icons', 'admin budgets dashboard, flat design', 'admin audio mixer panel'];
+    for (const [i, prompt] of prompts.entries()) {
+      await fake.command({ command: '/imagine', text: fake.commandText(`${prompt} --quality low`, { escape: true }), user: 'U0ALICE', channel: 'C0ART' });
+      await finishedJob(fake, 'C0ART', i);
+    }
+    expect(h.emulator.requests.map((r) => r.fields?.prompt)).toEqual(prompts);
+  });
+});
+
+describe('a command’s text in a mention or a direct message, on Slack', () => {
+  it('makes no image: the member is told privately to use the app’s own command, and nothing reaches the image service', async () => {
+    h = await start({ bot: { adminUserIds: [ADMIN], commands: { imagine: '/pictor' } } });
+    const { fake } = h;
+    const useCommand = say('en', 'slack.mention.use_command', { command: '`/pictor …`' });
+    // As Slack sends the message's text: mentions in angle brackets, & < > escaped.
+    const texts = [
+      'admin budget user-daily 5',
+      'admin budegt user-daily 5',
+      'admin set channels <#C0ART|art>',
+      'admin set blocked add mallory',
+      'admin style neon neon-lit {prompt} &amp; more',
+      'admin',
+      'settings --private on',
+      'history',
+    ];
+    for (const [i, text] of texts.entries()) {
+      for (const user of [ADMIN, 'U0ALICE']) {
+        await fake.userMessage({ channel: 'C0ART', user, text: `<@${fake.botUserId}> ${text}` });
+        // A job's message, should the text become one, fails the test at once.
+        const note = await fake.waitFor(() => fake.ephemerals[i * 2 + (user === ADMIN ? 0 : 1)] ?? fake.botMessages('C0ART')[0], `the private note to ${user} on “${text}”`);
+        expect(note).toMatchObject({ channel: 'C0ART', user, text: useCommand });
+      }
+    }
+    await fake.userMessage({ channel: 'D0ADMIN', user: ADMIN, channelType: 'im', text: 'admin set channels <#C0ART|art>' });
+    expect(await fake.waitFor(() => fake.ephemerals[texts.length * 2], 'the private note in a direct message')).toMatchObject({ channel: 'D0ADMIN', user: ADMIN, text: useCommand });
+
+    expect(h.emulator.requests).toHaveLength(0);
+    expect(fake.botMessages('C0ART')).toEqual([]);
+    expect(fake.botMessages('D0ADMIN')).toEqual([]);
+    expect((await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId })).channels.value).toEqual([]);
+  });
+
+  it('keeps a prompt that starts like a command a prompt (admin panel, settings of a castle)', async () => {
+    h = await start();
+    const { fake } = h;
+    await fake.userMessage({ channel: 'C0ART', text: `<@${fake.botUserId}> admin panel, flat design --quality low` });
     await finishedJob(fake, 'C0ART');
-    expect(h.emulator.requests.map((r) => r.fields?.prompt)).toEqual(['admin set of flat icons']);
+    await fake.userMessage({ channel: 'C0ART', text: `<@${fake.botUserId}> settings of a castle --quality low` });
+    await finishedJob(fake, 'C0ART', 1);
+    expect(h.emulator.requests.map((r) => r.fields?.prompt)).toEqual(['admin panel, flat design', 'settings of a castle']);
+    expect(fake.ephemerals).toEqual([]);
   });
 });
 

@@ -30,7 +30,7 @@ describe('the audit channel on Slack', () => {
     expect(settingsCommandOf('admin audit off')).toEqual({ kind: 'audit', channel: undefined, off: true });
     expect(settingsCommandOf('admin audit')).toEqual({ kind: 'audit', channel: undefined, off: false });
     expect(settingsCommandOf('admin audit of the books')).toEqual({ kind: 'usage', of: 'audit' });
-    expect(settingsCommandOf('admin audit #audit')).toEqual({ kind: 'plain_mention', field: 'audit', typed: '#audit' });
+    expect(settingsCommandOf('admin audit #audit')).toEqual({ kind: 'plain_mention', field: 'audit', typed: '#audit', of: 'channel' });
   });
 
   it('posts a public job (with its link), a private one (no link) and a refusal (sent nowhere else)', async () => {

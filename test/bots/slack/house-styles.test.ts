@@ -19,6 +19,9 @@ describe('house styles on Slack', () => {
     expect(styleCommandOf('admin style')).toEqual({ kind: 'define', name: undefined, text: '' });
     expect(styleCommandOf('styles of the 80s')).toBeUndefined();
     expect(styleCommandOf('admin styles')).toBeUndefined();
+    // A near miss followed by a name is the command misspelt: its usage, never a paid prompt.
+    expect(styleCommandOf('admin styel neon neon-lit {prompt}')).toEqual({ kind: 'define', name: undefined, text: '' });
+    expect(styleCommandOf('admin styles neon neon-lit {prompt}')).toEqual({ kind: 'define', name: undefined, text: '' });
   });
 
   it('an admin defines a style; a member’s --style sends, shows, costs and rerolls the prompt as sent', async () => {

@@ -35,11 +35,11 @@ describe('a prompt on Slack', () => {
     expect(h.emulator.requests.map((r) => r.fields?.prompt)).toEqual(['a sign that says fish & chips <3 for @sam, example.com']);
   });
 
-  it('shows a mention Slack sent without its name (`<#C0123|>`, `<@U0123>`) by its id, never an empty name', async () => {
+  it('shows a mention Slack sent without its name (`<#C0123|>`, `<@U0123>`, `<!subteam^S0123>`) by its id, never an empty name', async () => {
     h = await startHarness();
     const { fake } = h;
-    await fake.command({ command: '/imagine', text: 'a banner for <#C0ART|> by <@U0SAM> --quality low', user: 'U0ALICE', channel: 'C0ART' });
+    await fake.command({ command: '/imagine', text: 'a banner for <#C0ART|> by <@U0SAM> and <!subteam^S0DESIGN> --quality low', user: 'U0ALICE', channel: 'C0ART' });
     await finishedJob(fake, 'C0ART');
-    expect(h.emulator.requests.map((r) => r.fields?.prompt)).toEqual(['a banner for #C0ART by @U0SAM']);
+    expect(h.emulator.requests.map((r) => r.fields?.prompt)).toEqual(['a banner for #C0ART by @U0SAM and @S0DESIGN']);
   });
 });
