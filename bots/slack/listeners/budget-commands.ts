@@ -44,7 +44,7 @@ export function budgetCommandOf(slackText: string): { kind: 'usage' } | { kind: 
 /** `/imagine usage`: acknowledged at once, then answered privately through the command's response URL. */
 export async function answerUsage(context: BotContext, actor: SlackActor, ack: Ack, respond: RespondFn): Promise<void> {
   await ack();
-  await answerLater(context, respond, 'usage', actor.locale, async () => renderUsage(await context.runner.budgets.summary(context.jobs.requester(actor)), actor.locale));
+  await answerLater(context, respond, 'usage', actor.locale, async () => renderUsage(await context.runner.budgets.summary(context.jobs.requester(actor)), actor.locale, context.commands.imagine));
 }
 
 /** Answers privately once `work` is done; a failure (the ledger unreachable) is logged and the person told briefly. */

@@ -219,14 +219,14 @@ export function registerMentions(app: App, context: BotContext): void {
 
 /**
  * Whether `/imagine` would read this text as one of its commands, not a prompt: an admin command (settings, audit,
- * budgets, a house style's definition), history or forget, a member's defaults. A mention or a direct message with such
- * a text makes no image.
+ * budgets, a house style's definition), usage, the list of styles, history or forget, a member's defaults. A mention
+ * or a direct message with such a text makes no image.
  */
 function isCommandText(slackText: string): boolean {
   return (
     settingsCommandOf(slackText) !== undefined ||
-    budgetCommandOf(slackText)?.kind === 'admin' ||
-    styleCommandOf(slackText)?.kind === 'define' ||
+    budgetCommandOf(slackText) !== undefined ||
+    styleCommandOf(slackText) !== undefined ||
     historyCommandOf(slackText) !== undefined ||
     memberSettingsOf(slackText) !== undefined
   );

@@ -201,6 +201,8 @@ describe('a command’s text in a mention or a direct message, on Slack', () => 
       'admin',
       'settings --private on',
       'history',
+      'usage',
+      'styles',
     ];
     for (const [i, text] of texts.entries()) {
       for (const user of [ADMIN, 'U0ALICE']) {
