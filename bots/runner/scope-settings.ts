@@ -126,9 +126,11 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
     if (what === '') return;
     told.set(scopeKey, what);
     if (told.size > TOLD_SCOPES_MAX) told.delete(told.keys().next().value!);
-    const budgets = record || unreadable?.includes('roleBudgets') ? '; its role budgets are unreadable, so its members may spend nothing until an admin sets them again' : '';
-    if (record) logger?.warn({ scopeKey }, `the stored chat settings of a server/workspace are unreadable (a damaged record): their defaults apply${budgets}`);
-    else logger?.warn({ scopeKey, settings: unreadable }, `stored chat settings of a server/workspace are unreadable: their defaults apply${budgets}`);
+    if (record) {
+      logger?.warn({ scopeKey }, 'the stored chat settings of a server/workspace are unreadable (a damaged record): their defaults apply; its role budgets are unreadable, so its members may spend nothing until an admin sets them again');
+    } else if (unreadable?.includes('roleBudgets')) {
+      logger?.warn({ scopeKey, settings: unreadable }, 'stored chat settings of a server/workspace are unreadable: their defaults apply; its role budgets are unreadable, so its members may spend nothing until an admin sets them again');
+    } else logger?.warn({ scopeKey, settings: unreadable }, 'stored chat settings of a server/workspace are unreadable: their defaults apply');
   };
   const update: ScopeSettingsStore['update'] = async (scopeKey, name, change, by) => {
     let value: ScopeSettings[typeof name] | undefined;
