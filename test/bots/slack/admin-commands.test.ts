@@ -1,10 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROMPT_PLACEHOLDER, say } from '../../../bots/runner/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
-import { finishedJob, startHarness, type Harness, type HarnessOptions } from './harness.js';
+import { finishedJob, type Harness, ADMIN, startWithAdmin } from './harness.js';
 
-const ADMIN = 'U0ADMIN';
-const start = (options: HarnessOptions = {}) => startHarness({ ...options, bot: { adminUserIds: [ADMIN], ...options.bot } });
+const start = startWithAdmin;
 
 let h: Harness | undefined;
 afterEach(async () => {

@@ -1,8 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { settingsCommandOf } from '../../../bots/slack/listeners/settings-commands.js';
-import { finishedActions, finishedJob, imageShares, png, startHarness, type Harness, type HarnessOptions, privately } from './harness.js';
-
-const ADMIN = 'U0ADMIN';
+import { finishedActions, finishedJob, imageShares, png, type Harness, privately, ADMIN, startWithAdmin } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -10,7 +8,7 @@ afterEach(async () => {
   h = undefined;
 });
 
-const start = (options: HarnessOptions = {}) => startHarness({ ...options, bot: { adminUserIds: [ADMIN], ...options.bot } });
+const start = startWithAdmin;
 
 /** What the workspace's rules say of a job of this member now (the code of their refusal, or undefined when they let it through). */
 async function ruleFor(harness: Harness, userId: string, channelId: string, prompt = 'a lighthouse'): Promise<string | undefined> {

@@ -47,6 +47,14 @@ export interface Harness {
 export const TEST_CHANNEL_INTERVAL_MS = 40;
 export const FAKE_CHANNEL_INTERVAL_MS = 30;
 
+/** The workspace's admin in tests (SLACK_ADMIN_USER_IDS). */
+export const ADMIN = 'U0ADMIN';
+
+/** `startHarness` with `ADMIN` among the bot's admins (and any other bot options). */
+export function startWithAdmin(options: HarnessOptions = {}): Promise<Harness> {
+  return startHarness({ ...options, bot: { adminUserIds: [ADMIN], ...options.bot } });
+}
+
 /**
  * The real pieces, wired as in production but on 127.0.0.1: the emulator, a
  * client and limiter, the job runner with a file quota store, and the Slack

@@ -1,9 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
-import { actionMessages, finishedActions, finishedJob, jobMessages, privately, startHarness, type Harness, type HarnessOptions } from './harness.js';
+import { actionMessages, finishedActions, finishedJob, jobMessages, privately, type Harness, ADMIN, startWithAdmin } from './harness.js';
 
-const ADMIN = 'U0ADMIN';
-const start = (options: HarnessOptions = {}) => startHarness({ ...options, bot: { adminUserIds: [ADMIN], ...options.bot } });
+const start = startWithAdmin;
 
 let h: Harness | undefined;
 afterEach(async () => {

@@ -1,8 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { budgetCommandOf } from '../../../bots/slack/listeners/budget-commands.js';
-import { finishedJob, privately, startHarness, type Harness, type HarnessOptions } from './harness.js';
-
-const ADMIN = 'U0ADMIN';
+import { finishedJob, privately, type Harness, ADMIN, startWithAdmin } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -10,7 +8,7 @@ afterEach(async () => {
   h = undefined;
 });
 
-const start = (options: HarnessOptions = {}) => startHarness({ ...options, bot: { adminUserIds: [ADMIN], ...options.bot } });
+const start = startWithAdmin;
 const MISSING_SCOPE = { status: 200, error: 'missing_scope', extra: { needed: 'usergroups:read', provided: 'commands,chat:write' }, count: 1000 };
 
 async function roleBudgetsOf(harness: Harness) {

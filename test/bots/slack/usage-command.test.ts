@@ -1,9 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatUsd } from '../../../src/index.js';
 import { budgetCommandOf } from '../../../bots/slack/listeners/budget-commands.js';
-import { finishedJob, settledCosts, startHarness, type Harness, type HarnessOptions, privately } from './harness.js';
-
-const ADMIN = 'U0ADMIN';
+import { finishedJob, settledCosts, type Harness, privately, ADMIN, startWithAdmin } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -11,7 +9,7 @@ afterEach(async () => {
   h = undefined;
 });
 
-const start = (options: HarnessOptions = {}) => startHarness({ ...options, bot: { adminUserIds: [ADMIN], ...options.bot } });
+const start = startWithAdmin;
 
 async function drawLow(harness: Harness, channel: string, user = 'U0ALICE', index = 0): Promise<void> {
   await harness.fake.command({ command: '/imagine', text: 'a lighthouse --quality low', channel, user });
