@@ -11,6 +11,25 @@ import { answerStyleCommand, styleCommandOf } from './style-commands.js';
 import { answerMemberSettings, memberSettingsOf } from './member-settings.js';
 
 /**
+ * The command `/imagine <text>` asks for when the text is not a prompt (history, a house style, the settings, the
+ * member's own defaults, usage and budgets), each parser in turn; undefined for a prompt. The one list: a mention or a
+ * direct message with such a text makes no image either.
+ */
+export function imagineCommandOf(text: string) {
+  const history = historyCommandOf(text);
+  if (history) return { of: 'history', command: history } as const;
+  const style = styleCommandOf(text);
+  if (style) return { of: 'style', command: style } as const;
+  const settings = settingsCommandOf(text);
+  if (settings) return { of: 'settings', command: settings } as const;
+  const member = memberSettingsOf(text);
+  if (member) return { of: 'member', command: member } as const;
+  const budget = budgetCommandOf(text);
+  if (budget) return { of: 'budget', command: budget } as const;
+  return undefined;
+}
+
+/**
  * `/imagine PROMPT [--size WxH] [--quality Q] …`: a bad flag or `help` is
  * answered privately in the acknowledgement itself; a request goes to the
  * runner's intake, which refuses it privately (through the response URL) or
@@ -21,30 +40,14 @@ export function registerImagineCommand(app: App, context: BotContext): void {
   app.command(context.commands.imagine, async ({ command, ack, respond, context: auth }) => {
     const locale = localeIn(auth);
     const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id, locale };
-    const history = historyCommandOf(command.text);
-    if (history) {
-      await answerHistoryCommand(context, actor, history, ack, respond);
-      return;
-    }
-    const style = styleCommandOf(command.text);
-    if (style) {
-      await answerStyleCommand(context, actor, style, ack, respond);
-      return;
-    }
-    const settings = settingsCommandOf(command.text);
-    if (settings) {
-      await answerSettingsCommand(context, actor, settings, ack, respond, context.workspace(auth).botUserId);
-      return;
-    }
-    const mine = memberSettingsOf(command.text);
-    if (mine) {
-      await answerMemberSettings(context, actor, mine, ack, respond);
-      return;
-    }
-    const budget = budgetCommandOf(command.text);
-    if (budget) {
-      if (budget.kind === 'usage') await answerUsage(context, actor, ack, respond);
-      else await answerAdmin(context, actor, budget.words, ack, respond, budget.group);
+    const asked = imagineCommandOf(command.text);
+    if (asked) {
+      if (asked.of === 'history') await answerHistoryCommand(context, actor, asked.command, ack, respond);
+      else if (asked.of === 'style') await answerStyleCommand(context, actor, asked.command, ack, respond);
+      else if (asked.of === 'settings') await answerSettingsCommand(context, actor, asked.command, ack, respond, context.workspace(auth).botUserId);
+      else if (asked.of === 'member') await answerMemberSettings(context, actor, asked.command, ack, respond);
+      else if (asked.command.kind === 'usage') await answerUsage(context, actor, ack, respond);
+      else await answerAdmin(context, actor, asked.command.words, ack, respond, asked.command.group);
       return;
     }
     let parsed;

@@ -8,13 +8,9 @@ import { isSlackInputError } from '../SlackInputError.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import { requestIdOfJobMessage } from '../render-job.js';
 import { mentions, withoutMention } from '../slack-text.js';
+import { imagineCommandOf } from './imagine-command.js';
 import { isPreviewFileName } from '../upload-files.js';
 import type { Workspace } from '../workspace.js';
-import { budgetCommandOf } from './budget-commands.js';
-import { historyCommandOf } from './history-commands.js';
-import { memberSettingsOf } from './member-settings.js';
-import { settingsCommandOf } from './settings-commands.js';
-import { styleCommandOf } from './style-commands.js';
 
 interface Mention {
   channelId: string;
@@ -121,7 +117,8 @@ export function registerMentions(app: App, context: BotContext): void {
     const { botUserId, client } = mention.workspace;
     const notify = ephemeralVia({ client, writer: context.writer }, { channelId: mention.channelId, userId: mention.userId, threadTs: mention.threadTs ?? mention.ts });
     const text = withoutMention(mention.text, botUserId);
-    if (isCommandText(text)) {
+    // `/imagine`'s own commands (admin, usage, styles, history, defaults) make no image here: a pointer to `/imagine`.
+    if (imagineCommandOf(text)) {
       await notify(say(mention.locale, 'slack.mention.use_command', { command: `\`${context.commands.imagine} …\`` }));
       return;
     }
@@ -215,19 +212,4 @@ export function registerMentions(app: App, context: BotContext): void {
     }
     return [];
   }
-}
-
-/**
- * Whether `/imagine` would read this text as one of its commands, not a prompt: an admin command (settings, audit,
- * budgets, a house style's definition), usage, the list of styles, history or forget, a member's defaults. A mention
- * or a direct message with such a text makes no image.
- */
-function isCommandText(slackText: string): boolean {
-  return (
-    settingsCommandOf(slackText) !== undefined ||
-    budgetCommandOf(slackText) !== undefined ||
-    styleCommandOf(slackText) !== undefined ||
-    historyCommandOf(slackText) !== undefined ||
-    memberSettingsOf(slackText) !== undefined
-  );
 }
