@@ -80,11 +80,10 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     } finally {
       connecting = undefined;
     }
-    // The lease was lost, or the bot began to stop, while the login went on: off the gateway again (and, stopping, the
-    // lease given back at once rather than left to expire: another process can take it now).
+    // The lease was lost, or the bot began to stop, while the login went on: off the gateway again (stopping, `leave()`
+    // gives the lease back).
     if (attempt.lost || leaving) {
       await disconnect();
-      if (leaving && !attempt.lost) await lease?.release();
       return false;
     }
     holding = true;

@@ -392,8 +392,8 @@ export class ChatBudgets {
    * would hold one of the `ROLE_BUDGETS_MAX` places for ever. Admins only; answers how many were dropped.
    */
   async forgetDeletedRoles(requester: Requester, existing: readonly string[]): Promise<number> {
+    if (await this.#notAdminRefusal(requester)) return 0;
     const { scopeKey } = keysOf(requester);
-    if (!requester.isAdmin || (await this.#capsOf(scopeKey)).personal) return 0;
     const dropped: string[] = [];
     await this.#settings.update(scopeKey, 'roleBudgets', (budgets = []) => {
       const kept = budgets.filter((r) => existing.includes(r.roleId) || !dropped.push(r.roleId));
