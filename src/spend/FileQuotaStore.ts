@@ -10,7 +10,8 @@ import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, parseLedger, re
 import { LEDGER_FILES } from './ledger-files.js';
 import { roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
-import { DAY_MS, safeJson, StoreProcess } from './store-process.js';
+import { safeJson, StoreProcess } from './store-process.js';
+import { DAY_MS } from './utc-period.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { usageMatching, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
@@ -102,7 +103,7 @@ export class FileQuotaStore implements QuotaStore {
       const refusal = reserveIn(ledger, input, this.#process.owner, this.#process.keepDays);
       // A refusal that tripped the breaker paused the scope: that is a change to write.
       if (refusal) return { result: refusal, changed: refusal.tripped === true };
-      ledger.owners[this.#process.owner] = { pid: process.pid, host: THIS_HOST, renewedAt: this.#process.clock() };
+      this.#markAlive(ledger, this.#process.clock());
       this.#process.hold(input.jobId, { ...ledger.reservations[input.jobId]! });
       return { result: { ok: true }, changed: true };
     });
@@ -126,7 +127,7 @@ export class FileQuotaStore implements QuotaStore {
         const copy = this.#process.held.get(jobId);
         if (!copy || ledger.uncertain[jobId]) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
         ledger.reservations[jobId] = { ...copy, owner: this.#process.owner, sent: true };
-        ledger.owners[this.#process.owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
+        this.#markAlive(ledger, now);
         return { result: undefined, changed: true, committed: () => this.#process.lost(jobId, copy, 'send', undefined) };
       }
       const changed = !reservation.sent;
@@ -294,7 +295,7 @@ export class FileQuotaStore implements QuotaStore {
     if (this.#process.held.size === 0 || this.#closed) return Promise.resolve();
     const now = this.#process.clock();
     return this.#update(now, (ledger) => {
-      ledger.owners[this.#process.owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
+      this.#markAlive(ledger, now);
       return { result: undefined, changed: true };
     }).catch((error: unknown) => this.#process.onError?.(error));
   }
@@ -306,6 +307,11 @@ export class FileQuotaStore implements QuotaStore {
     this.#process.stop();
     await this.#serial(async () => undefined);
     OPEN_LEDGERS.delete(this.path);
+  }
+
+  /** This process's lease in the ledger, renewed as of `now` (its reservations count while it holds). */
+  #markAlive(ledger: Ledger, now: number): void {
+    ledger.owners[this.#process.owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
   }
 
   /** Whether a process's lease still holds: this one, or another that renewed within the lease (and, on this host, whose pid lives). */

@@ -7,10 +7,10 @@ import { BREAKER_WINDOW_MS, breakerLimit, historyHours, recentBucket } from './b
 import { REFUSAL_KEEP_DAYS } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
 import { MARK_SENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT } from './redis-ledger-scripts.js';
-import { DAY_MS, safeJson, StoreProcess } from './store-process.js';
+import { safeJson, StoreProcess } from './store-process.js';
 import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type JobDetails, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
 import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
-import { utcDay } from './utc-period.js';
+import { DAY_MS, utcDay } from './utc-period.js';
 import { JobDetailsSchema, readBasis, usageMatching, usageRecord } from './usage-records.js';
 
 export interface RedisQuotaStoreOptions extends LedgerOptions {

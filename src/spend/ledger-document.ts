@@ -3,7 +3,7 @@ import { BREAKER_BUCKET_MS, breakerApplies, historyHours, hourBucket, inWindow, 
 import { countsUnder, evaluate, exceedsReservation, keysOfJob, periodKey, roundToNanoUsd, toNanos, type CapPeriod } from './rules.js';
 import type { BreakerState, ReconcileReport, ReserveInput, SettleInfo, SpendRefusal, UsageRecord } from './types.js';
 import { JobDetailsSchema, usageRecord } from './usage-records.js';
-import { utcDayBefore, utcMonthBefore } from './utc-period.js';
+import { DAY_MS, utcDayBefore, utcMonthBefore } from './utc-period.js';
 
 /**
  * The ledger as one document (the file store's JSON file) and the pure steps on
@@ -11,7 +11,6 @@ import { utcDayBefore, utcMonthBefore } from './utc-period.js';
  * The rules themselves are the rulebook's (`rules.ts`); these keep the numbers.
  */
 
-const DAY_MS = 24 * 60 * 60_000;
 /** Days of refusal counts kept: enough for the console's 90-day view. */
 export const REFUSAL_KEEP_DAYS = 92;
 

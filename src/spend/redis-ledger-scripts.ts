@@ -5,8 +5,8 @@
  */
 import { BREAKER_BUCKET_MS, HOUR_MS } from './breaker.js';
 import { ACCOUNT_KEY } from './types.js';
+import { DAY_MS } from './utc-period.js';
 
-const DAY_MS = 24 * 60 * 60_000;
 /** Monthly totals are kept this long (this month and the last, whatever the day). */
 const MONTH_KEEP_MS = 62 * DAY_MS;
 /** The breaker's buckets of a scope are kept a little longer than the 7 days of its trailing average. */

@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { THIS_HOST } from './file-lock.js';
 import type { JobDetails, LedgerOptions, LostReservation } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, withoutPromptOf } from './usage-records.js';
-
-export const DAY_MS = 24 * 60 * 60_000;
+import { DAY_MS } from './utc-period.js';
 
 /** A stored text's JSON, or undefined when it is not JSON (a torn line, a damaged copy). */
 export function safeJson(text: string): unknown {
@@ -31,6 +30,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
   readonly #onLost: ((lost: LostReservation) => void) | undefined;
   readonly #renew: () => Promise<void>;
   #timer: NodeJS.Timeout | undefined;
+  #renewing = false;
 
   constructor(options: LedgerOptions, renew: () => Promise<void>) {
     this.leaseMs = options.leaseMs ?? 60_000;
@@ -45,8 +45,13 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
   hold(jobId: string, copy: Copy): void {
     this.held.set(jobId, copy);
     this.#timer ??= setInterval(() => {
-      if (this.held.size > 0) return void this.#renew().catch((error: unknown) => this.onError?.(error));
-      this.stop();
+      if (this.held.size === 0) return this.stop();
+      // One renewal at a time: while the storage does not answer (Redis away, its commands queued), none piles up.
+      if (this.#renewing) return;
+      this.#renewing = true;
+      this.#renew()
+        .catch((error: unknown) => this.onError?.(error))
+        .finally(() => (this.#renewing = false));
     }, Math.max(50, Math.floor(this.leaseMs / 3))).unref();
   }
 

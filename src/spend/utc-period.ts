@@ -1,4 +1,5 @@
-const DAY_MS = 24 * 60 * 60 * 1000;
+/** A day in ms: the spend rules' day (UTC). */
+export const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The UTC calendar day of a time, as `YYYY-MM-DD`: the key daily caps are counted under. */
 export function utcDay(now: number): string {

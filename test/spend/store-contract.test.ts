@@ -312,14 +312,34 @@ describe.each(kinds)('the %s quota store', (kind) => {
       const s = (await open(undefined, { leaseMs: 300 })) as QuotaStore & { renewLease(): Promise<void> };
       let renewals = 0;
       s.renewLease = async () => void renewals++;
-      vi.advanceTimersByTime(1000);
+      await vi.advanceTimersByTimeAsync(1000);
       expect(renewals).toBe(0);
       await s.reserve(ask('j1', 0.04, {}));
-      vi.advanceTimersByTime(300);
+      await vi.advanceTimersByTimeAsync(300);
       expect(renewals).toBe(3);
       await s.release('j1');
-      vi.advanceTimersByTime(1000);
+      await vi.advanceTimersByTimeAsync(1000);
       expect(renewals).toBe(3);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('sends one renewal at a time: one the storage does not answer is not followed by more piling up', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const s = (await open(undefined, { leaseMs: 300 })) as QuotaStore & { renewLease(): Promise<void> };
+      let renewals = 0;
+      let answer: () => void = () => {};
+      s.renewLease = () => new Promise<void>((resolve) => ((renewals += 1), (answer = resolve)));
+      await s.reserve(ask('j1', 0.04, {}));
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(renewals).toBe(1);
+      answer();
+      await vi.advanceTimersByTimeAsync(100);
+      expect(renewals).toBe(2);
+      answer();
+      await s.release('j1');
     } finally {
       vi.useRealTimers();
     }
