@@ -132,7 +132,10 @@ type Ask = Question & { id: number };
  */
 export async function fakeDiscordApart(options: BenchDiscordOptions): Promise<BenchDiscord> {
   const child = fork(fileURLToPath(import.meta.url), ['--serve', JSON.stringify(options)], { cwd: REPO_ROOT, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const [ready] = (await once(child, 'message')) as [{ botToken: string; apiBaseUrl: string; cdnHost: string }];
+  // A fake that dies (before it is ready, or while the bench asks it) ends the bench with an error, never a hang.
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code, signal) => reject(new Error(`the fake Discord's process ended (${signal ?? `exit code ${code}`})`))));
+  exited.catch(() => {});
+  const [ready] = (await Promise.race([once(child, 'message'), exited])) as [{ botToken: string; apiBaseUrl: string; cdnHost: string }];
   const waiting = new Map<number, (value: unknown) => void>();
   child.on('message', (message: { id: number; value: unknown }) => {
     waiting.get(message.id)?.(message.value);
@@ -140,11 +143,14 @@ export async function fakeDiscordApart(options: BenchDiscordOptions): Promise<Be
   });
   let next = 0;
   const ask = <T>(question: Question): Promise<T> =>
-    new Promise((resolve) => {
-      const id = next++;
-      waiting.set(id, resolve as (value: unknown) => void);
-      child.send({ ...question, id });
-    });
+    Promise.race([
+      new Promise<T>((resolve) => {
+        const id = next++;
+        waiting.set(id, resolve as (value: unknown) => void);
+        child.send({ ...question, id });
+      }),
+      exited,
+    ]);
   return {
     ...ready,
     burst: (commands) => ask({ op: 'burst', commands }),
