@@ -99,7 +99,7 @@ export {
   type MemberDefaultView,
 } from './member-defaults.js';
 export { describeHowToChange, describeMemberDefaults, describeOwnDefaults, type MemberDefaultsCommands } from './describe-member-defaults.js';
-export { SETTING_WORDS, settingHint, settingOfWord, parseSettingValue, onOffOf, type SettingWord } from './setting-words.js';
+export { CLEAR_VALUE, LIST_VERB, SETTING_WORDS, settingHint, settingOfWord, parseSettingValue, onOffOf, type SettingWord } from './setting-words.js';
 export {
   JobHistory,
   stateHistory,

@@ -63,13 +63,18 @@ export type ParsedSetting =
   | { ok: true; op: 'clear' }
   | { ok: false };
 
+/** A setting's whole value that puts it back to its default. */
+export const CLEAR_VALUE = /^(clear|reset|default|none)$/i;
+/** The word before a list's items that adds them to it or removes them from it. */
+export const LIST_VERB = /^(add|remove)$/i;
+
 /** Reads what an admin typed for one setting. */
 export function parseSettingValue(name: SettingName, text: string): ParsedSetting {
   let rest = text.trim();
-  if (/^(clear|reset|default|none)$/i.test(rest)) return { ok: true, op: 'clear' };
+  if (CLEAR_VALUE.test(rest)) return { ok: true, op: 'clear' };
   let op: 'set' | 'add' | 'remove' = 'set';
-  const verb = /^(add|remove)\s+/i.exec(rest);
-  if (verb && LISTS.includes(name)) {
+  const verb = /^(\S+)\s+/.exec(rest);
+  if (verb && LIST_VERB.test(verb[1]!) && LISTS.includes(name)) {
     op = verb[1]!.toLowerCase() as 'add' | 'remove';
     rest = rest.slice(verb[0].length);
   }

@@ -1,6 +1,6 @@
 import type { RespondFn } from '@slack/bolt';
 import { closestWord } from 'pictor/internal';
-import { changeAuditChannel, changeSetting, describeSettings, say, settingOfWord, SETTING_WORDS } from '../../runner/index.js';
+import { changeAuditChannel, changeSetting, CLEAR_VALUE, describeSettings, LIST_VERB, say, settingOfWord, SETTING_WORDS } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
 import type { SlackActor } from '../SlackJobs.js';
 import { escapeMrkdwn, plainTextOf } from '../slack-text.js';
@@ -25,9 +25,6 @@ const PLAIN_MENTION = /^[#@][^\s<>]+$/;
 /** A channel's or a member's id typed bare (`C0123ABCD`, `U0123ABCD`; `user:U0123ABCD` as the value grammar takes it). */
 const CHANNEL_ID = /^[CG][A-Z0-9]{8,}$/;
 const MEMBER_ID = /^(?:user:)?[UW][A-Z0-9]{8,}$/;
-/** The words of a value that are no channel or member: clearing it, or `add`/`remove` before a list (`parseSettingValue`). */
-const CLEAR_WORDS = /^(clear|reset|default|none)$/i;
-const LIST_VERBS = /^(add|remove)$/i;
 
 /**
  * `/imagine admin settings`, `/imagine admin set SETTING VALUE`, `/imagine admin audit …`; undefined for anything else.
@@ -76,13 +73,13 @@ export function settingsCommandOf(slackText: string): SettingsCommand | undefine
   if (plain) return { kind: 'plain_mention', field, typed: plain, of: plain.startsWith('#') ? 'channel' : 'member' };
   // A bare name (`mallory`) would be kept as an id that matches no one: refused like a plain mention.
   const of = name === 'channels' ? 'channel' : 'member';
-  const bare = CLEAR_WORDS.test(value.trim())
+  const bare = CLEAR_VALUE.test(value.trim())
     ? undefined
     : value
         .replace(/<[^>]*>/g, ' ')
         .split(/[\s,]+/)
         .filter(Boolean)
-        .find((word, i) => !(i === 0 && LIST_VERBS.test(word)) && !(of === 'channel' ? CHANNEL_ID : MEMBER_ID).test(word));
+        .find((word, i) => !(i === 0 && LIST_VERB.test(word)) && !(of === 'channel' ? CHANNEL_ID : MEMBER_ID).test(word));
   if (bare) return { kind: 'plain_mention', field, typed: bare, of };
   return { kind: 'set', setting: words[2], value };
 }
