@@ -86,7 +86,7 @@ export interface JobRunnerOptions {
   settleRetryMs?: number | undefined;
   /** What the operator allows every server/workspace (`PICTOR_ALLOWED_SCOPES`, `PICTOR_BLOCKED_WORDS` …). Default: everything. */
   operatorControls?: OperatorControls | undefined;
-  /** How long a server's/workspace's settings are cached before the store is read again. Default 5 s. */
+  /** How long a server's/workspace's settings (its role budgets among them) are cached before the store is read again. Default 5 s. */
   settingsCacheMs?: number | undefined;
   /** Where the chat admins' settings are kept (the bots' state: `settingsInState`). Default this process's memory. */
   settings?: ScopeSettingsStore | undefined;
@@ -230,16 +230,17 @@ export class JobRunner {
       },
     });
     // Kept in the bots' state: every process of the account applies one set (the role budgets among them).
-    const settings = options.settings ?? settingsInState(undefined, this.#logger);
-    this.budgets = new ChatBudgets({ store: this.#store, limits: this.#limits, dmCaps: options.dmCaps, logger: this.#logger, now: this.#now, cacheMs: options.capCacheMs, settings });
     this.policy = new ScopePolicy({
-      store: settings,
+      store: options.settings ?? settingsInState(undefined, this.#logger),
       operator: options.operatorControls,
       partialImages: this.#partialImages,
       logger: this.#logger,
       now: this.#now,
       cacheMs: options.settingsCacheMs,
     });
+    // The budgets read the role budgets through the policy's cache: one read of a scope's settings a job, one copy to forget on a change.
+    const settings = this.policy.settings;
+    this.budgets = new ChatBudgets({ store: this.#store, limits: this.#limits, dmCaps: options.dmCaps, logger: this.#logger, now: this.#now, cacheMs: options.capCacheMs, settings });
     this.styles = new HouseStyles({ space: options.styles, logger: this.#logger, now: this.#now, cacheMs: options.settingsCacheMs });
     this.members = new MemberDefaultsBook({ store: options.memberDefaults ?? memberDefaultsInState(), policy: this.policy, logger: this.#logger });
     this.previews = new PreviewEncoder({ enabled: options.lightPreviews, logger: this.#logger });

@@ -179,9 +179,13 @@ export interface ChatBudgetsOptions {
   dmCaps?: DmCaps | undefined;
   logger: LoggerLike;
   now?: (() => number) | undefined;
-  /** Default 5 s: how soon another process sees a change (this one sees its own at once). */
+  /** Default 5 s: how soon another process sees a change of the caps in the ledger (this one sees its own at once). */
   cacheMs?: number | undefined;
-  /** Where the role budgets are kept: the chat admins' settings (the bots' state). Default this process's memory. */
+  /**
+   * Where the role budgets are kept: the chat admins' settings (the bots' state). Default this process's memory. Read
+   * on every call, never cached here: the runner gives the one its `ScopePolicy` reads through its cache
+   * (`policy.settings`), so a job reads a scope's settings once and a change made through either is seen by both.
+   */
   settings?: ScopeSettingsStore | undefined;
 }
 
@@ -197,7 +201,8 @@ export class ChatBudgets {
   readonly #dm: SpendLimits;
   readonly #logger: LoggerLike;
   readonly #now: () => number;
-  readonly #cache: TtlCache<ScopeCaps>;
+  /** What the ledger has of each scope's caps (`capOverrides`): the settings are the settings store's to cache. */
+  readonly #cache: TtlCache<CapOverrides>;
   readonly #settings: ScopeSettingsStore;
   readonly #rolesOf = new Map<string, MemberRolesReader>();
 
@@ -359,7 +364,6 @@ export class ChatBudgets {
       if (error !== full) throw error;
       return { ok: false, code: 'too_many_roles', message: say(locale, 'budget.too_many_roles', { scope: SCOPE_WORDS[platform], max: ROLE_BUDGETS_MAX }) };
     }
-    this.#cache.delete(scopeKey);
     this.#logger.info(
       { scopeKey, roleId: role.id, cap, changedBy, oldUsd: previousUsd ?? null, newUsd: usd ?? null, operatorUsd: operatorUsd ?? null },
       usd === undefined ? 'a chat admin cleared a role’s budget' : 'a chat admin set a role’s budget',
@@ -400,7 +404,6 @@ export class ChatBudgets {
       return kept.length ? kept : undefined;
     }, { by: userKeyOf(requester), at: this.#now() });
     if (dropped.length === 0) return 0;
-    this.#cache.delete(scopeKey);
     this.#logger.info({ scopeKey, roleIds: dropped, changedBy: userKeyOf(requester) }, 'the budgets of roles deleted since were dropped');
     return dropped.length;
   }
@@ -422,14 +425,13 @@ export class ChatBudgets {
   /**
    * The caps of a scope — the one place a person's own scope (DMs, user installs: `discord:dm:<user>`) is told
    * apart: it has the operator's DM caps as its scope caps and no chat admin's; another scope has the operator's
-   * lowered by its chat admins' (cached `cacheMs`; a change made here applies at once).
+   * lowered by its chat admins' (the ledger's cached `cacheMs`; a change made here applies at once) and the budgets of
+   * its roles (the settings store's, as it caches them).
    */
-  #capsOf(scopeKey: string): Promise<ScopeCaps> {
-    if (isDmScopeKey(scopeKey)) return Promise.resolve({ limits: this.#dm, overrides: {}, roleBudgets: [], personal: true });
-    return this.#cache.get(scopeKey, async () => {
-      const [overrides, settings] = await Promise.all([this.#store.capOverrides(scopeKey), this.#settings.get(scopeKey)]);
-      return { limits: effectiveLimits(this.#operator, overrides), overrides, roleBudgets: this.#roleBudgetsOf(settings), personal: false };
-    });
+  async #capsOf(scopeKey: string): Promise<ScopeCaps> {
+    if (isDmScopeKey(scopeKey)) return { limits: this.#dm, overrides: {}, roleBudgets: [], personal: true };
+    const [overrides, settings] = await Promise.all([this.#cache.get(scopeKey, () => this.#store.capOverrides(scopeKey)), this.#settings.get(scopeKey)]);
+    return { limits: effectiveLimits(this.#operator, overrides), overrides, roleBudgets: this.#roleBudgetsOf(settings), personal: false };
   }
 
   /**

@@ -3,7 +3,7 @@ import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import { findBlockedWord } from './blocked-words.js';
 import { refusalFromPolicy } from './describe-refusal.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import { ScopeSettingsSchema, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type StoredScopeSettings } from './scope-settings.js';
+import { ScopeSettingsSchema, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
 import { TtlCache } from './ttl-cache.js';
 import { isDmScope, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
 
@@ -75,7 +75,10 @@ export interface ScopePolicyOptions {
   partialImages: number;
   logger?: LoggerLike | undefined;
   now?: (() => number) | undefined;
-  /** How long a scope's settings are cached before the store is read again. Default 5 s (a change made in this process applies at once). */
+  /**
+   * How long a scope's settings are cached before the store is read again. Default 5 s (a change made in this process,
+   * through `settings` too, applies at once).
+   */
   cacheMs?: number | undefined;
 }
 
@@ -103,18 +106,18 @@ export type Principal = `user:${string}` | `role:${string}`;
  * scope's defaults; `set` is the one place a chat admin's change is checked.
  */
 export class ScopePolicy {
-  readonly #store: ScopeSettingsStore;
+  readonly #store: CachedSettings;
   readonly #operator: OperatorBounds;
   readonly #partialImages: number;
   readonly #logger: LoggerLike | undefined;
   readonly #now: () => number;
-  readonly #cache: TtlCache<StoredScopeSettings>;
   /** Scopes the operator does not allow whose refusal was already logged (once each). */
   readonly #toldScopes = new Set<string>();
 
   constructor(options: ScopePolicyOptions) {
     const op = options.operator ?? {};
-    this.#store = options.store;
+    this.#now = options.now ?? Date.now;
+    this.#store = new CachedSettings(options.store, new TtlCache({ ttlMs: options.cacheMs ?? DEFAULT_SETTINGS_CACHE_MS, now: this.#now }));
     this.#operator = {
       allowedScopes: op.allowedScopes && op.allowedScopes.length > 0 ? [...op.allowedScopes] : undefined,
       blockedWords: [...(op.blockedWords ?? [])],
@@ -125,8 +128,15 @@ export class ScopePolicy {
     };
     this.#partialImages = options.partialImages;
     this.#logger = options.logger;
-    this.#now = options.now ?? Date.now;
-    this.#cache = new TtlCache({ ttlMs: options.cacheMs ?? DEFAULT_SETTINGS_CACHE_MS, now: this.#now });
+  }
+
+  /**
+   * The scope settings as this policy reads them: each scope's record read once within `cacheMs`, and forgotten at
+   * once when it is changed through here. What else reads or changes them (`ChatBudgets`: the role budgets) takes
+   * this one, so a job reads and parses the record once, and a change made through either is seen by both.
+   */
+  get settings(): ScopeSettingsStore {
+    return this.#store;
   }
 
   /**
@@ -267,7 +277,6 @@ export class ScopePolicy {
     const scopeKey = scopeKeyOf(requester);
     const by = userKeyOf(requester);
     const { previous } = await this.#store.set(scopeKey, name, value, { by, at: this.#now() });
-    this.#cache.delete(scopeKey);
     this.#logger?.info({ scopeKey, setting: name, changedBy: by, old: previous ?? null, new: value ?? null }, value === undefined ? 'a chat admin cleared a setting' : 'a chat admin changed a setting');
     return { ok: true, name, previous, value };
   }
@@ -305,7 +314,38 @@ export class ScopePolicy {
   }
 
   #settingsOf(scopeKey: string): Promise<StoredScopeSettings> {
+    return this.#store.get(scopeKey);
+  }
+}
+
+/** A scope settings store read through a `TtlCache`: a write forgets the scope's kept answer once it is done (or failed). */
+class CachedSettings implements ScopeSettingsStore {
+  readonly #store: ScopeSettingsStore;
+  readonly #cache: TtlCache<StoredScopeSettings>;
+
+  constructor(store: ScopeSettingsStore, cache: TtlCache<StoredScopeSettings>) {
+    this.#store = store;
+    this.#cache = cache;
+  }
+
+  get(scopeKey: string): Promise<StoredScopeSettings> {
     return this.#cache.get(scopeKey, () => this.#store.get(scopeKey));
+  }
+
+  async set<K extends StoredSettingName>(scopeKey: string, name: K, value: ScopeSettings[K] | undefined, change: SettingChange): Promise<{ previous: ScopeSettings[K] | undefined }> {
+    try {
+      return await this.#store.set(scopeKey, name, value, change);
+    } finally {
+      this.#cache.delete(scopeKey);
+    }
+  }
+
+  async update<K extends StoredSettingName>(scopeKey: string, name: K, change: (value: ScopeSettings[K] | undefined) => ScopeSettings[K] | undefined, by: SettingChange): Promise<ScopeSettings[K] | undefined> {
+    try {
+      return await this.#store.update(scopeKey, name, change, by);
+    } finally {
+      this.#cache.delete(scopeKey);
+    }
   }
 }
 

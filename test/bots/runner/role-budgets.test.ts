@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChatBudgets, describeUsage, JobRefusedError, settingsInState, type JobSpec, type Requester } from '../../../bots/runner/index.js';
 import { openBotState, stateKeyOf, type BotState } from '../../../bots/state/index.js';
+import { memorySpace } from '../../../bots/runner/memory-space.js';
 import { RedisLink, type ScopeSettingEntries } from '../../../src/internal.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
@@ -104,6 +105,57 @@ describe('budgets of roles in the job runner', () => {
   });
 });
 
+describe('one read of a scope’s settings for its rules and its role budgets', () => {
+  /** The chat admins' settings of every process, kept in one space whose record reads are counted. */
+  function countedSettings() {
+    const space = memorySpace<ScopeSettingEntries>();
+    const reads: string[] = [];
+    const counted: Pick<typeof space, 'read' | 'update'> = {
+      read: (key) => {
+        reads.push(key);
+        return space.read(key);
+      },
+      update: (key, change) => space.update(key, change),
+    };
+    return { reads, settings: () => settingsInState(counted, new RecordingLogger()) };
+  }
+
+  it('reads and parses the record once a job, though both the rules and the budgets of its roles are checked', async () => {
+    const { reads, settings } = countedSettings();
+    const { runner } = await kit.runner({ limits: { userDailyUsd: 1 }, settings: settings() });
+    expect(await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 0.5)).toMatchObject({ ok: true });
+    reads.length = 0;
+    const designer = requester({ roleIds: [designers.id] });
+    await expect((await runner.submit(lowJob(designer), recordingSink().sink)).done).resolves.toMatchObject({ type: 'completed' });
+    expect(reads).toEqual([stateKeyOf('discord:guild-1')]);
+  });
+
+  it('lets a change made through either be seen by the other’s next read at once, with what another process changed meanwhile', async () => {
+    const { settings } = countedSettings();
+    const { runner } = await kit.runner({ limits: { userDailyUsd: 1 }, settings: settings() });
+    const { runner: other } = await kit.runner({ limits: { userDailyUsd: 1 }, settings: settings() });
+    const designer = requester({ roleIds: [designers.id] });
+    // A job reads the scope's settings: this process keeps them its cache time.
+    await expect((await runner.submit(lowJob(designer), recordingSink().sink)).done).resolves.toMatchObject({ type: 'completed' });
+
+    // Another process gives the role a budget; a setting changed here (the rules) reads the record anew for the budgets too.
+    expect(await other.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 0.25)).toMatchObject({ ok: true });
+    expect(await runner.budgets.limitsFor(designer)).toMatchObject({ userDailyUsd: 1 });
+    expect(await runner.policy.set(admin(), 'maxImages', 4)).toMatchObject({ ok: true });
+    expect(await runner.budgets.limitsFor(designer)).toMatchObject({ userDailyUsd: 0.25 });
+
+    // Another process changes a setting; a role budget set here (the budgets) reads the record anew for the rules too.
+    expect(await other.policy.set(admin(), 'maxImages', 2)).toMatchObject({ ok: true });
+    expect((await runner.policy.effective(admin())).maxImages).toMatchObject({ value: 4 });
+    expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: true });
+    expect((await runner.policy.effective(admin())).maxImages).toMatchObject({ value: 2, source: 'admin' });
+    expect((await runner.policy.settings.get('discord:guild-1')).values.roleBudgets).toEqual([
+      { roleId: designers.id, name: 'Designers', userDailyUsd: 0.25 },
+      { roleId: interns.id, name: 'Interns', userDailyUsd: 0.001 },
+    ]);
+  });
+});
+
 const redis = testRedis();
 
 /** The bots' state of one process, on the data folder or on Redis, and a way to damage a scope's settings where they are kept. */
@@ -144,7 +196,7 @@ describe.each([
     const state = await stateOn(backend, await kit.newDir());
     closing.push(() => state.close());
     const logger = new RecordingLogger();
-    const { runner } = await kit.runner({ limits: { userDailyUsd: 1 }, settings: settingsInState(state.space, logger), logger, capCacheMs: 0 });
+    const { runner } = await kit.runner({ limits: { userDailyUsd: 1 }, settings: settingsInState(state.space, logger), logger, capCacheMs: 0, settingsCacheMs: 0 });
     expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: true });
     expect(await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 0.5)).toMatchObject({ ok: true });
     return { state, runner, logger };
@@ -198,7 +250,7 @@ describe('role budgets on the data folder', () => {
     const dataDir = await kit.newDir();
     const state = await stateOn('file', dataDir);
     try {
-      const { runner } = await kit.runner({ limits: { userDailyUsd: 1 }, settings: settingsInState(state.space, new RecordingLogger()), capCacheMs: 0 });
+      const { runner } = await kit.runner({ limits: { userDailyUsd: 1 }, settings: settingsInState(state.space, new RecordingLogger()), capCacheMs: 0, settingsCacheMs: 0 });
       expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: true });
       // A folder in the file's place (EISDIR), as a redeploy that changed the folder's owner (EACCES) or a disk error would fail it.
       const file = join(dataDir, state.space.definition.dir, `${stateKeyOf('discord:guild-1')}.json`);
