@@ -134,20 +134,21 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
   };
   const update: ScopeSettingsStore['update'] = async (scopeKey, name, change, by) => {
     let value: ScopeSettings[typeof name] | undefined;
-    const key = stateKeyOf(scopeKey);
-    // `update` hands a damaged record over as none: whether it is damaged is asked first.
-    const torn = name !== 'roleBudgets' && (await space.read(key)) === UNREADABLE;
-    await space.update(key, (stored) => {
-      // A damaged record (not an object of settings) is written anew: what it held cannot be read anyway. Its role
-      // budgets stay unreadable (never none, which would lift a restriction they held) until they are set again.
-      const entries: ScopeSettingEntries = isRecord(stored) ? stored : {};
-      if (name !== 'roleBudgets' && (torn ? stored === undefined : stored !== undefined && !isRecord(stored))) entries.roleBudgets = { value: UNREADABLE_MARK, by: by.by, at: by.at };
-      value = change(read(name, entries[name]?.value) as ScopeSettings[typeof name] | undefined);
-      ScopeSettingsSchema.shape[name].parse(value);
-      if (value === undefined) delete entries[name];
-      else entries[name] = { value, by: by.by, at: by.at };
-      return Object.keys(entries).length ? entries : undefined;
-    });
+    await space.update(
+      stateKeyOf(scopeKey),
+      (stored) => {
+        // A damaged record (unreadable, or not an object of settings) is written anew: what it held cannot be read anyway.
+        // Its role budgets stay unreadable (never none, which would lift a restriction they held) until they are set again.
+        const entries: ScopeSettingEntries = isRecord(stored) ? stored : {};
+        if (name !== 'roleBudgets' && stored !== undefined && !isRecord(stored)) entries.roleBudgets = { value: UNREADABLE_MARK, by: by.by, at: by.at };
+        value = change(read(name, entries[name]?.value) as ScopeSettings[typeof name] | undefined);
+        ScopeSettingsSchema.shape[name].parse(value);
+        if (value === undefined) delete entries[name];
+        else entries[name] = { value, by: by.by, at: by.at };
+        return Object.keys(entries).length ? entries : undefined;
+      },
+      { unreadable: true },
+    );
     return value;
   };
   return {

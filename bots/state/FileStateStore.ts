@@ -1,7 +1,7 @@
 import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomically } from 'pictor/internal';
-import { checkKey, checkSpace, decodeValue, encodeValue, newOwnerId, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
+import { checkKey, checkSpace, decodeValue, encodeValue, newOwnerId, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore, type UpdateCurrent, type UpdateOptions } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
@@ -206,17 +206,18 @@ class FileSpace<T> implements Space<T> {
     });
   }
 
-  async update(key: string, change: (current: T | undefined) => T | undefined, options: PutOptions = {}): Promise<{ before: T | undefined; after: T | undefined }> {
+  async update<O extends UpdateOptions = PutOptions>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }> {
     this.#assertOpen();
     refuseBytes(this.definition, 'update');
     checkKey(key);
     return this.#serial(key, async () => {
-      const envelope = await this.#read(key);
-      const before = envelope?.value as T | undefined;
+      const checked = await this.#readChecked(key);
+      const envelope = checked === UNREADABLE ? undefined : checked;
+      const before = (checked === UNREADABLE && options?.unreadable ? UNREADABLE : envelope?.value) as UpdateCurrent<T, O>;
       // `change` gets a copy of its own (it may keep or change it).
-      const after = change(decodeValue<T>(JSON.stringify(before)));
+      const after = change(before === UNREADABLE ? before : (decodeValue<T>(JSON.stringify(before)) as UpdateCurrent<T, O>));
       if (after === undefined) await this.#remove(key);
-      else await this.#write(key, encodeValue(this.definition, after), options.hold, envelope);
+      else await this.#write(key, encodeValue(this.definition, after), options?.hold, envelope);
       return { before, after };
     });
   }

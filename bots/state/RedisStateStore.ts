@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { withTimeout, type RedisLink } from 'pictor/internal';
 import { checkKey, checkSpace, decodeValue, encodeValue, MAX_NOTICE_BYTES, newOwnerId, refuseBytes, STATE_KEY_PATTERN, UNREADABLE, UPDATE_ATTEMPTS } from './StateStore.js';
-import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore } from './StateStore.js';
+import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore, UpdateCurrent, UpdateOptions } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
 export const DEFAULT_LEASE_MS = 15_000;
@@ -212,7 +212,11 @@ class RedisSpace<T> implements Space<T> {
 
   async read(key: string): Promise<T | typeof UNREADABLE | undefined> {
     if (!STATE_KEY_PATTERN.test(key)) return undefined;
-    const raw = await this.#raw(key);
+    return this.#checked(await this.#raw(key));
+  }
+
+  /** The value kept as `raw`; `UNREADABLE` when there is one and it does not decode (damaged). */
+  #checked(raw: string | Buffer | null): T | typeof UNREADABLE | undefined {
     const value = this.#decode(raw);
     return value === undefined && raw !== null ? UNREADABLE : value;
   }
@@ -223,14 +227,15 @@ class RedisSpace<T> implements Space<T> {
     await this.#put(key, encodeValue(this.definition, value), this.definition.binary ? undefined : options.hold);
   }
 
-  async update(key: string, change: (current: T | undefined) => T | undefined, options: PutOptions = {}): Promise<{ before: T | undefined; after: T | undefined }> {
+  async update<O extends UpdateOptions = PutOptions>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }> {
     refuseBytes(this.definition, 'update');
     checkKey(key);
     for (let attempt = 1; ; attempt++) {
       const text = (await this.#raw(key)) as string | null;
-      const after = change(this.#decode(text));
+      const current = () => (options?.unreadable ? this.#checked(text) : this.#decode(text)) as UpdateCurrent<T, O>;
+      const after = change(current());
       // Written only if nobody else wrote the record since it was read; else read again and change that.
-      if (await this.#put(key, after === undefined ? '' : encodeValue(this.definition, after), options.hold, text === null ? 'n' : `v:${text}`)) return { before: this.#decode(text), after };
+      if (await this.#put(key, after === undefined ? '' : encodeValue(this.definition, after), options?.hold, text === null ? 'n' : `v:${text}`)) return { before: current(), after };
       if (attempt >= UPDATE_ATTEMPTS) throw new Error(`the ${this.definition.name} record ${key} kept changing; not updated`);
       // Others are writing it now: let them finish (a little longer each time, never all at once again).
       await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2));

@@ -34,6 +34,14 @@ export interface PutOptions {
   hold?: boolean | undefined;
 }
 
+export interface UpdateOptions extends PutOptions {
+  /** true: a record that is kept and cannot be read reaches `change` as `UNREADABLE`, not as undefined (none). */
+  unreadable?: boolean | undefined;
+}
+
+/** What `update`'s `change` gets: the record or undefined, and `UNREADABLE` too when the options ask for it. */
+export type UpdateCurrent<T, O extends UpdateOptions> = T | undefined | (O extends { unreadable: true } ? typeof UNREADABLE : never);
+
 export interface StateEntry<T> {
   key: string;
   value: T;
@@ -58,9 +66,11 @@ export interface Space<T> {
   /**
    * Changes a record atomically for every process sharing the backend: `change` gets the record (or undefined) and
    * answers its new value (undefined deletes it). `change` may run more than once (when another process wrote the
-   * record meanwhile), so it must not act outside. Answers the value before and after.
+   * record meanwhile), so it must not act outside. Answers the value before and after. A record that is kept and
+   * cannot be read (as `read` tells) reaches `change` as undefined, like a missing one, unless asked for with
+   * `{ unreadable: true }`: then `change` (and `before`) get `UNREADABLE`, read in the same step as the write.
    */
-  update(key: string, change: (current: T | undefined) => T | undefined, options?: PutOptions): Promise<{ before: T | undefined; after: T | undefined }>;
+  update<O extends UpdateOptions = PutOptions>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }>;
   delete(key: string): Promise<void>;
   /** Every record (for `forget` and upgrades: a full scan, never on a hot path). */
   entries(): AsyncIterable<StateEntry<T>>;

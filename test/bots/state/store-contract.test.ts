@@ -142,6 +142,26 @@ describe.each([
     expect(await other.read('k1')).toEqual(job('a harbour'));
   });
 
+  it.skipIf(skip)('gives an update asking for it a damaged record as unreadable, in the step that writes it (others get none)', async () => {
+    backend = await make();
+    const space = backend.a.space<Job>(SPACE);
+    await space.put('k1', job('a lighthouse'));
+    await backend.damage('k1');
+    const other = backend.b.space<Job>(SPACE);
+    const seen: unknown[] = [];
+    const { before, after } = await other.update('k1', (current) => (seen.push(current), job('a harbour')), { unreadable: true });
+    expect(seen).toEqual([UNREADABLE]);
+    expect(before).toBe(UNREADABLE);
+    expect(after).toEqual(job('a harbour'));
+    expect(await other.read('k1')).toEqual(job('a harbour'));
+    // Asked of a missing or a readable record, it gets what there is; not asked, a damaged record is none.
+    await other.update('k2', (current) => (seen.push(current), job('a quay')), { unreadable: true });
+    await other.update('k2', (current) => (seen.push(current), job('a quay')), { unreadable: true, hold: false });
+    await backend.damage('k1');
+    expect((await other.update('k1', (current) => (seen.push(current), current))).before).toBeUndefined();
+    expect(seen.slice(1)).toEqual([undefined, job('a quay'), undefined]);
+  });
+
   it.skipIf(skip)('refuses a record over the space’s size bound, also as the result of an update', async () => {
     backend = await make();
     const space = backend.a.space<Job>(SPACE);
@@ -362,6 +382,14 @@ describe('the data-folder backend', () => {
     expect(await space.read('k1')).toBe(UNREADABLE);
     expect(await space.get('k1')).toBeUndefined();
     expect(await bytes.read('b1')).toBe(UNREADABLE);
+    const seen: unknown[] = [];
+    const leave = (current: unknown): never => {
+      seen.push(current);
+      throw new Error('changes nothing');
+    };
+    await expect(space.update('k1', leave, { unreadable: true })).rejects.toThrow('changes nothing');
+    await expect(space.update('k1', leave)).rejects.toThrow('changes nothing');
+    expect(seen).toEqual([UNREADABLE, undefined]);
     await rm(join(dataDir, 'test', 'jobs', 'k1.json'), { recursive: true });
     expect(await space.read('k1')).toBeUndefined();
     await store.close();
