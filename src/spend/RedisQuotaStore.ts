@@ -3,7 +3,7 @@ import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
-import { BREAKER_WINDOW_MS, breakerLimit, historyHours, recentBucket } from './breaker.js';
+import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } from './breaker.js';
 import { REFUSAL_KEEP_DAYS } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
 import { MARK_SENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT } from './redis-ledger-scripts.js';
@@ -23,7 +23,6 @@ export interface RedisQuotaStoreOptions extends LedgerOptions {
 }
 
 const DEFAULT_PREFIX = 'pictor';
-const HOUR_MS = 60 * 60_000;
 
 /**
  * Erases a user's prompts, keeping every amount. KEYS: the usage stream, a scratch key, the user's active set, the
@@ -61,29 +60,22 @@ redis.call('INCR', KEYS[4])
 return 1`;
 
 type Arg = string | number;
-type LedgerClient = Redis & {
-  pictorSpendReserve(...args: Arg[]): Promise<[1] | [0, string, number]>;
-  pictorSpendMarkSent(...args: Arg[]): Promise<number>;
-  pictorSpendSettle(...args: Arg[]): Promise<number>;
-  pictorSpendRelease(...args: Arg[]): Promise<number>;
-  pictorSpendUsed(...args: Arg[]): Promise<number>;
-  pictorSpendReconcile(...args: Arg[]): Promise<[string[], string[], string]>;
-  pictorSpendSetCap(...args: Arg[]): Promise<string | null>;
-  pictorSpendResume(...args: Arg[]): Promise<string[]>;
-  pictorSpendForget(...args: Arg[]): Promise<number>;
-};
+/** A script for `defineCommand`, with what it answers (`reply`, a type only). */
+type Script<R> = { numberOfKeys: number; lua: string; reply?: R };
+const script = <R>(numberOfKeys: number, lua: string): Script<R> => ({ numberOfKeys, lua });
 
 const SCRIPTS = {
-  pictorSpendReserve: { numberOfKeys: 0, lua: RESERVE },
-  pictorSpendMarkSent: { numberOfKeys: 0, lua: MARK_SENT },
-  pictorSpendSettle: { numberOfKeys: 0, lua: SETTLE },
-  pictorSpendRelease: { numberOfKeys: 0, lua: RELEASE },
-  pictorSpendUsed: { numberOfKeys: 0, lua: SPENT },
-  pictorSpendReconcile: { numberOfKeys: 0, lua: RECONCILE },
-  pictorSpendSetCap: { numberOfKeys: 1, lua: SET_CAP },
-  pictorSpendResume: { numberOfKeys: 0, lua: RESUME },
-  pictorSpendForget: { numberOfKeys: 4, lua: FORGET },
-} as const;
+  pictorSpendReserve: script<[1] | [0, string, number]>(0, RESERVE),
+  pictorSpendMarkSent: script<number>(0, MARK_SENT),
+  pictorSpendSettle: script<number>(0, SETTLE),
+  pictorSpendRelease: script<number>(0, RELEASE),
+  pictorSpendUsed: script<number>(0, SPENT),
+  pictorSpendReconcile: script<[string[], string[], string]>(0, RECONCILE),
+  pictorSpendSetCap: script<string | null>(1, SET_CAP),
+  pictorSpendResume: script<string[]>(0, RESUME),
+  pictorSpendForget: script<number>(4, FORGET),
+};
+type LedgerClient = Redis & { [Name in keyof typeof SCRIPTS]: (...args: Arg[]) => Promise<Exclude<(typeof SCRIPTS)[Name]['reply'], undefined>> };
 
 /**
  * The QuotaStore shared by every process that uses the same Redis and prefix:
