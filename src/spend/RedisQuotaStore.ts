@@ -90,7 +90,7 @@ type LedgerClient = Redis & { [Name in keyof typeof SCRIPTS]: (...args: Arg[]) =
  */
 export class RedisQuotaStore implements QuotaStore {
   readonly prefix: string;
-  readonly #redis: LedgerClient;
+  readonly #client: LedgerClient;
   readonly #ownsConnection: boolean;
   /** The lease (renewed while this process holds reservations) and its copies of them (put back if Redis loses them). */
   readonly #process: StoreProcess<HeldReservation>;
@@ -112,17 +112,23 @@ export class RedisQuotaStore implements QuotaStore {
 
   constructor(options: RedisQuotaStoreOptions) {
     this.prefix = options.prefix ?? DEFAULT_PREFIX;
-    this.#redis = options.redis as LedgerClient;
+    this.#client = options.redis as LedgerClient;
     this.#ownsConnection = options.ownsConnection ?? false;
     this.#process = new StoreProcess(options, () => this.renewLease());
     for (const [name, definition] of Object.entries(SCRIPTS)) {
-      if (!(name in this.#redis)) this.#redis.defineCommand(name, definition);
+      if (!(name in this.#client)) this.#client.defineCommand(name, definition);
     }
+  }
+
+  /** The connection for every call but a lease's renewal: a closed store refuses. */
+  get #redis(): LedgerClient {
+    if (this.#closed) throw new Error('the quota store is closed');
+    return this.#client;
   }
 
   /** The prefix, and the connection (shared with whoever keeps records beside the ledger: the console's alerts). */
   get storage(): LedgerStorage {
-    return { kind: 'redis', redis: this.#redis, prefix: this.prefix };
+    return { kind: 'redis', redis: this.#client, prefix: this.prefix };
   }
 
   async reserve(input: ReserveInput): Promise<ReserveResult> {
@@ -135,7 +141,6 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async #reserve(input: ReserveInput, dry: boolean): Promise<ReserveResult> {
-    this.#assertOpen();
     const { jobId, userKey, scopeKey, estimateUsd, limits, now } = input;
     const nanos = toNanos('estimateUsd', estimateUsd);
     const cooldownMs = (limits.userCooldownSeconds ?? 0) * 1000;
@@ -192,7 +197,6 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async markSent(jobId: string): Promise<void> {
-    this.#assertOpen();
     const copy = this.#process.held.get(jobId);
     const found = await this.#redis.pictorSpendMarkSent(...this.#prelude(this.#process.clock()), jobId, ...copyArgs(copy), this.#process.owner, this.#ownerValue, this.#process.leaseMs);
     if (found === 0) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
@@ -201,7 +205,6 @@ export class RedisQuotaStore implements QuotaStore {
 
   async settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
     const nanos = toNanos('actualUsd', actualUsd);
-    this.#assertOpen();
     const now = this.#process.clock();
     const copy = this.#process.held.get(jobId);
     const settled = await this.#redis.pictorSpendSettle(
@@ -218,15 +221,15 @@ export class RedisQuotaStore implements QuotaStore {
     if (settled === 2 && copy) this.#process.lost(jobId, copy, 'settle', fromNanos(nanos));
     if (now - this.#usageTrimmedAt >= HOUR_MS) {
       this.#usageTrimmedAt = now;
-      // Approximate (~) trimming is cheap: Redis drops whole nodes of the stream older than the retention.
-      await this.#redis.xtrim(this.#key('usage'), 'MINID', '~', String(now - this.#process.usageRetentionMs)).catch((error: unknown) => this.#process.onError?.(error));
+      // Approximate (~) trimming is cheap: Redis drops whole nodes of the stream older than the retention. The job is
+      // settled: a store closed meanwhile leaves the trim to whoever is next (the error is reported, not thrown).
+      await this.#client.xtrim(this.#key('usage'), 'MINID', '~', String(now - this.#process.usageRetentionMs)).catch((error: unknown) => this.#process.onError?.(error));
     }
     return settled >= 1;
   }
 
   /** The usage records of the stream `<prefix>:quota:usage`, oldest first. */
   async usage(query: UsageQuery): Promise<UsageRecord[]> {
-    this.#assertOpen();
     // Stream ids are Redis's clock, records the callers' `now`, and a job counts in the day it was reserved (it may be
     // settled days later, by a reconcile): read from a day's margin before `since` to the end, then filter.
     const from = query.since === undefined ? '-' : String(Math.max(0, query.since - DAY_MS));
@@ -235,7 +238,6 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** The hash `<prefix>:quota:caps:<scopeKey>`: what chat admins set for that scope. */
   async capOverrides(scopeKey: string): Promise<CapOverrides> {
-    this.#assertOpen();
     const fields = await this.#redis.hgetall(this.#key('caps', scopeKey));
     const overrides: CapOverrides = {};
     for (const cap of OVERRIDABLE_CAPS) {
@@ -247,14 +249,12 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }> {
-    this.#assertOpen();
     const previous = await this.#redis.pictorSpendSetCap(this.#key('caps', scopeKey), cap, capOverrideNanos(cap, usd) ?? '', changedBy, now);
     return { previousUsd: previous === null || previous === undefined ? undefined : fromNanos(Number(previous)) };
   }
 
   /** Rebuilds the usage stream without the user's prompts (same ids, in one step) and scrubs their open reservations. */
   async forgetPrompts(userKey: string): Promise<void> {
-    this.#assertOpen();
     const usage = this.#key('usage');
     await this.#redis.pictorSpendForget(usage, `${usage}:rewrite`, this.#key('active', userKey), this.#key('usage', 'rewrites'), userKey, `${this.prefix}:quota:res:`);
     this.#process.forgetPrompts(userKey);
@@ -262,7 +262,6 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, deleted as they are taken. */
   async takeLegacy(): Promise<LegacyBotRecords> {
-    this.#assertOpen();
     const taken: LegacyBotRecords = { settings: {}, seen: [] };
     for (const kind of ['settings', 'seen'] as const) {
       const head = `${this.prefix}:quota:${kind}:`;
@@ -281,7 +280,6 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** Every hash `<prefix>:quota:caps:<scope key>` (found with SCAN). */
   async allCapOverrides(): Promise<Record<string, CapOverrides>> {
-    this.#assertOpen();
     const all: Record<string, CapOverrides> = {};
     const head = `${this.prefix}:quota:caps:`;
     for (const key of await this.#scan(`${head}*`)) {
@@ -293,7 +291,6 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** The members of `active:account` (every reservation counts for the account) and their hashes, in one round trip. */
   async activeJobs(): Promise<ActiveJob[]> {
-    this.#assertOpen();
     const jobIds = await this.#redis.zrange(this.#key('active', ACCOUNT_KEY), 0, -1);
     if (jobIds.length === 0) return [];
     const pipeline = this.#redis.pipeline();
@@ -316,7 +313,6 @@ export class RedisQuotaStore implements QuotaStore {
    * again whole.
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
-    this.#assertOpen();
     const key = this.#key('usage');
     const rewrites = (await this.#redis.get(this.#key('usage', 'rewrites'))) ?? '0';
     const slash = cursor?.indexOf('/') ?? -1;
@@ -338,18 +334,17 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** The hash `<prefix>:quota:refusals:<day>`: code → count, kept 92 days. */
   async countRefusals(counts: Readonly<Record<string, number>>, now: number): Promise<void> {
-    this.#assertOpen();
+    const redis = this.#redis;
     const entries = Object.entries(counts).filter(([, n]) => n > 0);
     if (entries.length === 0) return;
     const key = this.#key('refusals', utcDay(now));
-    const transaction = this.#redis.multi();
+    const transaction = redis.multi();
     for (const [code, n] of entries) transaction.hincrby(key, code, n);
     transaction.pexpire(key, REFUSAL_KEEP_DAYS * DAY_MS);
     await transaction.exec();
   }
 
   async refusals(sinceDay: string): Promise<RefusalCounts> {
-    this.#assertOpen();
     const days: string[] = [];
     const today = utcDay(this.#process.clock());
     for (let t = Date.parse(`${sinceDay}T00:00:00Z`); utcDay(t) <= today && days.length <= REFUSAL_KEEP_DAYS; t += DAY_MS) days.push(utcDay(t));
@@ -366,7 +361,6 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** The scopes of the set `<prefix>:quota:brk-scopes`, each with its hash `brk-state:<scope>`. */
   async breakerStates(): Promise<Record<string, BreakerState>> {
-    this.#assertOpen();
     const scopes = await this.#redis.smembers(this.#key('brk-scopes'));
     const states: Record<string, BreakerState> = {};
     for (const scopeKey of scopes) {
@@ -378,7 +372,6 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async resumeScope(scopeKey: string, by: string, now: number): Promise<BreakerState | undefined> {
-    this.#assertOpen();
     const before = await this.#redis.pictorSpendResume(...this.#prelude(now), scopeKey, by);
     if (before.length === 0) return undefined;
     return breakerStateOf(before[0], before[1], before[2], before[3] || undefined, before[4] || undefined);
@@ -392,18 +385,15 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async release(jobId: string): Promise<void> {
-    this.#assertOpen();
     await this.#redis.pictorSpendRelease(...this.#prelude(this.#process.clock()), jobId);
     this.#process.held.delete(jobId);
   }
 
   async spentToday(key: string, now: number): Promise<number> {
-    this.#assertOpen();
     return fromNanos(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 3, periodKey('day', now)));
   }
 
   async spentThisMonth(key: string, now: number): Promise<number> {
-    this.#assertOpen();
     return fromNanos(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 4, periodKey('month', now)));
   }
 
@@ -412,7 +402,6 @@ export class RedisQuotaStore implements QuotaStore {
    * pid is gone (killed, crashed) is dead at once; others when their lease lapses.
    */
   async reconcile(now: number): Promise<ReconcileReport> {
-    this.#assertOpen();
     const head = `${this.prefix}:quota:owner:${THIS_HOST}:`;
     for (const key of await this.#scan(`${head}*`)) {
       if (!key.endsWith(this.#process.owner) && !isProcessAlive(Number(key.slice(head.length).split(':')[0]))) await this.#redis.del(key);
@@ -427,12 +416,12 @@ export class RedisQuotaStore implements QuotaStore {
     this.#closed = true;
     this.#process.stop();
     this.#process.held.clear();
-    if (this.#ownsConnection) await closeRedis(this.#redis);
+    if (this.#ownsConnection) await closeRedis(this.#client);
   }
 
   /** Renews the lease now (the timer does it every third of `leaseMs`). */
   async renewLease(): Promise<void> {
-    await this.#redis.set(this.#key('owner', this.#process.owner), this.#ownerValue, 'PX', this.#process.leaseMs);
+    await this.#client.set(this.#key('owner', this.#process.owner), this.#ownerValue, 'PX', this.#process.leaseMs);
   }
 
   #prelude(now: number): Arg[] {
@@ -442,10 +431,6 @@ export class RedisQuotaStore implements QuotaStore {
   /** `<prefix>:quota:<parts>`; `usage:rewrites` counts the usage stream's rewrites (`forgetPrompts`), part of `usageSince`'s cursor. */
   #key(...parts: string[]): string {
     return [this.prefix, 'quota', ...parts].join(':');
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new Error('the quota store is closed');
   }
 }
 
