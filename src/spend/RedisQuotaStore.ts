@@ -364,8 +364,7 @@ export class RedisQuotaStore implements QuotaStore {
     const scopes = await this.#redis.smembers(this.#key('brk-scopes'));
     const states: Record<string, BreakerState> = {};
     for (const scopeKey of scopes) {
-      const fields = await this.#redis.hgetall(this.#key('brk-state', scopeKey));
-      const state = breakerStateOf(fields.pausedAt, fields.pausedNanos, fields.limitNanos, fields.resumedAt, fields.resumedBy);
+      const state = breakerStateOf(await this.#redis.hmget(this.#key('brk-state', scopeKey), ...BREAKER_FIELDS));
       if (state.pausedAt !== undefined || state.resumedAt !== undefined) states[scopeKey] = state;
     }
     return states;
@@ -373,8 +372,7 @@ export class RedisQuotaStore implements QuotaStore {
 
   async resumeScope(scopeKey: string, by: string, now: number): Promise<BreakerState | undefined> {
     const before = await this.#redis.pictorSpendResume(...this.#prelude(now), scopeKey, by);
-    if (before.length === 0) return undefined;
-    return breakerStateOf(before[0], before[1], before[2], before[3] || undefined, before[4] || undefined);
+    return before.length === 0 ? undefined : breakerStateOf(before);
   }
 
   /** The keys matching `pattern`, each once (SCAN may repeat one). */
@@ -458,14 +456,11 @@ function compareStreamIds(a: string, b: string): number {
   return am - bm || as - bs;
 }
 
-/** The breaker's state from its stored fields (nanos for amounts). */
-function breakerStateOf(
-  pausedAt: string | null | undefined,
-  pausedNanos: string | null | undefined,
-  limitNanos: string | null | undefined,
-  resumedAt: string | null | undefined,
-  resumedBy: string | null | undefined,
-): BreakerState {
+/** The fields of a scope's hash `brk-state:<scope>`, in the order the resume script answers them too. */
+const BREAKER_FIELDS = ['pausedAt', 'pausedNanos', 'limitNanos', 'resumedAt', 'resumedBy'] as const;
+
+/** The breaker's state from its stored fields, in `BREAKER_FIELDS`' order (nanos for amounts; '' or null: none). */
+function breakerStateOf([pausedAt, pausedNanos, limitNanos, resumedAt, resumedBy]: (string | null)[]): BreakerState {
   return {
     ...(pausedAt && { pausedAt: Number(pausedAt), pausedUsd: fromNanos(Number(pausedNanos ?? 0)), limitUsd: fromNanos(Number(limitNanos ?? 0)) }),
     ...(resumedAt && { resumedAt: Number(resumedAt), resumedBy: resumedBy ?? '' }),
