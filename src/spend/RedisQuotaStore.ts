@@ -315,21 +315,15 @@ export class RedisQuotaStore implements QuotaStore {
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     const key = this.#key('usage');
     const rewrites = (await this.#redis.get(this.#key('usage', 'rewrites'))) ?? '0';
-    const slash = cursor?.indexOf('/') ?? -1;
-    const [cursorRewrites, streamCursor] = cursor === undefined ? [rewrites, undefined] : [cursor.slice(0, Math.max(0, slash)), cursor.slice(slash + 1)];
+    const [cursorRewrites, streamCursor = '0-0'] = cursor?.split('/') ?? [rewrites];
     let reset = cursorRewrites !== rewrites;
-    let from = reset || streamCursor === undefined || streamCursor === '0-0' ? '-' : `(${streamCursor}`;
-    if (!reset && streamCursor !== undefined && streamCursor !== '0-0') {
+    if (!reset && streamCursor !== '0-0') {
       const [last] = await this.#redis.xrevrange(key, '+', '-', 'COUNT', 1);
-      if (!last || compareStreamIds(last[0], streamCursor) < 0) {
-        reset = true;
-        from = '-';
-      }
+      reset = !last || compareStreamIds(last[0], streamCursor) < 0;
     }
-    const entries = await this.#redis.xrange(key, from, '+');
-    const records = streamRecords(entries);
-    const next = entries.length > 0 ? entries[entries.length - 1]![0] : reset ? '0-0' : (streamCursor ?? '0-0');
-    return { records, cursor: `${rewrites}/${next}`, reset };
+    const entries = await this.#redis.xrange(key, reset || streamCursor === '0-0' ? '-' : `(${streamCursor}`, '+');
+    const next = entries.at(-1)?.[0] ?? (reset ? '0-0' : streamCursor);
+    return { records: streamRecords(entries), cursor: `${rewrites}/${next}`, reset };
   }
 
   /** The hash `<prefix>:quota:refusals:<day>`: code → count, kept 92 days. */
