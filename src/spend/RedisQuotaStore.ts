@@ -78,15 +78,10 @@ const SCRIPTS = {
 type LedgerClient = Redis & { [Name in keyof typeof SCRIPTS]: (...args: Arg[]) => Promise<Exclude<(typeof SCRIPTS)[Name]['reply'], undefined>> };
 
 /**
- * The QuotaStore shared by every process that uses the same Redis and prefix:
- * each check-and-reserve is one Lua script, so two processes can never both
- * spend the last dollar of a cap. Same rules, order of checks and numbers as
- * the FileQuotaStore. A reservation counts as long as the process that made it
- * keeps its lease (`owner:<id>`); once the lease lapses, the reservation is
- * settled at its estimate if its request was sent, released if not.
- *
- * Scripts name keys they compute from the prefix, so the store needs a single
- * Redis (or a cluster slot per prefix), as the shared limiter does.
+ * The QuotaStore shared by every process that uses the same Redis and prefix: each step of the ledger is one Lua
+ * script (`redis-ledger-scripts.ts`, keys in docs/shared-limits.md), so two processes can never both spend the last
+ * dollar of a cap. Scripts name keys they compute from the prefix, so the store needs a single Redis (or a cluster
+ * slot per prefix), as the shared limiter does.
  */
 export class RedisQuotaStore implements QuotaStore {
   readonly prefix: string;
