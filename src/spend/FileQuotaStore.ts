@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { access, open as openFile, readFile, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -410,30 +410,18 @@ export class FileQuotaStore implements QuotaStore {
     const written = this.#written;
     if (written && fileStamp(this.path) === written.stamp) return written.ledger;
     this.#written = undefined;
-    const read = this.#read(this.path);
-    if (read.ok) return read.ledger;
-    if (read.problem === undefined) {
+    const text = readIfExists(this.path);
+    if (text === undefined) {
       // No ledger: a fresh start, unless a backup shows there was one (`open()` restores it).
-      const backup = this.#read(this.backupPath);
-      if (backup.ok || backup.problem !== undefined) throw new LedgerUnreadableError(this.path, 'is missing although a backup exists');
+      if (existsSync(this.backupPath)) throw new LedgerUnreadableError(this.path, 'is missing although a backup exists');
       return emptyLedger();
     }
-    throw new LedgerUnreadableError(this.path, read.problem, { cause: read.cause });
-  }
-
-  #read(path: string): { ok: true; ledger: Ledger } | { ok: false; problem: string | undefined; cause?: unknown } {
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: false, problem: undefined };
-      throw error;
-    }
-    if (text.trim() === '') return { ok: false, problem: 'is empty' };
+    if (text.trim() === '') throw new LedgerUnreadableError(this.path, 'is empty');
     const json = safeJson(text);
-    if (json === undefined) return { ok: false, problem: 'is not JSON (truncated or damaged)' };
+    if (json === undefined) throw new LedgerUnreadableError(this.path, 'is not JSON (truncated or damaged)');
     const parsed = parseLedger(json);
-    return parsed.ok ? parsed : { ok: false, problem: 'is not a spend ledger (unknown shape)', cause: parsed.cause };
+    if (!parsed.ok) throw new LedgerUnreadableError(this.path, 'is not a spend ledger (unknown shape)', { cause: parsed.cause });
+    return parsed.ledger;
   }
 
   /**
@@ -495,13 +483,13 @@ export class FileQuotaStore implements QuotaStore {
 
   /** `cap-overrides.json`, or none set when it does not exist; an unreadable one is an error naming it (never silently dropped). */
   async #readCapOverrides(): Promise<CapOverridesFile> {
-    let text: string;
+    let text: string | undefined;
     try {
-      text = readFileSync(this.capOverridesPath, 'utf8');
+      text = readIfExists(this.capOverridesPath);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, scopes: {} };
       throw new LedgerUnreadableError(this.capOverridesPath, "cannot be read (the chat admins' caps)", { cause: error, remedy: CAP_OVERRIDES_REMEDY });
     }
+    if (text === undefined) return { version: 1, scopes: {} };
     const parsed = CapOverridesFileSchema.safeParse(safeJson(text));
     if (parsed.success) return parsed.data;
     throw new LedgerUnreadableError(this.capOverridesPath, "is damaged (the chat admins' caps), and no good backup copy (.bak) is beside it", {
@@ -525,6 +513,15 @@ function fileStamp(path: string): string | undefined {
 function undefinedIfMissing(error: NodeJS.ErrnoException): undefined {
   if (error.code === 'ENOENT') return undefined;
   throw error;
+}
+
+/** A file's text, or undefined when it does not exist (read at once: see the class's doc on awaited calls). */
+function readIfExists(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    return undefinedIfMissing(error as NodeJS.ErrnoException);
+  }
 }
 
 /** The usage records of some lines of `usage.jsonl`; a line cut short by a crash (or not yet complete) is skipped. */
