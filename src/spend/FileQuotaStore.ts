@@ -531,11 +531,7 @@ function parseUsageLines(text: string): UsageRecord[] {
 
 /** A ledger of the current version as this store writes it (the shape checked by the locked steps). */
 function isCurrentLedger(json: unknown): json is Ledger {
-  const doc = json as Partial<Ledger> | null;
-  return (
-    typeof doc === 'object' &&
-    doc !== null &&
-    doc.version === 2 &&
-    [doc.spent, doc.reservations, doc.owners, doc.uncertain, doc.lastJobAt].every((part) => typeof part === 'object' && part !== null)
-  );
+  const doc = json as Partial<Ledger> | null | undefined;
+  const parts = [doc?.spent, doc?.reservations, doc?.owners, doc?.uncertain, doc?.lastJobAt];
+  return doc?.version === 2 && parts.every((part) => typeof part === 'object' && part !== null);
 }
