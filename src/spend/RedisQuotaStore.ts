@@ -218,7 +218,8 @@ export class RedisQuotaStore implements QuotaStore {
       this.#usageTrimmedAt = now;
       // Approximate (~) trimming is cheap: Redis drops whole nodes of the stream older than the retention. The job is
       // settled: a store closed meanwhile leaves the trim to whoever is next (the error is reported, not thrown).
-      await this.#client.xtrim(this.#key('usage'), 'MINID', '~', String(now - this.#process.usageRetentionMs)).catch((error: unknown) => this.#process.onError?.(error));
+      const minId = String(now - this.#process.usageRetentionMs);
+      await this.#client.xtrim(this.#key('usage'), 'MINID', '~', minId).catch((error: unknown) => this.#process.onError?.(error));
     }
     return settled >= 1;
   }

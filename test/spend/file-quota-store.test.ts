@@ -168,7 +168,8 @@ describe('FileQuotaStore', () => {
   ])('refuses a ledger that is %s, naming the file', async (_what, text, message) => {
     const dir = await newDir();
     await writeFile(join(dir, 'quota-ledger.json'), text);
-    await expect(storeAt(dir).spentToday('discord:u1', NOON)).rejects.toMatchObject({ code: 'ledger_unreadable', message: expect.stringMatching(message) });
+    const refusal = { code: 'ledger_unreadable', message: expect.stringMatching(message) };
+    await expect(storeAt(dir).spentToday('discord:u1', NOON)).rejects.toMatchObject(refusal);
   });
 
   it('refuses a ledger that went missing while its backup copy is beside it, rather than counting from zero', async () => {
