@@ -259,17 +259,17 @@ export class RedisQuotaStore implements QuotaStore {
   /** Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, deleted as they are taken. */
   async takeLegacy(): Promise<LegacyBotRecords> {
     const taken: LegacyBotRecords = { settings: {}, seen: [] };
-    for (const kind of ['settings', 'seen'] as const) {
-      const head = `${this.prefix}:quota:${kind}:`;
-      for (const key of await this.#scan(`${head}*`)) {
-        const id = key.slice(head.length);
-        if (kind === 'seen') taken.seen.push(id);
-        else taken.settings[id] = Object.fromEntries(Object.entries(await this.#redis.hgetall(key)).flatMap(([name, raw]) => {
-          const entry = ScopeSettingEntrySchema.safeParse(safeJson(raw)).data;
-          return entry ? [[name, entry]] : [];
-        }));
-        await this.#redis.del(key);
-      }
+    for (const scopeKey of await this.#scan('settings')) {
+      const fields = Object.entries(await this.#redis.hgetall(this.#key('settings', scopeKey)));
+      taken.settings[scopeKey] = Object.fromEntries(fields.flatMap(([name, raw]) => {
+        const entry = ScopeSettingEntrySchema.safeParse(safeJson(raw)).data;
+        return entry ? [[name, entry]] : [];
+      }));
+      await this.#redis.del(this.#key('settings', scopeKey));
+    }
+    for (const id of await this.#scan('seen')) {
+      taken.seen.push(id);
+      await this.#redis.del(this.#key('seen', id));
     }
     return taken;
   }
@@ -277,10 +277,9 @@ export class RedisQuotaStore implements QuotaStore {
   /** Every hash `<prefix>:quota:caps:<scope key>` (found with SCAN). */
   async allCapOverrides(): Promise<Record<string, CapOverrides>> {
     const all: Record<string, CapOverrides> = {};
-    const head = `${this.prefix}:quota:caps:`;
-    for (const key of await this.#scan(`${head}*`)) {
-      const overrides = await this.capOverrides(key.slice(head.length));
-      if (Object.keys(overrides).length > 0) all[key.slice(head.length)] = overrides;
+    for (const scopeKey of await this.#scan('caps')) {
+      const overrides = await this.capOverrides(scopeKey);
+      if (Object.keys(overrides).length > 0) all[scopeKey] = overrides;
     }
     return all;
   }
@@ -365,11 +364,14 @@ export class RedisQuotaStore implements QuotaStore {
     return before.length === 0 ? undefined : breakerStateOf(before);
   }
 
-  /** The keys matching `pattern`, each once (SCAN may repeat one). */
-  async #scan(pattern: string): Promise<string[]> {
-    const keys = new Set<string>();
-    for await (const found of this.#redis.scanStream({ match: pattern, count: 500 })) for (const key of found as string[]) keys.add(key);
-    return [...keys];
+  /** The `<id>` of every key `<prefix>:quota:<parts>:<id>`, each once (SCAN may repeat one). */
+  async #scan(...parts: string[]): Promise<string[]> {
+    const head = `${this.#key(...parts)}:`;
+    const ids = new Set<string>();
+    for await (const keys of this.#redis.scanStream({ match: `${head}*`, count: 500 })) {
+      for (const key of keys as string[]) ids.add(key.slice(head.length));
+    }
+    return [...ids];
   }
 
   async release(jobId: string): Promise<void> {
@@ -390,9 +392,9 @@ export class RedisQuotaStore implements QuotaStore {
    * pid is gone (killed, crashed) is dead at once; others when their lease lapses.
    */
   async reconcile(now: number): Promise<ReconcileReport> {
-    const head = `${this.prefix}:quota:owner:${THIS_HOST}:`;
-    for (const key of await this.#scan(`${head}*`)) {
-      if (!key.endsWith(this.#process.owner) && !isProcessAlive(Number(key.slice(head.length).split(':')[0]))) await this.#redis.del(key);
+    for (const id of await this.#scan('owner', THIS_HOST)) {
+      const owner = `${THIS_HOST}:${id}`;
+      if (owner !== this.#process.owner && !isProcessAlive(Number(id.split(':')[0]))) await this.#redis.del(this.#key('owner', owner));
     }
     const [released, settledAtEstimate, nanos] = await this.#redis.pictorSpendReconcile(...this.#prelude(now));
     return { released, settledAtEstimate, chargedUsd: fromNanos(Number(nanos)) };
