@@ -224,7 +224,6 @@ export class RedisQuotaStore implements QuotaStore {
     return settled >= 1;
   }
 
-  /** The usage records of the stream `<prefix>:quota:usage`, oldest first. */
   async usage(query: UsageQuery): Promise<UsageRecord[]> {
     // Stream ids are Redis's clock, records the callers' `now`, and a job counts in the day it was reserved (it may be
     // settled days later, by a reconcile): read from a day's margin before `since` to the end, then filter.
@@ -232,7 +231,6 @@ export class RedisQuotaStore implements QuotaStore {
     return usageMatching(streamRecords(await this.#redis.xrange(this.#key('usage'), from, '+')), query);
   }
 
-  /** The hash `<prefix>:quota:caps:<scopeKey>`: what chat admins set for that scope. */
   async capOverrides(scopeKey: string): Promise<CapOverrides> {
     const fields = await this.#redis.hgetall(this.#key('caps', scopeKey));
     const overrides: CapOverrides = {};
@@ -249,7 +247,6 @@ export class RedisQuotaStore implements QuotaStore {
     return { previousUsd: previous === null || previous === undefined ? undefined : fromNanos(Number(previous)) };
   }
 
-  /** Rebuilds the usage stream without the user's prompts (same ids, in one step) and scrubs their open reservations. */
   async forgetPrompts(userKey: string): Promise<void> {
     const usage = this.#key('usage');
     await this.#redis.pictorSpendForget(usage, `${usage}:rewrite`, this.#key('active', userKey), this.#key('usage', 'rewrites'), userKey, `${this.prefix}:quota:res:`);
@@ -274,7 +271,6 @@ export class RedisQuotaStore implements QuotaStore {
     return taken;
   }
 
-  /** Every hash `<prefix>:quota:caps:<scope key>` (found with SCAN). */
   async allCapOverrides(): Promise<Record<string, CapOverrides>> {
     const all: Record<string, CapOverrides> = {};
     for (const scopeKey of await this.#scan('caps')) {
@@ -321,7 +317,6 @@ export class RedisQuotaStore implements QuotaStore {
     return { records: streamRecords(entries), cursor: `${rewrites}/${next}`, reset };
   }
 
-  /** The hash `<prefix>:quota:refusals:<day>`: code → count, kept 92 days. */
   async countRefusals(counts: Readonly<Record<string, number>>, now: number): Promise<void> {
     const redis = this.#redis;
     const entries = Object.entries(counts).filter(([, n]) => n > 0);
@@ -348,7 +343,6 @@ export class RedisQuotaStore implements QuotaStore {
     return counts;
   }
 
-  /** The scopes of the set `<prefix>:quota:brk-scopes`, each with its hash `brk-state:<scope>`. */
   async breakerStates(): Promise<Record<string, BreakerState>> {
     const scopes = await this.#redis.smembers(this.#key('brk-scopes'));
     const states: Record<string, BreakerState> = {};
@@ -387,10 +381,7 @@ export class RedisQuotaStore implements QuotaStore {
     return fromNanos(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 4, periodKey('month', now)));
   }
 
-  /**
-   * Ends the reservations of dead processes. A process of this machine whose
-   * pid is gone (killed, crashed) is dead at once; others when their lease lapses.
-   */
+  /** A process of this machine whose pid is gone (killed, crashed) is dead at once: its lease is deleted before the script runs. */
   async reconcile(now: number): Promise<ReconcileReport> {
     for (const id of await this.#scan('owner', THIS_HOST)) {
       const owner = `${THIS_HOST}:${id}`;
@@ -418,7 +409,7 @@ export class RedisQuotaStore implements QuotaStore {
     return [`${this.prefix}:quota:`, this.#process.keepDays * DAY_MS, now];
   }
 
-  /** `<prefix>:quota:<parts>`; `usage:rewrites` counts the usage stream's rewrites (`forgetPrompts`), part of `usageSince`'s cursor. */
+  /** `<prefix>:quota:<parts>`: the keys of the table in docs/shared-limits.md. */
   #key(...parts: string[]): string {
     return [this.prefix, 'quota', ...parts].join(':');
   }
