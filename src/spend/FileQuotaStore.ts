@@ -8,7 +8,7 @@ import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
-import { roundToNanoUsd, toNanos } from './rules.js';
+import { fromNanos, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
 import { safeJson, StoreProcess } from './store-process.js';
 import { DAY_MS } from './utc-period.js';
@@ -181,13 +181,13 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   async setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }> {
-    capOverrideNanos(cap, usd);
+    const nanos = capOverrideNanos(cap, usd);
     return this.#readLocked(async () => {
       const file = await this.#readCapOverrides();
       const scope = (file.scopes[scopeKey] ??= {});
       const previousUsd = scope[cap]?.usd;
-      if (usd === undefined) delete scope[cap];
-      else scope[cap] = { usd: roundToNanoUsd(usd), by: changedBy, at: now };
+      if (nanos === undefined) delete scope[cap];
+      else scope[cap] = { usd: fromNanos(nanos), by: changedBy, at: now };
       if (Object.keys(scope).length === 0) delete file.scopes[scopeKey];
       await this.#writeCapOverrides(file);
       return { previousUsd };
