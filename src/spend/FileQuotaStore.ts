@@ -171,7 +171,6 @@ export class FileQuotaStore implements QuotaStore {
     return this.#update(now, (_ledger, reconciled) => ({ result: reconciled, changed: false }));
   }
 
-  /** The usage records, one per settled job, oldest first. */
   usage(query: UsageQuery): Promise<UsageRecord[]> {
     return this.#readLocked(async () => usageMatching(await this.#readUsage(), query));
   }
@@ -215,12 +214,12 @@ export class FileQuotaStore implements QuotaStore {
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     if (this.#closed) throw new Error('the quota store is closed');
     const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
-    if (!handle) return { records: [], cursor: '0:0', reset: cursor !== undefined && cursor !== '0:0' };
+    // No cursor, or one from before the file existed (`0:0`): from its start, as a first read.
+    const fresh = (cursor ?? '0:0') === '0:0';
+    if (!handle) return { records: [], cursor: '0:0', reset: !fresh };
     try {
       const { ino, size } = await handle.stat();
       const [cursorIno, cursorOffset] = (cursor ?? '').split(':').map(Number);
-      // No cursor, or one from before the file existed: from its start, as a first read.
-      const fresh = cursor === undefined || cursor === '0:0';
       const reset = !fresh && (cursorIno !== ino || !(cursorOffset! <= size));
       const from = fresh || reset ? 0 : cursorOffset!;
       const length = size - from;
