@@ -19,8 +19,6 @@ import { usageMatching, UsageRecordSchema, withoutPromptOf } from './usage-recor
 export interface FileQuotaStoreOptions extends LedgerOptions {
   /** The data folder; created if missing. */
   dir: string;
-  /** Default `quota-ledger.json`. */
-  fileName?: string | undefined;
 }
 
 const SeenFileSchema = z.object({ version: z.literal(1), seen: z.record(z.string(), z.number()) });
@@ -62,7 +60,7 @@ export class FileQuotaStore implements QuotaStore {
 
   constructor(options: FileQuotaStoreOptions) {
     this.#dir = options.dir;
-    this.path = resolve(join(options.dir, options.fileName ?? LEDGER_FILES.ledger));
+    this.path = resolve(join(options.dir, LEDGER_FILES.ledger));
     if (OPEN_LEDGERS.has(this.path)) {
       throw new Error(`the quota ledger ${this.path} is already open in this process; share one FileQuotaStore between the bots`);
     }
