@@ -4,11 +4,11 @@ import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connec
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
 import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } from './breaker.js';
-import { REFUSAL_KEEP_DAYS } from './ledger-document.js';
+import { REFUSAL_KEEP_DAYS, type Reservation } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
 import { MARK_SENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT } from './redis-ledger-scripts.js';
 import { safeJson, StoreProcess } from './store-process.js';
-import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type JobDetails, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
+import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
 import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { DAY_MS, utcDay } from './utc-period.js';
 import { JobDetailsSchema, readBasis, usageMatching, usageRecord } from './usage-records.js';
@@ -415,16 +415,8 @@ export class RedisQuotaStore implements QuotaStore {
   }
 }
 
-/** What this process keeps of a reservation it made (see `StoreProcess.held`). */
-interface HeldReservation {
-  userKey: string;
-  scopeKey: string;
-  nanos: number;
-  day: string;
-  month: string;
-  job: JobDetails | undefined;
-  at: number;
-}
+/** What this process keeps of a reservation it made (see `StoreProcess.held`): the ledger document's, its amount in nanos. */
+type HeldReservation = Omit<Reservation, 'usd' | 'owner' | 'sent'> & { nanos: number };
 
 /** The copy as the scripts take it (userKey, scopeKey, day, month, nanos, job, at), or as many '' without one. */
 function copyArgs(copy: HeldReservation | undefined): Arg[] {
