@@ -495,6 +495,33 @@ describe.each(kinds)('the %s quota store', (kind) => {
     });
   });
 
+  it('refuses every call once closed, saying so', async () => {
+    const s = await open();
+    await s.close();
+    const calls: [string, () => Promise<unknown>][] = [
+      ['reserve', () => s.reserve(ask('late', 0.1, {}))],
+      ['check', () => s.check(ask('late', 0.1, {}))],
+      ['markSent', () => s.markSent('late')],
+      ['settle', () => s.settle('late', 0.1)],
+      ['release', () => s.release('late')],
+      ['spentToday', () => s.spentToday('discord:alice', D)],
+      ['spentThisMonth', () => s.spentThisMonth('discord:alice', D)],
+      ['reconcile', () => s.reconcile(D)],
+      ['usage', () => s.usage({})],
+      ['capOverrides', () => s.capOverrides('discord:guild')],
+      ['setCapOverride', () => s.setCapOverride('discord:guild', 'userDailyUsd', 1, 'discord:admin', D)],
+      ['forgetPrompts', () => s.forgetPrompts('discord:alice')],
+      ['takeLegacy', () => s.takeLegacy()],
+      ['activeJobs', () => s.activeJobs()],
+      ['usageSince', () => s.usageSince(undefined)],
+      ['countRefusals', () => s.countRefusals({ queue_full: 1 }, D)],
+      ['countRefusals of none', () => s.countRefusals({}, D)],
+      ['refusals', () => s.refusals(dayOf(D))],
+      ['breakerStates', () => s.breakerStates()],
+      ['resumeScope', () => s.resumeScope('discord:guild', 'discord:admin', D)],
+    ];
+    for (const [name, call] of calls) await expect(call(), name).rejects.toThrow('the quota store is closed');
+  });
 });
 
 function firstOfNextMonth(at: number): number {
