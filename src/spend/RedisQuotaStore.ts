@@ -182,8 +182,7 @@ export class RedisQuotaStore implements QuotaStore {
     const { from, to } = historyHours(now);
     const cached = this.#history.get(scopeKey);
     if (cached?.to === to) return cached.usd;
-    const fields: string[] = [];
-    for (let hour = from; hour < to; hour++) fields.push(`h${hour}`);
+    const fields = Array.from({ length: to - from }, (_, i) => `h${from + i}`);
     const values = await this.#redis.hmget(this.#key('brk', scopeKey), ...fields);
     const usd = fromNanos(values.reduce((sum, v) => sum + Number(v ?? 0), 0));
     if (this.#history.size > 10_000) this.#history.clear();
