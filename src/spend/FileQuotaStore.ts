@@ -439,7 +439,6 @@ export class FileQuotaStore implements QuotaStore {
     return parsed.ledger;
   }
 
-  /** Temporary file, fsync, then the current version becomes the backup and the new one takes its place. */
   async #write(ledger: Ledger): Promise<void> {
     // Until the write is done the file is not known to be this ledger (a failed write: read again next time).
     this.#written = undefined;
@@ -469,7 +468,6 @@ export class FileQuotaStore implements QuotaStore {
     }
   }
 
-  /** Every readable line of `usage.jsonl`, in file order (a line cut short by a crash is skipped: its settle never reached the ledger). */
   async #readUsage(): Promise<UsageRecord[]> {
     return parseUsageLines((await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '');
   }
@@ -521,7 +519,7 @@ function readIfExists(path: string): string | undefined {
   }
 }
 
-/** The usage records of some lines of `usage.jsonl`; a line cut short by a crash (or not yet complete) is skipped. */
+/** The usage records of lines of `usage.jsonl`; a line cut short by a crash (its settle never reached the ledger) or not yet complete is skipped. */
 function parseUsageLines(text: string): UsageRecord[] {
   return text.split('\n').flatMap((line) => UsageRecordSchema.safeParse(safeJson(line)).data ?? []);
 }
