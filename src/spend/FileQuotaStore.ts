@@ -32,12 +32,10 @@ const OPEN_LEDGERS = new Set<string>();
 
 /**
  * The embedded QuotaStore: one JSON file (`ledger-document.ts`) shared by the processes of one machine, with
- * `usage.jsonl` (one line per settled job) and `cap-overrides.json` beside it. Every change takes the lock file, reads
- * the ledger, changes it and writes it atomically (with `<file>.bak`, which `open()` restores) before it answers, so
- * two processes never both spend the last dollar and a crash loses nothing that was answered. Changes that arrive
- * while the ledger is busy are committed together, on one read and one write. A commit awaits only its fsyncs: a
- * job's `markSent` stands between the limiter's grant and the request leaving, and each awaited call would wait a
- * turn of a busy event loop.
+ * `usage.jsonl` and `cap-overrides.json` beside it; the lock, group commit and backups are docs/spend-guard.md's
+ * "Without Redis". Every change is written before it answers. A commit awaits only its fsyncs: a job's `markSent`
+ * stands between the limiter's grant and the request leaving, and each awaited call would wait a turn of a busy
+ * event loop.
  */
 export class FileQuotaStore implements QuotaStore {
   readonly path: string;
