@@ -299,8 +299,8 @@ export class RedisQuotaStore implements QuotaStore {
 
   /**
    * The stream entries after the cursor's id (`(id` excludes it); the cursor is `<rewrites>/<stream id>`. A stream
-   * made anew (its last id below the cursor), or rewritten since (a member's prompts erased: `forgetPrompts`), is read
-   * again whole.
+   * made anew (no entry at or after the cursor's id), or rewritten since (a member's prompts erased: `forgetPrompts`),
+   * is read again whole.
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     const key = this.#key('usage');
@@ -308,8 +308,7 @@ export class RedisQuotaStore implements QuotaStore {
     const [cursorRewrites, streamCursor = '0-0'] = cursor?.split('/') ?? [rewrites];
     let reset = cursorRewrites !== rewrites;
     if (!reset && streamCursor !== '0-0') {
-      const [last] = await this.#redis.xrevrange(key, '+', '-', 'COUNT', 1);
-      reset = !last || compareStreamIds(last[0], streamCursor) < 0;
+      reset = (await this.#redis.xrange(key, streamCursor, '+', 'COUNT', 1)).length === 0;
     }
     const entries = await this.#redis.xrange(key, reset || streamCursor === '0-0' ? '-' : `(${streamCursor}`, '+');
     const next = entries.at(-1)?.[0] ?? (reset ? '0-0' : streamCursor);
@@ -421,13 +420,6 @@ type HeldReservation = Omit<Reservation, 'usd' | 'owner' | 'sent'> & { nanos: nu
 function copyArgs(copy: HeldReservation | undefined): Arg[] {
   if (!copy) return ['', '', '', '', '', '', ''];
   return [copy.userKey, copy.scopeKey, copy.day, copy.month, copy.nanos, copy.job ? JSON.stringify(copy.job) : '', copy.at];
-}
-
-/** Orders two stream ids (`<ms>-<seq>`). */
-function compareStreamIds(a: string, b: string): number {
-  const [am = 0, as = 0] = a.split('-').map(Number);
-  const [bm = 0, bs = 0] = b.split('-').map(Number);
-  return am - bm || as - bs;
 }
 
 /** The fields of a scope's hash `brk-state:<scope>`, in the order the resume script answers them too. */

@@ -475,6 +475,20 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(await s.usageSince(again.cursor)).toMatchObject({ records: [], reset: false });
   });
 
+  it('tells a reader to read again from the start once the records after its cursor are gone (the storage lost them)', async () => {
+    const group = `t-${Math.random()}`;
+    const s = await open(group);
+    expect(await s.reserve(ask('a', 0.2, {}))).toEqual({ ok: true });
+    await s.markSent('a');
+    await s.settle('a', 0.1);
+    const read = await s.usageSince(undefined);
+    expect(read.records.map((r) => r.jobId)).toEqual(['a']);
+    await maker.wipe(group);
+    const again = await s.usageSince(read.cursor);
+    expect(again).toMatchObject({ records: [], reset: true });
+    expect(await s.usageSince(again.cursor)).toMatchObject({ records: [], reset: false });
+  });
+
   it('counts refusals per day and code, for every store on the same storage', async () => {
     const s = await open();
     await s.countRefusals({ budget_user_daily: 2, queue_full: 1 }, D);
