@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { access, open as openFile, readFile, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -8,7 +8,7 @@ import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
-import { roundToNanoUsd, toNanos } from './rules.js';
+import { fromNanos, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
 import { safeJson, StoreProcess } from './store-process.js';
 import { DAY_MS } from './utc-period.js';
@@ -19,8 +19,6 @@ import { usageMatching, UsageRecordSchema, withoutPromptOf } from './usage-recor
 export interface FileQuotaStoreOptions extends LedgerOptions {
   /** The data folder; created if missing. */
   dir: string;
-  /** Default `quota-ledger.json`. */
-  fileName?: string | undefined;
 }
 
 const SeenFileSchema = z.object({ version: z.literal(1), seen: z.record(z.string(), z.number()) });
@@ -34,12 +32,10 @@ const OPEN_LEDGERS = new Set<string>();
 
 /**
  * The embedded QuotaStore: one JSON file (`ledger-document.ts`) shared by the processes of one machine, with
- * `usage.jsonl` (one line per settled job) and `cap-overrides.json` beside it. Every change takes the lock file, reads
- * the ledger, changes it and writes it atomically (with `<file>.bak`, which `open()` restores) before it answers, so
- * two processes never both spend the last dollar and a crash loses nothing that was answered. Changes that arrive
- * while the ledger is busy are committed together, on one read and one write. A commit awaits only its fsyncs: a
- * job's `markSent` stands between the limiter's grant and the request leaving, and each awaited call would wait a
- * turn of a busy event loop.
+ * `usage.jsonl` and `cap-overrides.json` beside it; the lock, group commit and backups are docs/spend-guard.md's
+ * "Without Redis". Every change is written before it answers. A commit awaits only its fsyncs: a job's `markSent`
+ * stands between the limiter's grant and the request leaving, and each awaited call would wait a turn of a busy
+ * event loop.
  */
 export class FileQuotaStore implements QuotaStore {
   readonly path: string;
@@ -62,7 +58,7 @@ export class FileQuotaStore implements QuotaStore {
 
   constructor(options: FileQuotaStoreOptions) {
     this.#dir = options.dir;
-    this.path = resolve(join(options.dir, options.fileName ?? LEDGER_FILES.ledger));
+    this.path = resolve(join(options.dir, LEDGER_FILES.ledger));
     if (OPEN_LEDGERS.has(this.path)) {
       throw new Error(`the quota ledger ${this.path} is already open in this process; share one FileQuotaStore between the bots`);
     }
@@ -171,7 +167,6 @@ export class FileQuotaStore implements QuotaStore {
     return this.#update(now, (_ledger, reconciled) => ({ result: reconciled, changed: false }));
   }
 
-  /** The usage records, one per settled job, oldest first. */
   usage(query: UsageQuery): Promise<UsageRecord[]> {
     return this.#readLocked(async () => usageMatching(await this.#readUsage(), query));
   }
@@ -181,13 +176,13 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   async setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }> {
-    capOverrideNanos(cap, usd);
+    const nanos = capOverrideNanos(cap, usd);
     return this.#readLocked(async () => {
       const file = await this.#readCapOverrides();
       const scope = (file.scopes[scopeKey] ??= {});
       const previousUsd = scope[cap]?.usd;
-      if (usd === undefined) delete scope[cap];
-      else scope[cap] = { usd: roundToNanoUsd(usd), by: changedBy, at: now };
+      if (nanos === undefined) delete scope[cap];
+      else scope[cap] = { usd: fromNanos(nanos), by: changedBy, at: now };
       if (Object.keys(scope).length === 0) delete file.scopes[scopeKey];
       await this.#writeCapOverrides(file);
       return { previousUsd };
@@ -215,12 +210,12 @@ export class FileQuotaStore implements QuotaStore {
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     if (this.#closed) throw new Error('the quota store is closed');
     const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
-    if (!handle) return { records: [], cursor: '0:0', reset: cursor !== undefined && cursor !== '0:0' };
+    // No cursor, or one from before the file existed (`0:0`): from its start, as a first read.
+    const fresh = (cursor ?? '0:0') === '0:0';
+    if (!handle) return { records: [], cursor: '0:0', reset: !fresh };
     try {
       const { ino, size } = await handle.stat();
       const [cursorIno, cursorOffset] = (cursor ?? '').split(':').map(Number);
-      // No cursor, or one from before the file existed: from its start, as a first read.
-      const fresh = cursor === undefined || cursor === '0:0';
       const reset = !fresh && (cursorIno !== ino || !(cursorOffset! <= size));
       const from = fresh || reset ? 0 : cursorOffset!;
       const length = size - from;
@@ -410,30 +405,18 @@ export class FileQuotaStore implements QuotaStore {
     const written = this.#written;
     if (written && fileStamp(this.path) === written.stamp) return written.ledger;
     this.#written = undefined;
-    const read = this.#read(this.path);
-    if (read.ok) return read.ledger;
-    if (read.problem === undefined) {
+    const text = readIfExists(this.path);
+    if (text === undefined) {
       // No ledger: a fresh start, unless a backup shows there was one (`open()` restores it).
-      const backup = this.#read(this.backupPath);
-      if (backup.ok || backup.problem !== undefined) throw new LedgerUnreadableError(this.path, 'is missing although a backup exists');
+      if (existsSync(this.backupPath)) throw new LedgerUnreadableError(this.path, 'is missing although a backup exists');
       return emptyLedger();
     }
-    throw new LedgerUnreadableError(this.path, read.problem, { cause: read.cause });
-  }
-
-  #read(path: string): { ok: true; ledger: Ledger } | { ok: false; problem: string | undefined; cause?: unknown } {
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: false, problem: undefined };
-      throw error;
-    }
-    if (text.trim() === '') return { ok: false, problem: 'is empty' };
+    if (text.trim() === '') throw new LedgerUnreadableError(this.path, 'is empty');
     const json = safeJson(text);
-    if (json === undefined) return { ok: false, problem: 'is not JSON (truncated or damaged)' };
+    if (json === undefined) throw new LedgerUnreadableError(this.path, 'is not JSON (truncated or damaged)');
     const parsed = parseLedger(json);
-    return parsed.ok ? parsed : { ok: false, problem: 'is not a spend ledger (unknown shape)', cause: parsed.cause };
+    if (!parsed.ok) throw new LedgerUnreadableError(this.path, 'is not a spend ledger (unknown shape)', { cause: parsed.cause });
+    return parsed.ledger;
   }
 
   /**
@@ -454,7 +437,6 @@ export class FileQuotaStore implements QuotaStore {
     return parsed.ledger;
   }
 
-  /** Temporary file, fsync, then the current version becomes the backup and the new one takes its place. */
   async #write(ledger: Ledger): Promise<void> {
     // Until the write is done the file is not known to be this ledger (a failed write: read again next time).
     this.#written = undefined;
@@ -484,7 +466,6 @@ export class FileQuotaStore implements QuotaStore {
     }
   }
 
-  /** Every readable line of `usage.jsonl`, in file order (a line cut short by a crash is skipped: its settle never reached the ledger). */
   async #readUsage(): Promise<UsageRecord[]> {
     return parseUsageLines((await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '');
   }
@@ -495,13 +476,13 @@ export class FileQuotaStore implements QuotaStore {
 
   /** `cap-overrides.json`, or none set when it does not exist; an unreadable one is an error naming it (never silently dropped). */
   async #readCapOverrides(): Promise<CapOverridesFile> {
-    let text: string;
+    let text: string | undefined;
     try {
-      text = readFileSync(this.capOverridesPath, 'utf8');
+      text = readIfExists(this.capOverridesPath);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, scopes: {} };
       throw new LedgerUnreadableError(this.capOverridesPath, "cannot be read (the chat admins' caps)", { cause: error, remedy: CAP_OVERRIDES_REMEDY });
     }
+    if (text === undefined) return { version: 1, scopes: {} };
     const parsed = CapOverridesFileSchema.safeParse(safeJson(text));
     if (parsed.success) return parsed.data;
     throw new LedgerUnreadableError(this.capOverridesPath, "is damaged (the chat admins' caps), and no good backup copy (.bak) is beside it", {
@@ -527,18 +508,23 @@ function undefinedIfMissing(error: NodeJS.ErrnoException): undefined {
   throw error;
 }
 
-/** The usage records of some lines of `usage.jsonl`; a line cut short by a crash (or not yet complete) is skipped. */
+/** A file's text, or undefined when it does not exist (read at once: see the class's doc on awaited calls). */
+function readIfExists(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    return undefinedIfMissing(error as NodeJS.ErrnoException);
+  }
+}
+
+/** The usage records of lines of `usage.jsonl`; a line cut short by a crash (its settle never reached the ledger) or not yet complete is skipped. */
 function parseUsageLines(text: string): UsageRecord[] {
   return text.split('\n').flatMap((line) => UsageRecordSchema.safeParse(safeJson(line)).data ?? []);
 }
 
 /** A ledger of the current version as this store writes it (the shape checked by the locked steps). */
 function isCurrentLedger(json: unknown): json is Ledger {
-  const doc = json as Partial<Ledger> | null;
-  return (
-    typeof doc === 'object' &&
-    doc !== null &&
-    doc.version === 2 &&
-    [doc.spent, doc.reservations, doc.owners, doc.uncertain, doc.lastJobAt].every((part) => typeof part === 'object' && part !== null)
-  );
+  const doc = json as Partial<Ledger> | null | undefined;
+  const parts = [doc?.spent, doc?.reservations, doc?.owners, doc?.uncertain, doc?.lastJobAt];
+  return doc?.version === 2 && parts.every((part) => typeof part === 'object' && part !== null);
 }

@@ -3,12 +3,12 @@ import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
-import { BREAKER_WINDOW_MS, breakerLimit, historyHours, recentBucket } from './breaker.js';
-import { REFUSAL_KEEP_DAYS } from './ledger-document.js';
+import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } from './breaker.js';
+import { REFUSAL_KEEP_DAYS, type Reservation } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
 import { MARK_SENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT } from './redis-ledger-scripts.js';
 import { safeJson, StoreProcess } from './store-process.js';
-import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type JobDetails, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
+import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
 import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { DAY_MS, utcDay } from './utc-period.js';
 import { JobDetailsSchema, readBasis, usageMatching, usageRecord } from './usage-records.js';
@@ -23,7 +23,6 @@ export interface RedisQuotaStoreOptions extends LedgerOptions {
 }
 
 const DEFAULT_PREFIX = 'pictor';
-const HOUR_MS = 60 * 60_000;
 
 /**
  * Erases a user's prompts, keeping every amount. KEYS: the usage stream, a scratch key, the user's active set, the
@@ -61,44 +60,32 @@ redis.call('INCR', KEYS[4])
 return 1`;
 
 type Arg = string | number;
-type LedgerClient = Redis & {
-  pictorSpendReserve(...args: Arg[]): Promise<[1] | [0, string, number]>;
-  pictorSpendMarkSent(...args: Arg[]): Promise<number>;
-  pictorSpendSettle(...args: Arg[]): Promise<number>;
-  pictorSpendRelease(...args: Arg[]): Promise<number>;
-  pictorSpendUsed(...args: Arg[]): Promise<number>;
-  pictorSpendReconcile(...args: Arg[]): Promise<[string[], string[], string]>;
-  pictorSpendSetCap(...args: Arg[]): Promise<string | null>;
-  pictorSpendResume(...args: Arg[]): Promise<string[]>;
-  pictorSpendForget(...args: Arg[]): Promise<number>;
-};
+/** A script for `defineCommand`, with what it answers (`reply`, a type only). */
+type Script<R> = { numberOfKeys: number; lua: string; reply?: R };
+const script = <R>(numberOfKeys: number, lua: string): Script<R> => ({ numberOfKeys, lua });
 
 const SCRIPTS = {
-  pictorSpendReserve: { numberOfKeys: 0, lua: RESERVE },
-  pictorSpendMarkSent: { numberOfKeys: 0, lua: MARK_SENT },
-  pictorSpendSettle: { numberOfKeys: 0, lua: SETTLE },
-  pictorSpendRelease: { numberOfKeys: 0, lua: RELEASE },
-  pictorSpendUsed: { numberOfKeys: 0, lua: SPENT },
-  pictorSpendReconcile: { numberOfKeys: 0, lua: RECONCILE },
-  pictorSpendSetCap: { numberOfKeys: 1, lua: SET_CAP },
-  pictorSpendResume: { numberOfKeys: 0, lua: RESUME },
-  pictorSpendForget: { numberOfKeys: 4, lua: FORGET },
-} as const;
+  pictorSpendReserve: script<[1] | [0, string, number]>(0, RESERVE),
+  pictorSpendMarkSent: script<number>(0, MARK_SENT),
+  pictorSpendSettle: script<number>(0, SETTLE),
+  pictorSpendRelease: script<number>(0, RELEASE),
+  pictorSpendUsed: script<number>(0, SPENT),
+  pictorSpendReconcile: script<[string[], string[], string]>(0, RECONCILE),
+  pictorSpendSetCap: script<string | null>(1, SET_CAP),
+  pictorSpendResume: script<string[]>(0, RESUME),
+  pictorSpendForget: script<number>(4, FORGET),
+};
+type LedgerClient = Redis & { [Name in keyof typeof SCRIPTS]: (...args: Arg[]) => Promise<Exclude<(typeof SCRIPTS)[Name]['reply'], undefined>> };
 
 /**
- * The QuotaStore shared by every process that uses the same Redis and prefix:
- * each check-and-reserve is one Lua script, so two processes can never both
- * spend the last dollar of a cap. Same rules, order of checks and numbers as
- * the FileQuotaStore. A reservation counts as long as the process that made it
- * keeps its lease (`owner:<id>`); once the lease lapses, the reservation is
- * settled at its estimate if its request was sent, released if not.
- *
- * Scripts name keys they compute from the prefix, so the store needs a single
- * Redis (or a cluster slot per prefix), as the shared limiter does.
+ * The QuotaStore shared by every process that uses the same Redis and prefix: each step of the ledger is one Lua
+ * script (`redis-ledger-scripts.ts`, keys in docs/shared-limits.md), so two processes can never both spend the last
+ * dollar of a cap. Scripts name keys they compute from the prefix, so the store needs a single Redis (or a cluster
+ * slot per prefix), as the shared limiter does.
  */
 export class RedisQuotaStore implements QuotaStore {
   readonly prefix: string;
-  readonly #redis: LedgerClient;
+  readonly #client: LedgerClient;
   readonly #ownsConnection: boolean;
   /** The lease (renewed while this process holds reservations) and its copies of them (put back if Redis loses them). */
   readonly #process: StoreProcess<HeldReservation>;
@@ -120,17 +107,23 @@ export class RedisQuotaStore implements QuotaStore {
 
   constructor(options: RedisQuotaStoreOptions) {
     this.prefix = options.prefix ?? DEFAULT_PREFIX;
-    this.#redis = options.redis as LedgerClient;
+    this.#client = options.redis as LedgerClient;
     this.#ownsConnection = options.ownsConnection ?? false;
     this.#process = new StoreProcess(options, () => this.renewLease());
     for (const [name, definition] of Object.entries(SCRIPTS)) {
-      if (!(name in this.#redis)) this.#redis.defineCommand(name, definition);
+      if (!(name in this.#client)) this.#client.defineCommand(name, definition);
     }
+  }
+
+  /** The connection for every call but a lease's renewal: a closed store refuses. */
+  get #redis(): LedgerClient {
+    if (this.#closed) throw new Error('the quota store is closed');
+    return this.#client;
   }
 
   /** The prefix, and the connection (shared with whoever keeps records beside the ledger: the console's alerts). */
   get storage(): LedgerStorage {
-    return { kind: 'redis', redis: this.#redis, prefix: this.prefix };
+    return { kind: 'redis', redis: this.#client, prefix: this.prefix };
   }
 
   async reserve(input: ReserveInput): Promise<ReserveResult> {
@@ -143,7 +136,6 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async #reserve(input: ReserveInput, dry: boolean): Promise<ReserveResult> {
-    this.#assertOpen();
     const { jobId, userKey, scopeKey, estimateUsd, limits, now } = input;
     const nanos = toNanos('estimateUsd', estimateUsd);
     const cooldownMs = (limits.userCooldownSeconds ?? 0) * 1000;
@@ -190,8 +182,7 @@ export class RedisQuotaStore implements QuotaStore {
     const { from, to } = historyHours(now);
     const cached = this.#history.get(scopeKey);
     if (cached?.to === to) return cached.usd;
-    const fields: string[] = [];
-    for (let hour = from; hour < to; hour++) fields.push(`h${hour}`);
+    const fields = Array.from({ length: to - from }, (_, i) => `h${from + i}`);
     const values = await this.#redis.hmget(this.#key('brk', scopeKey), ...fields);
     const usd = fromNanos(values.reduce((sum, v) => sum + Number(v ?? 0), 0));
     if (this.#history.size > 10_000) this.#history.clear();
@@ -200,7 +191,6 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async markSent(jobId: string): Promise<void> {
-    this.#assertOpen();
     const copy = this.#process.held.get(jobId);
     const found = await this.#redis.pictorSpendMarkSent(...this.#prelude(this.#process.clock()), jobId, ...copyArgs(copy), this.#process.owner, this.#ownerValue, this.#process.leaseMs);
     if (found === 0) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
@@ -209,7 +199,6 @@ export class RedisQuotaStore implements QuotaStore {
 
   async settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
     const nanos = toNanos('actualUsd', actualUsd);
-    this.#assertOpen();
     const now = this.#process.clock();
     const copy = this.#process.held.get(jobId);
     const settled = await this.#redis.pictorSpendSettle(
@@ -226,24 +215,22 @@ export class RedisQuotaStore implements QuotaStore {
     if (settled === 2 && copy) this.#process.lost(jobId, copy, 'settle', fromNanos(nanos));
     if (now - this.#usageTrimmedAt >= HOUR_MS) {
       this.#usageTrimmedAt = now;
-      // Approximate (~) trimming is cheap: Redis drops whole nodes of the stream older than the retention.
-      await this.#redis.xtrim(this.#key('usage'), 'MINID', '~', String(now - this.#process.usageRetentionMs)).catch((error: unknown) => this.#process.onError?.(error));
+      // Approximate (~) trimming is cheap: Redis drops whole nodes of the stream older than the retention. The job is
+      // settled: a store closed meanwhile leaves the trim to whoever is next (the error is reported, not thrown).
+      const minId = String(now - this.#process.usageRetentionMs);
+      await this.#client.xtrim(this.#key('usage'), 'MINID', '~', minId).catch((error: unknown) => this.#process.onError?.(error));
     }
     return settled >= 1;
   }
 
-  /** The usage records of the stream `<prefix>:quota:usage`, oldest first. */
   async usage(query: UsageQuery): Promise<UsageRecord[]> {
-    this.#assertOpen();
     // Stream ids are Redis's clock, records the callers' `now`, and a job counts in the day it was reserved (it may be
     // settled days later, by a reconcile): read from a day's margin before `since` to the end, then filter.
     const from = query.since === undefined ? '-' : String(Math.max(0, query.since - DAY_MS));
     return usageMatching(streamRecords(await this.#redis.xrange(this.#key('usage'), from, '+')), query);
   }
 
-  /** The hash `<prefix>:quota:caps:<scopeKey>`: what chat admins set for that scope. */
   async capOverrides(scopeKey: string): Promise<CapOverrides> {
-    this.#assertOpen();
     const fields = await this.#redis.hgetall(this.#key('caps', scopeKey));
     const overrides: CapOverrides = {};
     for (const cap of OVERRIDABLE_CAPS) {
@@ -255,14 +242,11 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async setCapOverride(scopeKey: string, cap: OverridableCap, usd: number | undefined, changedBy: string, now: number): Promise<{ previousUsd: number | undefined }> {
-    this.#assertOpen();
     const previous = await this.#redis.pictorSpendSetCap(this.#key('caps', scopeKey), cap, capOverrideNanos(cap, usd) ?? '', changedBy, now);
     return { previousUsd: previous === null || previous === undefined ? undefined : fromNanos(Number(previous)) };
   }
 
-  /** Rebuilds the usage stream without the user's prompts (same ids, in one step) and scrubs their open reservations. */
   async forgetPrompts(userKey: string): Promise<void> {
-    this.#assertOpen();
     const usage = this.#key('usage');
     await this.#redis.pictorSpendForget(usage, `${usage}:rewrite`, this.#key('active', userKey), this.#key('usage', 'rewrites'), userKey, `${this.prefix}:quota:res:`);
     this.#process.forgetPrompts(userKey);
@@ -270,38 +254,33 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, deleted as they are taken. */
   async takeLegacy(): Promise<LegacyBotRecords> {
-    this.#assertOpen();
     const taken: LegacyBotRecords = { settings: {}, seen: [] };
-    for (const kind of ['settings', 'seen'] as const) {
-      const head = `${this.prefix}:quota:${kind}:`;
-      for (const key of await this.#scan(`${head}*`)) {
-        const id = key.slice(head.length);
-        if (kind === 'seen') taken.seen.push(id);
-        else taken.settings[id] = Object.fromEntries(Object.entries(await this.#redis.hgetall(key)).flatMap(([name, raw]) => {
-          const entry = ScopeSettingEntrySchema.safeParse(safeJson(raw)).data;
-          return entry ? [[name, entry]] : [];
-        }));
-        await this.#redis.del(key);
-      }
+    for (const scopeKey of await this.#scan('settings')) {
+      const fields = Object.entries(await this.#redis.hgetall(this.#key('settings', scopeKey)));
+      taken.settings[scopeKey] = Object.fromEntries(fields.flatMap(([name, raw]) => {
+        const entry = ScopeSettingEntrySchema.safeParse(safeJson(raw)).data;
+        return entry ? [[name, entry]] : [];
+      }));
+      await this.#redis.del(this.#key('settings', scopeKey));
+    }
+    for (const id of await this.#scan('seen')) {
+      taken.seen.push(id);
+      await this.#redis.del(this.#key('seen', id));
     }
     return taken;
   }
 
-  /** Every hash `<prefix>:quota:caps:<scope key>` (found with SCAN). */
   async allCapOverrides(): Promise<Record<string, CapOverrides>> {
-    this.#assertOpen();
     const all: Record<string, CapOverrides> = {};
-    const head = `${this.prefix}:quota:caps:`;
-    for (const key of await this.#scan(`${head}*`)) {
-      const overrides = await this.capOverrides(key.slice(head.length));
-      if (Object.keys(overrides).length > 0) all[key.slice(head.length)] = overrides;
+    for (const scopeKey of await this.#scan('caps')) {
+      const overrides = await this.capOverrides(scopeKey);
+      if (Object.keys(overrides).length > 0) all[scopeKey] = overrides;
     }
     return all;
   }
 
   /** The members of `active:account` (every reservation counts for the account) and their hashes, in one round trip. */
   async activeJobs(): Promise<ActiveJob[]> {
-    this.#assertOpen();
     const jobIds = await this.#redis.zrange(this.#key('active', ACCOUNT_KEY), 0, -1);
     if (jobIds.length === 0) return [];
     const pipeline = this.#redis.pipeline();
@@ -320,44 +299,34 @@ export class RedisQuotaStore implements QuotaStore {
 
   /**
    * The stream entries after the cursor's id (`(id` excludes it); the cursor is `<rewrites>/<stream id>`. A stream
-   * made anew (its last id below the cursor), or rewritten since (a member's prompts erased: `forgetPrompts`), is read
-   * again whole.
+   * made anew (no entry at or after the cursor's id), or rewritten since (a member's prompts erased: `forgetPrompts`),
+   * is read again whole.
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
-    this.#assertOpen();
     const key = this.#key('usage');
     const rewrites = (await this.#redis.get(this.#key('usage', 'rewrites'))) ?? '0';
-    const slash = cursor?.indexOf('/') ?? -1;
-    const [cursorRewrites, streamCursor] = cursor === undefined ? [rewrites, undefined] : [cursor.slice(0, Math.max(0, slash)), cursor.slice(slash + 1)];
+    const [cursorRewrites, streamCursor = '0-0'] = cursor?.split('/') ?? [rewrites];
     let reset = cursorRewrites !== rewrites;
-    let from = reset || streamCursor === undefined || streamCursor === '0-0' ? '-' : `(${streamCursor}`;
-    if (!reset && streamCursor !== undefined && streamCursor !== '0-0') {
-      const [last] = await this.#redis.xrevrange(key, '+', '-', 'COUNT', 1);
-      if (!last || compareStreamIds(last[0], streamCursor) < 0) {
-        reset = true;
-        from = '-';
-      }
+    if (!reset && streamCursor !== '0-0') {
+      reset = (await this.#redis.xrange(key, streamCursor, '+', 'COUNT', 1)).length === 0;
     }
-    const entries = await this.#redis.xrange(key, from, '+');
-    const records = streamRecords(entries);
-    const next = entries.length > 0 ? entries[entries.length - 1]![0] : reset ? '0-0' : (streamCursor ?? '0-0');
-    return { records, cursor: `${rewrites}/${next}`, reset };
+    const entries = await this.#redis.xrange(key, reset || streamCursor === '0-0' ? '-' : `(${streamCursor}`, '+');
+    const next = entries.at(-1)?.[0] ?? (reset ? '0-0' : streamCursor);
+    return { records: streamRecords(entries), cursor: `${rewrites}/${next}`, reset };
   }
 
-  /** The hash `<prefix>:quota:refusals:<day>`: code → count, kept 92 days. */
   async countRefusals(counts: Readonly<Record<string, number>>, now: number): Promise<void> {
-    this.#assertOpen();
+    const redis = this.#redis;
     const entries = Object.entries(counts).filter(([, n]) => n > 0);
     if (entries.length === 0) return;
     const key = this.#key('refusals', utcDay(now));
-    const transaction = this.#redis.multi();
+    const transaction = redis.multi();
     for (const [code, n] of entries) transaction.hincrby(key, code, n);
     transaction.pexpire(key, REFUSAL_KEEP_DAYS * DAY_MS);
     await transaction.exec();
   }
 
   async refusals(sinceDay: string): Promise<RefusalCounts> {
-    this.#assertOpen();
     const days: string[] = [];
     const today = utcDay(this.#process.clock());
     for (let t = Date.parse(`${sinceDay}T00:00:00Z`); utcDay(t) <= today && days.length <= REFUSAL_KEEP_DAYS; t += DAY_MS) days.push(utcDay(t));
@@ -372,58 +341,49 @@ export class RedisQuotaStore implements QuotaStore {
     return counts;
   }
 
-  /** The scopes of the set `<prefix>:quota:brk-scopes`, each with its hash `brk-state:<scope>`. */
   async breakerStates(): Promise<Record<string, BreakerState>> {
-    this.#assertOpen();
     const scopes = await this.#redis.smembers(this.#key('brk-scopes'));
     const states: Record<string, BreakerState> = {};
     for (const scopeKey of scopes) {
-      const fields = await this.#redis.hgetall(this.#key('brk-state', scopeKey));
-      const state = breakerStateOf(fields.pausedAt, fields.pausedNanos, fields.limitNanos, fields.resumedAt, fields.resumedBy);
+      const state = breakerStateOf(await this.#redis.hmget(this.#key('brk-state', scopeKey), ...BREAKER_FIELDS));
       if (state.pausedAt !== undefined || state.resumedAt !== undefined) states[scopeKey] = state;
     }
     return states;
   }
 
   async resumeScope(scopeKey: string, by: string, now: number): Promise<BreakerState | undefined> {
-    this.#assertOpen();
     const before = await this.#redis.pictorSpendResume(...this.#prelude(now), scopeKey, by);
-    if (before.length === 0) return undefined;
-    return breakerStateOf(before[0], before[1], before[2], before[3] || undefined, before[4] || undefined);
+    return before.length === 0 ? undefined : breakerStateOf(before);
   }
 
-  /** The keys matching `pattern`, each once (SCAN may repeat one). */
-  async #scan(pattern: string): Promise<string[]> {
-    const keys = new Set<string>();
-    for await (const found of this.#redis.scanStream({ match: pattern, count: 500 })) for (const key of found as string[]) keys.add(key);
-    return [...keys];
+  /** The `<id>` of every key `<prefix>:quota:<parts>:<id>`, each once (SCAN may repeat one). */
+  async #scan(...parts: string[]): Promise<string[]> {
+    const head = `${this.#key(...parts)}:`;
+    const ids = new Set<string>();
+    for await (const keys of this.#redis.scanStream({ match: `${head}*`, count: 500 })) {
+      for (const key of keys as string[]) ids.add(key.slice(head.length));
+    }
+    return [...ids];
   }
 
   async release(jobId: string): Promise<void> {
-    this.#assertOpen();
     await this.#redis.pictorSpendRelease(...this.#prelude(this.#process.clock()), jobId);
     this.#process.held.delete(jobId);
   }
 
   async spentToday(key: string, now: number): Promise<number> {
-    this.#assertOpen();
     return fromNanos(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 3, periodKey('day', now)));
   }
 
   async spentThisMonth(key: string, now: number): Promise<number> {
-    this.#assertOpen();
     return fromNanos(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 4, periodKey('month', now)));
   }
 
-  /**
-   * Ends the reservations of dead processes. A process of this machine whose
-   * pid is gone (killed, crashed) is dead at once; others when their lease lapses.
-   */
+  /** A process of this machine whose pid is gone (killed, crashed) is dead at once: its lease is deleted before the script runs. */
   async reconcile(now: number): Promise<ReconcileReport> {
-    this.#assertOpen();
-    const head = `${this.prefix}:quota:owner:${THIS_HOST}:`;
-    for (const key of await this.#scan(`${head}*`)) {
-      if (!key.endsWith(this.#process.owner) && !isProcessAlive(Number(key.slice(head.length).split(':')[0]))) await this.#redis.del(key);
+    for (const id of await this.#scan('owner', THIS_HOST)) {
+      const owner = `${THIS_HOST}:${id}`;
+      if (owner !== this.#process.owner && !isProcessAlive(Number(id.split(':')[0]))) await this.#redis.del(this.#key('owner', owner));
     }
     const [released, settledAtEstimate, nanos] = await this.#redis.pictorSpendReconcile(...this.#prelude(now));
     return { released, settledAtEstimate, chargedUsd: fromNanos(Number(nanos)) };
@@ -435,38 +395,26 @@ export class RedisQuotaStore implements QuotaStore {
     this.#closed = true;
     this.#process.stop();
     this.#process.held.clear();
-    if (this.#ownsConnection) await closeRedis(this.#redis);
+    if (this.#ownsConnection) await closeRedis(this.#client);
   }
 
   /** Renews the lease now (the timer does it every third of `leaseMs`). */
   async renewLease(): Promise<void> {
-    await this.#redis.set(this.#key('owner', this.#process.owner), this.#ownerValue, 'PX', this.#process.leaseMs);
+    await this.#client.set(this.#key('owner', this.#process.owner), this.#ownerValue, 'PX', this.#process.leaseMs);
   }
 
   #prelude(now: number): Arg[] {
     return [`${this.prefix}:quota:`, this.#process.keepDays * DAY_MS, now];
   }
 
-  /** `<prefix>:quota:<parts>`; `usage:rewrites` counts the usage stream's rewrites (`forgetPrompts`), part of `usageSince`'s cursor. */
+  /** `<prefix>:quota:<parts>`: the keys of the table in docs/shared-limits.md. */
   #key(...parts: string[]): string {
     return [this.prefix, 'quota', ...parts].join(':');
   }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new Error('the quota store is closed');
-  }
 }
 
-/** What this process keeps of a reservation it made (see `StoreProcess.held`). */
-interface HeldReservation {
-  userKey: string;
-  scopeKey: string;
-  nanos: number;
-  day: string;
-  month: string;
-  job: JobDetails | undefined;
-  at: number;
-}
+/** What this process keeps of a reservation it made (see `StoreProcess.held`): the ledger document's, its amount in nanos. */
+type HeldReservation = Omit<Reservation, 'usd' | 'owner' | 'sent'> & { nanos: number };
 
 /** The copy as the scripts take it (userKey, scopeKey, day, month, nanos, job, at), or as many '' without one. */
 function copyArgs(copy: HeldReservation | undefined): Arg[] {
@@ -474,21 +422,11 @@ function copyArgs(copy: HeldReservation | undefined): Arg[] {
   return [copy.userKey, copy.scopeKey, copy.day, copy.month, copy.nanos, copy.job ? JSON.stringify(copy.job) : '', copy.at];
 }
 
-/** Orders two stream ids (`<ms>-<seq>`). */
-function compareStreamIds(a: string, b: string): number {
-  const [am = 0, as = 0] = a.split('-').map(Number);
-  const [bm = 0, bs = 0] = b.split('-').map(Number);
-  return am - bm || as - bs;
-}
+/** The fields of a scope's hash `brk-state:<scope>`, in the order the resume script answers them too. */
+const BREAKER_FIELDS = ['pausedAt', 'pausedNanos', 'limitNanos', 'resumedAt', 'resumedBy'] as const;
 
-/** The breaker's state from its stored fields (nanos for amounts). */
-function breakerStateOf(
-  pausedAt: string | null | undefined,
-  pausedNanos: string | null | undefined,
-  limitNanos: string | null | undefined,
-  resumedAt: string | null | undefined,
-  resumedBy: string | null | undefined,
-): BreakerState {
+/** The breaker's state from its stored fields, in `BREAKER_FIELDS`' order (nanos for amounts; '' or null: none). */
+function breakerStateOf([pausedAt, pausedNanos, limitNanos, resumedAt, resumedBy]: (string | null)[]): BreakerState {
   return {
     ...(pausedAt && { pausedAt: Number(pausedAt), pausedUsd: fromNanos(Number(pausedNanos ?? 0)), limitUsd: fromNanos(Number(limitNanos ?? 0)) }),
     ...(resumedAt && { resumedAt: Number(resumedAt), resumedBy: resumedBy ?? '' }),

@@ -1,4 +1,4 @@
-import { stat, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, stat, readFile, writeFile } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { effectiveLimits, FileQuotaStore, RedisQuotaStore, type QuotaStore } from '../../src/internal.js';
@@ -98,6 +98,15 @@ describe('FileQuotaStore: caps chat admins set', () => {
     const store = fileStore(await newDir());
     await writeFile(store.capOverridesPath, '{"version":1,"scopes":');
     await expect(store.capOverrides('discord:g1')).rejects.toThrow(store.capOverridesPath);
+  });
+
+  it('fails with an error naming a file it cannot read (a folder in its place) rather than taking it for none set', async () => {
+    const store = fileStore(await newDir());
+    await mkdir(store.capOverridesPath);
+    await expect(store.capOverrides('discord:g1')).rejects.toMatchObject({
+      code: 'ledger_unreadable',
+      message: expect.stringContaining(`${store.capOverridesPath} cannot be read (the chat admins' caps)`),
+    });
   });
 });
 

@@ -1,4 +1,4 @@
-import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileQuotaStore, type FileQuotaStoreOptions, type SpendLimits } from '../../src/internal.js';
@@ -160,6 +160,29 @@ describe('FileQuotaStore', () => {
     await writeFile(join(dir, 'quota-ledger.json'), '{"version": 1, "spent": ');
     const store = storeAt(dir);
     await expect(store.spentToday('discord:u1', NOON)).rejects.toMatchObject({ code: 'ledger_unreadable', message: expect.stringMatching(/quota-ledger\.json is not JSON/) });
+  });
+
+  it.each([
+    ['empty', '  \n', /quota-ledger\.json is empty/],
+    ['of an unknown shape', '{"version": 9}', /quota-ledger\.json is not a spend ledger \(unknown shape\)/],
+  ])('refuses a ledger that is %s, naming the file', async (_what, text, message) => {
+    const dir = await newDir();
+    await writeFile(join(dir, 'quota-ledger.json'), text);
+    const refusal = { code: 'ledger_unreadable', message: expect.stringMatching(message) };
+    await expect(storeAt(dir).spentToday('discord:u1', NOON)).rejects.toMatchObject(refusal);
+  });
+
+  it('refuses a ledger that went missing while its backup copy is beside it, rather than counting from zero', async () => {
+    const dir = await newDir();
+    const first = storeAt(dir);
+    await reserve(first, 0.1, {});
+    await reserve(first, 0.1, {});
+    await first.close();
+    await rm(first.path);
+    await expect(storeAt(dir).spentToday('discord:u1', NOON)).rejects.toMatchObject({
+      code: 'ledger_unreadable',
+      message: expect.stringMatching(/quota-ledger\.json is missing although a backup exists/),
+    });
   });
 
   it('refuses the same job id twice', async () => {

@@ -475,6 +475,20 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(await s.usageSince(again.cursor)).toMatchObject({ records: [], reset: false });
   });
 
+  it('tells a reader to read again from the start once the records after its cursor are gone (the storage lost them)', async () => {
+    const group = `t-${Math.random()}`;
+    const s = await open(group);
+    expect(await s.reserve(ask('a', 0.2, {}))).toEqual({ ok: true });
+    await s.markSent('a');
+    await s.settle('a', 0.1);
+    const read = await s.usageSince(undefined);
+    expect(read.records.map((r) => r.jobId)).toEqual(['a']);
+    await maker.wipe(group);
+    const again = await s.usageSince(read.cursor);
+    expect(again).toMatchObject({ records: [], reset: true });
+    expect(await s.usageSince(again.cursor)).toMatchObject({ records: [], reset: false });
+  });
+
   it('counts refusals per day and code, for every store on the same storage', async () => {
     const s = await open();
     await s.countRefusals({ budget_user_daily: 2, queue_full: 1 }, D);
@@ -495,6 +509,33 @@ describe.each(kinds)('the %s quota store', (kind) => {
     });
   });
 
+  it('refuses every call once closed, saying so', async () => {
+    const s = await open();
+    await s.close();
+    const calls: [string, () => Promise<unknown>][] = [
+      ['reserve', () => s.reserve(ask('late', 0.1, {}))],
+      ['check', () => s.check(ask('late', 0.1, {}))],
+      ['markSent', () => s.markSent('late')],
+      ['settle', () => s.settle('late', 0.1)],
+      ['release', () => s.release('late')],
+      ['spentToday', () => s.spentToday('discord:alice', D)],
+      ['spentThisMonth', () => s.spentThisMonth('discord:alice', D)],
+      ['reconcile', () => s.reconcile(D)],
+      ['usage', () => s.usage({})],
+      ['capOverrides', () => s.capOverrides('discord:guild')],
+      ['setCapOverride', () => s.setCapOverride('discord:guild', 'userDailyUsd', 1, 'discord:admin', D)],
+      ['forgetPrompts', () => s.forgetPrompts('discord:alice')],
+      ['takeLegacy', () => s.takeLegacy()],
+      ['activeJobs', () => s.activeJobs()],
+      ['usageSince', () => s.usageSince(undefined)],
+      ['countRefusals', () => s.countRefusals({ queue_full: 1 }, D)],
+      ['countRefusals of none', () => s.countRefusals({}, D)],
+      ['refusals', () => s.refusals(dayOf(D))],
+      ['breakerStates', () => s.breakerStates()],
+      ['resumeScope', () => s.resumeScope('discord:guild', 'discord:admin', D)],
+    ];
+    for (const [name, call] of calls) await expect(call(), name).rejects.toThrow('the quota store is closed');
+  });
 });
 
 function firstOfNextMonth(at: number): number {
