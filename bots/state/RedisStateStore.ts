@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
-import { withTimeout, type RedisLink } from 'pictor/internal';
+import { renewEveryThird, withTimeout, type RedisLink } from 'pictor/internal';
 import { checkKey, checkSpace, decodeValue, encodeValue, MAX_NOTICE_BYTES, newOwnerId, refuseBytes, STATE_KEY_PATTERN, UNREADABLE, UPDATE_ATTEMPTS } from './StateStore.js';
 import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore, UpdateCurrent, UpdateOptions } from './StateStore.js';
 
@@ -100,7 +100,7 @@ export class RedisStateStore implements StateStore {
   readonly #redis: StateClient;
   readonly #prefix: string;
   readonly #logger: LoggerLike | undefined;
-  #renewTimer: NodeJS.Timeout | undefined;
+  #stopRenewing: (() => void) | undefined;
   #closed = false;
   #listening: Promise<void> | undefined;
   readonly #noticeHandlers = new Map<string, (key: string, notice: Notice) => void>();
@@ -120,16 +120,11 @@ export class RedisStateStore implements StateStore {
   static async open(options: RedisStateStoreOptions): Promise<RedisStateStore> {
     const store = new RedisStateStore(options);
     await store.#renew();
-    let renewing = false;
-    store.#renewTimer = setInterval(() => {
-      if (renewing) return;
-      renewing = true;
-      store
-        .#renew()
-        .catch((error: unknown) => store.#logger?.warn({ err: error }, 'could not renew this process’s lease on its running jobs'))
-        .finally(() => (renewing = false));
-    }, Math.max(50, Math.floor(store.leaseMs / 3)));
-    store.#renewTimer.unref();
+    store.#stopRenewing = renewEveryThird(
+      store.leaseMs,
+      () => store.#renew(),
+      (error) => store.#logger?.warn({ err: error }, 'could not renew this process’s lease on its running jobs'),
+    );
     return store;
   }
 
@@ -165,7 +160,7 @@ export class RedisStateStore implements StateStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    clearInterval(this.#renewTimer);
+    this.#stopRenewing?.();
     // Redis may be the one that went away: then the lease simply lapses.
     if (this.#listening) await withTimeout(this.#link.unsubscribe(this.noticeChannel(this.owner)), CLOSE_WAIT_MS, 'not unsubscribed').catch(() => undefined);
     await withTimeout(this.#redis.del(this.leaseKey(this.owner)), CLOSE_WAIT_MS, 'lease not given back').catch(() => undefined);
