@@ -1,7 +1,7 @@
 import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomically } from 'pictor/internal';
-import { checkKey, checkSpace, decodeValue, encodeValue, newOwnerId, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore, type UpdateCurrent, type UpdateOptions } from './StateStore.js';
+import { safeJson, writeFileAtomically } from 'pictor/internal';
+import { checkKey, checkSpace, encodeValue, newOwnerId, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore, type UpdateCurrent, type UpdateOptions } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
@@ -164,7 +164,7 @@ class FileSpace<T> implements Space<T> {
     }
     const text = await readFile(this.#path(key), 'utf8').catch(missingOrUnreadable);
     if (text === undefined || text === UNREADABLE) return text;
-    const parsed = decodeValue<unknown>(text);
+    const parsed = safeJson(text);
     if (parsed === undefined) return UNREADABLE;
     if (typeof parsed === 'object' && parsed !== null && (parsed as Partial<Envelope>).pictorState === 1) return parsed as Envelope;
     // A file from before holders: the bare record.
@@ -215,7 +215,7 @@ class FileSpace<T> implements Space<T> {
       const envelope = checked === UNREADABLE ? undefined : checked;
       const before = (checked === UNREADABLE && options?.unreadable ? UNREADABLE : envelope?.value) as UpdateCurrent<T, O>;
       // `change` gets a copy of its own (it may keep or change it).
-      const after = change(before === UNREADABLE ? before : (decodeValue<T>(JSON.stringify(before)) as UpdateCurrent<T, O>));
+      const after = change(before === UNREADABLE ? before : (safeJson<T>(JSON.stringify(before)) as UpdateCurrent<T, O>));
       if (after === undefined) await this.#remove(key);
       else await this.#write(key, encodeValue(this.definition, after), options?.hold, envelope);
       return { before, after };

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
-import { renewEveryThird, withTimeout, type RedisLink } from 'pictor/internal';
-import { checkKey, checkSpace, decodeValue, encodeValue, MAX_NOTICE_BYTES, newOwnerId, refuseBytes, STATE_KEY_PATTERN, UNREADABLE, UPDATE_ATTEMPTS } from './StateStore.js';
+import { renewEveryThird, safeJson, withTimeout, type RedisLink } from 'pictor/internal';
+import { checkKey, checkSpace, encodeValue, MAX_NOTICE_BYTES, newOwnerId, refuseBytes, STATE_KEY_PATTERN, UNREADABLE, UPDATE_ATTEMPTS } from './StateStore.js';
 import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore, UpdateCurrent, UpdateOptions } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
@@ -150,7 +150,7 @@ export class RedisStateStore implements StateStore {
     this.#noticeHandlers.set(space, handler);
     this.#listening ??= this.#link.subscribe(this.noticeChannel(this.owner), (text) => {
       if (text.length > MAX_NOTICE_BYTES) return;
-      const { space: to, key, notice } = decodeValue<{ space?: unknown; key?: unknown; notice?: unknown }>(text) ?? {};
+      const { space: to, key, notice } = safeJson<{ space?: unknown; key?: unknown; notice?: unknown }>(text) ?? {};
       const route = typeof to === 'string' ? this.#noticeHandlers.get(to) : undefined;
       if (route && typeof key === 'string' && STATE_KEY_PATTERN.test(key) && typeof notice === 'object' && notice !== null) route(key, notice as Notice);
     });
@@ -198,7 +198,7 @@ class RedisSpace<T> implements Space<T> {
 
   #decode(raw: string | Buffer | null | undefined): T | undefined {
     if (raw === null || raw === undefined) return undefined;
-    return (this.definition.binary ? raw : decodeValue<T>(raw as string)) as T | undefined;
+    return (this.definition.binary ? raw : safeJson<T>(raw as string)) as T | undefined;
   }
 
   async get(key: string): Promise<T | undefined> {

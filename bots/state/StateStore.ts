@@ -152,15 +152,6 @@ export function refuseBytes(definition: SpaceDefinition, what: string): void {
   if (definition.binary) throw new TypeError(`the ${definition.name} space keeps bytes: no ${what} there`);
 }
 
-export function decodeValue<T>(text: string | null | undefined): T | undefined {
-  if (text === null || text === undefined) return undefined;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return undefined;
-  }
-}
-
 /** A process id no other process (here or on another host, now or later) has: host, pid and a random part. */
 export function newOwnerId(): string {
   const host = hostname().replace(/[^A-Za-z0-9.-]/g, '').slice(0, 40) || 'host';
