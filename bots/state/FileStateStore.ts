@@ -1,7 +1,7 @@
 import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { safeJson, writeFileAtomically } from 'pictor/internal';
-import { checkKey, checkSpace, encodeValue, newOwnerId, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore, type UpdateCurrent, type UpdateOptions } from './StateStore.js';
+import { checkKey, checkSpace, encodeValue, newOwnerId, readable, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore, type UpdateCurrent, type UpdateOptions } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
@@ -144,16 +144,11 @@ class FileSpace<T> implements Space<T> {
     return join(this.dir, `${key}${this.#extension}`);
   }
 
-  async #read(key: string): Promise<Envelope | undefined> {
-    const envelope = await this.#readChecked(key);
-    return envelope === UNREADABLE ? undefined : envelope;
-  }
-
   /**
    * The record's envelope; `UNREADABLE` when its file is there and cannot be read: its text is not JSON, or reading it
    * fails for any reason but its absence (permissions changed by a redeploy, a disk error, a folder in its place).
    */
-  async #readChecked(key: string): Promise<Envelope | typeof UNREADABLE | undefined> {
+  async #read(key: string): Promise<Envelope | typeof UNREADABLE | undefined> {
     if (!STATE_KEY_PATTERN.test(key)) return undefined;
     await this.#open();
     const at = this.#index.get(key)?.at;
@@ -186,13 +181,12 @@ class FileSpace<T> implements Space<T> {
   }
 
   async get(key: string): Promise<T | undefined> {
-    this.#assertOpen();
-    return (await this.#read(key))?.value as T | undefined;
+    return readable(await this.read(key));
   }
 
   async read(key: string): Promise<T | typeof UNREADABLE | undefined> {
     this.#assertOpen();
-    const envelope = await this.#readChecked(key);
+    const envelope = await this.#read(key);
     return envelope === UNREADABLE ? UNREADABLE : (envelope?.value as T | undefined);
   }
 
@@ -201,7 +195,7 @@ class FileSpace<T> implements Space<T> {
     checkKey(key);
     const encoded = encodeValue(this.definition, value);
     await this.#serial(key, async () => {
-      const current = options.hold === undefined && !this.definition.binary ? await this.#read(key) : undefined;
+      const current = options.hold === undefined && !this.definition.binary ? readable(await this.#read(key)) : undefined;
       await this.#write(key, encoded, options.hold, current);
     });
   }
@@ -211,11 +205,11 @@ class FileSpace<T> implements Space<T> {
     refuseBytes(this.definition, 'update');
     checkKey(key);
     return this.#serial(key, async () => {
-      const checked = await this.#readChecked(key);
-      const envelope = checked === UNREADABLE ? undefined : checked;
+      const checked = await this.#read(key);
+      const envelope = readable(checked);
       const before = (checked === UNREADABLE && options?.unreadable ? UNREADABLE : envelope?.value) as UpdateCurrent<T, O>;
       // `change` gets a copy of its own (it may keep or change it).
-      const after = change(before === UNREADABLE ? before : (safeJson<T>(JSON.stringify(before)) as UpdateCurrent<T, O>));
+      const after = change(before === UNREADABLE ? before : structuredClone(before));
       if (after === undefined) await this.#remove(key);
       else await this.#write(key, encodeValue(this.definition, after), options?.hold, envelope);
       return { before, after };
@@ -247,7 +241,7 @@ class FileSpace<T> implements Space<T> {
     for (const key of [...this.#index.keys()]) {
       this.#assertOpen();
       const taken = await this.#serial(key, async () => {
-        const envelope = await this.#read(key);
+        const envelope = readable(await this.#read(key));
         // One process per data folder: any other holder is gone.
         if (!envelope?.holder || envelope.holder === this.owner) return undefined;
         await this.#write(key, JSON.stringify(envelope.value), true);
@@ -268,7 +262,7 @@ class FileSpace<T> implements Space<T> {
     refuseBytes(this.definition, 'claimOnce');
     if (!STATE_KEY_PATTERN.test(key)) return false;
     return this.#serial(key, async () => {
-      if ((await this.#read(key)) !== undefined) return false;
+      if (readable(await this.#read(key)) !== undefined) return false;
       await this.#write(key, '1', false);
       return true;
     });

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { renewEveryThird, safeJson, withTimeout, type RedisLink } from 'pictor/internal';
-import { checkKey, checkSpace, encodeValue, MAX_NOTICE_BYTES, newOwnerId, refuseBytes, STATE_KEY_PATTERN, UNREADABLE, UPDATE_ATTEMPTS } from './StateStore.js';
+import { checkKey, checkSpace, encodeValue, MAX_NOTICE_BYTES, newOwnerId, readable, refuseBytes, STATE_KEY_PATTERN, UNREADABLE, UPDATE_ATTEMPTS } from './StateStore.js';
 import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore, UpdateCurrent, UpdateOptions } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
@@ -196,24 +196,19 @@ class RedisSpace<T> implements Space<T> {
     return this.definition.binary ? this.redis.getBuffer(this.#record(key)) : this.redis.get(this.#record(key));
   }
 
-  #decode(raw: string | Buffer | null | undefined): T | undefined {
+  /** The value kept as `raw`; `UNREADABLE` when there is one and it does not decode (damaged). */
+  #decode(raw: string | Buffer | null | undefined): T | typeof UNREADABLE | undefined {
     if (raw === null || raw === undefined) return undefined;
-    return (this.definition.binary ? raw : safeJson<T>(raw as string)) as T | undefined;
+    const value = this.definition.binary ? raw : safeJson<T>(raw as string);
+    return value === undefined ? UNREADABLE : (value as T);
   }
 
   async get(key: string): Promise<T | undefined> {
-    return STATE_KEY_PATTERN.test(key) ? this.#decode(await this.#raw(key)) : undefined;
+    return readable(await this.read(key));
   }
 
   async read(key: string): Promise<T | typeof UNREADABLE | undefined> {
-    if (!STATE_KEY_PATTERN.test(key)) return undefined;
-    return this.#checked(await this.#raw(key));
-  }
-
-  /** The value kept as `raw`; `UNREADABLE` when there is one and it does not decode (damaged). */
-  #checked(raw: string | Buffer | null): T | typeof UNREADABLE | undefined {
-    const value = this.#decode(raw);
-    return value === undefined && raw !== null ? UNREADABLE : value;
+    return STATE_KEY_PATTERN.test(key) ? this.#decode(await this.#raw(key)) : undefined;
   }
 
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
@@ -227,7 +222,7 @@ class RedisSpace<T> implements Space<T> {
     checkKey(key);
     for (let attempt = 1; ; attempt++) {
       const text = (await this.#raw(key)) as string | null;
-      const current = () => (options?.unreadable ? this.#checked(text) : this.#decode(text)) as UpdateCurrent<T, O>;
+      const current = () => (options?.unreadable ? this.#decode(text) : readable(this.#decode(text))) as UpdateCurrent<T, O>;
       const after = change(current());
       // Written only if nobody else wrote the record since it was read; else read again and change that.
       if (await this.#put(key, after === undefined ? '' : encodeValue(this.definition, after), options?.hold, text === null ? 'n' : `v:${text}`)) return { before: current(), after };
@@ -248,7 +243,7 @@ class RedisSpace<T> implements Space<T> {
       const records = keys.map((k) => this.#record(k));
       const values: (string | Buffer | null)[] = !keys.length ? [] : this.definition.binary ? await this.redis.mgetBuffer(...records) : await this.redis.mget(...records);
       for (const [i, key] of keys.entries()) {
-        const value = this.#decode(values[i]);
+        const value = readable(this.#decode(values[i]));
         if (value !== undefined) yield { key, value };
       }
     }

@@ -152,6 +152,11 @@ export function refuseBytes(definition: SpaceDefinition, what: string): void {
   if (definition.binary) throw new TypeError(`the ${definition.name} space keeps bytes: no ${what} there`);
 }
 
+/** What `get` answers for what `read` found: a record that cannot be read counts as none. */
+export function readable<T>(found: T | typeof UNREADABLE): T | undefined {
+  return found === UNREADABLE ? undefined : found;
+}
+
 /** A process id no other process (here or on another host, now or later) has: host, pid and a random part. */
 export function newOwnerId(): string {
   const host = hostname().replace(/[^A-Za-z0-9.-]/g, '').slice(0, 40) || 'host';
