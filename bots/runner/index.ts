@@ -102,11 +102,10 @@ export { describeHowToChange, describeMemberDefaults, describeOwnDefaults, type 
 export { CLEAR_VALUE, LIST_VERB, SETTING_WORDS, settingHint, settingOfWord, parseSettingValue, onOffOf, type SettingWord } from './setting-words.js';
 export {
   JobHistory,
-  stateHistory,
   HISTORY_LIMITS,
   DEFAULT_HISTORY_RETENTION_DAYS,
   type HistoryEntry,
-  type JobHistoryStore,
+  type JobHistoryState,
   type JobHistoryOptions,
 } from './job-history.js';
 export {

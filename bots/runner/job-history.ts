@@ -32,19 +32,11 @@ export type HistoryEntry = z.output<typeof HistoryEntrySchema>;
 /** Jobs kept per member, jobs kept per server/workspace for its admins, and what a member is shown. */
 export const HISTORY_LIMITS = { perUser: HISTORY_BOUNDS.perMember, perScope: HISTORY_BOUNDS.perScope, shown: 10 } as const;
 
-/** Where the history lives (the bots' state: `stateHistory`). Storage only: retention and who sees what are `JobHistory`'s. */
-export interface JobHistoryStore {
-  add(userKey: string, entry: HistoryEntry, keepMs: number, now: number): Promise<void>;
-  /** A member's entries, newest first. */
-  ofUser(userKey: string): Promise<HistoryEntry[]>;
-  /** A server's/workspace's entries, newest first. */
-  ofScope(scopeKey: string): Promise<HistoryEntry[]>;
-  /** Erases every entry of a member (and, from the bots' state, their prompts everywhere else); answers how many entries there were. */
-  forget(userKey: string): Promise<number>;
-}
+/** Where the history lives: the bots' state, whose `forget` erases a member's prompts everywhere (their history among them). */
+export type JobHistoryState = Pick<BotState, 'store' | 'spaces' | 'forget'>;
 
 export interface JobHistoryOptions {
-  store: JobHistoryStore;
+  state: JobHistoryState;
   /** Days a job is kept (`PICTOR_HISTORY_RETENTION_DAYS`). Default 30. */
   retentionDays?: number | undefined;
   logger?: LoggerLike | undefined;
@@ -58,7 +50,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The members' job history: recorded by the surfaces when a job ends, shown privately, erased on request. */
 export class JobHistory {
-  readonly #store: JobHistoryStore;
+  readonly #state: JobHistoryState;
   readonly #keepMs: number;
   readonly #logger: LoggerLike | undefined;
   readonly #now: () => number;
@@ -67,7 +59,7 @@ export class JobHistory {
   readonly #pending = new Set<Promise<void>>();
 
   constructor(options: JobHistoryOptions) {
-    this.#store = options.store;
+    this.#state = options.state;
     this.#keepMs = (options.retentionDays ?? DEFAULT_HISTORY_RETENTION_DAYS) * DAY_MS;
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
@@ -111,7 +103,7 @@ export class JobHistory {
   async record(requester: Requester, entry: Omit<HistoryEntry, 'scopeKey' | 'userId' | 'channelId' | 'at'>): Promise<void> {
     const full: HistoryEntry = { ...entry, scopeKey: scopeKeyOf(requester), userId: requester.userId, channelId: requester.channelId, at: this.#now() };
     try {
-      await this.#store.add(userKeyOf(requester), HistoryEntrySchema.parse(full), this.#keepMs, this.#now());
+      await keepInHistory(this.#state, userKeyOf(requester), [HistoryEntrySchema.parse(full)], this.#keepMs, this.#now());
     } catch (error) {
       this.#logger?.warn({ err: error, key: entry.key }, 'could not keep a job in the history');
     }
@@ -119,13 +111,13 @@ export class JobHistory {
 
   /** The member's last jobs (at most 10), newest first. */
   async mine(requester: Requester): Promise<HistoryEntry[]> {
-    return this.#fresh(await this.#store.ofUser(userKeyOf(requester))).slice(0, HISTORY_LIMITS.shown);
+    return this.#fresh(await historyOf(this.#state, userKeyOf(requester))).slice(0, HISTORY_LIMITS.shown);
   }
 
   /** An admin's view: the server's/workspace's last jobs, without the private ones (only their members see them); undefined for anyone else. */
   async ofScope(requester: Requester): Promise<HistoryEntry[] | undefined> {
     if (!requester.isAdmin) return undefined;
-    return this.#fresh(await this.#store.ofScope(scopeKeyOf(requester)))
+    return this.#fresh(await historyOfScope(this.#state, scopeKeyOf(requester)))
       .filter((entry) => entry.private !== true)
       .slice(0, HISTORY_LIMITS.shown * 2);
   }
@@ -146,24 +138,14 @@ export class JobHistory {
       this.#logger?.warn({ userKey, code: (error as { code?: unknown }).code }, 'could not erase a member’s prompts from the audit posts');
       return 0;
     });
-    const entries = await this.#store.forget(userKey);
+    const entries = await this.#state.forget(userKey);
     this.#logger?.info({ userKey, count: entries, auditPosts }, 'a member erased their history');
     return { entries, auditPosts };
   }
 
-  #fresh(entries: HistoryEntry[]): HistoryEntry[] {
+  /** The entries that are well formed and within the retention. */
+  #fresh(entries: readonly unknown[]): HistoryEntry[] {
     const since = this.#now() - this.#keepMs;
-    return entries.filter((e) => e.at >= since);
+    return entries.flatMap((e) => HistoryEntrySchema.safeParse(e).data ?? []).filter((e) => e.at >= since);
   }
-}
-
-/** The history in the bots' state; `forget` is the state's, which erases a member's prompts everywhere. */
-export function stateHistory(state: BotState): JobHistoryStore {
-  const read = (entries: unknown[]) => entries.flatMap((e) => HistoryEntrySchema.safeParse(e).data ?? []);
-  return {
-    add: (userKey, entry, keepMs, now) => keepInHistory(state, userKey, [entry], keepMs, now),
-    ofUser: async (userKey) => read(await historyOf(state, userKey)),
-    ofScope: async (scopeKey) => read(await historyOfScope(state, scopeKey)),
-    forget: (userKey) => state.forget(userKey),
-  };
 }

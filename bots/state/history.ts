@@ -31,12 +31,12 @@ export async function keepInHistory<T extends HistoryItem>(state: Pick<BotState,
 }
 
 /** A member's entries, newest first. */
-export async function historyOf<T extends HistoryItem>(state: BotState, userKey: string): Promise<T[]> {
+export async function historyOf<T extends HistoryItem>(state: Pick<BotState, 'store' | 'spaces'>, userKey: string): Promise<T[]> {
   return (await state.store.space<T[]>(state.spaces.history).get(stateKeyOf(userKey))) ?? [];
 }
 
 /** A server's/workspace's entries (of its latest members), newest first. */
-export async function historyOfScope<T extends HistoryItem>(state: BotState, scopeKey: string): Promise<T[]> {
+export async function historyOfScope<T extends HistoryItem>(state: Pick<BotState, 'store' | 'spaces'>, scopeKey: string): Promise<T[]> {
   const members = (await state.store.space<string[]>(state.spaces.historyScopes).get(stateKeyOf(scopeKey))) ?? [];
   const entries = await Promise.all(members.map((member) => historyOf<T>(state, member)));
   return entries
