@@ -187,7 +187,6 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         recordPrompts: core.spend.recordPrompts,
         operatorControls: runnerConfig.controls,
         history: state,
-        historyRetentionDays: runnerConfig.historyRetentionDays,
         settings: settingsInState(state.store.space(state.spaces.scopeSettings), logger),
         styles: state.store.space(state.spaces.houseStyles),
         memberDefaults: memberDefaultsInState(state.store.space(state.spaces.memberDefaults)),

@@ -96,8 +96,6 @@ export interface JobRunnerOptions {
   memberDefaults?: MemberDefaultsStore | undefined;
   /** Where members' job history is kept (`/imagine-history`: the bots' state); without it no history is kept. */
   history?: JobHistoryState | undefined;
-  /** Days a job stays in the history (`PICTOR_HISTORY_RETENTION_DAYS`). Default 30. */
-  historyRetentionDays?: number | undefined;
   /** Jobs waiting to be sent at once (`PICTOR_MAX_QUEUED_JOBS`); past it a new job is refused at once (`queue_full`). Default 200. */
   maxQueuedJobs?: number | undefined;
   /**
@@ -253,7 +251,7 @@ export class JobRunner {
     });
     this.history =
       options.history &&
-      new JobHistory({ state: options.history, retentionDays: options.historyRetentionDays, logger: this.#logger, now: this.#now, forgetAudit: (userKey) => this.audit.forget(userKey) });
+      new JobHistory({ state: options.history, logger: this.#logger, now: this.#now, forgetAudit: (userKey) => this.audit.forget(userKey) });
     if (!(Number.isFinite(this.#minUpdateIntervalMs) && this.#minUpdateIntervalMs >= 0)) {
       throw new ValidationError('minUpdateIntervalMs', `minUpdateIntervalMs must be a number of milliseconds ≥ 0, not ${options.minUpdateIntervalMs}`);
     }

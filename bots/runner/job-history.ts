@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULTS, type LoggerLike } from 'pictor';
-import { HISTORY_BOUNDS, historyOf, historyOfScope, keepInHistory, type BotState } from '../state/index.js';
+import { historyOf, historyOfScope, keepInHistory, type BotState } from '../state/index.js';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import type { FinalUpdate, JobOptions, JobSpec, Requester } from './types.js';
 
@@ -29,24 +29,22 @@ export const HistoryEntrySchema = z.object({
 
 export type HistoryEntry = z.output<typeof HistoryEntrySchema>;
 
-/** Jobs kept per member, jobs kept per server/workspace for its admins, and what a member is shown. */
-export const HISTORY_LIMITS = { perUser: HISTORY_BOUNDS.perMember, perScope: HISTORY_BOUNDS.perScope, shown: 10 } as const;
+/** Jobs a member is shown of their own history (an admin twice as many of the server's/workspace's); what is kept is `HISTORY_BOUNDS`. */
+const SHOWN = 10;
 
-/** Where the history lives: the bots' state, whose `forget` erases a member's prompts everywhere (their history among them). */
+/**
+ * Where the history lives: the bots' state, whose history space's TTL (`PICTOR_HISTORY_RETENTION_DAYS`) is how long a job
+ * is kept, and whose `forget` erases a member's prompts everywhere (their history among them).
+ */
 export type JobHistoryState = Pick<BotState, 'store' | 'spaces' | 'forget'>;
 
 export interface JobHistoryOptions {
   state: JobHistoryState;
-  /** Days a job is kept (`PICTOR_HISTORY_RETENTION_DAYS`). Default 30. */
-  retentionDays?: number | undefined;
   logger?: LoggerLike | undefined;
   now?: (() => number) | undefined;
   /** Erases the member's prompts from the audit channels' posts (`AuditLog.forget`) before the rest; answers how many posts changed. */
   forgetAudit?: ((userKey: string) => Promise<number>) | undefined;
 }
-
-export const DEFAULT_HISTORY_RETENTION_DAYS = 30;
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The members' job history: recorded by the surfaces when a job ends, shown privately, erased on request. */
 export class JobHistory {
@@ -60,7 +58,7 @@ export class JobHistory {
 
   constructor(options: JobHistoryOptions) {
     this.#state = options.state;
-    this.#keepMs = (options.retentionDays ?? DEFAULT_HISTORY_RETENTION_DAYS) * DAY_MS;
+    this.#keepMs = options.state.spaces.history.ttlMs;
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
     this.#forgetAudit = options.forgetAudit;
@@ -111,7 +109,7 @@ export class JobHistory {
 
   /** The member's last jobs (at most 10), newest first. */
   async mine(requester: Requester): Promise<HistoryEntry[]> {
-    return this.#fresh(await historyOf(this.#state, userKeyOf(requester))).slice(0, HISTORY_LIMITS.shown);
+    return this.#fresh(await historyOf(this.#state, userKeyOf(requester))).slice(0, SHOWN);
   }
 
   /** An admin's view: the server's/workspace's last jobs, without the private ones (only their members see them); undefined for anyone else. */
@@ -119,12 +117,7 @@ export class JobHistory {
     if (!requester.isAdmin) return undefined;
     return this.#fresh(await historyOfScope(this.#state, scopeKeyOf(requester)))
       .filter((entry) => entry.private !== true)
-      .slice(0, HISTORY_LIMITS.shown * 2);
-  }
-
-  /** Erases the member's own history; answers how many jobs were erased. Logged without any prompt. */
-  async forget(requester: Requester): Promise<number> {
-    return (await this.forgetEverywhere(requester)).entries;
+      .slice(0, SHOWN * 2);
   }
 
   /**

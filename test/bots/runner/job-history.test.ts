@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { HISTORY_LIMITS, JobHistory, type HistoryEntry } from '../../../bots/runner/index.js';
-import { historyOf, historyOfScope, openBotState, type BotState } from '../../../bots/state/index.js';
+import { JobHistory, type HistoryEntry } from '../../../bots/runner/index.js';
+import { HISTORY_BOUNDS, historyOf, historyOfScope, openBotState, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { requester, useTempDirs } from '../../helpers/runner-harness.js';
@@ -13,7 +13,7 @@ function entry(i: number): Omit<HistoryEntry, 'scopeKey' | 'userId' | 'channelId
 }
 
 /** The same story on both backends: bounded, newest first, kept only for the retention, erased by forget. */
-function historyBehaviour(name: string, open: () => Promise<BotState>) {
+function historyBehaviour(name: string, open: (historyRetentionDays?: number) => Promise<BotState>) {
   describe(`the job history (${name})`, () => {
     it('shows a member their last 10 jobs, newest first, and keeps at most 20', async () => {
       const state = await open();
@@ -26,7 +26,7 @@ function historyBehaviour(name: string, open: () => Promise<BotState>) {
       }
       const mine = await history.mine(alice);
       expect(mine.map((e) => e.prompt)).toEqual(Array.from({ length: 10 }, (_, i) => `prompt ${24 - i}`));
-      expect(await historyOf<HistoryEntry>(state, `discord:${alice.userId}`)).toHaveLength(HISTORY_LIMITS.perUser);
+      expect(await historyOf<HistoryEntry>(state, `discord:${alice.userId}`)).toHaveLength(HISTORY_BOUNDS.perMember);
     });
 
     it('lets only admins see the server’s jobs, and forgets a member’s jobs there too', async () => {
@@ -40,7 +40,7 @@ function historyBehaviour(name: string, open: () => Promise<BotState>) {
       expect(await history.ofScope(alice)).toBeUndefined();
       expect((await history.ofScope({ ...alice, isAdmin: true }))!.map((e) => e.userId).sort()).toEqual([alice.userId, bob.userId].sort());
 
-      expect(await history.forget(alice)).toBe(1);
+      expect((await history.forgetEverywhere(alice)).entries).toBe(1);
       expect(await history.mine(alice)).toEqual([]);
       expect((await history.ofScope({ ...bob, isAdmin: true }))!.map((e) => e.userId)).toEqual([bob.userId]);
     });
@@ -52,16 +52,16 @@ function historyBehaviour(name: string, open: () => Promise<BotState>) {
       const alice = requester({ scopeId });
       const bob = requester({ scopeId });
       await history.record(bob, entry(0));
-      for (let i = 1; i <= HISTORY_LIMITS.perUser + 5; i++) await history.record(alice, entry(i));
+      for (let i = 1; i <= HISTORY_BOUNDS.perMember + 5; i++) await history.record(alice, entry(i));
 
-      expect(await history.forget(alice)).toBe(HISTORY_LIMITS.perUser);
+      expect((await history.forgetEverywhere(alice)).entries).toBe(HISTORY_BOUNDS.perMember);
       expect((await historyOfScope<HistoryEntry>(state, `discord:${scopeId}`)).map((e) => e.userId)).toEqual([bob.userId]);
     });
 
     it('keeps nothing older than the retention once a newer job is kept', async () => {
-      const state = await open();
+      const state = await open(1);
       let now = Date.now();
-      const history = new JobHistory({ state, retentionDays: 1, now: () => now });
+      const history = new JobHistory({ state, now: () => now });
       const scopeId = `guild-${Math.random()}`;
       const alice = requester({ scopeId });
       await history.record(alice, entry(1));
@@ -72,9 +72,9 @@ function historyBehaviour(name: string, open: () => Promise<BotState>) {
     });
 
     it('shows nothing older than the retention', async () => {
-      const state = await open();
+      const state = await open(1);
       let now = Date.now();
-      const history = new JobHistory({ state, retentionDays: 1, now: () => now });
+      const history = new JobHistory({ state, now: () => now });
       const alice = requester();
       await history.record(alice, entry(1));
       now += 2 * DAY_MS;
@@ -92,18 +92,18 @@ afterAll(async () => {
 });
 
 /** The history in the bots' state of a process: the data folder, or Redis. */
-async function inState(dataDir: string, link?: RedisLink): Promise<BotState> {
-  const state = await openBotState({ dataDir, redis: link, logger: silentLogger() });
+async function inState(dataDir: string, link?: RedisLink, historyRetentionDays?: number): Promise<BotState> {
+  const state = await openBotState({ dataDir, redis: link, historyRetentionDays, logger: silentLogger() });
   opened.push(state);
   return state;
 }
 
-historyBehaviour('data folder', async () => inState(await newDir()));
+historyBehaviour('data folder', async (days) => inState(await newDir(), undefined, days));
 if (!redis.skipReason) {
-  historyBehaviour('Redis', async () => {
+  historyBehaviour('Redis', async (days) => {
     const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
     opened.push(link);
-    return inState(await newDir(), link);
+    return inState(await newDir(), link, days);
   });
 }
 
