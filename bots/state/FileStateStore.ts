@@ -105,8 +105,7 @@ class FileSpace<T> implements Space<T> {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.#pruneTimer);
-    // The space's open, if under way, then each record's queue (a write's removals of older records join the queues as it runs).
+    // The open under way, if any (it starts the prune timer), then each record's queue (a write's removals of older records join them).
     await this.#opening?.catch(() => undefined);
     clearInterval(this.#pruneTimer);
     while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
@@ -218,9 +217,7 @@ class FileSpace<T> implements Space<T> {
 
   async delete(key: string): Promise<void> {
     this.#assertOpen();
-    if (!STATE_KEY_PATTERN.test(key)) return;
-    await this.#open();
-    await this.#serial(key, () => this.#remove(key));
+    if (STATE_KEY_PATTERN.test(key)) await this.#serial(key, () => this.#remove(key));
   }
 
   async *entries(): AsyncIterable<StateEntry<T>> {

@@ -1,19 +1,20 @@
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { renewEveryThird, safeJson, withTimeout, type RedisLink } from 'pictor/internal';
-import { checkKey, checkSpace, encodeValue, MAX_NOTICE_BYTES, newOwnerId, readable, refuseBytes, STATE_KEY_PATTERN, UNREADABLE, UPDATE_ATTEMPTS } from './StateStore.js';
+import { checkKey, checkSpace, encodeValue, MAX_NOTICE_BYTES, newOwnerId, readable, refuseBytes, STATE_KEY_PATTERN, UNREADABLE } from './StateStore.js';
 import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore, UpdateCurrent, UpdateOptions } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
 export const DEFAULT_LEASE_MS = 15_000;
 const CLOSE_WAIT_MS = 2_000;
+/** How often `update` tries again when other processes keep writing the record meanwhile. */
+const UPDATE_ATTEMPTS = 50;
 
 export interface RedisStateStoreOptions {
   /** The process's link to Redis (closed by its opener, after `close()`); keys are `<prefix>:bots:…`. */
   link: RedisLink;
   /** How long the lease lasts without renewal; renewed every third of it. Default 15 s. */
   leaseMs?: number | undefined;
-  owner?: string | undefined;
   logger?: LoggerLike | undefined;
 }
 
@@ -110,7 +111,7 @@ export class RedisStateStore implements StateStore {
     this.#redis = options.link.commands as StateClient;
     this.#prefix = `${options.link.config.prefix}:bots`;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.owner = options.owner ?? newOwnerId();
+    this.owner = newOwnerId();
     this.#logger = options.logger;
     if (!this.#redis.pictorStatePut) this.#redis.defineCommand('pictorStatePut', { numberOfKeys: 4, lua: PUT });
     if (!this.#redis.pictorStateClaim) this.#redis.defineCommand('pictorStateClaim', { numberOfKeys: 1, lua: CLAIM });

@@ -162,6 +162,3 @@ export function newOwnerId(): string {
   const host = hostname().replace(/[^A-Za-z0-9.-]/g, '').slice(0, 40) || 'host';
   return `${host}.${process.pid}.${randomBytes(4).toString('hex')}`;
 }
-
-/** How often `update` tries again when other processes keep writing the record meanwhile. */
-export const UPDATE_ATTEMPTS = 50;

@@ -1,7 +1,7 @@
 import type { LoggerLike } from 'pictor';
 import type { QuotaStore, RedisLink } from 'pictor/internal';
 import { FileStateStore } from './FileStateStore.js';
-import { DEFAULT_LEASE_MS, RedisStateStore } from './RedisStateStore.js';
+import { RedisStateStore } from './RedisStateStore.js';
 import { botSpaces, stateKeyOf, type BotSpaces, type SpaceSettings } from './spaces.js';
 import type { StateStore } from './StateStore.js';
 import { upgradeOldLayout } from './upgrade.js';
@@ -45,7 +45,7 @@ export interface OpenBotStateOptions extends SpaceSettings {
 export async function openBotState(options: OpenBotStateOptions): Promise<BotState> {
   const { redis, logger } = options;
   const spaces = botSpaces(options);
-  const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS, logger }) : new FileStateStore({ dataDir: options.dataDir });
+  const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs, logger }) : new FileStateStore({ dataDir: options.dataDir });
   try {
     if (redis) await warnIfRedisEvicts(redis.commands, spaces, logger);
     await upgradeOldLayout({ ...options, store, spaces, redis });
