@@ -49,7 +49,7 @@ export interface ReplyHandle {
 export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt'> & { createdAt?: number };
 export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources'>>;
 
-export const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed', 'cancelled', 'refused'];
+const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed', 'cancelled', 'refused'];
 const DRAFTS_KEPT = 10;
 
 /**

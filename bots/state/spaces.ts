@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SpaceDefinition } from './StateStore.js';
+import { STATE_KEY_PATTERN, type SpaceDefinition } from './StateStore.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -85,7 +85,7 @@ export type BotSpaces = ReturnType<typeof botSpaces>;
 /** A member key (`discord:123`, `slack:U0A`) or scope key as a state key (`discord-123`; its digest if it has other characters). */
 export function stateKeyOf(key: string): string {
   const readable = key.replace(':', '-');
-  return /^[A-Za-z0-9_-]{1,64}$/.test(readable) ? readable : digestKeyOf(key);
+  return STATE_KEY_PATTERN.test(readable) ? readable : digestKeyOf(key);
 }
 
 /** A longer text (a request signature) as a state key: its SHA-256, base64url. */
