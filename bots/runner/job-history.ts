@@ -49,7 +49,6 @@ export interface JobHistoryOptions {
 /** The members' job history: recorded by the surfaces when a job ends, shown privately, erased on request. */
 export class JobHistory {
   readonly #state: JobHistoryState;
-  readonly #keepMs: number;
   readonly #logger: LoggerLike | undefined;
   readonly #now: () => number;
   readonly #forgetAudit: JobHistoryOptions['forgetAudit'];
@@ -58,7 +57,6 @@ export class JobHistory {
 
   constructor(options: JobHistoryOptions) {
     this.#state = options.state;
-    this.#keepMs = options.state.spaces.history.ttlMs;
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
     this.#forgetAudit = options.forgetAudit;
@@ -101,7 +99,7 @@ export class JobHistory {
   async record(requester: Requester, entry: Omit<HistoryEntry, 'scopeKey' | 'userId' | 'channelId' | 'at'>): Promise<void> {
     const full: HistoryEntry = { ...entry, scopeKey: scopeKeyOf(requester), userId: requester.userId, channelId: requester.channelId, at: this.#now() };
     try {
-      await keepInHistory(this.#state, userKeyOf(requester), [HistoryEntrySchema.parse(full)], this.#keepMs, this.#now());
+      await keepInHistory(this.#state, userKeyOf(requester), [HistoryEntrySchema.parse(full)], this.#now());
     } catch (error) {
       this.#logger?.warn({ err: error, key: entry.key }, 'could not keep a job in the history');
     }
@@ -138,7 +136,7 @@ export class JobHistory {
 
   /** The entries that are well formed and within the retention. */
   #fresh(entries: readonly unknown[]): HistoryEntry[] {
-    const since = this.#now() - this.#keepMs;
+    const since = this.#now() - this.#state.spaces.history.ttlMs;
     return entries.flatMap((e) => HistoryEntrySchema.safeParse(e).data ?? []).filter((e) => e.at >= since);
   }
 }

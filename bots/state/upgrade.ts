@@ -100,7 +100,7 @@ async function upgradeFiles(o: Upgrade, count: (what: string, n?: number) => voi
 
   const history = safeJson<{ users?: Record<string, HistoryItem[]> }>(await read(join(o.dataDir, 'history.json')));
   for (const [userKey, entries] of Object.entries(history?.users ?? {})) {
-    await keepInHistory(o, userKey, entries, o.spaces.history.ttlMs);
+    await keepInHistory(o, userKey, entries);
     count('history entries', entries.length);
   }
   for (const name of ['history.json', 'history.json.lock']) await rm(join(o.dataDir, name), { force: true, recursive: true });
@@ -116,7 +116,7 @@ async function upgradeRedis(o: Upgrade, redis: RedisLink, count: (what: string, 
   };
   await each('history:user:', async (key, userKey) => {
     const entries = (await commands.lrange(key, 0, -1)).flatMap((raw) => safeJson<HistoryItem>(raw) ?? []);
-    await keepInHistory(o, userKey, entries, o.spaces.history.ttlMs);
+    await keepInHistory(o, userKey, entries);
     await commands.del(key, `${prefix}:history:scopes:${userKey}`);
     count('history entries', entries.length);
   });
