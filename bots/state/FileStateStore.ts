@@ -143,10 +143,7 @@ class FileSpace<T> implements Space<T> {
     return join(this.dir, `${key}${this.#extension}`);
   }
 
-  /**
-   * The record's envelope; `UNREADABLE` when its file is there and cannot be read: its text is not JSON, or reading it
-   * fails for any reason but its absence (permissions changed by a redeploy, a disk error, a folder in its place).
-   */
+  /** The envelope; `UNREADABLE` if its text is not JSON or its file fails to read (permissions changed by a redeploy, a disk error …). */
   async #read(key: string): Promise<Envelope | typeof UNREADABLE | undefined> {
     if (!STATE_KEY_PATTERN.test(key)) return undefined;
     await this.#open();

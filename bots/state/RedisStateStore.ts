@@ -117,7 +117,7 @@ export class RedisStateStore implements StateStore {
     if (!this.#redis.pictorStateClaim) this.#redis.defineCommand('pictorStateClaim', { numberOfKeys: 1, lua: CLAIM });
   }
 
-  /** Takes the lease (Redis must answer now) and keeps renewing it, one renewal at a time (none piles up while Redis is away). */
+  /** Takes the lease (Redis must answer now) and keeps renewing it (`renewEveryThird`: one renewal at a time). */
   static async open(options: RedisStateStoreOptions): Promise<RedisStateStore> {
     const store = new RedisStateStore(options);
     await store.#renew();

@@ -55,12 +55,9 @@ export const UNREADABLE: unique symbol = Symbol('unreadable record');
 
 export interface Space<T> {
   readonly definition: SpaceDefinition;
-  /** The record, or undefined when there is none — or when it is damaged (see `read`). */
+  /** The record, or undefined when there is none — or when it cannot be read (see `read`). */
   get(key: string): Promise<T | undefined>;
-  /**
-   * As `get`, but a record that is kept and cannot be read (damaged text, a file that fails to read) is `UNREADABLE`, not undefined: for a reader
-   * that must not take a damaged record for a missing one (a restriction it held would silently drop).
-   */
+  /** As `get`, but a record that cannot be read is `UNREADABLE`: for a reader that must not take it for none (a restriction it held would drop). */
   read(key: string): Promise<T | typeof UNREADABLE | undefined>;
   put(key: string, value: T, options?: PutOptions): Promise<void>;
   /**
