@@ -9,7 +9,7 @@ const FILE_MODE = 0o600;
 const PRUNE_EVERY_MS = 60 * 60_000;
 const STALE_TEMP_MS = 60_000;
 /** The holder of records written before holders existed (the bare record): no process alive holds them. */
-const LEGACY_HOLDER = 'legacy';
+export const LEGACY_HOLDER = 'legacy';
 
 interface Envelope {
   pictorState: 1;

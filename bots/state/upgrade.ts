@@ -2,7 +2,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PictorError } from 'pictor';
 import { safeJson, type QuotaStore, type RedisLink } from 'pictor/internal';
-import { FileStateStore } from './FileStateStore.js';
+import { FileStateStore, LEGACY_HOLDER } from './FileStateStore.js';
 import { keepInHistory, type HistoryItem } from './history.js';
 import type { OpenBotStateOptions } from './open-state.js';
 import { digestKeyOf, stateKeyOf, type BotSpaces } from './spaces.js';
@@ -76,7 +76,7 @@ async function upgradeFiles(o: Upgrade, count: (what: string, n?: number) => voi
   if (main.found && !main.records && !backup.records) throw new JobStoreUnreadableError(join(discord, 'jobs.json'));
   const records = main.records ?? backup.records ?? [];
   // Jobs left pending or running are held by a process that is gone: the sweep marks them interrupted.
-  const legacy = new FileStateStore({ dataDir: o.dataDir, owner: 'legacy' });
+  const legacy = new FileStateStore({ dataDir: o.dataDir, owner: LEGACY_HOLDER });
   for (const record of records.filter((r) => STATE_KEY_PATTERN.test(r?.key ?? '')).sort((a, b) => a.createdAt - b.createdAt)) {
     const keep = async (img: OldJobRecord['inputs'][number]) => {
       const read = await readFile(join(discord, 'images', record.key, img.file)).catch(() => undefined);
