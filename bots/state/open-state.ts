@@ -32,11 +32,7 @@ export interface OpenBotStateOptions extends SpaceSettings {
   leaseMs?: number | undefined;
   /** The ledger in use: `forget` erases its usage records' prompts, and an upgrade takes over what it kept for the bots. */
   ledger?: Pick<QuotaStore, 'forgetPrompts' | 'takeLegacy'> | undefined;
-  /**
-   * Other ledgers an older version may have kept the bots' records in, opened (and closed) only when the upgrade runs:
-   * version 0.1 used the account's whenever `PICTOR_BASE_URL` was set, where a Pictor emulator there now has a ledger
-   * of its own.
-   */
+  /** Other ledgers an older version may have kept the bots' records in (0.1: the account's), opened and closed only when the upgrade runs. */
   legacyLedgers?: readonly (() => Promise<Pick<QuotaStore, 'takeLegacy' | 'close'>>)[] | undefined;
   logger: LoggerLike;
 }
