@@ -43,7 +43,7 @@ import { readDiscordConfig } from './discord/config.js';
 import { readSlackConfig, DEFAULT_SLACK_API_URL } from './slack/config.js';
 import { slackInstallationStore } from './slack/installation-store.js';
 import { discordSurface } from './discord/index.js';
-import { JobRunner, readRunnerConfig, settingsInState, memberDefaultsInState, stateHistory } from './runner/index.js';
+import { JobRunner, readRunnerConfig, settingsInState, memberDefaultsInState } from './runner/index.js';
 import { slackSurface } from './slack/index.js';
 import { listed, type ConfiguredSurface, type ListedSurface } from './surface.js';
 import { openBotState, readStateConfig, type BotState } from './state/index.js';
@@ -186,8 +186,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         lightPreviews: runnerConfig.lightPreviews,
         recordPrompts: core.spend.recordPrompts,
         operatorControls: runnerConfig.controls,
-        history: stateHistory(state),
-        historyRetentionDays: runnerConfig.historyRetentionDays,
+        history: state,
         settings: settingsInState(state.store.space(state.spaces.scopeSettings), logger),
         styles: state.store.space(state.spaces.houseStyles),
         memberDefaults: memberDefaultsInState(state.store.space(state.spaces.memberDefaults)),

@@ -20,6 +20,7 @@ export { humanLogDestination } from './core/log-format.js';
 export { runsInContainer } from './core/container.js';
 export { processOutput } from './core/process-output.js';
 export { withTimeout } from './core/with-timeout.js';
+export { renewEveryThird } from './core/renewal.js';
 export { definedOf } from './core/defined-of.js';
 export { SlotSemaphore } from './core/SlotSemaphore.js';
 export { closestWord } from './core/closest-word.js';
@@ -29,6 +30,7 @@ export { restoreFromBackup, writeFileAtomically, type WriteFileAtomicallyOptions
 export { withFileLock, type FileLockOptions } from './spend/file-lock.js';
 export * from './spend/index.js';
 export { ledgerKindOf } from './spend/ledger-kind.js';
+export { safeJson } from './spend/store-process.js';
 export { loadDotEnv, readCoreConfig, type CoreConfig } from './config.js';
 export { connect, type Connection } from './connect.js';
 export { SERVICE_LIKE_LATENCY_MS, describeTiming, emulatorBanner, type BannerOptions } from './emulator/index.js';

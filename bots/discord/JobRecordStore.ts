@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from 'pictor';
+import { safeJson } from 'pictor/internal';
 import type { InputImage, JobOptions, Requester } from '../runner/types.js';
-import { decodeValue, MAX_KEPT_IMAGE_BYTES, type BotState, type Space } from '../state/index.js';
+import { MAX_KEPT_IMAGE_BYTES, type BotState, type Space } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
@@ -48,7 +49,7 @@ export interface ReplyHandle {
 export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt'> & { createdAt?: number };
 export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources'>>;
 
-export const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed', 'cancelled', 'refused'];
+const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed', 'cancelled', 'refused'];
 const DRAFTS_KEPT = 10;
 
 /**
@@ -214,7 +215,7 @@ export class JobRecordStore {
 
   async #read(img: StoredImage): Promise<InputImage | undefined> {
     const kept = await this.#images.get(img.file);
-    const legacy = kept && isLegacyImage(kept) ? decodeValue<{ data?: unknown; filename?: unknown }>(kept.toString('utf8')) : undefined;
+    const legacy = kept && isLegacyImage(kept) ? safeJson<{ data?: unknown; filename?: unknown }>(kept.toString('utf8')) : undefined;
     if (legacy) return typeof legacy.data === 'string' ? { data: Buffer.from(legacy.data, 'base64'), filename: img.filename ?? (typeof legacy.filename === 'string' ? legacy.filename : undefined) } : undefined;
     return kept ? { data: kept, filename: img.filename } : undefined;
   }

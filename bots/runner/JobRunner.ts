@@ -30,7 +30,7 @@ import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
 import { settingsInState, type ScopeSettingsStore } from './scope-settings.js';
 import { MemberDefaultsBook, memberDefaultsInState, type AppliedDefaults, type MemberDefaultsStore } from './member-defaults.js';
-import { JobHistory, type JobHistoryStore } from './job-history.js';
+import { JobHistory, type JobHistoryState } from './job-history.js';
 import { AuditLog, type AuditLogOptions } from './audit-log.js';
 import { HouseStyles, type HouseStyleRecord, type StyledJob } from './house-styles.js';
 import type { Space } from '../state/index.js';
@@ -94,10 +94,8 @@ export interface JobRunnerOptions {
   styles?: Pick<Space<HouseStyleRecord>, 'get' | 'update'> | undefined;
   /** Where members' own defaults are kept (the bots' state: `memberDefaultsInState`). Default this process's memory. */
   memberDefaults?: MemberDefaultsStore | undefined;
-  /** Where members' job history is kept (`/imagine-history`); without it no history is kept. */
-  history?: JobHistoryStore | undefined;
-  /** Days a job stays in the history (`PICTOR_HISTORY_RETENTION_DAYS`). Default 30. */
-  historyRetentionDays?: number | undefined;
+  /** Where members' job history is kept (`/imagine-history`: the bots' state); without it no history is kept. */
+  history?: JobHistoryState | undefined;
   /** Jobs waiting to be sent at once (`PICTOR_MAX_QUEUED_JOBS`); past it a new job is refused at once (`queue_full`). Default 200. */
   maxQueuedJobs?: number | undefined;
   /**
@@ -253,7 +251,7 @@ export class JobRunner {
     });
     this.history =
       options.history &&
-      new JobHistory({ store: options.history, retentionDays: options.historyRetentionDays, logger: this.#logger, now: this.#now, forgetAudit: (userKey) => this.audit.forget(userKey) });
+      new JobHistory({ state: options.history, logger: this.#logger, now: this.#now, forgetAudit: (userKey) => this.audit.forget(userKey) });
     if (!(Number.isFinite(this.#minUpdateIntervalMs) && this.#minUpdateIntervalMs >= 0)) {
       throw new ValidationError('minUpdateIntervalMs', `minUpdateIntervalMs must be a number of milliseconds ≥ 0, not ${options.minUpdateIntervalMs}`);
     }

@@ -100,15 +100,7 @@ export {
 } from './member-defaults.js';
 export { describeHowToChange, describeMemberDefaults, describeOwnDefaults, type MemberDefaultsCommands } from './describe-member-defaults.js';
 export { CLEAR_VALUE, LIST_VERB, SETTING_WORDS, settingHint, settingOfWord, parseSettingValue, onOffOf, type SettingWord } from './setting-words.js';
-export {
-  JobHistory,
-  stateHistory,
-  HISTORY_LIMITS,
-  DEFAULT_HISTORY_RETENTION_DAYS,
-  type HistoryEntry,
-  type JobHistoryStore,
-  type JobHistoryOptions,
-} from './job-history.js';
+export { JobHistory, type HistoryEntry, type JobHistoryState, type JobHistoryOptions } from './job-history.js';
 export {
   anyOf,
   CATALOGS,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULTS, type LoggerLike } from 'pictor';
-import { HISTORY_BOUNDS, historyOf, historyOfScope, keepInHistory, type BotState } from '../state/index.js';
+import { historyOf, historyOfScope, keepInHistory, type BotState } from '../state/index.js';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import type { FinalUpdate, JobOptions, JobSpec, Requester } from './types.js';
 
@@ -29,37 +29,26 @@ export const HistoryEntrySchema = z.object({
 
 export type HistoryEntry = z.output<typeof HistoryEntrySchema>;
 
-/** Jobs kept per member, jobs kept per server/workspace for its admins, and what a member is shown. */
-export const HISTORY_LIMITS = { perUser: HISTORY_BOUNDS.perMember, perScope: HISTORY_BOUNDS.perScope, shown: 10 } as const;
+/** Jobs a member is shown of their own history (an admin twice as many of the server's/workspace's); what is kept is `HISTORY_BOUNDS`. */
+const SHOWN = 10;
 
-/** Where the history lives (the bots' state: `stateHistory`). Storage only: retention and who sees what are `JobHistory`'s. */
-export interface JobHistoryStore {
-  add(userKey: string, entry: HistoryEntry, keepMs: number, now: number): Promise<void>;
-  /** A member's entries, newest first. */
-  ofUser(userKey: string): Promise<HistoryEntry[]>;
-  /** A server's/workspace's entries, newest first. */
-  ofScope(scopeKey: string): Promise<HistoryEntry[]>;
-  /** Erases every entry of a member (and, from the bots' state, their prompts everywhere else); answers how many entries there were. */
-  forget(userKey: string): Promise<number>;
-}
+/**
+ * Where the history lives: the bots' state, whose history space's TTL (`PICTOR_HISTORY_RETENTION_DAYS`) is how long a job
+ * is kept, and whose `forget` erases a member's prompts everywhere (their history among them).
+ */
+export type JobHistoryState = Pick<BotState, 'store' | 'spaces' | 'forget'>;
 
 export interface JobHistoryOptions {
-  store: JobHistoryStore;
-  /** Days a job is kept (`PICTOR_HISTORY_RETENTION_DAYS`). Default 30. */
-  retentionDays?: number | undefined;
+  state: JobHistoryState;
   logger?: LoggerLike | undefined;
   now?: (() => number) | undefined;
   /** Erases the member's prompts from the audit channels' posts (`AuditLog.forget`) before the rest; answers how many posts changed. */
   forgetAudit?: ((userKey: string) => Promise<number>) | undefined;
 }
 
-export const DEFAULT_HISTORY_RETENTION_DAYS = 30;
-const DAY_MS = 24 * 60 * 60 * 1000;
-
 /** The members' job history: recorded by the surfaces when a job ends, shown privately, erased on request. */
 export class JobHistory {
-  readonly #store: JobHistoryStore;
-  readonly #keepMs: number;
+  readonly #state: JobHistoryState;
   readonly #logger: LoggerLike | undefined;
   readonly #now: () => number;
   readonly #forgetAudit: JobHistoryOptions['forgetAudit'];
@@ -67,8 +56,7 @@ export class JobHistory {
   readonly #pending = new Set<Promise<void>>();
 
   constructor(options: JobHistoryOptions) {
-    this.#store = options.store;
-    this.#keepMs = (options.retentionDays ?? DEFAULT_HISTORY_RETENTION_DAYS) * DAY_MS;
+    this.#state = options.state;
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
     this.#forgetAudit = options.forgetAudit;
@@ -111,7 +99,7 @@ export class JobHistory {
   async record(requester: Requester, entry: Omit<HistoryEntry, 'scopeKey' | 'userId' | 'channelId' | 'at'>): Promise<void> {
     const full: HistoryEntry = { ...entry, scopeKey: scopeKeyOf(requester), userId: requester.userId, channelId: requester.channelId, at: this.#now() };
     try {
-      await this.#store.add(userKeyOf(requester), HistoryEntrySchema.parse(full), this.#keepMs, this.#now());
+      await keepInHistory(this.#state, userKeyOf(requester), [HistoryEntrySchema.parse(full)], this.#now());
     } catch (error) {
       this.#logger?.warn({ err: error, key: entry.key }, 'could not keep a job in the history');
     }
@@ -119,20 +107,15 @@ export class JobHistory {
 
   /** The member's last jobs (at most 10), newest first. */
   async mine(requester: Requester): Promise<HistoryEntry[]> {
-    return this.#fresh(await this.#store.ofUser(userKeyOf(requester))).slice(0, HISTORY_LIMITS.shown);
+    return this.#fresh(await historyOf(this.#state, userKeyOf(requester))).slice(0, SHOWN);
   }
 
   /** An admin's view: the server's/workspace's last jobs, without the private ones (only their members see them); undefined for anyone else. */
   async ofScope(requester: Requester): Promise<HistoryEntry[] | undefined> {
     if (!requester.isAdmin) return undefined;
-    return this.#fresh(await this.#store.ofScope(scopeKeyOf(requester)))
+    return this.#fresh(await historyOfScope(this.#state, scopeKeyOf(requester)))
       .filter((entry) => entry.private !== true)
-      .slice(0, HISTORY_LIMITS.shown * 2);
-  }
-
-  /** Erases the member's own history; answers how many jobs were erased. Logged without any prompt. */
-  async forget(requester: Requester): Promise<number> {
-    return (await this.forgetEverywhere(requester)).entries;
+      .slice(0, SHOWN * 2);
   }
 
   /**
@@ -146,24 +129,14 @@ export class JobHistory {
       this.#logger?.warn({ userKey, code: (error as { code?: unknown }).code }, 'could not erase a member’s prompts from the audit posts');
       return 0;
     });
-    const entries = await this.#store.forget(userKey);
+    const entries = await this.#state.forget(userKey);
     this.#logger?.info({ userKey, count: entries, auditPosts }, 'a member erased their history');
     return { entries, auditPosts };
   }
 
-  #fresh(entries: HistoryEntry[]): HistoryEntry[] {
-    const since = this.#now() - this.#keepMs;
-    return entries.filter((e) => e.at >= since);
+  /** The entries that are well formed and within the retention. */
+  #fresh(entries: readonly unknown[]): HistoryEntry[] {
+    const since = this.#now() - this.#state.spaces.history.ttlMs;
+    return entries.flatMap((e) => HistoryEntrySchema.safeParse(e).data ?? []).filter((e) => e.at >= since);
   }
-}
-
-/** The history in the bots' state; `forget` is the state's, which erases a member's prompts everywhere. */
-export function stateHistory(state: BotState): JobHistoryStore {
-  const read = (entries: unknown[]) => entries.flatMap((e) => HistoryEntrySchema.safeParse(e).data ?? []);
-  return {
-    add: (userKey, entry, keepMs, now) => keepInHistory(state, userKey, [entry], keepMs, now),
-    ofUser: async (userKey) => read(await historyOf(state, userKey)),
-    ofScope: async (scopeKey) => read(await historyOfScope(state, scopeKey)),
-    forget: (userKey) => state.forget(userKey),
-  };
 }

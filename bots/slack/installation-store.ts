@@ -27,11 +27,6 @@ export function slackInstallationStore(records: Space<Installation>, logger: Log
   /** The installation serving a workspace, if any (an org-wide one when the workspace has none of its own). */
   forTeam(teamId: string, enterpriseId?: string | undefined): Promise<Installation | undefined>;
 } {
-  const find = async (teamId: string | undefined, enterpriseId: string | undefined): Promise<Installation | undefined> => {
-    const own = teamId && ID_PATTERN.test(teamId) ? await records.get(installationKey({ teamId })) : undefined;
-    if (own || !enterpriseId || !ID_PATTERN.test(enterpriseId)) return own;
-    return records.get(installationKey({ isEnterpriseInstall: true, enterpriseId }));
-  };
   return {
     async storeInstallation(installation) {
       const isEnterpriseInstall = installation.isEnterpriseInstall === true;
@@ -50,6 +45,10 @@ export function slackInstallationStore(records: Space<Installation>, logger: Log
       await records.delete(key);
       logger.info({ team: query.teamId, enterprise: query.enterpriseId, isEnterpriseInstall: query.isEnterpriseInstall }, 'a Slack installation was removed');
     },
-    forTeam: find,
+    async forTeam(teamId, enterpriseId) {
+      const own = ID_PATTERN.test(teamId) ? await records.get(installationKey({ teamId })) : undefined;
+      if (own || !enterpriseId || !ID_PATTERN.test(enterpriseId)) return own;
+      return records.get(installationKey({ isEnterpriseInstall: true, enterpriseId }));
+    },
   };
 }

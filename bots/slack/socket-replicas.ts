@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { withTimeout } from 'pictor/internal';
+import { renewEveryThird, withTimeout } from 'pictor/internal';
 
 export interface SocketReplicasOptions {
   redis: Redis;
@@ -26,7 +26,7 @@ export class SocketReplicas {
   readonly #redis: Redis;
   readonly #key: string;
   readonly #ttlMs: number;
-  #timer: NodeJS.Timeout | undefined;
+  #stopRenewing: (() => void) | undefined;
 
   constructor(options: SocketReplicasOptions) {
     this.#redis = options.redis;
@@ -37,8 +37,7 @@ export class SocketReplicas {
   /** Counts this process as connected from now on (renewed until `leave`). */
   async join(): Promise<void> {
     await this.#renew();
-    this.#timer = setInterval(() => void this.#renew().catch(() => undefined), Math.max(50, Math.floor(this.#ttlMs / 3)));
-    this.#timer.unref();
+    this.#stopRenewing = renewEveryThird(this.#ttlMs, () => this.#renew(), () => undefined);
   }
 
   /** Whether a process other than this one holds a live connection now; false when Redis does not answer in time. */
@@ -54,8 +53,8 @@ export class SocketReplicas {
 
   /** No longer counted (its connection is closed, or the process stops). */
   async leave(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
+    this.#stopRenewing?.();
+    this.#stopRenewing = undefined;
     await withTimeout(this.#redis.zrem(this.#key, this.id), REDIS_ANSWER_MS, 'Redis did not answer').catch(() => undefined);
   }
 

@@ -1,7 +1,7 @@
 import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomically } from 'pictor/internal';
-import { checkKey, checkSpace, decodeValue, encodeValue, newOwnerId, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore, type UpdateCurrent, type UpdateOptions } from './StateStore.js';
+import { safeJson, writeFileAtomically } from 'pictor/internal';
+import { checkKey, checkSpace, encodeValue, newOwnerId, readable, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore, type UpdateCurrent, type UpdateOptions } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
@@ -9,7 +9,7 @@ const FILE_MODE = 0o600;
 const PRUNE_EVERY_MS = 60 * 60_000;
 const STALE_TEMP_MS = 60_000;
 /** The holder of records written before holders existed (the bare record): no process alive holds them. */
-const LEGACY_HOLDER = 'legacy';
+export const LEGACY_HOLDER = 'legacy';
 
 interface Envelope {
   pictorState: 1;
@@ -105,8 +105,7 @@ class FileSpace<T> implements Space<T> {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.#pruneTimer);
-    // The space's open, if under way, then each record's queue (a write's removals of older records join the queues as it runs).
+    // The open under way, if any (it starts the prune timer), then each record's queue (a write's removals of older records join them).
     await this.#opening?.catch(() => undefined);
     clearInterval(this.#pruneTimer);
     while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
@@ -144,16 +143,8 @@ class FileSpace<T> implements Space<T> {
     return join(this.dir, `${key}${this.#extension}`);
   }
 
-  async #read(key: string): Promise<Envelope | undefined> {
-    const envelope = await this.#readChecked(key);
-    return envelope === UNREADABLE ? undefined : envelope;
-  }
-
-  /**
-   * The record's envelope; `UNREADABLE` when its file is there and cannot be read: its text is not JSON, or reading it
-   * fails for any reason but its absence (permissions changed by a redeploy, a disk error, a folder in its place).
-   */
-  async #readChecked(key: string): Promise<Envelope | typeof UNREADABLE | undefined> {
+  /** The envelope; `UNREADABLE` if its text is not JSON or its file fails to read (permissions changed by a redeploy, a disk error …). */
+  async #read(key: string): Promise<Envelope | typeof UNREADABLE | undefined> {
     if (!STATE_KEY_PATTERN.test(key)) return undefined;
     await this.#open();
     const at = this.#index.get(key)?.at;
@@ -164,7 +155,7 @@ class FileSpace<T> implements Space<T> {
     }
     const text = await readFile(this.#path(key), 'utf8').catch(missingOrUnreadable);
     if (text === undefined || text === UNREADABLE) return text;
-    const parsed = decodeValue<unknown>(text);
+    const parsed = safeJson(text);
     if (parsed === undefined) return UNREADABLE;
     if (typeof parsed === 'object' && parsed !== null && (parsed as Partial<Envelope>).pictorState === 1) return parsed as Envelope;
     // A file from before holders: the bare record.
@@ -186,13 +177,12 @@ class FileSpace<T> implements Space<T> {
   }
 
   async get(key: string): Promise<T | undefined> {
-    this.#assertOpen();
-    return (await this.#read(key))?.value as T | undefined;
+    return readable(await this.read(key));
   }
 
   async read(key: string): Promise<T | typeof UNREADABLE | undefined> {
     this.#assertOpen();
-    const envelope = await this.#readChecked(key);
+    const envelope = await this.#read(key);
     return envelope === UNREADABLE ? UNREADABLE : (envelope?.value as T | undefined);
   }
 
@@ -201,7 +191,7 @@ class FileSpace<T> implements Space<T> {
     checkKey(key);
     const encoded = encodeValue(this.definition, value);
     await this.#serial(key, async () => {
-      const current = options.hold === undefined && !this.definition.binary ? await this.#read(key) : undefined;
+      const current = options.hold === undefined && !this.definition.binary ? readable(await this.#read(key)) : undefined;
       await this.#write(key, encoded, options.hold, current);
     });
   }
@@ -211,11 +201,11 @@ class FileSpace<T> implements Space<T> {
     refuseBytes(this.definition, 'update');
     checkKey(key);
     return this.#serial(key, async () => {
-      const checked = await this.#readChecked(key);
-      const envelope = checked === UNREADABLE ? undefined : checked;
+      const checked = await this.#read(key);
+      const envelope = readable(checked);
       const before = (checked === UNREADABLE && options?.unreadable ? UNREADABLE : envelope?.value) as UpdateCurrent<T, O>;
       // `change` gets a copy of its own (it may keep or change it).
-      const after = change(before === UNREADABLE ? before : (decodeValue<T>(JSON.stringify(before)) as UpdateCurrent<T, O>));
+      const after = change(before === UNREADABLE ? before : structuredClone(before));
       if (after === undefined) await this.#remove(key);
       else await this.#write(key, encodeValue(this.definition, after), options?.hold, envelope);
       return { before, after };
@@ -224,9 +214,7 @@ class FileSpace<T> implements Space<T> {
 
   async delete(key: string): Promise<void> {
     this.#assertOpen();
-    if (!STATE_KEY_PATTERN.test(key)) return;
-    await this.#open();
-    await this.#serial(key, () => this.#remove(key));
+    if (STATE_KEY_PATTERN.test(key)) await this.#serial(key, () => this.#remove(key));
   }
 
   async *entries(): AsyncIterable<StateEntry<T>> {
@@ -247,7 +235,7 @@ class FileSpace<T> implements Space<T> {
     for (const key of [...this.#index.keys()]) {
       this.#assertOpen();
       const taken = await this.#serial(key, async () => {
-        const envelope = await this.#read(key);
+        const envelope = readable(await this.#read(key));
         // One process per data folder: any other holder is gone.
         if (!envelope?.holder || envelope.holder === this.owner) return undefined;
         await this.#write(key, JSON.stringify(envelope.value), true);
@@ -268,7 +256,7 @@ class FileSpace<T> implements Space<T> {
     refuseBytes(this.definition, 'claimOnce');
     if (!STATE_KEY_PATTERN.test(key)) return false;
     return this.#serial(key, async () => {
-      if ((await this.#read(key)) !== undefined) return false;
+      if (readable(await this.#read(key)) !== undefined) return false;
       await this.#write(key, '1', false);
       return true;
     });

@@ -1,19 +1,20 @@
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
-import { withTimeout, type RedisLink } from 'pictor/internal';
-import { checkKey, checkSpace, decodeValue, encodeValue, MAX_NOTICE_BYTES, newOwnerId, refuseBytes, STATE_KEY_PATTERN, UNREADABLE, UPDATE_ATTEMPTS } from './StateStore.js';
+import { renewEveryThird, safeJson, withTimeout, type RedisLink } from 'pictor/internal';
+import { checkKey, checkSpace, encodeValue, MAX_NOTICE_BYTES, newOwnerId, readable, refuseBytes, STATE_KEY_PATTERN, UNREADABLE } from './StateStore.js';
 import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore, UpdateCurrent, UpdateOptions } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
 export const DEFAULT_LEASE_MS = 15_000;
 const CLOSE_WAIT_MS = 2_000;
+/** How often `update` tries again when other processes keep writing the record meanwhile. */
+const UPDATE_ATTEMPTS = 50;
 
 export interface RedisStateStoreOptions {
   /** The process's link to Redis (closed by its opener, after `close()`); keys are `<prefix>:bots:…`. */
   link: RedisLink;
   /** How long the lease lasts without renewal; renewed every third of it. Default 15 s. */
   leaseMs?: number | undefined;
-  owner?: string | undefined;
   logger?: LoggerLike | undefined;
 }
 
@@ -100,7 +101,7 @@ export class RedisStateStore implements StateStore {
   readonly #redis: StateClient;
   readonly #prefix: string;
   readonly #logger: LoggerLike | undefined;
-  #renewTimer: NodeJS.Timeout | undefined;
+  #stopRenewing: (() => void) | undefined;
   #closed = false;
   #listening: Promise<void> | undefined;
   readonly #noticeHandlers = new Map<string, (key: string, notice: Notice) => void>();
@@ -110,26 +111,21 @@ export class RedisStateStore implements StateStore {
     this.#redis = options.link.commands as StateClient;
     this.#prefix = `${options.link.config.prefix}:bots`;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.owner = options.owner ?? newOwnerId();
+    this.owner = newOwnerId();
     this.#logger = options.logger;
     if (!this.#redis.pictorStatePut) this.#redis.defineCommand('pictorStatePut', { numberOfKeys: 4, lua: PUT });
     if (!this.#redis.pictorStateClaim) this.#redis.defineCommand('pictorStateClaim', { numberOfKeys: 1, lua: CLAIM });
   }
 
-  /** Takes the lease (Redis must answer now) and keeps renewing it, one renewal at a time (none piles up while Redis is away). */
+  /** Takes the lease (Redis must answer now) and keeps renewing it (`renewEveryThird`: one renewal at a time). */
   static async open(options: RedisStateStoreOptions): Promise<RedisStateStore> {
     const store = new RedisStateStore(options);
     await store.#renew();
-    let renewing = false;
-    store.#renewTimer = setInterval(() => {
-      if (renewing) return;
-      renewing = true;
-      store
-        .#renew()
-        .catch((error: unknown) => store.#logger?.warn({ err: error }, 'could not renew this process’s lease on its running jobs'))
-        .finally(() => (renewing = false));
-    }, Math.max(50, Math.floor(store.leaseMs / 3)));
-    store.#renewTimer.unref();
+    store.#stopRenewing = renewEveryThird(
+      store.leaseMs,
+      () => store.#renew(),
+      (error) => store.#logger?.warn({ err: error }, 'could not renew this process’s lease on its running jobs'),
+    );
     return store;
   }
 
@@ -155,7 +151,7 @@ export class RedisStateStore implements StateStore {
     this.#noticeHandlers.set(space, handler);
     this.#listening ??= this.#link.subscribe(this.noticeChannel(this.owner), (text) => {
       if (text.length > MAX_NOTICE_BYTES) return;
-      const { space: to, key, notice } = decodeValue<{ space?: unknown; key?: unknown; notice?: unknown }>(text) ?? {};
+      const { space: to, key, notice } = safeJson<{ space?: unknown; key?: unknown; notice?: unknown }>(text) ?? {};
       const route = typeof to === 'string' ? this.#noticeHandlers.get(to) : undefined;
       if (route && typeof key === 'string' && STATE_KEY_PATTERN.test(key) && typeof notice === 'object' && notice !== null) route(key, notice as Notice);
     });
@@ -165,7 +161,7 @@ export class RedisStateStore implements StateStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    clearInterval(this.#renewTimer);
+    this.#stopRenewing?.();
     // Redis may be the one that went away: then the lease simply lapses.
     if (this.#listening) await withTimeout(this.#link.unsubscribe(this.noticeChannel(this.owner)), CLOSE_WAIT_MS, 'not unsubscribed').catch(() => undefined);
     await withTimeout(this.#redis.del(this.leaseKey(this.owner)), CLOSE_WAIT_MS, 'lease not given back').catch(() => undefined);
@@ -201,24 +197,19 @@ class RedisSpace<T> implements Space<T> {
     return this.definition.binary ? this.redis.getBuffer(this.#record(key)) : this.redis.get(this.#record(key));
   }
 
-  #decode(raw: string | Buffer | null | undefined): T | undefined {
+  /** The value kept as `raw`; `UNREADABLE` when there is one and it does not decode (damaged). */
+  #decode(raw: string | Buffer | null | undefined): T | typeof UNREADABLE | undefined {
     if (raw === null || raw === undefined) return undefined;
-    return (this.definition.binary ? raw : decodeValue<T>(raw as string)) as T | undefined;
+    const value = this.definition.binary ? raw : safeJson<T>(raw as string);
+    return value === undefined ? UNREADABLE : (value as T);
   }
 
   async get(key: string): Promise<T | undefined> {
-    return STATE_KEY_PATTERN.test(key) ? this.#decode(await this.#raw(key)) : undefined;
+    return readable(await this.read(key));
   }
 
   async read(key: string): Promise<T | typeof UNREADABLE | undefined> {
-    if (!STATE_KEY_PATTERN.test(key)) return undefined;
-    return this.#checked(await this.#raw(key));
-  }
-
-  /** The value kept as `raw`; `UNREADABLE` when there is one and it does not decode (damaged). */
-  #checked(raw: string | Buffer | null): T | typeof UNREADABLE | undefined {
-    const value = this.#decode(raw);
-    return value === undefined && raw !== null ? UNREADABLE : value;
+    return STATE_KEY_PATTERN.test(key) ? this.#decode(await this.#raw(key)) : undefined;
   }
 
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
@@ -232,7 +223,7 @@ class RedisSpace<T> implements Space<T> {
     checkKey(key);
     for (let attempt = 1; ; attempt++) {
       const text = (await this.#raw(key)) as string | null;
-      const current = () => (options?.unreadable ? this.#checked(text) : this.#decode(text)) as UpdateCurrent<T, O>;
+      const current = () => (options?.unreadable ? this.#decode(text) : readable(this.#decode(text))) as UpdateCurrent<T, O>;
       const after = change(current());
       // Written only if nobody else wrote the record since it was read; else read again and change that.
       if (await this.#put(key, after === undefined ? '' : encodeValue(this.definition, after), options?.hold, text === null ? 'n' : `v:${text}`)) return { before: current(), after };
@@ -253,7 +244,7 @@ class RedisSpace<T> implements Space<T> {
       const records = keys.map((k) => this.#record(k));
       const values: (string | Buffer | null)[] = !keys.length ? [] : this.definition.binary ? await this.redis.mgetBuffer(...records) : await this.redis.mget(...records);
       for (const [i, key] of keys.entries()) {
-        const value = this.#decode(values[i]);
+        const value = readable(this.#decode(values[i]));
         if (value !== undefined) yield { key, value };
       }
     }

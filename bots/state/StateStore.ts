@@ -55,12 +55,9 @@ export const UNREADABLE: unique symbol = Symbol('unreadable record');
 
 export interface Space<T> {
   readonly definition: SpaceDefinition;
-  /** The record, or undefined when there is none — or when it is damaged (see `read`). */
+  /** The record, or undefined when there is none — or when it cannot be read (see `read`). */
   get(key: string): Promise<T | undefined>;
-  /**
-   * As `get`, but a record that is kept and cannot be read (damaged text, a file that fails to read) is `UNREADABLE`, not undefined: for a reader
-   * that must not take a damaged record for a missing one (a restriction it held would silently drop).
-   */
+  /** As `get`, but a record that cannot be read is `UNREADABLE`: for a reader that must not take it for none (a restriction it held would drop). */
   read(key: string): Promise<T | typeof UNREADABLE | undefined>;
   put(key: string, value: T, options?: PutOptions): Promise<void>;
   /**
@@ -152,13 +149,9 @@ export function refuseBytes(definition: SpaceDefinition, what: string): void {
   if (definition.binary) throw new TypeError(`the ${definition.name} space keeps bytes: no ${what} there`);
 }
 
-export function decodeValue<T>(text: string | null | undefined): T | undefined {
-  if (text === null || text === undefined) return undefined;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return undefined;
-  }
+/** What `get` answers for what `read` found: a record that cannot be read counts as none. */
+export function readable<T>(found: T | typeof UNREADABLE): T | undefined {
+  return found === UNREADABLE ? undefined : found;
 }
 
 /** A process id no other process (here or on another host, now or later) has: host, pid and a random part. */
@@ -166,6 +159,3 @@ export function newOwnerId(): string {
   const host = hostname().replace(/[^A-Za-z0-9.-]/g, '').slice(0, 40) || 'host';
   return `${host}.${process.pid}.${randomBytes(4).toString('hex')}`;
 }
-
-/** How often `update` tries again when other processes keep writing the record meanwhile. */
-export const UPDATE_ATTEMPTS = 50;

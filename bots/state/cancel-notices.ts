@@ -2,11 +2,8 @@ import type { Requester } from '../runner/types.js';
 import type { Notice, Space } from './StateStore.js';
 
 /**
- * Cancel across replicas. A Cancel pressed on replica B for a job running on
- * replica A: B checks who may cancel (`mayCancel`, from the job's record) and
- * asks the holder of the record through the state store; A's surface then
- * cancels its job through its runner, as if the button had been pressed there
- * (the runner checks `mayCancel` again: a notice grants nothing by itself).
+ * Cancel across replicas (docs/shared-limits.md): replica B checks who may cancel (`mayCancel`) and asks the holder of
+ * the job's record; the holder cancels through its runner, which checks `mayCancel` again (a notice grants nothing).
  */
 
 /** Asks the live process holding the record `key` (where its job runs) to cancel it for `by`: true when that process got the request. */

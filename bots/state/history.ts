@@ -13,12 +13,12 @@ export interface HistoryItem {
 
 /**
  * The members' job history in the bots' state: each member's last jobs in one
- * record (newest first, at most 20, none older than `keepMs`), and each
- * server's/workspace's latest members in another, so an admin's view reads at
- * most 100 members' records. Both spaces expire with the retention.
+ * record (newest first, at most 20, none older than the history space's TTL, the
+ * retention), and each server's/workspace's latest members in another, so an
+ * admin's view reads at most 100 members' records. Both spaces expire with the retention.
  */
-export async function keepInHistory<T extends HistoryItem>(state: Pick<BotState, 'store' | 'spaces'>, userKey: string, items: readonly T[], keepMs: number, now = Date.now()): Promise<void> {
-  const since = now - keepMs;
+export async function keepInHistory<T extends HistoryItem>(state: Pick<BotState, 'store' | 'spaces'>, userKey: string, items: readonly T[], now = Date.now()): Promise<void> {
+  const since = now - state.spaces.history.ttlMs;
   await state.store.space<T[]>(state.spaces.history).update(stateKeyOf(userKey), (kept = []) => {
     const merged = [...items, ...kept.filter((old) => !items.some((item) => item.key === old.key))];
     return merged.filter((e) => e.at >= since).sort((a, b) => b.at - a.at).slice(0, HISTORY_BOUNDS.perMember);
@@ -31,12 +31,12 @@ export async function keepInHistory<T extends HistoryItem>(state: Pick<BotState,
 }
 
 /** A member's entries, newest first. */
-export async function historyOf<T extends HistoryItem>(state: BotState, userKey: string): Promise<T[]> {
+export async function historyOf<T extends HistoryItem>(state: Pick<BotState, 'store' | 'spaces'>, userKey: string): Promise<T[]> {
   return (await state.store.space<T[]>(state.spaces.history).get(stateKeyOf(userKey))) ?? [];
 }
 
 /** A server's/workspace's entries (of its latest members), newest first. */
-export async function historyOfScope<T extends HistoryItem>(state: BotState, scopeKey: string): Promise<T[]> {
+export async function historyOfScope<T extends HistoryItem>(state: Pick<BotState, 'store' | 'spaces'>, scopeKey: string): Promise<T[]> {
   const members = (await state.store.space<string[]>(state.spaces.historyScopes).get(stateKeyOf(scopeKey))) ?? [];
   const entries = await Promise.all(members.map((member) => historyOf<T>(state, member)));
   return entries

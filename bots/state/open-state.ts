@@ -1,7 +1,7 @@
 import type { LoggerLike } from 'pictor';
 import type { QuotaStore, RedisLink } from 'pictor/internal';
 import { FileStateStore } from './FileStateStore.js';
-import { DEFAULT_LEASE_MS, RedisStateStore } from './RedisStateStore.js';
+import { RedisStateStore } from './RedisStateStore.js';
 import { botSpaces, stateKeyOf, type BotSpaces, type SpaceSettings } from './spaces.js';
 import type { StateStore } from './StateStore.js';
 import { upgradeOldLayout } from './upgrade.js';
@@ -32,11 +32,7 @@ export interface OpenBotStateOptions extends SpaceSettings {
   leaseMs?: number | undefined;
   /** The ledger in use: `forget` erases its usage records' prompts, and an upgrade takes over what it kept for the bots. */
   ledger?: Pick<QuotaStore, 'forgetPrompts' | 'takeLegacy'> | undefined;
-  /**
-   * Other ledgers an older version may have kept the bots' records in, opened (and closed) only when the upgrade runs:
-   * version 0.1 used the account's whenever `PICTOR_BASE_URL` was set, where a Pictor emulator there now has a ledger
-   * of its own.
-   */
+  /** Other ledgers an older version may have kept the bots' records in (0.1: the account's), opened and closed only when the upgrade runs. */
   legacyLedgers?: readonly (() => Promise<Pick<QuotaStore, 'takeLegacy' | 'close'>>)[] | undefined;
   logger: LoggerLike;
 }
@@ -45,7 +41,7 @@ export interface OpenBotStateOptions extends SpaceSettings {
 export async function openBotState(options: OpenBotStateOptions): Promise<BotState> {
   const { redis, logger } = options;
   const spaces = botSpaces(options);
-  const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS, logger }) : new FileStateStore({ dataDir: options.dataDir });
+  const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs, logger }) : new FileStateStore({ dataDir: options.dataDir });
   try {
     if (redis) await warnIfRedisEvicts(redis.commands, spaces, logger);
     await upgradeOldLayout({ ...options, store, spaces, redis });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SpaceDefinition } from './StateStore.js';
+import { STATE_KEY_PATTERN, type SpaceDefinition } from './StateStore.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -9,8 +9,6 @@ const MIB = 1024 * KIB;
 
 /** The largest image kept for the buttons of a Discord job (Reroll, Retry, Edit); a larger one is not kept. */
 export const MAX_KEPT_IMAGE_BYTES = 8 * MIB;
-/** Days an audit post is kept for `forget`: how far back a member's `forget` reaches the audit channels. */
-export const AUDIT_POSTS_DAYS = 30;
 /** Default `PICTOR_KEPT_IMAGES_MB`: the bytes of kept images, past which the oldest go first. */
 export const DEFAULT_KEPT_IMAGES_MB = 256;
 
@@ -76,7 +74,7 @@ export function botSpaces(settings: SpaceSettings = {}) {
      * them again without their prompts: 30 days, which is how far back `forget` reaches the audit channels.
      */
     // A post of 20 entries whose prompts of 1,000 characters are all escaped in JSON (6 bytes a character) is ~140 KB.
-    auditPosts: { name: 'audit-posts', dir: 'audit/posts', ttlMs: AUDIT_POSTS_DAYS * DAY, maxValueBytes: 256 * KIB, maxCount: 20_000, maxBytes: 64 * MIB },
+    auditPosts: { name: 'audit-posts', dir: 'audit/posts', ttlMs: 30 * DAY, maxValueBytes: 256 * KIB, maxCount: 20_000, maxBytes: 64 * MIB },
   } satisfies Record<string, SpaceDefinition>;
 }
 
@@ -85,7 +83,7 @@ export type BotSpaces = ReturnType<typeof botSpaces>;
 /** A member key (`discord:123`, `slack:U0A`) or scope key as a state key (`discord-123`; its digest if it has other characters). */
 export function stateKeyOf(key: string): string {
   const readable = key.replace(':', '-');
-  return /^[A-Za-z0-9_-]{1,64}$/.test(readable) ? readable : digestKeyOf(key);
+  return STATE_KEY_PATTERN.test(readable) ? readable : digestKeyOf(key);
 }
 
 /** A longer text (a request signature) as a state key: its SHA-256, base64url. */

@@ -1,12 +1,12 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PictorError } from 'pictor';
-import { type QuotaStore, type RedisLink } from 'pictor/internal';
-import { FileStateStore } from './FileStateStore.js';
+import { safeJson, type QuotaStore, type RedisLink } from 'pictor/internal';
+import { FileStateStore, LEGACY_HOLDER } from './FileStateStore.js';
 import { keepInHistory, type HistoryItem } from './history.js';
 import type { OpenBotStateOptions } from './open-state.js';
 import { digestKeyOf, stateKeyOf, type BotSpaces } from './spaces.js';
-import { decodeValue, STATE_KEY_PATTERN, type StateStore } from './StateStore.js';
+import { STATE_KEY_PATTERN, type StateStore } from './StateStore.js';
 
 interface OldJobRecord {
   key: string;
@@ -68,7 +68,7 @@ async function upgradeFiles(o: Upgrade, count: (what: string, n?: number) => voi
   const discord = join(o.dataDir, 'discord');
   const store = async (file: string) => {
     const text = await read(file);
-    const parsed = decodeValue<{ version?: number; records?: OldJobRecord[] }>(text);
+    const parsed = safeJson<{ version?: number; records?: OldJobRecord[] }>(text);
     const good = parsed?.version === 1 && Array.isArray(parsed.records) && parsed.records.every((r) => typeof r?.key === 'string' && Array.isArray(r.inputs) && Array.isArray(r.outputs));
     return { found: text !== undefined, records: good ? parsed.records! : undefined };
   };
@@ -76,7 +76,7 @@ async function upgradeFiles(o: Upgrade, count: (what: string, n?: number) => voi
   if (main.found && !main.records && !backup.records) throw new JobStoreUnreadableError(join(discord, 'jobs.json'));
   const records = main.records ?? backup.records ?? [];
   // Jobs left pending or running are held by a process that is gone: the sweep marks them interrupted.
-  const legacy = new FileStateStore({ dataDir: o.dataDir, owner: 'legacy' });
+  const legacy = new FileStateStore({ dataDir: o.dataDir, owner: LEGACY_HOLDER });
   for (const record of records.filter((r) => STATE_KEY_PATTERN.test(r?.key ?? '')).sort((a, b) => a.createdAt - b.createdAt)) {
     const keep = async (img: OldJobRecord['inputs'][number]) => {
       const read = await readFile(join(discord, 'images', record.key, img.file)).catch(() => undefined);
@@ -98,9 +98,9 @@ async function upgradeFiles(o: Upgrade, count: (what: string, n?: number) => voi
   for (const name of (await readdir(discord).catch(() => [])).filter((n) => n.startsWith('jobs.json'))) await rm(join(discord, name), { force: true });
   await rm(join(discord, 'images'), { recursive: true, force: true });
 
-  const history = decodeValue<{ users?: Record<string, HistoryItem[]> }>(await read(join(o.dataDir, 'history.json')));
+  const history = safeJson<{ users?: Record<string, HistoryItem[]> }>(await read(join(o.dataDir, 'history.json')));
   for (const [userKey, entries] of Object.entries(history?.users ?? {})) {
-    await keepInHistory(o, userKey, entries, o.spaces.history.ttlMs);
+    await keepInHistory(o, userKey, entries);
     count('history entries', entries.length);
   }
   for (const name of ['history.json', 'history.json.lock']) await rm(join(o.dataDir, name), { force: true, recursive: true });
@@ -115,15 +115,15 @@ async function upgradeRedis(o: Upgrade, redis: RedisLink, count: (what: string, 
     }
   };
   await each('history:user:', async (key, userKey) => {
-    const entries = (await commands.lrange(key, 0, -1)).flatMap((raw) => decodeValue<HistoryItem>(raw) ?? []);
-    await keepInHistory(o, userKey, entries, o.spaces.history.ttlMs);
+    const entries = (await commands.lrange(key, 0, -1)).flatMap((raw) => safeJson<HistoryItem>(raw) ?? []);
+    await keepInHistory(o, userKey, entries);
     await commands.del(key, `${prefix}:history:scopes:${userKey}`);
     count('history entries', entries.length);
   });
   // A server's list only repeated its members' entries.
   await each('history:scope:', async (key) => void (await commands.del(key)));
   await each('slack:installation:', async (key, name) => {
-    const installation = decodeValue<object>(await commands.get(key));
+    const installation = safeJson<object>(await commands.get(key));
     if (installation && STATE_KEY_PATTERN.test(name)) await o.store.space(o.spaces.slackInstallations).put(name, installation);
     await commands.del(key);
     count('Slack installations');

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { renewEveryThird } from '../core/renewal.js';
 import { THIS_HOST } from './file-lock.js';
 import type { JobDetails, LedgerOptions, LostReservation } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, withoutPromptOf } from './usage-records.js';
 import { DAY_MS } from './utc-period.js';
 
-/** A stored text's JSON, or undefined when it is not JSON (a torn line, a damaged copy). */
-export function safeJson(text: string): unknown {
+/** A stored text's JSON, or undefined when there is none or it is not JSON (a torn line, a damaged copy). */
+export function safeJson<T = unknown>(text: string | null | undefined): T | undefined {
+  if (text === null || text === undefined) return undefined;
   try {
     return JSON.parse(text);
   } catch {
@@ -29,8 +31,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
   readonly onError: ((error: unknown) => void) | undefined;
   readonly #onLost: ((lost: LostReservation) => void) | undefined;
   readonly #renew: () => Promise<void>;
-  #timer: NodeJS.Timeout | undefined;
-  #renewing = false;
+  #stopRenewing: (() => void) | undefined;
 
   constructor(options: LedgerOptions, renew: () => Promise<void>) {
     this.leaseMs = options.leaseMs ?? 60_000;
@@ -44,15 +45,11 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
 
   hold(jobId: string, copy: Copy): void {
     this.held.set(jobId, copy);
-    this.#timer ??= setInterval(() => {
-      if (this.held.size === 0) return this.stop();
-      // One renewal at a time: while the storage does not answer (Redis away, its commands queued), none piles up.
-      if (this.#renewing) return;
-      this.#renewing = true;
-      this.#renew()
-        .catch((error: unknown) => this.onError?.(error))
-        .finally(() => (this.#renewing = false));
-    }, Math.max(50, Math.floor(this.leaseMs / 3))).unref();
+    this.#stopRenewing ??= renewEveryThird(
+      this.leaseMs,
+      async () => (this.held.size === 0 ? this.stop() : this.#renew()),
+      (error) => this.onError?.(error),
+    );
   }
 
   lost(jobId: string, copy: Copy, foundAt: LostReservation['foundAt'], chargedUsd: number | undefined): void {
@@ -66,7 +63,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
 
   /** Stops renewing the lease (until the next `hold`). */
   stop(): void {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
+    this.#stopRenewing?.();
+    this.#stopRenewing = undefined;
   }
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DEV_API_KEY, createEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
 import { PictorClient, type LoggerLike } from '../../../src/index.js';
 import { startDiscordBot, type DiscordBot, type StartDiscordBotOptions } from '../../../bots/discord/index.js';
-import { FileQuotaStore, JobRunner, settingsInState, memberDefaultsInState, stateHistory, type DmCaps, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
+import { FileQuotaStore, JobRunner, settingsInState, memberDefaultsInState, type DmCaps, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { FakeDiscord, buttonsOf, type FakeDiscordOptions, type FakeInteraction, type FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 
@@ -100,7 +100,7 @@ export class DiscordHarness {
       partialImages: this.options.partialImages ?? 2,
       logger: this.logger,
       operatorControls: this.options.controls,
-      history: stateHistory(this.state),
+      history: this.state,
       settings: settingsInState(this.state.store.space(this.state.spaces.scopeSettings)),
       styles: this.state.store.space(this.state.spaces.houseStyles),
       memberDefaults: memberDefaultsInState(this.state.store.space(this.state.spaces.memberDefaults)),

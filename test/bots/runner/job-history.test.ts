@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { HISTORY_LIMITS, JobHistory, stateHistory, type HistoryEntry, type JobHistoryStore } from '../../../bots/runner/index.js';
-import { openBotState, type BotState } from '../../../bots/state/index.js';
+import { JobHistory, type HistoryEntry } from '../../../bots/runner/index.js';
+import { HISTORY_BOUNDS, historyOf, historyOfScope, openBotState, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { requester, useTempDirs } from '../../helpers/runner-harness.js';
@@ -13,12 +13,12 @@ function entry(i: number): Omit<HistoryEntry, 'scopeKey' | 'userId' | 'channelId
 }
 
 /** The same story on both backends: bounded, newest first, kept only for the retention, erased by forget. */
-function historyBehaviour(name: string, open: () => Promise<JobHistoryStore>) {
+function historyBehaviour(name: string, open: (historyRetentionDays?: number) => Promise<BotState>) {
   describe(`the job history (${name})`, () => {
     it('shows a member their last 10 jobs, newest first, and keeps at most 20', async () => {
-      const store = await open();
+      const state = await open();
       let now = Date.now();
-      const history = new JobHistory({ store, now: () => now });
+      const history = new JobHistory({ state, now: () => now });
       const alice = requester({ scopeId: 'guild-h' });
       for (let i = 0; i < 25; i++) {
         now += 1000;
@@ -26,12 +26,12 @@ function historyBehaviour(name: string, open: () => Promise<JobHistoryStore>) {
       }
       const mine = await history.mine(alice);
       expect(mine.map((e) => e.prompt)).toEqual(Array.from({ length: 10 }, (_, i) => `prompt ${24 - i}`));
-      expect(await store.ofUser(`discord:${alice.userId}`)).toHaveLength(HISTORY_LIMITS.perUser);
+      expect(await historyOf<HistoryEntry>(state, `discord:${alice.userId}`)).toHaveLength(HISTORY_BOUNDS.perMember);
     });
 
     it('lets only admins see the server’s jobs, and forgets a member’s jobs there too', async () => {
-      const store = await open();
-      const history = new JobHistory({ store });
+      const state = await open();
+      const history = new JobHistory({ state });
       const scopeId = `guild-${Math.random()}`;
       const alice = requester({ scopeId });
       const bob = requester({ scopeId });
@@ -40,41 +40,41 @@ function historyBehaviour(name: string, open: () => Promise<JobHistoryStore>) {
       expect(await history.ofScope(alice)).toBeUndefined();
       expect((await history.ofScope({ ...alice, isAdmin: true }))!.map((e) => e.userId).sort()).toEqual([alice.userId, bob.userId].sort());
 
-      expect(await history.forget(alice)).toBe(1);
+      expect((await history.forgetEverywhere(alice)).entries).toBe(1);
       expect(await history.mine(alice)).toEqual([]);
       expect((await history.ofScope({ ...bob, isAdmin: true }))!.map((e) => e.userId)).toEqual([bob.userId]);
     });
 
     it('forgets every job of a member in the server’s list, also those past the 20 their own list keeps', async () => {
-      const store = await open();
-      const history = new JobHistory({ store });
+      const state = await open();
+      const history = new JobHistory({ state });
       const scopeId = `guild-${Math.random()}`;
       const alice = requester({ scopeId });
       const bob = requester({ scopeId });
       await history.record(bob, entry(0));
-      for (let i = 1; i <= HISTORY_LIMITS.perUser + 5; i++) await history.record(alice, entry(i));
+      for (let i = 1; i <= HISTORY_BOUNDS.perMember + 5; i++) await history.record(alice, entry(i));
 
-      expect(await history.forget(alice)).toBe(HISTORY_LIMITS.perUser);
-      expect((await store.ofScope(`discord:${scopeId}`)).map((e) => e.userId)).toEqual([bob.userId]);
+      expect((await history.forgetEverywhere(alice)).entries).toBe(HISTORY_BOUNDS.perMember);
+      expect((await historyOfScope<HistoryEntry>(state, `discord:${scopeId}`)).map((e) => e.userId)).toEqual([bob.userId]);
     });
 
     it('keeps nothing older than the retention once a newer job is kept', async () => {
-      const store = await open();
+      const state = await open(1);
       let now = Date.now();
-      const history = new JobHistory({ store, retentionDays: 1, now: () => now });
+      const history = new JobHistory({ state, now: () => now });
       const scopeId = `guild-${Math.random()}`;
       const alice = requester({ scopeId });
       await history.record(alice, entry(1));
       now += 2 * DAY_MS;
       await history.record(alice, entry(2));
-      expect((await store.ofUser(`discord:${alice.userId}`)).map((e) => e.key)).toEqual(['job-2']);
-      expect((await store.ofScope(`discord:${scopeId}`)).map((e) => e.key)).toEqual(['job-2']);
+      expect((await historyOf<HistoryEntry>(state, `discord:${alice.userId}`)).map((e) => e.key)).toEqual(['job-2']);
+      expect((await historyOfScope<HistoryEntry>(state, `discord:${scopeId}`)).map((e) => e.key)).toEqual(['job-2']);
     });
 
     it('shows nothing older than the retention', async () => {
-      const store = await open();
+      const state = await open(1);
       let now = Date.now();
-      const history = new JobHistory({ store, retentionDays: 1, now: () => now });
+      const history = new JobHistory({ state, now: () => now });
       const alice = requester();
       await history.record(alice, entry(1));
       now += 2 * DAY_MS;
@@ -92,18 +92,18 @@ afterAll(async () => {
 });
 
 /** The history in the bots' state of a process: the data folder, or Redis. */
-async function inState(dataDir: string, link?: RedisLink): Promise<JobHistoryStore> {
-  const state = await openBotState({ dataDir, redis: link, logger: silentLogger() });
+async function inState(dataDir: string, link?: RedisLink, historyRetentionDays?: number): Promise<BotState> {
+  const state = await openBotState({ dataDir, redis: link, historyRetentionDays, logger: silentLogger() });
   opened.push(state);
-  return stateHistory(state);
+  return state;
 }
 
-historyBehaviour('data folder', async () => inState(await newDir()));
+historyBehaviour('data folder', async (days) => inState(await newDir(), undefined, days));
 if (!redis.skipReason) {
-  historyBehaviour('Redis', async () => {
+  historyBehaviour('Redis', async (days) => {
     const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
     opened.push(link);
-    return inState(await newDir(), link);
+    return inState(await newDir(), link, days);
   });
 }
 
@@ -111,7 +111,7 @@ describe('the history in the data folder', () => {
   it('keeps a member’s history across a restart of the bot (a new state on the same folder)', async () => {
     const dir = await newDir();
     const alice = requester();
-    await new JobHistory({ store: await inState(dir) }).record(alice, entry(7));
-    expect((await new JobHistory({ store: await inState(dir) }).mine(alice)).map((e) => e.key)).toEqual(['job-7']);
+    await new JobHistory({ state: await inState(dir) }).record(alice, entry(7));
+    expect((await new JobHistory({ state: await inState(dir) }).mine(alice)).map((e) => e.key)).toEqual(['job-7']);
   });
 });

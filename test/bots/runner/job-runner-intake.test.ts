@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { stateHistory, type AdmittedJob, type IntakeAnswers, type JobIntent, type JobRunner } from '../../../bots/runner/index.js';
+import { type AdmittedJob, type IntakeAnswers, type JobIntent, type JobRunner } from '../../../bots/runner/index.js';
 import { openBotState } from '../../../bots/state/index.js';
 import { EditImagesSchema, EditRequestSchema, GenerationRequestSchema, PRICE_TABLE } from '../../../src/index.js';
 import { silentLogger } from '../../../src/internal.js';
@@ -175,7 +175,7 @@ describe('the intake: one call decides a job before its first public answer', ()
   it('keeps the ended job in the member’s history under the surface’s key, with its link', async () => {
     const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
     onTestFinished(() => state.close());
-    const { runner } = await kit.runner({ partialImages: 0, history: stateHistory(state) });
+    const { runner } = await kit.runner({ partialImages: 0, history: state });
     const who = requester();
     const answers: IntakeAnswers = {
       refuse: async () => {},

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { DEFAULT_FILE_HOSTS, parseFileHost, startSlackBot, type SlackBot, type SlackBotOptions } from '../../../bots/slack/index.js';
-import { FileQuotaStore, JobRunner, settingsInState, memberDefaultsInState, stateHistory, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
+import { FileQuotaStore, JobRunner, settingsInState, memberDefaultsInState, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { type QuotaStore, silentLogger } from '../../../src/internal.js';
 import { ImageLimiter, PictorClient } from '../../../src/index.js';
@@ -79,7 +79,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     partialImages: 2,
     shutdownGraceMs: 2000,
     operatorControls: options.controls,
-    history: stateHistory(state),
+    history: state,
     settings: settingsInState(state.store.space(state.spaces.scopeSettings)),
     styles: state.store.space(state.spaces.houseStyles),
     memberDefaults: memberDefaultsInState(state.store.space(state.spaces.memberDefaults)),
