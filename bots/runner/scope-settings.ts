@@ -4,6 +4,7 @@ import { type ScopeSettingEntries } from 'pictor/internal';
 import { stateKeyOf, UNREADABLE, type Space } from '../state/index.js';
 import { BLOCKED_WORDS_LIMITS } from './blocked-words.js';
 import { memorySpace } from './memory-space.js';
+import { ToldOnce } from './told-once.js';
 
 /**
  * What the admins of one server/workspace decided from chat (the operator's
@@ -117,15 +118,13 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
     return parsed.success ? parsed.data : undefined;
   };
   /** What each scope was last warned of (what it could not read), while it stays so: the oldest forgotten past the bound. */
-  const told = new Map<string, string>();
+  const told = new ToldOnce<string>();
   /** Warns of a scope's unreadable settings once while they stay so (again when they change), never on every read. */
   const tell = (scopeKey: string, unreadable: StoredSettingName[] | undefined, record: boolean): void => {
     const what = record ? 'record' : (unreadable ?? []).join(' ');
-    if (told.get(scopeKey) === what) return;
-    told.delete(scopeKey);
+    if ((told.last(scopeKey) ?? '') === what) return;
+    told.remember(scopeKey, what === '' ? undefined : what);
     if (what === '') return;
-    told.set(scopeKey, what);
-    if (told.size > TOLD_SCOPES_MAX) told.delete(told.keys().next().value!);
     if (record) {
       logger?.warn({ scopeKey }, 'the stored chat settings of a server/workspace are unreadable (a damaged record): their defaults apply; its role budgets are unreadable, so its members may spend nothing until an admin sets them again');
     } else if (unreadable?.includes('roleBudgets')) {
@@ -182,9 +181,6 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
     update,
   };
 }
-
-/** Scopes whose unreadable settings are remembered as told (past it, the oldest are told again if still so). */
-const TOLD_SCOPES_MAX = 10_000;
 
 /** What a damaged record's role budgets are kept as when another setting writes it anew: a value no version reads (not a list). */
 const UNREADABLE_MARK = { damaged: true } as const;
