@@ -97,8 +97,8 @@ export const en = {
   'settings.not_admin': 'Only an admin of {scope, select, workspace {this workspace} other {this server}} can change its settings.',
   'settings.unknown': 'Choose one of {names}.',
   'settings.takes': '{setting} takes {hint}.',
-  'settings.changed': '{setting} is now {value} (was {wasDefault, select, yes {the default} other {{was}}}).',
-  'settings.cleared': '{setting} is back to its default (was {wasDefault, select, yes {the default} other {{was}}}).',
+  'settings.changed': '{setting} is now {value} (was {wasDefault, select, yes {the default} unreadable {a value that could not be read} other {{was}}}).',
+  'settings.cleared': '{setting} is back to its default (was {wasDefault, select, yes {the default} unreadable {a value that could not be read} other {{was}}}).',
   'settings.at_most': 'at most {max}',
   'settings.beyond_operator': 'The bot’s operator allows {allowed} for {setting}; an admin can choose within that, not beyond. Ask the operator to change it.',
   'settings.title':
@@ -110,6 +110,10 @@ export const en = {
   'settings.source': '{source, select, operator {operator} admin {admin} other {default}}',
   'settings.source_admin': 'admin: {who}, {when}',
   'settings.how_to_change': 'Change one with {command} (clear for the default; add or remove for lists).',
+  'settings.unreadable_rules':
+    '⚠️ {count, plural, one {A rule} other {# rules}} of {scope, select, workspace {this workspace} other {this server}} cannot be read, so every job here is refused until an admin sets each again or clears it (below).',
+  'settings.unreadable_line':
+    '• {setting}: ⚠️ cannot be read (damaged in the bot’s storage) — {restriction, select, yes {every job is refused until an admin sets it again or clears it} other {its default, {value}, applies until an admin sets it again}}',
   'settings.empty.channels': 'every channel',
   'settings.empty.allowed': 'everyone',
   'settings.empty.blocked': 'nobody',
@@ -379,6 +383,8 @@ export const en = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: ask for a public one with {platform, select, slack {--public} other {private: False}}, or turn your default off with {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; ask again without {platform, select, slack {--private} other {private}}}}.',
+  'refusal.settings_unreadable':
+    '{count, plural, one {A rule} other {Some rules}} of {scope, select, workspace {this workspace} other {this server}} cannot be read (damaged in the bot’s storage): {settings}. No images are made here until an admin sets {count, plural, one {it} other {each}} again or clears {count, plural, one {it} other {them}}: ask an admin{platform, select, slack {; admins: {command} admin set SETTING VALUE, or {command} admin set SETTING clear} other {; admins: /imagine-admin set, with a value or clear}}.',
   'settings.hint.onOff': '{on} or {off}',
   'member.ignored':
     'Not used here, as {scope, select, workspace {this workspace’s} other {this server’s}} rules do not allow {count, plural, one {it} other {them}}: your default {defaults}.',
@@ -404,6 +410,8 @@ export const en = {
   'settings.hint.auditChannel': 'a channel, chosen with the audit command',
   'settings.audit_line': '• audit channel: {channel} ({source})',
   'settings.audit_off': 'off',
+  'settings.audit_unreadable':
+    '• audit channel: ⚠️ cannot be read (damaged in the bot’s storage) — nothing is posted until an admin chooses it again',
   'settings.audit_trouble': '⚠️ The last {failures} audit posts to {channel} failed ({code}): check that the bot can still post there, or choose another channel.',
   'audit.set': 'Audit entries of {scope, select, workspace {this workspace} other {this server}} now go to {channel}: every job and every refusal by a rule or a budget, a few at a time.',
   'audit.off': 'Audit entries are no longer posted (they went to {channel}).',

@@ -87,8 +87,8 @@ export const fr = {
   'settings.not_admin': 'Seul un admin {scope, select, workspace {de cet espace de travail} other {de ce serveur}} peut modifier ses réglages.',
   'settings.unknown': 'Choisissez parmi {names}.',
   'settings.takes': '{setting} attend {hint}.',
-  'settings.changed': '{setting} vaut désormais {value} (avant : {wasDefault, select, yes {la valeur par défaut} other {{was}}}).',
-  'settings.cleared': '{setting} revient à sa valeur par défaut (avant : {wasDefault, select, yes {la valeur par défaut} other {{was}}}).',
+  'settings.changed': '{setting} vaut désormais {value} (avant : {wasDefault, select, yes {la valeur par défaut} unreadable {une valeur illisible} other {{was}}}).',
+  'settings.cleared': '{setting} revient à sa valeur par défaut (avant : {wasDefault, select, yes {la valeur par défaut} unreadable {une valeur illisible} other {{was}}}).',
   'settings.at_most': 'au plus {max}',
   'settings.beyond_operator': 'L’opérateur du bot autorise {allowed} pour {setting} ; un admin peut choisir dans cette limite, pas au-delà. Demandez à l’opérateur de la changer.',
   'settings.title':
@@ -100,6 +100,10 @@ export const fr = {
   'settings.source': '{source, select, operator {opérateur} admin {admin} other {défaut}}',
   'settings.source_admin': 'admin : {who}, {when}',
   'settings.how_to_change': 'Modifiez-en un avec {command} (clear pour la valeur par défaut ; add ou remove pour les listes).',
+  'settings.unreadable_rules':
+    '⚠️ {count, plural, one {Une règle} other {# règles}} de {scope, select, workspace {cet espace de travail} other {ce serveur}} {count, plural, one {est illisible} other {sont illisibles}} : toute tâche est refusée ici tant qu’un admin ne les a pas toutes redéfinies ou effacées (ci-dessous).',
+  'settings.unreadable_line':
+    '• {setting} : ⚠️ illisible (enregistrement endommagé dans le stockage du bot) — {restriction, select, yes {toute tâche est refusée tant qu’un admin ne l’a pas redéfini ou effacé} other {sa valeur par défaut, {value}, s’applique tant qu’un admin ne l’a pas redéfini}}',
   'settings.empty.channels': 'tous les salons',
   'settings.empty.allowed': 'tout le monde',
   'settings.empty.blocked': 'personne',
@@ -354,6 +358,8 @@ export const fr = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Cet espace de travail} other {Ce serveur}} n’autorise pas les résultats privés{fromDefault, select, yes {, et votre réglage par défaut les demande : demandez-en un public avec {platform, select, slack {--public} other {private: False}}, ou désactivez votre réglage avec {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other { ; réessayez sans {platform, select, slack {--private} other {private}}}}.',
+  'refusal.settings_unreadable':
+    '{count, plural, one {Une règle} other {Des règles}} de {scope, select, workspace {cet espace de travail} other {ce serveur}} ne {count, plural, one {peut} other {peuvent}} pas être {count, plural, one {lue} other {lues}} (enregistrement endommagé dans le stockage du bot) : {settings}. Aucune image n’est créée ici tant qu’un admin ne {count, plural, one {l’a pas redéfinie ou effacée} other {les a pas redéfinies ou effacées}} : demandez à un admin{platform, select, slack { ; admins : {command} admin set SETTING VALUE, ou {command} admin set SETTING clear} other { ; admins : /imagine-admin set, avec une valeur ou clear}}.',
   'settings.hint.onOff': '{on} ou {off}',
   'member.ignored':
     'Non utilisé ici, car les règles de {scope, select, workspace {cet espace de travail} other {ce serveur}} ne {count, plural, one {l’autorisent} other {les autorisent}} pas : votre réglage par défaut {defaults}.',
@@ -379,6 +385,8 @@ export const fr = {
   'settings.hint.auditChannel': 'un salon, choisi avec la commande d’audit',
   'settings.audit_line': '• salon d’audit : {channel} ({source})',
   'settings.audit_off': 'désactivé',
+  'settings.audit_unreadable':
+    '• salon d’audit : ⚠️ illisible (enregistrement endommagé dans le stockage du bot) — rien n’est publié tant qu’un admin ne l’a pas choisi à nouveau',
   'settings.audit_trouble': '⚠️ Les {failures} derniers messages d’audit dans {channel} ont échoué ({code}) : vérifiez que le bot peut encore y écrire, ou choisissez un autre salon.',
   'audit.set': 'Les entrées d’audit {scope, select, workspace {de cet espace de travail} other {de ce serveur}} vont maintenant dans {channel} : chaque tâche et chaque refus par une règle ou un budget, quelques-uns à la fois.',
   'audit.off': 'Les entrées d’audit ne sont plus publiées (elles allaient dans {channel}).',

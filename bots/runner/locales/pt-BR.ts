@@ -87,8 +87,8 @@ export const ptBR = {
   'settings.not_admin': 'Só um admin {scope, select, workspace {deste espaço de trabalho} other {deste servidor}} pode mudar as configurações dele.',
   'settings.unknown': 'Escolha um de {names}.',
   'settings.takes': '{setting} aceita {hint}.',
-  'settings.changed': '{setting} agora é {value} (antes: {wasDefault, select, yes {o padrão} other {{was}}}).',
-  'settings.cleared': '{setting} voltou ao padrão (antes: {wasDefault, select, yes {o padrão} other {{was}}}).',
+  'settings.changed': '{setting} agora é {value} (antes: {wasDefault, select, yes {o padrão} unreadable {um valor que não podia ser lido} other {{was}}}).',
+  'settings.cleared': '{setting} voltou ao padrão (antes: {wasDefault, select, yes {o padrão} unreadable {um valor que não podia ser lido} other {{was}}}).',
   'settings.at_most': 'no máximo {max}',
   'settings.beyond_operator': 'O operador do bot permite {allowed} para {setting}; um admin pode escolher dentro disso, não além. Peça ao operador para mudar.',
   'settings.title':
@@ -100,6 +100,10 @@ export const ptBR = {
   'settings.source': '{source, select, operator {operador} admin {admin} other {padrão}}',
   'settings.source_admin': 'admin: {who}, {when}',
   'settings.how_to_change': 'Mude uma com {command} (clear para o padrão; add ou remove para listas).',
+  'settings.unreadable_rules':
+    '⚠️ {count, plural, one {Uma regra} other {# regras}} {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lida} other {lidas}}, então todo pedido aqui é recusado até que um admin defina de novo ou limpe cada uma (abaixo).',
+  'settings.unreadable_line':
+    '• {setting}: ⚠️ não pode ser lida (o registro no armazenamento do bot está danificado) — {restriction, select, yes {todo pedido é recusado até que um admin a defina de novo ou a limpe} other {o padrão, {value}, vale até que um admin a defina de novo}}',
   'settings.empty.channels': 'todos os canais',
   'settings.empty.allowed': 'todos',
   'settings.empty.blocked': 'ninguém',
@@ -354,6 +358,8 @@ export const ptBR = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados{fromDefault, select, yes {, e o seu padrão os pede: peça um público com {platform, select, slack {--public} other {private: False}} ou desative o seu padrão com {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; peça de novo sem {platform, select, slack {--private} other {private}}}}.',
+  'refusal.settings_unreadable':
+    '{count, plural, one {Uma regra} other {Algumas regras}} {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lida} other {lidas}} (o registro no armazenamento do bot está danificado): {settings}. Nenhuma imagem é criada aqui até que um admin {count, plural, one {a defina} other {as defina}} de novo ou {count, plural, one {a limpe} other {as limpe}}: peça a um admin{platform, select, slack {; admins: {command} admin set SETTING VALUE, ou {command} admin set SETTING clear} other {; admins: /imagine-admin set, com um valor ou clear}}.',
   'settings.hint.onOff': '{on} ou {off}',
   'member.ignored':
     'Não usado aqui, pois as regras {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {o permitem} other {os permitem}}: o seu padrão {defaults}.',
@@ -379,6 +385,8 @@ export const ptBR = {
   'settings.hint.auditChannel': 'um canal, escolhido com o comando de auditoria',
   'settings.audit_line': '• canal de auditoria: {channel} ({source})',
   'settings.audit_off': 'desligado',
+  'settings.audit_unreadable':
+    '• canal de auditoria: ⚠️ não pode ser lido (o registro no armazenamento do bot está danificado) — nada é publicado até que um admin o escolha de novo',
   'settings.audit_trouble': '⚠️ As últimas {failures} publicações de auditoria em {channel} falharam ({code}): verifique se o bot ainda pode publicar lá, ou escolha outro canal.',
   'audit.set': 'As entradas de auditoria {scope, select, workspace {deste workspace} other {deste servidor}} agora vão para {channel}: cada trabalho e cada recusa por uma regra ou um orçamento, alguns de cada vez.',
   'audit.off': 'As entradas de auditoria não são mais publicadas (iam para {channel}).',
