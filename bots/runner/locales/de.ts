@@ -311,6 +311,8 @@ export const de = {
     '{scope, select, workspace {Mitglieder der Benutzergruppe {role}} other {Mitglieder mit der Rolle {role}}} haben jetzt je {usd} {period, select, day {pro Tag} other {pro Monat}} statt des Budgets jedes Nutzers; wer mehrere hat, bekommt das großzügigste (Grenze des Betreibers pro Nutzer: {operatorSet, select, yes {{operator}} other {keine}}).',
   'budget.role_cleared':
     '{scope, select, workspace {Die Benutzergruppe {role}} other {Die Rolle {role}}} hat kein {period, select, day {Tagesbudget} other {Monatsbudget}} mehr: Ihre Mitglieder bekommen wieder das Budget jedes Nutzers, sofern nicht eine andere ihrer {scope, select, workspace {Benutzergruppen} other {Rollen}} eines hat.',
+  'budget.role_budgets_restarted':
+    'Die Budgets der {scope, select, workspace {Benutzergruppen dieses Workspaces} other {Rollen dieses Servers}} ließen sich nicht lesen (im Speicher des Bots beschädigt), daher beginnt hiermit eine neue Liste: Jede andere {scope, select, workspace {Benutzergruppe} other {Rolle}} hat jetzt kein Budget, und ihre Mitglieder haben das Budget jedes Nutzers. Lege jedes, das ein Budget hatte, neu fest.',
   'budget.role_member_caps_only':
     'Das Budget einer {scope, select, workspace {Benutzergruppe} other {Rolle}} ist, was jedes ihrer Mitglieder ausgeben darf: nimm user-daily oder user-monthly.',
   'budget.too_many_roles':
@@ -320,7 +322,7 @@ export const de = {
   'usage.role_budgets':
     '<b>Budgets der {scope, select, workspace {Benutzergruppen} other {Rollen}}</b> (jedes Mitglied bekommt das großzügigste seiner eigenen statt des Budgets jedes Nutzers):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>Die Budgets der {scope, select, workspace {Benutzergruppen dieses Workspaces} other {Rollen dieses Servers}} lassen sich nicht lesen</b> (ihr Eintrag im Speicher des Bots ist beschädigt): bis sie neu festgelegt sind, kann kein Mitglied etwas ausgeben. Lege das Budget jeder {scope, select, workspace {Benutzergruppe} other {Rolle}} neu fest ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); das erste ersetzt den beschädigten Eintrag.',
+    '⚠️ <b>Die Budgets der {scope, select, workspace {Benutzergruppen dieses Workspaces} other {Rollen dieses Servers}} lassen sich nicht lesen</b> (ihr Eintrag im Speicher des Bots ist beschädigt): bis sie neu festgelegt sind, kann kein Mitglied etwas ausgeben. Lege das Budget jeder {scope, select, workspace {Benutzergruppe} other {Rolle}} neu fest ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); das erste beginnt eine neue Liste, in der die anderen keines haben, bis sie festgelegt sind.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} pro Tag} other {das Budget jedes Nutzers pro Tag}} · {hasMonthly, select, yes {{monthly} pro Monat} other {das Budget jedes Nutzers pro Monat}}',
   'discord.option.role':

@@ -336,6 +336,8 @@ export const en = {
     '{scope, select, workspace {Members of the user group {role}} other {Members with the role {role}}} now have {usd} {period, select, day {a day} other {a month}} each, in place of the budget of each user; a member with several gets the most generous (operator’s cap of each user: {operatorSet, select, yes {{operator}} other {none}}).',
   'budget.role_cleared':
     '{scope, select, workspace {The user group {role}} other {The role {role}}} no longer has a {period, select, day {daily} other {monthly}} budget: its members get the budget of each user again, unless another of their {scope, select, workspace {user groups} other {roles}} has one.',
+  'budget.role_budgets_restarted':
+    'The budgets of {scope, select, workspace {this workspace’s user groups} other {this server’s roles}} could not be read (damaged in the bot’s storage), so this one starts a new list: every other {scope, select, workspace {user group} other {role}} now has no budget, and its members have the budget of each user. Set again each one that had a budget.',
   'budget.role_member_caps_only':
     'A {scope, select, workspace {user group’s} other {role’s}} budget is what each of its members may spend: use user-daily or user-monthly.',
   'budget.too_many_roles':
@@ -345,7 +347,7 @@ export const en = {
   'usage.role_budgets':
     '<b>Budgets of {scope, select, workspace {user groups} other {roles}}</b> (each member gets the most generous of theirs, in place of the budget of each user):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>The budgets of {scope, select, workspace {this workspace’s user groups} other {this server’s roles}} cannot be read</b> (their record in the bot’s storage is damaged): until they are set again, no member may spend anything. Set each {scope, select, workspace {user group’s} other {role’s}} budget again ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); the first one set replaces the damaged record.',
+    '⚠️ <b>The budgets of {scope, select, workspace {this workspace’s user groups} other {this server’s roles}} cannot be read</b> (their record in the bot’s storage is damaged): until they are set again, no member may spend anything. Set each {scope, select, workspace {user group’s} other {role’s}} budget again ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); the first one set starts a new list, in which the others have none until they are set.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} a day} other {the budget of each user a day}} · {hasMonthly, select, yes {{monthly} a month} other {the budget of each user a month}}',
   'discord.option.role':

@@ -311,6 +311,8 @@ export const es = {
     '{scope, select, workspace {Los miembros del grupo de usuarios {role}} other {Los miembros con el rol {role}}} tienen ahora {usd} cada uno {period, select, day {al día} other {al mes}}, en lugar del presupuesto de cada usuario; quien tenga varios recibe el más generoso (límite del operador por usuario: {operatorSet, select, yes {{operator}} other {ninguno}}).',
   'budget.role_cleared':
     '{scope, select, workspace {El grupo de usuarios {role}} other {El rol {role}}} ya no tiene presupuesto {period, select, day {diario} other {mensual}}: sus miembros vuelven al presupuesto de cada usuario, salvo que otro de sus {scope, select, workspace {grupos} other {roles}} tenga uno.',
+  'budget.role_budgets_restarted':
+    'Los presupuestos de {scope, select, workspace {los grupos de usuarios de este espacio de trabajo} other {los roles de este servidor}} no se podían leer (su registro en el almacenamiento del bot está dañado), así que este empieza una lista nueva: {scope, select, workspace {cualquier otro grupo de usuarios} other {cualquier otro rol}} ya no tiene presupuesto y sus miembros tienen el presupuesto de cada usuario. Vuelve a fijar cada uno que tenía presupuesto.',
   'budget.role_member_caps_only':
     'El presupuesto de un {scope, select, workspace {grupo de usuarios} other {rol}} es lo que puede gastar cada uno de sus miembros: usa user-daily o user-monthly.',
   'budget.too_many_roles':
@@ -320,7 +322,7 @@ export const es = {
   'usage.role_budgets':
     '<b>Presupuestos de {scope, select, workspace {grupos de usuarios} other {roles}}</b> (cada miembro recibe el más generoso de los suyos, en lugar del presupuesto de cada usuario):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>No se pueden leer los presupuestos de {scope, select, workspace {los grupos de usuarios de este workspace} other {los roles de este servidor}}</b> (su registro en el almacenamiento del bot está dañado): hasta que se vuelvan a fijar, ningún miembro puede gastar nada. Vuelve a fijar el presupuesto de cada {scope, select, workspace {grupo de usuarios} other {rol}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); el primero que se fije reemplaza el registro dañado.',
+    '⚠️ <b>No se pueden leer los presupuestos de {scope, select, workspace {los grupos de usuarios de este workspace} other {los roles de este servidor}}</b> (su registro en el almacenamiento del bot está dañado): hasta que se vuelvan a fijar, ningún miembro puede gastar nada. Vuelve a fijar el presupuesto de cada {scope, select, workspace {grupo de usuarios} other {rol}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); el primero que se fije empieza una lista nueva, en la que los demás no tienen ninguno hasta que se fijen.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} al día} other {el presupuesto de cada usuario al día}} · {hasMonthly, select, yes {{monthly} al mes} other {el presupuesto de cada usuario al mes}}',
   'discord.option.role':

@@ -311,6 +311,8 @@ export const fr = {
     '{scope, select, workspace {Les membres du groupe d’utilisateurs {role}} other {Les membres ayant le rôle {role}}} ont désormais {usd} chacun {period, select, day {par jour} other {par mois}}, à la place du budget de chaque utilisateur ; un membre qui en a plusieurs obtient le plus généreux (plafond de l’opérateur par utilisateur : {operatorSet, select, yes {{operator}} other {aucun}}).',
   'budget.role_cleared':
     '{scope, select, workspace {Le groupe d’utilisateurs {role}} other {Le rôle {role}}} n’a plus de budget {period, select, day {quotidien} other {mensuel}} : ses membres retrouvent le budget de chaque utilisateur, sauf si un autre de leurs {scope, select, workspace {groupes} other {rôles}} en a un.',
+  'budget.role_budgets_restarted':
+    'Les budgets des {scope, select, workspace {groupes d’utilisateurs de cet espace de travail} other {rôles de ce serveur}} étaient illisibles (enregistrement endommagé dans le stockage du bot) : celui-ci commence donc une nouvelle liste. Tout autre {scope, select, workspace {groupe d’utilisateurs} other {rôle}} n’a plus de budget, et ses membres ont le budget de chaque utilisateur. Redéfinissez chacun de ceux qui en avaient un.',
   'budget.role_member_caps_only':
     'Le budget d’un {scope, select, workspace {groupe d’utilisateurs} other {rôle}} est ce que chacun de ses membres peut dépenser : utilisez user-daily ou user-monthly.',
   'budget.too_many_roles':
@@ -320,7 +322,7 @@ export const fr = {
   'usage.role_budgets':
     '<b>Budgets des {scope, select, workspace {groupes d’utilisateurs} other {rôles}}</b> (chaque membre obtient le plus généreux des siens, à la place du budget de chaque utilisateur) :',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>Les budgets des {scope, select, workspace {groupes d’utilisateurs de ce workspace} other {rôles de ce serveur}} ne peuvent pas être lus</b> (leur enregistrement dans le stockage du bot est endommagé) : tant qu’ils ne sont pas définis à nouveau, aucun membre ne peut rien dépenser. Définissez à nouveau le budget de chaque {scope, select, workspace {groupe d’utilisateurs} other {rôle}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}) ; le premier défini remplace l’enregistrement endommagé.',
+    '⚠️ <b>Les budgets des {scope, select, workspace {groupes d’utilisateurs de ce workspace} other {rôles de ce serveur}} ne peuvent pas être lus</b> (leur enregistrement dans le stockage du bot est endommagé) : tant qu’ils ne sont pas définis à nouveau, aucun membre ne peut rien dépenser. Définissez à nouveau le budget de chaque {scope, select, workspace {groupe d’utilisateurs} other {rôle}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}) ; le premier défini commence une nouvelle liste, où les autres n’en ont aucun tant qu’ils ne sont pas définis.',
   'usage.role_budget':
     '• {role} : {hasDaily, select, yes {{daily} par jour} other {le budget de chaque utilisateur par jour}} · {hasMonthly, select, yes {{monthly} par mois} other {le budget de chaque utilisateur par mois}}',
   'discord.option.role':

@@ -311,6 +311,8 @@ export const ja = {
     '{scope, select, workspace {ユーザーグループ {role} のメンバー} other {ロール {role} を持つメンバー}}は、各ユーザーの予算の代わりに{period, select, day {1日} other {1か月}}あたりそれぞれ {usd} を使えるようになりました。複数持つメンバーには最も多い予算が適用されます（運営者の各ユーザーの上限: {operatorSet, select, yes {{operator}} other {なし}}）。',
   'budget.role_cleared':
     '{scope, select, workspace {ユーザーグループ {role}} other {ロール {role}}}の{period, select, day {1日} other {1か月}}の予算を解除しました。メンバーには、ほかの{scope, select, workspace {グループ} other {ロール}}に予算がない限り、各ユーザーの予算が再び適用されます。',
+  'budget.role_budgets_restarted':
+    '{scope, select, workspace {このワークスペースのユーザーグループ} other {このサーバーのロール}}の予算を読み取れなかったため（ボットの保存データの記録が壊れています）、これが新しいリストの最初になります。ほかの{scope, select, workspace {ユーザーグループ} other {ロール}}には予算がなくなり、そのメンバーには各ユーザーの予算が適用されます。予算があったものをそれぞれ設定し直してください。',
   'budget.role_member_caps_only':
     '{scope, select, workspace {ユーザーグループ} other {ロール}}の予算は各メンバーが使える金額です。user-daily か user-monthly を使ってください。',
   'budget.too_many_roles':
@@ -320,7 +322,7 @@ export const ja = {
   'usage.role_budgets':
     '<b>{scope, select, workspace {ユーザーグループ} other {ロール}}の予算</b>（各メンバーには、各ユーザーの予算の代わりに自分のものの中で最も多い予算が適用されます）:',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>{scope, select, workspace {このワークスペースのユーザーグループ} other {このサーバーのロール}}の予算を読み取れません</b>（ボットの保存データの記録が壊れています）。設定し直すまで、どのメンバーも何も使えません。各{scope, select, workspace {ユーザーグループ} other {ロール}}の予算を設定し直してください（{scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}）。最初に設定したものが壊れた記録を置き換えます。',
+    '⚠️ <b>{scope, select, workspace {このワークスペースのユーザーグループ} other {このサーバーのロール}}の予算を読み取れません</b>（ボットの保存データの記録が壊れています）。設定し直すまで、どのメンバーも何も使えません。各{scope, select, workspace {ユーザーグループ} other {ロール}}の予算を設定し直してください（{scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}）。最初に設定したものから新しいリストが始まり、ほかは設定し直すまで予算なしになります。',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {1日 {daily}} other {1日は各ユーザーの予算}} · {hasMonthly, select, yes {1か月 {monthly}} other {1か月は各ユーザーの予算}}',
   'discord.option.role':

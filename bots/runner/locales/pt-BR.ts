@@ -311,6 +311,8 @@ export const ptBR = {
     '{scope, select, workspace {Os membros do grupo de usuários {role}} other {Os membros com o cargo {role}}} agora têm {usd} cada {period, select, day {por dia} other {por mês}}, no lugar do orçamento de cada usuário; quem tiver vários recebe o mais generoso (limite do operador por usuário: {operatorSet, select, yes {{operator}} other {nenhum}}).',
   'budget.role_cleared':
     '{scope, select, workspace {O grupo de usuários {role}} other {O cargo {role}}} não tem mais orçamento {period, select, day {diário} other {mensal}}: seus membros voltam ao orçamento de cada usuário, a menos que outro {scope, select, workspace {grupo} other {cargo}} deles tenha um.',
+  'budget.role_budgets_restarted':
+    'Os orçamentos {scope, select, workspace {dos grupos de usuários deste workspace} other {dos cargos deste servidor}} não podiam ser lidos (o registro no armazenamento do bot está danificado), então este começa uma lista nova: qualquer outro {scope, select, workspace {grupo de usuários} other {cargo}} fica sem orçamento, e seus membros têm o orçamento de cada usuário. Defina de novo cada um que tinha orçamento.',
   'budget.role_member_caps_only':
     'O orçamento de um {scope, select, workspace {grupo de usuários} other {cargo}} é o que cada um dos seus membros pode gastar: use user-daily ou user-monthly.',
   'budget.too_many_roles':
@@ -320,7 +322,7 @@ export const ptBR = {
   'usage.role_budgets':
     '<b>Orçamentos de {scope, select, workspace {grupos de usuários} other {cargos}}</b> (cada membro recebe o mais generoso dos seus, no lugar do orçamento de cada usuário):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>Não é possível ler os orçamentos {scope, select, workspace {dos grupos de usuários deste workspace} other {dos cargos deste servidor}}</b> (o registro deles no armazenamento do bot está danificado): até que sejam definidos de novo, nenhum membro pode gastar nada. Defina de novo o orçamento de cada {scope, select, workspace {grupo de usuários} other {cargo}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); o primeiro definido substitui o registro danificado.',
+    '⚠️ <b>Não é possível ler os orçamentos {scope, select, workspace {dos grupos de usuários deste workspace} other {dos cargos deste servidor}}</b> (o registro deles no armazenamento do bot está danificado): até que sejam definidos de novo, nenhum membro pode gastar nada. Defina de novo o orçamento de cada {scope, select, workspace {grupo de usuários} other {cargo}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); o primeiro definido começa uma lista nova, na qual os outros não têm nenhum até serem definidos.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} por dia} other {o orçamento de cada usuário por dia}} · {hasMonthly, select, yes {{monthly} por mês} other {o orçamento de cada usuário por mês}}',
   'discord.option.role':

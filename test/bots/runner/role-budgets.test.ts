@@ -218,6 +218,24 @@ describe.each([
     expect(warnings).toEqual([expect.objectContaining({ obj: { scopeKey: 'discord:guild-1', settings: ['roleBudgets'] }, msg: expect.stringMatching(/role budgets are unreadable/) as unknown })]);
   });
 
+  it.skipIf(skip)('start a new list when a role’s budget is set on budgets that cannot be read, saying so, and are left unreadable by dropping deleted roles', async () => {
+    const { state, runner } = await scopeWithInterns();
+    const key = stateKeyOf('discord:guild-1');
+    const entries = (await state.space.get(key))!;
+    await state.space.put(key, { ...entries, roleBudgets: { ...entries.roleBudgets!, value: 'a penny' } });
+
+    // Which roles were deleted cannot be told of budgets that cannot be read: nothing changes, members still get nothing.
+    expect(await runner.budgets.forgetDeletedRoles(admin(), [interns.id])).toBe(0);
+    expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 0 });
+    expect((await runner.budgets.summary(admin())).scope).toMatchObject({ roleBudgetsUnreadable: true });
+
+    // The first budget set starts a new list, and its answer says the other roles have none now (describe-usage.test.ts).
+    expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: true, previousUsd: undefined, replacedUnreadable: true });
+    expect((await runner.budgets.summary(admin())).scope).toMatchObject({ roleBudgetsUnreadable: false, roleBudgets: [{ roleId: interns.id, dailyUsd: 0.001 }] });
+    expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 1 });
+    expect(await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 0.5)).not.toHaveProperty('replacedUnreadable');
+  });
+
   it.skipIf(skip)('give every member nothing when the scope’s record is torn, also once another setting wrote it anew; warn its admins in the usage view; are mended by setting them again', async () => {
     const { state, runner, logger } = await scopeWithInterns();
     await state.tear('discord:guild-1');
@@ -239,11 +257,12 @@ describe.each([
     expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 0 });
     expect((await runner.policy.effective(admin())).maxImages).toMatchObject({ value: 4, source: 'admin' });
 
-    // Setting a budget again writes the record anew: the roles set since apply, the others' members have the cap of each user.
-    expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: true, previousUsd: undefined });
+    // Setting a budget again starts a new list, as its answer says: the roles set since apply, the others' members have the cap of each user.
+    expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: true, previousUsd: undefined, replacedUnreadable: true });
     expect(await runner.budgets.limitsFor(intern)).toMatchObject({ userDailyUsd: 0.001 });
     expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 1 });
     expect((await runner.budgets.summary(admin())).scope?.roleBudgetsUnreadable).toBe(false);
+    expect(await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 0.5)).not.toHaveProperty('replacedUnreadable');
   });
 });
 
