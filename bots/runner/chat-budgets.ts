@@ -160,6 +160,8 @@ export type CapChange =
       previousUsd: number | undefined;
       /** What was set (undefined: cleared). */
       usd: number | undefined;
+      /** `setRoleBudget`: the role budgets could not be read (a damaged record), so this change started a new list. */
+      replacedUnreadable?: boolean | undefined;
       /** The operator's cap, when set. */
       operatorUsd: number | undefined;
       /** One sentence for the admin. */
@@ -335,7 +337,9 @@ export class ChatBudgets {
    * A chat admin gives a role (Slack: a user group) of their server/workspace a budget of each member holding it
    * (`cap`: `userDailyUsd` or `userMonthlyUsd`), or with `usd` undefined clears it. Refused as `setCap` is (not an
    * admin, above the operator's cap of each user), for a cap that is not a member's, and past `ROLE_BUDGETS_MAX` roles.
-   * Kept in the chat admins' settings (the bots' state), changed atomically; logged with who changed it.
+   * Kept in the chat admins' settings (the bots' state), changed atomically; logged with who changed it. On budgets
+   * that cannot be read (a damaged record) it starts a new list — the other roles' budgets, unknown, are none from
+   * then on — and its answer says so, naming that each role that had one must be set again.
    */
   async setRoleBudget(requester: Requester, role: NamedRole, cap: OverridableCap, usd: number | undefined): Promise<CapChange> {
     const { locale, platform } = requester;
@@ -349,9 +353,11 @@ export class ChatBudgets {
     const what = capValues(cap, platform);
     const changedBy = userKeyOf(requester);
     let previousUsd: number | undefined;
+    let restarted = false as boolean;
     const full = new Error('too many roles');
     try {
-      await this.#settings.update(scopeKey, 'roleBudgets', (budgets = []) => {
+      await this.#settings.update(scopeKey, 'roleBudgets', (budgets = [], { unreadable }) => {
+        restarted = unreadable;
         const at = budgets.findIndex((r) => r.roleId === role.id);
         previousUsd = budgets[at]?.[cap];
         const kept = budgets.filter((_, i) => i !== at);
@@ -365,13 +371,15 @@ export class ChatBudgets {
       return { ok: false, code: 'too_many_roles', message: say(locale, 'budget.too_many_roles', { scope: SCOPE_WORDS[platform], max: ROLE_BUDGETS_MAX }) };
     }
     this.#logger.info(
-      { scopeKey, roleId: role.id, cap, changedBy, oldUsd: previousUsd ?? null, newUsd: usd ?? null, operatorUsd: operatorUsd ?? null },
+      { scopeKey, roleId: role.id, cap, changedBy, oldUsd: previousUsd ?? null, newUsd: usd ?? null, operatorUsd: operatorUsd ?? null, ...(restarted && { unreadableBudgetsReplaced: true }) },
       usd === undefined ? 'a chat admin cleared a role’s budget' : 'a chat admin set a role’s budget',
     );
     const operator = operatorUsd === undefined ? { operatorSet: 'no', operator: '' } : { operatorSet: 'yes', operator: usdOf(operatorUsd) };
     const values = { ...what, ...operator, role: role.name };
     const message = usd === undefined ? say(locale, 'budget.role_cleared', values) : say(locale, 'budget.role_set', { ...values, usd: usdOf(usd) });
-    return { ok: true, cap, previousUsd, usd, operatorUsd, message };
+    // The damaged list is replaced by this one: the admin is told the other roles now have none, never left to find out.
+    const restart = restarted ? ` ${say(locale, 'budget.role_budgets_restarted', { scope: SCOPE_WORDS[platform] })}` : '';
+    return { ok: true, cap, previousUsd, usd, operatorUsd, message: `${message}${restart}`, ...(restarted && { replacedUnreadable: true }) };
   }
 
   /** The refusal of a cap change (`setCap`, `setRoleBudget`) by someone who is not an admin here (or in a person's own scope, which has none). */
@@ -393,16 +401,24 @@ export class ChatBudgets {
   /**
    * Drops the budgets of roles that are no longer in the admin's server/workspace (`existing`: the ids of every role
    * it has now, as its platform lists them): a role deleted since can be picked by no admin to clear its budget, which
-   * would hold one of the `ROLE_BUDGETS_MAX` places for ever. Admins only; answers how many were dropped.
+   * would hold one of the `ROLE_BUDGETS_MAX` places for ever. Admins only; answers how many were dropped. Budgets
+   * that cannot be read are left as they are (dropping them would make every role's none).
    */
   async forgetDeletedRoles(requester: Requester, existing: readonly string[]): Promise<number> {
     if (await this.#notAdminRefusal(requester)) return 0;
     const { scopeKey } = keysOf(requester);
     const dropped: string[] = [];
-    await this.#settings.update(scopeKey, 'roleBudgets', (budgets = []) => {
-      const kept = budgets.filter((r) => existing.includes(r.roleId) || !dropped.push(r.roleId));
-      return kept.length ? kept : undefined;
-    }, { by: userKeyOf(requester), at: this.#now() });
+    const unreadable = new Error('unreadable role budgets');
+    try {
+      await this.#settings.update(scopeKey, 'roleBudgets', (budgets = [], context) => {
+        if (context.unreadable) throw unreadable;
+        const kept = budgets.filter((r) => existing.includes(r.roleId) || !dropped.push(r.roleId));
+        return kept.length ? kept : undefined;
+      }, { by: userKeyOf(requester), at: this.#now() });
+    } catch (error) {
+      if (error !== unreadable) throw error;
+      return 0;
+    }
     if (dropped.length === 0) return 0;
     this.#logger.info({ scopeKey, roleIds: dropped, changedBy: userKeyOf(requester) }, 'the budgets of roles deleted since were dropped');
     return dropped.length;

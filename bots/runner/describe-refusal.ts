@@ -4,6 +4,8 @@ import { validationWords } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { isDmScope, type FieldNames, type Platform, type PolicyRefusalCode, type QuotaStore } from './types.js';
 import { anyOf, duration, listOf, resetTime, usd, words, type Words } from './words.js';
+import { WORD_OF } from './setting-words.js';
+import type { SettingName } from './scope-settings.js';
 
 type Refusal = Extract<Awaited<ReturnType<QuotaStore['reserve']>>, { ok: false }>;
 
@@ -84,6 +86,8 @@ export function refusalFromPolicy(
     used?: number | undefined;
     /** `private_not_allowed`: the member's default asked for it, not the command. */
     fromDefault?: boolean | undefined;
+    /** `settings_unreadable`: the scope's restrictions that cannot be read. */
+    settings?: readonly SettingName[] | undefined;
   },
 ): JobRefusedError {
   const scope = SCOPE_WORDS[context.platform];
@@ -105,6 +109,11 @@ export function refusalFromPolicy(
       return new JobRefusedError(code, words('refusal.moderation_not_allowed', { scope }), { field: 'moderation' });
     case 'private_not_allowed':
       return new JobRefusedError(code, words('refusal.private_not_allowed', { scope, platform: context.platform, fromDefault: context.fromDefault ? 'yes' : 'no', command: SURFACE_COMMAND }), { field: 'private' });
+    case 'settings_unreadable': {
+      // Named as admins type them (`max-images`), with the command that sets them again: Slack's as the app configured it (`command`).
+      const settings = (context.settings ?? []).map((name) => WORD_OF[name]);
+      return new JobRefusedError(code, words('refusal.settings_unreadable', { scope, count: settings.length, settings: listOf(settings), platform: context.platform, command: SURFACE_COMMAND }));
+    }
     case 'scope_not_allowed':
     case 'dms_not_enabled':
     case 'member_blocked':

@@ -1,6 +1,6 @@
 import type { EffectiveSetting, EffectiveSettings, ScopePolicy, SettingChangeResult } from './scope-policy.js';
 import { settingHint, WORD_OF, mergeSetting, parseSettingValue, settingOfWord, SETTING_WORDS } from './setting-words.js';
-import type { SettingName } from './scope-settings.js';
+import { isFailClosed, type SettingName } from './scope-settings.js';
 import type { AuditTrouble } from './audit-log.js';
 import { describeAuditTrouble } from './describe-audit.js';
 import { SCOPE_WORDS } from './describe-refusal.js';
@@ -43,7 +43,11 @@ const notAdmin = (platform: Platform, locale: string | undefined): SettingAnswer
 function answerOf(result: SettingChangeResult, platform: Platform, locale: string | undefined): SettingAnswer {
   const setting = WORD_OF[result.name];
   if (result.ok) {
-    const was = result.previous === undefined ? { wasDefault: 'yes', was: '' } : { wasDefault: 'no', was: valueText(result.name, result.previous, platform) };
+    const was = result.wasUnreadable
+      ? { wasDefault: 'unreadable', was: '' }
+      : result.previous === undefined
+        ? { wasDefault: 'yes', was: '' }
+        : { wasDefault: 'no', was: valueText(result.name, result.previous, platform) };
     if (result.value === undefined) return { ok: true, message: say(locale, 'settings.cleared', { setting, ...was }) };
     return { ok: true, message: say(locale, 'settings.changed', { setting, value: valueText(result.name, result.value, platform), ...was }) };
   }
@@ -64,17 +68,22 @@ function answerOf(result: SettingChangeResult, platform: Platform, locale: strin
  * Every effective setting of a server/workspace and where it comes from, one
  * line each, in the markup both Discord and Slack read for mentions (`<#id>`,
  * `<@id>`, `<@&id>`), in `locale`. `howToChange` names the command for this surface.
+ * A setting that cannot be read says so on its line — a rule: every job is refused until it is set again or
+ * cleared, said above the lines too; another: its default applies meanwhile.
  */
 export function describeSettings(s: EffectiveSettings, howToChange: string, locale?: string, auditTrouble?: AuditTrouble): string {
   const p = s.platform;
   const scope = SCOPE_WORDS[p];
   const line = (name: SettingName, setting: EffectiveSetting<unknown>, empty?: MessageKey) => {
     const shown = Array.isArray(setting.value) && setting.value.length === 0 && empty ? say(locale, empty) : valueText(name, setting.value, p);
+    if (s.unreadable.includes(name)) return say(locale, 'settings.unreadable_line', { setting: WORD_OF[name], restriction: isFailClosed(name) ? 'yes' : 'no', value: shown });
     return say(locale, 'settings.line', { setting: WORD_OF[name], value: shown, source: sourceText(setting, locale) });
   };
+  const unreadableRules = s.unreadable.filter(isFailClosed).length;
   const lines = [
     say(locale, 'settings.title', { scope }),
     say(locale, 'settings.allowed_here', { allowed: s.scopeAllowed ? 'yes' : 'no', scope }),
+    ...(unreadableRules > 0 ? [say(locale, 'settings.unreadable_rules', { count: unreadableRules, scope })] : []),
     line('channels', s.channels, 'settings.empty.channels'),
     line('allowed', s.allowed, 'settings.empty.allowed'),
     line('blocked', s.blocked, 'settings.empty.blocked'),
@@ -89,10 +98,12 @@ export function describeSettings(s: EffectiveSettings, howToChange: string, loca
     line('defaultQuality', s.defaultQuality),
     line('defaultPreviews', s.defaultPreviews),
     line('privateResults', s.privateResults),
-    say(locale, 'settings.audit_line', {
-      channel: s.auditChannel.value ? `<#${s.auditChannel.value.channelId}>` : say(locale, 'settings.audit_off'),
-      source: sourceText(s.auditChannel, locale),
-    }),
+    s.unreadable.includes('auditChannel')
+      ? say(locale, 'settings.audit_unreadable')
+      : say(locale, 'settings.audit_line', {
+          channel: s.auditChannel.value ? `<#${s.auditChannel.value.channelId}>` : say(locale, 'settings.audit_off'),
+          source: sourceText(s.auditChannel, locale),
+        }),
     // Audit posts that keep failing are said here, to the admins who look (the log says it too), while that channel is still the one chosen.
     ...(auditTrouble && auditTrouble.channelId === s.auditChannel.value?.channelId ? [describeAuditTrouble(auditTrouble, locale)] : []),
     say(locale, 'settings.how_to_change', { command: howToChange }),

@@ -9,6 +9,7 @@ import { memorySpace } from './memory-space.js';
 import { TtlCache } from './ttl-cache.js';
 import { words } from './words.js';
 import type { FieldNames, JobOptions, Requester } from './types.js';
+import { ToldOnce } from './told-once.js';
 
 /**
  * House styles: named text around a member's prompt (`before {prompt} after`)
@@ -127,6 +128,8 @@ export class HouseStyles {
   readonly #logger: LoggerLike | undefined;
   readonly #now: () => number;
   readonly #cache: TtlCache<HouseStyleRecord>;
+  /** The damaged styles of each scope already warned of, while they stay so (bounded: the oldest scope forgotten first). */
+  readonly #told = new ToldOnce<ReadonlySet<string>>();
 
   constructor(options: HouseStylesOptions = {}) {
     this.#space = options.space ?? memorySpace<HouseStyleRecord>();
@@ -238,14 +241,21 @@ export class HouseStyles {
     return this.#cache.get(scopeKey, () => this.#space.get(stateKeyOf(scopeKey)).then((record) => this.#valid(scopeKey, record)));
   }
 
-  /** A stored style this version cannot read (a damaged record, an unknown option) is left out with a warning, never failing the scope's jobs. */
+  /**
+   * A stored style this version cannot read (a damaged record, an unknown option) is left out, never failing the
+   * scope's jobs, with a warning once a scope and style while it stays so (again once mended and damaged anew).
+   */
   #valid(scopeKey: string, record: HouseStyleRecord | undefined): HouseStyleRecord {
     const out: HouseStyleRecord = {};
+    const damaged = new Set<string>();
     for (const [name, value] of Object.entries(record ?? {})) {
       const style = STYLE_NAME_PATTERN.test(name) ? readStyle(value) : undefined;
       if (style) out[name] = style;
-      else this.#logger?.warn({ scopeKey, style: name }, 'a stored house style is unreadable; it is left out');
+      else damaged.add(name);
     }
+    const told = this.#told.last(scopeKey);
+    for (const name of damaged) if (!told?.has(name)) this.#logger?.warn({ scopeKey, style: name }, 'a stored house style is unreadable; it is left out');
+    this.#told.remember(scopeKey, damaged.size > 0 ? damaged : undefined);
     return out;
   }
 }

@@ -3,7 +3,7 @@ import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import { findBlockedWord } from './blocked-words.js';
 import { refusalFromPolicy } from './describe-refusal.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import { ScopeSettingsSchema, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
+import { isFailClosed, ScopeSettingsSchema, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type SettingUpdate, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
 import { TtlCache } from './ttl-cache.js';
 import { isDmScope, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
 
@@ -56,13 +56,19 @@ export interface EffectiveSettings {
   privateResults: EffectiveSetting<boolean>;
   /** Where the scope's audit entries are posted (`/imagine-admin audit`); undefined: nowhere. */
   auditChannel: EffectiveSetting<{ channelId: string; locale?: string | undefined } | undefined>;
+  /**
+   * Settings an admin set that cannot be read now (a damaged value or record), in the order of the settings; their
+   * values above are the defaults. One that is a restriction (`FAIL_CLOSED_SETTINGS`) refuses the scope's jobs
+   * (`settings_unreadable`) until an admin sets it again or clears it; the others' defaults apply meanwhile.
+   */
+  unreadable: SettingName[];
 }
 
 /** Why a settings change was refused. Stable: surfaces and tests switch on it. */
 export type SettingChangeRefusal = 'not_admin' | 'invalid_value' | 'not_allowed_by_operator';
 
 export type SettingChangeResult =
-  | { ok: true; name: SettingName; previous: unknown; value: unknown }
+  | { ok: true; name: SettingName; previous: unknown; value: unknown; /** What it replaced was stored and unreadable (`previous` is then undefined). */ wasUnreadable: boolean }
   | { ok: false; code: SettingChangeRefusal; name: SettingName; /** What the operator allows. */ allowed?: OperatorBound | undefined };
 
 /** What the operator allows for a setting an admin tried to take beyond it: a most, or the values. */
@@ -176,6 +182,9 @@ export class ScopePolicy {
       }
       return refuse('scope_not_allowed');
     }
+    // A restriction that cannot be read is never taken for unset (which would lift it): nothing runs until an admin mends it.
+    const unreadable = s.unreadable.filter(isFailClosed);
+    if (unreadable.length > 0) return refuse('settings_unreadable', { settings: unreadable });
     if (s.blocked.value.includes(requester.userId)) return refuse('member_blocked');
     if (s.channels.value.length > 0 && !s.channels.value.includes(requester.channelId)) return refuse('channel_not_allowed', { channels: s.channels.value });
     if (s.allowed.value.length > 0 && !isListed(requester, s.allowed.value)) return refuse('member_not_allowed');
@@ -259,6 +268,7 @@ export class ScopePolicy {
       defaultPreviews,
       privateResults: v.privateResults !== undefined ? admin('privateResults', v.privateResults) : { value: true, source: 'default' },
       auditChannel: v.auditChannel !== undefined ? admin('auditChannel', { ...v.auditChannel }) : { value: undefined, source: 'default' },
+      unreadable: (stored.unreadable ?? []).filter((name): name is SettingName => name !== 'roleBudgets'),
     };
   }
 
@@ -276,9 +286,12 @@ export class ScopePolicy {
     if (bound) return { ok: false, code: 'not_allowed_by_operator', name, allowed: bound };
     const scopeKey = scopeKeyOf(requester);
     const by = userKeyOf(requester);
-    const { previous } = await this.#store.set(scopeKey, name, value, { by, at: this.#now() });
-    this.#logger?.info({ scopeKey, setting: name, changedBy: by, old: previous ?? null, new: value ?? null }, value === undefined ? 'a chat admin cleared a setting' : 'a chat admin changed a setting');
-    return { ok: true, name, previous, value };
+    const { previous, unreadable } = await this.#store.set(scopeKey, name, value, { by, at: this.#now() });
+    this.#logger?.info(
+      { scopeKey, setting: name, changedBy: by, old: previous ?? null, new: value ?? null, ...(unreadable && { oldUnreadable: true }) },
+      value === undefined ? 'a chat admin cleared a setting' : 'a chat admin changed a setting',
+    );
+    return { ok: true, name, previous, value, wasUnreadable: unreadable };
   }
 
   /** What the operator allows for this setting when `value` goes beyond it; undefined when it is within. */
@@ -332,7 +345,7 @@ class CachedSettings implements ScopeSettingsStore {
     return this.#cache.get(scopeKey, () => this.#store.get(scopeKey));
   }
 
-  async set<K extends StoredSettingName>(scopeKey: string, name: K, value: ScopeSettings[K] | undefined, change: SettingChange): Promise<{ previous: ScopeSettings[K] | undefined }> {
+  async set<K extends StoredSettingName>(scopeKey: string, name: K, value: ScopeSettings[K] | undefined, change: SettingChange): Promise<{ previous: ScopeSettings[K] | undefined; unreadable: boolean }> {
     try {
       return await this.#store.set(scopeKey, name, value, change);
     } finally {
@@ -340,7 +353,7 @@ class CachedSettings implements ScopeSettingsStore {
     }
   }
 
-  async update<K extends StoredSettingName>(scopeKey: string, name: K, change: (value: ScopeSettings[K] | undefined) => ScopeSettings[K] | undefined, by: SettingChange): Promise<ScopeSettings[K] | undefined> {
+  async update<K extends StoredSettingName>(scopeKey: string, name: K, change: SettingUpdate<K>, by: SettingChange): Promise<ScopeSettings[K] | undefined> {
     try {
       return await this.#store.update(scopeKey, name, change, by);
     } finally {

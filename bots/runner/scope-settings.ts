@@ -4,6 +4,7 @@ import { type ScopeSettingEntries } from 'pictor/internal';
 import { stateKeyOf, UNREADABLE, type Space } from '../state/index.js';
 import { BLOCKED_WORDS_LIMITS } from './blocked-words.js';
 import { memorySpace } from './memory-space.js';
+import { ToldOnce } from './told-once.js';
 
 /**
  * What the admins of one server/workspace decided from chat (the operator's
@@ -66,6 +67,20 @@ export type StoredSettingName = keyof ScopeSettings;
 export type SettingName = Exclude<StoredSettingName, 'roleBudgets'>;
 export const SETTING_NAMES = Object.keys(ScopeSettingsSchema.shape) as StoredSettingName[];
 
+/**
+ * The settings whose default (unset) is wider than any value an admin can set: every channel, everyone, nothing
+ * blocked, the operator's most images, qualities and sizes, high quality for all, private results allowed. One of them
+ * stored and unreadable is never taken for unset, which would lift the restriction it held: the scope's jobs are
+ * refused until an admin sets it again or clears it (`ScopePolicy`). The role budgets fail closed their own way
+ * (`ChatBudgets`: nothing to spend); moderation's default (`auto`) is the strictest, so it falls back like the
+ * scope's defaults of size, quality and previews and its audit channel.
+ */
+export const FAIL_CLOSED_SETTINGS: readonly SettingName[] = ['channels', 'allowed', 'blocked', 'blockedWords', 'maxImages', 'qualities', 'sizes', 'highQualityFor', 'privateResults'];
+
+export function isFailClosed(name: StoredSettingName): boolean {
+  return (FAIL_CLOSED_SETTINGS as readonly string[]).includes(name);
+}
+
 /** Who changed a setting last, and when (ms since the epoch). */
 export interface SettingChange {
   by: string;
@@ -84,6 +99,12 @@ export interface StoredScopeSettings {
   unreadable?: StoredSettingName[] | undefined;
 }
 
+/** What `update`'s change is told of the value it changes besides the value. */
+export interface SettingUpdateContext {
+  /** The setting is stored and cannot be read (`value` is then undefined): what it held is unknown, never none. */
+  unreadable: boolean;
+}
+
 /**
  * The settings of every server/workspace, kept in the bots' state (the
  * `scope-settings` space, which never expires: the data folder, or Redis with
@@ -94,21 +115,27 @@ export interface StoredScopeSettings {
 export interface ScopeSettingsStore {
   /** The scope's settings (`discord:<guild>`, `slack:<team>`); empty when none were set. */
   get(scopeKey: string): Promise<StoredScopeSettings>;
-  /** Sets one setting (`undefined` clears it); answers what it was before. */
-  set<K extends StoredSettingName>(scopeKey: string, name: K, value: ScopeSettings[K] | undefined, change: SettingChange): Promise<{ previous: ScopeSettings[K] | undefined }>;
+  /** Sets one setting (`undefined` clears it); answers what it was before (`unreadable`: stored and unreadable). */
+  set<K extends StoredSettingName>(scopeKey: string, name: K, value: ScopeSettings[K] | undefined, change: SettingChange): Promise<{ previous: ScopeSettings[K] | undefined; unreadable: boolean }>;
   /**
    * Changes one setting from what it is now, atomically (two admins on two replicas lose neither change): `change`
-   * gets the current value and answers the new one (`undefined` clears it), or throws to change nothing.
+   * gets the current value (and whether it is stored and unreadable) and answers the new one (`undefined` clears
+   * it), or throws to change nothing.
    */
-  update<K extends StoredSettingName>(scopeKey: string, name: K, change: (value: ScopeSettings[K] | undefined) => ScopeSettings[K] | undefined, by: SettingChange): Promise<ScopeSettings[K] | undefined>;
+  update<K extends StoredSettingName>(scopeKey: string, name: K, change: SettingUpdate<K>, by: SettingChange): Promise<ScopeSettings[K] | undefined>;
 }
+
+/** A change of one setting from its current value (`ScopeSettingsStore.update`). */
+export type SettingUpdate<K extends StoredSettingName> = (value: ScopeSettings[K] | undefined, context: SettingUpdateContext) => ScopeSettings[K] | undefined;
 
 /**
  * The settings as the state keeps them: one record per scope, `{ <name>: { value, by, at } }`, changed atomically.
- * A stored value this version cannot read (an unknown name, a damaged or out-of-range value) is left out — its
- * default applies — never failing the scope's jobs; `get` names the known settings it left out (`unreadable`; all of
- * them when the record itself is damaged) and warns of them once a scope while they stay so (`tell`). Without a space,
- * a store of this process alone.
+ * A stored value this version cannot read (an unknown name, a damaged or out-of-range value) is left out of `values`;
+ * `get` names the known settings it left out (`unreadable`; all of them when the record itself is damaged) and warns
+ * of them once a scope while they stay so (`tell`). What an unreadable setting means is its readers' to decide: a
+ * restriction (`FAIL_CLOSED_SETTINGS`, the role budgets) holds the scope's jobs back, a default falls back. A damaged
+ * record written anew keeps those unreadable (`UNREADABLE_MARK`) but the one set. Without a space, a store of this
+ * process alone.
  */
 export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' | 'update'> = memorySpace<ScopeSettingEntries>(), logger?: LoggerLike): ScopeSettingsStore {
   const read = (name: string, value: unknown): unknown => {
@@ -117,20 +144,27 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
     return parsed.success ? parsed.data : undefined;
   };
   /** What each scope was last warned of (what it could not read), while it stays so: the oldest forgotten past the bound. */
-  const told = new Map<string, string>();
+  const told = new ToldOnce<string>();
   /** Warns of a scope's unreadable settings once while they stay so (again when they change), never on every read. */
   const tell = (scopeKey: string, unreadable: StoredSettingName[] | undefined, record: boolean): void => {
     const what = record ? 'record' : (unreadable ?? []).join(' ');
-    if (told.get(scopeKey) === what) return;
-    told.delete(scopeKey);
+    if ((told.last(scopeKey) ?? '') === what) return;
+    told.remember(scopeKey, what === '' ? undefined : what);
     if (what === '') return;
-    told.set(scopeKey, what);
-    if (told.size > TOLD_SCOPES_MAX) told.delete(told.keys().next().value!);
     if (record) {
-      logger?.warn({ scopeKey }, 'the stored chat settings of a server/workspace are unreadable (a damaged record): their defaults apply; its role budgets are unreadable, so its members may spend nothing until an admin sets them again');
-    } else if (unreadable?.includes('roleBudgets')) {
-      logger?.warn({ scopeKey, settings: unreadable }, 'stored chat settings of a server/workspace are unreadable: their defaults apply; its role budgets are unreadable, so its members may spend nothing until an admin sets them again');
-    } else logger?.warn({ scopeKey, settings: unreadable }, 'stored chat settings of a server/workspace are unreadable: their defaults apply');
+      logger?.warn({ scopeKey }, 'the stored chat settings of a server/workspace are unreadable (a damaged record): its jobs are refused until an admin sets or clears each of its rules again; its role budgets are unreadable, so its members may spend nothing until an admin sets them again; its defaults apply');
+      return;
+    }
+    const names = unreadable ?? [];
+    const rules = names.some(isFailClosed);
+    const budgets = names.includes('roleBudgets');
+    if (rules && budgets) {
+      logger?.warn({ scopeKey, settings: names }, 'stored chat settings of a server/workspace are unreadable: its jobs are refused until an admin sets or clears each of these rules again; its role budgets are unreadable, so its members may spend nothing until an admin sets them again');
+    } else if (rules) {
+      logger?.warn({ scopeKey, settings: names }, 'stored chat settings of a server/workspace are unreadable: its jobs are refused until an admin sets or clears each of these rules again');
+    } else if (budgets) {
+      logger?.warn({ scopeKey, settings: names }, 'stored chat settings of a server/workspace are unreadable: its role budgets are unreadable, so its members may spend nothing until an admin sets them again');
+    } else logger?.warn({ scopeKey, settings: names }, 'stored chat settings of a server/workspace are unreadable: their defaults apply');
   };
   const update: ScopeSettingsStore['update'] = async (scopeKey, name, change, by) => {
     let value: ScopeSettings[typeof name] | undefined;
@@ -138,10 +172,14 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
       stateKeyOf(scopeKey),
       (stored) => {
         // A damaged record (unreadable, or not an object of settings) is written anew: what it held cannot be read anyway.
-        // Its role budgets stay unreadable (never none, which would lift a restriction they held) until they are set again.
+        // Its restrictions and role budgets stay unreadable (never none, which would lift what they held) until each is set again or cleared.
+        const damaged = stored !== undefined && !isRecord(stored);
         const entries: ScopeSettingEntries = isRecord(stored) ? stored : {};
-        if (name !== 'roleBudgets' && stored !== undefined && !isRecord(stored)) entries.roleBudgets = { value: UNREADABLE_MARK, by: by.by, at: by.at };
-        value = change(read(name, entries[name]?.value) as ScopeSettings[typeof name] | undefined);
+        if (damaged) {
+          for (const other of [...FAIL_CLOSED_SETTINGS, 'roleBudgets'] as const) if (other !== name) entries[other] = { value: UNREADABLE_MARK, by: by.by, at: by.at };
+        }
+        const current = read(name, entries[name]?.value) as ScopeSettings[typeof name] | undefined;
+        value = change(current, { unreadable: damaged || (current === undefined && entries[name] !== undefined) });
         ScopeSettingsSchema.shape[name].parse(value);
         if (value === undefined) delete entries[name];
         else entries[name] = { value, by: by.by, at: by.at };
@@ -173,20 +211,19 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
     },
     async set(scopeKey, name, value, change) {
       let previous: ScopeSettings[typeof name] | undefined;
-      await update(scopeKey, name, (current) => {
+      let unreadable = false;
+      await update(scopeKey, name, (current, context) => {
         previous = current;
+        unreadable = context.unreadable;
         return value;
       }, change);
-      return { previous };
+      return { previous, unreadable };
     },
     update,
   };
 }
 
-/** Scopes whose unreadable settings are remembered as told (past it, the oldest are told again if still so). */
-const TOLD_SCOPES_MAX = 10_000;
-
-/** What a damaged record's role budgets are kept as when another setting writes it anew: a value no version reads (not a list). */
+/** What a damaged record's restrictions and role budgets are kept as when another setting writes it anew: a value no version reads (neither a list, a number nor a boolean). */
 const UNREADABLE_MARK = { damaged: true } as const;
 
 function isRecord(value: unknown): value is ScopeSettingEntries {

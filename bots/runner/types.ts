@@ -248,7 +248,8 @@ export interface JobHandle {
 /**
  * The scope rules' refusals (scope-policy.ts): who and where, then what. A rule of the server/workspace or of the
  * operator refused the job before anything was reserved or sent. `dms_not_enabled`: a DM or a user install while the
- * operator has not turned them on (`DISCORD_USER_INSTALLS`).
+ * operator has not turned them on (`DISCORD_USER_INSTALLS`). `settings_unreadable`: a rule of the server/workspace is
+ * stored and cannot be read (a damaged record), so none of its jobs runs until an admin sets or clears it again.
  */
 export const POLICY_REFUSAL_CODES = [
   'scope_not_allowed',
@@ -263,6 +264,7 @@ export const POLICY_REFUSAL_CODES = [
   'moderation_not_allowed',
   'dms_not_enabled',
   'private_not_allowed',
+  'settings_unreadable',
 ] as const;
 
 export type PolicyRefusalCode = (typeof POLICY_REFUSAL_CODES)[number];

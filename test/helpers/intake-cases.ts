@@ -1,4 +1,7 @@
 import type { JobRunner, Requester } from '../../bots/runner/index.js';
+import { scopeKeyOf } from '../../bots/runner/member-keys.js';
+import { stateKeyOf, type BotState } from '../../bots/state/index.js';
+import type { ScopeSettingEntries } from '../../src/internal.js';
 
 /** The word the intake tables block, and put in every prompt. */
 export const BLOCKED_WORD = 'kraken';
@@ -8,15 +11,27 @@ export interface IntakeRefusal {
   code: string;
   /** A blocked word refuses only an entry point that carries a prompt (a form gets its own when it is sent). */
   appliesTo(entry: { prompted: boolean }): boolean;
-  /** Makes the member's next job refused, as an admin of the server/workspace would (`elsewhere`: a channel that is not the member's). */
-  apply(runner: JobRunner, admin: Requester, elsewhere: string): Promise<unknown>;
+  /** Makes the member's next job refused, as an admin of the server/workspace would (`elsewhere`: a channel that is not the member's), or its kept settings (`state`) would. */
+  apply(runner: JobRunner, admin: Requester, elsewhere: string, state: BotState): Promise<unknown>;
 }
 
-/** What refuses a job in the tables of entry points: the member's budget, and two rules of the server/workspace. */
+/** What refuses a job in the tables of entry points: the member's budget, two rules of the server/workspace, and a rule of it that cannot be read. */
 export const INTAKE_REFUSALS: readonly IntakeRefusal[] = [
   { code: 'budget_user_daily', appliesTo: () => true, apply: (runner, admin) => runner.budgets.setCap(admin, 'userDailyUsd', 0) },
   { code: 'blocked_word', appliesTo: (entry) => entry.prompted, apply: (runner, admin) => runner.policy.set(admin, 'blockedWords', [BLOCKED_WORD]) },
   { code: 'channel_not_allowed', appliesTo: () => true, apply: (runner, admin, elsewhere) => runner.policy.set(admin, 'channels', [elsewhere]) },
+  {
+    code: 'settings_unreadable',
+    appliesTo: () => true,
+    // A member blocked, then the stored list damaged (a hand edit, a torn write): never taken for "nobody blocked".
+    apply: async (runner, admin, _elsewhere, state) => {
+      await runner.policy.set(admin, 'blocked', ['someone-else']);
+      const space = state.store.space<ScopeSettingEntries>(state.spaces.scopeSettings);
+      await space.update(stateKeyOf(scopeKeyOf(admin)), (stored) => ({ ...stored, blocked: { value: 'someone-else', by: 'hand-edit', at: 0 } }));
+      // A change through the runner's settings then forgets what it kept of them (a read under way meanwhile, by the job before, too).
+      await runner.policy.settings.set(scopeKeyOf(admin), 'defaultPreviews', undefined, { by: 'hand-edit', at: 0 });
+    },
+  },
 ];
 
 /** Every entry point with every refusal that applies to it, as `it.each` rows: [entry name, code, case]. */

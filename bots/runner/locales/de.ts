@@ -87,8 +87,8 @@ export const de = {
   'settings.not_admin': 'Nur ein Admin {scope, select, workspace {dieses Workspace} other {dieses Servers}} kann seine Einstellungen ändern.',
   'settings.unknown': 'Wähle eine von {names}.',
   'settings.takes': '{setting} erwartet {hint}.',
-  'settings.changed': '{setting} ist jetzt {value} (vorher {wasDefault, select, yes {der Standard} other {{was}}}).',
-  'settings.cleared': '{setting} ist wieder auf dem Standard (vorher {wasDefault, select, yes {der Standard} other {{was}}}).',
+  'settings.changed': '{setting} ist jetzt {value} (vorher {wasDefault, select, yes {der Standard} unreadable {ein nicht lesbarer Wert} other {{was}}}).',
+  'settings.cleared': '{setting} ist wieder auf dem Standard (vorher {wasDefault, select, yes {der Standard} unreadable {ein nicht lesbarer Wert} other {{was}}}).',
   'settings.at_most': 'höchstens {max}',
   'settings.beyond_operator': 'Der Betreiber des Bots erlaubt {allowed} für {setting}; ein Admin kann innerhalb davon wählen, nicht darüber hinaus. Bitte den Betreiber, es zu ändern.',
   'settings.title':
@@ -100,6 +100,10 @@ export const de = {
   'settings.source': '{source, select, operator {Betreiber} admin {Admin} other {Standard}}',
   'settings.source_admin': 'Admin: {who}, {when}',
   'settings.how_to_change': 'Ändere eine mit {command} (clear für den Standard; add oder remove für Listen).',
+  'settings.unreadable_rules':
+    '⚠️ {count, plural, one {Eine Regel} other {# Regeln}} {scope, select, workspace {dieses Workspaces} other {dieses Servers}} {count, plural, one {lässt} other {lassen}} sich nicht lesen, daher wird hier jeder Auftrag abgelehnt, bis ein Admin jede neu festlegt oder zurücksetzt (unten).',
+  'settings.unreadable_line':
+    '• {setting}: ⚠️ nicht lesbar (im Speicher des Bots beschädigt) — {restriction, select, yes {jeder Auftrag wird abgelehnt, bis ein Admin sie neu festlegt oder zurücksetzt} other {ihr Standard, {value}, gilt, bis ein Admin sie neu festlegt}}',
   'settings.empty.channels': 'jeder Kanal',
   'settings.empty.allowed': 'alle',
   'settings.empty.blocked': 'niemand',
@@ -307,6 +311,8 @@ export const de = {
     '{scope, select, workspace {Mitglieder der Benutzergruppe {role}} other {Mitglieder mit der Rolle {role}}} haben jetzt je {usd} {period, select, day {pro Tag} other {pro Monat}} statt des Budgets jedes Nutzers; wer mehrere hat, bekommt das großzügigste (Grenze des Betreibers pro Nutzer: {operatorSet, select, yes {{operator}} other {keine}}).',
   'budget.role_cleared':
     '{scope, select, workspace {Die Benutzergruppe {role}} other {Die Rolle {role}}} hat kein {period, select, day {Tagesbudget} other {Monatsbudget}} mehr: Ihre Mitglieder bekommen wieder das Budget jedes Nutzers, sofern nicht eine andere ihrer {scope, select, workspace {Benutzergruppen} other {Rollen}} eines hat.',
+  'budget.role_budgets_restarted':
+    'Die Budgets der {scope, select, workspace {Benutzergruppen dieses Workspaces} other {Rollen dieses Servers}} ließen sich nicht lesen (im Speicher des Bots beschädigt), daher beginnt hiermit eine neue Liste: Jede andere {scope, select, workspace {Benutzergruppe} other {Rolle}} hat jetzt kein Budget, und ihre Mitglieder haben das Budget jedes Nutzers. Lege jedes, das ein Budget hatte, neu fest.',
   'budget.role_member_caps_only':
     'Das Budget einer {scope, select, workspace {Benutzergruppe} other {Rolle}} ist, was jedes ihrer Mitglieder ausgeben darf: nimm user-daily oder user-monthly.',
   'budget.too_many_roles':
@@ -316,7 +322,7 @@ export const de = {
   'usage.role_budgets':
     '<b>Budgets der {scope, select, workspace {Benutzergruppen} other {Rollen}}</b> (jedes Mitglied bekommt das großzügigste seiner eigenen statt des Budgets jedes Nutzers):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>Die Budgets der {scope, select, workspace {Benutzergruppen dieses Workspaces} other {Rollen dieses Servers}} lassen sich nicht lesen</b> (ihr Eintrag im Speicher des Bots ist beschädigt): bis sie neu festgelegt sind, kann kein Mitglied etwas ausgeben. Lege das Budget jeder {scope, select, workspace {Benutzergruppe} other {Rolle}} neu fest ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); das erste ersetzt den beschädigten Eintrag.',
+    '⚠️ <b>Die Budgets der {scope, select, workspace {Benutzergruppen dieses Workspaces} other {Rollen dieses Servers}} lassen sich nicht lesen</b> (ihr Eintrag im Speicher des Bots ist beschädigt): bis sie neu festgelegt sind, kann kein Mitglied etwas ausgeben. Lege das Budget jeder {scope, select, workspace {Benutzergruppe} other {Rolle}} neu fest ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); das erste beginnt eine neue Liste, in der die anderen keines haben, bis sie festgelegt sind.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} pro Tag} other {das Budget jedes Nutzers pro Tag}} · {hasMonthly, select, yes {{monthly} pro Monat} other {das Budget jedes Nutzers pro Monat}}',
   'discord.option.role':
@@ -354,6 +360,8 @@ export const de = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse{fromDefault, select, yes {, und deine Voreinstellung verlangt sie: bitte um ein öffentliches mit {platform, select, slack {--public} other {private: False}} oder schalte deine Voreinstellung aus mit {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; versuche es ohne {platform, select, slack {--private} other {private}}}}.',
+  'refusal.settings_unreadable':
+    '{count, plural, one {Eine Regel} other {Einige Regeln}} {scope, select, workspace {dieses Workspaces} other {dieses Servers}} {count, plural, one {lässt} other {lassen}} sich nicht lesen (im Speicher des Bots beschädigt): {settings}. Hier werden keine Bilder erstellt, bis ein Admin {count, plural, one {sie} other {jede}} neu festlegt oder zurücksetzt: frag einen Admin{platform, select, slack {; Admins: {command} admin set SETTING VALUE oder {command} admin set SETTING clear} other {; Admins: /imagine-admin set, mit einem Wert oder clear}}.',
   'settings.hint.onOff': '{on} oder {off}',
   'member.ignored':
     'Hier nicht verwendet, weil die Regeln {scope, select, workspace {dieses Workspace} other {dieses Servers}} {count, plural, one {sie} other {sie}} nicht erlauben: deine Voreinstellung {defaults}.',
@@ -379,6 +387,8 @@ export const de = {
   'settings.hint.auditChannel': 'einen Kanal, gewählt mit dem Audit-Befehl',
   'settings.audit_line': '• Audit-Kanal: {channel} ({source})',
   'settings.audit_off': 'aus',
+  'settings.audit_unreadable':
+    '• Audit-Kanal: ⚠️ nicht lesbar (im Speicher des Bots beschädigt) — nichts wird gepostet, bis ein Admin ihn neu wählt',
   'settings.audit_trouble': '⚠️ Die letzten {failures} Audit-Beiträge in {channel} sind fehlgeschlagen ({code}): Prüfe, ob der Bot dort noch schreiben darf, oder wähle einen anderen Kanal.',
   'audit.set': 'Audit-Einträge {scope, select, workspace {dieses Workspace} other {dieses Servers}} gehen jetzt nach {channel}: jeder Auftrag und jede Ablehnung durch eine Regel oder ein Budget, einige auf einmal.',
   'audit.off': 'Audit-Einträge werden nicht mehr gepostet (sie gingen nach {channel}).',

@@ -97,8 +97,8 @@ export const en = {
   'settings.not_admin': 'Only an admin of {scope, select, workspace {this workspace} other {this server}} can change its settings.',
   'settings.unknown': 'Choose one of {names}.',
   'settings.takes': '{setting} takes {hint}.',
-  'settings.changed': '{setting} is now {value} (was {wasDefault, select, yes {the default} other {{was}}}).',
-  'settings.cleared': '{setting} is back to its default (was {wasDefault, select, yes {the default} other {{was}}}).',
+  'settings.changed': '{setting} is now {value} (was {wasDefault, select, yes {the default} unreadable {a value that could not be read} other {{was}}}).',
+  'settings.cleared': '{setting} is back to its default (was {wasDefault, select, yes {the default} unreadable {a value that could not be read} other {{was}}}).',
   'settings.at_most': 'at most {max}',
   'settings.beyond_operator': 'The bot’s operator allows {allowed} for {setting}; an admin can choose within that, not beyond. Ask the operator to change it.',
   'settings.title':
@@ -110,6 +110,10 @@ export const en = {
   'settings.source': '{source, select, operator {operator} admin {admin} other {default}}',
   'settings.source_admin': 'admin: {who}, {when}',
   'settings.how_to_change': 'Change one with {command} (clear for the default; add or remove for lists).',
+  'settings.unreadable_rules':
+    '⚠️ {count, plural, one {A rule} other {# rules}} of {scope, select, workspace {this workspace} other {this server}} cannot be read, so every job here is refused until an admin sets each again or clears it (below).',
+  'settings.unreadable_line':
+    '• {setting}: ⚠️ cannot be read (damaged in the bot’s storage) — {restriction, select, yes {every job is refused until an admin sets it again or clears it} other {its default, {value}, applies until an admin sets it again}}',
   'settings.empty.channels': 'every channel',
   'settings.empty.allowed': 'everyone',
   'settings.empty.blocked': 'nobody',
@@ -332,6 +336,8 @@ export const en = {
     '{scope, select, workspace {Members of the user group {role}} other {Members with the role {role}}} now have {usd} {period, select, day {a day} other {a month}} each, in place of the budget of each user; a member with several gets the most generous (operator’s cap of each user: {operatorSet, select, yes {{operator}} other {none}}).',
   'budget.role_cleared':
     '{scope, select, workspace {The user group {role}} other {The role {role}}} no longer has a {period, select, day {daily} other {monthly}} budget: its members get the budget of each user again, unless another of their {scope, select, workspace {user groups} other {roles}} has one.',
+  'budget.role_budgets_restarted':
+    'The budgets of {scope, select, workspace {this workspace’s user groups} other {this server’s roles}} could not be read (damaged in the bot’s storage), so this one starts a new list: every other {scope, select, workspace {user group} other {role}} now has no budget, and its members have the budget of each user. Set again each one that had a budget.',
   'budget.role_member_caps_only':
     'A {scope, select, workspace {user group’s} other {role’s}} budget is what each of its members may spend: use user-daily or user-monthly.',
   'budget.too_many_roles':
@@ -341,7 +347,7 @@ export const en = {
   'usage.role_budgets':
     '<b>Budgets of {scope, select, workspace {user groups} other {roles}}</b> (each member gets the most generous of theirs, in place of the budget of each user):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>The budgets of {scope, select, workspace {this workspace’s user groups} other {this server’s roles}} cannot be read</b> (their record in the bot’s storage is damaged): until they are set again, no member may spend anything. Set each {scope, select, workspace {user group’s} other {role’s}} budget again ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); the first one set replaces the damaged record.',
+    '⚠️ <b>The budgets of {scope, select, workspace {this workspace’s user groups} other {this server’s roles}} cannot be read</b> (their record in the bot’s storage is damaged): until they are set again, no member may spend anything. Set each {scope, select, workspace {user group’s} other {role’s}} budget again ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); the first one set starts a new list, in which the others have none until they are set.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} a day} other {the budget of each user a day}} · {hasMonthly, select, yes {{monthly} a month} other {the budget of each user a month}}',
   'discord.option.role':
@@ -379,6 +385,8 @@ export const en = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: ask for a public one with {platform, select, slack {--public} other {private: False}}, or turn your default off with {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; ask again without {platform, select, slack {--private} other {private}}}}.',
+  'refusal.settings_unreadable':
+    '{count, plural, one {A rule} other {Some rules}} of {scope, select, workspace {this workspace} other {this server}} cannot be read (damaged in the bot’s storage): {settings}. No images are made here until an admin sets {count, plural, one {it} other {each}} again or clears {count, plural, one {it} other {them}}: ask an admin{platform, select, slack {; admins: {command} admin set SETTING VALUE, or {command} admin set SETTING clear} other {; admins: /imagine-admin set, with a value or clear}}.',
   'settings.hint.onOff': '{on} or {off}',
   'member.ignored':
     'Not used here, as {scope, select, workspace {this workspace’s} other {this server’s}} rules do not allow {count, plural, one {it} other {them}}: your default {defaults}.',
@@ -404,6 +412,8 @@ export const en = {
   'settings.hint.auditChannel': 'a channel, chosen with the audit command',
   'settings.audit_line': '• audit channel: {channel} ({source})',
   'settings.audit_off': 'off',
+  'settings.audit_unreadable':
+    '• audit channel: ⚠️ cannot be read (damaged in the bot’s storage) — nothing is posted until an admin chooses it again',
   'settings.audit_trouble': '⚠️ The last {failures} audit posts to {channel} failed ({code}): check that the bot can still post there, or choose another channel.',
   'audit.set': 'Audit entries of {scope, select, workspace {this workspace} other {this server}} now go to {channel}: every job and every refusal by a rule or a budget, a few at a time.',
   'audit.off': 'Audit entries are no longer posted (they went to {channel}).',

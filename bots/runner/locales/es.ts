@@ -87,8 +87,8 @@ export const es = {
   'settings.not_admin': 'Solo un admin de {scope, select, workspace {este espacio de trabajo} other {este servidor}} puede cambiar sus ajustes.',
   'settings.unknown': 'Elige uno de {names}.',
   'settings.takes': '{setting} admite {hint}.',
-  'settings.changed': '{setting} es ahora {value} (antes: {wasDefault, select, yes {el valor predeterminado} other {{was}}}).',
-  'settings.cleared': '{setting} vuelve a su valor predeterminado (antes: {wasDefault, select, yes {el valor predeterminado} other {{was}}}).',
+  'settings.changed': '{setting} es ahora {value} (antes: {wasDefault, select, yes {el valor predeterminado} unreadable {un valor que no se podía leer} other {{was}}}).',
+  'settings.cleared': '{setting} vuelve a su valor predeterminado (antes: {wasDefault, select, yes {el valor predeterminado} unreadable {un valor que no se podía leer} other {{was}}}).',
   'settings.at_most': 'como máximo {max}',
   'settings.beyond_operator': 'El operador del bot permite {allowed} para {setting}; un admin puede elegir dentro de eso, no más allá. Pide al operador que lo cambie.',
   'settings.title':
@@ -100,6 +100,10 @@ export const es = {
   'settings.source': '{source, select, operator {operador} admin {admin} other {predeterminado}}',
   'settings.source_admin': 'admin: {who}, {when}',
   'settings.how_to_change': 'Cambia uno con {command} (clear para el predeterminado; add o remove para las listas).',
+  'settings.unreadable_rules':
+    '⚠️ {count, plural, one {Una regla} other {# reglas}} de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no se {count, plural, one {puede} other {pueden}} leer, así que aquí se rechaza todo trabajo hasta que un admin vuelva a fijar o borre cada una (abajo).',
+  'settings.unreadable_line':
+    '• {setting}: ⚠️ no se puede leer (su registro en el almacenamiento del bot está dañado) — {restriction, select, yes {se rechaza todo trabajo hasta que un admin lo vuelva a fijar o lo borre} other {se aplica su valor predeterminado, {value}, hasta que un admin lo vuelva a fijar}}',
   'settings.empty.channels': 'todos los canales',
   'settings.empty.allowed': 'todos',
   'settings.empty.blocked': 'nadie',
@@ -307,6 +311,8 @@ export const es = {
     '{scope, select, workspace {Los miembros del grupo de usuarios {role}} other {Los miembros con el rol {role}}} tienen ahora {usd} cada uno {period, select, day {al día} other {al mes}}, en lugar del presupuesto de cada usuario; quien tenga varios recibe el más generoso (límite del operador por usuario: {operatorSet, select, yes {{operator}} other {ninguno}}).',
   'budget.role_cleared':
     '{scope, select, workspace {El grupo de usuarios {role}} other {El rol {role}}} ya no tiene presupuesto {period, select, day {diario} other {mensual}}: sus miembros vuelven al presupuesto de cada usuario, salvo que otro de sus {scope, select, workspace {grupos} other {roles}} tenga uno.',
+  'budget.role_budgets_restarted':
+    'Los presupuestos de {scope, select, workspace {los grupos de usuarios de este espacio de trabajo} other {los roles de este servidor}} no se podían leer (su registro en el almacenamiento del bot está dañado), así que este empieza una lista nueva: {scope, select, workspace {cualquier otro grupo de usuarios} other {cualquier otro rol}} ya no tiene presupuesto y sus miembros tienen el presupuesto de cada usuario. Vuelve a fijar cada uno que tenía presupuesto.',
   'budget.role_member_caps_only':
     'El presupuesto de un {scope, select, workspace {grupo de usuarios} other {rol}} es lo que puede gastar cada uno de sus miembros: usa user-daily o user-monthly.',
   'budget.too_many_roles':
@@ -316,7 +322,7 @@ export const es = {
   'usage.role_budgets':
     '<b>Presupuestos de {scope, select, workspace {grupos de usuarios} other {roles}}</b> (cada miembro recibe el más generoso de los suyos, en lugar del presupuesto de cada usuario):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>No se pueden leer los presupuestos de {scope, select, workspace {los grupos de usuarios de este workspace} other {los roles de este servidor}}</b> (su registro en el almacenamiento del bot está dañado): hasta que se vuelvan a fijar, ningún miembro puede gastar nada. Vuelve a fijar el presupuesto de cada {scope, select, workspace {grupo de usuarios} other {rol}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); el primero que se fije reemplaza el registro dañado.',
+    '⚠️ <b>No se pueden leer los presupuestos de {scope, select, workspace {los grupos de usuarios de este workspace} other {los roles de este servidor}}</b> (su registro en el almacenamiento del bot está dañado): hasta que se vuelvan a fijar, ningún miembro puede gastar nada. Vuelve a fijar el presupuesto de cada {scope, select, workspace {grupo de usuarios} other {rol}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); el primero que se fije empieza una lista nueva, en la que los demás no tienen ninguno hasta que se fijen.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} al día} other {el presupuesto de cada usuario al día}} · {hasMonthly, select, yes {{monthly} al mes} other {el presupuesto de cada usuario al mes}}',
   'discord.option.role':
@@ -354,6 +360,8 @@ export const es = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Este espacio de trabajo} other {Este servidor}} no permite resultados privados{fromDefault, select, yes {, y tu valor predeterminado los pide: pide uno público con {platform, select, slack {--public} other {private: False}} o desactiva tu valor predeterminado con {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; vuelve a pedirlo sin {platform, select, slack {--private} other {private}}}}.',
+  'refusal.settings_unreadable':
+    '{count, plural, one {Una regla} other {Algunas reglas}} de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no se {count, plural, one {puede} other {pueden}} leer (su registro en el almacenamiento del bot está dañado): {settings}. No se crean imágenes aquí hasta que un admin {count, plural, one {la vuelva} other {las vuelva}} a fijar o {count, plural, one {la borre} other {las borre}}: pide ayuda a un admin{platform, select, slack {; admins: {command} admin set SETTING VALUE, o {command} admin set SETTING clear} other {; admins: /imagine-admin set, con un valor o clear}}.',
   'settings.hint.onOff': '{on} u {off}',
   'member.ignored':
     'No se usa aquí, porque las reglas de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no {count, plural, one {lo permiten} other {los permiten}}: tu valor predeterminado {defaults}.',
@@ -379,6 +387,8 @@ export const es = {
   'settings.hint.auditChannel': 'un canal, elegido con el comando de auditoría',
   'settings.audit_line': '• canal de auditoría: {channel} ({source})',
   'settings.audit_off': 'desactivado',
+  'settings.audit_unreadable':
+    '• canal de auditoría: ⚠️ no se puede leer (su registro en el almacenamiento del bot está dañado) — no se publica nada hasta que un admin lo vuelva a elegir',
   'settings.audit_trouble': '⚠️ Las últimas {failures} publicaciones de auditoría en {channel} fallaron ({code}): comprueba que el bot aún puede publicar allí, o elige otro canal.',
   'audit.set': 'Las entradas de auditoría {scope, select, workspace {de este espacio de trabajo} other {de este servidor}} ahora van a {channel}: cada trabajo y cada rechazo por una regla o un presupuesto, unos pocos a la vez.',
   'audit.off': 'Las entradas de auditoría ya no se publican (iban a {channel}).',

@@ -87,8 +87,8 @@ export const fr = {
   'settings.not_admin': 'Seul un admin {scope, select, workspace {de cet espace de travail} other {de ce serveur}} peut modifier ses réglages.',
   'settings.unknown': 'Choisissez parmi {names}.',
   'settings.takes': '{setting} attend {hint}.',
-  'settings.changed': '{setting} vaut désormais {value} (avant : {wasDefault, select, yes {la valeur par défaut} other {{was}}}).',
-  'settings.cleared': '{setting} revient à sa valeur par défaut (avant : {wasDefault, select, yes {la valeur par défaut} other {{was}}}).',
+  'settings.changed': '{setting} vaut désormais {value} (avant : {wasDefault, select, yes {la valeur par défaut} unreadable {une valeur illisible} other {{was}}}).',
+  'settings.cleared': '{setting} revient à sa valeur par défaut (avant : {wasDefault, select, yes {la valeur par défaut} unreadable {une valeur illisible} other {{was}}}).',
   'settings.at_most': 'au plus {max}',
   'settings.beyond_operator': 'L’opérateur du bot autorise {allowed} pour {setting} ; un admin peut choisir dans cette limite, pas au-delà. Demandez à l’opérateur de la changer.',
   'settings.title':
@@ -100,6 +100,10 @@ export const fr = {
   'settings.source': '{source, select, operator {opérateur} admin {admin} other {défaut}}',
   'settings.source_admin': 'admin : {who}, {when}',
   'settings.how_to_change': 'Modifiez-en un avec {command} (clear pour la valeur par défaut ; add ou remove pour les listes).',
+  'settings.unreadable_rules':
+    '⚠️ {count, plural, one {Une règle} other {# règles}} de {scope, select, workspace {cet espace de travail} other {ce serveur}} {count, plural, one {est illisible} other {sont illisibles}} : toute tâche est refusée ici tant qu’un admin ne les a pas toutes redéfinies ou effacées (ci-dessous).',
+  'settings.unreadable_line':
+    '• {setting} : ⚠️ illisible (enregistrement endommagé dans le stockage du bot) — {restriction, select, yes {toute tâche est refusée tant qu’un admin ne l’a pas redéfini ou effacé} other {sa valeur par défaut, {value}, s’applique tant qu’un admin ne l’a pas redéfini}}',
   'settings.empty.channels': 'tous les salons',
   'settings.empty.allowed': 'tout le monde',
   'settings.empty.blocked': 'personne',
@@ -307,6 +311,8 @@ export const fr = {
     '{scope, select, workspace {Les membres du groupe d’utilisateurs {role}} other {Les membres ayant le rôle {role}}} ont désormais {usd} chacun {period, select, day {par jour} other {par mois}}, à la place du budget de chaque utilisateur ; un membre qui en a plusieurs obtient le plus généreux (plafond de l’opérateur par utilisateur : {operatorSet, select, yes {{operator}} other {aucun}}).',
   'budget.role_cleared':
     '{scope, select, workspace {Le groupe d’utilisateurs {role}} other {Le rôle {role}}} n’a plus de budget {period, select, day {quotidien} other {mensuel}} : ses membres retrouvent le budget de chaque utilisateur, sauf si un autre de leurs {scope, select, workspace {groupes} other {rôles}} en a un.',
+  'budget.role_budgets_restarted':
+    'Les budgets des {scope, select, workspace {groupes d’utilisateurs de cet espace de travail} other {rôles de ce serveur}} étaient illisibles (enregistrement endommagé dans le stockage du bot) : celui-ci commence donc une nouvelle liste. Tout autre {scope, select, workspace {groupe d’utilisateurs} other {rôle}} n’a plus de budget, et ses membres ont le budget de chaque utilisateur. Redéfinissez chacun de ceux qui en avaient un.',
   'budget.role_member_caps_only':
     'Le budget d’un {scope, select, workspace {groupe d’utilisateurs} other {rôle}} est ce que chacun de ses membres peut dépenser : utilisez user-daily ou user-monthly.',
   'budget.too_many_roles':
@@ -316,7 +322,7 @@ export const fr = {
   'usage.role_budgets':
     '<b>Budgets des {scope, select, workspace {groupes d’utilisateurs} other {rôles}}</b> (chaque membre obtient le plus généreux des siens, à la place du budget de chaque utilisateur) :',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>Les budgets des {scope, select, workspace {groupes d’utilisateurs de ce workspace} other {rôles de ce serveur}} ne peuvent pas être lus</b> (leur enregistrement dans le stockage du bot est endommagé) : tant qu’ils ne sont pas définis à nouveau, aucun membre ne peut rien dépenser. Définissez à nouveau le budget de chaque {scope, select, workspace {groupe d’utilisateurs} other {rôle}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}) ; le premier défini remplace l’enregistrement endommagé.',
+    '⚠️ <b>Les budgets des {scope, select, workspace {groupes d’utilisateurs de ce workspace} other {rôles de ce serveur}} ne peuvent pas être lus</b> (leur enregistrement dans le stockage du bot est endommagé) : tant qu’ils ne sont pas définis à nouveau, aucun membre ne peut rien dépenser. Définissez à nouveau le budget de chaque {scope, select, workspace {groupe d’utilisateurs} other {rôle}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}) ; le premier défini commence une nouvelle liste, où les autres n’en ont aucun tant qu’ils ne sont pas définis.',
   'usage.role_budget':
     '• {role} : {hasDaily, select, yes {{daily} par jour} other {le budget de chaque utilisateur par jour}} · {hasMonthly, select, yes {{monthly} par mois} other {le budget de chaque utilisateur par mois}}',
   'discord.option.role':
@@ -354,6 +360,8 @@ export const fr = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Cet espace de travail} other {Ce serveur}} n’autorise pas les résultats privés{fromDefault, select, yes {, et votre réglage par défaut les demande : demandez-en un public avec {platform, select, slack {--public} other {private: False}}, ou désactivez votre réglage avec {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other { ; réessayez sans {platform, select, slack {--private} other {private}}}}.',
+  'refusal.settings_unreadable':
+    '{count, plural, one {Une règle} other {Des règles}} de {scope, select, workspace {cet espace de travail} other {ce serveur}} ne {count, plural, one {peut} other {peuvent}} pas être {count, plural, one {lue} other {lues}} (enregistrement endommagé dans le stockage du bot) : {settings}. Aucune image n’est créée ici tant qu’un admin ne {count, plural, one {l’a pas redéfinie ou effacée} other {les a pas redéfinies ou effacées}} : demandez à un admin{platform, select, slack { ; admins : {command} admin set SETTING VALUE, ou {command} admin set SETTING clear} other { ; admins : /imagine-admin set, avec une valeur ou clear}}.',
   'settings.hint.onOff': '{on} ou {off}',
   'member.ignored':
     'Non utilisé ici, car les règles de {scope, select, workspace {cet espace de travail} other {ce serveur}} ne {count, plural, one {l’autorisent} other {les autorisent}} pas : votre réglage par défaut {defaults}.',
@@ -379,6 +387,8 @@ export const fr = {
   'settings.hint.auditChannel': 'un salon, choisi avec la commande d’audit',
   'settings.audit_line': '• salon d’audit : {channel} ({source})',
   'settings.audit_off': 'désactivé',
+  'settings.audit_unreadable':
+    '• salon d’audit : ⚠️ illisible (enregistrement endommagé dans le stockage du bot) — rien n’est publié tant qu’un admin ne l’a pas choisi à nouveau',
   'settings.audit_trouble': '⚠️ Les {failures} derniers messages d’audit dans {channel} ont échoué ({code}) : vérifiez que le bot peut encore y écrire, ou choisissez un autre salon.',
   'audit.set': 'Les entrées d’audit {scope, select, workspace {de cet espace de travail} other {de ce serveur}} vont maintenant dans {channel} : chaque tâche et chaque refus par une règle ou un budget, quelques-uns à la fois.',
   'audit.off': 'Les entrées d’audit ne sont plus publiées (elles allaient dans {channel}).',

@@ -87,8 +87,8 @@ export const ja = {
   'settings.not_admin': '{scope, select, workspace {このワークスペース} other {このサーバー}}の設定を変更できるのは管理者だけです。',
   'settings.unknown': '{names} のいずれかを選んでください。',
   'settings.takes': '{setting} には {hint} を指定します。',
-  'settings.changed': '{setting} を {value} にしました（変更前: {wasDefault, select, yes {既定値} other {{was}}}）。',
-  'settings.cleared': '{setting} を既定値に戻しました（変更前: {wasDefault, select, yes {既定値} other {{was}}}）。',
+  'settings.changed': '{setting} を {value} にしました（変更前: {wasDefault, select, yes {既定値} unreadable {読み取れない値} other {{was}}}）。',
+  'settings.cleared': '{setting} を既定値に戻しました（変更前: {wasDefault, select, yes {既定値} unreadable {読み取れない値} other {{was}}}）。',
   'settings.at_most': '最大 {max}',
   'settings.beyond_operator': 'ボットの運営者は {setting} に {allowed} を許可しています。管理者はその範囲内で選べますが、範囲外は選べません。変更は運営者に依頼してください。',
   'settings.title':
@@ -100,6 +100,10 @@ export const ja = {
   'settings.source': '{source, select, operator {運営者} admin {管理者} other {既定値}}',
   'settings.source_admin': '管理者: {who}、{when}',
   'settings.how_to_change': '変更するには {command} を使います（既定値に戻すには clear、リストには add または remove）。',
+  'settings.unreadable_rules':
+    '⚠️ {scope, select, workspace {このワークスペース} other {このサーバー}}の{count, plural, other {# 件の}}ルールを読み取れません。管理者がそれぞれ設定し直すか clear するまで、ここではすべてのジョブを断ります（下記）。',
+  'settings.unreadable_line':
+    '• {setting}: ⚠️ 読み取れません（ボットの保存データの記録が壊れています）— {restriction, select, yes {管理者が設定し直すか clear するまで、すべてのジョブを断ります} other {管理者が設定し直すまで既定値の {value} が適用されます}}',
   'settings.empty.channels': 'すべてのチャンネル',
   'settings.empty.allowed': '全員',
   'settings.empty.blocked': 'なし',
@@ -307,6 +311,8 @@ export const ja = {
     '{scope, select, workspace {ユーザーグループ {role} のメンバー} other {ロール {role} を持つメンバー}}は、各ユーザーの予算の代わりに{period, select, day {1日} other {1か月}}あたりそれぞれ {usd} を使えるようになりました。複数持つメンバーには最も多い予算が適用されます（運営者の各ユーザーの上限: {operatorSet, select, yes {{operator}} other {なし}}）。',
   'budget.role_cleared':
     '{scope, select, workspace {ユーザーグループ {role}} other {ロール {role}}}の{period, select, day {1日} other {1か月}}の予算を解除しました。メンバーには、ほかの{scope, select, workspace {グループ} other {ロール}}に予算がない限り、各ユーザーの予算が再び適用されます。',
+  'budget.role_budgets_restarted':
+    '{scope, select, workspace {このワークスペースのユーザーグループ} other {このサーバーのロール}}の予算を読み取れなかったため（ボットの保存データの記録が壊れています）、これが新しいリストの最初になります。ほかの{scope, select, workspace {ユーザーグループ} other {ロール}}には予算がなくなり、そのメンバーには各ユーザーの予算が適用されます。予算があったものをそれぞれ設定し直してください。',
   'budget.role_member_caps_only':
     '{scope, select, workspace {ユーザーグループ} other {ロール}}の予算は各メンバーが使える金額です。user-daily か user-monthly を使ってください。',
   'budget.too_many_roles':
@@ -316,7 +322,7 @@ export const ja = {
   'usage.role_budgets':
     '<b>{scope, select, workspace {ユーザーグループ} other {ロール}}の予算</b>（各メンバーには、各ユーザーの予算の代わりに自分のものの中で最も多い予算が適用されます）:',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>{scope, select, workspace {このワークスペースのユーザーグループ} other {このサーバーのロール}}の予算を読み取れません</b>（ボットの保存データの記録が壊れています）。設定し直すまで、どのメンバーも何も使えません。各{scope, select, workspace {ユーザーグループ} other {ロール}}の予算を設定し直してください（{scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}）。最初に設定したものが壊れた記録を置き換えます。',
+    '⚠️ <b>{scope, select, workspace {このワークスペースのユーザーグループ} other {このサーバーのロール}}の予算を読み取れません</b>（ボットの保存データの記録が壊れています）。設定し直すまで、どのメンバーも何も使えません。各{scope, select, workspace {ユーザーグループ} other {ロール}}の予算を設定し直してください（{scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}）。最初に設定したものから新しいリストが始まり、ほかは設定し直すまで予算なしになります。',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {1日 {daily}} other {1日は各ユーザーの予算}} · {hasMonthly, select, yes {1か月 {monthly}} other {1か月は各ユーザーの予算}}',
   'discord.option.role':
@@ -354,6 +360,8 @@ export const ja = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {--public} other {private: False}} で公開のジョブを依頼するか、{platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}} で既定値をオフにしてください} other {。{platform, select, slack {--private} other {private}} を付けずにもう一度依頼してください}}。',
+  'refusal.settings_unreadable':
+    '{scope, select, workspace {このワークスペース} other {このサーバー}}の{count, plural, other {# 件の}}ルール（{settings}）を読み取れません（ボットの保存データの記録が壊れています）。管理者が設定し直すか clear するまで、ここでは画像を作れません。管理者に依頼してください{platform, select, slack {（管理者: {command} admin set SETTING VALUE または {command} admin set SETTING clear）} other {（管理者: /imagine-admin set で値または clear を指定）}}。',
   'settings.hint.onOff': '{on} または {off}',
   'member.ignored':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}のルールで許可されていないため、ここでは使われませんでした（{count, plural, other {#件}}）：あなたの既定値 {defaults}。',
@@ -379,6 +387,8 @@ export const ja = {
   'settings.hint.auditChannel': '監査コマンドで選ぶチャンネル',
   'settings.audit_line': '• 監査チャンネル: {channel}（{source}）',
   'settings.audit_off': 'オフ',
+  'settings.audit_unreadable':
+    '• 監査チャンネル: ⚠️ 読み取れません（ボットの保存データの記録が壊れています）— 管理者が選び直すまで何も投稿しません',
   'settings.audit_trouble': '⚠️ {channel} への直近 {failures} 件の監査投稿が失敗しました（{code}）。ボットがまだそこに投稿できるか確認するか、別のチャンネルを選んでください。',
   'audit.set': '{scope, select, workspace {このワークスペース} other {このサーバー}}の監査記録は今後 {channel} に投稿されます。すべてのジョブと、ルールや予算によるすべての拒否を、数件ずつまとめて投稿します。',
   'audit.off': '監査記録の投稿を止めました（投稿先は {channel} でした）。',

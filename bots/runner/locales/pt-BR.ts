@@ -87,8 +87,8 @@ export const ptBR = {
   'settings.not_admin': 'Só um admin {scope, select, workspace {deste espaço de trabalho} other {deste servidor}} pode mudar as configurações dele.',
   'settings.unknown': 'Escolha um de {names}.',
   'settings.takes': '{setting} aceita {hint}.',
-  'settings.changed': '{setting} agora é {value} (antes: {wasDefault, select, yes {o padrão} other {{was}}}).',
-  'settings.cleared': '{setting} voltou ao padrão (antes: {wasDefault, select, yes {o padrão} other {{was}}}).',
+  'settings.changed': '{setting} agora é {value} (antes: {wasDefault, select, yes {o padrão} unreadable {um valor que não podia ser lido} other {{was}}}).',
+  'settings.cleared': '{setting} voltou ao padrão (antes: {wasDefault, select, yes {o padrão} unreadable {um valor que não podia ser lido} other {{was}}}).',
   'settings.at_most': 'no máximo {max}',
   'settings.beyond_operator': 'O operador do bot permite {allowed} para {setting}; um admin pode escolher dentro disso, não além. Peça ao operador para mudar.',
   'settings.title':
@@ -100,6 +100,10 @@ export const ptBR = {
   'settings.source': '{source, select, operator {operador} admin {admin} other {padrão}}',
   'settings.source_admin': 'admin: {who}, {when}',
   'settings.how_to_change': 'Mude uma com {command} (clear para o padrão; add ou remove para listas).',
+  'settings.unreadable_rules':
+    '⚠️ {count, plural, one {Uma regra} other {# regras}} {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lida} other {lidas}}, então todo pedido aqui é recusado até que um admin defina de novo ou limpe cada uma (abaixo).',
+  'settings.unreadable_line':
+    '• {setting}: ⚠️ não pode ser lida (o registro no armazenamento do bot está danificado) — {restriction, select, yes {todo pedido é recusado até que um admin a defina de novo ou a limpe} other {o padrão, {value}, vale até que um admin a defina de novo}}',
   'settings.empty.channels': 'todos os canais',
   'settings.empty.allowed': 'todos',
   'settings.empty.blocked': 'ninguém',
@@ -307,6 +311,8 @@ export const ptBR = {
     '{scope, select, workspace {Os membros do grupo de usuários {role}} other {Os membros com o cargo {role}}} agora têm {usd} cada {period, select, day {por dia} other {por mês}}, no lugar do orçamento de cada usuário; quem tiver vários recebe o mais generoso (limite do operador por usuário: {operatorSet, select, yes {{operator}} other {nenhum}}).',
   'budget.role_cleared':
     '{scope, select, workspace {O grupo de usuários {role}} other {O cargo {role}}} não tem mais orçamento {period, select, day {diário} other {mensal}}: seus membros voltam ao orçamento de cada usuário, a menos que outro {scope, select, workspace {grupo} other {cargo}} deles tenha um.',
+  'budget.role_budgets_restarted':
+    'Os orçamentos {scope, select, workspace {dos grupos de usuários deste workspace} other {dos cargos deste servidor}} não podiam ser lidos (o registro no armazenamento do bot está danificado), então este começa uma lista nova: qualquer outro {scope, select, workspace {grupo de usuários} other {cargo}} fica sem orçamento, e seus membros têm o orçamento de cada usuário. Defina de novo cada um que tinha orçamento.',
   'budget.role_member_caps_only':
     'O orçamento de um {scope, select, workspace {grupo de usuários} other {cargo}} é o que cada um dos seus membros pode gastar: use user-daily ou user-monthly.',
   'budget.too_many_roles':
@@ -316,7 +322,7 @@ export const ptBR = {
   'usage.role_budgets':
     '<b>Orçamentos de {scope, select, workspace {grupos de usuários} other {cargos}}</b> (cada membro recebe o mais generoso dos seus, no lugar do orçamento de cada usuário):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>Não é possível ler os orçamentos {scope, select, workspace {dos grupos de usuários deste workspace} other {dos cargos deste servidor}}</b> (o registro deles no armazenamento do bot está danificado): até que sejam definidos de novo, nenhum membro pode gastar nada. Defina de novo o orçamento de cada {scope, select, workspace {grupo de usuários} other {cargo}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); o primeiro definido substitui o registro danificado.',
+    '⚠️ <b>Não é possível ler os orçamentos {scope, select, workspace {dos grupos de usuários deste workspace} other {dos cargos deste servidor}}</b> (o registro deles no armazenamento do bot está danificado): até que sejam definidos de novo, nenhum membro pode gastar nada. Defina de novo o orçamento de cada {scope, select, workspace {grupo de usuários} other {cargo}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); o primeiro definido começa uma lista nova, na qual os outros não têm nenhum até serem definidos.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} por dia} other {o orçamento de cada usuário por dia}} · {hasMonthly, select, yes {{monthly} por mês} other {o orçamento de cada usuário por mês}}',
   'discord.option.role':
@@ -354,6 +360,8 @@ export const ptBR = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados{fromDefault, select, yes {, e o seu padrão os pede: peça um público com {platform, select, slack {--public} other {private: False}} ou desative o seu padrão com {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; peça de novo sem {platform, select, slack {--private} other {private}}}}.',
+  'refusal.settings_unreadable':
+    '{count, plural, one {Uma regra} other {Algumas regras}} {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lida} other {lidas}} (o registro no armazenamento do bot está danificado): {settings}. Nenhuma imagem é criada aqui até que um admin {count, plural, one {a defina} other {as defina}} de novo ou {count, plural, one {a limpe} other {as limpe}}: peça a um admin{platform, select, slack {; admins: {command} admin set SETTING VALUE, ou {command} admin set SETTING clear} other {; admins: /imagine-admin set, com um valor ou clear}}.',
   'settings.hint.onOff': '{on} ou {off}',
   'member.ignored':
     'Não usado aqui, pois as regras {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {o permitem} other {os permitem}}: o seu padrão {defaults}.',
@@ -379,6 +387,8 @@ export const ptBR = {
   'settings.hint.auditChannel': 'um canal, escolhido com o comando de auditoria',
   'settings.audit_line': '• canal de auditoria: {channel} ({source})',
   'settings.audit_off': 'desligado',
+  'settings.audit_unreadable':
+    '• canal de auditoria: ⚠️ não pode ser lido (o registro no armazenamento do bot está danificado) — nada é publicado até que um admin o escolha de novo',
   'settings.audit_trouble': '⚠️ As últimas {failures} publicações de auditoria em {channel} falharam ({code}): verifique se o bot ainda pode publicar lá, ou escolha outro canal.',
   'audit.set': 'As entradas de auditoria {scope, select, workspace {deste workspace} other {deste servidor}} agora vão para {channel}: cada trabalho e cada recusa por uma regra ou um orçamento, alguns de cada vez.',
   'audit.off': 'As entradas de auditoria não são mais publicadas (iam para {channel}).',

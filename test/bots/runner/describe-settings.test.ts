@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { changeSetting, describeAuditTrouble, describeSettings, parseSettingValue } from '../../../bots/runner/index.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
+import { memorySpace } from '../../../bots/runner/memory-space.js';
+import { scopeKeyOf } from '../../../bots/runner/member-keys.js';
+import { settingsInState } from '../../../bots/runner/index.js';
+import { stateKeyOf } from '../../../bots/state/index.js';
+import type { ScopeSettingEntries } from '../../../src/internal.js';
 
 const kit = useRunnerKit();
 
@@ -74,6 +79,31 @@ describe('describeSettings', () => {
       '• audit channel: off (default)',
       'Change one with `/imagine-admin set` (clear for the default; add or remove for lists).',
     ]);
+  });
+});
+
+describe('describeSettings: settings that cannot be read', () => {
+  it('says which cannot be read: a rule refuses every job until it is set again or cleared, a default applies meanwhile', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const { runner } = await kit.runner({ settings: settingsInState(space) });
+    const admin = requester({ isAdmin: true, userId: '42' });
+    await space.update(stateKeyOf(scopeKeyOf(admin)), () => ({
+      blocked: { value: 'mallory', by: 'discord:42', at: 1 },
+      defaultSize: { value: 'huge', by: 'discord:42', at: 1 },
+      auditChannel: { value: { channelId: 7 }, by: 'discord:42', at: 1 },
+    }));
+    const lines = describeSettings(await runner.policy.effective(admin), '`/imagine-admin set`').split('\n');
+    expect(lines.slice(1, 3)).toEqual([
+      '• bot allowed here: yes (operator)',
+      '⚠️ A rule of this server cannot be read, so every job here is refused until an admin sets each again or clears it (below).',
+    ]);
+    expect(lines).toContain('• blocked: ⚠️ cannot be read (damaged in the bot’s storage) — every job is refused until an admin sets it again or clears it');
+    expect(lines).toContain('• default-size: ⚠️ cannot be read (damaged in the bot’s storage) — its default, 1024x1024, applies until an admin sets it again');
+    expect(lines).toContain('• audit channel: ⚠️ cannot be read (damaged in the bot’s storage) — nothing is posted until an admin chooses it again');
+
+    // Set again: the answer says what it replaced, and the view no longer warns.
+    expect(await changeSetting(runner.policy, admin, 'blocked', '<@7>')).toEqual({ ok: true, message: 'blocked is now <@7> (was a value that could not be read).' });
+    expect(describeSettings(await runner.policy.effective(admin), '`/imagine-admin set`')).not.toMatch(/A rule of this server cannot be read|blocked: ⚠️/);
   });
 });
 

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { describeUsage, type CapStatus, type UsageSummary } from '../../../bots/runner/index.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
+import { memorySpace } from '../../../bots/runner/memory-space.js';
+import { scopeKeyOf } from '../../../bots/runner/member-keys.js';
+import { settingsInState } from '../../../bots/runner/index.js';
+import { stateKeyOf } from '../../../bots/state/index.js';
+import type { ScopeSettingEntries } from '../../../src/internal.js';
 
 const kit = useRunnerKit();
 const NOW = Date.UTC(2030, 5, 15, 12, 0, 0);
@@ -52,7 +57,7 @@ describe('describeUsage: the budget of a member’s role, in words', () => {
     const view = (platform: 'discord' | 'slack', command?: string) =>
       describeUsage(summary([], platform, { todayUsd: 0, monthUsd: 0, topUsers: [], roleBudgets: [], roleBudgetsUnreadable: true }), bold, undefined, command);
     expect(view('discord')).toContain(
-      '⚠️ **The budgets of this server’s roles cannot be read** (their record in the bot’s storage is damaged): until they are set again, no member may spend anything. Set each role’s budget again (/imagine-admin budget cap:user-daily usd:… role:@role); the first one set replaces the damaged record.',
+      '⚠️ **The budgets of this server’s roles cannot be read** (their record in the bot’s storage is damaged): until they are set again, no member may spend anything. Set each role’s budget again (/imagine-admin budget cap:user-daily usd:… role:@role); the first one set starts a new list, in which the others have none until they are set.',
     );
     expect(view('slack')).toContain('(/imagine admin budget @group user-daily …)');
     expect(view('slack', '/paint')).toContain('(/paint admin budget @group user-daily …)');
@@ -84,6 +89,13 @@ describe('ChatBudgets.setRoleBudget: the answer in words', () => {
     );
     expect((await runner.budgets.setRoleBudget(admin, { id: 'r1', name: 'Designers' }, 'userDailyUsd', undefined)).message).toBe(
       'The role Designers no longer has a daily budget: its members get the budget of each user again, unless another of their roles has one.',
+    );
+    // On budgets that cannot be read, the first one set starts a new list: the answer says what became of the others.
+    const settings = memorySpace<ScopeSettingEntries>();
+    const { runner: damaged } = await kit.runner({ limits: { userDailyUsd: 10 }, settings: settingsInState(settings) });
+    await settings.update(stateKeyOf(scopeKeyOf(admin)), () => ({ roleBudgets: { value: 'a penny', by: 'discord:admin', at: 1 } }));
+    expect((await damaged.budgets.setRoleBudget(admin, { id: 'r1', name: 'Designers' }, 'userDailyUsd', 5)).message).toBe(
+      'Members with the role Designers now have $5.00 a day each, in place of the budget of each user; a member with several gets the most generous (operator’s cap of each user: $10.00). The budgets of this server’s roles could not be read (damaged in the bot’s storage), so this one starts a new list: every other role now has no budget, and its members have the budget of each user. Set again each one that had a budget.',
     );
     expect((await runner.budgets.setRoleBudget({ ...admin, platform: 'slack' }, { id: 'S1', name: '@designers' }, 'scopeDailyUsd', 5)).message).toBe(
       'A user group’s budget is what each of its members may spend: use user-daily or user-monthly.',

@@ -158,6 +158,34 @@ describe('house styles: an admin’s text around the prompt and default options'
     }
   });
 
+  it('warns of a damaged style once a scope and style while it stays so, however often it is read, and again once it is damaged anew', async () => {
+    const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
+    try {
+      const space = state.store.space<HouseStyleRecord>(state.spaces.houseStyles);
+      await new HouseStyles({ space }).define(admin, 'neon', 'neon {prompt}');
+      const damage = (name: string) => space.update('discord-guild-1', (record) => ({ ...record, [name]: { before: 3 } as never }));
+      const warnings: unknown[] = [];
+      const logger = { debug() {}, info() {}, warn: (o: unknown) => warnings.push(o), error() {} };
+      const styles = new HouseStyles({ space, logger, cacheMs: 0 });
+      const readTimes = async (times: number) => {
+        for (let i = 0; i < times; i++) expect((await styles.list(admin)).map((s) => s.name)).toEqual(['neon']);
+      };
+      await damage('broken');
+      await readTimes(5);
+      await damage('cracked');
+      await readTimes(3);
+      expect(warnings).toEqual([{ scopeKey: 'discord:guild-1', style: 'broken' }, { scopeKey: 'discord:guild-1', style: 'cracked' }]);
+      // Mended (removed by hand), then damaged anew: told again, once.
+      await space.update('discord-guild-1', (record) => ({ neon: record!.neon! }));
+      await readTimes(1);
+      await damage('broken');
+      await readTimes(3);
+      expect(warnings.slice(2)).toEqual([{ scopeKey: 'discord:guild-1', style: 'broken' }]);
+    } finally {
+      await state.close();
+    }
+  });
+
   it('lists a scope’s styles in words, in the reader’s language', async () => {
     const styles = new HouseStyles();
     expect(describeStyles([], '`--style NAME`', '`/imagine admin style`', 'en')).toBe(say('en', 'styles.none', { command: '`/imagine admin style`' }));

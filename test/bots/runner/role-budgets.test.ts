@@ -218,12 +218,32 @@ describe.each([
     expect(warnings).toEqual([expect.objectContaining({ obj: { scopeKey: 'discord:guild-1', settings: ['roleBudgets'] }, msg: expect.stringMatching(/role budgets are unreadable/) as unknown })]);
   });
 
+  it.skipIf(skip)('start a new list when a role’s budget is set on budgets that cannot be read, saying so, and are left unreadable by dropping deleted roles', async () => {
+    const { state, runner } = await scopeWithInterns();
+    const key = stateKeyOf('discord:guild-1');
+    const entries = (await state.space.get(key))!;
+    await state.space.put(key, { ...entries, roleBudgets: { ...entries.roleBudgets!, value: 'a penny' } });
+
+    // Which roles were deleted cannot be told of budgets that cannot be read: nothing changes, members still get nothing.
+    expect(await runner.budgets.forgetDeletedRoles(admin(), [interns.id])).toBe(0);
+    expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 0 });
+    expect((await runner.budgets.summary(admin())).scope).toMatchObject({ roleBudgetsUnreadable: true });
+
+    // The first budget set starts a new list, and its answer says the other roles have none now (describe-usage.test.ts).
+    expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: true, previousUsd: undefined, replacedUnreadable: true });
+    expect((await runner.budgets.summary(admin())).scope).toMatchObject({ roleBudgetsUnreadable: false, roleBudgets: [{ roleId: interns.id, dailyUsd: 0.001 }] });
+    expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 1 });
+    expect(await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 0.5)).not.toHaveProperty('replacedUnreadable');
+  });
+
   it.skipIf(skip)('give every member nothing when the scope’s record is torn, also once another setting wrote it anew; warn its admins in the usage view; are mended by setting them again', async () => {
     const { state, runner, logger } = await scopeWithInterns();
     await state.tear('discord:guild-1');
 
     const intern = requester({ roleIds: [interns.id] });
-    await expect(runner.submit(lowJob(intern), () => {})).rejects.toMatchObject({ code: 'budget_user_daily', limit: 0 });
+    // Its rules cannot be read either: its jobs are refused by them first (scope-settings.test.ts); the budgets give nothing meanwhile.
+    await expect(runner.submit(lowJob(intern), () => {})).rejects.toMatchObject({ code: 'settings_unreadable' });
+    expect(await runner.budgets.spentRefusal(intern)).toMatchObject({ code: 'budget_user_daily', limit: 0 });
     const memberView = await runner.budgets.summary(intern);
     expect(memberView.caps).toEqual([expect.objectContaining({ code: 'budget_user_daily', limitUsd: 0, setBy: 'unreadable_budgets' }), expect.objectContaining({ code: 'budget_user_monthly', limitUsd: 0, setBy: 'unreadable_budgets' })]);
     const adminView = await runner.budgets.summary(admin());
@@ -237,11 +257,12 @@ describe.each([
     expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 0 });
     expect((await runner.policy.effective(admin())).maxImages).toMatchObject({ value: 4, source: 'admin' });
 
-    // Setting a budget again writes the record anew: the roles set since apply, the others' members have the cap of each user.
-    expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: true, previousUsd: undefined });
-    await expect(runner.submit(lowJob(intern), () => {})).rejects.toMatchObject({ code: 'budget_user_daily', limit: 0.001 });
+    // Setting a budget again starts a new list, as its answer says: the roles set since apply, the others' members have the cap of each user.
+    expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: true, previousUsd: undefined, replacedUnreadable: true });
+    expect(await runner.budgets.limitsFor(intern)).toMatchObject({ userDailyUsd: 0.001 });
     expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 1 });
     expect((await runner.budgets.summary(admin())).scope?.roleBudgetsUnreadable).toBe(false);
+    expect(await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 0.5)).not.toHaveProperty('replacedUnreadable');
   });
 });
 
@@ -256,7 +277,8 @@ describe('role budgets on the data folder', () => {
       const file = join(dataDir, state.space.definition.dir, `${stateKeyOf('discord:guild-1')}.json`);
       await rm(file);
       await mkdir(file);
-      await expect(runner.submit(lowJob(requester({ roleIds: [interns.id] })), () => {})).rejects.toMatchObject({ code: 'budget_user_daily', limit: 0 });
+      await expect(runner.submit(lowJob(requester({ roleIds: [interns.id] })), () => {})).rejects.toMatchObject({ code: 'settings_unreadable' });
+      expect(await runner.budgets.limitsFor(requester({ roleIds: [interns.id] }))).toMatchObject({ userDailyUsd: 0 });
       expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 0 });
       expect(kit.emu.emulator.requests).toHaveLength(0);
     } finally {

@@ -51,7 +51,7 @@ describe('the chat settings kept in the bots’ state', () => {
     expect((await next.policy.effective(requester())).blockedWords).toMatchObject({ value: ['kraken'], source: 'admin', change: { by: expect.stringMatching(/^discord:user-\d+$/) as unknown } });
   });
 
-  it('leave out a stored value this version cannot read, so its default applies, and say so in the log', async () => {
+  it('leave out a stored value this version cannot read, name it as unreadable, and say so in the log', async () => {
     const { state } = await settingsOf(await kit.newDir());
     const space = state.store.space<ScopeSettingEntries>(state.spaces.scopeSettings);
     await space.put(stateKeyOf('discord:G1'), {
@@ -63,6 +63,8 @@ describe('the chat settings kept in the bots’ state', () => {
     const logger = { warn: (...args: unknown[]) => warnings.push(args), info: () => {}, error: () => {}, debug: () => {} };
     const stored = await settingsInState(space, logger).get('discord:G1');
     expect(stored.values).toEqual({ channels: ['art'] });
+    // An unknown name is no setting of this version: nothing to mend.
+    expect(stored.unreadable).toEqual(['maxImages']);
     expect(warnings).toHaveLength(1);
   });
 
@@ -93,10 +95,71 @@ describe('the chat settings kept in the bots’ state', () => {
 
   it('answer what a setting was before a change, and forget a cleared one', async () => {
     const { settings } = await settingsOf(await kit.newDir());
-    expect(await settings.set('slack:T1', 'maxImages', 3, { by: 'slack:U1', at: 1 })).toEqual({ previous: undefined });
-    expect(await settings.set('slack:T1', 'maxImages', 2, { by: 'slack:U1', at: 2 })).toEqual({ previous: 3 });
-    expect(await settings.set('slack:T1', 'maxImages', undefined, { by: 'slack:U1', at: 3 })).toEqual({ previous: 2 });
+    expect(await settings.set('slack:T1', 'maxImages', 3, { by: 'slack:U1', at: 1 })).toEqual({ previous: undefined, unreadable: false });
+    expect(await settings.set('slack:T1', 'maxImages', 2, { by: 'slack:U1', at: 2 })).toEqual({ previous: 3, unreadable: false });
+    expect(await settings.set('slack:T1', 'maxImages', undefined, { by: 'slack:U1', at: 3 })).toEqual({ previous: 2, unreadable: false });
     expect(await settings.get('slack:T1')).toEqual({ values: {}, setBy: {} });
+  });
+});
+
+describe('a rule the bots’ state keeps but cannot read', () => {
+  /** A runner whose settings are kept in a data folder, and a way to damage one stored value of a scope. */
+  async function damageable() {
+    const dir = await kit.newDir();
+    const { state, settings } = await settingsOf(dir);
+    const space = state.store.space<ScopeSettingEntries>(state.spaces.scopeSettings);
+    const { runner } = await kit.runner({ settings, settingsCacheMs: 0 });
+    const damage = (entries: ScopeSettingEntries) => space.update(stateKeyOf('discord:guild-1'), (stored) => ({ ...(stored as ScopeSettingEntries), ...entries }));
+    const tear = () => writeFile(join(dir, state.spaces.scopeSettings.dir, `${stateKeyOf('discord:guild-1')}.json`), '{"blocked":{"val');
+    return { runner, damage, tear };
+  }
+
+  it('refuses every paid job of the scope, before anything is sent, naming it — a blocked member and a blocked word do not pass — until an admin sets it again', async () => {
+    const { runner, damage } = await damageable();
+    expect((await runner.policy.set(admin(), 'blocked', ['mallory'])).ok).toBe(true);
+    expect((await runner.policy.set(admin(), 'blockedWords', ['kraken'])).ok).toBe(true);
+    await damage({ blocked: { value: 'mallory', by: 'discord:admin', at: 2 }, blockedWords: { value: [42], by: 'discord:admin', at: 2 }, defaultSize: { value: 'huge', by: 'discord:admin', at: 2 } });
+
+    for (const who of [requester({ userId: 'mallory' }), requester(), admin()]) {
+      await expect(runner.submit(job(who, 'a kraken'), () => {})).rejects.toMatchObject({ code: 'settings_unreadable', words: { values: { count: 2 } } });
+    }
+    // The entry points that open a form first refuse it too.
+    expect(await runner.policy.whoWhereRefusal(requester())).toMatchObject({ code: 'settings_unreadable' });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+    // A default that cannot be read falls back, and is named with the rules for the admins' view.
+    expect((await runner.policy.effective(admin())).unreadable).toEqual(['blocked', 'blockedWords', 'defaultSize']);
+
+    // Setting one again (the admin's answer says what it replaced) leaves the other refusing; clearing that one lifts the refusal.
+    expect(await runner.policy.set(admin(), 'blocked', ['mallory'])).toMatchObject({ ok: true, previous: undefined, wasUnreadable: true });
+    await expect(runner.submit(job(requester()), () => {})).rejects.toMatchObject({ code: 'settings_unreadable', words: { values: { count: 1 } } });
+    expect(await runner.policy.set(admin(), 'blockedWords', undefined)).toMatchObject({ ok: true, wasUnreadable: true });
+    expect(await refusalCode(runner, job(requester({ userId: 'mallory' })))).toBe('member_blocked');
+    expect(await refusalCode(runner, job(requester()))).toBeUndefined();
+    expect(kit.emu.emulator.requests).toHaveLength(1);
+    expect((await runner.policy.effective(admin())).defaultSize).toMatchObject({ value: '1024x1024', source: 'default' });
+  });
+
+  it('refuses every job of a scope whose record is damaged until an admin sets or clears each rule: writing one setting keeps the others unreadable', async () => {
+    const { runner, tear } = await damageable();
+    expect((await runner.policy.set(admin(), 'channels', ['art'])).ok).toBe(true);
+    await tear();
+    const rules = ['channels', 'allowed', 'blocked', 'blockedWords', 'maxImages', 'qualities', 'sizes', 'highQualityFor', 'privateResults'];
+    await expect(runner.submit(job(requester({ channelId: 'general' })), () => {})).rejects.toMatchObject({ code: 'settings_unreadable', words: { values: { count: rules.length } } });
+
+    // A default written meanwhile writes the record anew, but no rule becomes unset by it.
+    expect((await runner.policy.set(admin(), 'defaultSize', '1024x1536')).ok).toBe(true);
+    expect((await runner.policy.effective(admin())).unreadable).toEqual(rules);
+    expect((await runner.policy.set(admin(), 'channels', ['art'])).ok).toBe(true);
+    for (const name of rules.slice(1)) {
+      await expect(runner.submit(job(requester({ channelId: 'art' })), () => {})).rejects.toMatchObject({ code: 'settings_unreadable' });
+      expect(await runner.policy.set(admin(), name as 'allowed', undefined)).toMatchObject({ ok: true, wasUnreadable: true });
+    }
+    // The rules are mended; the role budgets still give nothing until they are set again (role-budgets.test.ts).
+    await expect(runner.submit(job(requester({ channelId: 'art' })), () => {})).rejects.toMatchObject({ code: 'budget_user_daily', limit: 0 });
+    await runner.budgets.setRoleBudget(admin(), { id: 'role-x', name: 'X' }, 'userDailyUsd', undefined);
+    expect(await refusalCode(runner, job(requester({ channelId: 'general' })))).toBe('channel_not_allowed');
+    expect(await refusalCode(runner, job(requester({ channelId: 'art' })))).toBeUndefined();
+    expect(kit.emu.emulator.requests).toHaveLength(1);
   });
 });
 

@@ -93,7 +93,7 @@ describe('every entry point of the Slack bot refuses privately, before anything 
     const { fake } = h;
     const use = await entry.prepare(h);
     const admin: Requester = { platform: 'slack', userId: 'U0ADMIN', channelId: CHANNEL, scopeId: fake.teamId, isAdmin: true };
-    await refusal.apply(h.runner, admin, 'C0ART');
+    await refusal.apply(h.runner, admin, 'C0ART', h.state);
     const [sent, downloads, views, posted] = [h.emulator.requests.length, fake.downloads.length, fake.views.length, fake.botMessages(CHANNEL).length];
     const [responses, ephemerals] = [fake.responses.length, fake.ephemerals.length];
 
