@@ -1,8 +1,11 @@
 import { EventEmitter } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Events, type Client } from 'discord.js';
+import { Client, Events } from 'discord.js';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { WebSocketServer } from 'ws';
 import { gatewayConnection } from '../../../bots/discord/gateway-connection.js';
 import { GatewayLease } from '../../../bots/discord/gateway-lease.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
@@ -92,5 +95,57 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
     loggedIn();
     await vi.waitFor(() => expect(client.destroyedAfterLogin).toBe(true), { timeout: 10_000 });
     expect(client.isReady()).toBe(false);
+  });
+});
+
+/**
+ * A Discord whose gateway says HELLO and takes IDENTIFY but never answers READY (a Discord under load, an outage
+ * mid-login): `GET /gateway/bot` and the gateway, as Discord's docs describe them, and nothing else.
+ */
+async function discordWithoutReady(): Promise<{ apiUrl: string; identified: () => number; close: () => Promise<void> }> {
+  const gateway = new WebSocketServer({ noServer: true });
+  let identifies = 0;
+  gateway.on('connection', (socket) => {
+    socket.send(JSON.stringify({ op: 10, d: { heartbeat_interval: 41_250 }, s: null, t: null }));
+    socket.on('message', (raw) => {
+      if ((JSON.parse(String(raw)) as { op?: number }).op === 2) identifies++;
+    });
+  });
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`, shards: 1, session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 } }));
+  });
+  server.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head, (ws) => gateway.emit('connection', ws, req)));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    apiUrl: `http://127.0.0.1:${port}`,
+    identified: () => identifies,
+    async close() {
+      for (const socket of gateway.clients) socket.terminate();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('the gateway connection, leaving', () => {
+  it('leaves when stopped while Discord has not answered its login with READY (discord.js’s destroy then never ends)', async () => {
+    const discord = await discordWithoutReady();
+    const client = new Client({ intents: [], rest: { api: discord.apiUrl } });
+    const token = `${Buffer.from('104567890123456789').toString('base64')}.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB`;
+    const logger = new RecordingLogger();
+    const connection = gatewayConnection({ client, token, loginTimeoutMs: 60_000, leaveTimeoutMs: 500, logger });
+    // Its login would end only with the login timeout, long after this test.
+    void connection.start().catch(() => undefined);
+    try {
+      await vi.waitFor(() => expect(discord.identified()).toBe(1), { timeout: 10_000 });
+      // Bounded here so that a leave that never ends fails with its name, not a test timeout.
+      const left = await Promise.race([connection.leave().then(() => 'left'), sleep(10_000).then(() => 'leave() never ended')]);
+      expect(left).toBe('left');
+      expect(logger.entries.some((e) => e.msg === 'discord.js did not say it left the gateway in time; going on without it')).toBe(true);
+    } finally {
+      await discord.close();
+    }
   });
 });
