@@ -1,7 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Events } from 'discord.js';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -9,6 +8,7 @@ import { WebSocketServer } from 'ws';
 import { gatewayConnection } from '../../../bots/discord/gateway-connection.js';
 import { GatewayLease } from '../../../bots/discord/gateway-lease.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
+import { withTimeout } from '../../../src/core/with-timeout.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { RecordingLogger } from './harness.js';
 
@@ -55,19 +55,31 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
   });
 
   it('keeps its lease while a login takes longer than the lease lives, so no other process can take it meanwhile', async () => {
-    // Renewals a second apart: a loaded machine's late answers must not make the holder give the lease up meanwhile.
-    const lease = { redis, key: `${prefix}:lease`, ttlMs: 3000, renewEveryMs: 1000, pollEveryMs: 250 };
+    // A short lease, renewed 400 ms apart: a loaded machine's late answers (up to 800 ms) must not make the holder give it up meanwhile.
+    const lease = { redis, key: `${prefix}:lease`, ttlMs: 1200, renewEveryMs: 400, pollEveryMs: 250 };
     const logger = new RecordingLogger();
+    // Resolves once Redis confirmed (answered 1: the lease was still this process's) a renewal sent after the lease
+    // taken at the start would have expired without its renewals.
+    let takenBy = Infinity;
+    let renewedPastItsLife!: () => void;
+    const keptPastItsLife = new Promise<void>((resolve) => (renewedPastItsLife = resolve));
+    const evaluate = redis.eval.bind(redis) as (...args: unknown[]) => Promise<unknown>;
+    const evals = vi.spyOn(redis, 'eval').mockImplementation((async (...args: unknown[]) => {
+      const sentAt = Date.now();
+      const answer = await evaluate(...args);
+      if (args[2] === lease.key && Number(answer) === 1 && sentAt > takenBy + lease.ttlMs) renewedPastItsLife();
+      return answer;
+    }) as typeof redis.eval);
     // The login ends when the test says so: past the lease's lifetime, however loaded the machine.
     let loggedIn!: () => void;
     const login = new Promise<void>((resolve) => (loggedIn = resolve));
     const client = new SlowLoginClient(() => login);
     const connection = gatewayConnection({ client: client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, lease, logger });
+    takenBy = Date.now();
     const started = connection.start();
     await vi.waitFor(() => expect(client.loginStarted).toBe(true));
-    // Redis's clock: the lease taken before the login would have expired by now without its renewals. Real time, as
-    // Redis's expiry is: no event marks a lease that did not expire.
-    await sleep(lease.ttlMs + 500);
+    await withTimeout(keptPastItsLife, 10_000, 'no renewal past the lease’s first lifetime was confirmed');
+    evals.mockRestore();
     const other = new GatewayLease({ ...lease, logger });
     expect(await other.tryAcquire()).toBe(false);
     loggedIn();
@@ -141,8 +153,7 @@ describe('the gateway connection, leaving', () => {
     try {
       await vi.waitFor(() => expect(discord.identified()).toBe(1), { timeout: 10_000 });
       // Bounded here so that a leave that never ends fails with its name, not a test timeout.
-      const left = await Promise.race([connection.leave().then(() => 'left'), sleep(10_000).then(() => 'leave() never ended')]);
-      expect(left).toBe('left');
+      await withTimeout(connection.leave(), 10_000, 'leave() never ended');
       expect(logger.entries.some((e) => e.msg === 'discord.js did not say it left the gateway in time; going on without it')).toBe(true);
     } finally {
       await discord.close();
