@@ -389,8 +389,8 @@ describe('the image limiter sharing its slots, when stopped and the datastore ne
   afterEach(() => {
     vi.restoreAllMocks();
   });
-
-  it('gives up 5 s after its last running request has ended, not before', async () => {
+  /** A limiter on fake time whose slots never stop, stopped while one request runs (until `g` opens). */
+  async function stoppedWhileOneRuns() {
     fakeTime();
     neverStopping();
     const shared = coordinator();
@@ -400,13 +400,18 @@ describe('the image limiter sharing its slots, when stopped and the datastore ne
     await tick();
     let stopped = false;
     const stopping = l.stop().then(() => (stopped = true));
+    return { shared, g, running, stopping, stopped: () => stopped };
+  }
+
+  it('gives up 5 s after its last running request has ended, not before', async () => {
+    const { shared, g, running, stopping, stopped } = await stoppedWhileOneRuns();
     await tick(60_000);
     // A request still runs: the grace has not begun.
-    expect(stopped).toBe(false);
+    expect(stopped()).toBe(false);
     g.open();
     await tick(4_990);
     await expect(running).resolves.toBe('finished');
-    expect(stopped).toBe(false);
+    expect(stopped()).toBe(false);
     await tick(20);
     await stopping;
     expect(shared.listening()).toBe(0);
@@ -425,14 +430,7 @@ describe('the image limiter sharing its slots, when stopped and the datastore ne
   });
 
   it('gives up once the datastore has been unreachable for 5 s while a request still runs; the request keeps its result', async () => {
-    fakeTime();
-    neverStopping();
-    const shared = coordinator();
-    const l = new ImageLimiter({ maxConcurrent: 2, coordinator: shared });
-    const g = gate();
-    const running = l.schedule({ weight: 1 }, () => g.promise.then(() => 'finished'));
-    await tick();
-    const stopping = l.stop();
+    const { shared, g, running, stopping } = await stoppedWhileOneRuns();
     await tick();
     shared.lose();
     await tick(5_000);
