@@ -11,8 +11,11 @@ export interface BenchDiscord {
   cdnHost: string;
   /** `/imagine` once per options, all sent at once (through the gateway); each interaction's token and creation time. */
   burst(commands: Record<string, string | number>[]): Promise<{ token: string; createdAt: number }[]>;
-  /** Whether every interaction of the burst ended: its final image, a refusal, or answered too late. */
-  ended(): Promise<boolean>;
+  /**
+   * Resolves once every interaction of the burst ended: its final image, a refusal, or answered too late. The fake
+   * tells it (looking again after each request it answers); nothing asks it again and again.
+   */
+  ended(): Promise<void>;
   /** How the burst stands now (dearer than `ended`: for a progress line now and then). */
   progress(): Promise<BurstStatus>;
   /** Everything the fake saw of the burst, once it is over. */
@@ -66,19 +69,30 @@ function burstBook(discord: FakeDiscord, images: number) {
   const isRefused = (ix: FakeInteraction) => /The bot is busy/.test(discord.original(ix)?.content ?? '');
   /** Answered after the deadline (the fake refused it with 10062): nothing can be shown. */
   const isTooLate = (ix: FakeInteraction) => !ix.ack && ix.callbackAttempts > 0;
-  // Interactions seen to end are not looked at again (the bench asks every few milliseconds).
+  // Interactions seen to end are not looked at again (looked at after every request the fake answers).
   let ended = 0;
+  const allEnded = () => {
+    while (ended < burst.length && (isFinal(burst[ended]!) || isRefused(burst[ended]!) || isTooLate(burst[ended]!))) ended++;
+    return ended === burst.length;
+  };
+  /** Those told when every interaction of the burst has ended. */
+  const waiting: (() => void)[] = [];
   let cpuAtBurst: NodeJS.CpuUsage | undefined;
   return {
+    /** A request was answered: what it changed may have ended the burst. */
+    answered(): void {
+      if (waiting.length === 0 || !allEnded()) return;
+      for (const tell of waiting.splice(0)) tell();
+    },
     burst(commands: Record<string, string | number>[]) {
       cpuAtBurst = process.cpuUsage();
       const sent = commands.map((options) => discord.slashCommand('imagine', options));
       burst.push(...sent);
       return sent.map((ix) => ({ token: ix.token, createdAt: ix.createdAt }));
     },
-    ended(): boolean {
-      while (ended < burst.length && (isFinal(burst[ended]!) || isRefused(burst[ended]!) || isTooLate(burst[ended]!))) ended++;
-      return ended === burst.length;
+    ended(): Promise<void> {
+      if (allEnded()) return Promise.resolve();
+      return new Promise<void>((resolve) => waiting.push(resolve));
     },
     progress(): BurstStatus {
       return {
@@ -101,21 +115,27 @@ function burstBook(discord: FakeDiscord, images: number) {
   };
 }
 
-/** The fake as the bench starts it: it keeps only the sizes of what the bot uploads, so the bot's memory is measured. */
-async function startFake(options: BenchDiscordOptions): Promise<FakeDiscord> {
-  return FakeDiscord.start({ messageRateLimit: options.messageRateLimit, ackDeadlineMs: options.ackDeadlineMs, keepUploadedBytes: false });
+/**
+ * The fake as the bench starts it, with its book of the burst: it keeps only the sizes of what the bot uploads, so
+ * the bot's memory is measured.
+ */
+async function startFake(options: BenchDiscordOptions): Promise<{ discord: FakeDiscord; book: ReturnType<typeof burstBook> }> {
+  const started: { book?: ReturnType<typeof burstBook> } = {};
+  const discord = await FakeDiscord.start({ messageRateLimit: options.messageRateLimit, ackDeadlineMs: options.ackDeadlineMs, keepUploadedBytes: false, onRequest: () => started.book?.answered() });
+  const book = burstBook(discord, options.images);
+  started.book = book;
+  return { discord, book };
 }
 
 /** The fake Discord in this process: its work (the gateway's dispatches, reading every request) shares the bot's event loop and CPU. */
 export async function fakeDiscordHere(options: BenchDiscordOptions): Promise<BenchDiscord> {
-  const discord = await startFake(options);
-  const book = burstBook(discord, options.images);
+  const { discord, book } = await startFake(options);
   return {
     botToken: discord.botToken,
     apiBaseUrl: discord.apiBaseUrl,
     cdnHost: discord.cdnHost,
     burst: async (commands) => book.burst(commands),
-    ended: async () => book.ended(),
+    ended: () => book.ended(),
     progress: async () => book.progress(),
     report: async () => book.report(false),
     close: () => discord.close(),
@@ -167,10 +187,11 @@ export async function fakeDiscordApart(options: BenchDiscordOptions): Promise<Be
 
 /** Child side: the fake, answering the bench until it disconnects. */
 async function serve(options: BenchDiscordOptions): Promise<void> {
-  const discord = await startFake(options);
-  const book = burstBook(discord, options.images);
+  const { discord, book } = await startFake(options);
   process.on('message', (ask: Ask) => {
-    const value = ask.op === 'burst' ? book.burst(ask.commands) : ask.op === 'ended' ? book.ended() : ask.op === 'progress' ? book.progress() : book.report(true);
+    // `ended` is answered when it holds, which may be long after it was asked.
+    if (ask.op === 'ended') return void book.ended().then(() => process.send!({ id: ask.id, value: undefined }));
+    const value = ask.op === 'burst' ? book.burst(ask.commands) : ask.op === 'progress' ? book.progress() : book.report(true);
     process.send!({ id: ask.id, value });
   });
   process.once('disconnect', () => void discord.close().finally(() => process.exit(0)));

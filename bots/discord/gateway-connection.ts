@@ -8,6 +8,8 @@ export interface GatewayConnectionOptions {
   token: string;
   /** How long to wait for Discord's READY at login. */
   loginTimeoutMs: number;
+  /** How long leaving waits for discord.js to close its gateway connection (a close handshake: milliseconds). Default 5 s. */
+  leaveTimeoutMs?: number | undefined;
   /** With several processes on one Redis: connect only while holding this lease. */
   lease?: Omit<GatewayLeaseOptions, 'logger'> | undefined;
   logger: LoggerLike;
@@ -31,6 +33,9 @@ export interface GatewayConnection {
   handOver(): Promise<void>;
 }
 
+/** How long leaving waits for discord.js to close its gateway connection, by default. */
+const LEAVE_TIMEOUT_MS = 5_000;
+
 /**
  * The bot's gateway connection. Without a lease: log in, stay connected. With
  * one (see gateway-lease.ts): connect only while holding it, disconnect at once
@@ -47,9 +52,20 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     await client.login(token);
     await withTimeout(ready, options.loginTimeoutMs, 'Discord did not send READY in time');
   };
-  /** Disconnected, with the token kept on REST: replies, the crash sweep and channel messages still need it. */
+  /**
+   * Disconnected, with the token kept on REST: replies, the crash sweep and channel messages still need it. discord.js's
+   * destroy never ends when called while its connection waits for Discord's HELLO or READY (a login under way): the
+   * retry it starts for that wait takes away the close handler the destroy waits on. So it is waited for a bounded time.
+   */
   const disconnect = async () => {
-    await client.destroy().catch(() => {});
+    const leaveTimeoutMs = options.leaveTimeoutMs ?? LEAVE_TIMEOUT_MS;
+    const destroyed = client.destroy().then(
+      () => true,
+      () => true,
+    );
+    if (!(await withTimeout(destroyed, leaveTimeoutMs, 'destroy did not end').catch(() => false))) {
+      logger.warn({ waitedMs: leaveTimeoutMs }, 'discord.js did not say it left the gateway in time; going on without it');
+    }
     client.rest.setToken(token);
   };
   /** Set while `connectHolding` logs in: a lease lost meanwhile is then its to handle. */

@@ -24,10 +24,13 @@ export interface FailureDescription {
  * Turns whatever a job failed with into a code and a kind sentence in `locale`
  * (English by default: the log's). Messages are the catalog's, never copied
  * from the error, except the core's validation details (ours, naming the field
- * and what it accepts).
+ * and what it accepts). A refusal that tells the person a command to type
+ * (`{command} settings --private off`) names `command`, the surface's own as
+ * configured (a Slack app's renamed `/imagine`), or `/imagine` when none is given.
  */
-export function describeFailure(error: unknown, locale?: string): FailureDescription {
-  const { code, words: what, retryable } = failureOf(error);
+export function describeFailure(error: unknown, locale?: string, command?: string): FailureDescription {
+  const { code, words: said, retryable } = failureOf(error);
+  const what = command !== undefined && said.values?.command !== undefined ? words(said.key, { ...said.values, command }) : said;
   return { code, message: sayWords(locale, what), words: what, retryable };
 }
 

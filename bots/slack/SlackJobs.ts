@@ -262,13 +262,11 @@ export class SlackJobs {
       await input.notify(sayWords(input.actor.locale, error.words)).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
       return;
     }
-    const failure = describeFailure(error, input.actor.locale);
+    // A refusal that names the command (`{command} settings --private off`) names the one this app has.
+    const failure = describeFailure(error, input.actor.locale, this.#o.command);
     if (!isJobRefusedError(error)) this.#o.logger.error({ code: failure.code, err: error }, 'the runner did not take a Slack job');
     else this.#o.logger.info({ code: failure.code, user: input.actor.userId }, 'a Slack job was refused');
-    // A refusal that names the command (`{command} settings --private off`) names the one this app has.
-    const command = this.#o.command;
-    const message = command && failure.words.values?.command !== undefined ? sayWords(input.actor.locale, { key: failure.words.key, values: { ...failure.words.values, command } }) : failure.message;
-    await input.notify(message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
+    await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
   }
 
   #keepForRepair(jobId: string, view: SlackJobView): void {

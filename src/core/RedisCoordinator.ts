@@ -140,6 +140,26 @@ export class RedisCoordinator implements LimiterCoordinator {
     return this.#lostAt === 0 ? 0 : Date.now() - this.#lostAt;
   }
 
+  onUnreachableFor(ms: number, listener: () => void): () => void {
+    let timer: NodeJS.Timeout | undefined;
+    // Armed when the connection is lost (for what is left of `ms`), disarmed when it is ready again.
+    const lost = () => {
+      if (timer === undefined && this.#lostAt !== 0) timer = setTimeout(listener, Math.max(0, ms - this.unreachableForMs()));
+    };
+    const back = () => {
+      clearTimeout(timer);
+      timer = undefined;
+    };
+    this.#redis.on('close', lost);
+    this.#redis.on('ready', back);
+    lost();
+    return () => {
+      back();
+      this.#redis.off('close', lost);
+      this.#redis.off('ready', back);
+    };
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

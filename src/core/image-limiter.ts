@@ -77,8 +77,11 @@ export interface LimiterCoordinator {
    * connection that is down is dropped at once rather than asked to unsubscribe).
    */
   close(): Promise<void>;
-  /** How long the shared datastore has been unreachable (0 while it answers); bounds how long `stop()` waits for it. */
-  unreachableForMs?(): number;
+  /**
+   * Calls `listener` once the shared datastore has been unreachable for `ms` without a break (counting the time it
+   * already has been); bounds how long `stop()` waits for it. Returns what stops listening.
+   */
+  onUnreachableFor?(ms: number, listener: () => void): () => void;
 }
 
 export interface ScheduleOptions {
@@ -131,16 +134,6 @@ const REQUEUE_MAX_MS = 5000;
  */
 const STOP_GRACE_MS = 5000;
 
-/** Waits for `promise`, or until `giveUp()` says to stop waiting (checked every 200 ms). */
-async function untilSettledOr(promise: Promise<unknown>, giveUp: () => boolean): Promise<void> {
-  let settled = false;
-  const done = promise.then(
-    () => void (settled = true),
-    () => void (settled = true),
-  );
-  while (!settled && !giveUp()) await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 200))]);
-}
-
 export class ImageLimiter {
   readonly imagesPerMinute: number | undefined;
   readonly maxConcurrent: number;
@@ -163,6 +156,8 @@ export class ImageLimiter {
   /** The pass reporting positions, when one is due at the end of this turn of the event loop. */
   #positionsDue: NodeJS.Immediate | undefined;
   #running = 0;
+  /** Called when the last running request of this process has ended (`#running` back to 0). */
+  readonly #whenIdle = new Set<() => void>();
   #pausedUntil = 0;
   #stopped = false;
 
@@ -282,6 +277,7 @@ export class ImageLimiter {
             return await outcome;
           } finally {
             this.#running--;
+            if (this.#running === 0) for (const idle of [...this.#whenIdle]) idle();
           }
         };
         const expiration = this.#leaseMs;
@@ -396,23 +392,44 @@ export class ImageLimiter {
     }
     const slots = this.#slots!;
     const stopping = slots.stop({ dropWaitingJobs: true });
-    if (this.#coordinator?.unreachableForMs) {
+    if (this.#coordinator?.onUnreachableFor) {
       // Stopping waits for the shared datastore to record the requests that ran. It gives up after a grace period
       // once it has been unreachable that long, or once nothing of this process runs any more (a datastore that
       // takes requests and never answers): closing the coordinator drops the connection, failing what waits on it.
-      stopping.catch(() => undefined);
-      let idleSince: number | undefined;
-      await untilSettledOr(stopping, () => {
-        const now = Date.now();
-        idleSince = this.#running > 0 ? undefined : (idleSince ?? now);
-        return this.#coordinator!.unreachableForMs!() > STOP_GRACE_MS || now - idleSince! > STOP_GRACE_MS;
-      });
+      const grace = this.#stopGrace(this.#coordinator.onUnreachableFor.bind(this.#coordinator));
+      await Promise.race([stopping.catch(() => undefined), grace.over]);
+      grace.end();
     } else {
       await stopping;
     }
     // A coordinator closes the shared connection itself (see LimiterCoordinator.close).
     if (this.#coordinator) await this.#coordinator.close();
     else await slots.disconnect();
+  }
+
+  /**
+   * The grace `stop()` gives a shared datastore: `over` resolves STOP_GRACE_MS after the last running request of
+   * this process has ended (from now when none runs), or once the datastore has been unreachable that long; `end`
+   * clears its timer and listeners.
+   */
+  #stopGrace(onUnreachableFor: NonNullable<LimiterCoordinator['onUnreachableFor']>): { over: Promise<void>; end: () => void } {
+    let idleTimer: NodeJS.Timeout | undefined;
+    let resolveOver!: () => void;
+    const over = new Promise<void>((resolve) => (resolveOver = resolve));
+    const startIdleGrace = () => {
+      this.#whenIdle.delete(startIdleGrace);
+      idleTimer = setTimeout(resolveOver, STOP_GRACE_MS);
+    };
+    const stopListening = onUnreachableFor(STOP_GRACE_MS, resolveOver);
+    const end = () => {
+      clearTimeout(idleTimer);
+      this.#whenIdle.delete(startIdleGrace);
+      stopListening();
+      resolveOver();
+    };
+    if (this.#running === 0) startIdleGrace();
+    else this.#whenIdle.add(startIdleGrace);
+    return { over, end };
   }
 
   async #prepare(): Promise<void> {

@@ -1,4 +1,6 @@
+import Bottleneck from 'bottleneck';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { LimiterCoordinator } from '../../src/core/image-limiter.js';
 import { AbortedError, ImageLimiter } from '../../src/index.js';
 
 const limiters: ImageLimiter[] = [];
@@ -354,5 +356,88 @@ describe('the image limiter after a 429 pause', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(150);
     // Long after the pause the bucket is refilling again.
     await expect(l.schedule({ weight: 1 }, async () => 'ran')).resolves.toBe('ran');
+  });
+});
+
+describe('the image limiter sharing its slots, when stopped and the datastore never answers', () => {
+  /** A coordinator whose datastore the test says unreachable (`lose`), for as long as it asks. */
+  function coordinator() {
+    const listeners = new Set<{ ms: number; listener: () => void }>();
+    let lostTimers: NodeJS.Timeout[] = [];
+    const c: LimiterCoordinator & { lose(): void; listening(): number } = {
+      join: () => () => undefined,
+      pauseUntil: async () => undefined,
+      pausedUntil: async () => 0,
+      close: async () => undefined,
+      onUnreachableFor(ms, listener) {
+        const entry = { ms, listener };
+        listeners.add(entry);
+        return () => void listeners.delete(entry);
+      },
+      lose() {
+        lostTimers = [...listeners].map(({ ms, listener }) => setTimeout(listener, ms));
+      },
+      listening: () => listeners.size,
+    };
+    afterEach(() => lostTimers.forEach(clearTimeout));
+    return c;
+  }
+  /** The shared slots never record what ran: stopping them waits for ever, as on a Redis that takes requests and never answers. */
+  function neverStopping() {
+    vi.spyOn(Bottleneck.prototype, 'stop').mockReturnValue(new Promise<void>(() => undefined));
+  }
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+  /** A limiter on fake time whose slots never stop, stopped while one request runs (until `g` opens). */
+  async function stoppedWhileOneRuns() {
+    fakeTime();
+    neverStopping();
+    const shared = coordinator();
+    const l = new ImageLimiter({ maxConcurrent: 2, coordinator: shared });
+    const g = gate();
+    const running = l.schedule({ weight: 1 }, () => g.promise.then(() => 'finished'));
+    await tick();
+    let stopped = false;
+    const stopping = l.stop().then(() => (stopped = true));
+    return { shared, g, running, stopping, stopped: () => stopped };
+  }
+
+  it('gives up 5 s after its last running request has ended, not before', async () => {
+    const { shared, g, running, stopping, stopped } = await stoppedWhileOneRuns();
+    await tick(60_000);
+    // A request still runs: the grace has not begun.
+    expect(stopped()).toBe(false);
+    g.open();
+    await tick(4_990);
+    await expect(running).resolves.toBe('finished');
+    expect(stopped()).toBe(false);
+    await tick(20);
+    await stopping;
+    expect(shared.listening()).toBe(0);
+  });
+
+  it('gives up 5 s after stopping when nothing runs', async () => {
+    fakeTime();
+    neverStopping();
+    const l = new ImageLimiter({ maxConcurrent: 2, coordinator: coordinator() });
+    let stopped = false;
+    const stopping = l.stop().then(() => (stopped = true));
+    await tick(4_990);
+    expect(stopped).toBe(false);
+    await tick(20);
+    await stopping;
+  });
+
+  it('gives up once the datastore has been unreachable for 5 s while a request still runs; the request keeps its result', async () => {
+    const { shared, g, running, stopping } = await stoppedWhileOneRuns();
+    await tick();
+    shared.lose();
+    await tick(5_000);
+    await stopping;
+    expect(shared.listening()).toBe(0);
+    g.open();
+    await tick();
+    await expect(running).resolves.toBe('finished');
   });
 });

@@ -8,6 +8,7 @@ import { GatewayLease, gatewayLeaseKey } from '../../../bots/discord/gateway-lea
 import { startDiscordBot, type DiscordBot } from '../../../bots/discord/index.js';
 import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
+import { withTimeout } from '../../../src/core/with-timeout.js';
 import { DEV_API_KEY, createEmulator, type Emulator } from '../../../src/emulator/index.js';
 import { PictorClient } from '../../../src/index.js';
 import { FakeDiscord, buttonsOf, type FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
@@ -170,7 +171,8 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
   });
 
   afterEach(async () => {
-    for (const replica of replicas.splice(0)) await replica.close();
+    // A replica that does not close fails here with its name, not as the hook's timeout.
+    for (const replica of replicas.splice(0)) await withTimeout(replica.close(), 20_000, `replica ${replica.name} did not close within 20 s`);
     await discord.close();
     await closeEmulator();
     await emulator.close();

@@ -1,6 +1,6 @@
 import { duration, words } from '../../../bots/runner/index.js';
 import { describe, expect, it } from 'vitest';
-import { describeFailure, describeKeptImages, describeValidation, JobRefusedError } from '../../../bots/runner/index.js';
+import { describeFailure, describeKeptImages, describeValidation, JobRefusedError, refusalFromPolicy } from '../../../bots/runner/index.js';
 import { AbortedError, ConnectionError, parseGenerationRequest, StreamBrokenError, TimeoutError, ValidationError } from '../../../src/index.js';
 import { makeAPIError } from '../../../src/internal.js';
 
@@ -82,6 +82,22 @@ describe('describeFailure', () => {
     const refusal = new JobRefusedError('user_cooldown', words('refusal.user_cooldown', { every: duration(30_000), wait: duration(12_000) }));
     expect(describeFailure(refusal)).toMatchObject({ code: 'user_cooldown', message: 'You can start one job every 30 s; try again in 12 s.', words: refusal.words, retryable: true });
     expect(describeFailure(refusal, 'de').message).toBe('Du kannst alle 30 Sek. einen Auftrag starten; versuche es in 12 Sek. erneut.');
+  });
+
+  it('names the surface’s own command in a refusal that tells the member one to type, and /imagine when given none', () => {
+    const refusal = refusalFromPolicy('private_not_allowed', { platform: 'slack', fromDefault: true });
+    const renamed = describeFailure(refusal, 'en', '/pictor');
+    expect(renamed).toMatchObject({ code: 'private_not_allowed', retryable: false });
+    expect(renamed.message).toBe(
+      'This workspace does not allow private results, and your default asks for them: ask for a public one with --public, or turn your default off with /pictor settings --private off.',
+    );
+    expect(renamed.words.values?.command).toBe('/pictor');
+    expect(describeFailure(refusal, 'en').message).toContain('turn your default off with /imagine settings --private off.');
+  });
+
+  it('leaves a refusal that names no command as it is when given one', () => {
+    const refusal = new JobRefusedError('user_cooldown', words('refusal.user_cooldown', { every: duration(30_000), wait: duration(12_000) }));
+    expect(describeFailure(refusal, 'en', '/pictor').words).toBe(refusal.words);
   });
 });
 

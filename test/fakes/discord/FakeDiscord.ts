@@ -44,6 +44,8 @@ export interface FakeDiscordOptions {
   tokenLifetimeMs?: number;
   /** HELLO's `heartbeat_interval`. Default 41250 ms, as Discord. */
   heartbeatIntervalMs?: number;
+  /** Called with each REST request once it is recorded and its answer decided: a waiter told of each change, not asking again and again. */
+  onRequest?: (request: RecordedRequest) => void;
 }
 
 /** Which route a request hit. */
@@ -242,8 +244,10 @@ export class FakeDiscord {
   /** Interactions POSTed to the endpoint whose answer is still awaited, by token (webhook calls with the token wait for it). */
   readonly #deliveries = new Map<string, Promise<void>>();
   #origin = '';
+  readonly #onRequest: ((request: RecordedRequest) => void) | undefined;
 
   private constructor(options: FakeDiscordOptions) {
+    this.#onRequest = options.onRequest;
     this.applicationId = options.applicationId ?? snowflake();
     this.botToken = options.botToken ?? `${Buffer.from(this.applicationId).toString('base64url')}.${randomBytes(4).toString('base64url')}.${randomBytes(27).toString('base64url')}`;
     this.botUser = apiUser({ id: this.applicationId, username: 'Pictor', bot: true });
@@ -695,6 +699,7 @@ export class FakeDiscord {
     record.messageId ??= answer.messageId;
     if (this.requests.length >= MAX_RECORDED_REQUESTS) this.requests.shift();
     this.requests.push(record);
+    this.#onRequest?.(record);
     const headers: Record<string, string> = { ...answer.headers };
     if (answer.body instanceof Buffer) {
       res.writeHead(answer.status, headers);
