@@ -285,8 +285,9 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
-  /** Renews the lease now, while this process holds reservations (the timer does it every third of `leaseMs`). */
+  /** Renews the lease now, while this process holds reservations (the timer does it every third of `leaseMs`); once closed, stops the timer. */
   renewLease(): Promise<void> {
+    if (this.#closed) this.#process.stop();
     if (this.#process.held.size === 0 || this.#closed) return Promise.resolve();
     const now = this.#process.clock();
     return this.#update(now, (ledger) => {

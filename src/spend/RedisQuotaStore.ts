@@ -137,6 +137,7 @@ export class RedisQuotaStore implements QuotaStore {
 
   async #reserve(input: ReserveInput, dry: boolean): Promise<ReserveResult> {
     const { jobId, userKey, scopeKey, estimateUsd, limits, now } = input;
+    const [day, month] = [periodKey('day', now), periodKey('month', now)];
     const nanos = toNanos('estimateUsd', estimateUsd);
     const cooldownMs = (limits.userCooldownSeconds ?? 0) * 1000;
     const caps = capsAsData(limits, userKey, scopeKey).flatMap((c) => [c.code, c.key, c.period === 'day' ? 3 : 4, c.limitNanos]);
@@ -149,8 +150,8 @@ export class RedisQuotaStore implements QuotaStore {
         userKey,
         scopeKey,
         nanos,
-        periodKey('day', now),
-        periodKey('month', now),
+        day,
+        month,
         this.#process.owner,
         this.#ownerValue,
         this.#process.leaseMs,
@@ -170,7 +171,8 @@ export class RedisQuotaStore implements QuotaStore {
         throw error;
       });
     if (reply[0] === 1) {
-      if (!dry) this.#process.hold(jobId, { userKey, scopeKey, nanos, day: periodKey('day', now), month: periodKey('month', now), job: input.job, at: now });
+      // Answered after close: no copy, no renewal (its reservation ends within the lease, as the store's others do).
+      if (!dry && !this.#closed) this.#process.hold(jobId, { userKey, scopeKey, nanos, day, month, job: input.job, at: now });
       return { ok: true };
     }
     const [, code, usedOrLast, limitNanos, tripped] = reply as [0, string, number, number?, number?];
@@ -398,8 +400,9 @@ export class RedisQuotaStore implements QuotaStore {
     if (this.#ownsConnection) await closeRedis(this.#client);
   }
 
-  /** Renews the lease now (the timer does it every third of `leaseMs`). */
+  /** Renews the lease now (the timer does it every third of `leaseMs`); once closed, stops the timer instead. */
   async renewLease(): Promise<void> {
+    if (this.#closed) return this.#process.stop();
     await this.#client.set(this.#key('owner', this.#process.owner), this.#ownerValue, 'PX', this.#process.leaseMs);
   }
 
