@@ -254,21 +254,23 @@ export class RedisQuotaStore implements QuotaStore {
     this.#process.forgetPrompts(userKey);
   }
 
-  /** Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, deleted as they are taken. */
+  /**
+   * Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, deleted as they are taken, on the
+   * connection as it was at the start: a close midway must not lose what was deleted and not yet handed over.
+   */
   async takeLegacy(): Promise<LegacyBotRecords> {
-    const taken: LegacyBotRecords = { settings: {}, seen: [] };
-    for (const scopeKey of await this.#scan('settings')) {
-      const fields = Object.entries(await this.#redis.hgetall(this.#key('settings', scopeKey)));
+    const redis = this.#redis;
+    const [scopes, seen] = [await this.#scan('settings'), await this.#scan('seen')];
+    const taken: LegacyBotRecords = { settings: {}, seen };
+    for (const scopeKey of scopes) {
+      const fields = Object.entries(await redis.hgetall(this.#key('settings', scopeKey)));
       taken.settings[scopeKey] = Object.fromEntries(fields.flatMap(([name, raw]) => {
         const entry = ScopeSettingEntrySchema.safeParse(safeJson(raw)).data;
         return entry ? [[name, entry]] : [];
       }));
-      await this.#redis.del(this.#key('settings', scopeKey));
+      await redis.del(this.#key('settings', scopeKey));
     }
-    for (const id of await this.#scan('seen')) {
-      taken.seen.push(id);
-      await this.#redis.del(this.#key('seen', id));
-    }
+    if (seen.length > 0) await redis.del(...seen.map((id) => this.#key('seen', id)));
     return taken;
   }
 
