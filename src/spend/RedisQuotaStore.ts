@@ -309,7 +309,8 @@ export class RedisQuotaStore implements QuotaStore {
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     const key = this.#key('usage');
     const rewrites = (await this.#redis.get(this.#key('usage', 'rewrites'))) ?? '0';
-    const [cursorRewrites, streamCursor = '0-0'] = cursor?.split('/') ?? [rewrites];
+    // Split at the first '/'; a cursor without one (an older version's) names no rewrite count: read again whole.
+    const [, cursorRewrites = '', streamCursor = '0-0'] = /^([^/]*)\/(.*)$/s.exec(cursor ?? `${rewrites}/0-0`) ?? [];
     let reset = cursorRewrites !== rewrites;
     if (!reset && streamCursor !== '0-0') {
       reset = (await this.#redis.xrange(key, streamCursor, '+', 'COUNT', 1)).length === 0;

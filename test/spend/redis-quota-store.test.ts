@@ -260,6 +260,18 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
     expect(await client.keys(`${prefix}:quota:*`)).toEqual([]);
   });
 
+  it('reads its usage again whole for a cursor without a rewrite count, and takes all after the first / as the stream id', async () => {
+    const s = store();
+    await reserve(s, 'j1', 0.1, {}, { now: Date.now() });
+    await s.settle('j1', 0.1);
+    const read = await s.usageSince(undefined);
+    expect(read).toMatchObject({ records: [expect.objectContaining({ jobId: 'j1' })], reset: false });
+    // '0' is the rewrite count the stream has, but a cursor without '/' is an older version's stream id.
+    expect(await s.usageSince('0')).toMatchObject({ records: [expect.objectContaining({ jobId: 'j1' })], reset: true, cursor: read.cursor });
+    await expect(s.usageSince(`${read.cursor}/zz`)).rejects.toThrow(/stream ID/i);
+    expect(await s.usageSince(read.cursor)).toEqual({ records: [], reset: false, cursor: read.cursor });
+  });
+
   it('lets exactly one of two processes racing for the last of a budget win, every time', async () => {
     const prefix = uniquePrefix('quota-race');
     prefixes.push(prefix);
