@@ -374,6 +374,17 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(await other.activeJobs()).toEqual([]);
   });
 
+  it('answers a settle under way as it closes, and keeps its charge (trimming old usage records may not throw it away)', async () => {
+    const group = `settling-${Math.random()}`;
+    const s = await open(group);
+    await s.reserve(ask('settling', 0.3, {}, { now: Date.now() }));
+    const settled = s.settle('settling', 0.2);
+    await s.close();
+    expect(await settled).toBe(true);
+    const next = await open(group);
+    expect(await next.spentToday('discord:alice', Date.now())).toBeCloseTo(0.2, 9);
+  });
+
   it('lets exactly one of many concurrent reservations take the last of a cap', async () => {
     const s = await open();
     const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => s.reserve(ask(`race-${i}`, 0.6, { scopeDailyUsd: 1 }, { userKey: `discord:u${i}` }))));
