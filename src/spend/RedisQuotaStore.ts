@@ -254,10 +254,7 @@ export class RedisQuotaStore implements QuotaStore {
     this.#process.forgetPrompts(userKey);
   }
 
-  /**
-   * Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, deleted as they are taken, on the
-   * connection as it was at the start: a close midway must not lose what was deleted and not yet handed over.
-   */
+  /** Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, deleted as taken (one connection: a close midway loses none). */
   async takeLegacy(): Promise<LegacyBotRecords> {
     const redis = this.#redis;
     const [scopes, seen] = [await this.#scan('settings'), await this.#scan('seen')];

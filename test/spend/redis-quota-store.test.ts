@@ -251,7 +251,10 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
     }) as never);
     try {
       expect(await s.takeLegacy()).toEqual({
-        settings: { 'discord:g1': { maxImages: { value: 2, by: 'discord:admin', at: 1 } }, 'slack:T1': { defaultQuality: { value: 'low', by: 'discord:admin', at: 1 } } },
+        settings: {
+          'discord:g1': { maxImages: { value: 2, by: 'discord:admin', at: 1 } },
+          'slack:T1': { defaultQuality: { value: 'low', by: 'discord:admin', at: 1 } },
+        },
         seen: ['e1'],
       });
     } finally {
