@@ -32,10 +32,10 @@ const OPEN_LEDGERS = new Set<string>();
 
 /**
  * The embedded QuotaStore: one JSON file (`ledger-document.ts`) shared by the processes of one machine, with
- * `usage.jsonl` and `cap-overrides.json` beside it; the lock, group commit and backups are docs/spend-guard.md's
- * "Without Redis". Every change is written before it answers. A commit awaits only its fsyncs: a job's `markSent`
- * stands between the limiter's grant and the request leaving, and each awaited call would wait a turn of a busy
- * event loop.
+ * `usage.jsonl` and `cap-overrides.json` beside it; the lock and group commit are docs/spend-guard.md's "Without
+ * Redis", the `.bak` copies and `open()` putting them back its "Start checks". Every change is written before it
+ * answers. A commit awaits only its fsyncs: a job's `markSent` stands between the limiter's grant and the request
+ * leaving, and each awaited call would wait a turn of a busy event loop.
  */
 export class FileQuotaStore implements QuotaStore {
   readonly path: string;
@@ -285,8 +285,9 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
-  /** Renews the lease now, while this process holds reservations (the timer does it every third of `leaseMs`). */
+  /** Renews the lease now, while this process holds reservations (the timer does it every third of `leaseMs`); once closed, stops the timer. */
   renewLease(): Promise<void> {
+    if (this.#closed) this.#process.stop();
     if (this.#process.held.size === 0 || this.#closed) return Promise.resolve();
     const now = this.#process.clock();
     return this.#update(now, (ledger) => {

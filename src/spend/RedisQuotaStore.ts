@@ -137,6 +137,7 @@ export class RedisQuotaStore implements QuotaStore {
 
   async #reserve(input: ReserveInput, dry: boolean): Promise<ReserveResult> {
     const { jobId, userKey, scopeKey, estimateUsd, limits, now } = input;
+    const [day, month] = [periodKey('day', now), periodKey('month', now)];
     const nanos = toNanos('estimateUsd', estimateUsd);
     const cooldownMs = (limits.userCooldownSeconds ?? 0) * 1000;
     const caps = capsAsData(limits, userKey, scopeKey).flatMap((c) => [c.code, c.key, c.period === 'day' ? 3 : 4, c.limitNanos]);
@@ -149,8 +150,8 @@ export class RedisQuotaStore implements QuotaStore {
         userKey,
         scopeKey,
         nanos,
-        periodKey('day', now),
-        periodKey('month', now),
+        day,
+        month,
         this.#process.owner,
         this.#ownerValue,
         this.#process.leaseMs,
@@ -170,7 +171,8 @@ export class RedisQuotaStore implements QuotaStore {
         throw error;
       });
     if (reply[0] === 1) {
-      if (!dry) this.#process.hold(jobId, { userKey, scopeKey, nanos, day: periodKey('day', now), month: periodKey('month', now), job: input.job, at: now });
+      // Answered after close: no copy, no renewal (its reservation ends within the lease, as the store's others do).
+      if (!dry && !this.#closed) this.#process.hold(jobId, { userKey, scopeKey, nanos, day, month, job: input.job, at: now });
       return { ok: true };
     }
     const [, code, usedOrLast, limitNanos, tripped] = reply as [0, string, number, number?, number?];
@@ -252,21 +254,20 @@ export class RedisQuotaStore implements QuotaStore {
     this.#process.forgetPrompts(userKey);
   }
 
-  /** Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, deleted as they are taken. */
+  /** Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, deleted as taken (one connection: a close midway loses none). */
   async takeLegacy(): Promise<LegacyBotRecords> {
-    const taken: LegacyBotRecords = { settings: {}, seen: [] };
-    for (const scopeKey of await this.#scan('settings')) {
-      const fields = Object.entries(await this.#redis.hgetall(this.#key('settings', scopeKey)));
+    const redis = this.#redis;
+    const [scopes, seen] = [await this.#scan('settings'), await this.#scan('seen')];
+    const taken: LegacyBotRecords = { settings: {}, seen };
+    for (const scopeKey of scopes) {
+      const fields = Object.entries(await redis.hgetall(this.#key('settings', scopeKey)));
       taken.settings[scopeKey] = Object.fromEntries(fields.flatMap(([name, raw]) => {
         const entry = ScopeSettingEntrySchema.safeParse(safeJson(raw)).data;
         return entry ? [[name, entry]] : [];
       }));
-      await this.#redis.del(this.#key('settings', scopeKey));
+      await redis.del(this.#key('settings', scopeKey));
     }
-    for (const id of await this.#scan('seen')) {
-      taken.seen.push(id);
-      await this.#redis.del(this.#key('seen', id));
-    }
+    if (seen.length > 0) await redis.del(...seen.map((id) => this.#key('seen', id)));
     return taken;
   }
 
@@ -305,7 +306,8 @@ export class RedisQuotaStore implements QuotaStore {
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     const key = this.#key('usage');
     const rewrites = (await this.#redis.get(this.#key('usage', 'rewrites'))) ?? '0';
-    const [cursorRewrites, streamCursor = '0-0'] = cursor?.split('/') ?? [rewrites];
+    // Split at the first '/'; a cursor without one (an older version's) names no rewrite count: read again whole.
+    const [, cursorRewrites = '', streamCursor = '0-0'] = /^([^/]*)\/(.*)$/s.exec(cursor ?? `${rewrites}/0-0`) ?? [];
     let reset = cursorRewrites !== rewrites;
     if (!reset && streamCursor !== '0-0') {
       reset = (await this.#redis.xrange(key, streamCursor, '+', 'COUNT', 1)).length === 0;
@@ -398,8 +400,9 @@ export class RedisQuotaStore implements QuotaStore {
     if (this.#ownsConnection) await closeRedis(this.#client);
   }
 
-  /** Renews the lease now (the timer does it every third of `leaseMs`). */
+  /** Renews the lease now (the timer does it every third of `leaseMs`); once closed, stops the timer instead. */
   async renewLease(): Promise<void> {
+    if (this.#closed) return this.#process.stop();
     await this.#client.set(this.#key('owner', this.#process.owner), this.#ownerValue, 'PX', this.#process.leaseMs);
   }
 

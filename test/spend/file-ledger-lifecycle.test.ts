@@ -172,6 +172,21 @@ describe('the file ledger over the life of its processes', () => {
     expect(await store.spentToday('discord:u1', T)).toBeCloseTo(0.4, 9);
   });
 
+  it.each([
+    ['empty', ''],
+    ['damaged', '{"version":2,"spent":{"2030-06-15":{"discord:u1":0.'],
+  ])('refuses to open a ledger that went missing beside a backup copy that is %s, naming both', async (_what, backup) => {
+    const dir = await newDir();
+    await writeFile(join(dir, 'quota-ledger.json.bak'), backup);
+    const store = storeAt(dir);
+    const error = await store.open().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LedgerUnreadableError);
+    expect(error).toMatchObject({ code: 'ledger_unreadable', path: store.path });
+    expect((error as Error).message).toContain(`${store.path} is missing although a backup exists`);
+    expect((error as Error).message).toContain(store.backupPath);
+    expect(await readdir(dir)).toEqual(['quota-ledger.json.bak']);
+  });
+
   it('opens a missing ledger as a fresh one, and a good one as it is', async () => {
     const dir = await newDir();
     const store = storeAt(dir);

@@ -235,6 +235,46 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
     }
   });
 
+  it('hands over every older version’s chat setting and seen mark it deleted, even when closed midway (a close loses none)', async () => {
+    const prefix = uniquePrefix('quota-legacy');
+    const s = store({ prefix });
+    const entry = (value: unknown) => JSON.stringify({ value, by: 'discord:admin', at: 1 });
+    await client.hset(`${prefix}:quota:settings:discord:g1`, 'maxImages', entry(2));
+    await client.hset(`${prefix}:quota:settings:slack:T1`, 'defaultQuality', entry('low'));
+    await client.set(`${prefix}:quota:seen:e1`, '1', 'PX', 60_000);
+    const del = client.del.bind(client);
+    // The store closes as soon as its first key is deleted (its process stopping during the upgrade).
+    const closing = vi.spyOn(client, 'del').mockImplementationOnce((async (...keys: string[]) => {
+      const deleted = await del(...keys);
+      void s.close();
+      return deleted;
+    }) as never);
+    try {
+      expect(await s.takeLegacy()).toEqual({
+        settings: {
+          'discord:g1': { maxImages: { value: 2, by: 'discord:admin', at: 1 } },
+          'slack:T1': { defaultQuality: { value: 'low', by: 'discord:admin', at: 1 } },
+        },
+        seen: ['e1'],
+      });
+    } finally {
+      closing.mockRestore();
+    }
+    expect(await client.keys(`${prefix}:quota:*`)).toEqual([]);
+  });
+
+  it('reads its usage again whole for a cursor without a rewrite count, and takes all after the first / as the stream id', async () => {
+    const s = store();
+    await reserve(s, 'j1', 0.1, {}, { now: Date.now() });
+    await s.settle('j1', 0.1);
+    const read = await s.usageSince(undefined);
+    expect(read).toMatchObject({ records: [expect.objectContaining({ jobId: 'j1' })], reset: false });
+    // '0' is the rewrite count the stream has, but a cursor without '/' is an older version's stream id.
+    expect(await s.usageSince('0')).toMatchObject({ records: [expect.objectContaining({ jobId: 'j1' })], reset: true, cursor: read.cursor });
+    await expect(s.usageSince(`${read.cursor}/zz`)).rejects.toThrow(/stream ID/i);
+    expect(await s.usageSince(read.cursor)).toEqual({ records: [], reset: false, cursor: read.cursor });
+  });
+
   it('lets exactly one of two processes racing for the last of a budget win, every time', async () => {
     const prefix = uniquePrefix('quota-race');
     prefixes.push(prefix);

@@ -345,6 +345,46 @@ describe.each(kinds)('the %s quota store', (kind) => {
     }
   });
 
+  it('renews nothing once closed, not even for a reservation answered as it closed (its timer stops at its first tick)', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const s = (await open(undefined, { leaseMs: 300 })) as QuotaStore & { renewLease(): Promise<void> };
+      const renewLease = s.renewLease.bind(s);
+      let renewals = 0;
+      s.renewLease = () => ((renewals += 1), renewLease());
+      const reserved = s.reserve(ask('as-it-closes', 0.04, {}));
+      await s.close();
+      expect(await reserved).toEqual({ ok: true });
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(renewals).toBeLessThanOrEqual(1);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('ends within the lease a reservation answered as its store closed: a reconcile by another store releases it', async () => {
+    const group = `closing-${Math.random()}`;
+    const closing = await open(group, { leaseMs: 300 });
+    const reserved = closing.reserve(ask('as-it-closes', 0.5, {}, { now: Date.now() }));
+    await closing.close();
+    expect(await reserved).toEqual({ ok: true });
+    const other = await open(group, { leaseMs: 300 });
+    await vi.waitFor(async () => expect((await other.reconcile(Date.now())).released).toEqual(['as-it-closes']), { timeout: 5000 });
+    expect(await other.activeJobs()).toEqual([]);
+  });
+
+  it('answers a settle under way as it closes, and keeps its charge (trimming old usage records may not throw it away)', async () => {
+    const group = `settling-${Math.random()}`;
+    const s = await open(group);
+    await s.reserve(ask('settling', 0.3, {}, { now: Date.now() }));
+    const settled = s.settle('settling', 0.2);
+    await s.close();
+    expect(await settled).toBe(true);
+    const next = await open(group);
+    expect(await next.spentToday('discord:alice', Date.now())).toBeCloseTo(0.2, 9);
+  });
+
   it('lets exactly one of many concurrent reservations take the last of a cap', async () => {
     const s = await open();
     const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => s.reserve(ask(`race-${i}`, 0.6, { scopeDailyUsd: 1 }, { userKey: `discord:u${i}` }))));
