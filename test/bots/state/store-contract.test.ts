@@ -1,8 +1,8 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FileStateStore, RedisStateStore, startSweeper, StateClosedError, StateValueTooLargeError, UNREADABLE, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { FileStateStore, RedisStateStore, startSweeper, StateClosedError, StateValueTooLargeError, UNREADABLE, type Space, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 
@@ -425,6 +425,21 @@ describe('the data-folder backend', () => {
     await expect(store.space<Job>({ ...SPACE, name: 'test-later', dir: 'test/later' }).put('k', job('late'))).rejects.toBeInstanceOf(StateClosedError);
     expect(await readdir(join(dataDir, 'test'))).toEqual(['jobs']);
     expect(await readdir(folder)).toEqual(['k1.json']);
+  });
+
+  it('leaves no prune timer running after its close, even when a call made just before it opens the folder after', async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    onTestFinished(() => void vi.useRealTimers());
+    const calls: ((space: Space<Job>) => Promise<unknown>)[] = [(space) => space.delete('k'), (space) => space.put('k', job('late')), (space) => space.update('k', () => job('late')), (space) => space.claimOnce('k')];
+    for (const call of calls) {
+      // Each call on a store of its own, closed in the same tick: the call's turn opens the space only after the close began.
+      const store = new FileStateStore({ dataDir });
+      const calling = call(store.space<Job>(SPACE));
+      await store.close();
+      await calling;
+      expect(vi.getTimerCount()).toBe(0);
+    }
   });
 
   it('keeps the keys taken once within a bound, forgetting the oldest first', async () => {
