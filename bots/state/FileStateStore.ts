@@ -251,13 +251,17 @@ class FileSpace<T> implements Space<T> {
     return false;
   }
 
-  /** A record written (and synced) under the key's queue, so a key taken before a restart stays taken. */
+  /**
+   * A record written (and synced) under the key's queue, so a key taken before a restart stays taken. A record kept
+   * but unreadable (damaged, a failing read) is a claim too, as Redis's SET NX sees any value: taking it anew would
+   * start a replayed request's paid job a second time.
+   */
   async claimOnce(key: string): Promise<boolean> {
     this.#assertOpen();
     refuseBytes(this.definition, 'claimOnce');
     if (!STATE_KEY_PATTERN.test(key)) return false;
     return this.#serial(key, async () => {
-      if (readable(await this.#read(key)) !== undefined) return false;
+      if ((await this.#read(key)) !== undefined) return false;
       await this.#write(key, '1', false);
       return true;
     });

@@ -442,6 +442,23 @@ describe('the data-folder backend', () => {
     }
   });
 
+  it('counts a key taken once whose file is kept but cannot be read (damaged text, a failing read) as taken, as Redis does', async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
+    const store = new FileStateStore({ dataDir });
+    const taken = store.space(SPACE);
+    const folder = join(dataDir, 'test', 'jobs');
+    expect(await taken.claimOnce('damaged')).toBe(true);
+    expect(await taken.claimOnce('unreadable')).toBe(true);
+    await writeFile(join(folder, 'damaged.json'), '{"pictorState":1,"hol');
+    await rm(join(folder, 'unreadable.json'));
+    await mkdir(join(folder, 'unreadable.json'));
+    // A replayed Slack request or a repeated Discord interaction: a second claim would start a second paid job.
+    expect(await taken.claimOnce('damaged')).toBe(false);
+    expect(await taken.claimOnce('unreadable')).toBe(false);
+    expect(await readFile(join(folder, 'damaged.json'), 'utf8')).toBe('{"pictorState":1,"hol');
+    await store.close();
+  });
+
   it('keeps the keys taken once within a bound, forgetting the oldest first', async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     const store = new FileStateStore({ dataDir });
