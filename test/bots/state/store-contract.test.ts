@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { FileStateStore, RedisStateStore, startSweeper, StateClosedError, StateValueTooLargeError, UNREADABLE, type Space, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
+import { FileStateStore, readStateConfig, RedisStateStore, startSweeper, StateClosedError, StateValueTooLargeError, UNREADABLE, type Space, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 
@@ -484,6 +484,20 @@ describe.skipIf(redis.skipReason)('the Redis backend’s bounds', () => {
       );
       expect(await link.commands.pttl(`${prefix}:bots:test-forever:r:install`)).toBe(-1);
       for (const key of keys.filter((k) => !k.endsWith(':install'))) expect(await link.commands.pttl(key)).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+      await link.close();
+      await deleteKeys(requireRedisUrl(redis), prefix);
+    }
+  });
+
+  it('takes a lease of 15 s when the settings leave PICTOR_REPLICA_LEASE_SECONDS unset', async () => {
+    const prefix = uniquePrefix('state-default-lease');
+    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
+    const store = await RedisStateStore.open({ link, leaseMs: readStateConfig({}).leaseMs });
+    try {
+      expect(store.leaseMs).toBe(15_000);
+      expect(await link.commands.pttl(`${prefix}:bots:lease:${store.owner}`)).toBeGreaterThan(10_000);
     } finally {
       await store.close();
       await link.close();
