@@ -88,4 +88,29 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
       expect(await a.othersConnected()).toBe(true);
     }
   });
+
+  it('starts no renewal while the one before has not settled, however many thirds pass', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    onTestFinished(() => void vi.useRealTimers());
+    let stalled = false;
+    let started = 0;
+    // A Redis that stops answering renewals once the process has joined.
+    const stalling = new Proxy(redis, {
+      get(target, name) {
+        if (name === 'pictorSocketRenew' && stalled)
+          return () => {
+            started++;
+            return new Promise(() => undefined);
+          };
+        const value: unknown = Reflect.get(target, name, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const replica = new SocketReplicas({ redis: stalling, key: `${prefix}:slack:socket-replicas:T6:U6`, ttlMs: 300 });
+    await replica.join();
+    joined.push(replica);
+    stalled = true;
+    await vi.advanceTimersByTimeAsync(100 * 6);
+    expect(started).toBe(1);
+  });
 });
