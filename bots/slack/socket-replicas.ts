@@ -13,9 +13,35 @@ export interface SocketReplicasOptions {
 const DEFAULT_TTL_MS = 15_000;
 const REDIS_ANSWER_MS = 2_000;
 
+/** Redis's clock in ms, read inside a script: every time in the set is Redis's, never a process's. */
+const NOW = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
+
+/**
+ * Drops the lapsed entries and scores this one a TTL past the moment Redis applies the renewal (not when the process
+ * sent it: a slow answer must not shorten it). KEYS[1] the set; ARGV: the process's id, TTL ms.
+ */
+const RENEW = `${NOW}
+local ttl = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now))
+redis.call('ZADD', KEYS[1], string.format('%d', now + ttl), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ttl * 2)
+return 1`;
+
+/** The processes whose entry has not lapsed by Redis's clock. KEYS[1] the set. */
+const LIVE = `${NOW}
+return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. string.format('%d', now), '+inf')`;
+
+type ReplicasClient = Redis & {
+  pictorSocketRenew(key: string, id: string, ttlMs: number): Promise<number>;
+  pictorSocketLive(key: string): Promise<string[]>;
+};
+
 /**
  * Which processes hold a Socket Mode connection of one Slack bot, through Redis:
- * a sorted set of process ids, each scored with the time its entry expires.
+ * a sorted set of process ids, each scored with the time its entry expires, by Redis's clock (a slow answer or
+ * a process's clock set differently does not move it).
  * A replica that starts draining closes its connection only when another one
  * is connected (Slack then hands new events to that one); a lone process keeps
  * its connection and tells new requests it is restarting. Entries of a process
@@ -23,13 +49,15 @@ const REDIS_ANSWER_MS = 2_000;
  */
 export class SocketReplicas {
   readonly id = randomUUID();
-  readonly #redis: Redis;
+  readonly #redis: ReplicasClient;
   readonly #key: string;
   readonly #ttlMs: number;
   #stopRenewing: (() => void) | undefined;
 
   constructor(options: SocketReplicasOptions) {
-    this.#redis = options.redis;
+    this.#redis = options.redis as ReplicasClient;
+    if (!this.#redis.pictorSocketRenew) this.#redis.defineCommand('pictorSocketRenew', { numberOfKeys: 1, lua: RENEW });
+    if (!this.#redis.pictorSocketLive) this.#redis.defineCommand('pictorSocketLive', { numberOfKeys: 1, lua: LIVE });
     this.#key = options.key;
     this.#ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
   }
@@ -43,8 +71,7 @@ export class SocketReplicas {
   /** Whether a process other than this one holds a live connection now; false when Redis does not answer in time. */
   async othersConnected(): Promise<boolean> {
     try {
-      const now = Date.now();
-      const live = await withTimeout(this.#redis.zrangebyscore(this.#key, now, '+inf'), REDIS_ANSWER_MS, 'Redis did not answer');
+      const live = await withTimeout(this.#redis.pictorSocketLive(this.#key), REDIS_ANSWER_MS, 'Redis did not answer');
       return live.some((member) => member !== this.id);
     } catch {
       return false;
@@ -59,12 +86,6 @@ export class SocketReplicas {
   }
 
   async #renew(): Promise<void> {
-    const now = Date.now();
-    await this.#redis
-      .multi()
-      .zremrangebyscore(this.#key, '-inf', now)
-      .zadd(this.#key, now + this.#ttlMs, this.id)
-      .pexpire(this.#key, this.#ttlMs * 2)
-      .exec();
+    await this.#redis.pictorSocketRenew(this.#key, this.id, this.#ttlMs);
   }
 }

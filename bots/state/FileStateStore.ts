@@ -99,13 +99,14 @@ class FileSpace<T> implements Space<T> {
       }
       for (const [key, entry] of found.sort((a, b) => a[1].at - b[1].at)) this.#noteWrite(key, entry.bytes, entry.at);
       await this.#prune();
-      if (this.definition.ttlMs !== undefined) this.#pruneTimer = setInterval(() => void this.#prune().catch(() => undefined), this.pruneEveryMs).unref();
+      // A call queued just before the store closed opens it after the close began: its timer would outlive the close.
+      if (this.definition.ttlMs !== undefined && !this.closed()) this.#pruneTimer = setInterval(() => void this.#prune().catch(() => undefined), this.pruneEveryMs).unref();
     })();
     return this.#opening;
   }
 
   async close(): Promise<void> {
-    // The open under way, if any (it starts the prune timer), then each record's queue (a write's removals of older records join them).
+    // The open under way, if any (it starts the prune timer unless the store is closed by then), then each record's queue (a write's removals of older records join them).
     await this.#opening?.catch(() => undefined);
     clearInterval(this.#pruneTimer);
     while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
@@ -250,13 +251,17 @@ class FileSpace<T> implements Space<T> {
     return false;
   }
 
-  /** A record written (and synced) under the key's queue, so a key taken before a restart stays taken. */
+  /**
+   * A record written (and synced) under the key's queue, so a key taken before a restart stays taken. A record kept
+   * but unreadable (damaged, a failing read) is a claim too, as Redis's SET NX sees any value: taking it anew would
+   * start a replayed request's paid job a second time.
+   */
   async claimOnce(key: string): Promise<boolean> {
     this.#assertOpen();
     refuseBytes(this.definition, 'claimOnce');
     if (!STATE_KEY_PATTERN.test(key)) return false;
     return this.#serial(key, async () => {
-      if (readable(await this.#read(key)) !== undefined) return false;
+      if ((await this.#read(key)) !== undefined) return false;
       await this.#write(key, '1', false);
       return true;
     });

@@ -5,7 +5,7 @@ import { checkKey, checkSpace, encodeValue, MAX_NOTICE_BYTES, newOwnerId, readab
 import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore, UpdateCurrent, UpdateOptions } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
-export const DEFAULT_LEASE_MS = 15_000;
+const DEFAULT_LEASE_MS = 15_000;
 const CLOSE_WAIT_MS = 2_000;
 /** How often `update` tries again when other processes keep writing the record meanwhile. */
 const UPDATE_ATTEMPTS = 50;

@@ -42,32 +42,75 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
     expect(await a.othersConnected()).toBe(false);
   });
 
+  /** Redis's clock in ms, which scores the entries. */
+  async function redisNow(): Promise<number> {
+    const [seconds, micros] = await redis.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
   it('stops counting a process once it leaves, or once its entry has not been renewed for its TTL (a process that died)', async () => {
+    const key = `${prefix}:slack:socket-replicas:T3:U3`;
     const a = await join('T3:U3');
     const b = await join('T3:U3');
     await b.leave();
     expect(await a.othersConnected()).toBe(false);
 
-    // The entries' times are the processes' clocks: fake time stands for the TTL passing.
-    vi.useFakeTimers({ toFake: ['Date'] });
-    onTestFinished(() => void vi.useRealTimers());
-    await redis.zadd(`${prefix}:slack:socket-replicas:T3:U3`, Date.now() + 300, 'a-process-that-died');
+    await redis.zadd(key, (await redisNow()) + 60_000, 'a-live-process');
     expect(await a.othersConnected()).toBe(true);
-    vi.advanceTimersByTime(400);
+    await redis.zadd(key, (await redisNow()) - 1, 'a-live-process');
     expect(await a.othersConnected()).toBe(false);
   });
 
-  it('keeps a live process counted by renewing its entry', async () => {
-    vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'] });
+  it('keeps an entry a TTL past the moment Redis applies its renewal, however late that is after the process sent it', async () => {
+    // The process's clock a minute behind Redis's: as a renewal that waited a minute for Redis, or a clock set wrong.
+    vi.useFakeTimers({ toFake: ['Date'] });
     onTestFinished(() => void vi.useRealTimers());
+    vi.setSystemTime((await redisNow()) - 60_000);
+    const a = await join('T5:U5');
+    const b = await join('T5:U5', 15_000);
+    const score = Number(await redis.zscore(`${prefix}:slack:socket-replicas:T5:U5`, b.id));
+    expect(score).toBeGreaterThan((await redisNow()) + 14_000);
+    expect(await a.othersConnected()).toBe(true);
+  });
+
+  it('keeps a live process counted by renewing its entry every third of its TTL', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    onTestFinished(() => void vi.useRealTimers());
+    const key = `${prefix}:slack:socket-replicas:T4:U4`;
     const a = await join('T4:U4');
-    await join('T4:U4', 300);
-    // Renewals go out on the test's own connection, so one is answered before a ping that follows it; one at a time, the
-    // next third of the TTL starts the next only once it is.
-    for (let third = 1; third <= 7; third++) {
+    const b = await join('T4:U4', 300);
+    for (let third = 1; third <= 4; third++) {
+      // Its entry lapsed; the next third's renewal (answered before a ping sent after it on the same connection) brings it back.
+      await redis.zadd(key, (await redisNow()) - 1, b.id);
+      expect(await a.othersConnected()).toBe(false);
       await vi.advanceTimersByTimeAsync(100);
       await redis.ping();
+      expect(await a.othersConnected()).toBe(true);
     }
-    expect(await a.othersConnected()).toBe(true);
+  });
+
+  it('starts no renewal while the one before has not settled, however many thirds pass', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    onTestFinished(() => void vi.useRealTimers());
+    let stalled = false;
+    let started = 0;
+    // A Redis that stops answering renewals once the process has joined.
+    const stalling = new Proxy(redis, {
+      get(target, name) {
+        if (name === 'pictorSocketRenew' && stalled)
+          return () => {
+            started++;
+            return new Promise(() => undefined);
+          };
+        const value: unknown = Reflect.get(target, name, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const replica = new SocketReplicas({ redis: stalling, key: `${prefix}:slack:socket-replicas:T6:U6`, ttlMs: 300 });
+    await replica.join();
+    joined.push(replica);
+    stalled = true;
+    await vi.advanceTimersByTimeAsync(100 * 6);
+    expect(started).toBe(1);
   });
 });

@@ -1,8 +1,8 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FileStateStore, RedisStateStore, startSweeper, StateClosedError, StateValueTooLargeError, UNREADABLE, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { FileStateStore, readStateConfig, RedisStateStore, startSweeper, StateClosedError, StateValueTooLargeError, UNREADABLE, type Space, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 
@@ -427,6 +427,38 @@ describe('the data-folder backend', () => {
     expect(await readdir(folder)).toEqual(['k1.json']);
   });
 
+  it('leaves no prune timer running after its close, even when a call made just before it opens the folder after', async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    onTestFinished(() => void vi.useRealTimers());
+    const calls: ((space: Space<Job>) => Promise<unknown>)[] = [(space) => space.delete('k'), (space) => space.put('k', job('late')), (space) => space.update('k', () => job('late')), (space) => space.claimOnce('k')];
+    for (const call of calls) {
+      // Each call on a store of its own, closed in the same tick: the call's turn opens the space only after the close began.
+      const store = new FileStateStore({ dataDir });
+      const calling = call(store.space<Job>(SPACE));
+      await store.close();
+      await calling;
+      expect(vi.getTimerCount()).toBe(0);
+    }
+  });
+
+  it('counts a key taken once whose file is kept but cannot be read (damaged text, a failing read) as taken, as Redis does', async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
+    const store = new FileStateStore({ dataDir });
+    const taken = store.space(SPACE);
+    const folder = join(dataDir, 'test', 'jobs');
+    expect(await taken.claimOnce('damaged')).toBe(true);
+    expect(await taken.claimOnce('unreadable')).toBe(true);
+    await writeFile(join(folder, 'damaged.json'), '{"pictorState":1,"hol');
+    await rm(join(folder, 'unreadable.json'));
+    await mkdir(join(folder, 'unreadable.json'));
+    // A replayed Slack request or a repeated Discord interaction: a second claim would start a second paid job.
+    expect(await taken.claimOnce('damaged')).toBe(false);
+    expect(await taken.claimOnce('unreadable')).toBe(false);
+    expect(await readFile(join(folder, 'damaged.json'), 'utf8')).toBe('{"pictorState":1,"hol');
+    await store.close();
+  });
+
   it('keeps the keys taken once within a bound, forgetting the oldest first', async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     const store = new FileStateStore({ dataDir });
@@ -452,6 +484,20 @@ describe.skipIf(redis.skipReason)('the Redis backend’s bounds', () => {
       );
       expect(await link.commands.pttl(`${prefix}:bots:test-forever:r:install`)).toBe(-1);
       for (const key of keys.filter((k) => !k.endsWith(':install'))) expect(await link.commands.pttl(key)).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+      await link.close();
+      await deleteKeys(requireRedisUrl(redis), prefix);
+    }
+  });
+
+  it('takes a lease of 15 s when the settings leave PICTOR_REPLICA_LEASE_SECONDS unset', async () => {
+    const prefix = uniquePrefix('state-default-lease');
+    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
+    const store = await RedisStateStore.open({ link, leaseMs: readStateConfig({}).leaseMs });
+    try {
+      expect(store.leaseMs).toBe(15_000);
+      expect(await link.commands.pttl(`${prefix}:bots:lease:${store.owner}`)).toBeGreaterThan(10_000);
     } finally {
       await store.close();
       await link.close();
