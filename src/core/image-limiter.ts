@@ -403,9 +403,10 @@ export class ImageLimiter {
     } else {
       await stopping;
     }
-    // A coordinator closes the shared connection itself (see LimiterCoordinator.close).
+    // A coordinator closes the shared connection itself (see LimiterCoordinator.close). Without one, bottleneck's
+    // connection is dropped, not asked to quit: a datastore that never answers would never let QUIT end.
     if (this.#coordinator) await this.#coordinator.close();
-    else await slots.disconnect();
+    else await slots.disconnect(false);
   }
 
   /**

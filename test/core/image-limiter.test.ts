@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import net from 'node:net';
 import Bottleneck from 'bottleneck';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LimiterCoordinator } from '../../src/core/image-limiter.js';
@@ -476,5 +478,32 @@ describe('the image limiter sharing its slots, when stopped and the datastore ne
     g.open();
     await tick();
     await expect(running).resolves.toBe('finished');
+  });
+});
+
+describe('the image limiter clustered through a connection of its own, with no coordinator', () => {
+  it('stops against a Redis that takes commands and never answers: its connection is dropped, not asked to quit', async () => {
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => {
+      sockets.push(socket);
+      socket.on('error', () => undefined);
+    });
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const { port } = silent.address() as net.AddressInfo;
+    try {
+      // No ready check: the client counts itself ready once connected, and sends bottleneck's scripts.
+      const first = once(silent, 'connection');
+      const l = new ImageLimiter({
+        maxConcurrent: 2,
+        bottleneck: { datastore: 'ioredis', clientOptions: { host: '127.0.0.1', port, enableReadyCheck: false } },
+      });
+      const [socket] = (await first) as [net.Socket];
+      await once(socket, 'data');
+      await l.stop();
+    } finally {
+      sockets.forEach((socket) => socket.destroy());
+      silent.close();
+    }
   });
 });
