@@ -392,27 +392,29 @@ export class ImageLimiter {
     }
     const slots = this.#slots!;
     const stopping = slots.stop({ dropWaitingJobs: true });
-    if (this.#coordinator?.onUnreachableFor) {
+    if (this.#clustered || this.#coordinator) {
       // Stopping waits for the shared datastore to record the requests that ran. It gives up after a grace period
-      // once it has been unreachable that long, or once nothing of this process runs any more (a datastore that
-      // takes requests and never answers): closing the coordinator drops the connection, failing what waits on it.
-      const grace = this.#stopGrace(this.#coordinator.onUnreachableFor.bind(this.#coordinator));
+      // once nothing of this process runs any more (a datastore that takes requests and never answers), or once it
+      // has been unreachable that long (when the coordinator can tell): closing the coordinator drops the connection,
+      // failing what waits on it.
+      const grace = this.#stopGrace();
       await Promise.race([stopping.catch(() => undefined), grace.over]);
       grace.end();
     } else {
       await stopping;
     }
-    // A coordinator closes the shared connection itself (see LimiterCoordinator.close).
+    // A coordinator closes the shared connection itself (see LimiterCoordinator.close). Without one, bottleneck's
+    // connection is dropped, not asked to quit: a datastore that never answers would never let QUIT end.
     if (this.#coordinator) await this.#coordinator.close();
-    else await slots.disconnect();
+    else await slots.disconnect(false);
   }
 
   /**
    * The grace `stop()` gives a shared datastore: `over` resolves STOP_GRACE_MS after the last running request of
-   * this process has ended (from now when none runs), or once the datastore has been unreachable that long; `end`
-   * clears its timer and listeners.
+   * this process has ended (from now when none runs), or once the coordinator says the datastore has been unreachable
+   * that long (one of the user's own may not say it); `end` clears its timer and listeners.
    */
-  #stopGrace(onUnreachableFor: NonNullable<LimiterCoordinator['onUnreachableFor']>): { over: Promise<void>; end: () => void } {
+  #stopGrace(): { over: Promise<void>; end: () => void } {
     let idleTimer: NodeJS.Timeout | undefined;
     let resolveOver!: () => void;
     const over = new Promise<void>((resolve) => (resolveOver = resolve));
@@ -420,7 +422,7 @@ export class ImageLimiter {
       this.#whenIdle.delete(startIdleGrace);
       idleTimer = setTimeout(resolveOver, STOP_GRACE_MS);
     };
-    const stopListening = onUnreachableFor(STOP_GRACE_MS, resolveOver);
+    const stopListening = this.#coordinator?.onUnreachableFor?.(STOP_GRACE_MS, resolveOver) ?? (() => undefined);
     const end = () => {
       clearTimeout(idleTimer);
       this.#whenIdle.delete(startIdleGrace);

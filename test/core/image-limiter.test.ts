@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import net from 'node:net';
 import Bottleneck from 'bottleneck';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LimiterCoordinator } from '../../src/core/image-limiter.js';
@@ -390,10 +392,9 @@ describe('the image limiter sharing its slots, when stopped and the datastore ne
     vi.restoreAllMocks();
   });
   /** A limiter on fake time whose slots never stop, stopped while one request runs (until `g` opens). */
-  async function stoppedWhileOneRuns() {
+  async function stoppedWhileOneRuns(shared: LimiterCoordinator = coordinator()) {
     fakeTime();
     neverStopping();
-    const shared = coordinator();
     const l = new ImageLimiter({ maxConcurrent: 2, coordinator: shared });
     const g = gate();
     const running = l.schedule({ weight: 1 }, () => g.promise.then(() => 'finished'));
@@ -404,7 +405,8 @@ describe('the image limiter sharing its slots, when stopped and the datastore ne
   }
 
   it('gives up 5 s after its last running request has ended, not before', async () => {
-    const { shared, g, running, stopping, stopped } = await stoppedWhileOneRuns();
+    const shared = coordinator();
+    const { g, running, stopping, stopped } = await stoppedWhileOneRuns(shared);
     await tick(60_000);
     // A request still runs: the grace has not begun.
     expect(stopped()).toBe(false);
@@ -429,8 +431,45 @@ describe('the image limiter sharing its slots, when stopped and the datastore ne
     await stopping;
   });
 
+  it('gives up 5 s after its last running request has ended with a coordinator that cannot say when its datastore is unreachable', async () => {
+    // A coordinator of the user's own, written before onUnreachableFor (it had unreachableForMs, or nothing).
+    const { g, running, stopping, stopped } = await stoppedWhileOneRuns({
+      join: () => () => undefined,
+      pauseUntil: async () => undefined,
+      pausedUntil: async () => 0,
+      close: async () => undefined,
+      unreachableForMs: () => 0,
+    } as LimiterCoordinator);
+    await tick(60_000);
+    expect(stopped()).toBe(false);
+    g.open();
+    await tick(4_990);
+    await expect(running).resolves.toBe('finished');
+    expect(stopped()).toBe(false);
+    await tick(20);
+    await stopping;
+  });
+
+  it('gives up 5 s after stopping when its slots are clustered through a connection of bottleneck, with no coordinator', async () => {
+    fakeTime();
+    neverStopping();
+    // Bottleneck's shared connection, as far as a limiter uses it: it never connects here, and leaving it asks nothing.
+    const connection = { datastore: 'ioredis', ready: new Promise(() => undefined), __removeLimiter__: () => undefined };
+    const l = new ImageLimiter({
+      maxConcurrent: 2,
+      bottleneck: { datastore: 'ioredis', connection: connection as unknown as Bottleneck.IORedisConnection },
+    });
+    let stopped = false;
+    const stopping = l.stop().then(() => (stopped = true));
+    await tick(4_990);
+    expect(stopped).toBe(false);
+    await tick(20);
+    await stopping;
+  });
+
   it('gives up once the datastore has been unreachable for 5 s while a request still runs; the request keeps its result', async () => {
-    const { shared, g, running, stopping } = await stoppedWhileOneRuns();
+    const shared = coordinator();
+    const { g, running, stopping } = await stoppedWhileOneRuns(shared);
     await tick();
     shared.lose();
     await tick(5_000);
@@ -439,5 +478,32 @@ describe('the image limiter sharing its slots, when stopped and the datastore ne
     g.open();
     await tick();
     await expect(running).resolves.toBe('finished');
+  });
+});
+
+describe('the image limiter clustered through a connection of its own, with no coordinator', () => {
+  it('stops against a Redis that takes commands and never answers: its connection is dropped, not asked to quit', async () => {
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => {
+      sockets.push(socket);
+      socket.on('error', () => undefined);
+    });
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const { port } = silent.address() as net.AddressInfo;
+    try {
+      // No ready check: the client counts itself ready once connected, and sends bottleneck's scripts.
+      const first = once(silent, 'connection');
+      const l = new ImageLimiter({
+        maxConcurrent: 2,
+        bottleneck: { datastore: 'ioredis', clientOptions: { host: '127.0.0.1', port, enableReadyCheck: false } },
+      });
+      const [socket] = (await first) as [net.Socket];
+      await once(socket, 'data');
+      await l.stop();
+    } finally {
+      sockets.forEach((socket) => socket.destroy());
+      silent.close();
+    }
   });
 });

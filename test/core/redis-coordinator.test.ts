@@ -37,6 +37,20 @@ describe('RedisCoordinator.onUnreachableFor', () => {
     expect(redis.listenerCount('ready')).toBe(1);
   });
 
+  it('never calls once stopped while the connection is lost, and leaves no timer', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const redis = connection();
+    const coordinator = new RedisCoordinator({ redis, prefix: 'p' });
+    const listener = vi.fn();
+    const stop = coordinator.onUnreachableFor(5000, listener);
+    redis.emit('close');
+    await vi.advanceTimersByTimeAsync(1000);
+    stop();
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(listener).not.toHaveBeenCalled();
+  });
+
   it('counts the time the connection was already lost', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const redis = connection();
