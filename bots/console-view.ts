@@ -1,8 +1,9 @@
 import { formatUsd, type LoggerLike } from 'pictor';
-import { envText, type Env, type ScopeSettingEntries, type BotsView, type KeptImage, type SettingRow } from 'pictor/internal';
+import { envText, type Env, type BotsView, type ChatSettingRow, type KeptImage, type SettingRow } from 'pictor/internal';
 import { JobRecordStore } from './discord/JobRecordStore.js';
 import type { JobRunner } from './runner/index.js';
 import type { RunnerConfig } from './runner/config.js';
+import { isFailClosed } from './runner/scope-settings.js';
 import type { BotState } from './state/index.js';
 
 export interface BotsConsoleViewOptions {
@@ -107,16 +108,18 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
     settings: () => botSettings(runnerConfig, env),
 
     async chatSettings(scopeKeys) {
-      const all: Record<string, ScopeSettingEntries> = {};
+      const all: Record<string, Record<string, ChatSettingRow>> = {};
       for (const scopeKey of scopeKeys) {
         const [platform, ...rest] = scopeKey.split(':');
         if (platform !== 'discord' && platform !== 'slack') continue;
         const effective = await runner.policy.effective({ platform, scopeId: rest.join(':') });
-        const entries: ScopeSettingEntries = {};
+        const entries: Record<string, ChatSettingRow> = {};
         for (const [name, setting] of Object.entries(effective)) {
           const s = setting as { value?: unknown; source?: string; change?: { by: string; at: number } };
           if (s?.source === 'admin' && s.change) entries[name] = { value: s.value, by: s.change.by, at: s.change.at };
         }
+        // One kept but unreadable is shown as what it means, so the owner sees why a scope refuses its jobs.
+        for (const name of effective.unreadable) entries[name] = { unreadable: isFailClosed(name) ? 'jobs_refused' : 'default_applies' };
         if (Object.keys(entries).length > 0) all[scopeKey] = entries;
       }
       return all;

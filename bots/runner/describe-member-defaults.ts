@@ -1,7 +1,7 @@
 import type { MemberDefaultView } from './member-defaults.js';
-import type { EffectiveSettings } from './scope-policy.js';
+import { unreadableRulesRefusal, type EffectiveSettings } from './scope-policy.js';
 import { scopeWordOf } from './describe-refusal.js';
-import { say, type Markup } from './words.js';
+import { say, sayWords, type Markup } from './words.js';
 
 /** How a surface names its commands in the view: the one that changes a member's defaults, and how to clear one. */
 export interface MemberDefaultsCommands {
@@ -12,13 +12,16 @@ export interface MemberDefaultsCommands {
 /**
  * A member's settings view: their own defaults, each marked when the rules of
  * this server/workspace do not let it be used here, beside the server's/
- * workspace's own defaults and bounds — in the member's language.
+ * workspace's own defaults and bounds (or, while one of its rules cannot be read, that every job is refused) — in the
+ * member's language.
  */
 export function describeMemberDefaults(mine: readonly MemberDefaultView[], scope: EffectiveSettings, commands: MemberDefaultsCommands, locale?: string, markup?: Markup): string {
   const word = scopeWordOf(scope.platform, scope.scopeId);
   const lines = [describeOwnDefaults(mine, scope, locale, markup)];
+  // While a rule cannot be read every job is refused: the limits that would apply otherwise are not shown as if they did.
+  const refused = unreadableRulesRefusal(scope);
   lines.push(
-    say(
+    refused ? sayWords(locale, refused.words) : say(
       locale,
       'member.scope',
       {

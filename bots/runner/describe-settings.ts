@@ -10,7 +10,7 @@ import type { Platform, Requester } from './types.js';
 /** A chat admin's change as one answer: `ok` and a sentence for them. */
 export interface SettingAnswer {
   ok: boolean;
-  /** Stable: `not_admin`, `invalid_value`, `not_allowed_by_operator`, `unknown_setting`; undefined when it was changed. */
+  /** Stable: `not_admin`, `invalid_value`, `not_allowed_by_operator`, `unknown_setting`, `setting_unreadable`; undefined when it was changed. */
   code?: string | undefined;
   message: string;
 }
@@ -29,8 +29,13 @@ export async function changeSetting(policy: ScopePolicy, requester: Requester, w
   if (!name) return { ok: false, code: 'unknown_setting', message: say(locale, 'settings.unknown', { names: Object.keys(SETTING_WORDS).join(', ') }) };
   const parsed = parseSettingValue(name, text);
   if (!parsed.ok) return { ok: false, code: 'invalid_value', message: say(locale, 'settings.takes', { setting: WORD_OF[name], hint: settingHint(name, locale) }) };
-  const current = (await policy.effective(requester))[name];
-  const value = mergeSetting(name, current.value, parsed);
+  const effective = await policy.effective(requester);
+  // A list that cannot be read is not its default: adding to or removing from the default would store a list the
+  // admins never chose and lift the refusal (`remove` from who opens the bot to everyone). Only a whole value or clear mends it.
+  if ((parsed.op === 'add' || parsed.op === 'remove') && effective.unreadable.includes(name)) {
+    return { ok: false, code: 'setting_unreadable', message: say(locale, 'settings.unreadable_merge', { setting: WORD_OF[name], op: parsed.op }) };
+  }
+  const value = mergeSetting(name, effective[name].value, parsed);
   return answerOf(await policy.set(requester, name, value), requester.platform, locale);
 }
 

@@ -49,6 +49,7 @@ export { dmScopeId, isDmScope, POLICY_REFUSAL_CODES, RUNNER_REFUSAL_CODES } from
 export {
   ScopePolicy,
   DEFAULT_SETTINGS_CACHE_MS,
+  unreadableRulesRefusal,
   type EffectiveSetting,
   type EffectiveSettings,
   type OperatorControls,

@@ -182,9 +182,8 @@ export class ScopePolicy {
       }
       return refuse('scope_not_allowed');
     }
-    // A restriction that cannot be read is never taken for unset (which would lift it): nothing runs until an admin mends it.
-    const unreadable = s.unreadable.filter(isFailClosed);
-    if (unreadable.length > 0) return refuse('settings_unreadable', { settings: unreadable });
+    const unreadable = unreadableRulesRefusal(s);
+    if (unreadable) return unreadable;
     if (s.blocked.value.includes(requester.userId)) return refuse('member_blocked');
     if (s.channels.value.length > 0 && !s.channels.value.includes(requester.channelId)) return refuse('channel_not_allowed', { channels: s.channels.value });
     if (s.allowed.value.length > 0 && !isListed(requester, s.allowed.value)) return refuse('member_not_allowed');
@@ -381,6 +380,16 @@ function optionsRefusal(spec: JobSpec, options: JobOptions, moderationAsked: Job
   if (isOneOf(size, SIZES) && !s.sizes.value.includes(size)) return refuse('size_not_allowed', { allowed: s.sizes.value });
   if (spec.private === true && !s.privateResults.value) return refuse('private_not_allowed', { fromDefault: spec.privateByDefault === true });
   return undefined;
+}
+
+/**
+ * The refusal of every job of a scope while one of its restrictions cannot be read (`settings_unreadable`, naming
+ * them); undefined when each can. A restriction that cannot be read is never taken for unset (which would lift it):
+ * nothing runs until an admin mends it. What a member's views show in place of the limits meanwhile.
+ */
+export function unreadableRulesRefusal(s: Pick<EffectiveSettings, 'platform' | 'unreadable'>): JobRefusedError | undefined {
+  const unreadable = s.unreadable.filter(isFailClosed);
+  return unreadable.length > 0 ? refusalFromPolicy('settings_unreadable', { platform: s.platform, settings: unreadable }) : undefined;
 }
 
 /** Makes the refusal of a rule, for a requester's platform. */

@@ -12,15 +12,17 @@ import { ToldOnce } from './told-once.js';
  * default: every channel, everyone, nothing blocked, the operator's choices.
  */
 const id = z.string().min(1).max(64);
+/** A list of channels, users or roles; each list's bound is set where it is used (see `readStored` for one stored under a higher bound). */
+const ids = z.array(id);
 /** Roles (Slack user groups) of one server/workspace that may have a budget. */
 export const ROLE_BUDGETS_MAX = 25;
 export const ScopeSettingsSchema = z.object({
   /** Channels where the bot takes jobs (empty or unset: every channel it can see). */
-  channels: z.array(id).max(100).optional(),
+  channels: ids.max(100).optional(),
   /** Users or roles who may generate (unset: everyone). */
-  allowed: z.array(id).max(100).optional(),
+  allowed: ids.max(100).optional(),
   /** Users who may not generate. */
-  blocked: z.array(id).max(1000).optional(),
+  blocked: ids.max(1000).optional(),
   /** Words and phrases refused in prompts (whole words, case- and accent-insensitive). */
   blockedWords: z.array(z.string().min(1).max(BLOCKED_WORDS_LIMITS.length)).max(BLOCKED_WORDS_LIMITS.entries).optional(),
   /** Most images in one job. */
@@ -30,7 +32,7 @@ export const ScopeSettingsSchema = z.object({
   /** Sizes members may ask for. */
   sizes: z.array(z.enum(SIZES)).min(1).optional(),
   /** Only these users or roles may ask for `high` quality (unset: whoever may use the qualities above). */
-  highQualityFor: z.array(id).max(100).optional(),
+  highQualityFor: ids.max(100).optional(),
   /** The moderation level sent with every job (within what the operator allows). */
   moderation: z.enum(MODERATIONS).optional(),
   /** Applied when a member does not choose. */
@@ -138,11 +140,7 @@ export type SettingUpdate<K extends StoredSettingName> = (value: ScopeSettings[K
  * process alone.
  */
 export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' | 'update'> = memorySpace<ScopeSettingEntries>(), logger?: LoggerLike): ScopeSettingsStore {
-  const read = (name: string, value: unknown): unknown => {
-    if (!(SETTING_NAMES as string[]).includes(name)) return undefined;
-    const parsed = ScopeSettingsSchema.shape[name as StoredSettingName].safeParse(value);
-    return parsed.success ? parsed.data : undefined;
-  };
+  const read = (name: string, value: unknown): unknown => ((SETTING_NAMES as string[]).includes(name) ? readStored(name as StoredSettingName, value) : undefined);
   /** What each scope was last warned of (what it could not read), while it stays so: the oldest forgotten past the bound. */
   const told = new ToldOnce<string>();
   /** Warns of a scope's unreadable settings once while they stay so (again when they change), never on every read. */
@@ -221,6 +219,41 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
     },
     update,
   };
+}
+
+/**
+ * A stored value as this version reads it; undefined when it cannot be read. A later version may narrow the schema,
+ * and a value stored before must not shut a scope's jobs for that: sizes and qualities a version no longer knows are
+ * dropped (as the operator's narrowing drops them, `ScopePolicy.effective`), the value unreadable only when it is no list
+ * of words or none it knows remains; a list of channels, users or roles that may use the bot (channels, who,
+ * high-quality) longer than today's bound is read whole — what the admins chose, and what it held when stored — a
+ * new value being bounded again. Blocked members and words are never read in part: a member or word left out would be
+ * a restriction lifted, so one beyond today's bounds stays unreadable (its scope's jobs refused until it is set again).
+ */
+function readStored(name: StoredSettingName, value: unknown): unknown {
+  const parsed = ScopeSettingsSchema.shape[name].safeParse(value);
+  if (parsed.success) return parsed.data;
+  switch (name) {
+    case 'qualities':
+      return knownMembers(value, QUALITIES);
+    case 'sizes':
+      return knownMembers(value, SIZES);
+    case 'channels':
+    case 'allowed':
+    case 'highQualityFor': {
+      const whole = ids.safeParse(value);
+      return whole.success ? whole.data : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The members of a stored list of words that are `known`, once each; undefined when it is no list of words or none is known. */
+function knownMembers<T extends string>(value: unknown, known: readonly T[]): T[] | undefined {
+  if (!Array.isArray(value) || !value.every((member) => typeof member === 'string')) return undefined;
+  const kept = [...new Set(value.filter((member): member is T => (known as readonly string[]).includes(member)))];
+  return kept.length > 0 ? kept : undefined;
 }
 
 /** What a damaged record's restrictions and role budgets are kept as when another setting writes it anew: a value no version reads (neither a list, a number nor a boolean). */

@@ -1,7 +1,7 @@
 import Bottleneck from 'bottleneck';
 import type { types, webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
-import { anyOf, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, say, type HistoryEntry, type Requester } from '../runner/index.js';
+import { anyOf, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, say, sayWords, unreadableRulesRefusal, type HistoryEntry, type Requester } from '../runner/index.js';
 import { ACTIONS } from './render-job.js';
 import type { RequestStore } from './RequestStore.js';
 import type { SlackActor, SlackJobRunner } from './SlackJobs.js';
@@ -131,6 +131,7 @@ export class HomeTabs {
       runner.members.view(requester),
       runner.history ? runner.history.mine(requester) : Promise.resolve([] as HistoryEntry[]),
     ]);
+    const refused = unreadableRulesRefusal(settings);
     const blocks: types.KnownBlock[] = [
       { type: 'header', text: { type: 'plain_text', text: say(locale, 'slack.home.usage_header') } },
       section(describeUsage(summary, bold, locale, this.#o.command)),
@@ -170,15 +171,18 @@ export class HomeTabs {
       { type: 'header', text: { type: 'plain_text', text: say(locale, 'slack.home.defaults_header') } },
       // The member's own defaults (as `/imagine settings` shows them), then the workspace's and what it allows.
       section(describeOwnDefaults(mine, settings, locale, bold)),
+      // While a rule cannot be read every job is refused: that, not the limits that would apply otherwise.
       section(
-        say(locale, 'slack.home.defaults', {
-          size: settings.defaultSize.value,
-          quality: settings.defaultQuality.value,
-          previews: settings.defaultPreviews.value,
-          maxImages: settings.maxImages.value,
-          qualities: anyOf(settings.qualities.value),
-          sizes: anyOf(settings.sizes.value),
-        }),
+        refused
+          ? sayWords(locale, refused.words)
+          : say(locale, 'slack.home.defaults', {
+              size: settings.defaultSize.value,
+              quality: settings.defaultQuality.value,
+              previews: settings.defaultPreviews.value,
+              maxImages: settings.maxImages.value,
+              qualities: anyOf(settings.qualities.value),
+              sizes: anyOf(settings.sizes.value),
+            }),
       ),
       section(describeHowToChange({ change: `\`${this.#o.command} settings --size 1536x1024 --private on\``, clear: `\`${this.#o.command} settings clear size\`` }, locale)),
     );

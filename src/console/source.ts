@@ -1,6 +1,6 @@
 import type { BreakerSettings } from '../spend/breaker.js';
 import type { SpendCaps } from '../spend/caps.js';
-import type { QuotaStore, ScopeSettingEntries } from '../spend/types.js';
+import type { QuotaStore, ScopeSettingEntry } from '../spend/types.js';
 
 /**
  * What the console reads. The ledger (`store`) is enough for every figure, so
@@ -55,8 +55,18 @@ export interface BotsView {
   keptImage?(jobId: string, index: number): Promise<KeptImage | undefined>;
   /** The bots' settings in force (queue, pace, previews, what every server may do …), each with where it comes from. */
   settings?(): SettingRow[];
-  /** The chat admins' settings of these servers/workspaces (channels, who may generate …), with who set each and when. */
-  chatSettings?(scopeKeys: readonly string[]): Promise<Record<string, ScopeSettingEntries>>;
+  /**
+   * The chat admins' settings of these servers/workspaces (channels, who may generate …), with who set each and when;
+   * one kept that cannot be read (a damaged value or record) as what that means for the scope's jobs.
+   */
+  chatSettings?(scopeKeys: readonly string[]): Promise<Record<string, Record<string, ChatSettingRow>>>;
   /** The bot token of a Slack workspace installed through OAuth (for alerts to a channel there). */
   slackToken?(teamId: string): Promise<string | undefined>;
 }
+
+/**
+ * One chat admin's setting of a scope, as the console shows it: its value with who set it and when, or — stored and
+ * unreadable — whether every job of the scope is refused until an admin sets it again (a restriction), or its default
+ * applies meanwhile.
+ */
+export type ChatSettingRow = ScopeSettingEntry | { unreadable: 'jobs_refused' | 'default_applies' };

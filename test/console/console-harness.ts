@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import sharp from 'sharp';
-import { startConsole, type BotsView, type RunningConsole } from '../../src/console/index.js';
+import { startConsole, type BotsView, type ChatSettingRow, type RunningConsole } from '../../src/console/index.js';
 import { DEFAULT_ALERT_THRESHOLDS, type AlertConfig } from '../../src/console/alerts/config.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { JobDetails, QuotaStore } from '../../src/spend/types.js';
@@ -117,6 +117,18 @@ export async function fakeBots(): Promise<BotsView> {
       return jobId === 'd-1' && index === 0 ? { data: image } : undefined;
     },
     settings: () => [{ name: 'Jobs one user may have at once', value: '2', source: 'default' }],
+    // A server whose admins chose channels, and two settings kept that cannot be read: a rule (its jobs are refused) and a default.
+    async chatSettings(scopeKeys): Promise<Record<string, Record<string, ChatSettingRow>>> {
+      const server = 'discord:222222222222222222';
+      if (!scopeKeys.includes(server)) return {};
+      return {
+        [server]: {
+          channels: { value: ['333333333333333333'], by: 'discord:999999999999999999', at: Date.UTC(2026, 0, 2) },
+          blocked: { unreadable: 'jobs_refused' },
+          defaultSize: { unreadable: 'default_applies' },
+        },
+      };
+    },
   };
 }
 

@@ -41,6 +41,15 @@ describe('the console’s server', () => {
     }
   });
 
+  it('shows on the settings page each chat setting that cannot be read, and what it means for the scope’s jobs', async () => {
+    const { cookie } = await login(c);
+    const body = await (await fetch(`${c.url}/settings`, { headers: { cookie } })).text();
+    const row = (name: string) => new RegExp(`<tr data-unreadable="discord:222222222222222222:${name}">(.*?)</tr>`, 's').exec(body)?.[1];
+    expect(row('blocked')).toContain('<td>blocked</td><td>cannot be read — jobs refused');
+    expect(row('defaultSize')).toContain('<td>defaultSize</td><td>cannot be read — default applies');
+    expect(body).toContain('<td>channels</td><td><code>[&quot;333333333333333333&quot;]</code></td>');
+  });
+
   it('serves its own assets, the chart library among them', async () => {
     for (const [path, type] of [
       ['/assets/console.js', 'text/javascript'],

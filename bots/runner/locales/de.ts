@@ -102,6 +102,8 @@ export const de = {
   'settings.how_to_change': 'Ändere eine mit {command} (clear für den Standard; add oder remove für Listen).',
   'settings.unreadable_rules':
     '⚠️ {count, plural, one {Eine Regel} other {# Regeln}} {scope, select, workspace {dieses Workspaces} other {dieses Servers}} {count, plural, one {lässt} other {lassen}} sich nicht lesen, daher wird hier jeder Auftrag abgelehnt, bis ein Admin jede neu festlegt oder zurücksetzt (unten).',
+  'settings.unreadable_merge':
+    '{setting} kann nicht gelesen werden (im Speicher des Bots beschädigt), daher kann nichts {op, select, add {hinzugefügt} other {entfernt}} werden: setze den ganzen Wert neu oder setze es zurück (clear).',
   'settings.unreadable_line':
     '• {setting}: ⚠️ nicht lesbar (im Speicher des Bots beschädigt) — {restriction, select, yes {jeder Auftrag wird abgelehnt, bis ein Admin sie neu festlegt oder zurücksetzt} other {ihr Standard, {value}, gilt, bis ein Admin sie neu festlegt}}',
   'settings.empty.channels': 'jeder Kanal',

@@ -112,6 +112,8 @@ export const en = {
   'settings.how_to_change': 'Change one with {command} (clear for the default; add or remove for lists).',
   'settings.unreadable_rules':
     '⚠️ {count, plural, one {A rule} other {# rules}} of {scope, select, workspace {this workspace} other {this server}} cannot be read, so every job here is refused until an admin sets each again or clears it (below).',
+  'settings.unreadable_merge':
+    '{setting} cannot be read (damaged in the bot’s storage), so nothing can be {op, select, add {added to it} other {removed from it}}: set its whole value again, or clear it.',
   'settings.unreadable_line':
     '• {setting}: ⚠️ cannot be read (damaged in the bot’s storage) — {restriction, select, yes {every job is refused until an admin sets it again or clears it} other {its default, {value}, applies until an admin sets it again}}',
   'settings.empty.channels': 'every channel',

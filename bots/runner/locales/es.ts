@@ -102,6 +102,8 @@ export const es = {
   'settings.how_to_change': 'Cambia uno con {command} (clear para el predeterminado; add o remove para las listas).',
   'settings.unreadable_rules':
     '⚠️ {count, plural, one {Una regla} other {# reglas}} de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no se {count, plural, one {puede} other {pueden}} leer, así que aquí se rechaza todo trabajo hasta que un admin vuelva a fijar o borre cada una (abajo).',
+  'settings.unreadable_merge':
+    '{setting} no se puede leer (dañado en el almacenamiento del bot), así que no se puede {op, select, add {añadir nada} other {quitar nada}}: vuelve a poner su valor completo o bórralo (clear).',
   'settings.unreadable_line':
     '• {setting}: ⚠️ no se puede leer (su registro en el almacenamiento del bot está dañado) — {restriction, select, yes {se rechaza todo trabajo hasta que un admin lo vuelva a fijar o lo borre} other {se aplica su valor predeterminado, {value}, hasta que un admin lo vuelva a fijar}}',
   'settings.empty.channels': 'todos los canales',

@@ -102,6 +102,8 @@ export const fr = {
   'settings.how_to_change': 'Modifiez-en un avec {command} (clear pour la valeur par défaut ; add ou remove pour les listes).',
   'settings.unreadable_rules':
     '⚠️ {count, plural, one {Une règle} other {# règles}} de {scope, select, workspace {cet espace de travail} other {ce serveur}} {count, plural, one {est illisible} other {sont illisibles}} : toute tâche est refusée ici tant qu’un admin ne les a pas toutes redéfinies ou effacées (ci-dessous).',
+  'settings.unreadable_merge':
+    '{setting} est illisible (endommagé dans le stockage du bot) : rien ne peut y être {op, select, add {ajouté} other {retiré}}. Redonnez-lui sa valeur entière, ou effacez-le (clear).',
   'settings.unreadable_line':
     '• {setting} : ⚠️ illisible (enregistrement endommagé dans le stockage du bot) — {restriction, select, yes {toute tâche est refusée tant qu’un admin ne l’a pas redéfini ou effacé} other {sa valeur par défaut, {value}, s’applique tant qu’un admin ne l’a pas redéfini}}',
   'settings.empty.channels': 'tous les salons',

@@ -102,6 +102,8 @@ export const ja = {
   'settings.how_to_change': '変更するには {command} を使います（既定値に戻すには clear、リストには add または remove）。',
   'settings.unreadable_rules':
     '⚠️ {scope, select, workspace {このワークスペース} other {このサーバー}}の{count, plural, other {# 件の}}ルールを読み取れません。管理者がそれぞれ設定し直すか clear するまで、ここではすべてのジョブを断ります（下記）。',
+  'settings.unreadable_merge':
+    '{setting} は読み取れません（ボットの保存データが破損しています）。そのため{op, select, add {追加} other {削除}}はできません: 値全体を設定し直すか、clear で消してください。',
   'settings.unreadable_line':
     '• {setting}: ⚠️ 読み取れません（ボットの保存データの記録が壊れています）— {restriction, select, yes {管理者が設定し直すか clear するまで、すべてのジョブを断ります} other {管理者が設定し直すまで既定値の {value} が適用されます}}',
   'settings.empty.channels': 'すべてのチャンネル',

@@ -102,6 +102,8 @@ export const ptBR = {
   'settings.how_to_change': 'Mude uma com {command} (clear para o padrão; add ou remove para listas).',
   'settings.unreadable_rules':
     '⚠️ {count, plural, one {Uma regra} other {# regras}} {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lida} other {lidas}}, então todo pedido aqui é recusado até que um admin defina de novo ou limpe cada uma (abaixo).',
+  'settings.unreadable_merge':
+    '{setting} não pode ser lido (danificado no armazenamento do bot), então nada pode ser {op, select, add {adicionado} other {removido}}: defina o valor inteiro de novo ou limpe-o (clear).',
   'settings.unreadable_line':
     '• {setting}: ⚠️ não pode ser lida (o registro no armazenamento do bot está danificado) — {restriction, select, yes {todo pedido é recusado até que um admin a defina de novo ou a limpe} other {o padrão, {value}, vale até que um admin a defina de novo}}',
   'settings.empty.channels': 'todos os canais',

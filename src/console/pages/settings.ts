@@ -1,7 +1,7 @@
 import { formatUsd } from '../../core/pricing.js';
-import type { BreakerState, CapOverrides, ScopeSettingEntries } from '../../spend/types.js';
+import type { BreakerState, CapOverrides } from '../../spend/types.js';
 import { html, type SafeHtml } from '../html.js';
-import type { SettingRow } from '../source.js';
+import type { ChatSettingRow, SettingRow } from '../source.js';
 import { page, utcTime, type PageContext } from './layout.js';
 import { named } from './spend.js';
 
@@ -11,7 +11,7 @@ export interface SettingsView {
   breaker: Record<string, BreakerState>;
   breakerOn: boolean;
   overrides: Record<string, CapOverrides>;
-  chatSettings: Record<string, ScopeSettingEntries>;
+  chatSettings: Record<string, Record<string, ChatSettingRow>>;
   names: ReadonlyMap<string, string>;
 }
 
@@ -20,6 +20,12 @@ const CAP_WORDS: Record<string, string> = {
   userMonthlyUsd: 'each user, per month',
   scopeDailyUsd: 'the server/workspace, per day',
   scopeMonthlyUsd: 'the server/workspace, per month',
+};
+
+/** What a chat setting that cannot be read means, in its row's value. */
+const UNREADABLE_WORDS: Record<'jobs_refused' | 'default_applies', string> = {
+  jobs_refused: 'cannot be read — jobs refused (every job here, until an admin sets it again or clears it)',
+  default_applies: 'cannot be read — default applies (until an admin sets it again)',
 };
 
 /** Caps and settings: every cap and setting in force and where it comes from, the chat admins' changes, and the breaker. */
@@ -88,8 +94,10 @@ ${
 <table><caption>Per server/workspace, within what the operator allows.</caption>
 <thead><tr><th scope="col">Where</th><th scope="col">Setting</th><th scope="col">Value</th><th scope="col">Set by</th><th scope="col">When</th></tr></thead>
 <tbody>${Object.entries(view.chatSettings).flatMap(([scopeKey, settings]) =>
-        Object.entries(settings).map(
-          ([name, s]) => html`<tr><th scope="row">${named(scopeKey, view.names)}</th><td>${name}</td><td><code>${JSON.stringify(s.value)}</code></td><td>${named(s.by, view.names)}</td><td>${utcTime(s.at)}</td></tr>`,
+        Object.entries(settings).map(([name, s]) =>
+          'unreadable' in s
+            ? html`<tr data-unreadable="${scopeKey}:${name}"><th scope="row">${named(scopeKey, view.names)}</th><td>${name}</td><td>${UNREADABLE_WORDS[s.unreadable]}</td><td></td><td></td></tr>`
+            : html`<tr><th scope="row">${named(scopeKey, view.names)}</th><td>${name}</td><td><code>${JSON.stringify(s.value)}</code></td><td>${named(s.by, view.names)}</td><td>${utcTime(s.at)}</td></tr>`,
         ),
       )}</tbody></table></section>`
 }`;

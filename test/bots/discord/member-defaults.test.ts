@@ -1,6 +1,8 @@
 import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { answerOf, DiscordHarness, EPHEMERAL, privateNoteOf } from './harness.js';
+import { sayWords, unreadableRulesRefusal, type Requester } from '../../../bots/runner/index.js';
+import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
 
 const MANAGE_SERVER = String(PermissionFlagsBits.ManageGuild);
 
@@ -40,6 +42,16 @@ describe('/imagine-settings: a member’s own defaults on Discord', () => {
 
     const cleared = await answerOf(h, h.discord.slashCommand('imagine-settings', { clear: 'all' }, { user: ada }));
     expect(cleared.content).toContain('You have set none: this server’s defaults apply.');
+  });
+
+  it('shows a member, while a rule of the server cannot be read, that every job is refused — not the limits that would apply otherwise', async () => {
+    h = await DiscordHarness.start({ partialImages: 2 });
+    const admin: Requester = { platform: 'discord', userId: 'an-admin', channelId: h.discord.channelId, scopeId: h.discord.guildId, isAdmin: true };
+    await INTAKE_REFUSALS.find((r) => r.code === 'settings_unreadable')!.apply(h.runner, admin, 'elsewhere', h.state);
+    const view = await answerOf(h, h.discord.slashCommand('imagine-settings', {}, { user: h.discord.newUser('ada') }));
+    expect(view.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(view.content.split('\n')).toContain(sayWords('en-US', unreadableRulesRefusal({ platform: 'discord', unreadable: ['blocked'] })!.words));
+    expect(view.content).not.toContain('**This server** (when you choose nothing)');
   });
 
   it('never widens the server’s rules: a default they do not allow is named to the member, privately, and not used', async () => {

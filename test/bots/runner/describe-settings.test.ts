@@ -107,6 +107,37 @@ describe('describeSettings: settings that cannot be read', () => {
   });
 });
 
+describe('changeSetting: a list that cannot be read', () => {
+  it('refuses to add to it or remove from it (which would build on the default and lift the refusal), and takes a whole value or clear', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const { runner } = await kit.runner({ settings: settingsInState(space) });
+    const admin = requester({ isAdmin: true, userId: '42' });
+    await space.update(stateKeyOf(scopeKeyOf(admin)), () => ({
+      allowed: { value: 'user:7', by: 'discord:42', at: 1 },
+      blocked: { value: ['x'.repeat(80)], by: 'discord:42', at: 1 },
+      highQualityFor: { value: 3, by: 'discord:42', at: 1 },
+    }));
+    expect(await changeSetting(runner.policy, admin, 'who', 'remove <@bob>')).toEqual({
+      ok: false,
+      code: 'setting_unreadable',
+      message: 'who cannot be read (damaged in the bot’s storage), so nothing can be removed from it: set its whole value again, or clear it.',
+    });
+    expect(await changeSetting(runner.policy, admin, 'high-quality', 'remove <@bob>')).toMatchObject({ ok: false, code: 'setting_unreadable' });
+    expect(await changeSetting(runner.policy, admin, 'blocked', 'add <@troll>')).toEqual({
+      ok: false,
+      code: 'setting_unreadable',
+      message: 'blocked cannot be read (damaged in the bot’s storage), so nothing can be added to it: set its whole value again, or clear it.',
+    });
+    expect((await runner.policy.effective(admin)).unreadable).toEqual(['allowed', 'blocked', 'highQualityFor']);
+
+    expect(await changeSetting(runner.policy, admin, 'blocked', '<@troll>')).toMatchObject({ ok: true });
+    expect(await changeSetting(runner.policy, admin, 'who', 'clear')).toMatchObject({ ok: true });
+    const after = await runner.policy.effective(admin);
+    expect(after.unreadable).toEqual(['highQualityFor']);
+    expect(after.blocked.value).toEqual(['troll']);
+  });
+});
+
 describe('describeSettings: the audit channel’s trouble', () => {
   it('warns of failing audit posts only while their channel is still the one chosen', async () => {
     const { runner } = await kit.runner();

@@ -6,6 +6,7 @@ import { openBotState, stateKeyOf, type BotState } from '../../../bots/state/ind
 import { RedisLink, silentLogger, type ScopeSettingEntries } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
+import { memorySpace } from '../../../bots/runner/memory-space.js';
 import { RecordingLogger } from '../discord/harness.js';
 
 const kit = useRunnerKit();
@@ -160,6 +161,50 @@ describe('a rule the bots’ state keeps but cannot read', () => {
     expect(await refusalCode(runner, job(requester({ channelId: 'general' })))).toBe('channel_not_allowed');
     expect(await refusalCode(runner, job(requester({ channelId: 'art' })))).toBeUndefined();
     expect(kit.emu.emulator.requests).toHaveLength(1);
+  });
+});
+
+describe('a rule stored by a version whose schema was wider', () => {
+  it('keeps the sizes and qualities this version knows, and the lists of who may use the bot whole; the scope works', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const { runner } = await kit.runner({ settings: settingsInState(space), settingsCacheMs: 0 });
+    const many = Array.from({ length: 150 }, (_, i) => `user:${i}`);
+    const member = requester();
+    await space.update(stateKeyOf('discord:guild-1'), () => ({
+      sizes: { value: ['2048x2048', '1024x1024', '1024x1024'], by: 'discord:admin', at: 1 },
+      qualities: { value: ['ultra', 'low'], by: 'discord:admin', at: 1 },
+      allowed: { value: [...many, `user:${member.userId}`], by: 'discord:admin', at: 1 },
+      channels: { value: Array.from({ length: 120 }, (_, i) => (i === 0 ? member.channelId : `c${i}`)), by: 'discord:admin', at: 1 },
+    }));
+    const s = await runner.policy.effective(admin());
+    expect(s.unreadable).toEqual([]);
+    expect(s.sizes).toMatchObject({ value: ['1024x1024'], source: 'admin' });
+    expect(s.qualities).toMatchObject({ value: ['low'], source: 'admin' });
+    expect(s.allowed.value).toHaveLength(151);
+    expect(s.channels.value).toHaveLength(120);
+    expect(await refusalCode(runner, job(member))).toBeUndefined();
+    expect(await refusalCode(runner, job(requester()))).toBe('member_not_allowed');
+    expect(await refusalCode(runner, { ...job(member), options: { quality: 'low', size: '1536x1024' } })).toBe('size_not_allowed');
+  });
+
+  it('keeps failing closed for a value of the wrong shape, one with no size or quality it knows, and blocked members or words beyond today’s bounds', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const { runner } = await kit.runner({ settings: settingsInState(space), settingsCacheMs: 0 });
+    const cases: [ScopeSettingEntries, string][] = [
+      [{ sizes: { value: ['2048x2048'], by: 'discord:admin', at: 1 } }, 'sizes'],
+      [{ sizes: { value: '1024x1024', by: 'discord:admin', at: 1 } }, 'sizes'],
+      [{ qualities: { value: ['low', 3], by: 'discord:admin', at: 1 } }, 'qualities'],
+      [{ qualities: { value: [], by: 'discord:admin', at: 1 } }, 'qualities'],
+      [{ allowed: { value: ['user:1', ''], by: 'discord:admin', at: 1 } }, 'allowed'],
+      [{ blocked: { value: Array.from({ length: 1001 }, (_, i) => `u${i}`), by: 'discord:admin', at: 1 } }, 'blocked'],
+      [{ blockedWords: { value: Array.from({ length: 201 }, (_, i) => `w${i}`), by: 'discord:admin', at: 1 } }, 'blockedWords'],
+    ];
+    for (const [entries, name] of cases) {
+      await space.update(stateKeyOf('discord:guild-1'), () => entries);
+      expect((await runner.policy.effective(admin())).unreadable, name).toEqual([name]);
+      await expect(runner.submit(job(requester()), () => {}), name).rejects.toMatchObject({ code: 'settings_unreadable' });
+    }
+    expect(kit.emu.emulator.requests).toHaveLength(0);
   });
 });
 

@@ -3,6 +3,11 @@ import { formatUsd } from '../../../src/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { checkView } from '../../fakes/slack/check-blocks.js';
 import { finishedJob, settledCosts as ledger, startHarness, type Harness } from './harness.js';
+import { sayWords, unreadableRulesRefusal, type Requester } from '../../../bots/runner/index.js';
+import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
+
+/** A rule of the workspace kept but unreadable (as the intake tables damage it). */
+const unreadableRule = () => INTAKE_REFUSALS.find((r) => r.code === 'settings_unreadable')!;
 
 const ADMIN = 'U0ADMIN';
 
@@ -103,6 +108,16 @@ describe('the Slack Home tab', () => {
     }, 'the Home tab with the member’s new defaults');
     expect(changed).toContain('• quality: high — not allowed here, not used');
     expect(changed).not.toContain('You have set none');
+  });
+
+  it('shows a member, while a rule of the workspace cannot be read, that every job is refused — not the limits that would apply otherwise', async () => {
+    h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
+    const admin: Requester = { platform: 'slack', scopeId: h.fake.teamId, userId: ADMIN, channelId: 'C0ART', isAdmin: true };
+    await unreadableRule().apply(h.runner, admin, 'C0ELSEWHERE', h.state);
+    await h.fake.openHome('U0ALICE');
+    const home = texts(await homeOf(h.fake, 'U0ALICE'));
+    expect(home).toContain(sayWords('en', unreadableRulesRefusal({ platform: 'slack', unreadable: ['blocked'] })!.words));
+    expect(home).not.toContain('Here you may ask for up to');
   });
 
   it('runs a job again from its Reroll, in the job’s channel, counted against whoever clicks; a refusal goes to their direct messages', async () => {

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Requester } from '../../../bots/runner/index.js';
 import { BLOCKED_WORD, intakeCases } from '../../helpers/intake-cases.js';
-import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import type { FakeFunctionRun, FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { finishedActions, png, startHarness, type Harness } from './harness.js';
 
@@ -24,6 +25,8 @@ interface EntryPoint {
   prompted: boolean;
   /** What it needs, made while nothing refuses (a job's message, a message with an image, an open form); answers how to use it. */
   prepare(h: Harness): Promise<() => Promise<unknown>>;
+  /** How the refusal is told: privately (the response URL or an ephemeral message), or as the workflow step's failure. */
+  toldAs?: 'private' | 'step failure';
 }
 
 /** A finished job's buttons (Reroll, Edit, Delete) in the channel. */
@@ -68,6 +71,13 @@ const ENTRY_POINTS: EntryPoint[] = [
       return () => fake.clickButton(job, 'pictor_edit', MEMBER);
     },
   },
+  { name: 'a direct message', prompted: true, prepare: async ({ fake }) => () => fake.userMessage({ channel: 'D0ALICE', channelType: 'im', user: MEMBER, text: `a ${WORD}` }) },
+  {
+    name: 'the workflow step',
+    prompted: true,
+    toldAs: 'step failure',
+    prepare: async ({ fake }) => () => fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: `a ${WORD}`, channel: CHANNEL, user: MEMBER, quality: 'low' } }),
+  },
   {
     name: 'the edit form',
     prompted: true,
@@ -97,13 +107,19 @@ describe('every entry point of the Slack bot refuses privately, before anything 
     const [sent, downloads, views, posted] = [h.emulator.requests.length, fake.downloads.length, fake.views.length, fake.botMessages(CHANNEL).length];
     const [responses, ephemerals] = [fake.responses.length, fake.ephemerals.length];
 
-    await use();
-    const note = await fake.waitFor(
-      () => fake.responses.slice(responses).find((r) => r.body.response_type === 'ephemeral') ?? fake.ephemerals.slice(ephemerals).find((e) => e.user === MEMBER),
-      'the private refusal',
-    );
-
-    expect('text' in note ? note.text : note.body.text).not.toBe('');
+    const used = await use();
+    if (entry.toldAs === 'step failure') {
+      // A workflow has no one to tell privately: the step fails with the refusal's words, and its run goes no further.
+      const run = used as FakeFunctionRun;
+      const outcome = await fake.waitFor(() => run.outcome, 'the step’s failure');
+      expect(outcome).toMatchObject({ ok: false, error: expect.stringMatching(/\S/) as unknown });
+    } else {
+      const note = await fake.waitFor(
+        () => fake.responses.slice(responses).find((r) => r.body.response_type === 'ephemeral') ?? fake.ephemerals.slice(ephemerals).find((e) => e.user === MEMBER),
+        'the private refusal',
+      );
+      expect('text' in note ? note.text : note.body.text).not.toBe('');
+    }
     expect(logger.entries.some((e) => e.msg === 'a Slack job was refused' && (e.obj as { code?: string }).code === code)).toBe(true);
     // Nothing public, no form, no download, nothing sent to the image service.
     expect(fake.botMessages(CHANNEL)).toHaveLength(posted);
