@@ -116,6 +116,11 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   // Outlives every gateway login (each has a client of its own, whose REST discord.js's destroy takes the token from):
   // the crash sweep, audit posts, channel messages of the replies in flight and admin lookups use this one.
   const botRest = watched(new REST(restOptions).setToken(token));
+  /** Stops the bot REST's sweeps of its rate-limit buckets (the bot stopped, or never started). */
+  const retireBotRest = () => {
+    botRest.clearHashSweeper();
+    botRest.clearHandlerSweeper();
+  };
   const inFlight = new Set<Promise<unknown>>();
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);
@@ -171,6 +176,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     else await gateway!.start();
   } catch (error) {
     await httpClient?.destroy().catch(() => {});
+    retireBotRest();
     const why = describeDiscordUnreachable(error, options.apiBaseUrl) ?? scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
     throw new Error(`could not log in to Discord: ${why}`, { cause: error });
   }
@@ -181,6 +187,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       endpoint = await startInteractionsEndpoint({ ...options.interactions, client: httpClient!, responses: httpResponses, logger, taken });
     } catch (error) {
       await httpClient!.destroy().catch(() => {});
+      retireBotRest();
       throw new Error(`could not take Discord interactions on port ${options.interactions.port}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
   }
@@ -223,8 +230,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       });
       if (gateway) await gateway.leave();
       else await httpClient!.destroy();
-      botRest.clearHashSweeper();
-      botRest.clearHandlerSweeper();
+      retireBotRest();
       logger.info({}, 'Discord bot stopped');
     },
   };
