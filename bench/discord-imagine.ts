@@ -280,7 +280,7 @@ async function runOnce(): Promise<void> {
 
   /** discord.js waiting for a rate limit before sending: its own global cap (50/s by default) or a route's bucket. */
   const waits = { global: 0, bucket: 0, globalMs: 0, bucketMs: 0 };
-  for (const rest of [bot.client.rest, bot.webhookRest]) {
+  for (const rest of [bot.client!.rest, bot.webhookRest]) {
     rest.on('rateLimited', (info) => {
       if (info.global) {
         waits.global++;
@@ -294,13 +294,13 @@ async function runOnce(): Promise<void> {
 
   /** When the bot (discord.js) emitted each interaction, by token: splits the first answer's delay into the gateway's part and the bot's. */
   const receivedAt = new Map<string, number>();
-  bot.client.on('interactionCreate', (interaction) => {
+  bot.client!.on('interactionCreate', (interaction) => {
     receivedAt.set(interaction.token, Date.now());
   });
   /** When the bot asked discord.js for each first answer, when its request reached undici (created) and was written on a connection (headers sent), by token. */
   const callbackAskedAt = new Map<string, number>();
-  const restRequest = bot.client.rest.request.bind(bot.client.rest);
-  bot.client.rest.request = (options) => {
+  const restRequest = bot.client!.rest.request.bind(bot.client!.rest);
+  bot.client!.rest.request = (options) => {
     const token = /\/interactions\/\d+\/([^/]+)\/callback/.exec(options.fullRoute)?.[1];
     if (token !== undefined && !callbackAskedAt.has(token)) callbackAskedAt.set(token, Date.now());
     return restRequest(options);

@@ -19,8 +19,10 @@ export interface BotContext {
   /** Asks the replica running the job of the record `key` to cancel it for `by` (true when it got the request); false without Redis. */
   askHolderToCancel(key: string, by: Requester): Promise<boolean>;
   logger: LoggerLike;
-  /** REST client for interaction webhooks (see rest-request.ts); the Discord client's own REST carries the bot token. */
+  /** REST client for interaction webhooks (see rest-request.ts). */
   webhookRest: REST;
+  /** REST client with the bot token, for the bot's whole life (a gateway login's client is not: see gateway-connection.ts). */
+  botRest: REST;
   /** The first answers in flight: a job starts after those asked before its own (see first-answers-first.ts). */
   firstAnswers: FirstAnswersInFlight;
   adminRoleIds: readonly string[];

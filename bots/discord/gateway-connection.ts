@@ -1,10 +1,16 @@
-import { Events, type Client } from 'discord.js';
+import { SimpleIdentifyThrottler, SimpleShardingStrategy, type IIdentifyThrottler, type WebSocketManager } from '@discordjs/ws';
+import { Events, type Client, type WebSocketOptions } from 'discord.js';
 import { type LoggerLike } from 'pictor';
 import { scrubSecrets, withTimeout } from 'pictor/internal';
 import { GatewayLease, gatewayLeaseKey, type GatewayLeaseOptions } from './gateway-lease.js';
 
 export interface GatewayConnectionOptions {
-  client: Client;
+  /**
+   * Makes the discord.js client of one gateway login, with the bot's handlers attached, from the `ws` options given
+   * (they keep a client that left off the gateway for good). Called for each login: discord.js cannot log a client in
+   * again once it was destroyed, so none is.
+   */
+  newClient(ws: WebSocketOptions): Client;
   token: string;
   /** How long to wait for Discord's READY at login. */
   loginTimeoutMs: number;
@@ -20,6 +26,8 @@ export interface GatewayConnection {
   start(): Promise<void>;
   /** Connected, or standing by for the lease (a healthy state). */
   online(): boolean;
+  /** The client of the current login (or of the last one, after it left); undefined before the first. */
+  client(): Client | undefined;
   /** Whether `leave()` should come before the replies in flight are waited for (a standby can take over meanwhile). */
   readonly leased: boolean;
   /** Off the gateway, then the lease given up (in that order: never two processes connected). */
@@ -36,37 +44,95 @@ export interface GatewayConnection {
 /** How long leaving waits for discord.js to close its gateway connection, by default. */
 const LEAVE_TIMEOUT_MS = 5_000;
 
+/** discord.js's own identify throttle (Discord's `max_concurrency` identifies per 5 s). */
+const DEFAULT_THROTTLER = async (manager: WebSocketManager): Promise<IIdentifyThrottler> =>
+  new SimpleIdentifyThrottler((await manager.fetchGatewayInformation()).session_start_limit.max_concurrency);
+
+/** One gateway login: its client, and whether it left (a client that left is never on the gateway again). */
+interface Login {
+  client: Client;
+  left: boolean;
+  /** Ends the login's wait for READY when it leaves first. */
+  abandon(): void;
+  /** Called when discord.js tries to connect the client again after it left (its connection is closed by then). */
+  keptOff(): void;
+}
+
+/**
+ * The `ws` options of a login's client. discord.js's shard, destroyed while it waits for Discord's HELLO or READY,
+ * starts a retry of its own (about 500 ms later) that no later destroy stops: every connection attempt of a client
+ * that left is held before it opens a socket, so that retry never reaches Discord. The identify throttle is one for
+ * every login of this process, so a client made anew waits for Discord's identify rate as the one before did.
+ */
+function loginWs(login: Pick<Login, 'left' | 'keptOff'>, throttle: (manager: WebSocketManager) => Promise<IIdentifyThrottler>, logger: LoggerLike): WebSocketOptions {
+  return {
+    buildIdentifyThrottler: throttle,
+    buildStrategy(manager) {
+      const retrieve = manager.options.retrieveSessionInfo;
+      Object.assign(manager.options, {
+        retrieveSessionInfo: (shardId: number) => {
+          if (!login.left) return retrieve(shardId);
+          logger.debug({ shardId }, 'discord.js tried to connect a gateway client that left; kept off');
+          login.keptOff();
+          return new Promise<never>(() => {});
+        },
+      });
+      return new SimpleShardingStrategy(manager);
+    },
+  };
+}
+
 /**
  * The bot's gateway connection. Without a lease: log in, stay connected. With
  * one (see gateway-lease.ts): connect only while holding it, disconnect at once
- * when it is lost, and wait to take it (again) otherwise.
+ * when it is lost, and wait to take it (again) otherwise. Each login has a client
+ * of its own (`newClient`); one that left is never logged in again.
  */
 export function gatewayConnection(options: GatewayConnectionOptions): GatewayConnection {
-  const { client, token, logger } = options;
+  const { token, logger } = options;
   const lease = options.lease ? new GatewayLease({ ...options.lease, key: options.lease.key ?? gatewayLeaseKey(token, options.lease.prefix), logger }) : undefined;
   let holding = false;
   let leaving = false;
+  /** The current login, or the last one (then left). */
+  let current: Login | undefined;
+  let throttler: Promise<IIdentifyThrottler> | undefined;
+  const throttle = (manager: WebSocketManager) => (throttler ??= DEFAULT_THROTTLER(manager));
 
+  /** A new client logged in, READY; when that fails (or it left meanwhile), it is off the gateway and this rejects. */
   const connect = async () => {
-    const ready = new Promise<Client<true>>((resolve) => client.once(Events.ClientReady, resolve));
-    await client.login(token);
-    await withTimeout(ready, options.loginTimeoutMs, 'Discord did not send READY in time');
+    let abandon!: (error: Error) => void;
+    const abandoned = new Promise<never>((_resolve, reject) => (abandon = reject));
+    const login = { left: false, abandon: () => abandon(new Error('left the gateway while logging in')), keptOff: () => {} } as Login;
+    login.client = options.newClient(loginWs(login, throttle, logger));
+    current = login;
+    const ready = new Promise<unknown>((resolve) => login.client.once(Events.ClientReady, resolve));
+    try {
+      await withTimeout(Promise.race([Promise.all([login.client.login(token), ready]), abandoned]), options.loginTimeoutMs, 'Discord did not send READY in time');
+    } catch (error) {
+      await disconnect(login);
+      throw error;
+    }
   };
   /**
-   * Disconnected, with the token kept on REST: replies, the crash sweep and channel messages still need it. discord.js's
-   * destroy never ends when called while its connection waits for Discord's HELLO or READY (a login under way): the
-   * retry it starts for that wait takes away the close handler the destroy waits on. So it is waited for a bounded time.
+   * The login off the gateway (the current one by default). discord.js's destroy never ends when called while its
+   * connection waits for Discord's HELLO or READY (a login under way): the retry it starts for that wait takes away
+   * the close handler the destroy waits on, and tries again after the connection closed. So leaving ends when the
+   * destroy does or when that try comes (and is kept off), and is waited for a bounded time.
    */
-  const disconnect = async () => {
+  const disconnect = async (login = current) => {
+    if (!login || login.left) return;
+    login.left = true;
+    login.abandon();
+    const { client } = login;
     const leaveTimeoutMs = options.leaveTimeoutMs ?? LEAVE_TIMEOUT_MS;
+    const keptOff = new Promise<true>((resolve) => (login.keptOff = () => resolve(true)));
     const destroyed = client.destroy().then(
-      () => true,
-      () => true,
+      () => true as const,
+      () => true as const,
     );
-    if (!(await withTimeout(destroyed, leaveTimeoutMs, 'destroy did not end').catch(() => false))) {
+    if (!(await withTimeout(Promise.race([destroyed, keptOff]), leaveTimeoutMs, 'destroy did not end').catch(() => false))) {
       logger.warn({ waitedMs: leaveTimeoutMs }, 'discord.js did not say it left the gateway in time; going on without it');
     }
-    client.rest.setToken(token);
   };
   /** Set while `connectHolding` logs in: a lease lost meanwhile is then its to handle. */
   let connecting: { lost: boolean } | undefined;
@@ -91,7 +157,8 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     try {
       await connect();
     } catch (error) {
-      if (attempt.lost) return false;
+      // Off the gateway already: the lease was lost, or the bot began to stop, while the login went on.
+      if (attempt.lost || leaving) return false;
       throw error;
     } finally {
       connecting = undefined;
@@ -130,7 +197,6 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     leased: lease !== undefined,
     async start() {
       if (lease && !(await lease.tryAcquire().catch(() => false))) {
-        client.rest.setToken(token);
         standBy();
         return;
       }
@@ -141,12 +207,10 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
         await lease?.release();
         throw error;
       }
-      if (!connected) {
-        client.rest.setToken(token);
-        standBy();
-      }
+      if (!connected) standBy();
     },
-    online: () => (lease && !holding ? !leaving : client.isReady()),
+    online: () => (lease && !holding ? !leaving : current?.client.isReady() === true),
+    client: () => current?.client,
     async handOver() {
       if (!lease || leaving) return;
       if (!holding) return connection.leave();

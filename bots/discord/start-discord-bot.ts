@@ -1,4 +1,4 @@
-import { Client, Events, RESTEvents, type REST } from 'discord.js';
+import { Client, Events, REST, RESTEvents, type WebSocketOptions } from 'discord.js';
 import { type LoggerLike } from 'pictor';
 import { scrubSecrets, withTimeout } from 'pictor/internal';
 import { describeDiscordUnreachable } from './unreachable.js';
@@ -55,7 +55,13 @@ export interface StartDiscordBotOptions {
 }
 
 export interface DiscordBot {
-  client: Client<true>;
+  /**
+   * The discord.js client of the current gateway login (of the last one once it left; over HTTP, the one client).
+   * Undefined while a process that started as a standby has not logged in yet. Each login has a client of its own.
+   */
+  readonly client: Client | undefined;
+  /** The bot's REST client, with its token, for the whole life of the bot (across gateway logins). */
+  rest: REST;
   /** The REST client that edits interaction replies (its `rateLimited` events show waits for Discord's per-token limits). */
   webhookRest: REST;
   /** Where interactions are taken over HTTP (`…/interactions`); undefined on the gateway. */
@@ -93,7 +99,28 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   // Over HTTP, the first answer to an interaction is the answer to Discord's POST (see interactions-endpoint.ts).
   const httpResponses = options.interactions ? new HttpInitialResponses() : undefined;
   const makeRequest = httpResponses ? httpResponses.wrap(viaWire) : viaWire;
-  const client = new Client({ intents: [], rest: { api, timeout: 60_000, makeRequest, agent: discordAgent() as never } });
+  const restOptions = { api, timeout: 60_000, makeRequest, agent: discordAgent() as never };
+  /** Logs Discord's rate-limit waits of a REST client, and counts the writes Discord refused. */
+  const watched = (rest: REST) => {
+    rest.on(RESTEvents.RateLimited, (info) =>
+      logger.debug({ route: info.route, method: info.method, timeToReset: info.timeToReset, global: info.global }, 'waiting for a Discord rate limit'),
+    );
+    const { onWriteRefused } = options;
+    if (onWriteRefused) {
+      rest.on(RESTEvents.Response, (request, response) => {
+        if (request.method !== 'GET' && response.status >= 400) onWriteRefused();
+      });
+    }
+    return rest;
+  };
+  // Outlives every gateway login (each has a client of its own, whose REST discord.js's destroy takes the token from):
+  // the crash sweep, audit posts, channel messages of the replies in flight and admin lookups use this one.
+  const botRest = watched(new REST(restOptions).setToken(token));
+  /** Stops the bot REST's sweeps of its rate-limit buckets (the bot stopped, or never started). */
+  const retireBotRest = () => {
+    botRest.clearHashSweeper();
+    botRest.clearHandlerSweeper();
+  };
   const inFlight = new Set<Promise<unknown>>();
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);
@@ -107,7 +134,8 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     store,
     askHolderToCancel: (key, by) => askHolderToCancel(store.records, key, by),
     logger,
-    webhookRest: createWebhookRest(api, firstAnswers),
+    webhookRest: watched(createWebhookRest(api, firstAnswers)),
+    botRest,
     firstAnswers,
     adminRoleIds: options.adminRoleIds ?? [],
     userInstalls: options.userInstalls ?? false,
@@ -122,37 +150,33 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     },
   };
   // The audit channels of this process's servers: the runner batches the entries, this posts them with the bot's REST client.
-  options.runner.audit.setPoster('discord', discordAuditPoster(client.rest));
+  options.runner.audit.setPoster('discord', discordAuditPoster(botRest));
   const route = createInteractionRouter(ctx, loadCommands());
   let accepting = true;
-  client.on(Events.InteractionCreate, (interaction) => {
-    if (accepting) ctx.track(route(interaction));
-  });
-  client.on(Events.Error, (error) => logger.error({ err: scrub(error, token) }, 'discord.js reported an error'));
-  client.on(Events.Warn, (message) => logger.warn({ detail: scrubSecrets(message, [token]) }, 'discord.js warning'));
-  client.on(Events.ShardDisconnect, (event, shardId) => logger.warn({ code: event.code, shardId }, 'disconnected from the Discord gateway'));
-  client.on(Events.ShardResume, (shardId) => logger.info({ shardId }, 'resumed the Discord gateway session'));
-  for (const rest of [client.rest, ctx.webhookRest]) {
-    rest.on(RESTEvents.RateLimited, (info) =>
-      logger.debug({ route: info.route, method: info.method, timeToReset: info.timeToReset, global: info.global }, 'waiting for a Discord rate limit'),
-    );
-    const { onWriteRefused } = options;
-    if (onWriteRefused) {
-      rest.on(RESTEvents.Response, (request, response) => {
-        if (request.method !== 'GET' && response.status >= 400) onWriteRefused();
-      });
-    }
-  }
+  /** A discord.js client with the bot's handlers: one for each gateway login, or the one that takes interactions over HTTP. */
+  const newClient = (ws: WebSocketOptions = {}) => {
+    const client = new Client({ intents: [], ws, rest: restOptions });
+    watched(client.rest);
+    client.on(Events.InteractionCreate, (interaction) => {
+      if (accepting) ctx.track(route(interaction));
+    });
+    client.on(Events.Error, (error) => logger.error({ err: scrub(error, token) }, 'discord.js reported an error'));
+    client.on(Events.Warn, (message) => logger.warn({ detail: scrubSecrets(message, [token]) }, 'discord.js warning'));
+    client.on(Events.ShardDisconnect, (event, shardId) => logger.warn({ code: event.code, shardId }, 'disconnected from the Discord gateway'));
+    client.on(Events.ShardResume, (shardId) => logger.info({ shardId }, 'resumed the Discord gateway session'));
+    return client;
+  };
 
   let endpoint: InteractionsEndpoint | undefined;
-  const gateway = options.interactions
-    ? undefined
-    : gatewayConnection({ client, token, loginTimeoutMs: options.loginTimeoutMs ?? 60_000, lease: options.gatewayLease, logger });
+  const httpClient = options.interactions ? newClient() : undefined;
+  const gateway = httpClient ? undefined : gatewayConnection({ newClient, token, loginTimeoutMs: options.loginTimeoutMs ?? 60_000, lease: options.gatewayLease, logger });
+  const client = () => httpClient ?? gateway!.client();
   try {
-    if (options.interactions) await useTokenWithoutGateway(client, token, options.loginTimeoutMs ?? 60_000);
+    if (httpClient) await useTokenWithoutGateway(httpClient, token, options.loginTimeoutMs ?? 60_000);
     else await gateway!.start();
   } catch (error) {
-    await client.destroy().catch(() => {});
+    await httpClient?.destroy().catch(() => {});
+    retireBotRest();
     const why = describeDiscordUnreachable(error, options.apiBaseUrl) ?? scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
     throw new Error(`could not log in to Discord: ${why}`, { cause: error });
   }
@@ -160,31 +184,35 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     try {
       // An interaction id is taken once, by every replica and across restarts (a replayed POST is refused).
       const taken = state.store.space(state.spaces.discordInteractions);
-      endpoint = await startInteractionsEndpoint({ ...options.interactions, client, responses: httpResponses, logger, taken });
+      endpoint = await startInteractionsEndpoint({ ...options.interactions, client: httpClient!, responses: httpResponses, logger, taken });
     } catch (error) {
-      await client.destroy().catch(() => {});
+      await httpClient!.destroy().catch(() => {});
+      retireBotRest();
       throw new Error(`could not take Discord interactions on port ${options.interactions.port}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
   }
-  const applicationId = client.application?.id;
+  const applicationId = client()?.application?.id;
   if (options.applicationId && applicationId && options.applicationId !== applicationId) {
     logger.warn({ configured: options.applicationId, actual: applicationId }, 'DISCORD_APPLICATION_ID does not match the bot token’s application');
   }
-  logger.info({ user: client.user?.tag, applicationId, interactionsUrl: endpoint?.url }, 'Discord bot ready');
+  logger.info({ user: client()?.user?.tag, applicationId, interactionsUrl: endpoint?.url }, 'Discord bot ready');
   // Every process sweeps: at start what the last one left, and (with Redis) the jobs of a replica whose lease lapsed.
   const sweeper = startSweeper({
     store: state.store,
     name: 'discord jobs',
     claim: () => store.claimInterrupted(),
     sweep: async (record) => {
-      await sweepInterrupted(ctx, client.rest, [record]);
+      await sweepInterrupted(ctx, botRest, [record]);
     },
     logger,
   });
   ctx.track(sweeper.first);
 
   return {
-    client: client as Client<true>,
+    get client() {
+      return client();
+    },
+    rest: botRest,
     webhookRest: ctx.webhookRest,
     interactionsUrl: endpoint?.url,
     online: () => (endpoint ? endpoint.listening() : gateway!.online()),
@@ -201,7 +229,8 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
         logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
       });
       if (gateway) await gateway.leave();
-      else await client.destroy();
+      else await httpClient!.destroy();
+      retireBotRest();
       logger.info({}, 'Discord bot stopped');
     },
   };

@@ -107,7 +107,7 @@ function replyTargetOf(ctx: BotContext, interaction: JobInteraction, job: Pick<A
   const userId = interaction.user.id;
   return new ReplyTarget({
     webhookRest: ctx.webhookRest,
-    botRest: interaction.client.rest,
+    botRest: ctx.botRest,
     applicationId: interaction.applicationId,
     token: interaction.token,
     issuedAt: interaction.createdTimestamp,

@@ -30,7 +30,7 @@ export const discordSurface: Surface<DiscordConfig> = {
     });
     const { interactionsUrl } = bot;
     ctx.print(interactionsUrl ? `Discord bot is online (HTTP, interactions at ${interactionsUrl}).` : 'Discord bot is online.');
-    const applicationId = bot.client.application?.id ?? bot.client.user?.id;
+    const applicationId = bot.client?.application?.id ?? bot.client?.user?.id;
     if (applicationId) ctx.print(`Invite it to a server: ${inviteLink(applicationId)}`);
     return {
       health: () => bot.online(),

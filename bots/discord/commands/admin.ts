@@ -79,7 +79,7 @@ async function answerBudget(interaction: ChatInputCommandInteraction, ctx: BotCo
  */
 async function forgetDeletedRoles(interaction: ChatInputCommandInteraction, ctx: BotContext, requester: Requester): Promise<boolean> {
   try {
-    const roles = (await interaction.client.rest.get(Routes.guildRoles(interaction.guildId!))) as APIRole[];
+    const roles = (await ctx.botRest.get(Routes.guildRoles(interaction.guildId!))) as APIRole[];
     return (await ctx.runner.budgets.forgetDeletedRoles(requester, roles.map((r) => r.id))) > 0;
   } catch (error) {
     ctx.logger.warn({ err: error }, 'the server’s roles could not be read; the budgets of roles deleted since are kept');

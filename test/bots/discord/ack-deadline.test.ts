@@ -56,7 +56,7 @@ describe('Discord’s 3 s rule for the first answer to an interaction from the g
     const size = MAX_DISCORD_CONNECTIONS + 8;
     // Each to a channel of its own: discord.js sends one request at a time per channel.
     const channels = Array.from({ length: size }, (_, i) => String(BigInt(h.discord.channelId) + BigInt(i))).map((id) => (id === h.discord.foreignChannelId ? `${id}0` : id));
-    const sent = Promise.allSettled(channels.map((channelId, i) => h.bot.client.rest.post(Routes.channelMessages(channelId), { body: { content: `post ${i}` } })));
+    const sent = Promise.allSettled(channels.map((channelId, i) => h.bot.rest.post(Routes.channelMessages(channelId), { body: { content: `post ${i}` } })));
     await h.discord.waitFor(() => posts.held === MAX_DISCORD_CONNECTIONS, 'every connection of the bot’s REST client held by a post');
     const ix = h.discord.slashCommand('imagine', { prompt: 'answered first' });
     await h.discord.waitFor(() => ix.ack, 'the first answer, while the posts are held');

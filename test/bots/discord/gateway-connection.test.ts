@@ -1,28 +1,22 @@
 import { EventEmitter } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Client, Events } from 'discord.js';
+import { Client, Events, type WebSocketOptions } from 'discord.js';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { WebSocketServer } from 'ws';
 import { gatewayConnection } from '../../../bots/discord/gateway-connection.js';
 import { GatewayLease } from '../../../bots/discord/gateway-lease.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
 import { RecordingLogger } from './harness.js';
 
 const redisSetup = testRedis();
 
 /** The part of discord.js's Client the connection uses, with a login that is READY once `loggingIn` resolves. */
 class SlowLoginClient extends EventEmitter {
-  readonly rest = { setToken: () => {} };
   #ready = false;
   /** Whether `login` was called. */
   loginStarted = false;
-  /** Whether the client was destroyed (taken off the gateway) after its login ended READY. */
-  destroyedAfterLogin = false;
-  #loginEnded = false;
   constructor(readonly loggingIn: () => Promise<unknown>) {
     super();
   }
@@ -30,13 +24,11 @@ class SlowLoginClient extends EventEmitter {
     this.loginStarted = true;
     await this.loggingIn();
     this.#ready = true;
-    this.#loginEnded = true;
     this.emit(Events.ClientReady, this);
     return 'token';
   }
   async destroy(): Promise<void> {
     this.#ready = false;
-    if (this.#loginEnded) this.destroyedAfterLogin = true;
   }
   isReady(): boolean {
     return this.#ready;
@@ -74,7 +66,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
     let loggedIn!: () => void;
     const login = new Promise<void>((resolve) => (loggedIn = resolve));
     const client = new SlowLoginClient(() => login);
-    const connection = gatewayConnection({ client: client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, lease, logger });
+    const connection = gatewayConnection({ newClient: () => client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, lease, logger });
     takenBy = Date.now();
     const started = connection.start();
     await vi.waitFor(() => expect(client.loginStarted).toBe(true));
@@ -93,68 +85,65 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
   it('does not stay on the gateway when the bot stops while a standby is still logging in', async () => {
     const lease = { redis, key: `${prefix}:lease-2`, ttlMs: 600, renewEveryMs: 200, pollEveryMs: 100 };
     const logger = new RecordingLogger();
-    const holder = new GatewayLease({ ...lease, logger });
-    expect(await holder.tryAcquire()).toBe(true);
-    let loggedIn!: () => void;
-    const login = new Promise<void>((resolve) => (loggedIn = resolve));
-    const client = new SlowLoginClient(() => login);
-    const connection = gatewayConnection({ client: client as unknown as Client, token: 'token', loginTimeoutMs: 5000, lease, logger });
-    await connection.start();
-    await holder.release();
-    // The standby takes the lease at its next poll and logs in; the bot stops meanwhile, then the login ends READY.
-    await vi.waitFor(() => expect(client.loginStarted).toBe(true), { timeout: 10_000 });
-    await connection.leave();
-    loggedIn();
-    await vi.waitFor(() => expect(client.destroyedAfterLogin).toBe(true), { timeout: 10_000 });
-    expect(client.isReady()).toBe(false);
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    try {
+      const holder = new GatewayLease({ ...lease, logger });
+      expect(await holder.tryAcquire()).toBe(true);
+      const clients: Client[] = [];
+      const newClient = (ws: WebSocketOptions) => {
+        const client = new Client({ intents: [], ws, rest: { api: discord.apiBaseUrl } });
+        clients.push(client);
+        return client;
+      };
+      const connection = gatewayConnection({ newClient, token: discord.botToken, loginTimeoutMs: 10_000, lease, logger });
+      await connection.start();
+      const releaseReady = discord.holdReady();
+      await holder.release();
+      // The standby takes the lease at its next poll and logs in; the bot stops meanwhile, then the login ends READY.
+      await discord.waitFor(() => discord.gatewayStats.identifies === 1 || undefined, 'the standby to identify', 10_000);
+      await withTimeout(connection.leave(), 10_000, 'leave() never ended');
+      releaseReady();
+      // discord.js's shard, destroyed while it waits for READY, tries again about 500 ms later: kept off, or (the fault)
+      // on the gateway again.
+      await discord.waitFor(
+        () => logger.entries.some((e) => e.msg === 'discord.js tried to connect a gateway client that left; kept off') || discord.gatewayStats.identifies > 1 || undefined,
+        'discord.js’s own retry of the login',
+        15_000,
+      );
+      expect(discord.openGatewaySessions).toBe(0);
+      expect(discord.openGatewayConnections).toBe(0);
+      expect(clients.every((client) => !client.isReady())).toBe(true);
+      expect(connection.online()).toBe(false);
+    } finally {
+      await discord.close();
+    }
   });
 });
 
-/**
- * A Discord whose gateway says HELLO and takes IDENTIFY but never answers READY (a Discord under load, an outage
- * mid-login): `GET /gateway/bot` and the gateway, as Discord's docs describe them, and nothing else.
- */
-async function discordWithoutReady(): Promise<{ apiUrl: string; identified: () => number; close: () => Promise<void> }> {
-  const gateway = new WebSocketServer({ noServer: true });
-  let identifies = 0;
-  gateway.on('connection', (socket) => {
-    socket.send(JSON.stringify({ op: 10, d: { heartbeat_interval: 41_250 }, s: null, t: null }));
-    socket.on('message', (raw) => {
-      if ((JSON.parse(String(raw)) as { op?: number }).op === 2) identifies++;
-    });
-  });
-  const server: Server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`, shards: 1, session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 } }));
-  });
-  server.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head, (ws) => gateway.emit('connection', ws, req)));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    apiUrl: `http://127.0.0.1:${port}`,
-    identified: () => identifies,
-    async close() {
-      for (const socket of gateway.clients) socket.terminate();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
 describe('the gateway connection, leaving', () => {
-  it('leaves when stopped while Discord has not answered its login with READY (discord.js’s destroy then never ends)', async () => {
-    const discord = await discordWithoutReady();
-    const client = new Client({ intents: [], rest: { api: discord.apiUrl } });
-    const token = `${Buffer.from('104567890123456789').toString('base64')}.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB`;
+  it('leaves when stopped while Discord has not answered its login with READY (discord.js’s destroy then never ends), and discord.js’s own retry of that login never reaches Discord', async () => {
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
     const logger = new RecordingLogger();
-    const connection = gatewayConnection({ client, token, loginTimeoutMs: 60_000, leaveTimeoutMs: 500, logger });
+    const newClient = (ws: WebSocketOptions) => new Client({ intents: [], ws, rest: { api: discord.apiBaseUrl } });
+    const connection = gatewayConnection({ newClient, token: discord.botToken, loginTimeoutMs: 60_000, leaveTimeoutMs: 5000, logger });
+    const releaseReady = discord.holdReady();
     // Its login would end only with the login timeout, long after this test.
-    void connection.start().catch(() => undefined);
+    const started = connection.start();
     try {
-      await vi.waitFor(() => expect(discord.identified()).toBe(1), { timeout: 10_000 });
+      await discord.waitFor(() => discord.gatewayStats.identifies === 1 || undefined, 'the login to identify', 10_000);
       // Bounded here so that a leave that never ends fails with its name, not a test timeout.
       await withTimeout(connection.leave(), 10_000, 'leave() never ended');
-      expect(logger.entries.some((e) => e.msg === 'discord.js did not say it left the gateway in time; going on without it')).toBe(true);
+      expect(logger.entries.some((e) => e.msg === 'discord.js did not say it left the gateway in time; going on without it')).toBe(false);
+      // The login ends with the leave (not at its timeout).
+      await withTimeout(started, 1000, 'start() went on after leave()');
+      releaseReady();
+      await discord.waitFor(
+        () => logger.entries.some((e) => e.msg === 'discord.js tried to connect a gateway client that left; kept off') || discord.gatewayStats.identifies > 1 || undefined,
+        'discord.js’s own retry of the login',
+        15_000,
+      );
+      expect(discord.gatewayStats.connections).toBe(1);
+      expect(discord.openGatewayConnections).toBe(0);
     } finally {
       await discord.close();
     }

@@ -212,7 +212,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
       async crash() {
         redis.disconnect();
         await runner.shutdown({ graceMs: 0 });
-        await bot.client.destroy();
+        await bot.client?.destroy();
       },
       async close() {
         if (closed) return;
@@ -352,7 +352,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(await drainedB).toBe(0);
   });
 
-  it('disconnects a holder whose lease another process took (Redis says so), before that one connects', async () => {
+  it('disconnects a holder whose lease another process took (Redis says so), before that one connects; taking it back, it is on the gateway again, answers, and leaves it when stopped', async () => {
     const a = await startReplica('a');
     await discord.waitFor(() => discord.openGatewaySessions === 1, 'the holder to connect');
     // As if the lease had expired during a pause of this process and another took it.
@@ -362,8 +362,36 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(a.bot.online()).toBe(true); // standing by again
     await a.redis.del(key);
     // discord.js waits 5 s between two identifies of one process, so this takes longer than a takeover by another process.
-    await discord.waitFor(() => discord.openGatewaySessions === 1, 'the holder to take the lease back', 15_000);
+    await discord.waitFor(() => a.logger.entries.some((e) => e.msg === 'took over the Discord gateway'), 'the holder to take the lease back and be READY', 15_000);
     expect(discord.gatewayStats.identifies).toBe(2);
+    expect(discord.openGatewaySessions).toBe(1);
+    expect((await imagine('after taking the lease back')).callbackAttempts).toBe(1);
+    expect(handledBy(a)).toBe(1);
+
+    await a.close();
+    expect(discord.openGatewaySessions).toBe(0);
+    expect(discord.openGatewayConnections).toBe(0);
+  });
+
+  it('leaves no gateway connection open when stopped while taking over (its login waiting for READY), even once Discord answers it', async () => {
+    const a = await startReplica('a');
+    const b = await startReplica('b');
+    const releaseReady = discord.holdReady();
+    await a.close();
+    await discord.waitFor(() => discord.gatewayStats.identifies === 2 || undefined, 'the standby to identify', 10_000);
+    const connectionsSoFar = discord.gatewayStats.connections;
+    await b.close();
+    releaseReady();
+    // discord.js's shard, destroyed while it waits for READY, tries again about 500 ms later: that try is kept off, or
+    // (the fault) reaches the gateway and identifies.
+    await discord.waitFor(
+      () => b.logger.entries.some((e) => e.msg === 'discord.js tried to connect a gateway client that left; kept off') || discord.gatewayStats.identifies > 2 || undefined,
+      'discord.js’s own retry of the login',
+      15_000,
+    );
+    expect(discord.gatewayStats.connections).toBe(connectionsSoFar);
+    expect(discord.openGatewaySessions).toBe(0);
+    expect(discord.openGatewayConnections).toBe(0);
   });
 
   function emulatorGenerations(): number {

@@ -139,7 +139,7 @@ export class DiscordHarness {
   async restart(options: { crash?: boolean } = {}): Promise<void> {
     if (options.crash) {
       this.#abandoned.push(this.runner);
-      await this.bot.client.destroy();
+      await this.bot.client?.destroy();
       // A process that died writes nothing more into the data folder (its jobs go on here, writing nowhere).
       await this.state.close();
       await this.#startBot(true);

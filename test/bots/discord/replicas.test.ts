@@ -91,7 +91,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
           stopped = true;
           link.commands.disconnect();
           link.subscriber().disconnect();
-          await bot.client.destroy();
+          await bot.client?.destroy();
           cleanups.push(async () => {
             await bot.stop();
             await runner.shutdown({ graceMs: 0 });

@@ -340,6 +340,16 @@ export class FakeDiscord {
     return this.#gateway.openSessions;
   }
 
+  /** WebSocket connections to the gateway open now, identified or not. */
+  get openGatewayConnections(): number {
+    return this.#gateway.openConnections;
+  }
+
+  /** Holds the gateway's READY back until the answer returned is called (see FakeGateway.holdReady). */
+  holdReady(): () => void {
+    return this.#gateway.holdReady();
+  }
+
   waitForReady(timeoutMs?: number): Promise<void> {
     return this.#gateway.waitForReady(timeoutMs);
   }

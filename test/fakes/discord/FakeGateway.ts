@@ -46,6 +46,8 @@ export class FakeGateway {
   readonly #wss = new WebSocketServer({ noServer: true });
   readonly #sessions = new Map<string, Session>();
   readonly #readyWaiters: (() => void)[] = [];
+  /** While set (see `holdReady`), READY waits: the answers to each IDENTIFY, sent when let through. */
+  #heldReadys: (() => void)[] | undefined;
   readonly stats: GatewayStats = { connections: 0, identifies: 0, resumes: 0, heartbeats: 0, dispatches: 0 };
 
   constructor(options: GatewayOptions) {
@@ -88,6 +90,24 @@ export class FakeGateway {
   /** How many sessions are connected now. */
   get openSessions(): number {
     return this.#open().length;
+  }
+
+  /** How many WebSocket connections are open now, identified or not. */
+  get openConnections(): number {
+    return [...this.#wss.clients].filter((socket) => socket.readyState === socket.OPEN).length;
+  }
+
+  /**
+   * Holds READY back (a Discord under load, an outage mid-login): each IDENTIFY is still taken (the bot counts as connected), and its READY
+   * is sent when the answer returned is called (to a connection still open). Later identifies are answered at once again.
+   */
+  holdReady(): () => void {
+    const held: (() => void)[] = [];
+    this.#heldReadys = held;
+    return () => {
+      if (this.#heldReadys === held) this.#heldReadys = undefined;
+      for (const send of held.splice(0)) send();
+    };
   }
 
   #open(): Session[] {
@@ -137,8 +157,13 @@ export class FakeGateway {
           session = { id: randomBytes(16).toString('hex'), seq: 1, socket };
           this.#sessions.set(session.id, session);
           const ready = { ...this.#options.readyData(), session_id: session.id, resume_gateway_url: this.#options.resumeUrl() };
-          socket.send(JSON.stringify({ op: OP_DISPATCH, t: 'READY', s: session.seq, d: ready }));
-          for (const wake of this.#readyWaiters.splice(0)) wake();
+          const sendReady = () => {
+            if (socket.readyState !== socket.OPEN) return;
+            socket.send(JSON.stringify({ op: OP_DISPATCH, t: 'READY', s: 1, d: ready }));
+            for (const wake of this.#readyWaiters.splice(0)) wake();
+          };
+          if (this.#heldReadys) this.#heldReadys.push(sendReady);
+          else sendReady();
           return;
         }
         case OP_RESUME: {
