@@ -62,16 +62,24 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
       if (args[2] === lease.key && Number(answer) === 1 && sentAt > takenBy + lease.ttlMs) renewedPastItsLife();
       return answer;
     }) as typeof redis.eval);
+    // The lease lives from when the SET NX that took it was sent (as the lease counts it), not from the start call.
+    const setKey = redis.set.bind(redis) as (...args: unknown[]) => Promise<unknown>;
+    const sets = vi.spyOn(redis, 'set').mockImplementation((async (...args: unknown[]) => {
+      const sentAt = Date.now();
+      const answer = await setKey(...args);
+      if (args[0] === lease.key && args.includes('NX') && answer === 'OK') takenBy = sentAt;
+      return answer;
+    }) as typeof redis.set);
     // The login ends when the test says so: past the lease's lifetime, however loaded the machine.
     let loggedIn!: () => void;
     const login = new Promise<void>((resolve) => (loggedIn = resolve));
     const client = new SlowLoginClient(() => login);
     const connection = gatewayConnection({ newClient: () => client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, lease, logger });
-    takenBy = Date.now();
     const started = connection.start();
     await vi.waitFor(() => expect(client.loginStarted).toBe(true));
     await withTimeout(keptPastItsLife, 10_000, 'no renewal past the lease’s first lifetime was confirmed');
     evals.mockRestore();
+    sets.mockRestore();
     const other = new GatewayLease({ ...lease, logger });
     expect(await other.tryAcquire()).toBe(false);
     loggedIn();
