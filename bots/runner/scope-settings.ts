@@ -68,6 +68,13 @@ export type StoredSettingName = keyof ScopeSettings;
 /** The settings `/imagine-admin set` and `/imagine admin set` change (role budgets have their budget command). */
 export type SettingName = Exclude<StoredSettingName, 'roleBudgets'>;
 export const SETTING_NAMES = Object.keys(ScopeSettingsSchema.shape) as StoredSettingName[];
+/** The settings that are lists: an admin may add to one or remove from it (`ScopePolicy.update`). */
+export const LIST_SETTINGS = ['channels', 'allowed', 'blocked', 'blockedWords', 'qualities', 'sizes', 'highQualityFor'] as const satisfies readonly SettingName[];
+export type ListSettingName = (typeof LIST_SETTINGS)[number];
+
+export function isListSetting(name: StoredSettingName): name is ListSettingName {
+  return (LIST_SETTINGS as readonly string[]).includes(name);
+}
 
 /**
  * The settings whose default (unset) is wider than any value an admin can set: every channel, everyone, nothing
