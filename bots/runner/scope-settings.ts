@@ -229,6 +229,22 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
 }
 
 /**
+ * The servers/workspaces whose chat settings are kept in `space` (`discord:<guild>`, `slack:<team>`): a full scan, for
+ * a page an owner opens, never a hot path. A record kept under a digest (a scope key with other characters) cannot
+ * name its scope and is left out, as is one whose text is damaged whole (the space's scan skips what it cannot read).
+ */
+export async function storedScopeKeys(space: Pick<Space<unknown>, 'entries'>): Promise<string[]> {
+  const scopeKeys: string[] = [];
+  for await (const { key } of space.entries()) {
+    const platform = /^(discord|slack)-/.exec(key)?.[1];
+    if (!platform) continue;
+    const scopeKey = `${platform}:${key.slice(platform.length + 1)}`;
+    if (stateKeyOf(scopeKey) === key) scopeKeys.push(scopeKey);
+  }
+  return scopeKeys;
+}
+
+/**
  * A stored value as this version reads it; undefined when it cannot be read. A later version may narrow the schema,
  * and a value stored before must not shut a scope's jobs for that: sizes and qualities a version no longer knows are
  * dropped (as the operator's narrowing drops them, `ScopePolicy.effective`), the value unreadable only when it is no list
