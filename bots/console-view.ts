@@ -3,7 +3,7 @@ import { envText, type Env, type BotsView, type ChatSettingRow, type KeptImage, 
 import { JobRecordStore } from './discord/JobRecordStore.js';
 import type { JobRunner } from './runner/index.js';
 import type { RunnerConfig } from './runner/config.js';
-import { isFailClosed } from './runner/scope-settings.js';
+import { isFailClosed, storedScopeKeys } from './runner/scope-settings.js';
 import type { BotState } from './state/index.js';
 
 export interface BotsConsoleViewOptions {
@@ -32,8 +32,8 @@ const LOOKUP_TIMEOUT_MS = 3_000;
  * (from the jobs running here, and looked up on Discord and Slack, kept six
  * hours), the images the Discord bot keeps for its buttons (thumbnails),
  * the bots' settings and where each comes from, and the settings chat admins
- * chose. Every answer is best effort: what it cannot tell, the console shows
- * as a key.
+ * chose (of every server/workspace that has some kept). Every answer is best
+ * effort: what it cannot tell, the console shows as a key.
  */
 export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
   const { runner, runnerConfig, env } = options;
@@ -109,7 +109,10 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
 
     async chatSettings(scopeKeys) {
       const all: Record<string, Record<string, ChatSettingRow>> = {};
-      for (const scopeKey of scopeKeys) {
+      // Every scope with settings kept, whether or not it spent this month (one whose rules cannot be read has refused every job since),
+      // and those asked for (a record damaged whole is not in the scan: its scope shows when it has a lowered cap or spending).
+      const stored = await storedScopeKeys(options.state.store.space(options.state.spaces.scopeSettings));
+      for (const scopeKey of new Set([...stored, ...scopeKeys])) {
         const [platform, ...rest] = scopeKey.split(':');
         if (platform !== 'discord' && platform !== 'slack') continue;
         const effective = await runner.policy.effective({ platform, scopeId: rest.join(':') });

@@ -1,6 +1,6 @@
-import type { EffectiveSetting, EffectiveSettings, ScopePolicy, SettingChangeResult } from './scope-policy.js';
-import { settingHint, WORD_OF, mergeSetting, parseSettingValue, settingOfWord, SETTING_WORDS } from './setting-words.js';
-import { isFailClosed, type SettingName } from './scope-settings.js';
+import type { EffectiveSetting, EffectiveSettings, ScopePolicy, SettingUpdateResult } from './scope-policy.js';
+import { settingHint, WORD_OF, mergeSetting, type ParsedSetting, parseSettingValue, settingOfWord, SETTING_WORDS } from './setting-words.js';
+import { isFailClosed, isListSetting, type SettingName } from './scope-settings.js';
 import type { AuditTrouble } from './audit-log.js';
 import { describeAuditTrouble } from './describe-audit.js';
 import { SCOPE_WORDS } from './describe-refusal.js';
@@ -18,7 +18,8 @@ export interface SettingAnswer {
 /**
  * `set <setting> <value>` from chat: reads the value (`clear`, `add …`,
  * `remove …` for lists), changes the setting through the policy (which checks
- * who may and the operator's bounds, stores and logs it), and answers in words,
+ * who may and the operator's bounds, stores and logs it; `add` and `remove` as one
+ * change of the value stored now, so two admins on two replicas lose neither), and answers in words,
  * in the admin's language. Setting names and values are typed the same in every
  * language (`max-images`, `low`): they are the command's words and the spec's.
  */
@@ -29,15 +30,17 @@ export async function changeSetting(policy: ScopePolicy, requester: Requester, w
   if (!name) return { ok: false, code: 'unknown_setting', message: say(locale, 'settings.unknown', { names: Object.keys(SETTING_WORDS).join(', ') }) };
   const parsed = parseSettingValue(name, text);
   if (!parsed.ok) return { ok: false, code: 'invalid_value', message: say(locale, 'settings.takes', { setting: WORD_OF[name], hint: settingHint(name, locale) }) };
-  const effective = await policy.effective(requester);
-  // A list that cannot be read is not its default: adding to or removing from the default would store a list the
-  // admins never chose and lift the refusal (`remove` from who opens the bot to everyone). Only a whole value or clear mends it.
-  if ((parsed.op === 'add' || parsed.op === 'remove') && effective.unreadable.includes(name)) {
-    return { ok: false, code: 'setting_unreadable', message: say(locale, 'settings.unreadable_merge', { setting: WORD_OF[name], op: parsed.op }) };
-  }
-  const value = mergeSetting(name, effective[name].value, parsed);
-  return answerOf(await policy.set(requester, name, value), requester.platform, locale);
+  const { op } = parsed;
+  // A list that cannot be read is refused by the policy (`setting_unreadable`): adding to or removing from its default
+  // would store a list the admins never chose and lift the refusal (`remove` from who opens the bot to everyone).
+  const result =
+    (op === 'add' || op === 'remove') && isListSetting(name)
+      ? await policy.update(requester, name, (current) => mergeSetting(name, current, parsed))
+      : await policy.set(requester, name, mergeSetting(name, undefined, parsed));
+  return answerOf(result, op, requester.platform, locale);
 }
+
+type ParsedSettingOp = Extract<ParsedSetting, { ok: true }>['op'];
 
 const notAdmin = (platform: Platform, locale: string | undefined): SettingAnswer => ({
   ok: false,
@@ -45,7 +48,7 @@ const notAdmin = (platform: Platform, locale: string | undefined): SettingAnswer
   message: say(locale, 'settings.not_admin', { scope: SCOPE_WORDS[platform] }),
 });
 
-function answerOf(result: SettingChangeResult, platform: Platform, locale: string | undefined): SettingAnswer {
+function answerOf(result: SettingUpdateResult, op: ParsedSettingOp, platform: Platform, locale: string | undefined): SettingAnswer {
   const setting = WORD_OF[result.name];
   if (result.ok) {
     const was = result.wasUnreadable
@@ -61,6 +64,8 @@ function answerOf(result: SettingChangeResult, platform: Platform, locale: strin
       return notAdmin(platform, locale);
     case 'invalid_value':
       return { ok: false, code: result.code, message: say(locale, 'settings.takes', { setting, hint: settingHint(result.name, locale) }) };
+    case 'setting_unreadable':
+      return { ok: false, code: result.code, message: say(locale, 'settings.unreadable_merge', { setting, op }) };
     case 'not_allowed_by_operator': {
       const bound = result.allowed;
       const allowed = bound === undefined ? '' : 'atMost' in bound ? say(locale, 'settings.at_most', { max: bound.atMost }) : bound.oneOf.join(', ');

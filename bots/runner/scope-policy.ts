@@ -3,7 +3,7 @@ import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import { findBlockedWord } from './blocked-words.js';
 import { refusalFromPolicy } from './describe-refusal.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import { isFailClosed, ScopeSettingsSchema, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type SettingUpdate, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
+import { isFailClosed, ScopeSettingsSchema, type ListSettingName, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type SettingUpdate, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
 import { TtlCache } from './ttl-cache.js';
 import { isDmScope, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
 
@@ -70,6 +70,9 @@ export type SettingChangeRefusal = 'not_admin' | 'invalid_value' | 'not_allowed_
 export type SettingChangeResult =
   | { ok: true; name: SettingName; previous: unknown; value: unknown; /** What it replaced was stored and unreadable (`previous` is then undefined). */ wasUnreadable: boolean }
   | { ok: false; code: SettingChangeRefusal; name: SettingName; /** What the operator allows. */ allowed?: OperatorBound | undefined };
+
+/** What `update` answers: `set`'s answers, or `setting_unreadable` when the list is stored and cannot be read (nothing changed). */
+export type SettingUpdateResult = SettingChangeResult | { ok: false; code: 'setting_unreadable'; name: SettingName };
 
 /** What the operator allows for a setting an admin tried to take beyond it: a most, or the values. */
 export type OperatorBound = { atMost: number } | { oneOf: readonly string[] };
@@ -208,7 +211,11 @@ export class ScopePolicy {
 
   /** Every rule that applies to a scope's jobs and where it comes from. */
   async effective(requester: Pick<Requester, 'platform' | 'scopeId'>): Promise<EffectiveSettings> {
-    const stored = await this.#settingsOf(scopeKeyOf(requester));
+    return this.#effectiveOf(requester, await this.#settingsOf(scopeKeyOf(requester)));
+  }
+
+  /** The rules of a scope whose settings are `stored`. */
+  #effectiveOf(requester: Pick<Requester, 'platform' | 'scopeId'>, stored: StoredScopeSettings): EffectiveSettings {
     const op = this.#operator;
     const v = stored.values;
     const admin = <T>(name: SettingName, value: T): EffectiveSetting<T> => ({ value, source: 'admin', change: stored.setBy[name] });
@@ -281,20 +288,61 @@ export class ScopePolicy {
     if (!requester.isAdmin) return { ok: false, code: 'not_admin', name };
     const checked = ScopeSettingsSchema.shape[name].safeParse(value);
     if (!checked.success) return { ok: false, code: 'invalid_value', name };
-    const bound = value === undefined ? undefined : await this.#operatorBound(requester, name, value);
+    const bound = value === undefined ? undefined : this.#operatorBound(name, value, name === 'defaultQuality' || name === 'defaultSize' ? await this.effective(requester) : undefined);
     if (bound) return { ok: false, code: 'not_allowed_by_operator', name, allowed: bound };
     const scopeKey = scopeKeyOf(requester);
-    const by = userKeyOf(requester);
-    const { previous, unreadable } = await this.#store.set(scopeKey, name, value, { by, at: this.#now() });
+    const { previous, unreadable } = await this.#store.set(scopeKey, name, value, { by: userKeyOf(requester), at: this.#now() });
+    return this.#changed(requester, name, previous, value, unreadable);
+  }
+
+  /**
+   * A chat admin changes one list of their own scope from what it is stored as now (`add`, `remove`): `change` gets
+   * the list as it applies (its default when unset) and answers the new value (`undefined` clears it). One atomic change
+   * of the stored value — an admin on another replica changing it meanwhile loses nothing (a value read through this
+   * policy's cache may be a few seconds old) — checked as `set` checks a value; nothing is changed when it is refused.
+   * A list stored and unreadable is refused (`setting_unreadable`): building on its default would store a list its
+   * admins never chose and lift the refusal it holds; only a whole value (`set`) or clearing it mends it.
+   */
+  async update<K extends ListSettingName>(requester: Requester, name: K, change: (current: EffectiveSettings[K]['value']) => ScopeSettings[K] | undefined): Promise<SettingUpdateResult> {
+    if (!requester.isAdmin) return { ok: false, code: 'not_admin', name };
+    let previous: ScopeSettings[K] | undefined;
+    try {
+      const value = await this.#store.update(
+        scopeKeyOf(requester),
+        name,
+        (current, context) => {
+          if (context.unreadable) throw new UpdateRefused({ ok: false, code: 'setting_unreadable', name });
+          previous = current;
+          const values: ScopeSettings = current === undefined ? {} : { [name]: current };
+          const next = change(this.#effectiveOf(requester, { values, setBy: {} })[name].value as EffectiveSettings[K]['value']);
+          if (!ScopeSettingsSchema.shape[name].safeParse(next).success) throw new UpdateRefused({ ok: false, code: 'invalid_value', name });
+          const bound = next === undefined ? undefined : this.#operatorBound(name, next);
+          if (bound) throw new UpdateRefused({ ok: false, code: 'not_allowed_by_operator', name, allowed: bound });
+          return next;
+        },
+        { by: userKeyOf(requester), at: this.#now() },
+      );
+      return this.#changed(requester, name, previous, value, false);
+    } catch (error) {
+      if (error instanceof UpdateRefused) return error.result;
+      throw error;
+    }
+  }
+
+  /** Logs a change made, with who made it, and answers it. */
+  #changed(requester: Requester, name: SettingName, previous: unknown, value: unknown, unreadable: boolean): SettingChangeResult {
     this.#logger?.info(
-      { scopeKey, setting: name, changedBy: by, old: previous ?? null, new: value ?? null, ...(unreadable && { oldUnreadable: true }) },
+      { scopeKey: scopeKeyOf(requester), setting: name, changedBy: userKeyOf(requester), old: previous ?? null, new: value ?? null, ...(unreadable && { oldUnreadable: true }) },
       value === undefined ? 'a chat admin cleared a setting' : 'a chat admin changed a setting',
     );
     return { ok: true, name, previous, value, wasUnreadable: unreadable };
   }
 
-  /** What the operator allows for this setting when `value` goes beyond it; undefined when it is within. */
-  async #operatorBound(requester: Requester, name: SettingName, value: unknown): Promise<OperatorBound | undefined> {
+  /**
+   * What the operator allows for this setting when `value` goes beyond it; undefined when it is within. The scope's
+   * default size and quality are bounded by its sizes and qualities (`s`, given for those two).
+   */
+  #operatorBound(name: SettingName, value: unknown, s?: Pick<EffectiveSettings, 'qualities' | 'sizes'>): OperatorBound | undefined {
     const op = this.#operator;
     switch (name) {
       case 'maxImages':
@@ -308,12 +356,12 @@ export class ScopePolicy {
       case 'defaultPreviews':
         return (value as number) > this.#partialImages ? { atMost: this.#partialImages } : undefined;
       case 'defaultQuality': {
-        const { qualities } = await this.effective(requester);
-        return qualities.value.includes(value as Quality) ? undefined : { oneOf: qualities.value };
+        const qualities = s?.qualities.value ?? op.qualities;
+        return qualities.includes(value as Quality) ? undefined : { oneOf: qualities };
       }
       case 'defaultSize': {
-        const { sizes } = await this.effective(requester);
-        return sizes.value.includes(value as Size) ? undefined : { oneOf: sizes.value };
+        const sizes = s?.sizes.value ?? op.sizes;
+        return sizes.includes(value as Size) ? undefined : { oneOf: sizes };
       }
       default:
         return undefined;
@@ -358,6 +406,13 @@ class CachedSettings implements ScopeSettingsStore {
     } finally {
       this.#cache.delete(scopeKey);
     }
+  }
+}
+
+/** A refusal found inside a store's `update`: thrown so nothing is written, answered by `ScopePolicy.update`. */
+class UpdateRefused extends Error {
+  constructor(readonly result: Exclude<SettingUpdateResult, { ok: true }>) {
+    super(result.code);
   }
 }
 

@@ -68,6 +68,13 @@ export type StoredSettingName = keyof ScopeSettings;
 /** The settings `/imagine-admin set` and `/imagine admin set` change (role budgets have their budget command). */
 export type SettingName = Exclude<StoredSettingName, 'roleBudgets'>;
 export const SETTING_NAMES = Object.keys(ScopeSettingsSchema.shape) as StoredSettingName[];
+/** The settings that are lists: an admin may add to one or remove from it (`ScopePolicy.update`). */
+export const LIST_SETTINGS = ['channels', 'allowed', 'blocked', 'blockedWords', 'qualities', 'sizes', 'highQualityFor'] as const satisfies readonly SettingName[];
+export type ListSettingName = (typeof LIST_SETTINGS)[number];
+
+export function isListSetting(name: StoredSettingName): name is ListSettingName {
+  return (LIST_SETTINGS as readonly string[]).includes(name);
+}
 
 /**
  * The settings whose default (unset) is wider than any value an admin can set: every channel, everyone, nothing
@@ -219,6 +226,22 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
     },
     update,
   };
+}
+
+/**
+ * The servers/workspaces whose chat settings are kept in `space` (`discord:<guild>`, `slack:<team>`): a full scan, for
+ * a page an owner opens, never a hot path. A record kept under a digest (a scope key with other characters) cannot
+ * name its scope and is left out, as is one whose text is damaged whole (the space's scan skips what it cannot read).
+ */
+export async function storedScopeKeys(space: Pick<Space<unknown>, 'entries'>): Promise<string[]> {
+  const scopeKeys: string[] = [];
+  for await (const { key } of space.entries()) {
+    const platform = /^(discord|slack)-/.exec(key)?.[1];
+    if (!platform) continue;
+    const scopeKey = `${platform}:${key.slice(platform.length + 1)}`;
+    if (stateKeyOf(scopeKey) === key) scopeKeys.push(scopeKey);
+  }
+  return scopeKeys;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { LIMITS, MODERATIONS, QUALITIES, SIZES } from 'pictor';
 import { anyOf, say } from './words.js';
 import { parseWordList } from './blocked-words.js';
-import type { ScopeSettings, SettingName } from './scope-settings.js';
+import { isListSetting, type ScopeSettings, type SettingName } from './scope-settings.js';
 
 /**
  * How chat admins name and write the settings (`/imagine-admin set`,
@@ -56,8 +56,6 @@ export function settingHint(name: SettingName, locale?: string): string {
   }
 }
 
-const LISTS: readonly SettingName[] = ['channels', 'allowed', 'blocked', 'blockedWords', 'qualities', 'sizes', 'highQualityFor'];
-
 export type ParsedSetting =
   | { ok: true; op: 'set' | 'add' | 'remove'; value: unknown[] | string | number | boolean }
   | { ok: true; op: 'clear' }
@@ -74,7 +72,7 @@ export function parseSettingValue(name: SettingName, text: string): ParsedSettin
   if (CLEAR_VALUE.test(rest)) return { ok: true, op: 'clear' };
   let op: 'set' | 'add' | 'remove' = 'set';
   const verb = /^(\S+)\s+/.exec(rest);
-  if (verb && LIST_VERB.test(verb[1]!) && LISTS.includes(name)) {
+  if (verb && LIST_VERB.test(verb[1]!) && isListSetting(name)) {
     op = verb[1]!.toLowerCase() as 'add' | 'remove';
     rest = rest.slice(verb[0].length);
   }
@@ -146,12 +144,12 @@ function oneOf(words: string[], allowed: readonly string[]): string[] | undefine
 }
 
 /** The new value of a setting after `add`/`remove` (or `set`) of what an admin typed. */
-export function mergeSetting(name: SettingName, current: unknown, parsed: Extract<ParsedSetting, { ok: true }>): ScopeSettings[SettingName] | undefined {
+export function mergeSetting<K extends SettingName>(name: K, current: unknown, parsed: Extract<ParsedSetting, { ok: true }>): ScopeSettings[K] | undefined {
   if (parsed.op === 'clear') return undefined;
-  if (parsed.op === 'set') return parsed.value as ScopeSettings[SettingName];
+  if (parsed.op === 'set') return parsed.value as ScopeSettings[K];
   const list = Array.isArray(current) ? [...(current as unknown[])] : [];
   const items = parsed.value as unknown[];
   const merged = parsed.op === 'add' ? [...list, ...items.filter((i) => !list.includes(i))] : list.filter((i) => !items.includes(i));
   // An empty list means "no rule" for every list setting: stored as cleared.
-  return (merged.length > 0 ? merged : undefined) as ScopeSettings[SettingName] | undefined;
+  return (merged.length > 0 ? merged : undefined) as ScopeSettings[K] | undefined;
 }

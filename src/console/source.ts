@@ -56,8 +56,9 @@ export interface BotsView {
   /** The bots' settings in force (queue, pace, previews, what every server may do …), each with where it comes from. */
   settings?(): SettingRow[];
   /**
-   * The chat admins' settings of these servers/workspaces (channels, who may generate …), with who set each and when;
-   * one kept that cannot be read (a damaged value or record) as what that means for the scope's jobs.
+   * The chat admins' settings (channels, who may generate …) of every server/workspace that has some kept, and of these
+   * (whose record may be damaged whole), with who set each and when; one kept that cannot be read (a damaged value or
+   * record) as what that means for the scope's jobs.
    */
   chatSettings?(scopeKeys: readonly string[]): Promise<Record<string, Record<string, ChatSettingRow>>>;
   /** The bot token of a Slack workspace installed through OAuth (for alerts to a channel there). */

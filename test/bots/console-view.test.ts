@@ -32,4 +32,26 @@ describe('the chat settings the console shows the owner', () => {
       await state.close();
     }
   });
+
+  it('list every server and workspace with settings kept, though it has no lowered cap and spent nothing this month', async () => {
+    const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
+    try {
+      const space = state.store.space<ScopeSettingEntries>(state.spaces.scopeSettings);
+      const { runner } = await kit.runner({ settings: settingsInState(space) });
+      // A workspace whose rule cannot be read has refused every job since: nothing spent, yet the owner must see why.
+      await space.put(stateKeyOf('slack:T9'), { blocked: { value: 'mallory', by: 'slack:U1', at: 5 } });
+      await space.put(stateKeyOf('discord:G2'), { maxImages: { value: 2, by: 'discord:42', at: 6 } });
+      // A scope key with other characters is kept under a digest, which names no scope.
+      await space.put(stateKeyOf('discord:G:3'), { maxImages: { value: 3, by: 'discord:42', at: 7 } });
+      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      expect(await view.chatSettings!([])).toEqual({
+        'slack:T9': { blocked: { unreadable: 'jobs_refused' } },
+        'discord:G2': { maxImages: { value: 2, by: 'discord:42', at: 6 } },
+      });
+      // Those asked for are listed too, once.
+      expect(Object.keys(await view.chatSettings!(['discord:G2', 'discord:G1'])).sort()).toEqual(['discord:G2', 'slack:T9']);
+    } finally {
+      await state.close();
+    }
+  });
 });

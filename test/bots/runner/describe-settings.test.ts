@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changeSetting, describeAuditTrouble, describeSettings, parseSettingValue } from '../../../bots/runner/index.js';
+import { changeSetting, describeAuditTrouble, describeSettings, parseSettingValue, ScopePolicy, type OperatorControls } from '../../../bots/runner/index.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
 import { memorySpace } from '../../../bots/runner/memory-space.js';
 import { scopeKeyOf } from '../../../bots/runner/member-keys.js';
@@ -37,6 +37,65 @@ describe('changeSetting: what an admin types, and the answer in words', () => {
     });
     expect(await changeSetting(runner.policy, admin, 'moderation', 'low')).toMatchObject({ code: 'not_allowed_by_operator', message: expect.stringContaining('allows auto for moderation') as unknown });
     expect((await runner.policy.effective(admin)).maxImages.value).toBe(4);
+  });
+});
+
+describe('changeSetting: add and remove on two replicas', () => {
+  /** Two replicas' policies over one shared settings space, each reading through its own cache (a minute long here). */
+  function replicas(operator?: OperatorControls) {
+    const space = memorySpace<ScopeSettingEntries>();
+    const policy = () => new ScopePolicy({ store: settingsInState(space), operator, partialImages: 3, cacheMs: 60_000 });
+    return { space, one: policy(), two: policy(), fresh: policy() };
+  }
+
+  it('loses neither admin’s change when each changes the list from a cached value the other has since changed', async () => {
+    const { one, two, fresh } = replicas();
+    const ann = requester({ isAdmin: true, userId: 'ann' });
+    const bob = requester({ isAdmin: true, userId: 'bob' });
+    // Replica two has read the settings before replica one's change: its cache still says nobody is blocked.
+    expect((await two.effective(bob)).blocked.value).toEqual([]);
+    expect(await changeSetting(one, ann, 'blocked', 'add <@mallory>')).toEqual({ ok: true, message: 'blocked is now <@mallory> (was the default).' });
+    expect(await changeSetting(two, bob, 'blocked', 'add <@trudy>')).toEqual({ ok: true, message: 'blocked is now <@mallory>, <@trudy> (was <@mallory>).' });
+    expect((await fresh.effective(ann)).blocked.value).toEqual(['mallory', 'trudy']);
+
+    // Remove too: replica one reads the list, replica two adds to it, replica one removes from what is stored now.
+    expect((await one.effective(ann)).blocked.value).toEqual(['mallory', 'trudy']);
+    expect(await changeSetting(two, bob, 'blocked', 'add <@eve>')).toMatchObject({ ok: true });
+    expect(await changeSetting(one, ann, 'blocked', 'remove <@trudy>')).toEqual({ ok: true, message: 'blocked is now <@mallory>, <@eve> (was <@mallory>, <@trudy>, <@eve>).' });
+    expect((await one.effective(ann)).blocked.value).toEqual(['mallory', 'eve']);
+    // The same for the other lists: blocked words and who may generate.
+    await two.effective(bob);
+    expect(await changeSetting(one, ann, 'blocked-words', 'add kraken')).toMatchObject({ ok: true });
+    expect(await changeSetting(two, bob, 'blocked-words', 'add hydra')).toMatchObject({ ok: true });
+    expect(await changeSetting(one, ann, 'who', 'add <@ann> <@bob>')).toMatchObject({ ok: true });
+    expect(await changeSetting(two, bob, 'who', 'remove <@ann>')).toMatchObject({ ok: true });
+    const now = new ScopePolicy({ store: one.settings, partialImages: 3, cacheMs: 0 });
+    expect((await now.effective(ann)).blockedWords.value).toEqual(['kraken', 'hydra']);
+    expect((await now.effective(ann)).allowed.value).toEqual(['user:bob']);
+  });
+
+  it('checks what is stored now, not the cached value: unreadable, beyond its bound or the operator’s, and nothing is changed', async () => {
+    const { space, one, two } = replicas({ qualities: ['low', 'medium'] });
+    const ann = requester({ isAdmin: true, userId: 'ann' });
+    const key = stateKeyOf(scopeKeyOf(ann));
+    // Replica one's cache reads a list it can read; the stored list has since been damaged.
+    await space.update(key, () => ({ blocked: { value: ['mallory'], by: 'discord:ann', at: 1 } }));
+    expect((await one.effective(ann)).unreadable).toEqual([]);
+    await space.update(key, (now) => ({ ...now, blocked: { value: ['x'.repeat(80)], by: 'discord:ann', at: 2 } }));
+    expect(await changeSetting(one, ann, 'blocked', 'remove <@mallory>')).toMatchObject({ ok: false, code: 'setting_unreadable' });
+    expect((await space.get(key))?.blocked?.value).toEqual(['x'.repeat(80)]);
+
+    // A full list: one more is beyond its bound, though the cached list had room.
+    expect((await two.effective(ann)).blockedWords.value).toEqual([]);
+    const full = Array.from({ length: 200 }, (_, i) => `word${i}`);
+    await space.update(key, (now) => ({ ...now, blockedWords: { value: full, by: 'discord:ann', at: 3 } }));
+    expect(await changeSetting(two, ann, 'blocked-words', 'add kraken')).toMatchObject({ ok: false, code: 'invalid_value' });
+    expect((await space.get(key))?.blockedWords?.value).toEqual(full);
+
+    // The operator's bounds hold for what is added.
+    expect(await changeSetting(two, ann, 'qualities', 'add high')).toMatchObject({ ok: false, code: 'not_allowed_by_operator' });
+    expect(await changeSetting(two, ann, 'qualities', 'remove medium')).toEqual({ ok: true, message: 'qualities is now low (was the default).' });
+    expect((await space.get(key))?.qualities?.value).toEqual(['low']);
   });
 });
 

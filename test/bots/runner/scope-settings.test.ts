@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { JobRefusedError, settingsInState, type JobRunner, type JobSpec, type Requester } from '../../../bots/runner/index.js';
+import { changeSetting, JobRefusedError, settingsInState, type JobRunner, type JobSpec, type Requester } from '../../../bots/runner/index.js';
 import { openBotState, stateKeyOf, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger, type ScopeSettingEntries } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
@@ -229,5 +229,21 @@ describe.skipIf(redis.skipReason)(`chat settings on Redis ${redis.skipReason ? `
     expect(await refusalCode(second, job(requester({ channelId: 'general' })))).toBe('channel_not_allowed');
     expect(kit.emu.emulator.requests).toHaveLength(1);
     expect((await second.policy.effective(admin())).channels).toMatchObject({ value: ['art'], source: 'admin' });
+  });
+
+  it('keep both members blocked when two admins on two processes each add one within the cache’s lifetime', async () => {
+    const url = requireRedisUrl(redis);
+    const [one, two] = [await RedisLink.open({ url, prefix }), await RedisLink.open({ url, prefix })];
+    opened.push(one, two);
+    const { runner: first } = await kit.runner({ settings: (await settingsOf(await kit.newDir(), one)).settings, settingsCacheMs: 60_000 });
+    const { runner: second } = await kit.runner({ settings: (await settingsOf(await kit.newDir(), two)).settings, settingsCacheMs: 60_000 });
+    const scope = { scopeId: 'guild-blocking' };
+    // The second process has read the settings before the first one's change: its cache says nobody is blocked.
+    expect((await second.policy.effective(admin(scope))).blocked.value).toEqual([]);
+    expect(await changeSetting(first.policy, admin({ ...scope, userId: 'ann' }), 'blocked', 'add <@mallory>')).toMatchObject({ ok: true });
+    expect(await changeSetting(second.policy, admin({ ...scope, userId: 'bob' }), 'blocked', 'add <@trudy>')).toMatchObject({ ok: true });
+    expect((await second.policy.effective(admin(scope))).blocked.value).toEqual(['mallory', 'trudy']);
+    expect(await refusalCode(second, job(requester({ ...scope, userId: 'mallory' })))).toBe('member_blocked');
+    expect(kit.emu.emulator.requests).toHaveLength(0);
   });
 });
