@@ -20,9 +20,11 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
 
 /**
  * Drops the lapsed entries and scores this one a TTL past the moment Redis applies the renewal (not when the process
- * sent it: a slow answer must not shorten it). KEYS[1] the set; ARGV: the process's id, TTL ms.
+ * sent it: a slow answer must not shorten it). KEYS[1] the set; ARGV: the process's id, TTL ms. It writes after
+ * TIME, so it replicates its commands, not itself (Redis before 5 refuses a write after TIME otherwise).
  */
-const RENEW = `${NOW}
+const RENEW = `
+redis.replicate_commands()${NOW}
 local ttl = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now))
 redis.call('ZADD', KEYS[1], string.format('%d', now + ttl), ARGV[1])
