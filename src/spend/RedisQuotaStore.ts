@@ -171,8 +171,10 @@ export class RedisQuotaStore implements QuotaStore {
         throw error;
       });
     if (reply[0] === 1) {
-      // Answered after close: no copy, no renewal (its reservation ends within the lease, as the store's others do).
-      if (!dry && !this.#closed) this.#process.hold(jobId, { userKey, scopeKey, nanos, day, month, job: input.job, at: now });
+      // A reservation answered after close is not handed out: no copy, no renewal, the closed error (what the script
+      // reserved ends within the lease, as the closed store's other reservations do).
+      if (!dry && this.#closed) throw new Error('the quota store is closed');
+      if (!dry) this.#process.hold(jobId, { userKey, scopeKey, nanos, day, month, job: input.job, at: now });
       return { ok: true };
     }
     const [, code, usedOrLast, limitNanos, tripped] = reply as [0, string, number, number?, number?];
