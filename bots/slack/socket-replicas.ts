@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { LoggerLike } from 'pictor';
 import { renewEveryThird, withTimeout } from 'pictor/internal';
 
 export interface SocketReplicasOptions {
@@ -8,6 +9,8 @@ export interface SocketReplicasOptions {
   key: string;
   /** How long an entry lives unless renewed. Default 15 s; renewed every third of it. */
   ttlMs?: number | undefined;
+  /** Told when renewals start failing (once per streak: they run every third of the TTL) and when one passes again. */
+  logger?: LoggerLike | undefined;
 }
 
 const DEFAULT_TTL_MS = 15_000;
@@ -20,9 +23,11 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
 
 /**
  * Drops the lapsed entries and scores this one a TTL past the moment Redis applies the renewal (not when the process
- * sent it: a slow answer must not shorten it). KEYS[1] the set; ARGV: the process's id, TTL ms.
+ * sent it: a slow answer must not shorten it). KEYS[1] the set; ARGV: the process's id, TTL ms. It writes after
+ * TIME, so it replicates its commands, not itself (Redis before 5 refuses a write after TIME otherwise).
  */
-const RENEW = `${NOW}
+const RENEW = `
+redis.replicate_commands()${NOW}
 local ttl = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now))
 redis.call('ZADD', KEYS[1], string.format('%d', now + ttl), ARGV[1])
@@ -52,7 +57,10 @@ export class SocketReplicas {
   readonly #redis: ReplicasClient;
   readonly #key: string;
   readonly #ttlMs: number;
+  readonly #logger: LoggerLike | undefined;
   #stopRenewing: (() => void) | undefined;
+  /** Whether the last renewal failed (warned once, at the first of the streak). */
+  #failing = false;
 
   constructor(options: SocketReplicasOptions) {
     this.#redis = options.redis as ReplicasClient;
@@ -60,12 +68,26 @@ export class SocketReplicas {
     if (!this.#redis.pictorSocketLive) this.#redis.defineCommand('pictorSocketLive', { numberOfKeys: 1, lua: LIVE });
     this.#key = options.key;
     this.#ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
+    this.#logger = options.logger;
   }
 
   /** Counts this process as connected from now on (renewed until `leave`). */
   async join(): Promise<void> {
     await this.#renew();
-    this.#stopRenewing = renewEveryThird(this.#ttlMs, () => this.#renew(), () => undefined);
+    this.#stopRenewing = renewEveryThird(
+      this.#ttlMs,
+      async () => {
+        await this.#renew();
+        if (!this.#failing) return;
+        this.#failing = false;
+        this.#logger?.info({}, 'renewed this process’s entry among the Slack bot’s Socket Mode connections again');
+      },
+      (error) => {
+        if (this.#failing) return;
+        this.#failing = true;
+        this.#logger?.warn({ err: error }, 'could not renew this process’s entry among the Slack bot’s Socket Mode connections: once it lapses, a draining replica does not hand its events over to this one (warned once until a renewal passes)');
+      },
+    );
   }
 
   /** Whether a process other than this one holds a live connection now; false when Redis does not answer in time. */

@@ -1,3 +1,4 @@
+import type { LoggerLike } from 'pictor';
 import type { RedisLink } from 'pictor/internal';
 import type { Surface } from '../surface.js';
 import { readSlackConfig, type SlackConfig } from './config.js';
@@ -29,7 +30,7 @@ export const slackSurface: Surface<SlackConfig> = {
     const running = bot;
     // Socket Mode with Redis: the replicas of this bot that hold a connection, so a draining one lets go only when
     // another can take the new events (a lone process keeps its connection and says it is restarting).
-    const presence = config.mode !== 'http' && link && running.teamId && running.botUserId ? await joinSocketReplicas(link, `${running.teamId}:${running.botUserId}`) : undefined;
+    const presence = config.mode !== 'http' && link && running.teamId && running.botUserId ? await joinSocketReplicas(link, `${running.teamId}:${running.botUserId}`, ctx.logger) : undefined;
     let stopped = false;
     let waiting: NodeJS.Timeout | undefined;
     const handOverWhenAnotherIsConnected = async (): Promise<void> => {
@@ -56,8 +57,8 @@ export const slackSurface: Surface<SlackConfig> = {
   },
 };
 
-async function joinSocketReplicas(link: RedisLink, bot: string): Promise<{ replicas: SocketReplicas }> {
-  const replicas = new SocketReplicas({ redis: link.commands, key: `${link.config.prefix}:slack:socket-replicas:${bot}` });
+async function joinSocketReplicas(link: RedisLink, bot: string, logger: LoggerLike): Promise<{ replicas: SocketReplicas }> {
+  const replicas = new SocketReplicas({ redis: link.commands, key: `${link.config.prefix}:slack:socket-replicas:${bot}`, logger });
   await replicas.join();
   return { replicas };
 }

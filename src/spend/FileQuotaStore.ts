@@ -94,15 +94,22 @@ export class FileQuotaStore implements QuotaStore {
     );
   }
 
-  reserve(input: ReserveInput): Promise<ReserveResult> {
-    return this.#update<ReserveResult>(input.now, (ledger) => {
+  /**
+   * A reservation answered once the store is closed (asked before `close`, written while it waits for pending
+   * operations) is not handed out: it answers the closed error, and what it wrote ends within the lease, as the
+   * closed store's other reservations do (no copy kept, no renewal).
+   */
+  async reserve(input: ReserveInput): Promise<ReserveResult> {
+    const answer = await this.#update<ReserveResult>(input.now, (ledger) => {
       const refusal = reserveIn(ledger, input, this.#process.owner, this.#process.keepDays);
       // A refusal that tripped the breaker paused the scope: that is a change to write.
       if (refusal) return { result: refusal, changed: refusal.tripped === true };
       this.#markAlive(ledger, this.#process.clock());
-      this.#process.hold(input.jobId, { ...ledger.reservations[input.jobId]! });
+      if (!this.#closed) this.#process.hold(input.jobId, { ...ledger.reservations[input.jobId]! });
       return { result: { ok: true }, changed: true };
     });
+    if (answer.ok && this.#closed) throw new Error('the quota store is closed');
+    return answer;
   }
 
   /** `reserve`'s answer from the ledger as last written, without the lock; the breaker is not tripped. */

@@ -171,8 +171,10 @@ export class RedisQuotaStore implements QuotaStore {
         throw error;
       });
     if (reply[0] === 1) {
-      // Answered after close: no copy, no renewal (its reservation ends within the lease, as the store's others do).
-      if (!dry && !this.#closed) this.#process.hold(jobId, { userKey, scopeKey, nanos, day, month, job: input.job, at: now });
+      // A reservation answered after close is not handed out: no copy, no renewal, the closed error (what the script
+      // reserved ends within the lease, as the closed store's other reservations do).
+      if (!dry && this.#closed) throw new Error('the quota store is closed');
+      if (!dry) this.#process.hold(jobId, { userKey, scopeKey, nanos, day, month, job: input.job, at: now });
       return { ok: true };
     }
     const [, code, usedOrLast, limitNanos, tripped] = reply as [0, string, number, number?, number?];
@@ -254,7 +256,11 @@ export class RedisQuotaStore implements QuotaStore {
     this.#process.forgetPrompts(userKey);
   }
 
-  /** Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, deleted as taken (one connection: a close midway loses none). */
+  /**
+   * Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys: every one read first, then all
+   * deleted in one DEL, so a close midway (which ends a connection the store owns) loses none — before the DEL nothing
+   * is deleted, after it everything is handed over.
+   */
   async takeLegacy(): Promise<LegacyBotRecords> {
     const redis = this.#redis;
     const [scopes, seen] = [await this.#scan('settings'), await this.#scan('seen')];
@@ -265,9 +271,9 @@ export class RedisQuotaStore implements QuotaStore {
         const entry = ScopeSettingEntrySchema.safeParse(safeJson(raw)).data;
         return entry ? [[name, entry]] : [];
       }));
-      await redis.del(this.#key('settings', scopeKey));
     }
-    if (seen.length > 0) await redis.del(...seen.map((id) => this.#key('seen', id)));
+    const keys = [...scopes.map((scopeKey) => this.#key('settings', scopeKey)), ...seen.map((id) => this.#key('seen', id))];
+    if (keys.length > 0) await redis.del(...keys);
     return taken;
   }
 

@@ -200,7 +200,11 @@ export interface ReconcileReport {
 export interface QuotaStore {
   /** Where this ledger is kept, for tools that keep their own records beside it (the console's alerts). */
   readonly storage?: LedgerStorage | undefined;
-  /** Checks every limit and, if all pass, reserves `estimateUsd` and marks the job active for the user. */
+  /**
+   * Checks every limit and, if all pass, reserves `estimateUsd` and marks the job active for the user. A reservation
+   * answered once the store is closed (asked before `close`) is not handed out: it throws the closed error, and what
+   * it reserved ends within the lease, as the closed store's other reservations do.
+   */
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /**
    * What `reserve` would answer for such a job now, without reserving it: nothing is written and the breaker is not

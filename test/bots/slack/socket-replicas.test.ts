@@ -113,4 +113,34 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
     await vi.advanceTimersByTimeAsync(100 * 6);
     expect(started).toBe(1);
   });
+
+  it('warns once when its renewals start failing, however many fail in a row, and again after one has passed', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    onTestFinished(() => void vi.useRealTimers());
+    let refusing = false;
+    // A Redis that refuses renewals while `refusing`.
+    const refusingRedis = new Proxy(redis, {
+      get(target, name) {
+        if (name === 'pictorSocketRenew' && refusing) return () => Promise.reject(new Error('READONLY You can’t write against a read only replica.'));
+        const value: unknown = Reflect.get(target, name, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    const replica = new SocketReplicas({ redis: refusingRedis, key: `${prefix}:slack:socket-replicas:T7:U7`, ttlMs: 300, logger });
+    await replica.join();
+    joined.push(replica);
+    refusing = true;
+    await vi.advanceTimersByTimeAsync(100 * 6);
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(logger.warn).toHaveBeenCalledWith({ err: expect.objectContaining({ message: expect.stringContaining('READONLY') }) }, expect.stringContaining('could not renew'));
+
+    refusing = false;
+    await vi.advanceTimersByTimeAsync(100);
+    await redis.ping();
+    expect(logger.info).toHaveBeenCalledTimes(1);
+    refusing = true;
+    await vi.advanceTimersByTimeAsync(100 * 3);
+    expect(logger.warn).toHaveBeenCalledTimes(2);
+  });
 });
