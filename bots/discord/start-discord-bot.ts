@@ -116,10 +116,14 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   // Outlives every gateway login (each has a client of its own, whose REST discord.js's destroy takes the token from):
   // the crash sweep, audit posts, channel messages of the replies in flight and admin lookups use this one.
   const botRest = watched(new REST(restOptions).setToken(token));
-  /** Stops the bot REST's sweeps of its rate-limit buckets (the bot stopped, or never started). */
+  // Interactions' webhooks (their tokens, not the bot's): replies, follow-ups and their edits.
+  const webhookRest = watched(createWebhookRest(api, firstAnswers));
+  /** Stops the sweeps of the rate-limit buckets of the REST clients that outlive the logins (the bot stopped, or never started). */
   const retireBotRest = () => {
-    botRest.clearHashSweeper();
-    botRest.clearHandlerSweeper();
+    for (const rest of [botRest, webhookRest]) {
+      rest.clearHashSweeper();
+      rest.clearHandlerSweeper();
+    }
   };
   const inFlight = new Set<Promise<unknown>>();
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
@@ -134,7 +138,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     store,
     askHolderToCancel: (key, by) => askHolderToCancel(store.records, key, by),
     logger,
-    webhookRest: watched(createWebhookRest(api, firstAnswers)),
+    webhookRest,
     botRest,
     firstAnswers,
     adminRoleIds: options.adminRoleIds ?? [],
