@@ -96,7 +96,13 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
   /** The current login, or the last one (then left). */
   let current: Login | undefined;
   let throttler: Promise<IIdentifyThrottler> | undefined;
-  const throttle = (manager: WebSocketManager) => (throttler ??= DEFAULT_THROTTLER(manager));
+  // A throttle whose making failed (Discord's gateway information not fetched) is forgotten, so the next login asks again
+  // instead of failing with the same error for ever.
+  const throttle = (manager: WebSocketManager) =>
+    (throttler ??= DEFAULT_THROTTLER(manager).catch((error: unknown) => {
+      throttler = undefined;
+      throw error;
+    }));
 
   /** A new client logged in, READY; when that fails (or it left meanwhile), it is off the gateway and this rejects. */
   const connect = async () => {

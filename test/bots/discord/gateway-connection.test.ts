@@ -35,6 +35,31 @@ class SlowLoginClient extends EventEmitter {
   }
 }
 
+describe('the gateway connection, logging in', () => {
+  it('asks Discord for its identify rate again at the next login when asking failed once, instead of failing every later login', async () => {
+    let asked = 0;
+    // discord.js's WebSocketManager, as far as the identify throttle uses it: its first GET /gateway/bot fails.
+    const manager = {
+      fetchGatewayInformation: async () => {
+        asked += 1;
+        if (asked === 1) throw new Error('Discord answered 502');
+        return { session_start_limit: { max_concurrency: 1 } };
+      },
+    };
+    const newClient = (ws: WebSocketOptions) =>
+      new SlowLoginClient(async () => {
+        const throttler = await ws.buildIdentifyThrottler!(manager as never);
+        await throttler.waitForIdentify(0, new AbortController().signal);
+      }) as unknown as Client;
+    const connection = gatewayConnection({ newClient, token: 'token', loginTimeoutMs: 10_000, logger: new RecordingLogger() });
+    await expect(connection.start()).rejects.toThrow('Discord answered 502');
+    await connection.start();
+    expect(connection.online()).toBe(true);
+    expect(asked).toBe(2);
+    await connection.leave();
+  });
+});
+
 describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', () => {
   const prefix = uniquePrefix('discord-gateway-connection');
   let redis: Redis;
