@@ -35,6 +35,21 @@ class SlowLoginClient extends EventEmitter {
   }
 }
 
+/** A client whose destroy ends only when the test says so (discord.js's, closing a socket that answers late). */
+class SlowDestroyClient extends SlowLoginClient {
+  destroyStarted = false;
+  #destroyed!: () => void;
+  readonly #destroying = new Promise<void>((resolve) => (this.#destroyed = resolve));
+  override async destroy(): Promise<void> {
+    this.destroyStarted = true;
+    await this.#destroying;
+    await super.destroy();
+  }
+  endDestroy(): void {
+    this.#destroyed();
+  }
+}
+
 describe('the gateway connection, logging in', () => {
   it('asks Discord for its identify rate again at the next login when asking failed once, instead of failing every later login', async () => {
     let asked = 0;
@@ -113,6 +128,35 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
     await connection.leave();
     expect(await other.tryAcquire()).toBe(true);
     await other.release();
+  });
+
+  it('gives the lease back at stop only once the disconnect its loss began has ended, so no other process connects while it is still on the gateway', async () => {
+    const lease = { redis, key: `${prefix}:lease-3`, ttlMs: 1500, renewEveryMs: 300, pollEveryMs: 200 };
+    const logger = new RecordingLogger();
+    const client = new SlowDestroyClient(async () => {});
+    const connection = gatewayConnection({ newClient: () => client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, leaveTimeoutMs: 1000, lease, logger });
+    await connection.start();
+    expect(connection.online()).toBe(true);
+    // The lease taken by another process (as after a pause of this one): the next renewal finds it lost, and the
+    // client's destroy begins and does not end (a socket that closes late).
+    await redis.set(lease.key, 'another-process', 'PX', 60_000);
+    await vi.waitFor(() => expect(client.destroyStarted).toBe(true), { timeout: 5000 });
+    await redis.del(lease.key);
+    // The bot stops meanwhile. Whether the first disconnect had ended (destroyed, or given up on) when the lease was given back:
+    const gaveUpWaiting = () => logger.entries.some((e) => e.msg === 'discord.js did not say it left the gateway in time; going on without it');
+    let offWhenReleased: boolean | undefined;
+    const evaluate = redis.eval.bind(redis) as (...args: unknown[]) => Promise<unknown>;
+    const evals = vi.spyOn(redis, 'eval').mockImplementation((async (...args: unknown[]) => {
+      if (args[2] === lease.key) offWhenReleased ??= gaveUpWaiting();
+      return evaluate(...args);
+    }) as typeof redis.eval);
+    try {
+      await connection.leave();
+    } finally {
+      evals.mockRestore();
+      client.endDestroy();
+    }
+    expect(offWhenReleased).toBe(true);
   });
 
   it('does not stay on the gateway when the bot stops while a standby is still logging in', async () => {
