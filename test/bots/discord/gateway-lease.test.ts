@@ -373,6 +373,23 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(discord.openGatewayConnections).toBe(0);
   });
 
+  it('posts the paid image of a job whose process lost the lease meanwhile in the channel when its interaction token has expired (50027): the bot’s REST outlives the login’s client', async () => {
+    const a = await startReplica('a');
+    const ix = discord.slashCommand('imagine', { prompt: 'outlives its login' });
+    // The job's reply edits are held at Discord while the process loses its lease and its client leaves the gateway.
+    const letThrough = discord.holdWebhookCalls(ix);
+    await discord.waitFor(() => discord.webhookCallsHeld > 0 || undefined, 'the job’s first reply edit');
+    await a.redis.set(key, 'another-process', 'PX', 60_000);
+    await discord.waitFor(() => discord.openGatewayConnections === 0 || undefined, 'the holder to leave the gateway', 5000);
+    discord.expireToken(ix.token);
+    letThrough();
+    const posted = await discord.waitFor(() => discord.channelMessages().find((m) => m.interactionId === undefined && m.attachments.length === 1), 'the result in the channel', 15_000);
+    expect(posted.content.startsWith(`<@${discord.user.id}> 🖌️ **outlives its login**`)).toBe(true);
+    expect(discord.requests.filter((r) => r.token === ix.token && r.code === 50027).length).toBeGreaterThan(0);
+    expect(emulatorGenerations()).toBe(1);
+    expect(handledBy(a)).toBe(1);
+  });
+
   it('leaves no gateway connection open when stopped while taking over (its login waiting for READY), even once Discord answers it', async () => {
     const a = await startReplica('a');
     const b = await startReplica('b');
