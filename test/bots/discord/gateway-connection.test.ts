@@ -159,6 +159,42 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
     expect(offWhenReleased).toBe(true);
   });
 
+  it('keeps no gateway connection open when it loses the lease while its login waits for READY, even once Discord answers it', async () => {
+    const lease = { redis, key: `${prefix}:lease-4`, ttlMs: 1500, renewEveryMs: 300, pollEveryMs: 200 };
+    const logger = new RecordingLogger();
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    const newClient = (ws: WebSocketOptions) => new Client({ intents: [], ws, rest: { api: discord.apiBaseUrl } });
+    const connection = gatewayConnection({ newClient, token: discord.botToken, loginTimeoutMs: 60_000, lease, logger });
+    const releaseReady = discord.holdReady();
+    try {
+      const started = connection.start();
+      await discord.waitFor(() => discord.gatewayStats.identifies === 1 || undefined, 'the login to identify', 10_000);
+      // The lease taken by another process (as after a pause of this one) while the login waits: the next renewal finds it.
+      await redis.set(lease.key, 'another-process', 'PX', 60_000);
+      await withTimeout(started, 10_000, 'start() did not end when the lease was lost');
+      expect(logger.entries.some((e) => e.msg === 'lost the Discord gateway lease; disconnecting from the gateway')).toBe(true);
+      releaseReady();
+      // discord.js's shard, destroyed while it waits for READY, tries again about 500 ms later: kept off, or (the fault)
+      // on the gateway again.
+      await discord.waitFor(
+        () => logger.entries.some((e) => e.msg === 'discord.js tried to connect a gateway client that left; kept off') || discord.gatewayStats.identifies > 1 || undefined,
+        'discord.js’s own retry of the login',
+        15_000,
+      );
+      expect(discord.gatewayStats.identifies).toBe(1);
+      expect(discord.openGatewaySessions).toBe(0);
+      expect(discord.openGatewayConnections).toBe(0);
+      // Standing by for the lease again: healthy, not on the gateway.
+      expect(connection.online()).toBe(true);
+      expect(connection.client()?.isReady()).toBe(false);
+    } finally {
+      releaseReady();
+      await connection.leave();
+      await redis.del(lease.key);
+      await discord.close();
+    }
+  });
+
   it('does not stay on the gateway when the bot stops while a standby is still logging in', async () => {
     const lease = { redis, key: `${prefix}:lease-2`, ttlMs: 600, renewEveryMs: 200, pollEveryMs: 100 };
     const logger = new RecordingLogger();
