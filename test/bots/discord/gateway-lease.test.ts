@@ -138,6 +138,8 @@ describe.skipIf(redisSetup.skipReason)('GatewayLease against a Redis whose answe
 });
 
 const LEASE = { ttlMs: 1500, renewEveryMs: 400, pollEveryMs: 200 };
+/** Discord's identify rate limit: `max_concurrency` identifies per 5 s (1 for a bot not in large-bot sharding). */
+const IDENTIFY_WINDOW_MS = 5000;
 
 /** One bot process: its own Redis connection, runner, ledger and data folder, on the shared fake Discord. */
 interface Replica {
@@ -364,6 +366,10 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     // discord.js waits 5 s between two identifies of one process, so this takes longer than a takeover by another process.
     await discord.waitFor(() => a.logger.entries.some((e) => e.msg === 'took over the Discord gateway'), 'the holder to take the lease back and be READY', 15_000);
     expect(discord.gatewayStats.identifies).toBe(2);
+    // The identify throttle is the process's, not the login's: the second login waited out Discord's 5 s identify window
+    // after the first (measured where Discord counts it; a moment less when the first IDENTIFY took longer on its way).
+    const [first, second] = discord.identifyTimes;
+    expect(second! - first!).toBeGreaterThanOrEqual(IDENTIFY_WINDOW_MS - 100);
     expect(discord.openGatewaySessions).toBe(1);
     expect((await imagine('after taking the lease back')).callbackAttempts).toBe(1);
     expect(handledBy(a)).toBe(1);
