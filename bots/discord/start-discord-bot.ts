@@ -77,9 +77,10 @@ export interface DiscordBot {
   /**
    * Stops taking interactions, waits (up to `stopGraceMs`) for job replies in
    * flight, and disconnects. Call `runner.shutdown()` first so running jobs
-   * report their end to their replies.
+   * report their end to their replies. `graceMs` (default `stopGraceMs`): how
+   * long to wait for those replies; 0 leaves at once (a process that must go now).
    */
-  stop(): Promise<void>;
+  stop(options?: { graceMs?: number | undefined }): Promise<void>;
 }
 
 /**
@@ -223,13 +224,13 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     async handOver() {
       if (gateway?.leased) await gateway.handOver();
     },
-    async stop() {
+    async stop(stopOptions = {}) {
       accepting = false;
       await sweeper.stop();
       await endpoint?.close();
       // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
       if (gateway?.leased) await gateway.leave();
-      await withTimeout(Promise.allSettled([...inFlight]), options.stopGraceMs ?? 10_000, '').catch(() => {
+      await withTimeout(Promise.allSettled([...inFlight]), stopOptions.graceMs ?? options.stopGraceMs ?? 10_000, '').catch(() => {
         logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
       });
       if (gateway) await gateway.leave();
