@@ -280,7 +280,7 @@ async function runOnce(): Promise<void> {
 
   /** discord.js waiting for a rate limit before sending: its own global cap (50/s by default) or a route's bucket. */
   const waits = { global: 0, bucket: 0, globalMs: 0, bucketMs: 0 };
-  for (const rest of [bot.client!.rest, bot.webhookRest]) {
+  for (const rest of [bot.client!.rest, bot.rest, bot.webhookRest]) {
     rest.on('rateLimited', (info) => {
       if (info.global) {
         waits.global++;

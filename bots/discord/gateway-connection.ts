@@ -52,6 +52,8 @@ const DEFAULT_THROTTLER = async (manager: WebSocketManager): Promise<IIdentifyTh
 interface Login {
   client: Client;
   left: boolean;
+  /** Set by the first disconnect: ends once the client is off the gateway (a later disconnect waits for it too). */
+  leaving?: Promise<void>;
   /** Ends the login's wait for READY when it leaves first. */
   abandon(): void;
   /** Called when discord.js tries to connect the client again after it left (its connection is closed by then). */
@@ -96,7 +98,13 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
   /** The current login, or the last one (then left). */
   let current: Login | undefined;
   let throttler: Promise<IIdentifyThrottler> | undefined;
-  const throttle = (manager: WebSocketManager) => (throttler ??= DEFAULT_THROTTLER(manager));
+  // A throttle whose making failed (Discord's gateway information not fetched) is forgotten, so the next login asks again
+  // instead of failing with the same error for ever.
+  const throttle = (manager: WebSocketManager) =>
+    (throttler ??= DEFAULT_THROTTLER(manager).catch((error: unknown) => {
+      throttler = undefined;
+      throw error;
+    }));
 
   /** A new client logged in, READY; when that fails (or it left meanwhile), it is off the gateway and this rejects. */
   const connect = async () => {
@@ -119,8 +127,13 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
    * the close handler the destroy waits on, and tries again after the connection closed. So leaving ends when the
    * destroy does or when that try comes (and is kept off), and is waited for a bounded time.
    */
-  const disconnect = async (login = current) => {
-    if (!login || login.left) return;
+  const disconnect = (login = current): Promise<void> => {
+    if (!login) return Promise.resolve();
+    // A second disconnect (the bot stops while a lost lease's disconnect is under way) ends when the first does: the
+    // lease is given back only once this process is off the gateway.
+    return (login.leaving ??= leaveGateway(login));
+  };
+  const leaveGateway = async (login: Login) => {
     login.left = true;
     login.abandon();
     const { client } = login;

@@ -77,9 +77,10 @@ export interface DiscordBot {
   /**
    * Stops taking interactions, waits (up to `stopGraceMs`) for job replies in
    * flight, and disconnects. Call `runner.shutdown()` first so running jobs
-   * report their end to their replies.
+   * report their end to their replies. `graceMs` (default `stopGraceMs`): how
+   * long to wait for those replies; 0 leaves at once (a process that must go now).
    */
-  stop(): Promise<void>;
+  stop(options?: { graceMs?: number | undefined }): Promise<void>;
 }
 
 /**
@@ -116,10 +117,14 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   // Outlives every gateway login (each has a client of its own, whose REST discord.js's destroy takes the token from):
   // the crash sweep, audit posts, channel messages of the replies in flight and admin lookups use this one.
   const botRest = watched(new REST(restOptions).setToken(token));
-  /** Stops the bot REST's sweeps of its rate-limit buckets (the bot stopped, or never started). */
+  // Interactions' webhooks (their tokens, not the bot's): replies, follow-ups and their edits.
+  const webhookRest = watched(createWebhookRest(api, firstAnswers));
+  /** Stops the sweeps of the rate-limit buckets of the REST clients that outlive the logins (the bot stopped, or never started). */
   const retireBotRest = () => {
-    botRest.clearHashSweeper();
-    botRest.clearHandlerSweeper();
+    for (const rest of [botRest, webhookRest]) {
+      rest.clearHashSweeper();
+      rest.clearHandlerSweeper();
+    }
   };
   const inFlight = new Set<Promise<unknown>>();
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
@@ -134,7 +139,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     store,
     askHolderToCancel: (key, by) => askHolderToCancel(store.records, key, by),
     logger,
-    webhookRest: watched(createWebhookRest(api, firstAnswers)),
+    webhookRest,
     botRest,
     firstAnswers,
     adminRoleIds: options.adminRoleIds ?? [],
@@ -219,13 +224,13 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     async handOver() {
       if (gateway?.leased) await gateway.handOver();
     },
-    async stop() {
+    async stop(stopOptions = {}) {
       accepting = false;
       await sweeper.stop();
       await endpoint?.close();
       // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
       if (gateway?.leased) await gateway.leave();
-      await withTimeout(Promise.allSettled([...inFlight]), options.stopGraceMs ?? 10_000, '').catch(() => {
+      await withTimeout(Promise.allSettled([...inFlight]), stopOptions.graceMs ?? options.stopGraceMs ?? 10_000, '').catch(() => {
         logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
       });
       if (gateway) await gateway.leave();

@@ -35,6 +35,46 @@ class SlowLoginClient extends EventEmitter {
   }
 }
 
+/** A client whose destroy ends only when the test says so (discord.js's, closing a socket that answers late). */
+class SlowDestroyClient extends SlowLoginClient {
+  destroyStarted = false;
+  #destroyed!: () => void;
+  readonly #destroying = new Promise<void>((resolve) => (this.#destroyed = resolve));
+  override async destroy(): Promise<void> {
+    this.destroyStarted = true;
+    await this.#destroying;
+    await super.destroy();
+  }
+  endDestroy(): void {
+    this.#destroyed();
+  }
+}
+
+describe('the gateway connection, logging in', () => {
+  it('asks Discord for its identify rate again at the next login when asking failed once, instead of failing every later login', async () => {
+    let asked = 0;
+    // discord.js's WebSocketManager, as far as the identify throttle uses it: its first GET /gateway/bot fails.
+    const manager = {
+      fetchGatewayInformation: async () => {
+        asked += 1;
+        if (asked === 1) throw new Error('Discord answered 502');
+        return { session_start_limit: { max_concurrency: 1 } };
+      },
+    };
+    const newClient = (ws: WebSocketOptions) =>
+      new SlowLoginClient(async () => {
+        const throttler = await ws.buildIdentifyThrottler!(manager as never);
+        await throttler.waitForIdentify(0, new AbortController().signal);
+      }) as unknown as Client;
+    const connection = gatewayConnection({ newClient, token: 'token', loginTimeoutMs: 10_000, logger: new RecordingLogger() });
+    await expect(connection.start()).rejects.toThrow('Discord answered 502');
+    await connection.start();
+    expect(connection.online()).toBe(true);
+    expect(asked).toBe(2);
+    await connection.leave();
+  });
+});
+
 describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', () => {
   const prefix = uniquePrefix('discord-gateway-connection');
   let redis: Redis;
@@ -88,6 +128,71 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
     await connection.leave();
     expect(await other.tryAcquire()).toBe(true);
     await other.release();
+  });
+
+  it('gives the lease back at stop only once the disconnect its loss began has ended, so no other process connects while it is still on the gateway', async () => {
+    const lease = { redis, key: `${prefix}:lease-3`, ttlMs: 1500, renewEveryMs: 300, pollEveryMs: 200 };
+    const logger = new RecordingLogger();
+    const client = new SlowDestroyClient(async () => {});
+    const connection = gatewayConnection({ newClient: () => client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, leaveTimeoutMs: 1000, lease, logger });
+    await connection.start();
+    expect(connection.online()).toBe(true);
+    // The lease taken by another process (as after a pause of this one): the next renewal finds it lost, and the
+    // client's destroy begins and does not end (a socket that closes late).
+    await redis.set(lease.key, 'another-process', 'PX', 60_000);
+    await vi.waitFor(() => expect(client.destroyStarted).toBe(true), { timeout: 5000 });
+    await redis.del(lease.key);
+    // The bot stops meanwhile. Whether the first disconnect had ended (destroyed, or given up on) when the lease was given back:
+    const gaveUpWaiting = () => logger.entries.some((e) => e.msg === 'discord.js did not say it left the gateway in time; going on without it');
+    let offWhenReleased: boolean | undefined;
+    const evaluate = redis.eval.bind(redis) as (...args: unknown[]) => Promise<unknown>;
+    const evals = vi.spyOn(redis, 'eval').mockImplementation((async (...args: unknown[]) => {
+      if (args[2] === lease.key) offWhenReleased ??= gaveUpWaiting();
+      return evaluate(...args);
+    }) as typeof redis.eval);
+    try {
+      await connection.leave();
+    } finally {
+      evals.mockRestore();
+      client.endDestroy();
+    }
+    expect(offWhenReleased).toBe(true);
+  });
+
+  it('keeps no gateway connection open when it loses the lease while its login waits for READY, even once Discord answers it', async () => {
+    const lease = { redis, key: `${prefix}:lease-4`, ttlMs: 1500, renewEveryMs: 300, pollEveryMs: 200 };
+    const logger = new RecordingLogger();
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    const newClient = (ws: WebSocketOptions) => new Client({ intents: [], ws, rest: { api: discord.apiBaseUrl } });
+    const connection = gatewayConnection({ newClient, token: discord.botToken, loginTimeoutMs: 60_000, lease, logger });
+    const releaseReady = discord.holdReady();
+    try {
+      const started = connection.start();
+      await discord.waitFor(() => discord.gatewayStats.identifies === 1 || undefined, 'the login to identify', 10_000);
+      // The lease taken by another process (as after a pause of this one) while the login waits: the next renewal finds it.
+      await redis.set(lease.key, 'another-process', 'PX', 60_000);
+      await withTimeout(started, 10_000, 'start() did not end when the lease was lost');
+      expect(logger.entries.some((e) => e.msg === 'lost the Discord gateway lease; disconnecting from the gateway')).toBe(true);
+      releaseReady();
+      // discord.js's shard, destroyed while it waits for READY, tries again about 500 ms later: kept off, or (the fault)
+      // on the gateway again.
+      await discord.waitFor(
+        () => logger.entries.some((e) => e.msg === 'discord.js tried to connect a gateway client that left; kept off') || discord.gatewayStats.identifies > 1 || undefined,
+        'discord.js’s own retry of the login',
+        15_000,
+      );
+      expect(discord.gatewayStats.identifies).toBe(1);
+      expect(discord.openGatewaySessions).toBe(0);
+      expect(discord.openGatewayConnections).toBe(0);
+      // Standing by for the lease again: healthy, not on the gateway.
+      expect(connection.online()).toBe(true);
+      expect(connection.client()?.isReady()).toBe(false);
+    } finally {
+      releaseReady();
+      await connection.leave();
+      await redis.del(lease.key);
+      await discord.close();
+    }
   });
 
   it('does not stay on the gateway when the bot stops while a standby is still logging in', async () => {

@@ -138,6 +138,8 @@ describe.skipIf(redisSetup.skipReason)('GatewayLease against a Redis whose answe
 });
 
 const LEASE = { ttlMs: 1500, renewEveryMs: 400, pollEveryMs: 200 };
+/** Discord's identify rate limit: `max_concurrency` identifies per 5 s (1 for a bot not in large-bot sharding). */
+const IDENTIFY_WINDOW_MS = 5000;
 
 /** One bot process: its own Redis connection, runner, ledger and data folder, on the shared fake Discord. */
 interface Replica {
@@ -146,7 +148,7 @@ interface Replica {
   runner: JobRunner;
   redis: Redis;
   logger: RecordingLogger;
-  /** Dies as a killed process does: off the gateway and Redis at once, nothing given up (stopped for good by close()). */
+  /** Dies as a killed process does: off Redis and the gateway for good at once, the lease not given up. */
   crash(): Promise<void>;
   close(): Promise<void>;
 }
@@ -203,6 +205,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
       gatewayLease: { redis, key, ...LEASE },
     });
     let closed = false;
+    let crashed = false;
     const replica: Replica = {
       name,
       bot,
@@ -210,15 +213,18 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
       redis,
       logger,
       async crash() {
+        crashed = true;
         redis.disconnect();
         await runner.shutdown({ graceMs: 0 });
-        await bot.client?.destroy();
+        // Off the gateway for good, as a killed process is (a client only destroyed mid-login comes back through
+        // discord.js's own retry); Redis is cut first, so the lease is not given back but lapses.
+        await bot.stop({ graceMs: 0 });
       },
       async close() {
         if (closed) return;
         closed = true;
         await runner.shutdown({ graceMs: 500 });
-        await bot.stop();
+        if (!crashed) await bot.stop();
         await state.close();
         await store.close();
         await closeRedis(redis).catch(() => {});
@@ -364,6 +370,10 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     // discord.js waits 5 s between two identifies of one process, so this takes longer than a takeover by another process.
     await discord.waitFor(() => a.logger.entries.some((e) => e.msg === 'took over the Discord gateway'), 'the holder to take the lease back and be READY', 15_000);
     expect(discord.gatewayStats.identifies).toBe(2);
+    // The identify throttle is the process's, not the login's: the second login waited out Discord's 5 s identify window
+    // after the first (measured where Discord counts it; a moment less when the first IDENTIFY took longer on its way).
+    const [first, second] = discord.identifyTimes;
+    expect(second! - first!).toBeGreaterThanOrEqual(IDENTIFY_WINDOW_MS - 100);
     expect(discord.openGatewaySessions).toBe(1);
     expect((await imagine('after taking the lease back')).callbackAttempts).toBe(1);
     expect(handledBy(a)).toBe(1);
@@ -371,6 +381,23 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     await a.close();
     expect(discord.openGatewaySessions).toBe(0);
     expect(discord.openGatewayConnections).toBe(0);
+  });
+
+  it('posts the paid image of a job whose process lost the lease meanwhile in the channel when its interaction token has expired (50027): the bot’s REST outlives the login’s client', async () => {
+    const a = await startReplica('a');
+    const ix = discord.slashCommand('imagine', { prompt: 'outlives its login' });
+    // The job's reply edits are held at Discord while the process loses its lease and its client leaves the gateway.
+    const letThrough = discord.holdWebhookCalls(ix);
+    await discord.waitFor(() => discord.webhookCallsHeld > 0 || undefined, 'the job’s first reply edit');
+    await a.redis.set(key, 'another-process', 'PX', 60_000);
+    await discord.waitFor(() => discord.openGatewayConnections === 0 || undefined, 'the holder to leave the gateway', 5000);
+    discord.expireToken(ix.token);
+    letThrough();
+    const posted = await discord.waitFor(() => discord.channelMessages().find((m) => m.interactionId === undefined && m.attachments.length === 1), 'the result in the channel', 15_000);
+    expect(posted.content.startsWith(`<@${discord.user.id}> 🖌️ **outlives its login**`)).toBe(true);
+    expect(discord.requests.filter((r) => r.token === ix.token && r.code === 50027).length).toBeGreaterThan(0);
+    expect(emulatorGenerations()).toBe(1);
+    expect(handledBy(a)).toBe(1);
   });
 
   it('leaves no gateway connection open when stopped while taking over (its login waiting for READY), even once Discord answers it', async () => {

@@ -139,7 +139,9 @@ export class DiscordHarness {
   async restart(options: { crash?: boolean } = {}): Promise<void> {
     if (options.crash) {
       this.#abandoned.push(this.runner);
-      await this.bot.client?.destroy();
+      // Off the gateway for good, as a killed process is (a client only destroyed mid-login comes back through
+      // discord.js's own retry); its jobs' replies are not waited for.
+      await this.bot.stop({ graceMs: 0 });
       // A process that died writes nothing more into the data folder (its jobs go on here, writing nowhere).
       await this.state.close();
       await this.#startBot(true);

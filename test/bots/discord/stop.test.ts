@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { withTimeout } from '../../../src/core/with-timeout.js';
 import { DiscordHarness } from './harness.js';
 
 /** Every file of the bots' state in the data folder (its subfolders; the ledger's files are at the top), with its content. */
@@ -21,6 +22,21 @@ describe('a stopped Discord bot', () => {
   let h: DiscordHarness;
   afterEach(async () => {
     await h?.close();
+  });
+
+  it('leaves at once when stopped with no grace, its job replies still on their way, however long its stopGraceMs', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 600_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a reply still on its way' });
+    const release = h.discord.holdWebhookCalls(ix);
+    await h.discord.waitFor(() => h.discord.webhookCallsHeld > 0, 'an update of the job on its way to Discord');
+
+    // Bounded so that a stop waiting for the held reply fails with its name, not a test timeout.
+    await withTimeout(h.bot.stop({ graceMs: 0 }), 10_000, 'stop() waited for the reply in flight');
+    expect(h.discord.webhookCallsHeld).toBeGreaterThan(0);
+    expect(h.discord.openGatewayConnections).toBe(0);
+    expect(h.logger.entries.some((e) => e.msg === 'stopped the Discord bot with job replies still being shown')).toBe(true);
+    release();
+    await h.finalReply(ix);
   });
 
   it('writes nothing more into its data folder, even for a job whose reply it gave up waiting for', async () => {

@@ -335,6 +335,11 @@ export class FakeDiscord {
     return { ...this.#gateway.stats };
   }
 
+  /** When each IDENTIFY with the bot's token came (`Date.now()`), in order. */
+  get identifyTimes(): number[] {
+    return [...this.#gateway.identifiedAt];
+  }
+
   /** Bot sessions connected to the gateway now (a bot running twice has two, and gets every interaction twice). */
   get openGatewaySessions(): number {
     return this.#gateway.openSessions;

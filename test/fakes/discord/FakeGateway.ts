@@ -49,6 +49,8 @@ export class FakeGateway {
   /** While set (see `holdReady`), READY waits: the answers to each IDENTIFY, sent when let through. */
   #heldReadys: (() => void)[] | undefined;
   readonly stats: GatewayStats = { connections: 0, identifies: 0, resumes: 0, heartbeats: 0, dispatches: 0 };
+  /** When each IDENTIFY with the bot's token came (`Date.now()`), in order: Discord counts its identify rate limit on these. */
+  readonly identifiedAt: number[] = [];
 
   constructor(options: GatewayOptions) {
     this.#options = options;
@@ -154,6 +156,7 @@ export class FakeGateway {
             return;
           }
           this.stats.identifies += 1;
+          this.identifiedAt.push(Date.now());
           session = { id: randomBytes(16).toString('hex'), seq: 1, socket };
           this.#sessions.set(session.id, session);
           const ready = { ...this.#options.readyData(), session_id: session.id, resume_gateway_url: this.#options.resumeUrl() };
