@@ -109,8 +109,8 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
 
     async chatSettings(scopeKeys) {
       const all: Record<string, Record<string, ChatSettingRow>> = {};
-      // Every scope with settings kept, whether or not it spent this month (one whose rules cannot be read has refused every job since),
-      // and those asked for (a record damaged whole is not in the scan: its scope shows when it has a lowered cap or spending).
+      // Every scope with settings kept, whether or not it spent this month (one whose rules cannot be read, its record
+      // damaged whole too, has refused every job since), and those asked for.
       const stored = await storedScopeKeys(options.state.store.space(options.state.spaces.scopeSettings));
       for (const scopeKey of new Set([...stored, ...scopeKeys])) {
         const [platform, ...rest] = scopeKey.split(':');

@@ -234,13 +234,13 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
 }
 
 /**
- * The servers/workspaces whose chat settings are kept in `space` (`discord:<guild>`, `slack:<team>`): a full scan, for
- * a page an owner opens, never a hot path. A record kept under a digest (a scope key with other characters) cannot
- * name its scope and is left out, as is one whose text is damaged whole (the space's scan skips what it cannot read).
+ * The servers/workspaces whose chat settings are kept in `space` (`discord:<guild>`, `slack:<team>`), one whose record
+ * is damaged whole (every rule unreadable) too: a full scan, for a page an owner opens, never a hot path. A record kept
+ * under a digest (a scope key with other characters) cannot name its scope and is left out.
  */
-export async function storedScopeKeys(space: Pick<Space<unknown>, 'entries'>): Promise<string[]> {
+export async function storedScopeKeys(space: Pick<Space<unknown>, 'keys'>): Promise<string[]> {
   const scopeKeys: string[] = [];
-  for await (const { key } of space.entries()) {
+  for await (const key of space.keys()) {
     const platform = /^(discord|slack)-/.exec(key)?.[1];
     if (!platform) continue;
     const scopeKey = `${platform}:${key.slice(platform.length + 1)}`;
