@@ -123,6 +123,8 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
         }
         // One kept but unreadable is shown as what it means, so the owner sees why a scope refuses its jobs.
         for (const name of effective.unreadable) entries[name] = { unreadable: isFailClosed(name) ? 'jobs_refused' : 'default_applies' };
+        // Role budgets that cannot be read give no member anything to spend: the rules leave them out, the owner sees them.
+        if ((await runner.policy.settings.get(scopeKey)).unreadable?.includes('roleBudgets')) entries.roleBudgets = { unreadable: 'spend_nothing' };
         if (Object.keys(entries).length > 0) all[scopeKey] = entries;
       }
       return all;

@@ -12,7 +12,7 @@ import { useRunnerKit } from '../helpers/runner-harness.js';
 const kit = useRunnerKit();
 
 describe('the chat settings the console shows the owner', () => {
-  it('are the admins’ choices with who set each, and each kept that cannot be read as what it means: jobs refused, or the default applies', async () => {
+  it('are the admins’ choices with who set each, and each kept that cannot be read as what it means: jobs refused, the default applies, or (role budgets) members may spend nothing', async () => {
     const space = memorySpace<ScopeSettingEntries>();
     const { runner } = await kit.runner({ settings: settingsInState(space) });
     const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
@@ -21,6 +21,7 @@ describe('the chat settings the console shows the owner', () => {
         channels: { value: ['art'], by: 'discord:42', at: 5 },
         allowed: { value: 'user:7', by: 'discord:42', at: 5 },
         defaultQuality: { value: 'ultra', by: 'discord:42', at: 5 },
+        roleBudgets: { value: 'lots', by: 'discord:42', at: 5 },
       }));
       const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
       expect(await view.chatSettings!(['discord:G1', 'slack:T1'])).toEqual({
@@ -28,6 +29,8 @@ describe('the chat settings the console shows the owner', () => {
           channels: { value: ['art'], by: 'discord:42', at: 5 },
           allowed: { unreadable: 'jobs_refused' },
           defaultQuality: { unreadable: 'default_applies' },
+          // Its members may spend nothing meanwhile, though no rule names them.
+          roleBudgets: { unreadable: 'spend_nothing' },
         },
       });
     } finally {
@@ -44,7 +47,7 @@ describe('the chat settings the console shows the owner', () => {
       // A workspace whose rule cannot be read has refused every job since: nothing spent, yet the owner must see why.
       await space.put(stateKeyOf('slack:T9'), { blocked: { value: 'mallory', by: 'slack:U1', at: 5 } });
       await space.put(stateKeyOf('discord:G2'), { maxImages: { value: 2, by: 'discord:42', at: 6 } });
-      // A record damaged whole (text that is not JSON): every rule unreadable, every job refused.
+      // A record damaged whole (text that is not JSON): every rule unreadable, every job refused, the role budgets none to spend.
       await space.put(stateKeyOf('discord:G4'), { maxImages: { value: 4, by: 'discord:42', at: 8 } });
       await writeFile(join(dir, state.spaces.scopeSettings.dir, `${stateKeyOf('discord:G4')}.json`), '{"pictorState":1,"holder":null,"value":{"maxIm');
       // A scope key with other characters is kept under a digest, which names no scope.
@@ -57,6 +60,7 @@ describe('the chat settings the console shows the owner', () => {
         'discord:G4': {
           ...Object.fromEntries(['channels', 'allowed', 'blocked', 'blockedWords', 'maxImages', 'qualities', 'sizes', 'highQualityFor', 'privateResults'].map((name) => [name, refused])),
           ...Object.fromEntries(['moderation', 'defaultSize', 'defaultQuality', 'defaultPreviews', 'auditChannel'].map((name) => [name, { unreadable: 'default_applies' }])),
+          roleBudgets: { unreadable: 'spend_nothing' },
         },
       });
       // Those asked for are listed too, once.
