@@ -109,8 +109,8 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
 
     async chatSettings(scopeKeys) {
       const all: Record<string, Record<string, ChatSettingRow>> = {};
-      // Every scope with settings kept, whether or not it spent this month (one whose rules cannot be read has refused every job since),
-      // and those asked for (a record damaged whole is not in the scan: its scope shows when it has a lowered cap or spending).
+      // Every scope with settings kept, whether or not it spent this month (one whose rules cannot be read, its record
+      // damaged whole too, has refused every job since), and those asked for.
       const stored = await storedScopeKeys(options.state.store.space(options.state.spaces.scopeSettings));
       for (const scopeKey of new Set([...stored, ...scopeKeys])) {
         const [platform, ...rest] = scopeKey.split(':');
@@ -123,6 +123,8 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
         }
         // One kept but unreadable is shown as what it means, so the owner sees why a scope refuses its jobs.
         for (const name of effective.unreadable) entries[name] = { unreadable: isFailClosed(name) ? 'jobs_refused' : 'default_applies' };
+        // Role budgets that cannot be read give no member anything to spend: the rules leave them out, the owner sees them.
+        if ((await runner.policy.settings.get(scopeKey)).unreadable?.includes('roleBudgets')) entries.roleBudgets = { unreadable: 'spend_nothing' };
         if (Object.keys(entries).length > 0) all[scopeKey] = entries;
       }
       return all;

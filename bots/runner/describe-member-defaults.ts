@@ -1,12 +1,15 @@
 import type { MemberDefaultView } from './member-defaults.js';
 import { unreadableRulesRefusal, type EffectiveSettings } from './scope-policy.js';
 import { scopeWordOf } from './describe-refusal.js';
-import { say, sayWords, type Markup } from './words.js';
+import { describeFailure } from './describe-failure.js';
+import { say, type Markup } from './words.js';
 
 /** How a surface names its commands in the view: the one that changes a member's defaults, and how to clear one. */
 export interface MemberDefaultsCommands {
   change: string;
   clear: string;
+  /** The surface's main command as configured (a Slack app's renamed `/imagine`), said where a refusal names it; `/imagine` when none is given. */
+  surface?: string | undefined;
 }
 
 /**
@@ -21,7 +24,7 @@ export function describeMemberDefaults(mine: readonly MemberDefaultView[], scope
   // While a rule cannot be read every job is refused: the limits that would apply otherwise are not shown as if they did.
   const refused = unreadableRulesRefusal(scope);
   lines.push(
-    refused ? sayWords(locale, refused.words) : say(
+    refused ? describeFailure(refused, locale, commands.surface).message : say(
       locale,
       'member.scope',
       {

@@ -63,6 +63,7 @@ function answerOf(result: SettingUpdateResult, op: ParsedSettingOp, platform: Pl
     case 'not_admin':
       return notAdmin(platform, locale);
     case 'invalid_value':
+      if (result.most !== undefined) return { ok: false, code: result.code, message: say(locale, 'settings.too_many', { setting, max: result.most }) };
       return { ok: false, code: result.code, message: say(locale, 'settings.takes', { setting, hint: settingHint(result.name, locale) }) };
     case 'setting_unreadable':
       return { ok: false, code: result.code, message: say(locale, 'settings.unreadable_merge', { setting, op }) };

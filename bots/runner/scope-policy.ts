@@ -3,7 +3,7 @@ import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import { findBlockedWord } from './blocked-words.js';
 import { refusalFromPolicy } from './describe-refusal.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import { isFailClosed, ScopeSettingsSchema, type ListSettingName, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type SettingUpdate, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
+import { listOverBound, isFailClosed, ScopeSettingsSchema, type ListSettingName, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type SettingUpdate, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
 import { TtlCache } from './ttl-cache.js';
 import { isDmScope, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
 
@@ -69,7 +69,15 @@ export type SettingChangeRefusal = 'not_admin' | 'invalid_value' | 'not_allowed_
 
 export type SettingChangeResult =
   | { ok: true; name: SettingName; previous: unknown; value: unknown; /** What it replaced was stored and unreadable (`previous` is then undefined). */ wasUnreadable: boolean }
-  | { ok: false; code: SettingChangeRefusal; name: SettingName; /** What the operator allows. */ allowed?: OperatorBound | undefined };
+  | {
+      ok: false;
+      code: SettingChangeRefusal;
+      name: SettingName;
+      /** What the operator allows. */
+      allowed?: OperatorBound | undefined;
+      /** `invalid_value` of a list of channels, users or roles longer than it may be: the most it may hold. */
+      most?: number | undefined;
+    };
 
 /** What `update` answers: `set`'s answers, or `setting_unreadable` when the list is stored and cannot be read (nothing changed). */
 export type SettingUpdateResult = SettingChangeResult | { ok: false; code: 'setting_unreadable'; name: SettingName };
@@ -286,8 +294,8 @@ export class ScopePolicy {
    */
   async set<K extends SettingName>(requester: Requester, name: K, value: ScopeSettings[K] | undefined): Promise<SettingChangeResult> {
     if (!requester.isAdmin) return { ok: false, code: 'not_admin', name };
-    const checked = ScopeSettingsSchema.shape[name].safeParse(value);
-    if (!checked.success) return { ok: false, code: 'invalid_value', name };
+    const invalid = invalidValueOf(name, value);
+    if (invalid) return invalid;
     const bound = value === undefined ? undefined : this.#operatorBound(name, value, name === 'defaultQuality' || name === 'defaultSize' ? await this.effective(requester) : undefined);
     if (bound) return { ok: false, code: 'not_allowed_by_operator', name, allowed: bound };
     const scopeKey = scopeKeyOf(requester);
@@ -315,7 +323,11 @@ export class ScopePolicy {
           previous = current;
           const values: ScopeSettings = current === undefined ? {} : { [name]: current };
           const next = change(this.#effectiveOf(requester, { values, setBy: {} })[name].value as EffectiveSettings[K]['value']);
-          if (!ScopeSettingsSchema.shape[name].safeParse(next).success) throw new UpdateRefused({ ok: false, code: 'invalid_value', name });
+          // A list stored under a higher bound (read whole) may still be narrowed: fewer who may, fewer channels — never
+          // pointed at clear, which would open it to everyone. What is longer than today's bound cannot grow.
+          const narrowed = Array.isArray(current) && Array.isArray(next) && next.length < current.length && listOverBound(name, next) !== undefined;
+          const invalid = narrowed ? undefined : invalidValueOf(name, next);
+          if (invalid) throw new UpdateRefused(invalid);
           const bound = next === undefined ? undefined : this.#operatorBound(name, next);
           if (bound) throw new UpdateRefused({ ok: false, code: 'not_allowed_by_operator', name, allowed: bound });
           return next;
@@ -420,6 +432,13 @@ function isOneOf<T extends string>(value: unknown, choices: readonly T[]): value
   return (choices as readonly unknown[]).includes(value);
 }
 
+
+/** `invalid_value` when `value` is not one `name` takes (naming the bound of a list too long); undefined when it is. */
+function invalidValueOf(name: SettingName, value: unknown): Extract<SettingChangeResult, { ok: false }> | undefined {
+  if (ScopeSettingsSchema.shape[name].safeParse(value).success) return undefined;
+  const most = listOverBound(name, value);
+  return { ok: false, code: 'invalid_value', name, ...(most !== undefined && { most }) };
+}
 
 /** The rule a job's options (the scope's defaults filled in) break, checked in this order; undefined when none. */
 function optionsRefusal(spec: JobSpec, options: JobOptions, moderationAsked: JobOptions['moderation'], s: EffectiveSettings): JobRefusedError | undefined {

@@ -14,17 +14,20 @@ import { ToldOnce } from './told-once.js';
 const id = z.string().min(1).max(64);
 /** A list of channels, users or roles; each list's bound is set where it is used (see `readStored` for one stored under a higher bound). */
 const ids = z.array(id);
+/** The most entries a list of channels, users or roles an admin sets may hold (one stored under a higher bound: `readStored`). */
+const ID_LISTS_MOST = { channels: 100, allowed: 100, blocked: 1000, highQualityFor: 100 } as const;
+const blockedWords = z.array(z.string().min(1).max(BLOCKED_WORDS_LIMITS.length));
 /** Roles (Slack user groups) of one server/workspace that may have a budget. */
 export const ROLE_BUDGETS_MAX = 25;
 export const ScopeSettingsSchema = z.object({
   /** Channels where the bot takes jobs (empty or unset: every channel it can see). */
-  channels: ids.max(100).optional(),
+  channels: ids.max(ID_LISTS_MOST.channels).optional(),
   /** Users or roles who may generate (unset: everyone). */
-  allowed: ids.max(100).optional(),
+  allowed: ids.max(ID_LISTS_MOST.allowed).optional(),
   /** Users who may not generate. */
-  blocked: ids.max(1000).optional(),
+  blocked: ids.max(ID_LISTS_MOST.blocked).optional(),
   /** Words and phrases refused in prompts (whole words, case- and accent-insensitive). */
-  blockedWords: z.array(z.string().min(1).max(BLOCKED_WORDS_LIMITS.length)).max(BLOCKED_WORDS_LIMITS.entries).optional(),
+  blockedWords: blockedWords.max(BLOCKED_WORDS_LIMITS.entries).optional(),
   /** Most images in one job. */
   maxImages: z.number().int().min(1).max(10).optional(),
   /** Qualities members may ask for. */
@@ -32,7 +35,7 @@ export const ScopeSettingsSchema = z.object({
   /** Sizes members may ask for. */
   sizes: z.array(z.enum(SIZES)).min(1).optional(),
   /** Only these users or roles may ask for `high` quality (unset: whoever may use the qualities above). */
-  highQualityFor: ids.max(100).optional(),
+  highQualityFor: ids.max(ID_LISTS_MOST.highQualityFor).optional(),
   /** The moderation level sent with every job (within what the operator allows). */
   moderation: z.enum(MODERATIONS).optional(),
   /** Applied when a member does not choose. */
@@ -185,7 +188,9 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
         }
         const current = read(name, entries[name]?.value) as ScopeSettings[typeof name] | undefined;
         value = change(current, { unreadable: damaged || (current === undefined && entries[name] !== undefined) });
-        ScopeSettingsSchema.shape[name].parse(value);
+        // Never a value it could not read back: one the schema takes, or a list it reads whole past today's bound (a
+        // stored list narrowed, `ScopePolicy.update`; growing past the bound is the policy's to refuse).
+        if (!(value === undefined || isReadWhole(name, value))) ScopeSettingsSchema.shape[name].parse(value);
         if (value === undefined) delete entries[name];
         else entries[name] = { value, by: by.by, at: by.at };
         return Object.keys(entries).length ? entries : undefined;
@@ -229,13 +234,13 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
 }
 
 /**
- * The servers/workspaces whose chat settings are kept in `space` (`discord:<guild>`, `slack:<team>`): a full scan, for
- * a page an owner opens, never a hot path. A record kept under a digest (a scope key with other characters) cannot
- * name its scope and is left out, as is one whose text is damaged whole (the space's scan skips what it cannot read).
+ * The servers/workspaces whose chat settings are kept in `space` (`discord:<guild>`, `slack:<team>`), one whose record
+ * is damaged whole (every rule unreadable) too: a full scan, for a page an owner opens, never a hot path. A record kept
+ * under a digest (a scope key with other characters) cannot name its scope and is left out.
  */
-export async function storedScopeKeys(space: Pick<Space<unknown>, 'entries'>): Promise<string[]> {
+export async function storedScopeKeys(space: Pick<Space<unknown>, 'keys'>): Promise<string[]> {
   const scopeKeys: string[] = [];
-  for await (const { key } of space.entries()) {
+  for await (const key of space.keys()) {
     const platform = /^(discord|slack)-/.exec(key)?.[1];
     if (!platform) continue;
     const scopeKey = `${platform}:${key.slice(platform.length + 1)}`;
@@ -261,15 +266,16 @@ function readStored(name: StoredSettingName, value: unknown): unknown {
       return knownMembers(value, QUALITIES);
     case 'sizes':
       return knownMembers(value, SIZES);
-    case 'channels':
-    case 'allowed':
-    case 'highQualityFor': {
-      const whole = ids.safeParse(value);
-      return whole.success ? whole.data : undefined;
-    }
     default:
-      return undefined;
+      return isReadWhole(name, value) ? value : undefined;
   }
+}
+
+/** The lists of who and where the bot may be used, read whole when longer than today's bound (`readStored`). */
+const READ_WHOLE: readonly StoredSettingName[] = ['channels', 'allowed', 'highQualityFor'];
+
+function isReadWhole(name: StoredSettingName, value: unknown): boolean {
+  return READ_WHOLE.includes(name) && ids.safeParse(value).success;
 }
 
 /** The members of a stored list of words that are `known`, once each; undefined when it is no list of words or none is known. */
@@ -277,6 +283,16 @@ function knownMembers<T extends string>(value: unknown, known: readonly T[]): T[
   if (!Array.isArray(value) || !value.every((member) => typeof member === 'string')) return undefined;
   const kept = [...new Set(value.filter((member): member is T => (known as readonly string[]).includes(member)))];
   return kept.length > 0 ? kept : undefined;
+}
+
+/**
+ * The bound a bounded list is over: a list whose every entry is one the setting takes, longer than the most it may
+ * hold; undefined for any other value.
+ */
+export function listOverBound(name: StoredSettingName, value: unknown): number | undefined {
+  const bounded = name === 'blockedWords' ? { items: blockedWords, most: BLOCKED_WORDS_LIMITS.entries } : name in ID_LISTS_MOST ? { items: ids, most: ID_LISTS_MOST[name as keyof typeof ID_LISTS_MOST] } : undefined;
+  if (!bounded || !bounded.items.safeParse(value).success) return undefined;
+  return (value as unknown[]).length > bounded.most ? bounded.most : undefined;
 }
 
 /** What a damaged record's restrictions and role budgets are kept as when another setting writes it anew: a value no version reads (neither a list, a number nor a boolean). */

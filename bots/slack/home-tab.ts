@@ -1,7 +1,7 @@
 import Bottleneck from 'bottleneck';
 import type { types, webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
-import { anyOf, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, say, sayWords, unreadableRulesRefusal, type HistoryEntry, type Requester } from '../runner/index.js';
+import { anyOf, describeFailure, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, say, unreadableRulesRefusal, type HistoryEntry, type Requester } from '../runner/index.js';
 import { ACTIONS } from './render-job.js';
 import type { RequestStore } from './RequestStore.js';
 import type { SlackActor, SlackJobRunner } from './SlackJobs.js';
@@ -131,7 +131,21 @@ export class HomeTabs {
       runner.members.view(requester),
       runner.history ? runner.history.mine(requester) : Promise.resolve([] as HistoryEntry[]),
     ]);
+    // While a rule cannot be read every job is refused: that (naming the app's own command), not the limits that would
+    // apply otherwise — and to an admin not at all here: their section below says it above the rules that cannot be read.
     const refused = unreadableRulesRefusal(settings);
+    const scopeDefaults = refused
+      ? requester.isAdmin
+        ? undefined
+        : describeFailure(refused, locale, this.#o.command).message
+      : say(locale, 'slack.home.defaults', {
+          size: settings.defaultSize.value,
+          quality: settings.defaultQuality.value,
+          previews: settings.defaultPreviews.value,
+          maxImages: settings.maxImages.value,
+          qualities: anyOf(settings.qualities.value),
+          sizes: anyOf(settings.sizes.value),
+        });
     const blocks: types.KnownBlock[] = [
       { type: 'header', text: { type: 'plain_text', text: say(locale, 'slack.home.usage_header') } },
       section(describeUsage(summary, bold, locale, this.#o.command)),
@@ -171,19 +185,7 @@ export class HomeTabs {
       { type: 'header', text: { type: 'plain_text', text: say(locale, 'slack.home.defaults_header') } },
       // The member's own defaults (as `/imagine settings` shows them), then the workspace's and what it allows.
       section(describeOwnDefaults(mine, settings, locale, bold)),
-      // While a rule cannot be read every job is refused: that, not the limits that would apply otherwise.
-      section(
-        refused
-          ? sayWords(locale, refused.words)
-          : say(locale, 'slack.home.defaults', {
-              size: settings.defaultSize.value,
-              quality: settings.defaultQuality.value,
-              previews: settings.defaultPreviews.value,
-              maxImages: settings.maxImages.value,
-              qualities: anyOf(settings.qualities.value),
-              sizes: anyOf(settings.sizes.value),
-            }),
-      ),
+      ...(scopeDefaults === undefined ? [] : [section(scopeDefaults)]),
       section(describeHowToChange({ change: `\`${this.#o.command} settings --size 1536x1024 --private on\``, clear: `\`${this.#o.command} settings clear size\`` }, locale)),
     );
     if (requester.isAdmin) {

@@ -227,6 +227,12 @@ class FileSpace<T> implements Space<T> {
     }
   }
 
+  async *keys(): AsyncIterable<string> {
+    this.#assertOpen();
+    await this.#open();
+    for (const key of [...this.#index.keys()]) if ((await this.read(key)) !== undefined) yield key;
+  }
+
   async claimOrphans(): Promise<StateEntry<T>[]> {
     this.#assertOpen();
     // A binary space's records are never held.

@@ -238,13 +238,25 @@ class RedisSpace<T> implements Space<T> {
   }
 
   async *entries(): AsyncIterable<StateEntry<T>> {
+    for await (const { key, value } of this.#scan()) {
+      const readableValue = readable(value);
+      if (readableValue !== undefined) yield { key, value: readableValue };
+    }
+  }
+
+  async *keys(): AsyncIterable<string> {
+    for await (const { key } of this.#scan()) yield key;
+  }
+
+  /** Every record kept, read as `read` reads it (`UNREADABLE` when it does not decode). */
+  async *#scan(): AsyncIterable<StateEntry<T | typeof UNREADABLE>> {
     const prefix = this.#record('');
     for await (const found of this.redis.scanStream({ match: `${prefix}*`, count: 500 })) {
       const keys = (found as string[]).map((k) => k.slice(prefix.length)).filter((k) => STATE_KEY_PATTERN.test(k));
       const records = keys.map((k) => this.#record(k));
       const values: (string | Buffer | null)[] = !keys.length ? [] : this.definition.binary ? await this.redis.mgetBuffer(...records) : await this.redis.mget(...records);
       for (const [i, key] of keys.entries()) {
-        const value = readable(this.#decode(values[i]));
+        const value = this.#decode(values[i]);
         if (value !== undefined) yield { key, value };
       }
     }

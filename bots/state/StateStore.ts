@@ -71,6 +71,8 @@ export interface Space<T> {
   delete(key: string): Promise<void>;
   /** Every record (for `forget` and upgrades: a full scan, never on a hot path). */
   entries(): AsyncIterable<StateEntry<T>>;
+  /** The key of every record, one that cannot be read (`UNREADABLE`) too, which `entries` skips: a full scan, never on a hot path. */
+  keys(): AsyncIterable<string>;
   /**
    * Takes the records whose holder's lease has lapsed: each is returned to one process only, which then holds it
    * until it releases it with `put(…, { hold: false })` or `delete`.

@@ -67,7 +67,7 @@ export interface BotsView {
 
 /**
  * One chat admin's setting of a scope, as the console shows it: its value with who set it and when, or — stored and
- * unreadable — whether every job of the scope is refused until an admin sets it again (a restriction), or its default
- * applies meanwhile.
+ * unreadable — whether every job of the scope is refused until an admin sets it again (a restriction), its default
+ * applies meanwhile, or (the role budgets) its members may spend nothing until an admin sets them again.
  */
-export type ChatSettingRow = ScopeSettingEntry | { unreadable: 'jobs_refused' | 'default_applies' };
+export type ChatSettingRow = ScopeSettingEntry | { unreadable: 'jobs_refused' | 'default_applies' | 'spend_nothing' };

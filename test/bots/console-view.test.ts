@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { botsConsoleView } from '../../bots/console-view.js';
 import { memorySpace } from '../../bots/runner/memory-space.js';
@@ -10,7 +12,7 @@ import { useRunnerKit } from '../helpers/runner-harness.js';
 const kit = useRunnerKit();
 
 describe('the chat settings the console shows the owner', () => {
-  it('are the admins’ choices with who set each, and each kept that cannot be read as what it means: jobs refused, or the default applies', async () => {
+  it('are the admins’ choices with who set each, and each kept that cannot be read as what it means: jobs refused, the default applies, or (role budgets) members may spend nothing', async () => {
     const space = memorySpace<ScopeSettingEntries>();
     const { runner } = await kit.runner({ settings: settingsInState(space) });
     const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
@@ -19,6 +21,7 @@ describe('the chat settings the console shows the owner', () => {
         channels: { value: ['art'], by: 'discord:42', at: 5 },
         allowed: { value: 'user:7', by: 'discord:42', at: 5 },
         defaultQuality: { value: 'ultra', by: 'discord:42', at: 5 },
+        roleBudgets: { value: 'lots', by: 'discord:42', at: 5 },
       }));
       const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
       expect(await view.chatSettings!(['discord:G1', 'slack:T1'])).toEqual({
@@ -26,6 +29,8 @@ describe('the chat settings the console shows the owner', () => {
           channels: { value: ['art'], by: 'discord:42', at: 5 },
           allowed: { unreadable: 'jobs_refused' },
           defaultQuality: { unreadable: 'default_applies' },
+          // Its members may spend nothing meanwhile, though no rule names them.
+          roleBudgets: { unreadable: 'spend_nothing' },
         },
       });
     } finally {
@@ -34,22 +39,32 @@ describe('the chat settings the console shows the owner', () => {
   });
 
   it('list every server and workspace with settings kept, though it has no lowered cap and spent nothing this month', async () => {
-    const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
+    const dir = await kit.newDir();
+    const state = await openBotState({ dataDir: dir, logger: silentLogger() });
     try {
       const space = state.store.space<ScopeSettingEntries>(state.spaces.scopeSettings);
       const { runner } = await kit.runner({ settings: settingsInState(space) });
       // A workspace whose rule cannot be read has refused every job since: nothing spent, yet the owner must see why.
       await space.put(stateKeyOf('slack:T9'), { blocked: { value: 'mallory', by: 'slack:U1', at: 5 } });
       await space.put(stateKeyOf('discord:G2'), { maxImages: { value: 2, by: 'discord:42', at: 6 } });
+      // A record damaged whole (text that is not JSON): every rule unreadable, every job refused, the role budgets none to spend.
+      await space.put(stateKeyOf('discord:G4'), { maxImages: { value: 4, by: 'discord:42', at: 8 } });
+      await writeFile(join(dir, state.spaces.scopeSettings.dir, `${stateKeyOf('discord:G4')}.json`), '{"pictorState":1,"holder":null,"value":{"maxIm');
       // A scope key with other characters is kept under a digest, which names no scope.
       await space.put(stateKeyOf('discord:G:3'), { maxImages: { value: 3, by: 'discord:42', at: 7 } });
       const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      const refused = { unreadable: 'jobs_refused' };
       expect(await view.chatSettings!([])).toEqual({
-        'slack:T9': { blocked: { unreadable: 'jobs_refused' } },
+        'slack:T9': { blocked: refused },
         'discord:G2': { maxImages: { value: 2, by: 'discord:42', at: 6 } },
+        'discord:G4': {
+          ...Object.fromEntries(['channels', 'allowed', 'blocked', 'blockedWords', 'maxImages', 'qualities', 'sizes', 'highQualityFor', 'privateResults'].map((name) => [name, refused])),
+          ...Object.fromEntries(['moderation', 'defaultSize', 'defaultQuality', 'defaultPreviews', 'auditChannel'].map((name) => [name, { unreadable: 'default_applies' }])),
+          roleBudgets: { unreadable: 'spend_nothing' },
+        },
       });
       // Those asked for are listed too, once.
-      expect(Object.keys(await view.chatSettings!(['discord:G2', 'discord:G1'])).sort()).toEqual(['discord:G2', 'slack:T9']);
+      expect(Object.keys(await view.chatSettings!(['discord:G2', 'discord:G1'])).sort()).toEqual(['discord:G2', 'discord:G4', 'slack:T9']);
     } finally {
       await state.close();
     }

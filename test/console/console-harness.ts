@@ -126,6 +126,7 @@ export async function fakeBots(): Promise<BotsView> {
           channels: { value: ['333333333333333333'], by: 'discord:999999999999999999', at: Date.UTC(2026, 0, 2) },
           blocked: { unreadable: 'jobs_refused' },
           defaultSize: { unreadable: 'default_applies' },
+          roleBudgets: { unreadable: 'spend_nothing' },
         },
       };
     },

@@ -47,6 +47,7 @@ describe('the console’s server', () => {
     const row = (name: string) => new RegExp(`<tr data-unreadable="discord:222222222222222222:${name}">(.*?)</tr>`, 's').exec(body)?.[1];
     expect(row('blocked')).toContain('<td>blocked</td><td>cannot be read — jobs refused');
     expect(row('defaultSize')).toContain('<td>defaultSize</td><td>cannot be read — default applies');
+    expect(row('roleBudgets')).toContain('<td>roleBudgets</td><td>cannot be read — members may spend nothing until an admin sets them again');
     expect(body).toContain('<td>channels</td><td><code>[&quot;333333333333333333&quot;]</code></td>');
   });
 

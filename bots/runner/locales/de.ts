@@ -90,6 +90,7 @@ export const de = {
   'settings.changed': '{setting} ist jetzt {value} (vorher {wasDefault, select, yes {der Standard} unreadable {ein nicht lesbarer Wert} other {{was}}}).',
   'settings.cleared': '{setting} ist wieder auf dem Standard (vorher {wasDefault, select, yes {der Standard} unreadable {ein nicht lesbarer Wert} other {{was}}}).',
   'settings.at_most': 'höchstens {max}',
+  'settings.too_many': '{setting} darf höchstens {max} enthalten: nichts wurde geändert. Entferne einige oder setze einen kürzeren ganzen Wert.',
   'settings.beyond_operator': 'Der Betreiber des Bots erlaubt {allowed} für {setting}; ein Admin kann innerhalb davon wählen, nicht darüber hinaus. Bitte den Betreiber, es zu ändern.',
   'settings.title':
     'Einstellungen {scope, select, workspace {dieses Workspace} other {dieses Servers}} — woher jede stammt: Betreiber (die Umgebung des Bots), Admin (hier festgelegt), Standard.',

@@ -100,6 +100,7 @@ export const en = {
   'settings.changed': '{setting} is now {value} (was {wasDefault, select, yes {the default} unreadable {a value that could not be read} other {{was}}}).',
   'settings.cleared': '{setting} is back to its default (was {wasDefault, select, yes {the default} unreadable {a value that could not be read} other {{was}}}).',
   'settings.at_most': 'at most {max}',
+  'settings.too_many': '{setting} may hold at most {max}: nothing was changed. Remove some, or set a shorter whole value.',
   'settings.beyond_operator': 'The bot’s operator allows {allowed} for {setting}; an admin can choose within that, not beyond. Ask the operator to change it.',
   'settings.title':
     'Settings of {scope, select, workspace {this workspace} other {this server}} — where each comes from: operator (the bot’s environment), admin (set here), default.',

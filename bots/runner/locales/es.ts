@@ -90,6 +90,7 @@ export const es = {
   'settings.changed': '{setting} es ahora {value} (antes: {wasDefault, select, yes {el valor predeterminado} unreadable {un valor que no se podía leer} other {{was}}}).',
   'settings.cleared': '{setting} vuelve a su valor predeterminado (antes: {wasDefault, select, yes {el valor predeterminado} unreadable {un valor que no se podía leer} other {{was}}}).',
   'settings.at_most': 'como máximo {max}',
+  'settings.too_many': '{setting} puede tener como máximo {max}: no se cambió nada. Quita algunos o fija un valor completo más corto.',
   'settings.beyond_operator': 'El operador del bot permite {allowed} para {setting}; un admin puede elegir dentro de eso, no más allá. Pide al operador que lo cambie.',
   'settings.title':
     'Ajustes de {scope, select, workspace {este espacio de trabajo} other {este servidor}}: de dónde viene cada uno: operador (el entorno del bot), admin (fijado aquí), predeterminado.',

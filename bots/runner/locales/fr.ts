@@ -90,6 +90,7 @@ export const fr = {
   'settings.changed': '{setting} vaut désormais {value} (avant : {wasDefault, select, yes {la valeur par défaut} unreadable {une valeur illisible} other {{was}}}).',
   'settings.cleared': '{setting} revient à sa valeur par défaut (avant : {wasDefault, select, yes {la valeur par défaut} unreadable {une valeur illisible} other {{was}}}).',
   'settings.at_most': 'au plus {max}',
+  'settings.too_many': '{setting} peut contenir au plus {max} : rien n’a été modifié. Retirez-en, ou définissez une valeur entière plus courte.',
   'settings.beyond_operator': 'L’opérateur du bot autorise {allowed} pour {setting} ; un admin peut choisir dans cette limite, pas au-delà. Demandez à l’opérateur de la changer.',
   'settings.title':
     'Réglages {scope, select, workspace {de cet espace de travail} other {de ce serveur}} — origine de chacun : opérateur (l’environnement du bot), admin (fixé ici), défaut.',

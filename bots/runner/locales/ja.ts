@@ -90,6 +90,7 @@ export const ja = {
   'settings.changed': '{setting} を {value} にしました（変更前: {wasDefault, select, yes {既定値} unreadable {読み取れない値} other {{was}}}）。',
   'settings.cleared': '{setting} を既定値に戻しました（変更前: {wasDefault, select, yes {既定値} unreadable {読み取れない値} other {{was}}}）。',
   'settings.at_most': '最大 {max}',
+  'settings.too_many': '{setting} は最大 {max} 件までです。何も変更していません。いくつか削除するか、より短い値全体を設定してください。',
   'settings.beyond_operator': 'ボットの運営者は {setting} に {allowed} を許可しています。管理者はその範囲内で選べますが、範囲外は選べません。変更は運営者に依頼してください。',
   'settings.title':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}の設定 — それぞれの由来: 運営者（ボットの環境変数）、管理者（ここで設定）、既定値。',

@@ -90,6 +90,7 @@ export const ptBR = {
   'settings.changed': '{setting} agora é {value} (antes: {wasDefault, select, yes {o padrão} unreadable {um valor que não podia ser lido} other {{was}}}).',
   'settings.cleared': '{setting} voltou ao padrão (antes: {wasDefault, select, yes {o padrão} unreadable {um valor que não podia ser lido} other {{was}}}).',
   'settings.at_most': 'no máximo {max}',
+  'settings.too_many': '{setting} pode ter no máximo {max}: nada foi alterado. Remova alguns ou defina um valor inteiro mais curto.',
   'settings.beyond_operator': 'O operador do bot permite {allowed} para {setting}; um admin pode escolher dentro disso, não além. Peça ao operador para mudar.',
   'settings.title':
     'Configurações {scope, select, workspace {deste espaço de trabalho} other {deste servidor}} — de onde vem cada uma: operador (o ambiente do bot), admin (definida aqui), padrão.',

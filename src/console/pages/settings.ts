@@ -23,9 +23,10 @@ const CAP_WORDS: Record<string, string> = {
 };
 
 /** What a chat setting that cannot be read means, in its row's value. */
-const UNREADABLE_WORDS: Record<'jobs_refused' | 'default_applies', string> = {
+const UNREADABLE_WORDS: Record<'jobs_refused' | 'default_applies' | 'spend_nothing', string> = {
   jobs_refused: 'cannot be read — jobs refused (every job here, until an admin sets it again or clears it)',
   default_applies: 'cannot be read — default applies (until an admin sets it again)',
+  spend_nothing: 'cannot be read — members may spend nothing until an admin sets them again',
 };
 
 /** Caps and settings: every cap and setting in force and where it comes from, the chat admins' changes, and the breaker. */

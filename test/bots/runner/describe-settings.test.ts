@@ -166,6 +166,31 @@ describe('describeSettings: settings that cannot be read', () => {
   });
 });
 
+describe('changeSetting: a list stored longer than today’s bound', () => {
+  it('takes a remove (it only narrows who may), refuses an add naming the bound, and never points at clear', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const { runner } = await kit.runner({ settings: settingsInState(space) });
+    const admin = requester({ isAdmin: true, userId: '42' });
+    const key = stateKeyOf(scopeKeyOf(admin));
+    const long = Array.from({ length: 150 }, (_, i) => `user:${1000 + i}`);
+    await space.update(key, () => ({ allowed: { value: long, by: 'discord:42', at: 1 }, highQualityFor: { value: long, by: 'discord:42', at: 1 } }));
+
+    const removed = await changeSetting(runner.policy, admin, 'who', 'remove <@1000>');
+    expect(removed).toMatchObject({ ok: true });
+    expect((await space.get(key))?.allowed?.value).toEqual(long.slice(1));
+    expect(await changeSetting(runner.policy, admin, 'high-quality', 'remove <@1000> <@1001>')).toMatchObject({ ok: true });
+    expect((await space.get(key))?.highQualityFor?.value).toEqual(long.slice(2));
+
+    const refusal = { ok: false, code: 'invalid_value', message: 'who may hold at most 100: nothing was changed. Remove some, or set a shorter whole value.' };
+    expect(await changeSetting(runner.policy, admin, 'who', 'add <@9999>')).toEqual(refusal);
+    // A remove of someone not in it narrows nothing: refused the same way.
+    expect(await changeSetting(runner.policy, admin, 'who', 'remove <@9999>')).toEqual(refusal);
+    expect(await changeSetting(runner.policy, admin, 'high-quality', 'add <@9999>')).toMatchObject({ ok: false, code: 'invalid_value', message: expect.stringContaining('high-quality may hold at most 100') as unknown });
+    expect((await space.get(key))?.allowed?.value).toEqual(long.slice(1));
+    expect((await runner.policy.effective(admin)).allowed.value).toEqual(long.slice(1));
+  });
+});
+
 describe('changeSetting: a list that cannot be read', () => {
   it('refuses to add to it or remove from it (which would build on the default and lift the refusal), and takes a whole value or clear', async () => {
     const space = memorySpace<ScopeSettingEntries>();

@@ -3,7 +3,7 @@ import { formatUsd } from '../../../src/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { checkView } from '../../fakes/slack/check-blocks.js';
 import { finishedJob, settledCosts as ledger, startHarness, type Harness } from './harness.js';
-import { sayWords, unreadableRulesRefusal, type Requester } from '../../../bots/runner/index.js';
+import { describeFailure, say, unreadableRulesRefusal, type Requester } from '../../../bots/runner/index.js';
 import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
 
 /** A rule of the workspace kept but unreadable (as the intake tables damage it). */
@@ -110,14 +110,31 @@ describe('the Slack Home tab', () => {
     expect(changed).not.toContain('You have set none');
   });
 
-  it('shows a member, while a rule of the workspace cannot be read, that every job is refused — not the limits that would apply otherwise', async () => {
-    h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
+  it('shows a member, while a rule of the workspace cannot be read, that every job is refused, naming the app’s own command — not the limits that would apply otherwise; an admin once', async () => {
+    h = await startHarness({ bot: { adminUserIds: [ADMIN], commands: { imagine: '/draw' } } });
     const admin: Requester = { platform: 'slack', scopeId: h.fake.teamId, userId: ADMIN, channelId: 'C0ART', isAdmin: true };
     await unreadableRule().apply(h.runner, admin, 'C0ELSEWHERE', h.state);
+    const refusal = describeFailure(unreadableRulesRefusal({ platform: 'slack', unreadable: ['blocked'] }), 'en', '/draw').message;
+    expect(refusal).toContain('/draw admin set SETTING VALUE');
     await h.fake.openHome('U0ALICE');
     const home = texts(await homeOf(h.fake, 'U0ALICE'));
-    expect(home).toContain(sayWords('en', unreadableRulesRefusal({ platform: 'slack', unreadable: ['blocked'] })!.words));
+    expect(home).toContain(refusal);
+    expect(home).not.toContain('/imagine');
     expect(home).not.toContain('Here you may ask for up to');
+
+    // An admin's section says it above the rules that cannot be read: the defaults' section does not say it again.
+    await h.fake.openHome(ADMIN);
+    const adminHome = texts(await homeOf(h.fake, ADMIN));
+    expect(adminHome).toContain(say('en', 'settings.unreadable_rules', { count: 1, scope: 'workspace' }));
+    expect(adminHome).not.toContain(refusal);
+    expect(adminHome).not.toContain('/imagine');
+    expect(adminHome).not.toContain('Here you may ask for up to');
+
+    // `/draw settings` says it the same way.
+    const ack = await h.fake.command({ command: '/draw', text: 'settings', user: 'U0ALICE', channel: 'C0ART' });
+    const answer = await h.fake.waitFor(() => h!.fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), 'the answer to /draw settings');
+    expect(String(answer.body.text)).toContain(refusal);
+    expect(String(answer.body.text)).not.toContain('/imagine');
   });
 
   it('runs a job again from its Reroll, in the job’s channel, counted against whoever clicks; a refusal goes to their direct messages', async () => {
