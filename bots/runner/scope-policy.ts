@@ -79,8 +79,15 @@ export type SettingChangeResult =
       most?: number | undefined;
     };
 
-/** What `update` answers: `set`'s answers, or `setting_unreadable` when the list is stored and cannot be read (nothing changed). */
-export type SettingUpdateResult = SettingChangeResult | { ok: false; code: 'setting_unreadable'; name: SettingName };
+/**
+ * What `update` answers: `set`'s answers, `setting_unreadable` when the list is stored and cannot be read, or
+ * `would_open` when it would leave a list of who, where or what may be used (`OPEN_WHEN_EMPTY`) empty — none is its
+ * default, everyone or everything, which only `clear` chooses (nothing changed either way).
+ */
+export type SettingUpdateResult = SettingChangeResult | { ok: false; code: 'setting_unreadable' | 'would_open'; name: SettingName };
+
+/** The lists whose none (unset) is wider than any value: an `update` does not empty one (`would_open`), `clear` does. */
+const OPEN_WHEN_EMPTY: readonly ListSettingName[] = ['channels', 'allowed', 'qualities', 'sizes', 'highQualityFor'];
 
 /** What the operator allows for a setting an admin tried to take beyond it: a most, or the values. */
 export type OperatorBound = { atMost: number } | { oneOf: readonly string[] };
@@ -314,7 +321,9 @@ export class ScopePolicy {
    * of the stored value — an admin on another replica changing it meanwhile loses nothing (a value read through this
    * policy's cache may be a few seconds old) — checked as `set` checks a value; nothing is changed when it is refused.
    * A list stored and unreadable is refused (`setting_unreadable`): building on its default would store a list its
-   * admins never chose and lift the refusal it holds; only a whole value (`set`) or clearing it mends it. A list longer than its bound is the
+   * admins never chose and lift the refusal it holds; only a whole value (`set`) or clearing it mends it. A change that
+   * would empty a stored list of who, where or what may be used is refused (`would_open`): none is everyone, which two
+   * admins each removing one entry would otherwise reach; only `clear` opens it. A list longer than its bound is the
    * store's to take or refuse (a part of the one stored, read whole, may stay longer: `ListTooLongError`).
    */
   async update<K extends ListSettingName>(requester: Requester, name: K, change: (current: EffectiveSettings[K]['value']) => ScopeSettings[K] | undefined): Promise<SettingUpdateResult> {
@@ -329,6 +338,8 @@ export class ScopePolicy {
           previous = current;
           const values: ScopeSettings = current === undefined ? {} : { [name]: current };
           const next = change(this.#effectiveOf(requester, { values, setBy: {} })[name].value as EffectiveSettings[K]['value']);
+          const emptied = next === undefined || (Array.isArray(next) && next.length === 0);
+          if (emptied && Array.isArray(current) && current.length > 0 && OPEN_WHEN_EMPTY.includes(name)) throw new UpdateRefused({ ok: false, code: 'would_open', name });
           const invalid = invalidValueOf(name, next);
           if (invalid) throw new UpdateRefused(invalid);
           const bound = next === undefined ? undefined : this.#operatorBound(name, next);

@@ -191,6 +191,56 @@ describe('changeSetting: a list stored longer than today’s bound', () => {
   });
 });
 
+describe('changeSetting: a remove never empties a list of who, where or what may be used', () => {
+  it('refuses to remove the last entry (none is everyone, every channel, every quality) and points at clear; clear still opens it', async () => {
+    const { runner } = await kit.runner();
+    const admin = requester({ isAdmin: true, userId: '42' });
+    expect(await changeSetting(runner.policy, admin, 'qualities', 'low')).toMatchObject({ ok: true });
+    expect(await changeSetting(runner.policy, admin, 'qualities', 'remove low')).toEqual({
+      ok: false,
+      code: 'would_open',
+      message: 'Removing the last quality from qualities would open every quality: nothing was changed. To do that, use `clear`.',
+    });
+    expect((await runner.policy.effective(admin)).qualities).toMatchObject({ value: ['low'], source: 'admin' });
+    const cases: [string, string, string][] = [
+      ['channels', '<#111>', 'Removing the last channel from channels would open the bot to every channel'],
+      ['sizes', '1024x1024', 'Removing the last size from sizes would open every size'],
+      ['who', '<@7>', 'Removing the last one from who would open it to everyone'],
+      ['high-quality', '<@7>', 'Removing the last one from high-quality would open it to everyone'],
+    ];
+    for (const [word, value, said] of cases) {
+      expect(await changeSetting(runner.policy, admin, word, value), word).toMatchObject({ ok: true });
+      expect(await changeSetting(runner.policy, admin, word, `remove ${value}`), word).toEqual({ ok: false, code: 'would_open', message: `${said}: nothing was changed. To do that, use \`clear\`.` });
+    }
+    const s = await runner.policy.effective(admin);
+    expect([s.channels.value, s.sizes.value, s.allowed.value, s.highQualityFor.value]).toEqual([['111'], ['1024x1024'], ['user:7'], ['user:7']]);
+    expect(await changeSetting(runner.policy, admin, 'qualities', 'clear')).toMatchObject({ ok: true });
+    expect((await runner.policy.effective(admin)).qualities.source).toBe('default');
+    // Blocked members and words may be emptied: none blocked is no wider than any rule.
+    expect(await changeSetting(runner.policy, admin, 'blocked', '<@troll>')).toMatchObject({ ok: true });
+    expect(await changeSetting(runner.policy, admin, 'blocked', 'remove <@troll>')).toMatchObject({ ok: true });
+    expect(await changeSetting(runner.policy, admin, 'blocked-words', 'kraken')).toMatchObject({ ok: true });
+    expect(await changeSetting(runner.policy, admin, 'blocked-words', 'remove kraken')).toMatchObject({ ok: true });
+    expect((await runner.policy.effective(admin)).blocked.source).toBe('default');
+  });
+
+  it('keeps the list closed when two admins on two replicas each remove one of its two entries', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const one = new ScopePolicy({ store: settingsInState(space), partialImages: 3, cacheMs: 60_000 });
+    const two = new ScopePolicy({ store: settingsInState(space), partialImages: 3, cacheMs: 60_000 });
+    const ann = requester({ isAdmin: true, userId: 'ann' });
+    const bob = requester({ isAdmin: true, userId: 'bob' });
+    expect(await changeSetting(one, ann, 'who', '<@ann> <@bob>')).toMatchObject({ ok: true });
+    // Both replicas have read the two entries; each admin removes one: each removal narrows what their replica shows.
+    expect((await two.effective(bob)).allowed.value).toEqual(['user:ann', 'user:bob']);
+    expect(await changeSetting(one, ann, 'who', 'remove <@bob>')).toMatchObject({ ok: true });
+    expect(await changeSetting(two, bob, 'who', 'remove <@ann>')).toMatchObject({ ok: false, code: 'would_open' });
+    const fresh = new ScopePolicy({ store: settingsInState(space), partialImages: 3, cacheMs: 0 });
+    expect((await fresh.effective(ann)).allowed.value).toEqual(['user:ann']);
+    expect(await fresh.admit({ kind: 'generate', prompt: 'a boat', options: {}, requester: requester({ userId: 'mallory' }) }).catch((error: { code: string }) => error.code)).toBe('member_not_allowed');
+  });
+});
+
 describe('changeSetting: a list that cannot be read', () => {
   it('refuses to add to it or remove from it (which would build on the default and lift the refusal), and takes a whole value or clear', async () => {
     const space = memorySpace<ScopeSettingEntries>();
