@@ -229,6 +229,14 @@ export class ScopePolicy {
     return this.#effectiveOf(requester, await this.#settingsOf(scopeKeyOf(requester)));
   }
 
+  /**
+   * The rules of a scope whose settings were read elsewhere (`stored`): for a reader that must not go through the jobs'
+   * cache, such as the console's scan of every scope (it would evict the busy scopes the jobs read).
+   */
+  effectiveFrom(requester: Pick<Requester, 'platform' | 'scopeId'>, stored: StoredScopeSettings): EffectiveSettings {
+    return this.#effectiveOf(requester, stored);
+  }
+
   /** The rules of a scope whose settings are `stored`. */
   #effectiveOf(requester: Pick<Requester, 'platform' | 'scopeId'>, stored: StoredScopeSettings): EffectiveSettings {
     const op = this.#operator;
