@@ -14,7 +14,7 @@ import { ToldOnce } from './told-once.js';
 const id = z.string().min(1).max(64);
 /** A list of channels, users or roles; each list's bound is set where it is used (see `readStored` for one stored under a higher bound). */
 const ids = z.array(id);
-/** The most entries a list of channels, users or roles an admin sets may hold (one stored under a higher bound: `readStored`). */
+/** The most entries a list of channels, users or roles an admin sets may hold (one stored under a higher bound: `readStored`, `checkBound`). */
 const ID_LISTS_MOST = { channels: 100, allowed: 100, blocked: 1000, highQualityFor: 100 } as const;
 const blockedWords = z.array(z.string().min(1).max(BLOCKED_WORDS_LIMITS.length));
 /** Roles (Slack user groups) of one server/workspace that may have a budget. */
@@ -122,7 +122,8 @@ export interface SettingUpdateContext {
  * `scope-settings` space, which never expires: the data folder, or Redis with
  * `REDIS_URL`), so every process of the account applies one set and a restart
  * keeps them. A store is storage: the rules that bound a value live in
- * scope-policy.ts.
+ * scope-policy.ts, but for the most entries of a list, which only the store
+ * checks against what is stored now (`checkBound`).
  */
 export interface ScopeSettingsStore {
   /** The scope's settings (`discord:<guild>`, `slack:<team>`); empty when none were set. */
