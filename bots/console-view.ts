@@ -1,9 +1,9 @@
 import { formatUsd, type LoggerLike } from 'pictor';
-import { envText, type Env, type BotsView, type ChatSettingRow, type KeptImage, type SettingRow } from 'pictor/internal';
+import { envText, type Env, type BotsView, type ScopeSettingEntries, type ChatSettingRow, type KeptImage, type SettingRow } from 'pictor/internal';
 import { JobRecordStore } from './discord/JobRecordStore.js';
 import type { JobRunner } from './runner/index.js';
 import type { RunnerConfig } from './runner/config.js';
-import { isFailClosed, storedScopeKeys } from './runner/scope-settings.js';
+import { isFailClosed, settingsInState, storedScopeKeys } from './runner/scope-settings.js';
 import type { BotState } from './state/index.js';
 
 export interface BotsConsoleViewOptions {
@@ -39,6 +39,10 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
   const { runner, runnerConfig, env } = options;
   const kept = new JobRecordStore({ state: options.state, logger: options.logger });
   const names = new Map<string, { name: string | undefined; until: number }>();
+  // The console reads the stored settings itself, never through the jobs' cache (a page scanning every scope would
+  // evict the busy ones the jobs read); no logger: the jobs' own store warns of what cannot be read.
+  const scopeSettingsSpace = options.state.store.space<ScopeSettingEntries>(options.state.spaces.scopeSettings);
+  const scopeSettings = settingsInState(scopeSettingsSpace);
 
   async function lookUp(key: string): Promise<string | undefined> {
     const [platform, id, more] = key.split(':');
@@ -111,11 +115,12 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
       const all: Record<string, Record<string, ChatSettingRow>> = {};
       // Every scope with settings kept, whether or not it spent this month (one whose rules cannot be read, its record
       // damaged whole too, has refused every job since), and those asked for.
-      const stored = await storedScopeKeys(options.state.store.space(options.state.spaces.scopeSettings));
+      const stored = await storedScopeKeys(scopeSettingsSpace);
       for (const scopeKey of new Set([...stored, ...scopeKeys])) {
         const [platform, ...rest] = scopeKey.split(':');
         if (platform !== 'discord' && platform !== 'slack') continue;
-        const effective = await runner.policy.effective({ platform, scopeId: rest.join(':') });
+        const kept = await scopeSettings.get(scopeKey);
+        const effective = runner.policy.effectiveFrom({ platform, scopeId: rest.join(':') }, kept);
         const entries: Record<string, ChatSettingRow> = {};
         for (const [name, setting] of Object.entries(effective)) {
           const s = setting as { value?: unknown; source?: string; change?: { by: string; at: number } };
@@ -124,7 +129,7 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
         // One kept but unreadable is shown as what it means, so the owner sees why a scope refuses its jobs.
         for (const name of effective.unreadable) entries[name] = { unreadable: isFailClosed(name) ? 'jobs_refused' : 'default_applies' };
         // Role budgets that cannot be read give no member anything to spend: the rules leave them out, the owner sees them.
-        if ((await runner.policy.settings.get(scopeKey)).unreadable?.includes('roleBudgets')) entries.roleBudgets = { unreadable: 'spend_nothing' };
+        if (kept.unreadable?.includes('roleBudgets')) entries.roleBudgets = { unreadable: 'spend_nothing' };
         if (Object.keys(entries).length > 0) all[scopeKey] = entries;
       }
       return all;

@@ -10,7 +10,7 @@ import type { Platform, Requester } from './types.js';
 /** A chat admin's change as one answer: `ok` and a sentence for them. */
 export interface SettingAnswer {
   ok: boolean;
-  /** Stable: `not_admin`, `invalid_value`, `not_allowed_by_operator`, `unknown_setting`, `setting_unreadable`; undefined when it was changed. */
+  /** Stable: `not_admin`, `invalid_value`, `not_allowed_by_operator`, `unknown_setting`, `setting_unreadable`, `would_open`; undefined when it was changed. */
   code?: string | undefined;
   message: string;
 }
@@ -67,6 +67,8 @@ function answerOf(result: SettingUpdateResult, op: ParsedSettingOp, platform: Pl
       return { ok: false, code: result.code, message: say(locale, 'settings.takes', { setting, hint: settingHint(result.name, locale) }) };
     case 'setting_unreadable':
       return { ok: false, code: result.code, message: say(locale, 'settings.unreadable_merge', { setting, op }) };
+    case 'would_open':
+      return { ok: false, code: result.code, message: say(locale, 'settings.would_open', { setting }) };
     case 'not_allowed_by_operator': {
       const bound = result.allowed;
       const allowed = bound === undefined ? '' : 'atMost' in bound ? say(locale, 'settings.at_most', { max: bound.atMost }) : bound.oneOf.join(', ');

@@ -3,7 +3,7 @@ import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import { findBlockedWord } from './blocked-words.js';
 import { refusalFromPolicy } from './describe-refusal.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import { listOverBound, isFailClosed, ScopeSettingsSchema, type ListSettingName, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type SettingUpdate, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
+import { listOverBound, isFailClosed, ListTooLongError, mayExceedBound, ScopeSettingsSchema, type ListSettingName, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type SettingUpdate, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
 import { TtlCache } from './ttl-cache.js';
 import { isDmScope, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
 
@@ -79,8 +79,15 @@ export type SettingChangeResult =
       most?: number | undefined;
     };
 
-/** What `update` answers: `set`'s answers, or `setting_unreadable` when the list is stored and cannot be read (nothing changed). */
-export type SettingUpdateResult = SettingChangeResult | { ok: false; code: 'setting_unreadable'; name: SettingName };
+/**
+ * What `update` answers: `set`'s answers, `setting_unreadable` when the list is stored and cannot be read, or
+ * `would_open` when it would leave a list of who, where or what may be used (`OPEN_WHEN_EMPTY`) empty — none is its
+ * default, everyone or everything, which only `clear` chooses (nothing changed either way).
+ */
+export type SettingUpdateResult = SettingChangeResult | { ok: false; code: 'setting_unreadable' | 'would_open'; name: SettingName };
+
+/** The lists whose none (unset) is wider than any value: an `update` does not empty one (`would_open`), `clear` does. */
+const OPEN_WHEN_EMPTY: readonly ListSettingName[] = ['channels', 'allowed', 'qualities', 'sizes', 'highQualityFor'];
 
 /** What the operator allows for a setting an admin tried to take beyond it: a most, or the values. */
 export type OperatorBound = { atMost: number } | { oneOf: readonly string[] };
@@ -222,6 +229,14 @@ export class ScopePolicy {
     return this.#effectiveOf(requester, await this.#settingsOf(scopeKeyOf(requester)));
   }
 
+  /**
+   * The rules of a scope whose settings were read elsewhere (`stored`): for a reader that must not go through the jobs'
+   * cache, such as the console's scan of every scope (it would evict the busy scopes the jobs read).
+   */
+  effectiveFrom(requester: Pick<Requester, 'platform' | 'scopeId'>, stored: StoredScopeSettings): EffectiveSettings {
+    return this.#effectiveOf(requester, stored);
+  }
+
   /** The rules of a scope whose settings are `stored`. */
   #effectiveOf(requester: Pick<Requester, 'platform' | 'scopeId'>, stored: StoredScopeSettings): EffectiveSettings {
     const op = this.#operator;
@@ -299,8 +314,13 @@ export class ScopePolicy {
     const bound = value === undefined ? undefined : this.#operatorBound(name, value, name === 'defaultQuality' || name === 'defaultSize' ? await this.effective(requester) : undefined);
     if (bound) return { ok: false, code: 'not_allowed_by_operator', name, allowed: bound };
     const scopeKey = scopeKeyOf(requester);
-    const { previous, unreadable } = await this.#store.set(scopeKey, name, value, { by: userKeyOf(requester), at: this.#now() });
-    return this.#changed(requester, name, previous, value, unreadable);
+    try {
+      const { previous, unreadable } = await this.#store.set(scopeKey, name, value, { by: userKeyOf(requester), at: this.#now() });
+      return this.#changed(requester, name, previous, value, unreadable);
+    } catch (error) {
+      if (error instanceof ListTooLongError) return { ok: false, code: 'invalid_value', name, most: error.most };
+      throw error;
+    }
   }
 
   /**
@@ -309,7 +329,10 @@ export class ScopePolicy {
    * of the stored value — an admin on another replica changing it meanwhile loses nothing (a value read through this
    * policy's cache may be a few seconds old) — checked as `set` checks a value; nothing is changed when it is refused.
    * A list stored and unreadable is refused (`setting_unreadable`): building on its default would store a list its
-   * admins never chose and lift the refusal it holds; only a whole value (`set`) or clearing it mends it.
+   * admins never chose and lift the refusal it holds; only a whole value (`set`) or clearing it mends it. A change that
+   * would empty a stored list of who, where or what may be used is refused (`would_open`): none is everyone, which two
+   * admins each removing one entry would otherwise reach; only `clear` opens it. A list longer than its bound is the
+   * store's to take or refuse (a part of the one stored, read whole, may stay longer: `ListTooLongError`).
    */
   async update<K extends ListSettingName>(requester: Requester, name: K, change: (current: EffectiveSettings[K]['value']) => ScopeSettings[K] | undefined): Promise<SettingUpdateResult> {
     if (!requester.isAdmin) return { ok: false, code: 'not_admin', name };
@@ -323,10 +346,9 @@ export class ScopePolicy {
           previous = current;
           const values: ScopeSettings = current === undefined ? {} : { [name]: current };
           const next = change(this.#effectiveOf(requester, { values, setBy: {} })[name].value as EffectiveSettings[K]['value']);
-          // A list stored under a higher bound (read whole) may still be narrowed: fewer who may, fewer channels — never
-          // pointed at clear, which would open it to everyone. What is longer than today's bound cannot grow.
-          const narrowed = Array.isArray(current) && Array.isArray(next) && next.length < current.length && listOverBound(name, next) !== undefined;
-          const invalid = narrowed ? undefined : invalidValueOf(name, next);
+          const emptied = next === undefined || (Array.isArray(next) && next.length === 0);
+          if (emptied && Array.isArray(current) && current.length > 0 && OPEN_WHEN_EMPTY.includes(name)) throw new UpdateRefused({ ok: false, code: 'would_open', name });
+          const invalid = invalidValueOf(name, next);
           if (invalid) throw new UpdateRefused(invalid);
           const bound = next === undefined ? undefined : this.#operatorBound(name, next);
           if (bound) throw new UpdateRefused({ ok: false, code: 'not_allowed_by_operator', name, allowed: bound });
@@ -337,6 +359,7 @@ export class ScopePolicy {
       return this.#changed(requester, name, previous, value, false);
     } catch (error) {
       if (error instanceof UpdateRefused) return error.result;
+      if (error instanceof ListTooLongError) return { ok: false, code: 'invalid_value', name, most: error.most };
       throw error;
     }
   }
@@ -433,9 +456,12 @@ function isOneOf<T extends string>(value: unknown, choices: readonly T[]): value
 }
 
 
-/** `invalid_value` when `value` is not one `name` takes (naming the bound of a list too long); undefined when it is. */
+/**
+ * `invalid_value` when `value` is not one `name` takes (naming the bound of a list too long); undefined when it is. A
+ * list of who and where longer than its bound is left to the store, which alone knows what is stored now (`mayExceedBound`).
+ */
 function invalidValueOf(name: SettingName, value: unknown): Extract<SettingChangeResult, { ok: false }> | undefined {
-  if (ScopeSettingsSchema.shape[name].safeParse(value).success) return undefined;
+  if (ScopeSettingsSchema.shape[name].safeParse(value).success || mayExceedBound(name, value)) return undefined;
   const most = listOverBound(name, value);
   return { ok: false, code: 'invalid_value', name, ...(most !== undefined && { most }) };
 }

@@ -14,7 +14,7 @@ import { ToldOnce } from './told-once.js';
 const id = z.string().min(1).max(64);
 /** A list of channels, users or roles; each list's bound is set where it is used (see `readStored` for one stored under a higher bound). */
 const ids = z.array(id);
-/** The most entries a list of channels, users or roles an admin sets may hold (one stored under a higher bound: `readStored`). */
+/** The most entries a list of channels, users or roles an admin sets may hold (one stored under a higher bound: `readStored`, `checkBound`). */
 const ID_LISTS_MOST = { channels: 100, allowed: 100, blocked: 1000, highQualityFor: 100 } as const;
 const blockedWords = z.array(z.string().min(1).max(BLOCKED_WORDS_LIMITS.length));
 /** Roles (Slack user groups) of one server/workspace that may have a budget. */
@@ -122,7 +122,8 @@ export interface SettingUpdateContext {
  * `scope-settings` space, which never expires: the data folder, or Redis with
  * `REDIS_URL`), so every process of the account applies one set and a restart
  * keeps them. A store is storage: the rules that bound a value live in
- * scope-policy.ts.
+ * scope-policy.ts, but for the most entries of a list, which only the store
+ * checks against what is stored now (`checkBound`).
  */
 export interface ScopeSettingsStore {
   /** The scope's settings (`discord:<guild>`, `slack:<team>`); empty when none were set. */
@@ -188,9 +189,7 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
         }
         const current = read(name, entries[name]?.value) as ScopeSettings[typeof name] | undefined;
         value = change(current, { unreadable: damaged || (current === undefined && entries[name] !== undefined) });
-        // Never a value it could not read back: one the schema takes, or a list it reads whole past today's bound (a
-        // stored list narrowed, `ScopePolicy.update`; growing past the bound is the policy's to refuse).
-        if (!(value === undefined || isReadWhole(name, value))) ScopeSettingsSchema.shape[name].parse(value);
+        if (value !== undefined) checkBound(name, value, current);
         if (value === undefined) delete entries[name];
         else entries[name] = { value, by: by.by, at: by.at };
         return Object.keys(entries).length ? entries : undefined;
@@ -271,11 +270,45 @@ function readStored(name: StoredSettingName, value: unknown): unknown {
   }
 }
 
+/**
+ * Throws unless `value` is one the store may keep, `current` the value stored now: one the schema takes, or a list of
+ * who and where the bot may be used longer than today's bound whose every entry is already stored (it only narrows
+ * what was stored under a higher bound); any other list longer than its bound is refused (`ListTooLongError`). The
+ * one place a list's bound is decided: `ScopePolicy` answers what it throws.
+ */
+function checkBound(name: StoredSettingName, value: unknown, current: unknown): void {
+  if (ScopeSettingsSchema.shape[name].safeParse(value).success) return;
+  if (isReadWhole(name, value) && Array.isArray(current)) {
+    const stored = new Set(current);
+    if ((value as string[]).every((entry) => stored.has(entry))) return;
+  }
+  const most = listOverBound(name, value);
+  if (most !== undefined) throw new ListTooLongError(name, most);
+  ScopeSettingsSchema.shape[name].parse(value);
+}
+
+/** A list longer than its bound that is not a part of the one stored (`checkBound`): nothing was written. */
+export class ListTooLongError extends Error {
+  constructor(
+    readonly setting: StoredSettingName,
+    /** The most entries it may hold. */
+    readonly most: number,
+  ) {
+    super(`${setting} may hold at most ${most} entries`);
+    this.name = 'ListTooLongError';
+  }
+}
+
 /** The lists of who and where the bot may be used, read whole when longer than today's bound (`readStored`). */
 const READ_WHOLE: readonly StoredSettingName[] = ['channels', 'allowed', 'highQualityFor'];
 
 function isReadWhole(name: StoredSettingName, value: unknown): boolean {
   return READ_WHOLE.includes(name) && ids.safeParse(value).success;
+}
+
+/** Whether `value` is a list the store may keep past its bound when it is a part of the one stored (`checkBound`). */
+export function mayExceedBound(name: StoredSettingName, value: unknown): boolean {
+  return isReadWhole(name, value);
 }
 
 /** The members of a stored list of words that are `known`, once each; undefined when it is no list of words or none is known. */

@@ -244,8 +244,15 @@ class RedisSpace<T> implements Space<T> {
     }
   }
 
+  /** The keys alone, as SCAN finds them: no value is fetched (a full scan may list thousands of records). */
   async *keys(): AsyncIterable<string> {
-    for await (const { key } of this.#scan()) yield key;
+    const prefix = this.#record('');
+    for await (const found of this.redis.scanStream({ match: `${prefix}*`, count: 500 })) {
+      for (const record of found as string[]) {
+        const key = record.slice(prefix.length);
+        if (STATE_KEY_PATTERN.test(key)) yield key;
+      }
+    }
   }
 
   /** Every record kept, read as `read` reads it (`UNREADABLE` when it does not decode). */

@@ -119,8 +119,14 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         await index.refresh();
         const [breaker, overrides] = await Promise.all([store.breakerStates(), store.allCapOverrides()]);
         const scopes = [...new Set([...Object.keys(overrides), ...index.period(utcMonth(ctx.now)).scopes.keys()])].filter(isChatScopeKey);
-        const chatSettings = (await source.bots?.chatSettings?.(scopes).catch(() => undefined)) ?? {};
-        const keys = [...Object.keys(breaker), ...Object.keys(overrides), ...Object.keys(chatSettings)];
+        // A failed read (Redis down mid-scan) is said as such: an empty table would hide the scopes whose jobs are refused.
+        const chatSettings = source.bots?.chatSettings
+          ? await source.bots.chatSettings(scopes).catch((err: unknown) => {
+              logger.warn({ err }, 'the console could not read the chat settings');
+              return 'unreadable' as const;
+            })
+          : {};
+        const keys = [...Object.keys(breaker), ...Object.keys(overrides), ...(chatSettings === 'unreadable' ? [] : Object.keys(chatSettings))];
         for (const caps of Object.values(overrides)) for (const o of Object.values(caps)) keys.push(o.by);
         return settingsPage(ctx, {
           operator: operatorRows(source, options.alerts.config),

@@ -1,8 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { botsConsoleView } from '../../bots/console-view.js';
-import { memorySpace } from '../../bots/runner/memory-space.js';
 import { settingsInState } from '../../bots/runner/index.js';
 import type { RunnerConfig } from '../../bots/runner/config.js';
 import { openBotState, stateKeyOf } from '../../bots/state/index.js';
@@ -13,9 +12,9 @@ const kit = useRunnerKit();
 
 describe('the chat settings the console shows the owner', () => {
   it('are the admins’ choices with who set each, and each kept that cannot be read as what it means: jobs refused, the default applies, or (role budgets) members may spend nothing', async () => {
-    const space = memorySpace<ScopeSettingEntries>();
-    const { runner } = await kit.runner({ settings: settingsInState(space) });
     const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
+    const space = state.store.space<ScopeSettingEntries>(state.spaces.scopeSettings);
+    const { runner } = await kit.runner({ settings: settingsInState(space) });
     try {
       await space.update(stateKeyOf('discord:G1'), () => ({
         channels: { value: ['art'], by: 'discord:42', at: 5 },
@@ -65,6 +64,25 @@ describe('the chat settings the console shows the owner', () => {
       });
       // Those asked for are listed too, once.
       expect(Object.keys(await view.chatSettings!(['discord:G2', 'discord:G1'])).sort()).toEqual(['discord:G2', 'discord:G4', 'slack:T9']);
+    } finally {
+      await state.close();
+    }
+  });
+
+  it('are read from the bots’ state by the console itself, never through the jobs’ settings cache (a page would evict its busy scopes)', async () => {
+    const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
+    try {
+      const space = state.store.space<ScopeSettingEntries>(state.spaces.scopeSettings);
+      const jobs = settingsInState(space);
+      const read = vi.spyOn(jobs, 'get');
+      const { runner } = await kit.runner({ settings: jobs });
+      for (let i = 0; i < 5; i++) await space.put(stateKeyOf(`discord:G${i}`), { maxImages: { value: 2, by: 'discord:42', at: 6 } });
+      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      expect(Object.keys(await view.chatSettings!(['slack:T1'])).sort()).toEqual(['discord:G0', 'discord:G1', 'discord:G2', 'discord:G3', 'discord:G4']);
+      expect(read).not.toHaveBeenCalled();
+      // What it shows is what is stored now: a change is seen on the next page, not a cache's lifetime later.
+      await space.put(stateKeyOf('discord:G0'), { maxImages: { value: 3, by: 'discord:42', at: 7 } });
+      expect((await view.chatSettings!([]))['discord:G0']).toEqual({ maxImages: { value: 3, by: 'discord:42', at: 7 } });
     } finally {
       await state.close();
     }

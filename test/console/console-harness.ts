@@ -146,7 +146,7 @@ export interface ConsoleUnderTest {
 }
 
 /** A console over a seeded file ledger, as `npm start` runs it (with the bots' stand-in), changes allowed. */
-export async function startSeededConsole(options: { allowChanges?: boolean; caps?: Record<string, number> } = {}): Promise<ConsoleUnderTest> {
+export async function startSeededConsole(options: { allowChanges?: boolean; caps?: Record<string, number>; bots?: Partial<BotsView> } = {}): Promise<ConsoleUnderTest> {
   const dir = await mkdtemp(join(tmpdir(), 'pictor-console-'));
   const now = Date.now();
   await seedLedger(dir, now);
@@ -174,7 +174,7 @@ export async function startSeededConsole(options: { allowChanges?: boolean; caps
         imagesPerMinute: 5,
         ledger: 'account',
       },
-      bots: await fakeBots(),
+      bots: { ...(await fakeBots()), ...options.bots },
     },
     config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: options.allowChanges ?? true },
     alerts: { ...NO_ALERTS, webhook },

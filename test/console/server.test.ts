@@ -51,6 +51,21 @@ describe('the console’s server', () => {
     expect(body).toContain('<td>channels</td><td><code>[&quot;333333333333333333&quot;]</code></td>');
   });
 
+  it('says on the settings page that the chat settings could not be read when their read fails, never an empty table', async () => {
+    const failing = await startSeededConsole({ bots: { chatSettings: () => Promise.reject(new Error('Connection is closed.')) } });
+    try {
+      const { cookie } = await login(failing);
+      const res = await fetch(`${failing.url}/settings`, { headers: { cookie } });
+      expect(res.status).toBe(200);
+      const body = await res.text();
+      expect(body).toContain('<p data-chat-settings="unreadable">The chat settings could not be read');
+      expect(body).not.toContain('Connection is closed');
+      expect(body).not.toContain('data-unreadable=');
+    } finally {
+      await failing.close();
+    }
+  });
+
   it('serves its own assets, the chart library among them', async () => {
     for (const [path, type] of [
       ['/assets/console.js', 'text/javascript'],

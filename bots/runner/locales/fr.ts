@@ -103,6 +103,8 @@ export const fr = {
   'settings.how_to_change': 'Modifiez-en un avec {command} (clear pour la valeur par défaut ; add ou remove pour les listes).',
   'settings.unreadable_rules':
     '⚠️ {count, plural, one {Une règle} other {# règles}} de {scope, select, workspace {cet espace de travail} other {ce serveur}} {count, plural, one {est illisible} other {sont illisibles}} : toute tâche est refusée ici tant qu’un admin ne les a pas toutes redéfinies ou effacées (ci-dessous).',
+  'settings.would_open':
+    '{setting, select, channels {Retirer le dernier salon de channels ouvrirait le bot à tous les salons} qualities {Retirer la dernière qualité de qualities ouvrirait toutes les qualités} sizes {Retirer la dernière taille de sizes ouvrirait toutes les tailles} other {Retirer le dernier de {setting} l’ouvrirait à tout le monde}} : rien n’a été modifié. Pour cela, utilisez `clear`.',
   'settings.unreadable_merge':
     '{setting} est illisible (endommagé dans le stockage du bot) : rien ne peut y être {op, select, add {ajouté} other {retiré}}. Redonnez-lui sa valeur entière, ou effacez-le (clear).',
   'settings.unreadable_line':

@@ -103,6 +103,8 @@ export const ptBR = {
   'settings.how_to_change': 'Mude uma com {command} (clear para o padrão; add ou remove para listas).',
   'settings.unreadable_rules':
     '⚠️ {count, plural, one {Uma regra} other {# regras}} {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lida} other {lidas}}, então todo pedido aqui é recusado até que um admin defina de novo ou limpe cada uma (abaixo).',
+  'settings.would_open':
+    '{setting, select, channels {Remover o último canal de channels abriria o bot a todos os canais} qualities {Remover a última qualidade de qualities abriria todas as qualidades} sizes {Remover o último tamanho de sizes abriria todos os tamanhos} other {Remover o último de {setting} o abriria a todos}}: nada foi alterado. Para isso, use `clear`.',
   'settings.unreadable_merge':
     '{setting} não pode ser lido (danificado no armazenamento do bot), então nada pode ser {op, select, add {adicionado} other {removido}}: defina o valor inteiro de novo ou limpe-o (clear).',
   'settings.unreadable_line':

@@ -11,7 +11,8 @@ export interface SettingsView {
   breaker: Record<string, BreakerState>;
   breakerOn: boolean;
   overrides: Record<string, CapOverrides>;
-  chatSettings: Record<string, Record<string, ChatSettingRow>>;
+  /** Per scope; `unreadable` when the bots' state could not be read (said on the page, never shown as none). */
+  chatSettings: Record<string, Record<string, ChatSettingRow>> | 'unreadable';
   names: ReadonlyMap<string, string>;
 }
 
@@ -89,7 +90,10 @@ ${
 </section>
 
 ${
-  Object.keys(view.chatSettings).length === 0
+  view.chatSettings === 'unreadable'
+    ? html`<section aria-labelledby="chat-h"><h2 id="chat-h">Settings chat admins chose</h2>
+<p data-chat-settings="unreadable">The chat settings could not be read (the bots’ state did not answer; the log says why). A server or workspace whose rules cannot be read refuses its jobs: reload this page to see them.</p></section>`
+    : Object.keys(view.chatSettings).length === 0
     ? ''
     : html`<section aria-labelledby="chat-h"><h2 id="chat-h">Settings chat admins chose</h2>
 <table><caption>Per server/workspace, within what the operator allows.</caption>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changeSetting, describeAuditTrouble, describeSettings, parseSettingValue, ScopePolicy, type OperatorControls } from '../../../bots/runner/index.js';
+import { changeSetting, describeAuditTrouble, LOCALES, describeSettings, parseSettingValue, ScopePolicy, type OperatorControls } from '../../../bots/runner/index.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
 import { memorySpace } from '../../../bots/runner/memory-space.js';
 import { scopeKeyOf } from '../../../bots/runner/member-keys.js';
@@ -183,11 +183,139 @@ describe('changeSetting: a list stored longer than today’s bound', () => {
 
     const refusal = { ok: false, code: 'invalid_value', message: 'who may hold at most 100: nothing was changed. Remove some, or set a shorter whole value.' };
     expect(await changeSetting(runner.policy, admin, 'who', 'add <@9999>')).toEqual(refusal);
-    // A remove of someone not in it narrows nothing: refused the same way.
-    expect(await changeSetting(runner.policy, admin, 'who', 'remove <@9999>')).toEqual(refusal);
+    // A remove of someone not in it changes nothing: what is stored stays, and it is still a part of it.
+    expect(await changeSetting(runner.policy, admin, 'who', 'remove <@9999>')).toMatchObject({ ok: true });
     expect(await changeSetting(runner.policy, admin, 'high-quality', 'add <@9999>')).toMatchObject({ ok: false, code: 'invalid_value', message: expect.stringContaining('high-quality may hold at most 100') as unknown });
     expect((await space.get(key))?.allowed?.value).toEqual(long.slice(1));
     expect((await runner.policy.effective(admin)).allowed.value).toEqual(long.slice(1));
+  });
+});
+
+describe('changeSetting: a remove never empties a list of who, where or what may be used', () => {
+  it('refuses to remove the last entry (none is everyone, every channel, every quality) and points at clear; clear still opens it', async () => {
+    const { runner } = await kit.runner();
+    const admin = requester({ isAdmin: true, userId: '42' });
+    expect(await changeSetting(runner.policy, admin, 'qualities', 'low')).toMatchObject({ ok: true });
+    expect(await changeSetting(runner.policy, admin, 'qualities', 'remove low')).toEqual({
+      ok: false,
+      code: 'would_open',
+      message: 'Removing the last quality from qualities would open every quality: nothing was changed. To do that, use `clear`.',
+    });
+    expect((await runner.policy.effective(admin)).qualities).toMatchObject({ value: ['low'], source: 'admin' });
+    const cases: [string, string, string][] = [
+      ['channels', '<#111>', 'Removing the last channel from channels would open the bot to every channel'],
+      ['sizes', '1024x1024', 'Removing the last size from sizes would open every size'],
+      ['who', '<@7>', 'Removing the last one from who would open it to everyone'],
+      ['high-quality', '<@7>', 'Removing the last one from high-quality would open it to everyone'],
+    ];
+    for (const [word, value, said] of cases) {
+      expect(await changeSetting(runner.policy, admin, word, value), word).toMatchObject({ ok: true });
+      expect(await changeSetting(runner.policy, admin, word, `remove ${value}`), word).toEqual({ ok: false, code: 'would_open', message: `${said}: nothing was changed. To do that, use \`clear\`.` });
+    }
+    const s = await runner.policy.effective(admin);
+    expect([s.channels.value, s.sizes.value, s.allowed.value, s.highQualityFor.value]).toEqual([['111'], ['1024x1024'], ['user:7'], ['user:7']]);
+    expect(await changeSetting(runner.policy, admin, 'qualities', 'clear')).toMatchObject({ ok: true });
+    expect((await runner.policy.effective(admin)).qualities.source).toBe('default');
+    // Blocked members and words may be emptied: none blocked is no wider than any rule.
+    expect(await changeSetting(runner.policy, admin, 'blocked', '<@troll>')).toMatchObject({ ok: true });
+    expect(await changeSetting(runner.policy, admin, 'blocked', 'remove <@troll>')).toMatchObject({ ok: true });
+    expect(await changeSetting(runner.policy, admin, 'blocked-words', 'kraken')).toMatchObject({ ok: true });
+    expect(await changeSetting(runner.policy, admin, 'blocked-words', 'remove kraken')).toMatchObject({ ok: true });
+    expect((await runner.policy.effective(admin)).blocked.source).toBe('default');
+  });
+
+  it('keeps the list closed when two admins on two replicas each remove one of its two entries', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const one = new ScopePolicy({ store: settingsInState(space), partialImages: 3, cacheMs: 60_000 });
+    const two = new ScopePolicy({ store: settingsInState(space), partialImages: 3, cacheMs: 60_000 });
+    const ann = requester({ isAdmin: true, userId: 'ann' });
+    const bob = requester({ isAdmin: true, userId: 'bob' });
+    expect(await changeSetting(one, ann, 'who', '<@ann> <@bob>')).toMatchObject({ ok: true });
+    // Both replicas have read the two entries; each admin removes one: each removal narrows what their replica shows.
+    expect((await two.effective(bob)).allowed.value).toEqual(['user:ann', 'user:bob']);
+    expect(await changeSetting(one, ann, 'who', 'remove <@bob>')).toMatchObject({ ok: true });
+    expect(await changeSetting(two, bob, 'who', 'remove <@ann>')).toMatchObject({ ok: false, code: 'would_open' });
+    const fresh = new ScopePolicy({ store: settingsInState(space), partialImages: 3, cacheMs: 0 });
+    expect((await fresh.effective(ann)).allowed.value).toEqual(['user:ann']);
+    expect(await fresh.admit({ kind: 'generate', prompt: 'a boat', options: {}, requester: requester({ userId: 'mallory' }) }).catch((error: { code: string }) => error.code)).toBe('member_not_allowed');
+  });
+});
+
+describe('changeSetting: a remove from a channels list of 120 stored under a higher bound', () => {
+  it('takes it, and refuses an add past the bound', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const { runner } = await kit.runner({ settings: settingsInState(space) });
+    const admin = requester({ isAdmin: true, userId: '42' });
+    const key = stateKeyOf(scopeKeyOf(admin));
+    const channels = Array.from({ length: 120 }, (_, i) => `${5000 + i}`);
+    await space.update(key, () => ({ channels: { value: channels, by: 'discord:42', at: 1 } }));
+    expect(await changeSetting(runner.policy, admin, 'channels', 'remove <#5000> <#5001>')).toMatchObject({ ok: true });
+    expect((await space.get(key))?.channels?.value).toEqual(channels.slice(2));
+    expect(await changeSetting(runner.policy, admin, 'channels', 'add <#9999>')).toEqual({
+      ok: false,
+      code: 'invalid_value',
+      message: 'channels may hold at most 100: nothing was changed. Remove some, or set a shorter whole value.',
+    });
+    expect((await space.get(key))?.channels?.value).toEqual(channels.slice(2));
+  });
+});
+
+describe('changeSetting: the refusals of a list change, in every language', () => {
+  it('says too many, unreadable (add and remove) and would open in each locale', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const { runner } = await kit.runner({ settings: settingsInState(space) });
+    const long = Array.from({ length: 150 }, (_, i) => `user:${1000 + i}`);
+    const said: Record<string, string[]> = {};
+    for (const locale of LOCALES) {
+      const admin = requester({ isAdmin: true, userId: '42', locale });
+      await space.update(stateKeyOf(scopeKeyOf(admin)), () => ({ allowed: { value: long, by: 'discord:42', at: 1 }, blocked: { value: 3, by: 'discord:42', at: 1 }, channels: { value: ['1'], by: 'discord:42', at: 1 } }));
+      const answers = [
+        await changeSetting(runner.policy, admin, 'who', 'add <@9999>'),
+        await changeSetting(runner.policy, admin, 'blocked', 'add <@troll>'),
+        await changeSetting(runner.policy, admin, 'blocked', 'remove <@troll>'),
+        await changeSetting(runner.policy, admin, 'channels', 'remove <#1>'),
+      ];
+      expect(answers.map((a) => a.code), locale).toEqual(['invalid_value', 'setting_unreadable', 'setting_unreadable', 'would_open']);
+      said[locale] = answers.map((a) => a.message);
+    }
+    expect(said).toEqual({
+      en: [
+        'who may hold at most 100: nothing was changed. Remove some, or set a shorter whole value.',
+        'blocked cannot be read (damaged in the bot’s storage), so nothing can be added to it: set its whole value again, or clear it.',
+        'blocked cannot be read (damaged in the bot’s storage), so nothing can be removed from it: set its whole value again, or clear it.',
+        'Removing the last channel from channels would open the bot to every channel: nothing was changed. To do that, use `clear`.',
+      ],
+      de: [
+        'who darf höchstens 100 enthalten: nichts wurde geändert. Entferne einige oder setze einen kürzeren ganzen Wert.',
+        'blocked kann nicht gelesen werden (im Speicher des Bots beschädigt), daher kann nichts hinzugefügt werden: setze den ganzen Wert neu oder setze es zurück (clear).',
+        'blocked kann nicht gelesen werden (im Speicher des Bots beschädigt), daher kann nichts entfernt werden: setze den ganzen Wert neu oder setze es zurück (clear).',
+        'Den letzten Kanal aus channels zu entfernen, würde den Bot für jeden Kanal öffnen: nichts wurde geändert. Dafür gibt es `clear`.',
+      ],
+      es: [
+        'who puede tener como máximo 100: no se cambió nada. Quita algunos o fija un valor completo más corto.',
+        'blocked no se puede leer (dañado en el almacenamiento del bot), así que no se puede añadir nada: vuelve a poner su valor completo o bórralo (clear).',
+        'blocked no se puede leer (dañado en el almacenamiento del bot), así que no se puede quitar nada: vuelve a poner su valor completo o bórralo (clear).',
+        'Quitar el último canal de channels abriría el bot a todos los canales: no se cambió nada. Para eso, usa `clear`.',
+      ],
+      fr: [
+        'who peut contenir au plus 100 : rien n’a été modifié. Retirez-en, ou définissez une valeur entière plus courte.',
+        'blocked est illisible (endommagé dans le stockage du bot) : rien ne peut y être ajouté. Redonnez-lui sa valeur entière, ou effacez-le (clear).',
+        'blocked est illisible (endommagé dans le stockage du bot) : rien ne peut y être retiré. Redonnez-lui sa valeur entière, ou effacez-le (clear).',
+        'Retirer le dernier salon de channels ouvrirait le bot à tous les salons : rien n’a été modifié. Pour cela, utilisez `clear`.',
+      ],
+      ja: [
+        'who は最大 100 件までです。何も変更していません。いくつか削除するか、より短い値全体を設定してください。',
+        'blocked は読み取れません（ボットの保存データが破損しています）。そのため追加はできません: 値全体を設定し直すか、clear で消してください。',
+        'blocked は読み取れません（ボットの保存データが破損しています）。そのため削除はできません: 値全体を設定し直すか、clear で消してください。',
+        'channels から最後のチャンネルを削除すると、ボットがすべてのチャンネルで使えるようになります。何も変更していません。そうするには `clear` を使ってください。',
+      ],
+      'pt-BR': [
+        'who pode ter no máximo 100: nada foi alterado. Remova alguns ou defina um valor inteiro mais curto.',
+        'blocked não pode ser lido (danificado no armazenamento do bot), então nada pode ser adicionado: defina o valor inteiro de novo ou limpe-o (clear).',
+        'blocked não pode ser lido (danificado no armazenamento do bot), então nada pode ser removido: defina o valor inteiro de novo ou limpe-o (clear).',
+        'Remover o último canal de channels abriria o bot a todos os canais: nada foi alterado. Para isso, use `clear`.',
+      ],
+    });
   });
 });
 

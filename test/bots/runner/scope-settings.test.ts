@@ -208,6 +208,49 @@ describe('a rule stored by a version whose schema was wider', () => {
   });
 });
 
+describe('the bound of a list of who and where, decided by the store', () => {
+  const at = { by: 'discord:admin', at: 1 };
+  const ids = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `user:${from + i}`);
+
+  it('refuses a whole value past the bound, however valid its ids, and writes nothing', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const store = settingsInState(space);
+    for (const name of ['channels', 'allowed', 'highQualityFor'] as const) {
+      const many = Array.from({ length: 5000 }, (_, i) => (name === 'channels' ? `c${i}` : `user:${i}`));
+      await expect(store.set('discord:guild-1', name, many, at), name).rejects.toMatchObject({ name: 'ListTooLongError', most: 100 });
+    }
+    expect(await space.get(stateKeyOf('discord:guild-1'))).toBeUndefined();
+  });
+
+  it('keeps a list stored under a higher bound past it only as a part of what is stored: a change that adds anyone is refused', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const store = settingsInState(space);
+    const long = ids(150);
+    await space.update(stateKeyOf('discord:guild-1'), () => ({ allowed: { value: long, ...at } }));
+    // Two dropped, one added: shorter than before, still past the bound, and not a part of what is stored.
+    const swapped = [...long.slice(2), 'user:evil'];
+    await expect(store.set('discord:guild-1', 'allowed', swapped, at)).rejects.toMatchObject({ name: 'ListTooLongError', most: 100 });
+    await expect(store.update('discord:guild-1', 'allowed', (now) => [...(now ?? []).slice(2), 'user:evil'], at)).rejects.toMatchObject({ most: 100 });
+    expect((await store.get('discord:guild-1')).values.allowed).toEqual(long);
+    // A part of it is kept, however long; one within the bound is kept whatever it holds.
+    expect(await store.update('discord:guild-1', 'allowed', (now) => (now ?? []).slice(2), at)).toEqual(long.slice(2));
+    expect(await store.update('discord:guild-1', 'allowed', () => ['user:evil'], at)).toEqual(['user:evil']);
+  });
+
+  it('answers an admin’s change the policy cannot see the bound of as too many, naming the most', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const { runner } = await kit.runner({ settings: settingsInState(space) });
+    const long = ids(150);
+    await space.update(stateKeyOf('discord:guild-1'), () => ({ allowed: { value: long, ...at } }));
+    const swapped = [...long.slice(2), 'user:evil'];
+    expect(await runner.policy.update(admin(), 'allowed', () => swapped)).toEqual({ ok: false, code: 'invalid_value', name: 'allowed', most: 100 });
+    expect(await runner.policy.set(admin(), 'allowed', swapped)).toEqual({ ok: false, code: 'invalid_value', name: 'allowed', most: 100 });
+    expect(await runner.policy.set(admin(), 'allowed', ids(101, 1000))).toEqual({ ok: false, code: 'invalid_value', name: 'allowed', most: 100 });
+    expect((await space.get(stateKeyOf('discord:guild-1')))?.allowed?.value).toEqual(long);
+    expect(await runner.policy.set(admin(), 'allowed', long.slice(1))).toMatchObject({ ok: true });
+  });
+});
+
 const redis = testRedis();
 
 describe.skipIf(redis.skipReason)(`chat settings on Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {

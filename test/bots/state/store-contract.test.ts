@@ -506,6 +506,26 @@ describe.skipIf(redis.skipReason)('the Redis backend’s bounds', () => {
     }
   });
 
+  it('lists a space’s keys by scanning them alone, never fetching a value', async () => {
+    const prefix = uniquePrefix('state-keys');
+    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
+    const store = await RedisStateStore.open({ link, leaseMs: 5_000 });
+    try {
+      const space = store.space<Job>(SPACE);
+      for (let i = 0; i < 30; i++) await space.put(`k${i}`, job('x'.repeat(500)));
+      const client = (space as unknown as { redis: typeof link.commands }).redis;
+      const fetched = [vi.spyOn(client, 'mget'), vi.spyOn(client, 'mgetBuffer'), vi.spyOn(client, 'get'), vi.spyOn(client, 'getBuffer')];
+      const keys: string[] = [];
+      for await (const key of space.keys()) keys.push(key);
+      expect(keys.sort()).toEqual(Array.from({ length: 30 }, (_, i) => `k${i}`).sort());
+      for (const spy of fetched) expect(spy).not.toHaveBeenCalled();
+    } finally {
+      await store.close();
+      await link.close();
+      await deleteKeys(requireRedisUrl(redis), prefix);
+    }
+  });
+
   it('takes a lease of 15 s when the settings leave PICTOR_REPLICA_LEASE_SECONDS unset', async () => {
     const prefix = uniquePrefix('state-default-lease');
     const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
