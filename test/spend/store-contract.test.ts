@@ -1,4 +1,4 @@
-import { mkdtemp, rm, symlink, unlink } from 'node:fs/promises';
+import { mkdtemp, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
-import type { LostReservation, QuotaStore, ReserveInput, SpendLimits } from '../../src/spend/types.js';
+import type { LegacyBotRecords, LostReservation, QuotaStore, ReserveInput, SpendLimits } from '../../src/spend/types.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 /**
@@ -36,8 +36,19 @@ interface Maker {
   open(group: string, options?: StoreOptions): Promise<QuotaStore>;
   /** The group's storage loses everything, as a Redis restarted without persistence (or a ledger file deleted). */
   wipe(group: string): Promise<void>;
+  /** The group's storage holds what an older version kept for the bots there: `LEGACY`'s settings, and its seen mark for a minute. */
+  keepLegacy(group: string): Promise<void>;
   cleanup(): Promise<void>;
 }
+
+/** What `keepLegacy` keeps, as `takeLegacy` hands it over. */
+const LEGACY: LegacyBotRecords = {
+  settings: {
+    'discord:g1': { maxImages: { value: 2, by: 'discord:admin', at: 1 } },
+    'slack:T1': { defaultQuality: { value: 'low', by: 'slack:admin', at: 1 } },
+  },
+  seen: ['e1'],
+};
 
 const redis = testRedis();
 let redisClient: Redis | undefined;
@@ -56,6 +67,12 @@ const makers: Record<string, () => Maker> = {
         const dir = dirs.get(group)!;
         for (const name of ['quota-ledger.json', 'quota-ledger.json.bak', 'usage.jsonl']) await unlink(join(dir, name)).catch(() => undefined);
       },
+      keepLegacy: async (group) => {
+        const dir = dirs.get(group) ?? (await mkdtemp(join(tmpdir(), 'pictor-contract-')));
+        dirs.set(group, dir);
+        await writeFile(join(dir, 'cap-overrides.json'), JSON.stringify({ version: 1, scopes: {}, settings: LEGACY.settings }));
+        await writeFile(join(dir, 'slack-replay.json'), JSON.stringify({ version: 1, seen: Object.fromEntries(LEGACY.seen.map((id) => [id, Date.now() + 60_000])) }));
+      },
       cleanup: async () => {
         for (const dir of dirs.values()) await rm(dir, { recursive: true, force: true });
       },
@@ -70,6 +87,13 @@ const makers: Record<string, () => Maker> = {
         return new RedisQuotaStore({ redis: redisClient!, prefix, ...options });
       },
       wipe: (group) => deleteKeys(redis.url!, prefixes.get(group)!),
+      keepLegacy: async (group) => {
+        const prefix = prefixes.get(group) ?? uniquePrefix('contract');
+        prefixes.set(group, prefix);
+        for (const [scopeKey, entries] of Object.entries(LEGACY.settings))
+          for (const [name, entry] of Object.entries(entries)) await redisClient!.hset(`${prefix}:quota:settings:${scopeKey}`, name, JSON.stringify(entry));
+        for (const id of LEGACY.seen) await redisClient!.set(`${prefix}:quota:seen:${id}`, '1', 'PX', 60_000);
+      },
       cleanup: async () => {
         for (const prefix of prefixes.values()) await deleteKeys(redis.url!, prefix);
       },
@@ -284,10 +308,29 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(await b.spentToday('discord:guild', now)).toBeCloseTo(spent - 0.2 + 0.011, 9);
   });
 
+  /** What each `takeLegacy` of `s` hands over, one entry a take. */
+  const takeAll = async (s: QuotaStore, times = 1) => {
+    const taken: LegacyBotRecords[] = [];
+    for (let i = 0; i < times; i++) await s.takeLegacy(async (records) => void taken.push(records));
+    return taken;
+  };
+
   it('has nothing of an older version’s to hand over when it never held any', async () => {
     const s = await open();
-    expect(await s.takeLegacy()).toEqual({ settings: {}, seen: [] });
-    expect(await s.takeLegacy()).toEqual({ settings: {}, seen: [] });
+    expect(await takeAll(s, 2)).toEqual([{ settings: {}, seen: [] }, { settings: {}, seen: [] }]);
+  });
+
+  it('deletes what an older version kept only once the caller has accepted it: a hand-over that fails leaves all of it for the next take', async () => {
+    const group = `legacy-${Math.random()}`;
+    await maker.keepLegacy(group);
+    const s = await open(group);
+    const offered: LegacyBotRecords[] = [];
+    await expect(s.takeLegacy(async (records) => {
+      offered.push(records);
+      throw new Error('the bots’ state did not answer');
+    })).rejects.toThrow('the bots’ state did not answer');
+    expect(offered).toEqual([LEGACY]);
+    expect(await takeAll(s, 2)).toEqual([LEGACY, { settings: {}, seen: [] }]);
   });
 
   it('ends the reservations of a process that died: the sent one charged at its estimate (uncertain), the queued one released', async () => {
@@ -565,7 +608,7 @@ describe.each(kinds)('the %s quota store', (kind) => {
       ['capOverrides', () => s.capOverrides('discord:guild')],
       ['setCapOverride', () => s.setCapOverride('discord:guild', 'userDailyUsd', 1, 'discord:admin', D)],
       ['forgetPrompts', () => s.forgetPrompts('discord:alice')],
-      ['takeLegacy', () => s.takeLegacy()],
+      ['takeLegacy', () => s.takeLegacy(async () => undefined)],
       ['activeJobs', () => s.activeJobs()],
       ['usageSince', () => s.usageSince(undefined)],
       ['countRefusals', () => s.countRefusals({ queue_full: 1 }, D)],
