@@ -71,7 +71,7 @@ export class SocketReplicas {
     this.#logger = options.logger;
   }
 
-  /** Counts this process as connected from now on (renewed until `leave`). */
+  /** Counts this process as connected from now on (renewed until `leave`); fails when Redis does not answer within 2 s. */
   async join(): Promise<void> {
     await this.#renew();
     this.#stopRenewing = renewEveryThird(
@@ -107,7 +107,11 @@ export class SocketReplicas {
     await withTimeout(this.#redis.zrem(this.#key, this.id), REDIS_ANSWER_MS, 'Redis did not answer').catch(() => undefined);
   }
 
+  /**
+   * One renewal, failed when Redis does not answer in time: on a connection that queues commands while Redis is down
+   * (no retry limit) it would never settle, so none would start again and the entry would lapse unreported.
+   */
   async #renew(): Promise<void> {
-    await this.#redis.pictorSocketRenew(this.#key, this.id, this.#ttlMs);
+    await withTimeout(this.#redis.pictorSocketRenew(this.#key, this.id, this.#ttlMs), REDIS_ANSWER_MS, 'Redis did not answer the renewal in time');
   }
 }

@@ -40,15 +40,17 @@ export async function upgradeOldLayout(o: Upgrade): Promise<void> {
   if (done && (await o.redis!.commands.get(done)) === '2') return;
   const moved: Record<string, number> = {};
   const count = (what: string, n = 1) => void (n > 0 && (moved[what] = (moved[what] ?? 0) + n));
-  const takeFrom = async (ledger: Pick<QuotaStore, 'takeLegacy'>) => {
-    const { settings, seen } = await ledger.takeLegacy();
-    for (const [scopeKey, entries] of Object.entries(settings)) {
-      await o.store.space<Record<string, unknown>>(o.spaces.scopeSettings).update(stateKeyOf(scopeKey), (now = {}) => ({ ...entries, ...now }));
-      count('chat settings');
-    }
-    for (const signature of seen) await o.store.space(o.spaces.slackSeen).claimOnce(digestKeyOf(signature));
-    count('Slack signatures seen', seen.length);
-  };
+  // The ledger deletes what it handed over only once it is written here: a failure or a stop midway loses none, and the
+  // next start's take merges it again (what a member set since wins).
+  const takeFrom = (ledger: Pick<QuotaStore, 'takeLegacy'>) =>
+    ledger.takeLegacy(async ({ settings, seen }) => {
+      for (const [scopeKey, entries] of Object.entries(settings)) {
+        await o.store.space<Record<string, unknown>>(o.spaces.scopeSettings).update(stateKeyOf(scopeKey), (now = {}) => ({ ...entries, ...now }));
+        count('chat settings');
+      }
+      for (const signature of seen) await o.store.space(o.spaces.slackSeen).claimOnce(digestKeyOf(signature));
+      count('Slack signatures seen', seen.length);
+    });
   if (o.ledger) await takeFrom(o.ledger);
   for (const open of o.legacyLedgers ?? []) {
     const ledger = await open();

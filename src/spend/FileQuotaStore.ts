@@ -273,22 +273,28 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
-  /** The chat settings older versions kept in `cap-overrides.json`, and their `slack-replay.json`. */
-  takeLegacy(): Promise<LegacyBotRecords> {
-    return this.#readLocked(async () => {
+  /**
+   * The chat settings older versions kept in `cap-overrides.json`, and their `slack-replay.json`: read, handed to
+   * `accept` (outside the lock), and removed only once `accept` has resolved.
+   */
+  async takeLegacy(accept: (records: LegacyBotRecords) => Promise<void>): Promise<void> {
+    const replay = join(this.#dir, 'slack-replay.json');
+    const taken = await this.#readLocked(async () => {
+      const settings = (await this.#readCapOverrides()).settings ?? {};
+      const seen = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
+      const now = this.#process.clock();
+      return { settings, seen: seen.success ? Object.entries(seen.data.seen).flatMap(([id, until]) => (until > now ? [id] : [])) : [] };
+    });
+    await accept(taken);
+    await this.#readLocked(async () => {
       const file = await this.#readCapOverrides();
-      const settings = file.settings ?? {};
       if (file.settings) {
         delete file.settings;
         // Twice, so the backup copy no longer has them either (they live in the bots' state now).
         await this.#writeCapOverrides(file);
         await this.#writeCapOverrides(file);
       }
-      const replay = join(this.#dir, 'slack-replay.json');
-      const seen = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
       await rm(replay, { force: true });
-      const now = this.#process.clock();
-      return { settings, seen: seen.success ? Object.entries(seen.data.seen).flatMap(([id, until]) => (until > now ? [id] : [])) : [] };
     });
   }
 

@@ -257,11 +257,10 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   /**
-   * Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys: every one read first, then all
-   * deleted in one DEL, so a close midway (which ends a connection the store owns) loses none — before the DEL nothing
-   * is deleted, after it everything is handed over.
+   * Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys: every one read, handed to `accept`,
+   * then all deleted in one DEL once `accept` has resolved — a failure or a stop before that deletes none.
    */
-  async takeLegacy(): Promise<LegacyBotRecords> {
+  async takeLegacy(accept: (records: LegacyBotRecords) => Promise<void>): Promise<void> {
     const redis = this.#redis;
     const [scopes, seen] = [await this.#scan('settings'), await this.#scan('seen')];
     const taken: LegacyBotRecords = { settings: {}, seen };
@@ -272,9 +271,9 @@ export class RedisQuotaStore implements QuotaStore {
         return entry ? [[name, entry]] : [];
       }));
     }
+    await accept(taken);
     const keys = [...scopes.map((scopeKey) => this.#key('settings', scopeKey)), ...seen.map((id) => this.#key('seen', id))];
-    if (keys.length > 0) await redis.del(...keys);
-    return taken;
+    if (keys.length > 0) await this.#redis.del(...keys);
   }
 
   async allCapOverrides(): Promise<Record<string, CapOverrides>> {

@@ -250,9 +250,11 @@ export interface QuotaStore {
   forgetPrompts(userKey: string): Promise<void>;
   /**
    * What versions before the bots' state layer kept in the ledger for the bots (chat admins' settings, Slack request
-   * signatures seen lately), removed from the ledger as it is taken: the bots' state keeps it now.
+   * signatures seen lately), handed to `accept` (which writes it into the bots' state) and removed from the ledger only
+   * once `accept` has resolved: an `accept` that throws, or a process stopped before it resolved, leaves all of it for
+   * the next take (so `accept` must merge, not overwrite). `accept` must not call this store.
    */
-  takeLegacy(): Promise<LegacyBotRecords>;
+  takeLegacy(accept: (records: LegacyBotRecords) => Promise<void>): Promise<void>;
   /** Every scope whose caps a chat admin changed, with those caps (who set each, and when). */
   allCapOverrides(): Promise<Record<string, CapOverrides>>;
   /** The reservations still counting, oldest first: the jobs queued (not yet sent) and in flight of every process sharing the ledger. */

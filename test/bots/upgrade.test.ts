@@ -1,11 +1,16 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Installation } from '@slack/bolt';
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../bots/main.js';
 import { RequestStore } from '../../bots/slack/RequestStore.js';
 import { slackInstallationStore } from '../../bots/slack/installation-store.js';
+import { FileStateStore } from '../../bots/state/FileStateStore.js';
 import { openBotState } from '../../bots/state/index.js';
+import { botSpaces, stateKeyOf } from '../../bots/state/spaces.js';
+import type { StateStore } from '../../bots/state/StateStore.js';
+import { upgradeOldLayout } from '../../bots/state/upgrade.js';
+import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { RedisLink, silentLogger } from '../../src/internal.js';
 import { buttonsOf, FakeDiscord } from '../fakes/discord/FakeDiscord.js';
@@ -155,4 +160,37 @@ describe.each([
     if (link) expect(await link.commands.keys(`${prefix}:quota:settings:*`)).toEqual([]);
     else expect(JSON.parse(await readFile(join(dataDir, 'cap-overrides.json'), 'utf8'))).not.toHaveProperty('settings');
   }, 60_000);
+});
+
+describe('the 0.1 upgrade stopped midway', () => {
+  it('leaves the chat settings in the ledger when writing them into the bots’ state fails, and the next start moves them', async () => {
+    const dataDir = await tempDataDir(defer, 'pictor-upgrade-');
+    const ledgerDir = join(dataDir, 'ledger');
+    await mkdir(ledgerDir);
+    const channels = { value: ['C1'], by: 'discord:admin', at: 1 };
+    await writeFile(join(ledgerDir, 'cap-overrides.json'), JSON.stringify({ version: 1, scopes: {}, settings: { 'discord:g1': { channels } } }));
+    const ledger = new FileQuotaStore({ dir: ledgerDir });
+    defer(() => ledger.close());
+    const spaces = botSpaces();
+    const store = new FileStateStore({ dataDir });
+    defer(() => store.close());
+    let blip = true;
+    // The bots' state fails the settings' write once, as a Redis blip would.
+    const blinking = new Proxy(store, {
+      get(target, name) {
+        if (name !== 'space') return Reflect.get(target, name, target) as unknown;
+        return (settings: Parameters<StateStore['space']>[0]) => {
+          const space = target.space(settings);
+          if (!blip || settings !== spaces.scopeSettings) return space;
+          return new Proxy(space, { get: (s, n) => (n === 'update' ? () => Promise.reject(new Error('the bots’ state did not answer')) : (Reflect.get(s, n, s) as unknown)) });
+        };
+      },
+    }) as StateStore;
+    const upgrade = () => upgradeOldLayout({ dataDir, ledger, logger: silentLogger(), store: blinking, spaces, redis: undefined });
+
+    await expect(upgrade()).rejects.toThrow('the bots’ state did not answer');
+    blip = false;
+    await upgrade();
+    expect(await store.space(spaces.scopeSettings).get(stateKeyOf('discord:g1'))).toEqual({ channels });
+  });
 });

@@ -235,45 +235,38 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
     }
   });
 
-  it('hands over every older version’s chat setting and seen mark, on a connection of its own closed midway: before the delete none is lost, after it all are handed over', async () => {
+  it('deletes nothing of an older version’s when its connection closes while the caller writes it into the bots’ state (a process stopped midway): the next store hands over all of it', async () => {
     const prefix = uniquePrefix('quota-legacy');
     prefixes.push(prefix);
     const entry = (value: unknown) => JSON.stringify({ value, by: 'discord:admin', at: 1 });
-    const keep = async () => {
-      await client.hset(`${prefix}:quota:settings:discord:g1`, 'maxImages', entry(2));
-      await client.hset(`${prefix}:quota:settings:slack:T1`, 'defaultQuality', entry('low'));
-      await client.set(`${prefix}:quota:seen:e1`, '1', 'PX', 60_000);
-    };
+    await client.hset(`${prefix}:quota:settings:discord:g1`, 'maxImages', entry(2));
+    await client.hset(`${prefix}:quota:settings:slack:T1`, 'defaultQuality', entry('low'));
+    await client.set(`${prefix}:quota:seen:e1`, '1', 'PX', 60_000);
     const legacyKeys = async () => (await client.keys(`${prefix}:quota:*`)).sort();
-    /** A store owning its connection (as `connect` makes it) that closes — QUIT — right after its first `command` is answered. */
-    const closingAfter = async (command: 'hgetall' | 'del') => {
-      const s = await RedisQuotaStore.connect({ url, prefix });
-      stores.push(s);
-      const storage = s.storage;
-      if (storage.kind !== 'redis') throw new Error('a Redis store keeps its ledger in Redis');
-      const own = storage.redis;
-      const original = own[command].bind(own) as (...args: unknown[]) => Promise<unknown>;
-      vi.spyOn(own, command).mockImplementationOnce((async (...args: unknown[]) => {
-        const answer = await original(...args);
-        await s.close();
-        return answer;
-      }) as never);
-      return s;
-    };
-    await keep();
     const kept = await legacyKeys();
     expect(kept).toHaveLength(3);
-    // Closed while reading: it fails, and every key is still there for the next start.
-    await expect((await closingAfter('hgetall')).takeLegacy()).rejects.toThrow();
-    expect(await legacyKeys()).toEqual(kept);
-    // Closed once its delete is answered: everything deleted is handed over.
-    expect(await (await closingAfter('del')).takeLegacy()).toEqual({
+    const all = {
       settings: {
         'discord:g1': { maxImages: { value: 2, by: 'discord:admin', at: 1 } },
         'slack:T1': { defaultQuality: { value: 'low', by: 'discord:admin', at: 1 } },
       },
       seen: ['e1'],
-    });
+    };
+
+    // A store owning its connection (as `connect` makes it), closed — QUIT — while the caller writes what it took.
+    const stopping = await RedisQuotaStore.connect({ url, prefix });
+    stores.push(stopping);
+    await expect(stopping.takeLegacy(async (records) => {
+      expect(records).toEqual(all);
+      await stopping.close();
+    })).rejects.toThrow();
+    expect(await legacyKeys()).toEqual(kept);
+
+    const next = await RedisQuotaStore.connect({ url, prefix });
+    stores.push(next);
+    const taken: unknown[] = [];
+    await next.takeLegacy(async (records) => void taken.push(records));
+    expect(taken).toEqual([all]);
     expect(await legacyKeys()).toEqual([]);
   });
 

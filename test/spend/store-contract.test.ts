@@ -1,4 +1,4 @@
-import { mkdtemp, rm, symlink, unlink } from 'node:fs/promises';
+import { mkdtemp, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
-import type { LostReservation, QuotaStore, ReserveInput, SpendLimits } from '../../src/spend/types.js';
+import type { LegacyBotRecords, LostReservation, QuotaStore, ReserveInput, SpendLimits } from '../../src/spend/types.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 /**
@@ -36,8 +36,24 @@ interface Maker {
   open(group: string, options?: StoreOptions): Promise<QuotaStore>;
   /** The group's storage loses everything, as a Redis restarted without persistence (or a ledger file deleted). */
   wipe(group: string): Promise<void>;
+  /**
+   * The leases of the group's processes lapse, as when none was renewed for its `leaseMs`: Redis drops their owner
+   * keys (which it expires by its own clock); the file ledger's leases lapse by the stores' clock, which the test moves.
+   */
+  lapseLeases(group: string): Promise<void>;
+  /** The group's storage holds what an older version kept for the bots there: `LEGACY`'s settings, and its seen mark for a minute. */
+  keepLegacy(group: string): Promise<void>;
   cleanup(): Promise<void>;
 }
+
+/** What `keepLegacy` keeps, as `takeLegacy` hands it over. */
+const LEGACY: LegacyBotRecords = {
+  settings: {
+    'discord:g1': { maxImages: { value: 2, by: 'discord:admin', at: 1 } },
+    'slack:T1': { defaultQuality: { value: 'low', by: 'slack:admin', at: 1 } },
+  },
+  seen: ['e1'],
+};
 
 const redis = testRedis();
 let redisClient: Redis | undefined;
@@ -56,6 +72,13 @@ const makers: Record<string, () => Maker> = {
         const dir = dirs.get(group)!;
         for (const name of ['quota-ledger.json', 'quota-ledger.json.bak', 'usage.jsonl']) await unlink(join(dir, name)).catch(() => undefined);
       },
+      lapseLeases: async () => undefined,
+      keepLegacy: async (group) => {
+        const dir = dirs.get(group) ?? (await mkdtemp(join(tmpdir(), 'pictor-contract-')));
+        dirs.set(group, dir);
+        await writeFile(join(dir, 'cap-overrides.json'), JSON.stringify({ version: 1, scopes: {}, settings: LEGACY.settings }));
+        await writeFile(join(dir, 'slack-replay.json'), JSON.stringify({ version: 1, seen: Object.fromEntries(LEGACY.seen.map((id) => [id, Date.now() + 60_000])) }));
+      },
       cleanup: async () => {
         for (const dir of dirs.values()) await rm(dir, { recursive: true, force: true });
       },
@@ -70,6 +93,17 @@ const makers: Record<string, () => Maker> = {
         return new RedisQuotaStore({ redis: redisClient!, prefix, ...options });
       },
       wipe: (group) => deleteKeys(redis.url!, prefixes.get(group)!),
+      lapseLeases: async (group) => {
+        const owners = await redisClient!.keys(`${prefixes.get(group)!}:quota:owner:*`);
+        if (owners.length > 0) await redisClient!.del(...owners);
+      },
+      keepLegacy: async (group) => {
+        const prefix = prefixes.get(group) ?? uniquePrefix('contract');
+        prefixes.set(group, prefix);
+        for (const [scopeKey, entries] of Object.entries(LEGACY.settings))
+          for (const [name, entry] of Object.entries(entries)) await redisClient!.hset(`${prefix}:quota:settings:${scopeKey}`, name, JSON.stringify(entry));
+        for (const id of LEGACY.seen) await redisClient!.set(`${prefix}:quota:seen:${id}`, '1', 'PX', 60_000);
+      },
       cleanup: async () => {
         for (const prefix of prefixes.values()) await deleteKeys(redis.url!, prefix);
       },
@@ -284,24 +318,47 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(await b.spentToday('discord:guild', now)).toBeCloseTo(spent - 0.2 + 0.011, 9);
   });
 
+  /** What each `takeLegacy` of `s` hands over, one entry a take. */
+  const takeAll = async (s: QuotaStore, times = 1) => {
+    const taken: LegacyBotRecords[] = [];
+    for (let i = 0; i < times; i++) await s.takeLegacy(async (records) => void taken.push(records));
+    return taken;
+  };
+
   it('has nothing of an older version’s to hand over when it never held any', async () => {
     const s = await open();
-    expect(await s.takeLegacy()).toEqual({ settings: {}, seen: [] });
-    expect(await s.takeLegacy()).toEqual({ settings: {}, seen: [] });
+    expect(await takeAll(s, 2)).toEqual([{ settings: {}, seen: [] }, { settings: {}, seen: [] }]);
   });
 
-  it('ends the reservations of a process that died: the sent one charged at its estimate (uncertain), the queued one released', async () => {
+  it('deletes what an older version kept only once the caller has accepted it: a hand-over that fails leaves all of it for the next take', async () => {
+    const group = `legacy-${Math.random()}`;
+    await maker.keepLegacy(group);
+    const s = await open(group);
+    const offered: LegacyBotRecords[] = [];
+    await expect(s.takeLegacy(async (records) => {
+      offered.push(records);
+      throw new Error('the bots’ state did not answer');
+    })).rejects.toThrow('the bots’ state did not answer');
+    expect(offered).toEqual([LEGACY]);
+    expect(await takeAll(s, 2)).toEqual([LEGACY, { settings: {}, seen: [] }]);
+  });
+
+  it('ends the reservations of a process that died, once its lease has lapsed: the sent one charged at its estimate (uncertain), the queued one released', async () => {
     const group = `dead-${Math.random()}`;
-    const dead = await open(group, { leaseMs: 300 });
-    const now = Date.now();
-    await dead.reserve(ask('d-sent', 0.5, {}, { userKey: 'u', scopeKey: 's', now }));
+    const time = { now: Date.now() };
+    const lease = { leaseMs: 60_000, clock: () => time.now };
+    const dead = await open(group, lease);
+    await dead.reserve(ask('d-sent', 0.5, {}, { userKey: 'u', scopeKey: 's', now: time.now }));
     await dead.markSent('d-sent');
-    await dead.reserve(ask('d-queued', 0.4, {}, { userKey: 'u', scopeKey: 's', now }));
+    await dead.reserve(ask('d-queued', 0.4, {}, { userKey: 'u', scopeKey: 's', now: time.now }));
     await dead.close(); // stops renewing, as a killed process does
-    const alive = await open(group, { leaseMs: 300 });
-    // Once the dead one's lease has lapsed; a reconcile before that ends nothing.
-    await vi.waitFor(async () => expect(await alive.reconcile(Date.now())).toEqual({ released: ['d-queued'], settledAtEstimate: ['d-sent'], chargedUsd: 0.5 }), { timeout: 10_000 });
-    expect(await alive.spentToday('s', Date.now())).toBe(0.5);
+    const alive = await open(group, lease);
+    // A reconcile while its lease holds ends nothing.
+    expect(await alive.reconcile(time.now)).toEqual({ released: [], settledAtEstimate: [], chargedUsd: 0 });
+    time.now += 60_001;
+    await maker.lapseLeases(group);
+    expect(await alive.reconcile(time.now)).toEqual({ released: ['d-queued'], settledAtEstimate: ['d-sent'], chargedUsd: 0.5 });
+    expect(await alive.spentToday('s', time.now)).toBe(0.5);
     expect(await alive.settle('d-sent', 0.1)).toBe(false);
     expect(await alive.usage({})).toEqual([expect.objectContaining({ jobId: 'd-sent', basis: 'uncertain', costUsd: 0.5 })]);
   });
@@ -363,14 +420,19 @@ describe.each(kinds)('the %s quota store', (kind) => {
     }
   });
 
-  it('does not hand out a reservation answered as its store closed (the closed error), and a reconcile by another store releases it within the lease', async () => {
+  it('does not hand out a reservation answered as its store closed (the closed error), and a reconcile by another store releases it once the lease lapses', async () => {
     const group = `closing-${Math.random()}`;
-    const closing = await open(group, { leaseMs: 300 });
-    const reserved = closing.reserve(ask('as-it-closes', 0.5, {}, { now: Date.now() }));
+    const time = { now: Date.now() };
+    const lease = { leaseMs: 60_000, clock: () => time.now };
+    const closing = await open(group, lease);
+    const reserved = closing.reserve(ask('as-it-closes', 0.5, {}, { now: time.now }));
     await closing.close();
     await expect(reserved).rejects.toThrow('the quota store is closed');
-    const other = await open(group, { leaseMs: 300 });
-    await vi.waitFor(async () => expect((await other.reconcile(Date.now())).released).toEqual(['as-it-closes']), { timeout: 5000 });
+    const other = await open(group, lease);
+    expect((await other.reconcile(time.now)).released).toEqual([]);
+    time.now += 60_001;
+    await maker.lapseLeases(group);
+    expect((await other.reconcile(time.now)).released).toEqual(['as-it-closes']);
     expect(await other.activeJobs()).toEqual([]);
   });
 
@@ -565,7 +627,7 @@ describe.each(kinds)('the %s quota store', (kind) => {
       ['capOverrides', () => s.capOverrides('discord:guild')],
       ['setCapOverride', () => s.setCapOverride('discord:guild', 'userDailyUsd', 1, 'discord:admin', D)],
       ['forgetPrompts', () => s.forgetPrompts('discord:alice')],
-      ['takeLegacy', () => s.takeLegacy()],
+      ['takeLegacy', () => s.takeLegacy(async () => undefined)],
       ['activeJobs', () => s.activeJobs()],
       ['usageSince', () => s.usageSince(undefined)],
       ['countRefusals', () => s.countRefusals({ queue_full: 1 }, D)],

@@ -21,6 +21,17 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
     await deleteKeys(requireRedisUrl(redisServer), prefix);
   });
 
+  /** The test's Redis, whose renewals `renew` answers instead while `instead()` holds. */
+  function renewingWith(instead: () => boolean, renew: () => Promise<number>): Redis {
+    return new Proxy(redis, {
+      get(target, name) {
+        if (name === 'pictorSocketRenew' && instead()) return renew;
+        const value: unknown = Reflect.get(target, name, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  }
+
   async function join(bot: string, ttlMs?: number): Promise<SocketReplicas> {
     const replica = new SocketReplicas({ redis, key: `${prefix}:slack:socket-replicas:${bot}`, ttlMs });
     await replica.join();
@@ -95,17 +106,13 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
     let stalled = false;
     let started = 0;
     // A Redis that stops answering renewals once the process has joined.
-    const stalling = new Proxy(redis, {
-      get(target, name) {
-        if (name === 'pictorSocketRenew' && stalled)
-          return () => {
-            started++;
-            return new Promise(() => undefined);
-          };
-        const value: unknown = Reflect.get(target, name, target);
-        return typeof value === 'function' ? value.bind(target) : value;
+    const stalling = renewingWith(
+      () => stalled,
+      () => {
+        started++;
+        return new Promise(() => undefined);
       },
-    });
+    );
     const replica = new SocketReplicas({ redis: stalling, key: `${prefix}:slack:socket-replicas:T6:U6`, ttlMs: 300 });
     await replica.join();
     joined.push(replica);
@@ -114,18 +121,50 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
     expect(started).toBe(1);
   });
 
+  it('fails a renewal Redis never answers once 2 s have passed: join() fails, and the timer’s renewals warn once, then start again', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
+    let hung = true;
+    let started = 0;
+    // A Redis that queues renewals and never answers them while `hung` (as a connection without a retry limit does while Redis is down).
+    const hanging = renewingWith(
+      () => hung,
+      () => {
+        started++;
+        return new Promise(() => undefined);
+      },
+    );
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    const key = `${prefix}:slack:socket-replicas:T8:U8`;
+    let joining: unknown = 'pending';
+    new SocketReplicas({ redis: hanging, key, ttlMs: 300, logger }).join().then(
+      () => (joining = 'joined'),
+      (error: unknown) => (joining = error),
+    );
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(joining).toEqual(expect.objectContaining({ message: expect.stringContaining('Redis did not answer') }));
+
+    hung = false;
+    const replica = new SocketReplicas({ redis: hanging, key, ttlMs: 300, logger });
+    await replica.join();
+    joined.push(replica);
+    hung = true;
+    started = 0;
+    await vi.advanceTimersByTimeAsync(6_000);
+    expect(started).toBeGreaterThan(1);
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(logger.warn).toHaveBeenCalledWith({ err: expect.objectContaining({ message: expect.stringContaining('Redis did not answer') }) }, expect.stringContaining('could not renew'));
+  });
+
   it('warns once when its renewals start failing, however many fail in a row, and again after one has passed', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     onTestFinished(() => void vi.useRealTimers());
     let refusing = false;
     // A Redis that refuses renewals while `refusing`.
-    const refusingRedis = new Proxy(redis, {
-      get(target, name) {
-        if (name === 'pictorSocketRenew' && refusing) return () => Promise.reject(new Error('READONLY You can’t write against a read only replica.'));
-        const value: unknown = Reflect.get(target, name, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const refusingRedis = renewingWith(
+      () => refusing,
+      () => Promise.reject(new Error('READONLY You can’t write against a read only replica.')),
+    );
     const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
     const replica = new SocketReplicas({ redis: refusingRedis, key: `${prefix}:slack:socket-replicas:T7:U7`, ttlMs: 300, logger });
     await replica.join();
