@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startDiscordBot } from '../../../bots/discord/start-discord-bot.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
 import { DiscordHarness } from './harness.js';
 
@@ -36,6 +37,21 @@ describe('a stopped Discord bot', () => {
     expect(h.discord.openGatewayConnections).toBe(0);
     expect(h.logger.entries.some((e) => e.msg === 'stopped the Discord bot with job replies still being shown')).toBe(true);
     release();
+    await h.finalReply(ix);
+  });
+
+  it.each([Infinity, NaN, -1, 2 ** 31])('refuses a stopGraceMs of %s, naming it, before it connects', async (stopGraceMs) => {
+    // Refused before anything is used: setTimeout would take such a grace as 1 ms, and stop() would wait for nothing.
+    const start = startDiscordBot({ token: 'unused', runner: {} as never, state: {} as never, logger: {} as never, stopGraceMs });
+    await expect(start).rejects.toThrow(RangeError);
+    await expect(start).rejects.toThrow(/stopGraceMs/);
+  });
+
+  it.each([Infinity, NaN, -1, 2 ** 31])('refuses a stop with a graceMs of %s, naming it, and goes on taking commands', async (graceMs) => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    await expect(h.bot.stop({ graceMs })).rejects.toThrow(RangeError);
+    await expect(h.bot.stop({ graceMs })).rejects.toThrow(/graceMs/);
+    const ix = h.discord.slashCommand('imagine', { prompt: 'still taken' });
     await h.finalReply(ix);
   });
 
