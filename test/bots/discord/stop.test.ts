@@ -31,12 +31,16 @@ describe('a stopped Discord bot', () => {
     const release = h.discord.holdWebhookCalls(ix);
     await h.discord.waitFor(() => h.discord.webhookCallsHeld > 0, 'an update of the job on its way to Discord');
 
-    // Bounded so that a stop waiting for the held reply fails with its name, not a test timeout.
-    await withTimeout(h.bot.stop({ graceMs: 0 }), 10_000, 'stop() waited for the reply in flight');
-    expect(h.discord.webhookCallsHeld).toBeGreaterThan(0);
-    expect(h.discord.openGatewayConnections).toBe(0);
-    expect(h.logger.entries.some((e) => e.msg === 'stopped the Discord bot with job replies still being shown')).toBe(true);
-    release();
+    try {
+      // Bounded so that a stop waiting for the held reply fails with its name, not a test timeout.
+      await withTimeout(h.bot.stop({ graceMs: 0 }), 10_000, 'stop() waited for the reply in flight');
+      expect(h.discord.webhookCallsHeld).toBeGreaterThan(0);
+      expect(h.discord.openGatewayConnections).toBe(0);
+      expect(h.logger.entries.some((e) => e.msg === 'stopped the Discord bot with job replies still being shown')).toBe(true);
+    } finally {
+      // Let go whatever failed above, so the harness's close does not wait on the held reply.
+      release();
+    }
     await h.finalReply(ix);
   });
 
@@ -62,13 +66,16 @@ describe('a stopped Discord bot', () => {
     const release = h.discord.holdWebhookCalls(ix);
     await h.discord.waitFor(() => h.discord.webhookCallsHeld > 0, 'an update of the job on its way to Discord');
 
-    await h.bot.stop();
-    await h.state.close();
-    const atClose = await stateFiles(h.dataDir);
-    expect(Object.keys(atClose).some((file) => file.startsWith(join('discord', 'jobs')))).toBe(true);
-
-    // The job goes on to its end (its result, its record's status and kept images would be written now).
-    release();
+    let atClose: Record<string, string>;
+    try {
+      await h.bot.stop();
+      await h.state.close();
+      atClose = await stateFiles(h.dataDir);
+      expect(Object.keys(atClose).some((file) => file.startsWith(join('discord', 'jobs')))).toBe(true);
+    } finally {
+      // The job goes on to its end (its result, its record's status and kept images would be written now).
+      release();
+    }
     await h.finalReply(ix);
     expect(await h.runner.drain(15_000)).toBe(0);
     expect(await stateFiles(h.dataDir)).toEqual(atClose);
