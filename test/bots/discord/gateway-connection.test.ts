@@ -237,6 +237,29 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
       await discord.close();
     }
   });
+
+  it('leaves once when asked twice (a leased bot leaves before its replies’ grace and again after it): the lease is stopped and given back once', async () => {
+    const lease = { redis, key: `${prefix}:lease-once`, ttlMs: 5000, renewEveryMs: 1000, pollEveryMs: 250 };
+    const release = vi.spyOn(GatewayLease.prototype, 'release');
+    const stop = vi.spyOn(GatewayLease.prototype, 'stop');
+    try {
+      const client = new SlowLoginClient(async () => {});
+      const connection = gatewayConnection({ newClient: () => client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, lease, logger: new RecordingLogger() });
+      await connection.start();
+      expect(connection.online()).toBe(true);
+      const first = connection.leave();
+      const second = connection.leave();
+      expect(second).toBe(first);
+      await second;
+      await connection.leave();
+      expect(release).toHaveBeenCalledTimes(1);
+      expect(stop).toHaveBeenCalledTimes(1);
+      expect(await redis.get(lease.key)).toBeNull();
+    } finally {
+      release.mockRestore();
+      stop.mockRestore();
+    }
+  });
 });
 
 describe('the gateway connection, leaving', () => {
