@@ -131,11 +131,18 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const inFlight = new Set<Promise<unknown>>();
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);
-  // With Redis, a Cancel pressed on another replica reaches the one running the job (see cancel-notices.ts).
-  await cancelWhenAsked(store.records, async (key, by) => {
-    const runnerJobId = (await store.get(key))?.runnerJobId;
-    if (runnerJobId) options.runner.cancel(runnerJobId, by);
-  });
+  // With Redis, a Cancel pressed on another replica reaches the one running the job (see cancel-notices.ts). A start
+  // that fails here (Redis refused the subscription) leaves no REST client sweeping behind it.
+  try {
+    await cancelWhenAsked(store.records, async (key, by) => {
+      const runnerJobId = (await store.get(key))?.runnerJobId;
+      if (runnerJobId) options.runner.cancel(runnerJobId, by);
+    });
+  } catch (error) {
+    retireBotRest();
+    const why = scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
+    throw new Error(`could not listen for Cancel presses passed on by other processes: ${why}`, { cause: error });
+  }
   const ctx: BotContext = {
     runner: options.runner,
     store,

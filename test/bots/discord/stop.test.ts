@@ -1,9 +1,10 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { REST } from 'discord.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startDiscordBot } from '../../../bots/discord/start-discord-bot.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
-import { DiscordHarness } from './harness.js';
+import { DiscordHarness, RecordingLogger } from './harness.js';
 
 /** Every file of the bots' state in the data folder (its subfolders; the ledger's files are at the top), with its content. */
 async function stateFiles(dataDir: string): Promise<Record<string, string>> {
@@ -81,5 +82,22 @@ describe('a stopped Discord bot', () => {
     expect(await stateFiles(h.dataDir)).toEqual(atClose);
     // It tried: the record's end was refused by the closed state, and logged.
     expect(h.logger.text()).toMatch(/the bots' state is closed/);
+  });
+});
+
+describe('a Discord bot whose start fails', () => {
+  it('says it could not listen for Cancel presses from other processes when Redis refuses, and leaves no REST client sweeping', async () => {
+    // The bots' state as far as the start uses it before it logs in: Redis refuses the subscription for Cancel notices.
+    const records = { onNotice: () => Promise.reject(new Error('Connection is closed.')) };
+    const state = { store: { space: () => records }, spaces: { discordJobs: {}, discordImages: {}, discordDrafts: {}, discordJobOutputs: {} } };
+    const retired = vi.spyOn(REST.prototype, 'clearHashSweeper');
+    try {
+      const start = startDiscordBot({ token: 'unused', runner: {} as never, state: state as never, logger: new RecordingLogger() });
+      await expect(start).rejects.toThrow('could not listen for Cancel presses passed on by other processes: Connection is closed.');
+      // The bot's REST client and its webhooks' one.
+      expect(retired).toHaveBeenCalledTimes(2);
+    } finally {
+      retired.mockRestore();
+    }
   });
 });
