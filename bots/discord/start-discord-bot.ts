@@ -129,6 +129,13 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     }
   };
   const inFlight = new Set<Promise<unknown>>();
+  /**
+   * Until nothing is in flight: an interaction being routed when the wait began tracks its job's reply only once the
+   * job is recorded, after the wait took its list — so the list is taken again until it is empty.
+   */
+  const allSettledInFlight = async () => {
+    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+  };
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);
   // With Redis, a Cancel pressed on another replica reaches the one running the job (see cancel-notices.ts). A start
@@ -240,7 +247,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       await endpoint?.close();
       // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
       if (gateway?.leased) await gateway.leave();
-      await withTimeout(Promise.allSettled([...inFlight]), graceMs, '').catch(() => {
+      await withTimeout(allSettledInFlight(), graceMs, '').catch(() => {
         logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
       });
       if (gateway) await gateway.leave();
