@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from 'pictor';
 import { safeJson } from 'pictor/internal';
-import type { InputImage, JobOptions, Requester } from '../runner/types.js';
+import type { InputImage, JobOptions, JobUpdate, Requester } from '../runner/types.js';
 import { MAX_KEPT_IMAGE_BYTES, type BotState, type Space } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
@@ -37,7 +37,18 @@ export interface JobRecord {
   locale?: string | undefined;
   /** Shown only to its requester (ephemeral): its Reroll, Retry and Edit are private too, and so is its end after a restart. */
   private?: boolean | undefined;
+  /**
+   * A finished job's facts, saved with its images before its result is shown: a process that dies before the result
+   * reaches Discord leaves them to the next one's sweep, which shows that result instead of "interrupted".
+   */
+  result?: KeptResult | undefined;
 }
+
+/** What a finished job's result shows besides its images (the runner's `completed` update without them). */
+export type KeptResult = Omit<Extract<JobUpdate, { type: 'completed' }>, 'type' | 'jobId' | 'images' | 'usage'> & {
+  /** The interaction's limit for one upload (bytes), which the images were fitted to. */
+  attachmentSizeLimit: number;
+};
 
 /** An interaction's reply, as a later process can edit it (until the token expires, 15 minutes after `issuedAt`). */
 export interface ReplyHandle {
@@ -131,11 +142,11 @@ export class JobRecordStore {
     return found.sort((a, b) => a.createdAt - b.createdAt);
   }
 
-  /** Keeps a finished job's images, for its Edit buttons. */
-  async saveOutputs(key: string, images: readonly Buffer[], format: OutputFormat): Promise<void> {
+  /** Keeps a finished job's images, for its Edit buttons, and (given) the facts its result shows, for a sweep to show it. */
+  async saveOutputs(key: string, images: readonly Buffer[], format: OutputFormat, result?: KeptResult): Promise<void> {
     const named = images.map((data, i) => ({ data, filename: `image-${i + 1}.${FILE_EXTENSIONS[format]}` }));
     const outputs = await this.#keep(key, 'out', named);
-    const { after } = await this.records.update(key, (record) => record && { ...record, outputs });
+    const { after } = await this.records.update(key, (record) => record && { ...record, outputs, ...(result && { result: structuredClone(result) }) });
     if (after?.runnerJobId && outputs.length > 0) await this.#outputsOfJob.put(after.runnerJobId, { key });
   }
 

@@ -26,7 +26,7 @@ export interface JobViewOptions {
   logger: LoggerLike;
 }
 
-type Completed = Extract<JobUpdate, { type: 'completed' }>;
+export type Completed = Extract<JobUpdate, { type: 'completed' }>;
 
 /**
  * Renders one job's updates into its Discord reply: the runner hands them over
@@ -92,9 +92,23 @@ export class JobView {
   }
 
   async #showCompleted(update: Completed): Promise<void> {
+    const { header, store, logger } = this.#o;
+    // Saved before the buttons appear, so Edit works even after a restart; with the facts the result shows, so a process
+    // that dies before the result reaches Discord leaves it to the next one's sweep (sweep-interrupted.ts).
+    const { type: _type, jobId: _jobId, images: _images, usage: _usage, ...facts } = update;
+    await store
+      .saveOutputs(header.key, update.images, update.format, { ...facts, attachmentSizeLimit: this.#o.attachmentSizeLimit })
+      .catch((err: unknown) => logger.error({ err: loggableError(err), jobKey: header.key }, 'could not save a job’s images for its Edit buttons'));
+    await this.showResult(update);
+  }
+
+  /**
+   * A finished job's result (images, facts, Reroll/Edit/Delete) as its final message, its record then completed. The
+   * sweep shows with it a result whose images were saved by a process that stopped before showing it.
+   */
+  async showResult(update: Completed): Promise<void> {
+    this.#finished = true;
     const { header, store, target, logger } = this.#o;
-    // Saved before the buttons appear, so Edit works even after a restart.
-    await store.saveOutputs(header.key, update.images, update.format).catch((err: unknown) => logger.error({ err: loggableError(err), jobKey: header.key }, 'could not save a job’s images for its Edit buttons'));
     const { files, notes } = await this.#fit(update.images, update.format);
     const total = update.images.length;
     const delivered = await target.final(this.#spread(renderCompleted(header, update, files.slice(0, DISCORD_LIMITS.filesPerMessage), notes), files));

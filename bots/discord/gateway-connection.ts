@@ -30,7 +30,7 @@ export interface GatewayConnection {
   client(): Client | undefined;
   /** Whether `leave()` should come before the replies in flight are waited for (a standby can take over meanwhile). */
   readonly leased: boolean;
-  /** Off the gateway, then the lease given up (in that order: never two processes connected). */
+  /** Off the gateway, then the lease given up (in that order: never two processes connected). Once: a later call gets the first one's promise. */
   leave(): Promise<void>;
   /**
    * At drain start (with a lease): `leave()` as soon as another process stands by for the lease (at once if one
@@ -206,6 +206,18 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     })();
   };
 
+  let left: Promise<void> | undefined;
+  const leaveOnce = async () => {
+    leaving = true;
+    // A standby's mark is gone before this resolves: a holder draining next does not count on this process.
+    const stopped = lease?.stop();
+    await disconnect();
+    await stopped;
+    // Given back whether or not this process thinks it holds it (a lease it gave up as unconfirmed may still be its
+    // own in Redis until it expires): the release only deletes the lease if it is this process's.
+    await lease?.release();
+    holding = false;
+  };
   const connection: GatewayConnection = {
     leased: lease !== undefined,
     async start() {
@@ -240,16 +252,10 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
         }
       })();
     },
-    async leave() {
-      leaving = true;
-      // A standby's mark is gone before this resolves: a holder draining next does not count on this process.
-      const stopped = lease?.stop();
-      await disconnect();
-      await stopped;
-      // Given back whether or not this process thinks it holds it (a lease it gave up as unconfirmed may still be its
-      // own in Redis until it expires): the release only deletes the lease if it is this process's.
-      await lease?.release();
-      holding = false;
+    leave() {
+      // Once: a later call (a leased bot leaves before its replies' grace and again after it) gets the first one's end,
+      // and the lease is stopped and given back once — not waited for and logged twice while Redis is unreachable.
+      return (left ??= leaveOnce());
     },
   };
   return connection;

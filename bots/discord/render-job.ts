@@ -139,6 +139,11 @@ export function renderCancelled(job: JobHeader, update: Extract<JobUpdate, { typ
 }
 
 /** A job of a button whose record is gone (too old) or whose runner lost it (a restart). */
+/** A job that finished before the bot restarted, its result never shown and its images no longer kept: no Retry (it would charge again). */
+export function renderResultGone(job: JobHeader): OutgoingMessage {
+  return { content: withHeadline(job, say(job.locale, 'discord.job.result_gone')), components: [], files: [] };
+}
+
 export function renderInterrupted(job: JobHeader): OutgoingMessage {
   return {
     content: withHeadline(job, say(job.locale, 'discord.job.interrupted')),

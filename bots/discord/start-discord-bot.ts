@@ -39,7 +39,7 @@ export interface StartDiscordBotOptions {
   logger: LoggerLike;
   /** Each input image must be under this. Default the spec's limit (50 MB). */
   maxInputImageBytes?: number | undefined;
-  /** How long `stop()` waits for replies still being shown. Default 10 s. */
+  /** How long `stop()` waits for replies still being shown, in ms (0 up to 2^31 − 1). Default 10 s. */
   stopGraceMs?: number | undefined;
   /** How long to wait for Discord's READY at login. Default 60 s. */
   loginTimeoutMs?: number | undefined;
@@ -78,7 +78,8 @@ export interface DiscordBot {
    * Stops taking interactions, waits (up to `stopGraceMs`) for job replies in
    * flight, and disconnects. Call `runner.shutdown()` first so running jobs
    * report their end to their replies. `graceMs` (default `stopGraceMs`): how
-   * long to wait for those replies; 0 leaves at once (a process that must go now).
+   * long to wait for those replies; 0 leaves at once (a process that must go now). A grace that is not a number of
+   * ms from 0 to 2^31 − 1 is a RangeError naming it, and nothing is stopped.
    */
   stop(options?: { graceMs?: number | undefined }): Promise<void>;
 }
@@ -89,6 +90,7 @@ export interface DiscordBot {
  */
 export async function startDiscordBot(options: StartDiscordBotOptions): Promise<DiscordBot> {
   const { token, logger } = options;
+  const stopGraceMs = graceMsOf('stopGraceMs', options.stopGraceMs ?? 10_000);
   // With Redis every replica sees every job; else the data folder has them.
   const { state } = options;
   const store = new JobRecordStore({ state, logger });
@@ -127,13 +129,27 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     }
   };
   const inFlight = new Set<Promise<unknown>>();
+  /**
+   * Until nothing is in flight: an interaction being routed when the wait began tracks its job's reply only once the
+   * job is recorded, after the wait took its list — so the list is taken again until it is empty.
+   */
+  const allSettledInFlight = async () => {
+    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+  };
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);
-  // With Redis, a Cancel pressed on another replica reaches the one running the job (see cancel-notices.ts).
-  await cancelWhenAsked(store.records, async (key, by) => {
-    const runnerJobId = (await store.get(key))?.runnerJobId;
-    if (runnerJobId) options.runner.cancel(runnerJobId, by);
-  });
+  // With Redis, a Cancel pressed on another replica reaches the one running the job (see cancel-notices.ts). A start
+  // that fails here (Redis refused the subscription) leaves no REST client sweeping behind it.
+  try {
+    await cancelWhenAsked(store.records, async (key, by) => {
+      const runnerJobId = (await store.get(key))?.runnerJobId;
+      if (runnerJobId) options.runner.cancel(runnerJobId, by);
+    });
+  } catch (error) {
+    retireBotRest();
+    const why = scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
+    throw new Error(`could not listen for Cancel presses passed on by other processes: ${why}`, { cause: error });
+  }
   const ctx: BotContext = {
     runner: options.runner,
     store,
@@ -225,12 +241,13 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       if (gateway?.leased) await gateway.handOver();
     },
     async stop(stopOptions = {}) {
+      const graceMs = stopOptions.graceMs === undefined ? stopGraceMs : graceMsOf('graceMs', stopOptions.graceMs);
       accepting = false;
       await sweeper.stop();
       await endpoint?.close();
       // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
       if (gateway?.leased) await gateway.leave();
-      await withTimeout(Promise.allSettled([...inFlight]), stopOptions.graceMs ?? options.stopGraceMs ?? 10_000, '').catch(() => {
+      await withTimeout(allSettledInFlight(), graceMs, '').catch(() => {
         logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
       });
       if (gateway) await gateway.leave();
@@ -239,6 +256,15 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       logger.info({}, 'Discord bot stopped');
     },
   };
+}
+
+/** The most a timer waits (2^31 − 1 ms, about 24.8 days): setTimeout takes anything longer, or not finite, as 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A grace in ms as given, or a RangeError naming the option (a wait that setTimeout would cut to 1 ms included). */
+function graceMsOf(name: string, ms: number): number {
+  if (typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 && ms <= MAX_TIMER_MS) return ms;
+  throw new RangeError(`${name} must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, not ${String(ms)}`);
 }
 
 function scrub(error: Error, token: string): { name: string; message: string } {

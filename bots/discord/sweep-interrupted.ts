@@ -3,7 +3,8 @@ import { isDmScope } from '../runner/index.js';
 import type { BotContext } from './bot-context.js';
 import type { JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
-import { headerOf, renderInterrupted } from './render-job.js';
+import { JobView } from './JobView.js';
+import { headerOf, renderInterrupted, renderResultGone, type JobHeader } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
 
 /**
@@ -11,7 +12,9 @@ import { ReplyTarget } from './ReplyTarget.js';
  * "Drawing…" and a Cancel button. Each reply is edited to say the job was
  * interrupted, with Retry — through the saved interaction token while it is
  * valid (15 minutes), else as a short channel message mentioning the
- * requester. Returns how many were swept.
+ * requester. A job that finished, its images saved, before its result was
+ * shown gets that result instead (a Retry would charge again); when its
+ * images are no longer kept, it says so. Returns how many were swept.
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
   for (const record of records) {
@@ -32,6 +35,11 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
       logger: ctx.logger,
       finalAttempts: 2,
     });
+    // Its result was made (and charged), its images saved, but the process stopped before the result reached Discord.
+    if (record.outputs.length > 0) {
+      await showKeptResult(ctx, record, header, target);
+      continue;
+    }
     try {
       const shown = await target.final([renderInterrupted(header)]);
       ctx.logger.info({ jobKey: record.key, shown, via: target.mode }, 'marked a job interrupted by the last stop');
@@ -41,4 +49,33 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
     await ctx.store.update(record.key, { status: 'failed' });
   }
   return records.length;
+}
+
+/** A finished job's saved result as its final message (as the process that ran it would have shown it), or, its images gone, a line saying they were made. */
+async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<void> {
+  const images: Buffer[] = [];
+  for (const index of record.outputs.keys()) {
+    const image = await ctx.store.readOutput(record.key, index).catch(() => undefined);
+    if (image) images.push(image.data);
+  }
+  const { result } = record;
+  if (result && images.length === record.outputs.length) {
+    const { attachmentSizeLimit, ...facts } = result;
+    const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit, logger: ctx.logger });
+    try {
+      await view.showResult({ type: 'completed', jobId: record.runnerJobId ?? '', images, usage: undefined, ...facts });
+      ctx.logger.info({ jobKey: record.key, images: images.length, via: target.mode }, 'showed the result of a job the last stop left unshown');
+      return;
+    } catch (error) {
+      ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the result of a job the last stop left unshown');
+    }
+  } else {
+    try {
+      await target.final([renderResultGone(header)]);
+      ctx.logger.info({ jobKey: record.key, via: target.mode }, 'said a job the last stop left unshown has its images no longer kept');
+    } catch (error) {
+      ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not say a job the last stop left unshown has its images no longer kept');
+    }
+  }
+  await ctx.store.update(record.key, { status: 'failed' });
 }

@@ -146,16 +146,24 @@ export class RedisStateStore implements StateStore {
     return new RedisSpace<T>(this.#redis, `${this.#prefix}:${definition.name}`, definition, this);
   }
 
-  /** Subscribes (once) to this process's channel, and routes each notice to its space's handler. */
+  /** Subscribes (once; again after a subscription that failed) to this process's channel, and routes each notice to its space's handler. */
   listen(space: string, handler: (key: string, notice: Notice) => void): Promise<void> {
     this.#noticeHandlers.set(space, handler);
-    this.#listening ??= this.#link.subscribe(this.noticeChannel(this.owner), (text) => {
-      if (text.length > MAX_NOTICE_BYTES) return;
-      const { space: to, key, notice } = safeJson<{ space?: unknown; key?: unknown; notice?: unknown }>(text) ?? {};
-      const route = typeof to === 'string' ? this.#noticeHandlers.get(to) : undefined;
-      if (route && typeof key === 'string' && STATE_KEY_PATTERN.test(key) && typeof notice === 'object' && notice !== null) route(key, notice as Notice);
-    });
-    return this.#listening;
+    if (this.#listening) return this.#listening;
+    const listening = this.#link
+      .subscribe(this.noticeChannel(this.owner), (text) => {
+        if (text.length > MAX_NOTICE_BYTES) return;
+        const { space: to, key, notice } = safeJson<{ space?: unknown; key?: unknown; notice?: unknown }>(text) ?? {};
+        const route = typeof to === 'string' ? this.#noticeHandlers.get(to) : undefined;
+        if (route && typeof key === 'string' && STATE_KEY_PATTERN.test(key) && typeof notice === 'object' && notice !== null) route(key, notice as Notice);
+      })
+      .catch((error: unknown) => {
+        // A subscription Redis refused is forgotten, so the next listen subscribes again instead of failing the same way.
+        if (this.#listening === listening) this.#listening = undefined;
+        throw error;
+      });
+    this.#listening = listening;
+    return listening;
   }
 
   async close(): Promise<void> {

@@ -140,6 +140,7 @@ export const de = {
   'discord.job.restarted_before_done': '🔌 Der Bot wurde neu gestartet, bevor das fertig war; drücke Erneut versuchen, um es noch einmal auszuführen.',
   'discord.job.cancelled_by': '✖️ Abgebrochen von {user}.',
   'discord.job.interrupted': '🔌 Dieser Auftrag wurde beim Neustart des Bots gestoppt; drücke Erneut versuchen, um ihn noch einmal auszuführen.',
+  'discord.job.result_gone': '🔌 Dieser Auftrag wurde beim Neustart des Bots fertig, sein Ergebnis konnte aber nicht mehr gezeigt werden, und seine Bilder werden nicht mehr aufbewahrt. Sie wurden erstellt und berechnet; starte einen neuen Auftrag mit /imagine oder /edit, wenn du sie noch brauchst.',
   'discord.job.too_large_to_upload': '{images, plural, one {Das Bild} other {Bild {index}}} ist zu groß, um es hier hochzuladen (Limit {limit} pro Datei), auch neu kodiert.',
   'discord.job.reencoded':
     '{images, plural, one {Das Bild} other {Bild {index}}} wurde als {format} neu kodiert{shrunk, select, yes { und auf {percent} % verkleinert} other {}}, um in das Upload-Limit dieses Servers von {limit} pro Datei zu passen.',

@@ -140,6 +140,7 @@ export const ptBR = {
   'discord.job.restarted_before_done': '🔌 O bot reiniciou antes de terminar isto; toque em Tentar de novo para executar outra vez.',
   'discord.job.cancelled_by': '✖️ Cancelada por {user}.',
   'discord.job.interrupted': '🔌 Esta tarefa parou quando o bot reiniciou; toque em Tentar de novo para executá-la outra vez.',
+  'discord.job.result_gone': '🔌 Esta tarefa terminou quando o bot reiniciou, mas o resultado não pôde ser mostrado e as imagens não estão mais guardadas. Elas foram criadas e cobradas; comece uma nova tarefa com /imagine ou /edit se ainda precisar delas.',
   'discord.job.too_large_to_upload': '{images, plural, one {A imagem} other {A imagem {index}}} é grande demais para enviar aqui (limite de {limit} por arquivo), mesmo recodificada.',
   'discord.job.reencoded':
     '{images, plural, one {A imagem} other {A imagem {index}}} foi recodificada como {format}{shrunk, select, yes { e reduzida para {percent}%} other {}} para caber no limite de envio deste servidor de {limit} por arquivo.',

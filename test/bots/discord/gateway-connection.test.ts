@@ -52,6 +52,12 @@ class SlowDestroyClient extends SlowLoginClient {
 
 describe('the gateway connection, logging in', () => {
   it('asks Discord for its identify rate again at the next login when asking failed once, instead of failing every later login', async () => {
+    // A stand-in manager drives the throttle directly: this shows what the connection does with a throttle whose making
+    // failed, not that real @discordjs/ws (1.2) gets there. There, each login's manager fetches GET /gateway/bot in its
+    // connect() and caches the answer until its start limit resets (reset_after ms; 5 s when 0); the throttle is made at the
+    // first identify from that cache, so it fetches again — and can fail — only when the cache expired between connect
+    // and identify (a reset_after that ran out meanwhile). A connect whose own fetch fails rejects the login before any
+    // throttle is made.
     let asked = 0;
     // discord.js's WebSocketManager, as far as the identify throttle uses it: its first GET /gateway/bot fails.
     const manager = {
@@ -229,6 +235,29 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
       expect(connection.online()).toBe(false);
     } finally {
       await discord.close();
+    }
+  });
+
+  it('leaves once when asked twice (a leased bot leaves before its replies’ grace and again after it): the lease is stopped and given back once', async () => {
+    const lease = { redis, key: `${prefix}:lease-once`, ttlMs: 5000, renewEveryMs: 1000, pollEveryMs: 250 };
+    const release = vi.spyOn(GatewayLease.prototype, 'release');
+    const stop = vi.spyOn(GatewayLease.prototype, 'stop');
+    try {
+      const client = new SlowLoginClient(async () => {});
+      const connection = gatewayConnection({ newClient: () => client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, lease, logger: new RecordingLogger() });
+      await connection.start();
+      expect(connection.online()).toBe(true);
+      const first = connection.leave();
+      const second = connection.leave();
+      expect(second).toBe(first);
+      await second;
+      await connection.leave();
+      expect(release).toHaveBeenCalledTimes(1);
+      expect(stop).toHaveBeenCalledTimes(1);
+      expect(await redis.get(lease.key)).toBeNull();
+    } finally {
+      release.mockRestore();
+      stop.mockRestore();
     }
   });
 });

@@ -1,8 +1,10 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { REST } from 'discord.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { startDiscordBot } from '../../../bots/discord/start-discord-bot.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
-import { DiscordHarness } from './harness.js';
+import { DiscordHarness, RecordingLogger } from './harness.js';
 
 /** Every file of the bots' state in the data folder (its subfolders; the ledger's files are at the top), with its content. */
 async function stateFiles(dataDir: string): Promise<Record<string, string>> {
@@ -30,12 +32,31 @@ describe('a stopped Discord bot', () => {
     const release = h.discord.holdWebhookCalls(ix);
     await h.discord.waitFor(() => h.discord.webhookCallsHeld > 0, 'an update of the job on its way to Discord');
 
-    // Bounded so that a stop waiting for the held reply fails with its name, not a test timeout.
-    await withTimeout(h.bot.stop({ graceMs: 0 }), 10_000, 'stop() waited for the reply in flight');
-    expect(h.discord.webhookCallsHeld).toBeGreaterThan(0);
-    expect(h.discord.openGatewayConnections).toBe(0);
-    expect(h.logger.entries.some((e) => e.msg === 'stopped the Discord bot with job replies still being shown')).toBe(true);
-    release();
+    try {
+      // Bounded so that a stop waiting for the held reply fails with its name, not a test timeout.
+      await withTimeout(h.bot.stop({ graceMs: 0 }), 10_000, 'stop() waited for the reply in flight');
+      expect(h.discord.webhookCallsHeld).toBeGreaterThan(0);
+      expect(h.discord.openGatewayConnections).toBe(0);
+      expect(h.logger.entries.some((e) => e.msg === 'stopped the Discord bot with job replies still being shown')).toBe(true);
+    } finally {
+      // Let go whatever failed above, so the harness's close does not wait on the held reply.
+      release();
+    }
+    await h.finalReply(ix);
+  });
+
+  it.each([Infinity, NaN, -1, 2 ** 31])('refuses a stopGraceMs of %s, naming it, before it connects', async (stopGraceMs) => {
+    // Refused before anything is used: setTimeout would take such a grace as 1 ms, and stop() would wait for nothing.
+    const start = startDiscordBot({ token: 'unused', runner: {} as never, state: {} as never, logger: {} as never, stopGraceMs });
+    await expect(start).rejects.toThrow(RangeError);
+    await expect(start).rejects.toThrow(/stopGraceMs/);
+  });
+
+  it.each([Infinity, NaN, -1, 2 ** 31])('refuses a stop with a graceMs of %s, naming it, and goes on taking commands', async (graceMs) => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    await expect(h.bot.stop({ graceMs })).rejects.toThrow(RangeError);
+    await expect(h.bot.stop({ graceMs })).rejects.toThrow(/graceMs/);
+    const ix = h.discord.slashCommand('imagine', { prompt: 'still taken' });
     await h.finalReply(ix);
   });
 
@@ -46,17 +67,37 @@ describe('a stopped Discord bot', () => {
     const release = h.discord.holdWebhookCalls(ix);
     await h.discord.waitFor(() => h.discord.webhookCallsHeld > 0, 'an update of the job on its way to Discord');
 
-    await h.bot.stop();
-    await h.state.close();
-    const atClose = await stateFiles(h.dataDir);
-    expect(Object.keys(atClose).some((file) => file.startsWith(join('discord', 'jobs')))).toBe(true);
-
-    // The job goes on to its end (its result, its record's status and kept images would be written now).
-    release();
+    let atClose: Record<string, string>;
+    try {
+      await h.bot.stop();
+      await h.state.close();
+      atClose = await stateFiles(h.dataDir);
+      expect(Object.keys(atClose).some((file) => file.startsWith(join('discord', 'jobs')))).toBe(true);
+    } finally {
+      // The job goes on to its end (its result, its record's status and kept images would be written now).
+      release();
+    }
     await h.finalReply(ix);
     expect(await h.runner.drain(15_000)).toBe(0);
     expect(await stateFiles(h.dataDir)).toEqual(atClose);
     // It tried: the record's end was refused by the closed state, and logged.
     expect(h.logger.text()).toMatch(/the bots' state is closed/);
+  });
+});
+
+describe('a Discord bot whose start fails', () => {
+  it('says it could not listen for Cancel presses from other processes when Redis refuses, and leaves no REST client sweeping', async () => {
+    // The bots' state as far as the start uses it before it logs in: Redis refuses the subscription for Cancel notices.
+    const records = { onNotice: () => Promise.reject(new Error('Connection is closed.')) };
+    const state = { store: { space: () => records }, spaces: { discordJobs: {}, discordImages: {}, discordDrafts: {}, discordJobOutputs: {} } };
+    const retired = vi.spyOn(REST.prototype, 'clearHashSweeper');
+    try {
+      const start = startDiscordBot({ token: 'unused', runner: {} as never, state: state as never, logger: new RecordingLogger() });
+      await expect(start).rejects.toThrow('could not listen for Cancel presses passed on by other processes: Connection is closed.');
+      // The bot's REST client and its webhooks' one.
+      expect(retired).toHaveBeenCalledTimes(2);
+    } finally {
+      retired.mockRestore();
+    }
   });
 });

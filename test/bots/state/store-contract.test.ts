@@ -557,3 +557,30 @@ describe.skipIf(redis.skipReason)('the Redis backend’s bounds', () => {
     }
   });
 });
+
+describe.skipIf(redis.skipReason)('the Redis backend’s notices', () => {
+  it('subscribes again at the next listen when Redis refused the subscription once, instead of failing every later listen the same way', async () => {
+    const prefix = uniquePrefix('state-listen');
+    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
+    const store = await RedisStateStore.open({ link, leaseMs: 5_000 });
+    const subscribe = vi.spyOn(link, 'subscribe').mockRejectedValueOnce(new Error('Connection is closed.'));
+    try {
+      const space = store.space<Job>(SPACE);
+      await space.put('k', job('x'), { hold: true });
+      const heard: unknown[] = [];
+      await expect(space.onNotice((key, notice) => heard.push({ key, notice }))).rejects.toThrow('Connection is closed.');
+      await space.onNotice((key, notice) => heard.push({ key, notice }));
+      expect(subscribe).toHaveBeenCalledTimes(2);
+      // Another process asks the holder of k.
+      const other = await RedisStateStore.open({ link, leaseMs: 5_000 });
+      onTestFinished(() => other.close());
+      expect(await other.space<Job>(SPACE).notifyHolder('k', { cancel: 'now' })).toBe(true);
+      await vi.waitFor(() => expect(heard).toEqual([{ key: 'k', notice: { cancel: 'now' } }]));
+    } finally {
+      subscribe.mockRestore();
+      await store.close();
+      await link.close();
+      await deleteKeys(requireRedisUrl(redis), prefix);
+    }
+  });
+});

@@ -1,0 +1,71 @@
+import { readdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
+import { buttonsOf, DiscordHarness } from './harness.js';
+
+/** The kept images of finished jobs (their Edit buttons' copies) in the data folder. */
+function keptOutputs(dataDir: string): string[] {
+  return readdirSync(dataDir, { recursive: true, encoding: 'utf8' }).filter((file) => /-out-\d+(\.\w+)?$/.test(file));
+}
+
+/**
+ * Holds the first request of the interaction's reply sent once the job's images are saved (just before its result is
+ * sent: the result itself), so that it never lands while the process that sent it runs.
+ */
+function holdTheResult(h: DiscordHarness, ix: FakeInteraction): { readonly held: number; release(): void } {
+  let taken = false;
+  return h.discord.holdRequests((method, path) => {
+    if (taken || method === 'GET' || !path.includes(`/webhooks/${h.discord.applicationId}/${ix.token}`) || keptOutputs(h.dataDir).length === 0) return false;
+    taken = true;
+    return true;
+  });
+}
+
+describe('the sweep of jobs the last process left', () => {
+  let h: DiscordHarness;
+  let release: (() => void) | undefined;
+  afterEach(async () => {
+    release?.();
+    release = undefined;
+    await h?.close();
+  });
+
+  it('shows a job’s result, its images and buttons, when the process stopped after the images were made but before the result reached Discord — no Retry that would charge again', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image in flight' });
+    const held = holdTheResult(h, ix);
+    release = () => held.release();
+    await h.discord.waitFor(() => held.held > 0, 'the job’s result on its way to Discord');
+    // The process stops at once, as one whose grace ran out or that crashed: its job's result never lands.
+    await h.restart({ crash: true });
+
+    const shown = await h.finalReply(ix);
+    expect(shown.attachments).toHaveLength(1);
+    expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
+    expect(shown.content).not.toMatch(/restarted/);
+    // One image was charged: the one shown.
+    expect(h.emulator.requests.filter((r) => r.path.includes('/images/'))).toHaveLength(1);
+  });
+
+  it('says the images were made and are no longer kept, with no Retry, when they are gone by the time of the sweep', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image whose copy is gone' });
+    const held = holdTheResult(h, ix);
+    release = () => held.release();
+    await h.discord.waitFor(() => held.held > 0, 'the job’s result on its way to Discord');
+    // Gone as a kept image too old for the images space is.
+    for (const file of keptOutputs(h.dataDir)) await rm(join(h.dataDir, file));
+    await h.restart({ crash: true });
+
+    const shown = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('no longer kept') ? m : undefined;
+    }, 'the sweep');
+    expect(shown.content.split('\n')[1]).toBe(
+      '🔌 This job finished just as the bot restarted, but its result could not be shown then, and its images are no longer kept. They were made and charged; start a new job with /imagine or /edit if you still need them.',
+    );
+    expect(buttonsOf(shown)).toEqual([]);
+  });
+});
