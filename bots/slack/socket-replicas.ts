@@ -71,9 +71,18 @@ export class SocketReplicas {
     this.#logger = options.logger;
   }
 
-  /** Counts this process as connected from now on (renewed until `leave`); fails when Redis does not answer within 2 s. */
+  /**
+   * Counts this process as connected from now on (renewed until `leave`); fails when Redis does not answer within
+   * 2 s. A failed join queues the removal of its entry, which Redis runs after the renewal should that one still
+   * arrive late.
+   */
   async join(): Promise<void> {
-    await this.#renew();
+    try {
+      await this.#renew();
+    } catch (error) {
+      this.#redis.zrem(this.#key, this.id).catch(() => undefined);
+      throw error;
+    }
     this.#stopRenewing = renewEveryThird(
       this.#ttlMs,
       async () => {

@@ -1,8 +1,15 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import type { SlackConfig } from '../../../bots/slack/config.js';
 import { SocketReplicas } from '../../../bots/slack/socket-replicas.js';
+import { startSlackBot } from '../../../bots/slack/start-slack-bot.js';
+import { slackSurface } from '../../../bots/slack/surface.js';
+import type { SurfaceContext } from '../../../bots/surface.js';
 import { closeRedis, connectRedis } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+
+// The Slack surface's start, with a bot standing in for the Socket Mode one (Slack cannot run here).
+vi.mock('../../../bots/slack/start-slack-bot.js', () => ({ startSlackBot: vi.fn() }));
 
 const redisServer = testRedis();
 
@@ -154,6 +161,63 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
     expect(started).toBeGreaterThan(1);
     expect(logger.warn).toHaveBeenCalledTimes(1);
     expect(logger.warn).toHaveBeenCalledWith({ err: expect.objectContaining({ message: expect.stringContaining('Redis did not answer') }) }, expect.stringContaining('could not renew'));
+  });
+
+  it('fails a join Redis does not answer within 2 s, and queues the removal of its entry after that renewal', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
+    const sent: string[] = [];
+    // A Redis that queues the renewal and does not answer it in time; what the replica sends, in order.
+    const hanging = new Proxy(redis, {
+      get(target, name) {
+        if (name === 'pictorSocketRenew') {
+          return (_key: string, id: string) => {
+            sent.push(`renew ${id}`);
+            return new Promise(() => undefined);
+          };
+        }
+        if (name === 'zrem') {
+          return (key: string, id: string) => {
+            sent.push(`zrem ${id}`);
+            return target.zrem(key, id);
+          };
+        }
+        const value: unknown = Reflect.get(target, name, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const replica = new SocketReplicas({ redis: hanging, key: `${prefix}:slack:socket-replicas:T8:U8` });
+    let joining: unknown = 'pending';
+    replica.join().then(
+      () => (joining = 'joined'),
+      (error: unknown) => (joining = error),
+    );
+    await vi.advanceTimersByTimeAsync(1_999);
+    expect(joining).toBe('pending');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(joining).toEqual(expect.objectContaining({ message: expect.stringContaining('Redis did not answer') }));
+    expect(sent).toEqual([`renew ${replica.id}`, `zrem ${replica.id}`]);
+  });
+
+  it('a Slack start whose join Redis does not answer in time stops the Socket Mode bot it started before it fails', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
+    const bot = { teamId: 'T10', botUserId: 'U10', connected: () => true, handOver: vi.fn(), stop: vi.fn(() => Promise.resolve()) };
+    vi.mocked(startSlackBot).mockResolvedValue(bot as unknown as Awaited<ReturnType<typeof startSlackBot>>);
+    const hanging = renewingWith(
+      () => true,
+      () => new Promise(() => undefined),
+    );
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    const ctx = { runner: {}, state: { redis: { commands: hanging, config: { prefix } } }, logger, onWriteRefused: undefined, print: vi.fn() } as unknown as SurfaceContext;
+    let starting: unknown = 'pending';
+    slackSurface.start({ mode: 'socket', botToken: 'xoxb-1', appToken: 'xapp-1' } as SlackConfig, ctx).then(
+      () => (starting = 'started'),
+      (error: unknown) => (starting = error),
+    );
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(starting).toEqual(expect.objectContaining({ message: expect.stringContaining('Redis did not answer') }));
+    expect(bot.stop).toHaveBeenCalledTimes(1);
   });
 
   it('warns once when its renewals start failing, however many fail in a row, and again after one has passed', async () => {
