@@ -14,6 +14,7 @@ export interface SocketReplicasOptions {
 }
 
 const DEFAULT_TTL_MS = 15_000;
+/** The longest a renewal waits for Redis; shorter with a TTL under 6 s (a third of it), so a failure is told before the entry lapses. */
 const REDIS_ANSWER_MS = 2_000;
 
 /** Redis's clock in ms, read inside a script: every time in the set is Redis's, never a process's. */
@@ -61,6 +62,11 @@ export class SocketReplicas {
   #stopRenewing: (() => void) | undefined;
   /** Whether the last renewal failed (warned once, at the first of the streak). */
   #failing = false;
+  /**
+   * A renewal sent that Redis has not answered yet, even past its bound: a connection that queues commands while
+   * Redis is down would replay every one sent meanwhile, so none is sent while it lasts.
+   */
+  #unanswered = false;
 
   constructor(options: SocketReplicasOptions) {
     this.#redis = options.redis as ReplicasClient;
@@ -71,9 +77,18 @@ export class SocketReplicas {
     this.#logger = options.logger;
   }
 
-  /** Counts this process as connected from now on (renewed until `leave`); fails when Redis does not answer within 2 s. */
+  /**
+   * Counts this process as connected from now on (renewed until `leave`); fails when Redis does not answer within
+   * 2 s (a third of the TTL when that is shorter). A failed join queues the removal of its entry, which Redis runs
+   * after the renewal should that one still arrive late.
+   */
   async join(): Promise<void> {
-    await this.#renew();
+    try {
+      await this.#renew();
+    } catch (error) {
+      this.#redis.zrem(this.#key, this.id).catch(() => undefined);
+      throw error;
+    }
     this.#stopRenewing = renewEveryThird(
       this.#ttlMs,
       async () => {
@@ -93,7 +108,7 @@ export class SocketReplicas {
   /** Whether a process other than this one holds a live connection now; false when Redis does not answer in time. */
   async othersConnected(): Promise<boolean> {
     try {
-      const live = await withTimeout(this.#redis.pictorSocketLive(this.#key), REDIS_ANSWER_MS, 'Redis did not answer');
+      const live = await withTimeout(this.#redis.pictorSocketLive(this.#key), this.#answerMs, 'Redis did not answer');
       return live.some((member) => member !== this.id);
     } catch {
       return false;
@@ -104,14 +119,27 @@ export class SocketReplicas {
   async leave(): Promise<void> {
     this.#stopRenewing?.();
     this.#stopRenewing = undefined;
-    await withTimeout(this.#redis.zrem(this.#key, this.id), REDIS_ANSWER_MS, 'Redis did not answer').catch(() => undefined);
+    await withTimeout(this.#redis.zrem(this.#key, this.id), this.#answerMs, 'Redis did not answer').catch(() => undefined);
+  }
+
+  /** How long a command waits for Redis: 2 s, or a third of the TTL when shorter (renewals run every third). */
+  get #answerMs(): number {
+    return Math.min(REDIS_ANSWER_MS, Math.max(1, Math.floor(this.#ttlMs / 3)));
   }
 
   /**
    * One renewal, failed when Redis does not answer in time: on a connection that queues commands while Redis is down
-   * (no retry limit) it would never settle, so none would start again and the entry would lapse unreported.
+   * (no retry limit) it would never settle, so none would start again and the entry would lapse unreported. While
+   * the one before is still unanswered (past its bound), none is sent: the tick fails at once instead.
    */
   async #renew(): Promise<void> {
-    await withTimeout(this.#redis.pictorSocketRenew(this.#key, this.id, this.#ttlMs), REDIS_ANSWER_MS, 'Redis did not answer the renewal in time');
+    if (this.#unanswered) throw new Error('Redis has not answered the renewal before yet');
+    this.#unanswered = true;
+    const sent = this.#redis.pictorSocketRenew(this.#key, this.id, this.#ttlMs);
+    void sent.then(
+      () => (this.#unanswered = false),
+      () => (this.#unanswered = false),
+    );
+    await withTimeout(sent, this.#answerMs, 'Redis did not answer the renewal in time');
   }
 }

@@ -30,7 +30,14 @@ export const slackSurface: Surface<SlackConfig> = {
     const running = bot;
     // Socket Mode with Redis: the replicas of this bot that hold a connection, so a draining one lets go only when
     // another can take the new events (a lone process keeps its connection and says it is restarting).
-    const presence = config.mode !== 'http' && link && running.teamId && running.botUserId ? await joinSocketReplicas(link, `${running.teamId}:${running.botUserId}`, ctx.logger) : undefined;
+    let presence: { replicas: SocketReplicas } | undefined;
+    try {
+      presence = config.mode !== 'http' && link && running.teamId && running.botUserId ? await joinSocketReplicas(link, `${running.teamId}:${running.botUserId}`, ctx.logger) : undefined;
+    } catch (error) {
+      // Not started: its connection would otherwise take a share of the events after the state it needs is closed.
+      await running.stop().catch((stopError: unknown) => ctx.logger.warn({ err: stopError }, 'could not stop the Slack bot whose start failed'));
+      throw error;
+    }
     let stopped = false;
     let waiting: NodeJS.Timeout | undefined;
     const handOverWhenAnotherIsConnected = async (): Promise<void> => {

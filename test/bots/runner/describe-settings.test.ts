@@ -261,21 +261,32 @@ describe('changeSetting: a remove from a channels list of 120 stored under a hig
 });
 
 describe('changeSetting: the refusals of a list change, in every language', () => {
-  it('says too many, unreadable (add and remove) and would open in each locale', async () => {
+  it('says too many, unreadable (add and remove) and would open (channels, qualities, sizes, and any other list) in each locale', async () => {
     const space = memorySpace<ScopeSettingEntries>();
     const { runner } = await kit.runner({ settings: settingsInState(space) });
     const long = Array.from({ length: 150 }, (_, i) => `user:${1000 + i}`);
     const said: Record<string, string[]> = {};
     for (const locale of LOCALES) {
       const admin = requester({ isAdmin: true, userId: '42', locale });
-      await space.update(stateKeyOf(scopeKeyOf(admin)), () => ({ allowed: { value: long, by: 'discord:42', at: 1 }, blocked: { value: 3, by: 'discord:42', at: 1 }, channels: { value: ['1'], by: 'discord:42', at: 1 } }));
+      const one = { by: 'discord:42', at: 1 };
+      await space.update(stateKeyOf(scopeKeyOf(admin)), () => ({
+        allowed: { value: long, ...one },
+        blocked: { value: 3, ...one },
+        channels: { value: ['1'], ...one },
+        qualities: { value: ['low'], ...one },
+        sizes: { value: ['1024x1024'], ...one },
+        highQualityFor: { value: ['user:7'], ...one },
+      }));
       const answers = [
         await changeSetting(runner.policy, admin, 'who', 'add <@9999>'),
         await changeSetting(runner.policy, admin, 'blocked', 'add <@troll>'),
         await changeSetting(runner.policy, admin, 'blocked', 'remove <@troll>'),
         await changeSetting(runner.policy, admin, 'channels', 'remove <#1>'),
+        await changeSetting(runner.policy, admin, 'qualities', 'remove low'),
+        await changeSetting(runner.policy, admin, 'sizes', 'remove 1024x1024'),
+        await changeSetting(runner.policy, admin, 'high-quality', 'remove <@7>'),
       ];
-      expect(answers.map((a) => a.code), locale).toEqual(['invalid_value', 'setting_unreadable', 'setting_unreadable', 'would_open']);
+      expect(answers.map((a) => a.code), locale).toEqual(['invalid_value', 'setting_unreadable', 'setting_unreadable', 'would_open', 'would_open', 'would_open', 'would_open']);
       said[locale] = answers.map((a) => a.message);
     }
     expect(said).toEqual({
@@ -284,36 +295,54 @@ describe('changeSetting: the refusals of a list change, in every language', () =
         'blocked cannot be read (damaged in the bot’s storage), so nothing can be added to it: set its whole value again, or clear it.',
         'blocked cannot be read (damaged in the bot’s storage), so nothing can be removed from it: set its whole value again, or clear it.',
         'Removing the last channel from channels would open the bot to every channel: nothing was changed. To do that, use `clear`.',
+        'Removing the last quality from qualities would open every quality: nothing was changed. To do that, use `clear`.',
+        'Removing the last size from sizes would open every size: nothing was changed. To do that, use `clear`.',
+        'Removing the last one from high-quality would open it to everyone: nothing was changed. To do that, use `clear`.',
       ],
       de: [
         'who darf höchstens 100 enthalten: nichts wurde geändert. Entferne einige oder setze einen kürzeren ganzen Wert.',
         'blocked kann nicht gelesen werden (im Speicher des Bots beschädigt), daher kann nichts hinzugefügt werden: setze den ganzen Wert neu oder setze es zurück (clear).',
         'blocked kann nicht gelesen werden (im Speicher des Bots beschädigt), daher kann nichts entfernt werden: setze den ganzen Wert neu oder setze es zurück (clear).',
         'Den letzten Kanal aus channels zu entfernen, würde den Bot für jeden Kanal öffnen: nichts wurde geändert. Dafür gibt es `clear`.',
+        'Die letzte Qualität aus qualities zu entfernen, würde jede Qualität öffnen: nichts wurde geändert. Dafür gibt es `clear`.',
+        'Die letzte Größe aus sizes zu entfernen, würde jede Größe öffnen: nichts wurde geändert. Dafür gibt es `clear`.',
+        'Den letzten Eintrag aus high-quality zu entfernen, würde es für alle öffnen: nichts wurde geändert. Dafür gibt es `clear`.',
       ],
       es: [
         'who puede tener como máximo 100: no se cambió nada. Quita algunos o fija un valor completo más corto.',
         'blocked no se puede leer (dañado en el almacenamiento del bot), así que no se puede añadir nada: vuelve a poner su valor completo o bórralo (clear).',
         'blocked no se puede leer (dañado en el almacenamiento del bot), así que no se puede quitar nada: vuelve a poner su valor completo o bórralo (clear).',
         'Quitar el último canal de channels abriría el bot a todos los canales: no se cambió nada. Para eso, usa `clear`.',
+        'Quitar la última calidad de qualities abriría todas las calidades: no se cambió nada. Para eso, usa `clear`.',
+        'Quitar el último tamaño de sizes abriría todos los tamaños: no se cambió nada. Para eso, usa `clear`.',
+        'Quitar el último de high-quality lo abriría a todo el mundo: no se cambió nada. Para eso, usa `clear`.',
       ],
       fr: [
         'who peut contenir au plus 100 : rien n’a été modifié. Retirez-en, ou définissez une valeur entière plus courte.',
         'blocked est illisible (endommagé dans le stockage du bot) : rien ne peut y être ajouté. Redonnez-lui sa valeur entière, ou effacez-le (clear).',
         'blocked est illisible (endommagé dans le stockage du bot) : rien ne peut y être retiré. Redonnez-lui sa valeur entière, ou effacez-le (clear).',
         'Retirer le dernier salon de channels ouvrirait le bot à tous les salons : rien n’a été modifié. Pour cela, utilisez `clear`.',
+        'Retirer la dernière qualité de qualities ouvrirait toutes les qualités : rien n’a été modifié. Pour cela, utilisez `clear`.',
+        'Retirer la dernière taille de sizes ouvrirait toutes les tailles : rien n’a été modifié. Pour cela, utilisez `clear`.',
+        'Retirer le dernier de high-quality l’ouvrirait à tout le monde : rien n’a été modifié. Pour cela, utilisez `clear`.',
       ],
       ja: [
         'who は最大 100 件までです。何も変更していません。いくつか削除するか、より短い値全体を設定してください。',
         'blocked は読み取れません（ボットの保存データが破損しています）。そのため追加はできません: 値全体を設定し直すか、clear で消してください。',
         'blocked は読み取れません（ボットの保存データが破損しています）。そのため削除はできません: 値全体を設定し直すか、clear で消してください。',
         'channels から最後のチャンネルを削除すると、ボットがすべてのチャンネルで使えるようになります。何も変更していません。そうするには `clear` を使ってください。',
+        'qualities から最後の品質を削除すると、すべての品質が使えるようになります。何も変更していません。そうするには `clear` を使ってください。',
+        'sizes から最後のサイズを削除すると、すべてのサイズが使えるようになります。何も変更していません。そうするには `clear` を使ってください。',
+        'high-quality から最後の 1 件を削除すると、全員に開放されます。何も変更していません。そうするには `clear` を使ってください。',
       ],
       'pt-BR': [
         'who pode ter no máximo 100: nada foi alterado. Remova alguns ou defina um valor inteiro mais curto.',
         'blocked não pode ser lido (danificado no armazenamento do bot), então nada pode ser adicionado: defina o valor inteiro de novo ou limpe-o (clear).',
         'blocked não pode ser lido (danificado no armazenamento do bot), então nada pode ser removido: defina o valor inteiro de novo ou limpe-o (clear).',
         'Remover o último canal de channels abriria o bot a todos os canais: nada foi alterado. Para isso, use `clear`.',
+        'Remover a última qualidade de qualities abriria todas as qualidades: nada foi alterado. Para isso, use `clear`.',
+        'Remover o último tamanho de sizes abriria todos os tamanhos: nada foi alterado. Para isso, use `clear`.',
+        'Remover o último de high-quality o abriria a todos: nada foi alterado. Para isso, use `clear`.',
       ],
     });
   });

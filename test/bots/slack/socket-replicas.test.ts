@@ -1,8 +1,15 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import type { SlackConfig } from '../../../bots/slack/config.js';
 import { SocketReplicas } from '../../../bots/slack/socket-replicas.js';
+import { startSlackBot } from '../../../bots/slack/start-slack-bot.js';
+import { slackSurface } from '../../../bots/slack/surface.js';
+import type { SurfaceContext } from '../../../bots/surface.js';
 import { closeRedis, connectRedis } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+
+// The Slack surface's start, with a bot standing in for the Socket Mode one (Slack cannot run here).
+vi.mock('../../../bots/slack/start-slack-bot.js', () => ({ startSlackBot: vi.fn() }));
 
 const redisServer = testRedis();
 
@@ -100,60 +107,112 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
     }
   });
 
-  it('starts no renewal while the one before has not settled, however many thirds pass', async () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+  it('sends no renewal while the one before is unanswered, even past its bound: each such third fails, warned once, and renewals start again once Redis answers', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
     onTestFinished(() => void vi.useRealTimers());
     let stalled = false;
     let started = 0;
-    // A Redis that stops answering renewals once the process has joined.
+    let answer: (() => void) | undefined;
+    // A Redis that queues renewals and answers none once the process has joined (as a connection without a retry limit while Redis is down).
     const stalling = renewingWith(
       () => stalled,
       () => {
         started++;
-        return new Promise(() => undefined);
-      },
-    );
-    const replica = new SocketReplicas({ redis: stalling, key: `${prefix}:slack:socket-replicas:T6:U6`, ttlMs: 300 });
-    await replica.join();
-    joined.push(replica);
-    stalled = true;
-    await vi.advanceTimersByTimeAsync(100 * 6);
-    expect(started).toBe(1);
-  });
-
-  it('fails a renewal Redis never answers once 2 s have passed: join() fails, and the timer’s renewals warn once, then start again', async () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
-    onTestFinished(() => void vi.useRealTimers());
-    let hung = true;
-    let started = 0;
-    // A Redis that queues renewals and never answers them while `hung` (as a connection without a retry limit does while Redis is down).
-    const hanging = renewingWith(
-      () => hung,
-      () => {
-        started++;
-        return new Promise(() => undefined);
+        return new Promise<number>((resolve) => (answer = () => resolve(1)));
       },
     );
     const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
-    const key = `${prefix}:slack:socket-replicas:T8:U8`;
+    const replica = new SocketReplicas({ redis: stalling, key: `${prefix}:slack:socket-replicas:T6:U6`, ttlMs: 300, logger });
+    await replica.join();
+    joined.push(replica);
+    stalled = true;
+    // 60 thirds, each of them far past the renewal's bound (a third of the TTL here).
+    await vi.advanceTimersByTimeAsync(100 * 60);
+    expect(started).toBe(1);
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(logger.warn).toHaveBeenCalledWith({ err: expect.objectContaining({ message: expect.stringContaining('Redis did not answer') }) }, expect.stringContaining('could not renew'));
+
+    // Redis answers the queued one: the next third sends a renewal again, and it passes.
+    stalled = false;
+    answer?.();
+    await vi.advanceTimersByTimeAsync(100);
+    await vi.waitFor(() => expect(logger.info).toHaveBeenCalledTimes(1));
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+  });
+
+  it('fails a join Redis does not answer within 2 s, and queues the removal of its entry after that renewal', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
+    const sent: string[] = [];
+    // A Redis that queues the renewal and does not answer it in time; what the replica sends, in order.
+    const hanging = new Proxy(redis, {
+      get(target, name) {
+        if (name === 'pictorSocketRenew') {
+          return (_key: string, id: string) => {
+            sent.push(`renew ${id}`);
+            return new Promise(() => undefined);
+          };
+        }
+        if (name === 'zrem') {
+          return (key: string, id: string) => {
+            sent.push(`zrem ${id}`);
+            return target.zrem(key, id);
+          };
+        }
+        const value: unknown = Reflect.get(target, name, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const replica = new SocketReplicas({ redis: hanging, key: `${prefix}:slack:socket-replicas:T8:U8` });
     let joining: unknown = 'pending';
-    new SocketReplicas({ redis: hanging, key, ttlMs: 300, logger }).join().then(
+    replica.join().then(
       () => (joining = 'joined'),
       (error: unknown) => (joining = error),
     );
-    await vi.advanceTimersByTimeAsync(2_000);
+    await vi.advanceTimersByTimeAsync(1_999);
+    expect(joining).toBe('pending');
+    await vi.advanceTimersByTimeAsync(1);
     expect(joining).toEqual(expect.objectContaining({ message: expect.stringContaining('Redis did not answer') }));
+    expect(sent).toEqual([`renew ${replica.id}`, `zrem ${replica.id}`]);
+  });
 
-    hung = false;
-    const replica = new SocketReplicas({ redis: hanging, key, ttlMs: 300, logger });
+  it('a Slack start whose join Redis does not answer in time stops the Socket Mode bot it started before it fails', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
+    const bot = { teamId: 'T10', botUserId: 'U10', connected: () => true, handOver: vi.fn(), stop: vi.fn(() => Promise.resolve()) };
+    vi.mocked(startSlackBot).mockResolvedValue(bot as unknown as Awaited<ReturnType<typeof startSlackBot>>);
+    const hanging = renewingWith(
+      () => true,
+      () => new Promise(() => undefined),
+    );
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    const ctx = { runner: {}, state: { redis: { commands: hanging, config: { prefix } } }, logger, onWriteRefused: undefined, print: vi.fn() } as unknown as SurfaceContext;
+    let starting: unknown = 'pending';
+    slackSurface.start({ mode: 'socket', botToken: 'xoxb-1', appToken: 'xapp-1' } as SlackConfig, ctx).then(
+      () => (starting = 'started'),
+      (error: unknown) => (starting = error),
+    );
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(starting).toEqual(expect.objectContaining({ message: expect.stringContaining('Redis did not answer') }));
+    expect(bot.stop).toHaveBeenCalledTimes(1);
+  });
+
+  it('bounds a renewal by a third of a TTL under 6 s, so its failure is told before the entry lapses', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
+    let hung = false;
+    const hanging = renewingWith(
+      () => hung,
+      () => new Promise(() => undefined),
+    );
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    const replica = new SocketReplicas({ redis: hanging, key: `${prefix}:slack:socket-replicas:T9:U9`, ttlMs: 3_000, logger });
     await replica.join();
     joined.push(replica);
     hung = true;
-    started = 0;
-    await vi.advanceTimersByTimeAsync(6_000);
-    expect(started).toBeGreaterThan(1);
+    // Renewed at 0, its entry lapses at 3 s; the renewal sent at 1 s is given up at 2 s.
+    await vi.advanceTimersByTimeAsync(2_000);
     expect(logger.warn).toHaveBeenCalledTimes(1);
-    expect(logger.warn).toHaveBeenCalledWith({ err: expect.objectContaining({ message: expect.stringContaining('Redis did not answer') }) }, expect.stringContaining('could not renew'));
   });
 
   it('warns once when its renewals start failing, however many fail in a row, and again after one has passed', async () => {
@@ -176,8 +235,7 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
 
     refusing = false;
     await vi.advanceTimersByTimeAsync(100);
-    await redis.ping();
-    expect(logger.info).toHaveBeenCalledTimes(1);
+    await vi.waitFor(() => expect(logger.info).toHaveBeenCalledTimes(1));
     refusing = true;
     await vi.advanceTimersByTimeAsync(100 * 3);
     expect(logger.warn).toHaveBeenCalledTimes(2);
