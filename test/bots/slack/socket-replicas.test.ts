@@ -236,8 +236,8 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
     refusing = false;
     await vi.advanceTimersByTimeAsync(100);
     await vi.waitFor(() => expect(logger.info).toHaveBeenCalledTimes(1));
+    // A renewal sent while Redis still answered may be in flight: the next one that is refused warns again.
     refusing = true;
-    await vi.advanceTimersByTimeAsync(100 * 3);
-    expect(logger.warn).toHaveBeenCalledTimes(2);
+    await vi.waitFor(() => expect(logger.warn).toHaveBeenCalledTimes(2));
   });
 });
