@@ -3,7 +3,7 @@ import { isDmScope } from '../runner/index.js';
 import type { BotContext } from './bot-context.js';
 import type { JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
-import { JobView } from './JobView.js';
+import { JobView, type Completed } from './JobView.js';
 import { headerOf, renderInterrupted, renderResultGone, type JobHeader } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
 
@@ -62,9 +62,13 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   if (result && images.length === record.outputs.length) {
     const { attachmentSizeLimit, ...facts } = result;
     const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit, logger: ctx.logger });
+    const completed: Completed = { type: 'completed', jobId: record.runnerJobId ?? '', images, usage: undefined, ...facts };
     try {
-      await view.showResult({ type: 'completed', jobId: record.runnerJobId ?? '', images, usage: undefined, ...facts });
+      await view.showResult(completed);
       ctx.logger.info({ jobKey: record.key, images: images.length, via: target.mode }, 'showed the result of a job the last stop left unshown');
+      // The runner keeps a job in the member's history once its final update is shown, which never happened: kept here.
+      const { key, kind, prompt, options, requester } = record;
+      await ctx.runner.history?.recordEnd(requester, { key, kind, prompt, options, private: record.private === true }, completed);
       return;
     } catch (error) {
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the result of a job the last stop left unshown');

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
 import { buttonsOf, DiscordHarness } from './harness.js';
 
@@ -47,6 +47,24 @@ describe('the sweep of jobs the last process left', () => {
     expect(shown.content).not.toMatch(/restarted/);
     // One image was charged: the one shown.
     expect(h.emulator.requests.filter((r) => r.path.includes('/images/'))).toHaveLength(1);
+  });
+
+  it('keeps a job whose result the sweep showed in the member’s history, with what it cost', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image for the history' });
+    const held = holdTheResult(h, ix);
+    release = () => held.release();
+    await h.discord.waitFor(() => held.held > 0, 'the job’s result on its way to Discord');
+    await h.restart({ crash: true });
+
+    await h.finalReply(ix);
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    const [entry] = await h.runner.history!.mine(requester);
+    expect(entry).toMatchObject({ prompt: 'a paid image for the history', status: 'completed', kind: 'generate', n: 1 });
+    expect(entry!.costUsd).toBeGreaterThan(0);
+    expect(entry!.size).toBeTruthy();
+    expect(entry!.private).toBeUndefined();
   });
 
   it('says the images were made and are no longer kept, with no Retry, when they are gone by the time of the sweep', async () => {
