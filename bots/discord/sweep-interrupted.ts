@@ -35,8 +35,9 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
       logger: ctx.logger,
       finalAttempts: 2,
     });
-    // Its result was made (and charged), its images saved, but the process stopped before the result reached Discord.
-    if (record.outputs.length > 0) {
+    // Its result was made (and charged) and saved — its facts, its images or both — but the process stopped before the
+    // result reached Discord: a Retry would charge again, even when no image could be kept (every write failed).
+    if (record.result !== undefined || record.outputs.length > 0) {
       await showKeptResult(ctx, record, header, target);
       continue;
     }
@@ -59,7 +60,7 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     if (image) images.push(image.data);
   }
   const { result } = record;
-  if (result && images.length === record.outputs.length) {
+  if (result && images.length > 0 && images.length === record.outputs.length) {
     const { attachmentSizeLimit, ...facts } = result;
     const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit, logger: ctx.logger });
     const completed: Completed = { type: 'completed', jobId: record.runnerJobId ?? '', images, usage: undefined, ...facts };

@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
 import { buttonsOf, DiscordHarness } from './harness.js';
 
@@ -85,5 +86,30 @@ describe('the sweep of jobs the last process left', () => {
       '🔌 This job finished just as the bot restarted, but its result could not be shown then, and its images are no longer kept. They were made and charged; start a new job with /imagine or /edit if you still need them.',
     );
     expect(buttonsOf(shown)).toEqual([]);
+  });
+
+
+  it('says the images were made, with no Retry, when the facts of the result were saved but none of its images could be kept', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image none of whose copies was kept' });
+    const held = holdTheResult(h, ix);
+    release = () => held.release();
+    await h.discord.waitFor(() => held.held > 0, 'the job’s result on its way to Discord');
+    // As a record whose every image write failed while its update (the facts of its result) went through.
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    for await (const { key, value } of records.entries()) {
+      expect(value.result).toBeDefined();
+      await records.update(key, (record) => record && { ...record, outputs: [] });
+    }
+    for (const file of keptOutputs(h.dataDir)) await rm(join(h.dataDir, file));
+    await h.restart({ crash: true });
+
+    const shown = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('restarted') ? m : undefined;
+    }, 'the sweep');
+    expect(shown.content).toMatch(/no longer kept/);
+    expect(buttonsOf(shown)).toEqual([]);
+    expect(h.emulator.requests.filter((r) => r.path.includes('/images/'))).toHaveLength(1);
   });
 });
