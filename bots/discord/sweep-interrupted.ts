@@ -1,11 +1,15 @@
 import type { REST } from 'discord.js';
 import { isDmScope } from '../runner/index.js';
+import { botSpaces } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import type { JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { JobView, type Completed } from './JobView.js';
 import { headerOf, renderInterrupted, renderResultGone, type JobHeader } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
+
+/** How long the images of a Discord job are kept (the images space's TTL). */
+const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
 
 /**
  * At start: jobs a dead process left pending or running still show
@@ -38,6 +42,13 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
     // Its result was made (and charged) and saved — its facts, its images or both — but the process stopped before the
     // result reached Discord: a Retry would charge again, even when no image could be kept (every write failed).
     if (record.result !== undefined || record.outputs.length > 0) {
+      // Older than its images can be kept: most likely shown long ago by a process that could not mark it ended, and
+      // anything said now (its result again, or "no longer kept") would come out of the blue — it is only marked.
+      if (Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
+        await ctx.store.update(record.key, { status: record.result ? 'completed' : 'failed' });
+        ctx.logger.info({ jobKey: record.key }, 'marked ended, saying nothing, a job older than its kept images that the last stop left with its result');
+        continue;
+      }
       await showKeptResult(ctx, record, header, target);
       continue;
     }

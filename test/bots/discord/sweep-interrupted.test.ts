@@ -112,4 +112,27 @@ describe('the sweep of jobs the last process left', () => {
     expect(buttonsOf(shown)).toEqual([]);
     expect(h.emulator.requests.filter((r) => r.path.includes('/images/'))).toHaveLength(1);
   });
+
+  it('says nothing of a job with a kept result that is older than its images can be kept (most likely shown, its record never marked ended), and marks it ended', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image shown long ago' });
+    const held = holdTheResult(h, ix);
+    release = () => held.release();
+    await h.discord.waitFor(() => held.held > 0, 'the job’s result on its way to Discord');
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;
+    let jobKey = '';
+    for await (const { key } of records.entries()) {
+      jobKey = key;
+      await records.update(key, (record) => record && { ...record, reply: record.reply && { ...record.reply, issuedAt: twoDaysAgo } });
+    }
+    const before = h.discord.original(ix)!.content;
+    const messages = h.discord.messages.size;
+    await h.restart({ crash: true });
+
+    const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    await vi.waitFor(async () => expect((await after.get(jobKey))?.status).toBe('completed'), { timeout: 10_000 });
+    expect(h.discord.original(ix)!.content).toBe(before);
+    expect(h.discord.messages.size).toBe(messages);
+  });
 });
