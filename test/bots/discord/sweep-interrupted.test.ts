@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
-import { buttonsOf, DiscordHarness } from './harness.js';
+import { buttonsOf, DiscordHarness, EPHEMERAL } from './harness.js';
 
 /** The kept images of finished jobs (their Edit buttons' copies) in the data folder. */
 function keptOutputs(dataDir: string): string[] {
@@ -134,5 +134,47 @@ describe('the sweep of jobs the last process left', () => {
     await vi.waitFor(async () => expect((await after.get(jobKey))?.status).toBe('completed'), { timeout: 10_000 });
     expect(h.discord.original(ix)!.content).toBe(before);
     expect(h.discord.messages.size).toBe(messages);
+  });
+
+  it('shows a private job’s result in its ephemeral reply (a PATCH through its token), with nothing in the channel or the member’s DMs, while the token lives', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a private paid image in flight', private: true });
+    const held = holdTheResult(h, ix);
+    release = () => held.release();
+    await h.discord.waitFor(() => held.held > 0, 'the job’s result on its way to Discord');
+    const restartedAt = Date.now();
+    await h.restart({ crash: true });
+
+    const shown = await h.finalReply(ix);
+    expect(shown.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(shown.attachments).toHaveLength(1);
+    expect(h.discord.requests.filter((r) => r.at >= restartedAt && r.method === 'PATCH' && r.token === ix.token && r.status < 300)).toHaveLength(1);
+    expect(h.discord.channelMessages().filter((m) => (m.flags & EPHEMERAL) === 0)).toEqual([]);
+    expect(h.discord.channelMessages(h.discord.dmChannelOf(ix.user.id))).toEqual([]);
+  });
+
+  it('posts the result as one channel message mentioning the member once the interaction’s token has expired', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image past its token' });
+    const held = holdTheResult(h, ix);
+    release = () => held.release();
+    await h.discord.waitFor(() => held.held > 0, 'the job’s result on its way to Discord');
+    // Its reply issued 20 minutes ago: the token (15 minutes) can no longer edit it.
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    for await (const { key } of records.entries()) {
+      await records.update(key, (record) => record && { ...record, reply: record.reply && { ...record.reply, issuedAt: Date.now() - 20 * 60_000 } });
+    }
+    const before = new Set(h.discord.channelMessages().map((m) => m.id));
+    await h.restart({ crash: true });
+
+    const posted = await h.discord.waitFor(() => h.discord.channelMessages().find((m) => !before.has(m.id) && m.attachments.length === 1), 'the result in the channel');
+    expect(posted.content.startsWith(`<@${ix.user.id}>`)).toBe(true);
+    expect(buttonsOf(posted).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
+    // The sweep is done once the record is marked: one message, no more.
+    const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    await vi.waitFor(async () => {
+      for await (const { value } of after.entries()) expect(value.status).toBe('completed');
+    });
+    expect(h.discord.channelMessages().filter((m) => !before.has(m.id))).toEqual([posted]);
   });
 });
