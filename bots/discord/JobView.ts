@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { LoggerLike, OutputFormat } from 'pictor';
 import { describeKeptImages, fileSize, say, type Words } from '../runner/index.js';
 import type { JobUpdate, UpdateSink } from '../runner/types.js';
@@ -27,6 +28,10 @@ export interface JobViewOptions {
 }
 
 export type Completed = Extract<JobUpdate, { type: 'completed' }>;
+
+/** How many times a shown job’s record is marked ended before the failure is thrown (and logged), and the pause after a failed try (times the tries so far). */
+const MARK_ATTEMPTS = 3;
+const MARK_RETRY_MS = 200;
 
 /**
  * Renders one job's updates into its Discord reply: the runner hands them over
@@ -81,12 +86,12 @@ export class JobView {
         this.#finished = true;
         // The images that came before the failure were made and charged: they are shown with it.
         await target.final(await this.#withImages(renderFailure(header, update), update.images ?? [], update.format));
-        await this.#o.store.update(header.key, { status: 'failed' });
+        await this.#mark('failed');
         return;
       case 'cancelled':
         this.#finished = true;
         await target.final(await this.#withImages(renderCancelled(header, update), update.images ?? [], update.format));
-        await this.#o.store.update(header.key, { status: 'cancelled' });
+        await this.#mark('cancelled');
         return;
     }
   }
@@ -108,12 +113,30 @@ export class JobView {
    */
   async showResult(update: Completed): Promise<void> {
     this.#finished = true;
-    const { header, store, target, logger } = this.#o;
+    const { header, target, logger } = this.#o;
     const { files, notes } = await this.#fit(update.images, update.format);
     const total = update.images.length;
     const delivered = await target.final(this.#spread(renderCompleted(header, update, files.slice(0, DISCORD_LIMITS.filesPerMessage), notes), files));
-    await store.update(header.key, { status: 'completed' });
+    await this.#mark('completed');
     logger.info({ jobKey: header.key, images: total, uploaded: files.length, delivered, via: target.mode }, 'job result shown on Discord');
+  }
+
+  /**
+   * The record's end, once its final message is shown: tried again a few times, since a record left running has its
+   * end shown again by the next start's sweep (its result twice, or "no longer kept" once its images are gone).
+   */
+  async #mark(status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
+    const { header, store, logger } = this.#o;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await store.update(header.key, { status });
+        return;
+      } catch (error) {
+        if (attempt >= MARK_ATTEMPTS) throw error;
+        logger.warn({ err: loggableError(error), jobKey: header.key, status, attempt }, 'could not mark a shown job ended; trying again');
+        await delay(MARK_RETRY_MS * attempt);
+      }
+    }
   }
 
   /** A final message with the images a job finished before it failed or was cancelled (none: the message alone). */

@@ -138,12 +138,12 @@ export function renderCancelled(job: JobHeader, update: Extract<JobUpdate, { typ
   return { content: withHeadline(job, line), components: retryButtons(job.key, job.locale), files: [] };
 }
 
-/** A job of a button whose record is gone (too old) or whose runner lost it (a restart). */
 /** A job that finished before the bot restarted, its result never shown and its images no longer kept: no Retry (it would charge again). */
 export function renderResultGone(job: JobHeader): OutgoingMessage {
   return { content: withHeadline(job, say(job.locale, 'discord.job.result_gone')), components: [], files: [] };
 }
 
+/** A job of a button whose record is gone (too old) or whose runner lost it (a restart). */
 export function renderInterrupted(job: JobHeader): OutgoingMessage {
   return {
     content: withHeadline(job, say(job.locale, 'discord.job.interrupted')),

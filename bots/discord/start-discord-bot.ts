@@ -225,9 +225,10 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     sweep: async (record) => {
       await sweepInterrupted(ctx, botRest, [record]);
     },
+    // Every sweep, not only the first: a stop's grace covers the reply it is showing.
+    track: (sweep) => ctx.track(sweep),
     logger,
   });
-  ctx.track(sweeper.first);
 
   return {
     get client() {

@@ -1,11 +1,15 @@
 import type { REST } from 'discord.js';
 import { isDmScope } from '../runner/index.js';
+import { botSpaces } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import type { JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
-import { JobView } from './JobView.js';
+import { JobView, type Completed } from './JobView.js';
 import { headerOf, renderInterrupted, renderResultGone, type JobHeader } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
+
+/** How long the images of a Discord job are kept (the images space's TTL). */
+const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
 
 /**
  * At start: jobs a dead process left pending or running still show
@@ -35,8 +39,16 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
       logger: ctx.logger,
       finalAttempts: 2,
     });
-    // Its result was made (and charged), its images saved, but the process stopped before the result reached Discord.
-    if (record.outputs.length > 0) {
+    // Its result was made (and charged) and saved — its facts, its images or both — but the process stopped before the
+    // result reached Discord: a Retry would charge again, even when no image could be kept (every write failed).
+    if (record.result !== undefined || record.outputs.length > 0) {
+      // Older than its images can be kept: most likely shown long ago by a process that could not mark it ended, and
+      // anything said now (its result again, or "no longer kept") would come out of the blue — it is only marked.
+      if (Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
+        await ctx.store.update(record.key, { status: record.result ? 'completed' : 'failed' });
+        ctx.logger.info({ jobKey: record.key }, 'marked ended, saying nothing, a job older than its kept images that the last stop left with its result');
+        continue;
+      }
       await showKeptResult(ctx, record, header, target);
       continue;
     }
@@ -59,12 +71,16 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     if (image) images.push(image.data);
   }
   const { result } = record;
-  if (result && images.length === record.outputs.length) {
+  if (result && images.length > 0 && images.length === record.outputs.length) {
     const { attachmentSizeLimit, ...facts } = result;
     const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit, logger: ctx.logger });
+    const completed: Completed = { type: 'completed', jobId: record.runnerJobId ?? '', images, usage: undefined, ...facts };
     try {
-      await view.showResult({ type: 'completed', jobId: record.runnerJobId ?? '', images, usage: undefined, ...facts });
+      await view.showResult(completed);
       ctx.logger.info({ jobKey: record.key, images: images.length, via: target.mode }, 'showed the result of a job the last stop left unshown');
+      // The runner keeps a job in the member's history once its final update is shown, which never happened: kept here.
+      const { key, kind, prompt, options, requester } = record;
+      await ctx.runner.history?.recordEnd(requester, { key, kind, prompt, options, private: record.private === true }, completed);
       return;
     } catch (error) {
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the result of a job the last stop left unshown');

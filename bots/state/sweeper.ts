@@ -8,7 +8,10 @@ const STOP_WAIT_MS = 2_000;
 export interface Sweeper {
   /** The first sweep (at start: what a process that is gone left unfinished). */
   readonly first: Promise<number>;
-  /** Stops sweeping and waits for a sweep under way. */
+  /**
+   * Stops sweeping: a sweep under way ends after the entry it is showing (the claimed entries it has not begun are left
+   * to the next sweep, once this process's lease is gone), and is waited for a little while (`track` covers it after).
+   */
   stop(): Promise<void>;
 }
 
@@ -23,24 +26,32 @@ export function startSweeper<T>(options: {
   name: string;
   /** Claims what a gone process left (a space's `claimOrphans`, or a store's view of it). */
   claim: () => Promise<readonly T[]>;
-  /** Shows one claimed job interrupted, and releases it. */
+  /** Shows one claimed job's end (interrupted, or the result it had made), and releases it. */
   sweep: (entry: T) => Promise<void>;
+  /** Given every sweep as it starts (the first and each later one): a surface's stop waits for them within its grace. */
+  track?: ((sweep: Promise<number>) => void) | undefined;
   logger: LoggerLike;
   /** Default a third of the store's lease. */
   intervalMs?: number | undefined;
 }): Sweeper {
   const { store, name, logger } = options;
   let running: Promise<number> | undefined;
-  const once = (): Promise<number> =>
-    (running ??= (async () => {
+  let stopped = false;
+  const once = (): Promise<number> => {
+    if (running) return running;
+    if (stopped) return Promise.resolve(0);
+    running = (async () => {
       let swept = 0;
       try {
         for (const entry of await options.claim()) {
+          // Stopped: the entries not begun are left claimed, for the next sweep once this process's lease is gone — one
+          // shown now could be shown again by the replica that takes them then.
+          if (stopped) break;
           try {
             await options.sweep(entry);
             swept++;
           } catch (error) {
-            logger.warn({ err: error, swept: name }, 'could not mark a job interrupted');
+            logger.warn({ err: error, swept: name }, 'could not show the end of a job left by a stopped process');
           }
         }
       } catch (error) {
@@ -49,7 +60,10 @@ export function startSweeper<T>(options: {
         running = undefined;
       }
       return swept;
-    })());
+    })();
+    options.track?.(running);
+    return running;
+  };
   const first = once();
   const intervalMs = options.intervalMs ?? store.leaseMs / 3;
   const timer = Number.isFinite(intervalMs) ? setInterval(() => void once(), Math.max(50, intervalMs)) : undefined;
@@ -57,6 +71,7 @@ export function startSweeper<T>(options: {
   return {
     first,
     async stop() {
+      stopped = true;
       clearInterval(timer);
       // A sweep waiting for a storage that went away is not waited for long: the next process sweeps again.
       await withTimeout(running ?? Promise.resolve(0), STOP_WAIT_MS, 'sweep still running').catch(() => undefined);
