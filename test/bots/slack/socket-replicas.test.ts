@@ -181,9 +181,14 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
     onTestFinished(() => void vi.useRealTimers());
     const bot = { teamId: 'T10', botUserId: 'U10', connected: () => true, handOver: vi.fn(), stop: vi.fn(() => Promise.resolve()) };
     vi.mocked(startSlackBot).mockResolvedValue(bot as unknown as Awaited<ReturnType<typeof startSlackBot>>);
+    let renewSent!: () => void;
+    const joining = new Promise<void>((resolve) => (renewSent = resolve));
     const hanging = renewingWith(
       () => true,
-      () => new Promise(() => undefined),
+      () => {
+        renewSent();
+        return new Promise(() => undefined);
+      },
     );
     const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
     const ctx = { runner: {}, state: { redis: { commands: hanging, config: { prefix } } }, logger, onWriteRefused: undefined, print: vi.fn() } as unknown as SurfaceContext;
@@ -192,7 +197,10 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
       () => (starting = 'started'),
       (error: unknown) => (starting = error),
     );
+    // The start reaches the join's renewal after steps of its own: the bound is counted from the renewal sent.
+    await joining;
     await vi.advanceTimersByTimeAsync(2_000);
+    await vi.waitFor(() => expect(starting).not.toBe('pending'));
     expect(starting).toEqual(expect.objectContaining({ message: expect.stringContaining('Redis did not answer') }));
     expect(bot.stop).toHaveBeenCalledTimes(1);
   });
