@@ -29,10 +29,6 @@ type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport) => { result: T
 
 /** Ledgers open in this process: one store per file per process (processes share it through the lock). */
 const OPEN_LEDGERS = new Set<string>();
-/** Held while one process takes what an older version kept (`takeLegacy`), apart from the ledger's lock. */
-const LEGACY_TAKING_LOCK = 'legacy-taking.lock';
-/** How long a process waits for another one's take of those records (written into the bots' state meanwhile). */
-const LEGACY_TAKING_WAIT_MS = 60_000;
 
 /**
  * The embedded QuotaStore: one JSON file (`ledger-document.ts`) shared by the processes of one machine, with
@@ -279,31 +275,27 @@ export class FileQuotaStore implements QuotaStore {
 
   /**
    * The chat settings older versions kept in `cap-overrides.json`, and their `slack-replay.json`: read, handed to
-   * `accept`, and removed only once `accept` has resolved — all of it under `legacy-taking.lock`, so a second process
-   * starting on the same folder waits, then finds nothing left, instead of taking the same records again (and writing
-   * back a setting an admin cleared meanwhile). Not the ledger's lock: reservations do not wait on `accept`.
+   * `accept` (outside the lock), and removed only once `accept` has resolved.
    */
   async takeLegacy(accept: (records: LegacyBotRecords) => Promise<void>): Promise<void> {
-    const replay = join(this.#dir, LEDGER_FILES.replay);
-    await withFileLock(join(this.#dir, LEGACY_TAKING_LOCK), async () => {
-      const taken = await this.#readLocked(async () => {
-        const settings = (await this.#readCapOverrides()).settings ?? {};
-        const seen = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
-        const now = this.#process.clock();
-        return { settings, seen: seen.success ? Object.entries(seen.data.seen).flatMap(([id, until]) => (until > now ? [id] : [])) : [] };
-      });
-      await accept(taken);
-      await this.#readLocked(async () => {
-        const file = await this.#readCapOverrides();
-        if (file.settings) {
-          delete file.settings;
-          // Twice, so the backup copy no longer has them either (they live in the bots' state now).
-          await this.#writeCapOverrides(file);
-          await this.#writeCapOverrides(file);
-        }
-        await rm(replay, { force: true });
-      });
-    }, { timeoutMs: LEGACY_TAKING_WAIT_MS });
+    const replay = join(this.#dir, 'slack-replay.json');
+    const taken = await this.#readLocked(async () => {
+      const settings = (await this.#readCapOverrides()).settings ?? {};
+      const seen = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
+      const now = this.#process.clock();
+      return { settings, seen: seen.success ? Object.entries(seen.data.seen).flatMap(([id, until]) => (until > now ? [id] : [])) : [] };
+    });
+    await accept(taken);
+    await this.#readLocked(async () => {
+      const file = await this.#readCapOverrides();
+      if (file.settings) {
+        delete file.settings;
+        // Twice, so the backup copy no longer has them either (they live in the bots' state now).
+        await this.#writeCapOverrides(file);
+        await this.#writeCapOverrides(file);
+      }
+      await rm(replay, { force: true });
+    });
   }
 
   /** Renews the lease now, while this process holds reservations (the timer does it every third of `leaseMs`); once closed, stops the timer. */

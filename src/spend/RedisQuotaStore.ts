@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
@@ -24,11 +23,6 @@ export interface RedisQuotaStoreOptions extends LedgerOptions {
 }
 
 const DEFAULT_PREFIX = 'pictor';
-/** How long `quota:legacy-taking` holds unless released: a process that died while taking lets the next start take. */
-const LEGACY_TAKING_MS = 60_000;
-/** Deletes KEYS[1] while its value is ARGV[1] (the holder's own token). */
-const RELEASE_IF_OWNED = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`;
 
 /**
  * Erases a user's prompts, keeping every amount. KEYS: the usage stream, a scratch key, the user's active set, the
@@ -99,8 +93,6 @@ export class RedisQuotaStore implements QuotaStore {
   #usageTrimmedAt = Number.NEGATIVE_INFINITY;
   readonly #ownerValue = `${THIS_HOST} ${process.pid}`;
   #closed = false;
-  /** The token of `quota:legacy-taking` while this process holds it (`takeLegacy`). */
-  #legacyTaking: string | undefined;
   /** Each scope's trailing spend for the breaker, by the hour it was read in (past hours never change). */
   readonly #history = new Map<string, { to: number; usd: number }>();
 
@@ -266,40 +258,22 @@ export class RedisQuotaStore implements QuotaStore {
 
   /**
    * Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys: every one read, handed to `accept`,
-   * then all deleted in one DEL once `accept` has resolved — a failure or a stop before that deletes none. One process
-   * takes them at a time, holding `quota:legacy-taking` (SET NX, lapsing after a minute should it die); another one
-   * starting meanwhile takes nothing (the first is writing them into the bots' state), so a setting an admin cleared
-   * since is not written back.
+   * then all deleted in one DEL once `accept` has resolved — a failure or a stop before that deletes none.
    */
   async takeLegacy(accept: (records: LegacyBotRecords) => Promise<void>): Promise<void> {
     const redis = this.#redis;
-    const guard = this.#key('legacy-taking');
-    const token = randomUUID();
-    if ((await redis.set(guard, token, 'PX', LEGACY_TAKING_MS, 'NX')) === null) {
-      await accept({ settings: {}, seen: [] });
-      return;
+    const [scopes, seen] = [await this.#scan('settings'), await this.#scan('seen')];
+    const taken: LegacyBotRecords = { settings: {}, seen };
+    for (const scopeKey of scopes) {
+      const fields = Object.entries(await redis.hgetall(this.#key('settings', scopeKey)));
+      taken.settings[scopeKey] = Object.fromEntries(fields.flatMap(([name, raw]) => {
+        const entry = ScopeSettingEntrySchema.safeParse(safeJson(raw)).data;
+        return entry ? [[name, entry]] : [];
+      }));
     }
-    this.#legacyTaking = token;
-    try {
-      const [scopes, seen] = [await this.#scan('settings'), await this.#scan('seen')];
-      const taken: LegacyBotRecords = { settings: {}, seen };
-      for (const scopeKey of scopes) {
-        const fields = Object.entries(await redis.hgetall(this.#key('settings', scopeKey)));
-        taken.settings[scopeKey] = Object.fromEntries(fields.flatMap(([name, raw]) => {
-          const entry = ScopeSettingEntrySchema.safeParse(safeJson(raw)).data;
-          return entry ? [[name, entry]] : [];
-        }));
-      }
-      await accept(taken);
-      const keys = [...scopes.map((scopeKey) => this.#key('settings', scopeKey)), ...seen.map((id) => this.#key('seen', id))];
-      if (keys.length > 0) await this.#redis.del(...keys);
-    } finally {
-      // Released only while still this process's (it may have lapsed and been taken by another); `close` released it already.
-      if (this.#legacyTaking === token) {
-        this.#legacyTaking = undefined;
-        await this.#client.eval(RELEASE_IF_OWNED, 1, guard, token).catch(() => undefined);
-      }
-    }
+    await accept(taken);
+    const keys = [...scopes.map((scopeKey) => this.#key('settings', scopeKey)), ...seen.map((id) => this.#key('seen', id))];
+    if (keys.length > 0) await this.#redis.del(...keys);
   }
 
   async allCapOverrides(): Promise<Record<string, CapOverrides>> {
@@ -428,10 +402,6 @@ export class RedisQuotaStore implements QuotaStore {
     this.#closed = true;
     this.#process.stop();
     this.#process.held.clear();
-    const taking = this.#legacyTaking;
-    this.#legacyTaking = undefined;
-    // A take of older versions' records stopped midway: the next start takes them, without waiting for the guard to lapse.
-    if (taking) await this.#client.eval(RELEASE_IF_OWNED, 1, this.#key('legacy-taking'), taking).catch(() => undefined);
     if (this.#ownsConnection) await closeRedis(this.#client);
   }
 

@@ -1,7 +1,7 @@
 import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { FileQuotaStore, type FileQuotaStoreOptions, type LegacyBotRecords, type SpendLimits } from '../../src/internal.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FileQuotaStore, type FileQuotaStoreOptions, type SpendLimits } from '../../src/internal.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
 
 const newDir = useTempDirs();
@@ -197,36 +197,6 @@ describe('FileQuotaStore', () => {
     const dir = await newDir();
     storeAt(dir);
     expect(() => new FileQuotaStore({ dir })).toThrow(/already open in this process/);
-  });
-
-  it('hands what an older version kept to one of two processes taking it together: the other waits, then finds nothing left', async () => {
-    const dir = await newDir();
-    const settings = { 'discord:g1': { maxImages: { value: 2, by: 'discord:admin', at: 1 } } };
-    await writeFile(join(dir, 'cap-overrides.json'), JSON.stringify({ version: 1, scopes: {}, settings }));
-    await writeFile(join(dir, 'slack-replay.json'), JSON.stringify({ version: 1, seen: { e1: Date.now() + 60_000 } }));
-    // A second copy of the module stands in for another process on the same folder (its own list of open ledgers).
-    vi.resetModules();
-    const other = await import('../../src/spend/FileQuotaStore.js');
-    const second = new other.FileQuotaStore({ dir });
-    onTestFinished(() => second.close());
-    const first = storeAt(dir);
-
-    const taken: Record<string, LegacyBotRecords[]> = { first: [], second: [] };
-    let accepted!: () => void;
-    let offered!: () => void;
-    const firstOffered = new Promise<void>((resolve) => (offered = resolve));
-    const firstTake = first.takeLegacy(async (records) => {
-      taken.first!.push(records);
-      offered();
-      await new Promise<void>((resolve) => (accepted = resolve));
-    });
-    await firstOffered;
-    const secondTake = second.takeLegacy(async (records) => void taken.second!.push(records));
-    // Reservations do not wait for the take (it holds a lock of its own, not the ledger’s).
-    await reserve(first, 0.01, {});
-    accepted();
-    await Promise.all([firstTake, secondTake]);
-    expect(taken).toEqual({ first: [{ settings, seen: ['e1'] }], second: [{ settings: {}, seen: [] }] });
   });
 
   it('fails every operation after close', async () => {

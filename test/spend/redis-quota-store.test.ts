@@ -270,35 +270,6 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
     expect(await legacyKeys()).toEqual([]);
   });
 
-  it('hands what an older version kept to one of two processes taking it together: the other takes nothing while the first holds the take', async () => {
-    const prefix = uniquePrefix('quota-legacy');
-    prefixes.push(prefix);
-    await client.hset(`${prefix}:quota:settings:discord:g1`, 'maxImages', JSON.stringify({ value: 2, by: 'discord:admin', at: 1 }));
-    await client.set(`${prefix}:quota:seen:e1`, '1', 'PX', 60_000);
-    const [first, second] = [await RedisQuotaStore.connect({ url, prefix }), await RedisQuotaStore.connect({ url, prefix })];
-    stores.push(first, second);
-
-    const taken: Record<string, unknown[]> = { first: [], second: [] };
-    let accepted!: () => void;
-    let offered!: () => void;
-    const firstOffered = new Promise<void>((resolve) => (offered = resolve));
-    const firstTake = first.takeLegacy(async (records) => {
-      taken.first!.push(records);
-      offered();
-      await new Promise<void>((resolve) => (accepted = resolve));
-    });
-    await firstOffered;
-    await second.takeLegacy(async (records) => void taken.second!.push(records));
-    accepted();
-    await firstTake;
-    expect(taken).toEqual({
-      first: [{ settings: { 'discord:g1': { maxImages: { value: 2, by: 'discord:admin', at: 1 } } }, seen: ['e1'] }],
-      second: [{ settings: {}, seen: [] }],
-    });
-    // Done and released: nothing of it is left, the guard either.
-    expect(await client.keys(`${prefix}:quota:*`)).toEqual([]);
-  });
-
   it('reads its usage again whole for a cursor without a rewrite count, and takes all after the first / as the stream id', async () => {
     const s = store();
     await reserve(s, 'j1', 0.1, {}, { now: Date.now() });
