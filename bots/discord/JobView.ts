@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { LoggerLike, OutputFormat } from 'pictor';
 import { describeKeptImages, fileSize, say, type Words } from '../runner/index.js';
 import type { JobUpdate, UpdateSink } from '../runner/types.js';
@@ -44,6 +43,7 @@ export class JobView {
   #lastAhead: number | undefined;
   #lastNotice: Words | undefined;
   #finished = false;
+  #resultShown = false;
   /** Hand this to `runner.submit`. Never throws: a failed edit is logged, and the next update still comes. */
   readonly sink: UpdateSink = async (update) => {
     try {
@@ -107,6 +107,11 @@ export class JobView {
     await this.showResult(update);
   }
 
+  /** Whether `showResult` got the result to Discord (its record's mark may still have failed). */
+  get resultShown(): boolean {
+    return this.#resultShown;
+  }
+
   /**
    * A finished job's result (images, facts, Reroll/Edit/Delete) as its final message, its record then completed. The
    * sweep shows with it a result whose images were saved by a process that stopped before showing it.
@@ -117,6 +122,7 @@ export class JobView {
     const { files, notes } = await this.#fit(update.images, update.format);
     const total = update.images.length;
     const delivered = await target.final(this.#spread(renderCompleted(header, update, files.slice(0, DISCORD_LIMITS.filesPerMessage), notes), files));
+    this.#resultShown = true;
     await this.#mark('completed');
     logger.info({ jobKey: header.key, images: total, uploaded: files.length, delivered, via: target.mode }, 'job result shown on Discord');
   }
@@ -134,7 +140,7 @@ export class JobView {
       } catch (error) {
         if (attempt >= MARK_ATTEMPTS) throw error;
         logger.warn({ err: loggableError(error), jobKey: header.key, status, attempt }, 'could not mark a shown job ended; trying again');
-        await delay(MARK_RETRY_MS * attempt);
+        await new Promise((resolve) => setTimeout(resolve, MARK_RETRY_MS * attempt));
       }
     }
   }

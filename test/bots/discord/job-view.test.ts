@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
 import { JobView, type Completed } from '../../../bots/discord/JobView.js';
 import type { ReplyTarget } from '../../../bots/discord/ReplyTarget.js';
@@ -35,9 +35,19 @@ function viewWithFlakyStore(failures: number) {
 }
 
 describe('a job view marking its record ended', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('tries the "completed" mark again when it fails after the result was shown — a record left running has its result shown again by the next start', async () => {
     const { view, update, final } = viewWithFlakyStore(2);
-    await view.showResult(result);
+    const showing = view.showResult(result);
+    await vi.advanceTimersByTimeAsync(200 + 400);
+    await showing;
+    expect(view.resultShown).toBe(true);
     expect(final).toHaveBeenCalledTimes(1);
     expect(update).toHaveBeenCalledTimes(3);
     expect(update).toHaveBeenLastCalledWith('k1', { status: 'completed' });
@@ -45,7 +55,11 @@ describe('a job view marking its record ended', () => {
 
   it('gives up after a bounded number of tries, throwing the last failure for the caller to log', async () => {
     const { view, update } = viewWithFlakyStore(Infinity);
-    await expect(view.showResult(result)).rejects.toThrow('storage unavailable');
+    const showing = expect(view.showResult(result)).rejects.toThrow('storage unavailable');
+    await vi.advanceTimersByTimeAsync(200 + 400);
+    await showing;
     expect(update).toHaveBeenCalledTimes(3);
+    // Shown all the same: the sweep keeps it in the history and does not mark it failed.
+    expect(view.resultShown).toBe(true);
   });
 });
