@@ -79,8 +79,8 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
       await view.showResult(completed);
       ctx.logger.info({ jobKey: record.key, images: images.length, via: target.mode }, 'showed the result of a job the last stop left unshown');
     } catch (error) {
-      const what = view.resultShown ? 'showed the result of a job the last stop left unshown, but could not mark it ended' : 'could not show the result of a job the last stop left unshown';
-      ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, what);
+      if (view.resultShown) ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'showed the result of a job the last stop left unshown, but could not mark it ended');
+      else ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the result of a job the last stop left unshown');
     }
     if (view.resultShown) {
       // The runner keeps a job in the member's history once its final update is shown, which never happened: kept here.
