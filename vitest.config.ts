@@ -27,7 +27,7 @@ const INTEGRATION = [
 ];
 
 /** Unit test files that replace a module with `vi.mock`: they get a module graph of their own. */
-const MOCKS_MODULES = ['test/spend/file-quota-store-commit.test.ts'];
+const MOCKS_MODULES = ['test/spend/file-quota-store-commit.test.ts', 'test/bots/slack/surface.test.ts'];
 
 export default defineConfig({
   // bots/ and nodes/ import the core by its package name: the sources, as tsconfig.json's "paths" map it.
@@ -54,7 +54,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...INTEGRATION, ...MOCKS_MODULES] } },
       { extends: true, test: { name: 'unit-isolated', include: MOCKS_MODULES, isolate: true } },
-      { extends: true, test: { name: 'integration', include: INTEGRATION } },
+      { extends: true, test: { name: 'integration', include: INTEGRATION, exclude: MOCKS_MODULES } },
     ],
   },
 });

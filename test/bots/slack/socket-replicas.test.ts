@@ -1,15 +1,8 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
-import type { SlackConfig } from '../../../bots/slack/config.js';
 import { SocketReplicas } from '../../../bots/slack/socket-replicas.js';
-import { startSlackBot } from '../../../bots/slack/start-slack-bot.js';
-import { slackSurface } from '../../../bots/slack/surface.js';
-import type { SurfaceContext } from '../../../bots/surface.js';
 import { closeRedis, connectRedis } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
-
-// The Slack surface's start, with a bot standing in for the Socket Mode one (Slack cannot run here).
-vi.mock('../../../bots/slack/start-slack-bot.js', () => ({ startSlackBot: vi.fn() }));
 
 const redisServer = testRedis();
 
@@ -174,20 +167,6 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
     await vi.advanceTimersByTimeAsync(1);
     expect(joining).toEqual(expect.objectContaining({ message: expect.stringContaining('Redis did not answer') }));
     expect(sent).toEqual([`renew ${replica.id}`, `zrem ${replica.id}`]);
-  });
-
-  it('a Slack start whose join fails stops the Socket Mode bot it started before it fails', async () => {
-    // How a join fails in time when Redis does not answer is the join's own test above; here Redis refuses it at once.
-    const bot = { teamId: 'T10', botUserId: 'U10', connected: () => true, handOver: vi.fn(), stop: vi.fn(() => Promise.resolve()) };
-    vi.mocked(startSlackBot).mockResolvedValue(bot as unknown as Awaited<ReturnType<typeof startSlackBot>>);
-    const refusing = renewingWith(
-      () => true,
-      () => Promise.reject(new Error('READONLY You can’t write against a read only replica.')),
-    );
-    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
-    const ctx = { runner: {}, state: { redis: { commands: refusing, config: { prefix } } }, logger, onWriteRefused: undefined, print: vi.fn() } as unknown as SurfaceContext;
-    await expect(slackSurface.start({ mode: 'socket', botToken: 'xoxb-1', appToken: 'xapp-1' } as SlackConfig, ctx)).rejects.toThrow('READONLY');
-    expect(bot.stop).toHaveBeenCalledTimes(1);
   });
 
   it('bounds a renewal by a third of a TTL under 6 s, so its failure is told before the entry lapses', async () => {
