@@ -33,12 +33,18 @@ describe('the sweep of jobs the last process left', () => {
     await h?.close();
   });
 
-  it('shows a job’s result, its images and buttons, when the process stopped after the images were made but before the result reached Discord — no Retry that would charge again', async () => {
+  /** A bot whose `/imagine` job has its result on its way to Discord, held there: the process may now stop before it lands. */
+  async function resultOnItsWay(options: Record<string, string | boolean>): Promise<FakeInteraction> {
     h = await DiscordHarness.start({ partialImages: 0 });
-    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image in flight' });
+    const ix = h.discord.slashCommand('imagine', options);
     const held = holdTheResult(h, ix);
     release = () => held.release();
     await h.discord.waitFor(() => held.held > 0, 'the job’s result on its way to Discord');
+    return ix;
+  }
+
+  it('shows a job’s result, its images and buttons, when the process stopped after the images were made but before the result reached Discord — no Retry that would charge again', async () => {
+    const ix = await resultOnItsWay({ prompt: 'a paid image in flight' });
     // The process stops at once, as one whose grace ran out or that crashed: its job's result never lands.
     await h.restart({ crash: true });
 
@@ -51,11 +57,7 @@ describe('the sweep of jobs the last process left', () => {
   });
 
   it('keeps a job whose result the sweep showed in the member’s history, with what it cost', async () => {
-    h = await DiscordHarness.start({ partialImages: 0 });
-    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image for the history' });
-    const held = holdTheResult(h, ix);
-    release = () => held.release();
-    await h.discord.waitFor(() => held.held > 0, 'the job’s result on its way to Discord');
+    const ix = await resultOnItsWay({ prompt: 'a paid image for the history' });
     await h.restart({ crash: true });
 
     await h.finalReply(ix);
@@ -69,11 +71,7 @@ describe('the sweep of jobs the last process left', () => {
   });
 
   it('says the images were made and are no longer kept, with no Retry, when they are gone by the time of the sweep', async () => {
-    h = await DiscordHarness.start({ partialImages: 0 });
-    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image whose copy is gone' });
-    const held = holdTheResult(h, ix);
-    release = () => held.release();
-    await h.discord.waitFor(() => held.held > 0, 'the job’s result on its way to Discord');
+    const ix = await resultOnItsWay({ prompt: 'a paid image whose copy is gone' });
     // Gone as a kept image too old for the images space is.
     for (const file of keptOutputs(h.dataDir)) await rm(join(h.dataDir, file));
     await h.restart({ crash: true });
@@ -88,13 +86,8 @@ describe('the sweep of jobs the last process left', () => {
     expect(buttonsOf(shown)).toEqual([]);
   });
 
-
   it('says the images were made, with no Retry, when the facts of the result were saved but none of its images could be kept', async () => {
-    h = await DiscordHarness.start({ partialImages: 0 });
-    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image none of whose copies was kept' });
-    const held = holdTheResult(h, ix);
-    release = () => held.release();
-    await h.discord.waitFor(() => held.held > 0, 'the job’s result on its way to Discord');
+    const ix = await resultOnItsWay({ prompt: 'a paid image none of whose copies was kept' });
     // As a record whose every image write failed while its update (the facts of its result) went through.
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     for await (const { key, value } of records.entries()) {
@@ -114,11 +107,7 @@ describe('the sweep of jobs the last process left', () => {
   });
 
   it('says nothing of a job with a kept result that is older than its images can be kept (most likely shown, its record never marked ended), and marks it ended', async () => {
-    h = await DiscordHarness.start({ partialImages: 0 });
-    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image shown long ago' });
-    const held = holdTheResult(h, ix);
-    release = () => held.release();
-    await h.discord.waitFor(() => held.held > 0, 'the job’s result on its way to Discord');
+    const ix = await resultOnItsWay({ prompt: 'a paid image shown long ago' });
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;
     let jobKey = '';
@@ -137,11 +126,7 @@ describe('the sweep of jobs the last process left', () => {
   });
 
   it('shows a private job’s result in its ephemeral reply (a PATCH through its token), with nothing in the channel or the member’s DMs, while the token lives', async () => {
-    h = await DiscordHarness.start({ partialImages: 0 });
-    const ix = h.discord.slashCommand('imagine', { prompt: 'a private paid image in flight', private: true });
-    const held = holdTheResult(h, ix);
-    release = () => held.release();
-    await h.discord.waitFor(() => held.held > 0, 'the job’s result on its way to Discord');
+    const ix = await resultOnItsWay({ prompt: 'a private paid image in flight', private: true });
     const restartedAt = Date.now();
     await h.restart({ crash: true });
 
@@ -154,11 +139,7 @@ describe('the sweep of jobs the last process left', () => {
   });
 
   it('posts the result as one channel message mentioning the member once the interaction’s token has expired', async () => {
-    h = await DiscordHarness.start({ partialImages: 0 });
-    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image past its token' });
-    const held = holdTheResult(h, ix);
-    release = () => held.release();
-    await h.discord.waitFor(() => held.held > 0, 'the job’s result on its way to Discord');
+    const ix = await resultOnItsWay({ prompt: 'a paid image past its token' });
     // Its reply issued 20 minutes ago: the token (15 minutes) can no longer edit it.
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     for await (const { key } of records.entries()) {
