@@ -230,7 +230,9 @@ class FileSpace<T> implements Space<T> {
   async *keys(): AsyncIterable<string> {
     this.#assertOpen();
     await this.#open();
-    for (const key of [...this.#index.keys()]) if ((await this.read(key)) !== undefined) yield key;
+    // From the index alone: a record that cannot be read is listed too, and no file is read to list it.
+    const { ttlMs } = this.definition;
+    for (const [key, { at }] of [...this.#index]) if (ttlMs === undefined || at >= Date.now() - ttlMs) yield key;
   }
 
   async claimOrphans(): Promise<StateEntry<T>[]> {
