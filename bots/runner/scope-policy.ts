@@ -1,3 +1,4 @@
+import { ToldOnce } from './told-once.js';
 import { DEFAULTS, LIMITS, QUALITIES, SIZES, type LoggerLike, type Quality, type Size } from 'pictor';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import { findBlockedWord } from './blocked-words.js';
@@ -135,8 +136,8 @@ export class ScopePolicy {
   readonly #partialImages: number;
   readonly #logger: LoggerLike | undefined;
   readonly #now: () => number;
-  /** Scopes the operator does not allow whose refusal was already logged (once each). */
-  readonly #toldScopes = new Set<string>();
+  /** Scopes the operator does not allow whose refusal was already logged (once each, bounded: the oldest told again). */
+  readonly #toldScopes = new ToldOnce<true>();
 
   constructor(options: ScopePolicyOptions) {
     const op = options.operator ?? {};
@@ -194,8 +195,8 @@ export class ScopePolicy {
     const refuse = refuserOf(requester);
     if (!s.scopeAllowed) {
       const scopeKey = scopeKeyOf(requester);
-      if (!this.#toldScopes.has(scopeKey) && this.#toldScopes.size < 10_000) {
-        this.#toldScopes.add(scopeKey);
+      if (!this.#toldScopes.last(scopeKey)) {
+        this.#toldScopes.remember(scopeKey, true);
         this.#logger?.warn({ scopeKey }, 'refusing jobs of a server/workspace PICTOR_ALLOWED_SCOPES does not list');
       }
       return refuse('scope_not_allowed');
