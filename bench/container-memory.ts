@@ -37,7 +37,7 @@
  * Needs podman (and runc: `podman --runtime runc`, `PICTOR_BENCH_PODMAN` to
  * change), the image, and root. Linux only.
  *
- * Usage: node --import tsx bench/container-memory.ts [--image localhost/pictor:test] [--jobs 100] [--rounds 2] [--variants jemalloc,jemalloc-bg,jemalloc-decay1s,glibc-arena2,glibc] [--idle-s 10]
+ * Usage: node --import tsx bench/container-memory.ts [--image localhost/pictor:test] [--jobs 100] [--rounds 2] [--variants jemalloc,jemalloc-decay1s,glibc-arena2,glibc (the default; jemalloc-bg on request)] [--idle-s 10]
  */
 import { execFile } from 'node:child_process';
 import { writeFile, mkdtemp, rm } from 'node:fs/promises';
