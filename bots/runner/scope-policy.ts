@@ -227,7 +227,7 @@ export class ScopePolicy {
 
   /** Every rule that applies to a scope's jobs and where it comes from. */
   async effective(requester: Pick<Requester, 'platform' | 'scopeId'>): Promise<EffectiveSettings> {
-    return this.#effectiveOf(requester, await this.#settingsOf(scopeKeyOf(requester)));
+    return this.#effectiveOf(requester, await this.#store.get(scopeKeyOf(requester)));
   }
 
   /**
@@ -407,10 +407,6 @@ export class ScopePolicy {
   /** `PICTOR_ALLOWED_SCOPES` lists servers/workspaces; a person's own scope (DMs, user installs) is the surface's to allow. */
   #scopeAllowed(requester: Pick<Requester, 'scopeId'>): boolean {
     return this.#operator.allowedScopes === undefined || isDmScope(requester.scopeId) || this.#operator.allowedScopes.includes(requester.scopeId);
-  }
-
-  #settingsOf(scopeKey: string): Promise<StoredScopeSettings> {
-    return this.#store.get(scopeKey);
   }
 }
 

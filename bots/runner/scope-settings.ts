@@ -266,7 +266,7 @@ function readStored(name: StoredSettingName, value: unknown): unknown {
     case 'sizes':
       return knownMembers(value, SIZES);
     default:
-      return isReadWhole(name, value) ? value : undefined;
+      return mayExceedBound(name, value) ? value : undefined;
   }
 }
 
@@ -278,7 +278,7 @@ function readStored(name: StoredSettingName, value: unknown): unknown {
  */
 function checkBound(name: StoredSettingName, value: unknown, current: unknown): void {
   if (ScopeSettingsSchema.shape[name].safeParse(value).success) return;
-  if (isReadWhole(name, value) && Array.isArray(current)) {
+  if (mayExceedBound(name, value) && Array.isArray(current)) {
     const stored = new Set(current);
     if ((value as string[]).every((entry) => stored.has(entry))) return;
   }
@@ -302,13 +302,9 @@ export class ListTooLongError extends Error {
 /** The lists of who and where the bot may be used, read whole when longer than today's bound (`readStored`). */
 const READ_WHOLE: readonly StoredSettingName[] = ['channels', 'allowed', 'highQualityFor'];
 
-function isReadWhole(name: StoredSettingName, value: unknown): boolean {
-  return READ_WHOLE.includes(name) && ids.safeParse(value).success;
-}
-
-/** Whether `value` is a list the store may keep past its bound when it is a part of the one stored (`checkBound`). */
+/** Whether `value` is a list of who and where: read whole past its bound, and kept past it when a part of the one stored (`checkBound`). */
 export function mayExceedBound(name: StoredSettingName, value: unknown): boolean {
-  return isReadWhole(name, value);
+  return READ_WHOLE.includes(name) && ids.safeParse(value).success;
 }
 
 /** The members of a stored list of words that are `known`, once each; undefined when it is no list of words or none is known. */
