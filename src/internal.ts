@@ -30,7 +30,7 @@ export { restoreFromBackup, writeFileAtomically, type WriteFileAtomicallyOptions
 export { withFileLock, type FileLockOptions } from './spend/file-lock.js';
 export * from './spend/index.js';
 export { ledgerKindOf } from './spend/ledger-kind.js';
-export { safeJson } from './spend/store-process.js';
+export { safeJson } from './core/safe-json.js';
 export { loadDotEnv, readCoreConfig, type CoreConfig } from './config.js';
 export { connect, type Connection } from './connect.js';
 export { SERVICE_LIKE_LATENCY_MS, describeTiming, emulatorBanner, type BannerOptions } from './emulator/index.js';

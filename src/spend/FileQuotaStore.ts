@@ -10,7 +10,8 @@ import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, parseLedger, re
 import { LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
-import { safeJson, StoreProcess } from './store-process.js';
+import { safeJson } from '../core/safe-json.js';
+import { StoreProcess } from './store-process.js';
 import { DAY_MS } from './utc-period.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';

@@ -7,7 +7,8 @@ import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } 
 import { REFUSAL_KEEP_DAYS, type Reservation } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
 import { MARK_SENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT } from './redis-ledger-scripts.js';
-import { safeJson, StoreProcess } from './store-process.js';
+import { safeJson } from '../core/safe-json.js';
+import { StoreProcess } from './store-process.js';
 import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
 import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { DAY_MS, utcDay } from './utc-period.js';

@@ -5,16 +5,6 @@ import type { JobDetails, LedgerOptions, LostReservation } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, withoutPromptOf } from './usage-records.js';
 import { DAY_MS } from './utc-period.js';
 
-/** A stored text's JSON, or undefined when there is none or it is not JSON (a torn line, a damaged copy). */
-export function safeJson<T = unknown>(text: string | null | undefined): T | undefined {
-  if (text === null || text === undefined) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * What a quota store keeps in its process, on either backend: its settings, its name as a lease owner, and a copy of
  * each reservation it made and has not ended (`held`): one the storage loses (a ledger file replaced by an older copy
