@@ -62,6 +62,11 @@ export class SocketReplicas {
   #stopRenewing: (() => void) | undefined;
   /** Whether the last renewal failed (warned once, at the first of the streak). */
   #failing = false;
+  /**
+   * A renewal sent that Redis has not answered yet, even past its bound: a connection that queues commands while
+   * Redis is down would replay every one sent meanwhile, so none is sent while it lasts.
+   */
+  #unanswered = false;
 
   constructor(options: SocketReplicasOptions) {
     this.#redis = options.redis as ReplicasClient;
@@ -79,7 +84,7 @@ export class SocketReplicas {
    */
   async join(): Promise<void> {
     try {
-      await withTimeout(this.#renew(), this.#answerMs, 'Redis did not answer the renewal in time');
+      await this.#renew();
     } catch (error) {
       this.#redis.zrem(this.#key, this.id).catch(() => undefined);
       throw error;
@@ -97,7 +102,6 @@ export class SocketReplicas {
         this.#failing = true;
         this.#logger?.warn({ err: error }, 'could not renew this process’s entry among the Slack bot’s Socket Mode connections: once it lapses, a draining replica does not hand its events over to this one (warned once until a renewal passes)');
       },
-      { answerMs: this.#answerMs, storage: 'Redis' },
     );
   }
 
@@ -123,8 +127,19 @@ export class SocketReplicas {
     return Math.min(REDIS_ANSWER_MS, Math.max(1, Math.floor(this.#ttlMs / 3)));
   }
 
-  /** One renewal (bounded by the caller: `join`, and `renewEveryThird`'s `answerMs`, which sends none while one is unanswered). */
-  #renew(): Promise<unknown> {
-    return this.#redis.pictorSocketRenew(this.#key, this.id, this.#ttlMs);
+  /**
+   * One renewal, failed when Redis does not answer in time: on a connection that queues commands while Redis is down
+   * (no retry limit) it would never settle, so none would start again and the entry would lapse unreported. While
+   * the one before is still unanswered (past its bound), none is sent: the tick fails at once instead.
+   */
+  async #renew(): Promise<void> {
+    if (this.#unanswered) throw new Error('Redis has not answered the renewal before yet');
+    this.#unanswered = true;
+    const sent = this.#redis.pictorSocketRenew(this.#key, this.id, this.#ttlMs);
+    void sent.then(
+      () => (this.#unanswered = false),
+      () => (this.#unanswered = false),
+    );
+    await withTimeout(sent, this.#answerMs, 'Redis did not answer the renewal in time');
   }
 }

@@ -125,9 +125,6 @@ export class RedisStateStore implements StateStore {
       store.leaseMs,
       () => store.#renew(),
       (error) => store.#logger?.warn({ err: error }, 'could not renew this process’s lease on its running jobs'),
-      // Bounded: on the link's connection (no retry limit) a renewal Redis does not answer would never settle, none
-      // would start again, and the lease would lapse without a word.
-      { answerMs: Math.max(1, Math.floor(store.leaseMs / 3)), storage: 'Redis' },
     );
     return store;
   }
