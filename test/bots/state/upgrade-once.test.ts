@@ -38,12 +38,14 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade with replicas on one Redis', 
   it('is done by one process: the second starting meanwhile takes nothing, so a setting an admin cleared after the first start stays cleared', async () => {
     const { prefix, first: a, dataDir } = await oldRedis();
     const b = await replica(prefix);
-    // B starts while A is taking the records; A writes them only once B has either read them too or found A at it.
+    // B starts while A is taking the records; A writes them only once B has either read them too or found A at it
+    // five times (longer than a lease: A's is renewed meanwhile).
     let bThere!: () => void;
     const bArrived = new Promise<void>((resolve) => (bThere = resolve));
     const setByB = b.link.commands.set.bind(b.link.commands) as (...args: unknown[]) => Promise<unknown>;
+    let tries = 0;
     vi.spyOn(b.link.commands, 'set').mockImplementation(((...args: unknown[]) => {
-      if (String(args[0]).endsWith(':bots:upgrading')) bThere();
+      if (String(args[0]).endsWith(':bots:upgrading') && ++tries === 5) bThere();
       return setByB(...args);
     }) as never);
     let cleared!: () => void;
