@@ -34,6 +34,8 @@ export interface OpenBotStateOptions extends SpaceSettings {
   ledger?: Pick<QuotaStore, 'forgetPrompts' | 'takeLegacy'> | undefined;
   /** Other ledgers an older version may have kept the bots' records in (0.1: the account's), opened and closed only when the upgrade runs. */
   legacyLedgers?: readonly (() => Promise<Pick<QuotaStore, 'takeLegacy' | 'close'>>)[] | undefined;
+  /** How long a start waits for another process's upgrade from 0.1 (its lease renewed) before it fails. Default 5 minutes. */
+  upgradeWaitMs?: number | undefined;
   logger: LoggerLike;
 }
 

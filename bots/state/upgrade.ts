@@ -1,7 +1,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PictorError } from 'pictor';
-import { safeJson, type QuotaStore, type RedisLink } from 'pictor/internal';
+import { renewEveryThird, safeJson, type QuotaStore, type RedisLink } from 'pictor/internal';
 import { FileStateStore, LEGACY_HOLDER } from './FileStateStore.js';
 import { keepInHistory, type HistoryItem } from './history.js';
 import type { OpenBotStateOptions } from './open-state.js';
@@ -28,16 +28,56 @@ export class JobStoreUnreadableError extends PictorError<'job_store_unreadable'>
   }
 }
 
-type Upgrade = Pick<OpenBotStateOptions, 'dataDir' | 'ledger' | 'legacyLedgers' | 'logger'> & { store: StateStore; spaces: BotSpaces; redis: RedisLink | undefined };
+/** Another process has held the upgrade past the bound, neither finishing it nor letting its lease lapse. */
+export class UpgradeHeldError extends PictorError<'state_upgrade_held'> {
+  constructor(readonly key: string, waitedMs: number) {
+    super('state_upgrade_held', `another process has been moving what version 0.1 kept into the bots' state for over ${Math.round(waitedMs / 1000)} s and still holds ${key}: start this one again once it is done, or stop it if it hangs — its lease lapses within PICTOR_REPLICA_LEASE_SECONDS and the next start takes the upgrade over`);
+  }
+}
+
+/** Renews (ARGV[2] ms) or gives back ('0') the upgrade's lease if this process still holds it. */
+const OWN_LEASE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 elseif ARGV[2] == '0' then return redis.call('DEL', KEYS[1]) end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])`;
+
+type Upgrade = Pick<OpenBotStateOptions, 'dataDir' | 'ledger' | 'legacyLedgers' | 'logger' | 'upgradeWaitMs'> & { store: StateStore; spaces: BotSpaces; redis: RedisLink | undefined };
 
 /**
  * Moves what older versions kept elsewhere into the bots' state, once (docs/shared-limits.md lists it); each step
- * deletes what it moved and merges with what is there, so two replicas starting together do no harm. Logged once.
+ * deletes what it moved and merges with what is there, so a start stopped midway loses nothing. Logged once.
  */
 export async function upgradeOldLayout(o: Upgrade): Promise<void> {
-  // On Redis, a key says it was done (so no start scans the keyspace again); the data folder's old files go as they move.
-  const done = o.redis && `${o.redis.config.prefix}:bots:layout`;
-  if (done && (await o.redis!.commands.get(done)) === '2') return;
+  // The data folder is one process's (bots/README.md), its old files go as they move; Redis's replicas take turns.
+  return o.redis ? onceAcrossReplicas(o, o.redis) : moveOldLayout(o);
+}
+
+/**
+ * One process at a time upgrades, under the lease `<p>:bots:upgrading`: two taking the same records at once merged them
+ * twice, the second bringing back what an admin cleared after the first. The others wait until `<p>:bots:layout` says
+ * it was done (so no later start scans the keyspace again) and take over from a holder whose lease lapsed.
+ */
+async function onceAcrossReplicas(o: Upgrade, { commands, config }: RedisLink): Promise<void> {
+  const [lease, done, { owner, leaseMs }] = [`${config.prefix}:bots:upgrading`, `${config.prefix}:bots:layout`, o.store];
+  const waitMs = o.upgradeWaitMs ?? 300_000;
+  for (const until = Date.now() + waitMs; ; await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, leaseMs / 3)))) {
+    if ((await commands.get(done)) === '2') return;
+    if ((await commands.set(lease, owner, 'PX', leaseMs, 'NX')) === 'OK') break;
+    if (Date.now() >= until) throw new UpgradeHeldError(lease, waitMs);
+  }
+  const renew = async () => {
+    if (!(await commands.eval(OWN_LEASE, 1, lease, owner, leaseMs))) throw new Error('its lease lapsed: another process may take the same records');
+  };
+  const stop = renewEveryThird(leaseMs, renew, (error) => o.logger.warn({ err: error }, 'could not renew the lease of the upgrade from 0.1'));
+  try {
+    if ((await commands.get(done)) !== '2') await moveOldLayout(o);
+    await commands.set(done, '2');
+  } finally {
+    stop();
+    // A Redis gone meanwhile lets it lapse: the start's own failure is the one told.
+    await commands.eval(OWN_LEASE, 1, lease, owner, '0').catch(() => undefined);
+  }
+}
+
+async function moveOldLayout(o: Upgrade): Promise<void> {
   const moved: Record<string, number> = {};
   const count = (what: string, n = 1) => void (n > 0 && (moved[what] = (moved[what] ?? 0) + n));
   // The ledger deletes what it handed over only once it is written here: a failure or a stop midway loses none, and the
@@ -62,7 +102,6 @@ export async function upgradeOldLayout(o: Upgrade): Promise<void> {
   }
   if (o.redis) await upgradeRedis(o, o.redis, count);
   else await upgradeFiles(o, count);
-  if (done) await o.redis!.commands.set(done, '2');
   if (Object.keys(moved).length > 0) o.logger.info({ moved }, 'moved what an older version kept into the bots’ state (once)');
 }
 

@@ -1,0 +1,102 @@
+import { describe, expect, it, vi } from 'vitest';
+import { settingsInState } from '../../../bots/runner/scope-settings.js';
+import { openBotState } from '../../../bots/state/index.js';
+import { stateKeyOf } from '../../../bots/state/spaces.js';
+import { RedisQuotaStore } from '../../../src/spend/RedisQuotaStore.js';
+import { RedisLink, silentLogger, type ScopeSettingEntries } from '../../../src/internal.js';
+import { restoreOldRedis } from '../../helpers/old-layout.js';
+import { tempDataDir, useCleanup } from '../../helpers/service-fakes.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+
+const defer = useCleanup();
+const redis = testRedis();
+const GUILD = 'discord:333333333333333333';
+/** Short leases: a process waiting for another's upgrade looks again every third of one. */
+const leaseMs = 300;
+
+/** One process on a Redis holding what 0.1 kept under `prefix`: its own link and ledger, `takeLegacy` spied. */
+async function replica(prefix: string) {
+  const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
+  const ledger = new RedisQuotaStore({ redis: link.commands, prefix });
+  defer(async () => {
+    await ledger.close();
+    await link.close();
+  });
+  const take = ledger.takeLegacy.bind(ledger);
+  return { link, ledger, take, takeLegacy: vi.spyOn(ledger, 'takeLegacy') };
+}
+
+async function oldRedis() {
+  const prefix = uniquePrefix('upgrade-once');
+  defer(() => deleteKeys(requireRedisUrl(redis), prefix));
+  const first = await replica(prefix);
+  await restoreOldRedis(first.link.commands, prefix, {});
+  return { prefix, first, dataDir: await tempDataDir(defer, 'pictor-upgrade-once-') };
+}
+
+describe.skipIf(redis.skipReason)('the 0.1 upgrade with replicas on one Redis', () => {
+  it('is done by one process: the second starting meanwhile takes nothing, so a setting an admin cleared after the first start stays cleared', async () => {
+    const { prefix, first: a, dataDir } = await oldRedis();
+    const b = await replica(prefix);
+    // B starts while A is taking the records; A writes them only once B has either read them too or found A at it
+    // five times (longer than a lease: A's is renewed meanwhile).
+    let bThere!: () => void;
+    const bArrived = new Promise<void>((resolve) => (bThere = resolve));
+    const setByB = b.link.commands.set.bind(b.link.commands) as (...args: unknown[]) => Promise<unknown>;
+    let tries = 0;
+    vi.spyOn(b.link.commands, 'set').mockImplementation(((...args: unknown[]) => {
+      if (String(args[0]).endsWith(':bots:upgrading') && ++tries === 5) bThere();
+      return setByB(...args);
+    }) as never);
+    let cleared!: () => void;
+    const adminCleared = new Promise<void>((resolve) => (cleared = resolve));
+    b.takeLegacy.mockImplementation((accept) => b.take(async (records) => (bThere(), await adminCleared, await accept(records))));
+    let bStarted: ReturnType<typeof openBotState> | undefined;
+    a.takeLegacy.mockImplementation((accept) => a.take(async (records) => {
+      bStarted = openBotState({ dataDir, redis: b.link, ledger: b.ledger, logger: silentLogger(), leaseMs });
+      await bArrived;
+      await accept(records);
+    }));
+
+    const stateA = await openBotState({ dataDir, redis: a.link, ledger: a.ledger, logger: silentLogger(), leaseMs });
+    defer(() => stateA.close());
+    const settings = settingsInState(stateA.store.space<ScopeSettingEntries>(stateA.spaces.scopeSettings));
+    expect((await settings.get(GUILD)).values.blockedWords).toEqual(['forbidden']);
+    await settings.set(GUILD, 'blockedWords', undefined, { by: 'discord:admin', at: Date.now() });
+    cleared();
+    const stateB = await bStarted!;
+    defer(() => stateB.close());
+
+    const stored = await stateB.store.space<ScopeSettingEntries>(stateB.spaces.scopeSettings).get(stateKeyOf(GUILD));
+    expect(stored).not.toHaveProperty('blockedWords');
+    expect(stored).toHaveProperty('maxImages');
+    expect(a.takeLegacy).toHaveBeenCalledTimes(1);
+    expect(b.takeLegacy).not.toHaveBeenCalled();
+    expect(await a.link.commands.exists(`${prefix}:bots:upgrading`)).toBe(0);
+  });
+
+  it('is taken over once the lease of a process that died upgrading lapses', async () => {
+    const { prefix, first, dataDir } = await oldRedis();
+    await first.link.commands.set(`${prefix}:bots:upgrading`, 'a-process-gone', 'PX', leaseMs);
+
+    const state = await openBotState({ dataDir, redis: first.link, ledger: first.ledger, logger: silentLogger(), leaseMs });
+    defer(() => state.close());
+    expect(first.takeLegacy).toHaveBeenCalledTimes(1);
+    expect(await state.store.space(state.spaces.scopeSettings).get(stateKeyOf(GUILD))).toHaveProperty('blockedWords');
+    expect(await first.link.commands.get(`${prefix}:bots:layout`)).toBe('2');
+  });
+
+  it('fails the start with state_upgrade_held when the process upgrading neither finishes nor lets its lease lapse within the bound', async () => {
+    const { prefix, first, dataDir } = await oldRedis();
+    await first.link.commands.set(`${prefix}:bots:upgrading`, 'a-process-stuck', 'PX', 60_000);
+
+    await expect(openBotState({ dataDir, redis: first.link, ledger: first.ledger, logger: silentLogger(), leaseMs, upgradeWaitMs: 300 })).rejects.toMatchObject({
+      code: 'state_upgrade_held',
+      message: expect.stringMatching(/bots:upgrading.*PICTOR_REPLICA_LEASE_SECONDS/),
+    });
+    expect(first.takeLegacy).not.toHaveBeenCalled();
+    expect(await first.link.commands.exists(`${prefix}:quota:settings:${GUILD}`)).toBe(1);
+    // Its own lease was given back: the live processes are the other one's.
+    expect(await first.link.commands.keys(`${prefix}:bots:lease:*`)).toEqual([]);
+  });
+});
