@@ -58,10 +58,13 @@ export async function upgradeOldLayout(o: Upgrade): Promise<void> {
 async function onceAcrossReplicas(o: Upgrade, { commands, config }: RedisLink): Promise<void> {
   const [lease, done, { owner, leaseMs }] = [`${config.prefix}:bots:upgrading`, `${config.prefix}:bots:layout`, o.store];
   const waitMs = o.upgradeWaitMs ?? 300_000;
+  let told = false;
   for (const until = Date.now() + waitMs; ; await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, leaseMs / 3)))) {
     if ((await commands.get(done)) === '2') return;
     if ((await commands.set(lease, owner, 'PX', leaseMs, 'NX')) === 'OK') break;
     if (Date.now() >= until) throw new UpgradeHeldError(lease, waitMs);
+    if (!told) o.logger.info({ key: lease, waitMs }, 'waiting for another process to finish moving what version 0.1 kept into the bots’ state');
+    told = true;
   }
   const renew = async () => {
     if (!(await commands.eval(OWN_LEASE, 1, lease, owner, leaseMs))) throw new Error('its lease lapsed: another process may take the same records');
