@@ -121,7 +121,8 @@ interface RunResult {
 
 /** One container of `variant`: start, a burst, the memory at each point. */
 async function runOnce(variant: Variant, round: number, emulatorUrl: string): Promise<RunResult> {
-  const discord = await FakeDiscord.start({ messageRateLimit: { limit: 5, windowMs: 5000 }, keepUploadedBytes: false, heartbeatIntervalMs: 1000 });
+  const requests = requestWatch();
+  const discord = await FakeDiscord.start({ messageRateLimit: { limit: 5, windowMs: 5000 }, keepUploadedBytes: false, heartbeatIntervalMs: 1000, onRequest: requests.answered });
   const name = `pictor-memory-bench-${process.pid}-${variant}-${round}`;
   const metricsPort = await freeLoopbackPort();
   const inspectPort = await freeLoopbackPort();
@@ -172,7 +173,13 @@ async function runOnce(variant: Variant, round: number, emulatorUrl: string): Pr
       return !!message && message.attachments.some((a) => new RegExp(`^pictor-.+-${IMAGES}\\.png$`).test(a.filename)) && buttonsOf(message).some((b) => b.label === 'Reroll');
     };
     const hasEnded = (ix: FakeInteraction) => isFinal(ix) || /busy|limit|try again/i.test(discord.original(ix)?.content ?? '') || (!ix.ack && ix.callbackAttempts > 0);
-    await discord.waitFor(() => jobs.every(hasEnded) || undefined, `all ${JOBS} jobs to end`, 10 * 60_000);
+    // Jobs seen to end are not looked at again.
+    let ended = 0;
+    const allEnded = () => {
+      while (ended < jobs.length && hasEnded(jobs[ended]!)) ended++;
+      return ended === jobs.length;
+    };
+    await requests.until(allEnded, `all ${JOBS} jobs to end`, 10 * 60_000);
     clearInterval(sampler);
     const burstEndCpu = await inspector.cpu();
     const burstSeconds = (Date.now() - burstStarted) / 1000;
@@ -253,6 +260,34 @@ class Inspector {
   }
 }
 
+/**
+ * Waits told by the fake Discord after each REST request it answers (its `onRequest`): whatever the bot changes there
+ * comes that way, so a wait looks again only then, never asking again and again meanwhile (the bench's CPU is the bot's).
+ */
+function requestWatch() {
+  let recheck: (() => void) | undefined;
+  return {
+    answered: () => recheck?.(),
+    /** Resolves once `check` holds; fails naming `what` after `timeoutMs`. */
+    until(check: () => boolean, what: string, timeoutMs: number): Promise<void> {
+      if (check()) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          recheck = undefined;
+          reject(new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`));
+        }, timeoutMs);
+        recheck = () => {
+          if (!check()) return;
+          clearTimeout(timer);
+          recheck = undefined;
+          resolve();
+        };
+      });
+    },
+  };
+}
+
+/** Polls the bot's container (a process: no event of its own reaches the bench). */
 async function waitFor(what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await probe())) {

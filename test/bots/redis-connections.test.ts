@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../bots/main.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
@@ -14,13 +15,25 @@ const redisPresent = testRedis();
 
 describe('npm start with both surfaces and REDIS_URL', () => {
   it.skipIf(redisPresent.skipReason)(
-    'holds at most 3 connections to Redis (counted with CLIENT LIST) while the limiter, the ledger, the state, /healthz, the gateway lease, the Slack write buckets, socket replicas and the console all use it',
+    'opens 2 connections to Redis from its start to its stop, so it never holds more than 3 (counted by Redis, and by name and address with CLIENT LIST), while the limiter, the ledger, the state, /healthz, the gateway lease, the Slack write buckets, socket replicas and the console all use it',
     async () => {
       requireRedisUrl(redisPresent);
       // A Redis of its own, so every client but the test's is this process's.
       const redis = await startThrowawayRedis();
       if (!redis) throw new Error('redis-server is needed');
       defer(() => redis.stop());
+      // The test's own connection, opened first: Redis counts every connection it accepts from then on.
+      const observer = await connectRedis(redis.url, { name: 'connections-test' });
+      defer(async () => observer.disconnect());
+      const mine = await observer.client('ID');
+      const acceptedBefore = await connectionsReceived(observer);
+      /** The connections Redis holds now other than the test's, each as `name@address`. */
+      const held = async () =>
+        ((await observer.client('LIST')) as string)
+          .trim()
+          .split('\n')
+          .filter((line) => !line.startsWith(`id=${mine} `))
+          .map((line) => `${/ name=(\S*)/.exec(line)?.[1]}@${/ addr=(\S*)/.exec(line)?.[1]}`);
       const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
       defer(() => discord.close());
       const slack = await new FakeSlack({ channelWriteIntervalMs: 5 }).start();
@@ -46,7 +59,10 @@ describe('npm start with both surfaces and REDIS_URL', () => {
         },
         () => {},
       );
-      defer(() => service.stop());
+      let stopping: Promise<void> | undefined;
+      const stop = () => (stopping ??= service.stop());
+      defer(stop);
+      const heldAtStart = await held();
       // Every part at work: a job on each surface (limiter, ledger, state, Slack's shared write buckets), a Cancel
       // notice channel subscribed, the gateway lease held, the socket replicas' entry kept.
       const ix = discord.slashCommand('imagine', { prompt: 'a lighthouse', quality: 'low' });
@@ -66,17 +82,23 @@ describe('npm start with both surfaces and REDIS_URL', () => {
       expect(thumbnail).toBeDefined();
       expect((await fetch(`${consoleUrl}${thumbnail}`, { headers: { cookie } })).status).toBe(200);
 
-      const observer = await connectRedis(redis.url);
-      defer(async () => observer.disconnect());
-      const mine = await observer.client('ID');
-      const clients = (await observer.client('LIST') as string)
-        .trim()
-        .split('\n')
-        .filter((line) => !line.startsWith(`id=${mine} `));
-      expect(clients.length).toBeLessThanOrEqual(3);
-      // In fact the link's two: one command connection, one subscriber (bottleneck's and the state's notices).
-      expect(clients.map((line) => /name=(\S*)/.exec(line)?.[1]).sort()).toEqual(['pictor-subscriber:pictor', 'pictor:pictor']);
+      // The link's two (bots/README.md), the same ones from the start to the end, each named, from two addresses: one
+      // command connection, one subscriber (bottleneck's and the state's notices).
+      const heldAtEnd = await held();
+      expect(heldAtEnd.map((client) => client.split('@')[0]).sort()).toEqual(['pictor-subscriber:pictor', 'pictor:pictor']);
+      expect(new Set(heldAtEnd.map((client) => client.split('@')[1])).size).toBe(2);
+      expect(heldAtEnd.sort()).toEqual(heldAtStart.sort());
+      // And no other, however briefly (a start-up check, one per job, per console page, at the stop): every connection
+      // Redis accepted since the test's own is one of those two — a list taken now and then would miss one closed since.
+      await stop();
+      expect((await connectionsReceived(observer)) - acceptedBefore).toBe(2);
     },
     60_000,
   );
 });
+
+/** How many connections Redis has accepted since it started (`INFO stats`). */
+async function connectionsReceived(redis: Redis): Promise<number> {
+  const stats = await redis.info('stats');
+  return Number(/^total_connections_received:(\d+)/m.exec(stats)?.[1]);
+}

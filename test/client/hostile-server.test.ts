@@ -164,7 +164,7 @@ describe('a connection carries one request', () => {
     await new PictorClient({ baseURL: s.url, apiKey: KEY }).generate({ prompt: 'z' });
     expect(s.requests).toBe(3);
     expect(s.connections).toBe(3);
-    await expect.poll(() => s.openRequestConnections).toBe(0);
+    await s.requestConnectionsClosed();
   });
 });
 
@@ -189,7 +189,7 @@ describe('a job is done when its images are in', () => {
     const events: ImageStreamEvent[] = [];
     for await (const event of clientOf(s, { idleTimeoutMs: 60_000 }).generateStream({ prompt: 'x', n: 2 })) events.push(event);
     expect(events.filter(isCompletedEvent)).toHaveLength(2);
-    await expect.poll(() => s.openRequestConnections).toBe(0);
+    await s.requestConnectionsClosed();
     expect(s.requests).toBe(1);
     expect(s.requests).toBe(1);
   });
@@ -201,7 +201,7 @@ describe('a job is done when its images are in', () => {
     });
     const result = await clientOf(s, { idleTimeoutMs: 60_000 }).generateStream({ prompt: 'x' }).finalResult();
     expect(decodeImages(result)[0]).toEqual(Buffer.from(png));
-    await expect.poll(() => s.openRequestConnections).toBe(0);
+    await s.requestConnectionsClosed();
     expect(s.requests).toBe(1);
   });
 
@@ -222,7 +222,7 @@ describe('a job is done when its images are in', () => {
     });
     const result = await clientOf(s, { idleTimeoutMs: 60_000 }).generate({ prompt: 'x' });
     expect(result.data).toHaveLength(1);
-    await expect.poll(() => s.openRequestConnections).toBe(0);
+    await s.requestConnectionsClosed();
     expect(s.requests).toBe(1);
   });
 });
@@ -353,7 +353,7 @@ describe('what a server sends in an error is bounded and cleaned', () => {
     const error = await failureOf(clientOf(s).generate({ prompt: 'x' }));
     expect(error).toMatchObject({ code: 'bad_request', status: 400 });
     expect(error.message.length).toBeLessThan(500);
-    await expect.poll(() => s.openRequestConnections).toBe(0);
+    await s.requestConnectionsClosed();
     expect(s.requests).toBe(1);
     expect(written).toBeLessThan(20 * 1024 * 1024);
   });

@@ -23,6 +23,8 @@ export interface MisbehavingServer {
   readonly closed: number;
   /** Connections that carried a request and are still open (the client has not let go). */
   readonly openRequestConnections: number;
+  /** Resolves once no connection that carried a request is open: told by their `close`, not asked again and again. */
+  requestConnectionsClosed: () => Promise<void>;
   close: () => Promise<void>;
 }
 
@@ -37,6 +39,8 @@ export async function misbehavingServer(onRequest: (request: SeenRequest) => voi
   let closed = 0;
   const sockets = new Set<net.Socket>();
   const withRequest = new Set<net.Socket>();
+  /** Those told when the last connection that carried a request closes. */
+  const waitingForClose: (() => void)[] = [];
   const server = net.createServer((socket) => {
     connections++;
     sockets.add(socket);
@@ -44,6 +48,7 @@ export async function misbehavingServer(onRequest: (request: SeenRequest) => voi
       closed++;
       sockets.delete(socket);
       withRequest.delete(socket);
+      if (withRequest.size === 0) for (const tell of waitingForClose.splice(0)) tell();
     });
     socket.on('error', () => {});
     let buffered = Buffer.alloc(0);
@@ -94,6 +99,7 @@ export async function misbehavingServer(onRequest: (request: SeenRequest) => voi
     get openRequestConnections() {
       return withRequest.size;
     },
+    requestConnectionsClosed: () => (withRequest.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => waitingForClose.push(resolve))),
     close: async () => {
       for (const socket of sockets) socket.destroy();
       server.close();

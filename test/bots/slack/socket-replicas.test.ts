@@ -32,6 +32,11 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
     });
   }
 
+  /** Resolves at the next call of `mock` (a logger's method): the sign that Redis answered a renewal. */
+  function nextCall(mock: ReturnType<typeof vi.fn>): Promise<void> {
+    return new Promise((resolve) => mock.mockImplementationOnce(() => resolve()));
+  }
+
   async function join(bot: string, ttlMs?: number): Promise<SocketReplicas> {
     const replica = new SocketReplicas({ redis, key: `${prefix}:slack:socket-replicas:${bot}`, ttlMs });
     await replica.join();
@@ -125,11 +130,14 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
     expect(logger.warn).toHaveBeenCalledTimes(1);
     expect(logger.warn).toHaveBeenCalledWith({ err: expect.objectContaining({ message: expect.stringContaining('Redis did not answer') }) }, expect.stringContaining('could not renew'));
 
-    // Redis answers the queued one: the next third sends a renewal again, and it passes.
+    // Redis answers the queued one: the next third sends a renewal again, and it passes (told when Redis answers it;
+    // the fake clock stands still meanwhile, so the renewal's bound does not run out while the real Redis answers).
     stalled = false;
     answer?.();
+    const renewedAgain = nextCall(logger.info);
     await vi.advanceTimersByTimeAsync(100);
-    await vi.waitFor(() => expect(logger.info).toHaveBeenCalledTimes(1));
+    await renewedAgain;
+    expect(logger.info).toHaveBeenCalledTimes(1);
     expect(logger.warn).toHaveBeenCalledTimes(1);
   });
 
@@ -188,7 +196,8 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
   });
 
   it('warns once when its renewals start failing, however many fail in a row, and again after one has passed', async () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    // The renewals' bound on the fake clock too: a real Redis that answers slowly does not fail a renewal here.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
     onTestFinished(() => void vi.useRealTimers());
     let refusing = false;
     // A Redis that refuses renewals while `refusing`.
@@ -205,11 +214,19 @@ describe.skipIf(redisServer.skipReason)(`the Socket Mode connections of one Slac
     expect(logger.warn).toHaveBeenCalledTimes(1);
     expect(logger.warn).toHaveBeenCalledWith({ err: expect.objectContaining({ message: expect.stringContaining('READONLY') }) }, expect.stringContaining('could not renew'));
 
+    // The next third's renewal passes: told once Redis answers it.
     refusing = false;
+    const renewed = nextCall(logger.info);
     await vi.advanceTimersByTimeAsync(100);
-    await vi.waitFor(() => expect(logger.info).toHaveBeenCalledTimes(1));
-    // A renewal sent while Redis still answered may be in flight: the next one that is refused warns again.
+    await renewed;
+    expect(logger.info).toHaveBeenCalledTimes(1);
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    // The very next third's renewal is refused: warned again.
     refusing = true;
-    await vi.waitFor(() => expect(logger.warn).toHaveBeenCalledTimes(2));
+    const warnedAgain = nextCall(logger.warn);
+    await vi.advanceTimersByTimeAsync(100);
+    await warnedAgain;
+    expect(logger.warn).toHaveBeenCalledTimes(2);
+    expect(logger.warn).toHaveBeenLastCalledWith({ err: expect.objectContaining({ message: expect.stringContaining('READONLY') }) }, expect.stringContaining('could not renew'));
   });
 });
