@@ -1,17 +1,75 @@
+/** The longest a renewal may go unanswered before it counts as failed (a third of the lease when that is shorter). */
+export const RENEWAL_ANSWER_MS = 2_000;
+
 /**
  * Calls `renew` every third of `leaseMs` (at least every 50 ms) until the answered function is called, one renewal at
- * a time: while one has not settled (a storage that does not answer queues its commands), the ticks start none, so
- * none piles up. A renewal that fails goes to `onError`; the timer never keeps the process alive.
+ * a time. A renewal not answered within 2 s (a third of the lease when that is shorter) counts as failed and the next
+ * tick sends the next one: a storage that stops answering without closing its connection (a paused or overloaded
+ * Redis) would otherwise hold every later renewal up, and the lease would lapse unreported. What was sent is not taken
+ * back, so while two are unanswered no third is sent: a connection that queues its commands replays at most two.
+ *
+ * A failure (a renewal that rejects, or is not answered in time) goes to `onError` once per streak: the next failure
+ * is told after a renewal has passed. Stopping leaves no timer behind, waits for nothing, and tells nothing of a
+ * renewal answered later. The timers never keep the process alive.
  */
-export function renewEveryThird(leaseMs: number, renew: () => Promise<void>, onError: (error: unknown) => void): () => void {
-  let renewing = false;
-  const timer = setInterval(() => {
-    if (renewing) return;
-    renewing = true;
-    renew()
-      .catch(onError)
-      .finally(() => (renewing = false));
-  }, Math.max(50, Math.floor(leaseMs / 3)));
-  timer.unref();
-  return () => clearInterval(timer);
+export function renewEveryThird(leaseMs: number, renew: () => Promise<unknown>, onError: (error: unknown) => void): () => void {
+  const answerMs = Math.min(RENEWAL_ANSWER_MS, Math.max(1, Math.floor(leaseMs / 3)));
+  let stopped = false;
+  /** The streak of failures was told. */
+  let failing = false;
+  /** Renewals sent that have not settled (answered, failed, or never). */
+  let unanswered = 0;
+  /** The bound of the renewal within it, if one is. */
+  let bound: ReturnType<typeof setTimeout> | undefined;
+
+  const fail = (error: unknown) => {
+    if (stopped || failing) return;
+    failing = true;
+    onError(error);
+  };
+  const endBound = () => {
+    clearTimeout(bound);
+    bound = undefined;
+  };
+
+  const tick = () => {
+    if (bound !== undefined || unanswered >= 2) return;
+    unanswered += 1;
+    let sent: Promise<unknown>;
+    try {
+      sent = renew();
+    } catch (error) {
+      sent = Promise.reject(error);
+    }
+    if (stopped) {
+      // The renewal stopped the renewing (nothing left to hold): nothing to bound, nothing to tell.
+      sent.catch(() => undefined);
+      return;
+    }
+    // Set after the renewal started: a bound of its own at the same time (the caller's) is told first.
+    const thisBound = setTimeout(() => {
+      bound = undefined;
+      fail(new Error(`the renewal was not answered within ${answerMs} ms`));
+    }, answerMs);
+    thisBound.unref?.();
+    bound = thisBound;
+    const settled = (ok: boolean, error?: unknown) => {
+      unanswered -= 1;
+      if (bound === thisBound) endBound();
+      if (!ok) fail(error);
+      else if (!stopped) failing = false;
+    };
+    sent.then(
+      () => settled(true),
+      (error: unknown) => settled(false, error),
+    );
+  };
+
+  const timer = setInterval(tick, Math.max(50, Math.floor(leaseMs / 3)));
+  timer.unref?.();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+    endBound();
+  };
 }

@@ -1,8 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { renewEveryThird } from '../../src/core/renewal.js';
 
+/** A renewal the storage answers only when told to (`answer`, `refuse`), or never. */
+function renewalsHeldOpen() {
+  const open: { resolve: () => void; reject: (error: Error) => void }[] = [];
+  const renew = vi.fn(() => new Promise<void>((resolve, reject) => open.push({ resolve, reject })));
+  return { renew, answer: (i: number) => open[i]!.resolve(), refuse: (i: number, error: Error) => open[i]!.reject(error) };
+}
+
+const messagesOf = (onError: ReturnType<typeof vi.fn>) => onError.mock.calls.map(([error]) => (error as Error).message);
+
 describe('a lease renewed every third of it', () => {
-  beforeEach(() => vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] }));
+  beforeEach(() => vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] }));
   afterEach(() => vi.useRealTimers());
 
   it('renews every third of the lease until it is stopped', async () => {
@@ -15,26 +24,84 @@ describe('a lease renewed every third of it', () => {
     expect(renew).toHaveBeenCalledTimes(3);
   });
 
-  it('does not start a renewal again while one has not answered, and goes on once it settles', async () => {
-    let answer: () => void = () => {};
-    const renew = vi.fn(() => new Promise<void>((resolve) => (answer = resolve)));
-    const stop = renewEveryThird(300, renew, () => {});
-    await vi.advanceTimersByTimeAsync(1000);
-    expect(renew).toHaveBeenCalledTimes(1);
-    answer();
+  it('tells a renewal not answered within 2 s, sends the next at the next tick, and no third while two are unanswered', async () => {
+    const { renew, answer } = renewalsHeldOpen();
+    const onError = vi.fn();
+    const stop = renewEveryThird(9_000, renew, onError);
+    await vi.advanceTimersByTimeAsync(3_000 + 1_999);
+    expect(onError).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(messagesOf(onError)).toEqual(['the renewal was not answered within 2000 ms']);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(renew).toHaveBeenCalledTimes(2);
+    // The second is late too: the same streak, not told again; two unanswered, none sent at the ticks after.
+    await vi.advanceTimersByTimeAsync(9_000);
+    expect(renew).toHaveBeenCalledTimes(2);
+    expect(onError).toHaveBeenCalledTimes(1);
+    // The first is answered at last: the streak ends, the next tick sends one, and its failure is told again.
+    answer(0);
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(renew).toHaveBeenCalledTimes(3);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(onError).toHaveBeenCalledTimes(2);
+    stop();
+  });
+
+  it('bounds the wait by a third of a lease shorter than 6 s', async () => {
+    const { renew } = renewalsHeldOpen();
+    const onError = vi.fn();
+    const stop = renewEveryThird(300, renew, onError);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(messagesOf(onError)).toEqual(['the renewal was not answered within 100 ms']);
     await vi.advanceTimersByTimeAsync(100);
     expect(renew).toHaveBeenCalledTimes(2);
     stop();
   });
 
-  it('hands a renewal that fails to onError and tries again at the next tick', async () => {
-    const failure = new Error('Redis went away');
-    const renew = vi.fn(() => Promise.reject(failure));
+  it('tells a streak of failed renewals once, trying again at each tick, and the next streak after one passes', async () => {
+    const failures = [new Error('Redis went away'), new Error('still away'), undefined, new Error('away again')];
+    const renew = vi.fn(() => {
+      const failure = failures.shift();
+      return failure ? Promise.reject(failure) : Promise.resolve();
+    });
     const onError = vi.fn();
     const stop = renewEveryThird(300, renew, onError);
-    await vi.advanceTimersByTimeAsync(200);
-    expect(onError.mock.calls).toEqual([[failure], [failure]]);
+    await vi.advanceTimersByTimeAsync(400);
+    expect(renew).toHaveBeenCalledTimes(4);
+    expect(messagesOf(onError)).toEqual(['Redis went away', 'away again']);
     stop();
+  });
+
+  it('tells a renewal that throws instead of returning a promise as failed', async () => {
+    const onError = vi.fn();
+    const stop = renewEveryThird(300, () => {
+      throw new Error('no connection');
+    }, onError);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(messagesOf(onError)).toEqual(['no connection']);
+    stop();
+  });
+
+  it('stops at once with a renewal unanswered: no timer left, and nothing told of it after', async () => {
+    const { renew, refuse } = renewalsHeldOpen();
+    const onError = vi.fn();
+    const stop = renewEveryThird(9_000, renew, onError);
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(renew).toHaveBeenCalledTimes(1);
+    expect(stop()).toBeUndefined();
+    expect(vi.getTimerCount()).toBe(0);
+    refuse(0, new Error('Redis went away'));
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(renew).toHaveBeenCalledTimes(1);
+    expect(onError).not.toHaveBeenCalled();
+  });
+
+  it('leaves no timer when a renewal stops the renewing itself (nothing left to hold)', async () => {
+    const onError = vi.fn();
+    const stop: () => void = renewEveryThird(300, () => (stop(), new Promise<void>(() => {})), onError);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(onError).not.toHaveBeenCalled();
   });
 
   it('renews at least every 50 ms however short the lease', async () => {
