@@ -382,20 +382,24 @@ describe.each(kinds)('the %s quota store', (kind) => {
     }
   });
 
-  it('sends one renewal at a time: one the storage does not answer is not followed by more piling up', async () => {
+  it('does not pile renewals up on a storage that does not answer: at most two wait unanswered, and renewing goes on once one is', async () => {
+    // The renewal's answer bound (a third of the lease) runs on the real clock here: whether it ran out during the fake
+    // second or not, no more than two renewals are sent.
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {
       const s = (await open(undefined, { leaseMs: 300 })) as QuotaStore & { renewLease(): Promise<void> };
       let renewals = 0;
-      let answer: () => void = () => {};
-      s.renewLease = () => new Promise<void>((resolve) => ((renewals += 1), (answer = resolve)));
+      const answers: (() => void)[] = [];
+      s.renewLease = () => new Promise<void>((resolve) => ((renewals += 1), answers.push(resolve)));
       await s.reserve(ask('j1', 0.04, {}));
       await vi.advanceTimersByTimeAsync(1000);
-      expect(renewals).toBe(1);
-      answer();
+      const sent = renewals;
+      expect(sent).toBeGreaterThanOrEqual(1);
+      expect(sent).toBeLessThanOrEqual(2);
+      for (const answer of answers.splice(0)) answer();
       await vi.advanceTimersByTimeAsync(100);
-      expect(renewals).toBe(2);
-      answer();
+      expect(renewals).toBe(sent + 1);
+      for (const answer of answers.splice(0)) answer();
       await s.release('j1');
     } finally {
       vi.useRealTimers();
