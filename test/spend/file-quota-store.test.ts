@@ -202,6 +202,6 @@ describe('FileQuotaStore', () => {
   it('fails every operation after close', async () => {
     const store = storeAt(await newDir());
     await store.close();
-    await expect(store.spentToday('discord:u1', NOON)).rejects.toThrow(/closed/);
+    await expect(store.spentToday('discord:u1', NOON)).rejects.toMatchObject({ code: 'quota_store_closed' });
   });
 });
