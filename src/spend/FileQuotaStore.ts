@@ -23,6 +23,8 @@ export interface FileQuotaStoreOptions extends LedgerOptions {
 }
 
 const SeenFileSchema = z.object({ version: z.literal(1), seen: z.record(z.string(), z.number()) });
+/** How much of `usage.jsonl` a query with `since` reads at a time, from its end back. */
+const USAGE_CHUNK_BYTES = 64 * 1024;
 const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operator's caps then apply until chat admins set theirs again).";
 
 /** A change of the ledger: its answer, whether it changed it, its usage record, and what may be done only once it is written. */
@@ -176,7 +178,7 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   usage(query: UsageQuery): Promise<UsageRecord[]> {
-    return this.#readLocked(async () => usageMatching(await this.#readUsage(), query));
+    return this.#readLocked(async () => usageMatching(query.since === undefined ? await this.#readUsage() : await this.#readUsageFrom(query.since - DAY_MS), query));
   }
 
   capOverrides(scopeKey: string): Promise<CapOverrides> {
@@ -488,6 +490,37 @@ export class FileQuotaStore implements QuotaStore {
 
   async #readUsage(): Promise<UsageRecord[]> {
     return parseUsageLines((await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '');
+  }
+
+  /**
+   * The records a query from a day after `from` may need, read from the end of `usage.jsonl` back in chunks: they are
+   * appended in time order (give or take a day, as the Redis store's read from a day before `since` takes it), so once
+   * a whole chunk is older than `from`, so are the lines before it. Whole lines are parsed, each once, in file order.
+   */
+  async #readUsageFrom(from: number): Promise<UsageRecord[]> {
+    const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
+    if (!handle) return [];
+    try {
+      const chunks: UsageRecord[][] = [];
+      // `end`: where the lines already parsed begin; a chunk in which no line begins (a longer one) is read again twice as long.
+      let [end, size] = [(await handle.stat()).size, USAGE_CHUNK_BYTES];
+      while (end > 0) {
+        const start = Math.max(0, end - size);
+        const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(end - start), 0, end - start, start);
+        const cut = start === 0 ? 0 : buffer.indexOf(0x0a) + 1;
+        if (start > 0 && (cut === 0 || cut === bytesRead)) {
+          size *= 2;
+          continue;
+        }
+        const records = parseUsageLines(buffer.toString('utf8', cut, bytesRead));
+        if (records.length > 0 && records.every((r) => r.time < from)) break;
+        chunks.push(records);
+        [end, size] = [start + cut, USAGE_CHUNK_BYTES];
+      }
+      return chunks.reverse().flat();
+    } finally {
+      await handle.close();
+    }
   }
 
   async #replaceUsage(records: UsageRecord[]): Promise<void> {
