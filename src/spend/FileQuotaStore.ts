@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { restoreFromBackup, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
-import { LedgerUnreadableError, QuotaStoreClosedError } from './errors.js';
+import { LedgerUnreadableError, refuseIfClosed } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
@@ -111,7 +111,7 @@ export class FileQuotaStore implements QuotaStore {
       if (!this.#closed) this.#process.hold(input.jobId, { ...ledger.reservations[input.jobId]! });
       return { result: { ok: true }, changed: true };
     });
-    if (answer.ok) this.#refuseIfClosed();
+    if (answer.ok) refuseIfClosed(this.#closed);
     return answer;
   }
 
@@ -218,7 +218,7 @@ export class FileQuotaStore implements QuotaStore {
    * the cursor is read again from its start (`reset`).
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
-    this.#refuseIfClosed();
+    refuseIfClosed(this.#closed);
     const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
     // No cursor, or one from before the file existed (`0:0`): from its start, as a first read.
     const fresh = (cursor ?? '0:0') === '0:0';
@@ -334,13 +334,8 @@ export class FileQuotaStore implements QuotaStore {
     return now - entry.renewedAt < this.#process.leaseMs;
   }
 
-  /** Every call begins here: once the store is closed, nothing is read or written (QuotaStoreClosedError). */
-  #refuseIfClosed(): void {
-    if (this.#closed) throw new QuotaStoreClosedError();
-  }
-
   async #update<T>(now: number, operation: Operation<T>): Promise<T> {
-    this.#refuseIfClosed();
+    refuseIfClosed(this.#closed);
     return new Promise<T>((resolve, reject) => {
       this.#pending.push({ now, operation, resolve: resolve as (value: unknown) => void, reject });
       if (this.#flushScheduled) return;
@@ -397,7 +392,7 @@ export class FileQuotaStore implements QuotaStore {
 
   #readLocked<T>(task: () => Promise<T>): Promise<T> {
     return this.#serial(async () => {
-      this.#refuseIfClosed();
+      refuseIfClosed(this.#closed);
       return this.#locked(task);
     });
   }
@@ -447,7 +442,7 @@ export class FileQuotaStore implements QuotaStore {
    * must not change what it gets.
    */
   async #peek(): Promise<Ledger> {
-    this.#refuseIfClosed();
+    refuseIfClosed(this.#closed);
     const stamp = fileStamp(this.path);
     if (stamp === undefined) return emptyLedger();
     if (this.#peeked?.stamp === stamp) return this.#peeked.ledger;

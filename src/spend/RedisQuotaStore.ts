@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
-import { QuotaStoreClosedError } from './errors.js';
+import { refuseIfClosed } from './errors.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
 import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } from './breaker.js';
@@ -119,13 +119,8 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** The connection for every call but a lease's renewal: a closed store refuses. */
   get #redis(): LedgerClient {
-    this.#refuseIfClosed();
+    refuseIfClosed(this.#closed);
     return this.#client;
-  }
-
-  /** Once the store is closed, nothing is read or written (QuotaStoreClosedError). */
-  #refuseIfClosed(): void {
-    if (this.#closed) throw new QuotaStoreClosedError();
   }
 
   /** The prefix, and the connection (shared with whoever keeps records beside the ledger: the console's alerts). */
@@ -181,7 +176,7 @@ export class RedisQuotaStore implements QuotaStore {
     if (reply[0] === 1) {
       // A reservation answered after close is not handed out: no copy, no renewal, the closed error (what the script
       // reserved ends within the lease, as the closed store's other reservations do).
-      if (!dry) this.#refuseIfClosed();
+      if (!dry) refuseIfClosed(this.#closed);
       if (!dry) this.#process.hold(jobId, { userKey, scopeKey, nanos, day, month, job: input.job, jobText, at: now });
       return { ok: true };
     }

@@ -62,3 +62,8 @@ export class QuotaStoreClosedError extends PictorError<'quota_store_closed'> {
     super('quota_store_closed', 'the quota store is closed');
   }
 }
+
+/** Every call of a quota store, on either backend, begins here: once it is closed, nothing is read or written. */
+export function refuseIfClosed(closed: boolean): void {
+  if (closed) throw new QuotaStoreClosedError();
+}
