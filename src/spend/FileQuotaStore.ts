@@ -178,7 +178,7 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   usage(query: UsageQuery): Promise<UsageRecord[]> {
-    return this.#readLocked(async () => usageMatching(query.since === undefined ? await this.#readUsage() : await this.#readUsageFrom(query.since - DAY_MS), query));
+    return this.#readLocked(async () => usageMatching(await this.#readUsage((query.since ?? Number.NEGATIVE_INFINITY) - DAY_MS), query));
   }
 
   capOverrides(scopeKey: string): Promise<CapOverrides> {
@@ -483,34 +483,28 @@ export class FileQuotaStore implements QuotaStore {
     }
   }
 
-  async #readUsage(): Promise<UsageRecord[]> {
-    return parseUsageLines((await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '');
-  }
-
   /**
-   * The records a query from a day after `from` may need, read from the end of `usage.jsonl` back in chunks: they are
-   * appended in time order (give or take a day, as the Redis store's read from a day before `since` takes it), so once
-   * a whole chunk is older than `from`, so are the lines before it. Whole lines are parsed, each once, in file order.
+   * The records of `usage.jsonl` in file order, read from its end back in chunks; with `from`, only those a query from a
+   * day later may need: records are appended in time order give or take a day (a job counts in the day it was reserved,
+   * settled up to days later; the Redis store reads from a day before `since` too), so once a whole chunk is older than
+   * `from`, so are the lines before it.
    */
-  async #readUsageFrom(from: number): Promise<UsageRecord[]> {
+  async #readUsage(from = Number.NEGATIVE_INFINITY): Promise<UsageRecord[]> {
     const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
     if (!handle) return [];
     try {
       const chunks: UsageRecord[][] = [];
-      // `end`: where the lines already parsed begin; a chunk in which no line begins (a longer one) is read again twice as long.
-      let [end, size] = [(await handle.stat()).size, USAGE_CHUNK_BYTES];
+      // The bytes before the first line that begins in a chunk (all of them when none does) go with the chunk before.
+      let [end, carried] = [(await handle.stat()).size, Buffer.alloc(0)];
       while (end > 0) {
-        const start = Math.max(0, end - size);
+        const start = Math.max(0, end - USAGE_CHUNK_BYTES);
         const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(end - start), 0, end - start, start);
-        const cut = start === 0 ? 0 : buffer.indexOf(0x0a) + 1;
-        if (start > 0 && (cut === 0 || cut === bytesRead)) {
-          size *= 2;
-          continue;
-        }
-        const records = parseUsageLines(buffer.toString('utf8', cut, bytesRead));
+        const bytes = Buffer.concat([buffer.subarray(0, bytesRead), carried]);
+        const cut = start === 0 ? 0 : bytes.indexOf(0x0a) + 1 || bytes.length;
+        const records = parseUsageLines(bytes.toString('utf8', cut));
         if (records.length > 0 && records.every((r) => r.time < from)) break;
         chunks.push(records);
-        [end, size] = [start + cut, USAGE_CHUNK_BYTES];
+        [end, carried] = [start, bytes.subarray(0, cut)];
       }
       return chunks.reverse().flat();
     } finally {

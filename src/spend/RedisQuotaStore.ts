@@ -425,10 +425,7 @@ export class RedisQuotaStore implements QuotaStore {
   }
 }
 
-/**
- * What this process keeps of a reservation it made (see `StoreProcess.held`): the ledger document's, its amount in
- * nanos, and its job's details as the scripts take them (encoded once, at the reserve; again when its prompt is erased).
- */
+/** What this process keeps of a reservation it made (see `StoreProcess.held`): the ledger document's, its amount in nanos, its job as the scripts take it. */
 type HeldReservation = Omit<Reservation, 'usd' | 'owner' | 'sent'> & { nanos: number; jobText: string };
 
 /** A job's details as the scripts take them: JSON, or '' without any. */
