@@ -3,8 +3,10 @@
  * of `--records` records spread over 400 days (the default retention), measured side by side in one run
  * (round-robin, one warm-up round, medians):
  *
- * - `whole file`: every record read and parsed, then the query applied — what `usage` did for any query, and what it
- *   still does without `since` (`usage({})`, then the query's filter);
+ * - `whole file, as before`: the file read at once, every line parsed, then `usageMatching` — what `usage` did for
+ *   any query;
+ * - `whole file, from the end`: `usage({})` (every record, read back from the end in chunks), then the query's filter
+ *   — what a query without `since` costs now;
  * - `from the end`: `usage({ since })`, which reads the file back from its end in chunks until a whole chunk is more
  *   than a day older than `since`, and parses only that tail.
  *
@@ -12,13 +14,14 @@
  *
  * Usage: node --import tsx bench/usage-read.ts [--records 100000] [--days 1] [--rounds 7]
  */
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { FileQuotaStore } from '../src/spend/FileQuotaStore.js';
 import type { UsageQuery, UsageRecord } from '../src/spend/types.js';
-import { matchesQuery } from '../src/spend/usage-records.js';
+import { safeJson } from '../src/core/safe-json.js';
+import { matchesQuery, usageMatching, UsageRecordSchema } from '../src/spend/usage-records.js';
 import { utcDay } from '../src/spend/utc-period.js';
 import { mb, median, ms, positiveInt, printTable, ratio, timed } from './helpers/measure.js';
 
@@ -45,7 +48,11 @@ const store = new FileQuotaStore({ dir });
 const query: UsageQuery = { since: now - days * DAY_MS };
 
 const variants: { name: string; run: () => Promise<UsageRecord[]> }[] = [
-  { name: 'whole file', run: async () => (await store.usage({})).filter((r) => matchesQuery(r, query)) },
+  {
+    name: 'whole file, as before',
+    run: async () => usageMatching((await readFile(join(dir, 'usage.jsonl'), 'utf8')).split('\n').flatMap((line) => UsageRecordSchema.safeParse(safeJson(line)).data ?? []), query),
+  },
+  { name: 'whole file, from the end', run: async () => (await store.usage({})).filter((r) => matchesQuery(r, query)) },
   { name: 'from the end', run: () => store.usage(query) },
 ];
 const wall = new Map<string, number[]>(variants.map((v) => [v.name, []]));
@@ -60,16 +67,16 @@ for (let round = 0; round < rounds + 1; round++) {
     cpu.get(variant.name)!.push(cpuMs);
   }
 }
-const [whole, tail] = [answers.get('whole file')!, answers.get('from the end')!];
+const [whole, tail] = [answers.get('whole file, as before')!, answers.get('from the end')!];
 const size = (await stat(join(dir, 'usage.jsonl'))).size;
 await store.close();
 await rm(dir, { recursive: true, force: true });
-if (!isDeepStrictEqual(whole, tail)) throw new Error(`the answers differ: ${whole.length} records from the whole file, ${tail.length} from the end`);
+if (!isDeepStrictEqual(whole, tail) || !isDeepStrictEqual(whole, answers.get('whole file, from the end'))) throw new Error(`the answers differ: ${whole.length} records from the whole file, ${tail.length} from the end`);
 
 console.log(`\nFile ledger usage view: ${records} records over 400 days (${mb(size)}), a ${days}-day query (${tail.length} records); median of ${rounds} rounds`);
-const base = { wall: median(wall.get('whole file')!), cpu: median(cpu.get('whole file')!) };
+const base = { wall: median(wall.get('whole file, as before')!), cpu: median(cpu.get('whole file, as before')!) };
 printTable(
-  ['read', 'wall', 'CPU', 'whole file / this (wall)', 'whole file / this (CPU)'],
+  ['read', 'wall', 'CPU', 'as before / this (wall)', 'as before / this (CPU)'],
   variants.map((v) => {
     const [w, c] = [median(wall.get(v.name)!), median(cpu.get(v.name)!)];
     return [v.name, ms(w), ms(c), ratio(base.wall, w), ratio(base.cpu, c)];
