@@ -23,8 +23,6 @@ export interface FileQuotaStoreOptions extends LedgerOptions {
 }
 
 const SeenFileSchema = z.object({ version: z.literal(1), seen: z.record(z.string(), z.number()) });
-/** How much of `usage.jsonl` a query with `since` reads at a time, from its end back. */
-const USAGE_CHUNK_BYTES = 64 * 1024;
 const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operator's caps then apply until chat admins set theirs again).";
 
 /** A change of the ledger: its answer, whether it changed it, its usage record, and what may be done only once it is written. */
@@ -484,10 +482,9 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /**
-   * The records of `usage.jsonl` in file order, read from its end back in chunks; with `from`, only those a query from a
-   * day later may need: records are appended in time order give or take a day (a job counts in the day it was reserved,
-   * settled up to days later; the Redis store reads from a day before `since` too), so once a whole chunk is older than
-   * `from`, so are the lines before it.
+   * The records of `usage.jsonl` in file order, read from its end back in 64 KiB chunks; with `from`, those a query from
+   * a day later may need: records are appended in time order give or take a day (a job counts in the day it was
+   * reserved, settled up to days later), so once a whole chunk is older than `from`, so are the lines before it.
    */
   async #readUsage(from = Number.NEGATIVE_INFINITY): Promise<UsageRecord[]> {
     const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
@@ -497,7 +494,7 @@ export class FileQuotaStore implements QuotaStore {
       // The bytes before the first line that begins in a chunk (all of them when none does) go with the chunk before.
       let [end, carried] = [(await handle.stat()).size, Buffer.alloc(0)];
       while (end > 0) {
-        const start = Math.max(0, end - USAGE_CHUNK_BYTES);
+        const start = Math.max(0, end - 64 * 1024);
         const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(end - start), 0, end - start, start);
         const bytes = Buffer.concat([buffer.subarray(0, bytesRead), carried]);
         const cut = start === 0 ? 0 : bytes.indexOf(0x0a) + 1 || bytes.length;
