@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { restoreFromBackup, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
-import { LedgerUnreadableError } from './errors.js';
+import { LedgerUnreadableError, refuseIfClosed } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
@@ -109,7 +109,7 @@ export class FileQuotaStore implements QuotaStore {
       if (!this.#closed) this.#process.hold(input.jobId, { ...ledger.reservations[input.jobId]! });
       return { result: { ok: true }, changed: true };
     });
-    if (answer.ok && this.#closed) throw new Error('the quota store is closed');
+    if (answer.ok) refuseIfClosed(this.#closed);
     return answer;
   }
 
@@ -176,7 +176,7 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   usage(query: UsageQuery): Promise<UsageRecord[]> {
-    return this.#readLocked(async () => usageMatching(await this.#readUsage(), query));
+    return this.#readLocked(async () => usageMatching(await this.#readUsage((query.since ?? Number.NEGATIVE_INFINITY) - DAY_MS), query));
   }
 
   capOverrides(scopeKey: string): Promise<CapOverrides> {
@@ -216,7 +216,7 @@ export class FileQuotaStore implements QuotaStore {
    * the cursor is read again from its start (`reset`).
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
-    if (this.#closed) throw new Error('the quota store is closed');
+    refuseIfClosed(this.#closed);
     const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
     // No cursor, or one from before the file existed (`0:0`): from its start, as a first read.
     const fresh = (cursor ?? '0:0') === '0:0';
@@ -332,8 +332,8 @@ export class FileQuotaStore implements QuotaStore {
     return now - entry.renewedAt < this.#process.leaseMs;
   }
 
-  #update<T>(now: number, operation: Operation<T>): Promise<T> {
-    if (this.#closed) return Promise.reject(new Error('the quota store is closed'));
+  async #update<T>(now: number, operation: Operation<T>): Promise<T> {
+    refuseIfClosed(this.#closed);
     return new Promise<T>((resolve, reject) => {
       this.#pending.push({ now, operation, resolve: resolve as (value: unknown) => void, reject });
       if (this.#flushScheduled) return;
@@ -389,8 +389,8 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   #readLocked<T>(task: () => Promise<T>): Promise<T> {
-    return this.#serial(() => {
-      if (this.#closed) return Promise.reject(new Error('the quota store is closed'));
+    return this.#serial(async () => {
+      refuseIfClosed(this.#closed);
       return this.#locked(task);
     });
   }
@@ -440,7 +440,7 @@ export class FileQuotaStore implements QuotaStore {
    * must not change what it gets.
    */
   async #peek(): Promise<Ledger> {
-    if (this.#closed) throw new Error('the quota store is closed');
+    refuseIfClosed(this.#closed);
     const stamp = fileStamp(this.path);
     if (stamp === undefined) return emptyLedger();
     if (this.#peeked?.stamp === stamp) return this.#peeked.ledger;
@@ -481,8 +481,33 @@ export class FileQuotaStore implements QuotaStore {
     }
   }
 
-  async #readUsage(): Promise<UsageRecord[]> {
-    return parseUsageLines((await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '');
+  /**
+   * The records of `usage.jsonl` in file order, read from its end back in chunks; with `from`, those a query from a day
+   * later may need, 64 KiB at a time: records are appended in time order give or take a day (a job counts in the day it
+   * was reserved, settled up to days later), so once a whole chunk is older than `from`, so are the lines before it.
+   * Without, 16 MiB at a time (the daily drop of expired records runs in a commit: few awaited reads).
+   */
+  async #readUsage(from = Number.NEGATIVE_INFINITY): Promise<UsageRecord[]> {
+    const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
+    if (!handle) return [];
+    try {
+      const chunks: UsageRecord[][] = [];
+      // The bytes before the first line that begins in a chunk (all of them when none does) go with the chunk before.
+      let [end, carried] = [(await handle.stat()).size, Buffer.alloc(0)];
+      while (end > 0) {
+        const start = Math.max(0, end - (from === Number.NEGATIVE_INFINITY ? 2 ** 24 : 2 ** 16));
+        const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(end - start), 0, end - start, start);
+        const bytes = Buffer.concat([buffer.subarray(0, bytesRead), carried]);
+        const cut = start === 0 ? 0 : bytes.indexOf(0x0a) + 1 || bytes.length;
+        const records = parseUsageLines(bytes.toString('utf8', cut));
+        if (records.length > 0 && records.every((r) => r.time < from)) break;
+        chunks.push(records);
+        [end, carried] = [start, bytes.subarray(0, cut)];
+      }
+      return chunks.reverse().flat();
+    } finally {
+      await handle.close();
+    }
   }
 
   async #replaceUsage(records: UsageRecord[]): Promise<void> {

@@ -52,3 +52,18 @@ export class LedgerUnreadableError extends PictorError<'ledger_unreadable'> {
     this.path = path;
   }
 }
+
+/**
+ * A call on a quota store after its `close()` (a job the stop gave up on, ending late; a reservation answered as it
+ * closed): nothing is read or written, and a reservation so answered is not handed out.
+ */
+export class QuotaStoreClosedError extends PictorError<'quota_store_closed'> {
+  constructor() {
+    super('quota_store_closed', 'the quota store is closed');
+  }
+}
+
+/** Every call of a quota store, on either backend, begins here: once it is closed, nothing is read or written. */
+export function refuseIfClosed(closed: boolean): void {
+  if (closed) throw new QuotaStoreClosedError();
+}

@@ -1,7 +1,9 @@
-import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileQuotaStore, type FileQuotaStoreOptions, type SpendLimits } from '../../src/internal.js';
+import { matchesQuery } from '../../src/spend/usage-records.js';
+import { utcDay } from '../../src/spend/utc-period.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
 
 const newDir = useTempDirs();
@@ -202,6 +204,72 @@ describe('FileQuotaStore', () => {
   it('fails every operation after close', async () => {
     const store = storeAt(await newDir());
     await store.close();
-    await expect(store.spentToday('discord:u1', NOON)).rejects.toThrow(/closed/);
+    await expect(store.spentToday('discord:u1', NOON)).rejects.toMatchObject({ code: 'quota_store_closed' });
+  });
+});
+
+describe('FileQuotaStore usage since a time', () => {
+  const DAY = 24 * HOUR;
+  const TODAY = Date.UTC(2030, 5, 15);
+  /** A line of usage.jsonl: a job reserved on the day of `reservedAt`, settled at `time`. */
+  const line = (jobId: string, time: number, reservedAt = time, extra: Record<string, unknown> = {}) => {
+    const day = utcDay(reservedAt);
+    const record = { jobId, time, day, month: day.slice(0, 7), surface: 'discord', userKey: `discord:u${jobId.length % 3}`, scopeKey: 'discord:g1', costUsd: 0.04, basis: 'table', reservedAt, ...extra };
+    return `${JSON.stringify(record)}\n`;
+  };
+  /** What the whole file answers for `query`: each job's latest record, those the query matches. */
+  const fullRead = async (store: FileQuotaStore, query: { since: number }) => (await store.usage({})).filter((r) => matchesQuery(r, query));
+
+  it('answers a query with since exactly as the whole file does, over 40 days of records', async () => {
+    const dir = await newDir();
+    let text = '';
+    for (let t = TODAY - 40 * DAY, i = 0; t < TODAY + DAY; t += 20 * 60_000, i += 1) {
+      text += line(`job-${i}`, t);
+      // Some jobs are settled again at their estimate (the later record counts), some days after they were reserved.
+      if (i % 40 === 0) text += line(`job-${i - 20}`, t, t - 20 * 20 * 60_000, { basis: 'uncertain', costUsd: 0.08 });
+      if (i % 97 === 0) text += line(`late-${i}`, t, t - 3 * DAY);
+      // A prompt longer than a chunk of the read.
+      if (i % 700 === 0) text += line(`long-${i}`, t, t, { prompt: 'ü'.repeat(70_000) });
+    }
+    await writeFile(join(dir, 'usage.jsonl'), text);
+    const store = storeAt(dir);
+    const full = await store.usage({});
+    for (const query of [TODAY, TODAY + 5 * HOUR, TODAY - DAY, TODAY - 3 * DAY - 1, TODAY - 7 * DAY, TODAY - 30 * DAY, TODAY - 90 * DAY, TODAY + 2 * DAY].map((since) => ({ since }))) {
+      const answer = await store.usage(query);
+      expect(answer, new Date(query.since).toISOString()).toEqual(full.filter((r) => matchesQuery(r, query)));
+      expect(answer.length > 0 || query.since > TODAY + DAY).toBe(true);
+    }
+    const ofOne = { since: TODAY - 2 * DAY, userKey: 'discord:u1' };
+    expect(await store.usage(ofOne)).toEqual(full.filter((r) => matchesQuery(r, ofOne)));
+  });
+
+  it('skips a torn last line, and a line a crash cut short before it', async () => {
+    const dir = await newDir();
+    let text = '';
+    for (let i = 0; i < 2000; i += 1) text += line(`job-${i}`, TODAY - 10 * DAY + i * 10 * 60_000);
+    text += '{"jobId":"cut-short","ti\n';
+    for (let i = 2000; i < 2200; i += 1) text += line(`job-${i}`, TODAY - 10 * DAY + i * 10 * 60_000);
+    await writeFile(join(dir, 'usage.jsonl'), text);
+    await appendFile(join(dir, 'usage.jsonl'), '{"jobId":"torn","time":');
+    const store = storeAt(dir);
+    const since = TODAY - 2 * DAY;
+    const answer = await store.usage({ since });
+    expect(answer.at(-1)?.jobId).toBe('job-2199');
+    expect(answer).toEqual(await fullRead(store, { since }));
+  });
+
+  it('finds a record of the day asked for behind records a day older appended after it (records are in time order only give or take a day)', async () => {
+    const dir = await newDir();
+    let text = '';
+    for (let i = 0; i < 3000; i += 1) text += line(`old-${i}`, TODAY - 20 * DAY + i * 5 * 60_000);
+    text += line('asked-for', TODAY + HOUR);
+    // More than a chunk of records from a process whose clock is 23 hours behind (or settled with an earlier now).
+    for (let i = 0; i < 1000; i += 1) text += line(`behind-${i}`, TODAY - 23 * HOUR + i);
+    text += line('latest', TODAY + 2 * HOUR);
+    await writeFile(join(dir, 'usage.jsonl'), text);
+    const store = storeAt(dir);
+    const answer = await store.usage({ since: TODAY });
+    expect(answer.map((r) => r.jobId)).toEqual(['asked-for', 'latest']);
+    expect(answer).toEqual(await fullRead(store, { since: TODAY }));
   });
 });

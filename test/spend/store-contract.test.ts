@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connectRedis } from '../../src/core/redis-connection.js';
+import { QuotaStoreClosedError } from '../../src/spend/errors.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import type { LegacyBotRecords, LostReservation, QuotaStore, ReserveInput, SpendLimits } from '../../src/spend/types.js';
@@ -415,7 +416,7 @@ describe.each(kinds)('the %s quota store', (kind) => {
       s.renewLease = () => ((renewals += 1), renewLease());
       const reserved = s.reserve(ask('as-it-closes', 0.04, {}));
       await s.close();
-      await expect(reserved).rejects.toThrow('the quota store is closed');
+      await expect(reserved).rejects.toMatchObject({ code: 'quota_store_closed' });
       await vi.advanceTimersByTimeAsync(1000);
       expect(renewals).toBeLessThanOrEqual(1);
       expect(vi.getTimerCount()).toBe(0);
@@ -431,7 +432,7 @@ describe.each(kinds)('the %s quota store', (kind) => {
     const closing = await open(group, lease);
     const reserved = closing.reserve(ask('as-it-closes', 0.5, {}, { now: time.now }));
     await closing.close();
-    await expect(reserved).rejects.toThrow('the quota store is closed');
+    await expect(reserved).rejects.toMatchObject({ code: 'quota_store_closed' });
     const other = await open(group, lease);
     expect((await other.reconcile(time.now)).released).toEqual([]);
     time.now += 60_001;
@@ -640,7 +641,10 @@ describe.each(kinds)('the %s quota store', (kind) => {
       ['breakerStates', () => s.breakerStates()],
       ['resumeScope', () => s.resumeScope('discord:guild', 'discord:admin', D)],
     ];
-    for (const [name, call] of calls) await expect(call(), name).rejects.toThrow('the quota store is closed');
+    for (const [name, call] of calls) {
+      await expect(call(), name).rejects.toBeInstanceOf(QuotaStoreClosedError);
+      await expect(call(), name).rejects.toMatchObject({ name: 'QuotaStoreClosedError', code: 'quota_store_closed' });
+    }
   });
 });
 
