@@ -202,7 +202,7 @@ export interface QuotaStore {
   readonly storage?: LedgerStorage | undefined;
   /**
    * Checks every limit and, if all pass, reserves `estimateUsd` and marks the job active for the user. A reservation
-   * answered once the store is closed (asked before `close`) is not handed out: it throws the closed error, and what
+   * answered once the store is closed (asked before `close`) is not handed out: it throws `QuotaStoreClosedError` (`quota_store_closed`), and what
    * it reserved ends within the lease, as the closed store's other reservations do.
    */
   reserve(input: ReserveInput): Promise<ReserveResult>;
