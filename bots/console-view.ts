@@ -2,6 +2,7 @@ import { formatUsd, type LoggerLike } from 'pictor';
 import { envText, type Env, type BotsView, type ScopeSettingEntries, type ChatSettingRow, type KeptImage, type SettingRow } from 'pictor/internal';
 import { JobRecordStore } from './discord/JobRecordStore.js';
 import type { JobRunner } from './runner/index.js';
+import { roleBudgetsOf } from './runner/chat-budgets.js';
 import type { RunnerConfig } from './runner/config.js';
 import { isFailClosed, settingsInState, storedScopeKeys } from './runner/scope-settings.js';
 import type { BotState } from './state/index.js';
@@ -129,7 +130,7 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
         // One kept but unreadable is shown as what it means, so the owner sees why a scope refuses its jobs.
         for (const name of effective.unreadable) entries[name] = { unreadable: isFailClosed(name) ? 'jobs_refused' : 'default_applies' };
         // Role budgets that cannot be read give no member anything to spend: the rules leave them out, the owner sees them.
-        if (kept.unreadable?.includes('roleBudgets')) entries.roleBudgets = { unreadable: 'spend_nothing' };
+        if (roleBudgetsOf(kept) === 'unreadable') entries.roleBudgets = { unreadable: 'spend_nothing' };
         if (Object.keys(entries).length > 0) all[scopeKey] = entries;
       }
       return all;

@@ -1,6 +1,6 @@
 import { Client, Events, REST, RESTEvents, type WebSocketOptions } from 'discord.js';
 import { type LoggerLike } from 'pictor';
-import { scrubSecrets, withTimeout } from 'pictor/internal';
+import { scrubSecrets, timerMsOf, withTimeout } from 'pictor/internal';
 import { describeDiscordUnreachable } from './unreachable.js';
 import type { BotContext, DiscordJobRunner } from './bot-context.js';
 import { loadCommands } from './commands/index.js';
@@ -90,7 +90,7 @@ export interface DiscordBot {
  */
 export async function startDiscordBot(options: StartDiscordBotOptions): Promise<DiscordBot> {
   const { token, logger } = options;
-  const stopGraceMs = graceMsOf('stopGraceMs', options.stopGraceMs ?? 10_000);
+  const stopGraceMs = timerMsOf('stopGraceMs', options.stopGraceMs ?? 10_000);
   // With Redis every replica sees every job; else the data folder has them.
   const { state } = options;
   const store = new JobRecordStore({ state, logger });
@@ -242,7 +242,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       if (gateway?.leased) await gateway.handOver();
     },
     async stop(stopOptions = {}) {
-      const graceMs = stopOptions.graceMs === undefined ? stopGraceMs : graceMsOf('graceMs', stopOptions.graceMs);
+      const graceMs = stopOptions.graceMs === undefined ? stopGraceMs : timerMsOf('graceMs', stopOptions.graceMs);
       accepting = false;
       await sweeper.stop();
       await endpoint?.close();
@@ -257,15 +257,6 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       logger.info({}, 'Discord bot stopped');
     },
   };
-}
-
-/** The most a timer waits (2^31 − 1 ms, about 24.8 days): setTimeout takes anything longer, or not finite, as 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** A grace in ms as given, or a RangeError naming the option (a wait that setTimeout would cut to 1 ms included). */
-function graceMsOf(name: string, ms: number): number {
-  if (typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 && ms <= MAX_TIMER_MS) return ms;
-  throw new RangeError(`${name} must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, not ${String(ms)}`);
 }
 
 function scrub(error: Error, token: string): { name: string; message: string } {

@@ -447,16 +447,7 @@ export class ChatBudgets {
   async #capsOf(scopeKey: string): Promise<ScopeCaps> {
     if (isDmScopeKey(scopeKey)) return { limits: this.#dm, overrides: {}, roleBudgets: [], personal: true };
     const [overrides, settings] = await Promise.all([this.#cache.get(scopeKey, () => this.#store.capOverrides(scopeKey)), this.#settings.get(scopeKey)]);
-    return { limits: effectiveLimits(this.#operator, overrides), overrides, roleBudgets: this.#roleBudgetsOf(settings), personal: false };
-  }
-
-  /**
-   * The scope's role budgets as stored, or `unreadable` when they are stored and cannot be read: never taken for
-   * "none", which would give a restricted role's members the more generous cap of each user (`memberLimits` gives
-   * them nothing instead). The settings store logs it (once a scope while it stays so).
-   */
-  #roleBudgetsOf(settings: StoredScopeSettings): ScopeCaps['roleBudgets'] {
-    return settings.unreadable?.includes('roleBudgets') ? 'unreadable' : (settings.values.roleBudgets ?? []);
+    return { limits: effectiveLimits(this.#operator, overrides), overrides, roleBudgets: roleBudgetsOf(settings), personal: false };
   }
 
   /** Reads spend from the ledger at `now`, each key and period once. */
@@ -502,6 +493,16 @@ interface ScopeCaps {
   roleBudgets: NonNullable<ScopeSettings['roleBudgets']> | 'unreadable';
   /** A person's own scope (DMs, user installs): no chat admin, the operator's DM caps. */
   personal: boolean;
+}
+
+/**
+ * A scope's role budgets as stored, or `unreadable` when they are stored and cannot be read: never taken for "none",
+ * which would give a restricted role's members the more generous cap of each user (`memberLimits` gives them nothing
+ * instead). The one answer to "can its role budgets be read": the member's caps and the console's view of the scope
+ * both ask it. The settings store logs it (once a scope while it stays so).
+ */
+export function roleBudgetsOf(settings: StoredScopeSettings): ScopeCaps['roleBudgets'] {
+  return settings.unreadable?.includes('roleBudgets') ? 'unreadable' : (settings.values.roleBudgets ?? []);
 }
 
 function keysOf(requester: Pick<Requester, 'platform' | 'userId' | 'scopeId'>): { userKey: string; scopeKey: string } {

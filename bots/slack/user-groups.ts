@@ -68,10 +68,14 @@ export class UserGroups {
   readonly #known = new Map<string, Known>();
   /** Each workspace's look-up under way, and until when members asking wait for it (never, for a background retry). */
   readonly #asking = new Map<string, Asking>();
-  /** When each workspace's last look-up failed, and Slack's error (`timeout`: no answer within `giveUpMs`). */
-  readonly #failed = new Map<string, { at: number; code: string | undefined }>();
+  /**
+   * Each workspace whose last look-up failed: Slack's error (`timeout`: no answer within `giveUpMs`), and when Slack is
+   * asked again — the one answer to "when to retry": before it a member asking starts no look-up (the background
+   * retry of a look-up Slack did not answer is due then, else `retryMs` after the failure).
+   */
+  readonly #failed = new Map<string, { code: string | undefined; retryAt: number }>();
   /** The background retry of each workspace whose look-up Slack did not answer, and how many came before it. */
-  readonly #refresh = new Map<string, { timer: NodeJS.Timeout; attempt: number; pending: boolean }>();
+  readonly #refresh = new Map<string, { timer: NodeJS.Timeout; attempt: number }>();
   readonly #warned = new Set<string>();
   #stopped = false;
 
@@ -114,11 +118,9 @@ export class UserGroups {
     const known = this.#known.get(teamId);
     const covers = known !== undefined && groupIds.every((id) => known.members.has(id));
     if (known && covers && now - known.at < this.#o.freshMs) return known;
-    const failedAt = this.#failed.get(teamId)?.at;
     const usable = known && covers && now - known.at < this.#o.staleMs ? known : undefined;
-    if (failedAt !== undefined && now - failedAt < this.#o.retryMs && !options.wait) return usable;
-    // A look-up Slack did not answer is retried in the background: nobody waits for it meanwhile.
-    if (this.#refresh.get(teamId)?.pending && !options.wait) return usable;
+    // After a failure, Slack is asked again when it is due (a look-up it did not answer, in the background): nobody waits meanwhile.
+    if (now < (this.#failed.get(teamId)?.retryAt ?? -Infinity) && !options.wait) return usable;
     // A stopped bot asks Slack nothing more: the last membership (or none) is all there is.
     if (this.#stopped) return usable;
     const asking = this.#asking.get(teamId) ?? this.#start(teamId, new Set([...groupIds, ...(known?.members.keys() ?? [])]), now + this.#o.waitMs);
@@ -147,8 +149,7 @@ export class UserGroups {
     const giveUp = (asking.giveUp = setTimeout(() => {
       if (this.#asking.get(teamId) !== asking) return;
       this.#asking.delete(teamId);
-      this.#noteFailure(teamId, 'timeout');
-      this.#scheduleRefresh(teamId, groupIds);
+      this.#noteFailure(teamId, 'timeout', this.#scheduleRefresh(teamId, groupIds));
     }, this.#o.giveUpMs));
     giveUp.unref?.();
     void asking.answer.finally(() => {
@@ -169,22 +170,25 @@ export class UserGroups {
     this.#asking.clear();
   }
 
-  /** Asks Slack again in the background, `retryMs` after a look-up it did not answer (doubling each time), while fewer than `refreshAttempts` came before. */
-  #scheduleRefresh(teamId: string, groupIds: ReadonlySet<string>): void {
-    if (this.#stopped) return;
+  /**
+   * Asks Slack again in the background, `retryMs` after a look-up it did not answer (doubling each time), while fewer
+   * than `refreshAttempts` came before. Returns in how many ms, or undefined when none is scheduled.
+   */
+  #scheduleRefresh(teamId: string, groupIds: ReadonlySet<string>): number | undefined {
+    if (this.#stopped) return undefined;
     const attempt = (this.#refresh.get(teamId)?.attempt ?? 0) + 1;
     this.#cancelRefresh(teamId);
-    if (attempt > this.#o.refreshAttempts) return;
+    if (attempt > this.#o.refreshAttempts) return undefined;
+    const inMs = this.#o.retryMs * 2 ** (attempt - 1);
     const timer = setTimeout(() => {
-      refresh.pending = false;
       if (this.#asking.has(teamId)) return;
       // Nobody waits for a background retry: members use the last membership (or none) meanwhile.
       this.#start(teamId, groupIds, -Infinity);
-    }, this.#o.retryMs * 2 ** (attempt - 1));
+    }, inMs);
     timer.unref?.();
-    const refresh = { timer, attempt, pending: true };
-    this.#refresh.set(teamId, refresh);
+    this.#refresh.set(teamId, { timer, attempt });
     if (this.#refresh.size > this.#o.maxWorkspaces) this.#cancelRefresh(this.#refresh.keys().next().value!);
+    return inMs;
   }
 
   #cancelRefresh(teamId: string): void {
@@ -192,10 +196,10 @@ export class UserGroups {
     this.#refresh.delete(teamId);
   }
 
-  /** Notes a failed look-up (`retryMs` before a member's asks again) and logs its reason once. */
-  #noteFailure(teamId: string, code: string | undefined): void {
+  /** Notes a failed look-up, Slack asked again `retryInMs` later (default `retryMs`), and logs its reason once. */
+  #noteFailure(teamId: string, code: string | undefined, retryInMs = this.#o.retryMs): void {
     this.#failed.delete(teamId);
-    this.#failed.set(teamId, { at: this.#o.now(), code });
+    this.#failed.set(teamId, { code, retryAt: this.#o.now() + retryInMs });
     if (this.#failed.size > this.#o.maxWorkspaces) this.#failed.delete(this.#failed.keys().next().value!);
     const warning = `${teamId} ${code}`;
     if (!this.#warned.has(warning) && this.#warned.size < 10_000) {

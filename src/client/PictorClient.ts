@@ -13,6 +13,7 @@ import {
 } from '../core/errors.js';
 import { ImageLimiter } from '../core/image-limiter.js';
 import { estimatePrice, type PriceQuote } from '../core/pricing.js';
+import { timerMsOf, type TimerMsRule } from '../core/timer-ms.js';
 import { PATHS } from '../spec/constants.js';
 import { isEditRequest, type EditInput, type GenerationInput, type ImageRequest } from '../spec/request-schemas.js';
 import { isParsedRequest, parseEditRequest, parseGenerationRequest } from '../spec/validate.js';
@@ -155,8 +156,8 @@ export class PictorClient {
     registerSecret(apiKey);
     this.#apiKey = apiKey;
     this.limiter = options.limiter ?? new ImageLimiter();
-    this.timeoutMs = checkTimerMs(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs');
-    this.idleTimeoutMs = checkTimerMs(options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, 'idleTimeoutMs');
+    this.timeoutMs = timerMsOf('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS, TIMEOUT_RULE);
+    this.idleTimeoutMs = timerMsOf('idleTimeoutMs', options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, TIMEOUT_RULE);
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#logger = options.logger ?? noopLogger;
     this.#dispatcher = options.dispatcher;
@@ -451,8 +452,6 @@ export class PictorClient {
 export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** Longest a 429 pauses the whole limiter, whatever the header said. */
 const MAX_LIMITER_PAUSE_MS = 5 * 60_000;
-/** Longest delay a Node timer can hold (2^31 − 1 ms); a longer one fires at once. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Reads at most `limit` bytes of a body as text, then drops the rest (and the connection). */
 async function readBounded(body: RawResponse['body'], limit: number): Promise<string> {
@@ -497,17 +496,13 @@ function formatSeconds(ms: number): string {
 }
 
 /** A key goes into a header: characters a header cannot carry (a newline from a pasted file) are refused before anything is sent. */
+/** A timeout of the client: above 0, refused as bad input (`ValidationError`) like any other option. */
+const TIMEOUT_RULE: TimerMsRule = { aboveZero: true, error: (option, message) => new ValidationError(option, message) };
+
 export function checkApiKey(key: string, param: string): void {
   if (!/^[\x21-\x7e]+$/.test(key)) {
     throw new ValidationError(param, `${param} contains characters an HTTP header cannot carry (spaces, newlines or non-ASCII); check for a stray line break`);
   }
-}
-
-function checkTimerMs(ms: number, param: string): number {
-  if (!Number.isFinite(ms) || ms <= 0 || ms > MAX_TIMER_MS) {
-    throw new ValidationError(param, `${param} must be more than 0 and at most ${MAX_TIMER_MS} ms (about 24.8 days), not ${ms}`);
-  }
-  return ms;
 }
 
 /** Retried: nothing can have been billed. Never moderation, quota, bad input or a broken stream. */

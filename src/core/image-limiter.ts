@@ -58,7 +58,8 @@ export interface ImageLimiterOptions {
 /**
  * Keeps what processes sharing one limiter must agree on beyond bottleneck's
  * own state: the order of waiting requests (for queue positions) and the 429
- * pause. Implemented over Redis by `RedisCoordinator`.
+ * pause. Implemented over Redis by `RedisCoordinator`; one of the user's own is
+ * described in docs/shared-limits.md ("A coordinator of your own").
  */
 export interface LimiterCoordinator {
   /**

@@ -6,7 +6,7 @@ import { settingsInState } from '../../bots/runner/index.js';
 import type { RunnerConfig } from '../../bots/runner/config.js';
 import { openBotState, stateKeyOf } from '../../bots/state/index.js';
 import { silentLogger, type ScopeSettingEntries } from '../../src/internal.js';
-import { useRunnerKit } from '../helpers/runner-harness.js';
+import { requester, useRunnerKit } from '../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
 
@@ -32,6 +32,43 @@ describe('the chat settings the console shows the owner', () => {
           roleBudgets: { unreadable: 'spend_nothing' },
         },
       });
+    } finally {
+      await state.close();
+    }
+  });
+
+  it('show role budgets as unreadable exactly where the members’ caps take them as unreadable (one rule, asked by both)', async () => {
+    const dir = await kit.newDir();
+    const state = await openBotState({ dataDir: dir, logger: silentLogger() });
+    try {
+      const space = state.store.space<ScopeSettingEntries>(state.spaces.scopeSettings);
+      const { runner } = await kit.runner({ settings: settingsInState(space) });
+      const budget = { roleId: '123456789012345678', name: 'artists', userDailyUsd: 1 };
+      const stored: Record<string, unknown> = {
+        // Readable: a list, an empty list, none at all beside another setting.
+        G1: { roleBudgets: { value: [budget], by: 'discord:42', at: 5 } },
+        G2: { roleBudgets: { value: [], by: 'discord:42', at: 5 } },
+        G3: { maxImages: { value: 2, by: 'discord:42', at: 5 } },
+        // Readable beside a rule that is not.
+        G8: { allowed: { value: 'user:7', by: 'discord:42', at: 5 }, roleBudgets: { value: [budget], by: 'discord:42', at: 5 } },
+        // Unreadable: not a list, a list of what is no budget, the mark a rewritten damaged record leaves.
+        G4: { roleBudgets: { value: 'lots', by: 'discord:42', at: 5 } },
+        G5: { roleBudgets: { value: [{ roleId: 'x', name: 7 }], by: 'discord:42', at: 5 } },
+        G6: { roleBudgets: { value: { damaged: true }, by: 'discord:42', at: 5 } },
+      };
+      for (const [guild, entries] of Object.entries(stored)) await space.put(stateKeyOf(`discord:${guild}`), entries as ScopeSettingEntries);
+      // A record damaged whole.
+      await space.put(stateKeyOf('discord:G7'), { maxImages: { value: 4, by: 'discord:42', at: 8 } });
+      await writeFile(join(dir, state.spaces.scopeSettings.dir, `${stateKeyOf('discord:G7')}.json`), '{"pictorState":1,"holder":null,"value":{"maxIm');
+      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      const shown = await view.chatSettings!([]);
+      const guilds = [...Object.keys(stored), 'G7'];
+      const onConsole = guilds.map((guild) => shown[`discord:${guild}`]?.roleBudgets !== undefined);
+      const caps = [];
+      for (const guild of guilds) caps.push((await runner.budgets.summary(requester({ scopeId: guild, isAdmin: true }))).scope?.roleBudgetsUnreadable === true);
+      expect(caps).toEqual([false, false, false, false, true, true, true, true]);
+      expect(onConsole).toEqual(caps);
+      for (const guild of ['G4', 'G5', 'G6', 'G7']) expect(shown[`discord:${guild}`]?.roleBudgets).toEqual({ unreadable: 'spend_nothing' });
     } finally {
       await state.close();
     }

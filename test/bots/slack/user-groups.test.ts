@@ -146,18 +146,20 @@ describe('UserGroups', () => {
     expect(fake.callsOf('usergroups.list')).toHaveLength(3);
   });
 
-  it('retries a look-up Slack does not answer in the background a bounded number of times, further apart each time', async () => {
+  it('retries a look-up Slack does not answer in the background a bounded number of times, further apart each time; members asking meanwhile ask Slack nothing', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     let asked = 0;
     const client = { usergroups: { list: () => new Promise(() => {}) } } as unknown as webApi.WebClient;
     const groups = new UserGroups({ clientFor: async () => (asked++, client), logger: new RecordingLogger() });
     expect(await settles(groups.membership('T1', 'U1', ['S1'])).after(() => vi.advanceTimersByTimeAsync(1_000))).toBeUndefined();
     expect(asked).toBe(1);
-    // Given up after 10 s; then asked again 30 s, 60 s, 120 s and 240 s after each try gave up.
+    // Given up after 10 s; then asked again 30 s, 60 s, 120 s and 240 s after each try gave up — a member asking every
+    // second in between waits for nothing and starts no look-up of their own (more than 30 s after a failure too).
     const tries: number[] = [];
     for (let s = 0; s < 3600; s++) {
       await vi.advanceTimersByTimeAsync(1_000);
       if (asked > tries.length + 1) tries.push(s + 2); // seconds since the first look-up
+      if (tries.length < 4) expect(await settledNow(groups.membership('T1', 'U1', ['S1']))).toBeUndefined();
     }
     expect(tries).toEqual([40, 110, 240, 490]);
     expect(asked).toBe(5);
