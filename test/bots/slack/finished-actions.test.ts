@@ -42,14 +42,14 @@ describe('a finished job’s Reroll, Edit and Delete, when many jobs end togethe
     // Each member clicks Reroll as soon as its button shows; the click works when a new job of theirs is posted.
     const rounds = await Promise.all(
       members.map(async (member) => {
-        const actions = await fake.waitFor(() => actionsOf(fake, member), `the buttons of ${member.prompt}`, 30_000);
+        const actions = await fake.waitFor(() => actionsOf(fake, member), `the buttons of ${member.prompt}`, 90_000);
         const images = imagesOf(fake, member)!;
         const jobMessage = jobsOf(fake, member)[0]!;
         // What the member sees of their job's message then: still "Drawing…" with Cancel, when its "Done" waits for the budget.
         const seen: FakeMessage = { ...jobMessage, blocks: jobMessage.blocks };
         const click = await fake.clickButton(actions, 'pictor_reroll', member.user);
         expect(click.status).toBe(200);
-        const reroll = await fake.waitFor(() => jobsOf(fake, member)[1], `the reroll of ${member.prompt}`, 30_000);
+        const reroll = await fake.waitFor(() => jobsOf(fake, member)[1], `the reroll of ${member.prompt}`, 90_000);
         return { member, images, actions, seen, rerolledAt: reroll.postedAt };
       }),
     );
@@ -76,8 +76,8 @@ describe('a finished job’s Reroll, Edit and Delete, when many jobs end togethe
     expect(answer.body).toMatchObject({ response_type: 'ephemeral', text: describeFinishedJob({ actionsAt: link }) });
 
     // The rerolls end too (their own buttons beside their images), and Slack never refused a write.
-    await Promise.all(members.map((m) => fake.waitFor(() => actionMessages(fake, m.channel).filter((a) => visibleText(a).includes(quoted(m)))[1], `the buttons of the reroll of ${m.prompt}`, 30_000)));
+    await Promise.all(members.map((m) => fake.waitFor(() => actionMessages(fake, m.channel).filter((a) => visibleText(a).includes(quoted(m)))[1], `the buttons of the reroll of ${m.prompt}`, 90_000)));
     expect(fake.rejectedWrites).toEqual([]);
     expect(fake.tier3Refusals).toEqual([]);
-  }, 120_000);
+  }, 240_000);
 });
