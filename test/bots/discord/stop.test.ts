@@ -45,6 +45,24 @@ describe('a stopped Discord bot', () => {
     await h.finalReply(ix);
   });
 
+  it('is done by the stop’s until when that comes before its stopGraceMs, a job reply still on its way', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 600_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a reply still on its way' });
+    const release = h.discord.holdWebhookCalls(ix);
+    await h.discord.waitFor(() => h.discord.webhookCallsHeld > 0, 'an update of the job on its way to Discord');
+
+    try {
+      // Without `until` the stop would wait the whole stopGraceMs (10 minutes).
+      await h.bot.stop({ until: Date.now() + 500 });
+      expect(h.discord.webhookCallsHeld).toBeGreaterThan(0);
+      expect(h.discord.openGatewayConnections).toBe(0);
+      expect(h.logger.entries.some((e) => e.msg === 'stopped the Discord bot with job replies still being shown')).toBe(true);
+    } finally {
+      release();
+    }
+    await h.finalReply(ix);
+  }, 15_000);
+
   it.each([Infinity, NaN, -1, 2 ** 31])('refuses a stopGraceMs of %s, naming it, before it connects', async (stopGraceMs) => {
     // Refused before anything is used: setTimeout would take such a grace as 1 ms, and stop() would wait for nothing.
     const start = startDiscordBot({ token: 'unused', runner: {} as never, state: {} as never, logger: {} as never, stopGraceMs });
