@@ -66,8 +66,8 @@ export interface Service {
   drain(): Promise<number>;
   /**
    * Stops the runner, then the chat surfaces side by side, then closes what they used (the state, the ledger, the
-   * Redis link). `until` (a time as `Date.now()`): by when the surfaces are done, however much they still owe, so
-   * what closes after them is closed cleanly; without it each surface waits its own defaults.
+   * Redis link). `until` (a time as `Date.now()`): by when the runner and the surfaces are done, however many last
+   * messages they still owe, so what closes after them is closed cleanly; without it each waits its own defaults.
    */
   stop(options?: StopOptions): Promise<void>;
   /** The key owner's console and its alerts, when `PICTOR_CONSOLE_PORT` or an alert destination is set. */
@@ -247,7 +247,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       // Stopped first (stops run last-in first-out): running jobs end and their
       // messages say so while the bots can still write them.
       // After a drain, what still runs is stopped at once (the drain was the grace).
-      stops.push(() => runner.shutdown(runner.draining ? { graceMs: 0 } : {}));
+      // Its waits for the jobs' last messages end by the surfaces' deadline too (the surfaces then spend what is left).
+      stops.push(({ until }) => runner.shutdown(runner.draining ? { graceMs: 0, until } : { until }));
     }
 
     if (metrics && core.metrics) {
@@ -333,12 +334,12 @@ function nothingToRun(): ValidationError {
 /** Time the stop steps after the grace get (the last chat messages, closing connections) before the process ends regardless. */
 export const STOP_ALLOWANCE_MS = 10_000;
 
-/** What the allowance keeps for closing the state, the ledger and the Redis link after the surfaces. */
+/** What the allowance keeps for closing the state, the ledger and the Redis link after the runner and the surfaces. */
 export const STOP_RESERVE_MS = 2_000;
 
 /**
  * One budget for a stop begun at `startedAt` with a grace of `graceMs`: the process ends regardless at `exitAt`, and
- * the surfaces are done by `surfacesUntil`, `STOP_RESERVE_MS` before, whatever the drain and the runner took.
+ * the runner and the surfaces are done by `surfacesUntil`, `STOP_RESERVE_MS` before, whatever the drain took.
  */
 export function stopDeadlines(startedAt: number, graceMs: number): { exitAt: number; surfacesUntil: number } {
   const exitAt = startedAt + graceMs + STOP_ALLOWANCE_MS;
