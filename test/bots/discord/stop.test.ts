@@ -26,7 +26,10 @@ describe('a stopped Discord bot', () => {
     await h?.close();
   });
 
-  it('leaves at once when stopped with no grace, its job replies still on their way, however long its stopGraceMs', async () => {
+  it.each([
+    ['leaves at once when stopped with no grace', () => ({ graceMs: 0 })],
+    ['is done by the stop’s until when that comes first', () => ({ until: Date.now() + 500 })],
+  ])('%s, its job replies still on their way, however long its stopGraceMs', async (_, stopOptions) => {
     h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 600_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a reply still on its way' });
     const release = h.discord.holdWebhookCalls(ix);
@@ -34,7 +37,7 @@ describe('a stopped Discord bot', () => {
 
     try {
       // Bounded so that a stop waiting for the held reply fails with its name, not a test timeout.
-      await withTimeout(h.bot.stop({ graceMs: 0 }), 10_000, 'stop() waited for the reply in flight');
+      await withTimeout(h.bot.stop(stopOptions()), 10_000, 'stop() waited for the reply in flight');
       expect(h.discord.webhookCallsHeld).toBeGreaterThan(0);
       expect(h.discord.openGatewayConnections).toBe(0);
       expect(h.logger.entries.some((e) => e.msg === 'stopped the Discord bot with job replies still being shown')).toBe(true);
@@ -44,24 +47,6 @@ describe('a stopped Discord bot', () => {
     }
     await h.finalReply(ix);
   });
-
-  it('is done by the stop’s until when that comes before its stopGraceMs, a job reply still on its way', async () => {
-    h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 600_000 } });
-    const ix = h.discord.slashCommand('imagine', { prompt: 'a reply still on its way' });
-    const release = h.discord.holdWebhookCalls(ix);
-    await h.discord.waitFor(() => h.discord.webhookCallsHeld > 0, 'an update of the job on its way to Discord');
-
-    try {
-      // Without `until` the stop would wait the whole stopGraceMs (10 minutes).
-      await h.bot.stop({ until: Date.now() + 500 });
-      expect(h.discord.webhookCallsHeld).toBeGreaterThan(0);
-      expect(h.discord.openGatewayConnections).toBe(0);
-      expect(h.logger.entries.some((e) => e.msg === 'stopped the Discord bot with job replies still being shown')).toBe(true);
-    } finally {
-      release();
-    }
-    await h.finalReply(ix);
-  }, 15_000);
 
   it.each([Infinity, NaN, -1, 2 ** 31])('refuses a stopGraceMs of %s, naming it, before it connects', async (stopGraceMs) => {
     // Refused before anything is used: setTimeout would take such a grace as 1 ms, and stop() would wait for nothing.
