@@ -45,7 +45,7 @@ import { slackInstallationStore } from './slack/installation-store.js';
 import { discordSurface } from './discord/index.js';
 import { JobRunner, readRunnerConfig, settingsInState, memberDefaultsInState } from './runner/index.js';
 import { slackSurface } from './slack/index.js';
-import { listed, type ConfiguredSurface, type ListedSurface } from './surface.js';
+import { listed, type ConfiguredSurface, type ListedSurface, type RunningSurface, type StopOptions } from './surface.js';
 import { openBotState, readStateConfig, type BotState } from './state/index.js';
 
 /** `npm start`'s data folder without `PICTOR_DATA_DIR`: the working directory's `.data` (the CLI's is the user's state folder). */
@@ -64,7 +64,12 @@ export interface Service {
    * shown. Resolves with how many are still running; `stop` then stops those.
    */
   drain(): Promise<number>;
-  stop(): Promise<void>;
+  /**
+   * Stops the runner, then the chat surfaces side by side, then closes what they used (the state, the ledger, the
+   * Redis link). `until` (a time as `Date.now()`): by when the runner and the surfaces are done, however many last
+   * messages they still owe, so what closes after them is closed cleanly; without it each waits its own defaults.
+   */
+  stop(options?: StopOptions): Promise<void>;
   /** The key owner's console and its alerts, when `PICTOR_CONSOLE_PORT` or an alert destination is set. */
   readonly console: RunningConsole | undefined;
 }
@@ -99,12 +104,12 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
   });
   if (core.baseURL && configured.length === 0) throw nothingToRun();
 
-  const stops: (() => Promise<void>)[] = [];
+  const stops: ((options: StopOptions) => Promise<void>)[] = [];
   const checks: Record<string, HealthCheck> = {};
-  const stopAll = async () => {
+  const stopAll = async (options: StopOptions = {}) => {
     for (const stop of stops.reverse()) {
       try {
-        await stop();
+        await stop(options);
       } catch (error) {
         logger.warn({ err: error }, 'error while stopping');
       }
@@ -200,6 +205,14 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         spentUsd: (period) => (period === 'day' ? store.spentToday(ACCOUNT_KEY, Date.now()) : store.spentThisMonth(ACCOUNT_KEY, Date.now())),
         capUsd: { day: core.spend.caps.accountDailyUsd, month: core.spend.caps.accountMonthlyUsd },
       });
+      // The surfaces stop side by side, each by the same `until`: none waits for another's last messages, and their
+      // waits together end by then (they share nothing but the runner and the state, which close after them).
+      const surfaces: { id: string; running: RunningSurface }[] = [];
+      stops.push(async (options) => {
+        await Promise.all(
+          surfaces.map(({ id, running }) => running.stop(options).catch((error: unknown) => logger.warn({ surface: id, err: error }, 'error while stopping'))),
+        );
+      });
       for (const surface of configured) {
         const running = await surface.start({
           runner,
@@ -208,7 +221,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
           onWriteRefused: metrics && (() => metrics.chatWriteRefused(surface.id)),
           print,
         });
-        stops.push(() => running.stop());
+        surfaces.push({ id: surface.id, running });
         checks[surface.id] = () => running.health();
         if (running.handOver) handOvers.push({ id: surface.id, handOver: running.handOver.bind(running) });
       }
@@ -234,7 +247,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       // Stopped first (stops run last-in first-out): running jobs end and their
       // messages say so while the bots can still write them.
       // After a drain, what still runs is stopped at once (the drain was the grace).
-      stops.push(() => runner.shutdown(runner.draining ? { graceMs: 0 } : {}));
+      // Its waits for the jobs' last messages end by the surfaces' deadline too (the surfaces then spend what is left).
+      stops.push(({ until }) => runner.shutdown(runner.draining ? { graceMs: 0, until } : { until }));
     }
 
     if (metrics && core.metrics) {
@@ -320,6 +334,18 @@ function nothingToRun(): ValidationError {
 /** Time the stop steps after the grace get (the last chat messages, closing connections) before the process ends regardless. */
 export const STOP_ALLOWANCE_MS = 10_000;
 
+/** What the allowance keeps for closing the state, the ledger and the Redis link after the runner and the surfaces. */
+export const STOP_RESERVE_MS = 2_000;
+
+/**
+ * One budget for a stop begun at `startedAt` with a grace of `graceMs`: the process ends regardless at `exitAt`, and
+ * the runner and the surfaces are done by `surfacesUntil`, `STOP_RESERVE_MS` before, whatever the drain took.
+ */
+export function stopDeadlines(startedAt: number, graceMs: number): { exitAt: number; surfacesUntil: number } {
+  const exitAt = startedAt + graceMs + STOP_ALLOWANCE_MS;
+  return { exitAt, surfacesUntil: exitAt - STOP_RESERVE_MS };
+}
+
 async function run(): Promise<void> {
   loadDotEnv();
   // Set once the service runs; a stream closed before that is remembered and stops it as soon as it is up.
@@ -365,14 +391,15 @@ async function run(): Promise<void> {
     output.out(`${reason}: taking no new jobs; letting running ones finish (a second SIGTERM or SIGINT stops at once)…`);
     // The grace bounds the whole stop, whatever state a job ended in and whatever no longer answers
     // (a chat platform that went away while the last messages were being written): then the process ends regardless.
+    const { exitAt, surfacesUntil } = stopDeadlines(Date.now(), service.shutdownGraceMs);
     const deadline = setTimeout(() => {
       output.err(`pictor: could not stop cleanly within ${Math.round((service.shutdownGraceMs + STOP_ALLOWANCE_MS) / 1000)} s; exiting.`);
       process.exit(1);
-    }, service.shutdownGraceMs + STOP_ALLOWANCE_MS);
+    }, exitAt - Date.now());
     deadline.unref();
     void service
       .drain()
-      .then(() => service.stop())
+      .then(() => service.stop({ until: surfacesUntil }))
       .then(
         () => process.exit(0),
         (error: unknown) => {

@@ -20,6 +20,11 @@ export interface SurfaceContext {
   print(line: string): void;
 }
 
+/** How a stop is bounded: see `RunningSurface.stop`. */
+export interface StopOptions {
+  until?: number | undefined;
+}
+
 /** A surface that runs. */
 export interface RunningSurface {
   /** Readiness for /healthz: connected to its platform. */
@@ -31,8 +36,13 @@ export interface RunningSurface {
    * go of (its /healthz turns unready instead). Not called for a lone process: it has nobody to hand over to.
    */
   handOver?(): Promise<void>;
-  /** Stops taking interactions and shows what it still owes; called after the runner has ended the jobs. */
-  stop(): Promise<void>;
+  /**
+   * Stops taking interactions and shows what it still owes; called after the runner has ended the jobs. `until`
+   * (a time in ms since the epoch, as `Date.now()`): by when it is done, however much it still owes — its waits share
+   * what is left of it, so the process can still close its stores and Redis link after it. Without it, each wait
+   * takes the surface's own default.
+   */
+  stop(options?: StopOptions): Promise<void>;
 }
 
 /**

@@ -36,7 +36,7 @@ export const discordSurface: Surface<DiscordConfig> = {
       health: () => bot.online(),
       // On the gateway with a lease: a standby takes the gateway at once. Over HTTP, /healthz turns the traffic away.
       ...(link ? { handOver: () => bot.handOver() } : {}),
-      stop: () => bot.stop(),
+      stop: (options) => bot.stop(options),
     };
   },
 };

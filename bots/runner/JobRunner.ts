@@ -575,20 +575,23 @@ export class JobRunner {
   /**
    * Stops taking jobs, cancels queued ones, waits up to the grace period for
    * running ones, then stops those too. Resolves once every job has reported
-   * (or a few more seconds have passed). The store is the caller's to close.
+   * (or a few more seconds have passed). The store is the caller's to close. `until` (a time as `Date.now()`): every
+   * wait ends by then at the latest (a process whose chat surfaces and stores still have to stop after it).
    */
-  async shutdown(options: { graceMs?: number | undefined } = {}): Promise<void> {
+  async shutdown(options: { graceMs?: number | undefined; until?: number | undefined } = {}): Promise<void> {
     this.#closed = true;
+    const { until } = options;
+    const upTo = (ms: number) => (until === undefined ? ms : Math.max(0, Math.min(ms, until - Date.now())));
     const active = [...this.#jobs.values()].filter((j) => isActive(j.info.status));
     for (const job of active) if (job.info.status === 'queued' && !job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
     const allDone = () => Promise.allSettled(active.map((j) => j.done));
-    await raceTimeout(allDone(), options.graceMs ?? this.#shutdownGraceMs);
+    await raceTimeout(allDone(), upTo(options.graceMs ?? this.#shutdownGraceMs));
     for (const job of active) if (!job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
-    await raceTimeout(allDone(), SHUTDOWN_DRAIN_MS);
+    await raceTimeout(allDone(), upTo(SHUTDOWN_DRAIN_MS));
     // An ended job is kept in the history once its final update is shown: nothing is written after the runner is down.
     // What waits for the audit channels (the entries of the jobs that just ended too) is posted now, in the same few seconds.
     const audited = Promise.allSettled([...this.#auditEntries]).then(() => this.audit.flush());
-    await raceTimeout(Promise.allSettled([...this.#historyWrites, this.history?.settled(), audited]), SHUTDOWN_DRAIN_MS);
+    await raceTimeout(Promise.allSettled([...this.#historyWrites, this.history?.settled(), audited]), upTo(SHUTDOWN_DRAIN_MS));
     // An audit channel slower than those seconds (the platforms pace a channel's posts) keeps the rest: said, not silently lost.
     if (this.audit.waiting > 0) this.#logger.warn({ entries: this.audit.waiting }, 'audit entries were not posted before the bot stopped');
     this.#logger.info({ jobs: active.length }, 'job runner shut down');

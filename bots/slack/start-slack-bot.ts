@@ -118,8 +118,12 @@ export interface SlackBot {
    * replicas), while the jobs this bot runs keep writing through the Web API. Nothing in HTTP mode.
    */
   handOver(): Promise<void>;
-  /** Stops receiving, then waits (up to 10 s) for pending Slack writes. The runner is the caller's to shut down. */
-  stop(): Promise<void>;
+  /**
+   * Stops receiving, then waits for pending Slack writes and the end of the jobs it shows: up to 10 s each, or
+   * together up to `until` (a time as `Date.now()`) when given. The runner is the caller's to shut down. A second
+   * call gets the first one's stop.
+   */
+  stop(options?: { until?: number | undefined }): Promise<void>;
 }
 
 const DEFAULT_CHANNEL_WRITE_INTERVAL_MS = 1000;
@@ -325,8 +329,11 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
       );
       logger.info({}, 'closed the Socket Mode connection: Slack sends new events to the other connections');
     },
-    stop: () =>
+    stop: (stopOptions = {}) =>
       (stopping ??= (async () => {
+        const { until } = stopOptions;
+        // With `until`, the waits below share what is left of it; without, each has its own STOP_DRAIN_MS.
+        const waitMs = () => (until === undefined ? STOP_DRAIN_MS : Math.max(0, until - Date.now()));
         try {
           await app.stop();
         } catch (error) {
@@ -339,9 +346,9 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         await homes.stop();
         // The jobs have ended: their final updates are waited for, progress nobody will see is not.
         writer.shedProgress();
-        await writer.idle(STOP_DRAIN_MS);
+        await writer.idle(waitMs());
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
-        await jobs.settle(STOP_DRAIN_MS);
+        await jobs.settle(waitMs());
       })()),
   };
 }

@@ -54,11 +54,11 @@ export const slackSurface: Surface<SlackConfig> = {
       health: () => running.connected(),
       // Socket Mode: the other replicas' connections take the new events. HTTP: /healthz turns the traffic away.
       ...(presence ? { handOver: handOverWhenAnotherIsConnected } : {}),
-      stop: async () => {
+      stop: async (options) => {
         stopped = true;
         clearTimeout(waiting);
         await presence?.replicas.leave();
-        await running.stop();
+        await running.stop(options);
       },
     };
   },

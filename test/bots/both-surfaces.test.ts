@@ -95,6 +95,44 @@ describe('npm start with Discord and Slack configured', () => {
     stopped = true;
   }, 60_000);
 
+  it('stops both bots by the stop’s until, a job’s last message on each still unanswered by its platform', async () => {
+    const { discord, slack } = await startChatFakes(defer);
+    const dataDir = await tempDataDir(defer);
+    const lines: string[] = [];
+    const service = await startService(
+      {
+        PICTOR_LOG_LEVEL: 'silent',
+        PICTOR_DATA_DIR: dataDir,
+        PICTOR_EMULATOR_LATENCY_MS: '0',
+        PICTOR_PARTIAL_IMAGES: '0',
+        PICTOR_UPDATE_INTERVAL_MS: '20',
+        PICTOR_SHUTDOWN_GRACE_SECONDS: '1',
+        ...surfaceEnv({ discord, slack }),
+      },
+      (line) => lines.push(line),
+    );
+    let stopped = false;
+    defer(async () => {
+      if (!stopped) await service.stop();
+    });
+    slack.deliverOverHttp(slackEventsUrl(lines.join('\n'))!);
+    // Slack and Discord take the jobs' messages and never answer their updates (let go after the test).
+    const slackHeld = slack.holdOpen('chat.update');
+    defer(async () => slackHeld.release());
+    await slack.command({ command: '/imagine', text: 'a lighthouse Slack never shows --quality low', channel: 'C0STOP' });
+    const ix = discord.slashCommand('imagine', { prompt: 'a lighthouse Discord never shows', quality: 'low' });
+    const releaseDiscord = discord.holdWebhookCalls(ix);
+    defer(async () => releaseDiscord());
+    await slack.waitFor(() => slackHeld.arrived() > 0, 'an update of the Slack job held');
+    await discord.waitFor(() => discord.webhookCallsHeld > 0, 'an update of the Discord job held');
+
+    // As npm start stops: the drain, then the rest with a deadline for the surfaces. Without it the Slack bot alone
+    // would wait 20 s, the Discord bot 10 s more (past the test's timeout, with the runner's own few seconds).
+    await service.drain();
+    await service.stop({ until: Date.now() + 1000 });
+    stopped = true;
+  }, 20_000);
+
   it('after a kill -9 of npm start, the next start marks both surfaces’ running jobs interrupted, with Retry and Reroll', async () => {
     const { discord, slack } = await startChatFakes(defer);
     const upstream = await startUpstream(defer, 60_000);

@@ -26,7 +26,10 @@ describe('a stopped Discord bot', () => {
     await h?.close();
   });
 
-  it('leaves at once when stopped with no grace, its job replies still on their way, however long its stopGraceMs', async () => {
+  it.each([
+    ['leaves at once when stopped with no grace', () => ({ graceMs: 0 })],
+    ['is done by the stop’s until when that comes first', () => ({ until: Date.now() + 500 })],
+  ])('%s, its job replies still on their way, however long its stopGraceMs', async (_, stopOptions) => {
     h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 600_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a reply still on its way' });
     const release = h.discord.holdWebhookCalls(ix);
@@ -34,7 +37,7 @@ describe('a stopped Discord bot', () => {
 
     try {
       // Bounded so that a stop waiting for the held reply fails with its name, not a test timeout.
-      await withTimeout(h.bot.stop({ graceMs: 0 }), 10_000, 'stop() waited for the reply in flight');
+      await withTimeout(h.bot.stop(stopOptions()), 10_000, 'stop() waited for the reply in flight');
       expect(h.discord.webhookCallsHeld).toBeGreaterThan(0);
       expect(h.discord.openGatewayConnections).toBe(0);
       expect(h.logger.entries.some((e) => e.msg === 'stopped the Discord bot with job replies still being shown')).toBe(true);

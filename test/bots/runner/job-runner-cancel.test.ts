@@ -120,6 +120,26 @@ describe('JobRunner cancel', () => {
     expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBeCloseTo(runner.get(handle.id)!.estimate.totalUsd, 9);
   });
 
+  it('on shutdown with until, waits for a job’s last update no later than that, the surface never taking it', async () => {
+    kit.emu.emulator.configure({ latencyMs: 20_000 });
+    const { runner } = await kit.runner({ partialImages: 0 });
+    // A surface whose platform never takes the job's last message.
+    let finalArrived = false;
+    let release = () => {};
+    const handle = await runner.submit(job(requester()), (update) => {
+      if (update.type !== 'cancelled') return;
+      finalArrived = true;
+      return new Promise<void>((resolve) => (release = resolve));
+    });
+    await waitUntil(() => kit.emu.emulator.stats().openStreams === 1, 'the stream is open');
+
+    // Without until it would wait 5 s for the last update, then 5 s more for the history.
+    await runner.shutdown({ graceMs: 0, until: Date.now() + 300 });
+    expect(finalArrived).toBe(true);
+    expect(runner.get(handle.id)?.status).toBe('cancelled');
+    release();
+  }, 4_000);
+
   it('charges a job cancelled after its first image what it produced at table price, plus the estimate of the image cut off', async () => {
     kit.emu.emulator.configure({ latencyMs: 1500 });
     const { runner, store } = await kit.runner({ partialImages: 1 });
