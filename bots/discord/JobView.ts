@@ -110,14 +110,15 @@ export class JobView {
 
   /**
    * A finished job's result (images, facts, Reroll/Edit/Delete) as its final message, its record then completed. The
-   * sweep shows with it a result whose images were saved by a process that stopped before showing it.
+   * sweep shows with it a result whose images were saved by a process that stopped before showing it, with `ownNotes`
+   * first (those of its images no longer kept).
    */
-  async showResult(update: Completed): Promise<void> {
+  async showResult(update: Completed, ownNotes: readonly string[] = []): Promise<void> {
     this.#finished = true;
     const { header, target, logger } = this.#o;
     const { files, notes } = await this.#fit(update.images, update.format);
     const total = update.images.length;
-    const delivered = await target.final(this.#spread(renderCompleted(header, update, files.slice(0, DISCORD_LIMITS.filesPerMessage), notes), files));
+    const delivered = await target.final(this.#spread(renderCompleted(header, update, files.slice(0, DISCORD_LIMITS.filesPerMessage), [...ownNotes, ...notes]), files));
     this.#resultShown = true;
     await this.#mark('completed');
     logger.info({ jobKey: header.key, images: total, uploaded: files.length, delivered, via: target.mode }, 'job result shown on Discord');
