@@ -268,6 +268,7 @@ async function runOnce(): Promise<void> {
     styles: runners.light.styles,
     members: runners.light.members,
     audit: runners.light.audit,
+    recordEnded: (requester, job, final, link) => runners.light.recordEnded(requester, job, final, link),
   };
   const bot = await startDiscordBot({
     token: discord.botToken,

@@ -61,6 +61,9 @@ export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt'> &
 export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources'>>;
 
 const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed', 'cancelled', 'refused'];
+/** How many times `markEnded` tries before it throws the failure, and the pause after a failed try (times the tries so far). */
+const MARK_ATTEMPTS = 3;
+const MARK_RETRY_MS = 200;
 const DRAFTS_KEPT = 10;
 
 /**
@@ -130,6 +133,24 @@ export class JobRecordStore {
       },
       { hold: ended ? false : undefined },
     );
+  }
+
+  /**
+   * A job's end, once it is shown (its result, failure, cancellation, or the sweep's word on it): tried again a few times,
+   * each failure logged, then the last one thrown — a record left pending or running is swept by the next start, which
+   * shows its end again (its result twice, or "no longer kept" once its images are gone).
+   */
+  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.update(key, { status });
+        return;
+      } catch (error) {
+        if (attempt >= MARK_ATTEMPTS) throw error;
+        this.#logger.warn({ err: loggableError(error), jobKey: key, status, attempt }, 'could not mark a job ended; trying again');
+        await new Promise((resolve) => setTimeout(resolve, MARK_RETRY_MS * attempt));
+      }
+    }
   }
 
   /** The member's drafts of the "Edit image" menu, oldest first. */

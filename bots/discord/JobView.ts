@@ -28,10 +28,6 @@ export interface JobViewOptions {
 
 export type Completed = Extract<JobUpdate, { type: 'completed' }>;
 
-/** How many times a shown job’s record is marked ended before the failure is thrown (and logged), and the pause after a failed try (times the tries so far). */
-const MARK_ATTEMPTS = 3;
-const MARK_RETRY_MS = 200;
-
 /**
  * Renders one job's updates into its Discord reply: the runner hands them over
  * one at a time (already coalesced and paced) and waits for each, and
@@ -114,35 +110,23 @@ export class JobView {
 
   /**
    * A finished job's result (images, facts, Reroll/Edit/Delete) as its final message, its record then completed. The
-   * sweep shows with it a result whose images were saved by a process that stopped before showing it.
+   * sweep shows with it a result whose images were saved by a process that stopped before showing it, with `ownNotes`
+   * first (those of its images no longer kept).
    */
-  async showResult(update: Completed): Promise<void> {
+  async showResult(update: Completed, ownNotes: readonly string[] = []): Promise<void> {
     this.#finished = true;
     const { header, target, logger } = this.#o;
     const { files, notes } = await this.#fit(update.images, update.format);
     const total = update.images.length;
-    const delivered = await target.final(this.#spread(renderCompleted(header, update, files.slice(0, DISCORD_LIMITS.filesPerMessage), notes), files));
+    const delivered = await target.final(this.#spread(renderCompleted(header, update, files.slice(0, DISCORD_LIMITS.filesPerMessage), [...ownNotes, ...notes]), files));
     this.#resultShown = true;
     await this.#mark('completed');
     logger.info({ jobKey: header.key, images: total, uploaded: files.length, delivered, via: target.mode }, 'job result shown on Discord');
   }
 
-  /**
-   * The record's end, once its final message is shown: tried again a few times, since a record left running has its
-   * end shown again by the next start's sweep (its result twice, or "no longer kept" once its images are gone).
-   */
-  async #mark(status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
-    const { header, store, logger } = this.#o;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await store.update(header.key, { status });
-        return;
-      } catch (error) {
-        if (attempt >= MARK_ATTEMPTS) throw error;
-        logger.warn({ err: loggableError(error), jobKey: header.key, status, attempt }, 'could not mark a shown job ended; trying again');
-        await new Promise((resolve) => setTimeout(resolve, MARK_RETRY_MS * attempt));
-      }
-    }
+  /** The record's end, once its final message is shown (`markEnded` tries again before it throws). */
+  #mark(status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
+    return this.#o.store.markEnded(this.#o.header.key, status);
   }
 
   /** A final message with the images a job finished before it failed or was cancelled (none: the message alone). */

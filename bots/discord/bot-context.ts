@@ -10,7 +10,7 @@ import type { JobRecordStore } from './JobRecordStore.js';
  * `requestForm` before a form opens — which every entry point calls once, before its first answer; `cancel` and
  * `get` for the buttons; the budgets, rules and history for the usage, admin and history commands.
  */
-export type DiscordJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history' | 'styles' | 'members' | 'audit'>;
+export type DiscordJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history' | 'styles' | 'members' | 'audit' | 'recordEnded'>;
 
 /** Everything the command, button and modal handlers share. */
 export interface BotContext {

@@ -1,9 +1,10 @@
 import type { REST } from 'discord.js';
-import { isDmScope } from '../runner/index.js';
+import { isDmScope, say } from '../runner/index.js';
 import { botSpaces } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import type { JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
+import { linkToReply } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
 import { headerOf, renderInterrupted, renderResultGone, type JobHeader } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
@@ -45,7 +46,7 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
       // Older than its images can be kept: most likely shown long ago by a process that could not mark it ended, and
       // anything said now (its result again, or "no longer kept") would come out of the blue — it is only marked.
       if (Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
-        await ctx.store.update(record.key, { status: record.result ? 'completed' : 'failed' });
+        await ctx.store.markEnded(record.key, record.result ? 'completed' : 'failed');
         ctx.logger.info({ jobKey: record.key }, 'marked ended, saying nothing, a job older than its kept images that the last stop left with its result');
         continue;
       }
@@ -58,43 +59,61 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
     } catch (error) {
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a job interrupted by the last stop');
     }
-    await ctx.store.update(record.key, { status: 'failed' });
+    await ctx.store.markEnded(record.key, 'failed');
   }
   return records.length;
 }
 
-/** A finished job's saved result as its final message (as the process that ran it would have shown it), or, its images gone, a line saying they were made. */
+/**
+ * A finished job's saved result as its final message, as the process that ran it would have shown it: the images still
+ * kept (a note says how many are not), or, none kept, a line saying they were made and charged. Either way its record is
+ * marked ended and the job's end recorded as the runner records every job's (`recordEnded`: the member's history, with
+ * a link to the message, and the audit channel) — completed, with its cost when its facts were saved.
+ */
 async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<void> {
   const images: Buffer[] = [];
   for (const index of record.outputs.keys()) {
     const image = await ctx.store.readOutput(record.key, index).catch(() => undefined);
     if (image) images.push(image.data);
   }
-  const { result } = record;
-  if (result && images.length > 0 && images.length === record.outputs.length) {
-    const { attachmentSizeLimit, ...facts } = result;
+  let completed: Completed | undefined;
+  let attachmentSizeLimit = 0;
+  if (record.result) {
+    const { attachmentSizeLimit: limit, ...facts } = record.result;
+    completed = { type: 'completed', jobId: record.runnerJobId ?? '', images, usage: undefined, ...facts };
+    attachmentSizeLimit = limit;
+  }
+  // Shown by the view, which marks its record ended (`markEnded`, tried again); anything else is marked below.
+  let shownByView = false;
+  let shown = false;
+  if (completed && images.length > 0) {
     const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit, logger: ctx.logger });
-    const completed: Completed = { type: 'completed', jobId: record.runnerJobId ?? '', images, usage: undefined, ...facts };
+    const missing = record.outputs.length - images.length;
+    const notes = missing > 0 ? [say(header.locale, 'discord.job.some_no_longer_kept', { missing, made: record.outputs.length })] : [];
     try {
-      await view.showResult(completed);
-      ctx.logger.info({ jobKey: record.key, images: images.length, via: target.mode }, 'showed the result of a job the last stop left unshown');
+      await view.showResult(completed, notes);
+      ctx.logger.info({ jobKey: record.key, images: images.length, missing, via: target.mode }, 'showed the result of a job the last stop left unshown');
     } catch (error) {
       if (view.resultShown) ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'showed the result of a job the last stop left unshown, but could not mark it ended');
       else ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the result of a job the last stop left unshown');
     }
-    if (view.resultShown) {
-      // The runner keeps a job in the member's history once its final update is shown, which never happened: kept here.
-      const { key, kind, prompt, options, requester } = record;
-      await ctx.runner.history?.recordEnd(requester, { key, kind, prompt, options, private: record.private === true }, completed);
-      return;
-    }
+    shown = shownByView = view.resultShown;
   } else {
     try {
-      await target.final([renderResultGone(header)]);
+      shown = await target.final([renderResultGone(header)]);
       ctx.logger.info({ jobKey: record.key, via: target.mode }, 'said a job the last stop left unshown has its images no longer kept');
     } catch (error) {
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not say a job the last stop left unshown has its images no longer kept');
     }
   }
-  await ctx.store.update(record.key, { status: 'failed' });
+  // Ended either way (a Retry would charge again); a record that cannot be marked is logged and left to the next sweep.
+  if (!shownByView) {
+    await ctx.store.markEnded(record.key, 'completed').catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended'));
+  }
+  // Made and charged, whatever could be shown of it: completed, as the live path records a result it could not show.
+  const { key, kind, prompt, options, requester, reply } = record;
+  const isPrivate = record.private === true;
+  // The link the live path gives: the reply it was shown in, while its token lives (a private one has none anyone could open).
+  const link = shown && !isPrivate && reply && target.mode === 'webhook' ? () => linkToReply(ctx, reply, requester.scopeId) : undefined;
+  await ctx.runner.recordEnded(requester, { key, kind, prompt, options, private: isPrivate }, completed ?? { type: 'completed' }, link);
 }

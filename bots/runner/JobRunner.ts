@@ -30,7 +30,7 @@ import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
 import { settingsInState, type ScopeSettingsStore } from './scope-settings.js';
 import { MemberDefaultsBook, memberDefaultsInState, type AppliedDefaults, type MemberDefaultsStore } from './member-defaults.js';
-import { JobHistory, type JobHistoryState } from './job-history.js';
+import { JobHistory, type JobEnd, type JobHistoryState } from './job-history.js';
 import { AuditLog, type AuditLogOptions } from './audit-log.js';
 import { HouseStyles, type HouseStyleRecord, type StyledJob } from './house-styles.js';
 import type { Space } from '../state/index.js';
@@ -49,6 +49,7 @@ import type {
   JobHandle,
   JobIntent,
   JobInfo,
+  JobOptions,
   JobSpec,
   JobUpdate,
   PreviewImage,
@@ -470,28 +471,48 @@ export class JobRunner {
       { jobId: id, kind: spec.kind, platform: requester.platform, n: request.n, size: request.size, quality: request.quality, estimateUsd: estimate.totalUsd },
       'job queued',
     );
-    const { history } = this;
-    const key = accepted.historyKey;
     const { kind } = admission.intent;
     const { prompt } = admission.styled;
     const { options } = admission.member.spec;
-    const isPrivate = spec.private === true;
-    // The link to the job's message, asked once when it has ended (a private job has none anyone could open).
-    let link: Promise<string | undefined> | undefined;
-    const linkOnce = () => (link ??= Promise.resolve(accepted.historyLink?.()).catch(() => undefined));
-    if (history && key !== undefined) {
-      // The member's history (`/imagine-history`) once the job has ended; `shutdown` waits for it. Without the input images; as sent (its style applied).
-      const kept = job.done.then((final) => history.recordEnd(requester, { key, kind, prompt, options, private: isPrivate }, final, linkOnce()));
-      this.#historyWrites.add(kept);
-      void kept.finally(() => this.#historyWrites.delete(kept));
-    }
-    // The audit channel's entry once its final update was shown: never before the member's answer, never failing it.
-    const entry = job.done
-      .then(async (final) => this.audit.jobEnded(requester, { kind, prompt, options, private: isPrivate }, final, isPrivate ? undefined : await linkOnce()))
-      .catch((error: unknown) => this.#logger.warn({ jobId: id, err: error }, 'could not record a job for the audit channel'));
+    // Its end once its final update was shown (as sent: its style applied); `shutdown` waits for it.
+    const ended = job.done
+      .then((final) => this.recordEnded(requester, { key: accepted.historyKey, kind, prompt, options, private: spec.private === true }, final, accepted.historyLink))
+      .catch((error: unknown) => this.#logger.warn({ jobId: id, err: error }, 'could not record the end of a job'));
+    // Both waits cover it from now: a job that ends during `shutdown` is kept and posted too.
+    this.#historyWrites.add(ended);
+    this.#auditEntries.add(ended);
+    void ended.finally(() => {
+      this.#historyWrites.delete(ended);
+      this.#auditEntries.delete(ended);
+    });
+    return job;
+  }
+
+  /**
+   * The end of a job, once its final update was shown: kept in the member's history (`/imagine-history`; given its
+   * `key`, with `link` — the message it was shown in, asked once — and without its input images) and posted to the
+   * audit channel (a private job without its link), never before the member's answer and never failing it. The
+   * runner calls it as each of its jobs ends; a surface calls it for a result it shows later, one a stopped process
+   * made and saved but never showed (Discord's sweep). `shutdown` waits for both.
+   */
+  recordEnded(
+    requester: Requester,
+    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean },
+    final: JobEnd,
+    link?: (() => Promise<string | undefined>) | undefined,
+  ): Promise<void> {
+    let asked: Promise<string | undefined> | undefined;
+    const linkOnce = () => (asked ??= Promise.resolve().then(() => link?.()).catch(() => undefined));
+    const { key, ...described } = job;
+    const kept = this.history && key !== undefined ? this.history.recordEnd(requester, { key, ...described }, final, linkOnce()) : Promise.resolve();
+    this.#historyWrites.add(kept);
+    void kept.finally(() => this.#historyWrites.delete(kept));
+    const entry = (job.private ? Promise.resolve(undefined) : linkOnce())
+      .then((url) => this.audit.jobEnded(requester, described, final, url))
+      .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a job for the audit channel'));
     this.#auditEntries.add(entry);
     void entry.finally(() => this.#auditEntries.delete(entry));
-    return job;
+    return Promise.all([kept, entry]).then(() => undefined);
   }
 
   /** Gives an admitted job's reservation and place back (nothing was sent). */

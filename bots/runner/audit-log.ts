@@ -3,8 +3,9 @@ import { DEFAULTS, type LoggerLike } from 'pictor';
 import { isSpendRefusalCode } from 'pictor/internal';
 import { digestKeyOf, type Space } from '../state/index.js';
 import { JobRefusedError } from './JobRefusedError.js';
+import type { JobEnd } from './job-history.js';
 import { scopeKeyOf } from './member-keys.js';
-import { isDmScope, POLICY_REFUSAL_CODES, type FinalUpdate, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
+import { isDmScope, POLICY_REFUSAL_CODES, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
 
 /**
  * The audit channel: a server's/workspace's admins choose a channel where every job that ended (who, where, the
@@ -172,7 +173,7 @@ export class AuditLog {
   }
 
   /** A job that ended: recorded once its final update was shown. Private jobs without a link. Never throws. */
-  jobEnded(requester: Requester, job: { kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean }, final: FinalUpdate, link?: string): void {
+  jobEnded(requester: Requester, job: { kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean }, final: JobEnd, link?: string): void {
     this.#add(requester, {
       type: 'job',
       userId: requester.userId,
@@ -180,10 +181,10 @@ export class AuditLog {
       kind: job.kind,
       prompt: cut(job.prompt),
       n: job.options.n ?? DEFAULTS.n,
-      size: final.type === 'completed' ? final.size : job.options.size,
-      quality: final.type === 'completed' ? final.quality : job.options.quality,
+      size: (final.type === 'completed' && final.size) || job.options.size,
+      quality: (final.type === 'completed' && final.quality) || job.options.quality,
       status: final.type === 'failed' ? `failed:${final.code}` : final.type,
-      ...(final.type === 'completed' && { costUsd: final.cost.totalUsd }),
+      ...(final.type === 'completed' && final.cost && { costUsd: final.cost.totalUsd }),
       ...(job.private ? { private: true } : link ? { link } : {}),
       at: this.#now(),
     });

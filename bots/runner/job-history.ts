@@ -29,6 +29,12 @@ export const HistoryEntrySchema = z.object({
 
 export type HistoryEntry = z.output<typeof HistoryEntrySchema>;
 
+/**
+ * How a job ended, as the history and the audit channel keep it: its final update, or a result made and charged whose
+ * facts (size, quality, cost) were not kept with it — a record of an older version, swept after a restart.
+ */
+export type JobEnd = FinalUpdate | { type: 'completed'; size?: undefined; quality?: undefined; cost?: undefined };
+
 /** Jobs a member is shown of their own history (an admin twice as many of the server's/workspace's); what is kept is `HISTORY_BOUNDS`. */
 const SHOWN = 10;
 
@@ -66,7 +72,7 @@ export class JobHistory {
   recordEnd(
     requester: Requester,
     job: { key: string; kind: JobSpec['kind']; prompt: string; options: JobOptions; private?: boolean | undefined },
-    final: FinalUpdate,
+    final: JobEnd,
     link?: Promise<string | undefined> | string | undefined,
   ): Promise<void> {
     const kept = Promise.resolve(link)
@@ -77,10 +83,10 @@ export class JobHistory {
           kind: job.kind,
           prompt: job.prompt,
           n: job.options.n ?? DEFAULTS.n,
-          size: final.type === 'completed' ? final.size : job.options.size,
-          quality: final.type === 'completed' ? final.quality : job.options.quality,
+          size: (final.type === 'completed' && final.size) || job.options.size,
+          quality: (final.type === 'completed' && final.quality) || job.options.quality,
           status: final.type,
-          ...(final.type === 'completed' && { costUsd: final.cost.totalUsd }),
+          ...(final.type === 'completed' && final.cost && { costUsd: final.cost.totalUsd }),
           ...(url && { link: url }),
           ...(job.private && { private: true }),
         }),

@@ -151,3 +151,46 @@ describe.each([
     expect(await b.drafts('someone else')).toEqual([]);
   });
 });
+
+describe('marking a job ended', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** A running job on the data folder, whose record writes fail `failures` times before they go through. */
+  async function withFlakyWrites(failures: number) {
+    const { a } = await open('file');
+    const key = a.newKey();
+    await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running', reply: { applicationId: 'app', token: 't', issuedAt: Date.now() } });
+    const write = a.update.bind(a);
+    const update = vi.spyOn(a, 'update').mockImplementation(async (k, patch) => {
+      if (update.mock.calls.length <= failures) throw new Error('storage unavailable');
+      return write(k, patch);
+    });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    return { store: a, key, update };
+  }
+
+  it('tries again when the write fails — a record left running has its end shown again by the next start — and releases the job', async () => {
+    const { store, key, update } = await withFlakyWrites(2);
+    const marking = store.markEnded(key, 'completed');
+    await vi.advanceTimersByTimeAsync(200 + 400);
+    await marking;
+    expect(update).toHaveBeenCalledTimes(3);
+    vi.useRealTimers();
+    const record = await store.get(key);
+    expect(record?.status).toBe('completed');
+    expect(record).not.toHaveProperty('reply');
+    expect(await store.claimInterrupted()).toEqual([]);
+  });
+
+  it('gives up after 3 tries, throwing the last failure for the caller to log', async () => {
+    const { store, key, update } = await withFlakyWrites(Infinity);
+    const marking = expect(store.markEnded(key, 'failed')).rejects.toThrow('storage unavailable');
+    await vi.advanceTimersByTimeAsync(200 + 400);
+    await marking;
+    expect(update).toHaveBeenCalledTimes(3);
+    vi.useRealTimers();
+    expect((await store.get(key))?.status).toBe('running');
+  });
+});

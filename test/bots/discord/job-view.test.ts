@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
 import { JobView, type Completed } from '../../../bots/discord/JobView.js';
 import type { ReplyTarget } from '../../../bots/discord/ReplyTarget.js';
@@ -17,48 +17,34 @@ const result: Completed = {
   elapsedMs: 1000,
 };
 
-/** A view whose final message always lands, and whose record store refuses the first `failures` updates. */
-function viewWithFlakyStore(failures: number) {
-  const update = vi.fn(async () => {
-    if (update.mock.calls.length <= failures) throw new Error('storage unavailable');
-  });
+/** A view whose final message always lands, and whose record store's `markEnded` (which tries again itself) answers `marked`. */
+function viewWithStore(marked: () => Promise<void>) {
+  const markEnded = vi.fn(marked);
   const final = vi.fn(async () => true);
-  const logger = new RecordingLogger();
   const view = new JobView({
     target: { final, mode: 'webhook' } as unknown as ReplyTarget,
     header: { key: 'k1', kind: 'generate', prompt: 'a cat', n: 1, locale: 'en-US' },
-    store: { update } as unknown as JobRecordStore,
+    store: { markEnded } as unknown as JobRecordStore,
     attachmentSizeLimit: 10 * 1024 * 1024,
-    logger,
+    logger: new RecordingLogger(),
   });
-  return { view, update, final, logger };
+  return { view, markEnded, final };
 }
 
 describe('a job view marking its record ended', () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
-  it('tries the "completed" mark again when it fails after the result was shown — a record left running has its result shown again by the next start', async () => {
-    const { view, update, final } = viewWithFlakyStore(2);
-    const showing = view.showResult(result);
-    await vi.advanceTimersByTimeAsync(200 + 400);
-    await showing;
-    expect(view.resultShown).toBe(true);
+  it('marks the record completed through the store once the result is shown', async () => {
+    const { view, markEnded, final } = viewWithStore(async () => {});
+    await view.showResult(result);
     expect(final).toHaveBeenCalledTimes(1);
-    expect(update).toHaveBeenCalledTimes(3);
-    expect(update).toHaveBeenLastCalledWith('k1', { status: 'completed' });
+    expect(markEnded).toHaveBeenCalledExactlyOnceWith('k1', 'completed');
+    expect(final.mock.invocationCallOrder[0]).toBeLessThan(markEnded.mock.invocationCallOrder[0]!);
   });
 
-  it('gives up after a bounded number of tries, throwing the last failure for the caller to log', async () => {
-    const { view, update } = viewWithFlakyStore(Infinity);
-    const showing = expect(view.showResult(result)).rejects.toThrow('storage unavailable');
-    await vi.advanceTimersByTimeAsync(200 + 400);
-    await showing;
-    expect(update).toHaveBeenCalledTimes(3);
+  it('throws the mark’s last failure for the caller to log, the result shown all the same', async () => {
+    const { view } = viewWithStore(async () => {
+      throw new Error('storage unavailable');
+    });
+    await expect(view.showResult(result)).rejects.toThrow('storage unavailable');
     // Shown all the same: the sweep keeps it in the history and does not mark it failed.
     expect(view.resultShown).toBe(true);
   });

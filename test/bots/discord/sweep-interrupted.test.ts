@@ -2,9 +2,12 @@ import { readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { JobRecord } from '../../../bots/discord/JobRecordStore.js';
-import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
-import { buttonsOf, DiscordHarness, EPHEMERAL } from './harness.js';
+import { PermissionFlagsBits } from 'discord.js';
+import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
+import { say } from '../../../bots/runner/index.js';
+import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
+import { snowflake } from '../../fakes/discord/snowflake.js';
+import { answerOf, buttonsOf, DiscordHarness, EPHEMERAL } from './harness.js';
 
 /** The kept images of finished jobs (their Edit buttons' copies) in the data folder. */
 function keptOutputs(dataDir: string): string[] {
@@ -24,18 +27,37 @@ function holdTheResult(h: DiscordHarness, ix: FakeInteraction): { readonly held:
   });
 }
 
+/** An admin chooses the server's audit channel (kept in the bots' state: the next process posts there too). */
+async function chooseAuditChannel(h: DiscordHarness): Promise<string> {
+  const channel = snowflake();
+  const permissions = String(PermissionFlagsBits.ManageGuild);
+  await answerOf(h, h.discord.slashCommand('imagine-admin audit', { channel: { channel: { id: channel, name: 'audit' } } }, { permissions }));
+  return channel;
+}
+
+/** Waits for an entry of the audit channel mentioning `text` (an embed's text). */
+function auditEntry(h: DiscordHarness, channelId: string, text: string): Promise<string> {
+  const texts = (m: FakeMessage) => m.embeds.map((e) => String(e.description));
+  return h.discord.waitFor(() => h.discord.channelMessages(channelId).flatMap(texts).find((t) => t.includes(text)), `an audit entry with “${text}”`);
+}
+
+/** The link a history or audit entry gives to a message. */
+const linkTo = (h: DiscordHarness, message: FakeMessage) => `https://discord.com/channels/${h.discord.guildId}/${message.channelId}/${message.id}`;
+
 describe('the sweep of jobs the last process left', () => {
   let h: DiscordHarness;
   let release: (() => void) | undefined;
   afterEach(async () => {
+    vi.restoreAllMocks();
     release?.();
     release = undefined;
     await h?.close();
   });
 
   /** A bot whose `/imagine` job has its result on its way to Discord, held there: the process may now stop before it lands. */
-  async function resultOnItsWay(options: Record<string, string | boolean>): Promise<FakeInteraction> {
+  async function resultOnItsWay(options: Record<string, string | number | boolean>, before?: () => Promise<void>): Promise<FakeInteraction> {
     h = await DiscordHarness.start({ partialImages: 0 });
+    await before?.();
     const ix = h.discord.slashCommand('imagine', options);
     const held = holdTheResult(h, ix);
     release = () => held.release();
@@ -70,6 +92,35 @@ describe('the sweep of jobs the last process left', () => {
     expect(entry!.private).toBeUndefined();
   });
 
+  it('keeps the swept result in the history with the link to the message it was shown in, as a job that ended normally is', async () => {
+    const ix = await resultOnItsWay({ prompt: 'a paid image linked from the history' });
+    await h.restart({ crash: true });
+
+    const shown = await h.finalReply(ix);
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    const [entry] = await h.runner.history!.mine(requester);
+    expect(entry!.link).toBe(linkTo(h, shown));
+  });
+
+  it('posts the swept result to the audit channel as the entry of a job that ended normally: who, where, options, cost and the link to its message', async () => {
+    let audit = '';
+    const ix = await resultOnItsWay({ prompt: 'a paid image for the audit', quality: 'low' }, async () => {
+      audit = await chooseAuditChannel(h);
+    });
+    await h.restart({ crash: true });
+
+    const shown = await h.finalReply(ix);
+    const entry = await auditEntry(h, audit, 'a paid image for the audit');
+    // A job the live process ran and showed, for the same entry side by side.
+    const live = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a live image for the audit', quality: 'low' }, { user: ix.user }));
+    const liveEntry = await auditEntry(h, audit, 'a live image for the audit');
+    const as = (text: string, prompt: string, message: FakeMessage) => text.replace(prompt, '<prompt>').replace(linkTo(h, message), '<link>');
+    expect(entry).toContain(linkTo(h, shown));
+    expect(entry).toMatch(/\$0\.0\d+/);
+    expect(as(entry, 'a paid image for the audit', shown)).toBe(as(liveEntry, 'a live image for the audit', live));
+  });
+
   it('says the images were made and are no longer kept, with no Retry, when they are gone by the time of the sweep', async () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image whose copy is gone' });
     // Gone as a kept image too old for the images space is.
@@ -84,6 +135,42 @@ describe('the sweep of jobs the last process left', () => {
       '🔌 This job finished just as the bot restarted, but its result could not be shown then, and its images are no longer kept. They were made and charged; start a new job with /imagine or /edit if you still need them.',
     );
     expect(buttonsOf(shown)).toEqual([]);
+  });
+
+  it('keeps a job whose images are no longer kept in the history as completed, with what it cost, and marks its record ended — trying the mark again when the write fails', async () => {
+    const ix = await resultOnItsWay({ prompt: 'a paid image gone from the history' });
+    for (const file of keptOutputs(h.dataDir)) await rm(join(h.dataDir, file));
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    let jobKey = '';
+    for await (const { key } of records.entries()) jobKey = key;
+    // The next process's first write of a record fails once, as a storage hiccup would.
+    vi.spyOn(JobRecordStore.prototype, 'update').mockRejectedValueOnce(new Error('storage unavailable'));
+    await h.restart({ crash: true });
+
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    const [entry] = await h.runner.history!.mine(requester);
+    expect(entry).toMatchObject({ prompt: 'a paid image gone from the history', status: 'completed' });
+    expect(entry!.costUsd).toBeGreaterThan(0);
+    const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    await vi.waitFor(async () => expect((await after.get(jobKey))?.status).toBe('completed'), { timeout: 10_000 });
+    expect(JobRecordStore.prototype.update).toHaveBeenCalledTimes(2);
+  });
+
+  it('shows the images still kept when some are gone, saying how many are no longer kept', async () => {
+    const ix = await resultOnItsWay({ prompt: 'two paid images, one gone', quality: 'low', count: 2 });
+    await h.discord.waitFor(() => keptOutputs(h.dataDir).length === 2 || undefined, 'both images kept');
+    await rm(join(h.dataDir, keptOutputs(h.dataDir).sort()[1]!));
+    await h.restart({ crash: true });
+
+    const shown = await h.finalReply(ix);
+    expect(shown.attachments).toHaveLength(1);
+    expect(shown.content.split('\n')).toContain(`ℹ️ ${say('en', 'discord.job.some_no_longer_kept', { missing: 1, made: 2 })}`);
+    expect(say('en', 'discord.job.some_no_longer_kept', { missing: 1, made: 2 })).toBe(
+      'This job finished just as the bot restarted, and one of its 2 images is no longer kept: made and charged, but not shown here.',
+    );
+    expect(buttonsOf(shown).map((b) => b.label)).toContain('Reroll');
+    expect(h.emulator.requests.filter((r) => r.path.includes('/images/'))).toHaveLength(1);
   });
 
   it('says the images were made, with no Retry, when the facts of the result were saved but none of its images could be kept', async () => {
