@@ -2,6 +2,7 @@ import { envChoice, envError, envNumber, envText, envUrl, type Env } from './cor
 import { ValidationError } from './core/errors.js';
 import { LOG_FORMATS, type LogFormat } from './core/log-format.js';
 import { readRedisConfig, type RedisConfig } from './core/redis-config.js';
+import { MAX_TIMER_MS } from './core/timer-ms.js';
 import { readSpendConfig, type SpendConfig } from './spend/caps.js';
 
 /**
@@ -11,7 +12,7 @@ import { readSpendConfig, type SpendConfig } from './spend/caps.js';
  */
 
 /** Longest timeout a Node timer can hold, in whole seconds (2^31 − 1 ms ≈ 24.8 days). */
-export const MAX_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+export const MAX_TIMEOUT_SECONDS = Math.floor(MAX_TIMER_MS / 1000);
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 

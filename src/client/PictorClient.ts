@@ -495,10 +495,10 @@ function formatSeconds(ms: number): string {
   return `${Math.ceil(ms / 1000)} s`;
 }
 
-/** A key goes into a header: characters a header cannot carry (a newline from a pasted file) are refused before anything is sent. */
 /** A timeout of the client: above 0, refused as bad input (`ValidationError`) like any other option. */
 const TIMEOUT_RULE: TimerMsRule = { aboveZero: true, error: (option, message) => new ValidationError(option, message) };
 
+/** A key goes into a header: characters a header cannot carry (a newline from a pasted file) are refused before anything is sent. */
 export function checkApiKey(key: string, param: string): void {
   if (!/^[\x21-\x7e]+$/.test(key)) {
     throw new ValidationError(param, `${param} contains characters an HTTP header cannot carry (spaces, newlines or non-ASCII); check for a stray line break`);
