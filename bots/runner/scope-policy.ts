@@ -4,7 +4,7 @@ import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import { findBlockedWord } from './blocked-words.js';
 import { refusalFromPolicy } from './describe-refusal.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import { listOverBound, isFailClosed, ListTooLongError, mayExceedBound, ScopeSettingsSchema, type ListSettingName, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type SettingUpdate, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
+import { isFailClosed, ListTooLongError, valueRefusal, type ListSettingName, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type SettingUpdate, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
 import { TtlCache } from './ttl-cache.js';
 import { isDmScope, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
 
@@ -455,12 +455,11 @@ function isOneOf<T extends string>(value: unknown, choices: readonly T[]): value
 
 /**
  * `invalid_value` when `value` is not one `name` takes (naming the bound of a list too long); undefined when it is. A
- * list of who and where longer than its bound is left to the store, which alone knows what is stored now (`mayExceedBound`).
+ * list of who and where longer than its bound is left to the store, which alone knows what is stored now (`valueRefusal`).
  */
 function invalidValueOf(name: SettingName, value: unknown): Extract<SettingChangeResult, { ok: false }> | undefined {
-  if (ScopeSettingsSchema.shape[name].safeParse(value).success || mayExceedBound(name, value)) return undefined;
-  const most = listOverBound(name, value);
-  return { ok: false, code: 'invalid_value', name, ...(most !== undefined && { most }) };
+  const refusal = valueRefusal(name, value);
+  return refusal && { ok: false, code: 'invalid_value', name, ...refusal };
 }
 
 /** The rule a job's options (the scope's defaults filled in) break, checked in this order; undefined when none. */

@@ -84,14 +84,19 @@ describe('the chat settings kept in the bots’ state', () => {
     await writeFile(join(dir, state.spaces.scopeSettings.dir, `${stateKeyOf('discord:G2')}.json`), '{"roleBudgets":{"val');
     await readTimes('discord:G1', 5);
     await readTimes('discord:G2', 5);
-    expect(warnings()).toEqual([{ scopeKey: 'discord:G1', settings: ['roleBudgets'] }, { scopeKey: 'discord:G2' }]);
+    expect(warnings()).toEqual([
+      { scopeKey: 'discord:G1', settings: ['roleBudgets'], jobsRefused: false, roleBudgetsUnreadable: true },
+      { scopeKey: 'discord:G2', damagedRecord: true, jobsRefused: true, roleBudgetsUnreadable: true },
+    ]);
 
     // Mended, then damaged anew: told again, once.
     await settings.set('discord:G1', 'roleBudgets', [], { by: 'discord:admin', at: 2 });
     await readTimes('discord:G1', 3);
     await space.put(stateKeyOf('discord:G1'), { roleBudgets: { value: 'a penny', by: 'discord:admin', at: 3 }, maxImages: { value: 99, by: 'discord:admin', at: 3 } });
     await readTimes('discord:G1', 3);
-    expect(warnings().slice(2)).toEqual([{ scopeKey: 'discord:G1', settings: ['roleBudgets', 'maxImages'] }]);
+    expect(warnings().slice(2)).toEqual([{ scopeKey: 'discord:G1', settings: ['roleBudgets', 'maxImages'], jobsRefused: true, roleBudgetsUnreadable: true }]);
+    // One message, whatever is unreadable: what it holds back is in its fields.
+    expect(new Set(logger.entries.filter((e) => e.level === 'warn').map((e) => e.msg)).size).toBe(1);
   });
 
   it('answer what a setting was before a change, and forget a cleared one', async () => {
@@ -185,6 +190,27 @@ describe('a rule stored by a version whose schema was wider', () => {
     expect(await refusalCode(runner, job(member))).toBeUndefined();
     expect(await refusalCode(runner, job(requester()))).toBe('member_not_allowed');
     expect(await refusalCode(runner, { ...job(member), options: { quality: 'low', size: '1536x1024' } })).toBe('size_not_allowed');
+  });
+
+  it('warns once a scope of the sizes and qualities it left out, however often it is read, and again when they change', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const logger = new RecordingLogger();
+    const settings = settingsInState(space, logger);
+    const dropped = () => logger.entries.filter((e) => e.level === 'warn').map((e) => e.obj);
+    await space.update(stateKeyOf('discord:G1'), () => ({ sizes: { value: ['2048x2048', '1024x1024', '2048x2048'], by: 'discord:admin', at: 1 } }));
+    await space.update(stateKeyOf('discord:G2'), () => ({ qualities: { value: ['ultra', 'low'], by: 'discord:admin', at: 1 } }));
+    for (let i = 0; i < 3; i++) {
+      expect((await settings.get('discord:G1')).values).toEqual({ sizes: ['1024x1024'] });
+      await settings.get('discord:G2');
+    }
+    expect(dropped()).toEqual([
+      { scopeKey: 'discord:G1', dropped: { sizes: ['2048x2048'] } },
+      { scopeKey: 'discord:G2', dropped: { qualities: ['ultra'] } },
+    ]);
+    await space.update(stateKeyOf('discord:G1'), () => ({ sizes: { value: ['4096x4096', '1024x1024'], by: 'discord:admin', at: 2 } }));
+    await settings.get('discord:G1');
+    await settings.get('discord:G1');
+    expect(dropped().slice(2)).toEqual([{ scopeKey: 'discord:G1', dropped: { sizes: ['4096x4096'] } }]);
   });
 
   it('keeps failing closed for a value of the wrong shape, one with no size or quality it knows, and blocked members or words beyond today’s bounds', async () => {
