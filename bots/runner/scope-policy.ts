@@ -87,6 +87,9 @@ export type SettingChangeResult =
  */
 export type SettingUpdateResult = SettingChangeResult | { ok: false; code: 'setting_unreadable' | 'would_open'; name: SettingName };
 
+/** What `repair` answers: the settings it cleared (none: every one could be read), or `not_admin` (nothing changed). */
+export type SettingsRepairResult = { ok: true; cleared: StoredSettingName[] } | { ok: false; code: 'not_admin' };
+
 /** The lists whose none (unset) is wider than any value: an `update` does not empty one (`would_open`), `clear` does. */
 const OPEN_WHEN_EMPTY: readonly ListSettingName[] = ['channels', 'allowed', 'qualities', 'sizes', 'highQualityFor'];
 
@@ -365,6 +368,20 @@ export class ScopePolicy {
     }
   }
 
+  /**
+   * A chat admin clears, in one step, every setting of their own scope that is stored and cannot be read — each back
+   * to its default, the role budgets to none (each member's cap) — and nothing else: the readable ones stay. What a
+   * scope whose record is damaged needs to take jobs again without setting or clearing each rule in turn. Logged with
+   * who did it when it cleared any.
+   */
+  async repair(requester: Requester): Promise<SettingsRepairResult> {
+    if (!requester.isAdmin) return { ok: false, code: 'not_admin' };
+    const scopeKey = scopeKeyOf(requester);
+    const cleared = await this.#store.repair(scopeKey);
+    if (cleared.length > 0) this.#logger?.info({ scopeKey, changedBy: userKeyOf(requester), cleared }, 'a chat admin cleared the settings that could not be read');
+    return { ok: true, cleared };
+  }
+
   /** Logs a change made, with who made it, and answers it. */
   #changed(requester: Requester, name: SettingName, previous: unknown, value: unknown, unreadable: boolean): SettingChangeResult {
     this.#logger?.info(
@@ -435,6 +452,14 @@ class CachedSettings implements ScopeSettingsStore {
   async update<K extends StoredSettingName>(scopeKey: string, name: K, change: SettingUpdate<K>, by: SettingChange): Promise<ScopeSettings[K] | undefined> {
     try {
       return await this.#store.update(scopeKey, name, change, by);
+    } finally {
+      this.#cache.delete(scopeKey);
+    }
+  }
+
+  async repair(scopeKey: string): Promise<StoredSettingName[]> {
+    try {
+      return await this.#store.repair(scopeKey);
     } finally {
       this.#cache.delete(scopeKey);
     }

@@ -136,6 +136,12 @@ export interface ScopeSettingsStore {
    * it), or throws to change nothing.
    */
   update<K extends StoredSettingName>(scopeKey: string, name: K, change: SettingUpdate<K>, by: SettingChange): Promise<ScopeSettings[K] | undefined>;
+  /**
+   * Clears, atomically, every setting of the scope that is stored and cannot be read (each back to its default; all of
+   * them when the record itself is damaged), leaving the readable ones as they are; answers those it cleared, in the
+   * order of the settings (none: nothing was unreadable).
+   */
+  repair(scopeKey: string): Promise<StoredSettingName[]>;
 }
 
 /** A change of one setting from its current value (`ScopeSettingsStore.update`). */
@@ -147,7 +153,7 @@ export type SettingUpdate<K extends StoredSettingName> = (value: ScopeSettings[K
  * `get` names the known settings it left out (`unreadable`; all of them when the record itself is damaged) and warns
  * of them once a scope while they stay so (`tell`). What an unreadable setting means is its readers' to decide: a
  * restriction (`FAIL_CLOSED_SETTINGS`, the role budgets) holds the scope's jobs back, a default falls back. A damaged
- * record written anew keeps those unreadable (`UNREADABLE_MARK`) but the one set.
+ * record written anew keeps those unreadable (`UNREADABLE_MARK`) but the one set; `repair` clears them all at once.
  * Sizes and qualities a later version dropped are left out on read, warned of once a scope while they stay so.
  * Without a space, a store of this process alone.
  */
@@ -172,7 +178,7 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
         jobsRefused: names.some(isFailClosed),
         roleBudgetsUnreadable: names.includes('roleBudgets'),
       },
-      'stored chat settings of a server/workspace are unreadable until an admin sets or clears each again',
+      'stored chat settings of a server/workspace are unreadable: an admin sets or clears each again, or repairs them all at once',
     );
   };
   /** What each scope was last warned of dropping (sizes and qualities this version does not know), while it stays so. */
@@ -239,6 +245,25 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
       return { previous, unreadable };
     },
     update,
+    async repair(scopeKey) {
+      let cleared: StoredSettingName[] = [];
+      await space.update(
+        stateKeyOf(scopeKey),
+        (stored) => {
+          // A damaged record is cleared whole: none of what it held can be read. An unknown name is no setting of this version: kept.
+          if (stored !== undefined && !isRecord(stored)) {
+            cleared = [...SETTING_NAMES];
+            return undefined;
+          }
+          const entries: ScopeSettingEntries = stored ?? {};
+          cleared = SETTING_NAMES.filter((name) => entries[name] !== undefined && read(name, entries[name]?.value) === undefined);
+          for (const name of cleared) delete entries[name];
+          return Object.keys(entries).length ? entries : undefined;
+        },
+        { unreadable: true },
+      );
+      return cleared;
+    },
   };
 }
 

@@ -169,6 +169,70 @@ describe('a rule the bots’ state keeps but cannot read', () => {
   });
 });
 
+describe('repairing the settings that cannot be read, in one step', () => {
+  it('clears exactly the unreadable ones, back to their defaults, keeps the readable ones, and lifts the refusal: a job is then taken', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const { runner } = await kit.runner({ settings: settingsInState(space), settingsCacheMs: 0 });
+    expect((await runner.policy.set(admin(), 'channels', ['art'])).ok).toBe(true);
+    expect((await runner.policy.set(admin(), 'maxImages', 2)).ok).toBe(true);
+    await space.update(stateKeyOf('discord:guild-1'), (stored) => ({
+      ...(stored as ScopeSettingEntries),
+      blocked: { value: 'mallory', by: 'discord:admin', at: 2 },
+      qualities: { value: [3], by: 'discord:admin', at: 2 },
+      defaultSize: { value: 'huge', by: 'discord:admin', at: 2 },
+      roleBudgets: { value: 'a penny', by: 'discord:admin', at: 2 },
+      colourScheme: { value: 'teal', by: 'discord:admin', at: 2 },
+    }));
+    const member = requester({ channelId: 'art' });
+    await expect(runner.submit(job(member), () => {})).rejects.toMatchObject({ code: 'settings_unreadable' });
+
+    expect(await runner.policy.repair(admin())).toEqual({ ok: true, cleared: ['blocked', 'qualities', 'defaultSize', 'roleBudgets'] });
+    const s = await runner.policy.effective(admin());
+    expect(s.unreadable).toEqual([]);
+    expect(s.channels).toMatchObject({ value: ['art'], source: 'admin' });
+    expect(s.maxImages).toMatchObject({ value: 2, source: 'admin' });
+    expect(s.blocked).toMatchObject({ value: [], source: 'default' });
+    expect(s.defaultSize).toMatchObject({ value: '1024x1024', source: 'default' });
+    // A name this version does not know is no setting of it: a later version's, kept.
+    expect(((await space.read(stateKeyOf('discord:guild-1'))) as ScopeSettingEntries).colourScheme).toEqual({ value: 'teal', by: 'discord:admin', at: 2 });
+    expect(await refusalCode(runner, job(member))).toBeUndefined();
+    expect(await refusalCode(runner, job(requester({ channelId: 'general' })))).toBe('channel_not_allowed');
+    expect(kit.emu.emulator.requests).toHaveLength(1);
+    // Nothing left to clear: nothing changes.
+    expect(await runner.policy.repair(admin())).toEqual({ ok: true, cleared: [] });
+  });
+
+  it('clears a record damaged whole, every rule and the role budgets with it, in one step: its jobs are taken again', async () => {
+    const dir = await kit.newDir();
+    const { state, settings } = await settingsOf(dir);
+    const { runner } = await kit.runner({ settings, settingsCacheMs: 0 });
+    expect((await runner.policy.set(admin(), 'channels', ['art'])).ok).toBe(true);
+    await writeFile(join(dir, state.spaces.scopeSettings.dir, `${stateKeyOf('discord:guild-1')}.json`), '{"channels":{"val');
+    await expect(runner.submit(job(requester()), () => {})).rejects.toMatchObject({ code: 'settings_unreadable' });
+
+    const repaired = await runner.policy.repair(admin());
+    expect(repaired).toMatchObject({ ok: true, cleared: expect.arrayContaining(['channels', 'privateResults', 'roleBudgets']) as unknown });
+    expect((await runner.policy.effective(admin())).unreadable).toEqual([]);
+    expect(await refusalCode(runner, job(requester()))).toBeUndefined();
+  });
+
+  it('is refused to a member who is not an admin, changing nothing, and logged with who did it for an admin', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const logger = new RecordingLogger();
+    const { runner } = await kit.runner({ settings: settingsInState(space), settingsCacheMs: 0, logger });
+    await space.update(stateKeyOf('discord:guild-1'), () => ({ blocked: { value: 'mallory', by: 'discord:admin', at: 2 } }));
+    expect(await runner.policy.repair(requester())).toEqual({ ok: false, code: 'not_admin' });
+    expect((await runner.policy.effective(admin())).unreadable).toEqual(['blocked']);
+    await expect(runner.submit(job(requester()), () => {})).rejects.toMatchObject({ code: 'settings_unreadable' });
+
+    const who = admin();
+    await runner.policy.repair(who);
+    expect(logger.entries.filter((e) => e.msg === 'a chat admin cleared the settings that could not be read').map((e) => e.obj)).toEqual([
+      { scopeKey: 'discord:guild-1', changedBy: `discord:${who.userId}`, cleared: ['blocked'] },
+    ]);
+  });
+});
+
 describe('a rule stored by a version whose schema was wider', () => {
   it('keeps the sizes and qualities this version knows, and the lists of who may use the bot whole; the scope works', async () => {
     const space = memorySpace<ScopeSettingEntries>();
