@@ -297,7 +297,7 @@ export const de = {
   'slack.mention.example': '@Pictor mach den Himmel lila --size 1536x1024',
   'slack.mention.use_command': 'Das ist ein Befehl, kein Bild: Gib ihn nach {command} ein, dort siehst nur du die Antwort. Es wurde nichts gesendet, um ein Bild zu erzeugen.',
   'slack.settings.not_admin': ':raised_hand: Nur ein Admin dieses Workspace kann seine Einstellungen sehen und ändern.',
-  'slack.settings.usage': 'Sag {how}: SETTING ist eines von {names}; {show} zeigt sie alle.',
+  'slack.settings.usage': 'Sag {how}: SETTING ist eines von {names}; {show} zeigt sie alle; {repair} setzt nur die nicht lesbaren zurück.',
   'slack.budget.usage':
     'Sag {how}: CAP ist user-daily, user-monthly, workspace-daily oder workspace-monthly; USD ist 0 oder mehr (z. B. 2.50), oder `clear` für die Einstellung des Betreibers.',
   'slack.history.line':

@@ -318,7 +318,7 @@ export const en = {
   'slack.mention.example': '@Pictor make the sky purple --size 1536x1024',
   'slack.mention.use_command': 'That is a command, not a picture: type it after {command}, where only you see the answer. Nothing was sent to make an image.',
   'slack.settings.not_admin': ':raised_hand: Only an admin of this workspace can see and change its settings.',
-  'slack.settings.usage': 'Say {how}: SETTING is one of {names}; {show} shows them all.',
+  'slack.settings.usage': 'Say {how}: SETTING is one of {names}; {show} shows them all; {repair} clears only those that cannot be read.',
   'slack.budget.usage':
     'Say {how}: CAP is user-daily, user-monthly, workspace-daily or workspace-monthly; USD is 0 or more (e.g. 2.50), or `clear` for the operator’s setting.',
   'slack.history.line':

@@ -297,7 +297,7 @@ export const es = {
   'slack.mention.example': '@Pictor pon el cielo morado --size 1536x1024',
   'slack.mention.use_command': 'Eso es un comando, no una imagen: escríbelo después de {command}, donde solo tú ves la respuesta. No se envió nada para crear una imagen.',
   'slack.settings.not_admin': ':raised_hand: Solo un admin de este espacio de trabajo puede ver y cambiar sus ajustes.',
-  'slack.settings.usage': 'Escribe {how}: SETTING es uno de {names}; {show} los muestra todos.',
+  'slack.settings.usage': 'Escribe {how}: SETTING es uno de {names}; {show} los muestra todos; {repair} borra solo los que no se pueden leer.',
   'slack.budget.usage':
     'Escribe {how}: CAP es user-daily, user-monthly, workspace-daily o workspace-monthly; USD es 0 o más (p. ej., 2.50), o `clear` para el ajuste del operador.',
   'slack.history.line':

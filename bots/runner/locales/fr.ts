@@ -297,7 +297,7 @@ export const fr = {
   'slack.mention.example': '@Pictor rends le ciel violet --size 1536x1024',
   'slack.mention.use_command': 'C’est une commande, pas une image : tapez-la après {command}, où vous seul voyez la réponse. Rien n’a été envoyé pour créer une image.',
   'slack.settings.not_admin': ':raised_hand: Seul un admin de cet espace de travail peut voir et modifier ses réglages.',
-  'slack.settings.usage': 'Tapez {how} : SETTING est l’un de {names} ; {show} les affiche tous.',
+  'slack.settings.usage': 'Tapez {how} : SETTING est l’un de {names} ; {show} les affiche tous ; {repair} efface uniquement ceux qui sont illisibles.',
   'slack.budget.usage':
     'Tapez {how} : CAP est user-daily, user-monthly, workspace-daily ou workspace-monthly ; USD vaut 0 ou plus (par ex. 2.50), ou `clear` pour le réglage de l’opérateur.',
   'slack.history.line':

@@ -297,7 +297,7 @@ export const ja = {
   'slack.mention.example': '@Pictor 空を紫にして --size 1536x1024',
   'slack.mention.use_command': 'これは画像ではなくコマンドです。{command} の後に入力してください（答えはあなたにだけ表示されます）。画像を作るためには何も送信していません。',
   'slack.settings.not_admin': ':raised_hand: このワークスペースの設定を表示・変更できるのは管理者だけです。',
-  'slack.settings.usage': '{how} と入力してください。SETTING は {names} のいずれかです。{show} ですべて表示できます。',
+  'slack.settings.usage': '{how} と入力してください。SETTING は {names} のいずれかです。{show} ですべて表示できます。{repair} で読み取れない設定だけを消去します。',
   'slack.budget.usage':
     '{how} と入力してください。CAP は user-daily、user-monthly、workspace-daily、workspace-monthly のいずれか、USD は 0 以上（例: 2.50）、運営者の設定に戻すには `clear` です。',
   'slack.history.line':

@@ -297,7 +297,7 @@ export const ptBR = {
   'slack.mention.example': '@Pictor deixe o céu roxo --size 1536x1024',
   'slack.mention.use_command': 'Isso é um comando, não uma imagem: digite-o depois de {command}, onde só você vê a resposta. Nada foi enviado para criar uma imagem.',
   'slack.settings.not_admin': ':raised_hand: Só um admin deste espaço de trabalho pode ver e mudar as configurações dele.',
-  'slack.settings.usage': 'Digite {how}: SETTING é um de {names}; {show} mostra todas.',
+  'slack.settings.usage': 'Digite {how}: SETTING é um de {names}; {show} mostra todas; {repair} limpa só as que não podem ser lidas.',
   'slack.budget.usage':
     'Digite {how}: CAP é user-daily, user-monthly, workspace-daily ou workspace-monthly; USD é 0 ou mais (ex.: 2.50), ou `clear` para a configuração do operador.',
   'slack.history.line':
