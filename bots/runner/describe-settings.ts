@@ -40,6 +40,20 @@ export async function changeSetting(policy: ScopePolicy, requester: Requester, w
   return answerOf(result, op, requester.platform, locale);
 }
 
+/**
+ * `repair` from chat: clears through the policy every setting of the admin's scope that cannot be read (each back to
+ * its default; the readable ones stay), and answers which, in the admin's language — as they are typed (`audit` for
+ * the audit channel), the role budgets in words.
+ */
+export async function repairSettings(policy: ScopePolicy, requester: Requester): Promise<SettingAnswer> {
+  const { locale, platform } = requester;
+  if (!requester.isAdmin) return notAdmin(platform, locale);
+  const result = await policy.repair(requester);
+  if (!result.ok) return notAdmin(platform, locale);
+  const settings = result.cleared.map((name) => (name === 'roleBudgets' ? say(locale, 'settings.role_budgets') : name === 'auditChannel' ? 'audit' : WORD_OF[name])).join(', ');
+  return { ok: true, message: say(locale, 'settings.repaired', { count: result.cleared.length, settings, scope: SCOPE_WORDS[platform] }) };
+}
+
 type ParsedSettingOp = Extract<ParsedSetting, { ok: true }>['op'];
 
 const notAdmin = (platform: Platform, locale: string | undefined): SettingAnswer => ({

@@ -68,7 +68,7 @@ export {
   type StoredScopeSettings,
 } from './scope-settings.js';
 export { findBlockedWord, foldText, parseWordList } from './blocked-words.js';
-export { changeSetting, describeSettings, type SettingAnswer } from './describe-settings.js';
+export { changeSetting, describeSettings, repairSettings, type SettingAnswer } from './describe-settings.js';
 export {
   HouseStyles,
   HOUSE_STYLE_LIMITS,

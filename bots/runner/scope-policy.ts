@@ -4,7 +4,7 @@ import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import { findBlockedWord } from './blocked-words.js';
 import { refusalFromPolicy } from './describe-refusal.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import { listOverBound, isFailClosed, ListTooLongError, mayExceedBound, ScopeSettingsSchema, type ListSettingName, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type SettingUpdate, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
+import { isFailClosed, ListTooLongError, valueRefusal, type ListSettingName, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type SettingUpdate, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
 import { TtlCache } from './ttl-cache.js';
 import { isDmScope, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
 
@@ -86,6 +86,9 @@ export type SettingChangeResult =
  * default, everyone or everything, which only `clear` chooses (nothing changed either way).
  */
 export type SettingUpdateResult = SettingChangeResult | { ok: false; code: 'setting_unreadable' | 'would_open'; name: SettingName };
+
+/** What `repair` answers: the settings it cleared (none: every one could be read), or `not_admin` (nothing changed). */
+export type SettingsRepairResult = { ok: true; cleared: StoredSettingName[] } | { ok: false; code: 'not_admin' };
 
 /** The lists whose none (unset) is wider than any value: an `update` does not empty one (`would_open`), `clear` does. */
 const OPEN_WHEN_EMPTY: readonly ListSettingName[] = ['channels', 'allowed', 'qualities', 'sizes', 'highQualityFor'];
@@ -365,6 +368,20 @@ export class ScopePolicy {
     }
   }
 
+  /**
+   * A chat admin clears, in one step, every setting of their own scope that is stored and cannot be read — each back
+   * to its default, the role budgets to none (each member's cap) — and nothing else: the readable ones stay. What a
+   * scope whose record is damaged needs to take jobs again without setting or clearing each rule in turn. Logged with
+   * who did it when it cleared any.
+   */
+  async repair(requester: Requester): Promise<SettingsRepairResult> {
+    if (!requester.isAdmin) return { ok: false, code: 'not_admin' };
+    const scopeKey = scopeKeyOf(requester);
+    const cleared = await this.#store.repair(scopeKey);
+    if (cleared.length > 0) this.#logger?.info({ scopeKey, changedBy: userKeyOf(requester), cleared }, 'a chat admin cleared the settings that could not be read');
+    return { ok: true, cleared };
+  }
+
   /** Logs a change made, with who made it, and answers it. */
   #changed(requester: Requester, name: SettingName, previous: unknown, value: unknown, unreadable: boolean): SettingChangeResult {
     this.#logger?.info(
@@ -439,6 +456,14 @@ class CachedSettings implements ScopeSettingsStore {
       this.#cache.delete(scopeKey);
     }
   }
+
+  async repair(scopeKey: string): Promise<StoredSettingName[]> {
+    try {
+      return await this.#store.repair(scopeKey);
+    } finally {
+      this.#cache.delete(scopeKey);
+    }
+  }
 }
 
 /** A refusal found inside a store's `update`: thrown so nothing is written, answered by `ScopePolicy.update`. */
@@ -455,12 +480,11 @@ function isOneOf<T extends string>(value: unknown, choices: readonly T[]): value
 
 /**
  * `invalid_value` when `value` is not one `name` takes (naming the bound of a list too long); undefined when it is. A
- * list of who and where longer than its bound is left to the store, which alone knows what is stored now (`mayExceedBound`).
+ * list of who and where longer than its bound is left to the store, which alone knows what is stored now (`valueRefusal`).
  */
 function invalidValueOf(name: SettingName, value: unknown): Extract<SettingChangeResult, { ok: false }> | undefined {
-  if (ScopeSettingsSchema.shape[name].safeParse(value).success || mayExceedBound(name, value)) return undefined;
-  const most = listOverBound(name, value);
-  return { ok: false, code: 'invalid_value', name, ...(most !== undefined && { most }) };
+  const refusal = valueRefusal(name, value);
+  return refusal && { ok: false, code: 'invalid_value', name, ...refusal };
 }
 
 /** The rule a job's options (the scope's defaults filled in) break, checked in this order; undefined when none. */

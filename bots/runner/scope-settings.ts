@@ -136,6 +136,12 @@ export interface ScopeSettingsStore {
    * it), or throws to change nothing.
    */
   update<K extends StoredSettingName>(scopeKey: string, name: K, change: SettingUpdate<K>, by: SettingChange): Promise<ScopeSettings[K] | undefined>;
+  /**
+   * Clears, atomically, every setting of the scope that is stored and cannot be read (each back to its default; all of
+   * them when the record itself is damaged), leaving the readable ones as they are; answers those it cleared, in the
+   * order of the settings (none: nothing was unreadable).
+   */
+  repair(scopeKey: string): Promise<StoredSettingName[]>;
 }
 
 /** A change of one setting from its current value (`ScopeSettingsStore.update`). */
@@ -147,11 +153,13 @@ export type SettingUpdate<K extends StoredSettingName> = (value: ScopeSettings[K
  * `get` names the known settings it left out (`unreadable`; all of them when the record itself is damaged) and warns
  * of them once a scope while they stay so (`tell`). What an unreadable setting means is its readers' to decide: a
  * restriction (`FAIL_CLOSED_SETTINGS`, the role budgets) holds the scope's jobs back, a default falls back. A damaged
- * record written anew keeps those unreadable (`UNREADABLE_MARK`) but the one set. Without a space, a store of this
- * process alone.
+ * record written anew keeps those unreadable (`UNREADABLE_MARK`) but the one set; `repair` clears them all at once.
+ * Sizes and qualities a later version dropped are left out on read, warned of once a scope while they stay so.
+ * Without a space, a store of this process alone.
  */
 export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' | 'update'> = memorySpace<ScopeSettingEntries>(), logger?: LoggerLike): ScopeSettingsStore {
-  const read = (name: string, value: unknown): unknown => ((SETTING_NAMES as string[]).includes(name) ? readStored(name as StoredSettingName, value) : undefined);
+  const isKnown = (name: string): name is StoredSettingName => (SETTING_NAMES as string[]).includes(name);
+  const read = (name: string, value: unknown, dropped?: Dropped): unknown => (isKnown(name) ? readStored(name, value, dropped) : undefined);
   /** What each scope was last warned of (what it could not read), while it stays so: the oldest forgotten past the bound. */
   const told = new ToldOnce<string>();
   /** Warns of a scope's unreadable settings once while they stay so (again when they change), never on every read. */
@@ -160,20 +168,26 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
     if ((told.last(scopeKey) ?? '') === what) return;
     told.remember(scopeKey, what === '' ? undefined : what);
     if (what === '') return;
-    if (record) {
-      logger?.warn({ scopeKey }, 'the stored chat settings of a server/workspace are unreadable (a damaged record): its jobs are refused until an admin sets or clears each of its rules again; its role budgets are unreadable, so its members may spend nothing until an admin sets them again; its defaults apply');
-      return;
-    }
-    const names = unreadable ?? [];
-    const rules = names.some(isFailClosed);
-    const budgets = names.includes('roleBudgets');
-    if (rules && budgets) {
-      logger?.warn({ scopeKey, settings: names }, 'stored chat settings of a server/workspace are unreadable: its jobs are refused until an admin sets or clears each of these rules again; its role budgets are unreadable, so its members may spend nothing until an admin sets them again');
-    } else if (rules) {
-      logger?.warn({ scopeKey, settings: names }, 'stored chat settings of a server/workspace are unreadable: its jobs are refused until an admin sets or clears each of these rules again');
-    } else if (budgets) {
-      logger?.warn({ scopeKey, settings: names }, 'stored chat settings of a server/workspace are unreadable: its role budgets are unreadable, so its members may spend nothing until an admin sets them again');
-    } else logger?.warn({ scopeKey, settings: names }, 'stored chat settings of a server/workspace are unreadable: their defaults apply');
+    const names = record ? [...SETTING_NAMES] : (unreadable ?? []);
+    logger?.warn(
+      {
+        scopeKey,
+        // A damaged record: every setting of the scope.
+        ...(record ? { damagedRecord: true } : { settings: names }),
+        // What each kind of unreadable setting holds back meanwhile: a restriction refuses every job, the role budgets give nothing to spend, a default falls back.
+        jobsRefused: names.some(isFailClosed),
+        roleBudgetsUnreadable: names.includes('roleBudgets'),
+      },
+      'stored chat settings of a server/workspace are unreadable: an admin sets or clears each again, or repairs them all at once',
+    );
+  };
+  /** What each scope was last warned of dropping (sizes and qualities this version does not know), while it stays so. */
+  const toldDropped = new ToldOnce<string>();
+  const tellDropped = (scopeKey: string, dropped: Dropped): void => {
+    const what = JSON.stringify(dropped);
+    if ((toldDropped.last(scopeKey) ?? '{}') === what) return;
+    toldDropped.remember(scopeKey, what === '{}' ? undefined : what);
+    if (what !== '{}') logger?.warn({ scopeKey, dropped }, 'stored sizes or qualities of a server/workspace that this version does not know are left out of its settings');
   };
   const update: ScopeSettingsStore['update'] = async (scopeKey, name, change, by) => {
     let value: ScopeSettings[typeof name] | undefined;
@@ -206,16 +220,18 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
         tell(scopeKey, undefined, true);
         return { ...stored, unreadable: [...SETTING_NAMES] };
       }
+      const dropped: Dropped = {};
       for (const [name, entry] of Object.entries(record ?? {})) {
-        const value = read(name, entry?.value);
+        const value = read(name, entry?.value, dropped);
         if (value === undefined) {
-          if ((SETTING_NAMES as string[]).includes(name)) (stored.unreadable ??= []).push(name as StoredSettingName);
+          if (isKnown(name)) (stored.unreadable ??= []).push(name);
           continue;
         }
         (stored.values as Record<string, unknown>)[name] = value;
         stored.setBy[name as StoredSettingName] = { by: entry.by, at: entry.at };
       }
       tell(scopeKey, stored.unreadable, false);
+      tellDropped(scopeKey, dropped);
       return stored;
     },
     async set(scopeKey, name, value, change) {
@@ -229,6 +245,25 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
       return { previous, unreadable };
     },
     update,
+    async repair(scopeKey) {
+      let cleared: StoredSettingName[] = [];
+      await space.update(
+        stateKeyOf(scopeKey),
+        (stored) => {
+          // A damaged record is cleared whole: none of what it held can be read. An unknown name is no setting of this version: kept.
+          if (stored !== undefined && !isRecord(stored)) {
+            cleared = [...SETTING_NAMES];
+            return undefined;
+          }
+          const entries: ScopeSettingEntries = stored ?? {};
+          cleared = SETTING_NAMES.filter((name) => entries[name] !== undefined && read(name, entries[name]?.value) === undefined);
+          for (const name of cleared) delete entries[name];
+          return Object.keys(entries).length ? entries : undefined;
+        },
+        { unreadable: true },
+      );
+      return cleared;
+    },
   };
 }
 
@@ -251,39 +286,59 @@ export async function storedScopeKeys(space: Pick<Space<unknown>, 'keys'>): Prom
 /**
  * A stored value as this version reads it; undefined when it cannot be read. A later version may narrow the schema,
  * and a value stored before must not shut a scope's jobs for that: sizes and qualities a version no longer knows are
- * dropped (as the operator's narrowing drops them, `ScopePolicy.effective`), the value unreadable only when it is no list
+ * dropped (as the operator's narrowing drops them, `ScopePolicy.effective`; named in `dropped`), the value unreadable only when it is no list
  * of words or none it knows remains; a list of channels, users or roles that may use the bot (channels, who,
  * high-quality) longer than today's bound is read whole — what the admins chose, and what it held when stored — a
  * new value being bounded again. Blocked members and words are never read in part: a member or word left out would be
  * a restriction lifted, so one beyond today's bounds stays unreadable (its scope's jobs refused until it is set again).
  */
-function readStored(name: StoredSettingName, value: unknown): unknown {
+function readStored(name: StoredSettingName, value: unknown, dropped?: Dropped): unknown {
   const parsed = ScopeSettingsSchema.shape[name].safeParse(value);
   if (parsed.success) return parsed.data;
   switch (name) {
     case 'qualities':
-      return knownMembers(value, QUALITIES);
-    case 'sizes':
-      return knownMembers(value, SIZES);
+    case 'sizes': {
+      const kept = knownMembers(value, name === 'qualities' ? QUALITIES : SIZES);
+      const left = kept && [...new Set((value as string[]).filter((member) => !(kept as string[]).includes(member)))];
+      if (left?.length && dropped) dropped[name] = left;
+      return kept;
+    }
     default:
       return mayExceedBound(name, value) ? value : undefined;
   }
 }
 
+/** The sizes and qualities a read left out (`readStored`), for its warning. */
+type Dropped = Partial<Record<'qualities' | 'sizes', string[]>>;
+
 /**
- * Throws unless `value` is one the store may keep, `current` the value stored now: one the schema takes, or a list of
- * who and where the bot may be used longer than today's bound whose every entry is already stored (it only narrows
- * what was stored under a higher bound); any other list longer than its bound is refused (`ListTooLongError`). The
- * one place a list's bound is decided: `ScopePolicy` answers what it throws.
+ * Why `value` may not be kept: `{ most }` for a list longer than its bound, `{}` for any other value the setting does
+ * not take; undefined when it may. The one place a list's bound is decided. A list of who and where longer than its
+ * bound (`mayExceedBound`) may be kept only as a part of the list stored now: with `stored` (what is stored now, the
+ * store's check) it is taken when each of its entries is already stored; without it (a check before the store's),
+ * it is left to the store.
  */
-function checkBound(name: StoredSettingName, value: unknown, current: unknown): void {
-  if (ScopeSettingsSchema.shape[name].safeParse(value).success) return;
-  if (mayExceedBound(name, value) && Array.isArray(current)) {
-    const stored = new Set(current);
-    if ((value as string[]).every((entry) => stored.has(entry))) return;
+export function valueRefusal(name: StoredSettingName, value: unknown, stored?: { current: unknown }): { most?: number } | undefined {
+  if (ScopeSettingsSchema.shape[name].safeParse(value).success) return undefined;
+  if (mayExceedBound(name, value)) {
+    if (!stored) return undefined;
+    if (Array.isArray(stored.current)) {
+      const kept = new Set(stored.current);
+      if ((value as string[]).every((entry) => kept.has(entry))) return undefined;
+    }
   }
   const most = listOverBound(name, value);
-  if (most !== undefined) throw new ListTooLongError(name, most);
+  return most === undefined ? {} : { most };
+}
+
+/**
+ * Throws unless `value` is one the store may keep, `current` the value stored now (`valueRefusal`): a list longer than
+ * its bound is refused (`ListTooLongError`, which `ScopePolicy` answers), any other value the schema's error.
+ */
+function checkBound(name: StoredSettingName, value: unknown, current: unknown): void {
+  const refusal = valueRefusal(name, value, { current });
+  if (!refusal) return;
+  if (refusal.most !== undefined) throw new ListTooLongError(name, refusal.most);
   ScopeSettingsSchema.shape[name].parse(value);
 }
 
@@ -302,8 +357,8 @@ export class ListTooLongError extends Error {
 /** The lists of who and where the bot may be used, read whole when longer than today's bound (`readStored`). */
 const READ_WHOLE: readonly StoredSettingName[] = ['channels', 'allowed', 'highQualityFor'];
 
-/** Whether `value` is a list of who and where: read whole past its bound, and kept past it when a part of the one stored (`checkBound`). */
-export function mayExceedBound(name: StoredSettingName, value: unknown): boolean {
+/** Whether `value` is a list of who and where: read whole past its bound, and kept past it when a part of the one stored (`valueRefusal`). */
+function mayExceedBound(name: StoredSettingName, value: unknown): boolean {
   return READ_WHOLE.includes(name) && ids.safeParse(value).success;
 }
 
@@ -318,7 +373,7 @@ function knownMembers<T extends string>(value: unknown, known: readonly T[]): T[
  * The bound a bounded list is over: a list whose every entry is one the setting takes, longer than the most it may
  * hold; undefined for any other value.
  */
-export function listOverBound(name: StoredSettingName, value: unknown): number | undefined {
+function listOverBound(name: StoredSettingName, value: unknown): number | undefined {
   const bounded = name === 'blockedWords' ? { items: blockedWords, most: BLOCKED_WORDS_LIMITS.entries } : name in ID_LISTS_MOST ? { items: ids, most: ID_LISTS_MOST[name as keyof typeof ID_LISTS_MOST] } : undefined;
   if (!bounded || !bounded.items.safeParse(value).success) return undefined;
   return (value as unknown[]).length > bounded.most ? bounded.most : undefined;

@@ -1,11 +1,11 @@
 import { MessageFlags, type ChatInputCommandInteraction, type SlashCommandSubcommandsOnlyBuilder } from 'discord.js';
-import { changeSetting, describeSettings, say as sayIn, SETTING_WORDS, type Requester } from '../../runner/index.js';
+import { changeSetting, describeSettings, repairSettings, say as sayIn, SETTING_WORDS, type Requester } from '../../runner/index.js';
 import { acknowledge } from '../acknowledge.js';
 import { english, localized } from '../command-words.js';
 import type { BotContext } from '../bot-context.js';
 import { budgetRequesterOf } from '../requester.js';
 
-/** Adds `settings` (show every effective setting) and `set setting value` to `/imagine-admin`. */
+/** Adds `settings` (show every effective setting), `set setting value` and `repair` (clear those that cannot be read) to `/imagine-admin`. */
 export function addSettingsSubcommands<B extends SlashCommandSubcommandsOnlyBuilder>(builder: B): B {
   builder
     .addSubcommand((sub) =>
@@ -32,6 +32,9 @@ export function addSettingsSubcommands<B extends SlashCommandSubcommandsOnlyBuil
             .setRequired(true)
             .setMaxLength(1500),
         ),
+    )
+    .addSubcommand((sub) =>
+      sub.setName('repair').setDescription(english('discord.command.admin.repair')).setDescriptionLocalizations(localized('discord.command.admin.repair')),
     );
   return builder;
 }
@@ -57,7 +60,7 @@ export async function answerAdmin(
 }
 
 /**
- * `/imagine-admin settings` and `/imagine-admin set`: private answers. Who may
+ * `/imagine-admin settings`, `/imagine-admin set` and `/imagine-admin repair`: private answers. Who may
  * see and change them: the same admins as `/imagine-admin budget`.
  */
 export async function answerSettings(interaction: ChatInputCommandInteraction, ctx: BotContext): Promise<void> {
@@ -66,7 +69,10 @@ export async function answerSettings(interaction: ChatInputCommandInteraction, c
       await say(describeSettings(await ctx.runner.policy.effective(requester), '`/imagine-admin set`', interaction.locale, ctx.runner.audit.trouble(requester)));
       return;
     }
-    const answer = await changeSetting(ctx.runner.policy, requester, interaction.options.getString('setting', true), interaction.options.getString('value', true));
+    const answer =
+      interaction.options.getSubcommand() === 'repair'
+        ? await repairSettings(ctx.runner.policy, requester)
+        : await changeSetting(ctx.runner.policy, requester, interaction.options.getString('setting', true), interaction.options.getString('value', true));
     await say(answer.ok ? `✅ ${answer.message}` : `✋ ${answer.message}`);
   });
 }

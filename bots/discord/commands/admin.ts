@@ -33,7 +33,7 @@ const data = addAuditSubcommand(addStyleSubcommands(addSettingsSubcommands(new S
       .addRoleOption((o) => o.setName('role').setDescription(english('discord.option.role')).setDescriptionLocalizations(localized('discord.option.role'))),
   ))));
 
-/** `/imagine-admin budget cap usd [role]`, `settings`, `set setting value`, `style name text …`, `styles`, `audit [channel] [off]`: only for admins (the answer is private either way). */
+/** `/imagine-admin budget cap usd [role]`, `settings`, `set setting value`, `repair`, `style name text …`, `styles`, `audit [channel] [off]`: only for admins (the answer is private either way). */
 export default {
   kind: 'slash',
   data: data.toJSON(),

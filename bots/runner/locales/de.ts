@@ -89,6 +89,8 @@ export const de = {
   'settings.takes': '{setting} erwartet {hint}.',
   'settings.changed': '{setting} ist jetzt {value} (vorher {wasDefault, select, yes {der Standard} unreadable {ein nicht lesbarer Wert} other {{was}}}).',
   'settings.cleared': '{setting} ist wieder auf dem Standard (vorher {wasDefault, select, yes {der Standard} unreadable {ein nicht lesbarer Wert} other {{was}}}).',
+  'settings.repaired': '{count, plural, =0 {Alle Einstellungen {scope, select, workspace {dieses Workspaces} other {dieses Servers}} sind lesbar: nichts wurde zurückgesetzt.} one {Die nicht lesbare Einstellung ist wieder auf dem Standard: {settings}. Alle anderen Einstellungen bleiben, wie sie sind.} other {Die # nicht lesbaren Einstellungen sind wieder auf dem Standard: {settings}. Alle anderen Einstellungen bleiben, wie sie sind.}}',
+  'settings.role_budgets': 'Rollenbudgets',
   'settings.at_most': 'höchstens {max}',
   'settings.too_many': '{setting} darf höchstens {max} enthalten: nichts wurde geändert. Entferne einige oder setze einen kürzeren ganzen Wert.',
   'settings.beyond_operator': 'Der Betreiber des Bots erlaubt {allowed} für {setting}; ein Admin kann innerhalb davon wählen, nicht darüber hinaus. Bitte den Betreiber, es zu ändern.',
@@ -199,6 +201,7 @@ export const de = {
   'discord.command.admin.budget': 'Budget dieses Servers setzen, bis zur Grenze des Betreibers; clear kehrt zu ihr zurück',
   'discord.command.admin.settings': 'Jede Einstellung dieses Servers zeigen und woher sie stammt (Betreiber oder Admin)',
   'discord.command.admin.set': 'Eine Einstellung dieses Servers ändern, im Rahmen dessen, was der Betreiber erlaubt',
+  'discord.command.admin.repair': 'Nur die nicht lesbaren Einstellungen dieses Servers auf den Standard zurücksetzen',
   'discord.option.prompt_imagine': 'Was gezeichnet werden soll',
   'discord.option.prompt_edit': 'Was sich ändern soll',
   'discord.option.image': '{first, select, yes {Das zu bearbeitende Bild (PNG, JPEG oder WebP)} other {Ein weiteres Bild (PNG, JPEG oder WebP)}}',
@@ -295,7 +298,7 @@ export const de = {
   'slack.mention.example': '@Pictor mach den Himmel lila --size 1536x1024',
   'slack.mention.use_command': 'Das ist ein Befehl, kein Bild: Gib ihn nach {command} ein, dort siehst nur du die Antwort. Es wurde nichts gesendet, um ein Bild zu erzeugen.',
   'slack.settings.not_admin': ':raised_hand: Nur ein Admin dieses Workspace kann seine Einstellungen sehen und ändern.',
-  'slack.settings.usage': 'Sag {how}: SETTING ist eines von {names}; {show} zeigt sie alle.',
+  'slack.settings.usage': 'Sag {how}: SETTING ist eines von {names}; {show} zeigt sie alle; {repair} setzt nur die nicht lesbaren zurück.',
   'slack.budget.usage':
     'Sag {how}: CAP ist user-daily, user-monthly, workspace-daily oder workspace-monthly; USD ist 0 oder mehr (z. B. 2.50), oder `clear` für die Einstellung des Betreibers.',
   'slack.history.line':
@@ -368,7 +371,7 @@ export const de = {
   'refusal.private_not_allowed':
     '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse{fromDefault, select, yes {, und deine Voreinstellung verlangt sie: bitte um ein öffentliches mit {platform, select, slack {--public} other {private: False}} oder schalte deine Voreinstellung aus mit {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; versuche es ohne {platform, select, slack {--private} other {private}}}}.',
   'refusal.settings_unreadable':
-    '{count, plural, one {Eine Regel} other {Einige Regeln}} {scope, select, workspace {dieses Workspaces} other {dieses Servers}} {count, plural, one {lässt} other {lassen}} sich nicht lesen (im Speicher des Bots beschädigt): {settings}. Hier werden keine Bilder erstellt, bis ein Admin {count, plural, one {sie} other {jede}} neu festlegt oder zurücksetzt: frag einen Admin{platform, select, slack {; Admins: {command} admin set SETTING VALUE oder {command} admin set SETTING clear} other {; Admins: /imagine-admin set, mit einem Wert oder clear}}.',
+    '{count, plural, one {Eine Regel} other {Einige Regeln}} {scope, select, workspace {dieses Workspaces} other {dieses Servers}} {count, plural, one {lässt} other {lassen}} sich nicht lesen (im Speicher des Bots beschädigt): {settings}. Hier werden keine Bilder erstellt, bis ein Admin {count, plural, one {sie} other {jede}} neu festlegt oder zurücksetzt: frag einen Admin{platform, select, slack {; Admins: {command} admin repair setzt alles Unlesbare zurück, oder {command} admin set SETTING VALUE oder {command} admin set SETTING clear} other {; Admins: /imagine-admin repair setzt alles Unlesbare zurück, oder /imagine-admin set, mit einem Wert oder clear}}.',
   'settings.hint.onOff': '{on} oder {off}',
   'member.ignored':
     'Hier nicht verwendet, weil die Regeln {scope, select, workspace {dieses Workspace} other {dieses Servers}} {count, plural, one {sie} other {sie}} nicht erlauben: deine Voreinstellung {defaults}.',

@@ -99,6 +99,8 @@ export const en = {
   'settings.takes': '{setting} takes {hint}.',
   'settings.changed': '{setting} is now {value} (was {wasDefault, select, yes {the default} unreadable {a value that could not be read} other {{was}}}).',
   'settings.cleared': '{setting} is back to its default (was {wasDefault, select, yes {the default} unreadable {a value that could not be read} other {{was}}}).',
+  'settings.repaired': '{count, plural, =0 {Every setting of {scope, select, workspace {this workspace} other {this server}} can be read: nothing was cleared.} one {Cleared the setting that could not be read, back to its default: {settings}. Every other setting is unchanged.} other {Cleared the # settings that could not be read, back to their defaults: {settings}. Every other setting is unchanged.}}',
+  'settings.role_budgets': 'role budgets',
   'settings.at_most': 'at most {max}',
   'settings.too_many': '{setting} may hold at most {max}: nothing was changed. Remove some, or set a shorter whole value.',
   'settings.beyond_operator': 'The bot’s operator allows {allowed} for {setting}; an admin can choose within that, not beyond. Ask the operator to change it.',
@@ -215,6 +217,7 @@ export const en = {
   'discord.command.admin.budget': 'Set a budget of this server, at most the operator’s cap; clear goes back to the operator’s setting',
   'discord.command.admin.settings': 'Show every setting of this server and where it comes from (operator or admin)',
   'discord.command.admin.set': 'Change a setting of this server, within what the operator allows',
+  'discord.command.admin.repair': 'Clear only the settings of this server that cannot be read, back to their defaults',
   'discord.option.prompt_imagine': 'What to draw',
   'discord.option.prompt_edit': 'What to change',
   'discord.option.image': '{first, select, yes {The image to edit (PNG, JPEG or WebP)} other {Another image (PNG, JPEG or WebP)}}',
@@ -316,7 +319,7 @@ export const en = {
   'slack.mention.example': '@Pictor make the sky purple --size 1536x1024',
   'slack.mention.use_command': 'That is a command, not a picture: type it after {command}, where only you see the answer. Nothing was sent to make an image.',
   'slack.settings.not_admin': ':raised_hand: Only an admin of this workspace can see and change its settings.',
-  'slack.settings.usage': 'Say {how}: SETTING is one of {names}; {show} shows them all.',
+  'slack.settings.usage': 'Say {how}: SETTING is one of {names}; {show} shows them all; {repair} clears only those that cannot be read.',
   'slack.budget.usage':
     'Say {how}: CAP is user-daily, user-monthly, workspace-daily or workspace-monthly; USD is 0 or more (e.g. 2.50), or `clear` for the operator’s setting.',
   'slack.history.line':
@@ -393,7 +396,7 @@ export const en = {
   'refusal.private_not_allowed':
     '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: ask for a public one with {platform, select, slack {--public} other {private: False}}, or turn your default off with {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; ask again without {platform, select, slack {--private} other {private}}}}.',
   'refusal.settings_unreadable':
-    '{count, plural, one {A rule} other {Some rules}} of {scope, select, workspace {this workspace} other {this server}} cannot be read (damaged in the bot’s storage): {settings}. No images are made here until an admin sets {count, plural, one {it} other {each}} again or clears {count, plural, one {it} other {them}}: ask an admin{platform, select, slack {; admins: {command} admin set SETTING VALUE, or {command} admin set SETTING clear} other {; admins: /imagine-admin set, with a value or clear}}.',
+    '{count, plural, one {A rule} other {Some rules}} of {scope, select, workspace {this workspace} other {this server}} cannot be read (damaged in the bot’s storage): {settings}. No images are made here until an admin sets {count, plural, one {it} other {each}} again or clears {count, plural, one {it} other {them}}: ask an admin{platform, select, slack {; admins: {command} admin repair clears what cannot be read, or {command} admin set SETTING VALUE, or {command} admin set SETTING clear} other {; admins: /imagine-admin repair clears what cannot be read, or /imagine-admin set, with a value or clear}}.',
   'settings.hint.onOff': '{on} or {off}',
   'member.ignored':
     'Not used here, as {scope, select, workspace {this workspace’s} other {this server’s}} rules do not allow {count, plural, one {it} other {them}}: your default {defaults}.',

@@ -89,6 +89,8 @@ export const es = {
   'settings.takes': '{setting} admite {hint}.',
   'settings.changed': '{setting} es ahora {value} (antes: {wasDefault, select, yes {el valor predeterminado} unreadable {un valor que no se podía leer} other {{was}}}).',
   'settings.cleared': '{setting} vuelve a su valor predeterminado (antes: {wasDefault, select, yes {el valor predeterminado} unreadable {un valor que no se podía leer} other {{was}}}).',
+  'settings.repaired': '{count, plural, =0 {Todos los ajustes de {scope, select, workspace {este espacio de trabajo} other {este servidor}} se pueden leer: no se borró nada.} one {El ajuste que no se podía leer vuelve a su valor predeterminado: {settings}. Los demás ajustes no cambian.} other {Los # ajustes que no se podían leer vuelven a su valor predeterminado: {settings}. Los demás ajustes no cambian.}}',
+  'settings.role_budgets': 'presupuestos de roles',
   'settings.at_most': 'como máximo {max}',
   'settings.too_many': '{setting} puede tener como máximo {max}: no se cambió nada. Quita algunos o fija un valor completo más corto.',
   'settings.beyond_operator': 'El operador del bot permite {allowed} para {setting}; un admin puede elegir dentro de eso, no más allá. Pide al operador que lo cambie.',
@@ -199,6 +201,7 @@ export const es = {
   'discord.command.admin.budget': 'Fijar un presupuesto del servidor, hasta el límite del operador; clear vuelve a su ajuste',
   'discord.command.admin.settings': 'Mostrar cada ajuste de este servidor y de dónde viene (operador o admin)',
   'discord.command.admin.set': 'Cambiar un ajuste de este servidor, dentro de lo que permite el operador',
+  'discord.command.admin.repair': 'Devolver a su valor predeterminado solo los ajustes ilegibles de este servidor',
   'discord.option.prompt_imagine': 'Qué dibujar',
   'discord.option.prompt_edit': 'Qué cambiar',
   'discord.option.image': '{first, select, yes {La imagen que editar (PNG, JPEG o WebP)} other {Otra imagen (PNG, JPEG o WebP)}}',
@@ -295,7 +298,7 @@ export const es = {
   'slack.mention.example': '@Pictor pon el cielo morado --size 1536x1024',
   'slack.mention.use_command': 'Eso es un comando, no una imagen: escríbelo después de {command}, donde solo tú ves la respuesta. No se envió nada para crear una imagen.',
   'slack.settings.not_admin': ':raised_hand: Solo un admin de este espacio de trabajo puede ver y cambiar sus ajustes.',
-  'slack.settings.usage': 'Escribe {how}: SETTING es uno de {names}; {show} los muestra todos.',
+  'slack.settings.usage': 'Escribe {how}: SETTING es uno de {names}; {show} los muestra todos; {repair} borra solo los que no se pueden leer.',
   'slack.budget.usage':
     'Escribe {how}: CAP es user-daily, user-monthly, workspace-daily o workspace-monthly; USD es 0 o más (p. ej., 2.50), o `clear` para el ajuste del operador.',
   'slack.history.line':
@@ -368,7 +371,7 @@ export const es = {
   'refusal.private_not_allowed':
     '{scope, select, workspace {Este espacio de trabajo} other {Este servidor}} no permite resultados privados{fromDefault, select, yes {, y tu valor predeterminado los pide: pide uno público con {platform, select, slack {--public} other {private: False}} o desactiva tu valor predeterminado con {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; vuelve a pedirlo sin {platform, select, slack {--private} other {private}}}}.',
   'refusal.settings_unreadable':
-    '{count, plural, one {Una regla} other {Algunas reglas}} de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no se {count, plural, one {puede} other {pueden}} leer (su registro en el almacenamiento del bot está dañado): {settings}. No se crean imágenes aquí hasta que un admin {count, plural, one {la vuelva} other {las vuelva}} a fijar o {count, plural, one {la borre} other {las borre}}: pide ayuda a un admin{platform, select, slack {; admins: {command} admin set SETTING VALUE, o {command} admin set SETTING clear} other {; admins: /imagine-admin set, con un valor o clear}}.',
+    '{count, plural, one {Una regla} other {Algunas reglas}} de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no se {count, plural, one {puede} other {pueden}} leer (su registro en el almacenamiento del bot está dañado): {settings}. No se crean imágenes aquí hasta que un admin {count, plural, one {la vuelva} other {las vuelva}} a fijar o {count, plural, one {la borre} other {las borre}}: pide ayuda a un admin{platform, select, slack {; admins: {command} admin repair borra lo que no se puede leer, o {command} admin set SETTING VALUE, o {command} admin set SETTING clear} other {; admins: /imagine-admin repair borra lo que no se puede leer, o /imagine-admin set, con un valor o clear}}.',
   'settings.hint.onOff': '{on} u {off}',
   'member.ignored':
     'No se usa aquí, porque las reglas de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no {count, plural, one {lo permiten} other {los permiten}}: tu valor predeterminado {defaults}.',

@@ -89,6 +89,8 @@ export const fr = {
   'settings.takes': '{setting} attend {hint}.',
   'settings.changed': '{setting} vaut désormais {value} (avant : {wasDefault, select, yes {la valeur par défaut} unreadable {une valeur illisible} other {{was}}}).',
   'settings.cleared': '{setting} revient à sa valeur par défaut (avant : {wasDefault, select, yes {la valeur par défaut} unreadable {une valeur illisible} other {{was}}}).',
+  'settings.repaired': '{count, plural, =0 {Tous les réglages {scope, select, workspace {de cet espace de travail} other {de ce serveur}} sont lisibles : rien n’a été effacé.} one {Le réglage illisible revient à sa valeur par défaut : {settings}. Les autres réglages ne changent pas.} other {Les # réglages illisibles reviennent à leur valeur par défaut : {settings}. Les autres réglages ne changent pas.}}',
+  'settings.role_budgets': 'budgets des rôles',
   'settings.at_most': 'au plus {max}',
   'settings.too_many': '{setting} peut contenir au plus {max} : rien n’a été modifié. Retirez-en, ou définissez une valeur entière plus courte.',
   'settings.beyond_operator': 'L’opérateur du bot autorise {allowed} pour {setting} ; un admin peut choisir dans cette limite, pas au-delà. Demandez à l’opérateur de la changer.',
@@ -199,6 +201,7 @@ export const fr = {
   'discord.command.admin.budget': 'Fixer un budget du serveur, au plus le plafond de l’opérateur ; clear y revient',
   'discord.command.admin.settings': 'Afficher chaque réglage de ce serveur et son origine (opérateur ou admin)',
   'discord.command.admin.set': 'Modifier un réglage de ce serveur, dans les limites fixées par l’opérateur',
+  'discord.command.admin.repair': 'Remettre par défaut uniquement les réglages illisibles de ce serveur',
   'discord.option.prompt_imagine': 'Ce qu’il faut dessiner',
   'discord.option.prompt_edit': 'Ce qu’il faut changer',
   'discord.option.image': '{first, select, yes {L’image à modifier (PNG, JPEG ou WebP)} other {Une autre image (PNG, JPEG ou WebP)}}',
@@ -295,7 +298,7 @@ export const fr = {
   'slack.mention.example': '@Pictor rends le ciel violet --size 1536x1024',
   'slack.mention.use_command': 'C’est une commande, pas une image : tapez-la après {command}, où vous seul voyez la réponse. Rien n’a été envoyé pour créer une image.',
   'slack.settings.not_admin': ':raised_hand: Seul un admin de cet espace de travail peut voir et modifier ses réglages.',
-  'slack.settings.usage': 'Tapez {how} : SETTING est l’un de {names} ; {show} les affiche tous.',
+  'slack.settings.usage': 'Tapez {how} : SETTING est l’un de {names} ; {show} les affiche tous ; {repair} efface uniquement ceux qui sont illisibles.',
   'slack.budget.usage':
     'Tapez {how} : CAP est user-daily, user-monthly, workspace-daily ou workspace-monthly ; USD vaut 0 ou plus (par ex. 2.50), ou `clear` pour le réglage de l’opérateur.',
   'slack.history.line':
@@ -368,7 +371,7 @@ export const fr = {
   'refusal.private_not_allowed':
     '{scope, select, workspace {Cet espace de travail} other {Ce serveur}} n’autorise pas les résultats privés{fromDefault, select, yes {, et votre réglage par défaut les demande : demandez-en un public avec {platform, select, slack {--public} other {private: False}}, ou désactivez votre réglage avec {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other { ; réessayez sans {platform, select, slack {--private} other {private}}}}.',
   'refusal.settings_unreadable':
-    '{count, plural, one {Une règle} other {Des règles}} de {scope, select, workspace {cet espace de travail} other {ce serveur}} ne {count, plural, one {peut} other {peuvent}} pas être {count, plural, one {lue} other {lues}} (enregistrement endommagé dans le stockage du bot) : {settings}. Aucune image n’est créée ici tant qu’un admin ne {count, plural, one {l’a pas redéfinie ou effacée} other {les a pas redéfinies ou effacées}} : demandez à un admin{platform, select, slack { ; admins : {command} admin set SETTING VALUE, ou {command} admin set SETTING clear} other { ; admins : /imagine-admin set, avec une valeur ou clear}}.',
+    '{count, plural, one {Une règle} other {Des règles}} de {scope, select, workspace {cet espace de travail} other {ce serveur}} ne {count, plural, one {peut} other {peuvent}} pas être {count, plural, one {lue} other {lues}} (enregistrement endommagé dans le stockage du bot) : {settings}. Aucune image n’est créée ici tant qu’un admin ne {count, plural, one {l’a pas redéfinie ou effacée} other {les a pas redéfinies ou effacées}} : demandez à un admin{platform, select, slack { ; admins : {command} admin repair efface ce qui est illisible, ou {command} admin set SETTING VALUE, ou {command} admin set SETTING clear} other { ; admins : /imagine-admin repair efface ce qui est illisible, ou /imagine-admin set, avec une valeur ou clear}}.',
   'settings.hint.onOff': '{on} ou {off}',
   'member.ignored':
     'Non utilisé ici, car les règles de {scope, select, workspace {cet espace de travail} other {ce serveur}} ne {count, plural, one {l’autorisent} other {les autorisent}} pas : votre réglage par défaut {defaults}.',

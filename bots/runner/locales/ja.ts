@@ -89,6 +89,8 @@ export const ja = {
   'settings.takes': '{setting} には {hint} を指定します。',
   'settings.changed': '{setting} を {value} にしました（変更前: {wasDefault, select, yes {既定値} unreadable {読み取れない値} other {{was}}}）。',
   'settings.cleared': '{setting} を既定値に戻しました（変更前: {wasDefault, select, yes {既定値} unreadable {読み取れない値} other {{was}}}）。',
+  'settings.repaired': '{count, plural, =0 {{scope, select, workspace {このワークスペース} other {このサーバー}}の設定はすべて読み取れます。何も消去していません。} other {読み取れなかった # 件の設定を既定値に戻しました: {settings}。ほかの設定は変わりません。}}',
+  'settings.role_budgets': 'ロールの予算',
   'settings.at_most': '最大 {max}',
   'settings.too_many': '{setting} は最大 {max} 件までです。何も変更していません。いくつか削除するか、より短い値全体を設定してください。',
   'settings.beyond_operator': 'ボットの運営者は {setting} に {allowed} を許可しています。管理者はその範囲内で選べますが、範囲外は選べません。変更は運営者に依頼してください。',
@@ -199,6 +201,7 @@ export const ja = {
   'discord.command.admin.budget': 'このサーバーの予算を運営者の上限以下で設定します。clear で運営者の設定に戻します',
   'discord.command.admin.settings': 'このサーバーの各設定とその由来（運営者または管理者）を表示します',
   'discord.command.admin.set': '運営者が許可する範囲内で、このサーバーの設定を変更します',
+  'discord.command.admin.repair': 'このサーバーの読み取れない設定だけを既定値に戻します',
   'discord.option.prompt_imagine': '描いてほしいもの',
   'discord.option.prompt_edit': '変えたいこと',
   'discord.option.image': '{first, select, yes {編集する画像（PNG、JPEG、WebP）} other {追加の画像（PNG、JPEG、WebP）}}',
@@ -295,7 +298,7 @@ export const ja = {
   'slack.mention.example': '@Pictor 空を紫にして --size 1536x1024',
   'slack.mention.use_command': 'これは画像ではなくコマンドです。{command} の後に入力してください（答えはあなたにだけ表示されます）。画像を作るためには何も送信していません。',
   'slack.settings.not_admin': ':raised_hand: このワークスペースの設定を表示・変更できるのは管理者だけです。',
-  'slack.settings.usage': '{how} と入力してください。SETTING は {names} のいずれかです。{show} ですべて表示できます。',
+  'slack.settings.usage': '{how} と入力してください。SETTING は {names} のいずれかです。{show} ですべて表示できます。{repair} で読み取れない設定だけを消去します。',
   'slack.budget.usage':
     '{how} と入力してください。CAP は user-daily、user-monthly、workspace-daily、workspace-monthly のいずれか、USD は 0 以上（例: 2.50）、運営者の設定に戻すには `clear` です。',
   'slack.history.line':
@@ -368,7 +371,7 @@ export const ja = {
   'refusal.private_not_allowed':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {--public} other {private: False}} で公開のジョブを依頼するか、{platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}} で既定値をオフにしてください} other {。{platform, select, slack {--private} other {private}} を付けずにもう一度依頼してください}}。',
   'refusal.settings_unreadable':
-    '{scope, select, workspace {このワークスペース} other {このサーバー}}の{count, plural, other {# 件の}}ルール（{settings}）を読み取れません（ボットの保存データの記録が壊れています）。管理者が設定し直すか clear するまで、ここでは画像を作れません。管理者に依頼してください{platform, select, slack {（管理者: {command} admin set SETTING VALUE または {command} admin set SETTING clear）} other {（管理者: /imagine-admin set で値または clear を指定）}}。',
+    '{scope, select, workspace {このワークスペース} other {このサーバー}}の{count, plural, other {# 件の}}ルール（{settings}）を読み取れません（ボットの保存データの記録が壊れています）。管理者が設定し直すか clear するまで、ここでは画像を作れません。管理者に依頼してください{platform, select, slack {（管理者: {command} admin repair で読み取れないものを消去、または {command} admin set SETTING VALUE または {command} admin set SETTING clear）} other {（管理者: /imagine-admin repair で読み取れないものを消去、または /imagine-admin set で値または clear を指定）}}。',
   'settings.hint.onOff': '{on} または {off}',
   'member.ignored':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}のルールで許可されていないため、ここでは使われませんでした（{count, plural, other {#件}}）：あなたの既定値 {defaults}。',

@@ -89,6 +89,8 @@ export const ptBR = {
   'settings.takes': '{setting} aceita {hint}.',
   'settings.changed': '{setting} agora é {value} (antes: {wasDefault, select, yes {o padrão} unreadable {um valor que não podia ser lido} other {{was}}}).',
   'settings.cleared': '{setting} voltou ao padrão (antes: {wasDefault, select, yes {o padrão} unreadable {um valor que não podia ser lido} other {{was}}}).',
+  'settings.repaired': '{count, plural, =0 {Todas as configurações {scope, select, workspace {deste workspace} other {deste servidor}} podem ser lidas: nada foi limpo.} one {A configuração que não podia ser lida voltou ao padrão: {settings}. As demais configurações não mudaram.} other {As # configurações que não podiam ser lidas voltaram ao padrão: {settings}. As demais configurações não mudaram.}}',
+  'settings.role_budgets': 'orçamentos de cargos',
   'settings.at_most': 'no máximo {max}',
   'settings.too_many': '{setting} pode ter no máximo {max}: nada foi alterado. Remova alguns ou defina um valor inteiro mais curto.',
   'settings.beyond_operator': 'O operador do bot permite {allowed} para {setting}; um admin pode escolher dentro disso, não além. Peça ao operador para mudar.',
@@ -199,6 +201,7 @@ export const ptBR = {
   'discord.command.admin.budget': 'Definir um orçamento do servidor, até o limite do operador; clear volta ao dele',
   'discord.command.admin.settings': 'Mostrar cada configuração deste servidor e de onde ela vem (operador ou admin)',
   'discord.command.admin.set': 'Mudar uma configuração deste servidor, dentro do que o operador permite',
+  'discord.command.admin.repair': 'Voltar ao padrão só as configurações ilegíveis deste servidor',
   'discord.option.prompt_imagine': 'O que desenhar',
   'discord.option.prompt_edit': 'O que mudar',
   'discord.option.image': '{first, select, yes {A imagem a editar (PNG, JPEG ou WebP)} other {Outra imagem (PNG, JPEG ou WebP)}}',
@@ -295,7 +298,7 @@ export const ptBR = {
   'slack.mention.example': '@Pictor deixe o céu roxo --size 1536x1024',
   'slack.mention.use_command': 'Isso é um comando, não uma imagem: digite-o depois de {command}, onde só você vê a resposta. Nada foi enviado para criar uma imagem.',
   'slack.settings.not_admin': ':raised_hand: Só um admin deste espaço de trabalho pode ver e mudar as configurações dele.',
-  'slack.settings.usage': 'Digite {how}: SETTING é um de {names}; {show} mostra todas.',
+  'slack.settings.usage': 'Digite {how}: SETTING é um de {names}; {show} mostra todas; {repair} limpa só as que não podem ser lidas.',
   'slack.budget.usage':
     'Digite {how}: CAP é user-daily, user-monthly, workspace-daily ou workspace-monthly; USD é 0 ou mais (ex.: 2.50), ou `clear` para a configuração do operador.',
   'slack.history.line':
@@ -368,7 +371,7 @@ export const ptBR = {
   'refusal.private_not_allowed':
     '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados{fromDefault, select, yes {, e o seu padrão os pede: peça um público com {platform, select, slack {--public} other {private: False}} ou desative o seu padrão com {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; peça de novo sem {platform, select, slack {--private} other {private}}}}.',
   'refusal.settings_unreadable':
-    '{count, plural, one {Uma regra} other {Algumas regras}} {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lida} other {lidas}} (o registro no armazenamento do bot está danificado): {settings}. Nenhuma imagem é criada aqui até que um admin {count, plural, one {a defina} other {as defina}} de novo ou {count, plural, one {a limpe} other {as limpe}}: peça a um admin{platform, select, slack {; admins: {command} admin set SETTING VALUE, ou {command} admin set SETTING clear} other {; admins: /imagine-admin set, com um valor ou clear}}.',
+    '{count, plural, one {Uma regra} other {Algumas regras}} {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lida} other {lidas}} (o registro no armazenamento do bot está danificado): {settings}. Nenhuma imagem é criada aqui até que um admin {count, plural, one {a defina} other {as defina}} de novo ou {count, plural, one {a limpe} other {as limpe}}: peça a um admin{platform, select, slack {; admins: {command} admin repair limpa o que não pode ser lido, ou {command} admin set SETTING VALUE, ou {command} admin set SETTING clear} other {; admins: /imagine-admin repair limpa o que não pode ser lido, ou /imagine-admin set, com um valor ou clear}}.',
   'settings.hint.onOff': '{on} ou {off}',
   'member.ignored':
     'Não usado aqui, pois as regras {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {o permitem} other {os permitem}}: o seu padrão {defaults}.',

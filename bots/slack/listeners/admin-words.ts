@@ -1,7 +1,7 @@
 import { closestWord } from 'pictor/internal';
 
-/** The words after `admin` that make a text an admin command: `/imagine admin settings`, `admin set …`, `admin audit …`, `admin budget …`, `admin style …`. */
-export const ADMIN_SUBCOMMANDS = ['settings', 'set', 'audit', 'budget', 'style'] as const;
+/** The words after `admin` that make a text an admin command: `/imagine admin settings`, `admin set …`, `admin repair`, `admin audit …`, `admin budget …`, `admin style …`. */
+export const ADMIN_SUBCOMMANDS = ['settings', 'set', 'repair', 'audit', 'budget', 'style'] as const;
 export type AdminSubcommand = (typeof ADMIN_SUBCOMMANDS)[number];
 
 /**

@@ -1,6 +1,6 @@
 import type { RespondFn } from '@slack/bolt';
 import { closestWord } from 'pictor/internal';
-import { changeAuditChannel, changeSetting, CLEAR_VALUE, describeSettings, LIST_VERB, say, settingOfWord, SETTING_WORDS } from '../../runner/index.js';
+import { changeAuditChannel, changeSetting, CLEAR_VALUE, describeSettings, LIST_VERB, repairSettings, say, settingOfWord, SETTING_WORDS } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
 import type { SlackActor } from '../SlackJobs.js';
 import { escapeMrkdwn, plainTextOf } from '../slack-text.js';
@@ -8,12 +8,14 @@ import { adminNearMissOf } from './admin-words.js';
 
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
-/** What `/imagine admin settings|set|audit …` asks for. */
+/** What `/imagine admin settings|set|repair|audit …` asks for. */
 export type SettingsCommand =
   | { kind: 'show' }
   | { kind: 'set'; setting: string | undefined; value: string }
+  /** Clear the settings that cannot be read (`repairSettings`). */
+  | { kind: 'repair' }
   | { kind: 'audit'; channel: string | undefined; off: boolean }
-  /** `admin settings …` or `admin audit …` that does not parse: answered with that command's usage. */
+  /** `admin settings …`, `admin repair …` or `admin audit …` that does not parse: answered with that command's usage (the settings' for repair). */
   | { kind: 'usage'; of: 'settings' | 'audit' }
   /** A channel or member typed as plain text (`#art`, `@sam`, `mallory`) where an id is needed: `field` names where, `of` what it should be. */
   | { kind: 'plain_mention'; field: string; typed: string; of: 'channel' | 'member' };
@@ -27,10 +29,10 @@ const CHANNEL_ID = /^[CG][A-Z0-9]{8,}$/;
 const MEMBER_ID = /^(?:user:)?[UW][A-Z0-9]{8,}$/;
 
 /**
- * `/imagine admin settings`, `/imagine admin set SETTING VALUE`, `/imagine admin audit …`; undefined for anything else.
- * A text whose second word is `settings` or `audit`, or `set` followed by a setting's name (or a near miss of one,
+ * `/imagine admin settings`, `/imagine admin set SETTING VALUE`, `/imagine admin repair`, `/imagine admin audit …`; undefined
+ * for anything else. A text whose second word is `settings`, `repair` or `audit`, or `set` followed by a setting's name (or a near miss of one,
  * `max-image`), is always a command: one that does not parse gets its usage, never becomes a prompt. `admin set` followed
- * by other words ("admin set of icons") stays a prompt. A near miss of `settings`, `set` or `audit` (`admin setting`,
+ * by other words ("admin set of icons") stays a prompt. A near miss of `settings`, `set`, `repair` or `audit` (`admin setting`,
  * `admin sets channels #art`, `admin audti off`), alone or followed by what that command takes, gets its usage. The value of a channel or member setting keeps Slack's mentions
  * (`<#C1|art>`, `<@U1|sam>`) so ids can be read, and one that came as plain text (`#art`: an app whose command does not
  * escape them, or a name Slack does not know) or a bare name (`mallory`, no id's shape) is `plain_mention`; any other
@@ -46,7 +48,9 @@ export function settingsCommandOf(slackText: string): SettingsCommand | undefine
     if (words.length === 2 || settingOfWord(words[2]!) || closestWord(words[2]!, Object.keys(SETTING_WORDS))) return { kind: 'usage', of: 'settings' };
   }
   if (miss === 'audit' && (words.length === 2 || (words.length === 3 && /^(off|<#[^>]+>|#\S+)$/i.test(words[2]!)))) return { kind: 'usage', of: 'audit' };
+  if (miss === 'repair' && words.length === 2) return { kind: 'usage', of: 'settings' };
   if (sub === 'settings') return words.length === 2 ? { kind: 'show' } : { kind: 'usage', of: 'settings' };
+  if (sub === 'repair') return words.length === 2 ? { kind: 'repair' } : { kind: 'usage', of: 'settings' };
   // `admin audit`, `admin audit off`, `admin audit #channel` (Slack sends `<#C0123|name>`).
   if (sub === 'audit') {
     if (words.length === 2) return { kind: 'audit', channel: undefined, off: false };
@@ -103,7 +107,8 @@ export async function answerSettingsCommand(
   const how = `\`${context.commands.imagine} admin set SETTING VALUE\``;
   if ((command.kind === 'set' && (command.setting === undefined || command.value === '')) || (command.kind === 'usage' && command.of === 'settings')) {
     const show = `\`${context.commands.imagine} admin settings\``;
-    await ack({ response_type: 'ephemeral', text: say(locale, 'slack.settings.usage', { how, names: Object.keys(SETTING_WORDS).join(', '), show }) });
+    const repair = `\`${context.commands.imagine} admin repair\``;
+    await ack({ response_type: 'ephemeral', text: say(locale, 'slack.settings.usage', { how, names: Object.keys(SETTING_WORDS).join(', '), show, repair }) });
     return;
   }
   if (command.kind === 'usage') {
@@ -120,7 +125,7 @@ export async function answerSettingsCommand(
     if (command.kind === 'audit') text = await auditAnswer(context, requester, command, botUserId);
     else if (command.kind === 'show') text = describeSettings(await context.runner.policy.effective(requester), how, locale, context.runner.audit.trouble(requester));
     else {
-      const answer = await changeSetting(context.runner.policy, requester, command.setting!, command.value);
+      const answer = command.kind === 'repair' ? await repairSettings(context.runner.policy, requester) : await changeSetting(context.runner.policy, requester, command.setting!, command.value);
       // Every Home tab of the workspace shows its settings and defaults.
       if (answer.ok) context.homes.changedFor(actor.teamId);
       text = answer.ok ? `:white_check_mark: ${answer.message}` : `:raised_hand: ${answer.message}`;

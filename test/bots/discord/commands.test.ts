@@ -55,6 +55,7 @@ describe('command definitions', () => {
       ['budget', 1],
       ['settings', 1],
       ['set', 1],
+      ['repair', 1],
       ['style', 1],
       ['styles', 1],
       ['audit', 1],

@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { GORE_VARIANTS } from '../../helpers/blocked-word-variants.js';
+import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
+import type { Requester } from '../../../bots/runner/index.js';
 import { answerOf, buttonId, DiscordHarness } from './harness.js';
 
 const EPHEMERAL = 64;
@@ -109,5 +111,29 @@ describe('the rules of a server, on Discord', () => {
     expect(member.flags & EPHEMERAL).toBe(EPHEMERAL);
     expect(member.content).toMatch(/^✋/);
     expect((await h.runner.policy.effective({ platform: 'discord', scopeId: h.discord.guildId })).blockedWords.value).toEqual(['kraken']);
+  });
+
+  it('clears, on /imagine-admin repair, only the settings that cannot be read, privately: a member is refused, an admin’s next job runs', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    await set(h, 'max-images', '2');
+    const admin: Requester = { platform: 'discord', userId: 'an-admin', channelId: h.discord.channelId, scopeId: h.discord.guildId, isAdmin: true };
+    await INTAKE_REFUSALS.find((r) => r.code === 'settings_unreadable')!.apply(h.runner, admin, 'elsewhere', h.state);
+    await expectRefusedPrivately(h, h.discord.slashCommand('imagine', { prompt: 'a fox', quality: 'low' }), 'settings_unreadable');
+
+    const member = await answerOf(h, h.discord.slashCommand('imagine-admin repair', {}));
+    expect(member.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(member.content).toMatch(/^✋/);
+    expect((await h.runner.policy.effective(admin)).unreadable).toEqual(['blocked']);
+
+    const repaired = await answerOf(h, h.discord.slashCommand('imagine-admin repair', {}, { permissions: MANAGE_SERVER }));
+    expect(repaired.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(repaired.content).toMatch(/^✅/);
+    expect(repaired.content).toContain('blocked');
+    const s = await h.runner.policy.effective(admin);
+    expect(s.unreadable).toEqual([]);
+    expect(s.maxImages).toMatchObject({ value: 2, source: 'admin' });
+    const done = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a fox', quality: 'low' }));
+    expect(done.attachments.length).toBeGreaterThan(0);
+    expect(h.emulator.requests).toHaveLength(1);
   });
 });

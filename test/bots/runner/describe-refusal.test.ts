@@ -40,18 +40,18 @@ describe('refusalFromPolicy', () => {
     );
   });
 
-  it('names the rules that cannot be read, tells members to ask an admin and admins the command that sets them again', () => {
+  it('names the rules that cannot be read, tells members to ask an admin and admins the commands that clear them all or set them again', () => {
     expect(refusalFromPolicy('settings_unreadable', { platform: 'discord', settings: ['blocked', 'allowed'] }).message).toBe(
-      'Some rules of this server cannot be read (damaged in the bot’s storage): blocked, who. No images are made here until an admin sets each again or clears them: ask an admin; admins: /imagine-admin set, with a value or clear.',
+      'Some rules of this server cannot be read (damaged in the bot’s storage): blocked, who. No images are made here until an admin sets each again or clears them: ask an admin; admins: /imagine-admin repair clears what cannot be read, or /imagine-admin set, with a value or clear.',
     );
     const slack = refusalFromPolicy('settings_unreadable', { platform: 'slack', settings: ['maxImages'] });
     expect(slack.message).toBe(
-      'A rule of this workspace cannot be read (damaged in the bot’s storage): max-images. No images are made here until an admin sets it again or clears it: ask an admin; admins: /imagine admin set SETTING VALUE, or /imagine admin set SETTING clear.',
+      'A rule of this workspace cannot be read (damaged in the bot’s storage): max-images. No images are made here until an admin sets it again or clears it: ask an admin; admins: /imagine admin repair clears what cannot be read, or /imagine admin set SETTING VALUE, or /imagine admin set SETTING clear.',
     );
     // The Slack app says it with its own configured command.
-    expect(sayWords('en', { ...slack.words, values: { ...slack.words.values, command: '/draw' } })).toContain('/draw admin set SETTING VALUE, or /draw admin set SETTING clear');
+    expect(sayWords('en', { ...slack.words, values: { ...slack.words.values, command: '/draw' } })).toContain('/draw admin repair clears what cannot be read, or /draw admin set SETTING VALUE, or /draw admin set SETTING clear');
     expect(sayWords('de', slack.words)).toBe(
-      'Eine Regel dieses Workspaces lässt sich nicht lesen (im Speicher des Bots beschädigt): max-images. Hier werden keine Bilder erstellt, bis ein Admin sie neu festlegt oder zurücksetzt: frag einen Admin; Admins: /imagine admin set SETTING VALUE oder /imagine admin set SETTING clear.',
+      'Eine Regel dieses Workspaces lässt sich nicht lesen (im Speicher des Bots beschädigt): max-images. Hier werden keine Bilder erstellt, bis ein Admin sie neu festlegt oder zurücksetzt: frag einen Admin; Admins: /imagine admin repair setzt alles Unlesbare zurück, oder /imagine admin set SETTING VALUE oder /imagine admin set SETTING clear.',
     );
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changeSetting, describeAuditTrouble, LOCALES, describeSettings, parseSettingValue, ScopePolicy, type OperatorControls } from '../../../bots/runner/index.js';
+import { changeSetting, describeAuditTrouble, LOCALES, describeSettings, parseSettingValue, repairSettings, ScopePolicy, type OperatorControls } from '../../../bots/runner/index.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
 import { memorySpace } from '../../../bots/runner/memory-space.js';
 import { scopeKeyOf } from '../../../bots/runner/member-keys.js';
@@ -376,6 +376,27 @@ describe('changeSetting: a list that cannot be read', () => {
     const after = await runner.policy.effective(admin);
     expect(after.unreadable).toEqual(['highQualityFor']);
     expect(after.blocked.value).toEqual(['troll']);
+  });
+});
+
+describe('repairSettings: the answer in words', () => {
+  it('names the settings it cleared as they are typed (the role budgets in words), says when none was unreadable, and refuses a member', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const { runner } = await kit.runner({ settings: settingsInState(space), settingsCacheMs: 0 });
+    const admin = requester({ isAdmin: true });
+    const damage = (entries: ScopeSettingEntries) => space.update(stateKeyOf(scopeKeyOf(admin)), (stored) => ({ ...(stored as ScopeSettingEntries), ...entries }));
+    const at = { by: 'discord:admin', at: 1 };
+
+    await damage({ blockedWords: { value: 7, ...at }, maxImages: { value: 'lots', ...at }, auditChannel: { value: 'audit', ...at }, roleBudgets: { value: 'a penny', ...at } });
+    expect(await repairSettings(runner.policy, requester())).toEqual({ ok: false, code: 'not_admin', message: 'Only an admin of this server can change its settings.' });
+    expect(await repairSettings(runner.policy, admin)).toEqual({
+      ok: true,
+      message: 'Cleared the 4 settings that could not be read, back to their defaults: blocked-words, max-images, role budgets, audit. Every other setting is unchanged.',
+    });
+    await damage({ highQualityFor: { value: [''], ...at } });
+    expect(await repairSettings(runner.policy, admin)).toEqual({ ok: true, message: 'Cleared the setting that could not be read, back to its default: high-quality. Every other setting is unchanged.' });
+    expect(await repairSettings(runner.policy, { ...admin, platform: 'slack' })).toEqual({ ok: true, message: 'Every setting of this workspace can be read: nothing was cleared.' });
+    for (const locale of LOCALES) expect((await repairSettings(runner.policy, { ...admin, locale })).message).not.toBe('');
   });
 });
 

@@ -84,14 +84,19 @@ describe('the chat settings kept in the bots’ state', () => {
     await writeFile(join(dir, state.spaces.scopeSettings.dir, `${stateKeyOf('discord:G2')}.json`), '{"roleBudgets":{"val');
     await readTimes('discord:G1', 5);
     await readTimes('discord:G2', 5);
-    expect(warnings()).toEqual([{ scopeKey: 'discord:G1', settings: ['roleBudgets'] }, { scopeKey: 'discord:G2' }]);
+    expect(warnings()).toEqual([
+      { scopeKey: 'discord:G1', settings: ['roleBudgets'], jobsRefused: false, roleBudgetsUnreadable: true },
+      { scopeKey: 'discord:G2', damagedRecord: true, jobsRefused: true, roleBudgetsUnreadable: true },
+    ]);
 
     // Mended, then damaged anew: told again, once.
     await settings.set('discord:G1', 'roleBudgets', [], { by: 'discord:admin', at: 2 });
     await readTimes('discord:G1', 3);
     await space.put(stateKeyOf('discord:G1'), { roleBudgets: { value: 'a penny', by: 'discord:admin', at: 3 }, maxImages: { value: 99, by: 'discord:admin', at: 3 } });
     await readTimes('discord:G1', 3);
-    expect(warnings().slice(2)).toEqual([{ scopeKey: 'discord:G1', settings: ['roleBudgets', 'maxImages'] }]);
+    expect(warnings().slice(2)).toEqual([{ scopeKey: 'discord:G1', settings: ['roleBudgets', 'maxImages'], jobsRefused: true, roleBudgetsUnreadable: true }]);
+    // One message, whatever is unreadable: what it holds back is in its fields.
+    expect(new Set(logger.entries.filter((e) => e.level === 'warn').map((e) => e.msg)).size).toBe(1);
   });
 
   it('answer what a setting was before a change, and forget a cleared one', async () => {
@@ -164,6 +169,70 @@ describe('a rule the bots’ state keeps but cannot read', () => {
   });
 });
 
+describe('repairing the settings that cannot be read, in one step', () => {
+  it('clears exactly the unreadable ones, back to their defaults, keeps the readable ones, and lifts the refusal: a job is then taken', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const { runner } = await kit.runner({ settings: settingsInState(space), settingsCacheMs: 0 });
+    expect((await runner.policy.set(admin(), 'channels', ['art'])).ok).toBe(true);
+    expect((await runner.policy.set(admin(), 'maxImages', 2)).ok).toBe(true);
+    await space.update(stateKeyOf('discord:guild-1'), (stored) => ({
+      ...(stored as ScopeSettingEntries),
+      blocked: { value: 'mallory', by: 'discord:admin', at: 2 },
+      qualities: { value: [3], by: 'discord:admin', at: 2 },
+      defaultSize: { value: 'huge', by: 'discord:admin', at: 2 },
+      roleBudgets: { value: 'a penny', by: 'discord:admin', at: 2 },
+      colourScheme: { value: 'teal', by: 'discord:admin', at: 2 },
+    }));
+    const member = requester({ channelId: 'art' });
+    await expect(runner.submit(job(member), () => {})).rejects.toMatchObject({ code: 'settings_unreadable' });
+
+    expect(await runner.policy.repair(admin())).toEqual({ ok: true, cleared: ['blocked', 'qualities', 'defaultSize', 'roleBudgets'] });
+    const s = await runner.policy.effective(admin());
+    expect(s.unreadable).toEqual([]);
+    expect(s.channels).toMatchObject({ value: ['art'], source: 'admin' });
+    expect(s.maxImages).toMatchObject({ value: 2, source: 'admin' });
+    expect(s.blocked).toMatchObject({ value: [], source: 'default' });
+    expect(s.defaultSize).toMatchObject({ value: '1024x1024', source: 'default' });
+    // A name this version does not know is no setting of it: a later version's, kept.
+    expect(((await space.read(stateKeyOf('discord:guild-1'))) as ScopeSettingEntries).colourScheme).toEqual({ value: 'teal', by: 'discord:admin', at: 2 });
+    expect(await refusalCode(runner, job(member))).toBeUndefined();
+    expect(await refusalCode(runner, job(requester({ channelId: 'general' })))).toBe('channel_not_allowed');
+    expect(kit.emu.emulator.requests).toHaveLength(1);
+    // Nothing left to clear: nothing changes.
+    expect(await runner.policy.repair(admin())).toEqual({ ok: true, cleared: [] });
+  });
+
+  it('clears a record damaged whole, every rule and the role budgets with it, in one step: its jobs are taken again', async () => {
+    const dir = await kit.newDir();
+    const { state, settings } = await settingsOf(dir);
+    const { runner } = await kit.runner({ settings, settingsCacheMs: 0 });
+    expect((await runner.policy.set(admin(), 'channels', ['art'])).ok).toBe(true);
+    await writeFile(join(dir, state.spaces.scopeSettings.dir, `${stateKeyOf('discord:guild-1')}.json`), '{"channels":{"val');
+    await expect(runner.submit(job(requester()), () => {})).rejects.toMatchObject({ code: 'settings_unreadable' });
+
+    const repaired = await runner.policy.repair(admin());
+    expect(repaired).toMatchObject({ ok: true, cleared: expect.arrayContaining(['channels', 'privateResults', 'roleBudgets']) as unknown });
+    expect((await runner.policy.effective(admin())).unreadable).toEqual([]);
+    expect(await refusalCode(runner, job(requester()))).toBeUndefined();
+  });
+
+  it('is refused to a member who is not an admin, changing nothing, and logged with who did it for an admin', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const logger = new RecordingLogger();
+    const { runner } = await kit.runner({ settings: settingsInState(space), settingsCacheMs: 0, logger });
+    await space.update(stateKeyOf('discord:guild-1'), () => ({ blocked: { value: 'mallory', by: 'discord:admin', at: 2 } }));
+    expect(await runner.policy.repair(requester())).toEqual({ ok: false, code: 'not_admin' });
+    expect((await runner.policy.effective(admin())).unreadable).toEqual(['blocked']);
+    await expect(runner.submit(job(requester()), () => {})).rejects.toMatchObject({ code: 'settings_unreadable' });
+
+    const who = admin();
+    await runner.policy.repair(who);
+    expect(logger.entries.filter((e) => e.msg === 'a chat admin cleared the settings that could not be read').map((e) => e.obj)).toEqual([
+      { scopeKey: 'discord:guild-1', changedBy: `discord:${who.userId}`, cleared: ['blocked'] },
+    ]);
+  });
+});
+
 describe('a rule stored by a version whose schema was wider', () => {
   it('keeps the sizes and qualities this version knows, and the lists of who may use the bot whole; the scope works', async () => {
     const space = memorySpace<ScopeSettingEntries>();
@@ -185,6 +254,27 @@ describe('a rule stored by a version whose schema was wider', () => {
     expect(await refusalCode(runner, job(member))).toBeUndefined();
     expect(await refusalCode(runner, job(requester()))).toBe('member_not_allowed');
     expect(await refusalCode(runner, { ...job(member), options: { quality: 'low', size: '1536x1024' } })).toBe('size_not_allowed');
+  });
+
+  it('warns once a scope of the sizes and qualities it left out, however often it is read, and again when they change', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const logger = new RecordingLogger();
+    const settings = settingsInState(space, logger);
+    const dropped = () => logger.entries.filter((e) => e.level === 'warn').map((e) => e.obj);
+    await space.update(stateKeyOf('discord:G1'), () => ({ sizes: { value: ['2048x2048', '1024x1024', '2048x2048'], by: 'discord:admin', at: 1 } }));
+    await space.update(stateKeyOf('discord:G2'), () => ({ qualities: { value: ['ultra', 'low'], by: 'discord:admin', at: 1 } }));
+    for (let i = 0; i < 3; i++) {
+      expect((await settings.get('discord:G1')).values).toEqual({ sizes: ['1024x1024'] });
+      await settings.get('discord:G2');
+    }
+    expect(dropped()).toEqual([
+      { scopeKey: 'discord:G1', dropped: { sizes: ['2048x2048'] } },
+      { scopeKey: 'discord:G2', dropped: { qualities: ['ultra'] } },
+    ]);
+    await space.update(stateKeyOf('discord:G1'), () => ({ sizes: { value: ['4096x4096', '1024x1024'], by: 'discord:admin', at: 2 } }));
+    await settings.get('discord:G1');
+    await settings.get('discord:G1');
+    expect(dropped().slice(2)).toEqual([{ scopeKey: 'discord:G1', dropped: { sizes: ['4096x4096'] } }]);
   });
 
   it('keeps failing closed for a value of the wrong shape, one with no size or quality it knows, and blocked members or words beyond today’s bounds', async () => {

@@ -42,6 +42,7 @@ const settingsUsage = () =>
     how: '`/imagine admin set SETTING VALUE`',
     names: 'channels, who, blocked, blocked-words, max-images, qualities, sizes, high-quality, moderation, default-size, default-quality, default-previews, private-results',
     show: '`/imagine admin settings`',
+    repair: '`/imagine admin repair`',
   });
 const auditUsage = () => `:receipt: ${say('en', 'slack.audit.usage', { set: '`/imagine admin audit #channel`', off: '`/imagine admin audit off`' })}`;
 const styleUsage = () => say('en', 'slack.styles.usage', { how: '`/imagine admin style NAME TEXT`', placeholder: PROMPT_PLACEHOLDER, clear: '`clear`' });
@@ -133,6 +134,7 @@ describe('admin commands on Slack never become a paid image', () => {
       expect(await typed(fake, 'admin audit of the books', { escape })).toBe(auditUsage());
       expect(await typed(fake, 'admin audit C0AUDIT now', { escape })).toBe(auditUsage());
       expect(await typed(fake, 'admin settings for the art channel', { escape })).toBe(settingsUsage());
+      expect(await typed(fake, 'admin repair the art channel', { escape })).toBe(settingsUsage());
       expect(await typed(fake, 'admin budget meeting, flat icons', { escape })).toBe(budgetUsage());
       expect(await typed(fake, 'admin budget user-daily 5 please', { escape })).toBe(budgetUsage());
       expect(await typed(fake, 'admin budget @designers daily 5', { escape })).toBe(budgetUsage());
@@ -155,6 +157,7 @@ describe('admin commands on Slack never become a paid image', () => {
       expect(await typed(fake, 'admin setting', { escape })).toBe(settingsUsage());
       expect(await typed(fake, 'admin sets channels #art', { escape })).toBe(settingsUsage());
       expect(await typed(fake, 'admin ste max-images 2', { escape })).toBe(settingsUsage());
+      expect(await typed(fake, 'admin repiar', { escape })).toBe(settingsUsage());
       expect(await typed(fake, 'admin audti off', { escape })).toBe(auditUsage());
       expect(await typed(fake, 'admin styel neon a neon glow around {prompt}', { escape })).toBe(styleUsage());
     }
@@ -197,6 +200,7 @@ describe('a command’s text in a mention or a direct message, on Slack', () => 
       'admin budegt user-daily 5',
       'admin set channels <#C0ART|art>',
       'admin set blocked add mallory',
+      'admin repair',
       'admin style neon neon-lit {prompt} &amp; more',
       'admin',
       'settings --private on',

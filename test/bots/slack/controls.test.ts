@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { settingsCommandOf } from '../../../bots/slack/listeners/settings-commands.js';
 import { finishedActions, finishedJob, imageShares, png, type Harness, privately, ADMIN, startWithAdmin } from './harness.js';
+import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
+import type { Requester } from '../../../bots/runner/index.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -103,9 +105,27 @@ describe('the rules of a workspace, on Slack', () => {
     expect((await h.runner.policy.effective({ platform: 'slack', scopeId: h.fake.teamId })).maxImages.value).toBe(2);
   });
 
+  it('clears, on admin repair, only the settings that cannot be read, privately: a member is refused, the workspace’s jobs are taken again', async () => {
+    h = await start();
+    await privately(h.fake, 'admin set max-images 2', ADMIN);
+    const admin: Requester = { platform: 'slack', userId: ADMIN, channelId: 'C0GENERAL', scopeId: h.fake.teamId, isAdmin: true };
+    await INTAKE_REFUSALS.find((r) => r.code === 'settings_unreadable')!.apply(h.runner, admin, 'C0ELSEWHERE', h.state);
+    expect(await ruleFor(h, 'U0ALICE', 'C0GENERAL')).toBe('settings_unreadable');
+
+    expect(await privately(h.fake, 'admin repair', 'U0ALICE')).toContain('Only an admin');
+    expect(await ruleFor(h, 'U0ALICE', 'C0GENERAL')).toBe('settings_unreadable');
+    const repaired = await privately(h.fake, 'admin repair', ADMIN);
+    expect(repaired).toMatch(/^:white_check_mark: .*blocked/);
+    expect(await ruleFor(h, 'U0ALICE', 'C0GENERAL')).toBeUndefined();
+    expect((await h.runner.policy.effective(admin)).maxImages).toMatchObject({ value: 2, source: 'admin' });
+  });
+
   it('keeps a prompt that merely starts with “admin set” a prompt', () => {
     expect(settingsCommandOf('admin set of flat icons')).toBeUndefined();
     expect(settingsCommandOf('admin settings')).toEqual({ kind: 'show' });
+    expect(settingsCommandOf('admin repair')).toEqual({ kind: 'repair' });
+    expect(settingsCommandOf('admin repair everything')).toEqual({ kind: 'usage', of: 'settings' });
+    expect(settingsCommandOf('admin repiar')).toEqual({ kind: 'usage', of: 'settings' });
     expect(settingsCommandOf('admin set channels &lt;#C1|art&gt;')).toEqual({ kind: 'set', setting: 'channels', value: '<#C1|art>' });
   });
 });
