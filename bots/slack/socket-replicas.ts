@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { LoggerLike } from 'pictor';
-import { renewEveryThird, withTimeout } from 'pictor/internal';
+import { answerBoundMs, renewEveryThird, withTimeout } from 'pictor/internal';
 
 export interface SocketReplicasOptions {
   redis: Redis;
@@ -14,8 +14,6 @@ export interface SocketReplicasOptions {
 }
 
 const DEFAULT_TTL_MS = 15_000;
-/** The longest a renewal waits for Redis; shorter with a TTL under 6 s (a third of it), so a failure is told before the entry lapses. */
-const REDIS_ANSWER_MS = 2_000;
 
 /** Redis's clock in ms, read inside a script: every time in the set is Redis's, never a process's. */
 const NOW = `
@@ -59,14 +57,9 @@ export class SocketReplicas {
   readonly #key: string;
   readonly #ttlMs: number;
   readonly #logger: LoggerLike | undefined;
+  /** How long a command waits for Redis: the renewals' bound (2 s, a third of a shorter TTL). */
+  readonly #answerMs: number;
   #stopRenewing: (() => void) | undefined;
-  /** Whether the last renewal failed (warned once, at the first of the streak). */
-  #failing = false;
-  /**
-   * A renewal sent that Redis has not answered yet, even past its bound: a connection that queues commands while
-   * Redis is down would replay every one sent meanwhile, so none is sent while it lasts.
-   */
-  #unanswered = false;
 
   constructor(options: SocketReplicasOptions) {
     this.#redis = options.redis as ReplicasClient;
@@ -74,6 +67,7 @@ export class SocketReplicas {
     if (!this.#redis.pictorSocketLive) this.#redis.defineCommand('pictorSocketLive', { numberOfKeys: 1, lua: LIVE });
     this.#key = options.key;
     this.#ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
+    this.#answerMs = answerBoundMs(this.#ttlMs);
     this.#logger = options.logger;
   }
 
@@ -84,24 +78,17 @@ export class SocketReplicas {
    */
   async join(): Promise<void> {
     try {
-      await this.#renew();
+      await withTimeout(this.#renew(), this.#answerMs, 'Redis did not answer the renewal in time');
     } catch (error) {
       this.#redis.zrem(this.#key, this.id).catch(() => undefined);
       throw error;
     }
+    // Bounded there (one answer at a time, at most two unanswered), and warned once per streak of failures.
     this.#stopRenewing = renewEveryThird(
       this.#ttlMs,
-      async () => {
-        await this.#renew();
-        if (!this.#failing) return;
-        this.#failing = false;
-        this.#logger?.info({}, 'renewed this process’s entry among the Slack bot’s Socket Mode connections again');
-      },
-      (error) => {
-        if (this.#failing) return;
-        this.#failing = true;
-        this.#logger?.warn({ err: error }, 'could not renew this process’s entry among the Slack bot’s Socket Mode connections: once it lapses, a draining replica does not hand its events over to this one (warned once until a renewal passes)');
-      },
+      () => this.#renew(),
+      (error) => this.#logger?.warn({ err: error }, 'could not renew this process’s entry among the Slack bot’s Socket Mode connections: once it lapses, a draining replica does not hand its events over to this one (warned once until a renewal passes)'),
+      () => this.#logger?.info({}, 'renewed this process’s entry among the Slack bot’s Socket Mode connections again'),
     );
   }
 
@@ -122,24 +109,8 @@ export class SocketReplicas {
     await withTimeout(this.#redis.zrem(this.#key, this.id), this.#answerMs, 'Redis did not answer').catch(() => undefined);
   }
 
-  /** How long a command waits for Redis: 2 s, or a third of the TTL when shorter (renewals run every third). */
-  get #answerMs(): number {
-    return Math.min(REDIS_ANSWER_MS, Math.max(1, Math.floor(this.#ttlMs / 3)));
-  }
-
-  /**
-   * One renewal, failed when Redis does not answer in time: on a connection that queues commands while Redis is down
-   * (no retry limit) it would never settle, so none would start again and the entry would lapse unreported. While
-   * the one before is still unanswered (past its bound), none is sent: the tick fails at once instead.
-   */
-  async #renew(): Promise<void> {
-    if (this.#unanswered) throw new Error('Redis has not answered the renewal before yet');
-    this.#unanswered = true;
-    const sent = this.#redis.pictorSocketRenew(this.#key, this.id, this.#ttlMs);
-    void sent.then(
-      () => (this.#unanswered = false),
-      () => (this.#unanswered = false),
-    );
-    await withTimeout(sent, this.#answerMs, 'Redis did not answer the renewal in time');
+  /** One renewal of this process's entry. */
+  #renew(): Promise<number> {
+    return this.#redis.pictorSocketRenew(this.#key, this.id, this.#ttlMs);
   }
 }

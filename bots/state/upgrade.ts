@@ -35,11 +35,20 @@ export class UpgradeHeldError extends PictorError<'state_upgrade_held'> {
   }
 }
 
+/** This process's upgrade lease lapsed while it upgraded (another may have taken the records over): it stopped between steps. */
+export class UpgradeLostError extends PictorError<'state_upgrade_lost'> {
+  constructor(readonly key: string) {
+    super('state_upgrade_lost', `this process's lease on the upgrade from version 0.1 (${key}) lapsed before it was done (its renewal came too late: an event loop held up, or a slow Redis), so it stopped between steps and another process may take the upgrade over: start this one again — what it had not moved yet stays where it was`);
+  }
+}
+
 /** Renews (ARGV[2] ms) or gives back ('0') the upgrade's lease if this process still holds it. */
 const OWN_LEASE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 elseif ARGV[2] == '0' then return redis.call('DEL', KEYS[1]) end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])`;
 
 type Upgrade = Pick<OpenBotStateOptions, 'dataDir' | 'ledger' | 'legacyLedgers' | 'logger' | 'upgradeWaitMs'> & { store: StateStore; spaces: BotSpaces; redis: RedisLink | undefined };
+/** The upgrade's steps, told when to stop: aborted once this process no longer holds the upgrade. */
+type Steps = Upgrade & { signal?: AbortSignal | undefined };
 
 /**
  * Moves what older versions kept elsewhere into the bots' state, once (docs/shared-limits.md lists it); each step
@@ -66,12 +75,17 @@ async function onceAcrossReplicas(o: Upgrade, { commands, config }: RedisLink): 
     if (!told) o.logger.info({ key: lease, waitMs }, 'waiting for another process to finish moving what version 0.1 kept into the bots’ state');
     told = true;
   }
+  // A lease that lapsed may be another's now: this process stops at its next step rather than move the same records.
+  const lost = new AbortController();
   const renew = async () => {
-    if (!(await commands.eval(OWN_LEASE, 1, lease, owner, leaseMs))) throw new Error('its lease lapsed: another process may take the same records');
+    if (await commands.eval(OWN_LEASE, 1, lease, owner, leaseMs)) return;
+    lost.abort(new UpgradeLostError(lease));
+    throw lost.signal.reason;
   };
   const stop = renewEveryThird(leaseMs, renew, (error) => o.logger.warn({ err: error }, 'could not renew the lease of the upgrade from 0.1'));
   try {
-    if ((await commands.get(done)) !== '2') await moveOldLayout(o);
+    if ((await commands.get(done)) !== '2') await moveOldLayout({ ...o, signal: lost.signal });
+    lost.signal.throwIfAborted();
     await commands.set(done, '2');
   } finally {
     stop();
@@ -80,13 +94,14 @@ async function onceAcrossReplicas(o: Upgrade, { commands, config }: RedisLink): 
   }
 }
 
-async function moveOldLayout(o: Upgrade): Promise<void> {
+async function moveOldLayout(o: Steps): Promise<void> {
   const moved: Record<string, number> = {};
   const count = (what: string, n = 1) => void (n > 0 && (moved[what] = (moved[what] ?? 0) + n));
   // The ledger deletes what it handed over only once it is written here: a failure or a stop midway loses none, and the
   // next start's take merges it again (what a member set since wins).
   const takeFrom = (ledger: Pick<QuotaStore, 'takeLegacy'>) =>
     ledger.takeLegacy(async ({ settings, seen }) => {
+      o.signal?.throwIfAborted();
       for (const [scopeKey, entries] of Object.entries(settings)) {
         await o.store.space<Record<string, unknown>>(o.spaces.scopeSettings).update(stateKeyOf(scopeKey), (now = {}) => ({ ...entries, ...now }));
         count('chat settings');
@@ -108,7 +123,7 @@ async function moveOldLayout(o: Upgrade): Promise<void> {
   if (Object.keys(moved).length > 0) o.logger.info({ moved }, 'moved what an older version kept into the bots’ state (once)');
 }
 
-async function upgradeFiles(o: Upgrade, count: (what: string, n?: number) => void): Promise<void> {
+async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void): Promise<void> {
   const discord = join(o.dataDir, 'discord');
   const store = async (file: string) => {
     const text = await read(file);
@@ -122,6 +137,7 @@ async function upgradeFiles(o: Upgrade, count: (what: string, n?: number) => voi
   // Jobs left pending or running are held by a process that is gone: the sweep marks them interrupted.
   const legacy = new FileStateStore({ dataDir: o.dataDir, owner: LEGACY_HOLDER });
   for (const record of records.filter((r) => STATE_KEY_PATTERN.test(r?.key ?? '')).sort((a, b) => a.createdAt - b.createdAt)) {
+    o.signal?.throwIfAborted();
     const keep = async (img: OldJobRecord['inputs'][number]) => {
       const read = await readFile(join(discord, 'images', record.key, img.file)).catch(() => undefined);
       // The kept images space takes what a job keeps now (its bytes as they are, none over the bound).
@@ -144,18 +160,22 @@ async function upgradeFiles(o: Upgrade, count: (what: string, n?: number) => voi
 
   const history = safeJson<{ users?: Record<string, HistoryItem[]> }>(await read(join(o.dataDir, 'history.json')));
   for (const [userKey, entries] of Object.entries(history?.users ?? {})) {
+    o.signal?.throwIfAborted();
     await keepInHistory(o, userKey, entries);
     count('history entries', entries.length);
   }
   for (const name of ['history.json', 'history.json.lock']) await rm(join(o.dataDir, name), { force: true, recursive: true });
 }
 
-async function upgradeRedis(o: Upgrade, redis: RedisLink, count: (what: string, n?: number) => void): Promise<void> {
+async function upgradeRedis(o: Steps, redis: RedisLink, count: (what: string, n?: number) => void): Promise<void> {
   const { commands } = redis;
   const prefix = redis.config.prefix;
   const each = async (pattern: string, take: (key: string, rest: string) => Promise<void>) => {
     for await (const keys of commands.scanStream({ match: `${prefix}:${pattern}*`, count: 500 })) {
-      for (const key of keys as string[]) await take(key, key.slice(prefix.length + pattern.length + 1));
+      for (const key of keys as string[]) {
+        o.signal?.throwIfAborted();
+        await take(key, key.slice(prefix.length + pattern.length + 1));
+      }
     }
   };
   await each('history:user:', async (key, userKey) => {

@@ -2,6 +2,14 @@
 export const RENEWAL_ANSWER_MS = 2_000;
 
 /**
+ * How long a renewal of a `leaseMs` lease, or a command beside it, may wait for its storage: 2 s, or a third of the
+ * lease when that is shorter, so a failure is told before the lease lapses.
+ */
+export function answerBoundMs(leaseMs: number): number {
+  return Math.min(RENEWAL_ANSWER_MS, Math.max(1, Math.floor(leaseMs / 3)));
+}
+
+/**
  * Calls `renew` every third of `leaseMs` (at least every 50 ms) until the answered function is called, one renewal at
  * a time. A renewal not answered within 2 s (a third of the lease when that is shorter) counts as failed and the next
  * tick sends the next one: a storage that stops answering without closing its connection (a paused or overloaded
@@ -9,11 +17,12 @@ export const RENEWAL_ANSWER_MS = 2_000;
  * back, so while two are unanswered no third is sent: a connection that queues its commands replays at most two.
  *
  * A failure (a renewal that rejects, or is not answered in time) goes to `onError` once per streak: the next failure
- * is told after a renewal has passed. Stopping leaves no timer behind, waits for nothing, and tells nothing of a
+ * is told after a renewal has passed. The renewal that ends a streak told (one answered, even one answered after its
+ * bound: the storage applied it) goes to `onRecovered`. Stopping leaves no timer behind, waits for nothing, and tells nothing of a
  * renewal answered later. The timers never keep the process alive.
  */
-export function renewEveryThird(leaseMs: number, renew: () => Promise<unknown>, onError: (error: unknown) => void): () => void {
-  const answerMs = Math.min(RENEWAL_ANSWER_MS, Math.max(1, Math.floor(leaseMs / 3)));
+export function renewEveryThird(leaseMs: number, renew: () => Promise<unknown>, onError: (error: unknown) => void, onRecovered?: () => void): () => void {
+  const answerMs = answerBoundMs(leaseMs);
   let stopped = false;
   /** The streak of failures was told. */
   let failing = false;
@@ -57,7 +66,10 @@ export function renewEveryThird(leaseMs: number, renew: () => Promise<unknown>, 
       unanswered -= 1;
       if (bound === thisBound) endBound();
       if (!ok) fail(error);
-      else if (!stopped) failing = false;
+      else if (!stopped && failing) {
+        failing = false;
+        onRecovered?.();
+      }
     };
     sent.then(
       () => settled(true),

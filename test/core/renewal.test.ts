@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { renewEveryThird } from '../../src/core/renewal.js';
+import { answerBoundMs, renewEveryThird } from '../../src/core/renewal.js';
 
 /** A renewal the storage answers only when told to (`answer`, `refuse`), or never. */
 function renewalsHeldOpen() {
@@ -70,6 +70,42 @@ describe('a lease renewed every third of it', () => {
     expect(renew).toHaveBeenCalledTimes(4);
     expect(messagesOf(onError)).toEqual(['Redis went away', 'away again']);
     stop();
+  });
+
+  it('tells the renewal that ends a streak of failures once, and none that passes outside a streak', async () => {
+    const failures = [undefined, new Error('Redis went away'), new Error('still away'), undefined, undefined, new Error('away again'), undefined];
+    const renew = vi.fn(() => {
+      const failure = failures.shift();
+      return failure ? Promise.reject(failure) : Promise.resolve();
+    });
+    const onError = vi.fn();
+    const onRecovered = vi.fn();
+    const stop = renewEveryThird(300, renew, onError, onRecovered);
+    await vi.advanceTimersByTimeAsync(100 * 4);
+    expect(onError).toHaveBeenCalledTimes(1);
+    expect(onRecovered).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(100 * 3);
+    expect(renew).toHaveBeenCalledTimes(7);
+    expect(onError).toHaveBeenCalledTimes(2);
+    expect(onRecovered).toHaveBeenCalledTimes(2);
+    stop();
+  });
+
+  it('tells a renewal answered after its bound as the end of the streak it began (the storage applied it)', async () => {
+    const { renew, answer } = renewalsHeldOpen();
+    const onError = vi.fn();
+    const onRecovered = vi.fn();
+    const stop = renewEveryThird(300, renew, onError, onRecovered);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(messagesOf(onError)).toEqual(['the renewal was not answered within 100 ms']);
+    answer(0);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(onRecovered).toHaveBeenCalledTimes(1);
+    stop();
+  });
+
+  it('bounds an answer by 2 s, or a third of a lease shorter than 6 s', () => {
+    expect([answerBoundMs(15_000), answerBoundMs(6_000), answerBoundMs(3_000), answerBoundMs(300), answerBoundMs(1)]).toEqual([2_000, 2_000, 1_000, 100, 1]);
   });
 
   it('tells a renewal that throws instead of returning a promise as failed', async () => {

@@ -75,6 +75,45 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade with replicas on one Redis', 
     expect(await a.link.commands.exists(`${prefix}:bots:upgrading`)).toBe(0);
   });
 
+  it('is given up by a process whose lease lapsed while it upgraded: its start fails with state_upgrade_lost and the records are taken once, by the process that took the upgrade over', async () => {
+    const { prefix, first: a, dataDir } = await oldRedis();
+    const b = await replica(prefix);
+    // A's renewal finds the lease gone (held up: a blocked event loop, a slow Redis); A has had its answer once the
+    // event loop turns.
+    let leaseLost!: () => void;
+    const aLost = new Promise<void>((resolve) => (leaseLost = resolve));
+    const evalByA = a.link.commands.eval.bind(a.link.commands) as (...args: unknown[]) => Promise<unknown>;
+    vi.spyOn(a.link.commands, 'eval').mockImplementation((async (...args: unknown[]) => {
+      const answer = await evalByA(...args);
+      if (args[5] !== '0' && answer === 0) setImmediate(leaseLost);
+      return answer;
+    }) as never);
+    let bStarted: ReturnType<typeof openBotState> | undefined;
+    let accepted = 0;
+    a.takeLegacy.mockImplementation((accept) => a.take(async (records) => {
+      await a.link.commands.del(`${prefix}:bots:upgrading`);
+      bStarted = openBotState({ dataDir, redis: b.link, ledger: b.ledger, logger: silentLogger(), leaseMs });
+      await bStarted;
+      await aLost;
+      await accept(records);
+      accepted += 1;
+    }));
+    b.takeLegacy.mockImplementation((accept) => b.take(async (records) => void (await accept(records), (accepted += 1))));
+
+    await expect(openBotState({ dataDir, redis: a.link, ledger: a.ledger, logger: silentLogger(), leaseMs })).rejects.toMatchObject({
+      code: 'state_upgrade_lost',
+      message: expect.stringMatching(/bots:upgrading.*start this one again/),
+    });
+    const stateB = await bStarted!;
+    defer(() => stateB.close());
+    expect(accepted).toBe(1);
+    expect(b.takeLegacy).toHaveBeenCalledTimes(1);
+    expect(await stateB.store.space(stateB.spaces.scopeSettings).get(stateKeyOf(GUILD))).toHaveProperty('blockedWords');
+    expect(await a.link.commands.get(`${prefix}:bots:layout`)).toBe('2');
+    // B's lease was given back, and A did not take one again.
+    expect(await a.link.commands.exists(`${prefix}:bots:upgrading`)).toBe(0);
+  });
+
   it('is taken over once the lease of a process that died upgrading lapses', async () => {
     const { prefix, first, dataDir } = await oldRedis();
     await first.link.commands.set(`${prefix}:bots:upgrading`, 'a-process-gone', 'PX', leaseMs);
