@@ -47,8 +47,8 @@ import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { DEV_API_KEY } from '../src/emulator/index.js';
-import { FakeDiscord, buttonsOf, type FakeInteraction } from '../test/fakes/discord/FakeDiscord.js';
 import { freeLoopbackPort } from '../test/helpers/free-port.js';
+import { fakeDiscordHere } from './helpers/bench-discord.js';
 import { startChildServer } from './helpers/child-server.js';
 import { listOf, positiveInt, printTable, ratio } from './helpers/measure.js';
 
@@ -121,8 +121,8 @@ interface RunResult {
 
 /** One container of `variant`: start, a burst, the memory at each point. */
 async function runOnce(variant: Variant, round: number, emulatorUrl: string): Promise<RunResult> {
-  const requests = requestWatch();
-  const discord = await FakeDiscord.start({ messageRateLimit: { limit: 5, windowMs: 5000 }, keepUploadedBytes: false, heartbeatIntervalMs: 1000, onRequest: requests.answered });
+  // The fake keeps only the sizes of what the bot uploads, and says when every job of the burst has ended.
+  const discord = await fakeDiscordHere({ messageRateLimit: { limit: 5, windowMs: 5000 }, heartbeatIntervalMs: 1000, images: IMAGES });
   const name = `pictor-memory-bench-${process.pid}-${variant}-${round}`;
   const metricsPort = await freeLoopbackPort();
   const inspectPort = await freeLoopbackPort();
@@ -166,24 +166,16 @@ async function runOnce(variant: Variant, round: number, emulatorUrl: string): Pr
         .catch(() => undefined);
     }, 250);
 
-    const jobs: FakeInteraction[] = [];
-    for (let i = 0; i < JOBS; i++) jobs.push(discord.slashCommand('imagine', { prompt: `memory bench job ${i}`, quality: 'low', size: SIZE, count: IMAGES }));
-    const isFinal = (ix: FakeInteraction) => {
-      const message = discord.original(ix);
-      return !!message && message.attachments.some((a) => new RegExp(`^pictor-.+-${IMAGES}\\.png$`).test(a.filename)) && buttonsOf(message).some((b) => b.label === 'Reroll');
-    };
-    const hasEnded = (ix: FakeInteraction) => isFinal(ix) || /busy|limit|try again/i.test(discord.original(ix)?.content ?? '') || (!ix.ack && ix.callbackAttempts > 0);
-    // Jobs seen to end are not looked at again.
-    let ended = 0;
-    const allEnded = () => {
-      while (ended < jobs.length && hasEnded(jobs[ended]!)) ended++;
-      return ended === jobs.length;
-    };
-    await requests.until(allEnded, `all ${JOBS} jobs to end`, 10 * 60_000);
+    await discord.burst(Array.from({ length: JOBS }, (_, i) => ({ prompt: `memory bench job ${i}`, quality: 'low', size: SIZE, count: IMAGES })));
+    let deadline: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      deadline = setTimeout(() => reject(new Error(`timed out after 600 s waiting for all ${JOBS} jobs to end`)), 10 * 60_000);
+    });
+    await Promise.race([discord.ended(), late]).finally(() => clearTimeout(deadline));
     clearInterval(sampler);
     const burstEndCpu = await inspector.cpu();
     const burstSeconds = (Date.now() - burstStarted) / 1000;
-    const finals = jobs.filter(isFinal).length;
+    const { finals } = await discord.progress();
 
     await inspector.collectGarbage();
     await sleep(1000);
@@ -258,33 +250,6 @@ class Inspector {
   close(): void {
     this.#socket.close();
   }
-}
-
-/**
- * Waits told by the fake Discord after each REST request it answers (its `onRequest`): whatever the bot changes there
- * comes that way, so a wait looks again only then, never asking again and again meanwhile (the bench's CPU is the bot's).
- */
-function requestWatch() {
-  let recheck: (() => void) | undefined;
-  return {
-    answered: () => recheck?.(),
-    /** Resolves once `check` holds; fails naming `what` after `timeoutMs`. */
-    until(check: () => boolean, what: string, timeoutMs: number): Promise<void> {
-      if (check()) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          recheck = undefined;
-          reject(new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`));
-        }, timeoutMs);
-        recheck = () => {
-          if (!check()) return;
-          clearTimeout(timer);
-          recheck = undefined;
-          resolve();
-        };
-      });
-    },
-  };
 }
 
 /** Polls the bot's container (a process: no event of its own reaches the bench). */

@@ -6,6 +6,7 @@ import { REPO_ROOT } from './child-server.js';
 
 /** What the Discord bench needs of the fake Discord, wherever it runs. */
 export interface BenchDiscord {
+  applicationId: string;
   botToken: string;
   apiBaseUrl: string;
   cdnHost: string;
@@ -52,7 +53,7 @@ export interface BurstReport {
   fakeCpuMs: number | undefined;
 }
 
-export interface BenchDiscordOptions extends Pick<FakeDiscordOptions, 'messageRateLimit' | 'ackDeadlineMs'> {
+export interface BenchDiscordOptions extends Pick<FakeDiscordOptions, 'messageRateLimit' | 'ackDeadlineMs' | 'heartbeatIntervalMs'> {
   /** Images per job: a job is final once its reply carries the last one with Reroll. */
   images: number;
 }
@@ -121,7 +122,13 @@ function burstBook(discord: FakeDiscord, images: number) {
  */
 async function startFake(options: BenchDiscordOptions): Promise<{ discord: FakeDiscord; book: ReturnType<typeof burstBook> }> {
   const started: { book?: ReturnType<typeof burstBook> } = {};
-  const discord = await FakeDiscord.start({ messageRateLimit: options.messageRateLimit, ackDeadlineMs: options.ackDeadlineMs, keepUploadedBytes: false, onRequest: () => started.book?.answered() });
+  const discord = await FakeDiscord.start({
+    messageRateLimit: options.messageRateLimit,
+    ackDeadlineMs: options.ackDeadlineMs,
+    heartbeatIntervalMs: options.heartbeatIntervalMs,
+    keepUploadedBytes: false,
+    onRequest: () => started.book?.answered(),
+  });
   const book = burstBook(discord, options.images);
   started.book = book;
   return { discord, book };
@@ -131,6 +138,7 @@ async function startFake(options: BenchDiscordOptions): Promise<{ discord: FakeD
 export async function fakeDiscordHere(options: BenchDiscordOptions): Promise<BenchDiscord> {
   const { discord, book } = await startFake(options);
   return {
+    applicationId: discord.applicationId,
     botToken: discord.botToken,
     apiBaseUrl: discord.apiBaseUrl,
     cdnHost: discord.cdnHost,
@@ -155,7 +163,7 @@ export async function fakeDiscordApart(options: BenchDiscordOptions): Promise<Be
   // A fake that dies (before it is ready, or while the bench asks it) ends the bench with an error, never a hang.
   const exited = new Promise<never>((_, reject) => child.once('exit', (code, signal) => reject(new Error(`the fake Discord's process ended (${signal ?? `exit code ${code}`})`))));
   exited.catch(() => {});
-  const [ready] = (await Promise.race([once(child, 'message'), exited])) as [{ botToken: string; apiBaseUrl: string; cdnHost: string }];
+  const [ready] = (await Promise.race([once(child, 'message'), exited])) as [Pick<BenchDiscord, 'applicationId' | 'botToken' | 'apiBaseUrl' | 'cdnHost'>];
   const waiting = new Map<number, (value: unknown) => void>();
   child.on('message', (message: { id: number; value: unknown }) => {
     waiting.get(message.id)?.(message.value);
@@ -195,7 +203,7 @@ async function serve(options: BenchDiscordOptions): Promise<void> {
     process.send!({ id: ask.id, value });
   });
   process.once('disconnect', () => void discord.close().finally(() => process.exit(0)));
-  process.send!({ botToken: discord.botToken, apiBaseUrl: discord.apiBaseUrl, cdnHost: discord.cdnHost });
+  process.send!({ applicationId: discord.applicationId, botToken: discord.botToken, apiBaseUrl: discord.apiBaseUrl, cdnHost: discord.cdnHost });
 }
 
 if (process.argv[2] === '--serve') await serve(JSON.parse(process.argv[3]!) as BenchDiscordOptions);

@@ -48,6 +48,8 @@ interface Asking {
   answer: Promise<Known | undefined>;
   waitUntil: number;
   giveUp?: NodeJS.Timeout;
+  /** It counted as failed (`timeout`) before Slack's client gave up on it: its own failure, later, is no news. */
+  gaveUp: boolean;
 }
 
 /** What one workspace's `usergroups.list` told: every group (for handles; the enabled ones first), and the members of the groups asked about. */
@@ -144,11 +146,13 @@ export class UserGroups {
    * answer, if it comes later still, is kept all the same.
    */
   #start(teamId: string, groupIds: ReadonlySet<string>, waitUntil: number): Asking {
-    const asking: Asking = { answer: this.#ask(teamId, groupIds), waitUntil };
+    const asking: Asking = { answer: Promise.resolve(undefined), waitUntil, gaveUp: false };
+    asking.answer = this.#ask(teamId, groupIds, asking);
     this.#asking.set(teamId, asking);
     const giveUp = (asking.giveUp = setTimeout(() => {
       if (this.#asking.get(teamId) !== asking) return;
       this.#asking.delete(teamId);
+      asking.gaveUp = true;
       this.#noteFailure(teamId, 'timeout', this.#scheduleRefresh(teamId, groupIds));
     }, this.#o.giveUpMs));
     giveUp.unref?.();
@@ -196,13 +200,18 @@ export class UserGroups {
     this.#refresh.delete(teamId);
   }
 
-  /** Notes a failed look-up, Slack asked again `retryInMs` later (default `retryMs`), and logs its reason once. */
-  #noteFailure(teamId: string, code: string | undefined, retryInMs = this.#o.retryMs): void {
+  /**
+   * Notes a failed look-up, Slack asked again `retryInMs` later (default `retryMs`) — never earlier than a retry already
+   * due (the background retry of a look-up that timed out, whose own failure may come minutes later) — and logs its
+   * reason once. The late failure of a look-up that timed out is not logged: its timeout was.
+   */
+  #noteFailure(teamId: string, code: string | undefined, retryInMs = this.#o.retryMs, options: { late?: boolean } = {}): void {
+    const retryAt = Math.max(this.#o.now() + retryInMs, this.#failed.get(teamId)?.retryAt ?? -Infinity);
     this.#failed.delete(teamId);
-    this.#failed.set(teamId, { code, retryAt: this.#o.now() + retryInMs });
+    this.#failed.set(teamId, { code, retryAt });
     if (this.#failed.size > this.#o.maxWorkspaces) this.#failed.delete(this.#failed.keys().next().value!);
     const warning = `${teamId} ${code}`;
-    if (!this.#warned.has(warning) && this.#warned.size < 10_000) {
+    if (!options.late && !this.#warned.has(warning) && this.#warned.size < 10_000) {
       this.#warned.add(warning);
       this.#o.logger.warn(
         { teamId, code },
@@ -215,7 +224,7 @@ export class UserGroups {
     }
   }
 
-  async #ask(teamId: string, groupIds: ReadonlySet<string>): Promise<Known | undefined> {
+  async #ask(teamId: string, groupIds: ReadonlySet<string>, asking: Pick<Asking, 'gaveUp'>): Promise<Known | undefined> {
     try {
       const client = await this.#o.clientFor(teamId);
       if (!client) throw Object.assign(new Error('the app is not installed in this workspace'), { code: 'not_installed' });
@@ -244,7 +253,7 @@ export class UserGroups {
       }
       return known;
     } catch (error) {
-      this.#noteFailure(teamId, slackErrorCode(error));
+      this.#noteFailure(teamId, slackErrorCode(error), undefined, { late: asking.gaveUp });
       return undefined;
     }
   }

@@ -272,13 +272,22 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     const holder = await b.redis.get(key);
 
     // The holder dies: off the gateway, no more renewals, the lease not given back — Redis drops it within its
-    // lifetime. The standby stays off the gateway while it is there.
+    // lifetime. The standby stays off the gateway while it is there: seen once it has polled since the crash — its
+    // SET NX answered null (the lease is held) and the poll ended standing by (its next SET, the standby's mark).
     await a.crash();
+    const sets = vi.spyOn(b.redis, 'set');
+    const polledSince = () => {
+      const held = sets.mock.calls.findIndex((args, i) => args.includes('NX') && sets.mock.settledResults[i]?.type === 'fulfilled' && sets.mock.settledResults[i].value === null);
+      return held >= 0 && sets.mock.calls.length > held + 1;
+    };
+    await discord.waitFor(polledSince, 'the standby to find the lease held since the crash');
+    sets.mockRestore();
+    expect(discord.gatewayStats.identifies).toBe(1);
+    expect(b.logger.entries.some((e) => e.msg === 'took over the Discord gateway')).toBe(false);
     expect(await b.redis.get(key)).toBe(holder);
     const left = await b.redis.pttl(key);
     expect(left).toBeGreaterThan(0);
     expect(left).toBeLessThanOrEqual(lasting.ttlMs);
-    expect(discord.gatewayStats.identifies).toBe(1);
     // Its lifetime runs out (made to here, rather than waited for): the standby takes the lease at its next poll.
     await b.redis.pexpire(key, 1);
     await discord.waitFor(() => discord.gatewayStats.identifies === 2, 'the standby to connect', 10_000);

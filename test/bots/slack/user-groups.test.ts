@@ -169,6 +169,31 @@ describe('UserGroups', () => {
     expect(await settledNow(groups.membership('T1', 'U2', ['S1']))).toBeUndefined();
   });
 
+  it('keeps the background retry’s time when a look-up that timed out fails later still, and does not warn again', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    let asked = 0;
+    const lists: Array<(error: Error) => void> = [];
+    // The Web API client retries a look-up for minutes before it fails: here it fails when the test says so.
+    const client = { usergroups: { list: () => new Promise((_, reject) => lists.push(reject)) } } as unknown as webApi.WebClient;
+    const logger = new RecordingLogger();
+    const groups = new UserGroups({ clientFor: async () => (asked++, client), logger });
+    expect(await settles(groups.membership('T1', 'U1', ['S1'])).after(() => vi.advanceTimersByTimeAsync(10_000))).toBeUndefined();
+    // Given up at 10 s, retried at 40 s, given up again at 50 s: the next retry is due at 110 s. The first look-up fails at 55 s.
+    await vi.advanceTimersByTimeAsync(45_000);
+    expect(asked).toBe(2);
+    lists[0]!(Object.assign(new Error('A request error occurred: socket hang up'), { code: 'slack_webapi_request_error' }));
+    await vi.advanceTimersByTimeAsync(0);
+    // Members asking before the retry is due wait for nothing and start no look-up of their own (not from 85 s, 30 s after the late failure).
+    for (let s = 56; s < 110; s++) {
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(await settledNow(groups.membership('T1', 'U1', ['S1']))).toBeUndefined();
+    }
+    expect(asked).toBe(2);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(asked).toBe(3);
+    expect(logger.entries.filter((e) => e.level === 'warn')).toHaveLength(1);
+  });
+
   it('asks Slack nothing more once stopped: neither the background retries nor the give-up of a look-up under way', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     let asked = 0;
