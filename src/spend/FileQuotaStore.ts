@@ -12,7 +12,7 @@ import { fromNanos, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
 import { safeJson } from '../core/safe-json.js';
 import { StoreProcess } from './store-process.js';
-import { DAY_MS } from './utc-period.js';
+import { DAY_MS, utcDay } from './utc-period.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { usageMatching, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
@@ -176,7 +176,9 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   usage(query: UsageQuery): Promise<UsageRecord[]> {
-    return this.#readLocked(async () => usageMatching(await this.#readUsage((query.since ?? Number.NEGATIVE_INFINITY) - DAY_MS), query));
+    // A record matches by its job's day: the tail read starts a day before the start of the day of since.
+    const from = query.since === undefined ? Number.NEGATIVE_INFINITY : Date.parse(`${utcDay(query.since)}T00:00:00Z`) - DAY_MS;
+    return this.#readLocked(async () => usageMatching(await this.#readUsage(from), query));
   }
 
   capOverrides(scopeKey: string): Promise<CapOverrides> {
