@@ -177,7 +177,7 @@ export class FileQuotaStore implements QuotaStore {
 
   usage(query: UsageQuery): Promise<UsageRecord[]> {
     // A record matches by its job's day: the tail read starts a day before the start of the day of since.
-    const from = query.since === undefined ? Number.NEGATIVE_INFINITY : Date.parse(`${utcDay(query.since)}T00:00:00Z`) - DAY_MS;
+    const from = query.since === undefined ? undefined : Date.parse(`${utcDay(query.since)}T00:00:00Z`) - DAY_MS;
     return this.#readLocked(async () => usageMatching(await this.#readUsage(from), query));
   }
 
@@ -484,12 +484,13 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /**
-   * The records of `usage.jsonl` in file order, read from its end back in chunks; with `from`, those a query from a day
-   * later may need, 64 KiB at a time: records are appended in time order give or take a day (a job counts in the day it
-   * was reserved, settled up to days later), so once a whole chunk is older than `from`, so are the lines before it.
-   * Without, 16 MiB at a time (the daily drop of expired records runs in a commit: few awaited reads).
+   * The records of `usage.jsonl` in file order. Without `from`, the whole file read at once. With it, those a query from
+   * a day later may need, read from the end back 64 KiB at a time: records are appended in time order give or take a
+   * day (a job counts in the day it was reserved, settled up to days later), so once a whole chunk is older than
+   * `from`, so are the lines before it.
    */
-  async #readUsage(from = Number.NEGATIVE_INFINITY): Promise<UsageRecord[]> {
+  async #readUsage(from?: number): Promise<UsageRecord[]> {
+    if (from === undefined) return parseUsageLines((await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '');
     const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
     if (!handle) return [];
     try {
@@ -497,7 +498,7 @@ export class FileQuotaStore implements QuotaStore {
       // The bytes before the first line that begins in a chunk (all of them when none does) go with the chunk before.
       let [end, carried] = [(await handle.stat()).size, Buffer.alloc(0)];
       while (end > 0) {
-        const start = Math.max(0, end - (from === Number.NEGATIVE_INFINITY ? 2 ** 24 : 2 ** 16));
+        const start = Math.max(0, end - 2 ** 16);
         const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(end - start), 0, end - start, start);
         const bytes = Buffer.concat([buffer.subarray(0, bytesRead), carried]);
         const cut = start === 0 ? 0 : bytes.indexOf(0x0a) + 1 || bytes.length;
