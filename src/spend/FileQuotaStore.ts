@@ -301,7 +301,10 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
-  /** Renews the lease now, while this process holds reservations (the timer does it every third of `leaseMs`); once closed, stops the timer. */
+  /**
+   * Renews the lease now, while this process holds reservations (the timer does it every third of `leaseMs`, and tells
+   * `onError` of its failures); once closed, stops the timer.
+   */
   renewLease(): Promise<void> {
     if (this.#closed) this.#process.stop();
     if (this.#process.held.size === 0 || this.#closed) return Promise.resolve();
@@ -309,7 +312,7 @@ export class FileQuotaStore implements QuotaStore {
     return this.#update(now, (ledger) => {
       this.#markAlive(ledger, now);
       return { result: undefined, changed: true };
-    }).catch((error: unknown) => this.#process.onError?.(error));
+    });
   }
 
   /** Waits for pending operations and stops renewing the lease; later calls fail. */
