@@ -1,14 +1,14 @@
 /**
- * The admin usage view on the file ledger: `FileQuotaStore.usage({ since })` for the last day over a `usage.jsonl`
- * of `--records` records spread over 400 days (the default retention), measured side by side in one run
- * (round-robin, one warm-up round, medians):
+ * A usage query with since on the file ledger (`pictor usage`, the chat budgets' top users):
+ * `FileQuotaStore.usage({ since })` for the last day over a `usage.jsonl` of `--records` records spread over 400 days
+ * (the default retention), measured side by side in one run (round-robin, one warm-up round, medians):
  *
  * - `whole file, as before`: the file read at once, every line parsed, then `usageMatching` — what `usage` did for
  *   any query;
- * - `whole file, from the end`: `usage({})` (every record, read back from the end in chunks), then the query's filter
- *   — what a query without `since` costs now;
- * - `from the end`: `usage({ since })`, which reads the file back from its end in chunks until a whole chunk is more
- *   than a day older than `since`, and parses only that tail.
+ * - `whole file, usage({})`: `usage({})` (the file read at once, every line parsed), then the query's filter — what a
+ *   query without `since` costs now (the daily drop of expired records and erasing prompts read it so too);
+ * - `from the end`: `usage({ since })`, which reads the file back from its end in chunks until a whole chunk is older
+ *   than the day before `since`'s day, and parses only that tail.
  *
  * Both answers are compared (the script fails if they differ). Wall time and this process's CPU time.
  *
@@ -52,7 +52,7 @@ const variants: { name: string; run: () => Promise<UsageRecord[]> }[] = [
     name: 'whole file, as before',
     run: async () => usageMatching((await readFile(join(dir, 'usage.jsonl'), 'utf8')).split('\n').flatMap((line) => UsageRecordSchema.safeParse(safeJson(line)).data ?? []), query),
   },
-  { name: 'whole file, from the end', run: async () => (await store.usage({})).filter((r) => matchesQuery(r, query)) },
+  { name: 'whole file, usage({})', run: async () => (await store.usage({})).filter((r) => matchesQuery(r, query)) },
   { name: 'from the end', run: () => store.usage(query) },
 ];
 const wall = new Map<string, number[]>(variants.map((v) => [v.name, []]));
@@ -71,7 +71,7 @@ const [whole, tail] = [answers.get('whole file, as before')!, answers.get('from 
 const size = (await stat(join(dir, 'usage.jsonl'))).size;
 await store.close();
 await rm(dir, { recursive: true, force: true });
-if (!isDeepStrictEqual(whole, tail) || !isDeepStrictEqual(whole, answers.get('whole file, from the end'))) throw new Error(`the answers differ: ${whole.length} records from the whole file, ${tail.length} from the end`);
+if (!isDeepStrictEqual(whole, tail) || !isDeepStrictEqual(whole, answers.get('whole file, usage({})'))) throw new Error(`the answers differ: ${whole.length} records from the whole file, ${tail.length} from the end`);
 
 console.log(`\nFile ledger usage view: ${records} records over 400 days (${mb(size)}), a ${days}-day query (${tail.length} records); median of ${rounds} rounds`);
 const base = { wall: median(wall.get('whole file, as before')!), cpu: median(cpu.get('whole file, as before')!) };

@@ -12,7 +12,7 @@ import { fromNanos, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
 import { safeJson } from '../core/safe-json.js';
 import { StoreProcess } from './store-process.js';
-import { DAY_MS } from './utc-period.js';
+import { DAY_MS, utcDay } from './utc-period.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { usageMatching, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
@@ -176,7 +176,9 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   usage(query: UsageQuery): Promise<UsageRecord[]> {
-    return this.#readLocked(async () => usageMatching(await this.#readUsage((query.since ?? Number.NEGATIVE_INFINITY) - DAY_MS), query));
+    // A record matches by its job's day: the tail read starts a day before the start of the day of since.
+    const from = query.since === undefined ? undefined : Date.parse(`${utcDay(query.since)}T00:00:00Z`) - DAY_MS;
+    return this.#readLocked(async () => usageMatching(await this.#readUsage(from), query));
   }
 
   capOverrides(scopeKey: string): Promise<CapOverrides> {
@@ -299,7 +301,10 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
-  /** Renews the lease now, while this process holds reservations (the timer does it every third of `leaseMs`); once closed, stops the timer. */
+  /**
+   * Renews the lease now, while this process holds reservations (the timer does it every third of `leaseMs`, and tells
+   * `onError` of its failures); once closed, stops the timer.
+   */
   renewLease(): Promise<void> {
     if (this.#closed) this.#process.stop();
     if (this.#process.held.size === 0 || this.#closed) return Promise.resolve();
@@ -307,7 +312,7 @@ export class FileQuotaStore implements QuotaStore {
     return this.#update(now, (ledger) => {
       this.#markAlive(ledger, now);
       return { result: undefined, changed: true };
-    }).catch((error: unknown) => this.#process.onError?.(error));
+    });
   }
 
   /** Waits for pending operations and stops renewing the lease; later calls fail. */
@@ -482,12 +487,13 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /**
-   * The records of `usage.jsonl` in file order, read from its end back in chunks; with `from`, those a query from a day
-   * later may need, 64 KiB at a time: records are appended in time order give or take a day (a job counts in the day it
-   * was reserved, settled up to days later), so once a whole chunk is older than `from`, so are the lines before it.
-   * Without, 16 MiB at a time (the daily drop of expired records runs in a commit: few awaited reads).
+   * The records of `usage.jsonl` in file order. Without `from`, the whole file read at once. With it, those a query from
+   * a day later may need, read from the end back 64 KiB at a time: records are appended in time order give or take a
+   * day (a job counts in the day it was reserved, settled up to days later), so once a whole chunk is older than
+   * `from`, so are the lines before it.
    */
-  async #readUsage(from = Number.NEGATIVE_INFINITY): Promise<UsageRecord[]> {
+  async #readUsage(from?: number): Promise<UsageRecord[]> {
+    if (from === undefined) return parseUsageLines((await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '');
     const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
     if (!handle) return [];
     try {
@@ -495,7 +501,7 @@ export class FileQuotaStore implements QuotaStore {
       // The bytes before the first line that begins in a chunk (all of them when none does) go with the chunk before.
       let [end, carried] = [(await handle.stat()).size, Buffer.alloc(0)];
       while (end > 0) {
-        const start = Math.max(0, end - (from === Number.NEGATIVE_INFINITY ? 2 ** 24 : 2 ** 16));
+        const start = Math.max(0, end - 2 ** 16);
         const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(end - start), 0, end - start, start);
         const bytes = Buffer.concat([buffer.subarray(0, bytesRead), carried]);
         const cut = start === 0 ? 0 : bytes.indexOf(0x0a) + 1 || bytes.length;

@@ -145,7 +145,6 @@ export class RedisQuotaStore implements QuotaStore {
     const caps = capsAsData(limits, userKey, scopeKey).flatMap((c) => [c.code, c.key, c.period === 'day' ? 3 : 4, c.limitNanos]);
     const watched = breakerWatches(limits, scopeKey);
     const limit = watched ? breakerLimit(await this.#historyOf(scopeKey, now), limits.breaker!) : undefined;
-    const jobText = encodeJob(input.job);
     const reply = await this.#redis
       .pictorSpendReserve(
         ...this.#prelude(now),
@@ -160,7 +159,7 @@ export class RedisQuotaStore implements QuotaStore {
         this.#process.leaseMs,
         limits.userConcurrentJobs === undefined ? '' : String(limits.userConcurrentJobs),
         cooldownMs > 0 ? String(cooldownMs) : '',
-        jobText,
+        encodeJob(input.job),
         caps.length / 4,
         ...caps,
         watched ? '1' : '',
@@ -177,7 +176,7 @@ export class RedisQuotaStore implements QuotaStore {
       // A reservation answered after close is not handed out: no copy, no renewal, the closed error (what the script
       // reserved ends within the lease, as the closed store's other reservations do).
       if (!dry) refuseIfClosed(this.#closed);
-      if (!dry) this.#process.hold(jobId, { userKey, scopeKey, nanos, day, month, job: input.job, jobText, at: now });
+      if (!dry) this.#process.hold(jobId, { userKey, scopeKey, nanos, day, month, job: input.job, at: now });
       return { ok: true };
     }
     const [, code, usedOrLast, limitNanos, tripped] = reply as [0, string, number, number?, number?];
@@ -257,7 +256,6 @@ export class RedisQuotaStore implements QuotaStore {
     const usage = this.#key('usage');
     await this.#redis.pictorSpendForget(usage, `${usage}:rewrite`, this.#key('active', userKey), this.#key('usage', 'rewrites'), userKey, `${this.prefix}:quota:res:`);
     this.#process.forgetPrompts(userKey);
-    for (const copy of this.#process.held.values()) if (copy.userKey === userKey) copy.jobText = encodeJob(copy.job);
   }
 
   /**
@@ -425,16 +423,16 @@ export class RedisQuotaStore implements QuotaStore {
   }
 }
 
-/** What this process keeps of a reservation it made (see `StoreProcess.held`): the ledger document's, its amount in nanos, its job as the scripts take it. */
-type HeldReservation = Omit<Reservation, 'usd' | 'owner' | 'sent'> & { nanos: number; jobText: string };
+/** What this process keeps of a reservation it made (see `StoreProcess.held`): the ledger document's, its amount in nanos. */
+type HeldReservation = Omit<Reservation, 'usd' | 'owner' | 'sent'> & { nanos: number };
 
 /** A job's details as the scripts take them: JSON, or '' without any. */
 const encodeJob = (job: Reservation['job']): string => (job ? JSON.stringify(job) : '');
 
-/** The copy as the scripts take it (userKey, scopeKey, day, month, nanos, job, at), or as many '' without one. */
+/** The copy as the scripts take it (userKey, scopeKey, day, month, nanos, job encoded now, at), or as many '' without one. */
 function copyArgs(copy: HeldReservation | undefined): Arg[] {
   if (!copy) return ['', '', '', '', '', '', ''];
-  return [copy.userKey, copy.scopeKey, copy.day, copy.month, copy.nanos, copy.jobText, copy.at];
+  return [copy.userKey, copy.scopeKey, copy.day, copy.month, copy.nanos, encodeJob(copy.job), copy.at];
 }
 
 /** The fields of a scope's hash `brk-state:<scope>`, in the order the resume script answers them too. */

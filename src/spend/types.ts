@@ -332,7 +332,11 @@ export interface LedgerOptions {
   leaseMs?: number | undefined;
   /** UTC days of daily spending kept, today included. Default 7 (months: this one and the last). */
   keepDays?: number | undefined;
-  /** Lease renewal failures (tried again on the next renewal). */
+  /**
+   * Lease renewal failures, once per streak: told again only after a renewal passed (each is tried again at the next
+   * third of the lease). A renewal not answered within 2 s (a third of the lease when that is shorter) counts as failed.
+   * With Redis, a failed trim of expired usage records is told here too.
+   */
   onError?: ((error: unknown) => void) | undefined;
   /** Days usage records are kept (`PICTOR_USAGE_RETENTION_DAYS`). Default 400. */
   usageRetentionDays?: number | undefined;

@@ -271,5 +271,9 @@ describe('FileQuotaStore usage since a time', () => {
     const answer = await store.usage({ since: TODAY });
     expect(answer.map((r) => r.jobId)).toEqual(['asked-for', 'latest']);
     expect(answer).toEqual(await fullRead(store, { since: TODAY }));
+    // A since late in the day asks for the whole day: the records behind are older than since by more than a day.
+    const lateInTheDay = await store.usage({ since: TODAY + 20 * HOUR });
+    expect(lateInTheDay.map((r) => r.jobId)).toEqual(['asked-for', 'latest']);
+    expect(lateInTheDay).toEqual(await fullRead(store, { since: TODAY + 20 * HOUR }));
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
@@ -30,6 +30,7 @@ interface StoreOptions {
   leaseMs?: number;
   clock?: () => number;
   onReservationLost?: (lost: LostReservation) => void;
+  onError?: (error: unknown) => void;
 }
 
 interface Maker {
@@ -42,6 +43,8 @@ interface Maker {
    * keys (which it expires by its own clock); the file ledger's leases lapse by the stores' clock, which the test moves.
    */
   lapseLeases(group: string): Promise<void>;
+  /** The group's storage fails every renewal of a lease (the ledger file damaged, Redis refusing) until `restore` is called. */
+  failRenewals(group: string): Promise<() => Promise<void>>;
   /** The group's storage holds what an older version kept for the bots there: `LEGACY`'s settings, and its seen mark for a minute. */
   keepLegacy(group: string): Promise<void>;
   cleanup(): Promise<void>;
@@ -74,6 +77,12 @@ const makers: Record<string, () => Maker> = {
         for (const name of ['quota-ledger.json', 'quota-ledger.json.bak', 'usage.jsonl']) await unlink(join(dir, name)).catch(() => undefined);
       },
       lapseLeases: async () => undefined,
+      failRenewals: async (group) => {
+        const path = join(dirs.get(group)!, 'quota-ledger.json');
+        const text = await readFile(path, 'utf8');
+        await writeFile(path, '{"version":');
+        return () => writeFile(path, text);
+      },
       keepLegacy: async (group) => {
         const dir = dirs.get(group) ?? (await mkdtemp(join(tmpdir(), 'pictor-contract-')));
         dirs.set(group, dir);
@@ -97,6 +106,10 @@ const makers: Record<string, () => Maker> = {
       lapseLeases: async (group) => {
         const owners = await redisClient!.keys(`${prefixes.get(group)!}:quota:owner:*`);
         if (owners.length > 0) await redisClient!.del(...owners);
+      },
+      failRenewals: async () => {
+        const set = vi.spyOn(redisClient!, 'set').mockRejectedValue(new Error('ERR the lease was not renewed'));
+        return async () => set.mockRestore();
       },
       keepLegacy: async (group) => {
         const prefix = prefixes.get(group) ?? uniquePrefix('contract');
@@ -401,6 +414,43 @@ describe.each(kinds)('the %s quota store', (kind) => {
       await vi.advanceTimersByTimeAsync(100);
       expect(renewals).toBe(sent + 1);
       for (const answer of answers.splice(0)) answer();
+      await s.release('j1');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('reports renewals that fail once per streak: three failing in a row are one report, and one failing after a renewal that passed is another', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const group = `renewal-${Math.random()}`;
+    try {
+      const errors: unknown[] = [];
+      const s = (await open(group, { leaseMs: 300, onError: (error) => errors.push(error) })) as QuotaStore & { renewLease(): Promise<void> };
+      const renewLease = s.renewLease.bind(s);
+      const sent: Promise<unknown>[] = [];
+      s.renewLease = () => {
+        const renewal = renewLease();
+        sent.push(renewal.catch(() => undefined));
+        return renewal;
+      };
+      /** One tick of the renewal (a third of the lease), waited for until its renewal is answered. */
+      const tick = async () => {
+        const before = sent.length;
+        await vi.advanceTimersByTimeAsync(100);
+        expect(sent).toHaveLength(before + 1);
+        await sent.at(-1);
+      };
+      await s.reserve(ask('j1', 0.04, {}));
+      let restore = await maker.failRenewals(group);
+      for (let i = 0; i < 3; i += 1) await tick();
+      expect(errors).toHaveLength(1);
+      await restore();
+      await tick();
+      expect(errors).toHaveLength(1);
+      restore = await maker.failRenewals(group);
+      await tick();
+      expect(errors).toHaveLength(2);
+      await restore();
       await s.release('j1');
     } finally {
       vi.useRealTimers();
