@@ -224,7 +224,7 @@ export class RedisQuotaStore implements QuotaStore {
       // Approximate (~) trimming is cheap: Redis drops whole nodes of the stream older than the retention. The job is
       // settled: a store closed meanwhile leaves the trim to whoever is next (the error is reported, not thrown).
       const minId = String(now - this.#process.usageRetentionMs);
-      await this.#client.xtrim(this.#key('usage'), 'MINID', '~', minId).catch((error: unknown) => this.#process.onError?.(error));
+      await this.#client.xtrim(this.#key('usage'), 'MINID', '~', minId).catch((error: unknown) => this.#process.onError?.(new Error('could not drop expired usage records', { cause: error })));
     }
     return settled >= 1;
   }

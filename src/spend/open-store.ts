@@ -56,7 +56,7 @@ export function ledgerRedis(redis: RedisConfig, ledger: LedgerKind = 'account'):
  */
 export async function openQuotaStore(options: OpenQuotaStoreOptions): Promise<QuotaStore> {
   const { logger } = options;
-  const onError = (err: unknown) => logger?.warn({ err }, 'could not renew the spend lease');
+  const onError = (err: unknown) => logger?.warn({ err }, 'could not renew the spend lease (or, on Redis, drop expired usage records: the error says which)');
   const onReservationLost = (lost: LostReservation) => {
     logger?.warn(
       lost,
