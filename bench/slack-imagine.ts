@@ -125,6 +125,7 @@ async function runScenario(scenario: Scenario, finals: 'channel' | 'thread'): Pr
     styles: runners.light.styles,
     members: runners.light.members,
     audit: runners.light.audit,
+    recordEnded: (requester, job, final, link) => runners.light.recordEnded(requester, job, final, link),
   };
   const shown: ShownEvent[] = [];
   const bot = await startSlackBot({

@@ -5,6 +5,7 @@ import { DISCORD_LIMITS } from './discord-facts.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
 import type { JobRecordStore } from './JobRecordStore.js';
 import {
+  allImages,
   renderCancelled,
   renderCompleted,
   renderFailure,
@@ -13,6 +14,7 @@ import {
   renderStarted,
   type JobHeader,
   type OutgoingMessage,
+  type ShownImages,
 } from './render-job.js';
 import type { ReplyTarget } from './ReplyTarget.js';
 import { loggableError } from './loggable-error.js';
@@ -110,15 +112,16 @@ export class JobView {
 
   /**
    * A finished job's result (images, facts, Reroll/Edit/Delete) as its final message, its record then completed. The
-   * sweep shows with it a result whose images were saved by a process that stopped before showing it, with `ownNotes`
-   * first (those of its images no longer kept).
+   * sweep shows with it a result whose images were saved by a process that stopped before showing it: `kept` says
+   * which saved images `update.images` are (their Edit buttons open those, and are numbered as them) and, first among
+   * the notes, how many are no longer kept.
    */
-  async showResult(update: Completed, ownNotes: readonly string[] = []): Promise<void> {
+  async showResult(update: Completed, kept: ShownImages & { notes: readonly string[] } = { ...allImages(update.images.length), notes: [] }): Promise<void> {
     this.#finished = true;
     const { header, target, logger } = this.#o;
-    const { files, notes } = await this.#fit(update.images, update.format);
+    const { files, notes } = await this.#fit(update.images, update.format, kept);
     const total = update.images.length;
-    const delivered = await target.final(this.#spread(renderCompleted(header, update, files.slice(0, DISCORD_LIMITS.filesPerMessage), [...ownNotes, ...notes]), files));
+    const delivered = await target.final(this.#spread(renderCompleted(header, update, files.slice(0, DISCORD_LIMITS.filesPerMessage), [...kept.notes, ...notes], kept), files));
     this.#resultShown = true;
     await this.#mark('completed');
     logger.info({ jobKey: header.key, images: total, uploaded: files.length, delivered, via: target.mode }, 'job result shown on Discord');
@@ -137,14 +140,18 @@ export class JobView {
     return this.#spread(first, files);
   }
 
-  /** Each image as an upload that fits the server's limit, with a note for what had to change (or could not fit). */
-  async #fit(images: Buffer[], format: OutputFormat): Promise<{ files: OutgoingFile[]; notes: string[] }> {
+  /**
+   * Each image as an upload that fits the server's limit, with a note for what had to change (or could not fit); named
+   * and numbered as the job's images `shown` says they are.
+   */
+  async #fit(images: Buffer[], format: OutputFormat, shown: ShownImages = allImages(images.length)): Promise<{ files: OutgoingFile[]; notes: string[] }> {
     const { header, attachmentSizeLimit } = this.#o;
     const files: OutgoingFile[] = [];
     const notes: string[] = [];
     for (const [i, image] of images.entries()) {
-      const fitted = await fitImage(image, format, `pictor-${header.key}-${i + 1}`, attachmentSizeLimit);
-      const which = { images: images.length, index: i + 1, limit: fileSize(attachmentSizeLimit) };
+      const number = (shown.indices[i] ?? i) + 1;
+      const fitted = await fitImage(image, format, `pictor-${header.key}-${number}`, attachmentSizeLimit);
+      const which = { images: shown.made, index: number, limit: fileSize(attachmentSizeLimit) };
       if (!fitted.file) {
         notes.push(say(header.locale, 'discord.job.too_large_to_upload', which));
         continue;

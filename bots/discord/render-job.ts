@@ -56,11 +56,26 @@ function rows(buttons: APIButtonComponentWithCustomId[]): APIActionRowComponent<
 export const cancelButtons = (key: string, locale: string) => rows([button(say(locale, 'button.cancel'), '✖️', ButtonStyle.Danger, encodeCustomId({ action: 'cancel', key }))]);
 export const retryButtons = (key: string, locale: string) => rows([button(say(locale, 'button.retry'), '🔁', ButtonStyle.Primary, encodeCustomId({ action: 'retry', key }))]);
 
-/** Reroll, one Edit per image (just "Edit" for a single image), and Delete (the requester or an admin: the message and its images). */
-export function resultButtons(key: string, images: number, locale: string): APIActionRowComponent<APIButtonComponentWithCustomId>[] {
-  const edits = Array.from({ length: Math.min(images, DISCORD_LIMITS.buttonsPerRow * DISCORD_LIMITS.rowsPerMessage - 2) }, (_, i) =>
-    button(say(locale, 'button.edit_image', { images, index: i + 1 }), '✏️', ButtonStyle.Secondary, encodeCustomId({ action: 'edit', key, index: i })),
-  );
+/**
+ * Which of a job's saved images a result shows: their indices in its record's `outputs` (what an Edit button names, so
+ * it opens that image whatever was left out) and how many the job made (what the buttons' numbers count).
+ */
+export interface ShownImages {
+  indices: readonly number[];
+  made: number;
+}
+
+/** All of a job's images, in order: a result shown as it finished. */
+export const allImages = (count: number): ShownImages => ({ indices: Array.from({ length: count }, (_, i) => i), made: count });
+
+/**
+ * Reroll, one Edit per image shown (just "Edit" for a single image) — each numbered and naming the saved image it
+ * opens — and Delete (the requester or an admin: the message and its images).
+ */
+export function resultButtons(key: string, shown: ShownImages, locale: string): APIActionRowComponent<APIButtonComponentWithCustomId>[] {
+  const edits = shown.indices
+    .slice(0, DISCORD_LIMITS.buttonsPerRow * DISCORD_LIMITS.rowsPerMessage - 2)
+    .map((index) => button(say(locale, 'button.edit_image', { images: shown.made, index: index + 1 }), '✏️', ButtonStyle.Secondary, encodeCustomId({ action: 'edit', key, index })));
   return rows([
     button(say(locale, 'button.reroll'), '🎲', ButtonStyle.Primary, encodeCustomId({ action: 'reroll', key })),
     ...edits,
@@ -104,12 +119,15 @@ export function describeCost(cost: PriceQuote, locale: string): string {
   return say(locale, 'discord.job.cost', { basis: cost.basis, usd: usd(cost.totalUsd) });
 }
 
-/** The final images with size · quality · format · cost · time, and notes on what had to change to upload them. */
-export function renderCompleted(job: JobHeader, update: Completed, files: OutgoingFile[], notes: string[]): OutgoingMessage {
+/**
+ * The final images with size · quality · format · cost · time, and notes on what had to change to upload them; `shown`
+ * says which saved images they are (all of them, unless some were no longer kept).
+ */
+export function renderCompleted(job: JobHeader, update: Completed, files: OutgoingFile[], notes: string[], shown: ShownImages = allImages(update.images.length)): OutgoingMessage {
   const facts = [update.size, update.quality, update.format, describeCost(update.cost, job.locale), say(job.locale, 'discord.job.elapsed', { time: elapsed(update.elapsedMs) })].join(' · ');
   return {
     content: withHeadline(job, facts, ...notes.map((note) => `ℹ️ ${note}`)),
-    components: resultButtons(job.key, update.images.length, job.locale),
+    components: resultButtons(job.key, shown, job.locale),
     files,
   };
 }

@@ -71,10 +71,14 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
  * a link to the message, and the audit channel) — completed, with its cost when its facts were saved.
  */
 async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<void> {
+  // The images still kept, and which of the saved ones they are: their buttons name those, whatever was left out.
   const images: Buffer[] = [];
+  const indices: number[] = [];
   for (const index of record.outputs.keys()) {
     const image = await ctx.store.readOutput(record.key, index).catch(() => undefined);
-    if (image) images.push(image.data);
+    if (!image) continue;
+    images.push(image.data);
+    indices.push(index);
   }
   let completed: Completed | undefined;
   let attachmentSizeLimit = 0;
@@ -91,7 +95,7 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     const missing = record.outputs.length - images.length;
     const notes = missing > 0 ? [say(header.locale, 'discord.job.some_no_longer_kept', { missing, made: record.outputs.length })] : [];
     try {
-      await view.showResult(completed, notes);
+      await view.showResult(completed, { indices, made: record.outputs.length, notes });
       ctx.logger.info({ jobKey: record.key, images: images.length, missing, via: target.mode }, 'showed the result of a job the last stop left unshown');
     } catch (error) {
       if (view.resultShown) ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'showed the result of a job the last stop left unshown, but could not mark it ended');

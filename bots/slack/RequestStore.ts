@@ -19,7 +19,7 @@ const FileRefSchema = z.object({ id: z.string(), name: z.string().optional() });
 const ResultSchema = z.object({
   size: z.string(),
   quality: z.string(),
-  format: z.string(),
+  format: z.enum(OUTPUT_FORMATS),
   cost: z.object({ perImageUsd: z.number(), totalUsd: z.number(), n: z.number(), basis: z.enum(['table', 'estimate']), reason: z.string().optional() }),
   elapsedMs: z.number(),
   images: z.number(),
@@ -57,17 +57,22 @@ export const SavedRequestSchema = z.object({
   locale: z.string().max(35).optional(),
   /** `active` from submission until the message shows the job's end; a crash leaves it `active` (see the start-up sweep). */
   status: z.enum(['active', 'ended']).optional(),
+  /**
+   * The job's end was recorded (the runner's `recordEnded`: the member's history and the audit channel), saved as the
+   * runner records it; a request the sweep shows done without it (a crash before its end) has its end recorded there.
+   */
+  endRecorded: z.literal(true).optional(),
   /** Shown only to its requester: `channelId` is their direct messages with the bot, `askedIn` the channel they asked in (whose rules apply to its Reroll and Edit). */
   private: z.literal(true).optional(),
   askedIn: z.string().optional(),
 });
 
 export type SavedRequest = z.output<typeof SavedRequestSchema>;
-export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'outputFiles' | 'inputFiles' | 'previewFiles' | 'result' | 'actionsMessage'> &
+export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'outputFiles' | 'inputFiles' | 'previewFiles' | 'result' | 'actionsMessage' | 'endRecorded'> &
   Partial<Pick<SavedRequest, 'inputFiles' | 'outputFiles'>>;
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{16}$/;
-type RequestPatch = Partial<Pick<SavedRequest, 'messageTs' | 'actionsMessage' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status'>>;
+type RequestPatch = Partial<Pick<SavedRequest, 'messageTs' | 'actionsMessage' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status' | 'endRecorded'>>;
 
 /**
  * The Slack requests, in the bots' state (the `slack-requests` space: one file

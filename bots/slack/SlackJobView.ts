@@ -506,8 +506,9 @@ export class SlackJobView {
       // Before the message shows Done and its Delete button: Delete removes the previews in the thread with the images.
       const previewFiles = this.#previewFiles.map(({ id, name }) => ({ id, name }));
       // And what the message's "Done" says: a stop before that update is made leaves the sweep able to show it.
-      const { size, quality, format, cost, elapsedMs, images, where } = done;
-      const result = { size, quality, format, cost, elapsedMs, images, where };
+      // (the job's end as the runner records it, should the sweep have to: its format as the job's, one of the spec's).
+      const { size, quality, cost, elapsedMs, images, where } = done;
+      const result = { size, quality, format: update.format, cost, elapsedMs, images, where };
       // Not waited for here: their buttons' message takes its turn in the channel meanwhile, and waits for it only then.
       this.#imagesSaved = this.#o.store.update(this.#o.request.id, { outputFiles: files, previewFiles, result }).catch((error: unknown) => this.#logError(error, 'could not save the images of a request'));
     }

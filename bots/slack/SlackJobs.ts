@@ -28,7 +28,7 @@ const MAX_UNREPAIRED = 50;
  * called once per entry point (through `SlackJobs`); `cancel` and `get` for the buttons; the budgets, rules and
  * history for the usage, admin and history commands.
  */
-export type SlackJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history' | 'styles' | 'members' | 'audit'>;
+export type SlackJobRunner = Pick<JobRunner, 'request' | 'requestForm' | 'cancel' | 'get' | 'budgets' | 'policy' | 'history' | 'styles' | 'members' | 'audit' | 'recordEnded'>;
 
 /** Who did something in Slack, and where. */
 export interface SlackActor {
@@ -215,7 +215,11 @@ export class SlackJobs {
     const shown = view;
     this.#jobIdOf.set(id, handle.id);
     const tracked = handle.done
-      .catch(() => undefined)
+      // The runner records the job's end (`recordEnded`) as this settles: marked on the request, so no sweep records it again.
+      .then(
+        () => this.#o.store.update(id, { endRecorded: true }).catch((error: unknown) => this.#o.logger.warn({ err: String(error), request: id }, 'could not save that the end of a job was recorded')),
+        () => undefined,
+      )
       // A finished job is delivered with its images and their buttons; its message's "Done" may follow later.
       .then(() => shown.settled)
       .finally(() => {

@@ -1,9 +1,11 @@
 import type { webApi } from '@slack/bolt';
-import type { LoggerLike } from 'pictor';
+import { DEFAULTS, type LoggerLike } from 'pictor';
 import type { ChannelWriter } from './ChannelWriter.js';
-import { DEFAULT_LOCALE } from '../runner/index.js';
+import { DEFAULT_LOCALE, type JobRunner, type Requester } from '../runner/index.js';
 import { renderJobMessage } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
+import type { SlackActor } from './SlackJobs.js';
+import { messageLinkOf } from './slack-text.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { retryTransient } from './slack-faults.js';
 
@@ -15,7 +17,11 @@ import { retryTransient } from './slack-faults.js';
  * message said so (its "Done" waits for the workspace's update budget, and a
  * stopping bot sheds it), to show it done: without buttons when Reroll, Edit
  * and Delete were posted beside the images, with them when the stop came
- * before that. The request is then released (ended). Runs
+ * before that. The request is then released (ended); a finished job's end is
+ * recorded as the runner records every job's (`recordEnded`: the member's
+ * history, with the link to its message, and the audit channel) unless the
+ * request is marked `endRecorded` (a stop that came after the runner had
+ * recorded it, before its "Done"). Runs
  * for each request `RequestStore.claimInterrupted` hands this process, at
  * start and, with Redis, while running. Returns whether the message was
  * updated.
@@ -27,6 +33,10 @@ export async function sweepInterrupted(input: {
   store: RequestStore;
   logger: LoggerLike;
   request: SavedRequest;
+  /** The runner's end-of-job step. */
+  runner: Pick<JobRunner, 'recordEnded'>;
+  /** Who asked for a job, as the live path makes them (`SlackJobs.requester`). */
+  requester: (actor: SlackActor) => Requester;
 }): Promise<boolean> {
   const { writer, store, logger, request } = input;
   const finished = request.outputFiles.length > 0 ? request.result : undefined;
@@ -65,6 +75,28 @@ export async function sweepInterrupted(input: {
       logger.warn({ channel: request.channelId, code: slackErrorCode(error) }, 'could not mark a job interrupted by a stop');
     }
   }
-  await store.update(request.id, { status: 'ended' }).catch(() => undefined);
+  // Made, charged and posted: its end is recorded once — saved as recorded first, so a stop now cannot record it twice.
+  const recording = finished !== undefined && request.endRecorded !== true;
+  await store.update(request.id, { status: 'ended', ...(recording && { endRecorded: true as const }) }).catch(() => undefined);
+  if (finished && recording) await recordEnd(input, request, finished);
   return updated;
+}
+
+/** A finished job's end, as the runner records it when the job ends in a live process: completed, with its cost. */
+async function recordEnd(
+  input: { runner: Pick<JobRunner, 'recordEnded'>; requester: (actor: SlackActor) => Requester; logger: LoggerLike },
+  request: SavedRequest,
+  finished: NonNullable<SavedRequest['result']>,
+): Promise<void> {
+  const { images: _images, where: _where, ...facts } = finished;
+  // Asked in a channel: a private job's request keeps it as `askedIn`, its messages going to the member's DM.
+  const requester = input.requester({ userId: request.userId, teamId: request.teamId, channelId: request.askedIn ?? request.channelId, locale: request.locale });
+  const isPrivate = request.private === true;
+  const { messageTs } = request;
+  // The link the live path gives: the job's message (a private one, in the member's DM, none).
+  const link = !isPrivate && messageTs ? () => Promise.resolve(messageLinkOf(request.channelId, messageTs)) : undefined;
+  const final = { type: 'completed' as const, jobId: '', images: [], usage: undefined, background: request.options.background ?? DEFAULTS.background, ...facts };
+  await input.runner
+    .recordEnded(requester, { key: request.id, kind: request.kind, prompt: request.prompt, options: request.options, private: isPrivate }, final, link)
+    .catch((error: unknown) => input.logger.warn({ err: String(error), channel: request.channelId }, 'could not record the end of a job a stop cut off'));
 }

@@ -7,7 +7,7 @@ import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordS
 import { say } from '../../../bots/runner/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { answerOf, buttonsOf, DiscordHarness, EPHEMERAL } from './harness.js';
+import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL } from './harness.js';
 
 /** The kept images of finished jobs (their Edit buttons' copies) in the data folder. */
 function keptOutputs(dataDir: string): string[] {
@@ -171,6 +171,26 @@ describe('the sweep of jobs the last process left', () => {
     );
     expect(buttonsOf(shown).map((b) => b.label)).toContain('Reroll');
     expect(h.emulator.requests.filter((r) => r.path.includes('/images/'))).toHaveLength(1);
+  });
+
+  it('gives each image still kept the Edit of that image when one in the middle is gone: the second shown opens the third made', async () => {
+    const ix = await resultOnItsWay({ prompt: 'three paid images, the middle one gone', quality: 'low', count: 3 });
+    await h.discord.waitFor(() => keptOutputs(h.dataDir).length === 3 || undefined, 'the three images kept');
+    await rm(join(h.dataDir, keptOutputs(h.dataDir).sort()[1]!));
+    await h.restart({ crash: true });
+
+    const shown = await h.finalReply(ix);
+    expect(shown.attachments).toHaveLength(2);
+    expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit 1', 'Edit 3', 'Delete']);
+    const click = h.discord.clickButton(shown, buttonId(shown, 'Edit 3'));
+    await h.discord.waitFor(() => click.modal, 'the edit modal');
+    expect(click.modal!.title).toBe('Edit image 3');
+    await h.finalReply(h.discord.submitModal(click, { prompt: 'add a storm' }));
+
+    const edit = h.emulator.requests.filter((r) => r.route === 'edits').at(-1)!;
+    expect(edit.images).toHaveLength(1);
+    expect(Buffer.from(edit.images[0]!.bytes!).equals(h.discord.fileBytes(shown.attachments[1]!))).toBe(true);
+    expect(Buffer.from(edit.images[0]!.bytes!).equals(h.discord.fileBytes(shown.attachments[0]!))).toBe(false);
   });
 
   it('says the images were made, with no Retry, when the facts of the result were saved but none of its images could be kept', async () => {

@@ -1,14 +1,51 @@
 import { readFileSync } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { buttonsOf } from '../../fakes/slack/slack-objects.js';
-import { actionMessages, finishedActions, finishedJob, hasButton, imageShares, isFinished, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { JobRunner } from '../../../bots/runner/index.js';
+import { messageLinkOf } from '../../../bots/slack/slack-text.js';
+import { buttonsOf, type FakeMessage } from '../../fakes/slack/slack-objects.js';
+import {
+  ADMIN,
+  actionMessages,
+  finishedActions,
+  finishedJob,
+  hasButton,
+  imageShares,
+  isFinished,
+  jobMessages,
+  png,
+  privately,
+  startHarness,
+  startWithAdmin,
+  statusOf,
+  type Harness,
+} from './harness.js';
 
 const open: Harness[] = [];
 afterEach(async () => {
+  vi.restoreAllMocks();
   for (const h of open.splice(0).reverse()) await h.close();
 });
+
+/** The saved request of the only job run in a data folder: read, and rewritten as a process that stopped would leave it. */
+async function savedRequest(dataDir: string) {
+  const dir = join(dataDir, 'slack', 'requests');
+  const [file] = (await readdir(dir)).filter((name) => name.endsWith('.json'));
+  const path = join(dir, file!);
+  return {
+    read: () => JSON.parse(readFileSync(path, 'utf8')) as { holder?: string; value: Record<string, unknown> },
+    write: (envelope: unknown) => writeFile(path, JSON.stringify(envelope)),
+  };
+}
+
+const AUDIT = 'C0AUDIT';
+
+/** The audit channel's entries (a post's sections) mentioning `text`. */
+function auditEntries(h: Pick<Harness, 'fake'>, text: string): string[] {
+  const sections = (m: FakeMessage) => ((m.blocks ?? []) as { type: string; text?: { text: string } }[]).filter((b) => b.type === 'section').map((b) => b.text!.text);
+  return h.fake.botMessages(AUDIT).flatMap(sections).filter((t) => t.includes(text));
+}
 
 describe('buttons after a restart', () => {
   it('rerolls a finished job from its message on a new bot process that shares the data folder', async () => {
@@ -112,5 +149,71 @@ describe('buttons after a restart', () => {
     await fake.clickButton(ghost, 'pictor_cancel');
     const note = await fake.waitFor(() => fake.responses[0], 'the private answer');
     expect(note.body.text).toBe('That job is no longer running.');
+  });
+});
+
+describe('the end of a finished job a stop cut off, in the history and the audit channel', () => {
+  const alice = { platform: 'slack' as const, userId: 'U0ALICE', channelId: '', scopeId: 'T0PICTOR' };
+
+  it('records the end of a job whose images were posted before a crash (its request not marked as recorded) once, when the sweep shows it done: the history with its cost and link, and the audit channel', async () => {
+    const before = await startWithAdmin();
+    const { fake, dataDir } = before;
+    await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN');
+    // The process dies before its job's end is recorded: nothing in the history or the audit channel.
+    vi.spyOn(before.runner, 'recordEnded').mockResolvedValue(undefined);
+    await fake.command({ command: '/imagine', text: 'a lantern in a storm --quality low', channel: 'C0LAMPS', user: 'U0ALICE' });
+    const job = await finishedJob(fake, 'C0LAMPS');
+    await finishedActions(fake, 'C0LAMPS');
+    const saved = await savedRequest(dataDir);
+    await fake.waitFor(() => saved.read().value.status === 'ended', 'the request to be saved as ended');
+    await before.close({ fake: true, dataDir: true });
+    // As a crash leaves it: active, held by the process that died, its end not recorded.
+    const { endRecorded: _, ...value } = saved.read().value;
+    await saved.write({ ...saved.read(), holder: 'a-crashed-process', value: { ...value, status: 'active' } });
+    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+
+    const after = await startWithAdmin({ fake, dataDir });
+    open.push(after);
+    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    const [entry] = await after.runner.history!.mine(alice);
+    expect(entry).toMatchObject({ prompt: 'a lantern in a storm', status: 'completed', quality: 'low', link: messageLinkOf('C0LAMPS', job.ts) });
+    expect(entry!.costUsd).toBeGreaterThan(0);
+    const [audit] = await fake.waitFor(() => (auditEntries(after, 'a lantern in a storm').length > 0 ? auditEntries(after, 'a lantern in a storm') : undefined), 'the audit entry');
+    expect(audit).toMatch(/\$0\.0\d+/);
+    expect(audit).toContain(messageLinkOf('C0LAMPS', job.ts));
+    expect(saved.read().value).toMatchObject({ status: 'ended', endRecorded: true });
+    // The sweep is over once the bot has stopped: the end was recorded once.
+    await after.close({ fake: true });
+    open.splice(open.indexOf(after), 1);
+    expect(recorded).toHaveBeenCalledTimes(1);
+    expect(auditEntries(after, 'a lantern in a storm')).toHaveLength(1);
+    await fake.close();
+  });
+
+  it('records nothing more for a job whose end the runner recorded before a stop shed its “Done” (its request marked as recorded)', async () => {
+    // A budget of updates spent by the first progress update: the job's "Done" is still waiting for it when the bot stops.
+    const before = await startWithAdmin({ emulator: { latencyMs: 600 }, bot: { progressWritesPerMinute: 0.001, progressWritesBurst: 1 } });
+    const { fake, dataDir } = before;
+    await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN');
+    await fake.command({ command: '/imagine', text: 'a lantern recorded once --quality low', channel: 'C0LAMPS', user: 'U0ALICE' });
+    await finishedActions(fake, 'C0LAMPS');
+    await vi.waitFor(async () => expect(await before.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    await fake.waitFor(() => auditEntries(before, 'a lantern recorded once').length > 0 || undefined, 'the audit entry');
+    const saved = await savedRequest(dataDir);
+    await fake.waitFor(() => saved.read().value.endRecorded === true || undefined, 'the request marked as recorded');
+    await before.close({ fake: true, dataDir: true });
+    expect(saved.read().value.status).toBe('active');
+    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+
+    const after = await startWithAdmin({ fake, dataDir });
+    open.push(after);
+    await finishedJob(fake, 'C0LAMPS');
+    await fake.waitFor(() => saved.read().value.status === 'ended' || undefined, 'the sweep to end the request');
+    expect(await after.runner.history!.mine(alice)).toHaveLength(1);
+    await after.close({ fake: true });
+    open.splice(open.indexOf(after), 1);
+    expect(recorded).not.toHaveBeenCalled();
+    expect(auditEntries(after, 'a lantern recorded once')).toHaveLength(1);
+    await fake.close();
   });
 });
