@@ -502,12 +502,13 @@ export class JobRunner {
     link?: (() => Promise<string | undefined>) | undefined,
   ): Promise<void> {
     let asked: Promise<string | undefined> | undefined;
-    const linkOnce = () => (asked ??= Promise.resolve().then(() => link?.()).catch(() => undefined));
+    // A private job's message is the member's alone: neither its history entry nor its audit entry links to it.
+    const linkOnce = () => (asked ??= job.private ? Promise.resolve(undefined) : Promise.resolve().then(() => link?.()).catch(() => undefined));
     const { key, ...described } = job;
     const kept = this.history && key !== undefined ? this.history.recordEnd(requester, { key, ...described }, final, linkOnce()) : Promise.resolve();
     this.#historyWrites.add(kept);
     void kept.finally(() => this.#historyWrites.delete(kept));
-    const entry = (job.private ? Promise.resolve(undefined) : linkOnce())
+    const entry = linkOnce()
       .then((url) => this.audit.jobEnded(requester, described, final, url))
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a job for the audit channel'));
     this.#auditEntries.add(entry);

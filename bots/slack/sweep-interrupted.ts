@@ -76,9 +76,13 @@ export async function sweepInterrupted(input: {
     }
   }
   // Made, charged and posted: its end is recorded once — saved as recorded first, so a stop now cannot record it twice.
+  // A mark that could not be saved leaves the recording to the next sweep (it finds the request still active).
   const recording = finished !== undefined && request.endRecorded !== true;
-  await store.update(request.id, { status: 'ended', ...(recording && { endRecorded: true as const }) }).catch(() => undefined);
-  if (finished && recording) await recordEnd(input, request, finished);
+  const saved = await store.update(request.id, { status: 'ended', ...(recording && { endRecorded: true as const }) }).then(
+    () => true,
+    () => false,
+  );
+  if (finished && recording && saved) await recordEnd(input, request, finished);
   return updated;
 }
 
@@ -93,8 +97,8 @@ async function recordEnd(
   const requester = input.requester({ userId: request.userId, teamId: request.teamId, channelId: request.askedIn ?? request.channelId, locale: request.locale });
   const isPrivate = request.private === true;
   const { messageTs } = request;
-  // The link the live path gives: the job's message (a private one, in the member's DM, none).
-  const link = !isPrivate && messageTs ? () => Promise.resolve(messageLinkOf(request.channelId, messageTs)) : undefined;
+  // The link the live path gives: the job's message (`recordEnded` gives a private job none).
+  const link = messageTs ? () => Promise.resolve(messageLinkOf(request.channelId, messageTs)) : undefined;
   const final = { type: 'completed' as const, jobId: '', images: [], usage: undefined, background: request.options.background ?? DEFAULTS.background, ...facts };
   await input.runner
     .recordEnded(requester, { key: request.id, kind: request.kind, prompt: request.prompt, options: request.options, private: isPrivate }, final, link)

@@ -172,6 +172,28 @@ describe('the intake: one call decides a job before its first public answer', ()
     expect(kit.emu.emulator.requests.map((r) => r.route)).toEqual(['edits']);
   });
 
+  it('links neither the history entry nor the audit entry of a private job to its message, whatever link a surface gives (a sweep’s too)', async () => {
+    const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
+    onTestFinished(() => state.close());
+    const { runner } = await kit.runner({ partialImages: 0, history: state, auditBatchMs: 60_000 });
+    const posts: { entries: { link?: string | undefined; private?: boolean | undefined }[] }[] = [];
+    runner.audit.setPoster('discord', { maxEntries: 10, post: async (post) => (posts.push(post), { messageId: '1' }), edit: async () => undefined, greet: async () => undefined });
+    const admin = requester({ isAdmin: true, locale: 'en' });
+    await runner.policy.set(admin, 'auditChannel', { channelId: 'C-audit' });
+    const who = requester();
+    let asked = 0;
+    const final = { type: 'completed' as const, jobId: 'j1', images: [], usage: undefined, background: 'auto' as const, size: '1024x1024', quality: 'low', format: 'png' as const, cost: { totalUsd: 0.01 } };
+    await runner.recordEnded(who, { key: 'private-key', kind: 'generate', prompt: 'a secret garden', options: {}, private: true }, final as never, async () => (asked++, 'https://example.test/dm-message'));
+    await runner.shutdown({ graceMs: 0 });
+
+    expect(asked).toBe(0);
+    const [entry] = await runner.history!.mine(who);
+    expect(entry).toMatchObject({ key: 'private-key', private: true });
+    expect(entry!.link).toBeUndefined();
+    expect(posts.flatMap((p) => p.entries)).toEqual([expect.objectContaining({ private: true })]);
+    expect(posts.flatMap((p) => p.entries)[0]!.link).toBeUndefined();
+  });
+
   it('keeps the ended job in the member’s history under the surface’s key, with its link', async () => {
     const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
     onTestFinished(() => state.close());
