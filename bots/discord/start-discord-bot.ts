@@ -16,6 +16,7 @@ import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST
 import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
 import { discordAuditPoster } from './audit-poster.js';
+import { waitWithin } from '../time-left.js';
 
 export interface StartDiscordBotOptions {
   /** The bot token (a secret: never logged or shown). */
@@ -249,8 +250,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       await endpoint?.close();
       // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
       if (gateway?.leased) await gateway.leave();
-      const waitMs = stopOptions.until === undefined ? graceMs : Math.max(0, Math.min(graceMs, stopOptions.until - Date.now()));
-      await withTimeout(allSettledInFlight(), waitMs, '').catch(() => {
+      await withTimeout(allSettledInFlight(), waitWithin(graceMs, stopOptions.until), '').catch(() => {
         logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
       });
       if (gateway) await gateway.leave();
