@@ -227,8 +227,9 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     sweep: async (record) => {
       await sweepInterrupted(ctx, botRest, [record]);
     },
-    // Every sweep, not only the first: a stop's grace covers the reply it is showing.
-    track: (sweep) => ctx.track(sweep),
+    // The showing of each swept job, of every sweep: a stop's grace covers the reply being shown. A sweep still looking
+    // for jobs (its storage gone) shows nothing: the sweeper's stop gives up on it, and the grace does not wait for it again.
+    track: (showing) => ctx.track(showing),
     logger,
   });
 
@@ -245,12 +246,13 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     },
     async stop(stopOptions = {}) {
       const graceMs = stopOptions.graceMs === undefined ? stopGraceMs : timerMsOf('graceMs', stopOptions.graceMs);
+      const { until } = stopOptions;
       accepting = false;
-      await sweeper.stop();
+      await sweeper.stop({ until });
       await endpoint?.close();
       // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
       if (gateway?.leased) await gateway.leave();
-      await withTimeout(allSettledInFlight(), waitWithin(graceMs, stopOptions.until), '').catch(() => {
+      await withTimeout(allSettledInFlight(), waitWithin(graceMs, until), '').catch(() => {
         logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
       });
       if (gateway) await gateway.leave();
