@@ -80,8 +80,9 @@ export interface DiscordBot {
    * flight, and disconnects. Call `runner.shutdown()` first so running jobs
    * report their end to their replies. `graceMs` (default `stopGraceMs`): how
    * long to wait for those replies; 0 leaves at once (a process that must go now). A grace that is not a number of
-   * ms from 0 to 2^31 − 1 is a RangeError naming it, and nothing is stopped. `until` (a time as `Date.now()`): the
-   * wait ends by then at the latest, whatever the grace (a process that must close its stores after).
+   * ms from 0 to 2^31 − 1 is a RangeError naming it, and nothing is stopped. `until` (a time as `Date.now()`): every
+   * wait of the stop (for a sweep, for Redis while leaving the gateway, for the replies) ends by then at the latest,
+   * whatever the grace (a process that must close its stores after).
    */
   stop(options?: { graceMs?: number | undefined; until?: number | undefined }): Promise<void>;
 }
@@ -251,11 +252,11 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       await sweeper.stop({ until });
       await endpoint?.close();
       // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
-      if (gateway?.leased) await gateway.leave();
+      if (gateway?.leased) await gateway.leave({ until });
       await withTimeout(allSettledInFlight(), waitWithin(graceMs, until), '').catch(() => {
         logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
       });
-      if (gateway) await gateway.leave();
+      if (gateway) await gateway.leave({ until });
       else await httpClient!.destroy();
       retireBotRest();
       logger.info({}, 'Discord bot stopped');
