@@ -67,7 +67,9 @@ export interface Service {
   /**
    * Stops the runner, then the chat surfaces side by side, then closes what they used (the state, the ledger, the
    * Redis link). `until` (a time as `Date.now()`): by when the runner and the surfaces are done, however many last
-   * messages they still owe, so what closes after them is closed cleanly; without it each waits its own defaults.
+   * messages they still owe or whatever no longer answers (Redis gone), and what closes after them waits on Redis no
+   * later either: the reserve (`STOP_RESERVE_MS`) after `until` is left for closing. Default: the budget `npm start`
+   * gives a stop after a drain (`STOP_ALLOWANCE_MS` less the reserve, from now).
    */
   stop(options?: StopOptions): Promise<void>;
   /** The key owner's console and its alerts, when `PICTOR_CONSOLE_PORT` or an alert destination is set. */
@@ -104,12 +106,14 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
   });
   if (core.baseURL && configured.length === 0) throw nothingToRun();
 
-  const stops: ((options: StopOptions) => Promise<void>)[] = [];
+  /** Each stop step gets the stop's `until`: its waits on what may no longer answer end by then (see `Service.stop`). */
+  const stops: ((budget: { until: number }) => Promise<void>)[] = [];
   const checks: Record<string, HealthCheck> = {};
   const stopAll = async (options: StopOptions = {}) => {
+    const budget = { until: options.until ?? stopDeadlines(Date.now(), 0).surfacesUntil };
     for (const stop of stops.reverse()) {
       try {
-        await stop(options);
+        await stop(budget);
       } catch (error) {
         logger.warn({ err: error }, 'error while stopping');
       }
@@ -171,7 +175,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
             : undefined,
         logger,
       });
-      stops.push(() => state.close());
+      stops.push(({ until }) => state.close({ until }));
       // Every refused job is counted in the ledger for the console (a few seconds late, in batches).
       const refusals = new RefusalTally({ store, logger });
       stops.push(() => refusals.close());
@@ -208,9 +212,9 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       // The surfaces stop side by side, each by the same `until`: none waits for another's last messages, and their
       // waits together end by then (they share nothing but the runner and the state, which close after them).
       const surfaces: { id: string; running: RunningSurface }[] = [];
-      stops.push(async (options) => {
+      stops.push(async ({ until }) => {
         await Promise.all(
-          surfaces.map(({ id, running }) => running.stop(options).catch((error: unknown) => logger.warn({ surface: id, err: error }, 'error while stopping'))),
+          surfaces.map(({ id, running }) => running.stop({ until }).catch((error: unknown) => logger.warn({ surface: id, err: error }, 'error while stopping'))),
         );
       });
       for (const surface of configured) {

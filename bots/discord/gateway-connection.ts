@@ -3,6 +3,7 @@ import { Events, type Client, type WebSocketOptions } from 'discord.js';
 import { type LoggerLike } from 'pictor';
 import { scrubSecrets, withTimeout } from 'pictor/internal';
 import { GatewayLease, gatewayLeaseKey, type GatewayLeaseOptions } from './gateway-lease.js';
+import { waitWithin } from '../time-left.js';
 
 export interface GatewayConnectionOptions {
   /**
@@ -30,8 +31,12 @@ export interface GatewayConnection {
   client(): Client | undefined;
   /** Whether `leave()` should come before the replies in flight are waited for (a standby can take over meanwhile). */
   readonly leased: boolean;
-  /** Off the gateway, then the lease given up (in that order: never two processes connected). Once: a later call gets the first one's promise. */
-  leave(): Promise<void>;
+  /**
+   * Off the gateway, then the lease given up (in that order: never two processes connected). Once: a later call gets
+   * the first one's promise. `until` (a time as `Date.now()`): the waits on Redis (the standby mark and the lease given
+   * back) end by then at the latest, and the call resolves by then even when an earlier call's leave goes on.
+   */
+  leave(options?: { until?: number | undefined }): Promise<void>;
   /**
    * At drain start (with a lease): `leave()` as soon as another process stands by for the lease (at once if one
    * does), so it takes the new interactions. Until then, and for a lone process, stays connected: new commands are
@@ -207,15 +212,15 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
   };
 
   let left: Promise<void> | undefined;
-  const leaveOnce = async () => {
+  const leaveOnce = async (until: number | undefined) => {
     leaving = true;
     // A standby's mark is gone before this resolves: a holder draining next does not count on this process.
-    const stopped = lease?.stop();
+    const stopped = lease?.stop({ until });
     await disconnect();
     await stopped;
     // Given back whether or not this process thinks it holds it (a lease it gave up as unconfirmed may still be its
     // own in Redis until it expires): the release only deletes the lease if it is this process's.
-    await lease?.release();
+    await lease?.release({ until });
     holding = false;
   };
   const connection: GatewayConnection = {
@@ -252,10 +257,14 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
         }
       })();
     },
-    leave() {
+    leave({ until } = {}) {
       // Once: a later call (a leased bot leaves before its replies' grace and again after it) gets the first one's end,
       // and the lease is stopped and given back once — not waited for and logged twice while Redis is unreachable.
-      return (left ??= leaveOnce());
+      const first = left === undefined;
+      left ??= leaveOnce(until);
+      if (first || until === undefined) return left;
+      // Begun earlier (a hand-over at drain) without this stop's deadline: not waited for past it.
+      return withTimeout(left, waitWithin(Infinity, until), 'still leaving the Discord gateway').catch(() => {});
     },
   };
   return connection;

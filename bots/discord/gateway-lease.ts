@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { withTimeout, definedOf } from 'pictor/internal';
+import { waitWithin } from '../time-left.js';
 
 export interface GatewayLeaseOptions {
   redis: Redis;
@@ -17,6 +18,9 @@ export interface GatewayLeaseOptions {
   pollEveryMs?: number | undefined;
   logger: LoggerLike;
 }
+
+/** How long giving the lease back waits for Redis at most. */
+const RELEASE_WAIT_MS = 2_000;
 
 export const GATEWAY_LEASE_DEFAULTS = { ttlMs: 15_000, renewEveryMs: 5_000, pollEveryMs: 2_000 } as const;
 
@@ -164,11 +168,14 @@ export class GatewayLease {
     armDeadline();
   }
 
-  /** Stops renewing and gives the lease up (if still ours) so another process can take it at once. */
-  async release(): Promise<void> {
+  /**
+   * Stops renewing and gives the lease up (if still ours) so another process can take it at once. Waits for Redis 2 s at
+   * most, and never past `until` (a time as `Date.now()`): a lease not given back expires on its own.
+   */
+  async release({ until }: { until?: number | undefined } = {}): Promise<void> {
     this.#clearRenew();
     try {
-      await withTimeout(this.#o.redis.eval(RELEASE, 1, this.#o.key, this.holder), 2000, 'Redis did not answer');
+      await withTimeout(this.#o.redis.eval(RELEASE, 1, this.#o.key, this.holder), waitWithin(RELEASE_WAIT_MS, until), 'Redis did not answer');
     } catch (error) {
       this.#o.logger.warn({ err: messageOf(error) }, 'could not give up the Discord gateway lease; it expires on its own');
     }
@@ -176,13 +183,14 @@ export class GatewayLease {
 
   /**
    * Ends a wait in `acquire()` and stops renewing; a process that stood by says it no longer does, so a holder that
-   * drains now does not leave the gateway to nobody. Resolves once Redis took the standby mark back (or did not answer).
+   * drains now does not leave the gateway to nobody. Resolves once Redis took the standby mark back, or did not answer
+   * within a renew interval, or by `until` (a time as `Date.now()`).
    */
-  async stop(): Promise<void> {
+  async stop({ until }: { until?: number | undefined } = {}): Promise<void> {
     this.#stopped = true;
     this.#clearRenew();
     this.#wake?.();
-    await withTimeout(this.#o.redis.eval(RELEASE, 1, this.#standbyKey, this.holder), this.#o.renewEveryMs, 'Redis did not answer').catch(() => {});
+    await withTimeout(this.#o.redis.eval(RELEASE, 1, this.#standbyKey, this.holder), waitWithin(this.#o.renewEveryMs, until), 'Redis did not answer').catch(() => {});
   }
 
   #clearRenew(): void {

@@ -16,6 +16,7 @@ import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST
 import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
 import { discordAuditPoster } from './audit-poster.js';
+import { waitWithin } from '../time-left.js';
 
 export interface StartDiscordBotOptions {
   /** The bot token (a secret: never logged or shown). */
@@ -79,8 +80,9 @@ export interface DiscordBot {
    * flight, and disconnects. Call `runner.shutdown()` first so running jobs
    * report their end to their replies. `graceMs` (default `stopGraceMs`): how
    * long to wait for those replies; 0 leaves at once (a process that must go now). A grace that is not a number of
-   * ms from 0 to 2^31 − 1 is a RangeError naming it, and nothing is stopped. `until` (a time as `Date.now()`): the
-   * wait ends by then at the latest, whatever the grace (a process that must close its stores after).
+   * ms from 0 to 2^31 − 1 is a RangeError naming it, and nothing is stopped. `until` (a time as `Date.now()`): every
+   * wait of the stop (for a sweep, for Redis while leaving the gateway, for the replies) ends by then at the latest,
+   * whatever the grace (a process that must close its stores after).
    */
   stop(options?: { graceMs?: number | undefined; until?: number | undefined }): Promise<void>;
 }
@@ -226,8 +228,9 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     sweep: async (record) => {
       await sweepInterrupted(ctx, botRest, [record]);
     },
-    // Every sweep, not only the first: a stop's grace covers the reply it is showing.
-    track: (sweep) => ctx.track(sweep),
+    // The showing of each swept job, of every sweep: a stop's grace covers the reply being shown. A sweep still looking
+    // for jobs (its storage gone) shows nothing: the sweeper's stop gives up on it, and the grace does not wait for it again.
+    track: (showing) => ctx.track(showing),
     logger,
   });
 
@@ -244,16 +247,16 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     },
     async stop(stopOptions = {}) {
       const graceMs = stopOptions.graceMs === undefined ? stopGraceMs : timerMsOf('graceMs', stopOptions.graceMs);
+      const { until } = stopOptions;
       accepting = false;
-      await sweeper.stop();
+      await sweeper.stop({ until });
       await endpoint?.close();
       // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
-      if (gateway?.leased) await gateway.leave();
-      const waitMs = stopOptions.until === undefined ? graceMs : Math.max(0, Math.min(graceMs, stopOptions.until - Date.now()));
-      await withTimeout(allSettledInFlight(), waitMs, '').catch(() => {
+      if (gateway?.leased) await gateway.leave({ until });
+      await withTimeout(allSettledInFlight(), waitWithin(graceMs, until), '').catch(() => {
         logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
       });
-      if (gateway) await gateway.leave();
+      if (gateway) await gateway.leave({ until });
       else await httpClient!.destroy();
       retireBotRest();
       logger.info({}, 'Discord bot stopped');

@@ -23,6 +23,7 @@ import {
 } from 'pictor';
 import { JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
+import { waitWithin } from '../time-left.js';
 import { describeFailure } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
@@ -603,7 +604,7 @@ export class JobRunner {
   async shutdown(options: { graceMs?: number | undefined; until?: number | undefined } = {}): Promise<void> {
     this.#closed = true;
     const { until } = options;
-    const upTo = (ms: number) => (until === undefined ? ms : Math.max(0, Math.min(ms, until - Date.now())));
+    const upTo = (ms: number) => waitWithin(ms, until);
     const active = [...this.#jobs.values()].filter((j) => isActive(j.info.status));
     for (const job of active) if (job.info.status === 'queued' && !job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
     const allDone = () => Promise.allSettled(active.map((j) => j.done));

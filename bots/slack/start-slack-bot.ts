@@ -341,7 +341,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         }
         // No more look-ups of user groups, nor their retries, on a stopped bot.
         groups.stop();
-        await sweeper.stop();
+        await sweeper.stop({ until });
         await locales.stop();
         await homes.stop();
         // The jobs have ended: their final updates are waited for, progress nobody will see is not.

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { renewEveryThird, safeJson, withTimeout, type RedisLink } from 'pictor/internal';
+import { waitWithin } from '../time-left.js';
 import { checkKey, checkSpace, encodeValue, MAX_NOTICE_BYTES, newOwnerId, readable, refuseBytes, STATE_KEY_PATTERN, UNREADABLE } from './StateStore.js';
 import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore, UpdateCurrent, UpdateOptions } from './StateStore.js';
 
@@ -166,13 +167,13 @@ export class RedisStateStore implements StateStore {
     return listening;
   }
 
-  async close(): Promise<void> {
+  async close({ until }: { until?: number | undefined } = {}): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.#stopRenewing?.();
-    // Redis may be the one that went away: then the lease simply lapses.
-    if (this.#listening) await withTimeout(this.#link.unsubscribe(this.noticeChannel(this.owner)), CLOSE_WAIT_MS, 'not unsubscribed').catch(() => undefined);
-    await withTimeout(this.#redis.del(this.leaseKey(this.owner)), CLOSE_WAIT_MS, 'lease not given back').catch(() => undefined);
+    // Redis may be the one that went away: then the lease simply lapses. Each wait ends by `until` at the latest.
+    if (this.#listening) await withTimeout(this.#link.unsubscribe(this.noticeChannel(this.owner)), waitWithin(CLOSE_WAIT_MS, until), 'not unsubscribed').catch(() => undefined);
+    await withTimeout(this.#redis.del(this.leaseKey(this.owner)), waitWithin(CLOSE_WAIT_MS, until), 'lease not given back').catch(() => undefined);
   }
 }
 

@@ -102,8 +102,9 @@ export interface StateStore {
    * Stops renewing the lease and gives it back: what this process still holds is claimed by others at once. The
    * data folder's store also resolves only once the writes under way have ended, and refuses every call after
    * (`StateClosedError`): a stopped bot writes nothing more into its folder, whatever it gave up waiting for.
+   * `until` (a time as `Date.now()`): a wait on Redis ends by then at the latest (the lease then lapses on its own).
    */
-  close(): Promise<void>;
+  close(options?: { until?: number | undefined }): Promise<void>;
 }
 
 /** A call on the bots' state after it was closed (a job the stop gave up on, ending late): nothing is read or written. */

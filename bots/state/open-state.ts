@@ -19,8 +19,8 @@ export interface BotState {
    * amounts stay). Answers how many history entries there were.
    */
   forget(userKey: string): Promise<number>;
-  /** Gives the lease back (what this process holds is swept by another at once). The link is its opener's. */
-  close(): Promise<void>;
+  /** Gives the lease back (what this process holds is swept by another at once), by `until` at the latest. The link is its opener's. */
+  close(options?: { until?: number | undefined }): Promise<void>;
 }
 
 export interface OpenBotStateOptions extends SpaceSettings {
@@ -56,7 +56,7 @@ export async function openBotState(options: OpenBotStateOptions): Promise<BotSta
     spaces,
     redis,
     forget: (userKey) => forgetMember(store, spaces, userKey, options.ledger),
-    close: () => store.close(),
+    close: (closeOptions) => store.close(closeOptions),
   };
 }
 

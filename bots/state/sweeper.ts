@@ -1,8 +1,9 @@
 import { type LoggerLike } from 'pictor';
 import { withTimeout } from 'pictor/internal';
 import type { StateStore } from './StateStore.js';
+import { waitWithin } from '../time-left.js';
 
-/** How long `stop` waits for a sweep under way. */
+/** How long `stop` waits for a sweep under way (less when its `until` comes first). */
 const STOP_WAIT_MS = 2_000;
 
 export interface Sweeper {
@@ -10,9 +11,11 @@ export interface Sweeper {
   readonly first: Promise<number>;
   /**
    * Stops sweeping: a sweep under way ends after the entry it is showing (the claimed entries it has not begun are left
-   * to the next sweep, once this process's lease is gone), and is waited for a little while (`track` covers it after).
+   * to the next sweep, once this process's lease is gone). With `track`, the entry being shown is the caller's to wait
+   * for, and only a sweep still looking for entries is waited for here; without, the sweep is. Either a little while
+   * at most, and never past `until` (a time as `Date.now()`).
    */
-  stop(): Promise<void>;
+  stop(options?: { until?: number | undefined }): Promise<void>;
 }
 
 /**
@@ -28,14 +31,20 @@ export function startSweeper<T>(options: {
   claim: () => Promise<readonly T[]>;
   /** Shows one claimed job's end (interrupted, or the result it had made), and releases it. */
   sweep: (entry: T) => Promise<void>;
-  /** Given every sweep as it starts (the first and each later one): a surface's stop waits for them within its grace. */
-  track?: ((sweep: Promise<number>) => void) | undefined;
+  /**
+   * Given the showing of each claimed entry as it begins (of the first sweep and of each later one): a surface's stop
+   * waits for them within its grace. A sweep still looking for entries (waiting on a storage that went away) shows
+   * nothing yet: it is not given, and `stop` waits for it instead.
+   */
+  track?: ((showing: Promise<void>) => void) | undefined;
   logger: LoggerLike;
   /** Default a third of the store's lease. */
   intervalMs?: number | undefined;
 }): Sweeper {
   const { store, name, logger } = options;
   let running: Promise<number> | undefined;
+  /** The claim of the sweep under way, until it answered. */
+  let claiming: Promise<unknown> | undefined;
   let stopped = false;
   const once = (): Promise<number> => {
     if (running) return running;
@@ -43,12 +52,17 @@ export function startSweeper<T>(options: {
     running = (async () => {
       let swept = 0;
       try {
-        for (const entry of await options.claim()) {
+        const claimed = options.claim();
+        claiming = claimed;
+        const entries = await claimed.finally(() => (claiming = undefined));
+        for (const entry of entries) {
           // Stopped: the entries not begun are left claimed, for the next sweep once this process's lease is gone — one
           // shown now could be shown again by the replica that takes them then.
           if (stopped) break;
           try {
-            await options.sweep(entry);
+            const showing = options.sweep(entry);
+            options.track?.(showing);
+            await showing;
             swept++;
           } catch (error) {
             logger.warn({ err: error, swept: name }, 'could not show the end of a job left by a stopped process');
@@ -61,7 +75,6 @@ export function startSweeper<T>(options: {
       }
       return swept;
     })();
-    options.track?.(running);
     return running;
   };
   const first = once();
@@ -70,11 +83,14 @@ export function startSweeper<T>(options: {
   timer?.unref();
   return {
     first,
-    async stop() {
+    async stop({ until } = {}) {
       stopped = true;
       clearInterval(timer);
-      // A sweep waiting for a storage that went away is not waited for long: the next process sweeps again.
-      await withTimeout(running ?? Promise.resolve(0), STOP_WAIT_MS, 'sweep still running').catch(() => undefined);
+      // A sweep waiting for a storage that went away is not waited for long: the next process sweeps again. An entry
+      // being shown is, by whoever tracks it: not waited for twice.
+      const waitFor = options.track ? claiming : running;
+      if (!waitFor) return;
+      await withTimeout(waitFor, waitWithin(STOP_WAIT_MS, until), 'sweep still running').catch(() => undefined);
     },
   };
 }

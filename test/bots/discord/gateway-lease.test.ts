@@ -60,6 +60,28 @@ describe('GatewayLease', () => {
   });
 });
 
+describe('GatewayLease leaving, its Redis gone', () => {
+  it('stops standing by and gives the lease back by the stop’s until, not after its own bounds (a renew interval, then 2 s)', async () => {
+    // Every command waits: ioredis queues them while Redis is gone.
+    const redis = { eval: () => new Promise(() => {}) };
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const lease = new GatewayLease({ redis: redis as unknown as Redis, key: 'lease', ttlMs: 15_000, renewEveryMs: 5000, pollEveryMs: 2000, logger: new RecordingLogger() });
+      const until = Date.now() + 300;
+      let leftAt: number | undefined;
+      void (async () => {
+        await lease.stop({ until });
+        await lease.release({ until });
+        leftAt = Date.now();
+      })();
+      await vi.runAllTimersAsync();
+      expect(leftAt).toBe(until);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
 describe('GatewayLease standing by', () => {
   it('stops standing by for good when stopped while a try for the lease is under way, so a holder draining next does not leave the gateway to nobody', async () => {
     // A Redis of one process's view: the lease held by another; the answer to this process's try held back.

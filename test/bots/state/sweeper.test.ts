@@ -42,21 +42,52 @@ describe('the sweeper of jobs a stopped process left', () => {
     expect(await sweeper.first).toBe(1);
   });
 
-  it('hands every sweep to `track` as it starts, the later ones too, so a stop’s grace covers the one under way', async () => {
+  it('hands the showing of each claimed entry to `track` as it begins, of the later sweeps too, so a stop’s grace covers the one under way', async () => {
     vi.useFakeTimers();
-    const tracked: Promise<number>[] = [];
+    const tracked: Promise<void>[] = [];
     let claims = 0;
     sweeper = startSweeper({
       store: { leaseMs: 300 },
       name: 'jobs',
       claim: async () => (++claims === 2 ? ['late'] : []),
       sweep: async () => {},
-      track: (sweep) => tracked.push(sweep),
+      track: (showing) => tracked.push(showing),
       logger: silentLogger(),
     });
-    expect(tracked).toEqual([sweeper.first]);
+    expect(await sweeper.first).toBe(0);
+    expect(tracked).toHaveLength(0);
     await vi.advanceTimersByTimeAsync(100);
-    expect(tracked).toHaveLength(2);
-    expect(await tracked[1]).toBe(1);
+    expect(tracked).toHaveLength(1);
+  });
+
+  it('with `track`, gives a stop no entry being shown to wait for (its tracker waits for it), and a claim that does not answer only until the stop’s `until`', async () => {
+    vi.useFakeTimers();
+    const showing = deferred();
+    const tracked: Promise<void>[] = [];
+    let claims = 0;
+    const unanswered = new Promise<string[]>(() => {});
+    sweeper = startSweeper({
+      store: { leaseMs: Infinity },
+      name: 'jobs',
+      claim: () => (++claims === 1 ? Promise.resolve(['a']) : unanswered),
+      sweep: () => showing.promise,
+      track: (shown) => tracked.push(shown),
+      logger: silentLogger(),
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(tracked).toHaveLength(1);
+    let stopped = false;
+    void sweeper.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(stopped).toBe(true);
+    showing.resolve();
+
+    const stuck = startSweeper({ store: { leaseMs: Infinity }, name: 'jobs', claim: () => unanswered, sweep: async () => {}, track: () => {}, logger: silentLogger() });
+    let stuckStopped = false;
+    void stuck.stop({ until: Date.now() + 100 }).then(() => (stuckStopped = true));
+    await vi.advanceTimersByTimeAsync(99);
+    expect(stuckStopped).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(stuckStopped).toBe(true);
   });
 });
