@@ -46,6 +46,7 @@ import { discordSurface } from './discord/index.js';
 import { JobRunner, readRunnerConfig, settingsInState, memberDefaultsInState } from './runner/index.js';
 import { slackSurface } from './slack/index.js';
 import { listed, type ConfiguredSurface, type ListedSurface, type RunningSurface, type StopOptions } from './surface.js';
+import { checkUntil } from './time-left.js';
 import { openBotState, readStateConfig, type BotState } from './state/index.js';
 
 /** `npm start`'s data folder without `PICTOR_DATA_DIR`: the working directory's `.data` (the CLI's is the user's state folder). */
@@ -110,7 +111,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
   const stops: ((budget: { until: number }) => Promise<void>)[] = [];
   const checks: Record<string, HealthCheck> = {};
   const stopAll = async (options: StopOptions = {}) => {
-    const budget = { until: options.until ?? stopDeadlines(Date.now(), 0).surfacesUntil };
+    const budget = { until: checkUntil(options.until) ?? stopDeadlines(Date.now(), 0).surfacesUntil };
     for (const stop of stops.reverse()) {
       try {
         await stop(budget);

@@ -16,7 +16,7 @@ import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST
 import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
 import { discordAuditPoster } from './audit-poster.js';
-import { waitWithin } from '../time-left.js';
+import { checkUntil, waitWithin } from '../time-left.js';
 
 export interface StartDiscordBotOptions {
   /** The bot token (a secret: never logged or shown). */
@@ -247,7 +247,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     },
     async stop(stopOptions = {}) {
       const graceMs = stopOptions.graceMs === undefined ? stopGraceMs : timerMsOf('graceMs', stopOptions.graceMs);
-      const { until } = stopOptions;
+      const until = checkUntil(stopOptions.until);
       accepting = false;
       await sweeper.stop({ until });
       await endpoint?.close();

@@ -23,7 +23,7 @@ import {
 } from 'pictor';
 import { JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
-import { waitWithin } from '../time-left.js';
+import { checkUntil, waitWithin } from '../time-left.js';
 import { describeFailure } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
@@ -602,8 +602,8 @@ export class JobRunner {
    * wait ends by then at the latest (a process whose chat surfaces and stores still have to stop after it).
    */
   async shutdown(options: { graceMs?: number | undefined; until?: number | undefined } = {}): Promise<void> {
+    const until = checkUntil(options.until);
     this.#closed = true;
-    const { until } = options;
     const upTo = (ms: number) => waitWithin(ms, until);
     const active = [...this.#jobs.values()].filter((j) => isActive(j.info.status));
     for (const job of active) if (job.info.status === 'queued' && !job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });

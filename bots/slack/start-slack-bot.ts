@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
 import { type LoggerLike } from 'pictor';
 import { describeUnreachable, scrubSecrets, withTimeout } from 'pictor/internal';
+import { checkUntil, waitWithin } from '../time-left.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
 import { ChannelWriter } from './ChannelWriter.js';
@@ -329,13 +330,14 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
       );
       logger.info({}, 'closed the Socket Mode connection: Slack sends new events to the other connections');
     },
-    stop: (stopOptions = {}) =>
-      (stopping ??= (async () => {
-        const { until } = stopOptions;
+    stop: (stopOptions = {}) => {
+      const until = checkUntil(stopOptions.until);
+      return (stopping ??= (async () => {
         // With `until`, the waits below share what is left of it; without, each has its own STOP_DRAIN_MS.
-        const waitMs = () => (until === undefined ? STOP_DRAIN_MS : Math.max(0, until - Date.now()));
+        const waitMs = () => waitWithin(STOP_DRAIN_MS, until);
         try {
-          await app.stop();
+          // A Socket Mode connection that does not close (Slack gone) holds no stop past its budget.
+          await withTimeout(app.stop(), waitMs(), 'the Slack receiver did not stop in time');
         } catch (error) {
           logger.warn({ err: scrubSecrets(String(error), secrets) }, 'the Slack receiver did not stop cleanly');
         }
@@ -343,13 +345,14 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         groups.stop();
         await sweeper.stop({ until });
         await locales.stop();
-        await homes.stop();
+        await withTimeout(homes.stop(), waitMs(), 'Home tabs still being published').catch(() => undefined);
         // The jobs have ended: their final updates are waited for, progress nobody will see is not.
         writer.shedProgress();
         await writer.idle(waitMs());
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
         await jobs.settle(waitMs());
-      })()),
+      })());
+    },
   };
 }
 
