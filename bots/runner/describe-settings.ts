@@ -3,7 +3,7 @@ import { settingHint, WORD_OF, mergeSetting, type ParsedSetting, parseSettingVal
 import { isFailClosed, isListSetting, type SettingName } from './scope-settings.js';
 import type { AuditTrouble } from './audit-log.js';
 import { describeAuditTrouble } from './describe-audit.js';
-import { SCOPE_WORDS } from './describe-refusal.js';
+import { SCOPE_WORDS, SURFACE_COMMAND } from './describe-refusal.js';
 import { say, utcDate, type MessageKey } from './words.js';
 import type { Platform, Requester } from './types.js';
 
@@ -96,9 +96,11 @@ function answerOf(result: SettingUpdateResult, op: ParsedSettingOp, platform: Pl
  * line each, in the markup both Discord and Slack read for mentions (`<#id>`,
  * `<@id>`, `<@&id>`), in `locale`. `howToChange` names the command for this surface.
  * A setting that cannot be read says so on its line — a rule: every job is refused until it is set again or
- * cleared, said above the lines too; another: its default applies meanwhile.
+ * cleared, said above the lines too, with the repair that clears them all (`{command} admin repair` on Slack, `command`
+ * the surface's main command as configured, as `describeFailure` takes it; `/imagine-admin repair` on Discord); another:
+ * its default applies meanwhile.
  */
-export function describeSettings(s: EffectiveSettings, howToChange: string, locale?: string, auditTrouble?: AuditTrouble): string {
+export function describeSettings(s: EffectiveSettings, howToChange: string, locale?: string, auditTrouble?: AuditTrouble, command = SURFACE_COMMAND): string {
   const p = s.platform;
   const scope = SCOPE_WORDS[p];
   const line = (name: SettingName, setting: EffectiveSetting<unknown>, empty?: MessageKey) => {
@@ -110,7 +112,7 @@ export function describeSettings(s: EffectiveSettings, howToChange: string, loca
   const lines = [
     say(locale, 'settings.title', { scope }),
     say(locale, 'settings.allowed_here', { allowed: s.scopeAllowed ? 'yes' : 'no', scope }),
-    ...(unreadableRules > 0 ? [say(locale, 'settings.unreadable_rules', { count: unreadableRules, scope })] : []),
+    ...(unreadableRules > 0 ? [say(locale, 'settings.unreadable_rules', { count: unreadableRules, scope, platform: p, command })] : []),
     line('channels', s.channels, 'settings.empty.channels'),
     line('allowed', s.allowed, 'settings.empty.allowed'),
     line('blocked', s.blocked, 'settings.empty.blocked'),

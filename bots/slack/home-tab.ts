@@ -22,7 +22,7 @@ export interface HomeTabsOptions {
   runner: SlackJobRunner;
   store: RequestStore;
   logger: LoggerLike;
-  /** The admins' how-to for settings, as the command is called (`/imagine admin set …`). */
+  /** The app's main command as configured (`/imagine`): the how-tos, the refusals and the admins' repair name it (`/imagine admin set …`). */
   command: string;
   /** `views.publish` calls a minute, at most (Slack's Tier 4: 100+ a minute per workspace). Default 100. */
   perMinute?: number | undefined;
@@ -192,7 +192,7 @@ export class HomeTabs {
       blocks.push(
         { type: 'divider' },
         { type: 'header', text: { type: 'plain_text', text: say(locale, 'slack.home.admin_header') } },
-        section(describeSettings(settings, `\`${this.#o.command} admin set SETTING VALUE\``, locale, this.#o.runner.audit.trouble(requester))),
+        section(describeSettings(settings, `\`${this.#o.command} admin set SETTING VALUE\``, locale, this.#o.runner.audit.trouble(requester), this.#o.command)),
       );
     }
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: say(locale, 'slack.home.how', { command: `\`${this.#o.command}\`` }) }] });

@@ -104,7 +104,7 @@ export const de = {
   'settings.source_admin': 'Admin: {who}, {when}',
   'settings.how_to_change': 'Ändere eine mit {command} (clear für den Standard; add oder remove für Listen).',
   'settings.unreadable_rules':
-    '⚠️ {count, plural, one {Eine Regel} other {# Regeln}} {scope, select, workspace {dieses Workspaces} other {dieses Servers}} {count, plural, one {lässt} other {lassen}} sich nicht lesen, daher wird hier jeder Auftrag abgelehnt, bis ein Admin jede neu festlegt oder zurücksetzt (unten).',
+    '⚠️ {count, plural, one {Eine Regel} other {# Regeln}} {scope, select, workspace {dieses Workspaces} other {dieses Servers}} {count, plural, one {lässt} other {lassen}} sich nicht lesen, daher wird hier jeder Auftrag abgelehnt, bis ein Admin mit {platform, select, slack {`{command} admin repair`} other {`/imagine-admin repair`}} alles Unlesbare zurücksetzt oder jede neu festlegt oder zurücksetzt (unten).',
   'settings.would_open':
     '{setting, select, channels {Den letzten Kanal aus channels zu entfernen, würde den Bot für jeden Kanal öffnen} qualities {Die letzte Qualität aus qualities zu entfernen, würde jede Qualität öffnen} sizes {Die letzte Größe aus sizes zu entfernen, würde jede Größe öffnen} other {Den letzten Eintrag aus {setting} zu entfernen, würde es für alle öffnen}}: nichts wurde geändert. Dafür gibt es `clear`.',
   'settings.unreadable_merge':

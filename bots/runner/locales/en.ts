@@ -114,7 +114,7 @@ export const en = {
   'settings.source_admin': 'admin: {who}, {when}',
   'settings.how_to_change': 'Change one with {command} (clear for the default; add or remove for lists).',
   'settings.unreadable_rules':
-    '⚠️ {count, plural, one {A rule} other {# rules}} of {scope, select, workspace {this workspace} other {this server}} cannot be read, so every job here is refused until an admin sets each again or clears it (below).',
+    '⚠️ {count, plural, one {A rule} other {# rules}} of {scope, select, workspace {this workspace} other {this server}} cannot be read, so every job here is refused until an admin clears what cannot be read with {platform, select, slack {`{command} admin repair`} other {`/imagine-admin repair`}}, or sets each again or clears it (below).',
   'settings.would_open':
     '{setting, select, channels {Removing the last channel from channels would open the bot to every channel} qualities {Removing the last quality from qualities would open every quality} sizes {Removing the last size from sizes would open every size} other {Removing the last one from {setting} would open it to everyone}}: nothing was changed. To do that, use `clear`.',
   'settings.unreadable_merge':

@@ -104,7 +104,7 @@ export const es = {
   'settings.source_admin': 'admin: {who}, {when}',
   'settings.how_to_change': 'Cambia uno con {command} (clear para el predeterminado; add o remove para las listas).',
   'settings.unreadable_rules':
-    '⚠️ {count, plural, one {Una regla} other {# reglas}} de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no se {count, plural, one {puede} other {pueden}} leer, así que aquí se rechaza todo trabajo hasta que un admin vuelva a fijar o borre cada una (abajo).',
+    '⚠️ {count, plural, one {Una regla} other {# reglas}} de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no se {count, plural, one {puede} other {pueden}} leer, así que aquí se rechaza todo trabajo hasta que un admin borre lo que no se puede leer con {platform, select, slack {`{command} admin repair`} other {`/imagine-admin repair`}}, o vuelva a fijar o borre cada una (abajo).',
   'settings.would_open':
     '{setting, select, channels {Quitar el último canal de channels abriría el bot a todos los canales} qualities {Quitar la última calidad de qualities abriría todas las calidades} sizes {Quitar el último tamaño de sizes abriría todos los tamaños} other {Quitar el último de {setting} lo abriría a todo el mundo}}: no se cambió nada. Para eso, usa `clear`.',
   'settings.unreadable_merge':

@@ -104,7 +104,7 @@ export const fr = {
   'settings.source_admin': 'admin : {who}, {when}',
   'settings.how_to_change': 'Modifiez-en un avec {command} (clear pour la valeur par défaut ; add ou remove pour les listes).',
   'settings.unreadable_rules':
-    '⚠️ {count, plural, one {Une règle} other {# règles}} de {scope, select, workspace {cet espace de travail} other {ce serveur}} {count, plural, one {est illisible} other {sont illisibles}} : toute tâche est refusée ici tant qu’un admin ne les a pas toutes redéfinies ou effacées (ci-dessous).',
+    '⚠️ {count, plural, one {Une règle} other {# règles}} de {scope, select, workspace {cet espace de travail} other {ce serveur}} {count, plural, one {est illisible} other {sont illisibles}} : toute tâche est refusée ici tant qu’un admin n’a pas effacé ce qui est illisible avec {platform, select, slack {`{command} admin repair`} other {`/imagine-admin repair`}}, ou ne les a pas toutes redéfinies ou effacées (ci-dessous).',
   'settings.would_open':
     '{setting, select, channels {Retirer le dernier salon de channels ouvrirait le bot à tous les salons} qualities {Retirer la dernière qualité de qualities ouvrirait toutes les qualités} sizes {Retirer la dernière taille de sizes ouvrirait toutes les tailles} other {Retirer le dernier de {setting} l’ouvrirait à tout le monde}} : rien n’a été modifié. Pour cela, utilisez `clear`.',
   'settings.unreadable_merge':

@@ -104,7 +104,7 @@ export const ja = {
   'settings.source_admin': '管理者: {who}、{when}',
   'settings.how_to_change': '変更するには {command} を使います（既定値に戻すには clear、リストには add または remove）。',
   'settings.unreadable_rules':
-    '⚠️ {scope, select, workspace {このワークスペース} other {このサーバー}}の{count, plural, other {# 件の}}ルールを読み取れません。管理者がそれぞれ設定し直すか clear するまで、ここではすべてのジョブを断ります（下記）。',
+    '⚠️ {scope, select, workspace {このワークスペース} other {このサーバー}}の{count, plural, other {# 件の}}ルールを読み取れません。管理者が {platform, select, slack {`{command} admin repair`} other {`/imagine-admin repair`}} で読み取れないものを消去するか、それぞれ設定し直すか clear するまで、ここではすべてのジョブを断ります（下記）。',
   'settings.would_open':
     '{setting, select, channels {channels から最後のチャンネルを削除すると、ボットがすべてのチャンネルで使えるようになります} qualities {qualities から最後の品質を削除すると、すべての品質が使えるようになります} sizes {sizes から最後のサイズを削除すると、すべてのサイズが使えるようになります} other {{setting} から最後の 1 件を削除すると、全員に開放されます}}。何も変更していません。そうするには `clear` を使ってください。',
   'settings.unreadable_merge':

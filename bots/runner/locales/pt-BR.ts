@@ -104,7 +104,7 @@ export const ptBR = {
   'settings.source_admin': 'admin: {who}, {when}',
   'settings.how_to_change': 'Mude uma com {command} (clear para o padrão; add ou remove para listas).',
   'settings.unreadable_rules':
-    '⚠️ {count, plural, one {Uma regra} other {# regras}} {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lida} other {lidas}}, então todo pedido aqui é recusado até que um admin defina de novo ou limpe cada uma (abaixo).',
+    '⚠️ {count, plural, one {Uma regra} other {# regras}} {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lida} other {lidas}}, então todo pedido aqui é recusado até que um admin limpe o que não pode ser lido com {platform, select, slack {`{command} admin repair`} other {`/imagine-admin repair`}}, ou defina de novo ou limpe cada uma (abaixo).',
   'settings.would_open':
     '{setting, select, channels {Remover o último canal de channels abriria o bot a todos os canais} qualities {Remover a última qualidade de qualities abriria todas as qualidades} sizes {Remover o último tamanho de sizes abriria todos os tamanhos} other {Remover o último de {setting} o abriria a todos}}: nada foi alterado. Para isso, use `clear`.',
   'settings.unreadable_merge':

@@ -123,7 +123,7 @@ export async function answerSettingsCommand(
   let text: string;
   try {
     if (command.kind === 'audit') text = await auditAnswer(context, requester, command, botUserId);
-    else if (command.kind === 'show') text = describeSettings(await context.runner.policy.effective(requester), how, locale, context.runner.audit.trouble(requester));
+    else if (command.kind === 'show') text = describeSettings(await context.runner.policy.effective(requester), how, locale, context.runner.audit.trouble(requester), context.commands.imagine);
     else {
       const answer = command.kind === 'repair' ? await repairSettings(context.runner.policy, requester) : await changeSetting(context.runner.policy, requester, command.setting!, command.value);
       // Every Home tab of the workspace shows its settings and defaults.

@@ -4,7 +4,7 @@ import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDisco
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { GORE_VARIANTS } from '../../helpers/blocked-word-variants.js';
 import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
-import type { Requester } from '../../../bots/runner/index.js';
+import { say, type Requester } from '../../../bots/runner/index.js';
 import { answerOf, buttonId, DiscordHarness } from './harness.js';
 
 const EPHEMERAL = 64;
@@ -119,6 +119,9 @@ describe('the rules of a server, on Discord', () => {
     const admin: Requester = { platform: 'discord', userId: 'an-admin', channelId: h.discord.channelId, scopeId: h.discord.guildId, isAdmin: true };
     await INTAKE_REFUSALS.find((r) => r.code === 'settings_unreadable')!.apply(h.runner, admin, 'elsewhere', h.state);
     await expectRefusedPrivately(h, h.discord.slashCommand('imagine', { prompt: 'a fox', quality: 'low' }), 'settings_unreadable');
+    // The admins' settings view warns of it, naming the repair.
+    const warning = say('en', 'settings.unreadable_rules', { count: 1, scope: 'server', platform: 'discord' });
+    expect((await answerOf(h, h.discord.slashCommand('imagine-admin settings', {}, { permissions: MANAGE_SERVER }))).content).toContain(warning);
 
     const member = await answerOf(h, h.discord.slashCommand('imagine-admin repair', {}));
     expect(member.flags & EPHEMERAL).toBe(EPHEMERAL);
@@ -132,6 +135,7 @@ describe('the rules of a server, on Discord', () => {
     const s = await h.runner.policy.effective(admin);
     expect(s.unreadable).toEqual([]);
     expect(s.maxImages).toMatchObject({ value: 2, source: 'admin' });
+    expect((await answerOf(h, h.discord.slashCommand('imagine-admin settings', {}, { permissions: MANAGE_SERVER }))).content).not.toContain(warning);
     const done = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a fox', quality: 'low' }));
     expect(done.attachments.length).toBeGreaterThan(0);
     expect(h.emulator.requests).toHaveLength(1);

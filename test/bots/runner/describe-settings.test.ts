@@ -142,7 +142,7 @@ describe('describeSettings', () => {
 });
 
 describe('describeSettings: settings that cannot be read', () => {
-  it('says which cannot be read: a rule refuses every job until it is set again or cleared, a default applies meanwhile', async () => {
+  it('says which cannot be read: a rule refuses every job until it is repaired, set again or cleared, a default applies meanwhile', async () => {
     const space = memorySpace<ScopeSettingEntries>();
     const { runner } = await kit.runner({ settings: settingsInState(space) });
     const admin = requester({ isAdmin: true, userId: '42' });
@@ -154,8 +154,13 @@ describe('describeSettings: settings that cannot be read', () => {
     const lines = describeSettings(await runner.policy.effective(admin), '`/imagine-admin set`').split('\n');
     expect(lines.slice(1, 3)).toEqual([
       '• bot allowed here: yes (operator)',
-      '⚠️ A rule of this server cannot be read, so every job here is refused until an admin sets each again or clears it (below).',
+      '⚠️ A rule of this server cannot be read, so every job here is refused until an admin clears what cannot be read with `/imagine-admin repair`, or sets each again or clears it (below).',
     ]);
+    // On Slack the repair is the app's own command, as configured.
+    const onSlack = { ...(await runner.policy.effective(admin)), platform: 'slack' as const };
+    expect(describeSettings(onSlack, '`/draw admin set SETTING VALUE`', 'en', undefined, '/draw').split('\n')[2]).toBe(
+      '⚠️ A rule of this workspace cannot be read, so every job here is refused until an admin clears what cannot be read with `/draw admin repair`, or sets each again or clears it (below).',
+    );
     expect(lines).toContain('• blocked: ⚠️ cannot be read (damaged in the bot’s storage) — every job is refused until an admin sets it again or clears it');
     expect(lines).toContain('• default-size: ⚠️ cannot be read (damaged in the bot’s storage) — its default, 1024x1024, applies until an admin sets it again');
     expect(lines).toContain('• audit channel: ⚠️ cannot be read (damaged in the bot’s storage) — nothing is posted until an admin chooses it again');

@@ -125,12 +125,19 @@ describe('the Slack Home tab', () => {
     // An admin's section says it above the rules that cannot be read: the defaults' section does not say it again.
     await h.fake.openHome(ADMIN);
     const adminHome = texts(await homeOf(h.fake, ADMIN));
-    expect(adminHome).toContain(say('en', 'settings.unreadable_rules', { count: 1, scope: 'workspace' }));
+    const warning = say('en', 'settings.unreadable_rules', { count: 1, scope: 'workspace', platform: 'slack', command: '/draw' });
+    expect(adminHome).toContain(warning);
     expect(adminHome).not.toContain(refusal);
     expect(adminHome).not.toContain('/imagine');
     expect(adminHome).not.toContain('Here you may ask for up to');
 
-    // `/draw settings` says it the same way.
+    // `/draw admin settings` warns the same way, naming `/draw admin repair`.
+    const shown = await h.fake.command({ command: '/draw', text: 'admin settings', user: ADMIN, channel: 'C0ART' });
+    const settings = await h.fake.waitFor(() => h!.fake.responses.find((r) => shown.responseUrl.endsWith(r.id)), 'the answer to /draw admin settings');
+    expect(String(settings.body.text)).toContain(warning);
+    expect(String(settings.body.text)).not.toContain('/imagine');
+
+    // A member's `/draw settings` says the refusal as their Home tab does.
     const ack = await h.fake.command({ command: '/draw', text: 'settings', user: 'U0ALICE', channel: 'C0ART' });
     const answer = await h.fake.waitFor(() => h!.fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), 'the answer to /draw settings');
     expect(String(answer.body.text)).toContain(refusal);
