@@ -42,6 +42,12 @@ export interface JobRecord {
    * reaches Discord leaves them to the next one's sweep, which shows that result instead of "interrupted".
    */
   result?: KeptResult | undefined;
+  /**
+   * The job's end was recorded (the runner's `recordEnded`: the member's history and the audit channel), saved by the
+   * live path once the runner recorded it; a record the sweep shows without it (a stop before its end) has its end
+   * recorded there, one with it not again.
+   */
+  endRecorded?: true | undefined;
 }
 
 /** What a finished job's result shows besides its images (the runner's `completed` update without them). */
@@ -57,8 +63,8 @@ export interface ReplyHandle {
   issuedAt: number;
 }
 
-export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt'> & { createdAt?: number };
-export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources'>>;
+export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 'endRecorded'> & { createdAt?: number };
+export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'endRecorded'>>;
 
 const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed', 'cancelled', 'refused'];
 /** How many times `markEnded` tries before it throws the failure, and the pause after a failed try (times the tries so far). */
@@ -151,6 +157,16 @@ export class JobRecordStore {
         await new Promise((resolve) => setTimeout(resolve, MARK_RETRY_MS * attempt));
       }
     }
+  }
+
+  /**
+   * Saves that the runner recorded the job's end (`endRecorded`), on a record still pending or running: one its view
+   * could not show or mark ended, which the sweep shows and must not record again. An ended record (most, its result
+   * shown) is left as it is: no sweep takes it.
+   */
+  async markEndRecorded(key: string): Promise<void> {
+    const record = await this.records.get(key);
+    if (record && !ENDED_STATUSES.includes(record.status)) await this.update(key, { endRecorded: true });
   }
 
   /** The member's drafts of the "Edit image" menu, oldest first. */

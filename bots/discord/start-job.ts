@@ -6,6 +6,7 @@ import type { BotContext } from './bot-context.js';
 import { OPTION_NAME_OF_FIELD } from './command-choices.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { linkToReply } from './job-history.js';
+import { loggableError } from './loggable-error.js';
 import { JobView } from './JobView.js';
 import { refuseAfterAnswer, refusePrivately, type FirstAnswer } from './refuse-privately.js';
 import { ReplyTarget } from './ReplyTarget.js';
@@ -88,7 +89,14 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
     { key, kind, prompt, options, requester, status: 'running', runnerJobId: handle.id, reply, locale: localeOf(interaction, admitted), ...(admitted.private && { private: true }) },
     images,
   );
-  ctx.track(handle.done);
+  // The runner records the job's end (`recordEnded`) as `done` settles, before this: marked on the record, so a sweep that
+  // shows a result the view could not (a stop, a failed write) does not record it again.
+  ctx.track(
+    handle.done.then(
+      () => ctx.store.markEndRecorded(key).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: key }, 'could not save that the end of a job was recorded')),
+      () => undefined,
+    ),
+  );
 }
 
 /** The language of a job's messages: the server's for a public one (everyone in the channel reads it), the member's for a private one. */

@@ -68,7 +68,8 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
  * A finished job's saved result as its final message, as the process that ran it would have shown it: the images still
  * kept (a note says how many are not), or, none kept, a line saying they were made and charged. Either way its record is
  * marked ended and the job's end recorded as the runner records every job's (`recordEnded`: the member's history, with
- * a link to the message, and the audit channel) — completed, with its cost when its facts were saved.
+ * a link to the message, and the audit channel) — completed, with its cost when its facts were saved — unless the
+ * record is marked `endRecorded` (the live process's runner recorded it, and its view could not show or mark it).
  */
 async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<void> {
   // The images still kept, and which of the saved ones they are: their buttons name those, whatever was left out.
@@ -114,6 +115,8 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   if (!shownByView) {
     await ctx.store.markEnded(record.key, 'completed').catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended'));
   }
+  // Recorded once: the live path marks a record whose end the runner recorded (a stop or a failed write after that).
+  if (record.endRecorded === true) return;
   // Made and charged, whatever could be shown of it: completed, as the live path records a result it could not show.
   const { key, kind, prompt, options, requester, reply } = record;
   const isPrivate = record.private === true;

@@ -493,8 +493,11 @@ export class JobRunner {
    * The end of a job, once its final update was shown: kept in the member's history (`/imagine-history`; given its
    * `key`, with `link` — the message it was shown in, asked once — and without its input images) and posted to the
    * audit channel (a private job without its link), never before the member's answer and never failing it. The
-   * runner calls it as each of its jobs ends; a surface calls it for a result it shows later, one a stopped process
-   * made and saved but never showed (Discord's sweep). `shutdown` waits for both.
+   * runner calls it as each of its jobs ends (before the handle's `done` settles for its caller); a surface calls it
+   * for a job it shows later, which a stopped process left — Discord's sweep for a result made and saved but never
+   * shown, Slack's for a job whose images were posted but not its "Done" — only when the job is not marked as recorded
+   * (Discord's record and Slack's request are marked `endRecorded` as the runner records the end): once per job.
+   * `shutdown` waits for both.
    */
   recordEnded(
     requester: Requester,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PermissionFlagsBits } from 'discord.js';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
-import { say } from '../../../bots/runner/index.js';
+import { JobRunner, say } from '../../../bots/runner/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL } from './harness.js';
@@ -90,6 +90,55 @@ describe('the sweep of jobs the last process left', () => {
     expect(entry!.costUsd).toBeGreaterThan(0);
     expect(entry!.size).toBeTruthy();
     expect(entry!.private).toBeUndefined();
+  });
+
+  it('records the end of a swept job once, by the sweep, when the process stopped before its runner recorded it', async () => {
+    let audit = '';
+    const ix = await resultOnItsWay({ prompt: 'a paid image recorded by the sweep' }, async () => {
+      audit = await chooseAuditChannel(h);
+    });
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    await h.restart({ crash: true });
+
+    await h.finalReply(ix);
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    await auditEntry(h, audit, 'a paid image recorded by the sweep');
+    expect(recordEnded).toHaveBeenCalledTimes(1);
+  });
+
+  it('shows, without recording it again, the result of a job whose end the runner recorded before the process stopped (its record marked so): one history entry, one audit post', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const audit = await chooseAuditChannel(h);
+    // The view's mark of its shown result fails through the store's tries, as a storage hiccup would: the runner records
+    // the job's end, and the record is left running with its result for the next process's sweep.
+    vi.spyOn(JobRecordStore.prototype, 'update')
+      .mockRejectedValueOnce(new Error('storage unavailable'))
+      .mockRejectedValueOnce(new Error('storage unavailable'))
+      .mockRejectedValueOnce(new Error('storage unavailable'));
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image recorded live' });
+    await h.finalReply(ix);
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    await auditEntry(h, audit, 'a paid image recorded live');
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    await vi.waitFor(async () => {
+      const values: JobRecord[] = [];
+      for await (const { value } of records.entries()) values.push(value);
+      expect(values).toMatchObject([{ status: 'running', endRecorded: true }]);
+    });
+    await h.restart();
+
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'showed the result of a job the last stop left unshown'), 'the sweep');
+    expect(recordEnded).toHaveBeenCalledTimes(1);
+    const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    await vi.waitFor(async () => {
+      for await (const { value } of after.entries()) expect(value.status).toBe('completed');
+    });
+    expect(await h.runner.history!.mine(requester)).toHaveLength(1);
+    const texts = (m: FakeMessage) => m.embeds.map((e) => String(e.description));
+    expect(h.discord.channelMessages(audit).flatMap(texts).filter((t) => t.includes('a paid image recorded live'))).toHaveLength(1);
   });
 
   it('keeps the swept result in the history with the link to the message it was shown in, as a job that ended normally is', async () => {
