@@ -76,7 +76,7 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
           logger: ctx.logger,
         });
         // An ephemeral message has no link anyone could open.
-        return { sink: view.sink, historyKey: key, historyLink: decided.private ? undefined : () => linkToReply(ctx, interaction, requester.scopeId) };
+        return { sink: view.sink, historyKey: key, historyLink: () => linkToReply(ctx, interaction, requester.scopeId) };
       },
       fail: (reason) => refuseAfterAnswer(ctx, interaction, firstAnswer, reason),
     },
