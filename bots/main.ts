@@ -37,6 +37,7 @@ import {
   startConsole,
   type RunningConsole,
   RefusalTally,
+  withTimeout,
 } from 'pictor/internal';
 import { botsConsoleView } from './console-view.js';
 import { readDiscordConfig } from './discord/config.js';
@@ -46,7 +47,7 @@ import { discordSurface } from './discord/index.js';
 import { JobRunner, readRunnerConfig, settingsInState, memberDefaultsInState } from './runner/index.js';
 import { slackSurface } from './slack/index.js';
 import { listed, type ConfiguredSurface, type ListedSurface, type RunningSurface, type StopOptions } from './surface.js';
-import { checkUntil } from './time-left.js';
+import { checkUntil, waitWithin } from './time-left.js';
 import { openBotState, readStateConfig, type BotState } from './state/index.js';
 
 /** `npm start`'s data folder without `PICTOR_DATA_DIR`: the working directory's `.data` (the CLI's is the user's state folder). */
@@ -68,8 +69,9 @@ export interface Service {
   /**
    * Stops the runner, then the chat surfaces side by side, then closes what they used (the state, the ledger, the
    * Redis link). `until` (a time as `Date.now()`): by when the runner and the surfaces are done, however many last
-   * messages they still owe or whatever no longer answers (Redis gone), and what closes after them waits on Redis no
-   * later either: the reserve (`STOP_RESERVE_MS`) after `until` is left for closing. Default: the budget `npm start`
+   * messages they still owe or whatever no longer answers (Redis gone); the closes that wait on a store (the state's
+   * lease given back, the last refusal counts) wait no later than half the reserve (`STOP_RESERVE_MS`) after it, the
+   * rest of the reserve is for closing the ledger and the link. Default: the budget `npm start`
    * gives a stop after a drain (`STOP_ALLOWANCE_MS` less the reserve, from now).
    */
   stop(options?: StopOptions): Promise<void>;
@@ -108,10 +110,12 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
   if (core.baseURL && configured.length === 0) throw nothingToRun();
 
   /** Each stop step gets the stop's `until`: its waits on what may no longer answer end by then (see `Service.stop`). */
-  const stops: ((budget: { until: number }) => Promise<void>)[] = [];
+  const stops: ((budget: { until: number; closesBy: number }) => Promise<void>)[] = [];
   const checks: Record<string, HealthCheck> = {};
   const stopAll = async (options: StopOptions = {}) => {
-    const budget = { until: checkUntil(options.until) ?? stopDeadlines(Date.now(), 0).surfacesUntil };
+    const until = checkUntil(options.until) ?? stopDeadlines(Date.now(), 0).surfacesUntil;
+    // The closes that wait on a store (the state's lease given back, the refusal counts written) take half the reserve.
+    const budget = { until, closesBy: until + STOP_RESERVE_MS / 2 };
     for (const stop of stops.reverse()) {
       try {
         await stop(budget);
@@ -176,10 +180,11 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
             : undefined,
         logger,
       });
-      stops.push(({ until }) => state.close({ until }));
+      stops.push(({ closesBy }) => state.close({ until: closesBy }));
       // Every refused job is counted in the ledger for the console (a few seconds late, in batches).
       const refusals = new RefusalTally({ store, logger });
-      stops.push(() => refusals.close());
+      // A Redis gone away would hold the last counts' write for ever: they are dropped at the deadline (the console misses them).
+      stops.push(({ closesBy }) => withTimeout(refusals.close(), waitWithin(Infinity, closesBy), 'the last refusal counts were not written').catch(() => undefined));
       const runnerMetrics = withRefusalListener(metrics ?? NO_METRICS, (code) => {
         refusals.add(code);
         if (code === 'scope_paused') consoleOfService?.poke();

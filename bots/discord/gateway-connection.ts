@@ -260,10 +260,10 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     leave({ until } = {}) {
       // Once: a later call (a leased bot leaves before its replies' grace and again after it) gets the first one's end,
       // and the lease is stopped and given back once — not waited for and logged twice while Redis is unreachable.
-      const first = left === undefined;
       left ??= leaveOnce(until);
-      if (first || until === undefined) return left;
-      // Begun earlier (a hand-over at drain) without this stop's deadline: not waited for past it.
+      if (until === undefined) return left;
+      // Not waited for past the stop's deadline (discord.js's own destroy may take its 5 s): the lease is still given
+      // back only once the client is off the gateway — by the leave going on meanwhile, or by its expiry.
       return withTimeout(left, waitWithin(Infinity, until), 'still leaving the Discord gateway').catch(() => {});
     },
   };

@@ -333,7 +333,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     stop: (stopOptions = {}) => {
       const until = checkUntil(stopOptions.until);
       return (stopping ??= (async () => {
-        // With `until`, the waits below share what is left of it; without, each has its own STOP_DRAIN_MS.
+        // Each wait below: its own STOP_DRAIN_MS, never past `until`. Only the first call's `until` counts (a later call gets the first stop).
         const waitMs = () => waitWithin(STOP_DRAIN_MS, until);
         try {
           // A Socket Mode connection that does not close (Slack gone) holds no stop past its budget.
