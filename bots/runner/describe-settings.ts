@@ -47,7 +47,7 @@ export async function changeSetting(policy: ScopePolicy, requester: Requester, w
  */
 export async function repairSettings(policy: ScopePolicy, requester: Requester): Promise<SettingAnswer> {
   const { locale, platform } = requester;
-  if (!requester.isAdmin) return notAdmin(platform, locale);
+  // Who may repair is the policy's to decide (`not_admin`), once.
   const result = await policy.repair(requester);
   if (!result.ok) return notAdmin(platform, locale);
   const settings = result.cleared.map((name) => (name === 'roleBudgets' ? say(locale, 'settings.role_budgets') : name === 'auditChannel' ? 'audit' : WORD_OF[name])).join(', ');

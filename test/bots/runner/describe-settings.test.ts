@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { changeSetting, describeAuditTrouble, LOCALES, describeSettings, parseSettingValue, repairSettings, ScopePolicy, type OperatorControls } from '../../../bots/runner/index.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
 import { memorySpace } from '../../../bots/runner/memory-space.js';
@@ -394,6 +394,11 @@ describe('repairSettings: the answer in words', () => {
 
     await damage({ blockedWords: { value: 7, ...at }, maxImages: { value: 'lots', ...at }, auditChannel: { value: 'audit', ...at }, roleBudgets: { value: 'a penny', ...at } });
     expect(await repairSettings(runner.policy, requester())).toEqual({ ok: false, code: 'not_admin', message: 'Only an admin of this server can change its settings.' });
+    // Who may repair is decided once, by the policy: asked for a member too.
+    const asked = vi.spyOn(runner.policy, 'repair');
+    await repairSettings(runner.policy, requester());
+    expect(asked).toHaveBeenCalledTimes(1);
+    asked.mockRestore();
     expect(await repairSettings(runner.policy, admin)).toEqual({
       ok: true,
       message: 'Cleared the 4 settings that could not be read, back to their defaults: blocked-words, max-images, role budgets, audit. Every other setting is unchanged.',
