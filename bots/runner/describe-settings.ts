@@ -1,5 +1,5 @@
 import type { EffectiveSetting, EffectiveSettings, ScopePolicy, SettingUpdateResult } from './scope-policy.js';
-import { settingHint, WORD_OF, mergeSetting, type ParsedSetting, parseSettingValue, settingOfWord, SETTING_WORDS } from './setting-words.js';
+import { settingHint, settingLabel, WORD_OF, type WordedSettingName, mergeSetting, type ParsedSetting, parseSettingValue, settingOfWord, SETTING_WORDS } from './setting-words.js';
 import { isFailClosed, isListSetting, type SettingName } from './scope-settings.js';
 import type { AuditTrouble } from './audit-log.js';
 import { describeAuditTrouble } from './describe-audit.js';
@@ -50,7 +50,7 @@ export async function repairSettings(policy: ScopePolicy, requester: Requester):
   // Who may repair is the policy's to decide (`not_admin`), once.
   const result = await policy.repair(requester);
   if (!result.ok) return notAdmin(platform, locale);
-  const settings = result.cleared.map((name) => (name === 'roleBudgets' ? say(locale, 'settings.role_budgets') : name === 'auditChannel' ? 'audit' : WORD_OF[name])).join(', ');
+  const settings = result.cleared.map((name) => settingLabel(name, locale)).join(', ');
   return { ok: true, message: say(locale, 'settings.repaired', { count: result.cleared.length, settings, scope: SCOPE_WORDS[platform] }) };
 }
 
@@ -63,7 +63,7 @@ const notAdmin = (platform: Platform, locale: string | undefined): SettingAnswer
 });
 
 function answerOf(result: SettingUpdateResult, op: ParsedSettingOp, platform: Platform, locale: string | undefined): SettingAnswer {
-  const setting = WORD_OF[result.name];
+  const setting = settingLabel(result.name, locale);
   if (result.ok) {
     const was = result.wasUnreadable
       ? { wasDefault: 'unreadable', was: '' }
@@ -103,7 +103,7 @@ function answerOf(result: SettingUpdateResult, op: ParsedSettingOp, platform: Pl
 export function describeSettings(s: EffectiveSettings, howToChange: string, locale?: string, auditTrouble?: AuditTrouble, command = SURFACE_COMMAND): string {
   const p = s.platform;
   const scope = SCOPE_WORDS[p];
-  const line = (name: SettingName, setting: EffectiveSetting<unknown>, empty?: MessageKey) => {
+  const line = (name: WordedSettingName, setting: EffectiveSetting<unknown>, empty?: MessageKey) => {
     const shown = Array.isArray(setting.value) && setting.value.length === 0 && empty ? say(locale, empty) : valueText(name, setting.value, p);
     if (s.unreadable.includes(name)) return say(locale, 'settings.unreadable_line', { setting: WORD_OF[name], restriction: isFailClosed(name) ? 'yes' : 'no', value: shown });
     return say(locale, 'settings.line', { setting: WORD_OF[name], value: shown, source: sourceText(setting, locale) });

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { changeSetting, describeAuditTrouble, LOCALES, describeSettings, parseSettingValue, repairSettings, ScopePolicy, type OperatorControls } from '../../../bots/runner/index.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
+import { settingLabel, WORD_OF } from '../../../bots/runner/setting-words.js';
 import { memorySpace } from '../../../bots/runner/memory-space.js';
 import { scopeKeyOf } from '../../../bots/runner/member-keys.js';
 import { settingsInState } from '../../../bots/runner/index.js';
@@ -381,6 +382,19 @@ describe('changeSetting: a list that cannot be read', () => {
     const after = await runner.policy.effective(admin);
     expect(after.unreadable).toEqual(['highQualityFor']);
     expect(after.blocked.value).toEqual(['troll']);
+  });
+});
+
+describe('settingLabel: a stored setting as an admin reads it', () => {
+  it('names each as it is typed, the audit channel by its command, the role budgets in words in the admin’s language', () => {
+    expect(settingLabel('blockedWords')).toBe('blocked-words');
+    expect(settingLabel('allowed', 'de')).toBe('who');
+    expect(settingLabel('auditChannel', 'fr')).toBe('audit');
+    expect(settingLabel('roleBudgets')).toBe('role budgets');
+    expect(settingLabel('roleBudgets', 'de')).toBe('Rollenbudgets');
+    // WORD_OF holds the settings `set` names, and its type says so: the audit channel is no key of it.
+    // @ts-expect-error auditChannel is typed with `audit …`, not `set`
+    expect(WORD_OF.auditChannel).toBeUndefined();
   });
 });
 
