@@ -13,6 +13,8 @@ export interface SettingAnswer {
   /** Stable: `not_admin`, `invalid_value`, `not_allowed_by_operator`, `unknown_setting`, `setting_unreadable`, `would_open`; undefined when it was changed. */
   code?: string | undefined;
   message: string;
+  /** An answer that is `ok` and changed nothing (a repair that found nothing to clear): what the settings show stays as it was. */
+  unchanged?: true;
 }
 
 /**
@@ -51,7 +53,11 @@ export async function repairSettings(policy: ScopePolicy, requester: Requester):
   const result = await policy.repair(requester);
   if (!result.ok) return notAdmin(platform, locale);
   const settings = result.cleared.map((name) => settingLabel(name, locale)).join(', ');
-  return { ok: true, message: say(locale, 'settings.repaired', { count: result.cleared.length, settings, scope: SCOPE_WORDS[platform] }) };
+  return {
+    ok: true,
+    message: say(locale, 'settings.repaired', { count: result.cleared.length, settings, scope: SCOPE_WORDS[platform] }),
+    ...(result.cleared.length === 0 && { unchanged: true as const }),
+  };
 }
 
 type ParsedSettingOp = Extract<ParsedSetting, { ok: true }>['op'];

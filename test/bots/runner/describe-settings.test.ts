@@ -419,7 +419,7 @@ describe('repairSettings: the answer in words', () => {
     });
     await damage({ highQualityFor: { value: [''], ...at } });
     expect(await repairSettings(runner.policy, admin)).toEqual({ ok: true, message: 'Cleared the setting that could not be read, back to its default: high-quality. Every other setting is unchanged.' });
-    expect(await repairSettings(runner.policy, { ...admin, platform: 'slack' })).toEqual({ ok: true, message: 'Every setting of this workspace can be read: nothing was cleared.' });
+    expect(await repairSettings(runner.policy, { ...admin, platform: 'slack' })).toEqual({ ok: true, message: 'Every setting of this workspace can be read: nothing was cleared.', unchanged: true });
     for (const locale of LOCALES) expect((await repairSettings(runner.policy, { ...admin, locale })).message).not.toBe('');
   });
 });
