@@ -1,6 +1,6 @@
 import type { EffectiveSetting, EffectiveSettings, ScopePolicy, SettingUpdateResult } from './scope-policy.js';
 import { settingHint, settingLabel, WORD_OF, type WordedSettingName, mergeSetting, type ParsedSetting, parseSettingValue, settingOfWord, SETTING_WORDS } from './setting-words.js';
-import { isFailClosed, isListSetting, type SettingName } from './scope-settings.js';
+import { isFailClosed, isListSetting, type SettingName, type StoredSettingName } from './scope-settings.js';
 import type { AuditTrouble } from './audit-log.js';
 import { describeAuditTrouble } from './describe-audit.js';
 import { SCOPE_WORDS, SURFACE_COMMAND } from './describe-refusal.js';
@@ -45,19 +45,22 @@ export async function changeSetting(policy: ScopePolicy, requester: Requester, w
 /**
  * `repair` from chat: clears through the policy every setting of the admin's scope that cannot be read (each back to
  * its default; the readable ones stay), and answers which, in the admin's language — as they are typed (`audit` for
- * the audit channel), the role budgets in words.
+ * the audit channel), the role budgets in words — and which it left as they are (well-formed, a later version's: set
+ * or cleared by hand).
  */
 export async function repairSettings(policy: ScopePolicy, requester: Requester): Promise<SettingAnswer> {
   const { locale, platform } = requester;
   // Who may repair is the policy's to decide (`not_admin`), once.
   const result = await policy.repair(requester);
   if (!result.ok) return notAdmin(platform, locale);
-  const settings = result.cleared.map((name) => settingLabel(name, locale)).join(', ');
-  return {
-    ok: true,
-    message: say(locale, 'settings.repaired', { count: result.cleared.length, settings, scope: SCOPE_WORDS[platform] }),
-    ...(result.cleared.length === 0 && { unchanged: true as const }),
-  };
+  const labels = (names: StoredSettingName[]) => names.map((name) => settingLabel(name, locale)).join(', ');
+  const { cleared, left } = result;
+  const sentences = [
+    // With some left as they are, "every setting can be read" would be false: they say it alone.
+    ...(cleared.length > 0 || left.length === 0 ? [say(locale, 'settings.repaired', { count: cleared.length, settings: labels(cleared), scope: SCOPE_WORDS[platform] })] : []),
+    ...(left.length > 0 ? [say(locale, 'settings.repair_left', { count: left.length, settings: labels(left) })] : []),
+  ];
+  return { ok: true, message: sentences.join(' '), ...(cleared.length === 0 && { unchanged: true as const }) };
 }
 
 type ParsedSettingOp = Extract<ParsedSetting, { ok: true }>['op'];

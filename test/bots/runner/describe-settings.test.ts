@@ -421,6 +421,18 @@ describe('repairSettings: the answer in words', () => {
     expect(await repairSettings(runner.policy, admin)).toEqual({ ok: true, message: 'Cleared the setting that could not be read, back to its default: high-quality. Every other setting is unchanged.' });
     expect(await repairSettings(runner.policy, { ...admin, platform: 'slack' })).toEqual({ ok: true, message: 'Every setting of this workspace can be read: nothing was cleared.', unchanged: true });
     for (const locale of LOCALES) expect((await repairSettings(runner.policy, { ...admin, locale })).message).not.toBe('');
+
+    // A later version's well-formed values are left as they are, and named.
+    await damage({ maxImages: { value: 12, ...at }, sizes: { value: ['4096x4096'], ...at } });
+    expect(await repairSettings(runner.policy, admin)).toEqual({
+      ok: true,
+      message: 'Left as they are: max-images, sizes, well-formed but written by a newer version of the bot, which this one cannot read. Set or clear each by hand.',
+      unchanged: true,
+    });
+    await damage({ defaultQuality: { value: 7, ...at } });
+    expect((await repairSettings(runner.policy, admin)).message).toBe(
+      'Cleared the setting that could not be read, back to its default: default-quality. Every other setting is unchanged. Left as they are: max-images, sizes, well-formed but written by a newer version of the bot, which this one cannot read. Set or clear each by hand.',
+    );
   });
 });
 
