@@ -45,19 +45,25 @@ export async function changeSetting(policy: ScopePolicy, requester: Requester, w
 /**
  * `repair` from chat: clears through the policy every setting of the admin's scope that cannot be read (each back to
  * its default; the readable ones stay), and answers which, in the admin's language — as they are typed (`audit` for
- * the audit channel), the role budgets in words — and which it left as they are (well-formed, a later version's: set
- * or cleared by hand).
+ * the audit channel), the role budgets in words — warning when a restriction or the role budgets are now unrestricted
+ * (to set again; the role budgets with the budget command: Slack's is the app's own, `command` as `describeSettings`
+ * takes it) — and which it left as they are (well-formed, a later version's: set or cleared by hand).
  */
-export async function repairSettings(policy: ScopePolicy, requester: Requester): Promise<SettingAnswer> {
+export async function repairSettings(policy: ScopePolicy, requester: Requester, command = SURFACE_COMMAND): Promise<SettingAnswer> {
   const { locale, platform } = requester;
   // Who may repair is the policy's to decide (`not_admin`), once.
   const result = await policy.repair(requester);
   if (!result.ok) return notAdmin(platform, locale);
   const labels = (names: StoredSettingName[]) => names.map((name) => settingLabel(name, locale)).join(', ');
   const { cleared, left } = result;
+  // A restriction or the role budgets back to their defaults lift what they held (nobody blocked, every channel, each member the cap of each user): said, not only "back to their defaults".
+  const unrestricted = cleared.filter((name) => isFailClosed(name) || name === 'roleBudgets');
   const sentences = [
     // With some left as they are, "every setting can be read" would be false: they say it alone.
     ...(cleared.length > 0 || left.length === 0 ? [say(locale, 'settings.repaired', { count: cleared.length, settings: labels(cleared), scope: SCOPE_WORDS[platform] })] : []),
+    ...(unrestricted.length > 0
+      ? [say(locale, 'settings.repair_unrestricted', { settings: labels(unrestricted), budgets: unrestricted.includes('roleBudgets') ? 'yes' : 'no', scope: SCOPE_WORDS[platform], command })]
+      : []),
     ...(left.length > 0 ? [say(locale, 'settings.repair_left', { count: left.length, settings: labels(left) })] : []),
   ];
   return { ok: true, message: sentences.join(' '), ...(cleared.length === 0 && { unchanged: true as const }) };

@@ -415,10 +415,23 @@ describe('repairSettings: the answer in words', () => {
     asked.mockRestore();
     expect(await repairSettings(runner.policy, admin)).toEqual({
       ok: true,
-      message: 'Cleared the 4 settings that could not be read, back to their defaults: blocked-words, max-images, role budgets, audit. Every other setting is unchanged.',
+      message:
+        'Cleared the 4 settings that could not be read, back to their defaults: blocked-words, max-images, role budgets, audit. Every other setting is unchanged. ' +
+        '⚠️ Now unrestricted: blocked-words, max-images, role budgets. Set again what should still hold — each role’s budget with /imagine-admin budget cap:user-daily usd:… role:@role; until then every member has the budget of each user.',
     });
     await damage({ highQualityFor: { value: [''], ...at } });
-    expect(await repairSettings(runner.policy, admin)).toEqual({ ok: true, message: 'Cleared the setting that could not be read, back to its default: high-quality. Every other setting is unchanged.' });
+    expect(await repairSettings(runner.policy, admin)).toEqual({
+      ok: true,
+      message: 'Cleared the setting that could not be read, back to its default: high-quality. Every other setting is unchanged. ⚠️ Now unrestricted: high-quality. Set again what should still hold.',
+    });
+    // A default cleared lifts nothing: no warning. On Slack the budget command is the app's own.
+    await damage({ defaultSize: { value: 'huge', ...at } });
+    expect((await repairSettings(runner.policy, admin)).message).toBe('Cleared the setting that could not be read, back to its default: default-size. Every other setting is unchanged.');
+    const slackAdmin = { ...admin, platform: 'slack' as const };
+    await space.update(stateKeyOf(scopeKeyOf(slackAdmin)), () => ({ roleBudgets: { value: 'a penny', ...at } }));
+    expect((await repairSettings(runner.policy, slackAdmin, '/draw')).message).toContain(
+      '⚠️ Now unrestricted: role budgets. Set again what should still hold — each user group’s budget with /draw admin budget @group user-daily …; until then every member has the budget of each user.',
+    );
     expect(await repairSettings(runner.policy, { ...admin, platform: 'slack' })).toEqual({ ok: true, message: 'Every setting of this workspace can be read: nothing was cleared.', unchanged: true });
     for (const locale of LOCALES) expect((await repairSettings(runner.policy, { ...admin, locale })).message).not.toBe('');
 

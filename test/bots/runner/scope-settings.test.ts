@@ -202,6 +202,19 @@ describe('repairing the settings that cannot be read, in one step', () => {
     expect(await runner.policy.repair(admin())).toEqual({ ok: true, cleared: [], left: [] });
   });
 
+  it('leaves each member the cap of each user once it cleared the role budgets, as before any role had one', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const { runner } = await kit.runner({ settings: settingsInState(space), settingsCacheMs: 0, limits: { userDailyUsd: 1, userMonthlyUsd: 5 } });
+    expect(await runner.budgets.setRoleBudget(admin(), { id: 'role-interns', name: 'Interns' }, 'userDailyUsd', 0.001)).toMatchObject({ ok: true });
+    const intern = requester({ roleIds: ['role-interns'] });
+    await space.update(stateKeyOf('discord:guild-1'), (stored) => ({ ...(stored as ScopeSettingEntries), roleBudgets: { value: 'a penny', by: 'discord:admin', at: 2 } }));
+    expect(await runner.budgets.limitsFor(intern)).toMatchObject({ userDailyUsd: 0, userMonthlyUsd: 0 });
+
+    expect(await runner.policy.repair(admin())).toEqual({ ok: true, cleared: ['roleBudgets'], left: [] });
+    expect(await runner.budgets.limitsFor(intern)).toMatchObject({ userDailyUsd: 1, userMonthlyUsd: 5 });
+    expect(await refusalCode(runner, job(intern))).toBeUndefined();
+  });
+
   it('leaves as they are the values a later version wrote, well-formed but beyond what this one reads — a longer ban list is never erased', async () => {
     const space = memorySpace<ScopeSettingEntries>();
     const { runner } = await kit.runner({ settings: settingsInState(space), settingsCacheMs: 0 });
