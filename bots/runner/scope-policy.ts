@@ -373,7 +373,8 @@ export class ScopePolicy {
 
   /**
    * A chat admin clears, in one step, every setting of their own scope that is stored and cannot be read — each back
-   * to its default, the role budgets to none (each member's cap) — and nothing else: the readable ones stay. What a
+   * to its default, the role budgets to none (each member's cap) — and nothing else: the readable ones stay, and so do
+   * the values of the right shape a later version wrote (`left`: `ScopeSettingsStore.repair`). What a
    * scope whose record is damaged needs to take jobs again without setting or clearing each rule in turn. Logged with
    * who did it when it cleared any.
    */
