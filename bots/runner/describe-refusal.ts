@@ -4,7 +4,7 @@ import { validationWords } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { isDmScope, type FieldNames, type Platform, type PolicyRefusalCode, type QuotaStore } from './types.js';
 import { anyOf, duration, listOf, resetTime, usd, words, type Words } from './words.js';
-import { WORD_OF } from './setting-words.js';
+import { settingLabel } from './setting-words.js';
 import type { SettingName } from './scope-settings.js';
 
 type Refusal = Extract<Awaited<ReturnType<QuotaStore['reserve']>>, { ok: false }>;
@@ -111,7 +111,7 @@ export function refusalFromPolicy(
       return new JobRefusedError(code, words('refusal.private_not_allowed', { scope, platform: context.platform, fromDefault: context.fromDefault ? 'yes' : 'no', command: SURFACE_COMMAND }), { field: 'private' });
     case 'settings_unreadable': {
       // Named as admins type them (`max-images`), with the command that sets them again: Slack's as the app configured it (`command`).
-      const settings = (context.settings ?? []).map((name) => WORD_OF[name]);
+      const settings = (context.settings ?? []).map((name) => settingLabel(name));
       return new JobRefusedError(code, words('refusal.settings_unreadable', { scope, count: settings.length, settings: listOf(settings), platform: context.platform, command: SURFACE_COMMAND }));
     }
     case 'scope_not_allowed':

@@ -1,6 +1,6 @@
 import type { EffectiveSetting, EffectiveSettings, ScopePolicy, SettingUpdateResult } from './scope-policy.js';
-import { settingHint, WORD_OF, mergeSetting, type ParsedSetting, parseSettingValue, settingOfWord, SETTING_WORDS } from './setting-words.js';
-import { isFailClosed, isListSetting, type SettingName } from './scope-settings.js';
+import { settingHint, settingLabel, WORD_OF, type WordedSettingName, mergeSetting, type ParsedSetting, parseSettingValue, settingOfWord, SETTING_WORDS } from './setting-words.js';
+import { isFailClosed, isListSetting, type SettingName, type StoredSettingName } from './scope-settings.js';
 import type { AuditTrouble } from './audit-log.js';
 import { describeAuditTrouble } from './describe-audit.js';
 import { SCOPE_WORDS, SURFACE_COMMAND } from './describe-refusal.js';
@@ -13,6 +13,8 @@ export interface SettingAnswer {
   /** Stable: `not_admin`, `invalid_value`, `not_allowed_by_operator`, `unknown_setting`, `setting_unreadable`, `would_open`; undefined when it was changed. */
   code?: string | undefined;
   message: string;
+  /** An answer that is `ok` and changed nothing (a repair that found nothing to clear): what the settings show stays as it was. */
+  unchanged?: true;
 }
 
 /**
@@ -43,15 +45,28 @@ export async function changeSetting(policy: ScopePolicy, requester: Requester, w
 /**
  * `repair` from chat: clears through the policy every setting of the admin's scope that cannot be read (each back to
  * its default; the readable ones stay), and answers which, in the admin's language — as they are typed (`audit` for
- * the audit channel), the role budgets in words.
+ * the audit channel), the role budgets in words — warning when a restriction or the role budgets are now unrestricted
+ * (to set again; the role budgets with the budget command: Slack's is the app's own, `command` as `describeSettings`
+ * takes it) — and which it left as they are (well-formed, a later version's: set or cleared by hand).
  */
-export async function repairSettings(policy: ScopePolicy, requester: Requester): Promise<SettingAnswer> {
+export async function repairSettings(policy: ScopePolicy, requester: Requester, command = SURFACE_COMMAND): Promise<SettingAnswer> {
   const { locale, platform } = requester;
-  if (!requester.isAdmin) return notAdmin(platform, locale);
+  // Who may repair is the policy's to decide (`not_admin`), once.
   const result = await policy.repair(requester);
   if (!result.ok) return notAdmin(platform, locale);
-  const settings = result.cleared.map((name) => (name === 'roleBudgets' ? say(locale, 'settings.role_budgets') : name === 'auditChannel' ? 'audit' : WORD_OF[name])).join(', ');
-  return { ok: true, message: say(locale, 'settings.repaired', { count: result.cleared.length, settings, scope: SCOPE_WORDS[platform] }) };
+  const labels = (names: StoredSettingName[]) => names.map((name) => settingLabel(name, locale)).join(', ');
+  const { cleared, left } = result;
+  // A restriction or the role budgets back to their defaults lift what they held (nobody blocked, every channel, each member the cap of each user): said, not only "back to their defaults".
+  const unrestricted = cleared.filter((name) => isFailClosed(name) || name === 'roleBudgets');
+  const sentences = [
+    // With some left as they are, "every setting can be read" would be false: they say it alone.
+    ...(cleared.length > 0 || left.length === 0 ? [say(locale, 'settings.repaired', { count: cleared.length, settings: labels(cleared), scope: SCOPE_WORDS[platform] })] : []),
+    ...(unrestricted.length > 0
+      ? [say(locale, 'settings.repair_unrestricted', { settings: labels(unrestricted), budgets: unrestricted.includes('roleBudgets') ? 'yes' : 'no', scope: SCOPE_WORDS[platform], command })]
+      : []),
+    ...(left.length > 0 ? [say(locale, 'settings.repair_left', { count: left.length, settings: labels(left) })] : []),
+  ];
+  return { ok: true, message: sentences.join(' '), ...(cleared.length === 0 && { unchanged: true as const }) };
 }
 
 type ParsedSettingOp = Extract<ParsedSetting, { ok: true }>['op'];
@@ -63,7 +78,7 @@ const notAdmin = (platform: Platform, locale: string | undefined): SettingAnswer
 });
 
 function answerOf(result: SettingUpdateResult, op: ParsedSettingOp, platform: Platform, locale: string | undefined): SettingAnswer {
-  const setting = WORD_OF[result.name];
+  const setting = settingLabel(result.name, locale);
   if (result.ok) {
     const was = result.wasUnreadable
       ? { wasDefault: 'unreadable', was: '' }
@@ -103,7 +118,7 @@ function answerOf(result: SettingUpdateResult, op: ParsedSettingOp, platform: Pl
 export function describeSettings(s: EffectiveSettings, howToChange: string, locale?: string, auditTrouble?: AuditTrouble, command = SURFACE_COMMAND): string {
   const p = s.platform;
   const scope = SCOPE_WORDS[p];
-  const line = (name: SettingName, setting: EffectiveSetting<unknown>, empty?: MessageKey) => {
+  const line = (name: WordedSettingName, setting: EffectiveSetting<unknown>, empty?: MessageKey) => {
     const shown = Array.isArray(setting.value) && setting.value.length === 0 && empty ? say(locale, empty) : valueText(name, setting.value, p);
     if (s.unreadable.includes(name)) return say(locale, 'settings.unreadable_line', { setting: WORD_OF[name], restriction: isFailClosed(name) ? 'yes' : 'no', value: shown });
     return say(locale, 'settings.line', { setting: WORD_OF[name], value: shown, source: sourceText(setting, locale) });

@@ -4,7 +4,7 @@ import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import { findBlockedWord } from './blocked-words.js';
 import { refusalFromPolicy } from './describe-refusal.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import { isFailClosed, ListTooLongError, valueRefusal, type ListSettingName, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type SettingUpdate, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
+import { isFailClosed, ListTooLongError, valueRefusal, type ListSettingName, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type SettingsRepair, type SettingUpdate, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
 import { TtlCache } from './ttl-cache.js';
 import { isDmScope, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
 
@@ -87,8 +87,11 @@ export type SettingChangeResult =
  */
 export type SettingUpdateResult = SettingChangeResult | { ok: false; code: 'setting_unreadable' | 'would_open'; name: SettingName };
 
-/** What `repair` answers: the settings it cleared (none: every one could be read), or `not_admin` (nothing changed). */
-export type SettingsRepairResult = { ok: true; cleared: StoredSettingName[] } | { ok: false; code: 'not_admin' };
+/**
+ * What `repair` answers: the settings it cleared (none: every one could be read) and those it left as they are (stored
+ * by a later version, well-formed: `ScopeSettingsStore.repair`), or `not_admin` (nothing changed).
+ */
+export type SettingsRepairResult = ({ ok: true } & SettingsRepair) | { ok: false; code: 'not_admin' };
 
 /** The lists whose none (unset) is wider than any value: an `update` does not empty one (`would_open`), `clear` does. */
 const OPEN_WHEN_EMPTY: readonly ListSettingName[] = ['channels', 'allowed', 'qualities', 'sizes', 'highQualityFor'];
@@ -370,16 +373,17 @@ export class ScopePolicy {
 
   /**
    * A chat admin clears, in one step, every setting of their own scope that is stored and cannot be read — each back
-   * to its default, the role budgets to none (each member's cap) — and nothing else: the readable ones stay. What a
+   * to its default, the role budgets to none (each member's cap) — and nothing else: the readable ones stay, and so do
+   * the values of the right shape a later version wrote (`left`: `ScopeSettingsStore.repair`). What a
    * scope whose record is damaged needs to take jobs again without setting or clearing each rule in turn. Logged with
    * who did it when it cleared any.
    */
   async repair(requester: Requester): Promise<SettingsRepairResult> {
     if (!requester.isAdmin) return { ok: false, code: 'not_admin' };
     const scopeKey = scopeKeyOf(requester);
-    const cleared = await this.#store.repair(scopeKey);
-    if (cleared.length > 0) this.#logger?.info({ scopeKey, changedBy: userKeyOf(requester), cleared }, 'a chat admin cleared the settings that could not be read');
-    return { ok: true, cleared };
+    const { cleared, left } = await this.#store.repair(scopeKey);
+    if (cleared.length > 0) this.#logger?.info({ scopeKey, changedBy: userKeyOf(requester), cleared, ...(left.length > 0 && { left }) }, 'a chat admin cleared the settings that could not be read');
+    return { ok: true, cleared, left };
   }
 
   /** Logs a change made, with who made it, and answers it. */
@@ -457,7 +461,7 @@ class CachedSettings implements ScopeSettingsStore {
     }
   }
 
-  async repair(scopeKey: string): Promise<StoredSettingName[]> {
+  async repair(scopeKey: string): Promise<SettingsRepair> {
     try {
       return await this.#store.repair(scopeKey);
     } finally {

@@ -139,9 +139,16 @@ export interface ScopeSettingsStore {
   /**
    * Clears, atomically, every setting of the scope that is stored and cannot be read (each back to its default; all of
    * them when the record itself is damaged), leaving the readable ones as they are; answers those it cleared, in the
-   * order of the settings (none: nothing was unreadable).
+   * order of the settings (none: nothing was unreadable). A value this version cannot read but whose shape is right
+   * (`isWellFormed`: a later version's, in a rolling deploy or after a rollback) is not cleared: named in `left`.
    */
-  repair(scopeKey: string): Promise<StoredSettingName[]>;
+  repair(scopeKey: string): Promise<SettingsRepair>;
+}
+
+/** What `ScopeSettingsStore.repair` did: the settings it cleared, and those it left unreadable as they are (`isWellFormed`). */
+export interface SettingsRepair {
+  cleared: StoredSettingName[];
+  left: StoredSettingName[];
 }
 
 /** A change of one setting from its current value (`ScopeSettingsStore.update`). */
@@ -246,23 +253,26 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
     },
     update,
     async repair(scopeKey) {
-      let cleared: StoredSettingName[] = [];
+      let repair: SettingsRepair = { cleared: [], left: [] };
       await space.update(
         stateKeyOf(scopeKey),
         (stored) => {
           // A damaged record is cleared whole: none of what it held can be read. An unknown name is no setting of this version: kept.
           if (stored !== undefined && !isRecord(stored)) {
-            cleared = [...SETTING_NAMES];
+            repair = { cleared: [...SETTING_NAMES], left: [] };
             return undefined;
           }
           const entries: ScopeSettingEntries = stored ?? {};
-          cleared = SETTING_NAMES.filter((name) => entries[name] !== undefined && read(name, entries[name]?.value) === undefined);
-          for (const name of cleared) delete entries[name];
+          const unreadable = SETTING_NAMES.filter((name) => entries[name] !== undefined && read(name, entries[name]?.value) === undefined);
+          // A well-formed value is a later version's choice (a longer ban list): never erased by an older replica.
+          const left = unreadable.filter((name) => isWellFormed(name, entries[name]?.value));
+          repair = { cleared: unreadable.filter((name) => !left.includes(name)), left };
+          for (const name of repair.cleared) delete entries[name];
           return Object.keys(entries).length ? entries : undefined;
         },
         { unreadable: true },
       );
-      return cleared;
+      return repair;
     },
   };
 }
@@ -377,6 +387,19 @@ function listOverBound(name: StoredSettingName, value: unknown): number | undefi
   const bounded = name === 'blockedWords' ? { items: blockedWords, most: BLOCKED_WORDS_LIMITS.entries } : name in ID_LISTS_MOST ? { items: ids, most: ID_LISTS_MOST[name as keyof typeof ID_LISTS_MOST] } : undefined;
   if (!bounded || !bounded.items.safeParse(value).success) return undefined;
   return (value as unknown[]).length > bounded.most ? bounded.most : undefined;
+}
+
+/**
+ * Whether a value this version cannot read has the shape a later version may give it, and so is no damage: a list of
+ * blocked members or words over today's bound (`valueRefusal` names the bound), sizes or qualities as a list of words
+ * (none of which this version knows), more images a job than this version allows. `repair` leaves it as it is: an
+ * older replica's repair, in a rolling deploy or after a rollback, would otherwise erase a newer one's ban list.
+ */
+function isWellFormed(name: StoredSettingName, value: unknown): boolean {
+  if (valueRefusal(name, value)?.most !== undefined) return true;
+  if (name === 'sizes' || name === 'qualities') return Array.isArray(value) && value.length > 0 && value.every((member) => typeof member === 'string' && member !== '');
+  if (name === 'maxImages') return Number.isInteger(value) && (value as number) > 0;
+  return false;
 }
 
 /** What a damaged record's restrictions and role budgets are kept as when another setting writes it anew: a value no version reads (neither a list, a number nor a boolean). */

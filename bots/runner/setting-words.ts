@@ -1,7 +1,7 @@
 import { LIMITS, MODERATIONS, QUALITIES, SIZES } from 'pictor';
 import { anyOf, say } from './words.js';
 import { parseWordList } from './blocked-words.js';
-import { isListSetting, type ScopeSettings, type SettingName } from './scope-settings.js';
+import { isListSetting, type ScopeSettings, type SettingName, type StoredSettingName } from './scope-settings.js';
 
 /**
  * How chat admins name and write the settings (`/imagine-admin set`,
@@ -26,12 +26,24 @@ export const SETTING_WORDS = {
 } as const satisfies Record<string, SettingName>;
 
 export type SettingWord = keyof typeof SETTING_WORDS;
+/** The settings `set` changes by name: every one but the audit channel (`audit …`) and the role budgets (`budget …`). */
+export type WordedSettingName = (typeof SETTING_WORDS)[SettingWord];
 
 /** The chat name of a setting (`blocked-words` for `blockedWords`). */
-export const WORD_OF: Record<SettingName, SettingWord> = Object.fromEntries(Object.entries(SETTING_WORDS).map(([word, name]) => [name, word])) as Record<SettingName, SettingWord>;
+export const WORD_OF: Record<WordedSettingName, SettingWord> = Object.fromEntries(Object.entries(SETTING_WORDS).map(([word, name]) => [name, word])) as Record<WordedSettingName, SettingWord>;
 
-export function settingOfWord(word: string): SettingName | undefined {
-  return (SETTING_WORDS as Record<string, SettingName>)[word.trim().toLowerCase()];
+/**
+ * How a stored setting is named to an admin, in `locale`: as it is typed (`blocked-words`; `audit` for the audit
+ * channel, its command's word), the role budgets, which have no one word, in words.
+ */
+export function settingLabel(name: StoredSettingName, locale?: string): string {
+  if (name === 'roleBudgets') return say(locale, 'settings.role_budgets');
+  if (name === 'auditChannel') return 'audit';
+  return WORD_OF[name];
+}
+
+export function settingOfWord(word: string): WordedSettingName | undefined {
+  return (SETTING_WORDS as Record<string, WordedSettingName>)[word.trim().toLowerCase()];
 }
 
 /** What each setting takes, in words (shown when a value cannot be read), in `locale`. The values themselves stay the spec's. */

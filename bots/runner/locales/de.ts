@@ -90,6 +90,10 @@ export const de = {
   'settings.changed': '{setting} ist jetzt {value} (vorher {wasDefault, select, yes {der Standard} unreadable {ein nicht lesbarer Wert} other {{was}}}).',
   'settings.cleared': '{setting} ist wieder auf dem Standard (vorher {wasDefault, select, yes {der Standard} unreadable {ein nicht lesbarer Wert} other {{was}}}).',
   'settings.repaired': '{count, plural, =0 {Alle Einstellungen {scope, select, workspace {dieses Workspaces} other {dieses Servers}} sind lesbar: nichts wurde zurückgesetzt.} one {Die nicht lesbare Einstellung ist wieder auf dem Standard: {settings}. Alle anderen Einstellungen bleiben, wie sie sind.} other {Die # nicht lesbaren Einstellungen sind wieder auf dem Standard: {settings}. Alle anderen Einstellungen bleiben, wie sie sind.}}',
+  'settings.repair_left':
+    '{count, plural, one {Unverändert gelassen: {settings} – gültig, aber von einer neueren Version des Bots geschrieben, die diese nicht lesen kann. Lege sie von Hand neu fest oder setze sie zurück.} other {Unverändert gelassen: {settings} – gültig, aber von einer neueren Version des Bots geschrieben, die diese nicht lesen kann. Lege jede von Hand neu fest oder setze sie zurück.}}',
+  'settings.repair_unrestricted':
+    '⚠️ Jetzt ohne Einschränkung: {settings}. Lege neu fest, was weiter gelten soll{budgets, select, yes { – das Budget jeder {scope, select, workspace {Benutzergruppe} other {Rolle}} mit {scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}; bis dahin hat jedes Mitglied das Budget jedes Benutzers} other {}}.',
   'settings.role_budgets': 'Rollenbudgets',
   'settings.at_most': 'höchstens {max}',
   'settings.too_many': '{setting} darf höchstens {max} enthalten: nichts wurde geändert. Entferne einige oder setze einen kürzeren ganzen Wert.',

@@ -100,6 +100,10 @@ export const en = {
   'settings.changed': '{setting} is now {value} (was {wasDefault, select, yes {the default} unreadable {a value that could not be read} other {{was}}}).',
   'settings.cleared': '{setting} is back to its default (was {wasDefault, select, yes {the default} unreadable {a value that could not be read} other {{was}}}).',
   'settings.repaired': '{count, plural, =0 {Every setting of {scope, select, workspace {this workspace} other {this server}} can be read: nothing was cleared.} one {Cleared the setting that could not be read, back to its default: {settings}. Every other setting is unchanged.} other {Cleared the # settings that could not be read, back to their defaults: {settings}. Every other setting is unchanged.}}',
+  'settings.repair_left':
+    '{count, plural, one {Left as it is: {settings}, well-formed but written by a newer version of the bot, which this one cannot read. Set or clear it by hand.} other {Left as they are: {settings}, well-formed but written by a newer version of the bot, which this one cannot read. Set or clear each by hand.}}',
+  'settings.repair_unrestricted':
+    '⚠️ Now unrestricted: {settings}. Set again what should still hold{budgets, select, yes { — each {scope, select, workspace {user group’s} other {role’s}} budget with {scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}; until then every member has the budget of each user} other {}}.',
   'settings.role_budgets': 'role budgets',
   'settings.at_most': 'at most {max}',
   'settings.too_many': '{setting} may hold at most {max}: nothing was changed. Remove some, or set a shorter whole value.',

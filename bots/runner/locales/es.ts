@@ -90,6 +90,10 @@ export const es = {
   'settings.changed': '{setting} es ahora {value} (antes: {wasDefault, select, yes {el valor predeterminado} unreadable {un valor que no se podía leer} other {{was}}}).',
   'settings.cleared': '{setting} vuelve a su valor predeterminado (antes: {wasDefault, select, yes {el valor predeterminado} unreadable {un valor que no se podía leer} other {{was}}}).',
   'settings.repaired': '{count, plural, =0 {Todos los ajustes de {scope, select, workspace {este espacio de trabajo} other {este servidor}} se pueden leer: no se borró nada.} one {El ajuste que no se podía leer vuelve a su valor predeterminado: {settings}. Los demás ajustes no cambian.} other {Los # ajustes que no se podían leer vuelven a su valor predeterminado: {settings}. Los demás ajustes no cambian.}}',
+  'settings.repair_left':
+    '{count, plural, one {Se deja como está: {settings}, válido pero escrito por una versión más nueva del bot, que esta no sabe leer. Fíjalo o bórralo a mano.} other {Se dejan como están: {settings}, válidos pero escritos por una versión más nueva del bot, que esta no sabe leer. Fija o borra cada uno a mano.}}',
+  'settings.repair_unrestricted':
+    '⚠️ Ahora sin restricción: {settings}. Vuelve a fijar lo que deba seguir vigente{budgets, select, yes { — el presupuesto de cada {scope, select, workspace {grupo de usuarios} other {rol}} con {scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}; mientras tanto, cada miembro tiene el presupuesto de cada usuario} other {}}.',
   'settings.role_budgets': 'presupuestos de roles',
   'settings.at_most': 'como máximo {max}',
   'settings.too_many': '{setting} puede tener como máximo {max}: no se cambió nada. Quita algunos o fija un valor completo más corto.',

@@ -90,6 +90,10 @@ export const fr = {
   'settings.changed': '{setting} vaut désormais {value} (avant : {wasDefault, select, yes {la valeur par défaut} unreadable {une valeur illisible} other {{was}}}).',
   'settings.cleared': '{setting} revient à sa valeur par défaut (avant : {wasDefault, select, yes {la valeur par défaut} unreadable {une valeur illisible} other {{was}}}).',
   'settings.repaired': '{count, plural, =0 {Tous les réglages {scope, select, workspace {de cet espace de travail} other {de ce serveur}} sont lisibles : rien n’a été effacé.} one {Le réglage illisible revient à sa valeur par défaut : {settings}. Les autres réglages ne changent pas.} other {Les # réglages illisibles reviennent à leur valeur par défaut : {settings}. Les autres réglages ne changent pas.}}',
+  'settings.repair_left':
+    '{count, plural, one {Laissé tel quel : {settings}, valide mais écrit par une version plus récente du bot, que celle-ci ne sait pas lire. Définissez-le ou effacez-le à la main.} other {Laissés tels quels : {settings}, valides mais écrits par une version plus récente du bot, que celle-ci ne sait pas lire. Définissez ou effacez chacun à la main.}}',
+  'settings.repair_unrestricted':
+    '⚠️ Désormais sans restriction : {settings}. Définissez à nouveau ce qui doit encore s’appliquer{budgets, select, yes { – le budget de chaque {scope, select, workspace {groupe d’utilisateurs} other {rôle}} avec {scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}} ; d’ici là, chaque membre a le budget de chaque utilisateur} other {}}.',
   'settings.role_budgets': 'budgets des rôles',
   'settings.at_most': 'au plus {max}',
   'settings.too_many': '{setting} peut contenir au plus {max} : rien n’a été modifié. Retirez-en, ou définissez une valeur entière plus courte.',

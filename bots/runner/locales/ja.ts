@@ -90,6 +90,10 @@ export const ja = {
   'settings.changed': '{setting} を {value} にしました（変更前: {wasDefault, select, yes {既定値} unreadable {読み取れない値} other {{was}}}）。',
   'settings.cleared': '{setting} を既定値に戻しました（変更前: {wasDefault, select, yes {既定値} unreadable {読み取れない値} other {{was}}}）。',
   'settings.repaired': '{count, plural, =0 {{scope, select, workspace {このワークスペース} other {このサーバー}}の設定はすべて読み取れます。何も消去していません。} other {読み取れなかった # 件の設定を既定値に戻しました: {settings}。ほかの設定は変わりません。}}',
+  'settings.repair_left':
+    '{count, plural, other {そのままにしました: {settings}。形式は正しいものの、新しいバージョンのボットが書いた値で、このバージョンでは読み取れません。それぞれ手動で設定するか消去してください。}}',
+  'settings.repair_unrestricted':
+    '⚠️ 制限がなくなりました: {settings}。引き続き適用すべきものは設定し直してください{budgets, select, yes {（各{scope, select, workspace {ユーザーグループ} other {ロール}}の予算は {scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}} で。それまでは各メンバーにユーザーごとの予算が適用されます）} other {}}。',
   'settings.role_budgets': 'ロールの予算',
   'settings.at_most': '最大 {max}',
   'settings.too_many': '{setting} は最大 {max} 件までです。何も変更していません。いくつか削除するか、より短い値全体を設定してください。',

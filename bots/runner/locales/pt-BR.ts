@@ -90,6 +90,10 @@ export const ptBR = {
   'settings.changed': '{setting} agora é {value} (antes: {wasDefault, select, yes {o padrão} unreadable {um valor que não podia ser lido} other {{was}}}).',
   'settings.cleared': '{setting} voltou ao padrão (antes: {wasDefault, select, yes {o padrão} unreadable {um valor que não podia ser lido} other {{was}}}).',
   'settings.repaired': '{count, plural, =0 {Todas as configurações {scope, select, workspace {deste workspace} other {deste servidor}} podem ser lidas: nada foi limpo.} one {A configuração que não podia ser lida voltou ao padrão: {settings}. As demais configurações não mudaram.} other {As # configurações que não podiam ser lidas voltaram ao padrão: {settings}. As demais configurações não mudaram.}}',
+  'settings.repair_left':
+    '{count, plural, one {Mantida como está: {settings}, válida, mas gravada por uma versão mais nova do bot, que esta não consegue ler. Defina-a ou limpe-a manualmente.} other {Mantidas como estão: {settings}, válidas, mas gravadas por uma versão mais nova do bot, que esta não consegue ler. Defina ou limpe cada uma manualmente.}}',
+  'settings.repair_unrestricted':
+    '⚠️ Agora sem restrição: {settings}. Defina de novo o que deve continuar valendo{budgets, select, yes { — o orçamento de cada {scope, select, workspace {grupo de usuários} other {cargo}} com {scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}; até lá, cada membro tem o orçamento de cada usuário} other {}}.',
   'settings.role_budgets': 'orçamentos de cargos',
   'settings.at_most': 'no máximo {max}',
   'settings.too_many': '{setting} pode ter no máximo {max}: nada foi alterado. Remova alguns ou defina um valor inteiro mais curto.',

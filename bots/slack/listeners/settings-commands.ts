@@ -125,9 +125,9 @@ export async function answerSettingsCommand(
     if (command.kind === 'audit') text = await auditAnswer(context, requester, command, botUserId);
     else if (command.kind === 'show') text = describeSettings(await context.runner.policy.effective(requester), how, locale, context.runner.audit.trouble(requester), context.commands.imagine);
     else {
-      const answer = command.kind === 'repair' ? await repairSettings(context.runner.policy, requester) : await changeSetting(context.runner.policy, requester, command.setting!, command.value);
-      // Every Home tab of the workspace shows its settings and defaults.
-      if (answer.ok) context.homes.changedFor(actor.teamId);
+      const answer = command.kind === 'repair' ? await repairSettings(context.runner.policy, requester, context.commands.imagine) : await changeSetting(context.runner.policy, requester, command.setting!, command.value);
+      // Every Home tab of the workspace shows its settings and defaults: published again when they changed.
+      if (answer.ok && !answer.unchanged) context.homes.changedFor(actor.teamId);
       text = answer.ok ? `:white_check_mark: ${answer.message}` : `:raised_hand: ${answer.message}`;
     }
   } catch (error) {

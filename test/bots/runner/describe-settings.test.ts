@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { changeSetting, describeAuditTrouble, LOCALES, describeSettings, parseSettingValue, repairSettings, ScopePolicy, type OperatorControls } from '../../../bots/runner/index.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
+import { settingLabel, WORD_OF } from '../../../bots/runner/setting-words.js';
 import { memorySpace } from '../../../bots/runner/memory-space.js';
 import { scopeKeyOf } from '../../../bots/runner/member-keys.js';
 import { settingsInState } from '../../../bots/runner/index.js';
@@ -384,6 +385,19 @@ describe('changeSetting: a list that cannot be read', () => {
   });
 });
 
+describe('settingLabel: a stored setting as an admin reads it', () => {
+  it('names each as it is typed, the audit channel by its command, the role budgets in words in the admin’s language', () => {
+    expect(settingLabel('blockedWords')).toBe('blocked-words');
+    expect(settingLabel('allowed', 'de')).toBe('who');
+    expect(settingLabel('auditChannel', 'fr')).toBe('audit');
+    expect(settingLabel('roleBudgets')).toBe('role budgets');
+    expect(settingLabel('roleBudgets', 'de')).toBe('Rollenbudgets');
+    // WORD_OF holds the settings `set` names, and its type says so: the audit channel is no key of it.
+    // @ts-expect-error auditChannel is typed with `audit …`, not `set`
+    expect(WORD_OF.auditChannel).toBeUndefined();
+  });
+});
+
 describe('repairSettings: the answer in words', () => {
   it('names the settings it cleared as they are typed (the role budgets in words), says when none was unreadable, and refuses a member', async () => {
     const space = memorySpace<ScopeSettingEntries>();
@@ -394,14 +408,44 @@ describe('repairSettings: the answer in words', () => {
 
     await damage({ blockedWords: { value: 7, ...at }, maxImages: { value: 'lots', ...at }, auditChannel: { value: 'audit', ...at }, roleBudgets: { value: 'a penny', ...at } });
     expect(await repairSettings(runner.policy, requester())).toEqual({ ok: false, code: 'not_admin', message: 'Only an admin of this server can change its settings.' });
+    // Who may repair is decided once, by the policy: asked for a member too.
+    const asked = vi.spyOn(runner.policy, 'repair');
+    await repairSettings(runner.policy, requester());
+    expect(asked).toHaveBeenCalledTimes(1);
+    asked.mockRestore();
     expect(await repairSettings(runner.policy, admin)).toEqual({
       ok: true,
-      message: 'Cleared the 4 settings that could not be read, back to their defaults: blocked-words, max-images, role budgets, audit. Every other setting is unchanged.',
+      message:
+        'Cleared the 4 settings that could not be read, back to their defaults: blocked-words, max-images, role budgets, audit. Every other setting is unchanged. ' +
+        '⚠️ Now unrestricted: blocked-words, max-images, role budgets. Set again what should still hold — each role’s budget with /imagine-admin budget cap:user-daily usd:… role:@role; until then every member has the budget of each user.',
     });
     await damage({ highQualityFor: { value: [''], ...at } });
-    expect(await repairSettings(runner.policy, admin)).toEqual({ ok: true, message: 'Cleared the setting that could not be read, back to its default: high-quality. Every other setting is unchanged.' });
-    expect(await repairSettings(runner.policy, { ...admin, platform: 'slack' })).toEqual({ ok: true, message: 'Every setting of this workspace can be read: nothing was cleared.' });
+    expect(await repairSettings(runner.policy, admin)).toEqual({
+      ok: true,
+      message: 'Cleared the setting that could not be read, back to its default: high-quality. Every other setting is unchanged. ⚠️ Now unrestricted: high-quality. Set again what should still hold.',
+    });
+    // A default cleared lifts nothing: no warning. On Slack the budget command is the app's own.
+    await damage({ defaultSize: { value: 'huge', ...at } });
+    expect((await repairSettings(runner.policy, admin)).message).toBe('Cleared the setting that could not be read, back to its default: default-size. Every other setting is unchanged.');
+    const slackAdmin = { ...admin, platform: 'slack' as const };
+    await space.update(stateKeyOf(scopeKeyOf(slackAdmin)), () => ({ roleBudgets: { value: 'a penny', ...at } }));
+    expect((await repairSettings(runner.policy, slackAdmin, '/draw')).message).toContain(
+      '⚠️ Now unrestricted: role budgets. Set again what should still hold — each user group’s budget with /draw admin budget @group user-daily …; until then every member has the budget of each user.',
+    );
+    expect(await repairSettings(runner.policy, { ...admin, platform: 'slack' })).toEqual({ ok: true, message: 'Every setting of this workspace can be read: nothing was cleared.', unchanged: true });
     for (const locale of LOCALES) expect((await repairSettings(runner.policy, { ...admin, locale })).message).not.toBe('');
+
+    // A later version's well-formed values are left as they are, and named.
+    await damage({ maxImages: { value: 12, ...at }, sizes: { value: ['4096x4096'], ...at } });
+    expect(await repairSettings(runner.policy, admin)).toEqual({
+      ok: true,
+      message: 'Left as they are: max-images, sizes, well-formed but written by a newer version of the bot, which this one cannot read. Set or clear each by hand.',
+      unchanged: true,
+    });
+    await damage({ defaultQuality: { value: 7, ...at } });
+    expect((await repairSettings(runner.policy, admin)).message).toBe(
+      'Cleared the setting that could not be read, back to its default: default-quality. Every other setting is unchanged. Left as they are: max-images, sizes, well-formed but written by a newer version of the bot, which this one cannot read. Set or clear each by hand.',
+    );
   });
 });
 

@@ -186,7 +186,7 @@ describe('repairing the settings that cannot be read, in one step', () => {
     const member = requester({ channelId: 'art' });
     await expect(runner.submit(job(member), () => {})).rejects.toMatchObject({ code: 'settings_unreadable' });
 
-    expect(await runner.policy.repair(admin())).toEqual({ ok: true, cleared: ['blocked', 'qualities', 'defaultSize', 'roleBudgets'] });
+    expect(await runner.policy.repair(admin())).toEqual({ ok: true, cleared: ['blocked', 'qualities', 'defaultSize', 'roleBudgets'], left: [] });
     const s = await runner.policy.effective(admin());
     expect(s.unreadable).toEqual([]);
     expect(s.channels).toMatchObject({ value: ['art'], source: 'admin' });
@@ -199,7 +199,41 @@ describe('repairing the settings that cannot be read, in one step', () => {
     expect(await refusalCode(runner, job(requester({ channelId: 'general' })))).toBe('channel_not_allowed');
     expect(kit.emu.emulator.requests).toHaveLength(1);
     // Nothing left to clear: nothing changes.
-    expect(await runner.policy.repair(admin())).toEqual({ ok: true, cleared: [] });
+    expect(await runner.policy.repair(admin())).toEqual({ ok: true, cleared: [], left: [] });
+  });
+
+  it('leaves each member the cap of each user once it cleared the role budgets, as before any role had one', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const { runner } = await kit.runner({ settings: settingsInState(space), settingsCacheMs: 0, limits: { userDailyUsd: 1, userMonthlyUsd: 5 } });
+    expect(await runner.budgets.setRoleBudget(admin(), { id: 'role-interns', name: 'Interns' }, 'userDailyUsd', 0.001)).toMatchObject({ ok: true });
+    const intern = requester({ roleIds: ['role-interns'] });
+    await space.update(stateKeyOf('discord:guild-1'), (stored) => ({ ...(stored as ScopeSettingEntries), roleBudgets: { value: 'a penny', by: 'discord:admin', at: 2 } }));
+    expect(await runner.budgets.limitsFor(intern)).toMatchObject({ userDailyUsd: 0, userMonthlyUsd: 0 });
+
+    expect(await runner.policy.repair(admin())).toEqual({ ok: true, cleared: ['roleBudgets'], left: [] });
+    expect(await runner.budgets.limitsFor(intern)).toMatchObject({ userDailyUsd: 1, userMonthlyUsd: 5 });
+    expect(await refusalCode(runner, job(intern))).toBeUndefined();
+  });
+
+  it('leaves as they are the values a later version wrote, well-formed but beyond what this one reads — a longer ban list is never erased', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const { runner } = await kit.runner({ settings: settingsInState(space), settingsCacheMs: 0 });
+    const at = { by: 'discord:admin', at: 2 };
+    const newer = {
+      blocked: { value: Array.from({ length: 1001 }, (_, i) => `user${i}`), ...at },
+      blockedWords: { value: Array.from({ length: 201 }, (_, i) => `word${i}`), ...at },
+      maxImages: { value: 12, ...at },
+      sizes: { value: ['4096x4096'], ...at },
+      qualities: { value: ['ultra'], ...at },
+    };
+    await space.update(stateKeyOf('discord:guild-1'), () => ({ ...newer, defaultSize: { value: 'huge', ...at }, maxImagesTypo: { value: 'x', ...at } }));
+
+    expect(await runner.policy.repair(admin())).toEqual({ ok: true, cleared: ['defaultSize'], left: ['blocked', 'blockedWords', 'maxImages', 'qualities', 'sizes'] });
+    const stored = (await space.read(stateKeyOf('discord:guild-1'))) as ScopeSettingEntries;
+    expect(stored).toEqual({ ...newer, maxImagesTypo: { value: 'x', ...at } });
+    // Still unreadable here: its jobs stay refused until an admin sets or clears each by hand.
+    expect((await runner.policy.effective(admin())).unreadable).toEqual(['blocked', 'blockedWords', 'maxImages', 'sizes', 'qualities']);
+    await expect(runner.submit(job(requester()), () => {})).rejects.toMatchObject({ code: 'settings_unreadable' });
   });
 
   it('clears a record damaged whole, every rule and the role budgets with it, in one step: its jobs are taken again', async () => {

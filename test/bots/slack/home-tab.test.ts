@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { HomeTabs } from '../../../bots/slack/home-tab.js';
 import { formatUsd } from '../../../src/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { checkView } from '../../fakes/slack/check-blocks.js';
@@ -142,6 +143,29 @@ describe('the Slack Home tab', () => {
     const answer = await h.fake.waitFor(() => h!.fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), 'the answer to /draw settings');
     expect(String(answer.body.text)).toContain(refusal);
     expect(String(answer.body.text)).not.toContain('/imagine');
+  });
+
+  it('is published again after a repair that cleared a setting, and not after one that found nothing to clear', async () => {
+    h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
+    const admin: Requester = { platform: 'slack', scopeId: h.fake.teamId, userId: ADMIN, channelId: 'C0ART', isAdmin: true };
+    await h.fake.openHome('U0ALICE');
+    await homeOf(h.fake, 'U0ALICE');
+    const refreshes = vi.spyOn(HomeTabs.prototype, 'changedFor');
+    const repair = async () => {
+      const ack = await h!.fake.command({ command: '/imagine', text: 'admin repair', user: ADMIN, channel: 'C0ART' });
+      return String((await h!.fake.waitFor(() => h!.fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), 'the answer to admin repair')).body.text);
+    };
+    try {
+      expect(await repair()).toContain('nothing was cleared');
+      expect(refreshes).not.toHaveBeenCalled();
+
+      await unreadableRule().apply(h.runner, admin, 'C0ELSEWHERE', h.state);
+      expect(await repair()).toContain('blocked');
+      expect(refreshes).toHaveBeenCalledTimes(1);
+      expect(texts(await homeOf(h.fake, 'U0ALICE', 2))).toContain('Here you may ask for up to');
+    } finally {
+      refreshes.mockRestore();
+    }
   });
 
   it('runs a job again from its Reroll, in the job’s channel, counted against whoever clicks; a refusal goes to their direct messages', async () => {
