@@ -194,14 +194,12 @@ export class SlackJobs {
             finalImagesIn: this.#o.finalImagesIn,
           });
           // The member's history (`/imagine history`) keeps the job under its request's id (Reroll from the history);
-          // a public job's message is linked from the audit channel (a private one, in the member's DM, is not).
+          // its message is linked from the history and the audit channel (whether a private one is not, `recordEnded` decides).
           const saved = request;
-          const historyLink = dm
-            ? undefined
-            : async () => {
-                const messageTs = (await this.#o.store.get(saved.id))?.messageTs;
-                return messageTs ? messageLinkOf(saved.channelId, messageTs) : undefined;
-              };
+          const historyLink = async () => {
+            const messageTs = (await this.#o.store.get(saved.id))?.messageTs;
+            return messageTs ? messageLinkOf(saved.channelId, messageTs) : undefined;
+          };
           // Once the runner recorded the job's end: marked on the request, so no sweep records it again.
           const onEndRecorded = () => this.#o.store.update(saved.id, { endRecorded: true }).then(() => undefined);
           return { sink: view.sink, historyKey: request.id, historyLink, onEndRecorded };
