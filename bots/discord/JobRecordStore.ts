@@ -142,14 +142,15 @@ export class JobRecordStore {
   }
 
   /**
-   * A job's end, once it is shown (its result, failure, cancellation, or the sweep's word on it): tried again a few times,
+   * A job's end, once it is shown (its result, failure, cancellation, or the sweep's word on it; with `endRecorded` when
+   * the sweep is about to record it, in the same write): tried again a few times,
    * each failure logged, then the last one thrown — a record left pending or running is swept by the next start, which
    * shows its end again (its result twice, or "no longer kept" once its images are gone).
    */
-  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
+  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: Pick<JobRecordPatch, 'endRecorded'> = {}): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.update(key, { status });
+        await this.update(key, { ...also, status });
         return;
       } catch (error) {
         if (attempt >= MARK_ATTEMPTS) throw error;

@@ -69,7 +69,9 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
  * kept (a note says how many are not), or, none kept, a line saying they were made and charged. Either way its record is
  * marked ended and the job's end recorded as the runner records every job's (`recordEnded`: the member's history, with
  * a link to the message, and the audit channel) — completed, with its cost when its facts were saved — unless the
- * record is marked `endRecorded` (the live process's runner recorded it, and its view could not show or mark it).
+ * record is marked `endRecorded` (the live process's runner recorded it, and its view could not show or mark it). The
+ * sweep saves that mark with the end before it records the job, and records it only once that was saved: a record it
+ * could not mark is left to the next sweep, which records it then, once.
  */
 async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<void> {
   // The images still kept, and which of the saved ones they are: their buttons name those, whatever was left out.
@@ -111,12 +113,20 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not say a job the last stop left unshown has its images no longer kept');
     }
   }
-  // Ended either way (a Retry would charge again); a record that cannot be marked is logged and left to the next sweep.
-  if (!shownByView) {
-    await ctx.store.markEnded(record.key, 'completed').catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended'));
+  // Recorded once: the live path marks a record whose end the runner recorded (a stop or a failed write after that), and
+  // the sweep marks it so, in the write that marks it ended, before it records it.
+  const recording = record.endRecorded !== true;
+  // Ended either way (a Retry would charge again); a record that cannot be marked is logged and left to the next sweep,
+  // which records it then: not now as well.
+  if (!shownByView || recording) {
+    try {
+      await ctx.store.markEnded(record.key, 'completed', recording ? { endRecorded: true } : {});
+    } catch (error) {
+      ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
+      return;
+    }
   }
-  // Recorded once: the live path marks a record whose end the runner recorded (a stop or a failed write after that).
-  if (record.endRecorded === true) return;
+  if (!recording) return;
   // Made and charged, whatever could be shown of it: completed, as the live path records a result it could not show.
   const { key, kind, prompt, options, requester, reply } = record;
   const isPrivate = record.private === true;

@@ -107,6 +107,31 @@ describe('the sweep of jobs the last process left', () => {
     expect(recordEnded).toHaveBeenCalledTimes(1);
   });
 
+  it('records a swept job only once its end is saved: a sweep whose mark fails records nothing, and the next sweep records it once', async () => {
+    let audit = '';
+    const ix = await resultOnItsWay({ prompt: 'a paid image whose sweep could not mark it' }, async () => {
+      audit = await chooseAuditChannel(h);
+    });
+    // Every write of a record fails in the next process's sweep, as storage that is down would.
+    const update = vi.spyOn(JobRecordStore.prototype, 'update').mockRejectedValue(new Error('storage unavailable'));
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    await h.restart({ crash: true });
+
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'could not mark a swept job ended'), 'the sweep’s failed mark');
+    expect(recordEnded).not.toHaveBeenCalled();
+    update.mockRestore();
+    await h.restart({ crash: true });
+
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    await auditEntry(h, audit, 'a paid image whose sweep could not mark it');
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    await vi.waitFor(async () => {
+      for await (const { value } of records.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
+    });
+    expect(recordEnded).toHaveBeenCalledTimes(1);
+  });
+
   it('shows, without recording it again, the result of a job whose end the runner recorded before the process stopped (its record marked so): one history entry, one audit post', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const audit = await chooseAuditChannel(h);
