@@ -66,8 +66,9 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
         if (decided.ignoredDefaults) await tellIgnoredDefaults(ctx, interaction, decided);
         // The job's work (its images, its stream, its edits) after the other interactions' first answers asked before this one's.
         await ctx.firstAnswers.behind();
+        const target = replyTargetOf(ctx, interaction, decided);
         const view = new JobView({
-          target: replyTargetOf(ctx, interaction, decided),
+          target,
           // The job as sent (a house style applied): what its reply shows and its Reroll sends again.
           header: { key, kind, prompt: decided.prompt, n: decided.options.n ?? DEFAULTS.n, locale: localeOf(interaction, decided) },
           store: ctx.store,
@@ -77,7 +78,8 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
         return {
           sink: view.sink,
           historyKey: key,
-          historyLink: () => linkToReply(ctx, interaction, requester.scopeId),
+          // Asked only while the reply's token lives (a job queued long may end after it): an expired one's GET always fails.
+          historyLink: async () => (target.replyReachable() ? linkToReply(ctx, interaction, requester.scopeId) : undefined),
           // Once the runner recorded the job's end: a sweep that shows a result the view could not (a stop, a failed
           // write) does not record it again.
           onEndRecorded: () => ctx.store.markEndRecorded(key),

@@ -130,7 +130,8 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   // Made and charged, whatever could be shown of it: completed, as the live path records a result it could not show.
   const { key, kind, prompt, options, requester, reply } = record;
   const isPrivate = record.private === true;
-  // The link the live path gives: the reply it was shown in, while its token lives (`recordEnded` gives a private job none).
-  const link = shown && reply ? () => linkToReply(ctx, reply, requester.scopeId) : undefined;
+  // The link the live path gives: the reply it was shown in, asked only while its token lives — an expired one's GET
+  // always fails, and counts toward Discord's limit of invalid requests (`recordEnded` gives a private job none).
+  const link = shown && reply ? async () => (target.replyReachable() ? linkToReply(ctx, reply, requester.scopeId) : undefined) : undefined;
   await ctx.runner.recordEnded(requester, { key, kind, prompt, options, private: isPrivate }, completed ?? { type: 'completed' }, link);
 }

@@ -339,4 +339,20 @@ describe('the sweep of jobs the last process left', () => {
     });
     expect(h.discord.channelMessages().filter((m) => !before.has(m.id))).toEqual([posted]);
   });
+
+  it('does not ask Discord for the link of a swept result’s reply once its token has expired (a GET that always fails, counted as invalid): its history entry has none', async () => {
+    const ix = await resultOnItsWay({ prompt: 'a paid image with no link to ask' });
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    for await (const { key } of records.entries()) {
+      await records.update(key, (record) => record && { ...record, reply: record.reply && { ...record.reply, issuedAt: Date.now() - 20 * 60_000 } });
+    }
+    const asked = h.discord.requests.length;
+    await h.restart({ crash: true });
+
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    const [entry] = await h.runner.history!.mine(requester);
+    expect(entry!.link).toBeUndefined();
+    expect(h.discord.requests.slice(asked).filter((r) => r.method === 'GET' && r.token === ix.token)).toEqual([]);
+  });
 });
