@@ -2,7 +2,7 @@ import type { REST } from 'discord.js';
 import { isDmScope, say } from '../runner/index.js';
 import { botSpaces } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
-import type { JobRecord } from './JobRecordStore.js';
+import { madeCount, type JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { linkToReply } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
@@ -74,15 +74,18 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
  * could not mark is left to the next sweep, which records it then, once.
  */
 async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<void> {
-  // The images still kept, and which of the saved ones they are: their buttons name those, whatever was left out.
+  // The images still kept, and which of the job's images they are: their buttons name those, whatever was left out.
   const images: Buffer[] = [];
   const indices: number[] = [];
-  for (const index of record.outputs.keys()) {
+  for (const [position, kept] of record.outputs.entries()) {
+    const index = kept.index ?? position;
     const image = await ctx.store.readOutput(record.key, index).catch(() => undefined);
     if (!image) continue;
     images.push(image.data);
     indices.push(index);
   }
+  // How many the job made (the buttons' count, and how many are missing), not how many were kept.
+  const made = madeCount(record);
   let completed: Completed | undefined;
   let attachmentSizeLimit = 0;
   if (record.result) {
@@ -95,10 +98,10 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   let shown = false;
   if (completed && images.length > 0) {
     const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit, logger: ctx.logger });
-    const missing = record.outputs.length - images.length;
-    const notes = missing > 0 ? [say(header.locale, 'discord.job.some_no_longer_kept', { missing, made: record.outputs.length })] : [];
+    const missing = made - images.length;
+    const notes = missing > 0 ? [say(header.locale, 'discord.job.some_no_longer_kept', { missing, made })] : [];
     try {
-      await view.showResult(completed, { indices, made: record.outputs.length, notes });
+      await view.showResult(completed, { indices, made, notes });
       ctx.logger.info({ jobKey: record.key, images: images.length, missing, via: target.mode }, 'showed the result of a job the last stop left unshown');
     } catch (error) {
       if (view.resultShown) ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'showed the result of a job the last stop left unshown, but could not mark it ended');

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PermissionFlagsBits } from 'discord.js';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { JobRunner, say } from '../../../bots/runner/index.js';
+import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL } from './harness.js';
@@ -265,6 +266,26 @@ describe('the sweep of jobs the last process left', () => {
     expect(edit.images).toHaveLength(1);
     expect(Buffer.from(edit.images[0]!.bytes!).equals(h.discord.fileBytes(shown.attachments[1]!))).toBe(true);
     expect(Buffer.from(edit.images[0]!.bytes!).equals(h.discord.fileBytes(shown.attachments[0]!))).toBe(false);
+  });
+
+  it('numbers and counts a swept result’s images as the job made them when one could not be kept: Edit 1 and Edit 3, one of 3 not kept', async () => {
+    // The second of the three images is too large to keep for its buttons (the others are kept).
+    const saveOutputs = JobRecordStore.prototype.saveOutputs;
+    vi.spyOn(JobRecordStore.prototype, 'saveOutputs').mockImplementation(function (this: JobRecordStore, key, images, ...rest) {
+      return saveOutputs.call(this, key, images.map((image, i) => (i === 1 ? Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1) : image)), ...rest);
+    });
+    const ix = await resultOnItsWay({ prompt: 'three paid images, the middle one too large', quality: 'low', count: 3 });
+    await h.restart({ crash: true });
+
+    const shown = await h.finalReply(ix);
+    expect(shown.attachments).toHaveLength(2);
+    expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit 1', 'Edit 3', 'Delete']);
+    expect(shown.content.split('\n')).toContain(`ℹ️ ${say('en', 'discord.job.some_no_longer_kept', { missing: 1, made: 3 })}`);
+    const click = h.discord.clickButton(shown, buttonId(shown, 'Edit 3'));
+    await h.discord.waitFor(() => click.modal, 'the edit modal');
+    await h.finalReply(h.discord.submitModal(click, { prompt: 'add a storm' }));
+    const edit = h.emulator.requests.filter((r) => r.route === 'edits').at(-1)!;
+    expect(Buffer.from(edit.images[0]!.bytes!).equals(h.discord.fileBytes(shown.attachments[1]!))).toBe(true);
   });
 
   it('says the images were made, with no Retry, when the facts of the result were saved but none of its images could be kept', async () => {
