@@ -181,11 +181,10 @@ export class JobRecordStore {
   /**
    * Saves that the runner recorded the job's end (`endRecorded`), on a record still pending or running: one its view
    * could not show or mark ended, which the sweep shows and must not record again. An ended record (most, its result
-   * shown) is left as it is: no sweep takes it.
+   * shown) is left as it is: no sweep takes it. One update: its status is looked at where it is written.
    */
   async markEndRecorded(key: string): Promise<void> {
-    const record = await this.records.get(key);
-    if (record && !ENDED_STATUSES.includes(record.status)) await this.update(key, { endRecorded: true });
+    await this.records.update(key, (record) => (record && !ENDED_STATUSES.includes(record.status) ? { ...record, endRecorded: true } : record));
   }
 
   /** The member's drafts of the "Edit image" menu, oldest first. */
@@ -232,6 +231,11 @@ export class JobRecordStore {
     const record = await this.records.get(key);
     const img = record && keptOutput(record, index);
     return img ? this.#read(img) : undefined;
+  }
+
+  /** A kept image of a record the caller holds (no read of the record again); undefined when it is no longer kept. */
+  readKept(img: StoredImage): Promise<InputImage | undefined> {
+    return this.#read(img);
   }
 
   async remove(key: string): Promise<void> {

@@ -79,7 +79,7 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   const indices: number[] = [];
   for (const [position, kept] of record.outputs.entries()) {
     const index = kept.index ?? position;
-    const image = await ctx.store.readOutput(record.key, index).catch(() => undefined);
+    const image = await ctx.store.readKept(kept).catch(() => undefined);
     if (!image) continue;
     images.push(image.data);
     indices.push(index);

@@ -275,12 +275,15 @@ describe('the sweep of jobs the last process left', () => {
       return saveOutputs.call(this, key, images.map((image, i) => (i === 1 ? Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1) : image)), ...rest);
     });
     const ix = await resultOnItsWay({ prompt: 'three paid images, the middle one too large', quality: 'low', count: 3 });
+    // The sweep reads each kept image from the record it holds, not the record again for each.
+    const readOutput = vi.spyOn(JobRecordStore.prototype, 'readOutput');
     await h.restart({ crash: true });
 
     const shown = await h.finalReply(ix);
     expect(shown.attachments).toHaveLength(2);
     expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit 1', 'Edit 3', 'Delete']);
     expect(shown.content.split('\n')).toContain(`ℹ️ ${say('en', 'discord.job.some_no_longer_kept', { missing: 1, made: 3 })}`);
+    expect(readOutput).not.toHaveBeenCalled();
     const click = h.discord.clickButton(shown, buttonId(shown, 'Edit 3'));
     await h.discord.waitFor(() => click.modal, 'the edit modal');
     await h.finalReply(h.discord.submitModal(click, { prompt: 'add a storm' }));
