@@ -14,6 +14,21 @@ export interface StoredImage {
   /** The name it came with, if any. */
   filename?: string | undefined;
   bytes?: number | undefined;
+  /**
+   * Which of the images given it is (0-based: for outputs, the job's image), as one left out (too large, a failed write)
+   * leaves a gap; undefined in records kept before it, whose images are read by their position.
+   */
+  index?: number | undefined;
+}
+
+/** A record's kept output that is the job's image `index` (what an Edit button names); undefined when it was not kept. */
+export function keptOutput(record: Pick<JobRecord, 'outputs'>, index: number): StoredImage | undefined {
+  return record.outputs.find((img, position) => (img.index ?? position) === index);
+}
+
+/** How many images a finished job made (its buttons' count), whether or not each was kept. */
+export function madeCount(record: Pick<JobRecord, 'outputs' | 'made'>): number {
+  return record.made ?? record.outputs.length;
 }
 
 /** What a button needs to act on a job after a restart or on another replica: the job spec and its kept images. */
@@ -28,7 +43,10 @@ export interface JobRecord {
   status: JobRecordStatus;
   runnerJobId?: string | undefined;
   inputs: StoredImage[];
+  /** The images kept of those the job made (each with its `index` among them): some may be left out. */
   outputs: StoredImage[];
+  /** How many images the job made, saved with its outputs (records kept before it: their outputs' count). */
+  made?: number | undefined;
   /** A draft of the "Edit image" menu: the attachments to fetch when its modal is sent. */
   sources?: AttachmentSource[] | undefined;
   /** Pending or running jobs only: the reply to edit if the process dies before the job ends (dropped when it ends). */
@@ -142,14 +160,15 @@ export class JobRecordStore {
   }
 
   /**
-   * A job's end, once it is shown (its result, failure, cancellation, or the sweep's word on it): tried again a few times,
+   * A job's end, once it is shown (its result, failure, cancellation, or the sweep's word on it; with `endRecorded` when
+   * the sweep is about to record it, in the same write): tried again a few times,
    * each failure logged, then the last one thrown — a record left pending or running is swept by the next start, which
    * shows its end again (its result twice, or "no longer kept" once its images are gone).
    */
-  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
+  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: Pick<JobRecordPatch, 'endRecorded'> = {}): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.update(key, { status });
+        await this.update(key, { ...also, status });
         return;
       } catch (error) {
         if (attempt >= MARK_ATTEMPTS) throw error;
@@ -162,11 +181,10 @@ export class JobRecordStore {
   /**
    * Saves that the runner recorded the job's end (`endRecorded`), on a record still pending or running: one its view
    * could not show or mark ended, which the sweep shows and must not record again. An ended record (most, its result
-   * shown) is left as it is: no sweep takes it.
+   * shown) is left as it is: no sweep takes it. One update: its status is looked at where it is written.
    */
   async markEndRecorded(key: string): Promise<void> {
-    const record = await this.records.get(key);
-    if (record && !ENDED_STATUSES.includes(record.status)) await this.update(key, { endRecorded: true });
+    await this.records.update(key, (record) => (record && !ENDED_STATUSES.includes(record.status) ? { ...record, endRecorded: true } : record));
   }
 
   /** The member's drafts of the "Edit image" menu, oldest first. */
@@ -183,7 +201,7 @@ export class JobRecordStore {
   async saveOutputs(key: string, images: readonly Buffer[], format: OutputFormat, result?: KeptResult): Promise<void> {
     const named = images.map((data, i) => ({ data, filename: `image-${i + 1}.${FILE_EXTENSIONS[format]}` }));
     const outputs = await this.#keep(key, 'out', named);
-    const { after } = await this.records.update(key, (record) => record && { ...record, outputs, ...(result && { result: structuredClone(result) }) });
+    const { after } = await this.records.update(key, (record) => record && { ...record, outputs, made: images.length, ...(result && { result: structuredClone(result) }) });
     if (after?.runnerJobId && outputs.length > 0) await this.#outputsOfJob.put(after.runnerJobId, { key });
   }
 
@@ -194,10 +212,11 @@ export class JobRecordStore {
     return count ? count : undefined;
   }
 
-  /** One kept image of a runner job. */
-  async readKeptOutput(runnerJobId: string, index: number): Promise<InputImage | undefined> {
+  /** One kept image of a runner job, by its place among those kept (`keptOutputs` counts them). */
+  async readKeptOutput(runnerJobId: string, position: number): Promise<InputImage | undefined> {
     const link = await this.#outputsOfJob.get(runnerJobId);
-    return link ? this.readOutput(link.key, index) : undefined;
+    const img = link ? (await this.records.get(link.key))?.outputs[position] : undefined;
+    return img ? this.#read(img) : undefined;
   }
 
   /** The record's input images; empty when any of them is no longer kept (a job's inputs go together). */
@@ -207,9 +226,16 @@ export class JobRecordStore {
     return images.every((img): img is InputImage => img !== undefined) ? images : [];
   }
 
+  /** The job's output image `index` (as its Edit button names it), if it was kept and still is. */
   async readOutput(key: string, index: number): Promise<InputImage | undefined> {
-    const img = (await this.records.get(key))?.outputs[index];
+    const record = await this.records.get(key);
+    const img = record && keptOutput(record, index);
     return img ? this.#read(img) : undefined;
+  }
+
+  /** A kept image of a record the caller holds (no read of the record again); undefined when it is no longer kept. */
+  readKept(img: StoredImage): Promise<InputImage | undefined> {
+    return this.#read(img);
   }
 
   async remove(key: string): Promise<void> {
@@ -249,7 +275,7 @@ export class JobRecordStore {
       }
       try {
         await this.#images.put(file, img.data);
-        kept.push({ file, filename: img.filename, bytes: img.data.length });
+        kept.push({ file, filename: img.filename, bytes: img.data.length, index: i });
       } catch (error) {
         this.#logger.warn({ err: loggableError(error), jobKey: key }, 'could not keep an image for its buttons');
       }

@@ -74,6 +74,14 @@ export class ReplyTarget {
     return this.#mode;
   }
 
+  /**
+   * Whether the reply is still reached through the interaction token: it lives (the rule above, with its margin) and no
+   * failure made the target fall back to the channel. What may ask Discord for the reply (its link) asks this first.
+   */
+  replyReachable(): boolean {
+    return this.#tokenUsable();
+  }
+
   /** Shows progress in the reply. Dropped (returns false) when only the channel is left or Discord refuses. */
   async progress(message: OutgoingMessage): Promise<boolean> {
     if (!this.#tokenUsable() || this.#replyGone) return false;

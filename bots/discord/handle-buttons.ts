@@ -4,7 +4,7 @@ import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import { encodeCustomId, type CustomIdData } from './custom-ids.js';
 import { editPromptModal } from './edit-modal.js';
-import type { JobRecord } from './JobRecordStore.js';
+import { keptOutput, madeCount, type JobRecord } from './JobRecordStore.js';
 import { headerOf, renderInterrupted } from './render-job.js';
 import { requesterOf, scopeOf } from './requester.js';
 import { refusePrivately } from './refuse-privately.js';
@@ -64,8 +64,8 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
 
 /** The Edit button of a result: the runner's intake for a form (who, where, a budget left), then the modal asking what to change. */
 async function openEdit(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, index: number): Promise<void> {
-  if (!record.outputs[index]) return tell(ctx, interaction, TOO_OLD);
-  const title = say(interaction.locale, 'discord.edit.title_result', { images: record.outputs.length, index: index + 1 });
+  if (!keptOutput(record, index)) return tell(ctx, interaction, TOO_OLD);
+  const title = say(interaction.locale, 'discord.edit.title_result', { images: madeCount(record), index: index + 1 });
   await ctx.runner.requestForm(requesterOf(interaction, ctx.adminRoleIds), {
     refuse: (reason) => refusePrivately(ctx, interaction, reason),
     accept: async () => {

@@ -7,6 +7,7 @@ import { declaredBytesOf, InputImageError } from './download-images.js';
 import { draftImages } from './edit-drafts.js';
 import { promptOf } from './edit-modal.js';
 import { editOptionsFrom, inScope } from './handle-buttons.js';
+import { keptOutput } from './JobRecordStore.js';
 import { requesterOf } from './requester.js';
 import { startJob } from './start-job.js';
 
@@ -26,7 +27,7 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
   const requester = requesterOf(interaction, ctx.adminRoleIds);
   if (id.action === 'edit-result') {
     const index = id.index ?? 0;
-    const kept = record.outputs[index];
+    const kept = keptOutput(record, index);
     const images: ImagesToFetch = {
       // Read once the job is admitted (its size as saved holds room in the queue until then).
       declaredBytes: declaredBytesOf(kept ? [kept] : []),

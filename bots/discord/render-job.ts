@@ -57,7 +57,7 @@ export const cancelButtons = (key: string, locale: string) => rows([button(say(l
 export const retryButtons = (key: string, locale: string) => rows([button(say(locale, 'button.retry'), '🔁', ButtonStyle.Primary, encodeCustomId({ action: 'retry', key }))]);
 
 /**
- * Which of a job's saved images a result shows: their indices in its record's `outputs` (what an Edit button names, so
+ * Which of a job's saved images a result shows: their indices among the images the job made (`StoredImage.index`: what an Edit button names, so
  * it opens that image whatever was left out) and how many the job made (what the buttons' numbers count).
  */
 export interface ShownImages {

@@ -6,7 +6,6 @@ import type { BotContext } from './bot-context.js';
 import { OPTION_NAME_OF_FIELD } from './command-choices.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { linkToReply } from './job-history.js';
-import { loggableError } from './loggable-error.js';
 import { JobView } from './JobView.js';
 import { refuseAfterAnswer, refusePrivately, type FirstAnswer } from './refuse-privately.js';
 import { ReplyTarget } from './ReplyTarget.js';
@@ -67,16 +66,24 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
         if (decided.ignoredDefaults) await tellIgnoredDefaults(ctx, interaction, decided);
         // The job's work (its images, its stream, its edits) after the other interactions' first answers asked before this one's.
         await ctx.firstAnswers.behind();
+        const target = replyTargetOf(ctx, interaction, decided);
         const view = new JobView({
-          target: replyTargetOf(ctx, interaction, decided),
+          target,
           // The job as sent (a house style applied): what its reply shows and its Reroll sends again.
           header: { key, kind, prompt: decided.prompt, n: decided.options.n ?? DEFAULTS.n, locale: localeOf(interaction, decided) },
           store: ctx.store,
           attachmentSizeLimit: interaction.attachmentSizeLimit ?? DISCORD_LIMITS.defaultAttachmentBytes,
           logger: ctx.logger,
         });
-        // An ephemeral message has no link anyone could open.
-        return { sink: view.sink, historyKey: key, historyLink: () => linkToReply(ctx, interaction, requester.scopeId) };
+        return {
+          sink: view.sink,
+          historyKey: key,
+          // Asked only while the reply's token lives (a job queued long may end after it): an expired one's GET always fails.
+          historyLink: async () => (target.replyReachable() ? linkToReply(ctx, interaction, requester.scopeId) : undefined),
+          // Once the runner recorded the job's end: a sweep that shows a result the view could not (a stop, a failed
+          // write) does not record it again.
+          onEndRecorded: () => ctx.store.markEndRecorded(key),
+        };
       },
       fail: (reason) => refuseAfterAnswer(ctx, interaction, firstAnswer, reason),
     },
@@ -89,14 +96,8 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
     { key, kind, prompt, options, requester, status: 'running', runnerJobId: handle.id, reply, locale: localeOf(interaction, admitted), ...(admitted.private && { private: true }) },
     images,
   );
-  // The runner records the job's end (`recordEnded`) as `done` settles, before this: marked on the record, so a sweep that
-  // shows a result the view could not (a stop, a failed write) does not record it again.
-  ctx.track(
-    handle.done.then(
-      () => ctx.store.markEndRecorded(key).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: key }, 'could not save that the end of a job was recorded')),
-      () => undefined,
-    ),
-  );
+  // Shown to its end by its view: a stop waits for it (within its grace).
+  ctx.track(handle.done);
 }
 
 /** The language of a job's messages: the server's for a public one (everyone in the channel reads it), the member's for a private one. */

@@ -2,7 +2,7 @@ import type { REST } from 'discord.js';
 import { isDmScope, say } from '../runner/index.js';
 import { botSpaces } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
-import type { JobRecord } from './JobRecordStore.js';
+import { madeCount, type JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { linkToReply } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
@@ -69,18 +69,23 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
  * kept (a note says how many are not), or, none kept, a line saying they were made and charged. Either way its record is
  * marked ended and the job's end recorded as the runner records every job's (`recordEnded`: the member's history, with
  * a link to the message, and the audit channel) — completed, with its cost when its facts were saved — unless the
- * record is marked `endRecorded` (the live process's runner recorded it, and its view could not show or mark it).
+ * record is marked `endRecorded` (the live process's runner recorded it, and its view could not show or mark it). The
+ * sweep saves that mark with the end before it records the job, and records it only once that was saved: a record it
+ * could not mark is left to the next sweep, which records it then, once.
  */
 async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<void> {
-  // The images still kept, and which of the saved ones they are: their buttons name those, whatever was left out.
+  // The images still kept, and which of the job's images they are: their buttons name those, whatever was left out.
   const images: Buffer[] = [];
   const indices: number[] = [];
-  for (const index of record.outputs.keys()) {
-    const image = await ctx.store.readOutput(record.key, index).catch(() => undefined);
+  for (const [position, kept] of record.outputs.entries()) {
+    const index = kept.index ?? position;
+    const image = await ctx.store.readKept(kept).catch(() => undefined);
     if (!image) continue;
     images.push(image.data);
     indices.push(index);
   }
+  // How many the job made (the buttons' count, and how many are missing), not how many were kept.
+  const made = madeCount(record);
   let completed: Completed | undefined;
   let attachmentSizeLimit = 0;
   if (record.result) {
@@ -93,10 +98,10 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   let shown = false;
   if (completed && images.length > 0) {
     const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit, logger: ctx.logger });
-    const missing = record.outputs.length - images.length;
-    const notes = missing > 0 ? [say(header.locale, 'discord.job.some_no_longer_kept', { missing, made: record.outputs.length })] : [];
+    const missing = made - images.length;
+    const notes = missing > 0 ? [say(header.locale, 'discord.job.some_no_longer_kept', { missing, made })] : [];
     try {
-      await view.showResult(completed, { indices, made: record.outputs.length, notes });
+      await view.showResult(completed, { indices, made, notes });
       ctx.logger.info({ jobKey: record.key, images: images.length, missing, via: target.mode }, 'showed the result of a job the last stop left unshown');
     } catch (error) {
       if (view.resultShown) ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'showed the result of a job the last stop left unshown, but could not mark it ended');
@@ -111,16 +116,25 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not say a job the last stop left unshown has its images no longer kept');
     }
   }
-  // Ended either way (a Retry would charge again); a record that cannot be marked is logged and left to the next sweep.
-  if (!shownByView) {
-    await ctx.store.markEnded(record.key, 'completed').catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended'));
+  // Recorded once: the live path marks a record whose end the runner recorded (a stop or a failed write after that), and
+  // the sweep marks it so, in the write that marks it ended, before it records it.
+  const recording = record.endRecorded !== true;
+  // Ended either way (a Retry would charge again); a record that cannot be marked is logged and left to the next sweep,
+  // which records it then: not now as well.
+  if (!shownByView || recording) {
+    try {
+      await ctx.store.markEnded(record.key, 'completed', recording ? { endRecorded: true } : {});
+    } catch (error) {
+      ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
+      return;
+    }
   }
-  // Recorded once: the live path marks a record whose end the runner recorded (a stop or a failed write after that).
-  if (record.endRecorded === true) return;
+  if (!recording) return;
   // Made and charged, whatever could be shown of it: completed, as the live path records a result it could not show.
   const { key, kind, prompt, options, requester, reply } = record;
   const isPrivate = record.private === true;
-  // The link the live path gives: the reply it was shown in, while its token lives (`recordEnded` gives a private job none).
-  const link = shown && reply ? () => linkToReply(ctx, reply, requester.scopeId) : undefined;
+  // The link the live path gives: the reply it was shown in, asked only while its token lives — an expired one's GET
+  // always fails, and counts toward Discord's limit of invalid requests (`recordEnded` gives a private job none).
+  const link = shown && reply ? async () => (target.replyReachable() ? linkToReply(ctx, reply, requester.scopeId) : undefined) : undefined;
   await ctx.runner.recordEnded(requester, { key, kind, prompt, options, private: isPrivate }, completed ?? { type: 'completed' }, link);
 }

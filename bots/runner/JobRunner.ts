@@ -476,9 +476,14 @@ export class JobRunner {
     const { prompt } = admission.styled;
     const { options } = admission.member.spec;
     // Its end once its final update was shown (as sent: its style applied); `shutdown` waits for it.
+    // Then, only once it is recorded (a history write that failed is not), the surface's mark that it was: a stop or a
+    // crash before that leaves the job unmarked, for a sweep to record it.
     const ended = job.done
       .then((final) => this.recordEnded(requester, { key: accepted.historyKey, kind, prompt, options, private: spec.private === true }, final, accepted.historyLink))
-      .catch((error: unknown) => this.#logger.warn({ jobId: id, err: error }, 'could not record the end of a job'));
+      .then(
+        () => this.#markEndRecorded(id, accepted),
+        (error: unknown) => this.#logger.warn({ jobId: id, err: error }, 'could not record the end of a job'),
+      );
     // Both waits cover it from now: a job that ends during `shutdown` is kept and posted too.
     this.#historyWrites.add(ended);
     this.#auditEntries.add(ended);
@@ -489,15 +494,25 @@ export class JobRunner {
     return job;
   }
 
+  /** The surface's mark that a job's end was recorded (`AcceptedJob.onEndRecorded`); a failure is logged. */
+  async #markEndRecorded(jobId: string, accepted: AcceptedJob): Promise<void> {
+    try {
+      await accepted.onEndRecorded?.();
+    } catch (error) {
+      this.#logger.warn({ jobId, err: error }, 'could not save that the end of a job was recorded');
+    }
+  }
+
   /**
    * The end of a job, once its final update was shown: kept in the member's history (`/imagine-history`; given its
    * `key`, with `link` — the message it was shown in, asked once — and without its input images) and posted to the
    * audit channel (a private job without its link), never before the member's answer and never failing it. The
-   * runner calls it as each of its jobs ends (before the handle's `done` settles for its caller); a surface calls it
-   * for a job it shows later, which a stopped process left — Discord's sweep for a result made and saved but never
-   * shown, Slack's for a job whose images were posted but not its "Done" — only when the job is not marked as recorded
-   * (Discord's record and Slack's request are marked `endRecorded` as the runner records the end): once per job.
-   * `shutdown` waits for both.
+   * runner calls it as each of its jobs ends (as the handle's `done` settles; it resolves once both are written, after
+   * the link and a history write that waits for it) and, once it resolved, the surface's `AcceptedJob.onEndRecorded`
+   * (Discord's record and Slack's request are marked `endRecorded` there). A surface calls it for a job it shows later,
+   * which a stopped process left — Discord's sweep for a result made and saved but never shown, Slack's for a job whose
+   * images were posted but not its "Done" — only when the job is not marked so, and once its own mark is saved: once per
+   * job. `shutdown` waits for both, and for the surface's mark.
    */
   recordEnded(
     requester: Requester,

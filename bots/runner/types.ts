@@ -131,6 +131,12 @@ export interface AcceptedJob {
   historyKey?: string | undefined;
   /** A link to the job's message, for its history entry; asked once the job has ended. */
   historyLink?: (() => Promise<string | undefined>) | undefined;
+  /**
+   * Called once the runner recorded the job's end (`recordEnded` resolved: its history and audit entries written, after
+   * the link they wait for), never before and not when it rejected: where the surface saves that a sweep must not
+   * record the job again (a crash before it leaves the job for the sweep to record).
+   */
+  onEndRecorded?: (() => Promise<void>) | undefined;
 }
 
 /** How a surface answers the person as the intake decides (`JobRunner.request`); each is called at most once. */

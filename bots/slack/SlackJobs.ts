@@ -194,15 +194,15 @@ export class SlackJobs {
             finalImagesIn: this.#o.finalImagesIn,
           });
           // The member's history (`/imagine history`) keeps the job under its request's id (Reroll from the history);
-          // a public job's message is linked from the audit channel (a private one, in the member's DM, is not).
+          // its message is linked from the history and the audit channel (whether a private one is not, `recordEnded` decides).
           const saved = request;
-          const historyLink = dm
-            ? undefined
-            : async () => {
-                const messageTs = (await this.#o.store.get(saved.id))?.messageTs;
-                return messageTs ? messageLinkOf(saved.channelId, messageTs) : undefined;
-              };
-          return { sink: view.sink, historyKey: request.id, historyLink };
+          const historyLink = async () => {
+            const messageTs = (await this.#o.store.get(saved.id))?.messageTs;
+            return messageTs ? messageLinkOf(saved.channelId, messageTs) : undefined;
+          };
+          // Once the runner recorded the job's end: marked on the request, so no sweep records it again.
+          const onEndRecorded = () => this.#o.store.update(saved.id, { endRecorded: true }).then(() => undefined);
+          return { sink: view.sink, historyKey: request.id, historyLink, onEndRecorded };
         },
         fail: async (reason) => {
           if (request) await this.#o.store.delete(request.id).catch(() => undefined);
@@ -215,11 +215,7 @@ export class SlackJobs {
     const shown = view;
     this.#jobIdOf.set(id, handle.id);
     const tracked = handle.done
-      // The runner records the job's end (`recordEnded`) as this settles: marked on the request, so no sweep records it again.
-      .then(
-        () => this.#o.store.update(id, { endRecorded: true }).catch((error: unknown) => this.#o.logger.warn({ err: String(error), request: id }, 'could not save that the end of a job was recorded')),
-        () => undefined,
-      )
+      .catch(() => undefined)
       // A finished job is delivered with its images and their buttons; its message's "Done" may follow later.
       .then(() => shown.settled)
       .finally(() => {

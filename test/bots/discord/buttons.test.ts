@@ -1,10 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
+import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
 
 describe('buttons keep working, restarts included', () => {
   let h: DiscordHarness;
   afterEach(async () => {
+    vi.restoreAllMocks();
     await h?.close();
   });
 
@@ -163,6 +166,26 @@ describe('buttons keep working, restarts included', () => {
     );
     expect(note.content.startsWith(`<@${h.discord.user.id}> `)).toBe(true);
     expect(buttonsOf(note).map((b) => b.label)).toEqual(['Retry']);
+  });
+
+  it('opens, from each Edit of a result, the image it names when one before it could not be kept: Edit 3 the third, Edit 2 “too old”', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    // The second of the three images is too large to keep for its buttons (the others are kept).
+    const saveOutputs = JobRecordStore.prototype.saveOutputs;
+    vi.spyOn(JobRecordStore.prototype, 'saveOutputs').mockImplementation(function (this: JobRecordStore, key, images, ...rest) {
+      return saveOutputs.call(this, key, images.map((image, i) => (i === 1 ? Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1) : image)), ...rest);
+    });
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'three images', quality: 'low', count: 3 }));
+    expect(buttonsOf(result).map((b) => b.label)).toEqual(['Reroll', 'Edit 1', 'Edit 2', 'Edit 3', 'Delete']);
+
+    const tooOld = h.discord.clickButton(result, buttonId(result, 'Edit 2'));
+    expect((await h.discord.waitFor(() => h.discord.original(tooOld), 'the note')).content).toContain('too old');
+    const click = h.discord.clickButton(result, buttonId(result, 'Edit 3'));
+    await h.discord.waitFor(() => click.modal, 'the edit modal');
+    expect(click.modal!.title).toBe('Edit image 3');
+    await h.finalReply(h.discord.submitModal(click, { prompt: 'add a storm' }));
+    const edit = h.emulator.requests.filter((r) => r.route === 'edits').at(-1)!;
+    expect(Buffer.from(edit.images[0]!.bytes!).equals(h.discord.fileBytes(result.attachments[2]!))).toBe(true);
   });
 
   it('answers a button of a job the store no longer has with a short private note', async () => {

@@ -103,7 +103,43 @@ describe.each([
     expect((await a.get(key))?.inputs).toEqual([]);
     expect(await a.readInputs(key)).toEqual([]);
     await a.saveOutputs(key, [huge, small], 'png');
-    expect(await a.readOutput(key, 0)).toMatchObject({ data: small });
+    // The output left out keeps its place: the job's second image is still its second.
+    expect(await a.readOutput(key, 0)).toBeUndefined();
+    expect(await a.readOutput(key, 1)).toMatchObject({ data: small });
+    expect(await a.get(key)).toMatchObject({ made: 2, outputs: [{ index: 1 }] });
+  });
+
+  it.skipIf(skip)('marks a running record’s end recorded in one update, reading it no other way, and leaves an ended one as it is', async () => {
+    const { a } = await open(backend);
+    const [running, ended] = [a.newKey(), a.newKey()];
+    await a.add({ key: running, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running' });
+    await a.add({ key: ended, kind: 'generate', prompt: 'p', options: {}, requester, status: 'completed' });
+    const get = vi.spyOn(a.records, 'get');
+    const update = vi.spyOn(a.records, 'update');
+
+    await a.markEndRecorded(running);
+    await a.markEndRecorded(ended);
+    expect(get).not.toHaveBeenCalled();
+    expect(update).toHaveBeenCalledTimes(2);
+    get.mockRestore();
+    expect(await a.get(running)).toMatchObject({ status: 'running', endRecorded: true });
+    expect((await a.get(ended))?.endRecorded).toBeUndefined();
+  });
+
+  it.skipIf(skip)('reads the outputs of a record kept before they had their index by their position', async () => {
+    const { a } = await open(backend);
+    const [first, second] = [Buffer.from(await makeImage('png', 8, 8)), Buffer.from(await makeImage('png', 9, 9))];
+    const key = a.newKey();
+    await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running' });
+    await a.saveOutputs(key, [first, second], 'png');
+    await a.records.update(key, (record) => {
+      if (!record) return undefined;
+      delete record.made;
+      for (const output of record.outputs) delete output.index;
+      return record;
+    });
+    expect(await a.readOutput(key, 0)).toMatchObject({ data: first });
+    expect(await a.readOutput(key, 1)).toMatchObject({ data: second });
   });
 
   it.skipIf(skip)('tells any process which images a ledger job kept (the console’s thumbnails), until its record goes', async () => {

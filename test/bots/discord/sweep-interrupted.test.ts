@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PermissionFlagsBits } from 'discord.js';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { JobRunner, say } from '../../../bots/runner/index.js';
+import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL } from './harness.js';
@@ -104,6 +105,31 @@ describe('the sweep of jobs the last process left', () => {
     const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
     await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
     await auditEntry(h, audit, 'a paid image recorded by the sweep');
+    expect(recordEnded).toHaveBeenCalledTimes(1);
+  });
+
+  it('records a swept job only once its end is saved: a sweep whose mark fails records nothing, and the next sweep records it once', async () => {
+    let audit = '';
+    const ix = await resultOnItsWay({ prompt: 'a paid image whose sweep could not mark it' }, async () => {
+      audit = await chooseAuditChannel(h);
+    });
+    // Every write of a record fails in the next process's sweep, as storage that is down would.
+    const update = vi.spyOn(JobRecordStore.prototype, 'update').mockRejectedValue(new Error('storage unavailable'));
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    await h.restart({ crash: true });
+
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'could not mark a swept job ended'), 'the sweep’s failed mark');
+    expect(recordEnded).not.toHaveBeenCalled();
+    update.mockRestore();
+    await h.restart({ crash: true });
+
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    await auditEntry(h, audit, 'a paid image whose sweep could not mark it');
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    await vi.waitFor(async () => {
+      for await (const { value } of records.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
+    });
     expect(recordEnded).toHaveBeenCalledTimes(1);
   });
 
@@ -242,6 +268,29 @@ describe('the sweep of jobs the last process left', () => {
     expect(Buffer.from(edit.images[0]!.bytes!).equals(h.discord.fileBytes(shown.attachments[0]!))).toBe(false);
   });
 
+  it('numbers and counts a swept result’s images as the job made them when one could not be kept: Edit 1 and Edit 3, one of 3 not kept', async () => {
+    // The second of the three images is too large to keep for its buttons (the others are kept).
+    const saveOutputs = JobRecordStore.prototype.saveOutputs;
+    vi.spyOn(JobRecordStore.prototype, 'saveOutputs').mockImplementation(function (this: JobRecordStore, key, images, ...rest) {
+      return saveOutputs.call(this, key, images.map((image, i) => (i === 1 ? Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1) : image)), ...rest);
+    });
+    const ix = await resultOnItsWay({ prompt: 'three paid images, the middle one too large', quality: 'low', count: 3 });
+    // The sweep reads each kept image from the record it holds, not the record again for each.
+    const readOutput = vi.spyOn(JobRecordStore.prototype, 'readOutput');
+    await h.restart({ crash: true });
+
+    const shown = await h.finalReply(ix);
+    expect(shown.attachments).toHaveLength(2);
+    expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit 1', 'Edit 3', 'Delete']);
+    expect(shown.content.split('\n')).toContain(`ℹ️ ${say('en', 'discord.job.some_no_longer_kept', { missing: 1, made: 3 })}`);
+    expect(readOutput).not.toHaveBeenCalled();
+    const click = h.discord.clickButton(shown, buttonId(shown, 'Edit 3'));
+    await h.discord.waitFor(() => click.modal, 'the edit modal');
+    await h.finalReply(h.discord.submitModal(click, { prompt: 'add a storm' }));
+    const edit = h.emulator.requests.filter((r) => r.route === 'edits').at(-1)!;
+    expect(Buffer.from(edit.images[0]!.bytes!).equals(h.discord.fileBytes(shown.attachments[1]!))).toBe(true);
+  });
+
   it('says the images were made, with no Retry, when the facts of the result were saved but none of its images could be kept', async () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image none of whose copies was kept' });
     // As a record whose every image write failed while its update (the facts of its result) went through.
@@ -313,5 +362,21 @@ describe('the sweep of jobs the last process left', () => {
       for await (const { value } of after.entries()) expect(value.status).toBe('completed');
     });
     expect(h.discord.channelMessages().filter((m) => !before.has(m.id))).toEqual([posted]);
+  });
+
+  it('does not ask Discord for the link of a swept result’s reply once its token has expired (a GET that always fails, counted as invalid): its history entry has none', async () => {
+    const ix = await resultOnItsWay({ prompt: 'a paid image with no link to ask' });
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    for await (const { key } of records.entries()) {
+      await records.update(key, (record) => record && { ...record, reply: record.reply && { ...record.reply, issuedAt: Date.now() - 20 * 60_000 } });
+    }
+    const asked = h.discord.requests.length;
+    await h.restart({ crash: true });
+
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    const [entry] = await h.runner.history!.mine(requester);
+    expect(entry!.link).toBeUndefined();
+    expect(h.discord.requests.slice(asked).filter((r) => r.method === 'GET' && r.token === ix.token)).toEqual([]);
   });
 });

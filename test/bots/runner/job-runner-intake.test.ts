@@ -213,6 +213,37 @@ describe('the intake: one call decides a job before its first public answer', ()
     expect(entry).toMatchObject({ key: 'job-key-1', prompt: 'a lighthouse', status: 'completed', link: 'https://example.test/message' });
   });
 
+  it('tells the surface that a job’s end was recorded only once its history entry is written, not as its done settles (the entry waits for its link)', async () => {
+    const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
+    onTestFinished(() => state.close());
+    const { runner } = await kit.runner({ partialImages: 0, history: state });
+    const who = requester();
+    let giveLink!: (url: string) => void;
+    const link = new Promise<string>((resolve) => (giveLink = resolve));
+    const marks: number[] = [];
+    const answers: IntakeAnswers = {
+      refuse: async () => {},
+      fail: async () => {},
+      accept: async () => ({
+        sink: () => {},
+        historyKey: 'job-key-held',
+        historyLink: () => link,
+        onEndRecorded: async () => void marks.push((await runner.history!.mine(who)).length),
+      }),
+    };
+
+    const handle = await runner.request(low({ requester: who }), answers);
+    await handle!.done;
+    // The history's write waits for the link, asked of the platform: nothing is marked meanwhile.
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(marks).toEqual([]);
+
+    giveLink('https://example.test/message');
+    await vi.waitFor(() => expect(marks).toEqual([1]));
+    await runner.shutdown({ graceMs: 0 });
+    expect(marks).toEqual([1]);
+  });
+
   it('parses a request once on its way to the service: the fields once, an edit’s images once, never the whole again', async () => {
     const { runner } = await kit.runner({ partialImages: 0 });
     // Parses by the bot (the runner, the client), not by the emulator receiving the request.
