@@ -260,10 +260,12 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     leave({ until } = {}) {
       // Once: a later call (a leased bot leaves before its replies' grace and again after it) gets the first one's end,
       // and the lease is stopped and given back once — not waited for and logged twice while Redis is unreachable.
+      // The first leave is waited for whole, deadline or not: a stopped bot is off the gateway when its stop resolves
+      // (discord.js's destroy is bounded by its own 5 s; past the process's deadline, its exit closes the socket).
+      const first = left === undefined;
       left ??= leaveOnce(until);
-      if (until === undefined) return left;
-      // Not waited for past the stop's deadline (discord.js's own destroy may take its 5 s): the lease is still given
-      // back only once the client is off the gateway — by the leave going on meanwhile, or by its expiry.
+      if (first || until === undefined) return left;
+      // Begun earlier (a hand-over at drain) without this stop's deadline: not waited for past it.
       return withTimeout(left, waitWithin(Infinity, until), 'still leaving the Discord gateway').catch(() => {});
     },
   };
