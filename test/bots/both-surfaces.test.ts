@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { startService, type Service } from '../../bots/main.js';
 import { buttonsOf } from '../fakes/discord/FakeDiscord.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
-import { slackEventsUrl, startChatFakes, startUpstream, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
+import { slackEventsUrl, startBothBots, startChatFakes, startUpstream, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { buttonsOf as slackButtons } from '../fakes/slack/slack-objects.js';
 import { finishedJob, jobMessages, statusOf } from './slack/harness.js';
 
@@ -12,27 +11,9 @@ const defer = useCleanup();
 
 describe('npm start with Discord and Slack configured', () => {
   it('runs both bots in one process on one runner and one limiter, against the embedded emulator', async () => {
-    const { discord, slack } = await startChatFakes(defer);
-    const dataDir = await tempDataDir(defer);
-
-    const lines: string[] = [];
-    const service: Service = await startService(
-      {
-        PICTOR_LOG_LEVEL: 'silent',
-        PICTOR_DATA_DIR: dataDir,
-        PICTOR_MAX_CONCURRENT: '1',
-        PICTOR_UPDATE_INTERVAL_MS: '20',
-        PICTOR_EMULATOR_LATENCY_MS: '0',
-        ...surfaceEnv({ discord, slack }),
-      },
-      (line) => lines.push(line),
-    );
-    defer(() => service.stop());
-    const printed = lines.join('\n');
+    const { discord, slack, printed } = await startBothBots(defer, { PICTOR_MAX_CONCURRENT: '1', PICTOR_UPDATE_INTERVAL_MS: '20', PICTOR_EMULATOR_LATENCY_MS: '0' });
     expect(printed).toContain('Discord bot is online.');
-    const eventsUrl = slackEventsUrl(printed);
-    expect(eventsUrl).toBeDefined();
-    slack.deliverOverHttp(eventsUrl!);
+    expect(slackEventsUrl(printed)).toBeDefined();
 
     // One job from each surface at once, through the one runner and its one-slot limiter.
     const ix = discord.slashCommand('imagine', { prompt: 'a lighthouse from Discord', quality: 'low' });
@@ -49,28 +30,14 @@ describe('npm start with Discord and Slack configured', () => {
   }, 60_000);
 
   it('on a deploy, refuses new jobs on both surfaces at once and lets the running one finish and be shown', async () => {
-    const { discord, slack } = await startChatFakes(defer);
     const upstream = await startUpstream(defer, 2500);
     const { emulator } = upstream;
-    const dataDir = await tempDataDir(defer);
-    const lines: string[] = [];
-    const service = await startService(
-      {
-        PICTOR_LOG_LEVEL: 'silent',
-        PICTOR_DATA_DIR: dataDir,
-        PICTOR_BASE_URL: upstream.url,
-        PICTOR_API_KEY: DEV_API_KEY,
-        PICTOR_UPDATE_INTERVAL_MS: '20',
-        PICTOR_SHUTDOWN_GRACE_SECONDS: '60',
-        ...surfaceEnv({ discord, slack }),
-      },
-      (line) => lines.push(line),
-    );
-    let stopped = false;
-    defer(async () => {
-      if (!stopped) await service.stop();
+    const { discord, slack, service, stopped } = await startBothBots(defer, {
+      PICTOR_BASE_URL: upstream.url,
+      PICTOR_API_KEY: DEV_API_KEY,
+      PICTOR_UPDATE_INTERVAL_MS: '20',
+      PICTOR_SHUTDOWN_GRACE_SECONDS: '60',
     });
-    slack.deliverOverHttp(slackEventsUrl(lines.join('\n'))!);
 
     const running = discord.slashCommand('imagine', { prompt: 'a lighthouse during a deploy', quality: 'high' });
     await discord.waitFor(() => (discord.original(running)?.content.includes('Drawing') ? true : undefined), 'the job to start');
@@ -92,30 +59,16 @@ describe('npm start with Discord and Slack configured', () => {
     expect(delivered.attachments).toHaveLength(1);
     expect(emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
     await service.stop();
-    stopped = true;
+    stopped();
   }, 60_000);
 
   it('stops both bots by the stop’s until, a job’s last message on each still unanswered by its platform', async () => {
-    const { discord, slack } = await startChatFakes(defer);
-    const dataDir = await tempDataDir(defer);
-    const lines: string[] = [];
-    const service = await startService(
-      {
-        PICTOR_LOG_LEVEL: 'silent',
-        PICTOR_DATA_DIR: dataDir,
-        PICTOR_EMULATOR_LATENCY_MS: '0',
-        PICTOR_PARTIAL_IMAGES: '0',
-        PICTOR_UPDATE_INTERVAL_MS: '20',
-        PICTOR_SHUTDOWN_GRACE_SECONDS: '1',
-        ...surfaceEnv({ discord, slack }),
-      },
-      (line) => lines.push(line),
-    );
-    let stopped = false;
-    defer(async () => {
-      if (!stopped) await service.stop();
+    const { discord, slack, service, stopped } = await startBothBots(defer, {
+      PICTOR_EMULATOR_LATENCY_MS: '0',
+      PICTOR_PARTIAL_IMAGES: '0',
+      PICTOR_UPDATE_INTERVAL_MS: '20',
+      PICTOR_SHUTDOWN_GRACE_SECONDS: '1',
     });
-    slack.deliverOverHttp(slackEventsUrl(lines.join('\n'))!);
     // Slack and Discord take the jobs' messages and never answer their updates (let go after the test).
     const slackHeld = slack.holdOpen('chat.update');
     defer(async () => slackHeld.release());
@@ -130,7 +83,7 @@ describe('npm start with Discord and Slack configured', () => {
     // would wait 20 s, the Discord bot 10 s more (past the test's timeout, with the runner's own few seconds).
     await service.drain();
     await service.stop({ until: Date.now() + 1000 });
-    stopped = true;
+    stopped();
   }, 20_000);
 
   it('after a kill -9 of npm start, the next start marks both surfaces’ running jobs interrupted, with Retry and Reroll', async () => {

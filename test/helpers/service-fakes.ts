@@ -5,6 +5,7 @@ import { afterEach } from 'vitest';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
 import { buttonsOf, FakeDiscord, type FakeInteraction, type FakeMessage } from '../fakes/discord/FakeDiscord.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
+import { startService, type Service } from '../../bots/main.js';
 
 /** Registers a step to run after the current test; steps run last registered first. */
 export type Defer = (step: () => Promise<void>) => void;
@@ -64,6 +65,27 @@ export function surfaceEnv(fakes: { discord?: FakeDiscord | undefined; slack?: F
       SLACK_API_URL: slack.apiUrl,
     }),
   };
+}
+
+/**
+ * `npm start` in this process with both bots on the fakes (a data folder of its own, logs silent), Slack's events
+ * delivered over HTTP: `env` adds to or overrides the settings. The service is stopped after the test unless
+ * `stopped()` says the test stopped it; `printed` is what it printed.
+ */
+export async function startBothBots(defer: Defer, env: Record<string, string> = {}): Promise<{ discord: FakeDiscord; slack: FakeSlack; service: Service; printed: string; stopped(): void }> {
+  const { discord, slack } = await startChatFakes(defer);
+  const lines: string[] = [];
+  const service = await startService(
+    { PICTOR_LOG_LEVEL: 'silent', PICTOR_DATA_DIR: await tempDataDir(defer), ...surfaceEnv({ discord, slack }), ...env },
+    (line) => lines.push(line),
+  );
+  let stopped = false;
+  defer(async () => {
+    if (!stopped) await service.stop();
+  });
+  const printed = lines.join('\n');
+  slack.deliverOverHttp(slackEventsUrl(printed)!);
+  return { discord, slack, service, printed, stopped: () => void (stopped = true) };
 }
 
 /** The Slack events URL `npm start` printed, or undefined before it did. */
