@@ -37,7 +37,6 @@ import {
   startConsole,
   type RunningConsole,
   RefusalTally,
-  withTimeout,
 } from 'pictor/internal';
 import { botsConsoleView } from './console-view.js';
 import { readDiscordConfig } from './discord/config.js';
@@ -47,7 +46,7 @@ import { discordSurface } from './discord/index.js';
 import { JobRunner, readRunnerConfig, settingsInState, memberDefaultsInState } from './runner/index.js';
 import { slackSurface } from './slack/index.js';
 import { listed, type ConfiguredSurface, type ListedSurface, type RunningSurface, type StopOptions } from './surface.js';
-import { checkUntil, waitWithin } from './time-left.js';
+import { checkUntil } from './time-left.js';
 import { openBotState, readStateConfig, type BotState } from './state/index.js';
 
 /** `npm start`'s data folder without `PICTOR_DATA_DIR`: the working directory's `.data` (the CLI's is the user's state folder). */
@@ -184,7 +183,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       // Every refused job is counted in the ledger for the console (a few seconds late, in batches).
       const refusals = new RefusalTally({ store, logger });
       // A Redis gone away would hold the last counts' write for ever: they are dropped at the deadline (the console misses them).
-      stops.push(({ closesBy }) => withTimeout(refusals.close(), waitWithin(Infinity, closesBy), 'the last refusal counts were not written').catch(() => undefined));
+      stops.push(({ closesBy }) => refusals.close({ until: closesBy }));
       const runnerMetrics = withRefusalListener(metrics ?? NO_METRICS, (code) => {
         refusals.add(code);
         if (code === 'scope_paused') consoleOfService?.poke();
@@ -401,9 +400,10 @@ async function run(): Promise<void> {
     output.out(`${reason}: taking no new jobs; letting running ones finish (a second SIGTERM or SIGINT stops at once)…`);
     // The grace bounds the whole stop, whatever state a job ended in and whatever no longer answers
     // (a chat platform that went away while the last messages were being written): then the process ends regardless.
-    const { exitAt, surfacesUntil } = stopDeadlines(Date.now(), service.shutdownGraceMs);
+    const startedAt = Date.now();
+    const { exitAt, surfacesUntil } = stopDeadlines(startedAt, service.shutdownGraceMs);
     const deadline = setTimeout(() => {
-      output.err(`pictor: could not stop cleanly within ${Math.round((service.shutdownGraceMs + STOP_ALLOWANCE_MS) / 1000)} s; exiting.`);
+      output.err(`pictor: could not stop cleanly within ${Math.round((exitAt - startedAt) / 1000)} s; exiting.`);
       process.exit(1);
     }, exitAt - Date.now());
     deadline.unref();

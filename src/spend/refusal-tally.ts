@@ -1,4 +1,6 @@
 import type { LoggerLike } from '../client/PictorClient.js';
+import { withTimeout } from '../core/with-timeout.js';
+import { MAX_TIMER_MS } from '../core/timer-ms.js';
 import type { QuotaStore } from './types.js';
 
 /**
@@ -43,8 +45,15 @@ export class RefusalTally {
     await this.#writing;
   }
 
-  async close(): Promise<void> {
-    await this.flush();
+  /**
+   * Writes what is left and stops; with `until` (a time as `Date.now()`), the write is not waited for past it: a
+   * ledger that went away would hold it for ever, and those last counts are dropped (the console misses them).
+   */
+  async close(options: { until?: number | undefined } = {}): Promise<void> {
+    const { until } = options;
+    const written = this.flush();
+    if (until === undefined) await written;
+    else await withTimeout(written, Math.max(0, Math.min(until - Date.now(), MAX_TIMER_MS)), 'the last refusal counts were not written').catch(() => undefined);
     clearTimeout(this.#timer);
     this.#timer = undefined;
   }
