@@ -2,8 +2,8 @@ import { MAX_TIMER_MS } from 'pictor/internal';
 
 /**
  * A stop's `until` as given to a public stop (`Service.stop`, the bots' `stop`, the runner's `shutdown`): a time as
- * `Date.now()`, or none. Anything else is refused at once (a RangeError naming it), before the stop begins: NaN or
- * Infinity would turn every wait of the stop into a timer of 1 ms, dropping the last messages it owes.
+ * `Date.now()`, or none. Anything else is refused at once (a RangeError naming it), before the stop begins: NaN would
+ * turn every wait of the stop into a timer of 1 ms, dropping the last messages it owes, and ±Infinity is no deadline.
  */
 export function checkUntil(until: number | undefined): number | undefined {
   if (until !== undefined && !Number.isFinite(until)) throw new RangeError(`until must be a time (a finite number of ms, as Date.now() gives), not ${String(until)}`);

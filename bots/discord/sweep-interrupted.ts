@@ -46,7 +46,7 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
       // Older than its images can be kept: most likely shown long ago by a process that could not mark it ended, and
       // anything said now (its result again, or "no longer kept") would come out of the blue — it is only marked.
       if (Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
-        await ctx.store.markEnded(record.key, record.result ? 'completed' : 'failed');
+        await ctx.store.markEnded(record.key, 'completed');
         ctx.logger.info({ jobKey: record.key }, 'marked ended, saying nothing, a job older than its kept images that the last stop left with its result');
         continue;
       }

@@ -48,7 +48,6 @@ export function startSweeper<T>(options: {
   let stopped = false;
   const once = (): Promise<number> => {
     if (running) return running;
-    if (stopped) return Promise.resolve(0);
     running = (async () => {
       let swept = 0;
       try {
