@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { withTimeout, definedOf } from 'pictor/internal';
+import { RedisLease, deleteIfHeld } from '../redis-lease.js';
 import { waitWithin } from '../time-left.js';
 
 export interface GatewayLeaseOptions {
@@ -33,35 +34,30 @@ export function gatewayLeaseKey(token: string, prefix = 'pictor'): string {
   return `${prefix}:discord:gateway-lease:${/^\d{17,20}$/.test(id) ? id : createHash('sha256').update(token).digest('hex').slice(0, 16)}`;
 }
 
-/** Extends the lease only while this holder has it. */
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
-/** Drops the lease only while this holder has it. */
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
-
 /**
  * Which process holds the Discord gateway when several share one Redis: a key
  * set only if absent (`SET NX PX`), renewed by its holder, gone when the holder
- * stops renewing. A holder that cannot confirm its lease gives it up (`onLost`)
- * one renew interval before the lease can expire, so two processes are never
+ * stops renewing (`RedisLease`). A holder that cannot confirm its lease gives it up
+ * (`onLost`) one renew interval before the lease can expire, so two processes are never
  * connected at once; a waiting process takes over within `ttlMs + pollEveryMs`
  * of the holder's death (at once, at the next poll, when it stops cleanly).
  */
 export class GatewayLease {
   readonly holder = randomUUID();
   readonly #o: Required<Omit<GatewayLeaseOptions, 'logger' | 'redis' | 'key' | 'prefix'>> & Pick<GatewayLeaseOptions, 'logger' | 'redis'> & { key: string };
-  #renewTimer: NodeJS.Timeout | undefined;
-  /** Gives the lease up when no renewal has been confirmed in time (see `keep`). */
-  #deadlineTimer: NodeJS.Timeout | undefined;
-  /** When the `SET NX` that took the lease was sent: the lease runs from then at the latest. */
-  #acquiredAt: number | undefined;
+  readonly #lease: RedisLease;
   #stopped = false;
   #wake: (() => void) | undefined;
 
   constructor(options: GatewayLeaseOptions & { key: string }) {
     const { prefix: _prefix, ...rest } = definedOf(options);
     const o = { ...GATEWAY_LEASE_DEFAULTS, ...rest, key: options.key, redis: options.redis, logger: options.logger };
-    if (!(o.renewEveryMs * 2 < o.ttlMs)) throw new Error('the gateway lease must be renewed at least twice per lifetime (renewEveryMs * 2 < ttlMs)');
     this.#o = o;
+    this.#lease = new RedisLease({
+      ...o,
+      holder: this.holder,
+      onRenewFailed: (error) => o.logger.warn({ err: messageOf(error) }, 'could not renew the Discord gateway lease'),
+    });
   }
 
   /** The longest a waiting process needs to take over from a holder that died. */
@@ -92,11 +88,7 @@ export class GatewayLease {
 
   /** One try: true when this process now holds the lease. */
   async tryAcquire(): Promise<boolean> {
-    const { redis, key, ttlMs } = this.#o;
-    const sentAt = Date.now();
-    const set = await withTimeout(redis.set(key, this.holder, 'PX', ttlMs, 'NX'), this.#o.renewEveryMs, 'Redis did not answer');
-    if (set === 'OK') this.#acquiredAt = sentAt;
-    return set === 'OK';
+    return withTimeout(this.#lease.take(), this.#o.renewEveryMs, 'Redis did not answer');
   }
 
   /** Waits until this process holds the lease; false when `stop()` ended the wait. Redis errors are logged and retried. */
@@ -105,7 +97,7 @@ export class GatewayLease {
       if (this.#stopped) return false;
       try {
         if (await this.tryAcquire()) {
-          await this.#o.redis.eval(RELEASE, 1, this.#standbyKey, this.holder).catch(() => {});
+          await deleteIfHeld(this.#o.redis, this.#standbyKey, this.holder).catch(() => {});
           return true;
         }
         // Stopped while that try was under way: its standby mark was taken back, and is not set again.
@@ -126,46 +118,12 @@ export class GatewayLease {
   }
 
   /**
-   * Renews the lease every `renewEveryMs` until `release()`. `onLost` is called once, and renewing stops, when Redis
-   * says another process holds it, or when no renewal has been confirmed for `ttlMs - renewEveryMs`: one renew interval
-   * before the lease can expire, so the holder is off the gateway before another process can take the lease.
-   *
-   * The lease runs `ttlMs` from when Redis got the last renewal it confirmed, which is no earlier than when that renewal
-   * was *sent*: the holder counts from the sending, never from the answer (an answer that took almost `renewEveryMs`
-   * would otherwise add that much to what the holder believes it has). That count is kept by a timer of its own, not
-   * checked only when the next renewal goes out: renewals go out every `renewEveryMs` from the last one sent, whatever
-   * their answers do, and a renewal whose answer is late or never comes does not delay the moment the holder gives up.
+   * Renews the lease every `renewEveryMs` until `release()` or `stop()`; `onLost` is called once, and renewing stops,
+   * when Redis says another process holds it or has not confirmed it in time: one renew interval before it can expire,
+   * so the holder is off the gateway before another process can take the lease (`RedisLease.keep`).
    */
   keep(onLost: (why: string) => void): void {
-    const { redis, key, ttlMs, renewEveryMs } = this.#o;
-    let confirmedAt = this.#acquiredAt ?? Date.now();
-    this.#acquiredAt = undefined;
-    const lost = (why: string) => {
-      if (this.#renewTimer === undefined) return;
-      this.#clearRenew();
-      onLost(why);
-    };
-    const armDeadline = () => {
-      clearTimeout(this.#deadlineTimer);
-      this.#deadlineTimer = setTimeout(() => lost('Redis has not confirmed the lease in time'), Math.max(0, confirmedAt + ttlMs - renewEveryMs - Date.now()));
-    };
-    const renew = async () => {
-      const sentAt = Date.now();
-      this.#renewTimer = setTimeout(() => void renew(), renewEveryMs);
-      try {
-        const renewed = await withTimeout(redis.eval(RENEW, 1, key, this.holder, String(ttlMs)), renewEveryMs, 'Redis did not answer');
-        if (this.#renewTimer === undefined) return;
-        if (Number(renewed) !== 1) return lost('another process holds the lease');
-        if (sentAt > confirmedAt) {
-          confirmedAt = sentAt;
-          armDeadline();
-        }
-      } catch (error) {
-        if (this.#renewTimer !== undefined) this.#o.logger.warn({ err: messageOf(error) }, 'could not renew the Discord gateway lease');
-      }
-    };
-    this.#renewTimer = setTimeout(() => void renew(), renewEveryMs);
-    armDeadline();
+    this.#lease.keep(onLost);
   }
 
   /**
@@ -173,9 +131,8 @@ export class GatewayLease {
    * most, and never past `until` (a time as `Date.now()`): a lease not given back expires on its own.
    */
   async release({ until }: { until?: number | undefined } = {}): Promise<void> {
-    this.#clearRenew();
     try {
-      await withTimeout(this.#o.redis.eval(RELEASE, 1, this.#o.key, this.holder), waitWithin(RELEASE_WAIT_MS, until), 'Redis did not answer');
+      await this.#lease.giveBack(waitWithin(RELEASE_WAIT_MS, until));
     } catch (error) {
       this.#o.logger.warn({ err: messageOf(error) }, 'could not give up the Discord gateway lease; it expires on its own');
     }
@@ -188,19 +145,11 @@ export class GatewayLease {
    */
   async stop({ until }: { until?: number | undefined } = {}): Promise<void> {
     this.#stopped = true;
-    this.#clearRenew();
+    this.#lease.letGo();
     this.#wake?.();
-    await withTimeout(this.#o.redis.eval(RELEASE, 1, this.#standbyKey, this.holder), waitWithin(this.#o.renewEveryMs, until), 'Redis did not answer').catch(() => {});
-  }
-
-  #clearRenew(): void {
-    if (this.#renewTimer !== undefined) clearTimeout(this.#renewTimer);
-    clearTimeout(this.#deadlineTimer);
-    this.#renewTimer = undefined;
-    this.#deadlineTimer = undefined;
+    await withTimeout(deleteIfHeld(this.#o.redis, this.#standbyKey, this.holder), waitWithin(this.#o.renewEveryMs, until), 'Redis did not answer').catch(() => {});
   }
 }
-
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

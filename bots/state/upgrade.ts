@@ -1,7 +1,8 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PictorError } from 'pictor';
-import { renewEveryThird, safeJson, type QuotaStore, type RedisLink } from 'pictor/internal';
+import { safeJson, type QuotaStore, type RedisLink } from 'pictor/internal';
+import { RedisLease } from '../redis-lease.js';
 import { FileStateStore, LEGACY_HOLDER } from './FileStateStore.js';
 import { keepInHistory, type HistoryItem } from './history.js';
 import type { OpenBotStateOptions } from './open-state.js';
@@ -35,16 +36,12 @@ export class UpgradeHeldError extends PictorError<'state_upgrade_held'> {
   }
 }
 
-/** This process's upgrade lease lapsed while it upgraded (another may have taken the records over): it stopped between steps. */
+/** This process could not keep its upgrade lease (another may take the records over): it stopped between steps. */
 export class UpgradeLostError extends PictorError<'state_upgrade_lost'> {
   constructor(readonly key: string) {
-    super('state_upgrade_lost', `this process's lease on the upgrade from version 0.1 (${key}) lapsed before it was done (its renewal came too late: an event loop held up, or a slow Redis), so it stopped between steps and another process may take the upgrade over: start this one again — what it had not moved yet stays where it was`);
+    super('state_upgrade_lost', `this process could not keep its lease on the upgrade from version 0.1 (${key}) until it was done (Redis did not confirm it in time, or another process holds it: an event loop held up, or a slow Redis), so it stopped between steps and another process may take the upgrade over: start this one again — what it had not moved yet stays where it was`);
   }
 }
-
-/** Renews (ARGV[2] ms) or gives back ('0') the upgrade's lease if this process still holds it. */
-const OWN_LEASE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 elseif ARGV[2] == '0' then return redis.call('DEL', KEYS[1]) end
-return redis.call('PEXPIRE', KEYS[1], ARGV[2])`;
 
 type Upgrade = Pick<OpenBotStateOptions, 'dataDir' | 'ledger' | 'legacyLedgers' | 'logger' | 'upgradeWaitMs'> & { store: StateStore; spaces: BotSpaces; redis: RedisLink | undefined };
 /** The upgrade's steps, told when to stop: aborted once this process no longer holds the upgrade. */
@@ -65,32 +62,32 @@ export async function upgradeOldLayout(o: Upgrade): Promise<void> {
  * it was done (so no later start scans the keyspace again) and take over from a holder whose lease lapsed.
  */
 async function onceAcrossReplicas(o: Upgrade, { commands, config }: RedisLink): Promise<void> {
-  const [lease, done, { owner, leaseMs }] = [`${config.prefix}:bots:upgrading`, `${config.prefix}:bots:layout`, o.store];
+  const [key, done, { owner, leaseMs }] = [`${config.prefix}:bots:upgrading`, `${config.prefix}:bots:layout`, o.store];
+  // Renewed every third of its lifetime: given up after two renewals unconfirmed, a third of it before it could lapse.
+  const onRenewFailed = (error: unknown) => o.logger.warn({ err: error }, 'could not renew the lease of the upgrade from 0.1');
+  const lease = new RedisLease({ redis: commands, key, holder: owner, ttlMs: leaseMs, renewEveryMs: Math.floor(leaseMs / 3), onRenewFailed });
   const waitMs = o.upgradeWaitMs ?? 300_000;
   let told = false;
   for (const until = Date.now() + waitMs; ; await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, leaseMs / 3)))) {
     if ((await commands.get(done)) === '2') return;
-    if ((await commands.set(lease, owner, 'PX', leaseMs, 'NX')) === 'OK') break;
-    if (Date.now() >= until) throw new UpgradeHeldError(lease, waitMs);
-    if (!told) o.logger.info({ key: lease, waitMs }, 'waiting for another process to finish moving what version 0.1 kept into the bots’ state');
+    if (await lease.take()) break;
+    if (Date.now() >= until) throw new UpgradeHeldError(key, waitMs);
+    if (!told) o.logger.info({ key, waitMs }, 'waiting for another process to finish moving what version 0.1 kept into the bots’ state');
     told = true;
   }
-  // A lease that lapsed may be another's now: this process stops at its next step rather than move the same records.
+  // A lease not confirmed may be another's before long: this process stops at its next step rather than move the same records.
   const lost = new AbortController();
-  const renew = async () => {
-    if (await commands.eval(OWN_LEASE, 1, lease, owner, leaseMs)) return;
-    lost.abort(new UpgradeLostError(lease));
-    throw lost.signal.reason;
-  };
-  const stop = renewEveryThird(leaseMs, renew, (error) => o.logger.warn({ err: error }, 'could not renew the lease of the upgrade from 0.1'));
+  lease.keep((why) => {
+    o.logger.warn({ key, why }, 'gave up the upgrade from 0.1: its lease could not be kept');
+    lost.abort(new UpgradeLostError(key));
+  });
   try {
     if ((await commands.get(done)) !== '2') await moveOldLayout({ ...o, signal: lost.signal });
     lost.signal.throwIfAborted();
     await commands.set(done, '2');
   } finally {
-    stop();
-    // A Redis gone meanwhile lets it lapse: the start's own failure is the one told.
-    await commands.eval(OWN_LEASE, 1, lease, owner, '0').catch(() => undefined);
+    // A Redis gone meanwhile lets it lapse (within its lifetime): the start's own failure is the one told.
+    await lease.giveBack(leaseMs).catch(() => undefined);
   }
 }
 

@@ -13,6 +13,7 @@ const OPERATOR_FILES: Readonly<Record<string, string>> = {
   'bots/main.ts': 'what npm start prints for the operator',
   'bots/console-view.ts': 'the operator’s console',
   'bots/read-download.ts': 'an internal error, logged',
+  'bots/redis-lease.ts': 'a lease in Redis; its reasons are logged',
   'bots/runner/config.ts': 'the environment’s settings, for the operator',
   'bots/runner/job-history.ts': 'storage',
   'bots/discord/config.ts': 'the environment’s settings, for the operator',

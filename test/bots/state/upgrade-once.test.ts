@@ -7,6 +7,7 @@ import { RedisLink, silentLogger, type ScopeSettingEntries } from '../../../src/
 import { restoreOldRedis } from '../../helpers/old-layout.js';
 import { tempDataDir, useCleanup } from '../../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { startThrowawayRedis } from '../../setup/redis-server.js';
 
 const defer = useCleanup();
 const redis = testRedis();
@@ -15,8 +16,8 @@ const GUILD = 'discord:333333333333333333';
 const leaseMs = 300;
 
 /** One process on a Redis holding what 0.1 kept under `prefix`: its own link and ledger, `takeLegacy` spied. */
-async function replica(prefix: string) {
-  const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
+async function replica(prefix: string, url = requireRedisUrl(redis)) {
+  const link = await RedisLink.open({ url, prefix });
   const ledger = new RedisQuotaStore({ redis: link.commands, prefix });
   defer(async () => {
     await ledger.close();
@@ -26,10 +27,10 @@ async function replica(prefix: string) {
   return { link, ledger, take, takeLegacy: vi.spyOn(ledger, 'takeLegacy') };
 }
 
-async function oldRedis() {
+async function oldRedis(url = requireRedisUrl(redis)) {
   const prefix = uniquePrefix('upgrade-once');
-  defer(() => deleteKeys(requireRedisUrl(redis), prefix));
-  const first = await replica(prefix);
+  defer(() => deleteKeys(url, prefix));
+  const first = await replica(prefix, url);
   await restoreOldRedis(first.link.commands, prefix, {});
   return { prefix, first, dataDir: await tempDataDir(defer, 'pictor-upgrade-once-') };
 }
@@ -137,5 +138,44 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade with replicas on one Redis', 
     expect(await first.link.commands.exists(`${prefix}:quota:settings:${GUILD}`)).toBe(1);
     // Its own lease was given back: the live processes are the other one's.
     expect(await first.link.commands.keys(`${prefix}:bots:lease:*`)).toEqual([]);
+  });
+});
+
+describe.skipIf(redis.skipReason)('the 0.1 upgrade when its Redis stops answering (a Redis of its own, paused)', () => {
+  it('is given up by its holder before the lease can lapse, while the step it is in waits: its start fails with state_upgrade_lost and the records are merged once, by the process that took the upgrade over', async () => {
+    requireRedisUrl(redis);
+    const own = await startThrowawayRedis();
+    if (!own) throw new Error('redis-server is needed to pause the Redis under an upgrade');
+    defer(() => own.stop());
+    const { prefix, first: a, dataDir } = await oldRedis(own.url);
+    const b = await replica(prefix, own.url);
+    const pauser = await RedisLink.open({ url: own.url, prefix });
+    defer(() => pauser.close());
+    const [aLogger, bLogger] = [silentLogger(), silentLogger()];
+    const gaveUp = vi.spyOn(aLogger, 'warn');
+    const waiting = vi.spyOn(bLogger, 'info');
+    let bStarted: ReturnType<typeof openBotState> | undefined;
+    let accepted = 0;
+    a.takeLegacy.mockImplementation((accept) => a.take(async (records) => {
+      // B waits for the upgrade A holds; then Redis answers nobody (its clients' commands wait, its clock runs on) for
+      // far longer than a lease.
+      bStarted = openBotState({ dataDir, redis: b.link, ledger: b.ledger, logger: bLogger, leaseMs });
+      await vi.waitFor(() => expect(waiting).toHaveBeenCalledWith(expect.anything(), expect.stringMatching(/^waiting for another process/)), { timeout: 5_000 });
+      await pauser.commands.call('CLIENT', 'PAUSE', String(5 * leaseMs), 'ALL');
+      // A cannot have had an answer since: what it knows is that none came. It gives the lease up before it can lapse.
+      await vi.waitFor(() => expect(gaveUp).toHaveBeenCalledWith({ key: `${prefix}:bots:upgrading`, why: 'Redis has not confirmed the lease in time' }, expect.any(String)), { timeout: 4 * leaseMs });
+      await accept(records);
+      accepted += 1;
+    }));
+    b.takeLegacy.mockImplementation((accept) => b.take(async (records) => void (await accept(records), (accepted += 1))));
+
+    await expect(openBotState({ dataDir, redis: a.link, ledger: a.ledger, logger: aLogger, leaseMs })).rejects.toMatchObject({ code: 'state_upgrade_lost' });
+    const stateB = await bStarted!;
+    defer(() => stateB.close());
+    expect(accepted).toBe(1);
+    expect(b.takeLegacy).toHaveBeenCalledTimes(1);
+    expect(await stateB.store.space(stateB.spaces.scopeSettings).get(stateKeyOf(GUILD))).toHaveProperty('blockedWords');
+    expect(await b.link.commands.get(`${prefix}:bots:layout`)).toBe('2');
+    expect(await b.link.commands.exists(`${prefix}:bots:upgrading`)).toBe(0);
   });
 });

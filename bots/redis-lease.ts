@@ -1,0 +1,114 @@
+import type { Redis } from 'ioredis';
+import { withTimeout } from 'pictor/internal';
+
+/** Extends the lease only while this holder has it. */
+const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
+/** Drops the key only while this holder has it. */
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
+
+export interface RedisLeaseOptions {
+  redis: Redis;
+  key: string;
+  /** What this process writes into the key: the lease is its own while the key holds it. */
+  holder: string;
+  /** How long the lease lasts unless renewed. */
+  ttlMs: number;
+  /** How often the holder renews it; at least twice per lifetime (`renewEveryMs * 2 < ttlMs`). */
+  renewEveryMs: number;
+  /** Told of each renewal that failed or was not answered within `renewEveryMs` (the lease may still hold). */
+  onRenewFailed?: ((error: unknown) => void) | undefined;
+}
+
+/** Deletes `key` if it holds `holder`: what is another's is left as it is. Resolves to whether it was deleted. */
+export async function deleteIfHeld(redis: Redis, key: string, holder: string): Promise<boolean> {
+  return Number(await redis.eval(RELEASE, 1, key, holder)) === 1;
+}
+
+/**
+ * A lease in Redis that one process at a time holds: a key set only if absent (`SET NX PX`), renewed by its holder,
+ * gone when the holder stops renewing. The one rule that makes it a lease: a holder that cannot confirm it gives it up
+ * (`onLost`) one renewal interval before it could lapse, so its holder has stopped before another can take it.
+ */
+export class RedisLease {
+  readonly #o: RedisLeaseOptions;
+  #renewTimer: NodeJS.Timeout | undefined;
+  /** Gives the lease up when no renewal has been confirmed in time (see `keep`). */
+  #deadlineTimer: NodeJS.Timeout | undefined;
+  /** When the `SET NX` that took the lease was sent: the lease runs from then at the latest. */
+  #takenAt: number | undefined;
+
+  constructor(options: RedisLeaseOptions) {
+    if (!(options.renewEveryMs > 0 && options.renewEveryMs * 2 < options.ttlMs)) throw new Error(`the lease ${options.key} must be renewed at least twice per lifetime (renewEveryMs * 2 < ttlMs)`);
+    this.#o = options;
+  }
+
+  get key(): string {
+    return this.#o.key;
+  }
+
+  /** One try: true when this process now holds the lease (`SET NX PX`), counted from when the try was sent. */
+  async take(): Promise<boolean> {
+    const { redis, key, holder, ttlMs } = this.#o;
+    const sentAt = Date.now();
+    const taken = (await redis.set(key, holder, 'PX', ttlMs, 'NX')) === 'OK';
+    if (taken) this.#takenAt = sentAt;
+    return taken;
+  }
+
+  /**
+   * Renews the lease every `renewEveryMs` until `letGo()` or `giveBack()`. `onLost` is called once, and renewing stops,
+   * when Redis says another process holds it, or when no renewal has been confirmed for `ttlMs - renewEveryMs`: one
+   * renewal interval before the lease can expire, so the holder has stopped before another process can take it.
+   *
+   * The lease runs `ttlMs` from when Redis got the last renewal it confirmed, which is no earlier than when that renewal
+   * was *sent*: the holder counts from the sending, never from the answer (an answer that took almost `renewEveryMs`
+   * would otherwise add that much to what the holder believes it has). That count is kept by a timer of its own, not
+   * checked only when the next renewal goes out: renewals go out every `renewEveryMs` from the last one sent, whatever
+   * their answers do, and a renewal whose answer is late or never comes does not delay the moment the holder gives up.
+   */
+  keep(onLost: (why: string) => void): void {
+    const { redis, key, holder, ttlMs, renewEveryMs } = this.#o;
+    let confirmedAt = this.#takenAt ?? Date.now();
+    this.#takenAt = undefined;
+    const lost = (why: string) => {
+      if (this.#renewTimer === undefined) return;
+      this.letGo();
+      onLost(why);
+    };
+    const armDeadline = () => {
+      clearTimeout(this.#deadlineTimer);
+      this.#deadlineTimer = setTimeout(() => lost('Redis has not confirmed the lease in time'), Math.max(0, confirmedAt + ttlMs - renewEveryMs - Date.now()));
+    };
+    const renew = async () => {
+      const sentAt = Date.now();
+      this.#renewTimer = setTimeout(() => void renew(), renewEveryMs);
+      try {
+        const renewed = await withTimeout(redis.eval(RENEW, 1, key, holder, String(ttlMs)), renewEveryMs, 'Redis did not answer');
+        if (this.#renewTimer === undefined) return;
+        if (Number(renewed) !== 1) return lost('another process holds the lease');
+        if (sentAt > confirmedAt) {
+          confirmedAt = sentAt;
+          armDeadline();
+        }
+      } catch (error) {
+        if (this.#renewTimer !== undefined) this.#o.onRenewFailed?.(error);
+      }
+    };
+    this.#renewTimer = setTimeout(() => void renew(), renewEveryMs);
+    armDeadline();
+  }
+
+  /** Stops renewing (the lease lapses on its own); `onLost` is not called. */
+  letGo(): void {
+    clearTimeout(this.#renewTimer);
+    clearTimeout(this.#deadlineTimer);
+    this.#renewTimer = undefined;
+    this.#deadlineTimer = undefined;
+  }
+
+  /** Stops renewing and deletes the lease if it is still this holder's, waiting for Redis `waitMs` at most (rejecting then): a lease not given back lapses on its own. */
+  async giveBack(waitMs: number): Promise<void> {
+    this.letGo();
+    await withTimeout(deleteIfHeld(this.#o.redis, this.#o.key, this.#o.holder), waitMs, 'Redis did not answer');
+  }
+}

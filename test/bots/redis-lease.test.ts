@@ -1,0 +1,121 @@
+import type { Redis } from 'ioredis';
+import { describe, expect, it, vi } from 'vitest';
+import { RedisLease } from '../../bots/redis-lease.js';
+import { connectRedis } from '../../src/core/redis-connection.js';
+import { startCuttableLink } from '../helpers/shared-limits-proxy.js';
+import { useCleanup } from '../helpers/service-fakes.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+
+const defer = useCleanup();
+const redisSetup = testRedis();
+const TTL_MS = 3_000;
+const RENEW_EVERY_MS = 1_000;
+
+/** A connection to the test's Redis and a key of this test's own. */
+async function redisAndKey(url = requireRedisUrl(redisSetup)): Promise<{ redis: Redis; key: string }> {
+  const redis = await connectRedis(url, { name: 'redis-lease-test' });
+  const prefix = uniquePrefix('redis-lease');
+  defer(async () => {
+    redis.disconnect();
+    await deleteKeys(requireRedisUrl(redisSetup), prefix);
+  });
+  return { redis, key: `${prefix}:lease` };
+}
+
+function leaseOf(redis: Redis, key: string, holder: string): RedisLease {
+  return new RedisLease({ redis, key, holder, ttlMs: TTL_MS, renewEveryMs: RENEW_EVERY_MS });
+}
+
+describe('RedisLease', () => {
+  it('refuses a renewal interval that does not renew the lease at least twice per lifetime', () => {
+    const redis = {} as Redis;
+    expect(() => new RedisLease({ redis, key: 'k', holder: 'a', ttlMs: 1_000, renewEveryMs: 500 })).toThrow(/at least twice per lifetime/);
+    expect(() => new RedisLease({ redis, key: 'k', holder: 'a', ttlMs: 1_000, renewEveryMs: 0 })).toThrow(/at least twice per lifetime/);
+  });
+});
+
+describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
+  it('is taken by one holder at a time, for its lifetime', async () => {
+    const { redis, key } = await redisAndKey();
+    expect(await leaseOf(redis, key, 'a').take()).toBe(true);
+    expect(await leaseOf(redis, key, 'b').take()).toBe(false);
+    expect(await redis.get(key)).toBe('a');
+    const left = await redis.pttl(key);
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThanOrEqual(TTL_MS);
+  });
+
+  it('is given back only while this holder has it: a giving back by another, or after another took it, leaves it as it is', async () => {
+    const { redis, key } = await redisAndKey();
+    const a = leaseOf(redis, key, 'a');
+    expect(await a.take()).toBe(true);
+    await leaseOf(redis, key, 'b').giveBack(1_000);
+    expect(await redis.get(key)).toBe('a');
+    await a.giveBack(1_000);
+    expect(await redis.exists(key)).toBe(0);
+
+    expect(await a.take()).toBe(true);
+    await redis.set(key, 'c', 'PX', 60_000);
+    await a.giveBack(1_000);
+    expect(await redis.get(key)).toBe('c');
+  });
+
+  it('is lost at the first renewal once another holds it (Redis says so), without extending the other’s', async () => {
+    const { redis, key } = await redisAndKey();
+    const a = leaseOf(redis, key, 'a');
+    expect(await a.take()).toBe(true);
+    await redis.set(key, 'b', 'PX', 60_000);
+    const evals = vi.spyOn(redis, 'eval');
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const keptAt = Date.now();
+      const lost: { why: string; at: number }[] = [];
+      a.keep((why) => lost.push({ why, at: Date.now() }));
+      await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS);
+      expect(evals).toHaveBeenCalledTimes(1);
+      await evals.mock.results[0]!.value;
+      await vi.advanceTimersByTimeAsync(0);
+      expect(lost).toEqual([{ why: 'another process holds the lease', at: keptAt + RENEW_EVERY_MS }]);
+      // Renewing stopped: no second renewal, and onLost is not called again.
+      await vi.advanceTimersByTimeAsync(3 * TTL_MS);
+      expect(evals).toHaveBeenCalledTimes(1);
+      expect(lost).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await redis.get(key)).toBe('b');
+    expect(await redis.pttl(key)).toBeGreaterThan(TTL_MS);
+  });
+
+  it('is given up one renewal interval before it could lapse when Redis has not confirmed it, counted from when the last confirmed renewal was sent', async () => {
+    const url = requireRedisUrl(redisSetup);
+    const link = await startCuttableLink(url);
+    defer(() => link.close());
+    const { redis, key } = await redisAndKey(link.url);
+    const a = leaseOf(redis, key, 'a');
+    expect(await a.take()).toBe(true);
+    const sentAt: number[] = [];
+    const evalByA = redis.eval.bind(redis) as (...args: unknown[]) => Promise<unknown>;
+    const evals = vi.spyOn(redis, 'eval').mockImplementation(((...args: unknown[]) => (sentAt.push(Date.now()), evalByA(...args))) as never);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const lost: { why: string; at: number }[] = [];
+      a.keep((why) => lost.push({ why, at: Date.now() }));
+      // The first renewal is confirmed.
+      await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS);
+      expect(await evals.mock.results[0]!.value).toBe(1);
+      // Then Redis gets nothing more: renewals go out and are never answered.
+      link.dropRequests();
+      while (lost.length === 0 && Date.now() < sentAt[0]! + 3 * TTL_MS) await vi.advanceTimersByTimeAsync(100);
+      expect(lost).toEqual([{ why: 'Redis has not confirmed the lease in time', at: sentAt[0]! + TTL_MS - RENEW_EVERY_MS }]);
+      expect(sentAt.length).toBeGreaterThan(1);
+      // Renewing stopped with it.
+      const sent = sentAt.length;
+      await vi.advanceTimersByTimeAsync(3 * TTL_MS);
+      expect(sentAt).toHaveLength(sent);
+      expect(lost).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
