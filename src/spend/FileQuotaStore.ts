@@ -12,7 +12,7 @@ import { fromNanos, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
 import { safeJson } from '../core/safe-json.js';
 import { StoreProcess } from './store-process.js';
-import { DAY_MS, utcDay } from './utc-period.js';
+import { DAY_MS, utcDayStart } from './utc-period.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { usageMatching, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
@@ -177,7 +177,7 @@ export class FileQuotaStore implements QuotaStore {
 
   usage(query: UsageQuery): Promise<UsageRecord[]> {
     // A record matches by its job's day: the tail read starts a day before the start of the day of since.
-    const from = query.since === undefined ? undefined : Date.parse(`${utcDay(query.since)}T00:00:00Z`) - DAY_MS;
+    const from = query.since === undefined ? undefined : utcDayStart(query.since) - DAY_MS;
     return this.#readLocked(async () => usageMatching(await this.#readUsage(from), query));
   }
 

@@ -12,7 +12,7 @@ import { safeJson } from '../core/safe-json.js';
 import { StoreProcess } from './store-process.js';
 import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
 import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
-import { DAY_MS, utcDay } from './utc-period.js';
+import { DAY_MS, utcDay, utcDayBefore } from './utc-period.js';
 import { JobDetailsSchema, readBasis, usageMatching, usageRecord } from './usage-records.js';
 
 export interface RedisQuotaStoreOptions extends LedgerOptions {
@@ -336,9 +336,10 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async refusals(sinceDay: string): Promise<RefusalCounts> {
+    const now = this.#process.clock();
     const days: string[] = [];
-    const today = utcDay(this.#process.clock());
-    for (let t = Date.parse(`${sinceDay}T00:00:00Z`); utcDay(t) <= today && days.length <= REFUSAL_KEEP_DAYS; t += DAY_MS) days.push(utcDay(t));
+    // Back from today, as far as counts are kept.
+    for (let back = 0; back <= REFUSAL_KEEP_DAYS && utcDayBefore(now, back) >= sinceDay; back++) days.unshift(utcDayBefore(now, back));
     const pipeline = this.#redis.pipeline();
     for (const day of days) pipeline.hgetall(this.#key('refusals', day));
     const replies = (await pipeline.exec()) ?? [];
