@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { renewEveryThird } from '../core/renewal.js';
+import { refuseIfClosed } from './errors.js';
 import { THIS_HOST } from './file-lock.js';
 import type { JobDetails, LedgerOptions, LostReservation } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, withoutPromptOf } from './usage-records.js';
@@ -22,6 +23,8 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
   readonly #onLost: ((lost: LostReservation) => void) | undefined;
   readonly #renew: () => Promise<void>;
   #stopRenewing: (() => void) | undefined;
+  /** Set by `close`: every later call of the store refuses. */
+  closed = false;
 
   constructor(options: LedgerOptions, renew: () => Promise<void>) {
     this.leaseMs = options.leaseMs ?? 60_000;
@@ -33,11 +36,17 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
     this.#renew = renew;
   }
 
+  /**
+   * Keeps the copy of a reservation the storage answered, and renews the lease while any is kept. Once closed it
+   * refuses: a reservation answered after close (asked before it) is not handed out, and what it wrote ends within
+   * the lease, as the closed store's other reservations do.
+   */
   hold(jobId: string, copy: Copy): void {
+    this.assertOpen();
     this.held.set(jobId, copy);
     this.#stopRenewing ??= renewEveryThird(
       this.leaseMs,
-      async () => (this.held.size === 0 ? this.stop() : this.#renew()),
+      async () => (this.held.size === 0 ? this.#stop() : this.#renew()),
       (error) => this.onError?.(error),
     );
   }
@@ -51,8 +60,19 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
     for (const copy of this.held.values()) if (copy.userKey === userKey && copy.job) copy.job = withoutPromptOf(copy.job);
   }
 
+  /** The closed error (QuotaStoreClosedError) once the store is closed. */
+  assertOpen(): void {
+    refuseIfClosed(this.closed);
+  }
+
+  /** Stops renewing the lease for good. */
+  close(): void {
+    this.closed = true;
+    this.#stop();
+  }
+
   /** Stops renewing the lease (until the next `hold`). */
-  stop(): void {
+  #stop(): void {
     this.#stopRenewing?.();
     this.#stopRenewing = undefined;
   }
