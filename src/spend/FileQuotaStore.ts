@@ -48,7 +48,6 @@ export class FileQuotaStore implements QuotaStore {
   readonly #process: StoreProcess<Reservation>;
   readonly #serial = createSerialQueue();
   readonly #pending: { now: number; operation: Operation<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
-  #flushScheduled = false;
   /** When this process last dropped expired usage records (at most once a day). */
   #usagePrunedAt = Number.NEGATIVE_INFINITY;
   /** The ledger as `#peek` last read it, with the file's identity then (read again only when the file changed). */
@@ -334,17 +333,15 @@ export class FileQuotaStore implements QuotaStore {
   async #update<T>(now: number, operation: Operation<T>): Promise<T> {
     this.#process.assertOpen();
     return new Promise<T>((resolve, reject) => {
+      // Operations waiting means a flush is waiting too (it takes them all as it begins).
+      const flushing = this.#pending.length > 0;
       this.#pending.push({ now, operation, resolve: resolve as (value: unknown) => void, reject });
-      if (this.#flushScheduled) return;
-      this.#flushScheduled = true;
-      void this.#serial(() => this.#flush());
+      if (!flushing) void this.#serial(() => this.#flush());
     });
   }
 
   async #flush(): Promise<void> {
-    this.#flushScheduled = false;
     const batch = this.#pending.splice(0);
-    if (batch.length === 0) return;
     try {
       const outcomes = await this.#locked(async () => {
         const ledger = await this.#load();
