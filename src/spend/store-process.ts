@@ -7,10 +7,10 @@ import { DEFAULT_USAGE_RETENTION_DAYS, withoutPromptOf } from './usage-records.j
 import { DAY_MS } from './utc-period.js';
 
 /**
- * What a quota store keeps in its process, on either backend: its settings, its name as a lease owner, and a copy of
- * each reservation it made and has not ended (`held`): one the storage loses (a ledger file replaced by an older copy
- * or deleted, a Redis restarted empty) is put back from it before its job is sent, or charged from it at its settle,
- * and `lost` tells so. While it holds any, `renew` runs every third of `leaseMs`.
+ * What a quota store keeps in its process, on either backend: its settings, its name as a lease owner, whether it is
+ * closed, and a copy of each reservation it made and has not ended (`held`): one the storage loses (a ledger file
+ * replaced by an older copy or deleted, a Redis restarted empty) is put back from it before its job is sent, or charged
+ * from it at its settle, and `lost` tells so. While it holds any, `renew` runs every third of `leaseMs`.
  */
 export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day: string; job?: JobDetails | undefined }> {
   readonly owner = `${THIS_HOST}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -36,11 +36,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
     this.#renew = renew;
   }
 
-  /**
-   * Keeps the copy of a reservation the storage answered, and renews the lease while any is kept. Once closed it
-   * refuses: a reservation answered after close (asked before it) is not handed out, and what it wrote ends within
-   * the lease, as the closed store's other reservations do.
-   */
+  /** Keeps a reservation's copy and renews the lease while any is kept; once closed it refuses: a reservation answered after close is not handed out (it ends within the lease). */
   hold(jobId: string, copy: Copy): void {
     this.assertOpen();
     this.held.set(jobId, copy);
