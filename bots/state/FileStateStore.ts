@@ -93,8 +93,8 @@ class FileSpace<T> implements Space<T> {
         const info = await stat(path).catch(() => undefined);
         if (!info?.isFile()) continue;
         await chmod(path, FILE_MODE).catch(() => undefined);
-        const extension = this.#extension;
-        if (name.endsWith(extension) && STATE_KEY_PATTERN.test(name.slice(0, -extension.length))) found.push([name.slice(0, -extension.length), { at: info.mtimeMs, bytes: info.size }]);
+        const key = name.slice(0, -this.#extension.length);
+        if (name.endsWith(this.#extension) && STATE_KEY_PATTERN.test(key)) found.push([key, { at: info.mtimeMs, bytes: info.size }]);
         else if (name.endsWith('.tmp') && Date.now() - info.mtimeMs > STALE_TEMP_MS) await rm(path, { force: true });
       }
       for (const [key, entry] of found.sort((a, b) => a[1].at - b[1].at)) this.#noteWrite(key, entry.bytes, entry.at);
