@@ -2,7 +2,7 @@ import type { Installation, InstallationQuery, InstallationStore } from '@slack/
 import type { LoggerLike } from 'pictor';
 import type { Space } from '../state/index.js';
 
-/** An OAuth app's installations: one record per workspace or org-wide install (its bot token), in the `slack-installations` space. */
+/** A Slack team or enterprise id: only these reach a record key. */
 const ID_PATTERN = /^[A-Z0-9]{1,32}$/;
 
 export class InstallationNotFoundError extends Error {
@@ -20,7 +20,8 @@ export function installationKey(query: { isEnterpriseInstall?: boolean | undefin
 }
 
 /**
- * Bolt's installation store: OAuth's redirect stores, `authorize` fetches (an org-wide install answers for each of
+ * Bolt's installation store for an OAuth app: one record per workspace or org-wide install (its bot token), in the
+ * `slack-installations` space. OAuth's redirect stores, `authorize` fetches (an org-wide install answers for each of
  * its workspaces), `app_uninstalled` / `tokens_revoked` delete. Only team and enterprise ids are logged, never tokens.
  */
 export function slackInstallationStore(records: Space<Installation>, logger: LoggerLike): InstallationStore & {

@@ -93,8 +93,8 @@ class FileSpace<T> implements Space<T> {
         const info = await stat(path).catch(() => undefined);
         if (!info?.isFile()) continue;
         await chmod(path, FILE_MODE).catch(() => undefined);
-        const extension = this.#extension;
-        if (name.endsWith(extension) && STATE_KEY_PATTERN.test(name.slice(0, -extension.length))) found.push([name.slice(0, -extension.length), { at: info.mtimeMs, bytes: info.size }]);
+        const key = name.slice(0, -this.#extension.length);
+        if (name.endsWith(this.#extension) && STATE_KEY_PATTERN.test(key)) found.push([key, { at: info.mtimeMs, bytes: info.size }]);
         else if (name.endsWith('.tmp') && Date.now() - info.mtimeMs > STALE_TEMP_MS) await rm(path, { force: true });
       }
       for (const [key, entry] of found.sort((a, b) => a[1].at - b[1].at)) this.#noteWrite(key, entry.bytes, entry.at);
@@ -114,15 +114,19 @@ class FileSpace<T> implements Space<T> {
 
   /** Drops the oldest records while the space is past a bound or they are past the TTL (never `keep`, the one just written). */
   async #prune(keep?: string): Promise<void> {
-    const { ttlMs, maxCount = Infinity, maxBytes = Infinity } = this.definition;
-    const expired = ttlMs === undefined ? -Infinity : Date.now() - ttlMs;
+    const { maxCount = Infinity, maxBytes = Infinity } = this.definition;
     for (const [key, { at }] of this.#index) {
-      if (at >= expired && this.#index.size <= maxCount && this.#bytes <= maxBytes) break;
+      if (!this.#expired(at) && this.#index.size <= maxCount && this.#bytes <= maxBytes) break;
       if (key === keep) continue;
       this.#noteDelete(key);
       // Not awaited: a write under way waits for its own turn, never for another's.
       void this.#serial(key, () => rm(this.#path(key), { force: true })).catch(() => undefined);
     }
+  }
+
+  /** Whether a record written at `at` is past the space's TTL (read as none, listed as none, dropped by the next prune). */
+  #expired(at: number): boolean {
+    return this.definition.ttlMs !== undefined && at < Date.now() - this.definition.ttlMs;
   }
 
   #noteWrite(key: string, bytes: number, at = Date.now()): void {
@@ -149,7 +153,7 @@ class FileSpace<T> implements Space<T> {
     if (!STATE_KEY_PATTERN.test(key)) return undefined;
     await this.#open();
     const at = this.#index.get(key)?.at;
-    if (at === undefined || (this.definition.ttlMs !== undefined && at < Date.now() - this.definition.ttlMs)) return undefined;
+    if (at === undefined || this.#expired(at)) return undefined;
     if (this.definition.binary) {
       const bytes = await readFile(this.#path(key)).catch(missingOrUnreadable);
       return bytes === undefined || bytes === UNREADABLE ? bytes : { pictorState: 1, holder: null, value: bytes };
@@ -231,8 +235,7 @@ class FileSpace<T> implements Space<T> {
     this.#assertOpen();
     await this.#open();
     // From the index alone: a record that cannot be read is listed too, and no file is read to list it.
-    const { ttlMs } = this.definition;
-    for (const [key, { at }] of [...this.#index]) if (ttlMs === undefined || at >= Date.now() - ttlMs) yield key;
+    for (const [key, { at }] of [...this.#index]) if (!this.#expired(at)) yield key;
   }
 
   async claimOrphans(): Promise<StateEntry<T>[]> {

@@ -197,7 +197,7 @@ class RedisSpace<T> implements Space<T> {
   async #put(key: string, text: string | Buffer, hold: boolean | undefined, expected = ''): Promise<boolean> {
     const { ttlMs, maxCount, maxBytes } = this.definition;
     const keys = [this.#record(key), this.#held, `${this.base}:index`, `${this.base}:sizes`];
-    const args = [key, text, ttlMs ?? '', hold === undefined ? '' : hold ? '1' : '0', this.store.owner, expected, maxCount ?? '', maxBytes ?? '', `${this.base}:r:`];
+    const args = [key, text, ttlMs ?? '', hold === undefined ? '' : hold ? '1' : '0', this.store.owner, expected, maxCount ?? '', maxBytes ?? '', this.#record('')];
     return (await this.redis.pictorStatePut(...keys, ...args)) === 1;
   }
 
@@ -247,34 +247,27 @@ class RedisSpace<T> implements Space<T> {
   }
 
   async *entries(): AsyncIterable<StateEntry<T>> {
-    for await (const { key, value } of this.#scan()) {
-      const readableValue = readable(value);
-      if (readableValue !== undefined) yield { key, value: readableValue };
-    }
-  }
-
-  /** The keys alone, as SCAN finds them: no value is fetched (a full scan may list thousands of records). */
-  async *keys(): AsyncIterable<string> {
-    const prefix = this.#record('');
-    for await (const found of this.redis.scanStream({ match: `${prefix}*`, count: 500 })) {
-      for (const record of found as string[]) {
-        const key = record.slice(prefix.length);
-        if (STATE_KEY_PATTERN.test(key)) yield key;
-      }
-    }
-  }
-
-  /** Every record kept, read as `read` reads it (`UNREADABLE` when it does not decode). */
-  async *#scan(): AsyncIterable<StateEntry<T | typeof UNREADABLE>> {
-    const prefix = this.#record('');
-    for await (const found of this.redis.scanStream({ match: `${prefix}*`, count: 500 })) {
-      const keys = (found as string[]).map((k) => k.slice(prefix.length)).filter((k) => STATE_KEY_PATTERN.test(k));
+    for await (const keys of this.#keyBatches()) {
+      if (!keys.length) continue;
       const records = keys.map((k) => this.#record(k));
-      const values: (string | Buffer | null)[] = !keys.length ? [] : this.definition.binary ? await this.redis.mgetBuffer(...records) : await this.redis.mget(...records);
+      const values: (string | Buffer | null)[] = this.definition.binary ? await this.redis.mgetBuffer(...records) : await this.redis.mget(...records);
       for (const [i, key] of keys.entries()) {
-        const value = this.#decode(values[i]);
+        const value = readable(this.#decode(values[i]));
         if (value !== undefined) yield { key, value };
       }
+    }
+  }
+
+  /** The keys alone: no value is fetched. */
+  async *keys(): AsyncIterable<string> {
+    for await (const keys of this.#keyBatches()) yield* keys;
+  }
+
+  /** The keys of the records kept, one SCAN batch at a time (a full scan may list thousands of records). */
+  async *#keyBatches(): AsyncIterable<string[]> {
+    const prefix = this.#record('');
+    for await (const found of this.redis.scanStream({ match: `${prefix}*`, count: 500 })) {
+      yield (found as string[]).map((k) => k.slice(prefix.length)).filter((k) => STATE_KEY_PATTERN.test(k));
     }
   }
 

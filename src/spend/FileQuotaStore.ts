@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { restoreFromBackup, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
-import { LedgerUnreadableError, refuseIfClosed } from './errors.js';
+import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
@@ -12,7 +12,7 @@ import { fromNanos, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
 import { safeJson } from '../core/safe-json.js';
 import { StoreProcess } from './store-process.js';
-import { DAY_MS, utcDay } from './utc-period.js';
+import { DAY_MS, utcDayStart } from './utc-period.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { usageMatching, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
@@ -48,8 +48,6 @@ export class FileQuotaStore implements QuotaStore {
   readonly #process: StoreProcess<Reservation>;
   readonly #serial = createSerialQueue();
   readonly #pending: { now: number; operation: Operation<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
-  #flushScheduled = false;
-  #closed = false;
   /** When this process last dropped expired usage records (at most once a day). */
   #usagePrunedAt = Number.NEGATIVE_INFINITY;
   /** The ledger as `#peek` last read it, with the file's identity then (read again only when the file changed). */
@@ -95,21 +93,18 @@ export class FileQuotaStore implements QuotaStore {
     );
   }
 
-  /**
-   * A reservation answered once the store is closed (asked before `close`, written while it waits for pending
-   * operations) is not handed out: it answers the closed error, and what it wrote ends within the lease, as the
-   * closed store's other reservations do (no copy kept, no renewal).
-   */
+  /** A reservation answered once the store is closed (asked before `close`, written while it waits for pending operations) is refused by `hold`. */
   async reserve(input: ReserveInput): Promise<ReserveResult> {
+    let copy: Reservation | undefined;
     const answer = await this.#update<ReserveResult>(input.now, (ledger) => {
       const refusal = reserveIn(ledger, input, this.#process.owner, this.#process.keepDays);
       // A refusal that tripped the breaker paused the scope: that is a change to write.
       if (refusal) return { result: refusal, changed: refusal.tripped === true };
       this.#markAlive(ledger, this.#process.clock());
-      if (!this.#closed) this.#process.hold(input.jobId, { ...ledger.reservations[input.jobId]! });
+      copy = { ...ledger.reservations[input.jobId]! };
       return { result: { ok: true }, changed: true };
     });
-    if (answer.ok) refuseIfClosed(this.#closed);
+    if (copy) this.#process.hold(input.jobId, copy);
     return answer;
   }
 
@@ -177,7 +172,7 @@ export class FileQuotaStore implements QuotaStore {
 
   usage(query: UsageQuery): Promise<UsageRecord[]> {
     // A record matches by its job's day: the tail read starts a day before the start of the day of since.
-    const from = query.since === undefined ? undefined : Date.parse(`${utcDay(query.since)}T00:00:00Z`) - DAY_MS;
+    const from = query.since === undefined ? undefined : utcDayStart(query.since) - DAY_MS;
     return this.#readLocked(async () => usageMatching(await this.#readUsage(from), query));
   }
 
@@ -218,7 +213,7 @@ export class FileQuotaStore implements QuotaStore {
    * the cursor is read again from its start (`reset`).
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
-    refuseIfClosed(this.#closed);
+    this.#process.assertOpen();
     const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
     // No cursor, or one from before the file existed (`0:0`): from its start, as a first read.
     const fresh = (cursor ?? '0:0') === '0:0';
@@ -303,11 +298,10 @@ export class FileQuotaStore implements QuotaStore {
 
   /**
    * Renews the lease now, while this process holds reservations (the timer does it every third of `leaseMs`, and tells
-   * `onError` of its failures); once closed, stops the timer.
+   * `onError` of its failures); once closed, nothing.
    */
   renewLease(): Promise<void> {
-    if (this.#closed) this.#process.stop();
-    if (this.#process.held.size === 0 || this.#closed) return Promise.resolve();
+    if (this.#process.held.size === 0 || this.#process.closed) return Promise.resolve();
     const now = this.#process.clock();
     return this.#update(now, (ledger) => {
       this.#markAlive(ledger, now);
@@ -317,9 +311,8 @@ export class FileQuotaStore implements QuotaStore {
 
   /** Waits for pending operations and stops renewing the lease; later calls fail. */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#process.stop();
+    if (this.#process.closed) return;
+    this.#process.close();
     await this.#serial(async () => undefined);
     OPEN_LEDGERS.delete(this.path);
   }
@@ -338,19 +331,17 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   async #update<T>(now: number, operation: Operation<T>): Promise<T> {
-    refuseIfClosed(this.#closed);
+    this.#process.assertOpen();
     return new Promise<T>((resolve, reject) => {
+      // Operations waiting means a flush is waiting too (it takes them all as it begins).
+      const flushing = this.#pending.length > 0;
       this.#pending.push({ now, operation, resolve: resolve as (value: unknown) => void, reject });
-      if (this.#flushScheduled) return;
-      this.#flushScheduled = true;
-      void this.#serial(() => this.#flush());
+      if (!flushing) void this.#serial(() => this.#flush());
     });
   }
 
   async #flush(): Promise<void> {
-    this.#flushScheduled = false;
     const batch = this.#pending.splice(0);
-    if (batch.length === 0) return;
     try {
       const outcomes = await this.#locked(async () => {
         const ledger = await this.#load();
@@ -395,7 +386,7 @@ export class FileQuotaStore implements QuotaStore {
 
   #readLocked<T>(task: () => Promise<T>): Promise<T> {
     return this.#serial(async () => {
-      refuseIfClosed(this.#closed);
+      this.#process.assertOpen();
       return this.#locked(task);
     });
   }
@@ -445,7 +436,7 @@ export class FileQuotaStore implements QuotaStore {
    * must not change what it gets.
    */
   async #peek(): Promise<Ledger> {
-    refuseIfClosed(this.#closed);
+    this.#process.assertOpen();
     const stamp = fileStamp(this.path);
     if (stamp === undefined) return emptyLedger();
     if (this.#peeked?.stamp === stamp) return this.#peeked.ledger;

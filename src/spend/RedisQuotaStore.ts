@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
-import { refuseIfClosed } from './errors.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
 import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } from './breaker.js';
@@ -12,7 +11,7 @@ import { safeJson } from '../core/safe-json.js';
 import { StoreProcess } from './store-process.js';
 import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
 import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
-import { DAY_MS, utcDay } from './utc-period.js';
+import { DAY_MS, utcDay, utcDayBefore } from './utc-period.js';
 import { JobDetailsSchema, readBasis, usageMatching, usageRecord } from './usage-records.js';
 
 export interface RedisQuotaStoreOptions extends LedgerOptions {
@@ -94,7 +93,6 @@ export class RedisQuotaStore implements QuotaStore {
   /** When this process last trimmed expired usage records (at most once an hour). */
   #usageTrimmedAt = Number.NEGATIVE_INFINITY;
   readonly #ownerValue = `${THIS_HOST} ${process.pid}`;
-  #closed = false;
   /** Each scope's trailing spend for the breaker, by the hour it was read in (past hours never change). */
   readonly #history = new Map<string, { to: number; usd: number }>();
 
@@ -119,7 +117,7 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** The connection for every call but a lease's renewal: a closed store refuses. */
   get #redis(): LedgerClient {
-    refuseIfClosed(this.#closed);
+    this.#process.assertOpen();
     return this.#client;
   }
 
@@ -173,9 +171,6 @@ export class RedisQuotaStore implements QuotaStore {
         throw error;
       });
     if (reply[0] === 1) {
-      // A reservation answered after close is not handed out: no copy, no renewal, the closed error (what the script
-      // reserved ends within the lease, as the closed store's other reservations do).
-      if (!dry) refuseIfClosed(this.#closed);
       if (!dry) this.#process.hold(jobId, { userKey, scopeKey, nanos, day, month, job: input.job, at: now });
       return { ok: true };
     }
@@ -336,9 +331,10 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async refusals(sinceDay: string): Promise<RefusalCounts> {
+    const now = this.#process.clock();
     const days: string[] = [];
-    const today = utcDay(this.#process.clock());
-    for (let t = Date.parse(`${sinceDay}T00:00:00Z`); utcDay(t) <= today && days.length <= REFUSAL_KEEP_DAYS; t += DAY_MS) days.push(utcDay(t));
+    // Back from today, as far as counts are kept.
+    for (let back = 0; back <= REFUSAL_KEEP_DAYS && utcDayBefore(now, back) >= sinceDay; back++) days.unshift(utcDayBefore(now, back));
     const pipeline = this.#redis.pipeline();
     for (const day of days) pipeline.hgetall(this.#key('refusals', day));
     const replies = (await pipeline.exec()) ?? [];
@@ -400,16 +396,15 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** Stops renewing the lease (what is still reserved is ended within `leaseMs`) and closes the connection if it owns it. */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#process.stop();
+    if (this.#process.closed) return;
+    this.#process.close();
     this.#process.held.clear();
     if (this.#ownsConnection) await closeRedis(this.#client);
   }
 
-  /** Renews the lease now (the timer does it every third of `leaseMs`); once closed, stops the timer instead. */
+  /** Renews the lease now (the timer does it every third of `leaseMs`); once closed, nothing. */
   async renewLease(): Promise<void> {
-    if (this.#closed) return this.#process.stop();
+    if (this.#process.closed) return;
     await this.#client.set(this.#key('owner', this.#process.owner), this.#ownerValue, 'PX', this.#process.leaseMs);
   }
 

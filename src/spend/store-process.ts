@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { renewEveryThird } from '../core/renewal.js';
+import { refuseIfClosed } from './errors.js';
 import { THIS_HOST } from './file-lock.js';
 import type { JobDetails, LedgerOptions, LostReservation } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, withoutPromptOf } from './usage-records.js';
 import { DAY_MS } from './utc-period.js';
 
 /**
- * What a quota store keeps in its process, on either backend: its settings, its name as a lease owner, and a copy of
- * each reservation it made and has not ended (`held`): one the storage loses (a ledger file replaced by an older copy
- * or deleted, a Redis restarted empty) is put back from it before its job is sent, or charged from it at its settle,
- * and `lost` tells so. While it holds any, `renew` runs every third of `leaseMs`.
+ * What a quota store keeps in its process, on either backend: its settings, its name as a lease owner, whether it is
+ * closed, and a copy of each reservation it made and has not ended (`held`): one the storage loses (a ledger file
+ * replaced by an older copy or deleted, a Redis restarted empty) is put back from it before its job is sent, or charged
+ * from it at its settle, and `lost` tells so. While it holds any, `renew` runs every third of `leaseMs`.
  */
 export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day: string; job?: JobDetails | undefined }> {
   readonly owner = `${THIS_HOST}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -22,6 +23,8 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
   readonly #onLost: ((lost: LostReservation) => void) | undefined;
   readonly #renew: () => Promise<void>;
   #stopRenewing: (() => void) | undefined;
+  /** Set by `close`: every later call of the store refuses. */
+  closed = false;
 
   constructor(options: LedgerOptions, renew: () => Promise<void>) {
     this.leaseMs = options.leaseMs ?? 60_000;
@@ -33,11 +36,13 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
     this.#renew = renew;
   }
 
+  /** Keeps a reservation's copy and renews the lease while any is kept; once closed it refuses: a reservation answered after close is not handed out (it ends within the lease). */
   hold(jobId: string, copy: Copy): void {
+    this.assertOpen();
     this.held.set(jobId, copy);
     this.#stopRenewing ??= renewEveryThird(
       this.leaseMs,
-      async () => (this.held.size === 0 ? this.stop() : this.#renew()),
+      async () => (this.held.size === 0 ? this.#stop() : this.#renew()),
       (error) => this.onError?.(error),
     );
   }
@@ -51,8 +56,19 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
     for (const copy of this.held.values()) if (copy.userKey === userKey && copy.job) copy.job = withoutPromptOf(copy.job);
   }
 
+  /** The closed error (QuotaStoreClosedError) once the store is closed. */
+  assertOpen(): void {
+    refuseIfClosed(this.closed);
+  }
+
+  /** Stops renewing the lease for good. */
+  close(): void {
+    this.closed = true;
+    this.#stop();
+  }
+
   /** Stops renewing the lease (until the next `hold`). */
-  stop(): void {
+  #stop(): void {
     this.#stopRenewing?.();
     this.#stopRenewing = undefined;
   }

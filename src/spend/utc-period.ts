@@ -11,9 +11,14 @@ export function utcMonth(now: number): string {
   return new Date(now).toISOString().slice(0, 7);
 }
 
+/** When the UTC day of `now` begins. */
+export function utcDayStart(now: number): number {
+  return Math.floor(now / DAY_MS) * DAY_MS;
+}
+
 /** When the UTC day of `now` ends: the moment daily caps reset. */
 export function nextUtcMidnight(now: number): number {
-  return Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;
+  return utcDayStart(now) + DAY_MS;
 }
 
 /** When the UTC month of `now` ends: the moment monthly caps reset. */
@@ -24,7 +29,7 @@ export function nextUtcMonth(now: number): number {
 
 /** The UTC day `days` before the day of `now`. */
 export function utcDayBefore(now: number, days: number): string {
-  return utcDay(Math.floor(now / DAY_MS) * DAY_MS - days * DAY_MS);
+  return utcDay(utcDayStart(now) - days * DAY_MS);
 }
 
 /** The UTC month `months` before the month of `now`. */

@@ -652,6 +652,8 @@ describe.each(kinds)('the %s quota store', (kind) => {
     await s.countRefusals({ scope_paused: 1 }, D + 2000);
     expect(await s.refusals(dayOf(D))).toEqual({ [dayOf(D)]: { budget_user_daily: 3, queue_full: 1 }, [dayOf(D + 2000)]: { scope_paused: 1 } });
     expect(await s.refusals(dayOf(D + 2000))).toEqual({ [dayOf(D + 2000)]: { scope_paused: 1 } });
+    // Asked from a day before any count is kept: every day kept, the latest too.
+    expect(await s.refusals('2000-01-01')).toEqual(await s.refusals(dayOf(D)));
   });
 
   it('lists every scope whose caps chat admins changed', async () => {

@@ -382,6 +382,25 @@ describe('the data-folder backend', () => {
     await store.close();
   });
 
+  it('answers none for a record past its TTL and lists it no more, before the hourly prune removes its file', async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => void vi.useRealTimers());
+    const store = new FileStateStore({ dataDir });
+    const space = store.space<Job>(SPACE);
+    await space.put('old', job('written a minute ago'));
+    vi.setSystemTime(Date.now() + SPACE.ttlMs! - 1);
+    await space.put('new', job('written now'));
+    expect(await space.get('old')).toEqual(job('written a minute ago'));
+    vi.setSystemTime(Date.now() + 2);
+    const keys: string[] = [];
+    for await (const key of space.keys()) keys.push(key);
+    expect(keys).toEqual(['new']);
+    expect(await space.get('old')).toBeUndefined();
+    expect(await readdir(join(dataDir, 'test', 'jobs'))).toContain('old.json');
+    await store.close();
+  });
+
   it('takes a record whose file fails to read (not only a missing one) for unreadable, not for none: get answers none as for damaged text', async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     const store = new FileStateStore({ dataDir });
