@@ -109,6 +109,8 @@ export interface JobRunnerOptions {
   lightPreviews?: boolean | undefined;
   /** Where the audit channels' posts are kept for `forget` (the bots' state: its `audit-posts` space). Without it, `forget` does not reach them. */
   auditPosts?: AuditLogOptions['posts'];
+  /** Where the ends of jobs entered for the audit channels are taken once (the bots' state: its `audit-ended` space). Without it, an end recorded twice is posted twice. */
+  auditEnded?: AuditLogOptions['ended'];
   /** How long audit entries are collected before a post (and the least time between two posts to one channel). Default 2 s. */
   auditBatchMs?: number | undefined;
 }
@@ -247,6 +249,7 @@ export class JobRunner {
     this.audit = new AuditLog({
       channelOf: async (scope) => (await this.policy.effective(scope)).auditChannel.value,
       posts: options.auditPosts,
+      ended: options.auditEnded,
       batchMs: options.auditBatchMs,
       logger: this.#logger,
       now: this.#now,
@@ -528,7 +531,7 @@ export class JobRunner {
     this.#historyWrites.add(kept);
     void kept.finally(() => this.#historyWrites.delete(kept));
     const entry = linkOnce()
-      .then((url) => this.audit.jobEnded(requester, described, final, url))
+      .then((url) => this.audit.jobEnded(requester, job, final, url))
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a job for the audit channel'));
     this.#auditEntries.add(entry);
     void entry.finally(() => this.#auditEntries.delete(entry));
