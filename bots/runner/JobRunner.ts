@@ -479,8 +479,8 @@ export class JobRunner {
     const { prompt } = admission.styled;
     const { options } = admission.member.spec;
     // Its end once its final update was shown (as sent: its style applied); `shutdown` waits for it.
-    // Then, only once it is recorded (a history write that failed is not), the surface's mark that it was: a stop or a
-    // crash before that leaves the job unmarked, for a sweep to record it.
+    // Then, only once it is recorded, the surface's mark that it was: a stop or a crash before that leaves the job
+    // unmarked, for a sweep to record it again, which changes nothing.
     const ended = job.done
       .then((final) => this.recordEnded(requester, { key: accepted.historyKey, kind, prompt, options, private: spec.private === true }, final, accepted.historyLink))
       .then(
@@ -514,8 +514,10 @@ export class JobRunner {
    * the link and a history write that waits for it) and, once it resolved, the surface's `AcceptedJob.onEndRecorded`
    * (Discord's record and Slack's request are marked `endRecorded` there). A surface calls it for a job it shows later,
    * which a stopped process left — Discord's sweep for a result made and saved but never shown, Slack's for a job whose
-   * images were posted but not its "Done" — only when the job is not marked so, and once its own mark is saved: once per
-   * job. `shutdown` waits for both, and for the surface's mark.
+   * images were posted but not its "Done" — only when the job is not marked so. One order for every caller: record, then
+   * mark. A crash between the two leaves the job unmarked, for a sweep to record it again, which changes nothing: the
+   * history merges by the job's `key`, and the audit channel enters a job's end once by it (`AuditLog.jobEnded`).
+   * `shutdown` waits for both, and for the surface's mark.
    */
   recordEnded(
     requester: Requester,
