@@ -123,7 +123,9 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     // The link the live path gives: the reply it was shown in, asked only while its token lives — an expired one's GET
     // always fails, and counts toward Discord's limit of invalid requests (`recordEnded` gives a private job none).
     const link = shown && reply ? async () => (target.replyReachable() ? linkToReply(ctx, reply, requester.scopeId) : undefined) : undefined;
-    await ctx.runner.recordEnded(requester, { key, kind, prompt, options, private: isPrivate }, completed ?? { type: 'completed' }, link);
+    // Its facts when they were kept (a record of an older version kept none).
+    const end = { type: 'completed' as const, size: record.result?.size, quality: record.result?.quality, cost: record.result?.cost };
+    await ctx.runner.recordEnded(requester, { key, kind, prompt, options, private: isPrivate }, end, link);
   }
   // Ended either way (a Retry would charge again), in one write; a record that cannot be marked is logged and left to the
   // next sweep.

@@ -1,5 +1,5 @@
 import type { webApi } from '@slack/bolt';
-import { DEFAULTS, type LoggerLike } from 'pictor';
+import type { LoggerLike } from 'pictor';
 import type { ChannelWriter } from './ChannelWriter.js';
 import { DEFAULT_LOCALE, type JobRunner, type Requester } from '../runner/index.js';
 import { renderJobMessage } from './render-job.js';
@@ -94,15 +94,14 @@ async function recordEnd(
   request: SavedRequest,
   finished: NonNullable<SavedRequest['result']>,
 ): Promise<void> {
-  const { images: _images, where: _where, ...facts } = finished;
   // Asked in a channel: a private job's request keeps it as `askedIn`, its messages going to the member's DM.
   const requester = input.requester({ userId: request.userId, teamId: request.teamId, channelId: request.askedIn ?? request.channelId, locale: request.locale });
   const isPrivate = request.private === true;
   const { messageTs } = request;
   // The link the live path gives: the job's message (`recordEnded` gives a private job none).
   const link = messageTs ? () => Promise.resolve(messageLinkOf(request.channelId, messageTs)) : undefined;
-  const final = { type: 'completed' as const, jobId: '', images: [], usage: undefined, background: request.options.background ?? DEFAULTS.background, ...facts };
+  const { size, quality, cost } = finished;
   await input.runner
-    .recordEnded(requester, { key: request.id, kind: request.kind, prompt: request.prompt, options: request.options, private: isPrivate }, final, link)
+    .recordEnded(requester, { key: request.id, kind: request.kind, prompt: request.prompt, options: request.options, private: isPrivate }, { type: 'completed', size, quality, cost }, link)
     .catch((error: unknown) => input.logger.warn({ err: String(error), channel: request.channelId }, 'could not record the end of a job a stop cut off'));
 }
