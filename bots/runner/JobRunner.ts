@@ -178,10 +178,12 @@ export class JobRunner {
   readonly #room: QueueRoom;
   /** Requests in the intake: being decided, answered, their images fetched (`drain` waits for them too). */
   readonly #taking = new Set<Promise<unknown>>();
-  /** Jobs whose end is kept in the history once their final update is shown (`shutdown` waits for them). */
-  readonly #historyWrites = new Set<Promise<void>>();
-  /** Jobs whose audit entry is made once their final update is shown (`shutdown` posts them). */
-  readonly #auditEntries = new Set<Promise<void>>();
+  /**
+   * Ends being recorded (`recordEnded`: the history entry and the audit entry), and live jobs whose end will be once their
+   * final update is shown, with the surface's mark after it: `shutdown` waits for them, then posts what waits for the
+   * audit channels.
+   */
+  readonly #recording = new Set<Promise<void>>();
   /** Set by `drain`: new jobs are refused (`restarting`) while the ones taken run to their end. */
   #draining = false;
   /** The caps of each server/workspace (the operator's with what its chat admins set), and the usage summaries. */
@@ -487,13 +489,8 @@ export class JobRunner {
         () => this.#markEndRecorded(id, accepted),
         (error: unknown) => this.#logger.warn({ jobId: id, err: error }, 'could not record the end of a job'),
       );
-    // Both waits cover it from now: a job that ends during `shutdown` is kept and posted too.
-    this.#historyWrites.add(ended);
-    this.#auditEntries.add(ended);
-    void ended.finally(() => {
-      this.#historyWrites.delete(ended);
-      this.#auditEntries.delete(ended);
-    });
+    // The shutdown's wait covers it from now: a job that ends during `shutdown` is kept, posted and marked too.
+    this.#whileRecording(ended);
     return job;
   }
 
@@ -530,14 +527,17 @@ export class JobRunner {
     const linkOnce = () => (asked ??= job.private ? Promise.resolve(undefined) : Promise.resolve().then(() => link?.()).catch(() => undefined));
     const { key, ...described } = job;
     const kept = this.history && key !== undefined ? this.history.recordEnd(requester, { key, ...described }, final, linkOnce()) : Promise.resolve();
-    this.#historyWrites.add(kept);
-    void kept.finally(() => this.#historyWrites.delete(kept));
     const entry = linkOnce()
       .then((url) => this.audit.jobEnded(requester, job, final, url))
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a job for the audit channel'));
-    this.#auditEntries.add(entry);
-    void entry.finally(() => this.#auditEntries.delete(entry));
-    return Promise.all([kept, entry]).then(() => undefined);
+    return this.#whileRecording(Promise.all([kept, entry]).then(() => undefined));
+  }
+
+  /** An end being recorded, which `shutdown` waits for until it settled. */
+  #whileRecording(recording: Promise<void>): Promise<void> {
+    this.#recording.add(recording);
+    void recording.finally(() => this.#recording.delete(recording)).catch(() => undefined);
+    return recording;
   }
 
   /** Gives an admitted job's reservation and place back (nothing was sent). */
@@ -636,8 +636,8 @@ export class JobRunner {
     await raceTimeout(allDone(), upTo(SHUTDOWN_DRAIN_MS));
     // An ended job is kept in the history once its final update is shown: nothing is written after the runner is down.
     // What waits for the audit channels (the entries of the jobs that just ended too) is posted now, in the same few seconds.
-    const audited = Promise.allSettled([...this.#auditEntries]).then(() => this.audit.flush());
-    await raceTimeout(Promise.allSettled([...this.#historyWrites, this.history?.settled(), audited]), upTo(SHUTDOWN_DRAIN_MS));
+    const recorded = Promise.allSettled([...this.#recording]).then(() => this.audit.flush());
+    await raceTimeout(Promise.allSettled([this.history?.settled(), recorded]), upTo(SHUTDOWN_DRAIN_MS));
     // An audit channel slower than those seconds (the platforms pace a channel's posts) keeps the rest: said, not silently lost.
     if (this.audit.waiting > 0) this.#logger.warn({ entries: this.audit.waiting }, 'audit entries were not posted before the bot stopped');
     this.#logger.info({ jobs: active.length }, 'job runner shut down');
