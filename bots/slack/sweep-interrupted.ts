@@ -5,7 +5,7 @@ import { DEFAULT_LOCALE, type JobRunner, type Requester } from '../runner/index.
 import { renderJobMessage } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import type { SlackActor } from './SlackJobs.js';
-import { messageLinkOf } from './slack-text.js';
+import { jobMessageLinkOf } from './slack-text.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { retryTransient } from './slack-faults.js';
 
@@ -97,9 +97,9 @@ async function recordEnd(
   // Asked in a channel: a private job's request keeps it as `askedIn`, its messages going to the member's DM.
   const requester = input.requester({ userId: request.userId, teamId: request.teamId, channelId: request.askedIn ?? request.channelId, locale: request.locale });
   const isPrivate = request.private === true;
-  const { messageTs } = request;
   // The link the live path gives: the job's message (`recordEnded` gives a private job none).
-  const link = messageTs ? () => Promise.resolve(messageLinkOf(request.channelId, messageTs)) : undefined;
+  const url = jobMessageLinkOf(request);
+  const link = url ? () => Promise.resolve(url) : undefined;
   const { size, quality, cost } = finished;
   await input.runner
     .recordEnded(requester, { key: request.id, kind: request.kind, prompt: request.prompt, options: request.options, private: isPrivate }, { type: 'completed', size, quality, cost }, link)
