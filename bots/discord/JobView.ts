@@ -9,6 +9,7 @@ import {
   renderCancelled,
   renderCompleted,
   renderFailure,
+  renderKeptResult,
   renderPartial,
   renderQueued,
   renderStarted,
@@ -129,6 +130,19 @@ export class JobView {
     this.#resultShown = true;
     if (!kept.unmarked) await this.#mark('completed');
     logger.info({ jobKey: header.key, images: total, uploaded: files.length, delivered, via: target.mode }, 'job result shown on Discord');
+  }
+
+  /**
+   * The sweep's showing of a finished job's kept images whose facts were not kept (a record of an older version): the
+   * images with their buttons, its record left as it is for the sweep to mark once it recorded the job's end.
+   */
+  async showKept(images: Buffer[], format: OutputFormat, kept: ShownImages & { notes: readonly string[] }): Promise<void> {
+    this.#finished = true;
+    const { header, target, logger } = this.#o;
+    const { files, notes } = await this.#fit(images, format, kept);
+    const delivered = await target.final(this.#spread(renderKeptResult(header, files.slice(0, DISCORD_LIMITS.filesPerMessage), [...kept.notes, ...notes], kept), files));
+    this.#resultShown = true;
+    logger.info({ jobKey: header.key, images: images.length, uploaded: files.length, delivered, via: target.mode }, 'kept images of a job shown on Discord');
   }
 
   /** The record's end, once its final message is shown (`markEnded` tries again before it throws). */

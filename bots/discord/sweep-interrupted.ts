@@ -1,7 +1,9 @@
 import type { REST } from 'discord.js';
+import { sniffImageType } from 'pictor';
 import { isDmScope, say } from '../runner/index.js';
 import { botSpaces } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
+import { DISCORD_LIMITS } from './discord-facts.js';
 import { madeCount, type JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { linkToReply } from './job-history.js';
@@ -66,7 +68,8 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
 
 /**
  * A finished job's saved result as its final message, as the process that ran it would have shown it: the images still
- * kept (a note says how many are not), or, none kept, a line saying they were made and charged. Either way the job's end
+ * kept (a note says how many are not; a record of an older version, which kept no facts with them, shows them with a
+ * line saying they were made and charged), or, none kept, a line saying they were made and charged. Either way the job's end
  * is recorded as the runner records every job's (`recordEnded`: the member's history, with a link to the message, and
  * the audit channel) — completed, with its cost when its facts were saved — unless the record is marked `endRecorded`
  * (the live process's runner recorded it, and its view could not show or mark it); then its record is marked ended,
@@ -94,13 +97,15 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     attachmentSizeLimit = limit;
   }
   let shown = false;
-  if (completed && images.length > 0) {
-    const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit, logger: ctx.logger });
+  if (images.length > 0) {
+    // A record of an older version kept no facts: the interaction's limit of its day, and the format its images are in.
+    const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit: attachmentSizeLimit || DISCORD_LIMITS.defaultAttachmentBytes, logger: ctx.logger });
     const missing = made - images.length;
     const notes = missing > 0 ? [say(header.locale, 'discord.job.some_no_longer_kept', { missing, made })] : [];
     try {
       // Marked below, once its end is recorded: one write.
-      await view.showResult(completed, { indices, made, notes, unmarked: true });
+      if (completed) await view.showResult(completed, { indices, made, notes, unmarked: true });
+      else await view.showKept(images, sniffImageType(images[0]!) ?? 'png', { indices, made, notes });
       ctx.logger.info({ jobKey: record.key, images: images.length, missing, via: target.mode }, 'showed the result of a job the last stop left unshown');
     } catch (error) {
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the result of a job the last stop left unshown');

@@ -348,6 +348,31 @@ describe('the sweep of jobs the last process left', () => {
     expect(h.emulator.requests.filter((r) => r.path.includes('/images/'))).toHaveLength(1);
   });
 
+  it('shows the kept images, with their buttons, of a record an older version kept without its result’s facts — never “no longer kept” for images it just read', async () => {
+    const ix = await resultOnItsWay({ prompt: 'a paid image kept by an older version' });
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    for await (const { key } of records.entries()) {
+      await records.update(key, (record) => {
+        if (!record) return record;
+        const { result: _result, made: _made, ...older } = record;
+        return { ...older, outputs: record.outputs.map(({ index: _index, ...kept }) => kept) };
+      });
+    }
+    await h.restart({ crash: true });
+
+    const shown = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes(say('en', 'discord.job.result_kept_unshown')) ? m : undefined;
+    }, 'the sweep');
+    expect(shown.content).not.toMatch(/no longer kept/);
+    expect(shown.attachments).toHaveLength(1);
+    expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
+    const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    await vi.waitFor(async () => {
+      for await (const { value } of after.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
+    });
+  });
+
   it('says nothing of a job with a kept result that is older than its images can be kept (most likely shown, its record never marked ended), and marks it ended', async () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image shown long ago' });
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
