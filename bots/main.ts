@@ -205,6 +205,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         styles: state.store.space(state.spaces.houseStyles),
         memberDefaults: memberDefaultsInState(state.store.space(state.spaces.memberDefaults)),
         auditPosts: state.store.space(state.spaces.auditPosts),
+        auditEnded: state.store.space(state.spaces.auditEnded),
         metrics: runnerMetrics,
         logger,
       });

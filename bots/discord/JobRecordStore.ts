@@ -160,8 +160,8 @@ export class JobRecordStore {
   }
 
   /**
-   * A job's end, once it is shown (its result, failure, cancellation, or the sweep's word on it; with `endRecorded` when
-   * the sweep is about to record it, in the same write): tried again a few times,
+   * A job's end, once it is shown (its result, failure, cancellation, or the sweep's word on it; with `endRecorded` once
+   * the sweep recorded it, in the same write): tried again a few times,
    * each failure logged, then the last one thrown — a record left pending or running is swept by the next start, which
    * shows its end again (its result twice, or "no longer kept" once its images are gone).
    */

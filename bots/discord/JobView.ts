@@ -9,6 +9,7 @@ import {
   renderCancelled,
   renderCompleted,
   renderFailure,
+  renderKeptResult,
   renderPartial,
   renderQueued,
   renderStarted,
@@ -114,17 +115,34 @@ export class JobView {
    * A finished job's result (images, facts, Reroll/Edit/Delete) as its final message, its record then completed. The
    * sweep shows with it a result whose images were saved by a process that stopped before showing it: `kept` says
    * which saved images `update.images` are (their Edit buttons open those, and are numbered as them) and, first among
-   * the notes, how many are no longer kept.
+   * the notes, how many are no longer kept; `unmarked`: its record is left as it is, for the sweep to mark once it
+   * recorded the job's end (one write).
    */
-  async showResult(update: Completed, kept: ShownImages & { notes: readonly string[] } = { ...allImages(update.images.length), notes: [] }): Promise<void> {
+  async showResult(
+    update: Completed,
+    kept: ShownImages & { notes: readonly string[]; unmarked?: true | undefined } = { ...allImages(update.images.length), notes: [] },
+  ): Promise<void> {
     this.#finished = true;
     const { header, target, logger } = this.#o;
     const { files, notes } = await this.#fit(update.images, update.format, kept);
     const total = update.images.length;
     const delivered = await target.final(this.#spread(renderCompleted(header, update, files.slice(0, DISCORD_LIMITS.filesPerMessage), [...kept.notes, ...notes], kept), files));
     this.#resultShown = true;
-    await this.#mark('completed');
+    if (!kept.unmarked) await this.#mark('completed');
     logger.info({ jobKey: header.key, images: total, uploaded: files.length, delivered, via: target.mode }, 'job result shown on Discord');
+  }
+
+  /**
+   * The sweep's showing of a finished job's kept images whose facts were not kept (a record of an older version): the
+   * images with their buttons, its record left as it is for the sweep to mark once it recorded the job's end.
+   */
+  async showKept(images: Buffer[], format: OutputFormat, kept: ShownImages & { notes: readonly string[] }): Promise<void> {
+    this.#finished = true;
+    const { header, target, logger } = this.#o;
+    const { files, notes } = await this.#fit(images, format, kept);
+    const delivered = await target.final(this.#spread(renderKeptResult(header, files.slice(0, DISCORD_LIMITS.filesPerMessage), [...kept.notes, ...notes], kept), files));
+    this.#resultShown = true;
+    logger.info({ jobKey: header.key, images: images.length, uploaded: files.length, delivered, via: target.mode }, 'kept images of a job shown on Discord');
   }
 
   /** The record's end, once its final message is shown (`markEnded` tries again before it throws). */

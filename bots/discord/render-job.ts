@@ -132,6 +132,18 @@ export function renderCompleted(job: JobHeader, update: Completed, files: Outgoi
   };
 }
 
+/**
+ * The images of a finished job whose facts (size, quality, cost, time) were not kept with them — a record of an older
+ * version, swept after a restart — with their buttons: made and charged, shown now.
+ */
+export function renderKeptResult(job: JobHeader, files: OutgoingFile[], notes: string[], shown: ShownImages): OutgoingMessage {
+  return {
+    content: withHeadline(job, say(job.locale, 'discord.job.result_kept_unshown'), ...notes.map((note) => `ℹ️ ${note}`)),
+    components: resultButtons(job.key, shown, job.locale),
+    files,
+  };
+}
+
 const FAILURE_ICONS: Record<string, string> = {
   moderation_blocked: '🚫',
   budget_user_daily: '💸',

@@ -1,7 +1,9 @@
 import type { REST } from 'discord.js';
+import { sniffImageType } from 'pictor';
 import { isDmScope, say } from '../runner/index.js';
 import { botSpaces } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
+import { DISCORD_LIMITS } from './discord-facts.js';
 import { madeCount, type JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { linkToReply } from './job-history.js';
@@ -66,12 +68,13 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
 
 /**
  * A finished job's saved result as its final message, as the process that ran it would have shown it: the images still
- * kept (a note says how many are not), or, none kept, a line saying they were made and charged. Either way its record is
- * marked ended and the job's end recorded as the runner records every job's (`recordEnded`: the member's history, with
- * a link to the message, and the audit channel) — completed, with its cost when its facts were saved — unless the
- * record is marked `endRecorded` (the live process's runner recorded it, and its view could not show or mark it). The
- * sweep saves that mark with the end before it records the job, and records it only once that was saved: a record it
- * could not mark is left to the next sweep, which records it then, once.
+ * kept (a note says how many are not; a record of an older version, which kept no facts with them, shows them with a
+ * line saying they were made and charged), or, none kept, a line saying they were made and charged. Either way the job's end
+ * is recorded as the runner records every job's (`recordEnded`: the member's history, with a link to the message, and
+ * the audit channel) — completed, with its cost when its facts were saved — unless the record is marked `endRecorded`
+ * (the live process's runner recorded it, and its view could not show or mark it); then its record is marked ended,
+ * with `endRecorded`. The one order of `recordEnded`: record, then mark — a crash or a failed mark between the two
+ * leaves the record to the next sweep, which records it again, changing nothing.
  */
 async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<void> {
   // The images still kept, and which of the job's images they are: their buttons name those, whatever was left out.
@@ -93,21 +96,21 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     completed = { type: 'completed', jobId: record.runnerJobId ?? '', images, usage: undefined, ...facts };
     attachmentSizeLimit = limit;
   }
-  // Shown by the view, which marks its record ended (`markEnded`, tried again); anything else is marked below.
-  let shownByView = false;
   let shown = false;
-  if (completed && images.length > 0) {
-    const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit, logger: ctx.logger });
+  if (images.length > 0) {
+    // A record of an older version kept no facts: the interaction's limit of its day, and the format its images are in.
+    const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit: attachmentSizeLimit || DISCORD_LIMITS.defaultAttachmentBytes, logger: ctx.logger });
     const missing = made - images.length;
     const notes = missing > 0 ? [say(header.locale, 'discord.job.some_no_longer_kept', { missing, made })] : [];
     try {
-      await view.showResult(completed, { indices, made, notes });
+      // Marked below, once its end is recorded: one write.
+      if (completed) await view.showResult(completed, { indices, made, notes, unmarked: true });
+      else await view.showKept(images, sniffImageType(images[0]!) ?? 'png', { indices, made, notes });
       ctx.logger.info({ jobKey: record.key, images: images.length, missing, via: target.mode }, 'showed the result of a job the last stop left unshown');
     } catch (error) {
-      if (view.resultShown) ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'showed the result of a job the last stop left unshown, but could not mark it ended');
-      else ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the result of a job the last stop left unshown');
+      ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the result of a job the last stop left unshown');
     }
-    shown = shownByView = view.resultShown;
+    shown = view.resultShown;
   } else {
     try {
       shown = await target.final([renderResultGone(header)]);
@@ -116,25 +119,24 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not say a job the last stop left unshown has its images no longer kept');
     }
   }
-  // Recorded once: the live path marks a record whose end the runner recorded (a stop or a failed write after that), and
-  // the sweep marks it so, in the write that marks it ended, before it records it.
-  const recording = record.endRecorded !== true;
-  // Ended either way (a Retry would charge again); a record that cannot be marked is logged and left to the next sweep,
-  // which records it then: not now as well.
-  if (!shownByView || recording) {
-    try {
-      await ctx.store.markEnded(record.key, 'completed', recording ? { endRecorded: true } : {});
-    } catch (error) {
-      ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
-      return;
-    }
+  // Made and charged, whatever could be shown of it: completed, as the live path records a result it could not show —
+  // recorded first, then marked, as the live path does: a crash between the two leaves the record for the next sweep,
+  // whose record of it again changes nothing (the history merges by the job's key, the audit channel enters it once).
+  if (record.endRecorded !== true) {
+    const { key, kind, prompt, options, requester, reply } = record;
+    const isPrivate = record.private === true;
+    // The link the live path gives: the reply it was shown in, asked only while its token lives — an expired one's GET
+    // always fails, and counts toward Discord's limit of invalid requests (`recordEnded` gives a private job none).
+    const link = shown && reply ? async () => (target.replyReachable() ? linkToReply(ctx, reply, requester.scopeId) : undefined) : undefined;
+    // Its facts when they were kept (a record of an older version kept none).
+    const end = { type: 'completed' as const, size: record.result?.size, quality: record.result?.quality, cost: record.result?.cost };
+    await ctx.runner.recordEnded(requester, { key, kind, prompt, options, private: isPrivate }, end, link);
   }
-  if (!recording) return;
-  // Made and charged, whatever could be shown of it: completed, as the live path records a result it could not show.
-  const { key, kind, prompt, options, requester, reply } = record;
-  const isPrivate = record.private === true;
-  // The link the live path gives: the reply it was shown in, asked only while its token lives — an expired one's GET
-  // always fails, and counts toward Discord's limit of invalid requests (`recordEnded` gives a private job none).
-  const link = shown && reply ? async () => (target.replyReachable() ? linkToReply(ctx, reply, requester.scopeId) : undefined) : undefined;
-  await ctx.runner.recordEnded(requester, { key, kind, prompt, options, private: isPrivate }, completed ?? { type: 'completed' }, link);
+  // Ended either way (a Retry would charge again), in one write; a record that cannot be marked is logged and left to the
+  // next sweep.
+  try {
+    await ctx.store.markEnded(record.key, 'completed', { endRecorded: true });
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
+  }
 }

@@ -109,6 +109,8 @@ export interface JobRunnerOptions {
   lightPreviews?: boolean | undefined;
   /** Where the audit channels' posts are kept for `forget` (the bots' state: its `audit-posts` space). Without it, `forget` does not reach them. */
   auditPosts?: AuditLogOptions['posts'];
+  /** Where the ends of jobs entered for the audit channels are taken once (the bots' state: its `audit-ended` space). Without it, an end recorded twice is posted twice. */
+  auditEnded?: AuditLogOptions['ended'];
   /** How long audit entries are collected before a post (and the least time between two posts to one channel). Default 2 s. */
   auditBatchMs?: number | undefined;
 }
@@ -176,10 +178,12 @@ export class JobRunner {
   readonly #room: QueueRoom;
   /** Requests in the intake: being decided, answered, their images fetched (`drain` waits for them too). */
   readonly #taking = new Set<Promise<unknown>>();
-  /** Jobs whose end is kept in the history once their final update is shown (`shutdown` waits for them). */
-  readonly #historyWrites = new Set<Promise<void>>();
-  /** Jobs whose audit entry is made once their final update is shown (`shutdown` posts them). */
-  readonly #auditEntries = new Set<Promise<void>>();
+  /**
+   * Ends being recorded (`recordEnded`: the history entry and the audit entry), and live jobs whose end will be once their
+   * final update is shown, with the surface's mark after it: `shutdown` waits for them, then posts what waits for the
+   * audit channels.
+   */
+  readonly #recording = new Set<Promise<void>>();
   /** Set by `drain`: new jobs are refused (`restarting`) while the ones taken run to their end. */
   #draining = false;
   /** The caps of each server/workspace (the operator's with what its chat admins set), and the usage summaries. */
@@ -247,6 +251,7 @@ export class JobRunner {
     this.audit = new AuditLog({
       channelOf: async (scope) => (await this.policy.effective(scope)).auditChannel.value,
       posts: options.auditPosts,
+      ended: options.auditEnded,
       batchMs: options.auditBatchMs,
       logger: this.#logger,
       now: this.#now,
@@ -476,21 +481,16 @@ export class JobRunner {
     const { prompt } = admission.styled;
     const { options } = admission.member.spec;
     // Its end once its final update was shown (as sent: its style applied); `shutdown` waits for it.
-    // Then, only once it is recorded (a history write that failed is not), the surface's mark that it was: a stop or a
-    // crash before that leaves the job unmarked, for a sweep to record it.
+    // Then, only once it is recorded, the surface's mark that it was: a stop or a crash before that leaves the job
+    // unmarked, for a sweep to record it again, which changes nothing.
     const ended = job.done
       .then((final) => this.recordEnded(requester, { key: accepted.historyKey, kind, prompt, options, private: spec.private === true }, final, accepted.historyLink))
       .then(
         () => this.#markEndRecorded(id, accepted),
         (error: unknown) => this.#logger.warn({ jobId: id, err: error }, 'could not record the end of a job'),
       );
-    // Both waits cover it from now: a job that ends during `shutdown` is kept and posted too.
-    this.#historyWrites.add(ended);
-    this.#auditEntries.add(ended);
-    void ended.finally(() => {
-      this.#historyWrites.delete(ended);
-      this.#auditEntries.delete(ended);
-    });
+    // The shutdown's wait covers it from now: a job that ends during `shutdown` is kept, posted and marked too.
+    this.#whileRecording(ended);
     return job;
   }
 
@@ -511,8 +511,10 @@ export class JobRunner {
    * the link and a history write that waits for it) and, once it resolved, the surface's `AcceptedJob.onEndRecorded`
    * (Discord's record and Slack's request are marked `endRecorded` there). A surface calls it for a job it shows later,
    * which a stopped process left — Discord's sweep for a result made and saved but never shown, Slack's for a job whose
-   * images were posted but not its "Done" — only when the job is not marked so, and once its own mark is saved: once per
-   * job. `shutdown` waits for both, and for the surface's mark.
+   * images were posted but not its "Done" — only when the job is not marked so. One order for every caller: record, then
+   * mark. A crash between the two leaves the job unmarked, for a sweep to record it again, which changes nothing: the
+   * history merges by the job's `key`, and the audit channel enters a job's end once by it (`AuditLog.jobEnded`).
+   * `shutdown` waits for both, and for the surface's mark.
    */
   recordEnded(
     requester: Requester,
@@ -525,14 +527,17 @@ export class JobRunner {
     const linkOnce = () => (asked ??= job.private ? Promise.resolve(undefined) : Promise.resolve().then(() => link?.()).catch(() => undefined));
     const { key, ...described } = job;
     const kept = this.history && key !== undefined ? this.history.recordEnd(requester, { key, ...described }, final, linkOnce()) : Promise.resolve();
-    this.#historyWrites.add(kept);
-    void kept.finally(() => this.#historyWrites.delete(kept));
     const entry = linkOnce()
-      .then((url) => this.audit.jobEnded(requester, described, final, url))
+      .then((url) => this.audit.jobEnded(requester, job, final, url))
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a job for the audit channel'));
-    this.#auditEntries.add(entry);
-    void entry.finally(() => this.#auditEntries.delete(entry));
-    return Promise.all([kept, entry]).then(() => undefined);
+    return this.#whileRecording(Promise.all([kept, entry]).then(() => undefined));
+  }
+
+  /** An end being recorded, which `shutdown` waits for until it settled. */
+  #whileRecording(recording: Promise<void>): Promise<void> {
+    this.#recording.add(recording);
+    void recording.finally(() => this.#recording.delete(recording)).catch(() => undefined);
+    return recording;
   }
 
   /** Gives an admitted job's reservation and place back (nothing was sent). */
@@ -631,8 +636,8 @@ export class JobRunner {
     await raceTimeout(allDone(), upTo(SHUTDOWN_DRAIN_MS));
     // An ended job is kept in the history once its final update is shown: nothing is written after the runner is down.
     // What waits for the audit channels (the entries of the jobs that just ended too) is posted now, in the same few seconds.
-    const audited = Promise.allSettled([...this.#auditEntries]).then(() => this.audit.flush());
-    await raceTimeout(Promise.allSettled([...this.#historyWrites, this.history?.settled(), audited]), upTo(SHUTDOWN_DRAIN_MS));
+    const recorded = Promise.allSettled([...this.#recording]).then(() => this.audit.flush());
+    await raceTimeout(Promise.allSettled([this.history?.settled(), recorded]), upTo(SHUTDOWN_DRAIN_MS));
     // An audit channel slower than those seconds (the platforms pace a channel's posts) keeps the rest: said, not silently lost.
     if (this.audit.waiting > 0) this.#logger.warn({ entries: this.audit.waiting }, 'audit entries were not posted before the bot stopped');
     this.#logger.info({ jobs: active.length }, 'job runner shut down');

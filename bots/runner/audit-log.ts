@@ -114,6 +114,11 @@ export interface AuditLogOptions {
   channelOf: AuditChannelOf;
   /** Where posted messages are kept for `forget` (the bots' state: its `audit-posts` space). Without it, `forget` cannot reach the posts. */
   posts?: Pick<Space<AuditRecord>, 'put' | 'update' | 'delete' | 'entries'> | undefined;
+  /**
+   * Where the ends of jobs entered are taken once (the bots' state: its `audit-ended` space), by the job's key: a job's end
+   * recorded again is not posted again. Without it, each record of an end is posted.
+   */
+  ended?: Pick<Space<unknown>, 'claimOnce'> | undefined;
   /** How long entries are collected before a post, and the least time between two posts to one channel. Default 2 s. */
   batchMs?: number | undefined;
   /** Entries waiting per channel; past it the oldest are dropped and the next post says how many. Default 200. */
@@ -147,6 +152,7 @@ const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
 export class AuditLog {
   readonly #channelOf: AuditChannelOf;
   readonly #posts: AuditLogOptions['posts'];
+  readonly #ended: AuditLogOptions['ended'];
   readonly #batchMs: number;
   readonly #maxQueued: number;
   readonly #logger: LoggerLike;
@@ -160,6 +166,7 @@ export class AuditLog {
   constructor(options: AuditLogOptions) {
     this.#channelOf = options.channelOf;
     this.#posts = options.posts;
+    this.#ended = options.ended;
     this.#batchMs = options.batchMs ?? AUDIT_LIMITS.batchMs;
     this.#maxQueued = options.maxQueued ?? AUDIT_LIMITS.maxQueued;
     this.#logger = options.logger ?? noopLogger;
@@ -172,8 +179,18 @@ export class AuditLog {
     else this.#posters.delete(platform);
   }
 
-  /** A job that ended: recorded once its final update was shown. Private jobs without a link. Never throws. */
-  jobEnded(requester: Requester, job: { kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean }, final: JobEnd, link?: string): void {
+  /**
+   * A job that ended: recorded once its final update was shown. Private jobs without a link. Given its `key`, entered
+   * once: a job whose end was entered before (a sweep recording again an end whose mark a crash cut off) is not posted
+   * again. Never throws.
+   */
+  jobEnded(
+    requester: Requester,
+    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean },
+    final: JobEnd,
+    link?: string,
+  ): void {
+    const once = job.key === undefined ? undefined : digestKeyOf(`ended:${scopeKeyOf(requester)}:${job.key}`);
     this.#add(requester, {
       type: 'job',
       userId: requester.userId,
@@ -187,7 +204,7 @@ export class AuditLog {
       ...(final.type === 'completed' && final.cost && { costUsd: final.cost.totalUsd }),
       ...(job.private ? { private: true } : link ? { link } : {}),
       at: this.#now(),
-    });
+    }, once);
   }
 
   /** A refusal the intake decided; only those by a rule or a budget are recorded (`isAuditedRefusal`). Never throws. */
@@ -288,16 +305,31 @@ export class AuditLog {
     await Promise.allSettled(posting);
   }
 
-  #add(requester: Requester, entry: AuditEntry): void {
+  /** An entry for the scope's audit channel, if it has one; `once`: its key in `ended`, taken only then (a second take posts nothing). */
+  #add(requester: Requester, entry: AuditEntry, once?: string): void {
     // A person's own scope (DMs, user installs) has no admins, nor an audit channel.
     if (isDmScope(requester.scopeId) || !this.#posters.has(requester.platform)) return;
     const arriving = this.#channelOf(requester)
-      .then((channel) => {
-        if (channel) this.#enqueue(requester, channel, entry);
+      .then(async (channel) => {
+        if (!channel || (once !== undefined && !(await this.#firstTime(requester, once)))) return;
+        this.#enqueue(requester, channel, entry);
       })
       .catch((error: unknown) => this.#logger.warn({ scopeKey: scopeKeyOf(requester), code: codeOf(error) }, 'could not read the audit channel of a server/workspace; an entry was not posted'));
     this.#arriving.add(arriving);
     void arriving.finally(() => this.#arriving.delete(arriving));
+  }
+
+  /** Whether a job's end is entered for the first time; one that cannot be told (the state failed) is entered: an end is never lost. */
+  async #firstTime(requester: Requester, once: string): Promise<boolean> {
+    if (!this.#ended) return true;
+    try {
+      if (await this.#ended.claimOnce(once)) return true;
+      this.#logger.info({ scopeKey: scopeKeyOf(requester) }, 'a job’s end was entered for the audit channel before; not posted again');
+      return false;
+    } catch (error) {
+      this.#logger.warn({ scopeKey: scopeKeyOf(requester), code: codeOf(error) }, 'could not tell whether a job’s end was entered for the audit channel before; entered');
+      return true;
+    }
   }
 
   #enqueue(requester: Requester, channel: { channelId: string; locale?: string | undefined }, entry: AuditEntry): void {

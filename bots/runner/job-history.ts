@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DEFAULTS, type LoggerLike } from 'pictor';
 import { historyOf, historyOfScope, keepInHistory, type BotState } from '../state/index.js';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
-import type { FinalUpdate, JobOptions, JobSpec, Requester } from './types.js';
+import type { JobOptions, JobSpec, Requester } from './types.js';
 
 /** What `/imagine-history` (Discord) and `/imagine history` (Slack) show of a member's last jobs, kept `PICTOR_HISTORY_RETENTION_DAYS`. */
 export const HistoryEntrySchema = z.object({
@@ -30,10 +30,14 @@ export const HistoryEntrySchema = z.object({
 export type HistoryEntry = z.output<typeof HistoryEntrySchema>;
 
 /**
- * How a job ended, as the history and the audit channel keep it: its final update, or a result made and charged whose
- * facts (size, quality, cost) were not kept with it — a record of an older version, swept after a restart.
+ * How a job ended, as the history and the audit channel keep it: only the facts they record — completed (its size,
+ * quality and cost, when known: a record of an older version swept after a restart kept none), failed (its code) or
+ * cancelled. A final update is one; a sweep passes the facts it kept, not an update made up around them.
  */
-export type JobEnd = FinalUpdate | { type: 'completed'; size?: undefined; quality?: undefined; cost?: undefined };
+export type JobEnd =
+  | { type: 'completed'; size?: string | undefined; quality?: string | undefined; cost?: { totalUsd: number } | undefined }
+  | { type: 'failed'; code: string }
+  | { type: 'cancelled' };
 
 /** Jobs a member is shown of their own history (an admin twice as many of the server's/workspace's); what is kept is `HISTORY_BOUNDS`. */
 const SHOWN = 10;

@@ -133,8 +133,8 @@ export interface AcceptedJob {
   historyLink?: (() => Promise<string | undefined>) | undefined;
   /**
    * Called once the runner recorded the job's end (`recordEnded` resolved: its history and audit entries written, after
-   * the link they wait for), never before and not when it rejected: where the surface saves that a sweep must not
-   * record the job again (a crash before it leaves the job for the sweep to record).
+   * the link they wait for), never before and not when it rejected: where the surface saves that a sweep need not
+   * record the job again (a crash before it leaves the job for the sweep to record again, which changes nothing).
    */
   onEndRecorded?: (() => Promise<void>) | undefined;
 }

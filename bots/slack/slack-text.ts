@@ -53,6 +53,17 @@ export function messageLinkOf(channelId: string, ts: string): string {
   return `https://slack.com/archives/${channelId}/p${ts.replace('.', '')}`;
 }
 
+/**
+ * The link a job's history and audit entries give to its message (`historyLink`, the sweep's alike): none until it is
+ * posted, and none for a message in a direct message with the bot (a `D…` conversation) — only the member can open it,
+ * not the admins who read the audit channel or the workspace's history, so a link there leads nowhere (a private job,
+ * in the member's DM, is linked nowhere either: `recordEnded`).
+ */
+export function jobMessageLinkOf(request: { channelId: string; messageTs?: string | undefined }): string | undefined {
+  if (!request.messageTs || request.channelId.startsWith('D')) return undefined;
+  return messageLinkOf(request.channelId, request.messageTs);
+}
+
 /** Shortens text to `max` characters (code points), with an ellipsis. */
 export function truncate(text: string, max: number): string {
   const chars = [...text];

@@ -1,11 +1,11 @@
 import type { webApi } from '@slack/bolt';
-import { DEFAULTS, type LoggerLike } from 'pictor';
+import type { LoggerLike } from 'pictor';
 import type { ChannelWriter } from './ChannelWriter.js';
 import { DEFAULT_LOCALE, type JobRunner, type Requester } from '../runner/index.js';
 import { renderJobMessage } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import type { SlackActor } from './SlackJobs.js';
-import { messageLinkOf } from './slack-text.js';
+import { jobMessageLinkOf } from './slack-text.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { retryTransient } from './slack-faults.js';
 
@@ -21,7 +21,9 @@ import { retryTransient } from './slack-faults.js';
  * recorded as the runner records every job's (`recordEnded`: the member's
  * history, with the link to its message, and the audit channel) unless the
  * request is marked `endRecorded` (a stop that came after the runner had
- * recorded it, before its "Done"). Runs
+ * recorded it, before its "Done"): recorded first, then marked, the one
+ * order of `recordEnded` (a repeat after a stop between the two changes
+ * nothing). Runs
  * for each request `RequestStore.claimInterrupted` hands this process, at
  * start and, with Redis, while running. Returns whether the message was
  * updated.
@@ -75,14 +77,14 @@ export async function sweepInterrupted(input: {
       logger.warn({ channel: request.channelId, code: slackErrorCode(error) }, 'could not mark a job interrupted by a stop');
     }
   }
-  // Made, charged and posted: its end is recorded once — saved as recorded first, so a stop now cannot record it twice.
-  // A mark that could not be saved leaves the recording to the next sweep (it finds the request still active).
+  // Made, charged and posted: its end is recorded, then the request marked so, as the live path does — a stop or a failed
+  // mark between the two leaves the request active for the next sweep, whose record of it again changes nothing (the
+  // history merges by the job's key, the audit channel enters it once).
   const recording = finished !== undefined && request.endRecorded !== true;
-  const saved = await store.update(request.id, { status: 'ended', ...(recording && { endRecorded: true as const }) }).then(
-    () => true,
-    () => false,
-  );
-  if (finished && recording && saved) await recordEnd(input, request, finished);
+  if (finished && recording) await recordEnd(input, request, finished);
+  await store.update(request.id, { status: 'ended', ...(recording && { endRecorded: true as const }) }).catch((error: unknown) => {
+    logger.warn({ channel: request.channelId, err: String(error) }, 'could not mark a job a stop cut off ended');
+  });
   return updated;
 }
 
@@ -92,15 +94,14 @@ async function recordEnd(
   request: SavedRequest,
   finished: NonNullable<SavedRequest['result']>,
 ): Promise<void> {
-  const { images: _images, where: _where, ...facts } = finished;
   // Asked in a channel: a private job's request keeps it as `askedIn`, its messages going to the member's DM.
   const requester = input.requester({ userId: request.userId, teamId: request.teamId, channelId: request.askedIn ?? request.channelId, locale: request.locale });
   const isPrivate = request.private === true;
-  const { messageTs } = request;
   // The link the live path gives: the job's message (`recordEnded` gives a private job none).
-  const link = messageTs ? () => Promise.resolve(messageLinkOf(request.channelId, messageTs)) : undefined;
-  const final = { type: 'completed' as const, jobId: '', images: [], usage: undefined, background: request.options.background ?? DEFAULTS.background, ...facts };
+  const url = jobMessageLinkOf(request);
+  const link = url ? () => Promise.resolve(url) : undefined;
+  const { size, quality, cost } = finished;
   await input.runner
-    .recordEnded(requester, { key: request.id, kind: request.kind, prompt: request.prompt, options: request.options, private: isPrivate }, final, link)
+    .recordEnded(requester, { key: request.id, kind: request.kind, prompt: request.prompt, options: request.options, private: isPrivate }, { type: 'completed', size, quality, cost }, link)
     .catch((error: unknown) => input.logger.warn({ err: String(error), channel: request.channelId }, 'could not record the end of a job a stop cut off'));
 }

@@ -75,6 +75,12 @@ export function botSpaces(settings: SpaceSettings = {}) {
      */
     // A post of 20 entries whose prompts of 1,000 characters are all escaped in JSON (6 bytes a character) is ~140 KB.
     auditPosts: { name: 'audit-posts', dir: 'audit/posts', ttlMs: 30 * DAY, maxValueBytes: 256 * KIB, maxCount: 20_000, maxBytes: 64 * MIB },
+    /**
+     * The job ends entered for an audit channel (a digest of the platform, the server or workspace and the job's key), as
+     * long as its posts are kept: a job's end recorded again (a sweep after a crash between the record and its mark) is
+     * not posted twice.
+     */
+    auditEnded: { name: 'audit-ended', dir: 'audit/ended', ttlMs: 30 * DAY, maxValueBytes: 64, maxCount: 100_000 },
   } satisfies Record<string, SpaceDefinition>;
 }
 

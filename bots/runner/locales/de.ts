@@ -147,6 +147,7 @@ export const de = {
   'discord.job.cancelled_by': '✖️ Abgebrochen von {user}.',
   'discord.job.interrupted': '🔌 Dieser Auftrag wurde beim Neustart des Bots gestoppt; drücke Erneut versuchen, um ihn noch einmal auszuführen.',
   'discord.job.result_gone': '🔌 Dieser Auftrag wurde beim Neustart des Bots fertig, sein Ergebnis konnte aber nicht mehr gezeigt werden, und seine Bilder werden nicht mehr aufbewahrt. Sie wurden erstellt und berechnet; starte einen neuen Auftrag mit /imagine oder /edit, wenn du sie noch brauchst.',
+  'discord.job.result_kept_unshown': '🔌 Dieser Auftrag wurde beim Neustart des Bots fertig, sein Ergebnis konnte aber nicht mehr gezeigt werden. Hier sind seine Bilder; sie wurden erstellt und berechnet.',
   'discord.job.some_no_longer_kept': 'Dieser Auftrag wurde beim Neustart des Bots fertig, und {missing, plural, one {eines seiner {made} Bilder wird} other {# seiner {made} Bilder werden}} nicht mehr aufbewahrt: erstellt und berechnet, aber hier nicht gezeigt.',
   'discord.job.too_large_to_upload': '{images, plural, one {Das Bild} other {Bild {index}}} ist zu groß, um es hier hochzuladen (Limit {limit} pro Datei), auch neu kodiert.',
   'discord.job.reencoded':

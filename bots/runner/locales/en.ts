@@ -159,6 +159,7 @@ export const en = {
   'discord.job.cancelled_by': '✖️ Cancelled by {user}.',
   'discord.job.interrupted': '🔌 This job stopped when the bot restarted; press Retry to run it again.',
   'discord.job.result_gone': '🔌 This job finished just as the bot restarted, but its result could not be shown then, and its images are no longer kept. They were made and charged; start a new job with /imagine or /edit if you still need them.',
+  'discord.job.result_kept_unshown': '🔌 This job finished just as the bot restarted, but its result could not be shown then. Here are its images; they were made and charged.',
   'discord.job.some_no_longer_kept': 'This job finished just as the bot restarted, and {missing, plural, one {one of its {made} images is} other {# of its {made} images are}} no longer kept: made and charged, but not shown here.',
   'discord.job.too_large_to_upload': '{images, plural, one {The image} other {Image {index}}} is too large to upload here (limit {limit} per file), even re-encoded.',
   'discord.job.reencoded':

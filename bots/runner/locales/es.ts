@@ -147,6 +147,7 @@ export const es = {
   'discord.job.cancelled_by': '✖️ Cancelado por {user}.',
   'discord.job.interrupted': '🔌 Este trabajo se detuvo al reiniciarse el bot; pulsa Reintentar para ejecutarlo de nuevo.',
   'discord.job.result_gone': '🔌 Este trabajo terminó justo cuando el bot se reinició, pero su resultado no pudo mostrarse y sus imágenes ya no se conservan. Se crearon y se cobraron; inicia un trabajo nuevo con /imagine o /edit si aún las necesitas.',
+  'discord.job.result_kept_unshown': '🔌 Este trabajo terminó justo cuando el bot se reinició, pero su resultado no pudo mostrarse. Aquí están sus imágenes; se crearon y se cobraron.',
   'discord.job.some_no_longer_kept': 'Este trabajo terminó justo cuando el bot se reinició, y {missing, plural, one {una de sus {made} imágenes ya no se conserva} other {# de sus {made} imágenes ya no se conservan}}: se crearon y se cobraron, pero no se muestran aquí.',
   'discord.job.too_large_to_upload': '{images, plural, one {La imagen} other {La imagen {index}}} es demasiado grande para subirla aquí (límite de {limit} por archivo), incluso recodificada.',
   'discord.job.reencoded':

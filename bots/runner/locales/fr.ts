@@ -147,6 +147,7 @@ export const fr = {
   'discord.job.cancelled_by': '✖️ Annulée par {user}.',
   'discord.job.interrupted': '🔌 Cette tâche s’est arrêtée au redémarrage du bot ; appuyez sur Réessayer pour la relancer.',
   'discord.job.result_gone': '🔌 Cette tâche s’est terminée au redémarrage du bot, mais son résultat n’a pas pu être affiché et ses images ne sont plus conservées. Elles ont été créées et facturées ; lancez une nouvelle tâche avec /imagine ou /edit si vous en avez encore besoin.',
+  'discord.job.result_kept_unshown': '🔌 Cette tâche s’est terminée au redémarrage du bot, mais son résultat n’a pas pu être affiché. Voici ses images ; elles ont été créées et facturées.',
   'discord.job.some_no_longer_kept': 'Cette tâche s’est terminée au redémarrage du bot, et {missing, plural, one {une de ses {made} images n’est plus conservée} other {# de ses {made} images ne sont plus conservées}} : créées et facturées, mais pas affichées ici.',
   'discord.job.too_large_to_upload': '{images, plural, one {L’image} other {L’image {index}}} est trop lourde pour être envoyée ici (limite de {limit} par fichier), même réencodée.',
   'discord.job.reencoded':

@@ -147,6 +147,7 @@ export const ja = {
   'discord.job.cancelled_by': '✖️ {user} がキャンセルしました。',
   'discord.job.interrupted': '🔌 このジョブはボットの再起動で停止しました。「再試行」を押すともう一度実行します。',
   'discord.job.result_gone': '🔌 このジョブはボットの再起動時に完了しましたが、結果を表示できず、画像はもう保管されていません。画像は生成され、課金されています。必要な場合は /imagine または /edit で新しいジョブを始めてください。',
+  'discord.job.result_kept_unshown': '🔌 このジョブはボットの再起動時に完了しましたが、結果を表示できませんでした。画像はこちらです。画像は生成され、課金されています。',
   'discord.job.some_no_longer_kept': 'このジョブはボットの再起動時に完了しましたが、{made} 枚の画像のうち {missing, plural, other {# 枚}}はもう保管されていません。生成され課金されていますが、ここには表示されません。',
   'discord.job.too_large_to_upload': '{images, plural, =1 {画像} other {画像 {index}}}は再エンコードしてもここにアップロードするには大きすぎます（1 ファイルあたりの上限 {limit}）。',
   'discord.job.reencoded':

@@ -147,6 +147,7 @@ export const ptBR = {
   'discord.job.cancelled_by': '✖️ Cancelada por {user}.',
   'discord.job.interrupted': '🔌 Esta tarefa parou quando o bot reiniciou; toque em Tentar de novo para executá-la outra vez.',
   'discord.job.result_gone': '🔌 Esta tarefa terminou quando o bot reiniciou, mas o resultado não pôde ser mostrado e as imagens não estão mais guardadas. Elas foram criadas e cobradas; comece uma nova tarefa com /imagine ou /edit se ainda precisar delas.',
+  'discord.job.result_kept_unshown': '🔌 Esta tarefa terminou quando o bot reiniciou, mas o resultado não pôde ser mostrado. Aqui estão as imagens; elas foram criadas e cobradas.',
   'discord.job.some_no_longer_kept': 'Esta tarefa terminou quando o bot reiniciou, e {missing, plural, one {uma das suas {made} imagens não está mais guardada} other {# das suas {made} imagens não estão mais guardadas}}: foram criadas e cobradas, mas não aparecem aqui.',
   'discord.job.too_large_to_upload': '{images, plural, one {A imagem} other {A imagem {index}}} é grande demais para enviar aqui (limite de {limit} por arquivo), mesmo recodificada.',
   'discord.job.reencoded':

@@ -105,6 +105,7 @@ export class DiscordHarness {
       styles: this.state.store.space(this.state.spaces.houseStyles),
       memberDefaults: memberDefaultsInState(this.state.store.space(this.state.spaces.memberDefaults)),
       auditPosts: this.state.store.space(this.state.spaces.auditPosts),
+      auditEnded: this.state.store.space(this.state.spaces.auditEnded),
       // Audit entries are posted a moment after they come (2 s in production), so the tests see them soon.
       auditBatchMs: 50,
       maxQueuedInputBytes: this.options.maxQueuedInputBytes,

@@ -108,7 +108,7 @@ describe('the sweep of jobs the last process left', () => {
     expect(recordEnded).toHaveBeenCalledTimes(1);
   });
 
-  it('records a swept job only once its end is saved: a sweep whose mark fails records nothing, and the next sweep records it once', async () => {
+  it('records a swept job’s end before it marks it: a sweep whose mark fails has recorded it, and the next sweep’s record of it again changes nothing — one history entry, one audit post', async () => {
     let audit = '';
     const ix = await resultOnItsWay({ prompt: 'a paid image whose sweep could not mark it' }, async () => {
       audit = await chooseAuditChannel(h);
@@ -119,18 +119,55 @@ describe('the sweep of jobs the last process left', () => {
     await h.restart({ crash: true });
 
     await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'could not mark a swept job ended'), 'the sweep’s failed mark');
-    expect(recordEnded).not.toHaveBeenCalled();
+    expect(recordEnded).toHaveBeenCalledTimes(1);
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    expect(await h.runner.history!.mine(requester)).toHaveLength(1);
+    await auditEntry(h, audit, 'a paid image whose sweep could not mark it');
     update.mockRestore();
     await h.restart({ crash: true });
 
-    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
-    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
-    await auditEntry(h, audit, 'a paid image whose sweep could not mark it');
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     await vi.waitFor(async () => {
       for await (const { value } of records.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
     });
-    expect(recordEnded).toHaveBeenCalledTimes(1);
+    expect(recordEnded).toHaveBeenCalledTimes(2);
+    expect(await h.runner.history!.mine(requester)).toHaveLength(1);
+    // The second record's entry would have been posted a moment after it: the runner's stop posts what waits.
+    await h.runner.shutdown({ graceMs: 0 });
+    const texts = (m: FakeMessage) => m.embeds.map((e) => String(e.description));
+    expect(h.discord.channelMessages(audit).flatMap(texts).filter((t) => t.includes('a paid image whose sweep could not mark it'))).toHaveLength(1);
+  });
+
+  it('leaves a job whose end a crash cut off while the sweep recorded it to the next sweep, which records it: nothing is marked before its end is recorded', async () => {
+    let audit = '';
+    const ix = await resultOnItsWay({ prompt: 'a paid image whose sweep died recording it' }, async () => {
+      audit = await chooseAuditChannel(h);
+    });
+    // The next process dies while its sweep records the job's end: that record never resolves.
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>(() => {}));
+    await h.restart({ crash: true });
+    await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the sweep recording the job’s end');
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    for await (const { value } of records.entries()) expect(value.endRecorded).toBeUndefined();
+    await h.restart({ crash: true });
+
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    await auditEntry(h, audit, 'a paid image whose sweep died recording it');
+    expect(recordEnded).toHaveBeenCalledTimes(2);
+  });
+
+  it('marks a swept result ended in one write, with its end recorded', async () => {
+    await resultOnItsWay({ prompt: 'a paid image marked once' });
+    const update = vi.spyOn(JobRecordStore.prototype, 'update');
+    await h.restart({ crash: true });
+
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'showed the result of a job the last stop left unshown'), 'the sweep');
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    await vi.waitFor(async () => {
+      for await (const { value } of records.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
+    });
+    expect(update.mock.calls.map(([, patch]) => patch)).toEqual([{ endRecorded: true, status: 'completed' }]);
   });
 
   it('shows, without recording it again, the result of a job whose end the runner recorded before the process stopped (its record marked so): one history entry, one audit post', async () => {
@@ -309,6 +346,31 @@ describe('the sweep of jobs the last process left', () => {
     expect(shown.content).toMatch(/no longer kept/);
     expect(buttonsOf(shown)).toEqual([]);
     expect(h.emulator.requests.filter((r) => r.path.includes('/images/'))).toHaveLength(1);
+  });
+
+  it('shows the kept images, with their buttons, of a record an older version kept without its result’s facts — never “no longer kept” for images it just read', async () => {
+    const ix = await resultOnItsWay({ prompt: 'a paid image kept by an older version' });
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    for await (const { key } of records.entries()) {
+      await records.update(key, (record) => {
+        if (!record) return record;
+        const { result: _result, made: _made, ...older } = record;
+        return { ...older, outputs: record.outputs.map(({ index: _index, ...kept }) => kept) };
+      });
+    }
+    await h.restart({ crash: true });
+
+    const shown = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes(say('en', 'discord.job.result_kept_unshown')) ? m : undefined;
+    }, 'the sweep');
+    expect(shown.content).not.toMatch(/no longer kept/);
+    expect(shown.attachments).toHaveLength(1);
+    expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
+    const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    await vi.waitFor(async () => {
+      for await (const { value } of after.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
+    });
   });
 
   it('says nothing of a job with a kept result that is older than its images can be kept (most likely shown, its record never marked ended), and marks it ended', async () => {

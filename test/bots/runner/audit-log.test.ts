@@ -207,3 +207,50 @@ describe('forget in the audit channel', () => {
     await state.close();
   });
 });
+
+describe('a job’s end in the audit channel', () => {
+  const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+  it('is entered once by the job’s key: its end recorded again, by this process or the next one (a sweep after a crash between the record and its mark), is not posted again', async () => {
+    const dataDir = await newDir();
+    let state = await openBotState({ dataDir, logger: quiet });
+    const poster = new RecordingPoster();
+    const logOf = () => {
+      const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, ended: state.store.space(state.spaces.auditEnded) });
+      log.setPoster('discord', poster);
+      return log;
+    };
+    let log = logOf();
+    log.jobEnded(member('U-ada'), { key: 'job-1', ...job('a lighthouse recorded twice') }, completed);
+    log.jobEnded(member('U-ada'), { key: 'job-1', ...job('a lighthouse recorded twice') }, completed);
+    await log.flush();
+    await state.close();
+    state = await openBotState({ dataDir, logger: quiet });
+    log = logOf();
+    log.jobEnded(member('U-ada'), { key: 'job-1', ...job('a lighthouse recorded twice') }, completed);
+    // Another job, and the same key in another server: each its own entry.
+    log.jobEnded(member('U-ada'), { key: 'job-2', ...job('a second lighthouse') }, completed);
+    log.jobEnded(member('U-ada', 'G2'), { key: 'job-1', ...job('a lighthouse elsewhere') }, completed);
+    await log.flush();
+    expect(poster.posts.flatMap((p) => p.entries).map((e) => e.prompt)).toEqual(['a lighthouse recorded twice', 'a second lighthouse', 'a lighthouse elsewhere']);
+    await state.close();
+  });
+
+  it('is entered when the state cannot tell whether it was before (an end is never lost), and takes nothing for a server without an audit channel', async () => {
+    const poster = new RecordingPoster();
+    const claims: string[] = [];
+    const ended = {
+      claimOnce: async (key: string) => {
+        claims.push(key);
+        throw new Error('storage unavailable');
+      },
+    };
+    const log = new AuditLog({ channelOf: async (s) => (s.scopeId === 'G1' ? { channelId: 'C-audit' } : undefined), batchMs: 10, ended });
+    log.setPoster('discord', poster);
+    log.jobEnded(member('U-ada'), { key: 'job-1', ...job('a lighthouse in a storm') }, completed);
+    log.jobEnded(member('U-ada', 'G-unaudited'), { key: 'job-2', ...job('a lighthouse nobody audits') }, completed);
+    await log.flush();
+    expect(poster.posts.flatMap((p) => p.entries).map((e) => e.prompt)).toEqual(['a lighthouse in a storm']);
+    expect(claims).toHaveLength(1);
+  });
+});

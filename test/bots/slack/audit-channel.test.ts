@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { auditGreeting, describeAuditTrouble, say } from '../../../bots/runner/index.js';
 import { settingsCommandOf } from '../../../bots/slack/listeners/settings-commands.js';
 import type { FakeMessage } from '../../fakes/slack/slack-objects.js';
@@ -65,6 +65,22 @@ describe('the audit channel on Slack', () => {
     expect(h.emulator.requests).toHaveLength(sentBefore);
     // Nothing of the refusal in the channel where it was asked: only the public job's messages.
     expect(fake.botMessages('C0ART').some((m) => m.text.includes('kraken'))).toBe(false);
+  });
+
+  it('links no job asked in a direct message with the bot, in the audit channel or the history: only the member can open that message', async () => {
+    h = await start();
+    const { fake } = h;
+    await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN');
+    await fake.userMessage({ channel: 'D0ALICE', channelType: 'im', user: 'U0ALICE', text: 'a lighthouse asked in a DM --quality low' });
+    await finishedJob(fake, 'D0ALICE');
+    const entry = await auditEntry(h, 'a lighthouse asked in a DM');
+    expect(entry).toContain('<@U0ALICE>');
+    expect(entry).not.toContain('https://');
+    const alice = { platform: 'slack' as const, userId: 'U0ALICE', channelId: '', scopeId: 'T0PICTOR' };
+    await vi.waitFor(async () => expect(await h!.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    const [kept] = await h.runner.history!.mine(alice);
+    expect(kept).toMatchObject({ prompt: 'a lighthouse asked in a DM', status: 'completed' });
+    expect(kept!.link).toBeUndefined();
   });
 
   it('pings nobody: a mention in a prompt, or in the blocked word a refusal names, is shown as written', async () => {

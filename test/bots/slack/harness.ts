@@ -84,6 +84,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     styles: state.store.space(state.spaces.houseStyles),
     memberDefaults: memberDefaultsInState(state.store.space(state.spaces.memberDefaults)),
     auditPosts: state.store.space(state.spaces.auditPosts),
+    auditEnded: state.store.space(state.spaces.auditEnded),
     // Audit entries are posted a moment after they come (2 s in production), so the tests see them soon.
     auditBatchMs: 50,
     maxQueuedInputBytes: options.maxQueuedInputBytes,

@@ -3,6 +3,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRunner } from '../../../bots/runner/index.js';
+import { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { messageLinkOf } from '../../../bots/slack/slack-text.js';
 import { buttonsOf, type FakeMessage } from '../../fakes/slack/slack-objects.js';
 import {
@@ -187,6 +188,71 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     open.splice(open.indexOf(after), 1);
     expect(recorded).toHaveBeenCalledTimes(1);
     expect(auditEntries(after, 'a lantern in a storm')).toHaveLength(1);
+    await fake.close();
+  });
+
+  /** A bot whose job's images were posted, then crashed before its end was recorded: its request as the crash left it. */
+  async function crashedBeforeItsEnd(prompt: string) {
+    const before = await startWithAdmin();
+    const { fake, dataDir } = before;
+    await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN');
+    vi.spyOn(before.runner, 'recordEnded').mockResolvedValue(undefined);
+    await fake.command({ command: '/imagine', text: `${prompt} --quality low`, channel: 'C0LAMPS', user: 'U0ALICE' });
+    await finishedJob(fake, 'C0LAMPS');
+    await finishedActions(fake, 'C0LAMPS');
+    const saved = await savedRequest(dataDir);
+    await fake.waitFor(() => saved.read().value.status === 'ended', 'the request to be saved as ended');
+    await before.close({ fake: true, dataDir: true });
+    const crashed = async () => {
+      const { endRecorded: _, ...value } = saved.read().value;
+      await saved.write({ ...saved.read(), holder: 'a-crashed-process', value: { ...value, status: 'active' } });
+    };
+    await crashed();
+    return { fake, dataDir, saved, crashed };
+  }
+
+  it('records a swept job’s end before it marks the request: a sweep whose mark fails has recorded it, and the next sweep’s record of it again changes nothing — one history entry, one audit post', async () => {
+    const { fake, dataDir, saved, crashed } = await crashedBeforeItsEnd('a lantern whose sweep could not mark it');
+    const update = vi.spyOn(RequestStore.prototype, 'update').mockRejectedValue(new Error('storage unavailable'));
+    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    let after = await startWithAdmin({ fake, dataDir });
+    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    await fake.waitFor(() => auditEntries(after, 'a lantern whose sweep could not mark it').length > 0 || undefined, 'the audit entry');
+    await after.close({ fake: true, dataDir: true });
+    update.mockRestore();
+    expect(saved.read().value.status).toBe('active');
+    await crashed();
+
+    after = await startWithAdmin({ fake, dataDir });
+    open.push(after);
+    await fake.waitFor(() => saved.read().value.status === 'ended' || undefined, 'the next sweep to end the request');
+    expect(saved.read().value).toMatchObject({ status: 'ended', endRecorded: true });
+    expect(await after.runner.history!.mine(alice)).toHaveLength(1);
+    await after.close({ fake: true });
+    open.splice(open.indexOf(after), 1);
+    expect(recorded).toHaveBeenCalledTimes(2);
+    expect(auditEntries(after, 'a lantern whose sweep could not mark it')).toHaveLength(1);
+    await fake.close();
+  });
+
+  it('leaves a job whose end a crash cut off while the sweep recorded it to the next sweep, which records it: nothing is marked before its end is recorded', async () => {
+    const { fake, dataDir, saved } = await crashedBeforeItsEnd('a lantern whose sweep died recording it');
+    // The next process dies while its sweep records the job's end: that record never resolves.
+    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>(() => {}));
+    let after = await startWithAdmin({ fake, dataDir });
+    await fake.waitFor(() => recorded.mock.calls.length > 0 || undefined, 'the sweep recording the job’s end');
+    expect(saved.read().value.status).toBe('active');
+    expect(saved.read().value.endRecorded).toBeUndefined();
+    await after.close({ fake: true, dataDir: true });
+    await saved.write({ ...saved.read(), holder: 'a-crashed-process' });
+
+    after = await startWithAdmin({ fake, dataDir });
+    open.push(after);
+    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    await fake.waitFor(() => auditEntries(after, 'a lantern whose sweep died recording it').length > 0 || undefined, 'the audit entry');
+    await fake.waitFor(() => saved.read().value.endRecorded === true || undefined, 'the request marked as recorded');
+    await after.close({ fake: true });
+    open.splice(open.indexOf(after), 1);
     await fake.close();
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapedExcerpt } from '../../../bots/slack/slack-text.js';
+import { escapedExcerpt, jobMessageLinkOf } from '../../../bots/slack/slack-text.js';
 
 describe('escapedExcerpt', () => {
   it('keeps text that fits, escaped', () => {
@@ -11,5 +11,14 @@ describe('escapedExcerpt', () => {
     expect(excerpt.length).toBeLessThanOrEqual(1000);
     expect(excerpt).toBe(`${'&lt;'.repeat(249)}…`);
     expect(escapedExcerpt('ab&cd', 5)).toBe('ab…');
+  });
+});
+
+describe('jobMessageLinkOf', () => {
+  it('links a job’s message in a channel, and none before it is posted or in a direct message with the bot (only the member can open that)', () => {
+    expect(jobMessageLinkOf({ channelId: 'C0ART', messageTs: '1700000000.000100' })).toBe('https://slack.com/archives/C0ART/p1700000000000100');
+    expect(jobMessageLinkOf({ channelId: 'G0PRIVATE', messageTs: '1700000000.000100' })).toBe('https://slack.com/archives/G0PRIVATE/p1700000000000100');
+    expect(jobMessageLinkOf({ channelId: 'C0ART' })).toBeUndefined();
+    expect(jobMessageLinkOf({ channelId: 'D0ALICE', messageTs: '1700000000.000100' })).toBeUndefined();
   });
 });
