@@ -13,14 +13,20 @@ describe('a stopped Slack bot', () => {
     release = undefined;
   });
 
-  it('is done by the stop’s until, a job’s final update still unanswered by Slack', async () => {
-    h = await startHarness({ emulator: { latencyMs: 0, defaultPartialImages: 0 } });
-    const held = h.fake.holdOpen('chat.update');
+  /** A bot whose job has ended, its final update waiting behind an update Slack holds unanswered. */
+  async function startWithAnEndedJobHeld(): Promise<Harness> {
+    // Kept in h at once: the harness is closed after the test however far this got.
+    const started = (h = await startHarness({ emulator: { latencyMs: 0, defaultPartialImages: 0 } }));
+    const held = started.fake.holdOpen('chat.update');
     release = held.release;
-    await h.fake.command({ command: '/imagine', text: 'a lighthouse Slack never shows --quality low', channel: 'C0STOP' });
-    await h.fake.waitFor(() => held.arrived() > 0, 'an update of the job held by Slack');
-    // The job has ended: its final update waits behind the one Slack holds.
-    await h.fake.waitFor(() => h!.runner.activeJobs().length === 0, 'the job to end');
+    await started.fake.command({ command: '/imagine', text: 'a lighthouse Slack never shows --quality low', channel: 'C0STOP' });
+    await started.fake.waitFor(() => held.arrived() > 0, 'an update of the job held by Slack');
+    await started.fake.waitFor(() => started.runner.activeJobs().length === 0, 'the job to end');
+    return started;
+  }
+
+  it('is done by the stop’s until, a job’s final update still unanswered by Slack', async () => {
+    h = await startWithAnEndedJobHeld();
 
     // Without `until` the stop would wait 10 s for the writes, then 10 s more for the job's end.
     const until = Date.now() + 500;
@@ -31,12 +37,7 @@ describe('a stopped Slack bot', () => {
   }, 15_000);
 
   it('is done by the earlier until of a second stop, the first one given none, its waits under way cut short', async () => {
-    h = await startHarness({ emulator: { latencyMs: 0, defaultPartialImages: 0 } });
-    const held = h.fake.holdOpen('chat.update');
-    release = held.release;
-    await h.fake.command({ command: '/imagine', text: 'a lighthouse Slack never shows --quality low', channel: 'C0STOP' });
-    await h.fake.waitFor(() => held.arrived() > 0, 'an update of the job held by Slack');
-    await h.fake.waitFor(() => h!.runner.activeJobs().length === 0, 'the job to end');
+    h = await startWithAnEndedJobHeld();
 
     // The first stop alone would wait 10 s for the writes, then 10 s more for the job's end.
     const first = h.bot.stop();
