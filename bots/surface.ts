@@ -40,7 +40,8 @@ export interface RunningSurface {
    * Stops taking interactions and shows what it still owes; called after the runner has ended the jobs. `until`
    * (a time in ms since the epoch, as `Date.now()`): by when it is done, however much it still owes — its waits share
    * what is left of it, so the process can still close its stores and Redis link after it. Without it, each wait
-   * takes the surface's own default.
+   * takes the surface's own default. Runs once (`stopOnce`): a second call gets the first one's stop, ended by the
+   * earlier of their `until`s, a wait under way cut short too.
    */
   stop(options?: StopOptions): Promise<void>;
 }

@@ -14,7 +14,7 @@ import {
 } from 'pictor';
 import type { LocalizationMap } from 'discord.js';
 import { anyOf, type MessageKey, type MessageValues } from '../runner/index.js';
-import { english, localized } from './command-words.js';
+import { namedChoice } from './command-words.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 
 /**
@@ -32,7 +32,7 @@ export interface Choice<T extends string> {
 /** A choice named by the catalog message `key`, with `(default)` when it is the spec's default. */
 function choice<T extends string>(key: MessageKey, value: T, fallback: string, values: MessageValues): Choice<T> {
   const all = { ...values, isDefault: value === fallback ? 'yes' : 'no' };
-  return { name: english(key, all), name_localizations: localized(key, all), value };
+  return namedChoice(key, all, value);
 }
 
 function shapeOf(size: Size): string {

@@ -1,4 +1,4 @@
-import type { LocalizationMap } from 'discord.js';
+import { SlashCommandBuilder, type LocalizationMap } from 'discord.js';
 import { say, type Locale, type MessageKey, type MessageValues } from '../runner/index.js';
 
 /**
@@ -21,4 +21,29 @@ export function localized(key: MessageKey, values?: MessageValues): Localization
 /** The English words (a command's own name and description). */
 export function english(key: MessageKey, values?: MessageValues): string {
   return say('en', key, values);
+}
+
+/** What discord.js builds with an English description and its localizations: a command, a subcommand, an option. */
+interface Describable<T> {
+  setDescription(description: string): T;
+  setDescriptionLocalizations(localizedDescriptions: LocalizationMap | null): T;
+}
+
+/** `builder` described by one catalog message: in English (Discord's own description) and in every other language. */
+export function described<T extends Describable<T>>(builder: T, key: MessageKey, values?: MessageValues): T {
+  return builder.setDescription(english(key, values)).setDescriptionLocalizations(localized(key, values));
+}
+
+/** The slash commands the catalog names and describes (`discord.command.<command>.name`, `….description`). */
+type CatalogCommand = MessageKey extends infer K ? (K extends `discord.command.${infer C}.description` ? C : never) : never;
+
+/** A slash command named and described by the catalog (`discord.command.<command>.name`, `….description`), in English and every other language. */
+export function slashCommand(command: CatalogCommand): SlashCommandBuilder {
+  const name = `discord.command.${command}.name` as const;
+  return described(new SlashCommandBuilder().setName(english(name)).setNameLocalizations(localized(name)), `discord.command.${command}.description`);
+}
+
+/** A choice of an option named by one catalog message, in English and in every other language; its value as it is. */
+export function namedChoice<T extends string>(key: MessageKey, values: MessageValues, value: T): { name: string; name_localizations: LocalizationMap; value: T } {
+  return { name: english(key, values), name_localizations: localized(key, values), value };
 }

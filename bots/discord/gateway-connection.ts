@@ -56,8 +56,10 @@ const DEFAULT_THROTTLER = async (manager: WebSocketManager): Promise<IIdentifyTh
 /** One gateway login: its client, and whether it left (a client that left is never on the gateway again). */
 interface Login {
   client: Client;
-  left: boolean;
-  /** Set by the first disconnect: ends once the client is off the gateway (a later disconnect waits for it too). */
+  /**
+   * Set by the first disconnect, as it begins: the login left (set), and when its client is off the gateway (ends then;
+   * a later disconnect waits for it too).
+   */
   leaving?: Promise<void>;
   /** Ends the login's wait for READY when it leaves first. */
   abandon(): void;
@@ -71,14 +73,14 @@ interface Login {
  * that left is held before it opens a socket, so that retry never reaches Discord. The identify throttle is one for
  * every login of this process, so a client made anew waits for Discord's identify rate as the one before did.
  */
-function loginWs(login: Pick<Login, 'left' | 'keptOff'>, throttle: (manager: WebSocketManager) => Promise<IIdentifyThrottler>, logger: LoggerLike): WebSocketOptions {
+function loginWs(login: Pick<Login, 'leaving' | 'keptOff'>, throttle: (manager: WebSocketManager) => Promise<IIdentifyThrottler>, logger: LoggerLike): WebSocketOptions {
   return {
     buildIdentifyThrottler: throttle,
     buildStrategy(manager) {
       const retrieve = manager.options.retrieveSessionInfo;
       Object.assign(manager.options, {
         retrieveSessionInfo: (shardId: number) => {
-          if (!login.left) return retrieve(shardId);
+          if (login.leaving === undefined) return retrieve(shardId);
           logger.debug({ shardId }, 'discord.js tried to connect a gateway client that left; kept off');
           login.keptOff();
           return new Promise<never>(() => {});
@@ -115,7 +117,7 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
   const connect = async () => {
     let abandon!: (error: Error) => void;
     const abandoned = new Promise<never>((_resolve, reject) => (abandon = reject));
-    const login = { left: false, abandon: () => abandon(new Error('left the gateway while logging in')), keptOff: () => {} } as Login;
+    const login = { abandon: () => abandon(new Error('left the gateway while logging in')), keptOff: () => {} } as Login;
     login.client = options.newClient(loginWs(login, throttle, logger));
     current = login;
     const ready = new Promise<unknown>((resolve) => login.client.once(Events.ClientReady, resolve));
@@ -138,8 +140,8 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     // lease is given back only once this process is off the gateway.
     return (login.leaving ??= leaveGateway(login));
   };
+  // Becomes the login's `leaving` at its first await: nothing before it (abandon, the destroy begun) asks to connect the client.
   const leaveGateway = async (login: Login) => {
-    login.left = true;
     login.abandon();
     const { client } = login;
     const leaveTimeoutMs = options.leaveTimeoutMs ?? LEAVE_TIMEOUT_MS;

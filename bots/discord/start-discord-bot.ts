@@ -1,6 +1,6 @@
 import { Client, Events, REST, RESTEvents, type WebSocketOptions } from 'discord.js';
 import { type LoggerLike } from 'pictor';
-import { scrubSecrets, timerMsOf, withTimeout } from 'pictor/internal';
+import { scrubSecrets, timerMsOf } from 'pictor/internal';
 import { describeDiscordUnreachable } from './unreachable.js';
 import type { BotContext, DiscordJobRunner } from './bot-context.js';
 import { loadCommands } from './commands/index.js';
@@ -16,7 +16,7 @@ import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST
 import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
 import { discordAuditPoster } from './audit-poster.js';
-import { checkUntil, waitWithin } from '../time-left.js';
+import { stopOnce } from '../stop-once.js';
 
 export interface StartDiscordBotOptions {
   /** The bot token (a secret: never logged or shown). */
@@ -82,7 +82,8 @@ export interface DiscordBot {
    * long to wait for those replies; 0 leaves at once (a process that must go now). A grace that is not a number of
    * ms from 0 to 2^31 − 1 is a RangeError naming it, and nothing is stopped. `until` (a time as `Date.now()`): every
    * wait of the stop (for a sweep, for Redis while leaving the gateway, for the replies) ends by then at the latest,
-   * whatever the grace (a process that must close its stores after).
+   * whatever the grace (a process that must close its stores after). A second call gets the first one's stop (its
+   * grace), ended by the earlier of their `until`s (`stopOnce`), as Slack's.
    */
   stop(options?: { graceMs?: number | undefined; until?: number | undefined }): Promise<void>;
 }
@@ -234,6 +235,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     logger,
   });
 
+  const stopBot = stopOnce();
   return {
     get client() {
       return client();
@@ -247,19 +249,18 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     },
     async stop(stopOptions = {}) {
       const graceMs = stopOptions.graceMs === undefined ? stopGraceMs : timerMsOf('graceMs', stopOptions.graceMs);
-      const until = checkUntil(stopOptions.until);
-      accepting = false;
-      await sweeper.stop({ until });
-      await endpoint?.close();
-      // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
-      if (gateway?.leased) await gateway.leave({ until });
-      await withTimeout(allSettledInFlight(), waitWithin(graceMs, until), '').catch(() => {
-        logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
+      return stopBot(stopOptions.until, async (budget) => {
+        accepting = false;
+        await budget.within(sweeper.stop({ until: budget.until() }), Number.POSITIVE_INFINITY);
+        await endpoint?.close();
+        // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
+        if (gateway?.leased) await gateway.leave({ until: budget.until() });
+        if (!(await budget.within(allSettledInFlight(), graceMs))) logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
+        if (gateway) await gateway.leave({ until: budget.until() });
+        else await httpClient!.destroy();
+        retireBotRest();
+        logger.info({}, 'Discord bot stopped');
       });
-      if (gateway) await gateway.leave({ until });
-      else await httpClient!.destroy();
-      retireBotRest();
-      logger.info({}, 'Discord bot stopped');
     },
   };
 }

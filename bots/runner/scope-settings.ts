@@ -12,22 +12,25 @@ import { ToldOnce } from './told-once.js';
  * default: every channel, everyone, nothing blocked, the operator's choices.
  */
 const id = z.string().min(1).max(64);
-/** A list of channels, users or roles; each list's bound is set where it is used (see `readStored` for one stored under a higher bound). */
+/** A list of channels, users or roles. Its shape only: how many entries it may hold is `LIST_MOST`'s. */
 const ids = z.array(id);
-/** The most entries a list of channels, users or roles an admin sets may hold (one stored under a higher bound: `readStored`, `checkBound`). */
-const ID_LISTS_MOST = { channels: 100, allowed: 100, blocked: 1000, highQualityFor: 100 } as const;
+/**
+ * The most entries each list an admin sets may hold: the one bound of a list, applied by `valueRefusal` alone (the
+ * schema below gives each list's shape, never its length) — a list stored under a higher bound is read by `readStored`.
+ */
+const LIST_MOST: Partial<Record<StoredSettingName, number>> = { channels: 100, allowed: 100, blocked: 1000, highQualityFor: 100, blockedWords: BLOCKED_WORDS_LIMITS.entries };
 const blockedWords = z.array(z.string().min(1).max(BLOCKED_WORDS_LIMITS.length));
 /** Roles (Slack user groups) of one server/workspace that may have a budget. */
 export const ROLE_BUDGETS_MAX = 25;
 export const ScopeSettingsSchema = z.object({
   /** Channels where the bot takes jobs (empty or unset: every channel it can see). */
-  channels: ids.max(ID_LISTS_MOST.channels).optional(),
+  channels: ids.optional(),
   /** Users or roles who may generate (unset: everyone). */
-  allowed: ids.max(ID_LISTS_MOST.allowed).optional(),
+  allowed: ids.optional(),
   /** Users who may not generate. */
-  blocked: ids.max(ID_LISTS_MOST.blocked).optional(),
+  blocked: ids.optional(),
   /** Words and phrases refused in prompts (whole words, case- and accent-insensitive). */
-  blockedWords: blockedWords.max(BLOCKED_WORDS_LIMITS.entries).optional(),
+  blockedWords: blockedWords.optional(),
   /** Most images in one job. */
   maxImages: z.number().int().min(1).max(10).optional(),
   /** Qualities members may ask for. */
@@ -35,7 +38,7 @@ export const ScopeSettingsSchema = z.object({
   /** Sizes members may ask for. */
   sizes: z.array(z.enum(SIZES)).min(1).optional(),
   /** Only these users or roles may ask for `high` quality (unset: whoever may use the qualities above). */
-  highQualityFor: ids.max(ID_LISTS_MOST.highQualityFor).optional(),
+  highQualityFor: ids.optional(),
   /** The moderation level sent with every job (within what the operator allows). */
   moderation: z.enum(MODERATIONS).optional(),
   /** Applied when a member does not choose. */
@@ -304,7 +307,7 @@ export async function storedScopeKeys(space: Pick<Space<unknown>, 'keys'>): Prom
  */
 function readStored(name: StoredSettingName, value: unknown, dropped?: Dropped): unknown {
   const parsed = ScopeSettingsSchema.shape[name].safeParse(value);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) return overBound(name, parsed.data) === undefined || READ_WHOLE.includes(name) ? parsed.data : undefined;
   switch (name) {
     case 'qualities':
     case 'sizes': {
@@ -314,7 +317,7 @@ function readStored(name: StoredSettingName, value: unknown, dropped?: Dropped):
       return kept;
     }
     default:
-      return mayExceedBound(name, value) ? value : undefined;
+      return undefined;
   }
 }
 
@@ -323,22 +326,30 @@ type Dropped = Partial<Record<'qualities' | 'sizes', string[]>>;
 
 /**
  * Why `value` may not be kept: `{ most }` for a list longer than its bound, `{}` for any other value the setting does
- * not take; undefined when it may. The one place a list's bound is decided. A list of who and where longer than its
- * bound (`mayExceedBound`) may be kept only as a part of the list stored now: with `stored` (what is stored now, the
+ * not take; undefined when it may. The one rule of a list's bound (`LIST_MOST`). A list of who and where longer than
+ * its bound (`READ_WHOLE`) may be kept only as a part of the list stored now: with `stored` (what is stored now, the
  * store's check) it is taken when each of its entries is already stored; without it (a check before the store's),
  * it is left to the store.
  */
 export function valueRefusal(name: StoredSettingName, value: unknown, stored?: { current: unknown }): { most?: number } | undefined {
-  if (ScopeSettingsSchema.shape[name].safeParse(value).success) return undefined;
-  if (mayExceedBound(name, value)) {
+  const refusal = refusalOf(name, value, stored);
+  return refusal && ('most' in refusal ? refusal : {});
+}
+
+/** `valueRefusal`'s answer from one parse of `value`, keeping the schema's error of a value of the wrong shape (`checkBound` throws it). */
+function refusalOf(name: StoredSettingName, value: unknown, stored?: { current: unknown }): { most: number } | { error: z.ZodError } | undefined {
+  const parsed = ScopeSettingsSchema.shape[name].safeParse(value);
+  if (!parsed.success) return { error: parsed.error };
+  const most = overBound(name, parsed.data);
+  if (most === undefined) return undefined;
+  if (READ_WHOLE.includes(name)) {
     if (!stored) return undefined;
     if (Array.isArray(stored.current)) {
       const kept = new Set(stored.current);
-      if ((value as string[]).every((entry) => kept.has(entry))) return undefined;
+      if ((parsed.data as string[]).every((entry) => kept.has(entry))) return undefined;
     }
   }
-  const most = listOverBound(name, value);
-  return most === undefined ? {} : { most };
+  return { most };
 }
 
 /**
@@ -346,10 +357,10 @@ export function valueRefusal(name: StoredSettingName, value: unknown, stored?: {
  * its bound is refused (`ListTooLongError`, which `ScopePolicy` answers), any other value the schema's error.
  */
 function checkBound(name: StoredSettingName, value: unknown, current: unknown): void {
-  const refusal = valueRefusal(name, value, { current });
+  const refusal = refusalOf(name, value, { current });
   if (!refusal) return;
-  if (refusal.most !== undefined) throw new ListTooLongError(name, refusal.most);
-  ScopeSettingsSchema.shape[name].parse(value);
+  if ('most' in refusal) throw new ListTooLongError(name, refusal.most);
+  throw refusal.error;
 }
 
 /** A list longer than its bound that is not a part of the one stored (`checkBound`): nothing was written. */
@@ -364,13 +375,8 @@ export class ListTooLongError extends Error {
   }
 }
 
-/** The lists of who and where the bot may be used, read whole when longer than today's bound (`readStored`). */
+/** The lists of who and where the bot may be used: read whole when longer than today's bound (`readStored`), and kept past it when a part of the one stored (`valueRefusal`). */
 const READ_WHOLE: readonly StoredSettingName[] = ['channels', 'allowed', 'highQualityFor'];
-
-/** Whether `value` is a list of who and where: read whole past its bound, and kept past it when a part of the one stored (`valueRefusal`). */
-function mayExceedBound(name: StoredSettingName, value: unknown): boolean {
-  return READ_WHOLE.includes(name) && ids.safeParse(value).success;
-}
 
 /** The members of a stored list of words that are `known`, once each; undefined when it is no list of words or none is known. */
 function knownMembers<T extends string>(value: unknown, known: readonly T[]): T[] | undefined {
@@ -379,14 +385,10 @@ function knownMembers<T extends string>(value: unknown, known: readonly T[]): T[
   return kept.length > 0 ? kept : undefined;
 }
 
-/**
- * The bound a bounded list is over: a list whose every entry is one the setting takes, longer than the most it may
- * hold; undefined for any other value.
- */
-function listOverBound(name: StoredSettingName, value: unknown): number | undefined {
-  const bounded = name === 'blockedWords' ? { items: blockedWords, most: BLOCKED_WORDS_LIMITS.entries } : name in ID_LISTS_MOST ? { items: ids, most: ID_LISTS_MOST[name as keyof typeof ID_LISTS_MOST] } : undefined;
-  if (!bounded || !bounded.items.safeParse(value).success) return undefined;
-  return (value as unknown[]).length > bounded.most ? bounded.most : undefined;
+/** The bound a list of the setting's shape (`parsed`) is over: the most it may hold when it holds more (`LIST_MOST`); undefined otherwise. */
+function overBound(name: StoredSettingName, parsed: unknown): number | undefined {
+  const most = LIST_MOST[name];
+  return most !== undefined && Array.isArray(parsed) && parsed.length > most ? most : undefined;
 }
 
 /**

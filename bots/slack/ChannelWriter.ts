@@ -1,4 +1,4 @@
-import { LocalImageBucket, type BucketShape } from 'pictor/internal';
+import { LocalImageBucket, MAX_TIMER_MS, timerMsOf, type BucketShape } from 'pictor/internal';
 import type { SharedWriteBuckets } from './shared-write-buckets.js';
 
 /** What a write task returns when, at its turn, it has nothing to write (so it costs no slot). */
@@ -161,14 +161,13 @@ export class ChannelWriter {
   #shedding = false;
 
   constructor(options: ChannelWriterOptions) {
-    if (!(Number.isFinite(options.intervalMs) && options.intervalMs >= 0)) throw new RangeError('intervalMs must be a number of milliseconds ≥ 0');
     const perMinute = options.backgroundPerMinute;
     if (perMinute !== undefined && !(Number.isFinite(perMinute) && perMinute > 0)) throw new RangeError('backgroundPerMinute must be a number above 0');
-    this.intervalMs = options.intervalMs;
+    this.intervalMs = timerMsOf('intervalMs', options.intervalMs);
     this.#onFailure = options.onFailure;
     this.#now = options.now ?? Date.now;
     this.#budgetShape = perMinute === undefined ? undefined : { capacity: Math.max(1, options.backgroundBurst ?? 10), intervalMs: 60_000 / perMinute, toleranceMs: 0 };
-    this.#paceShape = { capacity: 1, intervalMs: options.intervalMs, toleranceMs: 0 };
+    this.#paceShape = { capacity: 1, intervalMs: this.intervalMs, toleranceMs: 0 };
     this.#shared = options.shared;
     this.#sharedHeadroom = Math.max(0, options.sharedHeadroom ?? DEFAULT_SHARED_HEADROOM);
   }
@@ -403,10 +402,11 @@ export class ChannelWriter {
       if (state.queue.length === 0 && state.lastEnd === undefined) this.#channels.delete(channel);
       else if (state.queue.length === 0) {
         const stale = state.lastEnd;
+        // Its pace forgotten once it has passed: never sooner, not even for the longest pace a timer can wait.
         setTimeout(() => {
           const current = this.#channels.get(channel);
           if (current && !current.running && current.queue.length === 0 && current.lastEnd === stale) this.#channels.delete(channel);
-        }, this.intervalMs + 50).unref();
+        }, Math.min(this.intervalMs + 50, MAX_TIMER_MS)).unref();
       }
       this.#settleIfIdle();
     }

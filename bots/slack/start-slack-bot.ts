@@ -4,7 +4,8 @@ import type { Redis } from 'ioredis';
 import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
 import { type LoggerLike } from 'pictor';
 import { describeUnreachable, scrubSecrets, withTimeout } from 'pictor/internal';
-import { checkUntil, waitWithin } from '../time-left.js';
+import { stopOnce } from '../stop-once.js';
+import { waitWithin } from '../time-left.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
 import { ChannelWriter } from './ChannelWriter.js';
@@ -122,7 +123,7 @@ export interface SlackBot {
   /**
    * Stops receiving, then waits for pending Slack writes and the end of the jobs it shows: up to 10 s each, or
    * together up to `until` (a time as `Date.now()`) when given. The runner is the caller's to shut down. A second
-   * call gets the first one's stop.
+   * call gets the first one's stop, ended by the earlier of their `until`s (`stopOnce`).
    */
   stop(options?: { until?: number | undefined }): Promise<void>;
 }
@@ -316,6 +317,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   }
 
   let stopping: Promise<void> | undefined;
+  const stopBot = stopOnce();
   return {
     app,
     url,
@@ -330,29 +332,27 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
       );
       logger.info({}, 'closed the Socket Mode connection: Slack sends new events to the other connections');
     },
-    stop: (stopOptions = {}) => {
-      const until = checkUntil(stopOptions.until);
-      return (stopping ??= (async () => {
-        // Each wait below: its own STOP_DRAIN_MS, never past `until`. Only the first call's `until` counts (a later call gets the first stop).
-        const waitMs = () => waitWithin(STOP_DRAIN_MS, until);
-        try {
-          // A Socket Mode connection that does not close (Slack gone) holds no stop past its budget.
-          await withTimeout(app.stop(), waitMs(), 'the Slack receiver did not stop in time');
-        } catch (error) {
+    stop: (stopOptions = {}) =>
+      (stopping = stopBot(stopOptions.until, async (budget) => {
+        // Each wait below: its own STOP_DRAIN_MS, never past the stop's deadline (the earliest until it was given).
+        const waitMs = () => waitWithin(STOP_DRAIN_MS, budget.until());
+        // A Socket Mode connection that does not close (Slack gone) holds no stop past its budget.
+        const receiverStopped = await budget.within(app.stop(), STOP_DRAIN_MS).catch((error: unknown) => {
           logger.warn({ err: scrubSecrets(String(error), secrets) }, 'the Slack receiver did not stop cleanly');
-        }
+          return true;
+        });
+        if (!receiverStopped) logger.warn({}, 'the Slack receiver did not stop in time');
         // No more look-ups of user groups, nor their retries, on a stopped bot.
         groups.stop();
-        await sweeper.stop({ until });
+        await budget.within(sweeper.stop({ until: budget.until() }), Number.POSITIVE_INFINITY);
         await locales.stop();
-        await withTimeout(homes.stop(), waitMs(), 'Home tabs still being published').catch(() => undefined);
+        await budget.within(homes.stop(), STOP_DRAIN_MS).catch(() => undefined);
         // The jobs have ended: their final updates are waited for, progress nobody will see is not.
         writer.shedProgress();
-        await writer.idle(waitMs());
+        await budget.within(writer.idle(waitMs()), STOP_DRAIN_MS);
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
-        await jobs.settle(waitMs());
-      })());
-    },
+        await budget.within(jobs.settle(waitMs()), STOP_DRAIN_MS);
+      })),
   };
 }
 

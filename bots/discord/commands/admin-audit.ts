@@ -1,24 +1,18 @@
 import { ChannelType, type ChatInputCommandInteraction, type SlashCommandSubcommandsOnlyBuilder } from 'discord.js';
 import { changeAuditChannel, say as sayIn } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
-import { english, localized } from '../command-words.js';
+import { described } from '../command-words.js';
 import { answerAdmin } from './admin-settings.js';
 
 /** Adds `audit [channel] [off]` to `/imagine-admin`: choose the audit channel, turn it off, or (alone) see it. */
 export function addAuditSubcommand<B extends SlashCommandSubcommandsOnlyBuilder>(builder: B): B {
   builder.addSubcommand((sub) =>
-    sub
-      .setName('audit')
-      .setDescription(english('discord.command.admin.audit'))
-      .setDescriptionLocalizations(localized('discord.command.admin.audit'))
+    described(sub.setName('audit'), 'discord.command.admin.audit')
       .addChannelOption((o) =>
-        o
-          .setName('channel')
-          .setDescription(english('discord.option.audit_channel'))
-          .setDescriptionLocalizations(localized('discord.option.audit_channel'))
+        described(o.setName('channel'), 'discord.option.audit_channel')
           .addChannelTypes(ChannelType.GuildText, ChannelType.GuildAnnouncement),
       )
-      .addBooleanOption((o) => o.setName('off').setDescription(english('discord.option.audit_off')).setDescriptionLocalizations(localized('discord.option.audit_off'))),
+      .addBooleanOption((o) => described(o.setName('off'), 'discord.option.audit_off')),
   );
   return builder;
 }

@@ -1,7 +1,7 @@
 import { MessageFlags, type ChatInputCommandInteraction, type SlashCommandSubcommandsOnlyBuilder } from 'discord.js';
 import { changeSetting, describeSettings, repairSettings, say as sayIn, SETTING_WORDS, type Requester } from '../../runner/index.js';
 import { acknowledge } from '../acknowledge.js';
-import { english, localized } from '../command-words.js';
+import { described } from '../command-words.js';
 import type { BotContext } from '../bot-context.js';
 import { budgetRequesterOf } from '../requester.js';
 
@@ -9,32 +9,23 @@ import { budgetRequesterOf } from '../requester.js';
 export function addSettingsSubcommands<B extends SlashCommandSubcommandsOnlyBuilder>(builder: B): B {
   builder
     .addSubcommand((sub) =>
-      sub.setName('settings').setDescription(english('discord.command.admin.settings')).setDescriptionLocalizations(localized('discord.command.admin.settings')),
+      described(sub.setName('settings'), 'discord.command.admin.settings'),
     )
     .addSubcommand((sub) =>
-      sub
-        .setName('set')
-        .setDescription(english('discord.command.admin.set'))
-        .setDescriptionLocalizations(localized('discord.command.admin.set'))
+      described(sub.setName('set'), 'discord.command.admin.set')
         .addStringOption((o) =>
-          o
-            .setName('setting')
-            .setDescription(english('discord.option.setting'))
-            .setDescriptionLocalizations(localized('discord.option.setting'))
+          described(o.setName('setting'), 'discord.option.setting')
             .setRequired(true)
             .addChoices(...Object.keys(SETTING_WORDS).map((name) => ({ name, value: name }))),
         )
         .addStringOption((o) =>
-          o
-            .setName('value')
-            .setDescription(english('discord.option.value'))
-            .setDescriptionLocalizations(localized('discord.option.value'))
+          described(o.setName('value'), 'discord.option.value')
             .setRequired(true)
             .setMaxLength(1500),
         ),
     )
     .addSubcommand((sub) =>
-      sub.setName('repair').setDescription(english('discord.command.admin.repair')).setDescriptionLocalizations(localized('discord.command.admin.repair')),
+      described(sub.setName('repair'), 'discord.command.admin.repair'),
     );
   return builder;
 }

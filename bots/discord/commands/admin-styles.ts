@@ -1,7 +1,7 @@
 import type { ChatInputCommandInteraction, SlashCommandSubcommandsOnlyBuilder } from 'discord.js';
 import { changeStyle, describeStyles, PROMPT_PLACEHOLDER, say as sayIn, STYLE_NAME_MAX, HOUSE_STYLE_LIMITS } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
-import { english, localized } from '../command-words.js';
+import { described } from '../command-words.js';
 import { DISCORD_LIMITS } from '../discord-facts.js';
 import { answerAdmin } from './admin-settings.js';
 import { addImageOptions, readImageOptions } from './job-options.js';
@@ -21,30 +21,21 @@ export function addStyleSubcommands<B extends SlashCommandSubcommandsOnlyBuilder
   builder
     .addSubcommand((sub) =>
       addImageOptions(
-        sub
-          .setName('style')
-          .setDescription(english('discord.command.admin.style'))
-          .setDescriptionLocalizations(localized('discord.command.admin.style'))
+        described(sub.setName('style'), 'discord.command.admin.style')
           .addStringOption((o) =>
-            o
-              .setName('name')
-              .setDescription(english('discord.option.style_name'))
-              .setDescriptionLocalizations(localized('discord.option.style_name'))
+            described(o.setName('name'), 'discord.option.style_name')
               .setRequired(true)
               .setMaxLength(STYLE_NAME_MAX),
           )
           .addStringOption((o) =>
-            o
-              .setName('text')
-              .setDescription(english('discord.option.style_text', placeholder))
-              .setDescriptionLocalizations(localized('discord.option.style_text', placeholder))
+            described(o.setName('text'), 'discord.option.style_text', placeholder)
               .setRequired(true)
               .setMaxLength(TEXT_MAX),
           ),
         true,
       ),
     )
-    .addSubcommand((sub) => sub.setName('styles').setDescription(english('discord.command.admin.styles')).setDescriptionLocalizations(localized('discord.command.admin.styles')));
+    .addSubcommand((sub) => described(sub.setName('styles'), 'discord.command.admin.styles'));
   return builder;
 }
 

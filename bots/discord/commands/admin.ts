@@ -1,5 +1,5 @@
-import { InteractionContextType, PermissionFlagsBits, Routes, SlashCommandBuilder, type APIRole, type ChatInputCommandInteraction } from 'discord.js';
-import { english, localized } from '../command-words.js';
+import { InteractionContextType, PermissionFlagsBits, Routes, type APIRole, type ChatInputCommandInteraction } from 'discord.js';
+import { described, slashCommand } from '../command-words.js';
 import { amountHint, CAP_NAMES, capOfName, notAdminMessage, parseCapAmount, say as sayIn, type CapChange, type Requester } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
 import { addSettingsSubcommands, answerAdmin, answerSettings } from './admin-settings.js';
@@ -7,30 +7,20 @@ import { addStyleSubcommands, answerStyles } from './admin-styles.js';
 import { addAuditSubcommand, answerAudit } from './admin-audit.js';
 import type { SlashCommand } from './command.js';
 
-const data = addAuditSubcommand(addStyleSubcommands(addSettingsSubcommands(new SlashCommandBuilder()
-  .setName('imagine-admin')
-  .setNameLocalizations(localized('discord.command.admin.name'))
-  .setDescription(english('discord.command.admin.description'))
-  .setDescriptionLocalizations(localized('discord.command.admin.description'))
+const data = addAuditSubcommand(addStyleSubcommands(addSettingsSubcommands(slashCommand('admin')
   .setContexts(InteractionContextType.Guild)
   .setDefaultMemberPermissions(PermissionFlagsBits.ManageGuild)
   .addSubcommand((sub) =>
-    sub
-      .setName('budget')
-      .setDescription(english('discord.command.admin.budget'))
-      .setDescriptionLocalizations(localized('discord.command.admin.budget'))
+    described(sub.setName('budget'), 'discord.command.admin.budget')
       .addStringOption((o) =>
-        o
-          .setName('cap')
-          .setDescription(english('discord.option.cap'))
-          .setDescriptionLocalizations(localized('discord.option.cap'))
+        described(o.setName('cap'), 'discord.option.cap')
           .setRequired(true)
           .addChoices(...Object.keys(CAP_NAMES).map((name) => ({ name, value: name }))),
       )
       .addStringOption((o) =>
-        o.setName('usd').setDescription(english('discord.option.usd')).setDescriptionLocalizations(localized('discord.option.usd')).setRequired(true).setMaxLength(20),
+        described(o.setName('usd'), 'discord.option.usd').setRequired(true).setMaxLength(20),
       )
-      .addRoleOption((o) => o.setName('role').setDescription(english('discord.option.role')).setDescriptionLocalizations(localized('discord.option.role'))),
+      .addRoleOption((o) => described(o.setName('role'), 'discord.option.role')),
   ))));
 
 /** `/imagine-admin budget cap usd [role]`, `settings`, `set setting value`, `repair`, `style name text …`, `styles`, `audit [channel] [off]`: only for admins (the answer is private either way). */

@@ -1,6 +1,6 @@
-import { InteractionContextType, SlashCommandBuilder } from 'discord.js';
+import { InteractionContextType } from 'discord.js';
 import { EDIT_IMAGE_OPTION_NAMES } from '../command-choices.js';
-import { english, localized } from '../command-words.js';
+import { described, slashCommand } from '../command-words.js';
 import { checkSources, declaredBytesOf, downloadImages, InputImageError, type AttachmentSource } from '../download-images.js';
 import { refusePrivately } from '../refuse-privately.js';
 import { requesterOf } from '../requester.js';
@@ -8,22 +8,10 @@ import { startJob } from '../start-job.js';
 import type { SlashCommand } from './command.js';
 import { addImageOptions, addPrivateOption, addPromptOption, addStyleOption, readImageOptions, readPrivate, readStyle, suggestStyles } from './job-options.js';
 
-const builder = addPromptOption(
-  new SlashCommandBuilder()
-    .setName('edit')
-    .setNameLocalizations(localized('discord.command.edit.name'))
-    .setDescription(english('discord.command.edit.description'))
-    .setDescriptionLocalizations(localized('discord.command.edit.description'))
-    .setContexts(InteractionContextType.Guild),
-  'discord.option.prompt_edit',
-);
+const builder = addPromptOption(slashCommand('edit').setContexts(InteractionContextType.Guild), 'discord.option.prompt_edit');
 for (const [i, name] of EDIT_IMAGE_OPTION_NAMES.entries()) {
   builder.addAttachmentOption((o) =>
-    o
-      .setName(name)
-      .setDescription(english('discord.option.image', { first: i === 0 ? 'yes' : 'no' }))
-      .setDescriptionLocalizations(localized('discord.option.image', { first: i === 0 ? 'yes' : 'no' }))
-      .setRequired(i === 0),
+    described(o.setName(name), 'discord.option.image', { first: i === 0 ? 'yes' : 'no' }).setRequired(i === 0),
   );
 }
 

@@ -1,29 +1,15 @@
-import { InteractionContextType, MessageFlags, SlashCommandBuilder } from 'discord.js';
+import { InteractionContextType, MessageFlags } from 'discord.js';
 import { acknowledge } from '../acknowledge.js';
-import { english, localized } from '../command-words.js';
+import { described, namedChoice, slashCommand } from '../command-words.js';
 import { renderHistory } from '../job-history.js';
 import { describeForgotten, say as sayIn } from '../../runner/index.js';
 import { budgetRequesterOf } from '../requester.js';
 import type { SlashCommand } from './command.js';
 
-const data = new SlashCommandBuilder()
-  .setName('imagine-history')
-  .setNameLocalizations(localized('discord.command.history.name'))
-  .setDescription(english('discord.command.history.description'))
-  .setDescriptionLocalizations(localized('discord.command.history.description'))
+const data = slashCommand('history')
   .setContexts(InteractionContextType.Guild)
   .addStringOption((o) =>
-    o
-      .setName('show')
-      .setDescription(english('discord.option.show'))
-      .setDescriptionLocalizations(localized('discord.option.show'))
-      .addChoices(
-        ...(['mine', 'server', 'forget'] as const).map((value) => ({
-          name: english('discord.choice.show', { show: value }),
-          name_localizations: localized('discord.choice.show', { show: value }),
-          value,
-        })),
-      ),
+    described(o.setName('show'), 'discord.option.show').addChoices(...(['mine', 'server', 'forget'] as const).map((value) => namedChoice('discord.choice.show', { show: value }, value))),
   );
 
 /** `/imagine-history [show]`: a private answer; Reroll buttons run a job again in this channel. */

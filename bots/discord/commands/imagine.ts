@@ -1,5 +1,5 @@
-import { InteractionContextType, SlashCommandBuilder } from 'discord.js';
-import { english, localized } from '../command-words.js';
+import { InteractionContextType } from 'discord.js';
+import { slashCommand } from '../command-words.js';
 import { requesterOf } from '../requester.js';
 import { startJob } from '../start-job.js';
 import type { SlashCommand } from './command.js';
@@ -7,11 +7,7 @@ import { addImageOptions, addPrivateOption, addPromptOption, addStyleOption, rea
 
 const data = addPrivateOption(addStyleOption(addImageOptions(
   addPromptOption(
-    new SlashCommandBuilder()
-      .setName('imagine')
-      .setNameLocalizations(localized('discord.command.imagine.name'))
-      .setDescription(english('discord.command.imagine.description'))
-      .setDescriptionLocalizations(localized('discord.command.imagine.description'))
+    slashCommand('imagine')
       .setContexts(InteractionContextType.Guild),
     'discord.option.prompt_imagine',
   ),

@@ -4,12 +4,12 @@ import { anyOf, styleChoiceName, STYLE_NAME_MAX, type JobOptions, type MessageKe
 import type { BotContext } from '../bot-context.js';
 import { DISCORD_LIMITS } from '../discord-facts.js';
 import { scopeOf } from '../requester.js';
-import { english, localized } from '../command-words.js';
+import { described } from '../command-words.js';
 import { BACKGROUND_CHOICES, COUNT_RANGE, FORMAT_CHOICES, PROMPT_OPTION_MAX, QUALITY_CHOICES, SIZE_CHOICES } from '../command-choices.js';
 
 /** Adds the required `prompt` option, described by the catalog message `key` (what to draw, what to change). */
 export function addPromptOption<B extends SlashCommandOptionsOnlyBuilder>(builder: B, key: MessageKey): B {
-  builder.addStringOption((o) => o.setName('prompt').setDescription(english(key)).setDescriptionLocalizations(localized(key)).setRequired(true).setMaxLength(PROMPT_OPTION_MAX));
+  builder.addStringOption((o) => described(o.setName('prompt'), key).setRequired(true).setMaxLength(PROMPT_OPTION_MAX));
   return builder;
 }
 
@@ -22,21 +22,17 @@ interface ImageOptionsBuilder {
 /** Adds the size, quality, background and format options (choices from the spec), and `count` when asked. */
 export function addImageOptions<B extends ImageOptionsBuilder>(builder: B, withCount: boolean): B {
   builder
-    .addStringOption((o) => o.setName('size').setDescription(english('discord.option.size')).setDescriptionLocalizations(localized('discord.option.size')).addChoices(...SIZE_CHOICES))
+    .addStringOption((o) => described(o.setName('size'), 'discord.option.size').addChoices(...SIZE_CHOICES))
     .addStringOption((o) =>
-      o.setName('quality').setDescription(english('discord.option.quality')).setDescriptionLocalizations(localized('discord.option.quality')).addChoices(...QUALITY_CHOICES),
+      described(o.setName('quality'), 'discord.option.quality').addChoices(...QUALITY_CHOICES),
     )
     .addStringOption((o) =>
-      o
-        .setName('background')
-        .setDescription(english('discord.option.background', { formats: anyOf(TRANSPARENT_FORMATS) }))
-        .setDescriptionLocalizations(localized('discord.option.background', { formats: anyOf(TRANSPARENT_FORMATS) }))
-        .addChoices(...BACKGROUND_CHOICES),
+      described(o.setName('background'), 'discord.option.background', { formats: anyOf(TRANSPARENT_FORMATS) }).addChoices(...BACKGROUND_CHOICES),
     )
-    .addStringOption((o) => o.setName('format').setDescription(english('discord.option.format')).setDescriptionLocalizations(localized('discord.option.format')).addChoices(...FORMAT_CHOICES));
+    .addStringOption((o) => described(o.setName('format'), 'discord.option.format').addChoices(...FORMAT_CHOICES));
   if (withCount) {
     builder.addIntegerOption((o) =>
-      o.setName('count').setDescription(english('discord.option.count')).setDescriptionLocalizations(localized('discord.option.count')).setMinValue(COUNT_RANGE.min).setMaxValue(COUNT_RANGE.max),
+      described(o.setName('count'), 'discord.option.count').setMinValue(COUNT_RANGE.min).setMaxValue(COUNT_RANGE.max),
     );
   }
   return builder;
@@ -45,7 +41,7 @@ export function addImageOptions<B extends ImageOptionsBuilder>(builder: B, withC
 /** Adds `style`: a house style of the server, offered by autocomplete as the member types (`suggestStyles`). */
 export function addStyleOption<B extends SlashCommandOptionsOnlyBuilder>(builder: B): B {
   builder.addStringOption((o) =>
-    o.setName('style').setDescription(english('discord.option.style')).setDescriptionLocalizations(localized('discord.option.style')).setMaxLength(STYLE_NAME_MAX).setAutocomplete(true),
+    described(o.setName('style'), 'discord.option.style').setMaxLength(STYLE_NAME_MAX).setAutocomplete(true),
   );
   return builder;
 }
@@ -69,7 +65,7 @@ export async function suggestStyles(interaction: AutocompleteInteraction, ctx: B
 
 /** Adds `private` (shown only to the member; unset: their default, `/imagine-settings`). */
 export function addPrivateOption<B extends SlashCommandOptionsOnlyBuilder>(builder: B): B {
-  builder.addBooleanOption((o) => o.setName('private').setDescription(english('discord.option.private')).setDescriptionLocalizations(localized('discord.option.private')));
+  builder.addBooleanOption((o) => described(o.setName('private'), 'discord.option.private'));
   return builder;
 }
 

@@ -1,34 +1,27 @@
-import { InteractionContextType, MessageFlags, SlashCommandBuilder } from 'discord.js';
+import { InteractionContextType, MessageFlags } from 'discord.js';
 import type { OutputFormat, Quality, Size } from 'pictor';
 import { describeMemberDefaults, MEMBER_DEFAULT_NAMES, say, type MemberDefaultName, type MemberDefaultsChange } from '../../runner/index.js';
 import { acknowledge } from '../acknowledge.js';
 import { COUNT_RANGE, FORMAT_CHOICES, QUALITY_CHOICES, SIZE_CHOICES } from '../command-choices.js';
-import { english, localized } from '../command-words.js';
+import { described, namedChoice, slashCommand } from '../command-words.js';
 import { requesterOf } from '../requester.js';
 import type { SlashCommand } from './command.js';
 
 const CLEAR_CHOICES = [...MEMBER_DEFAULT_NAMES, 'all'] as const;
 
-const data = new SlashCommandBuilder()
-  .setName('imagine-settings')
-  .setNameLocalizations(localized('discord.command.settings.name'))
-  .setDescription(english('discord.command.settings.description'))
-  .setDescriptionLocalizations(localized('discord.command.settings.description'))
+const data = slashCommand('settings')
   .setContexts(InteractionContextType.Guild)
-  .addStringOption((o) => o.setName('size').setDescription(english('discord.option.size')).setDescriptionLocalizations(localized('discord.option.size')).addChoices(...SIZE_CHOICES))
-  .addStringOption((o) => o.setName('quality').setDescription(english('discord.option.quality')).setDescriptionLocalizations(localized('discord.option.quality')).addChoices(...QUALITY_CHOICES))
-  .addStringOption((o) => o.setName('format').setDescription(english('discord.option.format')).setDescriptionLocalizations(localized('discord.option.format')).addChoices(...FORMAT_CHOICES))
+  .addStringOption((o) => described(o.setName('size'), 'discord.option.size').addChoices(...SIZE_CHOICES))
+  .addStringOption((o) => described(o.setName('quality'), 'discord.option.quality').addChoices(...QUALITY_CHOICES))
+  .addStringOption((o) => described(o.setName('format'), 'discord.option.format').addChoices(...FORMAT_CHOICES))
   .addIntegerOption((o) =>
-    o.setName('count').setDescription(english('discord.option.count')).setDescriptionLocalizations(localized('discord.option.count')).setMinValue(COUNT_RANGE.min).setMaxValue(COUNT_RANGE.max),
+    described(o.setName('count'), 'discord.option.count').setMinValue(COUNT_RANGE.min).setMaxValue(COUNT_RANGE.max),
   )
-  .addBooleanOption((o) => o.setName('private').setDescription(english('discord.option.default_private')).setDescriptionLocalizations(localized('discord.option.default_private')))
-  .addBooleanOption((o) => o.setName('previews').setDescription(english('discord.option.default_previews')).setDescriptionLocalizations(localized('discord.option.default_previews')))
+  .addBooleanOption((o) => described(o.setName('private'), 'discord.option.default_private'))
+  .addBooleanOption((o) => described(o.setName('previews'), 'discord.option.default_previews'))
   .addStringOption((o) =>
-    o
-      .setName('clear')
-      .setDescription(english('discord.option.clear'))
-      .setDescriptionLocalizations(localized('discord.option.clear'))
-      .addChoices(...CLEAR_CHOICES.map((name) => ({ name: english('discord.choice.clear', { name }), name_localizations: localized('discord.choice.clear', { name }), value: name }))),
+    described(o.setName('clear'), 'discord.option.clear')
+      .addChoices(...CLEAR_CHOICES.map((name) => namedChoice('discord.choice.clear', { name }, name))),
   );
 
 /**

@@ -1,15 +1,11 @@
-import { InteractionContextType, MessageFlags, SlashCommandBuilder } from 'discord.js';
+import { InteractionContextType, MessageFlags } from 'discord.js';
 import { acknowledge } from '../acknowledge.js';
-import { english, localized } from '../command-words.js';
+import { slashCommand } from '../command-words.js';
 import { renderUsage } from '../render-usage.js';
 import { budgetRequesterOf } from '../requester.js';
 import type { SlashCommand } from './command.js';
 
-const data = new SlashCommandBuilder()
-  .setName('imagine-usage')
-  .setNameLocalizations(localized('discord.command.usage.name'))
-  .setDescription(english('discord.command.usage.description'))
-  .setDescriptionLocalizations(localized('discord.command.usage.description'))
+const data = slashCommand('usage')
   .setContexts(InteractionContextType.Guild);
 
 /** `/imagine-usage`: a private answer; server admins also see the server's totals and top users (mentions that ping nobody). */

@@ -48,6 +48,25 @@ describe('a stopped Discord bot', () => {
     await h.finalReply(ix);
   });
 
+  it('stops once, by the earlier until of a second stop, the first one waiting for its job replies with no until', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 600_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a reply still on its way' });
+    const release = h.discord.holdWebhookCalls(ix);
+    await h.discord.waitFor(() => h.discord.webhookCallsHeld > 0, 'an update of the job on its way to Discord');
+
+    try {
+      const first = h.bot.stop();
+      const second = h.bot.stop({ until: Date.now() + 500 });
+      // Bounded so that a stop waiting its first call's grace fails with its name, not a test timeout.
+      await withTimeout(Promise.all([first, second]), 10_000, 'the stop waited past the earlier until');
+      expect(h.discord.openGatewayConnections).toBe(0);
+      expect(h.logger.entries.filter((e) => e.msg === 'Discord bot stopped')).toHaveLength(1);
+    } finally {
+      release();
+    }
+    await h.finalReply(ix);
+  });
+
   it.each([Infinity, NaN, -1, 2 ** 31])('refuses a stopGraceMs of %s, naming it, before it connects', async (stopGraceMs) => {
     // Refused before anything is used: setTimeout would take such a grace as 1 ms, and stop() would wait for nothing.
     const start = startDiscordBot({ token: 'unused', runner: {} as never, state: {} as never, logger: {} as never, stopGraceMs });

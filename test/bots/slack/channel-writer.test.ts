@@ -1,4 +1,5 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { MAX_TIMER_MS } from 'pictor/internal';
 import { ChannelWriter, SKIP } from '../../../bots/slack/ChannelWriter.js';
 
 describe('ChannelWriter', () => {
@@ -49,6 +50,25 @@ describe('ChannelWriter', () => {
     await writer.idle();
     expect(writer.pending).toBe(0);
     expect(writer.stats()).toEqual({ writes: 1, skipped: 1, coalesced: 0, failed: 1 });
+  });
+
+  it('refuses a pace no timer can wait, naming it, instead of writing every 1 ms', () => {
+    for (const intervalMs of [MAX_TIMER_MS + 1, Number.NaN, -1]) expect(() => new ChannelWriter({ intervalMs }), String(intervalMs)).toThrow(/intervalMs/);
+  });
+
+  it('keeps the pace of a channel for the longest pace a timer can wait: the next write waits it whole', async () => {
+    vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
+    const writer = new ChannelWriter({ intervalMs: MAX_TIMER_MS });
+    const written: string[] = [];
+    await writer.write('C1', { run: async () => void written.push('first') });
+    await vi.advanceTimersByTimeAsync(60_000);
+    const second = writer.write('C1', { run: async () => void written.push('second') });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(written).toEqual(['first']);
+    await vi.advanceTimersByTimeAsync(MAX_TIMER_MS);
+    await second;
+    expect(written).toEqual(['first', 'second']);
   });
 });
 
