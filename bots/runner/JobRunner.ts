@@ -21,7 +21,7 @@ import {
   type PriceQuote,
   type RequestOptions,
 } from 'pictor';
-import { JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, type JobMetrics } from 'pictor/internal';
+import { JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
 import { checkUntil, waitWithin } from '../time-left.js';
 import { describeFailure } from './describe-failure.js';
@@ -205,7 +205,8 @@ export class JobRunner {
     this.#client = options.client;
     this.#store = options.store;
     this.#limits = { ...options.limits };
-    this.#minUpdateIntervalMs = options.minUpdateIntervalMs ?? DEFAULT_MIN_UPDATE_INTERVAL_MS;
+    // A timer's delay (UpdatePump waits it): one past what a timer can wait would fire after 1 ms, unpaced.
+    this.#minUpdateIntervalMs = timerMsOf('minUpdateIntervalMs', options.minUpdateIntervalMs ?? DEFAULT_MIN_UPDATE_INTERVAL_MS, { error: (option, message) => new ValidationError(option, message) });
     this.#partialImages = options.partialImages ?? DEFAULT_PARTIAL_IMAGES;
     this.#recordPrompts = options.recordPrompts ?? false;
     this.#logger = options.logger ?? noopLogger;
@@ -259,9 +260,6 @@ export class JobRunner {
     this.history =
       options.history &&
       new JobHistory({ state: options.history, logger: this.#logger, now: this.#now, forgetAudit: (userKey) => this.audit.forget(userKey) });
-    if (!(Number.isFinite(this.#minUpdateIntervalMs) && this.#minUpdateIntervalMs >= 0)) {
-      throw new ValidationError('minUpdateIntervalMs', `minUpdateIntervalMs must be a number of milliseconds ≥ 0, not ${options.minUpdateIntervalMs}`);
-    }
     const { partialImagesMin, partialImagesMax } = LIMITS;
     if (!Number.isInteger(this.#partialImages) || this.#partialImages < partialImagesMin || this.#partialImages > partialImagesMax) {
       throw new ValidationError(

@@ -1,5 +1,5 @@
 import { LIMITS, QUALITIES, SIZES, type Quality, type Size } from 'pictor';
-import { envBoolean, envError, envList, envNumber, envText, readBreakerSettings, readDmCaps, type Env, type SpendCaps } from 'pictor/internal';
+import { envBoolean, envError, envList, envNumber, envText, MAX_TIMER_MS, readBreakerSettings, readDmCaps, type Env, type SpendCaps } from 'pictor/internal';
 import { BLOCKED_WORDS_LIMITS, parseWordList } from './blocked-words.js';
 import { DEFAULT_MAX_QUEUED_INPUT_MB, DEFAULT_MAX_QUEUED_JOBS } from './queue-bound.js';
 import type { OperatorControls } from './scope-policy.js';
@@ -55,7 +55,7 @@ export function readRunnerConfig(env: Env, caps: SpendCaps): RunnerConfig {
     // The only reader of the DM caps in `npm start` (the Discord surface checks them through the runner: `runner.budgets.dmCaps`).
     dmCaps: readDmCaps(env),
     partialImages: envNumber(env, 'PICTOR_PARTIAL_IMAGES', { int: true, min: LIMITS.partialImagesMin, max: LIMITS.partialImagesMax }) ?? 2,
-    minUpdateIntervalMs: envNumber(env, 'PICTOR_UPDATE_INTERVAL_MS', { int: true, min: 0, takes: 'a whole number of milliseconds, 0 or more' }) ?? 1500,
+    minUpdateIntervalMs: envNumber(env, 'PICTOR_UPDATE_INTERVAL_MS', { int: true, min: 0, max: MAX_TIMER_MS, takes: `a whole number of milliseconds, from 0 to ${MAX_TIMER_MS}` }) ?? 1500,
     shutdownGraceMs: (graceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000,
     controls: readOperatorControls(env),
     historyRetentionDays: envNumber(env, 'PICTOR_HISTORY_RETENTION_DAYS', { int: true, min: 1, max: 3650, takes: 'a whole number of days from 1 to 3650' }) ?? 30,

@@ -79,6 +79,7 @@ describe('readRunnerConfig', () => {
     expect(errorOf({ PICTOR_SCOPE_DAILY_USD: '-1' }).param).toBe('PICTOR_SCOPE_DAILY_USD');
     expect(errorOf({ PICTOR_USER_COOLDOWN_SECONDS: 'soon' }).param).toBe('PICTOR_USER_COOLDOWN_SECONDS');
     expect(errorOf({ PICTOR_UPDATE_INTERVAL_MS: '1.5' }).param).toBe('PICTOR_UPDATE_INTERVAL_MS');
+    expect(errorOf({ PICTOR_UPDATE_INTERVAL_MS: String(2 ** 31) }).param).toBe('PICTOR_UPDATE_INTERVAL_MS');
     expect(errorOf({ PICTOR_SHUTDOWN_GRACE_SECONDS: 'a while' }).param).toBe('PICTOR_SHUTDOWN_GRACE_SECONDS');
     expect(errorOf({ PICTOR_MAX_QUEUED_JOBS: '0' }).message).toMatch(/^PICTOR_MAX_QUEUED_JOBS must be a whole number of jobs, 1 or more/);
     expect(errorOf({ PICTOR_MAX_QUEUED_INPUT_MB: '0.5' }).message).toMatch(/^PICTOR_MAX_QUEUED_INPUT_MB must be a whole number of megabytes, 1 or more/);

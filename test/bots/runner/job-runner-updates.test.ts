@@ -198,4 +198,9 @@ describe('JobRunner previews', () => {
     expect(preview).toMatchObject({ format: 'png', light: false });
     expect(preview.data.equals(partial!.image)).toBe(true);
   });
+
+  it('refuses a pace of updates no timer can wait (it would fire after 1 ms, every update unpaced), naming the option', async () => {
+    await expect(kit.runner({ minUpdateIntervalMs: 2 ** 31 })).rejects.toMatchObject({ code: 'validation_error', param: 'minUpdateIntervalMs' });
+    await expect(kit.runner({ minUpdateIntervalMs: -1 })).rejects.toMatchObject({ code: 'validation_error', param: 'minUpdateIntervalMs' });
+  });
 });
