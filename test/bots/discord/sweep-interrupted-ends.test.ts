@@ -64,6 +64,25 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     expect(await auditPosts(h, audit, 'a paid image whose end a stop cut off')).toBe(1);
   });
 
+  it('leaves a live job whose history entry could not be written unmarked, and the next start records it', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    // The history's one write of the job fails, as storage that is down for a moment would.
+    const history = h.state.store.space(h.state.spaces.history);
+    const failed = vi.spyOn(history, 'update').mockRejectedValueOnce(new Error('storage unavailable'));
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image whose history write failed' });
+    await h.finalReply(ix);
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'could not record the end of a job'), 'the failed record');
+    expect(failed).toHaveBeenCalled();
+    expect(await h.runner.history!.mine(requesterOf(ix))).toEqual([]);
+    expect((await records(h))[0]?.endRecorded).toBeUndefined();
+    const written = writesThrough(h, ix);
+    await h.restart();
+
+    await vi.waitFor(async () => expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ prompt: 'a paid image whose history write failed', status: 'completed' }]), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
+    expect(writesThrough(h, ix)).toBe(written);
+  });
+
   it('records a live job’s end once and leaves nothing to the next start: one history entry, one audit post, its record released', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const audit = await chooseAuditChannel(h);
