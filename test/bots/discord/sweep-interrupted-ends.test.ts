@@ -34,8 +34,12 @@ async function records(h: DiscordHarness): Promise<JobRecord[]> {
 
 describe('the end of a live job, recorded once whatever stops where', () => {
   let h: DiscordHarness;
+  /** Ends the record of a job's end the test left hanging in a stopped process (its state closed: it writes nothing). */
+  let unhang: (() => void) | undefined;
   afterEach(async () => {
     vi.restoreAllMocks();
+    unhang?.();
+    unhang = undefined;
     await h?.close();
   });
 
@@ -45,7 +49,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const audit = await chooseAuditChannel(h);
     // The process dies while its runner records the job's end: that record never resolves.
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>(() => {}));
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image whose end a stop cut off' });
     await h.finalReply(ix);
     await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the runner recording the job’s end');
