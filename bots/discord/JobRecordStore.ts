@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from 'pictor';
 import { safeJson } from 'pictor/internal';
 import type { InputImage, JobOptions, JobUpdate, Requester } from '../runner/types.js';
+import type { JobEnd } from '../runner/job-history.js';
 import { MAX_KEPT_IMAGE_BYTES, type BotState, type Space } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
@@ -66,6 +67,12 @@ export interface JobRecord {
    * recorded there, one with it not again.
    */
   endRecorded?: true | undefined;
+  /**
+   * The end the runner is to record (its history entry and audit entry), saved by the live view with the status it
+   * marks once the job's final message is shown, until `endRecorded`: the record stays held by its process meanwhile,
+   * and one a stop left so is claimed by the next sweep, which records this end (and shows nothing).
+   */
+  end?: JobEnd | undefined;
 }
 
 /** What a finished job's result shows besides its images (the runner's `completed` update without them). */
@@ -82,9 +89,14 @@ export interface ReplyHandle {
 }
 
 export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 'endRecorded'> & { createdAt?: number };
-export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'endRecorded'>>;
+export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'endRecorded' | 'end'>>;
 
 const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed', 'cancelled', 'refused'];
+
+/** An ended record whose end is still to be recorded (the live view marked it, the runner has not recorded it yet). */
+export function endToRecord(record: Pick<JobRecord, 'status' | 'end' | 'endRecorded'>): JobEnd | undefined {
+  return ENDED_STATUSES.includes(record.status) && record.endRecorded !== true ? record.end : undefined;
+}
 /** How many times `markEnded` tries before it throws the failure, and the pause after a failed try (times the tries so far). */
 const MARK_ATTEMPTS = 3;
 const MARK_RETRY_MS = 200;
@@ -92,7 +104,8 @@ const DRAFTS_KEPT = 10;
 
 /**
  * The Discord jobs in the bots' state (with Redis a button works whichever replica gets it). A pending or running
- * record is held by the process running its job, and claimed by one survivor when it is gone (`claimInterrupted`).
+ * record is held by the process running its job, and so is an ended one whose end is still to be recorded (`end`
+ * without `endRecorded`); each is claimed by one survivor when that process is gone (`claimInterrupted`).
  * Images are copies bounded by the images space: a job whose images are gone says it is too old.
  */
 export class JobRecordStore {
@@ -143,29 +156,34 @@ export class JobRecordStore {
     return record;
   }
 
-  /** Changes a record's fields; a record that was dropped meanwhile is ignored. An ended job is released. */
+  /**
+   * Changes a record's fields; a record that was dropped meanwhile is ignored. An ended job is released, unless its end
+   * is still to be recorded (an ended status with its `end` and without `endRecorded`: the live view's mark, before the
+   * runner records it): `markEndRecorded` releases it then.
+   */
   async update(key: string, patch: JobRecordPatch): Promise<void> {
-    const ended = patch.status !== undefined && ENDED_STATUSES.includes(patch.status);
+    const release = patch.status !== undefined && ENDED_STATUSES.includes(patch.status) && !(patch.end && !patch.endRecorded);
     await this.records.update(
       key,
       (record) => {
         if (!record) return undefined;
         Object.assign(record, structuredClone(patch));
-        // An ended job's reply token is of no more use: it is not kept, and nobody needs to sweep the job.
+        // An ended job's reply token is of no more use: it is not kept, and its message is not shown again.
         if (ENDED_STATUSES.includes(record.status)) delete record.reply;
         return record;
       },
-      { hold: ended ? false : undefined },
+      { hold: release ? false : undefined },
     );
   }
 
   /**
    * A job's end, once it is shown (its result, failure, cancellation, or the sweep's word on it; with `endRecorded` once
-   * the sweep recorded it, in the same write): tried again a few times,
+   * the sweep recorded it, in the same write; the live view's with the `end` the runner is to record, which keeps the
+   * record held until `markEndRecorded`): tried again a few times,
    * each failure logged, then the last one thrown — a record left pending or running is swept by the next start, which
    * shows its end again (its result twice, or "no longer kept" once its images are gone).
    */
-  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: Pick<JobRecordPatch, 'endRecorded'> = {}): Promise<void> {
+  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: Pick<JobRecordPatch, 'endRecorded' | 'end'> = {}): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.update(key, { ...also, status });
@@ -179,12 +197,14 @@ export class JobRecordStore {
   }
 
   /**
-   * Saves that the runner recorded the job's end (`endRecorded`), on a record still pending or running: one its view
-   * could not show or mark ended, which the sweep shows and must not record again. An ended record (most, its result
-   * shown) is left as it is: no sweep takes it. One update: its status is looked at where it is written.
+   * Saves that the runner recorded the job's end (`endRecorded`), in one update. `ended`: its record is marked ended
+   * (its view showed and marked it, or the sweep did), and is released with it, nothing being left to do of it; else it
+   * is still pending or running (its view could not show or mark it) and stays held, for the sweep to show it without
+   * recording it again. A record marked ended by a write whose answer was lost stays held with both marks: a sweep
+   * releases it (`claimInterrupted`).
    */
-  async markEndRecorded(key: string): Promise<void> {
-    await this.records.update(key, (record) => (record && !ENDED_STATUSES.includes(record.status) ? { ...record, endRecorded: true } : record));
+  async markEndRecorded(key: string, { ended }: { ended: boolean }): Promise<void> {
+    await this.records.update(key, (record) => record && { ...record, endRecorded: true }, { hold: ended ? false : undefined });
   }
 
   /** The member's drafts of the "Edit image" menu, oldest first. */
@@ -247,13 +267,15 @@ export class JobRecordStore {
   }
 
   /**
-   * Takes the pending or running records whose process is gone (at start: the last one; with Redis also a replica
-   * whose lease lapsed), each for one process only. The caller marks each interrupted (`update` to `failed`).
+   * Takes the records whose process is gone (at start: the last one; with Redis also a replica whose lease lapsed),
+   * each for one process only: the pending or running ones, which the caller shows ended (`markEnded`), and the ended
+   * ones whose end is still to be recorded (`endToRecord`), whose end the caller records, then marks (`markEndRecorded`).
+   * Any other held record is released. A record ended by an older version is not held: nothing is left to do of it.
    */
   async claimInterrupted(): Promise<JobRecord[]> {
     const found: JobRecord[] = [];
     for (const { key, value } of await this.records.claimOrphans()) {
-      if (value.status === 'pending' || value.status === 'running') found.push(value);
+      if (value.status === 'pending' || value.status === 'running' || endToRecord(value)) found.push(value);
       else await this.records.put(key, value, { hold: false });
     }
     return found.sort((a, b) => a.createdAt - b.createdAt);

@@ -1,5 +1,6 @@
 import type { LoggerLike, OutputFormat } from 'pictor';
 import { describeKeptImages, fileSize, say, type Words } from '../runner/index.js';
+import type { JobEnd } from '../runner/job-history.js';
 import type { JobUpdate, UpdateSink } from '../runner/types.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
@@ -43,6 +44,7 @@ export class JobView {
   #lastNotice: Words | undefined;
   #finished = false;
   #resultShown = false;
+  #marked = false;
   /** Hand this to `runner.submit`. Never throws: a failed edit is logged, and the next update still comes. */
   readonly sink: UpdateSink = async (update) => {
     try {
@@ -85,12 +87,12 @@ export class JobView {
         this.#finished = true;
         // The images that came before the failure were made and charged: they are shown with it.
         await target.final(await this.#withImages(renderFailure(header, update), update.images ?? [], update.format));
-        await this.#mark('failed');
+        await this.#mark({ type: 'failed', code: update.code });
         return;
       case 'cancelled':
         this.#finished = true;
         await target.final(await this.#withImages(renderCancelled(header, update), update.images ?? [], update.format));
-        await this.#mark('cancelled');
+        await this.#mark({ type: 'cancelled' });
         return;
     }
   }
@@ -104,6 +106,11 @@ export class JobView {
       .saveOutputs(header.key, update.images, update.format, { ...facts, attachmentSizeLimit: this.#o.attachmentSizeLimit })
       .catch((err: unknown) => logger.error({ err: loggableError(err), jobKey: header.key }, 'could not save a job’s images for its Edit buttons'));
     await this.showResult(update);
+  }
+
+  /** Whether its record is marked ended (the view's mark went through): its end, once recorded, releases it. */
+  get marked(): boolean {
+    return this.#marked;
   }
 
   /** Whether `showResult` got the result to Discord (its record's mark may still have failed). */
@@ -128,7 +135,7 @@ export class JobView {
     const total = update.images.length;
     const delivered = await target.final(this.#spread(renderCompleted(header, update, files.slice(0, DISCORD_LIMITS.filesPerMessage), [...kept.notes, ...notes], kept), files));
     this.#resultShown = true;
-    if (!kept.unmarked) await this.#mark('completed');
+    if (!kept.unmarked) await this.#mark({ type: 'completed', size: update.size, quality: update.quality, cost: { totalUsd: update.cost.totalUsd } });
     logger.info({ jobKey: header.key, images: total, uploaded: files.length, delivered, via: target.mode }, 'job result shown on Discord');
   }
 
@@ -145,9 +152,14 @@ export class JobView {
     logger.info({ jobKey: header.key, images: images.length, uploaded: files.length, delivered, via: target.mode }, 'kept images of a job shown on Discord');
   }
 
-  /** The record's end, once its final message is shown (`markEnded` tries again before it throws). */
-  #mark(status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
-    return this.#o.store.markEnded(this.#o.header.key, status);
+  /**
+   * The record's end, once its final message is shown (`markEnded` tries again before it throws): a stop after it does
+   * not show the job again. With the end the runner records next, which keeps the record held until it is recorded
+   * (`markEndRecorded`): a stop before that leaves it to the next sweep, which records that end and shows nothing.
+   */
+  async #mark(end: JobEnd): Promise<void> {
+    await this.#o.store.markEnded(this.#o.header.key, end.type, { end });
+    this.#marked = true;
   }
 
   /** A final message with the images a job finished before it failed or was cancelled (none: the message alone). */

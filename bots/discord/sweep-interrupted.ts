@@ -4,12 +4,13 @@ import { isDmScope, say } from '../runner/index.js';
 import { botSpaces } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
-import { madeCount, type JobRecord } from './JobRecordStore.js';
+import { endToRecord, madeCount, type JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { linkToReply } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
 import { headerOf, renderInterrupted, renderResultGone, type JobHeader } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
+import type { JobEnd } from '../runner/job-history.js';
 
 /** How long the images of a Discord job are kept (the images space's TTL). */
 const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
@@ -21,10 +22,17 @@ const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
  * valid (15 minutes), else as a short channel message mentioning the
  * requester. A job that finished, its images saved, before its result was
  * shown gets that result instead (a Retry would charge again); when its
- * images are no longer kept, it says so. Returns how many were swept.
+ * images are no longer kept, it says so. A job whose end was shown but not yet
+ * recorded (its record ended with its `end`, without `endRecorded`) gets that
+ * end recorded, and nothing shown. Returns how many were swept.
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
   for (const record of records) {
+    const end = endToRecord(record);
+    if (end) {
+      await recordShownEnd(ctx, record, end);
+      continue;
+    }
     const header = headerOf(record);
     const target = new ReplyTarget({
       webhookRest: ctx.webhookRest,
@@ -73,8 +81,9 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
  * is recorded as the runner records every job's (`recordEnded`: the member's history, with a link to the message, and
  * the audit channel) — completed, with its cost when its facts were saved — unless the record is marked `endRecorded`
  * (the live process's runner recorded it, and its view could not show or mark it); then its record is marked ended,
- * with `endRecorded`. The one order of `recordEnded`: record, then mark — a crash or a failed mark between the two
- * leaves the record to the next sweep, which records it again, changing nothing.
+ * with `endRecorded` (a record that failed: with its end to record, held for the next sweep, which records it and shows
+ * nothing). The one order of `recordEnded`: record, then mark — a crash or a failed mark between the two leaves the
+ * record to the next sweep, which records it again, changing nothing.
  */
 async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<void> {
   // The images still kept, and which of the job's images they are: their buttons name those, whatever was left out.
@@ -122,21 +131,49 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   // Made and charged, whatever could be shown of it: completed, as the live path records a result it could not show —
   // recorded first, then marked, as the live path does: a crash between the two leaves the record for the next sweep,
   // whose record of it again changes nothing (the history merges by the job's key, the audit channel enters it once).
-  if (record.endRecorded !== true) {
-    const { key, kind, prompt, options, requester, reply } = record;
-    const isPrivate = record.private === true;
+  // Its facts when they were kept (a record of an older version kept none).
+  const end = { type: 'completed' as const, size: record.result?.size, quality: record.result?.quality, cost: record.result?.cost };
+  let recorded = record.endRecorded === true;
+  if (!recorded) {
+    const { reply, requester } = record;
     // The link the live path gives: the reply it was shown in, asked only while its token lives — an expired one's GET
     // always fails, and counts toward Discord's limit of invalid requests (`recordEnded` gives a private job none).
     const link = shown && reply ? async () => (target.replyReachable() ? linkToReply(ctx, reply, requester.scopeId) : undefined) : undefined;
-    // Its facts when they were kept (a record of an older version kept none).
-    const end = { type: 'completed' as const, size: record.result?.size, quality: record.result?.quality, cost: record.result?.cost };
-    await ctx.runner.recordEnded(requester, { key, kind, prompt, options, private: isPrivate }, end, link);
+    recorded = await recordEnd(ctx, record, end, link);
   }
-  // Ended either way (a Retry would charge again), in one write; a record that cannot be marked is logged and left to the
-  // next sweep.
+  // Ended either way (a Retry would charge again), in one write: with `endRecorded` once recorded, else with the end to
+  // record, which keeps it held for the next sweep to record (and show nothing). A record that cannot be marked is
+  // logged and left to the next sweep.
   try {
-    await ctx.store.markEnded(record.key, 'completed', { endRecorded: true });
+    await ctx.store.markEnded(record.key, 'completed', recorded ? { endRecorded: true } : { end });
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
+  }
+}
+
+/**
+ * A job whose end its view showed and marked, but whose process stopped before its runner recorded it (or failed to
+ * write it): its end is recorded, as the runner would have, then its record marked `endRecorded` (released). Nothing is
+ * shown: the member saw it. A failure leaves the record held, for the next sweep; recording it again changes nothing.
+ */
+async function recordShownEnd(ctx: BotContext, record: JobRecord, end: JobEnd): Promise<void> {
+  if (!(await recordEnd(ctx, record, end))) return;
+  try {
+    await ctx.store.markEndRecorded(record.key, { ended: true });
+    ctx.logger.info({ jobKey: record.key, status: end.type }, 'recorded the end of a job the last stop left unrecorded');
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job’s end recorded');
+  }
+}
+
+/** The runner's `recordEnded` of a swept job: whether it resolved (its history and audit entries written); a failure is logged. */
+async function recordEnd(ctx: BotContext, record: JobRecord, end: JobEnd, link?: () => Promise<string | undefined>): Promise<boolean> {
+  const { key, kind, prompt, options, requester } = record;
+  try {
+    await ctx.runner.recordEnded(requester, { key, kind, prompt, options, private: record.private === true }, end, link);
+    return true;
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), jobKey: key }, 'could not record the end of a swept job; the next sweep records it');
+    return false;
   }
 }

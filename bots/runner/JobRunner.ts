@@ -512,7 +512,11 @@ export class JobRunner {
    * images were posted but not its "Done" — only when the job is not marked so. One order for every caller: record, then
    * mark. A crash between the two leaves the job unmarked, for a sweep to record it again, which changes nothing: the
    * history merges by the job's `key`, and the audit channel enters a job's end once by it (`AuditLog.jobEnded`).
-   * `shutdown` waits for both, and for the surface's mark.
+   * `shutdown` waits for both, and for the surface's mark. A history entry that could not be written rejects (logged):
+   * the end is not recorded, so the surface does not mark it, and the next start's sweep records it again; the member's
+   * answer was given before and does not change. The audit entry does not reject: it is entered once its channel
+   * is read (a channel that cannot be read is logged, its entry not posted), and a state that cannot tell whether it was
+   * entered enters it.
    */
   recordEnded(
     requester: Requester,

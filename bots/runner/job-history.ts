@@ -72,7 +72,11 @@ export class JobHistory {
     this.#forgetAudit = options.forgetAudit;
   }
 
-  /** Keeps a job that has ended (`link`: its message, which the surface may still be asking for); `settled()` covers it. */
+  /**
+   * Keeps a job that has ended (`link`: its message, which the surface may still be asking for); `settled()` covers it.
+   * A failed write is logged and rejects: the job's end is not recorded, and its surface must not mark it so (a sweep
+   * records it again, which merges by its key).
+   */
   recordEnd(
     requester: Requester,
     job: { key: string; kind: JobSpec['kind']; prompt: string; options: JobOptions; private?: boolean | undefined },
@@ -82,7 +86,7 @@ export class JobHistory {
     const kept = Promise.resolve(link)
       .catch(() => undefined)
       .then((url) =>
-        this.record(requester, {
+        this.#keep(requester, {
           key: job.key,
           kind: job.kind,
           prompt: job.prompt,
@@ -96,7 +100,7 @@ export class JobHistory {
         }),
       );
     this.#pending.add(kept);
-    void kept.finally(() => this.#pending.delete(kept));
+    void kept.finally(() => this.#pending.delete(kept)).catch(() => undefined);
     return kept;
   }
 
@@ -107,11 +111,17 @@ export class JobHistory {
 
   /** Keeps one ended job; a failure to keep it is logged, never shown to the member (the job itself is done). */
   async record(requester: Requester, entry: Omit<HistoryEntry, 'scopeKey' | 'userId' | 'channelId' | 'at'>): Promise<void> {
+    await this.#keep(requester, entry).catch(() => undefined);
+  }
+
+  /** Keeps one ended job; a failure is logged, then thrown. */
+  async #keep(requester: Requester, entry: Omit<HistoryEntry, 'scopeKey' | 'userId' | 'channelId' | 'at'>): Promise<void> {
     const full: HistoryEntry = { ...entry, scopeKey: scopeKeyOf(requester), userId: requester.userId, channelId: requester.channelId, at: this.#now() };
     try {
       await keepInHistory(this.#state, userKeyOf(requester), [HistoryEntrySchema.parse(full)], this.#now());
     } catch (error) {
       this.#logger?.warn({ err: error, key: entry.key }, 'could not keep a job in the history');
+      throw error;
     }
   }
 

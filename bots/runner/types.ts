@@ -133,7 +133,7 @@ export interface AcceptedJob {
   historyLink?: (() => Promise<string | undefined>) | undefined;
   /**
    * Called once the runner recorded the job's end (`recordEnded` resolved: its history and audit entries written, after
-   * the link they wait for), never before and not when it rejected: where the surface saves that a sweep need not
+   * the link they wait for), never before and not when it rejected (a history entry that could not be written): where the surface saves that a sweep need not
    * record the job again (a crash before it leaves the job for the sweep to record again, which changes nothing).
    */
   onEndRecorded?: (() => Promise<void>) | undefined;

@@ -109,21 +109,44 @@ describe.each([
     expect(await a.get(key)).toMatchObject({ made: 2, outputs: [{ index: 1 }] });
   });
 
-  it.skipIf(skip)('marks a running record’s end recorded in one update, reading it no other way, and leaves an ended one as it is', async () => {
-    const { a } = await open(backend);
+  it.skipIf(skip)('marks a record’s end recorded in one update, reading it no other way: an ended one is released, a running one stays held', async () => {
+    const { a, b, killA } = await open(backend);
     const [running, ended] = [a.newKey(), a.newKey()];
     await a.add({ key: running, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running' });
-    await a.add({ key: ended, kind: 'generate', prompt: 'p', options: {}, requester, status: 'completed' });
+    await a.add({ key: ended, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running' });
+    await a.markEnded(ended, 'completed', { end: { type: 'completed' } });
     const get = vi.spyOn(a.records, 'get');
     const update = vi.spyOn(a.records, 'update');
 
-    await a.markEndRecorded(running);
-    await a.markEndRecorded(ended);
+    await a.markEndRecorded(running, { ended: false });
+    await a.markEndRecorded(ended, { ended: true });
     expect(get).not.toHaveBeenCalled();
     expect(update).toHaveBeenCalledTimes(2);
     get.mockRestore();
     expect(await a.get(running)).toMatchObject({ status: 'running', endRecorded: true });
-    expect((await a.get(ended))?.endRecorded).toBeUndefined();
+    expect(await a.get(ended)).toMatchObject({ status: 'completed', endRecorded: true });
+    await killA();
+    // The running one is the sweep's to show (its end not recorded again); the ended one is nobody's.
+    expect((await b.claimInterrupted()).map((r) => r.key)).toEqual([running]);
+  });
+
+  it.skipIf(skip)('keeps a record its view marked ended held until its end is recorded, and hands it to the sweep when its process is gone', async () => {
+    const { a, b, killA } = await open(backend);
+    const [unrecorded, recorded, interrupted] = [a.newKey(), a.newKey(), a.newKey()];
+    for (const key of [unrecorded, recorded, interrupted]) await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running' });
+    // The live view's mark: its end, to be recorded by the runner.
+    await a.markEnded(unrecorded, 'failed', { end: { type: 'failed', code: 'server_error' } });
+    await a.markEnded(recorded, 'completed', { end: { type: 'completed' } });
+    await a.markEndRecorded(recorded, { ended: true });
+    // A mark with no end to record (a job no runner saw end: interrupted) releases it at once, as before.
+    await a.markEnded(interrupted, 'failed');
+    await killA();
+
+    const claimed = await b.claimInterrupted();
+    expect(claimed).toEqual([expect.objectContaining({ key: unrecorded, status: 'failed', end: { type: 'failed', code: 'server_error' } })]);
+    expect(claimed[0]?.endRecorded).toBeUndefined();
+    await b.markEndRecorded(unrecorded, { ended: true });
+    expect(await b.get(unrecorded)).toMatchObject({ status: 'failed', endRecorded: true });
   });
 
   it.skipIf(skip)('reads the outputs of a record kept before they had their index by their position', async () => {

@@ -32,11 +32,11 @@ function viewWithStore(marked: () => Promise<void>) {
 }
 
 describe('a job view marking its record ended', () => {
-  it('marks the record completed through the store once the result is shown', async () => {
+  it('marks the record completed through the store once the result is shown, with the end the runner is to record', async () => {
     const { view, markEnded, final } = viewWithStore(async () => {});
     await view.showResult(result);
     expect(final).toHaveBeenCalledTimes(1);
-    expect(markEnded).toHaveBeenCalledExactlyOnceWith('k1', 'completed');
+    expect(markEnded).toHaveBeenCalledExactlyOnceWith('k1', 'completed', { end: { type: 'completed', size: '1024x1024', quality: 'low', cost: { totalUsd: 0.011 } } });
     expect(final.mock.invocationCallOrder[0]).toBeLessThan(markEnded.mock.invocationCallOrder[0]!);
   });
 

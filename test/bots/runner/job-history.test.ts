@@ -115,3 +115,19 @@ describe('the history in the data folder', () => {
     expect((await new JobHistory({ state: await inState(dir) }).mine(alice)).map((e) => e.key)).toEqual(['job-7']);
   });
 });
+
+describe('recording a job’s end in the history', () => {
+  it('rejects when its entry could not be written, so the end is not taken as recorded (and says so in the log)', async () => {
+    const state = await inState(await newDir());
+    const space = state.store.space(state.spaces.history);
+    space.update = () => Promise.reject(new Error('storage unavailable'));
+    const warned: string[] = [];
+    const logger = { ...silentLogger(), warn: (_: unknown, msg?: string) => void warned.push(String(msg)) };
+    const history = new JobHistory({ state, logger });
+    const alice = requester();
+
+    await expect(history.recordEnd(alice, { key: 'job-1', kind: 'generate', prompt: 'p', options: {} }, { type: 'completed' })).rejects.toThrow('storage unavailable');
+    await history.settled();
+    expect(warned).toEqual(['could not keep a job in the history']);
+  });
+});

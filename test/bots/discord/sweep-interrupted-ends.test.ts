@@ -1,0 +1,109 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PermissionFlagsBits } from 'discord.js';
+import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
+import { JobRunner } from '../../../bots/runner/index.js';
+import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
+import { snowflake } from '../../fakes/discord/snowflake.js';
+import { answerOf, DiscordHarness } from './harness.js';
+
+/** An admin chooses the server's audit channel (kept in the bots' state: the next process posts there too). */
+async function chooseAuditChannel(h: DiscordHarness): Promise<string> {
+  const channel = snowflake();
+  const permissions = String(PermissionFlagsBits.ManageGuild);
+  await answerOf(h, h.discord.slashCommand('imagine-admin audit', { channel: { channel: { id: channel, name: 'audit' } } }, { permissions }));
+  return channel;
+}
+
+/** The audit channel's entries mentioning `text`, once the runner posted what waits (its stop posts it). */
+async function auditPosts(h: DiscordHarness, channelId: string, text: string): Promise<number> {
+  await h.runner.shutdown({ graceMs: 0 });
+  const texts = (m: FakeMessage) => m.embeds.map((e) => String(e.description));
+  return h.discord.channelMessages(channelId).flatMap(texts).filter((t) => t.includes(text)).length;
+}
+
+/** What was sent to Discord through the interaction's token (its reply and follow-ups), reads aside. */
+function writesThrough(h: DiscordHarness, ix: FakeInteraction): number {
+  return h.discord.requests.filter((r) => r.token === ix.token && r.method !== 'GET').length;
+}
+
+async function records(h: DiscordHarness): Promise<JobRecord[]> {
+  const values: JobRecord[] = [];
+  for await (const { value } of h.state.store.space<JobRecord>(h.state.spaces.discordJobs).entries()) values.push(value);
+  return values;
+}
+
+describe('the end of a live job, recorded once whatever stops where', () => {
+  let h: DiscordHarness;
+  /** Ends the record of a job's end the test left hanging in a stopped process (its state closed: it writes nothing). */
+  let unhang: (() => void) | undefined;
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    unhang?.();
+    unhang = undefined;
+    await h?.close();
+  });
+
+  const requesterOf = (ix: FakeInteraction) => ({ platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId });
+
+  it('records, at the next start, the end of a job whose process stopped after its view marked it completed and before its runner recorded it — once, showing nothing again', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const audit = await chooseAuditChannel(h);
+    // The process dies while its runner records the job's end: that record never resolves.
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image whose end a stop cut off' });
+    await h.finalReply(ix);
+    await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the runner recording the job’s end');
+    expect(await records(h)).toMatchObject([{ status: 'completed' }]);
+    expect((await records(h))[0]?.endRecorded).toBeUndefined();
+    const written = writesThrough(h, ix);
+    await h.restart({ crash: true });
+
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'recorded the end of a job the last stop left unrecorded'), 'the sweep');
+    expect(recordEnded).toHaveBeenCalledTimes(2);
+    const history = await h.runner.history!.mine(requesterOf(ix));
+    expect(history).toMatchObject([{ prompt: 'a paid image whose end a stop cut off', status: 'completed' }]);
+    expect(history[0]!.costUsd).toBeGreaterThan(0);
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
+    expect(writesThrough(h, ix)).toBe(written);
+    expect(await auditPosts(h, audit, 'a paid image whose end a stop cut off')).toBe(1);
+  });
+
+  it('leaves a live job whose history entry could not be written unmarked, and the next start records it', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    // The history's one write of the job fails, as storage that is down for a moment would.
+    const history = h.state.store.space(h.state.spaces.history);
+    const failed = vi.spyOn(history, 'update').mockRejectedValueOnce(new Error('storage unavailable'));
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image whose history write failed' });
+    await h.finalReply(ix);
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'could not record the end of a job'), 'the failed record');
+    expect(failed).toHaveBeenCalled();
+    expect(await h.runner.history!.mine(requesterOf(ix))).toEqual([]);
+    expect((await records(h))[0]?.endRecorded).toBeUndefined();
+    const written = writesThrough(h, ix);
+    await h.restart();
+
+    await vi.waitFor(async () => expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ prompt: 'a paid image whose history write failed', status: 'completed' }]), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
+    expect(writesThrough(h, ix)).toBe(written);
+  });
+
+  it('records a live job’s end once and leaves nothing to the next start: one history entry, one audit post, its record released', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const audit = await chooseAuditChannel(h);
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image that ended as usual' });
+    await h.finalReply(ix);
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
+    const written = writesThrough(h, ix);
+    const claim = vi.spyOn(JobRecordStore.prototype, 'claimInterrupted');
+    await h.restart();
+
+    // The next start's sweep took nothing: the record was released with its end recorded.
+    await vi.waitFor(() => expect(claim).toHaveBeenCalled());
+    expect(await claim.mock.results[0]!.value).toEqual([]);
+    expect(recordEnded).toHaveBeenCalledTimes(1);
+    expect(await h.runner.history!.mine(requesterOf(ix))).toHaveLength(1);
+    expect(writesThrough(h, ix)).toBe(written);
+    expect(await auditPosts(h, audit, 'a paid image that ended as usual')).toBe(1);
+  });
+});
