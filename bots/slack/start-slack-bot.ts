@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
 import { type LoggerLike } from 'pictor';
-import { describeUnreachable, scrubSecrets, withTimeout } from 'pictor/internal';
+import { describeUnreachable, scrubSecrets, timerMsOf, withTimeout } from 'pictor/internal';
 import { stopOnce } from '../stop-once.js';
 import { waitWithin } from '../time-left.js';
 import type { BotContext } from './bot-context.js';
@@ -147,6 +147,8 @@ const HAND_OVER_MS = 5_000;
 export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot> {
   // Which connection is the options' type (a bot token or OAuth; OAuth over HTTP only: Pictor serves the install pages with the events).
   const { mode, oauth, state } = options;
+  // Refused before anything connects, naming the option (a pace past what a timer can wait would leave writes unpaced).
+  const channelWriteIntervalMs = timerMsOf('channelWriteIntervalMs', options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS);
   const secrets = [options.botToken, options.appToken, options.signingSecret, oauth?.clientSecret, oauth?.stateSecret];
   const allowedHosts = options.allowedFileHosts ?? DEFAULT_FILE_HOSTS.map(parseFileHost);
   const logger = options.logger;
@@ -215,7 +217,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   app.use(locales.middleware((context) => (context.botToken ? clients.client(context.botToken) : undefined)));
 
   const writer = new ChannelWriter({
-    intervalMs: options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS,
+    intervalMs: channelWriteIntervalMs,
     backgroundPerMinute: options.progressWritesPerMinute ?? DEFAULT_PROGRESS_WRITES_PER_MINUTE,
     backgroundBurst: options.progressWritesBurst,
     shared: options.sharedWrites && new SharedWriteBuckets({ ...options.sharedWrites, logger }),
