@@ -1,9 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { REST } from 'discord.js';
+import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startDiscordBot } from '../../../bots/discord/start-discord-bot.js';
+import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { DiscordHarness, RecordingLogger } from './harness.js';
 
 /** Every file of the bots' state in the data folder (its subfolders; the ledger's files are at the top), with its content. */
@@ -108,6 +111,50 @@ describe('a stopped Discord bot', () => {
     // It tried: the record's end was refused by the closed state, and logged.
     expect(h.logger.text()).toMatch(/the bots' state is closed/);
   });
+});
+
+describe.skipIf(testRedis().skipReason)('a stopped Discord bot with a gateway lease', () => {
+  let h: DiscordHarness | undefined;
+  let redis: Redis | undefined;
+  const prefix = uniquePrefix('discord-stop');
+  afterEach(async () => {
+    await h?.close();
+    if (redis) await closeRedis(redis);
+    await deleteKeys(requireRedisUrl(testRedis()), prefix);
+    h = redis = undefined;
+  });
+
+  it('is done by the earlier until of a second stop that comes while it leaves, its waits on an unanswering Redis cut short', async () => {
+    const connected = (redis = await connectRedis(requireRedisUrl(testRedis()), { name: 'discord-stop-test' }));
+    // Redis answers renewals at 5 s: a leave that waits on Redis by its first stop's bounds waits 5 s, then 2 s more.
+    const lease = { redis: connected, key: `${prefix}:lease`, ttlMs: 15_000, renewEveryMs: 5_000, pollEveryMs: 250 };
+    h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 600_000, gatewayLease: lease } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a reply still on its way' });
+    const release = h.discord.holdWebhookCalls(ix);
+    await h.discord.waitFor(() => h!.discord.webhookCallsHeld > 0, 'an update of the job on its way to Discord');
+
+    // From now on Redis takes the lease's scripts (the standby mark and the lease given back) and never answers them.
+    const evaluate = connected.eval.bind(connected) as (...args: unknown[]) => Promise<unknown>;
+    const unanswered: (() => void)[] = [];
+    const evals = vi.spyOn(connected, 'eval').mockImplementation(((...args: unknown[]) =>
+      String(args[2]).startsWith(lease.key) ? new Promise((resolve) => unanswered.push(() => resolve(evaluate(...args)))) : evaluate(...args)) as typeof connected.eval);
+    try {
+      const first = h.bot.stop();
+      await vi.waitFor(() => expect(unanswered.length).toBeGreaterThan(0), { timeout: 5000 });
+      const until = Date.now() + 500;
+      const second = h.bot.stop({ until });
+      // Bounded so that a stop waiting on Redis by its first call's bounds fails with its name, not a test timeout.
+      await withTimeout(Promise.all([first, second]), 10_000, 'the stop waited past the earlier until');
+      expect(Date.now() - until).toBeLessThan(2_000);
+      expect(h.discord.openGatewayConnections).toBe(0);
+      expect(h.logger.entries.filter((e) => e.msg === 'Discord bot stopped')).toHaveLength(1);
+    } finally {
+      evals.mockRestore();
+      for (const answer of unanswered) answer();
+      release();
+    }
+    await h.finalReply(ix);
+  }, 20_000);
 });
 
 describe('a Discord bot whose start fails', () => {
