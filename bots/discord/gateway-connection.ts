@@ -3,7 +3,7 @@ import { Events, type Client, type WebSocketOptions } from 'discord.js';
 import { type LoggerLike } from 'pictor';
 import { scrubSecrets, withTimeout } from 'pictor/internal';
 import { GatewayLease, gatewayLeaseKey, type GatewayLeaseOptions } from './gateway-lease.js';
-import { waitWithin } from '../time-left.js';
+import type { StopBudget } from '../stop-once.js';
 
 export interface GatewayConnectionOptions {
   /**
@@ -33,10 +33,11 @@ export interface GatewayConnection {
   readonly leased: boolean;
   /**
    * Off the gateway, then the lease given up (in that order: never two processes connected). Once: a later call gets
-   * the first one's promise. `until` (a time as `Date.now()`): the waits on Redis (the standby mark and the lease given
-   * back) end by then at the latest, and the call resolves by then even when an earlier call's leave goes on.
+   * the first one's end. With a stop's budget (`stopOnce`), the waits on Redis (the standby mark and the lease given
+   * back) end by its deadline at the latest — read as each begins, and one brought forward later cuts those under way
+   * — and the call resolves by then even when an earlier call's leave goes on. The first disconnect is waited whole.
    */
-  leave(options?: { until?: number | undefined }): Promise<void>;
+  leave(stop?: StopBudget): Promise<void>;
   /**
    * At drain start (with a lease): `leave()` as soon as another process stands by for the lease (at once if one
    * does), so it takes the new interactions. Until then, and for a lone process, stays connected: new commands are
@@ -214,15 +215,17 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
   };
 
   let left: Promise<void> | undefined;
-  const leaveOnce = async (until: number | undefined) => {
+  const leaveOnce = async (stop: StopBudget | undefined) => {
     leaving = true;
+    // Each wait on Redis by the stop's deadline as it is then, and cut short by one brought forward meanwhile.
+    const onRedis = (wait: Promise<void> | undefined) => (stop && wait ? stop.within(wait, Number.POSITIVE_INFINITY) : wait);
     // A standby's mark is gone before this resolves: a holder draining next does not count on this process.
-    const stopped = lease?.stop({ until });
+    const stopped = lease?.stop({ until: stop?.until() });
     await disconnect();
-    await stopped;
+    await onRedis(stopped);
     // Given back whether or not this process thinks it holds it (a lease it gave up as unconfirmed may still be its
     // own in Redis until it expires): the release only deletes the lease if it is this process's.
-    await lease?.release({ until });
+    await onRedis(lease?.release({ until: stop?.until() }));
     holding = false;
   };
   const connection: GatewayConnection = {
@@ -259,16 +262,16 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
         }
       })();
     },
-    leave({ until } = {}) {
+    leave(stop) {
       // Once: a later call (a leased bot leaves before its replies' grace and again after it) gets the first one's end,
       // and the lease is stopped and given back once — not waited for and logged twice while Redis is unreachable.
-      // The first leave is waited for whole, deadline or not: a stopped bot is off the gateway when its stop resolves
-      // (discord.js's destroy is bounded by its own 5 s; past the process's deadline, its exit closes the socket).
+      // The first leave's disconnect is waited for whole, deadline or not: a stopped bot is off the gateway when its stop
+      // resolves (discord.js's destroy is bounded by its own 5 s; past the process's deadline, its exit closes the socket).
       const first = left === undefined;
-      left ??= leaveOnce(until);
-      if (first || until === undefined) return left;
-      // Begun earlier (a hand-over at drain) without this stop's deadline: not waited for past it.
-      return withTimeout(left, waitWithin(Infinity, until), 'still leaving the Discord gateway').catch(() => {});
+      left ??= leaveOnce(stop);
+      if (first || stop === undefined) return left;
+      // Begun earlier (a hand-over at drain, or this stop's first leave): not waited for past this stop's deadline.
+      return stop.within(left, Number.POSITIVE_INFINITY).then(() => {});
     },
   };
   return connection;

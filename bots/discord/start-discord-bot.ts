@@ -254,9 +254,9 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
         await budget.within(sweeper.stop({ until: budget.until() }), Number.POSITIVE_INFINITY);
         await endpoint?.close();
         // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
-        if (gateway?.leased) await gateway.leave({ until: budget.until() });
+        if (gateway?.leased) await gateway.leave(budget);
         if (!(await budget.within(allSettledInFlight(), graceMs))) logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
-        if (gateway) await gateway.leave({ until: budget.until() });
+        if (gateway) await gateway.leave(budget);
         else await httpClient!.destroy();
         retireBotRest();
         logger.info({}, 'Discord bot stopped');

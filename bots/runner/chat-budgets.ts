@@ -27,7 +27,7 @@ import {
 } from 'pictor/internal';
 import { SCOPE_WORDS } from './describe-refusal.js';
 import { say, usd as usdOf } from './words.js';
-import { ROLE_BUDGETS_MAX, settingsInState, type ScopeSettings, type ScopeSettingsStore, type StoredScopeSettings } from './scope-settings.js';
+import { ListTooLongError, settingsInState, type ScopeSettings, type ScopeSettingsStore, type StoredScopeSettings } from './scope-settings.js';
 import { TtlCache } from './ttl-cache.js';
 import { isDmScope, type DmCaps, type Platform, type QuotaStore, type Requester, type SpendLimits } from './types.js';
 
@@ -354,7 +354,6 @@ export class ChatBudgets {
     const changedBy = userKeyOf(requester);
     let previousUsd: number | undefined;
     let restarted = false as boolean;
-    const full = new Error('too many roles');
     try {
       await this.#settings.update(scopeKey, 'roleBudgets', (budgets = [], { unreadable }) => {
         restarted = unreadable;
@@ -363,12 +362,12 @@ export class ChatBudgets {
         const kept = budgets.filter((_, i) => i !== at);
         const changed = { ...budgets[at], roleId: role.id, name: role.name.slice(0, 100), [cap]: usd };
         if (changed.userDailyUsd === undefined && changed.userMonthlyUsd === undefined) return kept.length ? kept : undefined;
-        if (at < 0 && budgets.length >= ROLE_BUDGETS_MAX) throw full;
         return [...kept, definedOf(changed)];
       }, { by: changedBy, at: this.#now() });
     } catch (error) {
-      if (error !== full) throw error;
-      return { ok: false, code: 'too_many_roles', message: say(locale, 'budget.too_many_roles', { scope: SCOPE_WORDS[platform], max: ROLE_BUDGETS_MAX }) };
+      // A role more than the list's bound holds (`LIST_MOST`, which the store alone checks): refused in the budget's own words.
+      if (!(error instanceof ListTooLongError && error.setting === 'roleBudgets')) throw error;
+      return { ok: false, code: 'too_many_roles', message: say(locale, 'budget.too_many_roles', { scope: SCOPE_WORDS[platform], max: error.most }) };
     }
     this.#logger.info(
       { scopeKey, roleId: role.id, cap, changedBy, oldUsd: previousUsd ?? null, newUsd: usd ?? null, operatorUsd: operatorUsd ?? null, ...(restarted && { unreadableBudgetsReplaced: true }) },

@@ -12,16 +12,23 @@ import { ToldOnce } from './told-once.js';
  * default: every channel, everyone, nothing blocked, the operator's choices.
  */
 const id = z.string().min(1).max(64);
+/** Roles (Slack user groups) of one server/workspace that may have a budget: `roleBudgets`' bound in `LIST_MOST`. */
+export const ROLE_BUDGETS_MAX = 25;
 /** A list of channels, users or roles. Its shape only: how many entries it may hold is `LIST_MOST`'s. */
 const ids = z.array(id);
 /**
  * The most entries each list an admin sets may hold: the one bound of a list, applied by `valueRefusal` alone (the
  * schema below gives each list's shape, never its length) — a list stored under a higher bound is read by `readStored`.
  */
-const LIST_MOST: Partial<Record<StoredSettingName, number>> = { channels: 100, allowed: 100, blocked: 1000, highQualityFor: 100, blockedWords: BLOCKED_WORDS_LIMITS.entries };
+const LIST_MOST: Partial<Record<StoredSettingName, number>> = {
+  channels: 100,
+  allowed: 100,
+  blocked: 1000,
+  highQualityFor: 100,
+  blockedWords: BLOCKED_WORDS_LIMITS.entries,
+  roleBudgets: ROLE_BUDGETS_MAX,
+};
 const blockedWords = z.array(z.string().min(1).max(BLOCKED_WORDS_LIMITS.length));
-/** Roles (Slack user groups) of one server/workspace that may have a budget. */
-export const ROLE_BUDGETS_MAX = 25;
 export const ScopeSettingsSchema = z.object({
   /** Channels where the bot takes jobs (empty or unset: every channel it can see). */
   channels: ids.optional(),
@@ -62,7 +69,6 @@ export const ScopeSettingsSchema = z.object({
         userMonthlyUsd: z.number().nonnegative().optional(),
       }),
     )
-    .max(ROLE_BUDGETS_MAX)
     .optional(),
   /** Where every job and every refusal by a rule or a budget is posted (`audit-log.ts`), in the language of the admin who chose it. */
   auditChannel: z.object({ channelId: id, locale: z.string().max(35).optional() }).optional(),
@@ -303,7 +309,8 @@ export async function storedScopeKeys(space: Pick<Space<unknown>, 'keys'>): Prom
  * of words or none it knows remains; a list of channels, users or roles that may use the bot (channels, who,
  * high-quality) longer than today's bound is read whole — what the admins chose, and what it held when stored — a
  * new value being bounded again. Blocked members and words are never read in part: a member or word left out would be
- * a restriction lifted, so one beyond today's bounds stays unreadable (its scope's jobs refused until it is set again).
+ * a restriction lifted, so one beyond today's bounds stays unreadable (its scope's jobs refused until it is set again);
+ * so do role budgets beyond theirs (`ChatBudgets` answers them with nothing to spend, never with a role left out).
  */
 function readStored(name: StoredSettingName, value: unknown, dropped?: Dropped): unknown {
   const parsed = ScopeSettingsSchema.shape[name].safeParse(value);
@@ -393,7 +400,7 @@ function overBound(name: StoredSettingName, parsed: unknown): number | undefined
 
 /**
  * Whether a value this version cannot read has the shape a later version may give it, and so is no damage: a list of
- * blocked members or words over today's bound (`valueRefusal` names the bound), sizes or qualities as a list of words
+ * blocked members or words or of role budgets over today's bound (`valueRefusal` names the bound), sizes or qualities as a list of words
  * (none of which this version knows), more images a job than this version allows. `repair` leaves it as it is: an
  * older replica's repair, in a rolling deploy or after a rollback, would otherwise erase a newer one's ban list.
  */

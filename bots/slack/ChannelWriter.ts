@@ -248,16 +248,25 @@ export class ChannelWriter {
     if (this.pending === 0) for (const waiter of this.#idleWaiters.splice(0)) waiter();
   }
 
-  /** Resolves once nothing is waiting or running (or after `timeoutMs`). */
-  idle(timeoutMs = 30_000): Promise<void> {
+  /**
+   * Resolves once nothing is waiting or running, or after `timeoutMs` when given (then no longer waiting: its waiter is
+   * gone). Its timer keeps no process alive: a caller that stopped waiting sooner (a stop's deadline) leaves nothing.
+   */
+  idle(timeoutMs?: number): Promise<void> {
     if (this.pending === 0) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(done, timeoutMs);
+      const waiters = this.#idleWaiters;
+      const giveUp = () => {
+        const at = waiters.indexOf(done);
+        if (at >= 0) waiters.splice(at, 1);
+        resolve();
+      };
+      const timer = timeoutMs === undefined ? undefined : setTimeout(giveUp, timeoutMs).unref();
       function done() {
         clearTimeout(timer);
         resolve();
       }
-      this.#idleWaiters.push(done);
+      waiters.push(done);
     });
   }
 

@@ -278,9 +278,8 @@ export class SlackJobs {
     }
   }
 
-  /** Waits (up to `timeoutMs`) for the jobs this bot started to be shown to their end. */
-  async settle(timeoutMs: number): Promise<void> {
-    if (this.#running.size === 0) return;
-    await Promise.race([Promise.allSettled([...this.#running]), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+  /** Waits for the jobs this bot started to be shown to their end (a stop bounds the wait: `StopBudget.within`). */
+  async settle(): Promise<void> {
+    await Promise.allSettled([...this.#running]);
   }
 }

@@ -3,9 +3,8 @@ import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
 import { type LoggerLike } from 'pictor';
-import { describeUnreachable, scrubSecrets, withTimeout } from 'pictor/internal';
+import { describeUnreachable, scrubSecrets, timerMsOf, withTimeout } from 'pictor/internal';
 import { stopOnce } from '../stop-once.js';
-import { waitWithin } from '../time-left.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
 import { ChannelWriter } from './ChannelWriter.js';
@@ -147,6 +146,8 @@ const HAND_OVER_MS = 5_000;
 export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot> {
   // Which connection is the options' type (a bot token or OAuth; OAuth over HTTP only: Pictor serves the install pages with the events).
   const { mode, oauth, state } = options;
+  // Refused before anything connects, naming the option (a pace past what a timer can wait would leave writes unpaced).
+  const channelWriteIntervalMs = timerMsOf('channelWriteIntervalMs', options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS);
   const secrets = [options.botToken, options.appToken, options.signingSecret, oauth?.clientSecret, oauth?.stateSecret];
   const allowedHosts = options.allowedFileHosts ?? DEFAULT_FILE_HOSTS.map(parseFileHost);
   const logger = options.logger;
@@ -215,7 +216,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   app.use(locales.middleware((context) => (context.botToken ? clients.client(context.botToken) : undefined)));
 
   const writer = new ChannelWriter({
-    intervalMs: options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS,
+    intervalMs: channelWriteIntervalMs,
     backgroundPerMinute: options.progressWritesPerMinute ?? DEFAULT_PROGRESS_WRITES_PER_MINUTE,
     backgroundBurst: options.progressWritesBurst,
     shared: options.sharedWrites && new SharedWriteBuckets({ ...options.sharedWrites, logger }),
@@ -316,7 +317,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     logger.info({ team: auth?.teamId, botUserId: auth?.botUserId, port: address.port, oauth: !!oauth }, 'Slack bot listening over HTTP');
   }
 
-  let stopping: Promise<void> | undefined;
+  /** The stop began (set by the one stop `stopOnce` runs, never by a call it refused). */
+  let stopping = false;
   const stopBot = stopOnce();
   return {
     app,
@@ -333,9 +335,10 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
       logger.info({}, 'closed the Socket Mode connection: Slack sends new events to the other connections');
     },
     stop: (stopOptions = {}) =>
-      (stopping = stopBot(stopOptions.until, async (budget) => {
-        // Each wait below: its own STOP_DRAIN_MS, never past the stop's deadline (the earliest until it was given).
-        const waitMs = () => waitWithin(STOP_DRAIN_MS, budget.until());
+      stopBot(stopOptions.until, async (budget) => {
+        stopping = true;
+        // Each wait below: its own STOP_DRAIN_MS, never past the stop's deadline (the earliest until it was given), bounded
+        // there alone (`budget.within`), so a deadline brought forward cuts it.
         // A Socket Mode connection that does not close (Slack gone) holds no stop past its budget.
         const receiverStopped = await budget.within(app.stop(), STOP_DRAIN_MS).catch((error: unknown) => {
           logger.warn({ err: scrubSecrets(String(error), secrets) }, 'the Slack receiver did not stop cleanly');
@@ -349,10 +352,10 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         await budget.within(homes.stop(), STOP_DRAIN_MS).catch(() => undefined);
         // The jobs have ended: their final updates are waited for, progress nobody will see is not.
         writer.shedProgress();
-        await budget.within(writer.idle(waitMs()), STOP_DRAIN_MS);
+        await budget.within(writer.idle(), STOP_DRAIN_MS);
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
-        await budget.within(jobs.settle(waitMs()), STOP_DRAIN_MS);
-      })),
+        await budget.within(jobs.settle(), STOP_DRAIN_MS);
+      }),
   };
 }
 

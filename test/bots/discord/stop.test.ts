@@ -1,9 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { REST } from 'discord.js';
+import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startDiscordBot } from '../../../bots/discord/start-discord-bot.js';
+import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { DiscordHarness, RecordingLogger } from './harness.js';
 
 /** Every file of the bots' state in the data folder (its subfolders; the ledger's files are at the top), with its content. */
@@ -18,6 +21,21 @@ async function stateFiles(dataDir: string): Promise<Record<string, string>> {
   };
   await walk(dataDir);
   return files;
+}
+
+/**
+ * Stops the bot again, with an until 500 ms from now, while `first` (a stop given none) runs: both end by that until
+ * (a little after, for the turn of the event loop that ends the last wait and the gateway's close), the bot off the
+ * gateway, stopped once.
+ */
+async function stopAgainByAnEarlierUntil(h: DiscordHarness, first: Promise<void>): Promise<void> {
+  const until = Date.now() + 500;
+  const second = h.bot.stop({ until });
+  // Bounded so that a stop waiting by its first call's bounds fails with its name, not a test timeout.
+  await withTimeout(Promise.all([first, second]), 10_000, 'the stop waited past the earlier until');
+  expect(Date.now() - until).toBeLessThan(2_000);
+  expect(h.discord.openGatewayConnections).toBe(0);
+  expect(h.logger.entries.filter((e) => e.msg === 'Discord bot stopped')).toHaveLength(1);
 }
 
 describe('a stopped Discord bot', () => {
@@ -55,12 +73,8 @@ describe('a stopped Discord bot', () => {
     await h.discord.waitFor(() => h.discord.webhookCallsHeld > 0, 'an update of the job on its way to Discord');
 
     try {
-      const first = h.bot.stop();
-      const second = h.bot.stop({ until: Date.now() + 500 });
-      // Bounded so that a stop waiting its first call's grace fails with its name, not a test timeout.
-      await withTimeout(Promise.all([first, second]), 10_000, 'the stop waited past the earlier until');
-      expect(h.discord.openGatewayConnections).toBe(0);
-      expect(h.logger.entries.filter((e) => e.msg === 'Discord bot stopped')).toHaveLength(1);
+      // The first stop alone would wait its grace (600 s) for the reply held.
+      await stopAgainByAnEarlierUntil(h, h.bot.stop());
     } finally {
       release();
     }
@@ -105,6 +119,44 @@ describe('a stopped Discord bot', () => {
     // It tried: the record's end was refused by the closed state, and logged.
     expect(h.logger.text()).toMatch(/the bots' state is closed/);
   });
+});
+
+describe.skipIf(testRedis().skipReason)('a stopped Discord bot with a gateway lease', () => {
+  let h: DiscordHarness | undefined;
+  let redis: Redis | undefined;
+  const prefix = uniquePrefix('discord-stop');
+  afterEach(async () => {
+    await h?.close();
+    if (redis) await closeRedis(redis);
+    await deleteKeys(requireRedisUrl(testRedis()), prefix);
+    h = redis = undefined;
+  });
+
+  it('is done by the earlier until of a second stop that comes while it leaves, its waits on an unanswering Redis cut short', async () => {
+    const connected = (redis = await connectRedis(requireRedisUrl(testRedis()), { name: 'discord-stop-test' }));
+    // Redis answers renewals at 5 s: a leave that waits on Redis by its first stop's bounds waits 5 s, then 2 s more.
+    const lease = { redis: connected, key: `${prefix}:lease`, ttlMs: 15_000, renewEveryMs: 5_000, pollEveryMs: 250 };
+    h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 600_000, gatewayLease: lease } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a reply still on its way' });
+    const release = h.discord.holdWebhookCalls(ix);
+    await h.discord.waitFor(() => h!.discord.webhookCallsHeld > 0, 'an update of the job on its way to Discord');
+
+    // From now on Redis takes the lease's scripts (the standby mark and the lease given back) and never answers them.
+    const evaluate = connected.eval.bind(connected) as (...args: unknown[]) => Promise<unknown>;
+    const unanswered: (() => void)[] = [];
+    const evals = vi.spyOn(connected, 'eval').mockImplementation(((...args: unknown[]) =>
+      String(args[2]).startsWith(lease.key) ? new Promise((resolve) => unanswered.push(() => resolve(evaluate(...args)))) : evaluate(...args)) as typeof connected.eval);
+    try {
+      const first = h.bot.stop();
+      await vi.waitFor(() => expect(unanswered.length).toBeGreaterThan(0), { timeout: 5000 });
+      await stopAgainByAnEarlierUntil(h, first);
+    } finally {
+      evals.mockRestore();
+      for (const answer of unanswered) answer();
+      release();
+    }
+    await h.finalReply(ix);
+  }, 20_000);
 });
 
 describe('a Discord bot whose start fails', () => {

@@ -225,10 +225,11 @@ describe('repairing the settings that cannot be read, in one step', () => {
       maxImages: { value: 12, ...at },
       sizes: { value: ['4096x4096'], ...at },
       qualities: { value: ['ultra'], ...at },
+      roleBudgets: { value: Array.from({ length: 30 }, (_, i) => ({ roleId: `role${i}`, name: `Role ${i}`, userDailyUsd: 1 })), ...at },
     };
     await space.update(stateKeyOf('discord:guild-1'), () => ({ ...newer, defaultSize: { value: 'huge', ...at }, maxImagesTypo: { value: 'x', ...at } }));
 
-    expect(await runner.policy.repair(admin())).toEqual({ ok: true, cleared: ['defaultSize'], left: ['blocked', 'blockedWords', 'maxImages', 'qualities', 'sizes'] });
+    expect(await runner.policy.repair(admin())).toEqual({ ok: true, cleared: ['defaultSize'], left: ['blocked', 'blockedWords', 'maxImages', 'qualities', 'sizes', 'roleBudgets'] });
     const stored = (await space.read(stateKeyOf('discord:guild-1'))) as ScopeSettingEntries;
     expect(stored).toEqual({ ...newer, maxImagesTypo: { value: 'x', ...at } });
     // Still unreadable here: its jobs stay refused until an admin sets or clears each by hand.

@@ -202,3 +202,21 @@ describe('ChannelWriter’s workspace budgets', () => {
     await expect(writer.write('C2', { budgeted: true, workspace: 'T1', run: async () => 'written' })).resolves.toBe('written');
   });
 });
+
+describe('ChannelWriter.idle', () => {
+  it('keeps no process alive by its timeout, and resolves by it, a write still running', async () => {
+    const writer = new ChannelWriter({ intervalMs: 1 });
+    let finish!: () => void;
+    const running = writer.write('C1', { run: () => new Promise<void>((r) => (finish = r)) });
+    const timers = () => process.getActiveResourcesInfo().filter((what) => what === 'Timeout').length;
+    const before = timers();
+    // A stop that gave up waiting sooner (its deadline) leaves this wait's timer behind: it must not hold the process.
+    const idle = writer.idle(10);
+    expect(timers()).toBe(before);
+    await idle;
+    expect(writer.pending).toBe(1);
+    finish();
+    await running;
+    await writer.idle();
+  });
+});

@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { startSlackBot, type SlackBotOptions } from '../../../bots/slack/index.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
+import { silentLogger } from '../../../src/internal.js';
+import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { startHarness, type Harness } from './harness.js';
 
 describe('a stopped Slack bot', () => {
@@ -48,4 +51,19 @@ describe('a stopped Slack bot', () => {
     expect(Date.now() - until).toBeLessThan(2_000);
     expect(h.fake.callsOf('chat.update')).toHaveLength(0);
   }, 15_000);
+});
+
+describe('a Slack bot whose start is refused', () => {
+  it.each([Infinity, NaN, -1, 2 ** 31])('refuses a channelWriteIntervalMs of %s, naming it, before any request reaches Slack', async (channelWriteIntervalMs) => {
+    const fake = await new FakeSlack().start();
+    try {
+      // Refused before anything is used: setTimeout would take such a pace as 1 ms, and every write would go unpaced.
+      const start = startSlackBot({ mode: 'http', botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl, runner: {} as never, state: {} as never, logger: silentLogger(), channelWriteIntervalMs } as SlackBotOptions);
+      await expect(start).rejects.toThrow(RangeError);
+      await expect(start).rejects.toThrow(/channelWriteIntervalMs/);
+      expect(fake.calls).toEqual([]);
+    } finally {
+      await fake.close();
+    }
+  });
 });
