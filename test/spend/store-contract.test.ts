@@ -658,6 +658,16 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(await s.refusals('2000-01-01')).toEqual(await s.refusals(dayOf(D)));
   });
 
+  it('answers the refusals of the days kept, today and the 91 before it, and none older', async () => {
+    const s = await open(undefined, { clock: () => D });
+    const [oldest, dropped] = [D - 91 * DAY, D - 92 * DAY];
+    await s.countRefusals({ queue_full: 1 }, dropped);
+    await s.countRefusals({ queue_full: 2 }, oldest);
+    await s.countRefusals({ scope_paused: 1 }, D);
+    expect(await s.refusals('2000-01-01')).toEqual({ [dayOf(oldest)]: { queue_full: 2 }, [dayOf(D)]: { scope_paused: 1 } });
+    expect(await s.refusals(dayOf(dropped))).toEqual(await s.refusals(dayOf(oldest)));
+  });
+
   it('lists every scope whose caps chat admins changed', async () => {
     const s = await open();
     expect(await s.allCapOverrides()).toEqual({});
