@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { withTimeout } from 'pictor/internal';
+import { answerBoundMs, failureStreak, withTimeout } from 'pictor/internal';
 
 /** Extends the lease only while this holder has it. */
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
@@ -15,8 +15,13 @@ export interface RedisLeaseOptions {
   ttlMs: number;
   /** How often the holder renews it; at least twice per lifetime (`renewEveryMs * 2 < ttlMs`). */
   renewEveryMs: number;
-  /** Told of each renewal that failed or was not answered within `renewEveryMs` (the lease may still hold). */
+  /**
+   * Told of a renewal that failed or was not answered within `answerBoundMs(ttlMs)` (the lease may still hold), once per
+   * streak: the next failure is told after a renewal was confirmed (one answered after its bound too).
+   */
   onRenewFailed?: ((error: unknown) => void) | undefined;
+  /** Told of the confirmed renewal that ends a streak of failures told. */
+  onRenewRecovered?: (() => void) | undefined;
 }
 
 /** Deletes `key` if it holds `holder`: what is another's is left as it is. Resolves to whether it was deleted. */
@@ -68,6 +73,7 @@ export class RedisLease {
    */
   keep(onLost: (why: string) => void): void {
     const { redis, key, holder, ttlMs, renewEveryMs } = this.#o;
+    const streak = failureStreak((error) => this.#o.onRenewFailed?.(error), this.#o.onRenewRecovered);
     let confirmedAt = this.#takenAt ?? Date.now();
     this.#takenAt = undefined;
     const lost = (why: string) => {
@@ -82,16 +88,22 @@ export class RedisLease {
     const renew = async () => {
       const sentAt = Date.now();
       this.#renewTimer = setTimeout(() => void renew(), renewEveryMs);
+      // Unanswered within the bound, it counts as failed; answered later, Redis applied it: it confirms the lease still.
+      const answerMs = answerBoundMs(ttlMs);
+      const bound = setTimeout(() => this.#renewTimer !== undefined && streak.failed(new Error(`Redis did not answer the renewal within ${answerMs} ms`)), answerMs);
       try {
-        const renewed = await withTimeout(redis.eval(RENEW, 1, key, holder, String(ttlMs)), renewEveryMs, 'Redis did not answer');
+        const renewed = await redis.eval(RENEW, 1, key, holder, String(ttlMs));
         if (this.#renewTimer === undefined) return;
         if (Number(renewed) !== 1) return lost('another process holds the lease');
+        streak.answered();
         if (sentAt > confirmedAt) {
           confirmedAt = sentAt;
           armDeadline();
         }
       } catch (error) {
-        if (this.#renewTimer !== undefined) this.#o.onRenewFailed?.(error);
+        if (this.#renewTimer !== undefined) streak.failed(error);
+      } finally {
+        clearTimeout(bound);
       }
     };
     this.#renewTimer = setTimeout(() => void renew(), renewEveryMs);

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { describe, expect, it, vi } from 'vitest';
 import { RedisLease } from '../../bots/redis-lease.js';
 import { connectRedis } from '../../src/core/redis-connection.js';
+import { answerBoundMs } from '../../src/core/renewal.js';
 import { startCuttableLink } from '../helpers/shared-limits-proxy.js';
 import { useCleanup } from '../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
@@ -24,6 +25,19 @@ async function redisAndKey(url = requireRedisUrl(redisSetup)): Promise<{ redis: 
 
 function leaseOf(redis: Redis, key: string, holder: string): RedisLease {
   return new RedisLease({ redis, key, holder, ttlMs: TTL_MS, renewEveryMs: RENEW_EVERY_MS });
+}
+
+/** What the renewals of `redis` answer, renewal by renewal: Redis's own answer, or a failure, or "renewed" late (on the fake clock). */
+function renewalsAnswer(redis: Redis, answers: ('redis' | 'fail' | { lateMs: number })[]): ReturnType<typeof vi.spyOn> {
+  const evalByRedis = redis.eval.bind(redis) as (...args: unknown[]) => Promise<unknown>;
+  let n = 0;
+  return vi.spyOn(redis, 'eval').mockImplementation((async (...args: unknown[]) => {
+    const answer = answers[n++] ?? 'redis';
+    if (answer === 'fail') throw new Error('Redis is loading');
+    if (answer === 'redis') return evalByRedis(...args);
+    await new Promise((resolve) => setTimeout(resolve, answer.lateMs));
+    return 1;
+  }) as never);
 }
 
 describe('RedisLease', () => {
@@ -85,6 +99,37 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     }
     expect(await redis.get(key)).toBe('b');
     expect(await redis.pttl(key)).toBeGreaterThan(TTL_MS);
+  });
+
+  it('tells its renewals’ failures once per streak, and the renewal that ends one: a renewal counts as failed when not answered within answerBoundMs of the lease', async () => {
+    const { redis, key } = await redisAndKey();
+    const told: string[] = [];
+    // A long lease: renewals may fail for a while before it is given up.
+    const ttlMs = 12 * RENEW_EVERY_MS;
+    const a = new RedisLease({ redis, key, holder: 'a', ttlMs, renewEveryMs: RENEW_EVERY_MS, onRenewFailed: (error) => told.push(`failed: ${(error as Error).message}`), onRenewRecovered: () => told.push('recovered') });
+    expect(await a.take()).toBe(true);
+    // Answered later than the renewal interval, within the bound (2 s): not a failure.
+    const lateMs = Math.floor((RENEW_EVERY_MS + answerBoundMs(ttlMs)) / 2);
+    // One renewal at a time fails (overlapping ones settle out of order); one unanswered within the bound fails too.
+    const answers = [{ lateMs }, 'redis', 'fail', 'fail', 'redis', 'fail', { lateMs: answerBoundMs(ttlMs) + 500 }, 'fail', 'redis'] as const;
+    const evals = renewalsAnswer(redis, [...answers]);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const lost: string[] = [];
+      a.keep((why) => lost.push(why));
+      for (const [n, answer] of answers.entries()) {
+        await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS);
+        expect(evals).toHaveBeenCalledTimes(n + 1);
+        // Redis's own answers come on the real clock: each is had before the next renewal.
+        if (answer === 'redis') await evals.mock.results[n]!.value;
+        await vi.advanceTimersByTimeAsync(0);
+      }
+      expect(told).toEqual(['failed: Redis is loading', 'recovered', 'failed: Redis is loading', 'recovered']);
+      a.letGo();
+      expect(lost).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('is given up one renewal interval before it could lapse when Redis has not confirmed it, counted from when the last confirmed renewal was sent', async () => {
