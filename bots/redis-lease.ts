@@ -41,6 +41,8 @@ export class RedisLease {
   #deadlineTimer: NodeJS.Timeout | undefined;
   /** When the `SET NX` that took the lease was sent: the lease runs from then at the latest. */
   #takenAt: number | undefined;
+  /** Which `keep` renews the lease now: bumped by each `keep` and by `letGo`, so a late answer of an earlier one does nothing. */
+  #generation = 0;
 
   constructor(options: RedisLeaseOptions) {
     if (!(options.renewEveryMs > 0 && options.renewEveryMs * 2 < options.ttlMs)) throw new Error(`the lease ${options.key} must be renewed at least twice per lifetime (renewEveryMs * 2 < ttlMs)`);
@@ -76,12 +78,16 @@ export class RedisLease {
     const streak = failureStreak((error) => this.#o.onRenewFailed?.(error), this.#o.onRenewRecovered);
     let confirmedAt = this.#takenAt ?? Date.now();
     this.#takenAt = undefined;
+    const generation = ++this.#generation;
+    /** This keep still renews the lease (not let go, lost, or followed by another keep). */
+    const current = () => generation === this.#generation;
     const lost = (why: string) => {
-      if (this.#renewTimer === undefined) return;
+      if (!current()) return;
       this.letGo();
       onLost(why);
     };
     const armDeadline = () => {
+      if (!current()) return;
       clearTimeout(this.#deadlineTimer);
       this.#deadlineTimer = setTimeout(() => lost('Redis has not confirmed the lease in time'), Math.max(0, confirmedAt + ttlMs - renewEveryMs - Date.now()));
     };
@@ -90,10 +96,10 @@ export class RedisLease {
       this.#renewTimer = setTimeout(() => void renew(), renewEveryMs);
       // Unanswered within the bound, it counts as failed; answered later, Redis applied it: it confirms the lease still.
       const answerMs = answerBoundMs(ttlMs);
-      const bound = setTimeout(() => this.#renewTimer !== undefined && streak.failed(new Error(`Redis did not answer the renewal within ${answerMs} ms`)), answerMs);
+      const bound = setTimeout(() => current() && streak.failed(new Error(`Redis did not answer the renewal within ${answerMs} ms`)), answerMs);
       try {
         const renewed = await redis.eval(RENEW, 1, key, holder, String(ttlMs));
-        if (this.#renewTimer === undefined) return;
+        if (!current()) return;
         if (Number(renewed) !== 1) return lost('another process holds the lease');
         streak.answered();
         if (sentAt > confirmedAt) {
@@ -101,7 +107,7 @@ export class RedisLease {
           armDeadline();
         }
       } catch (error) {
-        if (this.#renewTimer !== undefined) streak.failed(error);
+        if (current()) streak.failed(error);
       } finally {
         clearTimeout(bound);
       }
@@ -110,8 +116,9 @@ export class RedisLease {
     armDeadline();
   }
 
-  /** Stops renewing (the lease lapses on its own); `onLost` is not called. */
+  /** Stops renewing (the lease lapses on its own); `onLost` is not called, nor is anything done on a renewal answered later. */
   letGo(): void {
+    this.#generation += 1;
     clearTimeout(this.#renewTimer);
     clearTimeout(this.#deadlineTimer);
     this.#renewTimer = undefined;

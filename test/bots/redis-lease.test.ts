@@ -132,6 +132,43 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     }
   });
 
+  it('ignores a late answer of a renewal sent before it was let go: taken and kept again, the new keep renews on and only its own onLost is called', async () => {
+    const { redis, key } = await redisAndKey();
+    const a = leaseOf(redis, key, 'a');
+    expect(await a.take()).toBe(true);
+    // The first renewal is held unanswered; when it answers, it says another holds the lease.
+    let answerFirst!: (answer: number) => void;
+    const evalByRedis = redis.eval.bind(redis) as (...args: unknown[]) => Promise<unknown>;
+    const evals = vi.spyOn(redis, 'eval').mockImplementationOnce((() => new Promise((resolve) => (answerFirst = resolve))) as never);
+    evals.mockImplementation(((...args: unknown[]) => evalByRedis(...args)) as never);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const lost: string[] = [];
+      a.keep((why) => lost.push(`first: ${why}`));
+      await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS);
+      expect(evals).toHaveBeenCalledTimes(1);
+      a.letGo();
+      await redis.del(key);
+      expect(await a.take()).toBe(true);
+      a.keep((why) => lost.push(`second: ${why}`));
+      answerFirst(0);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(lost).toEqual([]);
+      // The second keep renews on, every interval, confirmed: it keeps the lease well past its lifetime.
+      for (let n = 2; n <= 5; n++) {
+        await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS);
+        expect(evals).toHaveBeenCalledTimes(n);
+        expect(await evals.mock.results[n - 1]!.value).toBe(1);
+        await vi.advanceTimersByTimeAsync(0);
+      }
+      expect(lost).toEqual([]);
+      a.letGo();
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await redis.get(key)).toBe('a');
+  });
+
   it('is given up one renewal interval before it could lapse when Redis has not confirmed it, counted from when the last confirmed renewal was sent', async () => {
     const url = requireRedisUrl(redisSetup);
     const link = await startCuttableLink(url);
