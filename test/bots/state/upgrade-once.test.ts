@@ -31,6 +31,18 @@ async function replica(prefix: string, url = requireRedisUrl(redis)) {
   return { link, ledger, take, takeLegacy: vi.spyOn(ledger, 'takeLegacy') };
 }
 
+/** Resolves once a renewal of the lease by `link` is answered that the lease is not its own, and that answer was had. */
+function renewalFindsLeaseGone(link: RedisLink): Promise<void> {
+  const evalBy = link.commands.eval.bind(link.commands) as (...args: unknown[]) => Promise<unknown>;
+  return new Promise<void>((leaseLost) => {
+    vi.spyOn(link.commands, 'eval').mockImplementation((async (...args: unknown[]) => {
+      const answer = await evalBy(...args);
+      if (args[5] !== '0' && answer === 0) setImmediate(leaseLost);
+      return answer;
+    }) as never);
+  });
+}
+
 async function oldRedis(url = requireRedisUrl(redis)) {
   const prefix = uniquePrefix('upgrade-once');
   defer(() => deleteKeys(url, prefix));
@@ -85,14 +97,7 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade with replicas on one Redis', 
     const b = await replica(prefix);
     // A's renewal finds the lease gone (held up: a blocked event loop, a slow Redis); A has had its answer once the
     // event loop turns.
-    let leaseLost!: () => void;
-    const aLost = new Promise<void>((resolve) => (leaseLost = resolve));
-    const evalByA = a.link.commands.eval.bind(a.link.commands) as (...args: unknown[]) => Promise<unknown>;
-    vi.spyOn(a.link.commands, 'eval').mockImplementation((async (...args: unknown[]) => {
-      const answer = await evalByA(...args);
-      if (args[5] !== '0' && answer === 0) setImmediate(leaseLost);
-      return answer;
-    }) as never);
+    const aLost = renewalFindsLeaseGone(a.link);
     let bStarted: ReturnType<typeof openBotState> | undefined;
     let accepted = 0;
     a.takeLegacy.mockImplementation((accept) => a.take(async (records) => {
@@ -124,14 +129,7 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade with replicas on one Redis', 
     ['the Slack signatures seen', { settings: {}, seen: ['v0=first-signature', 'v0=second-signature'] }],
   ])('stops between two records of %s it moves once its lease is given up: the step waiting as it was lost writes no further record', async (_, records) => {
     const { prefix, first: a, dataDir } = await oldRedis();
-    let leaseLost!: () => void;
-    const aLost = new Promise<void>((resolve) => (leaseLost = resolve));
-    const evalByA = a.link.commands.eval.bind(a.link.commands) as (...args: unknown[]) => Promise<unknown>;
-    vi.spyOn(a.link.commands, 'eval').mockImplementation((async (...args: unknown[]) => {
-      const answer = await evalByA(...args);
-      if (args[5] !== '0' && answer === 0) setImmediate(leaseLost);
-      return answer;
-    }) as never);
+    const aLost = renewalFindsLeaseGone(a.link);
     // The first record's write waits until A has given its lease up (another process may hold the upgrade by then).
     const written: string[] = [];
     let moving = false;
