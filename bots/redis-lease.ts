@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { withTimeout } from 'pictor/internal';
+import { answerBoundMs, failureStreak, withTimeout } from 'pictor/internal';
 
 /** Extends the lease only while this holder has it. */
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
@@ -15,8 +15,13 @@ export interface RedisLeaseOptions {
   ttlMs: number;
   /** How often the holder renews it; at least twice per lifetime (`renewEveryMs * 2 < ttlMs`). */
   renewEveryMs: number;
-  /** Told of each renewal that failed or was not answered within `renewEveryMs` (the lease may still hold). */
+  /**
+   * Told of a renewal that failed or was not answered within `answerBoundMs(ttlMs)` (the lease may still hold), once per
+   * streak: the next failure is told after a renewal was confirmed (one answered after its bound too).
+   */
   onRenewFailed?: ((error: unknown) => void) | undefined;
+  /** Told of the confirmed renewal that ends a streak of failures told. */
+  onRenewRecovered?: (() => void) | undefined;
 }
 
 /** Deletes `key` if it holds `holder`: what is another's is left as it is. Resolves to whether it was deleted. */
@@ -36,6 +41,8 @@ export class RedisLease {
   #deadlineTimer: NodeJS.Timeout | undefined;
   /** When the `SET NX` that took the lease was sent: the lease runs from then at the latest. */
   #takenAt: number | undefined;
+  /** Which `keep` renews the lease now: bumped by each `keep` and by `letGo`, so a late answer of an earlier one does nothing. */
+  #generation = 0;
 
   constructor(options: RedisLeaseOptions) {
     if (!(options.renewEveryMs > 0 && options.renewEveryMs * 2 < options.ttlMs)) throw new Error(`the lease ${options.key} must be renewed at least twice per lifetime (renewEveryMs * 2 < ttlMs)`);
@@ -68,38 +75,50 @@ export class RedisLease {
    */
   keep(onLost: (why: string) => void): void {
     const { redis, key, holder, ttlMs, renewEveryMs } = this.#o;
+    const streak = failureStreak((error) => this.#o.onRenewFailed?.(error), this.#o.onRenewRecovered);
     let confirmedAt = this.#takenAt ?? Date.now();
     this.#takenAt = undefined;
+    const generation = ++this.#generation;
+    /** This keep still renews the lease (not let go, lost, or followed by another keep). */
+    const current = () => generation === this.#generation;
     const lost = (why: string) => {
-      if (this.#renewTimer === undefined) return;
+      if (!current()) return;
       this.letGo();
       onLost(why);
     };
     const armDeadline = () => {
+      if (!current()) return;
       clearTimeout(this.#deadlineTimer);
       this.#deadlineTimer = setTimeout(() => lost('Redis has not confirmed the lease in time'), Math.max(0, confirmedAt + ttlMs - renewEveryMs - Date.now()));
     };
     const renew = async () => {
       const sentAt = Date.now();
       this.#renewTimer = setTimeout(() => void renew(), renewEveryMs);
+      // Unanswered within the bound, it counts as failed; answered later, Redis applied it: it confirms the lease still.
+      const answerMs = answerBoundMs(ttlMs);
+      const bound = setTimeout(() => current() && streak.failed(new Error(`Redis did not answer the renewal within ${answerMs} ms`)), answerMs);
       try {
-        const renewed = await withTimeout(redis.eval(RENEW, 1, key, holder, String(ttlMs)), renewEveryMs, 'Redis did not answer');
-        if (this.#renewTimer === undefined) return;
+        const renewed = await redis.eval(RENEW, 1, key, holder, String(ttlMs));
+        if (!current()) return;
         if (Number(renewed) !== 1) return lost('another process holds the lease');
+        streak.answered();
         if (sentAt > confirmedAt) {
           confirmedAt = sentAt;
           armDeadline();
         }
       } catch (error) {
-        if (this.#renewTimer !== undefined) this.#o.onRenewFailed?.(error);
+        if (current()) streak.failed(error);
+      } finally {
+        clearTimeout(bound);
       }
     };
     this.#renewTimer = setTimeout(() => void renew(), renewEveryMs);
     armDeadline();
   }
 
-  /** Stops renewing (the lease lapses on its own); `onLost` is not called. */
+  /** Stops renewing (the lease lapses on its own); `onLost` is not called, nor is anything done on a renewal answered later. */
   letGo(): void {
+    this.#generation += 1;
     clearTimeout(this.#renewTimer);
     clearTimeout(this.#deadlineTimer);
     this.#renewTimer = undefined;

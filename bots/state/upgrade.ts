@@ -98,13 +98,16 @@ async function moveOldLayout(o: Steps): Promise<void> {
   // next start's take merges it again (what a member set since wins).
   const takeFrom = (ledger: Pick<QuotaStore, 'takeLegacy'>) =>
     ledger.takeLegacy(async ({ settings, seen }) => {
-      o.signal?.throwIfAborted();
       for (const [scopeKey, entries] of Object.entries(settings)) {
+        o.signal?.throwIfAborted();
         await o.store.space<Record<string, unknown>>(o.spaces.scopeSettings).update(stateKeyOf(scopeKey), (now = {}) => ({ ...entries, ...now }));
         count('chat settings');
       }
-      for (const signature of seen) await o.store.space(o.spaces.slackSeen).claimOnce(digestKeyOf(signature));
-      count('Slack signatures seen', seen.length);
+      for (const signature of seen) {
+        o.signal?.throwIfAborted();
+        await o.store.space(o.spaces.slackSeen).claimOnce(digestKeyOf(signature));
+        count('Slack signatures seen');
+      }
     });
   if (o.ledger) await takeFrom(o.ledger);
   for (const open of o.legacyLedgers ?? []) {

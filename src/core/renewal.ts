@@ -10,6 +10,26 @@ export function answerBoundMs(leaseMs: number): number {
 }
 
 /**
+ * Tells a renewal's failures once per streak: `failed` tells the first failure after a renewal passed (or the first of
+ * all) to `onError`, `answered` tells the renewal that ends a streak told to `onRecovered`.
+ */
+export function failureStreak(onError: (error: unknown) => void, onRecovered?: () => void): { failed(error: unknown): void; answered(): void } {
+  let failing = false;
+  return {
+    failed(error) {
+      if (failing) return;
+      failing = true;
+      onError(error);
+    },
+    answered() {
+      if (!failing) return;
+      failing = false;
+      onRecovered?.();
+    },
+  };
+}
+
+/**
  * Calls `renew` every third of `leaseMs` (at least every 50 ms) until the answered function is called, one renewal at
  * a time. A renewal not answered within 2 s (a third of the lease when that is shorter) counts as failed and the next
  * tick sends the next one: a storage that stops answering without closing its connection (a paused or overloaded
@@ -24,17 +44,14 @@ export function answerBoundMs(leaseMs: number): number {
 export function renewEveryThird(leaseMs: number, renew: () => Promise<unknown>, onError: (error: unknown) => void, onRecovered?: () => void): () => void {
   const answerMs = answerBoundMs(leaseMs);
   let stopped = false;
-  /** The streak of failures was told. */
-  let failing = false;
+  const streak = failureStreak(onError, onRecovered);
   /** Renewals sent that have not settled (answered, failed, or never). */
   let unanswered = 0;
   /** The bound of the renewal within it, if one is. */
   let bound: ReturnType<typeof setTimeout> | undefined;
 
   const fail = (error: unknown) => {
-    if (stopped || failing) return;
-    failing = true;
-    onError(error);
+    if (!stopped) streak.failed(error);
   };
   const endBound = () => {
     clearTimeout(bound);
@@ -66,10 +83,7 @@ export function renewEveryThird(leaseMs: number, renew: () => Promise<unknown>, 
       unanswered -= 1;
       if (bound === thisBound) endBound();
       if (!ok) fail(error);
-      else if (!stopped && failing) {
-        failing = false;
-        onRecovered?.();
-      }
+      else if (!stopped) streak.answered();
     };
     sent.then(
       () => settled(true),

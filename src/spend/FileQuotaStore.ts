@@ -6,7 +6,7 @@ import { restoreFromBackup, writeAllAndSync, writeFileAtomically } from '../core
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
-import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
+import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, oldestRefusalDay, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
@@ -244,7 +244,9 @@ export class FileQuotaStore implements QuotaStore {
 
   async refusals(sinceDay: string): Promise<RefusalCounts> {
     const ledger = await this.#peek();
-    return Object.fromEntries(Object.entries(ledger.refusals ?? {}).filter(([day]) => day >= sinceDay));
+    // The days kept, even before the next write drops the oldest.
+    const oldest = oldestRefusalDay(this.#process.clock());
+    return Object.fromEntries(Object.entries(ledger.refusals ?? {}).filter(([day]) => day >= sinceDay && day >= oldest));
   }
 
   async breakerStates(): Promise<Record<string, BreakerState>> {

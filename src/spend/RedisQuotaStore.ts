@@ -4,7 +4,7 @@ import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connec
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
 import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } from './breaker.js';
-import { REFUSAL_KEEP_DAYS, type Reservation } from './ledger-document.js';
+import { oldestRefusalDay, REFUSAL_KEEP_DAYS, type Reservation } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
 import { MARK_SENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT } from './redis-ledger-scripts.js';
 import { safeJson } from '../core/safe-json.js';
@@ -333,8 +333,9 @@ export class RedisQuotaStore implements QuotaStore {
   async refusals(sinceDay: string): Promise<RefusalCounts> {
     const now = this.#process.clock();
     const days: string[] = [];
-    // Back from today, as far as counts are kept.
-    for (let back = 0; back <= REFUSAL_KEEP_DAYS && utcDayBefore(now, back) >= sinceDay; back++) days.unshift(utcDayBefore(now, back));
+    // Back from today, as far as counts are kept (a day's key outlives it: it expires a kept span after its last count).
+    const oldest = sinceDay > oldestRefusalDay(now) ? sinceDay : oldestRefusalDay(now);
+    for (let back = 0; utcDayBefore(now, back) >= oldest; back++) days.unshift(utcDayBefore(now, back));
     const pipeline = this.#redis.pipeline();
     for (const day of days) pipeline.hgetall(this.#key('refusals', day));
     const replies = (await pipeline.exec()) ?? [];

@@ -14,6 +14,11 @@ import { DAY_MS, utcDayBefore, utcMonthBefore } from './utc-period.js';
 /** Days of refusal counts kept: enough for the console's 90-day view. */
 export const REFUSAL_KEEP_DAYS = 92;
 
+/** The oldest UTC day whose refusal counts are kept at `now`: today and the days before it, `REFUSAL_KEEP_DAYS` in all. */
+export function oldestRefusalDay(now: number): string {
+  return utcDayBefore(now, REFUSAL_KEEP_DAYS - 1);
+}
+
 const ReservationSchema = z.object({
   userKey: z.string(),
   scopeKey: z.string(),
@@ -235,7 +240,7 @@ export function pruneIn(ledger: Ledger, now: number, keepDays: number): void {
   const forgetBefore = now - keepDays * DAY_MS;
   for (const [jobId, u] of Object.entries(ledger.uncertain)) if (u.at < forgetBefore) delete ledger.uncertain[jobId];
   for (const [key, at] of Object.entries(ledger.lastJobAt)) if (at < forgetBefore) delete ledger.lastJobAt[key];
-  const oldestRefusals = utcDayBefore(now, REFUSAL_KEEP_DAYS - 1);
+  const oldestRefusals = oldestRefusalDay(now);
   for (const day of Object.keys(ledger.refusals ?? {})) if (day < oldestRefusals) delete ledger.refusals![day];
   const { from } = historyHours(now);
   for (const [scopeKey, entry] of Object.entries(ledger.breaker ?? {})) {

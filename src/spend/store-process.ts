@@ -23,8 +23,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
   readonly #onLost: ((lost: LostReservation) => void) | undefined;
   readonly #renew: () => Promise<void>;
   #stopRenewing: (() => void) | undefined;
-  /** Set by `close`: every later call of the store refuses. */
-  closed = false;
+  #closed = false;
 
   constructor(options: LedgerOptions, renew: () => Promise<void>) {
     this.leaseMs = options.leaseMs ?? 60_000;
@@ -34,6 +33,11 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
     this.onError = options.onError;
     this.#onLost = options.onReservationLost;
     this.#renew = renew;
+  }
+
+  /** Set by `close` only: every later call of the store refuses. */
+  get closed(): boolean {
+    return this.#closed;
   }
 
   /** Keeps a reservation's copy and renews the lease while any is kept; once closed it refuses: a reservation answered after close is not handed out (it ends within the lease). */
@@ -61,9 +65,9 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
     refuseIfClosed(this.closed);
   }
 
-  /** Stops renewing the lease for good. */
+  /** Closes the store for good: every later call refuses, and the lease is renewed no more. */
   close(): void {
-    this.closed = true;
+    this.#closed = true;
     this.#stop();
   }
 

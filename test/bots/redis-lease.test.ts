@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { describe, expect, it, vi } from 'vitest';
 import { RedisLease } from '../../bots/redis-lease.js';
 import { connectRedis } from '../../src/core/redis-connection.js';
+import { answerBoundMs } from '../../src/core/renewal.js';
 import { startCuttableLink } from '../helpers/shared-limits-proxy.js';
 import { useCleanup } from '../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
@@ -24,6 +25,19 @@ async function redisAndKey(url = requireRedisUrl(redisSetup)): Promise<{ redis: 
 
 function leaseOf(redis: Redis, key: string, holder: string): RedisLease {
   return new RedisLease({ redis, key, holder, ttlMs: TTL_MS, renewEveryMs: RENEW_EVERY_MS });
+}
+
+/** What the renewals of `redis` answer, renewal by renewal: Redis's own answer, or a failure, or "renewed" late (on the fake clock). */
+function renewalsAnswer(redis: Redis, answers: ('redis' | 'fail' | { lateMs: number })[]): ReturnType<typeof vi.spyOn> {
+  const evalByRedis = redis.eval.bind(redis) as (...args: unknown[]) => Promise<unknown>;
+  let n = 0;
+  return vi.spyOn(redis, 'eval').mockImplementation((async (...args: unknown[]) => {
+    const answer = answers[n++] ?? 'redis';
+    if (answer === 'fail') throw new Error('Redis is loading');
+    if (answer === 'redis') return evalByRedis(...args);
+    await new Promise((resolve) => setTimeout(resolve, answer.lateMs));
+    return 1;
+  }) as never);
 }
 
 describe('RedisLease', () => {
@@ -85,6 +99,74 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     }
     expect(await redis.get(key)).toBe('b');
     expect(await redis.pttl(key)).toBeGreaterThan(TTL_MS);
+  });
+
+  it('tells its renewals’ failures once per streak, and the renewal that ends one: a renewal counts as failed when not answered within answerBoundMs of the lease', async () => {
+    const { redis, key } = await redisAndKey();
+    const told: string[] = [];
+    // A long lease: renewals may fail for a while before it is given up.
+    const ttlMs = 12 * RENEW_EVERY_MS;
+    const a = new RedisLease({ redis, key, holder: 'a', ttlMs, renewEveryMs: RENEW_EVERY_MS, onRenewFailed: (error) => told.push(`failed: ${(error as Error).message}`), onRenewRecovered: () => told.push('recovered') });
+    expect(await a.take()).toBe(true);
+    // Answered later than the renewal interval, within the bound (2 s): not a failure.
+    const lateMs = Math.floor((RENEW_EVERY_MS + answerBoundMs(ttlMs)) / 2);
+    // One renewal at a time fails (overlapping ones settle out of order); one unanswered within the bound fails too.
+    const answers = [{ lateMs }, 'redis', 'fail', 'fail', 'redis', 'fail', { lateMs: answerBoundMs(ttlMs) + 500 }, 'fail', 'redis'] as const;
+    const evals = renewalsAnswer(redis, [...answers]);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const lost: string[] = [];
+      a.keep((why) => lost.push(why));
+      for (const [n, answer] of answers.entries()) {
+        await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS);
+        expect(evals).toHaveBeenCalledTimes(n + 1);
+        // Redis's own answers come on the real clock: each is had before the next renewal.
+        if (answer === 'redis') await evals.mock.results[n]!.value;
+        await vi.advanceTimersByTimeAsync(0);
+      }
+      expect(told).toEqual(['failed: Redis is loading', 'recovered', 'failed: Redis is loading', 'recovered']);
+      a.letGo();
+      expect(lost).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('ignores a late answer of a renewal sent before it was let go: taken and kept again, the new keep renews on and only its own onLost is called', async () => {
+    const { redis, key } = await redisAndKey();
+    const a = leaseOf(redis, key, 'a');
+    expect(await a.take()).toBe(true);
+    // The first renewal is held unanswered; when it answers, it says another holds the lease.
+    let answerFirst!: (answer: number) => void;
+    const evalByRedis = redis.eval.bind(redis) as (...args: unknown[]) => Promise<unknown>;
+    const evals = vi.spyOn(redis, 'eval').mockImplementationOnce((() => new Promise((resolve) => (answerFirst = resolve))) as never);
+    evals.mockImplementation(((...args: unknown[]) => evalByRedis(...args)) as never);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const lost: string[] = [];
+      a.keep((why) => lost.push(`first: ${why}`));
+      await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS);
+      expect(evals).toHaveBeenCalledTimes(1);
+      a.letGo();
+      await redis.del(key);
+      expect(await a.take()).toBe(true);
+      a.keep((why) => lost.push(`second: ${why}`));
+      answerFirst(0);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(lost).toEqual([]);
+      // The second keep renews on, every interval, confirmed: it keeps the lease well past its lifetime.
+      for (let n = 2; n <= 5; n++) {
+        await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS);
+        expect(evals).toHaveBeenCalledTimes(n);
+        expect(await evals.mock.results[n - 1]!.value).toBe(1);
+        await vi.advanceTimersByTimeAsync(0);
+      }
+      expect(lost).toEqual([]);
+      a.letGo();
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await redis.get(key)).toBe('a');
   });
 
   it('is given up one renewal interval before it could lapse when Redis has not confirmed it, counted from when the last confirmed renewal was sent', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { settingsInState } from '../../../bots/runner/scope-settings.js';
 import { openBotState } from '../../../bots/state/index.js';
+import { RedisStateStore } from '../../../bots/state/RedisStateStore.js';
 import { stateKeyOf } from '../../../bots/state/spaces.js';
 import { RedisQuotaStore } from '../../../src/spend/RedisQuotaStore.js';
 import { RedisLink, silentLogger, type ScopeSettingEntries } from '../../../src/internal.js';
@@ -28,6 +29,18 @@ async function replica(prefix: string, url = requireRedisUrl(redis)) {
   });
   const take = ledger.takeLegacy.bind(ledger);
   return { link, ledger, take, takeLegacy: vi.spyOn(ledger, 'takeLegacy') };
+}
+
+/** Resolves once a renewal of the lease by `link` is answered that the lease is not its own, and that answer was had. */
+function renewalFindsLeaseGone(link: RedisLink): Promise<void> {
+  const evalBy = link.commands.eval.bind(link.commands) as (...args: unknown[]) => Promise<unknown>;
+  return new Promise<void>((leaseLost) => {
+    vi.spyOn(link.commands, 'eval').mockImplementation((async (...args: unknown[]) => {
+      const answer = await evalBy(...args);
+      if (args[5] !== '0' && answer === 0) setImmediate(leaseLost);
+      return answer;
+    }) as never);
+  });
 }
 
 async function oldRedis(url = requireRedisUrl(redis)) {
@@ -84,14 +97,7 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade with replicas on one Redis', 
     const b = await replica(prefix);
     // A's renewal finds the lease gone (held up: a blocked event loop, a slow Redis); A has had its answer once the
     // event loop turns.
-    let leaseLost!: () => void;
-    const aLost = new Promise<void>((resolve) => (leaseLost = resolve));
-    const evalByA = a.link.commands.eval.bind(a.link.commands) as (...args: unknown[]) => Promise<unknown>;
-    vi.spyOn(a.link.commands, 'eval').mockImplementation((async (...args: unknown[]) => {
-      const answer = await evalByA(...args);
-      if (args[5] !== '0' && answer === 0) setImmediate(leaseLost);
-      return answer;
-    }) as never);
+    const aLost = renewalFindsLeaseGone(a.link);
     let bStarted: ReturnType<typeof openBotState> | undefined;
     let accepted = 0;
     a.takeLegacy.mockImplementation((accept) => a.take(async (records) => {
@@ -116,6 +122,49 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade with replicas on one Redis', 
     expect(await a.link.commands.get(`${prefix}:bots:layout`)).toBe('2');
     // B's lease was given back, and A did not take one again.
     expect(await a.link.commands.exists(`${prefix}:bots:upgrading`)).toBe(0);
+  });
+
+  it.each([
+    ['the chat settings', { settings: { [GUILD]: { maxImages: { value: 2, by: 'discord:admin', at: 1 } }, 'discord:444444444444444444': { maxImages: { value: 3, by: 'discord:admin', at: 1 } } }, seen: [] }],
+    ['the Slack signatures seen', { settings: {}, seen: ['v0=first-signature', 'v0=second-signature'] }],
+  ])('stops between two records of %s it moves once its lease is given up: the step waiting as it was lost writes no further record', async (_, records) => {
+    const { prefix, first: a, dataDir } = await oldRedis();
+    const aLost = renewalFindsLeaseGone(a.link);
+    // The first record's write waits until A has given its lease up (another process may hold the upgrade by then).
+    const written: string[] = [];
+    let moving = false;
+    const spaceOf = RedisStateStore.prototype.space;
+    const spied = vi.spyOn(RedisStateStore.prototype, 'space');
+    defer(async () => void spied.mockRestore());
+    spied.mockImplementation(function (this: RedisStateStore, definition) {
+      const space = spaceOf.call(this, definition);
+      if (!moving) return space;
+      const wrote = async <R>(key: string, write: Promise<R>) => {
+        const result = await write;
+        written.push(key);
+        if (written.length === 1) {
+          await a.link.commands.del(`${prefix}:bots:upgrading`);
+          await aLost;
+        }
+        return result;
+      };
+      const [update, claimOnce] = [space.update.bind(space), space.claimOnce.bind(space)];
+      return Object.assign(space, {
+        update: (key: string, change: never) => wrote(key, update(key, change)),
+        claimOnce: (key: string) => wrote(key, claimOnce(key)),
+      });
+    } as typeof spaceOf);
+    a.takeLegacy.mockImplementation((accept) => a.take(async () => {
+      moving = true;
+      try {
+        await accept(records);
+      } finally {
+        moving = false;
+      }
+    }));
+
+    await expect(openBotState({ dataDir, redis: a.link, ledger: a.ledger, logger: silentLogger(), leaseMs })).rejects.toMatchObject({ code: 'state_upgrade_lost' });
+    expect(written).toHaveLength(1);
   });
 
   it('is taken over once the lease of a process that died upgrading lapses', async () => {
