@@ -516,7 +516,9 @@ export class JobRunner {
    * the end is not recorded, so the surface does not mark it, and the next start's sweep records it again; the member's
    * answer was given before and does not change. The audit entry does not reject: it is entered once its channel
    * is read (a channel that cannot be read is logged, its entry not posted), and a state that cannot tell whether it was
-   * entered enters it.
+   * entered enters it. It resolves once the audit entry was posted (after its batch, within the channel's pace), or
+   * will not be: a stop or a crash that drops a waiting entry leaves the end unmarked, for the sweep to post it then;
+   * `shutdown` posts what waits at once and gives up by its stop's deadline.
    */
   recordEnded(
     requester: Requester,
@@ -637,8 +639,9 @@ export class JobRunner {
     for (const job of active) if (!job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
     await raceTimeout(allDone(), upTo(SHUTDOWN_DRAIN_MS));
     // An ended job is kept in the history once its final update is shown: nothing is written after the runner is down.
-    // What waits for the audit channels (the entries of the jobs that just ended too) is posted now, in the same few seconds.
-    const recorded = Promise.allSettled([...this.#recording]).then(() => this.audit.flush());
+    // What waits for the audit channels is posted now, and the entries of the jobs that just ended as they come, in the
+    // same few seconds: each end's record resolves once its entry is posted, then the surface marks it.
+    const recorded = Promise.allSettled([...this.#recording, this.audit.flush()]);
     await raceTimeout(Promise.allSettled([this.history?.settled(), recorded]), upTo(SHUTDOWN_DRAIN_MS));
     // An audit channel slower than those seconds (the platforms pace a channel's posts) keeps the rest: said, not silently lost.
     if (this.audit.waiting > 0) this.#logger.warn({ entries: this.audit.waiting }, 'audit entries were not posted before the bot stopped');

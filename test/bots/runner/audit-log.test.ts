@@ -236,12 +236,50 @@ describe('a job’s end in the audit channel', () => {
     await state.close();
   });
 
+  it('is entered again after a stop or a crash that dropped it before its post (its key is kept once posted, not when queued), and the record of its end waits for that post', async () => {
+    const dataDir = await newDir();
+    let state = await openBotState({ dataDir, logger: quiet });
+    const poster = new RecordingPoster();
+    const logOf = () => {
+      const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 2000, ended: state.store.space(state.spaces.auditEnded) });
+      log.setPoster('discord', poster);
+      return log;
+    };
+    vi.useFakeTimers();
+    try {
+      let posted = false;
+      void logOf()
+        .jobEnded(member('U-ada'), { key: 'job-1', ...job('a lighthouse before a crash') }, completed)
+        .then(() => (posted = true));
+      // Queued, waiting for its batch: the process stops here, its queue lost.
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(posted).toBe(false);
+      expect(poster.posts).toHaveLength(0);
+      await state.close();
+    } finally {
+      vi.useRealTimers();
+    }
+    // The next start's sweep records that end again: it is posted, once.
+    state = await openBotState({ dataDir, logger: quiet });
+    const log = logOf();
+    const entered = log.jobEnded(member('U-ada'), { key: 'job-1', ...job('a lighthouse before a crash') }, completed);
+    await log.flush();
+    await entered;
+    log.jobEnded(member('U-ada'), { key: 'job-1', ...job('a lighthouse before a crash') }, completed);
+    await log.flush();
+    expect(poster.posts.flatMap((p) => p.entries).map((e) => e.prompt)).toEqual(['a lighthouse before a crash']);
+    await state.close();
+  });
+
   it('is entered when the state cannot tell whether it was before (an end is never lost), and takes nothing for a server without an audit channel', async () => {
     const poster = new RecordingPoster();
     const claims: string[] = [];
     const ended = {
-      claimOnce: async (key: string) => {
+      get: async (key: string): Promise<true | undefined> => {
         claims.push(key);
+        throw new Error('storage unavailable');
+      },
+      put: async () => {
         throw new Error('storage unavailable');
       },
     };

@@ -183,8 +183,10 @@ describe('the intake: one call decides a job before its first public answer', ()
     const who = requester();
     let asked = 0;
     const final = { type: 'completed' as const, jobId: 'j1', images: [], usage: undefined, background: 'auto' as const, size: '1024x1024', quality: 'low', format: 'png' as const, cost: { totalUsd: 0.01 } };
-    await runner.recordEnded(who, { key: 'private-key', kind: 'generate', prompt: 'a secret garden', options: {}, private: true }, final as never, async () => (asked++, 'https://example.test/dm-message'));
+    // Its record resolves once its audit entry is posted: the stop posts what waits at once.
+    const recorded = runner.recordEnded(who, { key: 'private-key', kind: 'generate', prompt: 'a secret garden', options: {}, private: true }, final as never, async () => (asked++, 'https://example.test/dm-message'));
     await runner.shutdown({ graceMs: 0 });
+    await recorded;
 
     expect(asked).toBe(0);
     const [entry] = await runner.history!.mine(who);

@@ -182,7 +182,8 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     const [audit] = await fake.waitFor(() => (auditEntries(after, 'a lantern in a storm').length > 0 ? auditEntries(after, 'a lantern in a storm') : undefined), 'the audit entry');
     expect(audit).toMatch(/\$0\.0\d+/);
     expect(audit).toContain(messageLinkOf('C0LAMPS', job.ts));
-    expect(saved.read().value).toMatchObject({ status: 'ended', endRecorded: true });
+    // Marked once its audit entry was posted, never before.
+    await vi.waitFor(() => expect(saved.read().value).toMatchObject({ status: 'ended', endRecorded: true }));
     // The sweep is over once the bot has stopped: the end was recorded once.
     await after.close({ fake: true });
     open.splice(open.indexOf(after), 1);
