@@ -257,6 +257,28 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     await fake.close();
   });
 
+  it('marks nothing for a swept job whose end could not be recorded (its history entry not written): the next start’s sweep records it, then marks it', async () => {
+    const { fake, dataDir, saved } = await crashedBeforeItsEnd('a lantern whose history could not be written');
+    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    let after = await startWithAdmin({ fake, dataDir });
+    await fake.waitFor(() => recorded.mock.calls.length > 0 || undefined, 'the sweep recording the job’s end');
+    await expect(recorded.mock.results[0]!.value).rejects.toThrow('storage unavailable');
+    await after.close({ fake: true, dataDir: true });
+    expect(saved.read().value.status).toBe('active');
+    expect(saved.read().value.endRecorded).toBeUndefined();
+    await saved.write({ ...saved.read(), holder: 'a-crashed-process' });
+
+    after = await startWithAdmin({ fake, dataDir });
+    open.push(after);
+    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    await fake.waitFor(() => saved.read().value.endRecorded === true || undefined, 'the request marked as recorded');
+    expect(saved.read().value.status).toBe('ended');
+    await after.close({ fake: true });
+    open.splice(open.indexOf(after), 1);
+    expect(auditEntries(after, 'a lantern whose history could not be written')).toHaveLength(1);
+    await fake.close();
+  });
+
   it('records nothing more for a job whose end the runner recorded before a stop shed its “Done” (its request marked as recorded)', async () => {
     // A budget of updates spent by the first progress update: the job's "Done" is still waiting for it when the bot stops.
     const before = await startWithAdmin({ emulator: { latencyMs: 600 }, bot: { progressWritesPerMinute: 0.001, progressWritesBurst: 1 } });
