@@ -154,7 +154,8 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
  */
 function linkOf(ctx: BotContext, record: JobRecord, target: ReplyTarget): (() => Promise<string | undefined>) | undefined {
   const { reply, requester } = record;
-  return reply ? async () => (target.replyReachable() ? linkToReply(ctx, reply, requester.scopeId) : undefined) : undefined;
+  // A private job's reply is ephemeral: no link opens it, not even for the member.
+  return reply && record.private !== true ? async () => (target.replyReachable() ? linkToReply(ctx, reply, requester.scopeId) : undefined) : undefined;
 }
 
 /**

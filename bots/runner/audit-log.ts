@@ -192,7 +192,8 @@ export class AuditLog {
   }
 
   /**
-   * A job that ended: recorded once its final update was shown. Private jobs without a link. Given its `key`, posted
+   * A job that ended: recorded once its final update was shown, with `link` as given (`recordEnded` gives none to a
+   * message the admins cannot open). Given its `key`, posted
    * once: a job whose end was posted before (a sweep recording again an end whose mark a crash cut off) or is waiting
    * for its post here is not entered again. Its key is kept once its post succeeded, never before: a stop or a crash
    * that drops a waiting entry leaves the end to be entered again. Resolves once the entry was posted, or will not be
@@ -216,7 +217,8 @@ export class AuditLog {
       quality: (final.type === 'completed' && final.quality) || job.options.quality,
       status: final.type === 'failed' ? `failed:${final.code}` : final.type,
       ...(final.type === 'completed' && final.cost && { costUsd: final.cost.totalUsd }),
-      ...(job.private ? { private: true } : link ? { link } : {}),
+      ...(job.private && { private: true }),
+      ...(link && { link }),
       at: this.#now(),
     }, once);
   }

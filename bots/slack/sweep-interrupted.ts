@@ -5,7 +5,7 @@ import { DEFAULT_LOCALE, type JobRunner, type Requester } from '../runner/index.
 import { renderJobMessage } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import type { SlackActor } from './SlackJobs.js';
-import { jobMessageLinkOf } from './slack-text.js';
+import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { retryTransient } from './slack-faults.js';
 
@@ -98,12 +98,12 @@ async function recordEnd(
   // Asked in a channel: a private job's request keeps it as `askedIn`, its messages going to the member's DM.
   const requester = input.requester({ userId: request.userId, teamId: request.teamId, channelId: request.askedIn ?? request.channelId, locale: request.locale });
   const isPrivate = request.private === true;
-  // The link the live path gives: the job's message (`recordEnded` gives a private job none).
+  // The link the live path gives: the job's message, and who can open it (`recordEnded` decides where it is kept).
   const url = jobMessageLinkOf(request);
   const link = url ? () => Promise.resolve(url) : undefined;
   const { size, quality, cost } = finished;
   try {
-    await input.runner.recordEnded(requester, { key: request.id, kind: request.kind, prompt: request.prompt, options: request.options, private: isPrivate }, { type: 'completed', size, quality, cost }, link);
+    await input.runner.recordEnded(requester, { key: request.id, kind: request.kind, prompt: request.prompt, options: request.options, private: isPrivate, seenBy: jobMessageSeenBy(request) }, { type: 'completed', size, quality, cost }, link);
     return true;
   } catch (error) {
     input.logger.warn({ err: String(error), channel: request.channelId }, 'could not record the end of a job a stop cut off; the next start records it');

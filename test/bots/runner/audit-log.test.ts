@@ -86,10 +86,10 @@ describe('the audit log', () => {
     expect(poster.posts.map((p) => [p.channelId, p.entries.map((e) => e.prompt)])).toEqual([['C-new', ['after the move']]]);
   });
 
-  it('records a private job as private, without its link; a refusal by a rule or a budget, not a typo', async () => {
+  it('records a private job as private; a refusal by a rule or a budget, not a typo', async () => {
     const poster = new RecordingPoster();
     const log = logWith(poster);
-    log.jobEnded(member(), job('a secret garden', true), completed, 'https://discord.com/channels/G1/C-art/2');
+    log.jobEnded(member(), job('a secret garden', true), completed);
     log.refused(member(), job('a gory scene'), refusalFromPolicy('blocked_word', { platform: 'discord', word: 'gory' }));
     log.refused(member(), job('a fox'), new JobRefusedError('budget_user_daily', words('refusal.other_limit', { code: 'budget_user_daily' })));
     log.refused(member(), job('a fox'), new JobRefusedError('validation_error', words('refusal.restarting')));
