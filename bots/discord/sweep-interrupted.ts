@@ -113,9 +113,8 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     const missing = made - images.length;
     const notes = missing > 0 ? [say(header.locale, 'discord.job.some_no_longer_kept', { missing, made })] : [];
     try {
-      // Marked below, once its end is recorded: one write.
-      if (completed) await view.showResult(completed, { indices, made, notes, unmarked: true });
-      else await view.showKept(images, sniffImageType(images[0]!) ?? 'png', { indices, made, notes });
+      // Marked below, as the live path marks what its view showed.
+      await view.showResult(completed ?? { type: 'kept', images, format: sniffImageType(images[0]!) ?? 'png' }, { indices, made, notes });
       ctx.logger.info({ jobKey: record.key, images: images.length, missing, via: target.mode }, 'showed the result of a job the last stop left unshown');
     } catch (error) {
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the result of a job the last stop left unshown');
