@@ -168,8 +168,9 @@ export class JobRecordStore {
       (record) => {
         if (!record) return undefined;
         Object.assign(record, structuredClone(patch));
-        // An ended job's reply token is of no more use: it is not kept, and its message is not shown again.
-        if (ENDED_STATUSES.includes(record.status)) delete record.reply;
+        // An ended job's reply token is of no more use once its end is recorded: its message is not shown again. Until
+        // then it is kept, for the recorded end to carry the link to its message (`markEndRecorded` drops it).
+        if (ENDED_STATUSES.includes(record.status) && !endToRecord(record)) delete record.reply;
         return record;
       },
       { hold: release ? false : undefined },
@@ -204,7 +205,15 @@ export class JobRecordStore {
    * releases it (`claimInterrupted`).
    */
   async markEndRecorded(key: string, { ended }: { ended: boolean }): Promise<void> {
-    await this.records.update(key, (record) => record && { ...record, endRecorded: true }, { hold: ended ? false : undefined });
+    await this.records.update(
+      key,
+      (record) => {
+        if (!record) return undefined;
+        const { reply: _reply, ...rest } = record;
+        return ended && ENDED_STATUSES.includes(record.status) ? { ...rest, endRecorded: true } : { ...record, endRecorded: true };
+      },
+      { hold: ended ? false : undefined },
+    );
   }
 
   /** The member's drafts of the "Edit image" menu, oldest first. */

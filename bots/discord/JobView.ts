@@ -32,6 +32,13 @@ export interface JobViewOptions {
 
 export type Completed = Extract<JobUpdate, { type: 'completed' }>;
 
+/** A finished job's images a record of an older version kept without the facts of its result (the sweep shows them). */
+export interface KeptImages {
+  type: 'kept';
+  images: Buffer[];
+  format: OutputFormat;
+}
+
 /**
  * Renders one job's updates into its Discord reply: the runner hands them over
  * one at a time (already coalesced and paced) and waits for each, and
@@ -106,6 +113,7 @@ export class JobView {
       .saveOutputs(header.key, update.images, update.format, { ...facts, attachmentSizeLimit: this.#o.attachmentSizeLimit })
       .catch((err: unknown) => logger.error({ err: loggableError(err), jobKey: header.key }, 'could not save a job’s images for its Edit buttons'));
     await this.showResult(update);
+    await this.#mark({ type: 'completed', size: update.size, quality: update.quality, cost: { totalUsd: update.cost.totalUsd } });
   }
 
   /** Whether its record is marked ended (the view's mark went through): its end, once recorded, releases it. */
@@ -119,37 +127,22 @@ export class JobView {
   }
 
   /**
-   * A finished job's result (images, facts, Reroll/Edit/Delete) as its final message, its record then completed. The
-   * sweep shows with it a result whose images were saved by a process that stopped before showing it: `kept` says
-   * which saved images `update.images` are (their Edit buttons open those, and are numbered as them) and, first among
-   * the notes, how many are no longer kept; `unmarked`: its record is left as it is, for the sweep to mark once it
-   * recorded the job's end (one write).
+   * A finished job's result as its final message, with Reroll/Edit/Delete: the completed update (its images and facts),
+   * or the images a record of an older version kept without facts (a line says they were made and charged). The sweep
+   * shows with it a result whose images were saved by a process that stopped before showing it: `kept` says which saved
+   * images they are (their Edit buttons open those, and are numbered as them) and, first among the notes, how many are
+   * no longer kept. The view shows; its record's mark is the caller's (the live path marks it next, the sweep too).
    */
-  async showResult(
-    update: Completed,
-    kept: ShownImages & { notes: readonly string[]; unmarked?: true | undefined } = { ...allImages(update.images.length), notes: [] },
-  ): Promise<void> {
+  async showResult(result: Completed | KeptImages, kept: ShownImages & { notes: readonly string[] } = { ...allImages(result.images.length), notes: [] }): Promise<void> {
     this.#finished = true;
     const { header, target, logger } = this.#o;
-    const { files, notes } = await this.#fit(update.images, update.format, kept);
-    const total = update.images.length;
-    const delivered = await target.final(this.#spread(renderCompleted(header, update, files.slice(0, DISCORD_LIMITS.filesPerMessage), [...kept.notes, ...notes], kept), files));
+    const { files, notes } = await this.#fit(result.images, result.format, kept);
+    const first = files.slice(0, DISCORD_LIMITS.filesPerMessage);
+    const said = [...kept.notes, ...notes];
+    const message = result.type === 'completed' ? renderCompleted(header, result, first, said, kept) : renderKeptResult(header, first, said, kept);
+    const delivered = await target.final(this.#spread(message, files));
     this.#resultShown = true;
-    if (!kept.unmarked) await this.#mark({ type: 'completed', size: update.size, quality: update.quality, cost: { totalUsd: update.cost.totalUsd } });
-    logger.info({ jobKey: header.key, images: total, uploaded: files.length, delivered, via: target.mode }, 'job result shown on Discord');
-  }
-
-  /**
-   * The sweep's showing of a finished job's kept images whose facts were not kept (a record of an older version): the
-   * images with their buttons, its record left as it is for the sweep to mark once it recorded the job's end.
-   */
-  async showKept(images: Buffer[], format: OutputFormat, kept: ShownImages & { notes: readonly string[] }): Promise<void> {
-    this.#finished = true;
-    const { header, target, logger } = this.#o;
-    const { files, notes } = await this.#fit(images, format, kept);
-    const delivered = await target.final(this.#spread(renderKeptResult(header, files.slice(0, DISCORD_LIMITS.filesPerMessage), [...kept.notes, ...notes], kept), files));
-    this.#resultShown = true;
-    logger.info({ jobKey: header.key, images: images.length, uploaded: files.length, delivered, via: target.mode }, 'kept images of a job shown on Discord');
+    logger.info({ jobKey: header.key, images: result.images.length, uploaded: files.length, delivered, via: target.mode, facts: result.type === 'completed' }, 'job result shown on Discord');
   }
 
   /**

@@ -79,7 +79,8 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
           sink: view.sink,
           historyKey: key,
           // Asked only while the reply's token lives (a job queued long may end after it): an expired one's GET always fails.
-          historyLink: async () => (target.replyReachable() ? linkToReply(ctx, interaction, requester.scopeId) : undefined),
+          // A private job's reply is ephemeral: no link opens it, not even for the member.
+          historyLink: decided.private ? undefined : async () => (target.replyReachable() ? linkToReply(ctx, interaction, requester.scopeId) : undefined),
           // Once the runner recorded the job's end: its record, marked ended by its view, is released; one the view could
           // not show or mark (a stop, a failed write) is left held for a sweep, which shows it and does not record it again.
           onEndRecorded: () => ctx.store.markEndRecorded(key, { ended: view.marked }),

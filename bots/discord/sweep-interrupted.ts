@@ -24,15 +24,11 @@ const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
  * shown gets that result instead (a Retry would charge again); when its
  * images are no longer kept, it says so. A job whose end was shown but not yet
  * recorded (its record ended with its `end`, without `endRecorded`) gets that
- * end recorded, and nothing shown. Returns how many were swept.
+ * end recorded, with the link to its reply while its token lives, and nothing
+ * shown. Returns how many were swept.
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
   for (const record of records) {
-    const end = endToRecord(record);
-    if (end) {
-      await recordShownEnd(ctx, record, end);
-      continue;
-    }
     const header = headerOf(record);
     const target = new ReplyTarget({
       webhookRest: ctx.webhookRest,
@@ -50,6 +46,11 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
       logger: ctx.logger,
       finalAttempts: 2,
     });
+    const end = endToRecord(record);
+    if (end) {
+      await recordShownEnd(ctx, record, end, linkOf(ctx, record, target));
+      continue;
+    }
     // Its result was made (and charged) and saved — its facts, its images or both — but the process stopped before the
     // result reached Discord: a Retry would charge again, even when no image could be kept (every write failed).
     if (record.result !== undefined || record.outputs.length > 0) {
@@ -80,10 +81,10 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
  * line saying they were made and charged), or, none kept, a line saying they were made and charged. Either way the job's end
  * is recorded as the runner records every job's (`recordEnded`: the member's history, with a link to the message, and
  * the audit channel) — completed, with its cost when its facts were saved — unless the record is marked `endRecorded`
- * (the live process's runner recorded it, and its view could not show or mark it); then its record is marked ended,
- * with `endRecorded` (a record that failed: with its end to record, held for the next sweep, which records it and shows
- * nothing). The one order of `recordEnded`: record, then mark — a crash or a failed mark between the two leaves the
- * record to the next sweep, which records it again, changing nothing.
+ * (the live process's runner recorded it, and its view could not show or mark it). The live view's order: once shown,
+ * the record is marked ended with that end (still held), so a crash after it does not show the result again; then the
+ * end is recorded, then marked `endRecorded` (released). A crash or a failure before that leaves the record held with
+ * its end, to the next sweep, which records it again (changing nothing) and shows nothing.
  */
 async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<void> {
   // The images still kept, and which of the job's images they are: their buttons name those, whatever was left out.
@@ -112,9 +113,8 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     const missing = made - images.length;
     const notes = missing > 0 ? [say(header.locale, 'discord.job.some_no_longer_kept', { missing, made })] : [];
     try {
-      // Marked below, once its end is recorded: one write.
-      if (completed) await view.showResult(completed, { indices, made, notes, unmarked: true });
-      else await view.showKept(images, sniffImageType(images[0]!) ?? 'png', { indices, made, notes });
+      // Marked below, as the live path marks what its view showed.
+      await view.showResult(completed ?? { type: 'kept', images, format: sniffImageType(images[0]!) ?? 'png' }, { indices, made, notes });
       ctx.logger.info({ jobKey: record.key, images: images.length, missing, via: target.mode }, 'showed the result of a job the last stop left unshown');
     } catch (error) {
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the result of a job the last stop left unshown');
@@ -128,38 +128,45 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not say a job the last stop left unshown has its images no longer kept');
     }
   }
-  // Made and charged, whatever could be shown of it: completed, as the live path records a result it could not show —
-  // recorded first, then marked, as the live path does: a crash between the two leaves the record for the next sweep,
-  // whose record of it again changes nothing (the history merges by the job's key, the audit channel enters it once).
+  // Made and charged, whatever could be shown of it: completed, as the live path records a result it could not show.
   // Its facts when they were kept (a record of an older version kept none).
   const end = { type: 'completed' as const, size: record.result?.size, quality: record.result?.quality, cost: record.result?.cost };
-  let recorded = record.endRecorded === true;
-  if (!recorded) {
-    const { reply, requester } = record;
-    // The link the live path gives: the reply it was shown in, asked only while its token lives — an expired one's GET
-    // always fails, and counts toward Discord's limit of invalid requests (`recordEnded` gives a private job none).
-    const link = shown && reply ? async () => (target.replyReachable() ? linkToReply(ctx, reply, requester.scopeId) : undefined) : undefined;
-    recorded = await recordEnd(ctx, record, end, link);
+  // Ended either way (a Retry would charge again): its end already recorded (by the live runner), released at once.
+  if (record.endRecorded === true) {
+    await ctx.store.markEnded(record.key, 'completed').catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended'));
+    return;
   }
-  // Ended either way (a Retry would charge again), in one write: with `endRecorded` once recorded, else with the end to
-  // record, which keeps it held for the next sweep to record (and show nothing). A record that cannot be marked is
-  // logged and left to the next sweep.
+  // Else as the live view does: marked ended with the end to record (held), then recorded, then released.
+  let marked = false;
   try {
-    await ctx.store.markEnded(record.key, 'completed', recorded ? { endRecorded: true } : { end });
+    await ctx.store.markEnded(record.key, 'completed', { end });
+    marked = true;
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
   }
+  await recordShownEnd(ctx, record, end, shown ? linkOf(ctx, record, target) : undefined, marked);
 }
 
 /**
- * A job whose end its view showed and marked, but whose process stopped before its runner recorded it (or failed to
- * write it): its end is recorded, as the runner would have, then its record marked `endRecorded` (released). Nothing is
- * shown: the member saw it. A failure leaves the record held, for the next sweep; recording it again changes nothing.
+ * The link the live path gives: the reply the job was shown in, asked only while its token lives — an expired one's GET
+ * always fails, and counts toward Discord's limit of invalid requests (`recordEnded` decides where a link is kept).
  */
-async function recordShownEnd(ctx: BotContext, record: JobRecord, end: JobEnd): Promise<void> {
-  if (!(await recordEnd(ctx, record, end))) return;
+function linkOf(ctx: BotContext, record: JobRecord, target: ReplyTarget): (() => Promise<string | undefined>) | undefined {
+  const { reply, requester } = record;
+  // A private job's reply is ephemeral: no link opens it, not even for the member.
+  return reply && record.private !== true ? async () => (target.replyReachable() ? linkToReply(ctx, reply, requester.scopeId) : undefined) : undefined;
+}
+
+/**
+ * A job whose end was shown (by its view, or by the sweep just now) and marked ended with it, held: its end is
+ * recorded, as the runner would have, then its record marked `endRecorded` (released; `marked` false: a record whose
+ * ended mark failed stays held, as the live path leaves it). Nothing is shown: the member saw it. A failure leaves the
+ * record held, for the next sweep; recording it again changes nothing.
+ */
+async function recordShownEnd(ctx: BotContext, record: JobRecord, end: JobEnd, link: (() => Promise<string | undefined>) | undefined, marked = true): Promise<void> {
+  if (!(await recordEnd(ctx, record, end, link))) return;
   try {
-    await ctx.store.markEndRecorded(record.key, { ended: true });
+    await ctx.store.markEndRecorded(record.key, { ended: marked });
     ctx.logger.info({ jobKey: record.key, status: end.type }, 'recorded the end of a job the last stop left unrecorded');
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job’s end recorded');

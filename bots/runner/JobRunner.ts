@@ -59,6 +59,7 @@ import type {
   SpendLimits,
   UpdateSink,
   DmCaps,
+  MessageSeenBy,
 } from './types.js';
 
 export interface JobRunnerOptions {
@@ -482,7 +483,7 @@ export class JobRunner {
     // Then, only once it is recorded, the surface's mark that it was: a stop or a crash before that leaves the job
     // unmarked, for a sweep to record it again, which changes nothing.
     const ended = job.done
-      .then((final) => this.recordEnded(requester, { key: accepted.historyKey, kind, prompt, options, private: spec.private === true }, final, accepted.historyLink))
+      .then((final) => this.recordEnded(requester, { key: accepted.historyKey, kind, prompt, options, private: spec.private === true, seenBy: accepted.historyLinkSeenBy }, final, accepted.historyLink))
       .then(
         () => this.#markEndRecorded(id, accepted),
         (error: unknown) => this.#logger.warn({ jobId: id, err: error }, 'could not record the end of a job'),
@@ -504,7 +505,9 @@ export class JobRunner {
   /**
    * The end of a job, once its final update was shown: kept in the member's history (`/imagine-history`; given its
    * `key`, with `link` — the message it was shown in, asked once — and without its input images) and posted to the
-   * audit channel (a private job without its link), never before the member's answer and never failing it. The
+   * audit channel, never before the member's answer and never failing it. Where the link is kept is decided here, by
+   * who can open the message (`seenBy`; default `member` for a private job, else `everyone`): the member's own history
+   * keeps it always; the audit entry and the admins' view of the history only when everyone can open it. The
    * runner calls it as each of its jobs ends (as the handle's `done` settles; it resolves once both are written, after
    * the link and a history write that waits for it) and, once it resolved, the surface's `AcceptedJob.onEndRecorded`
    * (Discord's record and Slack's request are marked `endRecorded` there). A surface calls it for a job it shows later,
@@ -516,21 +519,23 @@ export class JobRunner {
    * the end is not recorded, so the surface does not mark it, and the next start's sweep records it again; the member's
    * answer was given before and does not change. The audit entry does not reject: it is entered once its channel
    * is read (a channel that cannot be read is logged, its entry not posted), and a state that cannot tell whether it was
-   * entered enters it.
+   * entered enters it. It resolves once the audit entry was posted (after its batch, within the channel's pace), or
+   * will not be: a stop or a crash that drops a waiting entry leaves the end unmarked, for the sweep to post it then;
+   * `shutdown` posts what waits at once and gives up by its stop's deadline.
    */
   recordEnded(
     requester: Requester,
-    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean },
+    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; seenBy?: MessageSeenBy | undefined },
     final: JobEnd,
     link?: (() => Promise<string | undefined>) | undefined,
   ): Promise<void> {
     let asked: Promise<string | undefined> | undefined;
-    // A private job's message is the member's alone: neither its history entry nor its audit entry links to it.
-    const linkOnce = () => (asked ??= job.private ? Promise.resolve(undefined) : Promise.resolve().then(() => link?.()).catch(() => undefined));
-    const { key, ...described } = job;
-    const kept = this.history && key !== undefined ? this.history.recordEnd(requester, { key, ...described }, final, linkOnce()) : Promise.resolve();
+    const linkOnce = () => (asked ??= Promise.resolve().then(() => link?.()).catch(() => undefined));
+    const { key, seenBy = job.private ? 'member' : 'everyone', ...described } = job;
+    const kept = this.history && key !== undefined ? this.history.recordEnd(requester, { key, ...described, seenBy }, final, linkOnce()) : Promise.resolve();
+    // The audit channel's readers are the admins: a link to a message only the member can open leads them nowhere.
     const entry = linkOnce()
-      .then((url) => this.audit.jobEnded(requester, job, final, url))
+      .then((url) => this.audit.jobEnded(requester, { key, ...described }, final, seenBy === 'everyone' ? url : undefined))
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a job for the audit channel'));
     return this.#whileRecording(Promise.all([kept, entry]).then(() => undefined));
   }
@@ -637,8 +642,9 @@ export class JobRunner {
     for (const job of active) if (!job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
     await raceTimeout(allDone(), upTo(SHUTDOWN_DRAIN_MS));
     // An ended job is kept in the history once its final update is shown: nothing is written after the runner is down.
-    // What waits for the audit channels (the entries of the jobs that just ended too) is posted now, in the same few seconds.
-    const recorded = Promise.allSettled([...this.#recording]).then(() => this.audit.flush());
+    // What waits for the audit channels is posted now, and the entries of the jobs that just ended as they come, in the
+    // same few seconds: each end's record resolves once its entry is posted, then the surface marks it.
+    const recorded = Promise.allSettled([...this.#recording, this.audit.flush()]);
     await raceTimeout(Promise.allSettled([this.history?.settled(), recorded]), upTo(SHUTDOWN_DRAIN_MS));
     // An audit channel slower than those seconds (the platforms pace a channel's posts) keeps the rest: said, not silently lost.
     if (this.audit.waiting > 0) this.#logger.warn({ entries: this.audit.waiting }, 'audit entries were not posted before the bot stopped');

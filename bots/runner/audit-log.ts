@@ -115,10 +115,10 @@ export interface AuditLogOptions {
   /** Where posted messages are kept for `forget` (the bots' state: its `audit-posts` space). Without it, `forget` cannot reach the posts. */
   posts?: Pick<Space<AuditRecord>, 'put' | 'update' | 'delete' | 'entries'> | undefined;
   /**
-   * Where the ends of jobs entered are taken once (the bots' state: its `audit-ended` space), by the job's key: a job's end
-   * recorded again is not posted again. Without it, each record of an end is posted.
+   * Where the ends of jobs posted are kept (the bots' state: its `audit-ended` space), by the job's key: a job's end
+   * recorded again once it was posted is not posted again. Without it, only this process's repeats are told.
    */
-  ended?: Pick<Space<unknown>, 'claimOnce'> | undefined;
+  ended?: Pick<Space<true>, 'get' | 'put'> | undefined;
   /** How long entries are collected before a post, and the least time between two posts to one channel. Default 2 s. */
   batchMs?: number | undefined;
   /** Entries waiting per channel; past it the oldest are dropped and the next post says how many. Default 200. */
@@ -134,8 +134,16 @@ export function isAuditedRefusal(code: string): boolean {
   return ((POLICY_REFUSAL_CODES as readonly string[]).includes(code) && code !== 'dms_not_enabled') || isSpendRefusalCode(code);
 }
 
+/** An entry waiting for its post: a job's end with its key (`once`), and what tells its `jobEnded` it was posted or dropped. */
+interface Queued {
+  entry: AuditEntry;
+  once: string | undefined;
+  settle: () => void;
+}
+
 /** An audit channel's entries waiting for their post (`skipped`: dropped since the last post, the queue being full). */
-interface ChannelQueue extends AuditPost {
+interface ChannelQueue extends Omit<AuditPost, 'entries'> {
+  items: Queued[];
   timer: ReturnType<typeof setTimeout> | undefined;
   posting: Promise<void> | undefined;
 }
@@ -162,6 +170,10 @@ export class AuditLog {
   readonly #trouble = new Map<string, AuditTrouble>();
   /** Entries on their way to a queue (their channel being looked up): `flush` waits for them. */
   readonly #arriving = new Set<Promise<void>>();
+  /** The keys of the job ends queued or being posted here: a repeat meanwhile is not entered again. */
+  readonly #entering = new Set<string>();
+  /** Set by `flush` (the bot stops): what arrives later is posted at once, not after a batch. */
+  #closing = false;
 
   constructor(options: AuditLogOptions) {
     this.#channelOf = options.channelOf;
@@ -180,18 +192,21 @@ export class AuditLog {
   }
 
   /**
-   * A job that ended: recorded once its final update was shown. Private jobs without a link. Given its `key`, entered
-   * once: a job whose end was entered before (a sweep recording again an end whose mark a crash cut off) is not posted
-   * again. Never throws.
+   * A job that ended: recorded once its final update was shown, with `link` as given (`recordEnded` gives none to a
+   * message the admins cannot open). Given its `key`, posted
+   * once: a job whose end was posted before (a sweep recording again an end whose mark a crash cut off) or is waiting
+   * for its post here is not entered again. Its key is kept once its post succeeded, never before: a stop or a crash
+   * that drops a waiting entry leaves the end to be entered again. Resolves once the entry was posted, or will not be
+   * (no audit channel, entered before, dropped, its post failed); never rejects.
    */
   jobEnded(
     requester: Requester,
     job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean },
     final: JobEnd,
     link?: string,
-  ): void {
+  ): Promise<void> {
     const once = job.key === undefined ? undefined : digestKeyOf(`ended:${scopeKeyOf(requester)}:${job.key}`);
-    this.#add(requester, {
+    return this.#add(requester, {
       type: 'job',
       userId: requester.userId,
       channelId: requester.channelId,
@@ -202,7 +217,8 @@ export class AuditLog {
       quality: (final.type === 'completed' && final.quality) || job.options.quality,
       status: final.type === 'failed' ? `failed:${final.code}` : final.type,
       ...(final.type === 'completed' && final.cost && { costUsd: final.cost.totalUsd }),
-      ...(job.private ? { private: true } : link ? { link } : {}),
+      ...(job.private && { private: true }),
+      ...(link && { link }),
       at: this.#now(),
     }, once);
   }
@@ -211,7 +227,7 @@ export class AuditLog {
   refused(requester: Requester, job: { kind: JobSpec['kind']; prompt: string; options?: JobOptions | undefined; private?: boolean | undefined }, error: unknown): void {
     if (!(error instanceof JobRefusedError) || !isAuditedRefusal(error.code)) return;
     const { word } = error;
-    this.#add(requester, {
+    void this.#add(requester, {
       type: 'refusal',
       userId: requester.userId,
       channelId: requester.channelId,
@@ -253,7 +269,7 @@ export class AuditLog {
     // Entries whose audit channel is still being read join their queue first, then lose their prompt with the rest.
     await Promise.allSettled([...this.#arriving]);
     for (const queue of this.#queues.values()) {
-      if (queue.platform === platform) queue.entries = queue.entries.map((e) => (theirs(e) ? erase(e) : e));
+      if (queue.platform === platform) for (const item of queue.items) if (theirs(item.entry)) item.entry = erase(item.entry);
     }
     if (!this.#posts) return 0;
     // A post under way is kept once it is posted: then it is found below and written again.
@@ -281,12 +297,13 @@ export class AuditLog {
   /** Entries waiting for a post (not those of a post under way). */
   get waiting(): number {
     let entries = 0;
-    for (const queue of this.#queues.values()) entries += queue.entries.length;
+    for (const queue of this.#queues.values()) entries += queue.items.length;
     return entries;
   }
 
-  /** Posts whatever waits now (the bot stops); resolves once those posts ended. */
+  /** Posts whatever waits now, and from now on what arrives later at once (the bot stops); resolves once those posts ended. */
   async flush(): Promise<void> {
+    this.#closing = true;
     await Promise.allSettled([...this.#arriving]);
     const posting: Promise<void>[] = [];
     for (const [key, queue] of this.#queues) {
@@ -298,51 +315,79 @@ export class AuditLog {
       posting.push(
         all.finally(() => {
           if (queue.posting === all) queue.posting = undefined;
-          if (queue.entries.length === 0 && queue.skipped === 0 && this.#queues.get(key) === queue) this.#queues.delete(key);
+          if (queue.items.length === 0 && queue.skipped === 0 && this.#queues.get(key) === queue) this.#queues.delete(key);
         }),
       );
     }
     await Promise.allSettled(posting);
   }
 
-  /** An entry for the scope's audit channel, if it has one; `once`: its key in `ended`, taken only then (a second take posts nothing). */
-  #add(requester: Requester, entry: AuditEntry, once?: string): void {
+  /**
+   * An entry for the scope's audit channel, if it has one; `once`: a job's end by its key, entered only if it was not
+   * posted before nor waits here. Resolves once it was posted or will not be.
+   */
+  #add(requester: Requester, entry: AuditEntry, once?: string): Promise<void> {
     // A person's own scope (DMs, user installs) has no admins, nor an audit channel.
-    if (isDmScope(requester.scopeId) || !this.#posters.has(requester.platform)) return;
+    if (isDmScope(requester.scopeId) || !this.#posters.has(requester.platform)) return Promise.resolve();
+    let settle!: () => void;
+    const settled = new Promise<void>((resolve) => (settle = resolve));
     const arriving = this.#channelOf(requester)
       .then(async (channel) => {
-        if (!channel || (once !== undefined && !(await this.#firstTime(requester, once)))) return;
-        this.#enqueue(requester, channel, entry);
+        if (!channel || (once !== undefined && !(await this.#firstTime(requester, once)))) return settle();
+        this.#enqueue(requester, channel, { entry, once, settle });
       })
-      .catch((error: unknown) => this.#logger.warn({ scopeKey: scopeKeyOf(requester), code: codeOf(error) }, 'could not read the audit channel of a server/workspace; an entry was not posted'));
+      .catch((error: unknown) => {
+        this.#logger.warn({ scopeKey: scopeKeyOf(requester), code: codeOf(error) }, 'could not read the audit channel of a server/workspace; an entry was not posted');
+        this.#settled({ entry, once: undefined, settle });
+      });
     this.#arriving.add(arriving);
     void arriving.finally(() => this.#arriving.delete(arriving));
+    return settled;
   }
 
-  /** Whether a job's end is entered for the first time; one that cannot be told (the state failed) is entered: an end is never lost. */
+  /**
+   * Whether a job's end is to be entered: not while it waits here, nor once its post was kept. One that cannot be told
+   * (the state failed) is entered: an end is never lost. Answering true, it waits here from then on.
+   */
   async #firstTime(requester: Requester, once: string): Promise<boolean> {
-    if (!this.#ended) return true;
+    if (this.#entering.has(once)) return this.#before(requester);
+    this.#entering.add(once);
     try {
-      if (await this.#ended.claimOnce(once)) return true;
-      this.#logger.info({ scopeKey: scopeKeyOf(requester) }, 'a job’s end was entered for the audit channel before; not posted again');
-      return false;
+      if ((await this.#ended?.get(once)) === undefined) return true;
+      this.#entering.delete(once);
+      return this.#before(requester);
     } catch (error) {
       this.#logger.warn({ scopeKey: scopeKeyOf(requester), code: codeOf(error) }, 'could not tell whether a job’s end was entered for the audit channel before; entered');
       return true;
     }
   }
 
-  #enqueue(requester: Requester, channel: { channelId: string; locale?: string | undefined }, entry: AuditEntry): void {
+  #before(requester: Requester): false {
+    this.#logger.info({ scopeKey: scopeKeyOf(requester) }, 'a job’s end was entered for the audit channel before; not posted again');
+    return false;
+  }
+
+  /** An entry that was posted (`posted`: its key kept, so a repeat is not posted again) or will not be. */
+  async #settled(item: Queued, posted = false): Promise<void> {
+    const { once } = item;
+    if (posted && once !== undefined && this.#ended) {
+      await this.#ended.put(once, true).catch((error: unknown) => this.#logger.warn({ code: codeOf(error) }, 'could not keep that a job’s end was posted to the audit channel; a repeat would post it again'));
+    }
+    if (once !== undefined) this.#entering.delete(once);
+    item.settle();
+  }
+
+  #enqueue(requester: Requester, channel: { channelId: string; locale?: string | undefined }, item: Queued): void {
     const key = `${scopeKeyOf(requester)}:${channel.channelId}`;
     let queue = this.#queues.get(key);
     if (!queue) {
-      queue = { platform: requester.platform, scopeId: requester.scopeId, channelId: channel.channelId, locale: channel.locale, entries: [], skipped: 0, timer: undefined, posting: undefined };
+      queue = { platform: requester.platform, scopeId: requester.scopeId, channelId: channel.channelId, locale: channel.locale, items: [], skipped: 0, timer: undefined, posting: undefined };
       this.#queues.set(key, queue);
     }
     queue.locale = channel.locale;
-    queue.entries.push(entry);
-    if (queue.entries.length > this.#maxQueued) {
-      queue.entries.shift();
+    queue.items.push(item);
+    if (queue.items.length > this.#maxQueued) {
+      void this.#settled(queue.items.shift()!);
       queue.skipped++;
     }
     this.#schedule(key, queue);
@@ -356,11 +401,11 @@ export class AuditLog {
         // A flush may have chained its posts after this one: then it owns the queue.
         if (queue.posting !== posting) return;
         queue.posting = undefined;
-        if (queue.entries.length > 0 || queue.skipped > 0) this.#schedule(key, queue);
+        if (queue.items.length > 0 || queue.skipped > 0) this.#schedule(key, queue);
         else this.#queues.delete(key);
       });
       queue.posting = posting;
-    }, this.#batchMs);
+    }, this.#closing ? 0 : this.#batchMs);
     queue.timer.unref?.();
   }
 
@@ -368,21 +413,26 @@ export class AuditLog {
   async #post(queue: ChannelQueue, all: boolean): Promise<void> {
     do {
       const poster = this.#posters.get(queue.platform);
-      if (!poster || (queue.entries.length === 0 && queue.skipped === 0)) return;
+      if (!poster || (queue.items.length === 0 && queue.skipped === 0)) return;
       if (!(await this.#stillChosen(queue))) return;
-      const entries = queue.entries.splice(0, Math.max(1, poster.maxEntries));
+      const items = queue.items.splice(0, Math.max(1, poster.maxEntries));
       const skipped = queue.skipped;
       queue.skipped = 0;
-      const post: AuditPost = { platform: queue.platform, scopeId: queue.scopeId, channelId: queue.channelId, locale: queue.locale, entries, skipped };
+      const post: AuditPost = { platform: queue.platform, scopeId: queue.scopeId, channelId: queue.channelId, locale: queue.locale, entries: items.map((i) => i.entry), skipped };
       const scopeKey = scopeKeyOf(queue);
+      let messageId: string;
       try {
-        const { messageId } = await poster.post(post);
-        this.#trouble.delete(scopeKey);
-        await this.#keep({ ...post, messageId }).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not keep an audit post for forget'));
+        ({ messageId } = await poster.post(post));
       } catch (error) {
-        this.#failed(scopeKey, queue.channelId, error, entries.length);
+        this.#failed(scopeKey, queue.channelId, error, items.length);
+        await Promise.all(items.map((i) => this.#settled(i)));
         if (all) return;
+        continue;
       }
+      this.#trouble.delete(scopeKey);
+      // Posted: now (never before) its job ends are kept as entered; a crash before leaves them to be entered again.
+      await Promise.all(items.map((i) => this.#settled(i, true)));
+      await this.#keep({ ...post, messageId }).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not keep an audit post for forget'));
     } while (all);
   }
 
@@ -393,8 +443,8 @@ export class AuditLog {
   async #stillChosen(queue: ChannelQueue): Promise<boolean> {
     const current = await this.#channelOf(queue).catch(() => ({ channelId: queue.channelId }));
     if (current?.channelId === queue.channelId) return true;
-    this.#logger.info({ scopeKey: scopeKeyOf(queue), channelId: queue.channelId, entries: queue.entries.length }, 'the audit channel was turned off or changed; its waiting entries were dropped');
-    queue.entries = [];
+    this.#logger.info({ scopeKey: scopeKeyOf(queue), channelId: queue.channelId, entries: queue.items.length }, 'the audit channel was turned off or changed; its waiting entries were dropped');
+    for (const item of queue.items.splice(0)) void this.#settled(item);
     queue.skipped = 0;
     return false;
   }

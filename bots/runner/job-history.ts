@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DEFAULTS, type LoggerLike } from 'pictor';
 import { historyOf, historyOfScope, keepInHistory, type BotState } from '../state/index.js';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
-import type { JobOptions, JobSpec, Requester } from './types.js';
+import type { JobOptions, JobSpec, MessageSeenBy, Requester } from './types.js';
 
 /** What `/imagine-history` (Discord) and `/imagine history` (Slack) show of a member's last jobs, kept `PICTOR_HISTORY_RETENTION_DAYS`. */
 export const HistoryEntrySchema = z.object({
@@ -23,6 +23,8 @@ export const HistoryEntrySchema = z.object({
   at: z.number(),
   /** A link to the result message, when the surface knows it. */
   link: z.string().max(500).optional(),
+  /** The link leads to a message only the member can open (a direct message with the app): the admins' view drops it. */
+  memberLink: z.boolean().optional(),
   /** Shown only to the member: in their own history, never in the server's/workspace's. */
   private: z.boolean().optional(),
 });
@@ -79,7 +81,7 @@ export class JobHistory {
    */
   recordEnd(
     requester: Requester,
-    job: { key: string; kind: JobSpec['kind']; prompt: string; options: JobOptions; private?: boolean | undefined },
+    job: { key: string; kind: JobSpec['kind']; prompt: string; options: JobOptions; private?: boolean | undefined; seenBy?: MessageSeenBy | undefined },
     final: JobEnd,
     link?: Promise<string | undefined> | string | undefined,
   ): Promise<void> {
@@ -95,7 +97,7 @@ export class JobHistory {
           quality: (final.type === 'completed' && final.quality) || job.options.quality,
           status: final.type,
           ...(final.type === 'completed' && final.cost && { costUsd: final.cost.totalUsd }),
-          ...(url && { link: url }),
+          ...(url && { link: url, ...(job.seenBy === 'member' && { memberLink: true }) }),
           ...(job.private && { private: true }),
         }),
       );
@@ -130,12 +132,16 @@ export class JobHistory {
     return this.#fresh(await historyOf(this.#state, userKeyOf(requester))).slice(0, SHOWN);
   }
 
-  /** An admin's view: the server's/workspace's last jobs, without the private ones (only their members see them); undefined for anyone else. */
+  /**
+   * An admin's view: the server's/workspace's last jobs, without the private ones (only their members see them), and
+   * without a link to a message only its member can open; undefined for anyone else.
+   */
   async ofScope(requester: Requester): Promise<HistoryEntry[] | undefined> {
     if (!requester.isAdmin) return undefined;
     return this.#fresh(await historyOfScope(this.#state, scopeKeyOf(requester)))
       .filter((entry) => entry.private !== true)
-      .slice(0, SHOWN * 2);
+      .slice(0, SHOWN * 2)
+      .map(({ link, memberLink, ...entry }) => (memberLink ? entry : { ...entry, ...(link !== undefined && { link }) }));
   }
 
   /**

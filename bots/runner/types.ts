@@ -124,6 +124,13 @@ export interface AdmittedJob {
   ignoredDefaults?: Words | undefined;
 }
 
+/**
+ * Who can open a job's message: `everyone` in its channel, or only the `member` who asked (a direct message with the
+ * app). `recordEnded` decides by it where the link to it is kept: the member's own history always; the audit channel
+ * and the admins' view of the history only for `everyone`.
+ */
+export type MessageSeenBy = 'everyone' | 'member';
+
 /** Where an admitted job's updates go, once the surface has given its public answer. */
 export interface AcceptedJob {
   sink: UpdateSink;
@@ -131,6 +138,11 @@ export interface AcceptedJob {
   historyKey?: string | undefined;
   /** A link to the job's message, for its history entry; asked once the job has ended. */
   historyLink?: (() => Promise<string | undefined>) | undefined;
+  /**
+   * Who can open the job's message (`MessageSeenBy`): `member` for one only the member sees (Slack: a direct message
+   * with the app), whose link only the member's own history keeps. Default: `member` for a private job, else `everyone`.
+   */
+  historyLinkSeenBy?: MessageSeenBy | undefined;
   /**
    * Called once the runner recorded the job's end (`recordEnded` resolved: its history and audit entries written, after
    * the link they wait for), never before and not when it rejected (a history entry that could not be written): where the surface saves that a sweep need not

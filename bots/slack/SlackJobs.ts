@@ -18,7 +18,7 @@ import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { isSlackInputError } from './SlackInputError.js';
 import { askHolderToCancel, cancelWhenAsked } from '../state/index.js';
 import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js';
-import { jobMessageLinkOf } from './slack-text.js';
+import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
 
 /** Ended jobs kept for a repair by button; each holds its final images until repaired. */
 const MAX_UNREPAIRED = 50;
@@ -194,8 +194,8 @@ export class SlackJobs {
             finalImagesIn: this.#o.finalImagesIn,
           });
           // The member's history (`/imagine history`) keeps the job under its request's id (Reroll from the history);
-          // its message is linked from the history and the audit channel, as `jobMessageLinkOf` says (whether a private one
-          // is not, `recordEnded` decides).
+          // its message is linked from the history and the audit channel (`jobMessageLinkOf`); where a link to a message only
+          // the member can open is kept (`jobMessageSeenBy`), `recordEnded` decides.
           const saved = request;
           const historyLink = async () => {
             const current = await this.#o.store.get(saved.id);
@@ -203,7 +203,7 @@ export class SlackJobs {
           };
           // Once the runner recorded the job's end: marked on the request, so no sweep records it again.
           const onEndRecorded = () => this.#o.store.update(saved.id, { endRecorded: true }).then(() => undefined);
-          return { sink: view.sink, historyKey: request.id, historyLink, onEndRecorded };
+          return { sink: view.sink, historyKey: request.id, historyLink, historyLinkSeenBy: jobMessageSeenBy(request), onEndRecorded };
         },
         fail: async (reason) => {
           if (request) await this.#o.store.delete(request.id).catch(() => undefined);

@@ -1,3 +1,5 @@
+import type { MessageSeenBy } from '../runner/index.js';
+
 /**
  * Slack sends message and command text with `&`, `<` and `>` escaped and with
  * links, mentions and channels in angle brackets. A prompt wants plain words.
@@ -53,15 +55,18 @@ export function messageLinkOf(channelId: string, ts: string): string {
   return `https://slack.com/archives/${channelId}/p${ts.replace('.', '')}`;
 }
 
-/**
- * The link a job's history and audit entries give to its message (`historyLink`, the sweep's alike): none until it is
- * posted, and none for a message in a direct message with the bot (a `D…` conversation) — only the member can open it,
- * not the admins who read the audit channel or the workspace's history, so a link there leads nowhere (a private job,
- * in the member's DM, is linked nowhere either: `recordEnded`).
- */
+/** The link a job's history and audit entries give to its message (`historyLink`, the sweep's alike): none until it is posted. */
 export function jobMessageLinkOf(request: { channelId: string; messageTs?: string | undefined }): string | undefined {
-  if (!request.messageTs || request.channelId.startsWith('D')) return undefined;
-  return messageLinkOf(request.channelId, request.messageTs);
+  return request.messageTs ? messageLinkOf(request.channelId, request.messageTs) : undefined;
+}
+
+/**
+ * Who can open a job's message: only the member in a direct message with the app (a `D…` conversation: a private
+ * job's, or one asked there), everyone in the channel otherwise. `recordEnded` keeps the link of the former in the
+ * member's own history only, not in the audit channel nor the workspace's history, whose readers it would lead nowhere.
+ */
+export function jobMessageSeenBy(request: { channelId: string }): MessageSeenBy {
+  return request.channelId.startsWith('D') ? 'member' : 'everyone';
 }
 
 /** Shortens text to `max` characters (code points), with an ellipsis. */

@@ -5,7 +5,7 @@ import { DEFAULT_LOCALE, type JobRunner, type Requester } from '../runner/index.
 import { renderJobMessage } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import type { SlackActor } from './SlackJobs.js';
-import { jobMessageLinkOf } from './slack-text.js';
+import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { retryTransient } from './slack-faults.js';
 
@@ -79,29 +79,34 @@ export async function sweepInterrupted(input: {
   }
   // Made, charged and posted: its end is recorded, then the request marked so, as the live path does — a stop or a failed
   // mark between the two leaves the request active for the next sweep, whose record of it again changes nothing (the
-  // history merges by the job's key, the audit channel enters it once).
+  // history merges by the job's key, the audit channel enters it once). An end that could not be recorded (its history
+  // entry not written) leaves the request as it is, active and held here, for the next start's sweep to record it.
   const recording = finished !== undefined && request.endRecorded !== true;
-  if (finished && recording) await recordEnd(input, request, finished);
+  if (finished && recording && !(await recordEnd(input, request, finished))) return updated;
   await store.update(request.id, { status: 'ended', ...(recording && { endRecorded: true as const }) }).catch((error: unknown) => {
     logger.warn({ channel: request.channelId, err: String(error) }, 'could not mark a job a stop cut off ended');
   });
   return updated;
 }
 
-/** A finished job's end, as the runner records it when the job ends in a live process: completed, with its cost. */
+/** A finished job's end, as the runner records it when the job ends in a live process: completed, with its cost. Answers whether it was recorded (a failure is logged). */
 async function recordEnd(
   input: { runner: Pick<JobRunner, 'recordEnded'>; requester: (actor: SlackActor) => Requester; logger: LoggerLike },
   request: SavedRequest,
   finished: NonNullable<SavedRequest['result']>,
-): Promise<void> {
+): Promise<boolean> {
   // Asked in a channel: a private job's request keeps it as `askedIn`, its messages going to the member's DM.
   const requester = input.requester({ userId: request.userId, teamId: request.teamId, channelId: request.askedIn ?? request.channelId, locale: request.locale });
   const isPrivate = request.private === true;
-  // The link the live path gives: the job's message (`recordEnded` gives a private job none).
+  // The link the live path gives: the job's message, and who can open it (`recordEnded` decides where it is kept).
   const url = jobMessageLinkOf(request);
   const link = url ? () => Promise.resolve(url) : undefined;
   const { size, quality, cost } = finished;
-  await input.runner
-    .recordEnded(requester, { key: request.id, kind: request.kind, prompt: request.prompt, options: request.options, private: isPrivate }, { type: 'completed', size, quality, cost }, link)
-    .catch((error: unknown) => input.logger.warn({ err: String(error), channel: request.channelId }, 'could not record the end of a job a stop cut off'));
+  try {
+    await input.runner.recordEnded(requester, { key: request.id, kind: request.kind, prompt: request.prompt, options: request.options, private: isPrivate, seenBy: jobMessageSeenBy(request) }, { type: 'completed', size, quality, cost }, link);
+    return true;
+  } catch (error) {
+    input.logger.warn({ err: String(error), channel: request.channelId }, 'could not record the end of a job a stop cut off; the next start records it');
+    return false;
+  }
 }

@@ -4,23 +4,30 @@ import { stateKeyOf } from './spaces.js';
 /** Jobs kept per member, jobs shown per server/workspace, and members listed per server/workspace. */
 export const HISTORY_BOUNDS = { perMember: 20, perScope: 100, membersPerScope: 100 } as const;
 
-/** What the history keeps of an ended job, as far as storage cares: its key, where and when. */
+/** What the history keeps of an ended job, as far as storage cares: its key, where and when, and the link to its message. */
 export interface HistoryItem {
   key: string;
   scopeKey: string;
   at: number;
+  link?: string | undefined;
 }
 
 /**
  * The members' job history in the bots' state: each member's last jobs in one
  * record (newest first, at most 20, none older than the history space's TTL, the
  * retention), and each server's/workspace's latest members in another, so an
- * admin's view reads at most 100 members' records. Both spaces expire with the retention.
+ * admin's view reads at most 100 members' records. Both spaces expire with the retention. An item kept again by its key
+ * (a job's end recorded again: a sweep after a crash between the record and its mark) replaces the first one but keeps
+ * its time, and its link when the new one has none (a repeat whose message can no longer be asked for its link).
  */
 export async function keepInHistory<T extends HistoryItem>(state: Pick<BotState, 'store' | 'spaces'>, userKey: string, items: readonly T[], now = Date.now()): Promise<void> {
   const since = now - state.spaces.history.ttlMs;
   await state.store.space<T[]>(state.spaces.history).update(stateKeyOf(userKey), (kept = []) => {
-    const merged = [...items, ...kept.filter((old) => !items.some((item) => item.key === old.key))];
+    const again = (item: T): T => {
+      const first = kept.find((old) => old.key === item.key);
+      return first ? { ...item, at: first.at, ...(item.link === undefined && first.link !== undefined && { link: first.link }) } : item;
+    };
+    const merged = [...items.map(again), ...kept.filter((old) => !items.some((item) => item.key === old.key))];
     return merged.filter((e) => e.at >= since).sort((a, b) => b.at - a.at).slice(0, HISTORY_BOUNDS.perMember);
   });
   for (const scopeKey of new Set(items.map((item) => item.scopeKey))) {

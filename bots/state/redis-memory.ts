@@ -4,9 +4,20 @@ import type { BotSpaces } from './spaces.js';
 
 const MIB = 1024 * 1024;
 
-/** The most bytes the bots' bounded spaces keep in all (their `maxBytes`): what `maxmemory` must leave room for, beside the ledger. */
+/**
+ * What one small record costs Redis beyond its value: its key, TTL, and its entries in its space's index and sizes
+ * (measured on Redis 7: ~440 bytes a record of the `audit-ended` space at 50 000 records, ~550 at 2 000).
+ */
+export const REDIS_RECORD_BYTES = 640;
+
+/**
+ * The most bytes the bots' bounded spaces keep in all (their `maxBytes`), and the `audit-ended` space's records, bounded
+ * by their count alone (values of a few bytes): what `maxmemory` must leave room for, beside the ledger. The other
+ * spaces bounded by count alone take keys once (`claimOnce`), which live minutes.
+ */
 export function stateBytesBound(spaces: BotSpaces): number {
-  return Object.values(spaces).reduce((sum, space) => sum + ('maxBytes' in space ? space.maxBytes : 0), 0);
+  const bytes = Object.values(spaces).reduce((sum, space) => sum + ('maxBytes' in space ? space.maxBytes : 0), 0);
+  return bytes + spaces.auditEnded.maxCount * REDIS_RECORD_BYTES;
 }
 
 /**

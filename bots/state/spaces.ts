@@ -76,11 +76,14 @@ export function botSpaces(settings: SpaceSettings = {}) {
     // A post of 20 entries whose prompts of 1,000 characters are all escaped in JSON (6 bytes a character) is ~140 KB.
     auditPosts: { name: 'audit-posts', dir: 'audit/posts', ttlMs: 30 * DAY, maxValueBytes: 256 * KIB, maxCount: 20_000, maxBytes: 64 * MIB },
     /**
-     * The job ends entered for an audit channel (a digest of the platform, the server or workspace and the job's key), as
-     * long as its posts are kept: a job's end recorded again (a sweep after a crash between the record and its mark) is
-     * not posted twice.
+     * The job ends posted to an audit channel (a digest of the platform, the server or workspace and the job's key), kept
+     * once the post succeeded: a job's end recorded again (a sweep after a crash between the post and the surface's
+     * mark) is not posted twice. Such a repeat comes from the next start's sweep: 7 days, as long as a Discord job's
+     * record lives (past it nothing is left to repeat); a Slack request lives longer, but its repeat past 7 days needs a
+     * crash in that moment and a bot down a week, and then posts the end twice, never loses it. A record on both
+     * backends (bounded by its count on Redis too): ~440–550 bytes a job there, key, index and sizes entries included.
      */
-    auditEnded: { name: 'audit-ended', dir: 'audit/ended', ttlMs: 30 * DAY, maxValueBytes: 64, maxCount: 100_000 },
+    auditEnded: { name: 'audit-ended', dir: 'audit/ended', ttlMs: 7 * DAY, maxValueBytes: 64, maxCount: 50_000 },
   } satisfies Record<string, SpaceDefinition>;
 }
 

@@ -21,31 +21,42 @@ const result: Completed = {
 function viewWithStore(marked: () => Promise<void>) {
   const markEnded = vi.fn(marked);
   const final = vi.fn(async () => true);
+  const logger = new RecordingLogger();
   const view = new JobView({
     target: { final, mode: 'webhook' } as unknown as ReplyTarget,
     header: { key: 'k1', kind: 'generate', prompt: 'a cat', n: 1, locale: 'en-US' },
-    store: { markEnded } as unknown as JobRecordStore,
+    store: { markEnded, saveOutputs: async () => undefined } as unknown as JobRecordStore,
     attachmentSizeLimit: 10 * 1024 * 1024,
-    logger: new RecordingLogger(),
+    logger,
   });
-  return { view, markEnded, final };
+  return { view, markEnded, final, logger };
 }
 
 describe('a job view marking its record ended', () => {
-  it('marks the record completed through the store once the result is shown, with the end the runner is to record', async () => {
+  it('marks the record completed through the store once the live result is shown, with the end the runner is to record', async () => {
     const { view, markEnded, final } = viewWithStore(async () => {});
-    await view.showResult(result);
+    await view.sink(result);
     expect(final).toHaveBeenCalledTimes(1);
     expect(markEnded).toHaveBeenCalledExactlyOnceWith('k1', 'completed', { end: { type: 'completed', size: '1024x1024', quality: 'low', cost: { totalUsd: 0.011 } } });
     expect(final.mock.invocationCallOrder[0]).toBeLessThan(markEnded.mock.invocationCallOrder[0]!);
+    expect(view.marked).toBe(true);
   });
 
-  it('throws the mark’s last failure for the caller to log, the result shown all the same', async () => {
-    const { view } = viewWithStore(async () => {
+  it('logs the mark’s last failure, the result shown all the same and its record left unmarked', async () => {
+    const { view, logger } = viewWithStore(async () => {
       throw new Error('storage unavailable');
     });
-    await expect(view.showResult(result)).rejects.toThrow('storage unavailable');
-    // Shown all the same: the sweep keeps it in the history and does not mark it failed.
+    await view.sink(result);
     expect(view.resultShown).toBe(true);
+    expect(view.marked).toBe(false);
+    expect(logger.entries.map((e) => e.msg)).toContain('could not show a job update on Discord');
+  });
+
+  it('shows a result, with its facts or as kept images without them, and leaves its mark to the caller (the sweep)', async () => {
+    const { view, markEnded, final } = viewWithStore(async () => {});
+    await view.showResult(result);
+    await view.showResult({ type: 'kept', images: result.images, format: 'png' }, { indices: [0], made: 1, notes: [] });
+    expect(final).toHaveBeenCalledTimes(2);
+    expect(markEnded).not.toHaveBeenCalled();
   });
 });

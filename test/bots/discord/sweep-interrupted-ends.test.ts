@@ -63,6 +63,8 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     const history = await h.runner.history!.mine(requesterOf(ix));
     expect(history).toMatchObject([{ prompt: 'a paid image whose end a stop cut off', status: 'completed' }]);
     expect(history[0]!.costUsd).toBeGreaterThan(0);
+    // Its reply, kept while its end is to be recorded, gives the recorded end its link.
+    expect(history[0]!.link).toMatch(/^https:\/\/discord\.com\/channels\//);
     await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
     expect(writesThrough(h, ix)).toBe(written);
     expect(await auditPosts(h, audit, 'a paid image whose end a stop cut off')).toBe(1);

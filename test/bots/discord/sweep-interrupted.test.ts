@@ -108,7 +108,7 @@ describe('the sweep of jobs the last process left', () => {
     expect(recordEnded).toHaveBeenCalledTimes(1);
   });
 
-  it('records a swept job’s end before it marks it: a sweep whose mark fails has recorded it, and the next sweep’s record of it again changes nothing — one history entry, one audit post', async () => {
+  it('records a swept job’s end even when its ended mark fails, as the live path does: the next sweep does not record it again — one history entry, one audit post', async () => {
     let audit = '';
     const ix = await resultOnItsWay({ prompt: 'a paid image whose sweep could not mark it' }, async () => {
       audit = await chooseAuditChannel(h);
@@ -119,9 +119,9 @@ describe('the sweep of jobs the last process left', () => {
     await h.restart({ crash: true });
 
     await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'could not mark a swept job ended'), 'the sweep’s failed mark');
-    expect(recordEnded).toHaveBeenCalledTimes(1);
     const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
-    expect(await h.runner.history!.mine(requester)).toHaveLength(1);
+    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    expect(recordEnded).toHaveBeenCalledTimes(1);
     await auditEntry(h, audit, 'a paid image whose sweep could not mark it');
     update.mockRestore();
     await h.restart({ crash: true });
@@ -130,9 +130,9 @@ describe('the sweep of jobs the last process left', () => {
     await vi.waitFor(async () => {
       for await (const { value } of records.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
     });
-    expect(recordEnded).toHaveBeenCalledTimes(2);
+    expect(recordEnded).toHaveBeenCalledTimes(1);
     expect(await h.runner.history!.mine(requester)).toHaveLength(1);
-    // The second record's entry would have been posted a moment after it: the runner's stop posts what waits.
+    // A second entry would have been posted a moment after it: the runner's stop posts what waits.
     await h.runner.shutdown({ graceMs: 0 });
     const texts = (m: FakeMessage) => m.embeds.map((e) => String(e.description));
     expect(h.discord.channelMessages(audit).flatMap(texts).filter((t) => t.includes('a paid image whose sweep could not mark it'))).toHaveLength(1);
@@ -157,7 +157,31 @@ describe('the sweep of jobs the last process left', () => {
     expect(recordEnded).toHaveBeenCalledTimes(2);
   });
 
-  it('marks a swept result ended in one write, with its end recorded', async () => {
+  it('shows a swept result once across a crash after showing it: marked ended with its end at once, the next sweep records that end with the link to the reply and shows nothing', async () => {
+    const ix = await resultOnItsWay({ prompt: 'a paid image shown before a crash' });
+    // The next process dies once its sweep showed the result, while it records the job's end: that record never resolves.
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>(() => {}));
+    await h.restart({ crash: true });
+    await h.finalReply(ix);
+    await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the sweep recording the job’s end');
+    const shown = h.discord.requests.filter((r) => r.token === ix.token && r.method !== 'GET').length;
+    const sent = h.discord.channelMessages(ix.channelId).length;
+    await h.restart({ crash: true });
+
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'recorded the end of a job the last stop left unrecorded'), 'the next sweep');
+    expect(h.discord.requests.filter((r) => r.token === ix.token && r.method !== 'GET').length).toBe(shown);
+    expect(h.discord.channelMessages(ix.channelId)).toHaveLength(sent);
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    const [entry] = await h.runner.history!.mine(requester);
+    expect(entry).toMatchObject({ prompt: 'a paid image shown before a crash', status: 'completed' });
+    expect(entry!.link).toMatch(/^https:\/\/discord\.com\/channels\//);
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    await vi.waitFor(async () => {
+      for await (const { value } of records.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
+    });
+  });
+
+  it('marks a swept result ended with its end as soon as it is shown, then its end recorded (its reply kept until then)', async () => {
     await resultOnItsWay({ prompt: 'a paid image marked once' });
     const update = vi.spyOn(JobRecordStore.prototype, 'update');
     await h.restart({ crash: true });
@@ -167,7 +191,8 @@ describe('the sweep of jobs the last process left', () => {
     await vi.waitFor(async () => {
       for await (const { value } of records.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
     });
-    expect(update.mock.calls.map(([, patch]) => patch)).toEqual([{ endRecorded: true, status: 'completed' }]);
+    expect(update.mock.calls.map(([, patch]) => patch)).toEqual([{ end: expect.objectContaining({ type: 'completed' }), status: 'completed' }]);
+    for await (const { value } of records.entries()) expect(value.reply).toBeUndefined();
   });
 
   it('shows, without recording it again, the result of a job whose end the runner recorded before the process stopped (its record marked so): one history entry, one audit post', async () => {

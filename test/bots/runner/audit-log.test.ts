@@ -86,10 +86,10 @@ describe('the audit log', () => {
     expect(poster.posts.map((p) => [p.channelId, p.entries.map((e) => e.prompt)])).toEqual([['C-new', ['after the move']]]);
   });
 
-  it('records a private job as private, without its link; a refusal by a rule or a budget, not a typo', async () => {
+  it('records a private job as private; a refusal by a rule or a budget, not a typo', async () => {
     const poster = new RecordingPoster();
     const log = logWith(poster);
-    log.jobEnded(member(), job('a secret garden', true), completed, 'https://discord.com/channels/G1/C-art/2');
+    log.jobEnded(member(), job('a secret garden', true), completed);
     log.refused(member(), job('a gory scene'), refusalFromPolicy('blocked_word', { platform: 'discord', word: 'gory' }));
     log.refused(member(), job('a fox'), new JobRefusedError('budget_user_daily', words('refusal.other_limit', { code: 'budget_user_daily' })));
     log.refused(member(), job('a fox'), new JobRefusedError('validation_error', words('refusal.restarting')));
@@ -237,12 +237,50 @@ describe('a job’s end in the audit channel', () => {
     await state.close();
   });
 
+  it('is entered again after a stop or a crash that dropped it before its post (its key is kept once posted, not when queued), and the record of its end waits for that post', async () => {
+    const dataDir = await newDir();
+    let state = await openBotState({ dataDir, logger: quiet });
+    const poster = new RecordingPoster();
+    const logOf = () => {
+      const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 2000, ended: state.store.space(state.spaces.auditEnded) });
+      log.setPoster('discord', poster);
+      return log;
+    };
+    vi.useFakeTimers();
+    try {
+      let posted = false;
+      void logOf()
+        .jobEnded(member('U-ada'), { key: 'job-1', ...job('a lighthouse before a crash') }, completed)
+        .then(() => (posted = true));
+      // Queued, waiting for its batch: the process stops here, its queue lost.
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(posted).toBe(false);
+      expect(poster.posts).toHaveLength(0);
+      await state.close();
+    } finally {
+      vi.useRealTimers();
+    }
+    // The next start's sweep records that end again: it is posted, once.
+    state = await openBotState({ dataDir, logger: quiet });
+    const log = logOf();
+    const entered = log.jobEnded(member('U-ada'), { key: 'job-1', ...job('a lighthouse before a crash') }, completed);
+    await log.flush();
+    await entered;
+    log.jobEnded(member('U-ada'), { key: 'job-1', ...job('a lighthouse before a crash') }, completed);
+    await log.flush();
+    expect(poster.posts.flatMap((p) => p.entries).map((e) => e.prompt)).toEqual(['a lighthouse before a crash']);
+    await state.close();
+  });
+
   it('is entered when the state cannot tell whether it was before (an end is never lost), and takes nothing for a server without an audit channel', async () => {
     const poster = new RecordingPoster();
     const claims: string[] = [];
     const ended = {
-      claimOnce: async (key: string) => {
+      get: async (key: string): Promise<true | undefined> => {
         claims.push(key);
+        throw new Error('storage unavailable');
+      },
+      put: async () => {
         throw new Error('storage unavailable');
       },
     };

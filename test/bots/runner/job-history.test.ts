@@ -117,6 +117,21 @@ describe('the history in the data folder', () => {
 });
 
 describe('recording a job’s end in the history', () => {
+  it('keeps the first time and link of an end recorded again (a sweep after a crash between the record and its mark), whose repeat has no link', async () => {
+    const state = await inState(await newDir());
+    let now = 1_000_000;
+    const history = new JobHistory({ state, now: () => Date.now() - now });
+    const alice = requester();
+    const job = { key: 'job-1', kind: 'generate' as const, prompt: 'a lighthouse recorded twice', options: {} };
+    await history.recordEnd(alice, job, { type: 'completed' }, 'https://discord.com/channels/1/2/3');
+    const [first] = await history.mine(alice);
+    now = 0;
+    await history.recordEnd(alice, job, { type: 'completed', cost: { totalUsd: 0.02 } });
+    const entries = await history.mine(alice);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ at: first!.at, link: 'https://discord.com/channels/1/2/3', costUsd: 0.02 });
+  });
+
   it('rejects when its entry could not be written, so the end is not taken as recorded (and says so in the log)', async () => {
     const state = await inState(await newDir());
     const space = state.store.space(state.spaces.history);

@@ -172,7 +172,7 @@ describe('the intake: one call decides a job before its first public answer', ()
     expect(kit.emu.emulator.requests.map((r) => r.route)).toEqual(['edits']);
   });
 
-  it('links neither the history entry nor the audit entry of a private job to its message, whatever link a surface gives (a sweep’s too)', async () => {
+  it('links a message only the member can open (a private job’s, or one they asked in a direct message) from their own history alone: not from the audit entry nor the admins’ view', async () => {
     const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
     onTestFinished(() => state.close());
     const { runner } = await kit.runner({ partialImages: 0, history: state, auditBatchMs: 60_000 });
@@ -183,15 +183,29 @@ describe('the intake: one call decides a job before its first public answer', ()
     const who = requester();
     let asked = 0;
     const final = { type: 'completed' as const, jobId: 'j1', images: [], usage: undefined, background: 'auto' as const, size: '1024x1024', quality: 'low', format: 'png' as const, cost: { totalUsd: 0.01 } };
-    await runner.recordEnded(who, { key: 'private-key', kind: 'generate', prompt: 'a secret garden', options: {}, private: true }, final as never, async () => (asked++, 'https://example.test/dm-message'));
+    // Its record resolves once its audit entry is posted: the stop posts what waits at once.
+    const link = (url: string) => async () => (asked++, url);
+    const recorded = [
+      runner.recordEnded(who, { key: 'private-key', kind: 'generate', prompt: 'a secret garden', options: {}, private: true }, final as never, link('https://example.test/private-dm')),
+      runner.recordEnded(who, { key: 'dm-key', kind: 'generate', prompt: 'a garden asked in a DM', options: {}, private: false, seenBy: 'member' }, final as never, link('https://example.test/dm')),
+      runner.recordEnded(who, { key: 'public-key', kind: 'generate', prompt: 'a public garden', options: {}, private: false }, final as never, link('https://example.test/channel')),
+    ];
     await runner.shutdown({ graceMs: 0 });
+    await Promise.all(recorded);
 
-    expect(asked).toBe(0);
-    const [entry] = await runner.history!.mine(who);
-    expect(entry).toMatchObject({ key: 'private-key', private: true });
-    expect(entry!.link).toBeUndefined();
-    expect(posts.flatMap((p) => p.entries)).toEqual([expect.objectContaining({ private: true })]);
-    expect(posts.flatMap((p) => p.entries)[0]!.link).toBeUndefined();
+    expect(asked).toBe(3);
+    const mine = await runner.history!.mine(who);
+    const linkOf = (entries: readonly { key: string; link?: string | undefined }[], key: string) => entries.find((e) => e.key === key)?.link;
+    expect(['private-key', 'dm-key', 'public-key'].map((key) => linkOf(mine, key))).toEqual(['https://example.test/private-dm', 'https://example.test/dm', 'https://example.test/channel']);
+    const scope = (await runner.history!.ofScope(admin))!;
+    expect(scope.map((e) => e.key).sort()).toEqual(['dm-key', 'public-key']);
+    expect(['dm-key', 'public-key'].map((key) => linkOf(scope, key))).toEqual([undefined, 'https://example.test/channel']);
+    const entries = posts.flatMap((p) => p.entries) as { prompt?: string; link?: string; private?: boolean }[];
+    expect(entries.map((e) => [e.prompt, e.link, e.private])).toEqual([
+      ['a secret garden', undefined, true],
+      ['a garden asked in a DM', undefined, undefined],
+      ['a public garden', 'https://example.test/channel', undefined],
+    ]);
   });
 
   it('keeps the ended job in the member’s history under the surface’s key, with its link', async () => {

@@ -67,7 +67,7 @@ describe('the audit channel on Slack', () => {
     expect(fake.botMessages('C0ART').some((m) => m.text.includes('kraken'))).toBe(false);
   });
 
-  it('links no job asked in a direct message with the bot, in the audit channel or the history: only the member can open that message', async () => {
+  it('links a job asked in a direct message with the bot from the member’s own history only, not from the audit channel nor the workspace’s history: only the member can open that message', async () => {
     h = await start();
     const { fake } = h;
     await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN');
@@ -80,7 +80,10 @@ describe('the audit channel on Slack', () => {
     await vi.waitFor(async () => expect(await h!.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
     const [kept] = await h.runner.history!.mine(alice);
     expect(kept).toMatchObject({ prompt: 'a lighthouse asked in a DM', status: 'completed' });
-    expect(kept!.link).toBeUndefined();
+    expect(kept!.link).toMatch(/^https:\/\/slack\.com\/archives\/D0ALICE\//);
+    const [seen] = (await h.runner.history!.ofScope({ ...alice, isAdmin: true }))!;
+    expect(seen).toMatchObject({ prompt: 'a lighthouse asked in a DM' });
+    expect(seen!.link).toBeUndefined();
   });
 
   it('pings nobody: a mention in a prompt, or in the blocked word a refusal names, is shown as written', async () => {

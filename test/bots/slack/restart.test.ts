@@ -182,7 +182,8 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     const [audit] = await fake.waitFor(() => (auditEntries(after, 'a lantern in a storm').length > 0 ? auditEntries(after, 'a lantern in a storm') : undefined), 'the audit entry');
     expect(audit).toMatch(/\$0\.0\d+/);
     expect(audit).toContain(messageLinkOf('C0LAMPS', job.ts));
-    expect(saved.read().value).toMatchObject({ status: 'ended', endRecorded: true });
+    // Marked once its audit entry was posted, never before.
+    await vi.waitFor(() => expect(saved.read().value).toMatchObject({ status: 'ended', endRecorded: true }));
     // The sweep is over once the bot has stopped: the end was recorded once.
     await after.close({ fake: true });
     open.splice(open.indexOf(after), 1);
@@ -253,6 +254,28 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     await fake.waitFor(() => saved.read().value.endRecorded === true || undefined, 'the request marked as recorded');
     await after.close({ fake: true });
     open.splice(open.indexOf(after), 1);
+    await fake.close();
+  });
+
+  it('marks nothing for a swept job whose end could not be recorded (its history entry not written): the next start’s sweep records it, then marks it', async () => {
+    const { fake, dataDir, saved } = await crashedBeforeItsEnd('a lantern whose history could not be written');
+    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    let after = await startWithAdmin({ fake, dataDir });
+    await fake.waitFor(() => recorded.mock.calls.length > 0 || undefined, 'the sweep recording the job’s end');
+    await expect(recorded.mock.results[0]!.value).rejects.toThrow('storage unavailable');
+    await after.close({ fake: true, dataDir: true });
+    expect(saved.read().value.status).toBe('active');
+    expect(saved.read().value.endRecorded).toBeUndefined();
+    await saved.write({ ...saved.read(), holder: 'a-crashed-process' });
+
+    after = await startWithAdmin({ fake, dataDir });
+    open.push(after);
+    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    await fake.waitFor(() => saved.read().value.endRecorded === true || undefined, 'the request marked as recorded');
+    expect(saved.read().value.status).toBe('ended');
+    await after.close({ fake: true });
+    open.splice(open.indexOf(after), 1);
+    expect(auditEntries(after, 'a lantern whose history could not be written')).toHaveLength(1);
     await fake.close();
   });
 

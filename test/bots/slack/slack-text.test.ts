@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapedExcerpt, jobMessageLinkOf } from '../../../bots/slack/slack-text.js';
+import { escapedExcerpt, jobMessageLinkOf, jobMessageSeenBy } from '../../../bots/slack/slack-text.js';
 
 describe('escapedExcerpt', () => {
   it('keeps text that fits, escaped', () => {
@@ -15,10 +15,11 @@ describe('escapedExcerpt', () => {
 });
 
 describe('jobMessageLinkOf', () => {
-  it('links a job’s message in a channel, and none before it is posted or in a direct message with the bot (only the member can open that)', () => {
+  it('links a job’s message once it is posted, and says a direct message with the bot is seen by the member alone', () => {
     expect(jobMessageLinkOf({ channelId: 'C0ART', messageTs: '1700000000.000100' })).toBe('https://slack.com/archives/C0ART/p1700000000000100');
     expect(jobMessageLinkOf({ channelId: 'G0PRIVATE', messageTs: '1700000000.000100' })).toBe('https://slack.com/archives/G0PRIVATE/p1700000000000100');
+    expect(jobMessageLinkOf({ channelId: 'D0ALICE', messageTs: '1700000000.000100' })).toBe('https://slack.com/archives/D0ALICE/p1700000000000100');
     expect(jobMessageLinkOf({ channelId: 'C0ART' })).toBeUndefined();
-    expect(jobMessageLinkOf({ channelId: 'D0ALICE', messageTs: '1700000000.000100' })).toBeUndefined();
+    expect(['C0ART', 'G0PRIVATE', 'D0ALICE'].map((channelId) => jobMessageSeenBy({ channelId }))).toEqual(['everyone', 'everyone', 'member']);
   });
 });
