@@ -170,6 +170,32 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     expect(await redis.get(key)).toBe('a');
   });
 
+  it('renews once per interval when kept a second time without being let go, and stops renewing for good at letGo', async () => {
+    const { redis, key } = await redisAndKey();
+    const a = leaseOf(redis, key, 'a');
+    expect(await a.take()).toBe(true);
+    const evals = vi.spyOn(redis, 'eval');
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const lost: string[] = [];
+      a.keep((why) => lost.push(`first: ${why}`));
+      await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS / 2);
+      a.keep((why) => lost.push(`second: ${why}`));
+      for (let n = 1; n <= 4; n++) {
+        await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS);
+        expect(evals).toHaveBeenCalledTimes(n);
+        expect(await evals.mock.results[n - 1]!.value).toBe(1);
+        await vi.advanceTimersByTimeAsync(0);
+      }
+      a.letGo();
+      await vi.advanceTimersByTimeAsync(3 * TTL_MS);
+      expect(evals).toHaveBeenCalledTimes(4);
+      expect(lost).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('is given up one renewal interval before it could lapse when Redis has not confirmed it, counted from when the last confirmed renewal was sent', async () => {
     const url = requireRedisUrl(redisSetup);
     const link = await startCuttableLink(url);
