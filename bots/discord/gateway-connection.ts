@@ -217,15 +217,14 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
   let left: Promise<void> | undefined;
   const leaveOnce = async (stop: StopBudget | undefined) => {
     leaving = true;
-    // Each wait on Redis by the stop's deadline as it is then, and cut short by one brought forward meanwhile.
-    const onRedis = (wait: Promise<void> | undefined) => (stop && wait ? stop.within(wait, Number.POSITIVE_INFINITY) : wait);
+    // Each wait on Redis by the stop's deadline too (the lease's stop and release take the stop's budget).
     // A standby's mark is gone before this resolves: a holder draining next does not count on this process.
-    const stopped = lease?.stop({ until: stop?.until() });
+    const stopped = lease?.stop(stop);
     await disconnect();
-    await onRedis(stopped);
+    await stopped;
     // Given back whether or not this process thinks it holds it (a lease it gave up as unconfirmed may still be its
     // own in Redis until it expires): the release only deletes the lease if it is this process's.
-    await onRedis(lease?.release({ until: stop?.until() }));
+    await lease?.release(stop);
     holding = false;
   };
   const connection: GatewayConnection = {
