@@ -63,7 +63,7 @@ export class RedisLease {
   }
 
   /**
-   * Renews the lease every `renewEveryMs` until `letGo()` or `giveBack()`. `onLost` is called once, and renewing stops,
+   * Renews the lease every `renewEveryMs` until `letGo()`, `giveBack()` or the next `keep` (which ends this one). `onLost` is called once, and renewing stops,
    * when Redis says another process holds it, or when no renewal has been confirmed for `ttlMs - renewEveryMs`: one
    * renewal interval before the lease can expire, so the holder has stopped before another process can take it.
    *
@@ -74,6 +74,8 @@ export class RedisLease {
    * their answers do, and a renewal whose answer is late or never comes does not delay the moment the holder gives up.
    */
   keep(onLost: (why: string) => void): void {
+    // A keep under way ends here: its renewals stop, and its answers still to come do nothing.
+    this.letGo();
     const { redis, key, holder, ttlMs, renewEveryMs } = this.#o;
     const streak = failureStreak((error) => this.#o.onRenewFailed?.(error), this.#o.onRenewRecovered);
     let confirmedAt = this.#takenAt ?? Date.now();
@@ -92,6 +94,8 @@ export class RedisLease {
       this.#deadlineTimer = setTimeout(() => lost('Redis has not confirmed the lease in time'), Math.max(0, confirmedAt + ttlMs - renewEveryMs - Date.now()));
     };
     const renew = async () => {
+      // A renewal timer of a keep let go meanwhile (its handle no longer held) sends nothing, nor arms another.
+      if (!current()) return;
       const sentAt = Date.now();
       this.#renewTimer = setTimeout(() => void renew(), renewEveryMs);
       // Unanswered within the bound, it counts as failed; answered later, Redis applied it: it confirms the lease still.

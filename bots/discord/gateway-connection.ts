@@ -215,17 +215,19 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
   };
 
   let left: Promise<void> | undefined;
+  /** The first leave's disconnect from the gateway, which every later leave waits for whole too. */
+  let disconnected: Promise<void> | undefined;
   const leaveOnce = async (stop: StopBudget | undefined) => {
     leaving = true;
-    // Each wait on Redis by the stop's deadline as it is then, and cut short by one brought forward meanwhile.
-    const onRedis = (wait: Promise<void> | undefined) => (stop && wait ? stop.within(wait, Number.POSITIVE_INFINITY) : wait);
+    // Each wait on Redis by the stop's deadline too (the lease's stop and release take the stop's budget).
     // A standby's mark is gone before this resolves: a holder draining next does not count on this process.
-    const stopped = lease?.stop({ until: stop?.until() });
-    await disconnect();
-    await onRedis(stopped);
+    const stopped = lease?.stop(stop);
+    disconnected = disconnect();
+    await disconnected;
+    await stopped;
     // Given back whether or not this process thinks it holds it (a lease it gave up as unconfirmed may still be its
     // own in Redis until it expires): the release only deletes the lease if it is this process's.
-    await onRedis(lease?.release({ until: stop?.until() }));
+    await lease?.release(stop);
     holding = false;
   };
   const connection: GatewayConnection = {
@@ -265,13 +267,18 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     leave(stop) {
       // Once: a later call (a leased bot leaves before its replies' grace and again after it) gets the first one's end,
       // and the lease is stopped and given back once — not waited for and logged twice while Redis is unreachable.
-      // The first leave's disconnect is waited for whole, deadline or not: a stopped bot is off the gateway when its stop
-      // resolves (discord.js's destroy is bounded by its own 5 s; past the process's deadline, its exit closes the socket).
+      // The first leave's disconnect is waited for whole, deadline or not, by every leave: a stopped bot is off the
+      // gateway when its stop resolves (discord.js's destroy is bounded by its own 5 s; past the process's deadline, its
+      // exit closes the socket).
       const first = left === undefined;
-      left ??= leaveOnce(stop);
-      if (first || stop === undefined) return left;
-      // Begun earlier (a hand-over at drain, or this stop's first leave): not waited for past this stop's deadline.
-      return stop.within(left, Number.POSITIVE_INFINITY).then(() => {});
+      const theLeave = (left ??= leaveOnce(stop));
+      if (first || stop === undefined) return theLeave;
+      // Begun earlier (a hand-over at drain, which has no deadline, or this stop's first leave): once off the gateway,
+      // the rest (the lease's waits on Redis) is not waited for past this stop's deadline.
+      return (async () => {
+        await disconnected;
+        await stop.within(theLeave, Number.POSITIVE_INFINITY);
+      })();
     },
   };
   return connection;

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { withTimeout, definedOf } from 'pictor/internal';
 import { RedisLease, deleteIfHeld } from '../redis-lease.js';
-import { waitWithin } from '../time-left.js';
+import type { StopBudget } from '../stop-once.js';
 
 export interface GatewayLeaseOptions {
   redis: Redis;
@@ -128,11 +128,14 @@ export class GatewayLease {
 
   /**
    * Stops renewing and gives the lease up (if still ours) so another process can take it at once. Waits for Redis 2 s at
-   * most, and never past `until` (a time as `Date.now()`): a lease not given back expires on its own.
+   * most, and, stopping, never past the stop's deadline (`stop.within`, cut short by one brought forward meanwhile): a
+   * lease not given back expires on its own.
    */
-  async release({ until }: { until?: number | undefined } = {}): Promise<void> {
+  async release(stop?: StopBudget): Promise<void> {
     try {
-      await this.#lease.giveBack(waitWithin(RELEASE_WAIT_MS, until));
+      const given = this.#lease.giveBack(RELEASE_WAIT_MS);
+      if (stop && !(await stop.within(given, Number.POSITIVE_INFINITY))) throw new Error('the stop’s deadline came first');
+      await given;
     } catch (error) {
       this.#o.logger.warn({ err: messageOf(error) }, 'could not give up the Discord gateway lease; it expires on its own');
     }
@@ -141,13 +144,14 @@ export class GatewayLease {
   /**
    * Ends a wait in `acquire()` and stops renewing; a process that stood by says it no longer does, so a holder that
    * drains now does not leave the gateway to nobody. Resolves once Redis took the standby mark back, or did not answer
-   * within a renew interval, or by `until` (a time as `Date.now()`).
+   * within a renew interval, or, stopping, by the stop's deadline (`stop.within`).
    */
-  async stop({ until }: { until?: number | undefined } = {}): Promise<void> {
+  async stop(stop?: StopBudget): Promise<void> {
     this.#stopped = true;
     this.#lease.letGo();
     this.#wake?.();
-    await withTimeout(deleteIfHeld(this.#o.redis, this.#standbyKey, this.holder), waitWithin(this.#o.renewEveryMs, until), 'Redis did not answer').catch(() => {});
+    const markTaken = withTimeout(deleteIfHeld(this.#o.redis, this.#standbyKey, this.holder), this.#o.renewEveryMs, 'Redis did not answer').catch(() => {});
+    await (stop ? stop.within(markTaken, Number.POSITIVE_INFINITY) : markTaken);
   }
 }
 

@@ -336,7 +336,8 @@ export class ChatBudgets {
   /**
    * A chat admin gives a role (Slack: a user group) of their server/workspace a budget of each member holding it
    * (`cap`: `userDailyUsd` or `userMonthlyUsd`), or with `usd` undefined clears it. Refused as `setCap` is (not an
-   * admin, above the operator's cap of each user), for a cap that is not a member's, and past `ROLE_BUDGETS_MAX` roles.
+   * admin, above the operator's cap of each user), for a cap that is not a member's, and past `ROLE_BUDGETS_MAX` roles
+   * (also when the list stored holds more, a later version's: it is left as it is, never replaced).
    * Kept in the chat admins' settings (the bots' state), changed atomically; logged with who changed it. On budgets
    * that cannot be read (a damaged record) it starts a new list — the other roles' budgets, unknown, are none from
    * then on — and its answer says so, naming that each role that had one must be set again.
@@ -355,7 +356,9 @@ export class ChatBudgets {
     let previousUsd: number | undefined;
     let restarted = false as boolean;
     try {
-      await this.#settings.update(scopeKey, 'roleBudgets', (budgets = [], { unreadable }) => {
+      await this.#settings.update(scopeKey, 'roleBudgets', (budgets = [], { unreadable, overBound }) => {
+        // A later version's longer list is no damage: a new list would erase it (repair leaves it as it is too).
+        if (overBound !== undefined) throw new ListTooLongError('roleBudgets', overBound);
         restarted = unreadable;
         const at = budgets.findIndex((r) => r.roleId === role.id);
         previousUsd = budgets[at]?.[cap];
@@ -365,7 +368,8 @@ export class ChatBudgets {
         return [...kept, definedOf(changed)];
       }, { by: changedBy, at: this.#now() });
     } catch (error) {
-      // A role more than the list's bound holds (`LIST_MOST`, which the store alone checks): refused in the budget's own words.
+      // A role more than the list's bound holds (`LIST_MOST`, which the store alone checks), or a list stored longer than
+      // it (a later version's, which a new list would erase): refused in the budget's own words, nothing written.
       if (!(error instanceof ListTooLongError && error.setting === 'roleBudgets')) throw error;
       return { ok: false, code: 'too_many_roles', message: say(locale, 'budget.too_many_roles', { scope: SCOPE_WORDS[platform], max: error.most }) };
     }

@@ -124,6 +124,11 @@ export interface StoredScopeSettings {
 export interface SettingUpdateContext {
   /** The setting is stored and cannot be read (`value` is then undefined): what it held is unknown, never none. */
   unreadable: boolean;
+  /**
+   * Set when what cannot be read is a list longer than today's bound (`valueRefusal`'s `most`, which it is): a later
+   * version's, which `repair` leaves as it is (`isWellFormed`) — a change that replaces it would erase it.
+   */
+  overBound?: number | undefined;
 }
 
 /**
@@ -218,7 +223,8 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
           for (const other of [...FAIL_CLOSED_SETTINGS, 'roleBudgets'] as const) if (other !== name) entries[other] = { value: UNREADABLE_MARK, by: by.by, at: by.at };
         }
         const current = read(name, entries[name]?.value) as ScopeSettings[typeof name] | undefined;
-        value = change(current, { unreadable: damaged || (current === undefined && entries[name] !== undefined) });
+        const overBound = current === undefined && !damaged ? valueRefusal(name, entries[name]?.value)?.most : undefined;
+        value = change(current, { unreadable: damaged || (current === undefined && entries[name] !== undefined), overBound });
         if (value !== undefined) checkBound(name, value, current);
         if (value === undefined) delete entries[name];
         else entries[name] = { value, by: by.by, at: by.at };

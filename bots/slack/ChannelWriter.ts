@@ -249,23 +249,23 @@ export class ChannelWriter {
   }
 
   /**
-   * Resolves once nothing is waiting or running, or after `timeoutMs` when given (then no longer waiting: its waiter is
-   * gone). Its timer keeps no process alive: a caller that stopped waiting sooner (a stop's deadline) leaves nothing.
+   * Resolves once nothing is waiting or running, or when `signal` aborts: a caller that stops waiting sooner (a stop
+   * given up at its deadline) aborts it, and its waiter is gone — nothing of it is left in a writer that lives on.
    */
-  idle(timeoutMs?: number): Promise<void> {
-    if (this.pending === 0) return Promise.resolve();
+  idle(signal?: AbortSignal): Promise<void> {
+    if (this.pending === 0 || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const waiters = this.#idleWaiters;
-      const giveUp = () => {
+      const done = () => {
+        signal?.removeEventListener('abort', stopWaiting);
+        resolve();
+      };
+      const stopWaiting = () => {
         const at = waiters.indexOf(done);
         if (at >= 0) waiters.splice(at, 1);
         resolve();
       };
-      const timer = timeoutMs === undefined ? undefined : setTimeout(giveUp, timeoutMs).unref();
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
+      signal?.addEventListener('abort', stopWaiting, { once: true });
       waiters.push(done);
     });
   }

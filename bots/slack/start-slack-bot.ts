@@ -352,7 +352,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         await budget.within(homes.stop(), STOP_DRAIN_MS).catch(() => undefined);
         // The jobs have ended: their final updates are waited for, progress nobody will see is not.
         writer.shedProgress();
-        await budget.within(writer.idle(), STOP_DRAIN_MS);
+        const stopWaiting = new AbortController();
+        await budget.within(writer.idle(stopWaiting.signal), STOP_DRAIN_MS).finally(() => stopWaiting.abort());
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
         await budget.within(jobs.settle(), STOP_DRAIN_MS);
       }),

@@ -110,8 +110,9 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     expect(await a.take()).toBe(true);
     // Answered later than the renewal interval, within the bound (2 s): not a failure.
     const lateMs = Math.floor((RENEW_EVERY_MS + answerBoundMs(ttlMs)) / 2);
-    // One renewal at a time fails (overlapping ones settle out of order); one unanswered within the bound fails too.
-    const answers = [{ lateMs }, 'redis', 'fail', 'fail', 'redis', 'fail', { lateMs: answerBoundMs(ttlMs) + 500 }, 'fail', 'redis'] as const;
+    // One renewal at a time fails (overlapping ones settle out of order); one unanswered within the bound fails too, a
+    // streak of its own after a confirmed renewal, which its late answer ends (the next renewal's answer lands later).
+    const answers = [{ lateMs }, 'redis', 'fail', 'fail', 'redis', 'fail', 'redis', { lateMs: answerBoundMs(ttlMs) + 500 }, 'redis', { lateMs }, 'redis', 'redis'] as const;
     const evals = renewalsAnswer(redis, [...answers]);
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     try {
@@ -124,7 +125,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
         if (answer === 'redis') await evals.mock.results[n]!.value;
         await vi.advanceTimersByTimeAsync(0);
       }
-      expect(told).toEqual(['failed: Redis is loading', 'recovered', 'failed: Redis is loading', 'recovered']);
+      expect(told).toEqual(['failed: Redis is loading', 'recovered', 'failed: Redis is loading', 'recovered', `failed: Redis did not answer the renewal within ${answerBoundMs(ttlMs)} ms`, 'recovered']);
       a.letGo();
       expect(lost).toEqual([]);
     } finally {
@@ -167,6 +168,32 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
       vi.useRealTimers();
     }
     expect(await redis.get(key)).toBe('a');
+  });
+
+  it('renews once per interval when kept a second time without being let go, and stops renewing for good at letGo', async () => {
+    const { redis, key } = await redisAndKey();
+    const a = leaseOf(redis, key, 'a');
+    expect(await a.take()).toBe(true);
+    const evals = vi.spyOn(redis, 'eval');
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const lost: string[] = [];
+      a.keep((why) => lost.push(`first: ${why}`));
+      await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS / 2);
+      a.keep((why) => lost.push(`second: ${why}`));
+      for (let n = 1; n <= 4; n++) {
+        await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS);
+        expect(evals).toHaveBeenCalledTimes(n);
+        expect(await evals.mock.results[n - 1]!.value).toBe(1);
+        await vi.advanceTimersByTimeAsync(0);
+      }
+      a.letGo();
+      await vi.advanceTimersByTimeAsync(3 * TTL_MS);
+      expect(evals).toHaveBeenCalledTimes(4);
+      expect(lost).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('is given up one renewal interval before it could lapse when Redis has not confirmed it, counted from when the last confirmed renewal was sent', async () => {

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { gatewayConnection } from '../../../bots/discord/gateway-connection.js';
 import { GatewayLease } from '../../../bots/discord/gateway-lease.js';
+import { stopOnce, type StopBudget } from '../../../bots/stop-once.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
@@ -235,6 +236,43 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
       expect(connection.online()).toBe(false);
     } finally {
       await discord.close();
+    }
+  });
+
+  it('waits for the disconnect whole when a stop with an early until comes after a hand-over at drain began the leave: off the gateway when the stop resolves', async () => {
+    const lease = { redis, key: `${prefix}:lease-handover`, ttlMs: 5000, renewEveryMs: 1000, pollEveryMs: 100 };
+    const logger = new RecordingLogger();
+    const client = new SlowDestroyClient(async () => {});
+    let destroyed = false;
+    const destroy = client.destroy.bind(client);
+    client.destroy = async () => {
+      await destroy();
+      destroyed = true;
+    };
+    const connection = gatewayConnection({ newClient: () => client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, leaveTimeoutMs: 60_000, lease, logger });
+    await connection.start();
+    // Another process stands by: the hand-over at drain leaves the gateway to it, and discord.js's close takes its time.
+    const standby = new GatewayLease({ ...lease, logger });
+    const tookOver = standby.acquire();
+    try {
+      void connection.handOver();
+      await vi.waitFor(() => expect(client.destroyStarted).toBe(true), { timeout: 5000 });
+      // Then the stop, whose until comes while the close is still under way.
+      let budget!: StopBudget;
+      const stopped = stopOnce()(Date.now() + 100, (stop) => connection.leave((budget = stop)));
+      let stoppedYet = false;
+      void stopped.then(() => (stoppedYet = true));
+      expect(await budget.within(new Promise(() => {}), Number.POSITIVE_INFINITY)).toBe(false);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(stoppedYet).toBe(false);
+      client.endDestroy();
+      await withTimeout(stopped, 5000, 'the stop did not end once the bot was off the gateway');
+      expect(destroyed).toBe(true);
+      expect(await withTimeout(tookOver, 5000, 'the standby did not take the lease')).toBe(true);
+    } finally {
+      client.endDestroy();
+      await standby.stop();
+      await standby.release();
     }
   });
 

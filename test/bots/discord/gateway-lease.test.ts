@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GatewayLease, gatewayLeaseKey } from '../../../bots/discord/gateway-lease.js';
 import { startDiscordBot, type DiscordBot } from '../../../bots/discord/index.js';
 import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
+import { stopOnce } from '../../../bots/stop-once.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
 import { DEV_API_KEY, createEmulator, type Emulator } from '../../../src/emulator/index.js';
@@ -69,11 +70,11 @@ describe('GatewayLease leaving, its Redis gone', () => {
       const lease = new GatewayLease({ redis: redis as unknown as Redis, key: 'lease', ttlMs: 15_000, renewEveryMs: 5000, pollEveryMs: 2000, logger: new RecordingLogger() });
       const until = Date.now() + 300;
       let leftAt: number | undefined;
-      void (async () => {
-        await lease.stop({ until });
-        await lease.release({ until });
+      void stopOnce()(until, async (budget) => {
+        await lease.stop(budget);
+        await lease.release(budget);
         leftAt = Date.now();
-      })();
+      });
       await vi.runAllTimersAsync();
       expect(leftAt).toBe(until);
     } finally {

@@ -236,6 +236,20 @@ describe.each([
     expect(await runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 0.5)).not.toHaveProperty('replacedUnreadable');
   });
 
+  it.skipIf(skip)('refuse a budget set or cleared on a list of more roles than this version takes (a later version’s) as too_many_roles, leaving it as it is, as repair and dropping deleted roles do', async () => {
+    const { state, runner } = await scopeWithInterns();
+    const key = stateKeyOf('discord:guild-1');
+    const entries = (await state.space.get(key))!;
+    const newer = Array.from({ length: 30 }, (_, i) => ({ roleId: `role-${i}`, name: `R${i}`, userDailyUsd: 0.25 }));
+    await state.space.put(key, { ...entries, roleBudgets: { ...entries.roleBudgets!, value: newer } });
+
+    expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: false, code: 'too_many_roles' });
+    expect(await runner.budgets.setRoleBudget(admin(), { id: 'role-3', name: 'R3' }, 'userDailyUsd', undefined)).toMatchObject({ ok: false, code: 'too_many_roles' });
+    expect(await runner.budgets.forgetDeletedRoles(admin(), [interns.id])).toBe(0);
+    expect(await runner.policy.repair(admin())).toMatchObject({ ok: true, cleared: [], left: ['roleBudgets'] });
+    expect((await state.space.get(key))!.roleBudgets!.value).toEqual(newer);
+  });
+
   it.skipIf(skip)('give every member nothing when the scope’s record is torn, also once another setting wrote it anew; warn its admins in the usage view; are mended by setting them again', async () => {
     const { state, runner, logger } = await scopeWithInterns();
     await state.tear('discord:guild-1');

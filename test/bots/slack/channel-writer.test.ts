@@ -1,5 +1,6 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { MAX_TIMER_MS } from 'pictor/internal';
+import { MAX_TIMER_MS, withTimeout } from 'pictor/internal';
 import { ChannelWriter, SKIP } from '../../../bots/slack/ChannelWriter.js';
 
 describe('ChannelWriter', () => {
@@ -135,7 +136,7 @@ describe('ChannelWriter’s workspace budgets', () => {
     expect(writer.pending).toBe(1);
     expect(writer.stats().skipped).toBe(1);
     // The final update is not shed: it still waits for its token.
-    await writer.idle(50);
+    await withTimeout(writer.idle(), 50, 'still waiting').catch(() => undefined);
     expect(writer.pending).toBe(1);
     void final;
   });
@@ -161,7 +162,7 @@ describe('ChannelWriter’s workspace budgets', () => {
     const ran: string[] = [];
     const deferred = writer.write('C1', { budgeted: true, urgent: true, deferrable: true, workspace: 'T1', run: async () => void ran.push('deferred') });
     const final = writer.write('C2', { budgeted: true, urgent: true, workspace: 'T1', run: async () => void ran.push('final') });
-    await writer.idle(20);
+    await withTimeout(writer.idle(), 20, 'still waiting').catch(() => undefined);
     expect(writer.pending).toBe(2);
 
     writer.shedProgress();
@@ -204,19 +205,33 @@ describe('ChannelWriter’s workspace budgets', () => {
 });
 
 describe('ChannelWriter.idle', () => {
-  it('keeps no process alive by its timeout, and resolves by it, a write still running', async () => {
+  it('stops waiting when its signal aborts, a write still running (a stop given up at its deadline)', async () => {
     const writer = new ChannelWriter({ intervalMs: 1 });
     let finish!: () => void;
     const running = writer.write('C1', { run: () => new Promise<void>((r) => (finish = r)) });
-    const timers = () => process.getActiveResourcesInfo().filter((what) => what === 'Timeout').length;
-    const before = timers();
-    // A stop that gave up waiting sooner (its deadline) leaves this wait's timer behind: it must not hold the process.
-    const idle = writer.idle(10);
-    expect(timers()).toBe(before);
-    await idle;
+    const stopWaiting = new AbortController();
+    const gaveUp = writer.idle(stopWaiting.signal);
+    stopWaiting.abort();
+    await gaveUp;
     expect(writer.pending).toBe(1);
+    // An aborted signal waits for nothing.
+    await writer.idle(stopWaiting.signal);
     finish();
     await running;
     await writer.idle();
+  });
+
+  it('lets go of its signal once idle: a signal aborted later does nothing', async () => {
+    const writer = new ChannelWriter({ intervalMs: 1 });
+    let finish!: () => void;
+    const running = writer.write('C1', { run: () => new Promise<void>((r) => (finish = r)) });
+    const signal = new AbortController().signal;
+    const idle = writer.idle(signal);
+    expect(getEventListeners(signal, 'abort')).toHaveLength(1);
+    await vi.waitFor(() => expect(finish).toBeDefined());
+    finish();
+    await running;
+    await idle;
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
   });
 });
