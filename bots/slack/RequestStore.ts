@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { BotState, Space } from '../state/index.js';
+import type { JobEnd } from '../runner/job-history.js';
 import { BACKGROUNDS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
 
 const JobOptionsSchema = z.object({
@@ -25,6 +26,13 @@ const ResultSchema = z.object({
   images: z.number(),
   where: z.enum(['channel', 'thread', 'dm']).optional(),
 });
+
+/** A job's end as the runner records it (`JobEnd`), kept with a request its message shows ended until it is recorded. */
+const JobEndSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('completed'), size: z.string().optional(), quality: z.string().optional(), cost: z.object({ totalUsd: z.number() }).optional() }),
+  z.object({ type: z.literal('failed'), code: z.string() }),
+  z.object({ type: z.literal('cancelled') }),
+]);
 
 /**
  * What a Reroll or Edit button needs after a restart: the request, where its
@@ -62,24 +70,36 @@ export const SavedRequestSchema = z.object({
    * runner records it; a request the sweep shows done without it (a crash before its end) has its end recorded there.
    */
   endRecorded: z.literal(true).optional(),
+  /**
+   * The end the runner is to record, saved by the live view with `ended` once the job's message shows it, until
+   * `endRecorded`: the request stays held by its process meanwhile, and one a stop left so is claimed by the next sweep,
+   * which records this end (and shows nothing).
+   */
+  end: JobEndSchema.optional(),
   /** Shown only to its requester: `channelId` is their direct messages with the bot, `askedIn` the channel they asked in (whose rules apply to its Reroll and Edit). */
   private: z.literal(true).optional(),
   askedIn: z.string().optional(),
 });
 
 export type SavedRequest = z.output<typeof SavedRequestSchema>;
-export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'outputFiles' | 'inputFiles' | 'previewFiles' | 'result' | 'actionsMessage' | 'endRecorded'> &
+export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'outputFiles' | 'inputFiles' | 'previewFiles' | 'result' | 'actionsMessage' | 'endRecorded' | 'end'> &
   Partial<Pick<SavedRequest, 'inputFiles' | 'outputFiles'>>;
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{16}$/;
-type RequestPatch = Partial<Pick<SavedRequest, 'messageTs' | 'actionsMessage' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status' | 'endRecorded'>>;
+type RequestPatch = Partial<Pick<SavedRequest, 'messageTs' | 'actionsMessage' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status' | 'endRecorded' | 'end'>>;
+
+/** A request its message shows ended whose end is still to be recorded (the live view marked it, the runner has not recorded it yet). */
+export function endToRecord(request: Pick<SavedRequest, 'status' | 'end' | 'endRecorded'>): JobEnd | undefined {
+  return request.status === 'ended' && request.endRecorded !== true ? request.end : undefined;
+}
 
 /**
  * The Slack requests, in the bots' state (the `slack-requests` space: one file
  * per request in the data folder, or Redis). A request is held by the process
- * running its job from submission until its message shows the end; if that
+ * running its job from submission until its message shows the end and the
+ * runner recorded that end (`endRecorded`), whichever comes last; if that
  * process dies, a surviving one (or the next start) claims it and marks it
- * interrupted. Ids are random and checked before they touch a path or a key,
+ * interrupted, or shows its end, or records it. Ids are random and checked before they touch a path or a key,
  * since they come back in button values.
  */
 export class RequestStore {
@@ -92,13 +112,15 @@ export class RequestStore {
   /**
    * Takes the requests whose job ran in a process that is gone (at start: the
    * last one; with Redis: also a replica whose lease lapsed). Each is handed to
-   * one process only; ended ones are simply released. Oldest first.
+   * one process only: the active ones, and the ended ones whose end is still to
+   * be recorded (`endToRecord`); any other ended one is simply released (one an
+   * older version ended is not held: nothing is left to do of it). Oldest first.
    */
   async claimInterrupted(): Promise<SavedRequest[]> {
     const found: SavedRequest[] = [];
     for (const { key, value } of await this.space.claimOrphans()) {
       const request = SavedRequestSchema.safeParse(value);
-      if (request.success && request.data.status === 'active') found.push(request.data);
+      if (request.success && (request.data.status === 'active' || endToRecord(request.data))) found.push(request.data);
       else if (request.success) await this.space.put(key, request.data, { hold: false });
       else await this.space.delete(key);
     }
@@ -129,15 +151,23 @@ export class RequestStore {
     }
   }
 
-  /** Changes a request (atomically for every process); undefined when it is unknown. */
+  /**
+   * Changes a request (atomically for every process); undefined when it is unknown. A request ended with nothing left
+   * to do of it — its end shown, and recorded or without an end to record — is released: nobody has to sweep it any
+   * more. The view's mark (`ended` with its `end`) and the runner's (`endRecorded`) come in either order, each not
+   * knowing the other's: the second releases it, in a write of its own after its change.
+   */
   async update(id: string, patch: RequestPatch): Promise<SavedRequest | undefined> {
     if (!ID_PATTERN.test(id)) return undefined;
     const change = (current: SavedRequest | undefined) => {
       const parsed = SavedRequestSchema.safeParse(current);
       return parsed.success ? SavedRequestSchema.parse({ ...parsed.data, ...patch }) : undefined;
     };
-    // The job's end is shown: nobody has to sweep it any more.
-    return (await this.space.update(id, change, { hold: patch.status === 'ended' ? false : undefined })).after;
+    const released = patch.status === 'ended' && (patch.endRecorded === true || patch.end === undefined);
+    const { after } = await this.space.update(id, change, { hold: released ? false : undefined });
+    const marks = patch.status === 'ended' || patch.endRecorded === true;
+    if (!released && marks && after?.status === 'ended' && !endToRecord(after)) return (await this.space.update(id, (current) => current, { hold: false })).after;
+    return after;
   }
 
   /** Forgets a request (one the runner refused: it has no message and no buttons). */

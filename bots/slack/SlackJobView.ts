@@ -1,6 +1,7 @@
 import type { webApi } from '@slack/bolt';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from 'pictor';
 import { DEFAULT_LOCALE, describeKeptImages, say, type FinalUpdate, type JobUpdate, type PreviewImage, type UpdateSink } from '../runner/index.js';
+import type { JobEnd } from '../runner/job-history.js';
 import { SKIP, type ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { renderJobActions, renderJobMessage, renderResultCaption, type JobViewState } from './render-job.js';
@@ -94,6 +95,8 @@ export class SlackJobView {
   #where: 'channel' | 'dm' = 'channel';
   #dm: Promise<string> | undefined;
   #finalShown = false;
+  /** The job's end as the runner records it, saved with the request's `ended` mark until it is recorded. */
+  #end: JobEnd | undefined;
   /** The job's message showing its end, once the images and their buttons no longer wait for it (see `settled`). */
   #lastly: Promise<void> = Promise.resolve();
   #resultReported = false;
@@ -238,6 +241,7 @@ export class SlackJobView {
     const state = this.#state;
     switch (update.type) {
       case 'completed':
+        this.#end = { type: 'completed', size: update.size, quality: update.quality, cost: { totalUsd: update.cost.totalUsd } };
         state.status = 'completed';
         state.completed = {
           size: update.size,
@@ -252,10 +256,12 @@ export class SlackJobView {
         };
         break;
       case 'failed':
+        this.#end = { type: 'failed', code: update.code };
         state.status = 'failed';
         state.failure = { words: update.words, retryable: update.retryable };
         break;
       case 'cancelled':
+        this.#end = { type: 'cancelled' };
         state.status = 'cancelled';
         state.cancelled = { byUserId: update.byUserId, reason: update.reason ?? 'requested' };
         break;
@@ -399,8 +405,13 @@ export class SlackJobView {
     return this.#dm;
   }
 
+  /**
+   * The request's end, once its message shows it: a stop after it does not show it again. With the end the runner
+   * records (it may not have yet), which keeps the request held until it is recorded (`endRecorded`): a stop before
+   * that leaves it to the next sweep, which records that end and shows nothing.
+   */
   #persistEnded(): void {
-    void this.#o.store.update(this.#o.request.id, { status: 'ended' }).catch((error: unknown) => this.#logError(error, 'could not save the end of a request'));
+    void this.#o.store.update(this.#o.request.id, { status: 'ended', end: this.#end }).catch((error: unknown) => this.#logError(error, 'could not save the end of a request'));
   }
 
   /** The images a failed or cancelled job finished before it ended (made and charged): in its thread, else to the requester directly. */

@@ -201,7 +201,8 @@ export class SlackJobs {
             const current = await this.#o.store.get(saved.id);
             return current && jobMessageLinkOf(current);
           };
-          // Once the runner recorded the job's end: marked on the request, so no sweep records it again.
+          // Once the runner recorded the job's end: marked on the request, so no sweep records it again; a request its view
+          // marked ended is let go of with it (held until then, with the end to record: `RequestStore.update`).
           const onEndRecorded = () => this.#o.store.update(saved.id, { endRecorded: true }).then(() => undefined);
           return { sink: view.sink, historyKey: request.id, historyLink, historyLinkSeenBy: jobMessageSeenBy(request), onEndRecorded };
         },

@@ -3,7 +3,8 @@ import type { LoggerLike } from 'pictor';
 import type { ChannelWriter } from './ChannelWriter.js';
 import { DEFAULT_LOCALE, type JobRunner, type Requester } from '../runner/index.js';
 import { renderJobMessage } from './render-job.js';
-import type { RequestStore, SavedRequest } from './RequestStore.js';
+import { endToRecord, type RequestStore, type SavedRequest } from './RequestStore.js';
+import type { JobEnd } from '../runner/job-history.js';
 import type { SlackActor } from './SlackJobs.js';
 import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
 import { slackErrorCode } from './slack-error-code.js';
@@ -23,7 +24,10 @@ import { retryTransient } from './slack-faults.js';
  * request is marked `endRecorded` (a stop that came after the runner had
  * recorded it, before its "Done"): recorded first, then marked, the one
  * order of `recordEnded` (a repeat after a stop between the two changes
- * nothing). Runs
+ * nothing). A request whose message showed its end but whose end was not yet
+ * recorded (ended with its `end`, without `endRecorded`: a stop between the
+ * view's mark and the runner's record) gets that end recorded, then marked,
+ * and nothing shown. Runs
  * for each request `RequestStore.claimInterrupted` hands this process, at
  * start and, with Redis, while running. Returns whether the message was
  * updated.
@@ -41,6 +45,12 @@ export async function sweepInterrupted(input: {
   requester: (actor: SlackActor) => Requester;
 }): Promise<boolean> {
   const { writer, store, logger, request } = input;
+  const shownEnd = endToRecord(request);
+  if (shownEnd) {
+    // The member saw it: recorded, then marked (released); a failure leaves it held, for the next start's sweep.
+    if (await recordEnd(input, request, shownEnd)) await markSwept(store, logger, request, { status: 'ended', endRecorded: true });
+    return false;
+  }
   const finished = request.outputFiles.length > 0 ? request.result : undefined;
   let updated = false;
   const client = request.messageTs ? await input.clientFor(request.teamId).catch(() => undefined) : undefined;
@@ -82,18 +92,29 @@ export async function sweepInterrupted(input: {
   // history merges by the job's key, the audit channel enters it once). An end that could not be recorded (its history
   // entry not written) leaves the request as it is, active and held here, for the next start's sweep to record it.
   const recording = finished !== undefined && request.endRecorded !== true;
-  if (finished && recording && !(await recordEnd(input, request, finished))) return updated;
-  await store.update(request.id, { status: 'ended', ...(recording && { endRecorded: true as const }) }).catch((error: unknown) => {
-    logger.warn({ channel: request.channelId, err: String(error) }, 'could not mark a job a stop cut off ended');
-  });
+  if (finished && recording) {
+    const { size, quality, cost } = finished;
+    if (!(await recordEnd(input, request, { type: 'completed', size, quality, cost }))) return updated;
+  }
+  await markSwept(store, logger, request, { status: 'ended', ...(recording && { endRecorded: true as const }) });
   return updated;
 }
 
-/** A finished job's end, as the runner records it when the job ends in a live process: completed, with its cost. Answers whether it was recorded (a failure is logged). */
+/** The sweep's mark of a request it ended (released); a failure is logged, the request left to the next sweep. */
+async function markSwept(store: RequestStore, logger: LoggerLike, request: SavedRequest, mark: { status: 'ended'; endRecorded?: true }): Promise<void> {
+  await store.update(request.id, mark).catch((error: unknown) => {
+    logger.warn({ channel: request.channelId, err: String(error) }, 'could not mark a job a stop cut off ended');
+  });
+}
+
+/**
+ * A job's end, as the runner records it when the job ends in a live process: a finished one's completed, with its
+ * cost, or the end its message showed. Answers whether it was recorded (a failure is logged).
+ */
 async function recordEnd(
   input: { runner: Pick<JobRunner, 'recordEnded'>; requester: (actor: SlackActor) => Requester; logger: LoggerLike },
   request: SavedRequest,
-  finished: NonNullable<SavedRequest['result']>,
+  end: JobEnd,
 ): Promise<boolean> {
   // Asked in a channel: a private job's request keeps it as `askedIn`, its messages going to the member's DM.
   const requester = input.requester({ userId: request.userId, teamId: request.teamId, channelId: request.askedIn ?? request.channelId, locale: request.locale });
@@ -101,9 +122,8 @@ async function recordEnd(
   // The link the live path gives: the job's message, and who can open it (`recordEnded` decides where it is kept).
   const url = jobMessageLinkOf(request);
   const link = url ? () => Promise.resolve(url) : undefined;
-  const { size, quality, cost } = finished;
   try {
-    await input.runner.recordEnded(requester, { key: request.id, kind: request.kind, prompt: request.prompt, options: request.options, private: isPrivate, seenBy: jobMessageSeenBy(request) }, { type: 'completed', size, quality, cost }, link);
+    await input.runner.recordEnded(requester, { key: request.id, kind: request.kind, prompt: request.prompt, options: request.options, private: isPrivate, seenBy: jobMessageSeenBy(request) }, end, link);
     return true;
   } catch (error) {
     input.logger.warn({ err: String(error), channel: request.channelId }, 'could not record the end of a job a stop cut off; the next start records it');

@@ -51,3 +51,59 @@ describe('the Slack request store', () => {
     await next.close();
   });
 });
+
+describe('a Slack request whose end its message showed', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'pictor-requests-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** What the next start's sweep is handed of the data folder's requests. */
+  async function claimedAfterRestart(): Promise<string[]> {
+    const next = await openBotState({ dataDir: dir, logger: silentLogger() });
+    try {
+      return (await new RequestStore(next).claimInterrupted()).map((r) => r.id);
+    } finally {
+      await next.close();
+    }
+  }
+
+  const end = { type: 'completed' as const, size: '1024x1024', quality: 'low', cost: { totalUsd: 0.011 } };
+
+  it('stays held with its end until the runner recorded it, whichever of the two marks comes first, then is let go', async () => {
+    const state = await openBotState({ dataDir: dir, logger: silentLogger() });
+    const store = new RequestStore(state);
+    const viewFirst = await store.create(request);
+    const runnerFirst = await store.create(request);
+    await store.update(viewFirst.id, { status: 'ended', end });
+    await store.update(runnerFirst.id, { endRecorded: true });
+    await state.close();
+    expect((await claimedAfterRestart()).sort()).toEqual([viewFirst.id, runnerFirst.id].sort());
+
+    const again = await openBotState({ dataDir: dir, logger: silentLogger() });
+    const store2 = new RequestStore(again);
+    await store2.claimInterrupted();
+    expect(await store2.update(viewFirst.id, { endRecorded: true })).toMatchObject({ status: 'ended', end, endRecorded: true });
+    expect(await store2.update(runnerFirst.id, { status: 'ended', end })).toMatchObject({ status: 'ended', end, endRecorded: true });
+    await again.close();
+    expect(await claimedAfterRestart()).toEqual([]);
+  });
+
+  it('is handed to the sweep with the end to record, once; one an older version ended (no end kept) is not', async () => {
+    const state = await openBotState({ dataDir: dir, logger: silentLogger() });
+    const store = new RequestStore(state);
+    const shown = await store.create(request);
+    const older = await store.create(request);
+    await store.update(shown.id, { status: 'ended', end: { type: 'failed', code: 'upstream_error' } });
+    await store.update(older.id, { status: 'ended' });
+    await state.close();
+    const next = await openBotState({ dataDir: dir, logger: silentLogger() });
+    const claimed = await new RequestStore(next).claimInterrupted();
+    expect(claimed).toMatchObject([{ id: shown.id, status: 'ended', end: { type: 'failed', code: 'upstream_error' } }]);
+    expect(await new RequestStore(next).claimInterrupted()).toEqual([]);
+    await next.close();
+  });
+});

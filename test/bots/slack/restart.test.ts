@@ -306,3 +306,80 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     await fake.close();
   });
 });
+
+describe('the end of a job its message showed before a stop, recorded by the next start', () => {
+  const alice = { platform: 'slack' as const, userId: 'U0ALICE', channelId: '', scopeId: 'T0PICTOR' };
+  /** What the bot asked Slack to do in a channel (a message posted or updated, a file shared). */
+  const writesIn = (h: Pick<Harness, 'fake'>, channel: string) => h.fake.calls.filter((c) => c.args.channel === channel || c.args.channel_id === channel);
+
+  it('records the end of a job whose message showed it before the process stopped, ahead of its runner’s record, once: one history entry with its link, one audit post, and no message updated', async () => {
+    const before = await startWithAdmin();
+    const { fake, dataDir } = before;
+    await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN');
+    // The process stops at this step: the view has marked the request ended, the runner's record of its end never ends
+    // (failed as the stop begins, so the stop does not wait out its drain for it: nothing of it is written either way).
+    let stop: ((error: Error) => void) | undefined;
+    vi.spyOn(before.runner, 'recordEnded').mockImplementation(() => new Promise<void>((_, reject) => (stop = reject)));
+    await fake.command({ command: '/imagine', text: 'a lantern shown before a stop --quality low', channel: 'C0LAMPS', user: 'U0ALICE' });
+    const job = await finishedJob(fake, 'C0LAMPS');
+    await finishedActions(fake, 'C0LAMPS');
+    const saved = await savedRequest(dataDir);
+    await fake.waitFor(() => saved.read().value.status === 'ended' || undefined, 'the view to mark the request ended');
+    stop!(new Error('the process stopped'));
+    await before.close({ fake: true, dataDir: true });
+    // Held, with the end the runner was to record.
+    expect(saved.read().holder ?? undefined).toBeDefined();
+    expect(saved.read().value).toMatchObject({ status: 'ended', end: { type: 'completed', quality: 'low' } });
+    expect(saved.read().value.endRecorded).toBeUndefined();
+    await saved.write({ ...saved.read(), holder: 'a-stopped-process' });
+    const writes = writesIn(before, 'C0LAMPS').length;
+    const edits = job.edits.length;
+    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+
+    const after = await startWithAdmin({ fake, dataDir });
+    open.push(after);
+    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    const [entry] = await after.runner.history!.mine(alice);
+    expect(entry).toMatchObject({ prompt: 'a lantern shown before a stop', status: 'completed', quality: 'low', link: messageLinkOf('C0LAMPS', job.ts) });
+    expect(entry!.costUsd).toBeGreaterThan(0);
+    await fake.waitFor(() => auditEntries(after, 'a lantern shown before a stop').length > 0 || undefined, 'the audit entry');
+    await fake.waitFor(() => saved.read().value.endRecorded === true || undefined, 'the request marked as recorded');
+    expect(saved.read().holder ?? undefined).toBeUndefined();
+    await after.close({ fake: true });
+    open.splice(open.indexOf(after), 1);
+    expect(recorded).toHaveBeenCalledTimes(1);
+    expect(auditEntries(after, 'a lantern shown before a stop')).toHaveLength(1);
+    expect(writesIn(after, 'C0LAMPS')).toHaveLength(writes);
+    expect(job.edits).toHaveLength(edits);
+    await fake.close();
+  });
+
+  it('writes a job’s end once on the usual path, and lets go of its request: the next start claims nothing and records nothing', async () => {
+    const before = await startWithAdmin();
+    const { fake, dataDir } = before;
+    await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN');
+    await fake.command({ command: '/imagine', text: 'a lantern ended as usual --quality low', channel: 'C0LAMPS', user: 'U0ALICE' });
+    const job = await finishedJob(fake, 'C0LAMPS');
+    await finishedActions(fake, 'C0LAMPS');
+    const saved = await savedRequest(dataDir);
+    await fake.waitFor(() => (saved.read().value.status === 'ended' && saved.read().value.endRecorded === true) || undefined, 'the request ended and marked as recorded');
+    await fake.waitFor(() => auditEntries(before, 'a lantern ended as usual').length > 0 || undefined, 'the audit entry');
+    await before.close({ fake: true, dataDir: true });
+    expect(saved.read().holder ?? undefined).toBeUndefined();
+    const edits = job.edits.length;
+    const claimed = vi.spyOn(RequestStore.prototype, 'claimInterrupted');
+    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+
+    const after = await startWithAdmin({ fake, dataDir });
+    open.push(after);
+    await vi.waitFor(() => expect(claimed).toHaveBeenCalled());
+    expect(await after.runner.history!.mine(alice)).toHaveLength(1);
+    await after.close({ fake: true });
+    open.splice(open.indexOf(after), 1);
+    for (const result of claimed.mock.results) expect(await result.value).toEqual([]);
+    expect(recorded).not.toHaveBeenCalled();
+    expect(auditEntries(after, 'a lantern ended as usual')).toHaveLength(1);
+    expect(job.edits).toHaveLength(edits);
+    await fake.close();
+  });
+});
