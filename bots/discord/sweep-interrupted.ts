@@ -25,7 +25,8 @@ const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
  * images are no longer kept, it says so. A job whose end was shown but not yet
  * recorded (its record ended with its `end`, without `endRecorded`) gets that
  * end recorded, with the link to its reply while its token lives, and nothing
- * shown. Returns how many were swept.
+ * shown. The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
+ * handed to `ctx.track`, so the next record is shown at once and a stop's grace waits for it. Returns how many were swept.
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
   for (const record of records) {
@@ -48,7 +49,8 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
     });
     const end = endToRecord(record);
     if (end) {
-      await recordShownEnd(ctx, record, end, linkOf(ctx, record, target));
+      // Not waited for here (it waits for its audit post): the next record is shown at once; a stop's grace waits for it.
+      ctx.track(recordShownEnd(ctx, record, end, linkOf(ctx, record, target)));
       continue;
     }
     // Its result was made (and charged) and saved — its facts, its images or both — but the process stopped before the
@@ -144,7 +146,8 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
   }
-  await recordShownEnd(ctx, record, end, shown ? linkOf(ctx, record, target) : undefined, marked);
+  // Not waited for here (it waits for its audit post): the next record is shown at once; a stop's grace waits for it.
+  ctx.track(recordShownEnd(ctx, record, end, shown ? linkOf(ctx, record, target) : undefined, marked));
 }
 
 /**
