@@ -97,6 +97,11 @@ const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed', 'canc
 export function endToRecord(record: Pick<JobRecord, 'status' | 'end' | 'endRecorded'>): JobEnd | undefined {
   return ENDED_STATUSES.includes(record.status) && record.endRecorded !== true ? record.end : undefined;
 }
+/** An ended record with nothing left to do: its end recorded, or none to record. */
+function isDone(record: Pick<JobRecord, 'status' | 'end' | 'endRecorded'>): boolean {
+  return ENDED_STATUSES.includes(record.status) && endToRecord(record) === undefined;
+}
+
 /** How many times `markEnded` tries before it throws the failure, and the pause after a failed try (times the tries so far). */
 const MARK_ATTEMPTS = 3;
 const MARK_RETRY_MS = 200;
@@ -157,24 +162,23 @@ export class JobRecordStore {
   }
 
   /**
-   * Changes a record's fields; a record that was dropped meanwhile is ignored. An ended job is released, unless its end
-   * is still to be recorded (an ended status with its `end` and without `endRecorded`: the live view's mark, before the
-   * runner records it): `markEndRecorded` releases it then.
+   * Changes a record's fields; a record that was dropped meanwhile is ignored. A change that ends a job releases it,
+   * unless the record it makes has its end still to be recorded (`endToRecord`: the live view's mark, before the runner
+   * records it): `markEndRecorded` releases it then. Whether it is released and whether its reply is dropped are both
+   * decided from the record as changed, once: the release is a second write, after it (a crash between leaves it held,
+   * ended with nothing to record, and a sweep releases it: `claimInterrupted`).
    */
   async update(key: string, patch: JobRecordPatch): Promise<void> {
-    const release = patch.status !== undefined && ENDED_STATUSES.includes(patch.status) && !(patch.end && !patch.endRecorded);
-    await this.records.update(
-      key,
-      (record) => {
-        if (!record) return undefined;
-        Object.assign(record, structuredClone(patch));
-        // An ended job's reply token is of no more use once its end is recorded: its message is not shown again. Until
-        // then it is kept, for the recorded end to carry the link to its message (`markEndRecorded` drops it).
-        if (ENDED_STATUSES.includes(record.status) && !endToRecord(record)) delete record.reply;
-        return record;
-      },
-      { hold: release ? false : undefined },
-    );
+    const { after } = await this.records.update(key, (record) => {
+      if (!record) return undefined;
+      Object.assign(record, structuredClone(patch));
+      // An ended job's reply token is of no more use once its end is recorded: its message is not shown again. Until
+      // then it is kept, for the recorded end to carry the link to its message (`markEndRecorded` drops it).
+      if (isDone(record)) delete record.reply;
+      return record;
+    });
+    const ends = patch.status !== undefined && ENDED_STATUSES.includes(patch.status);
+    if (ends && after && isDone(after)) await this.records.update(key, (record) => record, { hold: false });
   }
 
   /**
