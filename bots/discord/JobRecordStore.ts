@@ -89,7 +89,8 @@ export interface ReplyHandle {
 }
 
 export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 'endRecorded'> & { createdAt?: number };
-export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'endRecorded' | 'end'>>;
+/** A change of a record's fields (`endRecorded` is set by `markEndRecorded` alone). */
+export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end'>>;
 
 const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed', 'cancelled', 'refused'];
 
@@ -182,13 +183,12 @@ export class JobRecordStore {
   }
 
   /**
-   * A job's end, once it is shown (its result, failure, cancellation, or the sweep's word on it; with `endRecorded` once
-   * the sweep recorded it, in the same write; the live view's with the `end` the runner is to record, which keeps the
-   * record held until `markEndRecorded`): tried again a few times,
+   * A job's end, once it is shown (its result, failure, cancellation, or the sweep's word on it; the live view's and the
+   * sweep's with the `end` the runner is to record, which keeps the record held until `markEndRecorded`): tried again a few times,
    * each failure logged, then the last one thrown — a record left pending or running is swept by the next start, which
    * shows its end again (its result twice, or "no longer kept" once its images are gone).
    */
-  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: Pick<JobRecordPatch, 'endRecorded' | 'end'> = {}): Promise<void> {
+  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: { end?: JobEnd | undefined } = {}): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.update(key, { ...also, status });
@@ -213,8 +213,10 @@ export class JobRecordStore {
       key,
       (record) => {
         if (!record) return undefined;
+        if (!ended || !ENDED_STATUSES.includes(record.status)) return { ...record, endRecorded: true };
+        // Ended and recorded: its reply token is of no more use.
         const { reply: _reply, ...rest } = record;
-        return ended && ENDED_STATUSES.includes(record.status) ? { ...rest, endRecorded: true } : { ...record, endRecorded: true };
+        return { ...rest, endRecorded: true };
       },
       { hold: ended ? false : undefined },
     );
