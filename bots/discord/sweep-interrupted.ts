@@ -6,7 +6,7 @@ import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { endToRecord, madeCount, type JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
-import { linkToReply } from './job-history.js';
+import { jobLinkOf } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
 import { headerOf, renderInterrupted, renderResultGone, type JobHeader } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
@@ -150,14 +150,9 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   ctx.track(recordShownEnd(ctx, record, end, shown ? linkOf(ctx, record, target) : undefined, marked));
 }
 
-/**
- * The link the live path gives: the reply the job was shown in, asked only while its token lives — an expired one's GET
- * always fails, and counts toward Discord's limit of invalid requests (`recordEnded` decides where a link is kept).
- */
+/** The link the live path gives (`jobLinkOf`): the reply the job was shown in, while its token lives; none for a private job. */
 function linkOf(ctx: BotContext, record: JobRecord, target: ReplyTarget): (() => Promise<string | undefined>) | undefined {
-  const { reply, requester } = record;
-  // A private job's reply is ephemeral: no link opens it, not even for the member.
-  return reply && record.private !== true ? async () => (target.replyReachable() ? linkToReply(ctx, reply, requester.scopeId) : undefined) : undefined;
+  return jobLinkOf(ctx, { reply: record.reply, private: record.private, scopeId: record.requester.scopeId }, target);
 }
 
 /**
