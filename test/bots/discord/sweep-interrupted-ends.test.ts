@@ -84,7 +84,8 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     const written = writesThrough(h, ix);
     await h.restart();
 
-    await vi.waitFor(async () => expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ prompt: 'a paid image whose history write failed', status: 'completed' }]), { timeout: 10_000 });
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'recorded the end of a job the last stop left unrecorded'), 'the next start’s sweep');
+    expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ prompt: 'a paid image whose history write failed', status: 'completed' }]);
     await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
     expect(writesThrough(h, ix)).toBe(written);
   });
