@@ -89,7 +89,8 @@ export interface ReplyHandle {
 }
 
 export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 'endRecorded'> & { createdAt?: number };
-export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'endRecorded' | 'end'>>;
+/** A change of a record's fields (`endRecorded` is set by `markEndRecorded` alone). */
+export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end'>>;
 
 const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed', 'cancelled', 'refused'];
 
@@ -97,6 +98,11 @@ const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed', 'canc
 export function endToRecord(record: Pick<JobRecord, 'status' | 'end' | 'endRecorded'>): JobEnd | undefined {
   return ENDED_STATUSES.includes(record.status) && record.endRecorded !== true ? record.end : undefined;
 }
+/** An ended record with nothing left to do: its end recorded, or none to record. */
+function isDone(record: Pick<JobRecord, 'status' | 'end' | 'endRecorded'>): boolean {
+  return ENDED_STATUSES.includes(record.status) && endToRecord(record) === undefined;
+}
+
 /** How many times `markEnded` tries before it throws the failure, and the pause after a failed try (times the tries so far). */
 const MARK_ATTEMPTS = 3;
 const MARK_RETRY_MS = 200;
@@ -157,34 +163,32 @@ export class JobRecordStore {
   }
 
   /**
-   * Changes a record's fields; a record that was dropped meanwhile is ignored. An ended job is released, unless its end
-   * is still to be recorded (an ended status with its `end` and without `endRecorded`: the live view's mark, before the
-   * runner records it): `markEndRecorded` releases it then.
+   * Changes a record's fields; a record that was dropped meanwhile is ignored. A change that ends a job releases it,
+   * unless the record it makes has its end still to be recorded (`endToRecord`: the live view's mark, before the runner
+   * records it): `markEndRecorded` releases it then. Whether it is released and whether its reply is dropped are both
+   * decided from the record as changed, once: the release is a second write, after it (a crash between leaves it held,
+   * ended with nothing to record, and a sweep releases it: `claimInterrupted`).
    */
   async update(key: string, patch: JobRecordPatch): Promise<void> {
-    const release = patch.status !== undefined && ENDED_STATUSES.includes(patch.status) && !(patch.end && !patch.endRecorded);
-    await this.records.update(
-      key,
-      (record) => {
-        if (!record) return undefined;
-        Object.assign(record, structuredClone(patch));
-        // An ended job's reply token is of no more use once its end is recorded: its message is not shown again. Until
-        // then it is kept, for the recorded end to carry the link to its message (`markEndRecorded` drops it).
-        if (ENDED_STATUSES.includes(record.status) && !endToRecord(record)) delete record.reply;
-        return record;
-      },
-      { hold: release ? false : undefined },
-    );
+    const { after } = await this.records.update(key, (record) => {
+      if (!record) return undefined;
+      Object.assign(record, structuredClone(patch));
+      // An ended job's reply token is of no more use once its end is recorded: its message is not shown again. Until
+      // then it is kept, for the recorded end to carry the link to its message (`markEndRecorded` drops it).
+      if (isDone(record)) delete record.reply;
+      return record;
+    });
+    const ends = patch.status !== undefined && ENDED_STATUSES.includes(patch.status);
+    if (ends && after && isDone(after)) await this.records.update(key, (record) => record, { hold: false });
   }
 
   /**
-   * A job's end, once it is shown (its result, failure, cancellation, or the sweep's word on it; with `endRecorded` once
-   * the sweep recorded it, in the same write; the live view's with the `end` the runner is to record, which keeps the
-   * record held until `markEndRecorded`): tried again a few times,
+   * A job's end, once it is shown (its result, failure, cancellation, or the sweep's word on it; the live view's and the
+   * sweep's with the `end` the runner is to record, which keeps the record held until `markEndRecorded`): tried again a few times,
    * each failure logged, then the last one thrown — a record left pending or running is swept by the next start, which
    * shows its end again (its result twice, or "no longer kept" once its images are gone).
    */
-  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: Pick<JobRecordPatch, 'endRecorded' | 'end'> = {}): Promise<void> {
+  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: { end?: JobEnd | undefined } = {}): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.update(key, { ...also, status });
@@ -209,8 +213,10 @@ export class JobRecordStore {
       key,
       (record) => {
         if (!record) return undefined;
+        if (!ended || !ENDED_STATUSES.includes(record.status)) return { ...record, endRecorded: true };
+        // Ended and recorded: its reply token is of no more use.
         const { reply: _reply, ...rest } = record;
-        return ended && ENDED_STATUSES.includes(record.status) ? { ...rest, endRecorded: true } : { ...record, endRecorded: true };
+        return { ...rest, endRecorded: true };
       },
       { hold: ended ? false : undefined },
     );

@@ -19,6 +19,22 @@ export async function linkToReply(ctx: BotContext, interaction: Pick<BaseInterac
   }
 }
 
+/**
+ * The link a job's end is recorded with (`recordEnded`'s `link`): its reply's, asked only while the reply is reached
+ * through its token (`replyReachable`: an expired token's GET always fails, and counts toward Discord's limit of invalid
+ * requests). A private job's reply is ephemeral: no link opens it, not even for the member — none. One rule for the
+ * live path and the sweep.
+ */
+export function jobLinkOf(
+  ctx: BotContext,
+  job: { reply: (Pick<BaseInteraction, 'applicationId'> & { token: string }) | undefined; private: boolean | undefined; scopeId: string },
+  target: { replyReachable(): boolean },
+): (() => Promise<string | undefined>) | undefined {
+  const { reply, scopeId } = job;
+  if (!reply || job.private === true) return undefined;
+  return async () => (target.replyReachable() ? linkToReply(ctx, reply, scopeId) : undefined);
+}
+
 /** One line per job, newest first, with a Reroll button each (mentions ping nobody: the reply sets `allowedMentions`). */
 export function renderHistory(entries: readonly HistoryEntry[], whose: 'mine' | 'scope', locale: string): { content: string; components: APIActionRowComponent<APIButtonComponentWithCustomId>[] } {
   const bold = { bold: (text: string) => `**${text}**` };

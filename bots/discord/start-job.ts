@@ -5,7 +5,7 @@ import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import { OPTION_NAME_OF_FIELD } from './command-choices.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
-import { linkToReply } from './job-history.js';
+import { jobLinkOf } from './job-history.js';
 import { JobView } from './JobView.js';
 import { refuseAfterAnswer, refusePrivately, type FirstAnswer } from './refuse-privately.js';
 import { ReplyTarget } from './ReplyTarget.js';
@@ -78,9 +78,8 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
         return {
           sink: view.sink,
           historyKey: key,
-          // Asked only while the reply's token lives (a job queued long may end after it): an expired one's GET always fails.
-          // A private job's reply is ephemeral: no link opens it, not even for the member.
-          historyLink: decided.private ? undefined : async () => (target.replyReachable() ? linkToReply(ctx, interaction, requester.scopeId) : undefined),
+          // Asked only while the reply's token lives (a job queued long may end after it); none for a private job.
+          historyLink: jobLinkOf(ctx, { reply: interaction, private: decided.private, scopeId: requester.scopeId }, target),
           // Once the runner recorded the job's end: its record, marked ended by its view, is released; one the view could
           // not show or mark (a stop, a failed write) is left held for a sweep, which shows it and does not record it again.
           onEndRecorded: () => ctx.store.markEndRecorded(key, { ended: view.marked }),

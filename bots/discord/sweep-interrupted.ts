@@ -6,7 +6,7 @@ import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { endToRecord, madeCount, type JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
-import { linkToReply } from './job-history.js';
+import { jobLinkOf } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
 import { headerOf, renderInterrupted, renderResultGone, type JobHeader } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
@@ -25,7 +25,8 @@ const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
  * images are no longer kept, it says so. A job whose end was shown but not yet
  * recorded (its record ended with its `end`, without `endRecorded`) gets that
  * end recorded, with the link to its reply while its token lives, and nothing
- * shown. Returns how many were swept.
+ * shown. The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
+ * handed to `ctx.track`, so the next record is shown at once and a stop's grace waits for it. Returns how many were swept.
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
   for (const record of records) {
@@ -48,7 +49,8 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
     });
     const end = endToRecord(record);
     if (end) {
-      await recordShownEnd(ctx, record, end, linkOf(ctx, record, target));
+      // Not waited for here (it waits for its audit post): the next record is shown at once; a stop's grace waits for it.
+      ctx.track(recordShownEnd(ctx, record, end, linkOf(ctx, record, target)));
       continue;
     }
     // Its result was made (and charged) and saved — its facts, its images or both — but the process stopped before the
@@ -144,17 +146,13 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
   }
-  await recordShownEnd(ctx, record, end, shown ? linkOf(ctx, record, target) : undefined, marked);
+  // Not waited for here (it waits for its audit post): the next record is shown at once; a stop's grace waits for it.
+  ctx.track(recordShownEnd(ctx, record, end, shown ? linkOf(ctx, record, target) : undefined, marked));
 }
 
-/**
- * The link the live path gives: the reply the job was shown in, asked only while its token lives — an expired one's GET
- * always fails, and counts toward Discord's limit of invalid requests (`recordEnded` decides where a link is kept).
- */
+/** The link the live path gives (`jobLinkOf`): the reply the job was shown in, while its token lives; none for a private job. */
 function linkOf(ctx: BotContext, record: JobRecord, target: ReplyTarget): (() => Promise<string | undefined>) | undefined {
-  const { reply, requester } = record;
-  // A private job's reply is ephemeral: no link opens it, not even for the member.
-  return reply && record.private !== true ? async () => (target.replyReachable() ? linkToReply(ctx, reply, requester.scopeId) : undefined) : undefined;
+  return jobLinkOf(ctx, { reply: record.reply, private: record.private, scopeId: record.requester.scopeId }, target);
 }
 
 /**

@@ -170,8 +170,11 @@ export class AuditLog {
   readonly #trouble = new Map<string, AuditTrouble>();
   /** Entries on their way to a queue (their channel being looked up): `flush` waits for them. */
   readonly #arriving = new Set<Promise<void>>();
-  /** The keys of the job ends queued or being posted here: a repeat meanwhile is not entered again. */
-  readonly #entering = new Set<string>();
+  /**
+   * The job ends queued or being posted here, by key, each with what resolves once it was posted or will not be: a
+   * repeat meanwhile is not entered again, and resolves as that first entry does (never before it was posted).
+   */
+  readonly #entering = new Map<string, Promise<void>>();
   /** Set by `flush` (the bot stops): what arrives later is posted at once, not after a batch. */
   #closing = false;
 
@@ -197,7 +200,8 @@ export class AuditLog {
    * once: a job whose end was posted before (a sweep recording again an end whose mark a crash cut off) or is waiting
    * for its post here is not entered again. Its key is kept once its post succeeded, never before: a stop or a crash
    * that drops a waiting entry leaves the end to be entered again. Resolves once the entry was posted, or will not be
-   * (no audit channel, entered before, dropped, its post failed); never rejects.
+   * (no audit channel, entered before, dropped, its post failed); a repeat while its first entry waits here resolves as
+   * that one does. Never rejects.
    */
   jobEnded(
     requester: Requester,
@@ -333,7 +337,10 @@ export class AuditLog {
     const settled = new Promise<void>((resolve) => (settle = resolve));
     const arriving = this.#channelOf(requester)
       .then(async (channel) => {
-        if (!channel || (once !== undefined && !(await this.#firstTime(requester, once)))) return settle();
+        if (!channel) return settle();
+        const first = once === undefined ? true : await this.#firstTime(requester, once, settled);
+        // Entered before (nothing to wait for), or waiting here: this repeat resolves as that first entry does.
+        if (first !== true) return void (first ?? Promise.resolve()).then(settle);
         this.#enqueue(requester, channel, { entry, once, settle });
       })
       .catch((error: unknown) => {
@@ -346,25 +353,27 @@ export class AuditLog {
   }
 
   /**
-   * Whether a job's end is to be entered: not while it waits here, nor once its post was kept. One that cannot be told
-   * (the state failed) is entered: an end is never lost. Answering true, it waits here from then on.
+   * Whether a job's end is to be entered (true; `settled` then waits here under its key): not once its post was kept
+   * (undefined), nor while an entry of it waits here (that entry's promise, resolved once it was posted or will not
+   * be: the repeat takes its outcome). One that cannot be told (the state failed) is entered: an end is never lost.
+   * Two processes (replicas) recording the same end at the same moment may both read it absent and both post it.
    */
-  async #firstTime(requester: Requester, once: string): Promise<boolean> {
-    if (this.#entering.has(once)) return this.#before(requester);
-    this.#entering.add(once);
+  async #firstTime(requester: Requester, once: string, settled: Promise<void>): Promise<true | Promise<void> | undefined> {
+    const waiting = this.#entering.get(once);
+    if (waiting) {
+      this.#logger.info({ scopeKey: scopeKeyOf(requester) }, 'a job’s end waits for the audit channel here already; not entered again');
+      return waiting;
+    }
+    this.#entering.set(once, settled);
     try {
       if ((await this.#ended?.get(once)) === undefined) return true;
       this.#entering.delete(once);
-      return this.#before(requester);
+      this.#logger.info({ scopeKey: scopeKeyOf(requester) }, 'a job’s end was entered for the audit channel before; not posted again');
+      return undefined;
     } catch (error) {
       this.#logger.warn({ scopeKey: scopeKeyOf(requester), code: codeOf(error) }, 'could not tell whether a job’s end was entered for the audit channel before; entered');
       return true;
     }
-  }
-
-  #before(requester: Requester): false {
-    this.#logger.info({ scopeKey: scopeKeyOf(requester) }, 'a job’s end was entered for the audit channel before; not posted again');
-    return false;
   }
 
   /** An entry that was posted (`posted`: its key kept, so a repeat is not posted again) or will not be. */

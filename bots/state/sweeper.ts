@@ -29,7 +29,11 @@ export function startSweeper<T>(options: {
   name: string;
   /** Claims what a gone process left (a space's `claimOrphans`, or a store's view of it). */
   claim: () => Promise<readonly T[]>;
-  /** Shows one claimed job's end (interrupted, or the result it had made), and releases it. */
+  /**
+   * Shows one claimed job's end (interrupted, or the result it had made), and releases it. It resolves once shown: the
+   * entries are shown one at a time, so what may take long after the showing (recording the job's end, which waits for
+   * its audit post) is handed to the surface's `track` (Discord: `ctx.track`), not awaited, and a stop's grace waits for it.
+   */
   sweep: (entry: T) => Promise<void>;
   /**
    * Given the showing of each claimed entry as it begins (of the first sweep and of each later one): a surface's stop

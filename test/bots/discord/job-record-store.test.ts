@@ -149,6 +149,19 @@ describe.each([
     expect(await b.get(unrecorded)).toMatchObject({ status: 'failed', endRecorded: true });
   });
 
+  it.skipIf(skip)('decides whether an ended record stays held from the record as changed, as whether it keeps its reply: a mark again without its end keeps one whose end is still to be recorded held', async () => {
+    const { a, b, killA } = await open(backend);
+    const key = a.newKey();
+    await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running', reply: { applicationId: 'app', token: 't', issuedAt: Date.now() } });
+    await a.markEnded(key, 'completed', { end: { type: 'completed' } });
+    // Marked ended again, without the end (the record's still is): nothing recorded it yet.
+    await a.markEnded(key, 'completed');
+    expect(await a.get(key)).toMatchObject({ status: 'completed', end: { type: 'completed' }, reply: { token: 't' } });
+    await killA();
+
+    expect((await b.claimInterrupted()).map((r) => r.key)).toEqual([key]);
+  });
+
   it.skipIf(skip)('reads the outputs of a record kept before they had their index by their position', async () => {
     const { a } = await open(backend);
     const [first, second] = [Buffer.from(await makeImage('png', 8, 8)), Buffer.from(await makeImage('png', 9, 9))];

@@ -84,7 +84,8 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     const written = writesThrough(h, ix);
     await h.restart();
 
-    await vi.waitFor(async () => expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ prompt: 'a paid image whose history write failed', status: 'completed' }]), { timeout: 10_000 });
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'recorded the end of a job the last stop left unrecorded'), 'the next start’s sweep');
+    expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ prompt: 'a paid image whose history write failed', status: 'completed' }]);
     await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
     expect(writesThrough(h, ix)).toBe(written);
   });
@@ -107,5 +108,31 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     expect(await h.runner.history!.mine(requesterOf(ix))).toHaveLength(1);
     expect(writesThrough(h, ix)).toBe(written);
     expect(await auditPosts(h, audit, 'a paid image that ended as usual')).toBe(1);
+  });
+
+  it('shows every swept record without waiting for the recorded ends before it (each waits for its audit post), and a stop still waits for those records', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const audit = await chooseAuditChannel(h);
+    const requester = { platform: 'discord' as const, userId: snowflake(), channelId: h.discord.channelId, scopeId: h.discord.guildId };
+    const left = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const record = (key: string, createdAt: number, rest: Partial<JobRecord>): JobRecord => ({ key, kind: 'generate', prompt: `swept ${key}`, options: {}, requester, createdAt, status: 'running', inputs: [], outputs: [], ...rest });
+    // Two jobs whose ends were shown and are still to be recorded, then one left running: swept in that order.
+    const ended = { status: 'completed' as const, end: { type: 'completed' as const } };
+    await left.put('ended-1', record('ended-1', 1, ended), { hold: true });
+    await left.put('ended-2', record('ended-2', 2, ended), { hold: true });
+    await left.put('running-3', record('running-3', 3, {}), { hold: true });
+    // The audit channel's posts are held: a recorded end waits for its own.
+    const posts = h.discord.holdRequests((method, path) => method === 'POST' && path.includes(`/channels/${audit}/messages`));
+    const posted = h.discord.channelMessages(audit).length;
+    await h.restart({ crash: true });
+
+    await h.discord.waitFor(() => h.discord.channelMessages(h.discord.channelId).find((m) => m.content.includes(requester.userId)), 'the interrupted job’s message');
+    expect(h.discord.channelMessages(audit)).toHaveLength(posted);
+    const stopping = h.bot.stop();
+    await h.discord.waitFor(() => posts.held > 0 || undefined, 'the audit post of the recorded ends');
+    posts.release();
+    await stopping;
+    expect((await records(h)).filter((r) => r.endRecorded === true).map((r) => r.key).sort()).toEqual(['ended-1', 'ended-2']);
+    expect(h.discord.channelMessages(audit).flatMap((m) => m.embeds.map((e) => String(e.description))).filter((t) => t.includes('swept ended-'))).toHaveLength(2);
   });
 });

@@ -42,6 +42,11 @@ function auditEntry(h: DiscordHarness, channelId: string, text: string): Promise
   return h.discord.waitFor(() => h.discord.channelMessages(channelId).flatMap(texts).find((t) => t.includes(text)), `an audit entry with “${text}”`);
 }
 
+/** Waits for the sweep to have recorded a job's end (its history and audit entries) and marked its record so. */
+function sweptEndRecorded(h: DiscordHarness): Promise<unknown> {
+  return h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'recorded the end of a job the last stop left unrecorded'), 'the sweep recording the job’s end');
+}
+
 /** The link a history or audit entry gives to a message. */
 const linkTo = (h: DiscordHarness, message: FakeMessage) => `https://discord.com/channels/${h.discord.guildId}/${message.channelId}/${message.id}`;
 
@@ -85,7 +90,8 @@ describe('the sweep of jobs the last process left', () => {
 
     await h.finalReply(ix);
     const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
-    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    await sweptEndRecorded(h);
+    expect(await h.runner.history!.mine(requester)).toHaveLength(1);
     const [entry] = await h.runner.history!.mine(requester);
     expect(entry).toMatchObject({ prompt: 'a paid image for the history', status: 'completed', kind: 'generate', n: 1 });
     expect(entry!.costUsd).toBeGreaterThan(0);
@@ -103,7 +109,8 @@ describe('the sweep of jobs the last process left', () => {
 
     await h.finalReply(ix);
     const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
-    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    await sweptEndRecorded(h);
+    expect(await h.runner.history!.mine(requester)).toHaveLength(1);
     await auditEntry(h, audit, 'a paid image recorded by the sweep');
     expect(recordEnded).toHaveBeenCalledTimes(1);
   });
@@ -120,7 +127,8 @@ describe('the sweep of jobs the last process left', () => {
 
     await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'could not mark a swept job ended'), 'the sweep’s failed mark');
     const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
-    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    await sweptEndRecorded(h);
+    expect(await h.runner.history!.mine(requester)).toHaveLength(1);
     expect(recordEnded).toHaveBeenCalledTimes(1);
     await auditEntry(h, audit, 'a paid image whose sweep could not mark it');
     update.mockRestore();
@@ -152,7 +160,8 @@ describe('the sweep of jobs the last process left', () => {
     await h.restart({ crash: true });
 
     const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
-    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    await sweptEndRecorded(h);
+    expect(await h.runner.history!.mine(requester)).toHaveLength(1);
     await auditEntry(h, audit, 'a paid image whose sweep died recording it');
     expect(recordEnded).toHaveBeenCalledTimes(2);
   });
@@ -208,7 +217,9 @@ describe('the sweep of jobs the last process left', () => {
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image recorded live' });
     await h.finalReply(ix);
     const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
-    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    // Recorded by the live runner: its record of the end settles.
+    await h.discord.waitFor(() => recordEnded.mock.results[0]?.value as Promise<void> | undefined, 'the runner recording the job’s end');
+    expect(await h.runner.history!.mine(requester)).toHaveLength(1);
     await auditEntry(h, audit, 'a paid image recorded live');
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     await vi.waitFor(async () => {
@@ -235,7 +246,8 @@ describe('the sweep of jobs the last process left', () => {
 
     const shown = await h.finalReply(ix);
     const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
-    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    await sweptEndRecorded(h);
+    expect(await h.runner.history!.mine(requester)).toHaveLength(1);
     const [entry] = await h.runner.history!.mine(requester);
     expect(entry!.link).toBe(linkTo(h, shown));
   });
@@ -285,12 +297,13 @@ describe('the sweep of jobs the last process left', () => {
     await h.restart({ crash: true });
 
     const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
-    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    await sweptEndRecorded(h);
+    expect(await h.runner.history!.mine(requester)).toHaveLength(1);
     const [entry] = await h.runner.history!.mine(requester);
     expect(entry).toMatchObject({ prompt: 'a paid image gone from the history', status: 'completed' });
     expect(entry!.costUsd).toBeGreaterThan(0);
     const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
-    await vi.waitFor(async () => expect((await after.get(jobKey))?.status).toBe('completed'), { timeout: 10_000 });
+    expect((await after.get(jobKey))?.status).toBe('completed');
     expect(JobRecordStore.prototype.update).toHaveBeenCalledTimes(2);
   });
 
@@ -412,7 +425,8 @@ describe('the sweep of jobs the last process left', () => {
     await h.restart({ crash: true });
 
     const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
-    await vi.waitFor(async () => expect((await after.get(jobKey))?.status).toBe('completed'), { timeout: 10_000 });
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg?.startsWith('marked ended, saying nothing')), 'the sweep marking the job ended');
+    expect((await after.get(jobKey))?.status).toBe('completed');
     expect(h.discord.original(ix)!.content).toBe(before);
     expect(h.discord.messages.size).toBe(messages);
   });
@@ -461,7 +475,8 @@ describe('the sweep of jobs the last process left', () => {
     await h.restart({ crash: true });
 
     const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
-    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(1), { timeout: 10_000 });
+    await sweptEndRecorded(h);
+    expect(await h.runner.history!.mine(requester)).toHaveLength(1);
     const [entry] = await h.runner.history!.mine(requester);
     expect(entry!.link).toBeUndefined();
     expect(h.discord.requests.slice(asked).filter((r) => r.method === 'GET' && r.token === ix.token)).toEqual([]);

@@ -272,6 +272,46 @@ describe('a job’s end in the audit channel', () => {
     await state.close();
   });
 
+  it('answers a repeat while the first entry waits here as that entry is answered — once it was posted, never before', async () => {
+    const kept = new Map<string, true>();
+    const ended = { get: async (key: string) => kept.get(key), put: async (key: string) => void kept.set(key, true) };
+    const poster = new RecordingPoster();
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 2000, ended });
+    log.setPoster('discord', poster);
+    vi.useFakeTimers();
+    try {
+      const answered: string[] = [];
+      void log.jobEnded(member('U-ada'), { key: 'job-1', ...job('a lighthouse recorded twice at once') }, completed).then(() => answered.push('first'));
+      void log.jobEnded(member('U-ada'), { key: 'job-1', ...job('a lighthouse recorded twice at once') }, completed).then(() => answered.push('repeat'));
+      // Both wait for the batch: a stop now would drop the one entry, and neither end may be marked recorded.
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(answered).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1500);
+      expect(poster.posts.flatMap((p) => p.entries).map((e) => e.prompt)).toEqual(['a lighthouse recorded twice at once']);
+      expect(answered.sort()).toEqual(['first', 'repeat']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('is posted by each of two replicas recording the same end at the same moment (both find it absent): twice, never lost — one after the other, once', async () => {
+    const dataDir = await newDir();
+    const state = await openBotState({ dataDir, logger: quiet });
+    const poster = new RecordingPoster();
+    const replica = () => {
+      const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, ended: state.store.space(state.spaces.auditEnded) });
+      log.setPoster('discord', poster);
+      return log;
+    };
+    const [one, two] = [replica(), replica()];
+    await Promise.all([one, two].map((log) => log.jobEnded(member('U-ada'), { key: 'job-1', ...job('a lighthouse on two replicas') }, completed)));
+    await two.jobEnded(member('U-ada'), { key: 'job-2', ...job('a lighthouse recorded after') }, completed);
+    await one.jobEnded(member('U-ada'), { key: 'job-2', ...job('a lighthouse recorded after') }, completed);
+    await Promise.all([one.flush(), two.flush()]);
+    expect(poster.posts.flatMap((p) => p.entries).map((e) => e.prompt)).toEqual(['a lighthouse on two replicas', 'a lighthouse on two replicas', 'a lighthouse recorded after']);
+    await state.close();
+  });
+
   it('is entered when the state cannot tell whether it was before (an end is never lost), and takes nothing for a server without an audit channel', async () => {
     const poster = new RecordingPoster();
     const claims: string[] = [];
