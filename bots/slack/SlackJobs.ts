@@ -279,7 +279,13 @@ export class SlackJobs {
     }
   }
 
-  /** Waits for the jobs this bot started to be shown to their end (a stop bounds the wait: `StopBudget.within`). */
+  /** Counts a job's end being recorded by the sweep (`sweepInterrupted`) among what `settle` waits for; a failure is the caller's to log. */
+  track(recording: Promise<void>): void {
+    const tracked = recording.catch(() => undefined).finally(() => this.#running.delete(tracked));
+    this.#running.add(tracked);
+  }
+
+  /** Waits for the jobs this bot started to be shown to their end, and the swept ends being recorded (a stop bounds the wait: `StopBudget.within`). */
   async settle(): Promise<void> {
     await Promise.allSettled([...this.#running]);
   }

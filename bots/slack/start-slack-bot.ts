@@ -273,7 +273,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     store: state.store,
     name: 'slack requests',
     claim: () => store.claimInterrupted(),
-    sweep: (request) => sweepInterrupted({ clientFor, writer, store, logger, request, runner: options.runner, requester: (actor) => jobs.requester(actor) }).then(() => undefined),
+    sweep: (request) => sweepInterrupted({ clientFor, writer, store, logger, request, runner: options.runner, requester: (actor) => jobs.requester(actor), track: (recording) => jobs.track(recording) }).then(() => undefined),
     logger,
   });
   if (installations) {

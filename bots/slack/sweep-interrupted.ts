@@ -43,12 +43,17 @@ export async function sweepInterrupted(input: {
   runner: Pick<JobRunner, 'recordEnded'>;
   /** Who asked for a job, as the live path makes them (`SlackJobs.requester`). */
   requester: (actor: SlackActor) => Requester;
+  /**
+   * Given the recording of the job's end and the request's mark after it, begun once its message is updated: the next
+   * request is swept without waiting for it (a record waits for its audit entry's post), and the stop waits for it.
+   */
+  track: (recording: Promise<void>) => void;
 }): Promise<boolean> {
   const { writer, store, logger, request } = input;
   const shownEnd = endToRecord(request);
   if (shownEnd) {
     // The member saw it: recorded, then marked (released); a failure leaves it held, for the next start's sweep.
-    if (await recordEnd(input, request, shownEnd)) await markSwept(store, logger, request, { status: 'ended', endRecorded: true });
+    input.track(recordEnd(input, request, shownEnd).then((recorded) => (recorded ? markSwept(store, logger, request, { status: 'ended', endRecorded: true }) : undefined)));
     return false;
   }
   const finished = request.outputFiles.length > 0 ? request.result : undefined;
@@ -92,11 +97,16 @@ export async function sweepInterrupted(input: {
   // history merges by the job's key, the audit channel enters it once). An end that could not be recorded (its history
   // entry not written) leaves the request as it is, active and held here, for the next start's sweep to record it.
   const recording = finished !== undefined && request.endRecorded !== true;
-  if (finished && recording) {
-    const { size, quality, cost } = finished;
-    if (!(await recordEnd(input, request, { type: 'completed', size, quality, cost }))) return updated;
+  if (!finished || !recording) {
+    await markSwept(store, logger, request, { status: 'ended' });
+    return updated;
   }
-  await markSwept(store, logger, request, { status: 'ended', ...(recording && { endRecorded: true as const }) });
+  const { size, quality, cost } = finished;
+  input.track(
+    recordEnd(input, request, { type: 'completed', size, quality, cost }).then((recorded) =>
+      recorded ? markSwept(store, logger, request, { status: 'ended', endRecorded: true }) : undefined,
+    ),
+  );
   return updated;
 }
 

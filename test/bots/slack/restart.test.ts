@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRunner } from '../../../bots/runner/index.js';
@@ -352,6 +352,43 @@ describe('the end of a job its message showed before a stop, recorded by the nex
     expect(writesIn(after, 'C0LAMPS')).toHaveLength(writes);
     expect(job.edits).toHaveLength(edits);
     await fake.close();
+  });
+
+  it('shows every swept job without waiting for the recorded ends before it (each waits for its audit post), and a stop still waits for those records', async () => {
+    const before = await startWithAdmin();
+    const { fake, dataDir } = before;
+    await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN');
+    // Two jobs whose images were posted, then a crash before either end was recorded.
+    vi.spyOn(before.runner, 'recordEnded').mockResolvedValue(undefined);
+    for (const prompt of ['a lantern', 'a lighthouse']) await fake.command({ command: '/imagine', text: `${prompt} --quality low`, channel: 'C0LAMPS', user: 'U0ALICE' });
+    const jobs = [await finishedJob(fake, 'C0LAMPS', 0), await finishedJob(fake, 'C0LAMPS', 1)];
+    await finishedActions(fake, 'C0LAMPS', 1);
+    const dir = join(dataDir, 'slack', 'requests');
+    const files = (await readdir(dir)).filter((name) => name.endsWith('.json')).map((name) => join(dir, name));
+    await fake.waitFor(() => files.every((path) => JSON.parse(readFileSync(path, 'utf8')).value.status === 'ended'), 'both requests to be saved as ended');
+    await before.close({ fake: true, dataDir: true });
+    for (const path of files) {
+      const envelope = JSON.parse(readFileSync(path, 'utf8')) as { value: Record<string, unknown> };
+      const { endRecorded: _, ...value } = envelope.value;
+      await writeFile(path, JSON.stringify({ ...envelope, holder: 'a-crashed-process', value: { ...value, status: 'active' } }));
+    }
+    // Each record of an end waits (for its audit post): held here until both jobs are shown.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementation(() => held);
+    const updatesBefore = fake.callsOf('chat.update').length;
+
+    const after = await startWithAdmin({ fake, dataDir });
+    const shown = () => new Set(fake.callsOf('chat.update').slice(updatesBefore).map((c) => c.args.ts));
+    await fake.waitFor(() => jobs.every((job) => shown().has(job.ts)), 'both swept jobs to be shown');
+    await fake.waitFor(() => recorded.mock.calls.length === 2, 'both ends to be recorded');
+    // The stop waits for the records under way: both requests are marked once they are.
+    const stopped = after.close({ fake: true, dataDir: true });
+    release();
+    await stopped;
+    for (const path of files) expect(JSON.parse(readFileSync(path, 'utf8')).value).toMatchObject({ status: 'ended', endRecorded: true });
+    await fake.close();
+    await rm(dataDir, { recursive: true, force: true });
   });
 
   it('writes a job’s end once on the usual path, and lets go of its request: the next start claims nothing and records nothing', async () => {
