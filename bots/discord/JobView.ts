@@ -1,6 +1,6 @@
 import type { LoggerLike, OutputFormat } from 'pictor';
 import { describeKeptImages, fileSize, say, type Words } from '../runner/index.js';
-import type { JobEnd } from '../runner/job-history.js';
+import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 import type { JobUpdate, UpdateSink } from '../runner/types.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
@@ -94,12 +94,12 @@ export class JobView {
         this.#finished = true;
         // The images that came before the failure were made and charged: they are shown with it.
         await target.final(await this.#withImages(renderFailure(header, update), update.images ?? [], update.format));
-        await this.#mark({ type: 'failed', code: update.code });
+        await this.#mark(jobEndOf(update));
         return;
       case 'cancelled':
         this.#finished = true;
         await target.final(await this.#withImages(renderCancelled(header, update), update.images ?? [], update.format));
-        await this.#mark({ type: 'cancelled' });
+        await this.#mark(jobEndOf(update));
         return;
     }
   }
@@ -113,7 +113,7 @@ export class JobView {
       .saveOutputs(header.key, update.images, update.format, { ...facts, attachmentSizeLimit: this.#o.attachmentSizeLimit })
       .catch((err: unknown) => logger.error({ err: loggableError(err), jobKey: header.key }, 'could not save a job’s images for its Edit buttons'));
     await this.showResult(update);
-    await this.#mark({ type: 'completed', size: update.size, quality: update.quality, cost: { totalUsd: update.cost.totalUsd } });
+    await this.#mark(jobEndOf(update));
   }
 
   /** Whether its record is marked ended (the view's mark went through): its end, once recorded, releases it. */

@@ -17,6 +17,7 @@ import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
 import { discordAuditPoster } from './audit-poster.js';
 import { stopOnce } from '../stop-once.js';
+import { InFlight } from '../in-flight.js';
 
 export interface StartDiscordBotOptions {
   /** The bot token (a secret: never logged or shown). */
@@ -132,14 +133,8 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       rest.clearHandlerSweeper();
     }
   };
-  const inFlight = new Set<Promise<unknown>>();
-  /**
-   * Until nothing is in flight: an interaction being routed when the wait began tracks its job's reply only once the
-   * job is recorded, after the wait took its list — so the list is taken again until it is empty.
-   */
-  const allSettledInFlight = async () => {
-    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-  };
+  // The replies being shown and the ends the sweep records: a stop's grace waits for them (`InFlight.settled`).
+  const inFlight = new InFlight();
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);
   // With Redis, a Cancel pressed on another replica reaches the one running the job (see cancel-notices.ts). A start
@@ -165,14 +160,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     adminRoleIds: options.adminRoleIds ?? [],
     userInstalls: options.userInstalls ?? false,
     downloadPolicy,
-    track(done) {
-      const settled = done.then(
-        () => {},
-        () => {},
-      );
-      inFlight.add(settled);
-      void settled.finally(() => inFlight.delete(settled));
-    },
+    track: (done) => inFlight.track(done),
   };
   // The audit channels of this process's servers: the runner batches the entries, this posts them with the bot's REST client.
   options.runner.audit.setPoster('discord', discordAuditPoster(botRest));
@@ -255,7 +243,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
         await endpoint?.close();
         // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
         if (gateway?.leased) await gateway.leave(budget);
-        if (!(await budget.within(allSettledInFlight(), graceMs))) logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
+        if (!(await budget.within(inFlight.settled(), graceMs))) logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
         if (gateway) await gateway.leave(budget);
         else await httpClient!.destroy();
         retireBotRest();

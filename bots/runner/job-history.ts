@@ -41,6 +41,21 @@ export type JobEnd =
   | { type: 'failed'; code: string }
   | { type: 'cancelled' };
 
+/**
+ * The end to record of a job's final update: only the facts `JobEnd` names — never its images, usage or anything else
+ * the update carries, so what a store keeps of it (a request or record held until its end is recorded) stays small.
+ */
+export function jobEndOf(final: JobEnd): JobEnd {
+  switch (final.type) {
+    case 'completed':
+      return { type: 'completed', size: final.size, quality: final.quality, ...(final.cost && { cost: { totalUsd: final.cost.totalUsd } }) };
+    case 'failed':
+      return { type: 'failed', code: final.code };
+    case 'cancelled':
+      return { type: 'cancelled' };
+  }
+}
+
 /** Jobs a member is shown of their own history (an admin twice as many of the server's/workspace's); what is kept is `HISTORY_BOUNDS`. */
 const SHOWN = 10;
 

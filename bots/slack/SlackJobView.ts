@@ -1,7 +1,7 @@
 import type { webApi } from '@slack/bolt';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from 'pictor';
 import { DEFAULT_LOCALE, describeKeptImages, say, type FinalUpdate, type JobUpdate, type PreviewImage, type UpdateSink } from '../runner/index.js';
-import type { JobEnd } from '../runner/job-history.js';
+import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 import { SKIP, type ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { renderJobActions, renderJobMessage, renderResultCaption, type JobViewState } from './render-job.js';
@@ -239,9 +239,9 @@ export class SlackJobView {
 
   async #finish(update: FinalUpdate): Promise<void> {
     const state = this.#state;
+    this.#end = jobEndOf(update);
     switch (update.type) {
       case 'completed':
-        this.#end = { type: 'completed', size: update.size, quality: update.quality, cost: { totalUsd: update.cost.totalUsd } };
         state.status = 'completed';
         state.completed = {
           size: update.size,
@@ -256,12 +256,10 @@ export class SlackJobView {
         };
         break;
       case 'failed':
-        this.#end = { type: 'failed', code: update.code };
         state.status = 'failed';
         state.failure = { words: update.words, retryable: update.retryable };
         break;
       case 'cancelled':
-        this.#end = { type: 'cancelled' };
         state.status = 'cancelled';
         state.cancelled = { byUserId: update.byUserId, reason: update.reason ?? 'requested' };
         break;

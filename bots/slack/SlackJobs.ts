@@ -17,6 +17,7 @@ import type { ChannelWriter } from './ChannelWriter.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { isSlackInputError } from './SlackInputError.js';
 import { askHolderToCancel, cancelWhenAsked } from '../state/index.js';
+import { InFlight } from '../in-flight.js';
 import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js';
 import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
 
@@ -92,7 +93,8 @@ export interface StartedJob extends JobHandle {
  */
 export class SlackJobs {
   readonly #o: SlackJobsOptions;
-  readonly #running = new Set<Promise<unknown>>();
+  /** The jobs this bot started, until shown to their end, and the ends its sweep records. */
+  readonly #inFlight = new InFlight();
   /** Ended jobs whose message could not be brought to its end, by job id (oldest first, bounded): a button press tries again. */
   readonly #unrepaired = new Map<string, SlackJobView>();
   /** The runner's id of each job this process runs, by its request's id (for a Cancel pressed on another replica). */
@@ -221,12 +223,11 @@ export class SlackJobs {
       // A finished job is delivered with its images and their buttons; its message's "Done" may follow later.
       .then(() => shown.settled)
       .finally(() => {
-        this.#running.delete(tracked);
         this.#jobIdOf.delete(id);
         if (shown.needsRepair) this.#keepForRepair(handle.id, shown);
         this.#o.onJobShown?.(input.actor);
       });
-    this.#running.add(tracked);
+    this.#inFlight.track(tracked);
     return { ...handle, requestId: id, shown: tracked.then(() => undefined) };
   }
 
@@ -281,12 +282,14 @@ export class SlackJobs {
 
   /** Counts a job's end being recorded by the sweep (`sweepInterrupted`) among what `settle` waits for; a failure is the caller's to log. */
   track(recording: Promise<void>): void {
-    const tracked = recording.catch(() => undefined).finally(() => this.#running.delete(tracked));
-    this.#running.add(tracked);
+    this.#inFlight.track(recording);
   }
 
-  /** Waits for the jobs this bot started to be shown to their end, and the swept ends being recorded (a stop bounds the wait: `StopBudget.within`). */
-  async settle(): Promise<void> {
-    await Promise.allSettled([...this.#running]);
+  /**
+   * Waits for the jobs this bot started to be shown to their end, and the swept ends being recorded — those begun while
+   * it waits too (a stop bounds the wait: `StopBudget.within`).
+   */
+  settle(): Promise<void> {
+    return this.#inFlight.settled();
   }
 }

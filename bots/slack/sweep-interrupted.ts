@@ -49,65 +49,74 @@ export async function sweepInterrupted(input: {
    */
   track: (recording: Promise<void>) => void;
 }): Promise<boolean> {
-  const { writer, store, logger, request } = input;
+  const { store, logger, request } = input;
+  // The end its message showed (a stop between the view's mark and the runner's record): nothing to show.
   const shownEnd = endToRecord(request);
-  if (shownEnd) {
-    // The member saw it: recorded, then marked (released); a failure leaves it held, for the next start's sweep.
-    input.track(recordEnd(input, request, shownEnd).then((recorded) => (recorded ? markSwept(store, logger, request, { status: 'ended', endRecorded: true }) : undefined)));
+  const finished = request.outputFiles.length > 0 ? request.result : undefined;
+  const updated = shownEnd ? false : await showEnd(input, finished);
+  // Made, charged and posted, or shown ended: its end is recorded, then the request marked so, as the live path does —
+  // a stop or a failed mark between the two leaves the request held for the next sweep, whose record of it again
+  // changes nothing (the history merges by the job's key, the audit channel enters it once). An end that could not be
+  // recorded (its history entry not written) leaves the request as it is, held here, for the next start's sweep.
+  const end = shownEnd ?? (finished && request.endRecorded !== true ? completedEnd(finished) : undefined);
+  if (end) input.track(recordThenMark(input, request, end));
+  else await markSwept(store, logger, request, { status: 'ended' });
+  return updated;
+}
+
+/** A finished job's end, as the runner records it: completed, with its cost. */
+function completedEnd({ size, quality, cost }: NonNullable<SavedRequest['result']>): JobEnd {
+  return { type: 'completed', size, quality, cost };
+}
+
+/**
+ * Updates the request's message to show its end: done (a finished job), or stopped when the bot restarted. Answers
+ * whether it was updated (a failure is logged).
+ */
+async function showEnd(
+  input: Pick<Parameters<typeof sweepInterrupted>[0], 'clientFor' | 'writer' | 'logger' | 'request'>,
+  finished: SavedRequest['result'],
+): Promise<boolean> {
+  const { writer, logger, request } = input;
+  const client = request.messageTs ? await input.clientFor(request.teamId).catch(() => undefined) : undefined;
+  if (!request.messageTs || !client) return false;
+  const rendered = renderJobMessage({
+    kind: request.kind,
+    prompt: request.prompt,
+    options: request.options,
+    userId: request.userId,
+    inputCount: request.inputFiles.length,
+    requestId: request.id,
+    jobId: undefined,
+    ...(finished
+      ? { status: 'completed', completed: { ...finished, uploaded: true, actionsBeside: request.actionsMessage !== undefined } }
+      : { status: 'cancelled', cancelled: { byUserId: '', reason: 'shutdown' } }),
+    ahead: undefined,
+    previewsShown: 0,
+    locale: request.locale ?? DEFAULT_LOCALE,
+  });
+  try {
+    await retryTransient(
+      () =>
+        writer.write(request.channelId, {
+          urgent: true,
+          budgeted: true,
+          workspace: request.teamId,
+          run: () => client.chat.update({ channel: request.channelId, ts: request.messageTs!, text: rendered.text, blocks: rendered.blocks }),
+        }),
+      [1000, 3000],
+    );
+    logger.info({ channel: request.channelId }, finished ? 'showed the end of a job a stop cut off' : 'marked a job interrupted by a stop');
+    return true;
+  } catch (error) {
+    logger.warn({ channel: request.channelId, code: slackErrorCode(error) }, 'could not mark a job interrupted by a stop');
     return false;
   }
-  const finished = request.outputFiles.length > 0 ? request.result : undefined;
-  let updated = false;
-  const client = request.messageTs ? await input.clientFor(request.teamId).catch(() => undefined) : undefined;
-  if (request.messageTs && client) {
-    const rendered = renderJobMessage({
-      kind: request.kind,
-      prompt: request.prompt,
-      options: request.options,
-      userId: request.userId,
-      inputCount: request.inputFiles.length,
-      requestId: request.id,
-      jobId: undefined,
-      ...(finished
-        ? { status: 'completed', completed: { ...finished, uploaded: true, actionsBeside: request.actionsMessage !== undefined } }
-        : { status: 'cancelled', cancelled: { byUserId: '', reason: 'shutdown' } }),
-      ahead: undefined,
-      previewsShown: 0,
-      locale: request.locale ?? DEFAULT_LOCALE,
-    });
-    try {
-      await retryTransient(
-        () =>
-          writer.write(request.channelId, {
-            urgent: true,
-            budgeted: true,
-            workspace: request.teamId,
-            run: () => client.chat.update({ channel: request.channelId, ts: request.messageTs!, text: rendered.text, blocks: rendered.blocks }),
-          }),
-        [1000, 3000],
-      );
-      updated = true;
-      logger.info({ channel: request.channelId }, finished ? 'showed the end of a job a stop cut off' : 'marked a job interrupted by a stop');
-    } catch (error) {
-      logger.warn({ channel: request.channelId, code: slackErrorCode(error) }, 'could not mark a job interrupted by a stop');
-    }
-  }
-  // Made, charged and posted: its end is recorded, then the request marked so, as the live path does — a stop or a failed
-  // mark between the two leaves the request active for the next sweep, whose record of it again changes nothing (the
-  // history merges by the job's key, the audit channel enters it once). An end that could not be recorded (its history
-  // entry not written) leaves the request as it is, active and held here, for the next start's sweep to record it.
-  const recording = finished !== undefined && request.endRecorded !== true;
-  if (!finished || !recording) {
-    await markSwept(store, logger, request, { status: 'ended' });
-    return updated;
-  }
-  const { size, quality, cost } = finished;
-  input.track(
-    recordEnd(input, request, { type: 'completed', size, quality, cost }).then((recorded) =>
-      recorded ? markSwept(store, logger, request, { status: 'ended', endRecorded: true }) : undefined,
-    ),
-  );
-  return updated;
+}
+
+/** Records a job's end, then marks its request ended with its end recorded (released); a failed record leaves it held. */
+async function recordThenMark(input: Parameters<typeof recordEnd>[0] & { store: RequestStore }, request: SavedRequest, end: JobEnd): Promise<void> {
+  if (await recordEnd(input, request, end)) await markSwept(input.store, input.logger, request, { status: 'ended', endRecorded: true });
 }
 
 /** The sweep's mark of a request it ended (released); a failure is logged, the request left to the next sweep. */

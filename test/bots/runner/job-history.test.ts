@@ -1,5 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { JobHistory, type HistoryEntry } from '../../../bots/runner/index.js';
+import { jobEndOf } from '../../../bots/runner/job-history.js';
+import type { FinalUpdate } from '../../../bots/runner/types.js';
+import { words } from '../../../bots/runner/words.js';
+import type { Usage } from '../../../src/index.js';
 import { HISTORY_BOUNDS, historyOf, historyOfScope, openBotState, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
@@ -144,5 +148,32 @@ describe('recording a job’s end in the history', () => {
     await expect(history.recordEnd(alice, { key: 'job-1', kind: 'generate', prompt: 'p', options: {} }, { type: 'completed' })).rejects.toThrow('storage unavailable');
     await history.settled();
     expect(warned).toEqual(['could not keep a job in the history']);
+  });
+});
+
+describe('the end to record of a final update', () => {
+  it('keeps only the facts the history and the audit channel record: never the images, the usage nor the cost’s details', () => {
+    const image = Buffer.alloc(1024);
+    const finals: FinalUpdate[] = [
+      {
+        type: 'completed',
+        jobId: 'j',
+        images: [image],
+        format: 'png',
+        size: '1024x1024',
+        quality: 'low',
+        background: 'opaque',
+        usage: { input_tokens: 10, output_tokens: 200, total_tokens: 210 } as Usage,
+        cost: { perImageUsd: 0.011, totalUsd: 0.011, n: 1, basis: 'table' },
+        elapsedMs: 1,
+      },
+      { type: 'failed', jobId: 'j', code: 'upstream_error', message: 'm', words: words('error.on_my_side'), retryable: true, images: [image], format: 'png' },
+      { type: 'cancelled', jobId: 'j', byUserId: 'U1', reason: 'requested', images: [image], format: 'png' },
+    ];
+    expect(finals.map(jobEndOf)).toStrictEqual([
+      { type: 'completed', size: '1024x1024', quality: 'low', cost: { totalUsd: 0.011 } },
+      { type: 'failed', code: 'upstream_error' },
+      { type: 'cancelled' },
+    ]);
   });
 });

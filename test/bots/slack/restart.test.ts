@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRunner } from '../../../bots/runner/index.js';
 import { RequestStore } from '../../../bots/slack/RequestStore.js';
+import { SlackJobs } from '../../../bots/slack/SlackJobs.js';
 import { messageLinkOf } from '../../../bots/slack/slack-text.js';
 import { buttonsOf, type FakeMessage } from '../../fakes/slack/slack-objects.js';
 import {
@@ -382,11 +383,18 @@ describe('the end of a job its message showed before a stop, recorded by the nex
     const shown = () => new Set(fake.callsOf('chat.update').slice(updatesBefore).map((c) => c.args.ts));
     await fake.waitFor(() => jobs.every((job) => shown().has(job.ts)), 'both swept jobs to be shown');
     await fake.waitFor(() => recorded.mock.calls.length === 2, 'both ends to be recorded');
-    // The stop waits for the records under way: both requests are marked once they are.
-    const stopped = after.close({ fake: true, dataDir: true });
-    release();
-    await stopped;
-    for (const path of files) expect(JSON.parse(readFileSync(path, 'utf8')).value).toMatchObject({ status: 'ended', endRecorded: true });
+    // The stop waits for the records under way: they finish only once it waits for its jobs to settle, and that wait
+    // ends with both requests marked.
+    const settle = SlackJobs.prototype.settle;
+    const markedWhenSettled: unknown[] = [];
+    vi.spyOn(SlackJobs.prototype, 'settle').mockImplementation(async function (this: SlackJobs) {
+      const waiting = settle.call(this);
+      release();
+      await waiting;
+      markedWhenSettled.push(...files.map((path) => JSON.parse(readFileSync(path, 'utf8')).value));
+    });
+    await after.close({ fake: true, dataDir: true });
+    expect(markedWhenSettled).toEqual(files.map(() => expect.objectContaining({ status: 'ended', endRecorded: true })));
     await fake.close();
     await rm(dataDir, { recursive: true, force: true });
   });
