@@ -103,6 +103,11 @@ function isDone(record: Pick<JobRecord, 'status' | 'end' | 'endRecorded'>): bool
   return ENDED_STATUSES.includes(record.status) && endToRecord(record) === undefined;
 }
 
+/** A record's hold once changed: released when it is done, else as it was (one rule for every write that may end it). */
+function releaseDone(record: JobRecord): false | undefined {
+  return isDone(record) ? false : undefined;
+}
+
 /** How many times `markEnded` tries before it throws the failure, and the pause after a failed try (times the tries so far). */
 const MARK_ATTEMPTS = 3;
 const MARK_RETRY_MS = 200;
@@ -163,23 +168,27 @@ export class JobRecordStore {
   }
 
   /**
-   * Changes a record's fields; a record that was dropped meanwhile is ignored. A change that ends a job releases it,
-   * unless the record it makes has its end still to be recorded (`endToRecord`: the live view's mark, before the runner
-   * records it): `markEndRecorded` releases it then. Whether it is released and whether its reply is dropped are both
-   * decided from the record as changed, once: the release is a second write, after it (a crash between leaves it held,
-   * ended with nothing to record, and a sweep releases it: `claimInterrupted`).
+   * Changes a record's fields; a record that was dropped meanwhile is ignored. A change that leaves a job ended with
+   * nothing left to do (`isDone`: its end recorded, or none to record) releases it, in its one write; one whose end is
+   * still to be recorded (`endToRecord`: the live view's mark, before the runner records it) stays held until
+   * `markEndRecorded`. Whether it is released and whether its reply is dropped are both decided from the record as
+   * changed, once.
    */
   async update(key: string, patch: JobRecordPatch): Promise<void> {
-    const { after } = await this.records.update(key, (record) => {
-      if (!record) return undefined;
-      Object.assign(record, structuredClone(patch));
-      // An ended job's reply token is of no more use once its end is recorded: its message is not shown again. Until
-      // then it is kept, for the recorded end to carry the link to its message (`markEndRecorded` drops it).
-      if (isDone(record)) delete record.reply;
-      return record;
-    });
-    const ends = patch.status !== undefined && ENDED_STATUSES.includes(patch.status);
-    if (ends && after && isDone(after)) await this.records.update(key, (record) => record, { hold: false });
+    await this.records.update(
+      key,
+      (record) => {
+        if (!record) return undefined;
+        Object.assign(record, structuredClone(patch));
+        // An ended job's reply token is of no more use once its end is recorded: its message is not shown again. Until
+        // then it is kept, for the recorded end to carry the link to its message (`markEndRecorded` drops it).
+        if (isDone(record)) delete record.reply;
+        // A recorded end is not kept (the runner recorded it first, the view's mark came after).
+        if (record.endRecorded) delete record.end;
+        return record;
+      },
+      { hold: releaseDone },
+    );
   }
 
   /**
@@ -202,23 +211,24 @@ export class JobRecordStore {
   }
 
   /**
-   * Saves that the runner recorded the job's end (`endRecorded`), in one update. `ended`: its record is marked ended
-   * (its view showed and marked it, or the sweep did), and is released with it, nothing being left to do of it; else it
-   * is still pending or running (its view could not show or mark it) and stays held, for the sweep to show it without
-   * recording it again. A record marked ended by a write whose answer was lost stays held with both marks: a sweep
-   * releases it (`claimInterrupted`).
+   * Saves that the runner recorded the job's end (`endRecorded`; the end itself is no longer kept), in one update. A
+   * record marked ended (its view showed and marked it, or the sweep did) is released with it, nothing being left to do
+   * of it, and its reply dropped; one still pending or running (its view could not show or mark it) stays held, for the
+   * sweep to show it without recording it again. Decided from the record as changed: a record marked ended by a write
+   * whose answer was lost is released too.
    */
-  async markEndRecorded(key: string, { ended }: { ended: boolean }): Promise<void> {
+  async markEndRecorded(key: string): Promise<void> {
     await this.records.update(
       key,
       (record) => {
         if (!record) return undefined;
-        if (!ended || !ENDED_STATUSES.includes(record.status)) return { ...record, endRecorded: true };
+        const { end: _end, ...rest } = record;
+        const marked: JobRecord = { ...rest, endRecorded: true };
         // Ended and recorded: its reply token is of no more use.
-        const { reply: _reply, ...rest } = record;
-        return { ...rest, endRecorded: true };
+        if (isDone(marked)) delete marked.reply;
+        return marked;
       },
-      { hold: ended ? false : undefined },
+      { hold: releaseDone },
     );
   }
 

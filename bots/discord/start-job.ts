@@ -82,7 +82,7 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
           historyLink: jobLinkOf(ctx, { reply: interaction, private: decided.private, scopeId: requester.scopeId }, target),
           // Once the runner recorded the job's end: its record, marked ended by its view, is released; one the view could
           // not show or mark (a stop, a failed write) is left held for a sweep, which shows it and does not record it again.
-          onEndRecorded: () => ctx.store.markEndRecorded(key, { ended: view.marked }),
+          onEndRecorded: () => ctx.store.markEndRecorded(key),
         };
       },
       fail: (reason) => refuseAfterAnswer(ctx, interaction, firstAnswer, reason),

@@ -139,15 +139,13 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     return;
   }
   // Else as the live view does: marked ended with the end to record (held), then recorded, then released.
-  let marked = false;
   try {
     await ctx.store.markEnded(record.key, 'completed', { end });
-    marked = true;
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
   }
   // Not waited for here (it waits for its audit post): the next record is shown at once; a stop's grace waits for it.
-  ctx.track(recordShownEnd(ctx, record, end, shown ? linkOf(ctx, record, target) : undefined, marked));
+  ctx.track(recordShownEnd(ctx, record, end, shown ? linkOf(ctx, record, target) : undefined));
 }
 
 /** The link the live path gives (`jobLinkOf`): the reply the job was shown in, while its token lives; none for a private job. */
@@ -157,14 +155,14 @@ function linkOf(ctx: BotContext, record: JobRecord, target: ReplyTarget): (() =>
 
 /**
  * A job whose end was shown (by its view, or by the sweep just now) and marked ended with it, held: its end is
- * recorded, as the runner would have, then its record marked `endRecorded` (released; `marked` false: a record whose
- * ended mark failed stays held, as the live path leaves it). Nothing is shown: the member saw it. A failure leaves the
+ * recorded, as the runner would have, then its record marked `endRecorded` (released; a record whose ended mark
+ * failed stays held, as the live path leaves it). Nothing is shown: the member saw it. A failure leaves the
  * record held, for the next sweep; recording it again changes nothing.
  */
-async function recordShownEnd(ctx: BotContext, record: JobRecord, end: JobEnd, link: (() => Promise<string | undefined>) | undefined, marked = true): Promise<void> {
+async function recordShownEnd(ctx: BotContext, record: JobRecord, end: JobEnd, link: (() => Promise<string | undefined>) | undefined): Promise<void> {
   if (!(await recordEnd(ctx, record, end, link))) return;
   try {
-    await ctx.store.markEndRecorded(record.key, { ended: marked });
+    await ctx.store.markEndRecorded(record.key);
     ctx.logger.info({ jobKey: record.key, status: end.type }, 'recorded the end of a job the last stop left unrecorded');
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job’s end recorded');

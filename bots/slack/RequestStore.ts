@@ -155,19 +155,18 @@ export class RequestStore {
    * Changes a request (atomically for every process); undefined when it is unknown. A request ended with nothing left
    * to do of it — its end shown, and recorded or without an end to record — is released: nobody has to sweep it any
    * more. The view's mark (`ended` with its `end`) and the runner's (`endRecorded`) come in either order, each not
-   * knowing the other's: the second releases it, in a write of its own after its change.
+   * knowing the other's: whichever makes the request so releases it, decided from the request as changed, in its one
+   * write. A recorded end is not kept (`end` goes with `endRecorded`).
    */
   async update(id: string, patch: RequestPatch): Promise<SavedRequest | undefined> {
     if (!ID_PATTERN.test(id)) return undefined;
     const change = (current: SavedRequest | undefined) => {
       const parsed = SavedRequestSchema.safeParse(current);
-      return parsed.success ? SavedRequestSchema.parse({ ...parsed.data, ...patch }) : undefined;
+      if (!parsed.success) return undefined;
+      const { end, ...changed } = SavedRequestSchema.parse({ ...parsed.data, ...patch });
+      return changed.endRecorded === true || end === undefined ? changed : { ...changed, end };
     };
-    const released = patch.status === 'ended' && (patch.endRecorded === true || patch.end === undefined);
-    const { after } = await this.space.update(id, change, { hold: released ? false : undefined });
-    const marks = patch.status === 'ended' || patch.endRecorded === true;
-    if (!released && marks && after?.status === 'ended' && !endToRecord(after)) return (await this.space.update(id, (current) => current, { hold: false })).after;
-    return after;
+    return (await this.space.update(id, change, { hold: (after) => (after.status === 'ended' && !endToRecord(after) ? false : undefined) })).after;
   }
 
   /** Forgets a request (one the runner refused: it has no message and no buttons). */

@@ -1,7 +1,7 @@
 import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { safeJson, writeFileAtomically } from 'pictor/internal';
-import { checkKey, checkSpace, encodeValue, newOwnerId, readable, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore, type UpdateCurrent, type UpdateOptions } from './StateStore.js';
+import { checkKey, checkSpace, encodeValue, holdAfter, newOwnerId, readable, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore, type UpdateCurrent, type UpdateOptions } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
@@ -201,7 +201,7 @@ class FileSpace<T> implements Space<T> {
     });
   }
 
-  async update<O extends UpdateOptions = PutOptions>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }> {
+  async update<O extends UpdateOptions<T> = UpdateOptions<T>>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }> {
     this.#assertOpen();
     refuseBytes(this.definition, 'update');
     checkKey(key);
@@ -212,7 +212,7 @@ class FileSpace<T> implements Space<T> {
       // `change` gets a copy of its own (it may keep or change it).
       const after = change(before === UNREADABLE ? before : structuredClone(before));
       if (after === undefined) await this.#remove(key);
-      else await this.#write(key, encodeValue(this.definition, after), options?.hold, envelope);
+      else await this.#write(key, encodeValue(this.definition, after), holdAfter(options?.hold, after), envelope);
       return { before, after };
     });
   }

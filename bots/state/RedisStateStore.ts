@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { renewEveryThird, safeJson, withTimeout, type RedisLink } from 'pictor/internal';
 import { waitWithin } from '../time-left.js';
-import { checkKey, checkSpace, encodeValue, MAX_NOTICE_BYTES, newOwnerId, readable, refuseBytes, STATE_KEY_PATTERN, UNREADABLE } from './StateStore.js';
+import { checkKey, checkSpace, encodeValue, holdAfter, MAX_NOTICE_BYTES, newOwnerId, readable, refuseBytes, STATE_KEY_PATTERN, UNREADABLE } from './StateStore.js';
 import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore, UpdateCurrent, UpdateOptions } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
@@ -227,7 +227,7 @@ class RedisSpace<T> implements Space<T> {
     await this.#put(key, encodeValue(this.definition, value), this.definition.binary ? undefined : options.hold);
   }
 
-  async update<O extends UpdateOptions = PutOptions>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }> {
+  async update<O extends UpdateOptions<T> = UpdateOptions<T>>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }> {
     refuseBytes(this.definition, 'update');
     checkKey(key);
     for (let attempt = 1; ; attempt++) {
@@ -235,7 +235,7 @@ class RedisSpace<T> implements Space<T> {
       const current = () => (options?.unreadable ? this.#decode(text) : readable(this.#decode(text))) as UpdateCurrent<T, O>;
       const after = change(current());
       // Written only if nobody else wrote the record since it was read; else read again and change that.
-      if (await this.#put(key, after === undefined ? '' : encodeValue(this.definition, after), options?.hold, text === null ? 'n' : `v:${text}`)) return { before: current(), after };
+      if (await this.#put(key, after === undefined ? '' : encodeValue(this.definition, after), holdAfter(options?.hold, after), text === null ? 'n' : `v:${text}`)) return { before: current(), after };
       if (attempt >= UPDATE_ATTEMPTS) throw new Error(`the ${this.definition.name} record ${key} kept changing; not updated`);
       // Others are writing it now: let them finish (a little longer each time, never all at once again).
       await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2));

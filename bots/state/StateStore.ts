@@ -34,13 +34,23 @@ export interface PutOptions {
   hold?: boolean | undefined;
 }
 
-export interface UpdateOptions extends PutOptions {
+export interface UpdateOptions<T = never> {
+  /**
+   * As `PutOptions.hold`, or decided from the value `change` answered, in the same write: `(after) => true | false |
+   * undefined` (not asked when the record is deleted; asked again with each try's value when the write is tried again).
+   */
+  hold?: boolean | ((after: T) => boolean | undefined) | undefined;
   /** true: a record that is kept and cannot be read reaches `change` as `UNREADABLE`, not as undefined (none). */
   unreadable?: boolean | undefined;
 }
 
+/** What `update`'s `hold` option asks for a record changed into `after` (undefined: deleted). */
+export function holdAfter<T>(hold: UpdateOptions<T>['hold'], after: T | undefined): boolean | undefined {
+  return typeof hold === 'function' ? (after === undefined ? undefined : hold(after)) : hold;
+}
+
 /** What `update`'s `change` gets: the record or undefined, and `UNREADABLE` too when the options ask for it. */
-export type UpdateCurrent<T, O extends UpdateOptions> = T | undefined | (O extends { unreadable: true } ? typeof UNREADABLE : never);
+export type UpdateCurrent<T, O extends UpdateOptions<T>> = T | undefined | (O extends { unreadable: true } ? typeof UNREADABLE : never);
 
 export interface StateEntry<T> {
   key: string;
@@ -66,8 +76,10 @@ export interface Space<T> {
    * record meanwhile), so it must not act outside. Answers the value before and after. A record that is kept and
    * cannot be read (as `read` tells) reaches `change` as undefined, like a missing one, unless asked for with
    * `{ unreadable: true }`: then `change` (and `before`) get `UNREADABLE`, read in the same step as the write.
+   * `hold` may be decided from the value `change` answered (`(after) => …`): the record is changed and held or released
+   * in one write.
    */
-  update<O extends UpdateOptions = PutOptions>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }>;
+  update<O extends UpdateOptions<T> = UpdateOptions<T>>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }>;
   delete(key: string): Promise<void>;
   /** Every record (for `forget` and upgrades: a full scan, never on a hot path). */
   entries(): AsyncIterable<StateEntry<T>>;

@@ -68,20 +68,35 @@ interface MemberRecord {
   inputs?: { file: string }[] | undefined;
   outputs?: { file: string }[] | undefined;
   runnerJobId?: string | undefined;
+  /** The end its process is still to record (a Slack request's, a Discord record's), until `endRecorded`. */
+  end?: unknown;
+  endRecorded?: boolean | undefined;
+}
+
+function isRunning(record: MemberRecord): boolean {
+  return record.status === 'pending' || record.status === 'running' || record.status === 'active';
+}
+
+/** An ended record whose end its process is still to record: if that process stopped first, the sweep records it. */
+function hasEndToRecord(record: MemberRecord): boolean {
+  return record.end !== undefined && record.endRecorded !== true;
 }
 
 async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: string, ledger: OpenBotStateOptions['ledger']): Promise<number> {
   const [platform, id] = [userKey.slice(0, userKey.indexOf(':')), userKey.slice(userKey.indexOf(':') + 1)];
   const records = { discord: spaces.discordJobs, slack: spaces.slackRequests }[platform];
   if (records) {
-    // A running job's record stays (its buttons and its sweep need it), without its prompt; an ended one goes.
+    // A running job's record stays (its buttons and its sweep need it), without its prompt; so does an ended one whose
+    // end is still to be recorded, without its images too: the sweep records that end (the audit channel enters every
+    // ended job), with the prompt the record then has — none. Any other goes.
     const space = store.space<MemberRecord>(records);
     for await (const { key, value } of space.entries()) {
       if ((value.requester?.userId ?? value.userId) !== id) continue;
-      const running = value.status === 'pending' || value.status === 'running' || value.status === 'active';
+      const running = isRunning(value);
       if (running) await space.update(key, (r) => r && { ...r, prompt: '' });
+      else if (hasEndToRecord(value)) await space.update(key, (r) => r && { ...r, prompt: '', ...(r.inputs && { inputs: [] }), ...(r.outputs && { outputs: [] }) });
       else await space.delete(key);
-      // Its kept images go with it (a running job's are its Retry's), and the console's link to them.
+      // Its kept images go (a running job's are its Retry's), and the console's link to them.
       if (!running) for (const { file } of [...(value.inputs ?? []), ...(value.outputs ?? [])]) await store.space(spaces.discordImages).delete(file);
       if (!running && value.runnerJobId) await store.space(spaces.discordJobOutputs).delete(value.runnerJobId);
     }

@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { openBotState } from '../../../bots/state/index.js';
 import { silentLogger } from '../../../src/internal.js';
@@ -86,9 +86,28 @@ describe('a Slack request whose end its message showed', () => {
     const again = await openBotState({ dataDir: dir, logger: silentLogger() });
     const store2 = new RequestStore(again);
     await store2.claimInterrupted();
-    expect(await store2.update(viewFirst.id, { endRecorded: true })).toMatchObject({ status: 'ended', end, endRecorded: true });
-    expect(await store2.update(runnerFirst.id, { status: 'ended', end })).toMatchObject({ status: 'ended', end, endRecorded: true });
+    // The end, once recorded, is not kept.
+    for (const marked of [await store2.update(viewFirst.id, { endRecorded: true }), await store2.update(runnerFirst.id, { status: 'ended', end })]) {
+      expect(marked).toMatchObject({ status: 'ended', endRecorded: true });
+      expect(marked).not.toHaveProperty('end');
+    }
     await again.close();
+    expect(await claimedAfterRestart()).toEqual([]);
+  });
+
+  it('costs one write a mark, its release in the second one, whichever of the two comes last', async () => {
+    const state = await openBotState({ dataDir: dir, logger: silentLogger() });
+    const store = new RequestStore(state);
+    const viewFirst = await store.create(request);
+    const runnerFirst = await store.create(request);
+    const updates = vi.spyOn(store.space, 'update');
+    const puts = vi.spyOn(store.space, 'put');
+    await store.update(viewFirst.id, { status: 'ended', end });
+    await store.update(viewFirst.id, { endRecorded: true });
+    await store.update(runnerFirst.id, { endRecorded: true });
+    await store.update(runnerFirst.id, { status: 'ended', end });
+    expect([updates.mock.calls.length, puts.mock.calls.length]).toEqual([4, 0]);
+    await state.close();
     expect(await claimedAfterRestart()).toEqual([]);
   });
 

@@ -281,6 +281,23 @@ describe.each([
     expect(await backend.b.space<Job>(SPACE).claimOrphans()).toEqual([]);
   });
 
+  it.skipIf(skip)('holds or releases a record as decided from the value its update makes, in that one write', async () => {
+    backend = await make();
+    const space = backend.a.space<Job>(SPACE);
+    const releaseEnded = (after: Job) => (after.status === 'ended' ? false : undefined);
+    for (const key of ['ends', 'runs', 'gone']) await space.put(key, job(key), { hold: true });
+    const asked: Job[] = [];
+    const put = vi.spyOn(space, 'put');
+    await space.update('ends', (j) => j && { ...j, status: 'ended' }, { hold: (after) => (asked.push(after), releaseEnded(after)) });
+    await space.update('runs', (j) => j && { ...j, prompt: 'still running' }, { hold: releaseEnded });
+    await space.update('gone', () => undefined, { hold: () => expect.unreachable('a deleted record is not asked') });
+    expect(asked).toEqual([{ prompt: 'ends', status: 'ended' }]);
+    expect(put).not.toHaveBeenCalled();
+    await backend.lose(backend.a);
+    // Released in the update's own write: only the record still running is handed over.
+    expect(await backend.b.space<Job>(SPACE).claimOrphans()).toEqual([{ key: 'runs', value: job('still running') }]);
+  });
+
   it.skipIf(skip)('keeps the holder when a record is written without saying (a progress write)', async () => {
     backend = await make();
     const space = backend.a.space<Job>(SPACE);

@@ -1,0 +1,92 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { JobRecordStore } from '../../bots/discord/JobRecordStore.js';
+import { RequestStore } from '../../bots/slack/RequestStore.js';
+import { openBotState, type BotState } from '../../bots/state/index.js';
+import { RedisLink, silentLogger } from '../../src/internal.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+
+const redis = testRedis();
+const MARKER = 'QUIXOTIC';
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+/** One backend; each `open()` is a process on it (the next one's sweep takes what the last one left). */
+async function backendOf(backend: 'file' | 'redis'): Promise<{ open(): Promise<BotState> }> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'pictor-forget-records-'));
+  closers.push(() => rm(dataDir, { recursive: true, force: true }));
+  const prefix = uniquePrefix('forget-records');
+  if (backend === 'redis') closers.push(() => deleteKeys(requireRedisUrl(redis), prefix));
+  return {
+    async open() {
+      const link = backend === 'redis' ? await RedisLink.open({ url: requireRedisUrl(redis), prefix }) : undefined;
+      const state = await openBotState({ dataDir, redis: link, leaseMs: 300, logger: silentLogger() });
+      closers.push(async () => {
+        await state.close().catch(() => undefined);
+        await link?.close();
+      });
+      return state;
+    },
+  };
+}
+
+describe.each([
+  { backend: 'file' as const, skip: undefined },
+  { backend: 'redis' as const, skip: redis.skipReason },
+])('forget, on the $backend backend’s records', ({ backend, skip }) => {
+  it.skipIf(skip)('keeps a Slack request whose end is still to be recorded, without its prompt, for the next sweep to record that end; one recorded goes', async () => {
+    const processes = await backendOf(backend);
+    const state = await processes.open();
+    const store = new RequestStore(state);
+    const request = { kind: 'generate' as const, prompt: `a ${MARKER} fox`, options: {}, teamId: 'T1', userId: 'U1', channelId: 'C1', status: 'active' as const };
+    const [running, unrecorded, recorded] = [await store.create(request), await store.create(request), await store.create(request)];
+    const end = { type: 'failed' as const, code: 'server_error' };
+    await store.update(unrecorded.id, { status: 'ended', end });
+    await store.update(recorded.id, { status: 'ended', end });
+    await store.update(recorded.id, { endRecorded: true });
+
+    await state.forget('slack:U1');
+    expect(await store.get(running.id)).toMatchObject({ prompt: '', status: 'active' });
+    expect(await store.get(unrecorded.id)).toMatchObject({ prompt: '', status: 'ended', end });
+    expect(await store.get(recorded.id)).toBeUndefined();
+    // Its process stops before the runner recorded the end: the next one's sweep is handed it (and records it with no prompt).
+    await state.close();
+    const claimed = await new RequestStore(await processes.open()).claimInterrupted();
+    expect(claimed.map((r) => [r.id, r.prompt, r.end]).sort()).toEqual([[running.id, '', undefined], [unrecorded.id, '', end]].sort());
+  });
+
+  it.skipIf(skip)('keeps a Discord record whose end is still to be recorded, without its prompt nor its images, for the next sweep to record that end; one recorded goes', async () => {
+    const processes = await backendOf(backend);
+    const state = await processes.open();
+    const store = new JobRecordStore({ state, logger: silentLogger() });
+    const requester = { platform: 'discord' as const, userId: '1', channelId: '2', scopeId: '3' };
+    const [running, unrecorded, recorded] = [store.newKey(), store.newKey(), store.newKey()];
+    const image = Buffer.from(`${MARKER} pixels`);
+    for (const key of [running, unrecorded, recorded]) {
+      await store.add({ key, kind: 'edit', prompt: `make it ${MARKER}`, options: {}, requester, status: 'running', runnerJobId: `job-${key}` }, [{ data: image }]);
+      await store.saveOutputs(key, [image], 'png');
+    }
+    const end = { type: 'completed' as const };
+    await store.markEnded(unrecorded, 'completed', { end });
+    await store.markEnded(recorded, 'completed', { end });
+    await store.markEndRecorded(recorded);
+
+    await state.forget('discord:1');
+    expect(await store.get(running)).toMatchObject({ prompt: '', status: 'running' });
+    // A running job's images are its Retry's; an ended one's go, and the console's link to them.
+    expect(await store.readInputs(running)).toHaveLength(1);
+    expect(await store.get(unrecorded)).toMatchObject({ prompt: '', status: 'completed', end, inputs: [], outputs: [] });
+    expect(await store.keptOutputs(`job-${unrecorded}`)).toBeUndefined();
+    const images = state.store.space<Buffer>(state.spaces.discordImages);
+    expect([await images.get(`${unrecorded}-in-0`), await images.get(`${unrecorded}-out-0`), await images.get(`${running}-in-0`)]).toEqual([undefined, undefined, image]);
+    expect(await store.get(recorded)).toBeUndefined();
+    expect(await store.keptOutputs(`job-${recorded}`)).toBeUndefined();
+    await state.close();
+    const claimed = await new JobRecordStore({ state: await processes.open(), logger: silentLogger() }).claimInterrupted();
+    expect(claimed.map((r) => [r.key, r.prompt, r.end]).sort()).toEqual([[running, '', undefined], [unrecorded, '', end]].sort());
+  });
+});
