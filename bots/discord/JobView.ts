@@ -51,7 +51,6 @@ export class JobView {
   #lastNotice: Words | undefined;
   #finished = false;
   #resultShown = false;
-  #marked = false;
   /** Hand this to `runner.submit`. Never throws: a failed edit is logged, and the next update still comes. */
   readonly sink: UpdateSink = async (update) => {
     try {
@@ -116,11 +115,6 @@ export class JobView {
     await this.#mark(jobEndOf(update));
   }
 
-  /** Whether its record is marked ended (the view's mark went through): its end, once recorded, releases it. */
-  get marked(): boolean {
-    return this.#marked;
-  }
-
   /** Whether `showResult` got the result to Discord (its record's mark may still have failed). */
   get resultShown(): boolean {
     return this.#resultShown;
@@ -152,7 +146,6 @@ export class JobView {
    */
   async #mark(end: JobEnd): Promise<void> {
     await this.#o.store.markEnded(this.#o.header.key, end.type, { end });
-    this.#marked = true;
   }
 
   /** A final message with the images a job finished before it failed or was cancelled (none: the message alone). */
