@@ -1,10 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRecordStore } from '../../bots/discord/JobRecordStore.js';
 import { RequestStore } from '../../bots/slack/RequestStore.js';
-import { openBotState, type BotState } from '../../bots/state/index.js';
+import { openBotState, type BotState, type SpaceDefinition, type StateEntry } from '../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
@@ -12,8 +12,30 @@ const redis = testRedis();
 const MARKER = 'QUIXOTIC';
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
+  vi.restoreAllMocks();
   for (const close of closers.splice(0).reverse()) await close();
 });
+
+/**
+ * Makes the state's scans of `space` yield its records as they are now (`entries`), whatever they become before the
+ * scan's reader writes them: a job that ends, or whose end is recorded, between forget's scan and its write.
+ */
+async function scansSeeNow(state: BotState, space: SpaceDefinition): Promise<void> {
+  const now: StateEntry<unknown>[] = [];
+  for await (const entry of state.store.space(space).entries()) now.push(entry);
+  const real = state.store.space.bind(state.store);
+  vi.spyOn(state.store, 'space').mockImplementation(((definition: SpaceDefinition) => {
+    const actual = real(definition);
+    if (definition !== space) return actual;
+    return new Proxy(actual, {
+      get: (target, name) => {
+        if (name === 'entries') return async function* () { yield* now; };
+        const member: unknown = Reflect.get(target, name, target);
+        return typeof member === 'function' ? member.bind(target) : member;
+      },
+    });
+  }) as typeof state.store.space);
+}
 
 /** One backend; each `open()` is a process on it (the next one's sweep takes what the last one left). */
 async function backendOf(backend: 'file' | 'redis'): Promise<{ open(): Promise<BotState> }> {
@@ -88,5 +110,31 @@ describe.each([
     await state.close();
     const claimed = await new JobRecordStore({ state: await processes.open(), logger: silentLogger() }).claimInterrupted();
     expect(claimed.map((r) => [r.key, r.prompt, r.end]).sort()).toEqual([[running, '', undefined], [unrecorded, '', end]].sort());
+  });
+
+  it.skipIf(skip)('decides what a record keeps from the record as it is when written, not as the scan read it: a job that ended meanwhile loses its images, one whose end was recorded meanwhile goes', async () => {
+    const state = await (await backendOf(backend)).open();
+    const store = new JobRecordStore({ state, logger: silentLogger() });
+    const requester = { platform: 'discord' as const, userId: '1', channelId: '2', scopeId: '3' };
+    const [ending, recording] = [store.newKey(), store.newKey()];
+    const image = Buffer.from(`${MARKER} pixels`);
+    for (const key of [ending, recording]) {
+      await store.add({ key, kind: 'edit', prompt: `make it ${MARKER}`, options: {}, requester, status: 'running', runnerJobId: `job-${key}` }, [{ data: image }]);
+      await store.saveOutputs(key, [image], 'png');
+    }
+    const end = { type: 'completed' as const };
+    await store.markEnded(recording, 'completed', { end });
+    // Forget's scan reads them so: one running, one whose end is still to be recorded.
+    await scansSeeNow(state, state.spaces.discordJobs);
+    // Before it writes them, the one job ends (its end still to be recorded), the other's end is recorded.
+    await store.markEnded(ending, 'completed', { end });
+    await store.markEndRecorded(recording);
+
+    await state.forget('discord:1');
+    expect(await store.get(ending)).toMatchObject({ prompt: '', status: 'completed', end, inputs: [], outputs: [] });
+    const images = state.store.space<Buffer>(state.spaces.discordImages);
+    expect([await images.get(`${ending}-in-0`), await images.get(`${ending}-out-0`)]).toEqual([undefined, undefined]);
+    expect(await store.keptOutputs(`job-${ending}`)).toBeUndefined();
+    expect(await store.get(recording)).toBeUndefined();
   });
 });
