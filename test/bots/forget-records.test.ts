@@ -4,11 +4,16 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRecordStore } from '../../bots/discord/JobRecordStore.js';
 import { RequestStore } from '../../bots/slack/RequestStore.js';
+import type { SlackActor } from '../../bots/slack/SlackJobs.js';
+import { sweepInterrupted } from '../../bots/slack/sweep-interrupted.js';
+import type { AuditPost, AuditPoster, Requester } from '../../bots/runner/index.js';
 import { openBotState, type BotState, type SpaceDefinition, type StateEntry } from '../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../src/internal.js';
+import { useRunnerKit } from '../helpers/runner-harness.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 const redis = testRedis();
+const kit = useRunnerKit();
 const MARKER = 'QUIXOTIC';
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -37,6 +42,12 @@ async function scansSeeNow(state: BotState, space: SpaceDefinition): Promise<voi
   }) as typeof state.store.space);
 }
 
+/** An audit poster keeping what it was asked to post. */
+function recordingPoster(): AuditPoster & { posts: AuditPost[] } {
+  const posts: AuditPost[] = [];
+  return { posts, maxEntries: 10, post: async (post) => (posts.push(post), { messageId: String(posts.length) }), edit: async () => undefined, greet: async () => undefined };
+}
+
 /** One backend; each `open()` is a process on it (the next one's sweep takes what the last one left). */
 async function backendOf(backend: 'file' | 'redis'): Promise<{ open(): Promise<BotState> }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'pictor-forget-records-'));
@@ -60,7 +71,7 @@ describe.each([
   { backend: 'file' as const, skip: undefined },
   { backend: 'redis' as const, skip: redis.skipReason },
 ])('forget, on the $backend backend’s records', ({ backend, skip }) => {
-  it.skipIf(skip)('keeps a Slack request whose end is still to be recorded, without its prompt, for the next sweep to record that end; one recorded goes', async () => {
+  it.skipIf(skip)('keeps a Slack request whose end is still to be recorded, without its prompt, for the next sweep to record that end (its history and audit entries with no prompt); one recorded goes', async () => {
     const processes = await backendOf(backend);
     const state = await processes.open();
     const store = new RequestStore(state);
@@ -75,10 +86,32 @@ describe.each([
     expect(await store.get(running.id)).toMatchObject({ prompt: '', status: 'active' });
     expect(await store.get(unrecorded.id)).toMatchObject({ prompt: '', status: 'ended', end });
     expect(await store.get(recorded.id)).toBeUndefined();
-    // Its process stops before the runner recorded the end: the next one's sweep is handed it (and records it with no prompt).
+    // Its process stops before the runner recorded the end: the next one's sweep is handed it.
     await state.close();
-    const claimed = await new RequestStore(await processes.open()).claimInterrupted();
+    const next = await processes.open();
+    const nextStore = new RequestStore(next);
+    const claimed = await nextStore.claimInterrupted();
     expect(claimed.map((r) => [r.id, r.prompt, r.end]).sort()).toEqual([[running.id, '', undefined], [unrecorded.id, '', end]].sort());
+
+    // That sweep records the end, in the member's history and the audit channel, with the prompt the request has: none.
+    const { runner } = await kit.runner({ history: next, auditBatchMs: 60_000 });
+    const poster = recordingPoster();
+    runner.audit.setPoster('slack', poster);
+    const requesterOf = (actor: SlackActor): Requester => ({ platform: 'slack', userId: actor.userId, channelId: actor.channelId, scopeId: actor.teamId });
+    await runner.policy.set({ ...requesterOf({ userId: 'U0ADMIN', teamId: 'T1', channelId: 'C1' }), isAdmin: true }, 'auditChannel', { channelId: 'C-audit' });
+    const recordings: Promise<void>[] = [];
+    const swept = claimed.find((r) => r.id === unrecorded.id)!;
+    const noClient = async () => undefined;
+    await sweepInterrupted({ clientFor: noClient, writer: {} as never, store: nextStore, logger: silentLogger(), request: swept, runner, requester: requesterOf, track: (recording) => void recordings.push(recording) });
+    // The stop posts what waits for the audit channel; the recording resolves once it was posted.
+    await runner.shutdown({ graceMs: 0 });
+    await Promise.all(recordings);
+    const history: unknown[] = [];
+    for await (const { value } of next.store.space(next.spaces.history).entries()) history.push(value);
+    expect(history).toMatchObject([[{ key: unrecorded.id, status: 'failed' }]]);
+    expect(poster.posts.flatMap((post) => post.entries)).toMatchObject([{ type: 'job', userId: 'U1', status: 'failed:server_error', prompt: '' }]);
+    expect(JSON.stringify([history, poster.posts])).not.toContain(MARKER);
+    expect(await nextStore.get(unrecorded.id)).toMatchObject({ status: 'ended', endRecorded: true });
   });
 
   it.skipIf(skip)('keeps a Discord record whose end is still to be recorded, without its prompt nor its images, for the next sweep to record that end; one recorded goes', async () => {
