@@ -2,14 +2,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PermissionFlagsBits } from 'discord.js';
 import { JobRecordStore } from '../../bots/discord/JobRecordStore.js';
 import { RequestStore } from '../../bots/slack/RequestStore.js';
 import type { SlackActor } from '../../bots/slack/SlackJobs.js';
 import { sweepInterrupted } from '../../bots/slack/sweep-interrupted.js';
-import type { AuditPost, AuditPoster, Requester } from '../../bots/runner/index.js';
+import { JobRunner, type AuditPost, type AuditPoster, type Requester } from '../../bots/runner/index.js';
 import { openBotState, type BotState, type SpaceDefinition, type StateEntry } from '../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../src/internal.js';
 import { useRunnerKit } from '../helpers/runner-harness.js';
+import { snowflake } from '../fakes/discord/snowflake.js';
+import { answerOf, DiscordHarness } from './discord/harness.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 const redis = testRedis();
@@ -169,5 +172,40 @@ describe.each([
     expect([await images.get(`${ending}-in-0`), await images.get(`${ending}-out-0`)]).toEqual([undefined, undefined]);
     expect(await store.keptOutputs(`job-${ending}`)).toBeUndefined();
     expect(await store.get(recording)).toBeUndefined();
+  });
+});
+
+describe('forget, then a crash before a Discord job’s shown end was recorded', () => {
+  let h: DiscordHarness | undefined;
+  let unhang: (() => void) | undefined;
+  afterEach(async () => {
+    unhang?.();
+    await h?.close();
+    h = undefined;
+  });
+
+  it('has the next start’s sweep record that end, in the member’s history and the audit channel, with no prompt', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const harness = h;
+    const audit = snowflake();
+    const permissions = String(PermissionFlagsBits.ManageGuild);
+    await answerOf(harness, harness.discord.slashCommand('imagine-admin audit', { channel: { channel: { id: audit, name: 'audit' } } }, { permissions }));
+    // The process dies while its runner records the job's end: that record never resolves.
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+    const ix = harness.discord.slashCommand('imagine', { prompt: `a ${MARKER} lighthouse` });
+    await harness.finalReply(ix);
+    await harness.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the runner recording the job’s end');
+    await harness.state.forget(`discord:${ix.user.id}`);
+    await harness.restart({ crash: true });
+
+    await harness.discord.waitFor(() => harness.logger.entries.find((e) => e.msg === 'recorded the end of a job the last stop left unrecorded'), 'the sweep');
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: harness.discord.guildId };
+    const history = await harness.runner.history!.mine(requester);
+    expect(history).toMatchObject([{ status: 'completed' }]);
+    // The stop posts what waits for the audit channel.
+    await harness.runner.shutdown({ graceMs: 0 });
+    const posted = harness.discord.channelMessages(audit).flatMap((m) => m.embeds.map((e) => String(e.description)));
+    expect(posted.filter((text) => text.includes(`<@${ix.user.id}>`))).toHaveLength(1);
+    expect(JSON.stringify([history, posted])).not.toContain(MARKER);
   });
 });
