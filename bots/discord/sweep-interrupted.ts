@@ -10,7 +10,7 @@ import { jobLinkOf } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
 import { headerOf, renderInterrupted, renderResultGone, type JobHeader } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
-import type { JobEnd } from '../runner/job-history.js';
+import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 
 /** How long the images of a Discord job are kept (the images space's TTL). */
 const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
@@ -131,8 +131,8 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     }
   }
   // Made and charged, whatever could be shown of it: completed, as the live path records a result it could not show.
-  // Its facts when they were kept (a record of an older version kept none).
-  const end = { type: 'completed' as const, size: record.result?.size, quality: record.result?.quality, cost: record.result?.cost };
+  // Its facts when they were kept (a record of an older version kept none): only those JobEnd names, as the live view's.
+  const end = jobEndOf({ type: 'completed', ...record.result });
   // Ended either way (a Retry would charge again): its end already recorded (by the live runner), released at once.
   if (record.endRecorded === true) {
     await ctx.store.markEnded(record.key, 'completed').catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended'));

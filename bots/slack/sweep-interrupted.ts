@@ -4,7 +4,7 @@ import type { ChannelWriter } from './ChannelWriter.js';
 import { DEFAULT_LOCALE, type JobRunner, type Requester } from '../runner/index.js';
 import { renderJobMessage } from './render-job.js';
 import { endToRecord, type RequestStore, type SavedRequest } from './RequestStore.js';
-import type { JobEnd } from '../runner/job-history.js';
+import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 import type { SlackActor } from './SlackJobs.js';
 import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
 import { slackErrorCode } from './slack-error-code.js';
@@ -58,15 +58,10 @@ export async function sweepInterrupted(input: {
   // a stop or a failed mark between the two leaves the request held for the next sweep, whose record of it again
   // changes nothing (the history merges by the job's key, the audit channel enters it once). An end that could not be
   // recorded (its history entry not written) leaves the request as it is, held here, for the next start's sweep.
-  const end = shownEnd ?? (finished && request.endRecorded !== true ? completedEnd(finished) : undefined);
+  const end = shownEnd ?? (finished && request.endRecorded !== true ? jobEndOf({ type: 'completed', ...finished }) : undefined);
   if (end) input.track(recordThenMark(input, request, end));
   else await markSwept(store, logger, request, { status: 'ended' });
   return updated;
-}
-
-/** A finished job's end, as the runner records it: completed, with its cost. */
-function completedEnd({ size, quality, cost }: NonNullable<SavedRequest['result']>): JobEnd {
-  return { type: 'completed', size, quality, cost };
 }
 
 /**

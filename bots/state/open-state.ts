@@ -88,17 +88,18 @@ async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: strin
   if (records) {
     // A running job's record stays (its buttons and its sweep need it), without its prompt; so does an ended one whose
     // end is still to be recorded, without its images too: the sweep records that end (the audit channel enters every
-    // ended job), with the prompt the record then has — none. Any other goes.
+    // ended job), with the prompt the record then has — none. Any other goes. Which, is decided on the record as it is
+    // when it is written (a job may end, or its end be recorded, after the scan read it).
     const space = store.space<MemberRecord>(records);
     for await (const { key, value } of space.entries()) {
       if ((value.requester?.userId ?? value.userId) !== id) continue;
-      const running = isRunning(value);
-      if (running) await space.update(key, (r) => r && { ...r, prompt: '' });
-      else if (hasEndToRecord(value)) await space.update(key, (r) => r && { ...r, prompt: '', ...(r.inputs && { inputs: [] }), ...(r.outputs && { outputs: [] }) });
-      else await space.delete(key);
-      // Its kept images go (a running job's are its Retry's), and the console's link to them.
-      if (!running) for (const { file } of [...(value.inputs ?? []), ...(value.outputs ?? [])]) await store.space(spaces.discordImages).delete(file);
-      if (!running && value.runnerJobId) await store.space(spaces.discordJobOutputs).delete(value.runnerJobId);
+      const { before } = await space.update(key, (r) =>
+        r && (isRunning(r) ? { ...r, prompt: '' } : hasEndToRecord(r) ? { ...r, prompt: '', ...(r.inputs && { inputs: [] }), ...(r.outputs && { outputs: [] }) } : undefined),
+      );
+      // An ended one's kept images go (a running job's are its Retry's), and the console's link to them.
+      if (!before || isRunning(before)) continue;
+      for (const { file } of [...(before.inputs ?? []), ...(before.outputs ?? [])]) await store.space(spaces.discordImages).delete(file);
+      if (before.runnerJobId) await store.space(spaces.discordJobOutputs).delete(before.runnerJobId);
     }
   }
   if (platform === 'discord') await store.space(spaces.discordDrafts).delete(id);

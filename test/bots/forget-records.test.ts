@@ -1,19 +1,55 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PermissionFlagsBits } from 'discord.js';
 import { JobRecordStore } from '../../bots/discord/JobRecordStore.js';
 import { RequestStore } from '../../bots/slack/RequestStore.js';
-import { openBotState, type BotState } from '../../bots/state/index.js';
+import type { SlackActor } from '../../bots/slack/SlackJobs.js';
+import { sweepInterrupted } from '../../bots/slack/sweep-interrupted.js';
+import { JobRunner, type AuditPost, type AuditPoster, type Requester } from '../../bots/runner/index.js';
+import { openBotState, type BotState, type SpaceDefinition, type StateEntry } from '../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../src/internal.js';
+import { useRunnerKit } from '../helpers/runner-harness.js';
+import { snowflake } from '../fakes/discord/snowflake.js';
+import { answerOf, DiscordHarness } from './discord/harness.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 const redis = testRedis();
+const kit = useRunnerKit();
 const MARKER = 'QUIXOTIC';
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
+  vi.restoreAllMocks();
   for (const close of closers.splice(0).reverse()) await close();
 });
+
+/**
+ * Makes the state's scans of `space` yield its records as they are now (`entries`), whatever they become before the
+ * scan's reader writes them: a job that ends, or whose end is recorded, between forget's scan and its write.
+ */
+async function scansSeeNow(state: BotState, space: SpaceDefinition): Promise<void> {
+  const now: StateEntry<unknown>[] = [];
+  for await (const entry of state.store.space(space).entries()) now.push(entry);
+  const real = state.store.space.bind(state.store);
+  vi.spyOn(state.store, 'space').mockImplementation(((definition: SpaceDefinition) => {
+    const actual = real(definition);
+    if (definition !== space) return actual;
+    return new Proxy(actual, {
+      get: (target, name) => {
+        if (name === 'entries') return async function* () { yield* now; };
+        const member: unknown = Reflect.get(target, name, target);
+        return typeof member === 'function' ? member.bind(target) : member;
+      },
+    });
+  }) as typeof state.store.space);
+}
+
+/** An audit poster keeping what it was asked to post. */
+function recordingPoster(): AuditPoster & { posts: AuditPost[] } {
+  const posts: AuditPost[] = [];
+  return { posts, maxEntries: 10, post: async (post) => (posts.push(post), { messageId: String(posts.length) }), edit: async () => undefined, greet: async () => undefined };
+}
 
 /** One backend; each `open()` is a process on it (the next one's sweep takes what the last one left). */
 async function backendOf(backend: 'file' | 'redis'): Promise<{ open(): Promise<BotState> }> {
@@ -38,7 +74,7 @@ describe.each([
   { backend: 'file' as const, skip: undefined },
   { backend: 'redis' as const, skip: redis.skipReason },
 ])('forget, on the $backend backend’s records', ({ backend, skip }) => {
-  it.skipIf(skip)('keeps a Slack request whose end is still to be recorded, without its prompt, for the next sweep to record that end; one recorded goes', async () => {
+  it.skipIf(skip)('keeps a Slack request whose end is still to be recorded, without its prompt, for the next sweep to record that end (its history and audit entries with no prompt); one recorded goes', async () => {
     const processes = await backendOf(backend);
     const state = await processes.open();
     const store = new RequestStore(state);
@@ -53,10 +89,32 @@ describe.each([
     expect(await store.get(running.id)).toMatchObject({ prompt: '', status: 'active' });
     expect(await store.get(unrecorded.id)).toMatchObject({ prompt: '', status: 'ended', end });
     expect(await store.get(recorded.id)).toBeUndefined();
-    // Its process stops before the runner recorded the end: the next one's sweep is handed it (and records it with no prompt).
+    // Its process stops before the runner recorded the end: the next one's sweep is handed it.
     await state.close();
-    const claimed = await new RequestStore(await processes.open()).claimInterrupted();
+    const next = await processes.open();
+    const nextStore = new RequestStore(next);
+    const claimed = await nextStore.claimInterrupted();
     expect(claimed.map((r) => [r.id, r.prompt, r.end]).sort()).toEqual([[running.id, '', undefined], [unrecorded.id, '', end]].sort());
+
+    // That sweep records the end, in the member's history and the audit channel, with the prompt the request has: none.
+    const { runner } = await kit.runner({ history: next, auditBatchMs: 60_000 });
+    const poster = recordingPoster();
+    runner.audit.setPoster('slack', poster);
+    const requesterOf = (actor: SlackActor): Requester => ({ platform: 'slack', userId: actor.userId, channelId: actor.channelId, scopeId: actor.teamId });
+    await runner.policy.set({ ...requesterOf({ userId: 'U0ADMIN', teamId: 'T1', channelId: 'C1' }), isAdmin: true }, 'auditChannel', { channelId: 'C-audit' });
+    const recordings: Promise<void>[] = [];
+    const swept = claimed.find((r) => r.id === unrecorded.id)!;
+    const noClient = async () => undefined;
+    await sweepInterrupted({ clientFor: noClient, writer: {} as never, store: nextStore, logger: silentLogger(), request: swept, runner, requester: requesterOf, track: (recording) => void recordings.push(recording) });
+    // The stop posts what waits for the audit channel; the recording resolves once it was posted.
+    await runner.shutdown({ graceMs: 0 });
+    await Promise.all(recordings);
+    const history: unknown[] = [];
+    for await (const { value } of next.store.space(next.spaces.history).entries()) history.push(value);
+    expect(history).toMatchObject([[{ key: unrecorded.id, status: 'failed' }]]);
+    expect(poster.posts.flatMap((post) => post.entries)).toMatchObject([{ type: 'job', userId: 'U1', status: 'failed:server_error', prompt: '' }]);
+    expect(JSON.stringify([history, poster.posts])).not.toContain(MARKER);
+    expect(await nextStore.get(unrecorded.id)).toMatchObject({ status: 'ended', endRecorded: true });
   });
 
   it.skipIf(skip)('keeps a Discord record whose end is still to be recorded, without its prompt nor its images, for the next sweep to record that end; one recorded goes', async () => {
@@ -88,5 +146,66 @@ describe.each([
     await state.close();
     const claimed = await new JobRecordStore({ state: await processes.open(), logger: silentLogger() }).claimInterrupted();
     expect(claimed.map((r) => [r.key, r.prompt, r.end]).sort()).toEqual([[running, '', undefined], [unrecorded, '', end]].sort());
+  });
+
+  it.skipIf(skip)('decides what a record keeps from the record as it is when written, not as the scan read it: a job that ended meanwhile loses its images, one whose end was recorded meanwhile goes', async () => {
+    const state = await (await backendOf(backend)).open();
+    const store = new JobRecordStore({ state, logger: silentLogger() });
+    const requester = { platform: 'discord' as const, userId: '1', channelId: '2', scopeId: '3' };
+    const [ending, recording] = [store.newKey(), store.newKey()];
+    const image = Buffer.from(`${MARKER} pixels`);
+    for (const key of [ending, recording]) {
+      await store.add({ key, kind: 'edit', prompt: `make it ${MARKER}`, options: {}, requester, status: 'running', runnerJobId: `job-${key}` }, [{ data: image }]);
+      await store.saveOutputs(key, [image], 'png');
+    }
+    const end = { type: 'completed' as const };
+    await store.markEnded(recording, 'completed', { end });
+    // Forget's scan reads them so: one running, one whose end is still to be recorded.
+    await scansSeeNow(state, state.spaces.discordJobs);
+    // Before it writes them, the one job ends (its end still to be recorded), the other's end is recorded.
+    await store.markEnded(ending, 'completed', { end });
+    await store.markEndRecorded(recording);
+
+    await state.forget('discord:1');
+    expect(await store.get(ending)).toMatchObject({ prompt: '', status: 'completed', end, inputs: [], outputs: [] });
+    const images = state.store.space<Buffer>(state.spaces.discordImages);
+    expect([await images.get(`${ending}-in-0`), await images.get(`${ending}-out-0`)]).toEqual([undefined, undefined]);
+    expect(await store.keptOutputs(`job-${ending}`)).toBeUndefined();
+    expect(await store.get(recording)).toBeUndefined();
+  });
+});
+
+describe('forget, then a crash before a Discord job’s shown end was recorded', () => {
+  let h: DiscordHarness | undefined;
+  let unhang: (() => void) | undefined;
+  afterEach(async () => {
+    unhang?.();
+    await h?.close();
+    h = undefined;
+  });
+
+  it('has the next start’s sweep record that end, in the member’s history and the audit channel, with no prompt', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const harness = h;
+    const audit = snowflake();
+    const permissions = String(PermissionFlagsBits.ManageGuild);
+    await answerOf(harness, harness.discord.slashCommand('imagine-admin audit', { channel: { channel: { id: audit, name: 'audit' } } }, { permissions }));
+    // The process dies while its runner records the job's end: that record never resolves.
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+    const ix = harness.discord.slashCommand('imagine', { prompt: `a ${MARKER} lighthouse` });
+    await harness.finalReply(ix);
+    await harness.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the runner recording the job’s end');
+    await harness.state.forget(`discord:${ix.user.id}`);
+    await harness.restart({ crash: true });
+
+    await harness.discord.waitFor(() => harness.logger.entries.find((e) => e.msg === 'recorded the end of a job the last stop left unrecorded'), 'the sweep');
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: harness.discord.guildId };
+    const history = await harness.runner.history!.mine(requester);
+    expect(history).toMatchObject([{ status: 'completed' }]);
+    // The stop posts what waits for the audit channel.
+    await harness.runner.shutdown({ graceMs: 0 });
+    const posted = harness.discord.channelMessages(audit).flatMap((m) => m.embeds.map((e) => String(e.description)));
+    expect(posted.filter((text) => text.includes(`<@${ix.user.id}>`))).toHaveLength(1);
+    expect(JSON.stringify([history, posted])).not.toContain(MARKER);
   });
 });

@@ -204,6 +204,16 @@ describe('the sweep of jobs the last process left', () => {
     for await (const { value } of records.entries()) expect(value.reply).toBeUndefined();
   });
 
+  it('marks a swept result ended with only the facts of its end the runner records (its total cost, not the price of each image)', async () => {
+    await resultOnItsWay({ prompt: 'a paid image whose end is kept small', size: '1024x1024', quality: 'low' });
+    const update = vi.spyOn(JobRecordStore.prototype, 'update');
+    await h.restart({ crash: true });
+
+    await sweptEndRecorded(h);
+    const [[, patch]] = update.mock.calls as [[string, { end?: unknown }]];
+    expect(patch.end).toStrictEqual({ type: 'completed', size: '1024x1024', quality: 'low', cost: { totalUsd: expect.any(Number) } });
+  });
+
   it('shows, without recording it again, the result of a job whose end the runner recorded before the process stopped (its record marked so): one history entry, one audit post', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const audit = await chooseAuditChannel(h);

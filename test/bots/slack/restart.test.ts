@@ -189,6 +189,8 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     await after.close({ fake: true });
     open.splice(open.indexOf(after), 1);
     expect(recorded).toHaveBeenCalledTimes(1);
+    // Only the facts of its end the runner records: its total cost, not the price of each image.
+    expect(recorded.mock.calls[0]![2]).toStrictEqual({ type: 'completed', size: expect.any(String), quality: 'low', cost: { totalUsd: expect.any(Number) } });
     expect(auditEntries(after, 'a lantern in a storm')).toHaveLength(1);
     await fake.close();
   });
