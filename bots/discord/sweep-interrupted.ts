@@ -57,10 +57,13 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
     // result reached Discord: a Retry would charge again, even when no image could be kept (every write failed).
     if (record.result !== undefined || record.outputs.length > 0) {
       // Older than its images can be kept: most likely shown long ago by a process that could not mark it ended, and
-      // anything said now (its result again, or "no longer kept") would come out of the blue — it is only marked.
+      // anything said now (its result again, or "no longer kept") would come out of the blue — nothing is said. Made and
+      // charged all the same: its end is recorded as the kept result's is (marked ended with it, recorded, released).
       if (Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
-        await ctx.store.markEnded(record.key, 'completed');
+        const old = jobEndOf({ type: 'completed', ...record.result });
+        await ctx.store.markEnded(record.key, 'completed', record.endRecorded === true ? {} : { end: old });
         ctx.logger.info({ jobKey: record.key }, 'marked ended, saying nothing, a job older than its kept images that the last stop left with its result');
+        if (record.endRecorded !== true) ctx.track(recordShownEnd(ctx, record, old, undefined));
         continue;
       }
       await showKeptResult(ctx, record, header, target);

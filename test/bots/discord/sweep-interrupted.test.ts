@@ -421,7 +421,7 @@ describe('the sweep of jobs the last process left', () => {
     });
   });
 
-  it('says nothing of a job with a kept result that is older than its images can be kept (most likely shown, its record never marked ended), and marks it ended', async () => {
+  it('says nothing of a job with a kept result that is older than its images can be kept (most likely shown, its record never marked ended), marks it ended, and records its end (made and charged)', async () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image shown long ago' });
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;
@@ -439,6 +439,10 @@ describe('the sweep of jobs the last process left', () => {
     expect((await after.get(jobKey))?.status).toBe('completed');
     expect(h.discord.original(ix)!.content).toBe(before);
     expect(h.discord.messages.size).toBe(messages);
+    await sweptEndRecorded(h);
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    expect(await h.runner.history!.mine(requester)).toMatchObject([{ prompt: 'a paid image shown long ago', status: 'completed' }]);
+    expect(await after.get(jobKey)).toMatchObject({ status: 'completed', endRecorded: true });
   });
 
   it('shows a private job’s result in its ephemeral reply (a PATCH through its token), with nothing in the channel or the member’s DMs, while the token lives', async () => {
