@@ -136,24 +136,28 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
   const records = main.records ?? backup.records ?? [];
   // Jobs left pending or running are held by a process that is gone: the sweep marks them interrupted.
   const legacy = new FileStateStore({ dataDir: o.dataDir, owner: LEGACY_HOLDER });
-  for (const record of records.filter((r) => STATE_KEY_PATTERN.test(r?.key ?? '')).sort((a, b) => a.createdAt - b.createdAt)) {
-    o.signal?.throwIfAborted();
-    const keep = async (img: OldJobRecord['inputs'][number]) => {
-      const read = await readFile(join(discord, 'images', record.key, img.file)).catch(() => undefined);
-      // The kept images space takes what a job keeps now (its bytes as they are, none over the bound).
-      const data = read && read.length > 0 && read.length <= o.spaces.discordImages.maxValueBytes ? read : undefined;
-      const file = `${record.key}-${img.file.replace(/\..*$/, '')}`;
-      if (data) await o.store.space<Buffer>(o.spaces.discordImages).put(file, data);
-      return data ? [{ ...img, file }] : [];
-    };
-    const inputs = (await Promise.all(record.inputs.map(keep))).flat();
-    const outputs = (await Promise.all(record.outputs.map(keep))).flat();
-    const running = record.status === 'pending' || record.status === 'running';
-    await legacy.space(o.spaces.discordJobs).put(record.key, { ...record, inputs, outputs }, { hold: running });
-    if (record.status === 'draft') await o.store.space<unknown[]>(o.spaces.discordDrafts).update(record.requester.userId, (own = []) => [...own, { key: record.key, createdAt: record.createdAt }]);
-    count('Discord jobs');
+  // Closed whatever happens (a failed write): its prune timer must not outlive the start.
+  try {
+    for (const record of records.filter((r) => STATE_KEY_PATTERN.test(r?.key ?? '')).sort((a, b) => a.createdAt - b.createdAt)) {
+      o.signal?.throwIfAborted();
+      const keep = async (img: OldJobRecord['inputs'][number]) => {
+        const read = await readFile(join(discord, 'images', record.key, img.file)).catch(() => undefined);
+        // The kept images space takes what a job keeps now (its bytes as they are, none over the bound).
+        const data = read && read.length > 0 && read.length <= o.spaces.discordImages.maxValueBytes ? read : undefined;
+        const file = `${record.key}-${img.file.replace(/\..*$/, '')}`;
+        if (data) await o.store.space<Buffer>(o.spaces.discordImages).put(file, data);
+        return data ? [{ ...img, file }] : [];
+      };
+      const inputs = (await Promise.all(record.inputs.map(keep))).flat();
+      const outputs = (await Promise.all(record.outputs.map(keep))).flat();
+      const running = record.status === 'pending' || record.status === 'running';
+      await legacy.space(o.spaces.discordJobs).put(record.key, { ...record, inputs, outputs }, { hold: running });
+      if (record.status === 'draft') await o.store.space<unknown[]>(o.spaces.discordDrafts).update(record.requester.userId, (own = []) => [...own, { key: record.key, createdAt: record.createdAt }]);
+      count('Discord jobs');
+    }
+  } finally {
+    await legacy.close();
   }
-  await legacy.close();
   // Every copy of the old store goes: it held the prompts.
   for (const name of (await readdir(discord).catch(() => [])).filter((n) => n.startsWith('jobs.json'))) await rm(join(discord, name), { force: true });
   await rm(join(discord, 'images'), { recursive: true, force: true });
