@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -63,5 +63,14 @@ describe('what the audit channel keeps of the job ends it posted', () => {
       await redis.stop();
       await rm(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('what docs/shared-limits.md says the bots’ state may keep', () => {
+  it('is the bound the spaces add up to: the kept images plus the MiB the page names', async () => {
+    const page = await readFile(join(import.meta.dirname, '../../../docs/shared-limits.md'), 'utf8');
+    const said = Number(/`PICTOR_KEPT_IMAGES_MB` \(256 MiB by default\) plus (\d+) MiB/.exec(page)?.[1]);
+    const spaces = botSpaces();
+    expect(said).toBe(Math.round((stateBytesBound(spaces) - spaces.discordImages.maxBytes) / 2 ** 20));
   });
 });
