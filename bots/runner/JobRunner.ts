@@ -24,6 +24,7 @@ import {
 import { JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
 import { checkUntil, waitWithin } from '../time-left.js';
+import { InFlight } from '../in-flight.js';
 import { describeFailure } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
@@ -184,7 +185,7 @@ export class JobRunner {
    * final update is shown, with the surface's mark after it: `shutdown` waits for them, then posts what waits for the
    * audit channels.
    */
-  readonly #recording = new Set<Promise<void>>();
+  readonly #recording = new InFlight();
   /** Set by `drain`: new jobs are refused (`restarting`) while the ones taken run to their end. */
   #draining = false;
   /** The caps of each server/workspace (the operator's with what its chat admins set), and the usage summaries. */
@@ -533,17 +534,16 @@ export class JobRunner {
     const linkOnce = () => (asked ??= Promise.resolve().then(() => link?.()).catch(() => undefined));
     const { key, seenBy = job.private ? 'member' : 'everyone', ...described } = job;
     const kept = this.history && key !== undefined ? this.history.recordEnd(requester, { key, ...described, seenBy }, final, linkOnce()) : Promise.resolve();
-    // The audit channel's readers are the admins: a link to a message only the member can open leads them nowhere.
-    const entry = linkOnce()
-      .then((url) => this.audit.jobEnded(requester, { key, ...described }, final, seenBy === 'everyone' ? url : undefined))
+    // The audit channel's readers are the admins: a link to a message only the member can open leads them nowhere (not asked for them).
+    const entry = (seenBy === 'everyone' ? linkOnce() : Promise.resolve(undefined))
+      .then((url) => this.audit.jobEnded(requester, { key, ...described }, final, url))
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a job for the audit channel'));
     return this.#whileRecording(Promise.all([kept, entry]).then(() => undefined));
   }
 
   /** An end being recorded, which `shutdown` waits for until it settled. */
   #whileRecording(recording: Promise<void>): Promise<void> {
-    this.#recording.add(recording);
-    void recording.finally(() => this.#recording.delete(recording)).catch(() => undefined);
+    this.#recording.track(recording);
     return recording;
   }
 
@@ -644,8 +644,8 @@ export class JobRunner {
     // An ended job is kept in the history once its final update is shown: nothing is written after the runner is down.
     // What waits for the audit channels is posted now, and the entries of the jobs that just ended as they come, in the
     // same few seconds: each end's record resolves once its entry is posted, then the surface marks it.
-    const recorded = Promise.allSettled([...this.#recording, this.audit.flush()]);
-    await raceTimeout(Promise.allSettled([this.history?.settled(), recorded]), upTo(SHUTDOWN_DRAIN_MS));
+    // Every history write is part of an end being recorded; one begun while this waits is waited for too.
+    await raceTimeout(Promise.allSettled([this.#recording.settled(), this.audit.flush()]), upTo(SHUTDOWN_DRAIN_MS));
     // An audit channel slower than those seconds (the platforms pace a channel's posts) keeps the rest: said, not silently lost.
     if (this.audit.waiting > 0) this.#logger.warn({ entries: this.audit.waiting }, 'audit entries were not posted before the bot stopped');
     this.#logger.info({ jobs: active.length }, 'job runner shut down');
