@@ -36,10 +36,12 @@ export type HistoryEntry = z.output<typeof HistoryEntrySchema>;
  * quality and cost, when known: a record of an older version swept after a restart kept none), failed (its code) or
  * cancelled. A final update is one; a sweep passes the facts it kept, not an update made up around them.
  */
-export type JobEnd =
-  | { type: 'completed'; size?: string | undefined; quality?: string | undefined; cost?: { totalUsd: number } | undefined }
-  | { type: 'failed'; code: string }
-  | { type: 'cancelled' };
+export const JobEndSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('completed'), size: z.string().optional(), quality: z.string().optional(), cost: z.object({ totalUsd: z.number() }).optional() }),
+  z.object({ type: z.literal('failed'), code: z.string() }),
+  z.object({ type: z.literal('cancelled') }),
+]);
+export type JobEnd = z.output<typeof JobEndSchema>;
 
 /**
  * The end to record of a job's final update: only the facts `JobEnd` names — never its images, usage or anything else

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { BotState, Space } from '../state/index.js';
-import type { JobEnd } from '../runner/job-history.js';
+import { JobEndSchema, type JobEnd } from '../runner/job-history.js';
 import { BACKGROUNDS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
 
 const JobOptionsSchema = z.object({
@@ -26,13 +26,6 @@ const ResultSchema = z.object({
   images: z.number(),
   where: z.enum(['channel', 'thread', 'dm']).optional(),
 });
-
-/** A job's end as the runner records it (`JobEnd`), kept with a request its message shows ended until it is recorded. */
-const JobEndSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('completed'), size: z.string().optional(), quality: z.string().optional(), cost: z.object({ totalUsd: z.number() }).optional() }),
-  z.object({ type: z.literal('failed'), code: z.string() }),
-  z.object({ type: z.literal('cancelled') }),
-]);
 
 /**
  * What a Reroll or Edit button needs after a restart: the request, where its
