@@ -1,7 +1,11 @@
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** A load balancer that retries: each POST goes to `first` (its answer goes back) and, at once, to `second` (its status is kept). */
+/**
+ * A load balancer that retries: each POST goes to `first` (its answer goes back) and, once `first` has answered its
+ * status, to `second` (its status is kept). Sent at once, `second` could take the interaction before `first` and the
+ * answer Discord gets would be `first`'s 409: a retry comes after the first try, never before.
+ */
 export async function deliveringToBoth(first: string, second: string): Promise<{ url: string; secondStatus: Promise<number>; close(): Promise<void> }> {
   let settle!: (status: number) => void;
   const secondStatus = new Promise<number>((resolve) => (settle = resolve));
@@ -11,18 +15,24 @@ export async function deliveringToBoth(first: string, second: string): Promise<{
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const headers = { ...req.headers, 'content-length': String(body.length) };
+      const retry = () => {
+        const again = request(second, { method: req.method, headers }, (answer) => {
+          answer.resume();
+          settle(answer.statusCode ?? 0);
+        });
+        again.on('error', () => settle(0));
+        again.end(body);
+      };
       const there = request(first, { method: req.method, headers }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
+        retry();
       });
-      there.on('error', () => res.writeHead(502).end());
+      there.on('error', () => {
+        res.writeHead(502).end();
+        retry();
+      });
       there.end(body);
-      const again = request(second, { method: req.method, headers }, (answer) => {
-        answer.resume();
-        settle(answer.statusCode ?? 0);
-      });
-      again.on('error', () => settle(0));
-      again.end(body);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
