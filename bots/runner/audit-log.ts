@@ -3,7 +3,7 @@ import { DEFAULTS, type LoggerLike } from 'pictor';
 import { isSpendRefusalCode } from 'pictor/internal';
 import { digestKeyOf, type Space } from '../state/index.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import type { JobEnd } from './job-history.js';
+import { endFactsOf, type JobEnd } from './job-history.js';
 import { scopeKeyOf } from './member-keys.js';
 import { isDmScope, POLICY_REFUSAL_CODES, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
 
@@ -217,10 +217,8 @@ export class AuditLog {
       kind: job.kind,
       prompt: cut(job.prompt),
       n: job.options.n ?? DEFAULTS.n,
-      size: (final.type === 'completed' && final.size) || job.options.size,
-      quality: (final.type === 'completed' && final.quality) || job.options.quality,
+      ...endFactsOf(final, job.options),
       status: final.type === 'failed' ? `failed:${final.code}` : final.type,
-      ...(final.type === 'completed' && final.cost && { costUsd: final.cost.totalUsd }),
       ...(job.private && { private: true }),
       ...(link && { link }),
       at: this.#now(),

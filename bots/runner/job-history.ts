@@ -58,6 +58,20 @@ export function jobEndOf(final: JobEnd): JobEnd {
   }
 }
 
+/**
+ * What the history and the audit channel say of an ended job's size, quality and cost: a completed end's own size and
+ * quality, else those the job asked for (a failed or cancelled job, a record swept from an older version); its cost only
+ * when it completed and the cost is known.
+ */
+export function endFactsOf(final: JobEnd, options: Pick<JobOptions, 'size' | 'quality'>): { size: string | undefined; quality: string | undefined; costUsd?: number } {
+  const completed = final.type === 'completed' ? final : undefined;
+  return {
+    size: completed?.size || options.size,
+    quality: completed?.quality || options.quality,
+    ...(completed?.cost && { costUsd: completed.cost.totalUsd }),
+  };
+}
+
 /** Jobs a member is shown of their own history (an admin twice as many of the server's/workspace's); what is kept is `HISTORY_BOUNDS`. */
 const SHOWN = 10;
 
@@ -110,10 +124,8 @@ export class JobHistory {
           kind: job.kind,
           prompt: job.prompt,
           n: job.options.n ?? DEFAULTS.n,
-          size: (final.type === 'completed' && final.size) || job.options.size,
-          quality: (final.type === 'completed' && final.quality) || job.options.quality,
+          ...endFactsOf(final, job.options),
           status: final.type,
-          ...(final.type === 'completed' && final.cost && { costUsd: final.cost.totalUsd }),
           ...(url && { link: url, ...(job.seenBy === 'member' && { memberLink: true }) }),
           ...(job.private && { private: true }),
         }),
