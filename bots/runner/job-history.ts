@@ -140,11 +140,6 @@ export class JobHistory {
     while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
   }
 
-  /** Keeps one ended job; a failure to keep it is logged, never shown to the member (the job itself is done). */
-  async record(requester: Requester, entry: Omit<HistoryEntry, 'scopeKey' | 'userId' | 'channelId' | 'at'>): Promise<void> {
-    await this.#keep(requester, entry).catch(() => undefined);
-  }
-
   /** Keeps one ended job; a failure is logged, then thrown. */
   async #keep(requester: Requester, entry: Omit<HistoryEntry, 'scopeKey' | 'userId' | 'channelId' | 'at'>): Promise<void> {
     const full: HistoryEntry = { ...entry, scopeKey: scopeKeyOf(requester), userId: requester.userId, channelId: requester.channelId, at: this.#now() };
