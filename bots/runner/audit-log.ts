@@ -205,12 +205,12 @@ export class AuditLog {
    */
   jobEnded(
     requester: Requester,
-    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean },
+    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; erased?: boolean | undefined },
     final: JobEnd,
     link?: string,
   ): Promise<void> {
     const once = job.key === undefined ? undefined : digestKeyOf(`ended:${scopeKeyOf(requester)}:${job.key}`);
-    return this.#add(requester, {
+    const entry: AuditEntry = {
       type: 'job',
       userId: requester.userId,
       channelId: requester.channelId,
@@ -222,7 +222,9 @@ export class AuditLog {
       ...(job.private && { private: true }),
       ...(link && { link }),
       at: this.#now(),
-    }, once);
+    };
+    // Its member erased their prompts while it ran: the entry shows the erased marker, as their posts do.
+    return this.#add(requester, job.erased ? erase(entry) : entry, once);
   }
 
   /** A refusal the intake decided; only those by a rule or a budget are recorded (`isAuditedRefusal`). Never throws. */

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { JobHistory, type HistoryEntry } from '../../../bots/runner/index.js';
-import { jobEndOf } from '../../../bots/runner/job-history.js';
+import { FORGET_CLOCK_MARGIN_MS, jobEndOf } from '../../../bots/runner/job-history.js';
 import type { FinalUpdate, Requester } from '../../../bots/runner/types.js';
 import { words } from '../../../bots/runner/words.js';
 import type { Usage } from '../../../src/index.js';
@@ -154,6 +154,35 @@ describe('recording a job’s end in the history', () => {
     await expect(history.recordEnd(alice, { key: 'job-1', kind: 'generate', prompt: 'p', options: {} }, { type: 'completed' })).rejects.toThrow('storage unavailable');
     await history.settled();
     expect(warned).toEqual(['could not keep a job in the history']);
+  });
+});
+
+describe('whether a job’s end is recorded without its prompt, its member having asked forget', () => {
+  it('is so for a job accepted before their forget (or within the replicas’ clock margin after it), or at a time not known; not for a later one, nor another member’s', async () => {
+    const state = await inState(await newDir());
+    let now = 1_000_000;
+    const history = new JobHistory({ state, now: () => now });
+    const [alice, bob] = [requester(), requester()];
+    expect(await history.forgotten(alice, now - 1)).toBe(false);
+    await history.forgetEverywhere(alice);
+    const forgotAt = now;
+    now += 10 * FORGET_CLOCK_MARGIN_MS;
+    expect(await history.forgotten(alice, forgotAt - 1)).toBe(true);
+    expect(await history.forgotten(alice, forgotAt + FORGET_CLOCK_MARGIN_MS)).toBe(true);
+    expect(await history.forgotten(alice, undefined)).toBe(true);
+    expect(await history.forgotten(alice, forgotAt + FORGET_CLOCK_MARGIN_MS + 1)).toBe(false);
+    expect(await history.forgotten(bob, forgotAt - 1)).toBe(false);
+    expect(await history.forgotten(bob, undefined)).toBe(false);
+  });
+
+  it('is so when the mark cannot be read (and says so in the log)', async () => {
+    const state = await inState(await newDir());
+    const marks = state.store.space(state.spaces.forgotten);
+    marks.get = () => Promise.reject(new Error('storage unavailable'));
+    const warned: string[] = [];
+    const history = new JobHistory({ state, logger: { ...silentLogger(), warn: (_: unknown, msg?: string) => void warned.push(String(msg)) } });
+    expect(await history.forgotten(requester(), Date.now())).toBe(true);
+    expect(warned).toEqual(['could not read whether a member erased their prompts; a job’s end is recorded without its prompt']);
   });
 });
 
