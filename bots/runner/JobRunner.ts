@@ -484,7 +484,14 @@ export class JobRunner {
     // Then, only once it is recorded, the surface's mark that it was: a stop or a crash before that leaves the job
     // unmarked, for a sweep to record it again, which changes nothing.
     const ended = job.done
-      .then((final) => this.recordEnded(requester, { key: accepted.historyKey, kind, prompt, options, private: spec.private === true, seenBy: accepted.historyLinkSeenBy }, final, accepted.historyLink))
+      .then((final) =>
+        this.recordEnded(
+          requester,
+          { key: accepted.historyKey, kind, prompt, options, private: spec.private === true, seenBy: accepted.historyLinkSeenBy, acceptedAt: job.info.submittedAt },
+          final,
+          accepted.historyLink,
+        ),
+      )
       .then(
         () => this.#markEndRecorded(id, accepted),
         (error: unknown) => this.#logger.warn({ jobId: id, err: error }, 'could not record the end of a job'),
@@ -522,21 +529,27 @@ export class JobRunner {
    * is read (a channel that cannot be read is logged, its entry not posted), and a state that cannot tell whether it was
    * entered enters it. It resolves once the audit entry was posted (after its batch, within the channel's pace), or
    * will not be: a stop or a crash that drops a waiting entry leaves the end unmarked, for the sweep to post it then;
-   * `shutdown` posts what waits at once and gives up by its stop's deadline.
+   * `shutdown` posts what waits at once and gives up by its stop's deadline. Both carry no prompt when its member
+   * erased their prompts while it ran (`JobHistory.forgotten`, given `acceptedAt`: when the job was accepted), decided
+   * once, after the links were asked, as late as the writes allow.
    */
   recordEnded(
     requester: Requester,
-    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; seenBy?: MessageSeenBy | undefined },
+    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; seenBy?: MessageSeenBy | undefined; acceptedAt?: number | undefined },
     final: JobEnd,
     link?: (() => Promise<string | undefined>) | undefined,
   ): Promise<void> {
     let asked: Promise<string | undefined> | undefined;
     const linkOnce = () => (asked ??= Promise.resolve().then(() => link?.()).catch(() => undefined));
-    const { key, seenBy = job.private ? 'member' : 'everyone', ...described } = job;
-    const kept = this.history && key !== undefined ? this.history.recordEnd(requester, { key, ...described, seenBy }, final, linkOnce()) : Promise.resolve();
+    const { key, seenBy = job.private ? 'member' : 'everyone', acceptedAt, ...described } = job;
+    const { history } = this;
+    const keeps = history !== undefined && key !== undefined;
     // The audit channel's readers are the admins: a link to a message only the member can open leads them nowhere (not asked for them).
-    const entry = (seenBy === 'everyone' ? linkOnce() : Promise.resolve(undefined))
-      .then((url) => this.audit.jobEnded(requester, { key, ...described }, final, url))
+    const links = Promise.all([keeps ? linkOnce() : undefined, seenBy === 'everyone' ? linkOnce() : undefined]);
+    const forgotten = links.then(async () => (await history?.forgotten(requester, acceptedAt)) === true);
+    const kept = keeps ? history.recordEnd(requester, { key, ...described, seenBy }, final, linkOnce(), forgotten) : Promise.resolve();
+    const entry = Promise.all([forgotten, links])
+      .then(([erased, [, url]]) => this.audit.jobEnded(requester, { key, ...described, erased }, final, url))
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a job for the audit channel'));
     return this.#whileRecording(Promise.all([kept, entry]).then(() => undefined));
   }

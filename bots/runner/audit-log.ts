@@ -3,7 +3,7 @@ import { DEFAULTS, type LoggerLike } from 'pictor';
 import { isSpendRefusalCode } from 'pictor/internal';
 import { digestKeyOf, type Space } from '../state/index.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import type { JobEnd } from './job-history.js';
+import { endFactsOf, type JobEnd } from './job-history.js';
 import { scopeKeyOf } from './member-keys.js';
 import { isDmScope, POLICY_REFUSAL_CODES, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
 
@@ -205,26 +205,26 @@ export class AuditLog {
    */
   jobEnded(
     requester: Requester,
-    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean },
+    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; erased?: boolean | undefined },
     final: JobEnd,
     link?: string,
   ): Promise<void> {
     const once = job.key === undefined ? undefined : digestKeyOf(`ended:${scopeKeyOf(requester)}:${job.key}`);
-    return this.#add(requester, {
+    const entry: AuditEntry = {
       type: 'job',
       userId: requester.userId,
       channelId: requester.channelId,
       kind: job.kind,
       prompt: cut(job.prompt),
       n: job.options.n ?? DEFAULTS.n,
-      size: (final.type === 'completed' && final.size) || job.options.size,
-      quality: (final.type === 'completed' && final.quality) || job.options.quality,
+      ...endFactsOf(final, job.options),
       status: final.type === 'failed' ? `failed:${final.code}` : final.type,
-      ...(final.type === 'completed' && final.cost && { costUsd: final.cost.totalUsd }),
       ...(job.private && { private: true }),
       ...(link && { link }),
       at: this.#now(),
-    }, once);
+    };
+    // Its member erased their prompts while it ran: the entry shows the erased marker, as their posts do.
+    return this.#add(requester, job.erased ? erase(entry) : entry, once);
   }
 
   /** A refusal the intake decided; only those by a rule or a budget are recorded (`isAuditedRefusal`). Never throws. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULTS, type LoggerLike } from 'pictor';
-import { historyOf, historyOfScope, keepInHistory, type BotState } from '../state/index.js';
+import { historyOf, historyOfScope, keepInHistory, stateKeyOf, type BotState } from '../state/index.js';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import type { JobOptions, JobSpec, MessageSeenBy, Requester } from './types.js';
 
@@ -58,6 +58,26 @@ export function jobEndOf(final: JobEnd): JobEnd {
   }
 }
 
+/**
+ * What the history and the audit channel say of an ended job's size, quality and cost: a completed end's own size and
+ * quality, else those the job asked for (a failed or cancelled job, a record swept from an older version); its cost only
+ * when it completed and the cost is known.
+ */
+export function endFactsOf(final: JobEnd, options: Pick<JobOptions, 'size' | 'quality'>): { size: string | undefined; quality: string | undefined; costUsd?: number } {
+  const completed = final.type === 'completed' ? final : undefined;
+  return {
+    size: completed?.size || options.size,
+    quality: completed?.quality || options.quality,
+    ...(completed?.cost && { costUsd: completed.cost.totalUsd }),
+  };
+}
+
+/**
+ * How far apart the clocks of two replicas may be: a job accepted up to this long after its member's `forget` (by the
+ * clock of the replica that was asked) still records its end without its prompt.
+ */
+export const FORGET_CLOCK_MARGIN_MS = 60_000;
+
 /** Jobs a member is shown of their own history (an admin twice as many of the server's/workspace's); what is kept is `HISTORY_BOUNDS`. */
 const SHOWN = 10;
 
@@ -92,7 +112,8 @@ export class JobHistory {
   }
 
   /**
-   * Keeps a job that has ended (`link`: its message, which the surface may still be asking for); `settled()` covers it.
+   * Keeps a job that has ended (`link`: its message, which the surface may still be asking for; `erased`: whether its
+   * prompt is left out, which the caller may still be deciding — `forgotten`); `settled()` covers it from this call.
    * A failed write is logged and rejects: the job's end is not recorded, and its surface must not mark it so (a sweep
    * records it again, which merges by its key).
    */
@@ -101,19 +122,17 @@ export class JobHistory {
     job: { key: string; kind: JobSpec['kind']; prompt: string; options: JobOptions; private?: boolean | undefined; seenBy?: MessageSeenBy | undefined },
     final: JobEnd,
     link?: Promise<string | undefined> | string | undefined,
+    erased: Promise<boolean> | boolean = false,
   ): Promise<void> {
-    const kept = Promise.resolve(link)
-      .catch(() => undefined)
-      .then((url) =>
+    const kept = Promise.all([Promise.resolve(link).catch(() => undefined), erased])
+      .then(([url, erased]) =>
         this.#keep(requester, {
           key: job.key,
           kind: job.kind,
-          prompt: job.prompt,
+          prompt: erased ? '' : job.prompt,
           n: job.options.n ?? DEFAULTS.n,
-          size: (final.type === 'completed' && final.size) || job.options.size,
-          quality: (final.type === 'completed' && final.quality) || job.options.quality,
+          ...endFactsOf(final, job.options),
           status: final.type,
-          ...(final.type === 'completed' && final.cost && { costUsd: final.cost.totalUsd }),
           ...(url && { link: url, ...(job.seenBy === 'member' && { memberLink: true }) }),
           ...(job.private && { private: true }),
         }),
@@ -126,11 +145,6 @@ export class JobHistory {
   /** Resolves once every entry being kept is written (or has failed, which is logged). */
   async settled(): Promise<void> {
     while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
-  }
-
-  /** Keeps one ended job; a failure to keep it is logged, never shown to the member (the job itself is done). */
-  async record(requester: Requester, entry: Omit<HistoryEntry, 'scopeKey' | 'userId' | 'channelId' | 'at'>): Promise<void> {
-    await this.#keep(requester, entry).catch(() => undefined);
   }
 
   /** Keeps one ended job; a failure is logged, then thrown. */
@@ -168,6 +182,8 @@ export class JobHistory {
    */
   async forgetEverywhere(requester: Requester): Promise<{ entries: number; auditPosts: number }> {
     const userKey = userKeyOf(requester);
+    // First the mark, which every process reads as a job ends: a job running now, wherever, records its end with no prompt.
+    await this.#marks().put(stateKeyOf(userKey), this.#now());
     const auditPosts = await (this.#forgetAudit?.(userKey) ?? Promise.resolve(0)).catch((error: unknown) => {
       this.#logger?.warn({ userKey, code: (error as { code?: unknown }).code }, 'could not erase a member’s prompts from the audit posts');
       return 0;
@@ -175,6 +191,28 @@ export class JobHistory {
     const entries = await this.#state.forget(userKey);
     this.#logger?.info({ userKey, count: entries, auditPosts }, 'a member erased their history');
     return { entries, auditPosts };
+  }
+
+  /**
+   * Whether a job's end is recorded without its prompt, which its member erased while it ran: the one rule, read once
+   * per end (`JobRunner.recordEnded`) for its history entry and its audit entry alike. So it is for a job accepted
+   * before the member's last `forget` (or up to `FORGET_CLOCK_MARGIN_MS` after it), on any replica, for as long as
+   * the `forgotten` space keeps the mark; and for a job accepted at a time not known (`acceptedAt` undefined: an end a
+   * sweep records, which a stopped process left) while a mark lives. A mark that cannot be read erases it (logged).
+   */
+  async forgotten(requester: Requester, acceptedAt: number | undefined): Promise<boolean> {
+    const userKey = userKeyOf(requester);
+    try {
+      const at = await this.#marks().get(stateKeyOf(userKey));
+      return at !== undefined && (acceptedAt === undefined || acceptedAt <= at + FORGET_CLOCK_MARGIN_MS);
+    } catch (error) {
+      this.#logger?.warn({ userKey, err: error }, 'could not read whether a member erased their prompts; a job’s end is recorded without its prompt');
+      return true;
+    }
+  }
+
+  #marks() {
+    return this.#state.store.space<number>(this.#state.spaces.forgotten);
   }
 
   /** The entries that are well formed and within the retention. */

@@ -1,16 +1,14 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { PermissionFlagsBits } from 'discord.js';
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../bots/main.js';
 import { say } from '../../bots/runner/index.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
-import { RedisLink } from '../../src/internal.js';
 import type { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../fakes/discord/snowflake.js';
 import { makeImage } from '../helpers/images.js';
 import { discordAnswer, discordResult, slackEventsUrl, startChatFakes, startUpstream, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
-import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+import { everythingKept } from '../helpers/everything-kept.js';
 import { finishedJob } from './slack/harness.js';
 
 const defer = useCleanup();
@@ -78,8 +76,8 @@ describe.each([
     // The member's own defaults (no prompt, but theirs: forget erases them too).
     expect((await discordAnswer(discord, discord.slashCommand('imagine-settings', { size: '1536x1024', private: false }))).content).toContain('• size: 1536x1024');
     const defaultsRecord = new RegExp(`(member-defaults:r:|members/defaults/)discord-${discord.user.id}`);
-    expect(await everything(dataDir, url, prefix)).toMatch(defaultsRecord);
-    expect(await everything(dataDir, url, prefix)).toContain(MARKER);
+    expect(await everythingKept(dataDir, url, prefix)).toMatch(defaultsRecord);
+    expect(await everythingKept(dataDir, url, prefix)).toContain(MARKER);
     const spentBefore = await usage(discord);
     // The console lists the member's generation with its prompt and a thumbnail of its kept image (the bots' state).
     const owner = await consoleOf(service.console!.url!);
@@ -99,7 +97,7 @@ describe.each([
     expect(auditTexts().some((t) => t.includes('a lighthouse of someone else'))).toBe(true);
 
     // Not a trace of the prompts anywhere Pictor keeps them; the other member's job and every amount stay.
-    const kept = await everything(dataDir, url, prefix);
+    const kept = await everythingKept(dataDir, url, prefix);
     expect(kept).not.toContain(MARKER);
     expect(kept).toContain('a lighthouse of someone else');
     expect(await usage(discord)).toBe(spentBefore);
@@ -114,25 +112,6 @@ describe.each([
     expect((await owner.get(generation.thumbs[0]!)).status).toBe(404);
   }, 60_000);
 });
-
-/** Every file of the data folder and every key Pictor has in Redis (of every type), as one text. */
-async function everything(dataDir: string, url: string | undefined, prefix: string): Promise<string> {
-  const files = async (dir: string): Promise<string[]> =>
-    (await Promise.all((await readdir(dir, { withFileTypes: true })).map((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)])))).flat();
-  // A write under way leaves a temporary file that is renamed (or removed) before it is read: its text is the file it became.
-  const read = (file: string) => readFile(file, 'latin1').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? '' : Promise.reject(error)));
-  const texts = await Promise.all((await files(dataDir)).map(async (file) => `${file}\n${await read(file)}`));
-  if (!url) return texts.join('\n');
-  const link = await RedisLink.open({ url, prefix });
-  try {
-    const keys = [...(await link.commands.keys(`${prefix}:*`)), ...(await link.commands.keys(`b_${prefix}*`))];
-    for (const key of keys) texts.push(`${key}\n${JSON.stringify(await dumpKey(link.commands, key))}`);
-  } finally {
-    await link.close();
-  }
-  return texts.join('\n');
-}
-
 
 /** The owner logged in to the console: its pages and thumbnails, and the recent jobs' rows. */
 async function consoleOf(url: string) {

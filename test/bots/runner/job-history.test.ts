@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { JobHistory, type HistoryEntry } from '../../../bots/runner/index.js';
-import { jobEndOf } from '../../../bots/runner/job-history.js';
-import type { FinalUpdate } from '../../../bots/runner/types.js';
+import { FORGET_CLOCK_MARGIN_MS, jobEndOf } from '../../../bots/runner/job-history.js';
+import type { FinalUpdate, Requester } from '../../../bots/runner/types.js';
 import { words } from '../../../bots/runner/words.js';
 import type { Usage } from '../../../src/index.js';
 import { HISTORY_BOUNDS, historyOf, historyOfScope, openBotState, type BotState } from '../../../bots/state/index.js';
@@ -12,8 +12,10 @@ import { requester, useTempDirs } from '../../helpers/runner-harness.js';
 const newDir = useTempDirs();
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-function entry(i: number): Omit<HistoryEntry, 'scopeKey' | 'userId' | 'channelId' | 'at'> {
-  return { key: `job-${i}`, kind: 'generate', prompt: `prompt ${i}`, n: 1, size: '1024x1024', quality: 'low', status: 'completed', costUsd: 0.01 };
+/** A job that ended, as the runner records it (`recordEnded`): its `i` in its key and prompt, completed at $0.01. */
+function ended(history: JobHistory, who: Requester, i: number): Promise<void> {
+  const job = { key: `job-${i}`, kind: 'generate' as const, prompt: `prompt ${i}`, options: { n: 1, quality: 'low' as const } };
+  return history.recordEnd(who, job, { type: 'completed', size: '1024x1024', quality: 'low', cost: { totalUsd: 0.01 } });
 }
 
 /** The same story on both backends: bounded, newest first, kept only for the retention, erased by forget. */
@@ -26,10 +28,14 @@ function historyBehaviour(name: string, open: (historyRetentionDays?: number) =>
       const alice = requester({ scopeId: 'guild-h' });
       for (let i = 0; i < 25; i++) {
         now += 1000;
-        await history.record(alice, entry(i));
+        await ended(history, alice, i);
       }
       const mine = await history.mine(alice);
       expect(mine.map((e) => e.prompt)).toEqual(Array.from({ length: 10 }, (_, i) => `prompt ${24 - i}`));
+      expect(mine[0]).toStrictEqual({
+        key: 'job-24', scopeKey: 'discord:guild-h', userId: alice.userId, channelId: alice.channelId, kind: 'generate', prompt: 'prompt 24',
+        n: 1, size: '1024x1024', quality: 'low', status: 'completed', costUsd: 0.01, at: now,
+      });
       expect(await historyOf<HistoryEntry>(state, `discord:${alice.userId}`)).toHaveLength(HISTORY_BOUNDS.perMember);
     });
 
@@ -39,8 +45,8 @@ function historyBehaviour(name: string, open: (historyRetentionDays?: number) =>
       const scopeId = `guild-${Math.random()}`;
       const alice = requester({ scopeId });
       const bob = requester({ scopeId });
-      await history.record(alice, entry(1));
-      await history.record(bob, entry(2));
+      await ended(history, alice, 1);
+      await ended(history, bob, 2);
       expect(await history.ofScope(alice)).toBeUndefined();
       expect((await history.ofScope({ ...alice, isAdmin: true }))!.map((e) => e.userId).sort()).toEqual([alice.userId, bob.userId].sort());
 
@@ -55,8 +61,8 @@ function historyBehaviour(name: string, open: (historyRetentionDays?: number) =>
       const scopeId = `guild-${Math.random()}`;
       const alice = requester({ scopeId });
       const bob = requester({ scopeId });
-      await history.record(bob, entry(0));
-      for (let i = 1; i <= HISTORY_BOUNDS.perMember + 5; i++) await history.record(alice, entry(i));
+      await ended(history, bob, 0);
+      for (let i = 1; i <= HISTORY_BOUNDS.perMember + 5; i++) await ended(history, alice, i);
 
       expect((await history.forgetEverywhere(alice)).entries).toBe(HISTORY_BOUNDS.perMember);
       expect((await historyOfScope<HistoryEntry>(state, `discord:${scopeId}`)).map((e) => e.userId)).toEqual([bob.userId]);
@@ -68,9 +74,9 @@ function historyBehaviour(name: string, open: (historyRetentionDays?: number) =>
       const history = new JobHistory({ state, now: () => now });
       const scopeId = `guild-${Math.random()}`;
       const alice = requester({ scopeId });
-      await history.record(alice, entry(1));
+      await ended(history, alice, 1);
       now += 2 * DAY_MS;
-      await history.record(alice, entry(2));
+      await ended(history, alice, 2);
       expect((await historyOf<HistoryEntry>(state, `discord:${alice.userId}`)).map((e) => e.key)).toEqual(['job-2']);
       expect((await historyOfScope<HistoryEntry>(state, `discord:${scopeId}`)).map((e) => e.key)).toEqual(['job-2']);
     });
@@ -80,7 +86,7 @@ function historyBehaviour(name: string, open: (historyRetentionDays?: number) =>
       let now = Date.now();
       const history = new JobHistory({ state, now: () => now });
       const alice = requester();
-      await history.record(alice, entry(1));
+      await ended(history, alice, 1);
       now += 2 * DAY_MS;
       expect(await history.mine(alice)).toEqual([]);
     });
@@ -115,7 +121,7 @@ describe('the history in the data folder', () => {
   it('keeps a member’s history across a restart of the bot (a new state on the same folder)', async () => {
     const dir = await newDir();
     const alice = requester();
-    await new JobHistory({ state: await inState(dir) }).record(alice, entry(7));
+    await ended(new JobHistory({ state: await inState(dir) }), alice, 7);
     expect((await new JobHistory({ state: await inState(dir) }).mine(alice)).map((e) => e.key)).toEqual(['job-7']);
   });
 });
@@ -148,6 +154,35 @@ describe('recording a job’s end in the history', () => {
     await expect(history.recordEnd(alice, { key: 'job-1', kind: 'generate', prompt: 'p', options: {} }, { type: 'completed' })).rejects.toThrow('storage unavailable');
     await history.settled();
     expect(warned).toEqual(['could not keep a job in the history']);
+  });
+});
+
+describe('whether a job’s end is recorded without its prompt, its member having asked forget', () => {
+  it('is so for a job accepted before their forget (or within the replicas’ clock margin after it), or at a time not known; not for a later one, nor another member’s', async () => {
+    const state = await inState(await newDir());
+    let now = 1_000_000;
+    const history = new JobHistory({ state, now: () => now });
+    const [alice, bob] = [requester(), requester()];
+    expect(await history.forgotten(alice, now - 1)).toBe(false);
+    await history.forgetEverywhere(alice);
+    const forgotAt = now;
+    now += 10 * FORGET_CLOCK_MARGIN_MS;
+    expect(await history.forgotten(alice, forgotAt - 1)).toBe(true);
+    expect(await history.forgotten(alice, forgotAt + FORGET_CLOCK_MARGIN_MS)).toBe(true);
+    expect(await history.forgotten(alice, undefined)).toBe(true);
+    expect(await history.forgotten(alice, forgotAt + FORGET_CLOCK_MARGIN_MS + 1)).toBe(false);
+    expect(await history.forgotten(bob, forgotAt - 1)).toBe(false);
+    expect(await history.forgotten(bob, undefined)).toBe(false);
+  });
+
+  it('is so when the mark cannot be read (and says so in the log)', async () => {
+    const state = await inState(await newDir());
+    const marks = state.store.space(state.spaces.forgotten);
+    marks.get = () => Promise.reject(new Error('storage unavailable'));
+    const warned: string[] = [];
+    const history = new JobHistory({ state, logger: { ...silentLogger(), warn: (_: unknown, msg?: string) => void warned.push(String(msg)) } });
+    expect(await history.forgotten(requester(), Date.now())).toBe(true);
+    expect(warned).toEqual(['could not read whether a member erased their prompts; a job’s end is recorded without its prompt']);
   });
 });
 

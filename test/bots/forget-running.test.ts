@@ -1,0 +1,99 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FileQuotaStore, type AuditPost, type AuditPoster, type JobRunner, type Requester } from '../../bots/runner/index.js';
+import { openBotState, type BotState } from '../../bots/state/index.js';
+import { RedisLink, RedisQuotaStore, silentLogger, type QuotaStore } from '../../src/internal.js';
+import { everythingKept } from '../helpers/everything-kept.js';
+import { recordingSink, useRunnerKit } from '../helpers/runner-harness.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+
+const redis = testRedis();
+const kit = useRunnerKit();
+const MARKER = 'QUIXOTIC';
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+/** An audit poster keeping what it was asked to post. */
+function recordingPoster(): AuditPoster & { posts: AuditPost[] } {
+  const posts: AuditPost[] = [];
+  return { posts, maxEntries: 10, post: async (post) => (posts.push(post), { messageId: String(posts.length) }), edit: async () => undefined, greet: async () => undefined };
+}
+
+/** A gate every request of a client waits at once it is sent for, until `open()`: a job held mid-flight. */
+function heldService() {
+  let reached!: () => void;
+  const sent = new Promise<void>((resolve) => (reached = resolve));
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { sent, open, clientOptions: { onRequest: () => ({ beforeSend: async () => (reached(), await opened) }) } };
+}
+
+/**
+ * A process of the bots on one backend: its ledger (usage records with their prompts), its bots' state and a runner
+ * keeping the history and the audit channels' posts there.
+ */
+async function processOn(backend: { dataDir: string; url: string | undefined; prefix: string }, clientOptions = {}): Promise<{ runner: JobRunner; state: BotState; ledger: QuotaStore }> {
+  const link = backend.url ? await RedisLink.open({ url: backend.url, prefix: backend.prefix }) : undefined;
+  const ledger: QuotaStore = link ? new RedisQuotaStore({ redis: link.commands, prefix: backend.prefix }) : new FileQuotaStore({ dir: join(backend.dataDir, 'ledger') });
+  const state = await openBotState({ dataDir: backend.dataDir, redis: link, leaseMs: 1000, ledger, logger: silentLogger() });
+  closers.push(async () => {
+    await state.close().catch(() => undefined);
+    await ledger.close();
+    await link?.close();
+  });
+  const { runner } = await kit.runner({
+    store: ledger,
+    clientOptions,
+    partialImages: 0,
+    recordPrompts: true,
+    history: state,
+    auditPosts: state.store.space(state.spaces.auditPosts),
+    auditEnded: state.store.space(state.spaces.auditEnded),
+    auditBatchMs: 10,
+  });
+  return { runner, state, ledger };
+}
+
+describe.each([
+  { backend: 'file' as const, skip: undefined },
+  { backend: 'redis' as const, skip: redis.skipReason },
+])('forget while a job of the member runs, on the $backend backend', ({ backend, skip }) => {
+  it.skipIf(skip)('records the job’s end with no prompt (its history entry, its audit post, its usage record): not a trace in any file or key', async () => {
+    const dataDir = await kit.newDir();
+    const prefix = uniquePrefix('forget-running');
+    const url = backend === 'redis' ? requireRedisUrl(redis) : undefined;
+    if (url) closers.push(() => deleteKeys(url, prefix));
+    const held = heldService();
+    const running = await processOn({ dataDir, url, prefix }, held.clientOptions);
+    // With Redis, the member asks on another replica than the one running their job; the data folder has one process.
+    const asked = url ? await processOn({ dataDir, url, prefix }) : running;
+    const poster = recordingPoster();
+    running.runner.audit.setPoster('discord', poster);
+    const alice: Requester = { platform: 'discord', userId: 'alice', channelId: 'C1', scopeId: 'G1' };
+    await running.runner.policy.set({ ...alice, userId: 'admin', isAdmin: true }, 'auditChannel', { channelId: 'C-audit' });
+
+    const sink = recordingSink();
+    const handle = await running.runner.request(
+      { kind: 'generate', prompt: `a ${MARKER} lighthouse`, options: { quality: 'low' }, requester: alice },
+      { refuse: async () => undefined, accept: async () => ({ sink: sink.sink, historyKey: 'job-1' }), fail: async () => undefined },
+    );
+    await held.sent;
+    // The job holds its prompt, and so does its reservation in the ledger.
+    expect(await everythingKept(dataDir, url, prefix)).toContain(MARKER);
+
+    await asked.runner.history!.forgetEverywhere(alice);
+    held.open();
+    expect((await handle!.done).type).toBe('completed');
+    // The stop waits for the end being recorded, and posts what waits for the audit channel.
+    await running.runner.shutdown({ graceMs: 0 });
+
+    expect(await asked.runner.history!.mine(alice)).toMatchObject([{ key: 'job-1', status: 'completed', prompt: '' }]);
+    expect(poster.posts.flatMap((post) => post.entries)).toMatchObject([{ type: 'job', userId: 'alice', status: 'completed', prompt: '', erased: true }]);
+    // Its reservation, taken with the prompt before the forget, was settled after it: its usage record has none.
+    const [usage, ...more] = await running.ledger.usage({ userKey: 'discord:alice' });
+    expect([usage?.jobId, usage?.prompt, more]).toEqual([handle!.id, undefined, []]);
+    expect(await everythingKept(dataDir, url, prefix)).not.toContain(MARKER);
+  });
+});
