@@ -21,7 +21,7 @@ export { runsInContainer } from './core/container.js';
 export { processOutput } from './core/process-output.js';
 export { withTimeout } from './core/with-timeout.js';
 export { checkUntil, MAX_TIMER_MS, timerMsOf, waitWithin } from './core/timer-ms.js';
-export { answerBoundMs, failureStreak, renewEveryThird } from './core/renewal.js';
+export { answerBoundMs, renewEvery, renewEveryThird } from './core/renewal.js';
 export { definedOf } from './core/defined-of.js';
 export { SlotSemaphore } from './core/SlotSemaphore.js';
 export { closestWord } from './core/closest-word.js';
