@@ -46,7 +46,7 @@ import { discordSurface } from './discord/index.js';
 import { JobRunner, readRunnerConfig, settingsInState, memberDefaultsInState } from './runner/index.js';
 import { slackSurface } from './slack/index.js';
 import { listed, type ConfiguredSurface, type ListedSurface, type RunningSurface, type StopOptions } from './surface.js';
-import { checkUntil } from './time-left.js';
+import { checkUntil } from 'pictor/internal';
 import { openBotState, readStateConfig, type BotState } from './state/index.js';
 
 /** `npm start`'s data folder without `PICTOR_DATA_DIR`: the working directory's `.data` (the CLI's is the user's state folder). */

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { answerBoundMs, failureStreak, withTimeout } from 'pictor/internal';
+import { renewEvery, withTimeout } from 'pictor/internal';
 
 /** Extends the lease only while this holder has it. */
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
@@ -36,7 +36,8 @@ export async function deleteIfHeld(redis: Redis, key: string, holder: string): P
  */
 export class RedisLease {
   readonly #o: RedisLeaseOptions;
-  #renewTimer: NodeJS.Timeout | undefined;
+  /** Stops the renewals of the `keep` under way (`renewEvery`). */
+  #stopRenewing: (() => void) | undefined;
   /** Gives the lease up when no renewal has been confirmed in time (see `keep`). */
   #deadlineTimer: NodeJS.Timeout | undefined;
   /** When the `SET NX` that took the lease was sent: the lease runs from then at the latest. */
@@ -70,14 +71,14 @@ export class RedisLease {
    * The lease runs `ttlMs` from when Redis got the last renewal it confirmed, which is no earlier than when that renewal
    * was *sent*: the holder counts from the sending, never from the answer (an answer that took almost `renewEveryMs`
    * would otherwise add that much to what the holder believes it has). That count is kept by a timer of its own, not
-   * checked only when the next renewal goes out: renewals go out every `renewEveryMs` from the last one sent, whatever
-   * their answers do, and a renewal whose answer is late or never comes does not delay the moment the holder gives up.
+   * checked only when the next renewal goes out: renewals go out every `renewEveryMs` whatever their answers do (but
+   * no third while two are unanswered: `renewEvery`, the one renewal loop), and a renewal whose answer is late or never
+   * comes does not delay the moment the holder gives up.
    */
   keep(onLost: (why: string) => void): void {
     // A keep under way ends here: its renewals stop, and its answers still to come do nothing.
     this.letGo();
     const { redis, key, holder, ttlMs, renewEveryMs } = this.#o;
-    const streak = failureStreak((error) => this.#o.onRenewFailed?.(error), this.#o.onRenewRecovered);
     let confirmedAt = this.#takenAt ?? Date.now();
     this.#takenAt = undefined;
     const generation = ++this.#generation;
@@ -94,38 +95,28 @@ export class RedisLease {
       this.#deadlineTimer = setTimeout(() => lost('Redis has not confirmed the lease in time'), Math.max(0, confirmedAt + ttlMs - renewEveryMs - Date.now()));
     };
     const renew = async () => {
-      // A renewal timer of a keep let go meanwhile (its handle no longer held) sends nothing, nor arms another.
-      if (!current()) return;
       const sentAt = Date.now();
-      this.#renewTimer = setTimeout(() => void renew(), renewEveryMs);
-      // Unanswered within the bound, it counts as failed; answered later, Redis applied it: it confirms the lease still.
-      const answerMs = answerBoundMs(ttlMs);
-      const bound = setTimeout(() => current() && streak.failed(new Error(`Redis did not answer the renewal within ${answerMs} ms`)), answerMs);
-      try {
-        const renewed = await redis.eval(RENEW, 1, key, holder, String(ttlMs));
-        if (!current()) return;
-        if (Number(renewed) !== 1) return lost('another process holds the lease');
-        streak.answered();
-        if (sentAt > confirmedAt) {
-          confirmedAt = sentAt;
-          armDeadline();
-        }
-      } catch (error) {
-        if (current()) streak.failed(error);
-      } finally {
-        clearTimeout(bound);
+      const renewed = await redis.eval(RENEW, 1, key, holder, String(ttlMs));
+      // An answer to a keep let go meanwhile does nothing.
+      if (!current()) return;
+      if (Number(renewed) !== 1) return lost('another process holds the lease');
+      if (sentAt > confirmedAt) {
+        confirmedAt = sentAt;
+        armDeadline();
       }
     };
-    this.#renewTimer = setTimeout(() => void renew(), renewEveryMs);
+    // The one renewal loop: unanswered within answerBoundMs(ttlMs), a renewal counts as failed (told once per streak);
+    // answered later, Redis applied it, and it confirms the lease still.
+    this.#stopRenewing = renewEvery(renewEveryMs, ttlMs, renew, (error) => this.#o.onRenewFailed?.(error), () => this.#o.onRenewRecovered?.());
     armDeadline();
   }
 
   /** Stops renewing (the lease lapses on its own); `onLost` is not called, nor is anything done on a renewal answered later. */
   letGo(): void {
     this.#generation += 1;
-    clearTimeout(this.#renewTimer);
+    this.#stopRenewing?.();
     clearTimeout(this.#deadlineTimer);
-    this.#renewTimer = undefined;
+    this.#stopRenewing = undefined;
     this.#deadlineTimer = undefined;
   }
 

@@ -1,4 +1,4 @@
-import { checkUntil, waitWithin } from './time-left.js';
+import { checkUntil, waitWithin } from 'pictor/internal';
 
 /** The budget of a stop under way (`stopOnce`): its deadline, which a later call may bring forward, and its waits. */
 export interface StopBudget {

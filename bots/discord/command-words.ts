@@ -1,4 +1,4 @@
-import { SlashCommandBuilder, type LocalizationMap } from 'discord.js';
+import { ApplicationCommandType, ContextMenuCommandBuilder, SlashCommandBuilder, type LocalizationMap } from 'discord.js';
 import { say, type Locale, type MessageKey, type MessageValues } from '../runner/index.js';
 
 /**
@@ -34,13 +34,32 @@ export function described<T extends Describable<T>>(builder: T, key: MessageKey,
   return builder.setDescription(english(key, values)).setDescriptionLocalizations(localized(key, values));
 }
 
+/** What discord.js builds with an English name and its localizations: a slash command, a message menu. */
+interface Nameable<T> {
+  setName(name: string): T;
+  setNameLocalizations(localizedNames: LocalizationMap | null): T;
+}
+
+/** The commands the catalog names (`discord.command.<command>.name`). */
+type CatalogName = MessageKey extends infer K ? (K extends `discord.command.${infer C}.name` ? C : never) : never;
+
 /** The slash commands the catalog names and describes (`discord.command.<command>.name`, `….description`). */
 type CatalogCommand = MessageKey extends infer K ? (K extends `discord.command.${infer C}.description` ? C : never) : never;
 
+/** `builder` named by the catalog (`discord.command.<command>.name`): in English (Discord's own name) and in every other language. */
+function named<T extends Nameable<T>>(builder: T, command: CatalogName): T {
+  const name = `discord.command.${command}.name` as const;
+  return builder.setName(english(name)).setNameLocalizations(localized(name));
+}
+
 /** A slash command named and described by the catalog (`discord.command.<command>.name`, `….description`), in English and every other language. */
 export function slashCommand(command: CatalogCommand): SlashCommandBuilder {
-  const name = `discord.command.${command}.name` as const;
-  return described(new SlashCommandBuilder().setName(english(name)).setNameLocalizations(localized(name)), `discord.command.${command}.description`);
+  return described(named(new SlashCommandBuilder(), command), `discord.command.${command}.description`);
+}
+
+/** A message menu (a message's Apps menu; Discord gives it no description) named by the catalog (`discord.command.<command>.name`), in English and every other language. */
+export function messageMenu(command: Exclude<CatalogName, CatalogCommand>): ContextMenuCommandBuilder {
+  return named(new ContextMenuCommandBuilder(), command).setType(ApplicationCommandType.Message);
 }
 
 /** A choice of an option named by one catalog message, in English and in every other language; its value as it is. */

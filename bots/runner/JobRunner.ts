@@ -23,7 +23,7 @@ import {
 } from 'pictor';
 import { JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
-import { checkUntil, waitWithin } from '../time-left.js';
+import { checkUntil, waitWithin } from 'pictor/internal';
 import { InFlight } from '../in-flight.js';
 import { describeFailure } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';

@@ -1,4 +1,4 @@
-import { LocalImageBucket, MAX_TIMER_MS, timerMsOf, type BucketShape } from 'pictor/internal';
+import { LocalImageBucket, MAX_TIMER_MS, type BucketShape } from 'pictor/internal';
 import type { SharedWriteBuckets } from './shared-write-buckets.js';
 
 /** What a write task returns when, at its turn, it has nothing to write (so it costs no slot). */
@@ -100,7 +100,10 @@ interface WorkspaceBudget {
 type TokenFrom = 'local' | 'shared' | undefined;
 
 export interface ChannelWriterOptions {
-  /** Least time from the end of one write to the start of the next in the same channel. */
+  /**
+   * Least time from the end of one write to the start of the next in the same channel: a delay a timer can wait, as
+   * `timerMsOf` takes it, checked where the operator set it (`startSlackBot`'s `channelWriteIntervalMs`).
+   */
   intervalMs: number;
   /**
    * Each workspace's budget of budgeted writes per minute: `chat.update` is
@@ -163,7 +166,7 @@ export class ChannelWriter {
   constructor(options: ChannelWriterOptions) {
     const perMinute = options.backgroundPerMinute;
     if (perMinute !== undefined && !(Number.isFinite(perMinute) && perMinute > 0)) throw new RangeError('backgroundPerMinute must be a number above 0');
-    this.intervalMs = timerMsOf('intervalMs', options.intervalMs);
+    this.intervalMs = options.intervalMs;
     this.#onFailure = options.onFailure;
     this.#now = options.now ?? Date.now;
     this.#budgetShape = perMinute === undefined ? undefined : { capacity: Math.max(1, options.backgroundBurst ?? 10), intervalMs: 60_000 / perMinute, toleranceMs: 0 };

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { renewEveryThird, safeJson, withTimeout, type RedisLink } from 'pictor/internal';
-import { waitWithin } from '../time-left.js';
+import { waitWithin } from 'pictor/internal';
 import { checkKey, checkSpace, encodeValue, holdAfter, MAX_NOTICE_BYTES, newOwnerId, readable, refuseBytes, STATE_KEY_PATTERN, UNREADABLE } from './StateStore.js';
 import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore, UpdateCurrent, UpdateOptions } from './StateStore.js';
 

@@ -30,36 +30,42 @@ export function failureStreak(onError: (error: unknown) => void, onRecovered?: (
 }
 
 /**
- * Calls `renew` every third of `leaseMs` (at least every 50 ms) until the answered function is called, one renewal at
- * a time. A renewal not answered within 2 s (a third of the lease when that is shorter) counts as failed and the next
- * tick sends the next one: a storage that stops answering without closing its connection (a paused or overloaded
- * Redis) would otherwise hold every later renewal up, and the lease would lapse unreported. What was sent is not taken
- * back, so while two are unanswered no third is sent: a connection that queues its commands replays at most two.
+ * Calls `renew` every third of `leaseMs` (at least every 50 ms) until the answered function is called: `renewEvery`
+ * at that pace. A renewal's bound (2 s, or a third of a shorter lease) has passed by the next tick, so one renewal at a
+ * time is within its bound.
+ */
+export function renewEveryThird(leaseMs: number, renew: () => Promise<unknown>, onError: (error: unknown) => void, onRecovered?: () => void): () => void {
+  return renewEvery(Math.max(50, Math.floor(leaseMs / 3)), leaseMs, renew, onError, onRecovered);
+}
+
+/**
+ * Calls `renew` every `everyMs` until the answered function is called: the one renewal loop of every lease (the
+ * storage's, the Slack socket's, `RedisLease`'s). A renewal not answered within `answerBoundMs(leaseMs)` (2 s, or a
+ * third of the lease when that is shorter) counts as failed, and the next tick sends the next one whatever the last
+ * one's answer does: a storage that stops answering without closing its connection (a paused or overloaded Redis) would
+ * otherwise hold every later renewal up, and the lease would lapse unreported. What was sent is not taken back, so
+ * while two are unanswered no third is sent: a connection that queues its commands replays at most two.
  *
  * A failure (a renewal that rejects, or is not answered in time) goes to `onError` once per streak: the next failure
  * is told after a renewal has passed. The renewal that ends a streak told (one answered, even one answered after its
  * bound: the storage applied it) goes to `onRecovered`. Stopping leaves no timer behind, waits for nothing, and tells nothing of a
  * renewal answered later. The timers never keep the process alive.
  */
-export function renewEveryThird(leaseMs: number, renew: () => Promise<unknown>, onError: (error: unknown) => void, onRecovered?: () => void): () => void {
+export function renewEvery(everyMs: number, leaseMs: number, renew: () => Promise<unknown>, onError: (error: unknown) => void, onRecovered?: () => void): () => void {
   const answerMs = answerBoundMs(leaseMs);
   let stopped = false;
   const streak = failureStreak(onError, onRecovered);
   /** Renewals sent that have not settled (answered, failed, or never). */
   let unanswered = 0;
-  /** The bound of the renewal within it, if one is. */
-  let bound: ReturnType<typeof setTimeout> | undefined;
+  /** The bounds of the renewals within theirs. */
+  const bounds = new Set<ReturnType<typeof setTimeout>>();
 
   const fail = (error: unknown) => {
     if (!stopped) streak.failed(error);
   };
-  const endBound = () => {
-    clearTimeout(bound);
-    bound = undefined;
-  };
 
   const tick = () => {
-    if (bound !== undefined || unanswered >= 2) return;
+    if (unanswered >= 2) return;
     unanswered += 1;
     let sent: Promise<unknown>;
     try {
@@ -73,15 +79,16 @@ export function renewEveryThird(leaseMs: number, renew: () => Promise<unknown>, 
       return;
     }
     // Set after the renewal started: a bound of its own at the same time (the caller's) is told first.
-    const thisBound = setTimeout(() => {
-      bound = undefined;
+    const bound = setTimeout(() => {
+      bounds.delete(bound);
       fail(new Error(`the renewal was not answered within ${answerMs} ms`));
     }, answerMs);
-    thisBound.unref?.();
-    bound = thisBound;
+    bound.unref?.();
+    bounds.add(bound);
     const settled = (ok: boolean, error?: unknown) => {
       unanswered -= 1;
-      if (bound === thisBound) endBound();
+      clearTimeout(bound);
+      bounds.delete(bound);
       if (!ok) fail(error);
       else if (!stopped) streak.answered();
     };
@@ -91,11 +98,12 @@ export function renewEveryThird(leaseMs: number, renew: () => Promise<unknown>, 
     );
   };
 
-  const timer = setInterval(tick, Math.max(50, Math.floor(leaseMs / 3)));
+  const timer = setInterval(tick, everyMs);
   timer.unref?.();
   return () => {
     stopped = true;
     clearInterval(timer);
-    endBound();
+    for (const bound of bounds) clearTimeout(bound);
+    bounds.clear();
   };
 }

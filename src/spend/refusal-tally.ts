@@ -1,6 +1,6 @@
 import type { LoggerLike } from '../client/PictorClient.js';
 import { withTimeout } from '../core/with-timeout.js';
-import { MAX_TIMER_MS } from '../core/timer-ms.js';
+import { MAX_TIMER_MS, waitWithin } from '../core/timer-ms.js';
 import type { QuotaStore } from './types.js';
 
 /**
@@ -53,7 +53,7 @@ export class RefusalTally {
     const { until } = options;
     const written = this.flush();
     if (until === undefined) await written;
-    else await withTimeout(written, Math.max(0, Math.min(until - Date.now(), MAX_TIMER_MS)), 'the last refusal counts were not written').catch(() => undefined);
+    else await withTimeout(written, waitWithin(MAX_TIMER_MS, until), 'the last refusal counts were not written').catch(() => undefined);
     clearTimeout(this.#timer);
     this.#timer = undefined;
   }

@@ -80,7 +80,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     expect(await a.take()).toBe(true);
     await redis.set(key, 'b', 'PX', 60_000);
     const evals = vi.spyOn(redis, 'eval');
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     try {
       const keptAt = Date.now();
       const lost: { why: string; at: number }[] = [];
@@ -114,7 +114,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     // streak of its own after a confirmed renewal, which its late answer ends (the next renewal's answer lands later).
     const answers = [{ lateMs }, 'redis', 'fail', 'fail', 'redis', 'fail', 'redis', { lateMs: answerBoundMs(ttlMs) + 500 }, 'redis', { lateMs }, 'redis', 'redis'] as const;
     const evals = renewalsAnswer(redis, [...answers]);
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     try {
       const lost: string[] = [];
       a.keep((why) => lost.push(why));
@@ -125,9 +125,32 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
         if (answer === 'redis') await evals.mock.results[n]!.value;
         await vi.advanceTimersByTimeAsync(0);
       }
-      expect(told).toEqual(['failed: Redis is loading', 'recovered', 'failed: Redis is loading', 'recovered', `failed: Redis did not answer the renewal within ${answerBoundMs(ttlMs)} ms`, 'recovered']);
+      expect(told).toEqual(['failed: Redis is loading', 'recovered', 'failed: Redis is loading', 'recovered', `failed: the renewal was not answered within ${answerBoundMs(ttlMs)} ms`, 'recovered']);
       a.letGo();
       expect(lost).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('sends no third renewal while two are unanswered (a connection that queues its commands replays at most two), and renews on once one is answered', async () => {
+    const { redis, key } = await redisAndKey();
+    // A long lease: it is not given up while the renewals wait.
+    const a = new RedisLease({ redis, key, holder: 'a', ttlMs: 12 * RENEW_EVERY_MS, renewEveryMs: RENEW_EVERY_MS });
+    expect(await a.take()).toBe(true);
+    const held: ((answer: number) => void)[] = [];
+    const evals = vi.spyOn(redis, 'eval').mockImplementation((() => new Promise((resolve) => held.push(resolve))) as never);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    try {
+      const lost: string[] = [];
+      a.keep((why) => lost.push(why));
+      await vi.advanceTimersByTimeAsync(5 * RENEW_EVERY_MS);
+      expect(evals).toHaveBeenCalledTimes(2);
+      held[0]!(1);
+      await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS);
+      expect(evals).toHaveBeenCalledTimes(3);
+      expect(lost).toEqual([]);
+      a.letGo();
     } finally {
       vi.useRealTimers();
     }
@@ -142,7 +165,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     const evalByRedis = redis.eval.bind(redis) as (...args: unknown[]) => Promise<unknown>;
     const evals = vi.spyOn(redis, 'eval').mockImplementationOnce((() => new Promise((resolve) => (answerFirst = resolve))) as never);
     evals.mockImplementation(((...args: unknown[]) => evalByRedis(...args)) as never);
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     try {
       const lost: string[] = [];
       a.keep((why) => lost.push(`first: ${why}`));
@@ -175,7 +198,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     const a = leaseOf(redis, key, 'a');
     expect(await a.take()).toBe(true);
     const evals = vi.spyOn(redis, 'eval');
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     try {
       const lost: string[] = [];
       a.keep((why) => lost.push(`first: ${why}`));
@@ -206,7 +229,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     const sentAt: number[] = [];
     const evalByA = redis.eval.bind(redis) as (...args: unknown[]) => Promise<unknown>;
     const evals = vi.spyOn(redis, 'eval').mockImplementation(((...args: unknown[]) => (sentAt.push(Date.now()), evalByA(...args))) as never);
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     try {
       const lost: { why: string; at: number }[] = [];
       a.keep((why) => lost.push({ why, at: Date.now() }));

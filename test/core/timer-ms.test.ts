@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startDiscordBot } from '../../bots/discord/start-discord-bot.js';
 import { PictorClient } from '../../src/index.js';
-import { MAX_TIMER_MS, timerMsOf } from '../../src/core/timer-ms.js';
+import { checkUntil, MAX_TIMER_MS, timerMsOf, waitWithin } from '../../src/core/timer-ms.js';
 
 describe('a wait in ms (a grace, a timeout)', () => {
   it('is taken as given from 0 to the longest a timer holds', () => {
@@ -32,6 +32,28 @@ describe('every option that is a wait in ms is checked by that one rule', () => 
     expect(client(MAX_TIMER_MS).timeoutMs).toBe(MAX_TIMER_MS);
     expect(client(MAX_TIMER_MS).idleTimeoutMs).toBe(MAX_TIMER_MS);
     expect(() => client(0)).toThrow(expect.objectContaining({ param: 'timeoutMs', message: captured(() => timerMsOf('timeoutMs', 0, { aboveZero: true })) }));
+  });
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('a stop’s time left', () => {
+  it('refuses an until that is not a time, before the stop begins (NaN or Infinity would make every wait 1 ms)', () => {
+    for (const until of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) expect(() => checkUntil(until)).toThrow(RangeError);
+    expect(checkUntil(undefined)).toBeUndefined();
+    expect(checkUntil(1_700_000_000_000)).toBe(1_700_000_000_000);
+  });
+
+  it('gives a step its own bound, or what is left of until when that is less, never below 0 nor above what a timer can wait', () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    expect(waitWithin(5_000, undefined)).toBe(5_000);
+    expect(waitWithin(5_000, 1_002_000)).toBe(2_000);
+    expect(waitWithin(5_000, 1_009_000)).toBe(5_000);
+    expect(waitWithin(5_000, 999_000)).toBe(0);
+    expect(waitWithin(Number.POSITIVE_INFINITY, undefined)).toBe(MAX_TIMER_MS);
+    expect(waitWithin(Number.POSITIVE_INFINITY, 1_000_000 + 2 * MAX_TIMER_MS)).toBe(MAX_TIMER_MS);
   });
 });
 

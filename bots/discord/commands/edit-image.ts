@@ -1,7 +1,7 @@
-import { ApplicationCommandType, ContextMenuCommandBuilder, InteractionContextType, MessageFlags, type Attachment } from 'discord.js';
+import { InteractionContextType, MessageFlags, type Attachment } from 'discord.js';
 import { say } from '../../runner/index.js';
 import { acknowledge } from '../acknowledge.js';
-import { english, localized } from '../command-words.js';
+import { messageMenu } from '../command-words.js';
 import { encodeCustomId } from '../custom-ids.js';
 import { isAllowedImageUrl, type AttachmentSource } from '../download-images.js';
 import { editPromptModal } from '../edit-modal.js';
@@ -24,7 +24,7 @@ function looksLikeImage(attachment: Attachment): boolean {
 export default {
   kind: 'message-menu',
   personal: true,
-  data: new ContextMenuCommandBuilder().setName(english('discord.command.edit_image.name')).setNameLocalizations(localized('discord.command.edit_image.name')).setType(ApplicationCommandType.Message).setContexts(InteractionContextType.Guild).toJSON(),
+  data: messageMenu('edit_image').setContexts(InteractionContextType.Guild).toJSON(),
   async execute(interaction, ctx) {
     const attachments = [...interaction.targetMessage.attachments.values()].filter(looksLikeImage);
     const { locale } = interaction;

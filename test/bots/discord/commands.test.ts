@@ -90,6 +90,14 @@ describe('command definitions', () => {
     expect(byName('Edit image')).toMatchObject({ type: 3 });
     for (const c of commandDefinitions()) expect((c as { contexts?: number[] }).contexts).toEqual([0]);
   });
+
+  // What Discord is sent, as it is sent (JSON, its keys in order), for servers and with user installs: a change of how a
+  // command is built shows here. A command changed on purpose is written again with `npx vitest run <this file> -u`.
+  it('are sent to Discord as the payload kept beside this test', async () => {
+    // One command a line, for servers then with user installs.
+    const lines = [...commandDefinitions(), ...commandDefinitions(undefined, { userInstalls: true })].map((command) => JSON.stringify(command));
+    await expect(`${lines.join('\n')}\n`).toMatchFileSnapshot('./commands.payload.jsonl');
+  });
 });
 
 describe('the deploy script', () => {

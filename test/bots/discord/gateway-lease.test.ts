@@ -45,7 +45,7 @@ describe('GatewayLease', () => {
         return new Promise((resolve) => setTimeout(() => resolve(1), 380));
       },
     };
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     try {
       const lease = new GatewayLease({ redis: redis as unknown as Redis, key: 'lease', ttlMs, renewEveryMs: 400, pollEveryMs: 100, logger: new RecordingLogger() });
       let lostAt: number | undefined;
@@ -65,7 +65,7 @@ describe('GatewayLease leaving, its Redis gone', () => {
   it('stops standing by and gives the lease back by the stop’s until, not after its own bounds (a renew interval, then 2 s)', async () => {
     // Every command waits: ioredis queues them while Redis is gone.
     const redis = { eval: () => new Promise(() => {}) };
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     try {
       const lease = new GatewayLease({ redis: redis as unknown as Redis, key: 'lease', ttlMs: 15_000, renewEveryMs: 5000, pollEveryMs: 2000, logger: new RecordingLogger() });
       const until = Date.now() + 300;
@@ -116,7 +116,7 @@ describe.skipIf(redisSetup.skipReason)('GatewayLease against a Redis whose answe
     const lease = new GatewayLease({ redis, key, ttlMs: 15_000, renewEveryMs: 5_000, pollEveryMs: 2_000, logger: new RecordingLogger() });
     expect(await lease.tryAcquire()).toBe(true);
     const evals = vi.spyOn(redis, 'eval');
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     try {
       let lostAt: number | undefined;
       link.holdAnswers();
