@@ -3,7 +3,7 @@ import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from 'pictor';
 import { safeJson } from 'pictor/internal';
 import type { InputImage, JobOptions, JobUpdate, Requester } from '../runner/types.js';
 import type { JobEnd } from '../runner/job-history.js';
-import { MAX_KEPT_IMAGE_BYTES, type BotState, type Space } from '../state/index.js';
+import { endToRecord, isDone, isRunning, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, type BotState, type Space } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
@@ -92,22 +92,6 @@ export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 
 /** A change of a record's fields (`endRecorded` is set by `markEndRecorded` alone). */
 export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end'>>;
 
-const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed', 'cancelled', 'refused'];
-
-/** An ended record whose end is still to be recorded (the live view marked it, the runner has not recorded it yet). */
-export function endToRecord(record: Pick<JobRecord, 'status' | 'end' | 'endRecorded'>): JobEnd | undefined {
-  return ENDED_STATUSES.includes(record.status) && record.endRecorded !== true ? record.end : undefined;
-}
-/** An ended record with nothing left to do: its end recorded, or none to record. */
-function isDone(record: Pick<JobRecord, 'status' | 'end' | 'endRecorded'>): boolean {
-  return ENDED_STATUSES.includes(record.status) && endToRecord(record) === undefined;
-}
-
-/** A record's hold once changed: released when it is done, else as it was (one rule for every write that may end it). */
-function releaseDone(record: JobRecord): false | undefined {
-  return isDone(record) ? false : undefined;
-}
-
 /** How many times `markEnded` tries before it throws the failure, and the pause after a failed try (times the tries so far). */
 const MARK_ATTEMPTS = 3;
 const MARK_RETRY_MS = 200;
@@ -187,7 +171,7 @@ export class JobRecordStore {
         if (record.endRecorded) delete record.end;
         return record;
       },
-      { hold: releaseDone },
+      { hold: releaseWhenDone },
     );
   }
 
@@ -228,7 +212,7 @@ export class JobRecordStore {
         if (isDone(marked)) delete marked.reply;
         return marked;
       },
-      { hold: releaseDone },
+      { hold: releaseWhenDone },
     );
   }
 
@@ -300,7 +284,7 @@ export class JobRecordStore {
   async claimInterrupted(): Promise<JobRecord[]> {
     const found: JobRecord[] = [];
     for (const { key, value } of await this.records.claimOrphans()) {
-      if (value.status === 'pending' || value.status === 'running' || endToRecord(value)) found.push(value);
+      if (isRunning(value) || endToRecord(value)) found.push(value);
       else await this.records.put(key, value, { hold: false });
     }
     return found.sort((a, b) => a.createdAt - b.createdAt);

@@ -1,10 +1,10 @@
 import type { REST } from 'discord.js';
 import { sniffImageType } from 'pictor';
 import { isDmScope, say } from '../runner/index.js';
-import { botSpaces } from '../state/index.js';
+import { botSpaces, endToRecord } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
-import { endToRecord, madeCount, type JobRecord } from './JobRecordStore.js';
+import { madeCount, type JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { jobLinkOf } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
