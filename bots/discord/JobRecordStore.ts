@@ -234,17 +234,23 @@ export class JobRecordStore {
     if (after?.runnerJobId && outputs.length > 0) await this.#outputsOfJob.put(after.runnerJobId, { key });
   }
 
-  /** How many images are kept of a runner job (its id in the ledger), for the console's thumbnails; undefined when none. */
+  /**
+   * How many of a runner job's images (its id in the ledger) the console may ask for (its thumbnails), numbered as the
+   * job's images — as its Edit buttons name them: up to the last one kept, so an image left out or dropped before it is
+   * a gap (`readKeptOutput` answers none), never a shift; undefined when none is kept.
+   */
   async keptOutputs(runnerJobId: string): Promise<number | undefined> {
     const link = await this.#outputsOfJob.get(runnerJobId);
-    const count = link ? (await this.records.get(link.key))?.outputs.length : undefined;
-    return count ? count : undefined;
+    const outputs = link ? (await this.records.get(link.key))?.outputs : undefined;
+    const slots = Math.max(0, ...(outputs ?? []).map((img, position) => (img.index ?? position) + 1));
+    return slots > 0 ? slots : undefined;
   }
 
-  /** One kept image of a runner job, by its place among those kept (`keptOutputs` counts them). */
-  async readKeptOutput(runnerJobId: string, position: number): Promise<InputImage | undefined> {
+  /** A runner job's image `index` (the job's own numbering, as its Edit button's), if it was kept and still is. */
+  async readKeptOutput(runnerJobId: string, index: number): Promise<InputImage | undefined> {
     const link = await this.#outputsOfJob.get(runnerJobId);
-    const img = link ? (await this.records.get(link.key))?.outputs[position] : undefined;
+    const record = link ? await this.records.get(link.key) : undefined;
+    const img = record && keptOutput(record, index);
     return img ? this.#read(img) : undefined;
   }
 

@@ -223,6 +223,18 @@ describe.each([
     expect(await a.readKeptOutput('ledger-job-1', 0)).toBeUndefined();
   });
 
+  it.skipIf(skip)('numbers a ledger job’s kept images for the console as the job does, as its Edit buttons: its first one not kept is a gap, not a shift', async () => {
+    const { a, b } = await open(backend);
+    const [tooLarge, second] = [Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1), Buffer.from(await makeImage('png', 9, 9))];
+    const key = a.newKey();
+    await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running', runnerJobId: 'ledger-job-2' });
+    await a.saveOutputs(key, [tooLarge, second], 'png');
+    expect(await b.keptOutputs('ledger-job-2')).toBe(2);
+    expect(await b.readKeptOutput('ledger-job-2', 0)).toBeUndefined();
+    expect(await b.readKeptOutput('ledger-job-2', 1)).toMatchObject({ data: second });
+    expect(await b.readOutput(key, 1)).toMatchObject({ data: second });
+  });
+
   it.skipIf(skip)('keeps images within PICTOR_KEPT_IMAGES_MB, dropping the oldest first: their jobs then have nothing to reroll', async () => {
     const { a, b } = await open(backend, { keptImagesBytes: 3 * 1024 * 1024 });
     const image = Buffer.alloc(1024 * 1024, 7);
