@@ -118,18 +118,25 @@ describe.each([
     const get = vi.spyOn(a.records, 'get');
     const update = vi.spyOn(a.records, 'update');
 
-    await a.markEndRecorded(running);
-    await a.markEndRecorded(ended);
+    const final = { type: 'failed' as const, code: 'moderation_blocked', words: { key: 'failure.moderation_blocked' as const }, retryable: false };
+    await a.markEndRecorded(running, final);
+    await a.markEndRecorded(ended, { type: 'completed' });
     expect(get).not.toHaveBeenCalled();
     expect(update).toHaveBeenCalledTimes(2);
     get.mockRestore();
-    expect(await a.get(running)).toMatchObject({ status: 'running', endRecorded: true });
+    // The running one keeps the final its view could not mark (the sweep shows that end); the ended one keeps no end.
+    expect(await a.get(running)).toMatchObject({ status: 'running', endRecorded: true, final });
     expect(await a.get(ended)).toMatchObject({ status: 'completed', endRecorded: true });
-    // The end, once recorded, is not kept.
     expect(await a.get(ended)).not.toHaveProperty('end');
+    expect(await a.get(ended)).not.toHaveProperty('final');
     await killA();
     // The running one is the sweep's to show (its end not recorded again); the ended one is nobody's.
-    expect((await b.claimInterrupted()).map((r) => r.key)).toEqual([running]);
+    const claimed = await b.claimInterrupted();
+    expect(claimed).toEqual([expect.objectContaining({ key: running, final })]);
+    // Once the sweep marks it ended, it is released, and its final goes with its end.
+    await b.markEnded(running, 'failed');
+    expect(await b.get(running)).not.toHaveProperty('final');
+    expect(await b.claimInterrupted()).toEqual([]);
   });
 
   it.skipIf(skip)('keeps a record its view marked ended held until its end is recorded, and hands it to the sweep when its process is gone', async () => {
