@@ -105,6 +105,7 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
       return counts;
     },
 
+    // Numbered as the job's images, as its Edit buttons are: one not kept is a gap, never a shift of those after it.
     async keptImage(jobId, index): Promise<KeptImage | undefined> {
       const image = await kept.readKeptOutput(jobId, index);
       return image && { data: image.data };

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from 'pictor';
 import { safeJson } from 'pictor/internal';
 import type { InputImage, JobOptions, JobUpdate, Requester } from '../runner/types.js';
+import type { Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
-import { MAX_KEPT_IMAGE_BYTES, type BotState, type Space } from '../state/index.js';
+import { endToRecord, isDone, isRunning, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, type BotState, type Space } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
@@ -73,6 +74,30 @@ export interface JobRecord {
    * and one a stop left so is claimed by the next sweep, which records this end (and shows nothing).
    */
   end?: JobEnd | undefined;
+  /**
+   * The job's final update as its message shows it (no images), saved with `endRecorded` on a record still pending or
+   * running — its view could not show it or mark it ended: the sweep shows this end (the failure, the cancellation, the
+   * result) rather than "interrupted". Dropped with `end` once the record is marked ended.
+   */
+  final?: FinalShown | undefined;
+}
+
+/** What a job's final message shows besides its images: the facts a sweep needs to show it again. */
+export type FinalShown =
+  | { type: 'completed' }
+  | { type: 'failed'; code: string; words: Words; retryable: boolean }
+  | { type: 'cancelled'; byUserId: string; reason?: 'requested' | 'shutdown' | undefined };
+
+/** The facts of a job's final update its message shows (`FinalShown`): never its images nor its cost's details. */
+export function finalShownOf(final: Extract<JobUpdate, { type: 'completed' | 'failed' | 'cancelled' }>): FinalShown {
+  switch (final.type) {
+    case 'completed':
+      return { type: 'completed' };
+    case 'failed':
+      return { type: 'failed', code: final.code, words: final.words, retryable: final.retryable };
+    case 'cancelled':
+      return { type: 'cancelled', byUserId: final.byUserId, ...(final.reason && { reason: final.reason }) };
+  }
 }
 
 /** What a finished job's result shows besides its images (the runner's `completed` update without them). */
@@ -88,24 +113,24 @@ export interface ReplyHandle {
   issuedAt: number;
 }
 
-export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 'endRecorded'> & { createdAt?: number };
-/** A change of a record's fields (`endRecorded` is set by `markEndRecorded` alone). */
+export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 'endRecorded' | 'final'> & { createdAt?: number };
+/** A change of a record's fields (`endRecorded` and `final` are set by `markEndRecorded` alone). */
 export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end'>>;
 
-const ENDED_STATUSES: readonly JobRecordStatus[] = ['completed', 'failed', 'cancelled', 'refused'];
-
-/** An ended record whose end is still to be recorded (the live view marked it, the runner has not recorded it yet). */
-export function endToRecord(record: Pick<JobRecord, 'status' | 'end' | 'endRecorded'>): JobEnd | undefined {
-  return ENDED_STATUSES.includes(record.status) && record.endRecorded !== true ? record.end : undefined;
-}
-/** An ended record with nothing left to do: its end recorded, or none to record. */
-function isDone(record: Pick<JobRecord, 'status' | 'end' | 'endRecorded'>): boolean {
-  return ENDED_STATUSES.includes(record.status) && endToRecord(record) === undefined;
-}
-
-/** A record's hold once changed: released when it is done, else as it was (one rule for every write that may end it). */
-function releaseDone(record: JobRecord): false | undefined {
-  return isDone(record) ? false : undefined;
+/**
+ * What a write leaves of a record, decided from the record as changed (by `update` and `markEndRecorded` alike): once
+ * it ended with its end recorded, neither that end nor the final its sweep would have shown is kept, and once it is
+ * done its reply token goes too (its message is not shown again). A record still pending or running keeps them: its
+ * sweep shows its end from them.
+ */
+function settled(record: JobRecord): JobRecord {
+  if (record.endRecorded === true && !isRunning(record)) {
+    delete record.end;
+    delete record.final;
+  }
+  // An ended job's reply is of use until its end is recorded: the recorded end carries the link to its message.
+  if (isDone(record)) delete record.reply;
+  return record;
 }
 
 /** How many times `markEnded` tries before it throws the failure, and the pause after a failed try (times the tries so far). */
@@ -169,26 +194,12 @@ export class JobRecordStore {
 
   /**
    * Changes a record's fields; a record that was dropped meanwhile is ignored. A change that leaves a job ended with
-   * nothing left to do (`isDone`: its end recorded, or none to record) releases it, in its one write; one whose end is
-   * still to be recorded (`endToRecord`: the live view's mark, before the runner records it) stays held until
-   * `markEndRecorded`. Whether it is released and whether its reply is dropped are both decided from the record as
-   * changed, once.
+   * nothing left to do (its end recorded, or none to record) releases it, in its one write; one whose end is still to
+   * be recorded (the live view's mark, before the runner records it) stays held until `markEndRecorded`. What it keeps
+   * of its end and its reply is `settled`'s rule, and whether it is released the state's (`releaseWhenDone`).
    */
   async update(key: string, patch: JobRecordPatch): Promise<void> {
-    await this.records.update(
-      key,
-      (record) => {
-        if (!record) return undefined;
-        Object.assign(record, structuredClone(patch));
-        // An ended job's reply token is of no more use once its end is recorded: its message is not shown again. Until
-        // then it is kept, for the recorded end to carry the link to its message (`markEndRecorded` drops it).
-        if (isDone(record)) delete record.reply;
-        // A recorded end is not kept (the runner recorded it first, the view's mark came after).
-        if (record.endRecorded) delete record.end;
-        return record;
-      },
-      { hold: releaseDone },
-    );
+    await this.records.update(key, (record) => record && settled(Object.assign(record, structuredClone(patch))), { hold: releaseWhenDone });
   }
 
   /**
@@ -211,25 +222,14 @@ export class JobRecordStore {
   }
 
   /**
-   * Saves that the runner recorded the job's end (`endRecorded`; the end itself is no longer kept), in one update. A
-   * record marked ended (its view showed and marked it, or the sweep did) is released with it, nothing being left to do
-   * of it, and its reply dropped; one still pending or running (its view could not show or mark it) stays held, for the
-   * sweep to show it without recording it again. Decided from the record as changed: a record marked ended by a write
-   * whose answer was lost is released too.
+   * Saves that the runner recorded the job's end (`endRecorded`), in one update, with its `final` (what its message
+   * shows). A record marked ended (its view showed and marked it, or the sweep did) is released with it, nothing being
+   * left to do of it, and keeps neither. One still pending or running (its view could not show or mark it) stays held
+   * and keeps `final`, for the sweep to show that end — not "interrupted" — without recording it again. Decided from
+   * the record as changed: a record marked ended by a write whose answer was lost is released too.
    */
-  async markEndRecorded(key: string): Promise<void> {
-    await this.records.update(
-      key,
-      (record) => {
-        if (!record) return undefined;
-        const { end: _end, ...rest } = record;
-        const marked: JobRecord = { ...rest, endRecorded: true };
-        // Ended and recorded: its reply token is of no more use.
-        if (isDone(marked)) delete marked.reply;
-        return marked;
-      },
-      { hold: releaseDone },
-    );
+  async markEndRecorded(key: string, final?: FinalShown): Promise<void> {
+    await this.records.update(key, (record) => record && settled({ ...record, endRecorded: true, ...(final && { final: structuredClone(final) }) }), { hold: releaseWhenDone });
   }
 
   /** The member's drafts of the "Edit image" menu, oldest first. */
@@ -250,17 +250,23 @@ export class JobRecordStore {
     if (after?.runnerJobId && outputs.length > 0) await this.#outputsOfJob.put(after.runnerJobId, { key });
   }
 
-  /** How many images are kept of a runner job (its id in the ledger), for the console's thumbnails; undefined when none. */
+  /**
+   * How many of a runner job's images (its id in the ledger) the console may ask for (its thumbnails), numbered as the
+   * job's images — as its Edit buttons name them: up to the last one kept, so an image left out or dropped before it is
+   * a gap (`readKeptOutput` answers none), never a shift; undefined when none is kept.
+   */
   async keptOutputs(runnerJobId: string): Promise<number | undefined> {
     const link = await this.#outputsOfJob.get(runnerJobId);
-    const count = link ? (await this.records.get(link.key))?.outputs.length : undefined;
-    return count ? count : undefined;
+    const outputs = link ? (await this.records.get(link.key))?.outputs : undefined;
+    const slots = Math.max(0, ...(outputs ?? []).map((img, position) => (img.index ?? position) + 1));
+    return slots > 0 ? slots : undefined;
   }
 
-  /** One kept image of a runner job, by its place among those kept (`keptOutputs` counts them). */
-  async readKeptOutput(runnerJobId: string, position: number): Promise<InputImage | undefined> {
+  /** A runner job's image `index` (the job's own numbering, as its Edit button's), if it was kept and still is. */
+  async readKeptOutput(runnerJobId: string, index: number): Promise<InputImage | undefined> {
     const link = await this.#outputsOfJob.get(runnerJobId);
-    const img = link ? (await this.records.get(link.key))?.outputs[position] : undefined;
+    const record = link ? await this.records.get(link.key) : undefined;
+    const img = record && keptOutput(record, index);
     return img ? this.#read(img) : undefined;
   }
 
@@ -300,7 +306,7 @@ export class JobRecordStore {
   async claimInterrupted(): Promise<JobRecord[]> {
     const found: JobRecord[] = [];
     for (const { key, value } of await this.records.claimOrphans()) {
-      if (value.status === 'pending' || value.status === 'running' || endToRecord(value)) found.push(value);
+      if (isRunning(value) || endToRecord(value)) found.push(value);
       else await this.records.put(key, value, { hold: false });
     }
     return found.sort((a, b) => a.createdAt - b.createdAt);

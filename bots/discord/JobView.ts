@@ -4,7 +4,7 @@ import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 import type { JobUpdate, UpdateSink } from '../runner/types.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
-import type { JobRecordStore } from './JobRecordStore.js';
+import { finalShownOf, type FinalShown, type JobRecordStore } from './JobRecordStore.js';
 import {
   allImages,
   renderCancelled,
@@ -50,6 +50,7 @@ export class JobView {
   #lastAhead: number | undefined;
   #lastNotice: Words | undefined;
   #finished = false;
+  #final: FinalShown | undefined;
   #resultShown = false;
   /** Hand this to `runner.submit`. Never throws: a failed edit is logged, and the next update still comes. */
   readonly sink: UpdateSink = async (update) => {
@@ -87,16 +88,19 @@ export class JobView {
       }
       case 'completed':
         this.#finished = true;
+        this.#final = finalShownOf(update);
         await this.#showCompleted(update);
         return;
       case 'failed':
         this.#finished = true;
+        this.#final = finalShownOf(update);
         // The images that came before the failure were made and charged: they are shown with it.
         await target.final(await this.#withImages(renderFailure(header, update), update.images ?? [], update.format));
         await this.#mark(jobEndOf(update));
         return;
       case 'cancelled':
         this.#finished = true;
+        this.#final = finalShownOf(update);
         await target.final(await this.#withImages(renderCancelled(header, update), update.images ?? [], update.format));
         await this.#mark(jobEndOf(update));
         return;
@@ -113,6 +117,11 @@ export class JobView {
       .catch((err: unknown) => logger.error({ err: loggableError(err), jobKey: header.key }, 'could not save a job’s images for its Edit buttons'));
     await this.showResult(update);
     await this.#mark(jobEndOf(update));
+  }
+
+  /** What the job's final message shows (its images aside), once the runner handed it over: kept for a sweep if it could not be marked. */
+  get final(): FinalShown | undefined {
+    return this.#final;
   }
 
   /** Whether `showResult` got the result to Discord (its record's mark may still have failed). */

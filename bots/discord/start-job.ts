@@ -81,8 +81,9 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
           // Asked only while the reply's token lives (a job queued long may end after it); none for a private job.
           historyLink: jobLinkOf(ctx, { reply: interaction, private: decided.private, scopeId: requester.scopeId }, target),
           // Once the runner recorded the job's end: its record, marked ended by its view, is released; one the view could
-          // not show or mark (a stop, a failed write) is left held for a sweep, which shows it and does not record it again.
-          onEndRecorded: () => ctx.store.markEndRecorded(key),
+          // not show or mark (a stop, a failed write) is left held for a sweep, which shows its end (the view's final,
+          // kept with it) and does not record it again.
+          onEndRecorded: () => ctx.store.markEndRecorded(key, view.final),
         };
       },
       fail: (reason) => refuseAfterAnswer(ctx, interaction, firstAnswer, reason),

@@ -1,14 +1,14 @@
 import type { REST } from 'discord.js';
 import { sniffImageType } from 'pictor';
 import { isDmScope, say } from '../runner/index.js';
-import { botSpaces } from '../state/index.js';
+import { botSpaces, endToRecord } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
-import { endToRecord, madeCount, type JobRecord } from './JobRecordStore.js';
+import { madeCount, type FinalShown, type JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { jobLinkOf } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
-import { headerOf, renderInterrupted, renderResultGone, type JobHeader } from './render-job.js';
+import { headerOf, renderCancelled, renderFailure, renderInterrupted, renderResultGone, type JobHeader } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 
@@ -25,7 +25,8 @@ const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
  * images are no longer kept, it says so. A job whose end was shown but not yet
  * recorded (its record ended with its `end`, without `endRecorded`) gets that
  * end recorded, with the link to its reply while its token lives, and nothing
- * shown. The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
+ * shown. A job whose end its runner recorded while its view could not show or mark it (a failure, a cancellation, a
+ * result: its record kept that final, still running) gets that end shown, not "interrupted". The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
  * handed to `ctx.track`, so the next record is shown at once and a stop's grace waits for it. Returns how many were swept.
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
@@ -53,9 +54,15 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
       ctx.track(recordShownEnd(ctx, record, end, linkOf(ctx, record, target)));
       continue;
     }
-    // Its result was made (and charged) and saved — its facts, its images or both — but the process stopped before the
-    // result reached Discord: a Retry would charge again, even when no image could be kept (every write failed).
-    if (record.result !== undefined || record.outputs.length > 0) {
+    // Its runner recorded how it ended, but its view could not show that end or mark it: that end is shown, not "interrupted".
+    if (record.final && record.final.type !== 'completed') {
+      await showRecordedEnd(ctx, record, header, target, record.final);
+      continue;
+    }
+    // Its result was made (and charged) and saved — its facts, its images or both — or its runner recorded it completed,
+    // but the process stopped before the result reached Discord: a Retry would charge again, even when no image could be
+    // kept (every write failed).
+    if (record.result !== undefined || record.outputs.length > 0 || record.final?.type === 'completed') {
       // Older than its images can be kept: most likely shown long ago by a process that could not mark it ended, and
       // anything said now (its result again, or "no longer kept") would come out of the blue — nothing is said. Made and
       // charged all the same: its end is recorded as the kept result's is (marked ended with it, recorded, released).
@@ -149,6 +156,22 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   }
   // Not waited for here (it waits for its audit post): the next record is shown at once; a stop's grace waits for it.
   ctx.track(recordShownEnd(ctx, record, end, shown ? linkOf(ctx, record, target) : undefined));
+}
+
+/**
+ * A job that failed or was cancelled, whose end its runner recorded while its view could not show it or mark it ended
+ * (its record kept the final update's facts): that end as its final message (its images, shown with it if it could be,
+ * are not kept), then the record marked ended — released, its end being recorded already.
+ */
+async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalShown, { type: 'completed' }>): Promise<void> {
+  const message = final.type === 'failed' ? renderFailure(header, final) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' });
+  try {
+    const shown = await target.final([message]);
+    ctx.logger.info({ jobKey: record.key, status: final.type, shown, via: target.mode }, 'showed the end of a job the last stop left unmarked');
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the end of a job the last stop left unmarked');
+  }
+  await ctx.store.markEnded(record.key, final.type);
 }
 
 /** The link the live path gives (`jobLinkOf`): the reply the job was shown in, while its token lives; none for a private job. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { BotState, Space } from '../state/index.js';
-import { JobEndSchema, type JobEnd } from '../runner/job-history.js';
+import { endToRecord, isRunning, releaseWhenDone, type BotState, type Space } from '../state/index.js';
+import { JobEndSchema } from '../runner/job-history.js';
 import { BACKGROUNDS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
 
 const JobOptionsSchema = z.object({
@@ -81,10 +81,8 @@ export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'ou
 const ID_PATTERN = /^[A-Za-z0-9_-]{16}$/;
 type RequestPatch = Partial<Pick<SavedRequest, 'messageTs' | 'actionsMessage' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status' | 'endRecorded' | 'end'>>;
 
-/** A request its message shows ended whose end is still to be recorded (the live view marked it, the runner has not recorded it yet). */
-export function endToRecord(request: Pick<SavedRequest, 'status' | 'end' | 'endRecorded'>): JobEnd | undefined {
-  return request.status === 'ended' && request.endRecorded !== true ? request.end : undefined;
-}
+/** A request its message shows ended whose end is still to be recorded (the one rule of `bots/state/job-records.ts`). */
+export { endToRecord };
 
 /**
  * The Slack requests, in the bots' state (the `slack-requests` space: one file
@@ -113,7 +111,7 @@ export class RequestStore {
     const found: SavedRequest[] = [];
     for (const { key, value } of await this.space.claimOrphans()) {
       const request = SavedRequestSchema.safeParse(value);
-      if (request.success && (request.data.status === 'active' || endToRecord(request.data))) found.push(request.data);
+      if (request.success && (isRunning(request.data) || endToRecord(request.data))) found.push(request.data);
       else if (request.success) await this.space.put(key, request.data, { hold: false });
       else await this.space.delete(key);
     }
@@ -159,7 +157,7 @@ export class RequestStore {
       const { end, ...changed } = SavedRequestSchema.parse({ ...parsed.data, ...patch });
       return changed.endRecorded === true || end === undefined ? changed : { ...changed, end };
     };
-    return (await this.space.update(id, change, { hold: (after) => (after.status === 'ended' && !endToRecord(after) ? false : undefined) })).after;
+    return (await this.space.update(id, change, { hold: releaseWhenDone })).after;
   }
 
   /** Forgets a request (one the runner refused: it has no message and no buttons). */

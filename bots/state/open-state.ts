@@ -6,6 +6,7 @@ import { botSpaces, stateKeyOf, type BotSpaces, type SpaceSettings } from './spa
 import type { StateStore } from './StateStore.js';
 import { upgradeOldLayout } from './upgrade.js';
 import { warnIfRedisEvicts } from './redis-memory.js';
+import { endToRecord, isRunning } from './job-records.js';
 
 /** The bots' storage room: one backend for the process, the spaces on it, and `forget`. */
 export interface BotState {
@@ -73,15 +74,6 @@ interface MemberRecord {
   endRecorded?: boolean | undefined;
 }
 
-function isRunning(record: MemberRecord): boolean {
-  return record.status === 'pending' || record.status === 'running' || record.status === 'active';
-}
-
-/** An ended record whose end its process is still to record: if that process stopped first, the sweep records it. */
-function hasEndToRecord(record: MemberRecord): boolean {
-  return record.end !== undefined && record.endRecorded !== true;
-}
-
 async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: string, ledger: OpenBotStateOptions['ledger']): Promise<number> {
   const [platform, id] = [userKey.slice(0, userKey.indexOf(':')), userKey.slice(userKey.indexOf(':') + 1)];
   const records = { discord: spaces.discordJobs, slack: spaces.slackRequests }[platform];
@@ -94,7 +86,7 @@ async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: strin
     for await (const { key, value } of space.entries()) {
       if ((value.requester?.userId ?? value.userId) !== id) continue;
       const { before } = await space.update(key, (r) =>
-        r && (isRunning(r) ? { ...r, prompt: '' } : hasEndToRecord(r) ? { ...r, prompt: '', ...(r.inputs && { inputs: [] }), ...(r.outputs && { outputs: [] }) } : undefined),
+        r && (isRunning(r) ? { ...r, prompt: '' } : endToRecord(r) !== undefined ? { ...r, prompt: '', ...(r.inputs && { inputs: [] }), ...(r.outputs && { outputs: [] }) } : undefined),
       );
       // An ended one's kept images go (a running job's are its Retry's), and the console's link to them.
       if (!before || isRunning(before)) continue;

@@ -4,8 +4,10 @@ import { describe, expect, it, vi } from 'vitest';
 import { botsConsoleView } from '../../bots/console-view.js';
 import { settingsInState } from '../../bots/runner/index.js';
 import type { RunnerConfig } from '../../bots/runner/config.js';
-import { openBotState, stateKeyOf } from '../../bots/state/index.js';
+import { JobRecordStore } from '../../bots/discord/JobRecordStore.js';
+import { MAX_KEPT_IMAGE_BYTES, openBotState, stateKeyOf } from '../../bots/state/index.js';
 import { silentLogger, type ScopeSettingEntries } from '../../src/internal.js';
+import { makeImage } from '../helpers/images.js';
 import { requester, useRunnerKit } from '../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
@@ -120,6 +122,28 @@ describe('the chat settings the console shows the owner', () => {
       // What it shows is what is stored now: a change is seen on the next page, not a cache's lifetime later.
       await space.put(stateKeyOf('discord:G0'), { maxImages: { value: 3, by: 'discord:42', at: 7 } });
       expect((await view.chatSettings!([]))['discord:G0']).toEqual({ maxImages: { value: 3, by: 'discord:42', at: 7 } });
+    } finally {
+      await state.close();
+    }
+  });
+});
+
+describe('the kept images the console shows of a Discord job', () => {
+  it('are numbered as the job’s images, as its Edit buttons: a job whose first image was not kept shows its second as its second', async () => {
+    const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
+    const { runner } = await kit.runner({});
+    try {
+      const store = new JobRecordStore({ state, logger: silentLogger() });
+      const key = store.newKey();
+      const second = Buffer.from(await makeImage('png', 9, 9));
+      await store.add({ key, kind: 'generate', prompt: 'p', options: {}, requester: { platform: 'discord', userId: '1', channelId: '2', scopeId: '3' }, status: 'running', runnerJobId: 'job-1' });
+      // Its first image too large to keep: its Edit buttons are "Edit 2" alone, opening the job's image 1.
+      await store.saveOutputs(key, [Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1), second], 'png');
+      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      expect(await view.keptImages!(['job-1'])).toEqual(new Map([['job-1', 2]]));
+      expect(await view.keptImage!('job-1', 0)).toBeUndefined();
+      expect((await view.keptImage!('job-1', 1))?.data).toEqual(second);
+      expect((await view.keptImage!('job-1', 1))?.data).toEqual((await store.readOutput(key, 1))?.data);
     } finally {
       await state.close();
     }

@@ -173,6 +173,18 @@ describe.each([
     expect(await store.keptOutputs(`job-${ending}`)).toBeUndefined();
     expect(await store.get(recording)).toBeUndefined();
   });
+
+  it.skipIf(skip)('erases a record that neither runs nor ended whatever end it carries: only an ended one has an end to record, the one a sweep takes', async () => {
+    const state = await (await backendOf(backend)).open();
+    const store = new JobRecordStore({ state, logger: silentLogger() });
+    const requester = { platform: 'discord' as const, userId: '1', channelId: '2', scopeId: '3' };
+    const key = store.newKey();
+    await store.add({ key, kind: 'edit', prompt: `make it ${MARKER}`, options: {}, requester, status: 'draft', end: { type: 'cancelled' } });
+
+    await state.forget('discord:1');
+    expect(await store.get(key)).toBeUndefined();
+    expect(await store.claimInterrupted()).toEqual([]);
+  });
 });
 
 describe('forget, then a crash before a Discord job’s shown end was recorded', () => {

@@ -118,18 +118,25 @@ describe.each([
     const get = vi.spyOn(a.records, 'get');
     const update = vi.spyOn(a.records, 'update');
 
-    await a.markEndRecorded(running);
-    await a.markEndRecorded(ended);
+    const final = { type: 'failed' as const, code: 'moderation_blocked', words: { key: 'failure.moderation_blocked' as const }, retryable: false };
+    await a.markEndRecorded(running, final);
+    await a.markEndRecorded(ended, { type: 'completed' });
     expect(get).not.toHaveBeenCalled();
     expect(update).toHaveBeenCalledTimes(2);
     get.mockRestore();
-    expect(await a.get(running)).toMatchObject({ status: 'running', endRecorded: true });
+    // The running one keeps the final its view could not mark (the sweep shows that end); the ended one keeps no end.
+    expect(await a.get(running)).toMatchObject({ status: 'running', endRecorded: true, final });
     expect(await a.get(ended)).toMatchObject({ status: 'completed', endRecorded: true });
-    // The end, once recorded, is not kept.
     expect(await a.get(ended)).not.toHaveProperty('end');
+    expect(await a.get(ended)).not.toHaveProperty('final');
     await killA();
     // The running one is the sweep's to show (its end not recorded again); the ended one is nobody's.
-    expect((await b.claimInterrupted()).map((r) => r.key)).toEqual([running]);
+    const claimed = await b.claimInterrupted();
+    expect(claimed).toEqual([expect.objectContaining({ key: running, final })]);
+    // Once the sweep marks it ended, it is released, and its final goes with its end.
+    await b.markEnded(running, 'failed');
+    expect(await b.get(running)).not.toHaveProperty('final');
+    expect(await b.claimInterrupted()).toEqual([]);
   });
 
   it.skipIf(skip)('keeps a record its view marked ended held until its end is recorded, and hands it to the sweep when its process is gone', async () => {
@@ -221,6 +228,18 @@ describe.each([
     await a.remove(key);
     expect(await a.keptOutputs('ledger-job-1')).toBeUndefined();
     expect(await a.readKeptOutput('ledger-job-1', 0)).toBeUndefined();
+  });
+
+  it.skipIf(skip)('numbers a ledger job’s kept images for the console as the job does, as its Edit buttons: its first one not kept is a gap, not a shift', async () => {
+    const { a, b } = await open(backend);
+    const [tooLarge, second] = [Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1), Buffer.from(await makeImage('png', 9, 9))];
+    const key = a.newKey();
+    await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running', runnerJobId: 'ledger-job-2' });
+    await a.saveOutputs(key, [tooLarge, second], 'png');
+    expect(await b.keptOutputs('ledger-job-2')).toBe(2);
+    expect(await b.readKeptOutput('ledger-job-2', 0)).toBeUndefined();
+    expect(await b.readKeptOutput('ledger-job-2', 1)).toMatchObject({ data: second });
+    expect(await b.readOutput(key, 1)).toMatchObject({ data: second });
   });
 
   it.skipIf(skip)('keeps images within PICTOR_KEPT_IMAGES_MB, dropping the oldest first: their jobs then have nothing to reroll', async () => {

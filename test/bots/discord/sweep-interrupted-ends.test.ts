@@ -4,7 +4,7 @@ import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordS
 import { JobRunner } from '../../../bots/runner/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { answerOf, DiscordHarness } from './harness.js';
+import { answerOf, buttonsOf, DiscordHarness } from './harness.js';
 
 /** An admin chooses the server's audit channel (kept in the bots' state: the next process posts there too). */
 async function chooseAuditChannel(h: DiscordHarness): Promise<string> {
@@ -68,6 +68,26 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
     expect(writesThrough(h, ix)).toBe(written);
     expect(await auditPosts(h, audit, 'a paid image whose end a stop cut off')).toBe(1);
+  });
+
+  it('shows, at the next start, the failure a job’s view showed but could not mark ended while its runner recorded it: that failure again, not “interrupted”, its end not recorded twice', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    // The view's mark fails (storage down for a moment, every try): its record stays running.
+    const marked = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    const ix = h.discord.slashCommand('imagine', { prompt: 'something forbidden' });
+    const failure = (await h.finalReply(ix, (m) => m.content.includes('🚫'))).content;
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true }]));
+    expect(marked).toHaveBeenCalledTimes(1);
+    await h.restart();
+
+    // The sweep shows the job's end, then marks it ended: released, nothing left of its end to keep nor to record again.
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'failed', endRecorded: true }]));
+    expect(h.discord.original(ix)?.content).toBe(failure);
+    expect(buttonsOf(h.discord.original(ix)!)).toEqual([]);
+    expect((await records(h))[0]).not.toHaveProperty('final');
+    expect(recordEnded).toHaveBeenCalledTimes(1);
+    expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ status: 'failed' }]);
   });
 
   it('leaves a live job whose history entry could not be written unmarked, and the next start records it', async () => {

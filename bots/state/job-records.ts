@@ -1,0 +1,56 @@
+/**
+ * When a job's record (a Discord job record, a Slack request) may be let go: one rule for the stores' writes, their
+ * sweeps and `forget`. A record is held by the process running its job while the job runs, and once it ended while
+ * its end is still to be recorded (the runner's history and audit entries); then nothing is left to do of it.
+ *
+ * The surfaces name a record's status in their own words; each word names one phase here, the same on both:
+ * `running` (Discord's pending and running, Slack's active), `ended` (Discord's completed, failed, cancelled and
+ * refused, Slack's ended), and `other` for the rest (a Discord draft, a request an older version kept without a status).
+ */
+export type JobPhase = 'running' | 'ended' | 'other';
+
+const PHASES: Readonly<Record<string, JobPhase>> = {
+  pending: 'running',
+  running: 'running',
+  active: 'running',
+  completed: 'ended',
+  failed: 'ended',
+  cancelled: 'ended',
+  refused: 'ended',
+  ended: 'ended',
+};
+
+/** What the rule reads of a record: its status word, the end its process is to record, and whether it was. */
+export interface JobRecordState<End> {
+  status?: string | undefined;
+  end?: End | undefined;
+  endRecorded?: boolean | undefined;
+}
+
+/** The phase a record's status word names (`other` for a word neither surface gives a job that ran). */
+export function phaseOf(record: Pick<JobRecordState<unknown>, 'status'>): JobPhase {
+  return (record.status !== undefined && Object.hasOwn(PHASES, record.status) && PHASES[record.status]) || 'other';
+}
+
+/** Whether its job is still running (its process holds it; its buttons and a sweep need it). */
+export function isRunning(record: Pick<JobRecordState<unknown>, 'status'>): boolean {
+  return phaseOf(record) === 'running';
+}
+
+/**
+ * An ended record's end, while it is still to be recorded (its view marked it, the runner has not recorded it yet):
+ * what a sweep records when the process holding it stopped first. A record that has not ended has none to record.
+ */
+export function endToRecord<End>(record: JobRecordState<End>): End | undefined {
+  return phaseOf(record) === 'ended' && record.endRecorded !== true ? record.end : undefined;
+}
+
+/** An ended record with nothing left to do of it: its end recorded, or none to record. */
+export function isDone(record: JobRecordState<unknown>): boolean {
+  return phaseOf(record) === 'ended' && endToRecord(record) === undefined;
+}
+
+/** A record's hold once a write changed it: released when it is done, else as it was (a space's `hold` option). */
+export function releaseWhenDone(record: JobRecordState<unknown>): false | undefined {
+  return isDone(record) ? false : undefined;
+}
