@@ -152,7 +152,9 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
       const outputs = (await Promise.all(record.outputs.map(keep))).flat();
       const running = record.status === 'pending' || record.status === 'running';
       await legacy.space(o.spaces.discordJobs).put(record.key, { ...record, inputs, outputs }, { hold: running });
-      if (record.status === 'draft') await o.store.space<unknown[]>(o.spaces.discordDrafts).update(record.requester.userId, (own = []) => [...own, { key: record.key, createdAt: record.createdAt }]);
+      // Listed once by its key: a start stopped after this record moves it again.
+      const draft = { key: record.key, createdAt: record.createdAt };
+      if (record.status === 'draft') await o.store.space<(typeof draft)[]>(o.spaces.discordDrafts).update(record.requester.userId, (own = []) => [...own.filter((d) => d.key !== draft.key), draft]);
       count('Discord jobs');
     }
   } finally {

@@ -1,0 +1,141 @@
+import { readdir } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { FileStateStore } from '../../../bots/state/FileStateStore.js';
+import { digestKeyOf, openBotState, type BotState, type Space, type SpaceDefinition } from '../../../bots/state/index.js';
+import { RedisStateStore } from '../../../bots/state/RedisStateStore.js';
+import { FileQuotaStore } from '../../../src/spend/FileQuotaStore.js';
+import { silentLogger } from '../../../src/internal.js';
+import { restoreOldDataFolder } from '../../helpers/old-layout.js';
+import { tempDataDir, useCleanup } from '../../helpers/service-fakes.js';
+
+const defer = useCleanup();
+/** The fixture's history was kept when it was captured: a long retention keeps it for years of test runs. */
+const historyRetentionDays = 3650;
+/** The Slack signature 0.1 had seen, in both of the fixture's layouts. */
+const SIGNATURE = 'v0=5f2a0c0b9e0d4f3c2b1a09f8e7d6c5b4a3928170f6e5d4c3b2a1908f7e6d5c4b';
+
+/**
+ * Everything the bots' state holds once started: every record of every space (binary ones too), whether each Discord job
+ * is held, and whether the Slack signature 0.1 saw is taken. Two starts that moved the same records answer the same.
+ */
+async function everyRecord(state: BotState): Promise<Record<string, unknown>> {
+  const all: Record<string, unknown> = {};
+  for (const [name, definition] of Object.entries(state.spaces) as [string, SpaceDefinition][]) {
+    const entries: { key: string; value: unknown }[] = [];
+    for await (const entry of state.store.space(definition).entries()) entries.push(entry);
+    all[name] = entries.sort((a, b) => a.key.localeCompare(b.key));
+  }
+  const jobs = state.store.space(state.spaces.discordJobs);
+  // Held by whoever started the jobs (a process gone): the sweep's to take, after the upgrade as before it.
+  all.discordJobsHeld = await Promise.all((all.discordJobs as { key: string }[]).map(async ({ key }) => [key, await jobs.heldElsewhere(key)]));
+  all.signatureSeen = !(await state.store.space(state.spaces.slackSeen).claimOnce(digestKeyOf(SIGNATURE)));
+  return all;
+}
+
+/** What a space's write is called in these tests: `<space>/<key>`. */
+type Write = `${string}/${string}`;
+
+/**
+ * Spies on the writes the backend's spaces make (puts, updates, claims), in order; `before(write, n)` may answer an
+ * error to stop the upgrade instead of that write (as a process stopped there would: the write is not made).
+ */
+function watchWrites(backend: typeof FileStateStore | typeof RedisStateStore, before: (write: Write, n: number) => Error | undefined = () => undefined) {
+  const writes: Write[] = [];
+  const spaceOf = backend.prototype.space;
+  const spied = vi.spyOn(backend.prototype, 'space');
+  const restore = () => spied.mockRestore();
+  defer(async () => restore());
+  spied.mockImplementation(function (this: FileStateStore & RedisStateStore, definition: SpaceDefinition) {
+    const space = spaceOf.call(this, definition) as Space<unknown>;
+    const wrap = <A extends [string, ...unknown[]], R>(write: (...args: A) => Promise<R>) => (...args: A): Promise<R> => {
+      const name: Write = `${definition.name}/${args[0]}`;
+      const stop = before(name, writes.length);
+      if (stop) return Promise.reject(stop);
+      writes.push(name);
+      return write(...args);
+    };
+    return Object.assign(space, { put: wrap(space.put.bind(space)), update: wrap(space.update.bind(space)), claimOnce: wrap(space.claimOnce.bind(space)) });
+  } as typeof spaceOf);
+  return { writes, restore };
+}
+
+/** Every file in the data folder, by its path in it. */
+async function filesIn(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name))).sort();
+}
+
+describe('the 0.1 upgrade on the data folder, stopped between two records and started again', () => {
+  /** What 0.1 left in a data folder of its own, and a start on it (its ledger: the account's, in the same folder). */
+  async function oldDataFolder() {
+    const dataDir = await tempDataDir(defer, 'pictor-upgrade-stops-');
+    await restoreOldDataFolder(dataDir, {});
+    const start = async () => {
+      const ledger = new FileQuotaStore({ dir: dataDir });
+      try {
+        return await openBotState({ dataDir, ledger, logger: silentLogger(), historyRetentionDays });
+      } finally {
+        await ledger.close();
+      }
+    };
+    return { dataDir, start };
+  }
+
+  /** What one start that nobody stopped leaves: the records of the bots' state, the files of the data folder. */
+  async function uninterrupted() {
+    const { dataDir, start } = await oldDataFolder();
+    const watched = watchWrites(FileStateStore);
+    const state = await start();
+    watched.restore();
+    try {
+      return { records: await everyRecord(state), files: await filesIn(dataDir), writes: watched.writes };
+    } finally {
+      await state.close();
+    }
+  }
+
+  /** Stops the first start before the write `stopAt` answers true for, starts again, and answers what both left. */
+  async function stoppedThenStarted(stopAt: (write: Write, n: number) => boolean) {
+    const { dataDir, start } = await oldDataFolder();
+    let stopped: Write | undefined;
+    const watched = watchWrites(FileStateStore, (write, n) => (stopped === undefined && stopAt(write, n) ? ((stopped = write), new Error(`stopped before ${write}`)) : undefined));
+    await expect(start()).rejects.toThrow(/^stopped before/);
+    const left = await filesIn(dataDir);
+    const state = await start();
+    watched.restore();
+    try {
+      return { stopped, left, records: await everyRecord(state), files: await filesIn(dataDir) };
+    } finally {
+      await state.close();
+    }
+  }
+
+  const jobStore = [join('discord', 'jobs.json'), join('discord', 'images', 'oldEditKey1', 'in-0.png'), 'history.json'];
+  it.each([
+    ['while moving the Discord jobs, between the first job and the kept images of the second', 'discord-images/oldEditKey1-in-0', jobStore],
+    ['while moving the Discord jobs, between the draft and its member’s list of drafts', 'discord-drafts/111111111111111111', jobStore],
+    ['while moving the Discord jobs, between the draft (listed) and the job a crash left running', 'discord-jobs/oldRunKey01', jobStore],
+    ['while moving history.json, between a member’s entries and the server’s list of members', 'history-scopes/discord-333333333333333333', ['history.json']],
+    ['while moving history.json, between two members', 'history/slack-U0CAROL', ['history.json']],
+  ])('loses nothing and moves nothing twice when stopped %s', async (_, at, notYetGone) => {
+    const whole = await uninterrupted();
+    expect(whole.writes).toContain(at);
+    const again = await stoppedThenStarted((write) => write === at);
+    expect(again.stopped).toBe(at);
+    // What was not all moved yet was still where 0.1 kept it: the old job store and history.json go only once all is moved.
+    expect(again.left).toEqual(expect.arrayContaining(notYetGone));
+    expect(again.records).toEqual(whole.records);
+    expect(again.files).toEqual(whole.files);
+  });
+
+  it('loses nothing and moves nothing twice whichever of its writes it is stopped before', async () => {
+    const whole = await uninterrupted();
+    for (const [n, write] of whole.writes.entries()) {
+      const again = await stoppedThenStarted((_, at) => at === n);
+      expect(again.stopped, `stopped before write ${n}`).toBe(write);
+      expect(again.records, `stopped before ${write}`).toEqual(whole.records);
+      expect(again.files, `stopped before ${write}`).toEqual(whole.files);
+    }
+  });
+});
