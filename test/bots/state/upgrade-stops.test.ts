@@ -5,11 +5,17 @@ import { FileStateStore } from '../../../bots/state/FileStateStore.js';
 import { digestKeyOf, openBotState, type BotState, type Space, type SpaceDefinition } from '../../../bots/state/index.js';
 import { RedisStateStore } from '../../../bots/state/RedisStateStore.js';
 import { FileQuotaStore } from '../../../src/spend/FileQuotaStore.js';
-import { silentLogger } from '../../../src/internal.js';
-import { restoreOldDataFolder } from '../../helpers/old-layout.js';
+import { RedisQuotaStore } from '../../../src/spend/RedisQuotaStore.js';
+import { RedisLink, silentLogger } from '../../../src/internal.js';
+import { restoreOldDataFolder, restoreOldRedis } from '../../helpers/old-layout.js';
 import { tempDataDir, useCleanup } from '../../helpers/service-fakes.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { renewalFindsLeaseGone } from '../../helpers/upgrade-lease.js';
 
 const defer = useCleanup();
+const redis = testRedis();
+/** As in upgrade-once.test.ts: short, yet longer than an event loop held up on a busy machine. */
+const leaseMs = 1_000;
 /** The fixture's history was kept when it was captured: a long retention keeps it for years of test runs. */
 const historyRetentionDays = 3650;
 /** The Slack signature 0.1 had seen, in both of the fixture's layouts. */
@@ -136,6 +142,116 @@ describe('the 0.1 upgrade on the data folder, stopped between two records and st
       expect(again.stopped, `stopped before write ${n}`).toBe(write);
       expect(again.records, `stopped before ${write}`).toEqual(whole.records);
       expect(again.files, `stopped before ${write}`).toEqual(whole.files);
+    }
+  });
+});
+
+describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost between two records and started again', () => {
+  /** A second Slack installation beside the fixture's, so the scan of installations has two records to stop between. */
+  const OTHER_INSTALLATION = { team: { id: 'T1OTHER', name: 'Other' }, bot: { token: 'xoxb-other-install-token', userId: 'U1BOT', id: 'B1BOT', scopes: ['commands'] } };
+  /** The old keys the upgrade moves by scanning them (the ledger's settings and signatures are upgrade-once.test.ts's). */
+  const SCANNED = /:(history:(user|scope|scopes)|slack:installation):/;
+
+  /** What 0.1 left on Redis under a prefix of its own, and processes to start on it, each with its own link and ledger. */
+  async function oldRedis() {
+    const url = requireRedisUrl(redis);
+    const prefix = uniquePrefix('upgrade-stops');
+    defer(() => deleteKeys(url, prefix));
+    const dataDir = await tempDataDir(defer, 'pictor-upgrade-stops-');
+    const replica = async () => {
+      const link = await RedisLink.open({ url, prefix });
+      const ledger = new RedisQuotaStore({ redis: link.commands, prefix });
+      defer(async () => {
+        await ledger.close();
+        await link.close();
+      });
+      return { link, start: () => openBotState({ dataDir, redis: link, ledger, logger: silentLogger(), leaseMs, historyRetentionDays }) };
+    };
+    const first = await replica();
+    await restoreOldRedis(first.link.commands, prefix, {});
+    await first.link.commands.set(`${prefix}:slack:installation:team-T1OTHER`, JSON.stringify(OTHER_INSTALLATION));
+    /** Every key under the prefix but the processes' leases and the upgrade's (named by a process's random id), without the prefix. */
+    const keys = async () =>
+      (await first.link.commands.keys(`${prefix}:*`))
+        .map((key) => key.slice(prefix.length + 1))
+        .filter((key) => !/(^|:)(lease|owner):|^bots:upgrading$/.test(key))
+        .sort();
+    return { prefix, first, replica, keys };
+  }
+
+  /**
+   * Spies on the deletes of the old keys the upgrade scans (the last step of moving each), and after the `stopAfter`-th
+   * makes the lease another's — the holder learns it at its next renewal, before it goes on.
+   */
+  function watchOldKeysGo(link: RedisLink, prefix: string, stopAfter?: number) {
+    const deleted: string[][] = [];
+    const lost = stopAfter === undefined ? undefined : renewalFindsLeaseGone(link);
+    const del = link.commands.del.bind(link.commands) as (...keys: string[]) => Promise<number>;
+    vi.spyOn(link.commands, 'del').mockImplementation((async (...keys: string[]) => {
+      const answer = await del(...keys);
+      if (!SCANNED.test(keys[0] ?? '')) return answer;
+      deleted.push(keys.map((key) => key.slice(prefix.length + 1)));
+      if (deleted.length === stopAfter) {
+        await del(`${prefix}:bots:upgrading`);
+        await lost;
+      }
+      return answer;
+    }) as never);
+    return deleted;
+  }
+
+  async function uninterrupted() {
+    const { prefix, first, keys } = await oldRedis();
+    const deleted = watchOldKeysGo(first.link, prefix);
+    const state = await first.start();
+    try {
+      return { deleted, records: await everyRecord(state), keys: await keys() };
+    } finally {
+      await state.close();
+    }
+  }
+
+  /** Loses the first start's lease after the `n`-th old key it moved, starts another process, and answers what both left. */
+  async function lostThenStarted(n: number) {
+    const { prefix, first, replica, keys } = await oldRedis();
+    const old = (await keys()).filter((key) => SCANNED.test(`:${key}`));
+    const deleted = watchOldKeysGo(first.link, prefix, n);
+    await expect(first.start()).rejects.toMatchObject({ code: 'state_upgrade_lost' });
+    const left = { old: (await keys()).filter((key) => SCANNED.test(`:${key}`)), layout: await first.link.commands.get(`${prefix}:bots:layout`) };
+    const state = await (await replica()).start();
+    try {
+      return { old, deleted, left, records: await everyRecord(state), keys: await keys() };
+    } finally {
+      await state.close();
+    }
+  }
+
+  it.each([
+    ['during the scan of the members’ history lists, between two members', 1, 'history:user:'],
+    ['during the scan of the servers’ history lists, between two servers', 3, 'history:scope:'],
+    ['during the scan of the Slack installations, between two installations', 5, 'slack:installation:'],
+    ['with everything moved, just before the layout key says so', 6, 'slack:installation:'],
+  ])('loses nothing and moves nothing twice when it stops %s', async (_, n, moving) => {
+    const whole = await uninterrupted();
+    expect(whole.deleted).toHaveLength(6);
+    const again = await lostThenStarted(n);
+    expect(again.deleted).toHaveLength(n);
+    expect(again.deleted.at(-1)![0]).toMatch(new RegExp(`^${moving}`));
+    // The first start deleted only the old keys it had moved (each once it was written), and did not say it was done.
+    expect(again.left).toEqual({ old: again.old.filter((key) => !again.deleted.flat().includes(key)), layout: null });
+    expect(again.records).toEqual(whole.records);
+    expect(again.keys).toEqual(whole.keys);
+  });
+
+  it('loses nothing and moves nothing twice whichever old key it stops after', async () => {
+    const whole = await uninterrupted();
+    // Each scan lists its keys in an order of its own: what matters is how many, and of which kind.
+    const kinds = (deleted: string[][]) => deleted.map(([key]) => key!.split(':').slice(0, 2).join(':'));
+    for (const n of whole.deleted.keys()) {
+      const again = await lostThenStarted(n + 1);
+      expect(kinds(again.deleted), `stopped after ${n + 1}`).toEqual(kinds(whole.deleted.slice(0, n + 1)));
+      expect(again.records, `stopped after ${whole.deleted[n]![0]}`).toEqual(whole.records);
+      expect(again.keys, `stopped after ${whole.deleted[n]![0]}`).toEqual(whole.keys);
     }
   });
 });
