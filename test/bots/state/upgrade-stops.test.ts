@@ -1,4 +1,4 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { FileStateStore } from '../../../bots/state/FileStateStore.js';
@@ -11,6 +11,18 @@ import { restoreOldDataFolder, restoreOldRedis } from '../../helpers/old-layout.
 import { tempDataDir, useCleanup } from '../../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { renewalFindsLeaseGone } from '../../helpers/upgrade-lease.js';
+
+/** A removal to stop after, as a process stopped there would: `removing.stopAfter(path)` answers the error to fail with. */
+const removing = vi.hoisted(() => ({ stopAfter: (_path: string): Error | undefined => undefined }));
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const fs = await importOriginal<typeof import('node:fs/promises')>();
+  const rm: typeof fs.rm = async (path, options) => {
+    await fs.rm(path, options);
+    const stop = removing.stopAfter(String(path));
+    if (stop) throw stop;
+  };
+  return { ...fs, rm };
+});
 
 const defer = useCleanup();
 const redis = testRedis();
@@ -74,9 +86,16 @@ async function filesIn(dir: string): Promise<string[]> {
 
 describe('the 0.1 upgrade on the data folder, stopped between two records and started again', () => {
   /** What 0.1 left in a data folder of its own, and a start on it (its ledger: the account's, in the same folder). */
-  async function oldDataFolder() {
+  async function oldDataFolder({ backupOlder = false } = {}) {
     const dataDir = await tempDataDir(defer, 'pictor-upgrade-stops-');
     await restoreOldDataFolder(dataDir, {});
+    if (backupOlder) {
+      // The backup copy is the store's write before the last: the first job was still running then.
+      const backup = join(dataDir, 'discord', 'jobs.json.bak');
+      const older = JSON.parse(await readFile(backup, 'utf8')) as { records: { key: string }[] };
+      older.records = older.records.map((r) => (r.key === 'oldGenKey01' ? { ...r, status: 'running', outputs: [] } : r));
+      await writeFile(backup, JSON.stringify(older));
+    }
     const start = async () => {
       const ledger = new FileQuotaStore({ dir: dataDir });
       try {
@@ -89,8 +108,8 @@ describe('the 0.1 upgrade on the data folder, stopped between two records and st
   }
 
   /** What one start that nobody stopped leaves: the records of the bots' state, the files of the data folder. */
-  async function uninterrupted() {
-    const { dataDir, start } = await oldDataFolder();
+  async function uninterrupted(old: Parameters<typeof oldDataFolder>[0] = {}) {
+    const { dataDir, start } = await oldDataFolder(old);
     const watched = watchWrites(FileStateStore);
     const state = await start();
     watched.restore();
@@ -142,6 +161,24 @@ describe('the 0.1 upgrade on the data folder, stopped between two records and st
       expect(again.stopped, `stopped before write ${n}`).toBe(write);
       expect(again.records, `stopped before ${write}`).toEqual(whole.records);
       expect(again.files, `stopped before ${write}`).toEqual(whole.files);
+    }
+  });
+
+  it('reads no older copy of the Discord job store over the jobs it moved when stopped while removing the store’s copies', async () => {
+    const whole = await uninterrupted({ backupOlder: true });
+    const { dataDir, start } = await oldDataFolder({ backupOlder: true });
+    let stopped: string | undefined;
+    removing.stopAfter = (path) => (stopped === undefined && /jobs\.json/.test(path) ? new Error(`stopped after removing ${(stopped = relative(dataDir, path))}`) : undefined);
+    defer(async () => void (removing.stopAfter = () => undefined));
+    await expect(start()).rejects.toThrow(/^stopped after removing/);
+    // One copy is gone, the other left for the next start.
+    expect((await filesIn(dataDir)).filter((file) => file.startsWith(join('discord', 'jobs.json')))).toHaveLength(1);
+    const state = await start();
+    try {
+      expect(await everyRecord(state)).toEqual(whole.records);
+      expect(await filesIn(dataDir)).toEqual(whole.files);
+    } finally {
+      await state.close();
     }
   });
 });
