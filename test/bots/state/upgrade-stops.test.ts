@@ -217,18 +217,20 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost betw
   }
 
   /**
-   * Spies on the deletes of the old keys the upgrade scans (the last step of moving each), and after the `stopAfter`-th
-   * makes the lease another's — the holder learns it at its next renewal, before it goes on.
+   * Spies on the deletes of the old keys the upgrade scans (the last step of moving each). `stop.after`: after the n-th
+   * makes the lease another's (the holder learns it at its next renewal, before it goes on); `stop.failing`: the n-th
+   * fails, the key left in place (as a Redis error or a crash between writing a record and deleting its old key).
    */
-  function watchOldKeysGo(link: RedisLink, prefix: string, stopAfter?: number) {
+  function watchOldKeysGo(link: RedisLink, prefix: string, stop: { after?: number; failing?: number } = {}) {
     const deleted: string[][] = [];
-    const lost = stopAfter === undefined ? undefined : renewalFindsLeaseGone(link);
+    const lost = stop.after === undefined ? undefined : renewalFindsLeaseGone(link);
     const del = link.commands.del.bind(link.commands) as (...keys: string[]) => Promise<number>;
     vi.spyOn(link.commands, 'del').mockImplementation((async (...keys: string[]) => {
+      if (!SCANNED.test(keys[0] ?? '')) return del(...keys);
+      if (deleted.length + 1 === stop.failing) throw new Error('Redis did not answer');
       const answer = await del(...keys);
-      if (!SCANNED.test(keys[0] ?? '')) return answer;
       deleted.push(keys.map((key) => key.slice(prefix.length + 1)));
-      if (deleted.length === stopAfter) {
+      if (deleted.length === stop.after) {
         await del(`${prefix}:bots:upgrading`);
         await lost;
       }
@@ -249,11 +251,11 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost betw
   }
 
   /** Loses the first start's lease after the `n`-th old key it moved, starts another process, and answers what both left. */
-  async function lostThenStarted(n: number) {
+  async function lostThenStarted(n: number, how: 'lease lost' | 'delete failed' = 'lease lost') {
     const { prefix, first, replica, keys } = await oldRedis();
     const old = (await keys()).filter((key) => SCANNED.test(`:${key}`));
-    const deleted = watchOldKeysGo(first.link, prefix, n);
-    await expect(first.start()).rejects.toMatchObject({ code: 'state_upgrade_lost' });
+    const deleted = watchOldKeysGo(first.link, prefix, how === 'lease lost' ? { after: n } : { failing: n });
+    await expect(first.start()).rejects.toMatchObject(how === 'lease lost' ? { code: 'state_upgrade_lost' } : { message: 'Redis did not answer' });
     const left = { old: (await keys()).filter((key) => SCANNED.test(`:${key}`)), layout: await first.link.commands.get(`${prefix}:bots:layout`) };
     const state = await (await replica()).start();
     try {
@@ -289,6 +291,16 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost betw
       expect(kinds(again.deleted), `stopped after ${n + 1}`).toEqual(kinds(whole.deleted.slice(0, n + 1)));
       expect(again.records, `stopped after ${whole.deleted[n]![0]}`).toEqual(whole.records);
       expect(again.keys, `stopped after ${whole.deleted[n]![0]}`).toEqual(whole.keys);
+    }
+  });
+
+  it('loses nothing and moves nothing twice when an old key it wrote into the state fails to be deleted (a crash between the two), whichever it is', async () => {
+    const whole = await uninterrupted();
+    for (const n of whole.deleted.keys()) {
+      const again = await lostThenStarted(n + 1, 'delete failed');
+      expect(again.deleted, `failed at ${n + 1}`).toHaveLength(n);
+      expect(again.records, `failed at ${n + 1}`).toEqual(whole.records);
+      expect(again.keys, `failed at ${n + 1}`).toEqual(whole.keys);
     }
   });
 });
