@@ -3,7 +3,6 @@ import { join, relative } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { FileStateStore } from '../../../bots/state/FileStateStore.js';
 import { digestKeyOf, openBotState, type BotState, type Space, type SpaceDefinition } from '../../../bots/state/index.js';
-import { RedisStateStore } from '../../../bots/state/RedisStateStore.js';
 import { FileQuotaStore } from '../../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../../src/spend/RedisQuotaStore.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
@@ -55,16 +54,16 @@ async function everyRecord(state: BotState): Promise<Record<string, unknown>> {
 type Write = `${string}/${string}`;
 
 /**
- * Spies on the writes the backend's spaces make (puts, updates, claims), in order; `before(write, n)` may answer an
+ * Spies on the writes the data folder's spaces make (puts, updates, claims), in order; `before(write, n)` may answer an
  * error to stop the upgrade instead of that write (as a process stopped there would: the write is not made).
  */
-function watchWrites(backend: typeof FileStateStore | typeof RedisStateStore, before: (write: Write, n: number) => Error | undefined = () => undefined) {
+function watchWrites(before: (write: Write, n: number) => Error | undefined = () => undefined) {
   const writes: Write[] = [];
-  const spaceOf = backend.prototype.space;
-  const spied = vi.spyOn(backend.prototype, 'space');
+  const spaceOf = FileStateStore.prototype.space;
+  const spied = vi.spyOn(FileStateStore.prototype, 'space');
   const restore = () => spied.mockRestore();
   defer(async () => restore());
-  spied.mockImplementation(function (this: FileStateStore & RedisStateStore, definition: SpaceDefinition) {
+  spied.mockImplementation(function (this: FileStateStore, definition: SpaceDefinition) {
     const space = spaceOf.call(this, definition) as Space<unknown>;
     const wrap = <A extends [string, ...unknown[]], R>(write: (...args: A) => Promise<R>) => (...args: A): Promise<R> => {
       const name: Write = `${definition.name}/${args[0]}`;
@@ -110,7 +109,7 @@ describe('the 0.1 upgrade on the data folder, stopped between two records and st
   /** What one start that nobody stopped leaves: the records of the bots' state, the files of the data folder. */
   async function uninterrupted(old: Parameters<typeof oldDataFolder>[0] = {}) {
     const { dataDir, start } = await oldDataFolder(old);
-    const watched = watchWrites(FileStateStore);
+    const watched = watchWrites();
     const state = await start();
     watched.restore();
     try {
@@ -124,7 +123,7 @@ describe('the 0.1 upgrade on the data folder, stopped between two records and st
   async function stoppedThenStarted(stopAt: (write: Write, n: number) => boolean) {
     const { dataDir, start } = await oldDataFolder();
     let stopped: Write | undefined;
-    const watched = watchWrites(FileStateStore, (write, n) => (stopped === undefined && stopAt(write, n) ? ((stopped = write), new Error(`stopped before ${write}`)) : undefined));
+    const watched = watchWrites((write, n) => (stopped === undefined && stopAt(write, n) ? ((stopped = write), new Error(`stopped before ${write}`)) : undefined));
     await expect(start()).rejects.toThrow(/^stopped before/);
     const left = await filesIn(dataDir);
     const state = await start();
