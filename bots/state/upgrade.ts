@@ -152,14 +152,18 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
       const outputs = (await Promise.all(record.outputs.map(keep))).flat();
       const running = record.status === 'pending' || record.status === 'running';
       await legacy.space(o.spaces.discordJobs).put(record.key, { ...record, inputs, outputs }, { hold: running });
-      if (record.status === 'draft') await o.store.space<unknown[]>(o.spaces.discordDrafts).update(record.requester.userId, (own = []) => [...own, { key: record.key, createdAt: record.createdAt }]);
+      // Listed once by its key: a start stopped after this record moves it again.
+      const draft = { key: record.key, createdAt: record.createdAt };
+      if (record.status === 'draft') await o.store.space<(typeof draft)[]>(o.spaces.discordDrafts).update(record.requester.userId, (own = []) => [...own.filter((d) => d.key !== draft.key), draft]);
       count('Discord jobs');
     }
   } finally {
     await legacy.close();
   }
-  // Every copy of the old store goes: it held the prompts.
-  for (const name of (await readdir(discord).catch(() => [])).filter((n) => n.startsWith('jobs.json'))) await rm(join(discord, name), { force: true });
+  // Every copy of the old store goes (it held the prompts), the one its jobs were read from last: a start stopped between
+  // two removals reads that one again, never an older copy over the jobs moved from it.
+  const [from, copies] = [main.records ? 'jobs.json' : 'jobs.json.bak', (await readdir(discord).catch(() => [])).filter((n) => n.startsWith('jobs.json'))];
+  for (const name of [...copies.filter((n) => n !== from), ...copies.filter((n) => n === from)]) await rm(join(discord, name), { force: true });
   await rm(join(discord, 'images'), { recursive: true, force: true });
 
   const history = safeJson<{ users?: Record<string, HistoryItem[]> }>(await read(join(o.dataDir, 'history.json')));

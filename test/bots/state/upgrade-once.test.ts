@@ -6,6 +6,7 @@ import { stateKeyOf } from '../../../bots/state/spaces.js';
 import { RedisQuotaStore } from '../../../src/spend/RedisQuotaStore.js';
 import { RedisLink, silentLogger, type ScopeSettingEntries } from '../../../src/internal.js';
 import { restoreOldRedis } from '../../helpers/old-layout.js';
+import { renewalFindsLeaseGone } from '../../helpers/upgrade-lease.js';
 import { tempDataDir, useCleanup } from '../../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { startThrowawayRedis } from '../../setup/redis-server.js';
@@ -29,18 +30,6 @@ async function replica(prefix: string, url = requireRedisUrl(redis)) {
   });
   const take = ledger.takeLegacy.bind(ledger);
   return { link, ledger, take, takeLegacy: vi.spyOn(ledger, 'takeLegacy') };
-}
-
-/** Resolves once a renewal of the lease by `link` is answered that the lease is not its own, and that answer was had. */
-function renewalFindsLeaseGone(link: RedisLink): Promise<void> {
-  const evalBy = link.commands.eval.bind(link.commands) as (...args: unknown[]) => Promise<unknown>;
-  return new Promise<void>((leaseLost) => {
-    vi.spyOn(link.commands, 'eval').mockImplementation((async (...args: unknown[]) => {
-      const answer = await evalBy(...args);
-      if (args[5] !== '0' && answer === 0) setImmediate(leaseLost);
-      return answer;
-    }) as never);
-  });
 }
 
 async function oldRedis(url = requireRedisUrl(redis)) {

@@ -1,0 +1,305 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { FileStateStore } from '../../../bots/state/FileStateStore.js';
+import { digestKeyOf, openBotState, type BotState, type Space, type SpaceDefinition } from '../../../bots/state/index.js';
+import { FileQuotaStore } from '../../../src/spend/FileQuotaStore.js';
+import { RedisQuotaStore } from '../../../src/spend/RedisQuotaStore.js';
+import { RedisLink, silentLogger } from '../../../src/internal.js';
+import { restoreOldDataFolder, restoreOldRedis } from '../../helpers/old-layout.js';
+import { tempDataDir, useCleanup } from '../../helpers/service-fakes.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { renewalFindsLeaseGone } from '../../helpers/upgrade-lease.js';
+
+/** A removal to stop after, as a process stopped there would: `removing.stopAfter(path)` answers the error to fail with. */
+const removing = vi.hoisted(() => ({ stopAfter: (_path: string): Error | undefined => undefined }));
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const fs = await importOriginal<typeof import('node:fs/promises')>();
+  const rm: typeof fs.rm = async (path, options) => {
+    await fs.rm(path, options);
+    const stop = removing.stopAfter(String(path));
+    if (stop) throw stop;
+  };
+  return { ...fs, rm };
+});
+
+const defer = useCleanup();
+const redis = testRedis();
+/** As in upgrade-once.test.ts: short, yet longer than an event loop held up on a busy machine. */
+const leaseMs = 1_000;
+/** The fixture's history was kept when it was captured: a long retention keeps it for years of test runs. */
+const historyRetentionDays = 3650;
+/** The Slack signature 0.1 had seen, in both of the fixture's layouts. */
+const SIGNATURE = 'v0=5f2a0c0b9e0d4f3c2b1a09f8e7d6c5b4a3928170f6e5d4c3b2a1908f7e6d5c4b';
+
+/**
+ * Everything the bots' state holds once started: every record of every space (binary ones too), whether each Discord job
+ * is held, and whether the Slack signature 0.1 saw is taken. Two starts that moved the same records answer the same.
+ */
+async function everyRecord(state: BotState): Promise<Record<string, unknown>> {
+  const all: Record<string, unknown> = {};
+  for (const [name, definition] of Object.entries(state.spaces) as [string, SpaceDefinition][]) {
+    const entries: { key: string; value: unknown }[] = [];
+    for await (const entry of state.store.space(definition).entries()) entries.push(entry);
+    all[name] = entries.sort((a, b) => a.key.localeCompare(b.key));
+  }
+  const jobs = state.store.space(state.spaces.discordJobs);
+  // Held by whoever started the jobs (a process gone): the sweep's to take, after the upgrade as before it.
+  all.discordJobsHeld = await Promise.all((all.discordJobs as { key: string }[]).map(async ({ key }) => [key, await jobs.heldElsewhere(key)]));
+  all.signatureSeen = !(await state.store.space(state.spaces.slackSeen).claimOnce(digestKeyOf(SIGNATURE)));
+  return all;
+}
+
+/** What a space's write is called in these tests: `<space>/<key>`. */
+type Write = `${string}/${string}`;
+
+/**
+ * Spies on the writes the data folder's spaces make (puts, updates, claims), in order; `before(write, n)` may answer an
+ * error to stop the upgrade instead of that write (as a process stopped there would: the write is not made).
+ */
+function watchWrites(before: (write: Write, n: number) => Error | undefined = () => undefined) {
+  const writes: Write[] = [];
+  const spaceOf = FileStateStore.prototype.space;
+  const spied = vi.spyOn(FileStateStore.prototype, 'space');
+  const restore = () => spied.mockRestore();
+  defer(async () => restore());
+  spied.mockImplementation(function (this: FileStateStore, definition: SpaceDefinition) {
+    const space = spaceOf.call(this, definition) as Space<unknown>;
+    const wrap = <A extends [string, ...unknown[]], R>(write: (...args: A) => Promise<R>) => (...args: A): Promise<R> => {
+      const name: Write = `${definition.name}/${args[0]}`;
+      const stop = before(name, writes.length);
+      if (stop) return Promise.reject(stop);
+      writes.push(name);
+      return write(...args);
+    };
+    return Object.assign(space, { put: wrap(space.put.bind(space)), update: wrap(space.update.bind(space)), claimOnce: wrap(space.claimOnce.bind(space)) });
+  } as typeof spaceOf);
+  return { writes, restore };
+}
+
+/** Every file in the data folder, by its path in it. */
+async function filesIn(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name))).sort();
+}
+
+describe('the 0.1 upgrade on the data folder, stopped between two records and started again', () => {
+  /** What 0.1 left in a data folder of its own, and a start on it (its ledger: the account's, in the same folder). */
+  async function oldDataFolder({ backupOlder = false } = {}) {
+    const dataDir = await tempDataDir(defer, 'pictor-upgrade-stops-');
+    await restoreOldDataFolder(dataDir, {});
+    if (backupOlder) {
+      // The backup copy is the store's write before the last: the first job was still running then.
+      const backup = join(dataDir, 'discord', 'jobs.json.bak');
+      const older = JSON.parse(await readFile(backup, 'utf8')) as { records: { key: string }[] };
+      older.records = older.records.map((r) => (r.key === 'oldGenKey01' ? { ...r, status: 'running', outputs: [] } : r));
+      await writeFile(backup, JSON.stringify(older));
+    }
+    const start = async () => {
+      const ledger = new FileQuotaStore({ dir: dataDir });
+      try {
+        return await openBotState({ dataDir, ledger, logger: silentLogger(), historyRetentionDays });
+      } finally {
+        await ledger.close();
+      }
+    };
+    return { dataDir, start };
+  }
+
+  /** What one start that nobody stopped leaves: the records of the bots' state, the files of the data folder. */
+  async function uninterrupted(old: Parameters<typeof oldDataFolder>[0] = {}) {
+    const { dataDir, start } = await oldDataFolder(old);
+    const watched = watchWrites();
+    const state = await start();
+    watched.restore();
+    try {
+      return { records: await everyRecord(state), files: await filesIn(dataDir), writes: watched.writes };
+    } finally {
+      await state.close();
+    }
+  }
+
+  /** Stops the first start before the write `stopAt` answers true for, starts again, and answers what both left. */
+  async function stoppedThenStarted(stopAt: (write: Write, n: number) => boolean) {
+    const { dataDir, start } = await oldDataFolder();
+    let stopped: Write | undefined;
+    const watched = watchWrites((write, n) => (stopped === undefined && stopAt(write, n) ? ((stopped = write), new Error(`stopped before ${write}`)) : undefined));
+    await expect(start()).rejects.toThrow(/^stopped before/);
+    const left = await filesIn(dataDir);
+    const state = await start();
+    watched.restore();
+    try {
+      return { stopped, left, records: await everyRecord(state), files: await filesIn(dataDir) };
+    } finally {
+      await state.close();
+    }
+  }
+
+  const jobStore = [join('discord', 'jobs.json'), join('discord', 'images', 'oldEditKey1', 'in-0.png'), 'history.json'];
+  it.each([
+    ['while moving the Discord jobs, between the first job and the kept images of the second', 'discord-images/oldEditKey1-in-0', jobStore],
+    ['while moving the Discord jobs, between the draft and its member’s list of drafts', 'discord-drafts/111111111111111111', jobStore],
+    ['while moving the Discord jobs, between the draft (listed) and the job a crash left running', 'discord-jobs/oldRunKey01', jobStore],
+    ['while moving history.json, between a member’s entries and the server’s list of members', 'history-scopes/discord-333333333333333333', ['history.json']],
+    ['while moving history.json, between two members', 'history/slack-U0CAROL', ['history.json']],
+  ])('loses nothing and moves nothing twice when stopped %s', async (_, at, notYetGone) => {
+    const whole = await uninterrupted();
+    expect(whole.writes).toContain(at);
+    const again = await stoppedThenStarted((write) => write === at);
+    expect(again.stopped).toBe(at);
+    // What was not all moved yet was still where 0.1 kept it: the old job store and history.json go only once all is moved.
+    expect(again.left).toEqual(expect.arrayContaining(notYetGone));
+    expect(again.records).toEqual(whole.records);
+    expect(again.files).toEqual(whole.files);
+  });
+
+  it('loses nothing and moves nothing twice whichever of its writes it is stopped before', async () => {
+    const whole = await uninterrupted();
+    for (const [n, write] of whole.writes.entries()) {
+      const again = await stoppedThenStarted((_, at) => at === n);
+      expect(again.stopped, `stopped before write ${n}`).toBe(write);
+      expect(again.records, `stopped before ${write}`).toEqual(whole.records);
+      expect(again.files, `stopped before ${write}`).toEqual(whole.files);
+    }
+  });
+
+  it('reads no older copy of the Discord job store over the jobs it moved when stopped while removing the store’s copies', async () => {
+    const whole = await uninterrupted({ backupOlder: true });
+    const { dataDir, start } = await oldDataFolder({ backupOlder: true });
+    let stopped: string | undefined;
+    removing.stopAfter = (path) => (stopped === undefined && /jobs\.json/.test(path) ? new Error(`stopped after removing ${(stopped = relative(dataDir, path))}`) : undefined);
+    defer(async () => void (removing.stopAfter = () => undefined));
+    await expect(start()).rejects.toThrow(/^stopped after removing/);
+    // One copy is gone, the other left for the next start.
+    expect((await filesIn(dataDir)).filter((file) => file.startsWith(join('discord', 'jobs.json')))).toHaveLength(1);
+    const state = await start();
+    try {
+      expect(await everyRecord(state)).toEqual(whole.records);
+      expect(await filesIn(dataDir)).toEqual(whole.files);
+    } finally {
+      await state.close();
+    }
+  });
+});
+
+describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost between two records and started again', () => {
+  /** A second Slack installation beside the fixture's, so the scan of installations has two records to stop between. */
+  const OTHER_INSTALLATION = { team: { id: 'T1OTHER', name: 'Other' }, bot: { token: 'xoxb-other-install-token', userId: 'U1BOT', id: 'B1BOT', scopes: ['commands'] } };
+  /** The old keys the upgrade moves by scanning them (the ledger's settings and signatures are upgrade-once.test.ts's). */
+  const SCANNED = /:(history:(user|scope|scopes)|slack:installation):/;
+
+  /** What 0.1 left on Redis under a prefix of its own, and processes to start on it, each with its own link and ledger. */
+  async function oldRedis() {
+    const url = requireRedisUrl(redis);
+    const prefix = uniquePrefix('upgrade-stops');
+    defer(() => deleteKeys(url, prefix));
+    const dataDir = await tempDataDir(defer, 'pictor-upgrade-stops-');
+    const replica = async () => {
+      const link = await RedisLink.open({ url, prefix });
+      const ledger = new RedisQuotaStore({ redis: link.commands, prefix });
+      defer(async () => {
+        await ledger.close();
+        await link.close();
+      });
+      return { link, start: () => openBotState({ dataDir, redis: link, ledger, logger: silentLogger(), leaseMs, historyRetentionDays }) };
+    };
+    const first = await replica();
+    await restoreOldRedis(first.link.commands, prefix, {});
+    await first.link.commands.set(`${prefix}:slack:installation:team-T1OTHER`, JSON.stringify(OTHER_INSTALLATION));
+    /** Every key under the prefix but the processes' leases and the upgrade's (named by a process's random id), without the prefix. */
+    const keys = async () =>
+      (await first.link.commands.keys(`${prefix}:*`))
+        .map((key) => key.slice(prefix.length + 1))
+        .filter((key) => !/(^|:)(lease|owner):|^bots:upgrading$/.test(key))
+        .sort();
+    return { prefix, first, replica, keys };
+  }
+
+  /**
+   * Spies on the deletes of the old keys the upgrade scans (the last step of moving each). `stop.after`: after the n-th
+   * makes the lease another's (the holder learns it at its next renewal, before it goes on); `stop.failing`: the n-th
+   * fails, the key left in place (as a Redis error or a crash between writing a record and deleting its old key).
+   */
+  function watchOldKeysGo(link: RedisLink, prefix: string, stop: { after?: number; failing?: number } = {}) {
+    const deleted: string[][] = [];
+    const lost = stop.after === undefined ? undefined : renewalFindsLeaseGone(link);
+    const del = link.commands.del.bind(link.commands) as (...keys: string[]) => Promise<number>;
+    vi.spyOn(link.commands, 'del').mockImplementation((async (...keys: string[]) => {
+      if (!SCANNED.test(keys[0] ?? '')) return del(...keys);
+      if (deleted.length + 1 === stop.failing) throw new Error('Redis did not answer');
+      const answer = await del(...keys);
+      deleted.push(keys.map((key) => key.slice(prefix.length + 1)));
+      if (deleted.length === stop.after) {
+        await del(`${prefix}:bots:upgrading`);
+        await lost;
+      }
+      return answer;
+    }) as never);
+    return deleted;
+  }
+
+  async function uninterrupted() {
+    const { prefix, first, keys } = await oldRedis();
+    const deleted = watchOldKeysGo(first.link, prefix);
+    const state = await first.start();
+    try {
+      return { deleted, records: await everyRecord(state), keys: await keys() };
+    } finally {
+      await state.close();
+    }
+  }
+
+  /** Loses the first start's lease after the `n`-th old key it moved, starts another process, and answers what both left. */
+  async function lostThenStarted(n: number, how: 'lease lost' | 'delete failed' = 'lease lost') {
+    const { prefix, first, replica, keys } = await oldRedis();
+    const old = (await keys()).filter((key) => SCANNED.test(`:${key}`));
+    const deleted = watchOldKeysGo(first.link, prefix, how === 'lease lost' ? { after: n } : { failing: n });
+    await expect(first.start()).rejects.toMatchObject(how === 'lease lost' ? { code: 'state_upgrade_lost' } : { message: 'Redis did not answer' });
+    const left = { old: (await keys()).filter((key) => SCANNED.test(`:${key}`)), layout: await first.link.commands.get(`${prefix}:bots:layout`) };
+    const state = await (await replica()).start();
+    try {
+      return { old, deleted, left, records: await everyRecord(state), keys: await keys() };
+    } finally {
+      await state.close();
+    }
+  }
+
+  it.each([
+    ['during the scan of the members’ history lists, between two members', 1, 'history:user:'],
+    ['during the scan of the servers’ history lists, between two servers', 3, 'history:scope:'],
+    ['during the scan of the Slack installations, between two installations', 5, 'slack:installation:'],
+    ['with everything moved, just before the layout key says so', 6, 'slack:installation:'],
+  ])('loses nothing and moves nothing twice when it stops %s', async (_, n, moving) => {
+    const whole = await uninterrupted();
+    expect(whole.deleted).toHaveLength(6);
+    const again = await lostThenStarted(n);
+    expect(again.deleted).toHaveLength(n);
+    expect(again.deleted.at(-1)![0]).toMatch(new RegExp(`^${moving}`));
+    // The first start deleted only the old keys it had moved (each once it was written), and did not say it was done.
+    expect(again.left).toEqual({ old: again.old.filter((key) => !again.deleted.flat().includes(key)), layout: null });
+    expect(again.records).toEqual(whole.records);
+    expect(again.keys).toEqual(whole.keys);
+  });
+
+  it('loses nothing and moves nothing twice whichever old key it stops after', async () => {
+    const whole = await uninterrupted();
+    // Each scan lists its keys in an order of its own: what matters is how many, and of which kind.
+    const kinds = (deleted: string[][]) => deleted.map(([key]) => key!.split(':').slice(0, 2).join(':'));
+    for (const n of whole.deleted.keys()) {
+      const again = await lostThenStarted(n + 1);
+      expect(kinds(again.deleted), `stopped after ${n + 1}`).toEqual(kinds(whole.deleted.slice(0, n + 1)));
+      expect(again.records, `stopped after ${whole.deleted[n]![0]}`).toEqual(whole.records);
+      expect(again.keys, `stopped after ${whole.deleted[n]![0]}`).toEqual(whole.keys);
+    }
+  });
+
+  it('loses nothing and moves nothing twice when an old key it wrote into the state fails to be deleted (a crash between the two), whichever it is', async () => {
+    const whole = await uninterrupted();
+    for (const n of whole.deleted.keys()) {
+      const again = await lostThenStarted(n + 1, 'delete failed');
+      expect(again.deleted, `failed at ${n + 1}`).toHaveLength(n);
+      expect(again.records, `failed at ${n + 1}`).toEqual(whole.records);
+      expect(again.keys, `failed at ${n + 1}`).toEqual(whole.keys);
+    }
+  });
+});
