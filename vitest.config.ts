@@ -27,7 +27,9 @@ const INTEGRATION = [
 ];
 
 /** Unit test files that replace a module with `vi.mock`: they get a module graph of their own. */
-const MOCKS_MODULES = ['test/spend/file-quota-store-commit.test.ts', 'test/bots/slack/surface.test.ts'];
+const MOCKS_MODULES = ['test/spend/file-quota-store-commit.test.ts'];
+/** Integration test files that replace a module with `vi.mock`: a module graph of their own too. */
+const INTEGRATION_MOCKS_MODULES = ['test/bots/slack/surface.test.ts', 'test/bots/state/upgrade-stops.test.ts'];
 
 export default defineConfig({
   // bots/ and nodes/ import the core by its package name: the sources, as tsconfig.json's "paths" map it.
@@ -52,9 +54,10 @@ export default defineConfig({
     // therefore leave global state as it found it; a file that replaces a module (vi.mock) runs isolated.
     isolate: false,
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...INTEGRATION, ...MOCKS_MODULES] } },
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...INTEGRATION, ...MOCKS_MODULES, ...INTEGRATION_MOCKS_MODULES] } },
       { extends: true, test: { name: 'unit-isolated', include: MOCKS_MODULES, isolate: true } },
-      { extends: true, test: { name: 'integration', include: INTEGRATION, exclude: MOCKS_MODULES } },
+      { extends: true, test: { name: 'integration', include: INTEGRATION, exclude: [...MOCKS_MODULES, ...INTEGRATION_MOCKS_MODULES] } },
+      { extends: true, test: { name: 'integration-isolated', include: INTEGRATION_MOCKS_MODULES, isolate: true } },
     ],
   },
 });
