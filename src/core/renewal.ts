@@ -31,11 +31,20 @@ export function failureStreak(onError: (error: unknown) => void, onRecovered?: (
 
 /**
  * Calls `renew` every third of `leaseMs` (at least every 50 ms) until the answered function is called: `renewEvery`
- * at that pace. A renewal's bound (2 s, or a third of a shorter lease) has passed by the next tick, so one renewal at a
- * time is within its bound.
+ * at that pace, one renewal at a time within its bound (`oneWithinBound`). The bound (2 s, or a third of a shorter
+ * lease) has passed by the next tick, or ends at the same moment (a lease under 6 s): that tick sends nothing, the
+ * next one sends the next renewal.
  */
 export function renewEveryThird(leaseMs: number, renew: () => Promise<unknown>, onError: (error: unknown) => void, onRecovered?: () => void): () => void {
-  return renewEvery(Math.max(50, Math.floor(leaseMs / 3)), leaseMs, renew, onError, onRecovered);
+  return renewEvery(Math.max(50, Math.floor(leaseMs / 3)), leaseMs, renew, onError, onRecovered, { oneWithinBound: true });
+}
+
+export interface RenewEveryOptions {
+  /**
+   * While a renewal is within its bound, a tick sends none (one renewal at a time within its bound; still at most two
+   * unanswered). Without it a lease renewed more often than its bound renews at every tick, several within their bounds.
+   */
+  oneWithinBound?: boolean;
 }
 
 /**
@@ -49,9 +58,17 @@ export function renewEveryThird(leaseMs: number, renew: () => Promise<unknown>, 
  * A failure (a renewal that rejects, or is not answered in time) goes to `onError` once per streak: the next failure
  * is told after a renewal has passed. The renewal that ends a streak told (one answered, even one answered after its
  * bound: the storage applied it) goes to `onRecovered`. Stopping leaves no timer behind, waits for nothing, and tells nothing of a
- * renewal answered later. The timers never keep the process alive.
+ * renewal answered later. The timers never keep the process alive. With `oneWithinBound`, a tick sends nothing while a
+ * renewal is within its bound.
  */
-export function renewEvery(everyMs: number, leaseMs: number, renew: () => Promise<unknown>, onError: (error: unknown) => void, onRecovered?: () => void): () => void {
+export function renewEvery(
+  everyMs: number,
+  leaseMs: number,
+  renew: () => Promise<unknown>,
+  onError: (error: unknown) => void,
+  onRecovered?: () => void,
+  options: RenewEveryOptions = {},
+): () => void {
   const answerMs = answerBoundMs(leaseMs);
   let stopped = false;
   const streak = failureStreak(onError, onRecovered);
@@ -65,7 +82,7 @@ export function renewEvery(everyMs: number, leaseMs: number, renew: () => Promis
   };
 
   const tick = () => {
-    if (unanswered >= 2) return;
+    if (unanswered >= 2 || (options.oneWithinBound && bounds.size > 0)) return;
     unanswered += 1;
     let sent: Promise<unknown>;
     try {

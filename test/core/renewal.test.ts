@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { answerBoundMs, renewEveryThird } from '../../src/core/renewal.js';
+import { answerBoundMs, renewEvery, renewEveryThird } from '../../src/core/renewal.js';
 
 /** A renewal the storage answers only when told to (`answer`, `refuse`), or never. */
 function renewalsHeldOpen() {
@@ -55,6 +55,27 @@ describe('a lease renewed every third of it', () => {
     expect(messagesOf(onError)).toEqual(['the renewal was not answered within 100 ms']);
     await vi.advanceTimersByTimeAsync(100);
     expect(renew).toHaveBeenCalledTimes(2);
+    stop();
+  });
+
+  it('sends one renewal at a time within its bound when the bound ends at a tick (a lease under 6 s)', async () => {
+    const { renew, answer } = renewalsHeldOpen();
+    const onError = vi.fn();
+    const stop = renewEveryThird(3_000, renew, onError);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(renew).toHaveBeenCalledTimes(1);
+    // The tick due with the first renewal's bound sends nothing: the first was still within it.
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(messagesOf(onError)).toEqual(['the renewal was not answered within 1000 ms']);
+    expect(renew).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(renew).toHaveBeenCalledTimes(2);
+    // The first answered late: the second is within its bound until the next tick, which sends nothing.
+    answer(0);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(renew).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(renew).toHaveBeenCalledTimes(3);
     stop();
   });
 
@@ -146,5 +167,36 @@ describe('a lease renewed every third of it', () => {
     await vi.advanceTimersByTimeAsync(100);
     expect(renew).toHaveBeenCalledTimes(2);
     stop();
+  });
+});
+
+describe('a lease renewed more often than its bound', () => {
+  beforeEach(() => vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] }));
+  afterEach(() => vi.useRealTimers());
+
+  it('renews at every tick, several renewals within their bounds at once', async () => {
+    const { renew, answer } = renewalsHeldOpen();
+    const onError = vi.fn();
+    const stop = renewEvery(100, 15_000, renew, onError);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(renew).toHaveBeenCalledTimes(2);
+    // Both answered within their 2 s: the next two ticks send again.
+    answer(0);
+    answer(1);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(renew).toHaveBeenCalledTimes(4);
+    expect(onError).not.toHaveBeenCalled();
+    stop();
+  });
+
+  it('sends no third while two are unanswered, tells their failure once, and leaves no timer when stopped', async () => {
+    const renew = vi.fn(() => new Promise<void>(() => {}));
+    const onError = vi.fn();
+    const stop = renewEvery(100, 15_000, renew, onError);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(renew).toHaveBeenCalledTimes(2);
+    expect(messagesOf(onError)).toEqual(['the renewal was not answered within 2000 ms']);
+    stop();
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
