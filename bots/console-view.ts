@@ -96,16 +96,16 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
       return found;
     },
 
+    // Numbered as the job's images, as its Edit buttons are: one not kept is left out, never a shift of those after it.
     async keptImages(jobIds) {
-      const counts = new Map<string, number>();
+      const indices = new Map<string, readonly number[]>();
       for (const jobId of jobIds) {
         const outputs = await kept.keptOutputs(jobId).catch(() => undefined);
-        if (outputs) counts.set(jobId, outputs);
+        if (outputs) indices.set(jobId, outputs);
       }
-      return counts;
+      return indices;
     },
 
-    // Numbered as the job's images, as its Edit buttons are: one not kept is a gap, never a shift of those after it.
     async keptImage(jobId, index): Promise<KeptImage | undefined> {
       const image = await kept.readKeptOutput(jobId, index);
       return image && { data: image.data };

@@ -251,15 +251,15 @@ export class JobRecordStore {
   }
 
   /**
-   * How many of a runner job's images (its id in the ledger) the console may ask for (its thumbnails), numbered as the
-   * job's images — as its Edit buttons name them: up to the last one kept, so an image left out or dropped before it is
-   * a gap (`readKeptOutput` answers none), never a shift; undefined when none is kept.
+   * Which of a runner job's images (its id in the ledger) are kept, for the console's thumbnails: their indices in the
+   * job's numbering, as its Edit buttons name them (0-based, ascending) — one left out (too large, a failed write) is
+   * not among them, never a shift of those after it; undefined when none is kept.
    */
-  async keptOutputs(runnerJobId: string): Promise<number | undefined> {
+  async keptOutputs(runnerJobId: string): Promise<number[] | undefined> {
     const link = await this.#outputsOfJob.get(runnerJobId);
     const outputs = link ? (await this.records.get(link.key))?.outputs : undefined;
-    const slots = Math.max(0, ...(outputs ?? []).map((img, position) => (img.index ?? position) + 1));
-    return slots > 0 ? slots : undefined;
+    const indices = (outputs ?? []).map((img, position) => img.index ?? position).sort((a, b) => a - b);
+    return indices.length > 0 ? indices : undefined;
   }
 
   /** A runner job's image `index` (the job's own numbering, as its Edit button's), if it was kept and still is. */

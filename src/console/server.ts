@@ -106,12 +106,12 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         await index.refresh();
         const active = (await store.activeJobs()).filter((j) => matchesFilter(filter, j));
         const recent = index.recent((r) => matchesFilter(filter, r), 100).sort((a, b) => b.time - a.time);
-        const [named, kept] = await Promise.all([names(keysOf(recent, active)), keptCounts(recent)]);
+        const [named, kept] = await Promise.all([names(keysOf(recent, active)), keptIndices(recent)]);
         return jobsPage(
           ctx,
           filter,
           active.map((j) => liveRow(j, named)),
-          recent.map((r) => jobRow(r, named, kept.get(r.jobId) ?? 0)),
+          recent.map((r) => jobRow(r, named, kept.get(r.jobId) ?? [])),
           recent.some((r) => r.prompt !== undefined),
         );
       }
@@ -152,7 +152,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     }
   }
 
-  async function keptCounts(records: readonly UsageRecord[]): Promise<ReadonlyMap<string, number>> {
+  async function keptIndices(records: readonly UsageRecord[]): Promise<ReadonlyMap<string, readonly number[]>> {
     if (!source.bots?.keptImages || records.length === 0) return new Map();
     return source.bots.keptImages(records.map((r) => r.jobId)).catch(() => new Map());
   }
@@ -275,7 +275,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       finished: (records) => {
         const shown = records.filter((r) => matchesFilter(filter, r));
         if (shown.length === 0) return;
-        void Promise.all([names(keysOf(shown, [])), keptCounts(shown)]).then(([named, kept]) => write('finished', shown.map((r) => jobRow(r, named, kept.get(r.jobId) ?? 0))));
+        void Promise.all([names(keysOf(shown, [])), keptIndices(shown)]).then(([named, kept]) => write('finished', shown.map((r) => jobRow(r, named, kept.get(r.jobId) ?? []))));
       },
     });
     if (!unsubscribe) {

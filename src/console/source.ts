@@ -49,9 +49,12 @@ export interface KeptImage {
 export interface BotsView {
   /** Names of servers/workspaces (scope keys) and users (user keys) the bots know. */
   names?(keys: readonly string[]): Promise<ReadonlyMap<string, string>>;
-  /** How many kept images each of these jobs (ledger job ids) has: its thumbnails. */
-  keptImages?(jobIds: readonly string[]): Promise<ReadonlyMap<string, number>>;
-  /** One kept image of a job. */
+  /**
+   * Which images each of these jobs (ledger job ids) still has kept: their indices in the job's own numbering (0-based,
+   * ascending; one not kept is left out), its thumbnails. A job with none kept may be left out.
+   */
+  keptImages?(jobIds: readonly string[]): Promise<ReadonlyMap<string, readonly number[]>>;
+  /** A job's kept image `index` (the job's numbering, as `keptImages` answers it). */
   keptImage?(jobId: string, index: number): Promise<KeptImage | undefined>;
   /** The bots' settings in force (queue, pace, previews, what every server may do …), each with where it comes from. */
   settings?(): SettingRow[];

@@ -26,7 +26,7 @@ export class Thumbnails {
     const cached = this.#cache.get(key);
     if (cached) {
       this.#cache.delete(key);
-      const stillKept = this.#bots.keptImages ? ((await this.#bots.keptImages([jobId]).catch(() => undefined))?.get(jobId) ?? 0) > index : true;
+      const stillKept = this.#bots.keptImages ? ((await this.#bots.keptImages([jobId]).catch(() => undefined))?.get(jobId) ?? []).includes(index) : true;
       if (!stillKept) return undefined;
       this.#cache.set(key, cached);
       return cached;

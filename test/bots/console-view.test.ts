@@ -9,6 +9,7 @@ import { MAX_KEPT_IMAGE_BYTES, openBotState, stateKeyOf } from '../../bots/state
 import { silentLogger, type ScopeSettingEntries } from '../../src/internal.js';
 import { makeImage } from '../helpers/images.js';
 import { requester, useRunnerKit } from '../helpers/runner-harness.js';
+import { startSeededConsole, TOKEN } from '../console/console-harness.js';
 
 const kit = useRunnerKit();
 
@@ -129,7 +130,7 @@ describe('the chat settings the console shows the owner', () => {
 });
 
 describe('the kept images the console shows of a Discord job', () => {
-  it('are numbered as the job’s images, as its Edit buttons: a job whose first image was not kept shows its second as its second', async () => {
+  it('are those kept, numbered as the job’s images, as its Edit buttons: a job whose first image was not kept has its second alone, as its second', async () => {
     const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
     const { runner } = await kit.runner({});
     try {
@@ -140,11 +141,36 @@ describe('the kept images the console shows of a Discord job', () => {
       // Its first image too large to keep: its Edit buttons are "Edit 2" alone, opening the job's image 1.
       await store.saveOutputs(key, [Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1), second], 'png');
       const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
-      expect(await view.keptImages!(['job-1'])).toEqual(new Map([['job-1', 2]]));
+      expect(await view.keptImages!(['job-1', 'job-2'])).toEqual(new Map([['job-1', [1]]]));
       expect(await view.keptImage!('job-1', 0)).toBeUndefined();
       expect((await view.keptImage!('job-1', 1))?.data).toEqual(second);
       expect((await view.keptImage!('job-1', 1))?.data).toEqual((await store.readOutput(key, 1))?.data);
     } finally {
+      await state.close();
+    }
+  });
+
+  it('draw on the owner’s page one thumbnail per image kept, named by its number in the job, and none that answers 404', async () => {
+    const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
+    const { runner } = await kit.runner({});
+    const store = new JobRecordStore({ state, logger: silentLogger() });
+    const key = store.newKey();
+    // The seeded ledger's Discord job d-2 made two images; the first was too large to keep.
+    await store.add({ key, kind: 'generate', prompt: 'p', options: {}, requester: { platform: 'discord', userId: '1', channelId: '2', scopeId: '3' }, status: 'running', runnerJobId: 'd-2' });
+    await store.saveOutputs(key, [Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1), Buffer.from(await makeImage('png', 9, 9))], 'png');
+    const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+    const running = await startSeededConsole({ bots: { keptImages: view.keptImages, keptImage: view.keptImage } });
+    try {
+      const login = await fetch(`${running.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: running.url } });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      const page = await (await fetch(`${running.url}/jobs`, { headers: { cookie } })).text();
+      const row = /<tr data-job="d-2">(.*?)<\/tr>/.exec(page)?.[1] ?? '';
+      expect([...row.matchAll(/<img src="([^"]+)" alt="([^"]+)"/g)].map(([, src, alt]) => ({ src, alt }))).toEqual([{ src: '/thumbs/d-2/1', alt: expect.stringMatching(/^Image 2 of the job of /) }]);
+      const asked = [...page.matchAll(/(?:src|href)="(\/thumbs\/[^"]+)"/g)].map((m) => m[1]!.replaceAll('&amp;', '&'));
+      expect(asked).toEqual(['/thumbs/d-2/1?full=1', '/thumbs/d-2/1']);
+      for (const path of asked) expect((await fetch(`${running.url}${path}`, { headers: { cookie } })).status, path).toBe(200);
+    } finally {
+      await running.close();
       await state.close();
     }
   });

@@ -96,7 +96,17 @@ export async function seedLedger(dir: string, now: number): Promise<void> {
   }
 }
 
-/** A stand-in for the bots: names (one of them hostile markup), and a kept image for the job `d-1`. */
+/**
+ * The images the bots' stand-in keeps, by job, numbered as the job's: `d-2` made two and its first was not kept (a
+ * gap); `live-1` (the browser test's live job) the same.
+ */
+export const KEPT_IMAGES: ReadonlyMap<string, readonly number[]> = new Map([
+  ['d-1', [0]],
+  ['d-2', [1]],
+  ['live-1', [1]],
+]);
+
+/** A stand-in for the bots: names (one of them hostile markup), and the kept images of `KEPT_IMAGES`. */
 export async function fakeBots(): Promise<BotsView> {
   const image = await sharp({ create: { width: 256, height: 256, channels: 3, background: { r: 40, g: 90, b: 200 } } })
     .png()
@@ -111,10 +121,10 @@ export async function fakeBots(): Promise<BotsView> {
       return new Map(keys.filter((k) => known[k]).map((k) => [k, known[k]!]));
     },
     async keptImages(jobIds) {
-      return new Map(jobIds.filter((id) => id === 'd-1').map((id) => [id, 1]));
+      return new Map(jobIds.flatMap((id) => (KEPT_IMAGES.has(id) ? [[id, KEPT_IMAGES.get(id)!] as const] : [])));
     },
     async keptImage(jobId, index) {
-      return jobId === 'd-1' && index === 0 ? { data: image } : undefined;
+      return KEPT_IMAGES.get(jobId)?.includes(index) ? { data: image } : undefined;
     },
     settings: () => [{ name: 'Jobs one user may have at once', value: '2', source: 'default' }],
     // A server whose admins chose channels, and two settings kept that cannot be read: a rule (its jobs are refused) and a default.

@@ -139,4 +139,17 @@ describe('the console’s server', () => {
     expect(thumb.headers.get('content-type')).toBe('image/webp');
     expect((await fetch(`${c.url}/thumbs/d-2/0`, { headers: { cookie } })).status).toBe(404);
   });
+
+  it('draws a thumbnail only for each image kept, named by its number in the job: a job whose first image was not kept shows its second as image 2', async () => {
+    const { cookie } = await login(c);
+    const page = await (await fetch(`${c.url}/jobs`, { headers: { cookie } })).text();
+    const images = (jobId: string) => [...(new RegExp(`<tr data-job="${jobId}">(.*?)</tr>`).exec(page)?.[1] ?? '').matchAll(/<img src="([^"]+)" alt="([^"]+)"/g)].map(([, src, alt]) => ({ src, alt }));
+    // d-2 made two images and its first was not kept (the harness's bots): one thumbnail, for the job's image 2.
+    expect(images('d-2')).toEqual([{ src: '/thumbs/d-2/1', alt: expect.stringMatching(/^Image 2 of the job of /) }]);
+    expect(images('d-1')).toEqual([{ src: '/thumbs/d-1/0', alt: expect.stringMatching(/^Image 1 of the job of /) }]);
+    // Nothing the page asks for answers 404: every thumbnail and every full image it links to is there.
+    const asked = [...page.matchAll(/(?:src|href)="(\/thumbs\/[^"]+)"/g)].map((m) => m[1]!.replaceAll('&amp;', '&'));
+    expect(asked).toHaveLength(4);
+    for (const path of asked) expect((await fetch(`${c.url}${path}`, { headers: { cookie } })).status, path).toBe(200);
+  });
 });

@@ -91,8 +91,9 @@
     prompt.className = 'prompt';
     tr.appendChild(prompt);
     var images = document.createElement('td');
-    if (job.thumbs > 0) {
-      for (var i = 0; i < Math.min(job.thumbs, 4); i++) {
+    // The job's kept images by their number in the job (the server sends those to show): one not kept is not drawn.
+    if (job.thumbs.length > 0) {
+      job.thumbs.forEach(function (i) {
         var a = document.createElement('a');
         a.href = '/thumbs/' + encodeURIComponent(job.jobId) + '/' + i + '?full=1';
         var img = document.createElement('img');
@@ -102,7 +103,7 @@
         img.height = 64;
         a.appendChild(img);
         images.appendChild(a);
-      }
+      });
     } else {
       images.textContent = '—';
     }

@@ -49,8 +49,11 @@ export interface JobRow {
   duration: string;
   outcome: string;
   prompt?: string | undefined;
-  /** How many kept images it has (thumbnails at `/thumbs/<job id>/<index>`). */
-  thumbs: number;
+  /**
+   * Its kept images shown (the first `MAX_THUMBS`), by their index in the job's numbering (thumbnails at
+   * `/thumbs/<job id>/<index>`); one not kept is left out.
+   */
+  thumbs: readonly number[];
 }
 
 /** A job queued or in flight as a row. */
@@ -65,6 +68,9 @@ export interface LiveRow {
   process: string;
 }
 
+/** Thumbnails shown of one job, at most. */
+const MAX_THUMBS = 4;
+
 const nameOf = (key: string, names: ReadonlyMap<string, string>) => {
   const name = names.get(key);
   return name ? `${name} (${key})` : key;
@@ -75,7 +81,7 @@ function what(job: { operation?: string | undefined; n?: number | undefined; siz
   return `${job.operation}, ${job.n ?? '?'} × ${job.size ?? 'auto'} ${job.quality ?? 'auto'}`;
 }
 
-export function jobRow(record: UsageRecord, names: ReadonlyMap<string, string>, thumbs: number): JobRow {
+export function jobRow(record: UsageRecord, names: ReadonlyMap<string, string>, thumbs: readonly number[]): JobRow {
   return {
     jobId: record.jobId,
     when: utcTime(record.time),
@@ -86,7 +92,7 @@ export function jobRow(record: UsageRecord, names: ReadonlyMap<string, string>, 
     duration: record.reservedAt === undefined ? '—' : shortDuration(record.time - record.reservedAt),
     outcome: record.outcome ?? 'settled',
     ...(record.prompt !== undefined && { prompt: record.prompt }),
-    thumbs,
+    thumbs: thumbs.slice(0, MAX_THUMBS),
   };
 }
 
@@ -142,8 +148,10 @@ function liveRowHtml(row: LiveRow): SafeHtml {
 }
 
 export function jobRowHtml(row: JobRow): SafeHtml {
-  const thumbs = Array.from({ length: Math.min(row.thumbs, 4) }, (_, i) =>
-    html`<a href="/thumbs/${encodeURIComponent(row.jobId)}/${i}?full=1"><img src="/thumbs/${encodeURIComponent(row.jobId)}/${i}" alt="Image ${i + 1} of the job of ${row.when}" width="64" height="64" loading="lazy"></a>`,
+  // Each named by its number in the job (as Discord's Edit buttons): one not kept is left out, never drawn.
+  const thumbs = row.thumbs.map(
+    (i) =>
+      html`<a href="/thumbs/${encodeURIComponent(row.jobId)}/${i}?full=1"><img src="/thumbs/${encodeURIComponent(row.jobId)}/${i}" alt="Image ${i + 1} of the job of ${row.when}" width="64" height="64" loading="lazy"></a>`,
   );
   return html`<tr data-job="${row.jobId}"><td>${row.when}</td><td>${row.who}</td><td>${row.where}</td><td>${row.what}</td><td>${row.cost}</td><td>${row.duration}</td><td>${row.outcome}</td><td class="prompt">${row.prompt ?? ''}</td><td>${thumbs.length ? thumbs : '—'}</td></tr>`;
 }
