@@ -152,6 +152,24 @@ describe.skipIf(!executablePath)('the console in a real browser', () => {
     await shot('jobs');
   });
 
+  it('drops the thumbnail of an image no longer kept (dropped past the bound since the page was made), never a broken image', async () => {
+    const before = problems.length;
+    await page.route('**/thumbs/d-1/0', (route) => route.fulfill({ status: 404, contentType: 'text/plain; charset=utf-8', body: 'No kept image\n' }));
+    try {
+      await page.goto(`${consoleUnderTest.url}/jobs`);
+      const images = page.locator('#recent-jobs tr[data-job="d-1"] td').last();
+      await expect.poll(() => images.textContent()).toBe('—');
+      expect(await images.locator('img').count()).toBe(0);
+      // d-2's kept image is still drawn.
+      expect(await page.locator('#recent-jobs tr[data-job="d-2"] img').count()).toBe(1);
+    } finally {
+      await page.unroute('**/thumbs/d-1/0');
+    }
+    // The one error the page logged is the browser's own line for the 404 it was answered on purpose.
+    const logged = problems.splice(before);
+    expect(logged.every((line) => line.includes('404'))).toBe(true);
+  });
+
   it('shows a job the moment it is reserved, as it is sent, and among the recent ones when it ends, without a reload', async () => {
     await page.goto(`${consoleUnderTest.url}/jobs`);
     await page.waitForSelector('#live[data-connected="true"]');

@@ -4,7 +4,7 @@
  * page with Chart.js, and keeps the jobs page live with Server-Sent Events.
  * Everything the server sends is written into the page as text, never as HTML.
  */
-/* global Chart, CSS, document, getComputedStyle, EventSource */
+/* global Chart, CSS, document, getComputedStyle, EventSource, HTMLImageElement */
 'use strict';
 
 (function () {
@@ -155,7 +155,28 @@
     });
   }
 
+  // A kept image dropped since the page was made (past the bound of kept images, the oldest go first) answers 404:
+  // its thumbnail goes rather than show a broken image, and a job left with none shows the dash.
+  function dropThumbnail(img) {
+    var link = img.parentNode;
+    if (!link || link.tagName !== 'A' || !/^\/thumbs\//.test(link.getAttribute('href') || '')) return;
+    var images = link.parentNode;
+    link.remove();
+    if (!images.querySelector('img')) images.textContent = '—';
+  }
+
+  function dropBrokenThumbnails() {
+    // Those that failed before this script ran (it is deferred; one not loaded yet is not complete), then each one that fails later.
+    document.querySelectorAll('a[href^="/thumbs/"] img').forEach(function (img) {
+      if (img.complete && img.naturalWidth === 0) dropThumbnail(img);
+    });
+    document.addEventListener('error', function (event) {
+      if (event.target instanceof HTMLImageElement) dropThumbnail(event.target);
+    }, true);
+  }
+
   function start() {
+    dropBrokenThumbnails();
     drawCharts();
     keepLive();
   }
