@@ -545,11 +545,11 @@ export class JobRunner {
     const { history } = this;
     const keeps = history !== undefined && key !== undefined;
     // The audit channel's readers are the admins: a link to a message only the member can open leads them nowhere (not asked for them).
-    const links = Promise.all([keeps ? linkOnce() : undefined, seenBy === 'everyone' ? linkOnce() : undefined]);
-    const forgotten = links.then(async () => (await history?.forgotten(requester, acceptedAt)) === true);
+    const url = seenBy === 'everyone' ? linkOnce() : Promise.resolve(undefined);
+    const forgotten = (keeps ? linkOnce() : url).then(async () => (await history?.forgotten(requester, acceptedAt)) === true);
     const kept = keeps ? history.recordEnd(requester, { key, ...described, seenBy }, final, linkOnce(), forgotten) : Promise.resolve();
-    const entry = Promise.all([forgotten, links])
-      .then(([erased, [, url]]) => this.audit.jobEnded(requester, { key, ...described, erased }, final, url))
+    const entry = Promise.all([forgotten, url])
+      .then(([erased, auditLink]) => this.audit.jobEnded(requester, { key, ...described, erased }, final, auditLink))
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a job for the audit channel'));
     return this.#whileRecording(Promise.all([kept, entry]).then(() => undefined));
   }
