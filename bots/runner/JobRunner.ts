@@ -530,12 +530,13 @@ export class JobRunner {
    * entered enters it. It resolves once the audit entry was posted (after its batch, within the channel's pace), or
    * will not be: a stop or a crash that drops a waiting entry leaves the end unmarked, for the sweep to post it then;
    * `shutdown` posts what waits at once and gives up by its stop's deadline. Both carry no prompt when its member
-   * erased their prompts while it ran (`JobHistory.forgotten`, given `acceptedAt`: when the job was accepted), decided
-   * once, after the links were asked, as late as the writes allow.
+   * erased their prompts while it ran (`JobHistory.forgotten`, given `acceptedAt`: when the job was accepted, or for a
+   * job a surface records later, when its record or request was made), decided once, after the links were asked, as
+   * late as the writes allow.
    */
   recordEnded(
     requester: Requester,
-    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; seenBy?: MessageSeenBy | undefined; acceptedAt?: number | undefined },
+    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; seenBy?: MessageSeenBy | undefined; acceptedAt: number },
     final: JobEnd,
     link?: (() => Promise<string | undefined>) | undefined,
   ): Promise<void> {
