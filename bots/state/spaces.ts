@@ -91,10 +91,10 @@ export function botSpaces(settings: SpaceSettings = {}) {
      * `PICTOR_TIMEOUT_SECONDS` each (45 minutes by default), then its end shown and recorded. A day is over 30 times
      * that; a job running longer after its member's forget (a timeout raised to hours, or a queue that long) records
      * its end with its prompt. A sweep needs no mark: `forget` erased the prompt of a stopped job's stored record or
-     * request. Past its count the oldest marks go first — a running job's mark only once more distinct members forgot
-     * during its run than the count.
+     * request. Bounded by its count alone (values of a few bytes), which `stateBytesBound` counts; past it the oldest
+     * marks go first — a running job's mark only once more distinct members forgot during its run than the count.
      */
-    forgotten: { name: 'forgotten', dir: 'members/forgotten', ttlMs: DAY, maxValueBytes: 64, maxCount: 20_000, maxBytes: 16 * MIB },
+    forgotten: { name: 'forgotten', dir: 'members/forgotten', ttlMs: DAY, maxValueBytes: 64, maxCount: 20_000 },
   } satisfies Record<string, SpaceDefinition>;
 }
 
