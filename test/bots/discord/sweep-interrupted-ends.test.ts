@@ -157,19 +157,6 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     expect((await records(h)).filter((r) => r.endRecorded === true).map((r) => r.key).sort()).toEqual(['ended-1', 'ended-2']);
     expect(h.discord.channelMessages(audit).flatMap((m) => m.embeds.map((e) => String(e.description))).filter((t) => t.includes('swept ended-'))).toHaveLength(2);
   });
-});
-
-describe('a swept end of a member who asked forget', () => {
-  let h: DiscordHarness;
-  let unhang: (() => void) | undefined;
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    unhang?.();
-    unhang = undefined;
-    await h?.close();
-  });
-
-  const requesterOf = (ix: FakeInteraction) => ({ platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId });
 
   /** A job that completed, then its process died while its runner recorded its end: its record left for the next start's sweep. */
   async function endCutOff(prompt: string): Promise<FakeInteraction> {
@@ -182,7 +169,7 @@ describe('a swept end of a member who asked forget', () => {
 
   const swept = () => h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'recorded the end of a job the last stop left unrecorded'), 'the sweep');
 
-  it('keeps the prompt of a job accepted after the forget, while the forget’s mark lives', async () => {
+  it('keeps the prompt of a swept job accepted after its member’s forget, while the forget’s mark lives', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const audit = await chooseAuditChannel(h);
     const ix = await endCutOff('a lighthouse asked after a forget');
@@ -196,7 +183,7 @@ describe('a swept end of a member who asked forget', () => {
     expect(await auditPosts(h, audit, 'a lighthouse asked after a forget')).toBe(1);
   });
 
-  it('records a job running at the forget with no prompt even once the mark is gone: the forget erased it from the record', async () => {
+  it('records a swept job running at its member’s forget with no prompt even once the mark is gone: the forget erased it from the record', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const audit = await chooseAuditChannel(h);
     const ix = await endCutOff('a lighthouse running at the forget');
