@@ -530,12 +530,13 @@ export class JobRunner {
    * entered enters it. It resolves once the audit entry was posted (after its batch, within the channel's pace), or
    * will not be: a stop or a crash that drops a waiting entry leaves the end unmarked, for the sweep to post it then;
    * `shutdown` posts what waits at once and gives up by its stop's deadline. Both carry no prompt when its member
-   * erased their prompts while it ran (`JobHistory.forgotten`, given `acceptedAt`: when the job was accepted), decided
-   * once, after the links were asked, as late as the writes allow.
+   * erased their prompts while it ran (`JobHistory.forgotten`, given `acceptedAt`: when the job was accepted, or for a
+   * job a surface records later, when its record or request was made), decided once, after the links were asked, as
+   * late as the writes allow.
    */
   recordEnded(
     requester: Requester,
-    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; seenBy?: MessageSeenBy | undefined; acceptedAt?: number | undefined },
+    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; seenBy?: MessageSeenBy | undefined; acceptedAt: number },
     final: JobEnd,
     link?: (() => Promise<string | undefined>) | undefined,
   ): Promise<void> {
@@ -545,11 +546,11 @@ export class JobRunner {
     const { history } = this;
     const keeps = history !== undefined && key !== undefined;
     // The audit channel's readers are the admins: a link to a message only the member can open leads them nowhere (not asked for them).
-    const links = Promise.all([keeps ? linkOnce() : undefined, seenBy === 'everyone' ? linkOnce() : undefined]);
-    const forgotten = links.then(async () => (await history?.forgotten(requester, acceptedAt)) === true);
+    const url = seenBy === 'everyone' ? linkOnce() : Promise.resolve(undefined);
+    const forgotten = (keeps ? linkOnce() : url).then(async () => (await history?.forgotten(requester, acceptedAt)) === true);
     const kept = keeps ? history.recordEnd(requester, { key, ...described, seenBy }, final, linkOnce(), forgotten) : Promise.resolve();
-    const entry = Promise.all([forgotten, links])
-      .then(([erased, [, url]]) => this.audit.jobEnded(requester, { key, ...described, erased }, final, url))
+    const entry = Promise.all([forgotten, url])
+      .then(([erased, auditLink]) => this.audit.jobEnded(requester, { key, ...described, erased }, final, auditLink))
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a job for the audit channel'));
     return this.#whileRecording(Promise.all([kept, entry]).then(() => undefined));
   }

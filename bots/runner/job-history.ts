@@ -196,15 +196,17 @@ export class JobHistory {
   /**
    * Whether a job's end is recorded without its prompt, which its member erased while it ran: the one rule, read once
    * per end (`JobRunner.recordEnded`) for its history entry and its audit entry alike. So it is for a job accepted
-   * before the member's last `forget` (or up to `FORGET_CLOCK_MARGIN_MS` after it), on any replica, for as long as
-   * the `forgotten` space keeps the mark; and for a job accepted at a time not known (`acceptedAt` undefined: an end a
-   * sweep records, which a stopped process left) while a mark lives. A mark that cannot be read erases it (logged).
+   * (`acceptedAt`: by the runner's clock, or for an end a sweep records, when its record or request was made, as the
+   * job started: Slack's request just before, Discord's record moments after) before the member's last `forget` or up to `FORGET_CLOCK_MARGIN_MS` after it, on any replica, for as
+   * long as the `forgotten` space keeps the mark; a later job keeps its prompt. A swept end of a job that was running
+   * at the forget carries no prompt whatever the mark says: `forget` erased it from the stored record or request. A
+   * mark that cannot be read erases it (logged).
    */
-  async forgotten(requester: Requester, acceptedAt: number | undefined): Promise<boolean> {
+  async forgotten(requester: Requester, acceptedAt: number): Promise<boolean> {
     const userKey = userKeyOf(requester);
     try {
       const at = await this.#marks().get(stateKeyOf(userKey));
-      return at !== undefined && (acceptedAt === undefined || acceptedAt <= at + FORGET_CLOCK_MARGIN_MS);
+      return at !== undefined && acceptedAt <= at + FORGET_CLOCK_MARGIN_MS;
     } catch (error) {
       this.#logger?.warn({ userKey, err: error }, 'could not read whether a member erased their prompts; a job’s end is recorded without its prompt');
       return true;

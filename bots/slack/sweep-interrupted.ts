@@ -137,7 +137,10 @@ async function recordEnd(
   const url = jobMessageLinkOf(request);
   const link = url ? () => Promise.resolve(url) : undefined;
   try {
-    await input.runner.recordEnded(requester, { key: request.id, kind: request.kind, prompt: request.prompt, options: request.options, private: isPrivate, seenBy: jobMessageSeenBy(request) }, end, link);
+    // Accepted when its request was saved (as the runner accepted it, before its job was queued): a job accepted after
+    // its member's forget keeps its prompt; one running at it lost its prompt to the forget already.
+    const job = { key: request.id, kind: request.kind, prompt: request.prompt, options: request.options, private: isPrivate, seenBy: jobMessageSeenBy(request), acceptedAt: request.createdAt };
+    await input.runner.recordEnded(requester, job, end, link);
     return true;
   } catch (error) {
     input.logger.warn({ err: String(error), channel: request.channelId }, 'could not record the end of a job a stop cut off; the next start records it');

@@ -1,23 +1,27 @@
 import type { Redis } from 'ioredis';
 import type { LoggerLike } from 'pictor';
 import type { BotSpaces } from './spaces.js';
+import type { SpaceDefinition } from './StateStore.js';
 
 const MIB = 1024 * 1024;
 
 /**
  * What one small record costs Redis beyond its value: its key, TTL, and its entries in its space's index and sizes
- * (measured on Redis 7: ~440 bytes a record of the `audit-ended` space at 50 000 records, ~550 at 2 000).
+ * (measured on Redis 7 for the `audit-ended` and `forgotten` spaces: ~440 bytes a record at 50 000 records, ~550 at
+ * 2 000); a key taken once (`claimOnce`) is one key with its TTL, less.
  */
 export const REDIS_RECORD_BYTES = 640;
 
 /**
- * The most bytes the bots' bounded spaces keep in all (their `maxBytes`), and the `audit-ended` space's records, bounded
- * by their count alone (values of a few bytes): what `maxmemory` must leave room for, beside the ledger. The other
- * spaces bounded by count alone take keys once (`claimOnce`), which live minutes.
+ * The most bytes the bots' bounded spaces keep in all: a space's `maxBytes`, or for a space bounded by its count alone
+ * (values of a few bytes), `maxCount` records of `REDIS_RECORD_BYTES` — what `maxmemory` must leave room for, beside
+ * the ledger. The spaces whose keys are taken once (`claimOnce`: a Slack request's signature, a Discord interaction
+ * over HTTP) are counted the same way, though on Redis only their minutes bound them: their count is how many are
+ * expected within those minutes, each one key with its TTL.
  */
 export function stateBytesBound(spaces: BotSpaces): number {
-  const bytes = Object.values(spaces).reduce((sum, space) => sum + ('maxBytes' in space ? space.maxBytes : 0), 0);
-  return bytes + spaces.auditEnded.maxCount * REDIS_RECORD_BYTES;
+  const bounds: SpaceDefinition[] = Object.values(spaces);
+  return bounds.reduce((sum, { maxBytes, maxCount = 0 }) => sum + (maxBytes ?? maxCount * REDIS_RECORD_BYTES), 0);
 }
 
 /**

@@ -86,14 +86,15 @@ export function botSpaces(settings: SpaceSettings = {}) {
     auditEnded: { name: 'audit-ended', dir: 'audit/ended', ttlMs: 7 * DAY, maxValueBytes: 64, maxCount: 50_000 },
     /**
      * When each member last asked `forget` (ms since the epoch): a job of theirs that was running then still holds its
-     * prompt in its process, maybe another replica's, and records its end with none (`JobHistory.forgotten`). 7 days:
-     * longer than a job runs — its wait in the queue, then at most 1 + `PICTOR_MAX_RETRIES` requests of
-     * `PICTOR_TIMEOUT_SECONDS` each (45 minutes by default), then its end shown and recorded — and as long as a Discord
-     * job's record lives, past which no sweep records an end after a crash (a swept job's record lost its prompt to
-     * `forget` already). Its byte bound is what its 20 000 records may cost Redis (~640 bytes each, key, index and
-     * sizes entries included), which the memory total counts; past them the oldest marks go first.
+     * prompt in its process, maybe another replica's, and records its end with none (`JobHistory.forgotten`). A mark
+     * only has to outlive such a job: its wait in the queue, then at most 1 + `PICTOR_MAX_RETRIES` requests of
+     * `PICTOR_TIMEOUT_SECONDS` each (45 minutes by default), then its end shown and recorded. A day is over 30 times
+     * that; a job running longer after its member's forget (a timeout raised to hours, or a queue that long) records
+     * its end with its prompt. A sweep needs no mark: `forget` erased the prompt of a stopped job's stored record or
+     * request. Bounded by its count alone (values of a few bytes), which `stateBytesBound` counts; past it the oldest
+     * marks go first — a running job's mark only once more distinct members forgot during its run than the count.
      */
-    forgotten: { name: 'forgotten', dir: 'members/forgotten', ttlMs: 7 * DAY, maxValueBytes: 64, maxCount: 20_000, maxBytes: 16 * MIB },
+    forgotten: { name: 'forgotten', dir: 'members/forgotten', ttlMs: DAY, maxValueBytes: 64, maxCount: 20_000 },
   } satisfies Record<string, SpaceDefinition>;
 }
 

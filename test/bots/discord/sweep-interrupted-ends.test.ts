@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PermissionFlagsBits } from 'discord.js';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
-import { JobRunner } from '../../../bots/runner/index.js';
+import { JobRunner, userKeyOf } from '../../../bots/runner/index.js';
+import { FORGET_CLOCK_MARGIN_MS } from '../../../bots/runner/job-history.js';
+import { stateKeyOf } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { answerOf, buttonsOf, DiscordHarness } from './harness.js';
@@ -154,5 +156,45 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     await stopping;
     expect((await records(h)).filter((r) => r.endRecorded === true).map((r) => r.key).sort()).toEqual(['ended-1', 'ended-2']);
     expect(h.discord.channelMessages(audit).flatMap((m) => m.embeds.map((e) => String(e.description))).filter((t) => t.includes('swept ended-'))).toHaveLength(2);
+  });
+
+  /** A job that completed, then its process died while its runner recorded its end: its record left for the next start's sweep. */
+  async function endCutOff(prompt: string): Promise<FakeInteraction> {
+    vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+    const ix = h.discord.slashCommand('imagine', { prompt });
+    await h.finalReply(ix);
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed' }]));
+    return ix;
+  }
+
+  const swept = () => h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'recorded the end of a job the last stop left unrecorded'), 'the sweep');
+
+  it('keeps the prompt of a swept job accepted after its member’s forget, while the forget’s mark lives', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const audit = await chooseAuditChannel(h);
+    const ix = await endCutOff('a lighthouse asked after a forget');
+    // The member asked forget well before this job (more than the replicas' clock margin): their mark is still kept.
+    const [record] = await records(h);
+    await h.state.store.space<number>(h.state.spaces.forgotten).put(stateKeyOf(userKeyOf(requesterOf(ix))), record!.createdAt - 2 * FORGET_CLOCK_MARGIN_MS);
+    await h.restart({ crash: true });
+
+    await swept();
+    expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ prompt: 'a lighthouse asked after a forget', status: 'completed' }]);
+    expect(await auditPosts(h, audit, 'a lighthouse asked after a forget')).toBe(1);
+  });
+
+  it('records a swept job running at its member’s forget with no prompt even once the mark is gone: the forget erased it from the record', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const audit = await chooseAuditChannel(h);
+    const ix = await endCutOff('a lighthouse running at the forget');
+    // The member forgets (as on another replica), then the mark is gone (its TTL or its count bound passed).
+    await h.runner.history!.forgetEverywhere(requesterOf(ix));
+    await h.state.store.space(h.state.spaces.forgotten).delete(stateKeyOf(userKeyOf(requesterOf(ix))));
+    await h.restart({ crash: true });
+
+    await swept();
+    expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ prompt: '', status: 'completed' }]);
+    expect(await auditPosts(h, audit, 'a lighthouse running at the forget')).toBe(0);
+    expect(await auditPosts(h, audit, ix.user.id)).toBe(1);
   });
 });

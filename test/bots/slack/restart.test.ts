@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { JobRunner } from '../../../bots/runner/index.js';
+import { JobHistory, JobRunner, userKeyOf } from '../../../bots/runner/index.js';
+import { FORGET_CLOCK_MARGIN_MS } from '../../../bots/runner/job-history.js';
+import { openBotState, stateKeyOf } from '../../../bots/state/index.js';
+import { silentLogger } from '../../../src/internal.js';
 import { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { SlackJobs } from '../../../bots/slack/SlackJobs.js';
 import { messageLinkOf } from '../../../bots/slack/slack-text.js';
@@ -196,11 +199,12 @@ describe('the end of a finished job a stop cut off, in the history and the audit
   });
 
   /** A bot whose job's images were posted, then crashed before its end was recorded: its request as the crash left it. */
-  async function crashedBeforeItsEnd(prompt: string) {
+  async function crashedBeforeItsEnd(prompt: string, around: { beforeJob?: (h: Harness) => Promise<void> } = {}) {
     const before = await startWithAdmin();
     const { fake, dataDir } = before;
     await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN');
     vi.spyOn(before.runner, 'recordEnded').mockResolvedValue(undefined);
+    await around.beforeJob?.(before);
     await fake.command({ command: '/imagine', text: `${prompt} --quality low`, channel: 'C0LAMPS', user: 'U0ALICE' });
     await finishedJob(fake, 'C0LAMPS');
     await finishedActions(fake, 'C0LAMPS');
@@ -236,6 +240,40 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     open.splice(open.indexOf(after), 1);
     expect(recorded).toHaveBeenCalledTimes(2);
     expect(auditEntries(after, 'a lantern whose sweep could not mark it')).toHaveLength(1);
+    await fake.close();
+  });
+
+  /** Alice's forget mark, as her `forget` leaves it (`at`: when she asked). */
+  const aliceMark = stateKeyOf(userKeyOf(alice));
+
+  it('keeps the prompt of a swept job accepted after its member’s forget, while the forget’s mark lives', async () => {
+    // Alice asked forget well before this job (more than the replicas' clock margin): her mark is still kept.
+    const { fake, dataDir } = await crashedBeforeItsEnd('a lantern asked after a forget', {
+      beforeJob: (h) => h.state.store.space<number>(h.state.spaces.forgotten).put(aliceMark, Date.now() - 2 * FORGET_CLOCK_MARGIN_MS),
+    });
+    const after = await startWithAdmin({ fake, dataDir });
+    open.push(after);
+    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    expect(await after.runner.history!.mine(alice)).toMatchObject([{ prompt: 'a lantern asked after a forget', status: 'completed' }]);
+    await fake.waitFor(() => auditEntries(after, 'a lantern asked after a forget').length > 0 || undefined, 'the audit entry with its prompt');
+    await fake.close();
+  });
+
+  it('records a swept job running at its member’s forget with no prompt even once the mark is gone: the forget erased it from the request', async () => {
+    const { fake, dataDir, saved } = await crashedBeforeItsEnd('a lantern running at the forget');
+    // Alice forgets (on another replica) while her job's end waits to be recorded; then the mark is gone (its TTL or
+    // its count bound passed).
+    const elsewhere = await openBotState({ dataDir, logger: silentLogger() });
+    await new JobHistory({ state: elsewhere }).forgetEverywhere(alice);
+    await elsewhere.store.space(elsewhere.spaces.forgotten).delete(aliceMark);
+    await elsewhere.close();
+    expect(saved.read().value).toMatchObject({ status: 'active', prompt: '' });
+    const after = await startWithAdmin({ fake, dataDir });
+    open.push(after);
+    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    expect(await after.runner.history!.mine(alice)).toMatchObject([{ prompt: '', status: 'completed' }]);
+    await fake.waitFor(() => auditEntries(after, 'U0ALICE').length > 0 || undefined, 'the audit entry');
+    expect(auditEntries(after, 'a lantern running at the forget')).toEqual([]);
     await fake.close();
   });
 

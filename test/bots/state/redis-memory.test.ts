@@ -2,7 +2,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { botSpaces, digestKeyOf, openBotState } from '../../../bots/state/index.js';
+import { botSpaces, digestKeyOf, openBotState, stateKeyOf, type BotSpaces } from '../../../bots/state/index.js';
+import type { SpaceDefinition, Space } from '../../../bots/state/StateStore.js';
 import { REDIS_RECORD_BYTES, stateBytesBound } from '../../../bots/state/redis-memory.js';
 import { RedisLink } from '../../../src/internal.js';
 import { requireRedisUrl, testRedis } from '../../helpers/shared-limits-redis.js';
@@ -37,26 +38,45 @@ describe('the bots’ state on a Redis that may evict', () => {
   });
 });
 
-describe('what the audit channel keeps of the job ends it posted', () => {
-  it.skipIf(redisPresent.skipReason)('takes at most REDIS_RECORD_BYTES a job on Redis, within the count its space binds there too, and is counted in what maxmemory must leave room for', async () => {
+describe('the spaces bounded by their count alone', () => {
+  it('are counted in what maxmemory must leave room for at REDIS_RECORD_BYTES a record, by one rule', () => {
+    const spaces = botSpaces();
+    const countedAlone = Object.entries(spaces as Record<string, SpaceDefinition>).filter(([, space]) => space.maxBytes === undefined && space.maxCount !== undefined);
+    expect(countedAlone.map(([, space]) => space.name)).toEqual(['discord-interactions', 'slack-seen', 'audit-ended', 'forgotten']);
+    for (const [name, space] of countedAlone) {
+      const without = { ...spaces, [name]: { ...space, maxCount: 0 } } as BotSpaces;
+      expect(stateBytesBound(spaces) - stateBytesBound(without), space.name).toBe(space.maxCount! * REDIS_RECORD_BYTES);
+    }
+  });
+
+  it.skipIf(redisPresent.skipReason)('take at most REDIS_RECORD_BYTES a record on Redis, within the count their space binds there too: the audit channel’s job ends, the members’ forget marks, a key taken once', async () => {
     requireRedisUrl(redisPresent);
-    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-audit-ended-'));
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-count-bound-'));
     const redis = (await startThrowawayRedis('redis-server', 3, ['--maxmemory-policy', 'noeviction']))!;
     const link = await RedisLink.open({ url: redis.url, prefix: 'pictor' });
     const state = await openBotState({ dataDir, redis: link, logger: new RecordingLogger() });
     try {
-      const spaces = botSpaces();
-      expect(stateBytesBound(spaces) - stateBytesBound({ ...spaces, auditEnded: { ...spaces.auditEnded, maxCount: 0 } })).toBe(spaces.auditEnded.maxCount * REDIS_RECORD_BYTES);
       const used = async () => Number(/^used_memory:(\d+)/m.exec(await link.commands.info('memory'))![1]);
-      // A space as the audit channel's, bounded at 2 000 records: 3 000 job ends keep 2 000.
-      const space = state.store.space<true>({ ...state.spaces.auditEnded, maxCount: 2_000 });
+      // Each space as the bots' own, bounded at 2 000 records: 3 000 writes keep 2 000.
+      const writes: [SpaceDefinition, (space: Space<unknown>, i: number) => Promise<unknown>][] = [
+        [state.spaces.auditEnded, (space, i) => space.put(digestKeyOf(`ended:discord:G1:job-${i}`), true)],
+        [state.spaces.forgotten, (space, i) => space.put(stateKeyOf(`discord:${1_000_000_000_000_000_000n + BigInt(i)}`), Date.now())],
+      ];
+      for (const [definition, write] of writes) {
+        const space = state.store.space<unknown>({ ...definition, maxCount: 2_000 });
+        const before = await used();
+        for (let i = 0; i < 3_000; i++) await write(space, i);
+        const after = await used();
+        let kept = 0;
+        for await (const _ of space.keys()) kept++;
+        expect(kept, definition.name).toBe(2_000);
+        expect((after - before) / kept, definition.name).toBeLessThan(REDIS_RECORD_BYTES);
+      }
+      // A key taken once is one key with its TTL: less than a record.
+      const seen = state.store.space(state.spaces.slackSeen);
       const before = await used();
-      for (let i = 0; i < 3_000; i++) await space.put(digestKeyOf(`ended:discord:G1:job-${i}`), true);
-      const after = await used();
-      let kept = 0;
-      for await (const _ of space.keys()) kept++;
-      expect(kept).toBe(2_000);
-      expect((after - before) / kept).toBeLessThan(REDIS_RECORD_BYTES);
+      for (let i = 0; i < 2_000; i++) await seen.claimOnce(digestKeyOf(`v0=signature-${i}`));
+      expect((await used()) - before).toBeLessThan(2_000 * REDIS_RECORD_BYTES);
     } finally {
       await state.close();
       await link.close();
