@@ -181,7 +181,7 @@ export class JobRecordStore {
     this.#adding.set(record.key, record);
     try {
       if (inputs.length) record.inputs = await this.#keep(record.key, 'in', inputs);
-      await this.records.put(record.key, record, { hold: record.status === 'pending' || record.status === 'running' });
+      await this.records.put(record.key, record, { hold: isRunning(record) });
     } finally {
       this.#adding.delete(record.key);
     }

@@ -81,8 +81,6 @@ export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'ou
 const ID_PATTERN = /^[A-Za-z0-9_-]{16}$/;
 type RequestPatch = Partial<Pick<SavedRequest, 'messageTs' | 'actionsMessage' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status' | 'endRecorded' | 'end'>>;
 
-/** A request its message shows ended whose end is still to be recorded (the one rule of `bots/state/job-records.ts`). */
-export { endToRecord };
 
 /**
  * The Slack requests, in the bots' state (the `slack-requests` space: one file
@@ -127,7 +125,7 @@ export class RequestStore {
       inputFiles: input.inputFiles ?? [],
       outputFiles: input.outputFiles ?? [],
     });
-    await this.space.put(record.id, record, { hold: record.status === 'active' });
+    await this.space.put(record.id, record, { hold: isRunning(record) });
     return record;
   }
 
