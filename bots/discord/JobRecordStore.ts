@@ -4,11 +4,12 @@ import { safeJson } from 'pictor/internal';
 import type { InputImage, JobOptions, JobUpdate, Requester } from '../runner/types.js';
 import type { Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
-import { endToRecord, isDone, isRunning, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, type BotState, type Space } from '../state/index.js';
+import { endToRecord, isDone, isRunning, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, type BotState, type Space, type StatusWords } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
-export type JobRecordStatus = 'draft' | 'pending' | 'running' | 'completed' | 'failed' | 'cancelled' | 'refused';
+/** A job record's status: each word names its phase in the one release rule (`bots/state/job-records.ts`). */
+export type JobRecordStatus = StatusWords<'draft' | 'pending' | 'running' | 'completed' | 'failed' | 'cancelled' | 'refused'>;
 
 /** A kept image: its key in the images space. */
 export interface StoredImage {

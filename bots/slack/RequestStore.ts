@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { endToRecord, isRunning, releaseWhenDone, type BotState, type Space } from '../state/index.js';
+import { endToRecord, isRunning, releaseWhenDone, type BotState, type Space, type StatusWord } from '../state/index.js';
 import { JobEndSchema } from '../runner/job-history.js';
 import { BACKGROUNDS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
 
@@ -57,7 +57,7 @@ export const SavedRequestSchema = z.object({
   /** The language of the job's messages (the requester's); English for requests saved before it was kept. */
   locale: z.string().max(35).optional(),
   /** `active` from submission until the message shows the job's end; a crash leaves it `active` (see the start-up sweep). */
-  status: z.enum(['active', 'ended']).optional(),
+  status: z.enum(['active', 'ended'] as const satisfies readonly StatusWord[]).optional(),
   /**
    * The job's end was recorded (the runner's `recordEnded`: the member's history and the audit channel), saved as the
    * runner records it; a request the sweep shows done without it (a crash before its end) has its end recorded there.
