@@ -159,11 +159,14 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
 }
 
 /**
- * A job that failed or was cancelled, whose end its runner recorded while its view could not show it or mark it ended
- * (its record kept the final update's facts): that end as its final message (its images, shown with it if it could be,
- * are not kept), then the record marked ended — released, its end being recorded already.
+ * A job that failed or was cancelled, whose end its runner recorded while its view could neither show it nor mark it
+ * ended (its record kept the final update's facts): the record marked ended first — released, its end being recorded
+ * already — as the live view marks what it shows, so a crash after showing it never shows it again (a failed mark is
+ * logged, and the end shown all the same); then that end as its final message (its images, shown with it if it could
+ * be, are not kept).
  */
 async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalShown, { type: 'completed' }>): Promise<void> {
+  await ctx.store.markEnded(record.key, final.type).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended'));
   const message = final.type === 'failed' ? renderFailure(header, final) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' });
   try {
     const shown = await target.final([message]);
@@ -171,7 +174,6 @@ async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHe
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the end of a job the last stop left unmarked');
   }
-  await ctx.store.markEnded(record.key, final.type);
 }
 
 /** The link the live path gives (`jobLinkOf`): the reply the job was shown in, while its token lives; none for a private job. */
