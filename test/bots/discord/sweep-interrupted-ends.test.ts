@@ -70,24 +70,43 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     expect(await auditPosts(h, audit, 'a paid image whose end a stop cut off')).toBe(1);
   });
 
-  it('shows, at the next start, the failure a job’s view showed but could not mark ended while its runner recorded it: that failure again, not “interrupted”, its end not recorded twice', async () => {
+  it('marks ended at the next start, saying nothing, a failure a job’s view showed but could not mark ended while its runner recorded it — its end not recorded twice', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
     // The view's mark fails (storage down for a moment, every try): its record stays running.
     const marked = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
     const ix = h.discord.slashCommand('imagine', { prompt: 'something forbidden' });
     const failure = (await h.finalReply(ix, (m) => m.content.includes('🚫'))).content;
-    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true }]));
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true, final: { type: 'failed', shown: true } }]));
     expect(marked).toHaveBeenCalledTimes(1);
+    const written = writesThrough(h, ix);
     await h.restart();
 
-    // The sweep shows the job's end, then marks it ended: released, nothing left of its end to keep nor to record again.
+    // The sweep marks it ended: released, nothing left of its end to keep nor to record again; its message is left as shown.
     await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'failed', endRecorded: true }]));
+    expect(writesThrough(h, ix)).toBe(written);
     expect(h.discord.original(ix)?.content).toBe(failure);
-    expect(buttonsOf(h.discord.original(ix)!)).toEqual([]);
     expect((await records(h))[0]).not.toHaveProperty('final');
     expect(recordEnded).toHaveBeenCalledTimes(1);
     expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ status: 'failed' }]);
+  });
+
+  it('marks ended at the next start, saying nothing, a result its view showed whose images could not be saved nor its record marked — not “no longer kept” over it', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    vi.spyOn(JobRecordStore.prototype, 'saveOutputs').mockRejectedValueOnce(new Error('storage unavailable'));
+    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image shown, its save and mark failed' });
+    const shown = await h.finalReply(ix);
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true, final: { type: 'completed', shown: true }, outputs: [] }]));
+    const written = writesThrough(h, ix);
+    await h.restart();
+
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
+    expect(writesThrough(h, ix)).toBe(written);
+    expect(h.discord.original(ix)?.content).toBe(shown.content);
+    expect(h.discord.channelMessages(h.discord.channelId).filter((m) => m.content.includes(ix.user.id))).toEqual([]);
+    expect(recordEnded).toHaveBeenCalledTimes(1);
   });
 
   it('leaves a live job whose history entry could not be written unmarked, and the next start records it', async () => {
@@ -166,6 +185,15 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       await vi.waitFor(async () => expect((await records(h)).find((r) => r.key === 'cancelled-2')?.status).toBe('cancelled'));
     });
 
+    it('marks ended, saying nothing, a failure older than its kept images', async () => {
+      h = await DiscordHarness.start({ partialImages: 0 });
+      const old = left('failed-old', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true }, Date.now() - h.state.spaces.discordImages.ttlMs - 60_000);
+      await plant(old);
+      await h.restart({ crash: true });
+
+      await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ key: 'failed-old', status: 'failed' }]));
+      expect(postFor(old)).toBeUndefined();
+    });
   });
 
   it('records a live job’s end once and leaves nothing to the next start: one history entry, one audit post, its record released', async () => {
