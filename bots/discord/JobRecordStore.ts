@@ -4,11 +4,12 @@ import { safeJson } from 'pictor/internal';
 import type { InputImage, JobOptions, JobUpdate, Requester } from '../runner/types.js';
 import type { Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
-import { endToRecord, isDone, isRunning, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, type BotState, type Space } from '../state/index.js';
+import { endToRecord, isDone, isRunning, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, type BotState, type Space, type StatusWords } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
-export type JobRecordStatus = 'draft' | 'pending' | 'running' | 'completed' | 'failed' | 'cancelled' | 'refused';
+/** A job record's status: each word names its phase in the one release rule (`bots/state/job-records.ts`). */
+export type JobRecordStatus = StatusWords<'draft' | 'pending' | 'running' | 'completed' | 'failed' | 'cancelled' | 'refused'>;
 
 /** A kept image: its key in the images space. */
 export interface StoredImage {
@@ -75,11 +76,12 @@ export interface JobRecord {
    */
   end?: JobEnd | undefined;
   /**
-   * The job's final update as its message shows it (no images), saved with `endRecorded` on a record still pending or
-   * running — its view could not show it or mark it ended: the sweep shows this end (the failure, the cancellation, the
-   * result) rather than "interrupted". Dropped with `end` once the record is marked ended.
+   * The job's final update, saved with `endRecorded` on a record still pending or running — its view could not mark it
+   * ended (or not show it): when its message reached Discord, only how it ended (`shown`), and the sweep marks it so,
+   * saying nothing; else what that message shows (no images), and the sweep shows this end (the failure, the
+   * cancellation, the result) rather than "interrupted". Dropped with `end` once the record is marked ended.
    */
-  final?: FinalShown | undefined;
+  final?: FinalKept | undefined;
 }
 
 /** What a job's final message shows besides its images: the facts a sweep needs to show it again. */
@@ -87,6 +89,12 @@ export type FinalShown =
   | { type: 'completed' }
   | { type: 'failed'; code: string; words: Words; retryable: boolean }
   | { type: 'cancelled'; byUserId: string; reason?: 'requested' | 'shutdown' | undefined };
+
+/**
+ * A final update as a record still running keeps it once its runner recorded its end: what its message shows when that
+ * message did not reach Discord (the sweep shows it), else only how it ended, `shown` (the sweep marks it, saying nothing).
+ */
+export type FinalKept = FinalShown | { type: FinalShown['type']; shown: true };
 
 /** The facts of a job's final update its message shows (`FinalShown`): never its images nor its cost's details. */
 export function finalShownOf(final: Extract<JobUpdate, { type: 'completed' | 'failed' | 'cancelled' }>): FinalShown {
@@ -181,7 +189,7 @@ export class JobRecordStore {
     this.#adding.set(record.key, record);
     try {
       if (inputs.length) record.inputs = await this.#keep(record.key, 'in', inputs);
-      await this.records.put(record.key, record, { hold: record.status === 'pending' || record.status === 'running' });
+      await this.records.put(record.key, record, { hold: isRunning(record) });
     } finally {
       this.#adding.delete(record.key);
     }
@@ -222,13 +230,14 @@ export class JobRecordStore {
   }
 
   /**
-   * Saves that the runner recorded the job's end (`endRecorded`), in one update, with its `final` (what its message
-   * shows). A record marked ended (its view showed and marked it, or the sweep did) is released with it, nothing being
-   * left to do of it, and keeps neither. One still pending or running (its view could not show or mark it) stays held
-   * and keeps `final`, for the sweep to show that end — not "interrupted" — without recording it again. Decided from
+   * Saves that the runner recorded the job's end (`endRecorded`), in one update, with its `final` (`FinalKept`: whether
+   * its message reached Discord, else what it shows). A record marked ended (its view showed and marked it, or the sweep
+   * did) is released with it, nothing being left to do of it, and keeps neither. One still pending or running (its view
+   * could not mark it) stays held and keeps `final`, for the sweep to mark it ended — showing that end, not
+   * "interrupted", only when its message did not reach Discord — without recording it again. Decided from
    * the record as changed: a record marked ended by a write whose answer was lost is released too.
    */
-  async markEndRecorded(key: string, final?: FinalShown): Promise<void> {
+  async markEndRecorded(key: string, final?: FinalKept): Promise<void> {
     await this.records.update(key, (record) => record && settled({ ...record, endRecorded: true, ...(final && { final: structuredClone(final) }) }), { hold: releaseWhenDone });
   }
 

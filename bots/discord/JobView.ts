@@ -4,7 +4,7 @@ import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 import type { JobUpdate, UpdateSink } from '../runner/types.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
-import { finalShownOf, type FinalShown, type JobRecordStore } from './JobRecordStore.js';
+import { finalShownOf, type FinalKept, type FinalShown, type JobRecordStore } from './JobRecordStore.js';
 import {
   allImages,
   renderCancelled,
@@ -51,7 +51,8 @@ export class JobView {
   #lastNotice: Words | undefined;
   #finished = false;
   #final: FinalShown | undefined;
-  #resultShown = false;
+  /** Whether the final message (its result, failure or cancellation) reached Discord, each of its messages. */
+  #finalShown = false;
   /** Hand this to `runner.submit`. Never throws: a failed edit is logged, and the next update still comes. */
   readonly sink: UpdateSink = async (update) => {
     try {
@@ -95,13 +96,13 @@ export class JobView {
         this.#finished = true;
         this.#final = finalShownOf(update);
         // The images that came before the failure were made and charged: they are shown with it.
-        await target.final(await this.#withImages(renderFailure(header, update), update.images ?? [], update.format));
+        this.#finalShown = await target.final(await this.#withImages(renderFailure(header, update), update.images ?? [], update.format));
         await this.#mark(jobEndOf(update));
         return;
       case 'cancelled':
         this.#finished = true;
         this.#final = finalShownOf(update);
-        await target.final(await this.#withImages(renderCancelled(header, update), update.images ?? [], update.format));
+        this.#finalShown = await target.final(await this.#withImages(renderCancelled(header, update), update.images ?? [], update.format));
         await this.#mark(jobEndOf(update));
         return;
     }
@@ -119,14 +120,18 @@ export class JobView {
     await this.#mark(jobEndOf(update));
   }
 
-  /** What the job's final message shows (its images aside), once the runner handed it over: kept for a sweep if it could not be marked. */
-  get final(): FinalShown | undefined {
-    return this.#final;
+  /**
+   * The job's final update as its record keeps it for a sweep when its mark failed (`markEndRecorded`): once its message
+   * reached Discord, only how it ended (`shown`: the sweep marks it and says nothing); else what that message shows (its
+   * images aside), for the sweep to show it. Undefined before the runner handed a final update over.
+   */
+  get final(): FinalKept | undefined {
+    return this.#final && (this.#finalShown ? { type: this.#final.type, shown: true } : this.#final);
   }
 
-  /** Whether `showResult` got the result to Discord (its record's mark may still have failed). */
+  /** Whether `showResult` got the result to Discord, each of its messages (its record's mark may still have failed). */
   get resultShown(): boolean {
-    return this.#resultShown;
+    return this.#finalShown;
   }
 
   /**
@@ -144,7 +149,7 @@ export class JobView {
     const said = [...kept.notes, ...notes];
     const message = result.type === 'completed' ? renderCompleted(header, result, first, said, kept) : renderKeptResult(header, first, said, kept);
     const delivered = await target.final(this.#spread(message, files));
-    this.#resultShown = true;
+    this.#finalShown = delivered;
     logger.info({ jobKey: header.key, images: result.images.length, uploaded: files.length, delivered, via: target.mode, facts: result.type === 'completed' }, 'job result shown on Discord');
   }
 

@@ -6,6 +6,7 @@ import { encodeCustomId, type CustomIdData } from './custom-ids.js';
 import { editPromptModal } from './edit-modal.js';
 import { keptOutput, madeCount, type JobRecord } from './JobRecordStore.js';
 import { headerOf, renderInterrupted } from './render-job.js';
+import { isRunning } from '../state/index.js';
 import { requesterOf, scopeOf } from './requester.js';
 import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
@@ -80,7 +81,7 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
     // Running on another replica: the same rule as here, from the record, then that replica cancels it (its reply shows it).
     if (await ctx.store.runsElsewhere(record.key)) return cancelElsewhere(ctx, interaction, record);
     // The runner does not know the job: the bot restarted while it ran. Say so, and offer a Retry.
-    if (record.status === 'pending' || record.status === 'running') {
+    if (isRunning(record)) {
       const message = renderInterrupted(headerOf(record));
       await acknowledge('cancel: interrupted', () => interaction.update({ content: message.content, components: message.components, attachments: [] }), ctx.logger);
       await ctx.store.update(record.key, { status: 'failed' });

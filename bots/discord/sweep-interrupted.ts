@@ -25,8 +25,10 @@ const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
  * images are no longer kept, it says so. A job whose end was shown but not yet
  * recorded (its record ended with its `end`, without `endRecorded`) gets that
  * end recorded, with the link to its reply while its token lives, and nothing
- * shown. A job whose end its runner recorded while its view could not show or mark it (a failure, a cancellation, a
- * result: its record kept that final, still running) gets that end shown, not "interrupted". The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
+ * shown. A job whose end its runner recorded while its view could not mark it (its record kept that final, still
+ * running) is marked ended, nothing shown, when its final message reached Discord; else that end (a failure, a
+ * cancellation, a result) is shown, not "interrupted". A finished job older than its kept images — its result saved, or
+ * its end kept so — is marked ended saying nothing (it would come out of the blue). The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
  * handed to `ctx.track`, so the next record is shown at once and a stop's grace waits for it. Returns how many were swept.
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
@@ -54,26 +56,23 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
       ctx.track(recordShownEnd(ctx, record, end, linkOf(ctx, record, target)));
       continue;
     }
-    // Its runner recorded how it ended, but its view could not show that end or mark it: that end is shown, not "interrupted".
-    if (record.final && record.final.type !== 'completed') {
-      await showRecordedEnd(ctx, record, header, target, record.final);
-      continue;
-    }
-    // Its result was made (and charged) and saved — its facts, its images or both — or its runner recorded it completed,
-    // but the process stopped before the result reached Discord: a Retry would charge again, even when no image could be
-    // kept (every write failed).
-    if (record.result !== undefined || record.outputs.length > 0 || record.final?.type === 'completed') {
+    // How it ended, when its runner recorded it and its view could not mark it (`final`), or when its result was made (and
+    // charged) and saved — its facts, its images or both — before the process stopped: a Retry would charge again, even
+    // when no image could be kept (every write failed).
+    const final = record.final;
+    if (final || record.result !== undefined || record.outputs.length > 0) {
+      // Its final message reached Discord (only its mark failed): said again, a failure would lose the images shown with
+      // it, a result would be told "no longer kept", and after the token a channel post would mention the requester.
       // Older than its images can be kept: most likely shown long ago by a process that could not mark it ended, and
-      // anything said now (its result again, or "no longer kept") would come out of the blue — nothing is said. Made and
-      // charged all the same: its end is recorded as the kept result's is (marked ended with it, recorded, released).
-      if (Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
-        const old = jobEndOf({ type: 'completed', ...record.result });
-        await ctx.store.markEnded(record.key, 'completed', record.endRecorded === true ? {} : { end: old });
-        ctx.logger.info({ jobKey: record.key }, 'marked ended, saying nothing, a job older than its kept images that the last stop left with its result');
-        if (record.endRecorded !== true) ctx.track(recordShownEnd(ctx, record, old, undefined));
+      // anything said now would come out of the blue. Either way nothing is said: it is marked ended (its end recorded if
+      // it was not, as the kept result's is: marked ended with it, recorded, released).
+      if ((final && 'shown' in final) || Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
+        await endQuietly(ctx, record, final?.type ?? 'completed');
         continue;
       }
-      await showKeptResult(ctx, record, header, target);
+      // Else that end is shown, not "interrupted": the failure or cancellation its view could not show, or the result.
+      if (final && final.type !== 'completed') await showRecordedEnd(ctx, record, header, target, final);
+      else await showKeptResult(ctx, record, header, target);
       continue;
     }
     try {
@@ -159,11 +158,31 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
 }
 
 /**
- * A job that failed or was cancelled, whose end its runner recorded while its view could not show it or mark it ended
- * (its record kept the final update's facts): that end as its final message (its images, shown with it if it could be,
- * are not kept), then the record marked ended — released, its end being recorded already.
+ * A job the sweep says nothing of — its final message reached Discord, or it is older than its kept images — marked
+ * ended with how it ended. One whose end its runner did not record (a result saved before a stop) is marked with that
+ * end (held), which is then recorded, as the kept result's is; a failed mark is logged, and the next sweep takes it again.
+ */
+async function endQuietly(ctx: BotContext, record: JobRecord, status: FinalShown['type']): Promise<void> {
+  const end = status === 'completed' && record.endRecorded !== true ? jobEndOf({ type: 'completed', ...record.result }) : undefined;
+  try {
+    await ctx.store.markEnded(record.key, status, end ? { end } : {});
+    ctx.logger.info({ jobKey: record.key, status }, 'marked ended, saying nothing, a job the last stop left whose end was shown or is older than its kept images');
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
+    return;
+  }
+  if (end) ctx.track(recordShownEnd(ctx, record, end, undefined));
+}
+
+/**
+ * A job that failed or was cancelled, whose end its runner recorded while its view could neither show it nor mark it
+ * ended (its record kept the final update's facts): the record marked ended first — released, its end being recorded
+ * already — as the live view marks what it shows, so a crash after showing it never shows it again (a failed mark is
+ * logged, and the end shown all the same); then that end as its final message (its images, shown with it if it could
+ * be, are not kept).
  */
 async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalShown, { type: 'completed' }>): Promise<void> {
+  await ctx.store.markEnded(record.key, final.type).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended'));
   const message = final.type === 'failed' ? renderFailure(header, final) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' });
   try {
     const shown = await target.final([message]);
@@ -171,7 +190,6 @@ async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHe
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the end of a job the last stop left unmarked');
   }
-  await ctx.store.markEnded(record.key, final.type);
 }
 
 /** The link the live path gives (`jobLinkOf`): the reply the job was shown in, while its token lives; none for a private job. */

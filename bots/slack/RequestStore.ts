@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { endToRecord, isRunning, releaseWhenDone, type BotState, type Space } from '../state/index.js';
+import { endToRecord, isRunning, releaseWhenDone, type BotState, type Space, type StatusWord } from '../state/index.js';
 import { JobEndSchema } from '../runner/job-history.js';
 import { BACKGROUNDS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
 
@@ -57,7 +57,7 @@ export const SavedRequestSchema = z.object({
   /** The language of the job's messages (the requester's); English for requests saved before it was kept. */
   locale: z.string().max(35).optional(),
   /** `active` from submission until the message shows the job's end; a crash leaves it `active` (see the start-up sweep). */
-  status: z.enum(['active', 'ended']).optional(),
+  status: z.enum(['active', 'ended'] as const satisfies readonly StatusWord[]).optional(),
   /**
    * The job's end was recorded (the runner's `recordEnded`: the member's history and the audit channel), saved as the
    * runner records it; a request the sweep shows done without it (a crash before its end) has its end recorded there.
@@ -81,8 +81,6 @@ export type NewRequest = Omit<SavedRequest, 'version' | 'id' | 'createdAt' | 'ou
 const ID_PATTERN = /^[A-Za-z0-9_-]{16}$/;
 type RequestPatch = Partial<Pick<SavedRequest, 'messageTs' | 'actionsMessage' | 'outputFiles' | 'previewFiles' | 'result' | 'threadTs' | 'status' | 'endRecorded' | 'end'>>;
 
-/** A request its message shows ended whose end is still to be recorded (the one rule of `bots/state/job-records.ts`). */
-export { endToRecord };
 
 /**
  * The Slack requests, in the bots' state (the `slack-requests` space: one file
@@ -127,7 +125,7 @@ export class RequestStore {
       inputFiles: input.inputFiles ?? [],
       outputFiles: input.outputFiles ?? [],
     });
-    await this.space.put(record.id, record, { hold: record.status === 'active' });
+    await this.space.put(record.id, record, { hold: isRunning(record) });
     return record;
   }
 

@@ -16,7 +16,7 @@ import {
 import type { ChannelWriter } from './ChannelWriter.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { isSlackInputError } from './SlackInputError.js';
-import { askHolderToCancel, cancelWhenAsked } from '../state/index.js';
+import { askHolderToCancel, cancelWhenAsked, isRunning } from '../state/index.js';
 import { InFlight } from '../in-flight.js';
 import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js';
 import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
@@ -120,7 +120,7 @@ export class SlackJobs {
    */
   async cancelElsewhere(requestId: string, teamId: string, by: Requester): Promise<'asked' | 'not_allowed' | undefined> {
     const request = await this.#o.store.get(requestId);
-    if (request?.teamId !== teamId || request.status !== 'active') return undefined;
+    if (request?.teamId !== teamId || !isRunning(request)) return undefined;
     const owner = this.requester({ userId: request.userId, teamId: request.teamId, channelId: request.channelId });
     if (!(await this.#o.store.space.heldElsewhere(requestId))) return undefined;
     if (!mayCancel(owner, by)) return 'not_allowed';

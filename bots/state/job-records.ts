@@ -6,10 +6,12 @@
  * The surfaces name a record's status in their own words; each word names one phase here, the same on both:
  * `running` (Discord's pending and running, Slack's active), `ended` (Discord's completed, failed, cancelled and
  * refused, Slack's ended), and `other` for the rest (a Discord draft, a request an older version kept without a status).
+ * Each store declares its words as this table's (`StatusWords`, `StatusWord`): a word it does not name fails to compile.
  */
 export type JobPhase = 'running' | 'ended' | 'other';
 
-const PHASES: Readonly<Record<string, JobPhase>> = {
+const PHASES = {
+  draft: 'other',
   pending: 'running',
   running: 'running',
   active: 'running',
@@ -18,7 +20,13 @@ const PHASES: Readonly<Record<string, JobPhase>> = {
   cancelled: 'ended',
   refused: 'ended',
   ended: 'ended',
-};
+} as const satisfies Record<string, JobPhase>;
+
+/** A status word this rule names a phase for. */
+export type StatusWord = keyof typeof PHASES;
+
+/** A store's status words, each one this rule names a phase for (`StatusWords<'pending' | …>`; another fails to compile). */
+export type StatusWords<Word extends StatusWord> = Word;
 
 /** What the rule reads of a record: its status word, the end its process is to record, and whether it was. */
 export interface JobRecordState<End> {
@@ -29,7 +37,7 @@ export interface JobRecordState<End> {
 
 /** The phase a record's status word names (`other` for a word neither surface gives a job that ran). */
 export function phaseOf(record: Pick<JobRecordState<unknown>, 'status'>): JobPhase {
-  return (record.status !== undefined && Object.hasOwn(PHASES, record.status) && PHASES[record.status]) || 'other';
+  return record.status !== undefined && Object.hasOwn(PHASES, record.status) ? PHASES[record.status as StatusWord] : 'other';
 }
 
 /** Whether its job is still running (its process holds it; its buttons and a sweep need it). */

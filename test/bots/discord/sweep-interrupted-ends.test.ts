@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PermissionFlagsBits } from 'discord.js';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
-import { JobRunner, userKeyOf } from '../../../bots/runner/index.js';
+import { JobRunner, say, userKeyOf, words } from '../../../bots/runner/index.js';
 import { FORGET_CLOCK_MARGIN_MS } from '../../../bots/runner/job-history.js';
 import { stateKeyOf } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
@@ -72,24 +72,43 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     expect(await auditPosts(h, audit, 'a paid image whose end a stop cut off')).toBe(1);
   });
 
-  it('shows, at the next start, the failure a job’s view showed but could not mark ended while its runner recorded it: that failure again, not “interrupted”, its end not recorded twice', async () => {
+  it('marks ended at the next start, saying nothing, a failure a job’s view showed but could not mark ended while its runner recorded it — its end not recorded twice', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
     // The view's mark fails (storage down for a moment, every try): its record stays running.
     const marked = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
     const ix = h.discord.slashCommand('imagine', { prompt: 'something forbidden' });
     const failure = (await h.finalReply(ix, (m) => m.content.includes('🚫'))).content;
-    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true }]));
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true, final: { type: 'failed', shown: true } }]));
     expect(marked).toHaveBeenCalledTimes(1);
+    const written = writesThrough(h, ix);
     await h.restart();
 
-    // The sweep shows the job's end, then marks it ended: released, nothing left of its end to keep nor to record again.
+    // The sweep marks it ended: released, nothing left of its end to keep nor to record again; its message is left as shown.
     await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'failed', endRecorded: true }]));
+    expect(writesThrough(h, ix)).toBe(written);
     expect(h.discord.original(ix)?.content).toBe(failure);
-    expect(buttonsOf(h.discord.original(ix)!)).toEqual([]);
     expect((await records(h))[0]).not.toHaveProperty('final');
     expect(recordEnded).toHaveBeenCalledTimes(1);
     expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ status: 'failed' }]);
+  });
+
+  it('marks ended at the next start, saying nothing, a result its view showed whose images could not be saved nor its record marked — not “no longer kept” over it', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    vi.spyOn(JobRecordStore.prototype, 'saveOutputs').mockRejectedValueOnce(new Error('storage unavailable'));
+    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image shown, its save and mark failed' });
+    const shown = await h.finalReply(ix);
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true, final: { type: 'completed', shown: true }, outputs: [] }]));
+    const written = writesThrough(h, ix);
+    await h.restart();
+
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
+    expect(writesThrough(h, ix)).toBe(written);
+    expect(h.discord.original(ix)?.content).toBe(shown.content);
+    expect(h.discord.channelMessages(h.discord.channelId).filter((m) => m.content.includes(ix.user.id))).toEqual([]);
+    expect(recordEnded).toHaveBeenCalledTimes(1);
   });
 
   it('leaves a live job whose history entry could not be written unmarked, and the next start records it', async () => {
@@ -110,6 +129,73 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ prompt: 'a paid image whose history write failed', status: 'completed' }]);
     await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
     expect(writesThrough(h, ix)).toBe(written);
+  });
+
+  describe('an end its runner recorded whose message never reached Discord, left running (no token: the channel)', () => {
+    const requester = () => ({ platform: 'discord' as const, userId: snowflake(), channelId: h.discord.channelId, scopeId: h.discord.guildId });
+    const left = (key: string, final: JobRecord['final'], createdAt = Date.now()): JobRecord => ({
+      key,
+      kind: 'generate',
+      prompt: `swept ${key}`,
+      options: {},
+      requester: requester(),
+      createdAt,
+      status: 'running',
+      inputs: [],
+      outputs: [],
+      endRecorded: true,
+      final,
+    });
+    const plant = async (...records: JobRecord[]) => {
+      for (const record of records) await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).put(record.key, record, { hold: true });
+    };
+    const postFor = (record: JobRecord) => h.discord.channelMessages(h.discord.channelId).find((m) => m.content.includes(record.requester.userId));
+
+    it('shows a cancellation by a stop as “restarted before done” and a retryable failure as that failure, each with Retry, its end not recorded again', async () => {
+      h = await DiscordHarness.start({ partialImages: 0 });
+      const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+      const cancelled = left('cancelled-1', { type: 'cancelled', byUserId: '', reason: 'shutdown' });
+      const failed = left('failed-2', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true });
+      await plant(cancelled, failed);
+      await h.restart({ crash: true });
+
+      const restarted = await h.discord.waitFor(() => postFor(cancelled), 'the cancellation’s message');
+      expect(restarted.content).toContain(say('en', 'discord.job.restarted_before_done'));
+      expect(buttonsOf(restarted).map((b) => b.custom_id)).toEqual(['pictor:retry:cancelled-1']);
+      const failure = await h.discord.waitFor(() => postFor(failed), 'the failure’s message');
+      expect(failure.content).toContain(say('en', 'failure.rate_limited', { known: 'no' }));
+      expect(buttonsOf(failure).map((b) => b.custom_id)).toEqual(['pictor:retry:failed-2']);
+      await vi.waitFor(async () => expect((await records(h)).map((r) => [r.key, r.status]).sort()).toEqual([['cancelled-1', 'cancelled'], ['failed-2', 'failed']]));
+      expect(recordEnded).not.toHaveBeenCalled();
+    });
+
+    it('marks each ended before it shows it (a crash after never shows it twice), and a mark that fails stops neither its showing nor the next record’s', async () => {
+      h = await DiscordHarness.start({ partialImages: 0 });
+      const first = left('failed-1', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true }, Date.now() - 2);
+      const second = left('cancelled-2', { type: 'cancelled', byUserId: '', reason: 'shutdown' }, Date.now() - 1);
+      await plant(first, second);
+      let shownAtMark: boolean | undefined;
+      vi.spyOn(JobRecordStore.prototype, 'markEnded').mockImplementationOnce(async () => {
+        shownAtMark = postFor(first) !== undefined;
+        throw new Error('storage unavailable');
+      });
+      await h.restart({ crash: true });
+
+      await h.discord.waitFor(() => postFor(second), 'the next record’s message');
+      expect(shownAtMark).toBe(false);
+      expect(postFor(first)).toBeDefined();
+      await vi.waitFor(async () => expect((await records(h)).find((r) => r.key === 'cancelled-2')?.status).toBe('cancelled'));
+    });
+
+    it('marks ended, saying nothing, a failure older than its kept images', async () => {
+      h = await DiscordHarness.start({ partialImages: 0 });
+      const old = left('failed-old', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true }, Date.now() - h.state.spaces.discordImages.ttlMs - 60_000);
+      await plant(old);
+      await h.restart({ crash: true });
+
+      await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ key: 'failed-old', status: 'failed' }]));
+      expect(postFor(old)).toBeUndefined();
+    });
   });
 
   it('records a live job’s end once and leaves nothing to the next start: one history entry, one audit post, its record released', async () => {

@@ -214,7 +214,7 @@ describe('the sweep of jobs the last process left', () => {
     expect(patch.end).toStrictEqual({ type: 'completed', size: '1024x1024', quality: 'low', cost: { totalUsd: expect.any(Number) } });
   });
 
-  it('shows, without recording it again, the result of a job whose end the runner recorded before the process stopped (its record marked so): one history entry, one audit post', async () => {
+  it('marks ended, saying nothing and not recording it again, a result its view showed whose mark failed while its runner recorded it: one history entry, one audit post', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const audit = await chooseAuditChannel(h);
     // The view's mark of its shown result fails through the store's tries, as a storage hiccup would: the runner records
@@ -237,9 +237,13 @@ describe('the sweep of jobs the last process left', () => {
       for await (const { value } of records.entries()) values.push(value);
       expect(values).toMatchObject([{ status: 'running', endRecorded: true }]);
     });
+    const writes = () => h.discord.requests.filter((r) => r.token === ix.token && r.method !== 'GET').length;
+    const written = writes();
     await h.restart();
 
-    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'showed the result of a job the last stop left unshown'), 'the sweep');
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg?.startsWith('marked ended, saying nothing')), 'the sweep');
+    // Its result reached Discord: shown again, after the token it would be a channel post out of the blue.
+    expect(writes()).toBe(written);
     expect(recordEnded).toHaveBeenCalledTimes(1);
     const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     await vi.waitFor(async () => {

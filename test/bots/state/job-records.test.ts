@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
-import { endToRecord, isDone, isRunning, phaseOf, releaseWhenDone } from '../../../bots/state/job-records.js';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { JobRecordStatus } from '../../../bots/discord/JobRecordStore.js';
+import type { SavedRequest } from '../../../bots/slack/RequestStore.js';
+import { endToRecord, isDone, isRunning, phaseOf, releaseWhenDone, type StatusWord, type StatusWords } from '../../../bots/state/job-records.js';
 
 const end = { type: 'failed', code: 'server_error' };
 
@@ -8,6 +10,13 @@ describe('a job record’s release rule, the same on both surfaces', () => {
     expect(['pending', 'running', 'active'].map((status) => phaseOf({ status }))).toEqual(['running', 'running', 'running']);
     expect(['completed', 'failed', 'cancelled', 'refused', 'ended'].map((status) => phaseOf({ status }))).toEqual(Array(5).fill('ended'));
     expect([phaseOf({ status: 'draft' }), phaseOf({}), phaseOf({ status: 'toString' })]).toEqual(['other', 'other', 'other']);
+  });
+
+  it('names a phase for every status word of both stores: a word it does not name fails to compile (the type-check runs this)', () => {
+    expectTypeOf<JobRecordStatus>().toExtend<StatusWord>();
+    expectTypeOf<NonNullable<SavedRequest['status']>>().toExtend<StatusWord>();
+    // @ts-expect-error — a store's new word, not yet in the rule's table
+    expectTypeOf<StatusWords<'paused'>>().toBeString();
   });
 
   it('has an end to record only on an ended record not yet marked recorded', () => {
