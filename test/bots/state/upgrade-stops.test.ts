@@ -11,8 +11,12 @@ import { tempDataDir, useCleanup } from '../../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { renewalFindsLeaseGone } from '../../helpers/upgrade-lease.js';
 
-/** A removal to stop after, as a process stopped there would: `removing.stopAfter(path)` answers the error to fail with. */
-const removing = vi.hoisted(() => ({ stopAfter: (_path: string): Error | undefined => undefined }));
+/**
+ * A removal to stop after, as a process stopped there would: `removing.stopAfter(path)` answers the error to fail with.
+ * `removing.listedFirst`: the name a folder's listing (by name) puts first — the order of a listing is the file system's
+ * (ext4 lists `jobs.json` before `jobs.json.bak`, another may not), so the tests choose the one that would fail.
+ */
+const removing = vi.hoisted(() => ({ stopAfter: (_path: string): Error | undefined => undefined, listedFirst: 'jobs.json' }));
 vi.mock('node:fs/promises', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs/promises')>();
   const rm: typeof fs.rm = async (path, options) => {
@@ -20,7 +24,12 @@ vi.mock('node:fs/promises', async (importOriginal) => {
     const stop = removing.stopAfter(String(path));
     if (stop) throw stop;
   };
-  return { ...fs, rm };
+  const readdir = (async (...args: Parameters<typeof fs.readdir>) => {
+    const names = (await fs.readdir(...args)) as unknown[];
+    const first = names.filter((name) => name === removing.listedFirst);
+    return [...first, ...names.filter((name) => name !== removing.listedFirst)];
+  }) as typeof fs.readdir;
+  return { ...fs, rm, readdir };
 });
 
 const defer = useCleanup();
@@ -85,9 +94,11 @@ async function filesIn(dir: string): Promise<string[]> {
 
 describe('the 0.1 upgrade on the data folder, stopped between two records and started again', () => {
   /** What 0.1 left in a data folder of its own, and a start on it (its ledger: the account's, in the same folder). */
-  async function oldDataFolder({ backupOlder = false } = {}) {
+  async function oldDataFolder({ backupOlder = false, mainDamaged = false } = {}) {
     const dataDir = await tempDataDir(defer, 'pictor-upgrade-stops-');
     await restoreOldDataFolder(dataDir, {});
+    // Torn by a disk or a hand edit: its jobs are read from the backup copy.
+    if (mainDamaged) await writeFile(join(dataDir, 'discord', 'jobs.json'), '{"version":1,"records":[{"key":');
     if (backupOlder) {
       // The backup copy is the store's write before the last: the first job was still running then.
       const backup = join(dataDir, 'discord', 'jobs.json.bak');
@@ -163,15 +174,19 @@ describe('the 0.1 upgrade on the data folder, stopped between two records and st
     }
   });
 
-  it('reads no older copy of the Discord job store over the jobs it moved when stopped while removing the store’s copies', async () => {
-    const whole = await uninterrupted({ backupOlder: true });
-    const { dataDir, start } = await oldDataFolder({ backupOlder: true });
+  it.each([
+    ['jobs.json, over the jobs it moved from it: not its older backup', { backupOlder: true }, 'jobs.json'],
+    ['the backup it read (jobs.json is damaged): not the damaged jobs.json, which would stop the start', { mainDamaged: true }, 'jobs.json.bak'],
+  ])('reads at the next start, when stopped while removing the Discord job store’s copies, the copy it read: %s', async (_, old, readFrom) => {
+    const whole = await uninterrupted(old);
+    const { dataDir, start } = await oldDataFolder(old);
+    // Listed first, so a removal in the listing's order would remove it first.
+    removing.listedFirst = readFrom;
     let stopped: string | undefined;
     removing.stopAfter = (path) => (stopped === undefined && /jobs\.json/.test(path) ? new Error(`stopped after removing ${(stopped = relative(dataDir, path))}`) : undefined);
-    defer(async () => void (removing.stopAfter = () => undefined));
+    defer(async () => void Object.assign(removing, { stopAfter: () => undefined, listedFirst: 'jobs.json' }));
     await expect(start()).rejects.toThrow(/^stopped after removing/);
-    // One copy is gone, the other left for the next start.
-    expect((await filesIn(dataDir)).filter((file) => file.startsWith(join('discord', 'jobs.json')))).toHaveLength(1);
+    expect((await filesIn(dataDir)).filter((file) => file.startsWith(join('discord', 'jobs.json')))).toEqual([join('discord', readFrom)]);
     const state = await start();
     try {
       expect(await everyRecord(state)).toEqual(whole.records);
