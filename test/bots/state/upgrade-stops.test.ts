@@ -195,6 +195,16 @@ describe('the 0.1 upgrade on the data folder, stopped between two records and st
       await state.close();
     }
   });
+
+  it('removes every copy 0.1 left of history.json, the temporary file of a write a crash stopped too (it holds prompts)', async () => {
+    const { dataDir, start } = await oldDataFolder();
+    // 0.1 wrote history.json atomically: a temporary file beside it, then a rename over it.
+    const history = await readFile(join(dataDir, 'history.json'), 'utf8');
+    await writeFile(join(dataDir, 'history.json.4242.0a1b2c3d.tmp'), history);
+    const state = await start();
+    await state.close();
+    expect((await filesIn(dataDir)).filter((file) => file.startsWith('history.json'))).toEqual([]);
+  });
 });
 
 describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost between two records and started again', () => {
