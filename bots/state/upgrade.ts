@@ -133,7 +133,8 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
   };
   const [main, backup] = [await store(join(discord, 'jobs.json')), await store(join(discord, 'jobs.json.bak'))];
   if (main.found && !main.records && !backup.records) throw new JobStoreUnreadableError(join(discord, 'jobs.json'));
-  const records = main.records ?? backup.records ?? [];
+  // The copy the jobs are read from is the one removed last (removeOldCopies).
+  const [from, records] = main.records ? ['jobs.json', main.records] : ['jobs.json.bak', backup.records ?? []];
   // Jobs left pending or running are held by a process that is gone: the sweep marks them interrupted.
   const legacy = new FileStateStore({ dataDir: o.dataDir, owner: LEGACY_HOLDER });
   // Closed whatever happens (a failed write): its prune timer must not outlive the start.
@@ -160,10 +161,7 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
   } finally {
     await legacy.close();
   }
-  // Every copy of the old store goes (it held the prompts), the one its jobs were read from last: a start stopped between
-  // two removals reads that one again, never an older copy over the jobs moved from it.
-  const [from, copies] = [main.records ? 'jobs.json' : 'jobs.json.bak', (await readdir(discord).catch(() => [])).filter((n) => n.startsWith('jobs.json'))];
-  for (const name of [...copies.filter((n) => n !== from), ...copies.filter((n) => n === from)]) await rm(join(discord, name), { force: true });
+  await removeOldCopies(discord, 'jobs.json', from);
   await rm(join(discord, 'images'), { recursive: true, force: true });
 
   const history = safeJson<{ users?: Record<string, HistoryItem[]> }>(await read(join(o.dataDir, 'history.json')));
@@ -172,7 +170,17 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
     await keepInHistory(o, userKey, entries);
     count('history entries', entries.length);
   }
-  for (const name of ['history.json', 'history.json.lock']) await rm(join(o.dataDir, name), { force: true, recursive: true });
+  await removeOldCopies(o.dataDir, 'history.json', 'history.json');
+}
+
+/**
+ * Removes every copy 0.1 left of the file `base` in `dir` (they held the prompts): its backup, its lock, the temporary
+ * file of a write a crash stopped (`<base>.<pid>.<hex>.tmp`, and its `.bak`), the file itself — the copy `readFrom` was
+ * read from last, so a start stopped between two removals reads that one again, never an older copy over what it moved.
+ */
+async function removeOldCopies(dir: string, base: string, readFrom: string): Promise<void> {
+  const copies = (await readdir(dir).catch(() => [] as string[])).filter((name) => name === base || name.startsWith(`${base}.`));
+  for (const name of [...copies.filter((n) => n !== readFrom), ...copies.filter((n) => n === readFrom)]) await rm(join(dir, name), { force: true, recursive: true });
 }
 
 async function upgradeRedis(o: Steps, redis: RedisLink, count: (what: string, n?: number) => void): Promise<void> {

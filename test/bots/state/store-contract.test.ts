@@ -55,7 +55,8 @@ async function fileBackend(): Promise<Backend> {
   };
 }
 
-async function redisBackend(): Promise<Backend> {
+/** Two processes on one Redis; `links[i]` is the connection of the i-th store opened (`a`, `b`, then `another()`'s). */
+async function redisBackend(): Promise<Backend & { links: RedisLink[] }> {
   const url = requireRedisUrl(redis);
   const prefix = uniquePrefix('state');
   // Each store on a link of its own, as each process has; a short lease so a takeover is seen within a test's second.
@@ -74,6 +75,7 @@ async function redisBackend(): Promise<Backend> {
   return {
     a,
     b,
+    links,
     concurrent: true,
     another: open,
     // As a kill -9: the connection drops, the lease is no longer renewed and nobody gives it back; it lapses.
@@ -591,6 +593,70 @@ describe.skipIf(redis.skipReason)('the Redis backend’s bounds', () => {
       await link.close();
       await deleteKeys(requireRedisUrl(redis), prefix);
     }
+  });
+});
+
+describe.skipIf(redis.skipReason)('a Redis update written again because the record changed under it', () => {
+  interface Run {
+    status: 'running' | 'ended';
+    /** Its end is in the history and the audit channel: nothing left for its holder to do. */
+    recorded?: boolean;
+    progress?: number;
+  }
+  /** Held while anything of it is left to do, released once its end is recorded. */
+  const holdUnlessRecorded = (run: Run) => !(run.status === 'ended' && run.recorded === true);
+
+  async function twoProcesses() {
+    const backend = await redisBackend();
+    onTestFinished(() => backend.close());
+    return { a: backend.a.space<Run>(SPACE), b: backend.b.space<Run>(SPACE), links: backend.links };
+  }
+
+  /**
+   * Makes `meanwhile` happen between the first read of an update by `link`'s process and its write (the backend's put
+   * script, which writes only if the record is still as read); answers the spy counting its writes.
+   */
+  function meanwhileBeforeFirstWrite(link: RedisLink, meanwhile: () => Promise<void>) {
+    const commands = link.commands as RedisLink['commands'] & { pictorStatePut: (...args: unknown[]) => Promise<number> };
+    const put = commands.pictorStatePut.bind(commands);
+    const written = vi.spyOn(commands, 'pictorStatePut').mockImplementation(async (...args: unknown[]) => {
+      if (written.mock.calls.length === 1) await meanwhile();
+      return put(...args);
+    });
+    return written;
+  }
+
+  it('holds or releases the record as its hold decides from the value finally written, asked again on the try that wrote it', async () => {
+    const { a, b, links } = await twoProcesses();
+    await a.put('k', { status: 'running' }, { hold: true });
+    // Between a's read and its write, b records the job's end (a write that leaves the holder as it is).
+    const written = meanwhileBeforeFirstWrite(links[0]!, () => b.put('k', { status: 'ended', recorded: true }));
+    const asked: Run[] = [];
+
+    const { before, after } = await a.update('k', (run) => run && { ...run, progress: 100 }, { hold: (run) => (asked.push(run), holdUnlessRecorded(run)) });
+
+    expect(written).toHaveBeenCalledTimes(2);
+    expect(asked).toEqual([
+      { status: 'running', progress: 100 },
+      { status: 'ended', recorded: true, progress: 100 },
+    ]);
+    expect({ before, after }).toEqual({ before: { status: 'ended', recorded: true }, after: { status: 'ended', recorded: true, progress: 100 } });
+    expect(await b.get('k')).toEqual(after);
+    // Released by that write: no process is left holding an ended, recorded job (its sweep has nothing to take).
+    expect(await b.heldElsewhere('k')).toBe(false);
+  });
+
+  it('keeps holding a record the value finally written still needs held, though the value first read would have released it', async () => {
+    const { a, b, links } = await twoProcesses();
+    await a.put('k', { status: 'ended', recorded: true }, { hold: false });
+    // Between a's read and its write, b writes the record as running again.
+    const written = meanwhileBeforeFirstWrite(links[0]!, () => b.put('k', { status: 'running' }));
+
+    const { after } = await a.update('k', (run) => run && { ...run, progress: 0 }, { hold: holdUnlessRecorded });
+
+    expect(written).toHaveBeenCalledTimes(2);
+    expect(after).toEqual({ status: 'running', progress: 0 });
+    expect(await b.heldElsewhere('k')).toBe(true);
   });
 });
 
