@@ -4,7 +4,7 @@ import { safeJson } from 'pictor/internal';
 import type { InputImage, JobOptions, JobUpdate, Requester } from '../runner/types.js';
 import type { Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
-import { endToRecord, isDone, isRunning, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, type BotState, type Space, type StatusWords } from '../state/index.js';
+import { endToRecord, isDone, isRunning, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
@@ -144,7 +144,6 @@ function settled(record: JobRecord): JobRecord {
 /** How many times `markEnded` tries before it throws the failure, and the pause after a failed try (times the tries so far). */
 const MARK_ATTEMPTS = 3;
 const MARK_RETRY_MS = 200;
-const DRAFTS_KEPT = 10;
 
 /**
  * The Discord jobs in the bots' state (with Redis a button works whichever replica gets it). A pending or running
@@ -195,7 +194,7 @@ export class JobRecordStore {
     }
     if (record.status === 'draft') {
       const draft = { key: record.key, createdAt: record.createdAt };
-      await this.#drafts.update(record.requester.userId, (own = []) => [...own.filter((d) => d.key !== record.key), draft].slice(-DRAFTS_KEPT));
+      await this.#drafts.update(record.requester.userId, (own) => withDraft(own, draft));
     }
     return record;
   }

@@ -62,3 +62,11 @@ export function isDone(record: JobRecordState<unknown>): boolean {
 export function releaseWhenDone(record: JobRecordState<unknown>): false | undefined {
   return isDone(record) ? false : undefined;
 }
+
+/** Most drafts of Discord's "Edit image" menu a member keeps: past it, the oldest go. */
+const DRAFTS_KEPT = 10;
+
+/** A member's list of drafts with `draft` added: listed once by its key (a draft written again moves last), the newest `DRAFTS_KEPT`. */
+export function withDraft<D extends { key: string }>(own: readonly D[] | undefined, draft: D): D[] {
+  return [...(own ?? []).filter((d) => d.key !== draft.key), draft].slice(-DRAFTS_KEPT);
+}

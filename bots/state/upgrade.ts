@@ -5,6 +5,7 @@ import { safeJson, type QuotaStore, type RedisLink } from 'pictor/internal';
 import { RedisLease } from '../redis-lease.js';
 import { FileStateStore, LEGACY_HOLDER } from './FileStateStore.js';
 import { keepInHistory, type HistoryItem } from './history.js';
+import { isRunning, withDraft } from './job-records.js';
 import type { OpenBotStateOptions } from './open-state.js';
 import { digestKeyOf, stateKeyOf, type BotSpaces } from './spaces.js';
 import { STATE_KEY_PATTERN, type StateStore } from './StateStore.js';
@@ -151,11 +152,10 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
       };
       const inputs = (await Promise.all(record.inputs.map(keep))).flat();
       const outputs = (await Promise.all(record.outputs.map(keep))).flat();
-      const running = record.status === 'pending' || record.status === 'running';
-      await legacy.space(o.spaces.discordJobs).put(record.key, { ...record, inputs, outputs }, { hold: running });
+      await legacy.space(o.spaces.discordJobs).put(record.key, { ...record, inputs, outputs }, { hold: isRunning(record) });
       // Listed once by its key: a start stopped after this record moves it again.
       const draft = { key: record.key, createdAt: record.createdAt };
-      if (record.status === 'draft') await o.store.space<(typeof draft)[]>(o.spaces.discordDrafts).update(record.requester.userId, (own = []) => [...own.filter((d) => d.key !== draft.key), draft]);
+      if (record.status === 'draft') await o.store.space<(typeof draft)[]>(o.spaces.discordDrafts).update(record.requester.userId, (own) => withDraft(own, draft));
       count('Discord jobs');
     }
   } finally {

@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { JobRecordStatus } from '../../../bots/discord/JobRecordStore.js';
 import type { SavedRequest } from '../../../bots/slack/RequestStore.js';
-import { endToRecord, isDone, isRunning, phaseOf, releaseWhenDone, type StatusWord, type StatusWords } from '../../../bots/state/job-records.js';
+import { endToRecord, isDone, isRunning, phaseOf, releaseWhenDone, withDraft, type StatusWord, type StatusWords } from '../../../bots/state/job-records.js';
 
 const end = { type: 'failed', code: 'server_error' };
 
@@ -33,5 +33,13 @@ describe('a job record’s release rule, the same on both surfaces', () => {
     expect([isDone({ status: 'ended', end }), isDone({ status: 'active' }), isDone({ status: 'draft' })]).toEqual([false, false, false]);
     expect([releaseWhenDone({ status: 'cancelled' }), releaseWhenDone({ status: 'cancelled', end }), releaseWhenDone({ status: 'pending' })]).toEqual([false, undefined, undefined]);
     expect([isRunning({ status: 'active' }), isRunning({ status: 'ended' })]).toEqual([true, false]);
+  });
+
+  it('lists a member’s draft once by its key, last when written again, and keeps the newest ten (the bot and the upgrade alike)', () => {
+    const drafts = Array.from({ length: 11 }, (_, i) => ({ key: `d${i}`, createdAt: i }));
+    const listed = drafts.reduce<{ key: string; createdAt: number }[]>((own, draft) => withDraft(own, draft), []);
+    expect(listed.map((d) => d.key)).toEqual(['d1', 'd2', 'd3', 'd4', 'd5', 'd6', 'd7', 'd8', 'd9', 'd10']);
+    expect(withDraft(listed, drafts[3]!).map((d) => d.key)).toEqual(['d1', 'd2', 'd4', 'd5', 'd6', 'd7', 'd8', 'd9', 'd10', 'd3']);
+    expect(withDraft(undefined, drafts[0]!)).toEqual([drafts[0]]);
   });
 });
