@@ -50,12 +50,17 @@ export function isRunning(record: Pick<JobRecordState<unknown>, 'status'>): bool
  * what a sweep records when the process holding it stopped first. A record that has not ended has none to record.
  */
 export function endToRecord<End>(record: JobRecordState<End>): End | undefined {
-  return phaseOf(record) === 'ended' && record.endRecorded !== true ? record.end : undefined;
+  return phaseOf(record) === 'ended' ? endNotRecorded(record) : undefined;
 }
 
 /** An ended record with nothing left to do of it: its end recorded, or none to record. */
 export function isDone(record: JobRecordState<unknown>): boolean {
-  return phaseOf(record) === 'ended' && endToRecord(record) === undefined;
+  return phaseOf(record) === 'ended' && endNotRecorded(record) === undefined;
+}
+
+/** A record's end unless it is marked recorded, whatever its phase (`endToRecord` and `isDone` ask the phase, once). */
+function endNotRecorded<End>(record: JobRecordState<End>): End | undefined {
+  return record.endRecorded === true ? undefined : record.end;
 }
 
 /** A record's hold once a write changed it: released when it is done, else as it was (a space's `hold` option). */

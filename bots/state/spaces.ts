@@ -87,10 +87,10 @@ export function botSpaces(settings: SpaceSettings = {}) {
     /**
      * When each member last asked `forget` (ms since the epoch): a job of theirs that was running then still holds its
      * prompt in its process, maybe another replica's, and records its end with none (`JobHistory.forgotten`). A mark
-     * only has to outlive such a job: its wait in the queue, then at most 1 + `PICTOR_MAX_RETRIES` requests of
-     * `PICTOR_TIMEOUT_SECONDS` each (45 minutes by default), then its end shown and recorded. A day is over 30 times
-     * that; a job running longer after its member's forget (a timeout raised to hours, or a queue that long) records
-     * its end with its prompt. A sweep needs no mark: `forget` erased the prompt of a stopped job's stored record or
+     * only has to outlive such a job (its wait in the queue, then at most 1 + `PICTOR_MAX_RETRIES` requests of
+     * `PICTOR_TIMEOUT_SECONDS` each, then its end shown and recorded): how far a day outlives it at the defaults is said
+     * once, in docs/shared-limits.md (the `forgotten` row), and tested. A job running longer after its member's forget
+     * (a timeout raised to hours, or a queue that long) records its end with its prompt. A sweep needs no mark: `forget` erased the prompt of a stopped job's stored record or
      * request. Bounded by its count alone (values of a few bytes), which `stateBytesBound` counts; past it the oldest
      * marks go first — a running job's mark only once more distinct members forgot during its run than the count.
      */

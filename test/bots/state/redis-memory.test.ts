@@ -2,9 +2,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { botSpaces, digestKeyOf, openBotState, stateKeyOf, type BotSpaces } from '../../../bots/state/index.js';
+import type { Redis } from 'ioredis';
+import { botSpaces, DEFAULT_KEPT_IMAGES_MB, digestKeyOf, openBotState, stateKeyOf, type BotSpaces } from '../../../bots/state/index.js';
 import type { SpaceDefinition, Space } from '../../../bots/state/StateStore.js';
-import { REDIS_RECORD_BYTES, stateBytesBound } from '../../../bots/state/redis-memory.js';
+import { REDIS_RECORD_BYTES, stateBytesBound, warnIfRedisEvicts } from '../../../bots/state/redis-memory.js';
 import { RedisLink } from '../../../src/internal.js';
 import { requireRedisUrl, testRedis } from '../../helpers/shared-limits-redis.js';
 import { startThrowawayRedis } from '../../setup/redis-server.js';
@@ -87,10 +88,44 @@ describe('the spaces bounded by their count alone', () => {
 });
 
 describe('what docs/shared-limits.md says the bots’ state may keep', () => {
-  it('is the bound the spaces add up to: the kept images plus the MiB the page names', async () => {
-    const page = await readFile(join(import.meta.dirname, '../../../docs/shared-limits.md'), 'utf8');
-    const said = Number(/`PICTOR_KEPT_IMAGES_MB` \(256 MiB by default\) plus (\d+) MiB/.exec(page)?.[1]);
+  const root = join(import.meta.dirname, '../../..');
+  const page = () => readFile(join(root, 'docs/shared-limits.md'), 'utf8');
+  /** The page's paragraph on what the bots' bounded spaces add up to, on one line. */
+  const paragraph = async () => ((await page()).split('\n\n').find((p) => p.startsWith('What it may keep:')) ?? '').replaceAll(/\s+/g, ' ');
+  const number = (figure: string | undefined) => Number(figure?.replaceAll(' ', ''));
+
+  it('is the bound the spaces add up to: the kept images by default plus the MiB the page names', async () => {
+    const [, keptMb, restMb] = /`PICTOR_KEPT_IMAGES_MB` \((\d+) MiB by default\) plus (\d+) MiB at most \(`stateBytesBound`/.exec(await paragraph()) ?? [];
     const spaces = botSpaces();
-    expect(said).toBe(Math.round((stateBytesBound(spaces) - spaces.discordImages.maxBytes) / 2 ** 20));
+    expect(number(keptMb)).toBe(DEFAULT_KEPT_IMAGES_MB);
+    expect(spaces.discordImages.maxBytes).toBe(DEFAULT_KEPT_IMAGES_MB * 2 ** 20);
+    expect(number(restMb)).toBe(Math.round((stateBytesBound(spaces) - spaces.discordImages.maxBytes) / 2 ** 20));
+  });
+
+  it('names the counts of the spaces bounded by their count alone, and the bytes a record of them is counted', async () => {
+    const said = /`audit-ended`'s ([\d ]+) records, `forgotten`'s ([\d ]+), and the keys taken once of `slack-seen` and `discord-interactions`, ([\d ]+) each, [^—]+— (\d+) bytes a record/.exec(await paragraph()) ?? [];
+    const { auditEnded, forgotten, slackSeen, discordInteractions } = botSpaces();
+    expect(said.slice(1).map(number)).toEqual([auditEnded.maxCount, forgotten.maxCount, slackSeen.maxCount, REDIS_RECORD_BYTES]);
+    expect(discordInteractions.maxCount).toBe(slackSeen.maxCount);
+  });
+
+  it('says in the table at most the MiB those counts of REDIS_RECORD_BYTES make', async () => {
+    const rows = (await page()).split('\n');
+    for (const space of [botSpaces().auditEnded, botSpaces().forgotten]) {
+      const row = rows.find((line) => line.startsWith(`| \`${space.name}\``)) ?? '';
+      const [, count, mib] = /\| 64 bytes each; ([\d ]+) \(.*: at most ~(\d+) MiB\) \|$/.exec(row) ?? [];
+      expect([number(count), number(mib)], space.name).toEqual([space.maxCount, Math.round((space.maxCount * REDIS_RECORD_BYTES) / 2 ** 20)]);
+    }
+  });
+
+  it('leaves room, at the maxmemory compose.yaml sets, for the bound and the ledger: no warning at start', async () => {
+    const [, pageGib] = /A `maxmemory` of (\d+) GiB \(as `compose.yaml` sets\) covers the defaults/.exec(await paragraph()) ?? [];
+    const [, composeGb] = /"--maxmemory", "(\d+)gb"/.exec(await readFile(join(root, 'compose.yaml'), 'utf8')) ?? [];
+    expect(number(pageGib)).toBe(number(composeGb));
+    // ioredis's INFO answer as Redis gives it, for the one call the check makes.
+    const redis = { info: async () => `maxmemory:${number(composeGb) * 2 ** 30}\r\nmaxmemory_policy:noeviction\r\n` } as unknown as Redis;
+    const logger = new RecordingLogger();
+    await warnIfRedisEvicts(redis, botSpaces(), logger);
+    expect(logger.entries.filter((e) => e.level === 'warn')).toEqual([]);
   });
 });

@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { botSpaces } from '../../../bots/state/index.js';
 import { PictorClient } from '../../../src/index.js';
@@ -23,8 +25,15 @@ describe('the bots’ spaces', () => {
     expect(botSpaces().houseStyles).toMatchObject({ maxCount: 10_000, maxBytes: 64 * 1024 ** 2 });
   });
 
-  it('keep a member’s forget mark well past a job’s run at the defaults: over ten times 1 + its retries of the longest request', () => {
+  it('keep a member’s forget mark as long past a job’s run at the defaults as docs/shared-limits.md says: its minutes of 1 + its retries of the longest request, and the times over', async () => {
+    const page = await readFile(join(import.meta.dirname, '../../../docs/shared-limits.md'), 'utf8');
+    const row = page.split('\n').find((line) => line.startsWith('| `forgotten`')) ?? '';
+    const [, minutes, times] = /\((\d+) minutes by default\), then its end shown and recorded; a day is over (\d+) times that/.exec(row) ?? [];
     const client = new PictorClient({ baseURL: 'http://127.0.0.1:9', apiKey: 'sk-test' });
-    expect(botSpaces().forgotten.ttlMs).toBeGreaterThan(10 * (1 + client.maxRetries) * client.timeoutMs);
+    const run = (1 + client.maxRetries) * client.timeoutMs;
+    expect(Number(minutes)).toBe(run / 60_000);
+    expect(Number(times)).toBeGreaterThanOrEqual(30);
+    expect(botSpaces().forgotten).toMatchObject({ ttlMs: 24 * 60 * 60_000 });
+    expect(botSpaces().forgotten.ttlMs).toBeGreaterThan(Number(times) * run);
   });
 });
