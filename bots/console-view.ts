@@ -96,7 +96,8 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
       return found;
     },
 
-    // Numbered as the job's images, as its Edit buttons are: one not kept is left out, never a shift of those after it.
+    // Numbered as the job's images, as its Edit buttons are: one not kept, or dropped since by the images' bound, is left
+    // out, never a shift of those after it (so a thumbnail the console made of it is no longer served).
     async keptImages(jobIds) {
       const indices = new Map<string, readonly number[]>();
       for (const jobId of jobIds) {

@@ -261,12 +261,14 @@ export class JobRecordStore {
   /**
    * Which of a runner job's images (its id in the ledger) are kept, for the console's thumbnails: their indices in the
    * job's numbering, as its Edit buttons name them (0-based, ascending) — one left out (too large, a failed write) is
-   * not among them, never a shift of those after it; undefined when none is kept.
+   * not among them, never a shift of those after it, nor one the images' bound dropped since (the images space drops
+   * the oldest without touching the records: one `has` per image listed); undefined when none is kept.
    */
   async keptOutputs(runnerJobId: string): Promise<number[] | undefined> {
     const link = await this.#outputsOfJob.get(runnerJobId);
     const outputs = link ? (await this.records.get(link.key))?.outputs : undefined;
-    const indices = (outputs ?? []).map((img, position) => img.index ?? position).sort((a, b) => a - b);
+    const there = await Promise.all((outputs ?? []).map((img) => this.#images.has(img.file)));
+    const indices = (outputs ?? []).map((img, position) => img.index ?? position).filter((_, i) => there[i]).sort((a, b) => a - b);
     return indices.length > 0 ? indices : undefined;
   }
 

@@ -191,6 +191,15 @@ class FileSpace<T> implements Space<T> {
     return envelope === UNREADABLE ? UNREADABLE : (envelope?.value as T | undefined);
   }
 
+  /** From the index alone, as `keys`: no file is read. */
+  async has(key: string): Promise<boolean> {
+    this.#assertOpen();
+    if (!STATE_KEY_PATTERN.test(key)) return false;
+    await this.#open();
+    const at = this.#index.get(key)?.at;
+    return at !== undefined && !this.#expired(at);
+  }
+
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
     this.#assertOpen();
     checkKey(key);

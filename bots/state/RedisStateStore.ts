@@ -221,6 +221,11 @@ class RedisSpace<T> implements Space<T> {
     return STATE_KEY_PATTERN.test(key) ? this.#decode(await this.#raw(key)) : undefined;
   }
 
+  /** EXISTS on the record's key: no value is fetched (a record past its TTL has expired with its key). */
+  async has(key: string): Promise<boolean> {
+    return STATE_KEY_PATTERN.test(key) && (await this.redis.exists(this.#record(key))) === 1;
+  }
+
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
     checkKey(key);
     // A binary space's records are never held.

@@ -69,6 +69,11 @@ export interface Space<T> {
   get(key: string): Promise<T | undefined>;
   /** As `get`, but a record that cannot be read is `UNREADABLE`: for a reader that must not take it for none (a restriction it held would drop). */
   read(key: string): Promise<T | typeof UNREADABLE | undefined>;
+  /**
+   * Whether a record is kept under the key — one that cannot be read too, as `keys` lists it — without reading its
+   * value: the data folder's index, Redis's EXISTS. For a caller that lists what is kept (the console's thumbnails).
+   */
+  has(key: string): Promise<boolean>;
   put(key: string, value: T, options?: PutOptions): Promise<void>;
   /**
    * Changes a record atomically for every process sharing the backend: `change` gets the record (or undefined) and

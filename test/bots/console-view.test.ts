@@ -174,4 +174,43 @@ describe('the kept images the console shows of a Discord job', () => {
       await state.close();
     }
   });
+
+  it('leave out an image the kept images’ bound dropped since (the oldest go first): no thumbnail drawn for it, and its thumbnail made before is no longer served', async () => {
+    const [first, second, third] = await Promise.all([1, 2, 3].map(async (shade) => Buffer.from(await makeImage('png', 9, 9, { r: shade * 60, g: 80, b: 40 }))));
+    // Room for the two newer images alone: keeping them drops the first.
+    const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger(), keptImagesBytes: second!.length + third!.length });
+    const { runner } = await kit.runner({});
+    const store = new JobRecordStore({ state, logger: silentLogger() });
+    const requester = { platform: 'discord' as const, userId: '1', channelId: '2', scopeId: '3' };
+    const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+    const running = await startSeededConsole({ bots: { keptImages: view.keptImages, keptImage: view.keptImage } });
+    try {
+      const login = await fetch(`${running.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: running.url } });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      const rowOf = async (jobId: string) => new RegExp(`<tr data-job="${jobId}">(.*?)</tr>`).exec(await (await fetch(`${running.url}/jobs`, { headers: { cookie } })).text())?.[1] ?? '';
+      const older = store.newKey();
+      await store.add({ key: older, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running', runnerJobId: 'd-1' });
+      await store.saveOutputs(older, [first!], 'png');
+      expect(await rowOf('d-1')).toContain('<img src="/thumbs/d-1/0"');
+      // Its thumbnail is made, and kept by the console.
+      expect((await fetch(`${running.url}/thumbs/d-1/0`, { headers: { cookie } })).status).toBe(200);
+
+      const newer = store.newKey();
+      await store.add({ key: newer, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running', runnerJobId: 'd-2' });
+      await store.saveOutputs(newer, [second!, third!], 'png');
+      // The record of d-1 still lists its image; the images space dropped it.
+      expect((await store.get(older))?.outputs).toHaveLength(1);
+      expect(await store.readOutput(older, 0)).toBeUndefined();
+
+      expect(await view.keptImages!(['d-1', 'd-2'])).toEqual(new Map([['d-2', [0, 1]]]));
+      const row = await rowOf('d-1');
+      expect(row).not.toContain('<img');
+      expect(row).toContain('<td>—</td>');
+      for (const path of ['/thumbs/d-1/0', '/thumbs/d-1/0?full=1']) expect((await fetch(`${running.url}${path}`, { headers: { cookie } })).status, path).toBe(404);
+      for (const path of ['/thumbs/d-2/0', '/thumbs/d-2/1']) expect((await fetch(`${running.url}${path}`, { headers: { cookie } })).status, path).toBe(200);
+    } finally {
+      await running.close();
+      await state.close();
+    }
+  });
 });

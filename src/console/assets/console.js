@@ -165,18 +165,14 @@
     if (!images.querySelector('img')) images.textContent = '—';
   }
 
-  function dropBrokenThumbnails() {
-    // Those that failed before this script ran (it is deferred; one not loaded yet is not complete), then each one that fails later.
-    document.querySelectorAll('a[href^="/thumbs/"] img').forEach(function (img) {
-      if (img.complete && img.naturalWidth === 0) dropThumbnail(img);
-    });
-    document.addEventListener('error', function (event) {
-      if (event.target instanceof HTMLImageElement) dropThumbnail(event.target);
-    }, true);
-  }
+  // An image's error does not bubble: it is caught on its way down (capture). Registered as this script runs, in the
+  // head before the body is parsed (it is not deferred), so no thumbnail can fail before it listens; no image is
+  // judged by `complete` and `naturalWidth`, which some browsers (Firefox) report so for a lazy one still to load.
+  document.addEventListener('error', function (event) {
+    if (event.target instanceof HTMLImageElement) dropThumbnail(event.target);
+  }, true);
 
   function start() {
-    dropBrokenThumbnails();
     drawCharts();
     keepLive();
   }

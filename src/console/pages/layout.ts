@@ -25,12 +25,16 @@ export interface PageContext {
   notice?: string | undefined;
 }
 
-/** A page of the console: the menu, the logout, and `main`. `charts` loads the chart library. */
+/**
+ * A page of the console: the menu, the logout, and `main`. `charts` loads the chart library (deferred). The console's
+ * own script is not deferred: it runs in the head, before any thumbnail of the body can fail to load, so it listens
+ * for each failure (its work on the page waits for the document); it is small, and kept by the browser five minutes.
+ */
 export function page(path: PagePath, context: PageContext, main: SafeHtml, options: { charts?: boolean; title?: string } = {}): SafeHtml {
   const title = options.title ?? PAGES.find((p) => p.path === path)!.title;
   return html`${head(title)}
 ${options.charts ? html`<script src="/assets/chart.umd.js" defer></script>` : ''}
-<script src="/assets/console.js" defer></script>
+<script src="/assets/console.js"></script>
 </head>
 <body>
 <a class="skip" href="#main">Skip to the content</a>
