@@ -66,4 +66,17 @@ describe('a Slack bot whose start is refused', () => {
       await fake.close();
     }
   });
+
+  it.each([0, -1, NaN, Infinity])('refuses a progressWritesPerMinute of %s, naming it, before any request reaches Slack', async (progressWritesPerMinute) => {
+    const fake = await new FakeSlack().start();
+    try {
+      // A budget of no writes would hold every progress update, one not finite would budget none; refused before the token is checked.
+      const start = startSlackBot({ mode: 'http', botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl, runner: {} as never, state: {} as never, logger: silentLogger(), progressWritesPerMinute } as SlackBotOptions);
+      await expect(start).rejects.toThrow(RangeError);
+      await expect(start).rejects.toThrow(/progressWritesPerMinute/);
+      expect(fake.calls).toEqual([]);
+    } finally {
+      await fake.close();
+    }
+  });
 });
