@@ -1,35 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-
-/**
- * Integration tests: what starts processes (npm start, the CLI as a command, children sharing a Redis), drives
- * discord.js or Bolt against the fakes of Discord and Slack, or a Redis of several processes. The rest are the unit
- * tests (`npm run test:quick`). A new test file is a unit test unless it matches here.
- */
-const INTEGRATION = [
-  'test/bots/*.test.ts',
-  'test/bots/discord/**/*.test.ts',
-  'test/bots/slack/**/*.test.ts',
-  'test/bots/state/**/*.test.ts',
-  'test/shared-limits/**/*.test.ts',
-  'test/compat/**/*.test.ts',
-  'test/setup/**/*.test.ts',
-  'test/deploy/grafana-dashboard.test.ts',
-  'test/cli/bundle.test.ts',
-  'test/cli/entry-point.test.ts',
-  'test/cli/interrupt.test.ts',
-  'test/cli/commands/completion.test.ts',
-  'test/spend/processes.test.ts',
-  'test/spend/redis-quota-store.test.ts',
-  'test/console/browser.test.ts',
-  'test/nodes/package.test.ts',
-  'test/nodes/pictor-image-redis.test.ts',
-];
-
-/** Unit test files that replace a module with `vi.mock`: they get a module graph of their own. */
-const MOCKS_MODULES = ['test/spend/file-quota-store-commit.test.ts'];
-/** Integration test files that replace a module with `vi.mock`: a module graph of their own too. */
-const INTEGRATION_MOCKS_MODULES = ['test/bots/slack/surface.test.ts', 'test/bots/state/upgrade-stops.test.ts'];
+// Which test file runs in which project.
+import { INTEGRATION, INTEGRATION_MOCKS_MODULES, MOCKS_MODULES } from './vitest.lists.js';
 
 export default defineConfig({
   // bots/ and nodes/ import the core by its package name: the sources, as tsconfig.json's "paths" map it.

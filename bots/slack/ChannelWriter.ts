@@ -99,6 +99,12 @@ interface WorkspaceBudget {
 /** Where a write's token came from, to give it back if the write wrote nothing. */
 type TokenFrom = 'local' | 'shared' | undefined;
 
+/** A budget of writes a minute as given — a finite number above 0 — or a RangeError naming the option. */
+export function writesPerMinuteOf(option: string, perMinute: unknown): number {
+  if (typeof perMinute === 'number' && Number.isFinite(perMinute) && perMinute > 0) return perMinute;
+  throw new RangeError(`${option} must be a number of writes a minute above 0, not ${String(perMinute)}`);
+}
+
 export interface ChannelWriterOptions {
   /**
    * Least time from the end of one write to the start of the next in the same channel: a delay a timer can wait, as
@@ -109,7 +115,8 @@ export interface ChannelWriterOptions {
    * Each workspace's budget of budgeted writes per minute: `chat.update` is
    * Slack's Tier 3 (about 50 a minute per app per workspace). With the
    * default burst of 10, 40 a minute never makes more than 50 calls in any
-   * 60 s. Undefined: no budget.
+   * 60 s. Undefined: no budget. A number above 0 (`writesPerMinuteOf`), checked where the operator set it
+   * (`startSlackBot`'s `progressWritesPerMinute`).
    */
   backgroundPerMinute?: number | undefined;
   /** Tokens each workspace's budget can save up. Default 10. */
@@ -165,7 +172,6 @@ export class ChannelWriter {
 
   constructor(options: ChannelWriterOptions) {
     const perMinute = options.backgroundPerMinute;
-    if (perMinute !== undefined && !(Number.isFinite(perMinute) && perMinute > 0)) throw new RangeError('backgroundPerMinute must be a number above 0');
     this.intervalMs = options.intervalMs;
     this.#onFailure = options.onFailure;
     this.#now = options.now ?? Date.now;

@@ -83,7 +83,7 @@ export class SocketReplicas {
       this.#redis.zrem(this.#key, this.id).catch(() => undefined);
       throw error;
     }
-    // Bounded there (one renewal at a time within its bound, at most two unanswered), and warned once per streak of failures.
+    // Bounded there (each renewal's bound ends by the next tick, at most two unanswered), and warned once per streak of failures.
     this.#stopRenewing = renewEveryThird(
       this.#ttlMs,
       () => this.#renew(),

@@ -7,7 +7,7 @@ import { describeUnreachable, scrubSecrets, timerMsOf, withTimeout } from 'picto
 import { stopOnce } from '../stop-once.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
-import { ChannelWriter } from './ChannelWriter.js';
+import { ChannelWriter, writesPerMinuteOf } from './ChannelWriter.js';
 import { DEFAULT_SLACK_API_URL, type SlackConnection } from './config.js';
 import { DEFAULT_FILE_HOSTS, parseFileHost, type FileHost } from './file-hosts.js';
 import { slackInstallationStore } from './installation-store.js';
@@ -146,8 +146,10 @@ const HAND_OVER_MS = 5_000;
 export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot> {
   // Which connection is the options' type (a bot token or OAuth; OAuth over HTTP only: Pictor serves the install pages with the events).
   const { mode, oauth, state } = options;
-  // Refused before anything connects, naming the option (a pace past what a timer can wait would leave writes unpaced).
+  // Refused before anything connects, naming the option (a pace past what a timer can wait would leave writes unpaced;
+  // a budget of none, or not a number, would hold every progress write or none).
   const channelWriteIntervalMs = timerMsOf('channelWriteIntervalMs', options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS);
+  const progressWritesPerMinute = writesPerMinuteOf('progressWritesPerMinute', options.progressWritesPerMinute ?? DEFAULT_PROGRESS_WRITES_PER_MINUTE);
   const secrets = [options.botToken, options.appToken, options.signingSecret, oauth?.clientSecret, oauth?.stateSecret];
   const allowedHosts = options.allowedFileHosts ?? DEFAULT_FILE_HOSTS.map(parseFileHost);
   const logger = options.logger;
@@ -217,7 +219,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
 
   const writer = new ChannelWriter({
     intervalMs: channelWriteIntervalMs,
-    backgroundPerMinute: options.progressWritesPerMinute ?? DEFAULT_PROGRESS_WRITES_PER_MINUTE,
+    backgroundPerMinute: progressWritesPerMinute,
     backgroundBurst: options.progressWritesBurst,
     shared: options.sharedWrites && new SharedWriteBuckets({ ...options.sharedWrites, logger }),
     onFailure: options.onWriteRefused,

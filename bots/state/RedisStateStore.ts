@@ -118,7 +118,7 @@ export class RedisStateStore implements StateStore {
     if (!this.#redis.pictorStateClaim) this.#redis.defineCommand('pictorStateClaim', { numberOfKeys: 1, lua: CLAIM });
   }
 
-  /** Takes the lease (Redis must answer now) and keeps renewing it (`renewEveryThird`: one renewal at a time within its bound, at most two unanswered). */
+  /** Takes the lease (Redis must answer now) and keeps renewing it (`renewEveryThird`: each renewal's bound ends by the next tick, at most two unanswered). */
   static async open(options: RedisStateStoreOptions): Promise<RedisStateStore> {
     const store = new RedisStateStore(options);
     await store.#renew();

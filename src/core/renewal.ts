@@ -13,7 +13,7 @@ export function answerBoundMs(leaseMs: number): number {
  * Tells a renewal's failures once per streak: `failed` tells the first failure after a renewal passed (or the first of
  * all) to `onError`, `answered` tells the renewal that ends a streak told to `onRecovered`.
  */
-export function failureStreak(onError: (error: unknown) => void, onRecovered?: () => void): { failed(error: unknown): void; answered(): void } {
+function failureStreak(onError: (error: unknown) => void, onRecovered?: () => void): { failed(error: unknown): void; answered(): void } {
   let failing = false;
   return {
     failed(error) {
@@ -31,20 +31,11 @@ export function failureStreak(onError: (error: unknown) => void, onRecovered?: (
 
 /**
  * Calls `renew` every third of `leaseMs` (at least every 50 ms) until the answered function is called: `renewEvery`
- * at that pace, one renewal at a time within its bound (`oneWithinBound`). The bound (2 s, or a third of a shorter
- * lease) has passed by the next tick, or ends at the same moment (a lease under 6 s): that tick sends nothing, the
- * next one sends the next renewal.
+ * at that pace. A renewal's bound (2 s, or a third of a shorter lease) is never longer than the pace, so no bound
+ * outlasts the next tick: at most one renewal is within its bound at a time.
  */
 export function renewEveryThird(leaseMs: number, renew: () => Promise<unknown>, onError: (error: unknown) => void, onRecovered?: () => void): () => void {
-  return renewEvery(Math.max(50, Math.floor(leaseMs / 3)), leaseMs, renew, onError, onRecovered, { oneWithinBound: true });
-}
-
-export interface RenewEveryOptions {
-  /**
-   * While a renewal is within its bound, a tick sends none (one renewal at a time within its bound; still at most two
-   * unanswered). Without it a lease renewed more often than its bound renews at every tick, several within their bounds.
-   */
-  oneWithinBound?: boolean;
+  return renewEvery(Math.max(50, Math.floor(leaseMs / 3)), leaseMs, renew, onError, onRecovered);
 }
 
 /**
@@ -58,8 +49,7 @@ export interface RenewEveryOptions {
  * A failure (a renewal that rejects, or is not answered in time) goes to `onError` once per streak: the next failure
  * is told after a renewal has passed. The renewal that ends a streak told (one answered, even one answered after its
  * bound: the storage applied it) goes to `onRecovered`. Stopping leaves no timer behind, waits for nothing, and tells nothing of a
- * renewal answered later. The timers never keep the process alive. With `oneWithinBound`, a tick sends nothing while a
- * renewal is within its bound.
+ * renewal answered later. The timers never keep the process alive.
  */
 export function renewEvery(
   everyMs: number,
@@ -67,7 +57,6 @@ export function renewEvery(
   renew: () => Promise<unknown>,
   onError: (error: unknown) => void,
   onRecovered?: () => void,
-  options: RenewEveryOptions = {},
 ): () => void {
   const answerMs = answerBoundMs(leaseMs);
   let stopped = false;
@@ -82,7 +71,7 @@ export function renewEvery(
   };
 
   const tick = () => {
-    if (unanswered >= 2 || (options.oneWithinBound && bounds.size > 0)) return;
+    if (unanswered >= 2) return;
     unanswered += 1;
     let sent: Promise<unknown>;
     try {

@@ -58,27 +58,6 @@ describe('a lease renewed every third of it', () => {
     stop();
   });
 
-  it('sends one renewal at a time within its bound when the bound ends at a tick (a lease under 6 s)', async () => {
-    const { renew, answer } = renewalsHeldOpen();
-    const onError = vi.fn();
-    const stop = renewEveryThird(3_000, renew, onError);
-    await vi.advanceTimersByTimeAsync(1_000);
-    expect(renew).toHaveBeenCalledTimes(1);
-    // The tick due with the first renewal's bound sends nothing: the first was still within it.
-    await vi.advanceTimersByTimeAsync(1_000);
-    expect(messagesOf(onError)).toEqual(['the renewal was not answered within 1000 ms']);
-    expect(renew).toHaveBeenCalledTimes(1);
-    await vi.advanceTimersByTimeAsync(1_000);
-    expect(renew).toHaveBeenCalledTimes(2);
-    // The first answered late: the second is within its bound until the next tick, which sends nothing.
-    answer(0);
-    await vi.advanceTimersByTimeAsync(1_000);
-    expect(renew).toHaveBeenCalledTimes(2);
-    await vi.advanceTimersByTimeAsync(1_000);
-    expect(renew).toHaveBeenCalledTimes(3);
-    stop();
-  });
-
   it('tells a streak of failed renewals once, trying again at each tick, and the next streak after one passes', async () => {
     const failures = [new Error('Redis went away'), new Error('still away'), undefined, new Error('away again')];
     const renew = vi.fn(() => {

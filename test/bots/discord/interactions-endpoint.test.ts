@@ -11,7 +11,7 @@ import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { PictorClient } from '../../../src/index.js';
 import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
-import { deliveringToBoth, recordingProxy } from '../../helpers/delivering-to-both.js';
+import { deliveringToBoth, deliveringToBothAtOnce, recordingProxy } from '../../helpers/delivering-to-both.js';
 import { buttonId, buttonsOf, DiscordHarness, RecordingLogger } from './harness.js';
 
 describe('interactions over HTTP: a signed POST from the fake Discord to the bot’s /interactions endpoint', () => {
@@ -98,6 +98,21 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
       expect((await h.finalReply(ix)).attachments).toHaveLength(1);
       expect(ix.httpStatus).toBe(200);
       expect(await proxy.secondStatus).toBe(409);
+      expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('takes an interaction POSTed twice at once (a retry while the first is in flight) once: one 200, one 409, one image request', async () => {
+    h = await DiscordHarness.start({ http: true, partialImages: 0 });
+    const proxy = await deliveringToBothAtOnce(h.bot.interactionsUrl!, h.bot.interactionsUrl!);
+    try {
+      h.discord.interactionsEndpoint = proxy.url;
+      h.discord.slashCommand('imagine', { prompt: 'a pear', quality: 'low' });
+      // Either POST may take it; the answer Discord gets may be the refused one, so the job's messages are not awaited.
+      expect((await proxy.statuses).toSorted()).toEqual([200, 409]);
+      await h.discord.waitFor(() => h.emulator.requests.some((r) => r.route === 'generations'), 'the image request');
       expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
     } finally {
       await proxy.close();

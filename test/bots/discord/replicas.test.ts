@@ -10,7 +10,7 @@ import { PictorClient } from '../../../src/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { FakeDiscord, buttonsOf } from '../../fakes/discord/FakeDiscord.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
-import { deliveringToBoth } from '../../helpers/delivering-to-both.js';
+import { deliveringToBoth, deliveringToBothAtOnce } from '../../helpers/delivering-to-both.js';
 import { buttonId } from './harness.js';
 
 const redis = testRedis();
@@ -185,13 +185,19 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     expect(await b.quota.spentToday(`discord:${discord.user.id}`, Date.now())).toBe(0);
   });
 
-  it('runs a signed interaction POSTed to two replicas (a replay through the load balancer) once, and answers the second POST 409', async () => {
+  /** Two replicas behind a load balancer that delivers each POST to both (`balance`), Discord POSTing to it. */
+  async function behindBalancer<P extends { url: string; close(): Promise<void> }>(balance: (first: string, second: string) => Promise<P>) {
     const { discord, emulator, replica } = await setUp(50);
     const a = await replica();
     const b = await replica();
-    const proxy = await deliveringToBoth(a.bot.interactionsUrl!, b.bot.interactionsUrl!);
+    const proxy = await balance(a.bot.interactionsUrl!, b.bot.interactionsUrl!);
     cleanups.push(proxy.close);
     discord.interactionsEndpoint = proxy.url;
+    return { discord, emulator, proxy };
+  }
+
+  it('runs a signed interaction POSTed to two replicas (a replay through the load balancer) once, and answers the second POST 409', async () => {
+    const { discord, emulator, proxy } = await behindBalancer(deliveringToBoth);
     const ix = discord.slashCommand('imagine', { prompt: 'a pear', quality: 'low' });
     await discord.waitFor(() => {
       const m = discord.original(ix);
@@ -199,6 +205,15 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     }, 'the job');
     expect(ix.httpStatus).toBe(200);
     expect(await proxy.secondStatus).toBe(409);
+    expect(emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
+  });
+
+  it('takes a signed interaction POSTed to two replicas at once (a retry while the first is in flight) once: one 200, one 409, one image request', async () => {
+    const { discord, emulator, proxy } = await behindBalancer(deliveringToBothAtOnce);
+    discord.slashCommand('imagine', { prompt: 'a pear', quality: 'low' });
+    // Either replica may take it; the answer Discord gets may be the refused one, so the job's messages are not awaited.
+    expect((await proxy.statuses).toSorted()).toEqual([200, 409]);
+    await discord.waitFor(() => emulator.requests.some((r) => r.route === 'generations'), 'the image request');
     expect(emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
   });
 });

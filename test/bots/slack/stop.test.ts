@@ -54,13 +54,17 @@ describe('a stopped Slack bot', () => {
 });
 
 describe('a Slack bot whose start is refused', () => {
-  it.each([Infinity, NaN, -1, 2 ** 31])('refuses a channelWriteIntervalMs of %s, naming it, before any request reaches Slack', async (channelWriteIntervalMs) => {
+  it.each([
+    // setTimeout would take such a pace as 1 ms, and every write would go unpaced.
+    ...[Infinity, NaN, -1, 2 ** 31].map((value) => ['channelWriteIntervalMs', value] as const),
+    // A budget of no writes would hold every progress update, one not finite would budget none.
+    ...[0, -1, NaN, Infinity].map((value) => ['progressWritesPerMinute', value] as const),
+  ])('refuses a %s of %s, naming it, before any request reaches Slack', async (option, value) => {
     const fake = await new FakeSlack().start();
     try {
-      // Refused before anything is used: setTimeout would take such a pace as 1 ms, and every write would go unpaced.
-      const start = startSlackBot({ mode: 'http', botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl, runner: {} as never, state: {} as never, logger: silentLogger(), channelWriteIntervalMs } as SlackBotOptions);
+      const start = startSlackBot({ mode: 'http', botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl, runner: {} as never, state: {} as never, logger: silentLogger(), [option]: value } as SlackBotOptions);
       await expect(start).rejects.toThrow(RangeError);
-      await expect(start).rejects.toThrow(/channelWriteIntervalMs/);
+      await expect(start).rejects.toThrow(option);
       expect(fake.calls).toEqual([]);
     } finally {
       await fake.close();

@@ -1,0 +1,35 @@
+/** The test files of each vitest project (vitest.config.ts), paths from the repository's root. */
+
+/**
+ * Integration tests: what starts processes (npm start, the CLI as a command, children sharing a Redis), drives
+ * discord.js or Bolt against the fakes of Discord and Slack, or a Redis of several processes. The rest are the unit
+ * tests (`npm run test:quick`). A new test file is a unit test unless it matches here.
+ */
+export const INTEGRATION = [
+  'test/bots/*.test.ts',
+  'test/bots/discord/**/*.test.ts',
+  'test/bots/slack/**/*.test.ts',
+  'test/bots/state/**/*.test.ts',
+  'test/shared-limits/**/*.test.ts',
+  'test/compat/**/*.test.ts',
+  'test/setup/**/*.test.ts',
+  'test/deploy/grafana-dashboard.test.ts',
+  'test/cli/bundle.test.ts',
+  'test/cli/entry-point.test.ts',
+  'test/cli/interrupt.test.ts',
+  'test/cli/commands/completion.test.ts',
+  'test/spend/processes.test.ts',
+  'test/spend/redis-quota-store.test.ts',
+  'test/console/browser.test.ts',
+  'test/nodes/package.test.ts',
+  'test/nodes/pictor-image-redis.test.ts',
+];
+
+/**
+ * Unit test files that replace a module with `vi.mock`: they get a module graph of their own (every other file shares
+ * its worker's, `isolate: false`, and a mock there would reach the files run after it). A file using `vi.mock` that is
+ * in neither list fails test/vitest-lists.test.ts.
+ */
+export const MOCKS_MODULES = ['test/spend/file-quota-store-commit.test.ts'];
+/** Integration test files that replace a module with `vi.mock`: a module graph of their own too. */
+export const INTEGRATION_MOCKS_MODULES = ['test/bots/slack/surface.test.ts', 'test/bots/state/upgrade-stops.test.ts'];
