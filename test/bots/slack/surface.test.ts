@@ -6,7 +6,7 @@ import { slackSurface } from '../../../bots/slack/surface.js';
 import type { SurfaceContext } from '../../../bots/surface.js';
 
 // The Slack surface's start, with a bot standing in for the Socket Mode one (Slack cannot run here). A file that
-// replaces a module runs with a module graph of its own (vitest.config.ts, INTEGRATION_MOCKS_MODULES).
+// replaces a module runs with a module graph of its own (vitest.lists.ts, INTEGRATION_MOCKS_MODULES).
 vi.mock('../../../bots/slack/start-slack-bot.js', () => ({ startSlackBot: vi.fn() }));
 
 describe('the Slack surface’s start', () => {
