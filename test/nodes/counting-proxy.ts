@@ -13,6 +13,11 @@ export interface CountingProxy {
   /** Most requests in flight at once. */
   peak(): number;
   events: ProxyEvent[];
+  /**
+   * Holds the next request of `prompt` (counted in flight, not yet passed on) until a request of `release` arrives:
+   * the two are then in flight together, however late a busy machine sends the second.
+   */
+  holdNext(prompt: string, release: string): void;
   close(): Promise<void>;
 }
 
@@ -24,6 +29,7 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
   let inFlight = 0;
   let peak = 0;
   const events: ProxyEvent[] = [];
+  let hold: { prompt: string; release: string; taken: boolean; go: () => void; released: Promise<void> } | undefined;
   const proxy: Server = createServer((req, res) => {
     if (req.method !== 'POST') {
       fetch(`${target}${req.url}`, { method: req.method })
@@ -39,8 +45,11 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
       const body = Buffer.concat(chunks);
       const prompt = promptOf(body, req.headers['content-type']);
       events.push({ kind: 'start', prompt });
+      if (hold?.release === prompt) hold.go();
+      const held = hold && !hold.taken && hold.prompt === prompt ? ((hold.taken = true), hold.released) : undefined;
       const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length')) as Record<string, string>;
-      fetch(`${target}${req.url}`, { method: req.method, headers, body })
+      Promise.resolve(held)
+        .then(() => fetch(`${target}${req.url}`, { method: req.method, headers, body }))
         .then(async (answer) => {
           const answerBody = Buffer.from(await answer.arrayBuffer());
           res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
@@ -58,6 +67,11 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
     url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
     peak: () => peak,
     events,
+    holdNext(prompt, release) {
+      let go!: () => void;
+      const released = new Promise<void>((resolve) => (go = resolve));
+      hold = { prompt, release, taken: false, go, released };
+    },
     close: () =>
       new Promise<void>((resolve) => {
         proxy.closeAllConnections();

@@ -190,11 +190,10 @@ describe.skipIf(redis.skipReason)(`executions of two n8n processes sharing one R
       succeeded(await other!.execute({ parameters: parameters('warm-up there'), items: 1, credentials }));
 
       const items = Array.from({ length: 6 }, () => ({ json: {} }));
-      // This process's execution starts once the other's first request is in flight (2.5 s of its requests are still
-      // to come, two at a time): the two overlap however late a busy machine runs the other process. Nine, not an even
-      // number: the other's last request runs alone, so a request of this process takes the slot beside it even when
-      // every one of this process's requests queued behind the other's (two last requests started together end
-      // together, and this process's would then start only after them).
+      // The other process's first request is held in flight until a request of this process arrives: the two overlap
+      // however late a busy machine runs either (its other requests take the second slot meanwhile, so this process's
+      // first one comes at the latest once they are done).
+      proxy.holdNext('from the other process', 'from this process');
       const thereDone = other!.execute({ parameters: parameters('from the other process'), items: 9, credentials });
       await waitUntil(() => proxy.events.some((e) => e.kind === 'start' && e.prompt === 'from the other process'), "the other process's first request is sent", 30_000);
       const here = await run(parameters('from this process'), { credentials, items });
