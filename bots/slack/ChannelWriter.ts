@@ -105,6 +105,12 @@ export function writesPerMinuteOf(option: string, perMinute: unknown): number {
   throw new RangeError(`${option} must be a number of writes a minute above 0, not ${String(perMinute)}`);
 }
 
+/** How many writes a budget can save up as given — a whole number, 1 or more — or a RangeError naming the option. */
+export function writesBurstOf(option: string, burst: unknown): number {
+  if (typeof burst === 'number' && Number.isSafeInteger(burst) && burst >= 1) return burst;
+  throw new RangeError(`${option} must be a whole number of writes, 1 or more, not ${String(burst)}`);
+}
+
 export interface ChannelWriterOptions {
   /**
    * Least time from the end of one write to the start of the next in the same channel: a delay a timer can wait, as
@@ -119,7 +125,7 @@ export interface ChannelWriterOptions {
    * (`startSlackBot`'s `progressWritesPerMinute`).
    */
   backgroundPerMinute?: number | undefined;
-  /** Tokens each workspace's budget can save up. Default 10. */
+  /** Tokens each workspace's budget can save up (`writesBurstOf`, checked where the operator set it). Default 10. */
   backgroundBurst?: number | undefined;
   /**
    * Buckets shared with the other replicas (Redis): each workspace's budget,
@@ -175,7 +181,7 @@ export class ChannelWriter {
     this.intervalMs = options.intervalMs;
     this.#onFailure = options.onFailure;
     this.#now = options.now ?? Date.now;
-    this.#budgetShape = perMinute === undefined ? undefined : { capacity: Math.max(1, options.backgroundBurst ?? 10), intervalMs: 60_000 / perMinute, toleranceMs: 0 };
+    this.#budgetShape = perMinute === undefined ? undefined : { capacity: options.backgroundBurst ?? 10, intervalMs: 60_000 / perMinute, toleranceMs: 0 };
     this.#paceShape = { capacity: 1, intervalMs: this.intervalMs, toleranceMs: 0 };
     this.#shared = options.shared;
     this.#sharedHeadroom = Math.max(0, options.sharedHeadroom ?? DEFAULT_SHARED_HEADROOM);

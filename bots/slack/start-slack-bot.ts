@@ -7,7 +7,7 @@ import { describeUnreachable, scrubSecrets, timerMsOf, withTimeout } from 'picto
 import { stopOnce } from '../stop-once.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
-import { ChannelWriter, writesPerMinuteOf } from './ChannelWriter.js';
+import { ChannelWriter, writesBurstOf, writesPerMinuteOf } from './ChannelWriter.js';
 import { DEFAULT_SLACK_API_URL, type SlackConnection } from './config.js';
 import { DEFAULT_FILE_HOSTS, parseFileHost, type FileHost } from './file-hosts.js';
 import { slackInstallationStore } from './installation-store.js';
@@ -150,6 +150,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   // a budget of none, or not a number, would hold every progress write or none).
   const channelWriteIntervalMs = timerMsOf('channelWriteIntervalMs', options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS);
   const progressWritesPerMinute = writesPerMinuteOf('progressWritesPerMinute', options.progressWritesPerMinute ?? DEFAULT_PROGRESS_WRITES_PER_MINUTE);
+  const progressWritesBurst = options.progressWritesBurst === undefined ? undefined : writesBurstOf('progressWritesBurst', options.progressWritesBurst);
   const secrets = [options.botToken, options.appToken, options.signingSecret, oauth?.clientSecret, oauth?.stateSecret];
   const allowedHosts = options.allowedFileHosts ?? DEFAULT_FILE_HOSTS.map(parseFileHost);
   const logger = options.logger;
@@ -220,7 +221,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const writer = new ChannelWriter({
     intervalMs: channelWriteIntervalMs,
     backgroundPerMinute: progressWritesPerMinute,
-    backgroundBurst: options.progressWritesBurst,
+    backgroundBurst: progressWritesBurst,
     shared: options.sharedWrites && new SharedWriteBuckets({ ...options.sharedWrites, logger }),
     onFailure: options.onWriteRefused,
   });

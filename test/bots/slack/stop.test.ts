@@ -59,6 +59,8 @@ describe('a Slack bot whose start is refused', () => {
     ...[Infinity, NaN, -1, 2 ** 31].map((value) => ['channelWriteIntervalMs', value] as const),
     // A budget of no writes would hold every progress update, one not finite would budget none.
     ...[0, -1, NaN, Infinity].map((value) => ['progressWritesPerMinute', value] as const),
+    // A burst that is not a whole number of writes (NaN became the budget's capacity).
+    ...[0, 1.5, NaN, Infinity].map((value) => ['progressWritesBurst', value] as const),
   ])('refuses a %s of %s, naming it, before any request reaches Slack', async (option, value) => {
     const fake = await new FakeSlack().start();
     try {
