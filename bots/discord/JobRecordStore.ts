@@ -315,7 +315,8 @@ export class JobRecordStore {
     const found: JobRecord[] = [];
     for (const { key, value } of await this.records.claimOrphans()) {
       if (isRunning(value) || endToRecord(value)) found.push(value);
-      else await this.records.put(key, value, { hold: false });
+      // Released as it is now, not written back from the copy claimed: a record forgotten meanwhile stays deleted.
+      else await this.records.update(key, (current) => current, { hold: false });
     }
     return found.sort((a, b) => a.createdAt - b.createdAt);
   }
