@@ -24,9 +24,14 @@ export interface StoredImage {
   index?: number | undefined;
 }
 
+/** Which of the job's images a kept output is (0-based): its `index`, or in a record kept before it, its position among the outputs. */
+export function outputIndex(img: StoredImage, position: number): number {
+  return img.index ?? position;
+}
+
 /** A record's kept output that is the job's image `index` (what an Edit button names); undefined when it was not kept. */
 export function keptOutput(record: Pick<JobRecord, 'outputs'>, index: number): StoredImage | undefined {
-  return record.outputs.find((img, position) => (img.index ?? position) === index);
+  return record.outputs.find((img, position) => outputIndex(img, position) === index);
 }
 
 /** How many images a finished job made (its buttons' count), whether or not each was kept. */
@@ -266,7 +271,7 @@ export class JobRecordStore {
   async keptOutputs(runnerJobId: string): Promise<number[] | undefined> {
     const link = await this.#outputsOfJob.get(runnerJobId);
     const outputs = link ? (await this.records.get(link.key))?.outputs : undefined;
-    const indices = (outputs ?? []).map((img, position) => img.index ?? position).sort((a, b) => a - b);
+    const indices = (outputs ?? []).map(outputIndex).sort((a, b) => a - b);
     return indices.length > 0 ? indices : undefined;
   }
 

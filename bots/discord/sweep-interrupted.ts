@@ -4,7 +4,7 @@ import { isDmScope, say } from '../runner/index.js';
 import { botSpaces, endToRecord } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
-import { madeCount, type FinalShown, type JobRecord } from './JobRecordStore.js';
+import { madeCount, outputIndex, type FinalShown, type JobRecord } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { jobLinkOf } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
@@ -102,7 +102,7 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   const images: Buffer[] = [];
   const indices: number[] = [];
   for (const [position, kept] of record.outputs.entries()) {
-    const index = kept.index ?? position;
+    const index = outputIndex(kept, position);
     const image = await ctx.store.readKept(kept).catch(() => undefined);
     if (!image) continue;
     images.push(image.data);
