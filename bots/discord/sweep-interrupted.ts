@@ -76,7 +76,7 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
       continue;
     }
     try {
-      const shown = await target.final([renderInterrupted(header)]);
+      const shown = (await target.final([renderInterrupted(header)])).first;
       ctx.logger.info({ jobKey: record.key, shown, via: target.mode }, 'marked a job interrupted by the last stop');
     } catch (error) {
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a job interrupted by the last stop');
@@ -133,7 +133,7 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     shown = view.resultShown;
   } else {
     try {
-      shown = await target.final([renderResultGone(header)]);
+      shown = (await target.final([renderResultGone(header)])).first;
       ctx.logger.info({ jobKey: record.key, via: target.mode }, 'said a job the last stop left unshown has its images no longer kept');
     } catch (error) {
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not say a job the last stop left unshown has its images no longer kept');
@@ -185,7 +185,7 @@ async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHe
   await ctx.store.markEnded(record.key, final.type).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended'));
   const message = final.type === 'failed' ? renderFailure(header, final) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' });
   try {
-    const shown = await target.final([message]);
+    const shown = (await target.final([message])).first;
     ctx.logger.info({ jobKey: record.key, status: final.type, shown, via: target.mode }, 'showed the end of a job the last stop left unmarked');
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the end of a job the last stop left unmarked');
