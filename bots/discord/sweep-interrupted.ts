@@ -177,12 +177,17 @@ async function endQuietly(ctx: BotContext, record: JobRecord, status: FinalShown
 /**
  * A job that failed or was cancelled, whose end its runner recorded while its view could neither show it nor mark it
  * ended (its record kept the final update's facts): the record marked ended first — released, its end being recorded
- * already — as the live view marks what it shows, so a crash after showing it never shows it again (a failed mark is
- * logged, and the end shown all the same); then that end as its final message (its images, shown with it if it could
- * be, are not kept).
+ * already — as the live view marks what it shows, so a crash after showing it never shows it again; then that end as its
+ * final message (its images, shown with it if it could be, are not kept). A failed mark is logged and nothing is shown:
+ * the record, still running with its final, is the next sweep's to show (shown now, it would be shown again then).
  */
 async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalShown, { type: 'completed' }>): Promise<void> {
-  await ctx.store.markEnded(record.key, final.type).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended'));
+  try {
+    await ctx.store.markEnded(record.key, final.type);
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
+    return;
+  }
   const message = final.type === 'failed' ? renderFailure(header, final) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' });
   try {
     const shown = (await target.final([message])).first;
