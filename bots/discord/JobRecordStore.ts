@@ -24,9 +24,14 @@ export interface StoredImage {
   index?: number | undefined;
 }
 
+/** Which of the job's images a kept output is (0-based): its `index`, or in a record kept before it, its position among the outputs. */
+export function outputIndex(img: StoredImage, position: number): number {
+  return img.index ?? position;
+}
+
 /** A record's kept output that is the job's image `index` (what an Edit button names); undefined when it was not kept. */
 export function keptOutput(record: Pick<JobRecord, 'outputs'>, index: number): StoredImage | undefined {
-  return record.outputs.find((img, position) => (img.index ?? position) === index);
+  return record.outputs.find((img, position) => outputIndex(img, position) === index);
 }
 
 /** How many images a finished job made (its buttons' count), whether or not each was kept. */
@@ -268,7 +273,7 @@ export class JobRecordStore {
     const link = await this.#outputsOfJob.get(runnerJobId);
     const outputs = link ? (await this.records.get(link.key))?.outputs : undefined;
     const there = await Promise.all((outputs ?? []).map((img) => this.#images.has(img.file)));
-    const indices = (outputs ?? []).map((img, position) => img.index ?? position).filter((_, i) => there[i]).sort((a, b) => a - b);
+    const indices = (outputs ?? []).map(outputIndex).filter((_, i) => there[i]).sort((a, b) => a - b);
     return indices.length > 0 ? indices : undefined;
   }
 
@@ -317,7 +322,8 @@ export class JobRecordStore {
     const found: JobRecord[] = [];
     for (const { key, value } of await this.records.claimOrphans()) {
       if (isRunning(value) || endToRecord(value)) found.push(value);
-      else await this.records.put(key, value, { hold: false });
+      // Released as it is now, not written back from the copy claimed: a record forgotten meanwhile stays deleted.
+      else await this.records.update(key, (current) => current, { hold: false });
     }
     return found.sort((a, b) => a.createdAt - b.createdAt);
   }

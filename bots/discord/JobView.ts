@@ -51,7 +51,10 @@ export class JobView {
   #lastNotice: Words | undefined;
   #finished = false;
   #final: FinalShown | undefined;
-  /** Whether the final message (its result, failure or cancellation) reached Discord, each of its messages. */
+  /**
+   * Whether the final message (its result, failure or cancellation) reached Discord: its first message, the end itself —
+   * shown again by a sweep, it would be shown twice (a follow-up that failed, its images, is not what the sweep shows).
+   */
   #finalShown = false;
   /** Hand this to `runner.submit`. Never throws: a failed edit is logged, and the next update still comes. */
   readonly sink: UpdateSink = async (update) => {
@@ -96,13 +99,13 @@ export class JobView {
         this.#finished = true;
         this.#final = finalShownOf(update);
         // The images that came before the failure were made and charged: they are shown with it.
-        this.#finalShown = await target.final(await this.#withImages(renderFailure(header, update), update.images ?? [], update.format));
+        this.#finalShown = (await target.final(await this.#withImages(renderFailure(header, update), update.images ?? [], update.format))).first;
         await this.#mark(jobEndOf(update));
         return;
       case 'cancelled':
         this.#finished = true;
         this.#final = finalShownOf(update);
-        this.#finalShown = await target.final(await this.#withImages(renderCancelled(header, update), update.images ?? [], update.format));
+        this.#finalShown = (await target.final(await this.#withImages(renderCancelled(header, update), update.images ?? [], update.format))).first;
         await this.#mark(jobEndOf(update));
         return;
     }
@@ -129,7 +132,7 @@ export class JobView {
     return this.#final && (this.#finalShown ? { type: this.#final.type, shown: true } : this.#final);
   }
 
-  /** Whether `showResult` got the result to Discord, each of its messages (its record's mark may still have failed). */
+  /** Whether `showResult` got the result to Discord, its first message (its record's mark may still have failed). */
   get resultShown(): boolean {
     return this.#finalShown;
   }
@@ -149,8 +152,8 @@ export class JobView {
     const said = [...kept.notes, ...notes];
     const message = result.type === 'completed' ? renderCompleted(header, result, first, said, kept) : renderKeptResult(header, first, said, kept);
     const delivered = await target.final(this.#spread(message, files));
-    this.#finalShown = delivered;
-    logger.info({ jobKey: header.key, images: result.images.length, uploaded: files.length, delivered, via: target.mode, facts: result.type === 'completed' }, 'job result shown on Discord');
+    this.#finalShown = delivered.first;
+    logger.info({ jobKey: header.key, images: result.images.length, uploaded: files.length, delivered: delivered.all, firstDelivered: delivered.first, via: target.mode, facts: result.type === 'completed' }, 'job result shown on Discord');
   }
 
   /**

@@ -39,6 +39,12 @@ export interface ReplyTargetOptions {
   now?: (() => number) | undefined;
 }
 
+/** What reached the user of a final message: its first message (the end itself), and every one (its follow-ups, files sent alone). */
+export interface FinalDelivery {
+  first: boolean;
+  all: boolean;
+}
+
 /** Halvings of one image's bytes tried when Discord refuses it alone as too large. */
 const MAX_SHRINKS = 3;
 
@@ -98,17 +104,18 @@ export class ReplyTarget {
    * Shows a final message (result, failure, cancellation): edits the reply,
    * retrying what may pass on a second try, and otherwise posts it in the
    * channel. Extra messages (files beyond Discord's 10 per message) follow.
-   * Resolves true when the user got it.
+   * Resolves whether the user got the first message (`first`: the end itself, with its buttons) and every one (`all`).
    */
-  async final(messages: readonly OutgoingMessage[]): Promise<boolean> {
+  async final(messages: readonly OutgoingMessage[]): Promise<FinalDelivery> {
     const [first, ...more] = messages;
-    if (!first) return true;
+    if (!first) return { first: true, all: true };
     this.#oversized = [];
-    let delivered = await this.#deliverFirst(first);
-    for (const extra of more) delivered = (await this.#followUp(extra)) && delivered;
+    const firstDelivered = await this.#deliverFirst(first);
+    let all = firstDelivered;
+    for (const extra of more) all = (await this.#followUp(extra)) && all;
     // Files Discord refused as too large together (413) follow one per message, shrunk if one alone is still too large.
-    for (const file of this.#oversized.splice(0)) delivered = (await this.#sendAlone(file)) && delivered;
-    return delivered;
+    for (const file of this.#oversized.splice(0)) all = (await this.#sendAlone(file)) && all;
+    return { first: firstDelivered, all };
   }
 
   /** One file in its own message (follow-up, or channel message), re-encoded smaller while Discord answers 413. */

@@ -5,11 +5,11 @@ import type { BotContext } from './bot-context.js';
 import { encodeCustomId, type CustomIdData } from './custom-ids.js';
 import { editPromptModal } from './edit-modal.js';
 import { keptOutput, madeCount, type JobRecord } from './JobRecordStore.js';
-import { headerOf, renderInterrupted } from './render-job.js';
 import { isRunning } from '../state/index.js';
 import { requesterOf, scopeOf } from './requester.js';
 import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
+import { leftoverTarget, showLeftover } from './sweep-interrupted.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
 import type { ImagesToFetch } from '../runner/index.js';
 
@@ -80,11 +80,13 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
   if (!info) {
     // Running on another replica: the same rule as here, from the record, then that replica cancels it (its reply shows it).
     if (await ctx.store.runsElsewhere(record.key)) return cancelElsewhere(ctx, interaction, record);
-    // The runner does not know the job: the bot restarted while it ran. Say so, and offer a Retry.
+    // The runner does not know the job: the bot restarted while it ran, or its runner forgot it long after it ended
+    // (its record left running, its view's mark failed). Shown here as the sweep shows such a record: the end it kept
+    // (a result, made and charged, is not offered a Retry), else "stopped when the bot restarted" with Retry.
     if (isRunning(record)) {
-      const message = renderInterrupted(headerOf(record));
-      await acknowledge('cancel: interrupted', () => interaction.update({ content: message.content, components: message.components, attachments: [] }), ctx.logger);
-      await ctx.store.update(record.key, { status: 'failed' });
+      if ((await acknowledge('cancel: left over', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
+      const clicked = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
+      await showLeftover(ctx, record, leftoverTarget(ctx, ctx.botRest, record, clicked));
       return;
     }
     return tell(ctx, interaction, words('discord.button.finished'));

@@ -4,7 +4,7 @@ import { isDmScope, say } from '../runner/index.js';
 import { botSpaces, endToRecord } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
-import { madeCount, type FinalShown, type JobRecord } from './JobRecordStore.js';
+import { madeCount, outputIndex, type FinalShown, type JobRecord, type ReplyHandle } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { jobLinkOf } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
@@ -26,64 +26,75 @@ const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
  * recorded (its record ended with its `end`, without `endRecorded`) gets that
  * end recorded, with the link to its reply while its token lives, and nothing
  * shown. A job whose end its runner recorded while its view could not mark it (its record kept that final, still
- * running) is marked ended, nothing shown, when its final message reached Discord; else that end (a failure, a
+ * running) is marked ended, nothing shown, when its final message reached Discord (its first message: the end itself); else that end (a failure, a
  * cancellation, a result) is shown, not "interrupted". A finished job older than its kept images — its result saved, or
  * its end kept so — is marked ended saying nothing (it would come out of the blue). The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
  * handed to `ctx.track`, so the next record is shown at once and a stop's grace waits for it. Returns how many were swept.
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
-  for (const record of records) {
-    const header = headerOf(record);
-    const target = new ReplyTarget({
-      webhookRest: ctx.webhookRest,
-      botRest,
-      applicationId: record.reply?.applicationId ?? '',
-      token: record.reply?.token ?? '',
-      // Without a saved token, only the channel is left.
-      issuedAt: record.reply?.issuedAt ?? 0,
-      channelId: record.requester.channelId,
-      userId: record.requester.userId,
-      locale: header.locale,
-      // A DM or user-install job: the bot may not post in that channel, so by DM; a private job is not for the channel either.
-      fallback: isDmScope(record.requester.scopeId) || record.private === true ? 'dm' : 'channel',
-      ephemeral: record.private === true,
-      logger: ctx.logger,
-      finalAttempts: 2,
-    });
-    const end = endToRecord(record);
-    if (end) {
-      // Not waited for here (it waits for its audit post): the next record is shown at once; a stop's grace waits for it.
-      ctx.track(recordShownEnd(ctx, record, end, linkOf(ctx, record, target)));
-      continue;
-    }
-    // How it ended, when its runner recorded it and its view could not mark it (`final`), or when its result was made (and
-    // charged) and saved — its facts, its images or both — before the process stopped: a Retry would charge again, even
-    // when no image could be kept (every write failed).
-    const final = record.final;
-    if (final || record.result !== undefined || record.outputs.length > 0) {
-      // Its final message reached Discord (only its mark failed): said again, a failure would lose the images shown with
-      // it, a result would be told "no longer kept", and after the token a channel post would mention the requester.
-      // Older than its images can be kept: most likely shown long ago by a process that could not mark it ended, and
-      // anything said now would come out of the blue. Either way nothing is said: it is marked ended (its end recorded if
-      // it was not, as the kept result's is: marked ended with it, recorded, released).
-      if ((final && 'shown' in final) || Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
-        await endQuietly(ctx, record, final?.type ?? 'completed');
-        continue;
-      }
-      // Else that end is shown, not "interrupted": the failure or cancellation its view could not show, or the result.
-      if (final && final.type !== 'completed') await showRecordedEnd(ctx, record, header, target, final);
-      else await showKeptResult(ctx, record, header, target);
-      continue;
-    }
-    try {
-      const shown = await target.final([renderInterrupted(header)]);
-      ctx.logger.info({ jobKey: record.key, shown, via: target.mode }, 'marked a job interrupted by the last stop');
-    } catch (error) {
-      ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a job interrupted by the last stop');
-    }
-    await ctx.store.markEnded(record.key, 'failed');
-  }
+  for (const record of records) await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record));
   return records.length;
+}
+
+/**
+ * Where a leftover record's end is shown: `reply` (the one saved with the record, or the message a button on it was
+ * clicked in) while its token lives, else the channel — by DM for a DM or user-install job, or a private one.
+ */
+export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord, reply: ReplyHandle | undefined = record.reply): ReplyTarget {
+  return new ReplyTarget({
+    webhookRest: ctx.webhookRest,
+    botRest,
+    applicationId: reply?.applicationId ?? '',
+    token: reply?.token ?? '',
+    // Without a saved token, only the channel is left.
+    issuedAt: reply?.issuedAt ?? 0,
+    channelId: record.requester.channelId,
+    userId: record.requester.userId,
+    locale: headerOf(record).locale,
+    // A DM or user-install job: the bot may not post in that channel, so by DM; a private job is not for the channel either.
+    fallback: isDmScope(record.requester.scopeId) || record.private === true ? 'dm' : 'channel',
+    ephemeral: record.private === true,
+    logger: ctx.logger,
+    finalAttempts: 2,
+  });
+}
+
+/**
+ * What a record its process left shows, and how it is marked — the sweep's for each record it claims, and a Cancel's on
+ * a job no runner knows (its process stopped, or its runner forgot it long after it ended): an end to record is recorded,
+ * showing nothing; a job that ended (its final kept) or whose result was saved shows that end, or nothing (see
+ * `sweepInterrupted`); any other is shown "stopped when the bot restarted", with Retry, and marked failed.
+ */
+export async function showLeftover(ctx: BotContext, record: JobRecord, target: ReplyTarget): Promise<void> {
+  const header = headerOf(record);
+  const end = endToRecord(record);
+  if (end) {
+    // Not waited for here (it waits for its audit post): the next record is shown at once; a stop's grace waits for it.
+    ctx.track(recordShownEnd(ctx, record, end, linkOf(ctx, record, target)));
+    return;
+  }
+  // How it ended, when its runner recorded it and its view could not mark it (`final`), or when its result was made (and
+  // charged) and saved — its facts, its images or both — before the process stopped: a Retry would charge again, even
+  // when no image could be kept (every write failed).
+  const final = record.final;
+  if (final || record.result !== undefined || record.outputs.length > 0) {
+    // Its final message reached Discord (only its mark failed): said again, a failure would lose the images shown with
+    // it, a result would be told "no longer kept", and after the token a channel post would mention the requester.
+    // Older than its images can be kept: most likely shown long ago by a process that could not mark it ended, and
+    // anything said now would come out of the blue. Either way nothing is said: it is marked ended (its end recorded if
+    // it was not, as the kept result's is: marked ended with it, recorded, released).
+    if ((final && 'shown' in final) || Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) return endQuietly(ctx, record, final?.type ?? 'completed');
+    // Else that end is shown, not "interrupted": the failure or cancellation its view could not show, or the result.
+    if (final && final.type !== 'completed') return showRecordedEnd(ctx, record, header, target, final);
+    return showKeptResult(ctx, record, header, target);
+  }
+  try {
+    const shown = (await target.final([renderInterrupted(header)])).first;
+    ctx.logger.info({ jobKey: record.key, shown, via: target.mode }, 'marked a job interrupted by the last stop');
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a job interrupted by the last stop');
+  }
+  await ctx.store.markEnded(record.key, 'failed');
 }
 
 /**
@@ -102,7 +113,7 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   const images: Buffer[] = [];
   const indices: number[] = [];
   for (const [position, kept] of record.outputs.entries()) {
-    const index = kept.index ?? position;
+    const index = outputIndex(kept, position);
     const image = await ctx.store.readKept(kept).catch(() => undefined);
     if (!image) continue;
     images.push(image.data);
@@ -133,7 +144,7 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     shown = view.resultShown;
   } else {
     try {
-      shown = await target.final([renderResultGone(header)]);
+      shown = (await target.final([renderResultGone(header)])).first;
       ctx.logger.info({ jobKey: record.key, via: target.mode }, 'said a job the last stop left unshown has its images no longer kept');
     } catch (error) {
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not say a job the last stop left unshown has its images no longer kept');
@@ -177,15 +188,20 @@ async function endQuietly(ctx: BotContext, record: JobRecord, status: FinalShown
 /**
  * A job that failed or was cancelled, whose end its runner recorded while its view could neither show it nor mark it
  * ended (its record kept the final update's facts): the record marked ended first — released, its end being recorded
- * already — as the live view marks what it shows, so a crash after showing it never shows it again (a failed mark is
- * logged, and the end shown all the same); then that end as its final message (its images, shown with it if it could
- * be, are not kept).
+ * already — as the live view marks what it shows, so a crash after showing it never shows it again; then that end as its
+ * final message (its images, shown with it if it could be, are not kept). A failed mark is logged and nothing is shown:
+ * the record, still running with its final, is the next sweep's to show (shown now, it would be shown again then).
  */
 async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalShown, { type: 'completed' }>): Promise<void> {
-  await ctx.store.markEnded(record.key, final.type).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended'));
+  try {
+    await ctx.store.markEnded(record.key, final.type);
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
+    return;
+  }
   const message = final.type === 'failed' ? renderFailure(header, final) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' });
   try {
-    const shown = await target.final([message]);
+    const shown = (await target.final([message])).first;
     ctx.logger.info({ jobKey: record.key, status: final.type, shown, via: target.mode }, 'showed the end of a job the last stop left unmarked');
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the end of a job the last stop left unmarked');

@@ -110,7 +110,8 @@ export class RequestStore {
     for (const { key, value } of await this.space.claimOrphans()) {
       const request = SavedRequestSchema.safeParse(value);
       if (request.success && (isRunning(request.data) || endToRecord(request.data))) found.push(request.data);
-      else if (request.success) await this.space.put(key, request.data, { hold: false });
+      // Released as it is now, not written back from the copy claimed: a request forgotten meanwhile stays deleted.
+      else if (request.success) await this.space.update(key, (current) => current, { hold: false });
       else await this.space.delete(key);
     }
     return found.sort((a, b) => a.createdAt - b.createdAt);

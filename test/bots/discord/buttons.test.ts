@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
+import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
@@ -130,6 +130,34 @@ describe('buttons keep working, restarts included', () => {
     expect(retry.ack?.type).toBe(6);
     expect(done.id).toBe(running.id); // Retry reuses the message
     expect(buttonsOf(done).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
+  });
+
+  it('shows the kept result, not “stopped” with Retry, on a Cancel of a job left running whose runner forgot it after it completed (its result unshown, its mark failed)', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image its reply never showed' });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
+    }, 'the job to start');
+    // The result reaches neither the reply nor the channel, and the view's mark fails: the record is left running with its final.
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
+    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const key = buttonId(running, 'Cancel').split(':')[2]!;
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } }));
+    // Its runner has forgotten it (past the finished jobs it keeps).
+    vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const shown = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id);
+      return m && !m.content.includes('Drawing') ? m : undefined;
+    }, 'the job’s message changed');
+    expect(click.ack?.type).toBe(6);
+    expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
+    expect(shown.attachments).toHaveLength(1);
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }));
   });
 
   it('marks a job lost to a crash as interrupted when the bot starts again, with Retry in the same message', async () => {

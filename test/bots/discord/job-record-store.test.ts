@@ -197,6 +197,23 @@ describe.each([
     expect(await b.claimInterrupted()).toEqual([]);
   });
 
+  it.skipIf(skip)('releases a claimed record with nothing left to do as it is then: one its member’s forget deleted after the claim stays deleted', async () => {
+    const { a, b, killA } = await open(backend);
+    const key = a.newKey();
+    // Held though ended with no end to record (a process stopped between its two writes): the claim releases it.
+    await a.records.put(key, { key, kind: 'generate', prompt: 'a forgotten prompt', options: {}, requester, status: 'completed', createdAt: Date.now(), inputs: [], outputs: [] }, { hold: true });
+    await killA();
+    const claimOrphans = b.records.claimOrphans.bind(b.records);
+    vi.spyOn(b.records, 'claimOrphans').mockImplementation(async () => {
+      const claimed = await claimOrphans();
+      // The member's forget, between the claim and the release.
+      await b.records.delete(key);
+      return claimed;
+    });
+    expect(await b.claimInterrupted()).toEqual([]);
+    expect(await b.get(key)).toBeUndefined();
+  });
+
   it.skipIf(skip)('reads the outputs of a record kept before they had their index by their position', async () => {
     const { a } = await open(backend);
     const [first, second] = [Buffer.from(await makeImage('png', 8, 8)), Buffer.from(await makeImage('png', 9, 9))];

@@ -20,7 +20,7 @@ const result: Completed = {
 /** A view whose final message always lands, and whose record store's `markEnded` (which tries again itself) answers `marked`. */
 function viewWithStore(marked: () => Promise<void>) {
   const markEnded = vi.fn(marked);
-  const final = vi.fn(async () => true);
+  const final = vi.fn(async () => ({ first: true, all: true }));
   const logger = new RecordingLogger();
   const view = new JobView({
     target: { final, mode: 'webhook' } as unknown as ReplyTarget,

@@ -111,6 +111,27 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     expect(recordEnded).toHaveBeenCalledTimes(1);
   });
 
+  it('marks ended at the next start, saying nothing, a result whose first message reached Discord while an image following it and its mark failed — its message not shown again', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image shown, an upload after it and its mark failed' });
+    await h.discord.waitFor(() => h.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    // The result lands without its image (too large together); the image alone fails through the token and in the channel.
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 413, code: 40005, message: 'Request entity too large' });
+    h.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
+    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    const shown = await h.finalReply(ix);
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true }]));
+    const written = writesThrough(h, ix);
+    const posted = h.discord.channelMessages(h.discord.channelId).length;
+    await h.restart();
+
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
+    expect(writesThrough(h, ix)).toBe(written);
+    expect(h.discord.channelMessages(h.discord.channelId)).toHaveLength(posted);
+    expect(h.discord.original(ix)?.content).toBe(shown.content);
+  });
+
   it('leaves a live job whose history entry could not be written unmarked, and the next start records it', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     // The history's one write of the job fails, as storage that is down for a moment would.
@@ -169,7 +190,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       expect(recordEnded).not.toHaveBeenCalled();
     });
 
-    it('marks each ended before it shows it (a crash after never shows it twice), and a mark that fails stops neither its showing nor the next record’s', async () => {
+    it('marks each ended before it shows it (a crash after never shows it twice); one whose mark fails is not shown (the next sweep shows it), and the next record still is', async () => {
       h = await DiscordHarness.start({ partialImages: 0 });
       const first = left('failed-1', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true }, Date.now() - 2);
       const second = left('cancelled-2', { type: 'cancelled', byUserId: '', reason: 'shutdown' }, Date.now() - 1);
@@ -183,8 +204,9 @@ describe('the end of a live job, recorded once whatever stops where', () => {
 
       await h.discord.waitFor(() => postFor(second), 'the next record’s message');
       expect(shownAtMark).toBe(false);
-      expect(postFor(first)).toBeDefined();
+      expect(postFor(first)).toBeUndefined();
       await vi.waitFor(async () => expect((await records(h)).find((r) => r.key === 'cancelled-2')?.status).toBe('cancelled'));
+      expect((await records(h)).find((r) => r.key === 'failed-1')).toMatchObject({ status: 'running', final: first.final });
     });
 
     it('marks ended, saying nothing, a failure older than its kept images', async () => {

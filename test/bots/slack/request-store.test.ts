@@ -37,6 +37,29 @@ describe('the Slack request store', () => {
     }
   });
 
+  it('releases a claimed request with nothing left to do as it is then: one its member’s forget deleted after the claim stays deleted', async () => {
+    const state = await openBotState({ dataDir: dir, logger: silentLogger() });
+    const saved = await new RequestStore(state).create(request);
+    // Held though ended with no end to record (a process stopped between its two writes): the claim releases it.
+    await new RequestStore(state).space.put(saved.id, { ...saved, status: 'ended' }, { hold: true });
+    await state.close();
+    const next = await openBotState({ dataDir: dir, logger: silentLogger() });
+    const store = new RequestStore(next);
+    try {
+      const claimOrphans = store.space.claimOrphans.bind(store.space);
+      vi.spyOn(store.space, 'claimOrphans').mockImplementation(async () => {
+        const claimed = await claimOrphans();
+        // The member's forget, between the claim and the release.
+        await store.space.delete(saved.id);
+        return claimed;
+      });
+      expect(await store.claimInterrupted()).toEqual([]);
+      expect(await store.get(saved.id)).toBeUndefined();
+    } finally {
+      await next.close();
+    }
+  });
+
   it('changes a request in one step, and lets go of it (nobody sweeps it) once its end is shown', async () => {
     const state = await openBotState({ dataDir: dir, logger: silentLogger() });
     const store = new RequestStore(state);
