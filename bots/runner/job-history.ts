@@ -198,8 +198,8 @@ export class JobHistory {
 
   /**
    * Whether a job's end is recorded without its prompt, which its member erased while it ran: the one rule, read as
-   * an end is recorded (`JobRunner.recordEnded`) for its history entry and its audit entry alike, and again once its
-   * history entry was written with its prompt (`recordEnd`). So it is for a job accepted
+   * an end is recorded (`JobRunner.recordEnded`), again once its history entry was written with its prompt (`recordEnd`),
+   * and by the audit channel before each post and once it was posted (`AuditLog`). So it is for a job accepted
    * (`acceptedAt`: by the runner's clock, or for an end a sweep records, when its record or request was made, as the
    * job started: Slack's request just before, Discord's record moments after) before the member's last `forget` or up to `FORGET_CLOCK_MARGIN_MS` after it, on any replica, for as
    * long as the `forgotten` space keeps the mark; a later job keeps its prompt. A swept end of a job that was running
