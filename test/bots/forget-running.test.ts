@@ -56,6 +56,19 @@ async function processOn(backend: { dataDir: string; url: string | undefined; pr
   return { runner, state, ledger };
 }
 
+const alice: Requester = { platform: 'discord', userId: 'alice', channelId: 'C1', scopeId: 'G1' };
+
+/** Alice's job with the marker in its prompt, on a runner posting to its server's audit channel with `poster`. */
+async function auditedJob(runner: JobRunner, poster: AuditPoster) {
+  runner.audit.setPoster('discord', poster);
+  await runner.policy.set({ ...alice, userId: 'admin', isAdmin: true }, 'auditChannel', { channelId: 'C-audit' });
+  const sink = recordingSink();
+  return runner.request(
+    { kind: 'generate', prompt: `a ${MARKER} lighthouse`, options: { quality: 'low' }, requester: alice },
+    { refuse: async () => undefined, accept: async () => ({ sink: sink.sink, historyKey: 'job-1' }), fail: async () => undefined },
+  );
+}
+
 describe.each([
   { backend: 'file' as const, skip: undefined },
   { backend: 'redis' as const, skip: redis.skipReason },
@@ -70,15 +83,7 @@ describe.each([
     // With Redis, the member asks on another replica than the one running their job; the data folder has one process.
     const asked = url ? await processOn({ dataDir, url, prefix }) : running;
     const poster = recordingPoster();
-    running.runner.audit.setPoster('discord', poster);
-    const alice: Requester = { platform: 'discord', userId: 'alice', channelId: 'C1', scopeId: 'G1' };
-    await running.runner.policy.set({ ...alice, userId: 'admin', isAdmin: true }, 'auditChannel', { channelId: 'C-audit' });
-
-    const sink = recordingSink();
-    const handle = await running.runner.request(
-      { kind: 'generate', prompt: `a ${MARKER} lighthouse`, options: { quality: 'low' }, requester: alice },
-      { refuse: async () => undefined, accept: async () => ({ sink: sink.sink, historyKey: 'job-1' }), fail: async () => undefined },
-    );
+    const handle = await auditedJob(running.runner, poster);
     await held.sent;
     // The job holds its prompt, and so does its reservation in the ledger.
     expect(await everythingKept(dataDir, url, prefix)).toContain(MARKER);
@@ -107,17 +112,9 @@ describe('forget on one replica while another replica’s audit entry of the mem
     // Replica B's batch waits far longer than the test: its entry is posted by its stop's flush, after the forget.
     const b = await processOn({ dataDir, url, prefix }, {}, 3_600_000);
     const a = await processOn({ dataDir: await kit.newDir(), url, prefix });
-    const poster = recordingPoster();
-    b.runner.audit.setPoster('discord', poster);
     a.runner.audit.setPoster('discord', recordingPoster());
-    const alice: Requester = { platform: 'discord', userId: 'alice', channelId: 'C1', scopeId: 'G1' };
-    await b.runner.policy.set({ ...alice, userId: 'admin', isAdmin: true }, 'auditChannel', { channelId: 'C-audit' });
-
-    const sink = recordingSink();
-    const handle = await b.runner.request(
-      { kind: 'generate', prompt: `a ${MARKER} lighthouse`, options: { quality: 'low' }, requester: alice },
-      { refuse: async () => undefined, accept: async () => ({ sink: sink.sink, historyKey: 'job-1' }), fail: async () => undefined },
-    );
+    const poster = recordingPoster();
+    const handle = await auditedJob(b.runner, poster);
     expect((await handle!.done).type).toBe('completed');
     // B read no mark as the job ended: its history entry keeps the prompt, and its audit entry waits with it.
     await b.runner.history!.settled();
