@@ -188,6 +188,8 @@ export class AuditLog {
    * repeat meanwhile is not entered again, and resolves as that first entry does (never before it was posted).
    */
   readonly #entering = new Map<string, Promise<void>>();
+  /** Members (`<platform>:<user>`) whose `forget` is under way here, with how many: it erases the posts this process makes meanwhile, and counts them. */
+  readonly #forgetting = new Map<string, number>();
   /** Set by `flush` (the bot stops): what arrives later is posted at once, not after a batch. */
   #closing = false;
 
@@ -283,6 +285,17 @@ export class AuditLog {
    * Answers how many posts were changed; a post the platform does not let us edit any more is logged.
    */
   async forget(userKey: string): Promise<number> {
+    this.#forgetting.set(userKey, (this.#forgetting.get(userKey) ?? 0) + 1);
+    try {
+      return await this.#forget(userKey);
+    } finally {
+      const left = this.#forgetting.get(userKey)! - 1;
+      if (left > 0) this.#forgetting.set(userKey, left);
+      else this.#forgetting.delete(userKey);
+    }
+  }
+
+  async #forget(userKey: string): Promise<number> {
     const [platform, userId] = [userKey.slice(0, userKey.indexOf(':')), userKey.slice(userKey.indexOf(':') + 1)];
     const theirs = (e: AuditEntry) => e.userId === userId;
     // Entries whose audit channel is still being read join their queue first, then lose their prompt with the rest.
@@ -480,8 +493,10 @@ export class AuditLog {
       await Promise.all(items.map((i) => this.#settled(i, true)));
       const record: AuditRecord = { ...post, messageId };
       await this.#keep(record).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not keep an audit post for forget'));
-      // A forget marked since the read above may have listed the posts kept before this one was: it is erased here.
+      // A forget marked since the read above may have listed the posts kept before this one was: it is erased here,
+      // unless that forget runs here (it waits for this post, then finds it kept, erases it and counts it).
       const late = await this.#forgottenAmong(items);
+      for (const index of late) if (this.#forgetting.has(`${queue.platform}:${items[index]!.entry.userId}`)) late.delete(index);
       if (late.size > 0) await this.#erase(recordKeyOf(record), record, (_, index) => late.has(index)).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post'));
     } while (all);
   }
