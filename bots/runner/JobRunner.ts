@@ -255,6 +255,8 @@ export class JobRunner {
       channelOf: async (scope) => (await this.policy.effective(scope)).auditChannel.value,
       posts: options.auditPosts,
       ended: options.auditEnded,
+      // The one rule of a member's forget, read again where the prompt is posted (the history is made just below).
+      forgotten: async (requester, madeAt) => (await this.history?.forgotten(requester, madeAt)) === true,
       batchMs: options.auditBatchMs,
       logger: this.#logger,
       now: this.#now,
@@ -531,8 +533,9 @@ export class JobRunner {
    * will not be: a stop or a crash that drops a waiting entry leaves the end unmarked, for the sweep to post it then;
    * `shutdown` posts what waits at once and gives up by its stop's deadline. Both carry no prompt when its member
    * erased their prompts while it ran (`JobHistory.forgotten`, given `acceptedAt`: when the job was accepted, or for a
-   * job a surface records later, when its record or request was made), decided once, after the links were asked, as
-   * late as the writes allow.
+   * job a surface records later, when its record or request was made), decided after the links were asked, and asked
+   * again where a prompt is written: once the history entry was kept, and before and after its audit post (a forget on
+   * another replica may mark the member after this read, and erase before these writes).
    */
   recordEnded(
     requester: Requester,
@@ -548,9 +551,9 @@ export class JobRunner {
     // The audit channel's readers are the admins: a link to a message only the member can open leads them nowhere (not asked for them).
     const url = seenBy === 'everyone' ? linkOnce() : Promise.resolve(undefined);
     const forgotten = (keeps ? linkOnce() : url).then(async () => (await history?.forgotten(requester, acceptedAt)) === true);
-    const kept = keeps ? history.recordEnd(requester, { key, ...described, seenBy }, final, linkOnce(), forgotten) : Promise.resolve();
+    const kept = keeps ? history.recordEnd(requester, { key, ...described, seenBy, acceptedAt }, final, linkOnce(), forgotten) : Promise.resolve();
     const entry = Promise.all([forgotten, url])
-      .then(([erased, auditLink]) => this.audit.jobEnded(requester, { key, ...described, erased }, final, auditLink))
+      .then(([erased, auditLink]) => this.audit.jobEnded(requester, { key, ...described, erased, acceptedAt }, final, auditLink))
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a job for the audit channel'));
     return this.#whileRecording(Promise.all([kept, entry]).then(() => undefined));
   }

@@ -119,6 +119,13 @@ export interface AuditLogOptions {
    * recorded again once it was posted is not posted again. Without it, only this process's repeats are told.
    */
   ended?: Pick<Space<true>, 'get' | 'put'> | undefined;
+  /**
+   * Whether a member erased their prompts (`JobHistory.forgotten`) since an entry of theirs was made (a job's end: when
+   * the job was accepted; a refusal: when it was decided). Asked for each entry still carrying a prompt just before its
+   * post, and again once it was posted and kept: a `forget` asked on another replica erases the posts kept and the
+   * entries waiting there, never those waiting here. Without it, only this process's `forget` reaches its entries.
+   */
+  forgotten?: ((requester: Requester, madeAt: number) => Promise<boolean>) | undefined;
   /** How long entries are collected before a post, and the least time between two posts to one channel. Default 2 s. */
   batchMs?: number | undefined;
   /** Entries waiting per channel; past it the oldest are dropped and the next post says how many. Default 200. */
@@ -134,11 +141,16 @@ export function isAuditedRefusal(code: string): boolean {
   return ((POLICY_REFUSAL_CODES as readonly string[]).includes(code) && code !== 'dms_not_enabled') || isSpendRefusalCode(code);
 }
 
-/** An entry waiting for its post: a job's end with its key (`once`), and what tells its `jobEnded` it was posted or dropped. */
+/**
+ * An entry waiting for its post: a job's end with its key (`once`), and what tells its `jobEnded` it was posted or
+ * dropped; whose it is and when it was made, for `forgotten`.
+ */
 interface Queued {
   entry: AuditEntry;
   once: string | undefined;
   settle: () => void;
+  requester: Requester;
+  madeAt: number;
 }
 
 /** An audit channel's entries waiting for their post (`skipped`: dropped since the last post, the queue being full). */
@@ -161,6 +173,7 @@ export class AuditLog {
   readonly #channelOf: AuditChannelOf;
   readonly #posts: AuditLogOptions['posts'];
   readonly #ended: AuditLogOptions['ended'];
+  readonly #forgotten: AuditLogOptions['forgotten'];
   readonly #batchMs: number;
   readonly #maxQueued: number;
   readonly #logger: LoggerLike;
@@ -175,6 +188,8 @@ export class AuditLog {
    * repeat meanwhile is not entered again, and resolves as that first entry does (never before it was posted).
    */
   readonly #entering = new Map<string, Promise<void>>();
+  /** Members (`<platform>:<user>`) whose `forget` is under way here, with how many: it erases the posts this process makes meanwhile, and counts them. */
+  readonly #forgetting = new Map<string, number>();
   /** Set by `flush` (the bot stops): what arrives later is posted at once, not after a batch. */
   #closing = false;
 
@@ -182,6 +197,7 @@ export class AuditLog {
     this.#channelOf = options.channelOf;
     this.#posts = options.posts;
     this.#ended = options.ended;
+    this.#forgotten = options.forgotten;
     this.#batchMs = options.batchMs ?? AUDIT_LIMITS.batchMs;
     this.#maxQueued = options.maxQueued ?? AUDIT_LIMITS.maxQueued;
     this.#logger = options.logger ?? noopLogger;
@@ -201,11 +217,11 @@ export class AuditLog {
    * for its post here is not entered again. Its key is kept once its post succeeded, never before: a stop or a crash
    * that drops a waiting entry leaves the end to be entered again. Resolves once the entry was posted, or will not be
    * (no audit channel, entered before, dropped, its post failed); a repeat while its first entry waits here resolves as
-   * that one does. Never rejects.
+   * that one does. Never rejects. `acceptedAt`: when the job was accepted, for `forgotten` (without it, the end's time).
    */
   jobEnded(
     requester: Requester,
-    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; erased?: boolean | undefined },
+    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; erased?: boolean | undefined; acceptedAt?: number | undefined },
     final: JobEnd,
     link?: string,
   ): Promise<void> {
@@ -224,13 +240,14 @@ export class AuditLog {
       at: this.#now(),
     };
     // Its member erased their prompts while it ran: the entry shows the erased marker, as their posts do.
-    return this.#add(requester, job.erased ? erase(entry) : entry, once);
+    return this.#add(requester, job.erased ? erase(entry) : entry, job.acceptedAt ?? entry.at, once);
   }
 
   /** A refusal the intake decided; only those by a rule or a budget are recorded (`isAuditedRefusal`). Never throws. */
   refused(requester: Requester, job: { kind: JobSpec['kind']; prompt: string; options?: JobOptions | undefined; private?: boolean | undefined }, error: unknown): void {
     if (!(error instanceof JobRefusedError) || !isAuditedRefusal(error.code)) return;
     const { word } = error;
+    const at = this.#now();
     void this.#add(requester, {
       type: 'refusal',
       userId: requester.userId,
@@ -243,8 +260,8 @@ export class AuditLog {
       status: error.code,
       ...(job.private && { private: true }),
       ...(word !== undefined && { word: word.slice(0, 200) }),
-      at: this.#now(),
-    });
+      at,
+    }, at);
   }
 
   /** What the admins' settings view says of the scope's audit posts: undefined while they succeed. */
@@ -263,11 +280,22 @@ export class AuditLog {
 
   /**
    * Erases a member's prompts from the audit posts kept (`audit-posts`, as long as its TTL): each message is written
-   * again with the erased marker, then its record keeps no prompt of theirs (a record of theirs alone goes). Entries
-   * still waiting to be posted lose their prompt too. Answers how many posts were changed; a post the platform does
-   * not let us edit any more is logged.
+   * again with the erased marker, then its record keeps no prompt of theirs (a record left with no prompt goes). Entries
+   * still waiting to be posted here lose their prompt too; those waiting on another replica ask `forgotten` there.
+   * Answers how many posts were changed; a post the platform does not let us edit any more is logged.
    */
   async forget(userKey: string): Promise<number> {
+    this.#forgetting.set(userKey, (this.#forgetting.get(userKey) ?? 0) + 1);
+    try {
+      return await this.#forget(userKey);
+    } finally {
+      const left = this.#forgetting.get(userKey)! - 1;
+      if (left > 0) this.#forgetting.set(userKey, left);
+      else this.#forgetting.delete(userKey);
+    }
+  }
+
+  async #forget(userKey: string): Promise<number> {
     const [platform, userId] = [userKey.slice(0, userKey.indexOf(':')), userKey.slice(userKey.indexOf(':') + 1)];
     const theirs = (e: AuditEntry) => e.userId === userId;
     // Entries whose audit channel is still being read join their queue first, then lose their prompt with the rest.
@@ -281,21 +309,41 @@ export class AuditLog {
     let changed = 0;
     const records: { key: string; value: AuditRecord }[] = [];
     for await (const record of this.#posts.entries()) if (record.value.platform === platform && record.value.entries.some(theirs)) records.push(record);
-    for (const { key, value } of records) {
-      const entries = value.entries.map((e) => (theirs(e) && !e.erased ? erase(e) : e));
-      const poster = this.#posters.get(value.platform);
-      try {
-        if (!poster) throw new Error('no poster for this platform in this process');
-        await poster.edit({ platform: value.platform, scopeId: value.scopeId, channelId: value.channelId, locale: value.locale, entries, skipped: value.skipped, messageId: value.messageId });
-        changed++;
-      } catch (error) {
-        this.#logger.warn({ scopeKey: scopeKeyOf(value), channelId: value.channelId, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post');
-      }
-      if (entries.every(theirs)) await this.#posts.delete(key);
-      else await this.#posts.update(key, (r) => r && { ...r, entries: r.entries.map((e) => (theirs(e) ? erase(e) : e)) });
-    }
+    for (const { key, value } of records) if (await this.#erase(key, value, theirs)) changed++;
     this.#logger.info({ userKey, posts: changed }, 'erased a member’s prompts from the audit posts');
     return changed;
+  }
+
+  /**
+   * Writes a posted message again with the entries `erasing` picks erased, then its record (under `key`) keeps no prompt
+   * of them: a record left with no prompt goes. Answers whether the platform took the edit (a refusal is logged).
+   */
+  async #erase(key: string, record: AuditRecord, erasing: (entry: AuditEntry, index: number) => boolean): Promise<boolean> {
+    const entries = record.entries.map((e, i) => (erasing(e, i) && !e.erased ? erase(e) : e));
+    let edited = false;
+    const poster = this.#posters.get(record.platform);
+    try {
+      if (!poster) throw new Error('no poster for this platform in this process');
+      await poster.edit({ platform: record.platform, scopeId: record.scopeId, channelId: record.channelId, locale: record.locale, entries, skipped: record.skipped, messageId: record.messageId });
+      edited = true;
+    } catch (error) {
+      this.#logger.warn({ scopeKey: scopeKeyOf(record), channelId: record.channelId, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post');
+    }
+    if (!this.#posts) return edited;
+    if (entries.every((e) => e.prompt === '')) await this.#posts.delete(key);
+    else await this.#posts.update(key, (r) => r && { ...r, entries: r.entries.map((e, i) => (erasing(e, i) ? erase(e) : e)) });
+    return edited;
+  }
+
+  /**
+   * The entries of `items` that still carry a prompt their member erased since (`forgotten`), by index; none without
+   * `forgotten`. A read that fails counts as erased (the rule's own answer), never as a thrown post.
+   */
+  async #forgottenAmong(items: readonly Queued[]): Promise<Set<number>> {
+    const forgotten = this.#forgotten;
+    if (!forgotten) return new Set();
+    const answers = await Promise.all(items.map((i) => (i.entry.prompt === '' ? false : forgotten(i.requester, i.madeAt).catch(() => true))));
+    return new Set(answers.flatMap((yes, index) => (yes ? [index] : [])));
   }
 
   /** Entries waiting for a post (not those of a post under way). */
@@ -330,7 +378,7 @@ export class AuditLog {
    * An entry for the scope's audit channel, if it has one; `once`: a job's end by its key, entered only if it was not
    * posted before nor waits here. Resolves once it was posted or will not be.
    */
-  #add(requester: Requester, entry: AuditEntry, once?: string): Promise<void> {
+  #add(requester: Requester, entry: AuditEntry, madeAt: number, once?: string): Promise<void> {
     // A person's own scope (DMs, user installs) has no admins, nor an audit channel.
     if (isDmScope(requester.scopeId) || !this.#posters.has(requester.platform)) return Promise.resolve();
     let settle!: () => void;
@@ -341,11 +389,11 @@ export class AuditLog {
         const first = once === undefined ? true : await this.#firstTime(requester, once, settled);
         // Entered before (nothing to wait for), or waiting here: this repeat resolves as that first entry does.
         if (first !== true) return void (first ?? Promise.resolve()).then(settle);
-        this.#enqueue(requester, channel, { entry, once, settle });
+        this.#enqueue(requester, channel, { entry, once, settle, requester, madeAt });
       })
       .catch((error: unknown) => {
         this.#logger.warn({ scopeKey: scopeKeyOf(requester), code: codeOf(error) }, 'could not read the audit channel of a server/workspace; an entry was not posted');
-        this.#settled({ entry, once: undefined, settle });
+        this.#settled({ entry, once: undefined, settle, requester, madeAt });
       });
     this.#arriving.add(arriving);
     void arriving.finally(() => this.#arriving.delete(arriving));
@@ -425,6 +473,8 @@ export class AuditLog {
       if (!poster || (queue.items.length === 0 && queue.skipped === 0)) return;
       if (!(await this.#stillChosen(queue))) return;
       const items = queue.items.splice(0, Math.max(1, poster.maxEntries));
+      // A member who erased their prompts on another replica meanwhile: that replica's forget did not see these entries.
+      for (const index of await this.#forgottenAmong(items)) items[index]!.entry = erase(items[index]!.entry);
       const skipped = queue.skipped;
       queue.skipped = 0;
       const post: AuditPost = { platform: queue.platform, scopeId: queue.scopeId, channelId: queue.channelId, locale: queue.locale, entries: items.map((i) => i.entry), skipped };
@@ -441,7 +491,13 @@ export class AuditLog {
       this.#trouble.delete(scopeKey);
       // Posted: now (never before) its job ends are kept as entered; a crash before leaves them to be entered again.
       await Promise.all(items.map((i) => this.#settled(i, true)));
-      await this.#keep({ ...post, messageId }).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not keep an audit post for forget'));
+      const record: AuditRecord = { ...post, messageId };
+      await this.#keep(record).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not keep an audit post for forget'));
+      // A forget marked since the read above may have listed the posts kept before this one was: it is erased here,
+      // unless that forget runs here (it waits for this post, then finds it kept, erases it and counts it).
+      const late = await this.#forgottenAmong(items);
+      for (const index of late) if (this.#forgetting.has(`${queue.platform}:${items[index]!.entry.userId}`)) late.delete(index);
+      if (late.size > 0) await this.#erase(recordKeyOf(record), record, (_, index) => late.has(index)).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post'));
     } while (all);
   }
 
@@ -460,7 +516,7 @@ export class AuditLog {
 
   async #keep(record: AuditRecord): Promise<void> {
     if (!this.#posts || !record.entries.some((e) => e.prompt !== '')) return;
-    await this.#posts.put(digestKeyOf(`${record.platform}:${record.channelId}:${record.messageId}`), record);
+    await this.#posts.put(recordKeyOf(record), record);
   }
 
   #failed(scopeKey: string, channelId: string, error: unknown, entries: number): void {
@@ -472,6 +528,11 @@ export class AuditLog {
     const log = failures === AUDIT_LIMITS.troubleAfter ? this.#logger.error.bind(this.#logger) : this.#logger.warn.bind(this.#logger);
     log({ scopeKey, channelId, code, failures, entries }, failures >= AUDIT_LIMITS.troubleAfter ? 'audit posts keep failing: the admins’ settings view says so' : 'an audit post failed; its entries were dropped');
   }
+}
+
+/** The key of a posted message's record in `audit-posts`. */
+function recordKeyOf(record: Pick<AuditRecord, 'platform' | 'channelId' | 'messageId'>): string {
+  return digestKeyOf(`${record.platform}:${record.channelId}:${record.messageId}`);
 }
 
 function cut(prompt: string): string {

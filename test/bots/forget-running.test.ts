@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FileQuotaStore, type AuditPost, type AuditPoster, type JobRunner, type Requester } from '../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../bots/state/index.js';
 import { RedisLink, RedisQuotaStore, silentLogger, type QuotaStore } from '../../src/internal.js';
@@ -34,7 +34,7 @@ function heldService() {
  * A process of the bots on one backend: its ledger (usage records with their prompts), its bots' state and a runner
  * keeping the history and the audit channels' posts there.
  */
-async function processOn(backend: { dataDir: string; url: string | undefined; prefix: string }, clientOptions = {}): Promise<{ runner: JobRunner; state: BotState; ledger: QuotaStore }> {
+async function processOn(backend: { dataDir: string; url: string | undefined; prefix: string }, clientOptions = {}, auditBatchMs = 10): Promise<{ runner: JobRunner; state: BotState; ledger: QuotaStore }> {
   const link = backend.url ? await RedisLink.open({ url: backend.url, prefix: backend.prefix }) : undefined;
   const ledger: QuotaStore = link ? new RedisQuotaStore({ redis: link.commands, prefix: backend.prefix }) : new FileQuotaStore({ dir: join(backend.dataDir, 'ledger') });
   const state = await openBotState({ dataDir: backend.dataDir, redis: link, leaseMs: 1000, ledger, logger: silentLogger() });
@@ -51,9 +51,22 @@ async function processOn(backend: { dataDir: string; url: string | undefined; pr
     history: state,
     auditPosts: state.store.space(state.spaces.auditPosts),
     auditEnded: state.store.space(state.spaces.auditEnded),
-    auditBatchMs: 10,
+    auditBatchMs,
   });
   return { runner, state, ledger };
+}
+
+const alice: Requester = { platform: 'discord', userId: 'alice', channelId: 'C1', scopeId: 'G1' };
+
+/** Alice's job with the marker in its prompt, on a runner posting to its server's audit channel with `poster`. */
+async function auditedJob(runner: JobRunner, poster: AuditPoster) {
+  runner.audit.setPoster('discord', poster);
+  await runner.policy.set({ ...alice, userId: 'admin', isAdmin: true }, 'auditChannel', { channelId: 'C-audit' });
+  const sink = recordingSink();
+  return runner.request(
+    { kind: 'generate', prompt: `a ${MARKER} lighthouse`, options: { quality: 'low' }, requester: alice },
+    { refuse: async () => undefined, accept: async () => ({ sink: sink.sink, historyKey: 'job-1' }), fail: async () => undefined },
+  );
 }
 
 describe.each([
@@ -70,15 +83,7 @@ describe.each([
     // With Redis, the member asks on another replica than the one running their job; the data folder has one process.
     const asked = url ? await processOn({ dataDir, url, prefix }) : running;
     const poster = recordingPoster();
-    running.runner.audit.setPoster('discord', poster);
-    const alice: Requester = { platform: 'discord', userId: 'alice', channelId: 'C1', scopeId: 'G1' };
-    await running.runner.policy.set({ ...alice, userId: 'admin', isAdmin: true }, 'auditChannel', { channelId: 'C-audit' });
-
-    const sink = recordingSink();
-    const handle = await running.runner.request(
-      { kind: 'generate', prompt: `a ${MARKER} lighthouse`, options: { quality: 'low' }, requester: alice },
-      { refuse: async () => undefined, accept: async () => ({ sink: sink.sink, historyKey: 'job-1' }), fail: async () => undefined },
-    );
+    const handle = await auditedJob(running.runner, poster);
     await held.sent;
     // The job holds its prompt, and so does its reservation in the ledger.
     expect(await everythingKept(dataDir, url, prefix)).toContain(MARKER);
@@ -94,6 +99,33 @@ describe.each([
     // Its reservation, taken with the prompt before the forget, was settled after it: its usage record has none.
     const [usage, ...more] = await running.ledger.usage({ userKey: 'discord:alice' });
     expect([usage?.jobId, usage?.prompt, more]).toEqual([handle!.id, undefined, []]);
+    expect(await everythingKept(dataDir, url, prefix)).not.toContain(MARKER);
+  });
+});
+
+describe('forget on one replica while another replica’s audit entry of the member waits for its post', () => {
+  it.skipIf(redis.skipReason)('posts that entry erased: the prompt reaches no audit post, history entry, file or key', async () => {
+    const dataDir = await kit.newDir();
+    const prefix = uniquePrefix('forget-waiting');
+    const url = requireRedisUrl(redis);
+    closers.push(() => deleteKeys(url, prefix));
+    // Replica B's batch waits far longer than the test: its entry is posted by its stop's flush, after the forget.
+    const b = await processOn({ dataDir, url, prefix }, {}, 3_600_000);
+    const a = await processOn({ dataDir: await kit.newDir(), url, prefix });
+    a.runner.audit.setPoster('discord', recordingPoster());
+    const poster = recordingPoster();
+    const handle = await auditedJob(b.runner, poster);
+    expect((await handle!.done).type).toBe('completed');
+    // B read no mark as the job ended: its history entry keeps the prompt, and its audit entry waits with it.
+    await b.runner.history!.settled();
+    await vi.waitFor(() => expect(b.runner.audit.waiting).toBe(1));
+    expect(await b.runner.history!.mine(alice)).toMatchObject([{ key: 'job-1', prompt: `a ${MARKER} lighthouse` }]);
+
+    await a.runner.history!.forgetEverywhere(alice);
+    await b.runner.shutdown({ graceMs: 0 });
+
+    expect(poster.posts.flatMap((post) => post.entries)).toMatchObject([{ type: 'job', userId: 'alice', status: 'completed', prompt: '', erased: true }]);
+    expect(await a.runner.history!.mine(alice)).toEqual([]);
     expect(await everythingKept(dataDir, url, prefix)).not.toContain(MARKER);
   });
 });

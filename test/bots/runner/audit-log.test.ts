@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AuditLog, JobRefusedError, refusalFromPolicy, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
+import { AuditLog, JobHistory, JobRefusedError, refusalFromPolicy, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
 import { openBotState } from '../../../bots/state/index.js';
 import { words } from '../../../bots/runner/words.js';
 import { useTempDirs } from '../../helpers/runner-harness.js';
@@ -190,6 +190,33 @@ describe('forget in the audit channel', () => {
     await forgetting;
     await log.flush();
     expect(poster.posts.flatMap((p) => p.entries).map((e) => [e.userId, e.prompt, e.erased])).toEqual([['U-ada', '', true]]);
+  });
+
+  it('erases a post whose member forgot on another replica after its entries were read, before it was kept (that forget listed the posts without it)', async () => {
+    const dataDir = await newDir();
+    const state = await openBotState({ dataDir, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const space = state.store.space<AuditRecord>(state.spaces.auditPosts);
+    const elsewhere = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), posts: space });
+    elsewhere.setPoster('discord', new RecordingPoster());
+    const history = new JobHistory({ state, forgetAudit: (userKey) => elsewhere.forget(userKey) });
+    const ada = member('U-ada');
+    // The forget is asked on the other replica while this one's post is made and not yet kept.
+    const posts = { ...space, put: async (key: string, record: AuditRecord) => (await history.forgetEverywhere(ada), space.put(key, record)), update: space.update.bind(space), delete: space.delete.bind(space), entries: space.entries.bind(space) };
+    const poster = new RecordingPoster();
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts, forgotten: (who, at) => history.forgotten(who, at) });
+    log.setPoster('discord', poster);
+    log.jobEnded(ada, { ...job('zanzibarwhisper lighthouse'), acceptedAt: Date.now() }, completed);
+    log.jobEnded(member('U-bob'), job('a public kite'), completed);
+    await log.flush();
+    expect(poster.posts.flatMap((p) => p.entries).map((e) => e.prompt)).toEqual(['zanzibarwhisper lighthouse', 'a public kite']);
+    expect(poster.edits.map((e) => [e.messageId, e.entries.map((x) => [x.userId, x.prompt, x.erased ?? false])])).toEqual([
+      ['m1', [['U-ada', '', true], ['U-bob', 'a public kite', false]]],
+    ]);
+    const kept: AuditRecord[] = [];
+    for await (const { value } of space.entries()) kept.push(value);
+    expect(JSON.stringify(kept)).not.toContain('zanzibarwhisper');
+    expect(kept).toHaveLength(1);
+    await state.close();
   });
 
   it('keeps the largest post a surface makes (20 entries of the longest prompts, all escaped in JSON) for forget', async () => {

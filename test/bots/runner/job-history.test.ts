@@ -81,6 +81,21 @@ function historyBehaviour(name: string, open: (historyRetentionDays?: number) =>
       expect((await historyOfScope<HistoryEntry>(state, `discord:${scopeId}`)).map((e) => e.key)).toEqual(['job-2']);
     });
 
+    it('writes an end again without its prompt when its member’s forget (on another replica) came after its mark was read and before it was written', async () => {
+      const state = await open();
+      const history = new JobHistory({ state });
+      const alice = requester({ scopeId: 'guild-h' });
+      let decide!: (erased: boolean) => void;
+      const erased = new Promise<boolean>((resolve) => (decide = resolve));
+      const kept = history.recordEnd(alice, { key: 'job-1', kind: 'generate', prompt: 'zanzibarwhisper', options: {}, acceptedAt: Date.now() }, { type: 'completed' }, undefined, erased);
+      await history.forgetEverywhere(alice);
+      // The end was decided before the mark (none read), and is written after the forget erased the history.
+      decide(false);
+      await kept;
+      expect(await history.mine(alice)).toMatchObject([{ key: 'job-1', prompt: '' }]);
+      expect(JSON.stringify(await historyOf(state, `discord:${alice.userId}`))).not.toContain('zanzibarwhisper');
+    });
+
     it('shows nothing older than the retention', async () => {
       const state = await open(1);
       let now = Date.now();
