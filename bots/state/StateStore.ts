@@ -92,7 +92,7 @@ export interface Space<T> {
   keys(): AsyncIterable<string>;
   /**
    * Takes the records whose holder's lease has lapsed: each is returned to one process only, which then holds it
-   * until it releases it with `put(…, { hold: false })` or `delete`.
+   * until it releases it (`put` or `update` with `{ hold: false }`, or `delete`).
    */
   claimOrphans(): Promise<StateEntry<T>[]>;
   /** Whether another live process holds the record (its job runs there, not here). */
