@@ -86,7 +86,10 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
     if (isRunning(record)) {
       if ((await acknowledge('cancel: left over', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
       const clicked = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
-      await showLeftover(ctx, record, leftoverTarget(ctx, ctx.botRest, record, clicked));
+      if (await showLeftover(ctx, record, leftoverTarget(ctx, ctx.botRest, record, clicked))) return;
+      // Marked ended saying nothing in its message (shown long ago): the member who pressed is told it has finished.
+      const content = `✋ ${say(interaction.locale, 'discord.button.finished')}`;
+      await acknowledge('cancel: finished', () => interaction.followUp({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
       return;
     }
     return tell(ctx, interaction, words('discord.button.finished'));

@@ -63,15 +63,16 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
  * What a record its process left shows, and how it is marked — the sweep's for each record it claims, and a Cancel's on
  * a job no runner knows (its process stopped, or its runner forgot it long after it ended): an end to record is recorded,
  * showing nothing; a job that ended (its final kept) or whose result was saved shows that end, or nothing (see
- * `sweepInterrupted`); any other is shown "stopped when the bot restarted", with Retry, and marked failed.
+ * `sweepInterrupted`); any other is shown "stopped when the bot restarted", with Retry, and marked failed. Answers
+ * whether its message was (to be) written: false when it is marked ended saying nothing.
  */
-export async function showLeftover(ctx: BotContext, record: JobRecord, target: ReplyTarget): Promise<void> {
+export async function showLeftover(ctx: BotContext, record: JobRecord, target: ReplyTarget): Promise<boolean> {
   const header = headerOf(record);
   const end = endToRecord(record);
   if (end) {
     // Not waited for here (it waits for its audit post): the next record is shown at once; a stop's grace waits for it.
     ctx.track(recordShownEnd(ctx, record, end, linkOf(ctx, record, target)));
-    return;
+    return false;
   }
   // How it ended, when its runner recorded it and its view could not mark it (`final`), or when its result was made (and
   // charged) and saved — its facts, its images or both — before the process stopped: a Retry would charge again, even
@@ -83,10 +84,14 @@ export async function showLeftover(ctx: BotContext, record: JobRecord, target: R
     // Older than its images can be kept: most likely shown long ago by a process that could not mark it ended, and
     // anything said now would come out of the blue. Either way nothing is said: it is marked ended (its end recorded if
     // it was not, as the kept result's is: marked ended with it, recorded, released).
-    if ((final && 'shown' in final) || Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) return endQuietly(ctx, record, final?.type ?? 'completed');
+    if ((final && 'shown' in final) || Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
+      await endQuietly(ctx, record, final?.type ?? 'completed');
+      return false;
+    }
     // Else that end is shown, not "interrupted": the failure or cancellation its view could not show, or the result.
-    if (final && final.type !== 'completed') return showRecordedEnd(ctx, record, header, target, final);
-    return showKeptResult(ctx, record, header, target);
+    if (final && final.type !== 'completed') await showRecordedEnd(ctx, record, header, target, final);
+    else await showKeptResult(ctx, record, header, target);
+    return true;
   }
   try {
     const shown = (await target.final([renderInterrupted(header)])).first;
@@ -95,6 +100,7 @@ export async function showLeftover(ctx: BotContext, record: JobRecord, target: R
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a job interrupted by the last stop');
   }
   await ctx.store.markEnded(record.key, 'failed');
+  return true;
 }
 
 /**

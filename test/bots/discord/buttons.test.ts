@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
+import { say } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
@@ -158,6 +159,32 @@ describe('buttons keep working, restarts included', () => {
     expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
     expect(shown.attachments).toHaveLength(1);
     await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }));
+  });
+
+  it('tells the member privately that the job finished on a Cancel of such a job left older than its kept images (its message is not changed out of the blue)', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image shown long ago' });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
+    }, 'the job to start');
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
+    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const key = buttonId(running, 'Cancel').split(':')[2]!;
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } }));
+    vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
+    // Two days later: older than its kept images.
+    const longAgo = Date.now() - 2 * 24 * 60 * 60_000;
+    await records.update(key, (r) => r && { ...r, createdAt: longAgo, ...(r.reply && { reply: { ...r.reply, issuedAt: longAgo } }) });
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
+    expect(click.ack?.type).toBe(6);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }));
+    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
   });
 
   it('marks a job lost to a crash as interrupted when the bot starts again, with Retry in the same message', async () => {
