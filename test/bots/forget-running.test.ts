@@ -118,7 +118,7 @@ describe('forget on one replica while another replica’s audit entry of the mem
     expect((await handle!.done).type).toBe('completed');
     // B read no mark as the job ended: its history entry keeps the prompt, and its audit entry waits with it.
     await b.runner.history!.settled();
-    await vi.waitFor(() => expect(b.runner.audit.waiting).toBe(1));
+    await vi.waitFor(() => expect(b.runner.audit.waiting).toBe(1), { timeout: 15_000 });
     expect(await b.runner.history!.mine(alice)).toMatchObject([{ key: 'job-1', prompt: `a ${MARKER} lighthouse` }]);
 
     await a.runner.history!.forgetEverywhere(alice);

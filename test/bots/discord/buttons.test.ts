@@ -146,7 +146,7 @@ describe('buttons keep working, restarts included', () => {
     vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     const key = buttonId(running, 'Cancel').split(':')[2]!;
-    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } }));
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } }), { timeout: 15_000 });
     // Its runner has forgotten it (past the finished jobs it keeps).
     vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
 
@@ -158,7 +158,7 @@ describe('buttons keep working, restarts included', () => {
     expect(click.ack?.type).toBe(6);
     expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
     expect(shown.attachments).toHaveLength(1);
-    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }));
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
   });
 
   it('tells the member privately that the job finished on a Cancel of such a job left older than its kept images (its message is not changed out of the blue)', async () => {
@@ -173,7 +173,7 @@ describe('buttons keep working, restarts included', () => {
     vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     const key = buttonId(running, 'Cancel').split(':')[2]!;
-    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } }));
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } }), { timeout: 15_000 });
     vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
     // Two days later: older than its kept images.
     const longAgo = Date.now() - 2 * 24 * 60 * 60_000;
@@ -183,7 +183,7 @@ describe('buttons keep working, restarts included', () => {
     const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
     expect(click.ack?.type).toBe(6);
     expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
-    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }));
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
     expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
   });
 

@@ -123,7 +123,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
     const client = new SlowLoginClient(() => login);
     const connection = gatewayConnection({ newClient: () => client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, lease, logger });
     const started = connection.start();
-    await vi.waitFor(() => expect(client.loginStarted).toBe(true));
+    await vi.waitFor(() => expect(client.loginStarted).toBe(true), { timeout: 15_000 });
     await withTimeout(keptPastItsLife, 10_000, 'no renewal past the lease’s first lifetime was confirmed');
     evals.mockRestore();
     sets.mockRestore();

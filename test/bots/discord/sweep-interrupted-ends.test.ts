@@ -67,7 +67,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     expect(history[0]!.costUsd).toBeGreaterThan(0);
     // Its reply, kept while its end is to be recorded, gives the recorded end its link.
     expect(history[0]!.link).toMatch(/^https:\/\/discord\.com\/channels\//);
-    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]), { timeout: 15_000 });
     expect(writesThrough(h, ix)).toBe(written);
     expect(await auditPosts(h, audit, 'a paid image whose end a stop cut off')).toBe(1);
   });
@@ -79,13 +79,13 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     const marked = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
     const ix = h.discord.slashCommand('imagine', { prompt: 'something forbidden' });
     const failure = (await h.finalReply(ix, (m) => m.content.includes('🚫'))).content;
-    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true, final: { type: 'failed', shown: true } }]));
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true, final: { type: 'failed', shown: true } }]), { timeout: 15_000 });
     expect(marked).toHaveBeenCalledTimes(1);
     const written = writesThrough(h, ix);
     await h.restart();
 
     // The sweep marks it ended: released, nothing left of its end to keep nor to record again; its message is left as shown.
-    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'failed', endRecorded: true }]));
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'failed', endRecorded: true }]), { timeout: 15_000 });
     expect(writesThrough(h, ix)).toBe(written);
     expect(h.discord.original(ix)?.content).toBe(failure);
     expect((await records(h))[0]).not.toHaveProperty('final');
@@ -100,11 +100,11 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image shown, its save and mark failed' });
     const shown = await h.finalReply(ix);
-    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true, final: { type: 'completed', shown: true }, outputs: [] }]));
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true, final: { type: 'completed', shown: true }, outputs: [] }]), { timeout: 15_000 });
     const written = writesThrough(h, ix);
     await h.restart();
 
-    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]), { timeout: 15_000 });
     expect(writesThrough(h, ix)).toBe(written);
     expect(h.discord.original(ix)?.content).toBe(shown.content);
     expect(h.discord.channelMessages(h.discord.channelId).filter((m) => m.content.includes(ix.user.id))).toEqual([]);
@@ -121,12 +121,12 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
     vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
     const shown = await h.finalReply(ix);
-    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true }]));
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true }]), { timeout: 15_000 });
     const written = writesThrough(h, ix);
     const posted = h.discord.channelMessages(h.discord.channelId).length;
     await h.restart();
 
-    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]), { timeout: 15_000 });
     expect(writesThrough(h, ix)).toBe(written);
     expect(h.discord.channelMessages(h.discord.channelId)).toHaveLength(posted);
     expect(h.discord.original(ix)?.content).toBe(shown.content);
@@ -148,7 +148,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
 
     await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'recorded the end of a job the last stop left unrecorded'), 'the next start’s sweep');
     expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ prompt: 'a paid image whose history write failed', status: 'completed' }]);
-    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]), { timeout: 15_000 });
     expect(writesThrough(h, ix)).toBe(written);
   });
 
@@ -186,7 +186,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       const failure = await h.discord.waitFor(() => postFor(failed), 'the failure’s message');
       expect(failure.content).toContain(say('en', 'failure.rate_limited', { known: 'no' }));
       expect(buttonsOf(failure).map((b) => b.custom_id)).toEqual(['pictor:retry:failed-2']);
-      await vi.waitFor(async () => expect((await records(h)).map((r) => [r.key, r.status]).sort()).toEqual([['cancelled-1', 'cancelled'], ['failed-2', 'failed']]));
+      await vi.waitFor(async () => expect((await records(h)).map((r) => [r.key, r.status]).sort()).toEqual([['cancelled-1', 'cancelled'], ['failed-2', 'failed']]), { timeout: 15_000 });
       expect(recordEnded).not.toHaveBeenCalled();
     });
 
@@ -205,7 +205,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       await h.discord.waitFor(() => postFor(second), 'the next record’s message');
       expect(shownAtMark).toBe(false);
       expect(postFor(first)).toBeUndefined();
-      await vi.waitFor(async () => expect((await records(h)).find((r) => r.key === 'cancelled-2')?.status).toBe('cancelled'));
+      await vi.waitFor(async () => expect((await records(h)).find((r) => r.key === 'cancelled-2')?.status).toBe('cancelled'), { timeout: 15_000 });
       expect((await records(h)).find((r) => r.key === 'failed-1')).toMatchObject({ status: 'running', final: first.final });
     });
 
@@ -215,7 +215,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       await plant(old);
       await h.restart({ crash: true });
 
-      await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ key: 'failed-old', status: 'failed' }]));
+      await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ key: 'failed-old', status: 'failed' }]), { timeout: 15_000 });
       expect(postFor(old)).toBeUndefined();
     });
   });
@@ -226,13 +226,13 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image that ended as usual' });
     await h.finalReply(ix);
-    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]));
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]), { timeout: 15_000 });
     const written = writesThrough(h, ix);
     const claim = vi.spyOn(JobRecordStore.prototype, 'claimInterrupted');
     await h.restart();
 
     // The next start's sweep took nothing: the record was released with its end recorded.
-    await vi.waitFor(() => expect(claim).toHaveBeenCalled());
+    await vi.waitFor(() => expect(claim).toHaveBeenCalled(), { timeout: 15_000 });
     expect(await claim.mock.results[0]!.value).toEqual([]);
     expect(recordEnded).toHaveBeenCalledTimes(1);
     expect(await h.runner.history!.mine(requesterOf(ix))).toHaveLength(1);
@@ -271,7 +271,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
     const ix = h.discord.slashCommand('imagine', { prompt });
     await h.finalReply(ix);
-    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed' }]));
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed' }]), { timeout: 15_000 });
     return ix;
   }
 

@@ -137,7 +137,7 @@ describe('the sweep of jobs the last process left', () => {
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     await vi.waitFor(async () => {
       for await (const { value } of records.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
-    });
+    }, { timeout: 15_000 });
     expect(recordEnded).toHaveBeenCalledTimes(1);
     expect(await h.runner.history!.mine(requester)).toHaveLength(1);
     // A second entry would have been posted a moment after it: the runner's stop posts what waits.
@@ -187,7 +187,7 @@ describe('the sweep of jobs the last process left', () => {
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     await vi.waitFor(async () => {
       for await (const { value } of records.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
-    });
+    }, { timeout: 15_000 });
   });
 
   it('marks a swept result ended with its end as soon as it is shown, then its end recorded (its reply kept until then)', async () => {
@@ -199,7 +199,7 @@ describe('the sweep of jobs the last process left', () => {
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     await vi.waitFor(async () => {
       for await (const { value } of records.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
-    });
+    }, { timeout: 15_000 });
     expect(update.mock.calls.map(([, patch]) => patch)).toEqual([{ end: expect.objectContaining({ type: 'completed' }), status: 'completed' }]);
     for await (const { value } of records.entries()) expect(value.reply).toBeUndefined();
   });
@@ -236,7 +236,7 @@ describe('the sweep of jobs the last process left', () => {
       const values: JobRecord[] = [];
       for await (const { value } of records.entries()) values.push(value);
       expect(values).toMatchObject([{ status: 'running', endRecorded: true }]);
-    });
+    }, { timeout: 15_000 });
     const writes = () => h.discord.requests.filter((r) => r.token === ix.token && r.method !== 'GET').length;
     const written = writes();
     await h.restart();
@@ -248,7 +248,7 @@ describe('the sweep of jobs the last process left', () => {
     const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     await vi.waitFor(async () => {
       for await (const { value } of after.entries()) expect(value.status).toBe('completed');
-    });
+    }, { timeout: 15_000 });
     expect(await h.runner.history!.mine(requester)).toHaveLength(1);
     const texts = (m: FakeMessage) => m.embeds.map((e) => String(e.description));
     expect(h.discord.channelMessages(audit).flatMap(texts).filter((t) => t.includes('a paid image recorded live'))).toHaveLength(1);
@@ -422,7 +422,7 @@ describe('the sweep of jobs the last process left', () => {
     const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     await vi.waitFor(async () => {
       for await (const { value } of after.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
-    });
+    }, { timeout: 15_000 });
   });
 
   it('says nothing of a job with a kept result that is older than its images can be kept (most likely shown, its record never marked ended), marks it ended, and records its end (made and charged)', async () => {
@@ -479,7 +479,7 @@ describe('the sweep of jobs the last process left', () => {
     const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     await vi.waitFor(async () => {
       for await (const { value } of after.entries()) expect(value.status).toBe('completed');
-    });
+    }, { timeout: 15_000 });
     expect(h.discord.channelMessages().filter((m) => !before.has(m.id))).toEqual([posted]);
   });
 

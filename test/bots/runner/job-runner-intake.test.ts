@@ -253,7 +253,7 @@ describe('the intake: one call decides a job before its first public answer', ()
     expect(marks).toEqual([]);
 
     giveLink('https://example.test/message');
-    await vi.waitFor(() => expect(marks).toEqual([1]));
+    await vi.waitFor(() => expect(marks).toEqual([1]), { timeout: 15_000 });
     await runner.shutdown({ graceMs: 0 });
     expect(marks).toEqual([1]);
   });

@@ -41,7 +41,7 @@ describe.skipIf(redis.skipReason)(`ChannelWriters of two replicas on one Redis $
       update(b, `b${i}`, 'T1', `CB${i}`);
     }
     for (let i = 0; i < 4; i++) update(b, `t2-${i}`, 'T2', `CT${i}`);
-    await vi.waitFor(() => expect(done).toHaveLength(8));
+    await vi.waitFor(() => expect(done).toHaveLength(8), { timeout: 15_000 });
     expect(done.filter((d) => d.startsWith('t2-'))).toHaveLength(4);
     expect(a.pending + b.pending).toBe(6);
   });
@@ -50,9 +50,9 @@ describe.skipIf(redis.skipReason)(`ChannelWriters of two replicas on one Redis $
     const [a, b] = await replicas({ perMinute: 1, burst: 4, headroom: 2 });
     const done: string[] = [];
     for (let i = 0; i < 4; i++) void a.write(`CA${i}`, { budgeted: true, workspace: 'T1', run: async () => void done.push('progress') });
-    await vi.waitFor(() => expect(done).toHaveLength(2));
+    await vi.waitFor(() => expect(done).toHaveLength(2), { timeout: 15_000 });
     for (let i = 0; i < 3; i++) void b.write(`CB${i}`, { budgeted: true, urgent: true, workspace: 'T1', run: async () => void done.push('final') });
-    await vi.waitFor(() => expect(done).toHaveLength(4));
+    await vi.waitFor(() => expect(done).toHaveLength(4), { timeout: 15_000 });
     expect(done).toEqual(['progress', 'progress', 'final', 'final']);
     expect(a.pending + b.pending).toBe(3);
   });
@@ -63,7 +63,7 @@ describe.skipIf(redis.skipReason)(`ChannelWriters of two replicas on one Redis $
     void a.write('C1', { run: async () => void done.push('a') });
     void b.write('C1', { run: async () => void done.push('b') });
     void b.write('C2', { run: async () => void done.push('other channel') });
-    await vi.waitFor(() => expect(done).toHaveLength(2));
+    await vi.waitFor(() => expect(done).toHaveLength(2), { timeout: 15_000 });
     expect(done).toContain('other channel');
     expect(a.pending + b.pending).toBe(1);
   });
@@ -82,7 +82,7 @@ describe.skipIf(redis.skipReason)('a ChannelWriter whose Redis cannot be reached
     });
     const done: string[] = [];
     for (const channel of ['C1', 'C2', 'C3']) void writer.write(channel, { budgeted: true, workspace: 'T1', run: async () => void done.push(channel) });
-    await vi.waitFor(() => expect(done).toHaveLength(2));
+    await vi.waitFor(() => expect(done).toHaveLength(2), { timeout: 15_000 });
     expect(writer.pending).toBe(1);
     expect(logger.warn).toHaveBeenCalledTimes(1);
   });

@@ -264,7 +264,7 @@ describe('the Slack app in many workspaces (OAuth)', () => {
     await finishedJob(h.fake, 'C0ALPHA');
 
     expect((await h.fake.replayLastDelivery()).status).toBe(200);
-    await vi.waitFor(() => expect(logger.entries.map((e) => e.msg)).toContain('refused a replayed Slack request'));
+    await vi.waitFor(() => expect(logger.entries.map((e) => e.msg)).toContain('refused a replayed Slack request'), { timeout: 15_000 });
     const forged = await h.fake.command({ command: '/imagine', text: 'a dog', team: 'T0ALPHA', channel: 'C0ALPHA' }, { secret: 'not-the-signing-secret' });
 
     // Refused before Bolt reads it: nothing of it runs.

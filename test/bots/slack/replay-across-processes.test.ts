@@ -18,7 +18,7 @@ const generations = (h: Harness) => h.emulator.requests.filter((r) => r.path ===
 
 /** Waits until the bot has dropped a request as one it has seen: nothing of it runs after that. */
 async function refusedAsReplay(logger: RecordingLogger): Promise<void> {
-  await vi.waitFor(() => expect(logger.entries.map((e) => e.msg)).toContain('refused a replayed Slack request'));
+  await vi.waitFor(() => expect(logger.entries.map((e) => e.msg)).toContain('refused a replayed Slack request'), { timeout: 15_000 });
 }
 
 describe('a replayed signed Slack request', () => {

@@ -187,7 +187,7 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     expect(audit).toMatch(/\$0\.0\d+/);
     expect(audit).toContain(messageLinkOf('C0LAMPS', job.ts));
     // Marked once its audit entry was posted, never before.
-    await vi.waitFor(() => expect(saved.read().value).toMatchObject({ status: 'ended', endRecorded: true }));
+    await vi.waitFor(() => expect(saved.read().value).toMatchObject({ status: 'ended', endRecorded: true }), { timeout: 15_000 });
     // The sweep is over once the bot has stopped: the end was recorded once.
     await after.close({ fake: true });
     open.splice(open.indexOf(after), 1);
@@ -457,7 +457,7 @@ describe('the end of a job its message showed before a stop, recorded by the nex
 
     const after = await startWithAdmin({ fake, dataDir });
     open.push(after);
-    await vi.waitFor(() => expect(claimed).toHaveBeenCalled());
+    await vi.waitFor(() => expect(claimed).toHaveBeenCalled(), { timeout: 15_000 });
     expect(await after.runner.history!.mine(alice)).toHaveLength(1);
     await after.close({ fake: true });
     open.splice(open.indexOf(after), 1);
