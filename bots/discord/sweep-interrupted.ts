@@ -1,7 +1,7 @@
 import type { REST } from 'discord.js';
 import { sniffImageType } from 'pictor';
 import { isDmScope, say } from '../runner/index.js';
-import { botSpaces, endToRecord } from '../state/index.js';
+import { botSpaces, endToRecord, isRunning } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { madeCount, outputIndex, type FinalShown, type JobRecord, type ReplyHandle } from './JobRecordStore.js';
@@ -64,9 +64,19 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
  * a job no runner knows (its process stopped, or its runner forgot it long after it ended): an end to record is recorded,
  * showing nothing; a job that ended (its final kept) or whose result was saved shows that end, or nothing (see
  * `sweepInterrupted`); any other is shown "stopped when the bot restarted", with Retry, and marked failed. Answers
- * whether its message was (to be) written: false when it is marked ended saying nothing.
+ * whether its message was (to be) written: false when it is marked ended saying nothing, and when the other path of this process shows it (or showed it since `record` was read):
+ * one path at a time shows a record, from the record as kept then (`JobRecordStore.showAlone`).
  */
 export async function showLeftover(ctx: BotContext, record: JobRecord, target: ReplyTarget): Promise<boolean> {
+  const shown = await ctx.store.showAlone(record, async (current) => {
+    // Still what `record` was: running, or ended with its end to record (the sweep's); else the other path took it.
+    if (!current || !(isRunning(current) || (!isRunning(record) && endToRecord(current)))) return false;
+    return showOnce(ctx, current, target);
+  });
+  return shown ?? false;
+}
+
+async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget): Promise<boolean> {
   const header = headerOf(record);
   const end = endToRecord(record);
   if (end) {
