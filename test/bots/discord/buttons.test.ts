@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
-import { say } from '../../../bots/runner/index.js';
+import { say, words } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
@@ -185,6 +185,32 @@ describe('buttons keep working, restarts included', () => {
     expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
     await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
     expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
+  });
+
+  it('tells the member privately that the job finished on a Cancel of a failed job its runner forgot whose ended mark fails again (its failure is not shown, the record left running)', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a job whose end could not be marked' });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
+    }, 'the job to start');
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
+    const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const key = buttonId(running, 'Cancel').split(':')[2]!;
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } }));
+    // A failure its view could not show nor mark, its runner forgot it, and the storage fails the Cancel's mark too.
+    await records.update(key, (r) => r && { ...r, final: { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true } });
+    vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
+    markEnded.mockRejectedValue(new Error('storage unavailable'));
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
+    expect(click.ack?.type).toBe(6);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
+    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
+    expect(await records.get(key)).toMatchObject({ status: 'running', final: { type: 'failed' } });
   });
 
   it('marks a job lost to a crash as interrupted when the bot starts again, with Retry in the same message', async () => {
