@@ -12,6 +12,28 @@ describe('buttons keep working, restarts included', () => {
     await h?.close();
   });
 
+  /**
+   * A job left running after it completed, whose runner forgot it: its result reached neither its reply nor the channel
+   * and its view's mark failed (its record kept running, with its final), then its runner no longer knows it (past the
+   * finished jobs it keeps).
+   */
+  async function leftRunningForgotten(prompt: string) {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
+    }, 'the job to start');
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
+    const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const key = buttonId(running, 'Cancel').split(':')[2]!;
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } }), { timeout: 15_000 });
+    vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
+    return { running, records, key, markEnded };
+  }
+
   it('rerolls a job after the bot restarted, with a new client and runner on the same data folder', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const first = h.discord.slashCommand('imagine', { prompt: 'a red kite', size: '1536x1024', quality: 'low' });
@@ -134,21 +156,7 @@ describe('buttons keep working, restarts included', () => {
   });
 
   it('shows the kept result, not “stopped” with Retry, on a Cancel of a job left running whose runner forgot it after it completed (its result unshown, its mark failed)', async () => {
-    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
-    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image its reply never showed' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
-    }, 'the job to start');
-    // The result reaches neither the reply nor the channel, and the view's mark fails: the record is left running with its final.
-    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
-    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
-    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
-    const key = buttonId(running, 'Cancel').split(':')[2]!;
-    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } }), { timeout: 15_000 });
-    // Its runner has forgotten it (past the finished jobs it keeps).
-    vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
+    const { running, records, key } = await leftRunningForgotten('a paid image its reply never showed');
 
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
     const shown = await h.discord.waitFor(() => {
@@ -162,19 +170,7 @@ describe('buttons keep working, restarts included', () => {
   });
 
   it('tells the member privately that the job finished on a Cancel of such a job left older than its kept images (its message is not changed out of the blue)', async () => {
-    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
-    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image shown long ago' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
-    }, 'the job to start');
-    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
-    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
-    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
-    const key = buttonId(running, 'Cancel').split(':')[2]!;
-    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } }), { timeout: 15_000 });
-    vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
+    const { running, records, key } = await leftRunningForgotten('a paid image shown long ago');
     // Two days later: older than its kept images.
     const longAgo = Date.now() - 2 * 24 * 60 * 60_000;
     await records.update(key, (r) => r && { ...r, createdAt: longAgo, ...(r.reply && { reply: { ...r.reply, issuedAt: longAgo } }) });
@@ -188,21 +184,9 @@ describe('buttons keep working, restarts included', () => {
   });
 
   it('tells the member privately that the job finished on a Cancel of a failed job its runner forgot whose ended mark fails again (its failure is not shown, the record left running)', async () => {
-    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
-    const ix = h.discord.slashCommand('imagine', { prompt: 'a job whose end could not be marked' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
-    }, 'the job to start');
-    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
-    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
-    const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
-    const key = buttonId(running, 'Cancel').split(':')[2]!;
-    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } }));
-    // A failure its view could not show nor mark, its runner forgot it, and the storage fails the Cancel's mark too.
+    const { running, records, key, markEnded } = await leftRunningForgotten('a job whose end could not be marked');
+    // A failure its view could not show nor mark, and the storage fails the Cancel's mark too.
     await records.update(key, (r) => r && { ...r, final: { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true } });
-    vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
     markEnded.mockRejectedValue(new Error('storage unavailable'));
 
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
