@@ -97,13 +97,13 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
     },
 
     // Numbered as the job's images, as its Edit buttons are: one not kept, or dropped since by the images' bound, is left
-    // out, never a shift of those after it (so a thumbnail the console made of it is no longer served).
+    // out, never a shift of those after it (so a thumbnail the console made of it is no longer served). The page's jobs
+    // are asked together, not one after another: with Redis each is its link, its record, then its images' EXISTS side by
+    // side (`keptOutputs`), which the client sends without waiting for each answer — one round trip for a job's images.
     async keptImages(jobIds) {
+      const outputs = await Promise.all(jobIds.map((jobId) => kept.keptOutputs(jobId).catch(() => undefined)));
       const indices = new Map<string, readonly number[]>();
-      for (const jobId of jobIds) {
-        const outputs = await kept.keptOutputs(jobId).catch(() => undefined);
-        if (outputs) indices.set(jobId, outputs);
-      }
+      for (const [i, jobId] of jobIds.entries()) if (outputs[i]) indices.set(jobId, outputs[i]);
       return indices;
     },
 

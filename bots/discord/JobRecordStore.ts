@@ -167,6 +167,8 @@ export class JobRecordStore {
   readonly #logger: LoggerLike;
   /** Records being added: visible to `get` from the moment `add` is called (a modal's submit may come before the write ends). */
   readonly #adding = new Map<string, JobRecord>();
+  /** Leftover records this process is showing (its sweep's, or a Cancel's on a job no runner knows): `showAlone`. */
+  readonly #showing = new Set<string>();
 
   constructor(options: { state: BotState; logger: LoggerLike }) {
     const { store, spaces } = options.state;
@@ -326,6 +328,23 @@ export class JobRecordStore {
       else await this.records.update(key, (current) => current, { hold: false });
     }
     return found.sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  /**
+   * Shows a leftover record by one path at a time in this process — its sweep (which shows the records it claimed one
+   * after another) or a Cancel on it — so that a result is never posted, nor its end recorded, twice: `show` gets the
+   * record as kept once its key is taken (the caller's copy, when it cannot be read), as the other path may have shown
+   * and marked it since that copy was read, and its answer is returned; undefined, `show` not called, while another
+   * path here shows it.
+   */
+  async showAlone<R>(copy: JobRecord, show: (current: JobRecord | undefined) => Promise<R>): Promise<R | undefined> {
+    if (this.#showing.has(copy.key)) return undefined;
+    this.#showing.add(copy.key);
+    try {
+      return await show(await this.records.get(copy.key).catch(() => copy));
+    } finally {
+      this.#showing.delete(copy.key);
+    }
   }
 
   /** Whether the job runs in another live process (a replica), not this one. */

@@ -1,7 +1,7 @@
 import type { REST } from 'discord.js';
 import { sniffImageType } from 'pictor';
 import { isDmScope, say } from '../runner/index.js';
-import { botSpaces, endToRecord } from '../state/index.js';
+import { botSpaces, endToRecord, isRunning } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { madeCount, outputIndex, type FinalShown, type JobRecord, type ReplyHandle } from './JobRecordStore.js';
@@ -64,9 +64,20 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
  * a job no runner knows (its process stopped, or its runner forgot it long after it ended): an end to record is recorded,
  * showing nothing; a job that ended (its final kept) or whose result was saved shows that end, or nothing (see
  * `sweepInterrupted`); any other is shown "stopped when the bot restarted", with Retry, and marked failed. Answers
- * whether its message was (to be) written: false when it is marked ended saying nothing.
+ * whether its message was (to be) written: false when it is marked ended saying nothing, when its failure or
+ * cancellation was not shown, and when the other path of this process shows it (or showed it since `record` was read):
+ * one path at a time shows a record, from the record as kept then (`JobRecordStore.showAlone`).
  */
 export async function showLeftover(ctx: BotContext, record: JobRecord, target: ReplyTarget): Promise<boolean> {
+  const shown = await ctx.store.showAlone(record, async (current) => {
+    // Still what `record` was: running, or ended with its end to record (the sweep's); else the other path took it.
+    if (!current || !(isRunning(current) || (!isRunning(record) && endToRecord(current)))) return false;
+    return showOnce(ctx, current, target);
+  });
+  return shown ?? false;
+}
+
+async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget): Promise<boolean> {
   const header = headerOf(record);
   const end = endToRecord(record);
   if (end) {
@@ -89,8 +100,8 @@ export async function showLeftover(ctx: BotContext, record: JobRecord, target: R
       return false;
     }
     // Else that end is shown, not "interrupted": the failure or cancellation its view could not show, or the result.
-    if (final && final.type !== 'completed') await showRecordedEnd(ctx, record, header, target, final);
-    else await showKeptResult(ctx, record, header, target);
+    if (final && final.type !== 'completed') return showRecordedEnd(ctx, record, header, target, final);
+    await showKeptResult(ctx, record, header, target);
     return true;
   }
   try {
@@ -196,21 +207,25 @@ async function endQuietly(ctx: BotContext, record: JobRecord, status: FinalShown
  * ended (its record kept the final update's facts): the record marked ended first — released, its end being recorded
  * already — as the live view marks what it shows, so a crash after showing it never shows it again; then that end as its
  * final message (its images, shown with it if it could be, are not kept). A failed mark is logged and nothing is shown:
- * the record, still running with its final, is the next sweep's to show (shown now, it would be shown again then).
+ * the record, still running with its final, is left to whoever takes it next — a Cancel on it here, or a sweep once the
+ * process holding it is gone (this one: its runner forgot the job, so no sweep of this process claims it) — as shown
+ * now, it would be shown again then. Answers whether it showed that end (its message reached Discord).
  */
-async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalShown, { type: 'completed' }>): Promise<void> {
+async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalShown, { type: 'completed' }>): Promise<boolean> {
   try {
     await ctx.store.markEnded(record.key, final.type);
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
-    return;
+    return false;
   }
   const message = final.type === 'failed' ? renderFailure(header, final) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' });
   try {
     const shown = (await target.final([message])).first;
     ctx.logger.info({ jobKey: record.key, status: final.type, shown, via: target.mode }, 'showed the end of a job the last stop left unmarked');
+    return shown;
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the end of a job the last stop left unmarked');
+    return false;
   }
 }
 

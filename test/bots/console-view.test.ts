@@ -150,6 +150,29 @@ describe('the kept images the console shows of a Discord job', () => {
     }
   });
 
+  it('are asked of the page’s jobs together, not one job after another', async () => {
+    const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
+    const { runner } = await kit.runner({});
+    try {
+      const asked: string[] = [];
+      let answer!: () => void;
+      const answered = new Promise<void>((resolve) => (answer = resolve));
+      vi.spyOn(JobRecordStore.prototype, 'keptOutputs').mockImplementation(async (jobId) => {
+        asked.push(jobId);
+        await answered;
+        return jobId === 'job-2' ? [0] : undefined;
+      });
+      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      const indices = view.keptImages!(['job-1', 'job-2', 'job-3']);
+      await vi.waitFor(() => expect(asked).toEqual(['job-1', 'job-2', 'job-3']));
+      answer();
+      expect(await indices).toEqual(new Map([['job-2', [0]]]));
+    } finally {
+      vi.restoreAllMocks();
+      await state.close();
+    }
+  });
+
   it('draw on the owner’s page one thumbnail per image kept, named by its number in the job, and none that answers 404', async () => {
     const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
     const { runner } = await kit.runner({});

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
-import { say } from '../../../bots/runner/index.js';
+import { say, words } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
@@ -11,6 +11,28 @@ describe('buttons keep working, restarts included', () => {
     vi.restoreAllMocks();
     await h?.close();
   });
+
+  /**
+   * A job left running after it completed, whose runner forgot it: its result reached neither its reply nor the channel
+   * and its view's mark failed (its record kept running, with its final), then its runner no longer knows it (past the
+   * finished jobs it keeps).
+   */
+  async function leftRunningForgotten(prompt: string) {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
+    }, 'the job to start');
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
+    const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const key = buttonId(running, 'Cancel').split(':')[2]!;
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } }), { timeout: 15_000 });
+    vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
+    return { running, records, key, markEnded };
+  }
 
   it('rerolls a job after the bot restarted, with a new client and runner on the same data folder', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
@@ -134,21 +156,7 @@ describe('buttons keep working, restarts included', () => {
   });
 
   it('shows the kept result, not “stopped” with Retry, on a Cancel of a job left running whose runner forgot it after it completed (its result unshown, its mark failed)', async () => {
-    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
-    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image its reply never showed' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
-    }, 'the job to start');
-    // The result reaches neither the reply nor the channel, and the view's mark fails: the record is left running with its final.
-    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
-    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
-    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
-    const key = buttonId(running, 'Cancel').split(':')[2]!;
-    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } }), { timeout: 15_000 });
-    // Its runner has forgotten it (past the finished jobs it keeps).
-    vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
+    const { running, records, key } = await leftRunningForgotten('a paid image its reply never showed');
 
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
     const shown = await h.discord.waitFor(() => {
@@ -162,19 +170,7 @@ describe('buttons keep working, restarts included', () => {
   });
 
   it('tells the member privately that the job finished on a Cancel of such a job left older than its kept images (its message is not changed out of the blue)', async () => {
-    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
-    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image shown long ago' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
-    }, 'the job to start');
-    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
-    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
-    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
-    const key = buttonId(running, 'Cancel').split(':')[2]!;
-    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } }), { timeout: 15_000 });
-    vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
+    const { running, records, key } = await leftRunningForgotten('a paid image shown long ago');
     // Two days later: older than its kept images.
     const longAgo = Date.now() - 2 * 24 * 60 * 60_000;
     await records.update(key, (r) => r && { ...r, createdAt: longAgo, ...(r.reply && { reply: { ...r.reply, issuedAt: longAgo } }) });
@@ -185,6 +181,20 @@ describe('buttons keep working, restarts included', () => {
     expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
     await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
     expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
+  });
+
+  it('tells the member privately that the job finished on a Cancel of a failed job its runner forgot whose ended mark fails again (its failure is not shown, the record left running)', async () => {
+    const { running, records, key, markEnded } = await leftRunningForgotten('a job whose end could not be marked');
+    // A failure its view could not show nor mark, and the storage fails the Cancel's mark too.
+    await records.update(key, (r) => r && { ...r, final: { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true } });
+    markEnded.mockRejectedValue(new Error('storage unavailable'));
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
+    expect(click.ack?.type).toBe(6);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
+    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
+    expect(await records.get(key)).toMatchObject({ status: 'running', final: { type: 'failed' } });
   });
 
   it('marks a job lost to a crash as interrupted when the bot starts again, with Retry in the same message', async () => {

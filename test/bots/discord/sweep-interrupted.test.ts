@@ -8,7 +8,7 @@ import { JobRunner, say } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL } from './harness.js';
+import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL, privateNoteOf } from './harness.js';
 
 /** The kept images of finished jobs (their Edit buttons' copies) in the data folder. */
 function keptOutputs(dataDir: string): string[] {
@@ -82,6 +82,27 @@ describe('the sweep of jobs the last process left', () => {
     expect(shown.content).not.toMatch(/restarted/);
     // One image was charged: the one shown.
     expect(h.emulator.requests.filter((r) => r.path.includes('/images/'))).toHaveLength(1);
+  });
+
+  it('shows a swept result once when its Cancel is pressed while the sweep is showing it: the member who pressed is told privately the job finished', async () => {
+    const ix = await resultOnItsWay({ prompt: 'a paid image shown by one path' });
+    const running = { ...h.discord.original(ix)!, components: structuredClone(h.discord.original(ix)!.components) };
+    // The sweep's result, through the job's reply token, is held on its way to Discord.
+    const sweeping = h.discord.holdRequests((method, path) => method === 'PATCH' && path.includes(`/webhooks/${h.discord.applicationId}/${ix.token}`));
+    await h.restart({ crash: true });
+    await h.discord.waitFor(() => sweeping.held > 0, 'the sweep showing the result');
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await privateNoteOf(h, click);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
+    sweeping.release();
+    const shown = await h.finalReply(ix);
+    expect(shown.attachments).toHaveLength(1);
+    await sweptEndRecorded(h);
+    // One upload of the paid result, the sweep's; one history entry.
+    expect(h.discord.requests.filter((r) => r.files.length > 0)).toHaveLength(1);
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    expect(await h.runner.history!.mine(requester)).toHaveLength(1);
   });
 
   it('keeps a job whose result the sweep showed in the member’s history, with what it cost', async () => {

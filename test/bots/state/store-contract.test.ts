@@ -421,7 +421,7 @@ describe('the data-folder backend', () => {
     await store.close();
   });
 
-  it('answers none for a record past its TTL and lists it no more, before the hourly prune removes its file', async () => {
+  it('answers none for a record past its TTL, lists it no more and does not have it, before the hourly prune removes its file', async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     vi.useFakeTimers({ toFake: ['Date'] });
     onTestFinished(() => void vi.useRealTimers());
@@ -431,11 +431,14 @@ describe('the data-folder backend', () => {
     vi.setSystemTime(Date.now() + SPACE.ttlMs! - 1);
     await space.put('new', job('written now'));
     expect(await space.get('old')).toEqual(job('written a minute ago'));
+    expect(await space.has('old')).toBe(true);
     vi.setSystemTime(Date.now() + 2);
     const keys: string[] = [];
     for await (const key of space.keys()) keys.push(key);
     expect(keys).toEqual(['new']);
     expect(await space.get('old')).toBeUndefined();
+    expect(await space.has('old')).toBe(false);
+    expect(await space.has('new')).toBe(true);
     expect(await readdir(join(dataDir, 'test', 'jobs'))).toContain('old.json');
     await store.close();
   });
@@ -557,6 +560,31 @@ describe.skipIf(redis.skipReason)('the Redis backend’s bounds', () => {
       );
       expect(await link.commands.pttl(`${prefix}:bots:test-forever:r:install`)).toBe(-1);
       for (const key of keys.filter((k) => !k.endsWith(':install'))) expect(await link.commands.pttl(key)).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+      await link.close();
+      await deleteKeys(requireRedisUrl(redis), prefix);
+    }
+  });
+
+  it('does not have a record past its TTL: its key carries the space’s TTL, and once that runs out (shortened here to a millisecond) has answers false', async () => {
+    const prefix = uniquePrefix('state-has-ttl');
+    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
+    const store = await RedisStateStore.open({ link, leaseMs: 5_000 });
+    try {
+      const space = store.space<Job>(SPACE);
+      await space.put('old', job('written a minute ago'));
+      await space.put('new', job('written now'));
+      const record = `${prefix}:bots:test-jobs:r:old`;
+      expect(await space.has('old')).toBe(true);
+      const left = await link.commands.pttl(record);
+      expect(left).toBeGreaterThan(0);
+      expect(left).toBeLessThanOrEqual(SPACE.ttlMs!);
+      // Its time runs out, as the space's TTL would let it, without the test waiting a minute.
+      await link.commands.pexpire(record, 1);
+      await vi.waitFor(async () => expect(await space.has('old')).toBe(false), { timeout: 15_000 });
+      expect(await space.get('old')).toBeUndefined();
+      expect(await space.has('new')).toBe(true);
     } finally {
       await store.close();
       await link.close();
