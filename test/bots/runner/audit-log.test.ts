@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AuditLog, JobHistory, JobRefusedError, refusalFromPolicy, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
-import { openBotState } from '../../../bots/state/index.js';
+import { openBotState, type Space } from '../../../bots/state/index.js';
 import { words } from '../../../bots/runner/words.js';
 import { useTempDirs } from '../../helpers/runner-harness.js';
 
@@ -216,6 +216,55 @@ describe('forget in the audit channel', () => {
     for await (const { value } of space.entries()) kept.push(value);
     expect(JSON.stringify(kept)).not.toContain('zanzibarwhisper');
     expect(kept).toHaveLength(1);
+    await state.close();
+  });
+
+  /** A poster whose first post waits, once it was asked (`reached`), until `release()`. */
+  function heldPoster() {
+    const poster = new RecordingPoster();
+    let reach!: () => void;
+    const reached = new Promise<void>((resolve) => (reach = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const post = poster.post.bind(poster);
+    poster.post = async (p: AuditPost) => (reach(), await released, post(p));
+    return { poster, reached, release };
+  }
+
+  /** One process: its audit log, asking the member's mark of its history, whose forget reaches that log. */
+  async function oneProcess(posts: (space: Space<AuditRecord>) => AuditLogOptionsPosts = (space) => space) {
+    const dataDir = await newDir();
+    const state = await openBotState({ dataDir, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const space = state.store.space<AuditRecord>(state.spaces.auditPosts);
+    const held = heldPoster();
+    const log: AuditLog = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: posts(space), forgotten: (who, at) => history.forgotten(who, at) });
+    // The member's mark is written when the forget reaches the audit log.
+    let marked!: () => void;
+    const forgetting = new Promise<void>((resolve) => (marked = resolve));
+    const history = new JobHistory({ state, forgetAudit: (userKey) => (marked(), log.forget(userKey)) });
+    log.setPoster('discord', held.poster);
+    const kept = async () => {
+      const records: AuditRecord[] = [];
+      for await (const { value } of space.entries()) records.push(value);
+      return records;
+    };
+    return { state, log, history, kept, forgetting, ...held };
+  }
+
+  it('counts a post made while the member’s forget runs in this process: the forget waits for it, finds it kept and erases it, once', async () => {
+    const { state, log, history, kept, forgetting, poster, reached, release } = await oneProcess();
+    const ada = member('U-ada');
+    log.jobEnded(ada, { ...job('zanzibarwhisper lighthouse'), acceptedAt: Date.now() }, completed);
+    await reached;
+    // The post is under way, its entry read before the mark: the forget here must wait for it and count it.
+    const forgot = history.forgetEverywhere(ada);
+    await forgetting;
+    release();
+    expect((await forgot).auditPosts).toBe(1);
+    await log.flush();
+    expect(poster.posts.flatMap((p) => p.entries).map((e) => e.prompt)).toEqual(['zanzibarwhisper lighthouse']);
+    expect(poster.edits.map((e) => [e.messageId, e.entries.map((x) => [x.prompt, x.erased ?? false])])).toEqual([['m1', [['', true]]]]);
+    expect(await kept()).toEqual([]);
     await state.close();
   });
 
