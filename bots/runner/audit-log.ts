@@ -492,11 +492,12 @@ export class AuditLog {
       // Posted: now (never before) its job ends are kept as entered; a crash before leaves them to be entered again.
       await Promise.all(items.map((i) => this.#settled(i, true)));
       const record: AuditRecord = { ...post, messageId };
-      await this.#keep(record).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not keep an audit post for forget'));
+      const kept = await this.#keep(record).catch((error: unknown) => (this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not keep an audit post for forget'), false));
       // A forget marked since the read above may have listed the posts kept before this one was: it is erased here,
-      // unless that forget runs here (it waits for this post, then finds it kept, erases it and counts it).
+      // unless a forget of that member runs here and will find this post kept (it waits for this post, then lists the
+      // posts kept, erases it and counts it). One not kept (no audit-posts space, or its write failed) no forget finds.
       const late = await this.#forgottenAmong(items);
-      for (const index of late) if (this.#forgetting.has(`${queue.platform}:${items[index]!.entry.userId}`)) late.delete(index);
+      if (kept) for (const index of late) if (this.#forgetting.has(`${queue.platform}:${items[index]!.entry.userId}`)) late.delete(index);
       if (late.size > 0) await this.#erase(recordKeyOf(record), record, (_, index) => late.has(index)).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post'));
     } while (all);
   }
@@ -514,9 +515,11 @@ export class AuditLog {
     return false;
   }
 
-  async #keep(record: AuditRecord): Promise<void> {
-    if (!this.#posts || !record.entries.some((e) => e.prompt !== '')) return;
+  /** Keeps a posted message for `forget`; answers whether it is kept (not without the space, nor with no prompt to erase). */
+  async #keep(record: AuditRecord): Promise<boolean> {
+    if (!this.#posts || !record.entries.some((e) => e.prompt !== '')) return false;
     await this.#posts.put(recordKeyOf(record), record);
+    return true;
   }
 
   #failed(scopeKey: string, channelId: string, error: unknown, entries: number): void {

@@ -268,6 +268,27 @@ describe('forget in the audit channel', () => {
     await state.close();
   });
 
+  it('erases a post made while the member’s forget runs in this process when its record could not be kept (the forget cannot find it)', async () => {
+    const failingPut = (space: Space<AuditRecord>) => ({
+      get: space.get.bind(space),
+      put: async () => Promise.reject(Object.assign(new Error('disk full'), { code: 'ENOSPC' })),
+      update: space.update.bind(space),
+      delete: space.delete.bind(space),
+      entries: space.entries.bind(space),
+    });
+    const { state, log, history, forgetting, poster, reached, release } = await oneProcess(failingPut);
+    const ada = member('U-ada');
+    log.jobEnded(ada, { ...job('zanzibarwhisper lighthouse'), acceptedAt: Date.now() }, completed);
+    await reached;
+    const forgot = history.forgetEverywhere(ada);
+    await forgetting;
+    release();
+    await forgot;
+    await log.flush();
+    expect(poster.edits.map((e) => [e.messageId, e.entries.map((x) => [x.prompt, x.erased ?? false])])).toEqual([['m1', [['', true]]]]);
+    await state.close();
+  });
+
   it('keeps the largest post a surface makes (20 entries of the longest prompts, all escaped in JSON) for forget', async () => {
     const dataDir = await newDir();
     const state = await openBotState({ dataDir, logger: { debug() {}, info() {}, warn() {}, error() {} } });
