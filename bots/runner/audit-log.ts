@@ -113,7 +113,7 @@ export type AuditChannelOf = (requester: Pick<Requester, 'platform' | 'scopeId'>
 export interface AuditLogOptions {
   channelOf: AuditChannelOf;
   /** Where posted messages are kept for `forget` (the bots' state: its `audit-posts` space). Without it, `forget` cannot reach the posts. */
-  posts?: Pick<Space<AuditRecord>, 'put' | 'update' | 'delete' | 'entries'> | undefined;
+  posts?: Pick<Space<AuditRecord>, 'get' | 'put' | 'update' | 'delete' | 'entries'> | undefined;
   /**
    * Where the ends of jobs posted are kept (the bots' state: its `audit-ended` space), by the job's key: a job's end
    * recorded again once it was posted is not posted again. Without it, only this process's repeats are told.
@@ -316,20 +316,26 @@ export class AuditLog {
 
   /**
    * Writes a posted message again with the entries `erasing` picks erased, then its record (under `key`) keeps no prompt
-   * of them: a record left with no prompt goes. Answers whether the platform took the edit (a refusal is logged).
+   * of them: a record left with no prompt goes. The message is written from its record as kept now, not as `record`
+   * was read: another member's forget (on another replica) may have erased their entry since, and an edit made of the
+   * older record would write their prompt back; a record gone meanwhile (every prompt erased) is not written again.
+   * `kept`: whether the record is in the `audit-posts` space (a post whose record could not be kept is written from
+   * `record`). Answers whether the platform took the edit (a refusal is logged).
    */
-  async #erase(key: string, record: AuditRecord, erasing: (entry: AuditEntry, index: number) => boolean): Promise<boolean> {
-    const entries = record.entries.map((e, i) => (erasing(e, i) && !e.erased ? erase(e) : e));
+  async #erase(key: string, record: AuditRecord, erasing: (entry: AuditEntry, index: number) => boolean, kept = true): Promise<boolean> {
+    const current = this.#posts && kept ? await this.#posts.get(key) : record;
+    if (!current) return false;
+    const entries = current.entries.map((e, i) => (erasing(e, i) && !e.erased ? erase(e) : e));
     let edited = false;
-    const poster = this.#posters.get(record.platform);
+    const poster = this.#posters.get(current.platform);
     try {
       if (!poster) throw new Error('no poster for this platform in this process');
-      await poster.edit({ platform: record.platform, scopeId: record.scopeId, channelId: record.channelId, locale: record.locale, entries, skipped: record.skipped, messageId: record.messageId });
+      await poster.edit({ platform: current.platform, scopeId: current.scopeId, channelId: current.channelId, locale: current.locale, entries, skipped: current.skipped, messageId: current.messageId });
       edited = true;
     } catch (error) {
-      this.#logger.warn({ scopeKey: scopeKeyOf(record), channelId: record.channelId, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post');
+      this.#logger.warn({ scopeKey: scopeKeyOf(current), channelId: current.channelId, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post');
     }
-    if (!this.#posts) return edited;
+    if (!this.#posts || !kept) return edited;
     if (entries.every((e) => e.prompt === '')) await this.#posts.delete(key);
     else await this.#posts.update(key, (r) => r && { ...r, entries: r.entries.map((e, i) => (erasing(e, i) ? erase(e) : e)) });
     return edited;
@@ -498,7 +504,7 @@ export class AuditLog {
       // posts kept, erases it and counts it). One not kept (no audit-posts space, or its write failed) no forget finds.
       const late = await this.#forgottenAmong(items);
       if (kept) for (const index of late) if (this.#forgetting.has(`${queue.platform}:${items[index]!.entry.userId}`)) late.delete(index);
-      if (late.size > 0) await this.#erase(recordKeyOf(record), record, (_, index) => late.has(index)).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post'));
+      if (late.size > 0) await this.#erase(recordKeyOf(record), record, (_, index) => late.has(index), kept).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post'));
     } while (all);
   }
 

@@ -201,7 +201,7 @@ describe('forget in the audit channel', () => {
     const history = new JobHistory({ state, forgetAudit: (userKey) => elsewhere.forget(userKey) });
     const ada = member('U-ada');
     // The forget is asked on the other replica while this one's post is made and not yet kept.
-    const posts = { ...space, put: async (key: string, record: AuditRecord) => (await history.forgetEverywhere(ada), space.put(key, record)), update: space.update.bind(space), delete: space.delete.bind(space), entries: space.entries.bind(space) };
+    const posts = { get: space.get.bind(space), put: async (key: string, record: AuditRecord) => (await history.forgetEverywhere(ada), space.put(key, record)), update: space.update.bind(space), delete: space.delete.bind(space), entries: space.entries.bind(space) };
     const poster = new RecordingPoster();
     const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts, forgotten: (who, at) => history.forgotten(who, at) });
     log.setPoster('discord', poster);
@@ -216,6 +216,42 @@ describe('forget in the audit channel', () => {
     for await (const { value } of space.entries()) kept.push(value);
     expect(JSON.stringify(kept)).not.toContain('zanzibarwhisper');
     expect(kept).toHaveLength(1);
+    await state.close();
+  });
+
+  it('writes a post again as its record is now: another member’s entry erased on another replica since this forget listed it stays erased', async () => {
+    const dataDir = await newDir();
+    const state = await openBotState({ dataDir, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const space = state.store.space<AuditRecord>(state.spaces.auditPosts);
+    const poster = new RecordingPoster();
+    // Bob forgets on the other replica just after this replica's forget listed the posts (the one post holding both).
+    const elsewhere = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), posts: space });
+    elsewhere.setPoster('discord', poster);
+    const posts = {
+      get: space.get.bind(space),
+      put: space.put.bind(space),
+      update: space.update.bind(space),
+      delete: space.delete.bind(space),
+      entries: async function* () {
+        yield* space.entries();
+        await elsewhere.forget('discord:U-bob');
+      },
+    };
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts });
+    log.setPoster('discord', poster);
+    log.jobEnded(member('U-ada'), job('zanzibarwhisper lighthouse'), completed);
+    log.jobEnded(member('U-bob'), job('quillowmist kite'), completed);
+    await log.flush();
+
+    expect(await log.forget('discord:U-ada')).toBe(1);
+    // Bob's edit, then Ada's: the last one the channel shows keeps neither prompt.
+    expect(poster.edits.map((e) => e.entries.map((x) => [x.userId, x.prompt, x.erased ?? false]))).toEqual([
+      [['U-ada', 'zanzibarwhisper lighthouse', false], ['U-bob', '', true]],
+      [['U-ada', '', true], ['U-bob', '', true]],
+    ]);
+    const kept: AuditRecord[] = [];
+    for await (const { value } of space.entries()) kept.push(value);
+    expect(kept).toEqual([]);
     await state.close();
   });
 
