@@ -221,7 +221,7 @@ export class AuditLog {
    */
   jobEnded(
     requester: Requester,
-    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; erased?: boolean | undefined; acceptedAt?: number | undefined },
+    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; acceptedAt?: number | undefined },
     final: JobEnd,
     link?: string,
   ): Promise<void> {
@@ -239,8 +239,8 @@ export class AuditLog {
       ...(link && { link }),
       at: this.#now(),
     };
-    // Its member erased their prompts while it ran: the entry shows the erased marker, as their posts do.
-    return this.#add(requester, job.erased ? erase(entry) : entry, job.acceptedAt ?? entry.at, once);
+    // Whether its member erased their prompts while it ran is asked as it is posted (`forgotten`), not here.
+    return this.#add(requester, entry, job.acceptedAt ?? entry.at, once);
   }
 
   /** A refusal the intake decided; only those by a rule or a budget are recorded (`isAuditedRefusal`). Never throws. */
