@@ -343,13 +343,29 @@ export class AuditLog {
 
   /**
    * The entries of `items` that still carry a prompt their member erased since (`forgotten`), by index; none without
-   * `forgotten`. A read that fails counts as erased (the rule's own answer), never as a thrown post.
+   * `forgotten`. A read that fails counts as erased (the rule's own answer), never as a thrown post. One read a member
+   * tells for all their entries in the post while nobody forgot: asked for their oldest entry, a member who erased
+   * nothing since then erased nothing since the later ones either; only when it says erased are the others asked.
    */
   async #forgottenAmong(items: readonly Queued[]): Promise<Set<number>> {
     const forgotten = this.#forgotten;
     if (!forgotten) return new Set();
-    const answers = await Promise.all(items.map((i) => (i.entry.prompt === '' ? false : forgotten(i.requester, i.madeAt).catch(() => true))));
-    return new Set(answers.flatMap((yes, index) => (yes ? [index] : [])));
+    const ask = (index: number) => forgotten(items[index]!.requester, items[index]!.madeAt).catch(() => true);
+    const byMember = new Map<string, number[]>();
+    items.forEach((item, index) => {
+      if (item.entry.prompt === '') return;
+      const member = `${item.requester.platform}:${item.requester.userId}`;
+      byMember.set(member, [...(byMember.get(member) ?? []), index]);
+    });
+    const erased = await Promise.all(
+      [...byMember.values()].map(async (indexes) => {
+        const [oldest, ...rest] = indexes.sort((a, b) => items[a]!.madeAt - items[b]!.madeAt);
+        if (!(await ask(oldest!))) return [];
+        const later = await Promise.all(rest.map(async (index) => ((await ask(index)) ? [index] : [])));
+        return [oldest!, ...later.flat()];
+      }),
+    );
+    return new Set(erased.flat());
   }
 
   /** Entries waiting for a post (not those of a post under way). */

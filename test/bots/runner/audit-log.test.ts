@@ -255,6 +255,29 @@ describe('forget in the audit channel', () => {
     await state.close();
   });
 
+  it('asks the member’s mark once a member for a post while nobody forgot, before and after it; each entry once the mark says erased', async () => {
+    const poster = new RecordingPoster();
+    const asked: string[] = [];
+    const mark: { at?: number } = {};
+    const forgotten = async (who: Requester, madeAt: number) => (asked.push(who.userId), mark.at !== undefined && madeAt <= mark.at);
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, forgotten });
+    log.setPoster('discord', poster);
+    for (let i = 0; i < 5; i++) log.jobEnded(member('U-ada'), { ...job(`ada ${i}`), acceptedAt: 1000 + i }, completed);
+    for (let i = 0; i < 2; i++) log.jobEnded(member('U-bob'), { ...job(`bob ${i}`), acceptedAt: 1000 + i }, completed);
+    await log.flush();
+    // Two members, read before the post and once it was kept: 4 reads, not one per entry (14).
+    expect(asked.sort()).toEqual(['U-ada', 'U-ada', 'U-bob', 'U-bob']);
+
+    // Ada forgot after her first three entries were made: those three are posted erased, the two later keep theirs.
+    mark.at = 1002;
+    asked.length = 0;
+    for (let i = 0; i < 5; i++) log.jobEnded(member('U-ada'), { ...job(`ada ${i}`), acceptedAt: 1000 + i }, completed);
+    await log.flush();
+    expect(poster.posts[1]!.entries.map((e) => e.prompt)).toEqual(['', '', '', 'ada 3', 'ada 4']);
+    // Before the post: her oldest entry says erased, so each other is asked (5); after it, her oldest left with a prompt (1).
+    expect(asked).toHaveLength(5 + 1);
+  });
+
   /** A poster whose first post waits, once it was asked (`reached`), until `release()`. */
   function heldPoster() {
     const poster = new RecordingPoster();
