@@ -278,6 +278,29 @@ describe('forget in the audit channel', () => {
     expect(asked).toHaveLength(5 + 1);
   });
 
+  it('posts erased a refusal decided within a minute after its member’s forget (timed when it was decided), and with its prompt one decided later', async () => {
+    const dataDir = await newDir();
+    const state = await openBotState({ dataDir, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    let now = 1_000_000;
+    const history = new JobHistory({ state, now: () => now });
+    const poster = new RecordingPoster();
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, now: () => now, forgotten: (who, at) => history.forgotten(who, at) });
+    log.setPoster('discord', poster);
+    const ada = member('U-ada');
+    await history.forgetEverywhere(ada);
+    now += 59_000;
+    log.refused(ada, job('a gory scene'), refusalFromPolicy('blocked_word', { platform: 'discord', word: 'gory' }));
+    await log.flush();
+    now += 2_000;
+    log.refused(ada, job('a gory fox'), refusalFromPolicy('blocked_word', { platform: 'discord', word: 'gory' }));
+    await log.flush();
+    expect(poster.posts.flatMap((p) => p.entries).map((e) => [e.prompt, e.erased ?? false, e.word])).toEqual([
+      ['', true, undefined],
+      ['a gory fox', false, 'gory'],
+    ]);
+    await state.close();
+  });
+
   /** A poster whose first post waits, once it was asked (`reached`), until `release()`. */
   function heldPoster() {
     const poster = new RecordingPoster();
