@@ -330,19 +330,22 @@ describe('forget in the audit channel', () => {
       for await (const { value } of space.entries()) records.push(value);
       return records;
     };
-    return { state, log, history, kept, forgetting, ...held };
+    /** The member's job ends, and they forget while its post is under way (its entry read before their mark). */
+    const forgetWhilePosting = async (who: Requester) => {
+      log.jobEnded(who, { ...job('zanzibarwhisper lighthouse'), acceptedAt: Date.now() }, completed);
+      await held.reached;
+      const forgot = history.forgetEverywhere(who);
+      await forgetting;
+      held.release();
+      return forgot;
+    };
+    return { state, log, kept, forgetWhilePosting, poster: held.poster };
   }
 
   it('counts a post made while the member’s forget runs in this process: the forget waits for it, finds it kept and erases it, once', async () => {
-    const { state, log, history, kept, forgetting, poster, reached, release } = await oneProcess();
-    const ada = member('U-ada');
-    log.jobEnded(ada, { ...job('zanzibarwhisper lighthouse'), acceptedAt: Date.now() }, completed);
-    await reached;
-    // The post is under way, its entry read before the mark: the forget here must wait for it and count it.
-    const forgot = history.forgetEverywhere(ada);
-    await forgetting;
-    release();
-    expect((await forgot).auditPosts).toBe(1);
+    const { state, log, kept, forgetWhilePosting, poster } = await oneProcess();
+    // The forget here must wait for the post under way and count it.
+    expect((await forgetWhilePosting(member('U-ada'))).auditPosts).toBe(1);
     await log.flush();
     expect(poster.posts.flatMap((p) => p.entries).map((e) => e.prompt)).toEqual(['zanzibarwhisper lighthouse']);
     expect(poster.edits.map((e) => [e.messageId, e.entries.map((x) => [x.prompt, x.erased ?? false])])).toEqual([['m1', [['', true]]]]);
@@ -358,14 +361,8 @@ describe('forget in the audit channel', () => {
       delete: space.delete.bind(space),
       entries: space.entries.bind(space),
     });
-    const { state, log, history, forgetting, poster, reached, release } = await oneProcess(failingPut);
-    const ada = member('U-ada');
-    log.jobEnded(ada, { ...job('zanzibarwhisper lighthouse'), acceptedAt: Date.now() }, completed);
-    await reached;
-    const forgot = history.forgetEverywhere(ada);
-    await forgetting;
-    release();
-    await forgot;
+    const { state, log, forgetWhilePosting, poster } = await oneProcess(failingPut);
+    await forgetWhilePosting(member('U-ada'));
     await log.flush();
     expect(poster.edits.map((e) => [e.messageId, e.entries.map((x) => [x.prompt, x.erased ?? false])])).toEqual([['m1', [['', true]]]]);
     await state.close();
