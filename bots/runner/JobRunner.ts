@@ -251,19 +251,19 @@ export class JobRunner {
     this.styles = new HouseStyles({ space: options.styles, logger: this.#logger, now: this.#now, cacheMs: options.settingsCacheMs });
     this.members = new MemberDefaultsBook({ store: options.memberDefaults ?? memberDefaultsInState(), policy: this.policy, logger: this.#logger });
     this.previews = new PreviewEncoder({ enabled: options.lightPreviews, logger: this.#logger });
+    const history = (this.history =
+      options.history &&
+      new JobHistory({ state: options.history, logger: this.#logger, now: this.#now, forgetAudit: (userKey) => this.audit.forget(userKey) }));
     this.audit = new AuditLog({
       channelOf: async (scope) => (await this.policy.effective(scope)).auditChannel.value,
       posts: options.auditPosts,
       ended: options.auditEnded,
-      // The one rule of a member's forget, read again where the prompt is posted (the history is made just below).
-      forgotten: async (requester, madeAt) => (await this.history?.forgotten(requester, madeAt)) === true,
+      // The one rule of a member's forget, read where the prompt is posted: only where a member can forget (a history).
+      forgotten: history && ((requester, madeAt) => history.forgotten(requester, madeAt)),
       batchMs: options.auditBatchMs,
       logger: this.#logger,
       now: this.#now,
     });
-    this.history =
-      options.history &&
-      new JobHistory({ state: options.history, logger: this.#logger, now: this.#now, forgetAudit: (userKey) => this.audit.forget(userKey) });
     const { partialImagesMin, partialImagesMax } = LIMITS;
     if (!Number.isInteger(this.#partialImages) || this.#partialImages < partialImagesMin || this.#partialImages > partialImagesMax) {
       throw new ValidationError(
@@ -533,9 +533,9 @@ export class JobRunner {
    * will not be: a stop or a crash that drops a waiting entry leaves the end unmarked, for the sweep to post it then;
    * `shutdown` posts what waits at once and gives up by its stop's deadline. Both carry no prompt when its member
    * erased their prompts while it ran (`JobHistory.forgotten`, given `acceptedAt`: when the job was accepted, or for a
-   * job a surface records later, when its record or request was made), decided after the links were asked, and asked
-   * again where a prompt is written: once the history entry was kept, and before and after its audit post (a forget on
-   * another replica may mark the member after this read, and erase before these writes).
+   * job a surface records later, when its record or request was made), asked where a prompt is written: the history
+   * entry's after the links were asked and again once it was kept, the audit entry's just before and just after its
+   * post (a forget on another replica may mark the member after one read, and erase before the write that follows).
    */
   recordEnded(
     requester: Requester,
@@ -550,10 +550,10 @@ export class JobRunner {
     const keeps = history !== undefined && key !== undefined;
     // The audit channel's readers are the admins: a link to a message only the member can open leads them nowhere (not asked for them).
     const url = seenBy === 'everyone' ? linkOnce() : Promise.resolve(undefined);
-    const forgotten = (keeps ? linkOnce() : url).then(async () => (await history?.forgotten(requester, acceptedAt)) === true);
-    const kept = keeps ? history.recordEnd(requester, { key, ...described, seenBy, acceptedAt }, final, linkOnce(), forgotten) : Promise.resolve();
-    const entry = Promise.all([forgotten, url])
-      .then(([erased, auditLink]) => this.audit.jobEnded(requester, { key, ...described, erased, acceptedAt }, final, auditLink))
+    const kept = keeps ? history.recordEnd(requester, { key, ...described, seenBy, acceptedAt }, final, linkOnce(), linkOnce().then(() => history.forgotten(requester, acceptedAt))) : Promise.resolve();
+    // The audit entry asks the member's mark itself, just before its post and once it was kept (`AuditLog`'s `forgotten`).
+    const entry = url
+      .then((auditLink) => this.audit.jobEnded(requester, { key, ...described, acceptedAt }, final, auditLink))
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a job for the audit channel'));
     return this.#whileRecording(Promise.all([kept, entry]).then(() => undefined));
   }

@@ -113,7 +113,7 @@ export type AuditChannelOf = (requester: Pick<Requester, 'platform' | 'scopeId'>
 export interface AuditLogOptions {
   channelOf: AuditChannelOf;
   /** Where posted messages are kept for `forget` (the bots' state: its `audit-posts` space). Without it, `forget` cannot reach the posts. */
-  posts?: Pick<Space<AuditRecord>, 'put' | 'update' | 'delete' | 'entries'> | undefined;
+  posts?: Pick<Space<AuditRecord>, 'get' | 'put' | 'update' | 'delete' | 'entries'> | undefined;
   /**
    * Where the ends of jobs posted are kept (the bots' state: its `audit-ended` space), by the job's key: a job's end
    * recorded again once it was posted is not posted again. Without it, only this process's repeats are told.
@@ -221,7 +221,7 @@ export class AuditLog {
    */
   jobEnded(
     requester: Requester,
-    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; erased?: boolean | undefined; acceptedAt?: number | undefined },
+    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; acceptedAt?: number | undefined },
     final: JobEnd,
     link?: string,
   ): Promise<void> {
@@ -239,8 +239,8 @@ export class AuditLog {
       ...(link && { link }),
       at: this.#now(),
     };
-    // Its member erased their prompts while it ran: the entry shows the erased marker, as their posts do.
-    return this.#add(requester, job.erased ? erase(entry) : entry, job.acceptedAt ?? entry.at, once);
+    // Whether its member erased their prompts while it ran is asked as it is posted (`forgotten`), not here.
+    return this.#add(requester, entry, job.acceptedAt ?? entry.at, once);
   }
 
   /** A refusal the intake decided; only those by a rule or a budget are recorded (`isAuditedRefusal`). Never throws. */
@@ -316,20 +316,26 @@ export class AuditLog {
 
   /**
    * Writes a posted message again with the entries `erasing` picks erased, then its record (under `key`) keeps no prompt
-   * of them: a record left with no prompt goes. Answers whether the platform took the edit (a refusal is logged).
+   * of them: a record left with no prompt goes. The message is written from its record as kept now, not as `record`
+   * was read: another member's forget (on another replica) may have erased their entry since, and an edit made of the
+   * older record would write their prompt back; a record gone meanwhile (every prompt erased) is not written again.
+   * `kept`: whether the record is in the `audit-posts` space (a post whose record could not be kept is written from
+   * `record`). Answers whether the platform took the edit (a refusal is logged).
    */
-  async #erase(key: string, record: AuditRecord, erasing: (entry: AuditEntry, index: number) => boolean): Promise<boolean> {
-    const entries = record.entries.map((e, i) => (erasing(e, i) && !e.erased ? erase(e) : e));
+  async #erase(key: string, record: AuditRecord, erasing: (entry: AuditEntry, index: number) => boolean, kept = true): Promise<boolean> {
+    const current = this.#posts && kept ? await this.#posts.get(key) : record;
+    if (!current) return false;
+    const entries = current.entries.map((e, i) => (erasing(e, i) && !e.erased ? erase(e) : e));
     let edited = false;
-    const poster = this.#posters.get(record.platform);
+    const poster = this.#posters.get(current.platform);
     try {
       if (!poster) throw new Error('no poster for this platform in this process');
-      await poster.edit({ platform: record.platform, scopeId: record.scopeId, channelId: record.channelId, locale: record.locale, entries, skipped: record.skipped, messageId: record.messageId });
+      await poster.edit({ platform: current.platform, scopeId: current.scopeId, channelId: current.channelId, locale: current.locale, entries, skipped: current.skipped, messageId: current.messageId });
       edited = true;
     } catch (error) {
-      this.#logger.warn({ scopeKey: scopeKeyOf(record), channelId: record.channelId, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post');
+      this.#logger.warn({ scopeKey: scopeKeyOf(current), channelId: current.channelId, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post');
     }
-    if (!this.#posts) return edited;
+    if (!this.#posts || !kept) return edited;
     if (entries.every((e) => e.prompt === '')) await this.#posts.delete(key);
     else await this.#posts.update(key, (r) => r && { ...r, entries: r.entries.map((e, i) => (erasing(e, i) ? erase(e) : e)) });
     return edited;
@@ -337,13 +343,29 @@ export class AuditLog {
 
   /**
    * The entries of `items` that still carry a prompt their member erased since (`forgotten`), by index; none without
-   * `forgotten`. A read that fails counts as erased (the rule's own answer), never as a thrown post.
+   * `forgotten`. A read that fails counts as erased (the rule's own answer), never as a thrown post. One read a member
+   * tells for all their entries in the post while nobody forgot: asked for their oldest entry, a member who erased
+   * nothing since then erased nothing since the later ones either; only when it says erased are the others asked.
    */
   async #forgottenAmong(items: readonly Queued[]): Promise<Set<number>> {
     const forgotten = this.#forgotten;
     if (!forgotten) return new Set();
-    const answers = await Promise.all(items.map((i) => (i.entry.prompt === '' ? false : forgotten(i.requester, i.madeAt).catch(() => true))));
-    return new Set(answers.flatMap((yes, index) => (yes ? [index] : [])));
+    const ask = (index: number) => forgotten(items[index]!.requester, items[index]!.madeAt).catch(() => true);
+    const byMember = new Map<string, number[]>();
+    items.forEach((item, index) => {
+      if (item.entry.prompt === '') return;
+      const member = `${item.requester.platform}:${item.requester.userId}`;
+      byMember.set(member, [...(byMember.get(member) ?? []), index]);
+    });
+    const erased = await Promise.all(
+      [...byMember.values()].map(async (indexes) => {
+        const [oldest, ...rest] = indexes.sort((a, b) => items[a]!.madeAt - items[b]!.madeAt);
+        if (!(await ask(oldest!))) return [];
+        const later = await Promise.all(rest.map(async (index) => ((await ask(index)) ? [index] : [])));
+        return [oldest!, ...later.flat()];
+      }),
+    );
+    return new Set(erased.flat());
   }
 
   /** Entries waiting for a post (not those of a post under way). */
@@ -492,12 +514,13 @@ export class AuditLog {
       // Posted: now (never before) its job ends are kept as entered; a crash before leaves them to be entered again.
       await Promise.all(items.map((i) => this.#settled(i, true)));
       const record: AuditRecord = { ...post, messageId };
-      await this.#keep(record).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not keep an audit post for forget'));
+      const kept = await this.#keep(record).catch((error: unknown) => (this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not keep an audit post for forget'), false));
       // A forget marked since the read above may have listed the posts kept before this one was: it is erased here,
-      // unless that forget runs here (it waits for this post, then finds it kept, erases it and counts it).
+      // unless a forget of that member runs here and will find this post kept (it waits for this post, then lists the
+      // posts kept, erases it and counts it). One not kept (no audit-posts space, or its write failed) no forget finds.
       const late = await this.#forgottenAmong(items);
-      for (const index of late) if (this.#forgetting.has(`${queue.platform}:${items[index]!.entry.userId}`)) late.delete(index);
-      if (late.size > 0) await this.#erase(recordKeyOf(record), record, (_, index) => late.has(index)).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post'));
+      if (kept) for (const index of late) if (this.#forgetting.has(`${queue.platform}:${items[index]!.entry.userId}`)) late.delete(index);
+      if (late.size > 0) await this.#erase(recordKeyOf(record), record, (_, index) => late.has(index), kept).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post'));
     } while (all);
   }
 
@@ -514,9 +537,11 @@ export class AuditLog {
     return false;
   }
 
-  async #keep(record: AuditRecord): Promise<void> {
-    if (!this.#posts || !record.entries.some((e) => e.prompt !== '')) return;
+  /** Keeps a posted message for `forget`; answers whether it is kept (not without the space, nor with no prompt to erase). */
+  async #keep(record: AuditRecord): Promise<boolean> {
+    if (!this.#posts || !record.entries.some((e) => e.prompt !== '')) return false;
     await this.#posts.put(recordKeyOf(record), record);
+    return true;
   }
 
   #failed(scopeKey: string, channelId: string, error: unknown, entries: number): void {

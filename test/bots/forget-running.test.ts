@@ -129,3 +129,29 @@ describe('forget on one replica while another replica’s audit entry of the mem
     expect(await everythingKept(dataDir, url, prefix)).not.toContain(MARKER);
   });
 });
+
+describe('the member’s mark as a job ends', () => {
+  it('is read four times where its prompt is written — once before and once after its history entry is kept, just before and just after its audit post — when nobody forgot', async () => {
+    const dataDir = await kit.newDir();
+    const ledger = new FileQuotaStore({ dir: join(dataDir, 'ledger') });
+    const state = await openBotState({ dataDir, ledger, logger: silentLogger() });
+    closers.push(async () => (await state.close(), await ledger.close()));
+    // The bots' state, counting the reads of the forgotten space.
+    let reads = 0;
+    const bound = <T extends object>(target: T, name: string | symbol) => {
+      const value: unknown = Reflect.get(target, name);
+      return typeof value === 'function' ? value.bind(target) : value;
+    };
+    const counted = <T extends object>(space: T): T => new Proxy(space, { get: (target, name) => (name === 'get' ? (...args: unknown[]) => (reads++, bound(target, name)(...args)) : bound(target, name)) });
+    const store = new Proxy(state.store, {
+      get: (target, name) => (name === 'space' ? (...args: Parameters<typeof target.space>) => (args[0] === state.spaces.forgotten ? counted(target.space(...args)) : target.space(...args)) : bound(target, name)),
+    });
+    const { runner } = await kit.runner({ store: ledger, partialImages: 0, history: { store, spaces: state.spaces, forget: state.forget.bind(state) }, auditPosts: state.store.space(state.spaces.auditPosts), auditBatchMs: 10 });
+    const poster = recordingPoster();
+    const handle = await auditedJob(runner, poster);
+    expect((await handle!.done).type).toBe('completed');
+    await runner.shutdown({ graceMs: 0 });
+    expect(poster.posts.flatMap((post) => post.entries)).toMatchObject([{ prompt: `a ${MARKER} lighthouse` }]);
+    expect(reads).toBe(4);
+  });
+});

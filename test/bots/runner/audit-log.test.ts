@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AuditLog, JobHistory, JobRefusedError, refusalFromPolicy, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
-import { openBotState } from '../../../bots/state/index.js';
+import { openBotState, type Space } from '../../../bots/state/index.js';
 import { words } from '../../../bots/runner/words.js';
 import { useTempDirs } from '../../helpers/runner-harness.js';
 
@@ -201,7 +201,7 @@ describe('forget in the audit channel', () => {
     const history = new JobHistory({ state, forgetAudit: (userKey) => elsewhere.forget(userKey) });
     const ada = member('U-ada');
     // The forget is asked on the other replica while this one's post is made and not yet kept.
-    const posts = { ...space, put: async (key: string, record: AuditRecord) => (await history.forgetEverywhere(ada), space.put(key, record)), update: space.update.bind(space), delete: space.delete.bind(space), entries: space.entries.bind(space) };
+    const posts = { get: space.get.bind(space), put: async (key: string, record: AuditRecord) => (await history.forgetEverywhere(ada), space.put(key, record)), update: space.update.bind(space), delete: space.delete.bind(space), entries: space.entries.bind(space) };
     const poster = new RecordingPoster();
     const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts, forgotten: (who, at) => history.forgotten(who, at) });
     log.setPoster('discord', poster);
@@ -216,6 +216,155 @@ describe('forget in the audit channel', () => {
     for await (const { value } of space.entries()) kept.push(value);
     expect(JSON.stringify(kept)).not.toContain('zanzibarwhisper');
     expect(kept).toHaveLength(1);
+    await state.close();
+  });
+
+  it('writes a post again as its record is now: another member’s entry erased on another replica since this forget listed it stays erased', async () => {
+    const dataDir = await newDir();
+    const state = await openBotState({ dataDir, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const space = state.store.space<AuditRecord>(state.spaces.auditPosts);
+    const poster = new RecordingPoster();
+    // Bob forgets on the other replica just after this replica's forget listed the posts (the one post holding both).
+    const elsewhere = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), posts: space });
+    elsewhere.setPoster('discord', poster);
+    const posts = {
+      get: space.get.bind(space),
+      put: space.put.bind(space),
+      update: space.update.bind(space),
+      delete: space.delete.bind(space),
+      entries: async function* () {
+        yield* space.entries();
+        await elsewhere.forget('discord:U-bob');
+      },
+    };
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts });
+    log.setPoster('discord', poster);
+    log.jobEnded(member('U-ada'), job('zanzibarwhisper lighthouse'), completed);
+    log.jobEnded(member('U-bob'), job('quillowmist kite'), completed);
+    await log.flush();
+
+    expect(await log.forget('discord:U-ada')).toBe(1);
+    // Bob's edit, then Ada's: the last one the channel shows keeps neither prompt.
+    expect(poster.edits.map((e) => e.entries.map((x) => [x.userId, x.prompt, x.erased ?? false]))).toEqual([
+      [['U-ada', 'zanzibarwhisper lighthouse', false], ['U-bob', '', true]],
+      [['U-ada', '', true], ['U-bob', '', true]],
+    ]);
+    const kept: AuditRecord[] = [];
+    for await (const { value } of space.entries()) kept.push(value);
+    expect(kept).toEqual([]);
+    await state.close();
+  });
+
+  it('asks the member’s mark once a member for a post while nobody forgot, before and after it; each entry once the mark says erased', async () => {
+    const poster = new RecordingPoster();
+    const asked: string[] = [];
+    const mark: { at?: number } = {};
+    const forgotten = async (who: Requester, madeAt: number) => (asked.push(who.userId), mark.at !== undefined && madeAt <= mark.at);
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, forgotten });
+    log.setPoster('discord', poster);
+    for (let i = 0; i < 5; i++) log.jobEnded(member('U-ada'), { ...job(`ada ${i}`), acceptedAt: 1000 + i }, completed);
+    for (let i = 0; i < 2; i++) log.jobEnded(member('U-bob'), { ...job(`bob ${i}`), acceptedAt: 1000 + i }, completed);
+    await log.flush();
+    // Two members, read before the post and once it was kept: 4 reads, not one per entry (14).
+    expect(asked.sort()).toEqual(['U-ada', 'U-ada', 'U-bob', 'U-bob']);
+
+    // Ada forgot after her first three entries were made: those three are posted erased, the two later keep theirs.
+    mark.at = 1002;
+    asked.length = 0;
+    for (let i = 0; i < 5; i++) log.jobEnded(member('U-ada'), { ...job(`ada ${i}`), acceptedAt: 1000 + i }, completed);
+    await log.flush();
+    expect(poster.posts[1]!.entries.map((e) => e.prompt)).toEqual(['', '', '', 'ada 3', 'ada 4']);
+    // Before the post: her oldest entry says erased, so each other is asked (5); after it, her oldest left with a prompt (1).
+    expect(asked).toHaveLength(5 + 1);
+  });
+
+  it('posts erased a refusal decided within a minute after its member’s forget (timed when it was decided), and with its prompt one decided later', async () => {
+    const dataDir = await newDir();
+    const state = await openBotState({ dataDir, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    let now = 1_000_000;
+    const history = new JobHistory({ state, now: () => now });
+    const poster = new RecordingPoster();
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, now: () => now, forgotten: (who, at) => history.forgotten(who, at) });
+    log.setPoster('discord', poster);
+    const ada = member('U-ada');
+    await history.forgetEverywhere(ada);
+    now += 59_000;
+    log.refused(ada, job('a gory scene'), refusalFromPolicy('blocked_word', { platform: 'discord', word: 'gory' }));
+    await log.flush();
+    now += 2_000;
+    log.refused(ada, job('a gory fox'), refusalFromPolicy('blocked_word', { platform: 'discord', word: 'gory' }));
+    await log.flush();
+    expect(poster.posts.flatMap((p) => p.entries).map((e) => [e.prompt, e.erased ?? false, e.word])).toEqual([
+      ['', true, undefined],
+      ['a gory fox', false, 'gory'],
+    ]);
+    await state.close();
+  });
+
+  /** A poster whose first post waits, once it was asked (`reached`), until `release()`. */
+  function heldPoster() {
+    const poster = new RecordingPoster();
+    let reach!: () => void;
+    const reached = new Promise<void>((resolve) => (reach = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const post = poster.post.bind(poster);
+    poster.post = async (p: AuditPost) => (reach(), await released, post(p));
+    return { poster, reached, release };
+  }
+
+  /** One process: its audit log, asking the member's mark of its history, whose forget reaches that log. */
+  async function oneProcess(posts: (space: Space<AuditRecord>) => AuditLogOptionsPosts = (space) => space) {
+    const dataDir = await newDir();
+    const state = await openBotState({ dataDir, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const space = state.store.space<AuditRecord>(state.spaces.auditPosts);
+    const held = heldPoster();
+    const log: AuditLog = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: posts(space), forgotten: (who, at) => history.forgotten(who, at) });
+    // The member's mark is written when the forget reaches the audit log.
+    let marked!: () => void;
+    const forgetting = new Promise<void>((resolve) => (marked = resolve));
+    const history = new JobHistory({ state, forgetAudit: (userKey) => (marked(), log.forget(userKey)) });
+    log.setPoster('discord', held.poster);
+    const kept = async () => {
+      const records: AuditRecord[] = [];
+      for await (const { value } of space.entries()) records.push(value);
+      return records;
+    };
+    /** The member's job ends, and they forget while its post is under way (its entry read before their mark). */
+    const forgetWhilePosting = async (who: Requester) => {
+      log.jobEnded(who, { ...job('zanzibarwhisper lighthouse'), acceptedAt: Date.now() }, completed);
+      await held.reached;
+      const forgot = history.forgetEverywhere(who);
+      await forgetting;
+      held.release();
+      return forgot;
+    };
+    return { state, log, kept, forgetWhilePosting, poster: held.poster };
+  }
+
+  it('counts a post made while the member’s forget runs in this process: the forget waits for it, finds it kept and erases it, once', async () => {
+    const { state, log, kept, forgetWhilePosting, poster } = await oneProcess();
+    // The forget here must wait for the post under way and count it.
+    expect((await forgetWhilePosting(member('U-ada'))).auditPosts).toBe(1);
+    await log.flush();
+    expect(poster.posts.flatMap((p) => p.entries).map((e) => e.prompt)).toEqual(['zanzibarwhisper lighthouse']);
+    expect(poster.edits.map((e) => [e.messageId, e.entries.map((x) => [x.prompt, x.erased ?? false])])).toEqual([['m1', [['', true]]]]);
+    expect(await kept()).toEqual([]);
+    await state.close();
+  });
+
+  it('erases a post made while the member’s forget runs in this process when its record could not be kept (the forget cannot find it)', async () => {
+    const failingPut = (space: Space<AuditRecord>) => ({
+      get: space.get.bind(space),
+      put: async () => Promise.reject(Object.assign(new Error('disk full'), { code: 'ENOSPC' })),
+      update: space.update.bind(space),
+      delete: space.delete.bind(space),
+      entries: space.entries.bind(space),
+    });
+    const { state, log, forgetWhilePosting, poster } = await oneProcess(failingPut);
+    await forgetWhilePosting(member('U-ada'));
+    await log.flush();
+    expect(poster.edits.map((e) => [e.messageId, e.entries.map((x) => [x.prompt, x.erased ?? false])])).toEqual([['m1', [['', true]]]]);
     await state.close();
   });
 
