@@ -13,11 +13,10 @@
  *
  * Config (argv[2], JSON): `root` (a checkout whose `bots/` and `src/` are loaded: this one by default, another to
  * compare), `dist` (load the build, `dist/`, as production runs it), `apiBaseUrl`, `token`, `cdnHost`,
- * `emulatorUrl`, `apiKey`, `maxQueuedInputBytes` (default the runner's).
+ * `emulatorUrl`, `apiKey`, `maxQueuedInputBytes` (default the runner's), `dataDir` (the parent's to remove: it stops
+ * this process with a signal once it has its report).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL, fileURLToPath } from 'node:url';
@@ -33,6 +32,7 @@ interface ProbeConfig {
   emulatorUrl: string;
   apiKey: string;
   maxQueuedInputBytes?: number;
+  dataDir: string;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as ProbeConfig;
@@ -48,7 +48,7 @@ setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 const peakRss = () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) * 1024;
 
-const dataDir = await mkdtemp(join(tmpdir(), 'pictor-edit-memory-'));
+const { dataDir } = config;
 const store = new FileQuotaStore({ dir: dataDir });
 const logger = silentLogger();
 const runner = new JobRunner({
@@ -96,5 +96,4 @@ await runner.shutdown({ graceMs: 0 });
 await bot.stop();
 await state?.close();
 await store.close();
-await rm(dataDir, { recursive: true, force: true });
 process.exit(0);

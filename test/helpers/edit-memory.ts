@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createEmulator, DEV_API_KEY } from '../../src/emulator/index.js';
@@ -112,16 +115,25 @@ function finalOf(discord: FakeDiscord, ix: FakeInteraction) {
 class Probe {
   readonly #child: ChildProcess;
   readonly #lines: AsyncIterator<string>;
+  /** Its data folder, made and removed here: the process is stopped with a signal, before it could remove it. */
+  readonly #dataDir: string;
 
-  private constructor(child: ChildProcess, lines: Interface) {
+  private constructor(child: ChildProcess, lines: Interface, dataDir: string) {
     this.#child = child;
     this.#lines = lines[Symbol.asyncIterator]();
+    this.#dataDir = dataDir;
   }
 
   static async start(config: object): Promise<Probe> {
-    const child = spawn(process.execPath, ['--import', 'tsx', PROBE, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'inherit'] });
-    const probe = new Probe(child, createInterface({ input: child.stdout! }));
-    await probe.#next();
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-edit-memory-'));
+    const child = spawn(process.execPath, ['--import', 'tsx', PROBE, JSON.stringify({ ...config, dataDir })], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const probe = new Probe(child, createInterface({ input: child.stdout! }), dataDir);
+    try {
+      await probe.#next();
+    } catch (error) {
+      await probe.stop();
+      throw error;
+    }
     return probe;
   }
 
@@ -137,10 +149,12 @@ class Probe {
   }
 
   async stop(): Promise<void> {
-    if (this.#child.exitCode !== null || this.#child.signalCode !== null) return;
-    const exited = new Promise((resolve) => this.#child.once('exit', resolve));
-    this.#child.stdin!.end();
-    this.#child.kill('SIGTERM');
-    await exited;
+    if (this.#child.exitCode === null && this.#child.signalCode === null) {
+      const exited = new Promise((resolve) => this.#child.once('exit', resolve));
+      this.#child.stdin!.end();
+      this.#child.kill('SIGTERM');
+      await exited;
+    }
+    await rm(this.#dataDir, { recursive: true, force: true });
   }
 }
