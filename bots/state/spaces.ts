@@ -27,9 +27,11 @@ export interface SpaceSettings {
  */
 export function botSpaces(settings: SpaceSettings = {}) {
   const historyMs = (settings.historyRetentionDays ?? 30) * DAY;
+  /** How long a Discord job's record lives: the audit's ended jobs are kept as long (nothing older is left to repeat). */
+  const discordJobMs = 7 * DAY;
   return {
     /** Discord jobs: the spec, the reply while it runs, the names of its kept images. */
-    discordJobs: { name: 'discord-jobs', dir: 'discord/jobs', ttlMs: 7 * DAY, maxValueBytes: 64 * KIB, maxCount: 20_000, maxBytes: 64 * MIB },
+    discordJobs: { name: 'discord-jobs', dir: 'discord/jobs', ttlMs: discordJobMs, maxValueBytes: 64 * KIB, maxCount: 20_000, maxBytes: 64 * MIB },
     /**
      * Copies of the images of Discord jobs (their bytes as they are: a process holds an image once while it keeps it),
      * for their buttons; past the bound the oldest go (their buttons say "too old").
@@ -83,7 +85,7 @@ export function botSpaces(settings: SpaceSettings = {}) {
      * crash in that moment and a bot down a week, and then posts the end twice, never loses it. A record on both
      * backends (bounded by its count on Redis too): ~440–550 bytes a job there, key, index and sizes entries included.
      */
-    auditEnded: { name: 'audit-ended', dir: 'audit/ended', ttlMs: 7 * DAY, maxValueBytes: 64, maxCount: 50_000 },
+    auditEnded: { name: 'audit-ended', dir: 'audit/ended', ttlMs: discordJobMs, maxValueBytes: 64, maxCount: 50_000 },
     /**
      * When each member last asked `forget` (ms since the epoch): a job of theirs that was running then still holds its
      * prompt in its process, maybe another replica's, and records its end with none (`JobHistory.forgotten`). A mark
