@@ -81,7 +81,8 @@ export class RedisLease {
     const { redis, key, holder, ttlMs, renewEveryMs } = this.#o;
     let confirmedAt = this.#takenAt ?? Date.now();
     this.#takenAt = undefined;
-    const generation = ++this.#generation;
+    // `letGo` moved the generation on: this keep's is the one now.
+    const generation = this.#generation;
     /** This keep still renews the lease (not let go, lost, or followed by another keep). */
     const current = () => generation === this.#generation;
     const lost = (why: string) => {
