@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULTS, type LoggerLike } from 'pictor';
+import { InFlight } from '../in-flight.js';
 import { historyOf, historyOfScope, keepInHistory, stateKeyOf, type BotState } from '../state/index.js';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import type { JobOptions, JobSpec, MessageSeenBy, Requester } from './types.js';
@@ -48,14 +49,8 @@ export type JobEnd = z.output<typeof JobEndSchema>;
  * the update carries, so what a store keeps of it (a request or record held until its end is recorded) stays small.
  */
 export function jobEndOf(final: JobEnd): JobEnd {
-  switch (final.type) {
-    case 'completed':
-      return { type: 'completed', size: final.size, quality: final.quality, ...(final.cost && { cost: { totalUsd: final.cost.totalUsd } }) };
-    case 'failed':
-      return { type: 'failed', code: final.code };
-    case 'cancelled':
-      return { type: 'cancelled' };
-  }
+  // The schema keeps exactly those (zod drops the keys it does not name, in `cost` too).
+  return JobEndSchema.parse(final);
 }
 
 /**
@@ -102,7 +97,7 @@ export class JobHistory {
   readonly #now: () => number;
   readonly #forgetAudit: JobHistoryOptions['forgetAudit'];
   /** Entries being kept: the runner's shutdown waits for them, so none is written after the bot stops. */
-  readonly #pending = new Set<Promise<void>>();
+  readonly #pending = new InFlight();
 
   constructor(options: JobHistoryOptions) {
     this.#state = options.state;
@@ -140,14 +135,13 @@ export class JobHistory {
       await this.#keep(requester, entry);
       if (entry.prompt !== '' && job.acceptedAt !== undefined && (await this.forgotten(requester, job.acceptedAt))) await this.#keep(requester, { ...entry, prompt: '' });
     });
-    this.#pending.add(kept);
-    void kept.finally(() => this.#pending.delete(kept)).catch(() => undefined);
+    this.#pending.track(kept);
     return kept;
   }
 
   /** Resolves once every entry being kept is written (or has failed, which is logged). */
-  async settled(): Promise<void> {
-    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  settled(): Promise<void> {
+    return this.#pending.settled();
   }
 
   /** Keeps one ended job; a failure is logged, then thrown. */
