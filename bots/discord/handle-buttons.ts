@@ -15,10 +15,10 @@ import type { ImagesToFetch } from '../runner/index.js';
 
 const TOO_OLD = words('discord.button.too_old');
 
-/** A private answer to a button, in the member's language. */
+/** A private answer to a button, in the member's language: its first answer, or a follow-up once it was deferred. */
 async function tell(ctx: BotContext, interaction: ButtonInteraction, what: Words): Promise<void> {
-  const content = `✋ ${sayWords(interaction.locale, what)}`;
-  await acknowledge('button: explain', () => interaction.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
+  const answer = { content: `✋ ${sayWords(interaction.locale, what)}`, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } } as const;
+  await acknowledge('button: explain', () => (interaction.deferred || interaction.replied ? interaction.followUp(answer) : interaction.reply(answer)), ctx.logger);
 }
 
 /** Reroll, Retry, Edit, Cancel and Delete. What they need comes from the store, so they work after a restart. */
@@ -88,9 +88,7 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
       const clicked = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
       if (await showLeftover(ctx, record, leftoverTarget(ctx, ctx.botRest, record, clicked))) return;
       // Marked ended saying nothing in its message (shown long ago): the member who pressed is told it has finished.
-      const content = `✋ ${say(interaction.locale, 'discord.button.finished')}`;
-      await acknowledge('cancel: finished', () => interaction.followUp({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
-      return;
+      return tell(ctx, interaction, words('discord.button.finished'));
     }
     return tell(ctx, interaction, words('discord.button.finished'));
   }
@@ -110,8 +108,7 @@ async function cancelElsewhere(ctx: BotContext, interaction: ButtonInteraction, 
   // Answered first (Discord's 3 s): the ask goes through Redis, and the job's own reply shows the cancellation.
   if ((await acknowledge('cancel: defer update', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
   if (!(await ctx.askHolderToCancel(record.key, by))) {
-    const content = `✋ ${say(interaction.locale, 'discord.button.runs_elsewhere')}`;
-    await acknowledge('cancel: unreachable', () => interaction.followUp({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
+    await tell(ctx, interaction, words('discord.button.runs_elsewhere'));
   }
 }
 
