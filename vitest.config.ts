@@ -26,9 +26,9 @@ export default defineConfig({
     // therefore leave global state as it found it; a file that replaces a module (vi.mock) runs isolated.
     isolate: false,
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...INTEGRATION, ...MOCKS_MODULES, ...INTEGRATION_MOCKS_MODULES] } },
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...INTEGRATION, ...MOCKS_MODULES] } },
       { extends: true, test: { name: 'unit-isolated', include: MOCKS_MODULES, isolate: true } },
-      { extends: true, test: { name: 'integration', include: INTEGRATION, exclude: [...MOCKS_MODULES, ...INTEGRATION_MOCKS_MODULES] } },
+      { extends: true, test: { name: 'integration', include: INTEGRATION, exclude: INTEGRATION_MOCKS_MODULES } },
       { extends: true, test: { name: 'integration-isolated', include: INTEGRATION_MOCKS_MODULES, isolate: true } },
     ],
   },

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { access, readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -26,10 +26,6 @@ describe('the test files that replace a module (vi.mock)', () => {
     }
     expect(mocking.length).toBeGreaterThan(0);
     expect(mocking).toEqual([...MOCKS_MODULES, ...INTEGRATION_MOCKS_MODULES].sort());
-  });
-
-  it('are listed only if they exist', async () => {
-    for (const file of [...MOCKS_MODULES, ...INTEGRATION_MOCKS_MODULES]) await expect(access(join(root, file)), file).resolves.toBeUndefined();
   });
 
   it('run in the isolated projects, and in no other: each file as vitest collects it, once', async () => {
