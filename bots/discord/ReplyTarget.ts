@@ -88,6 +88,11 @@ export class ReplyTarget {
     return this.#tokenUsable();
   }
 
+  /** The interaction whose token it edits the reply with (what asks Discord for the reply's link asks with it too); none without a token. */
+  get interaction(): { applicationId: string; token: string } | undefined {
+    return this.#o.token ? { applicationId: this.#o.applicationId, token: this.#o.token } : undefined;
+  }
+
   /** Shows progress in the reply. Dropped (returns false) when only the channel is left or Discord refuses. */
   async progress(message: OutgoingMessage): Promise<boolean> {
     if (!this.#tokenUsable() || this.#replyGone) return false;

@@ -231,7 +231,8 @@ async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHe
 
 /** The link the live path gives (`jobLinkOf`): the reply the job was shown in, while its token lives; none for a private job. */
 function linkOf(ctx: BotContext, record: JobRecord, target: ReplyTarget): (() => Promise<string | undefined>) | undefined {
-  return jobLinkOf(ctx, { reply: record.reply, private: record.private, scopeId: record.requester.scopeId }, target);
+  // Asked with the token the target shows it by: a Cancel's own (fresh), not the record's, which may have expired.
+  return jobLinkOf(ctx, { reply: target.interaction, private: record.private, scopeId: record.requester.scopeId }, target);
 }
 
 /**
