@@ -7,10 +7,10 @@ import { JobRecordStore } from '../../bots/discord/JobRecordStore.js';
 import { RequestStore } from '../../bots/slack/RequestStore.js';
 import type { SlackActor } from '../../bots/slack/SlackJobs.js';
 import { sweepInterrupted } from '../../bots/slack/sweep-interrupted.js';
-import { JobRunner, type AuditPost, type AuditPoster, type Requester } from '../../bots/runner/index.js';
+import { JobRunner, type Requester } from '../../bots/runner/index.js';
 import { openBotState, type BotState, type SpaceDefinition, type StateEntry } from '../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../src/internal.js';
-import { useRunnerKit } from '../helpers/runner-harness.js';
+import { recordingPoster, useRunnerKit } from '../helpers/runner-harness.js';
 import { snowflake } from '../fakes/discord/snowflake.js';
 import { answerOf, DiscordHarness } from './discord/harness.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
@@ -46,11 +46,6 @@ async function scansSeeNow(state: BotState, space: SpaceDefinition): Promise<voi
 }
 
 /** An audit poster keeping what it was asked to post. */
-function recordingPoster(): AuditPoster & { posts: AuditPost[] } {
-  const posts: AuditPost[] = [];
-  return { posts, maxEntries: 10, post: async (post) => (posts.push(post), { messageId: String(posts.length) }), edit: async () => undefined, greet: async () => undefined };
-}
-
 /** One backend; each `open()` is a process on it (the next one's sweep takes what the last one left). */
 async function backendOf(backend: 'file' | 'redis'): Promise<{ open(): Promise<BotState> }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'pictor-forget-records-'));

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FileQuotaStore, type AuditPost, type AuditPoster, type JobRunner, type Requester } from '../../bots/runner/index.js';
+import { FileQuotaStore, type AuditPoster, type JobRunner, type Requester } from '../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../bots/state/index.js';
 import { RedisLink, RedisQuotaStore, silentLogger, type QuotaStore } from '../../src/internal.js';
 import { everythingKept } from '../helpers/everything-kept.js';
-import { recordingSink, useRunnerKit } from '../helpers/runner-harness.js';
+import { recordingPoster, recordingSink, useRunnerKit } from '../helpers/runner-harness.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 const redis = testRedis();
@@ -16,11 +16,6 @@ afterEach(async () => {
 });
 
 /** An audit poster keeping what it was asked to post. */
-function recordingPoster(): AuditPoster & { posts: AuditPost[] } {
-  const posts: AuditPost[] = [];
-  return { posts, maxEntries: 10, post: async (post) => (posts.push(post), { messageId: String(posts.length) }), edit: async () => undefined, greet: async () => undefined };
-}
-
 /** A gate every request of a client waits at once it is sent for, until `open()`: a job held mid-flight. */
 function heldService() {
   let reached!: () => void;

@@ -5,6 +5,8 @@ import { afterEach, expect } from 'vitest';
 import {
   FileQuotaStore,
   JobRunner,
+  type AuditPost,
+  type AuditPoster,
   type FileQuotaStoreOptions,
   type FinalUpdate,
   type InputImage,
@@ -43,6 +45,12 @@ export interface RecordedUpdate {
   update: JobUpdate;
   /** The clock's reading when the sink received it. */
   at: number;
+}
+
+/** An audit channel that keeps what it is given to post (10 entries a post), and edits nothing. */
+export function recordingPoster(): AuditPoster & { posts: AuditPost[] } {
+  const posts: AuditPost[] = [];
+  return { posts, maxEntries: 10, post: async (post) => (posts.push(post), { messageId: String(posts.length) }), edit: async () => undefined, greet: async () => undefined };
 }
 
 /**

@@ -1,15 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { AuditPost, AuditPoster, JobIntent } from '../../../bots/runner/index.js';
-import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
+import type { JobIntent } from '../../../bots/runner/index.js';
+import { recordingPoster, requester, useRunnerKit } from '../../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
 
 /** A poster keeping what it was asked to post. */
-function recordingPoster(): AuditPoster & { posts: AuditPost[] } {
-  const posts: AuditPost[] = [];
-  return { posts, maxEntries: 10, post: async (post) => (posts.push(post), { messageId: String(posts.length) }), edit: async () => undefined, greet: async () => undefined };
-}
-
 describe('the runner’s audit entries', () => {
   it('records an ended job once its answer was given, and a refusal by a rule, but not one by a typo; shutdown posts what waits', async () => {
     // A long batch: only the shutdown's flush posts within the test.
