@@ -197,7 +197,7 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     const ledger = await RedisQuotaStore.connect({ url: requireRedisUrl(redis), prefix: env.PICTOR_REDIS_PREFIX! });
     defer(() => ledger.close());
     const estimate = estimatePrice({ size: '1024x1024', quality: 'low' }).totalUsd;
-    await vi.waitFor(async () => expect(await ledger.spentToday('slack:U0ANN', Date.now())).toBeCloseTo(estimate, 9), { timeout: 5_000 });
+    await vi.waitFor(async () => expect(await ledger.spentToday('slack:U0ANN', Date.now())).toBeCloseTo(estimate, 9), { timeout: 15_000 });
     emu.emulator.configure({ latencyMs: 0 });
   }, 30_000);
 

@@ -149,7 +149,7 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
     expect(await alive.spentToday('s', now())).toBeCloseTo(0.95, 9);
     // Once the dead one's lease has lapsed in Redis (a1 is renewed by its live store): its sent job stays charged, its
     // queued one is gone. A reconcile before that ends nothing.
-    await vi.waitFor(async () => expect(await alive.reconcile(now())).toMatchObject({ released: ['d-queued'], settledAtEstimate: ['d-sent'] }), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await alive.reconcile(now())).toMatchObject({ released: ['d-queued'], settledAtEstimate: ['d-sent'] }), { timeout: 15_000 });
     expect(await alive.spentToday('s', now())).toBeCloseTo(0.55, 9);
     expect(await alive.spentThisMonth('u', now())).toBeCloseTo(0.5, 9);
     expect(await alive.reserve({ jobId: 'a2', userKey: 'u', scopeKey: 's', estimateUsd: 0.4, limits: { scopeDailyUsd: 1, userConcurrentJobs: 1 }, now: now() })).toEqual({ ok: true });

@@ -26,11 +26,11 @@ describe('the “Edit image” menu', () => {
       const modal = await h.discord.waitFor(() => menu!.modal, 'the modal');
       // The draft is kept once its modal is shown: each is there before the next menu opens (older ones then go).
       const key = decodeCustomId(modal.custom_id)!.key;
-      await vi.waitFor(async () => expect(await drafts.get(key)).toMatchObject({ status: 'draft' }), { timeout: 10_000 });
+      await vi.waitFor(async () => expect(await drafts.get(key)).toMatchObject({ status: 'draft' }), { timeout: 15_000 });
     }
     const cdn = () => h.discord.requests.filter((r) => r.route === 'cdn').length;
     expect(cdn()).toBe(0);
-    await vi.waitFor(async () => expect(await draftsOnDisk()).toBe(3), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await draftsOnDisk()).toBe(3), { timeout: 15_000 });
 
     const submit = h.discord.submitModal(menu!, { prompt: 'all of them at once' });
     await h.finalReply(submit);

@@ -147,7 +147,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
     // The lease taken by another process (as after a pause of this one): the next renewal finds it lost, and the
     // client's destroy begins and does not end (a socket that closes late).
     await redis.set(lease.key, 'another-process', 'PX', 60_000);
-    await vi.waitFor(() => expect(client.destroyStarted).toBe(true), { timeout: 5000 });
+    await vi.waitFor(() => expect(client.destroyStarted).toBe(true), { timeout: 15_000 });
     await redis.del(lease.key);
     // The bot stops meanwhile. Whether the first disconnect had ended (destroyed, or given up on) when the lease was given back:
     const gaveUpWaiting = () => logger.entries.some((e) => e.msg === 'discord.js did not say it left the gateway in time; going on without it');
@@ -256,7 +256,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
     const tookOver = standby.acquire();
     try {
       void connection.handOver();
-      await vi.waitFor(() => expect(client.destroyStarted).toBe(true), { timeout: 5000 });
+      await vi.waitFor(() => expect(client.destroyStarted).toBe(true), { timeout: 15_000 });
       // Then the stop, whose until comes while the close is still under way.
       let budget!: StopBudget;
       const stopped = stopOnce()(Date.now() + 100, (stop) => connection.leave((budget = stop)));

@@ -14,7 +14,7 @@ afterEach(async () => {
 /** Waits until the member's ended job is in their history (it is kept once the job's reply is final). */
 async function inHistory(harness: DiscordHarness, userId: string): Promise<void> {
   const requester = { platform: 'discord' as const, userId, channelId: '', scopeId: harness.discord.guildId };
-  await vi.waitFor(async () => expect((await harness.runner.history!.mine(requester)).length).toBeGreaterThan(0), { timeout: 10_000 });
+  await vi.waitFor(async () => expect((await harness.runner.history!.mine(requester)).length).toBeGreaterThan(0), { timeout: 15_000 });
   // Kept for the server's view too: the writes under way are done.
   await harness.runner.history!.settled();
 }

@@ -18,7 +18,7 @@ const publicMessages = (harness: DiscordHarness): FakeMessage[] => harness.disco
 /** Waits until the member's ended jobs are in their history (kept once the job's reply is final). */
 async function inHistory(harness: DiscordHarness, userId: string, count: number): Promise<void> {
   const requester = { platform: 'discord' as const, userId, channelId: '', scopeId: harness.discord.guildId };
-  await vi.waitFor(async () => expect((await harness.runner.history!.mine(requester)).length).toBeGreaterThanOrEqual(count), { timeout: 10_000 });
+  await vi.waitFor(async () => expect((await harness.runner.history!.mine(requester)).length).toBeGreaterThanOrEqual(count), { timeout: 15_000 });
   // Kept for the server's view too: the writes under way are done.
   await harness.runner.history!.settled();
 }

@@ -148,7 +148,7 @@ describe.skipIf(testRedis().skipReason)('a stopped Discord bot with a gateway le
       String(args[2]).startsWith(lease.key) ? new Promise((resolve) => unanswered.push(() => resolve(evaluate(...args)))) : evaluate(...args)) as typeof connected.eval);
     try {
       const first = h.bot.stop();
-      await vi.waitFor(() => expect(unanswered.length).toBeGreaterThan(0), { timeout: 5000 });
+      await vi.waitFor(() => expect(unanswered.length).toBeGreaterThan(0), { timeout: 15_000 });
       await stopAgainByAnEarlierUntil(h, first);
     } finally {
       evals.mockRestore();

@@ -57,7 +57,7 @@ describe('JobRunner: images made before a job ends badly reach the user and are 
     expect(final.type === 'cancelled' && final.images).toHaveLength(1);
     await waitUntil(() => runner.activeJobs().length === 0, 'the job ended');
     // The cancel is shown before the ledger has charged the job: waits for the charge.
-    await vi.waitFor(async () => expect(await store.usage({})).toEqual([expect.objectContaining({ costUsd: LOW + ESTIMATE_PER_IMAGE, basis: 'estimate' })]), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await store.usage({})).toEqual([expect.objectContaining({ costUsd: LOW + ESTIMATE_PER_IMAGE, basis: 'estimate' })]), { timeout: 15_000 });
   });
 
   it('keeps the estimate of a 200 with 1 of 2 images, and hands over that image', async () => {

@@ -77,7 +77,7 @@ describe('the audit channel on Slack', () => {
     expect(entry).toContain('<@U0ALICE>');
     expect(entry).not.toContain('https://');
     const alice = { platform: 'slack' as const, userId: 'U0ALICE', channelId: '', scopeId: 'T0PICTOR' };
-    await vi.waitFor(async () => expect(await h!.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await h!.runner.history!.mine(alice)).toHaveLength(1), { timeout: 15_000 });
     const [kept] = await h.runner.history!.mine(alice);
     expect(kept).toMatchObject({ prompt: 'a lighthouse asked in a DM', status: 'completed' });
     expect(kept!.link).toMatch(/^https:\/\/slack\.com\/archives\/D0ALICE\//);

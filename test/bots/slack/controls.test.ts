@@ -137,7 +137,7 @@ describe('/imagine history and /imagine forget, on Slack', () => {
     const job = await finishedJob(h.fake, 'C0ART');
     const actions = await finishedActions(h.fake, 'C0ART');
     const alice = { platform: 'slack' as const, userId: 'U0ALICE', channelId: 'C0ART', scopeId: h.fake.teamId };
-    await vi.waitFor(async () => expect(await h!.runner.history!.mine(alice)).not.toHaveLength(0), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await h!.runner.history!.mine(alice)).not.toHaveLength(0), { timeout: 15_000 });
     await h.runner.history!.settled();
 
     const mine = await privately(h.fake, 'history', 'U0ALICE');

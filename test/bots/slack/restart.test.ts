@@ -179,7 +179,7 @@ describe('the end of a finished job a stop cut off, in the history and the audit
 
     const after = await startWithAdmin({ fake, dataDir });
     open.push(after);
-    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 15_000 });
     const [entry] = await after.runner.history!.mine(alice);
     expect(entry).toMatchObject({ prompt: 'a lantern in a storm', status: 'completed', quality: 'low', link: messageLinkOf('C0LAMPS', job.ts) });
     expect(entry!.costUsd).toBeGreaterThan(0);
@@ -224,7 +224,7 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     const update = vi.spyOn(RequestStore.prototype, 'update').mockRejectedValue(new Error('storage unavailable'));
     const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded');
     let after = await startWithAdmin({ fake, dataDir });
-    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 15_000 });
     await fake.waitFor(() => auditEntries(after, 'a lantern whose sweep could not mark it').length > 0 || undefined, 'the audit entry');
     await after.close({ fake: true, dataDir: true });
     update.mockRestore();
@@ -253,7 +253,7 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     });
     const after = await startWithAdmin({ fake, dataDir });
     open.push(after);
-    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 15_000 });
     expect(await after.runner.history!.mine(alice)).toMatchObject([{ prompt: 'a lantern asked after a forget', status: 'completed' }]);
     await fake.waitFor(() => auditEntries(after, 'a lantern asked after a forget').length > 0 || undefined, 'the audit entry with its prompt');
     await fake.close();
@@ -270,7 +270,7 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     expect(saved.read().value).toMatchObject({ status: 'active', prompt: '' });
     const after = await startWithAdmin({ fake, dataDir });
     open.push(after);
-    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 15_000 });
     expect(await after.runner.history!.mine(alice)).toMatchObject([{ prompt: '', status: 'completed' }]);
     await fake.waitFor(() => auditEntries(after, 'U0ALICE').length > 0 || undefined, 'the audit entry');
     expect(auditEntries(after, 'a lantern running at the forget')).toEqual([]);
@@ -290,7 +290,7 @@ describe('the end of a finished job a stop cut off, in the history and the audit
 
     after = await startWithAdmin({ fake, dataDir });
     open.push(after);
-    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 15_000 });
     await fake.waitFor(() => auditEntries(after, 'a lantern whose sweep died recording it').length > 0 || undefined, 'the audit entry');
     await fake.waitFor(() => saved.read().value.endRecorded === true || undefined, 'the request marked as recorded');
     await after.close({ fake: true });
@@ -311,7 +311,7 @@ describe('the end of a finished job a stop cut off, in the history and the audit
 
     after = await startWithAdmin({ fake, dataDir });
     open.push(after);
-    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 15_000 });
     await fake.waitFor(() => saved.read().value.endRecorded === true || undefined, 'the request marked as recorded');
     expect(saved.read().value.status).toBe('ended');
     await after.close({ fake: true });
@@ -327,7 +327,7 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN');
     await fake.command({ command: '/imagine', text: 'a lantern recorded once --quality low', channel: 'C0LAMPS', user: 'U0ALICE' });
     await finishedActions(fake, 'C0LAMPS');
-    await vi.waitFor(async () => expect(await before.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await before.runner.history!.mine(alice)).toHaveLength(1), { timeout: 15_000 });
     await fake.waitFor(() => auditEntries(before, 'a lantern recorded once').length > 0 || undefined, 'the audit entry');
     const saved = await savedRequest(dataDir);
     await fake.waitFor(() => saved.read().value.endRecorded === true || undefined, 'the request marked as recorded');
@@ -379,7 +379,7 @@ describe('the end of a job its message showed before a stop, recorded by the nex
 
     const after = await startWithAdmin({ fake, dataDir });
     open.push(after);
-    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 15_000 });
     const [entry] = await after.runner.history!.mine(alice);
     expect(entry).toMatchObject({ prompt: 'a lantern shown before a stop', status: 'completed', quality: 'low', link: messageLinkOf('C0LAMPS', job.ts) });
     expect(entry!.costUsd).toBeGreaterThan(0);

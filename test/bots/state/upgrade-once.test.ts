@@ -201,7 +201,7 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade when its Redis stops answerin
       // B waits for the upgrade A holds; then Redis answers nobody (its clients' commands wait, its clock runs on) for
       // far longer than a lease.
       bStarted = openBotState({ dataDir, redis: b.link, ledger: b.ledger, logger: bLogger, leaseMs });
-      await vi.waitFor(() => expect(waiting).toHaveBeenCalledWith(expect.anything(), expect.stringMatching(/^waiting for another process/)), { timeout: 5_000 });
+      await vi.waitFor(() => expect(waiting).toHaveBeenCalledWith(expect.anything(), expect.stringMatching(/^waiting for another process/)), { timeout: 15_000 });
       await pauser.commands.call('CLIENT', 'PAUSE', String(3 * leaseMs), 'ALL');
       // A cannot have had an answer since: what it knows is that none came. It gives the lease up before it can lapse.
       await vi.waitFor(() => expect(gaveUp).toHaveBeenCalledWith({ key: `${prefix}:bots:upgrading`, why: 'Redis has not confirmed the lease in time' }, expect.any(String)), { timeout: 4 * leaseMs });
