@@ -100,8 +100,9 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
     // out, never a shift of those after it (so a thumbnail the console made of it is no longer served). The page's jobs
     // are asked together, not one after another: with Redis each is its link, its record, then its images' EXISTS side by
     // side (`keptOutputs`), which the client sends without waiting for each answer — one round trip for a job's images.
-    async keptImages(jobIds) {
-      const outputs = await Promise.all(jobIds.map((jobId) => kept.keptOutputs(jobId).catch(() => undefined)));
+    // Given `atMost` (a row's thumbnails), only as many images as a row shows are asked, not every image of the job.
+    async keptImages(jobIds, atMost) {
+      const outputs = await Promise.all(jobIds.map((jobId) => kept.keptOutputs(jobId, atMost).catch(() => undefined)));
       const indices = new Map<string, readonly number[]>();
       for (const [i, jobId] of jobIds.entries()) if (outputs[i]) indices.set(jobId, outputs[i]);
       return indices;
@@ -111,6 +112,9 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
       const image = await kept.readKeptOutput(jobId, index);
       return image && { data: image.data };
     },
+
+    // A thumbnail already made: its one image asked (one `has`), not its job's every image.
+    hasKeptImage: (jobId, index) => kept.hasKeptOutput(jobId, index),
 
     settings: () => botSettings(runnerConfig, env),
 

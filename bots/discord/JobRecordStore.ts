@@ -269,14 +269,29 @@ export class JobRecordStore {
    * Which of a runner job's images (its id in the ledger) are kept, for the console's thumbnails: their indices in the
    * job's numbering, as its Edit buttons name them (0-based, ascending) — one left out (too large, a failed write) is
    * not among them, never a shift of those after it, nor one the images' bound dropped since (the images space drops
-   * the oldest without touching the records: one `has` per image listed); undefined when none is kept.
+   * the oldest without touching the records: one `has` per image asked); undefined when none is kept. Given `atMost`,
+   * the first `atMost` of them: the images are asked in the job's order, `atMost` at a time side by side, and only those
+   * still missing after a round are asked of the next ones.
    */
-  async keptOutputs(runnerJobId: string): Promise<number[] | undefined> {
+  async keptOutputs(runnerJobId: string, atMost = Number.POSITIVE_INFINITY): Promise<number[] | undefined> {
     const link = await this.#outputsOfJob.get(runnerJobId);
-    const outputs = link ? (await this.records.get(link.key))?.outputs : undefined;
-    const there = await Promise.all((outputs ?? []).map((img) => this.#images.has(img.file)));
-    const indices = (outputs ?? []).map(outputIndex).filter((_, i) => there[i]).sort((a, b) => a - b);
+    const outputs = link ? ((await this.records.get(link.key))?.outputs ?? []) : [];
+    const listed = outputs.map((img, position) => ({ file: img.file, index: outputIndex(img, position) })).sort((a, b) => a.index - b.index);
+    const indices: number[] = [];
+    for (let next = 0; next < listed.length && indices.length < atMost; ) {
+      const asked = listed.slice(next, (next += atMost - indices.length));
+      const there = await Promise.all(asked.map((img) => this.#images.has(img.file)));
+      indices.push(...asked.filter((_, i) => there[i]).map((img) => img.index));
+    }
     return indices.length > 0 ? indices : undefined;
+  }
+
+  /** Whether a runner job's image `index` (the job's numbering) is kept still: one `has`, whatever the job's count of images. */
+  async hasKeptOutput(runnerJobId: string, index: number): Promise<boolean> {
+    const link = await this.#outputsOfJob.get(runnerJobId);
+    const record = link ? await this.records.get(link.key) : undefined;
+    const img = record && keptOutput(record, index);
+    return img ? this.#images.has(img.file) : false;
   }
 
   /** A runner job's image `index` (the job's own numbering, as its Edit button's), if it was kept and still is. */

@@ -191,13 +191,21 @@ class FileSpace<T> implements Space<T> {
     return envelope === UNREADABLE ? UNREADABLE : (envelope?.value as T | undefined);
   }
 
-  /** From the index alone, as `keys`: no file is read. */
+  /**
+   * As `read` would answer, without reading the file: listed in the index, not past the TTL, and its file there (a stat:
+   * one removed by hand, or lost, is not had, as `read` finds none). A file that cannot be looked at (permissions) is
+   * had, as `read` answers it unreadable.
+   */
   async has(key: string): Promise<boolean> {
     this.#assertOpen();
     if (!STATE_KEY_PATTERN.test(key)) return false;
     await this.#open();
     const at = this.#index.get(key)?.at;
-    return at !== undefined && !this.#expired(at);
+    if (at === undefined || this.#expired(at)) return false;
+    return stat(this.#path(key)).then(
+      () => true,
+      (error: unknown) => missingOrUnreadable(error) !== undefined,
+    );
   }
 
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {

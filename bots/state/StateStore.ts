@@ -71,7 +71,8 @@ export interface Space<T> {
   read(key: string): Promise<T | typeof UNREADABLE | undefined>;
   /**
    * Whether a record is kept under the key — one that cannot be read too, as `keys` lists it — without reading its
-   * value: the data folder's index, Redis's EXISTS. For a caller that lists what is kept (the console's thumbnails).
+   * value: the data folder's index and a stat of its file (one removed by hand is not kept), Redis's EXISTS. For a
+   * caller that lists what is kept (the console's thumbnails).
    */
   has(key: string): Promise<boolean>;
   put(key: string, value: T, options?: PutOptions): Promise<void>;

@@ -1,6 +1,6 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PictorError } from 'pictor';
+import { PictorError, sniffImageType } from 'pictor';
 import { safeJson, type QuotaStore, type RedisLink } from 'pictor/internal';
 import { RedisLease } from '../redis-lease.js';
 import { FileStateStore, LEGACY_HOLDER } from './FileStateStore.js';
@@ -138,21 +138,32 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
   const [from, records] = main.records ? ['jobs.json', main.records] : ['jobs.json.bak', backup.records ?? []];
   // Jobs left pending or running are held by a process that is gone: the sweep marks them interrupted.
   const legacy = new FileStateStore({ dataDir: o.dataDir, owner: LEGACY_HOLDER });
+  /** Images that are not one (their bytes name no format the service makes: damaged, cut short), left behind; logged once. */
+  const undecodable: string[] = [];
   // Closed whatever happens (a failed write): its prune timer must not outlive the start.
   try {
     for (const record of records.filter((r) => STATE_KEY_PATTERN.test(r?.key ?? '')).sort((a, b) => a.createdAt - b.createdAt)) {
       o.signal?.throwIfAborted();
-      const keep = async (img: OldJobRecord['inputs'][number]) => {
-        const read = await readFile(join(discord, 'images', record.key, img.file)).catch(() => undefined);
-        // The kept images space takes what a job keeps now (its bytes as they are, none over the bound).
-        const data = read && read.length > 0 && read.length <= o.spaces.discordImages.maxValueBytes ? read : undefined;
-        const file = `${record.key}-${img.file.replace(/\..*$/, '')}`;
-        if (data) await o.store.space<Buffer>(o.spaces.discordImages).put(file, data);
-        return data ? [{ ...img, file }] : [];
+      const read = async (img: OldJobRecord['inputs'][number]) => {
+        const bytes = await readFile(join(discord, 'images', record.key, img.file)).catch(() => undefined);
+        // The kept images space takes what a job keeps now (its bytes as they are, none over the bound), and only an
+        // image: kept, one that is not would count as kept (its button offering it) and fail when used.
+        if (!bytes || bytes.length === 0 || bytes.length > o.spaces.discordImages.maxValueBytes) return undefined;
+        if (sniffImageType(bytes) === null) return void undecodable.push(`${record.key}/${img.file}`);
+        return { img, bytes, file: `${record.key}-${img.file.replace(/\..*$/, '')}` };
       };
-      const inputs = (await Promise.all(record.inputs.map(keep))).flat();
-      const outputs = (await Promise.all(record.outputs.map(keep))).flat();
-      await legacy.space(o.spaces.discordJobs).put(record.key, { ...record, inputs, outputs }, { hold: isRunning(record) });
+      const [fromInputs, fromOutputs] = [await Promise.all(record.inputs.map(read)), await Promise.all(record.outputs.map(read))];
+      // An edit's inputs are kept all or none; an output keeps its number in the job (its Edit button's), whatever is left out.
+      const keptInputs = fromInputs.every((found) => found !== undefined) ? fromInputs : [];
+      const keep = async (found: (typeof fromInputs)[number], index?: number) => {
+        if (!found) return [];
+        await o.store.space<Buffer>(o.spaces.discordImages).put(found.file, found.bytes);
+        return [{ ...found.img, file: found.file, ...(index !== undefined && { index }) }];
+      };
+      const inputs = (await Promise.all(keptInputs.map((found) => keep(found)))).flat();
+      const outputs = (await Promise.all(fromOutputs.map((found, index) => keep(found, index)))).flat();
+      const made = record.outputs.length > 0 ? { made: record.outputs.length } : {};
+      await legacy.space(o.spaces.discordJobs).put(record.key, { ...record, inputs, outputs, ...made }, { hold: isRunning(record) });
       // Listed once by its key: a start stopped after this record moves it again.
       const draft = { key: record.key, createdAt: record.createdAt };
       if (record.status === 'draft') await o.store.space<(typeof draft)[]>(o.spaces.discordDrafts).update(record.requester.userId, (own) => withDraft(own, draft));
@@ -161,6 +172,7 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
   } finally {
     await legacy.close();
   }
+  if (undecodable.length > 0) o.logger.warn({ images: undecodable }, 'left behind images version 0.1 kept that are not images (damaged): their jobs’ buttons say they are too old');
   await removeOldCopies(discord, 'jobs.json', from);
   await rm(join(discord, 'images'), { recursive: true, force: true });
 

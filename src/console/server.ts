@@ -15,7 +15,7 @@ import { spendFigures } from './figures.js';
 import type { SafeHtml } from './html.js';
 import { LiveJobs } from './live-jobs.js';
 import { alertsPage } from './pages/alerts.js';
-import { filterOf, jobRow, jobsPage, liveRow, matchesFilter, type JobFilter } from './pages/jobs.js';
+import { filterOf, jobRow, jobsPage, liveRow, matchesFilter, MAX_THUMBS, type JobFilter } from './pages/jobs.js';
 import type { PageContext } from './pages/layout.js';
 import { loginPage } from './pages/login.js';
 import { settingsPage } from './pages/settings.js';
@@ -154,7 +154,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
 
   async function keptIndices(records: readonly UsageRecord[]): Promise<ReadonlyMap<string, readonly number[]>> {
     if (!source.bots?.keptImages || records.length === 0) return new Map();
-    return source.bots.keptImages(records.map((r) => r.jobId)).catch(() => new Map());
+    return source.bots.keptImages(records.map((r) => r.jobId), MAX_THUMBS).catch(() => new Map());
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

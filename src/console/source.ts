@@ -51,11 +51,14 @@ export interface BotsView {
   names?(keys: readonly string[]): Promise<ReadonlyMap<string, string>>;
   /**
    * Which images each of these jobs (ledger job ids) still has kept: their indices in the job's own numbering (0-based,
-   * ascending; one not kept is left out), its thumbnails. A job with none kept may be left out.
+   * ascending; one not kept is left out), its thumbnails. A job with none kept may be left out. Given `atMost`, the first
+   * `atMost` of each job's (what a row shows): the others are not asked of the store.
    */
-  keptImages?(jobIds: readonly string[]): Promise<ReadonlyMap<string, readonly number[]>>;
+  keptImages?(jobIds: readonly string[], atMost?: number): Promise<ReadonlyMap<string, readonly number[]>>;
   /** A job's kept image `index` (the job's numbering, as `keptImages` answers it). */
   keptImage?(jobId: string, index: number): Promise<KeptImage | undefined>;
+  /** Whether a job's image `index` is still kept, without reading it (a thumbnail made of it is served only while it is). */
+  hasKeptImage?(jobId: string, index: number): Promise<boolean>;
   /** The bots' settings in force (queue, pace, previews, what every server may do …), each with where it comes from. */
   settings?(): SettingRow[];
   /**

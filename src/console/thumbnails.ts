@@ -9,7 +9,8 @@ const CACHED = 64;
  * Thumbnails of the images the bots keep (`BotsView.keptImage`), made when
  * first asked for (sharp, WebP) and kept for the last 64 asked: a job nobody
  * looks at costs nothing. A thumbnail is served from there only while the bots
- * still keep its image (a member's forget, or the images' bound, drops it).
+ * still keep its image (a member's forget, or the images' bound, drops it): `BotsView.hasKeptImage`, asked of that
+ * image alone.
  * `full` gives the kept image as it is.
  */
 export class Thumbnails {
@@ -26,7 +27,7 @@ export class Thumbnails {
     const cached = this.#cache.get(key);
     if (cached) {
       this.#cache.delete(key);
-      const stillKept = this.#bots.keptImages ? ((await this.#bots.keptImages([jobId]).catch(() => undefined))?.get(jobId) ?? []).includes(index) : true;
+      const stillKept = this.#bots.hasKeptImage ? await this.#bots.hasKeptImage(jobId, index).catch(() => false) : true;
       if (!stillKept) return undefined;
       this.#cache.set(key, cached);
       return cached;

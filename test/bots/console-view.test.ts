@@ -173,6 +173,46 @@ describe('the kept images the console shows of a Discord job', () => {
     }
   });
 
+  it('cost one `has` per image a row shows, not one per image of the job, and one for a thumbnail made before', async () => {
+    const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
+    const { runner } = await kit.runner({});
+    const store = new JobRecordStore({ state, logger: silentLogger() });
+    const images = state.store.space<Buffer>(state.spaces.discordImages);
+    const key = store.newKey();
+    // The seeded ledger's Discord job d-2, here with six images kept.
+    await store.add({ key, kind: 'generate', prompt: 'p', options: {}, requester: { platform: 'discord', userId: '1', channelId: '2', scopeId: '3' }, status: 'running', runnerJobId: 'd-2' });
+    const made = await Promise.all([1, 2, 3, 4, 5, 6].map(async (shade) => Buffer.from(await makeImage('png', 9, 9, { r: shade * 40, g: 80, b: 40 }))));
+    await store.saveOutputs(key, made, 'png');
+    const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+    const running = await startSeededConsole({ bots: { keptImages: view.keptImages, keptImage: view.keptImage, hasKeptImage: view.hasKeptImage } });
+    const has = vi.spyOn(images, 'has');
+    try {
+      expect(await view.keptImages!(['d-2'], 4)).toEqual(new Map([['d-2', [0, 1, 2, 3]]]));
+      expect(has).toHaveBeenCalledTimes(4);
+      // One of the four gone: the fifth is asked in its place, alone.
+      await images.delete((await store.get(key))!.outputs[1]!.file);
+      has.mockClear();
+      expect(await view.keptImages!(['d-2'], 4)).toEqual(new Map([['d-2', [0, 2, 3, 4]]]));
+      expect(has).toHaveBeenCalledTimes(5);
+
+      const login = await fetch(`${running.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: running.url } });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      has.mockClear();
+      const row = /<tr data-job="d-2">(.*?)<\/tr>/.exec(await (await fetch(`${running.url}/jobs`, { headers: { cookie } })).text())?.[1] ?? '';
+      expect([...row.matchAll(/<img src="([^"]+)"/g)].map((m) => m[1])).toEqual(['/thumbs/d-2/0', '/thumbs/d-2/2', '/thumbs/d-2/3', '/thumbs/d-2/4']);
+      expect(has).toHaveBeenCalledTimes(5);
+      expect((await fetch(`${running.url}/thumbs/d-2/3`, { headers: { cookie } })).status).toBe(200);
+      // Served again from the console's cache: its one image asked.
+      has.mockClear();
+      expect((await fetch(`${running.url}/thumbs/d-2/3`, { headers: { cookie } })).status).toBe(200);
+      expect(has).toHaveBeenCalledTimes(1);
+      expect(has).toHaveBeenCalledWith((await store.get(key))!.outputs[3]!.file);
+    } finally {
+      await running.close();
+      await state.close();
+    }
+  });
+
   it('draw on the owner’s page one thumbnail per image kept, named by its number in the job, and none that answers 404', async () => {
     const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
     const { runner } = await kit.runner({});
@@ -182,7 +222,7 @@ describe('the kept images the console shows of a Discord job', () => {
     await store.add({ key, kind: 'generate', prompt: 'p', options: {}, requester: { platform: 'discord', userId: '1', channelId: '2', scopeId: '3' }, status: 'running', runnerJobId: 'd-2' });
     await store.saveOutputs(key, [Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1), Buffer.from(await makeImage('png', 9, 9))], 'png');
     const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
-    const running = await startSeededConsole({ bots: { keptImages: view.keptImages, keptImage: view.keptImage } });
+    const running = await startSeededConsole({ bots: { keptImages: view.keptImages, keptImage: view.keptImage, hasKeptImage: view.hasKeptImage } });
     try {
       const login = await fetch(`${running.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: running.url } });
       const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
@@ -206,7 +246,7 @@ describe('the kept images the console shows of a Discord job', () => {
     const store = new JobRecordStore({ state, logger: silentLogger() });
     const requester = { platform: 'discord' as const, userId: '1', channelId: '2', scopeId: '3' };
     const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
-    const running = await startSeededConsole({ bots: { keptImages: view.keptImages, keptImage: view.keptImage } });
+    const running = await startSeededConsole({ bots: { keptImages: view.keptImages, keptImage: view.keptImage, hasKeptImage: view.hasKeptImage } });
     try {
       const login = await fetch(`${running.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: running.url } });
       const cookie = login.headers.get('set-cookie')!.split(';')[0]!;

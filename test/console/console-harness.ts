@@ -126,6 +126,9 @@ export async function fakeBots(): Promise<BotsView> {
     async keptImage(jobId, index) {
       return KEPT_IMAGES.get(jobId)?.includes(index) ? { data: image } : undefined;
     },
+    async hasKeptImage(jobId, index) {
+      return KEPT_IMAGES.get(jobId)?.includes(index) ?? false;
+    },
     settings: () => [{ name: 'Jobs one user may have at once', value: '2', source: 'default' }],
     // A server whose admins chose channels, and two settings kept that cannot be read: a rule (its jobs are refused) and a default.
     async chatSettings(scopeKeys): Promise<Record<string, Record<string, ChatSettingRow>>> {

@@ -68,8 +68,8 @@ export interface LiveRow {
   process: string;
 }
 
-/** Thumbnails shown of one job, at most. */
-const MAX_THUMBS = 4;
+/** Thumbnails shown of one job, at most (the server asks the bots for no more). */
+export const MAX_THUMBS = 4;
 
 const nameOf = (key: string, names: ReadonlyMap<string, string>) => {
   const name = names.get(key);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,8 @@ import { botSpaces, DEFAULT_KEPT_IMAGES_MB, digestKeyOf, openBotState, stateKeyO
 import type { SpaceDefinition, Space } from '../../../bots/state/StateStore.js';
 import { REDIS_RECORD_BYTES, stateBytesBound, warnIfRedisEvicts } from '../../../bots/state/redis-memory.js';
 import { RedisLink } from '../../../src/internal.js';
+import { RedisQuotaStore } from '../../../src/spend/RedisQuotaStore.js';
+import { DEFAULT_USAGE_RETENTION_DAYS } from '../../../src/spend/usage-records.js';
 import { requireRedisUrl, testRedis } from '../../helpers/shared-limits-redis.js';
 import { startThrowawayRedis } from '../../setup/redis-server.js';
 import { RecordingLogger } from '../discord/harness.js';
@@ -118,8 +121,40 @@ describe('what docs/shared-limits.md says the bots’ state may keep', () => {
     }
   });
 
+  it.skipIf(redisPresent.skipReason)('names at most what the ledger’s usage stream takes on Redis a settled job (a Discord job’s, without its prompt)', async () => {
+    const [, pageBytes] = /the ledger adds under (\d+) bytes per settled job/.exec(await paragraph()) ?? [];
+    const redis = (await startThrowawayRedis('redis-server', 3, ['--maxmemory-policy', 'noeviction']))!;
+    const link = await RedisLink.open({ url: redis.url, prefix: 'pictor' });
+    const ledger = new RedisQuotaStore({ redis: link.commands, prefix: 'pictor' });
+    try {
+      const jobs = 1_000;
+      const snowflake = () => String(1_000_000_000_000_000_000n + BigInt(Math.floor(Math.random() * 1e15)));
+      const [userKey, scopeKey] = [`discord:${snowflake()}`, `discord:${snowflake()}`];
+      for (let i = 0; i < jobs; i++) {
+        // As the runner names a job (9 random bytes), and the service a request.
+        const jobId = randomBytes(9).toString('base64url');
+        const job = { operation: 'generate' as const, n: 2, size: '1024x1536', quality: 'medium' };
+        expect(await ledger.reserve({ jobId, userKey, scopeKey, estimateUsd: 0.2, limits: {}, now: Date.now(), job })).toEqual({ ok: true });
+        await ledger.markSent(jobId);
+        await ledger.settle(jobId, 0.084, { requestId: `req_${randomBytes(16).toString('hex')}`, outcome: 'completed', images: 2 });
+      }
+      const bytes = Number(await link.commands.call('MEMORY', 'USAGE', 'pictor:quota:usage', 'SAMPLES', '0'));
+      expect(await link.commands.xlen('pictor:quota:usage')).toBe(jobs);
+      expect(bytes / jobs).toBeLessThan(number(pageBytes));
+    } finally {
+      await ledger.close();
+      await link.close();
+      await redis.stop();
+    }
+  });
+
   it('leaves room, at the maxmemory compose.yaml sets, for the bound and the ledger: no warning at start', async () => {
-    const [, pageGib] = /A `maxmemory` of (\d+) GiB \(as `compose.yaml` sets\) covers the defaults/.exec(await paragraph()) ?? [];
+    const [, pageGib, leftMib, perDay] = /A `maxmemory` of (\d+) GiB \(as `compose.yaml` sets\) covers the defaults' bound with ~(\d+) MiB left for the ledger's usage stream: at under \d+ bytes a job kept 400 days, up to ([\d ]+) settled jobs a day/.exec(await paragraph()) ?? [];
+    const [, perJob] = /the ledger adds under (\d+) bytes per settled job/.exec(await paragraph()) ?? [];
+    const left = number(pageGib) * 2 ** 30 - stateBytesBound(botSpaces());
+    expect(number(leftMib)).toBe(Math.floor(left / 2 ** 20));
+    expect(number(perDay)).toBeLessThanOrEqual(left / (number(perJob) * DEFAULT_USAGE_RETENTION_DAYS));
+    expect(number(perDay)).toBeGreaterThan(0);
     const [, composeGb] = /"--maxmemory", "(\d+)gb"/.exec(await readFile(join(root, 'compose.yaml'), 'utf8')) ?? [];
     expect(number(pageGib)).toBe(number(composeGb));
     // ioredis's INFO answer as Redis gives it, for the one call the check makes.
