@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { endToRecord, isRunning, releaseWhenDone, type BotState, type Space, type StatusWord } from '../state/index.js';
+import { endToRecord, isRunning, keepsNoEnd, releaseWhenDone, type BotState, type Space, type StatusWord } from '../state/index.js';
 import { JobEndSchema } from '../runner/job-history.js';
 import { BACKGROUNDS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
 
@@ -146,15 +146,16 @@ export class RequestStore {
    * to do of it — its end shown, and recorded or without an end to record — is released: nobody has to sweep it any
    * more. The view's mark (`ended` with its `end`) and the runner's (`endRecorded`) come in either order, each not
    * knowing the other's: whichever makes the request so releases it, decided from the request as changed, in its one
-   * write. A recorded end is not kept (`end` goes with `endRecorded`).
+   * write. A recorded end is not kept once the job no longer runs (`keepsNoEnd`, the rule of Discord's records too).
    */
   async update(id: string, patch: RequestPatch): Promise<SavedRequest | undefined> {
     if (!ID_PATTERN.test(id)) return undefined;
     const change = (current: SavedRequest | undefined) => {
       const parsed = SavedRequestSchema.safeParse(current);
       if (!parsed.success) return undefined;
-      const { end, ...changed } = SavedRequestSchema.parse({ ...parsed.data, ...patch });
-      return changed.endRecorded === true || end === undefined ? changed : { ...changed, end };
+      const changed = SavedRequestSchema.parse({ ...parsed.data, ...patch });
+      if (keepsNoEnd(changed)) delete changed.end;
+      return changed;
     };
     return (await this.space.update(id, change, { hold: releaseWhenDone })).after;
   }

@@ -58,6 +58,15 @@ export function isDone(record: JobRecordState<unknown>): boolean {
   return phaseOf(record) === 'ended' && endNotRecorded(record) === undefined;
 }
 
+/**
+ * Whether a write leaves a record without its end (and what else its sweep would show it from): once the end is
+ * recorded and its job no longer runs, nothing is left to do with it. A record still running keeps them: its sweep
+ * shows its end from them.
+ */
+export function keepsNoEnd(record: JobRecordState<unknown>): boolean {
+  return record.endRecorded === true && !isRunning(record);
+}
+
 /** A record's end unless it is marked recorded, whatever its phase (`endToRecord` and `isDone` ask the phase, once). */
 function endNotRecorded<End>(record: JobRecordState<End>): End | undefined {
   return record.endRecorded === true ? undefined : record.end;
