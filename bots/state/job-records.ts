@@ -6,7 +6,8 @@
  * The surfaces name a record's status in their own words; each word names one phase here, the same on both:
  * `running` (Discord's pending and running, Slack's active), `ended` (Discord's completed, failed, cancelled and
  * refused, Slack's ended), and `other` for the rest (a Discord draft, a request an older version kept without a status).
- * Each store declares its words as this table's (`StatusWords`, `StatusWord`): a word it does not name fails to compile.
+ * Each store declares its words as this table's (`StatusWords<…>`: Discord's `JobRecordStatus`, Slack's `RequestStatus`):
+ * a word it does not name fails to compile, the same on both.
  */
 export type JobPhase = 'running' | 'ended' | 'other';
 

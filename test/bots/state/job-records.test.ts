@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { JobRecordStatus } from '../../../bots/discord/JobRecordStore.js';
-import type { SavedRequest } from '../../../bots/slack/RequestStore.js';
+import type { RequestStatus, SavedRequest } from '../../../bots/slack/RequestStore.js';
 import { endToRecord, isDone, isRunning, keepsNoEnd, phaseOf, releaseWhenDone, withDraft, type StatusWord, type StatusWords } from '../../../bots/state/job-records.js';
 
 const end = { type: 'failed', code: 'server_error' };
@@ -14,7 +14,8 @@ describe('a job record’s release rule, the same on both surfaces', () => {
 
   it('names a phase for every status word of both stores: a word it does not name fails to compile (the type-check runs this)', () => {
     expectTypeOf<JobRecordStatus>().toExtend<StatusWord>();
-    expectTypeOf<NonNullable<SavedRequest['status']>>().toExtend<StatusWord>();
+    expectTypeOf<RequestStatus>().toExtend<StatusWord>();
+    expectTypeOf<NonNullable<SavedRequest['status']>>().toEqualTypeOf<RequestStatus>();
     // @ts-expect-error — a store's new word, not yet in the rule's table
     expectTypeOf<StatusWords<'paused'>>().toBeString();
   });
