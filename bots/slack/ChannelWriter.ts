@@ -1,4 +1,5 @@
-import { LocalImageBucket, MAX_TIMER_MS, type BucketShape } from 'pictor/internal';
+import { ValidationError } from 'pictor';
+import { LocalImageBucket, MAX_TIMER_MS, timerMsOf, type BucketShape } from 'pictor/internal';
 import type { SharedWriteBuckets } from './shared-write-buckets.js';
 
 /** What a write task returns when, at its turn, it has nothing to write (so it costs no slot). */
@@ -99,37 +100,40 @@ interface WorkspaceBudget {
 /** Where a write's token came from, to give it back if the write wrote nothing. */
 type TokenFrom = 'local' | 'shared' | undefined;
 
-/** A budget of writes a minute as given — a finite number above 0 — or a RangeError naming the option. */
-export function writesPerMinuteOf(option: string, perMinute: unknown): number {
+/** A pace the writer refuses: a `ValidationError` naming its option (code `validation_error`), as its other options. */
+const BAD_PACE = { error: (option: string, message: string) => new ValidationError(option, message) };
+
+/** A budget of writes a minute as given — a finite number above 0 — or a `ValidationError` naming the option. */
+function writesPerMinuteOf(option: string, perMinute: unknown): number {
   if (typeof perMinute === 'number' && Number.isFinite(perMinute) && perMinute > 0) return perMinute;
-  throw new RangeError(`${option} must be a number of writes a minute above 0, not ${String(perMinute)}`);
+  throw new ValidationError(option, `${option} must be a number of writes a minute above 0, not ${String(perMinute)}`);
 }
 
-/** How many writes a budget can save up as given — a whole number, 1 or more — or a RangeError naming the option. */
-export function writesBurstOf(option: string, burst: unknown): number {
+/** How many writes a budget can save up as given — a whole number, 1 or more — or a `ValidationError` naming the option. */
+function writesBurstOf(option: string, burst: unknown): number {
   if (typeof burst === 'number' && Number.isSafeInteger(burst) && burst >= 1) return burst;
-  throw new RangeError(`${option} must be a whole number of writes, 1 or more, not ${String(burst)}`);
+  throw new ValidationError(option, `${option} must be a whole number of writes, 1 or more, not ${String(burst)}`);
 }
 
+/**
+ * The writer's options, named as `startSlackBot` takes them. The writer checks them when it is made (a `ValidationError`
+ * naming the option): a pace past what a timer can wait would leave writes unpaced, a budget of none would hold every
+ * budgeted write for ever, one not finite would budget none.
+ */
 export interface ChannelWriterOptions {
+  /** Least time from the end of one write to the start of the next in the same channel: a delay a timer can wait (`timerMsOf`). */
+  channelWriteIntervalMs: number;
   /**
-   * Least time from the end of one write to the start of the next in the same channel: a delay a timer can wait, as
-   * `timerMsOf` takes it, checked where the operator set it (`startSlackBot`'s `channelWriteIntervalMs`).
+   * Each workspace's budget of budgeted writes per minute, a number above 0: `chat.update` is Slack's Tier 3 (about 50
+   * a minute per app per workspace). With the default burst of 10, 40 a minute never makes more than 50 calls in any
+   * 60 s. Undefined: no budget.
    */
-  intervalMs: number;
-  /**
-   * Each workspace's budget of budgeted writes per minute: `chat.update` is
-   * Slack's Tier 3 (about 50 a minute per app per workspace). With the
-   * default burst of 10, 40 a minute never makes more than 50 calls in any
-   * 60 s. Undefined: no budget. A number above 0 (`writesPerMinuteOf`), checked where the operator set it
-   * (`startSlackBot`'s `progressWritesPerMinute`).
-   */
-  backgroundPerMinute?: number | undefined;
-  /** Tokens each workspace's budget can save up (`writesBurstOf`, checked where the operator set it). Default 10. */
-  backgroundBurst?: number | undefined;
+  progressWritesPerMinute?: number | undefined;
+  /** Tokens each workspace's budget can save up: a whole number, 1 or more. Default 10. */
+  progressWritesBurst?: number | undefined;
   /**
    * Buckets shared with the other replicas (Redis): each workspace's budget,
-   * and each channel's pace (one write start per `intervalMs` across all
+   * and each channel's pace (one write start per `channelWriteIntervalMs` across all
    * replicas, on top of this process's own pace). Undefined: this process
    * counts alone. When they cannot be reached, the process paces with its own.
    */
@@ -149,15 +153,16 @@ export interface ChannelWriterOptions {
 /** Workspace budgets kept before the full ones are forgotten. */
 const KEPT_BUDGETS = 1000;
 const DEFAULT_SHARED_HEADROOM = 3;
+const DEFAULT_BURST = 10;
 
 /**
  * Paces writes to Slack channels: one at a time per channel, each starting at
- * least `intervalMs` after the previous one finished (Slack allows about one
+ * least `channelWriteIntervalMs` after the previous one finished (Slack allows about one
  * message per second per channel), so a burst of jobs never draws a 429.
  * Urgent writes (new job messages, results, notes) go first; progress writes
  * coalesce by key, so a busy channel shows the latest state instead of
  * falling behind. Message updates also wait for their workspace's budget
- * (`backgroundPerMinute`), one bucket per workspace, kept by the rule of the
+ * (`progressWritesPerMinute`), one bucket per workspace, kept by the rule of the
  * image bucket (src/core/image-bucket.ts) with weight 1; with `shared`, the
  * replicas keep each bucket together in Redis.
  */
@@ -177,11 +182,12 @@ export class ChannelWriter {
   #shedding = false;
 
   constructor(options: ChannelWriterOptions) {
-    const perMinute = options.backgroundPerMinute;
-    this.intervalMs = options.intervalMs;
+    this.intervalMs = timerMsOf('channelWriteIntervalMs', options.channelWriteIntervalMs, BAD_PACE);
+    const perMinute = options.progressWritesPerMinute === undefined ? undefined : writesPerMinuteOf('progressWritesPerMinute', options.progressWritesPerMinute);
+    const burst = options.progressWritesBurst === undefined ? DEFAULT_BURST : writesBurstOf('progressWritesBurst', options.progressWritesBurst);
     this.#onFailure = options.onFailure;
     this.#now = options.now ?? Date.now;
-    this.#budgetShape = perMinute === undefined ? undefined : { capacity: options.backgroundBurst ?? 10, intervalMs: 60_000 / perMinute, toleranceMs: 0 };
+    this.#budgetShape = perMinute === undefined ? undefined : { capacity: burst, intervalMs: 60_000 / perMinute, toleranceMs: 0 };
     this.#paceShape = { capacity: 1, intervalMs: this.intervalMs, toleranceMs: 0 };
     this.#shared = options.shared;
     this.#sharedHeadroom = Math.max(0, options.sharedHeadroom ?? DEFAULT_SHARED_HEADROOM);

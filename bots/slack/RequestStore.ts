@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { endToRecord, isRunning, releaseWhenDone, type BotState, type Space, type StatusWord } from '../state/index.js';
+import { endToRecord, isRunning, keepsNoEnd, releaseWhenDone, type BotState, type Space, type StatusWords } from '../state/index.js';
 import { JobEndSchema } from '../runner/job-history.js';
 import { BACKGROUNDS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
 
@@ -26,6 +26,11 @@ const ResultSchema = z.object({
   images: z.number(),
   where: z.enum(['channel', 'thread', 'dm']).optional(),
 });
+
+const RequestStatusSchema = z.enum(['active', 'ended']);
+
+/** A request's status words, each one the release rule names a phase for (`StatusWords`: another fails to compile, as on Discord). */
+export type RequestStatus = StatusWords<z.output<typeof RequestStatusSchema>>;
 
 /**
  * What a Reroll or Edit button needs after a restart: the request, where its
@@ -57,7 +62,7 @@ export const SavedRequestSchema = z.object({
   /** The language of the job's messages (the requester's); English for requests saved before it was kept. */
   locale: z.string().max(35).optional(),
   /** `active` from submission until the message shows the job's end; a crash leaves it `active` (see the start-up sweep). */
-  status: z.enum(['active', 'ended'] as const satisfies readonly StatusWord[]).optional(),
+  status: RequestStatusSchema.optional(),
   /**
    * The job's end was recorded (the runner's `recordEnded`: the member's history and the audit channel), saved as the
    * runner records it; a request the sweep shows done without it (a crash before its end) has its end recorded there.
@@ -146,15 +151,16 @@ export class RequestStore {
    * to do of it — its end shown, and recorded or without an end to record — is released: nobody has to sweep it any
    * more. The view's mark (`ended` with its `end`) and the runner's (`endRecorded`) come in either order, each not
    * knowing the other's: whichever makes the request so releases it, decided from the request as changed, in its one
-   * write. A recorded end is not kept (`end` goes with `endRecorded`).
+   * write. A recorded end is not kept once the job no longer runs (`keepsNoEnd`, the rule of Discord's records too).
    */
   async update(id: string, patch: RequestPatch): Promise<SavedRequest | undefined> {
     if (!ID_PATTERN.test(id)) return undefined;
     const change = (current: SavedRequest | undefined) => {
       const parsed = SavedRequestSchema.safeParse(current);
       if (!parsed.success) return undefined;
-      const { end, ...changed } = SavedRequestSchema.parse({ ...parsed.data, ...patch });
-      return changed.endRecorded === true || end === undefined ? changed : { ...changed, end };
+      const changed = SavedRequestSchema.parse({ ...parsed.data, ...patch });
+      if (keepsNoEnd(changed)) delete changed.end;
+      return changed;
     };
     return (await this.space.update(id, change, { hold: releaseWhenDone })).after;
   }

@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
 import { type LoggerLike } from 'pictor';
-import { describeUnreachable, scrubSecrets, timerMsOf, withTimeout } from 'pictor/internal';
+import { describeUnreachable, scrubSecrets, withTimeout } from 'pictor/internal';
 import { stopOnce } from '../stop-once.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
-import { ChannelWriter, writesBurstOf, writesPerMinuteOf } from './ChannelWriter.js';
+import { ChannelWriter } from './ChannelWriter.js';
 import { DEFAULT_SLACK_API_URL, type SlackConnection } from './config.js';
 import { DEFAULT_FILE_HOSTS, parseFileHost, type FileHost } from './file-hosts.js';
 import { slackInstallationStore } from './installation-store.js';
@@ -146,14 +146,18 @@ const HAND_OVER_MS = 5_000;
 export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot> {
   // Which connection is the options' type (a bot token or OAuth; OAuth over HTTP only: Pictor serves the install pages with the events).
   const { mode, oauth, state } = options;
-  // Refused before anything connects, naming the option (a pace past what a timer can wait would leave writes unpaced;
-  // a budget of none, or not a number, would hold every progress write or none).
-  const channelWriteIntervalMs = timerMsOf('channelWriteIntervalMs', options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS);
-  const progressWritesPerMinute = writesPerMinuteOf('progressWritesPerMinute', options.progressWritesPerMinute ?? DEFAULT_PROGRESS_WRITES_PER_MINUTE);
-  const progressWritesBurst = options.progressWritesBurst === undefined ? undefined : writesBurstOf('progressWritesBurst', options.progressWritesBurst);
   const secrets = [options.botToken, options.appToken, options.signingSecret, oauth?.clientSecret, oauth?.stateSecret];
   const allowedHosts = options.allowedFileHosts ?? DEFAULT_FILE_HOSTS.map(parseFileHost);
   const logger = options.logger;
+  // Made before anything connects: it checks its pace and budget, so a bad value is refused naming its option before
+  // any request reaches Slack.
+  const writer = new ChannelWriter({
+    channelWriteIntervalMs: options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS,
+    progressWritesPerMinute: options.progressWritesPerMinute ?? DEFAULT_PROGRESS_WRITES_PER_MINUTE,
+    progressWritesBurst: options.progressWritesBurst,
+    shared: options.sharedWrites && new SharedWriteBuckets({ ...options.sharedWrites, logger }),
+    onFailure: options.onWriteRefused,
+  });
   const boltLogger = boltLoggerFor(logger, secrets);
   const apiUrl = options.apiUrl ?? DEFAULT_SLACK_API_URL;
   const clientOptions: webApi.WebClientOptions = {
@@ -218,13 +222,6 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const locales = new UserLocales({ logger });
   app.use(locales.middleware((context) => (context.botToken ? clients.client(context.botToken) : undefined)));
 
-  const writer = new ChannelWriter({
-    intervalMs: channelWriteIntervalMs,
-    backgroundPerMinute: progressWritesPerMinute,
-    backgroundBurst: progressWritesBurst,
-    shared: options.sharedWrites && new SharedWriteBuckets({ ...options.sharedWrites, logger }),
-    onFailure: options.onWriteRefused,
-  });
   const single: Workspace | undefined = options.botToken && auth ? { client: clients.client(options.botToken), botToken: options.botToken, botUserId: auth.botUserId } : undefined;
   const commands = { imagine: options.commands?.imagine ?? '/imagine', edit: options.commands?.edit ?? '/imagine-edit' };
   const homes = new HomeTabs({ runner: options.runner, store, logger, command: commands.imagine });

@@ -6,7 +6,8 @@
  * The surfaces name a record's status in their own words; each word names one phase here, the same on both:
  * `running` (Discord's pending and running, Slack's active), `ended` (Discord's completed, failed, cancelled and
  * refused, Slack's ended), and `other` for the rest (a Discord draft, a request an older version kept without a status).
- * Each store declares its words as this table's (`StatusWords`, `StatusWord`): a word it does not name fails to compile.
+ * Each store declares its words as this table's (`StatusWords<…>`: Discord's `JobRecordStatus`, Slack's `RequestStatus`):
+ * a word it does not name fails to compile, the same on both.
  */
 export type JobPhase = 'running' | 'ended' | 'other';
 
@@ -56,6 +57,15 @@ export function endToRecord<End>(record: JobRecordState<End>): End | undefined {
 /** An ended record with nothing left to do of it: its end recorded, or none to record. */
 export function isDone(record: JobRecordState<unknown>): boolean {
   return phaseOf(record) === 'ended' && endNotRecorded(record) === undefined;
+}
+
+/**
+ * Whether a write leaves a record without its end (and what else its sweep would show it from): once the end is
+ * recorded and its job no longer runs, nothing is left to do with it. A record still running keeps them: its sweep
+ * shows its end from them.
+ */
+export function keepsNoEnd(record: JobRecordState<unknown>): boolean {
+  return record.endRecorded === true && !isRunning(record);
 }
 
 /** A record's end unless it is marked recorded, whatever its phase (`endToRecord` and `isDone` ask the phase, once). */

@@ -19,9 +19,9 @@ async function replicas(options: { perMinute?: number; burst?: number; headroom?
     const connection = await connectRedis(url);
     connections.push(connection);
     return new ChannelWriter({
-      intervalMs: options.intervalMs ?? 1,
-      backgroundPerMinute: options.perMinute ?? 1,
-      backgroundBurst: options.burst,
+      channelWriteIntervalMs: options.intervalMs ?? 1,
+      progressWritesPerMinute: options.perMinute ?? 1,
+      progressWritesBurst: options.burst,
       sharedHeadroom: options.headroom ?? 0,
       shared: new SharedWriteBuckets({ redis: connection, prefix, logger: silentLogger() }),
     });
@@ -75,9 +75,9 @@ describe.skipIf(redis.skipReason)('a ChannelWriter whose Redis cannot be reached
     connection.disconnect();
     const logger = { ...silentLogger(), warn: vi.fn() };
     const writer = new ChannelWriter({
-      intervalMs: 1,
-      backgroundPerMinute: 1,
-      backgroundBurst: 2,
+      channelWriteIntervalMs: 1,
+      progressWritesPerMinute: 1,
+      progressWritesBurst: 2,
       shared: new SharedWriteBuckets({ redis: connection, prefix: uniquePrefix('slack-writes'), logger }),
     });
     const done: string[] = [];

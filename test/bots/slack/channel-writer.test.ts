@@ -1,11 +1,12 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { ValidationError } from 'pictor';
 import { MAX_TIMER_MS } from 'pictor/internal';
 import { ChannelWriter, SKIP } from '../../../bots/slack/ChannelWriter.js';
 
 describe('ChannelWriter', () => {
   it('runs the writes of one channel one at a time, in the order they came', async () => {
-    const writer = new ChannelWriter({ intervalMs: 1 });
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 1 });
     const log: string[] = [];
     let inFlight = 0;
     let most = 0;
@@ -26,7 +27,7 @@ describe('ChannelWriter', () => {
   });
 
   it('coalesces a waiting write with the same key into one run that sees the latest state', async () => {
-    const writer = new ChannelWriter({ intervalMs: 1 });
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 1 });
     let state = 0;
     const shown: number[] = [];
     const progress = { key: 'progress:job', run: async () => void shown.push(state) };
@@ -41,7 +42,7 @@ describe('ChannelWriter', () => {
   });
 
   it('keeps channels apart, counts skipped writes and passes failures to their caller only', async () => {
-    const writer = new ChannelWriter({ intervalMs: 1 });
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 1 });
     const failed = writer.write('C1', { run: async () => Promise.reject(new Error('not_in_channel')) });
     const skipped = writer.write('C1', { run: async () => SKIP });
     const other = writer.write('C2', { run: async () => 'ok' });
@@ -56,7 +57,7 @@ describe('ChannelWriter', () => {
   it('keeps the pace of a channel for the longest pace a timer can wait: the next write waits it whole', async () => {
     vi.useFakeTimers();
     onTestFinished(() => void vi.useRealTimers());
-    const writer = new ChannelWriter({ intervalMs: MAX_TIMER_MS });
+    const writer = new ChannelWriter({ channelWriteIntervalMs: MAX_TIMER_MS });
     const written: string[] = [];
     await writer.write('C1', { run: async () => void written.push('first') });
     await vi.advanceTimersByTimeAsync(60_000);
@@ -69,11 +70,30 @@ describe('ChannelWriter', () => {
   });
 });
 
+describe('a ChannelWriter given a bad option', () => {
+  it.each([
+    // setTimeout would take such a pace as 1 ms, and every write would go unpaced.
+    ...[Infinity, NaN, -1, MAX_TIMER_MS + 1].map((value) => [{ channelWriteIntervalMs: value }, 'channelWriteIntervalMs'] as const),
+    // A budget of no writes would hold every budgeted write, one not finite would budget none.
+    ...[0, -1, NaN, Infinity].map((value) => [{ channelWriteIntervalMs: 1, progressWritesPerMinute: value }, 'progressWritesPerMinute'] as const),
+    // A burst of none would hold every budgeted write for ever; one not a whole number of writes became the budget's capacity.
+    ...[0, 1.5, NaN, Infinity].map((value) => [{ channelWriteIntervalMs: 1, progressWritesPerMinute: 60, progressWritesBurst: value }, 'progressWritesBurst'] as const),
+  ])('is not made with %o: a validation_error naming %s', (options, option) => {
+    const made = () => new ChannelWriter(options);
+    expect(made).toThrow(ValidationError);
+    expect(made).toThrow(expect.objectContaining({ code: 'validation_error', param: option }));
+  });
+
+  it('checks a burst given without a budget too', () => {
+    expect(() => new ChannelWriter({ channelWriteIntervalMs: 1, progressWritesBurst: 0 })).toThrow(expect.objectContaining({ param: 'progressWritesBurst' }));
+  });
+});
+
 describe('ChannelWriter’s workspace budgets', () => {
   it('holds every budgeted write beyond the budget, never unbudgeted ones, and gives the next token to a final update before progress', async () => {
     vi.useFakeTimers();
     onTestFinished(() => void vi.useRealTimers());
-    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 600, backgroundBurst: 1 });
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 1, progressWritesPerMinute: 600, progressWritesBurst: 1 });
     const done: string[] = [];
     const write = (channel: string, name: string, task: { urgent?: boolean; budgeted?: boolean }) =>
       writer.write(channel, task.budgeted ? { ...task, budgeted: true, workspace: 'T1', run: async () => void done.push(name) } : { urgent: task.urgent, run: async () => void done.push(name) });
@@ -94,7 +114,7 @@ describe('ChannelWriter’s workspace budgets', () => {
 
   it('gives each workspace a budget of its own: a busy one does not hold back the updates of another', async () => {
     // One token a minute, two saved up: in each workspace two updates go now and the rest wait.
-    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 1, backgroundBurst: 2 });
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 1, progressWritesPerMinute: 1, progressWritesBurst: 2 });
     const done: string[] = [];
     const update = (workspace: string, channel: string, urgent = false) =>
       void writer.write(channel, { budgeted: true, workspace, urgent, run: async () => void done.push(`${workspace}/${channel}`) });
@@ -110,14 +130,14 @@ describe('ChannelWriter’s workspace budgets', () => {
   });
 
   it('refuses a budgeted write that does not say its workspace', async () => {
-    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 60 });
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 1, progressWritesPerMinute: 60 });
     const task = { budgeted: true, run: async () => 'written' } as unknown as Parameters<typeof writer.write<string>>[1];
     await expect(writer.write('C1', task)).rejects.toThrow(TypeError);
   });
 
   it('drops the progress writes waiting for a token when told to shed them, and still makes the final updates', async () => {
     // One token a minute, one saved up: the first update goes, the rest wait for a token.
-    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 1, backgroundBurst: 1 });
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 1, progressWritesPerMinute: 1, progressWritesBurst: 1 });
     const done: string[] = [];
     const first = writer.write('C1', { budgeted: true, workspace: 'T1', run: async () => void done.push('progress-1') });
     await first;
@@ -139,7 +159,7 @@ describe('ChannelWriter’s workspace budgets', () => {
   });
 
   it('puts a deferrable final update after the channel’s other urgent writes, and before its progress', async () => {
-    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 600 });
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 1, progressWritesPerMinute: 600 });
     const done: string[] = [];
     const note = (name: string, urgent = true) => ({ urgent, run: async () => void done.push(name) });
     const busy = writer.write('C1', { run: () => new Promise<void>((r) => setTimeout(r, 5)) });
@@ -154,7 +174,7 @@ describe('ChannelWriter’s workspace budgets', () => {
   });
 
   it('sheds a deferrable final update waiting for its token when the bot stops, and every progress or deferrable write that comes after', async () => {
-    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 1, backgroundBurst: 1 });
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 1, progressWritesPerMinute: 1, progressWritesBurst: 1 });
     await writer.write('C1', { budgeted: true, workspace: 'T1', run: async () => 'progress-1' });
     const ran: string[] = [];
     const deferred = writer.write('C1', { budgeted: true, urgent: true, deferrable: true, workspace: 'T1', run: async () => void ran.push('deferred') });
@@ -182,7 +202,7 @@ describe('ChannelWriter’s workspace budgets', () => {
       take: (name: string) => (asked.push(name), new Promise<number>((resolve) => setTimeout(() => resolve(taken.push(name) && 0), 30))),
       giveBack: async () => undefined,
     } as unknown as ConstructorParameters<typeof ChannelWriter>[0]['shared'];
-    const writer = new ChannelWriter({ intervalMs: 0, backgroundPerMinute: 40, shared });
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 0, progressWritesPerMinute: 40, shared });
     const ran: string[] = [];
     const progress = writer.write('C1', { budgeted: true, workspace: 'T1', key: 'progress', run: async () => void ran.push('progress') });
     await vi.waitFor(() => expect(asked).toHaveLength(1));
@@ -195,7 +215,7 @@ describe('ChannelWriter’s workspace budgets', () => {
   });
 
   it('gives the token back when a progress write has nothing to write', async () => {
-    const writer = new ChannelWriter({ intervalMs: 1, backgroundPerMinute: 1, backgroundBurst: 1 });
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 1, progressWritesPerMinute: 1, progressWritesBurst: 1 });
     await writer.write('C1', { budgeted: true, workspace: 'T1', run: async () => SKIP });
     await expect(writer.write('C2', { budgeted: true, workspace: 'T1', run: async () => 'written' })).resolves.toBe('written');
   });
@@ -203,7 +223,7 @@ describe('ChannelWriter’s workspace budgets', () => {
 
 describe('ChannelWriter.idle', () => {
   it('stops waiting when its signal aborts, a write still running (a stop given up at its deadline)', async () => {
-    const writer = new ChannelWriter({ intervalMs: 1 });
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 1 });
     let finish!: () => void;
     const running = writer.write('C1', { run: () => new Promise<void>((r) => (finish = r)) });
     const stopWaiting = new AbortController();
@@ -219,7 +239,7 @@ describe('ChannelWriter.idle', () => {
   });
 
   it('lets go of its signal once idle: a signal aborted later does nothing', async () => {
-    const writer = new ChannelWriter({ intervalMs: 1 });
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 1 });
     let finish!: () => void;
     const running = writer.write('C1', { run: () => new Promise<void>((r) => (finish = r)) });
     const signal = new AbortController().signal;

@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { JobRecordStatus } from '../../../bots/discord/JobRecordStore.js';
-import type { SavedRequest } from '../../../bots/slack/RequestStore.js';
-import { endToRecord, isDone, isRunning, phaseOf, releaseWhenDone, withDraft, type StatusWord, type StatusWords } from '../../../bots/state/job-records.js';
+import type { RequestStatus, SavedRequest } from '../../../bots/slack/RequestStore.js';
+import { endToRecord, isDone, isRunning, keepsNoEnd, phaseOf, releaseWhenDone, withDraft, type StatusWord, type StatusWords } from '../../../bots/state/job-records.js';
 
 const end = { type: 'failed', code: 'server_error' };
 
@@ -14,7 +14,8 @@ describe('a job record’s release rule, the same on both surfaces', () => {
 
   it('names a phase for every status word of both stores: a word it does not name fails to compile (the type-check runs this)', () => {
     expectTypeOf<JobRecordStatus>().toExtend<StatusWord>();
-    expectTypeOf<NonNullable<SavedRequest['status']>>().toExtend<StatusWord>();
+    expectTypeOf<RequestStatus>().toExtend<StatusWord>();
+    expectTypeOf<NonNullable<SavedRequest['status']>>().toEqualTypeOf<RequestStatus>();
     // @ts-expect-error — a store's new word, not yet in the rule's table
     expectTypeOf<StatusWords<'paused'>>().toBeString();
   });
@@ -33,6 +34,13 @@ describe('a job record’s release rule, the same on both surfaces', () => {
     expect([isDone({ status: 'ended', end }), isDone({ status: 'active' }), isDone({ status: 'draft' })]).toEqual([false, false, false]);
     expect([releaseWhenDone({ status: 'cancelled' }), releaseWhenDone({ status: 'cancelled', end }), releaseWhenDone({ status: 'pending' })]).toEqual([false, undefined, undefined]);
     expect([isRunning({ status: 'active' }), isRunning({ status: 'ended' })]).toEqual([true, false]);
+  });
+
+  it('keeps no end once it is recorded and its job no longer runs, on both surfaces; a running record keeps it for its sweep', () => {
+    expect(['completed', 'ended', 'draft', undefined].map((status) => keepsNoEnd({ status, end, endRecorded: true }))).toEqual([true, true, true, true]);
+    expect(['pending', 'running', 'active'].map((status) => keepsNoEnd({ status, end, endRecorded: true }))).toEqual([false, false, false]);
+    // An end still to record is kept whatever the phase.
+    expect(['failed', 'ended', 'active'].map((status) => keepsNoEnd({ status, end }))).toEqual([false, false, false]);
   });
 
   it('lists a member’s draft once by its key, last when written again, and keeps the newest ten (the bot and the upgrade alike)', () => {
