@@ -550,7 +550,7 @@ export class JobRunner {
     const keeps = history !== undefined && key !== undefined;
     // The audit channel's readers are the admins: a link to a message only the member can open leads them nowhere (not asked for them).
     const url = seenBy === 'everyone' ? linkOnce() : Promise.resolve(undefined);
-    const kept = keeps ? history.recordEnd(requester, { key, ...described, seenBy, acceptedAt }, final, linkOnce(), linkOnce().then(() => history.forgotten(requester, acceptedAt))) : Promise.resolve();
+    const kept = keeps ? history.recordEnd(requester, { key, ...described, seenBy, acceptedAt }, final, linkOnce()) : Promise.resolve();
     // The audit entry asks the member's mark itself, just before its post and once it was kept (`AuditLog`'s `forgotten`).
     const entry = url
       .then((auditLink) => this.audit.jobEnded(requester, { key, ...described, acceptedAt }, final, auditLink))
