@@ -497,6 +497,7 @@ export class AuditLog {
       if (!(await this.#stillChosen(queue))) return;
       const items = queue.items.splice(0, Math.max(1, poster.maxEntries));
       // A member who erased their prompts on another replica meanwhile: that replica's forget did not see these entries.
+      // Read now, not as they were queued (nor from the history's reads of the mark): they waited their batch and pace.
       for (const index of await this.#forgottenAmong(items)) items[index]!.entry = erase(items[index]!.entry);
       const skipped = queue.skipped;
       queue.skipped = 0;
