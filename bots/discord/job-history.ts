@@ -22,8 +22,9 @@ export async function linkToReply(ctx: BotContext, interaction: Pick<BaseInterac
 /**
  * The link a job's end is recorded with (`recordEnded`'s `link`): its reply's, asked only while the reply is reached
  * through its token (`replyReachable`: an expired token's GET always fails, and counts toward Discord's limit of invalid
- * requests). A private job's reply is ephemeral: no link opens it, not even for the member — none. One rule for the
- * live path and the sweep.
+ * requests). A private job's reply is ephemeral: no link opens it, not even for the member — none. So every link
+ * given leads to a message everyone in its channel can open, as `recordEnded` takes one by default (`seenBy`
+ * `everyone`): who may open a Discord job's link is decided here alone, one rule for the live path and the sweep.
  */
 export function jobLinkOf(
   ctx: BotContext,

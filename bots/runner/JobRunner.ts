@@ -516,8 +516,10 @@ export class JobRunner {
    * The end of a job, once its final update was shown: kept in the member's history (`/imagine-history`; given its
    * `key`, with `link` — the message it was shown in, asked once — and without its input images) and posted to the
    * audit channel, never before the member's answer and never failing it. Where the link is kept is decided here, by
-   * who can open the message (`seenBy`; default `member` for a private job, else `everyone`): the member's own history
-   * keeps it always; the audit entry and the admins' view of the history only when everyone can open it. The
+   * who can open the message (`seenBy`, default `everyone`): the member's own history keeps it always; the audit entry
+   * and the admins' view of the history only when everyone can open it. Whether a job has a link at all is the
+   * surface's: Slack's message in a direct message with the app is `member`'s (`jobMessageSeenBy`, a private job's
+   * among them); a private Discord job's reply is ephemeral, which no link opens, so it is given none (`jobLinkOf`). The
    * runner calls it as each of its jobs ends (as the handle's `done` settles; it resolves once both are written, after
    * the link and a history write that waits for it) and, once it resolved, the surface's `AcceptedJob.onEndRecorded`
    * (Discord's record and Slack's request are marked `endRecorded` there). A surface calls it for a job it shows later,
@@ -545,12 +547,12 @@ export class JobRunner {
   ): Promise<void> {
     let asked: Promise<string | undefined> | undefined;
     const linkOnce = () => (asked ??= Promise.resolve().then(() => link?.()).catch(() => undefined));
-    const { key, seenBy = job.private ? 'member' : 'everyone', acceptedAt, ...described } = job;
+    const { key, seenBy = 'everyone', acceptedAt, ...described } = job;
     const { history } = this;
     const keeps = history !== undefined && key !== undefined;
     // The audit channel's readers are the admins: a link to a message only the member can open leads them nowhere (not asked for them).
     const url = seenBy === 'everyone' ? linkOnce() : Promise.resolve(undefined);
-    const kept = keeps ? history.recordEnd(requester, { key, ...described, seenBy, acceptedAt }, final, linkOnce(), linkOnce().then(() => history.forgotten(requester, acceptedAt))) : Promise.resolve();
+    const kept = keeps ? history.recordEnd(requester, { key, ...described, seenBy, acceptedAt }, final, linkOnce()) : Promise.resolve();
     // The audit entry asks the member's mark itself, just before its post and once it was kept (`AuditLog`'s `forgotten`).
     const entry = url
       .then((auditLink) => this.audit.jobEnded(requester, { key, ...described, acceptedAt }, final, auditLink))

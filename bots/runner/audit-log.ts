@@ -124,6 +124,7 @@ export interface AuditLogOptions {
    * the job was accepted; a refusal: when it was decided). Asked for each entry still carrying a prompt just before its
    * post, and again once it was posted and kept: a `forget` asked on another replica erases the posts kept and the
    * entries waiting there, never those waiting here. Without it, only this process's `forget` reaches its entries.
+   * It never rejects: a mark that cannot be read counts as erased there (logged), the rule's one place.
    */
   forgotten?: ((requester: Requester, madeAt: number) => Promise<boolean>) | undefined;
   /** How long entries are collected before a post, and the least time between two posts to one channel. Default 2 s. */
@@ -343,14 +344,14 @@ export class AuditLog {
 
   /**
    * The entries of `items` that still carry a prompt their member erased since (`forgotten`), by index; none without
-   * `forgotten`. A read that fails counts as erased (the rule's own answer), never as a thrown post. One read a member
+   * `forgotten` (whose answer to a mark it cannot read is erased). One read a member
    * tells for all their entries in the post while nobody forgot: asked for their oldest entry, a member who erased
    * nothing since then erased nothing since the later ones either; only when it says erased are the others asked.
    */
   async #forgottenAmong(items: readonly Queued[]): Promise<Set<number>> {
     const forgotten = this.#forgotten;
     if (!forgotten) return new Set();
-    const ask = (index: number) => forgotten(items[index]!.requester, items[index]!.madeAt).catch(() => true);
+    const ask = (index: number) => forgotten(items[index]!.requester, items[index]!.madeAt);
     const byMember = new Map<string, number[]>();
     items.forEach((item, index) => {
       if (item.entry.prompt === '') return;
@@ -496,6 +497,7 @@ export class AuditLog {
       if (!(await this.#stillChosen(queue))) return;
       const items = queue.items.splice(0, Math.max(1, poster.maxEntries));
       // A member who erased their prompts on another replica meanwhile: that replica's forget did not see these entries.
+      // Read now, not as they were queued (nor from the history's reads of the mark): they waited their batch and pace.
       for (const index of await this.#forgottenAmong(items)) items[index]!.entry = erase(items[index]!.entry);
       const skipped = queue.skipped;
       queue.skipped = 0;

@@ -107,34 +107,43 @@ export class JobHistory {
   }
 
   /**
-   * Keeps a job that has ended (`link`: its message, which the surface may still be asking for; `erased`: whether its
-   * prompt is left out, which the caller may still be deciding — `forgotten`); `settled()` covers it from this call.
-   * A failed write is logged and rejects: the job's end is not recorded, and its surface must not mark it so (a sweep
-   * records it again, which merges by its key). Given `acceptedAt`, an entry kept with its prompt asks `forgotten` again
-   * once written: a `forget` on another replica may have marked the member after the caller decided and erased their
-   * history before this write, which is then written again without its prompt.
+   * Keeps a job that has ended (`link`: its message, which the surface may still be asking for); `settled()` covers it
+   * from this call. Its prompt is left out when its member erased their prompts while it ran (`forgotten`, given
+   * `acceptedAt`), asked once the link is here, just before the write, and again once written with its prompt: a
+   * `forget` on another replica may have marked the member after the first read and erased their history before this
+   * write, which is then written again without its prompt. A failed write is logged and rejects: the job's end is not
+   * recorded, and its surface must not mark it so (a sweep records it again, which merges by its key).
    */
   recordEnd(
     requester: Requester,
-    job: { key: string; kind: JobSpec['kind']; prompt: string; options: JobOptions; private?: boolean | undefined; seenBy?: MessageSeenBy | undefined; acceptedAt?: number | undefined },
+    job: { key: string; kind: JobSpec['kind']; prompt: string; options: JobOptions; private?: boolean | undefined; seenBy?: MessageSeenBy | undefined; acceptedAt: number },
     final: JobEnd,
     link?: Promise<string | undefined> | string | undefined,
-    erased: Promise<boolean> | boolean = false,
   ): Promise<void> {
-    const kept = Promise.all([Promise.resolve(link).catch(() => undefined), erased]).then(async ([url, erased]) => {
-      const entry = {
-        key: job.key,
-        kind: job.kind,
-        prompt: erased ? '' : job.prompt,
-        n: job.options.n ?? DEFAULTS.n,
-        ...endFactsOf(final, job.options),
-        status: final.type,
-        ...(url && { link: url, ...(job.seenBy === 'member' && { memberLink: true }) }),
-        ...(job.private && { private: true }),
-      };
-      await this.#keep(requester, entry);
-      if (entry.prompt !== '' && job.acceptedAt !== undefined && (await this.forgotten(requester, job.acceptedAt))) await this.#keep(requester, { ...entry, prompt: '' });
-    });
+    const kept = Promise.resolve(link)
+      .catch(() => undefined)
+      .then(async (url) => {
+        // The member's mark is read twice here, and twice more by the audit channel (`AuditLog`'s `forgotten`, just before
+        // its post and once kept): four reads of one key an end while nobody forgot. Each closes a window the others
+        // leave open, as a forget (mark, audit posts, then history) may land between any two steps on another replica:
+        // this one keeps a prompt its member already erased from ever being written (a crash before a second write would
+        // leave it); the one after the write catches a forget that marked after this read and erased the history before
+        // the write; the audit's are read later (its batch, its channel's pace) for its own write. None stands for
+        // another, so none goes; an end with no prompt (a sweep's of a job running at the forget) reads none.
+        const erased = job.prompt === '' || (await this.forgotten(requester, job.acceptedAt));
+        const entry = {
+          key: job.key,
+          kind: job.kind,
+          prompt: erased ? '' : job.prompt,
+          n: job.options.n ?? DEFAULTS.n,
+          ...endFactsOf(final, job.options),
+          status: final.type,
+          ...(url && { link: url, ...(job.seenBy === 'member' && { memberLink: true }) }),
+          ...(job.private && { private: true }),
+        };
+        await this.#keep(requester, entry);
+        if (entry.prompt !== '' && (await this.forgotten(requester, job.acceptedAt))) await this.#keep(requester, { ...entry, prompt: '' });
+      });
     this.#pending.track(kept);
     return kept;
   }
@@ -192,7 +201,7 @@ export class JobHistory {
 
   /**
    * Whether a job's end is recorded without its prompt, which its member erased while it ran: the one rule, read as
-   * an end is recorded (`JobRunner.recordEnded`), again once its history entry was written with its prompt (`recordEnd`),
+   * its history entry is written and again once it was written with its prompt (`recordEnd`),
    * and by the audit channel before each post and once it was posted (`AuditLog`). So it is for a job accepted
    * (`acceptedAt`: by the runner's clock, or for an end a sweep records, when its record or request was made, as the
    * job started: Slack's request just before, Discord's record moments after) before the member's last `forget` or up to `FORGET_CLOCK_MARGIN_MS` after it, on any replica, for as

@@ -140,7 +140,8 @@ export interface AcceptedJob {
   historyLink?: (() => Promise<string | undefined>) | undefined;
   /**
    * Who can open the job's message (`MessageSeenBy`): `member` for one only the member sees (Slack: a direct message
-   * with the app), whose link only the member's own history keeps. Default: `member` for a private job, else `everyone`.
+   * with the app), whose link only the member's own history keeps. Default: `everyone` (a surface gives no link to a
+   * message nobody else can open and no link opens, as Discord's ephemeral reply of a private job).
    */
   historyLinkSeenBy?: MessageSeenBy | undefined;
   /**

@@ -126,7 +126,7 @@ describe('forget on one replica while another replica’s audit entry of the mem
 });
 
 describe('the member’s mark as a job ends', () => {
-  it('is read four times where its prompt is written — once before and once after its history entry is kept, just before and just after its audit post — when nobody forgot', async () => {
+  it('is read four times where its prompt is written — once before and once after its history entry is kept, just before and just after its audit post — when nobody forgot; twice without an audit channel; never for an end with no prompt', async () => {
     const dataDir = await kit.newDir();
     const ledger = new FileQuotaStore({ dir: join(dataDir, 'ledger') });
     const state = await openBotState({ dataDir, ledger, logger: silentLogger() });
@@ -145,8 +145,16 @@ describe('the member’s mark as a job ends', () => {
     const poster = recordingPoster();
     const handle = await auditedJob(runner, poster);
     expect((await handle!.done).type).toBe('completed');
+    await vi.waitFor(() => expect(reads).toBe(4), { timeout: 15_000 });
+    // An end in a server without an audit channel: its history entry's two.
+    await runner.recordEnded({ ...alice, scopeId: 'G2' }, { key: 'job-3', kind: 'generate', prompt: 'a quiet harbour', options: {}, private: false, acceptedAt: Date.now() }, { type: 'completed' });
+    expect(reads).toBe(6);
+    // Then a swept end of a job that was running at its member's forget, which erased its stored prompt: nothing to read.
+    const swept = runner.recordEnded(alice, { key: 'job-2', kind: 'generate', prompt: '', options: {}, private: false, acceptedAt: Date.now() }, { type: 'cancelled' });
     await runner.shutdown({ graceMs: 0 });
-    expect(poster.posts.flatMap((post) => post.entries)).toMatchObject([{ prompt: `a ${MARKER} lighthouse` }]);
-    expect(reads).toBe(4);
+    await swept;
+    expect(poster.posts.flatMap((post) => post.entries)).toMatchObject([{ prompt: `a ${MARKER} lighthouse` }, { status: 'cancelled', prompt: '' }]);
+    expect(await runner.history!.mine(alice)).toMatchObject([{ key: 'job-2', prompt: '' }, { key: 'job-3', prompt: 'a quiet harbour' }, { key: 'job-1', prompt: `a ${MARKER} lighthouse` }]);
+    expect(reads).toBe(6);
   });
 });

@@ -278,6 +278,22 @@ describe('forget in the audit channel', () => {
     expect(asked).toHaveLength(5 + 1);
   });
 
+  it('posts erased an entry whose member’s mark cannot be read (the history’s rule, logged there once)', async () => {
+    const state = await openBotState({ dataDir: await newDir(), logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const marks = state.store.space(state.spaces.forgotten);
+    marks.get = () => Promise.reject(new Error('storage unavailable'));
+    const warned: string[] = [];
+    const history = new JobHistory({ state, logger: { debug() {}, info() {}, warn: (_: unknown, msg?: string) => void warned.push(String(msg)), error() {} } });
+    const poster = new RecordingPoster();
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, forgotten: (who, at) => history.forgotten(who, at) });
+    log.setPoster('discord', poster);
+    log.jobEnded(member('U-ada'), { ...job('zanzibarwhisper lighthouse'), acceptedAt: Date.now() }, completed);
+    await log.flush();
+    expect(poster.posts.flatMap((p) => p.entries).map((e) => [e.prompt, e.erased ?? false])).toEqual([['', true]]);
+    expect(new Set(warned)).toEqual(new Set(['could not read whether a member erased their prompts; a job’s end is recorded without its prompt']));
+    await state.close();
+  });
+
   it('posts erased a refusal decided within a minute after its member’s forget (timed when it was decided), and with its prompt one decided later', async () => {
     const dataDir = await newDir();
     const state = await openBotState({ dataDir, logger: { debug() {}, info() {}, warn() {}, error() {} } });

@@ -1,10 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { JobHistory, type HistoryEntry } from '../../../bots/runner/index.js';
+import type { JobHistoryState } from '../../../bots/runner/job-history.js';
 import { FORGET_CLOCK_MARGIN_MS, jobEndOf } from '../../../bots/runner/job-history.js';
 import type { FinalUpdate, Requester } from '../../../bots/runner/types.js';
 import { words } from '../../../bots/runner/words.js';
 import type { Usage } from '../../../src/index.js';
 import { HISTORY_BOUNDS, historyOf, historyOfScope, openBotState, type BotState } from '../../../bots/state/index.js';
+import type { Space, SpaceDefinition } from '../../../bots/state/StateStore.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { requester, useTempDirs } from '../../helpers/runner-harness.js';
@@ -14,8 +16,23 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** A job that ended, as the runner records it (`recordEnded`): its `i` in its key and prompt, completed at $0.01. */
 function ended(history: JobHistory, who: Requester, i: number): Promise<void> {
-  const job = { key: `job-${i}`, kind: 'generate' as const, prompt: `prompt ${i}`, options: { n: 1, quality: 'low' as const } };
+  const job = { key: `job-${i}`, kind: 'generate' as const, prompt: `prompt ${i}`, options: { n: 1, quality: 'low' as const }, acceptedAt: 0 };
   return history.recordEnd(who, job, { type: 'completed', size: '1024x1024', quality: 'low', cost: { totalUsd: 0.01 } });
+}
+
+/** The bots' state with one of its spaces seen through `wrap` (on Redis each `space()` is a new object). */
+function withSpace(state: BotState, definition: SpaceDefinition, wrap: (space: Space<unknown>) => Partial<Space<unknown>>): JobHistoryState {
+  const bound = (target: object, name: string | symbol): unknown => {
+    const value: unknown = Reflect.get(target, name);
+    return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+  };
+  const space = (asked: SpaceDefinition) => {
+    const opened = state.store.space<unknown>(asked);
+    if (asked !== definition) return opened;
+    const over: Partial<Space<unknown>> = wrap(opened);
+    return new Proxy(opened, { get: (target, name) => (name in over ? over[name as keyof Space<unknown>] : bound(target, name)) });
+  };
+  return { store: new Proxy(state.store, { get: (target, name) => (name === 'space' ? space : bound(target, name)) }), spaces: state.spaces, forget: state.forget.bind(state) };
 }
 
 /** The same story on both backends: bounded, newest first, kept only for the retention, erased by forget. */
@@ -83,17 +100,46 @@ function historyBehaviour(name: string, open: (historyRetentionDays?: number) =>
 
     it('writes an end again without its prompt when its member’s forget (on another replica) came after its mark was read and before it was written', async () => {
       const state = await open();
-      const history = new JobHistory({ state });
       const alice = requester({ scopeId: 'guild-h' });
-      let decide!: (erased: boolean) => void;
-      const erased = new Promise<boolean>((resolve) => (decide = resolve));
-      const kept = history.recordEnd(alice, { key: 'job-1', kind: 'generate', prompt: 'zanzibarwhisper', options: {}, acceptedAt: Date.now() }, { type: 'completed' }, undefined, erased);
-      await history.forgetEverywhere(alice);
-      // The end was decided before the mark (none read), and is written after the forget erased the history.
-      decide(false);
-      await kept;
+      // The forget lands once the end read no mark, before its entry is written.
+      let forgot = false;
+      const history: JobHistory = new JobHistory({
+        state: withSpace(state, state.spaces.forgotten, (marks) => ({
+          get: async (key) => {
+            const at = await marks.get(key);
+            if (!forgot) {
+              forgot = true;
+              await history.forgetEverywhere(alice);
+            }
+            return at;
+          },
+        })),
+      });
+      await history.recordEnd(alice, { key: 'job-1', kind: 'generate', prompt: 'zanzibarwhisper', options: {}, acceptedAt: Date.now() }, { type: 'completed' });
       expect(await history.mine(alice)).toMatchObject([{ key: 'job-1', prompt: '' }]);
       expect(JSON.stringify(await historyOf(state, `discord:${alice.userId}`))).not.toContain('zanzibarwhisper');
+    });
+
+    it('never writes the prompt of an end whose member erased their prompts before it was recorded (its link still asked)', async () => {
+      const state = await open();
+      const alice = requester({ scopeId: 'guild-h' });
+      const acceptedAt = Date.now();
+      await new JobHistory({ state }).forgetEverywhere(alice);
+      const written: string[] = [];
+      const history = new JobHistory({
+        state: withSpace(state, state.spaces.history, (space) => ({
+          update: (key, change) =>
+            space.update(key, (current) => {
+              const next = change(current);
+              written.push(JSON.stringify(next));
+              return next;
+            }),
+        })),
+      });
+      await history.recordEnd(alice, { key: 'job-1', kind: 'generate', prompt: 'zanzibarwhisper', options: {}, acceptedAt }, { type: 'completed' }, Promise.resolve('https://discord.com/channels/1/2/3'));
+      expect(await history.mine(alice)).toMatchObject([{ key: 'job-1', prompt: '', link: 'https://discord.com/channels/1/2/3' }]);
+      expect(written.length).toBeGreaterThan(0);
+      expect(written.join()).not.toContain('zanzibarwhisper');
     });
 
     it('shows nothing older than the retention', async () => {
@@ -147,7 +193,7 @@ describe('recording a job’s end in the history', () => {
     let now = 1_000_000;
     const history = new JobHistory({ state, now: () => Date.now() - now });
     const alice = requester();
-    const job = { key: 'job-1', kind: 'generate' as const, prompt: 'a lighthouse recorded twice', options: {} };
+    const job = { key: 'job-1', kind: 'generate' as const, prompt: 'a lighthouse recorded twice', options: {}, acceptedAt: 0 };
     await history.recordEnd(alice, job, { type: 'completed' }, 'https://discord.com/channels/1/2/3');
     const [first] = await history.mine(alice);
     now = 0;
@@ -166,7 +212,7 @@ describe('recording a job’s end in the history', () => {
     const history = new JobHistory({ state, logger });
     const alice = requester();
 
-    await expect(history.recordEnd(alice, { key: 'job-1', kind: 'generate', prompt: 'p', options: {} }, { type: 'completed' })).rejects.toThrow('storage unavailable');
+    await expect(history.recordEnd(alice, { key: 'job-1', kind: 'generate', prompt: 'p', options: {}, acceptedAt: 0 }, { type: 'completed' })).rejects.toThrow('storage unavailable');
     await history.settled();
     expect(warned).toEqual(['could not keep a job in the history']);
   });

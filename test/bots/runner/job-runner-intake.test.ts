@@ -186,7 +186,7 @@ describe('the intake: one call decides a job before its first public answer', ()
     // Its record resolves once its audit entry is posted: the stop posts what waits at once.
     const link = (url: string) => async () => (asked++, url);
     const recorded = [
-      runner.recordEnded(who, { key: 'private-key', kind: 'generate', prompt: 'a secret garden', options: {}, private: true, acceptedAt: Date.now() }, final as never, link('https://example.test/private-dm')),
+      runner.recordEnded(who, { key: 'private-key', kind: 'generate', prompt: 'a secret garden', options: {}, private: true, seenBy: 'member', acceptedAt: Date.now() }, final as never, link('https://example.test/private-dm')),
       runner.recordEnded(who, { key: 'dm-key', kind: 'generate', prompt: 'a garden asked in a DM', options: {}, private: false, seenBy: 'member', acceptedAt: Date.now() }, final as never, link('https://example.test/dm')),
       runner.recordEnded(who, { key: 'public-key', kind: 'generate', prompt: 'a public garden', options: {}, private: false, acceptedAt: Date.now() }, final as never, link('https://example.test/channel')),
     ];
