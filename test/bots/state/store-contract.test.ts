@@ -1,10 +1,10 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { FileStateStore, readStateConfig, RedisStateStore, startSweeper, StateClosedError, StateValueTooLargeError, UNREADABLE, type Space, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { testTempDir } from '../../helpers/temp-dir.js';
 
 const redis = testRedis();
 
@@ -34,7 +34,7 @@ interface Backend {
 }
 
 async function fileBackend(): Promise<Backend> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
+  const dataDir = await testTempDir('pictor-state-');
   const a = new FileStateStore({ dataDir });
   const b = new FileStateStore({ dataDir });
   const list = async (dir: string): Promise<string[]> =>
@@ -50,7 +50,6 @@ async function fileBackend(): Promise<Backend> {
     close: async () => {
       await a.close();
       await b.close();
-      await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
@@ -408,10 +407,11 @@ describe.each([
 
 describe('the data-folder backend', () => {
   let dataDir: string;
-  afterEach(async () => rm(dataDir, { recursive: true, force: true }));
+  beforeEach(async () => {
+    dataDir = await testTempDir('pictor-state-');
+  });
 
   it('reads a record written before holders existed (the bare record), held by no live process', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     await mkdir(join(dataDir, 'test', 'jobs'), { recursive: true });
     await writeFile(join(dataDir, 'test', 'jobs', 'old.json'), JSON.stringify(job('from an older version')));
     const store = new FileStateStore({ dataDir });
@@ -422,7 +422,6 @@ describe('the data-folder backend', () => {
   });
 
   it('answers none for a record past its TTL, lists it no more and does not have it, before the hourly prune removes its file', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     vi.useFakeTimers({ toFake: ['Date'] });
     onTestFinished(() => void vi.useRealTimers());
     const store = new FileStateStore({ dataDir });
@@ -444,7 +443,6 @@ describe('the data-folder backend', () => {
   });
 
   it('takes a record whose file fails to read (not only a missing one) for unreadable, not for none: get answers none as for damaged text', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     const store = new FileStateStore({ dataDir });
     const space = store.space<Job>(SPACE);
     const bytes = store.space<Buffer>({ name: 'test-bytes', dir: 'test/bytes', ttlMs: undefined, maxValueBytes: 1024, binary: true });
@@ -472,7 +470,6 @@ describe('the data-folder backend', () => {
   });
 
   it('keeps its folders private (0700) and its files readable by the bot’s user only (0600), and drops records past their TTL while running', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     const store = new FileStateStore({ dataDir, pruneEveryMs: 50 });
     const space = store.space<Job>({ ...SPACE, ttlMs: 300 });
     await space.put('short', job('short-lived'));
@@ -484,7 +481,6 @@ describe('the data-folder backend', () => {
   });
 
   it('ends the writes under way before its close resolves, and refuses every call after: nothing more reaches the folder', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     const store = new FileStateStore({ dataDir });
     const space = store.space<Job>(SPACE);
     const writing = space.put('k1', job('written as the store closes'));
@@ -504,7 +500,6 @@ describe('the data-folder backend', () => {
   });
 
   it('leaves no prune timer running after its close, even when a call made just before it opens the folder after', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     onTestFinished(() => void vi.useRealTimers());
     const calls: ((space: Space<Job>) => Promise<unknown>)[] = [(space) => space.delete('k'), (space) => space.put('k', job('late')), (space) => space.update('k', () => job('late')), (space) => space.claimOnce('k')];
@@ -519,7 +514,6 @@ describe('the data-folder backend', () => {
   });
 
   it('counts a key taken once whose file is kept but cannot be read (damaged text, a failing read) as taken, as Redis does', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     const store = new FileStateStore({ dataDir });
     const taken = store.space(SPACE);
     const folder = join(dataDir, 'test', 'jobs');
@@ -536,7 +530,6 @@ describe('the data-folder backend', () => {
   });
 
   it('keeps the keys taken once within a bound, forgetting the oldest first', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     const store = new FileStateStore({ dataDir });
     const taken = store.space({ ...SPACE, maxCount: 3 });
     for (const key of ['i1', 'i2', 'i3', 'i4']) expect(await taken.claimOnce(key)).toBe(true);
