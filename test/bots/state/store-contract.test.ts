@@ -539,101 +539,83 @@ describe('the data-folder backend', () => {
   });
 });
 
+/**
+ * A process's store on a Redis link of its own under a fresh prefix (`open` starts another on the same link); once the
+ * test has finished, its stores are closed, then the link, and every key under the prefix is deleted.
+ */
+async function redisStoreForTest(name: string, { leaseMs }: { leaseMs: number | undefined } = { leaseMs: 5_000 }) {
+  const url = requireRedisUrl(redis);
+  const prefix = uniquePrefix(name);
+  const link = await RedisLink.open({ url, prefix });
+  const stores: RedisStateStore[] = [];
+  onTestFinished(async () => {
+    for (const store of stores) await store.close();
+    await link.close();
+    await deleteKeys(url, prefix);
+  });
+  const open = async () => {
+    const store = await RedisStateStore.open({ link, leaseMs });
+    stores.push(store);
+    return store;
+  };
+  return { prefix, link, store: await open(), open };
+}
+
 describe.skipIf(redis.skipReason)('the Redis backend’s bounds', () => {
   it('puts a TTL on every key it writes (records, holders, accounts, lease), and none on a space without one', async () => {
-    const prefix = uniquePrefix('state-ttl');
-    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
-    const store = await RedisStateStore.open({ link, leaseMs: 5_000 });
-    try {
-      await store.space<Job>({ ...SPACE, maxCount: 10 }).put('k', job('x'), { hold: true });
-      await store.space<Job>({ ...SPACE, name: 'test-forever', ttlMs: undefined }).put('install', job('a token'));
-      const keys = await link.commands.keys(`${prefix}:*`);
-      expect(keys.sort()).toEqual(
-        [`${prefix}:bots:lease:${store.owner}`, ...['held', 'index', 'sizes', 'r:k'].map((k) => `${prefix}:bots:test-jobs:${k}`), `${prefix}:bots:test-forever:r:install`].sort(),
-      );
-      expect(await link.commands.pttl(`${prefix}:bots:test-forever:r:install`)).toBe(-1);
-      for (const key of keys.filter((k) => !k.endsWith(':install'))) expect(await link.commands.pttl(key)).toBeGreaterThan(0);
-    } finally {
-      await store.close();
-      await link.close();
-      await deleteKeys(requireRedisUrl(redis), prefix);
-    }
+    const { prefix, link, store } = await redisStoreForTest('state-ttl');
+    await store.space<Job>({ ...SPACE, maxCount: 10 }).put('k', job('x'), { hold: true });
+    await store.space<Job>({ ...SPACE, name: 'test-forever', ttlMs: undefined }).put('install', job('a token'));
+    const keys = await link.commands.keys(`${prefix}:*`);
+    expect(keys.sort()).toEqual(
+      [`${prefix}:bots:lease:${store.owner}`, ...['held', 'index', 'sizes', 'r:k'].map((k) => `${prefix}:bots:test-jobs:${k}`), `${prefix}:bots:test-forever:r:install`].sort(),
+    );
+    expect(await link.commands.pttl(`${prefix}:bots:test-forever:r:install`)).toBe(-1);
+    for (const key of keys.filter((k) => !k.endsWith(':install'))) expect(await link.commands.pttl(key)).toBeGreaterThan(0);
   });
 
   it('does not have a record past its TTL: its key carries the space’s TTL, and once that runs out (shortened here to a millisecond) has answers false', async () => {
-    const prefix = uniquePrefix('state-has-ttl');
-    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
-    const store = await RedisStateStore.open({ link, leaseMs: 5_000 });
-    try {
-      const space = store.space<Job>(SPACE);
-      await space.put('old', job('written a minute ago'));
-      await space.put('new', job('written now'));
-      const record = `${prefix}:bots:test-jobs:r:old`;
-      expect(await space.has('old')).toBe(true);
-      const left = await link.commands.pttl(record);
-      expect(left).toBeGreaterThan(0);
-      expect(left).toBeLessThanOrEqual(SPACE.ttlMs!);
-      // Its time runs out, as the space's TTL would let it, without the test waiting a minute.
-      await link.commands.pexpire(record, 1);
-      await vi.waitFor(async () => expect(await space.has('old')).toBe(false), { timeout: 15_000 });
-      expect(await space.get('old')).toBeUndefined();
-      expect(await space.has('new')).toBe(true);
-    } finally {
-      await store.close();
-      await link.close();
-      await deleteKeys(requireRedisUrl(redis), prefix);
-    }
+    const { prefix, link, store } = await redisStoreForTest('state-has-ttl');
+    const space = store.space<Job>(SPACE);
+    await space.put('old', job('written a minute ago'));
+    await space.put('new', job('written now'));
+    const record = `${prefix}:bots:test-jobs:r:old`;
+    expect(await space.has('old')).toBe(true);
+    const left = await link.commands.pttl(record);
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThanOrEqual(SPACE.ttlMs!);
+    // Its time runs out, as the space's TTL would let it, without the test waiting a minute.
+    await link.commands.pexpire(record, 1);
+    await vi.waitFor(async () => expect(await space.has('old')).toBe(false), { timeout: 15_000 });
+    expect(await space.get('old')).toBeUndefined();
+    expect(await space.has('new')).toBe(true);
   });
 
   it('lists a space’s keys by scanning them alone, never fetching a value', async () => {
-    const prefix = uniquePrefix('state-keys');
-    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
-    const store = await RedisStateStore.open({ link, leaseMs: 5_000 });
-    try {
-      const space = store.space<Job>(SPACE);
-      for (let i = 0; i < 30; i++) await space.put(`k${i}`, job('x'.repeat(500)));
-      const client = (space as unknown as { redis: typeof link.commands }).redis;
-      const fetched = [vi.spyOn(client, 'mget'), vi.spyOn(client, 'mgetBuffer'), vi.spyOn(client, 'get'), vi.spyOn(client, 'getBuffer')];
-      const keys: string[] = [];
-      for await (const key of space.keys()) keys.push(key);
-      expect(keys.sort()).toEqual(Array.from({ length: 30 }, (_, i) => `k${i}`).sort());
-      for (const spy of fetched) expect(spy).not.toHaveBeenCalled();
-    } finally {
-      await store.close();
-      await link.close();
-      await deleteKeys(requireRedisUrl(redis), prefix);
-    }
+    const { store } = await redisStoreForTest('state-keys');
+    const space = store.space<Job>(SPACE);
+    for (let i = 0; i < 30; i++) await space.put(`k${i}`, job('x'.repeat(500)));
+    const client = (space as unknown as { redis: RedisLink['commands'] }).redis;
+    const fetched = [vi.spyOn(client, 'mget'), vi.spyOn(client, 'mgetBuffer'), vi.spyOn(client, 'get'), vi.spyOn(client, 'getBuffer')];
+    const keys: string[] = [];
+    for await (const key of space.keys()) keys.push(key);
+    expect(keys.sort()).toEqual(Array.from({ length: 30 }, (_, i) => `k${i}`).sort());
+    for (const spy of fetched) expect(spy).not.toHaveBeenCalled();
   });
 
   it('takes a lease of 15 s when the settings leave PICTOR_REPLICA_LEASE_SECONDS unset', async () => {
-    const prefix = uniquePrefix('state-default-lease');
-    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
-    const store = await RedisStateStore.open({ link, leaseMs: readStateConfig({}).leaseMs });
-    try {
-      expect(store.leaseMs).toBe(15_000);
-      expect(await link.commands.pttl(`${prefix}:bots:lease:${store.owner}`)).toBeGreaterThan(10_000);
-    } finally {
-      await store.close();
-      await link.close();
-      await deleteKeys(requireRedisUrl(redis), prefix);
-    }
+    const { prefix, link, store } = await redisStoreForTest('state-default-lease', { leaseMs: readStateConfig({}).leaseMs });
+    expect(store.leaseMs).toBe(15_000);
+    expect(await link.commands.pttl(`${prefix}:bots:lease:${store.owner}`)).toBeGreaterThan(10_000);
   });
 
   it('gives its lease back on close, so what it still held is taken over at once', async () => {
-    const prefix = uniquePrefix('state-close');
-    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
-    const a = await RedisStateStore.open({ link, leaseMs: 60_000 });
-    const b = await RedisStateStore.open({ link, leaseMs: 60_000 });
-    try {
-      await a.space<Job>(SPACE).put('k', job('x'), { hold: true });
-      expect(await b.space<Job>(SPACE).claimOrphans()).toEqual([]);
-      await a.close();
-      expect(await b.space<Job>(SPACE).claimOrphans()).toEqual([{ key: 'k', value: job('x') }]);
-    } finally {
-      await b.close();
-      await link.close();
-      await deleteKeys(requireRedisUrl(redis), prefix);
-    }
+    const { store: a, open } = await redisStoreForTest('state-close', { leaseMs: 60_000 });
+    const b = await open();
+    await a.space<Job>(SPACE).put('k', job('x'), { hold: true });
+    expect(await b.space<Job>(SPACE).claimOrphans()).toEqual([]);
+    await a.close();
+    expect(await b.space<Job>(SPACE).claimOrphans()).toEqual([{ key: 'k', value: job('x') }]);
   });
 });
 
@@ -703,27 +685,18 @@ describe.skipIf(redis.skipReason)('a Redis update written again because the reco
 
 describe.skipIf(redis.skipReason)('the Redis backend’s notices', () => {
   it('subscribes again at the next listen when Redis refused the subscription once, instead of failing every later listen the same way', async () => {
-    const prefix = uniquePrefix('state-listen');
-    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
-    const store = await RedisStateStore.open({ link, leaseMs: 5_000 });
+    const { link, store, open } = await redisStoreForTest('state-listen');
     const subscribe = vi.spyOn(link, 'subscribe').mockRejectedValueOnce(new Error('Connection is closed.'));
-    try {
-      const space = store.space<Job>(SPACE);
-      await space.put('k', job('x'), { hold: true });
-      const heard: unknown[] = [];
-      await expect(space.onNotice((key, notice) => heard.push({ key, notice }))).rejects.toThrow('Connection is closed.');
-      await space.onNotice((key, notice) => heard.push({ key, notice }));
-      expect(subscribe).toHaveBeenCalledTimes(2);
-      // Another process asks the holder of k.
-      const other = await RedisStateStore.open({ link, leaseMs: 5_000 });
-      onTestFinished(() => other.close());
-      expect(await other.space<Job>(SPACE).notifyHolder('k', { cancel: 'now' })).toBe(true);
-      await vi.waitFor(() => expect(heard).toEqual([{ key: 'k', notice: { cancel: 'now' } }]));
-    } finally {
-      subscribe.mockRestore();
-      await store.close();
-      await link.close();
-      await deleteKeys(requireRedisUrl(redis), prefix);
-    }
+    onTestFinished(() => void subscribe.mockRestore());
+    const space = store.space<Job>(SPACE);
+    await space.put('k', job('x'), { hold: true });
+    const heard: unknown[] = [];
+    await expect(space.onNotice((key, notice) => heard.push({ key, notice }))).rejects.toThrow('Connection is closed.');
+    await space.onNotice((key, notice) => heard.push({ key, notice }));
+    expect(subscribe).toHaveBeenCalledTimes(2);
+    // Another process asks the holder of k.
+    const other = await open();
+    expect(await other.space<Job>(SPACE).notifyHolder('k', { cancel: 'now' })).toBe(true);
+    await vi.waitFor(() => expect(heard).toEqual([{ key: 'k', notice: { cancel: 'now' } }]));
   });
 });
