@@ -5,11 +5,12 @@ import { FileStateStore } from '../../../bots/state/FileStateStore.js';
 import { digestKeyOf, openBotState, type BotState, type Space, type SpaceDefinition } from '../../../bots/state/index.js';
 import { FileQuotaStore } from '../../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../../src/spend/RedisQuotaStore.js';
+import type { LoggerLike } from '../../../src/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { restoreOldDataFolder, restoreOldRedis } from '../../helpers/old-layout.js';
 import { tempDataDir, useCleanup } from '../../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
-import { renewalFindsLeaseGone } from '../../helpers/upgrade-lease.js';
+import { upgradeGiveUpHeard } from '../../helpers/upgrade-lease.js';
 
 /**
  * A removal to stop after, as a process stopped there would: `removing.stopAfter(path)` answers the error to fail with.
@@ -214,7 +215,7 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost betw
         await ledger.close();
         await link.close();
       });
-      return { link, start: () => openBotState({ dataDir, redis: link, ledger, logger: silentLogger(), leaseMs, historyRetentionDays }) };
+      return { link, start: (logger: LoggerLike = silentLogger()) => openBotState({ dataDir, redis: link, ledger, logger, leaseMs, historyRetentionDays }) };
     };
     const first = await replica();
     await restoreOldRedis(first.link.commands, prefix, {});
@@ -230,12 +231,13 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost betw
 
   /**
    * Spies on the deletes of the old keys the upgrade scans (the last step of moving each). `stop.after`: after the n-th
-   * makes the lease another's (the holder learns it at its next renewal, before it goes on); `stop.failing`: the n-th
-   * fails, the key left in place (as a Redis error or a crash between writing a record and deleting its old key).
+   * makes the lease another's (the holder learns it at its next renewal, and gives the upgrade up before it goes on, as
+   * it logs to `logger`, the start's); `stop.failing`: the n-th fails, the key left in place (as a Redis error or a crash
+   * between writing a record and deleting its old key).
    */
   function watchOldKeysGo(link: RedisLink, prefix: string, stop: { after?: number; failing?: number } = {}) {
     const deleted: string[][] = [];
-    const lost = stop.after === undefined ? undefined : renewalFindsLeaseGone(link);
+    const lost = upgradeGiveUpHeard();
     const del = link.commands.del.bind(link.commands) as (...keys: string[]) => Promise<number>;
     vi.spyOn(link.commands, 'del').mockImplementation((async (...keys: string[]) => {
       if (!SCANNED.test(keys[0] ?? '')) return del(...keys);
@@ -244,16 +246,16 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost betw
       deleted.push(keys.map((key) => key.slice(prefix.length + 1)));
       if (deleted.length === stop.after) {
         await del(`${prefix}:bots:upgrading`);
-        await lost;
+        await lost.gaveUp;
       }
       return answer;
     }) as never);
-    return deleted;
+    return { deleted, logger: lost.logger };
   }
 
   async function uninterrupted() {
     const { prefix, first, keys } = await oldRedis();
-    const deleted = watchOldKeysGo(first.link, prefix);
+    const { deleted } = watchOldKeysGo(first.link, prefix);
     const state = await first.start();
     try {
       return { deleted, records: await everyRecord(state), keys: await keys() };
@@ -266,8 +268,8 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost betw
   async function lostThenStarted(n: number, how: 'lease lost' | 'delete failed' = 'lease lost') {
     const { prefix, first, replica, keys } = await oldRedis();
     const old = (await keys()).filter((key) => SCANNED.test(`:${key}`));
-    const deleted = watchOldKeysGo(first.link, prefix, how === 'lease lost' ? { after: n } : { failing: n });
-    await expect(first.start()).rejects.toMatchObject(how === 'lease lost' ? { code: 'state_upgrade_lost' } : { message: 'Redis did not answer' });
+    const { deleted, logger } = watchOldKeysGo(first.link, prefix, how === 'lease lost' ? { after: n } : { failing: n });
+    await expect(first.start(logger)).rejects.toMatchObject(how === 'lease lost' ? { code: 'state_upgrade_lost' } : { message: 'Redis did not answer' });
     const left = { old: (await keys()).filter((key) => SCANNED.test(`:${key}`)), layout: await first.link.commands.get(`${prefix}:bots:layout`) };
     const state = await (await replica()).start();
     try {
