@@ -1,4 +1,4 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { FileStateStore } from '../../../bots/state/FileStateStore.js';
@@ -7,6 +7,7 @@ import { FileQuotaStore } from '../../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../../src/spend/RedisQuotaStore.js';
 import type { LoggerLike } from '../../../src/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
+import { filesIn } from '../../helpers/files-in.js';
 import { restoreOldDataFolder, restoreOldRedis } from '../../helpers/old-layout.js';
 import { tempDataDir, useCleanup } from '../../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
@@ -85,12 +86,6 @@ function watchWrites(before: (write: Write, n: number) => Error | undefined = ()
     return Object.assign(space, { put: wrap(space.put.bind(space)), update: wrap(space.update.bind(space)), claimOnce: wrap(space.claimOnce.bind(space)) });
   } as typeof spaceOf);
   return { writes, restore };
-}
-
-/** Every file in the data folder, by its path in it. */
-async function filesIn(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  return entries.filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name))).sort();
 }
 
 describe('the 0.1 upgrade on the data folder, stopped between two records and started again', () => {
