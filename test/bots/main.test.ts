@@ -9,6 +9,7 @@ import { closeRedis, connectRedis } from '../../src/internal.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { startService } from '../../bots/main.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
+import { testTempDir } from '../helpers/temp-dir.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
@@ -97,7 +98,7 @@ describe('npm start', () => {
   });
 
   it('refuses to start a chat surface on an unreadable spend ledger with no backup, naming the file and what to do', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-main-ledger-'));
+    const dataDir = await testTempDir('pictor-main-ledger-');
     await writeFile(join(dataDir, 'quota-ledger.json'), '{"version":2,"spent":{"2030-');
     const lines: string[] = [];
     const error = await startService(slackEnv(dataDir), (l) => lines.push(l)).catch((e: unknown) => e);
@@ -107,7 +108,7 @@ describe('npm start', () => {
   });
 
   it('refuses to start a chat surface on a malformed cap-overrides.json with no backup, naming the file', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-main-caps-'));
+    const dataDir = await testTempDir('pictor-main-caps-');
     await writeFile(join(dataDir, 'cap-overrides.json'), '{"version":1,"scopes":{"slack:T1":{"userDailyUsd":{"usd":"lots"}}}}');
     const lines: string[] = [];
     const error = await startService(slackEnv(dataDir), (l) => lines.push(l)).catch((e: unknown) => e);
@@ -116,7 +117,7 @@ describe('npm start', () => {
   });
 
   it('puts back the backup of a damaged cap-overrides.json, and says so', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-main-caps-'));
+    const dataDir = await testTempDir('pictor-main-caps-');
     const good = '{"version":1,"scopes":{"slack:T1":{"userDailyUsd":{"usd":2,"by":"slack:U1","at":1}}}}';
     await writeFile(join(dataDir, 'cap-overrides.json.bak'), good);
     await writeFile(join(dataDir, 'cap-overrides.json'), '{"version":1,"sco');
@@ -128,14 +129,14 @@ describe('npm start', () => {
   });
 
   it('refuses to start a chat surface when usage.jsonl is not a file, naming it', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-main-usage-'));
+    const dataDir = await testTempDir('pictor-main-usage-');
     await mkdir(join(dataDir, 'usage.jsonl'));
     const error = await startService(slackEnv(dataDir), () => {}).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'ledger_unreadable', path: join(dataDir, 'usage.jsonl') });
   });
 
   it('exits with code 2 naming the damaged ledger file, instead of going online', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-main-exit-'));
+    const dataDir = await testTempDir('pictor-main-exit-');
     await writeFile(join(dataDir, 'cap-overrides.json'), 'not json');
     const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
       const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...slackEnv(dataDir) }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,5 +1,4 @@
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
@@ -10,6 +9,7 @@ import { silentLogger } from '../../src/internal.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { describeImage, makeImage } from '../helpers/images.js';
 import { useEmulator } from '../helpers/emulator.js';
+import { tempDir } from './run-cli.js';
 
 const env = useEmulator();
 
@@ -19,8 +19,6 @@ async function run(argv: string[], environment: NodeJS.ProcessEnv = {}) {
   const code = await main(argv, environment, { stdout: (l) => out.push(l), stderr: (l) => err.push(l) });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
-
-const tempDir = () => mkdtemp(join(tmpdir(), 'pictor-cli-'));
 
 describe('pictor generate', () => {
   it('runs against an embedded emulator when nothing is configured, and writes the images', async () => {

@@ -1,7 +1,7 @@
 import { readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { describeImage } from '../helpers/images.js';
 import { useEmulator } from '../helpers/emulator.js';
@@ -9,6 +9,8 @@ import { run, tempDir } from './run-cli.js';
 
 const env = useEmulator();
 const service = () => ({ PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY });
+/** Removes the folder of the OS temp directory an image that could not be written where asked was saved to. */
+const removeFallback = (saved: string) => rm(dirname(saved), { recursive: true, force: true });
 
 describe('pictor --out is checked before anything is paid for', () => {
   it.each([
@@ -104,9 +106,9 @@ describe('pictor keeps images it paid for when writing fails after the job', () 
     expect(stderr).toContain('partial 2/2 of image 1/1: could not write');
     const saved = /saved it to (\S+) instead/.exec(stderr)?.[1];
     expect(saved).toBeDefined();
+    onTestFinished(() => removeFallback(saved!));
     expect(await describeImage(await readFile(saved!))).toMatchObject({ format: 'png' });
     expect(env.emulator.requests).toHaveLength(1);
-    await rm(dirname(saved!), { recursive: true });
   });
 
   it('lists the saved file in --json output with ok false', async () => {
@@ -123,6 +125,7 @@ describe('pictor keeps images it paid for when writing fails after the job', () 
     expect(code).toBe(1);
     const result = JSON.parse(stdout) as { ok: boolean; code: string; files: string[] };
     expect(result).toMatchObject({ ok: false, code: 'output_not_written' });
+    onTestFinished(() => removeFallback(result.files[0]!));
     expect((await stat(result.files[0]!)).isFile()).toBe(true);
   });
 });

@@ -1,12 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { main } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/context.js';
+import { testTempDir, testTempDirSync } from '../helpers/temp-dir.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The CLI's entry point, run from the sources (through tsx) so a test never meets a stale build. */
@@ -14,15 +12,17 @@ export const CLI_ENTRY = join(REPO_ROOT, 'src/cli/main.ts');
 /** tsx by its file address, so the child finds it from any working directory. */
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
-export const tempDir = () => mkdtemp(join(tmpdir(), 'pictor-cli-'));
+/** A folder for one test's files, removed after it. */
+export const tempDir = () => testTempDir('pictor-cli-');
 
 /**
  * The per-user state folder the CLI keeps its ledger in by default: a
  * throwaway one for each run (unless a test sets its own), never the real
  * `~/.local/state/pictor`. One per run, as runs in this process stand for
- * processes of their own (a file ledger is opened once per process).
+ * processes of their own (a file ledger is opened once per process). Removed
+ * after the test.
  */
-const testStateHome = () => mkdtempSync(join(tmpdir(), 'pictor-state-'));
+const testStateHome = () => testTempDirSync('pictor-state-');
 
 /** Runs `main` in this process with captured output. */
 export async function run(argv: string[], environment: NodeJS.ProcessEnv = {}, io: Partial<CliIo> = {}) {

@@ -1,15 +1,14 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RedisLink } from '../../src/internal.js';
+import { filesIn } from './files-in.js';
 import { dumpKey } from './shared-limits-redis.js';
 
 /** Every file of the data folder and every key Pictor has in Redis under `prefix` (of every type), as one text. */
 export async function everythingKept(dataDir: string, url: string | undefined, prefix: string): Promise<string> {
-  const files = async (dir: string): Promise<string[]> =>
-    (await Promise.all((await readdir(dir, { withFileTypes: true })).map((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)])))).flat();
   // A write under way leaves a temporary file that is renamed (or removed) before it is read: its text is the file it became.
   const read = (file: string) => readFile(file, 'latin1').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? '' : Promise.reject(error)));
-  const texts = await Promise.all((await files(dataDir)).map(async (file) => `${file}\n${await read(file)}`));
+  const texts = await Promise.all((await filesIn(dataDir)).map((file) => join(dataDir, file)).map(async (file) => `${file}\n${await read(file)}`));
   if (!url) return texts.join('\n');
   const link = await RedisLink.open({ url, prefix });
   try {

@@ -1,17 +1,18 @@
-import { vi } from 'vitest';
-import type { RedisLink } from '../../src/internal.js';
+import type { LoggerLike } from '../../src/index.js';
 
 /**
- * Resolves once a renewal of the upgrade's lease by `link` is answered that the lease is not its own, and that answer
- * was had (the holder gives the upgrade up as the event loop turns). A test deletes the lease key to make it so.
+ * A logger for a start, silent but for one event: `gaveUp` resolves once the start logged that it gave the upgrade from
+ * 0.1 up as its lease could not be kept (a test deletes the lease key to make it so), which it does as it stops its steps.
  */
-export function renewalFindsLeaseGone(link: RedisLink): Promise<void> {
-  const evalBy = link.commands.eval.bind(link.commands) as (...args: unknown[]) => Promise<unknown>;
-  return new Promise<void>((leaseLost) => {
-    vi.spyOn(link.commands, 'eval').mockImplementation((async (...args: unknown[]) => {
-      const answer = await evalBy(...args);
-      if (args[5] !== '0' && answer === 0) setImmediate(leaseLost);
-      return answer;
-    }) as never);
-  });
+export function upgradeGiveUpHeard(): { logger: LoggerLike; gaveUp: Promise<void> } {
+  let heard!: () => void;
+  const gaveUp = new Promise<void>((resolve) => (heard = resolve));
+  const quiet = () => {};
+  const logger: LoggerLike = {
+    debug: quiet,
+    info: quiet,
+    warn: (_obj, msg) => void (msg?.startsWith('gave up the upgrade from 0.1') && heard()),
+    error: quiet,
+  };
+  return { logger, gaveUp };
 }

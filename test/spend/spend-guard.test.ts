@@ -1,5 +1,3 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
@@ -32,7 +30,7 @@ async function spentByAccount(dir: string): Promise<number> {
 describe('the CLI through the spend guard', () => {
   it('refuses a job past the account’s daily cap with budget_account_daily, naming the cap, what is left and when it resets, and sends nothing', async () => {
     const data = await newDir();
-    const out = await mkdtemp(join(tmpdir(), 'pictor-guard-out-'));
+    const out = await newDir();
     const env = { PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data, PICTOR_ACCOUNT_DAILY_USD: '0.01' };
     const args = ['generate', '--prompt', 'a harbour', '--quality', 'low', '--size', '1024x1024', '--out', `${out}/`];
 
@@ -51,7 +49,7 @@ describe('the CLI through the spend guard', () => {
 
   it('charges a streamed job what it really cost, and the monthly cap holds too', async () => {
     const data = await newDir();
-    const out = await mkdtemp(join(tmpdir(), 'pictor-guard-out-'));
+    const out = await newDir();
     const env = { PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data, PICTOR_ACCOUNT_MONTHLY_USD: '0.015' };
     const args = ['generate', '--prompt', 'a harbour', '--quality', 'low', '--size', '1024x1024', '--stream', '--partial-images', '1', '--out', `${out}/`];
     expect((await pictor(args, env)).code).toBe(0);

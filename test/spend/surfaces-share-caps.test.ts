@@ -1,6 +1,3 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JobRunner, type JobRefusedError } from '../../bots/runner/index.js';
 import { main } from '../../src/cli/main.js';
@@ -26,7 +23,7 @@ const LOW = 0.00636;
 
 async function cli(env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string }> {
   const out: string[] = [];
-  const args = ['generate', '--prompt', 'a harbour', '--quality', 'low', '--size', '1024x1024', '--json', '--out', `${await mkdtemp(join(tmpdir(), 'pictor-surfaces-'))}/`];
+  const args = ['generate', '--prompt', 'a harbour', '--quality', 'low', '--size', '1024x1024', '--json', '--out', `${await newDir()}/`];
   const code = await main(args, env, { stdout: (l) => out.push(l), stderr: () => {} });
   return { code, stdout: out.join('\n') };
 }

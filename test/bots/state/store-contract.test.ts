@@ -1,10 +1,10 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { FileStateStore, readStateConfig, RedisStateStore, startSweeper, StateClosedError, StateValueTooLargeError, UNREADABLE, type Space, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { testTempDir } from '../../helpers/temp-dir.js';
 
 const redis = testRedis();
 
@@ -36,7 +36,7 @@ interface Backend {
 }
 
 async function fileBackend(): Promise<Backend> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
+  const dataDir = await testTempDir('pictor-state-');
   const a = new FileStateStore({ dataDir });
   const b = new FileStateStore({ dataDir });
   const list = async (dir: string): Promise<string[]> =>
@@ -53,7 +53,6 @@ async function fileBackend(): Promise<Backend> {
     close: async () => {
       await a.close();
       await b.close();
-      await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
@@ -432,10 +431,11 @@ describe.each([
 
 describe('the data-folder backend', () => {
   let dataDir: string;
-  afterEach(async () => rm(dataDir, { recursive: true, force: true }));
+  beforeEach(async () => {
+    dataDir = await testTempDir('pictor-state-');
+  });
 
   it('reads a record written before holders existed (the bare record), held by no live process', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     await mkdir(join(dataDir, 'test', 'jobs'), { recursive: true });
     await writeFile(join(dataDir, 'test', 'jobs', 'old.json'), JSON.stringify(job('from an older version')));
     const store = new FileStateStore({ dataDir });
@@ -446,7 +446,6 @@ describe('the data-folder backend', () => {
   });
 
   it('answers none for a record past its TTL, lists it no more and does not have it, before the hourly prune removes its file', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     vi.useFakeTimers({ toFake: ['Date'] });
     onTestFinished(() => void vi.useRealTimers());
     const store = new FileStateStore({ dataDir });
@@ -468,7 +467,6 @@ describe('the data-folder backend', () => {
   });
 
   it('takes a record whose file fails to read (not only a missing one) for unreadable, not for none: get answers none as for damaged text', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     const store = new FileStateStore({ dataDir });
     const space = store.space<Job>(SPACE);
     const bytes = store.space<Buffer>({ name: 'test-bytes', dir: 'test/bytes', ttlMs: undefined, maxValueBytes: 1024, binary: true });
@@ -496,7 +494,6 @@ describe('the data-folder backend', () => {
   });
 
   it('keeps its folders private (0700) and its files readable by the bot’s user only (0600), and drops records past their TTL while running', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     const store = new FileStateStore({ dataDir, pruneEveryMs: 50 });
     const space = store.space<Job>({ ...SPACE, ttlMs: 300 });
     await space.put('short', job('short-lived'));
@@ -508,7 +505,6 @@ describe('the data-folder backend', () => {
   });
 
   it('ends the writes under way before its close resolves, and refuses every call after: nothing more reaches the folder', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     const store = new FileStateStore({ dataDir });
     const space = store.space<Job>(SPACE);
     const writing = space.put('k1', job('written as the store closes'));
@@ -528,7 +524,6 @@ describe('the data-folder backend', () => {
   });
 
   it('leaves no prune timer running after its close, even when a call made just before it opens the folder after', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     onTestFinished(() => void vi.useRealTimers());
     const calls: ((space: Space<Job>) => Promise<unknown>)[] = [(space) => space.delete('k'), (space) => space.put('k', job('late')), (space) => space.update('k', () => job('late')), (space) => space.claimOnce('k')];
@@ -543,7 +538,6 @@ describe('the data-folder backend', () => {
   });
 
   it('counts a key taken once whose file is kept but cannot be read (damaged text, a failing read) as taken, as Redis does', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     const store = new FileStateStore({ dataDir });
     const taken = store.space(SPACE);
     const folder = join(dataDir, 'test', 'jobs');
@@ -560,7 +554,6 @@ describe('the data-folder backend', () => {
   });
 
   it('keeps the keys taken once within a bound, forgetting the oldest first', async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'pictor-state-'));
     const store = new FileStateStore({ dataDir });
     const taken = store.space({ ...SPACE, maxCount: 3 });
     for (const key of ['i1', 'i2', 'i3', 'i4']) expect(await taken.claimOnce(key)).toBe(true);
@@ -570,101 +563,83 @@ describe('the data-folder backend', () => {
   });
 });
 
+/**
+ * A process's store on a Redis link of its own under a fresh prefix (`open` starts another on the same link); once the
+ * test has finished, its stores are closed, then the link, and every key under the prefix is deleted.
+ */
+async function redisStoreForTest(name: string, { leaseMs }: { leaseMs: number | undefined } = { leaseMs: 5_000 }) {
+  const url = requireRedisUrl(redis);
+  const prefix = uniquePrefix(name);
+  const link = await RedisLink.open({ url, prefix });
+  const stores: RedisStateStore[] = [];
+  onTestFinished(async () => {
+    for (const store of stores) await store.close();
+    await link.close();
+    await deleteKeys(url, prefix);
+  });
+  const open = async () => {
+    const store = await RedisStateStore.open({ link, leaseMs });
+    stores.push(store);
+    return store;
+  };
+  return { prefix, link, store: await open(), open };
+}
+
 describe.skipIf(redis.skipReason)('the Redis backend’s bounds', () => {
   it('puts a TTL on every key it writes (records, holders, accounts, lease), and none on a space without one', async () => {
-    const prefix = uniquePrefix('state-ttl');
-    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
-    const store = await RedisStateStore.open({ link, leaseMs: 5_000 });
-    try {
-      await store.space<Job>({ ...SPACE, maxCount: 10 }).put('k', job('x'), { hold: true });
-      await store.space<Job>({ ...SPACE, name: 'test-forever', ttlMs: undefined }).put('install', job('a token'));
-      const keys = await link.commands.keys(`${prefix}:*`);
-      expect(keys.sort()).toEqual(
-        [`${prefix}:bots:lease:${store.owner}`, ...['held', 'index', 'sizes', 'r:k'].map((k) => `${prefix}:bots:test-jobs:${k}`), `${prefix}:bots:test-forever:r:install`].sort(),
-      );
-      expect(await link.commands.pttl(`${prefix}:bots:test-forever:r:install`)).toBe(-1);
-      for (const key of keys.filter((k) => !k.endsWith(':install'))) expect(await link.commands.pttl(key)).toBeGreaterThan(0);
-    } finally {
-      await store.close();
-      await link.close();
-      await deleteKeys(requireRedisUrl(redis), prefix);
-    }
+    const { prefix, link, store } = await redisStoreForTest('state-ttl');
+    await store.space<Job>({ ...SPACE, maxCount: 10 }).put('k', job('x'), { hold: true });
+    await store.space<Job>({ ...SPACE, name: 'test-forever', ttlMs: undefined }).put('install', job('a token'));
+    const keys = await link.commands.keys(`${prefix}:*`);
+    expect(keys.sort()).toEqual(
+      [`${prefix}:bots:lease:${store.owner}`, ...['held', 'index', 'sizes', 'r:k'].map((k) => `${prefix}:bots:test-jobs:${k}`), `${prefix}:bots:test-forever:r:install`].sort(),
+    );
+    expect(await link.commands.pttl(`${prefix}:bots:test-forever:r:install`)).toBe(-1);
+    for (const key of keys.filter((k) => !k.endsWith(':install'))) expect(await link.commands.pttl(key)).toBeGreaterThan(0);
   });
 
   it('does not have a record past its TTL: its key carries the space’s TTL, and once that runs out (shortened here to a millisecond) has answers false', async () => {
-    const prefix = uniquePrefix('state-has-ttl');
-    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
-    const store = await RedisStateStore.open({ link, leaseMs: 5_000 });
-    try {
-      const space = store.space<Job>(SPACE);
-      await space.put('old', job('written a minute ago'));
-      await space.put('new', job('written now'));
-      const record = `${prefix}:bots:test-jobs:r:old`;
-      expect(await space.has('old')).toBe(true);
-      const left = await link.commands.pttl(record);
-      expect(left).toBeGreaterThan(0);
-      expect(left).toBeLessThanOrEqual(SPACE.ttlMs!);
-      // Its time runs out, as the space's TTL would let it, without the test waiting a minute.
-      await link.commands.pexpire(record, 1);
-      await vi.waitFor(async () => expect(await space.has('old')).toBe(false), { timeout: 15_000 });
-      expect(await space.get('old')).toBeUndefined();
-      expect(await space.has('new')).toBe(true);
-    } finally {
-      await store.close();
-      await link.close();
-      await deleteKeys(requireRedisUrl(redis), prefix);
-    }
+    const { prefix, link, store } = await redisStoreForTest('state-has-ttl');
+    const space = store.space<Job>(SPACE);
+    await space.put('old', job('written a minute ago'));
+    await space.put('new', job('written now'));
+    const record = `${prefix}:bots:test-jobs:r:old`;
+    expect(await space.has('old')).toBe(true);
+    const left = await link.commands.pttl(record);
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThanOrEqual(SPACE.ttlMs!);
+    // Its time runs out, as the space's TTL would let it, without the test waiting a minute.
+    await link.commands.pexpire(record, 1);
+    await vi.waitFor(async () => expect(await space.has('old')).toBe(false), { timeout: 15_000 });
+    expect(await space.get('old')).toBeUndefined();
+    expect(await space.has('new')).toBe(true);
   });
 
   it('lists a space’s keys by scanning them alone, never fetching a value', async () => {
-    const prefix = uniquePrefix('state-keys');
-    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
-    const store = await RedisStateStore.open({ link, leaseMs: 5_000 });
-    try {
-      const space = store.space<Job>(SPACE);
-      for (let i = 0; i < 30; i++) await space.put(`k${i}`, job('x'.repeat(500)));
-      const client = (space as unknown as { redis: typeof link.commands }).redis;
-      const fetched = [vi.spyOn(client, 'mget'), vi.spyOn(client, 'mgetBuffer'), vi.spyOn(client, 'get'), vi.spyOn(client, 'getBuffer')];
-      const keys: string[] = [];
-      for await (const key of space.keys()) keys.push(key);
-      expect(keys.sort()).toEqual(Array.from({ length: 30 }, (_, i) => `k${i}`).sort());
-      for (const spy of fetched) expect(spy).not.toHaveBeenCalled();
-    } finally {
-      await store.close();
-      await link.close();
-      await deleteKeys(requireRedisUrl(redis), prefix);
-    }
+    const { store } = await redisStoreForTest('state-keys');
+    const space = store.space<Job>(SPACE);
+    for (let i = 0; i < 30; i++) await space.put(`k${i}`, job('x'.repeat(500)));
+    const client = (space as unknown as { redis: RedisLink['commands'] }).redis;
+    const fetched = [vi.spyOn(client, 'mget'), vi.spyOn(client, 'mgetBuffer'), vi.spyOn(client, 'get'), vi.spyOn(client, 'getBuffer')];
+    const keys: string[] = [];
+    for await (const key of space.keys()) keys.push(key);
+    expect(keys.sort()).toEqual(Array.from({ length: 30 }, (_, i) => `k${i}`).sort());
+    for (const spy of fetched) expect(spy).not.toHaveBeenCalled();
   });
 
   it('takes a lease of 15 s when the settings leave PICTOR_REPLICA_LEASE_SECONDS unset', async () => {
-    const prefix = uniquePrefix('state-default-lease');
-    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
-    const store = await RedisStateStore.open({ link, leaseMs: readStateConfig({}).leaseMs });
-    try {
-      expect(store.leaseMs).toBe(15_000);
-      expect(await link.commands.pttl(`${prefix}:bots:lease:${store.owner}`)).toBeGreaterThan(10_000);
-    } finally {
-      await store.close();
-      await link.close();
-      await deleteKeys(requireRedisUrl(redis), prefix);
-    }
+    const { prefix, link, store } = await redisStoreForTest('state-default-lease', { leaseMs: readStateConfig({}).leaseMs });
+    expect(store.leaseMs).toBe(15_000);
+    expect(await link.commands.pttl(`${prefix}:bots:lease:${store.owner}`)).toBeGreaterThan(10_000);
   });
 
   it('gives its lease back on close, so what it still held is taken over at once', async () => {
-    const prefix = uniquePrefix('state-close');
-    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
-    const a = await RedisStateStore.open({ link, leaseMs: 60_000 });
-    const b = await RedisStateStore.open({ link, leaseMs: 60_000 });
-    try {
-      await a.space<Job>(SPACE).put('k', job('x'), { hold: true });
-      expect(await b.space<Job>(SPACE).claimOrphans()).toEqual([]);
-      await a.close();
-      expect(await b.space<Job>(SPACE).claimOrphans()).toEqual([{ key: 'k', value: job('x') }]);
-    } finally {
-      await b.close();
-      await link.close();
-      await deleteKeys(requireRedisUrl(redis), prefix);
-    }
+    const { store: a, open } = await redisStoreForTest('state-close', { leaseMs: 60_000 });
+    const b = await open();
+    await a.space<Job>(SPACE).put('k', job('x'), { hold: true });
+    expect(await b.space<Job>(SPACE).claimOrphans()).toEqual([]);
+    await a.close();
+    expect(await b.space<Job>(SPACE).claimOrphans()).toEqual([{ key: 'k', value: job('x') }]);
   });
 });
 
@@ -734,27 +709,18 @@ describe.skipIf(redis.skipReason)('a Redis update written again because the reco
 
 describe.skipIf(redis.skipReason)('the Redis backend’s notices', () => {
   it('subscribes again at the next listen when Redis refused the subscription once, instead of failing every later listen the same way', async () => {
-    const prefix = uniquePrefix('state-listen');
-    const link = await RedisLink.open({ url: requireRedisUrl(redis), prefix });
-    const store = await RedisStateStore.open({ link, leaseMs: 5_000 });
+    const { link, store, open } = await redisStoreForTest('state-listen');
     const subscribe = vi.spyOn(link, 'subscribe').mockRejectedValueOnce(new Error('Connection is closed.'));
-    try {
-      const space = store.space<Job>(SPACE);
-      await space.put('k', job('x'), { hold: true });
-      const heard: unknown[] = [];
-      await expect(space.onNotice((key, notice) => heard.push({ key, notice }))).rejects.toThrow('Connection is closed.');
-      await space.onNotice((key, notice) => heard.push({ key, notice }));
-      expect(subscribe).toHaveBeenCalledTimes(2);
-      // Another process asks the holder of k.
-      const other = await RedisStateStore.open({ link, leaseMs: 5_000 });
-      onTestFinished(() => other.close());
-      expect(await other.space<Job>(SPACE).notifyHolder('k', { cancel: 'now' })).toBe(true);
-      await vi.waitFor(() => expect(heard).toEqual([{ key: 'k', notice: { cancel: 'now' } }]));
-    } finally {
-      subscribe.mockRestore();
-      await store.close();
-      await link.close();
-      await deleteKeys(requireRedisUrl(redis), prefix);
-    }
+    onTestFinished(() => void subscribe.mockRestore());
+    const space = store.space<Job>(SPACE);
+    await space.put('k', job('x'), { hold: true });
+    const heard: unknown[] = [];
+    await expect(space.onNotice((key, notice) => heard.push({ key, notice }))).rejects.toThrow('Connection is closed.');
+    await space.onNotice((key, notice) => heard.push({ key, notice }));
+    expect(subscribe).toHaveBeenCalledTimes(2);
+    // Another process asks the holder of k.
+    const other = await open();
+    expect(await other.space<Job>(SPACE).notifyHolder('k', { cancel: 'now' })).toBe(true);
+    await vi.waitFor(() => expect(heard).toEqual([{ key: 'k', notice: { cancel: 'now' } }]));
   });
 });

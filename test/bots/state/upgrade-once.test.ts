@@ -6,7 +6,7 @@ import { stateKeyOf } from '../../../bots/state/spaces.js';
 import { RedisQuotaStore } from '../../../src/spend/RedisQuotaStore.js';
 import { RedisLink, silentLogger, type ScopeSettingEntries } from '../../../src/internal.js';
 import { restoreOldRedis } from '../../helpers/old-layout.js';
-import { renewalFindsLeaseGone } from '../../helpers/upgrade-lease.js';
+import { upgradeGiveUpHeard } from '../../helpers/upgrade-lease.js';
 import { tempDataDir, useCleanup } from '../../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { startThrowawayRedis } from '../../setup/redis-server.js';
@@ -84,22 +84,21 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade with replicas on one Redis', 
   it('is given up by a process whose lease lapsed while it upgraded: its start fails with state_upgrade_lost and the records are taken once, by the process that took the upgrade over', async () => {
     const { prefix, first: a, dataDir } = await oldRedis();
     const b = await replica(prefix);
-    // A's renewal finds the lease gone (held up: a blocked event loop, a slow Redis); A has had its answer once the
-    // event loop turns.
-    const aLost = renewalFindsLeaseGone(a.link);
+    // A's renewal finds the lease gone (held up: a blocked event loop, a slow Redis): A gives the upgrade up.
+    const aLost = upgradeGiveUpHeard();
     let bStarted: ReturnType<typeof openBotState> | undefined;
     let accepted = 0;
     a.takeLegacy.mockImplementation((accept) => a.take(async (records) => {
       await a.link.commands.del(`${prefix}:bots:upgrading`);
       bStarted = openBotState({ dataDir, redis: b.link, ledger: b.ledger, logger: silentLogger(), leaseMs });
       await bStarted;
-      await aLost;
+      await aLost.gaveUp;
       await accept(records);
       accepted += 1;
     }));
     b.takeLegacy.mockImplementation((accept) => b.take(async (records) => void (await accept(records), (accepted += 1))));
 
-    await expect(openBotState({ dataDir, redis: a.link, ledger: a.ledger, logger: silentLogger(), leaseMs })).rejects.toMatchObject({
+    await expect(openBotState({ dataDir, redis: a.link, ledger: a.ledger, logger: aLost.logger, leaseMs })).rejects.toMatchObject({
       code: 'state_upgrade_lost',
       message: expect.stringMatching(/bots:upgrading.*start this one again/),
     });
@@ -118,7 +117,7 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade with replicas on one Redis', 
     ['the Slack signatures seen', { settings: {}, seen: ['v0=first-signature', 'v0=second-signature'] }],
   ])('stops between two records of %s it moves once its lease is given up: the step waiting as it was lost writes no further record', async (_, records) => {
     const { prefix, first: a, dataDir } = await oldRedis();
-    const aLost = renewalFindsLeaseGone(a.link);
+    const aLost = upgradeGiveUpHeard();
     // The first record's write waits until A has given its lease up (another process may hold the upgrade by then).
     const written: string[] = [];
     let moving = false;
@@ -133,7 +132,7 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade with replicas on one Redis', 
         written.push(key);
         if (written.length === 1) {
           await a.link.commands.del(`${prefix}:bots:upgrading`);
-          await aLost;
+          await aLost.gaveUp;
         }
         return result;
       };
@@ -152,7 +151,7 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade with replicas on one Redis', 
       }
     }));
 
-    await expect(openBotState({ dataDir, redis: a.link, ledger: a.ledger, logger: silentLogger(), leaseMs })).rejects.toMatchObject({ code: 'state_upgrade_lost' });
+    await expect(openBotState({ dataDir, redis: a.link, ledger: a.ledger, logger: aLost.logger, leaseMs })).rejects.toMatchObject({ code: 'state_upgrade_lost' });
     expect(written).toHaveLength(1);
   });
 

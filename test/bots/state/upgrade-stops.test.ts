@@ -1,15 +1,17 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { FileStateStore } from '../../../bots/state/FileStateStore.js';
 import { digestKeyOf, openBotState, type BotState, type Space, type SpaceDefinition } from '../../../bots/state/index.js';
 import { FileQuotaStore } from '../../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../../src/spend/RedisQuotaStore.js';
+import type { LoggerLike } from '../../../src/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
+import { filesIn } from '../../helpers/files-in.js';
 import { restoreOldDataFolder, restoreOldRedis } from '../../helpers/old-layout.js';
 import { tempDataDir, useCleanup } from '../../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
-import { renewalFindsLeaseGone } from '../../helpers/upgrade-lease.js';
+import { upgradeGiveUpHeard } from '../../helpers/upgrade-lease.js';
 
 /**
  * A removal to stop after, as a process stopped there would: `removing.stopAfter(path)` answers the error to fail with.
@@ -84,12 +86,6 @@ function watchWrites(before: (write: Write, n: number) => Error | undefined = ()
     return Object.assign(space, { put: wrap(space.put.bind(space)), update: wrap(space.update.bind(space)), claimOnce: wrap(space.claimOnce.bind(space)) });
   } as typeof spaceOf);
   return { writes, restore };
-}
-
-/** Every file in the data folder, by its path in it. */
-async function filesIn(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  return entries.filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name))).sort();
 }
 
 describe('the 0.1 upgrade on the data folder, stopped between two records and started again', () => {
@@ -214,7 +210,7 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost betw
         await ledger.close();
         await link.close();
       });
-      return { link, start: () => openBotState({ dataDir, redis: link, ledger, logger: silentLogger(), leaseMs, historyRetentionDays }) };
+      return { link, start: (logger: LoggerLike = silentLogger()) => openBotState({ dataDir, redis: link, ledger, logger, leaseMs, historyRetentionDays }) };
     };
     const first = await replica();
     await restoreOldRedis(first.link.commands, prefix, {});
@@ -230,12 +226,13 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost betw
 
   /**
    * Spies on the deletes of the old keys the upgrade scans (the last step of moving each). `stop.after`: after the n-th
-   * makes the lease another's (the holder learns it at its next renewal, before it goes on); `stop.failing`: the n-th
-   * fails, the key left in place (as a Redis error or a crash between writing a record and deleting its old key).
+   * makes the lease another's (the holder learns it at its next renewal, and gives the upgrade up before it goes on, as
+   * it logs to `logger`, the start's); `stop.failing`: the n-th fails, the key left in place (as a Redis error or a crash
+   * between writing a record and deleting its old key).
    */
   function watchOldKeysGo(link: RedisLink, prefix: string, stop: { after?: number; failing?: number } = {}) {
     const deleted: string[][] = [];
-    const lost = stop.after === undefined ? undefined : renewalFindsLeaseGone(link);
+    const lost = upgradeGiveUpHeard();
     const del = link.commands.del.bind(link.commands) as (...keys: string[]) => Promise<number>;
     vi.spyOn(link.commands, 'del').mockImplementation((async (...keys: string[]) => {
       if (!SCANNED.test(keys[0] ?? '')) return del(...keys);
@@ -244,16 +241,16 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost betw
       deleted.push(keys.map((key) => key.slice(prefix.length + 1)));
       if (deleted.length === stop.after) {
         await del(`${prefix}:bots:upgrading`);
-        await lost;
+        await lost.gaveUp;
       }
       return answer;
     }) as never);
-    return deleted;
+    return { deleted, logger: lost.logger };
   }
 
   async function uninterrupted() {
     const { prefix, first, keys } = await oldRedis();
-    const deleted = watchOldKeysGo(first.link, prefix);
+    const { deleted } = watchOldKeysGo(first.link, prefix);
     const state = await first.start();
     try {
       return { deleted, records: await everyRecord(state), keys: await keys() };
@@ -266,8 +263,8 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost betw
   async function lostThenStarted(n: number, how: 'lease lost' | 'delete failed' = 'lease lost') {
     const { prefix, first, replica, keys } = await oldRedis();
     const old = (await keys()).filter((key) => SCANNED.test(`:${key}`));
-    const deleted = watchOldKeysGo(first.link, prefix, how === 'lease lost' ? { after: n } : { failing: n });
-    await expect(first.start()).rejects.toMatchObject(how === 'lease lost' ? { code: 'state_upgrade_lost' } : { message: 'Redis did not answer' });
+    const { deleted, logger } = watchOldKeysGo(first.link, prefix, how === 'lease lost' ? { after: n } : { failing: n });
+    await expect(first.start(logger)).rejects.toMatchObject(how === 'lease lost' ? { code: 'state_upgrade_lost' } : { message: 'Redis did not answer' });
     const left = { old: (await keys()).filter((key) => SCANNED.test(`:${key}`)), layout: await first.link.commands.get(`${prefix}:bots:layout`) };
     const state = await (await replica()).start();
     try {

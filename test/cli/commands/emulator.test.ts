@@ -1,11 +1,9 @@
-import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runEmulator } from '../../../src/cli/commands/emulator.js';
 import type { CliContext } from '../../../src/cli/context.js';
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
+import { testTempDir } from '../../helpers/temp-dir.js';
 import { runTryLine } from '../../helpers/try-line.js';
 import { run } from '../run-cli.js';
 
@@ -75,7 +73,7 @@ describe('pictor emulator', () => {
     const emulator = await started(['--port', '0', '--latency-ms', '0', '--fault', 'rate_limited:2', '--fault', 'server_error']);
     const url = /listening on (http:\/\/\S+)/.exec(emulator.out.join('\n'))![1]!;
     const service = { PICTOR_BASE_URL: url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_MAX_RETRIES: '0' };
-    const dir = await mkdtemp(join(tmpdir(), 'pictor-faults-'));
+    const dir = await testTempDir('pictor-faults-');
     const codes: unknown[] = [];
     for (let i = 0; i < 4; i++) {
       const { stdout } = await run(['generate', '--prompt', 'x', '--json', '--out', `${dir}/`], service);
