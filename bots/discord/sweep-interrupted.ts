@@ -37,6 +37,31 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
 }
 
 /**
+ * A Cancel on a running record no runner here knows and no live process holds: claimed first through the sweep's own
+ * claim (`claimInterrupted`, a compare-and-set with Redis), so that of this Cancel and a sweep on any replica one
+ * process only shows it — its end in the message clicked (`clicked`: the Cancel's own token), the others claimed with
+ * it as the sweep shows them (after it, handed to `ctx.track`). A record another live process claimed meanwhile (its
+ * sweep shows it) is not shown here. Answers as `showLeftover` does: whether its message was written.
+ */
+export async function showClickedLeftover(ctx: BotContext, botRest: REST, record: JobRecord, clicked: ReplyHandle): Promise<boolean> {
+  const claimed = await ctx.store.claimInterrupted();
+  const mine = claimed.some((r) => r.key === record.key);
+  const others = claimed.filter((r) => r.key !== record.key);
+  // Shown one after another as the sweep does, once this one is: the member who pressed waits for it.
+  const sweepOthers = async () => {
+    await sweepInterrupted(ctx, botRest, others);
+  };
+  try {
+    // Neither claimed now nor held here (a Cancel on a job its runner forgot, a record this process's sweep claimed):
+    // another live process holds it, whose sweep shows it.
+    if (!mine && (await ctx.store.runsElsewhere(record.key))) return false;
+    return await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record, clicked));
+  } finally {
+    if (others.length > 0) ctx.track(sweepOthers());
+  }
+}
+
+/**
  * Where a leftover record's end is shown: `reply` (the one saved with the record, or the message a button on it was
  * clicked in) while its token lives, else the channel — by DM for a DM or user-install job, or a private one.
  */
