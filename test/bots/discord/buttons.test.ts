@@ -130,6 +130,26 @@ describe('buttons keep working, restarts included', () => {
     expect(cancelled.content).toContain(`Cancelled by <@${admin.id}>`);
   });
 
+  it('tells the member privately that another instance draws the job on a Cancel of a job running on a replica that cannot be reached, its message unchanged', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a fresco drawn elsewhere' });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
+    }, 'the job to start');
+    // As on a replica whose runner does not know the job, held by another live process whose notices do not arrive.
+    vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
+    const runsElsewhere = vi.spyOn(JobRecordStore.prototype, 'runsElsewhere').mockResolvedValue(true);
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
+    expect(runsElsewhere).toHaveBeenCalled();
+    expect(click.ack?.type).toBe(6);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.runs_elsewhere')}`);
+    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
+    expect(h.runner.activeJobs()).toHaveLength(1);
+  });
+
   it('tells the job’s reply when the bot restarts, and runs it again in the same message on Retry', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'an unlucky job' });
