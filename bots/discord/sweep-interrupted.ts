@@ -280,7 +280,7 @@ async function recordShownEnd(ctx: BotContext, record: JobRecord, end: JobEnd, l
 async function recordEnd(ctx: BotContext, record: JobRecord, end: JobEnd, link?: () => Promise<string | undefined>): Promise<boolean> {
   const { key, kind, prompt, options, requester } = record;
   try {
-    // Accepted when its record was made (as its job started, the runner's acceptance a moment before): a job accepted
+    // Accepted at its record's `createdAt` (taken as the runner accepted it; a record of an older version: as it was written): a job accepted
     // after its member's forget keeps its prompt; one running at it lost its prompt to the forget already.
     await ctx.runner.recordEnded(requester, { key, kind, prompt, options, private: record.private === true, acceptedAt: record.createdAt }, end, link);
     return true;
