@@ -232,6 +232,7 @@ async function recordUnshownEnd(ctx: BotContext, record: JobRecord, end: JobEnd)
   if (!(await recordEnd(ctx, record, end))) return;
   try {
     await ctx.store.markEndRecorded(record.key, { type: 'completed' });
+    ctx.logger.info({ jobKey: record.key }, 'recorded the end of a job the last stop left unshown; its result is left to the next to show it');
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job’s end recorded');
   }
