@@ -9,7 +9,7 @@ import { isRunning } from '../state/index.js';
 import { requesterOf, scopeOf } from './requester.js';
 import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
-import { leftoverTarget, showLeftover } from './sweep-interrupted.js';
+import { showClickedLeftover } from './sweep-interrupted.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
 import type { ImagesToFetch } from '../runner/index.js';
 
@@ -82,12 +82,14 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
     if (await ctx.store.runsElsewhere(record.key)) return cancelElsewhere(ctx, interaction, record);
     // The runner does not know the job: the bot restarted while it ran, or its runner forgot it long after it ended
     // (its record left running, its view's mark failed). Shown here as the sweep shows such a record: the end it kept
-    // (a result, made and charged, is not offered a Retry), else "stopped when the bot restarted" with Retry.
+    // (a result, made and charged, is not offered a Retry), else "stopped when the bot restarted" with Retry — once
+    // claimed here through the sweep's claim, so a sweep on another replica does not show it too.
     if (isRunning(record)) {
       if ((await acknowledge('cancel: left over', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
       const clicked = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
-      if (await showLeftover(ctx, record, leftoverTarget(ctx, ctx.botRest, record, clicked))) return;
-      // Marked ended saying nothing in its message (shown long ago): the member who pressed is told it has finished.
+      if (await showClickedLeftover(ctx, ctx.botRest, record, clicked)) return;
+      // Marked ended saying nothing in its message (shown long ago), or shown by a sweep (here or on another replica):
+      // the member who pressed is told it has finished.
       return tell(ctx, interaction, words('discord.button.finished'));
     }
     return tell(ctx, interaction, words('discord.button.finished'));

@@ -37,6 +37,31 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
 }
 
 /**
+ * A Cancel on a running record no runner here knows and no live process holds: claimed first through the sweep's own
+ * claim (`claimInterrupted`, a compare-and-set with Redis), so that of this Cancel and a sweep on any replica one
+ * process only shows it — its end in the message clicked (`clicked`: the Cancel's own token), the others claimed with
+ * it as the sweep shows them (after it, handed to `ctx.track`). A record another live process claimed meanwhile (its
+ * sweep shows it) is not shown here. Answers as `showLeftover` does: whether its message was written.
+ */
+export async function showClickedLeftover(ctx: BotContext, botRest: REST, record: JobRecord, clicked: ReplyHandle): Promise<boolean> {
+  const claimed = await ctx.store.claimInterrupted();
+  const mine = claimed.some((r) => r.key === record.key);
+  const others = claimed.filter((r) => r.key !== record.key);
+  // Shown one after another as the sweep does, once this one is: the member who pressed waits for it.
+  const sweepOthers = async () => {
+    await sweepInterrupted(ctx, botRest, others);
+  };
+  try {
+    // Neither claimed now nor held here (a Cancel on a job its runner forgot, a record this process's sweep claimed):
+    // another live process holds it, whose sweep shows it.
+    if (!mine && (await ctx.store.runsElsewhere(record.key))) return false;
+    return await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record, clicked));
+  } finally {
+    if (others.length > 0) ctx.track(sweepOthers());
+  }
+}
+
+/**
  * Where a leftover record's end is shown: `reply` (the one saved with the record, or the message a button on it was
  * clicked in) while its token lives, else the channel — by DM for a DM or user-install job, or a private one.
  */
@@ -63,10 +88,11 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
  * What a record its process left shows, and how it is marked — the sweep's for each record it claims, and a Cancel's on
  * a job no runner knows (its process stopped, or its runner forgot it long after it ended): an end to record is recorded,
  * showing nothing; a job that ended (its final kept) or whose result was saved shows that end, or nothing (see
- * `sweepInterrupted`); any other is shown "stopped when the bot restarted", with Retry, and marked failed. Answers
- * whether its message was (to be) written: false when it is marked ended saying nothing, when its failure or
- * cancellation was not shown, and when the other path of this process shows it (or showed it since `record` was read):
- * one path at a time shows a record, from the record as kept then (`JobRecordStore.showAlone`).
+ * `sweepInterrupted`); any other is shown "stopped when the bot restarted", with Retry, and marked failed. A message
+ * that did not reach Discord is not marked shown: the record stays running (a result with its end recorded, its final
+ * kept), for a Cancel on it or the next sweep. Answers whether its message reached Discord: false too when it is
+ * marked ended saying nothing, and when the other path of this process shows it (or showed it since `record` was
+ * read): one path at a time shows a record, from the record as kept then (`JobRecordStore.showAlone`).
  */
 export async function showLeftover(ctx: BotContext, record: JobRecord, target: ReplyTarget): Promise<boolean> {
   const shown = await ctx.store.showAlone(record, async (current) => {
@@ -101,15 +127,17 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget)
     }
     // Else that end is shown, not "interrupted": the failure or cancellation its view could not show, or the result.
     if (final && final.type !== 'completed') return showRecordedEnd(ctx, record, header, target, final);
-    await showKeptResult(ctx, record, header, target);
-    return true;
+    return showKeptResult(ctx, record, header, target);
   }
+  let shown = false;
   try {
-    const shown = (await target.final([renderInterrupted(header)])).first;
+    shown = (await target.final([renderInterrupted(header)])).first;
     ctx.logger.info({ jobKey: record.key, shown, via: target.mode }, 'marked a job interrupted by the last stop');
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a job interrupted by the last stop');
   }
+  // Its message did not reach Discord: left running, for a Cancel on it or the next sweep to show it then.
+  if (!shown) return false;
   await ctx.store.markEnded(record.key, 'failed');
   return true;
 }
@@ -123,9 +151,12 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget)
  * (the live process's runner recorded it, and its view could not show or mark it). The live view's order: once shown,
  * the record is marked ended with that end (still held), so a crash after it does not show the result again; then the
  * end is recorded, then marked `endRecorded` (released). A crash or a failure before that leaves the record held with
- * its end, to the next sweep, which records it again (changing nothing) and shows nothing.
+ * its end, to the next sweep, which records it again (changing nothing) and shows nothing. A result whose message did
+ * not reach Discord is not marked ended: its end is recorded (without a link) and marked `endRecorded` with the final
+ * its message was to show (`final`, not `shown`), the record left running for a Cancel on it or the next sweep, which
+ * shows it then without recording it again. Answers whether its message reached Discord.
  */
-async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<void> {
+async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<boolean> {
   // The images still kept, and which of the job's images they are: their buttons name those, whatever was left out.
   const images: Buffer[] = [];
   const indices: number[] = [];
@@ -170,10 +201,15 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   // Made and charged, whatever could be shown of it: completed, as the live path records a result it could not show.
   // Its facts when they were kept (a record of an older version kept none): only those JobEnd names, as the live view's.
   const end = jobEndOf({ type: 'completed', ...record.result });
-  // Ended either way (a Retry would charge again): its end already recorded (by the live runner), released at once.
+  if (!shown) {
+    // Not shown: kept for whoever shows it next, its end recorded once (a Retry would charge again: never "stopped").
+    if (record.endRecorded !== true) ctx.track(recordUnshownEnd(ctx, record, end));
+    return false;
+  }
+  // Ended (a Retry would charge again): its end already recorded (by the live runner), released at once.
   if (record.endRecorded === true) {
     await ctx.store.markEnded(record.key, 'completed').catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended'));
-    return;
+    return true;
   }
   // Else as the live view does: marked ended with the end to record (held), then recorded, then released.
   try {
@@ -182,7 +218,24 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
   }
   // Not waited for here (it waits for its audit post): the next record is shown at once; a stop's grace waits for it.
-  ctx.track(recordShownEnd(ctx, record, end, shown ? linkOf(ctx, record, target) : undefined));
+  ctx.track(recordShownEnd(ctx, record, end, linkOf(ctx, record, target)));
+  return true;
+}
+
+/**
+ * A kept result whose message did not reach Discord, its end not recorded yet: recorded (no link: nothing was shown),
+ * then marked `endRecorded` with the final its message was to show — the record, still running, stays held with it, and
+ * whoever takes it next (a Cancel, the next sweep) shows that result without recording it again. A failure leaves the
+ * record as it was: the next one to take it records the end too.
+ */
+async function recordUnshownEnd(ctx: BotContext, record: JobRecord, end: JobEnd): Promise<void> {
+  if (!(await recordEnd(ctx, record, end))) return;
+  try {
+    await ctx.store.markEndRecorded(record.key, { type: 'completed' });
+    ctx.logger.info({ jobKey: record.key }, 'recorded the end of a job the last stop left unshown; its result is left to the next to show it');
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job’s end recorded');
+  }
 }
 
 /**
@@ -255,7 +308,7 @@ async function recordShownEnd(ctx: BotContext, record: JobRecord, end: JobEnd, l
 async function recordEnd(ctx: BotContext, record: JobRecord, end: JobEnd, link?: () => Promise<string | undefined>): Promise<boolean> {
   const { key, kind, prompt, options, requester } = record;
   try {
-    // Accepted when its record was made (as its job started, the runner's acceptance a moment before): a job accepted
+    // Accepted at its record's `createdAt` (taken as the runner accepted it; a record of an older version: as it was written): a job accepted
     // after its member's forget keeps its prompt; one running at it lost its prompt to the forget already.
     await ctx.runner.recordEnded(requester, { key, kind, prompt, options, private: record.private === true, acceptedAt: record.createdAt }, end, link);
     return true;

@@ -130,6 +130,26 @@ describe('buttons keep working, restarts included', () => {
     expect(cancelled.content).toContain(`Cancelled by <@${admin.id}>`);
   });
 
+  it('tells the member privately that another instance draws the job on a Cancel of a job running on a replica that cannot be reached, its message unchanged', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a fresco drawn elsewhere' });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
+    }, 'the job to start');
+    // As on a replica whose runner does not know the job, held by another live process whose notices do not arrive.
+    vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
+    const runsElsewhere = vi.spyOn(JobRecordStore.prototype, 'runsElsewhere').mockResolvedValue(true);
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
+    expect(runsElsewhere).toHaveBeenCalled();
+    expect(click.ack?.type).toBe(6);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.runs_elsewhere')}`);
+    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
+    expect(h.runner.activeJobs()).toHaveLength(1);
+  });
+
   it('tells the job’s reply when the bot restarts, and runs it again in the same message on Retry', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'an unlucky job' });
@@ -167,6 +187,19 @@ describe('buttons keep working, restarts included', () => {
     expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
     expect(shown.attachments).toHaveLength(1);
     await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
+  });
+
+  it('keeps the result for whoever shows it next when a Cancel of such a job cannot post it: the record left running with its final, the member told privately', async () => {
+    const { running, records, key } = await leftRunningForgotten('a paid image no message could show');
+    // Neither the clicked message's edit nor the channel post reaches Discord.
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH' }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
+    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
+    expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } });
   });
 
   it('tells the member privately that the job finished on a Cancel of such a job left older than its kept images (its message is not changed out of the blue)', async () => {
@@ -231,6 +264,26 @@ describe('buttons keep working, restarts included', () => {
     );
     expect(note.content.startsWith(`<@${h.discord.user.id}> `)).toBe(true);
     expect(buttonsOf(note).map((b) => b.label)).toEqual(['Retry']);
+  });
+
+  it('leaves a job lost to a crash whose “stopped” message could not be posted to the next start, which shows it', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a job whose end no message showed' });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? m : undefined;
+    }, 'the job to start');
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
+    await h.restart({ crash: true });
+    await vi.waitFor(() => expect(h.logger.entries.some((e) => e.msg === 'marked a job interrupted by the last stop' && (e.obj as { shown?: unknown }).shown === false)).toBe(true), { timeout: 15_000 });
+
+    await h.restart({ crash: true });
+    const swept = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id)!;
+      return m.content.includes('restarted') ? m : undefined;
+    }, 'the next start to show it');
+    expect(buttonsOf(swept).map((b) => b.label)).toEqual(['Retry']);
   });
 
   it('opens, from each Edit of a result, the image it names when one before it could not be kept: Edit 3 the third, Edit 2 “too old”', async () => {

@@ -1,8 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startDiscordBot, type DiscordBot } from '../../../bots/discord/index.js';
+import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
+import { say } from '../../../bots/runner/index.js';
 import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { createEmulator, DEV_API_KEY } from '../../../src/emulator/index.js';
@@ -34,6 +36,7 @@ interface Replica {
 describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
   const cleanups: (() => Promise<void>)[] = [];
   afterEach(async () => {
+    vi.restoreAllMocks();
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   });
 
@@ -49,12 +52,13 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
       await emulator.close();
       await deleteKeys(url, prefix);
     });
-    const replica = async (): Promise<Replica> => {
+    /** `leaseMs`: its own lease (a third of it paces its sweeps after the first). */
+    const replica = async ({ leaseMs = LEASE_MS }: { leaseMs?: number } = {}): Promise<Replica> => {
       const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-replica-'));
       const quota = new FileQuotaStore({ dir: dataDir });
       const runner = new JobRunner({ client: new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 0 }), store: quota, limits: {}, minUpdateIntervalMs: 5, partialImages: 0 });
       const link = await RedisLink.open({ url, prefix });
-      const state = await openBotState({ dataDir, redis: link, leaseMs: LEASE_MS, logger: silentLogger() });
+      const state = await openBotState({ dataDir, redis: link, leaseMs, logger: silentLogger() });
       const bot = await startDiscordBot({
         token: discord.botToken,
         applicationId: discord.applicationId,
@@ -101,7 +105,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
         },
       };
     };
-    return { discord, emulator, replica };
+    return { discord, emulator, replica, url, prefix };
   }
 
   it('a Reroll pressed on replica B runs the job replica A made (its spec from Redis)', async () => {
@@ -183,6 +187,49 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     // Sent, then cut off: charged its estimate once, on A's ledger only.
     expect(await a.quota.spentToday(`discord:${discord.user.id}`, Date.now())).toBeCloseTo(info!.estimate.totalUsd, 9);
     expect(await b.quota.spentToday(`discord:${discord.user.id}`, Date.now())).toBe(0);
+  });
+
+  it('shows a dead replica’s job once when a Cancel on replica B meets the sweep of replica C: C claimed it, B tells the member privately it has finished', async () => {
+    const { discord, replica, url, prefix } = await setUp(30_000);
+    const a = await replica();
+    // B sweeps at its start only (its next sweep is a minute away): C's sweep is the one that takes A's job.
+    const b = await replica({ leaseMs: 180_000 });
+    // C: a third process on the same Redis, its sweep's claim done by the test.
+    const cDir = await mkdtemp(join(tmpdir(), 'pictor-discord-replica-'));
+    const cLink = await RedisLink.open({ url, prefix });
+    const cState = await openBotState({ dataDir: cDir, redis: cLink, leaseMs: LEASE_MS, logger: silentLogger() });
+    cleanups.push(async () => {
+      await cState.close();
+      await cLink.close();
+      await rm(cDir, { recursive: true, force: true });
+    });
+    const c = new JobRecordStore({ state: cState, logger: silentLogger() });
+    a.use();
+    const ix = discord.slashCommand('imagine', { prompt: 'a job the crash ate' });
+    const running = await discord.waitFor(() => {
+      const m = discord.original(ix);
+      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
+    }, 'the job to start on A');
+    await a.kill();
+    await vi.waitFor(async () => expect(await b.link.commands.exists(`${prefix}:bots:lease:${a.state.store.owner}`)).toBe(0), { timeout: 15_000, interval: 20 });
+
+    // B finds A's job held by nobody alive; C's sweep claims it right then, before B shows anything.
+    const claimedByC: JobRecord[] = [];
+    const runsElsewhere = JobRecordStore.prototype.runsElsewhere;
+    vi.spyOn(JobRecordStore.prototype, 'runsElsewhere').mockImplementationOnce(async function (this: JobRecordStore, key: string) {
+      const elsewhere = await runsElsewhere.call(this, key);
+      claimedByC.push(...(await c.claimInterrupted()));
+      return elsewhere;
+    });
+    b.use();
+    const click = discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await discord.waitFor(() => [...discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'B’s private answer');
+    expect(click.ack?.type).toBe(6);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
+    expect(claimedByC.map((r) => r.key)).toEqual([buttonId(running, 'Cancel').split(':')[2]]);
+    // Left to C's sweep: B changed nothing of it.
+    expect(discord.messages.get(running.id)!.content).toContain('Drawing');
+    expect(discord.channelMessages().filter((m) => m.content.includes('restarted'))).toHaveLength(0);
   });
 
   /** Two replicas behind a load balancer that delivers each POST to both (`balance`), Discord POSTing to it. */

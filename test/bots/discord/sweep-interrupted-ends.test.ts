@@ -305,4 +305,22 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     expect(await auditPosts(h, audit, 'a lighthouse running at the forget')).toBe(0);
     expect(await auditPosts(h, audit, ix.user.id)).toBe(1);
   });
+
+  it('keeps no prompt in the record of a job whose member forgot between its acceptance and its record’s write (the forget did not find it)', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const add = JobRecordStore.prototype.add;
+    let forgot = false;
+    vi.spyOn(JobRecordStore.prototype, 'add').mockImplementationOnce(async function (this: JobRecordStore, ...args: Parameters<JobRecordStore['add']>) {
+      // The job is accepted and its first answer given; its record is not written yet.
+      await h.runner.history!.forgetEverywhere(requesterOf(ix));
+      forgot = true;
+      return add.apply(this, args);
+    });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a lighthouse forgotten as it started' });
+    await h.finalReply(ix);
+
+    expect(forgot).toBe(true);
+    expect(await records(h)).toMatchObject([{ prompt: '' }]);
+    expect(JSON.stringify(await records(h))).not.toContain('forgotten as it started');
+  });
 });

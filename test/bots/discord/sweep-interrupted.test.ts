@@ -120,6 +120,29 @@ describe('the sweep of jobs the last process left', () => {
     expect(entry!.private).toBeUndefined();
   });
 
+  it('records a swept result whose message reached neither its reply nor the channel, and leaves it to the next start, which shows it without recording it again', async () => {
+    const ix = await resultOnItsWay({ prompt: 'a paid image no message could show' });
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
+    await h.restart({ crash: true });
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'recorded the end of a job the last stop left unshown; its result is left to the next to show it'), 'the sweep recording the unshown end');
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const kept: { key: string; value: JobRecord }[] = [];
+    for await (const entry of records.entries()) kept.push(entry);
+    expect(kept).toHaveLength(1);
+    expect(kept[0]!.value).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } });
+
+    await h.restart({ crash: true });
+    const shown = await h.finalReply(ix);
+    expect(shown.attachments).toHaveLength(1);
+    expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
+    await vi.waitFor(async () => expect(await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(kept[0]!.key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    expect(await h.runner.history!.mine(requester)).toMatchObject([{ prompt: 'a paid image no message could show', status: 'completed' }]);
+    expect(recordEnded).toHaveBeenCalledTimes(1);
+  });
+
   it('records the end of a swept job once, by the sweep, when the process stopped before its runner recorded it', async () => {
     let audit = '';
     const ix = await resultOnItsWay({ prompt: 'a paid image recorded by the sweep' }, async () => {
