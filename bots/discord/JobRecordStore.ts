@@ -4,7 +4,7 @@ import { safeJson } from 'pictor/internal';
 import type { InputImage, JobOptions, JobUpdate, Requester } from '../runner/types.js';
 import type { Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
-import { endToRecord, isDone, isRunning, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
+import { endToRecord, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
@@ -137,7 +137,7 @@ export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 
  * sweep shows its end from them.
  */
 function settled(record: JobRecord): JobRecord {
-  if (record.endRecorded === true && !isRunning(record)) {
+  if (keepsNoEnd(record)) {
     delete record.end;
     delete record.final;
   }
