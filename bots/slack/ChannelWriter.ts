@@ -1,5 +1,5 @@
 import { ValidationError } from 'pictor';
-import { LocalImageBucket, MAX_TIMER_MS, timerMsOf, type BucketShape } from 'pictor/internal';
+import { AS_VALIDATION_ERROR, LocalImageBucket, MAX_TIMER_MS, timerMsOf, type BucketShape } from 'pictor/internal';
 import type { SharedWriteBuckets } from './shared-write-buckets.js';
 
 /** What a write task returns when, at its turn, it has nothing to write (so it costs no slot). */
@@ -100,9 +100,6 @@ interface WorkspaceBudget {
 /** Where a write's token came from, to give it back if the write wrote nothing. */
 type TokenFrom = 'local' | 'shared' | undefined;
 
-/** A pace the writer refuses: a `ValidationError` naming its option (code `validation_error`), as its other options. */
-const BAD_PACE = { error: (option: string, message: string) => new ValidationError(option, message) };
-
 /** A budget of writes a minute as given — a finite number above 0 — or a `ValidationError` naming the option. */
 function writesPerMinuteOf(option: string, perMinute: unknown): number {
   if (typeof perMinute === 'number' && Number.isFinite(perMinute) && perMinute > 0) return perMinute;
@@ -182,7 +179,7 @@ export class ChannelWriter {
   #shedding = false;
 
   constructor(options: ChannelWriterOptions) {
-    this.intervalMs = timerMsOf('channelWriteIntervalMs', options.channelWriteIntervalMs, BAD_PACE);
+    this.intervalMs = timerMsOf('channelWriteIntervalMs', options.channelWriteIntervalMs, AS_VALIDATION_ERROR);
     const perMinute = options.progressWritesPerMinute === undefined ? undefined : writesPerMinuteOf('progressWritesPerMinute', options.progressWritesPerMinute);
     const burst = options.progressWritesBurst === undefined ? DEFAULT_BURST : writesBurstOf('progressWritesBurst', options.progressWritesBurst);
     this.#onFailure = options.onFailure;
