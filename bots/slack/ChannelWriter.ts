@@ -106,16 +106,16 @@ function writesPerMinuteOf(option: string, perMinute: unknown): number {
   throw new ValidationError(option, `${option} must be a number of writes a minute above 0, not ${String(perMinute)}`);
 }
 
-/** How many writes a budget can save up as given — a whole number, 1 or more — or a `ValidationError` naming the option. */
-function writesBurstOf(option: string, burst: unknown): number {
-  if (typeof burst === 'number' && Number.isSafeInteger(burst) && burst >= 1) return burst;
-  throw new ValidationError(option, `${option} must be a whole number of writes, 1 or more, not ${String(burst)}`);
+/** A count of writes as given — a whole number, `least` or more — or a `ValidationError` naming the option. */
+function wholeWritesOf(option: string, writes: unknown, least: 0 | 1): number {
+  if (typeof writes === 'number' && Number.isSafeInteger(writes) && writes >= least) return writes;
+  throw new ValidationError(option, `${option} must be a whole number of writes, ${least} or more, not ${String(writes)}`);
 }
 
 /**
  * The writer's options, named as `startSlackBot` takes them. The writer checks them when it is made (a `ValidationError`
  * naming the option): a pace past what a timer can wait would leave writes unpaced, a budget of none would hold every
- * budgeted write for ever, one not finite would budget none.
+ * budgeted write for ever, one not finite would budget none, a headroom not a whole number (NaN) reached the shared bucket as it was.
  */
 export interface ChannelWriterOptions {
   /** Least time from the end of one write to the start of the next in the same channel: a delay a timer can wait (`timerMsOf`). */
@@ -138,7 +138,7 @@ export interface ChannelWriterOptions {
   /**
    * With a shared budget: tokens a progress write leaves in the bucket for the
    * final updates of the other replicas, which this process does not see
-   * waiting. Default 3.
+   * waiting: a whole number, 0 or more. Default 3.
    */
   sharedHeadroom?: number | undefined;
   /** Called when Slack refused a write (an error answer, or no answer); for metrics. */
@@ -181,13 +181,13 @@ export class ChannelWriter {
   constructor(options: ChannelWriterOptions) {
     this.intervalMs = timerMsOf('channelWriteIntervalMs', options.channelWriteIntervalMs, AS_VALIDATION_ERROR);
     const perMinute = options.progressWritesPerMinute === undefined ? undefined : writesPerMinuteOf('progressWritesPerMinute', options.progressWritesPerMinute);
-    const burst = options.progressWritesBurst === undefined ? DEFAULT_BURST : writesBurstOf('progressWritesBurst', options.progressWritesBurst);
+    const burst = options.progressWritesBurst === undefined ? DEFAULT_BURST : wholeWritesOf('progressWritesBurst', options.progressWritesBurst, 1);
     this.#onFailure = options.onFailure;
     this.#now = options.now ?? Date.now;
     this.#budgetShape = perMinute === undefined ? undefined : { capacity: burst, intervalMs: 60_000 / perMinute, toleranceMs: 0 };
     this.#paceShape = { capacity: 1, intervalMs: this.intervalMs, toleranceMs: 0 };
     this.#shared = options.shared;
-    this.#sharedHeadroom = Math.max(0, options.sharedHeadroom ?? DEFAULT_SHARED_HEADROOM);
+    this.#sharedHeadroom = options.sharedHeadroom === undefined ? DEFAULT_SHARED_HEADROOM : wholeWritesOf('sharedHeadroom', options.sharedHeadroom, 0);
   }
 
   /** Queues a write to a channel; resolves with its result (undefined when skipped). */

@@ -78,6 +78,8 @@ describe('a ChannelWriter given a bad option', () => {
     ...[0, -1, NaN, Infinity].map((value) => [{ channelWriteIntervalMs: 1, progressWritesPerMinute: value }, 'progressWritesPerMinute'] as const),
     // A burst of none would hold every budgeted write for ever; one not a whole number of writes became the budget's capacity.
     ...[0, 1.5, NaN, Infinity].map((value) => [{ channelWriteIntervalMs: 1, progressWritesPerMinute: 60, progressWritesBurst: value }, 'progressWritesBurst'] as const),
+    // A headroom not a whole number of writes: NaN reached the shared bucket as it was (Math.max(0, NaN) is NaN).
+    ...[-1, 1.5, NaN, Infinity].map((value) => [{ channelWriteIntervalMs: 1, progressWritesPerMinute: 60, sharedHeadroom: value }, 'sharedHeadroom'] as const),
   ])('is not made with %o: a validation_error naming %s', (options, option) => {
     const made = () => new ChannelWriter(options);
     expect(made).toThrow(ValidationError);
