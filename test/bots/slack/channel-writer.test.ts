@@ -131,6 +131,18 @@ describe('ChannelWriter’s workspace budgets', () => {
     expect(writer.pending).toBe(3);
   });
 
+  it('keeps a workspace to 50 updates in its busiest 60 s by default (40 a minute, 10 saved up), as Slack’s Tier 3 allows', async () => {
+    vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 0 });
+    let done = 0;
+    for (let i = 0; i < 60; i++) void writer.write(`C${i}`, { budgeted: true, workspace: 'T1', run: async () => void done++ });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(done).toBe(10);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(done).toBe(50);
+  });
+
   it('refuses a budgeted write that does not say its workspace', async () => {
     const writer = new ChannelWriter({ channelWriteIntervalMs: 1, progressWritesPerMinute: 60 });
     const task = { budgeted: true, run: async () => 'written' } as unknown as Parameters<typeof writer.write<string>>[1];
