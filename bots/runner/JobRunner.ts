@@ -21,7 +21,7 @@ import {
   type PriceQuote,
   type RequestOptions,
 } from 'pictor';
-import { JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
+import { AS_VALIDATION_ERROR, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
 import { checkUntil, waitWithin } from 'pictor/internal';
 import { InFlight } from '../in-flight.js';
@@ -208,7 +208,7 @@ export class JobRunner {
     this.#store = options.store;
     this.#limits = { ...options.limits };
     // A timer's delay (UpdatePump waits it): one past what a timer can wait would fire after 1 ms, unpaced.
-    this.#minUpdateIntervalMs = timerMsOf('minUpdateIntervalMs', options.minUpdateIntervalMs ?? DEFAULT_MIN_UPDATE_INTERVAL_MS, { error: (option, message) => new ValidationError(option, message) });
+    this.#minUpdateIntervalMs = timerMsOf('minUpdateIntervalMs', options.minUpdateIntervalMs ?? DEFAULT_MIN_UPDATE_INTERVAL_MS, AS_VALIDATION_ERROR);
     this.#partialImages = options.partialImages ?? DEFAULT_PARTIAL_IMAGES;
     this.#recordPrompts = options.recordPrompts ?? false;
     this.#logger = options.logger ?? noopLogger;

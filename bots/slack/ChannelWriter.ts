@@ -1,5 +1,5 @@
 import { ValidationError } from 'pictor';
-import { LocalImageBucket, MAX_TIMER_MS, timerMsOf, type BucketShape } from 'pictor/internal';
+import { AS_VALIDATION_ERROR, LocalImageBucket, MAX_TIMER_MS, timerMsOf, type BucketShape } from 'pictor/internal';
 import type { SharedWriteBuckets } from './shared-write-buckets.js';
 
 /** What a write task returns when, at its turn, it has nothing to write (so it costs no slot). */
@@ -100,33 +100,29 @@ interface WorkspaceBudget {
 /** Where a write's token came from, to give it back if the write wrote nothing. */
 type TokenFrom = 'local' | 'shared' | undefined;
 
-/** A pace the writer refuses: a `ValidationError` naming its option (code `validation_error`), as its other options. */
-const BAD_PACE = { error: (option: string, message: string) => new ValidationError(option, message) };
-
 /** A budget of writes a minute as given — a finite number above 0 — or a `ValidationError` naming the option. */
 function writesPerMinuteOf(option: string, perMinute: unknown): number {
   if (typeof perMinute === 'number' && Number.isFinite(perMinute) && perMinute > 0) return perMinute;
   throw new ValidationError(option, `${option} must be a number of writes a minute above 0, not ${String(perMinute)}`);
 }
 
-/** How many writes a budget can save up as given — a whole number, 1 or more — or a `ValidationError` naming the option. */
-function writesBurstOf(option: string, burst: unknown): number {
-  if (typeof burst === 'number' && Number.isSafeInteger(burst) && burst >= 1) return burst;
-  throw new ValidationError(option, `${option} must be a whole number of writes, 1 or more, not ${String(burst)}`);
+/** A count of writes as given — a whole number, `least` or more — or a `ValidationError` naming the option. */
+function wholeWritesOf(option: string, writes: unknown, least: 0 | 1): number {
+  if (typeof writes === 'number' && Number.isSafeInteger(writes) && writes >= least) return writes;
+  throw new ValidationError(option, `${option} must be a whole number of writes, ${least} or more, not ${String(writes)}`);
 }
 
 /**
  * The writer's options, named as `startSlackBot` takes them. The writer checks them when it is made (a `ValidationError`
  * naming the option): a pace past what a timer can wait would leave writes unpaced, a budget of none would hold every
- * budgeted write for ever, one not finite would budget none.
+ * budgeted write for ever, one not finite would budget none, a headroom not a whole number (NaN) reached the shared bucket as it was.
  */
 export interface ChannelWriterOptions {
   /** Least time from the end of one write to the start of the next in the same channel: a delay a timer can wait (`timerMsOf`). */
   channelWriteIntervalMs: number;
   /**
    * Each workspace's budget of budgeted writes per minute, a number above 0: `chat.update` is Slack's Tier 3 (about 50
-   * a minute per app per workspace). With the default burst of 10, 40 a minute never makes more than 50 calls in any
-   * 60 s. Undefined: no budget.
+   * a minute per app per workspace). Default 40.
    */
   progressWritesPerMinute?: number | undefined;
   /** Tokens each workspace's budget can save up: a whole number, 1 or more. Default 10. */
@@ -141,7 +137,7 @@ export interface ChannelWriterOptions {
   /**
    * With a shared budget: tokens a progress write leaves in the bucket for the
    * final updates of the other replicas, which this process does not see
-   * waiting. Default 3.
+   * waiting: a whole number, 0 or more. Default 3.
    */
   sharedHeadroom?: number | undefined;
   /** Called when Slack refused a write (an error answer, or no answer); for metrics. */
@@ -153,6 +149,11 @@ export interface ChannelWriterOptions {
 /** Workspace budgets kept before the full ones are forgotten. */
 const KEPT_BUDGETS = 1000;
 const DEFAULT_SHARED_HEADROOM = 3;
+/**
+ * The default budget of a workspace's updates: 40 a minute, 10 saved up. A full bucket and a minute's refill are never
+ * more than 10 + 40 = 50 calls in any 60 s, Slack's Tier 3 for `chat.update`.
+ */
+const DEFAULT_PROGRESS_WRITES_PER_MINUTE = 40;
 const DEFAULT_BURST = 10;
 
 /**
@@ -171,7 +172,7 @@ export class ChannelWriter {
   readonly #channels = new Map<string, ChannelState>();
   readonly #idleWaiters: (() => void)[] = [];
   readonly #stats: ChannelWriterStats = { writes: 0, skipped: 0, coalesced: 0, failed: 0 };
-  readonly #budgetShape: BucketShape | undefined;
+  readonly #budgetShape: BucketShape;
   readonly #paceShape: BucketShape;
   readonly #budgets = new Map<string, WorkspaceBudget>();
   readonly #shared: SharedWriteBuckets | undefined;
@@ -182,21 +183,21 @@ export class ChannelWriter {
   #shedding = false;
 
   constructor(options: ChannelWriterOptions) {
-    this.intervalMs = timerMsOf('channelWriteIntervalMs', options.channelWriteIntervalMs, BAD_PACE);
-    const perMinute = options.progressWritesPerMinute === undefined ? undefined : writesPerMinuteOf('progressWritesPerMinute', options.progressWritesPerMinute);
-    const burst = options.progressWritesBurst === undefined ? DEFAULT_BURST : writesBurstOf('progressWritesBurst', options.progressWritesBurst);
+    this.intervalMs = timerMsOf('channelWriteIntervalMs', options.channelWriteIntervalMs, AS_VALIDATION_ERROR);
+    const perMinute = options.progressWritesPerMinute === undefined ? DEFAULT_PROGRESS_WRITES_PER_MINUTE : writesPerMinuteOf('progressWritesPerMinute', options.progressWritesPerMinute);
+    const burst = options.progressWritesBurst === undefined ? DEFAULT_BURST : wholeWritesOf('progressWritesBurst', options.progressWritesBurst, 1);
     this.#onFailure = options.onFailure;
     this.#now = options.now ?? Date.now;
-    this.#budgetShape = perMinute === undefined ? undefined : { capacity: burst, intervalMs: 60_000 / perMinute, toleranceMs: 0 };
+    this.#budgetShape = { capacity: burst, intervalMs: 60_000 / perMinute, toleranceMs: 0 };
     this.#paceShape = { capacity: 1, intervalMs: this.intervalMs, toleranceMs: 0 };
     this.#shared = options.shared;
-    this.#sharedHeadroom = Math.max(0, options.sharedHeadroom ?? DEFAULT_SHARED_HEADROOM);
+    this.#sharedHeadroom = options.sharedHeadroom === undefined ? DEFAULT_SHARED_HEADROOM : wholeWritesOf('sharedHeadroom', options.sharedHeadroom, 0);
   }
 
   /** Queues a write to a channel; resolves with its result (undefined when skipped). */
   write<T>(channel: string, task: WriteTask<T>): Promise<T | undefined> {
     if (task.budgeted === true && typeof task.workspace !== 'string') return Promise.reject(new TypeError('a budgeted write needs the workspace Slack counts it against'));
-    if (this.#shedding && task.budgeted === true && this.#budgetShape && (task.urgent !== true || task.deferrable === true)) {
+    if (this.#shedding && task.budgeted === true && (task.urgent !== true || task.deferrable === true)) {
       this.#stats.skipped++;
       return Promise.resolve(undefined);
     }
@@ -218,7 +219,7 @@ export class ChannelWriter {
       resolve = res;
       reject = rej;
     });
-    const workspace = task.budgeted === true && this.#budgetShape ? task.workspace : undefined;
+    const workspace = task.budgeted === true ? task.workspace : undefined;
     const entry: Entry = { key: task.key, urgent: task.urgent === true, workspace, deferrable: task.deferrable === true, run: task.run, promise, resolve, reject };
     state.queue.push(entry);
     state.added++;
@@ -295,7 +296,7 @@ export class ChannelWriter {
     let budget = this.#budgets.get(workspace);
     if (!budget) {
       if (this.#budgets.size >= KEPT_BUDGETS) this.#forgetFullBudgets();
-      budget = { local: new LocalImageBucket(this.#budgetShape!, this.#now), urgentWaiting: 0, usedAt: Number.NEGATIVE_INFINITY };
+      budget = { local: new LocalImageBucket(this.#budgetShape, this.#now), urgentWaiting: 0, usedAt: Number.NEGATIVE_INFINITY };
       this.#budgets.set(workspace, budget);
     }
     return budget;
@@ -303,7 +304,7 @@ export class ChannelWriter {
 
   /** Budgets nobody waits for whose bucket is full again: a new one starts full, the same. */
   #forgetFullBudgets(): void {
-    const { capacity, intervalMs } = this.#budgetShape!;
+    const { capacity, intervalMs } = this.#budgetShape;
     const fullSince = this.#now() - capacity * intervalMs;
     for (const [workspace, budget] of this.#budgets) if (budget.urgentWaiting === 0 && budget.usedAt <= fullSince) this.#budgets.delete(workspace);
   }
@@ -317,8 +318,8 @@ export class ChannelWriter {
     const budget = this.#budget(workspace);
     const headroom = urgent ? 0 : budget.urgentWaiting;
     // The urgent writes waiting here need every token the bucket can hold: they take the next ones.
-    if (headroom >= this.#budgetShape!.capacity) return { waitMs: Math.ceil(this.#budgetShape!.intervalMs), from: undefined };
-    let waitMs = await this.#shared?.take(`updates:${workspace}`, this.#budgetShape!, urgent ? 0 : headroom + this.#sharedHeadroom);
+    if (headroom >= this.#budgetShape.capacity) return { waitMs: Math.ceil(this.#budgetShape.intervalMs), from: undefined };
+    let waitMs = await this.#shared?.take(`updates:${workspace}`, this.#budgetShape, urgent ? 0 : headroom + this.#sharedHeadroom);
     let from: TokenFrom = 'shared';
     if (waitMs === undefined) {
       waitMs = await budget.local.take(1, headroom);
@@ -330,7 +331,7 @@ export class ChannelWriter {
   }
 
   #giveTokenBack(workspace: string, from: TokenFrom): void {
-    if (from === 'shared') void this.#shared!.giveBack(`updates:${workspace}`, this.#budgetShape!);
+    if (from === 'shared') void this.#shared!.giveBack(`updates:${workspace}`, this.#budgetShape);
     else if (from === 'local') void this.#budget(workspace).local.giveBack(1);
   }
 

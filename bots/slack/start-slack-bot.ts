@@ -74,13 +74,13 @@ export interface SlackBotSettings {
   channelWriteIntervalMs?: number | undefined;
   /**
    * Each workspace's budget of message updates (chat.update, Slack's Tier 3:
-   * about 50 a minute per app per workspace) per minute, 10 of which can be
-   * saved up. Every update waits for its workspace's budget; a job's final
+   * about 50 a minute per app per workspace) per minute, some of which can be
+   * saved up (`progressWritesBurst`). Every update waits for its workspace's budget; a job's final
    * update goes first, and progress updates (queue position, status) coalesce
-   * meanwhile and are what is shed. Default 40 (never more than 50 in any 60 s).
+   * meanwhile and are what is shed. Default 40 (the writer's, `ChannelWriterOptions`).
    */
   progressWritesPerMinute?: number | undefined;
-  /** Updates of that budget that can be saved up. Default 10. */
+  /** Updates of that budget that can be saved up. Default 10 (the writer's). */
   progressWritesBurst?: number | undefined;
   /**
    * With replicas (`REDIS_URL`): the Redis connection and key prefix through
@@ -128,7 +128,6 @@ export interface SlackBot {
 }
 
 const DEFAULT_CHANNEL_WRITE_INTERVAL_MS = 1000;
-const DEFAULT_PROGRESS_WRITES_PER_MINUTE = 40;
 const WEB_API_TIMEOUT_MS = 60_000;
 /** An audit post is tried again twice at most (after `Retry-After`, or 1 s and 2 s after a failure of Slack's), then dropped. */
 const AUDIT_RETRIES = { retries: 2, factor: 2, minTimeout: 1000, maxTimeout: 5000 };
@@ -153,7 +152,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   // any request reaches Slack.
   const writer = new ChannelWriter({
     channelWriteIntervalMs: options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS,
-    progressWritesPerMinute: options.progressWritesPerMinute ?? DEFAULT_PROGRESS_WRITES_PER_MINUTE,
+    progressWritesPerMinute: options.progressWritesPerMinute,
     progressWritesBurst: options.progressWritesBurst,
     shared: options.sharedWrites && new SharedWriteBuckets({ ...options.sharedWrites, logger }),
     onFailure: options.onWriteRefused,

@@ -1,3 +1,5 @@
+import { ValidationError } from './errors.js';
+
 /** The longest a Node timer waits (2^31 − 1 ms, about 24.8 days): setTimeout takes anything longer, or not finite, as 1 ms. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -7,6 +9,9 @@ export interface TimerMsRule {
   /** The error thrown, made of the option's name and the message; default a `RangeError` of the message. */
   error?: ((option: string, message: string) => Error) | undefined;
 }
+
+/** The rule of an option checked where it is given: a refused value is a `ValidationError` naming it (code `validation_error`). */
+export const AS_VALIDATION_ERROR: TimerMsRule = { error: (option, message) => new ValidationError(option, message) };
 
 /**
  * A wait (a grace, a timeout) in ms as given — a finite number from 0 (above 0 with `aboveZero`) to `MAX_TIMER_MS`,

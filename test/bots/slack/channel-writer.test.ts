@@ -78,6 +78,8 @@ describe('a ChannelWriter given a bad option', () => {
     ...[0, -1, NaN, Infinity].map((value) => [{ channelWriteIntervalMs: 1, progressWritesPerMinute: value }, 'progressWritesPerMinute'] as const),
     // A burst of none would hold every budgeted write for ever; one not a whole number of writes became the budget's capacity.
     ...[0, 1.5, NaN, Infinity].map((value) => [{ channelWriteIntervalMs: 1, progressWritesPerMinute: 60, progressWritesBurst: value }, 'progressWritesBurst'] as const),
+    // A headroom not a whole number of writes: NaN reached the shared bucket as it was (Math.max(0, NaN) is NaN).
+    ...[-1, 1.5, NaN, Infinity].map((value) => [{ channelWriteIntervalMs: 1, progressWritesPerMinute: 60, sharedHeadroom: value }, 'sharedHeadroom'] as const),
   ])('is not made with %o: a validation_error naming %s', (options, option) => {
     const made = () => new ChannelWriter(options);
     expect(made).toThrow(ValidationError);
@@ -127,6 +129,18 @@ describe('ChannelWriter’s workspace budgets', () => {
     // T2's waiting final update keeps T2's last token from its progress, not T1's.
     expect(done.filter((d) => d.startsWith('T2/')).sort()).toEqual(['T2/C5', 'T2/C6']);
     expect(writer.pending).toBe(3);
+  });
+
+  it('keeps a workspace to 50 updates in its busiest 60 s by default (40 a minute, 10 saved up), as Slack’s Tier 3 allows', async () => {
+    vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 0 });
+    let done = 0;
+    for (let i = 0; i < 60; i++) void writer.write(`C${i}`, { budgeted: true, workspace: 'T1', run: async () => void done++ });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(done).toBe(10);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(done).toBe(50);
   });
 
   it('refuses a budgeted write that does not say its workspace', async () => {

@@ -54,14 +54,12 @@ describe('a stopped Slack bot', () => {
 });
 
 describe('a Slack bot whose start is refused', () => {
+  // One bad value of each option the bot hands its writer: the writer's own test has the full table of what it refuses.
   it.each([
-    // setTimeout would take such a pace as 1 ms, and every write would go unpaced.
-    ...[Infinity, NaN, -1, 2 ** 31].map((value) => ['channelWriteIntervalMs', value] as const),
-    // A budget of no writes would hold every progress update, one not finite would budget none.
-    ...[0, -1, NaN, Infinity].map((value) => ['progressWritesPerMinute', value] as const),
-    // A burst that is not a whole number of writes (NaN became the budget's capacity).
-    ...[0, 1.5, NaN, Infinity].map((value) => ['progressWritesBurst', value] as const),
-  ])('refuses a %s of %s, naming it, before any request reaches Slack (its writer checks it, made first)', async (option, value) => {
+    ['channelWriteIntervalMs', 2 ** 31],
+    ['progressWritesPerMinute', 0],
+    ['progressWritesBurst', NaN],
+  ] as const)('refuses a %s of %s, naming it, before any request reaches Slack (its writer checks it, made first)', async (option, value) => {
     const fake = await new FakeSlack().start();
     try {
       const start = startSlackBot({ mode: 'http', botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl, runner: {} as never, state: {} as never, logger: silentLogger(), [option]: value } as SlackBotOptions);
