@@ -4,9 +4,9 @@ import { BadResponseError, StreamBrokenError } from '../core/errors.js';
 import { EVENT_TYPES } from '../spec/constants.js';
 import {
   IMAGE_EVENT_LABELS,
-  ImageResultSchema,
   isCompletedEvent,
   WireImageEventSchema,
+  WireImageResultSchema,
   type CompletedEvent,
   type ImageStreamEvent,
   type Usage,
@@ -63,7 +63,7 @@ export function resultFromBody(text: string, request: RequestedJob, requestId: s
 
 /** `resultFromBody` for a body already parsed. */
 export function resultFromJson(json: unknown, request: RequestedJob, requestId: string | undefined): ImageJobResult {
-  const parsed = ImageResultSchema.safeParse(json);
+  const parsed = WireImageResultSchema.safeParse(json);
   if (!parsed.success) {
     throw new BadResponseError('the service answered 200 with an unexpected result shape', { requestId, cause: parsed.error });
   }
@@ -74,7 +74,8 @@ export function resultFromJson(json: unknown, request: RequestedJob, requestId: 
   const result: ImageJobResult = {
     operation: request.operation,
     created: body.created ?? nowSeconds(),
-    data: body.data.map((d) => ({ b64_json: d.b64_json })),
+    // An entry without an image is checked as an empty one: it fails the answer, never the other images.
+    data: body.data.map((d) => ({ b64_json: d.b64_json ?? '' })),
     usage: body.usage,
     size,
     quality,
@@ -86,7 +87,13 @@ export function resultFromJson(json: unknown, request: RequestedJob, requestId: 
   };
   const { good, problem } = checkImages(result.data, request);
   // A bad answer keeps its good images (they may be paid for), to be handed over with the error.
-  if (problem) throw new BadResponseError(problem, { requestId, partial: withImages(result, good.slice(0, request.n), request) });
+  if (problem) {
+    const kept = good.slice(0, request.n);
+    throw new BadResponseError(`${problem} (${kept.length} of the ${request.n} image${request.n === 1 ? '' : 's'} asked for came whole)`, {
+      requestId,
+      partial: withImages(result, kept, request),
+    });
+  }
   return result;
 }
 

@@ -277,6 +277,34 @@ describe('an answer that is not what was asked is a bad_response, never retried'
     expect(error).toMatchObject({ code: 'bad_response', partial: { data: [{ b64_json: PNG_B64 }] } });
   });
 
+  it.each([
+    ['null', { b64_json: null }],
+    ['left out', { revised_prompt: 'x' }],
+    ['not an object', null],
+  ])('keeps the paid image of an answer whose other entry has its image %s, on the error', async (_what, entry) => {
+    const body = JSON.stringify({ created: 1, data: [{ b64_json: PNG_B64 }, entry] });
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, { 'content-type': 'application/json' }, body));
+    });
+    const error = await failureOf(clientOf(s).generate({ prompt: 'x', n: 2 }));
+    expect(error).toMatchObject({ code: 'bad_response', message: expect.stringMatching(/1 of the 2 images/), partial: { data: [{ b64_json: PNG_B64 }] } });
+    expect(s.requests).toBe(1);
+  });
+
+  it('hands such an image on first when the answer is JSON to a streamed request', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, { 'content-type': 'application/json' }, JSON.stringify({ created: 1, data: [{ b64_json: PNG_B64 }, { b64_json: null }] })));
+    });
+    const events: ImageStreamEvent[] = [];
+    const error = await failureOf((async () => {
+      for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2 })) events.push(event);
+    })());
+    expect(error).toMatchObject({ code: 'bad_response', partial: { data: [{ b64_json: PNG_B64 }] } });
+    expect(events).toMatchObject([{ type: 'image_generation.completed', b64_json: PNG_B64 }]);
+  });
+
   it('rejects more completed events than images asked for', async () => {
     const s = await serve(async (req) => {
       await req.body();
