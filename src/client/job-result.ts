@@ -11,6 +11,7 @@ import {
   type ImageStreamEvent,
   type Usage,
 } from '../spec/result-schemas.js';
+import type { AnswerShape } from './answer-bound.js';
 import { checkImage, checkImages, type Expected } from './check-result.js';
 import { carryImageBytes, imageBytes, keepImageBytes } from './image-bytes.js';
 
@@ -38,7 +39,7 @@ export function decodeImages(result: Pick<ImageJobResult, 'data'>): Buffer[] {
 }
 
 /** What was asked, to check and price an answer. */
-export interface RequestedJob extends Expected {
+export interface RequestedJob extends Expected, AnswerShape {
   operation: 'generate' | 'edit';
   size: string;
   quality: string;
@@ -46,22 +47,10 @@ export interface RequestedJob extends Expected {
 }
 
 /**
- * Builds a finished result from the JSON body of a 200 answer, checking that
- * it holds exactly the images asked for (else BadResponseError, with whatever
- * images came attached as `partial`).
+ * Builds a finished result from the parsed JSON body of a 200 answer, checking
+ * that it holds exactly the images asked for (else BadResponseError, with
+ * whatever images came attached as `partial`). `readJsonBody` reads the body.
  */
-export function resultFromBody(text: string, request: RequestedJob, requestId: string | undefined): ImageJobResult {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    // The parser's message quotes the body; it is left out (it may carry anything the server sent). Whole images in it are kept.
-    throw new BadResponseError('the service answered 200 with a body that is not JSON', { requestId, partial: salvageResult(text, request, requestId) });
-  }
-  return resultFromJson(json, request, requestId);
-}
-
-/** `resultFromBody` for a body already parsed. */
 export function resultFromJson(json: unknown, request: RequestedJob, requestId: string | undefined): ImageJobResult {
   const parsed = WireImageResultSchema.safeParse(json);
   if (!parsed.success) {
