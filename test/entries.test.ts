@@ -17,7 +17,7 @@ const PUBLIC_NAMES = [
   'EDIT_FILE_FIELD_ALIASES', 'EVENT_TYPES', 'EditImageSchema', 'EditImagesSchema', 'EditRequestSchema', 'ErrorBodySchema',
   'FILE_EXTENSIONS', 'GenerationRequestSchema', 'IMAGE_EVENT_LABELS', 'ImageResultSchema', 'ImageStreamEventSchema', 'LIMITS',
   'MIME_TYPES', 'MODEL', 'MODELS', 'MODERATIONS', 'OUTPUT_FORMATS', 'PATHS', 'PartialImageEventSchema', 'QUALITIES', 'SIZES',
-  'TRANSPARENT_FORMATS', 'UsageSchema', 'WireImageEventSchema', 'editRequestOf', 'fromFormFields', 'isCompletedEvent',
+  'TRANSPARENT_FORMATS', 'UsageSchema', 'WireImageEventSchema', 'WireImageResultSchema', 'editRequestOf', 'fromFormFields', 'isCompletedEvent',
   'isEditRequest', 'isParsedRequest', 'isPartialEvent', 'mimeTypeOf', 'paramOf', 'parseEditRequest', 'parseGenerationRequest',
   'parseSize', 'sniffImageType', 'toValidationError', 'wireFields',
   // The errors, with their stable codes.

@@ -20,7 +20,7 @@ import { isParsedRequest, parseEditRequest, parseGenerationRequest } from '../sp
 import { endpointURL, normalizeBaseURL } from './base-url.js';
 import { ImageEventStream, type OpenedStream } from './event-stream.js';
 import { completedEventsOf, imagesOfFailure, resultFromJson, type ImageJobResult, type RequestedJob } from './job-result.js';
-import { readJsonBody } from './read-json-body.js';
+import { contentLengthOf, readJsonBody } from './read-json-body.js';
 import { chainBeforeSend, endWatch, type HookedRequest, type RequestHook, type RequestWatch } from './request-hook.js';
 import { backoffDelay, retryAfterFromHeaders, sleep } from './retry-timing.js';
 import { classifyTransportError, discardBody, send, type RawResponse } from './transport.js';
@@ -470,12 +470,6 @@ async function readBounded(body: RawResponse['body'], limit: number): Promise<st
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** A response's `content-length`, when it is a plain number. */
-function contentLengthOf(headers: Record<string, string>): number | undefined {
-  const raw = headers['content-length'];
-  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : undefined;
-}
-
 function requestedJob(request: ImageRequest): RequestedJob {
   return {
     operation: isEditRequest(request) ? 'edit' : 'generate',
@@ -484,6 +478,7 @@ function requestedJob(request: ImageRequest): RequestedJob {
     size: request.size,
     quality: request.quality,
     background: request.background,
+    ...(request.partial_images !== undefined && { partial_images: request.partial_images }),
   };
 }
 

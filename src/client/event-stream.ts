@@ -5,7 +5,9 @@ import { keepImageBytes } from './image-bytes.js';
 import { isCompletedEvent, type CompletedEvent, type ImageStreamEvent } from '../spec/result-schemas.js';
 import { discardBody, type RawResponse } from './transport.js';
 import type { LoggerLike } from './PictorClient.js';
-import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromBody, resultFromCompleted, type ImageJobResult, type RequestedJob } from './job-result.js';
+import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromCompleted, resultFromJson, type ImageJobResult, type RequestedJob } from './job-result.js';
+import { contentLengthOf, readJsonBody } from './read-json-body.js';
+import { answerByteBound, answerTooLargeError } from './answer-bound.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
 import { endWatch, type RequestEnding, type RequestWatch } from './request-hook.js';
 
@@ -35,7 +37,9 @@ export interface StreamContext {
 /**
  * An SSE response as an async iterable of typed events. It can be read once;
  * leaving the loop early aborts the request. Parsing is linear in the stream's
- * size and puts no cap on one event (a whole image is one event).
+ * size and puts no cap on one event (a whole image is one event) short of the
+ * bound on the whole body (`answerByteBound`): a stream that goes past it is
+ * aborted there (BadResponseError).
  *
  * The stream is over once `n` completed events have arrived: the connection is
  * closed then, whether or not the service ends the body. A service that
@@ -115,6 +119,8 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     const parser = createParser({ onEvent: (message) => pending.push(message) });
     const decoder = createUtf8Decoder();
     let completedCount = 0;
+    /** The images handed on so far, for the error of a body past its bound. */
+    const completed: CompletedEvent[] = [];
     let finished = false;
     /** Checks an event before it is handed on; true once all n images are in. */
     const accept = (event: ImageStreamEvent): boolean => {
@@ -129,23 +135,18 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       if (!checked.bytes) throw new BadResponseError(`completed image ${completedCount} ${checked.problem}`, { requestId: response.requestId, partial: event });
       // The bytes of the check are the image's (`imageBytes(event)`): decoded once.
       keepImageBytes(event, checked.bytes);
+      completed.push(event);
       return completedCount === meta.n;
     };
     try {
       if (isJson(response)) {
-        let text: string;
-        try {
-          text = await response.body.text();
-        } catch (error) {
-          throw this.#ctx.classifyBodyError(error);
-        }
         let result: ImageJobResult;
         try {
-          result = resultFromBody(text, meta, response.requestId);
+          result = resultFromJson(await readJsonBody(response.body, meta, response.requestId, contentLengthOf(response.headers)), meta, response.requestId);
         } catch (error) {
           // Not the whole result: its good images come first (they may be paid for), then the error.
           for (const event of imagesOfFailure(error)) yield event;
-          throw error;
+          throw this.#ctx.classifyBodyError(error);
         }
         this.#tellMissing(result.missing, response.requestId);
         this.#jsonResult = result;
@@ -154,10 +155,16 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
         return;
       }
       let done = false;
+      const bound = answerByteBound(meta);
+      let received = 0;
       try {
         for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
           // Past the last image, the rest of a body that has ended is read through, unparsed (see below).
           if (done) continue;
+          received += chunk.length;
+          // A body longer than any answer to the request is not read on (an event that never ends would grow in the
+          // parser); the images already handed on ride on the error too, as a JSON answer's do.
+          if (received > bound) throw answerTooLargeError(meta, response.requestId, completed.length > 0 ? resultFromCompleted(completed, meta, response.requestId) : undefined);
           parser.feed(decoder.push(chunk));
           while (pending.length && !done) {
             const event = this.#toEvent(pending.shift()!, response);

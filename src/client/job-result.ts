@@ -4,13 +4,14 @@ import { BadResponseError, StreamBrokenError } from '../core/errors.js';
 import { EVENT_TYPES } from '../spec/constants.js';
 import {
   IMAGE_EVENT_LABELS,
-  ImageResultSchema,
   isCompletedEvent,
   WireImageEventSchema,
+  WireImageResultSchema,
   type CompletedEvent,
   type ImageStreamEvent,
   type Usage,
 } from '../spec/result-schemas.js';
+import type { AnswerShape } from './answer-bound.js';
 import { checkImage, checkImages, type Expected } from './check-result.js';
 import { carryImageBytes, imageBytes, keepImageBytes } from './image-bytes.js';
 
@@ -38,7 +39,7 @@ export function decodeImages(result: Pick<ImageJobResult, 'data'>): Buffer[] {
 }
 
 /** What was asked, to check and price an answer. */
-export interface RequestedJob extends Expected {
+export interface RequestedJob extends Expected, AnswerShape {
   operation: 'generate' | 'edit';
   size: string;
   quality: string;
@@ -46,24 +47,12 @@ export interface RequestedJob extends Expected {
 }
 
 /**
- * Builds a finished result from the JSON body of a 200 answer, checking that
- * it holds exactly the images asked for (else BadResponseError, with whatever
- * images came attached as `partial`).
+ * Builds a finished result from the parsed JSON body of a 200 answer, checking
+ * that it holds exactly the images asked for (else BadResponseError, with
+ * whatever images came attached as `partial`). `readJsonBody` reads the body.
  */
-export function resultFromBody(text: string, request: RequestedJob, requestId: string | undefined): ImageJobResult {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    // The parser's message quotes the body; it is left out (it may carry anything the server sent). Whole images in it are kept.
-    throw new BadResponseError('the service answered 200 with a body that is not JSON', { requestId, partial: salvageResult(text, request, requestId) });
-  }
-  return resultFromJson(json, request, requestId);
-}
-
-/** `resultFromBody` for a body already parsed. */
 export function resultFromJson(json: unknown, request: RequestedJob, requestId: string | undefined): ImageJobResult {
-  const parsed = ImageResultSchema.safeParse(json);
+  const parsed = WireImageResultSchema.safeParse(json);
   if (!parsed.success) {
     throw new BadResponseError('the service answered 200 with an unexpected result shape', { requestId, cause: parsed.error });
   }
@@ -74,7 +63,8 @@ export function resultFromJson(json: unknown, request: RequestedJob, requestId: 
   const result: ImageJobResult = {
     operation: request.operation,
     created: body.created ?? nowSeconds(),
-    data: body.data.map((d) => ({ b64_json: d.b64_json })),
+    // An entry without an image is checked as an empty one: it fails the answer, never the other images.
+    data: body.data.map((d) => ({ b64_json: d.b64_json ?? '' })),
     usage: body.usage,
     size,
     quality,
@@ -86,7 +76,13 @@ export function resultFromJson(json: unknown, request: RequestedJob, requestId: 
   };
   const { good, problem } = checkImages(result.data, request);
   // A bad answer keeps its good images (they may be paid for), to be handed over with the error.
-  if (problem) throw new BadResponseError(problem, { requestId, partial: withImages(result, good.slice(0, request.n), request) });
+  if (problem) {
+    const kept = good.slice(0, request.n);
+    throw new BadResponseError(`${problem} (${kept.length} of the ${request.n} image${request.n === 1 ? '' : 's'} asked for came whole)`, {
+      requestId,
+      partial: withImages(result, kept, request),
+    });
+  }
   return result;
 }
 

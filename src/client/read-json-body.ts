@@ -1,4 +1,5 @@
 import { BadResponseError } from '../core/errors.js';
+import { answerByteBound, answerTooLargeError } from './answer-bound.js';
 import { salvageResult, type RequestedJob } from './job-result.js';
 import type { RawResponse } from './transport.js';
 
@@ -18,6 +19,10 @@ import type { RawResponse } from './transport.js';
  * have arrived the body is whole and its end is already on its way, so it is
  * read to that end instead of being cut off at its last brace (cutting a body
  * off makes undici and Node build an abort error, stack and all, each time).
+ *
+ * A body longer than any answer to the request can be (`answerByteBound`) is
+ * not read past the chunk that crosses it: a BadResponseError, with the whole
+ * images that came before attached; leaving the loop lets go of the connection.
  */
 export async function readJsonBody(
   body: RawResponse['body'],
@@ -26,11 +31,17 @@ export async function readJsonBody(
   contentLength?: number | undefined,
 ): Promise<unknown> {
   const { n } = request;
+  const bound = answerByteBound(request);
   let chunks: Buffer[] = [];
   let received = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
     chunks.push(chunk);
     received += chunk.length;
+    if (received > bound) {
+      const text = textOf(Buffer.concat(chunks));
+      chunks = [];
+      throw answerTooLargeError(request, requestId, salvageResult(text, request, requestId));
+    }
     // Only a chunk that ends a JSON object can finish it (base64 never holds a brace): try a parse only then,
     // and not when the body is whole by its length (it ends with the next step of the loop, and is parsed below).
     if (lastSignificantByte(chunk) === CLOSING_BRACE && received !== contentLength) {
@@ -68,4 +79,10 @@ function lastSignificantByte(chunk: Buffer): number {
 function textOf(bytes: Buffer): string {
   const text = bytes.toString('utf8');
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** A response's `content-length`, when it is a plain number. */
+export function contentLengthOf(headers: Record<string, string>): number | undefined {
+  const raw = headers['content-length'];
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : undefined;
 }

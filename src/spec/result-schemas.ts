@@ -37,6 +37,17 @@ export const ImageResultSchema = z.looseObject({
 });
 
 /**
+ * A result as the service may send it, read by the client: `ImageResultSchema`
+ * whose `data` entries need not hold an image. Such an entry (`b64_json`
+ * missing, null, not a string, or no object at all) reads as one without
+ * `b64_json`: it still counts, so the answer is told short of the images asked
+ * for, and the other entries' images are kept.
+ */
+export const WireImageResultSchema = ImageResultSchema.extend({
+  data: z.array(z.looseObject({ b64_json: z.string().optional().catch(undefined) }).catch({})),
+});
+
+/**
  * A streamed image event as the service may send it: only the image (and a
  * partial's index) is required; `type` may be left to the SSE event's name.
  * The stream fills what is missing from the request (`ImageStreamEvent`).
@@ -92,6 +103,7 @@ export const ErrorBodySchema = z.looseObject({
 
 export type Usage = z.output<typeof UsageSchema>;
 export type ImageResult = z.output<typeof ImageResultSchema>;
+export type WireImageResult = z.output<typeof WireImageResultSchema>;
 export type WireImageEvent = z.output<typeof WireImageEventSchema>;
 export type PartialImageEvent = z.output<typeof PartialImageEventSchema>;
 export type CompletedEvent = z.output<typeof CompletedEventSchema>;

@@ -1,5 +1,7 @@
 import { getEventListeners } from 'node:events';
+import { Pool, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { answerByteBound } from '../../src/client/answer-bound.js';
 import { decodeImages, isCompletedEvent, PictorClient, type ImageStreamEvent, type PictorClientOptions } from '../../src/index.js';
 import { makeImage } from '../helpers/images.js';
 import { useEmulator } from '../helpers/emulator.js';
@@ -277,6 +279,34 @@ describe('an answer that is not what was asked is a bad_response, never retried'
     expect(error).toMatchObject({ code: 'bad_response', partial: { data: [{ b64_json: PNG_B64 }] } });
   });
 
+  it.each([
+    ['null', { b64_json: null }],
+    ['left out', { revised_prompt: 'x' }],
+    ['not an object', null],
+  ])('keeps the paid image of an answer whose other entry has its image %s, on the error', async (_what, entry) => {
+    const body = JSON.stringify({ created: 1, data: [{ b64_json: PNG_B64 }, entry] });
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, { 'content-type': 'application/json' }, body));
+    });
+    const error = await failureOf(clientOf(s).generate({ prompt: 'x', n: 2 }));
+    expect(error).toMatchObject({ code: 'bad_response', message: expect.stringMatching(/1 of the 2 images/), partial: { data: [{ b64_json: PNG_B64 }] } });
+    expect(s.requests).toBe(1);
+  });
+
+  it('hands such an image on first when the answer is JSON to a streamed request', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, { 'content-type': 'application/json' }, JSON.stringify({ created: 1, data: [{ b64_json: PNG_B64 }, { b64_json: null }] })));
+    });
+    const events: ImageStreamEvent[] = [];
+    const error = await failureOf((async () => {
+      for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2 })) events.push(event);
+    })());
+    expect(error).toMatchObject({ code: 'bad_response', partial: { data: [{ b64_json: PNG_B64 }] } });
+    expect(events).toMatchObject([{ type: 'image_generation.completed', b64_json: PNG_B64 }]);
+  });
+
   it('rejects more completed events than images asked for', async () => {
     const s = await serve(async (req) => {
       await req.body();
@@ -368,6 +398,99 @@ describe('what a server sends in an error is bounded and cleaned', () => {
     // eslint-disable-next-line no-control-regex
     expect(error.message).not.toMatch(/[\u0000-\u001f\u007f]/);
     expect(error.message).toContain('danger line break end');
+  });
+});
+
+/** A dispatcher to `s` that counts the bytes of the answers' bodies it hands the client, and their largest chunk. */
+function countingDispatcher(s: MisbehavingServer): { dispatcher: Dispatcher; read: { bytes: number; largestChunk: number } } {
+  const read = { bytes: 0, largestChunk: 0 };
+  const count = (chunk: Buffer) => {
+    read.bytes += chunk.length;
+    read.largestChunk = Math.max(read.largestChunk, chunk.length);
+  };
+  const dispatcher = new Pool(s.url).compose((dispatch) => (options, handler) =>
+    dispatch(options, {
+      ...bound(handler),
+      ...(handler.onResponseData && { onResponseData: (controller, chunk) => (count(chunk), handler.onResponseData!(controller, chunk)) }),
+      ...(handler.onData && { onData: (chunk: Buffer) => (count(chunk), handler.onData!(chunk)) }),
+    }),
+  );
+  return { dispatcher, read };
+}
+
+/** The methods of a dispatch handler, bound to it, to be overridden one by one. */
+function bound(handler: Dispatcher.DispatchHandler): Dispatcher.DispatchHandler {
+  const methods: Record<string, unknown> = {};
+  for (let o: object | null = handler; o && o !== Object.prototype; o = Object.getPrototypeOf(o) as object | null) {
+    for (const key of Object.getOwnPropertyNames(o)) {
+      const value = (handler as unknown as Record<string, unknown>)[key];
+      if (key !== 'constructor' && typeof value === 'function' && !(key in methods)) methods[key] = (value as (...a: unknown[]) => unknown).bind(handler);
+    }
+  }
+  return methods as Dispatcher.DispatchHandler;
+}
+
+/**
+ * Writes `opening`, then base64 without end until the client lets go or `limit` bytes went out (then the body ends,
+ * the image still open); resolves with what was written.
+ */
+function endlessImage(socket: SeenRequest['socket'], opening: string, limit: number): Promise<number> {
+  return new Promise((resolve) => {
+    let written = Buffer.byteLength(opening);
+    socket.write(opening);
+    const piece = Buffer.from(chunk('A'.repeat(64 * 1024)));
+    const pump = () => {
+      while (written < limit && !socket.destroyed) {
+        written += piece.length;
+        if (!socket.write(piece)) return void socket.once('drain', pump);
+      }
+      if (!socket.destroyed) socket.end(chunk(''));
+      resolve(written);
+    };
+    socket.once('close', () => resolve(written));
+    pump();
+  });
+}
+
+describe('an answer is read no further than any answer to the request can go', () => {
+  it('stops reading a plain result whose second image never ends at the bound, and keeps the first', async () => {
+    const cap = answerByteBound({ n: 2 });
+    let written: Promise<number> | undefined;
+    const s = await serve(async (req) => {
+      await req.body();
+      const opening = `{"created": 1, "data": [{"b64_json": "${PNG_B64}"}, {"b64_json": "`;
+      written = endlessImage(req.socket, head(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }) + chunk(opening), cap + 32 * 1024 * 1024);
+    });
+    const { dispatcher, read } = countingDispatcher(s);
+    const error = await failureOf(clientOf(s, { dispatcher }).generate({ prompt: 'x', n: 2 }));
+    expect(error).toMatchObject({ code: 'bad_response', partial: { data: [{ b64_json: PNG_B64 }] } });
+    expect(read.bytes).toBeGreaterThan(cap);
+    expect(read.bytes).toBeLessThanOrEqual(cap + read.largestChunk);
+    await s.requestConnectionsClosed();
+    expect(await written).toBeLessThan(cap + 32 * 1024 * 1024);
+    await dispatcher.close();
+  });
+
+  it('stops reading a stream whose event never ends at the bound (partials counted), and keeps the image before it', async () => {
+    const cap = answerByteBound({ n: 2, partial_images: 1 });
+    let written: Promise<number> | undefined;
+    const s = await serve(async (req) => {
+      await req.body();
+      const opening = sse('image_generation.completed', completed()) + 'event: image_generation.completed\ndata: {"type": "image_generation.completed", "b64_json": "';
+      written = endlessImage(req.socket, SSE_HEAD + chunk(opening), cap + 32 * 1024 * 1024);
+    });
+    const { dispatcher, read } = countingDispatcher(s);
+    const events: ImageStreamEvent[] = [];
+    const error = await failureOf((async () => {
+      for await (const event of clientOf(s, { dispatcher }).generateStream({ prompt: 'x', n: 2, partial_images: 1 })) events.push(event);
+    })());
+    expect(error).toMatchObject({ code: 'bad_response', partial: { data: [{ b64_json: PNG_B64 }] } });
+    expect(events).toHaveLength(1);
+    expect(read.bytes).toBeGreaterThan(cap);
+    expect(read.bytes).toBeLessThanOrEqual(cap + read.largestChunk);
+    await s.requestConnectionsClosed();
+    expect(await written).toBeLessThan(cap + 32 * 1024 * 1024);
+    await dispatcher.close();
   });
 });
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { decodeImages, imageBytes, imagesOfFailure, isCompletedEvent, type CompletedEvent } from '../../src/index.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { describeImage, makeImage } from '../helpers/images.js';
-import { resultFromBody } from '../../src/client/job-result.js';
+import { resultFromJson } from '../../src/client/job-result.js';
 
 const env = useEmulator();
 
@@ -33,8 +33,8 @@ describe('the bytes of a non-streamed result', () => {
 
   it('stay with the good images of a bad answer, whose base64 is kept too', async () => {
     const good = Buffer.from(await makeImage('png')).toString('base64');
-    const body = JSON.stringify({ created: 1, data: [{ b64_json: good }, { b64_json: 'bm90IGFuIGltYWdl' }] });
-    const error = catchError(() => resultFromBody(body, { operation: 'generate', n: 2, output_format: 'png', size: '1024x1024', quality: 'low', background: 'auto' }, 'req_1'));
+    const body = { created: 1, data: [{ b64_json: good }, { b64_json: 'bm90IGFuIGltYWdl' }] };
+    const error = catchError(() => resultFromJson(body, { operation: 'generate', n: 2, output_format: 'png', size: '1024x1024', quality: 'low', background: 'auto' }, 'req_1'));
     expect(error).toMatchObject({ code: 'bad_response' });
     const arrived = imagesOfFailure(error);
     expect(arrived.map((e) => e.b64_json)).toEqual([good]);
