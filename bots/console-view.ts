@@ -96,25 +96,27 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
       return found;
     },
 
-    // Numbered as the job's images, as its Edit buttons are: one not kept, or dropped since by the images' bound, is left
-    // out, never a shift of those after it (so a thumbnail the console made of it is no longer served). The page's jobs
-    // are asked together, not one after another: with Redis each is its link, its record, then its images' EXISTS side by
-    // side (`keptOutputs`), which the client sends without waiting for each answer — one round trip for a job's images.
-    // Given `atMost` (a row's thumbnails), only as many images as a row shows are asked, not every image of the job.
-    async keptImages(jobIds, atMost) {
-      const outputs = await Promise.all(jobIds.map((jobId) => kept.keptOutputs(jobId, atMost).catch(() => undefined)));
-      const indices = new Map<string, readonly number[]>();
-      for (const [i, jobId] of jobIds.entries()) if (outputs[i]) indices.set(jobId, outputs[i]);
-      return indices;
-    },
+    images: {
+      // Numbered as the job's images, as its Edit buttons are: one not kept, or dropped since by the images' bound, is
+      // left out, never a shift of those after it (so a thumbnail the console made of it is no longer served). The page's
+      // jobs are asked together, not one after another: with Redis each is its link, its record, then its images' EXISTS
+      // side by side (`keptOutputs`), which the client sends without waiting for each answer — one round trip for a job's
+      // images. Given `atMost` (a row's thumbnails), only as many images as a row shows are asked, not every image of the job.
+      async indices(jobIds, atMost) {
+        const outputs = await Promise.all(jobIds.map((jobId) => kept.keptOutputs(jobId, atMost).catch(() => undefined)));
+        const indices = new Map<string, readonly number[]>();
+        for (const [i, jobId] of jobIds.entries()) if (outputs[i]) indices.set(jobId, outputs[i]);
+        return indices;
+      },
 
-    async keptImage(jobId, index): Promise<KeptImage | undefined> {
-      const image = await kept.readKeptOutput(jobId, index);
-      return image && { data: image.data };
-    },
+      async read(jobId, index): Promise<KeptImage | undefined> {
+        const image = await kept.readKeptOutput(jobId, index);
+        return image && { data: image.data };
+      },
 
-    // A thumbnail already made: its one image asked (one `has`), not its job's every image.
-    hasKeptImage: (jobId, index) => kept.hasKeptOutput(jobId, index),
+      // A thumbnail already made: its one image asked (one `has`), not its job's every image.
+      has: (jobId, index) => kept.hasKeptOutput(jobId, index),
+    },
 
     settings: () => botSettings(runnerConfig, env),
 

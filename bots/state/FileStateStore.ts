@@ -148,18 +148,21 @@ class FileSpace<T> implements Space<T> {
     return join(this.dir, `${key}${this.#extension}`);
   }
 
-  /** The envelope; `UNREADABLE` if its text is not JSON or its file fails to read (permissions changed by a redeploy, a disk error …). */
-  async #read(key: string): Promise<Envelope | typeof UNREADABLE | undefined> {
+  /**
+   * The envelope; `UNREADABLE` if its text is not JSON or its file fails to read (permissions changed by a redeploy, a
+   * disk error …). A listed record whose file is gone is forgotten (`#forgetGone`): `queued` when the caller runs in the
+   * key's queue already.
+   */
+  async #read(key: string, queued: boolean): Promise<Envelope | typeof UNREADABLE | undefined> {
     if (!STATE_KEY_PATTERN.test(key)) return undefined;
     await this.#open();
     const at = this.#index.get(key)?.at;
     if (at === undefined || this.#expired(at)) return undefined;
-    if (this.definition.binary) {
-      const bytes = await readFile(this.#path(key)).catch(missingOrUnreadable);
-      return bytes === undefined || bytes === UNREADABLE ? bytes : { pictorState: 1, holder: null, value: bytes };
-    }
-    const text = await readFile(this.#path(key), 'utf8').catch(missingOrUnreadable);
-    if (text === undefined || text === UNREADABLE) return text;
+    const found = await readFile(this.#path(key)).catch(missingOrUnreadable);
+    if (found === undefined) await (queued ? this.#forgetGone(key) : this.#serial(key, () => this.#forgetGone(key)));
+    if (found === undefined || found === UNREADABLE) return found;
+    if (this.definition.binary) return { pictorState: 1, holder: null, value: found };
+    const text = found.toString('utf8');
     const parsed = safeJson(text);
     if (parsed === undefined) return UNREADABLE;
     if (typeof parsed === 'object' && parsed !== null && (parsed as Partial<Envelope>).pictorState === 1) return parsed as Envelope;
@@ -176,6 +179,20 @@ class FileSpace<T> implements Space<T> {
     await this.#prune(key);
   }
 
+  /**
+   * Drops from the index a record whose file was removed behind the store (by hand, or lost), so `keys` and the bounds
+   * agree with `has` and `read`, which no longer find it. Run in the key's queue: a write of the key under way has
+   * either put its file in place, or not yet listed it.
+   */
+  async #forgetGone(key: string): Promise<void> {
+    if (!this.#index.has(key)) return;
+    const gone = await stat(this.#path(key)).then(
+      () => false,
+      (error: unknown) => missingOrUnreadable(error) === undefined,
+    );
+    if (gone) this.#noteDelete(key);
+  }
+
   async #remove(key: string): Promise<void> {
     this.#noteDelete(key);
     await rm(this.#path(key), { force: true });
@@ -187,14 +204,14 @@ class FileSpace<T> implements Space<T> {
 
   async read(key: string): Promise<T | typeof UNREADABLE | undefined> {
     this.#assertOpen();
-    const envelope = await this.#read(key);
+    const envelope = await this.#read(key, false);
     return envelope === UNREADABLE ? UNREADABLE : (envelope?.value as T | undefined);
   }
 
   /**
    * As `read` would answer, without reading the file: listed in the index, not past the TTL, and its file there (a stat:
-   * one removed by hand, or lost, is not had, as `read` finds none). A file that cannot be looked at (permissions) is
-   * had, as `read` answers it unreadable.
+   * one removed by hand, or lost, is not had, as `read` finds none, and is forgotten as `read` forgets it). A file that
+   * cannot be looked at (permissions) is had, as `read` answers it unreadable.
    */
   async has(key: string): Promise<boolean> {
     this.#assertOpen();
@@ -202,10 +219,12 @@ class FileSpace<T> implements Space<T> {
     await this.#open();
     const at = this.#index.get(key)?.at;
     if (at === undefined || this.#expired(at)) return false;
-    return stat(this.#path(key)).then(
+    const found = await stat(this.#path(key)).then(
       () => true,
       (error: unknown) => missingOrUnreadable(error) !== undefined,
     );
+    if (!found) await this.#serial(key, () => this.#forgetGone(key));
+    return found;
   }
 
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
@@ -213,7 +232,7 @@ class FileSpace<T> implements Space<T> {
     checkKey(key);
     const encoded = encodeValue(this.definition, value);
     await this.#serial(key, async () => {
-      const current = options.hold === undefined && !this.definition.binary ? readable(await this.#read(key)) : undefined;
+      const current = options.hold === undefined && !this.definition.binary ? readable(await this.#read(key, true)) : undefined;
       await this.#write(key, encoded, options.hold, current);
     });
   }
@@ -223,7 +242,7 @@ class FileSpace<T> implements Space<T> {
     refuseBytes(this.definition, 'update');
     checkKey(key);
     return this.#serial(key, async () => {
-      const checked = await this.#read(key);
+      const checked = await this.#read(key, true);
       const envelope = readable(checked);
       const before = (checked === UNREADABLE && options?.unreadable ? UNREADABLE : envelope?.value) as UpdateCurrent<T, O>;
       // `change` gets a copy of its own (it may keep or change it).
@@ -264,7 +283,7 @@ class FileSpace<T> implements Space<T> {
     for (const key of [...this.#index.keys()]) {
       this.#assertOpen();
       const taken = await this.#serial(key, async () => {
-        const envelope = readable(await this.#read(key));
+        const envelope = readable(await this.#read(key, true));
         // One process per data folder: any other holder is gone.
         if (!envelope?.holder || envelope.holder === this.owner) return undefined;
         await this.#write(key, JSON.stringify(envelope.value), true);
@@ -289,7 +308,7 @@ class FileSpace<T> implements Space<T> {
     refuseBytes(this.definition, 'claimOnce');
     if (!STATE_KEY_PATTERN.test(key)) return false;
     return this.#serial(key, async () => {
-      if ((await this.#read(key)) !== undefined) return false;
+      if ((await this.#read(key, true)) !== undefined) return false;
       await this.#write(key, '1', false);
       return true;
     });

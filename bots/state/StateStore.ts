@@ -70,9 +70,10 @@ export interface Space<T> {
   /** As `get`, but a record that cannot be read is `UNREADABLE`: for a reader that must not take it for none (a restriction it held would drop). */
   read(key: string): Promise<T | typeof UNREADABLE | undefined>;
   /**
-   * Whether a record is kept under the key — one that cannot be read too, as `keys` lists it — without reading its
-   * value: the data folder's index and a stat of its file (one removed by hand is not kept), Redis's EXISTS. For a
-   * caller that lists what is kept (the console's thumbnails).
+   * Whether a record is kept under the key — one that cannot be read too (`read` answers it `UNREADABLE`) — without
+   * reading its value: the data folder's index and a stat of its file, Redis's EXISTS. A file removed by hand (or lost)
+   * is not kept, as `read` finds none, and whichever of the two finds it gone drops it from the index: `keys` no longer
+   * lists it. For a caller that lists what is kept (the console's thumbnails).
    */
   has(key: string): Promise<boolean>;
   put(key: string, value: T, options?: PutOptions): Promise<void>;

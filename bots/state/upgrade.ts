@@ -138,7 +138,7 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
   const [from, records] = main.records ? ['jobs.json', main.records] : ['jobs.json.bak', backup.records ?? []];
   // Jobs left pending or running are held by a process that is gone: the sweep marks them interrupted.
   const legacy = new FileStateStore({ dataDir: o.dataDir, owner: LEGACY_HOLDER });
-  /** Images that are not one (their bytes name no format the service makes: damaged, cut short), left behind; logged once. */
+  /** Images whose first bytes are no PNG, JPEG or WebP signature (the formats the service makes), left behind; logged once. */
   const undecodable: string[] = [];
   // Closed whatever happens (a failed write): its prune timer must not outlive the start.
   try {

@@ -13,7 +13,7 @@ export { readConsoleConfig, DEFAULT_CONSOLE_PORT, isLoopbackHost, type ConsoleCo
 export { readAlertConfig, hasDestination, type AlertConfig } from './alerts/config.js';
 export { signWebhook, verifyWebhook, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './alerts/webhook-signature.js';
 export type { Alert, AlertChannel } from './alerts/channels.js';
-export type { ConsoleSource, BotsView, OperatorSettings, SettingRow, ChatSettingRow, KeptImage } from './source.js';
+export type { ConsoleSource, BotsView, OperatorSettings, SettingRow, ChatSettingRow, KeptImage, KeptImages } from './source.js';
 export { UsageIndex } from './usage-index.js';
 export { spendFigures, type SpendFigures } from './figures.js';
 

@@ -153,8 +153,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   }
 
   async function keptIndices(records: readonly UsageRecord[]): Promise<ReadonlyMap<string, readonly number[]>> {
-    if (!source.bots?.keptImages || records.length === 0) return new Map();
-    return source.bots.keptImages(records.map((r) => r.jobId), MAX_THUMBS).catch(() => new Map());
+    if (!source.bots?.images || records.length === 0) return new Map();
+    return source.bots.images.indices(records.map((r) => r.jobId), MAX_THUMBS).catch(() => new Map());
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

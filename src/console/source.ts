@@ -42,23 +42,32 @@ export interface KeptImage {
 }
 
 /**
- * What only the chat bots know, provided by `npm start` (`bots/console-view.ts`).
- * Every method is optional and may answer less than asked: the console then
- * shows keys instead of names and no thumbnail.
+ * The images the bots keep of their jobs (the Discord bot's, for its buttons), as the console shows them: the three
+ * answers come together, so no thumbnail is served without asking whether its image is still kept.
  */
-export interface BotsView {
-  /** Names of servers/workspaces (scope keys) and users (user keys) the bots know. */
-  names?(keys: readonly string[]): Promise<ReadonlyMap<string, string>>;
+export interface KeptImages {
   /**
    * Which images each of these jobs (ledger job ids) still has kept: their indices in the job's own numbering (0-based,
    * ascending; one not kept is left out), its thumbnails. A job with none kept may be left out. Given `atMost`, the first
    * `atMost` of each job's (what a row shows): the others are not asked of the store.
    */
-  keptImages?(jobIds: readonly string[], atMost?: number): Promise<ReadonlyMap<string, readonly number[]>>;
-  /** A job's kept image `index` (the job's numbering, as `keptImages` answers it). */
-  keptImage?(jobId: string, index: number): Promise<KeptImage | undefined>;
+  indices(jobIds: readonly string[], atMost?: number): Promise<ReadonlyMap<string, readonly number[]>>;
+  /** A job's kept image `index` (the job's numbering, as `indices` answers it). */
+  read(jobId: string, index: number): Promise<KeptImage | undefined>;
   /** Whether a job's image `index` is still kept, without reading it (a thumbnail made of it is served only while it is). */
-  hasKeptImage?(jobId: string, index: number): Promise<boolean>;
+  has(jobId: string, index: number): Promise<boolean>;
+}
+
+/**
+ * What only the chat bots know, provided by `npm start` (`bots/console-view.ts`).
+ * Every member is optional and may answer less than asked: the console then
+ * shows keys instead of names and no thumbnail.
+ */
+export interface BotsView {
+  /** Names of servers/workspaces (scope keys) and users (user keys) the bots know. */
+  names?(keys: readonly string[]): Promise<ReadonlyMap<string, string>>;
+  /** The images the bots keep, for the jobs page's thumbnails. */
+  images?: KeptImages | undefined;
   /** The bots' settings in force (queue, pace, previews, what every server may do …), each with where it comes from. */
   settings?(): SettingRow[];
   /**

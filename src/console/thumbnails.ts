@@ -1,38 +1,38 @@
 import { mimeTypeOf, sniffImageType } from '../spec/image-type.js';
-import type { BotsView } from './source.js';
+import type { BotsView, KeptImages } from './source.js';
 
 /** A thumbnail's longest side, in pixels (shown at 64, sharp on dense screens). */
 const THUMB_PX = 128;
 const CACHED = 64;
 
 /**
- * Thumbnails of the images the bots keep (`BotsView.keptImage`), made when
+ * Thumbnails of the images the bots keep (`BotsView.images`), made when
  * first asked for (sharp, WebP) and kept for the last 64 asked: a job nobody
  * looks at costs nothing. A thumbnail is served from there only while the bots
- * still keep its image (a member's forget, or the images' bound, drops it): `BotsView.hasKeptImage`, asked of that
+ * still keep its image (a member's forget, or the images' bound, drops it): `KeptImages.has`, asked of that
  * image alone.
  * `full` gives the kept image as it is.
  */
 export class Thumbnails {
-  readonly #bots: BotsView | undefined;
+  readonly #images: KeptImages | undefined;
   readonly #cache = new Map<string, { data: Buffer; type: string }>();
 
   constructor(bots: BotsView | undefined) {
-    this.#bots = bots;
+    this.#images = bots?.images;
   }
 
   async get(jobId: string, index: number, full: boolean): Promise<{ data: Buffer; type: string } | undefined> {
-    if (!this.#bots?.keptImage) return undefined;
+    const images = this.#images;
+    if (!images) return undefined;
     const key = `${jobId}/${index}/${full ? 'full' : 'thumb'}`;
     const cached = this.#cache.get(key);
     if (cached) {
       this.#cache.delete(key);
-      const stillKept = this.#bots.hasKeptImage ? await this.#bots.hasKeptImage(jobId, index).catch(() => false) : true;
-      if (!stillKept) return undefined;
+      if (!(await images.has(jobId, index).catch(() => false))) return undefined;
       this.#cache.set(key, cached);
       return cached;
     }
-    const kept = await this.#bots.keptImage(jobId, index).catch(() => undefined);
+    const kept = await images.read(jobId, index).catch(() => undefined);
     if (!kept) return undefined;
     const format = sniffImageType(kept.data);
     // Only images of the formats the service makes are served (never whatever bytes a store held).

@@ -141,10 +141,10 @@ describe('the kept images the console shows of a Discord job', () => {
       // Its first image too large to keep: its Edit buttons are "Edit 2" alone, opening the job's image 1.
       await store.saveOutputs(key, [Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1), second], 'png');
       const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
-      expect(await view.keptImages!(['job-1', 'job-2'])).toEqual(new Map([['job-1', [1]]]));
-      expect(await view.keptImage!('job-1', 0)).toBeUndefined();
-      expect((await view.keptImage!('job-1', 1))?.data).toEqual(second);
-      expect((await view.keptImage!('job-1', 1))?.data).toEqual((await store.readOutput(key, 1))?.data);
+      expect(await view.images!.indices(['job-1', 'job-2'])).toEqual(new Map([['job-1', [1]]]));
+      expect(await view.images!.read('job-1', 0)).toBeUndefined();
+      expect((await view.images!.read('job-1', 1))?.data).toEqual(second);
+      expect((await view.images!.read('job-1', 1))?.data).toEqual((await store.readOutput(key, 1))?.data);
     } finally {
       await state.close();
     }
@@ -163,7 +163,7 @@ describe('the kept images the console shows of a Discord job', () => {
         return jobId === 'job-2' ? [0] : undefined;
       });
       const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
-      const indices = view.keptImages!(['job-1', 'job-2', 'job-3']);
+      const indices = view.images!.indices(['job-1', 'job-2', 'job-3']);
       await vi.waitFor(() => expect(asked).toEqual(['job-1', 'job-2', 'job-3']));
       answer();
       expect(await indices).toEqual(new Map([['job-2', [0]]]));
@@ -184,15 +184,15 @@ describe('the kept images the console shows of a Discord job', () => {
     const made = await Promise.all([1, 2, 3, 4, 5, 6].map(async (shade) => Buffer.from(await makeImage('png', 9, 9, { r: shade * 40, g: 80, b: 40 }))));
     await store.saveOutputs(key, made, 'png');
     const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
-    const running = await startSeededConsole({ bots: { keptImages: view.keptImages, keptImage: view.keptImage, hasKeptImage: view.hasKeptImage } });
+    const running = await startSeededConsole({ bots: { images: view.images } });
     const has = vi.spyOn(images, 'has');
     try {
-      expect(await view.keptImages!(['d-2'], 4)).toEqual(new Map([['d-2', [0, 1, 2, 3]]]));
+      expect(await view.images!.indices(['d-2'], 4)).toEqual(new Map([['d-2', [0, 1, 2, 3]]]));
       expect(has).toHaveBeenCalledTimes(4);
       // One of the four gone: the fifth is asked in its place, alone.
       await images.delete((await store.get(key))!.outputs[1]!.file);
       has.mockClear();
-      expect(await view.keptImages!(['d-2'], 4)).toEqual(new Map([['d-2', [0, 2, 3, 4]]]));
+      expect(await view.images!.indices(['d-2'], 4)).toEqual(new Map([['d-2', [0, 2, 3, 4]]]));
       expect(has).toHaveBeenCalledTimes(5);
 
       const login = await fetch(`${running.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: running.url } });
@@ -222,7 +222,7 @@ describe('the kept images the console shows of a Discord job', () => {
     await store.add({ key, kind: 'generate', prompt: 'p', options: {}, requester: { platform: 'discord', userId: '1', channelId: '2', scopeId: '3' }, status: 'running', runnerJobId: 'd-2' });
     await store.saveOutputs(key, [Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1), Buffer.from(await makeImage('png', 9, 9))], 'png');
     const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
-    const running = await startSeededConsole({ bots: { keptImages: view.keptImages, keptImage: view.keptImage, hasKeptImage: view.hasKeptImage } });
+    const running = await startSeededConsole({ bots: { images: view.images } });
     try {
       const login = await fetch(`${running.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: running.url } });
       const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
@@ -246,7 +246,7 @@ describe('the kept images the console shows of a Discord job', () => {
     const store = new JobRecordStore({ state, logger: silentLogger() });
     const requester = { platform: 'discord' as const, userId: '1', channelId: '2', scopeId: '3' };
     const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
-    const running = await startSeededConsole({ bots: { keptImages: view.keptImages, keptImage: view.keptImage, hasKeptImage: view.hasKeptImage } });
+    const running = await startSeededConsole({ bots: { images: view.images } });
     try {
       const login = await fetch(`${running.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: running.url } });
       const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
@@ -265,7 +265,7 @@ describe('the kept images the console shows of a Discord job', () => {
       expect((await store.get(older))?.outputs).toHaveLength(1);
       expect(await store.readOutput(older, 0)).toBeUndefined();
 
-      expect(await view.keptImages!(['d-1', 'd-2'])).toEqual(new Map([['d-2', [0, 1]]]));
+      expect(await view.images!.indices(['d-1', 'd-2'])).toEqual(new Map([['d-2', [0, 1]]]));
       const row = await rowOf('d-1');
       expect(row).not.toContain('<img');
       expect(row).toContain('<td>—</td>');

@@ -120,14 +120,16 @@ export async function fakeBots(): Promise<BotsView> {
       };
       return new Map(keys.filter((k) => known[k]).map((k) => [k, known[k]!]));
     },
-    async keptImages(jobIds) {
-      return new Map(jobIds.flatMap((id) => (KEPT_IMAGES.has(id) ? [[id, KEPT_IMAGES.get(id)!] as const] : [])));
-    },
-    async keptImage(jobId, index) {
-      return KEPT_IMAGES.get(jobId)?.includes(index) ? { data: image } : undefined;
-    },
-    async hasKeptImage(jobId, index) {
-      return KEPT_IMAGES.get(jobId)?.includes(index) ?? false;
+    images: {
+      async indices(jobIds) {
+        return new Map(jobIds.flatMap((id) => (KEPT_IMAGES.has(id) ? [[id, KEPT_IMAGES.get(id)!] as const] : [])));
+      },
+      async read(jobId, index) {
+        return KEPT_IMAGES.get(jobId)?.includes(index) ? { data: image } : undefined;
+      },
+      async has(jobId, index) {
+        return KEPT_IMAGES.get(jobId)?.includes(index) ?? false;
+      },
     },
     settings: () => [{ name: 'Jobs one user may have at once', value: '2', source: 'default' }],
     // A server whose admins chose channels, and two settings kept that cannot be read: a rule (its jobs are refused) and a default.

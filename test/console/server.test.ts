@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BotsView } from '../../src/console/index.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/console/server.js';
 import { startSeededConsole, TOKEN, type ConsoleUnderTest } from './console-harness.js';
 
@@ -130,6 +131,16 @@ describe('the console’s server', () => {
     } finally {
       await at.close();
     }
+  });
+
+  it('takes the bots’ kept images only with whether each is still kept, so a cached thumbnail is never served unasked: a view without it fails to compile (the type-check runs this)', () => {
+    const indices = async () => new Map<string, number[]>();
+    const read = async () => undefined;
+    const has = async () => false;
+    const whole: BotsView = { images: { indices, read, has } };
+    // @ts-expect-error — the images without `has`
+    const withoutHas: BotsView = { images: { indices, read } };
+    expect([whole, withoutHas]).toHaveLength(2);
   });
 
   it('serves a kept image’s thumbnail only to a logged-in owner, as WebP', async () => {

@@ -283,6 +283,27 @@ describe.each([
     expect([await space.has('k2'), await images.has('i2')]).toEqual([true, true]);
   });
 
+  it.skipIf(skip)('no longer lists a record removed behind its back once has or read finds it gone: keys agrees with them', async () => {
+    backend = await make();
+    const IMAGES: SpaceDefinition = { name: 'test-images', dir: 'test/images', ttlMs: 60_000, maxValueBytes: 1000, binary: true };
+    const images = backend.a.space<Buffer>(IMAGES);
+    const space = backend.a.space<Job>(SPACE);
+    const keys = async (of: Space<unknown>) => {
+      const listed: string[] = [];
+      for await (const key of of.keys()) listed.push(key);
+      return listed.sort();
+    };
+    await space.put('k1', job('a lighthouse'));
+    await space.put('k2', job('a harbour'));
+    await images.put('i1', Buffer.alloc(10, 1));
+    await images.put('i2', Buffer.alloc(10, 2));
+    await backend.removeBehind(SPACE, 'k1');
+    await backend.removeBehind(IMAGES, 'i1');
+    expect(await space.has('k1')).toBe(false);
+    expect(await images.get('i1')).toBeUndefined();
+    expect([await keys(space), await keys(images)]).toEqual([['k2'], ['i2']]);
+  });
+
   it.skipIf(skip)('keeps a space without a TTL until its records are deleted', async () => {
     backend = await make();
     const forever = backend.a.space<Job>({ ...SPACE, name: 'test-forever', dir: 'test/forever', ttlMs: undefined });

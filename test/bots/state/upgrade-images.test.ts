@@ -10,18 +10,21 @@ import { RecordingLogger } from '../discord/harness.js';
 const defer = useCleanup();
 
 describe('the upgrade of a data folder version 0.1 left, whose kept images are not all images', () => {
-  it('leaves behind an image that cannot be decoded (logged once), so no button offers it; the job’s other images keep their numbers, an edit’s inputs go together', async () => {
+  it('leaves behind an image whose first bytes are no PNG, JPEG or WebP signature (logged once), so no button offers it; the job’s other images keep their numbers, an edit’s inputs go together', async () => {
     const dataDir = await tempDataDir(defer, 'pictor-upgrade-images-');
     await restoreOldDataFolder(dataDir, {});
     const images = join(dataDir, 'discord', 'images');
     // The finished generation made two images; its first was damaged on disk (text where the PNG was), its second is whole.
-    const jobs = JSON.parse(await readFile(join(dataDir, 'discord', 'jobs.json'), 'utf8')) as { records: { key: string; outputs: object[] }[] };
+    const jobs = JSON.parse(await readFile(join(dataDir, 'discord', 'jobs.json'), 'utf8')) as { records: { key: string; inputs: object[]; outputs: object[] }[] };
     jobs.records.find((r) => r.key === 'oldGenKey01')!.outputs.push({ file: 'out-1.png', filename: 'image-2.png', bytes: 95 });
+    // The edit took two images: its first is replaced below, its second is whole.
+    jobs.records.find((r) => r.key === 'oldEditKey1')!.inputs.push({ file: 'in-1.png', filename: 'dog.png', bytes: 95 });
     await writeFile(join(dataDir, 'discord', 'jobs.json'), JSON.stringify(jobs));
     await copyFile(join(images, 'oldGenKey01', 'out-0.png'), join(images, 'oldGenKey01', 'out-1.png'));
     const whole = await readFile(join(images, 'oldGenKey01', 'out-1.png'));
     await writeFile(join(images, 'oldGenKey01', 'out-0.png'), '<html>502 Bad Gateway</html>');
-    // The edit's input image cut to its first bytes, past its signature's: no format the service makes starts so.
+    // The edit's first input: a GIF's signature, which no format the service makes starts with.
+    await copyFile(join(images, 'oldEditKey1', 'in-0.png'), join(images, 'oldEditKey1', 'in-1.png'));
     await writeFile(join(images, 'oldEditKey1', 'in-0.png'), Buffer.from('GIF89a'));
 
     const logger = new RecordingLogger();
@@ -39,7 +42,8 @@ describe('the upgrade of a data folder version 0.1 left, whose kept images are n
 
     const edit = (await store.get('oldEditKey1'))!;
     expect(edit.inputs).toEqual([]);
-    expect(await kept.has('oldEditKey1-in-0')).toBe(false);
+    // All or none: the whole second input is not kept without the first.
+    expect(await Promise.all([kept.has('oldEditKey1-in-0'), kept.has('oldEditKey1-in-1')])).toEqual([false, false]);
     expect(await store.readInputs('oldEditKey1')).toEqual([]);
     expect(edit.outputs).toHaveLength(1);
 
