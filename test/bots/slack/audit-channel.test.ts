@@ -78,6 +78,8 @@ describe('the audit channel on Slack', () => {
     expect(entry).not.toContain('https://');
     const alice = { platform: 'slack' as const, userId: 'U0ALICE', channelId: '', scopeId: 'T0PICTOR' };
     await vi.waitFor(async () => expect(await h!.runner.history!.mine(alice)).toHaveLength(1), { timeout: 15_000 });
+    // The member's entry is written before the workspace's list of members: both, once the keep has settled.
+    await h.runner.history!.settled();
     const [kept] = await h.runner.history!.mine(alice);
     expect(kept).toMatchObject({ prompt: 'a lighthouse asked in a DM', status: 'completed' });
     expect(kept!.link).toMatch(/^https:\/\/slack\.com\/archives\/D0ALICE\//);
