@@ -105,7 +105,21 @@ export interface AuditRecord {
   locale?: string | undefined;
   skipped: number;
   entries: AuditEntry[];
+  /**
+   * A `forget` erased prompts from `entries` that the platform did not take yet (its edit failed): the message may
+   * still show them. Kept past the usual rule (a record with no prompt goes) until an edit from `entries` succeeds.
+   */
+  pending?: true | undefined;
 }
+
+/** What a member's `forget` did to the audit posts holding their entries: edited, or still to edit (retried later). */
+export interface AuditForgotten {
+  edited: number;
+  pending: number;
+}
+
+/** What one attempt to write a post again came to (`pending`: the platform refused; kept as still to edit). */
+type EraseOutcome = 'edited' | 'pending' | 'failed' | 'unchanged' | 'gone';
 
 /** The audit channel of a scope (`auditChannel` of its settings), or undefined. */
 export type AuditChannelOf = (requester: Pick<Requester, 'platform' | 'scopeId'>) => Promise<{ channelId: string; locale?: string | undefined } | undefined>;
@@ -135,7 +149,11 @@ export interface AuditLogOptions {
   now?: (() => number) | undefined;
 }
 
-export const AUDIT_LIMITS = { batchMs: 2_000, maxQueued: 200, troubleAfter: 3 } as const;
+/**
+ * `retryMs`/`retryMaxMs`: posts whose edit failed at a forget are edited again after `retryMs`, then after twice as
+ * long each time some still fail, up to `retryMaxMs` between two tries (one try a post each time).
+ */
+export const AUDIT_LIMITS = { batchMs: 2_000, maxQueued: 200, troubleAfter: 3, retryMs: 60_000, retryMaxMs: 3_600_000 } as const;
 
 /** The refusals the audit channel records: a rule of the server/workspace or the operator, a budget, a cap, a cooldown, the breaker. Not typos, a restart or a full queue. */
 export function isAuditedRefusal(code: string): boolean {
@@ -193,6 +211,15 @@ export class AuditLog {
   readonly #forgetting = new Map<string, number>();
   /** Set by `flush` (the bot stops): what arrives later is posted at once, not after a batch. */
   #closing = false;
+  /** Records (`audit-posts` keys) of posts still to edit, known here (from a failed edit, or the first retry's scan), by platform. */
+  readonly #pending = new Map<string, Platform>();
+  /** Platforms whose records were scanned for posts left to edit by an earlier run (the first retry after `setPoster`). */
+  readonly #scanned = new Set<Platform>();
+  /** Posts being written again here, by record: one edit at a time a post, so a later edit never shows an older record. */
+  readonly #editing = new Map<string, Promise<unknown>>();
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  #retryMs: number = AUDIT_LIMITS.retryMs;
+  #retrying = false;
 
   constructor(options: AuditLogOptions) {
     this.#channelOf = options.channelOf;
@@ -209,6 +236,8 @@ export class AuditLog {
   setPoster(platform: Platform, poster: AuditPoster | undefined): void {
     if (poster) this.#posters.set(platform, poster);
     else this.#posters.delete(platform);
+    // As the surface starts: posts an earlier run left to edit are looked for, and edited, at the first retry.
+    if (poster && !this.#scanned.has(platform)) this.#scheduleRetry();
   }
 
   /**
@@ -280,12 +309,14 @@ export class AuditLog {
   }
 
   /**
-   * Erases a member's prompts from the audit posts kept (`audit-posts`, as long as its TTL): each message is written
-   * again with the erased marker, then its record keeps no prompt of theirs (a record left with no prompt goes). Entries
-   * still waiting to be posted here lose their prompt too; those waiting on another replica ask `forgotten` there.
-   * Answers how many posts were changed; a post the platform does not let us edit any more is logged.
+   * Erases a member's prompts from the audit posts kept (`audit-posts`, as long as its TTL): each record first keeps no
+   * prompt of theirs, then its message is written again from it with the erased marker (a record left with no prompt
+   * then goes). Entries still waiting to be posted here lose their prompt too; those waiting on another replica ask
+   * `forgotten` there. A message the platform did not let us edit (logged) stays known as still to edit, without the
+   * prompt, and is edited again: at the next forget of anyone on its platform, and by the retries (`AUDIT_LIMITS`).
+   * Answers how many posts holding their entries were edited, and how many are still to edit.
    */
-  async forget(userKey: string): Promise<number> {
+  async forget(userKey: string): Promise<AuditForgotten> {
     this.#forgetting.set(userKey, (this.#forgetting.get(userKey) ?? 0) + 1);
     try {
       return await this.#forget(userKey);
@@ -296,7 +327,7 @@ export class AuditLog {
     }
   }
 
-  async #forget(userKey: string): Promise<number> {
+  async #forget(userKey: string): Promise<AuditForgotten> {
     const [platform, userId] = [userKey.slice(0, userKey.indexOf(':')), userKey.slice(userKey.indexOf(':') + 1)];
     const theirs = (e: AuditEntry) => e.userId === userId;
     // Entries whose audit channel is still being read join their queue first, then lose their prompt with the rest.
@@ -304,42 +335,120 @@ export class AuditLog {
     for (const queue of this.#queues.values()) {
       if (queue.platform === platform) for (const item of queue.items) if (theirs(item.entry)) item.entry = erase(item.entry);
     }
-    if (!this.#posts) return 0;
+    if (!this.#posts) return { edited: 0, pending: 0 };
     // A post under way is kept once it is posted: then it is found below and written again.
     await Promise.allSettled([...this.#queues.values()].map((q) => q.posting));
-    let changed = 0;
-    const records: { key: string; value: AuditRecord }[] = [];
-    for await (const record of this.#posts.entries()) if (record.value.platform === platform && record.value.entries.some(theirs)) records.push(record);
-    for (const { key, value } of records) if (await this.#erase(key, value, theirs)) changed++;
-    this.#logger.info({ userKey, posts: changed }, 'erased a member’s prompts from the audit posts');
-    return changed;
+    const done: AuditForgotten = { edited: 0, pending: 0 };
+    // Theirs: a post showing a prompt of theirs, or one still to edit holding an entry of theirs. Any post still to
+    // edit on the platform is tried again too (not counted for this member).
+    const records: { key: string; value: AuditRecord; mine: boolean }[] = [];
+    for await (const { key, value } of this.#posts.entries()) {
+      if (value.platform !== platform) continue;
+      const mine = value.entries.some((e) => theirs(e) && (e.prompt !== '' || value.pending === true));
+      if (mine || value.pending) records.push({ key, value, mine });
+    }
+    for (const { key, value, mine } of records) {
+      const outcome = await this.#erase(key, value, theirs);
+      if (mine && outcome === 'edited') done.edited++;
+      else if (mine && outcome === 'pending') done.pending++;
+    }
+    this.#logger.info({ userKey, posts: done.edited, pending: done.pending }, 'erased a member’s prompts from the audit posts');
+    return done;
   }
 
   /**
-   * Writes a posted message again with the entries `erasing` picks erased, then its record (under `key`) keeps no prompt
-   * of them: a record left with no prompt goes. The message is written from its record as kept now, not as `record`
-   * was read: another member's forget (on another replica) may have erased their entry since, and an edit made of the
-   * older record would write their prompt back; a record gone meanwhile (every prompt erased) is not written again.
-   * `kept`: whether the record is in the `audit-posts` space (a post whose record could not be kept is written from
-   * `record`). Answers whether the platform took the edit (a refusal is logged).
+   * Erases the entries `erasing` picks from a posted message's record (under `key`), then writes the message again
+   * from the record as kept now: our storage keeps no erased prompt from the first step on, and the record says the
+   * message is still to edit (`pending`) until the platform took the edit; then a record left with no prompt goes. The
+   * message is never made of `record` as it was read: another member's forget (on another replica) may have erased
+   * their entry since, and an edit made of the older record would write their prompt back; a record gone meanwhile
+   * (every prompt erased and edited) is not written again. `kept`: whether the record is in the `audit-posts` space (a
+   * post whose record could not be kept is written from `record`, and kept as still to edit if that edit fails).
+   * One edit at a time a post here.
    */
-  async #erase(key: string, record: AuditRecord, erasing: (entry: AuditEntry, index: number) => boolean, kept = true): Promise<boolean> {
-    const current = this.#posts && kept ? await this.#posts.get(key) : record;
-    if (!current) return false;
-    const entries = current.entries.map((e, i) => (erasing(e, i) && !e.erased ? erase(e) : e));
-    let edited = false;
+  async #erase(key: string, record: AuditRecord, erasing: (entry: AuditEntry, index: number) => boolean, kept = true): Promise<EraseOutcome> {
+    const before = this.#editing.get(key) ?? Promise.resolve();
+    const now = before.then(() => this.#eraseNow(key, record, erasing, kept));
+    const settled = now.catch(() => undefined);
+    this.#editing.set(key, settled);
+    void settled.then(() => this.#editing.get(key) === settled && this.#editing.delete(key));
+    return now;
+  }
+
+  async #eraseNow(key: string, record: AuditRecord, erasing: (entry: AuditEntry, index: number) => boolean, kept: boolean): Promise<EraseOutcome> {
+    const posts = this.#posts;
+    const newly = (r: AuditRecord) => r.entries.some((e, i) => erasing(e, i) && !e.erased && e.prompt !== '');
+    const erased = (r: AuditRecord): AuditRecord => ({ ...r, entries: r.entries.map((e, i) => (erasing(e, i) && !e.erased ? erase(e) : e)), pending: true });
+    let current: AuditRecord | undefined;
+    if (posts && kept) {
+      current = await posts.get(key);
+      if (!current) return 'gone';
+      // Nothing to erase nor to edit again: left as it is (not written, so its TTL runs from its last change).
+      if (!newly(current) && !current.pending) return 'unchanged';
+      if (newly(current)) current = (await posts.update(key, (r) => r && erased(r))).after;
+      if (!current) return 'gone';
+    } else current = erased(record);
     const poster = this.#posters.get(current.platform);
     try {
       if (!poster) throw new Error('no poster for this platform in this process');
-      await poster.edit({ platform: current.platform, scopeId: current.scopeId, channelId: current.channelId, locale: current.locale, entries, skipped: current.skipped, messageId: current.messageId });
-      edited = true;
+      await poster.edit({ platform: current.platform, scopeId: current.scopeId, channelId: current.channelId, locale: current.locale, entries: current.entries, skipped: current.skipped, messageId: current.messageId });
     } catch (error) {
-      this.#logger.warn({ scopeKey: scopeKeyOf(current), channelId: current.channelId, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post');
+      this.#logger.warn({ scopeKey: scopeKeyOf(current), channelId: current.channelId, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post; it is edited again later');
+      if (!posts) return 'failed';
+      if (!kept) {
+        const put = await posts.put(key, current).then(
+          () => true,
+          (e: unknown) => (this.#logger.warn({ scopeKey: scopeKeyOf(current!), code: codeOf(e) }, 'could not keep an audit post still to edit; its prompt stays in the channel'), false),
+        );
+        if (!put) return 'failed';
+      }
+      this.#pending.set(key, current.platform);
+      this.#scheduleRetry();
+      return 'pending';
     }
-    if (!this.#posts || !kept) return edited;
-    if (entries.every((e) => e.prompt === '')) await this.#posts.delete(key);
-    else await this.#posts.update(key, (r) => r && { ...r, entries: r.entries.map((e, i) => (erasing(e, i) ? erase(e) : e)) });
-    return edited;
+    this.#pending.delete(key);
+    if (posts && kept) await posts.update(key, (r) => r && released(r));
+    return 'edited';
+  }
+
+  /** Edits again, after a while, the posts still to edit (`#pending`); the first time a platform's poster is here, it looks for those an earlier run left. */
+  #scheduleRetry(): void {
+    if (this.#retryTimer || this.#retrying || this.#closing || !this.#posts) return;
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      this.#retrying = true;
+      void this.#retry().then(
+        () => this.#retried(false),
+        (error: unknown) => (this.#logger.warn({ code: codeOf(error) }, 'could not edit again the audit posts still to edit; tried again later'), this.#retried(true)),
+      );
+    }, this.#retryMs);
+    this.#retryTimer.unref?.();
+  }
+
+  /** A round of retries ended: one that leaves posts to edit (or failed) waits twice as long before the next, up to retryMaxMs. */
+  #retried(failed: boolean): void {
+    this.#retrying = false;
+    const left = failed || [...this.#pending.values()].some((platform) => this.#posters.has(platform));
+    this.#retryMs = left ? Math.min(this.#retryMs * 2, AUDIT_LIMITS.retryMaxMs) : AUDIT_LIMITS.retryMs;
+    if (left) this.#scheduleRetry();
+  }
+
+  /** One try for each post still to edit whose platform has a poster here. */
+  async #retry(): Promise<void> {
+    const posts = this.#posts;
+    if (!posts) return;
+    const unscanned = [...this.#posters.keys()].filter((platform) => !this.#scanned.has(platform));
+    if (unscanned.length > 0) {
+      for await (const { key, value } of posts.entries()) if (value.pending && unscanned.includes(value.platform)) this.#pending.set(key, value.platform);
+      for (const platform of unscanned) this.#scanned.add(platform);
+    }
+    for (const [key, platform] of [...this.#pending]) {
+      if (this.#closing) return;
+      if (!this.#posters.has(platform)) continue;
+      const record = await posts.get(key);
+      if (!record?.pending) this.#pending.delete(key);
+      else await this.#erase(key, record, () => false);
+    }
   }
 
   /**
@@ -379,6 +488,9 @@ export class AuditLog {
   /** Posts whatever waits now, and from now on what arrives later at once (the bot stops); resolves once those posts ended. */
   async flush(): Promise<void> {
     this.#closing = true;
+    // Posts still to edit stay so in the audit-posts space: the next run edits them.
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
     await Promise.allSettled([...this.#arriving]);
     const posting: Promise<void>[] = [];
     for (const [key, queue] of this.#queues) {
@@ -560,6 +672,13 @@ export class AuditLog {
 /** The key of a posted message's record in `audit-posts`. */
 function recordKeyOf(record: Pick<AuditRecord, 'platform' | 'channelId' | 'messageId'>): string {
   return digestKeyOf(`${record.platform}:${record.channelId}:${record.messageId}`);
+}
+
+/** A record whose message took its edit: no longer still to edit; gone once it holds no prompt (nothing left to erase). */
+function released(record: AuditRecord): AuditRecord | undefined {
+  if (record.entries.every((e) => e.prompt === '')) return undefined;
+  const { pending: _pending, ...rest } = record;
+  return rest;
 }
 
 function cut(prompt: string): string {

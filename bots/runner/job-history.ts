@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DEFAULTS, type LoggerLike } from 'pictor';
 import { InFlight } from '../in-flight.js';
 import { historyOf, historyOfScope, keepInHistory, stateKeyOf, type BotState } from '../state/index.js';
+import type { AuditForgotten } from './audit-log.js';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import type { JobOptions, JobSpec, MessageSeenBy, Requester } from './types.js';
 
@@ -87,7 +88,7 @@ export interface JobHistoryOptions {
   logger?: LoggerLike | undefined;
   now?: (() => number) | undefined;
   /** Erases the member's prompts from the audit channels' posts (`AuditLog.forget`) before the rest; answers how many posts changed. */
-  forgetAudit?: ((userKey: string) => Promise<number>) | undefined;
+  forgetAudit?: ((userKey: string) => Promise<AuditForgotten>) | undefined;
 }
 
 /** The members' job history: recorded by the surfaces when a job ends, shown privately, erased on request. */
@@ -184,19 +185,20 @@ export class JobHistory {
   /**
    * Erases the member's prompts everywhere: the audit channels' posts first (written again with the erased marker;
    * a failure there is logged and the rest still erased), then their history and everything the bots' state and the
-   * ledger keep. Answers how many history entries and audit posts there were (`describeForgotten` words it).
+   * ledger keep. Answers how many history entries there were, how many audit posts were edited, and how many could
+   * not be edited yet (their prompts erased from the bots' state all the same; edited again later): `describeForgotten` words it.
    */
-  async forgetEverywhere(requester: Requester): Promise<{ entries: number; auditPosts: number }> {
+  async forgetEverywhere(requester: Requester): Promise<{ entries: number; auditPosts: number; auditPending: number }> {
     const userKey = userKeyOf(requester);
     // First the mark, which every process reads as a job ends: a job running now, wherever, records its end with no prompt.
     await this.#marks().put(stateKeyOf(userKey), this.#now());
-    const auditPosts = await (this.#forgetAudit?.(userKey) ?? Promise.resolve(0)).catch((error: unknown) => {
+    const audit = await (this.#forgetAudit?.(userKey) ?? Promise.resolve({ edited: 0, pending: 0 })).catch((error: unknown) => {
       this.#logger?.warn({ userKey, code: (error as { code?: unknown }).code }, 'could not erase a member’s prompts from the audit posts');
-      return 0;
+      return { edited: 0, pending: 0 };
     });
     const entries = await this.#state.forget(userKey);
-    this.#logger?.info({ userKey, count: entries, auditPosts }, 'a member erased their history');
-    return { entries, auditPosts };
+    this.#logger?.info({ userKey, count: entries, auditPosts: audit.edited, auditPending: audit.pending }, 'a member erased their history');
+    return { entries, auditPosts: audit.edited, auditPending: audit.pending };
   }
 
   /**

@@ -426,6 +426,7 @@ export const de = {
   'audit.skipped': '{count, plural, one {# früherer Eintrag wurde} other {# frühere Einträge wurden}} nicht gepostet: Es kamen mehr, als dieser Kanal aufnehmen kann.',
   'audit.summary': '{count, plural, one {# Audit-Eintrag} other {# Audit-Einträge}}',
   'audit.forgotten': 'Deine Prompts in {count, plural, one {# Audit-Beitrag} other {# Audit-Beiträgen}} wurden ebenfalls gelöscht.',
+  'audit.forgetPending': 'Der Audit-Kanal zeigt deinen Prompt noch in {count, plural, one {# Beitrag, der} other {# Beiträgen, die}} noch nicht bearbeitet werden {count, plural, one {konnte} other {konnten}}: Pictor speichert ihn nicht mehr und bearbeitet {count, plural, one {diesen Beitrag} other {diese Beiträge}} in Kürze erneut.',
   'audit.current': 'Audit-Einträge {scope, select, workspace {dieses Workspace} other {dieses Servers}} gehen nach {channel}.',
   'discord.command.admin.audit': 'Kanal wählen, in dem jeder Auftrag und jede Ablehnung gepostet wird; off stoppt es; allein: anzeigen',
   'discord.option.audit_channel': 'Der Kanal für Audit-Einträge (der Bot muss dort posten dürfen)',

@@ -451,6 +451,7 @@ export const en = {
   'audit.skipped': '{count, plural, one {# earlier entry was} other {# earlier entries were}} not posted: more came than this channel can take.',
   'audit.summary': '{count, plural, one {# audit entry} other {# audit entries}}',
   'audit.forgotten': 'Your prompts in {count, plural, one {# audit post} other {# audit posts}} were erased too.',
+  'audit.forgetPending': 'The audit channel still shows your prompt in {count, plural, one {# post} other {# posts}} that could not be edited yet: Pictor no longer keeps it and edits {count, plural, one {that post} other {those posts}} again shortly.',
   'audit.current': 'Audit entries of {scope, select, workspace {this workspace} other {this server}} go to {channel}.',
   'discord.command.admin.audit': 'Choose the channel where every job and refusal is posted; off stops it; alone, shows it',
   'discord.option.audit_channel': 'The channel for audit entries (the bot must be able to post there)',

@@ -426,6 +426,7 @@ export const es = {
   'audit.skipped': '{count, plural, one {# entrada anterior no se publicó} other {# entradas anteriores no se publicaron}}: llegaron más de las que este canal puede recibir.',
   'audit.summary': '{count, plural, one {# entrada de auditoría} other {# entradas de auditoría}}',
   'audit.forgotten': 'Tus prompts en {count, plural, one {# publicación de auditoría} other {# publicaciones de auditoría}} también se borraron.',
+  'audit.forgetPending': 'El canal de auditoría aún muestra tu prompt en {count, plural, one {# publicación que aún no se pudo editar} other {# publicaciones que aún no se pudieron editar}}: Pictor ya no lo guarda y volverá a editar{count, plural, one {la} other {las}} en breve.',
   'audit.current': 'Las entradas de auditoría {scope, select, workspace {de este espacio de trabajo} other {de este servidor}} van a {channel}.',
   'discord.command.admin.audit': 'Elige el canal donde se publica cada trabajo y rechazo; off lo detiene; solo, lo muestra',
   'discord.option.audit_channel': 'El canal de las entradas de auditoría (el bot debe poder publicar allí)',

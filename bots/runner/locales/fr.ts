@@ -426,6 +426,7 @@ export const fr = {
   'audit.skipped': '{count, plural, one {# entrée précédente n’a pas été publiée} other {# entrées précédentes n’ont pas été publiées}} : il en est arrivé plus que ce salon ne peut en recevoir.',
   'audit.summary': '{count, plural, one {# entrée d’audit} other {# entrées d’audit}}',
   'audit.forgotten': 'Vos prompts dans {count, plural, one {# message d’audit} other {# messages d’audit}} ont aussi été effacés.',
+  'audit.forgetPending': 'Le salon d’audit affiche encore votre prompt dans {count, plural, one {# message qui n’a pas encore pu être modifié} other {# messages qui n’ont pas encore pu être modifiés}} : Pictor ne le garde plus et {count, plural, one {le} other {les}} modifiera de nouveau sous peu.',
   'audit.current': 'Les entrées d’audit {scope, select, workspace {de cet espace de travail} other {de ce serveur}} vont dans {channel}.',
   'discord.command.admin.audit': 'Choisir le salon où chaque tâche et chaque refus est publié ; off l’arrête ; seul, l’affiche',
   'discord.option.audit_channel': 'Le salon des entrées d’audit (le bot doit pouvoir y publier)',

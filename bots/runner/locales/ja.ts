@@ -426,6 +426,7 @@ export const ja = {
   'audit.skipped': '以前の記録 {count} 件は投稿されませんでした。このチャンネルが受け取れる量を超えて届いたためです。',
   'audit.summary': '監査記録 {count} 件',
   'audit.forgotten': '{count} 件の監査投稿にあったあなたのプロンプトも削除しました。',
+  'audit.forgetPending': '監査チャンネルの {count} 件の投稿はまだ編集できず、あなたのプロンプトが表示されたままです。Pictor はもう保存しておらず、まもなく再度編集します。',
   'audit.current': '{scope, select, workspace {このワークスペース} other {このサーバー}}の監査記録は {channel} に投稿されます。',
   'discord.command.admin.audit': 'すべてのジョブと拒否を投稿するチャンネルを選ぶ。off で停止、指定なしで表示',
   'discord.option.audit_channel': '監査記録のチャンネル（ボットが投稿できる必要があります）',

@@ -426,6 +426,7 @@ export const ptBR = {
   'audit.skipped': '{count, plural, one {# entrada anterior não foi publicada} other {# entradas anteriores não foram publicadas}}: chegaram mais do que este canal comporta.',
   'audit.summary': '{count, plural, one {# entrada de auditoria} other {# entradas de auditoria}}',
   'audit.forgotten': 'Seus prompts em {count, plural, one {# publicação de auditoria} other {# publicações de auditoria}} também foram apagados.',
+  'audit.forgetPending': 'O canal de auditoria ainda mostra seu prompt em {count, plural, one {# publicação que ainda não pôde ser editada} other {# publicações que ainda não puderam ser editadas}}: o Pictor não o guarda mais e vai editá-{count, plural, one {la} other {las}} de novo em breve.',
   'audit.current': 'As entradas de auditoria {scope, select, workspace {deste workspace} other {deste servidor}} vão para {channel}.',
   'discord.command.admin.audit': 'Escolha o canal onde cada trabalho e recusa é publicado; off desliga; sozinho, mostra',
   'discord.option.audit_channel': 'O canal das entradas de auditoria (o bot precisa poder publicar lá)',

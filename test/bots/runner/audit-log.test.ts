@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AuditLog, JobHistory, JobRefusedError, refusalFromPolicy, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
+import { AUDIT_LIMITS, AuditLog, JobHistory, JobRefusedError, refusalFromPolicy, type AuditEntry, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
 import { openBotState, type Space } from '../../../bots/state/index.js';
 import { words } from '../../../bots/runner/words.js';
 import { useTempDirs } from '../../helpers/runner-harness.js';
@@ -10,11 +10,18 @@ const member = (userId = 'U1', scopeId = 'G1'): Requester => ({ platform: 'disco
 const completed = { type: 'completed', jobId: 'j', images: [], format: 'png', size: '1024x1024', quality: 'low', background: 'opaque', usage: undefined, cost: { totalUsd: 0.011 }, elapsedMs: 1 } as unknown as FinalUpdate;
 const job = (prompt: string, isPrivate = false) => ({ kind: 'generate' as const, prompt, options: {}, private: isPrivate });
 
-/** A poster that keeps what it was asked to post; `fail` makes its next posts throw. */
+/**
+ * A poster that keeps what it was asked to post and what the platform shows of each message; `failures` makes its
+ * next posts throw, `editFailures` its next edits (a 429, as the platform answers a burst).
+ */
 class RecordingPoster implements AuditPoster {
   readonly posts: AuditPost[] = [];
   readonly edits: (AuditPost & { messageId: string })[] = [];
+  /** The entries each message shows now, by its id. */
+  readonly shown = new Map<string, AuditEntry[]>();
   failures = 0;
+  editFailures = 0;
+  failedEdits = 0;
   constructor(readonly maxEntries = 10) {}
   async post(post: AuditPost) {
     if (this.failures > 0) {
@@ -22,10 +29,17 @@ class RecordingPoster implements AuditPoster {
       throw Object.assign(new Error('Missing Permissions'), { code: 50013 });
     }
     this.posts.push(post);
+    this.shown.set(`m${this.posts.length}`, post.entries);
     return { messageId: `m${this.posts.length}` };
   }
   async edit(post: AuditPost & { messageId: string }) {
+    if (this.editFailures > 0) {
+      this.editFailures--;
+      this.failedEdits++;
+      throw Object.assign(new Error('You are being rate limited.'), { status: 429 });
+    }
     this.edits.push(post);
+    this.shown.set(post.messageId, post.entries);
   }
   async greet() {}
 }
@@ -157,7 +171,7 @@ describe('forget in the audit channel', () => {
     await log.flush();
     expect(poster.posts).toHaveLength(2);
 
-    expect(await log.forget('discord:U-ada')).toBe(2);
+    expect(await log.forget('discord:U-ada')).toEqual({ edited: 2, pending: 0 });
     // Each post written again: Ada's prompts replaced by the marker, Bob's kept.
     expect(poster.edits.map((e) => e.messageId).sort()).toEqual(['m1', 'm2']);
     const shared = poster.edits.find((e) => e.messageId === 'm1')!;
@@ -243,7 +257,7 @@ describe('forget in the audit channel', () => {
     log.jobEnded(member('U-bob'), job('quillowmist kite'), completed);
     await log.flush();
 
-    expect(await log.forget('discord:U-ada')).toBe(1);
+    expect(await log.forget('discord:U-ada')).toEqual({ edited: 1, pending: 0 });
     // Bob's edit, then Ada's: the last one the channel shows keeps neither prompt.
     expect(poster.edits.map((e) => e.entries.map((x) => [x.userId, x.prompt, x.erased ?? false]))).toEqual([
       [['U-ada', 'zanzibarwhisper lighthouse', false], ['U-bob', '', true]],
@@ -395,7 +409,7 @@ describe('forget in the audit channel', () => {
     for (let i = 0; i < 20; i++) log.jobEnded(member('U-ada'), job(prompt), completed, `https://discord.com/channels/${'1'.repeat(19)}/${'2'.repeat(19)}/${'3'.repeat(19)}`);
     await log.flush();
     expect(poster.posts[0]!.entries).toHaveLength(20);
-    expect(await log.forget('discord:U-ada')).toBe(1);
+    expect(await log.forget('discord:U-ada')).toEqual({ edited: 1, pending: 0 });
     await state.close();
   });
 });
@@ -523,5 +537,229 @@ describe('a job’s end in the audit channel', () => {
     await log.flush();
     expect(poster.posts.flatMap((p) => p.entries).map((e) => e.prompt)).toEqual(['a lighthouse in a storm']);
     expect(claims).toHaveLength(1);
+  });
+});
+
+describe('an audit post whose edit failed at a forget', () => {
+  const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+  const closing: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    vi.useRealTimers();
+    for (const close of closing.splice(0)) await close();
+  });
+
+  /**
+   * One process on fake timers: its audit log keeping posts in the data folder's `audit-posts`, its history's forget
+   * reaching it. Every write to the space is kept as written (`written`); `settle` waits for the storage calls under way.
+   */
+  async function oneRun() {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const dataDir = await newDir();
+    const state = await openBotState({ dataDir, logger: quiet });
+    closing.push(() => state.close());
+    const space = state.store.space<AuditRecord>(state.spaces.auditPosts);
+    const underWay = new Set<Promise<unknown>>();
+    const track = <T>(call: Promise<T>): Promise<T> => {
+      underWay.add(call);
+      void call.then(
+        () => underWay.delete(call),
+        () => underWay.delete(call),
+      );
+      return call;
+    };
+    const written: string[] = [];
+    /** Full scans of the space that ended (each forget makes one), and who waits for their count. */
+    let scans = 0;
+    const scanWaits: { count: number; resolve: () => void }[] = [];
+    const scanned = (count: number) => new Promise<void>((resolve) => (scans >= count ? resolve() : scanWaits.push({ count, resolve })));
+    const posts: AuditLogOptionsPosts = {
+      get: (key) => track(space.get(key)),
+      put: (key, record) => (written.push(JSON.stringify(record)), track(space.put(key, record))),
+      update: (key, change) => track(space.update(key, change).then((changed) => (written.push(JSON.stringify(changed.after ?? null)), changed))),
+      delete: (key) => track(space.delete(key)),
+      entries: async function* () {
+        let done!: () => void;
+        track(new Promise<void>((resolve) => (done = resolve)));
+        try {
+          yield* space.entries();
+        } finally {
+          done();
+          scans++;
+          for (const wait of scanWaits) if (scans >= wait.count) wait.resolve();
+        }
+      },
+    };
+    const poster = new RecordingPoster();
+    const log: AuditLog = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts, forgotten: (who, at) => history.forgotten(who, at) });
+    const history = new JobHistory({ state, forgetAudit: (userKey) => log.forget(userKey) });
+    log.setPoster('discord', poster);
+    const settle = async () => {
+      do {
+        await Promise.allSettled([...underWay]);
+        await vi.advanceTimersByTimeAsync(0);
+      } while (underWay.size > 0);
+    };
+    const kept = async () => {
+      const records: AuditRecord[] = [];
+      for await (const { value } of space.entries()) records.push(value);
+      return records;
+    };
+    /** Every file of the audit spaces, as stored. */
+    const stored = async () => {
+      const { readdir, readFile } = await import('node:fs/promises');
+      const { join } = await import('node:path');
+      const files = (await readdir(join(dataDir, 'audit'), { recursive: true, withFileTypes: true })).filter((f) => f.isFile());
+      return (await Promise.all(files.map((f) => readFile(join(f.parentPath, f.name), 'utf8')))).join('\n');
+    };
+    const post = async (who: Requester, prompt: string, isPrivate = false) => {
+      const ended = log.jobEnded(who, { ...job(prompt, isPrivate), acceptedAt: Date.now() }, completed);
+      await vi.advanceTimersByTimeAsync(10);
+      await ended;
+      await settle();
+    };
+    const prompts = (messageId: string) => poster.shown.get(messageId)!.map((e) => [e.userId, e.prompt, e.erased ?? false]);
+    return { log, history, poster, posts, written, settle, kept, stored, post, prompts, scanned };
+  }
+
+  it('keeps it as still to edit without the prompt, tells the member, and edits it at the retry; the marker word in no stored record after the forget', async () => {
+    const p = await oneRun();
+    const ada = member('U-ada');
+    await p.post(ada, 'zanzibarwhisper lighthouse', true);
+    expect(p.prompts('m1')).toEqual([['U-ada', 'zanzibarwhisper lighthouse', false]]);
+    p.poster.editFailures = 1;
+    const writes = p.written.length;
+
+    expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 0, auditPending: 1 });
+    // The platform shows the prompt still: the record says so, without it.
+    expect(p.poster.failedEdits).toBe(1);
+    expect(p.prompts('m1')).toEqual([['U-ada', 'zanzibarwhisper lighthouse', false]]);
+    expect(await p.kept()).toEqual([expect.objectContaining({ messageId: 'm1', pending: true, entries: [expect.objectContaining({ prompt: '', erased: true })] })]);
+    expect(await p.stored()).not.toContain('zanzibarwhisper');
+
+    // Not tried again at once; once the retry's time came, edited, and its record goes (no prompt left).
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs - 100);
+    await p.settle();
+    expect(p.poster.edits).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(100);
+    await p.settle();
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
+    expect(await p.kept()).toEqual([]);
+    expect(p.written.slice(writes).join('\n')).not.toContain('zanzibarwhisper');
+    expect(await p.stored()).not.toContain('zanzibarwhisper');
+  });
+
+  it('is edited by the member’s next forget, which counts it as edited', async () => {
+    const p = await oneRun();
+    const ada = member('U-ada');
+    await p.post(ada, 'zanzibarwhisper lighthouse', true);
+    p.poster.editFailures = 1;
+    const writes = p.written.length;
+    expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 0, auditPending: 1 });
+    expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 1, auditPending: 0 });
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
+    expect(await p.kept()).toEqual([]);
+    expect(p.written.slice(writes).join('\n')).not.toContain('zanzibarwhisper');
+    // Nothing left to edit: a third forget edits nothing.
+    expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 0, auditPending: 0 });
+    expect(p.poster.edits).toHaveLength(1);
+  });
+
+  it('is edited by anyone’s next forget on the platform, counted for neither; the other member’s prompts stay', async () => {
+    const p = await oneRun();
+    const [ada, bob] = [member('U-ada'), member('U-bob')];
+    await p.post(ada, 'zanzibarwhisper lighthouse');
+    await p.post(bob, 'a public kite');
+    p.poster.editFailures = 1;
+    expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 0, auditPending: 1 });
+    expect(await p.history.forgetEverywhere(member('U-cy'))).toMatchObject({ auditPosts: 0, auditPending: 0 });
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
+    expect(p.prompts('m2')).toEqual([['U-bob', 'a public kite', false]]);
+    expect(await p.kept()).toEqual([expect.objectContaining({ messageId: 'm2' })]);
+    expect((await p.kept())[0]!.pending).toBeUndefined();
+  });
+
+  it('stays still to edit while its edits keep failing, tried less and less often (at most once an hour), its prompt never stored again', async () => {
+    const p = await oneRun();
+    const ada = member('U-ada');
+    await p.post(ada, 'zanzibarwhisper lighthouse');
+    p.poster.editFailures = Number.POSITIVE_INFINITY;
+    const writes = p.written.length;
+    expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 0, auditPending: 1 });
+    const triedBy: number[] = [];
+    for (let minute = 1; minute <= 6 * 60; minute++) {
+      await vi.advanceTimersByTimeAsync(60_000);
+      await p.settle();
+      triedBy.push(p.poster.failedEdits);
+    }
+    // The forget's try, then 1, 3, 7, 15, 31, 63 minutes after, then once an hour.
+    const triedAt = triedBy.flatMap((tries, i) => (tries > (triedBy[i - 1] ?? 1) ? [i + 1] : []));
+    expect(triedAt).toEqual([1, 3, 7, 15, 31, 63, 123, 183, 243, 303]);
+    expect(await p.kept()).toEqual([expect.objectContaining({ messageId: 'm1', pending: true })]);
+    // Retries write nothing (the record's TTL runs from the forget): the forget's one write, no prompt in it.
+    expect(p.written.slice(writes)).toHaveLength(1);
+    expect(p.written.slice(writes).join('\n')).not.toContain('zanzibarwhisper');
+    expect(await p.stored()).not.toContain('zanzibarwhisper');
+
+    // The platform takes edits again: the next try (within the hour) edits it.
+    p.poster.editFailures = 0;
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMaxMs);
+    await p.settle();
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
+    expect(await p.kept()).toEqual([]);
+  });
+
+  it('is written one edit at a time here: a forget that erased another entry of the post since never has its edit undone by an older one', async () => {
+    const p = await oneRun();
+    const [ada, bob] = [member('U-ada'), member('U-bob')];
+    // One post holding both.
+    const ended = [p.log.jobEnded(ada, { ...job('zanzibarwhisper lighthouse'), acceptedAt: Date.now() }, completed), p.log.jobEnded(bob, { ...job('quillowmist kite'), acceptedAt: Date.now() }, completed)];
+    await vi.advanceTimersByTimeAsync(10);
+    await Promise.all(ended);
+    await p.settle();
+    // Ada's edit is slow to reach the platform; Bob forgets meanwhile.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const edit = p.poster.edit.bind(p.poster);
+    let first = true;
+    p.poster.edit = async (post) => {
+      if (first) {
+        first = false;
+        await released;
+      }
+      return edit(post);
+    };
+    const adaForgot = p.history.forgetEverywhere(ada);
+    await p.scanned(1);
+    const bobForgot = p.history.forgetEverywhere(bob);
+    await p.scanned(2);
+    await p.settle();
+    release();
+    expect(await adaForgot).toMatchObject({ auditPosts: 1, auditPending: 0 });
+    expect(await bobForgot).toMatchObject({ auditPosts: 1, auditPending: 0 });
+    expect(p.prompts('m1')).toEqual([
+      ['U-ada', '', true],
+      ['U-bob', '', true],
+    ]);
+    expect(await p.kept()).toEqual([]);
+  });
+
+  it('is edited by the next process once its poster is there, when the stop came before the retry', async () => {
+    const p = await oneRun();
+    const ada = member('U-ada');
+    await p.post(ada, 'zanzibarwhisper lighthouse');
+    p.poster.editFailures = 1;
+    await p.history.forgetEverywhere(ada);
+    await p.log.flush();
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMaxMs);
+    await p.settle();
+    expect(p.poster.edits).toHaveLength(0);
+
+    // The next start: a new audit log on the same space and the same platform's messages.
+    const next = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: p.posts });
+    next.setPoster('discord', p.poster);
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+    await p.settle();
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
+    expect(await p.kept()).toEqual([]);
   });
 });

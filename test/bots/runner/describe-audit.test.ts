@@ -51,6 +51,10 @@ describe('an audit entry in words', () => {
     expect(auditSummary(1, 'en')).toBe('1 audit entry');
     expect(describeForgotten({ entries: 2, auditPosts: 0 }, 'en', '🧹')).toBe('🧹 Erased your history (2 jobs). Images already posted stay in their channels.');
     expect(describeForgotten({ entries: 2, auditPosts: 3 }, 'en', '🧹')).toBe('🧹 Erased your history (2 jobs). Images already posted stay in their channels. Your prompts in 3 audit posts were erased too.');
+    expect(describeForgotten({ entries: 2, auditPosts: 0, auditPending: 1 }, 'en', '🧹')).toBe(
+      '🧹 Erased your history (2 jobs). Images already posted stay in their channels. The audit channel still shows your prompt in 1 post that could not be edited yet: Pictor no longer keeps it and edits that post again shortly.',
+    );
+    expect(describeForgotten({ entries: 0, auditPosts: 1, auditPending: 2 }, 'en', '🧹')).toContain('Your prompts in 1 audit post were erased too. The audit channel still shows your prompt in 2 posts that could not be edited yet');
   });
 });
 
