@@ -42,7 +42,7 @@ interface Viewer {
  * language, from the runner's ledger, history and rules (the same as `/imagine usage`, `history` and `admin settings`).
  * Published when a member opens it (`app_home_opened`) and again when what it shows changes — one of their jobs ends,
  * an admin changes the workspace's settings or budgets — for members who opened it lately; coalesced per member and
- * paced (Tier 4).
+ * paced (Tier 4). After a member's `forget` it is published at once, opened lately or not (`forgotten`).
  */
 export class HomeTabs {
   readonly #o: HomeTabsOptions;
@@ -76,6 +76,17 @@ export class HomeTabs {
     this.#soon(`${teamId}:${userId}`);
   }
 
+  /**
+   * A member asked `forget`: their Home is published again now, whether or not they opened it lately here — the view
+   * Slack keeps shows their prompts (each job's line and its thumbnail's alt text) however long ago it was published,
+   * by this process, another replica or one before a restart, and only a publish replaces it. Publishes under way are
+   * waited for first, so none rendered before the forget comes after this one.
+   */
+  async forgotten(client: webApi.WebClient, actor: SlackActor, requester: Requester): Promise<void> {
+    await this.settled();
+    await this.#publishTo({ actor, requester, client });
+  }
+
   /** What every Home of a workspace shows changed (its settings, its budgets): each recent viewer's is published again. */
   changedFor(teamId: string): void {
     for (const key of this.#viewers.keys()) if (key.startsWith(`${teamId}:`)) this.#soon(key);
@@ -106,7 +117,10 @@ export class HomeTabs {
 
   #publish(key: string): Promise<void> {
     const viewer = this.#viewers.get(key);
-    if (!viewer) return Promise.resolve();
+    return viewer ? this.#publishTo(viewer) : Promise.resolve();
+  }
+
+  #publishTo(viewer: Pick<Viewer, 'actor' | 'requester' | 'client'>): Promise<void> {
     const done = this.#limiter
       .schedule(async () => {
         const view = await this.render(viewer.requester);

@@ -289,7 +289,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   registerEditEntryPoints(app, context);
   registerEditView(app, context);
   registerJobButtons(app, context);
-  registerMentions(app, context);
+  registerMentions(app, context, state.store.space(state.spaces.slackMessages));
   registerAppHome(app, context);
   registerWorkflowStep(app, context);
   app.error(async (error) => {

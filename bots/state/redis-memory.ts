@@ -15,8 +15,8 @@ export const REDIS_RECORD_BYTES = 640;
 /**
  * The most bytes the bots' bounded spaces keep in all: a space's `maxBytes`, or for a space bounded by its count alone
  * (values of a few bytes), `maxCount` records of `REDIS_RECORD_BYTES` — what `maxmemory` must leave room for, beside
- * the ledger. The spaces whose keys are taken once (`claimOnce`: a Slack request's signature, a Discord interaction
- * over HTTP) are counted the same way, though on Redis only their minutes bound them: their count is how many are
+ * the ledger. The spaces whose keys are taken once (`claimOnce`: a Slack request's signature, a Slack message, a
+ * Discord interaction over HTTP) are counted the same way, though on Redis only their minutes bound them: their count is how many are
  * expected within those minutes, each one key with its TTL.
  */
 export function stateBytesBound(spaces: BotSpaces): number {

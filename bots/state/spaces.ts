@@ -55,6 +55,13 @@ export function botSpaces(settings: SpaceSettings = {}) {
     slackRequests: { name: 'slack-requests', dir: 'slack/requests', ttlMs: 90 * DAY, maxValueBytes: 64 * KIB, maxCount: 50_000, maxBytes: 64 * MIB },
     /** Slack request signatures seen (HTTP mode), until Bolt would refuse the request anyway (5 minutes plus the clock skew). */
     slackSeen: { name: 'slack-seen', dir: 'slack/seen', ttlMs: 7 * MINUTE, maxValueBytes: 64, maxCount: 100_000 },
+    /**
+     * Slack messages taken (a mention, a direct message), by workspace, channel and ts: `app_mention` and `message` of
+     * one message, Slack's retries of either (each signed again, so `slack-seen` passes them: at once, after 1 minute,
+     * after 5) and Socket Mode's redeliveries, to any replica or after a restart, start one job. 15 minutes outlive the
+     * last retry (about 6 minutes after the first delivery) more than twice.
+     */
+    slackMessages: { name: 'slack-messages', dir: 'slack/messages', ttlMs: 15 * MINUTE, maxValueBytes: 64, maxCount: 20_000 },
     /** Slack installations (OAuth): each workspace's bot token; kept until the app is uninstalled. */
     slackInstallations: { name: 'slack-installations', dir: 'slack/installations', ttlMs: undefined, maxValueBytes: 16 * KIB },
     /** Each member's last jobs (at most 20, newest first) for the history commands. */

@@ -1,4 +1,4 @@
-import type { RespondFn, types } from '@slack/bolt';
+import type { RespondFn, types, webApi } from '@slack/bolt';
 import { describeForgotten, historyLineValues, say, type HistoryEntry } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
 import { ACTIONS } from '../render-job.js';
@@ -16,8 +16,18 @@ export function historyCommandOf(slackText: string): { kind: 'mine' | 'workspace
   return undefined;
 }
 
-/** Answers privately through the command's response URL. */
-export async function answerHistoryCommand(context: BotContext, actor: SlackActor, command: NonNullable<ReturnType<typeof historyCommandOf>>, ack: Ack, respond: RespondFn): Promise<void> {
+/**
+ * Answers privately through the command's response URL (`client`: the workspace's, which publishes the member's Home
+ * again after a forget).
+ */
+export async function answerHistoryCommand(
+  context: BotContext,
+  actor: SlackActor,
+  command: NonNullable<ReturnType<typeof historyCommandOf>>,
+  ack: Ack,
+  respond: RespondFn,
+  client: webApi.WebClient,
+): Promise<void> {
   const history = context.runner.history;
   const { locale } = actor;
   if (!history) {
@@ -27,9 +37,11 @@ export async function answerHistoryCommand(context: BotContext, actor: SlackActo
   await ack();
   const requester = context.jobs.requester(actor);
   let answer: { text: string; blocks?: types.KnownBlock[] };
+  let forgot = false;
   try {
     if (command.kind === 'forget') {
       answer = { text: describeForgotten(await history.forgetEverywhere(requester), locale, ':broom:') };
+      forgot = true;
     } else if (command.kind === 'workspace') {
       const entries = await history.ofScope(requester);
       answer = entries ? await renderHistory(context, entries, 'scope', locale) : { text: say(locale, 'history.not_admin', { icon: ':raised_hand:', scope: 'workspace' }) };
@@ -40,7 +52,10 @@ export async function answerHistoryCommand(context: BotContext, actor: SlackActo
     context.logger.error({ err: error, what: `history ${command.kind}` }, 'a history command failed');
     answer = { text: `:warning: ${say(locale, 'error.on_my_side')}` };
   }
+  // Their Home tab showed their prompts: it is published again without them, whatever becomes of the answer.
+  const republished = forgot ? context.homes.forgotten(client, actor, requester) : undefined;
   await respond({ response_type: 'ephemeral', replace_original: false, ...answer });
+  await republished;
 }
 
 /**

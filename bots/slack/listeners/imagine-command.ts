@@ -42,7 +42,7 @@ export function registerImagineCommand(app: App, context: BotContext): void {
     const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id, locale };
     const asked = imagineCommandOf(command.text);
     if (asked) {
-      if (asked.of === 'history') await answerHistoryCommand(context, actor, asked.command, ack, respond);
+      if (asked.of === 'history') await answerHistoryCommand(context, actor, asked.command, ack, respond, context.workspace(auth).client);
       else if (asked.of === 'style') await answerStyleCommand(context, actor, asked.command, ack, respond);
       else if (asked.of === 'settings') await answerSettingsCommand(context, actor, asked.command, ack, respond, context.workspace(auth).botUserId);
       else if (asked.of === 'member') await answerMemberSettings(context, actor, asked.command, ack, respond);

@@ -11,6 +11,7 @@ import { mentions, withoutMention } from '../slack-text.js';
 import { imagineCommandOf } from './imagine-command.js';
 import { isPreviewFileName } from '../upload-files.js';
 import type { Workspace } from '../workspace.js';
+import { digestKeyOf, type Space } from '../../state/index.js';
 
 interface Mention {
   channelId: string;
@@ -29,7 +30,11 @@ interface Mention {
   locale: string | undefined;
 }
 
-/** Keys seen lately, so one message that arrives as both `app_mention` and `message` runs once. */
+/**
+ * Keys this process has taken lately (or tried to): the `message` twin of an `app_mention` that reached this process
+ * too is dropped without asking the shared state again. Only a first check: a key not here may have been taken
+ * elsewhere, which the claim in the shared state answers.
+ */
 class RecentKeys {
   readonly #seen = new Map<string, number>();
   constructor(
@@ -59,9 +64,15 @@ class RecentKeys {
  * whichever comes first handles the message, looking its files up when needed.
  * A text that `/imagine` reads as a command (`admin …`, `settings …`, `history`)
  * is no prompt here either: the member is told privately to use the command.
+ *
+ * A message is taken once in the bots' shared state (`taken`: the `slack-messages` space, by workspace, channel and
+ * ts) before anything is answered or charged: its two events, Slack's retries of either (signed again, so the replay
+ * guard lets them through) and Socket Mode's redeliveries answer it once, on whichever replica each reaches and after
+ * a restart. When the state cannot answer, the message is not answered (it may be a paid job), as the replay guard
+ * refuses a request it cannot check, and that is logged.
  */
-export function registerMentions(app: App, context: BotContext): void {
-  const seen = new RecentKeys(2000, 15 * 60_000);
+export function registerMentions(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'definition'>): void {
+  const seen = new RecentKeys(2000, taken.definition.ttlMs ?? 15 * 60_000);
 
   app.event('app_mention', async ({ event, body, context: auth }) => {
     if (!event.user || (event as { bot_id?: string }).bot_id) return;
@@ -112,8 +123,21 @@ export function registerMentions(app: App, context: BotContext): void {
     });
   });
 
+  /** True for the first of a message's events and deliveries, in every process sharing the state; false after. */
+  async function take(mention: Mention): Promise<boolean> {
+    const key = `${mention.teamId}:${mention.channelId}:${mention.ts}`;
+    const where = { team: mention.teamId, channel: mention.channelId, ts: mention.ts };
+    try {
+      if (seen.add(key) && (await taken.claimOnce(digestKeyOf(key)))) return true;
+      context.logger.debug(where, 'a Slack message already taken: not answered again');
+    } catch (err) {
+      context.logger.error({ err, ...where }, 'could not check a Slack message against the ones taken lately: not answered');
+    }
+    return false;
+  }
+
   async function handle(mention: Mention): Promise<void> {
-    if (!seen.add(`${mention.channelId}:${mention.ts}`)) return;
+    if (!(await take(mention))) return;
     const { botUserId, client } = mention.workspace;
     const notify = ephemeralVia({ client, writer: context.writer }, { channelId: mention.channelId, userId: mention.userId, threadTs: mention.threadTs ?? mention.ts });
     const text = withoutMention(mention.text, botUserId);

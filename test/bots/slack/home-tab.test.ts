@@ -3,7 +3,7 @@ import { HomeTabs } from '../../../bots/slack/home-tab.js';
 import { formatUsd } from '../../../src/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { checkView } from '../../fakes/slack/check-blocks.js';
-import { finishedJob, settledCosts as ledger, startHarness, type Harness } from './harness.js';
+import { finishedJob, privately, settledCosts as ledger, startHarness, type Harness } from './harness.js';
 import { describeFailure, say, unreadableRulesRefusal, type Requester } from '../../../bots/runner/index.js';
 import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
 
@@ -166,6 +166,28 @@ describe('the Slack Home tab', () => {
     } finally {
       refreshes.mockRestore();
     }
+  });
+
+  it('is published again without their prompts after a member’s forget, whether or not they opened it lately here', async () => {
+    h = await startHarness();
+    await draw(h, 'U0ALICE', 'C0ART', 0);
+    await draw(h, 'U0BOB', 'C0ART', 1);
+    const view = (user: string) => JSON.stringify(h!.fake.homes.get(`${h!.fake.teamId}:${user}`)?.view ?? {});
+    await h.fake.openHome('U0ALICE');
+    await homeOf(h.fake, 'U0ALICE');
+    expect(view('U0ALICE')).toContain('lighthouse');
+    await h.runner.history!.settled();
+
+    expect(await privately(h.fake, 'forget', 'U0ALICE')).toMatch(/^:broom: Erased your history \(1 job\)/);
+    await homeOf(h.fake, 'U0ALICE', 2);
+    expect(view('U0ALICE')).not.toContain('lighthouse');
+    expect(texts(await homeOf(h.fake, 'U0ALICE', 2))).toContain(say('en', 'slack.home.history_empty', { command: '`/imagine`' }));
+
+    // Bob never opened his Home here (another replica, or this one before a restart, may have published it): published.
+    expect(h.fake.homes.has(`${h.fake.teamId}:U0BOB`)).toBe(false);
+    expect(await privately(h.fake, 'forget', 'U0BOB')).toMatch(/^:broom: Erased your history \(1 job\)/);
+    await homeOf(h.fake, 'U0BOB');
+    expect(view('U0BOB')).not.toContain('lighthouse');
   });
 
   it('runs a job again from its Reroll, in the job’s channel, counted against whoever clicks; a refusal goes to their direct messages', async () => {

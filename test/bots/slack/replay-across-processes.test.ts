@@ -5,6 +5,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, RedisQuotaStore, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import type { SpaceDefinition } from '../../../bots/state/StateStore.js';
+import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import { signedHeaders } from '../../fakes/slack/sign-request.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { finishedJob, jobMessages, startHarness, type Harness } from './harness.js';
 
@@ -14,7 +17,7 @@ afterEach(async () => {
   for (const { h, keepFake } of harnesses.splice(0).reverse()) await h.close(keepFake ? { fake: true } : {});
 });
 
-const generations = (h: Harness) => h.emulator.requests.filter((r) => r.path === '/v1/images/generations');
+const generations = (...hs: Harness[]) => hs.flatMap((h) => h.emulator.requests.filter((r) => r.path === '/v1/images/generations'));
 
 /** Waits until the bot has dropped a request as one it has seen: nothing of it runs after that. */
 async function refusedAsReplay(logger: RecordingLogger): Promise<void> {
@@ -39,9 +42,109 @@ describe('a replayed signed Slack request', () => {
   });
 });
 
+/** An `app_mention` event as Slack sends it: one `event_id` for the event, whatever delivery carries it. */
+function appMention(fake: FakeSlack, channel: string, text: string) {
+  const ts = `${Math.floor(Date.now() / 1000)}.000100`;
+  return {
+    token: 'legacy-verification-token',
+    team_id: fake.teamId,
+    api_app_id: 'A0PICTOR',
+    event: { type: 'app_mention', user: 'U0ALICE', text: `<@${fake.botUserId}> ${text}`, ts, channel, event_ts: ts, team: fake.teamId },
+    type: 'event_callback',
+    event_id: 'Ev0RETRIED',
+    event_time: Math.floor(Date.now() / 1000),
+    authorizations: [{ enterprise_id: null, team_id: fake.teamId, user_id: fake.botUserId, is_bot: true, is_enterprise_install: false }],
+    is_ext_shared_channel: false,
+  };
+}
+
+/**
+ * Delivers an event to a bot's events URL as Slack does: the first delivery, or a retry (`X-Slack-Retry-Num`), which
+ * Slack signs again — a timestamp of its own, so a signature the replay guard has not seen.
+ */
+async function deliver(fake: FakeSlack, url: string, event: object, retry?: { num: number; timestampSec: number }): Promise<number> {
+  const body = JSON.stringify(event);
+  const headers = {
+    ...signedHeaders(fake.signingSecret, body, retry?.timestampSec),
+    'content-type': 'application/json',
+    ...(retry ? { 'x-slack-retry-num': String(retry.num), 'x-slack-retry-reason': 'http_timeout' } : {}),
+  };
+  const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/** Waits until a bot has dropped a message as one already taken (nothing of it runs after that), or ran it again. */
+async function droppedOrRunAgain(logger: RecordingLogger, hs: Harness[], times = 1): Promise<void> {
+  const dropped = () => logger.entries.filter((e) => e.msg === 'a Slack message already taken: not answered again').length;
+  await vi.waitFor(() => expect(dropped() >= times || generations(...hs).length > 0).toBe(true), { timeout: 15_000 });
+}
+
+/** Slack retries a late event after a few seconds at the soonest (its 3 s timeout): a later timestamp. */
+const retryOf = (num: number) => ({ num, timestampSec: Math.floor(Date.now() / 1000) + 3 });
+
+describe('a Slack mention retried by Slack', () => {
+  it('starts no second job after a restart: the messages taken are kept in the data folder', async () => {
+    const before = await startHarness({ emulator: { latencyMs: 10 } });
+    const mention = appMention(before.fake, 'C0RETRY', 'a cat --quality low');
+    expect(await deliver(before.fake, before.bot.url!, mention)).toBe(200);
+    await finishedJob(before.fake, 'C0RETRY');
+    const first = generations(before);
+    await before.close({ fake: true, dataDir: true });
+
+    const logger = new RecordingLogger();
+    const after = await startHarness({ emulator: { latencyMs: 10 }, fake: before.fake, dataDir: before.dataDir, bot: { logger } });
+    harnesses.push({ h: after });
+    expect(await deliver(after.fake, after.bot.url!, mention, retryOf(1))).toBe(200);
+    await droppedOrRunAgain(logger, [after]);
+    expect(first).toHaveLength(1);
+    expect(generations(after)).toHaveLength(0);
+    expect(jobMessages(after.fake, 'C0RETRY')).toHaveLength(1);
+    expect(after.fake.ephemerals).toEqual([]);
+  });
+});
+
+/** The bots' state of a data folder whose `slack-messages` space cannot answer (a Redis gone, a disk failing). */
+function withMessagesUnanswered(state: BotState): BotState {
+  const bound = <T extends object>(target: T, key: string | symbol) => {
+    const value = Reflect.get(target, key, target) as unknown;
+    return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+  };
+  const store = new Proxy(state.store, {
+    get: (target, key) =>
+      key === 'space'
+        ? (definition: SpaceDefinition) => {
+            const space = target.space(definition);
+            if (definition.name !== state.spaces.slackMessages.name) return space;
+            return new Proxy(space, { get: (s, k) => (k === 'claimOnce' ? () => Promise.reject(new Error('the state does not answer')) : bound(s, k)) });
+          }
+        : bound(target, key),
+  });
+  return new Proxy(state, { get: (target, key) => (key === 'store' ? store : bound(target, key)) });
+}
+
+describe('a Slack mention while the bots’ state cannot answer', () => {
+  it('is not answered, as a paid job may be at stake, and that is logged', async () => {
+    const state = await openBotState({ dataDir: await mkdtemp(join(tmpdir(), 'pictor-mention-unanswered-')), logger: silentLogger() });
+    const logger = new RecordingLogger();
+    const h = await startHarness({ emulator: { latencyMs: 10 }, bot: { state: withMessagesUnanswered(state), logger } });
+    try {
+      expect(await deliver(h.fake, h.bot.url!, appMention(h.fake, 'C0DOWN', 'a cat --quality low'))).toBe(200);
+      await vi.waitFor(() => expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['could not check a Slack message against the ones taken lately: not answered']), { timeout: 15_000 });
+      await h.runner.shutdown({ graceMs: 500 });
+      expect(generations(h)).toHaveLength(0);
+      expect(jobMessages(h.fake, 'C0DOWN')).toHaveLength(0);
+      expect(h.fake.ephemerals).toEqual([]);
+    } finally {
+      await h.close();
+      await state.close();
+    }
+  });
+});
+
 const redis = testRedis();
 
-describe.skipIf(redis.skipReason)(`a replayed signed Slack request, two bots on one Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
+describe.skipIf(redis.skipReason)(`a Slack request sent again, two bots on one Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
   let url: string;
   const prefixes: string[] = [];
   const opened: (BotState | RedisLink)[] = [];
@@ -62,8 +165,9 @@ describe.skipIf(redis.skipReason)(`a replayed signed Slack request, two bots on 
     return { store: new RedisQuotaStore({ redis: link.commands, prefix }), bot: { state } };
   }
 
-  it('is dropped by the second bot when the first one ran it', async () => {
-    const prefix = uniquePrefix('replay');
+  /** Two bots on one Redis sharing one fake Slack; the second's log is kept. */
+  async function twoBots(name: string) {
+    const prefix = uniquePrefix(name);
     prefixes.push(prefix);
     const first = await startHarness({ emulator: { latencyMs: 10 }, ...(await onRedis(prefix)) });
     harnesses.push({ h: first });
@@ -71,6 +175,11 @@ describe.skipIf(redis.skipReason)(`a replayed signed Slack request, two bots on 
     const onSecond = await onRedis(prefix);
     const second = await startHarness({ emulator: { latencyMs: 10 }, fake: first.fake, ...onSecond, bot: { ...onSecond.bot, logger } });
     harnesses.push({ h: second, keepFake: true });
+    return { first, second, logger };
+  }
+
+  it('replayed as it was signed, is dropped by the second bot when the first one ran it', async () => {
+    const { first, second, logger } = await twoBots('replay');
 
     first.fake.deliverOverHttp(first.bot.url!);
     await first.fake.command({ command: '/imagine', text: 'a cat --quality low', channel: 'C0TWO' });
@@ -82,5 +191,21 @@ describe.skipIf(redis.skipReason)(`a replayed signed Slack request, two bots on 
     expect(generations(first)).toHaveLength(1);
     expect(generations(second)).toHaveLength(0);
     expect(jobMessages(first.fake, 'C0TWO')).toHaveLength(1);
+  });
+
+  it('as Slack retries a mention, starts one job when the retry, or the message’s other event, reaches the other bot: one request to the image service, one job message', async () => {
+    const { first: a, second: b, logger } = await twoBots('mention-retry');
+
+    const mention = appMention(a.fake, 'C0RETRIED', 'a cat --quality low');
+    expect(await deliver(a.fake, a.bot.url!, mention)).toBe(200);
+    await finishedJob(a.fake, 'C0RETRIED');
+    // The same message's `message` event (an event of its own) reaching the other bot shares the claim; then the retry.
+    const twin = { ...mention, event_id: 'Ev0TWIN', event: { ...mention.event, type: 'message', channel_type: 'channel' } };
+    expect(await deliver(a.fake, b.bot.url!, twin)).toBe(200);
+    expect(await deliver(a.fake, b.bot.url!, mention, retryOf(1))).toBe(200);
+    await droppedOrRunAgain(logger, [b], 2);
+    expect(generations(a)).toHaveLength(1);
+    expect(generations(b)).toHaveLength(0);
+    expect(jobMessages(a.fake, 'C0RETRIED')).toHaveLength(1);
   });
 });

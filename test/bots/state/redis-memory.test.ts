@@ -46,7 +46,7 @@ describe('the spaces bounded by their count alone', () => {
   it('are counted in what maxmemory must leave room for at REDIS_RECORD_BYTES a record, by one rule', () => {
     const spaces = botSpaces();
     const countedAlone = Object.entries(spaces as Record<string, SpaceDefinition>).filter(([, space]) => space.maxBytes === undefined && space.maxCount !== undefined);
-    expect(countedAlone.map(([, space]) => space.name)).toEqual(['discord-interactions', 'slack-seen', 'audit-ended', 'forgotten']);
+    expect(countedAlone.map(([, space]) => space.name)).toEqual(['discord-interactions', 'slack-seen', 'slack-messages', 'audit-ended', 'forgotten']);
     for (const [name, space] of countedAlone) {
       const without = { ...spaces, [name]: { ...space, maxCount: 0 } } as BotSpaces;
       expect(stateBytesBound(spaces) - stateBytesBound(without), space.name).toBe(space.maxCount! * REDIS_RECORD_BYTES);
@@ -106,9 +106,9 @@ describe('what docs/shared-limits.md says the bots’ state may keep', () => {
   });
 
   it('names the counts of the spaces bounded by their count alone, and the bytes a record of them is counted', async () => {
-    const said = /`audit-ended`'s ([\d ]+) records, `forgotten`'s ([\d ]+), and the keys taken once of `slack-seen` and `discord-interactions`, ([\d ]+) each, [^—]+— (\d+) bytes a record/.exec(await paragraph()) ?? [];
-    const { auditEnded, forgotten, slackSeen, discordInteractions } = botSpaces();
-    expect(said.slice(1).map(number)).toEqual([auditEnded.maxCount, forgotten.maxCount, slackSeen.maxCount, REDIS_RECORD_BYTES]);
+    const said = /`audit-ended`'s ([\d ]+) records, `forgotten`'s ([\d ]+), and the keys taken once of `slack-messages`, ([\d ]+), and of `slack-seen` and `discord-interactions`, ([\d ]+) each, [^—]+— (\d+) bytes a record/.exec(await paragraph()) ?? [];
+    const { auditEnded, forgotten, slackMessages, slackSeen, discordInteractions } = botSpaces();
+    expect(said.slice(1).map(number)).toEqual([auditEnded.maxCount, forgotten.maxCount, slackMessages.maxCount, slackSeen.maxCount, REDIS_RECORD_BYTES]);
     expect(discordInteractions.maxCount).toBe(slackSeen.maxCount);
   });
 
