@@ -457,6 +457,22 @@ describe('the data-folder backend', () => {
     await store.close();
   });
 
+  it('forgets a record whose file is gone when claimOrphans finds it so, as has and read do: keys no longer lists it, the bounds no longer count it', async () => {
+    const store = new FileStateStore({ dataDir });
+    const COUNTED: SpaceDefinition = { ...SPACE, name: 'test-counted', dir: 'test/counted', maxCount: 2 };
+    const space = store.space<Job>(COUNTED);
+    await space.put('k1', job('a lighthouse'), { hold: false });
+    await space.put('k2', job('a harbour'), { hold: false });
+    await rm(join(dataDir, COUNTED.dir, 'k2.json'));
+    expect(await space.claimOrphans()).toEqual([]);
+    const keys: string[] = [];
+    for await (const key of space.keys()) keys.push(key);
+    expect(keys).toEqual(['k1']);
+    await space.put('k3', job('a quay'));
+    expect(await space.get('k1')).toEqual(job('a lighthouse'));
+    await store.close();
+  });
+
   it('answers none for a record past its TTL, lists it no more and does not have it, before the hourly prune removes its file', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     onTestFinished(() => void vi.useRealTimers());
