@@ -150,8 +150,8 @@ class FileSpace<T> implements Space<T> {
 
   /**
    * The envelope; `UNREADABLE` if its text is not JSON or its file fails to read (permissions changed by a redeploy, a
-   * disk error …). A listed record whose file is gone is forgotten (`#forgetGone`): `queued` when the caller runs in the
-   * key's queue already.
+   * disk error …). A listed record whose file is gone is forgotten: at once when the caller runs in the key's queue
+   * already (`queued`: no write of the key can be under way, so the file missing is final), else through `#forgetGone`.
    */
   async #read(key: string, queued: boolean): Promise<Envelope | typeof UNREADABLE | undefined> {
     if (!STATE_KEY_PATTERN.test(key)) return undefined;
@@ -159,7 +159,8 @@ class FileSpace<T> implements Space<T> {
     const at = this.#index.get(key)?.at;
     if (at === undefined || this.#expired(at)) return undefined;
     const found = await readFile(this.#path(key)).catch(missingOrUnreadable);
-    if (found === undefined) await (queued ? this.#forgetGone(key) : this.#serial(key, () => this.#forgetGone(key)));
+    if (found === undefined && queued) this.#noteDelete(key);
+    else if (found === undefined) await this.#serial(key, () => this.#forgetGone(key));
     if (found === undefined || found === UNREADABLE) return found;
     if (this.definition.binary) return { pictorState: 1, holder: null, value: found };
     const text = found.toString('utf8');
@@ -181,8 +182,8 @@ class FileSpace<T> implements Space<T> {
 
   /**
    * Drops from the index a record whose file was removed behind the store (by hand, or lost), so `keys` and the bounds
-   * agree with `has` and `read`, which no longer find it. Run in the key's queue: a write of the key under way has
-   * either put its file in place, or not yet listed it.
+   * agree with `has` and `read`, which no longer find it, outside the key's queue. Run in it, after a second look: a
+   * write of the key under way then has either put its file in place, or not yet listed it.
    */
   async #forgetGone(key: string): Promise<void> {
     if (!this.#index.has(key)) return;

@@ -19,6 +19,16 @@ export interface RedisStateStoreOptions {
   logger?: LoggerLike | undefined;
 }
 
+/** Drops a key from its space's bounds: the index (KEYS[3]) and the sizes with their total (KEYS[4]). */
+const FORGET = `local function forget(k)
+  local size = tonumber(redis.call('HGET', KEYS[4], k) or '0')
+  if size > 0 then
+    redis.call('HDEL', KEYS[4], k)
+    redis.call('HINCRBY', KEYS[4], '*', 0 - size)
+  end
+  redis.call('ZREM', KEYS[3], k)
+end`;
+
 /**
  * Writes or deletes (empty value) one record, keeping its holder and its space's bounds, in one step.
  * KEYS: record, holders hash, index (zset: key → last write, µs of Redis's clock), sizes (hash: key → bytes,
@@ -48,14 +58,7 @@ local maxCount, maxBytes = tonumber(ARGV[7]), tonumber(ARGV[8])
 if not (maxCount or maxBytes) then return 1 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local function forget(k)
-  local size = tonumber(redis.call('HGET', KEYS[4], k) or '0')
-  if size > 0 then
-    redis.call('HDEL', KEYS[4], k)
-    redis.call('HINCRBY', KEYS[4], '*', 0 - size)
-  end
-  redis.call('ZREM', KEYS[3], k)
-end
+${FORGET}
 forget(key)
 if value ~= '' then
   redis.call('ZADD', KEYS[3], string.format('%d', now), key)
@@ -78,6 +81,19 @@ if ttl then
 end
 return 1`;
 
+/**
+ * Reads one record (ARGV[2] 'read': its value, or nil) or looks for it ('has': 1, or nil); KEYS as `PUT`'s, ARGV[1]
+ * its key. One found gone (its key deleted behind the store, or expired) leaves the space's bounds in the same step, so
+ * a write of it meanwhile is either seen or comes after.
+ */
+const LOOK = `
+local found
+if ARGV[2] == 'read' then found = redis.call('GET', KEYS[1]) else found = redis.call('EXISTS', KEYS[1]) == 1 and 1 end
+if found then return found end
+${FORGET}
+forget(ARGV[1])
+return false`;
+
 /** Takes a held record if its holder is still the one whose lease was seen lapsed. KEYS[1] holders; ARGV: key, lapsed holder, new holder. */
 const CLAIM = `
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
@@ -89,6 +105,8 @@ return 0`;
 type StateClient = Redis & {
   pictorStatePut(...args: (string | number | Buffer)[]): Promise<number>;
   pictorStateClaim(...args: string[]): Promise<number>;
+  pictorStateLook(...args: string[]): Promise<string | number | null>;
+  pictorStateLookBuffer(...args: string[]): Promise<Buffer | number | null>;
 };
 
 /**
@@ -116,6 +134,7 @@ export class RedisStateStore implements StateStore {
     this.#logger = options.logger;
     if (!this.#redis.pictorStatePut) this.#redis.defineCommand('pictorStatePut', { numberOfKeys: 4, lua: PUT });
     if (!this.#redis.pictorStateClaim) this.#redis.defineCommand('pictorStateClaim', { numberOfKeys: 1, lua: CLAIM });
+    if (!this.#redis.pictorStateLook) this.#redis.defineCommand('pictorStateLook', { numberOfKeys: 4, lua: LOOK });
   }
 
   /** Takes the lease (Redis must answer now) and keeps renewing it (`renewEveryThird`: each renewal's bound ends by the next tick, at most two unanswered). */
@@ -193,10 +212,15 @@ class RedisSpace<T> implements Space<T> {
     return `${this.base}:held`;
   }
 
+  /** The keys `PUT` and `LOOK` take for the record. */
+  #keys(key: string): string[] {
+    return [this.#record(key), this.#held, `${this.base}:index`, `${this.base}:sizes`];
+  }
+
   /** `text`: the value as kept (JSON, or a binary space's bytes), '' to delete; `expected` as the script's ARGV. */
   async #put(key: string, text: string | Buffer, hold: boolean | undefined, expected = ''): Promise<boolean> {
     const { ttlMs, maxCount, maxBytes } = this.definition;
-    const keys = [this.#record(key), this.#held, `${this.base}:index`, `${this.base}:sizes`];
+    const keys = this.#keys(key);
     const args = [key, text, ttlMs ?? '', hold === undefined ? '' : hold ? '1' : '0', this.store.owner, expected, maxCount ?? '', maxBytes ?? '', this.#record('')];
     return (await this.redis.pictorStatePut(...keys, ...args)) === 1;
   }
@@ -217,13 +241,17 @@ class RedisSpace<T> implements Space<T> {
     return readable(await this.read(key));
   }
 
+  /** The record's value (`LOOK`): one found gone leaves the space's bounds. */
   async read(key: string): Promise<T | typeof UNREADABLE | undefined> {
-    return STATE_KEY_PATTERN.test(key) ? this.#decode(await this.#raw(key)) : undefined;
+    if (!STATE_KEY_PATTERN.test(key)) return undefined;
+    const args = [...this.#keys(key), key, 'read'];
+    const raw = this.definition.binary ? await this.redis.pictorStateLookBuffer(...args) : await this.redis.pictorStateLook(...args);
+    return this.#decode(raw as string | Buffer | null);
   }
 
-  /** EXISTS on the record's key: no value is fetched (a record past its TTL has expired with its key). */
+  /** EXISTS on the record's key (`LOOK`): no value is fetched (a record past its TTL has expired with its key); one found gone leaves the space's bounds. */
   async has(key: string): Promise<boolean> {
-    return STATE_KEY_PATTERN.test(key) && (await this.redis.exists(this.#record(key))) === 1;
+    return STATE_KEY_PATTERN.test(key) && (await this.redis.pictorStateLook(...this.#keys(key), key, 'has')) === 1;
   }
 
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {

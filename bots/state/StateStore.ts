@@ -71,9 +71,10 @@ export interface Space<T> {
   read(key: string): Promise<T | typeof UNREADABLE | undefined>;
   /**
    * Whether a record is kept under the key — one that cannot be read too (`read` answers it `UNREADABLE`) — without
-   * reading its value: the data folder's index and a stat of its file, Redis's EXISTS. A file removed by hand (or lost)
-   * is not kept, as `read` finds none, and whichever of the two finds it gone drops it from the index: `keys` no longer
-   * lists it. For a caller that lists what is kept (the console's thumbnails).
+   * reading its value: the data folder's index and a stat of its file, Redis's EXISTS. A record removed behind the
+   * store (a file deleted by hand or lost, a key deleted) is not kept, as `read` finds none, and whichever of the two
+   * finds it gone drops it from the space's index: `keys` no longer lists it, and it no longer counts toward `maxCount`
+   * or `maxBytes`. For a caller that lists what is kept (the console's thumbnails).
    */
   has(key: string): Promise<boolean>;
   put(key: string, value: T, options?: PutOptions): Promise<void>;
