@@ -82,17 +82,15 @@ end
 return 1`;
 
 /**
- * Reads one record (ARGV[2] 'read': its value, or nil) or looks for it ('has': 1, or nil); KEYS as `PUT`'s, ARGV[1]
- * its key. One found gone (its key deleted behind the store, or expired) leaves the space's bounds in the same step, so
- * a write of it meanwhile is either seen or comes after.
+ * Drops a record found gone (its key deleted behind the store, or expired) from its space's bounds, if it is still gone:
+ * a write of it meanwhile is seen (KEYS as `PUT`'s, ARGV[1] its key). Run only after a plain read missed, so reads stay
+ * reads (a Redis at its `maxmemory` refuses a script that writes, and nothing is to be dropped on a hit).
  */
-const LOOK = `
-local found
-if ARGV[2] == 'read' then found = redis.call('GET', KEYS[1]) else found = redis.call('EXISTS', KEYS[1]) == 1 and 1 end
-if found then return found end
+const GONE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 ${FORGET}
 forget(ARGV[1])
-return false`;
+return 1`;
 
 /** Takes a held record if its holder is still the one whose lease was seen lapsed. KEYS[1] holders; ARGV: key, lapsed holder, new holder. */
 const CLAIM = `
@@ -105,8 +103,7 @@ return 0`;
 type StateClient = Redis & {
   pictorStatePut(...args: (string | number | Buffer)[]): Promise<number>;
   pictorStateClaim(...args: string[]): Promise<number>;
-  pictorStateLook(...args: string[]): Promise<string | number | null>;
-  pictorStateLookBuffer(...args: string[]): Promise<Buffer | number | null>;
+  pictorStateGone(...args: string[]): Promise<number>;
 };
 
 /**
@@ -134,7 +131,7 @@ export class RedisStateStore implements StateStore {
     this.#logger = options.logger;
     if (!this.#redis.pictorStatePut) this.#redis.defineCommand('pictorStatePut', { numberOfKeys: 4, lua: PUT });
     if (!this.#redis.pictorStateClaim) this.#redis.defineCommand('pictorStateClaim', { numberOfKeys: 1, lua: CLAIM });
-    if (!this.#redis.pictorStateLook) this.#redis.defineCommand('pictorStateLook', { numberOfKeys: 4, lua: LOOK });
+    if (!this.#redis.pictorStateGone) this.#redis.defineCommand('pictorStateGone', { numberOfKeys: 4, lua: GONE });
   }
 
   /** Takes the lease (Redis must answer now) and keeps renewing it (`renewEveryThird`: each renewal's bound ends by the next tick, at most two unanswered). */
@@ -212,7 +209,7 @@ class RedisSpace<T> implements Space<T> {
     return `${this.base}:held`;
   }
 
-  /** The keys `PUT` and `LOOK` take for the record. */
+  /** The keys `PUT` and `GONE` take for the record. */
   #keys(key: string): string[] {
     return [this.#record(key), this.#held, `${this.base}:index`, `${this.base}:sizes`];
   }
@@ -241,17 +238,25 @@ class RedisSpace<T> implements Space<T> {
     return readable(await this.read(key));
   }
 
-  /** The record's value (`LOOK`): one found gone leaves the space's bounds. */
+  /** The record's value; one found gone leaves the space's bounds (`#gone`). */
   async read(key: string): Promise<T | typeof UNREADABLE | undefined> {
     if (!STATE_KEY_PATTERN.test(key)) return undefined;
-    const args = [...this.#keys(key), key, 'read'];
-    const raw = this.definition.binary ? await this.redis.pictorStateLookBuffer(...args) : await this.redis.pictorStateLook(...args);
-    return this.#decode(raw as string | Buffer | null);
+    const raw = await this.#raw(key);
+    if (raw === null) await this.#gone(key);
+    return this.#decode(raw);
   }
 
-  /** EXISTS on the record's key (`LOOK`): no value is fetched (a record past its TTL has expired with its key); one found gone leaves the space's bounds. */
+  /** EXISTS on the record's key: no value is fetched (a record past its TTL has expired with its key); one found gone leaves the space's bounds. */
   async has(key: string): Promise<boolean> {
-    return STATE_KEY_PATTERN.test(key) && (await this.redis.pictorStateLook(...this.#keys(key), key, 'has')) === 1;
+    if (!STATE_KEY_PATTERN.test(key)) return false;
+    if ((await this.redis.exists(this.#record(key))) === 1) return true;
+    await this.#gone(key);
+    return false;
+  }
+
+  /** After a read missed: the key leaves the space's bounds if it is still gone. A failure only leaves that for the next miss. */
+  async #gone(key: string): Promise<void> {
+    await this.redis.pictorStateGone(...this.#keys(key), key).catch(() => undefined);
   }
 
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
