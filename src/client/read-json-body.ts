@@ -20,9 +20,11 @@ import type { RawResponse } from './transport.js';
  * read to that end instead of being cut off at its last brace (cutting a body
  * off makes undici and Node build an abort error, stack and all, each time).
  *
- * A body longer than any answer to the request can be (`answerByteBound`) is
- * not read past the chunk that crosses it: a BadResponseError, with the whole
- * images that came before attached; leaving the loop lets go of the connection.
+ * A body longer than any JSON answer asking for `n` images can be
+ * (`answerByteBound(n)`: a JSON answer has no previews, even to a streamed
+ * request) is not read past the chunk that crosses it: a BadResponseError,
+ * with the whole images that came before attached; leaving the loop lets go of
+ * the connection.
  */
 export async function readJsonBody(
   body: RawResponse['body'],
@@ -31,7 +33,7 @@ export async function readJsonBody(
   contentLength?: number | undefined,
 ): Promise<unknown> {
   const { n } = request;
-  const bound = answerByteBound(request);
+  const bound = answerByteBound(n);
   let chunks: Buffer[] = [];
   let received = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -40,7 +42,7 @@ export async function readJsonBody(
     if (received > bound) {
       const text = textOf(Buffer.concat(chunks));
       chunks = [];
-      throw answerTooLargeError(request, requestId, salvageResult(text, request, requestId));
+      throw answerTooLargeError(n, requestId, salvageResult(text, request, requestId));
     }
     // Only a chunk that ends a JSON object can finish it (base64 never holds a brace): try a parse only then,
     // and not when the body is whole by its length (it ends with the next step of the loop, and is parsed below).
