@@ -478,7 +478,6 @@ function requestedJob(request: ImageRequest): RequestedJob {
     size: request.size,
     quality: request.quality,
     background: request.background,
-    ...(request.partial_images !== undefined && { partial_images: request.partial_images }),
   };
 }
 

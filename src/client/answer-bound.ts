@@ -7,31 +7,40 @@ import { BadResponseError } from '../core/errors.js';
  */
 export const MAX_IMAGE_BASE64_BYTES = 32 * 1024 * 1024;
 
-/** What an answer may carry beside its images: the JSON or the events around them, labels, usage, keep-alives. */
+/** What an answer may carry beside its images: the JSON or the event around them, labels, usage, keep-alives. */
 export const ANSWER_MARGIN_BYTES = 1024 * 1024;
 
-/** What a request asked for, as far as the size of its answer goes. */
-export interface AnswerShape {
-  n: number;
-  /** Previews streamed per image (a streamed request only). */
-  partial_images?: number | undefined;
-}
+/**
+ * The most bytes a streamed answer may send without ending an event: one image and the margin. What the client holds
+ * of a stream is the event the parser is building (each one is handed on once it ends), so this bounds a stream's
+ * memory whatever the number of images and previews asked for.
+ */
+export const EVENT_BYTE_BOUND = MAX_IMAGE_BASE64_BYTES + ANSWER_MARGIN_BYTES;
 
 /**
- * The most bytes the body of a 200 answer to `request` may take: one image of at most `MAX_IMAGE_BASE64_BYTES` for
- * each image asked for and each preview of it, plus `ANSWER_MARGIN_BYTES`. A body that goes past it is no answer to
- * the request (a server that sends a line without end, say): the client stops reading it there, so no server holds
- * more of a process's memory than that.
+ * The most bytes the JSON body of a 200 answer asking for `n` images may take: `MAX_IMAGE_BASE64_BYTES` for each image
+ * and `ANSWER_MARGIN_BYTES` (a JSON answer carries no previews, even to a streamed request). A body that goes past it is
+ * no answer to the request (a server that sends an image without end, say): the client stops reading it there, so no
+ * server holds more of a process's memory than that.
  */
-export function answerByteBound(request: AnswerShape): number {
-  return request.n * (1 + (request.partial_images ?? 0)) * MAX_IMAGE_BASE64_BYTES + ANSWER_MARGIN_BYTES;
+export function answerByteBound(n: number): number {
+  return n * MAX_IMAGE_BASE64_BYTES + ANSWER_MARGIN_BYTES;
 }
 
-/** The error of an answer that went past its bound, with the whole images it had brought (see `BadResponseError.partial`). */
-export function answerTooLargeError(request: AnswerShape, requestId: string | undefined, partial: unknown): BadResponseError {
-  const mib = Math.round(answerByteBound(request) / (1024 * 1024));
+/** The error of a JSON answer that went past its bound, with the whole images it had brought (see `BadResponseError.partial`). */
+export function answerTooLargeError(n: number, requestId: string | undefined, partial: unknown): BadResponseError {
   return new BadResponseError(
-    `the service sent more than ${mib} MiB for ${request.n} image${request.n === 1 ? '' : 's'}, more than any answer to it can hold; the rest was not read`,
+    `the service sent more than ${mibOf(answerByteBound(n))} MiB for ${n} image${n === 1 ? '' : 's'}, more than any answer to it can hold; the rest was not read`,
     { requestId, partial },
   );
 }
+
+/** The error of a stream that sent more than `EVENT_BYTE_BOUND` without ending an event (the images handed on before it are the reader's). */
+export function eventTooLargeError(requestId: string | undefined): BadResponseError {
+  return new BadResponseError(
+    `the service sent more than ${mibOf(EVENT_BYTE_BOUND)} MiB without ending an event, more than any image can take; the rest was not read`,
+    { requestId },
+  );
+}
+
+const mibOf = (bytes: number) => Math.round(bytes / (1024 * 1024));

@@ -7,7 +7,7 @@ import { discardBody, type RawResponse } from './transport.js';
 import type { LoggerLike } from './PictorClient.js';
 import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromCompleted, resultFromJson, type ImageJobResult, type RequestedJob } from './job-result.js';
 import { contentLengthOf, readJsonBody } from './read-json-body.js';
-import { answerByteBound, answerTooLargeError } from './answer-bound.js';
+import { EVENT_BYTE_BOUND, eventTooLargeError } from './answer-bound.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
 import { endWatch, type RequestEnding, type RequestWatch } from './request-hook.js';
 
@@ -37,9 +37,11 @@ export interface StreamContext {
 /**
  * An SSE response as an async iterable of typed events. It can be read once;
  * leaving the loop early aborts the request. Parsing is linear in the stream's
- * size and puts no cap on one event (a whole image is one event) short of the
- * bound on the whole body (`answerByteBound`): a stream that goes past it is
- * aborted there (BadResponseError).
+ * size. What it holds is the one event it is building (each is handed on once
+ * it ends), so that is what is bounded: a whole image is one event, and no
+ * event is cut short below `EVENT_BYTE_BOUND` (one image of the largest size and
+ * a margin); a stream that sends more without ending an event is aborted there
+ * (BadResponseError). How long a stream may go on is the request's timeout's.
  *
  * The stream is over once `n` completed events have arrived: the connection is
  * closed then, whether or not the service ends the body. A service that
@@ -116,11 +118,16 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     const { response } = opened;
     this.#requestId = response.requestId;
     const pending: EventSourceMessage[] = [];
-    const parser = createParser({ onEvent: (message) => pending.push(message) });
+    /** Bytes fed to the parser since it last produced an event: what it may be holding. */
+    let unended = 0;
+    const parser = createParser({
+      onEvent: (message) => {
+        pending.push(message);
+        unended = 0;
+      },
+    });
     const decoder = createUtf8Decoder();
     let completedCount = 0;
-    /** The images handed on so far, for the error of a body past its bound. */
-    const completed: CompletedEvent[] = [];
     let finished = false;
     /** Checks an event before it is handed on; true once all n images are in. */
     const accept = (event: ImageStreamEvent): boolean => {
@@ -132,10 +139,9 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
         });
       }
       const checked = checkImage(event.b64_json, meta.output_format);
-      if (!checked.bytes) throw new BadResponseError(`completed image ${completedCount} ${checked.problem}`, { requestId: response.requestId, partial: event });
+      if (!checked.bytes) throw new BadResponseError(`completed image ${completedCount} ${checked.problem}`, { requestId: response.requestId });
       // The bytes of the check are the image's (`imageBytes(event)`): decoded once.
       keepImageBytes(event, checked.bytes);
-      completed.push(event);
       return completedCount === meta.n;
     };
     try {
@@ -155,17 +161,15 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
         return;
       }
       let done = false;
-      const bound = answerByteBound(meta);
-      let received = 0;
       try {
         for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
           // Past the last image, the rest of a body that has ended is read through, unparsed (see below).
           if (done) continue;
-          received += chunk.length;
-          // A body longer than any answer to the request is not read on (an event that never ends would grow in the
-          // parser); the images already handed on ride on the error too, as a JSON answer's do.
-          if (received > bound) throw answerTooLargeError(meta, response.requestId, completed.length > 0 ? resultFromCompleted(completed, meta, response.requestId) : undefined);
+          unended += chunk.length;
           parser.feed(decoder.push(chunk));
+          // An event that never ends would grow in the parser: past one image's bound it is not read on. The images
+          // handed on before it are the reader's already (no stream error carries images).
+          if (unended > EVENT_BYTE_BOUND) throw eventTooLargeError(response.requestId);
           while (pending.length && !done) {
             const event = this.#toEvent(pending.shift()!, response);
             if (event === 'done') {

@@ -11,7 +11,6 @@ import {
   type ImageStreamEvent,
   type Usage,
 } from '../spec/result-schemas.js';
-import type { AnswerShape } from './answer-bound.js';
 import { checkImage, checkImages, type Expected } from './check-result.js';
 import { carryImageBytes, imageBytes, keepImageBytes } from './image-bytes.js';
 
@@ -39,7 +38,7 @@ export function decodeImages(result: Pick<ImageJobResult, 'data'>): Buffer[] {
 }
 
 /** What was asked, to check and price an answer. */
-export interface RequestedJob extends Expected, AnswerShape {
+export interface RequestedJob extends Expected {
   operation: 'generate' | 'edit';
   size: string;
   quality: string;

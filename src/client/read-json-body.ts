@@ -20,9 +20,12 @@ import type { RawResponse } from './transport.js';
  * read to that end instead of being cut off at its last brace (cutting a body
  * off makes undici and Node build an abort error, stack and all, each time).
  *
- * A body longer than any answer to the request can be (`answerByteBound`) is
- * not read past the chunk that crosses it: a BadResponseError, with the whole
- * images that came before attached; leaving the loop lets go of the connection.
+ * A body longer than any JSON answer asking for `n` images can be
+ * (`answerByteBound(n)`: a JSON answer has no previews, even to a streamed
+ * request) is not read past the chunk that crosses it: a BadResponseError,
+ * with the whole images that came before attached; leaving the loop lets go of
+ * the connection. The chunks are let go of as they are joined (`takeText`), so
+ * the body is held at most twice: its bytes and their text.
  */
 export async function readJsonBody(
   body: RawResponse['body'],
@@ -31,17 +34,13 @@ export async function readJsonBody(
   contentLength?: number | undefined,
 ): Promise<unknown> {
   const { n } = request;
-  const bound = answerByteBound(request);
+  const bound = answerByteBound(n);
   let chunks: Buffer[] = [];
   let received = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
     chunks.push(chunk);
     received += chunk.length;
-    if (received > bound) {
-      const text = textOf(Buffer.concat(chunks));
-      chunks = [];
-      throw answerTooLargeError(request, requestId, salvageResult(text, request, requestId));
-    }
+    if (received > bound) throw answerTooLargeError(n, requestId, salvageResult(takeText(chunks), request, requestId));
     // Only a chunk that ends a JSON object can finish it (base64 never holds a brace): try a parse only then,
     // and not when the body is whole by its length (it ends with the next step of the loop, and is parsed below).
     if (lastSignificantByte(chunk) === CLOSING_BRACE && received !== contentLength) {
@@ -55,7 +54,7 @@ export async function readJsonBody(
       }
     }
   }
-  const text = textOf(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+  const text = takeText(chunks);
   try {
     return JSON.parse(text);
   } catch {
@@ -73,6 +72,13 @@ function lastSignificantByte(chunk: Buffer): number {
     if (byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09) return byte;
   }
   return -1;
+}
+
+/** The text of `chunks`, emptying the array: once the text is made, nothing holds their bytes. */
+function takeText(chunks: Buffer[]): string {
+  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  chunks.length = 0;
+  return textOf(bytes);
 }
 
 /** UTF-8 text as `TextDecoder` gives it: a leading byte-order mark dropped, bad bytes as U+FFFD. */

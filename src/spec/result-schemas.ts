@@ -103,7 +103,6 @@ export const ErrorBodySchema = z.looseObject({
 
 export type Usage = z.output<typeof UsageSchema>;
 export type ImageResult = z.output<typeof ImageResultSchema>;
-export type WireImageResult = z.output<typeof WireImageResultSchema>;
 export type WireImageEvent = z.output<typeof WireImageEventSchema>;
 export type PartialImageEvent = z.output<typeof PartialImageEventSchema>;
 export type CompletedEvent = z.output<typeof CompletedEventSchema>;

@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { Pool, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { answerByteBound } from '../../src/client/answer-bound.js';
+import { answerByteBound, EVENT_BYTE_BOUND } from '../../src/client/answer-bound.js';
 import { decodeImages, isCompletedEvent, PictorClient, type ImageStreamEvent, type PictorClientOptions } from '../../src/index.js';
 import { makeImage } from '../helpers/images.js';
 import { useEmulator } from '../helpers/emulator.js';
@@ -317,13 +317,19 @@ describe('an answer that is not what was asked is a bad_response, never retried'
     expect(s.requests).toBe(1);
   });
 
-  it('rejects a completed event whose image is not of the requested format', async () => {
+  it('rejects a completed event whose image is not of the requested format, the image before it handed on and not carried again', async () => {
     const s = await serve(async (req) => {
       await req.body();
-      req.socket.end(SSE_HEAD + chunk(sse('image_generation.completed', completed(JPEG_B64))) + chunk(''));
+      req.socket.end(SSE_HEAD + chunk(sse('image_generation.completed', completed()) + sse('image_generation.completed', completed(JPEG_B64))) + chunk(''));
     });
-    const error = await failureOf(clientOf(s).generateStream({ prompt: 'x' }).finalResult());
-    expect(error).toMatchObject({ code: 'bad_response' });
+    const images: string[] = [];
+    const error = await failureOf((async () => {
+      for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2 })) images.push(event.b64_json);
+    })());
+    expect(error).toMatchObject({ code: 'bad_response', message: expect.stringMatching(/completed image 2/) });
+    expect(images).toEqual([PNG_B64]);
+    // A stream's error carries no image: those that came whole were handed on as they came, a bad one is none.
+    expect(error.partial).toBeUndefined();
   });
 
   it('names the target of a redirect and does not follow or resend it', async () => {
@@ -453,8 +459,11 @@ function endlessImage(socket: SeenRequest['socket'], opening: string, limit: num
 }
 
 describe('an answer is read no further than any answer to the request can go', () => {
-  it('stops reading a plain result whose second image never ends at the bound, and keeps the first', async () => {
-    const cap = answerByteBound({ n: 2 });
+  it.each([
+    ['a plain result', false],
+    ['a JSON answer to a streamed request (its bound has no previews)', true],
+  ])('stops reading %s whose second image never ends at the bound of its 2 images, and keeps the first', async (_, stream) => {
+    const cap = answerByteBound(2);
     let written: Promise<number> | undefined;
     const s = await serve(async (req) => {
       await req.body();
@@ -462,8 +471,19 @@ describe('an answer is read no further than any answer to the request can go', (
       written = endlessImage(req.socket, head(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }) + chunk(opening), cap + 32 * 1024 * 1024);
     });
     const { dispatcher, read } = countingDispatcher(s);
-    const error = await failureOf(clientOf(s, { dispatcher }).generate({ prompt: 'x', n: 2 }));
-    expect(error).toMatchObject({ code: 'bad_response', partial: { data: [{ b64_json: PNG_B64 }] } });
+    const client = clientOf(s, { dispatcher });
+    const images: string[] = [];
+    const error = await failureOf(
+      stream
+        ? (async () => {
+            for await (const event of client.generateStream({ prompt: 'x', n: 2, partial_images: 3 })) images.push(event.b64_json);
+          })()
+        : client.generate({ prompt: 'x', n: 2 }),
+    );
+    expect(error).toMatchObject({ code: 'bad_response', message: expect.stringMatching(/more than 65 MiB for 2 images/) });
+    // The first image is kept: on the error of a plain request, handed on before the error by a stream.
+    if (stream) expect(images).toEqual([PNG_B64]);
+    else expect(error).toMatchObject({ partial: { data: [{ b64_json: PNG_B64 }] } });
     expect(read.bytes).toBeGreaterThan(cap);
     expect(read.bytes).toBeLessThanOrEqual(cap + read.largestChunk);
     await s.requestConnectionsClosed();
@@ -471,26 +491,44 @@ describe('an answer is read no further than any answer to the request can go', (
     await dispatcher.close();
   });
 
-  it('stops reading a stream whose event never ends at the bound (partials counted), and keeps the image before it', async () => {
-    const cap = answerByteBound({ n: 2, partial_images: 1 });
+  it('stops reading a stream at one image\'s bound past its last event, whatever the images and previews asked for', async () => {
     let written: Promise<number> | undefined;
     const s = await serve(async (req) => {
       await req.body();
       const opening = sse('image_generation.completed', completed()) + 'event: image_generation.completed\ndata: {"type": "image_generation.completed", "b64_json": "';
-      written = endlessImage(req.socket, SSE_HEAD + chunk(opening), cap + 32 * 1024 * 1024);
+      written = endlessImage(req.socket, SSE_HEAD + chunk(opening), EVENT_BYTE_BOUND + 32 * 1024 * 1024);
     });
     const { dispatcher, read } = countingDispatcher(s);
     const events: ImageStreamEvent[] = [];
+    // The bots' defaults: 10 images, 2 previews each (the whole answer may be 30 times one image).
     const error = await failureOf((async () => {
-      for await (const event of clientOf(s, { dispatcher }).generateStream({ prompt: 'x', n: 2, partial_images: 1 })) events.push(event);
+      for await (const event of clientOf(s, { dispatcher }).generateStream({ prompt: 'x', n: 10, partial_images: 2 })) events.push(event);
     })());
-    expect(error).toMatchObject({ code: 'bad_response', partial: { data: [{ b64_json: PNG_B64 }] } });
-    expect(events).toHaveLength(1);
-    expect(read.bytes).toBeGreaterThan(cap);
-    expect(read.bytes).toBeLessThanOrEqual(cap + read.largestChunk);
+    expect(error).toMatchObject({ code: 'bad_response', message: expect.stringMatching(/more than 33 MiB without ending an event/) });
+    // The image before it was handed on, and the error does not carry it again.
+    expect(events.map((event) => event.b64_json)).toEqual([PNG_B64]);
+    expect(error.partial).toBeUndefined();
+    // What came up to the end of the first event (one chunk at most), then at most the bound and the chunk that crossed it.
+    expect(read.bytes).toBeGreaterThan(EVENT_BYTE_BOUND);
+    expect(read.bytes).toBeLessThanOrEqual(EVENT_BYTE_BOUND + 2 * read.largestChunk);
     await s.requestConnectionsClosed();
-    expect(await written).toBeLessThan(cap + 32 * 1024 * 1024);
+    expect(await written).toBeLessThan(EVENT_BYTE_BOUND + 32 * 1024 * 1024);
     await dispatcher.close();
+  });
+
+  it('reads a stream whose events are each as large as wire-format.md calls normal (30 MB), more than one image\'s bound in all', async () => {
+    const preview = 'A'.repeat(30_000_000);
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.write(SSE_HEAD);
+      for (const index of [0, 1]) {
+        req.socket.write(chunk(sse('image_generation.partial_image', { ...completed(preview), type: 'image_generation.partial_image', partial_image_index: index, usage: undefined })));
+      }
+      req.socket.end(chunk(sse('image_generation.completed', completed())) + chunk(''));
+    });
+    const types: string[] = [];
+    for await (const event of clientOf(s).generateStream({ prompt: 'x', partial_images: 2 })) types.push(event.type);
+    expect(types).toEqual(['image_generation.partial_image', 'image_generation.partial_image', 'image_generation.completed']);
   });
 });
 
