@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { ClientApplication, Routes, type APIApplication, type Client, type RESTOptions } from 'discord.js';
 import { type LoggerLike } from 'pictor';
-import { withTimeout } from 'pictor/internal';
+import { CLAIM_WAIT_MS, withTimeout } from 'pictor/internal';
 import type { Space } from '../state/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS } from './discord-facts.js';
 import { createdAtOf, interactionAge } from './interaction-age.js';
@@ -27,9 +27,6 @@ export const MAX_INTERACTION_BODY_BYTES = 1024 * 1024;
  * token lives (15 minutes), and at most this many (the oldest forgotten first).
  */
 export const TAKEN_INTERACTIONS = { max: 10_000, forMs: 15 * 60_000 } as const;
-
-/** How long the state's claim of an interaction id may take before the POST is refused (503): within Discord's 3 s. */
-const CLAIM_WAIT_MS = 1_500;
 
 const INTERACTION_PING = 1;
 const CALLBACK_PONG = 1;

@@ -17,6 +17,9 @@ const KEEP_VIEWERS = 1000;
 const VIEWER_TTL_MS = 24 * 60 * 60_000;
 /** A change is shown after this pause, so a burst of changes costs one `views.publish`. */
 const COALESCE_MS = 500;
+/** Bottleneck's priorities: a forget's publish goes before the changes queued for the pace (lower runs first). */
+const CHANGE_PRIORITY = 5;
+const FORGET_PRIORITY = 0;
 
 export interface HomeTabsOptions {
   runner: SlackJobRunner;
@@ -49,6 +52,8 @@ export class HomeTabs {
   readonly #viewers = new Map<string, Viewer>();
   readonly #pending = new Map<string, NodeJS.Timeout>();
   readonly #publishing = new Set<Promise<unknown>>();
+  /** Each member's publishes rendering or sending now (started, not queued for the pace): what a forget waits for. */
+  readonly #rendering = new Map<string, Set<Promise<void>>>();
   readonly #limiter: Bottleneck;
   readonly #now: () => number;
 
@@ -79,12 +84,14 @@ export class HomeTabs {
   /**
    * A member asked `forget`: their Home is published again now, whether or not they opened it lately here — the view
    * Slack keeps shows their prompts (each job's line and its thumbnail's alt text) however long ago it was published,
-   * by this process, another replica or one before a restart, and only a publish replaces it. Publishes under way are
-   * waited for first, so none rendered before the forget comes after this one.
+   * by this process, another replica or one before a restart, and only a publish replaces it. The member's publishes
+   * under way (rendering or sending) are waited for first, so none rendered before the forget comes after this one;
+   * other members' and the ones still queued for the pace (rendered when they run, after the forget) are not, and this
+   * one goes before the queued ones.
    */
   async forgotten(client: webApi.WebClient, actor: SlackActor, requester: Requester): Promise<void> {
-    await this.settled();
-    await this.#publishTo({ actor, requester, client });
+    await Promise.allSettled([...(this.#rendering.get(keyOf(actor)) ?? [])]);
+    await this.#publishTo({ actor, requester, client }, FORGET_PRIORITY);
   }
 
   /** What every Home of a workspace shows changed (its settings, its budgets): each recent viewer's is published again. */
@@ -120,16 +127,31 @@ export class HomeTabs {
     return viewer ? this.#publishTo(viewer) : Promise.resolve();
   }
 
-  #publishTo(viewer: Pick<Viewer, 'actor' | 'requester' | 'client'>): Promise<void> {
+  #publishTo(viewer: Pick<Viewer, 'actor' | 'requester' | 'client'>, priority = CHANGE_PRIORITY): Promise<void> {
     const done = this.#limiter
-      .schedule(async () => {
-        const view = await this.render(viewer.requester);
-        await viewer.client.views.publish({ user_id: viewer.actor.userId, view });
-      })
+      .schedule({ priority }, () =>
+        this.#whileRendering(keyOf(viewer.actor), async () => {
+          const view = await this.render(viewer.requester);
+          await viewer.client.views.publish({ user_id: viewer.actor.userId, view });
+        }),
+      )
       .catch((error: unknown) => this.#o.logger.warn({ code: slackErrorCode(error), team: viewer.actor.teamId }, 'could not publish a Home tab'));
     this.#publishing.add(done);
     void done.finally(() => this.#publishing.delete(done));
     return done;
+  }
+
+  /** Runs a member's publish, known as under way until it ends. */
+  #whileRendering(key: string, publish: () => Promise<void>): Promise<void> {
+    const running = publish();
+    const ofMember = this.#rendering.get(key) ?? new Set();
+    this.#rendering.set(key, ofMember.add(running));
+    const forget = () => {
+      ofMember.delete(running);
+      if (ofMember.size === 0 && this.#rendering.get(key) === ofMember) this.#rendering.delete(key);
+    };
+    running.then(forget, forget);
+    return running;
   }
 
   /** A member's Home view, in their language. */

@@ -37,11 +37,9 @@ export async function answerHistoryCommand(
   await ack();
   const requester = context.jobs.requester(actor);
   let answer: { text: string; blocks?: types.KnownBlock[] };
-  let forgot = false;
   try {
     if (command.kind === 'forget') {
       answer = { text: describeForgotten(await history.forgetEverywhere(requester), locale, ':broom:') };
-      forgot = true;
     } else if (command.kind === 'workspace') {
       const entries = await history.ofScope(requester);
       answer = entries ? await renderHistory(context, entries, 'scope', locale) : { text: say(locale, 'history.not_admin', { icon: ':raised_hand:', scope: 'workspace' }) };
@@ -52,8 +50,9 @@ export async function answerHistoryCommand(
     context.logger.error({ err: error, what: `history ${command.kind}` }, 'a history command failed');
     answer = { text: `:warning: ${say(locale, 'error.on_my_side')}` };
   }
-  // Their Home tab showed their prompts: it is published again without them, whatever becomes of the answer.
-  const republished = forgot ? context.homes.forgotten(client, actor, requester) : undefined;
+  // Their Home tab showed their prompts: it is published again with what is left of them, whatever becomes of the
+  // answer — a forget that failed partway may have erased their history already.
+  const republished = command.kind === 'forget' ? context.homes.forgotten(client, actor, requester) : undefined;
   await respond({ response_type: 'ephemeral', replace_original: false, ...answer });
   await republished;
 }

@@ -12,6 +12,7 @@ import { imagineCommandOf } from './imagine-command.js';
 import { isPreviewFileName } from '../upload-files.js';
 import type { Workspace } from '../workspace.js';
 import { digestKeyOf, type Space } from '../../state/index.js';
+import { CLAIM_WAIT_MS, withTimeout } from 'pictor/internal';
 
 interface Mention {
   channelId: string;
@@ -31,9 +32,9 @@ interface Mention {
 }
 
 /**
- * Keys this process has taken lately (or tried to): the `message` twin of an `app_mention` that reached this process
+ * Keys this process has taken lately (or is taking): the `message` twin of an `app_mention` that reached this process
  * too is dropped without asking the shared state again. Only a first check: a key not here may have been taken
- * elsewhere, which the claim in the shared state answers.
+ * elsewhere, which the claim in the shared state answers. A key whose claim failed is taken back (`drop`).
  */
 class RecentKeys {
   readonly #seen = new Map<string, number>();
@@ -53,6 +54,10 @@ class RecentKeys {
     this.#seen.set(key, now);
     return true;
   }
+
+  drop(key: string): void {
+    this.#seen.delete(key);
+  }
 }
 
 /**
@@ -68,8 +73,10 @@ class RecentKeys {
  * A message is taken once in the bots' shared state (`taken`: the `slack-messages` space, by workspace, channel and
  * ts) before anything is answered or charged: its two events, Slack's retries of either (signed again, so the replay
  * guard lets them through) and Socket Mode's redeliveries answer it once, on whichever replica each reaches and after
- * a restart. When the state cannot answer, the message is not answered (it may be a paid job), as the replay guard
- * refuses a request it cannot check, and that is logged.
+ * a restart. When the state cannot answer — an error, or no answer within `CLAIM_WAIT_MS` (a Redis down queues the
+ * claim) — the message starts no job (it may be a paid one), as the replay guard refuses a request it cannot check:
+ * the member is told privately that it failed on our side, and that is logged; its other event or a redelivery is
+ * tried again.
  */
 export function registerMentions(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'definition'>): void {
   const seen = new RecentKeys(2000, taken.definition.ttlMs ?? 15 * 60_000);
@@ -123,23 +130,33 @@ export function registerMentions(app: App, context: BotContext, taken: Pick<Spac
     });
   });
 
-  /** True for the first of a message's events and deliveries, in every process sharing the state; false after. */
-  async function take(mention: Mention): Promise<boolean> {
+  /**
+   * 'taken' for the first of a message's events and deliveries, in every process sharing the state; 'already' after;
+   * 'failed' when the state did not answer in time (the key is taken back, so a later delivery is tried again).
+   */
+  async function take(mention: Mention): Promise<'taken' | 'already' | 'failed'> {
     const key = `${mention.teamId}:${mention.channelId}:${mention.ts}`;
     const where = { team: mention.teamId, channel: mention.channelId, ts: mention.ts };
     try {
-      if (seen.add(key) && (await taken.claimOnce(digestKeyOf(key)))) return true;
+      if (seen.add(key) && (await withTimeout(taken.claimOnce(digestKeyOf(key)), CLAIM_WAIT_MS, 'the state store did not answer in time'))) return 'taken';
       context.logger.debug(where, 'a Slack message already taken: not answered again');
+      return 'already';
     } catch (err) {
-      context.logger.error({ err, ...where }, 'could not check a Slack message against the ones taken lately: not answered');
+      seen.drop(key);
+      context.logger.error({ err, ...where }, 'could not check a Slack message against the ones taken lately: no job started, the member is told');
+      return 'failed';
     }
-    return false;
   }
 
   async function handle(mention: Mention): Promise<void> {
-    if (!(await take(mention))) return;
+    const taking = await take(mention);
+    if (taking === 'already') return;
     const { botUserId, client } = mention.workspace;
     const notify = ephemeralVia({ client, writer: context.writer }, { channelId: mention.channelId, userId: mention.userId, threadTs: mention.threadTs ?? mention.ts });
+    if (taking === 'failed') {
+      await notify(`:warning: ${say(mention.locale, 'error.on_my_side')}`);
+      return;
+    }
     const text = withoutMention(mention.text, botUserId);
     // `/imagine`'s own commands (admin, usage, styles, history, defaults) make no image here: a pointer to `/imagine`.
     if (imagineCommandOf(text)) {

@@ -190,6 +190,29 @@ describe('the Slack Home tab', () => {
     expect(view('U0BOB')).not.toContain('lighthouse');
   });
 
+  it('is published again after a forget that failed partway, with what is left: the history it erased is gone from it', async () => {
+    h = await startHarness();
+    await draw(h, 'U0ALICE', 'C0ART', 0);
+    await h.fake.openHome('U0ALICE');
+    expect(JSON.stringify((await homeOf(h.fake, 'U0ALICE')) ?? [])).toContain('lighthouse');
+    await h.runner.history!.settled();
+    const history = h.runner.history!;
+    const forget = history.forgetEverywhere.bind(history);
+    // The history is erased, then the rest of the forget fails.
+    const failing = vi.spyOn(history, 'forgetEverywhere').mockImplementation(async (requester) => {
+      await forget(requester);
+      throw new Error('the state failed after the history was erased');
+    });
+    try {
+      expect(await privately(h.fake, 'forget', 'U0ALICE')).toBe(`:warning: ${say('en', 'error.on_my_side')}`);
+      const blocks = await homeOf(h.fake, 'U0ALICE', 2);
+      expect(JSON.stringify(blocks)).not.toContain('lighthouse');
+      expect(texts(blocks)).toContain(say('en', 'slack.home.history_empty', { command: '`/imagine`' }));
+    } finally {
+      failing.mockRestore();
+    }
+  });
+
   it('runs a job again from its Reroll, in the job’s channel, counted against whoever clicks; a refusal goes to their direct messages', async () => {
     h = await startHarness({ limits: { userDailyUsd: 0.01 } });
     await draw(h, 'U0ALICE', 'C0ART', 0);

@@ -5,10 +5,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, RedisQuotaStore, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
-import type { SpaceDefinition } from '../../../bots/state/StateStore.js';
+import type { Space, SpaceDefinition } from '../../../bots/state/StateStore.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { signedHeaders } from '../../fakes/slack/sign-request.js';
 import { RecordingLogger } from '../discord/harness.js';
+import { say } from '../../../bots/runner/index.js';
 import { finishedJob, jobMessages, startHarness, type Harness } from './harness.js';
 
 /** Closed last first; a harness sharing another's fake leaves it open. */
@@ -104,8 +105,8 @@ describe('a Slack mention retried by Slack', () => {
   });
 });
 
-/** The bots' state of a data folder whose `slack-messages` space cannot answer (a Redis gone, a disk failing). */
-function withMessagesUnanswered(state: BotState): BotState {
+/** The bots' state of a data folder whose `slack-messages` space claims as `claimOnce` does (a Redis gone, a disk failing). */
+function withMessagesClaimedBy(state: BotState, claimOnce: (key: string) => Promise<boolean>): BotState {
   const bound = <T extends object>(target: T, key: string | symbol) => {
     const value = Reflect.get(target, key, target) as unknown;
     return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
@@ -116,25 +117,57 @@ function withMessagesUnanswered(state: BotState): BotState {
         ? (definition: SpaceDefinition) => {
             const space = target.space(definition);
             if (definition.name !== state.spaces.slackMessages.name) return space;
-            return new Proxy(space, { get: (s, k) => (k === 'claimOnce' ? () => Promise.reject(new Error('the state does not answer')) : bound(s, k)) });
+            return new Proxy(space, { get: (s, k) => (k === 'claimOnce' ? claimOnce : bound(s, k)) });
           }
         : bound(target, key),
   });
   return new Proxy(state, { get: (target, key) => (key === 'store' ? store : bound(target, key)) });
 }
 
+const onMySide = `:warning: ${say(undefined, 'error.on_my_side')}`;
+const notChecked = 'could not check a Slack message against the ones taken lately: no job started, the member is told';
+
 describe('a Slack mention while the bots’ state cannot answer', () => {
-  it('is not answered, as a paid job may be at stake, and that is logged', async () => {
-    const state = await openBotState({ dataDir: await mkdtemp(join(tmpdir(), 'pictor-mention-unanswered-')), logger: silentLogger() });
+  /** A bot whose claims are `claimOf`'s, given the data folder's own `slack-messages` space. */
+  async function withClaim(name: string, claimOf: (space: Space<unknown>) => (key: string) => Promise<boolean>) {
+    const state = await openBotState({ dataDir: await mkdtemp(join(tmpdir(), `pictor-mention-${name}-`)), logger: silentLogger() });
     const logger = new RecordingLogger();
-    const h = await startHarness({ emulator: { latencyMs: 10 }, bot: { state: withMessagesUnanswered(state), logger } });
+    const claimOnce = claimOf(state.store.space(state.spaces.slackMessages));
+    const h = await startHarness({ emulator: { latencyMs: 10 }, bot: { state: withMessagesClaimedBy(state, claimOnce), logger } });
+    return { h, logger, state };
+  }
+
+  it.each([
+    ['fails', () => Promise.reject(new Error('the state does not answer'))],
+    ['never answers (a Redis down queues the claim)', () => new Promise<boolean>(() => {})],
+  ])('when the claim %s, starts no job, as a paid job may be at stake: the member is told privately it failed on our side, and that is logged', async (name, claimOnce) => {
+    const { h, logger, state } = await withClaim(name.split(' ')[0]!, () => claimOnce);
     try {
       expect(await deliver(h.fake, h.bot.url!, appMention(h.fake, 'C0DOWN', 'a cat --quality low'))).toBe(200);
-      await vi.waitFor(() => expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['could not check a Slack message against the ones taken lately: not answered']), { timeout: 15_000 });
+      const note = await h.fake.waitFor(() => h.fake.ephemerals[0], 'the private answer');
+      expect(note).toMatchObject({ channel: 'C0DOWN', user: 'U0ALICE', text: onMySide });
+      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual([notChecked]);
       await h.runner.shutdown({ graceMs: 500 });
       expect(generations(h)).toHaveLength(0);
       expect(jobMessages(h.fake, 'C0DOWN')).toHaveLength(0);
-      expect(h.fake.ephemerals).toEqual([]);
+      expect(h.fake.ephemerals).toHaveLength(1);
+    } finally {
+      await h.close();
+      await state.close();
+    }
+  });
+
+  it('tries the message again when it comes again: Slack’s retry after a failed claim starts its job', async () => {
+    let claims = 0;
+    const { h, logger, state } = await withClaim('again', (space) => (key) => (++claims === 1 ? Promise.reject(new Error('the state does not answer')) : space.claimOnce(key)));
+    try {
+      const mention = appMention(h.fake, 'C0AGAIN', 'a cat --quality low');
+      expect(await deliver(h.fake, h.bot.url!, mention)).toBe(200);
+      await h.fake.waitFor(() => h.fake.ephemerals[0], 'the private answer');
+      expect(await deliver(h.fake, h.bot.url!, mention, retryOf(1))).toBe(200);
+      await finishedJob(h.fake, 'C0AGAIN');
+      expect(generations(h)).toHaveLength(1);
+      expect(logger.entries.map((e) => e.msg)).not.toContain('a Slack message already taken: not answered again');
     } finally {
       await h.close();
       await state.close();

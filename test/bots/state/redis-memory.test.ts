@@ -53,7 +53,7 @@ describe('the spaces bounded by their count alone', () => {
     }
   });
 
-  it.skipIf(redisPresent.skipReason)('take at most REDIS_RECORD_BYTES a record on Redis, within the count their space binds there too: the audit channel’s job ends, the members’ forget marks, a key taken once', async () => {
+  it.skipIf(redisPresent.skipReason)('take at most REDIS_RECORD_BYTES a record on Redis, within the count their space binds there too: the audit channel’s job ends, the members’ forget marks, a key taken once (a Slack signature seen, a Slack message taken)', async () => {
     requireRedisUrl(redisPresent);
     const dataDir = await mkdtemp(join(tmpdir(), 'pictor-count-bound-'));
     const redis = (await startThrowawayRedis('redis-server', 3, ['--maxmemory-policy', 'noeviction']))!;
@@ -76,11 +76,17 @@ describe('the spaces bounded by their count alone', () => {
         expect(kept, definition.name).toBe(2_000);
         expect((after - before) / kept, definition.name).toBeLessThan(REDIS_RECORD_BYTES);
       }
-      // A key taken once is one key with its TTL: less than a record.
-      const seen = state.store.space(state.spaces.slackSeen);
-      const before = await used();
-      for (let i = 0; i < 2_000; i++) await seen.claimOnce(digestKeyOf(`v0=signature-${i}`));
-      expect((await used()) - before).toBeLessThan(2_000 * REDIS_RECORD_BYTES);
+      // A key taken once is one key with its TTL: less than a record (a signature seen, a Slack message taken).
+      const claims: [SpaceDefinition, (i: number) => string][] = [
+        [state.spaces.slackSeen, (i) => `v0=signature-${i}`],
+        [state.spaces.slackMessages, (i) => `T0123456789:C0123456789:${1_700_000_000 + i}.000100`],
+      ];
+      for (const [definition, keyOf] of claims) {
+        const space = state.store.space(definition);
+        const before = await used();
+        for (let i = 0; i < 2_000; i++) expect(await space.claimOnce(digestKeyOf(keyOf(i)))).toBe(true);
+        expect((await used()) - before, definition.name).toBeLessThan(2_000 * REDIS_RECORD_BYTES);
+      }
     } finally {
       await state.close();
       await link.close();
@@ -114,7 +120,7 @@ describe('what docs/shared-limits.md says the bots’ state may keep', () => {
 
   it('says in the table at most the MiB those counts of REDIS_RECORD_BYTES make', async () => {
     const rows = (await page()).split('\n');
-    for (const space of [botSpaces().auditEnded, botSpaces().forgotten]) {
+    for (const space of [botSpaces().auditEnded, botSpaces().forgotten, botSpaces().slackMessages]) {
       const row = rows.find((line) => line.startsWith(`| \`${space.name}\``)) ?? '';
       const [, count, mib] = /\| 64 bytes each; ([\d ]+) \(.*: at most ~(\d+) MiB\) \|$/.exec(row) ?? [];
       expect([number(count), number(mib)], space.name).toEqual([space.maxCount, Math.round((space.maxCount * REDIS_RECORD_BYTES) / 2 ** 20)]);

@@ -1,0 +1,92 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { webApi } from '@slack/bolt';
+import { HomeTabs } from '../../../bots/slack/home-tab.js';
+import type { Requester } from '../../../bots/runner/index.js';
+import type { RequestStore } from '../../../bots/slack/RequestStore.js';
+import type { SlackActor, SlackJobRunner } from '../../../bots/slack/SlackJobs.js';
+import { silentLogger } from '../../../src/internal.js';
+
+/**
+ * The pace of the Home tabs' publishes, by the clock (fake timers): what is rendered is not the point here (the
+ * harness's tests read it), so `render` gives an empty view and Slack's `views.publish` is a recording stub.
+ */
+const TEAM = 'T0PACE';
+const actor = (userId: string): SlackActor => ({ userId, teamId: TEAM, channelId: 'C0ART' });
+const requester = (userId: string): Requester => ({ platform: 'slack', scopeId: TEAM, userId, channelId: 'C0ART' });
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('a Home tab published after a forget', () => {
+  it('waits neither for other members’ publishes under way nor for those queued for the pace, and goes before the queued ones', async () => {
+    vi.useFakeTimers();
+    const published: string[] = [];
+    /** Bob's publish is sent and Slack has not answered it yet. */
+    let answerBob: () => void = () => {};
+    const client = {
+      views: {
+        publish: ({ user_id }: { user_id: string }) => {
+          published.push(user_id);
+          return user_id === 'U0BOB' ? new Promise<void>((resolve) => (answerBob = resolve)) : Promise.resolve();
+        },
+      },
+    } as unknown as webApi.WebClient;
+    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger: silentLogger(), command: '/imagine', perMinute: 2 });
+    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    try {
+      // Two publishes a minute: Bob's and Carol's go now, six more members' wait for the next minutes.
+      const viewers = ['U0BOB', 'U0CAROL', 'U0DAN', 'U0ERIN', 'U0FRANK', 'U0GRACE', 'U0HEIDI', 'U0IVAN'];
+      for (const user of viewers) void homes.opened(client, actor(user), requester(user));
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(published).toEqual(['U0BOB', 'U0CAROL']);
+
+      let forgotten = false;
+      void homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE')).then(() => (forgotten = true));
+      // At the next minute Alice's goes first, with Bob's still unanswered and three minutes of publishes queued.
+      await vi.advanceTimersByTimeAsync(61_000);
+      expect(published.slice(0, 3)).toEqual(['U0BOB', 'U0CAROL', 'U0ALICE']);
+      expect(forgotten).toBe(true);
+      expect(published).toHaveLength(4);
+    } finally {
+      answerBob();
+      // The publishes still queued for the pace run out before the stop.
+      await vi.advanceTimersByTimeAsync(5 * 60_000);
+      await homes.stop();
+    }
+  });
+
+  it('comes after the member’s own publish under way, so a view rendered before the forget never replaces it', async () => {
+    vi.useFakeTimers();
+    const published: string[] = [];
+    let answerFirst: () => void = () => {};
+    let calls = 0;
+    const client = {
+      views: {
+        publish: ({ user_id }: { user_id: string }) => {
+          published.push(`${user_id}#${++calls}`);
+          return calls === 1 ? new Promise<void>((resolve) => (answerFirst = resolve)) : Promise.resolve();
+        },
+      },
+    } as unknown as webApi.WebClient;
+    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger: silentLogger(), command: '/imagine' });
+    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    try {
+      void homes.opened(client, actor('U0ALICE'), requester('U0ALICE'));
+      await vi.advanceTimersByTimeAsync(10);
+      expect(published).toEqual(['U0ALICE#1']);
+      let forgotten = false;
+      void homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE')).then(() => (forgotten = true));
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(published).toEqual(['U0ALICE#1']);
+      expect(forgotten).toBe(false);
+      answerFirst();
+      await vi.advanceTimersByTimeAsync(10);
+      expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2']);
+      expect(forgotten).toBe(true);
+    } finally {
+      answerFirst();
+      await homes.stop();
+    }
+  });
+});
