@@ -276,7 +276,8 @@ export class AuditLog {
       ...endFactsOf(final, job.options),
       status: final.type === 'failed' ? `failed:${final.code}` : final.type,
       ...(job.private && { private: true }),
-      ...(link && { link }),
+      // A private job's message opens for its member alone: its entry (and the audit-posts record) keeps no link.
+      ...(link && !job.private && { link }),
       at: this.#now(),
     };
     // Whether its member erased their prompts while it ran is asked as it is posted (`forgotten`), not here.
