@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AUDIT_LIMITS, AuditChannelError, AuditLog, JobHistory, JobRefusedError, refusalFromPolicy, type AuditEntry, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
 import { openBotState, type Space } from '../../../bots/state/index.js';
 import { words } from '../../../bots/runner/words.js';
-import { useTempDirs } from '../../helpers/runner-harness.js';
+import { useTempDirs, withSpace } from '../../helpers/runner-harness.js';
 
 const newDir = useTempDirs();
 
@@ -318,17 +318,16 @@ describe('forget in the audit channel', () => {
 
   it('posts erased an entry whose member’s mark cannot be read (the history’s rule, logged there once)', async () => {
     const state = await openBotState({ dataDir: await newDir(), logger: { debug() {}, info() {}, warn() {}, error() {} } });
-    const marks = state.store.space(state.spaces.forgotten);
-    marks.get = () => Promise.reject(new Error('storage unavailable'));
     const warned: string[] = [];
-    const history = new JobHistory({ state, logger: { debug() {}, info() {}, warn: (_: unknown, msg?: string) => void warned.push(String(msg)), error() {} } });
+    const unreadable = withSpace(state, state.spaces.forgotten, () => ({ get: () => Promise.reject(new Error('storage unavailable')) }));
+    const history = new JobHistory({ state: unreadable, logger: { debug() {}, info() {}, warn: (_: unknown, msg?: string) => void warned.push(String(msg)), error() {} } });
     const poster = new RecordingPoster();
-    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, forgotten: { forgotten: (who, at) => history.forgotten(who, at) } });
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, forgotten: history });
     log.setPoster('discord', poster);
     log.jobEnded(member('U-ada'), { ...job('zanzibarwhisper lighthouse'), acceptedAt: Date.now() }, completed);
     await log.flush();
     expect(poster.posts.flatMap((p) => p.entries).map((e) => [e.prompt, e.erased ?? false])).toEqual([['', true]]);
-    expect(new Set(warned)).toEqual(new Set(['could not read whether a member erased their prompts; a job’s end is recorded without its prompt']));
+    expect(warned).toEqual(['could not read whether a member erased their prompts; a job’s end is recorded without its prompt']);
     await state.close();
   });
 
