@@ -435,8 +435,26 @@ export class AuditLog {
     const edited = current.entries;
     const { after } = await posts.update(key, (r) => r && (sameEntries(r.entries, edited) ? released(r) : { ...r, pending: true }));
     if (after?.pending) this.#stillToEdit(key, after.platform, undefined, 0);
+    else if (!after && (await this.#erasedSince(key, current))) this.#stillToEdit(key, current.platform, undefined, 0);
     else this.#pending.delete(key);
     return 'edited';
+  }
+
+  /**
+   * A record gone while its edit (made of `edited`) was under way: another process's forget erased its last prompts
+   * and released it, maybe before this older edit landed. The prompts this edit showed whose members forgot since
+   * (`forgotten`) are erased again: the record is put back, still to edit (one gone by its TTL or its bound, whose
+   * members did not forget, stays gone). Answers whether it was put back.
+   */
+  async #erasedSince(key: string, edited: AuditRecord): Promise<boolean> {
+    const forgotten = this.#forgotten;
+    if (!forgotten || !this.#posts) return false;
+    const asked = await Promise.all(
+      edited.entries.map((e) => e.prompt !== '' && forgotten.forgotten({ platform: edited.platform, scopeId: edited.scopeId, channelId: e.channelId, userId: e.userId } as Requester, e.at)),
+    );
+    if (!asked.some(Boolean)) return false;
+    await this.#posts.put(key, { ...edited, entries: edited.entries.map((e, i) => (asked[i] ? erase(e) : e)), pending: true });
+    return true;
   }
 
   /** A post no longer to edit here (`outcome` is answered as it is). */

@@ -784,6 +784,38 @@ describe('an audit post whose edit failed at a forget', () => {
     await replica.flush();
   });
 
+  it('is edited again when another process’s forget erased its last prompt and released its record while this older edit was under way', async () => {
+    const p = await oneRun();
+    const [ada, bob] = [member('U-ada'), member('U-bob')];
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+    await p.settle();
+    const ended = [ada, bob].map((who, i) => p.log.jobEnded(who, { ...job(['zanzibarwhisper', 'quillowmist'][i]!), acceptedAt: Date.now() }, completed));
+    await vi.advanceTimersByTimeAsync(10);
+    await Promise.all(ended);
+    await p.settle();
+    await vi.advanceTimersByTimeAsync(1000);
+    const replica = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: p.posts, logger: quiet, forgotten: p.history });
+    replica.setPoster('discord', p.poster);
+    p.poster.editFailures = 1;
+    expect(await replica.forget('discord:U-ada')).toEqual({ edited: 0, pending: 1 });
+    const held = p.poster.holdNextEdit();
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+    await held.reached;
+    // Bob's forget here erases the last prompt, edits and releases: the record goes.
+    expect(await p.history.forgetEverywhere(bob)).toMatchObject({ auditPosts: 1 });
+    expect(await p.kept()).toEqual([]);
+    // The replica's older edit lands, showing Bob's prompt: it finds the record gone, Bob's mark, and edits it again.
+    held.release();
+    await vi.waitFor(async () => {
+      await vi.advanceTimersByTimeAsync(0);
+      await p.settle();
+      expect(p.prompts('m1')).toEqual([['U-ada', '', true], ['U-bob', '', true]]);
+    });
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true], ['U-bob', '', true]]);
+    expect(await p.kept()).toEqual([]);
+    await replica.flush();
+  });
+
   it('stays still to edit while its edits keep failing, tried less and less often (at most once an hour), its prompt never stored again', async () => {
     const p = await oneRun();
     const ada = member('U-ada');
