@@ -24,7 +24,14 @@ export function discordAuditPoster(rest: REST): AuditPoster {
       return { messageId: message.id };
     },
     async edit(post) {
-      await rest.patch(Routes.channelMessage(post.channelId, post.messageId), { body: bodyOf(post) });
+      try {
+        await rest.patch(Routes.channelMessage(post.channelId, post.messageId), { body: bodyOf(post) });
+      } catch (error) {
+        // A message or channel deleted, or one the bot can no longer see: no edit there ever succeeds.
+        const code = discordErrorCode(error);
+        if (code === DISCORD_ERRORS.unknownMessage || code === DISCORD_ERRORS.unknownChannel || code === DISCORD_ERRORS.missingAccess) throw new AuditChannelError('not_found', code);
+        throw error;
+      }
     },
     async greet({ channelId, locale }) {
       // The greeting is an embed, as the entries are: a channel without Embed Links is found now, not after the first posts.

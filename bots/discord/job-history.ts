@@ -24,7 +24,8 @@ export async function linkToReply(ctx: BotContext, interaction: Pick<BaseInterac
  * through its token (`replyReachable`: an expired token's GET always fails, and counts toward Discord's limit of invalid
  * requests). A private job's reply is ephemeral: no link opens it, not even for the member — none. So every link
  * given leads to a message everyone in its channel can open, as `recordEnded` takes one by default (`seenBy`
- * `everyone`): who may open a Discord job's link is decided here alone, one rule for the live path and the sweep.
+ * `everyone`): one rule for the live path and the sweep. The audit channel keeps no link of a private job whatever a
+ * surface gives (`AuditLog.jobEnded`, for every surface), and the admins' view lists no private job.
  */
 export function jobLinkOf(
   ctx: BotContext,

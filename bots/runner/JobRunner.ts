@@ -259,7 +259,7 @@ export class JobRunner {
       posts: options.auditPosts,
       ended: options.auditEnded,
       // The one rule of a member's forget, read where the prompt is posted: only where a member can forget (a history).
-      forgotten: history && ((requester, madeAt) => history.forgotten(requester, madeAt)),
+      forgotten: history,
       batchMs: options.auditBatchMs,
       logger: this.#logger,
       now: this.#now,

@@ -3,7 +3,7 @@ import { DEFAULTS, type LoggerLike } from 'pictor';
 import { isSpendRefusalCode } from 'pictor/internal';
 import { digestKeyOf, type Space } from '../state/index.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import { endFactsOf, type JobEnd } from './job-history.js';
+import { endFactsOf, type JobEnd, type JobHistory } from './job-history.js';
 import { scopeKeyOf } from './member-keys.js';
 import { isDmScope, POLICY_REFUSAL_CODES, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
 
@@ -118,7 +118,14 @@ export interface AuditForgotten {
   pending: number;
 }
 
-/** What one attempt to write a post again came to (`pending`: the platform refused; kept as still to edit). */
+/** A post still to edit, known here: its platform, how long it waits between tries now, and when it is tried next. */
+interface StillToEdit {
+  platform: Platform;
+  waitMs: number;
+  nextAt: number;
+}
+
+/** What one attempt to write a post again came to (`pending`: the platform refused; kept as still to edit; `gone`: no record, or no message left to edit). */
 type EraseOutcome = 'edited' | 'pending' | 'failed' | 'unchanged' | 'gone';
 
 /** The audit channel of a scope (`auditChannel` of its settings), or undefined. */
@@ -138,9 +145,9 @@ export interface AuditLogOptions {
    * the job was accepted; a refusal: when it was decided). Asked for each entry still carrying a prompt just before its
    * post, and again once it was posted and kept: a `forget` asked on another replica erases the posts kept and the
    * entries waiting there, never those waiting here. Without it, only this process's `forget` reaches its entries.
-   * It never rejects: a mark that cannot be read counts as erased there (logged), the rule's one place.
+   * The history's own rule, which never rejects: a mark that cannot be read counts as erased there (logged), its one place.
    */
-  forgotten?: ((requester: Requester, madeAt: number) => Promise<boolean>) | undefined;
+  forgotten?: Pick<JobHistory, 'forgotten'> | undefined;
   /** How long entries are collected before a post, and the least time between two posts to one channel. Default 2 s. */
   batchMs?: number | undefined;
   /** Entries waiting per channel; past it the oldest are dropped and the next post says how many. Default 200. */
@@ -211,15 +218,17 @@ export class AuditLog {
   readonly #forgetting = new Map<string, number>();
   /** Set by `flush` (the bot stops): what arrives later is posted at once, not after a batch. */
   #closing = false;
-  /** Records (`audit-posts` keys) of posts still to edit, known here (from a failed edit, or the first retry's scan), by platform. */
-  readonly #pending = new Map<string, Platform>();
-  /** Platforms whose records were scanned for posts left to edit by an earlier run (the first retry after `setPoster`). */
+  /** Records (`audit-posts` keys) of posts still to edit, known here (from a failed edit, a forget's list, or the start's scan), each with its own wait. */
+  readonly #pending = new Map<string, StillToEdit>();
+  /** Platforms whose records were scanned for posts left to edit by an earlier run (the first round after `setPoster`). */
   readonly #scanned = new Set<Platform>();
   /** Posts being written again here, by record: one edit at a time a post, so a later edit never shows an older record. */
   readonly #editing = new Map<string, Promise<unknown>>();
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
-  #retryMs: number = AUDIT_LIMITS.retryMs;
-  #retrying = false;
+  /** The round of retries under way: `flush` waits for it. */
+  #round: Promise<void> | undefined;
+  /** When the posts an earlier run left to edit are looked for (a platform's poster came and was not scanned for yet). */
+  #scanAt: number | undefined;
 
   constructor(options: AuditLogOptions) {
     this.#channelOf = options.channelOf;
@@ -236,8 +245,9 @@ export class AuditLog {
   setPoster(platform: Platform, poster: AuditPoster | undefined): void {
     if (poster) this.#posters.set(platform, poster);
     else this.#posters.delete(platform);
-    // As the surface starts: posts an earlier run left to edit are looked for, and edited, at the first retry.
-    if (poster && !this.#scanned.has(platform)) this.#scheduleRetry();
+    // As the surface starts: posts an earlier run left to edit are looked for a retryMs later, and edited then.
+    if (poster && !this.#scanned.has(platform) && this.#scanAt === undefined) this.#scanAt = this.#now() + AUDIT_LIMITS.retryMs;
+    this.#scheduleRetry();
   }
 
   /**
@@ -266,7 +276,8 @@ export class AuditLog {
       ...endFactsOf(final, job.options),
       status: final.type === 'failed' ? `failed:${final.code}` : final.type,
       ...(job.private && { private: true }),
-      ...(link && { link }),
+      // A private job's message opens for its member alone: its entry (and the audit-posts record) keeps no link.
+      ...(link && !job.private && { link }),
       at: this.#now(),
     };
     // Whether its member erased their prompts while it ran is asked as it is posted (`forgotten`), not here.
@@ -339,18 +350,18 @@ export class AuditLog {
     // A post under way is kept once it is posted: then it is found below and written again.
     await Promise.allSettled([...this.#queues.values()].map((q) => q.posting));
     const done: AuditForgotten = { edited: 0, pending: 0 };
-    // Theirs: a post showing a prompt of theirs, or one still to edit holding an entry of theirs. Any post still to
-    // edit on the platform is tried again too (not counted for this member).
-    const records: { key: string; value: AuditRecord; mine: boolean }[] = [];
+    // Theirs: a post showing a prompt of theirs, or one still to edit holding an entry of theirs. Another's post still
+    // to edit is left to the retries (known here from now on), not edited before this member's answer.
+    const records: { key: string; value: AuditRecord }[] = [];
     for await (const { key, value } of this.#posts.entries()) {
       if (value.platform !== platform) continue;
-      const mine = value.entries.some((e) => theirs(e) && (e.prompt !== '' || value.pending === true));
-      if (mine || value.pending) records.push({ key, value, mine });
+      if (value.entries.some((e) => theirs(e) && (e.prompt !== '' || value.pending === true))) records.push({ key, value });
+      else if (value.pending && !this.#pending.has(key)) this.#stillToEdit(key, platform, undefined);
     }
-    for (const { key, value, mine } of records) {
+    for (const { key, value } of records) {
       const outcome = await this.#erase(key, value, theirs);
-      if (mine && outcome === 'edited') done.edited++;
-      else if (mine && outcome === 'pending') done.pending++;
+      if (outcome === 'edited') done.edited++;
+      else if (outcome === 'pending') done.pending++;
     }
     this.#logger.info({ userKey, posts: done.edited, pending: done.pending }, 'erased a member’s prompts from the audit posts');
     return done;
@@ -382,69 +393,127 @@ export class AuditLog {
     let current: AuditRecord | undefined;
     if (posts && kept) {
       current = await posts.get(key);
-      if (!current) return 'gone';
+      if (!current) return this.#done(key, 'gone');
       // Nothing to erase nor to edit again: left as it is (not written, so its TTL runs from its last change).
-      if (!newly(current) && !current.pending) return 'unchanged';
+      if (!newly(current) && !current.pending) return this.#done(key, 'unchanged');
       if (newly(current)) current = (await posts.update(key, (r) => r && erased(r))).after;
-      if (!current) return 'gone';
+      if (!current) return this.#done(key, 'gone');
     } else current = erased(record);
     const poster = this.#posters.get(current.platform);
+    const scopeKey = scopeKeyOf(current);
     try {
       if (!poster) throw new Error('no poster for this platform in this process');
       await poster.edit({ platform: current.platform, scopeId: current.scopeId, channelId: current.channelId, locale: current.locale, entries: current.entries, skipped: current.skipped, messageId: current.messageId });
     } catch (error) {
-      this.#logger.warn({ scopeKey: scopeKeyOf(current), channelId: current.channelId, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post; it is edited again later');
-      if (!posts) return 'failed';
+      const code = codeOf(error);
+      if (isMessageGone(error)) {
+        // The message (or its channel) is gone, or the bot can no longer reach it: nothing left to edit, ever.
+        this.#logger.info({ scopeKey, channelId: current.channelId, code }, 'an audit post to edit is gone, or the bot can no longer reach it; its record is dropped');
+        if (posts) await posts.delete(key);
+        return this.#done(key, 'gone');
+      }
+      if (!posts) {
+        this.#logger.warn({ scopeKey, channelId: current.channelId, code }, 'could not erase a member’s prompt from an audit post');
+        return 'failed';
+      }
       if (!kept) {
         const put = await posts.put(key, current).then(
           () => true,
-          (e: unknown) => (this.#logger.warn({ scopeKey: scopeKeyOf(current!), code: codeOf(e) }, 'could not keep an audit post still to edit; its prompt stays in the channel'), false),
+          (e: unknown) => (this.#logger.warn({ scopeKey, code: codeOf(e) }, 'could not keep an audit post still to edit; its prompt stays in the channel'), false),
         );
         if (!put) return 'failed';
       }
-      this.#pending.set(key, current.platform);
-      this.#scheduleRetry();
+      const wait = this.#stillToEdit(key, current.platform, this.#pending.get(key));
+      // Said when it first fails and when its tries come as rarely as they will; between, for the debug log only.
+      const log = wait.first || wait.atMost ? this.#logger.warn.bind(this.#logger) : this.#logger.debug.bind(this.#logger);
+      log({ scopeKey, channelId: current.channelId, code, waitMs: wait.waitMs }, wait.atMost && !wait.first ? 'an audit post still cannot be edited; tried again once an hour until its record expires' : 'could not erase a member’s prompt from an audit post; it is edited again later');
       return 'pending';
     }
-    this.#pending.delete(key);
-    if (posts && kept) await posts.update(key, (r) => r && released(r));
+    if (!posts || !kept) return this.#done(key, 'edited');
+    // Released only as it was edited: another process may have erased an entry since it was read here, and this edit
+    // (made of the older record) may have landed after theirs — then it stays still to edit, and is edited again now.
+    const edited = current.entries;
+    const { after } = await posts.update(key, (r) => r && (sameEntries(r.entries, edited) ? released(r) : { ...r, pending: true }));
+    if (after?.pending) this.#stillToEdit(key, after.platform, undefined, 0);
+    else if (!after && (await this.#erasedSince(key, current))) this.#stillToEdit(key, current.platform, undefined, 0);
+    else this.#pending.delete(key);
     return 'edited';
   }
 
-  /** Edits again, after a while, the posts still to edit (`#pending`); the first time a platform's poster is here, it looks for those an earlier run left. */
+  /**
+   * A record gone while its edit (made of `edited`) was under way: another process's forget erased its last prompts
+   * and released it, maybe before this older edit landed. The prompts this edit showed whose members forgot since
+   * (`forgotten`) are erased again: the record is put back, still to edit (one gone by its TTL or its bound, whose
+   * members did not forget, stays gone). Answers whether it was put back.
+   */
+  async #erasedSince(key: string, edited: AuditRecord): Promise<boolean> {
+    const forgotten = this.#forgotten;
+    if (!forgotten || !this.#posts) return false;
+    const asked = await Promise.all(
+      edited.entries.map((e) => e.prompt !== '' && forgotten.forgotten({ platform: edited.platform, scopeId: edited.scopeId, channelId: e.channelId, userId: e.userId } as Requester, e.at)),
+    );
+    if (!asked.some(Boolean)) return false;
+    await this.#posts.put(key, { ...edited, entries: edited.entries.map((e, i) => (asked[i] ? erase(e) : e)), pending: true });
+    return true;
+  }
+
+  /** A post no longer to edit here (`outcome` is answered as it is). */
+  #done(key: string, outcome: EraseOutcome): EraseOutcome {
+    this.#pending.delete(key);
+    return outcome;
+  }
+
+  /**
+   * Keeps a post as still to edit here, tried after its own wait: `retryMs` the first time, then twice the last one,
+   * up to `retryMaxMs` (`waitMs` given: that wait, once). Answers its wait, whether it is its first, and whether it is the longest.
+   */
+  #stillToEdit(key: string, platform: Platform, before: StillToEdit | undefined, waitMs?: number): { waitMs: number; first: boolean; atMost: boolean } {
+    const wait = waitMs ?? (before ? Math.min(before.waitMs * 2, AUDIT_LIMITS.retryMaxMs) : AUDIT_LIMITS.retryMs);
+    this.#pending.set(key, { platform, waitMs: waitMs === undefined ? wait : (before?.waitMs ?? AUDIT_LIMITS.retryMs), nextAt: this.#now() + wait });
+    this.#scheduleRetry();
+    return { waitMs: wait, first: before === undefined, atMost: wait === AUDIT_LIMITS.retryMaxMs && before !== undefined && before.waitMs < AUDIT_LIMITS.retryMaxMs };
+  }
+
+  /** The next round of retries: when the first post still to edit here (with its poster here) is due, or a platform's scan (a retryMs after its poster came). */
   #scheduleRetry(): void {
-    if (this.#retryTimer || this.#retrying || this.#closing || !this.#posts) return;
+    if (this.#closing || !this.#posts || this.#round) return;
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    const due = [...this.#pending.values()].filter((p) => this.#posters.has(p.platform)).map((p) => p.nextAt);
+    if (this.#scanAt !== undefined) due.push(this.#scanAt);
+    if (due.length === 0) return;
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = undefined;
-      this.#retrying = true;
-      void this.#retry().then(
-        () => this.#retried(false),
-        (error: unknown) => (this.#logger.warn({ code: codeOf(error) }, 'could not edit again the audit posts still to edit; tried again later'), this.#retried(true)),
-      );
-    }, this.#retryMs);
+      const round = this.#retry().catch((error: unknown) => this.#logger.warn({ code: codeOf(error) }, 'could not edit again the audit posts still to edit; tried again later'));
+      this.#round = round.finally(() => {
+        this.#round = undefined;
+        this.#scheduleRetry();
+      });
+    }, Math.max(0, Math.min(...due) - this.#now()));
     this.#retryTimer.unref?.();
   }
 
-  /** A round of retries ended: one that leaves posts to edit (or failed) waits twice as long before the next, up to retryMaxMs. */
-  #retried(failed: boolean): void {
-    this.#retrying = false;
-    const left = failed || [...this.#pending.values()].some((platform) => this.#posters.has(platform));
-    this.#retryMs = left ? Math.min(this.#retryMs * 2, AUDIT_LIMITS.retryMaxMs) : AUDIT_LIMITS.retryMs;
-    if (left) this.#scheduleRetry();
-  }
-
-  /** One try for each post still to edit whose platform has a poster here. */
+  /** One try for each post still to edit that is due, whose platform has a poster here; first, the scan for those an earlier run left. */
   async #retry(): Promise<void> {
     const posts = this.#posts;
     if (!posts) return;
-    const unscanned = [...this.#posters.keys()].filter((platform) => !this.#scanned.has(platform));
-    if (unscanned.length > 0) {
-      for await (const { key, value } of posts.entries()) if (value.pending && unscanned.includes(value.platform)) this.#pending.set(key, value.platform);
+    if (this.#scanAt !== undefined && this.#scanAt <= this.#now()) {
+      this.#scanAt = undefined;
+      const unscanned = [...this.#posters.keys()].filter((platform) => !this.#scanned.has(platform));
       for (const platform of unscanned) this.#scanned.add(platform);
+      try {
+        for await (const { key, value } of posts.entries()) {
+          if (value.pending && unscanned.includes(value.platform) && !this.#pending.has(key)) this.#pending.set(key, { platform: value.platform, waitMs: AUDIT_LIMITS.retryMs, nextAt: this.#now() });
+        }
+      } catch (error) {
+        for (const platform of unscanned) this.#scanned.delete(platform);
+        this.#scanAt = this.#now() + AUDIT_LIMITS.retryMaxMs;
+        throw error;
+      }
     }
-    for (const [key, platform] of [...this.#pending]) {
+    for (const [key, still] of [...this.#pending]) {
       if (this.#closing) return;
-      if (!this.#posters.has(platform)) continue;
+      if (!this.#posters.has(still.platform) || still.nextAt > this.#now()) continue;
       const record = await posts.get(key);
       if (!record?.pending) this.#pending.delete(key);
       else await this.#erase(key, record, () => false);
@@ -460,7 +529,7 @@ export class AuditLog {
   async #forgottenAmong(items: readonly Queued[]): Promise<Set<number>> {
     const forgotten = this.#forgotten;
     if (!forgotten) return new Set();
-    const ask = (index: number) => forgotten(items[index]!.requester, items[index]!.madeAt);
+    const ask = (index: number) => forgotten.forgotten(items[index]!.requester, items[index]!.madeAt);
     const byMember = new Map<string, number[]>();
     items.forEach((item, index) => {
       if (item.entry.prompt === '') return;
@@ -488,9 +557,12 @@ export class AuditLog {
   /** Posts whatever waits now, and from now on what arrives later at once (the bot stops); resolves once those posts ended. */
   async flush(): Promise<void> {
     this.#closing = true;
-    // Posts still to edit stay so in the audit-posts space: the next run edits them.
+    // Posts still to edit stay so in the audit-posts space: the next run edits them. A round under way (its edit and
+    // its write) and the edits of forgets under way end before the surface and the state close.
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
+    await this.#round;
+    await Promise.allSettled([...this.#editing.values()]);
     await Promise.allSettled([...this.#arriving]);
     const posting: Promise<void>[] = [];
     for (const [key, queue] of this.#queues) {
@@ -679,6 +751,19 @@ function released(record: AuditRecord): AuditRecord | undefined {
   if (record.entries.every((e) => e.prompt === '')) return undefined;
   const { pending: _pending, ...rest } = record;
   return rest;
+}
+
+/** Whether two records' entries are the same (the record was not changed between them). */
+function sameEntries(a: readonly AuditEntry[], b: readonly AuditEntry[]): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Whether an edit failed because nothing can ever be edited there: the posters answer `not_found` for a message or
+ * channel gone, or one the bot can no longer reach (Discord's 10008, 10003, 50001; Slack's `message_not_found`, `channel_not_found`).
+ */
+function isMessageGone(error: unknown): boolean {
+  return error instanceof AuditChannelError && error.problem === 'not_found';
 }
 
 function cut(prompt: string): string {

@@ -20,10 +20,9 @@ export function historyLineValues(e: HistoryEntry): MessageValues {
  * The answer to `forget`: the history entries erased and, when there were any, the audit posts whose prompts were
  * erased, and those the platform did not let us edit yet (their prompt still shows there until a retry edits them).
  */
-export function describeForgotten(erased: { entries: number; auditPosts: number; auditPending?: number | undefined }, locale: string | undefined, icon: string): string {
+export function describeForgotten(erased: { entries: number; auditPosts: number; auditPending: number }, locale: string | undefined, icon: string): string {
   const parts = [say(locale, 'history.erased', { icon, count: erased.entries })];
   if (erased.auditPosts > 0) parts.push(say(locale, 'audit.forgotten', { count: erased.auditPosts }));
-  const pending = erased.auditPending ?? 0;
-  if (pending > 0) parts.push(say(locale, 'audit.forgetPending', { count: pending }));
+  if (erased.auditPending > 0) parts.push(say(locale, 'audit.forgetPending', { count: erased.auditPending }));
   return parts.join(' ');
 }

@@ -32,7 +32,14 @@ export function slackAuditPoster(options: { clientFor: (teamId: string) => Promi
     async edit(post) {
       const client = await clientOf(post.scopeId);
       // `chat.update` counts against the workspace's Tier 3 budget, like a job's updates.
-      await options.writer.write(post.channelId, { budgeted: true, workspace: post.scopeId, urgent: true, run: () => client.chat.update({ channel: post.channelId, ts: post.messageId, ...messageOf(post) }) });
+      try {
+        await options.writer.write(post.channelId, { budgeted: true, workspace: post.scopeId, urgent: true, run: () => client.chat.update({ channel: post.channelId, ts: post.messageId, ...messageOf(post) }) });
+      } catch (error) {
+        // A message or channel deleted (or one the bot can no longer see): no edit there ever succeeds.
+        const code = slackErrorCode(error);
+        if (code === 'message_not_found' || code === 'channel_not_found') throw new AuditChannelError('not_found', code);
+        throw error;
+      }
     },
     async greet({ scopeId, channelId, locale }) {
       const client = await clientOf(scopeId);

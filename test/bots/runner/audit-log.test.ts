@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AUDIT_LIMITS, AuditLog, JobHistory, JobRefusedError, refusalFromPolicy, type AuditEntry, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
+import { AUDIT_LIMITS, AuditChannelError, AuditLog, JobHistory, JobRefusedError, refusalFromPolicy, type AuditEntry, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
 import { openBotState, type Space } from '../../../bots/state/index.js';
 import { words } from '../../../bots/runner/words.js';
-import { useTempDirs } from '../../helpers/runner-harness.js';
+import { useTempDirs, withSpace } from '../../helpers/runner-harness.js';
 
 const newDir = useTempDirs();
 
@@ -22,7 +22,20 @@ class RecordingPoster implements AuditPoster {
   failures = 0;
   editFailures = 0;
   failedEdits = 0;
+  /** Messages whose edits always fail as the platform answers a burst (429), and messages deleted (their channel's posters answer `not_found`). */
+  readonly dead = new Set<string>();
+  readonly deleted = new Set<string>();
+  #hold: { gate: Promise<void>; reached: () => void } | undefined;
   constructor(readonly maxEntries = 10) {}
+  /** The next edit waits for `release` before it reaches the platform; `reached` resolves once it waits. */
+  holdNextEdit() {
+    let release!: () => void;
+    let reached!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const waiting = new Promise<void>((resolve) => (reached = resolve));
+    this.#hold = { gate, reached };
+    return { release, reached: waiting };
+  }
   async post(post: AuditPost) {
     if (this.failures > 0) {
       this.failures--;
@@ -33,6 +46,17 @@ class RecordingPoster implements AuditPoster {
     return { messageId: `m${this.posts.length}` };
   }
   async edit(post: AuditPost & { messageId: string }) {
+    const hold = this.#hold;
+    this.#hold = undefined;
+    if (hold) {
+      hold.reached();
+      await hold.gate;
+    }
+    if (this.deleted.has(post.messageId)) throw new AuditChannelError('not_found', 10008);
+    if (this.dead.has(post.messageId)) {
+      this.failedEdits++;
+      throw Object.assign(new Error('You are being rate limited.'), { status: 429 });
+    }
     if (this.editFailures > 0) {
       this.editFailures--;
       this.failedEdits++;
@@ -217,7 +241,7 @@ describe('forget in the audit channel', () => {
     // The forget is asked on the other replica while this one's post is made and not yet kept.
     const posts = { get: space.get.bind(space), put: async (key: string, record: AuditRecord) => (await history.forgetEverywhere(ada), space.put(key, record)), update: space.update.bind(space), delete: space.delete.bind(space), entries: space.entries.bind(space) };
     const poster = new RecordingPoster();
-    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts, forgotten: (who, at) => history.forgotten(who, at) });
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts, forgotten: { forgotten: (who, at) => history.forgotten(who, at) } });
     log.setPoster('discord', poster);
     log.jobEnded(ada, { ...job('zanzibarwhisper lighthouse'), acceptedAt: Date.now() }, completed);
     log.jobEnded(member('U-bob'), job('a public kite'), completed);
@@ -274,7 +298,7 @@ describe('forget in the audit channel', () => {
     const asked: string[] = [];
     const mark: { at?: number } = {};
     const forgotten = async (who: Requester, madeAt: number) => (asked.push(who.userId), mark.at !== undefined && madeAt <= mark.at);
-    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, forgotten });
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, forgotten: { forgotten } });
     log.setPoster('discord', poster);
     for (let i = 0; i < 5; i++) log.jobEnded(member('U-ada'), { ...job(`ada ${i}`), acceptedAt: 1000 + i }, completed);
     for (let i = 0; i < 2; i++) log.jobEnded(member('U-bob'), { ...job(`bob ${i}`), acceptedAt: 1000 + i }, completed);
@@ -294,17 +318,16 @@ describe('forget in the audit channel', () => {
 
   it('posts erased an entry whose member’s mark cannot be read (the history’s rule, logged there once)', async () => {
     const state = await openBotState({ dataDir: await newDir(), logger: { debug() {}, info() {}, warn() {}, error() {} } });
-    const marks = state.store.space(state.spaces.forgotten);
-    marks.get = () => Promise.reject(new Error('storage unavailable'));
     const warned: string[] = [];
-    const history = new JobHistory({ state, logger: { debug() {}, info() {}, warn: (_: unknown, msg?: string) => void warned.push(String(msg)), error() {} } });
+    const unreadable = withSpace(state, state.spaces.forgotten, () => ({ get: () => Promise.reject(new Error('storage unavailable')) }));
+    const history = new JobHistory({ state: unreadable, logger: { debug() {}, info() {}, warn: (_: unknown, msg?: string) => void warned.push(String(msg)), error() {} } });
     const poster = new RecordingPoster();
-    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, forgotten: (who, at) => history.forgotten(who, at) });
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, forgotten: history });
     log.setPoster('discord', poster);
     log.jobEnded(member('U-ada'), { ...job('zanzibarwhisper lighthouse'), acceptedAt: Date.now() }, completed);
     await log.flush();
     expect(poster.posts.flatMap((p) => p.entries).map((e) => [e.prompt, e.erased ?? false])).toEqual([['', true]]);
-    expect(new Set(warned)).toEqual(new Set(['could not read whether a member erased their prompts; a job’s end is recorded without its prompt']));
+    expect(warned).toEqual(['could not read whether a member erased their prompts; a job’s end is recorded without its prompt']);
     await state.close();
   });
 
@@ -314,7 +337,7 @@ describe('forget in the audit channel', () => {
     let now = 1_000_000;
     const history = new JobHistory({ state, now: () => now });
     const poster = new RecordingPoster();
-    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, now: () => now, forgotten: (who, at) => history.forgotten(who, at) });
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, now: () => now, forgotten: { forgotten: (who, at) => history.forgotten(who, at) } });
     log.setPoster('discord', poster);
     const ada = member('U-ada');
     await history.forgetEverywhere(ada);
@@ -349,7 +372,7 @@ describe('forget in the audit channel', () => {
     const state = await openBotState({ dataDir, logger: { debug() {}, info() {}, warn() {}, error() {} } });
     const space = state.store.space<AuditRecord>(state.spaces.auditPosts);
     const held = heldPoster();
-    const log: AuditLog = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: posts(space), forgotten: (who, at) => history.forgotten(who, at) });
+    const log: AuditLog = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: posts(space), forgotten: { forgotten: (who, at) => history.forgotten(who, at) } });
     // The member's mark is written when the forget reaches the audit log.
     let marked!: () => void;
     const forgetting = new Promise<void>((resolve) => (marked = resolve));
@@ -553,7 +576,7 @@ describe('an audit post whose edit failed at a forget', () => {
    * reaching it. Every write to the space is kept as written (`written`); `settle` waits for the storage calls under way.
    */
   async function oneRun() {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const dataDir = await newDir();
     const state = await openBotState({ dataDir, logger: quiet });
     closing.push(() => state.close());
@@ -590,7 +613,9 @@ describe('an audit post whose edit failed at a forget', () => {
       },
     };
     const poster = new RecordingPoster();
-    const log: AuditLog = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts, forgotten: (who, at) => history.forgotten(who, at) });
+    const warned: string[] = [];
+    const logger = { ...quiet, warn: (_: unknown, msg?: string) => void warned.push(String(msg)) };
+    const log: AuditLog = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts, logger, forgotten: { forgotten: (who, at) => history.forgotten(who, at) } });
     const history = new JobHistory({ state, forgetAudit: (userKey) => log.forget(userKey) });
     log.setPoster('discord', poster);
     const settle = async () => {
@@ -618,7 +643,7 @@ describe('an audit post whose edit failed at a forget', () => {
       await settle();
     };
     const prompts = (messageId: string) => poster.shown.get(messageId)!.map((e) => [e.userId, e.prompt, e.erased ?? false]);
-    return { log, history, poster, posts, written, settle, kept, stored, post, prompts, scanned };
+    return { log, history, poster, posts, written, settle, kept, stored, post, prompts, scanned, warned };
   }
 
   it('keeps it as still to edit without the prompt, tells the member, and edits it at the retry; the marker word in no stored record after the forget', async () => {
@@ -664,7 +689,7 @@ describe('an audit post whose edit failed at a forget', () => {
     expect(p.poster.edits).toHaveLength(1);
   });
 
-  it('is edited by anyone’s next forget on the platform, counted for neither; the other member’s prompts stay', async () => {
+  it('is left by another member’s forget to the retries (not edited before that member’s answer), and edited at its retry; the other member’s prompts stay', async () => {
     const p = await oneRun();
     const [ada, bob] = [member('U-ada'), member('U-bob')];
     await p.post(ada, 'zanzibarwhisper lighthouse');
@@ -672,10 +697,123 @@ describe('an audit post whose edit failed at a forget', () => {
     p.poster.editFailures = 1;
     expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 0, auditPending: 1 });
     expect(await p.history.forgetEverywhere(member('U-cy'))).toMatchObject({ auditPosts: 0, auditPending: 0 });
+    expect(p.poster.edits).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+    await p.settle();
     expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
     expect(p.prompts('m2')).toEqual([['U-bob', 'a public kite', false]]);
     expect(await p.kept()).toEqual([expect.objectContaining({ messageId: 'm2' })]);
     expect((await p.kept())[0]!.pending).toBeUndefined();
+  });
+
+  it('waits its own time between tries: a post that cannot be edited for hours does not delay the retry of a new one', async () => {
+    const p = await oneRun();
+    const [ada, bob] = [member('U-ada'), member('U-bob')];
+    await p.post(ada, 'zanzibarwhisper lighthouse');
+    p.poster.dead.add('m1');
+    await p.history.forgetEverywhere(ada);
+    for (let minute = 0; minute < 3 * 60; minute++) await vi.advanceTimersByTimeAsync(60_000);
+    await p.settle();
+    // Bob's post fails once at his forget: tried again a minute later, as docs promise, not after Ada's hour.
+    await p.post(bob, 'quillowmist kite');
+    p.poster.editFailures = 1;
+    expect(await p.history.forgetEverywhere(bob)).toMatchObject({ auditPosts: 0, auditPending: 1 });
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+    await p.settle();
+    expect(p.prompts('m2')).toEqual([['U-bob', '', true]]);
+  });
+
+  it('is dropped once the platform says its message is gone (deleted, or out of the bot’s reach): never tried again, not counted as still to edit', async () => {
+    const p = await oneRun();
+    const ada = member('U-ada');
+    await p.post(ada, 'zanzibarwhisper lighthouse');
+    p.poster.deleted.add('m1');
+    expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 0, auditPending: 0 });
+    expect(await p.kept()).toEqual([]);
+    expect(p.warned).toEqual([]);
+  });
+
+  it('is finished before the stop ends when a retry is under way (its edit and its write)', async () => {
+    const p = await oneRun();
+    const ada = member('U-ada');
+    await p.post(ada, 'zanzibarwhisper lighthouse');
+    p.poster.editFailures = 1;
+    await p.history.forgetEverywhere(ada);
+    const held = p.poster.holdNextEdit();
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+    await held.reached;
+    let stopped = false;
+    const flushed = p.log.flush().then(() => (stopped = true));
+    await p.settle();
+    expect(stopped).toBe(false);
+    held.release();
+    await flushed;
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
+    expect(await p.kept()).toEqual([]);
+  });
+
+  it('is edited again when another process’s newer edit landed before this one’s older edit (two replicas on one store): the member’s erased prompt never stays shown', async () => {
+    const p = await oneRun();
+    const [ada, bob, cy] = [member('U-ada'), member('U-bob'), member('U-cy')];
+    // Past this process's scan at its start (nothing to edit then).
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+    await p.settle();
+    const ended = [ada, bob, cy].map((who, i) => p.log.jobEnded(who, { ...job(['zanzibarwhisper', 'quillowmist', 'a public kite'][i]!), acceptedAt: Date.now() }, completed));
+    await vi.advanceTimersByTimeAsync(10);
+    await Promise.all(ended);
+    await p.settle();
+    // Another replica on the same store: Ada's forget there fails to edit; its retry comes a minute later.
+    const replica = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: p.posts, logger: quiet });
+    replica.setPoster('discord', p.poster);
+    p.poster.editFailures = 1;
+    expect(await replica.forget('discord:U-ada')).toEqual({ edited: 0, pending: 1 });
+    // The replica's retry has read the record (Ada's entry erased) and its edit is slow; Bob forgets here meanwhile.
+    const held = p.poster.holdNextEdit();
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+    await held.reached;
+    expect(await p.history.forgetEverywhere(bob)).toMatchObject({ auditPosts: 1 });
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true], ['U-bob', '', true], ['U-cy', 'a public kite', false]]);
+    // The replica's older edit lands (Bob's prompt back on the platform): it is written again from the record as it is now.
+    held.release();
+    await p.settle();
+    await vi.advanceTimersByTimeAsync(0);
+    await p.settle();
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true], ['U-bob', '', true], ['U-cy', 'a public kite', false]]);
+    expect(await p.kept()).toEqual([expect.objectContaining({ messageId: 'm1' })]);
+    expect((await p.kept())[0]!.pending).toBeUndefined();
+    await replica.flush();
+  });
+
+  it('is edited again when another process’s forget erased its last prompt and released its record while this older edit was under way', async () => {
+    const p = await oneRun();
+    const [ada, bob] = [member('U-ada'), member('U-bob')];
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+    await p.settle();
+    const ended = [ada, bob].map((who, i) => p.log.jobEnded(who, { ...job(['zanzibarwhisper', 'quillowmist'][i]!), acceptedAt: Date.now() }, completed));
+    await vi.advanceTimersByTimeAsync(10);
+    await Promise.all(ended);
+    await p.settle();
+    await vi.advanceTimersByTimeAsync(1000);
+    const replica = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: p.posts, logger: quiet, forgotten: p.history });
+    replica.setPoster('discord', p.poster);
+    p.poster.editFailures = 1;
+    expect(await replica.forget('discord:U-ada')).toEqual({ edited: 0, pending: 1 });
+    const held = p.poster.holdNextEdit();
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+    await held.reached;
+    // Bob's forget here erases the last prompt, edits and releases: the record goes.
+    expect(await p.history.forgetEverywhere(bob)).toMatchObject({ auditPosts: 1 });
+    expect(await p.kept()).toEqual([]);
+    // The replica's older edit lands, showing Bob's prompt: it finds the record gone, Bob's mark, and edits it again.
+    held.release();
+    await vi.waitFor(async () => {
+      await vi.advanceTimersByTimeAsync(0);
+      await p.settle();
+      expect(p.prompts('m1')).toEqual([['U-ada', '', true], ['U-bob', '', true]]);
+    });
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true], ['U-bob', '', true]]);
+    expect(await p.kept()).toEqual([]);
+    await replica.flush();
   });
 
   it('stays still to edit while its edits keep failing, tried less and less often (at most once an hour), its prompt never stored again', async () => {
@@ -697,6 +835,8 @@ describe('an audit post whose edit failed at a forget', () => {
     expect(await p.kept()).toEqual([expect.objectContaining({ messageId: 'm1', pending: true })]);
     // Retries write nothing (the record's TTL runs from the forget): the forget's one write, no prompt in it.
     expect(p.written.slice(writes)).toHaveLength(1);
+    // Said when it first failed and when its tries came once an hour; the tries between for the debug log only.
+    expect(p.warned.filter((m) => m.includes('audit post'))).toEqual(['could not erase a member’s prompt from an audit post; it is edited again later', 'an audit post still cannot be edited; tried again once an hour until its record expires']);
     expect(p.written.slice(writes).join('\n')).not.toContain('zanzibarwhisper');
     expect(await p.stored()).not.toContain('zanzibarwhisper');
 

@@ -49,8 +49,8 @@ describe('an audit entry in words', () => {
     expect(auditSkippedNote(0, 'en')).toBeUndefined();
     expect(auditSkippedNote(3, 'en')).toBe('3 earlier entries were not posted: more came than this channel can take.');
     expect(auditSummary(1, 'en')).toBe('1 audit entry');
-    expect(describeForgotten({ entries: 2, auditPosts: 0 }, 'en', '🧹')).toBe('🧹 Erased your history (2 jobs). Images already posted stay in their channels.');
-    expect(describeForgotten({ entries: 2, auditPosts: 3 }, 'en', '🧹')).toBe('🧹 Erased your history (2 jobs). Images already posted stay in their channels. Your prompts in 3 audit posts were erased too.');
+    expect(describeForgotten({ entries: 2, auditPosts: 0, auditPending: 0 }, 'en', '🧹')).toBe('🧹 Erased your history (2 jobs). Images already posted stay in their channels.');
+    expect(describeForgotten({ entries: 2, auditPosts: 3, auditPending: 0 }, 'en', '🧹')).toBe('🧹 Erased your history (2 jobs). Images already posted stay in their channels. Your prompts in 3 audit posts were erased too.');
     expect(describeForgotten({ entries: 2, auditPosts: 0, auditPending: 1 }, 'en', '🧹')).toBe(
       '🧹 Erased your history (2 jobs). Images already posted stay in their channels. The audit channel still shows your prompt in 1 post that could not be edited yet: Pictor no longer keeps it and edits that post again shortly.',
     );

@@ -1,38 +1,24 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { JobHistory, type HistoryEntry } from '../../../bots/runner/index.js';
-import type { JobHistoryState } from '../../../bots/runner/job-history.js';
 import { FORGET_CLOCK_MARGIN_MS, jobEndOf } from '../../../bots/runner/job-history.js';
 import type { FinalUpdate, Requester } from '../../../bots/runner/types.js';
 import { words } from '../../../bots/runner/words.js';
 import type { Usage } from '../../../src/index.js';
 import { HISTORY_BOUNDS, historyOf, historyOfScope, openBotState, type BotState } from '../../../bots/state/index.js';
-import type { Space, SpaceDefinition } from '../../../bots/state/StateStore.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
-import { requester, useTempDirs } from '../../helpers/runner-harness.js';
+import { requester, useTempDirs, withSpace } from '../../helpers/runner-harness.js';
 
 const newDir = useTempDirs();
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** A job that ended, as the runner records it (`recordEnded`): its `i` in its key and prompt, completed at $0.01. */
-function ended(history: JobHistory, who: Requester, i: number): Promise<void> {
-  const job = { key: `job-${i}`, kind: 'generate' as const, prompt: `prompt ${i}`, options: { n: 1, quality: 'low' as const }, acceptedAt: 0 };
+/**
+ * A job that ended, as the runner records it (`recordEnded`): its `i` in its key and prompt, completed at $0.01,
+ * accepted at `acceptedAt` — the history's now (a time before any forget would count it as running at one).
+ */
+function ended(history: JobHistory, who: Requester, i: number, acceptedAt = Date.now()): Promise<void> {
+  const job = { key: `job-${i}`, kind: 'generate' as const, prompt: `prompt ${i}`, options: { n: 1, quality: 'low' as const }, acceptedAt };
   return history.recordEnd(who, job, { type: 'completed', size: '1024x1024', quality: 'low', cost: { totalUsd: 0.01 } });
-}
-
-/** The bots' state with one of its spaces seen through `wrap` (on Redis each `space()` is a new object). */
-function withSpace(state: BotState, definition: SpaceDefinition, wrap: (space: Space<unknown>) => Partial<Space<unknown>>): JobHistoryState {
-  const bound = (target: object, name: string | symbol): unknown => {
-    const value: unknown = Reflect.get(target, name);
-    return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-  };
-  const space = (asked: SpaceDefinition) => {
-    const opened = state.store.space<unknown>(asked);
-    if (asked !== definition) return opened;
-    const over: Partial<Space<unknown>> = wrap(opened);
-    return new Proxy(opened, { get: (target, name) => (name in over ? over[name as keyof Space<unknown>] : bound(target, name)) });
-  };
-  return { store: new Proxy(state.store, { get: (target, name) => (name === 'space' ? space : bound(target, name)) }), spaces: state.spaces, forget: state.forget.bind(state) };
 }
 
 /** The same story on both backends: bounded, newest first, kept only for the retention, erased by forget. */
@@ -45,7 +31,7 @@ function historyBehaviour(name: string, open: (historyRetentionDays?: number) =>
       const alice = requester({ scopeId: 'guild-h' });
       for (let i = 0; i < 25; i++) {
         now += 1000;
-        await ended(history, alice, i);
+        await ended(history, alice, i, now);
       }
       const mine = await history.mine(alice);
       expect(mine.map((e) => e.prompt)).toEqual(Array.from({ length: 10 }, (_, i) => `prompt ${24 - i}`));
@@ -91,9 +77,9 @@ function historyBehaviour(name: string, open: (historyRetentionDays?: number) =>
       const history = new JobHistory({ state, now: () => now });
       const scopeId = `guild-${Math.random()}`;
       const alice = requester({ scopeId });
-      await ended(history, alice, 1);
+      await ended(history, alice, 1, now);
       now += 2 * DAY_MS;
-      await ended(history, alice, 2);
+      await ended(history, alice, 2, now);
       expect((await historyOf<HistoryEntry>(state, `discord:${alice.userId}`)).map((e) => e.key)).toEqual(['job-2']);
       expect((await historyOfScope<HistoryEntry>(state, `discord:${scopeId}`)).map((e) => e.key)).toEqual(['job-2']);
     });
@@ -147,7 +133,7 @@ function historyBehaviour(name: string, open: (historyRetentionDays?: number) =>
       let now = Date.now();
       const history = new JobHistory({ state, now: () => now });
       const alice = requester();
-      await ended(history, alice, 1);
+      await ended(history, alice, 1, now);
       now += 2 * DAY_MS;
       expect(await history.mine(alice)).toEqual([]);
     });
@@ -205,14 +191,13 @@ describe('recording a job’s end in the history', () => {
 
   it('rejects when its entry could not be written, so the end is not taken as recorded (and says so in the log)', async () => {
     const state = await inState(await newDir());
-    const space = state.store.space(state.spaces.history);
-    space.update = () => Promise.reject(new Error('storage unavailable'));
+    const failing = withSpace(state, state.spaces.history, () => ({ update: () => Promise.reject(new Error('storage unavailable')) }));
     const warned: string[] = [];
     const logger = { ...silentLogger(), warn: (_: unknown, msg?: string) => void warned.push(String(msg)) };
-    const history = new JobHistory({ state, logger });
+    const history = new JobHistory({ state: failing, logger });
     const alice = requester();
 
-    await expect(history.recordEnd(alice, { key: 'job-1', kind: 'generate', prompt: 'p', options: {}, acceptedAt: 0 }, { type: 'completed' })).rejects.toThrow('storage unavailable');
+    await expect(history.recordEnd(alice, { key: 'job-1', kind: 'generate', prompt: 'p', options: {}, acceptedAt: Date.now() }, { type: 'completed' })).rejects.toThrow('storage unavailable');
     await history.settled();
     expect(warned).toEqual(['could not keep a job in the history']);
   });

@@ -186,7 +186,7 @@ describe('the intake: one call decides a job before its first public answer', ()
     // Its record resolves once its audit entry is posted: the stop posts what waits at once.
     const link = (url: string) => async () => (asked++, url);
     const recorded = [
-      runner.recordEnded(who, { key: 'private-key', kind: 'generate', prompt: 'a secret garden', options: {}, private: true, seenBy: 'member', acceptedAt: Date.now() }, final as never, link('https://example.test/private-dm')),
+      runner.recordEnded(who, { key: 'private-key', kind: 'generate', prompt: 'a secret garden', options: {}, private: true, acceptedAt: Date.now() }, final as never, link('https://example.test/private-dm')),
       runner.recordEnded(who, { key: 'dm-key', kind: 'generate', prompt: 'a garden asked in a DM', options: {}, private: false, seenBy: 'member', acceptedAt: Date.now() }, final as never, link('https://example.test/dm')),
       runner.recordEnded(who, { key: 'public-key', kind: 'generate', prompt: 'a public garden', options: {}, private: false, acceptedAt: Date.now() }, final as never, link('https://example.test/channel')),
     ];
@@ -201,10 +201,10 @@ describe('the intake: one call decides a job before its first public answer', ()
     expect(scope.map((e) => e.key).sort()).toEqual(['dm-key', 'public-key']);
     expect(['dm-key', 'public-key'].map((key) => linkOf(scope, key))).toEqual([undefined, 'https://example.test/channel']);
     const entries = posts.flatMap((p) => p.entries) as { prompt?: string; link?: string; private?: boolean }[];
-    expect(entries.map((e) => [e.prompt, e.link, e.private])).toEqual([
-      ['a secret garden', undefined, true],
+    expect(entries.map((e) => [e.prompt, e.link, e.private]).sort()).toEqual([
       ['a garden asked in a DM', undefined, undefined],
       ['a public garden', 'https://example.test/channel', undefined],
+      ['a secret garden', undefined, true],
     ]);
   });
 
