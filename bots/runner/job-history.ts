@@ -204,7 +204,7 @@ export class JobHistory {
    * its history entry is written and again once it was written with its prompt (`recordEnd`),
    * and by the audit channel before each post and once it was posted (`AuditLog`). So it is for a job accepted
    * (`acceptedAt`: by the runner's clock, or for an end a sweep records, when its record or request was made, as the
-   * job started: Slack's request just before, Discord's record moments after) before the member's last `forget` or up to `FORGET_CLOCK_MARGIN_MS` after it, on any replica, for as
+   * job started: Slack's request just before, Discord's record with the runner's own time, `JobHandle.submittedAt`) before the member's last `forget` or up to `FORGET_CLOCK_MARGIN_MS` after it, on any replica, for as
    * long as the `forgotten` space keeps the mark; a later job keeps its prompt. A swept end of a job that was running
    * at the forget carries no prompt whatever the mark says: `forget` erased it from the stored record or request. A
    * mark that cannot be read erases it (logged).

@@ -323,4 +323,14 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     expect(await records(h)).toMatchObject([{ prompt: '' }]);
     expect(JSON.stringify(await records(h))).not.toContain('forgotten as it started');
   });
+
+  it('makes a job’s record with the time its runner accepted it, the one its history entry is measured by (one clock)', async () => {
+    // The runner's clock a second behind the bot's: a record stamped by the bot's own would not match.
+    h = await DiscordHarness.start({ partialImages: 0, runnerNow: () => Date.now() - 1000 });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a lighthouse on the runner’s clock' });
+    await h.finalReply(ix);
+
+    const [record] = await records(h);
+    expect(record!.createdAt).toBe(h.runner.get(record!.runnerJobId!)!.submittedAt);
+  });
 });
