@@ -56,6 +56,21 @@ describe('buttons keep working, restarts included', () => {
     expect(await h.quotaStore.spentToday(`discord:${other.id}`, Date.now())).toBeCloseTo(0.0053, 6);
   });
 
+  it('tells the member privately that a job whose prompt its member erased while it ran cannot run again, on its Reroll, and sends nothing to the service', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a lantern forgotten while drawn' });
+    await h.discord.waitFor(() => h.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    await h.runner.history!.forgetEverywhere({ platform: 'discord', userId: ix.user.id, channelId: '', scopeId: h.discord.guildId });
+    const result = await h.finalReply(ix);
+
+    const click = h.discord.clickButton(result, buttonId(result, 'Reroll'));
+    const note = await h.discord.waitFor(() => h.discord.original(click), 'the note');
+    expect(note.flags & 64).toBe(64);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.prompt_erased')}`);
+    expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
+    expect(h.runner.activeJobs()).toHaveLength(0);
+  });
+
   it('rerolls an edit with the same input images, saved in the data folder', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const { makeImage } = await import('../../helpers/images.js');
