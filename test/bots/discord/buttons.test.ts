@@ -291,7 +291,8 @@ describe('buttons keep working, restarts included', () => {
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
     await h.restart({ crash: true });
-    await vi.waitFor(() => expect(h.logger.entries.some((e) => e.msg === 'marked a job interrupted by the last stop' && (e.obj as { shown?: unknown }).shown === false)).toBe(true), { timeout: 15_000 });
+    await vi.waitFor(() => expect(h.logger.entries.some((e) => e.level === 'warn' && e.msg?.startsWith('could not post that a job was interrupted by the last stop'))).toBe(true), { timeout: 15_000 });
+    expect(h.logger.entries.some((e) => e.msg === 'marked a job interrupted by the last stop')).toBe(false);
 
     await h.restart({ crash: true });
     const swept = await h.discord.waitFor(() => {
@@ -299,6 +300,26 @@ describe('buttons keep working, restarts included', () => {
       return m.content.includes('restarted') ? m : undefined;
     }, 'the next start to show it');
     expect(buttonsOf(swept).map((b) => b.label)).toEqual(['Retry']);
+  });
+
+  it('marks ended, saying nothing, a job lost to a crash whose “stopped” message is older than its kept images (its posts failed since), instead of trying it at every start', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a job whose stop no channel would take' });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? { ...m } : undefined;
+    }, 'the job to start');
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const key = buttonId(running, 'Cancel').split(':')[2]!;
+    const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;
+    await records.update(key, (record) => record && { ...record, createdAt: twoDaysAgo, reply: record.reply && { ...record.reply, issuedAt: twoDaysAgo } });
+    const messages = h.discord.messages.size;
+    await h.restart({ crash: true });
+
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg?.startsWith('marked ended, saying nothing')), 'the sweep marking the job ended');
+    expect(await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(key)).toMatchObject({ status: 'failed' });
+    expect(h.discord.messages.get(running.id)!.content).toBe(running.content);
+    expect(h.discord.messages.size).toBe(messages);
   });
 
   it('opens, from each Edit of a result, the image it names when one before it could not be kept: Edit 3 the third, Edit 2 “too old”', async () => {
