@@ -44,7 +44,12 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
  * sweep shows it) is not shown here. Answers as `showLeftover` does: whether its message was written.
  */
 export async function showClickedLeftover(ctx: BotContext, botRest: REST, record: JobRecord, clicked: ReplyHandle): Promise<boolean> {
-  const claimed = await ctx.store.claimInterrupted();
+  // A claim that fails (Redis unreachable) claims nothing: the record is shown as one no process holds (one path at a
+  // time here, `showAlone`), its leftovers left to a sweep — not an error answered in the job's own message.
+  const claimed = await ctx.store.claimInterrupted().catch((error: unknown) => {
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not claim what gone processes left for a Cancel on one of their jobs; shown as claimed by none');
+    return [];
+  });
   const mine = claimed.some((r) => r.key === record.key);
   const others = claimed.filter((r) => r.key !== record.key);
   // Shown one after another as the sweep does, once this one is: the member who pressed waits for it.

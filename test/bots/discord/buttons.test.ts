@@ -204,6 +204,22 @@ describe('buttons keep working, restarts included', () => {
     await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
   });
 
+  it('shows the kept result on a Cancel of such a job when the claim of what gone processes left fails (Redis unreachable), not an error in the job’s message', async () => {
+    const { running, records, key } = await leftRunningForgotten('a paid image shown whatever the claim');
+    const claim = vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockRejectedValueOnce(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
+
+    h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const shown = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id);
+      return m && !m.content.includes('Drawing') ? m : undefined;
+    }, 'the job’s message changed');
+    expect(claim).toHaveBeenCalled();
+    expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
+    expect(shown.attachments).toHaveLength(1);
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
+    expect(h.logger.entries.some((e) => e.level === 'warn' && e.msg?.startsWith('could not claim what gone processes left'))).toBe(true);
+  });
+
   it('keeps the result for whoever shows it next when a Cancel of such a job cannot post it: the record left running with its final, the member told privately', async () => {
     const { running, records, key } = await leftRunningForgotten('a paid image no message could show');
     // Neither the clicked message's edit nor the channel post reaches Discord.
