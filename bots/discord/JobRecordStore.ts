@@ -240,7 +240,7 @@ export class JobRecordStore {
    * its message reached Discord, else what it shows). A record marked ended (its view showed and marked it, or the sweep
    * did) is released with it, nothing being left to do of it, and keeps neither. One still pending or running (its view
    * could not mark it) stays held and keeps `final`, for the sweep to mark it ended — showing that end, not
-   * "interrupted", only when its message did not reach Discord — without recording it again. Decided from
+   * "interrupted", only when its message did not reach Discord — its end recorded again only for the link to the message it shows. Decided from
    * the record as changed: a record marked ended by a write whose answer was lost is released too.
    */
   async markEndRecorded(key: string, final?: FinalKept): Promise<void> {

@@ -173,7 +173,7 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget)
  * its end, to the next sweep, which records it again (changing nothing) and shows nothing. A result whose message did
  * not reach Discord is not marked ended: its end is recorded (without a link) and marked `endRecorded` with the final
  * its message was to show (`final`, not `shown`), the record left running (held by this process) for a Cancel on it or the sweep that claims it once this process is gone, which
- * shows it then without recording it again. Answers whether its message reached Discord.
+ * shows it then and records its end again only to give its history entry the link to the message. Answers whether its message reached Discord.
  */
 async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<boolean> {
   // The images still kept, and which of the job's images they are: their buttons name those, whatever was left out.
@@ -225,9 +225,16 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     if (record.endRecorded !== true) ctx.track(recordUnshownEnd(ctx, record, end));
     return false;
   }
-  // Ended (a Retry would charge again): its end already recorded (by the live runner), released at once.
+  // Ended (a Retry would charge again): its end already recorded (by the live runner, or by a sweep that could not show
+  // it), released at once.
   if (record.endRecorded === true) {
     await ctx.store.markEnded(record.key, 'completed').catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended'));
+    // Recorded while no message showed it (its `final` kept, not shown: `recordUnshownEnd`, no link, or the live runner's,
+    // whose message did not land): recorded again with the link to the message now shown — the history merges it by its
+    // key (one entry, its first time kept) and the audit channel enters a job's end once. Not waited for (as the ends
+    // recorded below); a failure is logged and leaves the entry as it was.
+    const link = record.final ? linkOf(ctx, record, target) : undefined;
+    if (link) ctx.track(recordEnd(ctx, record, end, link));
     return true;
   }
   // Else as the live view does: marked ended with the end to record (held), then recorded, then released.
@@ -244,7 +251,7 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
 /**
  * A kept result whose message did not reach Discord, its end not recorded yet: recorded (no link: nothing was shown),
  * then marked `endRecorded` with the final its message was to show — the record, still running, stays held with it, and
- * whoever takes it next (a Cancel, or the sweep that claims it once this process is gone) shows that result without recording it again. A failure leaves the
+ * whoever takes it next (a Cancel, or the sweep that claims it once this process is gone) shows that result, its end recorded again only for the link to its message. A failure leaves the
  * record as it was: the next one to take it records the end too.
  */
 async function recordUnshownEnd(ctx: BotContext, record: JobRecord, end: JobEnd): Promise<void> {
