@@ -4,7 +4,7 @@ import { safeJson } from 'pictor/internal';
 import type { InputImage, JobOptions, JobUpdate, Requester } from '../runner/types.js';
 import type { Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
-import { endToRecord, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
+import { endToRecord, forgetJobRecord, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
@@ -360,6 +360,14 @@ export class JobRecordStore {
     } finally {
       this.#showing.delete(copy.key);
     }
+  }
+
+  /**
+   * A member's forget of this record, written after the forget's scan (its job accepted as its member forgot): what
+   * `forget` does to each record it finds (`forgetJobRecord`, the one rule) — a running job's keeps no prompt.
+   */
+  forget(key: string): Promise<void> {
+    return forgetJobRecord({ records: this.records, images: this.#images, outputsOfJob: this.#outputsOfJob }, key);
   }
 
   /** Whether the job runs in another live process (a replica), not this one. */

@@ -99,9 +99,9 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
     images,
   );
   // A forget landing between the acceptance and this write did not find the record: asked once it is written (a forget
-  // marks first, then erases what is kept), the one rule of a member's forget erases its prompt here.
+  // marks first, then erases what is kept), the forget does here what it does to every record it finds.
   if (await ctx.runner.history?.forgotten(requester, handle.submittedAt)) {
-    await ctx.store.update(key, { prompt: '' }).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: key }, 'could not erase the prompt of a job its member forgot as it started'));
+    await ctx.store.forget(key).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: key }, 'could not erase the prompt of a job its member forgot as it started'));
   }
   // Shown to its end by its view: a stop waits for it (within its grace).
   ctx.track(handle.done);

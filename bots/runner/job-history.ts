@@ -124,7 +124,9 @@ export class JobHistory {
       .catch(() => undefined)
       .then(async (url) => {
         // The member's mark is read twice here, and twice more by the audit channel (`AuditLog`'s `forgotten`, just before
-        // its post and once kept): four reads of one key an end while nobody forgot. Each closes a window the others
+        // its post and once kept): four reads of one key an end while nobody forgot, two without an audit channel — and a
+        // Discord job reads it once more as it starts, once its record is written (a forget may not have found that
+        // record: `start-job`), so five for its whole life, three without. Each closes a window the others
         // leave open, as a forget (mark, audit posts, then history) may land between any two steps on another replica:
         // this one keeps a prompt its member already erased from ever being written (a crash before a second write would
         // leave it); the one after the write catches a forget that marked after this read and erased the history before
