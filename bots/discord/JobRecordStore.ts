@@ -34,6 +34,22 @@ export function keptOutput(record: Pick<JobRecord, 'outputs'>, index: number): S
   return record.outputs.find((img, position) => outputIndex(img, position) === index);
 }
 
+/**
+ * Which of a job's images are kept for its buttons, the one rule — the store's (`add`, `saveOutputs`) and the upgrade
+ * from 0.1's: none over the kept images' bound (`tooLarge`, their indices), none not there (undefined: not read), none
+ * `usable` refuses; each with its index among the images given, so an output keeps its number in its job whatever is
+ * left out; an edit's inputs all or none (its Reroll needs every one).
+ */
+export function imagesToKeep<T extends { data: Buffer }>(
+  kind: 'in' | 'out',
+  images: readonly (T | undefined)[],
+  usable: (image: T) => boolean = () => true,
+): { kept: { image: T; index: number }[]; tooLarge: number[] } {
+  const tooLarge = images.flatMap((image, index) => (image && image.data.length > MAX_KEPT_IMAGE_BYTES ? [index] : []));
+  const kept = images.flatMap((image, index) => (image && !tooLarge.includes(index) && usable(image) ? [{ image, index }] : []));
+  return { kept: kind === 'in' && kept.length < images.length ? [] : kept, tooLarge };
+}
+
 /** How many images a finished job made (its buttons' count), whether or not each was kept. */
 export function madeCount(record: Pick<JobRecord, 'outputs' | 'made'>): number {
   return record.made ?? record.outputs.length;
@@ -375,15 +391,16 @@ export class JobRecordStore {
     return this.records.heldElsewhere(key);
   }
 
-  /** Keeps copies of images; one over the bound is left out (its buttons say the job is too old), and a job's inputs go together. */
+  /**
+   * Keeps copies of images, those `imagesToKeep` chooses: one over the bound is left out (its buttons say the job is
+   * too old), and a job's inputs go together — a write that fails leaves its image out as well, by the same rule.
+   */
   async #keep(key: string, prefix: 'in' | 'out', images: readonly InputImage[]): Promise<StoredImage[]> {
+    const { kept: chosen, tooLarge } = imagesToKeep(prefix, images);
+    for (const i of tooLarge) this.#logger.warn({ jobKey: key, bytes: images[i]!.data.length, max: MAX_KEPT_IMAGE_BYTES }, 'an image is too large to keep for its buttons');
     const kept: StoredImage[] = [];
-    for (const [i, img] of images.entries()) {
+    for (const { image: img, index: i } of chosen) {
       const file = `${key}-${prefix}-${i}`;
-      if (img.data.length > MAX_KEPT_IMAGE_BYTES) {
-        this.#logger.warn({ jobKey: key, bytes: img.data.length, max: MAX_KEPT_IMAGE_BYTES }, 'an image is too large to keep for its buttons');
-        continue;
-      }
       try {
         await this.#images.put(file, img.data);
         kept.push({ file, filename: img.filename, bytes: img.data.length, index: i });
@@ -391,7 +408,8 @@ export class JobRecordStore {
         this.#logger.warn({ err: loggableError(error), jobKey: key }, 'could not keep an image for its buttons');
       }
     }
-    if (prefix === 'in' && kept.length < images.length) {
+    const written = images.map((img, i) => (kept.some((k) => k.index === i) ? img : undefined));
+    if (imagesToKeep(prefix, written).kept.length < kept.length) {
       await Promise.all(kept.map((img) => this.#images.delete(img.file)));
       return [];
     }
