@@ -304,17 +304,13 @@ export class JobRecordStore {
 
   /** Whether a runner job's image `index` (the job's numbering) is kept still: one `has`, whatever the job's count of images. */
   async hasKeptOutput(runnerJobId: string, index: number): Promise<boolean> {
-    const link = await this.#outputsOfJob.get(runnerJobId);
-    const record = link ? await this.records.get(link.key) : undefined;
-    const img = record && keptOutput(record, index);
+    const img = await this.#keptOutputOfJob({ runnerJobId }, index);
     return img ? this.#images.has(img.file) : false;
   }
 
   /** A runner job's image `index` (the job's own numbering, as its Edit button's), if it was kept and still is. */
   async readKeptOutput(runnerJobId: string, index: number): Promise<InputImage | undefined> {
-    const link = await this.#outputsOfJob.get(runnerJobId);
-    const record = link ? await this.records.get(link.key) : undefined;
-    const img = record && keptOutput(record, index);
+    const img = await this.#keptOutputOfJob({ runnerJobId }, index);
     return img ? this.#read(img) : undefined;
   }
 
@@ -327,8 +323,7 @@ export class JobRecordStore {
 
   /** The job's output image `index` (as its Edit button names it), if it was kept and still is. */
   async readOutput(key: string, index: number): Promise<InputImage | undefined> {
-    const record = await this.records.get(key);
-    const img = record && keptOutput(record, index);
+    const img = await this.#keptOutputOfJob({ key }, index);
     return img ? this.#read(img) : undefined;
   }
 
@@ -414,6 +409,13 @@ export class JobRecordStore {
       return [];
     }
     return kept;
+  }
+
+  /** The kept output `index` of a job (by its record's key, or its runner job's id through the console's link), as its record lists it. */
+  async #keptOutputOfJob(job: { key: string } | { runnerJobId: string }, index: number): Promise<StoredImage | undefined> {
+    const key = 'key' in job ? job.key : (await this.#outputsOfJob.get(job.runnerJobId))?.key;
+    const record = key === undefined ? undefined : await this.records.get(key);
+    return record && keptOutput(record, index);
   }
 
   async #read(img: StoredImage): Promise<InputImage | undefined> {
