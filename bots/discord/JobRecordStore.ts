@@ -4,7 +4,7 @@ import { safeJson } from 'pictor/internal';
 import type { InputImage, JobOptions, JobUpdate, Requester } from '../runner/types.js';
 import type { Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
-import { endToRecord, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
+import { endToRecord, forgetJobRecord, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
@@ -32,6 +32,22 @@ export function outputIndex(img: StoredImage, position: number): number {
 /** A record's kept output that is the job's image `index` (what an Edit button names); undefined when it was not kept. */
 export function keptOutput(record: Pick<JobRecord, 'outputs'>, index: number): StoredImage | undefined {
   return record.outputs.find((img, position) => outputIndex(img, position) === index);
+}
+
+/**
+ * Which of a job's images are kept for its buttons, the one rule — the store's (`add`, `saveOutputs`) and the upgrade
+ * from 0.1's: none over the kept images' bound (`tooLarge`, their indices), none not there (undefined: not read), none
+ * `usable` refuses; each with its index among the images given, so an output keeps its number in its job whatever is
+ * left out; an edit's inputs all or none (its Reroll needs every one).
+ */
+export function imagesToKeep<T extends { data: Buffer }>(
+  kind: 'in' | 'out',
+  images: readonly (T | undefined)[],
+  usable: (image: T) => boolean = () => true,
+): { kept: { image: T; index: number }[]; tooLarge: number[] } {
+  const tooLarge = images.flatMap((image, index) => (image && image.data.length > MAX_KEPT_IMAGE_BYTES ? [index] : []));
+  const kept = images.flatMap((image, index) => (image && !tooLarge.includes(index) && usable(image) ? [{ image, index }] : []));
+  return { kept: kind === 'in' && kept.length < images.length ? [] : kept, tooLarge };
 }
 
 /** How many images a finished job made (its buttons' count), whether or not each was kept. */
@@ -240,7 +256,7 @@ export class JobRecordStore {
    * its message reached Discord, else what it shows). A record marked ended (its view showed and marked it, or the sweep
    * did) is released with it, nothing being left to do of it, and keeps neither. One still pending or running (its view
    * could not mark it) stays held and keeps `final`, for the sweep to mark it ended — showing that end, not
-   * "interrupted", only when its message did not reach Discord — without recording it again. Decided from
+   * "interrupted", only when its message did not reach Discord — its end recorded again only for the link to the message it shows. Decided from
    * the record as changed: a record marked ended by a write whose answer was lost is released too.
    */
   async markEndRecorded(key: string, final?: FinalKept): Promise<void> {
@@ -288,17 +304,13 @@ export class JobRecordStore {
 
   /** Whether a runner job's image `index` (the job's numbering) is kept still: one `has`, whatever the job's count of images. */
   async hasKeptOutput(runnerJobId: string, index: number): Promise<boolean> {
-    const link = await this.#outputsOfJob.get(runnerJobId);
-    const record = link ? await this.records.get(link.key) : undefined;
-    const img = record && keptOutput(record, index);
+    const img = await this.#keptOutputOfJob({ runnerJobId }, index);
     return img ? this.#images.has(img.file) : false;
   }
 
   /** A runner job's image `index` (the job's own numbering, as its Edit button's), if it was kept and still is. */
   async readKeptOutput(runnerJobId: string, index: number): Promise<InputImage | undefined> {
-    const link = await this.#outputsOfJob.get(runnerJobId);
-    const record = link ? await this.records.get(link.key) : undefined;
-    const img = record && keptOutput(record, index);
+    const img = await this.#keptOutputOfJob({ runnerJobId }, index);
     return img ? this.#read(img) : undefined;
   }
 
@@ -311,8 +323,7 @@ export class JobRecordStore {
 
   /** The job's output image `index` (as its Edit button names it), if it was kept and still is. */
   async readOutput(key: string, index: number): Promise<InputImage | undefined> {
-    const record = await this.records.get(key);
-    const img = record && keptOutput(record, index);
+    const img = await this.#keptOutputOfJob({ key }, index);
     return img ? this.#read(img) : undefined;
   }
 
@@ -362,20 +373,29 @@ export class JobRecordStore {
     }
   }
 
+  /**
+   * A member's forget of this record, written after the forget's scan (its job accepted as its member forgot): what
+   * `forget` does to each record it finds (`forgetJobRecord`, the one rule) — a running job's keeps no prompt.
+   */
+  forget(key: string): Promise<void> {
+    return forgetJobRecord({ records: this.records, images: this.#images, outputsOfJob: this.#outputsOfJob }, key);
+  }
+
   /** Whether the job runs in another live process (a replica), not this one. */
   runsElsewhere(key: string): Promise<boolean> {
     return this.records.heldElsewhere(key);
   }
 
-  /** Keeps copies of images; one over the bound is left out (its buttons say the job is too old), and a job's inputs go together. */
+  /**
+   * Keeps copies of images, those `imagesToKeep` chooses: one over the bound is left out (its buttons say the job is
+   * too old), and a job's inputs go together — a write that fails leaves its image out as well, by the same rule.
+   */
   async #keep(key: string, prefix: 'in' | 'out', images: readonly InputImage[]): Promise<StoredImage[]> {
+    const { kept: chosen, tooLarge } = imagesToKeep(prefix, images);
+    for (const i of tooLarge) this.#logger.warn({ jobKey: key, bytes: images[i]!.data.length, max: MAX_KEPT_IMAGE_BYTES }, 'an image is too large to keep for its buttons');
     const kept: StoredImage[] = [];
-    for (const [i, img] of images.entries()) {
+    for (const { image: img, index: i } of chosen) {
       const file = `${key}-${prefix}-${i}`;
-      if (img.data.length > MAX_KEPT_IMAGE_BYTES) {
-        this.#logger.warn({ jobKey: key, bytes: img.data.length, max: MAX_KEPT_IMAGE_BYTES }, 'an image is too large to keep for its buttons');
-        continue;
-      }
       try {
         await this.#images.put(file, img.data);
         kept.push({ file, filename: img.filename, bytes: img.data.length, index: i });
@@ -383,11 +403,19 @@ export class JobRecordStore {
         this.#logger.warn({ err: loggableError(error), jobKey: key }, 'could not keep an image for its buttons');
       }
     }
-    if (prefix === 'in' && kept.length < images.length) {
+    const written = images.map((img, i) => (kept.some((k) => k.index === i) ? img : undefined));
+    if (imagesToKeep(prefix, written).kept.length < kept.length) {
       await Promise.all(kept.map((img) => this.#images.delete(img.file)));
       return [];
     }
     return kept;
+  }
+
+  /** The kept output `index` of a job (by its record's key, or its runner job's id through the console's link), as its record lists it. */
+  async #keptOutputOfJob(job: { key: string } | { runnerJobId: string }, index: number): Promise<StoredImage | undefined> {
+    const key = 'key' in job ? job.key : (await this.#outputsOfJob.get(job.runnerJobId))?.key;
+    const record = key === undefined ? undefined : await this.records.get(key);
+    return record && keptOutput(record, index);
   }
 
   async #read(img: StoredImage): Promise<InputImage | undefined> {

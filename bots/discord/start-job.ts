@@ -41,8 +41,6 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
   const key = ctx.store.newKey();
   // Decided by the intake (the member's choice, or their default): what the first answer shows, and to whom.
   let admitted: AdmittedJob | undefined;
-  // When the runner accepted it: its record's `createdAt`, which the member's forget is measured against (`forgotten`).
-  let acceptedAt = 0;
   // The images the job runs with, kept for its Reroll and Retry.
   let images = Array.isArray(job.images) ? job.images : [];
   const { kind, requester } = job;
@@ -62,7 +60,6 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
       refuse: (reason) => refusePrivately(ctx, interaction, reason),
       accept: async (decided) => {
         admitted = decided;
-        acceptedAt = Date.now();
         // A private job's reply is ephemeral (a Retry updates the message it is on, which was made as its job was).
         const flags = decided.private ? MessageFlags.Ephemeral : undefined;
         const answer = () => (firstAnswer === 'update' && interaction.isMessageComponent() ? interaction.deferUpdate() : interaction.deferReply({ flags }));
@@ -98,13 +95,13 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
   const reply = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
   const { prompt, options } = admitted;
   await ctx.store.add(
-    { key, kind, prompt, options, requester, status: 'running', runnerJobId: handle.id, reply, locale: localeOf(interaction, admitted), createdAt: acceptedAt, ...(admitted.private && { private: true }) },
+    { key, kind, prompt, options, requester, status: 'running', runnerJobId: handle.id, reply, locale: localeOf(interaction, admitted), createdAt: handle.submittedAt, ...(admitted.private && { private: true }) },
     images,
   );
   // A forget landing between the acceptance and this write did not find the record: asked once it is written (a forget
-  // marks first, then erases what is kept), the one rule of a member's forget erases its prompt here.
-  if (await ctx.runner.history?.forgotten(requester, acceptedAt)) {
-    await ctx.store.update(key, { prompt: '' }).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: key }, 'could not erase the prompt of a job its member forgot as it started'));
+  // marks first, then erases what is kept), the forget does here what it does to every record it finds.
+  if (await ctx.runner.history?.forgotten(requester, handle.submittedAt)) {
+    await ctx.store.forget(key).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: key }, 'could not erase the prompt of a job its member forgot as it started'));
   }
   // Shown to its end by its view: a stop waits for it (within its grace).
   ctx.track(handle.done);

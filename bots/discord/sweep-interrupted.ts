@@ -27,8 +27,8 @@ const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
  * end recorded, with the link to its reply while its token lives, and nothing
  * shown. A job whose end its runner recorded while its view could not mark it (its record kept that final, still
  * running) is marked ended, nothing shown, when its final message reached Discord (its first message: the end itself); else that end (a failure, a
- * cancellation, a result) is shown, not "interrupted". A finished job older than its kept images — its result saved, or
- * its end kept so — is marked ended saying nothing (it would come out of the blue). The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
+ * cancellation, a result) is shown, not "interrupted". A job older than its kept images — its result saved, its end kept
+ * so, or left "interrupted" by posts that failed — is marked ended saying nothing (it would come out of the blue). The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
  * handed to `ctx.track`, so the next record is shown at once and a stop's grace waits for it. Returns how many were swept.
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
@@ -44,7 +44,12 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
  * sweep shows it) is not shown here. Answers as `showLeftover` does: whether its message was written.
  */
 export async function showClickedLeftover(ctx: BotContext, botRest: REST, record: JobRecord, clicked: ReplyHandle): Promise<boolean> {
-  const claimed = await ctx.store.claimInterrupted();
+  // A claim that fails (Redis unreachable) claims nothing: the record is shown as one no process holds (one path at a
+  // time here, `showAlone`), its leftovers left to a sweep — not an error answered in the job's own message.
+  const claimed = await ctx.store.claimInterrupted().catch((error: unknown) => {
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not claim what gone processes left for a Cancel on one of their jobs; shown as claimed by none');
+    return [];
+  });
   const mine = claimed.some((r) => r.key === record.key);
   const others = claimed.filter((r) => r.key !== record.key);
   // Shown one after another as the sweep does, once this one is: the member who pressed waits for it.
@@ -90,7 +95,8 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
  * showing nothing; a job that ended (its final kept) or whose result was saved shows that end, or nothing (see
  * `sweepInterrupted`); any other is shown "stopped when the bot restarted", with Retry, and marked failed. A message
  * that did not reach Discord is not marked shown: the record stays running (a result with its end recorded, its final
- * kept), for a Cancel on it or the next sweep. Answers whether its message reached Discord: false too when it is
+ * kept), held by the process that claimed it, for a Cancel on it or the sweep that claims it once that process is gone
+ * (its next start; with Redis a replica's too) — until it is older than its kept images, then ended saying nothing. Answers whether its message reached Discord: false too when it is
  * marked ended saying nothing, and when the other path of this process shows it (or showed it since `record` was
  * read): one path at a time shows a record, from the record as kept then (`JobRecordStore.showAlone`).
  */
@@ -115,14 +121,21 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget)
   // charged) and saved — its facts, its images or both — before the process stopped: a Retry would charge again, even
   // when no image could be kept (every write failed).
   const final = record.final;
-  if (final || record.result !== undefined || record.outputs.length > 0) {
+  // Older than its images can be kept: most likely shown long ago by a process that could not mark it ended, or left
+  // by posts that failed at every try since (a channel the bot may no longer write to), and anything said now would
+  // come out of the blue. Nothing is said: it is marked ended (a kept result's end recorded if it was not: marked
+  // ended with it, recorded, released), rather than tried again at each start for as long as its record is kept.
+  const madeResult = final !== undefined || record.result !== undefined || record.outputs.length > 0;
+  if (Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
+    await endQuietly(ctx, record, final?.type ?? (madeResult ? 'completed' : 'failed'));
+    return false;
+  }
+  if (madeResult) {
     // Its final message reached Discord (only its mark failed): said again, a failure would lose the images shown with
     // it, a result would be told "no longer kept", and after the token a channel post would mention the requester.
-    // Older than its images can be kept: most likely shown long ago by a process that could not mark it ended, and
-    // anything said now would come out of the blue. Either way nothing is said: it is marked ended (its end recorded if
-    // it was not, as the kept result's is: marked ended with it, recorded, released).
-    if ((final && 'shown' in final) || Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
-      await endQuietly(ctx, record, final?.type ?? 'completed');
+    // Nothing is said: it is marked ended (its end recorded if it was not).
+    if (final && 'shown' in final) {
+      await endQuietly(ctx, record, final.type);
       return false;
     }
     // Else that end is shown, not "interrupted": the failure or cancellation its view could not show, or the result.
@@ -132,12 +145,18 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget)
   let shown = false;
   try {
     shown = (await target.final([renderInterrupted(header)])).first;
-    ctx.logger.info({ jobKey: record.key, shown, via: target.mode }, 'marked a job interrupted by the last stop');
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a job interrupted by the last stop');
+    return false;
   }
-  // Its message did not reach Discord: left running, for a Cancel on it or the next sweep to show it then.
-  if (!shown) return false;
+  // Its message did not reach Discord: left running, held by this process (its claim), for a Cancel on it or the sweep
+  // that claims it once this process is gone — its next start, or with Redis a replica's — until it is older than its
+  // kept images (ended saying nothing, above).
+  if (!shown) {
+    ctx.logger.warn({ jobKey: record.key, via: target.mode }, 'could not post that a job was interrupted by the last stop (neither its reply nor the channel took it); its record is left running');
+    return false;
+  }
+  ctx.logger.info({ jobKey: record.key, via: target.mode }, 'marked a job interrupted by the last stop');
   await ctx.store.markEnded(record.key, 'failed');
   return true;
 }
@@ -153,8 +172,8 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget)
  * end is recorded, then marked `endRecorded` (released). A crash or a failure before that leaves the record held with
  * its end, to the next sweep, which records it again (changing nothing) and shows nothing. A result whose message did
  * not reach Discord is not marked ended: its end is recorded (without a link) and marked `endRecorded` with the final
- * its message was to show (`final`, not `shown`), the record left running for a Cancel on it or the next sweep, which
- * shows it then without recording it again. Answers whether its message reached Discord.
+ * its message was to show (`final`, not `shown`), the record left running (held by this process) for a Cancel on it or the sweep that claims it once this process is gone, which
+ * shows it then and records its end again only to give its history entry the link to the message. Answers whether its message reached Discord.
  */
 async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<boolean> {
   // The images still kept, and which of the job's images they are: their buttons name those, whatever was left out.
@@ -206,9 +225,16 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     if (record.endRecorded !== true) ctx.track(recordUnshownEnd(ctx, record, end));
     return false;
   }
-  // Ended (a Retry would charge again): its end already recorded (by the live runner), released at once.
+  // Ended (a Retry would charge again): its end already recorded (by the live runner, or by a sweep that could not show
+  // it), released at once.
   if (record.endRecorded === true) {
     await ctx.store.markEnded(record.key, 'completed').catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended'));
+    // Recorded while no message showed it (its `final` kept, not shown: `recordUnshownEnd`, no link, or the live runner's,
+    // whose message did not land): recorded again with the link to the message now shown — the history merges it by its
+    // key (one entry, its first time kept) and the audit channel enters a job's end once. Not waited for (as the ends
+    // recorded below); a failure is logged and leaves the entry as it was.
+    const link = record.final ? linkOf(ctx, record, target) : undefined;
+    if (link) ctx.track(recordEnd(ctx, record, end, link));
     return true;
   }
   // Else as the live view does: marked ended with the end to record (held), then recorded, then released.
@@ -225,7 +251,7 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
 /**
  * A kept result whose message did not reach Discord, its end not recorded yet: recorded (no link: nothing was shown),
  * then marked `endRecorded` with the final its message was to show — the record, still running, stays held with it, and
- * whoever takes it next (a Cancel, the next sweep) shows that result without recording it again. A failure leaves the
+ * whoever takes it next (a Cancel, or the sweep that claims it once this process is gone) shows that result, its end recorded again only for the link to its message. A failure leaves the
  * record as it was: the next one to take it records the end too.
  */
 async function recordUnshownEnd(ctx: BotContext, record: JobRecord, end: JobEnd): Promise<void> {

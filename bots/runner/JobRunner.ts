@@ -456,7 +456,7 @@ export class JobRunner {
       await answers.fail(error);
       return undefined;
     }
-    return { id: job.info.id, done: job.done };
+    return { id: job.info.id, submittedAt: job.info.submittedAt, done: job.done };
   }
 
   /** An admitted job's images (fetched now, checked by content and real bytes), then the job itself, queued. */

@@ -125,7 +125,9 @@ export class JobHistory {
       .catch(() => undefined)
       .then(async (url) => {
         // The member's mark is read twice here, and twice more by the audit channel (`AuditLog`'s `forgotten`, just before
-        // its post and once kept): four reads of one key an end while nobody forgot. Each closes a window the others
+        // its post and once kept): four reads of one key an end while nobody forgot, two without an audit channel — and a
+        // Discord job reads it once more as it starts, once its record is written (a forget may not have found that
+        // record: `start-job`), so five for its whole life, three without. Each closes a window the others
         // leave open, as a forget (mark, audit posts, then history) may land between any two steps on another replica:
         // this one keeps a prompt its member already erased from ever being written (a crash before a second write would
         // leave it); the one after the write catches a forget that marked after this read and erased the history before
@@ -206,7 +208,7 @@ export class JobHistory {
    * its history entry is written and again once it was written with its prompt (`recordEnd`),
    * and by the audit channel before each post and once it was posted (`AuditLog`). So it is for a job accepted
    * (`acceptedAt`: by the runner's clock, or for an end a sweep records, when its record or request was made, as the
-   * job started: Slack's request just before, Discord's record moments after) before the member's last `forget` or up to `FORGET_CLOCK_MARGIN_MS` after it, on any replica, for as
+   * job started: Slack's request just before, Discord's record with the runner's own time, `JobHandle.submittedAt`) before the member's last `forget` or up to `FORGET_CLOCK_MARGIN_MS` after it, on any replica, for as
    * long as the `forgotten` space keeps the mark; a later job keeps its prompt. A swept end of a job that was running
    * at the forget carries no prompt whatever the mark says: `forget` erased it from the stored record or request. A
    * mark that cannot be read erases it (logged).

@@ -260,6 +260,8 @@ export type UpdateSink = (update: JobUpdate) => void | Promise<void>;
 
 export interface JobHandle {
   id: string;
+  /** When the runner accepted it (its clock, `JobInfo.submittedAt`): what its history entry is measured by against a member's forget. */
+  submittedAt: number;
   /** Settles with the last update once the sink has received it. */
   done: Promise<FinalUpdate>;
 }

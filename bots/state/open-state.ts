@@ -3,7 +3,7 @@ import type { QuotaStore, RedisLink } from 'pictor/internal';
 import { FileStateStore } from './FileStateStore.js';
 import { RedisStateStore } from './RedisStateStore.js';
 import { botSpaces, stateKeyOf, type BotSpaces, type SpaceSettings } from './spaces.js';
-import type { StateStore } from './StateStore.js';
+import type { Space, StateStore } from './StateStore.js';
 import { upgradeOldLayout } from './upgrade.js';
 import { warnIfRedisEvicts } from './redis-memory.js';
 import { endToRecord, isRunning } from './job-records.js';
@@ -61,7 +61,7 @@ export async function openBotState(options: OpenBotStateOptions): Promise<BotSta
   };
 }
 
-interface MemberRecord {
+export interface MemberRecord {
   prompt: string;
   status?: string | undefined;
   userId?: string | undefined;
@@ -74,24 +74,38 @@ interface MemberRecord {
   endRecorded?: boolean | undefined;
 }
 
+/** Where a member's job records are kept: the records, and (Discord's) their kept images and the console's links to them. */
+export interface MemberRecordSpaces<R extends MemberRecord> {
+  records: Space<R>;
+  images: Space<unknown>;
+  outputsOfJob: Space<unknown>;
+}
+
+/**
+ * A member's forget of one of their job records, the one rule: `forget`'s for each record it finds, and a surface's
+ * for a record written after the forget's scan (a job accepted as its member forgot). A running job's record stays
+ * (its buttons and its sweep need it), without its prompt; so does an ended one whose end is still to be recorded,
+ * without its images too: the sweep records that end (the audit channel enters every ended job), with the prompt the
+ * record then has — none. Any other goes. Which, is decided on the record as it is when it is written (a job may end,
+ * or its end be recorded, after the caller read it). An ended one's kept images go too (a running job's are its
+ * Retry's), and the console's link to them.
+ */
+export async function forgetJobRecord<R extends MemberRecord>(spaces: MemberRecordSpaces<R>, key: string): Promise<void> {
+  const { before } = await spaces.records.update(key, (r) =>
+    r && (isRunning(r) ? { ...r, prompt: '' } : endToRecord(r) !== undefined ? { ...r, prompt: '', ...(r.inputs && { inputs: [] }), ...(r.outputs && { outputs: [] }) } : undefined),
+  );
+  if (!before || isRunning(before)) return;
+  for (const { file } of [...(before.inputs ?? []), ...(before.outputs ?? [])]) await spaces.images.delete(file);
+  if (before.runnerJobId) await spaces.outputsOfJob.delete(before.runnerJobId);
+}
+
 async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: string, ledger: OpenBotStateOptions['ledger']): Promise<number> {
   const [platform, id] = [userKey.slice(0, userKey.indexOf(':')), userKey.slice(userKey.indexOf(':') + 1)];
   const records = { discord: spaces.discordJobs, slack: spaces.slackRequests }[platform];
   if (records) {
-    // A running job's record stays (its buttons and its sweep need it), without its prompt; so does an ended one whose
-    // end is still to be recorded, without its images too: the sweep records that end (the audit channel enters every
-    // ended job), with the prompt the record then has — none. Any other goes. Which, is decided on the record as it is
-    // when it is written (a job may end, or its end be recorded, after the scan read it).
-    const space = store.space<MemberRecord>(records);
-    for await (const { key, value } of space.entries()) {
-      if ((value.requester?.userId ?? value.userId) !== id) continue;
-      const { before } = await space.update(key, (r) =>
-        r && (isRunning(r) ? { ...r, prompt: '' } : endToRecord(r) !== undefined ? { ...r, prompt: '', ...(r.inputs && { inputs: [] }), ...(r.outputs && { outputs: [] }) } : undefined),
-      );
-      // An ended one's kept images go (a running job's are its Retry's), and the console's link to them.
-      if (!before || isRunning(before)) continue;
-      for (const { file } of [...(before.inputs ?? []), ...(before.outputs ?? [])]) await store.space(spaces.discordImages).delete(file);
-      if (before.runnerJobId) await store.space(spaces.discordJobOutputs).delete(before.runnerJobId);
+    const kept = { records: store.space<MemberRecord>(records), images: store.space(spaces.discordImages), outputsOfJob: store.space(spaces.discordJobOutputs) };
+    for await (const { key, value } of kept.records.entries()) {
+      if ((value.requester?.userId ?? value.userId) === id) await forgetJobRecord(kept, key);
     }
   }
   if (platform === 'discord') await store.space(spaces.discordDrafts).delete(id);

@@ -2,6 +2,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PictorError, sniffImageType } from 'pictor';
 import { safeJson, type QuotaStore, type RedisLink } from 'pictor/internal';
+import { imagesToKeep } from '../discord/JobRecordStore.js';
 import { RedisLease } from '../redis-lease.js';
 import { FileStateStore, LEGACY_HOLDER } from './FileStateStore.js';
 import { keepInHistory, type HistoryItem } from './history.js';
@@ -145,23 +146,20 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
     for (const record of records.filter((r) => STATE_KEY_PATTERN.test(r?.key ?? '')).sort((a, b) => a.createdAt - b.createdAt)) {
       o.signal?.throwIfAborted();
       const read = async (img: OldJobRecord['inputs'][number]) => {
-        const bytes = await readFile(join(discord, 'images', record.key, img.file)).catch(() => undefined);
-        // The kept images space takes what a job keeps now (its bytes as they are, none over the bound), and only an
-        // image: kept, one that is not would count as kept (its button offering it) and fail when used.
-        if (!bytes || bytes.length === 0 || bytes.length > o.spaces.discordImages.maxValueBytes) return undefined;
-        if (sniffImageType(bytes) === null) return void undecodable.push(`${record.key}/${img.file}`);
-        return { img, bytes, file: `${record.key}-${img.file.replace(/\..*$/, '')}` };
+        const data = await readFile(join(discord, 'images', record.key, img.file)).catch(() => undefined);
+        return data && data.length > 0 ? { img, data, file: `${record.key}-${img.file.replace(/\..*$/, '')}` } : undefined;
       };
+      // Only an image is kept: one that is not would count as kept (its button offering it) and fail when used.
+      const isImage = (found: { img: { file: string }; data: Buffer }) => sniffImageType(found.data) !== null || (undecodable.push(`${record.key}/${found.img.file}`), false);
       const [fromInputs, fromOutputs] = [await Promise.all(record.inputs.map(read)), await Promise.all(record.outputs.map(read))];
-      // An edit's inputs are kept all or none; an output keeps its number in the job (its Edit button's), whatever is left out.
-      const keptInputs = fromInputs.every((found) => found !== undefined) ? fromInputs : [];
-      const keep = async (found: (typeof fromInputs)[number], index?: number) => {
-        if (!found) return [];
-        await o.store.space<Buffer>(o.spaces.discordImages).put(found.file, found.bytes);
-        return [{ ...found.img, file: found.file, ...(index !== undefined && { index }) }];
+      // What a job keeps now, by the store's own rule (`imagesToKeep`: its bytes as they are, none over the bound, an
+      // edit's inputs all or none, an output its number in the job — its Edit button's — whatever is left out).
+      const keep = async ({ image: found, index }: { image: NonNullable<(typeof fromInputs)[number]>; index: number }, numbered: boolean) => {
+        await o.store.space<Buffer>(o.spaces.discordImages).put(found.file, found.data);
+        return { ...found.img, file: found.file, ...(numbered && { index }) };
       };
-      const inputs = (await Promise.all(keptInputs.map((found) => keep(found)))).flat();
-      const outputs = (await Promise.all(fromOutputs.map((found, index) => keep(found, index)))).flat();
+      const inputs = await Promise.all(imagesToKeep('in', fromInputs, isImage).kept.map((chosen) => keep(chosen, false)));
+      const outputs = await Promise.all(imagesToKeep('out', fromOutputs, isImage).kept.map((chosen) => keep(chosen, true)));
       const made = record.outputs.length > 0 ? { made: record.outputs.length } : {};
       await legacy.space(o.spaces.discordJobs).put(record.key, { ...record, inputs, outputs, ...made }, { hold: isRunning(record) });
       // Listed once by its key: a start stopped after this record moves it again.

@@ -172,6 +172,7 @@ export const es = {
   'discord.button.too_late_to_cancel': 'Este trabajo está a punto de terminar y ya no se puede cancelar.',
   'discord.button.only_requester': 'Solo {user} o un admin puede {action, select, delete {eliminar este mensaje} other {cancelar este trabajo}}.',
   'discord.button.runs_elsewhere': 'Otra instancia del bot, a la que no se pudo llegar, está dibujando este trabajo: mostrará su resultado cuando termine.',
+  'discord.button.prompt_erased': 'El prompt de este trabajo se borró a petición del miembro que lo pidió, así que no puede ejecutarse de nuevo. Inicia uno nuevo con /imagine o /edit.',
   'discord.edit.title_result': '{images, plural, one {Editar imagen} other {Editar imagen {index}}}',
   'discord.edit.title_message': '{images, plural, one {Editar imagen} other {Editar # imágenes}}',
   'discord.edit.form_expired': 'Este formulario de edición es demasiado antiguo: ya no tengo sus imágenes. Vuelve a usar «Editar imagen» en el mensaje.',

@@ -56,6 +56,21 @@ describe('buttons keep working, restarts included', () => {
     expect(await h.quotaStore.spentToday(`discord:${other.id}`, Date.now())).toBeCloseTo(0.0053, 6);
   });
 
+  it('tells the member privately that a job whose prompt its member erased while it ran cannot run again, on its Reroll, and sends nothing to the service', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a lantern forgotten while drawn' });
+    await h.discord.waitFor(() => h.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    await h.runner.history!.forgetEverywhere({ platform: 'discord', userId: ix.user.id, channelId: '', scopeId: h.discord.guildId });
+    const result = await h.finalReply(ix);
+
+    const click = h.discord.clickButton(result, buttonId(result, 'Reroll'));
+    const note = await h.discord.waitFor(() => h.discord.original(click), 'the note');
+    expect(note.flags & 64).toBe(64);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.prompt_erased')}`);
+    expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
+    expect(h.runner.activeJobs()).toHaveLength(0);
+  });
+
   it('rerolls an edit with the same input images, saved in the data folder', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const { makeImage } = await import('../../helpers/images.js');
@@ -189,6 +204,22 @@ describe('buttons keep working, restarts included', () => {
     await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
   });
 
+  it('shows the kept result on a Cancel of such a job when the claim of what gone processes left fails (Redis unreachable), not an error in the job’s message', async () => {
+    const { running, records, key } = await leftRunningForgotten('a paid image shown whatever the claim');
+    const claim = vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockRejectedValueOnce(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
+
+    h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const shown = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id);
+      return m && !m.content.includes('Drawing') ? m : undefined;
+    }, 'the job’s message changed');
+    expect(claim).toHaveBeenCalled();
+    expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
+    expect(shown.attachments).toHaveLength(1);
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
+    expect(h.logger.entries.some((e) => e.level === 'warn' && e.msg?.startsWith('could not claim what gone processes left'))).toBe(true);
+  });
+
   it('keeps the result for whoever shows it next when a Cancel of such a job cannot post it: the record left running with its final, the member told privately', async () => {
     const { running, records, key } = await leftRunningForgotten('a paid image no message could show');
     // Neither the clicked message's edit nor the channel post reaches Discord.
@@ -276,7 +307,8 @@ describe('buttons keep working, restarts included', () => {
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
     await h.restart({ crash: true });
-    await vi.waitFor(() => expect(h.logger.entries.some((e) => e.msg === 'marked a job interrupted by the last stop' && (e.obj as { shown?: unknown }).shown === false)).toBe(true), { timeout: 15_000 });
+    await vi.waitFor(() => expect(h.logger.entries.some((e) => e.level === 'warn' && e.msg?.startsWith('could not post that a job was interrupted by the last stop'))).toBe(true), { timeout: 15_000 });
+    expect(h.logger.entries.some((e) => e.msg === 'marked a job interrupted by the last stop')).toBe(false);
 
     await h.restart({ crash: true });
     const swept = await h.discord.waitFor(() => {
@@ -284,6 +316,26 @@ describe('buttons keep working, restarts included', () => {
       return m.content.includes('restarted') ? m : undefined;
     }, 'the next start to show it');
     expect(buttonsOf(swept).map((b) => b.label)).toEqual(['Retry']);
+  });
+
+  it('marks ended, saying nothing, a job lost to a crash whose “stopped” message is older than its kept images (its posts failed since), instead of trying it at every start', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a job whose stop no channel would take' });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? { ...m } : undefined;
+    }, 'the job to start');
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const key = buttonId(running, 'Cancel').split(':')[2]!;
+    const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;
+    await records.update(key, (record) => record && { ...record, createdAt: twoDaysAgo, reply: record.reply && { ...record.reply, issuedAt: twoDaysAgo } });
+    const messages = h.discord.messages.size;
+    await h.restart({ crash: true });
+
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg?.startsWith('marked ended, saying nothing')), 'the sweep marking the job ended');
+    expect(await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(key)).toMatchObject({ status: 'failed' });
+    expect(h.discord.messages.get(running.id)!.content).toBe(running.content);
+    expect(h.discord.messages.size).toBe(messages);
   });
 
   it('opens, from each Edit of a result, the image it names when one before it could not be kept: Edit 3 the third, Edit 2 “too old”', async () => {

@@ -46,6 +46,8 @@ export interface HarnessOptions {
   maxQueuedInputBytes?: number;
   /** Interactions over HTTP: the bot takes them at an interactions endpoint the fake Discord POSTs to, signed, instead of the gateway. */
   http?: boolean;
+  /** The runner's clock (default `Date.now`): a test tells its times from the bot's own. */
+  runnerNow?: () => number;
 }
 
 /**
@@ -109,6 +111,7 @@ export class DiscordHarness {
       // Audit entries are posted a moment after they come (2 s in production), so the tests see them soon.
       auditBatchMs: 50,
       maxQueuedInputBytes: this.options.maxQueuedInputBytes,
+      now: this.options.runnerNow,
     });
     this.bot = await startDiscordBot({
       token: this.discord.botToken,

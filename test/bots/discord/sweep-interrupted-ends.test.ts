@@ -248,9 +248,11 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     const record = (key: string, createdAt: number, rest: Partial<JobRecord>): JobRecord => ({ key, kind: 'generate', prompt: `swept ${key}`, options: {}, requester, createdAt, status: 'running', inputs: [], outputs: [], ...rest });
     // Two jobs whose ends were shown and are still to be recorded, then one left running: swept in that order.
     const ended = { status: 'completed' as const, end: { type: 'completed' as const } };
-    await left.put('ended-1', record('ended-1', 1, ended), { hold: true });
-    await left.put('ended-2', record('ended-2', 2, ended), { hold: true });
-    await left.put('running-3', record('running-3', 3, {}), { hold: true });
+    // Made a moment ago (one older than its kept images would be ended saying nothing).
+    const now = Date.now();
+    await left.put('ended-1', record('ended-1', now - 3, ended), { hold: true });
+    await left.put('ended-2', record('ended-2', now - 2, ended), { hold: true });
+    await left.put('running-3', record('running-3', now - 1, {}), { hold: true });
     // The audit channel's posts are held: a recorded end waits for its own.
     const posts = h.discord.holdRequests((method, path) => method === 'POST' && path.includes(`/channels/${audit}/messages`));
     const posted = h.discord.channelMessages(audit).length;
@@ -322,5 +324,15 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     expect(forgot).toBe(true);
     expect(await records(h)).toMatchObject([{ prompt: '' }]);
     expect(JSON.stringify(await records(h))).not.toContain('forgotten as it started');
+  });
+
+  it('makes a job’s record with the time its runner accepted it, the one its history entry is measured by (one clock)', async () => {
+    // The runner's clock a second behind the bot's: a record stamped by the bot's own would not match.
+    h = await DiscordHarness.start({ partialImages: 0, runnerNow: () => Date.now() - 1000 });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a lighthouse on the runner’s clock' });
+    await h.finalReply(ix);
+
+    const [record] = await records(h);
+    expect(record!.createdAt).toBe(h.runner.get(record!.runnerJobId!)!.submittedAt);
   });
 });

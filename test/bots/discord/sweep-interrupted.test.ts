@@ -120,8 +120,11 @@ describe('the sweep of jobs the last process left', () => {
     expect(entry!.private).toBeUndefined();
   });
 
-  it('records a swept result whose message reached neither its reply nor the channel, and leaves it to the next start, which shows it without recording it again', async () => {
-    const ix = await resultOnItsWay({ prompt: 'a paid image no message could show' });
+  it('records a swept result whose message reached neither its reply nor the channel, and leaves it to the next start, which shows it and gives its history entry the link (one entry, its first time, one audit post)', async () => {
+    let audit = '';
+    const ix = await resultOnItsWay({ prompt: 'a paid image no message could show' }, async () => {
+      audit = await chooseAuditChannel(h);
+    });
     const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
@@ -132,15 +135,24 @@ describe('the sweep of jobs the last process left', () => {
     for await (const entry of records.entries()) kept.push(entry);
     expect(kept).toHaveLength(1);
     expect(kept[0]!.value).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } });
+    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
+    const [first] = await h.runner.history!.mine(requester);
+    expect(first).toMatchObject({ prompt: 'a paid image no message could show', status: 'completed' });
+    expect(first!.link).toBeUndefined();
+    await auditEntry(h, audit, 'a paid image no message could show');
 
     await h.restart({ crash: true });
     const shown = await h.finalReply(ix);
     expect(shown.attachments).toHaveLength(1);
     expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
     await vi.waitFor(async () => expect(await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(kept[0]!.key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
-    const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
-    expect(await h.runner.history!.mine(requester)).toMatchObject([{ prompt: 'a paid image no message could show', status: 'completed' }]);
-    expect(recordEnded).toHaveBeenCalledTimes(1);
+    await vi.waitFor(async () => expect((await h.runner.history!.mine(requester))[0]?.link).toBe(linkTo(h, shown)), { timeout: 15_000 });
+    expect(await h.runner.history!.mine(requester)).toMatchObject([{ prompt: 'a paid image no message could show', status: 'completed', at: first!.at }]);
+    expect(recordEnded).toHaveBeenCalledTimes(2);
+    // The audit channel entered the job's end once (what waits is posted by the runner's stop).
+    await h.runner.shutdown({ graceMs: 0 });
+    const texts = h.discord.channelMessages(audit).flatMap((m) => m.embeds.map((e) => String(e.description)));
+    expect(texts.filter((t) => t.includes('a paid image no message could show'))).toHaveLength(1);
   });
 
   it('records the end of a swept job once, by the sweep, when the process stopped before its runner recorded it', async () => {
