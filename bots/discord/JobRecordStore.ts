@@ -4,7 +4,7 @@ import { safeJson } from 'pictor/internal';
 import type { InputImage, JobOptions, JobUpdate, Requester } from '../runner/types.js';
 import type { Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
-import { endToRecord, forgetJobRecord, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
+import { endToRecord, forgetJobRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
@@ -32,22 +32,6 @@ export function outputIndex(img: StoredImage, position: number): number {
 /** A record's kept output that is the job's image `index` (what an Edit button names); undefined when it was not kept. */
 export function keptOutput(record: Pick<JobRecord, 'outputs'>, index: number): StoredImage | undefined {
   return record.outputs.find((img, position) => outputIndex(img, position) === index);
-}
-
-/**
- * Which of a job's images are kept for its buttons, the one rule — the store's (`add`, `saveOutputs`) and the upgrade
- * from 0.1's: none over the kept images' bound (`tooLarge`, their indices), none not there (undefined: not read), none
- * `usable` refuses; each with its index among the images given, so an output keeps its number in its job whatever is
- * left out; an edit's inputs all or none (its Reroll needs every one).
- */
-export function imagesToKeep<T extends { data: Buffer }>(
-  kind: 'in' | 'out',
-  images: readonly (T | undefined)[],
-  usable: (image: T) => boolean = () => true,
-): { kept: { image: T; index: number }[]; tooLarge: number[] } {
-  const tooLarge = images.flatMap((image, index) => (image && image.data.length > MAX_KEPT_IMAGE_BYTES ? [index] : []));
-  const kept = images.flatMap((image, index) => (image && !tooLarge.includes(index) && usable(image) ? [{ image, index }] : []));
-  return { kept: kind === 'in' && kept.length < images.length ? [] : kept, tooLarge };
 }
 
 /** How many images a finished job made (its buttons' count), whether or not each was kept. */

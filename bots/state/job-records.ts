@@ -1,3 +1,5 @@
+import { MAX_KEPT_IMAGE_BYTES } from './spaces.js';
+
 /**
  * When a job's record (a Discord job record, a Slack request) may be let go: one rule for the stores' writes, their
  * sweeps and `forget`. A record is held by the process running its job while the job runs, and once it ended while
@@ -84,4 +86,20 @@ const DRAFTS_KEPT = 10;
 /** A member's list of drafts with `draft` added: listed once by its key (a draft written again moves last), the newest `DRAFTS_KEPT`. */
 export function withDraft<D extends { key: string }>(own: readonly D[] | undefined, draft: D): D[] {
   return [...(own ?? []).filter((d) => d.key !== draft.key), draft].slice(-DRAFTS_KEPT);
+}
+
+/**
+ * Which of a job's images are kept for its buttons, the one rule — the store's (`add`, `saveOutputs`) and the upgrade
+ * from 0.1's: none over the kept images' bound (`tooLarge`, their indices), none not there (undefined: not read), none
+ * `usable` refuses; each with its index among the images given, so an output keeps its number in its job whatever is
+ * left out; an edit's inputs all or none (its Reroll needs every one).
+ */
+export function imagesToKeep<T extends { data: Buffer }>(
+  kind: 'in' | 'out',
+  images: readonly (T | undefined)[],
+  usable: (image: T) => boolean = () => true,
+): { kept: { image: T; index: number }[]; tooLarge: number[] } {
+  const tooLarge = images.flatMap((image, index) => (image && image.data.length > MAX_KEPT_IMAGE_BYTES ? [index] : []));
+  const kept = images.flatMap((image, index) => (image && !tooLarge.includes(index) && usable(image) ? [{ image, index }] : []));
+  return { kept: kind === 'in' && kept.length < images.length ? [] : kept, tooLarge };
 }
