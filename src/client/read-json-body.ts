@@ -15,6 +15,13 @@ import type { RawResponse } from './transport.js';
  * where a streaming `TextDecoder` went through ICU chunk by chunk and a
  * regular expression looked for the closing brace in every chunk.
  *
+ * A parse is tried once at most before the end: when the body's top-level
+ * object or array closes, as told by a `JsonDepth` that follows its brackets
+ * outside strings and jumps over a string to its closing quote with
+ * `Buffer#indexOf` (the base64 is never looked at byte by byte in JS). So the
+ * work stays linear in the body (docs/wire-format.md): a brace inside a string
+ * or at the end of every chunk no longer joins and parses all that came before.
+ *
  * `contentLength` (the response's, when it gave one): once that many bytes
  * have arrived the body is whole and its end is already on its way, so it is
  * read to that end instead of being cut off at its last brace (cutting a body
@@ -37,13 +44,14 @@ export async function readJsonBody(
   const bound = answerByteBound(n);
   let chunks: Buffer[] = [];
   let received = 0;
+  const depth = new JsonDepth();
   for await (const chunk of body as AsyncIterable<Buffer>) {
     chunks.push(chunk);
     received += chunk.length;
     if (received > bound) throw answerTooLargeError(n, requestId, salvageResult(takeText(chunks), request, requestId));
-    // Only a chunk that ends a JSON object can finish it (base64 never holds a brace): try a parse only then,
+    // Only the chunk that closes the top-level value can finish it: try a parse only then,
     // and not when the body is whole by its length (it ends with the next step of the loop, and is parsed below).
-    if (lastSignificantByte(chunk) === CLOSING_BRACE && received !== contentLength) {
+    if (depth.closesIn(chunk) && received !== contentLength) {
       const whole = chunks.length === 1 ? chunk : Buffer.concat(chunks);
       chunks = [whole];
       try {
@@ -63,15 +71,54 @@ export async function readJsonBody(
   }
 }
 
-const CLOSING_BRACE = 0x7d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 
-/** The last byte of `chunk` that is not JSON whitespace, or -1 when there is none. */
-function lastSignificantByte(chunk: Buffer): number {
-  for (let i = chunk.length - 1; i >= 0; i--) {
-    const byte = chunk[i]!;
-    if (byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09) return byte;
+/**
+ * Follows the nesting of a JSON text chunk by chunk, to tell the chunk in
+ * which its top-level object or array closes. Outside strings it looks at
+ * each byte (a result's structure is small); inside one it jumps to the next
+ * quote with `Buffer#indexOf` and counts the backslashes before it. Each byte
+ * is looked at once or twice (a run of backslashes before a quote), so the
+ * work is linear in the body. It does not check the JSON: the parse does.
+ */
+class JsonDepth {
+  #depth = 0;
+  #inString = false;
+  /** Inside a string, the next byte is escaped (the last chunk ended in an odd run of backslashes). */
+  #escaped = false;
+  /** The top-level value has closed, or the text cannot be JSON: no chunk closes it any more. */
+  #over = false;
+
+  /** Whether the top-level value closes in `chunk` (true once, at most). */
+  closesIn(chunk: Buffer): boolean {
+    let at = 0;
+    while (at < chunk.length && !this.#over) {
+      if (this.#inString) {
+        if (this.#escaped) {
+          this.#escaped = false;
+          at++;
+          continue;
+        }
+        const quote = chunk.indexOf(QUOTE, at);
+        const end = quote < 0 ? chunk.length : quote;
+        let run = 0;
+        while (end - run > at && chunk[end - run - 1] === BACKSLASH) run++;
+        if (quote < 0) this.#escaped = run % 2 === 1;
+        else if (run % 2 === 0) this.#inString = false;
+        at = end + 1;
+        continue;
+      }
+      const byte = chunk[at++]!;
+      if (byte === QUOTE) this.#inString = true;
+      else if (byte === 0x7b || byte === 0x5b) this.#depth++;
+      else if (byte === 0x7d || byte === 0x5d) {
+        this.#over = this.#depth <= 1;
+        if (this.#depth-- === 1) return true;
+      }
+    }
+    return false;
   }
-  return -1;
 }
 
 /** The text of `chunks`, emptying the array: once the text is made, nothing holds their bytes. */

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { readJsonBody } from '../../src/client/read-json-body.js';
 import type { RequestedJob } from '../../src/client/job-result.js';
 import type { RawResponse } from '../../src/client/transport.js';
@@ -29,6 +29,30 @@ describe('readJsonBody', () => {
   it('is done at the last brace when the server keeps the body open short of its content-length', async () => {
     const json = await readJsonBody(bodyOf(['{"data": [{"b64_json": ', '"AAAA"}]}'], true), REQUEST, undefined, 1000);
     expect(json).toEqual({ data: [{ b64_json: 'AAAA' }] });
+  });
+
+  it('is done at the close of the top-level object wherever the chunks cut escapes, quotes and braces in a string', async () => {
+    const text = '{"data": [{"b64_json": "AAAA"}], "note": "\\\\\\"}]\\\\", "more": [{"a": "}"}]}';
+    for (let cut = 1; cut < text.length; cut++) {
+      const json = await readJsonBody(bodyOf([text.slice(0, cut), text.slice(cut)], true), REQUEST, undefined);
+      expect(json).toEqual(JSON.parse(text));
+    }
+  });
+
+  // 500 chunks of 16 KiB (8 MiB), each ending with a brace: each made the reader join and parse all that came before.
+  it.each([
+    ['inside a string', '"note": "', `${'A'.repeat(16 * 1024 - 1)}}`, '"}'],
+    ['closing nested objects, whitespace after', '"pad": [{}', `, {"p": "${'A'.repeat(16 * 1024 - 16)}"} \n`, ']}'],
+  ])('parses a body once although each of its chunks ends with a brace %s (linear in its size)', async (_, opening, middle, closing) => {
+    const chunks = [`{"data": [{"b64_json": "AAAA"}], ${opening}`, ...Array<string>(500).fill(middle), closing];
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const json = (await readJsonBody(bodyOf(chunks, true), REQUEST, undefined)) as { data: unknown };
+      expect(json.data).toEqual([{ b64_json: 'AAAA' }]);
+      expect(parse).toHaveBeenCalledTimes(1);
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it('reads a body that is whole by its content-length to its end instead of cutting it off', async () => {
