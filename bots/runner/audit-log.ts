@@ -407,8 +407,8 @@ export class AuditLog {
     } catch (error) {
       const code = codeOf(error);
       if (isMessageGone(error)) {
-        // The message (or its channel) is gone, or the bot can no longer reach it: nothing left to edit, ever.
-        this.#logger.info({ scopeKey, channelId: current.channelId, code }, 'an audit post to edit is gone, or the bot can no longer reach it; its record is dropped');
+        // The message (or its channel) is gone: nothing left to edit, ever.
+        this.#logger.info({ scopeKey, channelId: current.channelId, code }, 'an audit post to edit is gone; its record is dropped');
         if (posts) await posts.delete(key);
         return this.#done(key, 'gone');
       }
@@ -760,7 +760,8 @@ function sameEntries(a: readonly AuditEntry[], b: readonly AuditEntry[]): boolea
 
 /**
  * Whether an edit failed because nothing can ever be edited there: the posters answer `not_found` for a message or
- * channel gone, or one the bot can no longer reach (Discord's 10008, 10003, 50001; Slack's `message_not_found`, `channel_not_found`).
+ * channel gone (Discord's 10008, 10003; Slack's `message_not_found`). A message the bot lost access to is still
+ * there, its prompt shown: not `not_found`, it stays to edit.
  */
 function isMessageGone(error: unknown): boolean {
   return error instanceof AuditChannelError && error.problem === 'not_found';

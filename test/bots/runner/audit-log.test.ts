@@ -723,7 +723,7 @@ describe('an audit post whose edit failed at a forget', () => {
     expect(p.prompts('m2')).toEqual([['U-bob', '', true]]);
   });
 
-  it('is dropped once the platform says its message is gone (deleted, or out of the bot’s reach): never tried again, not counted as still to edit', async () => {
+  it('is dropped once the platform says its message is gone (deleted, or its channel): never tried again, not counted as still to edit', async () => {
     const p = await oneRun();
     const ada = member('U-ada');
     await p.post(ada, 'zanzibarwhisper lighthouse');
