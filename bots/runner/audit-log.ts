@@ -508,16 +508,26 @@ export class AuditLog {
       } catch (error) {
         for (const platform of unscanned) this.#scanned.delete(platform);
         this.#scanAt = this.#now() + AUDIT_LIMITS.retryMaxMs;
-        throw error;
+        this.#logger.warn({ code: codeOf(error) }, 'could not look for the audit posts an earlier run left to edit; looked for again in an hour');
       }
     }
+    let unread = 0;
+    let code: string | number | undefined;
     for (const [key, still] of [...this.#pending]) {
       if (this.#closing) return;
       if (!this.#posters.has(still.platform) || still.nextAt > this.#now()) continue;
-      const record = await posts.get(key);
-      if (!record?.pending) this.#pending.delete(key);
-      else await this.#erase(key, record, () => false);
+      try {
+        const record = await posts.get(key);
+        if (!record?.pending) this.#pending.delete(key);
+        else await this.#erase(key, record, () => false);
+      } catch (error) {
+        // The state failed (Redis down): this post waits its own next wait, as after a failed edit — never a tight loop.
+        if (this.#pending.has(key)) this.#stillToEdit(key, still.platform, this.#pending.get(key));
+        unread++;
+        code = codeOf(error);
+      }
     }
+    if (unread > 0) this.#logger.warn({ posts: unread, code }, 'could not read or write audit posts still to edit; each is tried again after its own wait');
   }
 
   /**

@@ -848,6 +848,49 @@ describe('an audit post whose edit failed at a forget', () => {
     expect(await p.kept()).toEqual([]);
   });
 
+  it('waits its own time between tries while the state cannot be read (Redis down), as after a failed edit: never a tight loop; edited once the state is back', async () => {
+    const p = await oneRun();
+    const ada = member('U-ada');
+    await p.post(ada, 'zanzibarwhisper lighthouse');
+    p.poster.editFailures = 1;
+    expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 0, auditPending: 1 });
+    // The state goes down: every call to the audit-posts space fails, and is counted.
+    const working = { ...p.posts };
+    let calls = 0;
+    const down = () => {
+      calls++;
+      return Promise.reject(Object.assign(new Error('Connection is closed.'), { code: 'ECONNREFUSED' }));
+    };
+    Object.assign(p.posts, {
+      get: down,
+      put: down,
+      update: down,
+      delete: down,
+      entries: async function* () {
+        await down();
+        yield* [];
+      },
+    });
+    const calledBy: number[] = [];
+    for (let minute = 1; minute <= 40; minute++) {
+      await vi.advanceTimersByTimeAsync(60_000);
+      await p.settle();
+      calledBy.push(calls);
+    }
+    // The start's scan (a minute after the poster came, with the first retry), then the post's own 1, 3, 7, 15, 31 minutes.
+    const triedAt = calledBy.flatMap((n, i) => (n > (calledBy[i - 1] ?? 0) ? [i + 1] : []));
+    expect(triedAt).toEqual([1, 3, 7, 15, 31]);
+    expect(calls).toBe(6);
+    // One line a round that failed, not one a turn.
+    expect(p.warned.filter((m) => m.includes('still to edit'))).toHaveLength(5);
+    // The state is back: the post's next try (63 minutes after the forget) edits it.
+    Object.assign(p.posts, working);
+    for (let minute = 41; minute <= 63; minute++) await vi.advanceTimersByTimeAsync(60_000);
+    await p.settle();
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
+    expect(await p.kept()).toEqual([]);
+  });
+
   it('is written one edit at a time here: a forget that erased another entry of the post since never has its edit undone by an older one', async () => {
     const p = await oneRun();
     const [ada, bob] = [member('U-ada'), member('U-bob')];
