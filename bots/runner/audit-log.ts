@@ -241,10 +241,17 @@ export class AuditLog {
     this.#now = options.now ?? Date.now;
   }
 
-  /** A surface says how it posts (once, as it starts); without a poster its platform's entries are dropped. */
+  /**
+   * A surface says how it posts (once, as it starts); without a poster its platform's entries are dropped, and so are
+   * its posts still to edit known here (they stay so in `audit-posts`: a poster that comes back has them looked for again).
+   */
   setPoster(platform: Platform, poster: AuditPoster | undefined): void {
     if (poster) this.#posters.set(platform, poster);
-    else this.#posters.delete(platform);
+    else {
+      this.#posters.delete(platform);
+      for (const [key, still] of this.#pending) if (still.platform === platform) this.#pending.delete(key);
+      this.#scanned.delete(platform);
+    }
     // As the surface starts: posts an earlier run left to edit are looked for a retryMs later, and edited then.
     if (poster && !this.#scanned.has(platform) && this.#scanAt === undefined) this.#scanAt = this.#now() + AUDIT_LIMITS.retryMs;
     this.#scheduleRetry();
@@ -465,11 +472,13 @@ export class AuditLog {
 
   /**
    * Keeps a post as still to edit here, tried after its own wait: `retryMs` the first time, then twice the last one,
-   * up to `retryMaxMs` (`waitMs` given: that wait, once). Answers its wait, whether it is its first, and whether it is the longest.
+   * up to `retryMaxMs` (`waitMs` given: that wait, once); not while its platform has no poster here. Answers its wait, whether it is its first, and whether it is the longest.
    */
   #stillToEdit(key: string, platform: Platform, before: StillToEdit | undefined, waitMs?: number): { waitMs: number; first: boolean; atMost: boolean } {
     const wait = waitMs ?? (before ? Math.min(before.waitMs * 2, AUDIT_LIMITS.retryMaxMs) : AUDIT_LIMITS.retryMs);
-    this.#pending.set(key, { platform, waitMs: waitMs === undefined ? wait : (before?.waitMs ?? AUDIT_LIMITS.retryMs), nextAt: this.#now() + wait });
+    // A platform without its poster here is not tried here: its posts are looked for once a poster comes (the scan).
+    if (this.#posters.has(platform)) this.#pending.set(key, { platform, waitMs: waitMs === undefined ? wait : (before?.waitMs ?? AUDIT_LIMITS.retryMs), nextAt: this.#now() + wait });
+    else this.#pending.delete(key);
     this.#scheduleRetry();
     return { waitMs: wait, first: before === undefined, atMost: wait === AUDIT_LIMITS.retryMaxMs && before !== undefined && before.waitMs < AUDIT_LIMITS.retryMaxMs };
   }
@@ -503,7 +512,7 @@ export class AuditLog {
       for (const platform of unscanned) this.#scanned.add(platform);
       try {
         for await (const { key, value } of posts.entries()) {
-          if (value.pending && unscanned.includes(value.platform) && !this.#pending.has(key)) this.#pending.set(key, { platform: value.platform, waitMs: AUDIT_LIMITS.retryMs, nextAt: this.#now() });
+          if (value.pending && unscanned.includes(value.platform) && this.#posters.has(value.platform) && !this.#pending.has(key)) this.#pending.set(key, { platform: value.platform, waitMs: AUDIT_LIMITS.retryMs, nextAt: this.#now() });
         }
       } catch (error) {
         for (const platform of unscanned) this.#scanned.delete(platform);

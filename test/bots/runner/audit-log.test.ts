@@ -891,6 +891,31 @@ describe('an audit post whose edit failed at a forget', () => {
     expect(await p.kept()).toEqual([]);
   });
 
+  it('is no longer kept here once its platform’s poster went (never tried, nothing held for it); a poster that comes back has it looked for again and edited a retry later', async () => {
+    const p = await oneRun();
+    const ada = member('U-ada');
+    // Past the start's scan: the post is known here from its failed edit alone.
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+    await p.settle();
+    await p.post(ada, 'zanzibarwhisper lighthouse');
+    p.poster.editFailures = 1;
+    expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 0, auditPending: 1 });
+    p.log.setPoster('discord', undefined);
+    await vi.advanceTimersByTimeAsync(3 * AUDIT_LIMITS.retryMs);
+    await p.settle();
+    expect(p.poster.failedEdits).toBe(1);
+    expect(p.poster.edits).toHaveLength(0);
+    // Back: not tried from what was known before it went, but found by the scan a retry after, and edited.
+    p.log.setPoster('discord', p.poster);
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs - 100);
+    await p.settle();
+    expect(p.poster.edits).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(100);
+    await p.settle();
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
+    expect(await p.kept()).toEqual([]);
+  });
+
   it('is written one edit at a time here: a forget that erased another entry of the post since never has its edit undone by an older one', async () => {
     const p = await oneRun();
     const [ada, bob] = [member('U-ada'), member('U-bob')];
