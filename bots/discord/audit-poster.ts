@@ -27,9 +27,10 @@ export function discordAuditPoster(rest: REST): AuditPoster {
       try {
         await rest.patch(Routes.channelMessage(post.channelId, post.messageId), { body: bodyOf(post) });
       } catch (error) {
-        // A message or channel deleted, or one the bot can no longer see: no edit there ever succeeds.
+        // A message or channel deleted: no edit there ever succeeds. One the bot can no longer see (50001) is still
+        // there, its prompt shown: it stays to edit (its access may come back).
         const code = discordErrorCode(error);
-        if (code === DISCORD_ERRORS.unknownMessage || code === DISCORD_ERRORS.unknownChannel || code === DISCORD_ERRORS.missingAccess) throw new AuditChannelError('not_found', code);
+        if (code === DISCORD_ERRORS.unknownMessage || code === DISCORD_ERRORS.unknownChannel) throw new AuditChannelError('not_found', code);
         throw error;
       }
     },

@@ -241,10 +241,17 @@ export class AuditLog {
     this.#now = options.now ?? Date.now;
   }
 
-  /** A surface says how it posts (once, as it starts); without a poster its platform's entries are dropped. */
+  /**
+   * A surface says how it posts (once, as it starts); without a poster its platform's entries are dropped, and so are
+   * its posts still to edit known here (they stay so in `audit-posts`: a poster that comes back has them looked for again).
+   */
   setPoster(platform: Platform, poster: AuditPoster | undefined): void {
     if (poster) this.#posters.set(platform, poster);
-    else this.#posters.delete(platform);
+    else {
+      this.#posters.delete(platform);
+      for (const [key, still] of this.#pending) if (still.platform === platform) this.#pending.delete(key);
+      this.#scanned.delete(platform);
+    }
     // As the surface starts: posts an earlier run left to edit are looked for a retryMs later, and edited then.
     if (poster && !this.#scanned.has(platform) && this.#scanAt === undefined) this.#scanAt = this.#now() + AUDIT_LIMITS.retryMs;
     this.#scheduleRetry();
@@ -407,8 +414,8 @@ export class AuditLog {
     } catch (error) {
       const code = codeOf(error);
       if (isMessageGone(error)) {
-        // The message (or its channel) is gone, or the bot can no longer reach it: nothing left to edit, ever.
-        this.#logger.info({ scopeKey, channelId: current.channelId, code }, 'an audit post to edit is gone, or the bot can no longer reach it; its record is dropped');
+        // The message (or its channel) is gone: nothing left to edit, ever.
+        this.#logger.info({ scopeKey, channelId: current.channelId, code }, 'an audit post to edit is gone; its record is dropped');
         if (posts) await posts.delete(key);
         return this.#done(key, 'gone');
       }
@@ -465,11 +472,13 @@ export class AuditLog {
 
   /**
    * Keeps a post as still to edit here, tried after its own wait: `retryMs` the first time, then twice the last one,
-   * up to `retryMaxMs` (`waitMs` given: that wait, once). Answers its wait, whether it is its first, and whether it is the longest.
+   * up to `retryMaxMs` (`waitMs` given: that wait, once); not while its platform has no poster here. Answers its wait, whether it is its first, and whether it is the longest.
    */
   #stillToEdit(key: string, platform: Platform, before: StillToEdit | undefined, waitMs?: number): { waitMs: number; first: boolean; atMost: boolean } {
     const wait = waitMs ?? (before ? Math.min(before.waitMs * 2, AUDIT_LIMITS.retryMaxMs) : AUDIT_LIMITS.retryMs);
-    this.#pending.set(key, { platform, waitMs: waitMs === undefined ? wait : (before?.waitMs ?? AUDIT_LIMITS.retryMs), nextAt: this.#now() + wait });
+    // A platform without its poster here is not tried here: its posts are looked for once a poster comes (the scan).
+    if (this.#posters.has(platform)) this.#pending.set(key, { platform, waitMs: waitMs === undefined ? wait : (before?.waitMs ?? AUDIT_LIMITS.retryMs), nextAt: this.#now() + wait });
+    else this.#pending.delete(key);
     this.#scheduleRetry();
     return { waitMs: wait, first: before === undefined, atMost: wait === AUDIT_LIMITS.retryMaxMs && before !== undefined && before.waitMs < AUDIT_LIMITS.retryMaxMs };
   }
@@ -503,21 +512,31 @@ export class AuditLog {
       for (const platform of unscanned) this.#scanned.add(platform);
       try {
         for await (const { key, value } of posts.entries()) {
-          if (value.pending && unscanned.includes(value.platform) && !this.#pending.has(key)) this.#pending.set(key, { platform: value.platform, waitMs: AUDIT_LIMITS.retryMs, nextAt: this.#now() });
+          if (value.pending && unscanned.includes(value.platform) && this.#posters.has(value.platform) && !this.#pending.has(key)) this.#pending.set(key, { platform: value.platform, waitMs: AUDIT_LIMITS.retryMs, nextAt: this.#now() });
         }
       } catch (error) {
         for (const platform of unscanned) this.#scanned.delete(platform);
         this.#scanAt = this.#now() + AUDIT_LIMITS.retryMaxMs;
-        throw error;
+        this.#logger.warn({ code: codeOf(error) }, 'could not look for the audit posts an earlier run left to edit; looked for again in an hour');
       }
     }
+    let unread = 0;
+    let code: string | number | undefined;
     for (const [key, still] of [...this.#pending]) {
       if (this.#closing) return;
       if (!this.#posters.has(still.platform) || still.nextAt > this.#now()) continue;
-      const record = await posts.get(key);
-      if (!record?.pending) this.#pending.delete(key);
-      else await this.#erase(key, record, () => false);
+      try {
+        const record = await posts.get(key);
+        if (!record?.pending) this.#pending.delete(key);
+        else await this.#erase(key, record, () => false);
+      } catch (error) {
+        // The state failed (Redis down): this post waits its own next wait, as after a failed edit — never a tight loop.
+        if (this.#pending.has(key)) this.#stillToEdit(key, still.platform, this.#pending.get(key));
+        unread++;
+        code = codeOf(error);
+      }
     }
+    if (unread > 0) this.#logger.warn({ posts: unread, code }, 'could not read or write audit posts still to edit; each is tried again after its own wait');
   }
 
   /**
@@ -760,7 +779,8 @@ function sameEntries(a: readonly AuditEntry[], b: readonly AuditEntry[]): boolea
 
 /**
  * Whether an edit failed because nothing can ever be edited there: the posters answer `not_found` for a message or
- * channel gone, or one the bot can no longer reach (Discord's 10008, 10003, 50001; Slack's `message_not_found`, `channel_not_found`).
+ * channel gone (Discord's 10008, 10003; Slack's `message_not_found`). A message the bot lost access to is still
+ * there, its prompt shown: not `not_found`, it stays to edit.
  */
 function isMessageGone(error: unknown): boolean {
   return error instanceof AuditChannelError && error.problem === 'not_found';

@@ -35,9 +35,10 @@ export function slackAuditPoster(options: { clientFor: (teamId: string) => Promi
       try {
         await options.writer.write(post.channelId, { budgeted: true, workspace: post.scopeId, urgent: true, run: () => client.chat.update({ channel: post.channelId, ts: post.messageId, ...messageOf(post) }) });
       } catch (error) {
-        // A message or channel deleted (or one the bot can no longer see): no edit there ever succeeds.
+        // A message deleted: no edit there ever succeeds. `channel_not_found` is also what a channel the bot was
+        // removed from answers (the message, its prompt shown, still there): it stays to edit.
         const code = slackErrorCode(error);
-        if (code === 'message_not_found' || code === 'channel_not_found') throw new AuditChannelError('not_found', code);
+        if (code === 'message_not_found') throw new AuditChannelError('not_found', code);
         throw error;
       }
     },

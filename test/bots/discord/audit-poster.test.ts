@@ -31,11 +31,12 @@ describe('audit posts on Discord', () => {
     await expect(discordAuditPoster(rest).post({ platform: 'discord', scopeId: 'G', channelId: 'C', locale: 'en', entries: [entry], skipped: 3 })).rejects.toMatchObject({ problem: 'no_permission', platformCode: 'embed_links' });
   });
 
-  it('answers not_found to an edit of a message that can never take one (deleted, its channel deleted, out of the bot’s reach); other failures as they came', async () => {
+  it('answers not_found to an edit of a message that can never take one (deleted, its channel deleted); one the bot lost access to (50001, still shown) and other failures as they came', async () => {
     const entry: AuditEntry = { type: 'job', userId: 'U', channelId: 'C', kind: 'generate', prompt: '', erased: true, status: 'completed', at: 0 };
     const failing = (code: number, status: number) => ({ patch: async () => Promise.reject(Object.assign(new Error('Discord said no'), { code, status })) }) as unknown as REST;
     const edit = (rest: REST) => discordAuditPoster(rest).edit({ platform: 'discord', scopeId: 'G', channelId: 'C', locale: 'en', entries: [entry], skipped: 0, messageId: 'M' });
-    for (const code of [10008, 10003, 50001]) await expect(edit(failing(code, 404))).rejects.toMatchObject({ problem: 'not_found', platformCode: code });
+    for (const code of [10008, 10003]) await expect(edit(failing(code, 404))).rejects.toMatchObject({ problem: 'not_found', platformCode: code });
+    await expect(edit(failing(50001, 403))).rejects.toMatchObject({ message: 'Discord said no', code: 50001 });
     await expect(edit(failing(0, 503))).rejects.toMatchObject({ message: 'Discord said no' });
   });
 });

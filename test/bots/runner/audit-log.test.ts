@@ -723,7 +723,7 @@ describe('an audit post whose edit failed at a forget', () => {
     expect(p.prompts('m2')).toEqual([['U-bob', '', true]]);
   });
 
-  it('is dropped once the platform says its message is gone (deleted, or out of the bot’s reach): never tried again, not counted as still to edit', async () => {
+  it('is dropped once the platform says its message is gone (deleted, or its channel): never tried again, not counted as still to edit', async () => {
     const p = await oneRun();
     const ada = member('U-ada');
     await p.post(ada, 'zanzibarwhisper lighthouse');
@@ -843,6 +843,74 @@ describe('an audit post whose edit failed at a forget', () => {
     // The platform takes edits again: the next try (within the hour) edits it.
     p.poster.editFailures = 0;
     await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMaxMs);
+    await p.settle();
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
+    expect(await p.kept()).toEqual([]);
+  });
+
+  it('waits its own time between tries while the state cannot be read (Redis down), as after a failed edit: never a tight loop; edited once the state is back', async () => {
+    const p = await oneRun();
+    const ada = member('U-ada');
+    await p.post(ada, 'zanzibarwhisper lighthouse');
+    p.poster.editFailures = 1;
+    expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 0, auditPending: 1 });
+    // The state goes down: every call to the audit-posts space fails, and is counted.
+    const working = { ...p.posts };
+    let calls = 0;
+    const down = () => {
+      calls++;
+      return Promise.reject(Object.assign(new Error('Connection is closed.'), { code: 'ECONNREFUSED' }));
+    };
+    Object.assign(p.posts, {
+      get: down,
+      put: down,
+      update: down,
+      delete: down,
+      entries: async function* () {
+        await down();
+        yield* [];
+      },
+    });
+    const calledBy: number[] = [];
+    for (let minute = 1; minute <= 40; minute++) {
+      await vi.advanceTimersByTimeAsync(60_000);
+      await p.settle();
+      calledBy.push(calls);
+    }
+    // The start's scan (a minute after the poster came, with the first retry), then the post's own 1, 3, 7, 15, 31 minutes.
+    const triedAt = calledBy.flatMap((n, i) => (n > (calledBy[i - 1] ?? 0) ? [i + 1] : []));
+    expect(triedAt).toEqual([1, 3, 7, 15, 31]);
+    expect(calls).toBe(6);
+    // One line a round that failed, not one a turn.
+    expect(p.warned.filter((m) => m.includes('still to edit'))).toHaveLength(5);
+    // The state is back: the post's next try (63 minutes after the forget) edits it.
+    Object.assign(p.posts, working);
+    for (let minute = 41; minute <= 63; minute++) await vi.advanceTimersByTimeAsync(60_000);
+    await p.settle();
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
+    expect(await p.kept()).toEqual([]);
+  });
+
+  it('is no longer kept here once its platform’s poster went (never tried, nothing held for it); a poster that comes back has it looked for again and edited a retry later', async () => {
+    const p = await oneRun();
+    const ada = member('U-ada');
+    // Past the start's scan: the post is known here from its failed edit alone.
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+    await p.settle();
+    await p.post(ada, 'zanzibarwhisper lighthouse');
+    p.poster.editFailures = 1;
+    expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 0, auditPending: 1 });
+    p.log.setPoster('discord', undefined);
+    await vi.advanceTimersByTimeAsync(3 * AUDIT_LIMITS.retryMs);
+    await p.settle();
+    expect(p.poster.failedEdits).toBe(1);
+    expect(p.poster.edits).toHaveLength(0);
+    // Back: not tried from what was known before it went, but found by the scan a retry after, and edited.
+    p.log.setPoster('discord', p.poster);
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs - 100);
+    await p.settle();
+    expect(p.poster.edits).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(100);
     await p.settle();
     expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
     expect(await p.kept()).toEqual([]);
