@@ -13,7 +13,7 @@ import {
 } from '../core/errors.js';
 import { ImageLimiter } from '../core/image-limiter.js';
 import { estimatePrice, type PriceQuote } from '../core/pricing.js';
-import { timerMsOf, type TimerMsRule } from '../core/timer-ms.js';
+import { AS_VALIDATION_ERROR, timerMsOf, type TimerMsRule } from '../core/timer-ms.js';
 import { PATHS } from '../spec/constants.js';
 import { isEditRequest, type EditInput, type GenerationInput, type ImageRequest } from '../spec/request-schemas.js';
 import { isParsedRequest, parseEditRequest, parseGenerationRequest } from '../spec/validate.js';
@@ -490,7 +490,7 @@ function formatSeconds(ms: number): string {
 }
 
 /** A timeout of the client: above 0, refused as bad input (`ValidationError`) like any other option. */
-const TIMEOUT_RULE: TimerMsRule = { aboveZero: true, error: (option, message) => new ValidationError(option, message) };
+const TIMEOUT_RULE: TimerMsRule = { ...AS_VALIDATION_ERROR, aboveZero: true };
 
 /** A key goes into a header: characters a header cannot carry (a newline from a pasted file) are refused before anything is sent. */
 export function checkApiKey(key: string, param: string): void {
