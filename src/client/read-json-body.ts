@@ -5,17 +5,18 @@ import type { RawResponse } from './transport.js';
 
 /**
  * Reads and parses a JSON result. It is done when the body ends, or as soon as
- * what has arrived is a whole JSON object holding the `n` images: a server
- * that sends the result and then keeps the connection open does not hold it
- * back. A body that is not JSON is a BadResponseError (with the whole images
- * it holds attached).
+ * its top-level value closes (only whitespace may follow it): a server that
+ * sends the result and then keeps the connection open does not hold it back,
+ * whatever the result holds (`resultFromJson` judges its shape and images). A
+ * body that is not JSON is a BadResponseError (with the whole images it holds
+ * attached).
  *
  * The body is kept as bytes and turned into text once, when a parse is tried:
  * `Buffer#toString` makes a one-byte string of the base64 at native speed,
  * where a streaming `TextDecoder` went through ICU chunk by chunk and a
  * regular expression looked for the closing brace in every chunk.
  *
- * A parse is tried once at most before the end: when the body's top-level
+ * It is parsed once: when the body's top-level
  * object or array closes, as told by a `JsonDepth` that follows its brackets
  * outside strings and jumps over a string to its closing quote with
  * `Buffer#indexOf` (the base64 is never looked at byte by byte in JS). So the
@@ -42,7 +43,7 @@ export async function readJsonBody(
 ): Promise<unknown> {
   const { n } = request;
   const bound = answerByteBound(n);
-  let chunks: Buffer[] = [];
+  const chunks: Buffer[] = [];
   let received = 0;
   const depth = new JsonDepth();
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -51,18 +52,14 @@ export async function readJsonBody(
     if (received > bound) throw answerTooLargeError(n, requestId, salvageResult(takeText(chunks), request, requestId));
     // Only the chunk that closes the top-level value can finish it: try a parse only then,
     // and not when the body is whole by its length (it ends with the next step of the loop, and is parsed below).
-    if (depth.closesIn(chunk) && received !== contentLength) {
-      const whole = chunks.length === 1 ? chunk : Buffer.concat(chunks);
-      chunks = [whole];
-      try {
-        const json = JSON.parse(textOf(whole)) as { data?: unknown };
-        if (Array.isArray(json.data) && json.data.length >= n) return json;
-      } catch {
-        // Not whole yet.
-      }
-    }
+    // Once it closed, only whitespace may follow: the text is JSON now or never (its shape is `resultFromJson`'s to judge).
+    if (depth.closesIn(chunk) && received !== contentLength) return parseBody(takeText(chunks), request, requestId);
   }
-  const text = takeText(chunks);
+  return parseBody(takeText(chunks), request, requestId);
+}
+
+/** The body's JSON; a body that is not JSON is a BadResponseError with the whole images it holds. */
+function parseBody(text: string, request: RequestedJob, requestId: string | undefined): unknown {
   try {
     return JSON.parse(text);
   } catch {
@@ -112,9 +109,10 @@ class JsonDepth {
       const byte = chunk[at++]!;
       if (byte === QUOTE) this.#inString = true;
       else if (byte === 0x7b || byte === 0x5b) this.#depth++;
-      else if (byte === 0x7d || byte === 0x5d) {
-        this.#over = this.#depth <= 1;
-        if (this.#depth-- === 1) return true;
+      else if ((byte === 0x7d || byte === 0x5d) && --this.#depth <= 0) {
+        // Its top-level value closed (0), or a bracket closed what never opened (below 0): either way, the last time.
+        this.#over = true;
+        return this.#depth === 0;
       }
     }
     return false;

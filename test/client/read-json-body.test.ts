@@ -39,6 +39,21 @@ describe('readJsonBody', () => {
     }
   });
 
+  it('is done at that close when the body comes one byte at a time, a character of several bytes before an escaped quote', async () => {
+    const text = '{"data": [{"b64_json": "AAAA"}], "note": "caf\u00e9 \u2615\\\"}\\\\"}';
+    const bytes = Buffer.from(text);
+    const json = await readJsonBody(bodyOf([...bytes].map((byte) => Buffer.from([byte])), true), REQUEST, undefined);
+    expect(json).toEqual(JSON.parse(text));
+  });
+
+  it('is done at that close whatever the answer holds (fewer images than asked: the result check judges it), even when the server keeps the body open', async () => {
+    await expect(readJsonBody(bodyOf(['{"data": []}'], true), REQUEST, undefined)).resolves.toEqual({ data: [] });
+  });
+
+  it('refuses at that close a body that is not JSON, without waiting for the server to end it', async () => {
+    await expect(readJsonBody(bodyOf(['{"data": [1,]}'], true), REQUEST, undefined)).rejects.toMatchObject({ code: 'bad_response' });
+  });
+
   // 500 chunks of 16 KiB (8 MiB), each ending with a brace: each made the reader join and parse all that came before.
   it.each([
     ['inside a string', '"note": "', `${'A'.repeat(16 * 1024 - 1)}}`, '"}'],
