@@ -44,10 +44,14 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
  * sweep shows it) is not shown here. Answers as `showLeftover` does: whether its message was written.
  */
 export async function showClickedLeftover(ctx: BotContext, botRest: REST, record: JobRecord, clicked: ReplyHandle): Promise<boolean> {
-  // A claim that fails (Redis unreachable) claims nothing: the record is shown as one no process holds (one path at a
-  // time here, `showAlone`), its leftovers left to a sweep — not an error answered in the job's own message.
+  // A claim that fails (Redis unreachable) claims nothing: the record is shown only when this process holds it (one
+  // path at a time here, `showAlone`) — not an error answered in the job's own message. Held by none here (its holder's
+  // lease may have lapsed: a surviving replica's sweep claims and shows it), it is left to a sweep, and the member who
+  // pressed is told privately (false).
+  let claimFailed = false;
   const claimed = await ctx.store.claimInterrupted().catch((error: unknown) => {
-    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not claim what gone processes left for a Cancel on one of their jobs; shown as claimed by none');
+    claimFailed = true;
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not claim what gone processes left for a Cancel on one of their jobs; shown only if this process holds it');
     return [];
   });
   const mine = claimed.some((r) => r.key === record.key);
@@ -60,6 +64,7 @@ export async function showClickedLeftover(ctx: BotContext, botRest: REST, record
     // Neither claimed now nor held here (a Cancel on a job its runner forgot, a record this process's sweep claimed):
     // another live process holds it, whose sweep shows it.
     if (!mine && (await ctx.store.runsElsewhere(record.key))) return false;
+    if (claimFailed && !(await ctx.store.heldHere(record.key).catch(() => false))) return false;
     return await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record, clicked));
   } finally {
     if (others.length > 0) ctx.track(sweepOthers());
