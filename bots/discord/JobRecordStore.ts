@@ -365,6 +365,11 @@ export class JobRecordStore {
     return forgetJobRecord({ records: this.records, images: this.#images, outputsOfJob: this.#outputsOfJob }, key);
   }
 
+  /** Whether this process holds the record (its job runs here, or it claimed it and has not released it). */
+  heldHere(key: string): Promise<boolean> {
+    return this.records.heldHere(key);
+  }
+
   /** Whether the job runs in another live process (a replica), not this one. */
   runsElsewhere(key: string): Promise<boolean> {
     return this.records.heldElsewhere(key);
@@ -387,8 +392,8 @@ export class JobRecordStore {
         this.#logger.warn({ err: loggableError(error), jobKey: key }, 'could not keep an image for its buttons');
       }
     }
-    const written = images.map((img, i) => (kept.some((k) => k.index === i) ? img : undefined));
-    if (imagesToKeep(prefix, written).kept.length < kept.length) {
+    // A job's inputs go together: one whose write failed leaves them all out (an output's stands alone).
+    if (prefix === 'in' && kept.length < chosen.length) {
       await Promise.all(kept.map((img) => this.#images.delete(img.file)));
       return [];
     }
