@@ -57,11 +57,21 @@ describe('buttons keep working, restarts included', () => {
   });
 
   it('tells the member privately that a job whose prompt its member erased while it ran cannot run again, on its Reroll, and sends nothing to the service', async () => {
-    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    h = await DiscordHarness.start({ partialImages: 0 });
+    // The service answers only once the forget resolved: the job is running all through it, however long it takes.
+    let forgot!: () => void;
+    const forgetDone = new Promise<void>((resolve) => (forgot = resolve));
+    const answer = h.emulator.fetch;
+    const asked = vi.spyOn(h.emulator, 'fetch').mockImplementation(async (input, init) => {
+      if (input instanceof Request && input.method === 'POST') await forgetDone;
+      return answer(input, init);
+    });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a lantern forgotten while drawn' });
     await h.discord.waitFor(() => h.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
     await h.runner.history!.forgetEverywhere({ platform: 'discord', userId: ix.user.id, channelId: '', scopeId: h.discord.guildId });
+    forgot();
     const result = await h.finalReply(ix);
+    expect(asked).toHaveBeenCalled();
 
     const click = h.discord.clickButton(result, buttonId(result, 'Reroll'));
     const note = await h.discord.waitFor(() => h.discord.original(click), 'the note');
