@@ -328,7 +328,7 @@ describe('buttons keep working, restarts included', () => {
     expect(buttonsOf(swept).map((b) => b.label)).toEqual(['Retry']);
   });
 
-  it('marks ended, saying nothing, a job lost to a crash whose “stopped” message is older than its kept images (its posts failed since), instead of trying it at every start', async () => {
+  it('marks ended, saying nothing, a job lost to a crash whose “stopped” message is older than its kept images (a sweep’s post of it failed since: sweptAt), instead of trying it at every start', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a job whose stop no channel would take' });
     const running = await h.discord.waitFor(() => {
@@ -338,7 +338,7 @@ describe('buttons keep working, restarts included', () => {
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     const key = buttonId(running, 'Cancel').split(':')[2]!;
     const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;
-    await records.update(key, (record) => record && { ...record, createdAt: twoDaysAgo, reply: record.reply && { ...record.reply, issuedAt: twoDaysAgo } });
+    await records.update(key, (record) => record && { ...record, createdAt: twoDaysAgo, reply: record.reply && { ...record.reply, issuedAt: twoDaysAgo }, sweptAt: twoDaysAgo + 60_000 });
     const messages = h.discord.messages.size;
     await h.restart({ crash: true });
 
