@@ -87,6 +87,12 @@ export interface JobRecord {
    * cancellation, the result) rather than "interrupted". Dropped with `end` once the record is marked ended.
    */
   final?: FinalKept | undefined;
+  /**
+   * When a sweep (or a Cancel on the job) last tried to post that a job which made nothing was stopped and no post
+   * reached Discord: once it is older than its kept images, such a job is marked ended saying nothing rather than tried
+   * at every start; one never tried is still told "stopped", however old.
+   */
+  sweptAt?: number | undefined;
 }
 
 /** What a job's final message shows besides its images: the facts a sweep needs to show it again. */
@@ -128,7 +134,7 @@ export interface ReplyHandle {
 
 export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 'endRecorded' | 'final'> & { createdAt?: number };
 /** A change of a record's fields (`endRecorded` and `final` are set by `markEndRecorded` alone). */
-export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end'>>;
+export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end' | 'sweptAt'>>;
 
 /**
  * What a write leaves of a record, decided from the record as changed (by `update` and `markEndRecorded` alike): once
@@ -365,6 +371,11 @@ export class JobRecordStore {
     return forgetJobRecord({ records: this.records, images: this.#images, outputsOfJob: this.#outputsOfJob }, key);
   }
 
+  /** Whether this process holds the record (its job runs here, or it claimed it and has not released it). */
+  heldHere(key: string): Promise<boolean> {
+    return this.records.heldHere(key);
+  }
+
   /** Whether the job runs in another live process (a replica), not this one. */
   runsElsewhere(key: string): Promise<boolean> {
     return this.records.heldElsewhere(key);
@@ -387,8 +398,8 @@ export class JobRecordStore {
         this.#logger.warn({ err: loggableError(error), jobKey: key }, 'could not keep an image for its buttons');
       }
     }
-    const written = images.map((img, i) => (kept.some((k) => k.index === i) ? img : undefined));
-    if (imagesToKeep(prefix, written).kept.length < kept.length) {
+    // A job's inputs go together: one whose write failed leaves them all out (an output's stands alone).
+    if (prefix === 'in' && kept.length < chosen.length) {
       await Promise.all(kept.map((img) => this.#images.delete(img.file)));
       return [];
     }

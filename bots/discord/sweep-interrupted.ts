@@ -28,7 +28,8 @@ const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
  * shown. A job whose end its runner recorded while its view could not mark it (its record kept that final, still
  * running) is marked ended, nothing shown, when its final message reached Discord (its first message: the end itself); else that end (a failure, a
  * cancellation, a result) is shown, not "interrupted". A job older than its kept images — its result saved, its end kept
- * so, or left "interrupted" by posts that failed — is marked ended saying nothing (it would come out of the blue). The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
+ * so, or left "interrupted" by posts that failed at a sweep's try (`sweptAt`) — is marked ended saying nothing (it would
+ * come out of the blue); one that made nothing and was never tried (the bot down a day) is still told "stopped". The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
  * handed to `ctx.track`, so the next record is shown at once and a stop's grace waits for it. Returns how many were swept.
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
@@ -44,10 +45,14 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
  * sweep shows it) is not shown here. Answers as `showLeftover` does: whether its message was written.
  */
 export async function showClickedLeftover(ctx: BotContext, botRest: REST, record: JobRecord, clicked: ReplyHandle): Promise<boolean> {
-  // A claim that fails (Redis unreachable) claims nothing: the record is shown as one no process holds (one path at a
-  // time here, `showAlone`), its leftovers left to a sweep — not an error answered in the job's own message.
+  // A claim that fails (Redis unreachable) claims nothing: the record is shown only when this process holds it (one
+  // path at a time here, `showAlone`) — not an error answered in the job's own message. Held by none here (its holder's
+  // lease may have lapsed: a surviving replica's sweep claims and shows it), it is left to a sweep, and the member who
+  // pressed is told privately (false).
+  let claimFailed = false;
   const claimed = await ctx.store.claimInterrupted().catch((error: unknown) => {
-    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not claim what gone processes left for a Cancel on one of their jobs; shown as claimed by none');
+    claimFailed = true;
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not claim what gone processes left for a Cancel on one of their jobs; shown only if this process holds it');
     return [];
   });
   const mine = claimed.some((r) => r.key === record.key);
@@ -60,6 +65,7 @@ export async function showClickedLeftover(ctx: BotContext, botRest: REST, record
     // Neither claimed now nor held here (a Cancel on a job its runner forgot, a record this process's sweep claimed):
     // another live process holds it, whose sweep shows it.
     if (!mine && (await ctx.store.runsElsewhere(record.key))) return false;
+    if (claimFailed && !(await ctx.store.heldHere(record.key).catch(() => false))) return false;
     return await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record, clicked));
   } finally {
     if (others.length > 0) ctx.track(sweepOthers());
@@ -96,7 +102,7 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
  * `sweepInterrupted`); any other is shown "stopped when the bot restarted", with Retry, and marked failed. A message
  * that did not reach Discord is not marked shown: the record stays running (a result with its end recorded, its final
  * kept), held by the process that claimed it, for a Cancel on it or the sweep that claims it once that process is gone
- * (its next start; with Redis a replica's too) — until it is older than its kept images, then ended saying nothing. Answers whether its message reached Discord: false too when it is
+ * (its next start; with Redis a replica's too) — a "stopped" with the time of that try (`sweptAt`) — until it is older than its kept images, then ended saying nothing. Answers whether its message reached Discord: false too when it is
  * marked ended saying nothing, and when the other path of this process shows it (or showed it since `record` was
  * read): one path at a time shows a record, from the record as kept then (`JobRecordStore.showAlone`).
  */
@@ -121,12 +127,13 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget)
   // charged) and saved — its facts, its images or both — before the process stopped: a Retry would charge again, even
   // when no image could be kept (every write failed).
   const final = record.final;
-  // Older than its images can be kept: most likely shown long ago by a process that could not mark it ended, or left
-  // by posts that failed at every try since (a channel the bot may no longer write to), and anything said now would
-  // come out of the blue. Nothing is said: it is marked ended (a kept result's end recorded if it was not: marked
-  // ended with it, recorded, released), rather than tried again at each start for as long as its record is kept.
+  // Older than its images can be kept: a result most likely shown long ago by a process that could not mark it ended,
+  // or a "stopped" whose posts failed at a sweep's try since (its `sweptAt`: a channel the bot may no longer write to),
+  // and anything said now would come out of the blue. Nothing is said: it is marked ended (a kept result's end recorded
+  // if it was not: marked ended with it, recorded, released), rather than tried again at each start for as long as its
+  // record is kept. A job that made nothing and was never tried (the bot down a day) is still told "stopped", below.
   const madeResult = final !== undefined || record.result !== undefined || record.outputs.length > 0;
-  if (Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
+  if ((madeResult || record.sweptAt !== undefined) && Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
     await endQuietly(ctx, record, final?.type ?? (madeResult ? 'completed' : 'failed'));
     return false;
   }
@@ -147,18 +154,25 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget)
     shown = (await target.final([renderInterrupted(header)])).first;
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a job interrupted by the last stop');
+    await markTried(ctx, record);
     return false;
   }
   // Its message did not reach Discord: left running, held by this process (its claim), for a Cancel on it or the sweep
-  // that claims it once this process is gone — its next start, or with Redis a replica's — until it is older than its
-  // kept images (ended saying nothing, above).
+  // that claims it once this process is gone — its next start, or with Redis a replica's — with the time of this try
+  // (`sweptAt`), until it is older than its kept images (ended saying nothing, above).
   if (!shown) {
     ctx.logger.warn({ jobKey: record.key, via: target.mode }, 'could not post that a job was interrupted by the last stop (neither its reply nor the channel took it); its record is left running');
+    await markTried(ctx, record);
     return false;
   }
   ctx.logger.info({ jobKey: record.key, via: target.mode }, 'marked a job interrupted by the last stop');
   await ctx.store.markEnded(record.key, 'failed');
   return true;
+}
+
+/** Saves on a record left running that a try to say it stopped reached no one (`sweptAt`); a failure is logged. */
+async function markTried(ctx: BotContext, record: JobRecord): Promise<void> {
+  await ctx.store.update(record.key, { sweptAt: Date.now() }).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark that a swept job’s “stopped” was tried'));
 }
 
 /**

@@ -299,6 +299,12 @@ class FileSpace<T> implements Space<T> {
     return false;
   }
 
+  async heldHere(key: string): Promise<boolean> {
+    this.#assertOpen();
+    const envelope = readable(await this.#read(key, false));
+    return envelope?.holder === this.owner;
+  }
+
   /**
    * A record written (and synced) under the key's queue, so a key taken before a restart stays taken. A record kept
    * but unreadable (damaged, a failing read) is a claim too, as Redis's SET NX sees any value: taking it anew would

@@ -313,6 +313,10 @@ class RedisSpace<T> implements Space<T> {
     return STATE_KEY_PATTERN.test(key) && (await this.#liveHolderElsewhere(key)) !== undefined;
   }
 
+  async heldHere(key: string): Promise<boolean> {
+    return STATE_KEY_PATTERN.test(key) && (await this.redis.hget(this.#held, key)) === this.store.owner;
+  }
+
   /** The process holding `key` when it is another one whose lease is alive. */
   async #liveHolderElsewhere(key: string): Promise<string | undefined> {
     const holder = await this.redis.hget(this.#held, key);

@@ -100,6 +100,8 @@ export interface Space<T> {
   claimOrphans(): Promise<StateEntry<T>[]>;
   /** Whether another live process holds the record (its job runs there, not here). */
   heldElsewhere(key: string): Promise<boolean>;
+  /** Whether this process holds the record (it took it with a write that held it, or claimed it, and released it not since). */
+  heldHere(key: string): Promise<boolean>;
   /** Takes a key once: true for the first call across every process and restart within the space's TTL, false after. */
   claimOnce(key: string): Promise<boolean>;
   /** Sends a notice to the live process holding the record (another replica): true when it received it. */

@@ -57,11 +57,21 @@ describe('buttons keep working, restarts included', () => {
   });
 
   it('tells the member privately that a job whose prompt its member erased while it ran cannot run again, on its Reroll, and sends nothing to the service', async () => {
-    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    h = await DiscordHarness.start({ partialImages: 0 });
+    // The service answers only once the forget resolved: the job is running all through it, however long it takes.
+    let forgot!: () => void;
+    const forgetDone = new Promise<void>((resolve) => (forgot = resolve));
+    const answer = h.emulator.fetch;
+    const asked = vi.spyOn(h.emulator, 'fetch').mockImplementation(async (input, init) => {
+      if (input instanceof Request && input.method === 'POST') await forgetDone;
+      return answer(input, init);
+    });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a lantern forgotten while drawn' });
     await h.discord.waitFor(() => h.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
     await h.runner.history!.forgetEverywhere({ platform: 'discord', userId: ix.user.id, channelId: '', scopeId: h.discord.guildId });
+    forgot();
     const result = await h.finalReply(ix);
+    expect(asked).toHaveBeenCalled();
 
     const click = h.discord.clickButton(result, buttonId(result, 'Reroll'));
     const note = await h.discord.waitFor(() => h.discord.original(click), 'the note');
@@ -318,7 +328,7 @@ describe('buttons keep working, restarts included', () => {
     expect(buttonsOf(swept).map((b) => b.label)).toEqual(['Retry']);
   });
 
-  it('marks ended, saying nothing, a job lost to a crash whose “stopped” message is older than its kept images (its posts failed since), instead of trying it at every start', async () => {
+  it('marks ended, saying nothing, a job lost to a crash whose “stopped” message is older than its kept images (a sweep’s post of it failed since: sweptAt), instead of trying it at every start', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a job whose stop no channel would take' });
     const running = await h.discord.waitFor(() => {
@@ -328,7 +338,7 @@ describe('buttons keep working, restarts included', () => {
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     const key = buttonId(running, 'Cancel').split(':')[2]!;
     const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;
-    await records.update(key, (record) => record && { ...record, createdAt: twoDaysAgo, reply: record.reply && { ...record.reply, issuedAt: twoDaysAgo } });
+    await records.update(key, (record) => record && { ...record, createdAt: twoDaysAgo, reply: record.reply && { ...record.reply, issuedAt: twoDaysAgo }, sweptAt: twoDaysAgo + 60_000 });
     const messages = h.discord.messages.size;
     await h.restart({ crash: true });
 

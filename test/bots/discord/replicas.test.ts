@@ -189,21 +189,26 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     expect(await b.quota.spentToday(`discord:${discord.user.id}`, Date.now())).toBe(0);
   });
 
+  /** The Discord job records of a third process on the same Redis (no bot): the test does its sweep's claim. */
+  async function recordsOfThirdProcess(url: string, prefix: string): Promise<JobRecordStore> {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-discord-replica-'));
+    const link = await RedisLink.open({ url, prefix });
+    const state = await openBotState({ dataDir: dir, redis: link, leaseMs: LEASE_MS, logger: silentLogger() });
+    cleanups.push(async () => {
+      await state.close();
+      await link.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+    return new JobRecordStore({ state, logger: silentLogger() });
+  }
+
   it('shows a dead replica’s job once when a Cancel on replica B meets the sweep of replica C: C claimed it, B tells the member privately it has finished', async () => {
     const { discord, replica, url, prefix } = await setUp(30_000);
     const a = await replica();
     // B sweeps at its start only (its next sweep is a minute away): C's sweep is the one that takes A's job.
     const b = await replica({ leaseMs: 180_000 });
     // C: a third process on the same Redis, its sweep's claim done by the test.
-    const cDir = await mkdtemp(join(tmpdir(), 'pictor-discord-replica-'));
-    const cLink = await RedisLink.open({ url, prefix });
-    const cState = await openBotState({ dataDir: cDir, redis: cLink, leaseMs: LEASE_MS, logger: silentLogger() });
-    cleanups.push(async () => {
-      await cState.close();
-      await cLink.close();
-      await rm(cDir, { recursive: true, force: true });
-    });
-    const c = new JobRecordStore({ state: cState, logger: silentLogger() });
+    const c = await recordsOfThirdProcess(url, prefix);
     a.use();
     const ix = discord.slashCommand('imagine', { prompt: 'a job the crash ate' });
     const running = await discord.waitFor(() => {
@@ -230,6 +235,36 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     // Left to C's sweep: B changed nothing of it.
     expect(discord.messages.get(running.id)!.content).toContain('Drawing');
     expect(discord.channelMessages().filter((m) => m.content.includes('restarted'))).toHaveLength(0);
+  });
+
+  it('leaves a dead replica’s job to a sweep when a Cancel on replica B cannot claim what gone processes left: B holds it not, so it tells the member privately and shows nothing', async () => {
+    const { discord, replica, url, prefix } = await setUp(30_000);
+    const a = await replica();
+    // B sweeps at its start only (its next sweep is a minute away).
+    const b = await replica({ leaseMs: 180_000 });
+    a.use();
+    const ix = discord.slashCommand('imagine', { prompt: 'a job whose claim failed' });
+    const running = await discord.waitFor(() => {
+      const m = discord.original(ix);
+      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
+    }, 'the job to start on A');
+    const key = buttonId(running, 'Cancel').split(':')[2]!;
+    await a.kill();
+    await vi.waitFor(async () => expect(await b.link.commands.exists(`${prefix}:bots:lease:${a.state.store.owner}`)).toBe(0), { timeout: 15_000, interval: 20 });
+
+    // Every claim fails while B answers the Cancel (a sweep timer of A's, killed, may claim too).
+    const claim = vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockRejectedValue(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
+    b.use();
+    const click = discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await discord.waitFor(() => [...discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'B’s private answer');
+    expect(claim).toHaveBeenCalled();
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
+    expect(discord.messages.get(running.id)!.content).toContain('Drawing');
+    expect(discord.channelMessages().filter((m) => m.content.includes('restarted'))).toHaveLength(0);
+    claim.mockRestore();
+    // Still left for a sweep to claim (a third process's here): shown by one process only.
+    const c = await recordsOfThirdProcess(url, prefix);
+    expect((await c.claimInterrupted()).map((r) => r.key)).toEqual([key]);
   });
 
   /** Two replicas behind a load balancer that delivers each POST to both (`balance`), Discord POSTing to it. */

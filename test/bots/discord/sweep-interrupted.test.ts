@@ -481,6 +481,42 @@ describe('the sweep of jobs the last process left', () => {
     }, { timeout: 15_000 });
   });
 
+  /** A bot whose `/imagine` job is drawing (a slow service), its message "Drawing…" with Cancel, and its record. */
+  async function drawing(prompt: string) {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt });
+    const running = await h.discord.waitFor(() => {
+      const m = h.discord.original(ix);
+      return m?.content.includes('Drawing') ? { ...m } : undefined;
+    }, 'the job to start');
+    const records = () => h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    return { ix, running, records, key: buttonId(running, 'Cancel').split(':')[2]! };
+  }
+
+  it('tells the member a job that made nothing stopped, with Retry, when the bot was down longer than its kept images: never left “Drawing…” with its Cancel', async () => {
+    const { running, records, key } = await drawing('a job the bot was down a day for');
+    const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;
+    await records().update(key, (record) => record && { ...record, createdAt: twoDaysAgo, reply: record.reply && { ...record.reply, issuedAt: twoDaysAgo } });
+    await h.restart({ crash: true });
+
+    // Its token long expired: a channel message mentioning the member.
+    const note = await h.discord.waitFor(() => h.discord.channelMessages().find((m) => m.id !== running.id && m.content.includes('restarted')), 'the channel message');
+    expect(note.content.startsWith(`<@${h.discord.user.id}> `)).toBe(true);
+    expect(buttonsOf(note).map((b) => b.label)).toEqual(['Retry']);
+    await vi.waitFor(async () => expect(await records().get(key)).toMatchObject({ status: 'failed' }), { timeout: 15_000 });
+  });
+
+  it('keeps on a job’s record when a sweep tried to say it stopped and no post reached Discord (sweptAt), the record left running', async () => {
+    const { ix, records, key } = await drawing('a job whose stop no post reached');
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
+    const before = Date.now();
+    await h.restart({ crash: true });
+
+    await vi.waitFor(async () => expect((await records().get(key))?.sweptAt).toBeGreaterThanOrEqual(before), { timeout: 15_000 });
+    expect(await records().get(key)).toMatchObject({ status: 'running' });
+  });
+
   it('says nothing of a job with a kept result that is older than its images can be kept (most likely shown, its record never marked ended), marks it ended, and records its end (made and charged)', async () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image shown long ago' });
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
