@@ -64,6 +64,7 @@ export const de = {
 
   'job.queue_trouble': 'Die gemeinsame Warteschlange ist kurz nicht erreichbar, daher dauert es länger als sonst; dein Auftrag behält seinen Platz, und nichts wird berechnet, bevor er läuft.',
   'job.kept_images': '{count, plural, one {Das Bild, das vorher fertig wurde, ist hier; es wird berechnet.} other {Die # Bilder, die vorher fertig wurden, sind hier; sie werden berechnet.}}',
+  'job.prompt_erased': 'Der Prompt dieses Auftrags wurde auf Wunsch des Mitglieds gelöscht, das ihn gestartet hat: Er kann nicht noch einmal laufen. Starte stattdessen einen neuen Auftrag.',
 
   'usage.your_spend': '<b>Deine Ausgaben</b> (UTC): heute {today} · diesen Monat {month}',
   'usage.no_budget': 'Für dich gilt kein Budget: Der Betreiber des Bots hat keines festgelegt.',
@@ -172,7 +173,6 @@ export const de = {
   'discord.button.too_late_to_cancel': 'Dieser Auftrag ist gleich fertig und kann nicht mehr abgebrochen werden.',
   'discord.button.only_requester': 'Nur {user} oder ein Admin kann {action, select, delete {diese Nachricht löschen} other {diesen Auftrag abbrechen}}.',
   'discord.button.runs_elsewhere': 'Dieser Auftrag wird von einer anderen Instanz des Bots gezeichnet, die nicht erreichbar war: Sie zeigt das Ergebnis, wenn er fertig ist.',
-  'discord.button.prompt_erased': 'Der Prompt dieses Auftrags wurde auf Wunsch des Mitglieds gelöscht, das ihn gestartet hat: Er kann nicht noch einmal laufen. Starte einen neuen mit /imagine oder /edit.',
   'discord.edit.title_result': '{images, plural, one {Bild bearbeiten} other {Bild {index} bearbeiten}}',
   'discord.edit.title_message': '{images, plural, one {Bild bearbeiten} other {# Bilder bearbeiten}}',
   'discord.edit.form_expired': 'Dieses Bearbeitungsformular ist zu alt: Ich habe seine Bilder nicht mehr. Nutze „Bild bearbeiten“ noch einmal an der Nachricht.',

@@ -71,6 +71,7 @@ export const en = {
   // A job's own messages, on both surfaces.
   'job.queue_trouble': 'The shared queue is unreachable for a moment, so this takes longer than usual; your job keeps its place and nothing is charged until it runs.',
   'job.kept_images': '{count, plural, one {The image finished before that is here; it is charged.} other {The # images finished before that are here; they are charged.}}',
+  'job.prompt_erased': 'The prompt of this job was erased at the request of the member who asked for it, so it cannot run again. Start a new job instead.',
 
   // Usage (`/imagine-usage`, `/imagine usage`, the Home tab).
   'usage.your_spend': '<b>Your spend</b> (UTC): {today} today · {month} this month',
@@ -186,7 +187,6 @@ export const en = {
   'discord.button.too_late_to_cancel': 'This job is about to finish and can no longer be cancelled.',
   'discord.button.only_requester': 'Only {user} or an admin can {action, select, delete {delete this message} other {cancel this job}}.',
   'discord.button.runs_elsewhere': 'This job is being drawn by another instance of the bot, which could not be reached: it will show its result when done.',
-  'discord.button.prompt_erased': 'The prompt of this job was erased at the request of the member who asked for it, so it cannot run again. Start a new one with /imagine or /edit.',
   'discord.edit.title_result': '{images, plural, one {Edit image} other {Edit image {index}}}',
   'discord.edit.title_message': '{images, plural, one {Edit image} other {Edit # images}}',
   'discord.edit.form_expired': 'This edit form is too old: I no longer have its images. Use “Edit image” on the message again.',

@@ -64,6 +64,7 @@ export const es = {
 
   'job.queue_trouble': 'La cola compartida no está disponible por un momento, así que esto tarda más de lo habitual; tu trabajo conserva su puesto y no se cobra nada hasta que se ejecute.',
   'job.kept_images': '{count, plural, one {La imagen que terminó antes de eso está aquí; se cobra.} other {Las # imágenes que terminaron antes de eso están aquí; se cobran.}}',
+  'job.prompt_erased': 'El prompt de este trabajo se borró a petición del miembro que lo pidió, así que no puede ejecutarse de nuevo. Inicia un trabajo nuevo en su lugar.',
 
   'usage.your_spend': '<b>Tu gasto</b> (UTC): {today} hoy · {month} este mes',
   'usage.no_budget': 'No se te aplica ningún presupuesto: el operador del bot no fijó ninguno.',
@@ -172,7 +173,6 @@ export const es = {
   'discord.button.too_late_to_cancel': 'Este trabajo está a punto de terminar y ya no se puede cancelar.',
   'discord.button.only_requester': 'Solo {user} o un admin puede {action, select, delete {eliminar este mensaje} other {cancelar este trabajo}}.',
   'discord.button.runs_elsewhere': 'Otra instancia del bot, a la que no se pudo llegar, está dibujando este trabajo: mostrará su resultado cuando termine.',
-  'discord.button.prompt_erased': 'El prompt de este trabajo se borró a petición del miembro que lo pidió, así que no puede ejecutarse de nuevo. Inicia uno nuevo con /imagine o /edit.',
   'discord.edit.title_result': '{images, plural, one {Editar imagen} other {Editar imagen {index}}}',
   'discord.edit.title_message': '{images, plural, one {Editar imagen} other {Editar # imágenes}}',
   'discord.edit.form_expired': 'Este formulario de edición es demasiado antiguo: ya no tengo sus imágenes. Vuelve a usar «Editar imagen» en el mensaje.',

@@ -64,6 +64,7 @@ export const fr = {
 
   'job.queue_trouble': 'La file partagée est momentanément injoignable, cela prend donc plus de temps que d’habitude ; votre tâche garde sa place et rien n’est facturé avant son exécution.',
   'job.kept_images': '{count, plural, one {L’image terminée avant cela est ici ; elle est facturée.} other {Les # images terminées avant cela sont ici ; elles sont facturées.}}',
+  'job.prompt_erased': 'Le prompt de cette tâche a été effacé à la demande du membre qui l’a lancée : elle ne peut pas être relancée. Lancez plutôt une nouvelle tâche.',
 
   'usage.your_spend': '<b>Vos dépenses</b> (UTC) : {today} aujourd’hui · {month} ce mois-ci',
   'usage.no_budget': 'Aucun budget ne s’applique à vous : l’opérateur du bot n’en a fixé aucun.',
@@ -172,7 +173,6 @@ export const fr = {
   'discord.button.too_late_to_cancel': 'Cette tâche est sur le point de se terminer et ne peut plus être annulée.',
   'discord.button.only_requester': 'Seul {user} ou un admin peut {action, select, delete {supprimer ce message} other {annuler cette tâche}}.',
   'discord.button.runs_elsewhere': 'Cette tâche est dessinée par une autre instance du bot, injoignable : elle affichera le résultat une fois terminée.',
-  'discord.button.prompt_erased': 'Le prompt de cette tâche a été effacé à la demande du membre qui l’a lancée : elle ne peut pas être relancée. Lancez-en une nouvelle avec /imagine ou /edit.',
   'discord.edit.title_result': '{images, plural, one {Modifier l’image} other {Modifier l’image {index}}}',
   'discord.edit.title_message': '{images, plural, one {Modifier l’image} other {Modifier # images}}',
   'discord.edit.form_expired': 'Ce formulaire de modification est trop ancien : je n’ai plus ses images. Utilisez à nouveau « Modifier l’image » sur le message.',

@@ -64,6 +64,7 @@ export const ja = {
 
   'job.queue_trouble': '共有キューに一時的に接続できないため、いつもより時間がかかっています。ジョブの順番は保たれ、実行されるまで料金はかかりません。',
   'job.kept_images': '{count, plural, other {それまでに完成した画像 # 枚はこちらです。料金がかかります。}}',
+  'job.prompt_erased': 'このジョブのプロンプトは依頼したメンバーの求めにより消去されたため、もう一度実行できません。代わりに新しいジョブを始めてください。',
 
   'usage.your_spend': '<b>あなたの支出</b>（UTC）: 今日 {today} · 今月 {month}',
   'usage.no_budget': 'あなたに適用される予算はありません。ボットの運営者が設定していません。',
@@ -172,7 +173,6 @@ export const ja = {
   'discord.button.too_late_to_cancel': 'このジョブはまもなく完了するため、もうキャンセルできません。',
   'discord.button.only_requester': '{action, select, delete {このメッセージを削除} other {このジョブをキャンセル}}できるのは {user} または管理者だけです。',
   'discord.button.runs_elsewhere': 'このジョブは接続できない別のボットインスタンスで描画中です。完了するとそちらで結果が表示されます。',
-  'discord.button.prompt_erased': 'このジョブのプロンプトは依頼したメンバーの求めにより消去されたため、もう一度実行できません。/imagine または /edit で新しく始めてください。',
   'discord.edit.title_result': '{images, plural, =1 {画像を編集} other {画像 {index} を編集}}',
   'discord.edit.title_message': '{images, plural, =1 {画像を編集} other {# 枚の画像を編集}}',
   'discord.edit.form_expired': 'この編集フォームは古すぎます。画像をもう保持していません。メッセージでもう一度「画像を編集」を使ってください。',

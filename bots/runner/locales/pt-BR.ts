@@ -64,6 +64,7 @@ export const ptBR = {
 
   'job.queue_trouble': 'A fila compartilhada está inacessível por um momento, então isto demora mais que o normal; sua tarefa mantém o lugar e nada é cobrado até ela rodar.',
   'job.kept_images': '{count, plural, one {A imagem que ficou pronta antes disso está aqui; ela é cobrada.} other {As # imagens que ficaram prontas antes disso estão aqui; elas são cobradas.}}',
+  'job.prompt_erased': 'O prompt desta tarefa foi apagado a pedido do membro que a pediu, então ela não pode rodar de novo. Inicie uma nova tarefa no lugar dela.',
 
   'usage.your_spend': '<b>Seus gastos</b> (UTC): {today} hoje · {month} este mês',
   'usage.no_budget': 'Nenhum orçamento se aplica a você: o operador do bot não definiu nenhum.',
@@ -172,7 +173,6 @@ export const ptBR = {
   'discord.button.too_late_to_cancel': 'Esta tarefa está quase terminando e não pode mais ser cancelada.',
   'discord.button.only_requester': 'Só {user} ou um admin pode {action, select, delete {excluir esta mensagem} other {cancelar esta tarefa}}.',
   'discord.button.runs_elsewhere': 'Esta tarefa está sendo desenhada por outra instância do bot, que não pôde ser acessada: ela mostrará o resultado quando terminar.',
-  'discord.button.prompt_erased': 'O prompt desta tarefa foi apagado a pedido do membro que a pediu, então ela não pode rodar de novo. Inicie uma nova com /imagine ou /edit.',
   'discord.edit.title_result': '{images, plural, one {Editar imagem} other {Editar imagem {index}}}',
   'discord.edit.title_message': '{images, plural, one {Editar imagem} other {Editar # imagens}}',
   'discord.edit.form_expired': 'Este formulário de edição é antigo demais: não tenho mais as imagens dele. Use “Editar imagem” na mensagem de novo.',

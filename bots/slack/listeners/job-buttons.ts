@@ -87,6 +87,11 @@ export function registerJobButtons(app: App, context: BotContext): void {
       await notify(say(localeIn(auth), 'slack.button.gone_reroll', { command: `\`${context.commands.imagine}\`` }));
       return;
     }
+    // Its member erased their prompts (forget) while it ran, or as it started: nothing is left to send again.
+    if (request.prompt === '') {
+      await notify(say(localeIn(auth), 'job.prompt_erased'));
+      return;
+    }
     const { client, botToken } = context.workspace(auth);
     // A private job's Reroll is private too, under the rules of the channel it was asked in; a public one's follows the clicker's default.
     const actor = { ...actorOf(body, auth), channelId: request.askedIn ?? request.channelId };

@@ -232,7 +232,9 @@ export function registerMentions(app: App, context: BotContext, taken: Pick<Spac
   /**
    * The images of the latest message before the mention, in its thread, that
    * has any. In the thread of a job's message, whose final images are posted
-   * beside it in the channel, the job's previews give way to those images.
+   * beside it in the channel, the job's previews give way to those images, and
+   * so does a thread without any image: previews are best-effort (none when
+   * they are off, or when the job ended before their turn).
    */
   async function latestImagesOfThread(mention: Mention): Promise<SlackFileRef[]> {
     try {
@@ -248,6 +250,7 @@ export function registerMentions(app: App, context: BotContext, taken: Pick<Spac
         }
         return files;
       }
+      return await resultsOfJobMessage(parent?.blocks, mention.teamId);
     } catch (error) {
       context.logger.warn({ code: slackErrorCode(error) }, 'could not read the thread of a mention');
     }

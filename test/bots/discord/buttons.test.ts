@@ -76,7 +76,7 @@ describe('buttons keep working, restarts included', () => {
     const click = h.discord.clickButton(result, buttonId(result, 'Reroll'));
     const note = await h.discord.waitFor(() => h.discord.original(click), 'the note');
     expect(note.flags & 64).toBe(64);
-    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.prompt_erased')}`);
+    expect(note.content).toBe(`✋ ${say('en-US', 'job.prompt_erased')}`);
     expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
     expect(h.runner.activeJobs()).toHaveLength(0);
   });

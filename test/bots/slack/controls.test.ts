@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { settingsCommandOf } from '../../../bots/slack/listeners/settings-commands.js';
 import { finishedActions, finishedJob, imageShares, png, type Harness, privately, ADMIN, startWithAdmin } from './harness.js';
 import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
-import type { Requester } from '../../../bots/runner/index.js';
+import { say, type Requester } from '../../../bots/runner/index.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -155,6 +155,22 @@ describe('/imagine history and /imagine forget, on Slack', () => {
     expect(await privately(h.fake, 'forget', 'U0ALICE')).toMatch(/^:broom: Erased your history \(1 job\)/);
     expect(await privately(h.fake, 'history', 'U0ALICE')).toContain('Nothing yet.');
     expect(h.emulator.requests).toHaveLength(1);
+  });
+
+  it('tells the member privately that a job whose prompt they erased while it ran cannot run again, on its Reroll, and sends nothing to the service', async () => {
+    h = await start({ emulator: { latencyMs: 600 } });
+    await h.fake.command({ command: '/imagine', text: 'a lantern forgotten while drawn --quality low', channel: 'C0ART', user: 'U0ALICE' });
+    await h.fake.waitFor(() => h!.runner.activeJobs().length > 0, 'the job to start');
+    expect(await privately(h.fake, 'forget', 'U0ALICE')).toMatch(/^:broom: /);
+    await finishedJob(h.fake, 'C0ART');
+    const actions = await finishedActions(h.fake, 'C0ART');
+
+    const click = await h.fake.clickButton(actions, 'pictor_reroll', 'U0ALICE');
+    const note = await h.fake.waitFor(() => h!.fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private note');
+    expect(note.body.response_type).toBe('ephemeral');
+    expect(note.body.text).toBe(say('en', 'job.prompt_erased'));
+    expect(h.emulator.requests).toHaveLength(1);
+    expect(h.runner.activeJobs()).toHaveLength(0);
   });
 });
 

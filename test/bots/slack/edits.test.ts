@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecordingServer } from '../../fakes/slack/RecordingServer.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
-import { finishedActions, finishedJob, imageShares, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
+import { ADMIN, finishedActions, finishedJob, imageShares, jobMessages, png, startHarness, startWithAdmin, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 let foreign: RecordingServer | undefined;
@@ -146,6 +146,27 @@ describe('editing images in Slack', () => {
 
     await fake.userMessage({ channel: 'C0THREAD', text: `<@${fake.botUserId}> paint it blue`, threadTs: first.ts });
     await finishedJob(fake, 'C0THREAD', 1);
+    const [edit] = edits(h);
+    expect(edit!.fields).toMatchObject({ prompt: 'paint it blue' });
+    expect(Buffer.from(edit!.images[0]!.bytes!).equals(result.bytes!)).toBe(true);
+  });
+
+  it('edits the result of a job mentioned in its thread when the job posted no preview there', async () => {
+    // Previews are best-effort: none when the workspace turned them off, none whose turn comes after the job ended.
+    // (A request asking none omits partial_images; this service then sends none either.)
+    h = await startWithAdmin({ emulator: { defaultPartialImages: 0 } });
+    const { fake } = h;
+    const set = await fake.command({ command: '/imagine', text: 'admin set default-previews 0', user: ADMIN, channel: 'C0ADMIN' });
+    await fake.waitFor(() => (set.body as { text?: string } | undefined)?.text ?? fake.responses.find((r) => set.responseUrl.endsWith(r.id)), 'the admin’s answer');
+    expect((await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId })).defaultPreviews.value).toBe(0);
+    await fake.command({ command: '/imagine', text: 'a red door --quality low', channel: 'C0NOPREVIEW' });
+    const first = await finishedJob(fake, 'C0NOPREVIEW');
+    const result = imageShares(fake, 'C0NOPREVIEW').at(-1)!.files![0]!;
+    expect(fake.replies('C0NOPREVIEW', first.ts).flatMap((m) => m.files ?? [])).toEqual([]);
+
+    await fake.userMessage({ channel: 'C0NOPREVIEW', text: `<@${fake.botUserId}> paint it blue`, threadTs: first.ts });
+    await finishedJob(fake, 'C0NOPREVIEW', 1);
+    expect(h.emulator.requests.filter((r) => r.path === '/v1/images/generations')).toHaveLength(1);
     const [edit] = edits(h);
     expect(edit!.fields).toMatchObject({ prompt: 'paint it blue' });
     expect(Buffer.from(edit!.images[0]!.bytes!).equals(result.bytes!)).toBe(true);
