@@ -128,7 +128,8 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget)
   // when no image could be kept (every write failed).
   const final = record.final;
   // Older than its images can be kept: a result most likely shown long ago by a process that could not mark it ended,
-  // or a "stopped" whose posts failed at a sweep's try since (its `sweptAt`: a channel the bot may no longer write to),
+  // or a "stopped" a sweep tried since (its `sweptAt`: its post failed — a channel the bot may no longer write to — or
+  // reached Discord and its mark failed),
   // and anything said now would come out of the blue. Nothing is said: it is marked ended (a kept result's end recorded
   // if it was not: marked ended with it, recorded, released), rather than tried again at each start for as long as its
   // record is kept. A job that made nothing and was never tried (the bot down a day) is still told "stopped", below.
@@ -149,20 +150,21 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget)
     if (final && final.type !== 'completed') return showRecordedEnd(ctx, record, header, target, final);
     return showKeptResult(ctx, record, header, target);
   }
+  // The try is saved first (`sweptAt`), as a record is before its mark: a post that reaches Discord and whose mark then
+  // fails (or a crash between them) is not posted again at a later start past the age rule.
+  await markTried(ctx, record);
   let shown = false;
   try {
     shown = (await target.final([renderInterrupted(header)])).first;
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a job interrupted by the last stop');
-    await markTried(ctx, record);
     return false;
   }
   // Its message did not reach Discord: left running, held by this process (its claim), for a Cancel on it or the sweep
-  // that claims it once this process is gone — its next start, or with Redis a replica's — with the time of this try
-  // (`sweptAt`), until it is older than its kept images (ended saying nothing, above).
+  // that claims it once this process is gone — its next start, or with Redis a replica's — with the time of its try
+  // (`sweptAt`, saved above), until it is older than its kept images (ended saying nothing, above).
   if (!shown) {
     ctx.logger.warn({ jobKey: record.key, via: target.mode }, 'could not post that a job was interrupted by the last stop (neither its reply nor the channel took it); its record is left running');
-    await markTried(ctx, record);
     return false;
   }
   ctx.logger.info({ jobKey: record.key, via: target.mode }, 'marked a job interrupted by the last stop');
@@ -170,7 +172,7 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget)
   return true;
 }
 
-/** Saves on a record left running that a try to say it stopped reached no one (`sweptAt`); a failure is logged. */
+/** Saves on a record that a sweep tried to say it stopped (`sweptAt`), before the try; a failure is logged. */
 async function markTried(ctx: BotContext, record: JobRecord): Promise<void> {
   await ctx.store.update(record.key, { sweptAt: Date.now() }).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark that a swept job’s “stopped” was tried'));
 }

@@ -506,6 +506,22 @@ describe('the sweep of jobs the last process left', () => {
     await vi.waitFor(async () => expect(await records().get(key)).toMatchObject({ status: 'failed' }), { timeout: 15_000 });
   });
 
+  it('does not post “stopped” again at a later start when the sweep’s post reached Discord and its mark failed (the try saved first: sweptAt)', async () => {
+    const { records, key } = await drawing('a job whose stop was said once');
+    const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;
+    await records().update(key, (record) => record && { ...record, createdAt: twoDaysAgo, reply: record.reply && { ...record.reply, issuedAt: twoDaysAgo } });
+    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    const notes = () => h.discord.channelMessages().filter((m) => m.content.includes('restarted'));
+    await h.restart({ crash: true });
+    await h.discord.waitFor(() => notes()[0], 'the channel message');
+    await vi.waitFor(async () => expect((await records().get(key))?.sweptAt).toBeDefined(), { timeout: 15_000 });
+
+    await h.restart({ crash: true });
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg?.startsWith('marked ended, saying nothing')), 'the sweep marking the job ended');
+    expect(notes()).toHaveLength(1);
+    expect(await records().get(key)).toMatchObject({ status: 'failed' });
+  });
+
   it('keeps on a job’s record when a sweep tried to say it stopped and no post reached Discord (sweptAt), the record left running', async () => {
     const { ix, records, key } = await drawing('a job whose stop no post reached');
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
