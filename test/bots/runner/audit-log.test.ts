@@ -642,8 +642,23 @@ describe('an audit post whose edit failed at a forget', () => {
       await ended;
       await settle();
     };
+    /** Several members' ends at once, past this process's scan at its start (nothing to edit then): one post holding them all. */
+    const postTogether = async (ends: readonly (readonly [Requester, string])[]) => {
+      await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+      await settle();
+      const ended = ends.map(([who, prompt]) => log.jobEnded(who, { ...job(prompt), acceptedAt: Date.now() }, completed));
+      await vi.advanceTimersByTimeAsync(10);
+      await Promise.all(ended);
+      await settle();
+    };
+    /** Another replica's audit log on the same store and platform, told of forgets as `options` says. */
+    const replica = (options: Pick<ConstructorParameters<typeof AuditLog>[0], 'forgotten'> = {}) => {
+      const other = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts, logger: quiet, ...options });
+      other.setPoster('discord', poster);
+      return other;
+    };
     const prompts = (messageId: string) => poster.shown.get(messageId)!.map((e) => [e.userId, e.prompt, e.erased ?? false]);
-    return { log, history, poster, posts, written, settle, kept, stored, post, prompts, scanned, warned };
+    return { log, history, poster, posts, written, settle, kept, stored, post, postTogether, replica, prompts, scanned, warned };
   }
 
   it('keeps it as still to edit without the prompt, tells the member, and edits it at the retry; the marker word in no stored record after the forget', async () => {
@@ -755,16 +770,13 @@ describe('an audit post whose edit failed at a forget', () => {
   it('is edited again when another process’s newer edit landed before this one’s older edit (two replicas on one store): the member’s erased prompt never stays shown', async () => {
     const p = await oneRun();
     const [ada, bob, cy] = [member('U-ada'), member('U-bob'), member('U-cy')];
-    // Past this process's scan at its start (nothing to edit then).
-    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
-    await p.settle();
-    const ended = [ada, bob, cy].map((who, i) => p.log.jobEnded(who, { ...job(['zanzibarwhisper', 'quillowmist', 'a public kite'][i]!), acceptedAt: Date.now() }, completed));
-    await vi.advanceTimersByTimeAsync(10);
-    await Promise.all(ended);
-    await p.settle();
+    await p.postTogether([
+      [ada, 'zanzibarwhisper'],
+      [bob, 'quillowmist'],
+      [cy, 'a public kite'],
+    ]);
     // Another replica on the same store: Ada's forget there fails to edit; its retry comes a minute later.
-    const replica = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: p.posts, logger: quiet });
-    replica.setPoster('discord', p.poster);
+    const replica = p.replica();
     p.poster.editFailures = 1;
     expect(await replica.forget('discord:U-ada')).toEqual({ edited: 0, pending: 1 });
     // The replica's retry has read the record (Ada's entry erased) and its edit is slow; Bob forgets here meanwhile.
@@ -787,15 +799,12 @@ describe('an audit post whose edit failed at a forget', () => {
   it('is edited again when another process’s forget erased its last prompt and released its record while this older edit was under way', async () => {
     const p = await oneRun();
     const [ada, bob] = [member('U-ada'), member('U-bob')];
-    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
-    await p.settle();
-    const ended = [ada, bob].map((who, i) => p.log.jobEnded(who, { ...job(['zanzibarwhisper', 'quillowmist'][i]!), acceptedAt: Date.now() }, completed));
-    await vi.advanceTimersByTimeAsync(10);
-    await Promise.all(ended);
-    await p.settle();
+    await p.postTogether([
+      [ada, 'zanzibarwhisper'],
+      [bob, 'quillowmist'],
+    ]);
     await vi.advanceTimersByTimeAsync(1000);
-    const replica = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: p.posts, logger: quiet, forgotten: p.history });
-    replica.setPoster('discord', p.poster);
+    const replica = p.replica({ forgotten: p.history });
     p.poster.editFailures = 1;
     expect(await replica.forget('discord:U-ada')).toEqual({ edited: 0, pending: 1 });
     const held = p.poster.holdNextEdit();
