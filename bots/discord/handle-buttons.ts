@@ -5,7 +5,7 @@ import type { BotContext } from './bot-context.js';
 import { encodeCustomId, type CustomIdData } from './custom-ids.js';
 import { editPromptModal } from './edit-modal.js';
 import { keptOutput, madeCount, type JobRecord } from './JobRecordStore.js';
-import { isRunning } from '../state/index.js';
+import { isRunning, promptErased } from '../state/index.js';
 import { requesterOf, scopeOf } from './requester.js';
 import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
@@ -44,7 +44,7 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
 /** Reroll posts a new reply; Retry reuses the message it is on. The clicker is the requester (their budget). */
 async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, action: 'reroll' | 'retry'): Promise<void> {
   // Its member erased their prompts (`forget`) while it ran, or as it started: nothing is left to send again.
-  if (record.prompt === '') return tell(ctx, interaction, words('job.prompt_erased'));
+  if (promptErased(record)) return tell(ctx, interaction, words('job.prompt_erased'));
   // An edit whose images are no longer kept cannot run again.
   if (record.kind === 'edit' && record.inputs.length === 0) return tell(ctx, interaction, TOO_OLD);
   const images: ImagesToFetch | undefined =

@@ -4,7 +4,7 @@ export { RedisStateStore, type RedisStateStoreOptions } from './RedisStateStore.
 export { botSpaces, digestKeyOf, stateKeyOf, MAX_KEPT_IMAGE_BYTES, DEFAULT_KEPT_IMAGES_MB, type BotSpaces, type SpaceSettings } from './spaces.js';
 export { forgetJobRecord, openBotState, type BotState, type MemberRecord, type MemberRecordSpaces, type OpenBotStateOptions } from './open-state.js';
 export { HISTORY_BOUNDS, historyOf, historyOfScope, keepInHistory, type HistoryItem } from './history.js';
-export { endToRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, phaseOf, releaseWhenDone, withDraft, type JobPhase, type JobRecordState, type StatusWord, type StatusWords } from './job-records.js';
+export { endToRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, phaseOf, promptErased, releaseWhenDone, withDraft, type JobPhase, type JobRecordState, type StatusWord, type StatusWords } from './job-records.js';
 export { startSweeper, type Sweeper } from './sweeper.js';
 export { readStateConfig } from './config.js';
 export { askHolderToCancel, cancelWhenAsked } from './cancel-notices.js';

@@ -103,3 +103,8 @@ export function imagesToKeep<T extends { data: Buffer }>(
   const kept = images.flatMap((image, index) => (image && !tooLarge.includes(index) && usable(image) ? [{ image, index }] : []));
   return { kept: kind === 'in' && kept.length < images.length ? [] : kept, tooLarge };
 }
+
+/** Whether a job's prompt was erased by its member's forget (`forgetJobRecord` keeps a record without it): nothing is left to send again. */
+export function promptErased(record: { prompt: string }): boolean {
+  return record.prompt === '';
+}

@@ -7,6 +7,7 @@ import { isSlackInputError } from '../SlackInputError.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import type { SavedRequest } from '../RequestStore.js';
 import { mayCancel, say, sayWords } from '../../runner/index.js';
+import { promptErased } from '../../state/index.js';
 import { localeIn } from '../user-locales.js';
 
 /**
@@ -88,7 +89,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
       return;
     }
     // Its member erased their prompts (forget) while it ran, or as it started: nothing is left to send again.
-    if (request.prompt === '') {
+    if (promptErased(request)) {
       await notify(say(localeIn(auth), 'job.prompt_erased'));
       return;
     }
