@@ -90,9 +90,8 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
       if ((await acknowledge('cancel: left over', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
       const clicked = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
       if (await showClickedLeftover(ctx, ctx.botRest, record, clicked)) return;
-      // Marked ended saying nothing in its message (shown long ago), or shown by a sweep (here or on another replica):
-      // the member who pressed is told it has finished.
-      return tell(ctx, interaction, words('discord.button.finished'));
+      // Not shown here: marked ended saying nothing in its message (shown long ago), or shown by a sweep (here or on
+      // another replica); told, as an ended job is, that it has finished.
     }
     return tell(ctx, interaction, words('discord.button.finished'));
   }

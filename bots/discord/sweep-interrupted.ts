@@ -49,26 +49,21 @@ export async function showClickedLeftover(ctx: BotContext, botRest: REST, record
   // path at a time here, `showAlone`) — not an error answered in the job's own message. Held by none here (its holder's
   // lease may have lapsed: a surviving replica's sweep claims and shows it), it is left to a sweep, and the member who
   // pressed is told privately (false).
-  let claimFailed = false;
   const claimed = await ctx.store.claimInterrupted().catch((error: unknown) => {
-    claimFailed = true;
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not claim what gone processes left for a Cancel on one of their jobs; shown only if this process holds it');
-    return [];
+    return undefined;
   });
-  const mine = claimed.some((r) => r.key === record.key);
-  const others = claimed.filter((r) => r.key !== record.key);
-  // Shown one after another as the sweep does, once this one is: the member who pressed waits for it.
-  const sweepOthers = async () => {
-    await sweepInterrupted(ctx, botRest, others);
-  };
+  const mine = claimed?.some((r) => r.key === record.key) ?? false;
+  const others = claimed?.filter((r) => r.key !== record.key) ?? [];
   try {
     // Neither claimed now nor held here (a Cancel on a job its runner forgot, a record this process's sweep claimed):
     // another live process holds it, whose sweep shows it.
     if (!mine && (await ctx.store.runsElsewhere(record.key))) return false;
-    if (claimFailed && !(await ctx.store.heldHere(record.key).catch(() => false))) return false;
+    if (!claimed && !(await ctx.store.heldHere(record.key).catch(() => false))) return false;
     return await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record, clicked));
   } finally {
-    if (others.length > 0) ctx.track(sweepOthers());
+    // Shown one after another as the sweep does, once this one is: the member who pressed waits for it.
+    if (others.length > 0) ctx.track(sweepInterrupted(ctx, botRest, others));
   }
 }
 
