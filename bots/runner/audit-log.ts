@@ -331,7 +331,7 @@ export class AuditLog {
    * prompt of theirs, then its message is written again from it with the erased marker (a record left with no prompt
    * then goes). Entries still waiting to be posted here lose their prompt too; those waiting on another replica ask
    * `forgotten` there. A message the platform did not let us edit (logged) stays known as still to edit, without the
-   * prompt, and is edited again: at the next forget of anyone on its platform, and by the retries (`AUDIT_LIMITS`).
+   * prompt, and is edited again: at the next forget of a member with an entry in it, and by the retries (`AUDIT_LIMITS`).
    * Answers how many posts holding their entries were edited, and how many are still to edit.
    */
   async forget(userKey: string): Promise<AuditForgotten> {
