@@ -1,10 +1,8 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, RedisQuotaStore, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { testTempDir } from '../../helpers/temp-dir.js';
 import type { Space, SpaceDefinition } from '../../../bots/state/StateStore.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { signedHeaders } from '../../fakes/slack/sign-request.js';
@@ -130,7 +128,7 @@ const notChecked = 'could not check a Slack message against the ones taken latel
 describe('a Slack mention while the bots’ state cannot answer', () => {
   /** A bot whose claims are `claimOf`'s, given the data folder's own `slack-messages` space. */
   async function withClaim(name: string, claimOf: (space: Space<unknown>) => (key: string) => Promise<boolean>) {
-    const state = await openBotState({ dataDir: await mkdtemp(join(tmpdir(), `pictor-mention-${name}-`)), logger: silentLogger() });
+    const state = await openBotState({ dataDir: await testTempDir(`pictor-mention-${name}-`), logger: silentLogger() });
     const logger = new RecordingLogger();
     const claimOnce = claimOf(state.store.space(state.spaces.slackMessages));
     const h = await startHarness({ emulator: { latencyMs: 10 }, bot: { state: withMessagesClaimedBy(state, claimOnce), logger } });
@@ -193,7 +191,7 @@ describe.skipIf(redis.skipReason)(`a Slack request sent again, two bots on one R
   /** A process's ledger and state on the shared Redis. */
   async function onRedis(prefix: string) {
     const link = await RedisLink.open({ url, prefix });
-    const state = await openBotState({ dataDir: await mkdtemp(join(tmpdir(), 'pictor-replay-')), redis: link, logger: silentLogger() });
+    const state = await openBotState({ dataDir: await testTempDir('pictor-replay-'), redis: link, logger: silentLogger() });
     opened.push(link, state);
     return { store: new RedisQuotaStore({ redis: link.commands, prefix }), bot: { state } };
   }
