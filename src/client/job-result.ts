@@ -63,7 +63,7 @@ export function resultFromJson(json: unknown, request: RequestedJob, requestId: 
     operation: request.operation,
     created: body.created ?? nowSeconds(),
     // An entry without an image is checked as an empty one: it fails the answer, never the other images.
-    data: body.data.map((d) => ({ b64_json: d.b64_json ?? '' })),
+    data: body.data.map((d) => ({ b64_json: d.b64_json })),
     usage: body.usage,
     size,
     quality,

@@ -39,12 +39,12 @@ export const ImageResultSchema = z.looseObject({
 /**
  * A result as the service may send it, read by the client: `ImageResultSchema`
  * whose `data` entries need not hold an image. Such an entry (`b64_json`
- * missing, null, not a string, or no object at all) reads as one without
- * `b64_json`: it still counts, so the answer is told short of the images asked
- * for, and the other entries' images are kept.
+ * missing, null, not a string, or no object at all) reads as an empty image
+ * (`b64_json: ''`): it still counts, so the answer is told short of the images
+ * asked for, and the other entries' images are kept.
  */
 export const WireImageResultSchema = ImageResultSchema.extend({
-  data: z.array(z.looseObject({ b64_json: z.string().optional().catch(undefined) }).catch({})),
+  data: z.array(z.looseObject({ b64_json: z.string().catch('') }).catch({ b64_json: '' })),
 });
 
 /**
