@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { AnyMiddlewareArgs, Middleware } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
+import { CLAIM_WAIT_MS, withTimeout } from 'pictor/internal';
 import { digestKeyOf, type Space } from '../state/index.js';
 
 /**
@@ -20,8 +21,9 @@ import { digestKeyOf, type Space } from '../state/index.js';
  * The receiver's `customPropertiesExtractor` (synchronous) runs on every
  * verified request and notes its signature; a global middleware asks the
  * storage and acknowledges what it refuses (Slack gets its 200, nothing
- * runs). When the storage cannot answer, the request is refused too: it may
- * be a paid job.
+ * runs). When the storage cannot answer (an error, or no answer within
+ * `CLAIM_WAIT_MS`), the request is refused too, logged and said nothing of:
+ * it may be a paid job.
  */
 export interface ReplayGuard {
   /** For `HTTPReceiver`'s `customPropertiesExtractor`. */
@@ -51,7 +53,7 @@ export function createReplayGuard(options: { logger: LoggerLike; seen: Pick<Spac
       let check = context[CHECK];
       if (check === 'once') {
         try {
-          check = (await options.seen.claimOnce(digestKeyOf(String(context[SIGNATURE])))) ? 'ok' : 'replay';
+          check = (await withTimeout(options.seen.claimOnce(digestKeyOf(String(context[SIGNATURE]))), CLAIM_WAIT_MS, 'the state store did not answer in time')) ? 'ok' : 'replay';
         } catch (err) {
           options.logger.error({ err }, 'could not check a Slack request against the ones seen lately: refused it');
           check = 'unchecked';
