@@ -5,8 +5,8 @@ import { keepImageBytes } from './image-bytes.js';
 import { isCompletedEvent, type CompletedEvent, type ImageStreamEvent } from '../spec/result-schemas.js';
 import { discardBody, type RawResponse } from './transport.js';
 import type { LoggerLike } from './PictorClient.js';
-import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromCompleted, resultFromJson, type ImageJobResult, type RequestedJob } from './job-result.js';
-import { contentLengthOf, readJsonBody } from './read-json-body.js';
+import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromCompleted, type ImageJobResult, type RequestedJob } from './job-result.js';
+import { readJsonResult } from './read-json-body.js';
 import { EVENT_BYTE_BOUND, eventTooLargeError } from './answer-bound.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
 import { endWatch, type RequestEnding, type RequestWatch } from './request-hook.js';
@@ -148,7 +148,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       if (isJson(response)) {
         let result: ImageJobResult;
         try {
-          result = resultFromJson(await readJsonBody(response.body, meta, response.requestId, contentLengthOf(response.headers)), meta, response.requestId);
+          result = await readJsonResult(response, meta);
         } catch (error) {
           // Not the whole result: its good images come first (they may be paid for), then the error.
           for (const event of imagesOfFailure(error)) yield event;
