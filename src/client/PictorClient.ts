@@ -19,8 +19,8 @@ import { isEditRequest, type EditInput, type GenerationInput, type ImageRequest 
 import { isParsedRequest, parseEditRequest, parseGenerationRequest } from '../spec/validate.js';
 import { endpointURL, normalizeBaseURL } from './base-url.js';
 import { ImageEventStream, type OpenedStream } from './event-stream.js';
-import { completedEventsOf, imagesOfFailure, resultFromJson, type ImageJobResult, type RequestedJob } from './job-result.js';
-import { contentLengthOf, readJsonBody } from './read-json-body.js';
+import { completedEventsOf, imagesOfFailure, type ImageJobResult, type RequestedJob } from './job-result.js';
+import { readJsonResult } from './read-json-body.js';
 import { chainBeforeSend, endWatch, type HookedRequest, type RequestHook, type RequestWatch } from './request-hook.js';
 import { backoffDelay, retryAfterFromHeaders, sleep } from './retry-timing.js';
 import { classifyTransportError, discardBody, send, type RawResponse } from './transport.js';
@@ -238,13 +238,12 @@ export class PictorClient {
       const opened = await this.#open(request, options, controller);
       const { response } = opened;
       try {
-        let json: unknown;
+        let result: ImageJobResult;
         try {
-          json = await readJsonBody(response.body, requestedJob(request), response.requestId, contentLengthOf(response.headers));
+          result = await readJsonResult(response, requestedJob(request));
         } catch (error) {
           throw this.#classifyBody(error, controller, options);
         }
-        const result = resultFromJson(json, requestedJob(request), response.requestId);
         if (result.missing) this.#logger.warn({ requestId: result.requestId, missing: result.missing }, 'the service left labels out of its result: taken from the request');
         return result;
       } finally {

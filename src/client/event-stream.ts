@@ -5,10 +5,11 @@ import { keepImageBytes } from './image-bytes.js';
 import { isCompletedEvent, type CompletedEvent, type ImageStreamEvent } from '../spec/result-schemas.js';
 import { discardBody, type RawResponse } from './transport.js';
 import type { LoggerLike } from './PictorClient.js';
-import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromCompleted, resultFromJson, type ImageJobResult, type RequestedJob } from './job-result.js';
-import { contentLengthOf, readJsonBody } from './read-json-body.js';
+import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromCompleted, type ImageJobResult, type RequestedJob } from './job-result.js';
+import { readJsonResult } from './read-json-body.js';
 import { EVENT_BYTE_BOUND, eventTooLargeError } from './answer-bound.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
+import { EventBytes } from './event-bytes.js';
 import { endWatch, type RequestEnding, type RequestWatch } from './request-hook.js';
 
 /** What the client hands a stream once the service has answered 200. */
@@ -118,14 +119,9 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     const { response } = opened;
     this.#requestId = response.requestId;
     const pending: EventSourceMessage[] = [];
-    /** Bytes fed to the parser since it last produced an event: what it may be holding. */
-    let unended = 0;
-    const parser = createParser({
-      onEvent: (message) => {
-        pending.push(message);
-        unended = 0;
-      },
-    });
+    /** Bytes of each event as it arrives, counted before the parser is fed them: what it may be holding is the bytes since the last event ended. */
+    const eventBytes = new EventBytes();
+    const parser = createParser({ onEvent: (message) => pending.push(message) });
     const decoder = createUtf8Decoder();
     let completedCount = 0;
     let finished = false;
@@ -148,7 +144,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       if (isJson(response)) {
         let result: ImageJobResult;
         try {
-          result = resultFromJson(await readJsonBody(response.body, meta, response.requestId, contentLengthOf(response.headers)), meta, response.requestId);
+          result = await readJsonResult(response, meta);
         } catch (error) {
           // Not the whole result: its good images come first (they may be paid for), then the error.
           for (const event of imagesOfFailure(error)) yield event;
@@ -165,11 +161,11 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
         for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
           // Past the last image, the rest of a body that has ended is read through, unparsed (see below).
           if (done) continue;
-          unended += chunk.length;
+          // An event that never ends would grow in the parser: one that takes more than one image's bound (ended in this
+          // chunk or not) is not read on, nor fed to the parser. The images handed on before it are the reader's already
+          // (no stream error carries images).
+          if (eventBytes.push(chunk) > EVENT_BYTE_BOUND) throw eventTooLargeError(response.requestId);
           parser.feed(decoder.push(chunk));
-          // An event that never ends would grow in the parser: past one image's bound it is not read on. The images
-          // handed on before it are the reader's already (no stream error carries images).
-          if (unended > EVENT_BYTE_BOUND) throw eventTooLargeError(response.requestId);
           while (pending.length && !done) {
             const event = this.#toEvent(pending.shift()!, response);
             if (event === 'done') {

@@ -48,7 +48,7 @@ export interface RequestedJob extends Expected {
 /**
  * Builds a finished result from the parsed JSON body of a 200 answer, checking
  * that it holds exactly the images asked for (else BadResponseError, with
- * whatever images came attached as `partial`). `readJsonBody` reads the body.
+ * whatever images came attached as `partial`). `readJsonResult` reads the body and calls it.
  */
 export function resultFromJson(json: unknown, request: RequestedJob, requestId: string | undefined): ImageJobResult {
   const parsed = WireImageResultSchema.safeParse(json);

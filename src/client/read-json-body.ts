@@ -1,7 +1,17 @@
 import { BadResponseError } from '../core/errors.js';
 import { answerByteBound, answerTooLargeError } from './answer-bound.js';
-import { salvageResult, type RequestedJob } from './job-result.js';
+import { resultFromJson, salvageResult, type ImageJobResult, type RequestedJob } from './job-result.js';
 import type { RawResponse } from './transport.js';
+
+/**
+ * The finished result of a 200 answer with a JSON body, to a plain request or a streamed one: its body read
+ * (`readJsonBody`, with the response's length) and judged (`resultFromJson`). Either step's error is a BadResponseError
+ * carrying the whole images that came.
+ */
+export async function readJsonResult(response: RawResponse, request: RequestedJob): Promise<ImageJobResult> {
+  const json = await readJsonBody(response.body, request, response.requestId, contentLengthOf(response.headers));
+  return resultFromJson(json, request, response.requestId);
+}
 
 /**
  * Reads and parses a JSON result. It is done when the body ends, or as soon as

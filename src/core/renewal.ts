@@ -31,8 +31,8 @@ function failureStreak(onError: (error: unknown) => void, onRecovered?: () => vo
 
 /**
  * Calls `renew` every third of `leaseMs` (at least every 50 ms) until the answered function is called: `renewEvery`
- * at that pace. A renewal's bound (2 s, or a third of a shorter lease) is never longer than the pace, so no bound
- * outlasts the next tick: at most one renewal is within its bound at a time.
+ * at that pace. A renewal's bound (2 s, or a third of a shorter lease) is never longer than the pace, and one that ends
+ * with the next tick is told before that tick sends: at most one renewal is within its bound at a time.
  */
 export function renewEveryThird(leaseMs: number, renew: () => Promise<unknown>, onError: (error: unknown) => void, onRecovered?: () => void): () => void {
   return renewEvery(Math.max(50, Math.floor(leaseMs / 3)), leaseMs, renew, onError, onRecovered);
@@ -50,6 +50,9 @@ export function renewEveryThird(leaseMs: number, renew: () => Promise<unknown>, 
  * is told after a renewal has passed. The renewal that ends a streak told (one answered, even one answered after its
  * bound: the storage applied it) goes to `onRecovered`. Stopping leaves no timer behind, waits for nothing, and tells nothing of a
  * renewal answered later. The timers never keep the process alive.
+ *
+ * A bound that ends with a tick (a bound of one pace, or of several) is told by that tick before it sends, not left to
+ * race it: a renewal's failure is always told before the next renewal's answer can end the streak.
  */
 export function renewEvery(
   everyMs: number,
@@ -63,14 +66,27 @@ export function renewEvery(
   const streak = failureStreak(onError, onRecovered);
   /** Renewals sent that have not settled (answered, failed, or never). */
   let unanswered = 0;
-  /** The bounds of the renewals within theirs. */
-  const bounds = new Set<ReturnType<typeof setTimeout>>();
+  /** The bounds of the renewals within theirs, each with the tick that sent its renewal. */
+  const bounds = new Map<ReturnType<typeof setTimeout>, number>();
+  /** Ticks so far: a renewal sent at tick `k` has been out `(ticks - k) * everyMs` at least (an interval runs late, never early). */
+  let ticks = 0;
 
   const fail = (error: unknown) => {
     if (!stopped) streak.failed(error);
   };
 
+  /** A renewal's bound has ended: it counts as failed (told once per streak); its answer may still come, and counts. */
+  const outOfTime = (bound: ReturnType<typeof setTimeout>) => {
+    clearTimeout(bound);
+    bounds.delete(bound);
+    fail(new Error(`the renewal was not answered within ${answerMs} ms`));
+  };
+
   const tick = () => {
+    ticks += 1;
+    // A bound that ends with this tick is told before it sends: its timer is not left to race the tick's (timers due at
+    // the same moment run in an order no one promises), so the next renewal's answer always comes after the failure.
+    for (const [bound, sentAt] of bounds) if ((ticks - sentAt) * everyMs >= answerMs) outOfTime(bound);
     if (unanswered >= 2) return;
     unanswered += 1;
     let sent: Promise<unknown>;
@@ -85,12 +101,9 @@ export function renewEvery(
       return;
     }
     // Set after the renewal started: a bound of its own at the same time (the caller's) is told first.
-    const bound = setTimeout(() => {
-      bounds.delete(bound);
-      fail(new Error(`the renewal was not answered within ${answerMs} ms`));
-    }, answerMs);
+    const bound = setTimeout(() => outOfTime(bound), answerMs);
     bound.unref?.();
-    bounds.add(bound);
+    bounds.set(bound, ticks);
     const settled = (ok: boolean, error?: unknown) => {
       unanswered -= 1;
       clearTimeout(bound);
@@ -109,7 +122,7 @@ export function renewEvery(
   return () => {
     stopped = true;
     clearInterval(timer);
-    for (const bound of bounds) clearTimeout(bound);
+    for (const bound of bounds.keys()) clearTimeout(bound);
     bounds.clear();
   };
 }

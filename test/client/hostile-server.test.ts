@@ -532,6 +532,42 @@ describe('an answer is read no further than any answer to the request can go', (
   });
 });
 
+describe('a stream\'s bound holds for each event, counted from the end of the one before', () => {
+  /** A preview of exactly `bytes` bytes on the wire, its blank line included. */
+  function previewOfBytes(bytes: number, index: number): string {
+    const event = (b64: string) => sse('image_generation.partial_image', { ...completed(b64), type: 'image_generation.partial_image', partial_image_index: index, usage: undefined });
+    return event('A'.repeat(bytes - Buffer.byteLength(event(''))));
+  }
+
+  /** Serves a small preview, then one of `bytes` bytes whose start shares the small one's chunk, then the image. */
+  async function previewsInOneChunk(bytes: number): Promise<MisbehavingServer> {
+    const large = previewOfBytes(bytes, 1);
+    return serve(async (req) => {
+      await req.body();
+      req.socket.write(SSE_HEAD + chunk(previewOfBytes(1_000, 0) + large.slice(0, 4_096)));
+      req.socket.write(chunk(large.slice(4_096)));
+      req.socket.end(chunk(sse('image_generation.completed', completed())) + chunk(''));
+    });
+  }
+
+  it('reads an event of exactly the bound although it started in the chunk that ended the event before it', async () => {
+    const s = await previewsInOneChunk(EVENT_BYTE_BOUND);
+    const types: string[] = [];
+    for await (const event of clientOf(s).generateStream({ prompt: 'x', partial_images: 2 })) types.push(event.type);
+    expect(types).toEqual(['image_generation.partial_image', 'image_generation.partial_image', 'image_generation.completed']);
+  });
+
+  it('refuses an event one byte past the bound that started in the chunk that ended the event before it', async () => {
+    const s = await previewsInOneChunk(EVENT_BYTE_BOUND + 1);
+    const types: string[] = [];
+    const error = await failureOf((async () => {
+      for await (const event of clientOf(s).generateStream({ prompt: 'x', partial_images: 2 })) types.push(event.type);
+    })());
+    expect(error).toMatchObject({ code: 'bad_response', message: expect.stringMatching(/more than 33 MiB without ending an event/) });
+    expect(types).toEqual(['image_generation.partial_image']);
+  });
+});
+
 describe('retry-after', () => {
   it.each(['-5', 'abc 12'])('ignores %j and backs off instead', async (value) => {
     const s = await serve(async (req) => {

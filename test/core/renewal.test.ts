@@ -104,6 +104,28 @@ describe('a lease renewed every third of it', () => {
     stop();
   });
 
+  it('tells a renewal whose bound ends at the next tick as failed before that tick sends the next, whose answer ends the streak', async () => {
+    const told: string[] = [];
+    let sent = 0;
+    // The first renewal is never answered; the ones after it are answered at once.
+    const renew = () => (++sent === 1 ? new Promise<void>(() => {}) : Promise.resolve());
+    const stop = renewEveryThird(300, renew, (error) => told.push(`failed: ${(error as Error).message}`), () => told.push('recovered'));
+    await vi.advanceTimersByTimeAsync(200);
+    expect(told).toEqual(['failed: the renewal was not answered within 100 ms', 'recovered']);
+    stop();
+  });
+
+  it('tells a bound that ends with a later tick (a bound of two paces) before that tick sends, whatever the order of the timers', async () => {
+    const told: string[] = [];
+    let sent = 0;
+    const renew = () => (++sent === 1 ? new Promise<void>(() => {}) : Promise.resolve());
+    // Every 50 ms, a bound of 100 ms: the first renewal (at 50) is out of time at the tick at 150, which sends the third.
+    const stop = renewEvery(50, 300, renew, (error) => told.push(`failed: ${(error as Error).message}`), () => told.push('recovered'));
+    await vi.advanceTimersByTimeAsync(150);
+    expect(told).toEqual(['failed: the renewal was not answered within 100 ms', 'recovered']);
+    stop();
+  });
+
   it('bounds an answer by 2 s, or a third of a lease shorter than 6 s', () => {
     expect([answerBoundMs(15_000), answerBoundMs(6_000), answerBoundMs(3_000), answerBoundMs(300), answerBoundMs(1)]).toEqual([2_000, 2_000, 1_000, 100, 1]);
   });
