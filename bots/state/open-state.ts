@@ -5,7 +5,7 @@ import { RedisStateStore } from './RedisStateStore.js';
 import { botSpaces, stateKeyOf, type BotSpaces, type SpaceSettings } from './spaces.js';
 import type { Space, StateStore } from './StateStore.js';
 import { upgradeOldLayout } from './upgrade.js';
-import { warnIfRedisEvicts } from './redis-memory.js';
+import { warnIfRedisTooSmall } from './redis-memory.js';
 import { endToRecord, isRunning } from './job-records.js';
 
 /** The bots' storage room: one backend for the process, the spaces on it, and `forget`. */
@@ -46,7 +46,7 @@ export async function openBotState(options: OpenBotStateOptions): Promise<BotSta
   const spaces = botSpaces(options);
   const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs, logger }) : new FileStateStore({ dataDir: options.dataDir });
   try {
-    if (redis) await warnIfRedisEvicts(redis.commands, spaces, logger);
+    if (redis) await warnIfRedisTooSmall(redis.commands, spaces, logger);
     await upgradeOldLayout({ ...options, store, spaces, redis });
   } catch (error) {
     await store.close();

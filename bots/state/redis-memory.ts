@@ -25,21 +25,13 @@ export function stateBytesBound(spaces: BotSpaces): number {
 }
 
 /**
- * Warns (once, at start) when Redis may evict Pictor's keys: a `maxmemory-policy` other than `noeviction` lets Redis
- * drop leases and reservations under memory pressure (the `volatile-*` policies pick exactly those: they expire), and
- * a `maxmemory` below what the bots' state may hold makes Redis refuse writes. Answers the policy (undefined when
- * Redis does not say, as some managed services do not).
+ * Warns (once, at start) when Redis's `maxmemory` is below what the bots' state may hold plus room for the ledger:
+ * Redis would refuse writes. (Whether Redis may evict keys at all is said once by whoever opens the link,
+ * `RedisLink.open`.)
  */
-export async function warnIfRedisEvicts(redis: Redis, spaces: BotSpaces, logger: LoggerLike): Promise<string | undefined> {
+export async function warnIfRedisTooSmall(redis: Redis, spaces: BotSpaces, logger: LoggerLike): Promise<void> {
   const info = await redis.info('memory').catch(() => '');
-  const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
   const maxmemory = Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? 0);
-  if (policy && policy !== 'noeviction') {
-    logger.warn(
-      { maxmemoryPolicy: policy },
-      `Redis is set to evict keys under memory pressure (maxmemory-policy ${policy}): it could drop the gateway lease, replica leases or open reservations. Set maxmemory-policy noeviction: Pictor bounds what it keeps itself (see docs/shared-limits.md)`,
-    );
-  }
   const needed = stateBytesBound(spaces);
   if (maxmemory > 0 && maxmemory < needed + 64 * MIB) {
     logger.warn(
@@ -47,5 +39,4 @@ export async function warnIfRedisEvicts(redis: Redis, spaces: BotSpaces, logger:
       'Redis maxmemory leaves too little room for what the bots may keep (kept images, jobs, history) plus the ledger: raise maxmemory or lower PICTOR_KEPT_IMAGES_MB (see docs/shared-limits.md)',
     );
   }
-  return policy;
 }

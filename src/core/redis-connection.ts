@@ -132,9 +132,14 @@ export class RedisLink {
     readonly commands: Redis,
   ) {}
 
-  /** Connects (failing fast with RedisUnavailableError). */
+  /**
+   * Connects (failing fast with RedisUnavailableError). With a logger, warns once when Redis is set to evict keys
+   * (`warnIfRedisEvicts`): every process that shares limits and budgets through Redis opens its link here.
+   */
   static async open(config: RedisConfig, options: Omit<ConnectRedisOptions, 'name'> = {}): Promise<RedisLink> {
-    return new RedisLink(config, await connectRedis(config.url, { ...options, name: `pictor:${config.prefix}` }));
+    const commands = await connectRedis(config.url, { ...options, name: `pictor:${config.prefix}` });
+    if (options.logger) await warnIfRedisEvicts(commands, options.logger, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
+    return new RedisLink(config, commands);
   }
 
   /** The subscriber connection, opened once; it resubscribes by itself after a reconnection. Every listener of its `message` keeps to its own channels. */
@@ -180,6 +185,21 @@ export class RedisLink {
     if (this.#subscriber) await closeRedis(this.#subscriber);
     await closeRedis(this.commands);
   }
+}
+
+/**
+ * Warns when Redis may evict Pictor's keys: a `maxmemory-policy` other than `noeviction` lets Redis drop leases and
+ * open reservations under memory pressure (the `volatile-*` policies pick exactly those: they expire). Says nothing
+ * when Redis does not tell its policy (some managed services do not) or does not answer within `timeoutMs`.
+ */
+async function warnIfRedisEvicts(redis: Redis, logger: RedisLogger, timeoutMs: number): Promise<void> {
+  const info = await withTimeout(redis.info('memory'), timeoutMs, 'no answer to INFO').catch(() => '');
+  const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+  if (!policy || policy === 'noeviction') return;
+  logger.warn(
+    { maxmemoryPolicy: policy },
+    `Redis is set to evict keys under memory pressure (maxmemory-policy ${policy}): it could drop open reservations and the leases Pictor's processes hold (the ledger's, the bots' gateway and replica leases). Set maxmemory-policy noeviction: Pictor bounds what it keeps itself (see docs/shared-limits.md)`,
+  );
 }
 
 /** Logs a lost connection once and its return once; keeps an error listener so ioredis never prints on its own. */

@@ -3,11 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import { ValidationError } from '../../src/core/errors.js';
 import { readRedisConfig } from '../../src/core/redis-config.js';
-import { RedisUnavailableError, checkRedis, connectRedis } from '../../src/core/redis-connection.js';
+import { RedisLink, RedisUnavailableError, checkRedis, connectRedis, type RedisLogger } from '../../src/core/redis-connection.js';
 import { redactRedisUrl } from '../../src/core/redis-url.js';
 import { createImageLimiter } from '../../src/core/shared-limiter.js';
 import { closedPort } from '../helpers/shared-limits-proxy.js';
 import { requireRedisUrl, testRedis } from '../helpers/shared-limits-redis.js';
+import { startThrowawayRedis } from '../setup/redis-server.js';
 
 const redis = testRedis();
 const SECRET = 'hunter2-s3cret';
@@ -102,5 +103,45 @@ describe.skipIf(redis.skipReason)(`starting with a real Redis ${redis.skipReason
     expect(error).toBeInstanceOf(RedisUnavailableError);
     expect((error as Error).message).toMatch(/WRONGPASS|NOAUTH|auth/i);
     expect(everythingShown(error)).not.toContain(SECRET);
+  });
+});
+
+/** The warnings a logger was given, as their messages. */
+function warningsLogger(): RedisLogger & { warnings: string[] } {
+  const warnings: string[] = [];
+  return { warnings, info: () => undefined, warn: (_obj, msg) => warnings.push(msg ?? '') };
+}
+
+describe.skipIf(redis.skipReason)(`opening the shared Redis link on a Redis that may evict ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
+  it('warns once, naming the policy, when Redis is set to evict keys, and says nothing under noeviction', async () => {
+    requireRedisUrl(redis);
+    for (const [policy, warned] of [
+      ['allkeys-lru', [/^Redis is set to evict keys .*maxmemory-policy allkeys-lru.*Set maxmemory-policy noeviction/]],
+      ['noeviction', []],
+    ] as const) {
+      const server = (await startThrowawayRedis('redis-server', 3, ['--maxmemory-policy', policy]))!;
+      const logger = warningsLogger();
+      const link = await RedisLink.open({ url: server.url, prefix: 'pictor' }, { logger });
+      try {
+        expect(logger.warnings, policy).toHaveLength(warned.length);
+        warned.forEach((pattern, i) => expect(logger.warnings[i]).toMatch(pattern));
+      } finally {
+        await link.close();
+        await server.stop();
+      }
+    }
+  });
+
+  it('warns from a process without a bot too: the shared limiter opening its own link says so', async () => {
+    requireRedisUrl(redis);
+    const server = (await startThrowawayRedis('redis-server', 3, ['--maxmemory-policy', 'volatile-lru']))!;
+    const logger = warningsLogger();
+    const limiter = await createImageLimiter({ redis: { url: server.url, prefix: 'pictor' }, logger });
+    try {
+      expect(logger.warnings).toEqual([expect.stringMatching(/maxmemory-policy volatile-lru/)]);
+    } finally {
+      await limiter.stop();
+      await server.stop();
+    }
   });
 });

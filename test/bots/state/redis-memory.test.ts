@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { botSpaces, DEFAULT_KEPT_IMAGES_MB, digestKeyOf, openBotState, stateKeyOf, type BotSpaces } from '../../../bots/state/index.js';
 import type { SpaceDefinition, Space } from '../../../bots/state/StateStore.js';
-import { REDIS_RECORD_BYTES, stateBytesBound, warnIfRedisEvicts } from '../../../bots/state/redis-memory.js';
+import { REDIS_RECORD_BYTES, stateBytesBound, warnIfRedisTooSmall } from '../../../bots/state/redis-memory.js';
 import { RedisLink } from '../../../src/internal.js';
 import { RedisQuotaStore } from '../../../src/spend/RedisQuotaStore.js';
 import { DEFAULT_USAGE_RETENTION_DAYS } from '../../../src/spend/usage-records.js';
@@ -17,21 +17,25 @@ import { RecordingLogger } from '../discord/harness.js';
 const redisPresent = testRedis();
 
 describe('the bots’ state on a Redis that may evict', () => {
-  it.skipIf(redisPresent.skipReason)('says so at start: the policy that could drop leases and reservations, and a maxmemory too small for what Pictor keeps', async () => {
+  it.skipIf(redisPresent.skipReason)('says so at start, each fact once: the link the policy that could drop leases and reservations, the state a maxmemory too small for what the bots keep', async () => {
     requireRedisUrl(redisPresent);
     const dataDir = await mkdtemp(join(tmpdir(), 'pictor-evicting-'));
-    for (const [settings, warnings] of [
-      [['--maxmemory-policy', 'volatile-ttl', '--maxmemory', '32mb'], [/maxmemory-policy volatile-ttl/, /maxmemory leaves too little room/]],
-      [['--maxmemory-policy', 'noeviction'], []],
+    for (const [settings, byLink, byState] of [
+      [['--maxmemory-policy', 'volatile-ttl', '--maxmemory', '32mb'], [/maxmemory-policy volatile-ttl/], [/maxmemory leaves too little room/]],
+      [['--maxmemory-policy', 'noeviction'], [], []],
     ] as const) {
       const redis = (await startThrowawayRedis('redis-server', 3, settings))!;
-      const link = await RedisLink.open({ url: redis.url, prefix: 'pictor' });
       const logger = new RecordingLogger();
+      const warned = () => logger.entries.filter((e) => e.level === 'warn').map((e) => e.msg ?? '');
+      const link = await RedisLink.open({ url: redis.url, prefix: 'pictor' }, { logger });
+      const saidByLink = warned();
       const state = await openBotState({ dataDir, redis: link, logger });
       try {
-        const said = logger.entries.filter((e) => e.level === 'warn').map((e) => e.msg ?? '');
-        expect(said).toHaveLength(warnings.length);
-        warnings.forEach((pattern, i) => expect(said[i]).toMatch(pattern));
+        const saidByState = warned().slice(saidByLink.length);
+        expect(saidByLink).toHaveLength(byLink.length);
+        byLink.forEach((pattern, i) => expect(saidByLink[i]).toMatch(pattern));
+        expect(saidByState).toHaveLength(byState.length);
+        byState.forEach((pattern, i) => expect(saidByState[i]).toMatch(pattern));
       } finally {
         await state.close();
         await link.close();
@@ -166,7 +170,7 @@ describe('what docs/shared-limits.md says the bots’ state may keep', () => {
     // ioredis's INFO answer as Redis gives it, for the one call the check makes.
     const redis = { info: async () => `maxmemory:${number(composeGb) * 2 ** 30}\r\nmaxmemory_policy:noeviction\r\n` } as unknown as Redis;
     const logger = new RecordingLogger();
-    await warnIfRedisEvicts(redis, botSpaces(), logger);
+    await warnIfRedisTooSmall(redis, botSpaces(), logger);
     expect(logger.entries.filter((e) => e.level === 'warn')).toEqual([]);
   });
 });
