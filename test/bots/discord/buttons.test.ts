@@ -3,7 +3,7 @@ import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordS
 import { say, words } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
-import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
+import { buttonId, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
 
 describe('buttons keep working, restarts included', () => {
   let h: DiscordHarness;
@@ -20,10 +20,7 @@ describe('buttons keep working, restarts included', () => {
   async function leftRunningForgotten(prompt: string) {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
     const ix = h.discord.slashCommand('imagine', { prompt });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
     const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
@@ -67,7 +64,7 @@ describe('buttons keep working, restarts included', () => {
       return answer(input, init);
     });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a lantern forgotten while drawn' });
-    await h.discord.waitFor(() => h.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    await drawingReply(h, ix);
     await h.runner.history!.forgetEverywhere({ platform: 'discord', userId: ix.user.id, channelId: '', scopeId: h.discord.guildId });
     forgot();
     const result = await h.finalReply(ix);
@@ -119,10 +116,7 @@ describe('buttons keep working, restarts included', () => {
   it('cancels a running job from its Cancel button', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a slow painting' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
     const cancelled = await h.finalReply(ix);
 
@@ -137,10 +131,7 @@ describe('buttons keep working, restarts included', () => {
     const adminRole = '123456789012345678';
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 }, bot: { adminRoleIds: [adminRole] } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a slow fresco' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
 
     const stranger = h.discord.newUser('mallory');
     const denied = h.discord.clickButton(running, buttonId(running, 'Cancel'), { user: stranger });
@@ -158,10 +149,7 @@ describe('buttons keep working, restarts included', () => {
   it('tells the member privately that another instance draws the job on a Cancel of a job running on a replica that cannot be reached, its message unchanged', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a fresco drawn elsewhere' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     // As on a replica whose runner does not know the job, held by another live process whose notices do not arrive.
     vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
     const runsElsewhere = vi.spyOn(JobRecordStore.prototype, 'runsElsewhere').mockResolvedValue(true);
@@ -178,17 +166,13 @@ describe('buttons keep working, restarts included', () => {
   it('tells the job’s reply when the bot restarts, and runs it again in the same message on Retry', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'an unlucky job' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the job to start');
-    const runningSnapshot = { ...running, components: structuredClone(running.components) };
+    const running = await drawingReply(h, ix);
     await h.restart();
     const stopped = await h.finalReply(ix);
     expect(stopped.content.split('\n')[1]).toBe('🔌 The bot restarted before this was done; press Retry to run it again.');
 
     // A Cancel button still shown somewhere (a client that did not refresh) gets a private note.
-    const late = h.discord.clickButton(runningSnapshot, buttonId(runningSnapshot, 'Cancel'));
+    const late = h.discord.clickButton(running, buttonId(running, 'Cancel'));
     const note = await h.discord.waitFor(() => h.discord.original(late), 'the note');
     expect(note.content).toBe('✋ This job has already finished.');
 
@@ -274,10 +258,7 @@ describe('buttons keep working, restarts included', () => {
   it('marks a job lost to a crash as interrupted when the bot starts again, with Retry in the same message', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a job the crash ate' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     await h.restart({ crash: true });
 
     const swept = await h.discord.waitFor(() => {
@@ -292,10 +273,7 @@ describe('buttons keep working, restarts included', () => {
   it('marks a job lost to a crash with a channel message mentioning its requester once the reply token has expired', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'an old job the crash ate' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     h.discord.expireToken(ix.token);
     await h.restart({ crash: true });
 
@@ -310,10 +288,7 @@ describe('buttons keep working, restarts included', () => {
   it('leaves a job lost to a crash whose “stopped” message could not be posted to the next start, which shows it', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a job whose end no message showed' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
     await h.restart({ crash: true });
@@ -331,10 +306,7 @@ describe('buttons keep working, restarts included', () => {
   it('marks ended, saying nothing, a job lost to a crash whose “stopped” message is older than its kept images (a sweep’s post of it failed since: sweptAt), instead of trying it at every start', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a job whose stop no channel would take' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? { ...m } : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     const key = buttonId(running, 'Cancel').split(':')[2]!;
     const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;

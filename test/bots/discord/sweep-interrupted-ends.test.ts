@@ -6,7 +6,7 @@ import { FORGET_CLOCK_MARGIN_MS } from '../../../bots/runner/job-history.js';
 import { stateKeyOf } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { answerOf, buttonsOf, DiscordHarness } from './harness.js';
+import { answerOf, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
 
 /** An admin chooses the server's audit channel (kept in the bots' state: the next process posts there too). */
 async function chooseAuditChannel(h: DiscordHarness): Promise<string> {
@@ -114,7 +114,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
   it('marks ended at the next start, saying nothing, a result whose first message reached Discord while an image following it and its mark failed — its message not shown again', async () => {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image shown, an upload after it and its mark failed' });
-    await h.discord.waitFor(() => h.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    await drawingReply(h, ix);
     // The result lands without its image (too large together); the image alone fails through the token and in the channel.
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 413, code: 40005, message: 'Request entity too large' });
     h.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });

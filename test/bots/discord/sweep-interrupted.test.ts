@@ -8,7 +8,7 @@ import { JobRunner, say } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL, privateNoteOf } from './harness.js';
+import { answerOf, buttonId, buttonsOf, DiscordHarness, drawingReply, EPHEMERAL, privateNoteOf } from './harness.js';
 
 /** The kept images of finished jobs (their Edit buttons' copies) in the data folder. */
 function keptOutputs(dataDir: string): string[] {
@@ -485,10 +485,7 @@ describe('the sweep of jobs the last process left', () => {
   async function drawing(prompt: string) {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? { ...m } : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     const records = () => h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     return { ix, running, records, key: buttonId(running, 'Cancel').split(':')[2]! };
   }
