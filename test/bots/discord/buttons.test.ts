@@ -214,7 +214,7 @@ describe('buttons keep working, restarts included', () => {
     expect(h.logger.entries.some((e) => e.level === 'warn' && e.msg?.startsWith('could not claim what gone processes left'))).toBe(true);
   });
 
-  it('keeps the result for whoever shows it next when a Cancel of such a job cannot post it: the record left running with its final, the member told privately', async () => {
+  it('keeps the result for whoever shows it next when a Cancel of such a job cannot post it: the record left running with its final, the member told privately to press again', async () => {
     const { running, records, key } = await leftRunningForgotten('a paid image no message could show');
     // Neither the clicked message's edit nor the channel post reaches Discord.
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH' }, { status: 400, code: 50035, message: 'Invalid Form Body' });
@@ -222,9 +222,44 @@ describe('buttons keep working, restarts included', () => {
 
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
     const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
-    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.not_updated')}`);
     expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
     expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } });
+  });
+
+  it('tells the member privately that the job’s message is being updated, not that it finished, on a Cancel of such a job another live process claimed meanwhile', async () => {
+    const { running, records, key } = await leftRunningForgotten('a paid image another process shows');
+    // Held by none when pressed; claimed by a replica's sweep before this Cancel's own claim.
+    vi.spyOn(JobRecordStore.prototype, 'runsElsewhere').mockResolvedValueOnce(false).mockResolvedValueOnce(true);
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.being_shown')}`);
+    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
+    expect(await records.get(key)).toMatchObject({ status: 'running' });
+  });
+
+  it('tells the member privately to press again, not that it finished, on a Cancel of a job a gone process left when the claim of what it left fails (no sweep runs before the next start); pressed again, it shows the job stopped', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a job its process left, its claim failing' });
+    const running = await drawingReply(h, ix);
+    // The start's sweep and the Cancel's claim fail alike (a data folder that cannot be read for a while).
+    const claim = vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockRejectedValue(new Error('EIO: i/o error, scandir'));
+    await h.restart({ crash: true });
+    await vi.waitFor(() => expect(claim).toHaveBeenCalled(), { timeout: 15_000 });
+
+    const first = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === first.id && (m.flags & 64) === 64), 'the private answer');
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.not_updated')}`);
+    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
+
+    claim.mockRestore();
+    h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const stopped = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id);
+      return m && !m.content.includes('Drawing') ? m : undefined;
+    }, 'the job’s message changed');
+    expect(stopped.content).toContain(say('en-US', 'discord.job.interrupted'));
   });
 
   it('tells the member privately that the job finished on a Cancel of such a job left older than its kept images (its message is not changed out of the blue)', async () => {
@@ -241,18 +276,27 @@ describe('buttons keep working, restarts included', () => {
     expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
   });
 
-  it('tells the member privately that the job finished on a Cancel of a failed job its runner forgot whose ended mark fails again (its failure is not shown, the record left running)', async () => {
+  it('shows the failure on a Cancel of a failed job its runner forgot whose ended mark fails again, and keeps it as shown: the next start marks it ended saying nothing', async () => {
     const { running, records, key, markEnded } = await leftRunningForgotten('a job whose end could not be marked');
     // A failure its view could not show nor mark, and the storage fails the Cancel's mark too.
     await records.update(key, (r) => r && { ...r, final: { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true } });
     markEnded.mockRejectedValue(new Error('storage unavailable'));
 
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
-    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
+    const shown = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id);
+      return m && !m.content.includes('Drawing') ? { ...m } : undefined;
+    }, 'the job’s message changed');
     expect(click.ack?.type).toBe(6);
-    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
-    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
-    expect(await records.get(key)).toMatchObject({ status: 'running', final: { type: 'failed' } });
+    expect(shown.content).toContain(say('en-US', 'failure.rate_limited', { known: 'no' }));
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', final: { type: 'failed', shown: true } }), { timeout: 15_000 });
+
+    markEnded.mockRestore();
+    const messages = h.discord.messages.size;
+    await h.restart();
+    await vi.waitFor(async () => expect(await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(key)).toMatchObject({ status: 'failed' }), { timeout: 15_000 });
+    expect(h.discord.messages.get(running.id)!.content).toBe(shown.content);
+    expect(h.discord.messages.size).toBe(messages);
   });
 
   it('marks a job lost to a crash as interrupted when the bot starts again, with Retry in the same message', async () => {
