@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from 'pictor';
 import { safeJson } from 'pictor/internal';
 import type { InputImage, JobOptions, JobUpdate, Requester } from '../runner/types.js';
-import type { Words } from '../runner/words.js';
+import { words, type Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
-import { endToRecord, forgetJobRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
+import { endToRecord, forgetJobRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, promptErased, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
@@ -37,6 +37,17 @@ export function keptOutput(record: Pick<JobRecord, 'outputs'>, index: number): S
 /** How many images a finished job made (its buttons' count), whether or not each was kept. */
 export function madeCount(record: Pick<JobRecord, 'outputs' | 'made'>): number {
   return record.made ?? record.outputs.length;
+}
+
+/**
+ * Why a job cannot run again (its Retry and Reroll), or undefined when it can: its member erased its prompt (`forget`),
+ * or it is an edit whose input images are no longer kept. The one rule: those buttons refuse by it, and a message offers
+ * Retry only when it holds.
+ */
+export function whyNotRunAgain(record: Pick<JobRecord, 'prompt' | 'kind' | 'inputs'>): Words | undefined {
+  if (promptErased(record)) return words('job.prompt_erased');
+  if (record.kind === 'edit' && record.inputs.length === 0) return words('discord.button.too_old');
+  return undefined;
 }
 
 /** What a button needs to act on a job after a restart or on another replica: the job spec and its kept images. */

@@ -4,8 +4,8 @@ import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import { encodeCustomId, type CustomIdData } from './custom-ids.js';
 import { editPromptModal } from './edit-modal.js';
-import { keptOutput, madeCount, type JobRecord } from './JobRecordStore.js';
-import { isRunning, promptErased } from '../state/index.js';
+import { keptOutput, madeCount, whyNotRunAgain, type JobRecord } from './JobRecordStore.js';
+import { isRunning } from '../state/index.js';
 import { requesterOf, scopeOf } from './requester.js';
 import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
@@ -43,10 +43,9 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
 
 /** Reroll posts a new reply; Retry reuses the message it is on. The clicker is the requester (their budget). */
 async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, action: 'reroll' | 'retry'): Promise<void> {
-  // Its member erased their prompts (`forget`) while it ran, or as it started: nothing is left to send again.
-  if (promptErased(record)) return tell(ctx, interaction, words('job.prompt_erased'));
-  // An edit whose images are no longer kept cannot run again.
-  if (record.kind === 'edit' && record.inputs.length === 0) return tell(ctx, interaction, TOO_OLD);
+  // Its member erased their prompts (`forget`), or an edit whose images are no longer kept: nothing is left to send again.
+  const refusal = whyNotRunAgain(record);
+  if (refusal) return tell(ctx, interaction, refusal);
   const images: ImagesToFetch | undefined =
     record.kind === 'edit'
       ? {
@@ -77,6 +76,20 @@ async function openEdit(ctx: BotContext, interaction: ButtonInteraction, record:
   });
 }
 
+/**
+ * What a Cancel on a job its process left tells the member when it did not show that job's end in the message clicked:
+ * it ended (shown long ago, or older than its kept images: marked so, its message left as it was); another path shows it
+ * now (this process's sweep, or the sweep of another live process that claimed it); or nothing could be done now (the
+ * claim, a post or a mark failed: the record is left as it was, and a Cancel pressed again tries again).
+ */
+const LEFTOVER_NOT_SHOWN: Record<Exclude<Awaited<ReturnType<typeof showClickedLeftover>>, 'shown'>, Words> = {
+  ended: words('discord.button.finished'),
+  busy: words('discord.button.being_shown'),
+  elsewhere: words('discord.button.being_shown'),
+  left: words('discord.button.not_updated'),
+  unclaimed: words('discord.button.not_updated'),
+};
+
 async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord): Promise<void> {
   const info = record.runnerJobId ? ctx.runner.get(record.runnerJobId) : undefined;
   if (!info) {
@@ -89,9 +102,10 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
     if (isRunning(record)) {
       if ((await acknowledge('cancel: left over', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
       const clicked = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
-      if (await showClickedLeftover(ctx, ctx.botRest, record, clicked)) return;
-      // Not shown here: marked ended saying nothing in its message (shown long ago), or shown by a sweep (here or on
-      // another replica); told, as an ended job is, that it has finished.
+      const shown = await showClickedLeftover(ctx, ctx.botRest, record, clicked);
+      if (shown === 'shown') return;
+      // Not shown here: the member is told privately why, truthfully.
+      return tell(ctx, interaction, LEFTOVER_NOT_SHOWN[shown]);
     }
     return tell(ctx, interaction, words('discord.button.finished'));
   }

@@ -173,11 +173,14 @@ export function renderResultGone(job: JobHeader): OutgoingMessage {
   return { content: withHeadline(job, say(job.locale, 'discord.job.result_gone')), components: [], files: [] };
 }
 
-/** A job of a button whose record is gone (too old) or whose runner lost it (a restart). */
-export function renderInterrupted(job: JobHeader): OutgoingMessage {
+/**
+ * A job of a button whose record is gone (too old) or whose runner lost it (a restart): with Retry when it can run again
+ * (`retry`), else saying it cannot (its prompt erased, its input images no longer kept).
+ */
+export function renderInterrupted(job: JobHeader, retry = true): OutgoingMessage {
   return {
-    content: withHeadline(job, say(job.locale, 'discord.job.interrupted')),
-    components: retryButtons(job.key, job.locale),
+    content: withHeadline(job, say(job.locale, retry ? 'discord.job.interrupted' : 'discord.job.interrupted_no_retry')),
+    components: retry ? retryButtons(job.key, job.locale) : [],
     files: [],
   };
 }

@@ -4,7 +4,7 @@ import { isDmScope, say } from '../runner/index.js';
 import { botSpaces, endToRecord, isRunning } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
-import { madeCount, outputIndex, type FinalShown, type JobRecord, type ReplyHandle } from './JobRecordStore.js';
+import { madeCount, outputIndex, whyNotRunAgain, type FinalShown, type JobRecord, type ReplyHandle } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { jobLinkOf } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
@@ -18,7 +18,7 @@ const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
 /**
  * At start: jobs a dead process left pending or running still show
  * "Drawing…" and a Cancel button. Each reply is edited to say the job was
- * interrupted, with Retry — through the saved interaction token while it is
+ * interrupted, with Retry when it can run again (`whyNotRunAgain`) — through the saved interaction token while it is
  * valid (15 minutes), else as a short channel message mentioning the
  * requester. A job that finished, its images saved, before its result was
  * shown gets that result instead (a Retry would charge again); when its
@@ -38,17 +38,25 @@ export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: 
 }
 
 /**
+ * How the showing of a leftover record went: `shown`, its message reached Discord; `ended`, nothing was shown as none is
+ * due (it ended, its end shown long ago or older than its kept images, or it is an end to record); `left`, a post or a
+ * mark failed and the record is left as it was, held, for whoever takes it next (a Cancel on it, or the sweep that claims
+ * it once its holder is gone); `busy`, another path of this process is showing it now.
+ */
+export type LeftoverShown = 'shown' | 'ended' | 'left' | 'busy';
+
+/**
  * A Cancel on a running record no runner here knows and no live process holds: claimed first through the sweep's own
  * claim (`claimInterrupted`, a compare-and-set with Redis), so that of this Cancel and a sweep on any replica one
  * process only shows it — its end in the message clicked (`clicked`: the Cancel's own token), the others claimed with
- * it as the sweep shows them (after it, handed to `ctx.track`). A record another live process claimed meanwhile (its
- * sweep shows it) is not shown here. Answers as `showLeftover` does: whether its message was written.
+ * it as the sweep shows them (after it, handed to `ctx.track`). Answers as `showLeftover` does, or `elsewhere` for a
+ * record another live process claimed meanwhile (its sweep shows it), or `unclaimed` when the claim failed and this
+ * process does not hold the record: nothing shown, nothing changed — a Cancel pressed again takes it (with Redis a
+ * replica's sweep may first; with the data folder no sweep runs before the next start).
  */
-export async function showClickedLeftover(ctx: BotContext, botRest: REST, record: JobRecord, clicked: ReplyHandle): Promise<boolean> {
-  // A claim that fails (Redis unreachable) claims nothing: the record is shown only when this process holds it (one
-  // path at a time here, `showAlone`) — not an error answered in the job's own message. Held by none here (its holder's
-  // lease may have lapsed: a surviving replica's sweep claims and shows it), it is left to a sweep, and the member who
-  // pressed is told privately (false).
+export async function showClickedLeftover(ctx: BotContext, botRest: REST, record: JobRecord, clicked: ReplyHandle): Promise<LeftoverShown | 'elsewhere' | 'unclaimed'> {
+  // A claim that fails (Redis unreachable, a data folder that cannot be read) claims nothing: the record is shown only
+  // when this process holds it (one path at a time here, `showAlone`) — not an error answered in the job's own message.
   const claimed = await ctx.store.claimInterrupted().catch((error: unknown) => {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not claim what gone processes left for a Cancel on one of their jobs; shown only if this process holds it');
     return undefined;
@@ -58,9 +66,9 @@ export async function showClickedLeftover(ctx: BotContext, botRest: REST, record
   try {
     // Neither claimed now nor held here (a Cancel on a job its runner forgot, a record this process's sweep claimed):
     // another live process holds it, whose sweep shows it.
-    if (!mine && (await ctx.store.runsElsewhere(record.key))) return false;
-    if (!claimed && !(await ctx.store.heldHere(record.key).catch(() => false))) return false;
-    return await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record, clicked));
+    if (!mine && (await ctx.store.runsElsewhere(record.key))) return 'elsewhere';
+    if (!claimed && !(await ctx.store.heldHere(record.key).catch(() => false))) return 'unclaimed';
+    return await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record, clicked), { clicked: true });
   } finally {
     // Shown one after another as the sweep does, once this one is: the member who pressed waits for it.
     if (others.length > 0) ctx.track(sweepInterrupted(ctx, botRest, others));
@@ -94,29 +102,30 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
  * What a record its process left shows, and how it is marked — the sweep's for each record it claims, and a Cancel's on
  * a job no runner knows (its process stopped, or its runner forgot it long after it ended): an end to record is recorded,
  * showing nothing; a job that ended (its final kept) or whose result was saved shows that end, or nothing (see
- * `sweepInterrupted`); any other is shown "stopped when the bot restarted", with Retry, and marked failed. A message
+ * `sweepInterrupted`); any other is shown "stopped when the bot restarted", with Retry when it can run again, and marked failed. A message
  * that did not reach Discord is not marked shown: the record stays running (a result with its end recorded, its final
  * kept), held by the process that claimed it, for a Cancel on it or the sweep that claims it once that process is gone
- * (its next start; with Redis a replica's too) — a "stopped" with the time of that try (`sweptAt`) — until it is older than its kept images, then ended saying nothing. Answers whether its message reached Discord: false too when it is
- * marked ended saying nothing, and when the other path of this process shows it (or showed it since `record` was
- * read): one path at a time shows a record, from the record as kept then (`JobRecordStore.showAlone`).
+ * (its next start; with Redis a replica's too) — a "stopped" with the time of that try (`sweptAt`) — until it is older than its kept images, then ended saying nothing
+ * (by a sweep: a Cancel on it, `clicked`, shows it "stopped" in the message clicked, which still says "Drawing…"). Answers how it went (`LeftoverShown`):
+ * `busy` when the other path of this process shows it, `ended` when that path showed it since `record` was read: one path
+ * at a time shows a record, from the record as kept then (`JobRecordStore.showAlone`).
  */
-export async function showLeftover(ctx: BotContext, record: JobRecord, target: ReplyTarget): Promise<boolean> {
-  const shown = await ctx.store.showAlone(record, async (current) => {
+export async function showLeftover(ctx: BotContext, record: JobRecord, target: ReplyTarget, options: { clicked?: boolean } = {}): Promise<LeftoverShown> {
+  const shown = await ctx.store.showAlone(record, async (current): Promise<LeftoverShown> => {
     // Still what `record` was: running, or ended with its end to record (the sweep's); else the other path took it.
-    if (!current || !(isRunning(current) || (!isRunning(record) && endToRecord(current)))) return false;
-    return showOnce(ctx, current, target);
+    if (!current || !(isRunning(current) || (!isRunning(record) && endToRecord(current)))) return 'ended';
+    return showOnce(ctx, current, target, options.clicked === true);
   });
-  return shown ?? false;
+  return shown ?? 'busy';
 }
 
-async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget): Promise<boolean> {
+async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget, clicked: boolean): Promise<LeftoverShown> {
   const header = headerOf(record);
   const end = endToRecord(record);
   if (end) {
     // Not waited for here (it waits for its audit post): the next record is shown at once; a stop's grace waits for it.
     ctx.track(recordShownEnd(ctx, record, end, linkOf(ctx, record, target)));
-    return false;
+    return 'ended';
   }
   // How it ended, when its runner recorded it and its view could not mark it (`final`), or when its result was made (and
   // charged) and saved — its facts, its images or both — before the process stopped: a Retry would charge again, even
@@ -127,20 +136,17 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget)
   // reached Discord and its mark failed),
   // and anything said now would come out of the blue. Nothing is said: it is marked ended (a kept result's end recorded
   // if it was not: marked ended with it, recorded, released), rather than tried again at each start for as long as its
-  // record is kept. A job that made nothing and was never tried (the bot down a day) is still told "stopped", below.
+  // record is kept. A job that made nothing and was never tried (the bot down a day) is still told "stopped", below; so
+  // is one a Cancel was pressed on (`clicked`): the message clicked says "Drawing…", and nothing else would change it.
   const madeResult = final !== undefined || record.result !== undefined || record.outputs.length > 0;
-  if ((madeResult || record.sweptAt !== undefined) && Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
-    await endQuietly(ctx, record, final?.type ?? (madeResult ? 'completed' : 'failed'));
-    return false;
+  if ((madeResult || (record.sweptAt !== undefined && !clicked)) && Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
+    return (await endQuietly(ctx, record, final?.type ?? (madeResult ? 'completed' : 'failed'))) ? 'ended' : 'left';
   }
   if (madeResult) {
     // Its final message reached Discord (only its mark failed): said again, a failure would lose the images shown with
     // it, a result would be told "no longer kept", and after the token a channel post would mention the requester.
     // Nothing is said: it is marked ended (its end recorded if it was not).
-    if (final && 'shown' in final) {
-      await endQuietly(ctx, record, final.type);
-      return false;
-    }
+    if (final && 'shown' in final) return (await endQuietly(ctx, record, final.type)) ? 'ended' : 'left';
     // Else that end is shown, not "interrupted": the failure or cancellation its view could not show, or the result.
     if (final && final.type !== 'completed') return showRecordedEnd(ctx, record, header, target, final);
     return showKeptResult(ctx, record, header, target);
@@ -150,21 +156,22 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget)
   await markTried(ctx, record);
   let shown = false;
   try {
-    shown = (await target.final([renderInterrupted(header)])).first;
+    // Retry only when it can run again (`whyNotRunAgain`: its prompt erased by a forget, an edit's images gone).
+    shown = (await target.final([renderInterrupted(header, whyNotRunAgain(record) === undefined)])).first;
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a job interrupted by the last stop');
-    return false;
+    return 'left';
   }
   // Its message did not reach Discord: left running, held by this process (its claim), for a Cancel on it or the sweep
   // that claims it once this process is gone — its next start, or with Redis a replica's — with the time of its try
   // (`sweptAt`, saved above), until it is older than its kept images (ended saying nothing, above).
   if (!shown) {
     ctx.logger.warn({ jobKey: record.key, via: target.mode }, 'could not post that a job was interrupted by the last stop (neither its reply nor the channel took it); its record is left running');
-    return false;
+    return 'left';
   }
   ctx.logger.info({ jobKey: record.key, via: target.mode }, 'marked a job interrupted by the last stop');
   await ctx.store.markEnded(record.key, 'failed');
-  return true;
+  return 'shown';
 }
 
 /** Saves on a record that a sweep tried to say it stopped (`sweptAt`), before the try; a failure is logged. */
@@ -186,7 +193,7 @@ async function markTried(ctx: BotContext, record: JobRecord): Promise<void> {
  * its message was to show (`final`, not `shown`), the record left running (held by this process) for a Cancel on it or the sweep that claims it once this process is gone, which
  * shows it then and records its end again only to give its history entry the link to the message. Answers whether its message reached Discord.
  */
-async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<boolean> {
+async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<LeftoverShown> {
   // The images still kept, and which of the job's images they are: their buttons name those, whatever was left out.
   const images: Buffer[] = [];
   const indices: number[] = [];
@@ -234,7 +241,7 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   if (!shown) {
     // Not shown: kept for whoever shows it next, its end recorded once (a Retry would charge again: never "stopped").
     if (record.endRecorded !== true) ctx.track(recordUnshownEnd(ctx, record, end));
-    return false;
+    return 'left';
   }
   // Ended (a Retry would charge again): its end already recorded (by the live runner, or by a sweep that could not show
   // it), released at once.
@@ -246,7 +253,7 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     // recorded below); a failure is logged and leaves the entry as it was.
     const link = record.final ? linkOf(ctx, record, target) : undefined;
     if (link) ctx.track(recordEnd(ctx, record, end, link));
-    return true;
+    return 'shown';
   }
   // Else as the live view does: marked ended with the end to record (held), then recorded, then released.
   try {
@@ -256,7 +263,7 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   }
   // Not waited for here (it waits for its audit post): the next record is shown at once; a stop's grace waits for it.
   ctx.track(recordShownEnd(ctx, record, end, linkOf(ctx, record, target)));
-  return true;
+  return 'shown';
 }
 
 /**
@@ -279,44 +286,52 @@ async function recordUnshownEnd(ctx: BotContext, record: JobRecord, end: JobEnd)
  * A job the sweep says nothing of — its final message reached Discord, or it is older than its kept images — marked
  * ended with how it ended. One whose end its runner did not record (a result saved before a stop) is marked with that
  * end (held), which is then recorded, as the kept result's is; a failed mark is logged, and the next sweep takes it again.
+ * Answers whether it was marked.
  */
-async function endQuietly(ctx: BotContext, record: JobRecord, status: FinalShown['type']): Promise<void> {
+async function endQuietly(ctx: BotContext, record: JobRecord, status: FinalShown['type']): Promise<boolean> {
   const end = status === 'completed' && record.endRecorded !== true ? jobEndOf({ type: 'completed', ...record.result }) : undefined;
   try {
     await ctx.store.markEnded(record.key, status, end ? { end } : {});
     ctx.logger.info({ jobKey: record.key, status }, 'marked ended, saying nothing, a job the last stop left whose end was shown or is older than its kept images');
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
-    return;
+    return false;
   }
   if (end) ctx.track(recordShownEnd(ctx, record, end, undefined));
+  return true;
 }
 
 /**
  * A job that failed or was cancelled, whose end its runner recorded while its view could neither show it nor mark it
- * ended (its record kept the final update's facts): the record marked ended first — released, its end being recorded
- * already — as the live view marks what it shows, so a crash after showing it never shows it again; then that end as its
- * final message (its images, shown with it if it could be, are not kept). A failed mark is logged and nothing is shown:
- * the record, still running with its final, is left to whoever takes it next — a Cancel on it here, or a sweep once the
- * process holding it is gone (this one: its runner forgot the job, so no sweep of this process claims it) — as shown
- * now, it would be shown again then. Answers whether it showed that end (its message reached Discord).
+ * ended (its record kept the final update's facts): that end shown as its final message (its images, shown with it if
+ * it could be, are not kept), then the record marked ended — released, its end being recorded already — as the live
+ * view marks what it shows and as the other leftovers are. A message that did not reach Discord leaves the record as it
+ * was, running with its final and held, to whoever takes it next — a Cancel on it here, or a sweep once the process
+ * holding it is gone — which shows it then (until it is older than its kept images: ended saying nothing). A message
+ * shown whose mark fails keeps its final as shown (`markEndRecorded`), so whoever takes it next marks it ended saying
+ * nothing: it is shown once (only a crash between the post and that write, or both writes failing, shows it again).
  */
-async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalShown, { type: 'completed' }>): Promise<boolean> {
+async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalShown, { type: 'completed' }>): Promise<LeftoverShown> {
+  const message = final.type === 'failed' ? renderFailure(header, final) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' });
+  let shown = false;
+  try {
+    shown = (await target.final([message])).first;
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the end of a job the last stop left unmarked; its record is left running');
+    return 'left';
+  }
+  if (!shown) {
+    ctx.logger.warn({ jobKey: record.key, status: final.type, via: target.mode }, 'could not show the end of a job the last stop left unmarked (neither its reply nor the channel took it); its record is left running');
+    return 'left';
+  }
+  ctx.logger.info({ jobKey: record.key, status: final.type, via: target.mode }, 'showed the end of a job the last stop left unmarked');
   try {
     await ctx.store.markEnded(record.key, final.type);
   } catch (error) {
-    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended');
-    return false;
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended; its end is kept as shown');
+    await ctx.store.markEndRecorded(record.key, { type: final.type, shown: true }).catch((error2: unknown) => ctx.logger.warn({ err: loggableError(error2), jobKey: record.key }, 'could not keep that a swept job’s end was shown'));
   }
-  const message = final.type === 'failed' ? renderFailure(header, final) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' });
-  try {
-    const shown = (await target.final([message])).first;
-    ctx.logger.info({ jobKey: record.key, status: final.type, shown, via: target.mode }, 'showed the end of a job the last stop left unmarked');
-    return shown;
-  } catch (error) {
-    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the end of a job the last stop left unmarked');
-    return false;
-  }
+  return 'shown';
 }
 
 /** The link the live path gives (`jobLinkOf`): the reply the job was shown in, while its token lives; none for a private job. */

@@ -3,7 +3,7 @@ import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordS
 import { say, words } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
-import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
+import { buttonId, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
 
 describe('buttons keep working, restarts included', () => {
   let h: DiscordHarness;
@@ -20,10 +20,7 @@ describe('buttons keep working, restarts included', () => {
   async function leftRunningForgotten(prompt: string) {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
     const ix = h.discord.slashCommand('imagine', { prompt });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
     const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
@@ -67,7 +64,7 @@ describe('buttons keep working, restarts included', () => {
       return answer(input, init);
     });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a lantern forgotten while drawn' });
-    await h.discord.waitFor(() => h.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    await drawingReply(h, ix);
     await h.runner.history!.forgetEverywhere({ platform: 'discord', userId: ix.user.id, channelId: '', scopeId: h.discord.guildId });
     forgot();
     const result = await h.finalReply(ix);
@@ -119,10 +116,7 @@ describe('buttons keep working, restarts included', () => {
   it('cancels a running job from its Cancel button', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a slow painting' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
     const cancelled = await h.finalReply(ix);
 
@@ -137,10 +131,7 @@ describe('buttons keep working, restarts included', () => {
     const adminRole = '123456789012345678';
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 }, bot: { adminRoleIds: [adminRole] } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a slow fresco' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
 
     const stranger = h.discord.newUser('mallory');
     const denied = h.discord.clickButton(running, buttonId(running, 'Cancel'), { user: stranger });
@@ -158,10 +149,7 @@ describe('buttons keep working, restarts included', () => {
   it('tells the member privately that another instance draws the job on a Cancel of a job running on a replica that cannot be reached, its message unchanged', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a fresco drawn elsewhere' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     // As on a replica whose runner does not know the job, held by another live process whose notices do not arrive.
     vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
     const runsElsewhere = vi.spyOn(JobRecordStore.prototype, 'runsElsewhere').mockResolvedValue(true);
@@ -178,17 +166,13 @@ describe('buttons keep working, restarts included', () => {
   it('tells the job’s reply when the bot restarts, and runs it again in the same message on Retry', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'an unlucky job' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the job to start');
-    const runningSnapshot = { ...running, components: structuredClone(running.components) };
+    const running = await drawingReply(h, ix);
     await h.restart();
     const stopped = await h.finalReply(ix);
     expect(stopped.content.split('\n')[1]).toBe('🔌 The bot restarted before this was done; press Retry to run it again.');
 
     // A Cancel button still shown somewhere (a client that did not refresh) gets a private note.
-    const late = h.discord.clickButton(runningSnapshot, buttonId(runningSnapshot, 'Cancel'));
+    const late = h.discord.clickButton(running, buttonId(running, 'Cancel'));
     const note = await h.discord.waitFor(() => h.discord.original(late), 'the note');
     expect(note.content).toBe('✋ This job has already finished.');
 
@@ -230,7 +214,7 @@ describe('buttons keep working, restarts included', () => {
     expect(h.logger.entries.some((e) => e.level === 'warn' && e.msg?.startsWith('could not claim what gone processes left'))).toBe(true);
   });
 
-  it('keeps the result for whoever shows it next when a Cancel of such a job cannot post it: the record left running with its final, the member told privately', async () => {
+  it('keeps the result for whoever shows it next when a Cancel of such a job cannot post it: the record left running with its final, the member told privately to press again', async () => {
     const { running, records, key } = await leftRunningForgotten('a paid image no message could show');
     // Neither the clicked message's edit nor the channel post reaches Discord.
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH' }, { status: 400, code: 50035, message: 'Invalid Form Body' });
@@ -238,9 +222,44 @@ describe('buttons keep working, restarts included', () => {
 
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
     const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
-    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.not_updated')}`);
     expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
     expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } });
+  });
+
+  it('tells the member privately that the job’s message is being updated, not that it finished, on a Cancel of such a job another live process claimed meanwhile', async () => {
+    const { running, records, key } = await leftRunningForgotten('a paid image another process shows');
+    // Held by none when pressed; claimed by a replica's sweep before this Cancel's own claim.
+    vi.spyOn(JobRecordStore.prototype, 'runsElsewhere').mockResolvedValueOnce(false).mockResolvedValueOnce(true);
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.being_shown')}`);
+    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
+    expect(await records.get(key)).toMatchObject({ status: 'running' });
+  });
+
+  it('tells the member privately to press again, not that it finished, on a Cancel of a job a gone process left when the claim of what it left fails (no sweep runs before the next start); pressed again, it shows the job stopped', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a job its process left, its claim failing' });
+    const running = await drawingReply(h, ix);
+    // The start's sweep and the Cancel's claim fail alike (a data folder that cannot be read for a while).
+    const claim = vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockRejectedValue(new Error('EIO: i/o error, scandir'));
+    await h.restart({ crash: true });
+    await vi.waitFor(() => expect(claim).toHaveBeenCalled(), { timeout: 15_000 });
+
+    const first = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === first.id && (m.flags & 64) === 64), 'the private answer');
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.not_updated')}`);
+    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
+
+    claim.mockRestore();
+    h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const stopped = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id);
+      return m && !m.content.includes('Drawing') ? m : undefined;
+    }, 'the job’s message changed');
+    expect(stopped.content).toContain(say('en-US', 'discord.job.interrupted'));
   });
 
   it('tells the member privately that the job finished on a Cancel of such a job left older than its kept images (its message is not changed out of the blue)', async () => {
@@ -257,27 +276,33 @@ describe('buttons keep working, restarts included', () => {
     expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
   });
 
-  it('tells the member privately that the job finished on a Cancel of a failed job its runner forgot whose ended mark fails again (its failure is not shown, the record left running)', async () => {
+  it('shows the failure on a Cancel of a failed job its runner forgot whose ended mark fails again, and keeps it as shown: the next start marks it ended saying nothing', async () => {
     const { running, records, key, markEnded } = await leftRunningForgotten('a job whose end could not be marked');
     // A failure its view could not show nor mark, and the storage fails the Cancel's mark too.
     await records.update(key, (r) => r && { ...r, final: { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true } });
     markEnded.mockRejectedValue(new Error('storage unavailable'));
 
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
-    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
+    const shown = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id);
+      return m && !m.content.includes('Drawing') ? { ...m } : undefined;
+    }, 'the job’s message changed');
     expect(click.ack?.type).toBe(6);
-    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
-    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
-    expect(await records.get(key)).toMatchObject({ status: 'running', final: { type: 'failed' } });
+    expect(shown.content).toContain(say('en-US', 'failure.rate_limited', { known: 'no' }));
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', final: { type: 'failed', shown: true } }), { timeout: 15_000 });
+
+    markEnded.mockRestore();
+    const messages = h.discord.messages.size;
+    await h.restart();
+    await vi.waitFor(async () => expect(await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(key)).toMatchObject({ status: 'failed' }), { timeout: 15_000 });
+    expect(h.discord.messages.get(running.id)!.content).toBe(shown.content);
+    expect(h.discord.messages.size).toBe(messages);
   });
 
   it('marks a job lost to a crash as interrupted when the bot starts again, with Retry in the same message', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a job the crash ate' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     await h.restart({ crash: true });
 
     const swept = await h.discord.waitFor(() => {
@@ -292,10 +317,7 @@ describe('buttons keep working, restarts included', () => {
   it('marks a job lost to a crash with a channel message mentioning its requester once the reply token has expired', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'an old job the crash ate' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     h.discord.expireToken(ix.token);
     await h.restart({ crash: true });
 
@@ -310,10 +332,7 @@ describe('buttons keep working, restarts included', () => {
   it('leaves a job lost to a crash whose “stopped” message could not be posted to the next start, which shows it', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a job whose end no message showed' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
     await h.restart({ crash: true });
@@ -331,10 +350,7 @@ describe('buttons keep working, restarts included', () => {
   it('marks ended, saying nothing, a job lost to a crash whose “stopped” message is older than its kept images (a sweep’s post of it failed since: sweptAt), instead of trying it at every start', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a job whose stop no channel would take' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? { ...m } : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     const key = buttonId(running, 'Cancel').split(':')[2]!;
     const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;

@@ -176,6 +176,18 @@ export class DiscordHarness {
 
 export { buttonsOf };
 
+/**
+ * Waits until the interaction's reply says "Drawing…" (its job started), and answers a copy of that message as it was
+ * then, its buttons with it: later edits (a sweep's, a cancellation's) do not change it, so a test can press its Cancel
+ * as a client that did not refresh would.
+ */
+export function drawingReply(harness: DiscordHarness, ix: FakeInteraction): Promise<FakeMessage> {
+  return harness.discord.waitFor(() => {
+    const message = harness.discord.original(ix);
+    return message?.content.includes('Drawing') ? { ...message, components: structuredClone(message.components) } : undefined;
+  }, 'the job to start');
+}
+
 /** The custom_id of the button labelled `label` (throws if there is none). */
 /** The first answer of an interaction (a command's private reply), once it has text. */
 export function answerOf(harness: DiscordHarness, ix: FakeInteraction): Promise<FakeMessage> {

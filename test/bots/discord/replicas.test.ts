@@ -202,7 +202,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     return new JobRecordStore({ state, logger: silentLogger() });
   }
 
-  it('shows a dead replica’s job once when a Cancel on replica B meets the sweep of replica C: C claimed it, B tells the member privately it has finished', async () => {
+  it('shows a dead replica’s job once when a Cancel on replica B meets the sweep of replica C: C claimed it, B tells the member privately that its message is being updated', async () => {
     const { discord, replica, url, prefix } = await setUp(30_000);
     const a = await replica();
     // B sweeps at its start only (its next sweep is a minute away): C's sweep is the one that takes A's job.
@@ -230,14 +230,14 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     const click = discord.clickButton(running, buttonId(running, 'Cancel'));
     const note = await discord.waitFor(() => [...discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'B’s private answer');
     expect(click.ack?.type).toBe(6);
-    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.being_shown')}`);
     expect(claimedByC.map((r) => r.key)).toEqual([buttonId(running, 'Cancel').split(':')[2]]);
     // Left to C's sweep: B changed nothing of it.
     expect(discord.messages.get(running.id)!.content).toContain('Drawing');
     expect(discord.channelMessages().filter((m) => m.content.includes('restarted'))).toHaveLength(0);
   });
 
-  it('leaves a dead replica’s job to a sweep when a Cancel on replica B cannot claim what gone processes left: B holds it not, so it tells the member privately and shows nothing', async () => {
+  it('leaves a dead replica’s job to a sweep when a Cancel on replica B cannot claim what gone processes left: B holds it not, so it tells the member privately to press again and shows nothing', async () => {
     const { discord, replica, url, prefix } = await setUp(30_000);
     const a = await replica();
     // B sweeps at its start only (its next sweep is a minute away).
@@ -258,7 +258,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     const click = discord.clickButton(running, buttonId(running, 'Cancel'));
     const note = await discord.waitFor(() => [...discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'B’s private answer');
     expect(claim).toHaveBeenCalled();
-    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.not_updated')}`);
     expect(discord.messages.get(running.id)!.content).toContain('Drawing');
     expect(discord.channelMessages().filter((m) => m.content.includes('restarted'))).toHaveLength(0);
     claim.mockRestore();

@@ -6,7 +6,7 @@ import { FORGET_CLOCK_MARGIN_MS } from '../../../bots/runner/job-history.js';
 import { stateKeyOf } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { answerOf, buttonsOf, DiscordHarness } from './harness.js';
+import { answerOf, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
 
 /** An admin chooses the server's audit channel (kept in the bots' state: the next process posts there too). */
 async function chooseAuditChannel(h: DiscordHarness): Promise<string> {
@@ -114,7 +114,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
   it('marks ended at the next start, saying nothing, a result whose first message reached Discord while an image following it and its mark failed — its message not shown again', async () => {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image shown, an upload after it and its mark failed' });
-    await h.discord.waitFor(() => h.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    await drawingReply(h, ix);
     // The result lands without its image (too large together); the image alone fails through the token and in the channel.
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 413, code: 40005, message: 'Request entity too large' });
     h.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
@@ -190,23 +190,40 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       expect(recordEnded).not.toHaveBeenCalled();
     });
 
-    it('marks each ended before it shows it (a crash after never shows it twice); one whose mark fails is not shown (the next sweep shows it), and the next record still is', async () => {
+    it('shows each before it marks it ended, as the other leftovers are: one whose post fails is left running for the next sweep, which shows it once, and the next record still is shown', async () => {
       h = await DiscordHarness.start({ partialImages: 0 });
       const first = left('failed-1', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true }, Date.now() - 2);
       const second = left('cancelled-2', { type: 'cancelled', byUserId: '', reason: 'shutdown' }, Date.now() - 1);
       await plant(first, second);
-      let shownAtMark: boolean | undefined;
-      vi.spyOn(JobRecordStore.prototype, 'markEnded').mockImplementationOnce(async () => {
-        shownAtMark = postFor(first) !== undefined;
-        throw new Error('storage unavailable');
-      });
+      // The first record's channel post is refused; the second's goes through.
+      h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
       await h.restart({ crash: true });
 
       await h.discord.waitFor(() => postFor(second), 'the next record’s message');
-      expect(shownAtMark).toBe(false);
       expect(postFor(first)).toBeUndefined();
       await vi.waitFor(async () => expect((await records(h)).find((r) => r.key === 'cancelled-2')?.status).toBe('cancelled'), { timeout: 15_000 });
       expect((await records(h)).find((r) => r.key === 'failed-1')).toMatchObject({ status: 'running', final: first.final });
+
+      await h.restart({ crash: true });
+      await h.discord.waitFor(() => postFor(first), 'the failure’s message at the next start');
+      await vi.waitFor(async () => expect((await records(h)).find((r) => r.key === 'failed-1')?.status).toBe('failed'), { timeout: 15_000 });
+      expect(h.discord.channelMessages(h.discord.channelId).filter((m) => m.content.includes(first.requester.userId))).toHaveLength(1);
+      expect(h.discord.channelMessages(h.discord.channelId).filter((m) => m.content.includes(second.requester.userId))).toHaveLength(1);
+    });
+
+    it('keeps an end it showed whose mark fails as shown, so the next sweep marks it ended saying nothing: shown once', async () => {
+      h = await DiscordHarness.start({ partialImages: 0 });
+      const failed = left('failed-1', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true });
+      await plant(failed);
+      vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+      await h.restart({ crash: true });
+
+      await h.discord.waitFor(() => postFor(failed), 'the failure’s message');
+      await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ key: 'failed-1', status: 'running', final: { type: 'failed', shown: true } }]), { timeout: 15_000 });
+      await h.restart({ crash: true });
+
+      await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ key: 'failed-1', status: 'failed' }]), { timeout: 15_000 });
+      expect(h.discord.channelMessages(h.discord.channelId).filter((m) => m.content.includes(failed.requester.userId))).toHaveLength(1);
     });
 
     it('marks ended, saying nothing, a failure older than its kept images', async () => {

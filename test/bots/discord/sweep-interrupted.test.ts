@@ -8,7 +8,7 @@ import { JobRunner, say } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL, privateNoteOf } from './harness.js';
+import { answerOf, buttonId, buttonsOf, DiscordHarness, drawingReply, EPHEMERAL, privateNoteOf } from './harness.js';
 
 /** The kept images of finished jobs (their Edit buttons' copies) in the data folder. */
 function keptOutputs(dataDir: string): string[] {
@@ -84,7 +84,7 @@ describe('the sweep of jobs the last process left', () => {
     expect(h.emulator.requests.filter((r) => r.path.includes('/images/'))).toHaveLength(1);
   });
 
-  it('shows a swept result once when its Cancel is pressed while the sweep is showing it: the member who pressed is told privately the job finished', async () => {
+  it('shows a swept result once when its Cancel is pressed while the sweep is showing it: the member who pressed is told privately that its message is being updated', async () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image shown by one path' });
     const running = { ...h.discord.original(ix)!, components: structuredClone(h.discord.original(ix)!.components) };
     // The sweep's result, through the job's reply token, is held on its way to Discord.
@@ -94,7 +94,7 @@ describe('the sweep of jobs the last process left', () => {
 
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
     const note = await privateNoteOf(h, click);
-    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.being_shown')}`);
     sweeping.release();
     const shown = await h.finalReply(ix);
     expect(shown.attachments).toHaveLength(1);
@@ -485,10 +485,7 @@ describe('the sweep of jobs the last process left', () => {
   async function drawing(prompt: string) {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? { ...m } : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
     const records = () => h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     return { ix, running, records, key: buttonId(running, 'Cancel').split(':')[2]! };
   }
@@ -504,6 +501,38 @@ describe('the sweep of jobs the last process left', () => {
     expect(note.content.startsWith(`<@${h.discord.user.id}> `)).toBe(true);
     expect(buttonsOf(note).map((b) => b.label)).toEqual(['Retry']);
     await vi.waitFor(async () => expect(await records().get(key)).toMatchObject({ status: 'failed' }), { timeout: 15_000 });
+  });
+
+  it('shows “stopped” in the message clicked on a Cancel of a job older than its kept images whose sweep’s post failed (sweptAt): not left “Drawing…” for good', async () => {
+    const { running, records, key } = await drawing('a job no channel took the stop of');
+    const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;
+    await records().update(key, (record) => record && { ...record, createdAt: twoDaysAgo, reply: record.reply && { ...record.reply, issuedAt: twoDaysAgo }, sweptAt: twoDaysAgo + 60_000 });
+    // The start's sweep finds nothing to claim yet: the record is left running, held by the gone process, for the Cancel.
+    vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockResolvedValueOnce([]);
+    await h.restart({ crash: true });
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const stopped = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id);
+      return m && !m.content.includes('Drawing') ? m : undefined;
+    }, 'the job’s message changed');
+    expect(click.ack?.type).toBe(6);
+    expect(stopped.content.split('\n')[1]).toBe(say('en', 'discord.job.interrupted'));
+    expect(buttonsOf(stopped).map((b) => b.label)).toEqual(['Retry']);
+    await vi.waitFor(async () => expect(await records().get(key)).toMatchObject({ status: 'failed' }), { timeout: 15_000 });
+  });
+
+  it('says a job stopped without offering Retry when its member erased its prompt (forget) while it ran: a Retry could only refuse', async () => {
+    const { ix, running } = await drawing('a job forgotten as the bot stopped');
+    await h.runner.history!.forgetEverywhere({ platform: 'discord', userId: ix.user.id, channelId: '', scopeId: h.discord.guildId });
+    await h.restart({ crash: true });
+
+    const stopped = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id);
+      return m && !m.content.includes('Drawing') ? m : undefined;
+    }, 'the sweep');
+    expect(stopped.content).toContain(say('en', 'discord.job.interrupted_no_retry'));
+    expect(buttonsOf(stopped)).toEqual([]);
   });
 
   it('does not post “stopped” again at a later start when the sweep’s post reached Discord and its mark failed (the try saved first: sweptAt)', async () => {
