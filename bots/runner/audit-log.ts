@@ -3,9 +3,9 @@ import { DEFAULTS, type LoggerLike } from 'pictor';
 import { isSpendRefusalCode } from 'pictor/internal';
 import { digestKeyOf, type Space } from '../state/index.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import { endFactsOf, type JobEnd, type JobHistory } from './job-history.js';
+import { endFactsOf, linkSeenBy, type JobEnd, type JobHistory } from './job-history.js';
 import { scopeKeyOf } from './member-keys.js';
-import { isDmScope, POLICY_REFUSAL_CODES, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
+import { isDmScope, POLICY_REFUSAL_CODES, type JobOptions, type JobSpec, type MessageSeenBy, type Platform, type Requester } from './types.js';
 
 /**
  * The audit channel: a server's/workspace's admins choose a channel where every job that ended (who, where, the
@@ -258,8 +258,8 @@ export class AuditLog {
   }
 
   /**
-   * A job that ended: recorded once its final update was shown, with `link` as given (`recordEnded` gives none to a
-   * message the admins cannot open). Given its `key`, posted
+   * A job that ended: recorded once its final update was shown, with `link` only when everyone can open its message
+   * (`linkSeenBy` of its `private` and `seenBy`). Given its `key`, posted
    * once: a job whose end was posted before (a sweep recording again an end whose mark a crash cut off) or is waiting
    * for its post here is not entered again. Its key is kept once its post succeeded, never before: a stop or a crash
    * that drops a waiting entry leaves the end to be entered again. Resolves once the entry was posted, or will not be
@@ -268,7 +268,7 @@ export class AuditLog {
    */
   jobEnded(
     requester: Requester,
-    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; acceptedAt?: number | undefined },
+    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; seenBy?: MessageSeenBy | undefined; acceptedAt?: number | undefined },
     final: JobEnd,
     link?: string,
   ): Promise<void> {
@@ -283,8 +283,8 @@ export class AuditLog {
       ...endFactsOf(final, job.options),
       status: final.type === 'failed' ? `failed:${final.code}` : final.type,
       ...(job.private && { private: true }),
-      // A private job's message opens for its member alone: its entry (and the audit-posts record) keeps no link.
-      ...(link && !job.private && { link }),
+      // The admins read it: a link only their member can open (a private job's, one in a DM) leads them nowhere (`linkSeenBy`).
+      ...(link && linkSeenBy(job) === 'everyone' && { link }),
       at: this.#now(),
     };
     // Whether its member erased their prompts while it ran is asked as it is posted (`forgotten`), not here.

@@ -141,6 +141,21 @@ describe('the audit log', () => {
     expect(others).toEqual([]);
   });
 
+  it('keeps a link only to a message everyone can open: none for a private job nor one only its member sees, whatever link its caller gives', async () => {
+    const poster = new RecordingPoster();
+    const log = logWith(poster);
+    const link = 'https://slack.com/archives/D1/p1';
+    log.jobEnded(member(), job('a secret garden', true), completed, link);
+    log.jobEnded(member(), { ...job('asked in a DM'), seenBy: 'member' }, completed, link);
+    log.jobEnded(member(), { ...job('a public kite'), seenBy: 'everyone' }, completed, link);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(poster.posts[0]!.entries.map((e) => [e.prompt, e.link])).toEqual([
+      ['a secret garden', undefined],
+      ['asked in a DM', undefined],
+      ['a public kite', link],
+    ]);
+  });
+
   it('posts nothing for a person’s own scope (DMs) nor for a scope without an audit channel', async () => {
     const poster = new RecordingPoster();
     const log = new AuditLog({ channelOf: async (s) => (s.scopeId === 'G-audited' ? { channelId: 'C-audit' } : undefined), batchMs: 2000 });
