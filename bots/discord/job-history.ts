@@ -24,8 +24,8 @@ export async function linkToReply(ctx: BotContext, interaction: Pick<BaseInterac
  * through its token (`replyReachable`: an expired token's GET always fails, and counts toward Discord's limit of invalid
  * requests). A private job's reply is ephemeral: no link opens it, not even for the member — none. So every link
  * given leads to a message everyone in its channel can open, as `recordEnded` takes one by default (`seenBy`
- * `everyone`): one rule for the live path and the sweep. The audit channel keeps no link of a private job whatever a
- * surface gives (`AuditLog.jobEnded`, for every surface), and the admins' view lists no private job.
+ * `everyone`): one rule for the live path and the sweep. Where a link given is kept is the runner's one rule
+ * (`linkSeenBy`): a private job's never in the audit channel nor the admins' view, whatever a surface gives.
  */
 export function jobLinkOf(
   ctx: BotContext,

@@ -32,7 +32,7 @@ import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
 import { settingsInState, type ScopeSettingsStore } from './scope-settings.js';
 import { MemberDefaultsBook, memberDefaultsInState, type AppliedDefaults, type MemberDefaultsStore } from './member-defaults.js';
-import { JobHistory, type JobEnd, type JobHistoryState } from './job-history.js';
+import { JobHistory, linkSeenBy, type JobEnd, type JobHistoryState } from './job-history.js';
 import { AuditLog, type AuditLogOptions } from './audit-log.js';
 import { HouseStyles, type HouseStyleRecord, type StyledJob } from './house-styles.js';
 import type { Space } from '../state/index.js';
@@ -515,9 +515,10 @@ export class JobRunner {
   /**
    * The end of a job, once its final update was shown: kept in the member's history (`/imagine-history`; given its
    * `key`, with `link` — the message it was shown in, asked once — and without its input images) and posted to the
-   * audit channel, never before the member's answer and never failing it. Where the link is kept is decided here, by
-   * who can open the message (`seenBy`, default `everyone`): the member's own history keeps it always; the audit entry
-   * and the admins' view of the history only when everyone can open it. Whether a job has a link at all is the
+   * audit channel, never before the member's answer and never failing it. Where the link is kept is decided by who
+   * can open the message (`linkSeenBy`: a private job's is its member's, any other's `seenBy`, default `everyone`),
+   * asked by the history and the audit channel themselves: the member's own history keeps it always; the audit entry
+   * and the admins' view of the history only when everyone can open it (not even asked otherwise). Whether a job has a link at all is the
    * surface's: Slack's message in a direct message with the app is `member`'s (`jobMessageSeenBy`, a private job's
    * among them); a private Discord job's reply is ephemeral, which no link opens, so it is given none (`jobLinkOf`). The
    * runner calls it as each of its jobs ends (as the handle's `done` settles; it resolves once both are written, after
@@ -551,11 +552,11 @@ export class JobRunner {
     const { history } = this;
     const keeps = history !== undefined && key !== undefined;
     // The audit channel's readers are the admins: a link to a message only the member can open leads them nowhere (not asked for them).
-    const url = seenBy === 'everyone' ? linkOnce() : Promise.resolve(undefined);
+    const url = linkSeenBy(job) === 'everyone' ? linkOnce() : Promise.resolve(undefined);
     const kept = keeps ? history.recordEnd(requester, { key, ...described, seenBy, acceptedAt }, final, linkOnce()) : Promise.resolve();
     // The audit entry asks the member's mark itself, just before its post and once it was kept (`AuditLog`'s `forgotten`).
     const entry = url
-      .then((auditLink) => this.audit.jobEnded(requester, { key, ...described, acceptedAt }, final, auditLink))
+      .then((auditLink) => this.audit.jobEnded(requester, { key, ...described, seenBy, acceptedAt }, final, auditLink))
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a job for the audit channel'));
     return this.#whileRecording(Promise.all([kept, entry]).then(() => undefined));
   }

@@ -3,9 +3,9 @@ import { DEFAULTS, type LoggerLike } from 'pictor';
 import { isSpendRefusalCode } from 'pictor/internal';
 import { digestKeyOf, type Space } from '../state/index.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import { endFactsOf, type JobEnd, type JobHistory } from './job-history.js';
+import { endFactsOf, linkSeenBy, type JobEnd, type JobHistory } from './job-history.js';
 import { scopeKeyOf } from './member-keys.js';
-import { isDmScope, POLICY_REFUSAL_CODES, type JobOptions, type JobSpec, type Platform, type Requester } from './types.js';
+import { isDmScope, POLICY_REFUSAL_CODES, type JobOptions, type JobSpec, type MessageSeenBy, type Platform, type Requester } from './types.js';
 
 /**
  * The audit channel: a server's/workspace's admins choose a channel where every job that ended (who, where, the
@@ -258,8 +258,8 @@ export class AuditLog {
   }
 
   /**
-   * A job that ended: recorded once its final update was shown, with `link` as given (`recordEnded` gives none to a
-   * message the admins cannot open). Given its `key`, posted
+   * A job that ended: recorded once its final update was shown, with `link` only when everyone can open its message
+   * (`linkSeenBy` of its `private` and `seenBy`). Given its `key`, posted
    * once: a job whose end was posted before (a sweep recording again an end whose mark a crash cut off) or is waiting
    * for its post here is not entered again. Its key is kept once its post succeeded, never before: a stop or a crash
    * that drops a waiting entry leaves the end to be entered again. Resolves once the entry was posted, or will not be
@@ -268,7 +268,7 @@ export class AuditLog {
    */
   jobEnded(
     requester: Requester,
-    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; acceptedAt?: number | undefined },
+    job: { key?: string | undefined; kind: JobSpec['kind']; prompt: string; options: JobOptions; private: boolean; seenBy?: MessageSeenBy | undefined; acceptedAt?: number | undefined },
     final: JobEnd,
     link?: string,
   ): Promise<void> {
@@ -283,8 +283,8 @@ export class AuditLog {
       ...endFactsOf(final, job.options),
       status: final.type === 'failed' ? `failed:${final.code}` : final.type,
       ...(job.private && { private: true }),
-      // A private job's message opens for its member alone: its entry (and the audit-posts record) keeps no link.
-      ...(link && !job.private && { link }),
+      // The admins read it: a link only their member can open (a private job's, one in a DM) leads them nowhere (`linkSeenBy`).
+      ...(link && linkSeenBy(job) === 'everyone' && { link }),
       at: this.#now(),
     };
     // Whether its member erased their prompts while it ran is asked as it is posted (`forgotten`), not here.
@@ -359,14 +359,14 @@ export class AuditLog {
     const done: AuditForgotten = { edited: 0, pending: 0 };
     // Theirs: a post showing a prompt of theirs, or one still to edit holding an entry of theirs. Another's post still
     // to edit is left to the retries (known here from now on), not edited before this member's answer.
-    const records: { key: string; value: AuditRecord }[] = [];
+    const records: string[] = [];
     for await (const { key, value } of this.#posts.entries()) {
       if (value.platform !== platform) continue;
-      if (value.entries.some((e) => theirs(e) && (e.prompt !== '' || value.pending === true))) records.push({ key, value });
+      if (value.entries.some((e) => theirs(e) && (e.prompt !== '' || value.pending === true))) records.push(key);
       else if (value.pending && !this.#pending.has(key)) this.#stillToEdit(key, platform, undefined);
     }
-    for (const { key, value } of records) {
-      const outcome = await this.#erase(key, value, theirs);
+    for (const key of records) {
+      const outcome = await this.#erase(key, theirs);
       if (outcome === 'edited') done.edited++;
       else if (outcome === 'pending') done.pending++;
     }
@@ -376,36 +376,38 @@ export class AuditLog {
 
   /**
    * Erases the entries `erasing` picks from a posted message's record (under `key`), then writes the message again
-   * from the record as kept now: our storage keeps no erased prompt from the first step on, and the record says the
-   * message is still to edit (`pending`) until the platform took the edit; then a record left with no prompt goes. The
-   * message is never made of `record` as it was read: another member's forget (on another replica) may have erased
-   * their entry since, and an edit made of the older record would write their prompt back; a record gone meanwhile
-   * (every prompt erased and edited) is not written again. `kept`: whether the record is in the `audit-posts` space (a
-   * post whose record could not be kept is written from `record`, and kept as still to edit if that edit fails).
-   * One edit at a time a post here.
+   * from the record as kept now, read once here: our storage keeps no erased prompt from the first step on, and the
+   * record says the message is still to edit (`pending`) until the platform took the edit; then a record left with no
+   * prompt goes. The message is never made of a record its caller read earlier: another member's forget (on another
+   * replica) may have erased their entry since, and an edit made of the older record would write their prompt back; a
+   * record gone meanwhile (every prompt erased and edited), or no longer still to edit with nothing to erase, is not
+   * written again. `unkept`: a post whose record is not in the `audit-posts` space (it could not be kept), written from
+   * it, and kept as still to edit if that edit fails. One edit at a time a post here.
    */
-  async #erase(key: string, record: AuditRecord, erasing: (entry: AuditEntry, index: number) => boolean, kept = true): Promise<EraseOutcome> {
+  async #erase(key: string, erasing: (entry: AuditEntry, index: number) => boolean, unkept?: AuditRecord): Promise<EraseOutcome> {
     const before = this.#editing.get(key) ?? Promise.resolve();
-    const now = before.then(() => this.#eraseNow(key, record, erasing, kept));
+    const now = before.then(() => this.#eraseNow(key, erasing, unkept));
     const settled = now.catch(() => undefined);
     this.#editing.set(key, settled);
     void settled.then(() => this.#editing.get(key) === settled && this.#editing.delete(key));
     return now;
   }
 
-  async #eraseNow(key: string, record: AuditRecord, erasing: (entry: AuditEntry, index: number) => boolean, kept: boolean): Promise<EraseOutcome> {
+  async #eraseNow(key: string, erasing: (entry: AuditEntry, index: number) => boolean, unkept: AuditRecord | undefined): Promise<EraseOutcome> {
     const posts = this.#posts;
+    const kept = unkept === undefined;
     const newly = (r: AuditRecord) => r.entries.some((e, i) => erasing(e, i) && !e.erased && e.prompt !== '');
     const erased = (r: AuditRecord): AuditRecord => ({ ...r, entries: r.entries.map((e, i) => (erasing(e, i) && !e.erased ? erase(e) : e)), pending: true });
     let current: AuditRecord | undefined;
-    if (posts && kept) {
+    if (!unkept) {
+      if (!posts) return this.#done(key, 'gone');
       current = await posts.get(key);
       if (!current) return this.#done(key, 'gone');
       // Nothing to erase nor to edit again: left as it is (not written, so its TTL runs from its last change).
       if (!newly(current) && !current.pending) return this.#done(key, 'unchanged');
       if (newly(current)) current = (await posts.update(key, (r) => r && erased(r))).after;
       if (!current) return this.#done(key, 'gone');
-    } else current = erased(record);
+    } else current = erased(unkept);
     const poster = this.#posters.get(current.platform);
     const scopeKey = scopeKeyOf(current);
     try {
@@ -526,9 +528,8 @@ export class AuditLog {
       if (this.#closing) return;
       if (!this.#posters.has(still.platform) || still.nextAt > this.#now()) continue;
       try {
-        const record = await posts.get(key);
-        if (!record?.pending) this.#pending.delete(key);
-        else await this.#erase(key, record, () => false);
+        // Read once, by the edit itself: a record gone or no longer still to edit is let go of there.
+        await this.#erase(key, () => false);
       } catch (error) {
         // The state failed (Redis down): this post waits its own next wait, as after a failed edit — never a tight loop.
         if (this.#pending.has(key)) this.#stillToEdit(key, still.platform, this.#pending.get(key));
@@ -725,7 +726,7 @@ export class AuditLog {
       // posts kept, erases it and counts it). One not kept (no audit-posts space, or its write failed) no forget finds.
       const late = await this.#forgottenAmong(items);
       if (kept) for (const index of late) if (this.#forgetting.has(`${queue.platform}:${items[index]!.entry.userId}`)) late.delete(index);
-      if (late.size > 0) await this.#erase(recordKeyOf(record), record, (_, index) => late.has(index), kept).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post'));
+      if (late.size > 0) await this.#erase(recordKeyOf(record), (_, index) => late.has(index), kept ? undefined : record).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post'));
     } while (all);
   }
 

@@ -69,6 +69,17 @@ export function endFactsOf(final: JobEnd, options: Pick<JobOptions, 'size' | 'qu
 }
 
 /**
+ * Who can open a job's message through its link — the one rule for where a link is kept, asked by the history
+ * (`recordEnd`) and the audit channel (`AuditLog.jobEnded`) alike: a private job's message is its member's alone,
+ * whatever its surface says (Slack posts it in a direct message with the app; Discord's ephemeral reply has no link at
+ * all, and `jobLinkOf` gives none); any other as its surface says (`seenBy`, default `everyone`). A `member` link is
+ * kept in the member's own history only (`memberLink`: the admins' view drops it), never in the audit channel.
+ */
+export function linkSeenBy(job: { private?: boolean | undefined; seenBy?: MessageSeenBy | undefined }): MessageSeenBy {
+  return job.private === true ? 'member' : (job.seenBy ?? 'everyone');
+}
+
+/**
  * How far apart the clocks of two replicas may be: a job accepted up to this long after its member's `forget` (by the
  * clock of the replica that was asked) still records its end without its prompt.
  */
@@ -141,7 +152,7 @@ export class JobHistory {
           n: job.options.n ?? DEFAULTS.n,
           ...endFactsOf(final, job.options),
           status: final.type,
-          ...(url && { link: url, ...(job.seenBy === 'member' && { memberLink: true }) }),
+          ...(url && { link: url, ...(linkSeenBy(job) === 'member' && { memberLink: true }) }),
           ...(job.private && { private: true }),
         };
         await this.#keep(requester, entry);

@@ -141,6 +141,21 @@ describe('the audit log', () => {
     expect(others).toEqual([]);
   });
 
+  it('keeps a link only to a message everyone can open: none for a private job nor one only its member sees, whatever link its caller gives', async () => {
+    const poster = new RecordingPoster();
+    const log = logWith(poster);
+    const link = 'https://slack.com/archives/D1/p1';
+    log.jobEnded(member(), job('a secret garden', true), completed, link);
+    log.jobEnded(member(), { ...job('asked in a DM'), seenBy: 'member' }, completed, link);
+    log.jobEnded(member(), { ...job('a public kite'), seenBy: 'everyone' }, completed, link);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(poster.posts[0]!.entries.map((e) => [e.prompt, e.link])).toEqual([
+      ['a secret garden', undefined],
+      ['asked in a DM', undefined],
+      ['a public kite', link],
+    ]);
+  });
+
   it('posts nothing for a person’s own scope (DMs) nor for a scope without an audit channel', async () => {
     const poster = new RecordingPoster();
     const log = new AuditLog({ channelOf: async (s) => (s.scopeId === 'G-audited' ? { channelId: 'C-audit' } : undefined), batchMs: 2000 });
@@ -661,15 +676,22 @@ describe('an audit post whose edit failed at a forget', () => {
     return { log, history, poster, posts, written, settle, kept, stored, post, postTogether, replica, prompts, scanned, warned };
   }
 
-  it('keeps it as still to edit without the prompt, tells the member, and edits it at the retry; the marker word in no stored record after the forget', async () => {
-    const p = await oneRun();
+  /**
+   * The opening of most cases here: Ada's post, then her forget, whose edit of it fails (a 429): the post is still to
+   * edit. Answers her and how many writes the space had before the forget.
+   */
+  async function postThenFailTheForget(p: Awaited<ReturnType<typeof oneRun>>, isPrivate = false) {
     const ada = member('U-ada');
-    await p.post(ada, 'zanzibarwhisper lighthouse', true);
-    expect(p.prompts('m1')).toEqual([['U-ada', 'zanzibarwhisper lighthouse', false]]);
+    await p.post(ada, 'zanzibarwhisper lighthouse', isPrivate);
     p.poster.editFailures = 1;
     const writes = p.written.length;
-
     expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 0, auditPending: 1 });
+    return { ada, writes };
+  }
+
+  it('keeps it as still to edit without the prompt, tells the member, and edits it at the retry; the marker word in no stored record after the forget', async () => {
+    const p = await oneRun();
+    const { writes } = await postThenFailTheForget(p, true);
     // The platform shows the prompt still: the record says so, without it.
     expect(p.poster.failedEdits).toBe(1);
     expect(p.prompts('m1')).toEqual([['U-ada', 'zanzibarwhisper lighthouse', false]]);
@@ -690,11 +712,7 @@ describe('an audit post whose edit failed at a forget', () => {
 
   it('is edited by the member’s next forget, which counts it as edited', async () => {
     const p = await oneRun();
-    const ada = member('U-ada');
-    await p.post(ada, 'zanzibarwhisper lighthouse', true);
-    p.poster.editFailures = 1;
-    const writes = p.written.length;
-    expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 0, auditPending: 1 });
+    const { ada, writes } = await postThenFailTheForget(p, true);
     expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 1, auditPending: 0 });
     expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
     expect(await p.kept()).toEqual([]);
@@ -748,12 +766,21 @@ describe('an audit post whose edit failed at a forget', () => {
     expect(p.warned).toEqual([]);
   });
 
+  it('is read once at its retry: the edit reads its record, nothing reads it before', async () => {
+    const p = await oneRun();
+    await postThenFailTheForget(p);
+    const get = p.posts!.get;
+    let reads = 0;
+    p.posts!.get = (key) => (reads++, get(key));
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+    await p.settle();
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
+    expect(reads).toBe(1);
+  });
+
   it('is finished before the stop ends when a retry is under way (its edit and its write)', async () => {
     const p = await oneRun();
-    const ada = member('U-ada');
-    await p.post(ada, 'zanzibarwhisper lighthouse');
-    p.poster.editFailures = 1;
-    await p.history.forgetEverywhere(ada);
+    await postThenFailTheForget(p);
     const held = p.poster.holdNextEdit();
     await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
     await held.reached;
@@ -859,10 +886,7 @@ describe('an audit post whose edit failed at a forget', () => {
 
   it('waits its own time between tries while the state cannot be read (Redis down), as after a failed edit: never a tight loop; edited once the state is back', async () => {
     const p = await oneRun();
-    const ada = member('U-ada');
-    await p.post(ada, 'zanzibarwhisper lighthouse');
-    p.poster.editFailures = 1;
-    expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 0, auditPending: 1 });
+    await postThenFailTheForget(p);
     // The state goes down: every call to the audit-posts space fails, and is counted.
     const working = { ...p.posts };
     let calls = 0;
@@ -902,13 +926,10 @@ describe('an audit post whose edit failed at a forget', () => {
 
   it('is no longer kept here once its platform’s poster went (never tried, nothing held for it); a poster that comes back has it looked for again and edited a retry later', async () => {
     const p = await oneRun();
-    const ada = member('U-ada');
     // Past the start's scan: the post is known here from its failed edit alone.
     await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
     await p.settle();
-    await p.post(ada, 'zanzibarwhisper lighthouse');
-    p.poster.editFailures = 1;
-    expect(await p.history.forgetEverywhere(ada)).toMatchObject({ auditPosts: 0, auditPending: 1 });
+    await postThenFailTheForget(p);
     p.log.setPoster('discord', undefined);
     await vi.advanceTimersByTimeAsync(3 * AUDIT_LIMITS.retryMs);
     await p.settle();
@@ -962,10 +983,7 @@ describe('an audit post whose edit failed at a forget', () => {
 
   it('is edited by the next process once its poster is there, when the stop came before the retry', async () => {
     const p = await oneRun();
-    const ada = member('U-ada');
-    await p.post(ada, 'zanzibarwhisper lighthouse');
-    p.poster.editFailures = 1;
-    await p.history.forgetEverywhere(ada);
+    await postThenFailTheForget(p);
     await p.log.flush();
     await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMaxMs);
     await p.settle();
