@@ -17,6 +17,8 @@ export interface Progress {
   imageDone(): void;
   retrying(detail: string): void;
   stop(): void;
+  /** Aborted by the first Ctrl+C (see interrupt.ts): the job's request follows it. */
+  readonly signal: AbortSignal;
 }
 
 export interface ProgressOptions {
@@ -68,6 +70,7 @@ export async function startProgress(options: ProgressOptions): Promise<Progress>
         clearInterval(timer);
         spinner.stop();
       },
+      signal: job.signal,
     };
   }
 
@@ -91,5 +94,6 @@ export async function startProgress(options: ProgressOptions): Promise<Progress>
       state = detail;
     },
     stop: () => clearInterval(timer),
+    signal: job.signal,
   };
 }

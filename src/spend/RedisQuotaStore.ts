@@ -211,6 +211,8 @@ export class RedisQuotaStore implements QuotaStore {
       info.outcome ?? '',
       info.images === undefined ? '' : info.images,
       ...copyArgs(copy),
+      info.size ?? '',
+      info.quality ?? '',
     );
     this.#process.held.delete(jobId);
     if (settled === 2 && copy) this.#process.lost(jobId, copy, 'settle', fromNanos(nanos));
@@ -452,13 +454,16 @@ function parseStreamRecord(text: string | undefined): UsageRecord | undefined {
   if (text === undefined) return undefined;
   try {
     type Fields = Pick<UsageRecord, 'jobId' | 'time' | 'day' | 'userKey' | 'scopeKey' | 'requestId' | 'outcome' | 'reservedAt' | 'images'>;
-    const raw = JSON.parse(text) as Fields & { month?: string; nanos: number; reservedNanos?: number; basis: string; job?: string };
+    const raw = JSON.parse(text) as Fields & { month?: string; nanos: number; reservedNanos?: number; basis: string; job?: string; size?: unknown; quality?: unknown };
     const job = raw.job === undefined ? undefined : JobDetailsSchema.safeParse(JSON.parse(raw.job)).data;
     return usageRecord({
       ...raw,
       month: raw.month ?? raw.day.slice(0, 7),
       basis: readBasis(raw.basis, raw.month !== undefined),
       job,
+      // What the service reported (records of older versions have none: those asked, in `job`).
+      size: typeof raw.size === 'string' ? raw.size : undefined,
+      quality: typeof raw.quality === 'string' ? raw.quality : undefined,
       costUsd: fromNanos(raw.nanos),
       // Records keep what was reserved; whether the charge exceeded it is the ledger's one rule (older records kept it only then).
       reservedUsd: raw.reservedNanos !== undefined && exceedsReservation({ usd: fromNanos(raw.reservedNanos) }, fromNanos(raw.nanos)) ? fromNanos(raw.reservedNanos) : undefined,

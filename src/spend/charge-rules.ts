@@ -33,6 +33,8 @@ export interface Charge {
   usd: number;
   /** `table`: every charged image came back, priced from the table; `estimate`: some or all of it is the upper-bound estimate. */
   basis: ChargeBasis;
+  /** The size and quality the service reported for the images that came back (what they are priced as); none came back: absent. */
+  made?: { size: string; quality: string } | undefined;
 }
 
 /** Error answers of the service (and a request that never reached it), as the error tree classes its codes. */
@@ -65,11 +67,12 @@ export function mayBeBilled(outcome: JobOutcome): boolean {
 export function chargeOf(outcome: JobOutcome, estimate: PriceQuote, request: ChargedRequest): Charge | undefined {
   if (!mayBeBilled(outcome)) return undefined;
   const made = outcome.completed.length;
-  const produced = made > 0 ? resultFromCompleted([...outcome.completed], request, undefined).cost : undefined;
+  const result = made > 0 ? resultFromCompleted([...outcome.completed], request, undefined) : undefined;
+  const produced = result?.cost;
   const missing = answeredWithAnError(outcome.ending) ? 0 : Math.max(0, request.n - made);
   const usd = Math.round(((produced?.totalUsd ?? 0) + missing * estimate.perImageUsd) * 1e9) / 1e9;
   const basis: ChargeBasis = missing > 0 || (produced !== undefined && produced.basis !== 'table') ? 'estimate' : 'table';
-  return { usd, basis };
+  return { usd, basis, ...(result && { made: { size: result.size, quality: result.quality } }) };
 }
 
 /**

@@ -257,7 +257,8 @@ export class ChargedJob {
       return { action: 'released', usd: 0, basis: undefined, recorded: !deferred, deferred };
     }
     const reservedUsd = exceedsReservation({ usd: this.estimate.totalUsd }, charge.usd) ? this.estimate.totalUsd : undefined;
-    const info = { requestId: this.#requestId, basis: charge.basis, outcome: ending.kind, images: this.#images.length };
+    // The record keeps the size and quality the service reported making (what it is charged for), not those asked.
+    const info = { requestId: this.#requestId, basis: charge.basis, outcome: ending.kind, images: this.#images.length, ...charge.made };
     const { result, deferred } = await ledger.commit(id, 'settle', async () => {
       const charged = await ledger.store.settle(id, charge.usd, info);
       // Told once, by whichever try (now, or a kept one later) charged it.

@@ -210,7 +210,7 @@ export function recordOf(
   costUsd: number,
   basis: UsageRecord['basis'],
   now: number,
-  info: { requestId?: string | undefined; outcome?: UsageRecord['outcome']; images?: number | undefined },
+  info: Pick<SettleInfo, 'requestId' | 'outcome' | 'images' | 'size' | 'quality'>,
 ): UsageRecord {
   return usageRecord({
     jobId,
@@ -225,6 +225,8 @@ export function recordOf(
     requestId: info.requestId,
     outcome: info.outcome,
     images: info.images,
+    size: info.size,
+    quality: info.quality,
     reservedAt: r.at,
     ...(exceedsReservation(r, costUsd) && { reservedUsd: r.usd }),
   });

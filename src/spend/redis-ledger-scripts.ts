@@ -29,7 +29,7 @@ local ACCOUNT = '${ACCOUNT_KEY}'
 local FIELDS = {'userKey', 'scopeKey', 'day', 'month', 'nanos', 'owner', 'sent', 'job', 'at'}
 
 -- One usage record per settled job, in the same step as the charge: never lost, never doubled.
-local function record(job, r, nanos, basis, requestId, outcome, images)
+local function record(job, r, nanos, basis, requestId, outcome, images, size, quality)
   local entry = {jobId = job, time = now, day = r[3], month = r[4], userKey = r[1], scopeKey = r[2], nanos = nanos, basis = basis}
   entry.reservedNanos = tonumber(r[5])
   entry.reservedAt = tonumber(r[9])
@@ -37,6 +37,8 @@ local function record(job, r, nanos, basis, requestId, outcome, images)
   if requestId and requestId ~= '' then entry.requestId = requestId end
   if outcome and outcome ~= '' then entry.outcome = outcome end
   if images and images ~= '' then entry.images = tonumber(images) end
+  if size and size ~= '' then entry.size = size end
+  if quality and quality ~= '' then entry.quality = quality end
   redis.call('xadd', P .. 'usage', '*', 'r', cjson.encode(entry))
 end
 
@@ -234,7 +236,8 @@ return 2
 
 /**
  * ARGV: prelude, job, actualNanos, requestId (or ''), basis, outcome (or ''), images (or ''), then the process's copy
- * (userKey … at, ARGV[10..16]). Charges the day and month the job was reserved in, and records it: 1. A job whose
+ * (userKey … at, ARGV[10..16]), then the size and quality the service reported (or '', ARGV[17..18]: recorded in place
+ * of those asked). Charges the day and month the job was reserved in, and records it: 1. A job whose
  * reservation Redis lost (not listed as ended) is charged and recorded all the same, from the copy: 2. 0 when it had
  * ended before.
  */
@@ -248,7 +251,7 @@ if not r then
 end
 forget(job, r)
 charge(r, nanos)
-record(job, r, nanos, ARGV[7], ARGV[6], ARGV[8], ARGV[9])
+record(job, r, nanos, ARGV[7], ARGV[6], ARGV[8], ARGV[9], ARGV[17], ARGV[18])
 return 1 + lost
 `;
 

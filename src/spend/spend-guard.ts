@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { LoggerLike } from '../client/PictorClient.js';
 import type { HookedRequest, RequestEnding, RequestWatch } from '../client/request-hook.js';
 import { estimatePrice } from '../core/pricing.js';
+import { isPictorError } from '../core/errors.js';
+import type { JobEnding } from './charge-rules.js';
 import { BudgetExceededError, isBudgetCode } from './errors.js';
 import { JobLedger, type ChargedJob } from './job-ledger.js';
 import type { QuotaStore, SpendLimits } from './types.js';
@@ -71,8 +73,16 @@ export class SpendGuard {
       onImage: (image) => job.onImage(image),
       end: ({ requestId, ...ending }: RequestEnding) => {
         job.requestId = requestId;
-        return job.end(ending);
+        return job.end(cancelledByCaller(ending) ? { kind: 'cancelled' } : ending);
       },
     };
   };
+}
+
+/**
+ * A request the caller cancelled through its signal (Ctrl+C in the CLI, a stopped n8n execution) fails with
+ * `aborted`: for the ledger it is a cancel — charged the same, and its usage record says `cancelled`.
+ */
+function cancelledByCaller(ending: JobEnding): boolean {
+  return ending.kind === 'failed' && isPictorError(ending.error) && ending.error.code === 'aborted';
 }

@@ -147,6 +147,12 @@ export interface SettleInfo {
   outcome?: Exclude<JobOutcomeKind, 'interrupted'> | undefined;
   /** The images that came back, for the usage record. */
   images?: number | undefined;
+  /**
+   * The size and quality the service reported for the images that came back (those the charge is the table price
+   * of): the usage record keeps them in place of those asked. Absent (no image came back): those asked stay.
+   */
+  size?: string | undefined;
+  quality?: string | undefined;
 }
 
 /**

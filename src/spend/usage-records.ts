@@ -77,6 +77,9 @@ export function usageRecord(input: {
   outcome?: UsageRecord['outcome'];
   reservedAt?: number | undefined;
   images?: number | undefined;
+  /** What the service reported making: recorded in place of the job's size and quality asked. */
+  size?: string | undefined;
+  quality?: string | undefined;
 }): UsageRecord {
   const outcome = input.basis === 'uncertain' ? 'interrupted' : input.outcome;
   const { job } = input;
@@ -88,7 +91,7 @@ export function usageRecord(input: {
     surface: surfaceOf(input.userKey),
     userKey: input.userKey,
     scopeKey: input.scopeKey,
-    ...(job && { operation: job.operation, n: job.n, size: job.size, quality: job.quality }),
+    ...(job && { operation: job.operation, n: job.n, size: input.size ?? job.size, quality: input.quality ?? job.quality }),
     ...(job?.prompt !== undefined && { prompt: job.prompt }),
     costUsd: input.costUsd,
     basis: input.basis,

@@ -42,23 +42,27 @@ describe('mayBeBilled: the one answer of every surface', () => {
 
 describe('chargeOf: the one cost rule', () => {
   it('charges a completed job the table price of what came back', () => {
-    expect(chargeOf({ ending: { kind: 'completed' }, sent: true, completed: [image, image] }, estimate, request)).toEqual({ usd: 2 * LOW, basis: 'table' });
+    expect(chargeOf({ ending: { kind: 'completed' }, sent: true, completed: [image, image] }, estimate, request)).toEqual({ usd: 2 * LOW, basis: 'table', made: { size: '1024x1024', quality: 'low' } });
   });
 
   it('charges only the images made when the service ended the job with an error event', () => {
-    expect(chargeOf({ ending: failed(serverError), sent: true, completed: [image] }, estimate, request)).toEqual({ usd: LOW, basis: 'table' });
+    expect(chargeOf({ ending: failed(serverError), sent: true, completed: [image] }, estimate, request)).toEqual({ usd: LOW, basis: 'table', made: { size: '1024x1024', quality: 'low' } });
   });
 
   it('charges the images that came plus the estimate of each missing one after a broken stream, a bad answer or a cancel', () => {
     for (const ending of [failed(new StreamBrokenError('broke')), failed(new BadResponseError('1 of 2')), { kind: 'cancelled' } as const]) {
-      expect(chargeOf({ ending, sent: true, completed: [image] }, estimate, request)).toEqual({ usd: LOW + estimate.perImageUsd, basis: 'estimate' });
+      expect(chargeOf({ ending, sent: true, completed: [image] }, estimate, request)).toEqual({
+        usd: LOW + estimate.perImageUsd,
+        basis: 'estimate',
+        made: { size: '1024x1024', quality: 'low' },
+      });
     }
   });
 
   it('prices an image whose quality is unknown at its estimate, and says so', () => {
     const auto = { ...request, n: 1, quality: 'auto' };
     const charge = chargeOf({ ending: { kind: 'completed' }, sent: true, completed: [{ ...image, quality: 'auto' }] }, estimatePrice(auto), auto);
-    expect(charge).toEqual({ usd: estimatePrice(auto).totalUsd, basis: 'estimate' });
+    expect(charge).toEqual({ usd: estimatePrice(auto).totalUsd, basis: 'estimate', made: { size: '1024x1024', quality: 'auto' } });
   });
 
   it('releases what cannot have been billed', () => {

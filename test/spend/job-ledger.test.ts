@@ -161,4 +161,31 @@ describe('JobLedger', () => {
 
     expect(await store.usage({})).toEqual([expect.objectContaining({ costUsd: job.estimate.totalUsd, basis: 'estimate' })]);
   });
+
+  it('records the quality and size the service reported, not those asked: the ones its table price is of', async () => {
+    const store = await fileStore();
+    const ledger = new JobLedger({ store });
+    const dearer = await begin(ledger, 'cli:ann:1');
+    await dearer.beforeSend();
+    dearer.onImage(image('high'));
+    await dearer.end({ kind: 'completed' });
+    const auto = await ledger.begin({ jobId: 'cli:ann:2', userKey: 'cli:ann', scopeKey: 'cli', limits: {}, request: { operation: 'generate', n: 1 } });
+    if (!auto.ok) throw new Error('refused');
+    await auto.job.beforeSend();
+    auto.job.onImage({ ...image('medium'), size: '1536x1024' });
+    await auto.job.end({ kind: 'completed' });
+
+    const records = await store.usage({});
+    expect(records.find((r) => r.jobId === 'cli:ann:1')).toMatchObject({ quality: 'high', size: '1024x1024', costUsd: HIGH, basis: 'table' });
+    expect(records.find((r) => r.jobId === 'cli:ann:2')).toMatchObject({ quality: 'medium', size: '1536x1024', costUsd: PRICE_TABLE['1536x1024'].medium, basis: 'table' });
+  });
+
+  it('keeps the quality asked in the record of a job no image came back from', async () => {
+    const store = await fileStore();
+    const ledger = new JobLedger({ store });
+    const job = await begin(ledger, 'cli:ann:1');
+    await job.beforeSend();
+    await job.end({ kind: 'cancelled' });
+    expect(await store.usage({})).toEqual([expect.objectContaining({ quality: 'low', size: '1024x1024', basis: 'estimate' })]);
+  });
 });

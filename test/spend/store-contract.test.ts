@@ -250,6 +250,18 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(await s.spentToday('account', D)).toBe(2.5);
   });
 
+  it('records the size and quality a settle gives (what the service reported) in place of those asked, and those asked without', async () => {
+    const s = await open();
+    const job = { operation: 'generate' as const, n: 1, size: 'auto', quality: 'low' };
+    await s.reserve(ask('reported', 0.3, {}, { job }));
+    await s.settle('reported', 0.2, { size: '1024x1536', quality: 'high' });
+    await s.reserve(ask('not-reported', 0.3, {}, { job }));
+    await s.settle('not-reported', 0.3, { basis: 'estimate' });
+    const records = await s.usage({});
+    expect(records.find((r) => r.jobId === 'reported')).toMatchObject({ operation: 'generate', n: 1, size: '1024x1536', quality: 'high' });
+    expect(records.find((r) => r.jobId === 'not-reported')).toMatchObject({ size: 'auto', quality: 'low' });
+  });
+
   it('counts a job reserved at 23:59:59 and settled after midnight on its day, in the ledger and the usage records alike', async () => {
     const s = await open();
     await s.reserve(ask('late', 0.4, {}, { now: D }));

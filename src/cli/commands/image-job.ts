@@ -12,6 +12,7 @@ import { EDIT_FLAGS, IMAGE_FLAGS, parseFlags, requestFieldsFromFlags, withFlagNa
 import { readImageFile } from '../input-files.js';
 import { jobNameOf, planOutput, saveToFallback, writeOutput } from '../output-paths.js';
 import { startProgress } from '../progress.js';
+import { interruptedExit, jobEnded } from '../interrupt.js';
 import type { CliContext } from '../context.js';
 
 
@@ -74,6 +75,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     const completed: CompletedEvent[] = [];
     try {
       const requestOptions = {
+        // The first Ctrl+C cancels the request: the spend guard releases it (still waiting) or settles it (sent).
+        signal: progress.signal,
         onQueuePosition: (ahead: number) => {
           progress.queued(ahead);
           if (ahead > 0) ctx.stderr(`queued, ${ahead} ahead`);
@@ -126,6 +129,11 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
         error.message += " This is the emulator's own ledger, where the account's caps are rehearsed: nothing was spent, and the account's ledger is untouched.";
       }
       const arrived = values.stream ? completed : imagesOfFailure(error);
+      if (progress.signal.aborted) {
+        // Ctrl+C: the request is over (settled or released); the images that came are written, then the interruption is told.
+        if (arrived.length > 0) await writeImages(arrived.map(imageBytes));
+        return interruptedExit();
+      }
       if (arrived.length > 0) {
         const kept = await writeImages(arrived.map(imageBytes));
         ctx.stderr(`pictor: the job failed after ${arrived.length} of ${request.n} image${request.n === 1 ? '' : 's'}; wrote the ${arrived.length === 1 ? 'one' : arrived.length} that arrived:`);
@@ -184,6 +192,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
   } finally {
     progress.stop();
     await connection.close();
+    jobEnded();
   }
 }
 
