@@ -3,7 +3,8 @@ import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, RedisQuotaStore, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { testTempDir } from '../../helpers/temp-dir.js';
-import type { Space, SpaceDefinition } from '../../../bots/state/StateStore.js';
+import type { Space } from '../../../bots/state/StateStore.js';
+import { withSpace } from '../../helpers/runner-harness.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { signedHeaders } from '../../fakes/slack/sign-request.js';
 import { RecordingLogger } from '../discord/harness.js';
@@ -103,37 +104,20 @@ describe('a Slack mention retried by Slack', () => {
   });
 });
 
-/** The bots' state of a data folder whose `slack-messages` space claims as `claimOnce` does (a Redis gone, a disk failing). */
-function withMessagesClaimedBy(state: BotState, claimOnce: (key: string) => Promise<boolean>): BotState {
-  const bound = <T extends object>(target: T, key: string | symbol) => {
-    const value = Reflect.get(target, key, target) as unknown;
-    return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-  };
-  const store = new Proxy(state.store, {
-    get: (target, key) =>
-      key === 'space'
-        ? (definition: SpaceDefinition) => {
-            const space = target.space(definition);
-            if (definition.name !== state.spaces.slackMessages.name) return space;
-            return new Proxy(space, { get: (s, k) => (k === 'claimOnce' ? claimOnce : bound(s, k)) });
-          }
-        : bound(target, key),
-  });
-  return new Proxy(state, { get: (target, key) => (key === 'store' ? store : bound(target, key)) });
-}
-
 const onMySide = `:warning: ${say(undefined, 'error.on_my_side')}`;
 const notChecked = 'could not check a Slack message against the ones taken lately: no job started, the member is told';
 
 describe('a Slack mention while the bots’ state cannot answer', () => {
-  /** A bot whose claims are `claimOf`'s, given the data folder's own `slack-messages` space. */
-  async function withClaim(name: string, claimOf: (space: Space<unknown>) => (key: string) => Promise<boolean>) {
+  /** A bot whose `slack-messages` space is the data folder's own, seen through `wrap` (a Redis gone, slow, a disk failing). */
+  async function withMessages(name: string, wrap: (space: Space<unknown>) => Partial<Space<unknown>>) {
     const state = await openBotState({ dataDir: await testTempDir(`pictor-mention-${name}-`), logger: silentLogger() });
     const logger = new RecordingLogger();
-    const claimOnce = claimOf(state.store.space(state.spaces.slackMessages));
-    const h = await startHarness({ emulator: { latencyMs: 10 }, bot: { state: withMessagesClaimedBy(state, claimOnce), logger } });
+    const h = await startHarness({ emulator: { latencyMs: 10 }, bot: { state: withSpace(state, state.spaces.slackMessages, wrap), logger } });
     return { h, logger, state };
   }
+
+  /** A bot whose claims are `claimOf`'s, given the data folder's own `slack-messages` space. */
+  const withClaim = (name: string, claimOf: (space: Space<unknown>) => (key: string) => Promise<boolean>) => withMessages(name, (space) => ({ claimOnce: claimOf(space) }));
 
   it.each([
     ['fails', () => Promise.reject(new Error('the state does not answer'))],
