@@ -11,8 +11,7 @@ import { mentions, withoutMention } from '../slack-text.js';
 import { imagineCommandOf } from './imagine-command.js';
 import { isPreviewFileName } from '../upload-files.js';
 import type { Workspace } from '../workspace.js';
-import { digestKeyOf, type Space } from '../../state/index.js';
-import { CLAIM_WAIT_MS, withTimeout } from 'pictor/internal';
+import { claimWithin, digestKeyOf, type Space } from '../../state/index.js';
 
 interface Mention {
   channelId: string;
@@ -78,7 +77,7 @@ class RecentKeys {
  * the member is told privately that it failed on our side, and that is logged; its other event or a redelivery is
  * tried again.
  */
-export function registerMentions(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'definition'>): void {
+export function registerMentions(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim' | 'definition'>): void {
   const seen = new RecentKeys(2000, taken.definition.ttlMs ?? 15 * 60_000);
 
   app.event('app_mention', async ({ event, body, context: auth }) => {
@@ -138,7 +137,7 @@ export function registerMentions(app: App, context: BotContext, taken: Pick<Spac
     const key = `${mention.teamId}:${mention.channelId}:${mention.ts}`;
     const where = { team: mention.teamId, channel: mention.channelId, ts: mention.ts };
     try {
-      if (seen.add(key) && (await withTimeout(taken.claimOnce(digestKeyOf(key)), CLAIM_WAIT_MS, 'the state store did not answer in time'))) return 'taken';
+      if (seen.add(key) && (await claimWithin(taken, digestKeyOf(key)))) return 'taken';
       context.logger.debug(where, 'a Slack message already taken: not answered again');
       return 'already';
     } catch (err) {

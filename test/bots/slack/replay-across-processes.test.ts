@@ -155,6 +155,36 @@ describe('a Slack mention while the bots’ state cannot answer', () => {
       await state.close();
     }
   });
+
+  it('tries the message again when Slack retries it after a claim that answered too late: the late claim gives the message back, and the retry starts its job', async () => {
+    let answer: () => void = () => {};
+    let landed = 0;
+    let released = 0;
+    const { h, state } = await withMessages('late', (space) => ({
+      claimOnce: (key) =>
+        ++landed === 1
+          ? new Promise<void>((resolve) => (answer = resolve)).then(() => space.claimOnce(key)).finally(() => void (landed = 100))
+          : space.claimOnce(key),
+      releaseClaim: (key) => space.releaseClaim(key).then(() => void released++),
+    }));
+    try {
+      const mention = appMention(h.fake, 'C0LATE', 'a cat --quality low');
+      expect(await deliver(h.fake, h.bot.url!, mention)).toBe(200);
+      expect(await h.fake.waitFor(() => h.fake.ephemerals[0], 'the private answer')).toMatchObject({ channel: 'C0LATE', text: onMySide });
+      // The state answers at last: the claim took the message, for a request refused meanwhile.
+      answer();
+      await vi.waitFor(() => expect(landed).toBe(100));
+      await vi.waitFor(() => expect(released).toBe(1));
+      expect(await deliver(h.fake, h.bot.url!, mention, retryOf(1))).toBe(200);
+      await finishedJob(h.fake, 'C0LATE');
+      expect(generations(h)).toHaveLength(1);
+      expect(h.fake.ephemerals).toHaveLength(1);
+    } finally {
+      answer();
+      await h.close();
+      await state.close();
+    }
+  });
 });
 
 const redis = testRedis();
