@@ -190,6 +190,8 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
       try {
         first = await claimWithin(options.taken, payload.id);
       } catch (error) {
+        // Not taken here either: the same POST sent again (a proxy's retry) is checked again.
+        taken.drop(payload.id);
         logger.warn({ id: payload.id, err: error instanceof Error ? { message: error.message } : String(error) }, 'refused an interaction: could not check that no other replica took it');
         return answer(res, 503, { message: 'state store unavailable' });
       }
@@ -265,6 +267,11 @@ class RecentIds {
     if (this.#seenAt.has(id)) return false;
     this.#seenAt.set(id, now);
     return true;
+  }
+
+  /** Forgets `id` (its claim failed): the next `add` of it answers true. */
+  drop(id: string): void {
+    this.#seenAt.delete(id);
   }
 }
 
