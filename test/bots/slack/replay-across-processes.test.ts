@@ -185,6 +185,29 @@ describe('a Slack mention while the bots’ state cannot answer', () => {
       await state.close();
     }
   });
+
+  it('tells the member once, and logs one error, when the message’s twin event fails its claim too', async () => {
+    let claims = 0;
+    const { h, logger, state } = await withClaim('twin', () => () => (claims++, Promise.reject(new Error('the state does not answer'))));
+    try {
+      const mention = appMention(h.fake, 'C0TWIN', 'a cat --quality low');
+      expect(await deliver(h.fake, h.bot.url!, mention)).toBe(200);
+      await h.fake.waitFor(() => h.fake.ephemerals[0], 'the private answer');
+      // Slack's `message` event of the same message, after the first failed.
+      const { event } = mention;
+      const twin = { ...mention, event_id: 'Ev0TWIN', event: { type: 'message', channel: event.channel, channel_type: 'channel', user: event.user, text: event.text, ts: event.ts, team: event.team } };
+      expect(await deliver(h.fake, h.bot.url!, twin)).toBe(200);
+      await vi.waitFor(() => expect(logger.entries.filter((e) => e.msg?.startsWith('could not check a Slack message'))).toHaveLength(2));
+      await h.runner.shutdown({ graceMs: 500 });
+      expect(claims).toBe(2);
+      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual([notChecked]);
+      expect(h.fake.ephemerals).toHaveLength(1);
+      expect(generations(h)).toHaveLength(0);
+    } finally {
+      await h.close();
+      await state.close();
+    }
+  });
 });
 
 const redis = testRedis();
