@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { ClientApplication, Routes, type APIApplication, type Client, type RESTOptions } from 'discord.js';
 import { type LoggerLike } from 'pictor';
-import { CLAIM_WAIT_MS, withTimeout } from 'pictor/internal';
-import type { Space } from '../state/index.js';
+import { withTimeout } from 'pictor/internal';
+import { claimWithin, type Space } from '../state/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS } from './discord-facts.js';
 import { createdAtOf, interactionAge } from './interaction-age.js';
 import { createSignatureCheck } from './verify-signature.js';
@@ -111,7 +111,7 @@ export interface InteractionsEndpointOptions {
    * The ids taken (the state's `discord-interactions` space): by every replica, and across restarts, so a POST
    * replayed to another replica or after a restart is refused there too.
    */
-  taken: Pick<Space<unknown>, 'claimOnce'>;
+  taken: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'>;
 }
 
 export interface InteractionsEndpoint {
@@ -188,8 +188,10 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
     let first = taken.add(payload.id);
     if (first) {
       try {
-        first = await withTimeout(options.taken.claimOnce(payload.id), CLAIM_WAIT_MS, 'the state store did not answer in time');
+        first = await claimWithin(options.taken, payload.id);
       } catch (error) {
+        // Not taken here either: the same POST sent again (a proxy's retry) is checked again.
+        taken.drop(payload.id);
         logger.warn({ id: payload.id, err: error instanceof Error ? { message: error.message } : String(error) }, 'refused an interaction: could not check that no other replica took it');
         return answer(res, 503, { message: 'state store unavailable' });
       }
@@ -265,6 +267,11 @@ class RecentIds {
     if (this.#seenAt.has(id)) return false;
     this.#seenAt.set(id, now);
     return true;
+  }
+
+  /** Forgets `id` (its claim failed): the next `add` of it answers true. */
+  drop(id: string): void {
+    this.#seenAt.delete(id);
   }
 }
 

@@ -56,6 +56,7 @@ export class HomeTabs {
   readonly #rendering = new Map<string, Set<Promise<void>>>();
   readonly #limiter: Bottleneck;
   readonly #now: () => number;
+  #stopping = false;
 
   constructor(options: HomeTabsOptions) {
     this.#o = options;
@@ -99,21 +100,27 @@ export class HomeTabs {
     for (const key of this.#viewers.keys()) if (key.startsWith(`${teamId}:`)) this.#soon(key);
   }
 
-  /** Waits for the publishes under way (tests, a stop). */
+  /** Waits for the publishes under way and queued (tests). */
   async settled(): Promise<void> {
     await Promise.allSettled([...this.#publishing]);
   }
 
+  /**
+   * Finishes the publishes in flight and drops those still waiting (coalescing, or queued for the pace): a stop waits
+   * for no publish after the ones Slack is answering, however slow Slack is. A dropped one shows what changed when the
+   * member next opens their Home (it is published then), here or on another replica.
+   */
   async stop(): Promise<void> {
+    this.#stopping = true;
     for (const timer of this.#pending.values()) clearTimeout(timer);
     this.#pending.clear();
-    await this.settled();
     await this.#limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
+    await this.settled();
   }
 
   #soon(key: string): void {
     const viewer = this.#viewers.get(key);
-    if (!viewer || this.#now() - viewer.seenAt > VIEWER_TTL_MS || this.#pending.has(key)) return;
+    if (this.#stopping || !viewer || this.#now() - viewer.seenAt > VIEWER_TTL_MS || this.#pending.has(key)) return;
     const timer = setTimeout(() => {
       this.#pending.delete(key);
       void this.#publish(key);
@@ -135,7 +142,11 @@ export class HomeTabs {
           await viewer.client.views.publish({ user_id: viewer.actor.userId, view });
         }),
       )
-      .catch((error: unknown) => this.#o.logger.warn({ code: slackErrorCode(error), team: viewer.actor.teamId }, 'could not publish a Home tab'));
+      .catch((error: unknown) => {
+        // Dropped by the stop, or asked after it: nothing failed.
+        if (this.#stopping && error instanceof Bottleneck.BottleneckError) return;
+        this.#o.logger.warn({ code: slackErrorCode(error), team: viewer.actor.teamId }, 'could not publish a Home tab');
+      });
     this.#publishing.add(done);
     void done.finally(() => this.#publishing.delete(done));
     return done;

@@ -1,8 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { AnyMiddlewareArgs, Middleware } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
-import { CLAIM_WAIT_MS, withTimeout } from 'pictor/internal';
-import { digestKeyOf, type Space } from '../state/index.js';
+import { claimWithin, digestKeyOf, type Space } from '../state/index.js';
 
 /**
  * HTTP mode's second check of a request, after Bolt's HTTPReceiver has
@@ -35,7 +34,7 @@ export interface ReplayGuard {
 const CHECK = 'pictorRequestCheck';
 const SIGNATURE = 'pictorRequestSignature';
 
-export function createReplayGuard(options: { logger: LoggerLike; seen: Pick<Space<unknown>, 'claimOnce'>; maxSkewSec?: number | undefined; now?: (() => number) | undefined }): ReplayGuard {
+export function createReplayGuard(options: { logger: LoggerLike; seen: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'>; maxSkewSec?: number | undefined; now?: (() => number) | undefined }): ReplayGuard {
   const maxSkewSec = options.maxSkewSec ?? 60;
   const now = options.now ?? Date.now;
 
@@ -53,7 +52,7 @@ export function createReplayGuard(options: { logger: LoggerLike; seen: Pick<Spac
       let check = context[CHECK];
       if (check === 'once') {
         try {
-          check = (await withTimeout(options.seen.claimOnce(digestKeyOf(String(context[SIGNATURE]))), CLAIM_WAIT_MS, 'the state store did not answer in time')) ? 'ok' : 'replay';
+          check = (await claimWithin(options.seen, digestKeyOf(String(context[SIGNATURE])))) ? 'ok' : 'replay';
         } catch (err) {
           options.logger.error({ err }, 'could not check a Slack request against the ones seen lately: refused it');
           check = 'unchecked';

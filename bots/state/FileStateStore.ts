@@ -321,6 +321,13 @@ class FileSpace<T> implements Space<T> {
     });
   }
 
+  /** The claim's record removed under the key's queue, so it is given back after a claim still being written. */
+  async releaseClaim(key: string): Promise<void> {
+    this.#assertOpen();
+    refuseBytes(this.definition, 'releaseClaim');
+    if (STATE_KEY_PATTERN.test(key)) await this.#serial(key, () => this.#remove(key));
+  }
+
   /** One process per data folder: the holder of a running job is this one, and nobody else sends notices. */
   async notifyHolder(): Promise<boolean> {
     return false;

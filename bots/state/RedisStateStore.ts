@@ -324,12 +324,21 @@ class RedisSpace<T> implements Space<T> {
     return (await this.redis.exists(this.store.leaseKey(holder))) === 1 ? holder : undefined;
   }
 
+  #once(key: string): string {
+    return `${this.base}:once:${key}`;
+  }
+
   async claimOnce(key: string): Promise<boolean> {
     refuseBytes(this.definition, 'claimOnce');
     if (!STATE_KEY_PATTERN.test(key)) return false;
-    const once = `${this.base}:once:${key}`;
+    const once = this.#once(key);
     const ttlMs = this.definition.ttlMs;
     return (await (ttlMs === undefined ? this.redis.set(once, '1', 'NX') : this.redis.set(once, '1', 'PX', ttlMs, 'NX'))) === 'OK';
+  }
+
+  async releaseClaim(key: string): Promise<void> {
+    refuseBytes(this.definition, 'releaseClaim');
+    if (STATE_KEY_PATTERN.test(key)) await this.redis.del(this.#once(key));
   }
 
   async notifyHolder(key: string, notice: Notice): Promise<boolean> {

@@ -24,7 +24,7 @@ export interface SpaceDefinition {
   /**
    * The values are bytes (a Buffer), kept as they are — no JSON, no base64 — so a process never holds more than the
    * bytes themselves while it writes or reads one (the kept images). Such records are never held (`hold` is ignored),
-   * changed in place (`update`) or taken once (`claimOnce`).
+   * changed in place (`update`) or taken once (`claimOnce`, `releaseClaim`).
    */
   binary?: true | undefined;
 }
@@ -104,6 +104,11 @@ export interface Space<T> {
   heldHere(key: string): Promise<boolean>;
   /** Takes a key once: true for the first call across every process and restart within the space's TTL, false after. */
   claimOnce(key: string): Promise<boolean>;
+  /**
+   * Gives back a key `claimOnce` took, so the next `claimOnce` of it answers true again: for a claim whose answer came
+   * too late to be used (`claimWithin`), so the request refused meanwhile can be taken when it comes again.
+   */
+  releaseClaim(key: string): Promise<void>;
   /** Sends a notice to the live process holding the record (another replica): true when it received it. */
   notifyHolder(key: string, notice: Notice): Promise<boolean>;
   /** Receives the notices other processes send about the records this process holds (one handler per space). */
@@ -169,7 +174,7 @@ export function encodeValue(definition: SpaceDefinition, value: unknown): string
   return kept;
 }
 
-/** `update` and `claimOnce` are for JSON records: a binary space's bytes are only put, read and deleted. */
+/** `update`, `claimOnce` and `releaseClaim` are for JSON records: a binary space's bytes are only put, read and deleted. */
 export function refuseBytes(definition: SpaceDefinition, what: string): void {
   if (definition.binary) throw new TypeError(`the ${definition.name} space keeps bytes: no ${what} there`);
 }

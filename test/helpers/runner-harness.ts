@@ -16,7 +16,6 @@ import {
   type Requester,
   type UpdateSink,
 } from '../../bots/runner/index.js';
-import type { JobHistoryState } from '../../bots/runner/job-history.js';
 import type { BotState } from '../../bots/state/index.js';
 import type { Space, SpaceDefinition } from '../../bots/state/StateStore.js';
 import type { EmulatorOptions } from '../../src/emulator/index.js';
@@ -199,7 +198,7 @@ export function useRunnerKit(emulatorOptions: EmulatorOptions = {}) {
  * The bots' state with one of its spaces seen through `wrap`: the methods it answers replace the space's (a read that
  * fails, a read counted), the rest are the space's own. Each `space()` of that definition is wrapped (on Redis each is a new object).
  */
-export function withSpace(state: BotState, definition: SpaceDefinition, wrap: (space: Space<unknown>) => Partial<Space<unknown>>): JobHistoryState {
+export function withSpace(state: BotState, definition: SpaceDefinition, wrap: (space: Space<unknown>) => Partial<Space<unknown>>): BotState {
   const bound = (target: object, name: string | symbol): unknown => {
     const value: unknown = Reflect.get(target, name);
     return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
@@ -210,5 +209,6 @@ export function withSpace(state: BotState, definition: SpaceDefinition, wrap: (s
     const over: Partial<Space<unknown>> = wrap(opened);
     return new Proxy(opened, { get: (target, name) => (name in over ? over[name as keyof Space<unknown>] : bound(target, name)) });
   };
-  return { store: new Proxy(state.store, { get: (target, name) => (name === 'space' ? space : bound(target, name)) }), spaces: state.spaces, forget: state.forget.bind(state) };
+  const store = new Proxy(state.store, { get: (target, name) => (name === 'space' ? space : bound(target, name)) });
+  return new Proxy(state, { get: (target, name) => (name === 'store' ? store : bound(target, name)) });
 }

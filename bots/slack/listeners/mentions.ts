@@ -11,8 +11,7 @@ import { mentions, withoutMention } from '../slack-text.js';
 import { imagineCommandOf } from './imagine-command.js';
 import { isPreviewFileName } from '../upload-files.js';
 import type { Workspace } from '../workspace.js';
-import { digestKeyOf, type Space } from '../../state/index.js';
-import { CLAIM_WAIT_MS, withTimeout } from 'pictor/internal';
+import { claimWithin, digestKeyOf, type Space } from '../../state/index.js';
 
 interface Mention {
   channelId: string;
@@ -34,10 +33,13 @@ interface Mention {
 /**
  * Keys this process has taken lately (or is taking): the `message` twin of an `app_mention` that reached this process
  * too is dropped without asking the shared state again. Only a first check: a key not here may have been taken
- * elsewhere, which the claim in the shared state answers. A key whose claim failed is taken back (`drop`).
+ * elsewhere, which the claim in the shared state answers. A key whose claim failed is taken back (`failed`), so its
+ * twin or a redelivery asks the state again, and is remembered as told: the member hears of a failure once a message.
+ * Kept as long as the shared state keeps a key taken (the space's TTL), never longer than the `max` latest.
  */
 class RecentKeys {
   readonly #seen = new Map<string, number>();
+  readonly #told = new Map<string, number>();
   constructor(
     readonly max: number,
     readonly ttlMs: number,
@@ -45,18 +47,32 @@ class RecentKeys {
 
   /** True the first time a key is seen (within the time kept). */
   add(key: string): boolean {
-    const now = Date.now();
-    for (const [k, at] of this.#seen) {
-      if (this.#seen.size <= this.max && now - at < this.ttlMs) break;
-      this.#seen.delete(k);
-    }
-    if (this.#seen.has(key)) return false;
-    this.#seen.set(key, now);
+    if (this.#fresh(this.#seen, key)) return false;
+    this.#keep(this.#seen, key);
     return true;
   }
 
-  drop(key: string): void {
+  /** Its claim failed: taken back, so it is tried again. True the first time for the key (the member is told then). */
+  failed(key: string): boolean {
     this.#seen.delete(key);
+    if (this.#fresh(this.#told, key)) return false;
+    this.#keep(this.#told, key);
+    return true;
+  }
+
+  #fresh(keys: Map<string, number>, key: string): boolean {
+    const at = keys.get(key);
+    return at !== undefined && Date.now() - at < this.ttlMs;
+  }
+
+  #keep(keys: Map<string, number>, key: string): void {
+    const now = Date.now();
+    keys.delete(key);
+    keys.set(key, now);
+    for (const [k, at] of keys) {
+      if (keys.size <= this.max && now - at < this.ttlMs) break;
+      keys.delete(k);
+    }
   }
 }
 
@@ -76,10 +92,10 @@ class RecentKeys {
  * a restart. When the state cannot answer — an error, or no answer within `CLAIM_WAIT_MS` (a Redis down queues the
  * claim) — the message starts no job (it may be a paid one), as the replay guard refuses a request it cannot check:
  * the member is told privately that it failed on our side, and that is logged; its other event or a redelivery is
- * tried again.
+ * tried again (failing again, it is neither told nor logged as an error a second time).
  */
-export function registerMentions(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'definition'>): void {
-  const seen = new RecentKeys(2000, taken.definition.ttlMs ?? 15 * 60_000);
+export function registerMentions(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim' | 'definition'>): void {
+  const seen = new RecentKeys(2000, taken.definition.ttlMs ?? Number.POSITIVE_INFINITY);
 
   app.event('app_mention', async ({ event, body, context: auth }) => {
     if (!event.user || (event as { bot_id?: string }).bot_id) return;
@@ -132,17 +148,21 @@ export function registerMentions(app: App, context: BotContext, taken: Pick<Spac
 
   /**
    * 'taken' for the first of a message's events and deliveries, in every process sharing the state; 'already' after;
-   * 'failed' when the state did not answer in time (the key is taken back, so a later delivery is tried again).
+   * 'failed' when the state did not answer in time (the key is taken back, so a later delivery is tried again), and
+   * 'failed again' when the member was already told of a failure for this message.
    */
-  async function take(mention: Mention): Promise<'taken' | 'already' | 'failed'> {
+  async function take(mention: Mention): Promise<'taken' | 'already' | 'failed' | 'failed again'> {
     const key = `${mention.teamId}:${mention.channelId}:${mention.ts}`;
     const where = { team: mention.teamId, channel: mention.channelId, ts: mention.ts };
     try {
-      if (seen.add(key) && (await withTimeout(taken.claimOnce(digestKeyOf(key)), CLAIM_WAIT_MS, 'the state store did not answer in time'))) return 'taken';
+      if (seen.add(key) && (await claimWithin(taken, digestKeyOf(key)))) return 'taken';
       context.logger.debug(where, 'a Slack message already taken: not answered again');
       return 'already';
     } catch (err) {
-      seen.drop(key);
+      if (!seen.failed(key)) {
+        context.logger.debug({ err, ...where }, 'could not check a Slack message again: no job started, the member was told already');
+        return 'failed again';
+      }
       context.logger.error({ err, ...where }, 'could not check a Slack message against the ones taken lately: no job started, the member is told');
       return 'failed';
     }
@@ -150,7 +170,7 @@ export function registerMentions(app: App, context: BotContext, taken: Pick<Spac
 
   async function handle(mention: Mention): Promise<void> {
     const taking = await take(mention);
-    if (taking === 'already') return;
+    if (taking === 'already' || taking === 'failed again') return;
     const { botUserId, client } = mention.workspace;
     const notify = ephemeralVia({ client, writer: context.writer }, { channelId: mention.channelId, userId: mention.userId, threadTs: mention.threadTs ?? mention.ts });
     if (taking === 'failed') {

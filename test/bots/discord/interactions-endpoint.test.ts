@@ -4,7 +4,7 @@ import { createServer, request, type Server, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startDiscordBot } from '../../../bots/discord/index.js';
 import { HttpInitialResponses, MAX_INTERACTION_BODY_BYTES } from '../../../bots/discord/interactions-endpoint.js';
 import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
@@ -132,6 +132,27 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
       expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
       // Nothing reached Discord either: the replay got no answer but the 409.
       expect(h.discord.requests.slice(before).filter((r) => r.method !== 'GET')).toEqual([]);
+    } finally {
+      await recorder.close();
+    }
+  });
+
+  it('refuses an interaction with 503 when the state cannot check it, and takes the same POST sent again (a proxy’s retry) once the state answers', async () => {
+    h = await DiscordHarness.start({ http: true, partialImages: 0 });
+    const recorder = await recordingProxy(h.bot.interactionsUrl!);
+    const taken = h.state.store.space(h.state.spaces.discordInteractions);
+    const claimOnce = taken.claimOnce.bind(taken);
+    let claims = 0;
+    vi.spyOn(taken, 'claimOnce').mockImplementation((key) => (++claims === 1 ? Promise.reject(new Error('the state does not answer')) : claimOnce(key)));
+    try {
+      h.discord.interactionsEndpoint = recorder.url;
+      const ix = h.discord.slashCommand('imagine', { prompt: 'a pear', quality: 'low' });
+      await h.discord.waitFor(() => ix.httpStatus, 'the answer to the first POST');
+      expect(ix.httpStatus).toBe(503);
+      expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(0);
+      expect(await recorder.replayTo(h.bot.interactionsUrl!)).toBe(200);
+      await h.discord.waitFor(() => h.emulator.requests.some((r) => r.route === 'generations'), 'the image request');
+      expect(claims).toBe(2);
     } finally {
       await recorder.close();
     }

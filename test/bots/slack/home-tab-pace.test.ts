@@ -90,3 +90,41 @@ describe('a Home tab published after a forget', () => {
     }
   });
 });
+
+describe('a stop of the Home tabs', () => {
+  it('finishes the publish Slack is answering and drops those queued for the pace, without waiting for them or warning of them', async () => {
+    vi.useFakeTimers();
+    const published: string[] = [];
+    const warnings: string[] = [];
+    /** Bob's publish is sent and Slack has not answered it yet (a slow Slack). */
+    let answerBob: () => void = () => {};
+    const client = {
+      views: {
+        publish: ({ user_id }: { user_id: string }) => {
+          published.push(user_id);
+          return user_id === 'U0BOB' ? new Promise<void>((resolve) => (answerBob = resolve)) : Promise.resolve();
+        },
+      },
+    } as unknown as webApi.WebClient;
+    const logger = { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) };
+    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger, command: '/imagine', perMinute: 2 });
+    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    // Two publishes a minute: Bob's and Carol's go now, four more members' wait for the next minutes.
+    for (const user of ['U0BOB', 'U0CAROL', 'U0DAN', 'U0ERIN', 'U0FRANK', 'U0GRACE']) void homes.opened(client, actor(user), requester(user));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(published).toEqual(['U0BOB', 'U0CAROL']);
+    // A change coalescing when the stop comes is dropped too.
+    homes.changed(TEAM, 'U0CAROL');
+
+    let stopped = false;
+    void homes.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(stopped).toBe(false);
+    answerBob();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(stopped).toBe(true);
+    await vi.advanceTimersByTimeAsync(5 * 60_000);
+    expect(published).toEqual(['U0BOB', 'U0CAROL']);
+    expect(warnings).toEqual([]);
+  });
+});

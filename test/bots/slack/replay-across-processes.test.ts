@@ -3,7 +3,8 @@ import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, RedisQuotaStore, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { testTempDir } from '../../helpers/temp-dir.js';
-import type { Space, SpaceDefinition } from '../../../bots/state/StateStore.js';
+import type { Space } from '../../../bots/state/StateStore.js';
+import { withSpace } from '../../helpers/runner-harness.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { signedHeaders } from '../../fakes/slack/sign-request.js';
 import { RecordingLogger } from '../discord/harness.js';
@@ -103,37 +104,20 @@ describe('a Slack mention retried by Slack', () => {
   });
 });
 
-/** The bots' state of a data folder whose `slack-messages` space claims as `claimOnce` does (a Redis gone, a disk failing). */
-function withMessagesClaimedBy(state: BotState, claimOnce: (key: string) => Promise<boolean>): BotState {
-  const bound = <T extends object>(target: T, key: string | symbol) => {
-    const value = Reflect.get(target, key, target) as unknown;
-    return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-  };
-  const store = new Proxy(state.store, {
-    get: (target, key) =>
-      key === 'space'
-        ? (definition: SpaceDefinition) => {
-            const space = target.space(definition);
-            if (definition.name !== state.spaces.slackMessages.name) return space;
-            return new Proxy(space, { get: (s, k) => (k === 'claimOnce' ? claimOnce : bound(s, k)) });
-          }
-        : bound(target, key),
-  });
-  return new Proxy(state, { get: (target, key) => (key === 'store' ? store : bound(target, key)) });
-}
-
 const onMySide = `:warning: ${say(undefined, 'error.on_my_side')}`;
 const notChecked = 'could not check a Slack message against the ones taken lately: no job started, the member is told';
 
 describe('a Slack mention while the bots’ state cannot answer', () => {
-  /** A bot whose claims are `claimOf`'s, given the data folder's own `slack-messages` space. */
-  async function withClaim(name: string, claimOf: (space: Space<unknown>) => (key: string) => Promise<boolean>) {
+  /** A bot whose `slack-messages` space is the data folder's own, seen through `wrap` (a Redis gone, slow, a disk failing). */
+  async function withMessages(name: string, wrap: (space: Space<unknown>) => Partial<Space<unknown>>) {
     const state = await openBotState({ dataDir: await testTempDir(`pictor-mention-${name}-`), logger: silentLogger() });
     const logger = new RecordingLogger();
-    const claimOnce = claimOf(state.store.space(state.spaces.slackMessages));
-    const h = await startHarness({ emulator: { latencyMs: 10 }, bot: { state: withMessagesClaimedBy(state, claimOnce), logger } });
+    const h = await startHarness({ emulator: { latencyMs: 10 }, bot: { state: withSpace(state, state.spaces.slackMessages, wrap), logger } });
     return { h, logger, state };
   }
+
+  /** A bot whose claims are `claimOf`'s, given the data folder's own `slack-messages` space. */
+  const withClaim = (name: string, claimOf: (space: Space<unknown>) => (key: string) => Promise<boolean>) => withMessages(name, (space) => ({ claimOnce: claimOf(space) }));
 
   it.each([
     ['fails', () => Promise.reject(new Error('the state does not answer'))],
@@ -166,6 +150,59 @@ describe('a Slack mention while the bots’ state cannot answer', () => {
       await finishedJob(h.fake, 'C0AGAIN');
       expect(generations(h)).toHaveLength(1);
       expect(logger.entries.map((e) => e.msg)).not.toContain('a Slack message already taken: not answered again');
+    } finally {
+      await h.close();
+      await state.close();
+    }
+  });
+
+  it('tries the message again when Slack retries it after a claim that answered too late: the late claim gives the message back, and the retry starts its job', async () => {
+    let answer: () => void = () => {};
+    let landed = 0;
+    let released = 0;
+    const { h, state } = await withMessages('late', (space) => ({
+      claimOnce: (key) =>
+        ++landed === 1
+          ? new Promise<void>((resolve) => (answer = resolve)).then(() => space.claimOnce(key)).finally(() => void (landed = 100))
+          : space.claimOnce(key),
+      releaseClaim: (key) => space.releaseClaim(key).then(() => void released++),
+    }));
+    try {
+      const mention = appMention(h.fake, 'C0LATE', 'a cat --quality low');
+      expect(await deliver(h.fake, h.bot.url!, mention)).toBe(200);
+      expect(await h.fake.waitFor(() => h.fake.ephemerals[0], 'the private answer')).toMatchObject({ channel: 'C0LATE', text: onMySide });
+      // The state answers at last: the claim took the message, for a request refused meanwhile.
+      answer();
+      await vi.waitFor(() => expect(landed).toBe(100));
+      await vi.waitFor(() => expect(released).toBe(1));
+      expect(await deliver(h.fake, h.bot.url!, mention, retryOf(1))).toBe(200);
+      await finishedJob(h.fake, 'C0LATE');
+      expect(generations(h)).toHaveLength(1);
+      expect(h.fake.ephemerals).toHaveLength(1);
+    } finally {
+      answer();
+      await h.close();
+      await state.close();
+    }
+  });
+
+  it('tells the member once, and logs one error, when the message’s twin event fails its claim too', async () => {
+    let claims = 0;
+    const { h, logger, state } = await withClaim('twin', () => () => (claims++, Promise.reject(new Error('the state does not answer'))));
+    try {
+      const mention = appMention(h.fake, 'C0TWIN', 'a cat --quality low');
+      expect(await deliver(h.fake, h.bot.url!, mention)).toBe(200);
+      await h.fake.waitFor(() => h.fake.ephemerals[0], 'the private answer');
+      // Slack's `message` event of the same message, after the first failed.
+      const { event } = mention;
+      const twin = { ...mention, event_id: 'Ev0TWIN', event: { type: 'message', channel: event.channel, channel_type: 'channel', user: event.user, text: event.text, ts: event.ts, team: event.team } };
+      expect(await deliver(h.fake, h.bot.url!, twin)).toBe(200);
+      await vi.waitFor(() => expect(logger.entries.filter((e) => e.msg?.startsWith('could not check a Slack message'))).toHaveLength(2));
+      await h.runner.shutdown({ graceMs: 500 });
+      expect(claims).toBe(2);
+      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual([notChecked]);
+      expect(h.fake.ephemerals).toHaveLength(1);
+      expect(generations(h)).toHaveLength(0);
     } finally {
       await h.close();
       await state.close();

@@ -17,7 +17,7 @@ describe('the Slack replay guard', () => {
     vi.useFakeTimers();
     const errors: string[] = [];
     const logger = { debug() {}, info() {}, warn() {}, error: (_: unknown, msg?: string) => void errors.push(String(msg)) };
-    const guard = createReplayGuard({ logger, seen: { claimOnce: () => new Promise<boolean>(() => {}) } });
+    const guard = createReplayGuard({ logger, seen: { claimOnce: () => new Promise<boolean>(() => {}), releaseClaim: () => Promise.resolve() } });
     const context = guard.extract(request('v0=abc'));
     const ack = vi.fn(async () => {});
     const next = vi.fn(async () => {});

@@ -234,6 +234,7 @@ describe.each([
     // Bytes are put, read and deleted: never changed in place nor taken once.
     await expect(images.update('i1', (b) => b)).rejects.toBeInstanceOf(TypeError);
     await expect(images.claimOnce('i9')).rejects.toBeInstanceOf(TypeError);
+    await expect(images.releaseClaim('i9')).rejects.toBeInstanceOf(TypeError);
     // 900 bytes each within 2000: a third write drops the oldest.
     await images.put('i2', bytes(2));
     await images.put('i3', bytes(3));
@@ -398,6 +399,19 @@ describe.each([
     expect(await backend.a.space(SPACE).claimOnce('../ix')).toBe(false);
   });
 
+  it.skipIf(skip)('gives a key back once claimed: the next claim takes it again, from any process and after a restart, and then holds it again', async () => {
+    backend = await make();
+    expect(await backend.a.space(SPACE).claimOnce('ix1')).toBe(true);
+    await backend.a.space(SPACE).releaseClaim('ix1');
+    // `b` is a process started after `a` (the file backend: a restart).
+    expect(await backend.b.space(SPACE).claimOnce('ix1')).toBe(true);
+    expect(await backend.b.space(SPACE).claimOnce('ix1')).toBe(false);
+    // A key never taken, or not a key: nothing to give back.
+    await backend.b.space(SPACE).releaseClaim('ix9');
+    await backend.b.space(SPACE).releaseClaim('../ix');
+    expect(await backend.b.space(SPACE).claimOnce('ix9')).toBe(true);
+  });
+
   it.skipIf(skip)('delivers a notice about a record to the live process holding it, and to no one once it is gone', async () => {
     backend = await make();
     const heard: [string, unknown][] = [];
@@ -555,7 +569,7 @@ describe('the data-folder backend', () => {
     expect(await readdir(folder)).toEqual(['k1.json']);
     expect(JSON.parse(await readFile(join(folder, 'k1.json'), 'utf8')).value).toEqual(job('written as the store closes'));
     await writing;
-    for (const call of [() => space.put('k2', job('late')), () => space.update('k1', () => job('late')), () => space.delete('k1'), () => space.get('k1'), () => space.claimOnce('k3'), () => space.claimOrphans()]) {
+    for (const call of [() => space.put('k2', job('late')), () => space.update('k1', () => job('late')), () => space.delete('k1'), () => space.get('k1'), () => space.claimOnce('k3'), () => space.releaseClaim('k3'), () => space.claimOrphans()]) {
       await expect(call()).rejects.toMatchObject({ name: 'StateClosedError', code: 'state_closed' });
     }
     // A space first used after the close does not make its folder either.
