@@ -80,6 +80,12 @@ describe('starting without a reachable Redis', () => {
     expect(everythingShown(error)).not.toContain(SECRET);
   });
 
+  it('ends the Redis client\'s own reason with one period, not two', () => {
+    const error = new RedisUnavailableError('redis://cache:6379', 'WRONGPASS invalid username-password pair or user is disabled.');
+    expect(error.message).toContain('or user is disabled. Start Redis');
+    expect(error.message).not.toContain('..');
+  });
+
   it('refuses to make a shared limiter or a shared quota store', async () => {
     const config = { url: `redis://127.0.0.1:${await closedPort()}`, prefix: 'pictor' };
     await expect(createImageLimiter({ imagesPerMinute: 5, redis: config, connectTimeoutMs: 2000 })).rejects.toBeInstanceOf(RedisUnavailableError);
@@ -109,6 +115,7 @@ describe.skipIf(redis.skipReason)(`starting with a real Redis ${redis.skipReason
     const error = await connectRedis(url.toString(), { connectTimeoutMs: 3000 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RedisUnavailableError);
     expect((error as Error).message).toMatch(/WRONGPASS|NOAUTH|auth/i);
+    expect((error as Error).message).not.toContain('..');
     expect(everythingShown(error)).not.toContain(SECRET);
   });
 
