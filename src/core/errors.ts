@@ -60,17 +60,38 @@ export function registerSecret(secret: string | undefined): void {
 
 /**
  * Anything shaped like a credential, even one never registered: `Bearer <token>`, `Basic <base64 of user:password>`,
- * an `authorization` field's value and `sk-…` style keys. Only the credential goes: our own prose ("Basic
- * Information → Signing Secret", "a Bearer token") stays as written.
+ * a token in an `authorization` field and `sk-…` style keys. Only the credential goes: our own prose ("Basic
+ * Information → Signing Secret", "a Bearer token") and a service's ("Missing authorization: check your header", "see
+ * https://…/sk-guidelines-v2") stay as written.
  */
 const BEARER = /\bBearer(\s+)([A-Za-z0-9._~+/=-]+)/gi;
 const BASIC = /\bBasic(\s+)([A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])/gi;
-const AUTHORIZATION_FIELD = /\b(authorization)(["']?\s*[:=]\s*["']?)((?:Bearer|Basic)\s+)?[^\s"',}]+/gi;
-const SK_KEY = /\bsk-[A-Za-z0-9_-]{6,}/g;
+const AUTHORIZATION_FIELD = /\b(authorization)(["']?\s*[:=]\s*["']?)(?:(Bearer|Basic)(\s+))?([^\s"',}]+)/gi;
+/** `sk-` at the start of a key (not inside a word, a hyphenated name or a URL path) and the characters of a key after it. */
+const SK_KEY = /(?<![\w./~+%-])sk-([A-Za-z0-9_-]+)/g;
 
 /** A bearer token, not a word: it has a digit or punctuation in it, or is longer than any English word. */
 function looksLikeToken(value: string): boolean {
   return /[0-9._~+/=-]/.test(value) || value.length >= 24;
+}
+
+/**
+ * The value of an authorization field is a credential when it follows `Bearer` (unless it is a placeholder such as
+ * `<API_KEY>`), is Basic credentials after `Basic`, or, with no scheme, has the characters of a token (RFC 7235
+ * token68) and a digit in at least 8 of them or more of them than a word has ("check", "none." and "v2" are words).
+ */
+function isFieldCredential(scheme: string | undefined, value: string): boolean {
+  if (scheme?.toLowerCase() === 'bearer') return !/^[<{$]/.test(value);
+  if (scheme?.toLowerCase() === 'basic' && looksLikeBasicCredentials(value)) return true;
+  return /^[A-Za-z0-9._~+/-]+=*$/.test(value) && ((value.length >= 8 && /[0-9]/.test(value)) || value.length >= 24);
+}
+
+/**
+ * What follows `sk-` is a key, not a name: a run of 8 or more letters and digits with a digit in it
+ * (`sk-test-0123456789`, `sk-proj-Z9y8…`), or 32 characters or more (a key of letters only). `sk-guidelines-v2` is a name.
+ */
+function looksLikeKeyBody(body: string): boolean {
+  return body.split(/[-_]/).some((part) => part.length >= 8 && /[0-9]/.test(part)) || body.length >= 32;
 }
 
 /** Basic credentials are base64 of `user:password`: decoded, printable text with a colon. */
@@ -86,12 +107,14 @@ export function redactSecrets(text: string): string {
   for (const secret of knownSecrets) {
     if (out.includes(secret)) out = out.split(secret).join('[redacted]');
   }
-  // In an authorization field whatever follows the scheme is the credential; elsewhere only what looks like one.
+  // In an authorization field what follows the scheme is the credential; elsewhere only what looks like one.
   return out
-    .replace(AUTHORIZATION_FIELD, (_whole, name: string, separator: string, scheme: string | undefined) => `${name}${separator}${scheme ?? ''}[redacted]`)
+    .replace(AUTHORIZATION_FIELD, (whole: string, name: string, separator: string, scheme: string | undefined, space: string | undefined, value: string) =>
+      isFieldCredential(scheme, value) ? `${name}${separator}${scheme ? `${scheme}${space}` : ''}[redacted]` : whole,
+    )
     .replace(BEARER, (whole: string, space: string, value: string) => (looksLikeToken(value) ? `${whole.slice(0, 6)}${space}[redacted]` : whole))
     .replace(BASIC, (whole: string, space: string, value: string) => (looksLikeBasicCredentials(value) ? `${whole.slice(0, 5)}${space}[redacted]` : whole))
-    .replace(SK_KEY, 'sk-[redacted]');
+    .replace(SK_KEY, (whole: string, body: string) => (looksLikeKeyBody(body) ? 'sk-[redacted]' : whole));
 }
 
 /** Longest piece of server-provided text kept in an error message. */

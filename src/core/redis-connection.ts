@@ -14,7 +14,8 @@ export interface RedisLogger {
 export class RedisUnavailableError extends ConnectionError {
   constructor(url: string, reason: string) {
     const where = redactRedisUrl(url);
-    super(`cannot use Redis at ${where}: ${reason}. Start Redis, fix REDIS_URL, or unset REDIS_URL to run this process on its own`, { url: where });
+    // The Redis client's own reasons often end in a period already ("WRONGPASS … is disabled."): one is enough.
+    super(`cannot use Redis at ${where}: ${reason.trim().replace(/\.+$/, '')}. Start Redis, fix REDIS_URL, or unset REDIS_URL to run this process on its own`, { url: where });
   }
 }
 

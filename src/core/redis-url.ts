@@ -1,4 +1,64 @@
-/** Hides the password (and a user name given without one) of a Redis URL, so the URL can be logged or shown. */
+/**
+ * Query parameters that carry a credential. The Redis client takes any option from the query (`?password=…` works as
+ * well as `user:password@`), so their values are as secret as the password before the host. Compared ignoring case.
+ */
+const SECRET_QUERY_NAMES = new Set(['password', 'username', 'user', 'pass']);
+
+/** One `name=value` piece of a query: as written, and as the Redis client decodes it. */
+interface QueryPiece {
+  raw: string;
+  rawValue: string;
+  name: string;
+  value: string;
+}
+
+function queryPieces(search: string): QueryPiece[] {
+  return search
+    .replace(/^\?/, '')
+    .split('&')
+    .filter((raw) => raw.length > 0)
+    .map((raw) => {
+      const [name = '', value = ''] = [...new URLSearchParams(raw)][0] ?? [];
+      const equals = raw.indexOf('=');
+      return { raw, rawValue: equals === -1 ? '' : raw.slice(equals + 1), name, value };
+    });
+}
+
+function isSecretPiece(piece: QueryPiece): boolean {
+  return SECRET_QUERY_NAMES.has(piece.name.toLowerCase());
+}
+
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * The parts of a parsed Redis URL that are secret, and the URL with them hidden: the password before the host (or a
+ * user name given without one) and the value of every credential query parameter. One rule for both, so what the
+ * shown URL hides is exactly what is scrubbed from text that quotes the URL.
+ */
+function secretParts(parsed: URL): { secrets: string[]; shown: string } {
+  const secrets: string[] = [];
+  const userinfoSecret = parsed.password || parsed.username;
+  if (userinfoSecret) secrets.push(userinfoSecret, decoded(userinfoSecret));
+  const pieces = queryPieces(parsed.search);
+  for (const piece of pieces.filter(isSecretPiece)) secrets.push(piece.rawValue, piece.value, decoded(piece.rawValue));
+
+  const shown = new URL(parsed.href);
+  if (shown.password) shown.password = '***';
+  else if (shown.username) shown.username = '***';
+  if (pieces.some(isSecretPiece)) {
+    const name = (piece: QueryPiece) => piece.raw.split('=', 1)[0];
+    shown.search = pieces.map((piece) => (isSecretPiece(piece) ? `${name(piece)}=***` : piece.raw)).join('&');
+  }
+  return { secrets: [...new Set(secrets)].filter((s) => s.length > 0), shown: shown.toString() };
+}
+
+/** Hides the secret parts of a Redis URL (see `secretParts`), so the URL can be logged or shown. */
 export function redactRedisUrl(url: string): string {
   let parsed: URL;
   try {
@@ -6,17 +66,16 @@ export function redactRedisUrl(url: string): string {
   } catch {
     return '[a Redis URL that does not parse]';
   }
-  if (parsed.password) parsed.password = '***';
-  else if (parsed.username) parsed.username = '***';
-  return parsed.toString();
+  return secretParts(parsed).shown;
 }
 
-/** The secret parts of a Redis URL (password, or a user name used as one), to scrub from any text. */
+/** The secret parts of a Redis URL, as written and decoded, to scrub from any text (an error of the Redis client). */
 export function redisUrlSecrets(url: string): string[] {
+  let parsed: URL;
   try {
-    const parsed = new URL(url);
-    return [parsed.password || parsed.username].filter((s) => s.length > 0).flatMap((s) => [s, decodeURIComponent(s)]);
+    parsed = new URL(url);
   } catch {
     return [];
   }
+  return secretParts(parsed).secrets;
 }

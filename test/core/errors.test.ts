@@ -22,6 +22,12 @@ describe('errors never carry a secret', () => {
     ['Basic credentials (base64 of user:password)', 'Authorization was Basic dXNlcjpwYXNz here', 'dXNlcjpwYXNz'],
     ['Basic credentials inside a JSON header', '{"Authorization": "Basic dXNlcjpwYXNz"}', 'dXNlcjpwYXNz'],
     ['a letters-only token after an Authorization header', 'Authorization: Bearer abcdefgh', 'abcdefgh'],
+    ['a token-like value of an authorization field given without a scheme', 'authorization=a1b2c3d4e5f6', 'a1b2c3d4e5f6'],
+    ['a project key', 'the key "sk-proj-Z9y8X7w6V5u4T3s2R1q0_aB-cD" was refused', 'Z9y8X7w6V5u4T3s2R1q0'],
+    ['a key after a colon', 'Incorrect API key provided:sk-test-0123456789', '0123456789'],
+    ['a long letters-only key', `api_key=sk-${'abcdefghij'.repeat(4)}`, 'abcdefghij'.repeat(4)],
+    ['a Bearer key', 'Bearer sk-abcdef0123456789', 'abcdef0123456789'],
+    ['a Bearer token with odd characters in an Authorization header', 'Authorization: Bearer abc!def', 'abc!def'],
   ])('redacts %s', (_what, text, secret) => {
     const redacted = redactSecrets(text);
     expect(redacted).not.toContain(secret);
@@ -34,6 +40,18 @@ describe('errors never carry a secret', () => {
     'a Bearer token is what the service expects; Basic auth is not supported',
   ])('leaves our own words intact: %s', (text) => {
     expect(redactSecrets(text)).toBe(text);
+  });
+
+  it.each([
+    'Missing authorization: check your Authorization header. See risk-sk-levels and https://x.test/sk-guidelines-v2',
+    'authorization: none.',
+    'Authorization: Bearer <API_KEY>',
+    'Authorization: Basic auth is not supported',
+    'saved as out/a-lighthouse-at-dusk-20250101-120000-3f9a2c.png',
+    'see sk-guidelines-v2 and desk-lamp-0123456789',
+  ])('leaves a service message without a credential intact: %s', (text) => {
+    expect(redactSecrets(text)).toBe(text);
+    expect(makeAPIError({ status: 401, body: { error: { message: text } } }).message).toBe(`401 ${text}`);
   });
 
   it('redacts an echoed key from a service error message, its code and its headers', () => {

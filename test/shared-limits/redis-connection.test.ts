@@ -73,6 +73,20 @@ describe('starting without a reachable Redis', () => {
     expect(everythingShown(error)).not.toContain(SECRET);
   });
 
+  it('never shows a password given in the URL query, which the Redis client accepts too', async () => {
+    const url = `redis://127.0.0.1:${await closedPort()}/?password=${SECRET}`;
+    const error = await connectRedis(url, { connectTimeoutMs: 2000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect((error as Error).message).toContain('?password=***');
+    expect(everythingShown(error)).not.toContain(SECRET);
+  });
+
+  it('ends the Redis client\'s own reason with one period, not two', () => {
+    const error = new RedisUnavailableError('redis://cache:6379', 'WRONGPASS invalid username-password pair or user is disabled.');
+    expect(error.message).toContain('or user is disabled. Start Redis');
+    expect(error.message).not.toContain('..');
+  });
+
   it('refuses to make a shared limiter or a shared quota store', async () => {
     const config = { url: `redis://127.0.0.1:${await closedPort()}`, prefix: 'pictor' };
     await expect(createImageLimiter({ imagesPerMinute: 5, redis: config, connectTimeoutMs: 2000 })).rejects.toBeInstanceOf(RedisUnavailableError);
@@ -99,6 +113,16 @@ describe.skipIf(redis.skipReason)(`starting with a real Redis ${redis.skipReason
     const url = new URL(requireRedisUrl(redis));
     url.username = 'pictor-no-such-user';
     url.password = SECRET;
+    const error = await connectRedis(url.toString(), { connectTimeoutMs: 3000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect((error as Error).message).toMatch(/WRONGPASS|NOAUTH|auth/i);
+    expect((error as Error).message).not.toContain('..');
+    expect(everythingShown(error)).not.toContain(SECRET);
+  });
+
+  it('refuses a password in the URL query that Redis rejects, without showing it anywhere', async () => {
+    const url = new URL(requireRedisUrl(redis));
+    url.search = `?username=pictor-no-such-user&password=${SECRET}`;
     const error = await connectRedis(url.toString(), { connectTimeoutMs: 3000 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RedisUnavailableError);
     expect((error as Error).message).toMatch(/WRONGPASS|NOAUTH|auth/i);
