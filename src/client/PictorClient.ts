@@ -267,6 +267,7 @@ export class PictorClient {
     return new ImageEventStream({
       controller,
       meta: requestedJob(request),
+      partialImages: request.partial_images,
       watch: hooked ? () => this.#watch(hooked) : undefined,
       open: (watch) => {
         unlink = linkSignal(controller, options.signal);

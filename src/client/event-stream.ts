@@ -2,7 +2,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { BadResponseError, makeAPIError, sanitizeServiceText, StreamBrokenError, type PictorError } from '../core/errors.js';
 import { checkImage } from './check-result.js';
 import { keepImageBytes } from './image-bytes.js';
-import { isCompletedEvent, type CompletedEvent, type ImageStreamEvent } from '../spec/result-schemas.js';
+import { isCompletedEvent, isPartialEvent, type CompletedEvent, type ImageStreamEvent, type PartialImageEvent } from '../spec/result-schemas.js';
 import { discardBody, type RawResponse } from './transport.js';
 import type { LoggerLike } from './PictorClient.js';
 import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromCompleted, type ImageJobResult, type RequestedJob } from './job-result.js';
@@ -10,6 +10,7 @@ import { readJsonResult } from './read-json-body.js';
 import { EVENT_BYTE_BOUND, eventTooLargeError } from './answer-bound.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
 import { EventBytes } from './event-bytes.js';
+import { PartialBound } from './partial-bound.js';
 import { endWatch, type RequestEnding, type RequestWatch } from './request-hook.js';
 
 /** What the client hands a stream once the service has answered 200. */
@@ -29,9 +30,11 @@ export interface StreamContext {
   classifyBodyError: (error: unknown) => PictorError;
   /** What was asked, to check and price the result. */
   meta: RequestedJob;
+  /** The partial images asked for per image (`partial_images`); undefined: not sent. More are not handed on (see `PartialBound`). */
+  partialImages?: number | undefined;
   /** Called once when the stream is done with, however it ended. */
   onEnd?: (() => void) | undefined;
-  /** Told (once per stream) which labels the service left out of its image events. */
+  /** Told (once per stream) which labels the service left out of its image events, and when partials past the bound were skipped. */
   logger?: LoggerLike | undefined;
 }
 
@@ -44,6 +47,11 @@ export interface StreamContext {
  * a margin); a stream that sends more without ending an event is aborted there
  * (BadResponseError). How long a stream may go on is the request's timeout's.
  *
+ * Partial images are handed on up to the `partial_images` asked for, per image
+ * (see `PartialBound`); the ones past that are skipped (told once, at warn),
+ * and the job goes on: a stream of nothing but such partials is read until the
+ * request's timeout, each event within the bound above.
+ *
  * The stream is over once `n` completed events have arrived: the connection is
  * closed then, whether or not the service ends the body. A service that
  * answers a streamed request with a plain JSON result is accepted too: its
@@ -55,6 +63,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
   #requestId: string | undefined;
   #jsonResult: ImageJobResult | undefined;
   #toldMissing = false;
+  #toldSkipped = false;
 
   constructor(ctx: StreamContext) {
     this.#ctx = ctx;
@@ -125,6 +134,9 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     const decoder = createUtf8Decoder();
     let completedCount = 0;
     let finished = false;
+    const partials = new PartialBound(this.#ctx.partialImages, meta.n);
+    /** A partial is handed on within the bound; the image it belongs to is the one after the completed events so far. */
+    const passes = (event: ImageStreamEvent): boolean => !isPartialEvent(event) || this.#passPartial(event, partials, completedCount, response.requestId);
     /** Checks an event before it is handed on; true once all n images are in. */
     const accept = (event: ImageStreamEvent): boolean => {
       if (!isCompletedEvent(event)) return false;
@@ -172,7 +184,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
               done = true;
               break;
             }
-            if (event === null) continue;
+            if (event === null || !passes(event)) continue;
             const allIn = accept(event);
             if (allIn) {
               // More completed events already here would be a bad answer; anything else after the last image is not needed.
@@ -196,7 +208,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
           for (const message of pending.splice(0)) {
             const event = this.#toEvent(message, response);
             if (event === 'done') break;
-            if (event === null) continue;
+            if (event === null || !passes(event)) continue;
             if (accept(event)) finished = true;
             yield event;
             if (finished) break;
@@ -263,6 +275,19 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     }
     this.#tellMissing(read.missing, response.requestId);
     return read.event;
+  }
+
+  /** Whether a partial of image `image` is handed on; the first one skipped is told (its labels, never its image). */
+  #passPartial(event: PartialImageEvent, partials: PartialBound, image: number, requestId: string | undefined): boolean {
+    if (partials.admits(image, event.partial_image_index)) return true;
+    if (!this.#toldSkipped) {
+      this.#toldSkipped = true;
+      this.#ctx.logger?.warn(
+        { requestId, image: image + 1, partialImageIndex: event.partial_image_index, partialImages: partials.perImage, n: this.#ctx.meta.n },
+        'the service sent a partial image past the ones asked for: it and any more such are skipped',
+      );
+    }
+    return false;
   }
 
   #tellMissing(missing: string[] | undefined, requestId: string | undefined): void {

@@ -508,9 +508,10 @@ describe('an answer is read no further than any answer to the request can go', (
     // The image before it was handed on, and the error does not carry it again.
     expect(events.map((event) => event.b64_json)).toEqual([PNG_B64]);
     expect(error.partial).toBeUndefined();
-    // What came up to the end of the first event (one chunk at most), then at most the bound and the chunk that crossed it.
-    expect(read.bytes).toBeGreaterThan(EVENT_BYTE_BOUND);
-    expect(read.bytes).toBeLessThanOrEqual(EVENT_BYTE_BOUND + 2 * read.largestChunk);
+    // The first event, then the second past the bound by less than the chunk that crossed it (counted exactly from the first one's end).
+    const first = Buffer.byteLength(sse('image_generation.completed', completed()));
+    expect(read.bytes).toBeGreaterThan(first + EVENT_BYTE_BOUND);
+    expect(read.bytes).toBeLessThanOrEqual(first + EVENT_BYTE_BOUND + read.largestChunk);
     await s.requestConnectionsClosed();
     expect(await written).toBeLessThan(EVENT_BYTE_BOUND + 32 * 1024 * 1024);
     await dispatcher.close();
@@ -565,6 +566,87 @@ describe('a stream\'s bound holds for each event, counted from the end of the on
     })());
     expect(error).toMatchObject({ code: 'bad_response', message: expect.stringMatching(/more than 33 MiB without ending an event/) });
     expect(types).toEqual(['image_generation.partial_image']);
+  });
+});
+
+describe('partial images past the ones asked for are skipped, and the job goes on', () => {
+  const partial = (index: number, b64 = PNG_B64) => sse('image_generation.partial_image', { ...completed(b64), type: 'image_generation.partial_image', partial_image_index: index, usage: undefined });
+
+  /** A logger that keeps what it is told at warn, as text. */
+  function warnings(): { logger: PictorClientOptions['logger']; told: string[] } {
+    const told: string[] = [];
+    const none = () => {};
+    return { told, logger: { debug: none, info: none, error: none, warn: (obj, msg) => told.push(`${msg ?? ''} ${JSON.stringify(obj)}`) } };
+  }
+
+  /** Serves `events` (SSE text) in one chunk each, then ends the body. */
+  async function streaming(events: string[]): Promise<MisbehavingServer> {
+    return serve(async (req) => {
+      await req.body();
+      req.socket.write(SSE_HEAD);
+      for (const event of events) req.socket.write(chunk(event));
+      req.socket.end(chunk(''));
+    });
+  }
+
+  const handedOn = (events: ImageStreamEvent[]) => events.map((event) => ('partial_image_index' in event ? `partial ${event.partial_image_index}` : 'completed'));
+
+  it('hands on 2 of 50 partials when 2 were asked for, tells it once without the image, and gives the final image', async () => {
+    const preview = Buffer.from('a preview the service should not have sent').toString('base64');
+    const s = await streaming([...Array.from({ length: 50 }, (_, i) => partial(i, preview)), sse('image_generation.completed', completed())]);
+    const { logger, told } = warnings();
+    const events: ImageStreamEvent[] = [];
+    for await (const event of clientOf(s, { logger }).generateStream({ prompt: 'x', partial_images: 2 })) events.push(event);
+    expect(handedOn(events)).toEqual(['partial 0', 'partial 1', 'completed']);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(/partial image past the ones asked for/);
+    expect(told[0]).not.toContain(preview);
+    expect(s.requests).toBe(1);
+  });
+
+  it('counts the partials of each image: a repeated index past the count is skipped, and so is an index past the ones asked for', async () => {
+    const s = await streaming([
+      partial(0), partial(0), partial(0), partial(0),
+      sse('image_generation.completed', completed()),
+      partial(1), partial(2), partial(0),
+      sse('image_generation.completed', completed()),
+    ]);
+    const events: ImageStreamEvent[] = [];
+    for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2, partial_images: 2 })) events.push(event);
+    expect(handedOn(events)).toEqual(['partial 0', 'partial 0', 'completed', 'partial 1', 'partial 0', 'completed']);
+  });
+
+  it('hands on no partial when 0 were asked for, and at most 3 per image when the field was not sent', async () => {
+    const events = [partial(0), partial(1), partial(2), partial(3), partial(0), sse('image_generation.completed', completed())];
+    const none: ImageStreamEvent[] = [];
+    for await (const event of clientOf(await streaming(events)).generateStream({ prompt: 'x', partial_images: 0 })) none.push(event);
+    expect(handedOn(none)).toEqual(['completed']);
+    await server?.close();
+    const unset: ImageStreamEvent[] = [];
+    for await (const event of clientOf(await streaming(events)).generateStream({ prompt: 'x' })) unset.push(event);
+    expect(handedOn(unset)).toEqual(['partial 0', 'partial 1', 'partial 2', 'completed']);
+  });
+
+  it('reads an endless stream of partials past the ones asked for only until the request\'s timeout, handing on none past the one asked for', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.write(SSE_HEAD);
+      const piece = chunk(partial(0).repeat(64));
+      const pump = () => {
+        while (!req.socket.destroyed) if (!req.socket.write(piece)) return void req.socket.once('drain', pump);
+      };
+      pump();
+    });
+    const { logger, told } = warnings();
+    const events: ImageStreamEvent[] = [];
+    const error = await failureOf((async () => {
+      for await (const event of clientOf(s, { logger, timeoutMs: 1_000, idleTimeoutMs: 60_000 }).generateStream({ prompt: 'x', partial_images: 1 })) events.push(event);
+    })());
+    expect(error).toMatchObject({ code: 'timeout', kind: 'total', mayBeBilled: true });
+    expect(handedOn(events)).toEqual(['partial 0']);
+    expect(told).toHaveLength(1);
+    await s.requestConnectionsClosed();
+    expect(s.requests).toBe(1);
   });
 });
 
