@@ -47,7 +47,8 @@ const ADVICE: Partial<Record<PictorError['code'], string>> = {
   server_error: 'The service had a problem; try again later.',
   stream_broken: 'The result was cut off; the job may have been billed, so check before retrying.',
   not_found: 'Check that PICTOR_BASE_URL points at the service (without /v1 is fine).',
-  bad_response: 'The answer was not the images asked for; the request may have been billed, so it was not sent again. Check the service before retrying.',
+  // The error's own message already says the job may have been billed and was not sent again.
+  bad_response: 'Check the service before retrying.',
 };
 
 /**

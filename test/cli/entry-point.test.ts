@@ -106,6 +106,7 @@ describe('pictor output is for humans', () => {
     expect(code).toBe(1);
     expect(JSON.parse(stdout)).toMatchObject({ ok: false, code: 'bad_response' });
     expect(stderr).toContain('may have been billed');
+    expect(stderr.match(/billed/g), 'the billing sentence, once').toHaveLength(1);
     expect(failing.requests - before).toBe(1);
   });
 });
