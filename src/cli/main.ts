@@ -207,15 +207,19 @@ function isEntryPoint(): boolean {
 export async function runCli(): Promise<number> {
   // A reader that went away (pictor usage | head -1): the rest of the output is dropped, quietly.
   const output = processOutput();
+  const cwd = userDirectory(process.env);
   const io: CliIo = {
     stdout: output.out,
     stderr: output.err,
     // A live line only on a real terminal (as the spinner library judges one: not dumb, not CI).
     terminal: process.stderr.isTTY && process.env.TERM !== 'dumb' && !('CI' in process.env) ? process.stderr : undefined,
     stdoutIsTerminal: process.stdout.isTTY === true,
-    cwd: userDirectory(process.env),
+    cwd,
   };
   try {
+    // Under `npm run pictor` the process starts in the package's root: it moves to the user's folder, so `.env` and
+    // a relative PICTOR_DATA_DIR are read from where --image and --out paths start.
+    if (cwd !== process.cwd()) process.chdir(cwd);
     loadSettingsFile();
     return await main(process.argv.slice(2), process.env, io);
   } catch (error) {
