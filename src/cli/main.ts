@@ -47,7 +47,8 @@ const ADVICE: Partial<Record<PictorError['code'], string>> = {
   server_error: 'The service had a problem; try again later.',
   stream_broken: 'The result was cut off; the job may have been billed, so check before retrying.',
   not_found: 'Check that PICTOR_BASE_URL points at the service (without /v1 is fine).',
-  bad_response: 'The answer was not the images asked for; the request may have been billed, so it was not sent again. Check the service before retrying.',
+  // The error's own message already says the job may have been billed and was not sent again.
+  bad_response: 'Check the service before retrying.',
 };
 
 /**
@@ -206,15 +207,19 @@ function isEntryPoint(): boolean {
 export async function runCli(): Promise<number> {
   // A reader that went away (pictor usage | head -1): the rest of the output is dropped, quietly.
   const output = processOutput();
+  const cwd = userDirectory(process.env);
   const io: CliIo = {
     stdout: output.out,
     stderr: output.err,
     // A live line only on a real terminal (as the spinner library judges one: not dumb, not CI).
     terminal: process.stderr.isTTY && process.env.TERM !== 'dumb' && !('CI' in process.env) ? process.stderr : undefined,
     stdoutIsTerminal: process.stdout.isTTY === true,
-    cwd: userDirectory(process.env),
+    cwd,
   };
   try {
+    // Under `npm run pictor` the process starts in the package's root: it moves to the user's folder, so `.env` and
+    // a relative PICTOR_DATA_DIR are read from where --image and --out paths start.
+    if (cwd !== process.cwd()) process.chdir(cwd);
     loadSettingsFile();
     return await main(process.argv.slice(2), process.env, io);
   } catch (error) {

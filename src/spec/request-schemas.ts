@@ -12,7 +12,7 @@ import {
   SIZES,
   TRANSPARENT_FORMATS,
 } from './constants.js';
-import { sniffImageType } from './image-type.js';
+import { imageDamage, sniffImageType } from './image-type.js';
 
 /** What each field accepts, in words: used in every validation message. */
 export const ALLOWED: Record<string, string> = {
@@ -123,16 +123,16 @@ export const EditImageSchema = z
         path: [],
         message: `image is ${(img.data.byteLength / 1024 / 1024).toFixed(1)} MB; each must be under ${LIMITS.editImageMaxBytes / 1024 / 1024} MB`,
       });
-    } else if (sniffImageType(img.data) === null) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [],
-        message: `image${img.filename ? ` ${JSON.stringify(img.filename)}` : ''} is not a PNG, JPEG or WebP image (checked by its content)`,
-      });
+    } else {
+      const format = sniffImageType(img.data);
+      const problem = format === null ? 'not a PNG, JPEG or WebP image' : imageDamage(img.data, format);
+      if (problem !== undefined) {
+        ctx.addIssue({ code: 'custom', path: [], message: `image${img.filename ? ` ${JSON.stringify(img.filename)}` : ''} is ${problem} (checked by its content)` });
+      }
     }
   });
 
-/** The images of an edit: 1 to 16, each checked by its content. */
+/** The images of an edit: 1 to 16, each checked by its content: its type and its structure (`imageDamage`). */
 const editImages = z
   .array(EditImageSchema, { error: () => 'image must be a list of images' })
   .min(EDIT_ASSUMPTIONS.imagesMin, { error: () => 'an edit needs at least one image' })

@@ -58,6 +58,16 @@ describe('pictor paths start where the user stands', () => {
     expect(await readdir(join(sub, 'out'))).toHaveLength(1);
   });
 
+  it('reads .env and a relative PICTOR_DATA_DIR from INIT_CWD too when run as the package npm script', async () => {
+    const sub = await tempDir();
+    await writeFile(join(sub, '.env'), 'PICTOR_ACCOUNT_DAILY_USD=5\nPICTOR_DATA_DIR=ledger\n');
+    const npmEnv = { INIT_CWD: sub, npm_package_json: join(REPO_ROOT, 'package.json'), PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY };
+    const { code } = await spawnCli(['generate', '--prompt', 'x', '--quality', 'low', '--out', 'out/'], { cwd: REPO_ROOT, env: npmEnv });
+    expect(code).toBe(0);
+    expect(await readdir(join(sub, 'ledger'))).not.toHaveLength(0);
+    await expect(readdir(join(REPO_ROOT, 'ledger'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('shows the absolute path of an image it cannot read', async () => {
     const dir = await tempDir();
     const { stderr } = await run(['edit', '--prompt', 'x', '--image', 'missing.png'], {}, { cwd: dir });
@@ -106,6 +116,7 @@ describe('pictor output is for humans', () => {
     expect(code).toBe(1);
     expect(JSON.parse(stdout)).toMatchObject({ ok: false, code: 'bad_response' });
     expect(stderr).toContain('may have been billed');
+    expect(stderr.match(/billed/g), 'the billing sentence, once').toHaveLength(1);
     expect(failing.requests - before).toBe(1);
   });
 });

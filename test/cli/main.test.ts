@@ -147,6 +147,15 @@ describe('pictor edit', () => {
     expect(stderr).toContain('notes.png');
   });
 
+  it('refuses a truncated image before sending it, naming --image', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'cut.jpg'), (await makeImage('jpeg')).subarray(0, 200));
+    const { code, stderr } = await run(['edit', '--prompt', 'x', '--image', join(dir, 'cut.jpg')], { PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--image: image "cut\.jpg" is a damaged JPEG image/);
+    expect(env.emulator.requests).toHaveLength(0);
+  });
+
   it('says so when an image file cannot be read', async () => {
     const { code, stderr } = await run(['edit', '--prompt', 'x', '--image', '/nonexistent/a.png']);
     expect(code).toBe(2);

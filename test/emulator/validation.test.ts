@@ -107,9 +107,9 @@ describe('edit requests are validated with the spec schema', () => {
     expect(await errorOf(response)).toMatchObject({ param: 'image[1]', code: 'invalid_value' });
   });
 
-  it('answers 400 naming image when a part has image magic bytes but cannot be decoded', async () => {
-    const png = await solidImage('#336699');
-    const broken = Buffer.concat([png.subarray(0, 16), Buffer.alloc(64, 7)]);
+  it('answers 400 naming image when a part is a whole PNG whose header cannot be decoded', async () => {
+    const broken = Buffer.from(await solidImage('#336699'));
+    broken[24] = 3; // IHDR bit depth: no PNG has 3 bits per sample
     const response = await edit(emulator, [{ bytes: broken }], { prompt: 'x' });
     expect(response.status).toBe(400);
     expect((await errorOf(response)).code).toBe('invalid_image_file');

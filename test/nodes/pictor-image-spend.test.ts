@@ -171,6 +171,7 @@ describe('the Pictor Image node when a request fails after some images', () => {
     expect(out).toHaveLength(2);
     expect(out![0]!.binary?.data).toBeDefined();
     expect(out![1]!.json).toMatchObject({ code: 'server_error', itemIndex: 0 });
+    expect(out![1]!.json.description).toBe('The service reported a failure in the middle of its streamed answer; such a failure is not retried. Try again later.');
     const ledger = await ledgerOf(folder);
     expect(ledger.spent[utcDay(Date.now())]!.account).toBeCloseTo(ONE_IMAGE_USD, 9);
   });
@@ -184,6 +185,7 @@ describe('the Pictor Image node when a request fails after some images', () => {
     expect(out).toHaveLength(2);
     expect(out![0]!.binary?.data).toBeDefined();
     expect(out![1]!.json).toMatchObject({ code: 'bad_response' });
+    expect(`${out![1]!.json.error} ${out![1]!.json.description}`.match(/billed/g), 'the billing sentence, once').toHaveLength(1);
     const ledger = await ledgerOf(folder);
     expect(ledger.spent[utcDay(Date.now())]!.account).toBeGreaterThan(ONE_IMAGE_USD);
   });

@@ -247,6 +247,14 @@ describe('editing with the Pictor Image node', () => {
     expect(emulator.stats().requests).toBe(0);
   });
 
+  it('refuses a truncated image in a binary field, naming the field, before sending', async () => {
+    const item = itemWithFiles({ photo: { bytes: (await png('#ff0000')).subarray(0, 40), fileName: 'photo.png', mimeType: 'image/png' } });
+    const error = await failure({ operation: 'edit', prompt: 'edit it', inputBinaryFields: 'photo' }, { items: [item] });
+    expect(error.message).toMatch(/^Input Binary Fields: binary field "photo": image "photo\.png" is a damaged PNG image/);
+    expect(error.context).toMatchObject({ itemIndex: 0, parameter: 'image[0]', code: 'validation_error' });
+    expect(emulator.stats().requests).toBe(0);
+  });
+
   it('names a missing binary field and the fields the item has', async () => {
     const item = itemWithFiles({ photo: { bytes: await png('#000000'), fileName: 'p.png', mimeType: 'image/png' } });
     const error = await failure({ operation: 'edit', prompt: 'edit it', inputBinaryFields: 'photo, logo' }, { items: [item] });

@@ -145,6 +145,17 @@ describe('an edit request', () => {
     expect(error.message).toContain('cat.png');
   });
 
+  it('refuses a damaged image (truncated, or a PNG signature followed by text), naming its position', async () => {
+    const good = await makeImage('png');
+    const truncated = good.subarray(0, 40);
+    const fake = new Uint8Array([...good.subarray(0, 8), ...new TextEncoder().encode('garbage')]);
+    for (const [data, filename] of [[truncated, 'cut.png'], [fake, 'fake.png']] as const) {
+      const error = rejection(() => parseEditRequest({ prompt: 'x', image: [{ data: good }, { data, filename }] }));
+      expect(error).toMatchObject({ code: 'validation_error', param: 'image[1]' });
+      expect(error.message).toContain(`image "${filename}" is a damaged PNG image`);
+    }
+  });
+
   it('needs at least one image and takes at most 16', async () => {
     const png = await makeImage('png', 8, 8);
     expect(rejection(() => parseEditRequest({ prompt: 'x', image: [] })).param).toBe('image');

@@ -18,10 +18,20 @@ const HINTS: Partial<Record<PictorErrorCode, string>> = {
   timeout:
     'The service took too long after the request had reached it, so it may already be billed and was not sent again. High quality images can take minutes: lower the quality, or check the service before running it again.',
   stream_broken: 'The answer broke off after the job had started; it may already be billed, so it was not sent again.',
-  bad_response:
-    'The service answered with something that is not the images asked for (wrong count, not an image of the requested format). It may already be billed, so it was not sent again.',
+  // The error's own message says the job may have been billed and was not sent again.
+  bad_response: 'The service answered with something that is not the images asked for (wrong count, not an image of the requested format). Check the service before running it again.',
   aborted: 'The execution was cancelled.',
   not_found: 'The base URL of the Pictor API credential does not point at the image service.',
+};
+
+/**
+ * An error event in a streamed answer (it has no HTTP status) is never retried,
+ * so the hints above that speak of retries do not fit it.
+ */
+const STREAM_EVENT_HINTS: Partial<Record<PictorErrorCode, string>> = {
+  server_error: 'The service reported a failure in the middle of its streamed answer; such a failure is not retried. Try again later.',
+  rate_limited:
+    'The service reported "rate limit exceeded" in the middle of its streamed answer; this is not retried. Set Images per Minute to your account limit.',
 };
 
 /** Names the node parameter behind a spec field or path (`output_format`, `image[2]`). */
@@ -65,7 +75,7 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
     const nodeError = new NodeApiError(node, response, {
       itemIndex,
       message: error.message,
-      description: HINTS[error.code] ?? (error.param ? `The service rejected ${parameterOf(error.param, inputBinaryFields).displayName}.` : undefined),
+      description: (error.status === undefined ? STREAM_EVENT_HINTS[error.code] : undefined) ?? HINTS[error.code] ?? (error.param ? `The service rejected ${parameterOf(error.param, inputBinaryFields).displayName}.` : undefined),
       ...(error.status !== undefined ? { httpCode: String(error.status) } : {}),
     });
     Object.assign(nodeError.context, { code: error.code, requestId: error.requestId });

@@ -147,7 +147,7 @@ export const pictorImageProperties: INodeProperties[] = [
     placeholder: 'e.g. data, logo',
     displayOptions: { show: { operation: ['edit'] } },
     hint: `Binary fields of the input item, separated by commas (1 to ${LIMITS.editImagesMax})`,
-    description: `Names of the binary fields of the input item that hold the images to edit, separated by commas. 1 to ${LIMITS.editImagesMax} PNG, JPEG or WebP images; the type is checked from the file content, not its name.`,
+    description: `Names of the binary fields of the input item that hold the images to edit, separated by commas. 1 to ${LIMITS.editImagesMax} PNG, JPEG or WebP images, each checked from its content (type and structure), not its name.`,
   },
   {
     displayName: FIELD_PARAMETERS.n.displayName,
