@@ -18,7 +18,16 @@ export function discordAuditPoster(rest: REST): AuditPoster {
     maxEntries: DISCORD_LIMITS.embedsPerMessage,
     async post(post) {
       const body = bodyOf(post);
-      const message = (await rest.post(Routes.channelMessages(post.channelId), { body })) as { id: string; embeds?: unknown[] };
+      let message: { id: string; embeds?: unknown[] };
+      try {
+        message = (await rest.post(Routes.channelMessages(post.channelId), { body })) as { id: string; embeds?: unknown[] };
+      } catch (error) {
+        // A channel deleted: no post there ever succeeds (the runner drops its entries rather than trying again). One
+        // the bot can no longer see (50001) or post in (50013) may come back: thrown as it is, tried again later.
+        const code = discordErrorCode(error);
+        if (code === DISCORD_ERRORS.unknownChannel) throw new AuditChannelError('not_found', code);
+        throw error;
+      }
       // Without Embed Links Discord drops a bot's embeds and keeps the rest: the entries were not shown.
       if (lostEmbeds(message, body.embeds.length)) throw new AuditChannelError('no_permission', EMBEDS_DROPPED);
       return { messageId: message.id };

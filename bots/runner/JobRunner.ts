@@ -115,6 +115,8 @@ export interface JobRunnerOptions {
   auditEnded?: AuditLogOptions['ended'];
   /** How long audit entries are collected before a post (and the least time between two posts to one channel). Default 2 s. */
   auditBatchMs?: number | undefined;
+  /** How long an audit channel waits after a failed post before trying it again (twice as long after each failure, up to an hour). Default a minute. */
+  auditPostRetryMs?: number | undefined;
 }
 
 interface Job {
@@ -261,6 +263,7 @@ export class JobRunner {
       // The one rule of a member's forget, read where the prompt is posted: only where a member can forget (a history).
       forgotten: history,
       batchMs: options.auditBatchMs,
+      postRetryMs: options.auditPostRetryMs,
       logger: this.#logger,
       now: this.#now,
     });

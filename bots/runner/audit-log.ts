@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULTS, type LoggerLike } from 'pictor';
-import { isSpendRefusalCode } from 'pictor/internal';
+import { CLAIM_WAIT_MS, isSpendRefusalCode } from 'pictor/internal';
 import { digestKeyOf, type Space } from '../state/index.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { endFactsOf, linkSeenBy, type JobEnd, type JobHistory } from './job-history.js';
@@ -152,13 +152,18 @@ export interface AuditLogOptions {
   batchMs?: number | undefined;
   /** Entries waiting per channel; past it the oldest are dropped and the next post says how many. Default 200. */
   maxQueued?: number | undefined;
+  /** How long a channel waits after a failed post before trying again; twice as long after each failure, up to an hour. Default a minute (`AUDIT_LIMITS.retryMs`). */
+  postRetryMs?: number | undefined;
+  /** How long a member's `forget` waits for a post of theirs under way before answering it as still to edit (edited once it lands). Default `CLAIM_WAIT_MS`. */
+  forgetWaitMs?: number | undefined;
   logger?: LoggerLike | undefined;
   now?: (() => number) | undefined;
 }
 
 /**
  * `retryMs`/`retryMaxMs`: posts whose edit failed at a forget are edited again after `retryMs`, then after twice as
- * long each time some still fail, up to `retryMaxMs` between two tries (one try a post each time).
+ * long each time some still fail, up to `retryMaxMs` between two tries (one try a post each time); so is a channel's
+ * post that failed tried again, its entries waiting in its queue meanwhile.
  */
 export const AUDIT_LIMITS = { batchMs: 2_000, maxQueued: 200, troubleAfter: 3, retryMs: 60_000, retryMaxMs: 3_600_000 } as const;
 
@@ -184,6 +189,23 @@ interface ChannelQueue extends Omit<AuditPost, 'entries'> {
   items: Queued[];
   timer: ReturnType<typeof setTimeout> | undefined;
   posting: Promise<void> | undefined;
+  /** The post on its way to the platform, if any (its entries are in neither `items` nor a record yet). */
+  sending: Sending | undefined;
+  /** Its last post failed: how long the next try waits (`retryMs`, twice as long after each failure, up to `retryMaxMs`). */
+  failWaitMs: number | undefined;
+}
+
+/**
+ * A post under way: its entries, whether it has landed (kept, or failed), and the members (`<platform>:<user>`) whose
+ * `forget` here stopped waiting for it — it erases their entries itself once it lands, as those forgets counted it.
+ */
+interface Sending {
+  items: Queued[];
+  landed: boolean;
+  /** Resolves once it landed. */
+  landing: Promise<void>;
+  land: () => void;
+  handedOver: Set<string>;
 }
 
 const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
@@ -193,7 +215,8 @@ const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
  * then one message takes up to the poster's `maxEntries`; the next post of that channel comes `batchMs` after the
  * last ended, so a busy server gets one message every couple of seconds, never a message per job. At most
  * `maxQueued` entries wait per channel (the oldest go first, counted and said in the next post). A failed post is
- * logged and its entries dropped; after `troubleAfter` failures in a row the admins' settings view says so.
+ * logged and its entries wait again, first in line, for the channel's next try (`retryMs`, then twice as long after
+ * each failure, up to `retryMaxMs`); after `troubleAfter` failures in a row the admins' settings view says so.
  */
 export class AuditLog {
   readonly #channelOf: AuditChannelOf;
@@ -202,6 +225,8 @@ export class AuditLog {
   readonly #forgotten: AuditLogOptions['forgotten'];
   readonly #batchMs: number;
   readonly #maxQueued: number;
+  readonly #postRetryMs: number;
+  readonly #forgetWaitMs: number;
   readonly #logger: LoggerLike;
   readonly #now: () => number;
   readonly #posters = new Map<Platform, AuditPoster>();
@@ -237,6 +262,8 @@ export class AuditLog {
     this.#forgotten = options.forgotten;
     this.#batchMs = options.batchMs ?? AUDIT_LIMITS.batchMs;
     this.#maxQueued = options.maxQueued ?? AUDIT_LIMITS.maxQueued;
+    this.#postRetryMs = options.postRetryMs ?? AUDIT_LIMITS.retryMs;
+    this.#forgetWaitMs = options.forgetWaitMs ?? CLAIM_WAIT_MS;
     this.#logger = options.logger ?? noopLogger;
     this.#now = options.now ?? Date.now;
   }
@@ -263,7 +290,9 @@ export class AuditLog {
    * once: a job whose end was posted before (a sweep recording again an end whose mark a crash cut off) or is waiting
    * for its post here is not entered again. Its key is kept once its post succeeded, never before: a stop or a crash
    * that drops a waiting entry leaves the end to be entered again. Resolves once the entry was posted, or will not be
-   * (no audit channel, entered before, dropped, its post failed); a repeat while its first entry waits here resolves as
+   * (no audit channel, entered before, dropped as the queue was full or the channel changed); a post that failed leaves
+   * it waiting for the next try, and one that failed at a stop leaves it unresolved (not posted: the sweep enters it
+   * again at the next start). A repeat while its first entry waits here resolves as
    * that one does. Never rejects. `acceptedAt`: when the job was accepted, for `forgotten` (without it, the end's time).
    */
   jobEnded(
@@ -350,13 +379,32 @@ export class AuditLog {
     const theirs = (e: AuditEntry) => e.userId === userId;
     // Entries whose audit channel is still being read join their queue first, then lose their prompt with the rest.
     await Promise.allSettled([...this.#arriving]);
+    // Posts on their way holding an entry of theirs: their entries lose the prompt too (a post that fails is tried
+    // again without it). Only those are waited for, and only a while: another server's slow post never holds this answer.
+    const sending: Sending[] = [];
     for (const queue of this.#queues.values()) {
-      if (queue.platform === platform) for (const item of queue.items) if (theirs(item.entry)) item.entry = erase(item.entry);
+      if (queue.platform !== platform) continue;
+      for (const item of queue.items) if (theirs(item.entry)) item.entry = erase(item.entry);
+      const post = queue.sending;
+      if (post && !post.landed && post.items.some((i) => theirs(i.entry))) {
+        for (const item of post.items) if (theirs(item.entry)) item.entry = erase(item.entry);
+        sending.push(post);
+      }
     }
-    if (!this.#posts) return { edited: 0, pending: 0 };
-    // A post under way is kept once it is posted: then it is found below and written again.
-    await Promise.allSettled([...this.#queues.values()].map((q) => q.posting));
+    if (!this.#posts) {
+      // No record is kept: each post erases their entries itself once it lands.
+      for (const post of sending) post.handedOver.add(userKey);
+      return { edited: 0, pending: 0 };
+    }
     const done: AuditForgotten = { edited: 0, pending: 0 };
+    // One that landed meanwhile is kept, found below and written again; one still on its way is handed over: it erases
+    // their entries once it lands, counted now as still to edit (a failed edit there leaves it to the retries).
+    if (sending.length > 0) await waitAtMost(Promise.all(sending.map((post) => post.landing)), this.#forgetWaitMs);
+    for (const post of sending) {
+      if (post.landed) continue;
+      post.handedOver.add(userKey);
+      done.pending++;
+    }
     // Theirs: a post showing a prompt of theirs, or one still to edit holding an entry of theirs. Another's post still
     // to edit is left to the retries (known here from now on), not edited before this member's answer.
     const records: string[] = [];
@@ -665,16 +713,21 @@ export class AuditLog {
     const key = `${scopeKeyOf(requester)}:${channel.channelId}`;
     let queue = this.#queues.get(key);
     if (!queue) {
-      queue = { platform: requester.platform, scopeId: requester.scopeId, channelId: channel.channelId, locale: channel.locale, items: [], skipped: 0, timer: undefined, posting: undefined };
+      queue = { platform: requester.platform, scopeId: requester.scopeId, channelId: channel.channelId, locale: channel.locale, items: [], skipped: 0, timer: undefined, posting: undefined, sending: undefined, failWaitMs: undefined };
       this.#queues.set(key, queue);
     }
     queue.locale = channel.locale;
     queue.items.push(item);
-    if (queue.items.length > this.#maxQueued) {
+    this.#bound(queue);
+    this.#schedule(key, queue);
+  }
+
+  /** At most `maxQueued` entries wait in a queue: the oldest go (not posted; counted, and said in the next post). */
+  #bound(queue: ChannelQueue): void {
+    while (queue.items.length > this.#maxQueued) {
       void this.#settled(queue.items.shift()!);
       queue.skipped++;
     }
-    this.#schedule(key, queue);
   }
 
   #schedule(key: string, queue: ChannelQueue): void {
@@ -689,7 +742,7 @@ export class AuditLog {
         else this.#queues.delete(key);
       });
       queue.posting = posting;
-    }, this.#closing ? 0 : this.#batchMs);
+    }, this.#closing ? 0 : (queue.failWaitMs ?? this.#batchMs));
     queue.timer.unref?.();
   }
 
@@ -700,6 +753,15 @@ export class AuditLog {
       if (!poster || (queue.items.length === 0 && queue.skipped === 0)) return;
       if (!(await this.#stillChosen(queue))) return;
       const items = queue.items.splice(0, Math.max(1, poster.maxEntries));
+      // From here until it landed, a forget here finds these entries in `sending` (erasing them there).
+      let land!: () => void;
+      const sending: Sending = { items, landed: false, landing: new Promise<void>((resolve) => (land = resolve)), land, handedOver: new Set() };
+      queue.sending = sending;
+      const landed = () => {
+        sending.landed = true;
+        if (queue.sending === sending) queue.sending = undefined;
+        sending.land();
+      };
       // A member who erased their prompts on another replica meanwhile: that replica's forget did not see these entries.
       // Read now, not as they were queued (nor from the history's reads of the mark): they waited their batch and pace.
       for (const index of await this.#forgottenAmong(items)) items[index]!.entry = erase(items[index]!.entry);
@@ -711,21 +773,48 @@ export class AuditLog {
       try {
         ({ messageId } = await poster.post(post));
       } catch (error) {
-        this.#failed(scopeKey, queue.channelId, error, items.length);
-        await Promise.all(items.map((i) => this.#settled(i)));
-        if (all) return;
-        continue;
+        landed();
+        if (isMessageGone(error)) {
+          // The channel is gone (deleted): no post there ever succeeds. Its entries, and those waiting, are dropped,
+          // not tried again; the admins see the failures in the settings view until they choose another channel.
+          const dropped = [...items, ...queue.items.splice(0)];
+          queue.skipped = 0;
+          queue.failWaitMs = undefined;
+          this.#failed(scopeKey, queue.channelId, error, dropped.length, undefined);
+          await Promise.all(dropped.map((i) => this.#settled(i)));
+          return;
+        }
+        // Not posted: its entries wait again, first in line, for the next try after the channel's own wait (never a
+        // tight loop); their job ends are not taken as posted meanwhile — at a stop, not at all (the sweep posts them).
+        queue.items.unshift(...items);
+        queue.skipped += skipped;
+        this.#bound(queue);
+        queue.failWaitMs = queue.failWaitMs === undefined ? this.#postRetryMs : Math.min(queue.failWaitMs * 2, AUDIT_LIMITS.retryMaxMs);
+        this.#failed(scopeKey, queue.channelId, error, items.length, queue.failWaitMs);
+        return;
       }
+      queue.failWaitMs = undefined;
       this.#trouble.delete(scopeKey);
-      // Posted: now (never before) its job ends are kept as entered; a crash before leaves them to be entered again.
-      await Promise.all(items.map((i) => this.#settled(i, true)));
       const record: AuditRecord = { ...post, messageId };
-      const kept = await this.#keep(record).catch((error: unknown) => (this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not keep an audit post for forget'), false));
-      // A forget marked since the read above may have listed the posts kept before this one was: it is erased here,
-      // unless a forget of that member runs here and will find this post kept (it waits for this post, then lists the
-      // posts kept, erases it and counts it). One not kept (no audit-posts space, or its write failed) no forget finds.
-      const late = await this.#forgottenAmong(items);
-      if (kept) for (const index of late) if (this.#forgetting.has(`${queue.platform}:${items[index]!.entry.userId}`)) late.delete(index);
+      let late: Set<number>;
+      let kept: boolean;
+      try {
+        // Posted: now (never before) its job ends are kept as entered; a crash before leaves them to be entered again.
+        await Promise.all(items.map((i) => this.#settled(i, true)));
+        kept = await this.#keep(record).catch((error: unknown) => (this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not keep an audit post for forget'), false));
+        // A forget marked since the read above, or run here while it was on its way (its entry changed since), may
+        // have listed the posts kept before this one was: it is erased here, unless a forget of that member runs here,
+        // did not hand it over, and will find this post kept (it waited for it to land, then lists the posts kept,
+        // erases it and counts it). One not kept (no audit-posts space, or its write failed) no forget finds.
+        late = await this.#forgottenAmong(items);
+        items.forEach((item, index) => item.entry !== post.entries[index] && post.entries[index]!.prompt !== '' && late.add(index));
+        for (const index of late) {
+          const member = `${queue.platform}:${items[index]!.entry.userId}`;
+          if (kept && this.#forgetting.has(member) && !sending.handedOver.has(member)) late.delete(index);
+        }
+      } finally {
+        landed();
+      }
       if (late.size > 0) await this.#erase(recordKeyOf(record), (_, index) => late.has(index), kept ? undefined : record).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post'));
     } while (all);
   }
@@ -750,14 +839,19 @@ export class AuditLog {
     return true;
   }
 
-  #failed(scopeKey: string, channelId: string, error: unknown, entries: number): void {
+  /** A failed post, counted for the settings view; `waitMs`: when it is tried again (undefined: its channel is gone, its entries dropped). */
+  #failed(scopeKey: string, channelId: string, error: unknown, entries: number, waitMs: number | undefined): void {
     const before = this.#trouble.get(scopeKey);
     const failures = before && before.channelId === channelId ? before.failures + 1 : 1;
     const code = String(codeOf(error) ?? 'failed');
     this.#trouble.set(scopeKey, { channelId, failures, code, at: this.#now() });
     if (this.#trouble.size > 10_000) this.#trouble.delete(this.#trouble.keys().next().value!);
     const log = failures === AUDIT_LIMITS.troubleAfter ? this.#logger.error.bind(this.#logger) : this.#logger.warn.bind(this.#logger);
-    log({ scopeKey, channelId, code, failures, entries }, failures >= AUDIT_LIMITS.troubleAfter ? 'audit posts keep failing: the admins’ settings view says so' : 'an audit post failed; its entries were dropped');
+    const said =
+      failures >= AUDIT_LIMITS.troubleAfter ? 'audit posts keep failing: the admins’ settings view says so'
+      : waitMs === undefined ? 'an audit post failed: its channel is gone; its entries were dropped'
+      : 'an audit post failed; its entries are posted again later';
+    log({ scopeKey, channelId, code, failures, entries, ...(waitMs === undefined ? { gone: true } : { waitMs }) }, said);
   }
 }
 
@@ -785,6 +879,13 @@ function sameEntries(a: readonly AuditEntry[], b: readonly AuditEntry[]): boolea
  */
 function isMessageGone(error: unknown): boolean {
   return error instanceof AuditChannelError && error.problem === 'not_found';
+}
+
+/** Waits for `promise`, or `ms` at most (the timer does not hold the process). */
+async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 function cut(prompt: string): string {

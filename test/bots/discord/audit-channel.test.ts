@@ -74,7 +74,7 @@ describe('the audit channel on Discord', () => {
     expect((await h.runner.policy.effective({ platform: 'discord', scopeId: h.discord.guildId })).auditChannel.value).toBeUndefined();
   });
 
-  it('refuses a channel where the bot lacks Embed Links (Discord drops a bot’s embeds there), and counts posts that lost theirs as failed', async () => {
+  it('refuses a channel where the bot lacks Embed Links (Discord drops a bot’s embeds there), counts posts that lost theirs as failed, and posts the entry once it is given back', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const bare = snowflake();
     h.discord.withoutEmbedLinks.add(bare);
@@ -82,28 +82,39 @@ describe('the audit channel on Discord', () => {
     expect(answer.content).toBe(`✋ ${say('en', 'audit.no_permission', { channel: `<#${bare}>` })}`);
     expect((await h.runner.policy.effective({ platform: 'discord', scopeId: h.discord.guildId })).auditChannel.value).toBeUndefined();
 
-    // The permission is taken away later: the posts show no entry, and the admins are told.
+    // The permission is taken away later: the posts show no entry, they are tried again, and the admins are told.
     const audit = snowflake();
     await chooseAuditChannel(h, audit);
     h.discord.withoutEmbedLinks.add(audit);
-    for (let i = 0; i < 3; i++) {
-      await h.finalReply(h.discord.slashCommand('imagine', { prompt: `a faint kite ${i}`, quality: 'low' }));
-      await h.discord.waitFor(() => h!.discord.requests.filter((r) => r.route === 'channel-message' && r.method === 'POST' && r.status !== 200).length > i, 'the audit post to fail');
-    }
-    // Discord's answer reaches the bot after the stand-in has recorded it: the third failure is counted then.
-    await h.discord.waitFor(() => h!.runner.audit.trouble({ platform: 'discord', scopeId: h!.discord.guildId }) !== undefined, 'the third failed post to be counted');
-    expect(h.runner.audit.trouble({ platform: 'discord', scopeId: h.discord.guildId })).toMatchObject({ channelId: audit, failures: 3, code: '50006' });
+    await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a faint kite', quality: 'low' }));
+    const scope = { platform: 'discord' as const, scopeId: h.discord.guildId };
+    await h.discord.waitFor(() => h!.runner.audit.trouble(scope), 'three failed tries of the audit post to be counted');
+    // The next try is held (the count stays as it is) while the admins look at the settings view.
+    const hold = h.discord.holdRequests((method, path) => method === 'POST' && path.includes(`/channels/${audit}/messages`));
+    await h.discord.waitFor(() => hold.held > 0 || undefined, 'the next try of the audit post');
+    const trouble = h.runner.audit.trouble(scope)!;
+    expect(trouble).toMatchObject({ channelId: audit, code: '50006' });
+    expect(trouble.failures).toBeGreaterThanOrEqual(3);
+    const settings = await answerOf(h, h.discord.slashCommand('imagine-admin settings', {}, { permissions: MANAGE_SERVER }));
+    expect(settings.content).toContain(describeAuditTrouble(trouble, 'en'));
+    // Embed Links given back: that try lands, with the entry, once, and the trouble is gone.
+    h.discord.withoutEmbedLinks.delete(audit);
+    hold.release();
+    await auditEntry(h, audit, 'a faint kite');
+    // Discord's answer reaches the bot after the stand-in has shown the message.
+    await h.discord.waitFor(() => h!.runner.audit.trouble(scope) === undefined || undefined, 'the trouble to be cleared');
+    expect(h.discord.channelMessages(audit).flatMap(embedTexts).filter((t) => t.includes('a faint kite'))).toHaveLength(1);
   });
 
-  it('leaves the job’s answer intact when audit posts fail (403, 404, 500), and tells the admins in the settings view', async () => {
+  it('leaves the job’s answer intact when audit posts fail (403, 500), and posts the entry at the next try; a channel deleted (404) drops it', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const audit = snowflake();
     await chooseAuditChannel(h, audit);
     const faults = [
       { status: 403, code: 50013, message: 'Missing Permissions' },
-      { status: 404, code: 10003, message: 'Unknown Channel' },
-      // discord.js tries a 5xx again: every try fails.
+      // discord.js tries a 5xx again: every try of that post fails.
       { status: 500, code: 0, message: 'Internal Server Error', count: 4 },
+      { status: 404, code: 10003, message: 'Unknown Channel' },
     ];
     for (const [i, fault] of faults.entries()) {
       const failedBefore = h.discord.requests.filter((r) => r.route === 'channel-message' && r.injected).length;
@@ -112,10 +123,13 @@ describe('the audit channel on Discord', () => {
       expect(result.attachments).toHaveLength(1);
       expect(result.content).not.toContain('audit');
       await h.discord.waitFor(() => h!.discord.requests.filter((r) => r.route === 'channel-message' && r.injected).length >= failedBefore + (fault.count ?? 1), 'the audit post to fail');
+      // Tried again: the entry lands — but not in a channel Discord says is deleted (its entry dropped, said in the log).
+      if (fault.code !== 10003) await auditEntry(h, audit, `a sturdy kite ${i}`);
     }
-    await h.discord.waitFor(() => h!.runner.audit.trouble({ platform: 'discord', scopeId: h!.discord.guildId }), 'the failures to be counted');
-    const settings = await answerOf(h, h.discord.slashCommand('imagine-admin settings', {}, { permissions: MANAGE_SERVER }));
-    expect(settings.content).toContain(describeAuditTrouble({ channelId: audit, failures: 3, code: '500', at: 0 }, 'en'));
+    await h.discord.waitFor(() => h!.logger.text().includes('its channel is gone') || undefined, 'the dropped entry to be logged');
+    await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a sturdy kite 3', quality: 'low' }));
+    await auditEntry(h, audit, 'a sturdy kite 3');
+    expect(h.discord.channelMessages(audit).flatMap(embedTexts).filter((t) => t.includes('a sturdy kite')).map((t) => t.match(/a sturdy kite \d/)![0])).toEqual(['a sturdy kite 0', 'a sturdy kite 1', 'a sturdy kite 3']);
     expect(h.logger.text()).not.toContain(h.discord.botToken);
   });
 

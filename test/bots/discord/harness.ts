@@ -110,6 +110,8 @@ export class DiscordHarness {
       auditEnded: this.state.store.space(this.state.spaces.auditEnded),
       // Audit entries are posted a moment after they come (2 s in production), so the tests see them soon.
       auditBatchMs: 50,
+      // A failed audit post is tried again a moment later (a minute in production).
+      auditPostRetryMs: 50,
       maxQueuedInputBytes: this.options.maxQueuedInputBytes,
       now: this.options.runnerNow,
     });

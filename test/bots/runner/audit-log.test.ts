@@ -167,21 +167,99 @@ describe('the audit log', () => {
     expect(poster.posts.flatMap((p) => p.entries.map((e) => e.prompt))).toEqual(['seen']);
   });
 
-  it('drops the entries of a failed post, never throwing, and tells the admins after three failures in a row', async () => {
+  it('keeps the entries of a failed post for the next try, a minute later then twice as long each time, and tells the admins after three failures in a row', async () => {
     const poster = new RecordingPoster();
     const log = logWith(poster);
     poster.failures = 3;
-    for (let round = 0; round < 3; round++) {
-      log.jobEnded(member(), job(`round ${round}`), completed);
-      await vi.advanceTimersByTimeAsync(2000);
-      expect(log.trouble(member())).toEqual(round < 2 ? undefined : { channelId: 'C-audit', failures: 3, code: '50013', at: expect.any(Number) });
-    }
-    expect(poster.posts).toHaveLength(0);
-    // The next post that succeeds clears it.
-    log.jobEnded(member(), job('round 3'), completed);
+    let posted = false;
+    void log.jobEnded(member(), job('first'), completed).then(() => (posted = true));
     await vi.advanceTimersByTimeAsync(2000);
-    expect(poster.posts.map((p) => p.entries.map((e) => e.prompt))).toEqual([['round 3']]);
+    expect(poster.posts).toHaveLength(0);
+    // Failed at 2 s; tried again 1, then 2 minutes later (failing both), an entry joining meanwhile.
+    log.jobEnded(member(), job('second'), completed);
+    for (const [wait, failures] of [[AUDIT_LIMITS.retryMs, 2], [2 * AUDIT_LIMITS.retryMs, 3]] as const) {
+      await vi.advanceTimersByTimeAsync(wait - 1);
+      expect(poster.failures).toBe(4 - failures);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(poster.failures).toBe(3 - failures);
+    }
+    expect(log.trouble(member())).toEqual({ channelId: 'C-audit', failures: 3, code: '50013', at: expect.any(Number) });
+    expect(posted).toBe(false);
+    // The next try, 4 minutes later, succeeds: both entries in one post, oldest first; then the usual pace.
+    await vi.advanceTimersByTimeAsync(4 * AUDIT_LIMITS.retryMs);
+    expect(poster.posts.map((p) => p.entries.map((e) => e.prompt))).toEqual([['first', 'second']]);
+    expect(posted).toBe(true);
     expect(log.trouble(member())).toBeUndefined();
+    log.jobEnded(member(), job('third'), completed);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(poster.posts.map((p) => p.entries.map((e) => e.prompt))).toEqual([['first', 'second'], ['third']]);
+  });
+
+  it('never takes as posted the end of a job whose post failed, not even when the bot stops then: the next start enters it again', async () => {
+    const ended = new Map<string, true>();
+    const endedSpace = { get: async (key: string) => ended.get(key), put: async (key: string) => void ended.set(key, true) };
+    const poster = new RecordingPoster();
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 2000, ended: endedSpace });
+    log.setPoster('discord', poster);
+    poster.failures = 2;
+    let settled = false;
+    void log.jobEnded(member(), { key: 'job-1', ...job('a lighthouse') }, completed).then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(2000);
+    await log.flush();
+    expect(poster.posts).toHaveLength(0);
+    expect(settled).toBe(false);
+    expect(ended.size).toBe(0);
+    // The next start (the sweep records the end again): posted, then kept as posted.
+    const next = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 2000, ended: endedSpace });
+    next.setPoster('discord', poster);
+    const entered = next.jobEnded(member(), { key: 'job-1', ...job('a lighthouse') }, completed);
+    await vi.advanceTimersByTimeAsync(2000);
+    await entered;
+    expect(poster.posts.map((p) => p.entries.map((e) => e.prompt))).toEqual([['a lighthouse']]);
+    expect(ended.size).toBe(1);
+  });
+
+  it('posts a failed first post once its retry succeeds, once: its job end resolves then and is kept as posted, never posted again', async () => {
+    const ended = new Map<string, true>();
+    const poster = new RecordingPoster();
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 2000, postRetryMs: 5000, ended: { get: async (key) => ended.get(key), put: async (key) => void ended.set(key, true) } });
+    log.setPoster('discord', poster);
+    poster.failures = 1;
+    let posted = false;
+    void log.jobEnded(member(), { key: 'job-1', ...job('a lighthouse') }, completed).then(() => (posted = true));
+    await vi.advanceTimersByTimeAsync(2000);
+    expect([poster.posts.length, posted, ended.size]).toEqual([0, false, 0]);
+    // The retry waits the wait given (a minute when none is), then posts it.
+    await vi.advanceTimersByTimeAsync(4999);
+    expect(poster.posts).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(poster.posts.map((p) => p.entries.map((e) => e.prompt))).toEqual([['a lighthouse']]);
+    expect([posted, ended.size]).toEqual([true, 1]);
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMaxMs);
+    await log.flush();
+    expect(poster.posts).toHaveLength(1);
+  });
+
+  it('drops the entries of a channel that is gone (the poster answers not_found): never tried again, counted for the admins', async () => {
+    const poster = new RecordingPoster();
+    let tries = 0;
+    poster.post = async () => {
+      tries++;
+      throw new AuditChannelError('not_found', 10003);
+    };
+    const log = logWith(poster);
+    let settled = false;
+    void log.jobEnded(member(), job('a lighthouse'), completed).then(() => (settled = true));
+    log.jobEnded(member(), job('a harbour'), completed);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect([tries, settled, log.waiting]).toEqual([1, true, 0]);
+    await vi.advanceTimersByTimeAsync(10 * AUDIT_LIMITS.retryMaxMs);
+    await log.flush();
+    expect(tries).toBe(1);
+    // A later entry is tried once too (the admins may have brought the channel back), then dropped the same way.
+    log.jobEnded(member(), job('a pier'), completed);
+    await log.flush();
+    expect(tries).toBe(2);
   });
 
   it('posts what waits at once when flushed (the bot stops)', async () => {
@@ -409,6 +487,74 @@ describe('forget in the audit channel', () => {
     };
     return { state, log, kept, forgetWhilePosting, poster: held.poster };
   }
+
+  /** An audit-posts space kept in memory (for fake timers). */
+  function memorySpace(): NonNullable<AuditLogOptionsPosts> & { records: Map<string, AuditRecord> } {
+    const records = new Map<string, AuditRecord>();
+    return {
+      records,
+      get: async (key) => records.get(key),
+      put: async (key, value) => void records.set(key, value),
+      update: async (key, change) => {
+        const before = records.get(key);
+        const after = change(before as never);
+        if (after === undefined) records.delete(key);
+        else records.set(key, after);
+        return { before, after } as never;
+      },
+      delete: async (key) => void records.delete(key),
+      entries: async function* () {
+        for (const [key, value] of [...records]) yield { key, value };
+      },
+    };
+  }
+
+  it('answers a member’s forget without waiting for another server’s audit post under way (hung on its platform)', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const held = heldPoster();
+      const log = new AuditLog({ channelOf: async (scope) => (scope.scopeId === 'G2' ? { channelId: 'C-audit' } : undefined), batchMs: 10, posts: memorySpace() });
+      log.setPoster('discord', held.poster);
+      log.jobEnded(member('U-bo', 'G2'), job('a zebra'), completed);
+      await vi.advanceTimersByTimeAsync(10);
+      await held.reached;
+      let answered: unknown;
+      void log.forget('discord:U-ada').then((done) => (answered = done));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(answered).toEqual({ edited: 0, pending: 0 });
+      held.release();
+      await log.flush();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('answers a member’s forget within a moment while a post of theirs hangs, counting it still to edit: it is edited without their prompt once it lands', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const held = heldPoster();
+      const space = memorySpace();
+      const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: space, forgetWaitMs: 1500 });
+      log.setPoster('discord', held.poster);
+      log.jobEnded(member('U-ada'), job('zanzibarwhisper lighthouse'), completed);
+      log.jobEnded(member('U-bo'), job('a plain tree'), completed);
+      await vi.advanceTimersByTimeAsync(10);
+      await held.reached;
+      let answered: unknown;
+      void log.forget('discord:U-ada').then((done) => (answered = done));
+      await vi.advanceTimersByTimeAsync(1499);
+      expect(answered).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(answered).toEqual({ edited: 0, pending: 1 });
+      held.release();
+      await log.flush();
+      // Posted as it was sent (before the forget), then written again at once without Ada's prompt; Bo's stays.
+      expect(held.poster.edits.map((e) => [e.messageId, e.entries.map((x) => [x.prompt, x.erased ?? false])])).toEqual([['m1', [['', true], ['a plain tree', false]]]]);
+      expect(JSON.stringify([...space.records.values()])).not.toContain('zanzibarwhisper');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 
   it('counts a post made while the member’s forget runs in this process: the forget waits for it, finds it kept and erases it, once', async () => {
     const { state, log, kept, forgetWhilePosting, poster } = await oneProcess();

@@ -120,7 +120,7 @@ describe('the audit channel on Slack', () => {
     expect((await h.runner.policy.effective({ platform: 'slack', scopeId: h.fake.teamId })).auditChannel.value).toBeUndefined();
   });
 
-  it('leaves the job’s answer intact when audit posts fail, and tells the admins in the settings view', async () => {
+  it('leaves the job’s answer intact when audit posts fail, posts the entry at the next try, and tells the admins in the settings view while they keep failing', async () => {
     h = await start();
     const { fake } = h;
     await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN);
@@ -135,12 +135,30 @@ describe('the audit channel on Slack', () => {
       const job = await finishedJob(fake, 'C0ART', i);
       expect(job.text + JSON.stringify(job.blocks)).toContain(`a sturdy kite ${i}`);
       expect(job.text + JSON.stringify(job.blocks)).not.toContain('audit');
-      // Its audit post was tried (and refused) before the next fault is set.
+      // Its audit post was refused, then tried again: the entry lands.
       await fake.waitFor(() => fake.callsOf('chat.postMessage').filter((c) => c.args.channel === AUDIT && !c.ok).length >= failedCalls || undefined, 'the audit post to fail');
+      await auditEntry(h, `a sturdy kite ${i}`);
     }
-    // Slack's answer reaches the bot after the stand-in has recorded it: all four failures counted (the trouble shows from the third).
-    await fake.waitFor(() => h!.runner.audit.trouble({ platform: 'slack', scopeId: fake.teamId })?.failures === 4 || undefined, 'the failures to be counted');
-    expect(await privately(fake, 'admin settings', ADMIN)).toContain(describeAuditTrouble({ channelId: AUDIT, failures: 4, code: 'internal_error', at: 0 }, 'en'));
+    expect(fake.botMessages(AUDIT).flatMap(sections).filter((t) => t.includes('a sturdy kite'))).toHaveLength(4);
+    expect(h.runner.audit.trouble({ platform: 'slack', scopeId: fake.teamId })).toBeUndefined();
+
+    // Posts that keep failing: tried again and again; from the third failure in a row the settings view says so.
+    fake.failNext('chat.postMessage', { status: 200, error: 'internal_error', count: 1000, match: toAudit });
+    await fake.command({ command: '/imagine', text: 'a stubborn kite --quality low', channel: 'C0ART', user: 'U0ALICE' });
+    await finishedJob(fake, 'C0ART', faults.length);
+    await fake.waitFor(() => h!.runner.audit.trouble({ platform: 'slack', scopeId: fake.teamId }), 'three failures in a row to be counted');
+    // The next try is held open (the count stays as it is) while the admin looks.
+    const held = fake.holdOpen('chat.postMessage');
+    await fake.waitFor(() => held.arrived() > 0 || undefined, 'the next try of the audit post');
+    const trouble = h.runner.audit.trouble({ platform: 'slack', scopeId: fake.teamId })!;
+    expect(trouble).toMatchObject({ channelId: AUDIT, code: 'internal_error' });
+    expect(await privately(fake, 'admin settings', ADMIN)).toContain(describeAuditTrouble(trouble, 'en'));
+    // Slack answers again: that try lands, and the trouble is gone.
+    fake.failNext('chat.postMessage', { count: 0 });
+    held.release();
+    await auditEntry(h, 'a stubborn kite');
+    // Slack's answer reaches the bot after the stand-in has shown the message.
+    await fake.waitFor(() => h!.runner.audit.trouble({ platform: 'slack', scopeId: fake.teamId }) === undefined || undefined, 'the trouble to be cleared');
   });
 
   it('waits out Slack’s Retry-After on an audit post and posts it then', async () => {

@@ -87,6 +87,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     auditEnded: state.store.space(state.spaces.auditEnded),
     // Audit entries are posted a moment after they come (2 s in production), so the tests see them soon.
     auditBatchMs: 50,
+    // A failed audit post is tried again a moment later (a minute in production).
+    auditPostRetryMs: 50,
     maxQueuedInputBytes: options.maxQueuedInputBytes,
   });
   const bot = await startSlackBot({
