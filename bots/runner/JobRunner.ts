@@ -23,7 +23,7 @@ import {
 } from 'pictor';
 import { AS_VALIDATION_ERROR, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
-import { checkUntil, waitWithin } from 'pictor/internal';
+import { checkUntil, imageOfPartial, waitWithin } from 'pictor/internal';
 import { InFlight } from '../in-flight.js';
 import { describeFailure } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
@@ -913,7 +913,7 @@ export class JobRunner {
     return {
       type: 'partial',
       jobId,
-      imageIndex: imageIndexOf(event, completedSoFar),
+      imageIndex: imageOfPartial(event, completedSoFar),
       partialIndex: event.partial_image_index,
       // Decoded when a surface reads it: most partials are superseded by pacing and never shown.
       get image() {
@@ -980,16 +980,6 @@ const isActive = (status: JobInfo['status']): boolean => status === 'queued' || 
 /** 12 URL-safe characters: short enough for a Discord `custom_id` or a Slack `action_id`. */
 function newJobId(): string {
   return randomBytes(9).toString('base64url');
-}
-
-/**
- * Which output image a partial belongs to. The events carry no image number
- * (wire-format.md); images stream one after the other, so a partial belongs to
- * the image after the ones already completed, unless the service says otherwise.
- */
-function imageIndexOf(event: PartialImageEvent, completedSoFar: number): number {
-  const explicit = (event as Record<string, unknown>).image_index ?? (event as Record<string, unknown>).output_index;
-  return typeof explicit === 'number' && Number.isInteger(explicit) && explicit >= 0 ? explicit : completedSoFar;
 }
 
 function raceTimeout(promise: Promise<unknown>, ms: number): Promise<void> {

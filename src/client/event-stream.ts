@@ -10,7 +10,7 @@ import { readJsonResult } from './read-json-body.js';
 import { EVENT_BYTE_BOUND, eventTooLargeError } from './answer-bound.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
 import { EventBytes } from './event-bytes.js';
-import { PartialBound } from './partial-bound.js';
+import { imageOfPartial, PartialBound } from './partial-bound.js';
 import { endWatch, type RequestEnding, type RequestWatch } from './request-hook.js';
 
 /** What the client hands a stream once the service has answered 200. */
@@ -135,7 +135,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     let completedCount = 0;
     let finished = false;
     const partials = new PartialBound(this.#ctx.partialImages, meta.n);
-    /** A partial is handed on within the bound; the image it belongs to is the one after the completed events so far. */
+    /** A partial is handed on within the bound (told by the completed events so far which image it likely belongs to). */
     const passes = (event: ImageStreamEvent): boolean => !isPartialEvent(event) || this.#passPartial(event, partials, completedCount, response.requestId);
     /** Checks an event before it is handed on; true once all n images are in. */
     const accept = (event: ImageStreamEvent): boolean => {
@@ -266,6 +266,11 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     const read = imageEventFromWire(parsed, name, this.#ctx.meta);
     // Event types we do not know are skipped, so a newer service does not break the stream.
     if (read === 'unknown') return null;
+    // A partial whose index cannot be read is a preview we cannot place: skipped like one past the bound, never failing the paid job.
+    if (read === 'unindexed') {
+      this.#tellSkipped(response.requestId, { partialImageIndex: sanitizeServiceText(String(JSON.stringify((parsed as Record<string, unknown>).partial_image_index) ?? 'none'), 40) });
+      return null;
+    }
     if (read === 'malformed') {
       const type = (parsed as { type?: unknown } | null)?.type;
       throw new StreamBrokenError(
@@ -277,17 +282,21 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     return read.event;
   }
 
-  /** Whether a partial of image `image` is handed on; the first one skipped is told (its labels, never its image). */
-  #passPartial(event: PartialImageEvent, partials: PartialBound, image: number, requestId: string | undefined): boolean {
-    if (partials.admits(image, event.partial_image_index)) return true;
-    if (!this.#toldSkipped) {
-      this.#toldSkipped = true;
-      this.#ctx.logger?.warn(
-        { requestId, image: image + 1, partialImageIndex: event.partial_image_index, partialImages: partials.perImage, n: this.#ctx.meta.n },
-        'the service sent a partial image past the ones asked for: it and any more such are skipped',
-      );
-    }
+  /** Whether a partial is handed on; the first one skipped is told (its labels, never its image). */
+  #passPartial(event: PartialImageEvent, partials: PartialBound, completedSoFar: number, requestId: string | undefined): boolean {
+    if (partials.admits(event)) return true;
+    this.#tellSkipped(requestId, { image: imageOfPartial(event, completedSoFar) + 1, partialImageIndex: event.partial_image_index, partialImages: partials.perImage });
     return false;
+  }
+
+  /** Told once per stream: the first partial skipped, past the ones asked for or with an index that cannot be read. */
+  #tellSkipped(requestId: string | undefined, labels: { image?: number; partialImageIndex: unknown; partialImages?: number }): void {
+    if (this.#toldSkipped) return;
+    this.#toldSkipped = true;
+    this.#ctx.logger?.warn(
+      { requestId, ...labels, n: this.#ctx.meta.n },
+      'the service sent a partial image past the ones asked for, or without a readable index: it and any more such are skipped',
+    );
   }
 
   #tellMissing(missing: string[] | undefined, requestId: string | undefined): void {

@@ -159,23 +159,27 @@ function isJobResult(value: unknown): value is ImageJobResult {
 }
 
 /**
- * A streamed image event read leniently: only the image (and a partial's
- * index) is required, the rest is taken from the request when missing, and
- * `missing` names what was. `unknown`: an event type we do not know (skipped);
+ * A streamed image event read leniently: only the image is required, the rest
+ * is taken from the request when missing, and `missing` names what was.
+ * `unknown`: an event type we do not know (skipped); `unindexed`: a partial
+ * whose `partial_image_index` is missing or not a whole number from 0 (a
+ * preview that cannot be placed: skipped, never failing the paid job);
  * `malformed`: not an image event at all.
  */
 export function imageEventFromWire(
   parsed: unknown,
   eventName: string | undefined,
   request: RequestedJob,
-): { event: ImageStreamEvent; missing: string[] } | 'unknown' | 'malformed' {
+): { event: ImageStreamEvent; missing: string[] } | 'unknown' | 'unindexed' | 'malformed' {
   const read = WireImageEventSchema.safeParse(parsed);
   const declared = read.success ? (read.data.type ?? eventName) : eventName;
   if (declared !== undefined && !declared.endsWith('.partial_image') && !declared.endsWith('.completed')) return 'unknown';
   if (!read.success) return 'malformed';
   const wire = read.data;
-  const partial = declared === undefined ? wire.partial_image_index !== undefined : declared.endsWith('.partial_image');
-  if (partial && wire.partial_image_index === undefined) return 'malformed';
+  // Untyped, an event that sends an index at all (readable or not) is a partial: an odd one never passes for a final image.
+  const sentIndex = (parsed as Record<string, unknown>).partial_image_index;
+  const partial = declared === undefined ? sentIndex !== undefined && sentIndex !== null : declared.endsWith('.partial_image');
+  if (partial && wire.partial_image_index === undefined) return 'unindexed';
   const missing = IMAGE_EVENT_LABELS.filter((key) => wire[key] === undefined && (key !== 'usage' || !partial));
   const edit = request.operation === 'edit';
   const type = partial ? (edit ? EVENT_TYPES.editPartial : EVENT_TYPES.generationPartial) : edit ? EVENT_TYPES.editCompleted : EVENT_TYPES.generationCompleted;

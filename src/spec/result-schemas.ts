@@ -50,9 +50,11 @@ export const WireImageResultSchema = ImageResultSchema.extend({
 /**
  * A streamed image event as the service may send it: only the image (and a
  * partial's index) is required; `type` may be left to the SSE event's name.
- * The stream fills what is missing from the request (`ImageStreamEvent`). Any
- * `partial_image_index` is read, so an odd one never fails a paid job; the
- * stream hands on only the partials asked for (client/partial-bound.ts).
+ * The stream fills what is missing from the request (`ImageStreamEvent`). A
+ * `partial_image_index` that is not a whole number from 0 (-1, 1.5, "0", null)
+ * reads as missing, and the stream skips such a partial (told once), so an odd
+ * one never fails a paid job; it hands on only the partials asked for
+ * (client/partial-bound.ts).
  */
 export const WireImageEventSchema = z.looseObject({
   type: label(z.string()),

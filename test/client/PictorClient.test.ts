@@ -289,6 +289,15 @@ describe('partial_images fallback', () => {
     expect(warnings.some((w) => w.includes('partial_images'))).toBe(true);
     expect(env.emulator.requests.at(-1)?.fields).not.toHaveProperty('partial_images');
   });
+
+  it('hands on at most the partials asked for once it resent without the field and the service chose more', async () => {
+    env.emulator.configure({ defaultPartialImages: 3 });
+    env.emulator.injectFault('unknown_partial_images' as never);
+    const types: string[] = [];
+    for await (const event of env.client().generateStream({ prompt: 'x', partial_images: 1 })) types.push(event.type);
+    expect(env.emulator.requests.at(-1)?.fields).not.toHaveProperty('partial_images');
+    expect(types).toEqual(['image_generation.partial_image', 'image_generation.completed']);
+  });
 });
 
 describe('throttling', () => {

@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { Pool, type Dispatcher } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { answerByteBound, EVENT_BYTE_BOUND } from '../../src/client/answer-bound.js';
 import { decodeImages, isCompletedEvent, PictorClient, type ImageStreamEvent, type PictorClientOptions } from '../../src/index.js';
 import { makeImage } from '../helpers/images.js';
@@ -608,7 +608,7 @@ describe('partial images past the ones asked for are skipped, and the job goes o
     expect(s.requests).toBe(1);
   });
 
-  it('counts the partials of each image: a repeated index past the count is skipped, and so is an index past the ones asked for', async () => {
+  it('counts unlabelled partials per index over the stream: an index seen n times already is skipped, and so is an index past the ones asked for', async () => {
     const s = await streaming([
       partial(0), partial(0), partial(0), partial(0),
       sse('image_generation.completed', completed()),
@@ -617,7 +617,55 @@ describe('partial images past the ones asked for are skipped, and the job goes o
     ]);
     const events: ImageStreamEvent[] = [];
     for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2, partial_images: 2 })) events.push(event);
-    expect(handedOn(events)).toEqual(['partial 0', 'partial 0', 'completed', 'partial 1', 'partial 0', 'completed']);
+    expect(handedOn(events)).toEqual(['partial 0', 'partial 0', 'completed', 'partial 1', 'completed']);
+  });
+
+  it('hands on every partial asked for when the service interleaves the images', async () => {
+    const s = await streaming([partial(0), partial(0), partial(1), partial(1), sse('image_generation.completed', completed()), sse('image_generation.completed', completed())]);
+    const events: ImageStreamEvent[] = [];
+    for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2, partial_images: 2 })) events.push(event);
+    expect(handedOn(events)).toEqual(['partial 0', 'partial 0', 'partial 1', 'partial 1', 'completed', 'completed']);
+  });
+
+  it('hands on every partial asked for when the images complete out of turn', async () => {
+    const s = await streaming([partial(0), partial(0), partial(1), sse('image_generation.completed', completed()), partial(1), sse('image_generation.completed', completed())]);
+    const events: ImageStreamEvent[] = [];
+    for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2, partial_images: 2 })) events.push(event);
+    expect(handedOn(events)).toEqual(['partial 0', 'partial 0', 'partial 1', 'completed', 'partial 1', 'completed']);
+  });
+
+  it('counts partials the service labels with their image once per image and index, in any order', async () => {
+    const of = (image: number, index: number) => sse('image_generation.partial_image', { ...completed(), type: 'image_generation.partial_image', partial_image_index: index, image_index: image, usage: undefined });
+    const s = await streaming([of(1, 0), of(0, 0), of(1, 1), of(1, 1), of(2, 0), of(0, 1), sse('image_generation.completed', completed()), sse('image_generation.completed', completed())]);
+    const events: ImageStreamEvent[] = [];
+    for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2, partial_images: 2 })) events.push(event);
+    expect(events.filter((event) => 'partial_image_index' in event).map((event) => `${String((event as Record<string, unknown>).image_index)}:${(event as { partial_image_index: number }).partial_image_index}`)).toEqual(['1:0', '0:0', '1:1', '0:1']);
+  });
+
+  it.each([
+    ['-1', -1],
+    ['1.5', 1.5],
+    ['"0"', '0'],
+    ['null', null],
+    ['absent', undefined],
+  ])('skips a partial whose index is %s, tells it once, and gives the final image', async (_name, index) => {
+    const odd = { ...completed(), type: 'image_generation.partial_image', partial_image_index: index, usage: undefined };
+    const s = await streaming([sse('image_generation.partial_image', odd), partial(0), sse('image_generation.partial_image', odd), sse('image_generation.completed', completed())]);
+    const { logger, told } = warnings();
+    const events: ImageStreamEvent[] = [];
+    for await (const event of clientOf(s, { logger }).generateStream({ prompt: 'x', partial_images: 2 })) events.push(event);
+    expect(handedOn(events)).toEqual(['partial 0', 'completed']);
+    expect(told.filter((line) => /without a readable index/.test(line))).toHaveLength(1);
+    expect(s.requests).toBe(1);
+  });
+
+  it.each([-1, '0'])('skips an untyped event whose index %j cannot be read, never taking it for the final image', async (index) => {
+    const odd = { ...completed(), type: undefined, partial_image_index: index, usage: undefined };
+    const s = await streaming([`data: ${JSON.stringify(odd)}\n\n`, sse('image_generation.completed', completed(JPEG_B64, { output_format: 'jpeg' }))]);
+    const events: ImageStreamEvent[] = [];
+    for await (const event of clientOf(s).generateStream({ prompt: 'x', output_format: 'jpeg' })) events.push(event);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: 'image_generation.completed', b64_json: JPEG_B64 });
   });
 
   it('hands on no partial when 0 were asked for, and at most 3 per image when the field was not sent', async () => {
@@ -632,6 +680,9 @@ describe('partial images past the ones asked for are skipped, and the job goes o
   });
 
   it('reads an endless stream of partials past the ones asked for only until the request\'s timeout, handing on none past the one asked for', async () => {
+    // The timeout's own clock is faked, and moved on once the stream is being skipped through: no test waits on time.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
     const s = await serve(async (req) => {
       await req.body();
       req.socket.write(SSE_HEAD);
@@ -642,10 +693,20 @@ describe('partial images past the ones asked for are skipped, and the job goes o
       pump();
     });
     const { logger, told } = warnings();
+    const skipping = new Promise<void>((resolve) => {
+      const warn = logger!.warn;
+      logger!.warn = (obj, msg) => {
+        warn(obj, msg);
+        resolve();
+      };
+    });
     const events: ImageStreamEvent[] = [];
-    const error = await failureOf((async () => {
-      for await (const event of clientOf(s, { logger, timeoutMs: 1_000, idleTimeoutMs: 60_000 }).generateStream({ prompt: 'x', partial_images: 1 })) events.push(event);
+    const failure = failureOf((async () => {
+      for await (const event of clientOf(s, { logger, timeoutMs: 60_000, idleTimeoutMs: 600_000 }).generateStream({ prompt: 'x', partial_images: 1 })) events.push(event);
     })());
+    await skipping;
+    vi.advanceTimersByTime(60_000);
+    const error = await failure;
     expect(error).toMatchObject({ code: 'timeout', kind: 'total', mayBeBilled: true });
     expect(handedOn(events)).toEqual(['partial 0']);
     expect(told).toHaveLength(1);
