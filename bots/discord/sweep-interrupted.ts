@@ -312,7 +312,9 @@ async function endQuietly(ctx: BotContext, record: JobRecord, status: FinalShown
  * nothing: it is shown once (only a crash between the post and that write, or both writes failing, shows it again).
  */
 async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalShown, { type: 'completed' }>): Promise<LeftoverShown> {
-  const message = final.type === 'failed' ? renderFailure(header, final) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' });
+  // Retry only when it can run again (`whyNotRunAgain`), as "stopped" offers it: a Retry that can only refuse is not offered.
+  const retry = whyNotRunAgain(record) === undefined;
+  const message = final.type === 'failed' ? renderFailure(header, final, retry) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' }, retry);
   let shown = false;
   try {
     shown = (await target.final([message])).first;

@@ -190,6 +190,21 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       expect(recordEnded).not.toHaveBeenCalled();
     });
 
+    it('offers no Retry with a cancellation or a retryable failure whose prompt its member’s forget erased: nothing is left to send again', async () => {
+      h = await DiscordHarness.start({ partialImages: 0 });
+      const cancelled = { ...left('cancelled-1', { type: 'cancelled', byUserId: '', reason: 'shutdown' }), prompt: '' };
+      const failed = { ...left('failed-2', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true }), prompt: '' };
+      await plant(cancelled, failed);
+      await h.restart({ crash: true });
+
+      const restarted = await h.discord.waitFor(() => postFor(cancelled), 'the cancellation’s message');
+      expect(restarted.content).toContain(say('en', 'discord.job.restarted_before_done'));
+      expect(buttonsOf(restarted)).toEqual([]);
+      const failure = await h.discord.waitFor(() => postFor(failed), 'the failure’s message');
+      expect(failure.content).toContain(say('en', 'failure.rate_limited', { known: 'no' }));
+      expect(buttonsOf(failure)).toEqual([]);
+    });
+
     it('shows each before it marks it ended, as the other leftovers are: one whose post fails is left running for the next sweep, which shows it once, and the next record still is shown', async () => {
       h = await DiscordHarness.start({ partialImages: 0 });
       const first = left('failed-1', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true }, Date.now() - 2);
