@@ -29,7 +29,8 @@ const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
  * running) is marked ended, nothing shown, when its final message reached Discord (its first message: the end itself); else that end (a failure, a
  * cancellation, a result) is shown, not "interrupted". A job older than its kept images — its result saved, its end kept
  * so, or left "interrupted" by posts that failed at a sweep's try (`sweptAt`) — is marked ended saying nothing (it would
- * come out of the blue); one that made nothing and was never tried (the bot down a day) is still told "stopped". The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
+ * come out of the blue), unless a Cancel was pressed on it: then its end is shown in the message clicked; one that made
+ * nothing and was never tried (the bot down a day) is still told "stopped". The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
  * handed to `ctx.track`, so the next record is shown at once and a stop's grace waits for it. Returns how many were swept.
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
@@ -106,7 +107,7 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
  * that did not reach Discord is not marked shown: the record stays running (a result with its end recorded, its final
  * kept), held by the process that claimed it, for a Cancel on it or the sweep that claims it once that process is gone
  * (its next start; with Redis a replica's too) — a "stopped" with the time of that try (`sweptAt`) — until it is older than its kept images, then ended saying nothing
- * (by a sweep: a Cancel on it, `clicked`, shows it "stopped" in the message clicked, which still says "Drawing…"). Answers how it went (`LeftoverShown`):
+ * (by a sweep: a Cancel on it, `clicked`, shows its end in the message clicked, which still says "Drawing…" — the end it kept, or "stopped"). Answers how it went (`LeftoverShown`):
  * `busy` when the other path of this process shows it, `ended` when that path showed it since `record` was read: one path
  * at a time shows a record, from the record as kept then (`JobRecordStore.showAlone`).
  */
@@ -136,10 +137,12 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget,
   // reached Discord and its mark failed),
   // and anything said now would come out of the blue. Nothing is said: it is marked ended (a kept result's end recorded
   // if it was not: marked ended with it, recorded, released), rather than tried again at each start for as long as its
-  // record is kept. A job that made nothing and was never tried (the bot down a day) is still told "stopped", below; so
-  // is one a Cancel was pressed on (`clicked`): the message clicked says "Drawing…", and nothing else would change it.
+  // record is kept. A job that made nothing and was never tried (the bot down a day) is still told "stopped", below. One
+  // a Cancel was pressed on (`clicked`) is shown as a younger one is, in the message clicked — its end kept (a failure, a
+  // cancellation, a result: its images most likely no longer kept, which it says), or "stopped": that message says
+  // "Drawing…", and nothing else would change it.
   const madeResult = final !== undefined || record.result !== undefined || record.outputs.length > 0;
-  if ((madeResult || (record.sweptAt !== undefined && !clicked)) && Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
+  if (!clicked && (madeResult || record.sweptAt !== undefined) && Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
     return (await endQuietly(ctx, record, final?.type ?? (madeResult ? 'completed' : 'failed'))) ? 'ended' : 'left';
   }
   if (madeResult) {
