@@ -312,21 +312,37 @@ async function endQuietly(ctx: BotContext, record: JobRecord, status: FinalShown
  * was, running with its final and held, to whoever takes it next — a Cancel on it here, or a sweep once the process
  * holding it is gone — which shows it then (until it is older than its kept images: ended saying nothing). A message
  * shown whose mark fails keeps its final as shown (`markEndRecorded`), so whoever takes it next marks it ended saying
- * nothing: it is shown once (only a crash between the post and that write, or both writes failing, shows it again).
+ * nothing: it is shown once. Through its reply a second showing (a crash between the post and the mark) edits the same
+ * message; a new message (the token expired: the channel, or a DM) is preceded by that "shown" write, so it is posted
+ * at most once.
  */
 async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalShown, { type: 'completed' }>): Promise<LeftoverShown> {
   // Retry only when it can run again (`whyNotRunAgain`), as "stopped" offers it: a Retry that can only refuse is not offered.
   const retry = whyNotRunAgain(record) === undefined;
   const message = final.type === 'failed' ? renderFailure(header, final, retry) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' }, retry);
+  // Through its reply (its token lives: the sweep's within 15 minutes, a Cancel's own), showing it twice edits the same
+  // message: harmless. Else it is a new message (in the channel, mentioning the requester, or a DM), which a crash
+  // between the post and the mark below would post again: the final is kept as shown first, so whoever takes it next
+  // marks it ended saying nothing — a crash before the post then leaves that end unsaid, rather than said twice.
+  const newMessage = !target.replyReachable();
+  if (newMessage) {
+    try {
+      await ctx.store.markEndRecorded(record.key, { type: final.type, shown: true });
+    } catch (error) {
+      ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not keep that the end of a job the last stop left unmarked is being shown; its record is left running');
+      return 'left';
+    }
+  }
   let shown = false;
   try {
     shown = (await target.final([message])).first;
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the end of a job the last stop left unmarked; its record is left running');
-    return 'left';
   }
   if (!shown) {
     ctx.logger.warn({ jobKey: record.key, status: final.type, via: target.mode }, 'could not show the end of a job the last stop left unmarked (neither its reply nor the channel took it); its record is left running');
+    // Not shown: its final kept as it was, for whoever takes it next to show it (a failure to do so leaves it ended unsaid).
+    if (newMessage) await ctx.store.markEndRecorded(record.key, final).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not keep the end of a swept job to show'));
     return 'left';
   }
   ctx.logger.info({ jobKey: record.key, status: final.type, via: target.mode }, 'showed the end of a job the last stop left unmarked');

@@ -241,6 +241,21 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       expect(h.discord.channelMessages(h.discord.channelId).filter((m) => m.content.includes(failed.requester.userId))).toHaveLength(1);
     });
 
+    it('posts such an end in the channel once when the process stops between the post and its mark: the next sweep marks it ended saying nothing', async () => {
+      h = await DiscordHarness.start({ partialImages: 0 });
+      const failed = left('failed-1', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true });
+      await plant(failed);
+      // The process stops right after the post: its mark never comes.
+      const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+      await h.restart({ crash: true });
+      await h.discord.waitFor(() => postFor(failed), 'the failure’s message');
+      await h.discord.waitFor(() => markEnded.mock.calls.length > 0 || undefined, 'the mark after the post');
+      await h.restart({ crash: true });
+
+      await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ key: 'failed-1', status: 'failed' }]), { timeout: 15_000 });
+      expect(h.discord.channelMessages(h.discord.channelId).filter((m) => m.content.includes(failed.requester.userId))).toHaveLength(1);
+    });
+
     it('marks ended, saying nothing, a failure older than its kept images', async () => {
       h = await DiscordHarness.start({ partialImages: 0 });
       const old = left('failed-old', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true }, Date.now() - h.state.spaces.discordImages.ttlMs - 60_000);
