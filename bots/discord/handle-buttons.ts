@@ -78,7 +78,7 @@ async function openEdit(ctx: BotContext, interaction: ButtonInteraction, record:
 
 /**
  * What a Cancel on a job its process left tells the member when it did not show that job's end in the message clicked:
- * it ended (shown long ago, or older than its kept images: marked so, its message left as it was); another path shows it
+ * it ended (its end shown long ago: marked so, its message left as it was); another path shows it
  * now (this process's sweep, or the sweep of another live process that claimed it); or nothing could be done now (the
  * claim, a post or a mark failed: the record is left as it was, and a Cancel pressed again tries again).
  */

@@ -156,16 +156,20 @@ const FAILURE_ICONS: Record<string, string> = {
   validation_error: '✋',
 };
 
-/** A failure or refusal: the runner's kind sentence in the job's language (never an error's raw text), and Retry when trying again may help. */
-export function renderFailure(job: JobHeader, failure: { code: string; words: Words; retryable: boolean }): OutgoingMessage {
+/**
+ * A failure or refusal: the runner's kind sentence in the job's language (never an error's raw text), and Retry when
+ * trying again may help and the job can run again (`retry`: false for a kept job `whyNotRunAgain` refuses).
+ */
+export function renderFailure(job: JobHeader, failure: { code: string; words: Words; retryable: boolean }, retry = true): OutgoingMessage {
   const icon = FAILURE_ICONS[failure.code] ?? '⚠️';
-  return { content: withHeadline(job, `${icon} ${sayWords(job.locale, failure.words)}`), components: failure.retryable ? retryButtons(job.key, job.locale) : [], files: [] };
+  return { content: withHeadline(job, `${icon} ${sayWords(job.locale, failure.words)}`), components: failure.retryable && retry ? retryButtons(job.key, job.locale) : [], files: [] };
 }
 
-export function renderCancelled(job: JobHeader, update: Extract<JobUpdate, { type: 'cancelled' }>): OutgoingMessage {
+/** A cancellation (by a member, or by a stop), with Retry when the job can run again (`retry`, as `renderFailure`'s). */
+export function renderCancelled(job: JobHeader, update: Extract<JobUpdate, { type: 'cancelled' }>, retry = true): OutgoingMessage {
   const line =
     update.reason === 'shutdown' || !update.byUserId ? say(job.locale, 'discord.job.restarted_before_done') : say(job.locale, 'discord.job.cancelled_by', { user: `<@${update.byUserId}>` });
-  return { content: withHeadline(job, line), components: retryButtons(job.key, job.locale), files: [] };
+  return { content: withHeadline(job, line), components: retry ? retryButtons(job.key, job.locale) : [], files: [] };
 }
 
 /** A job that finished before the bot restarted, its result never shown and its images no longer kept: no Retry (it would charge again). */

@@ -29,7 +29,8 @@ const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
  * running) is marked ended, nothing shown, when its final message reached Discord (its first message: the end itself); else that end (a failure, a
  * cancellation, a result) is shown, not "interrupted". A job older than its kept images — its result saved, its end kept
  * so, or left "interrupted" by posts that failed at a sweep's try (`sweptAt`) — is marked ended saying nothing (it would
- * come out of the blue); one that made nothing and was never tried (the bot down a day) is still told "stopped". The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
+ * come out of the blue), unless a Cancel was pressed on it: then its end is shown in the message clicked; one that made
+ * nothing and was never tried (the bot down a day) is still told "stopped". The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
  * handed to `ctx.track`, so the next record is shown at once and a stop's grace waits for it. Returns how many were swept.
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
@@ -106,7 +107,7 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
  * that did not reach Discord is not marked shown: the record stays running (a result with its end recorded, its final
  * kept), held by the process that claimed it, for a Cancel on it or the sweep that claims it once that process is gone
  * (its next start; with Redis a replica's too) — a "stopped" with the time of that try (`sweptAt`) — until it is older than its kept images, then ended saying nothing
- * (by a sweep: a Cancel on it, `clicked`, shows it "stopped" in the message clicked, which still says "Drawing…"). Answers how it went (`LeftoverShown`):
+ * (by a sweep: a Cancel on it, `clicked`, shows its end in the message clicked, which still says "Drawing…" — the end it kept, or "stopped"). Answers how it went (`LeftoverShown`):
  * `busy` when the other path of this process shows it, `ended` when that path showed it since `record` was read: one path
  * at a time shows a record, from the record as kept then (`JobRecordStore.showAlone`).
  */
@@ -136,10 +137,12 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget,
   // reached Discord and its mark failed),
   // and anything said now would come out of the blue. Nothing is said: it is marked ended (a kept result's end recorded
   // if it was not: marked ended with it, recorded, released), rather than tried again at each start for as long as its
-  // record is kept. A job that made nothing and was never tried (the bot down a day) is still told "stopped", below; so
-  // is one a Cancel was pressed on (`clicked`): the message clicked says "Drawing…", and nothing else would change it.
+  // record is kept. A job that made nothing and was never tried (the bot down a day) is still told "stopped", below. One
+  // a Cancel was pressed on (`clicked`) is shown as a younger one is, in the message clicked — its end kept (a failure, a
+  // cancellation, a result: its images most likely no longer kept, which it says), or "stopped": that message says
+  // "Drawing…", and nothing else would change it.
   const madeResult = final !== undefined || record.result !== undefined || record.outputs.length > 0;
-  if ((madeResult || (record.sweptAt !== undefined && !clicked)) && Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
+  if (!clicked && (madeResult || record.sweptAt !== undefined) && Date.now() - (record.reply?.issuedAt ?? record.createdAt) > KEPT_IMAGES_MS) {
     return (await endQuietly(ctx, record, final?.type ?? (madeResult ? 'completed' : 'failed'))) ? 'ended' : 'left';
   }
   if (madeResult) {
@@ -309,19 +312,37 @@ async function endQuietly(ctx: BotContext, record: JobRecord, status: FinalShown
  * was, running with its final and held, to whoever takes it next — a Cancel on it here, or a sweep once the process
  * holding it is gone — which shows it then (until it is older than its kept images: ended saying nothing). A message
  * shown whose mark fails keeps its final as shown (`markEndRecorded`), so whoever takes it next marks it ended saying
- * nothing: it is shown once (only a crash between the post and that write, or both writes failing, shows it again).
+ * nothing: it is shown once. Through its reply a second showing (a crash between the post and the mark) edits the same
+ * message; a new message (the token expired: the channel, or a DM) is preceded by that "shown" write, so it is posted
+ * at most once.
  */
 async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalShown, { type: 'completed' }>): Promise<LeftoverShown> {
-  const message = final.type === 'failed' ? renderFailure(header, final) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' });
+  // Retry only when it can run again (`whyNotRunAgain`), as "stopped" offers it: a Retry that can only refuse is not offered.
+  const retry = whyNotRunAgain(record) === undefined;
+  const message = final.type === 'failed' ? renderFailure(header, final, retry) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' }, retry);
+  // Through its reply (its token lives: the sweep's within 15 minutes, a Cancel's own), showing it twice edits the same
+  // message: harmless. Else it is a new message (in the channel, mentioning the requester, or a DM), which a crash
+  // between the post and the mark below would post again: the final is kept as shown first, so whoever takes it next
+  // marks it ended saying nothing — a crash before the post then leaves that end unsaid, rather than said twice.
+  const newMessage = !target.replyReachable();
+  if (newMessage) {
+    try {
+      await ctx.store.markEndRecorded(record.key, { type: final.type, shown: true });
+    } catch (error) {
+      ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not keep that the end of a job the last stop left unmarked is being shown; its record is left running');
+      return 'left';
+    }
+  }
   let shown = false;
   try {
     shown = (await target.final([message])).first;
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the end of a job the last stop left unmarked; its record is left running');
-    return 'left';
   }
   if (!shown) {
     ctx.logger.warn({ jobKey: record.key, status: final.type, via: target.mode }, 'could not show the end of a job the last stop left unmarked (neither its reply nor the channel took it); its record is left running');
+    // Not shown: its final kept as it was, for whoever takes it next to show it (a failure to do so leaves it ended unsaid).
+    if (newMessage) await ctx.store.markEndRecorded(record.key, final).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not keep the end of a swept job to show'));
     return 'left';
   }
   ctx.logger.info({ jobKey: record.key, status: final.type, via: target.mode }, 'showed the end of a job the last stop left unmarked');

@@ -262,18 +262,20 @@ describe('buttons keep working, restarts included', () => {
     expect(stopped.content).toContain(say('en-US', 'discord.job.interrupted'));
   });
 
-  it('tells the member privately that the job finished on a Cancel of such a job left older than its kept images (its message is not changed out of the blue)', async () => {
-    const { running, records, key } = await leftRunningForgotten('a paid image shown long ago');
+  it('shows the kept result in the message clicked on a Cancel of such a job left older than its kept images: not left “Drawing…”, and no Retry that would charge again', async () => {
+    const { running, records, key } = await leftRunningForgotten('a paid image never shown');
     // Two days later: older than its kept images.
     const longAgo = Date.now() - 2 * 24 * 60 * 60_000;
     await records.update(key, (r) => r && { ...r, createdAt: longAgo, ...(r.reply && { reply: { ...r.reply, issuedAt: longAgo } }) });
 
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
-    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
+    const shown = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id);
+      return m && !m.content.includes('Drawing') ? m : undefined;
+    }, 'the job’s message changed');
     expect(click.ack?.type).toBe(6);
-    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.finished')}`);
+    expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
     await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
-    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
   });
 
   it('shows the failure on a Cancel of a failed job its runner forgot whose ended mark fails again, and keeps it as shown: the next start marks it ended saying nothing', async () => {

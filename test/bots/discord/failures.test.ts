@@ -1,6 +1,6 @@
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buttonId, buttonsOf, DiscordHarness, privateNoteOf, publicMessagesOf } from './harness.js';
+import { buttonId, buttonsOf, DiscordHarness, drawingReply, privateNoteOf, publicMessagesOf } from './harness.js';
 
 /** Status lines of a reply, skipping the headline. */
 const statusOf = (content: string) => content.split('\n').slice(1).join('\n');
@@ -68,7 +68,7 @@ describe('failures become short, kind messages', () => {
   it('posts the result in the channel, mentioning the user, when the interaction token has expired (50027)', async () => {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a very long job' });
-    await h.discord.waitFor(() => h.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    await drawingReply(h, ix);
     h.discord.expireToken(ix.token);
     const posted = await h.discord.waitFor(() => h.discord.channelMessages().find((m) => m.interactionId === undefined && m.attachments.length === 1), 'the channel message');
 
@@ -82,7 +82,7 @@ describe('failures become short, kind messages', () => {
   it('sends the images in messages of their own when Discord refuses the final upload as too large (413), and shrinks one refused alone', async () => {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a heavy painting' });
-    await h.discord.waitFor(() => h.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    await drawingReply(h, ix);
     const tooLarge = { status: 413, code: 40005, message: 'Request entity too large' };
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, tooLarge);
     h.discord.failNext({ route: 'webhook-followup', token: ix.token }, tooLarge);
@@ -97,7 +97,7 @@ describe('failures become short, kind messages', () => {
   it('retries a final edit Discord keeps answering with 500, then posts the result in the channel', async () => {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a stormy server' });
-    await h.discord.waitFor(() => h.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    await drawingReply(h, ix);
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: 20 });
     const posted = await h.discord.waitFor(
       () => h.discord.channelMessages().find((m) => m.interactionId === undefined && m.attachments.length === 1),
@@ -111,7 +111,7 @@ describe('failures become short, kind messages', () => {
   it('sends the result as a follow-up when the user deleted the reply while the job ran', async () => {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a deleted reply' });
-    const running = await h.discord.waitFor(() => (h.discord.original(ix)?.content.includes('Drawing') ? h.discord.original(ix) : undefined), 'the job to start');
+    const running = await drawingReply(h, ix);
     h.discord.deleteMessage(running.id);
     const followUp = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === ix.id && m.attachments.length === 1), 'the follow-up');
     expect(followUp.id).not.toBe(running.id);

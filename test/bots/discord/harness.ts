@@ -183,11 +183,11 @@ export { buttonsOf };
  * then, its buttons with it: later edits (a sweep's, a cancellation's) do not change it, so a test can press its Cancel
  * as a client that did not refresh would.
  */
-export function drawingReply(harness: DiscordHarness, ix: FakeInteraction): Promise<FakeMessage> {
+export function drawingReply(harness: Pick<DiscordHarness, 'discord'>, ix: FakeInteraction, what = 'the job to start'): Promise<FakeMessage> {
   return harness.discord.waitFor(() => {
     const message = harness.discord.original(ix);
     return message?.content.includes('Drawing') ? { ...message, components: structuredClone(message.components) } : undefined;
-  }, 'the job to start');
+  }, what);
 }
 
 /** The custom_id of the button labelled `label` (throws if there is none). */

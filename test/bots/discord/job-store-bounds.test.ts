@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { decodeCustomId } from '../../../bots/discord/custom-ids.js';
 import { makeImage } from '../../helpers/images.js';
-import { buttonId, DiscordHarness } from './harness.js';
+import { buttonId, DiscordHarness, drawingReply } from './harness.js';
 
 describe('the job store under refused jobs', () => {
   let h: DiscordHarness;
@@ -14,18 +14,12 @@ describe('the job store under refused jobs', () => {
   it('keeps no record or image of refused /edits, so 25 of them cannot push out another member’s job', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 }, limits: { userConcurrentJobs: 1 }, });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a job someone is waiting for' });
-    const running = await h.discord.waitFor(() => {
-      const m = h.discord.original(ix);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the job to start');
+    const running = await drawingReply(h, ix);
 
     const mallory = h.discord.newUser('mallory');
     const png = await makeImage('png', 16, 16);
     const first = h.discord.slashCommand('edit', { prompt: 'hold my slot', image1: h.discord.hostFile({ filename: 'a.png', bytes: png }) }, { user: mallory });
-    const editing = await h.discord.waitFor(() => {
-      const m = h.discord.original(first);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the first edit to start');
+    const editing = await drawingReply(h, first, 'the first edit to start');
     const refused = [];
     for (let i = 0; i < 25; i++) {
       refused.push(h.discord.slashCommand('edit', { prompt: `refused ${i}`, image1: h.discord.hostFile({ filename: `r${i}.png`, bytes: png }) }, { user: mallory }));

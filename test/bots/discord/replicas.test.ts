@@ -13,7 +13,7 @@ import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { FakeDiscord, buttonsOf } from '../../fakes/discord/FakeDiscord.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { deliveringToBoth, deliveringToBothAtOnce } from '../../helpers/delivering-to-both.js';
-import { buttonId } from './harness.js';
+import { buttonId, drawingReply } from './harness.js';
 
 const redis = testRedis();
 const LEASE_MS = 600;
@@ -135,10 +135,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     await replica();
     a.use();
     const ix = discord.slashCommand('imagine', { prompt: 'a job the crash ate' });
-    const running = await discord.waitFor(() => {
-      const m = discord.original(ix);
-      return m?.content.includes('Drawing') ? m : undefined;
-    }, 'the job to start on A');
+    const running = await drawingReply({ discord }, ix, 'the job to start on A');
     await a.kill();
     const killedAt = Date.now();
     const swept = await discord.waitFor(() => {
@@ -211,10 +208,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     const c = await recordsOfThirdProcess(url, prefix);
     a.use();
     const ix = discord.slashCommand('imagine', { prompt: 'a job the crash ate' });
-    const running = await discord.waitFor(() => {
-      const m = discord.original(ix);
-      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
-    }, 'the job to start on A');
+    const running = await drawingReply({ discord }, ix, 'the job to start on A');
     await a.kill();
     await vi.waitFor(async () => expect(await b.link.commands.exists(`${prefix}:bots:lease:${a.state.store.owner}`)).toBe(0), { timeout: 15_000, interval: 20 });
 
@@ -244,10 +238,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     const b = await replica({ leaseMs: 180_000 });
     a.use();
     const ix = discord.slashCommand('imagine', { prompt: 'a job whose claim failed' });
-    const running = await discord.waitFor(() => {
-      const m = discord.original(ix);
-      return m?.content.includes('Drawing') ? { ...m, components: structuredClone(m.components) } : undefined;
-    }, 'the job to start on A');
+    const running = await drawingReply({ discord }, ix, 'the job to start on A');
     const key = buttonId(running, 'Cancel').split(':')[2]!;
     await a.kill();
     await vi.waitFor(async () => expect(await b.link.commands.exists(`${prefix}:bots:lease:${a.state.store.owner}`)).toBe(0), { timeout: 15_000, interval: 20 });

@@ -190,6 +190,21 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       expect(recordEnded).not.toHaveBeenCalled();
     });
 
+    it('offers no Retry with a cancellation or a retryable failure whose prompt its member’s forget erased: nothing is left to send again', async () => {
+      h = await DiscordHarness.start({ partialImages: 0 });
+      const cancelled = { ...left('cancelled-1', { type: 'cancelled', byUserId: '', reason: 'shutdown' }), prompt: '' };
+      const failed = { ...left('failed-2', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true }), prompt: '' };
+      await plant(cancelled, failed);
+      await h.restart({ crash: true });
+
+      const restarted = await h.discord.waitFor(() => postFor(cancelled), 'the cancellation’s message');
+      expect(restarted.content).toContain(say('en', 'discord.job.restarted_before_done'));
+      expect(buttonsOf(restarted)).toEqual([]);
+      const failure = await h.discord.waitFor(() => postFor(failed), 'the failure’s message');
+      expect(failure.content).toContain(say('en', 'failure.rate_limited', { known: 'no' }));
+      expect(buttonsOf(failure)).toEqual([]);
+    });
+
     it('shows each before it marks it ended, as the other leftovers are: one whose post fails is left running for the next sweep, which shows it once, and the next record still is shown', async () => {
       h = await DiscordHarness.start({ partialImages: 0 });
       const first = left('failed-1', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true }, Date.now() - 2);
@@ -220,6 +235,21 @@ describe('the end of a live job, recorded once whatever stops where', () => {
 
       await h.discord.waitFor(() => postFor(failed), 'the failure’s message');
       await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ key: 'failed-1', status: 'running', final: { type: 'failed', shown: true } }]), { timeout: 15_000 });
+      await h.restart({ crash: true });
+
+      await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ key: 'failed-1', status: 'failed' }]), { timeout: 15_000 });
+      expect(h.discord.channelMessages(h.discord.channelId).filter((m) => m.content.includes(failed.requester.userId))).toHaveLength(1);
+    });
+
+    it('posts such an end in the channel once when the process stops between the post and its mark: the next sweep marks it ended saying nothing', async () => {
+      h = await DiscordHarness.start({ partialImages: 0 });
+      const failed = left('failed-1', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true });
+      await plant(failed);
+      // The process stops right after the post: its mark never comes.
+      const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+      await h.restart({ crash: true });
+      await h.discord.waitFor(() => postFor(failed), 'the failure’s message');
+      await h.discord.waitFor(() => markEnded.mock.calls.length > 0 || undefined, 'the mark after the post');
       await h.restart({ crash: true });
 
       await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ key: 'failed-1', status: 'failed' }]), { timeout: 15_000 });

@@ -522,6 +522,39 @@ describe('the sweep of jobs the last process left', () => {
     await vi.waitFor(async () => expect(await records().get(key)).toMatchObject({ status: 'failed' }), { timeout: 15_000 });
   });
 
+  describe('a Cancel of a job older than its kept images whose end was kept (its message never reached Discord): that end in the message clicked, not left “Drawing…”', () => {
+    async function clickedOld(final: JobRecord['final']): Promise<{ shown: FakeMessage; status: () => Promise<string | undefined> }> {
+      const { running, records, key } = await drawing('a job whose end the bot kept a day ago');
+      const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;
+      await records().update(key, (record) => record && { ...record, createdAt: twoDaysAgo, reply: record.reply && { ...record.reply, issuedAt: twoDaysAgo }, endRecorded: true, final });
+      // The start's sweep finds nothing to claim yet: the record is left running, held by the gone process, for the Cancel.
+      vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockResolvedValueOnce([]);
+      await h.restart({ crash: true });
+
+      const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+      const shown = await h.discord.waitFor(() => {
+        const m = h.discord.messages.get(running.id);
+        return m && !m.content.includes('Drawing') ? m : undefined;
+      }, 'the job’s message changed');
+      expect(click.ack?.type).toBe(6);
+      return { shown, status: async () => (await records().get(key))?.status };
+    }
+
+    it('a result made and charged: says its images are no longer kept, with no Retry that would charge again', async () => {
+      const { shown, status } = await clickedOld({ type: 'completed' });
+      expect(shown.content.split('\n')[1]).toBe(say('en', 'discord.job.result_gone'));
+      expect(buttonsOf(shown)).toEqual([]);
+      await vi.waitFor(async () => expect(await status()).toBe('completed'), { timeout: 15_000 });
+    });
+
+    it('a cancellation by a stop: says so, with Retry', async () => {
+      const { shown, status } = await clickedOld({ type: 'cancelled', byUserId: '', reason: 'shutdown' });
+      expect(shown.content.split('\n')[1]).toBe(say('en', 'discord.job.restarted_before_done'));
+      expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Retry']);
+      await vi.waitFor(async () => expect(await status()).toBe('cancelled'), { timeout: 15_000 });
+    });
+  });
+
   it('says a job stopped without offering Retry when its member erased its prompt (forget) while it ran: a Retry could only refuse', async () => {
     const { ix, running } = await drawing('a job forgotten as the bot stopped');
     await h.runner.history!.forgetEverywhere({ platform: 'discord', userId: ix.user.id, channelId: '', scopeId: h.discord.guildId });
